@@ -1,0 +1,1 @@
+"""Extractors: observations in, typed events out (docs/events.md)."""

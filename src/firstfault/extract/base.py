@@ -1,0 +1,51 @@
+"""The contract between the scanner and the extractors.
+
+A line extractor declares which source kinds it reads and the literal words
+that any line it can match must contain. The scanner builds one prefilter
+from the words of every extractor (the catalog's prefilter), runs it over
+large chunks of each file, and hands only the lines that contain a word to
+the extractors that declared that word. So an extractor never sees a line
+without one of its literals: keep literals specific (never "error").
+
+Extractors are stateless objects; per-file state for multi-line records
+(tracebacks, torchrun failure blocks) lives in `LineContext.state`, one dict
+per (file, rank) stream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Iterable, Protocol
+
+from firstfault.model import FieldValue
+
+
+@dataclass(slots=True)
+class Draft:
+    """What an extractor found on one line; the scanner makes it an Event."""
+
+    kind: str
+    fields: dict[str, FieldValue] = field(default_factory=dict)
+    device: str | None = None
+    rank: int | None = None  # a rank named by the line itself
+    host: str | None = None  # a host named by the line (mapped to a node later)
+
+
+@dataclass(slots=True)
+class LineContext:
+    source: str  # source kind of the file
+    file: str  # bundle-relative path
+    lineno: int  # 1-based
+    node: str | None  # node bound by the path placeholder, if any
+    rank: int | None  # rank bound by placeholder or line prefix, if any
+    time: datetime | None  # the line's time (own stamp or nearest earlier)
+    state: dict[str, object]  # per-stream scratch space for multi-line records
+
+
+class LineExtractor(Protocol):
+    name: str
+    sources: frozenset[str]
+    literals: tuple[str, ...]
+
+    def extract(self, line: str, ctx: LineContext) -> Iterable[Draft]: ...

@@ -1,0 +1,55 @@
+"""Small helpers shared by the extractors."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_PCI_RE = re.compile(
+    r"(?:PCI:)?(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})(?:\.(?P<fn>[0-7]))?"
+)
+
+SIGNALS: dict[int, str] = {
+    1: "SIGHUP",
+    2: "SIGINT",
+    3: "SIGQUIT",
+    4: "SIGILL",
+    6: "SIGABRT",
+    7: "SIGBUS",
+    8: "SIGFPE",
+    9: "SIGKILL",
+    11: "SIGSEGV",
+    13: "SIGPIPE",
+    14: "SIGALRM",
+    15: "SIGTERM",
+}
+
+
+@lru_cache(maxsize=4096)
+def norm_pci(text: str) -> str:
+    """`PCI:0000:3B:00`, `0000:3b:00.0`, `3b:00.0`, `00000000:3B:00.0` -> `0000:3b:00`.
+
+    Fabric Manager and nvidia-smi print an 8-digit domain; NVRM prints four.
+    The function is applied to both sides of every comparison (workload.gpus
+    keys included) so the forms meet.
+    """
+    m = _PCI_RE.search(text.strip())
+    if not m:
+        return text.strip().lower()
+    dom = (m.group("dom") or "0000").lower()
+    if len(dom) > 4:
+        dom = dom[-4:]
+    return f"{dom}:{m.group('bus').lower()}:{m.group('dev').lower()}"
+
+
+def signal_name(num: int) -> str:
+    return SIGNALS.get(num, f"SIG{num}")
+
+
+def exit_signal(exitcode: int) -> str | None:
+    """torchrun's negative exit codes and the shell's 128+N both mean a signal."""
+    if exitcode < 0:
+        return signal_name(-exitcode)
+    if 128 < exitcode < 160:
+        return signal_name(exitcode - 128)
+    return None

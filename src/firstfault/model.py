@@ -1,0 +1,222 @@
+"""Typed records that flow through firstfault: events in, verdicts out.
+
+Events are internal (plain slotted dataclasses: thousands are built per
+analysis and they never cross a process boundary). The verdict is the
+public contract of spec/verdict.md and is a pydantic model so the Service,
+the sinks and the CLI serialise it the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+FieldValue = Union[str, int, float, bool, None]
+
+API_VERSION = "firstfault/v1"
+
+SourceKind = Literal["kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics"]
+SOURCE_KINDS: tuple[str, ...] = (
+    "kernel",
+    "syslog",
+    "fabricmanager",
+    "application",
+    "scheduler",
+    "metrics",
+)
+
+
+@dataclass(slots=True, frozen=True)
+class Evidence:
+    """Where an event was read: enough to open the file at the exact line."""
+
+    source: str  # source kind (kernel, application, ...)
+    file: str | None  # bundle-relative path, or None for non-file sources
+    line: int | None  # 1-based line number in that file
+    text: str  # the line (or sample) as read, clipped to a sane length
+    query: str | None = None  # for metric sources: the query or series
+
+
+@dataclass(slots=True)
+class Event:
+    """A typed fact extracted from one observation.
+
+    `kind` is a dotted family name (gpu.xid, nccl.timeout, sched.job, ...);
+    `fields` holds the family's typed attributes (docs/events.md lists them).
+    `t_lo` is the earliest moment the fact could have happened: equal to
+    `time` for log lines, the previous sample for metric changes.
+    """
+
+    kind: str
+    time: datetime | None
+    node: str | None
+    evidence: Evidence
+    rank: int | None = None
+    device: str | None = None
+    fields: dict[str, FieldValue] = field(default_factory=dict)
+    t_lo: datetime | None = None
+
+    def earliest(self) -> datetime | None:
+        return self.t_lo if self.t_lo is not None else self.time
+
+    def get(self, name: str) -> FieldValue:
+        """Field lookup that also exposes the event's own attributes to rules."""
+        if name == "kind":
+            return self.kind
+        if name == "node":
+            return self.node
+        if name == "rank":
+            return self.rank
+        if name == "device":
+            return self.device
+        if name == "source":
+            return self.evidence.source
+        if name == "text":
+            return self.evidence.text
+        return self.fields.get(name)
+
+
+def iso(t: datetime | None) -> str | None:
+    """RFC 3339 in UTC with microseconds and a Z: one stable form for output."""
+    if t is None:
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+# --------------------------------------------------------------------------
+# Verdict (spec/verdict.md). Field order here is the output order.
+# --------------------------------------------------------------------------
+
+Outcome = Literal[
+    "succeeded",
+    "failed",
+    "timeout",
+    "cancelled",
+    "preempted",
+    "node_fail",
+    "out_of_memory",
+    "running",
+    "unknown",
+]
+
+Domain = Literal[
+    "hardware",
+    "network",
+    "software",
+    "storage",
+    "infrastructure",
+    "scheduler",
+    "ambiguous",
+    "unknown",
+    "none",
+]
+
+CAUSE_DOMAINS: tuple[str, ...] = (
+    "hardware",
+    "network",
+    "software",
+    "storage",
+    "infrastructure",
+    "scheduler",
+)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Window(_Strict):
+    start: str | None = None
+    end: str | None = None
+
+
+class WorkloadRef(_Strict):
+    id: str
+    attempt: int = 0
+    name: str | None = None
+    scheduler: str = "static"
+    window: Window
+    nodes: list[str]
+
+
+class Cause(_Strict):
+    category: str
+    domain: str
+    summary: str
+    nodes: list[str]
+    devices: list[str]
+    first_seen: str | None
+    rule: str
+    recommended_action: str | None = None
+    count: int = 1
+    why: str | None = None
+
+
+class Symptom(_Strict):
+    category: str
+    nodes: list[str]
+    ranks: list[int]
+    count: int
+    first_seen: str | None
+    explained_by: str | None
+
+
+class EvidenceItem(_Strict):
+    role: Literal["cause", "candidate", "symptom", "secondary", "context"]
+    source: str
+    node: str | None
+    file: str | None
+    line: int | None
+    time: str | None
+    event: str
+    text: str
+    query: str | None = None
+    rank: int | None = None
+    category: str | None = None
+
+
+class CoverageItem(_Strict):
+    source: str
+    status: Literal["complete", "partial", "missing", "empty", "error"]
+    nodes_seen: int
+    nodes_expected: int
+    lines: int
+    files: int = 0
+    missing_nodes: list[str] = Field(default_factory=list)
+    note: str | None = None
+
+
+class ErrorItem(_Strict):
+    source: str
+    file: str | None = None
+    line: int | None = None
+    message: str
+
+
+class CatalogRef(_Strict):
+    version: str
+    sha256: str
+
+
+class Verdict(_Strict):
+    apiVersion: str = API_VERSION
+    workload: WorkloadRef
+    terminal_state: str | None
+    outcome: Outcome
+    attributed_domain: Domain
+    root_cause: Cause | None
+    candidates: list[Cause]
+    affected_nodes: list[str]
+    symptoms: list[Symptom]
+    evidence: list[EvidenceItem]
+    coverage: list[CoverageItem]
+    errors: list[ErrorItem]
+    catalog: CatalogRef
+    analyzed_at: str
+    secondary_causes: list[Cause] = Field(default_factory=list)
+    explanation: list[str] = Field(default_factory=list)
