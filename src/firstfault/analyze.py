@@ -1,0 +1,327 @@
+"""One analysis: an evidence bundle in, a verdict out (the embedded engine).
+
+The flow is spec/DESIGN's: read each source (lines through the scanner,
+scheduler and metric files through their readers), account coverage and
+errors per source, map hosts/ranks/addresses/PCI ids onto the allocation,
+then attribute and build the verdict.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, tzinfo
+
+from firstfault.bundle import Bundle, load_bundle
+from firstfault.engine.attribute import attribute
+from firstfault.engine.catalog import Catalog, shipped_catalog
+from firstfault.engine.verdict import build_verdict, outcome_of
+from firstfault.extract.base import Draft, LineContext
+from firstfault.extract.common import norm_pci
+from firstfault.model import (
+    CoverageItem,
+    ErrorItem,
+    Event,
+    Evidence,
+    Verdict,
+    Window,
+    WorkloadRef,
+    iso,
+)
+from firstfault.scan import LINE_SOURCES, EventStore, LineScanner, all_line_extractors, draft_to_event
+from firstfault.timeparse import TimeParser
+
+MAX_STRUCTURED_BYTES = 256 << 20
+
+
+@dataclass(slots=True)
+class _Cov:
+    files: int = 0
+    lines: int = 0
+    nodes_seen: set[str] = field(default_factory=set)
+    nodes_expected: set[str] = field(default_factory=set)
+    declared: bool = False
+    errors: int = 0
+    readable: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class NodeMapper:
+    """Maps the many spellings of a node (FQDN, short name, IP, rank) onto the allocation."""
+
+    def __init__(self, nodes: list[str], rank_to_node: dict[int, str]) -> None:
+        self.nodes = list(nodes)
+        self.rank_to_node = rank_to_node
+        self.names: dict[str, str] = {}
+        for n in nodes:
+            self.names[n.lower()] = n
+            self.names.setdefault(n.split(".")[0].lower(), n)
+        self.addrs: dict[str, str] = {}
+
+    def learn_address(self, addr: str, node: str | None) -> None:
+        if node and addr:
+            self.addrs.setdefault(addr, node)
+
+    def host(self, name: str | None) -> str | None:
+        if not name:
+            return None
+        key = name.strip().lower()
+        hit = self.names.get(key) or self.names.get(key.split(".")[0])
+        if hit:
+            return hit
+        addr = key.split("<")[0].split("%")[0]
+        if addr in self.addrs:
+            return self.addrs[addr]
+        try:
+            ipaddress.ip_address(addr)
+        except ValueError:
+            pass
+        else:
+            return None
+        return None if self.nodes else name
+
+    def node_for(self, ev: Event) -> str | None:
+        if ev.node and (not self.nodes or ev.node in self.nodes):
+            return ev.node
+        if ev.node:
+            mapped = self.host(ev.node)
+            if mapped:
+                return mapped
+        host = ev.fields.get("host")
+        if isinstance(host, str):
+            mapped = self.host(host)
+            if mapped:
+                return mapped
+        if ev.rank is not None and ev.rank in self.rank_to_node:
+            return self.rank_to_node[ev.rank]
+        return ev.node
+
+
+def _normalise(events: list[Event], bundle: Bundle, mapper: NodeMapper, grace: timedelta) -> list[Event]:
+    for ev in events:
+        if ev.kind == "net.address":
+            addr = ev.fields.get("addr")
+            node = mapper.node_for(ev)
+            if isinstance(addr, str):
+                mapper.learn_address(addr, node)
+    start = bundle.window_start - grace if bundle.window_start else None
+    end = bundle.window_end + grace if bundle.window_end else None
+    out: list[Event] = []
+    for ev in events:
+        if ev.kind == "net.address":
+            continue
+        t = ev.time
+        if t is not None and ((start is not None and t < start) or (end is not None and t > end)):
+            continue  # outside this attempt's window: another job's evidence
+        ev.node = mapper.node_for(ev)
+        if ev.device and ev.device.startswith("pci:") and ev.node:
+            idx = bundle.gpu_index.get((ev.node, norm_pci(ev.device[4:])))
+            if idx is not None:
+                ev.device = f"gpu{idx}"
+        peer = ev.fields.get("peer")
+        if isinstance(peer, str):
+            pn = mapper.host(peer)
+            if pn:
+                ev.fields["peer_node"] = pn
+        out.append(ev)
+    return out
+
+
+def _terminal_state(events: list[Event], declared: str | None) -> tuple[str | None, Event | None]:
+    """The scheduler's word on how the attempt ended (it wins over workload.yaml)."""
+    jobs = [e for e in events if e.kind == "sched.job" and e.fields.get("scope") == "job"]
+    if jobs:
+        best = jobs[-1]
+        state = best.fields.get("state")
+        return (str(state) if state else declared), best
+    conds = [e for e in events if e.kind == "kueue.condition" and e.fields.get("status") == "True"]
+    for c in reversed(conds):
+        typ, reason = c.fields.get("type"), c.fields.get("reason")
+        if typ == "Finished":
+            return ("COMPLETED" if reason == "Succeeded" else "FAILED"), c
+        if typ in ("Evicted", "Preempted"):
+            return ("PREEMPTED" if reason in ("Preempted", "InClusterQueue") or typ == "Preempted"
+                    else "FAILED"), c
+    pods = [e for e in events if e.kind == "k8s.pod" and not e.fields.get("restart")]
+    if pods and not declared:
+        reasons = {str(p.fields.get("reason")) for p in pods}
+        if reasons == {"Completed"}:
+            return "COMPLETED", pods[-1]
+        return "FAILED", pods[-1]
+    return declared, None
+
+
+class Analyzer:
+    """Holds what is built once per catalog (extractors, scanners)."""
+
+    def __init__(self, catalog: Catalog | None = None) -> None:
+        self.catalog = catalog or shipped_catalog()
+        self._scanners: dict[str, LineScanner] = {}
+
+    def scanner(self, kind: str) -> LineScanner:
+        if kind not in self._scanners:
+            self._scanners[kind] = LineScanner(kind, all_line_extractors())
+        return self._scanners[kind]
+
+    def analyze_path(self, path: str, now: datetime | None = None) -> Verdict:
+        return self.analyze_bundle(load_bundle(path), now=now)
+
+    def analyze_bundle(self, bundle: Bundle, now: datetime | None = None) -> Verdict:
+        wl = bundle.workload
+        tp = TimeParser(bundle.tz, bundle.window_start, bundle.window_end)
+        store = EventStore()
+        errors: list[ErrorItem] = []
+        cov: dict[str, _Cov] = {}
+        allocation = list(wl.nodes)
+
+        def emit(d: Draft, ctx: LineContext, text: str) -> None:
+            store.add(draft_to_event(d, ctx, text))
+
+        for src in bundle.sources:
+            kind = src.spec.kind
+            c = cov.setdefault(kind, _Cov())
+            c.declared = True
+            c.nodes_expected.update(src.expected_nodes or allocation)
+            for msg in src.errors:
+                errors.append(ErrorItem(source=kind, file=src.spec.path, message=msg))
+                c.errors += 1
+            for sf in src.files:
+                c.files += 1
+                if kind in LINE_SOURCES:
+                    stats = self.scanner(kind).scan_file(
+                        str(sf.path), sf.rel, node=sf.node, rank=sf.rank,
+                        srun_prefix=src.spec.rank_prefix == "srun", tp=tp, emit=emit,
+                    )
+                    lines, errs = stats.lines, stats.errors
+                    if stats.bad_utf8:
+                        errs.append((None, f"{stats.bad_utf8} matching line(s) not valid UTF-8; "
+                                           "decoded with replacement characters"))
+                else:
+                    lines, errs = self._structured(kind, src.spec.format, sf.path, sf.rel, wl.id,
+                                                   bundle.tz, store)
+                c.lines += lines
+                fatal = any(m.startswith(("binary", "cannot")) for _, m in errs)
+                for line, msg in errs:
+                    errors.append(ErrorItem(source=kind, file=sf.rel, line=line, message=msg))
+                if fatal:
+                    c.errors += 1
+                    continue
+                if lines == 0:
+                    c.notes.append(f"{sf.rel} is empty")
+                    continue
+                c.readable += 1
+                if sf.node:
+                    c.nodes_seen.add(sf.node)
+                elif sf.rank is None:
+                    c.nodes_seen.update(c.nodes_expected)
+
+        events = store.events
+        mapper = NodeMapper(allocation, bundle.rank_to_node)
+        grace = timedelta(seconds=self.catalog.settings.clock_skew + 120)
+        events = _normalise(events, bundle, mapper, grace)
+        state, state_ev = _terminal_state(events, wl.terminal_state)
+        if state_ev is None and wl.terminal_state:
+            events.append(self._declared_state(bundle))
+        coverage = _coverage(cov, allocation)
+        att = attribute(events, self.catalog.active(), self.catalog.settings, allocation)
+        ref = WorkloadRef(
+            id=wl.id, attempt=wl.attempt, name=wl.name, scheduler=wl.scheduler,
+            window=Window(start=iso(bundle.window_start), end=iso(bundle.window_end)),
+            nodes=allocation,
+        )
+        return build_verdict(
+            catalog=self.catalog, workload=ref, terminal_state=state, att=att,
+            coverage=coverage, errors=errors, now=now,
+        )
+
+    @staticmethod
+    def _declared_state(bundle: Bundle) -> Event:
+        wl = bundle.workload
+        state = (wl.terminal_state or "").split()[0].upper()
+        fields: dict[str, str | int | float | bool | None] = {
+            "state": state, "raw_state": wl.terminal_state, "scope": "job",
+        }
+        if wl.exit_code and ":" in wl.exit_code:
+            a, b = wl.exit_code.split(":", 1)
+            if a.isdigit() and b.isdigit():
+                fields["exit_code"], fields["signal"] = int(a), int(b)
+        return Event(
+            kind="sched.job", time=bundle.window_end, node=None, fields=fields,
+            evidence=Evidence(source="scheduler", file="workload.yaml", line=None,
+                              text=f"terminal_state: {wl.terminal_state}"),
+        )
+
+    @staticmethod
+    def _structured(kind: str, fmt: str | None, path: object, rel: str, job_id: str, tz: tzinfo,
+                    store: EventStore) -> tuple[int, list[tuple[int | None, str]]]:
+        from pathlib import Path
+
+        p = Path(str(path))
+        errs: list[tuple[int | None, str]] = []
+        if fmt is None:
+            return 0, [(None, f"a {kind} source needs a format")]
+        try:
+            if kind == "scheduler":
+                from firstfault.extract.scheduler import read_scheduler
+
+                size = p.stat().st_size
+                if size > MAX_STRUCTURED_BYTES:
+                    return 0, [(None, f"cannot read: {size} bytes is over the {MAX_STRUCTURED_BYTES} limit")]
+                res = read_scheduler(p.read_bytes(), fmt, rel, job_id=job_id, tz=tz)
+            elif kind == "metrics":
+                from firstfault.extract.metrics import read_metrics
+
+                with p.open("rb") as fh:
+                    res = read_metrics(fh, fmt, rel)
+            else:
+                return 0, [(None, f"source kind {kind} has no structured reader")]
+        except OSError as exc:
+            return 0, [(None, f"cannot read: {exc.strerror or exc}")]
+        for ev in res.events:
+            store.add(ev)
+        errs.extend((i.line, i.message) for i in res.issues)
+        return res.lines, errs
+
+
+def _coverage(cov: dict[str, _Cov], allocation: list[str]) -> list[CoverageItem]:
+    out: list[CoverageItem] = []
+    n_alloc = len(allocation)
+    for kind in ("scheduler", "kernel", "syslog", "fabricmanager", "application", "metrics"):
+        c = cov.get(kind)
+        if c is None:
+            if kind in ("scheduler", "kernel", "application"):
+                out.append(CoverageItem(source=kind, status="missing", nodes_seen=0, nodes_expected=n_alloc,
+                                        lines=0, files=0, missing_nodes=list(allocation),
+                                        note=f"no {kind} source in the evidence"))
+            continue
+        expected = sorted(c.nodes_expected) if c.nodes_expected else list(allocation)
+        seen = sorted(n for n in c.nodes_seen if not expected or n in expected)
+        missing = [n for n in expected if n not in c.nodes_seen]
+        if c.files == 0:
+            status = "missing"
+        elif c.readable == 0:
+            status = "error" if c.errors else "empty"
+        elif missing:
+            status = "partial"
+        else:
+            status = "complete"
+        note = "; ".join(c.notes[:5]) if c.notes else None
+        if c.files and status == "partial":
+            extra = f"{kind}: {len(seen)} of {len(expected)} nodes"
+            note = f"{extra}; {note}" if note else extra
+        out.append(CoverageItem(source=kind, status=status, nodes_seen=len(seen),
+                                nodes_expected=len(expected), lines=c.lines, files=c.files,
+                                missing_nodes=missing, note=note))
+    return out
+
+
+def analyze(path: str, catalog: Catalog | None = None, now: datetime | None = None) -> Verdict:
+    return Analyzer(catalog).analyze_path(path, now=now)
+
+
+def is_failure(outcome: str) -> bool:
+    return outcome not in ("succeeded", "running")
+
+
+__all__: Iterable[str] = ("Analyzer", "analyze", "outcome_of", "is_failure")

@@ -1,0 +1,315 @@
+"""Evidence bundles (spec/evidence-bundle.md): workload.yaml and its sources.
+
+Loading validates workload.yaml strictly (an unknown key is an error naming
+its path and line) and resolves each source's path template to the files it
+names, binding `{node}` / `{rank}` placeholders. Reading the files is the
+scanner's job (scan.py).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, tzinfo
+from pathlib import Path
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from firstfault.timeparse import parse_rfc3339
+
+
+class BundleError(Exception):
+    """The bundle cannot be analysed at all (no verdict can be built)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class WindowSpec(_Strict):
+    start: str | None = None
+    end: str | None = None
+
+    @field_validator("start", "end", mode="before")
+    @classmethod
+    def _rfc3339(cls, v: Any) -> Any:
+        if isinstance(v, datetime):  # YAML parses unquoted timestamps itself
+            v = v.isoformat()
+        if v is not None:
+            try:
+                parse_rfc3339(str(v))
+            except ValueError as exc:
+                raise ValueError(f"not an RFC 3339 time: {v!r}") from exc
+            return str(v)
+        return v
+
+
+class WorkloadSpec(_Strict):
+    id: str
+    attempt: int = 0
+    name: str | None = None
+    scheduler: Literal["slurm", "kueue", "static"] = "static"
+    window: WindowSpec = Field(default_factory=WindowSpec)
+    nodes: list[str] = Field(default_factory=list)
+    ranks: dict[str, str | int | list[int]] | None = None
+    gpus: dict[str, dict[str, int]] | None = None
+    terminal_state: str | None = None
+    exit_code: str | None = None
+    timezone: str = "UTC"
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_str(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int) else v
+
+    @field_validator("exit_code", mode="before")
+    @classmethod
+    def _exit_str(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int) else v
+
+    @field_validator("timezone")
+    @classmethod
+    def _tz(cls, v: str) -> str:
+        try:
+            ZoneInfo(v)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown time zone {v!r}") from exc
+        return v
+
+
+class SourceSpec(_Strict):
+    kind: Literal["kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics"]
+    path: str
+    rank_prefix: Literal["srun", "none"] = "none"
+    format: str | None = None
+
+    @field_validator("format")
+    @classmethod
+    def _fmt(cls, v: str | None) -> str | None:
+        allowed = {"sacct", "scontrol", "kueue-workload", "k8s-pods", "k8s-events", "openmetrics", "prometheus-json"}
+        if v is not None and v not in allowed:
+            raise ValueError(f"unknown format {v!r} (one of {', '.join(sorted(allowed))})")
+        return v
+
+
+class WorkloadFile(_Strict):
+    apiVersion: Literal["firstfault/v1"]
+    workload: WorkloadSpec
+    sources: list[SourceSpec] = Field(default_factory=list)
+
+
+def parse_ranges(spec: str | int | list[int]) -> list[int]:
+    """'0-7', '8,9,12-15', 3, [0, 1] -> sorted rank list."""
+    if isinstance(spec, int):
+        return [spec]
+    if isinstance(spec, list):
+        return sorted(int(x) for x in spec)
+    out: list[int] = []
+    for part in str(spec).split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if "-" in part:
+            a, b = part.split("-", 1)
+            lo, hi = int(a), int(b)
+            if hi < lo or hi - lo > 1_000_000:
+                raise ValueError(f"bad rank range {part!r}")
+            out.extend(range(lo, hi + 1))
+        else:
+            out.append(int(part))
+    return sorted(set(out))
+
+
+@dataclass(slots=True)
+class SourceFile:
+    path: Path  # absolute
+    rel: str  # bundle-relative, as reported in evidence
+    node: str | None
+    rank: int | None
+
+
+@dataclass(slots=True)
+class ResolvedSource:
+    index: int
+    spec: SourceSpec
+    files: list[SourceFile]
+    expected_nodes: list[str]  # nodes this source should cover
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Bundle:
+    root: Path
+    spec: WorkloadFile
+    tz: tzinfo
+    window_start: datetime | None
+    window_end: datetime | None
+    rank_to_node: dict[int, str]
+    gpu_index: dict[tuple[str, str], int]  # (node, normalised pci) -> GPU index
+    sources: list[ResolvedSource]
+
+    @property
+    def workload(self) -> WorkloadSpec:
+        return self.spec.workload
+
+
+def _yaml_line(text: str, loc: tuple[int | str, ...]) -> int | None:
+    """The line in workload.yaml of the node at a pydantic error path."""
+    try:
+        node: Any = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for key in loc:
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            nxt = None
+            for k, v in node.value:
+                if k.value == key:
+                    line = k.start_mark.line + 1
+                    nxt = v
+                    break
+            node = nxt
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def _format_errors(exc: ValidationError, text: str, name: str) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        path = ".".join(str(p) for p in loc) or "(root)"
+        line = _yaml_line(text, loc)
+        where = f"{name}:{line}" if line else name
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        lines.append(f"{where}: {path}: {msg}")
+    return "\n".join(lines)
+
+
+def load_workload(root: Path) -> WorkloadFile:
+    wf = root / "workload.yaml"
+    if not wf.is_file():
+        raise BundleError(f"{wf}: no workload.yaml at the bundle root")
+    try:
+        text = wf.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BundleError(f"{wf}: cannot read: {exc}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise BundleError(f"{wf}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise BundleError(f"{wf}: expected a mapping at the top level")
+    try:
+        return WorkloadFile.model_validate(data)
+    except ValidationError as exc:
+        raise BundleError(_format_errors(exc, text, str(wf))) from exc
+
+
+def _template_regex(template: str) -> re.Pattern[str]:
+    out = []
+    i = 0
+    for m in re.finditer(r"\{(node|rank)\}|[*?]|\[[^\]]*\]", template):
+        out.append(re.escape(template[i : m.start()]))
+        tok = m.group(0)
+        if tok == "{node}":
+            out.append(r"(?P<node>[^/]+)")
+        elif tok == "{rank}":
+            out.append(r"(?P<rank>\d+)")
+        elif tok == "*":
+            out.append(r"[^/]*")
+        elif tok == "?":
+            out.append(r"[^/]")
+        else:
+            out.append(tok)
+        i = m.end()
+    out.append(re.escape(template[i:]))
+    # A template may name the same placeholder twice; later ones must repeat the first.
+    pattern = "".join(out)
+    for name in ("node", "rank"):
+        first = pattern.find(f"(?P<{name}>")
+        if first >= 0:
+            head, tail = pattern[: first + 1], pattern[first + 1 :]
+            tail = tail.replace(f"(?P<{name}>[^/]+)", f"(?P={name})").replace(
+                f"(?P<{name}>\\d+)", f"(?P={name})"
+            )
+            pattern = head + tail
+    return re.compile(pattern + r"\Z")
+
+
+def resolve_source(root: Path, index: int, spec: SourceSpec, nodes: list[str],
+                   rank_to_node: dict[int, str]) -> ResolvedSource:
+    src = ResolvedSource(index=index, spec=spec, files=[], expected_nodes=[])
+    template = spec.path
+    if os.path.isabs(template) or template.startswith("~") or ".." in Path(template).parts:
+        src.errors.append(f"source {index} ({spec.kind}): path {template!r} leaves the bundle root; refused")
+        return src
+    per_node = "{node}" in template
+    per_rank = "{rank}" in template
+    if per_node:
+        src.expected_nodes = list(nodes)
+    elif per_rank:
+        src.expected_nodes = sorted(set(rank_to_node.values())) if rank_to_node else list(nodes)
+    pattern = glob.escape(str(root)) + "/" + re.sub(r"\{(node|rank)\}", "*", template)
+    rx = _template_regex(template)
+    root_real = root.resolve()
+    for p in sorted(glob.glob(pattern, recursive=False)):
+        path = Path(p)
+        rel = path.relative_to(root).as_posix()
+        m = rx.match(rel)
+        if not m:
+            continue
+        try:
+            real = path.resolve()
+        except OSError:
+            continue
+        if not real.is_relative_to(root_real):
+            src.errors.append(f"{rel}: symlink points outside the bundle root; refused")
+            continue
+        if not path.is_file():
+            continue
+        gd = m.groupdict()
+        node = gd.get("node")
+        rank = int(gd["rank"]) if gd.get("rank") is not None else None
+        if node is None and rank is not None:
+            node = rank_to_node.get(rank)
+        src.files.append(SourceFile(path=path, rel=rel, node=node, rank=rank))
+    return src
+
+
+def load_bundle(path: str | os.PathLike[str]) -> Bundle:
+    root = Path(path)
+    if not root.is_dir():
+        raise BundleError(f"{root}: not a directory (an evidence bundle is a directory with workload.yaml)")
+    spec = load_workload(root)
+    wl = spec.workload
+    tz = ZoneInfo(wl.timezone)
+    ws = parse_rfc3339(wl.window.start) if wl.window.start else None
+    we = parse_rfc3339(wl.window.end) if wl.window.end else None
+    rank_to_node: dict[int, str] = {}
+    for node, ranks in (wl.ranks or {}).items():
+        try:
+            for r in parse_ranges(ranks):
+                rank_to_node[r] = node
+        except ValueError as exc:
+            raise BundleError(f"{root / 'workload.yaml'}: workload.ranks.{node}: {exc}") from exc
+    from firstfault.extract.common import norm_pci
+
+    gpu_index = {
+        (node, norm_pci(pci)): idx for node, m in (wl.gpus or {}).items() for pci, idx in m.items()
+    }
+    sources = [
+        resolve_source(root, i, s, wl.nodes, rank_to_node) for i, s in enumerate(spec.sources)
+    ]
+    return Bundle(root, spec, tz, ws, we, rank_to_node, gpu_index, sources)

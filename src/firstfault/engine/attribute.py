@@ -1,0 +1,312 @@
+"""Cause versus symptom over the time-ordered events of one workload attempt.
+
+The steps are those of docs/rules.md: match, group into findings, merge or
+widen across nodes, inhibit (a cause explains what follows it), then decide
+between one root, an ambiguous set, or nothing.
+"""
+
+from __future__ import annotations
+
+import string
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from firstfault.engine.catalog import Rule, Settings
+from firstfault.engine.match import RuleIndex, category_matches, rule_matches
+from firstfault.model import Event, FieldValue, iso
+
+_FAR = datetime.max.replace(tzinfo=None)
+
+
+def _tkey(t: datetime | None) -> tuple[int, str]:
+    return (1, "") if t is None else (0, iso(t) or "")
+
+
+def event_sort_key(ev: Event) -> tuple[object, ...]:
+    return (*_tkey(ev.earliest()), ev.node or "", ev.evidence.file or "", ev.evidence.line or 0, ev.kind)
+
+
+def weight(ev: Event) -> int:
+    r = ev.fields.get("repeat")
+    return int(r) if isinstance(r, int) and r > 1 else 1
+
+
+@dataclass(slots=True, eq=False)
+class Finding:
+    rule: Rule
+    category: str
+    domain: str
+    events: list[Event]
+    nodes: list[str]
+    devices: list[str]
+    first: datetime | None
+    count: int
+    weak: bool
+    widespread: bool = False
+    explained_by: Finding | None = None
+
+    @property
+    def root(self) -> Finding:
+        f = self
+        seen = 0
+        while f.explained_by is not None and seen < 1000:
+            f = f.explained_by
+            seen += 1
+        return f
+
+    def sort_key(self) -> tuple[object, ...]:
+        return (*_tkey(self.first), -self.rule.priority, self.rule.id, tuple(self.nodes))
+
+
+@dataclass(slots=True)
+class SymptomHit:
+    category: str
+    event: Event
+    explained_by: Finding | None = None
+
+
+@dataclass(slots=True)
+class Attribution:
+    roots: list[Finding]
+    candidates: list[Finding]  # non-empty only when ambiguous
+    root: Finding | None
+    secondary: list[Finding]
+    findings: list[Finding]
+    symptoms: list[SymptomHit]
+    notes: list[str] = field(default_factory=list)
+
+
+def _device_label(ev: Event) -> str | None:
+    if ev.device and ev.node:
+        return f"{ev.node}/{ev.device}"
+    return ev.device
+
+
+def _common_endpoint(events: list[Event]) -> list[str]:
+    """Nodes that take part (as reporter or named peer) in the most reports."""
+    involvement: Counter[str] = Counter()
+    for ev in events:
+        ends = {n for n in (ev.node, ev.fields.get("peer_node")) if isinstance(n, str) and n}
+        for n in ends:
+            involvement[n] += weight(ev)
+    if not involvement:
+        return []
+    top = max(involvement.values())
+    total = sum(weight(e) for e in events)
+    best = sorted(n for n, c in involvement.items() if c == top)
+    # One endpoint in every report points at it; otherwise keep the reporters.
+    if top >= 2 and len(best) <= 2 and top >= 0.6 * total:
+        return best
+    return []
+
+
+def _build(rule: Rule, events: list[Event], nodes_hint: list[str] | None = None) -> Finding:
+    events.sort(key=event_sort_key)
+    nodes: list[str] = []
+    devices: list[str] = []
+    for ev in events:
+        if ev.node and ev.node not in nodes:
+            nodes.append(ev.node)
+        d = _device_label(ev)
+        if d and d not in devices:
+            devices.append(d)
+    if nodes_hint:
+        nodes = nodes_hint
+    first = next((e.earliest() for e in events if e.earliest() is not None), None)
+    return Finding(
+        rule=rule,
+        category=rule.category,
+        domain=rule.domain or "unknown",
+        events=events,
+        nodes=nodes,
+        devices=devices,
+        first=first,
+        count=sum(weight(e) for e in events),
+        weak=rule.weak,
+    )
+
+
+def _group_key(rule: Rule, ev: Event) -> tuple[object, ...]:
+    return tuple(
+        ev.node if g == "node" else ev.device if g == "device" else ev.rank for g in rule.group_by
+    )
+
+
+def _findings_for_rule(rule: Rule, events: list[Event], settings: Settings,
+                       allocation: list[str]) -> list[Finding]:
+    groups: dict[tuple[object, ...], list[Event]] = {}
+    for ev in events:
+        groups.setdefault(_group_key(rule, ev), []).append(ev)
+    protos = [
+        _build(rule, evs) for evs in groups.values() if sum(weight(e) for e in evs) >= rule.min_count
+    ]
+    if not protos:
+        return []
+    protos.sort(key=Finding.sort_key)
+    # Cluster findings of this rule that begin close together into one.
+    clusters: list[list[Finding]] = []
+    for p in protos:
+        if clusters and p.first is not None and clusters[-1][0].first is not None and (
+            p.first - clusters[-1][0].first
+        ) <= timedelta(seconds=settings.merge_window):
+            clusters[-1].append(p)
+        else:
+            clusters.append([p])
+    out: list[Finding] = []
+    ws = settings.widespread
+    for cl in clusters:
+        merged_events = [e for p in cl for e in p.events]
+        hint = _common_endpoint(merged_events) if "peer_node" in {
+            k for e in merged_events for k in e.fields
+        } else None
+        f = _build(rule, merged_events, hint or None)
+        n_nodes = len({e.node for e in merged_events if e.node})
+        if (
+            rule.widespread is not None
+            and n_nodes >= ws.min_nodes
+            and allocation
+            and n_nodes >= ws.min_fraction * len(allocation)
+        ):
+            f.widespread = True
+            f.category = rule.widespread.category
+            f.domain = rule.widespread.domain
+        out.append(f)
+    return out
+
+
+def _explains(a: Finding | Rule, category: str, nodes: Iterable[str], first: datetime | None,
+              a_first: datetime | None, a_nodes: list[str], skew: timedelta) -> bool:
+    rule = a.rule if isinstance(a, Finding) else a
+    if a_first is not None and first is not None and a_first > first + skew:
+        return False
+    node_set = set(nodes)
+    for ex in rule.explains:
+        if ex.category is not None and category_matches(ex.category, category) and (not ex.same_node or node_set <= set(a_nodes)):
+            return True
+    return False
+
+
+def finding_explains(a: Finding, b: Finding, skew: timedelta) -> bool:
+    if a is b or (a.weak and not b.weak):
+        return False
+    if a.widespread and a.category == b.category:
+        return False
+    return _explains(a, b.category, b.nodes, b.first, a.first, a.nodes, skew)
+
+
+def attribute(events: list[Event], rules: list[Rule], settings: Settings,
+              allocation: list[str]) -> Attribution:
+    skew = timedelta(seconds=settings.clock_skew)
+    cause_rules = [r for r in rules if r.role == "cause"]
+    symptom_rules = sorted((r for r in rules if r.role == "symptom"), key=lambda r: (-r.priority, r.id))
+    index = RuleIndex(cause_rules)
+    sindex = RuleIndex(symptom_rules)
+    sym_order = {r.id: i for i, r in enumerate(symptom_rules)}
+
+    matched: dict[str, list[Event]] = {}
+    symptoms: list[SymptomHit] = []
+    for ev in events:
+        for r in index.candidates(ev.kind):
+            if rule_matches(r, ev):
+                matched.setdefault(r.id, []).append(ev)
+        best: Rule | None = None
+        for r in sindex.candidates(ev.kind):
+            if rule_matches(r, ev) and (best is None or sym_order[r.id] < sym_order[best.id]):
+                best = r
+        if best is not None:
+            symptoms.append(SymptomHit(best.category, ev))
+
+    findings: list[Finding] = []
+    for r in cause_rules:
+        if r.id in matched:
+            findings.extend(_findings_for_rule(r, matched[r.id], settings, allocation))
+    findings.sort(key=Finding.sort_key)
+
+    # Inhibition in time order; a later finding may still explain an earlier
+    # one that began within the clock-skew tolerance.
+    for i, b in enumerate(findings):
+        for a in findings[:i] + findings[i + 1 :]:
+            if a.explained_by is b or (a.explained_by is not None and a.root is b):
+                continue
+            if finding_explains(a, b, skew):
+                if finding_explains(b, a, skew) and a.sort_key() > b.sort_key():
+                    continue  # mutual: the earlier one stands
+                b.explained_by = a
+                break
+
+    roots = [f for f in findings if f.explained_by is None]
+    strong = [f for f in roots if not f.weak]
+    if strong:
+        for f in roots:
+            if f.weak:
+                f.explained_by = strong[0]
+        roots = strong
+    roots.sort(key=Finding.sort_key)
+
+    root: Finding | None = None
+    candidates: list[Finding] = []
+    secondary: list[Finding] = []
+    if roots:
+        primary = roots[0]
+        window = timedelta(seconds=settings.ambiguity_window)
+        concurrent = [
+            f for f in roots[1:]
+            if f.first is not None and primary.first is not None and f.first - primary.first <= window
+        ]
+        if concurrent:
+            candidates = [primary, *concurrent]
+            secondary = [f for f in roots[1:] if f not in concurrent]
+        else:
+            root = primary
+            secondary = roots[1:]
+
+    # Symptoms: classified events not part of a standing cause, plus the
+    # events of explained findings that no symptom rule classified.
+    standing = {id(e) for f in ([root] if root else []) + candidates + secondary for e in f.events}
+    classified = {id(h.event) for h in symptoms}
+    hits = [h for h in symptoms if id(h.event) not in standing]
+    for f in findings:
+        if f.explained_by is not None:
+            for e in f.events:
+                if id(e) not in classified and id(e) not in standing:
+                    hits.append(SymptomHit(f.category, e, f.root))
+    causes = [root] if root else candidates
+    for h in hits:
+        if h.explained_by is not None:
+            continue
+        t = h.event.earliest()
+        for c in causes + secondary:
+            if _explains(c, h.category, [h.event.node] if h.event.node else [], t, c.first, c.nodes, skew):
+                h.explained_by = c
+                break
+    hits.sort(key=lambda h: event_sort_key(h.event))
+    return Attribution(roots, candidates, root, secondary, findings, hits)
+
+
+def render(template: str, f: Finding) -> str:
+    """Formats a rule template with the finding's first event and aggregates."""
+    ev = f.events[0] if f.events else None
+    values: dict[str, FieldValue | str] = {}
+    if ev is not None:
+        values.update(ev.fields)
+        values["rank"] = ev.rank
+    ranks = sorted({e.rank for e in f.events if e.rank is not None})
+    values.update(
+        node=f.nodes[0] if f.nodes else "an unidentified node",
+        nodes=", ".join(f.nodes) if f.nodes else "an unidentified node",
+        node_count=len(f.nodes),
+        device=(f.devices[0].split("/", 1)[-1] if f.devices else ""),
+        devices=", ".join(f.devices),
+        count=f.count,
+        ranks=", ".join(str(r) for r in ranks[:16]) + (" ..." if len(ranks) > 16 else ""),
+        title=f.rule.title,
+    )
+
+    class _Safe(dict[str, object]):
+        def __missing__(self, key: str) -> str:
+            return "?"
+
+    out = string.Formatter().vformat(template, (), _Safe({k: ("?" if v is None else v) for k, v in values.items()}))
+    return " ".join(out.split())

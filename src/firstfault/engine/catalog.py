@@ -1,0 +1,406 @@
+"""The rule catalog: one YAML file per rule, loaded and validated at start-up.
+
+Validation errors carry file:line (from the YAML node marks) and a
+validator id, Sigma-style, so `firstfault rules check` points at the fault.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import string
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from firstfault.model import CAUSE_DOMAINS
+
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+CATEGORY_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
+
+# Category families of spec/verdict.md: a cause category must sit under one
+# of these prefixes with the domain the spec gives it.
+SPEC_CATEGORY_DOMAINS: dict[str, str] = {
+    "gpu.fallen_off_bus": "hardware",
+    "gpu.memory": "hardware",
+    "gpu.nvlink": "hardware",
+    "gpu.nvswitch": "hardware",
+    "gpu.firmware": "hardware",
+    "gpu.pcie": "hardware",
+    "gpu.thermal": "hardware",
+    "host.hardware": "hardware",
+    "network.link": "network",
+    "network.transport": "network",
+    "app": "software",
+    "host.oom": "software",
+    "storage": "storage",
+    "node": "infrastructure",
+    "scheduler": "scheduler",
+}
+
+KNOWN_EVENT_KINDS = frozenset(
+    {
+        "gpu.xid", "gpu.sxid", "gpu.fabricmanager", "gpu.reset_required", "net.link", "pcie.aer",
+        "host.oom_kill", "storage.error", "kernel.hung_task", "host.mce", "kernel.panic",
+        "sched.node_down", "nccl.timeout", "nccl.remote_error", "nccl.communicator_aborted",
+        "nccl.ib_completion_error", "nccl.error", "net.address", "torch.child_failed",
+        "process.signal", "app.exception", "app.cuda_oom", "app.cuda_error", "app.numerics",
+        "sched.job", "k8s.pod", "k8s.event", "kueue.condition", "metric.condition",
+    }
+)
+
+
+class CatalogError(Exception):
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+Scalar = str | int | float | bool
+
+
+class Op(_Strict):
+    # `not` is a Python keyword: aliased.
+    not_: Scalar | list[Scalar] | None = Field(default=None, alias="not")
+    re: str | None = None
+    gte: float | None = None
+    lte: float | None = None
+    exists: bool | None = None
+    startswith: str | None = None
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @field_validator("re")
+    @classmethod
+    def _compiles(cls, v: str | None) -> str | None:
+        if v is not None:
+            try:
+                re.compile(v)
+            except re.error as exc:
+                raise ValueError(f"bad regex {v!r}: {exc}") from exc
+        return v
+
+
+Condition = Scalar | list[Scalar] | Op
+
+
+class Selection(_Strict):
+    event: str
+    where: dict[str, Condition] = Field(default_factory=dict)
+    where_not: dict[str, Condition] = Field(default_factory=dict)
+
+
+class Explains(_Strict):
+    category: str | None = None
+    set: str | None = None  # a named list from catalog.yaml `explain_sets`
+    same_node: bool = False
+
+
+class Widespread(_Strict):
+    domain: str
+    category: str
+    summary: str
+    recommended_action: str | None = None
+
+
+class TestLine(_Strict):
+    source: str = "kernel"
+    node: str | None = "node-01"
+    rank: int | None = None
+    t: float = 0
+    text: str
+
+
+class TestEvent(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    t: float | None = 0
+    kind: str
+    node: str | None = "node-01"
+    rank: int | None = None
+    device: str | None = None
+
+
+class Expect(_Strict):
+    category: str
+    nodes: list[str] | None = None
+
+
+class RuleTest(_Strict):
+    name: str
+    lines: list[TestLine] = Field(default_factory=list)
+    events: list[TestEvent] = Field(default_factory=list)
+    nodes: list[str] | None = None  # the allocation, for widespread checks
+    expect: list[Expect]
+
+
+class Rule(_Strict):
+    id: str
+    title: str
+    status: Literal["experimental", "stable", "deprecated"] = "experimental"
+    version: int = 1
+    role: Literal["cause", "symptom"]
+    domain: str | None = None
+    category: str
+    priority: int = Field(default=50, ge=0, le=100)
+    weak: bool = False
+    description: str | None = None
+    references: list[str] = Field(default_factory=list)
+    match: list[Selection]
+    group_by: list[Literal["node", "device", "rank"]] = Field(default_factory=lambda: ["node"])
+    min_count: int = Field(default=1, ge=1)
+    widespread: Widespread | None = None
+    explains: list[Explains] = Field(default_factory=list)
+    summary: str = "{title} on {nodes}"
+    recommended_action: str | None = None
+    tests: list[RuleTest] = Field(default_factory=list)
+
+
+class WidespreadSettings(_Strict):
+    min_nodes: int = 3
+    min_fraction: float = 0.5
+    window: float = 60.0
+
+
+class Settings(_Strict):
+    version: str
+    clock_skew: float = 5.0
+    merge_window: float = 30.0
+    ambiguity_window: float = 30.0
+    widespread: WidespreadSettings = Field(default_factory=WidespreadSettings)
+    evidence_per_finding: int = 5
+    evidence_per_symptom: int = 2
+    explain_sets: dict[str, list[Explains]] = Field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class LoadedRule:
+    rule: Rule
+    file: str
+    line_of: dict[str, int]  # top-level key -> line, for error messages
+
+
+@dataclass(slots=True)
+class Catalog:
+    settings: Settings
+    rules: list[LoadedRule]
+    sha256: str
+    root: str
+
+    @property
+    def version(self) -> str:
+        return self.settings.version
+
+    def active(self) -> list[Rule]:
+        return [lr.rule for lr in self.rules if lr.rule.status != "deprecated"]
+
+    def by_id(self, rule_id: str) -> Rule | None:
+        for lr in self.rules:
+            if lr.rule.id == rule_id:
+                return lr.rule
+        return None
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return {}
+    out: dict[str, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for k, _v in node.value:
+            out[str(k.value)] = k.start_mark.line + 1
+    return out
+
+
+def _loc_line(text: str, loc: tuple[Any, ...]) -> int | None:
+    try:
+        node: Any = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for key in loc:
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            nxt = None
+            for k, v in node.value:
+                if k.value == key:
+                    line, nxt = k.start_mark.line + 1, v
+                    break
+            node = nxt
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def default_root() -> Path:
+    return Path(str(resources.files("firstfault") / "catalog"))
+
+
+def _template_fields(tpl: str) -> list[str]:
+    try:
+        return [f for _, f, _, _ in string.Formatter().parse(tpl) if f]
+    except ValueError as exc:
+        raise ValueError(f"bad template {tpl!r}: {exc}") from exc
+
+
+def _check(rules: list[LoadedRule]) -> list[str]:
+    """Cross-rule validators; each problem is 'file:line: [validator] message'."""
+    problems: list[str] = []
+    seen: dict[str, str] = {}
+    categories = {lr.rule.category for lr in rules} | {
+        lr.rule.widespread.category for lr in rules if lr.rule.widespread
+    }
+    for lr in rules:
+        r, f, ln = lr.rule, lr.file, lr.line_of
+
+        def at(key: str) -> str:
+            return f"{f}:{ln.get(key, 1)}"
+
+        if not ID_RE.match(r.id):
+            problems.append(f"{at('id')}: [id-format] rule id {r.id!r} must be lower-case words joined by -")
+        if r.id in seen:
+            problems.append(f"{at('id')}: [id-unique] rule id {r.id!r} is also used in {seen[r.id]}")
+        seen.setdefault(r.id, f)
+        if Path(f).stem != r.id:
+            problems.append(f"{at('id')}: [file-name] file should be named {r.id}.yaml")
+        if not CATEGORY_RE.match(r.category):
+            problems.append(f"{at('category')}: [category-format] {r.category!r} is not a dotted id")
+        if r.role == "cause":
+            if r.domain not in CAUSE_DOMAINS:
+                problems.append(f"{at('domain')}: [cause-domain] a cause needs a domain in {list(CAUSE_DOMAINS)}")
+            for prefix, dom in SPEC_CATEGORY_DOMAINS.items():
+                if (r.category == prefix or r.category.startswith(prefix + ".")) and r.domain != dom:
+                    problems.append(
+                        f"{at('domain')}: [spec-domain] category {r.category} belongs to domain {dom}"
+                    )
+        elif r.domain is not None:
+            problems.append(f"{at('domain')}: [symptom-domain] a symptom rule has no domain")
+        if r.role == "symptom" and (r.explains or r.widespread or r.weak):
+            problems.append(f"{at('role')}: [symptom-fields] symptoms cannot explain, widen or be weak")
+        if r.widespread and r.widespread.domain not in CAUSE_DOMAINS:
+            problems.append(f"{at('widespread')}: [widespread-domain] unknown domain {r.widespread.domain}")
+        for sel in r.match:
+            kind = sel.event[:-2] if sel.event.endswith(".*") else sel.event
+            if sel.event.endswith(".*"):
+                if not any(k.startswith(kind + ".") for k in KNOWN_EVENT_KINDS):
+                    problems.append(f"{at('match')}: [event-kind] no event kind under {sel.event}")
+            elif kind not in KNOWN_EVENT_KINDS:
+                problems.append(f"{at('match')}: [event-kind] unknown event kind {sel.event!r} (docs/events.md)")
+        for ex in r.explains:
+            if ex.category is None:
+                continue
+            pre = ex.category[:-2] if ex.category.endswith(".*") else ex.category
+            if not any(c == pre or c.startswith(pre + ".") for c in categories):
+                problems.append(f"{at('explains')}: [explains-resolves] {ex.category!r} matches no category")
+        for key in ("summary", "recommended_action"):
+            tpl = getattr(r, key)
+            if tpl:
+                try:
+                    _template_fields(tpl)
+                except ValueError as exc:
+                    problems.append(f"{at(key)}: [template] {exc}")
+        pos = [t for t in r.tests if t.expect]
+        neg = [t for t in r.tests if not t.expect]
+        if not pos or not neg:
+            problems.append(
+                f"{at('tests')}: [tests-present] needs at least one positive and one negative test "
+                f"(has {len(pos)} positive, {len(neg)} negative)"
+            )
+        for t in r.tests:
+            if not t.lines and not t.events:
+                problems.append(f"{at('tests')}: [test-input] test {t.name!r} has neither lines nor events")
+    return problems
+
+
+def _expand_sets(rules: list[LoadedRule], settings: Settings) -> list[str]:
+    """Replaces `{set: name}` entries of `explains` with the named list."""
+    problems: list[str] = []
+    for lr in rules:
+        out: list[Explains] = []
+        for ex in lr.rule.explains:
+            if ex.set is not None:
+                named = settings.explain_sets.get(ex.set)
+                if named is None:
+                    problems.append(f"{lr.file}:{lr.line_of.get('explains', 1)}: [explains-set] "
+                                    f"no explain set {ex.set!r} in catalog.yaml")
+                    continue
+                out.extend(named)
+            elif ex.category is not None:
+                out.append(ex)
+            else:
+                problems.append(f"{lr.file}:{lr.line_of.get('explains', 1)}: [explains-form] "
+                                "an explains entry needs a category or a set")
+        lr.rule.explains = out
+    return problems
+
+
+def load_catalog(root: str | Path | None = None) -> Catalog:
+    """Loads and validates a catalog directory (catalog.yaml + rules/*.yaml)."""
+    base = Path(root) if root is not None else default_root()
+    problems: list[str] = []
+    digest = hashlib.sha256()
+    settings_file = base / "catalog.yaml"
+    settings: Settings | None = None
+    if not settings_file.is_file():
+        raise CatalogError([f"{settings_file}:1: [catalog-settings] missing catalog.yaml"])
+    for data_file in sorted(base.glob("*.yaml")):
+        digest.update(data_file.name.encode() + b"\0" + data_file.read_bytes() + b"\0")
+    text = settings_file.read_text(encoding="utf-8")
+    try:
+        settings = Settings.model_validate(yaml.safe_load(text))
+    except (yaml.YAMLError, ValidationError) as exc:
+        problems.append(f"{settings_file}:1: [catalog-settings] {exc}")
+    rules: list[LoadedRule] = []
+    rule_dir = base / "rules"
+    files = sorted(rule_dir.glob("*.yaml")) if rule_dir.is_dir() else []
+    if not files:
+        problems.append(f"{rule_dir}:1: [rules-present] no rule files")
+    for path in files:
+        raw = path.read_bytes()
+        digest.update(b"rules/" + path.name.encode() + b"\0" + raw + b"\0")
+        text = raw.decode("utf-8", errors="replace")
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = mark.line + 1 if mark is not None else 1
+            problems.append(f"{path}:{line}: [yaml] {exc}")
+            continue
+        if not isinstance(data, dict):
+            problems.append(f"{path}:1: [yaml] a rule file holds one mapping")
+            continue
+        try:
+            rule = Rule.model_validate(data)
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc = tuple(err["loc"])
+                msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+                path_s = ".".join(str(p) for p in loc)
+                problems.append(f"{path}:{_loc_line(text, loc) or 1}: [schema] {path_s}: {msg}")
+            continue
+        rules.append(LoadedRule(rule, str(path), _key_lines(text)))
+    if settings is not None:
+        problems.extend(_expand_sets(rules, settings))
+    problems.extend(_check(rules))
+    if problems or settings is None:
+        raise CatalogError(problems)
+    return Catalog(settings=settings, rules=rules, sha256=digest.hexdigest(), root=str(base))
+
+
+@lru_cache(maxsize=1)
+def shipped_catalog() -> Catalog:
+    return load_catalog(None)

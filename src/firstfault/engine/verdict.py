@@ -1,0 +1,216 @@
+"""Builds the verdict document (spec/verdict.md) from an attribution."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from firstfault.engine.attribute import Attribution, Finding, SymptomHit, event_sort_key, render, weight
+from firstfault.engine.catalog import Catalog
+from firstfault.model import (
+    CatalogRef,
+    Cause,
+    CoverageItem,
+    ErrorItem,
+    Event,
+    EvidenceItem,
+    Symptom,
+    Verdict,
+    WorkloadRef,
+    iso,
+)
+
+OUTCOMES = {
+    "COMPLETED": "succeeded",
+    "SUCCEEDED": "succeeded",
+    "FAILED": "failed",
+    "BOOT_FAIL": "failed",
+    "DEADLINE": "timeout",
+    "TIMEOUT": "timeout",
+    "CANCELLED": "cancelled",
+    "PREEMPTED": "preempted",
+    "NODE_FAIL": "node_fail",
+    "OUT_OF_MEMORY": "out_of_memory",
+    "OOMKILLED": "out_of_memory",
+    "RUNNING": "running",
+    "PENDING": "running",
+    "REQUEUED": "running",
+    "RESIZING": "running",
+    "SUSPENDED": "running",
+    "COMPLETING": "running",
+}
+
+
+def outcome_of(state: str | None) -> str:
+    if not state:
+        return "unknown"
+    return OUTCOMES.get(state.split()[0].upper(), "unknown")
+
+
+def _cause(f: Finding) -> Cause:
+    rule = f.rule
+    if f.widespread and rule.widespread is not None:
+        summary = render(rule.widespread.summary, f)
+        action = rule.widespread.recommended_action
+    else:
+        summary = render(rule.summary, f)
+        action = rule.recommended_action
+    why = (
+        f"rule {rule.id}: {f.count} matching event(s) on {len(f.nodes)} node(s), first at "
+        f"{iso(f.first) or 'an unknown time'}"
+    )
+    return Cause(
+        category=f.category,
+        domain=f.domain,
+        summary=summary,
+        nodes=list(f.nodes),
+        devices=list(f.devices),
+        first_seen=iso(f.first),
+        rule=rule.id,
+        recommended_action=render(action, f) if action else None,
+        count=f.count,
+        why=why,
+    )
+
+
+def _evidence(ev: Event, role: str, category: str | None) -> EvidenceItem:
+    e = ev.evidence
+    return EvidenceItem(
+        role=role,  # type: ignore[arg-type]
+        source=e.source,
+        node=ev.node,
+        file=e.file,
+        line=e.line,
+        time=iso(ev.time),
+        event=ev.kind,
+        text=e.text,
+        query=e.query,
+        rank=ev.rank,
+        category=category,
+    )
+
+
+def _symptoms(hits: list[SymptomHit]) -> list[Symptom]:
+    groups: dict[tuple[str, str | None], list[SymptomHit]] = {}
+    for h in hits:
+        expl = h.explained_by.category if h.explained_by is not None else None
+        groups.setdefault((h.category, expl), []).append(h)
+    out: list[Symptom] = []
+    for (cat, expl), hs in groups.items():
+        evs = sorted((h.event for h in hs), key=event_sort_key)
+        first = next((e.earliest() for e in evs if e.earliest() is not None), None)
+        out.append(
+            Symptom(
+                category=cat,
+                nodes=sorted({e.node for e in evs if e.node}),
+                ranks=sorted({e.rank for e in evs if e.rank is not None}),
+                count=sum(weight(e) for e in evs),
+                first_seen=iso(first),
+                explained_by=expl,
+            )
+        )
+    out.sort(key=lambda s: (s.first_seen is None, s.first_seen or "", s.category, s.explained_by or ""))
+    return out
+
+
+def build_verdict(
+    *,
+    catalog: Catalog,
+    workload: WorkloadRef,
+    terminal_state: str | None,
+    att: Attribution,
+    coverage: list[CoverageItem],
+    errors: list[ErrorItem],
+    now: datetime | None = None,
+) -> Verdict:
+    outcome = outcome_of(terminal_state)
+    settings = catalog.settings
+    notes: list[str] = []
+    root = att.root
+    candidates = att.candidates
+    secondary = list(att.secondary)
+    if outcome in ("succeeded", "running"):
+        domain = "none"
+        secondary = ([root] if root else []) + candidates + secondary
+        root, candidates = None, []
+        notes.append(f"The workload did not fail (terminal state {terminal_state}); nothing is attributed.")
+    elif candidates:
+        domain = "ambiguous"
+        a, b = candidates[0], candidates[1]
+        notes.append(
+            f"{len(candidates)} independent causes began within {settings.ambiguity_window:g} s of each other "
+            f"and none explains the others: {', '.join(c.category for c in candidates)}."
+        )
+        del a, b
+    elif root is not None:
+        domain = root.domain
+        notes.append(
+            f"Earliest causal event: {render(root.rule.summary, root) if not root.widespread else root.category}"
+            f" at {iso(root.first) or 'an unknown time'} (rule {root.rule.id})."
+        )
+    else:
+        domain = "unknown"
+        if att.symptoms:
+            cats = sorted({h.category for h in att.symptoms})
+            notes.append("Only symptoms were found (" + ", ".join(cats) + "); no event establishes where it began.")
+        else:
+            notes.append("No failure evidence was found in what was collected.")
+        gaps = [c for c in coverage if c.status in ("missing", "partial", "empty", "error")]
+        if gaps:
+            notes.append(
+                "Coverage gaps: "
+                + "; ".join(
+                    f"{c.source} {c.status} ({c.nodes_seen} of {c.nodes_expected} nodes)" for c in gaps
+                )
+                + "."
+            )
+    explained = [h for h in att.symptoms if h.explained_by is not None]
+    if explained and domain not in ("none", "unknown"):
+        cats = sorted({h.category for h in explained})
+        nodes = sorted({h.event.node for h in explained if h.event.node})
+        notes.append(
+            f"{sum(weight(h.event) for h in explained)} symptom event(s) ({', '.join(cats)}) on "
+            f"{len(nodes)} node(s) follow the cause and are explained by it."
+        )
+    for s in secondary:
+        notes.append(
+            f"Later independent finding: {s.category} on {', '.join(s.nodes) or '?'} at {iso(s.first) or '?'}."
+        )
+
+    evidence: list[EvidenceItem] = []
+    k = settings.evidence_per_finding
+    if root is not None:
+        evidence += [_evidence(e, "cause", root.category) for e in root.events[:k]]
+    for c in candidates:
+        evidence += [_evidence(e, "candidate", c.category) for e in c.events[:k]]
+    per_cat: dict[str, int] = {}
+    for h in att.symptoms:
+        n = per_cat.get(h.category, 0)
+        if n < settings.evidence_per_symptom:
+            per_cat[h.category] = n + 1
+            evidence.append(_evidence(h.event, "symptom", h.category))
+    for s in secondary:
+        evidence += [_evidence(e, "secondary", s.category) for e in s.events[:1]]
+
+    affected: list[str] = []
+    for f in [root] if root else candidates:
+        for n in f.nodes:
+            if n not in affected:
+                affected.append(n)
+    when = now or datetime.now(timezone.utc)
+    return Verdict(
+        workload=workload,
+        terminal_state=terminal_state,
+        outcome=outcome,  # type: ignore[arg-type]
+        attributed_domain=domain,  # type: ignore[arg-type]
+        root_cause=_cause(root) if root else None,
+        candidates=[_cause(c) for c in candidates],
+        affected_nodes=sorted(affected),
+        symptoms=_symptoms(att.symptoms),
+        evidence=evidence,
+        coverage=coverage,
+        errors=errors,
+        catalog=CatalogRef(version=catalog.version, sha256=catalog.sha256),
+        analyzed_at=iso(when) or "",
+        secondary_causes=[_cause(s) for s in secondary],
+        explanation=notes,
+    )

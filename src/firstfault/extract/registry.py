@@ -1,0 +1,14 @@
+"""The line extractors the scanner runs, in a fixed order (determinism)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from firstfault.extract.base import LineExtractor
+
+
+@lru_cache(maxsize=1)
+def line_extractors() -> tuple[LineExtractor, ...]:
+    from firstfault.extract import app, gpu, host, nccl
+
+    return (*gpu.EXTRACTORS, *host.EXTRACTORS, *nccl.EXTRACTORS, *app.EXTRACTORS)

@@ -1,0 +1,357 @@
+"""Streaming line scanner: large chunks, a literal prefilter, then extractors.
+
+Files are read in chunks of several MiB and never held whole. A multi-literal
+prefilter (Hyperscan when installed, else one alternation regex) finds the
+few lines that contain a word some extractor declared; only those lines are
+decoded, stamped and handed to the extractors. A line without a timestamp
+takes the nearest earlier stamped line of its file, found by walking back
+from it, so unmatched lines are never parsed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import IO, Any
+
+from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.model import Event, Evidence
+from firstfault.timeparse import Stamp, TimeParser
+
+CHUNK = 8 << 20
+MAX_LINE = 1 << 20  # longer lines are clipped to this and reported
+TEXT_CLIP = 2000  # evidence text kept per line
+BACKWALK_LINES = 400  # how far back to look for a stamp inside a chunk
+LINE_SOURCES = ("kernel", "syslog", "fabricmanager", "application")
+
+try:  # Hyperscan: a multi-literal matcher at memory speed; optional.
+    import hyperscan as _hs
+
+    HAVE_HYPERSCAN = True
+except ImportError:  # pragma: no cover - depends on the platform
+    _hs = None
+    HAVE_HYPERSCAN = False
+
+_SRUN = re.compile(rb"^\s*(\d+): ")
+
+
+def all_line_extractors() -> tuple[LineExtractor, ...]:
+    from firstfault.extract import registry
+
+    return registry.line_extractors()
+
+
+def prefilter_words(source: str | None = None) -> list[str]:
+    """The literal words that any line an extractor can match contains.
+
+    This is the catalog's prefilter: the Service publishes it and the
+    Blueprint drops every line that contains none of these words.
+    """
+    words: set[str] = set()
+    for ex in all_line_extractors():
+        if source is None or source in ex.sources:
+            words.update(ex.literals)
+    return sorted(words)
+
+
+class _Matcher:
+    """Finds the byte offsets of lines that contain any of a set of literals."""
+
+    def __init__(self, literals: list[str]) -> None:
+        self.literals = [w.encode() for w in literals]
+        self._db: Any = None
+        self._rx: re.Pattern[bytes] | None = None
+        if not self.literals:
+            return
+        if HAVE_HYPERSCAN:
+            db = _hs.Database(mode=_hs.HS_MODE_BLOCK)
+            db.compile(
+                expressions=[re.escape(w) for w in self.literals],
+                ids=list(range(len(self.literals))),
+                elements=len(self.literals),
+                flags=[0] * len(self.literals),
+            )
+            self._db = db
+        else:
+            self._rx = re.compile(b"|".join(re.escape(w) for w in self.literals))
+
+    def line_starts(self, buf: bytes) -> list[int]:
+        """Sorted start offsets of the lines of `buf` holding a literal."""
+        if not self.literals:
+            return []
+        starts: set[int] = set()
+        rfind = buf.rfind
+        if self._db is not None:
+            last_end = -1
+
+            def on_match(_id: int, _frm: int, to: int, _flags: int, _ctx: object) -> None:
+                nonlocal last_end
+                if to <= last_end:
+                    return
+                s = rfind(b"\n", 0, to) + 1
+                starts.add(s)
+                e = buf.find(b"\n", to)
+                last_end = len(buf) if e < 0 else e
+
+            self._db.scan(buf, match_event_handler=on_match)
+        else:
+            assert self._rx is not None
+            pos = 0
+            search = self._rx.search
+            while True:
+                m = search(buf, pos)
+                if m is None:
+                    break
+                s = rfind(b"\n", 0, m.start()) + 1
+                starts.add(s)
+                e = buf.find(b"\n", m.end())
+                if e < 0:
+                    break
+                pos = e + 1
+        return sorted(starts)
+
+
+@dataclass(slots=True)
+class FileStats:
+    lines: int = 0
+    bytes: int = 0
+    candidates: int = 0
+    events: int = 0
+    bad_utf8: int = 0
+    errors: list[tuple[int | None, str]] = field(default_factory=list)
+
+
+class EventStore:
+    """Collects events, keeping memory flat when one line repeats a million times.
+
+    Past `cap` events of one signature (kind, node, rank, device, key field)
+    only a count is kept, on the last stored event's `repeat` field.
+    """
+
+    def __init__(self, cap: int = 32) -> None:
+        self.cap = cap
+        self.events: list[Event] = []
+        self._seen: dict[tuple[object, ...], Event] = {}
+        self._counts: dict[tuple[object, ...], int] = {}
+
+    def add(self, ev: Event) -> None:
+        f = ev.fields
+        key = (ev.kind, ev.node, ev.rank, ev.device,
+               f.get("xid", f.get("condition", f.get("exc_type", f.get("state")))))
+        n = self._counts.get(key, 0) + 1
+        self._counts[key] = n
+        if n > self.cap:
+            last = self._seen[key]
+            last.fields["repeat"] = int(last.fields.get("repeat") or 1) + 1
+            return
+        self._seen[key] = ev
+        self.events.append(ev)
+
+
+def _open(path: str) -> IO[bytes]:
+    if path.endswith(".gz"):
+        return gzip.open(path, "rb")
+    return open(path, "rb")  # noqa: SIM115 - closed by the caller
+
+
+def _chunks(fh: IO[bytes], stats: FileStats) -> Iterator[tuple[bytes, int]]:
+    """Yields (buffer of whole lines, number of lines before it)."""
+    carry = b""
+    lines_before = 0
+    skipping = False  # inside an over-long line, dropping until its end
+    while True:
+        try:
+            data = fh.read(CHUNK)
+        except (EOFError, OSError, zlib.error) as exc:
+            stats.errors.append((lines_before + 1, f"read stopped early: {exc}; what was read is kept"))
+            data = b""
+        if not data:
+            break
+        stats.bytes += len(data)
+        if skipping:
+            nl = data.find(b"\n")
+            if nl < 0:
+                continue
+            data = data[nl + 1 :]
+            skipping = False
+            lines_before += 1
+        buf = carry + data if carry else data
+        cut = buf.rfind(b"\n")
+        if cut < 0:
+            if len(buf) > MAX_LINE:
+                stats.errors.append((lines_before + 1, f"line longer than {MAX_LINE} bytes: clipped"))
+                yield buf[:MAX_LINE] + b"\n", lines_before
+                carry = b""
+                skipping = True
+            else:
+                carry = buf
+            continue
+        whole, carry = buf[: cut + 1], buf[cut + 1 :]
+        n = whole.count(b"\n")
+        yield whole, lines_before
+        lines_before += n
+        if len(carry) > MAX_LINE:
+            stats.errors.append((lines_before + 1, f"line longer than {MAX_LINE} bytes: clipped"))
+            yield carry[:MAX_LINE] + b"\n", lines_before
+            carry = b""
+            skipping = True
+    if carry and not skipping:
+        yield carry + b"\n", lines_before
+        lines_before += 1
+    stats.lines = lines_before + (1 if skipping else 0)
+
+
+def _looks_binary(head: bytes) -> bool:
+    if not head:
+        return False
+    if b"\x00" in head[:8192]:
+        sample = head[:8192]
+        return sample.count(b"\x00") > len(sample) // 100 or not head.startswith(b"\x00")
+    return False
+
+
+class LineScanner:
+    """Scans the files of one source kind with that kind's extractors."""
+
+    def __init__(self, source: str, extractors: Iterable[LineExtractor]) -> None:
+        self.source = source
+        self.extractors = [e for e in extractors if source in e.sources]
+        self.matcher = _Matcher(sorted({w for e in self.extractors for w in e.literals}))
+        self._by_literal: list[tuple[str, LineExtractor]] = [
+            (w, e) for e in self.extractors for w in e.literals
+        ]
+
+    def scan_file(
+        self,
+        path: str,
+        rel: str,
+        *,
+        node: str | None,
+        rank: int | None,
+        srun_prefix: bool,
+        tp: TimeParser,
+        emit: Callable[[Draft, LineContext, str], None],
+    ) -> FileStats:
+        stats = FileStats()
+        try:
+            fh = _open(path)
+        except OSError as exc:
+            stats.errors.append((None, f"cannot open: {exc.strerror or exc}"))
+            return stats
+        with fh:
+            try:
+                head = fh.peek(8192)[:8192] if hasattr(fh, "peek") else b""
+            except (EOFError, OSError, zlib.error) as exc:
+                stats.errors.append((None, f"cannot read: {exc}"))
+                return stats
+            if _looks_binary(head):
+                stats.errors.append((None, "binary content (NUL bytes): skipped"))
+                return stats
+            self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit)
+        return stats
+
+    def _scan(self, fh: IO[bytes], stats: FileStats, rel: str, node: str | None, rank: int | None,
+              srun_prefix: bool, tp: TimeParser,
+              emit: Callable[[Draft, LineContext, str], None]) -> None:
+        states: dict[int | None, dict[str, object]] = {}
+        carried: Stamp | None = None  # last stamp of the previous chunk
+        boot: list[datetime | None] = [None]  # wall - uptime, learnt from lines with both
+
+        def wall_of(st: Stamp | None) -> datetime | None:
+            if st is None:
+                return None
+            if st.wall is not None:
+                if st.uptime is not None:
+                    boot[0] = st.wall - timedelta(seconds=st.uptime)
+                return st.wall
+            if st.uptime is not None and boot[0] is not None:
+                return boot[0] + timedelta(seconds=st.uptime)
+            return None
+
+        def strip(raw: bytes) -> tuple[bytes, int | None]:
+            if srun_prefix:
+                m = _SRUN.match(raw)
+                if m:
+                    return raw[m.end() :], int(m.group(1))
+            return raw, None
+
+        for buf, before in _chunks(fh, stats):
+            starts = self.matcher.line_starts(buf)
+            line_no = before + 1
+            pos = 0
+            for s in starts:
+                line_no += buf.count(b"\n", pos, s)
+                pos = s
+                e = buf.find(b"\n", s)
+                raw, prank = strip(buf[s:e])
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    stats.bad_utf8 += 1
+                    text = raw.decode("utf-8", errors="replace")
+                hits = [ex for w, ex in self._by_literal if w in text]
+                if not hits:
+                    continue
+                stats.candidates += 1
+                st = tp.parse(text)
+                t = wall_of(st)
+                if t is None:
+                    t = self._earlier_stamp(buf, s, tp, srun_prefix, wall_of) or wall_of(carried)
+                r = prank if prank is not None else rank
+                ctx = LineContext(
+                    source=self.source, file=rel, lineno=line_no, node=node, rank=r, time=t,
+                    state=states.setdefault(r, {}),
+                )
+                seen: set[int] = set()
+                for ex in hits:
+                    if id(ex) in seen:
+                        continue
+                    seen.add(id(ex))
+                    for d in ex.extract(text, ctx):
+                        stats.events += 1
+                        emit(d, ctx, text[:TEXT_CLIP])
+            last = self._last_stamp(buf, tp, srun_prefix)
+            if last is not None:
+                carried = last
+                wall_of(last)
+
+    @staticmethod
+    def _walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool) -> Stamp | None:
+        """The stamp of the nearest line before offset `end` that has one."""
+        n = 0
+        while end > 0 and n < BACKWALK_LINES:
+            s = buf.rfind(b"\n", 0, end - 1) + 1
+            raw = buf[s : end - 1] if buf[end - 1 : end] == b"\n" else buf[s:end]
+            if srun_prefix:
+                m = _SRUN.match(raw)
+                if m:
+                    raw = raw[m.end() :]
+            st = tp.parse(raw[:200].decode("utf-8", errors="replace"))
+            if st is not None:
+                return st
+            end = s
+            n += 1
+        return None
+
+    def _earlier_stamp(self, buf: bytes, start: int, tp: TimeParser, srun_prefix: bool,
+                       wall_of: Callable[[Stamp | None], datetime | None]) -> datetime | None:
+        return wall_of(self._walk_back(buf, start, tp, srun_prefix))
+
+    def _last_stamp(self, buf: bytes, tp: TimeParser, srun_prefix: bool) -> Stamp | None:
+        return self._walk_back(buf, len(buf), tp, srun_prefix)
+
+
+def draft_to_event(d: Draft, ctx: LineContext, text: str) -> Event:
+    return Event(
+        kind=d.kind,
+        time=ctx.time,
+        node=ctx.node,
+        rank=d.rank if d.rank is not None else ctx.rank,
+        device=d.device,
+        fields=dict(d.fields, **({"host": d.host} if d.host else {})),
+        evidence=Evidence(source=ctx.source, file=ctx.file, line=ctx.lineno, text=text),
+    )

@@ -1,0 +1,151 @@
+"""Every timestamp form of spec/evidence-bundle.md, on one line at a time.
+
+Only lines that passed the prefilter (and their nearest stamped neighbours)
+are parsed, so clarity beats micro-optimisation here; the regexes are
+anchored so a miss is cheap.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone, tzinfo
+
+_MONTHS = {
+    m: i + 1
+    for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"))
+}
+
+# Launcher prefixes that stand before a timestamp: torchrun --tee "[default3]:",
+# PyTorch 2.x "[rank3]:".
+_PREFIX = re.compile(r"^\[[A-Za-z]+\d+\]:")
+
+_ISO = re.compile(
+    r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?\s?(Z|[+-]\d{2}:?\d{2}|UTC)?"
+)
+_BSD = re.compile(r"^([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\s")
+_DMESG_T = re.compile(r"^\[(?:[A-Z][a-z]{2}) ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})\]")
+_FM = re.compile(r"^\[([A-Z][a-z]{2}) (\d{1,2}) (\d{4}) (\d{2}):(\d{2}):(\d{2})\]")
+_GLOG = re.compile(r"^\[?[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\s")
+_UPTIME = re.compile(r"\[\s*(\d{1,10}\.\d{3,9})\]")
+
+
+@dataclass(slots=True, frozen=True)
+class Stamp:
+    wall: datetime | None  # aware, UTC
+    uptime: float | None  # seconds since boot (dmesg)
+
+
+def _frac(s: str | None) -> int:
+    if not s:
+        return 0
+    return int((s + "000000")[:6])
+
+
+class TimeParser:
+    """Parses one bundle's lines: the window gives missing years, `tz` missing zones."""
+
+    def __init__(self, tz: tzinfo, window_start: datetime | None, window_end: datetime | None) -> None:
+        self.tz = tz
+        ref = window_start or window_end or datetime.now(timezone.utc)
+        self.year = ref.astimezone(tz).year
+        self.ref = ref
+        self.window_end = window_end or ref
+
+    def _local(self, y: int, mo: int, d: int, h: int, mi: int, s: int, us: int) -> datetime | None:
+        try:
+            return datetime(y, mo, d, h, mi, s, us, tzinfo=self.tz).astimezone(timezone.utc)
+        except ValueError:
+            return None
+
+    def _yearless(self, mo: int, d: int, h: int, mi: int, s: int, us: int) -> datetime | None:
+        t = self._local(self.year, mo, d, h, mi, s, us)
+        # A window that crosses New Year: December lines belong to the year before.
+        if t is not None and t - self.window_end > timedelta(days=180):
+            t = self._local(self.year - 1, mo, d, h, mi, s, us)
+        return t
+
+    def parse(self, line: str) -> Stamp | None:
+        text = line.lstrip()
+        m0 = _PREFIX.match(text)
+        if m0:
+            text = text[m0.end() :]
+        wall: datetime | None = None
+        c = text[:1]
+        if c.isdigit():
+            m = _ISO.match(text)
+            if m:
+                wall = self._iso(m)
+        elif c == "[":
+            m = _DMESG_T.match(text)
+            if m:
+                mo = _MONTHS.get(m.group(1))
+                if mo:
+                    wall = self._local(
+                        int(m.group(6)), mo, int(m.group(2)), int(m.group(3)), int(m.group(4)),
+                        int(m.group(5)), 0,
+                    )
+            else:
+                m = _FM.match(text)
+                if m:
+                    mo = _MONTHS.get(m.group(1))
+                    if mo:
+                        wall = self._local(
+                            int(m.group(3)), mo, int(m.group(2)), int(m.group(4)), int(m.group(5)),
+                            int(m.group(6)), 0,
+                        )
+                else:
+                    m = _GLOG.match(text)
+                    if m:
+                        wall = self._glog(m)
+        elif c.isupper():
+            m = _GLOG.match(text) if c in "IWEF" else None
+            if m:
+                wall = self._glog(m)
+            else:
+                m = _BSD.match(text)
+                if m:
+                    mo = _MONTHS.get(m.group(1))
+                    if mo:
+                        wall = self._yearless(
+                            mo, int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)),
+                            _frac(m.group(6)),
+                        )
+        up: float | None = None
+        mu = _UPTIME.search(text, 0, 80)
+        if mu and not (c == "[" and wall is not None and mu.start() == 0):
+            up = float(mu.group(1))
+        if wall is None and up is None:
+            return None
+        return Stamp(wall, up)
+
+    def _iso(self, m: re.Match[str]) -> datetime | None:
+        y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
+        us = _frac(m.group(7))
+        zone = m.group(8)
+        if zone is None:
+            return self._local(y, mo, d, h, mi, s, us)
+        try:
+            if zone in ("Z", "UTC"):
+                tz: tzinfo = timezone.utc
+            else:
+                sign = 1 if zone[0] == "+" else -1
+                digits = zone[1:].replace(":", "")
+                tz = timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4])))
+            return datetime(y, mo, d, h, mi, s, us, tzinfo=tz).astimezone(timezone.utc)
+        except ValueError:
+            return None
+
+    def _glog(self, m: re.Match[str]) -> datetime | None:
+        return self._yearless(
+            int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)),
+            _frac(m.group(6)),
+        )
+
+
+def parse_rfc3339(value: str) -> datetime:
+    """Strict-enough RFC 3339 for workload.yaml; naive values are UTC."""
+    t = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=timezone.utc)
+    return t.astimezone(timezone.utc)
