@@ -1,0 +1,386 @@
+"""GPU-side kernel and Fabric Manager lines: Xid, SXid, FM errors, reset-required.
+
+Every regex here uses `search`: the line still carries its syslog / dmesg /
+journal prefix. Field names follow docs/events.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from firstfault.catalog.tables import sxid_info, xid_info
+from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.common import norm_pci
+from firstfault.model import FieldValue
+
+_DETAIL_CLIP = 400
+
+# A PCI id as NVRM / nvswitch / FM print it: `0000:3b:00`, `0000:3b:00.0`,
+# `00000000:86:00.0`; also the domain-less `3b:00.0`.
+_PCI_SHAPE = re.compile(r"^(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?$")
+
+
+def _pci(raw: str | None) -> str | None:
+    """Normalised PCI id, or None for placeholders such as `PCI:...` in pasted logs."""
+    if raw is None:
+        return None
+    raw = raw.strip()
+    if raw.startswith("PCI:"):
+        raw = raw[4:]
+    if not _PCI_SHAPE.match(raw):
+        return None
+    return norm_pci(raw)
+
+
+def _device(pci: str | None) -> str | None:
+    return f"pci:{pci}" if pci else None
+
+
+def _clip(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= _DETAIL_CLIP else text[: _DETAIL_CLIP - 3] + "..."
+
+
+def _recent(state: dict[str, object], key: str) -> dict[object, int]:
+    """A per-stream map of `thing -> line number last seen` kept in ctx.state."""
+    table = state.get(key)
+    if not isinstance(table, dict):
+        table = {}
+        state[key] = table
+    return table
+
+
+# How far (in file lines) a companion line may trail its head line and still
+# be the same report: NVRM prints its blocks within a handful of lines.
+_COMPANION_LINES = 20
+
+
+# --------------------------------------------------------------------------
+# Xid
+# --------------------------------------------------------------------------
+
+# `pid=` is `1234`, `'<unknown>'` or `<unknown>`; `name=` may be missing, and
+# old drivers print neither (nor `PCI:`).
+_XID = re.compile(
+    r"NVRM: Xid \((?P<pci>[^)]*)\): (?P<xid>\d+)"
+    r"(?:, pid=(?P<pid>'?<unknown>'?|'?\d+'?))?"
+    r"(?:, name=(?P<name>[^,]*))?"
+    r"(?:,\s*(?P<detail>.*))?$"
+)
+# NVLink5 (Xid 144-150) detail: `UNIT Fatal|Nonfatal XC0|XC1 iN Link N (0xINTRINFO 0xSTATUS ...)`.
+_NVL5 = re.compile(
+    r"^(?P<unit>[A-Z][A-Z0-9_]*(?:/[A-Z0-9_]+)?)\s+(?P<sev>Nonfatal|Fatal)\s+XC[01]\s+i\d+\s+"
+    r"Link\s+(?P<link>-?\d+)(?:\s*\((?P<words>[^)]*)\))?"
+)
+_CAUSE = re.compile(r"caused by previous Xid (\d+)")
+_RECOVERY = re.compile(
+    r"recovery action changed from 0x[0-9a-fA-F]+ \([^)]*\) to 0x(?P<code>[0-9a-fA-F]+) \((?P<name>[^)]*)\)"
+)
+_LINK_WORD = re.compile(r"\bon link (\d+)", re.IGNORECASE)
+# Xid 79 printed without an Xid line (newer drivers).
+_FALLEN_ONE = re.compile(r"NVRM: GPU (?P<pci>[0-9a-fA-F:.]+): GPU has fallen off the bus")
+_FALLEN_HEAD = re.compile(r"NVRM: The NVIDIA GPU (?P<pci>[0-9a-fA-F:.]+)")
+_FALLEN_TAIL = "fallen off the bus and is not responding"
+
+_K_PENDING = "gpu.xid.fallen_head"  # (pci, lineno) of `NVRM: The NVIDIA GPU ...`
+_K_RECENT79 = "gpu.xid.recent79"  # pci -> lineno of the last Xid 79 report
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    pci: str | None
+    lineno: int
+
+
+def _int(text: str | None) -> int | None:
+    if text is None:
+        return None
+    text = text.strip("'")
+    return int(text) if text.isdigit() else None
+
+
+def _hex(text: str) -> int | None:
+    try:
+        return int(text, 16)
+    except ValueError:
+        return None
+
+
+def _xid_fields(xid: int, pci: str | None, via: str) -> dict[str, FieldValue]:
+    info = xid_info(xid)
+    return {
+        "xid": xid,
+        "pci": pci,
+        "via": via,
+        "xid_class": info.xid_class if info else "other",
+        "mnemonic": info.mnemonic if info else "UNKNOWN",
+        "immediate_action": info.immediate if info else None,
+    }
+
+
+class XidExtractor:
+    """`NVRM: Xid (...)` in every printed form, and Xid 79 without an Xid line."""
+
+    name = "gpu.xid"
+    sources: frozenset[str] = frozenset({"kernel", "syslog"})
+    literals: tuple[str, ...] = ("NVRM: Xid", "fallen off the bus", "NVRM: The NVIDIA GPU")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        m = _XID.search(line)
+        if m:
+            yield self._xid(m, ctx)
+            return
+        yield from self._fallen_off(line, ctx)
+
+    def _xid(self, m: re.Match[str], ctx: LineContext) -> Draft:
+        xid = int(m.group("xid"))
+        pci = _pci(m.group("pci"))
+        detail = (m.group("detail") or "").strip()
+        fields = _xid_fields(xid, pci, "log")
+        fields["pid"] = _int(m.group("pid"))
+        name = (m.group("name") or "").strip()
+        fields["proc"] = None if not name or name.strip("'") == "<unknown>" else name
+        fields["detail"] = _clip(detail)
+
+        nvl5 = _NVL5.search(detail) if 144 <= xid <= 150 else None
+        if nvl5:
+            fields["unit"] = nvl5.group("unit")
+            fields["severity"] = nvl5.group("sev")
+            fields["link"] = int(nvl5.group("link"))
+            words = re.findall(r"0x[0-9a-fA-F]+", nvl5.group("words") or "")
+            if words:
+                intrinfo = _hex(words[0])
+                fields["intrinfo"] = intrinfo
+                if xid == 149 and intrinfo is not None:
+                    # NVIDIA's 149 decode keys the investigatory action on
+                    # intrinfo bits 20-25 (gpud's "subcode", e.g. 149.37).
+                    fields["subcode"] = (intrinfo >> 20) & 0x3F
+            if len(words) > 1:
+                fields["status_word"] = _hex(words[1])
+        else:
+            lm = _LINK_WORD.search(detail)
+            if lm:
+                fields["link"] = int(lm.group(1))
+
+        cause = _CAUSE.search(detail)
+        if cause:
+            fields["cause_xid"] = int(cause.group(1))
+        rec = _RECOVERY.search(detail)
+        if rec:
+            fields["recovery_action"] = rec.group("name").strip()
+            fields["recovery_code"] = _hex(rec.group("code"))
+        if xid == 79 and pci:
+            _recent(ctx.state, _K_RECENT79)[pci] = ctx.lineno
+        return Draft(kind="gpu.xid", fields=fields, device=_device(pci))
+
+    def _fallen_off(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        pci: str | None
+        one = _FALLEN_ONE.search(line)
+        head = _FALLEN_HEAD.search(line)
+        if one:
+            pci = _pci(one.group("pci"))
+        elif _FALLEN_TAIL in line:
+            if head:  # the whole block joined on one line
+                pci = _pci(head.group("pci"))
+            else:
+                pending = ctx.state.pop(_K_PENDING, None)
+                pci = None
+                if isinstance(pending, _Pending) and ctx.lineno - pending.lineno <= _COMPANION_LINES:
+                    pci = pending.pci
+        else:
+            if head:
+                # First line of the multi-line form; the verdict comes two lines later.
+                ctx.state[_K_PENDING] = _Pending(_pci(head.group("pci")), ctx.lineno)
+            return
+        recent = _recent(ctx.state, _K_RECENT79)
+        if pci is not None:
+            seen = recent.get(pci)
+            # The driver's own Xid 79 line usually precedes this message: one
+            # report, so keep the Xid line and drop the companion.
+            if seen is not None and 0 <= ctx.lineno - seen <= _COMPANION_LINES:
+                return
+            recent[pci] = ctx.lineno
+        fields = _xid_fields(79, pci, "fallen_off_bus_message")
+        fields["detail"] = _clip(line[line.index("NVRM:") :] if "NVRM:" in line else line)
+        yield Draft(kind="gpu.xid", fields=fields, device=_device(pci))
+
+
+# --------------------------------------------------------------------------
+# SXid (NVSwitch)
+# --------------------------------------------------------------------------
+
+_SXID = re.compile(r"SXid \((?P<pci>[^)]*)\): (?P<sxid>\d+)(?:,\s*(?P<detail>.*))?$")
+_SXID_SEV = re.compile(r"^(?P<sev>Always[- ]fatal|Non[- ]fatal|Fatal)\b,?\s*", re.IGNORECASE)
+_LINK = re.compile(r"\bLink (\d+)")
+_CLASS_SEV = {"fatal": "Fatal", "always_fatal": "Always-fatal", "nonfatal": "Non-fatal", "other": "Non-fatal"}
+_K_SXID = "gpu.sxid.recent"  # (pci, sxid) -> lineno of the last report
+
+
+class SxidExtractor:
+    """`nvidia-nvswitchN: SXid (PCI:...): N, <severity>, ...` and its continuation lines."""
+
+    name = "gpu.sxid"
+    sources: frozenset[str] = frozenset({"kernel", "syslog"})
+    literals: tuple[str, ...] = ("SXid (",)
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        m = _SXID.search(line)
+        if not m:
+            return
+        sxid = int(m.group("sxid"))
+        pci = _pci(m.group("pci"))
+        detail = (m.group("detail") or "").strip()
+        info = sxid_info(sxid)
+        cls = info.sxid_class if info else "other"
+        sev_m = _SXID_SEV.match(detail)
+        recent = _recent(ctx.state, _K_SXID)
+        key = (pci, sxid)
+        if sev_m is None:
+            # One SXid is printed as a head line (with the severity) and then
+            # `Severity N Engine instance ...` / `Data {...}` lines: those are the
+            # same report unless no head was seen for this switch and code.
+            seen = recent.get(key)
+            if seen is not None and 0 <= ctx.lineno - seen <= _COMPANION_LINES:
+                return
+            severity = _CLASS_SEV[cls]
+        else:
+            printed = sev_m.group("sev").lower()
+            severity = "Always-fatal" if printed.startswith("always") else (
+                "Non-fatal" if printed.startswith("non") else "Fatal"
+            )
+        recent[key] = ctx.lineno
+        fields: dict[str, FieldValue] = {
+            "sxid": sxid,
+            "pci": pci,
+            "severity": severity,
+            "sxid_class": cls,
+            "detail": _clip(detail),
+        }
+        lm = _LINK.search(detail)
+        if lm:
+            fields["link"] = int(lm.group(1))
+        yield Draft(kind="gpu.sxid", fields=fields, device=_device(pci))
+
+
+# --------------------------------------------------------------------------
+# Fabric Manager
+# --------------------------------------------------------------------------
+
+_FM_SWITCH = re.compile(
+    r"detected NVSwitch (?P<kind>fatal|non-fatal) error (?P<code>\d+)"
+    r"(?:.*?pci bus id (?P<pci>[0-9a-fA-F:.]+))?(?:.*?\bport (?P<port>\d+))?"
+)
+_FM_GPU_NVL = re.compile(r"detected GPU NVL (?P<non>Non[- ]?)?Fatal error", re.IGNORECASE)
+_FM_TRUNK = re.compile(r"Trunk port failure detected(?:.*?\bport number (?P<port>\d+))?")
+_FM_MULTICAST = re.compile(r"failed to find the GPU handle \d+ in the multicast team")
+_FM_TOPOLOGY = re.compile(r"number of NVSwitches don't match with any supported system topology")
+_FM_FAILED = re.compile(
+    r"NV_WARN_NOTHING_TO_DO"
+    r"|nvidia-fabricmanager\.service: (?:Main|Control) process exited, code=exited, status=[1-9]"
+    r"|nvidia-fabricmanager\.service: Failed with result"
+    r"|Failed to start NVIDIA fabric manager"
+)
+_K_FM_FAILED = "gpu.fm.failed"  # lineno of the last fm_failed report
+_FM_MESSAGE = re.compile(r"\[tid \d+\]\s*(?P<msg>.*)$|nv-fabricmanager\[\d+\]:\s*(?P<jmsg>.*)$")
+
+
+def _fm_detail(line: str) -> str:
+    m = _FM_MESSAGE.search(line)
+    if m:
+        return _clip(m.group("msg") if m.group("msg") is not None else m.group("jmsg"))
+    return _clip(line)
+
+
+class FabricManagerExtractor:
+    """nv-fabricmanager errors, from its own log or from the journal."""
+
+    name = "gpu.fabricmanager"
+    sources: frozenset[str] = frozenset({"fabricmanager", "kernel", "syslog"})
+    literals: tuple[str, ...] = (
+        "detected NVSwitch fatal error",
+        "detected NVSwitch non-fatal error",
+        "detected GPU NVL",
+        "Trunk port failure detected",
+        "in the multicast team",
+        "don't match with any supported system topology",
+        "NV_WARN_NOTHING_TO_DO",
+        "nvidia-fabricmanager.service",
+        "Failed to start NVIDIA fabric manager",
+    )
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        fields: dict[str, FieldValue]
+        device = None
+        m = _FM_SWITCH.search(line)
+        if m:
+            pci = _pci(m.group("pci"))
+            device = _device(pci)
+            fields = {
+                "fm_event": "nvswitch_fatal" if m.group("kind") == "fatal" else "nvswitch_nonfatal",
+                "code": int(m.group("code")),
+                "port": int(m.group("port")) if m.group("port") else None,
+            }
+        elif (g := _FM_GPU_NVL.search(line)) is not None:
+            fields = {"fm_event": "gpu_nvl_nonfatal" if g.group("non") else "gpu_nvl_fatal"}
+        elif (t := _FM_TRUNK.search(line)) is not None:
+            port = t.group("port")
+            fields = {"fm_event": "trunk_port_failure", "port": int(port) if port else None}
+        elif _FM_MULTICAST.search(line):
+            fields = {"fm_event": "multicast_failure"}
+        elif _FM_TOPOLOGY.search(line):
+            fields = {"fm_event": "topology_mismatch"}
+        elif _FM_FAILED.search(line):
+            # One start-up failure prints the driver error, then systemd's
+            # exit, result and "Failed to start" lines: report it once.
+            last = ctx.state.get(_K_FM_FAILED)
+            ctx.state[_K_FM_FAILED] = ctx.lineno
+            if isinstance(last, int) and 0 <= ctx.lineno - last <= _COMPANION_LINES:
+                return
+            fields = {"fm_event": "fm_failed"}
+        else:
+            return
+        fields.setdefault("code", None)
+        fields.setdefault("port", None)
+        fields["detail"] = _fm_detail(line)
+        yield Draft(kind="gpu.fabricmanager", fields=fields, device=device)
+
+
+# --------------------------------------------------------------------------
+# Reset required without an Xid
+# --------------------------------------------------------------------------
+
+_RESET_GPU = re.compile(
+    r"NVRM: GPU (?:at PCI:)?(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)"
+)
+# GSP allocation failures whose status is 0x62 = NV_ERR_RESET_REQUIRED.
+_RESET_STATUS = re.compile(r"GspRmAlloc failed:.*\bstatus=0x0*62\b")
+
+
+class ResetRequiredExtractor:
+    """`NV_ERR_RESET_REQUIRED` assertions: the GPU needs a reset, often with no Xid."""
+
+    name = "gpu.reset_required"
+    sources: frozenset[str] = frozenset({"kernel", "syslog"})
+    literals: tuple[str, ...] = ("NV_ERR_RESET_REQUIRED", "GspRmAlloc failed")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        if "NV_ERR_RESET_REQUIRED" not in line and not _RESET_STATUS.search(line):
+            return
+        m = _RESET_GPU.search(line)
+        pci = _pci(m.group("pci")) if m else None
+        start = line.find("NVRM:")
+        yield Draft(
+            kind="gpu.reset_required",
+            fields={"detail": _clip(line[start:] if start >= 0 else line)},
+            device=_device(pci),
+        )
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (
+    XidExtractor(),
+    SxidExtractor(),
+    FabricManagerExtractor(),
+    ResetRequiredExtractor(),
+)

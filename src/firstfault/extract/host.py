@@ -1,0 +1,447 @@
+"""Host-side kernel / syslog lines: NIC links, PCIe AER, OOM killer, storage,
+hung tasks, machine checks, panics and lockups, and slurmctld node-down notices.
+
+Every regex uses `search`: the line still carries its syslog / dmesg / journal
+prefix. Field names follow docs/events.md.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.common import norm_pci
+from firstfault.model import FieldValue
+
+_DETAIL_CLIP = 400
+_KERNEL = frozenset({"kernel", "syslog"})
+_BDF = r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]"
+
+
+def _clip(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= _DETAIL_CLIP else text[: _DETAIL_CLIP - 3] + "..."
+
+
+def _after(line: str, anchor: re.Match[str]) -> str:
+    """The message from the matched driver prefix on: drops syslog/dmesg prefixes."""
+    return _clip(line[anchor.start() :])
+
+
+# --------------------------------------------------------------------------
+# NIC links (mlx5 / IB / netdev)
+# --------------------------------------------------------------------------
+
+# Interfaces that carry training traffic. Container plumbing (veth, docker,
+# cali..., br-...) flaps on every pod start and says nothing about the fabric.
+_IFACE = r"(?:mlx5_[\w]+|ib[a-z]*\d[\w.]*|roce\w+|rdma\w+|en[a-z]\w*|eth\d[\w.]*|bond\d[\w.]*|hsn\d+|ens\w+)"
+_MLX = re.compile(rf"mlx5_core (?P<bdf>{_BDF})(?: (?P<iface>[\w.]+))?:")
+# IB core: `<ibdev>: Port: 1 Link DOWN` (also ACTIVE / INIT / ARMED).
+_IB_PORT = re.compile(r"(?P<iface>[\w.]+): Port: (?P<port>\d+) Link (?P<st>DOWN|ACTIVE)\b")
+# netdev drivers: `<iface>: Link down`, `<iface>: NIC Link is Down`, `<iface>: link down`.
+_NETDEV = re.compile(
+    rf"\b(?P<iface>{_IFACE}): (?:NIC )?(?:Link is (?P<s1>Down|Up)|[Ll]ink (?P<s2>down|up))\b"
+)
+_CARRIER = re.compile(rf"\b(?P<iface>{_IFACE}): (?P<st>Lost|Gained) carrier\b")
+_MODULE = re.compile(r"Port module event(?P<err>\[error\])?: module (?P<module>\d+), (?P<status>[^,\n]+)")
+# NIC faults that take the port(s) away (NVSentinel's fatal mlx5 syslog patterns).
+_NIC_FATAL = re.compile(
+    r"device's health compromised|unrecoverable hardware error"
+    r"|timeout\. Will cause a leak of a command resource"
+)
+
+
+class NetLinkExtractor:
+    """mlx5 / InfiniBand / netdev link state changes and NIC module faults."""
+
+    name = "net.link"
+    sources: frozenset[str] = _KERNEL
+    literals: tuple[str, ...] = (
+        "Link DOWN",
+        "Link ACTIVE",
+        "Link down",
+        "Link up",
+        "link down",
+        "link up",
+        "Link is Down",
+        "Link is Up",
+        "Lost carrier",
+        "Gained carrier",
+        "Port module event",
+        "health compromised",
+        "unrecoverable hardware error",
+        "Will cause a leak of a command resource",
+    )
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        mlx = _MLX.search(line)
+        state: str | None = None
+        iface: str | None = None
+        port: int | None = None
+        anchor: re.Match[str] | None = None
+        if (m := _IB_PORT.search(line)) is not None:
+            state = "down" if m.group("st") == "DOWN" else "up"
+            iface, port, anchor = m.group("iface"), int(m.group("port")), m
+        elif (m := _MODULE.search(line)) is not None:
+            status = m.group("status").strip()
+            if m.group("err"):
+                state = "error"
+            elif status.startswith("Cable plugged"):
+                return  # a normal boot / re-seat notice, not a fault
+            else:
+                state = "module_event"  # unplugged, cable error, disabled ...
+            anchor = m
+        elif (m := _NIC_FATAL.search(line)) is not None:
+            if "mlx5" not in line:
+                return
+            state, anchor = "error", m
+        elif (m := _NETDEV.search(line)) is not None:
+            word = (m.group("s1") or m.group("s2")).lower()
+            state, iface, anchor = ("down" if word == "down" else "up"), m.group("iface"), m
+        elif (m := _CARRIER.search(line)) is not None:
+            state = "down" if m.group("st") == "Lost" else "up"
+            iface, anchor = m.group("iface"), m
+        if state is None or anchor is None:
+            return
+        if iface is None and mlx is not None:
+            iface = mlx.group("iface") or f"pci:{norm_pci(mlx.group('bdf'))}"
+        device = iface
+        if iface is None:
+            if "mlx5" not in line:
+                return
+            # A pasted or truncated line without the `mlx5_core <bdf>` prefix:
+            # keep the fact, but it names no device to group on.
+            iface = "mlx5"
+        start = mlx.start() if mlx and mlx.start() < anchor.start() else anchor.start()
+        fields: dict[str, FieldValue] = {
+            "state": state,
+            "iface": iface,
+            "port": port,
+            "detail": _clip(line[start:]),
+        }
+        yield Draft(kind="net.link", fields=fields, device=device)
+
+
+# --------------------------------------------------------------------------
+# PCIe AER
+# --------------------------------------------------------------------------
+
+_AER = re.compile(
+    rf"(?:(?P<bdf>{_BDF}):? (?:AER: )?)?PCIe Bus Error: "
+    r"severity=(?P<sev>Corrected|Uncorrect\w* \((?:Non-Fatal|Fatal)\))"
+)
+
+
+class PcieAerExtractor:
+    """`PCIe Bus Error: severity=...`: one line per AER report (the header lines that
+    announce it and the per-bit lines after it are the same report)."""
+
+    name = "pcie.aer"
+    sources: frozenset[str] = _KERNEL
+    literals: tuple[str, ...] = ("PCIe Bus Error",)
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        m = _AER.search(line)
+        if not m:
+            return
+        sev = m.group("sev")
+        if sev == "Corrected":
+            severity = "corrected"
+        else:
+            severity = "uncorrected_fatal" if sev.endswith("(Fatal)") else "uncorrected_nonfatal"
+        bdf = m.group("bdf").lower() if m.group("bdf") else None
+        # The driver name before the BDF (pcieport, nvidia, nvme) is worth keeping.
+        start = line.rfind(" ", 0, m.start("bdf") - 1) + 1 if bdf else m.start()
+        yield Draft(
+            kind="pcie.aer",
+            fields={"severity": severity, "bdf": bdf, "detail": _clip(line[start:])},
+            device=f"pci:{norm_pci(bdf)}" if bdf else None,
+        )
+
+
+# --------------------------------------------------------------------------
+# OOM killer
+# --------------------------------------------------------------------------
+
+_OOM_KILLED = re.compile(
+    r"(?P<memcg>Memory cgroup out of memory: )?Killed process (?P<pid>\d+) \((?P<proc>[^)]*)\)"
+)
+_OOM_CONSTRAINT = re.compile(r"oom-kill:constraint=(?P<c>\w+)")
+# Older kernels announce a cgroup kill on the lines before `Killed process`.
+_OOM_MEMCG_HINT = re.compile(r"Memory cgroup out of memory: Kill process|killed as a result of limit of")
+_K_MEMCG = "host.oom.memcg"  # lineno of the last line saying the kill is a cgroup one
+
+
+class OomKillExtractor:
+    """The kernel OOM killer's `Killed process N (comm)`, host-wide or cgroup."""
+
+    name = "host.oom_kill"
+    sources: frozenset[str] = _KERNEL
+    literals: tuple[str, ...] = (
+        "Killed process",
+        "oom-kill:constraint=",
+        "Memory cgroup out of memory",
+        "killed as a result of limit of",
+    )
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        c = _OOM_CONSTRAINT.search(line)
+        if c:
+            # The summary line precedes `Killed process` and is the only place
+            # newer kernels say the kill was a cgroup limit, not the host.
+            if c.group("c") == "CONSTRAINT_MEMCG":
+                ctx.state[_K_MEMCG] = ctx.lineno
+            else:
+                ctx.state.pop(_K_MEMCG, None)
+            return
+        if _OOM_MEMCG_HINT.search(line):
+            ctx.state[_K_MEMCG] = ctx.lineno
+            return
+        m = _OOM_KILLED.search(line)
+        if not m:
+            return
+        seen = ctx.state.pop(_K_MEMCG, None)
+        cgroup = m.group("memcg") is not None or (isinstance(seen, int) and 0 <= ctx.lineno - seen <= 5)
+        yield Draft(
+            kind="host.oom_kill",
+            fields={"pid": int(m.group("pid")), "proc": m.group("proc"), "cgroup": cgroup},
+        )
+
+
+# --------------------------------------------------------------------------
+# Storage
+# --------------------------------------------------------------------------
+
+_LUSTRE_ERR = re.compile(r"LustreError: (?!Skipped \d+ previous similar).*")
+_LUSTRE_LOST = re.compile(r"Lustre: .*?(?:Connection to .*? was lost|lost connection)")
+_NFS = re.compile(r"nfs: server (?P<server>\S+) not responding")
+# GPFS writes `mmfs: [E] ...` / `mmfsd: [X] ...` (severity letters I N W E X) to syslog.
+_GPFS = re.compile(r"mmfsd?(?:\[\d+\])?: (?:\[[EX]\] |.*(?:[Ee]xpel|lease renewal|[Ll]ost membership)).*")
+_BLOCK = re.compile(
+    r"(?:blk_update_request: )?I/O error, dev \S+.*"
+    r"|critical (?:medium|target) error, dev \S+.*"
+    r"|Buffer I/O error on dev(?:ice)? .*"
+    r"|Disabling device after reset failure.*"
+    r"|Remounting filesystem read-only.*"
+)
+
+
+class StorageExtractor:
+    """Parallel / network file system and block-device errors."""
+
+    name = "storage.error"
+    sources: frozenset[str] = _KERNEL
+    literals: tuple[str, ...] = (
+        "LustreError",
+        "was lost",
+        "lost connection",
+        "nfs: server",
+        "mmfs",
+        "I/O error",
+        "critical medium error",
+        "critical target error",
+        "Disabling device after reset failure",
+        "Remounting filesystem read-only",
+    )
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        for fs, rx in (("lustre", _LUSTRE_ERR), ("lustre", _LUSTRE_LOST), ("nfs", _NFS), ("gpfs", _GPFS),
+                       ("block", _BLOCK)):
+            m = rx.search(line)
+            if m:
+                yield Draft(kind="storage.error", fields={"fs": fs, "detail": _after(line, m)})
+                return
+
+
+# --------------------------------------------------------------------------
+# Hung tasks
+# --------------------------------------------------------------------------
+
+# comm may itself hold ':' (kworker/u16:2), so the pid is the last `:N` before " blocked".
+_HUNG = re.compile(r"INFO: task (?P<proc>.+):(?P<pid>\d+) blocked for more than (?P<sec>\d+) seconds")
+
+
+class HungTaskExtractor:
+    name = "kernel.hung_task"
+    sources: frozenset[str] = _KERNEL
+    literals: tuple[str, ...] = ("blocked for more than",)
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        m = _HUNG.search(line)
+        if m:
+            yield Draft(
+                kind="kernel.hung_task",
+                fields={"proc": m.group("proc"), "pid": int(m.group("pid")), "seconds": int(m.group("sec"))},
+            )
+
+
+# --------------------------------------------------------------------------
+# Machine checks / EDAC
+# --------------------------------------------------------------------------
+
+_MCE_BANK = re.compile(
+    r"\[Hardware Error\]: CPU \d+: Machine Check(?: Exception)?: [0-9a-fA-F]+ Bank \d+: "
+    r"(?P<status>[0-9a-fA-F]+)"
+)
+_MCE_LOGGED = re.compile(r"\[Hardware Error\]: Machine check events logged")
+_MCE_FATAL = re.compile(
+    r"Machine Check Exception|Fatal machine check|[Mm]achine check: Processor context corrupt"
+)
+_EDAC = re.compile(r"EDAC .*?\b(?P<kind>UE|CE)\b")
+_MCI_STATUS_UC = 1 << 61  # IA32_MCi_STATUS.UC: the error was not corrected
+
+
+class MceExtractor:
+    """CPU / DRAM machine checks, from the MCE handler and from EDAC."""
+
+    name = "host.mce"
+    sources: frozenset[str] = _KERNEL
+    literals: tuple[str, ...] = ("Machine check events", "Machine Check", "Fatal machine check", "EDAC ")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        severity: str
+        if (m := _MCE_BANK.search(line)) is not None:
+            status = int(m.group("status"), 16)
+            severity = "uncorrected" if status & _MCI_STATUS_UC else "corrected"
+        elif (m := _MCE_FATAL.search(line)) is not None:
+            severity = "uncorrected"
+        elif (m := _MCE_LOGGED.search(line)) is not None:
+            # The kernel says only this when a consumer (mcelog/rasdaemon) took the
+            # record; uncorrected errors come with their own panic / bank lines.
+            severity = "corrected"
+        elif (m := _EDAC.search(line)) is not None:
+            severity = "uncorrected" if m.group("kind") == "UE" else "corrected"
+        else:
+            return
+        start = line.find("mce:")
+        if start < 0 or start > m.start():
+            start = m.start()
+        yield Draft(kind="host.mce", fields={"severity": severity, "detail": _clip(line[start:])})
+
+
+# --------------------------------------------------------------------------
+# Panics, lockups, stalls, BUGs
+# --------------------------------------------------------------------------
+
+_PANICS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("panic", re.compile(r"Kernel panic - not syncing.*")),
+    ("soft_lockup", re.compile(r"(?:watchdog: )?BUG: soft lockup.*")),
+    ("hard_lockup", re.compile(r"(?:NMI watchdog: )?(?:Watchdog detected )?hard LOCKUP.*")),
+    ("rcu_stall", re.compile(r"(?:rcu: )?INFO: rcu_\w+ (?:self-)?detected (?:expedited )?stalls?.*")),
+    ("bug", re.compile(r"BUG: unable to handle.*|kernel BUG at .*")),
+)
+
+
+class KernelPanicExtractor:
+    name = "kernel.panic"
+    sources: frozenset[str] = _KERNEL
+    literals: tuple[str, ...] = (
+        "Kernel panic - not syncing",
+        "soft lockup",
+        "hard LOCKUP",
+        "detected stall",
+        "detected expedited stall",
+        "BUG: unable to handle",
+        "kernel BUG at",
+    )
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        for kind, rx in _PANICS:
+            m = rx.search(line)
+            if m:
+                yield Draft(kind="kernel.panic", fields={"panic": kind, "detail": _after(line, m)})
+                return
+
+
+# --------------------------------------------------------------------------
+# slurmctld: nodes not responding / failed
+# --------------------------------------------------------------------------
+
+_NODE_DOWN = re.compile(
+    r"\b[Nn]odes? (?!(?:is|was|are|has|have|still|now)\b)(?P<hosts>[\w.\-\[\],]+?) not responding"
+    r"(?P<down>, setting DOWN)?"
+    r"|Killing JobId=\d+ on failed node (?P<failed>[\w.\-]+)"
+    r"|due to failure of node (?P<failed2>[\w.\-]+)"
+)
+_HOSTLIST_CAP = 4096  # a hostlist that expands past this is not a node list we can use
+
+
+def expand_hostlist(expr: str) -> list[str]:
+    """Slurm hostlist -> host names: `node[01-03,07],gpu-1` -> node01 node02 node03 node07 gpu-1."""
+    hosts: list[str] = []
+    for part in _split_top(expr):
+        names = [""]
+        for text, ranges in re.findall(r"([^\[\]]*)(?:\[([^\]]*)\])?", part):
+            items = [text]
+            if ranges:
+                items = [text + v for v in _expand_ranges(ranges)]
+            names = [n + i for n in names for i in items]
+            if len(names) > _HOSTLIST_CAP:
+                return hosts
+        hosts.extend(n for n in names if n)
+    return hosts
+
+
+def _split_top(expr: str) -> list[str]:
+    """Split on commas outside brackets."""
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
+    for ch in expr:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return [p for p in parts if p]
+
+
+def _expand_ranges(spec: str) -> list[str]:
+    out: list[str] = []
+    for item in spec.split(","):
+        lo, sep, hi = item.partition("-")
+        if sep and lo.isdigit() and hi.isdigit():
+            width = len(lo)
+            out.extend(str(i).zfill(width) for i in range(int(lo), min(int(hi), int(lo) + _HOSTLIST_CAP) + 1))
+        elif item:
+            out.append(item)
+    return out
+
+
+class NodeDownExtractor:
+    """slurmctld's view of a node that stopped answering or failed under a job."""
+
+    name = "sched.node_down"
+    sources: frozenset[str] = _KERNEL
+    literals: tuple[str, ...] = ("not responding", "on failed node", "due to failure of node")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        m = _NODE_DOWN.search(line)
+        if not m:
+            return
+        if m.group("hosts"):
+            hosts = expand_hostlist(m.group("hosts"))
+            reason = "not responding, setting DOWN" if m.group("down") else "not responding"
+        else:
+            hosts = [m.group("failed") or m.group("failed2")]
+            reason = "node failure"
+        for host in hosts:
+            yield Draft(kind="sched.node_down", fields={"host": host, "reason": reason}, host=host)
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (
+    NetLinkExtractor(),
+    PcieAerExtractor(),
+    OomKillExtractor(),
+    StorageExtractor(),
+    HungTaskExtractor(),
+    MceExtractor(),
+    KernelPanicExtractor(),
+    NodeDownExtractor(),
+)

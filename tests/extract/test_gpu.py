@@ -1,0 +1,549 @@
+"""GPU kernel / Fabric Manager extractors on real lines (domain-facts sections 1 and 2.1).
+
+Lines are verbatim from public issues unless marked `synthetic`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from firstfault.catalog.tables import XID_CLASSES, sxid_class, sxid_table, xid_class, xid_info, xid_table
+from firstfault.extract import gpu
+from firstfault.extract.base import Draft, LineContext, LineExtractor
+
+XID = gpu.XidExtractor()
+SXID = gpu.SxidExtractor()
+FM = gpu.FabricManagerExtractor()
+RESET = gpu.ResetRequiredExtractor()
+
+
+def scan(ex: LineExtractor, lines: list[str], source: str = "kernel") -> list[Draft]:
+    """Feed lines the way the scanner does: only those holding a literal, one shared state."""
+    assert source in ex.sources
+    state: dict[str, object] = {}
+    out: list[Draft] = []
+    for n, line in enumerate(lines, 1):
+        if not any(w in line for w in ex.literals):
+            continue
+        ctx = LineContext(source=source, file="nodes/n1/kern.log", lineno=n, node="n1", rank=None,
+                          time=None, state=state)
+        out.extend(ex.extract(line, ctx))
+    return out
+
+
+def one(ex: LineExtractor, line: str, source: str = "kernel") -> Draft:
+    assert any(w in line for w in ex.literals), "prefilter contract: the line must hold a literal"
+    drafts = scan(ex, [line], source)
+    assert len(drafts) == 1, drafts
+    return drafts[0]
+
+
+def assert_fields(d: Draft, expected: dict[str, Any]) -> None:
+    for k, v in expected.items():
+        assert d.fields.get(k) == v, (k, d.fields.get(k), v)
+
+
+# ---------------------------------------------------------------- Xid lines
+
+XID_CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    # leptonai/gpud#46, dmesg -T, pid='<unknown>'
+    (
+        "[Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>', name=<unknown>, "
+        "Graphics SM Warp Exception on (GPC 7, TPC 7, SM 0): Illegal Instruction Parameter",
+        {"xid": 13, "pid": None, "proc": None, "pci": "0000:cb:00", "xid_class": "app", "via": "log",
+         "detail": "Graphics SM Warp Exception on (GPC 7, TPC 7, SM 0): Illegal Instruction Parameter"},
+        "pci:0000:cb:00",
+    ),
+    (
+        "[Fri Aug 30 11:43:14 2024] NVRM: Xid (PCI:0000:cb:00): 109, pid=1797828, name=pt_main_thread, "
+        "Ch 00000008, errorString CTX SWITCH TIMEOUT, Info 0x58005",
+        {"xid": 109, "pid": 1797828, "proc": "pt_main_thread",
+         "mnemonic": "ROBUST_CHANNEL_CTXSW_TIMEOUT_ERROR", "immediate_action": "RESET_GPU",
+         "detail": "Ch 00000008, errorString CTX SWITCH TIMEOUT, Info 0x58005"},
+        "pci:0000:cb:00",
+    ),
+    # akash-network/support#244, driver 535
+    (
+        "[Wed Jul 31 23:14:18 2024] NVRM: Xid (PCI:0000:00:05): 43, pid=1045242, name=pt_main_thread, Ch "
+        "00000008",
+        {"xid": 43, "pid": 1045242, "proc": "pt_main_thread", "detail": "Ch 00000008", "xid_class": "app"},
+        "pci:0000:00:05",
+    ),
+    (
+        "[Mon Aug  5 03:54:13 2024] NVRM: Xid (PCI:0000:00:07): 31, pid=2512125, name=python3.10, Ch "
+        "00000008, "
+        "intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_8 faulted @ 0x73ac_1c000000. "
+        "Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_WRITE",
+        {"xid": 31, "pid": 2512125, "proc": "python3.10", "xid_class": "app"},
+        "pci:0000:00:07",
+    ),
+    (
+        "[Fri Aug  9 13:32:56 2024] NVRM: Xid (PCI:0000:00:08): 94, pid='<unknown>', name=<unknown>, "
+        "Contained: SM (0x1). RST: No, D-RST: No",
+        {"xid": 94, "xid_class": "memory", "detail": "Contained: SM (0x1). RST: No, D-RST: No"},
+        "pci:0000:00:08",
+    ),
+    # NVIDIA/gpu-operator#1146, syslog BSD with host + bare uptime
+    (
+        "Dec  2 11:38:47 worker4 kernel: [  219.470994] NVRM: Xid (PCI:0000:07:00): 48, pid='<unknown>', "
+        "name=<unknown>, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer "
+        "at physAddr 0x7fffa8860 partition 7, subpartition 1.",
+        {"xid": 48, "xid_class": "memory", "mnemonic": "ROBUST_CHANNEL_GPU_ECC_DBE",
+         "immediate_action": "WORKFLOW_XID_48", "pid": None},
+        "pci:0000:07:00",
+    ),
+    (
+        "Dec  2 11:38:47 worker4 kernel: [  219.471050] NVRM: Xid (PCI:0000:07:00): 64, pid='<unknown>', "
+        "name=<unknown>, Dynamic Page Retirement: Blacklisting failed.  Page should have been blacklisted on "
+        "boot(0x00000000007fffa8).",
+        {"xid": 64, "xid_class": "memory"},
+        "pci:0000:07:00",
+    ),
+    # stas00/ml-engineering: pid without name
+    (
+        "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to "
+        "activate.",
+        {"xid": 63, "pid": 1896, "proc": None, "xid_class": "memory_info",
+         "detail": "Row Remapper: New row marked for remapping, reset gpu to activate."},
+        "pci:0000:10:1c",
+    ),
+    # 2012 driver: no `PCI:`, no pid/name
+    (
+        "NVRM: Xid (0000:01:00): 13, 0005 00000000 0000502d 00000104 00000000 00000100",
+        {"xid": 13, "pci": "0000:01:00", "pid": None, "detail": "0005 00000000 0000502d 00000104 00000000 "
+                                                                "00000100"},
+        "pci:0000:01:00",
+    ),
+    # NVIDIA/open-gpu-kernel-modules#1150: the sympathetic 45 names its cause
+    (
+        "kernel: NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, Ch 00000001 caused by previous "
+        "Xid 149",
+        {"xid": 45, "cause_xid": 149, "xid_class": "sympathetic", "proc": "python3"},
+        "pci:0000:dc:00",
+    ),
+    # open-gpu-kernel-modules#1045: 62 then 154
+    (
+        "[Mon May  4 14:09:23 2026] NVRM: Xid (PCI:0000:3e:00): 62, pid=213710, name=nvtop, 323b6a66 "
+        "000066f0 "
+        "00000000 2029d806 2029da2c 2029de9c 202fa89e 202facec",
+        {"xid": 62, "xid_class": "firmware", "proc": "nvtop"},
+        "pci:0000:3e:00",
+    ),
+    (
+        "[Mon May  4 14:09:23 2026] NVRM: Xid (PCI:0000:3e:00): 154, GPU recovery action changed from 0x0 "
+        "(None) "
+        "to 0x1 (GPU Reset Required)",
+        {"xid": 154, "recovery_action": "GPU Reset Required", "recovery_code": 1, "xid_class": "recovery",
+         "pid": None},
+        "pci:0000:3e:00",
+    ),
+    (
+        "NVRM: Xid (PCI:0000:01:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot "
+        "Required)",
+        {"recovery_action": "Node Reboot Required", "recovery_code": 2},
+        "pci:0000:01:00",
+    ),
+    (
+        "NVRM: Xid (PCI:0018:01:00): 154, GPU recovery action changed from 0x0 (None) to 0x4 (Drain and "
+        "Reset)",
+        {"recovery_action": "Drain and Reset", "recovery_code": 4},
+        "pci:0018:01:00",
+    ),
+    # leptonai/gpud#1174: NVLink5 NETIR with the full word list; subcode 37 = INVESTIGATE_PEER_DEVICE
+    (
+        "NVRM: Xid (PCI:0000:00:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 00 (0x025001c6 0x00000000 "
+        "0x00000000 "
+        "0x00000000 0x00000000 0x00000000)",
+        {"xid": 149, "unit": "NETIR_LINK_EVT", "severity": "Fatal", "link": 0, "intrinfo": 0x025001C6,
+         "status_word": 0, "subcode": 37, "xid_class": "nvlink5", "mnemonic": "NVLINK_NETIR_ERROR"},
+        "pci:0000:00:00",
+    ),
+    (
+        "NVRM: Xid (PCI:0019:01:00): 149, NETIR Fatal XC0 i0 Link -1 (0x000fe406 0x00000000 0x00000000 "
+        "0x00000000 0x00000000 0x00000000)",
+        {"unit": "NETIR", "link": -1, "intrinfo": 0x000FE406, "subcode": 0},
+        "pci:0019:01:00",
+    ),
+    (
+        "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 "
+        "0x00000001 "
+        "0x00000000 0x00100000 0x00000004)",
+        {"xid": 145, "unit": "RLW_RXPIPE", "severity": "Nonfatal", "link": 13, "intrinfo": 0x0409A0C2,
+         "status_word": 8, "subcode": None},
+        "pci:0018:01:00",
+    ),
+    # leptonai/gpud#1160
+    (
+        "NVRM: Xid (PCI:0000:01:00): 144, SAW_MVB Nonfatal XC0 i0 Link 0 (0x00000001 0x00000008 0x00000000 "
+        "0x00000000 0x00000000 0x00000000)",
+        {"xid": 144, "unit": "SAW_MVB", "severity": "Nonfatal", "status_word": 8},
+        "pci:0000:01:00",
+    ),
+    # GB200 fixture: ragged spacing, no word list
+    (
+        "NVRM: Xid (PCI:0018:01:00): 149, NETIR_INT  Fatal   XC0 i0 Link -1",
+        {"unit": "NETIR_INT", "severity": "Fatal", "link": -1, "intrinfo": None, "subcode": None},
+        "pci:0018:01:00",
+    ),
+    # NVIDIA/nccl#2241 as pasted: the PCI id was elided, so no device
+    (
+        "kernel: NVRM: Xid (PCI:...): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 11 (...)",
+        {"xid": 145, "pci": None, "unit": "RLW_RXPIPE", "link": 11, "intrinfo": None},
+        None,
+    ),
+    (
+        "kernel: NVRM: Xid (PCI:...): 137, RLW_RXPIPE interrupt hit on link 11 on GPU0: PRIV Error",
+        {"xid": 137, "link": 11, "xid_class": "app", "unit": None},
+        None,
+    ),
+    # NVSentinel / HyperPod Xid 74 forms
+    (
+        "[449410.332316] NVRM: Xid (PCI:0003:00:00): 74, pid='<unknown>', name=<unknown>, NVLink: fatal "
+        "error "
+        "detected on link 14(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)",
+        {"xid": 74, "link": 14, "xid_class": "nvlink", "pid": None, "proc": None},
+        "pci:0003:00:00",
+    ),
+    (
+        "kernel: NVRM: Xid (PCI:0000:b9:00): 74, pid=<unknown>, name=<unknown>, NVLink: fatal error detected "
+        "on "
+        "link 6(0x10000, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0)",
+        {"xid": 74, "link": 6, "pid": None, "proc": None},
+        "pci:0000:b9:00",
+    ),
+    # gpud testdata (synthetic/test), GSP RPC timeout
+    (
+        "[Sun Feb 23 16:24:18 2025] NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, Timeout "
+        "after "
+        "6s of waiting for RPC response from GPU4 GSP! Expected function 103 (GSP_RM_ALLOC) (0x2081 0x4).",
+        {"xid": 119, "xid_class": "firmware", "proc": "nvidia-smi", "immediate_action": "RESET_GPU"},
+        "pci:0000:9b:00",
+    ),
+    # journal short-iso prefix (spec format illustration)
+    (
+        "2026-11-02T10:03:07.123456+00:00 node-02 kernel: NVRM: Xid (PCI:0000:3B:00): 79, pid='<unknown>', "
+        "name=<unknown>, GPU has fallen off the bus.",
+        {"xid": 79, "pci": "0000:3b:00", "xid_class": "fallen_off_bus", "immediate_action": "RESTART_BM",
+         "via": "log"},
+        "pci:0000:3b:00",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "expected", "device"), XID_CASES)
+def test_xid_line_forms(line: str, expected: dict[str, Any], device: str | None) -> None:
+    d = one(XID, line)
+    assert d.kind == "gpu.xid"
+    assert d.device == device
+    assert_fields(d, expected)
+    # Every Xid event carries the table columns.
+    for k in ("xid_class", "mnemonic", "immediate_action", "via", "detail", "pci"):
+        assert k in d.fields
+
+
+def test_xid_unknown_code_is_other() -> None:
+    d = one(XID, "NVRM: Xid (PCI:0000:3b:00): 999, pid=1, name=x, something new")  # synthetic
+    assert_fields(d, {"xid": 999, "xid_class": "other", "mnemonic": "UNKNOWN", "immediate_action": None})
+
+
+# ------------------------------------------------- Xid 79 without an Xid line
+
+def test_fallen_off_bus_after_xid_79_is_one_event() -> None:
+    # leptonai/gpud sxid README, H100: the Xid line and the NVRM message are one report.
+    lines = [
+        "[6781741.548768] NVRM: GPU at PCI:0000:91:00: GPU-b6c3b2be-c55b-d076-fa0e-d464e4c7e08b",
+        "[6781741.548776] NVRM: GPU Board Serial Number: 1653723052734",
+        "[6781741.548779] NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen "
+        "off "
+        "the bus.",
+        "[6781741.548783] NVRM: GPU 0000:91:00.0: GPU has fallen off the bus.",
+        "[6781741.548786] NVRM: GPU 0000:91:00.0: GPU serial number is 1653723052734.",
+    ]
+    drafts = scan(XID, lines)
+    assert len(drafts) == 1
+    assert_fields(drafts[0], {"xid": 79, "via": "log", "pci": "0000:91:00"})
+
+
+def test_fallen_off_bus_pop_os_journal_form() -> None:
+    # pop-os/pop#3363: the short Xid 79 form (no pid/name) then the message.
+    lines = [
+        "Apr 29 19:24:11 EVE kernel: NVRM: GPU at PCI:0000:01:00: GPU-ccdb674e-0f5b-c678-9099-59940ccd0641",
+        "Apr 29 19:24:11 EVE kernel: NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.",
+        "Apr 29 19:24:11 EVE kernel: NVRM: GPU 0000:01:00.0: GPU has fallen off the bus.",
+    ]
+    drafts = scan(XID, lines)
+    assert [d.fields["via"] for d in drafts] == ["log"]
+    assert_fields(drafts[0], {"pid": None, "proc": None, "detail": "GPU has fallen off the bus."})
+
+
+def test_fallen_off_bus_single_line_without_xid() -> None:
+    d = one(XID, "Apr 29 19:24:11 EVE kernel: NVRM: GPU 0000:01:00.0: GPU has fallen off the bus.")
+    assert d.device == "pci:0000:01:00"
+    assert_fields(d, {"xid": 79, "via": "fallen_off_bus_message", "xid_class": "fallen_off_bus",
+                      "mnemonic": "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS", "pid": None})
+
+
+def test_fallen_off_bus_multi_line_block() -> None:
+    # NVIDIA/NVSentinel#155, driver 570.158.01: three lines, no Xid at all.
+    lines = [
+        "[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0",
+        "               NVRM: (PCI ID: 10de:26b5) installed in this system has",
+        "               NVRM: fallen off the bus and is not responding to commands.",
+        "[ 1843.439662] NVRM: The NVIDIA probe routine failed for 1 device(s).",
+    ]
+    drafts = scan(XID, lines)
+    assert len(drafts) == 1
+    assert drafts[0].device == "pci:0000:b3:00"
+    assert_fields(drafts[0], {"xid": 79, "via": "fallen_off_bus_message", "pci": "0000:b3:00"})
+
+
+def test_fallen_off_bus_other_gpu_is_not_deduplicated() -> None:
+    lines = [  # synthetic: two GPUs behind one switch
+        "NVRM: Xid (PCI:0000:06:00): 79, GPU has fallen off the bus.",
+        "NVRM: GPU 0000:07:00.0: GPU has fallen off the bus.",
+    ]
+    assert [d.device for d in scan(XID, lines)] == ["pci:0000:06:00", "pci:0000:07:00"]
+
+
+def test_fallen_off_bus_much_later_is_a_new_report() -> None:
+    lines = ["NVRM: Xid (PCI:0000:06:00): 79, GPU has fallen off the bus."]
+    lines += ["noise"] * 100 + ["NVRM: GPU 0000:06:00.0: GPU has fallen off the bus."]
+    assert len(scan(XID, lines)) == 2
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "NVRM: kgspRcAndNotifyAllChannels_IMPL: RC all channels for critical error 79.",
+        "[ 1843.439662] NVRM: The NVIDIA probe routine failed for 1 device(s).",
+        "[Mon May  4 14:09:23 2026] NVRM: GPU3 _kgspRpcGspEventPmuHalted: Received signal from GSP that PMU "
+        "has "
+        "halted.",
+        "NVRM: nvCheckOkFailedNoLog: Check failed: GPU lost from the bus [NV...",
+        "node-02:1234:1290 [3] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.2<0>",
+        "Dec  2 11:38:46 worker4 kernel: [  218.250408] NVRM: GPU 0000:0a:00.0: RmInitAdapter failed! "
+        "(0x24:0x72:1568)",
+    ],
+)
+def test_xid_negatives(line: str) -> None:
+    assert scan(XID, [line]) == []
+
+
+def test_pending_multi_line_head_alone_emits_nothing() -> None:
+    # An unsupported-GPU notice shares the head line; without the tail it is not a Xid 79.
+    assert scan(XID, ["NVRM: The NVIDIA GPU 0000:01:00.0 (PCI ID: 10de:1eb8)"]) == []
+
+
+# -------------------------------------------------------------------- SXid
+
+def test_sxid_head_lines() -> None:
+    d = one(SXID, "nvidia-nvswitch3: SXid (PCI:0000:05:00.0): 12028, Non-fatal, Link 32 egress non-posted "
+                  "PRIV "
+                  "error (First)")
+    assert d.kind == "gpu.sxid"
+    assert d.device == "pci:0000:05:00"
+    assert_fields(d, {"sxid": 12028, "severity": "Non-fatal", "sxid_class": "nonfatal", "link": 32,
+                      "pci": "0000:05:00"})
+    d = one(SXID, "[6781753.400584] nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM "
+                  "Fault Up")
+    assert_fields(d, {"sxid": 20034, "severity": "Fatal", "sxid_class": "fatal", "link": 48,
+                      "detail": "Fatal, Link 48 LTSSM Fault Up"})
+
+
+def test_sxid_gpud_block_three_switches() -> None:
+    # gpud sxid README, H100 HGX: each line is a different switch, two of them
+    # are continuation lines whose head was cut: severity comes from the table.
+    lines = [
+        "[6781753.400584] nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up",
+        "[6781753.404848] nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 20034, Severity 1 Engine instance 60 "
+        "Sub-engine instance 00",
+        "[6781753.406566] nvidia-nvswitch0: SXid (PCI:0000:05:00.0): 20034, Data {0x10000000, 0x10000000, "
+        "0x00000000, 0x10000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000, 0x00000000}",
+    ]
+    drafts = scan(SXID, lines)
+    assert [d.device for d in drafts] == ["pci:0000:06:00", "pci:0000:07:00", "pci:0000:05:00"]
+    assert {d.fields["severity"] for d in drafts} == {"Fatal"}
+    assert drafts[1].fields.get("link") is None
+
+
+def test_sxid_continuation_of_same_switch_is_one_report() -> None:
+    lines = [  # synthetic: the real head + continuation lines on one switch
+        "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Fatal, Link 48 LTSSM Fault Up",
+        "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Severity 1 Engine instance 48 Sub-engine instance "
+        "00",
+        "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20034, Data {0x10000000, 0x10000000, 0x00000000}",
+    ]
+    assert len(scan(SXID, lines)) == 1
+
+
+def test_sxid_unknown_code() -> None:
+    d = one(SXID, "nvidia-nvswitch0: SXid (PCI:0000:00:00.0): 99999, Non-fatal, Link 1 mystery")  # synthetic
+    assert_fields(d, {"sxid_class": "other", "severity": "Non-fatal"})
+
+
+# ----------------------------------------------------------- Fabric Manager
+
+FM_CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    (
+        "[Jul 23 2024 07:53:55] [ERROR] [tid 841] detected NVSwitch fatal error 20034 on fid 0 on NVSwitch "
+        "pci "
+        "bus id 00000000:86:00.0 physical id 3 port 33",
+        {"fm_event": "nvswitch_fatal", "code": 20034, "port": 33,
+         "detail": "detected NVSwitch fatal error 20034 on fid 0 on NVSwitch pci bus id 00000000:86:00.0 "
+                   "physical id 3 port 33"},
+        "pci:0000:86:00",
+    ),
+    (
+        "[Jul 09 2024 18:14:07] [ERROR] [tid 12727] detected NVSwitch non-fatal error 12028 on fid 0 on "
+        "NVSwitch "
+        "pci bus id 00000000:86:00.0 physical id 3 port 61",
+        {"fm_event": "nvswitch_nonfatal", "code": 12028, "port": 61},
+        "pci:0000:86:00",
+    ),
+    (
+        "[Sep 17 2024 06:01:46] [ERROR] [tid 1230079] failed to find the GPU handle 5410063385821516767 in "
+        "the "
+        "multicast team request setup 6130285411925746235.",
+        {"fm_event": "multicast_failure", "code": None, "port": None},
+        None,
+    ),
+    (
+        "[Jul 19 2025 18:34:55] [ERROR] [tid 192] Fabric Manager detected GPU NVL Non Fatal error on :",
+        {"fm_event": "gpu_nvl_nonfatal", "detail": "Fabric Manager detected GPU NVL Non Fatal error on :"},
+        None,
+    ),
+    (  # synthetic: the fatal twin of the line above
+        "[Jul 19 2025 18:34:55] [ERROR] [tid 192] Fabric Manager detected GPU NVL Fatal error on :",
+        {"fm_event": "gpu_nvl_fatal"},
+        None,
+    ),
+    (
+        "[Jul 19 2025 18:34:57] [WARNING] [tid 134] Trunk port failure detected for switch GUID "
+        "0xb0cf0e0300e42e00 "
+        "and switch chassis sn 1825124190179, slot 7 port number 61 port GUID 0xb0cf0e0300e42e00 cage 7.",
+        {"fm_event": "trunk_port_failure", "port": 61},
+        None,
+    ),
+    (  # synthetic around gpud's matcher text
+        "[Mar 01 2025 10:00:00] [ERROR] [tid 12] detected number of NVSwitches don't match with any "
+        "supported "
+        "system topology, aborting fabric manager",
+        {"fm_event": "topology_mismatch"},
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "expected", "device"), FM_CASES)
+def test_fabricmanager_lines(line: str, expected: dict[str, Any], device: str | None) -> None:
+    d = one(FM, line, source="fabricmanager")
+    assert d.kind == "gpu.fabricmanager"
+    assert d.device == device
+    assert_fields(d, expected)
+
+
+def test_fabricmanager_startup_failure_in_journal_is_one_event() -> None:
+    # NVIDIA/gpu-operator#610 (journal, syslog prefix added): one failure, four lines.
+    lines = [
+        "Mar  3 10:00:01 gpu-node-1 nv-fabricmanager[4177]: request to query NVSwitch device information "
+        "from "
+        "NVSwitch driver failed with error:WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]",
+        "Mar  3 10:00:01 gpu-node-1 systemd[1]: nvidia-fabricmanager.service: Control process exited, "
+        "code=exited, status=1/FAILURE",
+        "Mar  3 10:00:01 gpu-node-1 systemd[1]: nvidia-fabricmanager.service: Failed with result "
+        "'exit-code'.",
+        "Mar  3 10:00:01 gpu-node-1 systemd[1]: Failed to start NVIDIA fabric manager service.",
+    ]
+    drafts = scan(FM, lines, source="syslog")
+    assert len(drafts) == 1
+    assert_fields(drafts[0], {"fm_event": "fm_failed"})
+    assert str(drafts[0].fields["detail"]).startswith("request to query NVSwitch device information")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[Feb 25 2025 14:01:18] [INFO] [tid 1808] successfully setup multicast team for request id "
+        "8331980469606044544.",
+        "[Feb 25 2025 14:01:18] [INFO] [tid 1808] multicast group 0 is allocated.",
+        "[Feb 25 2025 14:01:19] [INFO] [tid 1808] successfully released multicast team with handle 1234.",
+        "nv-fabricmanager[1120]: Successfully configured all the available NVSwitches to route GPU NVLink "
+        "traffic. "
+        "NVLink Peer-to-Peer support will be enabled once the GPUs are successfully registered with the "
+        "NVLink "
+        "fabric.",
+        "nvidia-fabricmanager-start.sh[1049]: Detected Pre-NVL5 system",
+        "systemd[1]: nvidia-fabricmanager.service: Deactivated successfully.",
+        "systemd[1]: nvidia-fabricmanager.service: Main process exited, code=exited, status=0/SUCCESS",
+        "node-02:1234:1290 [3] NCCL WARN Cuda failure 1 'invalid argument'",
+    ],
+)
+def test_fabricmanager_negatives(line: str) -> None:
+    assert scan(FM, [line], source="fabricmanager") == []
+
+
+# ------------------------------------------------------------ reset required
+
+def test_reset_required_assertion() -> None:
+    # kubernetes-sigs/dra-driver-nvidia-gpu#982, GB200
+    d = one(RESET, "[373871.354096] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required "
+                   "[NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2827")
+    assert d.kind == "gpu.reset_required"
+    assert str(d.fields["detail"]).startswith("NVRM: nvAssertOkFailedNoLog")
+
+
+def test_reset_required_gsp_alloc_status() -> None:
+    # scitix/sichek#51
+    line = ("[Sun Jan 11 09:52:01 2026] NVRM: rpcRmApiAlloc_GSP: GspRmAlloc failed: hClient=0xc1d1a616; "
+            "hParent=0x5c000054; hObject=0x5c00005b; hClass=0x0000c86f; paramsSize=0x00000170; "
+            "paramsStatus=0x00000062; status=0x00000062")
+    assert one(RESET, line).kind == "gpu.reset_required"
+    other = line.replace("status=0x00000062", "status=0x00000051").replace("Status=0x00000062", "Status=0x51")
+    assert scan(RESET, [other]) == []
+
+
+# --------------------------------------------------------------- the tables
+
+def test_xid_table_covers_the_catalog() -> None:
+    table = xid_table()
+    assert sorted(table) == list(range(1, 173))
+    assert {i.xid_class for i in table.values()} <= XID_CLASSES
+    assert xid_table() is table  # loaded once
+    expected = {
+        13: "app", 31: "app", 43: "app", 45: "sympathetic", 48: "memory", 62: "firmware", 63: "memory_info",
+        64: "memory", 74: "nvlink", 79: "fallen_off_bus", 92: "memory_info", 94: "memory", 95: "memory",
+        119: "firmware", 120: "firmware", 121: "informational", 136: "nvlink", 140: "memory", 143: "firmware",
+        154: "recovery", 155: "nvlink", 158: "firmware", 167: "pcie", 171: "memory", 172: "memory",
+    }
+    expected.update({c: "nvlink5" for c in range(144, 151)})
+    assert {c: xid_class(c) for c in expected} == expected
+    info = xid_info(149)
+    assert info is not None
+    assert (info.mnemonic, info.immediate, info.investigatory) == (
+        "NVLINK_NETIR_ERROR", "WORKFLOW_NVLINK5_ERR", "WORKFLOW_NVLINK5_ERR")
+    newer = xid_info(168)
+    assert newer is not None and newer.immediate is None and newer.xid_class == "memory"
+    assert xid_class(500) == "other"
+
+
+def test_sxid_table() -> None:
+    assert sxid_class(20034) == "fatal"
+    assert sxid_class(12028) == "nonfatal"
+    assert sxid_class(23005) == "always_fatal"
+    assert sxid_class(22003) == "always_fatal"
+    assert sxid_class(10004) == "other"
+    assert sxid_class(1) == "other"
+    assert len(sxid_table()) > 80
+
+
+def test_extractor_declarations() -> None:
+    names = {e.name for e in gpu.EXTRACTORS}
+    assert names == {"gpu.xid", "gpu.sxid", "gpu.fabricmanager", "gpu.reset_required"}
+    for e in gpu.EXTRACTORS:
+        assert e.literals and e.sources
+        for w in e.literals:
+            assert len(w) >= 5 and w.strip().lower() not in {"error", "fatal", "failed", "nvrm"}
+    assert "fabricmanager" in FM.sources and "kernel" in FM.sources
+    assert XID.sources == frozenset({"kernel", "syslog"})

@@ -1,0 +1,479 @@
+"""Host kernel / syslog extractors on real lines (domain-facts sections 4.x and 5.1).
+
+Lines are verbatim from public issues unless marked `synthetic`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from firstfault.extract import host
+from firstfault.extract.base import Draft, LineContext, LineExtractor
+
+NET = host.NetLinkExtractor()
+AER = host.PcieAerExtractor()
+OOM = host.OomKillExtractor()
+STORAGE = host.StorageExtractor()
+HUNG = host.HungTaskExtractor()
+MCE = host.MceExtractor()
+PANIC = host.KernelPanicExtractor()
+NODE = host.NodeDownExtractor()
+
+
+def scan(ex: LineExtractor, lines: list[str], source: str = "kernel") -> list[Draft]:
+    """Feed lines the way the scanner does: only those holding a literal, one shared state."""
+    assert source in ex.sources
+    state: dict[str, object] = {}
+    out: list[Draft] = []
+    for n, line in enumerate(lines, 1):
+        if not any(w in line for w in ex.literals):
+            continue
+        ctx = LineContext(source=source, file="nodes/n1/kern.log", lineno=n, node="n1", rank=None,
+                          time=None, state=state)
+        out.extend(ex.extract(line, ctx))
+    return out
+
+
+def one(ex: LineExtractor, line: str, source: str = "kernel") -> Draft:
+    assert any(w in line for w in ex.literals), "prefilter contract: the line must hold a literal"
+    drafts = scan(ex, [line], source)
+    assert len(drafts) == 1, drafts
+    return drafts[0]
+
+
+def assert_fields(d: Draft, expected: dict[str, Any]) -> None:
+    for k, v in expected.items():
+        assert d.fields.get(k) == v, (k, d.fields.get(k), v)
+
+
+# The same message under each prefix a kernel source may carry.
+PREFIXES = [
+    "",
+    "[ 4443.974372] ",  # bare dmesg uptime
+    "[Mon Nov  2 10:03:07 2026] ",  # dmesg -T
+    "Nov  2 10:03:07 node-02 kernel: [ 4443.974372] ",  # syslog BSD with host
+    "2026-11-02T10:03:07.123456+00:00 node-02 kernel: ",  # journalctl short-iso
+]
+
+
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize(
+    ("ex", "message", "kind", "expected"),
+    [
+        (NET, "mlx5_core 0000:53:00.0 mlx5_3: Port: 1 Link DOWN", "net.link",
+         {"state": "down", "iface": "mlx5_3", "port": 1}),
+        (OOM, "Out of memory: Killed process 25315 (python3) total-vm:53312244kB, anon-rss:31451456kB, "
+              "file-rss:74816kB, shmem-rss:12296kB, UID:0 pgtables:69068kB oom_score_adj:0", "host.oom_kill",
+         {"pid": 25315, "proc": "python3", "cgroup": False}),
+        (AER, "pcieport 0000:00:1c.5: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, "
+              "(Receiver ID)",
+         "pcie.aer", {"severity": "corrected", "bdf": "0000:00:1c.5"}),
+        (HUNG, "INFO: task strat1_sim:78808 blocked for more than 120 seconds.", "kernel.hung_task",
+         {"proc": "strat1_sim", "pid": 78808, "seconds": 120}),
+        (PANIC, "watchdog: BUG: soft lockup - CPU#18 stuck for 27s! [python3:2254956]", "kernel.panic",
+         {"panic": "soft_lockup", "detail": "watchdog: BUG: soft lockup - CPU#18 stuck for 27s! "
+                                            "[python3:2254956]"}),
+        (STORAGE, "nfs: server 7.247.192.16 not responding, timed out", "storage.error",
+         {"fs": "nfs", "detail": "nfs: server 7.247.192.16 not responding, timed out"}),
+    ],
+)
+def test_prefix_forms(
+    prefix: str, ex: LineExtractor, message: str, kind: str, expected: dict[str, Any]
+) -> None:
+    d = one(ex, prefix + message)
+    assert d.kind == kind
+    assert_fields(d, expected)
+
+
+# ------------------------------------------------------------------ net.link
+
+NET_CASES: list[tuple[str, dict[str, Any], str | None]] = [
+    # IB core port state prints (kernel 6.x), real dmesg from a RoCE host
+    ("[ 4443.974372] mlx5_core 0000:53:00.0 mlx5_3: Port: 1 Link DOWN",
+     {"state": "down", "iface": "mlx5_3", "port": 1}, "mlx5_3"),
+    ("16:28:14 mlx5_core 0000:01:00.1 rocep1s0f1: Port: 1 Link DOWN",
+     {"state": "down", "iface": "rocep1s0f1", "port": 1}, "rocep1s0f1"),
+    ("Feb 14 05:03:41 000-000-00000-1-gpu-1 kernel: mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link ACTIVE",
+     {"state": "up", "iface": "mlx5_5", "port": 1}, "mlx5_5"),
+    # netdev side of the same NIC
+    ("[ 4443.968257] mlx5_core 0000:53:00.0 enp83s0f0np0: Link down",
+     {"state": "down", "iface": "enp83s0f0np0", "port": None,
+      "detail": "mlx5_core 0000:53:00.0 enp83s0f0np0: Link down"}, "enp83s0f0np0"),
+    ("mlx5_core 0000:01:00.0 enp1s0f0np0: Link up", {"state": "up", "iface": "enp1s0f0np0"}, "enp1s0f0np0"),
+    ("Sun Jun 11 23:02:41 2023 kern.info kernel: [39210.778735] igc 0000:05:00.0 eth5: NIC Link is Down",
+     {"state": "down", "iface": "eth5"}, "eth5"),
+    # port module events (drivers/net/ethernet/mellanox/mlx5/core/events.c wording)
+    ("mlx5_core 0000:12:00.0: Port module event: module 0, Cable unplugged",
+     {"state": "module_event", "iface": "pci:0000:12:00"}, "pci:0000:12:00"),
+    ("mlx5_core 0000:5c:00.0: mlx5_port_module_event:1131:(pid 0): Port module event[error]: module 0, Cable "
+     "error, High Temperature", {"state": "error", "iface": "pci:0000:5c:00"}, "pci:0000:5c:00"),
+    # NVSentinel's fatal NIC patterns
+    ("mlx5_core 0000:d2:00.0: poll_health:174: device's health compromised - reached miss count.",
+     {"state": "error", "iface": "pci:0000:d2:00"}, "pci:0000:d2:00"),
+    ("mlx5_core 0000:03:00.0: wait_func:964:(pid 112): ENABLE_HCA(0x104) timeout. Will cause a leak of a "
+     "command resource", {"state": "error"}, "pci:0000:03:00"),
+    ("systemd-networkd[1234]: ib0: Lost carrier", {"state": "down", "iface": "ib0"}, "ib0"),  # synthetic
+]
+
+
+@pytest.mark.parametrize(("line", "expected", "device"), NET_CASES)
+def test_net_link(line: str, expected: dict[str, Any], device: str | None) -> None:
+    d = one(NET, line)
+    assert d.kind == "net.link"
+    assert d.device == device
+    assert_fields(d, expected)
+
+
+def test_net_link_up_is_never_down() -> None:
+    for line in ("mlx5_core 0000:01:00.0 enp1s0f0np0: Link up",
+                 "Feb 14 05:03:41 gpu-1 kernel: mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link ACTIVE"):
+        assert one(NET, line).fields["state"] == "up"
+
+
+def test_net_link_module_error_without_bdf_prefix() -> None:
+    # gpud matcher sample: the `mlx5_core <bdf>` prefix was cut in the paste.
+    d = one(NET, "mlx5_port_module_event:1131:(pid 0): Port module event[error]: module 0, Cable error, "
+                 "High Temperature")
+    assert_fields(d, {"state": "error", "iface": "mlx5"})
+    assert d.device is None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[    2.935012] mlx5_core 0000:0b:00.0: Port module event: module 0, Cable plugged",
+        "Feb 14 05:03:41 000-000-00000-1-gpu-1 kernel: mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link INIT",
+        "IPv6: ADDRCONF(NETDEV_CHANGE): ib0: link becomes ready",
+        "[ 4443.975417] bond0: (slave enp83s0f0np0): speed changed to 0 on port 2",
+        "[ 4444.035309] bond0: (slave enp83s0f0np0): link status definitely down, disabling slave",
+        "systemd-networkd[1234]: veth3f2a1b: Lost carrier",
+        "[ 6166.009184] mlxsw_spectrum 0000:01:00.0 swp1: link down",
+        "[...] ny2g1r12hh2 kernel: mlx5_core 0000:5c:00.0: mlx5_pcie_event:299:(pid 268269): Detected "
+        "insufficient power on the PCIe slot (27W).",
+        "node-02:1234:1290 [3] NCCL WARN NET/IB : Got async event : port error",
+        "mlx5_core: INFO: synd 0x8: unrecoverable hardware error.".replace("mlx5_core", "ixgbe"),
+    ],
+)
+def test_net_link_negatives(line: str) -> None:
+    assert scan(NET, [line]) == []
+
+
+# ------------------------------------------------------------------ pcie.aer
+
+@pytest.mark.parametrize(
+    ("line", "severity", "bdf"),
+    [
+        ("pcieport 0000:00:1c.5: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
+         "corrected", "0000:00:1c.5"),
+        ("pcieport 0000:00:1d.0: PCIe Bus Error: severity=Corrected, type=Physical Layer, id=00e8(Receiver "
+         "ID)",
+         "corrected", "0000:00:1d.0"),
+        ("pcieport 0000:00:01.0: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), TLP UnsupReq",
+         "uncorrected_nonfatal", "0000:00:01.0"),
+        # synthetic in the kernel's aer.c wording
+        ("Nov  2 10:03:07 node-02 kernel: pcieport 0000:3A:00.0: AER: PCIe Bus Error: severity=Uncorrected "
+         "(Fatal), type=Transaction Layer, (Receiver ID)", "uncorrected_fatal", "0000:3a:00.0"),
+        ("nvidia 0000:b3:00.0: AER: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction "
+         "Layer, "
+         "(Requester ID)", "uncorrected_nonfatal", "0000:b3:00.0"),
+    ],
+)
+def test_pcie_aer(line: str, severity: str, bdf: str) -> None:
+    d = one(AER, line)
+    assert d.kind == "pcie.aer"
+    assert_fields(d, {"severity": severity, "bdf": bdf})
+    assert d.device == "pci:" + bdf[:10]
+    assert str(d.fields["detail"]).split(" ")[0] in {"pcieport", "nvidia"}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "pcieport 0000:00:1c.5: AER: Corrected error received: 0000:00:1c.5",
+        "pcieport 0000:00:1c.5: AER:   device [8086:9d15] error status/mask=00000001/00002000",
+        "pcieport 0000:00:1c.5: AER:    [ 0] RxErr                  (First)",
+        "nvidia 0000:01:00.0: AER: can't recover (no error_detected callback)",
+        "pcieport 0000:00:02.0: AER: Multiple Uncorrectable (Non-Fatal) error message received",
+    ],
+)
+def test_pcie_aer_only_the_bus_error_line_counts(line: str) -> None:
+    assert scan(AER, [line]) == []
+
+
+# ------------------------------------------------------------- host.oom_kill
+
+def test_oom_global() -> None:
+    # pcyin/tranX#41
+    lines = [
+        "[2059991.491436] "
+        "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
+        "task_memcg=/user.slice,task=python3,pid=25315,uid=0",
+        "[2059991.491542] Out of memory: Killed process 25315 (python3) total-vm:53312244kB, "
+        "anon-rss:31451456kB, "
+        "file-rss:74816kB, shmem-rss:12296kB, UID:0 pgtables:69068kB oom_score_adj:0",
+        "[2059992.056260] oom_reaper: reaped process 25315 (python3), now anon-rss:0kB, file-rss:74732kB, "
+        "shmem-rss:12296kB",
+    ]
+    drafts = scan(OOM, lines)
+    assert len(drafts) == 1
+    assert drafts[0].kind == "host.oom_kill"
+    assert_fields(drafts[0], {"pid": 25315, "proc": "python3", "cgroup": False})
+
+
+def test_oom_memory_cgroup() -> None:
+    lines = [
+        "[337533.314408] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),oom_memcg=/leaker,"
+        "task_memcg=/leaker,task=leaker,pid=23793,uid=0",
+        "[337533.314412] Memory cgroup out of memory: Killed process 23793 (leaker) total-vm:2623712kB, "
+        "anon-rss:506500kB, file-rss:1268kB, shmem-rss:0kB",
+    ]
+    drafts = scan(OOM, lines)
+    assert len(drafts) == 1
+    assert_fields(drafts[0], {"pid": 23793, "proc": "leaker", "cgroup": True})
+    # The message alone says it too.
+    assert one(OOM, lines[1]).fields["cgroup"] is True
+
+
+def test_oom_cgroup_from_constraint_line_only() -> None:
+    lines = [  # synthetic: a Slurm job cgroup, plain `Killed process` wording
+        "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,"
+        "oom_memcg=/slurm/uid_1000/job_42,task_memcg=/slurm/uid_1000/job_42/step_0,task=python,pid=4242,uid=1000",
+        "Killed process 4242 (python) total-vm:1000kB, anon-rss:900kB, file-rss:0kB, shmem-rss:0kB",
+    ]
+    assert scan(OOM, lines)[0].fields["cgroup"] is True
+
+
+def test_oom_old_kernel_cgroup_form() -> None:
+    lines = [  # synthetic in the pre-4.19 wording
+        "Task in /slurm/uid_1000/job_42 killed as a result of limit of /slurm/uid_1000/job_42",
+        "Memory cgroup out of memory: Kill process 1234 (python) score 1000 or sacrifice child",
+        "Killed process 1234 (python) total-vm:123456kB, anon-rss:120000kB, file-rss:0kB, shmem-rss:0kB",
+    ]
+    drafts = scan(OOM, lines)
+    assert len(drafts) == 1
+    assert_fields(drafts[0], {"pid": 1234, "proc": "python", "cgroup": True})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "2024-04-29T14:55:41,678628+02:00 pool invoked oom-killer: gfp_mask=0x6200ca(GFP_HIGHUSER_MOVABLE), "
+        "order=0, oom_score_adj=0",
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=11300781.0. Some of the step tasks have been "
+        "OOM "
+        "Killed.",
+        "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),oom_memcg=/leaker,task=leaker,pid=23793,uid=0",
+    ],
+)
+def test_oom_negatives(line: str) -> None:
+    assert scan(OOM, [line]) == []
+
+
+# ------------------------------------------------------------- storage.error
+
+@pytest.mark.parametrize(
+    ("line", "fs", "detail_start"),
+    [
+        ("[Mon Oct 16 10:06:17 2017] LustreError: 11-0: jmain01-MDT0000-mdc-ffff88203810d800: operation "
+         "obd_ping "
+         "to node 172.31.126.88@o2ib failed: rc = -107", "lustre", "LustreError: 11-0"),
+        ("Lustre: jmain01-MDT0000-mdc-ffff88203810d800: Connection to jmain01-MDT0000 (at "
+         "172.31.126.88@o2ib) was "
+         "lost; in progress operations using this service will wait for recovery to complete", "lustre",
+         "Lustre: jmain01"),
+        ("LustreError: 167-0: jmain01-MDT0000-mdc-ffff88203810d800: This client was evicted by "
+         "jmain01-MDT0000; "
+         "in progress operations using this service will fail.", "lustre", "LustreError: 167-0"),
+        ("nfs: server 7.247.192.16 not responding, timed out", "nfs", "nfs: server"),
+        ("Oct 12 10:00:00 node-03 kernel: nfs: server ease not responding, still trying", "nfs",
+         "nfs: server ease"),
+        # synthetic: GPFS syslog form (no verbatim real line in the corpus)
+        ("Dec  1 00:00:00 node-01 mmfs: [E] Node 10.0.0.5 (node-05) is being expelled because of an expired "
+         "lease.", "gpfs", "mmfs: [E]"),
+        ("[  312.1] blk_update_request: I/O error, dev sda, sector 2048 op 0x1:(WRITE) flags 0x800 phys_seg "
+         "1 "
+         "prio class 0", "block", "blk_update_request: I/O error"),
+        ("[  312.2] I/O error, dev nvme0n1, sector 1234 op 0x0:(READ) flags 0x80700 phys_seg 1 prio class 2",
+         "block", "I/O error, dev nvme0n1"),
+        ("Buffer I/O error on dev sda1, logical block 0, async page read", "block", "Buffer I/O error"),
+        ("nvme nvme4: Disabling device after reset failure: -19", "block", "Disabling device"),
+    ],
+)
+def test_storage(line: str, fs: str, detail_start: str) -> None:
+    d = one(STORAGE, line)
+    assert d.kind == "storage.error"
+    assert d.fields["fs"] == fs
+    assert str(d.fields["detail"]).startswith(detail_start)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "nfs: server ease OK",
+        "Lustre: jmain01-MDT0000-mdc-ffff88203810d800: Connection restored to jmain01-MDT0000 (at "
+        "172.31.126.88@o2ib)",
+        "LustreError: Skipped 3 previous similar messages",
+        "mmfs: [I] Command: mount gpfs0",
+        "-bash: cd: /home/ryczkok: Stale file handle",
+        "sshd[123]: Connection closed by 10.0.0.1 port 22",
+    ],
+)
+def test_storage_negatives(line: str) -> None:
+    assert scan(STORAGE, [line]) == []
+
+
+# ---------------------------------------------------------- kernel.hung_task
+
+def test_hung_task_block() -> None:
+    # aws/aws-parallelcluster#1150
+    lines = [
+        "kernel: INFO: task strat1_sim:78808 blocked for more than 120 seconds.",
+        'kernel: "echo 0 > /proc/sys/kernel/hung_task_timeout_secs" disables this message.',
+        "kernel: strat1_sim      D ffff9ea2033cb0c0     0 78808  78611 0x00000082",
+    ]
+    drafts = scan(HUNG, lines)
+    assert len(drafts) == 1
+    assert_fields(drafts[0], {"proc": "strat1_sim", "pid": 78808, "seconds": 120})
+
+
+def test_hung_task_comm_with_colon() -> None:
+    d = one(HUNG, "[Mon Oct 16 10:00:12 2017] INFO: task kworker/u16:2:1234 blocked for more than 241 "
+                  "seconds.")
+    assert_fields(d, {"proc": "kworker/u16:2", "pid": 1234, "seconds": 241})
+
+
+# ------------------------------------------------------------------ host.mce
+
+@pytest.mark.parametrize(
+    ("line", "severity"),
+    [
+        ("[11189.970968] EDAC MC3: 1 UE memory read error on CPU_SrcID#1_MC#1_Chan#2_DIMM#0 (channel:2 "
+         "slot:0 "
+         "page:0xb757589 offset:0x140 grain:32 -  OVERFLOW err_code:0101:0092 socket:1 imc:1 rank:0 bg:3 "
+         "ba:0 "
+         "row:1a1e8 col:180)", "uncorrected"),
+        ("EDAC MC0: 1 CE memory read error on CPU_SrcID#0_MC#0_Chan#0_DIMM#0 (channel:0 slot:0 page:0x1234)",
+         "corrected"),
+        ("[11219.196673] mce: [Hardware Error]: Machine check events logged", "corrected"),
+        # synthetic bank lines: MCi_STATUS bit 61 (UC) set / clear
+        ("mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 7: be00000000800400", "uncorrected"),
+        ("mce: [Hardware Error]: CPU 3: Machine Check: 0 Bank 5: 8c00004000010091", "corrected"),
+        ("Kernel panic - not syncing: Fatal machine check", "uncorrected"),
+    ],
+)
+def test_mce(line: str, severity: str) -> None:
+    d = one(MCE, line)
+    assert d.kind == "host.mce"
+    assert d.fields["severity"] == severity
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[11219.196715] EDAC skx MC3: HANDLING MCE MEMORY ERROR",
+        "EDAC MC0: Giving out device to module skx_edac controller Skylake Socket#0 IMC#0: DEV 0000:3a:0a.0 "
+        "(INTERRUPT)",
+        "EDAC MC: Ver: 3.0.0",
+    ],
+)
+def test_mce_negatives(line: str) -> None:
+    assert scan(MCE, [line]) == []
+
+
+# --------------------------------------------------------------- kernel.panic
+
+@pytest.mark.parametrize(
+    ("line", "panic"),
+    [
+        ("Kernel panic - not syncing: Fatal machine check", "panic"),
+        ("[Thu Oct 10 03:06:53 2024] watchdog: BUG: soft lockup - CPU#18 stuck for 27s! "
+         "[pt_data_pin:2254956]",
+         "soft_lockup"),
+        ("NMI watchdog: Watchdog detected hard LOCKUP on cpu 5", "hard_lockup"),
+        ("rcu: INFO: rcu_sched self-detected stall on CPU", "rcu_stall"),
+        ("INFO: rcu_preempt detected stalls on CPUs/tasks:", "rcu_stall"),
+        ("rcu: INFO: rcu_preempt detected expedited stalls on CPUs/tasks: { 12-... } 21004 jiffies s: 1081",
+         "rcu_stall"),
+        ("BUG: unable to handle kernel NULL pointer dereference at 0000000000000008", "bug"),
+        ("BUG: unable to handle page fault for address: ffffa0d9c0000000", "bug"),
+        ("kernel BUG at mm/slub.c:305!", "bug"),
+    ],
+)
+def test_kernel_panic(line: str, panic: str) -> None:
+    d = one(PANIC, line)
+    assert d.kind == "kernel.panic"
+    assert d.fields["panic"] == panic
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "CPU: 24 PID: 1364 Comm: khungtaskd Tainted: P           OE     5.15.0-1053-nvidia #54-Ubuntu",
+        "[Thu Oct 10 03:06:53 2024] pt_main_thread[2536443]: segfault at 7f797fe00000 ip 00007f7c7ac69996 sp "
+        "00007f7c12fd7c30 error 4 in libnccl.so.2[7f7c7ac00000+d3d3000]",
+        "INFO: task strat1_sim:78808 blocked for more than 120 seconds.",
+    ],
+)
+def test_kernel_panic_negatives(line: str) -> None:
+    assert scan(PANIC, [line]) == []
+
+
+# ------------------------------------------------------------ sched.node_down
+
+@pytest.mark.parametrize(
+    ("line", "hosts", "reason"),
+    [
+        ("[2024-05-01T10:00:00.123] error: Nodes node-03 not responding", ["node-03"], "not responding"),
+        ("[2024-05-01T10:05:00.001] error: Nodes node-03 not responding, setting DOWN", ["node-03"],
+         "not responding, setting DOWN"),
+        ("May  1 10:00:00 ctl slurmctld[812]: node node-03 not responding", ["node-03"], "not responding"),
+        ("error: Nodes node[01-02] not responding", ["node01", "node02"], "not responding"),
+        ("error: Nodes gpu-[1-2],cpu07 not responding, setting DOWN", ["gpu-1", "gpu-2", "cpu07"],
+         "not responding, setting DOWN"),
+        ("[2022-05-27T11:37:57.377] Killing JobId=123 on failed node node01", ["node01"], "node failure"),
+        ("requeue job JobId=123 due to failure of node node01", ["node01"], "node failure"),
+    ],
+)
+def test_node_down(line: str, hosts: list[str], reason: str) -> None:
+    assert any(w in line for w in NODE.literals)
+    drafts = scan(NODE, [line], source="syslog")
+    assert [d.host for d in drafts] == hosts
+    assert [d.fields["host"] for d in drafts] == hosts
+    assert {d.kind for d in drafts} == {"sched.node_down"}
+    assert {d.fields["reason"] for d in drafts} == {reason}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Node node01 now responding",
+        "nfs: server ease not responding, still trying",
+        "NVRM: fallen off the bus and is not responding to commands.",
+        "the node is not responding",
+        "compute001      1     main*       down*   12   12:1:1  64267        0      1   (null) Not "
+        "responding",
+    ],
+)
+def test_node_down_negatives(line: str) -> None:
+    assert scan(NODE, [line], source="syslog") == []
+
+
+def test_expand_hostlist() -> None:
+    assert host.expand_hostlist("node[001-003]") == ["node001", "node002", "node003"]
+    assert host.expand_hostlist("a[1,3-4]b,c") == ["a1b", "a3b", "a4b", "c"]
+    assert host.expand_hostlist("rack[1-2]-n[1-2]") == ["rack1-n1", "rack1-n2", "rack2-n1", "rack2-n2"]
+    assert host.expand_hostlist("solo") == ["solo"]
+
+
+# ------------------------------------------------------------- declarations
+
+def test_extractor_declarations() -> None:
+    names = {e.name for e in host.EXTRACTORS}
+    assert names == {"net.link", "pcie.aer", "host.oom_kill", "storage.error", "kernel.hung_task", "host.mce",
+                     "kernel.panic", "sched.node_down"}
+    for e in host.EXTRACTORS:
+        assert e.sources == frozenset({"kernel", "syslog"})
+        for w in e.literals:
+            assert len(w) >= 4 and w.strip().lower() not in {"error", "fatal", "failed", "warning"}
