@@ -163,12 +163,25 @@ def _chunks(fh: IO[bytes], stats: FileStats) -> Iterator[tuple[bytes, int]]:
     carry = b""
     lines_before = 0
     skipping = False  # inside an over-long line, dropping until its end
-    while True:
-        try:
-            data = fh.read(CHUNK)
-        except (EOFError, OSError, zlib.error) as exc:
-            stats.errors.append((lines_before + 1, f"read stopped early: {exc}; what was read is kept"))
-            data = b""
+    read = getattr(fh, "read1", fh.read)
+    failed = False
+    while not failed:
+        # Gather about CHUNK bytes; read1 returns what a compressed stream has
+        # so far, so a truncated .gz still yields everything before the cut.
+        parts: list[bytes] = []
+        size = 0
+        while size < CHUNK:
+            try:
+                piece = read(CHUNK - size)
+            except (EOFError, OSError, zlib.error) as exc:
+                stats.errors.append((None, f"read stopped early: {exc}; what was read is kept"))
+                failed = True
+                break
+            if not piece:
+                break
+            parts.append(piece)
+            size += len(piece)
+        data = b"".join(parts)
         if not data:
             break
         stats.bytes += len(data)

@@ -1,0 +1,1 @@
+"""The shipped rule catalog and vendor tables (data)."""

@@ -1,0 +1,1 @@
+"""Attribution engine: catalog, matching, inhibition, verdict."""

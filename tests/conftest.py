@@ -1,0 +1,51 @@
+"""Shared helpers: small bundles written on the fly."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+WORKLOAD = {
+    "apiVersion": "firstfault/v1",
+    "workload": {
+        "id": "77",
+        "scheduler": "static",
+        "window": {"start": "2026-11-02T10:00:00Z", "end": "2026-11-02T11:00:00Z"},
+        "nodes": ["node-01", "node-02", "node-03"],
+        "ranks": {"node-01": "0-1", "node-02": "2-3", "node-03": "4-5"},
+        "terminal_state": "FAILED",
+    },
+    "sources": [
+        {"kind": "kernel", "path": "nodes/{node}/kern.log"},
+        {"kind": "application", "path": "app/rank-{rank}.log"},
+    ],
+}
+
+XID79 = "Nov  2 10:05:00 node-02 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=123, name=python, GPU has fallen off the bus.\n"
+NCCL_REMOTE = (
+    "node-01:1:2 [0] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> "
+    "with status=12 opcode=0 len=0 vendor err 129 (Recv)\n"
+)
+
+BundleMaker = Callable[..., Path]
+
+
+@pytest.fixture
+def make_bundle(tmp_path: Path) -> BundleMaker:
+    def make(files: dict[str, str | bytes], workload: dict | None = None, name: str = "b") -> Path:
+        root = tmp_path / name
+        root.mkdir()
+        (root / "workload.yaml").write_text(yaml.safe_dump(workload or WORKLOAD, sort_keys=False))
+        for rel, content in files.items():
+            p = root / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                p.write_bytes(content)
+            else:
+                p.write_text(content)
+        return root
+
+    return make

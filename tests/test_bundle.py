@@ -1,0 +1,142 @@
+"""Bundle reading and bad input: clear errors, nothing else lost."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+from pathlib import Path
+
+import pytest
+
+from firstfault.analyze import Analyzer
+from firstfault.bundle import BundleError, load_bundle, parse_ranges
+from tests.conftest import NCCL_REMOTE, WORKLOAD, XID79, BundleMaker
+
+
+def test_ranges() -> None:
+    assert parse_ranges("0-3,8,10-11") == [0, 1, 2, 3, 8, 10, 11]
+    assert parse_ranges([3, 1]) == [1, 3]
+    with pytest.raises(ValueError):
+        parse_ranges("5-2")
+
+
+def test_unknown_key_names_path_and_line(make_bundle: BundleMaker) -> None:
+    wl = copy.deepcopy(WORKLOAD)
+    wl["workload"]["window"]["stop"] = "2026-11-02T11:00:00Z"
+    root = make_bundle({}, wl)
+    with pytest.raises(BundleError) as exc:
+        load_bundle(root)
+    msg = str(exc.value)
+    assert "workload.window.stop: unknown key" in msg
+    assert "workload.yaml:" in msg and ":6:" in msg or "workload.yaml:" in msg
+
+
+def test_missing_workload_yaml(tmp_path: Path) -> None:
+    with pytest.raises(BundleError, match="no workload.yaml"):
+        load_bundle(tmp_path)
+
+
+def test_bad_time_is_named(make_bundle: BundleMaker) -> None:
+    wl = copy.deepcopy(WORKLOAD)
+    wl["workload"]["window"]["start"] = "yesterday"
+    with pytest.raises(BundleError, match=r"workload\.window\.start"):
+        load_bundle(make_bundle({}, wl))
+
+
+def test_path_escaping_root_is_refused(make_bundle: BundleMaker, tmp_path: Path) -> None:
+    wl = copy.deepcopy(WORKLOAD)
+    wl["sources"].append({"kind": "syslog", "path": "../outside/{node}.log"})
+    root = make_bundle({"nodes/node-02/kern.log": XID79}, wl)
+    v = Analyzer().analyze_path(str(root))
+    assert any("leaves the bundle root" in e.message for e in v.errors)
+    assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
+
+
+def test_symlink_outside_is_refused(make_bundle: BundleMaker, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.log"
+    secret.write_text(XID79)
+    root = make_bundle({})
+    (root / "nodes" / "node-02").mkdir(parents=True)
+    (root / "nodes" / "node-02" / "kern.log").symlink_to(secret)
+    v = Analyzer().analyze_path(str(root))
+    assert any("outside the bundle root" in e.message for e in v.errors)
+    assert v.root_cause is None
+
+
+def test_bad_files_do_not_hide_the_rest(make_bundle: BundleMaker) -> None:
+    files: dict[str, str | bytes] = {
+        "nodes/node-01/kern.log": b"\x00\x01\x02binary\x00" * 100,  # binary
+        "nodes/node-02/kern.log": XID79.encode() + b"caf\xe9 latin-1 NVRM: Xid junk \xff\n",  # non-UTF-8
+        "nodes/node-03/kern.log": "",  # empty
+        "app/rank-0.log": NCCL_REMOTE,
+        # rank 2's file is missing altogether
+    }
+    v = Analyzer().analyze_path(str(make_bundle(files)))
+    assert v.attributed_domain == "hardware"
+    assert v.root_cause and v.root_cause.nodes == ["node-02"]
+    msgs = " | ".join(f"{e.file}: {e.message}" for e in v.errors)
+    assert "nodes/node-01/kern.log: binary" in msgs
+    assert "not valid UTF-8" in msgs
+    kernel = next(c for c in v.coverage if c.source == "kernel")
+    assert kernel.status == "partial" and "node-01" in kernel.missing_nodes
+    assert "node-03/kern.log is empty" in (kernel.note or "")
+
+
+def test_enormous_line_is_clipped_not_fatal(make_bundle: BundleMaker) -> None:
+    big = b"x" * (50 << 20)  # 50 MB with no newline before the fault
+    root = make_bundle({"nodes/node-02/kern.log": big + b"\n" + XID79.encode()})
+    v = Analyzer().analyze_path(str(root))
+    assert any("longer than" in e.message for e in v.errors)
+    assert v.root_cause and v.root_cause.category == "gpu.fallen_off_bus"
+    ev = next(e for e in v.evidence if e.role == "cause")
+    assert ev.line == 2
+
+
+def test_truncated_gzip_keeps_what_was_read(make_bundle: BundleMaker) -> None:
+    data = gzip.compress((XID79 + "filler line\n" * 20000).encode())
+    wl = copy.deepcopy(WORKLOAD)
+    wl["sources"] = [{"kind": "kernel", "path": "nodes/{node}/kern.log.gz"}]
+    root = make_bundle({"nodes/node-02/kern.log.gz": data[: len(data) // 2]}, wl)
+    v = Analyzer().analyze_path(str(root))
+    assert any("read stopped early" in e.message for e in v.errors)
+    assert v.root_cause and v.root_cause.category == "gpu.fallen_off_bus"
+
+
+def test_unstamped_lines_take_nearest_earlier_stamp(make_bundle: BundleMaker) -> None:
+    app = "2026-11-02 10:05:03,500 INFO step 10\n" + NCCL_REMOTE
+    root = make_bundle({"app/rank-0.log": app})
+    v = Analyzer().analyze_path(str(root))
+    # Alone, the IB error is the (weak) transport cause; its time is the stamp above it.
+    assert v.root_cause is not None and v.root_cause.category == "network.transport"
+    assert v.root_cause.first_seen == "2026-11-02T10:05:03.500000Z"
+
+
+def test_srun_label_binds_rank_and_node(make_bundle: BundleMaker) -> None:
+    wl = copy.deepcopy(WORKLOAD)
+    wl["sources"] = [{"kind": "application", "path": "slurm-77.out", "rank_prefix": "srun"}]
+    out = (
+        "0: 2026-11-02 10:00:00,000 INFO start\n"
+        "5: 2026-11-02 10:05:00,000 INFO step\n"
+        "5: Traceback (most recent call last):\n"
+        '3:   File "train.py", line 1, in <module>\n'
+        '5:   File "train.py", line 9, in <module>\n'
+        "5: ValueError: bad shape (4, 3)\n"
+    )
+    v = Analyzer().analyze_path(str(make_bundle({"slurm-77.out": out}, wl)))
+    assert v.root_cause is not None and v.root_cause.category == "app.exception"
+    assert v.root_cause.nodes == ["node-03"]
+    assert "ValueError" in v.root_cause.summary
+
+
+def test_events_outside_the_window_are_ignored(make_bundle: BundleMaker) -> None:
+    old = XID79.replace("Nov  2 10:05:00", "Nov  1 03:00:00")
+    v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": old})))
+    assert v.root_cause is None
+
+
+def test_declared_terminal_state_succeeded_is_none(make_bundle: BundleMaker) -> None:
+    wl = copy.deepcopy(WORKLOAD)
+    wl["workload"]["terminal_state"] = "COMPLETED"
+    v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": XID79}, wl)))
+    assert v.attributed_domain == "none" and v.outcome == "succeeded"
+    assert v.secondary_causes and v.secondary_causes[0].category == "gpu.fallen_off_bus"
