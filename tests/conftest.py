@@ -24,7 +24,10 @@ WORKLOAD = {
     ],
 }
 
-XID79 = "Nov  2 10:05:00 node-02 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=123, name=python, GPU has fallen off the bus.\n"
+XID79 = (
+    "Nov  2 10:05:00 node-02 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=123, name=python, "
+    "GPU has fallen off the bus.\n"
+)
 NCCL_REMOTE = (
     "node-01:1:2 [0] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> "
     "with status=12 opcode=0 len=0 vendor err 129 (Recv)\n"

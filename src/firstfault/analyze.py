@@ -9,9 +9,9 @@ then attribute and build the verdict.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
+from typing import Literal
 
 from firstfault.bundle import Bundle, load_bundle
 from firstfault.engine.attribute import attribute
@@ -298,6 +298,7 @@ def _coverage(cov: dict[str, _Cov], allocation: list[str]) -> list[CoverageItem]
         expected = sorted(c.nodes_expected) if c.nodes_expected else list(allocation)
         seen = sorted(n for n in c.nodes_seen if not expected or n in expected)
         missing = [n for n in expected if n not in c.nodes_seen]
+        status: Literal["complete", "partial", "missing", "empty", "error"]
         if c.files == 0:
             status = "missing"
         elif c.readable == 0:
@@ -324,4 +325,4 @@ def is_failure(outcome: str) -> bool:
     return outcome not in ("succeeded", "running")
 
 
-__all__: Iterable[str] = ("Analyzer", "analyze", "outcome_of", "is_failure")
+__all__ = ["Analyzer", "analyze", "is_failure", "outcome_of"]

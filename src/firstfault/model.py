@@ -9,12 +9,12 @@ the sinks and the CLI serialise it the same way.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Literal, Union
+from datetime import UTC, datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-FieldValue = Union[str, int, float, bool, None]
+FieldValue = str | int | float | bool | None
 
 API_VERSION = "firstfault/v1"
 
@@ -84,8 +84,8 @@ def iso(t: datetime | None) -> str | None:
     if t is None:
         return None
     if t.tzinfo is None:
-        t = t.replace(tzinfo=timezone.utc)
-    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        t = t.replace(tzinfo=UTC)
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 # --------------------------------------------------------------------------

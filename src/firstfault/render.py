@@ -92,10 +92,10 @@ def render_verdict(v: Verdict, console: Console) -> None:
     cov = Table(title="Coverage", expand=False)
     for col in ("source", "status", "nodes", "files", "lines", "note"):
         cov.add_column(col)
-    for c in v.coverage:
-        style = "green" if c.status == "complete" else "yellow" if c.status == "partial" else "red"
-        cov.add_row(c.source, Text(c.status, style=style), f"{c.nodes_seen}/{c.nodes_expected}",
-                    str(c.files), str(c.lines), c.note or "")
+    for item in v.coverage:
+        style = "green" if item.status == "complete" else "yellow" if item.status == "partial" else "red"
+        cov.add_row(item.source, Text(item.status, style=style), f"{item.nodes_seen}/{item.nodes_expected}",
+                    str(item.files), str(item.lines), item.note or "")
     console.print(cov)
     if v.errors:
         err = Table(title="Errors while reading evidence", expand=True)

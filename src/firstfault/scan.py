@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.model import Event, Evidence
@@ -33,7 +33,6 @@ try:  # Hyperscan: a multi-literal matcher at memory speed; optional.
 
     HAVE_HYPERSCAN = True
 except ImportError:  # pragma: no cover - depends on the platform
-    _hs = None
     HAVE_HYPERSCAN = False
 
 _SRUN = re.compile(rb"^\s*(\d+): ")
@@ -154,8 +153,8 @@ class EventStore:
 
 def _open(path: str) -> IO[bytes]:
     if path.endswith(".gz"):
-        return gzip.open(path, "rb")
-    return open(path, "rb")  # noqa: SIM115 - closed by the caller
+        return cast(IO[bytes], gzip.open(path, "rb"))
+    return open(path, "rb")
 
 
 def _chunks(fh: IO[bytes], stats: FileStats) -> Iterator[tuple[bytes, int]]:

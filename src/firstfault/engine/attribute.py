@@ -183,7 +183,9 @@ def _explains(a: Finding | Rule, category: str, nodes: Iterable[str], first: dat
         return False
     node_set = set(nodes)
     for ex in rule.explains:
-        if ex.category is not None and category_matches(ex.category, category) and (not ex.same_node or node_set <= set(a_nodes)):
+        if ex.category is None or not category_matches(ex.category, category):
+            continue
+        if not ex.same_node or node_set <= set(a_nodes):
             return True
     return False
 

@@ -142,6 +142,9 @@ class RuleTest(_Strict):
     expect: list[Expect]
 
 
+GroupKey = Literal["node", "device", "rank"]
+
+
 class Rule(_Strict):
     id: str
     title: str
@@ -155,7 +158,7 @@ class Rule(_Strict):
     description: str | None = None
     references: list[str] = Field(default_factory=list)
     match: list[Selection]
-    group_by: list[Literal["node", "device", "rank"]] = Field(default_factory=lambda: ["node"])
+    group_by: list[GroupKey] = Field(default_factory=lambda: list[GroupKey](["node"]))
     min_count: int = Field(default=1, ge=1)
     widespread: Widespread | None = None
     explains: list[Explains] = Field(default_factory=list)
@@ -265,17 +268,17 @@ def _check(rules: list[LoadedRule]) -> list[str]:
         lr.rule.widespread.category for lr in rules if lr.rule.widespread
     }
     for lr in rules:
-        r, f, ln = lr.rule, lr.file, lr.line_of
+        r = lr.rule
 
-        def at(key: str) -> str:
-            return f"{f}:{ln.get(key, 1)}"
+        def at(key: str, lr: LoadedRule = lr) -> str:
+            return f"{lr.file}:{lr.line_of.get(key, 1)}"
 
         if not ID_RE.match(r.id):
             problems.append(f"{at('id')}: [id-format] rule id {r.id!r} must be lower-case words joined by -")
         if r.id in seen:
             problems.append(f"{at('id')}: [id-unique] rule id {r.id!r} is also used in {seen[r.id]}")
-        seen.setdefault(r.id, f)
-        if Path(f).stem != r.id:
+        seen.setdefault(r.id, lr.file)
+        if Path(lr.file).stem != r.id:
             problems.append(f"{at('id')}: [file-name] file should be named {r.id}.yaml")
         if not CATEGORY_RE.match(r.category):
             problems.append(f"{at('category')}: [category-format] {r.category!r} is not a dotted id")

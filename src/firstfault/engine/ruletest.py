@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from xml.etree import ElementTree as ET
 
 from firstfault.engine.attribute import Finding, attribute
@@ -12,7 +12,7 @@ from firstfault.engine.match import category_matches
 from firstfault.extract.base import LineContext
 from firstfault.model import Event, Evidence, FieldValue
 
-EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 @dataclass(slots=True)
@@ -52,8 +52,8 @@ def _events_for(test: RuleTest) -> list[Event]:
         extra: dict[str, FieldValue] = {}
         for k, v in (te.model_extra or {}).items():
             extra[k] = v if isinstance(v, (str, int, float, bool)) or v is None else str(v)
-        t = None if te.t is None else EPOCH + timedelta(seconds=te.t)
-        events.append(Event(kind=te.kind, time=t, node=te.node, rank=te.rank, device=te.device,
+        te_t = None if te.t is None else EPOCH + timedelta(seconds=te.t)
+        events.append(Event(kind=te.kind, time=te_t, node=te.node, rank=te.rank, device=te.device,
                             fields=extra,
                             evidence=Evidence(source="test", file="test", line=j + 1, text=te.kind)))
     return events

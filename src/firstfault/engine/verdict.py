@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from firstfault.engine.attribute import Attribution, Finding, SymptomHit, event_sort_key, render, weight
 from firstfault.engine.catalog import Catalog
@@ -193,10 +193,10 @@ def build_verdict(
 
     affected: list[str] = []
     for f in [root] if root else candidates:
-        for n in f.nodes:
-            if n not in affected:
-                affected.append(n)
-    when = now or datetime.now(timezone.utc)
+        for node in f.nodes:
+            if node not in affected:
+                affected.append(node)
+    when = now or datetime.now(UTC)
     return Verdict(
         workload=workload,
         terminal_state=terminal_state,

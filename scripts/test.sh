@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Sets up a virtualenv (if needed) and runs every check: lint, types, the
+# rule catalog's own tests, and the test suite. Used by CI (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+mkdir -p test-artifacts
+echo "== ruff";            .venv/bin/ruff check src tests bench
+echo "== mypy --strict";   .venv/bin/mypy
+echo "== rules check";     .venv/bin/firstfault rules check
+echo "== rules test";      .venv/bin/firstfault rules test --junit test-artifacts/rules-junit.xml
+echo "== pytest";          .venv/bin/python -m pytest --junitxml=test-artifacts/pytest-junit.xml "$@"
