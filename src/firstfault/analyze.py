@@ -128,6 +128,31 @@ def _normalise(events: list[Event], bundle: Bundle, mapper: NodeMapper, grace: t
     return out
 
 
+def _silent_nodes(last: dict[str, datetime], gap: float) -> list[Event]:
+    """Nodes whose ranks all stopped writing long before the others did.
+
+    Slurm's NODE_FAIL names no node; the node that fell silent first is the
+    one the controller lost. Only application logs count: they are written
+    every few seconds, while kernel logs may be quiet for hours.
+    """
+    if len(last) < 2:
+        return []
+    ordered = sorted(last.values())
+    median = ordered[len(ordered) // 2]
+    out = []
+    for node, t in sorted(last.items()):
+        lag = (median - t).total_seconds()
+        if lag >= gap:
+            out.append(Event(
+                kind="node.silent", time=t, node=node,
+                fields={"last_seen": iso(t), "lag_s": round(lag, 3)},
+                evidence=Evidence(source="application", file=None, line=None,
+                                  text=f"{node}: application logs stop at {iso(t)}, {lag:.0f} s before "
+                                       f"the other nodes' (median {iso(median)})"),
+            ))
+    return out
+
+
 def _terminal_state(events: list[Event], declared: str | None) -> tuple[str | None, Event | None]:
     """The scheduler's word on how the attempt ended (it wins over workload.yaml)."""
     jobs = [e for e in events if e.kind == "sched.job" and e.fields.get("scope") == "job"]
@@ -174,6 +199,7 @@ class Analyzer:
         errors: list[ErrorItem] = []
         cov: dict[str, _Cov] = {}
         allocation = list(wl.nodes)
+        app_last: dict[str, datetime] = {}  # node -> last stamped application line
 
         def emit(d: Draft, ctx: LineContext, text: str) -> None:
             store.add(draft_to_event(d, ctx, text))
@@ -194,6 +220,9 @@ class Analyzer:
                         srun_prefix=src.spec.rank_prefix == "srun", tp=tp, emit=emit,
                     )
                     lines, errs = stats.lines, stats.errors
+                    if kind == "application" and sf.node and stats.last_time is not None:
+                        prev = app_last.get(sf.node)
+                        app_last[sf.node] = max(prev, stats.last_time) if prev else stats.last_time
                     if stats.bad_utf8:
                         errs.append((None, f"{stats.bad_utf8} matching line(s) not valid UTF-8; "
                                            "decoded with replacement characters"))
@@ -223,6 +252,8 @@ class Analyzer:
         state, state_ev = _terminal_state(events, wl.terminal_state)
         if state_ev is None and wl.terminal_state:
             events.append(self._declared_state(bundle))
+        if state and state.split()[0].upper() == "NODE_FAIL":
+            events.extend(_silent_nodes(app_last, self.catalog.settings.silent_node_gap))
         coverage = _coverage(cov, allocation)
         att = attribute(events, self.catalog.active(), self.catalog.settings, allocation)
         ref = WorkloadRef(

@@ -121,6 +121,7 @@ class FileStats:
     candidates: int = 0
     events: int = 0
     bad_utf8: int = 0
+    last_time: datetime | None = None  # the file's last stamped line
     errors: list[tuple[int | None, str]] = field(default_factory=list)
 
 
@@ -329,7 +330,7 @@ class LineScanner:
             last = self._last_stamp(buf, tp, srun_prefix)
             if last is not None:
                 carried = last
-                wall_of(last)
+                stats.last_time = wall_of(last) or stats.last_time
 
     @staticmethod
     def _walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool) -> Stamp | None:

@@ -50,7 +50,7 @@ KNOWN_EVENT_KINDS = frozenset(
         "sched.node_down", "nccl.timeout", "nccl.remote_error", "nccl.communicator_aborted",
         "nccl.ib_completion_error", "nccl.error", "net.address", "torch.child_failed",
         "process.signal", "app.exception", "app.cuda_oom", "app.cuda_error", "app.numerics",
-        "sched.job", "k8s.pod", "k8s.event", "kueue.condition", "metric.condition",
+        "sched.job", "k8s.pod", "k8s.event", "kueue.condition", "metric.condition", "node.silent",
     }
 )
 
@@ -179,6 +179,7 @@ class Settings(_Strict):
     merge_window: float = 30.0
     ambiguity_window: float = 30.0
     widespread: WidespreadSettings = Field(default_factory=WidespreadSettings)
+    silent_node_gap: float = 60.0
     evidence_per_finding: int = 5
     evidence_per_symptom: int = 2
     explain_sets: dict[str, list[Explains]] = Field(default_factory=dict)
