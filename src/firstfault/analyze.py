@@ -17,7 +17,6 @@ from firstfault.bundle import Bundle, load_bundle
 from firstfault.engine.attribute import attribute
 from firstfault.engine.catalog import Catalog, shipped_catalog
 from firstfault.engine.verdict import build_verdict, outcome_of
-from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.common import norm_pci
 from firstfault.model import (
     CoverageItem,
@@ -29,7 +28,7 @@ from firstfault.model import (
     WorkloadRef,
     iso,
 )
-from firstfault.scan import LINE_SOURCES, EventStore, LineScanner, all_line_extractors, draft_to_event
+from firstfault.scan import LINE_SOURCES, Candidate, EventStore, Extraction, LineScanner, all_line_extractors
 from firstfault.timeparse import TimeParser
 
 MAX_STRUCTURED_BYTES = 256 << 20
@@ -201,8 +200,11 @@ class Analyzer:
         allocation = list(wl.nodes)
         app_last: dict[str, datetime] = {}  # node -> last stamped application line
 
-        def emit(d: Draft, ctx: LineContext, text: str) -> None:
-            store.add(draft_to_event(d, ctx, text))
+        extraction = Extraction(all_line_extractors())
+
+        def emit(c: Candidate) -> None:
+            for ev in extraction.events(c):
+                store.add(ev)
 
         for src in bundle.sources:
             kind = src.spec.kind

@@ -227,16 +227,65 @@ def _looks_binary(head: bytes) -> bool:
     return False
 
 
+@dataclass(slots=True)
+class Candidate:
+    """A line that passed the prefilter, with its place and its resolved time.
+
+    This is also the wire form of a log observation (the Blueprint ships
+    candidates to the Service), so the embedded engine and the Service run
+    the very same extraction on the very same records.
+    """
+
+    source: str
+    file: str
+    line: int
+    node: str | None
+    rank: int | None
+    time: datetime | None
+    text: str
+
+
+class Extraction:
+    """Runs the extractors of each source kind over candidates, in stream order.
+
+    Multi-line records (tracebacks, torchrun blocks) keep their state per
+    (file, rank) stream, so interleaved `srun --label` output stays apart.
+    """
+
+    def __init__(self, extractors: Iterable[LineExtractor]) -> None:
+        self._by_source: dict[str, list[tuple[str, LineExtractor]]] = {}
+        for ex in extractors:
+            for src in sorted(ex.sources):
+                self._by_source.setdefault(src, []).extend((w, ex) for w in ex.literals)
+        self._states: dict[tuple[str, int | None], dict[str, object]] = {}
+
+    def events(self, c: Candidate) -> list[Event]:
+        pairs = self._by_source.get(c.source)
+        if not pairs:
+            return []
+        text = c.text
+        ctx: LineContext | None = None
+        out: list[Event] = []
+        seen: set[int] = set()
+        for w, ex in pairs:
+            if id(ex) in seen or w not in text:
+                continue
+            seen.add(id(ex))
+            if ctx is None:
+                ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=c.rank,
+                                  time=c.time, state=self._states.setdefault((c.file, c.rank), {}))
+            for d in ex.extract(text, ctx):
+                out.append(draft_to_event(d, ctx, text[:TEXT_CLIP]))
+        return out
+
+
 class LineScanner:
-    """Scans the files of one source kind with that kind's extractors."""
+    """Finds the candidate lines of one source kind's files."""
 
     def __init__(self, source: str, extractors: Iterable[LineExtractor]) -> None:
         self.source = source
-        self.extractors = [e for e in extractors if source in e.sources]
-        self.matcher = _Matcher(sorted({w for e in self.extractors for w in e.literals}))
-        self._by_literal: list[tuple[str, LineExtractor]] = [
-            (w, e) for e in self.extractors for w in e.literals
-        ]
+        literals = sorted({w for e in extractors if source in e.sources for w in e.literals})
+        self.matcher = _Matcher(literals)
 
     def scan_file(
         self,
@@ -247,7 +296,7 @@ class LineScanner:
         rank: int | None,
         srun_prefix: bool,
         tp: TimeParser,
-        emit: Callable[[Draft, LineContext, str], None],
+        emit: Callable[[Candidate], None],
     ) -> FileStats:
         stats = FileStats()
         try:
@@ -268,9 +317,7 @@ class LineScanner:
         return stats
 
     def _scan(self, fh: IO[bytes], stats: FileStats, rel: str, node: str | None, rank: int | None,
-              srun_prefix: bool, tp: TimeParser,
-              emit: Callable[[Draft, LineContext, str], None]) -> None:
-        states: dict[int | None, dict[str, object]] = {}
+              srun_prefix: bool, tp: TimeParser, emit: Callable[[Candidate], None]) -> None:
         carried: Stamp | None = None  # last stamp of the previous chunk
         boot: list[datetime | None] = [None]  # wall - uptime, learnt from lines with both
 
@@ -306,27 +353,11 @@ class LineScanner:
                 except UnicodeDecodeError:
                     stats.bad_utf8 += 1
                     text = raw.decode("utf-8", errors="replace")
-                hits = [ex for w, ex in self._by_literal if w in text]
-                if not hits:
-                    continue
                 stats.candidates += 1
-                st = tp.parse(text)
-                t = wall_of(st)
+                t = wall_of(tp.parse(text))
                 if t is None:
                     t = self._earlier_stamp(buf, s, tp, srun_prefix, wall_of) or wall_of(carried)
-                r = prank if prank is not None else rank
-                ctx = LineContext(
-                    source=self.source, file=rel, lineno=line_no, node=node, rank=r, time=t,
-                    state=states.setdefault(r, {}),
-                )
-                seen: set[int] = set()
-                for ex in hits:
-                    if id(ex) in seen:
-                        continue
-                    seen.add(id(ex))
-                    for d in ex.extract(text, ctx):
-                        stats.events += 1
-                        emit(d, ctx, text[:TEXT_CLIP])
+                emit(Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text))
             last = self._last_stamp(buf, tp, srun_prefix)
             if last is not None:
                 carried = last

@@ -114,6 +114,8 @@ def _build(rule: Rule, events: list[Event], nodes_hint: list[str] | None = None)
             devices.append(d)
     if nodes_hint:
         nodes = nodes_hint
+    if rule.whole_job:
+        nodes = []
     first = next((e.earliest() for e in events if e.earliest() is not None), None)
     return Finding(
         rule=rule,

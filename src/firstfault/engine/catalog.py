@@ -160,6 +160,8 @@ class Rule(_Strict):
     match: list[Selection]
     group_by: list[GroupKey] = Field(default_factory=lambda: list[GroupKey](["node"]))
     min_count: int = Field(default=1, ge=1)
+    # The finding is about the whole job (a scheduler decision): it names no node.
+    whole_job: bool = False
     widespread: Widespread | None = None
     explains: list[Explains] = Field(default_factory=list)
     summary: str = "{title} on {nodes}"
