@@ -1,0 +1,446 @@
+"""NCCL and PyTorch c10d lines: collective timeouts, NCCL errors, IB completion errors, addresses.
+
+Lines arrive with whatever prefix the writer put on them: PyTorch's
+`[rank3]:` (kept by the scanner), a glog header `[E1102 10:03:09.123456 4242
+ProcessGroupNCCL.cpp:607]`, NCCL's `host:pid:tid [dev]`, a journald prefix
+when a launcher pipes to syslog. Every regex therefore uses `search`.
+
+One failure is often reported several times by one process: NCCL's WARN
+line, then PyTorch's `DistBackendError` quoting it as `Last error:`, then the
+`what():` of the abort. The per-stream state in `ctx.state` folds those
+repeats so a rank's one failure counts once (see `_PytorchReportDedup` and
+the SeqNum key of the watchdog extractor).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Final
+
+from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.model import FieldValue
+
+_DETAIL_CLIP: Final = 400
+
+# --------------------------------------------------------------------------
+# Prefixes shared with the application extractors
+# --------------------------------------------------------------------------
+
+# `[rank3]:` from PyTorch >= 2.2 (TORCH_... rank-prefixed stderr); mpirun
+# --tag-output `[1,3]<stderr>:` where the second number is the rank; torchrun
+# --tee `[default3]:` where the number is a LOCAL rank, so it is only dropped.
+_RANK_PREFIX = re.compile(r"^\s*\[rank(?P<rank>\d+)\]:\s?")
+_MPI_PREFIX = re.compile(r"^\s*\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?")
+_TEE_PREFIX = re.compile(r"^\s*\[[A-Za-z_][\w\-]*?\d+\]:\s?")
+
+
+# An RFC 3339 stamp a collector puts before every line (`kubectl logs
+# --timestamps`, docker): dropped so multi-line records keep their shape.
+_LINE_STAMP = re.compile(r"^\s*\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s")
+
+
+def split_rank_prefix(line: str) -> tuple[int | None, str]:
+    """`[rank3]: text` -> (3, "text"); a line without a rank prefix keeps its text."""
+    stamp = _LINE_STAMP.match(line)
+    if stamp:
+        line = line[stamp.end() :]
+    tee = _TEE_PREFIX.match(line)
+    if tee and not _RANK_PREFIX.match(line):
+        line = line[tee.end() :]
+    m = _RANK_PREFIX.match(line) or _MPI_PREFIX.match(line)
+    if m:
+        return int(m.group("rank")), line[m.end() :]
+    return None, line
+
+
+def clip(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= _DETAIL_CLIP else text[: _DETAIL_CLIP - 3] + "..."
+
+
+def recent(state: dict[str, object], key: str) -> dict[object, int]:
+    """A per-stream map `key -> line number last seen` kept in ctx.state."""
+    table = state.get(key)
+    if not isinstance(table, dict):
+        table = {}
+        state[key] = table
+    return table
+
+
+# --------------------------------------------------------------------------
+# NCCL line anatomy
+# --------------------------------------------------------------------------
+
+# `host:pid:tid [dev] file.cc:123 NCCL WARN msg`; the source location is
+# missing from older NCCL and from INFO lines, the host may be an FQDN, and
+# NCCL_DEBUG_TIMESTAMP_FORMAT can put `[2026-11-02 10:03:07]` in front.
+_NCCL_HEAD = re.compile(
+    r"(?:^|[\s\]:])(?P<host>[A-Za-z0-9][\w.\-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
+    r"(?:\S+:\d+ )?NCCL (?P<level>WARN|INFO|ERROR|ABORT)\b ?(?P<msg>.*)$"
+)
+_NCCL_WARN_BARE = re.compile(r"NCCL WARN (?P<msg>.*)$")
+
+
+def _nccl_head(body: str) -> tuple[re.Match[str] | None, str | None]:
+    """(header match, WARN message) for an NCCL-printed line."""
+    m = _NCCL_HEAD.search(body)
+    if m:
+        return m, (m.group("msg") if m.group("level") == "WARN" else None)
+    bare = _NCCL_WARN_BARE.search(body)
+    return None, (bare.group("msg") if bare else None)
+
+
+def _place(draft: Draft, head: re.Match[str] | None) -> Draft:
+    """Host and GPU from the NCCL header: `[dev]` is the local CUDA index, which
+    on the clusters this tool targets is the GPU index."""
+    if head is not None:
+        draft.host = head.group("host")
+        draft.device = f"gpu{head.group('dev')}"
+    return draft
+
+
+# --------------------------------------------------------------------------
+# NCCL result codes (NCCL ncclGetErrorString, PyTorch getNcclErrorDetailStr)
+# --------------------------------------------------------------------------
+
+# (enum, phrases that name it). Order matters: the first enum a line names
+# wins, and PyTorch's short strings are checked after the enum names.
+_RESULTS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
+    ("ncclUnhandledCudaError", ("ncclUnhandledCudaError", "unhandled cuda error", "Cuda failure")),
+    ("ncclSystemError", ("ncclSystemError", "unhandled system error")),
+    ("ncclInternalError", ("ncclInternalError", "internal error - please report")),
+    ("ncclInvalidArgument", ("ncclInvalidArgument", "invalid argument (run with NCCL_DEBUG")),
+    ("ncclInvalidUsage", ("ncclInvalidUsage", "invalid usage (run with NCCL_DEBUG")),
+    ("ncclRemoteError", ("ncclRemoteError", "remote process exited or there was a network error")),
+    ("ncclInProgress", ("ncclInProgress", "NCCL operation in progress")),
+    ("ncclTimeout", ("ncclTimeout",)),
+)
+_RESULT_CODES: Final[dict[int, str]] = {
+    1: "ncclUnhandledCudaError",
+    2: "ncclSystemError",
+    3: "ncclInternalError",
+    4: "ncclInvalidArgument",
+    5: "ncclInvalidUsage",
+    6: "ncclRemoteError",
+    7: "ncclInProgress",
+    8: "ncclTimeout",
+}
+# `Failed to execute operation Connect from rank 9, retcode 6`, `res=3`.
+_RESULT_NUM = re.compile(r"\b(?:retcode|res)[ =](?P<code>\d)\b")
+
+
+def nccl_result(text: str) -> str | None:
+    for enum, phrases in _RESULTS:
+        if any(p in text for p in phrases):
+            return enum
+    m = _RESULT_NUM.search(text)
+    return _RESULT_CODES.get(int(m.group("code"))) if m else None
+
+
+# --------------------------------------------------------------------------
+# Classification shared by the NCCL error extractor and the Python one
+# --------------------------------------------------------------------------
+
+# Old (<=2.18): `with error 12, opcode 0, len 0, vendor err 129`; 2.19+:
+# `with status=12 opcode=129 len=0 vendor err 129 (Recv) localGid ...`;
+# newest: `with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_RECV(128)
+# vendor_err=129 ... hca mlx5_0`; NCCL 2.4 had no peer at all.
+_IB_COMPLETION = re.compile(
+    r"Got completion (?:from peer (?P<peer>\S+?)(?:<\d+>)? )?with "
+    r"(?:status=(?:[^()=,]*?\()?(?P<status>\d+)\)?|error (?P<error>\d+)),?"
+    r"(?:\s*opcode[= ](?:[^()=,]*?\()?(?P<opcode>\d+)\)?,?)?"
+    r"(?:\s*len[= ](?P<len>\d+),?)?"
+    r"(?:\s*vendor[ _]err[= ](?P<vendor>\d+))?"
+    r"(?:.*?\bhca (?P<hca>[\w\-]+))?"
+)
+# A peer dropping out, as NCCL's socket layer and PyTorch's store report it.
+PEER_LOSS = re.compile(
+    r"Connection reset by peer|Connection closed by (?:remote )?peer|Broken pipe"
+    r"|Connection closed by localRank|remote process exited or there was a network error"
+)
+# Phrases that make a peer-loss phrase an NCCL one (a bare "Connection reset
+# by peer" may come from a data loader or an HTTP client).
+_NCCL_CONTEXT = ("NCCL", "nccl", "socketProgress", "Last error", "ProcessGroup")
+# WARN lines NCCL prints on healthy runs, or that only announce the next WARN.
+_BENIGN_WARN: Final = (
+    "NET/Plugin",
+    "No plugin found",
+    "Could not find real path",
+    "Got CQE with error",  # followed by the completion line itself
+)
+
+# Literals the NCCL error extractor declares (every line it reads contains one).
+NCCL_ERROR_LITERALS: Final[tuple[str, ...]] = (
+    "NCCL WARN",
+    "NCCL error",
+    "Got completion ",
+    "remote process exited or there was a network error",
+    "communicator was aborted",
+    "ncclCommAbort",
+    "ncclRemoteError",
+    "ncclSystemError",
+    "ncclInternalError",
+    "ncclUnhandledCudaError",
+    "ncclInvalidArgument",
+    "ncclInvalidUsage",
+    "DistBackendError",
+)
+# Literals of the c10d watchdog extractor.
+C10D_LITERALS: Final[tuple[str, ...]] = (
+    "Watchdog caught collective operation timeout",
+    "Some NCCL operations have failed or timed out",
+    "watchdog got stuck",
+    "Heartbeat monitor timed out",
+)
+
+
+def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
+    """The nccl.* error kinds one line holds (timeouts excluded), kind -> fields.
+
+    Stateless: the Python-exception extractor calls it to know which lines the
+    NCCL extractors already own, so a line never counts twice.
+    """
+    if not any(lit in body for lit in NCCL_ERROR_LITERALS):
+        return {}
+    if "terminate called after throwing" in body and "what()" not in body:
+        return {}  # the type alone; its what() line says what failed
+    _, warn = _nccl_head(body)
+    detail = clip(warn if warn is not None else body)
+    if warn is not None and any(b in warn for b in _BENIGN_WARN):
+        return {}
+    found: dict[str, dict[str, FieldValue]] = {}
+
+    ib = _IB_COMPLETION.search(body)
+    if ib:
+        status = ib.group("status") or ib.group("error")
+        ib_fields: dict[str, FieldValue] = {
+            "status": int(status),
+            "peer": ib.group("peer") or "unknown",
+        }
+        if ib.group("vendor"):
+            ib_fields["vendor_err"] = int(ib.group("vendor"))
+        if ib.group("opcode"):
+            ib_fields["opcode"] = int(ib.group("opcode"))
+        if ib.group("hca"):
+            ib_fields["hca"] = ib.group("hca")
+        found["nccl.ib_completion_error"] = ib_fields
+        if warn is not None:
+            # NCCL's own completion WARN is one fact; the remote error PyTorch
+            # raises from it is reported on its own line.
+            return found
+
+    if "communicator was aborted" in body or "ncclCommAbort" in body:
+        found["nccl.communicator_aborted"] = {"detail": detail}
+
+    result = nccl_result(body)
+    peer_loss = PEER_LOSS.search(body) is not None and (warn is not None or any(c in body for c in _NCCL_CONTEXT))
+    if result == "ncclRemoteError" or peer_loss:
+        found["nccl.remote_error"] = {"detail": detail}
+    elif not found and (warn is not None or result is not None or "NCCL error" in body or "DistBackendError:" in body):
+        fields: dict[str, FieldValue] = {"detail": detail}
+        if result is not None:
+            fields["nccl_result"] = result
+        found["nccl.error"] = fields
+    return found
+
+
+def nccl_owns(body: str) -> bool:
+    """True when an NCCL extractor reads this line (any nccl.* kind)."""
+    return any(lit in body for lit in C10D_LITERALS) or bool(classify_nccl(body))
+
+
+# --------------------------------------------------------------------------
+# c10d watchdog: nccl.timeout
+# --------------------------------------------------------------------------
+
+_SEQ = re.compile(r"SeqNum=(\d+)")
+_OP = re.compile(r"OpType=(\w+)")
+_NUMEL_IN = re.compile(r"NumelIn=(\d+)")
+_TIMEOUT = re.compile(r"Timeout\(ms\)=(\d+)")
+_RAN = re.compile(r"ran for (\d+) milliseconds")
+_MSG_RANK = re.compile(r"\bRank (\d+)\]")
+_STUCK_SECONDS = re.compile(r"watchdog got stuck for (\d+) seconds")
+# Lines a "Some NCCL operations have failed or timed out" may trail and still
+# be the same failure (the watchdog prints the pair back to back).
+_FOLLOWUP_LINES: Final = 10
+_LAST_NCCL: Final = "ff.nccl.last_event"  # rank -> line of the last nccl.* event
+_ANY: Final = "*"  # key for "any rank" in the per-stream tables
+
+
+def _mark(ctx: LineContext, rank: int | None) -> None:
+    marks = recent(ctx.state, _LAST_NCCL)
+    marks[rank] = ctx.lineno
+    marks[_ANY] = ctx.lineno
+
+
+def _last_mark(ctx: LineContext, rank: int | None) -> int | None:
+    """A line with no rank of its own (pre-2.2 PyTorch in an unlabelled file)
+    follows whatever the stream reported last."""
+    return recent(ctx.state, _LAST_NCCL).get(rank if rank is not None else _ANY)
+
+
+def _int(m: re.Match[str] | None) -> int | None:
+    return int(m.group(1)) if m else None
+
+
+def _who(prefix_rank: int | None, ctx: LineContext, body: str) -> int | None:
+    """The rank a repeat is keyed by: the line's prefix, the stream's rank, else
+    the `[Rank N]` PyTorch writes into the message (the abort's `what():` is
+    printed by the C++ runtime without the `[rankN]:` prefix)."""
+    if prefix_rank is not None:
+        return prefix_rank
+    if ctx.rank is not None:
+        return ctx.rank
+    return _int(_MSG_RANK.search(body))
+
+
+class C10dTimeoutExtractor:
+    """ProcessGroupNCCL watchdog timeouts and heartbeat-monitor aborts."""
+
+    name = "nccl.timeout"
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+    literals: tuple[str, ...] = C10D_LITERALS
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        rank, body = split_rank_prefix(line)
+        who = _who(rank, ctx, body)
+        if "Watchdog caught collective operation timeout" in body:
+            yield from self._timeout(body, rank, who, ctx)
+        elif "watchdog got stuck" in body or "Heartbeat monitor timed out" in body:
+            yield from self._stuck(body, rank, who, ctx)
+        elif "Some NCCL operations have failed or timed out" in body:
+            # PyTorch <= 2.0 prints this after a "Watchdog caught" line and
+            # also before raising a plain NCCL error: only a timeout whose
+            # watchdog line is missing counts here, and a line that carries
+            # the NCCL error itself belongs to the error extractor.
+            if classify_nccl(body):
+                return
+            last = _last_mark(ctx, who)
+            if last is not None and ctx.lineno - last <= _FOLLOWUP_LINES:
+                return
+            _mark(ctx, who)
+            yield Draft("nccl.timeout", {"stuck": False}, rank=rank)
+
+    def _timeout(self, body: str, rank: int | None, who: int | None, ctx: LineContext) -> Iterator[Draft]:
+        seq = _int(_SEQ.search(body))
+        op_m = _OP.search(body)
+        op = op_m.group(1) if op_m else None
+        timeout_ms = _int(_TIMEOUT.search(body))
+        _mark(ctx, who)
+        if seq is not None:
+            # The abort's `what():` and Python's RuntimeError repeat the same
+            # WorkNCCL: one collective timing out on one rank is one event.
+            key = (who, seq, op, _int(_NUMEL_IN.search(body)), timeout_ms)
+            seen = recent(ctx.state, "ff.nccl.timeouts")
+            if key in seen:
+                return
+            seen[key] = ctx.lineno
+        fields: dict[str, FieldValue] = {"stuck": False}
+        if op is not None:
+            fields["op"] = op
+        if seq is not None:
+            fields["seq"] = seq
+        if timeout_ms is not None:
+            fields["timeout_ms"] = timeout_ms
+        ran = _int(_RAN.search(body))
+        if ran is not None:
+            fields["ran_ms"] = ran
+        yield Draft("nccl.timeout", fields, rank=rank)
+
+    def _stuck(self, body: str, rank: int | None, who: int | None, ctx: LineContext) -> Iterator[Draft]:
+        # 2.3 prints "Heartbeat monitor timed out!" then "watchdog got stuck";
+        # 2.4+ only the latter. The monitor kills the process: once per rank.
+        key = ("stuck", who)
+        seen = recent(ctx.state, "ff.nccl.stuck")
+        _mark(ctx, who)
+        if key in seen:
+            return
+        seen[key] = ctx.lineno
+        fields: dict[str, FieldValue] = {"stuck": True}
+        seconds = _int(_STUCK_SECONDS.search(body))
+        if seconds is not None:
+            fields["timeout_ms"] = seconds * 1000
+        yield Draft("nccl.timeout", fields, rank=rank)
+
+
+# --------------------------------------------------------------------------
+# NCCL errors: remote_error, communicator_aborted, ib_completion_error, error
+# --------------------------------------------------------------------------
+
+# PyTorch's report of one NCCL failure spans adjacent lines (`NCCL error in:`,
+# `ncclRemoteError: ...`, `Last error:`, the quoted WARN) and the abort repeats
+# it as `what():` after the C++ frames: a repeat of a kind on the same rank
+# this close to the previous one is the same report.
+_REPORT_LINES: Final = 60
+
+
+class NcclErrorExtractor:
+    """NCCL WARN lines and PyTorch's NCCL error reports."""
+
+    name = "nccl.error"
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+    literals: tuple[str, ...] = NCCL_ERROR_LITERALS
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        rank, body = split_rank_prefix(line)
+        found = classify_nccl(body)
+        if not found:
+            return
+        who = _who(rank, ctx, body)
+        head, warn = _nccl_head(body)
+        last = recent(ctx.state, "ff.nccl.report")
+        ib_seen = recent(ctx.state, "ff.nccl.ib")
+        _mark(ctx, who)
+        for kind, fields in found.items():
+            if kind == "nccl.ib_completion_error":
+                # Stream-wide: a quote is never worth more than the WARN it quotes.
+                key = (fields.get("peer"), fields.get("status"), fields.get("vendor_err"), fields.get("opcode"))
+                if warn is None and key in ib_seen:
+                    continue  # PyTorch quoting the WARN NCCL already printed
+                ib_seen[key] = ctx.lineno
+            elif warn is None:
+                # A continuation line with no rank at all (`ncclRemoteError: ...`
+                # in an unlabelled file) belongs to the stream's last report.
+                prev = last.get((kind, who if who is not None else _ANY))
+                last[(kind, who)] = ctx.lineno
+                last[(kind, _ANY)] = ctx.lineno
+                if prev is not None and ctx.lineno - prev <= _REPORT_LINES:
+                    continue
+            yield _place(Draft(kind, dict(fields), rank=rank), head)
+
+
+# --------------------------------------------------------------------------
+# net.address: which node owns which address (maps IB peers to nodes)
+# --------------------------------------------------------------------------
+
+_ADDRESS = (
+    re.compile(r"Bootstrap ?: Using (?P<iface>[^\s:\[\]]+):(?P<addr>[^\s<]+)<\d+>"),
+    re.compile(r"; OOB (?P<iface>[^\s:\[\]]+):(?P<addr>[^\s<]+)<\d+>"),
+    re.compile(r"NET/Socket ?: Using \[\d+\](?P<iface>[^\s:\[\]]+):(?P<addr>[^\s<]+)<\d+>"),
+)
+
+
+class NcclAddressExtractor:
+    """NCCL INFO lines naming the bootstrap / out-of-band interface and address."""
+
+    name = "net.address"
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+    literals: tuple[str, ...] = ("Bootstrap : Using", "Bootstrap: Using", "; OOB ", "NET/Socket : Using")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        rank, body = split_rank_prefix(line)
+        for rx in _ADDRESS:
+            m = rx.search(body)
+            if m:
+                head, _ = _nccl_head(body)
+                draft = Draft("net.address", {"addr": m.group("addr"), "iface": m.group("iface")}, rank=rank)
+                yield _place(draft, head)
+                return
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (
+    C10dTimeoutExtractor(),
+    NcclErrorExtractor(),
+    NcclAddressExtractor(),
+)

@@ -1,0 +1,838 @@
+"""Application extractors on real lines (domain-facts sections 3.3, 3.8-3.10).
+
+Lines are verbatim from the public issues cited next to them unless marked
+`synthetic`. Multi-line records are fed line by line through one shared
+state, and only the lines holding a literal reach the extractor (as in the
+scanner), so these tests also prove we never depend on traceback frames.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from firstfault.extract import app, nccl
+from firstfault.extract.base import Draft, LineContext, LineExtractor
+
+EXC = app.ExceptionExtractor()
+NUM = app.NumericsExtractor()
+TORCHRUN = app.TorchrunExtractor()
+SIG = app.ProcessSignalExtractor()
+ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *app.EXTRACTORS)
+
+
+def scan(
+    extractors: tuple[LineExtractor, ...] | LineExtractor,
+    lines: list[str],
+    rank: int | None = None,
+) -> list[Draft]:
+    """Feed lines the way the scanner does: only those holding a literal, one shared state."""
+    exs = extractors if isinstance(extractors, tuple) else (extractors,)
+    state: dict[str, object] = {}
+    out: list[Draft] = []
+    for n, line in enumerate(lines, 1):
+        for ex in exs:
+            if "application" not in ex.sources or not any(w in line for w in ex.literals):
+                continue
+            ctx = LineContext(
+                source="application", file="slurm-4242.out", lineno=n, node=None, rank=rank, time=None, state=state
+            )
+            out.extend(ex.extract(line, ctx))
+    return out
+
+
+def holds_literal(ex: LineExtractor, line: str) -> bool:
+    return any(w in line for w in ex.literals)
+
+
+def one(ex: LineExtractor, line: str) -> Draft:
+    assert holds_literal(ex, line), "prefilter contract: the line must hold a literal"
+    drafts = scan(ex, [line])
+    assert len(drafts) == 1, drafts
+    return drafts[0]
+
+
+def kinds(drafts: list[Draft]) -> list[str]:
+    return [d.kind for d in drafts]
+
+
+def assert_fields(d: Draft, expected: dict[str, Any]) -> None:
+    for k, v in expected.items():
+        assert d.fields.get(k) == v, (k, d.fields.get(k), v)
+
+
+TB = "Traceback (most recent call last):"
+
+# ------------------------------------------------------------ app.exception
+
+
+def test_traceback_closes_on_exception_line_with_frames_filtered() -> None:
+    lines = [
+        TB,
+        '  File "/workspace/train.py", line 212, in <module>',
+        "    main()",
+        '  File "/workspace/errors.py", line 40, in check_Error',  # holds "Error", is a frame
+        '    raise ValueError(f"bad shape {x.shape}")',  # holds "Error", is source
+        "ValueError: bad shape torch.Size([8, 4096])",
+    ]
+    assert holds_literal(EXC, lines[0]) and holds_literal(EXC, lines[-1])
+    drafts = scan(EXC, lines)
+    assert kinds(drafts) == ["app.exception"]
+    assert drafts[0].fields == {"exc_type": "ValueError", "message": "bad shape torch.Size([8, 4096])"}
+
+
+@pytest.mark.parametrize(
+    ("closing", "exc_type", "message"),
+    [
+        ("omegaconf.errors.ConfigAttributeError: Key 'lr' is not in struct", "ConfigAttributeError", None),
+        ("AssertionError", "AssertionError", ""),
+        ("FileNotFoundError: [Errno 2] No such file or directory: '/data/shard-0001.bin'", "FileNotFoundError", None),
+        ("  ZeroDivisionError: division by zero", "ZeroDivisionError", "division by zero"),
+        ("StopIteration", "StopIteration", ""),
+        ("SystemExit: 1", "SystemExit", "1"),
+    ],
+)
+def test_exception_types(closing: str, exc_type: str, message: str | None) -> None:
+    assert holds_literal(EXC, closing)
+    drafts = scan(EXC, [TB, closing])
+    assert kinds(drafts) == ["app.exception"]
+    assert drafts[0].fields["exc_type"] == exc_type
+    if message is not None:
+        assert drafts[0].fields["message"] == message
+
+
+def test_rank_prefix_sets_rank_and_streams_do_not_mix() -> None:
+    """Two ranks' tracebacks interleaved in one file, PyTorch >= 2.2 prefixes."""
+    lines = [
+        "[rank3]: " + TB,
+        "[rank5]: " + TB,
+        '[rank3]:   File "train.py", line 9, in <module>',
+        "[rank5]: KeyError: 'input_ids'",
+        "[rank3]: IndexError: index 7 is out of bounds for dimension 0 with size 4",
+    ]
+    drafts = scan(EXC, lines)
+    assert [(d.rank, d.fields["exc_type"]) for d in drafts] == [(5, "KeyError"), (3, "IndexError")]
+
+
+def test_chained_exceptions_each_count() -> None:
+    lines = [
+        TB,
+        "KeyError: 'model.layers.0.weight'",
+        "During handling of the above exception, another exception occurred:",
+        TB,
+        "RuntimeError: Error(s) in loading state_dict for GPT: Missing key(s)",
+    ]
+    drafts = scan(EXC, lines)
+    assert [d.fields["exc_type"] for d in drafts] == ["KeyError", "RuntimeError"]
+
+
+def test_exception_line_without_traceback_is_not_an_exception() -> None:
+    assert scan(EXC, ["ValueError: logged by a handler, not raised"]) == []
+    assert scan(EXC, ["Exception raised from checkTimeout at ProcessGroupNCCL.cpp:567 (most recent call first):"]) == []
+
+
+def test_child_failed_error_is_left_to_the_block_extractor() -> None:
+    lines = [TB, "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: "]
+    assert scan(EXC, lines) == []
+
+
+# ---------------------------------------------------------- process.signal (exceptions)
+
+
+def test_keyboard_interrupt_is_a_signal() -> None:
+    drafts = scan(ALL, [TB, "KeyboardInterrupt"])
+    assert kinds(drafts) == ["process.signal"]
+    assert_fields(drafts[0], {"signal": "SIGINT", "by": "launcher"})
+
+
+def test_torchrun_signal_exception() -> None:
+    """torchrun's agent re-raises the signal it received."""
+    closing = "torch.distributed.elastic.multiprocessing.api.SignalException: Process 2606 got signal: 15"
+    drafts = scan(ALL, [TB, closing])
+    assert kinds(drafts) == ["process.signal"]
+    assert_fields(drafts[0], {"signal": "SIGTERM", "by": "scheduler"})
+
+
+def test_system_exit_with_signal_code() -> None:
+    drafts = scan(EXC, [TB, "SystemExit: 143"])
+    assert kinds(drafts) == ["process.signal"]
+    assert drafts[0].fields["signal"] == "SIGTERM"
+
+
+# ---------------------------------------------------------------- app.cuda_oom
+
+OOM_LINES = [
+    # >= 2.1 (pytorch/pytorch#16417 comment)
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 22.00 MiB. GPU 0 has a total capacity "
+    "of 23.65 GiB of which 11.06 MiB is free. Including non-PyTorch memory, this process has 23.60 GiB memory "
+    "in use.",
+    # >= 2.4 (murong-xu/CADS#4 class name)
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.95 GiB. GPU 3 has a total capacity of "
+    "79.10 GiB of which 1.06 GiB is free.",
+    # old format (pytorch#59778)
+    "RuntimeError: CUDA out of memory. Tried to allocate 2.26 GiB (GPU 0; 6.00 GiB total capacity; 781.59 MiB "
+    "already allocated; 3.03 GiB free; 1.24 GiB reserved in total by PyTorch)",
+    "[rank2]: RuntimeError: CUDA error: out of memory",
+]
+
+
+@pytest.mark.parametrize("closing", OOM_LINES)
+def test_cuda_oom_in_traceback(closing: str) -> None:
+    drafts = scan(ALL, [TB, closing])
+    assert kinds(drafts) == ["app.cuda_oom"], drafts
+    assert "out of memory" in str(drafts[0].fields["message"])
+
+
+@pytest.mark.parametrize("line", OOM_LINES)
+def test_cuda_oom_without_traceback(line: str) -> None:
+    d = one(EXC, line)
+    assert d.kind == "app.cuda_oom"
+
+
+def test_oom_message_is_the_exception_message() -> None:
+    d = scan(EXC, [TB, OOM_LINES[2]])[0]
+    assert str(d.fields["message"]).startswith("CUDA out of memory. Tried to allocate 2.26 GiB")
+
+
+# ---------------------------------------------------------------- app.cuda_error
+
+CUDA_CASES: list[tuple[str, str]] = [
+    ("RuntimeError: CUDA error: an illegal memory access was encountered", "illegal_address"),
+    ("torch.AcceleratorError: CUDA error: an illegal memory access was encountered", "illegal_address"),
+    # jade-hpc-gpu#194
+    ("RuntimeError: CUDA error: uncorrectable ECC error encountered", "ecc"),
+    # kohya-ss/sd-scripts#1434: through the NCCL watchdog, no traceback
+    (
+        "[E ProcessGroupNCCL.cpp:916] [Rank 1] NCCL watchdog thread terminated with exception: CUDA error: "
+        "uncorrectable ECC error encountered",
+        "ecc",
+    ),
+    # vllm-project/vllm#4108
+    (
+        "[E ProcessGroupNCCL.cpp:916] [Rank 0] NCCL watchdog thread terminated with exception: CUDA error: an "
+        "illegal memory access was encountered",
+        "illegal_address",
+    ),
+    # pytorch/pytorch#58155
+    ("RuntimeError: CUDA error: uncorrectable NVLink error detected during the execution", "nvlink"),
+    ("RuntimeError: CUDA error: device-side assert triggered", "device_assert"),
+    ("RuntimeError: CUDA error: unspecified launch failure", "launch_failure"),
+    ("RuntimeError: CUDA error: misaligned address", "misaligned_address"),
+    ("RuntimeError: CUDA error: an illegal instruction was encountered", "illegal_instruction"),
+    ("RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable", "unavailable"),
+    ("RuntimeError: CUDA error: no CUDA-capable device is detected", "unavailable"),
+    ("RuntimeError: No CUDA GPUs are available", "unavailable"),
+    ("RuntimeError: CUDA error: unknown error", "other"),
+    ("RuntimeError: Triton Error [CUDA]: an illegal memory access was encountered", "illegal_address"),
+    (
+        "cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorIllegalAddress: an illegal memory access "
+        "was encountered",
+        "illegal_address",
+    ),
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access",
+        "illegal_address",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "error"), CUDA_CASES)
+def test_cuda_error_plain_line(line: str, error: str) -> None:
+    d = one(EXC, line)
+    assert d.kind == "app.cuda_error"
+    assert d.fields["error"] == error
+
+
+def test_cuda_error_traceback_with_hints_is_one_event() -> None:
+    """The full PyTorch >= 2.4 report: the closing line plus four hint lines."""
+    lines = [
+        "[rank1]: " + TB,
+        '[rank1]:   File "/workspace/model.py", line 88, in forward',
+        "[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered",
+        "[rank1]: CUDA kernel errors might be asynchronously reported at some other API call, so the "
+        "stacktrace below might be incorrect.",
+        "[rank1]: For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+        "[rank1]: Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+        "[rank1]: Search for `cudaErrorIllegalAddress' in https://docs.nvidia.com/cuda/cuda-runtime-api/"
+        "group__CUDART__TYPES.html for more information.",
+    ]
+    drafts = scan(ALL, lines)
+    assert kinds(drafts) == ["app.cuda_error"], drafts
+    assert drafts[0].rank == 1
+    assert drafts[0].fields["message"] == "an illegal memory access was encountered"
+
+
+def test_terminate_with_cuda_error_what_is_one_event() -> None:
+    lines = [
+        "terminate called after throwing an instance of 'c10::Error'",
+        "  what():  CUDA error: an illegal memory access was encountered",
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+        "might be incorrect.",
+        "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:43 (most "
+        "recent call first):",
+    ]
+    drafts = scan(ALL, lines)
+    assert kinds(drafts) == ["app.cuda_error"], drafts
+
+
+def test_terminate_with_other_what_is_an_exception() -> None:
+    lines = [
+        "terminate called after throwing an instance of 'std::runtime_error'",
+        "  what():  filesystem error: cannot open file: /ckpt/step-100/model.pt",
+    ]
+    drafts = scan(EXC, lines)
+    assert kinds(drafts) == ["app.exception"]
+    assert drafts[0].fields["exc_type"] == "runtime_error"
+
+
+def test_terminate_with_dist_backend_error_what_goes_to_nccl() -> None:
+    """An abort whose what() is a peer loss, with no 'NCCL' literal of its own."""
+    lines = [
+        "[rank4]:terminate called after throwing an instance of 'c10::DistBackendError'",
+        "[rank4]:  what():  [PG 0 Rank 4] Process group watchdog thread terminated with exception: "
+        "store->get('0') got error: Connection reset by peer",
+    ]
+    drafts = scan(ALL, lines)
+    assert kinds(drafts) == ["nccl.remote_error"], drafts
+    assert drafts[0].rank == 4
+
+
+# ---------------------------------------------------------------- NCCL via tracebacks
+
+
+def test_nccl_traceback_is_not_app_exception() -> None:
+    """NVIDIA/nccl#2076: the whole PyTorch report closing a traceback."""
+    lines = [
+        TB,
+        "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+        "NCCLUtils.hpp:268, remote process exited or there was a network error, NCCL version 2.21.5",
+        "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+        "Last error:",
+        "socketProgressOpt: Call to recv from 172.16.0.4<33759> failed : Connection reset by peer",
+    ]
+    drafts = scan(ALL, lines)
+    assert kinds(drafts) == ["nccl.remote_error"], drafts
+
+
+def test_watchdog_timeout_runtime_error_is_not_app_exception() -> None:
+    lines = [
+        TB,
+        "RuntimeError: [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=12, "
+        "OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1800561 milliseconds before timing out.",
+    ]
+    drafts = scan(ALL, lines)
+    assert kinds(drafts) == ["nccl.timeout"], drafts
+
+
+@pytest.mark.parametrize(
+    ("closing", "kind"),
+    [
+        (
+            "torch.distributed.DistNetworkError: Connection reset by peer",
+            "nccl.remote_error",
+        ),
+        (
+            "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 7/8 clients joined.",
+            "nccl.error",
+        ),
+        (
+            "torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError: ",
+            "nccl.error",
+        ),
+        (
+            "torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d "
+            "store has failed. See inner exception for details.",
+            "nccl.remote_error",
+        ),
+        (
+            "RuntimeError: Timed out initializing process group in store based barrier on rank: 3, for key: "
+            "store_based_barrier_key:1 (world_size=16, worker_count=15, timeout=0:30:00)",
+            "nccl.error",
+        ),
+    ],
+)
+def test_distributed_exceptions_map_to_nccl_kinds(closing: str, kind: str) -> None:
+    drafts = scan(ALL, [TB, closing])
+    assert kinds(drafts) == [kind], drafts
+
+
+def test_dist_backend_error_plain_line_without_traceback() -> None:
+    line = (
+        "[rank3]:torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving "
+        "ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: "
+        "Connection reset by peer"
+    )
+    drafts = scan(ALL, [line])
+    assert kinds(drafts) == ["nccl.remote_error"]
+    assert drafts[0].rank == 3
+    # and the same line closing a traceback still counts once
+    assert kinds(scan(ALL, ["[rank3]: " + TB, line])) == ["nccl.remote_error"]
+
+
+def test_terminate_line_alone_emits_nothing() -> None:
+    assert scan(ALL, ["terminate called after throwing an instance of 'c10::DistBackendError'"]) == []
+
+
+# ---------------------------------------------------------------- app.numerics
+
+NUMERICS_CASES: list[tuple[str, str, str | None, int | None]] = [
+    # alibaba/Pai-Megatron-Patch#366
+    (
+        "AssertionError: Rank 11: found NaN in local grad norm in backward pass before data-parallel "
+        "communication collective. Device: 3",
+        "nan",
+        "grad_norm",
+        11,
+    ),
+    # Megatron-Core RerunStateMachine
+    (
+        "RuntimeError: Rank 126, node nvl72085-T08, device 0, iteration 1: Unexpected result nan "
+        "(message='found NaN in local grad norm for bucket #0 in backward pass before data-parallel "
+        "communication collective')",
+        "nan",
+        "grad_norm",
+        126,
+    ),
+    (
+        "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768",
+        "inf",
+        "loss_scale",
+        0,
+    ),
+    ("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0", "inf", "loss_scale", None),
+    # bigscience-workshop/Megatron-DeepSpeed#396 (lm loss gone, grad norm nan)
+    (
+        " iteration     3384/    8000 | consumed samples:       216576 | elapsed time per iteration (ms): "
+        "7501.2 | learning rate: 6.680E-06 | global batch size:    64 | loss scale: 1.0 | grad norm: nan | "
+        "number of skipped iterations:   1 | number of nan iterations:   1 |",
+        "nan",
+        "grad_norm",
+        None,
+    ),
+    # epfLLM/Megatron-LLM#34
+    ("***WARNING*** Bad grad_norm detected (grad_norm=nan)", "nan", "grad_norm", None),
+    # NVIDIA/Megatron-LM#375
+    ("NaN or Inf found in input tensor.", "nan", None, None),
+    ("Epoch 3: 41%|████ | 410/1000 [10:02<14:26, v_num=0, train_loss=nan]", "nan", "train_loss", None),
+    ("{'loss': nan, 'grad_norm': nan, 'learning_rate': 1.9e-05, 'epoch': 0.42}", "nan", "loss", None),
+    ("step 1200: loss is nan, stopping", "nan", "loss", None),
+    ("Loss: NaN", "nan", "loss", None),
+    ("[NeMo I 2026-11-02 10:03:07 train:12] reduced_train_loss=nan lr=0.0003", "nan", "reduced_train_loss", None),
+    ("lm loss: inf", "inf", "lm_loss", None),
+    ("loss = -inf at step 9", "inf", "loss", None),
+    ("FloatingPointError: Loss became infinite or NaN at iteration=1234!", "nan", None, None),
+    # space-separated step prints (synthetic, the common `loss 2.31` form)
+    (
+        "2026-09-15 01:40:33,785 INFO [train_sft.py:188] step 6145 loss nan lr 1.8e-05 loss_scale 1024.0",
+        "nan",
+        "loss",
+        None,
+    ),
+    ("step 12 | loss inf | lr 3e-4", "inf", "loss", None),
+    # DeepSpeed fp16 loss scaler at its floor (deepspeed/runtime/fp16/loss_scaler.py)
+    (
+        "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+        "inf",
+        "loss_scale",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "value", "metric", "rank"), NUMERICS_CASES)
+def test_numerics(line: str, value: str, metric: str | None, rank: int | None) -> None:
+    d = one(NUM, line)
+    assert d.kind == "app.numerics"
+    assert d.fields["value"] == value
+    assert d.fields.get("metric") == metric
+    assert d.rank == rank
+
+
+def test_megatron_nan_names_node_and_device() -> None:
+    d = one(NUM, NUMERICS_CASES[1][0])
+    assert (d.host, d.device) == ("nvl72085-T08", "gpu0")
+    d = one(
+        NUM,
+        "AssertionError: Rank 3: found NaN in local grad norm in backwards pass. Device: 3, node: "
+        "set-zw04-kubernetes-pc133.mt",
+    )
+    assert (d.rank, d.host, d.device) == (3, "set-zw04-kubernetes-pc133.mt", "gpu3")
+
+
+def test_rank_prefix_wins_for_numerics() -> None:
+    d = one(NUM, "[rank9]: loss=nan")
+    assert d.rank == 9
+
+
+@pytest.mark.parametrize(
+    "closing",
+    [
+        NUMERICS_CASES[0][0],
+        "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+    ],
+)
+def test_numerics_traceback_is_numerics_not_exception(closing: str) -> None:
+    drafts = scan(ALL, [TB, '  File "engine.py", line 2213, in step', "    raise Exception(", closing])
+    assert kinds(drafts) == ["app.numerics"], drafts
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "iteration 100 | loss 2.31 | grad norm 0.9",
+        " iteration     3383/    8000 | consumed samples:       216512 | elapsed time per iteration (ms): "
+        "7613.1 | learning rate: 6.680E-06 | global batch size:    64 | lm loss: 7.334521E-01 | loss scale: "
+        "1.0 | grad norm: 0.752 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+        "loss: nanoseconds per token 12.5",
+        "dataset: finance-qa, maintenance window 02:00",
+        "elapsed: 1200 nanoseconds",
+        "TORCH_NCCL_NAN_CHECK=0",
+        "x = torch.nan_to_num(loss)",
+        "info: loss=2.5 inference ok",
+    ],
+)
+def test_numerics_negatives(line: str) -> None:
+    assert scan(NUM, [line]) == []
+
+
+# ---------------------------------------------------------------- torch.child_failed
+
+CPPO_BLOCK = [
+    # lzhxmu/CPPO#6
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+    "============================================================",
+    "src/open_r1/grpo_gsm.py FAILED",
+    "------------------------------------------------------------",
+    "Failures:",
+    "  <NO_OTHER_FAILURES>",
+    "------------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2025-05-21_15:43:03",
+    "  host      : mlxlab115rp2n7682d40d9-20250521025625-6dyyd3-8nir8b-worker",
+    "  rank      : 0 (local_rank: 0)",
+    "  exitcode  : -9 (pid: 14750)",
+    "  error_file: <N/A>",
+    "  traceback : Signal 9 (SIGKILL) received by PID 14750",
+    "============================================================",
+]
+
+
+def test_child_failed_root_cause_sigkill() -> None:
+    for line in ("Failures:", "Root Cause (first observed failure):", CPPO_BLOCK[10], CPPO_BLOCK[11], CPPO_BLOCK[12]):
+        assert holds_literal(TORCHRUN, line), line
+    drafts = scan(ALL, [TB, *CPPO_BLOCK])
+    assert kinds(drafts) == ["torch.child_failed"], drafts
+    d = drafts[0]
+    assert d.fields == {"exitcode": -9, "signal": "SIGKILL", "root_cause": True, "failed_rank": 0}
+    assert d.rank == 0
+    assert d.host == "mlxlab115rp2n7682d40d9-20250521025625-6dyyd3-8nir8b-worker"
+
+
+def test_child_failed_with_other_failures_and_signal_suffix() -> None:
+    """Several entries: the Failures section (SIGTERM'd siblings) and the root (2.7+ `(SIGSEGV)` suffix)."""
+    lines = [
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
+        "============================================================",
+        "pretrain_gpt.py FAILED",
+        "------------------------------------------------------------",
+        "Failures:",
+        "[1]:",
+        "  time      : 2026-11-02_10:05:01",
+        "  host      : node-02",
+        "  rank      : 9 (local_rank: 1)",
+        "  exitcode  : -15 (pid: 6422)",
+        "  error_file: <N/A>",
+        "  traceback : Signal 15 (SIGTERM) received by PID 6422",
+        "[2]:",
+        "  time      : 2026-11-02_10:05:01",
+        "  host      : node-02",
+        "  rank      : 10 (local_rank: 2)",
+        "  exitcode  : -15 (pid: 6423)",
+        "------------------------------------------------------------",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2026-11-02_10:05:00",
+        "  host      : node-02",
+        "  rank      : 8 (local_rank: 0)",
+        "  exitcode  : -11 (pid: 5277) (SIGSEGV)",
+        "  error_file: <N/A>",
+        "  traceback : Signal 11 (SIGSEGV) received by PID 5277",
+        "============================================================",
+    ]
+    drafts = scan(TORCHRUN, lines)
+    got = [(d.rank, d.fields["exitcode"], d.fields.get("signal"), d.fields["root_cause"]) for d in drafts]
+    assert got == [(9, -15, "SIGTERM", False), (10, -15, "SIGTERM", False), (8, -11, "SIGSEGV", True)]
+    assert all(d.host == "node-02" for d in drafts)
+
+
+def test_child_failed_exitcode_1_with_traceback_reprint() -> None:
+    """An @record'ed worker: exitcode 1 and its traceback under the entry (synthetic, torch 2.x layout)."""
+    lines = [
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  time      : 2026-11-02_10:03:07",
+        "  host      : node-03",
+        "  rank      : 17 (local_rank: 1)",
+        "  exitcode  : 1 (pid: 4242)",
+        "  error_file: /tmp/torchelastic_x/attempt_0/1/error.json",
+        "  traceback : Traceback (most recent call last):",
+        '    File "/usr/lib/python3/dist-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py"'
+        ", line 346, in wrapper",
+        "      return f(*args, **kwargs)",
+        "  ValueError: tokenizer vocab size 32000 does not match model 32001",
+    ]
+    drafts = scan(ALL, lines)
+    assert kinds(drafts) == ["torch.child_failed", "app.exception"], drafts
+    cf, exc = drafts
+    assert cf.fields == {"exitcode": 1, "root_cause": True, "failed_rank": 17}
+    assert (exc.rank, exc.host, exc.fields["exc_type"]) == (17, "node-03", "ValueError")
+
+
+def test_child_failed_pre_2_0_layout() -> None:
+    """torch 1.9/1.10: `Root Cause:` / `Other Failures:`, no host line (synthetic from the 1.9 template)."""
+    lines = [
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "***************************************",
+        "           train.py FAILED",
+        "=======================================",
+        "Root Cause:",
+        "[0]:",
+        "  time: 2021-08-10_19:34:03",
+        "  rank: 2 (local_rank: 2)",
+        "  exitcode: -6 (pid: 2817)",
+        "  error_file: <N/A>",
+        '  msg: "Signal 6 (SIGABRT) received by PID 2817"',
+        "=======================================",
+        "Other Failures:",
+        "[1]:",
+        "  time: 2021-08-10_19:34:03",
+        "  rank: 3 (local_rank: 3)",
+        "  exitcode: -15 (pid: 2818)",
+        "***************************************",
+    ]
+    drafts = scan(TORCHRUN, lines)
+    got = [(d.fields["failed_rank"], d.fields["signal"], d.fields["root_cause"], d.host) for d in drafts]
+    assert got == [(2, "SIGABRT", True, None), (3, "SIGTERM", False, None)]
+
+
+def test_field_lines_outside_a_summary_are_ignored() -> None:
+    assert scan(TORCHRUN, ["  rank      : 0 (local_rank: 0)", "  exitcode  : -9 (pid: 1)"]) == []
+
+
+# ---------------------------------------------------------------- process.signal (torchrun agent)
+
+
+@pytest.mark.parametrize(
+    ("line", "signal", "by"),
+    [
+        # hpcaitech/ColossalAI#3514
+        (
+            "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 812914 closing signal SIGTERM",
+            "SIGTERM",
+            "launcher",
+        ),
+        (
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 3 (pid: 812917) "
+            "of binary: /data/miniconda3/envs/coati/bin/python",
+            "SIGKILL",
+            "launcher",
+        ),
+        # lmzpai/roboMamba#10 (2.x glog-style prefix)
+        (
+            "E0325 20:57:27.620000 2606 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] failed "
+            "(exitcode: -9) local_rank: 5 (pid: 2630) of binary: /usr/bin/python3",
+            "SIGKILL",
+            "launcher",
+        ),
+        # NVIDIA/Megatron-LM#1880
+        (
+            "E1102 10:04:00.000000 1 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: -11) "
+            "local_rank: 0 (pid: 6421) of binary: /usr/bin/python",
+            "SIGSEGV",
+            "self",
+        ),
+        (
+            "W1102 10:04:00.100000 1 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 6422 "
+            "closing signal SIGTERM",
+            "SIGTERM",
+            "launcher",
+        ),
+    ],
+)
+def test_torchrun_agent_lines(line: str, signal: str, by: str) -> None:
+    d = one(TORCHRUN, line)
+    assert d.kind == "process.signal"
+    assert_fields(d, {"signal": signal, "by": by})
+
+
+def test_agent_failed_with_plain_exit_code_is_not_a_signal() -> None:
+    line = (
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 12) of "
+        "binary: /usr/bin/python"
+    )
+    assert holds_literal(TORCHRUN, line)
+    assert scan(TORCHRUN, [line]) == []
+
+
+# ---------------------------------------------------------------- process.signal (srun, slurmstepd, self)
+
+
+@pytest.mark.parametrize(
+    ("line", "signal", "by", "rank", "host"),
+    [
+        ("srun: error: node-03: task 17: Killed", "SIGKILL", "launcher", 17, "node-03"),
+        ("srun: error: node-03: task 5: Segmentation fault (core dumped)", "SIGSEGV", "self", 5, "node-03"),
+        ("srun: error: gpu-a17.cluster: tasks 0-3: Terminated", "SIGTERM", "launcher", None, "gpu-a17.cluster"),
+        ("srun: error: node-01: task 2: Aborted (core dumped)", "SIGABRT", "self", 2, "node-01"),
+        (
+            "slurmstepd: error: *** STEP 4242.0 ON node-01 CANCELLED AT 2026-11-02T10:05:00 ***",
+            "SIGTERM",
+            "scheduler",
+            None,
+            "node-01",
+        ),
+        (
+            "slurmstepd: error: *** JOB 4242 ON node-01 CANCELLED AT 2026-11-02T10:05:00 DUE TO TIME LIMIT ***",
+            "SIGTERM",
+            "scheduler",
+            None,
+            "node-01",
+        ),
+        (
+            "slurmstepd: error: *** JOB 4242 ON node-01 CANCELLED AT 2026-11-02T10:05:00 DUE TO PREEMPTION ***",
+            "SIGTERM",
+            "scheduler",
+            None,
+            "node-01",
+        ),
+        ("Fatal Python error: Segmentation fault", "SIGSEGV", "self", None, None),
+        ("[rank6]: Fatal Python error: Aborted", "SIGABRT", "self", 6, None),
+        ("Segmentation fault (core dumped)", "SIGSEGV", "self", None, None),
+        (
+            "/var/spool/slurmd/job4242/slurm_script: line 12: 31337 Bus error               (core dumped) python "
+            "train.py",
+            "SIGBUS",
+            "self",
+            None,
+            None,
+        ),
+        (
+            "[node-02:12345:0:12399] Caught signal 11 (Segmentation fault: address not mapped to object at "
+            "address 0x8)",
+            "SIGSEGV",
+            "self",
+            None,
+            None,
+        ),
+    ],
+)
+def test_process_signal_lines(line: str, signal: str, by: str, rank: int | None, host: str | None) -> None:
+    d = one(SIG, line)
+    assert d.kind == "process.signal"
+    assert_fields(d, {"signal": signal, "by": by})
+    assert (d.rank, d.host) == (rank, host)
+    assert "DUE TO TIME LIMIT" not in line or "TIME LIMIT" in str(d.fields["detail"])
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "srun: error: node-03: task 17: Exited with exit code 1",
+        "srun: error: node-03: tasks 0-7: Exited with exit code 1",
+        "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Segmentation fault. ",
+        "Fatal Python error: init_fs_encoding: failed to get the Python codec of the filesystem encoding",
+    ],
+)
+def test_process_signal_negatives(line: str) -> None:
+    assert scan(SIG, [line]) == []
+
+
+# ---------------------------------------------------------------- a whole per-rank log
+
+
+def test_whole_log_counts() -> None:
+    """An ordinary training log with a failure at the end: every line through every extractor."""
+    lines = [
+        "node-01:4242:4242 [0] NCCL INFO Bootstrap : Using ib0:10.0.0.1<0>",
+        "node-01:4242:4242 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.0.1<0>",
+        "node-01:4242:4300 [0] NCCL INFO Channel 00/32 :    0   1   2   3",
+        "node-01:4242:4300 [0] NCCL INFO comm 0x55d1c0 rank 0 nranks 16 cudaDev 0 busId 18000 - Init COMPLETE",
+        " iteration      100/    8000 | consumed samples:         6400 | lm loss: 2.310000E+00 | loss scale: 1.0 | "
+        "grad norm: 0.900 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+        "[rank0]:[E1102 10:03:09.123456 4242 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, "
+        "Timeout(ms)=600000) ran for 600060 milliseconds before timing out.",
+        "[rank0]:[E1102 10:03:09.465150 4242 ProcessGroupNCCL.cpp:1664] [PG 0 Rank 0] Exception (either an "
+        "error or timeout) detected by watchdog at work: 1580, last enqueued NCCL work: 1582, last completed "
+        "NCCL work: 1579.",
+        "[rank0]:[E1102 10:03:09.500000 4242 ProcessGroupNCCL.cpp:630] [Rank 0] Some NCCL operations have "
+        "failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might "
+        "run on corrupted/incomplete data.",
+        "[rank0]:terminate called after throwing an instance of 'c10::DistBackendError'",
+        "[rank0]:  what():  [PG 0 Rank 0] Process group watchdog thread terminated with exception: [Rank 0] "
+        "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, "
+        "NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600061 milliseconds before timing "
+        "out.",
+        "W1102 10:03:10.000000 1 torch/distributed/elastic/multiprocessing/api.py:897] Sending process 4243 "
+        "closing signal SIGTERM",
+    ]
+    drafts = scan(ALL, lines)
+    assert kinds(drafts) == ["net.address", "net.address", "nccl.timeout", "process.signal"], drafts
+
+
+def test_extractor_metadata() -> None:
+    for ex in app.EXTRACTORS:
+        assert ex.sources == frozenset({"application"})
+        assert ex.name
+        for lit in ex.literals:
+            assert lit not in ("error", "loss", "INFO", "NCCL", "inf")
+
+
+def test_faulthandler_and_shell_report_one_segfault() -> None:
+    lines = [
+        "Fatal Python error: Segmentation fault",
+        "",
+        "Thread 0x00007f3c2a7fe700 (most recent call first):",
+        '  File "/usr/lib/python3.10/threading.py", line 324 in wait',
+        "Segmentation fault (core dumped)",
+        "Segmentation fault (core dumped)",  # much later: a second fault would be a new event
+    ]
+    lines[5:5] = ["step 1"] * 400
+    drafts = scan(SIG, lines)
+    assert [d.fields["signal"] for d in drafts] == ["SIGSEGV", "SIGSEGV"]
+
+
+def test_terminate_pending_survives_unrelated_lines() -> None:
+    lines = [
+        "terminate called after throwing an instance of 'c10::Error'",
+        "  what():  CUDA error: an illegal memory access was encountered",
+    ]
+    assert kinds(scan(EXC, lines)) == ["app.cuda_error"]
+    lines = [
+        "terminate called after throwing an instance of 'std::runtime_error'",
+        "RuntimeError raised elsewhere",
+        "  what():  filesystem error: cannot open file",
+    ]
+    assert kinds(scan(EXC, lines)) == ["app.exception"]
+
+
+def test_collector_timestamps_on_every_line() -> None:
+    """`kubectl logs --timestamps`: an RFC 3339 stamp before every line, then the rank prefix."""
+    lines = [
+        "2026-11-02T10:03:07.123456789Z [rank2]: " + TB,
+        '2026-11-02T10:03:07.123456789Z [rank2]:   File "train.py", line 9, in <module>',
+        "2026-11-02T10:03:07.123456789Z [rank2]: KeyError: 'labels'",
+        "2026-11-02T10:03:08.000000000Z torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+        "2026-11-02T10:03:08.000000000Z Root Cause (first observed failure):",
+        "2026-11-02T10:03:08.000000000Z [0]:",
+        "2026-11-02T10:03:08.000000000Z   host      : worker-1",
+        "2026-11-02T10:03:08.000000000Z   rank      : 2 (local_rank: 2)",
+        "2026-11-02T10:03:08.000000000Z   exitcode  : 1 (pid: 99)",
+    ]
+    drafts = scan(ALL, lines)
+    assert kinds(drafts) == ["app.exception", "torch.child_failed"], drafts
+    assert drafts[0].rank == 2 and drafts[0].fields["exc_type"] == "KeyError"
+    assert drafts[1].host == "worker-1"

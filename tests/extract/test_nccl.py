@@ -1,0 +1,614 @@
+"""NCCL / c10d extractors on real lines (domain-facts sections 3.1-3.5).
+
+Lines are verbatim from the public issues cited next to them unless marked
+`synthetic`; each meant to match is checked to hold one of the extractor's
+literals (the scanner's prefilter contract).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from firstfault.extract import app, nccl
+from firstfault.extract.base import Draft, LineContext, LineExtractor
+
+TIMEOUT = nccl.C10dTimeoutExtractor()
+ERROR = nccl.NcclErrorExtractor()
+ADDRESS = nccl.NcclAddressExtractor()
+ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *app.EXTRACTORS)
+
+
+def scan(
+    extractors: tuple[LineExtractor, ...] | LineExtractor,
+    lines: list[str],
+    source: str = "application",
+    rank: int | None = None,
+) -> list[Draft]:
+    """Feed lines the way the scanner does: only those holding a literal, one shared state."""
+    exs = extractors if isinstance(extractors, tuple) else (extractors,)
+    state: dict[str, object] = {}
+    out: list[Draft] = []
+    for n, line in enumerate(lines, 1):
+        for ex in exs:
+            if source not in ex.sources or not any(w in line for w in ex.literals):
+                continue
+            ctx = LineContext(
+                source=source, file="app/rank.log", lineno=n, node=None, rank=rank, time=None, state=state
+            )
+            out.extend(ex.extract(line, ctx))
+    return out
+
+
+def one(ex: LineExtractor, line: str, source: str = "application") -> Draft:
+    assert any(w in line for w in ex.literals), "prefilter contract: the line must hold a literal"
+    drafts = scan(ex, [line], source)
+    assert len(drafts) == 1, drafts
+    return drafts[0]
+
+
+def assert_fields(d: Draft, expected: dict[str, Any]) -> None:
+    for k, v in expected.items():
+        assert d.fields.get(k) == v, (k, d.fields.get(k), v)
+
+
+def kinds(drafts: list[Draft]) -> list[str]:
+    return [d.kind for d in drafts]
+
+
+# ------------------------------------------------------------ nccl.timeout
+
+TIMEOUT_CASES: list[tuple[str, dict[str, Any], int | None]] = [
+    # PyTorch <= 2.0 (OFA-Sys/OFA#271)
+    (
+        "[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=469508, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds "
+        "before timing out.",
+        {"seq": 469508, "op": "ALLREDUCE", "timeout_ms": 1800000, "ran_ms": 1802212, "stuck": False},
+        None,
+    ),
+    # PyTorch 2.2+ rank prefix and glog header (hiyouga/LlamaFactory#7396)
+    (
+        "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, "
+        "NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.",
+        {"seq": 1580, "op": "ALLREDUCE", "timeout_ms": 600000, "ran_ms": 600060, "stuck": False},
+        0,
+    ),
+    # PyTorch 2.6+ (NVIDIA/nccl#1730)
+    (
+        "[rank118]:[E603 17:48:01.005271823 ProcessGroupNCCL.cpp:632] [Rank 118] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=2398459, OpType=ALLREDUCE, NumelIn=8652160, "
+        "NumelOut=8652160, Timeout(ms)=1800000) ran for 1800068 milliseconds before timing out.",
+        {"seq": 2398459, "op": "ALLREDUCE", "timeout_ms": 1800000, "ran_ms": 1800068},
+        118,
+    ),
+    # the abort's what() (NVIDIA/Megatron-LM#935)
+    (
+        "  what():  [PG 1 Rank 7] Process group watchdog thread terminated with exception: [Rank 7] "
+        "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=199, OpType=_REDUCE_SCATTER_BASE, "
+        "NumelIn=7098994688, NumelOut=443687168, Timeout(ms)=600000) ran for 882725 milliseconds before "
+        "timing out.",
+        {"seq": 199, "op": "_REDUCE_SCATTER_BASE", "timeout_ms": 600000, "ran_ms": 882725},
+        None,
+    ),
+    # PyTorch 1.8 (no SeqNum), synthetic from the 1.8 format string
+    (
+        "[E ProcessGroupNCCL.cpp:566] [Rank 3] Watchdog caught collective operation timeout: "
+        "WorkNCCL(OpType=BROADCAST, Timeout(ms)=1800000) ran for 1800310 milliseconds before timing out.",
+        {"op": "BROADCAST", "timeout_ms": 1800000, "ran_ms": 1800310},
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "expected", "rank"), TIMEOUT_CASES)
+def test_watchdog_timeout_forms(line: str, expected: dict[str, Any], rank: int | None) -> None:
+    d = one(TIMEOUT, line)
+    assert d.kind == "nccl.timeout"
+    assert_fields(d, expected)
+    assert d.rank == rank
+
+
+def test_pytorch_18_timeout_has_no_seq() -> None:
+    d = one(TIMEOUT, TIMEOUT_CASES[4][0])
+    assert "seq" not in d.fields
+
+
+@pytest.mark.parametrize(
+    ("line", "timeout_ms", "rank"),
+    [
+        # PyTorch 2.4+ heartbeat (modelscope/ms-swift#7992)
+        (
+            "[rank4]:[E205 18:11:06.375750231 ProcessGroupNCCL.cpp:1870] [PG ID 12 PG GUID "
+            "99(EXPERT_MODEL_PARALLEL_GROUP) Rank 4] ProcessGroupNCCL's watchdog got stuck for 480 seconds "
+            "without making progress in monitoring enqueued collectives. This typically indicates a "
+            "NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog",
+            480000,
+            4,
+        ),
+        # PyTorch 2.3 fatal glog level (Intellindust-AI-Lab/DEIM#105)
+        (
+            "[rank1]:[F ProcessGroupNCCL.cpp:1169] [PG 0 Rank 1] [PG 0 Rank 1] ProcessGroupNCCL's watchdog "
+            "got stuck for 600 seconds without making progress in monitoring enqueued collectives.",
+            600000,
+            1,
+        ),
+    ],
+)
+def test_heartbeat_watchdog_stuck(line: str, timeout_ms: int, rank: int) -> None:
+    d = one(TIMEOUT, line)
+    assert_fields(d, {"stuck": True, "timeout_ms": timeout_ms})
+    assert d.rank == rank
+
+
+def test_heartbeat_pair_is_one_event() -> None:
+    """2.3 prints `Heartbeat monitor timed out!` then `watchdog got stuck`: one abort."""
+    lines = [
+        "[rank1]:[E ProcessGroupNCCL.cpp:1316] [PG 0 Rank 1] Heartbeat monitor timed out! Process will be "
+        "terminated after dumping debug info. workMetaList_.size()=103",
+        "[rank1]:[E ProcessGroupNCCL.cpp:1153] [PG 0 Rank 1] ProcessGroupNCCL preparing to dump debug info.",
+        "[rank1]:[F ProcessGroupNCCL.cpp:1169] [PG 0 Rank 1] [PG 0 Rank 1] ProcessGroupNCCL's watchdog got "
+        "stuck for 600 seconds without making progress in monitoring enqueued collectives.",
+    ]
+    drafts = scan(TIMEOUT, lines)
+    assert len(drafts) == 1
+    assert drafts[0].fields["stuck"] is True
+
+
+def test_watchdog_and_abort_what_count_once() -> None:
+    """Megatron-LM#935: the watchdog line, then the abort repeating the same WorkNCCL."""
+    lines = [
+        "[rank7]:[E1102 10:03:09.123456 4242 ProcessGroupNCCL.cpp:607] [Rank 7] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=199, OpType=_REDUCE_SCATTER_BASE, NumelIn=7098994688, "
+        "NumelOut=443687168, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.",
+        "[rank7]:[E1102 10:03:09.223456 4242 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 7] Exception (either an "
+        "error or timeout) detected by watchdog at work: 199, last enqueued NCCL work: 199, last completed "
+        "NCCL work: 198.",
+        "[rank7]:terminate called after throwing an instance of 'c10::DistBackendError'",
+        "[rank7]:  what():  [PG 1 Rank 7] Process group watchdog thread terminated with exception: [Rank 7] "
+        "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=199, OpType=_REDUCE_SCATTER_BASE, "
+        "NumelIn=7098994688, NumelOut=443687168, Timeout(ms)=600000) ran for 882725 milliseconds before "
+        "timing out.",
+        "Exception raised from checkTimeout at /opt/pytorch/pytorch/torch/csrc/distributed/c10d/"
+        "ProcessGroupNCCL.cpp:567 (most recent call first):",
+    ]
+    drafts = scan(ALL, lines)
+    assert kinds(drafts) == ["nccl.timeout"], drafts
+    assert drafts[0].rank == 7
+    assert drafts[0].fields["ran_ms"] == 600012
+
+
+def test_same_seqnum_on_different_ranks_in_one_file_counts_per_rank() -> None:
+    lines = [
+        f"[rank{r}]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, "
+        "Timeout(ms)=600000) ran for 600060 milliseconds before timing out."
+        for r in (0, 1, 2)
+    ]
+    drafts = scan(TIMEOUT, lines)
+    assert [d.rank for d in drafts] == [0, 1, 2]
+
+
+def test_old_some_operations_line_after_watchdog_is_not_a_second_timeout() -> None:
+    """pytorch/pytorch#97066: the <= 2.0 trio after one timeout."""
+    lines = [
+        "[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=469508, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds "
+        "before timing out.",
+        "[E ProcessGroupNCCL.cpp:478] Some NCCL operations have failed or timed out. Due to the "
+        "asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete "
+        "data.",
+        "[E ProcessGroupNCCL.cpp:483] To avoid data inconsistency, we are taking the entire process down.",
+    ]
+    drafts = scan(TIMEOUT, lines)
+    assert len(drafts) == 1
+    assert drafts[0].fields["seq"] == 469508
+
+
+def test_old_some_operations_line_alone_is_a_timeout() -> None:
+    line = (
+        "[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous "
+        "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data."
+    )
+    d = one(TIMEOUT, line)
+    assert d.kind == "nccl.timeout"
+    assert d.fields == {"stuck": False}
+
+
+def test_joined_remote_error_line_is_not_a_timeout() -> None:
+    """tatsu-lab/stanford_alpaca#207 (NCCL 2.14.3), the whole report on one line."""
+    line = (
+        "[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. Due to the asynchronous "
+        "nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data. "
+        "[E ProcessGroupNCCL.cpp:460] To avoid data inconsistency, we are taking the entire process down. "
+        "terminate called after throwing an instance of 'std::runtime_error' what(): NCCL error: remote "
+        "process exited or there was a network error, NCCL version 2.14.3 ncclRemoteError: A call failed "
+        "possibly due to a network error or a remote process exiting prematurely. Last error: NET/IB : Got "
+        "completion from peer 11.214.147.122<39138> with error 12, opcode 0, len 0, vendor err 129"
+    )
+    drafts = scan(ALL, [line])
+    assert sorted(kinds(drafts)) == ["nccl.ib_completion_error", "nccl.remote_error"], drafts
+    ib = next(d for d in drafts if d.kind == "nccl.ib_completion_error")
+    assert_fields(ib, {"status": 12, "vendor_err": 129, "peer": "11.214.147.122", "opcode": 0})
+
+
+# ------------------------------------------------- nccl.ib_completion_error
+
+IB_CASES: list[tuple[str, dict[str, Any], str, str]] = [
+    # NCCL >= 2.19 ib_plugin (NVIDIA/nccl#1814)
+    (
+        "hostname-test:984:1357 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer "
+        "172.36.143.59<44206> with status=12 opcode=129 len=65536 vendor err 129 (Recv) localGid "
+        "::ffff:29.87.88.182 remoteGids::ffff:29.87.4.221",
+        {"status": 12, "opcode": 129, "vendor_err": 129, "peer": "172.36.143.59"},
+        "hostname-test",
+        "gpu4",
+    ),
+    # the flush error that follows it on the same QP (NVIDIA/nccl#1814)
+    (
+        "hostname-test:984:1357 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer "
+        "172.36.143.59<44206> with status=5 opcode=32656 len=32659 vendor err 249 (Recv) localGid "
+        "::ffff:29.87.88.182 remoteGids::ffff:29.87.4.221",
+        {"status": 5, "vendor_err": 249, "peer": "172.36.143.59"},
+        "hostname-test",
+        "gpu4",
+    ),
+    # RoCE IPv6 GIDs (NVIDIA/nccl#1405)
+    (
+        "kp-ddp-worker-0:3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer "
+        "10.216.210.236<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid "
+        "fd00:1148:9000:5000:4:200:3:ff22 remoteGidsfd00:1148:9000:5000:4:200:3:ff1f",
+        {"status": 12, "opcode": 0, "vendor_err": 129, "peer": "10.216.210.236"},
+        "kp-ddp-worker-0",
+        "gpu4",
+    ),
+    # NCCL <= 2.18, link-local IPv6 peer (NVIDIA/nccl#928)
+    (
+        "H100-2:19989:20082 [1] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer "
+        "fe80::966d:ae03:8b:df78%ib0<53249> with error 4, opcode 32564, len 32564, vendor err 81 (Send)",
+        {"status": 4, "opcode": 32564, "vendor_err": 81, "peer": "fe80::966d:ae03:8b:df78%ib0"},
+        "H100-2",
+        "gpu1",
+    ),
+    # newest net_ib format string (NCCL source: ncclIbLogCompletionWithError), synthetic values
+    (
+        "node-02:4242:4300 [3] transport/net_ib.cc:2210 NCCL WARN NET/IB: Got completion from peer "
+        "10.0.0.2<35512> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_RECV(128) vendor_err=129 "
+        "localGid ::ffff:10.0.0.1 remoteGids::ffff:10.0.0.2 hca mlx5_3",
+        {"status": 12, "opcode": 128, "vendor_err": 129, "peer": "10.0.0.2", "hca": "mlx5_3"},
+        "node-02",
+        "gpu3",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "expected", "host", "device"), IB_CASES)
+def test_ib_completion_forms(line: str, expected: dict[str, Any], host: str, device: str) -> None:
+    d = one(ERROR, line)
+    assert d.kind == "nccl.ib_completion_error"
+    assert_fields(d, expected)
+    assert d.host == host
+    assert d.device == device
+
+
+def test_ib_completion_with_timestamp_prefix_and_glog_rank_prefix() -> None:
+    line = (
+        "[rank12]:[2026-11-02 10:03:07] node-03:1234:1300 [4] transport/net_ib.cc:1698 NCCL WARN NET/IB : "
+        "Got completion from peer 10.0.0.2<35512> with status=12 opcode=129 len=0 vendor err 129 (Recv) "
+        "localGid ::ffff:10.0.0.3 remoteGids::ffff:10.0.0.2"
+    )
+    d = one(ERROR, line)
+    assert (d.rank, d.host, d.device) == (12, "node-03", "gpu4")
+
+
+def test_ib_completion_quoted_by_pytorch_counts_once() -> None:
+    """The WARN line, NCCL's INFO back-trace, then DistBackendError quoting it as `Last error:`
+    (deepseek-ai/DeepEP#106 shape)."""
+    lines = [
+        "gpu-7:5151:5200 [2] transport/net_ib.cc:1698 NCCL WARN NET/IB : Got completion from peer "
+        "172.21.17.89<38536> with error 5, opcode 48, len 32710, vendor err 249",
+        "gpu-7:5151:5200 [2] NCCL INFO transport/net.cc:1298 -> 6",
+        "gpu-7:5151:5200 [2] NCCL INFO proxy.cc:694 -> 6",
+        "Traceback (most recent call last):",
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
+        "remote process exited or there was a network error, NCCL version 2.21.5",
+        "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+        "Last error:",
+        "NET/IB : Got completion from peer 172.21.17.89<38536> with error 5, opcode 48, len 32710, vendor err 249",
+    ]
+    drafts = scan(ALL, lines)
+    assert kinds(drafts) == ["nccl.ib_completion_error", "nccl.remote_error"], drafts
+    assert drafts[0].host == "gpu-7"
+
+
+# ------------------------------------------------------- nccl.remote_error
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # NVIDIA/nccl#2076
+        "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+        "NCCLUtils.hpp:268, remote process exited or there was a network error, NCCL version 2.21.5",
+        # NVIDIA/nccl#795
+        "node-5:1234:1290 [0] misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.200.84.247<58355> "
+        "failed : Broken pipe",
+        "node-5:1234:1290 [0] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer node-6<47861>",
+        "node-5:1234:1291 [0] proxy.cc:1119 NCCL WARN [Proxy Service 9] Failed to execute operation Connect "
+        "from rank 9, retcode 6",
+        # PyTorch 2.x store failure while creating a communicator (synthetic from the c10d format)
+        "[rank3]:torch.distributed.DistBackendError: [3] is setting up NCCL communicator and retrieving "
+        "ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: "
+        "Connection reset by peer",
+    ],
+)
+def test_remote_error_forms(line: str) -> None:
+    d = one(ERROR, line)
+    assert d.kind == "nccl.remote_error"
+    assert d.fields["detail"]
+
+
+def test_pytorch_remote_error_report_counts_once_per_rank() -> None:
+    """NVIDIA/nccl#2076 with the PyTorch >= 2.2 rank prefix on every line."""
+    lines = [
+        "[rank5]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+        "NCCLUtils.hpp:268, remote process exited or there was a network error, NCCL version 2.21.5",
+        "[rank5]: ncclRemoteError: A call failed possibly due to a network error or a remote process exiting "
+        "prematurely.",
+        "[rank5]: Last error:",
+        "[rank5]: socketProgressOpt: Call to recv from 172.16.0.4<33759> failed : Connection reset by peer",
+        "[rank6]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/"
+        "NCCLUtils.hpp:268, remote process exited or there was a network error, NCCL version 2.21.5",
+    ]
+    drafts = scan(ALL, lines)
+    assert kinds(drafts) == ["nccl.remote_error", "nccl.remote_error"], drafts
+    assert [d.rank for d in drafts] == [5, 6]
+
+
+def test_bare_connection_reset_is_not_nccl() -> None:
+    line = "ConnectionResetError: [Errno 104] Connection reset by peer"
+    assert not [d for d in scan(ERROR, [line]) if d.kind.startswith("nccl.")]
+
+
+# ----------------------------------------------- nccl.communicator_aborted
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # PyTorch 1.x wait() after a watchdog abort (synthetic from the c10d format string)
+        "RuntimeError: NCCL communicator was aborted on rank 3.  Original reason for failure was: "
+        "NCCL error: unhandled system error, NCCL version 2.10.3",
+        "[rank2]:[E1102 10:03:09.123456 4242 ProcessGroupNCCL.cpp:1285] [PG 0 Rank 2] NCCL communicator was "
+        "aborted on rank 2.",
+    ],
+)
+def test_communicator_aborted(line: str) -> None:
+    drafts = scan(ERROR, [line])
+    assert kinds(drafts) == ["nccl.communicator_aborted"], drafts
+
+
+def test_aborted_by_timeout_is_aborted_and_timeout() -> None:
+    line = (
+        "RuntimeError: NCCL communicator was aborted on rank 1.  Original reason for failure was: [Rank 1] "
+        "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=77, OpType=BROADCAST, "
+        "Timeout(ms)=1800000) ran for 1800931 milliseconds before timing out."
+    )
+    drafts = scan(ALL, ["Traceback (most recent call last):", line])
+    assert sorted(kinds(drafts)) == ["nccl.communicator_aborted", "nccl.timeout"], drafts
+
+
+# --------------------------------------------------------------- nccl.error
+
+NCCL_ERROR_CASES: list[tuple[str, str | None, int | None]] = [
+    # NVIDIA/nccl#1410, PyTorch 2.3 rank prefix
+    (
+        "[rank7]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        "NCCLUtils.hpp:275, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5",
+        "ncclUnhandledCudaError",
+        7,
+    ),
+    # pytorch/pytorch#131755
+    (
+        "n122-164-108:7400:7642 [1] include/alloc.h:125 NCCL WARN Cuda failure 700 'an illegal memory "
+        "access was encountered'",
+        "ncclUnhandledCudaError",
+        None,
+    ),
+    # NVIDIA/nccl#1488 (NVLS after a Fabric Manager restart)
+    (
+        "node-9:2001:2050 [6] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'",
+        "ncclUnhandledCudaError",
+        None,
+    ),
+    # pytorch#170045 title
+    (
+        "ncclUnhandledCudaError: Call to CUDA function failed. Last error: Cuda failure 999 'unknown error'",
+        "ncclUnhandledCudaError",
+        None,
+    ),
+    # system error, PyTorch 1.x RuntimeError form
+    (
+        "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1191, unhandled "
+        "system error, NCCL version 2.10.3",
+        "ncclSystemError",
+        None,
+    ),
+    (
+        "ncclInternalError: Internal check failed.",
+        "ncclInternalError",
+        None,
+    ),
+    # a WARN without a result code (NVIDIA/nccl#905)
+    ("node-1:100:200 [0] NCCL WARN NET/IB : Got async event : port error", None, None),
+]
+
+
+@pytest.mark.parametrize(("line", "result", "rank"), NCCL_ERROR_CASES)
+def test_nccl_error_forms(line: str, result: str | None, rank: int | None) -> None:
+    d = one(ERROR, line)
+    assert d.kind == "nccl.error"
+    assert d.fields.get("nccl_result") == result
+    assert d.rank == rank
+
+
+def test_nccl_warn_sets_host_and_device() -> None:
+    d = one(ERROR, NCCL_ERROR_CASES[1][0])
+    assert (d.host, d.device) == ("n122-164-108", "gpu1")
+    assert d.fields["detail"] == "Cuda failure 700 'an illegal memory access was encountered'"
+
+
+def test_nccl_error_report_counts_once() -> None:
+    """NVIDIA/nccl#1410: four adjacent lines, one failure."""
+    lines = [
+        "[rank7]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        "NCCLUtils.hpp:275, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5",
+        "[rank7]: ncclUnhandledCudaError: Call to CUDA function failed.",
+        "[rank7]: Last error:",
+        "[rank7]: Cuda failure 1 'invalid argument'",
+    ]
+    drafts = scan(ALL, ["[rank7]: Traceback (most recent call last):", *lines])
+    assert kinds(drafts) == ["nccl.error"], drafts
+    assert drafts[0].rank == 7
+
+
+def test_nccl_lines_from_syslog() -> None:
+    line = (
+        "Nov  2 10:03:07 node-02 python[1234]: node-02:1234:1250 [3] misc/socket.cc:538 NCCL WARN Net : "
+        "Connection closed by remote peer node-05<47861>"
+    )
+    d = one(ERROR, line, source="syslog")
+    assert (d.kind, d.host, d.device) == ("nccl.remote_error", "node-02", "gpu3")
+
+
+# ---------------------------------------------------------------- negatives
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "node-1:100:200 [0] NCCL INFO Channel 00/32 :    0   1   2   3   4   5   6   7",
+        "node-1:100:200 [0] NCCL INFO comm 0x55d1c0 rank 0 nranks 16 cudaDev 0 busId 18000 - Init COMPLETE",
+        "hostname-test:984:1357 [4] NCCL INFO transport/net.cc:1298 -> 6",
+        "hostname-test:984:1357 [4] NCCL INFO proxy.cc:874 -> 6 [Progress Thread]",
+        "node-1:100:200 [0] NCCL INFO [Service thread] Connection closed by localRank 0",
+        "node-1:100:200 [0] NCCL WARN NET/Plugin : Plugin load returned 2 : libnccl-net.so: cannot open "
+        "shared object file: No such file or directory.",
+        "[rank0]:[E321 02:07:08.465150152 ProcessGroupNCCL.cpp:1664] [PG 1 Rank 0] Exception (either an "
+        "error or timeout) detected by watchdog at work: 1580, last enqueued NCCL work: 1582, last completed "
+        "NCCL work: 1579.",
+        "iteration 100 | loss 2.31 | grad norm 0.9",
+    ],
+)
+def test_negative_lines(line: str) -> None:
+    assert scan(nccl.EXTRACTORS, [line]) == []
+
+
+def test_no_event_from_lines_without_literals_even_if_extract_is_called() -> None:
+    """extract() on an ordinary INFO line yields nothing even when called directly."""
+    line = "node-1:100:200 [0] NCCL INFO Using network IB"
+    state: dict[str, object] = {}
+    ctx = LineContext("application", "f", 1, None, None, None, state)
+    for ex in nccl.EXTRACTORS:
+        assert list(ex.extract(line, ctx)) == []
+
+
+# -------------------------------------------------------------- net.address
+
+
+@pytest.mark.parametrize(
+    ("line", "addr", "iface", "host"),
+    [
+        ("node-01:4242:4242 [0] NCCL INFO Bootstrap : Using ib0:10.0.0.2<0>", "10.0.0.2", "ib0", "node-01"),
+        ("node-01:4242:4242 [0] NCCL INFO Bootstrap: Using eth0:10.1.0.12<0>", "10.1.0.12", "eth0", "node-01"),
+        (
+            "node-01:4242:4242 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.2<0>",
+            "10.0.0.2",
+            "ib0",
+            "node-01",
+        ),
+        (
+            "gpu-a:11:11 [2] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0:172.16.1.5<0>",
+            "172.16.1.5",
+            "eth0",
+            "gpu-a",
+        ),
+        (
+            "node-03:77:77 [0] NCCL INFO NET/Socket : Using [0]eth0:10.1.0.12<0> [1]eth1:10.2.0.12<0>",
+            "10.1.0.12",
+            "eth0",
+            "node-03",
+        ),
+    ],
+)
+def test_net_address(line: str, addr: str, iface: str, host: str) -> None:
+    d = one(ADDRESS, line)
+    assert d.kind == "net.address"
+    assert d.fields == {"addr": addr, "iface": iface}
+    assert d.host == host
+
+
+def test_split_rank_prefix() -> None:
+    assert nccl.split_rank_prefix("[rank12]: x") == (12, "x")
+    assert nccl.split_rank_prefix("[rank3]:[E1102 10:03:09.1 1 a.cpp:1] y") == (3, "[E1102 10:03:09.1 1 a.cpp:1] y")
+    assert nccl.split_rank_prefix("[1,5]<stderr>:z") == (5, "z")
+    assert nccl.split_rank_prefix("[default3]:[rank11]: w") == (11, "w")
+    assert nccl.split_rank_prefix("[default3]:w") == (None, "w")
+    assert nccl.split_rank_prefix("[E1102 10:03:09] v") == (None, "[E1102 10:03:09] v")
+
+
+def test_extractor_metadata() -> None:
+    for ex in nccl.EXTRACTORS:
+        assert ex.sources == frozenset({"application", "syslog"})
+        assert ex.literals
+        for lit in ex.literals:
+            assert lit not in ("NCCL", "INFO", "error", "Error")
+
+
+def test_abort_what_without_prefix_repeats_the_prefixed_report() -> None:
+    """One combined, unlabelled file: PyTorch prefixes its own lines with `[rank7]:`, the C++
+    runtime's `terminate` / `what():` carry no prefix. The WARN is NCCL's own report (kept);
+    PyTorch's report and its abort repeat are one event."""
+    frames = [f"frame #{i}: c10d::ProcessGroupNCCL::checkForNCCLErrorsInternal() + 0x220" for i in range(25)]
+    lines = [
+        "ip-10-1-2-3:203124:203291 [7] misc/socket.cc:50 NCCL WARN socketProgress: Connection closed by remote "
+        "peer ip-10-1-2-17<35127>",
+        "ip-10-1-2-3:203124:203291 [7] NCCL INFO misc/socket.cc:752 -> 6",
+        "[rank7]:[E922 03:17:45.121000 203304 ProcessGroupNCCL.cpp:1595] [PG ID 0 PG GUID 0(default_pg) Rank 7] "
+        "Process group watchdog thread terminated with exception: NCCL error: remote process exited or there "
+        "was a network error, NCCL version 2.20.5",
+        "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+        "Last error:",
+        "socketProgress: Connection closed by remote peer ip-10-1-2-17<35127>",
+        "Exception raised from checkForNCCLErrorsInternal at ../torch/csrc/distributed/c10d/"
+        "ProcessGroupNCCL.cpp:1879 (most recent call first):",
+        *frames,
+        "terminate called after throwing an instance of 'c10::DistBackendError'",
+        "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 7] Process group watchdog thread terminated with "
+        "exception: NCCL error: remote process exited or there was a network error, NCCL version 2.20.5",
+    ]
+    drafts = scan(ALL, lines)
+    assert kinds(drafts) == ["nccl.remote_error", "nccl.remote_error"], drafts
+    assert (drafts[0].host, drafts[0].device) == ("ip-10-1-2-3", "gpu7")
+    assert drafts[1].rank == 7
+
+
+def test_timeout_what_without_prefix_in_unlabelled_file() -> None:
+    lines = [
+        "[rank11]:[E1102 10:13:09.082258806 49164 ProcessGroupNCCL.cpp:616] [Rank 11] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=48213, OpType=ALLREDUCE, NumelIn=262144000, NumelOut=262144000, "
+        "Timeout(ms)=600000) ran for 600063 milliseconds before timing out.",
+        "[rank11]:[E1102 10:13:09.082558906 49164 ProcessGroupNCCL.cpp:630] [Rank 11] Some NCCL operations have "
+        "failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might "
+        "run on corrupted/incomplete data.",
+        "terminate called after throwing an instance of 'c10::DistBackendError'",
+        "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 11] Process group watchdog thread terminated with "
+        "exception: [Rank 11] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=48213, "
+        "OpType=ALLREDUCE, NumelIn=262144000, NumelOut=262144000, Timeout(ms)=600000) ran for 600063 "
+        "milliseconds before timing out.",
+    ]
+    drafts = scan(ALL, lines)
+    assert kinds(drafts) == ["nccl.timeout"], drafts
+    assert drafts[0].rank == 11
