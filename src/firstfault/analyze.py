@@ -8,16 +8,19 @@ then attribute and build the verdict.
 
 from __future__ import annotations
 
+import io
 import ipaddress
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, tzinfo
-from typing import Literal
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import IO, BinaryIO, Literal, Protocol, cast
 
-from firstfault.bundle import Bundle, load_bundle
+from firstfault.bundle import Bundle, Context, load_bundle
 from firstfault.engine.attribute import attribute
 from firstfault.engine.catalog import Catalog, shipped_catalog
 from firstfault.engine.verdict import build_verdict, outcome_of
 from firstfault.extract.common import norm_pci
+from firstfault.extract.structured import StructuredResult
 from firstfault.model import (
     CoverageItem,
     ErrorItem,
@@ -97,15 +100,15 @@ class NodeMapper:
         return ev.node
 
 
-def _normalise(events: list[Event], bundle: Bundle, mapper: NodeMapper, grace: timedelta) -> list[Event]:
+def _normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: timedelta) -> list[Event]:
     for ev in events:
         if ev.kind == "net.address":
             addr = ev.fields.get("addr")
             node = mapper.node_for(ev)
             if isinstance(addr, str):
                 mapper.learn_address(addr, node)
-    start = bundle.window_start - grace if bundle.window_start else None
-    end = bundle.window_end + grace if bundle.window_end else None
+    start = ctx.window_start - grace if ctx.window_start else None
+    end = ctx.window_end + grace if ctx.window_end else None
     out: list[Event] = []
     for ev in events:
         if ev.kind == "net.address":
@@ -115,7 +118,7 @@ def _normalise(events: list[Event], bundle: Bundle, mapper: NodeMapper, grace: t
             continue  # outside this attempt's window: another job's evidence
         ev.node = mapper.node_for(ev)
         if ev.device and ev.device.startswith("pci:") and ev.node:
-            idx = bundle.gpu_index.get((ev.node, norm_pci(ev.device[4:])))
+            idx = ctx.gpu_index.get((ev.node, norm_pci(ev.device[4:])))
             if idx is not None:
                 ev.device = f"gpu{idx}"
         peer = ev.fields.get("peer")
@@ -176,6 +179,69 @@ def _terminal_state(events: list[Event], declared: str | None) -> tuple[str | No
     return declared, None
 
 
+class Analysis:
+    """The evidence of one workload attempt, fed piece by piece, then judged.
+
+    The embedded engine feeds it from a bundle's files; the Service feeds it
+    from a request's observations. Same pieces in the same order, same
+    verdict.
+    """
+
+    def __init__(self, analyzer: Analyzer, ctx: Context) -> None:
+        self.analyzer = analyzer
+        self.ctx = ctx
+        self.store = EventStore()
+        self.extraction = Extraction(all_line_extractors())
+        self.coverage: list[CoverageItem] = []
+        self.errors: list[ErrorItem] = []
+        self.node_last_seen: dict[str, datetime] = {}  # node -> last stamped application line
+
+    def add_candidate(self, c: Candidate) -> None:
+        for ev in self.extraction.events(c):
+            self.store.add(ev)
+
+    def add_document(self, source: str, fmt: str | None, file: str,
+                     data: bytes | IO[bytes]) -> tuple[int, list[tuple[int | None, str]]]:
+        """A scheduler or metrics document (bytes, or a stream for large metric files).
+
+        Returns the lines read and the (line, message) problems, which are
+        also kept in `errors`.
+        """
+        res, problems = _read_structured(source, fmt, file, data, self.ctx)
+        if res is not None:
+            for ev in res.events:
+                self.store.add(ev)
+        for line, msg in problems:
+            self.errors.append(ErrorItem(source=source, file=file, line=line, message=msg))
+        return (res.lines if res is not None else 0), problems
+
+    def saw_node(self, node: str, last: datetime) -> None:
+        prev = self.node_last_seen.get(node)
+        self.node_last_seen[node] = max(prev, last) if prev else last
+
+    def finish(self, now: datetime | None = None) -> Verdict:
+        ctx, wl = self.ctx, self.ctx.workload
+        settings = self.analyzer.catalog.settings
+        allocation = list(wl.nodes)
+        mapper = NodeMapper(allocation, ctx.rank_to_node)
+        events = _normalise(self.store.events, ctx, mapper, timedelta(seconds=settings.clock_skew + 120))
+        state, state_ev = _terminal_state(events, wl.terminal_state)
+        if state_ev is None and wl.terminal_state:
+            events.append(_declared_state(ctx))
+        if state and state.split()[0].upper() == "NODE_FAIL":
+            events.extend(_silent_nodes(self.node_last_seen, settings.silent_node_gap))
+        att = attribute(events, self.analyzer.catalog.active(), settings, allocation)
+        ref = WorkloadRef(
+            id=wl.id, attempt=wl.attempt, name=wl.name, scheduler=wl.scheduler,
+            window=Window(start=iso(ctx.window_start), end=iso(ctx.window_end)),
+            nodes=allocation,
+        )
+        return build_verdict(
+            catalog=self.analyzer.catalog, workload=ref, terminal_state=state, att=att,
+            coverage=self.coverage, errors=self.errors, now=now,
+        )
+
+
 class Analyzer:
     """Holds what is built once per catalog (extractors, scanners)."""
 
@@ -188,133 +254,129 @@ class Analyzer:
             self._scanners[kind] = LineScanner(kind, all_line_extractors())
         return self._scanners[kind]
 
+    def start(self, ctx: Context) -> Analysis:
+        return Analysis(self, ctx)
+
     def analyze_path(self, path: str, now: datetime | None = None) -> Verdict:
         return self.analyze_bundle(load_bundle(path), now=now)
 
     def analyze_bundle(self, bundle: Bundle, now: datetime | None = None) -> Verdict:
-        wl = bundle.workload
-        tp = TimeParser(bundle.tz, bundle.window_start, bundle.window_end)
-        store = EventStore()
-        errors: list[ErrorItem] = []
-        cov: dict[str, _Cov] = {}
-        allocation = list(wl.nodes)
-        app_last: dict[str, datetime] = {}  # node -> last stamped application line
+        analysis = self.start(bundle.context)
+        collect_bundle(self, bundle, analysis)
+        return analysis.finish(now=now)
 
-        extraction = Extraction(all_line_extractors())
 
-        def emit(c: Candidate) -> None:
-            for ev in extraction.events(c):
-                store.add(ev)
+class EvidenceSink(Protocol):
+    """Where a bundle's evidence goes: an Analysis, or a request to the Service."""
 
-        for src in bundle.sources:
-            kind = src.spec.kind
-            c = cov.setdefault(kind, _Cov())
-            c.declared = True
-            c.nodes_expected.update(src.expected_nodes or allocation)
-            for msg in src.errors:
-                errors.append(ErrorItem(source=kind, file=src.spec.path, message=msg))
-                c.errors += 1
-            for sf in src.files:
-                c.files += 1
-                if kind in LINE_SOURCES:
-                    stats = self.scanner(kind).scan_file(
-                        str(sf.path), sf.rel, node=sf.node, rank=sf.rank,
-                        srun_prefix=src.spec.rank_prefix == "srun", tp=tp, emit=emit,
-                    )
-                    lines, errs = stats.lines, stats.errors
-                    if kind == "application" and sf.node and stats.last_time is not None:
-                        prev = app_last.get(sf.node)
-                        app_last[sf.node] = max(prev, stats.last_time) if prev else stats.last_time
-                    if stats.bad_utf8:
-                        errs.append((None, f"{stats.bad_utf8} matching line(s) not valid UTF-8; "
-                                           "decoded with replacement characters"))
-                else:
-                    lines, errs = self._structured(kind, src.spec.format, sf.path, sf.rel, wl.id,
-                                                   bundle.tz, store)
-                c.lines += lines
-                fatal = any(m.startswith(("binary", "cannot")) for _, m in errs)
+    coverage: list[CoverageItem]
+    errors: list[ErrorItem]
+
+    def add_candidate(self, c: Candidate) -> None: ...
+
+    def add_document(self, source: str, fmt: str | None, file: str,
+                     data: bytes | IO[bytes]) -> tuple[int, list[tuple[int | None, str]]]: ...
+
+    def saw_node(self, node: str, last: datetime) -> None: ...
+
+
+def collect_bundle(analyzer: Analyzer, bundle: Bundle, sink: EvidenceSink) -> None:
+    """Reads every source of a bundle into `sink`, with coverage and errors per source."""
+    ctx = bundle.context
+    tp = TimeParser(ctx.tz, ctx.window_start, ctx.window_end)
+    cov: dict[str, _Cov] = {}
+    allocation = list(bundle.workload.nodes)
+    for src in bundle.sources:
+        kind = src.spec.kind
+        c = cov.setdefault(kind, _Cov())
+        c.declared = True
+        c.nodes_expected.update(src.expected_nodes or allocation)
+        for msg in src.errors:
+            sink.errors.append(ErrorItem(source=kind, file=src.spec.path, message=msg))
+            c.errors += 1
+        for sf in src.files:
+            c.files += 1
+            if kind in LINE_SOURCES:
+                stats = analyzer.scanner(kind).scan_file(
+                    str(sf.path), sf.rel, node=sf.node, rank=sf.rank,
+                    srun_prefix=src.spec.rank_prefix == "srun", tp=tp, emit=sink.add_candidate,
+                )
+                lines, errs = stats.lines, stats.errors
+                if kind == "application" and sf.node and stats.last_time is not None:
+                    sink.saw_node(sf.node, stats.last_time)
+                if stats.bad_utf8:
+                    errs.append((None, f"{stats.bad_utf8} matching line(s) not valid UTF-8; "
+                                       "decoded with replacement characters"))
                 for line, msg in errs:
-                    errors.append(ErrorItem(source=kind, file=sf.rel, line=line, message=msg))
-                if fatal:
-                    c.errors += 1
-                    continue
-                if lines == 0:
-                    c.notes.append(f"{sf.rel} is empty")
-                    continue
-                c.readable += 1
-                if sf.node:
-                    c.nodes_seen.add(sf.node)
-                elif sf.rank is None:
-                    c.nodes_seen.update(c.nodes_expected)
-
-        events = store.events
-        mapper = NodeMapper(allocation, bundle.rank_to_node)
-        grace = timedelta(seconds=self.catalog.settings.clock_skew + 120)
-        events = _normalise(events, bundle, mapper, grace)
-        state, state_ev = _terminal_state(events, wl.terminal_state)
-        if state_ev is None and wl.terminal_state:
-            events.append(self._declared_state(bundle))
-        if state and state.split()[0].upper() == "NODE_FAIL":
-            events.extend(_silent_nodes(app_last, self.catalog.settings.silent_node_gap))
-        coverage = _coverage(cov, allocation)
-        att = attribute(events, self.catalog.active(), self.catalog.settings, allocation)
-        ref = WorkloadRef(
-            id=wl.id, attempt=wl.attempt, name=wl.name, scheduler=wl.scheduler,
-            window=Window(start=iso(bundle.window_start), end=iso(bundle.window_end)),
-            nodes=allocation,
-        )
-        return build_verdict(
-            catalog=self.catalog, workload=ref, terminal_state=state, att=att,
-            coverage=coverage, errors=errors, now=now,
-        )
-
-    @staticmethod
-    def _declared_state(bundle: Bundle) -> Event:
-        wl = bundle.workload
-        state = (wl.terminal_state or "").split()[0].upper()
-        fields: dict[str, str | int | float | bool | None] = {
-            "state": state, "raw_state": wl.terminal_state, "scope": "job",
-        }
-        if wl.exit_code and ":" in wl.exit_code:
-            a, b = wl.exit_code.split(":", 1)
-            if a.isdigit() and b.isdigit():
-                fields["exit_code"], fields["signal"] = int(a), int(b)
-        return Event(
-            kind="sched.job", time=bundle.window_end, node=None, fields=fields,
-            evidence=Evidence(source="scheduler", file="workload.yaml", line=None,
-                              text=f"terminal_state: {wl.terminal_state}"),
-        )
-
-    @staticmethod
-    def _structured(kind: str, fmt: str | None, path: object, rel: str, job_id: str, tz: tzinfo,
-                    store: EventStore) -> tuple[int, list[tuple[int | None, str]]]:
-        from pathlib import Path
-
-        p = Path(str(path))
-        errs: list[tuple[int | None, str]] = []
-        if fmt is None:
-            return 0, [(None, f"a {kind} source needs a format")]
-        try:
-            if kind == "scheduler":
-                from firstfault.extract.scheduler import read_scheduler
-
-                size = p.stat().st_size
-                if size > MAX_STRUCTURED_BYTES:
-                    return 0, [(None, f"cannot read: {size} bytes is over the {MAX_STRUCTURED_BYTES} limit")]
-                res = read_scheduler(p.read_bytes(), fmt, rel, job_id=job_id, tz=tz)
-            elif kind == "metrics":
-                from firstfault.extract.metrics import read_metrics
-
-                with p.open("rb") as fh:
-                    res = read_metrics(fh, fmt, rel)
+                    sink.errors.append(ErrorItem(source=kind, file=sf.rel, line=line, message=msg))
             else:
-                return 0, [(None, f"source kind {kind} has no structured reader")]
-        except OSError as exc:
-            return 0, [(None, f"cannot read: {exc.strerror or exc}")]
-        for ev in res.events:
-            store.add(ev)
-        errs.extend((i.line, i.message) for i in res.issues)
-        return res.lines, errs
+                lines, errs = _collect_document(sink, kind, src.spec.format, sf.path, sf.rel)
+            c.lines += lines
+            if any(m.startswith(("binary", "cannot")) for _, m in errs):
+                c.errors += 1
+                continue
+            if lines == 0:
+                c.notes.append(f"{sf.rel} is empty")
+                continue
+            c.readable += 1
+            if sf.node:
+                c.nodes_seen.add(sf.node)
+            elif sf.rank is None:
+                c.nodes_seen.update(c.nodes_expected)
+    sink.coverage.extend(_coverage(cov, allocation))
+
+
+def _collect_document(sink: EvidenceSink, kind: str, fmt: str | None, path: Path,
+                      rel: str) -> tuple[int, list[tuple[int | None, str]]]:
+    """Scheduler files are small and read whole; metric files are streamed."""
+    try:
+        if kind == "metrics":
+            with path.open("rb") as fh:
+                return sink.add_document(kind, fmt, rel, fh)
+        size = path.stat().st_size
+        if size > MAX_STRUCTURED_BYTES:
+            msg = f"cannot read: {size} bytes is over the {MAX_STRUCTURED_BYTES} byte limit"
+        else:
+            return sink.add_document(kind, fmt, rel, path.read_bytes())
+    except OSError as exc:
+        msg = f"cannot read: {exc.strerror or exc}"
+    sink.errors.append(ErrorItem(source=kind, file=rel, message=msg))
+    return 0, [(None, msg)]
+
+
+def _declared_state(ctx: Context) -> Event:
+    wl = ctx.workload
+    state = (wl.terminal_state or "").split()[0].upper()
+    fields: dict[str, str | int | float | bool | None] = {
+        "state": state, "raw_state": wl.terminal_state, "scope": "job",
+    }
+    if wl.exit_code and ":" in wl.exit_code:
+        a, b = wl.exit_code.split(":", 1)
+        if a.isdigit() and b.isdigit():
+            fields["exit_code"], fields["signal"] = int(a), int(b)
+    return Event(
+        kind="sched.job", time=ctx.window_end, node=None, fields=fields,
+        evidence=Evidence(source="scheduler", file="workload.yaml", line=None,
+                          text=f"terminal_state: {wl.terminal_state}"),
+    )
+
+
+def _read_structured(source: str, fmt: str | None, file: str, data: bytes | IO[bytes],
+                     ctx: Context) -> tuple[StructuredResult | None, list[tuple[int | None, str]]]:
+    if fmt is None:
+        return None, [(None, f"cannot read: a {source} source needs a format")]
+    if source == "scheduler":
+        from firstfault.extract.scheduler import read_scheduler
+
+        raw = data if isinstance(data, bytes) else data.read(MAX_STRUCTURED_BYTES)
+        res = read_scheduler(raw, fmt, file, job_id=ctx.workload.id, tz=ctx.tz)
+    elif source == "metrics":
+        from firstfault.extract.metrics import read_metrics
+
+        res = read_metrics(io.BytesIO(data) if isinstance(data, bytes) else cast(BinaryIO, data), fmt, file)
+    else:
+        return None, [(None, f"cannot read: source kind {source} has no structured reader")]
+    return res, [(i.line, i.message) for i in res.issues]
 
 
 def _coverage(cov: dict[str, _Cov], allocation: list[str]) -> list[CoverageItem]:
@@ -358,4 +420,4 @@ def is_failure(outcome: str) -> bool:
     return outcome not in ("succeeded", "running")
 
 
-__all__ = ["Analyzer", "analyze", "is_failure", "outcome_of"]
+__all__ = ["Analysis", "Analyzer", "analyze", "collect_bundle", "is_failure", "outcome_of"]

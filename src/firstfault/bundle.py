@@ -143,14 +143,50 @@ class ResolvedSource:
 
 
 @dataclass(slots=True)
-class Bundle:
-    root: Path
-    spec: WorkloadFile
+class Context:
+    """The execution context of one attempt, with what is derived from it once.
+
+    A bundle's workload.yaml gives it; so does a Slurm, Kueue or static
+    connector, or an analyze request to the Service.
+    """
+
+    workload: WorkloadSpec
     tz: tzinfo
     window_start: datetime | None
     window_end: datetime | None
     rank_to_node: dict[int, str]
     gpu_index: dict[tuple[str, str], int]  # (node, normalised pci) -> GPU index
+
+    @classmethod
+    def from_spec(cls, wl: WorkloadSpec) -> Context:
+        """Raises ValueError naming the field when the rank map is malformed."""
+        from firstfault.extract.common import norm_pci
+
+        rank_to_node: dict[int, str] = {}
+        for node, ranks in (wl.ranks or {}).items():
+            try:
+                for r in parse_ranges(ranks):
+                    rank_to_node[r] = node
+            except ValueError as exc:
+                raise ValueError(f"workload.ranks.{node}: {exc}") from exc
+        gpu_index = {
+            (node, norm_pci(pci)): idx for node, m in (wl.gpus or {}).items() for pci, idx in m.items()
+        }
+        return cls(
+            workload=wl,
+            tz=ZoneInfo(wl.timezone),
+            window_start=parse_rfc3339(wl.window.start) if wl.window.start else None,
+            window_end=parse_rfc3339(wl.window.end) if wl.window.end else None,
+            rank_to_node=rank_to_node,
+            gpu_index=gpu_index,
+        )
+
+
+@dataclass(slots=True)
+class Bundle:
+    root: Path
+    spec: WorkloadFile
+    context: Context
     sources: list[ResolvedSource]
 
     @property
@@ -293,23 +329,11 @@ def load_bundle(path: str | os.PathLike[str]) -> Bundle:
     if not root.is_dir():
         raise BundleError(f"{root}: not a directory (an evidence bundle is a directory with workload.yaml)")
     spec = load_workload(root)
-    wl = spec.workload
-    tz = ZoneInfo(wl.timezone)
-    ws = parse_rfc3339(wl.window.start) if wl.window.start else None
-    we = parse_rfc3339(wl.window.end) if wl.window.end else None
-    rank_to_node: dict[int, str] = {}
-    for node, ranks in (wl.ranks or {}).items():
-        try:
-            for r in parse_ranges(ranks):
-                rank_to_node[r] = node
-        except ValueError as exc:
-            raise BundleError(f"{root / 'workload.yaml'}: workload.ranks.{node}: {exc}") from exc
-    from firstfault.extract.common import norm_pci
-
-    gpu_index = {
-        (node, norm_pci(pci)): idx for node, m in (wl.gpus or {}).items() for pci, idx in m.items()
-    }
+    try:
+        ctx = Context.from_spec(spec.workload)
+    except ValueError as exc:
+        raise BundleError(f"{root / 'workload.yaml'}: {exc}") from exc
     sources = [
-        resolve_source(root, i, s, wl.nodes, rank_to_node) for i, s in enumerate(spec.sources)
+        resolve_source(root, i, s, spec.workload.nodes, ctx.rank_to_node) for i, s in enumerate(spec.sources)
     ]
-    return Bundle(root, spec, tz, ws, we, rank_to_node, gpu_index, sources)
+    return Bundle(root, spec, ctx, sources)
