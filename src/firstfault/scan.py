@@ -140,7 +140,9 @@ class EventStore:
 
     def add(self, ev: Event) -> None:
         f = ev.fields
-        key = (ev.kind, ev.node, ev.rank, ev.device,
+        # The source and file are in the key so the kept set does not depend
+        # on the order in which sources arrive (bundle vs Service request).
+        key = (ev.kind, ev.evidence.source, ev.evidence.file, ev.node, ev.rank, ev.device,
                f.get("xid", f.get("condition", f.get("exc_type", f.get("state")))))
         n = self._counts.get(key, 0) + 1
         self._counts[key] = n

@@ -208,7 +208,7 @@ def build_verdict(
         symptoms=_symptoms(att.symptoms),
         evidence=evidence,
         coverage=coverage,
-        errors=errors,
+        errors=sorted(errors, key=lambda e: (e.source, e.file or "", e.line or 0, e.message)),
         catalog=CatalogRef(version=catalog.version, sha256=catalog.sha256),
         analyzed_at=iso(when) or "",
         secondary_causes=[_cause(s) for s in secondary],

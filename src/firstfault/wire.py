@@ -1,0 +1,161 @@
+"""The Service's request form: one attempt's evidence as observations.
+
+The Blueprint (or anyone) sends the execution context, the candidate log
+lines its collectors kept (already placed in time, in file order), the
+scheduler and metric documents, and the collectors' own coverage and
+errors. `analyze_request` feeds them to the same Analysis the embedded
+engine uses; `request_from_bundle` builds such a request from a bundle
+with the same scanner, which is how the parity tests and the Blueprint's
+local-files path produce identical verdicts either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import IO, Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from firstfault.analyze import Analyzer, collect_bundle
+from firstfault.bundle import Bundle, Context, WorkloadSpec
+from firstfault.model import API_VERSION, CoverageItem, ErrorItem, Verdict
+from firstfault.scan import Candidate
+
+MAX_TEXT = 1 << 20
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LineObservation(_Strict):
+    """A log line that passed the prefilter (the wire form of scan.Candidate)."""
+
+    type: Literal["line"] = "line"
+    source: Literal["kernel", "syslog", "fabricmanager", "application"]
+    file: str = Field(max_length=4096)
+    line: int = Field(ge=1)
+    node: str | None = None
+    rank: int | None = None
+    time: datetime | None = None
+    text: Annotated[str, Field(max_length=MAX_TEXT)]
+
+    def candidate(self) -> Candidate:
+        return Candidate(self.source, self.file, self.line, self.node, self.rank, self.time, self.text)
+
+    @classmethod
+    def of(cls, c: Candidate) -> LineObservation:
+        return cls(source=c.source, file=c.file, line=c.line, node=c.node, rank=c.rank,  # type: ignore[arg-type]
+                   time=c.time, text=c.text)
+
+
+class DocumentObservation(_Strict):
+    """A scheduler record set or a metrics answer, whole (sacct text, Workload YAML, query_range JSON)."""
+
+    type: Literal["document"] = "document"
+    source: Literal["scheduler", "metrics"]
+    format: Literal["sacct", "scontrol", "kueue-workload", "k8s-pods", "k8s-events", "openmetrics",
+                    "prometheus-json"]
+    file: str = Field(max_length=4096)
+    content: str
+
+
+class NodeActivity(_Strict):
+    """When a node's application logs last wrote (for NODE_FAIL's silent-node check)."""
+
+    type: Literal["activity"] = "activity"
+    node: str
+    last_seen: datetime
+
+
+class AnalyzeRequest(_Strict):
+    apiVersion: Literal["firstfault/v1"] = API_VERSION
+    context: WorkloadSpec
+    lines: list[LineObservation] = Field(default_factory=list)
+    documents: list[DocumentObservation] = Field(default_factory=list)
+    activity: list[NodeActivity] = Field(default_factory=list)
+    coverage: list[CoverageItem] = Field(default_factory=list)
+    errors: list[ErrorItem] = Field(default_factory=list)
+
+
+class _Recorder:
+    """An EvidenceSink that records what a bundle holds instead of judging it."""
+
+    def __init__(self) -> None:
+        self.lines: list[LineObservation] = []
+        self.documents: list[DocumentObservation] = []
+        self.activity: dict[str, datetime] = {}
+        self.coverage: list[CoverageItem] = []
+        self.errors: list[ErrorItem] = []
+        self._ctx: Context | None = None
+
+    def add_candidate(self, c: Candidate) -> None:
+        self.lines.append(LineObservation.of(c))
+
+    def add_document(self, source: str, fmt: str | None, file: str,
+                     data: bytes | IO[bytes]) -> tuple[int, list[tuple[int | None, str]]]:
+        raw = data if isinstance(data, bytes) else data.read()
+        # Parsed here only to count lines for coverage; the Service reports the problems.
+        from firstfault.analyze import _read_structured
+
+        assert self._ctx is not None
+        res, problems = _read_structured(source, fmt, file, raw, self._ctx)
+        if fmt is not None and res is not None:
+            self.documents.append(DocumentObservation(
+                source=source, format=fmt, file=file,  # type: ignore[arg-type]
+                content=raw.decode("utf-8", errors="replace")))
+        else:
+            self.errors.extend(ErrorItem(source=source, file=file, line=ln, message=m) for ln, m in problems)
+        return (res.lines if res is not None else 0), problems
+
+    def saw_node(self, node: str, last: datetime) -> None:
+        prev = self.activity.get(node)
+        self.activity[node] = max(prev, last) if prev else last
+
+
+def request_from_bundle(analyzer: Analyzer, bundle: Bundle) -> AnalyzeRequest:
+    rec = _Recorder()
+    rec._ctx = bundle.context
+    collect_bundle(analyzer, bundle, rec)
+    return AnalyzeRequest(
+        context=bundle.workload,
+        lines=rec.lines,
+        documents=rec.documents,
+        activity=[NodeActivity(node=n, last_seen=t) for n, t in sorted(rec.activity.items())],
+        coverage=rec.coverage,
+        errors=rec.errors,
+    )
+
+
+def analyze_request(analyzer: Analyzer, req: AnalyzeRequest, now: datetime | None = None) -> Verdict:
+    return analyze_observations(analyzer, req.context, _records(req), now=now)
+
+
+Record = LineObservation | DocumentObservation | NodeActivity | CoverageItem | ErrorItem
+
+
+def _records(req: AnalyzeRequest) -> Iterable[Record]:
+    yield from req.documents
+    yield from req.lines
+    yield from req.activity
+    yield from req.coverage
+    yield from req.errors
+
+
+def analyze_observations(analyzer: Analyzer, context: WorkloadSpec, records: Iterable[Record],
+                         now: datetime | None = None) -> Verdict:
+    """Feeds records (in their order) to an Analysis; the streaming (NDJSON) path uses this too."""
+    analysis = analyzer.start(Context.from_spec(context))
+    for r in records:
+        if isinstance(r, LineObservation):
+            analysis.add_candidate(r.candidate())
+        elif isinstance(r, DocumentObservation):
+            analysis.add_document(r.source, r.format, r.file, r.content.encode("utf-8"))
+        elif isinstance(r, NodeActivity):
+            analysis.saw_node(r.node, r.last_seen)
+        elif isinstance(r, CoverageItem):
+            analysis.coverage.append(r)
+        else:
+            analysis.errors.append(r)
+    return analysis.finish(now=now)
