@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from firstfault.analyze import Analyzer, collect_bundle
 from firstfault.bundle import Bundle, Context, WorkloadSpec
-from firstfault.model import API_VERSION, CoverageItem, ErrorItem, Verdict
+from firstfault.model import CoverageItem, ErrorItem, Verdict
 from firstfault.scan import Candidate
 
 MAX_TEXT = 1 << 20
@@ -70,7 +70,7 @@ class NodeActivity(_Strict):
 
 
 class AnalyzeRequest(_Strict):
-    apiVersion: Literal["firstfault/v1"] = API_VERSION
+    apiVersion: Literal["firstfault/v1"] = "firstfault/v1"
     context: WorkloadSpec
     lines: list[LineObservation] = Field(default_factory=list)
     documents: list[DocumentObservation] = Field(default_factory=list)
