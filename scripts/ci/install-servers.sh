@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the real servers the integration tests start themselves
+# (Debian packages; apt never starts services here). Needs root.
+set -euo pipefail
+pkgs=(prometheus
+      slurm-wlm slurmctld slurmd slurm-client slurmdbd slurmrestd munge mariadb-server
+      postgresql-15
+      chromium chromium-driver)
+missing=()
+for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "install-servers: need root to install: ${missing[*]}" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+echo "install-servers: ok (${#missing[@]} installed)"
