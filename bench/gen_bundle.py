@@ -99,8 +99,7 @@ def _step_body(it: int, ms_per_it: float, lr: float, loss: float, gnorm: float, 
         " INFO iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): %.1f"
         " | throughput per GPU (TFLOP/s/GPU): %.1f | learning rate: %.6E | global batch size: %5d"
         " | lm loss: %.6E | loss scale: 1.0 | grad norm: %.3f | number of skipped iterations:   0"
-        " | number of nan iterations:   0 |\n"
-        % (it, TRAIN_ITERS, it * GBS, ms_per_it, tflops, lr, GBS, loss, gnorm)
+        " | number of nan iterations:   0 |\n" % (it, TRAIN_ITERS, it * GBS, ms_per_it, tflops, lr, GBS, loss, gnorm)
     )
 
 
@@ -164,8 +163,7 @@ def _nccl_init(
     prv = (rank - 1) % world
     out = [
         _py_ts(t)
-        + " INFO initializing torch distributed with world size %d, rank %d, local rank %d\n"
-        % (world, rank, local),
+        + " INFO initializing torch distributed with world size %d, rank %d, local rank %d\n" % (world, rank, local),
         p + "Bootstrap : Using ib0:%s<0>\n" % ip,
         p + "cudaDriverVersion 12040\n",
         p + "NCCL_IB_TIMEOUT set by environment to 22.\n",
@@ -182,9 +180,7 @@ def _nccl_init(
         q + "Using network IBext_v8\n",
         q + "ncclCommInitRank comm %s rank %d nranks %d cudaDev %d nvmlDev %d busId %s000 "
         "commId 0x4f1c2a9d3e8b7f61 - Init START\n" % (comm, rank, world, local, local, GPU_BUS[local]),
-        q
-        + "Setting affinity for GPU %d to %s\n"
-        % (local, "ffffffff,00000000" if local >= rpn // 2 else "ffffffff"),
+        q + "Setting affinity for GPU %d to %s\n" % (local, "ffffffff,00000000" if local >= rpn // 2 else "ffffffff"),
         q + "NVLS multicast support is available on dev %d\n" % local,
         q
         + "comm %s rank %d nRanks %d nNodes %d localRanks %d localRank %d MNNVL 0\n"
@@ -200,9 +196,7 @@ def _nccl_init(
         for ch in range(0, 32, 4):
             out.append(q + "Channel %02d/32 :  %s\n" % (ch, ring))
     for ch in range(0, 32, 2):
-        out.append(
-            q + "Channel %02d/0 : %d[%d] -> %d[%d] via P2P/CUMEM/read\n" % (ch, rank, local, nxt, nxt % rpn)
-        )
+        out.append(q + "Channel %02d/0 : %d[%d] -> %d[%d] via P2P/CUMEM/read\n" % (ch, rank, local, nxt, nxt % rpn))
     out += [
         q + "Connected all rings\n",
         q + "Connected all trees\n",
@@ -210,8 +204,7 @@ def _nccl_init(
         "nvlsTotalSize 805306368\n" % comm,
         q + "Connected NVLS\n",
         q + "threadThresholds 8/8/64 | 16384/8/64 | 512 | 512\n",
-        q + "32 coll channels, 32 collnet channels, 16 nvls channels, 32 p2p channels, "
-        "32 p2p channels per peer\n",
+        q + "32 coll channels, 32 collnet channels, 16 nvls channels, 32 p2p channels, 32 p2p channels per peer\n",
         q + "TUNER/Plugin: Plugin load returned 11 : libnccl-net.so: cannot open shared object file: No such "
         "file or directory : when loading libnccl-tuner.so\n",
         q + "TUNER/Plugin: Using internal tuner plugin.\n",
@@ -259,9 +252,7 @@ def _watchdog_block(rank: int, t: float, seq: int) -> list[str]:
     )
     pg = "[PG ID 0 PG GUID 0(default_pg) Rank %d]" % rank
     return [
-        g
-        + "ProcessGroupNCCL.cpp:632] [Rank %d] Watchdog caught collective operation timeout: %s\n"
-        % (rank, work),
+        g + "ProcessGroupNCCL.cpp:632] [Rank %d] Watchdog caught collective operation timeout: %s\n" % (rank, work),
         g + "ProcessGroupNCCL.cpp:2268] %s  failure detected by watchdog at work sequence id: %d PG status: "
         "last enqueued work: %d, last completed work: %d\n" % (pg, seq, seq + 2, seq - 1),
         g + "ProcessGroupNCCL.cpp:670] Stack trace of the failed collective not found, potentially because "
@@ -270,11 +261,9 @@ def _watchdog_block(rank: int, t: float, seq: int) -> list[str]:
         g + "ProcessGroupNCCL.cpp:684] [Rank %d] Some NCCL operations have failed or timed out. Due to the "
         "asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete "
         "data.\n" % rank,
-        g
-        + "ProcessGroupNCCL.cpp:698] [Rank %d] To avoid data inconsistency, we are taking the entire process "
+        g + "ProcessGroupNCCL.cpp:698] [Rank %d] To avoid data inconsistency, we are taking the entire process "
         "down.\n" % rank,
-        g
-        + "ProcessGroupNCCL.cpp:1577] %s Process group watchdog thread terminated with exception: [Rank %d] "
+        g + "ProcessGroupNCCL.cpp:1577] %s Process group watchdog thread terminated with exception: [Rank %d] "
         "Watchdog caught collective operation timeout: %s\n" % (pg, rank, work),
         "Exception raised from checkTimeout at /opt/pytorch/pytorch/torch/csrc/distributed/c10d/"
         "ProcessGroupNCCL.cpp:634 (most recent call first):\n",
@@ -341,9 +330,7 @@ def _fault_rank_block(rank: int, host: str, pid: int, local: int, t: float) -> l
         w + "include/alloc.h:125 NCCL WARN Cuda failure 999 'unknown error'\n",
         w + "NCCL INFO transport/p2p.cc:275 -> 1\n",
         w + "NCCL INFO proxy.cc:1405 -> 1\n",
-        g
-        + "ProcessGroupNCCL.cpp:1577] %s Process group watchdog thread terminated with exception: %s"
-        % (pg, msg),
+        g + "ProcessGroupNCCL.cpp:1577] %s Process group watchdog thread terminated with exception: %s" % (pg, msg),
         "Exception raised from c10_cuda_check_implementation at "
         "/opt/pytorch/pytorch/c10/cuda/CUDAException.cpp:43 (most recent call first):\n",
         "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x7f3c2b0e7446 in "
@@ -369,13 +356,10 @@ def write_rank(rank: int) -> int:
     off = rng.randrange(0, 250)  # this rank's fixed lag behind the logging rank, in ms
 
     parts: list[str] = [
-        _py_ts(1.0 + local * 0.01) + " INFO Starting pretrain (Megatron-LM core 0.9.0, torch "
-        "2.5.1, NCCL 2.21.5)\n"
+        _py_ts(1.0 + local * 0.01) + " INFO Starting pretrain (Megatron-LM core 0.9.0, torch 2.5.1, NCCL 2.21.5)\n"
     ]
     parts += _nccl_init(rank, world, plan.nodes, plan.rpn, host, pid, rng, 30.0 + rng.random() * 5)
-    parts.append(
-        _py_ts(60.0) + " INFO loading checkpoint from /lustre/fsw/llama/ckpt at iteration %d\n" % START_ITER
-    )
+    parts.append(_py_ts(60.0) + " INFO loading checkpoint from /lustre/fsw/llama/ckpt at iteration %d\n" % START_ITER)
     parts.append(
         _py_ts(88.0 + rng.random()) + " INFO   successfully loaded checkpoint from "
         "/lustre/fsw/llama/ckpt [ t %d/8, p %d/4 ] at iteration %d\n" % (local + 1, node % 4 + 1, START_ITER)
@@ -495,9 +479,7 @@ def _xid79_block(host: str, stamp: str, up: float, gpu: int) -> list[str]:
     return [
         k + "NVRM: GPU at PCI:0000:%s:00: GPU-b6c3b2be-c55b-d076-fa0e-d464e4c7e08%d\n" % (b, gpu),
         k + "NVRM: GPU Board Serial Number: 16537230527%02d\n" % gpu,
-        k
-        + "NVRM: Xid (PCI:0000:%s:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
-        % b,
+        k + "NVRM: Xid (PCI:0000:%s:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n" % b,
         k + "NVRM: GPU 0000:%s:00.0: GPU has fallen off the bus.\n" % b,
         k + "NVRM: GPU 0000:%s:00.0: GPU serial number is 16537230527%02d.\n" % (b, gpu),
         k + "NVRM: kgspRcAndNotifyAllChannels_IMPL: RC all channels for critical error 79.\n",
@@ -556,9 +538,7 @@ def write_node(ni: int) -> int:
         elif i == 2:
             lines.append(KERN_NOISE[2] % (st, host, upi, upu, epoch0 + int(t), j % 1000, serial))
         elif i == 3:
-            lines.append(
-                KERN_NOISE[3] % (st, host, upi, upu, epoch0 + int(t), j % 1000, serial, 1500 + j % 300)
-            )
+            lines.append(KERN_NOISE[3] % (st, host, upi, upu, epoch0 + int(t), j % 1000, serial, 1500 + j % 300))
         elif i == 4:
             lines.append(KERN_NOISE[4] % (st, host, upi, upu, HCA_BUS[j % 8], 268000 + j % 997))
         elif i == 5:
@@ -568,9 +548,7 @@ def write_node(ni: int) -> int:
         elif i == 7:
             lines.append(KERN_NOISE[7] % (st, host, 100000 + serial, 40000 + j % 20000))
         else:
-            lines.append(
-                KERN_NOISE[9] % (st, host, (T0 + timedelta(seconds=int(t))).strftime("%Y-%m-%dT%H:%M:%SZ"))
-            )
+            lines.append(KERN_NOISE[9] % (st, host, (T0 + timedelta(seconds=int(t))).strftime("%Y-%m-%dT%H:%M:%SZ")))
     if not fault_done:
         lines += _xid79_block(host, syslog[int(plan.fault_s)], boot + plan.fault_s, plan.fault_gpu)
     if not end_done:
@@ -653,9 +631,7 @@ def _peers(nodes: int, rpn: int, fault_node: int, gpu: int) -> frozenset[int]:
     return frozenset(out)
 
 
-def make_plan(
-    out: str, nodes: int, rpn: int, target_gb: float, seed: int, window_h: float, fault_at: float
-) -> Plan:
+def make_plan(out: str, nodes: int, rpn: int, target_gb: float, seed: int, window_h: float, fault_at: float) -> Plan:
     rng = random.Random(seed)
     window_s = int(window_h * 3600)
     fault_s = window_s * fault_at + rng.uniform(-90, 90)
@@ -768,9 +744,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--window-hours", type=float, default=2.0)
     ap.add_argument("--fault-at", type=float, default=0.5, help="fault time as a fraction of the window")
     a = ap.parse_args(argv)
-    if os.path.exists(os.path.join(a.outdir, "workload.yaml")) or (
-        os.path.isdir(a.outdir) and os.listdir(a.outdir)
-    ):
+    if os.path.exists(os.path.join(a.outdir, "workload.yaml")) or (os.path.isdir(a.outdir) and os.listdir(a.outdir)):
         print("error: %s exists and is not empty; refusing to mix bundles" % a.outdir, file=sys.stderr)
         return 2
     try:
