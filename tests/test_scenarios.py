@@ -54,6 +54,10 @@ def _check(v: Verdict, exp: dict[str, Any]) -> list[str]:
             nodes = sorted({n for s in matches for n in s.nodes})
             if nodes != sorted(want["nodes"]):
                 problems.append(f"symptom {want['category']} nodes {nodes} != {sorted(want['nodes'])}")
+    cov = {c.source: c.status for c in v.coverage}
+    for source, status in (exp.get("coverage") or {}).items():
+        if cov.get(source) != status:
+            problems.append(f"coverage of {source} is {cov.get(source)}, expected {status}")
     for bad in exp.get("not_symptoms") or []:
         if any(c == bad or c.startswith(bad + ".") for c in cats):
             problems.append(f"symptom {bad} must not appear")

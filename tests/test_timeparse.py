@@ -27,8 +27,14 @@ END = parse_rfc3339("2026-11-02T11:00:00Z")
             "2026-11-02T10:03:09.123456",
         ),
         ("E1102 10:03:09.123456 4242 x.cc:1] y", "2026-11-02T10:03:09.123456"),
+        # Recent PyTorch prints the month without zero padding.
+        ("[rank1]:[E505 21:47:14.000321 77 ProcessGroupNCCL.cpp:616] x", "2026-05-05T21:47:14.000321"),
         ("[Nov 02 2026 10:03:07] [ERROR] [tid 1234] detected", "2026-11-02T10:03:07"),
         ("[default0]:2026-11-02 10:03:07,123 INFO", "2026-11-02T10:03:07.123000"),
+        (
+            "slurmstepd: error: *** JOB 55 ON gpu-q11 CANCELLED AT 2026-11-02T10:40:07 DUE TO TIME LIMIT ***",
+            "2026-11-02T10:40:07",
+        ),
     ],
 )
 def test_forms(line: str, expected: str) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
 _MONTHS = {
     m: i + 1
@@ -26,7 +26,11 @@ _ISO = re.compile(
 _BSD = re.compile(r"^([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\s")
 _DMESG_T = re.compile(r"^\[(?:[A-Z][a-z]{2}) ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})\]")
 _FM = re.compile(r"^\[([A-Z][a-z]{2}) (\d{1,2}) (\d{4}) (\d{2}):(\d{2}):(\d{2})\]")
-_GLOG = re.compile(r"^\[?[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\s")
+_GLOG = re.compile(r"^\[?[IWEF](\d{1,2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\s")
+# slurmstepd's banner carries its own (local, zone-less) time after "AT".
+_SLURM_BANNER = re.compile(
+    r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT (\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})"
+)
 _UPTIME = re.compile(r"\[\s*(\d{1,10}\.\d{3,9})\]")
 
 
@@ -47,14 +51,14 @@ class TimeParser:
 
     def __init__(self, tz: tzinfo, window_start: datetime | None, window_end: datetime | None) -> None:
         self.tz = tz
-        ref = window_start or window_end or datetime.now(timezone.utc)
+        ref = window_start or window_end or datetime.now(UTC)
         self.year = ref.astimezone(tz).year
         self.ref = ref
         self.window_end = window_end or ref
 
     def _local(self, y: int, mo: int, d: int, h: int, mi: int, s: int, us: int) -> datetime | None:
         try:
-            return datetime(y, mo, d, h, mi, s, us, tzinfo=self.tz).astimezone(timezone.utc)
+            return datetime(y, mo, d, h, mi, s, us, tzinfo=self.tz).astimezone(UTC)
         except ValueError:
             return None
 
@@ -111,6 +115,11 @@ class TimeParser:
                             mo, int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)),
                             _frac(m.group(6)),
                         )
+        if wall is None and "*** " in text:
+            mb = _SLURM_BANNER.search(text)
+            if mb:
+                y, mo, d, h, mi, s = (int(mb.group(i)) for i in range(1, 7))
+                wall = self._local(y, mo, d, h, mi, s, 0)
         up: float | None = None
         mu = _UPTIME.search(text, 0, 80)
         if mu and not (c == "[" and wall is not None and mu.start() == 0):
@@ -127,12 +136,12 @@ class TimeParser:
             return self._local(y, mo, d, h, mi, s, us)
         try:
             if zone in ("Z", "UTC"):
-                tz: tzinfo = timezone.utc
+                tz: tzinfo = UTC
             else:
                 sign = 1 if zone[0] == "+" else -1
                 digits = zone[1:].replace(":", "")
                 tz = timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4])))
-            return datetime(y, mo, d, h, mi, s, us, tzinfo=tz).astimezone(timezone.utc)
+            return datetime(y, mo, d, h, mi, s, us, tzinfo=tz).astimezone(UTC)
         except ValueError:
             return None
 
@@ -147,5 +156,5 @@ def parse_rfc3339(value: str) -> datetime:
     """Strict-enough RFC 3339 for workload.yaml; naive values are UTC."""
     t = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     if t.tzinfo is None:
-        t = t.replace(tzinfo=timezone.utc)
-    return t.astimezone(timezone.utc)
+        t = t.replace(tzinfo=UTC)
+    return t.astimezone(UTC)

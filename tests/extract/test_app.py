@@ -434,7 +434,7 @@ NUMERICS_CASES: list[tuple[str, str, str | None, int | None]] = [
     (
         "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
         "inf",
-        "loss_scale",
+        "loss_scale_floor",
         None,
     ),
 ]

@@ -173,7 +173,10 @@ def numerics(body: str) -> Draft | None:
         # fp16 loss-scale overflow: inf/nan gradients, skipped step.
         fields: dict[str, FieldValue] = {"value": "inf", "metric": "loss_scale", "message": message}
         return Draft("app.numerics", fields, rank=int(m.group("rank")))
-    if _APEX_OVERFLOW.search(body) or _SCALE_FLOOR.search(body):
+    if _SCALE_FLOOR.search(body):
+        # The scaler gave up: overflow on every step, training cannot go on.
+        return Draft("app.numerics", {"value": "inf", "metric": "loss_scale_floor", "message": message})
+    if _APEX_OVERFLOW.search(body):
         return Draft("app.numerics", {"value": "inf", "metric": "loss_scale", "message": message})
     m = _METRIC_VALUE.search(body)
     if m:

@@ -14,9 +14,10 @@ per (file, rank) stream.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Iterable, Protocol
+from typing import Protocol
 
 from firstfault.model import FieldValue
 
