@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from firstfault import yamlio
 from firstfault.timeparse import parse_rfc3339
 
 
@@ -242,7 +243,7 @@ def load_workload(root: Path) -> WorkloadFile:
     except (OSError, UnicodeDecodeError) as exc:
         raise BundleError(f"{wf}: cannot read: {exc}") from exc
     try:
-        data = yaml.safe_load(text)
+        data = yamlio.load(text)
     except yaml.YAMLError as exc:
         raise BundleError(f"{wf}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):

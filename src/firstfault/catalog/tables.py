@@ -13,7 +13,7 @@ from importlib import resources
 from types import MappingProxyType
 from typing import Any
 
-import yaml
+from firstfault import yamlio
 
 XID_CLASSES: frozenset[str] = frozenset(
     {
@@ -58,7 +58,7 @@ class SxidInfo:
 
 def _load(name: str) -> dict[str, Any]:
     text = resources.files("firstfault").joinpath("catalog", name).read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = yamlio.load(text)
     if not isinstance(data, dict):
         raise CatalogTableError(f"catalog/{name}: top level must be a mapping")
     return data

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from firstfault import yamlio
 from firstfault.model import CAUSE_DOMAINS
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -215,18 +216,6 @@ class Catalog:
         return None
 
 
-def _key_lines(text: str) -> dict[str, int]:
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return {}
-    out: dict[str, int] = {}
-    if isinstance(node, yaml.MappingNode):
-        for k, _v in node.value:
-            out[str(k.value)] = k.start_mark.line + 1
-    return out
-
-
 def _loc_line(text: str, loc: tuple[Any, ...]) -> int | None:
     try:
         node: Any = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -367,7 +356,7 @@ def load_catalog(root: str | Path | None = None) -> Catalog:
         digest.update(data_file.name.encode() + b"\0" + data_file.read_bytes() + b"\0")
     text = settings_file.read_text(encoding="utf-8")
     try:
-        settings = Settings.model_validate(yaml.safe_load(text))
+        settings = Settings.model_validate(yamlio.load(text))
     except (yaml.YAMLError, ValidationError) as exc:
         problems.append(f"{settings_file}:1: [catalog-settings] {exc}")
     rules: list[LoadedRule] = []
@@ -380,7 +369,7 @@ def load_catalog(root: str | Path | None = None) -> Catalog:
         digest.update(b"rules/" + path.name.encode() + b"\0" + raw + b"\0")
         text = raw.decode("utf-8", errors="replace")
         try:
-            data = yaml.safe_load(text)
+            data, key_lines = yamlio.load_with_lines(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             line = mark.line + 1 if mark is not None else 1
@@ -398,7 +387,7 @@ def load_catalog(root: str | Path | None = None) -> Catalog:
                 path_s = ".".join(str(p) for p in loc)
                 problems.append(f"{path}:{_loc_line(text, loc) or 1}: [schema] {path_s}: {msg}")
             continue
-        rules.append(LoadedRule(rule, str(path), _key_lines(text)))
+        rules.append(LoadedRule(rule, str(path), key_lines))
     if settings is not None:
         problems.extend(_expand_sets(rules, settings))
     problems.extend(_check(rules))

@@ -151,6 +151,26 @@ _OTHER_NAN = re.compile(
 )
 
 
+def _numerics_literals() -> tuple[str, ...]:
+    names = ("loss", "Loss", "LOSS", "norm", "Norm", "ppl", "PPL", "perplexity")
+    seps = (": ", ":", "=", "= ", " = ", " is ", " ", "': ", '": ', "': tensor(", ": tensor(", "=tensor(")
+    values = ("nan", "-nan", "inf", "-inf", "Inf", "-Inf", "INF")
+    combos = {f"{n}{s}{v}" for n in names for s in seps for v in values}
+    fixed = {
+        "NaN",  # found NaN in local grad norm, Loss is NaN, NaN or Inf found ...
+        "found Inf",
+        "Loss became infinite",
+        "OVERFLOW!",
+        "Gradient overflow",
+        "loss scale already at minimum",
+        "returned nan values",
+    } | {f"nan iterations: {d}" for d in "123456789"}
+    return tuple(sorted(combos | fixed))
+
+
+_NUMERICS_LITERALS = _numerics_literals()
+
+
 def numerics(body: str) -> Draft | None:
     """The app.numerics event a line holds, if any (stateless, used for ownership too)."""
     message = clip(body)
@@ -196,32 +216,10 @@ class NumericsExtractor:
 
     name = "app.numerics"
     sources: frozenset[str] = frozenset({"application"})
-    literals: tuple[str, ...] = (
-        "nan",
-        "NaN",
-        "NAN",
-        "Nan",
-        "found Inf",
-        "OVERFLOW!",
-        "Gradient overflow",
-        "loss scale already at minimum",
-        " inf ",
-        " -inf ",
-        ": inf",
-        ": -inf",
-        ":inf",
-        "=inf",
-        "=-inf",
-        "= inf",
-        "= -inf",
-        " is -inf",
-        " is inf",
-        ": Inf",
-        "=Inf",
-        " is Inf",
-        ": INF",
-        "tensor(inf",
-    )
+    # A bare "nan" or "=inf" would pass every Megatron step line ("number of
+    # nan iterations: 0") and every logfmt "level=info" line: the literals pair
+    # the value with the metric name before it, as _METRIC_VALUE reads them.
+    literals: tuple[str, ...] = _NUMERICS_LITERALS
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)

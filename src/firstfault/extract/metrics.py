@@ -24,6 +24,7 @@ from typing import Any, BinaryIO, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from firstfault import yamlio
 from firstfault.extract.common import norm_pci
 from firstfault.extract.structured import TEXT_LIMIT, ParseIssue, StructuredResult, clip
 from firstfault.model import Event, Evidence, FieldValue
@@ -98,7 +99,7 @@ _METRIC_NAME_RE = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 def load_metric_conditions(text: str, origin: str = "catalog/metrics.yaml") -> list[MetricCondition]:
     """Parse and validate a condition catalog; errors name the key path."""
     try:
-        raw = yaml.safe_load(text)
+        raw = yamlio.load(text)
     except yaml.YAMLError as exc:
         raise MetricCatalogError(f"{origin}: not valid YAML: {exc}") from exc
     try:
