@@ -22,6 +22,14 @@ DOMAIN_STYLE = {
 }
 
 
+def _short(t: str | None) -> str:
+    """'2026-11-02T10:03:07.123456Z' -> '10:03:07.123' (the date is in the header)."""
+    if not t:
+        return "?"
+    clock = t.split("T", 1)[-1].rstrip("Z")
+    return clock[:12]
+
+
 def _cause_block(c: Cause, label: str) -> Text:
     t = Text()
     t.append(f"{label}: ", style="bold")
@@ -31,7 +39,7 @@ def _cause_block(c: Cause, label: str) -> Text:
     t.append("   rule ", style="dim")
     t.append(c.rule)
     t.append("   first seen ", style="dim")
-    t.append(str(c.first_seen or "?") + "\n")
+    t.append(_short(c.first_seen) + "\n")
     if c.devices:
         t.append("  devices ", style="dim")
         t.append(", ".join(c.devices) + "\n")
@@ -47,6 +55,10 @@ def render_verdict(v: Verdict, console: Console) -> None:
     head.append(f" {dom.upper()} ", style=DOMAIN_STYLE.get(dom, "bold"))
     head.append(f"  workload {v.workload.id} (attempt {v.workload.attempt})  ")
     head.append(f"state {v.terminal_state or '?'} -> outcome {v.outcome}", style="dim")
+    w = v.workload.window
+    if w.start or w.end:
+        day = (w.start or w.end or "").split("T", 1)[0]
+        head.append(f"\nwindow {day} {_short(w.start)} - {_short(w.end)} UTC", style="dim")
     parts: list[object] = [head, Text("")]
     if v.root_cause:
         parts.append(_cause_block(v.root_cause, "Root cause"))
@@ -70,11 +82,11 @@ def render_verdict(v: Verdict, console: Console) -> None:
         chain.add_column("count", justify="right")
         chain.add_column("explained by")
         if v.root_cause:
-            chain.add_row(v.root_cause.first_seen or "?", Text(v.root_cause.category, style="bold red"),
+            chain.add_row(_short(v.root_cause.first_seen), Text(v.root_cause.category, style="bold red"),
                           ", ".join(v.root_cause.nodes), "", str(v.root_cause.count), "(root cause)")
         for s in v.symptoms:
             ranks = ", ".join(str(r) for r in s.ranks[:12]) + (" ..." if len(s.ranks) > 12 else "")
-            chain.add_row(s.first_seen or "?", s.category, ", ".join(s.nodes[:8]) +
+            chain.add_row(_short(s.first_seen), s.category, ", ".join(s.nodes[:8]) +
                           (" ..." if len(s.nodes) > 8 else ""), ranks, str(s.count), s.explained_by or "-")
         console.print(chain)
 
@@ -86,7 +98,7 @@ def render_verdict(v: Verdict, console: Console) -> None:
         ev.add_column("line", overflow="fold")
         for e in v.evidence:
             where = f"{e.file}:{e.line}" if e.file and e.line else (e.file or e.query or "?")
-            ev.add_row(e.role, where, e.time or "?", e.text[:300])
+            ev.add_row(e.role, where, _short(e.time), e.text[:300])
         console.print(ev)
 
     cov = Table(title="Coverage", expand=False)

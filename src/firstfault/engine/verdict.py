@@ -167,9 +167,10 @@ def build_verdict(
     if explained and domain not in ("none", "unknown"):
         cats = sorted({h.category for h in explained})
         nodes = sorted({h.event.node for h in explained if h.event.node})
+        by = "the candidates" if candidates else "it"
         notes.append(
             f"{sum(weight(h.event) for h in explained)} symptom event(s) ({', '.join(cats)}) on "
-            f"{len(nodes)} node(s) follow the cause and are explained by it."
+            f"{len(nodes)} node(s) follow the cause and are explained by {by}."
         )
     for s in secondary:
         notes.append(
