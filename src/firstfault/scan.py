@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import gzip
 import re
+import threading
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import IO, Any, cast
 
 from firstfault.extract.base import Draft, LineContext, LineExtractor
@@ -58,12 +60,17 @@ def prefilter_words(source: str | None = None) -> list[str]:
 
 
 class _Matcher:
-    """Finds the byte offsets of lines that contain any of a set of literals."""
+    """Finds the lines of a buffer, or the literals of a line, among a set of literals.
+
+    One Hyperscan database per matcher, shared by threads: each thread scans
+    with its own scratch space (Hyperscan's rule for concurrent scans).
+    """
 
     def __init__(self, literals: list[str]) -> None:
         self.literals = [w.encode() for w in literals]
         self._db: Any = None
         self._rx: re.Pattern[bytes] | None = None
+        self._local = threading.local()
         if not self.literals:
             return
         if HAVE_HYPERSCAN:
@@ -77,6 +84,25 @@ class _Matcher:
             self._db = db
         else:
             self._rx = re.compile(b"|".join(re.escape(w) for w in self.literals))
+
+    def _scratch(self) -> Any:
+        s = getattr(self._local, "scratch", None)
+        if s is None:
+            s = _hs.Scratch(self._db)
+            self._local.scratch = s
+        return s
+
+    def ids_in(self, data: bytes) -> set[int]:
+        """Indices of the literals that occur in `data` (one line)."""
+        if self._db is None:
+            return {i for i, w in enumerate(self.literals) if w in data}
+        found: set[int] = set()
+
+        def on_match(i: int, _frm: int, _to: int, _flags: int, _ctx: object) -> None:
+            found.add(i)
+
+        self._db.scan(data, match_event_handler=on_match, scratch=self._scratch())
+        return found
 
     def line_starts(self, buf: bytes) -> list[int]:
         """Sorted start offsets of the lines of `buf` holding a literal."""
@@ -96,7 +122,7 @@ class _Matcher:
                 e = buf.find(b"\n", to)
                 last_end = len(buf) if e < 0 else e
 
-            self._db.scan(buf, match_event_handler=on_match)
+            self._db.scan(buf, match_event_handler=on_match, scratch=self._scratch())
         else:
             assert self._rx is not None
             pos = 0
@@ -247,6 +273,23 @@ class Candidate:
     text: str
 
 
+@dataclass(slots=True, frozen=True)
+class _Dispatch:
+    """For one source kind: its extractors, and which extractors own each literal."""
+
+    extractors: tuple[LineExtractor, ...]
+    matcher: _Matcher
+    owners: tuple[tuple[int, ...], ...]  # literal index -> extractor indices
+
+
+@lru_cache(maxsize=16)
+def _dispatch_for(source: str, extractors: tuple[LineExtractor, ...]) -> _Dispatch:
+    exs = tuple(ex for ex in extractors if source in ex.sources)
+    words = sorted({w for ex in exs for w in ex.literals})
+    owners = tuple(tuple(i for i, ex in enumerate(exs) if w in ex.literals) for w in words)
+    return _Dispatch(exs, _Matcher(words), owners)
+
+
 class Extraction:
     """Runs the extractors of each source kind over candidates, in stream order.
 
@@ -255,26 +298,22 @@ class Extraction:
     """
 
     def __init__(self, extractors: Iterable[LineExtractor]) -> None:
-        # One alternation of its literals per extractor: a candidate line meets
-        # a dozen compiled searches instead of hundreds of substring tests.
-        self._by_source: dict[str, list[tuple[re.Pattern[str], LineExtractor]]] = {}
-        for ex in extractors:
-            words = sorted(set(ex.literals), key=lambda w: (-len(w), w))
-            rx = re.compile("|".join(re.escape(w) for w in words)) if words else re.compile(r"(?!)")
-            for src in sorted(ex.sources):
-                self._by_source.setdefault(src, []).append((rx, ex))
+        self._by_source: dict[str, _Dispatch] = {}
+        exs = list(extractors)
+        for src in sorted({s for ex in exs for s in ex.sources}):
+            self._by_source[src] = _dispatch_for(src, tuple(exs))
         self._states: dict[tuple[str, int | None], dict[str, object]] = {}
 
     def events(self, c: Candidate) -> list[Event]:
-        pairs = self._by_source.get(c.source)
-        if not pairs:
+        dispatch = self._by_source.get(c.source)
+        if dispatch is None:
             return []
         text = c.text
         ctx: LineContext | None = None
         out: list[Event] = []
-        for rx, ex in pairs:
-            if rx.search(text) is None:
-                continue
+        hit = sorted({e for i in dispatch.matcher.ids_in(text.encode("utf-8", "replace")) for e in dispatch.owners[i]})
+        for e in hit:
+            ex = dispatch.extractors[e]
             if ctx is None:
                 ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=c.rank,
                                   time=c.time, state=self._states.setdefault((c.file, c.rank), {}))
