@@ -195,45 +195,6 @@ class Bundle:
         return self.spec.workload
 
 
-def _yaml_line(text: str, loc: tuple[int | str, ...]) -> int | None:
-    """The line in workload.yaml of the node at a pydantic error path."""
-    try:
-        node: Any = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return None
-    line = None
-    for key in loc:
-        if node is None:
-            break
-        line = node.start_mark.line + 1
-        if isinstance(node, yaml.MappingNode):
-            nxt = None
-            for k, v in node.value:
-                if k.value == key:
-                    line = k.start_mark.line + 1
-                    nxt = v
-                    break
-            node = nxt
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            node = node.value[key]
-            line = node.start_mark.line + 1
-        else:
-            break
-    return line
-
-
-def _format_errors(exc: ValidationError, text: str, name: str) -> str:
-    lines = []
-    for err in exc.errors():
-        loc = tuple(err["loc"])
-        path = ".".join(str(p) for p in loc) or "(root)"
-        line = _yaml_line(text, loc)
-        where = f"{name}:{line}" if line else name
-        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-        lines.append(f"{where}: {path}: {msg}")
-    return "\n".join(lines)
-
-
 def load_workload(root: Path) -> WorkloadFile:
     wf = root / "workload.yaml"
     if not wf.is_file():
@@ -251,7 +212,7 @@ def load_workload(root: Path) -> WorkloadFile:
     try:
         return WorkloadFile.model_validate(data)
     except ValidationError as exc:
-        raise BundleError(_format_errors(exc, text, str(wf))) from exc
+        raise BundleError("\n".join(yamlio.validation_problems(exc, text, str(wf)))) from exc
 
 
 def _template_regex(template: str) -> re.Pattern[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -26,3 +27,40 @@ def load_with_lines(text: str) -> tuple[Any, dict[str, int]]:
         for k, _v in node.value:
             lines[str(k.value)] = k.start_mark.line + 1
     return data, lines
+
+
+def line_of(text: str, loc: tuple[Any, ...]) -> int | None:
+    """The line in `text` of the node at a key path (a pydantic error's `loc`)."""
+    try:
+        node: Any = yaml.compose(text, Loader=SafeLoader)
+    except yaml.YAMLError:
+        return None
+    line = None
+    for key in loc:
+        if node is None:
+            break
+        line = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            nxt = None
+            for k, v in node.value:
+                if k.value == key:
+                    line, nxt = k.start_mark.line + 1, v
+                    break
+            node = nxt
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            node = node.value[key]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def validation_problems(exc: ValidationError, text: str, name: str, tag: str = "") -> list[str]:
+    """One 'file:line: [tag] key.path: message' per error; unknown keys say so."""
+    out = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+        path = ".".join(str(p) for p in loc) or "(root)"
+        out.append(f"{name}:{line_of(text, loc) or 1}: {tag + ' ' if tag else ''}{path}: {msg}")
+    return out

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -216,31 +216,6 @@ class Catalog:
         return None
 
 
-def _loc_line(text: str, loc: tuple[Any, ...]) -> int | None:
-    try:
-        node: Any = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
-        return None
-    line = None
-    for key in loc:
-        if node is None:
-            break
-        line = node.start_mark.line + 1
-        if isinstance(node, yaml.MappingNode):
-            nxt = None
-            for k, v in node.value:
-                if k.value == key:
-                    line, nxt = k.start_mark.line + 1, v
-                    break
-            node = nxt
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            node = node.value[key]
-            line = node.start_mark.line + 1
-        else:
-            break
-    return line
-
-
 def default_root() -> Path:
     return Path(str(resources.files("firstfault") / "catalog"))
 
@@ -381,11 +356,7 @@ def load_catalog(root: str | Path | None = None) -> Catalog:
         try:
             rule = Rule.model_validate(data)
         except ValidationError as exc:
-            for err in exc.errors():
-                loc = tuple(err["loc"])
-                msg = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-                path_s = ".".join(str(p) for p in loc)
-                problems.append(f"{path}:{_loc_line(text, loc) or 1}: [schema] {path_s}: {msg}")
+            problems.extend(yamlio.validation_problems(exc, text, str(path), "[schema]"))
             continue
         rules.append(LoadedRule(rule, str(path), key_lines))
     if settings is not None:

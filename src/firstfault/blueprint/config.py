@@ -1,0 +1,201 @@
+"""The Blueprint's cluster.yaml: validated strictly, secrets never inline.
+
+Unknown keys are errors that name their path and line. A secret (a token,
+a password, a webhook key) is given as `*_file` (read from a file) or
+`*_env` (read from an environment variable), never as a literal value, so a
+config file can be committed and shared.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from firstfault import yamlio
+from firstfault.bundle import SourceSpec
+
+
+class ConfigError(Exception):
+    pass
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Secret(_Strict):
+    """Where a secret lives: a file or an environment variable."""
+
+    file: Path | None = None
+    env: str | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Secret:
+        if (self.file is None) == (self.env is None):
+            raise ValueError("give exactly one of `file` or `env`")
+        return self
+
+    def read(self) -> str:
+        if self.file is not None:
+            try:
+                return self.file.read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise ConfigError(f"cannot read secret file {self.file}: {exc.strerror or exc}") from exc
+        assert self.env is not None
+        value = os.environ.get(self.env)
+        if value is None:
+            raise ConfigError(f"environment variable {self.env} (a secret) is not set")
+        return value
+
+
+class Auth(_Strict):
+    bearer: Secret | None = None
+    username: str | None = None
+    password: Secret | None = None
+
+    @model_validator(mode="after")
+    def _pair(self) -> Auth:
+        if (self.username is None) != (self.password is None):
+            raise ValueError("basic auth needs both `username` and `password`")
+        if self.bearer is not None and self.username is not None:
+            raise ValueError("give bearer or basic auth, not both")
+        return self
+
+
+class Http(_Strict):
+    """Options every remote call shares."""
+
+    timeout: float = Field(default=30.0, gt=0)
+    retries: int = Field(default=3, ge=0, le=10)
+    concurrency: int = Field(default=8, ge=1, le=256)
+    verify_tls: bool = True
+    ca_file: Path | None = None
+    auth: Auth | None = None
+
+
+class SlurmConfig(_Strict):
+    sacct: str = "sacct"
+    scontrol: str = "scontrol"
+    cluster: str | None = None
+    timezone: str | None = None  # zone of sacct's local times (default: this machine's)
+    timeout: float = 30.0
+
+
+class KueueConfig(_Strict):
+    kubeconfig: Path | None = None
+    context: str | None = None
+    in_cluster: bool = False
+
+
+class SchedulerConfig(_Strict):
+    slurm: SlurmConfig | None = None
+    kueue: KueueConfig | None = None
+
+
+class FilesConfig(_Strict):
+    """Local files, like a bundle's sources; `{job}` in `root` is the job id."""
+
+    root: str
+    sources: list[SourceSpec]
+
+
+class LokiConfig(_Strict):
+    url: str
+    queries: dict[Literal["kernel", "syslog", "fabricmanager", "application"], str]
+    node_label: str = "host"
+    rank_label: str | None = None
+    limit: int = Field(default=5000, ge=1, le=100000)
+    max_window: float = Field(default=3600.0, gt=0)  # seconds per query_range call
+    http: Http = Field(default_factory=Http)
+
+
+class K8sLogsConfig(_Strict):
+    namespace: str
+    label_selector: str | None = None  # default: the workload's pods
+    rank_env: str | None = "RANK"
+    previous: bool = True
+
+
+class PrometheusConfig(_Strict):
+    url: str
+    node_label: str = "Hostname"
+    step: float = Field(default=15.0, gt=0)
+    margin: float = Field(default=600.0, ge=0)  # seconds before the window, for baselines
+    http: Http = Field(default_factory=Http)
+
+
+class LogsConfig(_Strict):
+    files: FilesConfig | None = None
+    loki: LokiConfig | None = None
+    kubernetes: K8sLogsConfig | None = None
+
+
+class MetricsConfig(_Strict):
+    prometheus: PrometheusConfig | None = None
+
+
+class ServiceConfig(_Strict):
+    url: str
+    token: Secret | None = None
+    timeout: float = 120.0
+
+
+class StdoutOutput(_Strict):
+    format: Literal["text", "json"] = "text"
+
+
+class DatabaseOutput(_Strict):
+    url: str  # SQLAlchemy URL; put the password in `password`, not here
+    password: Secret | None = None
+
+
+class WebhookOutput(_Strict):
+    url: str
+    secret: Secret
+    dead_letter: Path
+    timeout: float = 10.0
+    retries: int = Field(default=5, ge=0, le=20)
+
+
+class OutputsConfig(_Strict):
+    stdout: StdoutOutput | None = Field(default_factory=StdoutOutput)
+    database: DatabaseOutput | None = None
+    webhooks: list[WebhookOutput] = Field(default_factory=list)
+
+
+class WatchConfig(_Strict):
+    poll_interval: float = Field(default=60.0, gt=0)
+    # Where the cursor and the processed marks live (default: outputs.database).
+    state_url: str | None = None
+
+
+class BlueprintConfig(_Strict):
+    cluster: str
+    scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
+    logs: LogsConfig = Field(default_factory=LogsConfig)
+    metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    service: ServiceConfig | None = None  # absent: the embedded engine
+    outputs: OutputsConfig = Field(default_factory=OutputsConfig)
+    watch: WatchConfig = Field(default_factory=WatchConfig)
+
+
+def load_config(path: str | os.PathLike[str]) -> BlueprintConfig:
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read: {exc.strerror or exc}") from exc
+    try:
+        data = yamlio.load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{p}: expected a mapping at the top level")
+    try:
+        return BlueprintConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError("\n".join(yamlio.validation_problems(exc, text, str(p)))) from exc

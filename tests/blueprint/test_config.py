@@ -1,0 +1,72 @@
+"""cluster.yaml validation: unknown keys with path and line, secrets never inline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from firstfault.blueprint.config import ConfigError, Secret, load_config
+
+GOOD = """\
+cluster: prod-a
+scheduler:
+  slurm: {sacct: sacct, timezone: UTC}
+logs:
+  loki:
+    url: http://127.0.0.1:3100
+    queries:
+      kernel: '{job="syslog", host="{node}"}'
+    http:
+      auth:
+        bearer: {env: LOKI_TOKEN}
+metrics:
+  prometheus: {url: "http://127.0.0.1:9090", node_label: instance}
+outputs:
+  stdout: {format: json}
+  database: {url: "sqlite:///tmp/v.db"}
+  webhooks:
+    - url: http://127.0.0.1:9/hook
+      secret: {file: /etc/firstfault/hook.key}
+      dead_letter: /var/lib/firstfault/dead.jsonl
+"""
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "cluster.yaml"
+    p.write_text(text)
+    return p
+
+
+def test_a_full_config_loads(tmp_path: Path) -> None:
+    cfg = load_config(_write(tmp_path, GOOD))
+    assert cfg.cluster == "prod-a" and cfg.service is None
+    assert cfg.logs.loki is not None and cfg.logs.loki.queries["kernel"].startswith("{job=")
+    assert cfg.outputs.webhooks[0].secret.file == Path("/etc/firstfault/hook.key")
+
+
+def test_unknown_key_names_path_and_line(tmp_path: Path) -> None:
+    text = GOOD.replace("node_label: instance", "node_label: instance, stepp: 15")
+    with pytest.raises(ConfigError) as exc:
+        load_config(_write(tmp_path, text))
+    assert "metrics.prometheus.stepp: unknown key" in str(exc.value)
+    assert "cluster.yaml:14:" in str(exc.value)
+
+
+def test_secrets_cannot_be_literal(tmp_path: Path) -> None:
+    text = GOOD.replace("bearer: {env: LOKI_TOKEN}", "bearer: s3cr3t")
+    with pytest.raises(ConfigError, match=r"logs\.loki\.http\.auth\.bearer"):
+        load_config(_write(tmp_path, text))
+
+
+def test_secret_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = tmp_path / "k"
+    f.write_text("abc\n")
+    assert Secret(file=f).read() == "abc"
+    monkeypatch.setenv("FF_TEST_SECRET", "xyz")
+    assert Secret(env="FF_TEST_SECRET").read() == "xyz"
+    monkeypatch.delenv("FF_TEST_SECRET")
+    with pytest.raises(ConfigError, match="FF_TEST_SECRET"):
+        Secret(env="FF_TEST_SECRET").read()
+    with pytest.raises(ValueError, match="exactly one"):
+        Secret(file=f, env="X")
