@@ -386,6 +386,10 @@ class LineScanner:
             starts = self.matcher.line_starts(buf)
             line_no = before + 1
             pos = 0
+            # The previous candidate's resolved time: walking back from a line
+            # stops at the previous candidate, so a burst of unstamped lines
+            # (NCCL's) is parsed once, not once per line.
+            prev_start, prev_t, have_prev = -1, None, False
             for s in starts:
                 line_no += buf.count(b"\n", pos, s)
                 pos = s
@@ -399,7 +403,10 @@ class LineScanner:
                 stats.candidates += 1
                 t = wall_of(tp.parse(text))
                 if t is None:
-                    t = self._earlier_stamp(buf, s, tp, srun_prefix, wall_of) or wall_of(carried)
+                    t = wall_of(self._walk_back(buf, s, tp, srun_prefix, stop=prev_start))
+                    if t is None:
+                        t = prev_t if have_prev else wall_of(carried)
+                prev_start, prev_t, have_prev = s, t, True
                 emit(Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text))
             last = self._last_stamp(buf, tp, srun_prefix)
             if last is not None:
@@ -407,11 +414,13 @@ class LineScanner:
                 stats.last_time = wall_of(last) or stats.last_time
 
     @staticmethod
-    def _walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool) -> Stamp | None:
-        """The stamp of the nearest line before offset `end` that has one."""
+    def _walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int = -1) -> Stamp | None:
+        """The stamp of the nearest line before offset `end` that has one (lines after `stop` only)."""
         n = 0
         while end > 0 and n < BACKWALK_LINES:
             s = buf.rfind(b"\n", 0, end - 1) + 1
+            if s <= stop:
+                return None
             raw = buf[s : end - 1] if buf[end - 1 : end] == b"\n" else buf[s:end]
             if srun_prefix:
                 m = _SRUN.match(raw)
@@ -423,10 +432,6 @@ class LineScanner:
             end = s
             n += 1
         return None
-
-    def _earlier_stamp(self, buf: bytes, start: int, tp: TimeParser, srun_prefix: bool,
-                       wall_of: Callable[[Stamp | None], datetime | None]) -> datetime | None:
-        return wall_of(self._walk_back(buf, start, tp, srun_prefix))
 
     def _last_stamp(self, buf: bytes, tp: TimeParser, srun_prefix: bool) -> Stamp | None:
         return self._walk_back(buf, len(buf), tp, srun_prefix)
