@@ -79,16 +79,21 @@ class AnalyzeRequest(_Strict):
     errors: list[ErrorItem] = Field(default_factory=list)
 
 
-class _Recorder:
-    """An EvidenceSink that records what a bundle holds instead of judging it."""
+class RequestBuilder:
+    """An EvidenceSink that records evidence into a Service request instead of judging it.
 
-    def __init__(self) -> None:
+    The Blueprint's connectors write into it exactly as they write into an
+    embedded Analysis; `request()` is then what goes to POST /v1/analyze.
+    """
+
+    def __init__(self, workload: WorkloadSpec) -> None:
+        self.workload = workload
         self.lines: list[LineObservation] = []
         self.documents: list[DocumentObservation] = []
         self.activity: dict[str, datetime] = {}
         self.coverage: list[CoverageItem] = []
         self.errors: list[ErrorItem] = []
-        self._ctx: Context | None = None
+        self._ctx = Context.from_spec(workload)
 
     def add_candidate(self, c: Candidate) -> None:
         self.lines.append(LineObservation.of(c))
@@ -99,7 +104,6 @@ class _Recorder:
         # Parsed here only to count lines for coverage; the Service reports the problems.
         from firstfault.analyze import _read_structured
 
-        assert self._ctx is not None
         res, problems = _read_structured(source, fmt, file, raw, self._ctx)
         if fmt is not None and res is not None:
             self.documents.append(DocumentObservation(
@@ -114,18 +118,21 @@ class _Recorder:
         self.activity[node] = max(prev, last) if prev else last
 
 
+    def request(self) -> AnalyzeRequest:
+        return AnalyzeRequest(
+            context=self.workload,
+            lines=self.lines,
+            documents=self.documents,
+            activity=[NodeActivity(node=n, last_seen=t) for n, t in sorted(self.activity.items())],
+            coverage=self.coverage,
+            errors=self.errors,
+        )
+
+
 def request_from_bundle(analyzer: Analyzer, bundle: Bundle) -> AnalyzeRequest:
-    rec = _Recorder()
-    rec._ctx = bundle.context
+    rec = RequestBuilder(bundle.workload)
     collect_bundle(analyzer, bundle, rec)
-    return AnalyzeRequest(
-        context=bundle.workload,
-        lines=rec.lines,
-        documents=rec.documents,
-        activity=[NodeActivity(node=n, last_seen=t) for n, t in sorted(rec.activity.items())],
-        coverage=rec.coverage,
-        errors=rec.errors,
-    )
+    return rec.request()
 
 
 def analyze_request(analyzer: Analyzer, req: AnalyzeRequest, now: datetime | None = None) -> Verdict:
