@@ -1,0 +1,127 @@
+"""Kubernetes pod logs: the official `kubernetes` client against a loopback replay.
+
+No Kubernetes API server can run here, so tests/blueprint/replay.py serves a
+recorded PodList (tests/fixtures/k8slogs/pods.json) and the kubelet's log text
+per container, with `--timestamps` prefixes, on the API server's own paths;
+an unknown pod gets the API server's 404 Status body. llm-worker-1's trainer
+restarted once (restartCount 1): its previous instance holds the crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from kubernetes.client import ApiClient, Configuration
+
+from firstfault.analyze import Analysis, Analyzer
+from firstfault.blueprint.collect.http import HttpOptions
+from firstfault.blueprint.collect.k8slogs import K8sPodLogsConnector, split_timestamp
+from firstfault.bundle import Context, WorkloadSpec
+from firstfault.scan import Candidate, prefilter_words
+from tests.blueprint.replay import K8sReplay, ReplayServer
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "k8slogs"
+NODES = ["node-01", "node-02", "node-03"]
+
+
+@pytest.fixture
+def kube() -> Iterator[ReplayServer]:
+    with ReplayServer(K8sReplay(FIXTURES)) as srv:
+        yield srv
+
+
+def _run(srv: ReplayServer, **kw: object) -> tuple[Analysis, list[Candidate]]:
+    ctx = Context.from_spec(WorkloadSpec(id="llm", scheduler="kueue", nodes=NODES, terminal_state="FAILED",
+                                         window={"start": "2026-10-20T10:00:00Z", "end": "2026-10-20T10:30:00Z"}))
+    kw.setdefault("http", HttpOptions(retries=2, sleep=lambda _s: None))
+    api = ApiClient(Configuration(host=srv.url))
+    conn = K8sPodLogsConnector(api, "train", **kw)  # type: ignore[arg-type]
+    analysis = Analyzer().start(ctx)
+    got: list[Candidate] = []
+    add = analysis.add_candidate
+
+    def spy(c: Candidate) -> None:
+        got.append(c)
+        add(c)
+
+    analysis.add_candidate = spy  # type: ignore[method-assign]
+    conn.collect(ctx, prefilter_words(), analysis)
+    api.close()
+    return analysis, got
+
+
+def test_kubelet_timestamps_are_split_off() -> None:
+    t, text = split_timestamp("2026-10-20T10:12:01.204113907Z node-01 NCCL WARN x")
+    assert t == datetime(2026, 10, 20, 10, 12, 1, 204113, tzinfo=UTC) and text == "node-01 NCCL WARN x"
+    assert split_timestamp("no stamp here") == (None, "no stamp here")
+    assert split_timestamp("2026-13-99T00:00:00Z bad")[0] is None
+
+
+def test_every_container_and_the_previous_instance_of_a_restarted_one(kube: ReplayServer) -> None:
+    analysis, got = _run(kube, label_selector="app=llm")
+    logs = sorted((r.path.split("/")[6], r.params.get("container"), r.params.get("previous") or "",
+                   r.params.get("timestamps")) for r in kube.stats.requests if r.path.endswith("/log"))
+    assert logs == [  # fetched concurrently: compared as a set
+        ("llm-worker-0", "trainer", "", "true"),
+        ("llm-worker-1", "log-agent", "", "true"),
+        ("llm-worker-1", "trainer", "", "true"),
+        ("llm-worker-1", "trainer", "true", "true"),
+        ("llm-worker-2", "trainer", "", "true"),
+    ]
+    files = [c.file for c in got if c.node == "node-02"]
+    # the crash of the previous instance comes first, as it came first in time
+    assert files[0] == "k8s:train/llm-worker-1/trainer#previous"
+    assert files[-1] == "k8s:train/llm-worker-1/trainer"
+    crash = next(c for c in got if "unspecified launch failure" in c.text)
+    assert crash.time == datetime(2026, 10, 20, 10, 12, 0, 732000, tzinfo=UTC)
+    assert (crash.node, crash.rank, crash.line, crash.source) == ("node-02", 1, 5, "application")
+    assert crash.text.startswith("RuntimeError")  # the kubelet prefix is gone
+    wd = next(c for c in got if "Watchdog" in c.text and c.node == "node-03")
+    assert wd.rank == 2 and wd.time == datetime(2026, 10, 20, 10, 22, 31, 123000, tzinfo=UTC)  # its own stamp
+    assert analysis.node_last_seen == {
+        "node-01": datetime(2026, 10, 20, 10, 22, 31, 123000, tzinfo=UTC),
+        "node-02": datetime(2026, 10, 20, 10, 13, 52, 100000, tzinfo=UTC),
+        "node-03": datetime(2026, 10, 20, 10, 22, 31, 123000, tzinfo=UTC),
+    }
+    assert analysis.errors == []
+    [cov] = analysis.coverage
+    assert (cov.source, cov.status, cov.nodes_seen, cov.files, cov.lines) == ("application", "complete", 3, 5, 18)
+
+
+def test_a_missing_pod_is_a_404_error_and_the_rest_is_read(kube: ReplayServer) -> None:
+    analysis, got = _run(kube, pods=["llm-worker-0", "llm-worker-7"])
+    assert {c.node for c in got} == {"node-01"}
+    [err] = analysis.errors
+    assert err.source == "application" and "llm-worker-7" in err.message and "HTTP 404" in err.message
+    assert 'pods \\"llm-worker-7\\" not found' in err.message or 'pods "llm-worker-7" not found' in err.message
+    [cov] = analysis.coverage
+    assert cov.status == "partial" and cov.missing_nodes == ["node-02", "node-03"]
+
+
+def test_a_busy_api_server_is_retried_and_a_broken_log_is_an_error(kube: ReplayServer) -> None:
+    kube.fail(lambda r: r.path.endswith("llm-worker-0/log"), status=503, times=1)
+    kube.fail(lambda r: r.path.endswith("llm-worker-2/log"), status=500)
+    analysis, got = _run(kube, label_selector="app=llm", containers=["trainer"])
+    assert any(c.node == "node-01" for c in got)  # retried after the 503
+    assert not any(c.node == "node-03" for c in got)
+    [err] = analysis.errors
+    assert err.file == "k8s:train/llm-worker-2/trainer" and "HTTP 500" in err.message
+    assert sum(1 for r in kube.stats.requests if r.path.endswith("llm-worker-2/log")) == 3  # 1 + 2 retries
+    assert not any(r.params.get("container") == "log-agent" for r in kube.stats.requests)
+    [cov] = analysis.coverage
+    assert cov.status == "partial"
+
+
+def test_rank_from_an_env_var_when_the_label_is_not_used(kube: ReplayServer) -> None:
+    _, got = _run(kube, label_selector="app=llm", rank_label=None, rank_env="RANK")
+    assert {(c.node, c.rank) for c in got} == {("node-01", 0), ("node-02", 1), ("node-03", 2)}
+    _, got = _run(kube, label_selector="app=llm", rank_label=None)
+    assert {c.rank for c in got} == {None}
+
+
+def test_needs_a_selector_or_pods() -> None:
+    with pytest.raises(ValueError, match="label_selector or pod names"):
+        K8sPodLogsConnector(ApiClient(Configuration(host="http://127.0.0.1:9")), "train")
