@@ -1,0 +1,65 @@
+"""Problems a request can have, each with its HTTP status and a message that names the fault."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class ProblemDetail(BaseModel):
+    loc: str = Field(description="JSON path of the bad field, e.g. lines[3].time ('' for the whole record)")
+    msg: str
+    type: str | None = None
+    line: int | None = Field(default=None, description="NDJSON: the 1-based line of the record")
+
+
+class ProblemBody(BaseModel):
+    """Every error answer of /v1/*."""
+
+    error: str = Field(description="a short code: body_too_large, invalid_request, unsupported_media_type, ...")
+    message: str
+    detail: list[ProblemDetail] = Field(default_factory=list)
+
+
+class Problem(Exception):
+    def __init__(self, status: int, error: str, message: str, detail: Sequence[ProblemDetail] = (),
+                 headers: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.error = error
+        self.message = message
+        self.detail = list(detail)
+        self.headers = headers or {}
+
+    def body(self) -> ProblemBody:
+        return ProblemBody(error=self.error, message=self.message, detail=self.detail)
+
+
+def json_path(loc: Sequence[Any], prefix: str = "") -> str:
+    """('lines', 3, 'time') -> 'lines[3].time'."""
+    out = prefix
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out
+
+
+def invalid(message: str, detail: Sequence[ProblemDetail] = ()) -> Problem:
+    return Problem(422, "invalid_request", message, detail)
+
+
+def from_validation(exc: Any, prefix: str = "", line: int | None = None, limit: int = 50) -> Problem:
+    """A pydantic ValidationError as a 422 naming each field path (and the NDJSON line)."""
+    details = []
+    for err in exc.errors(include_url=False)[:limit]:
+        msg = "unknown field" if err["type"] == "extra_forbidden" else str(err["msg"])
+        details.append(ProblemDetail(loc=json_path(err["loc"], prefix), msg=msg, type=err["type"], line=line))
+    first = details[0] if details else None
+    where = f"line {line}: " if line is not None else ""
+    head = f"{where}{first.loc or '(body)'}: {first.msg}" if first else f"{where}invalid request"
+    more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
+    return invalid(head + more, details)

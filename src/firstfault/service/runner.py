@@ -1,0 +1,134 @@
+"""The three request forms turned into one Analysis each, on a pool thread.
+
+Each form ends in the very calls the embedded engine makes
+(Analyzer.start, the same records in the same order or collect_bundle,
+Analysis.finish), which is what makes the verdicts identical.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Literal, TypeVar
+
+from pydantic import ValidationError
+
+from firstfault.analyze import Analysis, Analyzer, collect_bundle
+from firstfault.bundle import BundleError, Context, WorkloadSpec, load_bundle
+from firstfault.engine.catalog import Catalog
+from firstfault.model import Verdict
+from firstfault.scan import Candidate
+from firstfault.service import ndjson, tarball
+from firstfault.service.body import inflate
+from firstfault.service.errors import ProblemDetail, from_validation, invalid
+from firstfault.service.limits import Deadline
+from firstfault.wire import AnalyzeRequest, Record, _records, analyze_observations
+
+Form = Literal["json", "ndjson", "tar"]
+T = TypeVar("T")
+
+
+class Engine:
+    """The catalog (shared, read-only) and one Analyzer per pool thread.
+
+    An Analyzer caches line scanners, whose Hyperscan scratch space must not
+    be shared between threads scanning at the same time.
+    """
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._local = threading.local()
+
+    def analyzer(self) -> Analyzer:
+        a: Analyzer | None = getattr(self._local, "analyzer", None)
+        if a is None:
+            a = Analyzer(self.catalog)
+            self._local.analyzer = a
+        return a
+
+
+def _checked(items: Iterable[T], deadline: Deadline) -> Iterator[T]:
+    for item in items:
+        deadline.check()
+        yield item
+
+
+def _context(spec: WorkloadSpec, prefix: str, line: int | None = None) -> None:
+    """Context.from_spec's own checks (the rank map), as a 422."""
+    try:
+        Context.from_spec(spec)
+    except ValueError as exc:
+        loc = f"{prefix}ranks" if prefix else "ranks"
+        raise invalid(f"{loc}: {exc}", [ProblemDetail(loc=loc, msg=str(exc), type="value_error", line=line)]) from exc
+
+
+def run_json(engine: Engine, body: Iterator[bytes], gzip: bool, max_decompressed: int,
+             deadline: Deadline) -> Verdict:
+    raw = b"".join(inflate(body, max_decompressed) if gzip else body)
+    deadline.check()
+    try:
+        req = AnalyzeRequest.model_validate_json(raw)
+    except ValidationError as exc:
+        raise from_validation(exc) from exc
+    del raw
+    _context(req.context, "context.")
+    return analyze_observations(engine.analyzer(), req.context, _checked(_records(req), deadline))
+
+
+def run_ndjson(engine: Engine, body: Iterator[bytes], gzip: bool, max_decompressed: int, max_record: int,
+               deadline: Deadline) -> Verdict:
+    lines = ndjson.split_lines(inflate(body, max_decompressed) if gzip else body, max_record)
+    spec = ndjson.read_context(lines)
+    _context(spec, "", line=1)
+    records: Iterator[Record] = ndjson.read_records(lines)
+    return analyze_observations(engine.analyzer(), spec, _checked(records, deadline))
+
+
+class _DeadlineSink:
+    """An Analysis as the EvidenceSink of collect_bundle, stopping at the deadline."""
+
+    def __init__(self, analysis: Analysis, deadline: Deadline) -> None:
+        self._analysis = analysis
+        self._deadline = deadline
+        self.coverage = analysis.coverage
+        self.errors = analysis.errors
+
+    def add_candidate(self, c: Candidate) -> None:
+        self._deadline.check()
+        self._analysis.add_candidate(c)
+
+    def add_document(self, source: str, fmt: str | None, file: str,
+                     data: bytes | IO[bytes]) -> tuple[int, list[tuple[int | None, str]]]:
+        self._deadline.check()
+        return self._analysis.add_document(source, fmt, file, data)
+
+    def saw_node(self, node: str, last: datetime) -> None:
+        self._analysis.saw_node(node, last)
+
+
+def run_tar(engine: Engine, body: Iterator[bytes], limits: tarball.TarLimits, deadline: Deadline) -> Verdict:
+    with tempfile.TemporaryDirectory(prefix="firstfault-bundle-") as tmp:
+        tmpdir = Path(tmp)
+        archive = tmpdir / "body.tar.gz"
+        with archive.open("wb") as fh:
+            for chunk in body:
+                fh.write(chunk)
+        deadline.check()
+        dest = tmpdir / "bundle"
+        dest.mkdir()
+        with archive.open("rb") as fh:
+            root = tarball.extract(fh, dest, limits)
+        archive.unlink()
+        deadline.check()
+        try:
+            bundle = load_bundle(root)
+        except BundleError as exc:
+            # Name the file as it is in the archive, not where it was unpacked.
+            raise invalid(str(exc).replace(str(root) + "/", "").replace(str(root), "<archive>")) from exc
+        analyzer = engine.analyzer()
+        analysis = analyzer.start(bundle.context)
+        collect_bundle(analyzer, bundle, _DeadlineSink(analysis, deadline))
+        return analysis.finish()

@@ -1,0 +1,59 @@
+"""Starts the real Service (uvicorn in a subprocess) on 127.0.0.1 and a free port, and stops it by PID."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+FULL_TOKEN = "blueprint-a-0123456789abcdef"  # scopes analyze + catalog
+VIEW_TOKEN = "viewer-0123456789abcdef01"  # scope catalog only
+_PORT = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
+
+
+class ServiceProcess:
+    def __init__(self, name: str, env: dict[str, str], workdir: Path) -> None:
+        self.name = name
+        self.log_path = workdir / f"{name}.log"
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTFAULT_")}
+        full_env.update(env)
+        self._log = self.log_path.open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "--factory", "firstfault.service.app:create_app_from_env",
+             "--host", "127.0.0.1", "--port", "0", "--no-access-log", "--log-level", "info"],
+            env=full_env, stdout=self._log, stderr=subprocess.STDOUT, cwd=workdir,
+        )
+        self.url = self._wait_port()
+
+    def _wait_port(self, timeout: float = 30.0) -> str:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.name} exited {self.proc.returncode}: {self.log_path.read_text()}")
+            m = _PORT.search(self.log_path.read_text(errors="replace"))
+            if m:
+                url = f"http://127.0.0.1:{m.group(1)}"
+                if httpx.get(url + "/readyz", timeout=5).status_code == 200:
+                    return url
+            time.sleep(0.05)
+        self.stop()
+        raise RuntimeError(f"{self.name} did not start: {self.log_path.read_text()}")
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+        self._log.close()

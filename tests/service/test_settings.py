@@ -1,0 +1,87 @@
+"""Settings precedence (flags > FIRSTFAULT_* > YAML file > defaults) and `serve` refusing a bad catalog."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from firstfault.engine.catalog import default_root
+from firstfault.service.cli import serve
+from firstfault.service.settings import SettingsError, load_settings
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    for k in list(os.environ):
+        if k.startswith("FIRSTFAULT_"):
+            monkeypatch.delenv(k)
+
+
+def test_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cfg = tmp_path / "ff.yaml"
+    cfg.write_text("port: 9000\nmax_queue: 3\nmax_concurrent: 5\ntokens:\n"
+                   "  - {name: team-a, secret: aaaaaaaaaaaaaaaaaaaa, scopes: [catalog]}\n")
+    monkeypatch.setenv("FIRSTFAULT_MAX_QUEUE", "4")
+    monkeypatch.setenv("FIRSTFAULT_MAX_CONCURRENT", "6")
+    s = load_settings(cfg, max_concurrent=7, port=None)
+    assert (s.port, s.max_queue, s.max_concurrent) == (9000, 4, 7)
+    assert [(t.name, t.scopes) for t in s.tokens] == [("team-a", ["catalog"])]
+    assert "aaaa" not in repr(s)
+    monkeypatch.setenv("FIRSTFAULT_CONFIG", str(cfg))
+    assert load_settings().port == 9000
+
+
+def test_tokens_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FIRSTFAULT_TOKENS", "x" * 20 + ", " + "y" * 20)
+    s = load_settings()
+    assert [t.secret.get_secret_value() for t in s.tokens] == ["x" * 20, "y" * 20]
+    assert s.tokens[0].scopes == ["analyze", "catalog"]
+    monkeypatch.setenv("FIRSTFAULT_TOKENS", '[{"name": "b", "secret": "' + "z" * 20 + '", "scopes": ["analyze"]}]')
+    assert load_settings().tokens[0].name == "b"
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ("prot: 1\n", "prot: unknown setting"),
+    ("max_queue: many\n", "max_queue"),
+    ("tokens: [short]\n", "tokens.0.secret"),
+    ("port: [1\n", "cannot read settings"),
+])
+def test_bad_settings_file_names_the_setting(tmp_path: Path, text: str, fragment: str) -> None:
+    cfg = tmp_path / "ff.yaml"
+    cfg.write_text(text)
+    with pytest.raises(SettingsError) as err:
+        load_settings(cfg)
+    assert fragment in str(err.value)
+
+
+def test_missing_settings_file() -> None:
+    with pytest.raises(SettingsError, match="not found"):
+        load_settings("/nonexistent/ff.yaml")
+
+
+def _serve_app() -> typer.Typer:
+    app = typer.Typer()
+    app.command()(serve)
+    return app
+
+
+def test_serve_refuses_a_catalog_that_fails_validation(tmp_path: Path) -> None:
+    rules = tmp_path / "catalog"
+    shutil.copytree(default_root(), rules)
+    victim = sorted((rules / "rules").glob("*.yaml"))[0]
+    victim.write_text(victim.read_text().replace("category:", "categroy:", 1))
+    result = CliRunner().invoke(_serve_app(), ["--rules", str(rules), "--port", "1"])
+    assert result.exit_code == 2
+    assert f"{victim}:" in result.output and "categroy" in result.output
+
+
+def test_serve_refuses_bad_settings(tmp_path: Path) -> None:
+    result = CliRunner().invoke(_serve_app(), ["--port", "99999"])
+    assert result.exit_code == 2
+    assert "port" in result.output

@@ -1,0 +1,136 @@
+"""The .tar.gz form refuses what could escape or explode: `..` members, absolute paths, links, device
+files, too many members, and archives that inflate past the limit. Each is refused with a 4xx naming the
+member, nothing is written outside the extraction directory, and the Service stays healthy."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import tarfile
+from pathlib import Path
+
+import httpx
+import pytest
+
+from firstfault.service.errors import Problem
+from firstfault.service.tarball import TarLimits, extract
+from tests.service.server import ServiceProcess
+
+WORKLOAD = b"apiVersion: firstfault/v1\nworkload: {id: '1', nodes: [n1]}\nsources: []\n"
+LIMITS = TarLimits(max_members=50, max_bytes=4 << 20)
+
+
+def _tar(members: list[tuple[tarfile.TarInfo, bytes | None]], raw: bool = False) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for info, data in members:
+            if data is not None:
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+            else:
+                tar.addfile(info)
+    return buf.getvalue() if raw else gzip.compress(buf.getvalue())
+
+
+def _file(name: str, data: bytes = b"x\n") -> tuple[tarfile.TarInfo, bytes]:
+    return tarfile.TarInfo(name), data
+
+
+def _special(name: str, kind: bytes, target: str = "") -> tuple[tarfile.TarInfo, None]:
+    info = tarfile.TarInfo(name)
+    info.type = kind
+    info.linkname = target
+    return info, None
+
+
+CASES = {
+    "dotdot": [_file("workload.yaml", WORKLOAD), _file("../escaped.txt")],
+    "dotdot-nested": [_file("b/workload.yaml", WORKLOAD), _file("b/logs/../../../escaped.txt")],
+    "absolute": [_file("workload.yaml", WORKLOAD), _file("/tmp/firstfault-escaped.txt")],
+    "symlink": [_file("workload.yaml", WORKLOAD), _special("kern.log", tarfile.SYMTYPE, "/etc/passwd")],
+    "hardlink": [_file("workload.yaml", WORKLOAD), _special("kern.log", tarfile.LNKTYPE, "/etc/passwd")],
+    "device": [_file("workload.yaml", WORKLOAD), _special("zero", tarfile.CHRTYPE)],
+    "fifo": [_file("workload.yaml", WORKLOAD), _special("pipe", tarfile.FIFOTYPE)],
+    "too-many-members": [_file("workload.yaml", WORKLOAD)] + [_file(f"f{i}.log") for i in range(60)],
+    "bomb-one-member": [_file("workload.yaml", WORKLOAD), _file("huge.log", b"\0" * (8 << 20))],
+    "no-workload": [_file("kern.log")],
+}
+EXPECT = {
+    "dotdot": (422, "leaves the archive root"), "dotdot-nested": (422, "leaves the archive root"),
+    "absolute": (422, "absolute path"), "symlink": (422, "symbolic link"), "hardlink": (422, "hard link"),
+    "device": (422, "not a regular file"), "fifo": (422, "not a regular file"),
+    "too-many-members": (422, "more than 50 members"), "bomb-one-member": (413, "inflates to more than"),
+    "no-workload": (422, "no workload.yaml"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_extract_refuses(case: str, tmp_path: Path) -> None:
+    dest = tmp_path / "x" / "dest"
+    dest.mkdir(parents=True)
+    with pytest.raises(Problem) as err:
+        extract(io.BytesIO(_tar(CASES[case])), dest, LIMITS)
+    status, fragment = EXPECT[case]
+    assert err.value.status == status
+    assert fragment in err.value.message
+    assert not (tmp_path / "x" / "escaped.txt").exists() and not (tmp_path / "escaped.txt").exists()
+    assert not Path("/tmp/firstfault-escaped.txt").exists()
+    for p in dest.rglob("*"):
+        assert not p.is_symlink()
+
+
+def test_bomb_in_a_header_stops_while_inflating(tmp_path: Path) -> None:
+    """A GNU long-name header is read whole into memory by tarfile: an 8 MiB name (a few KiB
+    compressed) must stop at the inflated-bytes cap, before tarfile buffers it."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.GNU_FORMAT) as tar:
+        info = tarfile.TarInfo("a" * (8 << 20))
+        tar.addfile(info, io.BytesIO(b""))
+    bomb = gzip.compress(buf.getvalue(), compresslevel=9)
+    assert len(bomb) < 100_000
+    with pytest.raises(Problem) as err:
+        extract(io.BytesIO(bomb), tmp_path, LIMITS)
+    assert err.value.status == 413
+
+
+def test_padding_after_the_end_is_never_inflated(tmp_path: Path) -> None:
+    """Zero blocks end a tar: 1 GiB of padding after them is not read at all."""
+    raw = _tar([_file("workload.yaml", WORKLOAD)], raw=True)
+    zeros = gzip.compress(b"\0" * (64 << 20), compresslevel=9)
+    body = gzip.compress(raw) + zeros * 16
+    assert extract(io.BytesIO(body), tmp_path, LIMITS) == tmp_path
+
+
+def test_extracts_a_bundle_under_one_top_directory(tmp_path: Path) -> None:
+    data = _tar([_file("mine/workload.yaml", WORKLOAD), _file("mine/nodes/n1/kern.log", b"hello\n"),
+                 _file("./mine/app/x.log")])
+    root = extract(io.BytesIO(data), tmp_path, LIMITS)
+    assert root == tmp_path / "mine"
+    assert (root / "nodes" / "n1" / "kern.log").read_bytes() == b"hello\n"
+
+
+def test_not_a_tarball(tmp_path: Path) -> None:
+    with pytest.raises(Problem) as err:
+        extract(io.BytesIO(gzip.compress(b"just text, not tar" * 100)), tmp_path, LIMITS)
+    assert err.value.status == 422
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_service_refuses_cleanly(case: str, tight: ServiceProcess) -> None:
+    r = httpx.post(tight.url + "/v1/analyze", content=_tar(CASES[case]), headers={"Content-Type": "application/gzip"})
+    status, fragment = EXPECT[case]
+    assert r.status_code == status, r.text
+    assert fragment in r.json()["message"]
+    assert httpx.get(tight.url + "/healthz").status_code == 200
+
+
+@pytest.mark.integration
+def test_service_names_workload_errors_by_archive_path(tight: ServiceProcess) -> None:
+    bad = b"apiVersion: firstfault/v1\nworkload: {id: '1', nodez: [n1]}\n"
+    r = httpx.post(tight.url + "/v1/analyze", content=_tar([_file("b/workload.yaml", bad)]),
+                   headers={"Content-Type": "application/x-tar+gzip"})
+    assert r.status_code == 422
+    msg = r.json()["message"]
+    assert "workload.yaml:2" in msg and "nodez" in msg
+    assert "firstfault-bundle-" not in msg  # the temporary directory is not shown
