@@ -280,7 +280,13 @@ class EvidenceSink(Protocol):
     def saw_node(self, node: str, last: datetime) -> None: ...
 
 
-def collect_bundle(analyzer: Analyzer, bundle: Bundle, sink: EvidenceSink) -> None:
+class ScannerSource(Protocol):
+    """What collect_bundle needs: a LineScanner per source kind (an Analyzer is one)."""
+
+    def scanner(self, kind: str) -> LineScanner: ...
+
+
+def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink) -> None:
     """Reads every source of a bundle into `sink`, with coverage and errors per source."""
     ctx = bundle.context
     tp = TimeParser(ctx.tz, ctx.window_start, ctx.window_end)

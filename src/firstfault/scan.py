@@ -323,12 +323,19 @@ class Extraction:
 
 
 class LineScanner:
-    """Finds the candidate lines of one source kind's files."""
+    """Finds the candidate lines of one source kind's files.
 
-    def __init__(self, source: str, extractors: Iterable[LineExtractor]) -> None:
+    The prefilter words are the extractors' own literals for this source, or
+    `words` when given (the Service's published prefilter, which a Blueprint
+    must use even when its own catalog differs).
+    """
+
+    def __init__(self, source: str, extractors: Iterable[LineExtractor],
+                 words: Iterable[str] | None = None) -> None:
         self.source = source
-        literals = sorted({w for e in extractors if source in e.sources for w in e.literals})
-        self.matcher = _Matcher(literals)
+        if words is None:
+            words = {w for e in extractors if source in e.sources for w in e.literals}
+        self.matcher = _Matcher(sorted({w for w in words if w}))
 
     def scan_file(
         self,

@@ -140,11 +140,12 @@ def test_backfilled_history_gives_the_metric_conditions(prom: Prometheus) -> Non
     cov = analysis.coverage
     assert [(c.source, c.status, c.nodes_seen, c.nodes_expected) for c in cov] == [("metrics", "complete", 4, 4)]
     verdict = analysis.finish()
-    # Two independent hardware faults on one GPU 30 s apart: neither rule explains the other, so the
-    # engine names both (and not the later IB link of gpu-a03, which they do not explain either).
-    assert verdict.attributed_domain == "ambiguous"
+    # A DBE on gpu-a02, then that GPU falls off the bus 30 s later: one failing device, and the
+    # earliest fault is where it began; the later IB link of gpu-a03 is an independent finding.
+    assert verdict.attributed_domain == "hardware"
+    assert verdict.root_cause is not None and verdict.root_cause.category == "gpu.memory"
     assert verdict.affected_nodes == ["gpu-a02"]
-    assert sorted(c.category for c in verdict.candidates) == ["gpu.fallen_off_bus", "gpu.memory"]
+    assert [c.category for c in verdict.secondary_causes] == ["network.link"]
 
 
 @pytest.mark.integration

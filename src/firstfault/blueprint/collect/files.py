@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import IO, cast
+from typing import IO
 
-from firstfault.analyze import Analyzer, EvidenceSink, collect_bundle
+from firstfault.analyze import EvidenceSink, collect_bundle
 from firstfault.bundle import Bundle, Context, SourceSpec, WorkloadFile, resolve_source
 from firstfault.model import CoverageItem, ErrorItem
-from firstfault.scan import Candidate, LineScanner, _Matcher, all_line_extractors
+from firstfault.scan import Candidate, LineScanner, all_line_extractors
 
 
 class _Scanners:
@@ -38,11 +38,7 @@ class _Scanners:
 
     def scanner(self, kind: str) -> LineScanner:
         if kind not in self._scanners:
-            if self.words:
-                sc = LineScanner(kind, ())
-                sc.matcher = _Matcher(self.words)
-            else:
-                sc = LineScanner(kind, all_line_extractors())
+            sc = LineScanner(kind, all_line_extractors(), words=self.words or None)
             self._scanners[kind] = sc
         return self._scanners[kind]
 
@@ -86,7 +82,7 @@ class FilesConnector:
                                                 sources=self.sources), ctx, resolved)
         proxy = _KindFilter(sink)
         # collect_bundle only calls analyzer.scanner(kind); see the report's note on typing this as a protocol.
-        collect_bundle(cast(Analyzer, _Scanners(words)), bundle, proxy)
+        collect_bundle(_Scanners(words), bundle, proxy)
         kinds = {s.kind for s in self.sources}
         sink.coverage.extend(c for c in proxy.coverage if c.source in kinds)
 
