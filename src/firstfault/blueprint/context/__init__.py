@@ -1,0 +1,15 @@
+"""Execution-context connectors (the Blueprint's identify step).
+
+Each turns a reference (a Slurm job id, a Kueue Workload 'namespace/name', or
+nothing for a static window) into an Identified: the attempt's WorkloadSpec,
+the scheduler documents read on the way, links and an owner. An unknown
+workload or an unreachable scheduler raises ContextError with the reason.
+"""
+
+from __future__ import annotations
+
+from firstfault.blueprint.context.kueue import KueueContext
+from firstfault.blueprint.context.slurm import SlurmContext
+from firstfault.blueprint.context.static import StaticContext
+
+__all__ = ["KueueContext", "SlurmContext", "StaticContext"]

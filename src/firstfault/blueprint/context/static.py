@@ -1,0 +1,91 @@
+"""A fixed execution context: a window and a node list, for clusters without a scheduler we can ask.
+
+The operator says when and where (`--start`, `--end`, `--nodes node-[01-04]`);
+the ref given to identify() is ignored. Everything is validated once, at
+construction, so a typo fails before any collector runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+from pydantic import ValidationError
+
+from firstfault.blueprint.base import ContextError, Identified
+from firstfault.blueprint.hostlist import hostlist_expand
+from firstfault.bundle import Context, WindowSpec, WorkloadSpec
+from firstfault.timeparse import parse_rfc3339
+
+_EXIT_RE = re.compile(r"^-?\d+:-?\d+$")
+
+
+class StaticContext:
+    name = "static"
+
+    def __init__(
+        self,
+        *,
+        start: str,
+        end: str,
+        nodes: str | Sequence[str],
+        id: str = "static",
+        name: str | None = None,
+        ranks: Mapping[str, str | int | list[int]] | None = None,
+        terminal_state: str | None = None,
+        exit_code: str | None = None,
+        timezone: str = "UTC",
+    ) -> None:
+        times = {}
+        for key, value in (("start", start), ("end", end)):
+            try:
+                t = parse_rfc3339(value)
+            except (ValueError, TypeError) as exc:
+                raise ContextError(f"static context: window.{key}: not an RFC 3339 time: {value!r}") from exc
+            times[key] = t  # naive means UTC, as in workload.yaml
+        if times["end"] <= times["start"]:
+            raise ContextError(f"static context: window.end {end!r} is not after window.start {start!r}")
+
+        if isinstance(nodes, str):
+            try:
+                node_list = hostlist_expand(nodes)
+            except ValueError as exc:
+                raise ContextError(f"static context: nodes: {exc}") from exc
+        else:
+            node_list = [str(n).strip() for n in nodes if str(n).strip()]
+        if not node_list:
+            raise ContextError("static context: nodes: no node given (e.g. 'node-[01-04]')")
+        dupes = sorted({n for n in node_list if node_list.count(n) > 1})
+        if dupes:
+            raise ContextError(f"static context: nodes: listed twice: {', '.join(dupes)}")
+        if exit_code is not None and not _EXIT_RE.match(exit_code):
+            raise ContextError(f"static context: exit_code: expected 'return:signal' such as '1:0', got {exit_code!r}")
+        if ranks is not None:
+            unknown = sorted(set(ranks) - set(node_list))
+            if unknown:
+                raise ContextError(f"static context: ranks: nodes not in the node list: {', '.join(unknown)}")
+
+        try:
+            spec = WorkloadSpec(
+                id=id,
+                name=name,
+                scheduler="static",
+                window=WindowSpec(start=start, end=end),
+                nodes=node_list,
+                ranks=dict(ranks) if ranks is not None else None,
+                terminal_state=terminal_state,
+                exit_code=exit_code,
+                timezone=timezone,
+            )
+            Context.from_spec(spec)  # checks the rank ranges and the zone
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ContextError(f"static context: {where}: {first['msg']}") from exc
+        except ValueError as exc:
+            raise ContextError(f"static context: {exc}") from exc
+        self.workload = spec
+
+    def identify(self, ref: str = "") -> Identified:
+        """The configured context, whatever the ref (a static context names one attempt only)."""
+        return Identified(workload=self.workload.model_copy(deep=True))
