@@ -24,6 +24,10 @@ app = typer.Typer(
 rules_app = typer.Typer(help="Inspect, validate and test the rule catalog.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
 
+from firstfault.service.cli import serve as _serve  # noqa: E402 - light; heavy imports happen inside serve()
+
+app.command("serve")(_serve)
+
 RulesOpt = Annotated[
     Optional[Path],  # noqa: UP045 - typer needs Optional here
     typer.Option("--rules", help="Catalog directory (catalog.yaml + rules/); default: the shipped catalog."),

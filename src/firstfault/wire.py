@@ -136,18 +136,20 @@ def request_from_bundle(analyzer: Analyzer, bundle: Bundle) -> AnalyzeRequest:
 
 
 def analyze_request(analyzer: Analyzer, req: AnalyzeRequest, now: datetime | None = None) -> Verdict:
-    return analyze_observations(analyzer, req.context, _records(req), now=now)
+    return analyze_observations(analyzer, req.context, records(req), now=now)
 
 
 Record = LineObservation | DocumentObservation | NodeActivity | CoverageItem | ErrorItem
 
 
-def _records(req: AnalyzeRequest) -> Iterable[Record]:
+def records(req: AnalyzeRequest) -> Iterable[Record]:
+    """A request's records in the order the engine takes them (the NDJSON order too)."""
     yield from req.documents
     yield from req.lines
     yield from req.activity
     yield from req.coverage
     yield from req.errors
+
 
 
 def analyze_observations(analyzer: Analyzer, context: WorkloadSpec, records: Iterable[Record],

@@ -12,7 +12,8 @@ import pytest
 from firstfault.analyze import Analyzer
 from firstfault.bundle import load_bundle
 from firstfault.client import FirstfaultClient, FirstfaultError
-from firstfault.wire import _records, request_from_bundle
+from firstfault.wire import records as request_records_of
+from firstfault.wire import request_from_bundle
 from tests.service.conftest import ROOT
 from tests.service.server import FULL_TOKEN, VIEW_TOKEN, ServiceProcess
 
@@ -97,7 +98,7 @@ def test_ndjson_form_is_gzip_ndjson_with_the_context_first() -> None:
     a = Analyzer()
     req = request_from_bundle(a, load_bundle(EXAMPLE))
     with _client(httpx.MockTransport(handle), [], retries=0) as ff, pytest.raises(FirstfaultError):
-        ff.analyze_ndjson(req.context, _records(req))
+        ff.analyze_ndjson(req.context, request_records_of(req))
     headers = seen["headers"]
     assert isinstance(headers, dict)
     assert headers["content-type"] == "application/x-ndjson" and headers["content-encoding"] == "gzip"
@@ -116,7 +117,8 @@ def test_real_service_all_forms(service: ServiceProcess, embedded: dict[str, obj
     with FirstfaultClient(service.url, token=FULL_TOKEN) as ff:
         assert ff.ready()
         assert ff.catalog().rules and "NVRM: Xid" in " ".join(ff.prefilter())
-        for v in (ff.analyze(req), ff.analyze_ndjson(req.context, _records(req)), ff.analyze_bundle_tar(EXAMPLE)):
+        forms = (ff.analyze(req), ff.analyze_ndjson(req.context, request_records_of(req)), ff.analyze_bundle_tar(EXAMPLE))
+        for v in forms:
             doc = json.loads(v.model_dump_json())
             doc.pop("analyzed_at")
             assert doc == embedded

@@ -25,7 +25,8 @@ from firstfault.service import ndjson, tarball
 from firstfault.service.body import inflate
 from firstfault.service.errors import ProblemDetail, from_validation, invalid
 from firstfault.service.limits import Deadline
-from firstfault.wire import AnalyzeRequest, Record, _records, analyze_observations
+from firstfault.wire import AnalyzeRequest, Record, analyze_observations
+from firstfault.wire import records as wire_records
 
 Form = Literal["json", "ndjson", "tar"]
 T = TypeVar("T")
@@ -75,7 +76,7 @@ def run_json(engine: Engine, body: Iterator[bytes], gzip: bool, max_decompressed
         raise from_validation(exc) from exc
     del raw
     _context(req.context, "context.")
-    return analyze_observations(engine.analyzer(), req.context, _checked(_records(req), deadline))
+    return analyze_observations(engine.analyzer(), req.context, _checked(wire_records(req), deadline))
 
 
 def run_ndjson(engine: Engine, body: Iterator[bytes], gzip: bool, max_decompressed: int, max_record: int,

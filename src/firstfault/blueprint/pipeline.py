@@ -1,0 +1,147 @@
+"""identify -> collect -> analyze (remote or embedded) -> enrich -> sinks.
+
+One connector failing never stops the others: its failure lands in the
+verdict's `errors` and `coverage`. One sink failing never stops the others
+either: its failure is reported in the run's result (and the CLI's exit
+code), and the verdict still reaches the sinks that work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from firstfault.analyze import Analyzer, EvidenceSink
+from firstfault.blueprint.base import ContextConnector, Enrichment, Identified, LogConnector, MetricConnector, Sink
+from firstfault.bundle import Context
+from firstfault.model import CoverageItem, ErrorItem, Verdict
+from firstfault.scan import prefilter_words
+from firstfault.wire import AnalyzeRequest, RequestBuilder
+
+# The kinds an attribution leans on: if no connector covered one, say so.
+EXPECTED_KINDS = ("scheduler", "kernel", "application")
+
+
+@dataclass(slots=True)
+class SinkOutcome:
+    sink: str
+    ok: bool
+    message: str = ""
+
+
+@dataclass(slots=True)
+class RunResult:
+    verdict: Verdict
+    identified: Identified
+    sinks: list[SinkOutcome] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(s.ok for s in self.sinks)
+
+
+class RemoteService(Protocol):
+    """What the pipeline needs of a Service client (firstfault.client.FirstfaultClient)."""
+
+    def prefilter(self) -> list[str]: ...
+
+    def analyze(self, request: AnalyzeRequest) -> Verdict: ...
+
+
+Progress = Callable[[str], None]
+
+
+class Pipeline:
+    def __init__(
+        self,
+        *,
+        context: ContextConnector,
+        logs: Sequence[LogConnector] = (),
+        metrics: Sequence[MetricConnector] = (),
+        sinks: Sequence[Sink] = (),
+        cluster: str | None = None,
+        analyzer: Analyzer | None = None,
+        client: RemoteService | None = None,  # analyze on a Service instead of embedded
+        progress: Progress | None = None,
+    ) -> None:
+        self.context = context
+        self.logs = list(logs)
+        self.metrics = list(metrics)
+        self.sinks = list(sinks)
+        self.cluster = cluster
+        self.analyzer = analyzer if analyzer is not None or client is not None else Analyzer()
+        self.client = client
+        self.progress = progress or (lambda _msg: None)
+
+    def identify(self, ref: str) -> Identified:
+        self.progress(f"identify {ref} ({self.context.name})")
+        return self.context.identify(ref)
+
+    def analyze(self, identified: Identified, now: datetime | None = None) -> Verdict:
+        ctx = Context.from_spec(identified.workload)
+        sink: EvidenceSink
+        if self.client is not None:
+            words: Sequence[str] = self.client.prefilter()
+            builder = RequestBuilder(identified.workload)
+            sink = builder
+        else:
+            assert self.analyzer is not None
+            words = prefilter_words()
+            analysis = self.analyzer.start(ctx)
+            sink = analysis
+        for fmt, name, data in identified.documents:
+            sink.add_document("scheduler", fmt, name, data)
+        if identified.documents:
+            sink.coverage.append(CoverageItem(
+                source="scheduler", status="complete", nodes_seen=len(identified.workload.nodes),
+                nodes_expected=len(identified.workload.nodes), lines=sum(d.count(b"\n") for _, _, d in
+                                                                        identified.documents),
+                files=len(identified.documents), note=f"from {self.context.name}"))
+        for conn in self.logs:
+            self._run(conn.name, lambda c=conn: c.collect(ctx, words, sink), sink)  # type: ignore[misc]
+        for mconn in self.metrics:
+            self._run(mconn.name, lambda c=mconn: c.collect(ctx, sink), sink)  # type: ignore[misc]
+        _add_missing(sink.coverage, identified.workload.nodes)
+        if self.client is not None:
+            self.progress("analyze (service)")
+            return self.client.analyze(builder.request())
+        self.progress("analyze (embedded)")
+        return analysis.finish(now=now)
+
+    def _run(self, name: str, fn: Callable[[], None], sink: EvidenceSink) -> None:
+        self.progress(f"collect {name}")
+        try:
+            fn()
+        except Exception as exc:  # a connector bug must not cost the other evidence
+            sink.errors.append(ErrorItem(source=name, message=f"connector {name} failed: {type(exc).__name__}: {exc}"))
+
+    def enrich(self, identified: Identified) -> Enrichment:
+        return Enrichment(cluster=self.cluster, links=dict(identified.links), owner=identified.owner)
+
+    def write(self, verdict: Verdict, enrichment: Enrichment) -> list[SinkOutcome]:
+        out = []
+        for s in self.sinks:
+            try:
+                s.write(verdict, enrichment)
+                out.append(SinkOutcome(s.name, True))
+            except Exception as exc:  # one output failing never stops the others
+                out.append(SinkOutcome(s.name, False, f"{type(exc).__name__}: {exc}"))
+        return out
+
+    def run(self, ref: str, now: datetime | None = None) -> RunResult:
+        identified = self.identify(ref)
+        verdict = self.analyze(identified, now=now)
+        result = RunResult(verdict, identified)
+        result.sinks = self.write(verdict, self.enrich(identified))
+        return result
+
+
+def _add_missing(coverage: list[CoverageItem], nodes: Sequence[str]) -> None:
+    have = {c.source for c in coverage}
+    for kind in EXPECTED_KINDS:
+        if kind not in have:
+            coverage.append(CoverageItem(source=kind, status="missing", nodes_seen=0, nodes_expected=len(nodes),
+                                         lines=0, files=0, missing_nodes=list(nodes),
+                                         note=f"no {kind} evidence was collected"))
