@@ -117,7 +117,11 @@ def test_real_service_all_forms(service: ServiceProcess, embedded: dict[str, obj
     with FirstfaultClient(service.url, token=FULL_TOKEN) as ff:
         assert ff.ready()
         assert ff.catalog().rules and "NVRM: Xid" in " ".join(ff.prefilter())
-        forms = (ff.analyze(req), ff.analyze_ndjson(req.context, request_records_of(req)), ff.analyze_bundle_tar(EXAMPLE))
+        forms = (
+            ff.analyze(req),
+            ff.analyze_ndjson(req.context, request_records_of(req)),
+            ff.analyze_bundle_tar(EXAMPLE),
+        )
         for v in forms:
             doc = json.loads(v.model_dump_json())
             doc.pop("analyzed_at")
