@@ -1,0 +1,208 @@
+"""Fleet figures: which nodes, devices, host ports and switch ports failures began on.
+
+Counting. Over a window of analysis time, an entity (a node, a device such as
+"node-02/gpu3", a port such as "mlx5_5:1" or "nvswitch2:30") is counted once
+per verdict whose root cause names it (`root`), and once per ambiguous
+verdict whose candidates name it (`candidate`). Only causes in the chosen
+domains count: by default hardware, network and infrastructure, the ones a
+repair crew can act on (a CUDA OOM or a time limit on node-02 says nothing
+about node-02). Tables rank by `root`, then `candidate`, then name.
+
+Repeat offenders (the rule, also printed on the page and in the JSON).
+Exposure is what makes a count high or low: a node that ran 40 jobs may fail
+more than one that ran 2. So, per kind of entity:
+
+- node-jobs J: every verdict in the window counts once for each node its
+  workload ran on (failed or not);
+- fleet rate p = (root causes of that kind) / J;
+- an entity on node n is expected to cause E = p * jobs(n) failures
+  (jobs(n): verdicts whose workload ran on n; the fleet's mean when the node
+  is unknown);
+- it is flagged when root >= 3 and P(Poisson(E) >= root) < 0.05 / m, where m
+  is the number of entities of that kind seen in the window: a Bonferroni
+  correction, so a whole table of healthy entities has under a 5% chance of
+  showing one flag by luck.
+
+For devices and ports, E uses the node's job count: one GPU of eight is
+expected to fail less than its node, so this errs towards not flagging.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel
+
+from firstfault.dashboard.queries import FleetRows, Hit
+
+DEFAULT_DOMAINS: tuple[str, ...] = ("hardware", "network", "infrastructure")
+MIN_REPEAT = 3
+ALPHA = 0.05
+MAX_BUCKETS = 60
+
+Kind = Literal["nodes", "devices", "host_ports", "switch_ports"]
+TITLES: dict[str, str] = {
+    "nodes": "Nodes",
+    "devices": "GPUs and other devices",
+    "host_ports": "Host ports",
+    "switch_ports": "Switch ports",
+}
+
+RULE = (
+    "Fleet rate p = root causes of this kind / node-jobs in the window (each analysed attempt counts once per "
+    f"node it ran on). Expected E = p x jobs on the entity's node. Flagged when root >= {MIN_REPEAT} and "
+    f"P(Poisson(E) >= root) < {ALPHA} / m (m = entities of this kind seen in the window; Bonferroni)."
+)
+
+
+class FleetEntry(BaseModel):
+    key: str
+    node: str | None
+    root: int
+    candidate: int
+    jobs: int  # verdicts in the window whose workload ran on the entity's node
+    expected: float  # E of the rule above
+    ratio: float | None  # root / E
+    p_value: float | None  # P(Poisson(E) >= root)
+    repeat_offender: bool
+    last_seen: datetime | None
+    trend: list[int]  # root + candidate per bucket
+
+
+class FleetTable(BaseModel):
+    kind: Kind
+    title: str
+    seen: int  # m: entities of this kind seen in the window (any role)
+    total_root: int
+    rate: float  # p
+    flag_below: float  # the p-value an entity must beat (ALPHA / m)
+    entries: list[FleetEntry]
+
+
+class FleetReport(BaseModel):
+    since: datetime
+    until: datetime
+    domains: list[str]
+    bucket_days: int
+    buckets: list[datetime]  # start of each trend bucket (UTC)
+    verdicts: int  # verdicts analysed in the window (any outcome)
+    node_jobs: int  # J
+    failures: list[int]  # verdicts per bucket whose cause (or a candidate) is in the domains
+    rule: str
+    tables: list[FleetTable]
+
+    def table(self, kind: str) -> FleetTable:
+        return next(t for t in self.tables if t.kind == kind)
+
+
+def poisson_tail(k: int, lam: float) -> float:
+    """P(X >= k) for X ~ Poisson(lam), summed in log space so large counts stay finite."""
+    if k <= 0:
+        return 1.0
+    if lam <= 0:
+        return 0.0
+    below = sum(math.exp(i * math.log(lam) - lam - math.lgamma(i + 1)) for i in range(k))
+    return max(0.0, 1.0 - below)
+
+
+def port_kind(port: str) -> Kind:
+    """NVSwitch links (the store spells them nvswitchN:L / nvswitch-physN:L) are switch ports."""
+    return "switch_ports" if port.lower().startswith(("nvswitch", "switch", "sw")) else "host_ports"
+
+
+def buckets_for(since: datetime, until: datetime) -> tuple[int, list[datetime]]:
+    """Whole UTC days from since's midnight, widened so there are at most MAX_BUCKETS."""
+    start = since.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    days = max(1, math.ceil((until - start) / timedelta(days=1)))
+    size = max(1, math.ceil(days / MAX_BUCKETS))
+    count = math.ceil(days / size)
+    return size, [start + timedelta(days=i * size) for i in range(count)]
+
+
+def _bucket(at: datetime, starts: Sequence[datetime], size: int) -> int | None:
+    if not starts or at < starts[0]:
+        return None
+    i = int((at - starts[0]) / timedelta(days=size))
+    return i if i < len(starts) else None
+
+
+def _in(domains: Sequence[str], hit: Hit) -> bool:
+    return any(d in domains for d in hit.domains)
+
+
+def _table(kind: Kind, hits: list[Hit], seen: int, jobs: dict[str, int], node_jobs: int,
+           mean_jobs: float, starts: list[datetime], size: int, limit: int) -> FleetTable:
+    roots: dict[str, set[int]] = defaultdict(set)
+    cands: dict[str, set[int]] = defaultdict(set)
+    nodes: dict[str, str | None] = {}
+    last: dict[str, datetime] = {}
+    trend: dict[str, list[int]] = {}
+    for h in hits:
+        (roots if h.role == "root" else cands)[h.key].add(h.verdict_id)
+        nodes.setdefault(h.key, h.node)
+        if h.key not in last or h.analyzed_at > last[h.key]:
+            last[h.key] = h.analyzed_at
+    for key in nodes:
+        cands[key] -= roots[key]
+        trend[key] = [0] * len(starts)
+    at_of: dict[int, datetime] = {h.verdict_id: h.analyzed_at for h in hits}
+    for key in nodes:
+        for vid in roots[key] | cands[key]:
+            if (i := _bucket(at_of[vid], starts, size)) is not None:
+                trend[key][i] += 1
+    total_root = sum(len(r) for r in roots.values())
+    rate = total_root / node_jobs if node_jobs else 0.0
+    m = max(1, seen)
+    entries: list[FleetEntry] = []
+    for key, node in nodes.items():
+        r = len(roots[key])
+        n_jobs = jobs.get(node, 0) if node else 0
+        expected = rate * (n_jobs if node and n_jobs else mean_jobs)
+        p = poisson_tail(r, expected) if r else None
+        entries.append(FleetEntry(
+            key=key, node=node, root=r, candidate=len(cands[key]), jobs=n_jobs, expected=round(expected, 4),
+            ratio=round(r / expected, 2) if expected > 0 and r else None,
+            p_value=p, repeat_offender=r >= MIN_REPEAT and p is not None and p < ALPHA / m,
+            last_seen=last.get(key), trend=trend[key],
+        ))
+    entries.sort(key=lambda e: (-e.root, -e.candidate, e.node or "", e.key))
+    return FleetTable(kind=kind, title=TITLES[kind], seen=seen, total_root=total_root, rate=round(rate, 6),
+                      flag_below=ALPHA / m, entries=entries[:limit])
+
+
+def build_report(rows: FleetRows, since: datetime, until: datetime, domains: Sequence[str] | None = None,
+                 limit: int = 20) -> FleetReport:
+    """The fleet figures for one window (rows from queries.fleet_rows over the same window)."""
+    doms = list(domains) if domains else list(DEFAULT_DOMAINS)
+    size, starts = buckets_for(since, until)
+    jobs: dict[str, int] = defaultdict(int)
+    for _vid, _at, wnodes in rows.verdicts:
+        for n in set(wnodes):
+            jobs[n] += 1
+    node_jobs = sum(jobs.values())
+    mean_jobs = node_jobs / len(jobs) if jobs else 0.0
+    node_hits = [h for h in rows.nodes if _in(doms, h)]
+    dev_hits = [h for h in rows.devices if _in(doms, h)]
+    host_hits = [h for h in rows.ports if _in(doms, h) and port_kind(h.key) == "host_ports"]
+    switch_hits = [h for h in rows.ports if _in(doms, h) and port_kind(h.key) == "switch_ports"]
+    seen_nodes = set(jobs) | {h.key for h in rows.nodes}
+    seen_host = {p for p in rows.seen_ports if port_kind(p) == "host_ports"}
+    seen_switch = rows.seen_ports - seen_host
+    kinds: list[tuple[Kind, list[Hit], int]] = [
+        ("nodes", node_hits, len(seen_nodes)),
+        ("devices", dev_hits, len(rows.seen_devices)),
+        ("host_ports", host_hits, len(seen_host)),
+        ("switch_ports", switch_hits, len(seen_switch)),
+    ]
+    tables = [_table(kind, hits, seen, jobs, node_jobs, mean_jobs, starts, size, limit) for kind, hits, seen in kinds]
+    failures = [0] * len(starts)
+    for vid, at, _nodes in rows.verdicts:
+        if rows.cause_domains.get(vid, set()) & set(doms) and (i := _bucket(at, starts, size)) is not None:
+            failures[i] += 1
+    return FleetReport(since=since, until=until, domains=doms, bucket_days=size, buckets=starts,
+                       verdicts=len(rows.verdicts), node_jobs=node_jobs, failures=failures, rule=RULE,
+                       tables=tables)

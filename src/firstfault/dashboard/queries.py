@@ -1,0 +1,144 @@
+"""Read-only queries the fleet view needs beyond VerdictStore's list/get/fleet.
+
+VerdictStore.fleet counts per node/device/port, but the fleet view also needs
+which *domain* each implication came from (a CUDA OOM on node-02 is not
+node-02's fault), when it happened (the trend), and how many jobs each node
+ran (the exposure a repeat-offender rate is measured against). So this module
+reads the store's tables directly, inside the window, and fleet.py does the
+arithmetic in Python. Nothing here writes.
+
+Time is the verdict's `analyzed_at`, the column the store's own filters use
+(the watch daemon analyses an attempt minutes after it ends).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, ColumnElement, Engine, cast, select, type_coerce
+
+from firstfault.store import schema as t
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One stored verdict naming one node, device or port as (part of) where it began."""
+
+    verdict_id: int
+    analyzed_at: datetime
+    role: str  # "root" or "candidate"
+    domains: tuple[str, ...]  # the domain(s) of the cause(s) that name it
+    key: str
+    node: str | None
+
+
+@dataclass(slots=True)
+class FleetRows:
+    """Everything the fleet figures are computed from, for one window."""
+
+    verdicts: list[tuple[int, datetime, tuple[str, ...]]] = field(default_factory=list)  # id, time, workload nodes
+    nodes: list[Hit] = field(default_factory=list)
+    devices: list[Hit] = field(default_factory=list)
+    ports: list[Hit] = field(default_factory=list)
+    seen_devices: set[str] = field(default_factory=set)
+    seen_ports: set[str] = field(default_factory=set)
+    cause_domains: dict[int, set[str]] = field(default_factory=dict)  # verdict -> domains of root/candidates
+
+
+def _window(since: datetime | None, until: datetime | None) -> list[ColumnElement[bool]]:
+    v = t.verdicts.c
+    conds: list[ColumnElement[bool]] = []
+    if since is not None:
+        conds.append(v.analyzed_at >= since)
+    if until is not None:
+        conds.append(v.analyzed_at < until)
+    return conds
+
+
+def _workload_nodes(engine: Engine) -> Any:
+    # The workload's node list lives only in the document. SQLite reads the
+    # TEXT column as JSON directly (a CAST AS JSON there would mean NUMERIC
+    # affinity and turn the text into 0); PostgreSQL needs the cast.
+    col = t.verdicts.c.verdict_json
+    doc = cast(col, JSON) if engine.dialect.name == "postgresql" else type_coerce(col, JSON)
+    return doc[("workload", "nodes")]
+
+
+def _as_nodes(value: Any) -> tuple[str, ...]:
+    if isinstance(value, list):
+        return tuple(str(n) for n in value if isinstance(n, str))
+    return ()
+
+
+def fleet_rows(engine: Engine, since: datetime | None, until: datetime | None) -> FleetRows:
+    """The window's verdicts, their causes' nodes, devices and ports, with roles and domains."""
+    v, c, d, e = t.verdicts.c, t.causes.c, t.devices.c, t.evidence.c
+    window = _window(since, until)
+    out = FleetRows()
+    with engine.connect() as conn:
+        for vid, at, nodes in conn.execute(
+            select(v.id, v.analyzed_at, _workload_nodes(engine)).where(*window).order_by(v.id)
+        ):
+            out.verdicts.append((int(vid), at, _as_nodes(nodes)))
+        times = {vid: at for vid, at, _ in out.verdicts}
+
+        # Causes per verdict and role: (category, domain, nodes).
+        causes: dict[tuple[int, str], list[tuple[str, str, list[str]]]] = {}
+        for vid, role, category, domain, nodes in conn.execute(
+            select(c.verdict_id, c.role, c.category, c.domain, c.nodes)
+            .join(t.verdicts, v.id == c.verdict_id)
+            .where(*window, c.role.in_(("root", "candidate")))
+            .order_by(c.verdict_id, c.role, c.position)
+        ):
+            causes.setdefault((int(vid), role), []).append((category, domain, list(nodes or [])))
+            out.cause_domains.setdefault(int(vid), set()).add(domain)
+
+        for (vid, role), items in causes.items():
+            per_node: dict[str, list[str]] = {}
+            for _cat, domain, nodes in items:
+                for n in nodes:
+                    per_node.setdefault(n, []).append(domain)
+            for n, domains in per_node.items():
+                out.nodes.append(Hit(vid, times[vid], role, tuple(dict.fromkeys(domains)), n, n))
+
+        for vid, role, node, device in conn.execute(
+            select(d.verdict_id, d.role, d.node, d.device).join(t.verdicts, v.id == d.verdict_id).where(*window)
+        ):
+            out.seen_devices.add(device)
+            if role not in ("root", "candidate"):
+                continue
+            items = causes.get((int(vid), role), [])
+            # The cause(s) on the device's node; a lone cause owns all its devices.
+            domains = [dom for _cat, dom, nodes in items if node in nodes] or [dom for _c, dom, _n in items]
+            out.devices.append(Hit(int(vid), times[int(vid)], role, tuple(dict.fromkeys(domains)), device, node))
+
+        for vid, role, node, port, category in conn.execute(
+            select(e.verdict_id, e.role, e.node, e.port, e.category)
+            .join(t.verdicts, v.id == e.verdict_id)
+            .where(*window, e.port.is_not(None))
+        ):
+            out.seen_ports.add(port)
+            if role not in ("cause", "candidate"):
+                continue
+            crole = "root" if role == "cause" else "candidate"
+            items = causes.get((int(vid), crole), [])
+            domains = [dom for cat, dom, _n in items if cat == category] or [dom for _c, dom, _n in items]
+            out.ports.append(Hit(int(vid), times[int(vid)], crole, tuple(dict.fromkeys(domains)), port, node))
+    return out
+
+
+def known_values(engine: Engine, column: str, limit: int = 500) -> Sequence[str]:
+    """Distinct values of a verdicts column (for the filter form's suggestions)."""
+    col = t.verdicts.c[column]
+    with engine.connect() as conn:
+        rows = conn.execute(select(col).where(col.is_not(None)).distinct().order_by(col).limit(limit))
+        return [str(r[0]) for r in rows]
+
+
+def known_nodes(engine: Engine, limit: int = 2000) -> Sequence[str]:
+    a = t.affected_nodes.c
+    with engine.connect() as conn:
+        return [str(r[0]) for r in conn.execute(select(a.node).distinct().order_by(a.node).limit(limit))]
