@@ -24,9 +24,6 @@ app = typer.Typer(
 rules_app = typer.Typer(help="Inspect, validate and test the rule catalog.", no_args_is_help=True)
 app.add_typer(rules_app, name="rules")
 
-from firstfault.service.cli import serve as _serve  # noqa: E402 - light; heavy imports happen inside serve()
-
-app.command("serve")(_serve)
 
 RulesOpt = Annotated[
     Optional[Path],  # noqa: UP045 - typer needs Optional here
@@ -170,6 +167,21 @@ def rules_prefilter(
         sys.stdout.write(json.dumps({"words": words}, indent=2) + "\n")
     else:
         sys.stdout.write("\n".join(words) + "\n")
+
+
+from firstfault.service.cli import serve as _serve  # noqa: E402 - light; heavy imports happen inside serve()
+
+app.command("serve")(_serve)
+
+from firstfault.blueprint.cli import run as _run  # noqa: E402
+from firstfault.blueprint.cli import watch as _watch  # noqa: E402
+from firstfault.dashboard.cli import demo as _demo  # noqa: E402
+from firstfault.dashboard.cli import fleet as _fleet  # noqa: E402
+
+app.command("run")(_run)
+app.command("watch")(_watch)
+app.command("fleet")(_fleet)
+app.command("demo")(_demo)
 
 
 def main() -> None:

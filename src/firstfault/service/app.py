@@ -46,12 +46,20 @@ def create_app(settings: ServiceSettings | None = None, catalog: Catalog | None 
     metrics = ServiceMetrics(running=lambda: pool.running, admitted=lambda: pool.admitted)
     metrics.catalog.labels(cat.version, cat.sha256, str(len(cat.rules))).set(1)
 
+    store = None
+    if settings.db:
+        from firstfault.store import VerdictStore
+
+        store = VerdictStore.open(settings.db)
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         log.info("ready", extra={"fields": {"catalog": cat.version, "sha256": cat.sha256, "rules": len(cat.rules),
-                                            "auth": bool(settings.tokens)}})
+                                            "auth": bool(settings.tokens), "dashboard": store is not None}})
         yield
         pool.shutdown()
+        if store is not None:
+            store.close()
 
     app = FastAPI(
         title="firstfault",
@@ -64,6 +72,10 @@ def create_app(settings: ServiceSettings | None = None, catalog: Catalog | None 
     app.state.pool = pool
     app.state.metrics = metrics
     app.include_router(build_router(settings, engine, pool, metrics, TokenCheck(settings.tokens)))
+    if store is not None:
+        from firstfault.dashboard import make_router
+
+        app.include_router(make_router(lambda: store))
     app.add_exception_handler(Problem, problem_response)
 
     async def unexpected(request: Request, exc: Exception) -> Response:

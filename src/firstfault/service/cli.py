@@ -37,6 +37,10 @@ def serve(
     max_queue: Annotated[Optional[int], typer.Option(help="Analyses waiting; beyond: 503.")] = None,  # noqa: UP045
     analysis_timeout: Annotated[Optional[float], typer.Option(help="Seconds per analysis; beyond: 504.")] = None,  # noqa: UP045
     log_level: Annotated[Optional[str], typer.Option(help="debug, info, warning or error.")] = None,  # noqa: UP045
+    db: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--db", help="Verdict store URL (sqlite:///v.db, postgresql+psycopg://...): serve the dashboard."),
+    ] = None,
 ) -> None:
     """Run the firstfault Service (HTTP API, docs at /docs)."""
     from firstfault.engine.catalog import CatalogError
@@ -46,7 +50,7 @@ def serve(
     flags = {
         "host": host, "port": port, "workers": workers, "rules": rules, "max_body_bytes": max_body_bytes,
         "max_concurrent": max_concurrent, "max_queue": max_queue, "analysis_timeout": analysis_timeout,
-        "log_level": log_level,
+        "log_level": log_level, "db": db,
     }
     try:
         settings = load_settings(config, **flags)

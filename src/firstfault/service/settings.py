@@ -46,6 +46,11 @@ class ServiceSettings(BaseSettings):
     workers: int = Field(default=1, ge=1, le=64, description="uvicorn worker processes")
     rules: Path | None = Field(default=None, description="catalog directory; default: the shipped catalog")
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    db: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL of the verdict store (sqlite:///... or postgresql+psycopg://...): "
+        "serves the dashboard and the read-only /v1/verdicts and /v1/fleet API",
+    )
 
     # Limits. Bodies are counted as they arrive, decompressed bytes as they are inflated.
     max_body_bytes: int = Field(default=512 << 20, ge=1)

@@ -1,0 +1,152 @@
+"""From a validated cluster.yaml to the connectors, sinks and pipeline it names."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from firstfault.blueprint.base import ContextConnector, LogConnector, MetricConnector, Sink
+from firstfault.blueprint.config import Auth, BlueprintConfig, ConfigError, Http
+from firstfault.blueprint.pipeline import Pipeline, Progress
+
+if TYPE_CHECKING:
+    from firstfault.blueprint.collect.http import HttpOptions
+
+
+def http_options(h: Http) -> HttpOptions:
+    from firstfault.blueprint.collect.http import BasicAuth, BearerAuth, HttpOptions
+
+    auth: BearerAuth | BasicAuth | None = None
+    a: Auth | None = h.auth
+    if a is not None and a.bearer is not None:
+        auth = BearerAuth(a.bearer.read())
+    elif a is not None and a.username is not None and a.password is not None:
+        auth = BasicAuth(a.username, a.password.read())
+    return HttpOptions(timeout=h.timeout, retries=h.retries, concurrency=h.concurrency, verify=h.verify_tls,
+                       ca_file=str(h.ca_file) if h.ca_file else None, auth=auth)
+
+
+def _kube_client(kubeconfig: Path | None, context: str | None, in_cluster: bool) -> Any:
+    from kubernetes import client, config
+
+    if in_cluster:
+        config.load_incluster_config()  # type: ignore[no-untyped-call]
+        return client.ApiClient()
+    cfg = client.Configuration()
+    config.load_kube_config(  # type: ignore[no-untyped-call]
+        config_file=str(kubeconfig) if kubeconfig else None, context=context, client_configuration=cfg)
+    return client.ApiClient(cfg)
+
+
+def context_connector(cfg: BlueprintConfig, kind: str, static: dict[str, Any] | None = None) -> ContextConnector:
+    """`kind` is slurm, kueue or static (with `static` holding start/end/nodes)."""
+    if kind == "static":
+        from firstfault.blueprint.context.static import StaticContext
+
+        return StaticContext(**(static or {}))
+    if kind == "slurm":
+        from firstfault.blueprint.context.slurm import SlurmContext
+
+        s = cfg.scheduler.slurm
+        if s is None:
+            raise ConfigError("--job needs scheduler.slurm in the config")
+        return SlurmContext(sacct=s.sacct, scontrol=s.scontrol, timeout=s.timeout, cluster=s.cluster, tz=s.timezone)
+    if kind == "kueue":
+        from firstfault.blueprint.context.kueue import KueueContext
+
+        k = cfg.scheduler.kueue
+        if k is None:
+            raise ConfigError("--workload needs scheduler.kueue in the config")
+        return KueueContext(_kube_client(k.kubeconfig, k.context, k.in_cluster))
+    raise ConfigError(f"unknown scheduler kind {kind!r}")
+
+
+def log_connectors(cfg: BlueprintConfig, job_id: str | None = None) -> list[LogConnector]:
+    out: list[LogConnector] = []
+    logs = cfg.logs
+    if logs.files is not None:
+        from firstfault.blueprint.collect.files import FilesConnector
+
+        root = logs.files.root.replace("{job}", job_id or "")
+        out.append(FilesConnector(logs.files.sources, Path(root)))
+    if logs.loki is not None:
+        from firstfault.blueprint.collect.loki import LokiConnector
+
+        lk = logs.loki
+        out.append(LokiConnector(lk.url, {str(k): v for k, v in lk.queries.items()}, node_label=lk.node_label, rank_label=lk.rank_label,
+                                 limit=lk.limit, max_window=timedelta(seconds=lk.max_window),
+                                 http=http_options(lk.http)))
+    if logs.kubernetes is not None:
+        from firstfault.blueprint.collect.k8slogs import K8sPodLogsConnector
+
+        kk = logs.kubernetes
+        k = cfg.scheduler.kueue
+        api = _kube_client(k.kubeconfig if k else None, k.context if k else None, bool(k and k.in_cluster))
+        out.append(K8sPodLogsConnector(api, kk.namespace, label_selector=kk.label_selector,
+                                       rank_env=kk.rank_env))
+    return out
+
+
+def metric_connectors(cfg: BlueprintConfig) -> list[MetricConnector]:
+    out: list[MetricConnector] = []
+    p = cfg.metrics.prometheus
+    if p is not None:
+        from firstfault.blueprint.collect.promql import PromQLConnector
+
+        out.append(PromQLConnector(p.url, node_label=p.node_label, step=timedelta(seconds=p.step),
+                                   margin=timedelta(seconds=p.margin), http=http_options(p.http)))
+    return out
+
+
+def database_url(cfg: BlueprintConfig) -> str | None:
+    db = cfg.outputs.database
+    if db is None:
+        return None
+    if db.password is None:
+        return db.url
+    from sqlalchemy.engine import make_url
+
+    return make_url(db.url).set(password=db.password.read()).render_as_string(hide_password=False)
+
+
+def sinks(cfg: BlueprintConfig, *, stdout_format: str | None = None, with_database: bool = True) -> list[Sink]:
+    out: list[Sink] = []
+    fmt = stdout_format or (cfg.outputs.stdout.format if cfg.outputs.stdout else None)
+    if fmt is not None:
+        from firstfault.sinks.stdout import StdoutSink
+
+        out.append(StdoutSink(format=fmt))
+    url = database_url(cfg)
+    if url and with_database:
+        from firstfault.sinks.database import DatabaseSink
+
+        out.append(DatabaseSink(url))
+    for hook in cfg.outputs.webhooks:
+        from firstfault.sinks.webhook import WebhookSink
+
+        out.append(WebhookSink(hook.url, hook.secret.read().encode(), timeout=hook.timeout, retries=hook.retries,
+                               dead_letter_path=hook.dead_letter))
+    return out
+
+
+def service_client(cfg: BlueprintConfig) -> Any:
+    if cfg.service is None:
+        return None
+    from firstfault.client import FirstfaultClient
+
+    token = cfg.service.token.read() if cfg.service.token else None
+    return FirstfaultClient(cfg.service.url, token, timeout=cfg.service.timeout)
+
+
+def pipeline(cfg: BlueprintConfig, context: ContextConnector, *, job_id: str | None = None,
+             output_sinks: list[Sink] | None = None, progress: Progress | None = None) -> Pipeline:
+    return Pipeline(
+        context=context,
+        logs=log_connectors(cfg, job_id),
+        metrics=metric_connectors(cfg),
+        sinks=output_sinks if output_sinks is not None else sinks(cfg),
+        cluster=cfg.cluster,
+        client=service_client(cfg),
+        progress=progress,
+    )

@@ -1,0 +1,129 @@
+"""`firstfault run` and `firstfault watch`: the Blueprint from the command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="The cluster's cluster.yaml.")]
+
+
+def _fail(msg: str, code: int = 2) -> typer.Exit:
+    Console(stderr=True).print(f"[bold red]error:[/] {msg}", highlight=False)
+    return typer.Exit(code)
+
+
+def run(
+    config: ConfigOpt,
+    job: Annotated[Optional[str], typer.Option("--job", help="Slurm job id (4242, 4242_7, 4242+1).")] = None,  # noqa: UP045
+    workload: Annotated[
+        Optional[str], typer.Option("--workload", help="Kueue Workload as NAMESPACE/NAME.")  # noqa: UP045
+    ] = None,
+    window: Annotated[
+        Optional[tuple[str, str]],  # noqa: UP045
+        typer.Option("--window", help="Static window: START END (RFC 3339)."),
+    ] = None,
+    nodes: Annotated[
+        Optional[str], typer.Option("--nodes", help="Static node list, Slurm hostlist syntax: node-[01-04].")  # noqa: UP045
+    ] = None,
+    fmt: Annotated[Optional[str], typer.Option("--format", "-f", help="stdout format: text or json.")] = None,  # noqa: UP045
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no stdout verdict.")] = False,
+) -> None:
+    """Attribute one workload attempt and write the verdict to every configured output.
+
+    Exit codes: 0 verdict written everywhere; 1 verdict built but an output
+    failed; 2 no verdict (bad config, unknown job, scheduler unreachable).
+    """
+    from firstfault.blueprint import build
+    from firstfault.blueprint.base import ContextError
+    from firstfault.blueprint.config import ConfigError, load_config
+
+    chosen = [x for x in (job, workload, window) if x]
+    if len(chosen) != 1:
+        raise _fail("give exactly one of --job, --workload or --window START END (with --nodes)")
+    if window and not nodes:
+        raise _fail("--window needs --nodes")
+    if fmt not in (None, "text", "json"):
+        raise _fail("--format is text or json")
+    err = Console(stderr=True)
+    try:
+        cfg = load_config(config)
+        if job:
+            kind, ref = "slurm", job
+            ctx_conn = build.context_connector(cfg, kind)
+        elif workload:
+            kind, ref = "kueue", workload
+            ctx_conn = build.context_connector(cfg, kind)
+        else:
+            assert window is not None and nodes is not None
+            kind, ref = "static", "static"
+            ctx_conn = build.context_connector(cfg, kind, {"start": window[0], "end": window[1], "nodes": nodes})
+        sinks = build.sinks(cfg, stdout_format=None if quiet else fmt)
+        if quiet:
+            sinks = [s for s in sinks if s.name != "stdout"]
+        progress = None if quiet else (lambda m: err.print(f"[dim]· {m}[/]", highlight=False))
+        pipe = build.pipeline(cfg, ctx_conn, job_id=ref if kind == "slurm" else None, output_sinks=sinks,
+                              progress=progress)
+        result = pipe.run(ref)
+    except (ConfigError, ContextError) as exc:
+        raise _fail(str(exc)) from exc
+    failed = [s for s in result.sinks if not s.ok]
+    for s in failed:
+        err.print(f"[bold red]output {s.sink} failed:[/] {s.message}", highlight=False)
+    if failed:
+        raise typer.Exit(1)
+
+
+def watch(
+    config: ConfigOpt,
+    scheduler: Annotated[str, typer.Option("--scheduler", help="slurm or kueue.")] = "slurm",
+    once: Annotated[bool, typer.Option("--once", help="One pass, then exit (for cron and tests).")] = False,
+    json_log: Annotated[bool, typer.Option("--json", help="One JSON line per attempt on stdout.")] = False,
+) -> None:
+    """Attribute every workload attempt that ends, exactly once, across restarts.
+
+    The cursor and the processed marks live in the database
+    (watch.state_url, or outputs.database.url).
+    """
+    from firstfault.blueprint import build
+    from firstfault.blueprint.config import ConfigError, load_config
+    from firstfault.blueprint.watch import Watcher
+    from firstfault.store.repo import VerdictStore
+
+    try:
+        cfg = load_config(config)
+        url = cfg.watch.state_url or build.database_url(cfg)
+        if not url:
+            raise ConfigError("watch needs a database: set outputs.database.url (or watch.state_url)")
+        source = build.context_connector(cfg, scheduler)
+        if not hasattr(source, "ended_since"):
+            raise ConfigError(f"the {scheduler} connector cannot list ended attempts")
+        store = VerdictStore.open(url)
+        other_sinks = [s for s in build.sinks(cfg, with_database=False) if not (json_log and s.name == "stdout")]
+    except ConfigError as exc:
+        raise _fail(str(exc)) from exc
+
+    def log(msg: str) -> None:
+        if json_log:
+            sys.stdout.write(json.dumps({"event": msg}) + "\n")
+            sys.stdout.flush()
+        else:
+            Console(stderr=True).print(msg, highlight=False)
+
+    watcher = Watcher(
+        source=source,  # type: ignore[arg-type]
+        store=store,
+        make_pipeline=lambda ref: build.pipeline(cfg, source, job_id=ref, output_sinks=other_sinks),
+        cluster=cfg.cluster,
+        log=log,
+    )
+    watcher.install_signal_handlers()
+    try:
+        watcher.run_forever(cfg.watch.poll_interval, max_passes=1 if once else None)
+    finally:
+        store.close()
