@@ -74,7 +74,8 @@ def log_connectors(cfg: BlueprintConfig, job_id: str | None = None) -> list[LogC
         from firstfault.blueprint.collect.loki import LokiConnector
 
         lk = logs.loki
-        out.append(LokiConnector(lk.url, {str(k): v for k, v in lk.queries.items()}, node_label=lk.node_label, rank_label=lk.rank_label,
+        queries = {str(k): v for k, v in lk.queries.items()}
+        out.append(LokiConnector(lk.url, queries, node_label=lk.node_label, rank_label=lk.rank_label,
                                  limit=lk.limit, max_window=timedelta(seconds=lk.max_window),
                                  http=http_options(lk.http)))
     if logs.kubernetes is not None:
