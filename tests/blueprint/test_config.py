@@ -50,7 +50,7 @@ def test_unknown_key_names_path_and_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as exc:
         load_config(_write(tmp_path, text))
     assert "metrics.prometheus.stepp: unknown key" in str(exc.value)
-    assert "cluster.yaml:14:" in str(exc.value)
+    assert "cluster.yaml:13:" in str(exc.value)  # the prometheus line
 
 
 def test_secrets_cannot_be_literal(tmp_path: Path) -> None:
