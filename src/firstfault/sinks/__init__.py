@@ -1,0 +1,39 @@
+"""Outputs for finished verdicts: the terminal, the verdict database, webhooks.
+
+Every sink has `name` and `write(verdict, enrichment)` (firstfault.blueprint.base.Sink).
+A sink that could not deliver raises a SinkError subclass whose message says
+what happened; the pipeline records it per sink and goes on with the others.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+
+class SinkError(Exception):
+    """A sink could not deliver a verdict (the message says why and what was kept)."""
+
+
+if TYPE_CHECKING:
+    from firstfault.sinks.database import DatabaseSink
+    from firstfault.sinks.stdout import StdoutSink
+    from firstfault.sinks.webhook import Delivery, WebhookDeliveryError, WebhookSink
+
+__all__ = ["DatabaseSink", "Delivery", "SinkError", "StdoutSink", "WebhookDeliveryError", "WebhookSink"]
+
+
+def __getattr__(name: str) -> object:
+    # Lazy: a stdout-only run should not import SQLAlchemy or httpx.
+    if name == "StdoutSink":
+        from firstfault.sinks.stdout import StdoutSink
+
+        return StdoutSink
+    if name == "DatabaseSink":
+        from firstfault.sinks.database import DatabaseSink
+
+        return DatabaseSink
+    if name in ("WebhookSink", "Delivery", "WebhookDeliveryError"):
+        from firstfault.sinks import webhook
+
+        return getattr(webhook, name)
+    raise AttributeError(f"module 'firstfault.sinks' has no attribute {name!r}")

@@ -1,0 +1,229 @@
+"""POST verdicts to a webhook, signed, retried, and dead-lettered when all else fails.
+
+The request (docs/storage.md, "Webhook deliveries"):
+
+    POST <url>
+    Content-Type: application/json
+    X-Firstfault-Delivery: <uuid4, the same on every retry of one delivery>
+    X-Firstfault-Timestamp: <unix seconds when the delivery was first tried>
+    X-Firstfault-Signature: sha256=<hex HMAC-SHA256 of the raw body, keyed with the secret>
+
+    {...the verdict document...,
+     "enrichment": {"cluster": ..., "links": {...}, "owner": ..., "previous_attempts": [...]}}
+
+Retried with exponential backoff and full jitter (a Retry-After header on 429
+or 503 is honoured, up to the backoff cap) after connection errors, timeouts,
+429 and 5xx; any other status is final. When the last try fails, the
+delivery (body, headers, last error, time) is appended as one JSON line to
+the dead-letter file and fsynced, so it can be replayed byte for byte.
+
+`deliver()` never raises and returns a Delivery. `write()` (the Sink
+contract) returns when the webhook took the verdict and otherwise raises
+WebhookDeliveryError (a SinkError) carrying the Delivery, after the
+dead-letter line is safely written; the pipeline logs it and goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import os
+import random
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+
+import httpx
+
+from firstfault import __version__
+from firstfault.blueprint.base import Enrichment
+from firstfault.model import Verdict
+from firstfault.sinks import SinkError
+
+log = logging.getLogger("firstfault.sinks.webhook")
+
+RETRY_STATUS = frozenset({429}) | frozenset(range(500, 600))
+
+
+def document(verdict: Verdict, enrichment: Enrichment) -> bytes:
+    """The delivery body: the verdict document with the enrichment under "enrichment"."""
+    doc = verdict.model_dump(mode="json")
+    doc["enrichment"] = asdict(enrichment)
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def sign(secret: bytes, body: bytes) -> str:
+    return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    id: str
+    ok: bool
+    attempts: int
+    status: int | None  # the last HTTP status, None when no response came
+    error: str | None  # the last failure, None on success
+    dead_lettered: bool = False
+
+
+class WebhookDeliveryError(SinkError):
+    def __init__(self, message: str, delivery: Delivery) -> None:
+        super().__init__(message)
+        self.delivery = delivery
+
+
+class WebhookSink:
+    name = "webhook"
+
+    def __init__(
+        self,
+        url: str,
+        secret: bytes,
+        *,
+        timeout: float = 10.0,
+        retries: int = 5,
+        backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        dead_letter_path: str | Path | None = None,
+        transport: httpx.BaseTransport | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        rng: random.Random | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not secret:
+            raise ValueError("webhook secret is empty: deliveries could not be verified")
+        if retries < 0:
+            raise ValueError("webhook retries must not be negative")
+        self.url = url
+        self.secret = secret
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.dead_letter_path = Path(dead_letter_path) if dead_letter_path is not None else None
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._clock = clock
+        self._client = httpx.Client(transport=transport, timeout=timeout, follow_redirects=False,
+                                    headers={"User-Agent": f"firstfault/{__version__}"})
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> WebhookSink:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def write(self, verdict: Verdict, enrichment: Enrichment) -> None:
+        d = self.deliver(verdict, enrichment)
+        if d.ok:
+            return
+        kept = f"kept in {self.dead_letter_path}" if d.dead_lettered else "NOT kept (no dead-letter file written)"
+        raise WebhookDeliveryError(
+            f"webhook {self.url} failed after {d.attempts} attempt(s): {d.error}; delivery {d.id} {kept}", d
+        )
+
+    def deliver(self, verdict: Verdict, enrichment: Enrichment) -> Delivery:
+        body = document(verdict, enrichment)
+        delivery_id = str(uuid.uuid4())
+        headers = {
+            "Content-Type": "application/json",
+            "X-Firstfault-Delivery": delivery_id,
+            "X-Firstfault-Timestamp": str(int(self._clock())),
+            "X-Firstfault-Signature": sign(self.secret, body),
+        }
+        status: int | None = None
+        error = "not attempted"
+        attempts = 0
+        for attempt in range(self.retries + 1):
+            attempts = attempt + 1
+            retry_after: float | None = None
+            try:
+                resp = self._client.post(self.url, content=body, headers=headers)
+            except httpx.TransportError as e:  # connection refused/reset, timeouts, protocol errors
+                status, error = None, f"{type(e).__name__}: {e or 'no detail'}"
+                if isinstance(e, httpx.UnsupportedProtocol):
+                    break  # a bad URL scheme stays bad
+            except (httpx.HTTPError, httpx.InvalidURL) as e:
+                status, error = None, f"{type(e).__name__}: {e}"
+                break
+            else:
+                status = resp.status_code
+                if resp.is_success:
+                    return Delivery(delivery_id, True, attempts, status, None)
+                error = f"HTTP {status}: {resp.text[:200]}"
+                if status not in RETRY_STATUS:
+                    break  # 4xx other than 429: retrying would get the same answer
+                retry_after = _retry_after(resp.headers.get("Retry-After"), self._clock())
+            if attempt < self.retries:
+                self._sleep(self._delay(attempt, retry_after))
+        log.warning("webhook delivery %s to %s failed after %d attempt(s): %s", delivery_id, self.url, attempts, error)
+        kept = self._dead_letter(body, headers, error, status, attempts)
+        return Delivery(delivery_id, False, attempts, status, error, kept)
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(self.max_backoff, max(retry_after, 0.0))
+        # Full jitter: many Blueprints retrying one webhook spread out instead of hammering in step.
+        return self._rng.uniform(0, min(self.max_backoff, self.backoff * (2**attempt)))
+
+    def _dead_letter(self, body: bytes, headers: dict[str, str], error: str, status: int | None,
+                     attempts: int) -> bool:
+        if self.dead_letter_path is None:
+            log.error("webhook delivery %s lost: no dead-letter file configured", headers["X-Firstfault-Delivery"])
+            return False
+        record = {
+            "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            "url": self.url,
+            "delivery": headers["X-Firstfault-Delivery"],
+            "attempts": attempts,
+            "status": status,
+            "last_error": error,
+            "headers": headers,
+            "body": body.decode("utf-8"),
+        }
+        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        path = self.dead_letter_path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            created = not path.exists()
+            # One write() on an O_APPEND descriptor: concurrent writers never interleave inside a line.
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                view = memoryview(line)
+                while view:  # regular files take it in one go; loop for the odd short write
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if created:  # make the new directory entry durable too
+                dfd = os.open(path.parent, os.O_RDONLY)
+                try:
+                    os.fsync(dfd)
+                finally:
+                    os.close(dfd)
+        except OSError as e:
+            log.error("webhook delivery %s lost: cannot write dead-letter file %s: %s",
+                      headers["X-Firstfault-Delivery"], path, e)
+            return False
+        return True
+
+
+def _retry_after(value: str | None, now: float) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        return parsedate_to_datetime(value).timestamp() - now
+    except (TypeError, ValueError):
+        return None

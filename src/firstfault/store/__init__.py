@@ -1,0 +1,23 @@
+"""The verdict store: SQLite or PostgreSQL, migrated on open (docs/storage.md)."""
+
+from firstfault.store.db import StoreError, create_store_engine, migrate
+from firstfault.store.repo import (
+    Fleet,
+    FleetCount,
+    ProcessedMark,
+    StoredVerdict,
+    VerdictStore,
+    VerdictSummary,
+)
+
+__all__ = [
+    "Fleet",
+    "FleetCount",
+    "ProcessedMark",
+    "StoreError",
+    "StoredVerdict",
+    "VerdictStore",
+    "VerdictSummary",
+    "create_store_engine",
+    "migrate",
+]

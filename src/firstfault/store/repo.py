@@ -1,0 +1,537 @@
+"""VerdictStore: write verdicts once, read them back, count them per node/device/port.
+
+Every write is one transaction: the verdict row, all its child rows and (when
+given) the daemon's "processed" mark commit together or not at all, so a
+crash (kill -9, power cut) never leaves half a verdict or a verdict the
+daemon would write a second time.
+
+Writes are idempotent on (workload id, attempt, catalog sha256, cluster): a
+second write of the same key returns the stored id and changes nothing.
+
+Time filters (`since` inclusive, `until` exclusive) apply to `analyzed_at`,
+the column lists are sorted by (newest first).
+"""
+
+from __future__ import annotations
+
+import builtins
+import re
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, Connection, Engine, and_, case, exists, func, insert, or_, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+
+from firstfault.blueprint.base import Enrichment
+from firstfault.model import Cause, EvidenceItem, Verdict
+from firstfault.store import schema as t
+from firstfault.store.db import WRITE, StoreError, create_store_engine, migrate
+
+Clock = Callable[[], datetime]
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessedMark:
+    """An ended attempt as the watch daemon names it (e.g. source "slurm", ref "4242")."""
+
+    source: str
+    ref: str
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class VerdictSummary:
+    """One row of `VerdictStore.list`: what a dashboard table shows."""
+
+    id: int
+    workload_id: str
+    attempt: int
+    scheduler: str
+    cluster: str | None
+    name: str | None
+    terminal_state: str | None
+    outcome: str
+    attributed_domain: str
+    root_category: str | None
+    root_summary: str | None
+    root_rule: str | None
+    first_seen: datetime | None
+    window_start: datetime | None
+    window_end: datetime | None
+    analyzed_at: datetime
+    catalog_version: str
+    owner: str | None
+    links: dict[str, str]
+    affected_nodes: tuple[str, ...]
+    candidate_categories: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredVerdict:
+    id: int
+    verdict: Verdict
+    enrichment: Enrichment
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class FleetCount:
+    """How often one node, device or port was where a failure began.
+
+    `root`: verdicts whose root cause names it; `candidate`: ambiguous
+    verdicts that list it among the candidates. `last_seen`: the latest
+    first-seen time of those causes (analysis time when unknown).
+    """
+
+    node: str | None
+    key: str  # the node, the device ("node-02/gpu3") or the port ("mlx5_5:1")
+    root: int
+    candidate: int
+    last_seen: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Fleet:
+    nodes: list[FleetCount] = field(default_factory=list)
+    devices: list[FleetCount] = field(default_factory=list)
+    ports: list[FleetCount] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------------------
+# Ports named by cause evidence (host HCA ports, netdevs, NVSwitch ports).
+# ---------------------------------------------------------------------------
+
+_HCA_PORT = re.compile(r"\b(mlx\d_\d+)[: ]+port:?\s*(\d+)", re.IGNORECASE)
+_NETDEV = re.compile(r"\b([a-z][\w.-]*): (?:nic )?link (?:is )?(?:down|up)\b", re.IGNORECASE)
+_LABEL = re.compile(r'\b(device|port|interface|iface)="([^"]*)"')
+_SXID_LINK = re.compile(r"nvidia-nvswitch(\d+).*?\blink (\d+)", re.IGNORECASE)
+_FM_PORT = re.compile(r"nvswitch\b.*?physical id (\d+) port (\d+)", re.IGNORECASE)
+
+
+def port_of(e: EvidenceItem) -> str | None:
+    """The host or switch port an evidence line names, in one spelling per kind.
+
+    HCA port: "mlx5_5:1" (the NCCL_IB_HCA form); netdev: "ibp94s0"; NVSwitch
+    link from an SXid: "nvswitch2:30"; from Fabric Manager, which names the
+    switch by physical id: "nvswitch-phys2:30".
+    """
+    text = e.text
+    if e.event == "net.link":
+        if m := _HCA_PORT.search(text):
+            return f"{m.group(1)}:{m.group(2)}"
+        if m := _NETDEV.search(text):
+            return m.group(1)
+        return None
+    if e.event == "metric.condition":
+        labels = dict(_LABEL.findall(e.query or text))
+        dev = labels.get("device") or labels.get("interface") or labels.get("iface")
+        if dev and labels.get("port"):
+            return f"{dev}:{labels['port']}"
+        return None
+    if e.event == "gpu.sxid" and (m := _SXID_LINK.search(text)):
+        return f"nvswitch{m.group(1)}:{m.group(2)}"
+    if e.event == "gpu.fabricmanager" and (m := _FM_PORT.search(text)):
+        return f"nvswitch-phys{m.group(1)}:{m.group(2)}"
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Verdict -> rows
+# ---------------------------------------------------------------------------
+
+
+def clean(s: str | None) -> str | None:
+    """PostgreSQL text cannot hold NUL; log lines sometimes do. Same on both databases."""
+    return None if s is None else s.replace("\x00", "\ufffd")
+
+
+def _ts(s: str | None) -> datetime | None:
+    if not s:
+        return None
+    try:
+        d = datetime.fromisoformat(s)
+    except ValueError:
+        return None  # the document keeps the original string; the column is for sorting only
+    return d.replace(tzinfo=UTC) if d.tzinfo is None else d
+
+
+def _causes(v: Verdict) -> list[tuple[str, int, Cause]]:
+    out: list[tuple[str, int, Cause]] = []
+    if v.root_cause is not None:
+        out.append(("root", 0, v.root_cause))
+    out += [("candidate", i, c) for i, c in enumerate(v.candidates)]
+    out += [("secondary", i, c) for i, c in enumerate(v.secondary_causes)]
+    return out
+
+
+def _first_seen(v: Verdict) -> datetime | None:
+    if v.root_cause is not None:
+        return _ts(v.root_cause.first_seen)
+    seen = [d for c in v.candidates if (d := _ts(c.first_seen)) is not None]
+    return min(seen) if seen else None
+
+
+def _verdict_row(v: Verdict, enr: Enrichment, now: datetime) -> dict[str, Any]:
+    rc = v.root_cause
+    return {
+        "workload_id": clean(v.workload.id),
+        "attempt": v.workload.attempt,
+        "scheduler": clean(v.workload.scheduler),
+        "cluster": clean(enr.cluster) or "",
+        "name": clean(v.workload.name),
+        "window_start": _ts(v.workload.window.start),
+        "window_end": _ts(v.workload.window.end),
+        "terminal_state": clean(v.terminal_state),
+        "outcome": v.outcome,
+        "attributed_domain": v.attributed_domain,
+        "root_category": clean(rc.category) if rc else None,
+        "root_summary": clean(rc.summary) if rc else None,
+        "root_rule": clean(rc.rule) if rc else None,
+        "first_seen": _first_seen(v),
+        "catalog_version": clean(v.catalog.version),
+        "catalog_sha256": clean(v.catalog.sha256),
+        "analyzed_at": _ts(v.analyzed_at) or now,
+        "api_version": clean(v.apiVersion),
+        "owner": clean(enr.owner),
+        "links": dict(enr.links),
+        "previous_attempts": list(enr.previous_attempts),
+        "verdict_json": v.model_dump_json(),
+        "created_at": now,
+    }
+
+
+def _device_node(device: str, cause: Cause) -> str | None:
+    if "/" in device:
+        return device.split("/", 1)[0]
+    return cause.nodes[0] if len(cause.nodes) == 1 else None
+
+
+def child_rows(v: Verdict, vid: int) -> dict[str, list[dict[str, Any]]]:
+    """The child-table rows a verdict is spelled out into (also used by consistency checks)."""
+    rows: dict[str, list[dict[str, Any]]] = {tb.name: [] for tb in t.CHILD_TABLES}
+    for role, pos, c in _causes(v):
+        rows["causes"].append({
+            "verdict_id": vid, "role": role, "position": pos, "category": clean(c.category),
+            "domain": clean(c.domain), "summary": clean(c.summary), "rule": clean(c.rule),
+            "first_seen": _ts(c.first_seen), "recommended_action": clean(c.recommended_action),
+            "count": c.count, "nodes": list(c.nodes),
+        })
+        for d in dict.fromkeys(c.devices):
+            rows["devices"].append({"verdict_id": vid, "role": role, "node": clean(_device_node(d, c)),
+                                    "device": clean(d)})
+    for n in dict.fromkeys(v.affected_nodes):
+        rows["affected_nodes"].append({"verdict_id": vid, "node": clean(n)})
+    for i, s in enumerate(v.symptoms):
+        rows["symptoms"].append({
+            "verdict_id": vid, "position": i, "category": clean(s.category), "nodes": list(s.nodes),
+            "ranks_count": len(s.ranks), "count": s.count, "first_seen": _ts(s.first_seen),
+            "explained_by": clean(s.explained_by),
+        })
+    for i, e in enumerate(v.evidence):
+        rows["evidence"].append({
+            "verdict_id": vid, "position": i, "role": e.role, "source": clean(e.source), "node": clean(e.node),
+            "file": clean(e.file), "line": e.line, "time": _ts(e.time), "event": clean(e.event),
+            "category": clean(e.category), "rank": e.rank, "query": clean(e.query), "text": clean(e.text),
+            "port": clean(port_of(e)),
+        })
+    for i, cv in enumerate(v.coverage):
+        rows["coverage"].append({
+            "verdict_id": vid, "position": i, "source": clean(cv.source), "status": cv.status,
+            "nodes_seen": cv.nodes_seen, "nodes_expected": cv.nodes_expected, "lines": cv.lines, "files": cv.files,
+        })
+    for i, er in enumerate(v.errors):
+        rows["errors"].append({
+            "verdict_id": vid, "position": i, "source": clean(er.source), "file": clean(er.file), "line": er.line,
+            "message": clean(er.message),
+        })
+    return rows
+
+
+def _many(values: str | Sequence[str] | None) -> list[str]:
+    if values is None:
+        return []
+    return [values] if isinstance(values, str) else list(values)
+
+
+def _prefix(col: Any, prefix: str) -> ColumnElement[bool]:
+    # autoescape: categories contain "_", a LIKE wildcard (gpu.fallen_off_bus).
+    return or_(col == prefix, col.startswith(prefix + ".", autoescape=True))
+
+
+class VerdictStore:
+    """The verdict database (SQLite or PostgreSQL). Thread-safe: one engine, pooled connections."""
+
+    def __init__(self, engine: Engine, clock: Clock = _utcnow) -> None:
+        self.engine = engine
+        self._clock = clock
+
+    @classmethod
+    def open(cls, url: str | URL, *, auto_migrate: bool = True, clock: Clock = _utcnow) -> VerdictStore:
+        """Connect and bring the schema up to date (a no-op when it already is)."""
+        engine = create_store_engine(url)
+        if auto_migrate:
+            try:
+                migrate(engine)
+            except SQLAlchemyError as e:
+                engine.dispose()
+                where = engine.url.render_as_string(hide_password=True)
+                raise StoreError(f"cannot open or migrate the verdict store {where}: {e}") from e
+            except BaseException:
+                engine.dispose()
+                raise
+        return cls(engine, clock)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> VerdictStore:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _write_tx(self) -> Iterator[Connection]:
+        with self.engine.connect().execution_options(**WRITE) as conn, conn.begin():
+            yield conn
+
+    # -- writing ----------------------------------------------------------------
+
+    def write(self, verdict: Verdict, enrichment: Enrichment | None = None, *,
+              mark: ProcessedMark | None = None) -> int:
+        """Store a verdict (and the daemon's processed mark) in one transaction; returns its id.
+
+        Idempotent on (workload id, attempt, catalog sha256, cluster): when the
+        key is stored already, the stored id comes back and no verdict row
+        changes (a given `mark` is still recorded if it is missing).
+        """
+        enr = enrichment or Enrichment()
+        # Two writers racing on one key: the loser's INSERT violates the unique
+        # key, it rolls back and the retry finds the winner's row.
+        for retry in range(3):
+            try:
+                with self._write_tx() as conn:
+                    vid = self._existing(conn, verdict, enr)
+                    if vid is None:
+                        vid = self._insert(conn, verdict, enr)
+                    if mark is not None:
+                        self._mark(conn, mark, vid)
+                    return vid
+            except IntegrityError:
+                if retry == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _existing(self, conn: Connection, v: Verdict, enr: Enrichment) -> int | None:
+        q = select(t.verdicts.c.id).where(
+            t.verdicts.c.workload_id == clean(v.workload.id),
+            t.verdicts.c.attempt == v.workload.attempt,
+            t.verdicts.c.catalog_sha256 == clean(v.catalog.sha256),
+            t.verdicts.c.cluster == (clean(enr.cluster) or ""),
+        )
+        return conn.execute(q).scalar_one_or_none()
+
+    def _insert(self, conn: Connection, v: Verdict, enr: Enrichment) -> int:
+        res = conn.execute(insert(t.verdicts).values(_verdict_row(v, enr, self._clock())))
+        pk = res.inserted_primary_key
+        assert pk is not None
+        vid = int(pk[0])
+        for name, rows in child_rows(v, vid).items():
+            if rows:  # executemany: one round trip per table
+                conn.execute(insert(t.metadata.tables[name]), rows)
+        return vid
+
+    def _mark(self, conn: Connection, m: ProcessedMark, vid: int | None) -> bool:
+        values = {"source": m.source, "ref": m.ref, "attempt": m.attempt, "verdict_id": vid,
+                  "done_at": self._clock()}
+        # RETURNING says whether a row went in (rowcount is not reliable across drivers here).
+        if conn.dialect.name == "postgresql":
+            pq = postgresql.insert(t.processed).values(values).on_conflict_do_nothing()
+            return conn.execute(pq.returning(t.processed.c.ref)).first() is not None
+        sq = sqlite.insert(t.processed).values(values).on_conflict_do_nothing()
+        return conn.execute(sq.returning(t.processed.c.ref)).first() is not None
+
+    def mark_processed(self, source: str, ref: str, attempt: int, verdict_id: int | None = None) -> bool:
+        """Record that an ended attempt is settled; False when it was already (the first mark stays)."""
+        with self._write_tx() as conn:
+            return self._mark(conn, ProcessedMark(source, ref, attempt), verdict_id)
+
+    def is_processed(self, source: str, ref: str, attempt: int) -> bool:
+        q = select(t.processed.c.source).where(
+            t.processed.c.source == source, t.processed.c.ref == ref, t.processed.c.attempt == attempt
+        )
+        with self.engine.connect() as conn:
+            return conn.execute(q).first() is not None
+
+    def set_cursor(self, name: str, value: str) -> None:
+        values = {"name": name, "value": value, "updated_at": self._clock()}
+        update = {"value": value, "updated_at": values["updated_at"]}
+        with self._write_tx() as conn:
+            if conn.dialect.name == "postgresql":
+                pq = postgresql.insert(t.cursors).values(values)
+                conn.execute(pq.on_conflict_do_update(index_elements=["name"], set_=update))
+            else:
+                sq = sqlite.insert(t.cursors).values(values)
+                conn.execute(sq.on_conflict_do_update(index_elements=["name"], set_=update))
+
+    def get_cursor(self, name: str) -> str | None:
+        with self.engine.connect() as conn:
+            return conn.execute(select(t.cursors.c.value).where(t.cursors.c.name == name)).scalar_one_or_none()
+
+    # -- reading ----------------------------------------------------------------
+
+    def get(self, verdict_id: int) -> Verdict | None:
+        with self.engine.connect() as conn:
+            doc = conn.execute(
+                select(t.verdicts.c.verdict_json).where(t.verdicts.c.id == verdict_id)
+            ).scalar_one_or_none()
+        return None if doc is None else Verdict.model_validate_json(doc)
+
+    def get_record(self, verdict_id: int) -> StoredVerdict | None:
+        """The verdict with what the Blueprint added to it (cluster, links, owner, previous attempts)."""
+        v = t.verdicts.c
+        q = select(v.verdict_json, v.cluster, v.links, v.owner, v.previous_attempts, v.created_at).where(
+            v.id == verdict_id
+        )
+        with self.engine.connect() as conn:
+            row = conn.execute(q).first()
+        if row is None:
+            return None
+        enr = Enrichment(cluster=row.cluster or None, links=dict(row.links or {}), owner=row.owner,
+                         previous_attempts=builtins.list(row.previous_attempts or []))
+        return StoredVerdict(verdict_id, Verdict.model_validate_json(row.verdict_json), enr, row.created_at)
+
+    def _where(self, outcome: str | Sequence[str] | None, domain: str | Sequence[str] | None,
+               category: str | None, node: str | None, since: datetime | None,
+               until: datetime | None) -> builtins.list[ColumnElement[bool]]:
+        v = t.verdicts.c
+        conds: builtins.list[ColumnElement[bool]] = []
+        if outcomes := _many(outcome):
+            conds.append(v.outcome.in_(outcomes))
+        if domains := _many(domain):
+            conds.append(v.attributed_domain.in_(domains))
+        if category:
+            c = t.causes.c
+            conds.append(exists().where(c.verdict_id == v.id, c.role.in_(("root", "candidate")),
+                                        _prefix(c.category, category)))
+        if node:
+            a = t.affected_nodes.c
+            conds.append(exists().where(a.verdict_id == v.id, a.node == node))
+        if since is not None:
+            conds.append(v.analyzed_at >= since)
+        if until is not None:
+            conds.append(v.analyzed_at < until)
+        return conds
+
+    def count(self, *, outcome: str | Sequence[str] | None = None, domain: str | Sequence[str] | None = None,
+              category: str | None = None, node: str | None = None, since: datetime | None = None,
+              until: datetime | None = None) -> int:
+        """How many verdicts `list` would page through with the same filters."""
+        q = select(func.count()).select_from(t.verdicts).where(
+            *self._where(outcome, domain, category, node, since, until)
+        )
+        with self.engine.connect() as conn:
+            return int(conn.execute(q).scalar_one())
+
+    def list(self, *, outcome: str | Sequence[str] | None = None, domain: str | Sequence[str] | None = None,
+             category: str | None = None, node: str | None = None, since: datetime | None = None,
+             until: datetime | None = None, limit: int = 100, offset: int = 0) -> builtins.list[VerdictSummary]:
+        """Summaries, newest analysis first.
+
+        `category` is a prefix on dotted ids ("gpu.nvlink" matches
+        "gpu.nvlink.signal_integrity", not "gpu.nvlinkx") over the root cause
+        and ambiguous candidates; `node` matches affected nodes.
+        """
+        if limit < 0 or offset < 0:
+            raise ValueError("limit and offset must not be negative")
+        v = t.verdicts.c
+        q = (
+            select(t.verdicts.c.id, v.workload_id, v.attempt, v.scheduler, v.cluster, v.name, v.terminal_state,
+                   v.outcome, v.attributed_domain, v.root_category, v.root_summary, v.root_rule, v.first_seen,
+                   v.window_start, v.window_end, v.analyzed_at, v.catalog_version, v.owner, v.links)
+            .where(*self._where(outcome, domain, category, node, since, until))
+            .order_by(v.analyzed_at.desc(), v.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+        with self.engine.connect() as conn:
+            rows = conn.execute(q).all()
+            ids = [r.id for r in rows]
+            nodes: dict[int, builtins.list[str]] = {i: [] for i in ids}
+            cands: dict[int, builtins.list[str]] = {i: [] for i in ids}
+            if ids:
+                a = t.affected_nodes.c
+                for vid, n in conn.execute(select(a.verdict_id, a.node).where(a.verdict_id.in_(ids))
+                                           .order_by(a.verdict_id, a.id)):
+                    nodes[vid].append(n)
+                c = t.causes.c
+                for vid, cat in conn.execute(select(c.verdict_id, c.category)
+                                             .where(c.verdict_id.in_(ids), c.role == "candidate")
+                                             .order_by(c.verdict_id, c.position)):
+                    cands[vid].append(cat)
+        return [
+            VerdictSummary(
+                id=r.id, workload_id=r.workload_id, attempt=r.attempt, scheduler=r.scheduler,
+                cluster=r.cluster or None, name=r.name, terminal_state=r.terminal_state, outcome=r.outcome,
+                attributed_domain=r.attributed_domain, root_category=r.root_category, root_summary=r.root_summary,
+                root_rule=r.root_rule, first_seen=r.first_seen, window_start=r.window_start,
+                window_end=r.window_end, analyzed_at=r.analyzed_at, catalog_version=r.catalog_version,
+                owner=r.owner, links=dict(r.links or {}), affected_nodes=tuple(nodes[r.id]),
+                candidate_categories=tuple(cands[r.id]),
+            )
+            for r in rows
+        ]
+
+    def fleet(self, since: datetime | None = None, until: datetime | None = None) -> Fleet:
+        """Per node, device and port: how many verdicts named it the root cause (or a candidate)."""
+        v = t.verdicts.c
+        window = and_(True, *self._where(None, None, None, None, since, until))
+        last = func.max(func.coalesce(v.first_seen, v.analyzed_at))
+        a = t.affected_nodes.c
+        is_root = v.root_category.is_not(None)
+        node_q = (
+            select(a.node, func.sum(case((is_root, 1), else_=0)),
+                   func.sum(case((v.attributed_domain == "ambiguous", 1), else_=0)), last)
+            .join(t.verdicts, v.id == a.verdict_id)
+            .where(window, or_(is_root, v.attributed_domain == "ambiguous"))
+            .group_by(a.node)
+        )
+        d = t.devices.c
+        dev_q = (
+            select(d.node, d.device, self._distinct(d.role == "root", d.verdict_id),
+                   self._distinct(d.role == "candidate", d.verdict_id), last)
+            .join(t.verdicts, v.id == d.verdict_id)
+            .where(window, d.role.in_(("root", "candidate")))
+            .group_by(d.node, d.device)
+        )
+        e = t.evidence.c
+        port_q = (
+            select(e.node, e.port, self._distinct(e.role == "cause", e.verdict_id),
+                   self._distinct(e.role == "candidate", e.verdict_id), last)
+            .join(t.verdicts, v.id == e.verdict_id)
+            .where(window, e.port.is_not(None), e.role.in_(("cause", "candidate")))
+            .group_by(e.node, e.port)
+        )
+        with self.engine.connect() as conn:
+            nodes = [FleetCount(n, n, int(r or 0), int(c or 0), ls) for n, r, c, ls in conn.execute(node_q)]
+            devs = [FleetCount(n, dv, int(r), int(c), ls) for n, dv, r, c, ls in conn.execute(dev_q)]
+            ports = [FleetCount(n, p, int(r), int(c), ls) for n, p, r, c, ls in conn.execute(port_q)]
+
+        def order(xs: builtins.list[FleetCount]) -> builtins.list[FleetCount]:
+            return sorted(xs, key=lambda x: (-x.root, -x.candidate, x.node or "", x.key))
+
+        return Fleet(order(nodes), order(devs), order(ports))
+
+    @staticmethod
+    def _distinct(cond: ColumnElement[bool], col: Any) -> Any:
+        # A device may appear in two candidates of one verdict: count verdicts, not rows.
+        return func.count(func.distinct(case((cond, col))))

@@ -1,0 +1,256 @@
+"""The verdict store's tables (SQLAlchemy 2 declarative), documented in docs/storage.md.
+
+One `verdicts` row per stored verdict holds the whole document (`verdict_json`,
+the source of truth that `get` returns) next to the columns the dashboard
+filters on; the child tables spell out the document's lists so SQL can count
+and filter them (fleet views, node and category filters). Child rows are
+derived from `verdict_json` and are written in the same transaction.
+
+The same tables serve SQLite and PostgreSQL, so only portable types are used:
+timestamps are `UTCDateTime` (aware UTC in, aware UTC out), lists and maps
+are JSON, free text is TEXT (PostgreSQL TEXT costs the same as VARCHAR(n)).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, cast
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# Constraint names are fixed so the migrations and the models agree on them
+# (and so a later migration can drop one by name on both databases).
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# The table alembic records the schema revision in: prefixed so a PostgreSQL
+# database shared with another alembic-managed application does not clash.
+VERSION_TABLE = "firstfault_alembic_version"
+
+# A BIGINT primary key is not a rowid alias in SQLite and would not
+# autoincrement there; INTEGER is (and is 64-bit in SQLite anyway).
+Id = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timestamp that is always UTC and always timezone-aware in Python.
+
+    PostgreSQL stores `timestamptz`; SQLite has no timezone storage, so the
+    value is stored as naive UTC (its text form sorts in time order) and the
+    tzinfo is put back on the way out.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        assert isinstance(value, datetime)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+metadata = Base.metadata
+
+
+def _verdict_fk() -> Mapped[int]:
+    # Children go with their verdict (retention deletes the verdict row only).
+    return mapped_column(Id, ForeignKey("verdicts.id", ondelete="CASCADE"), nullable=False, index=True)
+
+
+class VerdictRow(Base):
+    __tablename__ = "verdicts"
+    __table_args__ = (
+        # cluster is '' (never NULL) when unknown: both databases treat NULLs
+        # as distinct in a UNIQUE constraint, which would defeat idempotency.
+        UniqueConstraint("workload_id", "attempt", "catalog_sha256", "cluster"),
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    workload_id: Mapped[str] = mapped_column(Text, nullable=False)
+    attempt: Mapped[int] = mapped_column(Integer, nullable=False)
+    scheduler: Mapped[str] = mapped_column(Text, nullable=False)
+    cluster: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    name: Mapped[str | None] = mapped_column(Text)
+    window_start: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    window_end: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    terminal_state: Mapped[str | None] = mapped_column(Text)
+    outcome: Mapped[str] = mapped_column(Text, nullable=False, index=True)
+    attributed_domain: Mapped[str] = mapped_column(Text, nullable=False, index=True)
+    root_category: Mapped[str | None] = mapped_column(Text, index=True)
+    root_summary: Mapped[str | None] = mapped_column(Text)
+    root_rule: Mapped[str | None] = mapped_column(Text)
+    first_seen: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    catalog_version: Mapped[str] = mapped_column(Text, nullable=False)
+    catalog_sha256: Mapped[str] = mapped_column(Text, nullable=False)
+    analyzed_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False, index=True)
+    api_version: Mapped[str] = mapped_column(Text, nullable=False)
+    owner: Mapped[str | None] = mapped_column(Text)
+    links: Mapped[dict[str, str]] = mapped_column(JSON, nullable=False)
+    previous_attempts: Mapped[list[str]] = mapped_column(JSON, nullable=False)
+    verdict_json: Mapped[str] = mapped_column(Text, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+class CauseRow(Base):
+    __tablename__ = "causes"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    verdict_id: Mapped[int] = _verdict_fk()
+    role: Mapped[str] = mapped_column(Text, nullable=False)  # root | candidate | secondary
+    position: Mapped[int] = mapped_column(Integer, nullable=False)
+    category: Mapped[str] = mapped_column(Text, nullable=False, index=True)
+    domain: Mapped[str] = mapped_column(Text, nullable=False)
+    summary: Mapped[str] = mapped_column(Text, nullable=False)
+    rule: Mapped[str] = mapped_column(Text, nullable=False)
+    first_seen: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    recommended_action: Mapped[str | None] = mapped_column(Text)
+    count: Mapped[int] = mapped_column(Integer, nullable=False)
+    nodes: Mapped[list[str]] = mapped_column(JSON, nullable=False)
+
+
+class AffectedNodeRow(Base):
+    __tablename__ = "affected_nodes"
+    __table_args__ = (UniqueConstraint("verdict_id", "node"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    verdict_id: Mapped[int] = _verdict_fk()
+    node: Mapped[str] = mapped_column(Text, nullable=False, index=True)
+
+
+class DeviceRow(Base):
+    __tablename__ = "devices"
+    __table_args__ = (Index("ix_devices_node_device", "node", "device"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    verdict_id: Mapped[int] = _verdict_fk()
+    role: Mapped[str] = mapped_column(Text, nullable=False)  # the role of the cause that names it
+    node: Mapped[str | None] = mapped_column(Text)
+    device: Mapped[str] = mapped_column(Text, nullable=False)  # as in the verdict: "node-02/gpu3"
+
+
+class SymptomRow(Base):
+    __tablename__ = "symptoms"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    verdict_id: Mapped[int] = _verdict_fk()
+    position: Mapped[int] = mapped_column(Integer, nullable=False)
+    category: Mapped[str] = mapped_column(Text, nullable=False)
+    nodes: Mapped[list[str]] = mapped_column(JSON, nullable=False)
+    ranks_count: Mapped[int] = mapped_column(Integer, nullable=False)
+    count: Mapped[int] = mapped_column(Integer, nullable=False)
+    first_seen: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    explained_by: Mapped[str | None] = mapped_column(Text)
+
+
+class EvidenceRow(Base):
+    __tablename__ = "evidence"
+    __table_args__ = (Index("ix_evidence_node_port", "node", "port"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    verdict_id: Mapped[int] = _verdict_fk()
+    position: Mapped[int] = mapped_column(Integer, nullable=False)
+    role: Mapped[str] = mapped_column(Text, nullable=False)
+    source: Mapped[str] = mapped_column(Text, nullable=False)
+    node: Mapped[str | None] = mapped_column(Text)
+    file: Mapped[str | None] = mapped_column(Text)
+    line: Mapped[int | None] = mapped_column(Integer)
+    time: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    event: Mapped[str] = mapped_column(Text, nullable=False)
+    category: Mapped[str | None] = mapped_column(Text)
+    rank: Mapped[int | None] = mapped_column(Integer)
+    query: Mapped[str | None] = mapped_column(Text)
+    text: Mapped[str] = mapped_column(Text, nullable=False)
+    # Host or switch port the line names (derived at write time, see repo.port_of).
+    port: Mapped[str | None] = mapped_column(Text)
+
+
+class CoverageRow(Base):
+    __tablename__ = "coverage"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    verdict_id: Mapped[int] = _verdict_fk()
+    position: Mapped[int] = mapped_column(Integer, nullable=False)
+    source: Mapped[str] = mapped_column(Text, nullable=False)
+    status: Mapped[str] = mapped_column(Text, nullable=False)
+    nodes_seen: Mapped[int] = mapped_column(Integer, nullable=False)
+    nodes_expected: Mapped[int] = mapped_column(Integer, nullable=False)
+    lines: Mapped[int] = mapped_column(BigInteger, nullable=False)  # big bundles pass 2**31 lines
+    files: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
+class ErrorRow(Base):
+    __tablename__ = "errors"
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    verdict_id: Mapped[int] = _verdict_fk()
+    position: Mapped[int] = mapped_column(Integer, nullable=False)
+    source: Mapped[str] = mapped_column(Text, nullable=False)
+    file: Mapped[str | None] = mapped_column(Text)
+    line: Mapped[int | None] = mapped_column(Integer)
+    message: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+class CursorRow(Base):
+    """Where the watch daemon got to in each feed (e.g. the last sacct end time)."""
+
+    __tablename__ = "cursors"
+
+    name: Mapped[str] = mapped_column(Text, primary_key=True)
+    value: Mapped[str] = mapped_column(Text, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+class ProcessedRow(Base):
+    """One row per ended attempt the daemon has attributed: the exactly-once ledger."""
+
+    __tablename__ = "processed"
+
+    source: Mapped[str] = mapped_column(Text, primary_key=True)
+    ref: Mapped[str] = mapped_column(Text, primary_key=True)
+    attempt: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # NULL when the attempt was settled without a verdict (or the verdict was pruned).
+    verdict_id: Mapped[int | None] = mapped_column(Id, ForeignKey("verdicts.id", ondelete="SET NULL"))
+    done_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+verdicts = cast(Table, VerdictRow.__table__)
+causes = cast(Table, CauseRow.__table__)
+affected_nodes = cast(Table, AffectedNodeRow.__table__)
+devices = cast(Table, DeviceRow.__table__)
+symptoms = cast(Table, SymptomRow.__table__)
+evidence = cast(Table, EvidenceRow.__table__)
+coverage = cast(Table, CoverageRow.__table__)
+errors = cast(Table, ErrorRow.__table__)
+cursors = cast(Table, CursorRow.__table__)
+processed = cast(Table, ProcessedRow.__table__)
+
+CHILD_TABLES = (causes, affected_nodes, devices, symptoms, evidence, coverage, errors)
