@@ -1,6 +1,7 @@
-# The firstfault Service (and, once it exists, the dashboard it serves), from the same package.
+# The firstfault Service and the dashboard it serves, from the same package.
 #   docker build -t firstfault .
 #   docker run -p 8080:8080 -e FIRSTFAULT_TOKENS='["<a long random secret>"]' firstfault
+#   dashboard over a verdict store:  ... -e FIRSTFAULT_DB=postgresql+psycopg://user@db/firstfault firstfault
 # Build stage: a wheel from the source tree. Run stage: that wheel only, run by a non-root user.
 FROM python:3.11-slim AS build
 WORKDIR /src
