@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from firstfault import yamlio
 from firstfault.timeparse import parse_rfc3339
@@ -199,20 +198,7 @@ def load_workload(root: Path) -> WorkloadFile:
     wf = root / "workload.yaml"
     if not wf.is_file():
         raise BundleError(f"{wf}: no workload.yaml at the bundle root")
-    try:
-        text = wf.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BundleError(f"{wf}: cannot read: {exc}") from exc
-    try:
-        data = yamlio.load(text)
-    except yaml.YAMLError as exc:
-        raise BundleError(f"{wf}: not valid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise BundleError(f"{wf}: expected a mapping at the top level")
-    try:
-        return WorkloadFile.model_validate(data)
-    except ValidationError as exc:
-        raise BundleError("\n".join(yamlio.validation_problems(exc, text, str(wf)))) from exc
+    return yamlio.load_model(wf, WorkloadFile, BundleError)
 
 
 def _template_regex(template: str) -> re.Pattern[str]:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
 
 SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -64,3 +67,21 @@ def validation_problems(exc: ValidationError, text: str, name: str, tag: str = "
         path = ".".join(str(p) for p in loc) or "(root)"
         out.append(f"{name}:{line_of(text, loc) or 1}: {tag + ' ' if tag else ''}{path}: {msg}")
     return out
+
+
+def load_model(path: Path, model: type[M], error: type[Exception]) -> M:
+    """Reads a YAML file into a strict model; every problem raises `error` naming file:line and key path."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise error(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from exc
+    try:
+        data = load(text)
+    except yaml.YAMLError as exc:
+        raise error(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict):
+        raise error(f"{path}: expected a mapping at the top level")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise error("\n".join(validation_problems(exc, text, str(path)))) from exc

@@ -8,12 +8,12 @@ scanner), so these tests also prove we never depend on traceback frames.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from firstfault.extract import app, nccl
-from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.base import Draft, LineExtractor
+from tests.extract import helpers
+from tests.extract.helpers import assert_fields, holds_literal, kinds
 
 EXC = app.ExceptionExtractor()
 NUM = app.NumericsExtractor()
@@ -27,39 +27,11 @@ def scan(
     lines: list[str],
     rank: int | None = None,
 ) -> list[Draft]:
-    """Feed lines the way the scanner does: only those holding a literal, one shared state."""
-    exs = extractors if isinstance(extractors, tuple) else (extractors,)
-    state: dict[str, object] = {}
-    out: list[Draft] = []
-    for n, line in enumerate(lines, 1):
-        for ex in exs:
-            if "application" not in ex.sources or not any(w in line for w in ex.literals):
-                continue
-            ctx = LineContext(
-                source="application", file="slurm-4242.out", lineno=n, node=None, rank=rank, time=None, state=state
-            )
-            out.extend(ex.extract(line, ctx))
-    return out
-
-
-def holds_literal(ex: LineExtractor, line: str) -> bool:
-    return any(w in line for w in ex.literals)
+    return helpers.scan(extractors, lines, "application", rank)
 
 
 def one(ex: LineExtractor, line: str) -> Draft:
-    assert holds_literal(ex, line), "prefilter contract: the line must hold a literal"
-    drafts = scan(ex, [line])
-    assert len(drafts) == 1, drafts
-    return drafts[0]
-
-
-def kinds(drafts: list[Draft]) -> list[str]:
-    return [d.kind for d in drafts]
-
-
-def assert_fields(d: Draft, expected: dict[str, Any]) -> None:
-    for k, v in expected.items():
-        assert d.fields.get(k) == v, (k, d.fields.get(k), v)
+    return helpers.one(ex, line, "application")
 
 
 TB = "Traceback (most recent call last):"

@@ -11,38 +11,12 @@ import pytest
 
 from firstfault.catalog.tables import XID_CLASSES, sxid_class, sxid_table, xid_class, xid_info, xid_table
 from firstfault.extract import gpu
-from firstfault.extract.base import Draft, LineContext, LineExtractor
+from tests.extract.helpers import assert_fields, one, scan
 
 XID = gpu.XidExtractor()
 SXID = gpu.SxidExtractor()
 FM = gpu.FabricManagerExtractor()
 RESET = gpu.ResetRequiredExtractor()
-
-
-def scan(ex: LineExtractor, lines: list[str], source: str = "kernel") -> list[Draft]:
-    """Feed lines the way the scanner does: only those holding a literal, one shared state."""
-    assert source in ex.sources
-    state: dict[str, object] = {}
-    out: list[Draft] = []
-    for n, line in enumerate(lines, 1):
-        if not any(w in line for w in ex.literals):
-            continue
-        ctx = LineContext(source=source, file="nodes/n1/kern.log", lineno=n, node="n1", rank=None,
-                          time=None, state=state)
-        out.extend(ex.extract(line, ctx))
-    return out
-
-
-def one(ex: LineExtractor, line: str, source: str = "kernel") -> Draft:
-    assert any(w in line for w in ex.literals), "prefilter contract: the line must hold a literal"
-    drafts = scan(ex, [line], source)
-    assert len(drafts) == 1, drafts
-    return drafts[0]
-
-
-def assert_fields(d: Draft, expected: dict[str, Any]) -> None:
-    for k, v in expected.items():
-        assert d.fields.get(k) == v, (k, d.fields.get(k), v)
 
 
 # ---------------------------------------------------------------- Xid lines

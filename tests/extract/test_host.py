@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from firstfault.extract import host
-from firstfault.extract.base import Draft, LineContext, LineExtractor
+from tests.extract.helpers import assert_fields, one, scan
 
 NET = host.NetLinkExtractor()
 AER = host.PcieAerExtractor()
@@ -20,71 +20,6 @@ HUNG = host.HungTaskExtractor()
 MCE = host.MceExtractor()
 PANIC = host.KernelPanicExtractor()
 NODE = host.NodeDownExtractor()
-
-
-def scan(ex: LineExtractor, lines: list[str], source: str = "kernel") -> list[Draft]:
-    """Feed lines the way the scanner does: only those holding a literal, one shared state."""
-    assert source in ex.sources
-    state: dict[str, object] = {}
-    out: list[Draft] = []
-    for n, line in enumerate(lines, 1):
-        if not any(w in line for w in ex.literals):
-            continue
-        ctx = LineContext(source=source, file="nodes/n1/kern.log", lineno=n, node="n1", rank=None,
-                          time=None, state=state)
-        out.extend(ex.extract(line, ctx))
-    return out
-
-
-def one(ex: LineExtractor, line: str, source: str = "kernel") -> Draft:
-    assert any(w in line for w in ex.literals), "prefilter contract: the line must hold a literal"
-    drafts = scan(ex, [line], source)
-    assert len(drafts) == 1, drafts
-    return drafts[0]
-
-
-def assert_fields(d: Draft, expected: dict[str, Any]) -> None:
-    for k, v in expected.items():
-        assert d.fields.get(k) == v, (k, d.fields.get(k), v)
-
-
-# The same message under each prefix a kernel source may carry.
-PREFIXES = [
-    "",
-    "[ 4443.974372] ",  # bare dmesg uptime
-    "[Mon Nov  2 10:03:07 2026] ",  # dmesg -T
-    "Nov  2 10:03:07 node-02 kernel: [ 4443.974372] ",  # syslog BSD with host
-    "2026-11-02T10:03:07.123456+00:00 node-02 kernel: ",  # journalctl short-iso
-]
-
-
-@pytest.mark.parametrize("prefix", PREFIXES)
-@pytest.mark.parametrize(
-    ("ex", "message", "kind", "expected"),
-    [
-        (NET, "mlx5_core 0000:53:00.0 mlx5_3: Port: 1 Link DOWN", "net.link",
-         {"state": "down", "iface": "mlx5_3", "port": 1}),
-        (OOM, "Out of memory: Killed process 25315 (python3) total-vm:53312244kB, anon-rss:31451456kB, "
-              "file-rss:74816kB, shmem-rss:12296kB, UID:0 pgtables:69068kB oom_score_adj:0", "host.oom_kill",
-         {"pid": 25315, "proc": "python3", "cgroup": False}),
-        (AER, "pcieport 0000:00:1c.5: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, "
-              "(Receiver ID)",
-         "pcie.aer", {"severity": "corrected", "bdf": "0000:00:1c.5"}),
-        (HUNG, "INFO: task strat1_sim:78808 blocked for more than 120 seconds.", "kernel.hung_task",
-         {"proc": "strat1_sim", "pid": 78808, "seconds": 120}),
-        (PANIC, "watchdog: BUG: soft lockup - CPU#18 stuck for 27s! [python3:2254956]", "kernel.panic",
-         {"panic": "soft_lockup", "detail": "watchdog: BUG: soft lockup - CPU#18 stuck for 27s! "
-                                            "[python3:2254956]"}),
-        (STORAGE, "nfs: server 7.247.192.16 not responding, timed out", "storage.error",
-         {"fs": "nfs", "detail": "nfs: server 7.247.192.16 not responding, timed out"}),
-    ],
-)
-def test_prefix_forms(
-    prefix: str, ex: LineExtractor, message: str, kind: str, expected: dict[str, Any]
-) -> None:
-    d = one(ex, prefix + message)
-    assert d.kind == kind
-    assert_fields(d, expected)
 
 
 # ------------------------------------------------------------------ net.link

@@ -13,6 +13,8 @@ import pytest
 
 from firstfault.extract import app, nccl
 from firstfault.extract.base import Draft, LineContext, LineExtractor
+from tests.extract import helpers
+from tests.extract.helpers import assert_fields, kinds
 
 TIMEOUT = nccl.C10dTimeoutExtractor()
 ERROR = nccl.NcclErrorExtractor()
@@ -26,35 +28,11 @@ def scan(
     source: str = "application",
     rank: int | None = None,
 ) -> list[Draft]:
-    """Feed lines the way the scanner does: only those holding a literal, one shared state."""
-    exs = extractors if isinstance(extractors, tuple) else (extractors,)
-    state: dict[str, object] = {}
-    out: list[Draft] = []
-    for n, line in enumerate(lines, 1):
-        for ex in exs:
-            if source not in ex.sources or not any(w in line for w in ex.literals):
-                continue
-            ctx = LineContext(
-                source=source, file="app/rank.log", lineno=n, node=None, rank=rank, time=None, state=state
-            )
-            out.extend(ex.extract(line, ctx))
-    return out
+    return helpers.scan(extractors, lines, source, rank)
 
 
 def one(ex: LineExtractor, line: str, source: str = "application") -> Draft:
-    assert any(w in line for w in ex.literals), "prefilter contract: the line must hold a literal"
-    drafts = scan(ex, [line], source)
-    assert len(drafts) == 1, drafts
-    return drafts[0]
-
-
-def assert_fields(d: Draft, expected: dict[str, Any]) -> None:
-    for k, v in expected.items():
-        assert d.fields.get(k) == v, (k, d.fields.get(k), v)
-
-
-def kinds(drafts: list[Draft]) -> list[str]:
-    return [d.kind for d in drafts]
+    return helpers.one(ex, line, source)
 
 
 # ------------------------------------------------------------ nccl.timeout

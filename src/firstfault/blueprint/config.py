@@ -12,8 +12,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from firstfault import yamlio
 from firstfault.bundle import SourceSpec
@@ -184,18 +183,4 @@ class BlueprintConfig(_Strict):
 
 
 def load_config(path: str | os.PathLike[str]) -> BlueprintConfig:
-    p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read: {exc.strerror or exc}") from exc
-    try:
-        data = yamlio.load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{p}: not valid YAML: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"{p}: expected a mapping at the top level")
-    try:
-        return BlueprintConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError("\n".join(yamlio.validation_problems(exc, text, str(p)))) from exc
+    return yamlio.load_model(Path(path), BlueprintConfig, ConfigError)
