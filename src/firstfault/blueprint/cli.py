@@ -31,6 +31,10 @@ def run(
     nodes: Annotated[
         Optional[str], typer.Option("--nodes", help="Static node list, Slurm hostlist syntax: node-[01-04].")  # noqa: UP045
     ] = None,
+    ranks_per_node: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option("--ranks-per-node", min=1, help="Static: ranks 0..N-1 on the first node, N..2N-1 on the next..."),
+    ] = None,
     fmt: Annotated[Optional[str], typer.Option("--format", "-f", help="stdout format: text or json.")] = None,  # noqa: UP045
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no stdout verdict.")] = False,
 ) -> None:
@@ -62,17 +66,33 @@ def run(
         else:
             assert window is not None and nodes is not None
             kind, ref = "static", "static"
-            ctx_conn = build.context_connector(cfg, kind, {"start": window[0], "end": window[1], "nodes": nodes})
+            static: dict[str, object] = {"start": window[0], "end": window[1], "nodes": nodes}
+            if ranks_per_node:
+                from firstfault.blueprint.hostlist import hostlist_expand
+
+                n = ranks_per_node
+                static["ranks"] = {h: f"{i * n}-{i * n + n - 1}" for i, h in enumerate(hostlist_expand(nodes))}
+            ctx_conn = build.context_connector(cfg, kind, static)
         sinks = build.sinks(cfg, stdout_format=None if quiet else fmt)
         if quiet:
             sinks = [s for s in sinks if s.name != "stdout"]
-        progress = None if quiet else (lambda m: err.print(f"[dim]· {m}[/]", highlight=False))
-        pipe = build.pipeline(cfg, ctx_conn, job_id=ref if kind == "slurm" else None, output_sinks=sinks,
-                              progress=progress)
-        result = pipe.run(ref)
+        # A live status line on stderr while connectors run (a terminal only),
+        # so stdout stays the verdict alone for scripts and epilogs.
+        with err.status("starting", spinner="dots") as status:
+            def progress(msg: str) -> None:
+                if not quiet:
+                    status.update(msg)
+                    if not err.is_terminal:
+                        err.print(f"· {msg}", highlight=False, style="dim")
+
+            pipe = build.pipeline(cfg, ctx_conn, job_id=ref if kind == "slurm" else None, output_sinks=sinks,
+                                  progress=progress)
+            identified = pipe.identify(ref)
+            verdict = pipe.analyze(identified)
+        outcomes = pipe.write(verdict, pipe.enrich(identified))
     except (ConfigError, ContextError) as exc:
         raise _fail(str(exc)) from exc
-    failed = [s for s in result.sinks if not s.ok]
+    failed = [s for s in outcomes if not s.ok]
     for s in failed:
         err.print(f"[bold red]output {s.sink} failed:[/] {s.message}", highlight=False)
     if failed:
