@@ -130,6 +130,25 @@ def _normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: tim
     return out
 
 
+def _one_record_per_job(events: list[Event]) -> list[Event]:
+    """sacct and scontrol describe the same job: keep the record that says most.
+
+    scontrol's JobState=CANCELLED does not say who cancelled; sacct's
+    'CANCELLED by 0' does, and a rule must see that one, not both.
+    """
+    jobs: dict[object, list[Event]] = {}
+    for ev in events:
+        if ev.kind == "sched.job" and ev.fields.get("scope") == "job":
+            jobs.setdefault(ev.fields.get("job_id"), []).append(ev)
+    drop: set[int] = set()
+    for recs in jobs.values():
+        if len(recs) < 2 or len({str(r.fields.get("state")) for r in recs}) > 1:
+            continue  # one record, or records that disagree: keep what was said
+        best = max(recs, key=lambda r: (r.fields.get("by_uid") is not None, len(r.fields), -recs.index(r)))
+        drop.update(id(r) for r in recs if r is not best)
+    return [e for e in events if id(e) not in drop] if drop else events
+
+
 def _silent_nodes(last: dict[str, datetime], gap: float) -> list[Event]:
     """Nodes whose ranks all stopped writing long before the others did.
 
@@ -224,7 +243,8 @@ class Analysis:
         settings = self.analyzer.catalog.settings
         allocation = list(wl.nodes)
         mapper = NodeMapper(allocation, ctx.rank_to_node)
-        events = _normalise(self.store.events, ctx, mapper, timedelta(seconds=settings.clock_skew + 120))
+        events = _one_record_per_job(
+            _normalise(self.store.events, ctx, mapper, timedelta(seconds=settings.clock_skew + 120)))
         state, state_ev = _terminal_state(events, wl.terminal_state)
         if state_ev is None and wl.terminal_state:
             events.append(_declared_state(ctx))

@@ -6,9 +6,9 @@ its PID. For the same evidence the remote verdict must equal the embedded
 one byte for byte, apart from `analyzed_at`:
 
 - a static window + the files connector over the scenario bundle
-  tests/scenarios/hw-nvlink-xid149-showcase, through the CLI. The CLI's
-  static context carries only the window and the nodes (no ranks, no job
-  id), so the same evidence is also run through the pipeline API with a
+  tests/scenarios/hw-nvlink-xid149-showcase, through the CLI (window,
+  nodes and --ranks-per-node). The CLI's static context has no job id or end
+  state, so the same evidence is also run through the pipeline API with a
   StaticContext that has the bundle's id, ranks and end state, which is what
   lets the engine reach the scenario's expected verdict;
 - a real Slurm job (sacct and scontrol documents from the real cluster)
@@ -80,7 +80,7 @@ def _configs(tmp: Path, serve: Serve, logs: dict[str, Any], **extra: Any) -> tup
 
 def test_cli_static_window_remote_equals_embedded(serve: Serve, tmp_path: Path) -> None:
     embedded_cfg, remote_cfg = _configs(tmp_path, serve, _files_cfg())
-    args = ["--window", *WINDOW, "--nodes", "node-[01-04]", "--format", "json"]
+    args = ["--window", *WINDOW, "--nodes", "node-[01-04]", "--ranks-per-node", "8", "--format", "json"]
     env = {"FF_SERVICE_TOKEN": TOKEN}
     before = serve.log_text().count("/v1/analyze")
     emb = _run(["run", "-c", str(embedded_cfg), *args], env)
@@ -90,10 +90,11 @@ def test_cli_static_window_remote_equals_embedded(serve: Serve, tmp_path: Path) 
     assert serve.log_text().count("/v1/analyze") == before + 1  # the remote run really went to the Service
     assert unstamped(rem.stdout) == unstamped(emb.stdout)
     v = Verdict.model_validate_json(rem.stdout)
-    # Without ranks and a job id the engine still finds the NVLink fault on node-02.
+    # Without the job id (so the bundle's sacct rows are another job's) the NVLink fault on node-02 is still found.
     assert v.attributed_domain == "hardware"
     assert v.root_cause is not None and v.root_cause.category.startswith("gpu.nvlink")
     assert v.affected_nodes == ["node-02"]
+    assert {c.source: c.status for c in v.coverage}["application"] == "complete"  # --ranks-per-node placed the ranks
 
 
 def test_pipeline_static_context_with_ranks_remote_equals_embedded(serve: Serve) -> None:
@@ -133,9 +134,6 @@ def test_slurm_job_remote_equals_embedded(serve: Serve, slurm_cluster: SlurmClus
     assert v.root_cause is not None and v.root_cause.category == "app.exception"
 
 
-@pytest.mark.xfail(strict=True, reason="blueprint/cli.py run() catches only ConfigError/ContextError: a Service "
-                   "that cannot be reached (httpx.ConnectError) or refuses the token (FirstfaultError 401) escapes "
-                   "as a traceback with exit 1 ('an output failed') instead of a one-line error and exit 2")
 @pytest.mark.parametrize("case", ["unreachable", "bad-token"])
 def test_service_failure_is_a_clean_exit_2(serve: Serve, tmp_path: Path, case: str) -> None:
     url = f"http://127.0.0.1:{closed_port()}" if case == "unreachable" else serve.url
@@ -148,9 +146,6 @@ def test_service_failure_is_a_clean_exit_2(serve: Serve, tmp_path: Path, case: s
     assert "error:" in res.stderr and url in res.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="build.service_client() makes a FirstfaultClient that nobody closes: after "
-                   "`firstfault run` with service.url its keep-alive connection to the Service is left open "
-                   "(ResourceWarning: unclosed socket when collected)")
 def test_cli_closes_its_service_client(serve: Serve, tmp_path: Path) -> None:
     _, remote_cfg = _configs(tmp_path, serve, _files_cfg())
     with warnings.catch_warnings(record=True) as caught:

@@ -250,8 +250,6 @@ def test_kill_9_and_restart_lose_nothing_and_repeat_nothing(watched: Watched, sl
         hook.stop()
 
 
-@pytest.mark.xfail(strict=True, reason="Pipeline.enrich() never fills Enrichment.previous_attempts: the verdict of a "
-                   "requeued job's second attempt does not name the first (DESIGN.md: enrich adds previous attempts)")
 def test_requeued_attempt_names_its_previous_attempt(watched: Watched, slurm_cluster: SlurmCluster,
                                                      tmp_path: Path) -> None:
     from firstfault.blueprint import build

@@ -43,9 +43,12 @@ def run(
     Exit codes: 0 verdict written everywhere; 1 verdict built but an output
     failed; 2 no verdict (bad config, unknown job, scheduler unreachable).
     """
+    import httpx
+
     from firstfault.blueprint import build
     from firstfault.blueprint.base import ContextError
     from firstfault.blueprint.config import ConfigError, load_config
+    from firstfault.client import FirstfaultError
 
     chosen = [x for x in (job, workload, window) if x]
     if len(chosen) != 1:
@@ -85,13 +88,19 @@ def run(
                     if not err.is_terminal:
                         err.print(f"· {msg}", highlight=False, style="dim")
 
-            pipe = build.pipeline(cfg, ctx_conn, job_id=ref if kind == "slurm" else None, output_sinks=sinks,
+            pipe = build.pipeline(cfg, ctx_conn, job_id=None if kind == "static" else ref, output_sinks=sinks,
                                   progress=progress)
-            identified = pipe.identify(ref)
-            verdict = pipe.analyze(identified)
+            try:
+                identified = pipe.identify(ref)
+                verdict = pipe.analyze(identified)
+            finally:
+                pipe.close()
         outcomes = pipe.write(verdict, pipe.enrich(identified))
     except (ConfigError, ContextError) as exc:
         raise _fail(str(exc)) from exc
+    except (FirstfaultError, httpx.HTTPError) as exc:
+        where = cfg.service.url if cfg.service else "?"
+        raise _fail(f"the Service at {where} could not analyse it: {exc}") from exc
     failed = [s for s in outcomes if not s.ok]
     for s in failed:
         err.print(f"[bold red]output {s.sink} failed:[/] {s.message}", highlight=False)

@@ -114,7 +114,9 @@ class LokiConfig(_Strict):
 
 class K8sLogsConfig(_Strict):
     namespace: str
-    label_selector: str | None = None  # default: the workload's pods
+    # Which pods: a label selector; `{workload}` is replaced by the workload's name
+    # (e.g. "batch.kubernetes.io/job-name={workload}").
+    label_selector: str
     rank_env: str | None = "RANK"
     previous: bool = True
 

@@ -118,7 +118,16 @@ class Pipeline:
             sink.errors.append(ErrorItem(source=name, message=f"connector {name} failed: {type(exc).__name__}: {exc}"))
 
     def enrich(self, identified: Identified) -> Enrichment:
-        return Enrichment(cluster=self.cluster, links=dict(identified.links), owner=identified.owner)
+        wl = identified.workload
+        previous = [f"{wl.id}#{k}" for k in range(wl.attempt)]
+        return Enrichment(cluster=self.cluster, links=dict(identified.links), owner=identified.owner,
+                          previous_attempts=previous)
+
+    def close(self) -> None:
+        """Releases the Service client's connections (a no-op when embedded)."""
+        close = getattr(self.client, "close", None)
+        if close is not None:
+            close()
 
     def write(self, verdict: Verdict, enrichment: Enrichment) -> list[SinkOutcome]:
         out = []
