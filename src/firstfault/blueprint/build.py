@@ -46,11 +46,16 @@ def context_connector(cfg: BlueprintConfig, kind: str, static: dict[str, Any] | 
 
         return StaticContext(**(static or {}))
     if kind == "slurm":
+        if cfg.scheduler.slurmrest is not None:
+            from firstfault.blueprint.context.slurmrest import SlurmRestContext
+
+            r = cfg.scheduler.slurmrest
+            return SlurmRestContext(r.socket, api_version=r.api_version, timeout=r.timeout, cluster=r.cluster)
         from firstfault.blueprint.context.slurm import SlurmContext
 
         s = cfg.scheduler.slurm
         if s is None:
-            raise ConfigError("--job needs scheduler.slurm in the config")
+            raise ConfigError("--job needs scheduler.slurm (or scheduler.slurmrest) in the config")
         return SlurmContext(sacct=s.sacct, scontrol=s.scontrol, timeout=s.timeout, cluster=s.cluster, tz=s.timezone)
     if kind == "kueue":
         from firstfault.blueprint.context.kueue import KueueContext

@@ -84,6 +84,15 @@ class SlurmConfig(_Strict):
     timeout: float = 30.0
 
 
+class SlurmRestConfig(_Strict):
+    """slurmrestd on its Unix socket (rest_auth/local); used for --job instead of sacct when set."""
+
+    socket: Path
+    api_version: str = "v0.0.38"
+    cluster: str | None = None
+    timeout: float = 30.0
+
+
 class KueueConfig(_Strict):
     kubeconfig: Path | None = None
     context: str | None = None
@@ -92,6 +101,7 @@ class KueueConfig(_Strict):
 
 class SchedulerConfig(_Strict):
     slurm: SlurmConfig | None = None
+    slurmrest: SlurmRestConfig | None = None
     kueue: KueueConfig | None = None
 
 
