@@ -90,9 +90,9 @@ def log_connectors(cfg: BlueprintConfig, job_id: str | None = None) -> list[LogC
         k = cfg.scheduler.kueue
         api = _kube_client(k.kubeconfig if k else None, k.context if k else None, bool(k and k.in_cluster))
         name = (job_id or "").split("/")[-1]
+        selector = kk.label_selector.replace("{workload}", name)
         try:
-            out.append(K8sPodLogsConnector(api, kk.namespace, label_selector=kk.label_selector.replace("{workload}", name),
-                                           rank_env=kk.rank_env))
+            out.append(K8sPodLogsConnector(api, kk.namespace, label_selector=selector, rank_env=kk.rank_env))
         except ValueError as exc:
             raise ConfigError(f"logs.kubernetes: {exc}") from exc
     return out
