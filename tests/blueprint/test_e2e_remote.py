@@ -62,12 +62,9 @@ def _files_cfg() -> dict[str, Any]:
 
 
 def _run(args: list[str], env: dict[str, str]) -> Result:
-    """`firstfault run` in process, tolerating ONLY the unclosed Service connection the CLI leaks today
-    (shown by test_cli_closes_its_service_client); gc here so it cannot surface in a later test."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ResourceWarning)
-        res = invoke(args, env)
-        gc.collect()
+    """`firstfault run` in process; gc at once so a leaked connection shows up in this test, not a later one."""
+    res = invoke(args, env)
+    gc.collect()
     return res
 
 

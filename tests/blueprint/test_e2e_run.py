@@ -119,7 +119,7 @@ CASES = [
     # (job, outcome, domain, root category or None, terminal state)
     ("exit3", "failed", "unknown", None, "FAILED"),
     ("kill9", "failed", "unknown", None, "FAILED"),
-    ("cancelled", "cancelled", "scheduler", "scheduler.cancelled", "CANCELLED"),
+    ("cancelled", "cancelled", "scheduler", "scheduler.cancelled.by_root", "CANCELLED"),
     ("nodefail", "node_fail", "infrastructure", "node.unreachable", "NODE_FAIL"),
     ("valueerror", "failed", "software", "app.exception", "FAILED"),
     ("oom", "failed", "software", "app.cuda_oom", "FAILED"),
@@ -269,7 +269,11 @@ def test_time_limit_is_a_scheduler_cause(jobs: Jobs, config: Path, env: dict[str
     assert v.root_cause is not None and v.root_cause.category == "scheduler.time_limit"
 
 
-def test_kubernetes_logs_default_selector_does_not_crash_the_run(tmp_path: Path) -> None:
+def test_kubernetes_logs_need_a_selector_and_a_failing_api_does_not_stop_the_run(tmp_path: Path) -> None:
+    """logs.kubernetes without label_selector is a config error naming it; with one, an API server that does not
+    answer (a closed loopback port; the official kubernetes client) is an error in the verdict, not a crash."""
+    from firstfault.blueprint.config import ConfigError
+
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(f"""apiVersion: v1
 kind: Config
@@ -278,12 +282,19 @@ users: [{{name: u, user: {{token: t}}}}]
 contexts: [{{name: x, context: {{cluster: c, user: u}}}}]
 current-context: x
 """)
-    write_config(tmp_path / "c.yaml", {"cluster": "fftest", "scheduler": {"kueue": {"kubeconfig": str(kubeconfig)}},
-                                       "logs": {"kubernetes": {"namespace": "train"}}})
+    cfg: dict[str, Any] = {"cluster": "fftest", "scheduler": {"kueue": {"kubeconfig": str(kubeconfig)}},
+                           "logs": {"kubernetes": {"namespace": "train"}}}
+    with pytest.raises(ConfigError, match=r"c\.yaml:\d+: logs\.kubernetes\.label_selector"):
+        write_config(tmp_path / "c.yaml", cfg)
+    cfg["logs"]["kubernetes"]["label_selector"] = "jobset.sigs.k8s.io/jobset-name={workload}"
+    write_config(tmp_path / "c.yaml", cfg)
     res = invoke(["run", "-c", str(tmp_path / "c.yaml"), "--window", "2026-11-02T10:00:00Z", "2026-11-02T10:05:00Z",
                   "--nodes", "node-01", "-f", "json"])
-    assert res.exit_code in (0, 2), repr(res.exception)
-    assert res.exception is None or isinstance(res.exception, SystemExit)
+    assert res.exit_code == 0, (res.stderr, repr(res.exception))
+    v = Verdict.model_validate_json(res.stdout)
+    (err,) = v.errors
+    assert (err.source, err.file) == ("application", "k8s:train") and "Connection refused" in err.message
+    assert {c.source: c.status for c in v.coverage}["application"] == "error"
 
 
 def test_the_example_config_validates() -> None:
