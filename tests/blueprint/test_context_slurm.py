@@ -66,7 +66,9 @@ def jobs(slurm_cluster: SlurmCluster) -> Jobs:
     # ReturnToService=2 may already have put it back (then 'resume' is refused as invalid).
     c.run("scontrol", "update", f"nodename={c.node}", "state=resume", check=False)
     c.wait_node(["idle", "mixed", "allocated"])
-    # A requeued job waits ~2 min before it may start again; let it go now.
+    # A requeued job waits ~2 min before it may start again; let it go now. Not in the same
+    # second as the requeue: slurmctld then kills it ("Job credential revoked").
+    time.sleep(2)
     c.run("scontrol", "update", f"jobid={nodefail}", "starttime=now")
 
     timeout = _sbatch_wrap(c, "ff-timeout", "sleep 300", "--time=1")

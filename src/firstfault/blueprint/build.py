@@ -73,8 +73,10 @@ def log_connectors(cfg: BlueprintConfig, job_id: str | None = None) -> list[LogC
     if logs.files is not None:
         from firstfault.blueprint.collect.files import FilesConnector
 
-        root = logs.files.root.replace("{job}", job_id or "")
-        out.append(FilesConnector(logs.files.sources, Path(root)))
+        job = job_id or ""
+        root = logs.files.root.replace("{job}", job)
+        sources = [s.model_copy(update={"path": s.path.replace("{job}", job)}) for s in logs.files.sources]
+        out.append(FilesConnector(sources, Path(root)))
     if logs.loki is not None:
         from firstfault.blueprint.collect.loki import LokiConnector
 

@@ -106,7 +106,7 @@ class SchedulerConfig(_Strict):
 
 
 class FilesConfig(_Strict):
-    """Local files, like a bundle's sources; `{job}` in `root` is the job id."""
+    """Local files, like a bundle's sources; `{job}` in `root` and in source paths is the job id."""
 
     root: str
     sources: list[SourceSpec]
@@ -128,7 +128,6 @@ class K8sLogsConfig(_Strict):
     # (e.g. "batch.kubernetes.io/job-name={workload}").
     label_selector: str
     rank_env: str | None = "RANK"
-    previous: bool = True
 
 
 class PrometheusConfig(_Strict):

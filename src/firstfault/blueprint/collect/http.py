@@ -105,7 +105,9 @@ def describe(url: str, params: Mapping[str, str] | None = None) -> str:
     """URL with its query string, as people paste it (secrets are never in params)."""
     if not params:
         return url
-    return str(httpx.URL(url, params=dict(params)))
+    full = str(httpx.URL(url, params=dict(params)))
+    # A Loki query carries the whole prefilter (~15 KB): errors name it, not repeat it.
+    return full if len(full) <= 400 else f"{full[:380]}... ({len(full)} chars)"
 
 
 def get(client: httpx.Client, opts: HttpOptions, path: str, params: Mapping[str, str]) -> httpx.Response:
