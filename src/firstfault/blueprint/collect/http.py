@@ -105,9 +105,10 @@ def describe(url: str, params: Mapping[str, str] | None = None) -> str:
     """URL with its query string, as people paste it (secrets are never in params)."""
     if not params:
         return url
-    full = str(httpx.URL(url, params=dict(params)))
-    # A Loki query carries the whole prefilter (~15 KB): errors name it, not repeat it.
-    return full if len(full) <= 400 else f"{full[:380]}... ({len(full)} chars)"
+    # A Loki query carries the whole prefilter (~15 KB): errors name it, not
+    # repeat it; the short parameters (start, end, limit) stay whole.
+    shown = {k: (v if len(v) <= 200 else f"{v[:160]}...({len(v)} chars)") for k, v in params.items()}
+    return str(httpx.URL(url, params=shown))
 
 
 def get(client: httpx.Client, opts: HttpOptions, path: str, params: Mapping[str, str]) -> httpx.Response:
