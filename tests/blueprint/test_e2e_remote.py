@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import json
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -118,6 +119,12 @@ def test_slurm_job_remote_equals_embedded(serve: Serve, slurm_cluster: SlurmClus
     root = tmp_path_factory.mktemp("e2e-remote-jobs")
     job = submit(c, root, "ff-e2e-remote", "#!/bin/sh\n/usr/bin/env python3 -c 'raise KeyError(\"rank_map\")'\n")
     c.wait_state(job, TERMINAL, 30)
+    # slurmdbd may briefly list a just-ended job under the name "allocation" before the
+    # real one arrives; both runs must read the settled record.
+    deadline = time.monotonic() + 20
+    while "ff-e2e-remote" not in c.run("sacct", "-P", "-n", "-X", "-j", job, "-o", "JobName").stdout:
+        assert time.monotonic() < deadline, "sacct never showed the job's name"
+        time.sleep(0.3)
     logs = {"files": {"root": f"{root}/{{job}}", "sources": [{"kind": "application", "path": "slurm.out"}]}}
     tmp = tmp_path_factory.mktemp("e2e-remote-cfg")
     embedded_cfg, remote_cfg = _configs(tmp, serve, logs, scheduler={"slurm": {"timeout": 20}})
