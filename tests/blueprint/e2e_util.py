@@ -14,7 +14,6 @@ import hmac
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import sys
@@ -26,19 +25,18 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 import yaml
 from sqlalchemy import create_engine, text
 from typer.testing import CliRunner, Result
 
 from firstfault.blueprint.config import BlueprintConfig, load_config
 from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster
+from tests.service.server import ServiceProcess
 
 FIRSTFAULT = Path(sys.executable).parent / "firstfault"
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 SHOWCASE = SCENARIOS / "hw-nvlink-xid149-showcase"
 _STAMP = re.compile(r'"analyzed_at":\s*"[^"]*"')
-_PORT = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
 
 
 # ---------------------------------------------------------------- config and CLI
@@ -173,47 +171,12 @@ class WebhookReceiver:
 # ------------------------------------------------------------------- the Service
 
 
-class Serve:
+class Serve(ServiceProcess):
     """`firstfault serve --host 127.0.0.1 --port 0` as a subprocess, stopped by its PID."""
 
     def __init__(self, workdir: Path, env: Mapping[str, str] | None = None) -> None:
-        self.log_path = workdir / "serve.log"
-        full = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTFAULT_")} | dict(env or {})
-        self._log = self.log_path.open("wb")
-        self.proc = subprocess.Popen([str(FIRSTFAULT), "serve", "--host", "127.0.0.1", "--port", "0"],
-                                     stdout=self._log, stderr=subprocess.STDOUT, env=full, cwd=workdir)
-        self.url = self._wait()
-
-    def _wait(self, timeout: float = 30) -> str:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"firstfault serve exited {self.proc.returncode}: {self.log_path.read_text()}")
-            m = _PORT.search(self.log_path.read_text(errors="replace"))
-            if m:
-                url = f"http://127.0.0.1:{m.group(1)}"
-                with contextlib.suppress(httpx.HTTPError):
-                    if httpx.get(url + "/readyz", timeout=5).status_code == 200:
-                        return url
-            time.sleep(0.05)
-        self.stop()
-        raise RuntimeError(f"firstfault serve did not start: {self.log_path.read_text()}")
-
-    def log_text(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=5)
-        self._log.close()
-
-
-# ------------------------------------------------------------------------- Slurm
+        super().__init__("serve", dict(env or {}), workdir,
+                         [str(FIRSTFAULT), "serve", "--host", "127.0.0.1", "--port", "0"])
 
 
 def submit(c: SlurmCluster, jobs_root: Path, name: str, script: str, *opts: str) -> str:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import httpx
@@ -17,18 +19,21 @@ VIEW_TOKEN = "viewer-0123456789abcdef01"  # scope catalog only
 _PORT = re.compile(r"Uvicorn running on http://127\.0\.0\.1:(\d+)")
 
 
+UVICORN = [sys.executable, "-m", "uvicorn", "--factory", "firstfault.service.app:create_app_from_env",
+           "--host", "127.0.0.1", "--port", "0", "--no-access-log", "--log-level", "info"]
+
+
 class ServiceProcess:
-    def __init__(self, name: str, env: dict[str, str], workdir: Path) -> None:
+    """The Service as a subprocess (uvicorn by default, or `argv` such as `firstfault serve --port 0`)."""
+
+    def __init__(self, name: str, env: Mapping[str, str], workdir: Path, argv: Sequence[str] = UVICORN) -> None:
         self.name = name
         self.log_path = workdir / f"{name}.log"
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTFAULT_")}
         full_env.update(env)
         self._log = self.log_path.open("wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "--factory", "firstfault.service.app:create_app_from_env",
-             "--host", "127.0.0.1", "--port", "0", "--no-access-log", "--log-level", "info"],
-            env=full_env, stdout=self._log, stderr=subprocess.STDOUT, cwd=workdir,
-        )
+        self.proc = subprocess.Popen(list(argv), env=full_env, stdout=self._log, stderr=subprocess.STDOUT,
+                                     cwd=workdir)
         self.url = self._wait_port()
 
     def _wait_port(self, timeout: float = 30.0) -> str:
@@ -39,8 +44,9 @@ class ServiceProcess:
             m = _PORT.search(self.log_path.read_text(errors="replace"))
             if m:
                 url = f"http://127.0.0.1:{m.group(1)}"
-                if httpx.get(url + "/readyz", timeout=5).status_code == 200:
-                    return url
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(url + "/readyz", timeout=5).status_code == 200:
+                        return url
             time.sleep(0.05)
         self.stop()
         raise RuntimeError(f"{self.name} did not start: {self.log_path.read_text()}")
