@@ -225,20 +225,27 @@ class LokiConnector:
             res.errors.append(f"GET {describe(self.base_url + path, params)}: answer is not JSON: {exc}")
         return None
 
+    def _fetch_streams(self, client: httpx.Client, res: _Result,
+                       params: dict[str, str]) -> list[tuple[StreamKey, list[tuple[int, str]]]] | None:
+        """One query_range answer as streams; a failure is recorded and gives None."""
+        body = self._fetch(client, res, params)
+        if body is None:
+            return None
+        try:
+            return _parse_streams(body)
+        except _BadAnswer as exc:
+            res.failures += 1
+            res.errors.append(f"GET {describe(self.base_url + QUERY_RANGE, params)}: {exc}")
+            return None
+
     def _read_chunk(self, client: httpx.Client, res: _Result, query: str, a: int, b: int) -> None:
         start = a
         boundary: set[tuple[StreamKey, int, str]] = set()  # entries seen at the last page's last nanosecond
         while start < b:
             params = {"query": query, "start": str(start), "end": str(b), "limit": str(self.limit),
                       "direction": "forward"}
-            body = self._fetch(client, res, params)
-            if body is None:
-                return
-            try:
-                streams = _parse_streams(body)
-            except _BadAnswer as exc:
-                res.failures += 1
-                res.errors.append(f"GET {describe(self.base_url + QUERY_RANGE, params)}: {exc}")
+            streams = self._fetch_streams(client, res, params)
+            if streams is None:
                 return
             count = 0
             last = -1
@@ -266,14 +273,8 @@ class LokiConnector:
 
     def _probe(self, client: httpx.Client, res: _Result, selector: str, a: int, b: int) -> None:
         params = {"query": selector, "start": str(a), "end": str(b), "limit": "1", "direction": "backward"}
-        body = self._fetch(client, res, params)
-        if body is None:
-            return
-        try:
-            streams = _parse_streams(body)
-        except _BadAnswer as exc:
-            res.failures += 1
-            res.errors.append(f"GET {describe(self.base_url + QUERY_RANGE, params)}: {exc}")
+        streams = self._fetch_streams(client, res, params)
+        if streams is None:
             return
         stamps = [ts for _, values in streams for ts, _line in values]
         res.present = bool(stamps)
