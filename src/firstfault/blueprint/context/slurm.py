@@ -185,9 +185,7 @@ class SlurmContext:
             raise ContextError(f"slurm: no job {ref} in the accounting database" +
                                (f" of cluster {self.cluster}" if self.cluster else ""))
         bases = list(dict.fromkeys(a.base for a in allocs))
-        if len(bases) > 1 and not all("+" in b for b in bases):
-            shown = ", ".join(bases[:5]) + (", ..." if len(bases) > 5 else "")
-            raise ContextError(f"slurm: job {ref} is an array of {len(bases)} tasks ({shown}); name one task")
+        one_job_or_het(bases, ref, "slurm")
 
         # One workload per id; a het job (several '+' components) is all of them.
         chosen: list[_Record] = []
@@ -303,6 +301,13 @@ class SlurmContext:
 # --------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------
+
+
+def one_job_or_het(ids: list[str], ref: str, who: str) -> None:
+    """Several ids for one ref are a het job's components, or an array: then ask for one task."""
+    if len(ids) > 1 and not all("+" in i for i in ids):
+        shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+        raise ContextError(f"{who}: job {ref} is an array of {len(ids)} tasks ({shown}); name one task")
 
 
 def _parse_sacct(text: str, what: str) -> list[_Record]:

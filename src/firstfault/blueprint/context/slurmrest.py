@@ -63,7 +63,7 @@ import httpx
 from firstfault.blueprint.base import ContextError, Identified
 from firstfault.blueprint.context.cursor import format_cursor, parse_cursor
 from firstfault.blueprint.context.cursor import iso as _iso
-from firstfault.blueprint.context.slurm import _NONE, _REF_RE, _TERMINAL, SETTLE, _block
+from firstfault.blueprint.context.slurm import _NONE, _REF_RE, _TERMINAL, SETTLE, _block, one_job_or_het
 from firstfault.blueprint.hostlist import hostlist_expand
 from firstfault.bundle import WindowSpec, WorkloadSpec
 
@@ -173,9 +173,7 @@ class SlurmRestContext:
         if not ctld and not db:
             raise ContextError(f"slurmrest: no job {ref} known to slurmctld or in the accounting database")
         ids = list(dict.fromkeys([_ctld_keys(j)[0] for j in ctld] + [_db_keys(j)[0] for j in db]))
-        if len(ids) > 1 and not all("+" in i for i in ids):
-            shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-            raise ContextError(f"slurmrest: job {ref} is an array of {len(ids)} tasks ({shown}); name one task")
+        one_job_or_het(ids, ref, "slurmrest")
 
         # One workload per id; a het job (several '+' components) is all of them.
         parts: list[_Part] = []
