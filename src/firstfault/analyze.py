@@ -26,6 +26,8 @@ from firstfault.model import (
     ErrorItem,
     Event,
     Evidence,
+    Unrecognized,
+    UnrecognizedLine,
     Verdict,
     Window,
     WorkloadRef,
@@ -210,7 +212,7 @@ class Analysis:
         self.analyzer = analyzer
         self.ctx = ctx
         self.store = EventStore()
-        self.extraction = Extraction(all_line_extractors())
+        self.extraction = Extraction(all_line_extractors(), hosts=ctx.workload.nodes)
         self.coverage: list[CoverageItem] = []
         self.errors: list[ErrorItem] = []
         self.node_last_seen: dict[str, datetime] = {}  # node -> last stamped application line
@@ -259,7 +261,22 @@ class Analysis:
         return build_verdict(
             catalog=self.analyzer.catalog, workload=ref, terminal_state=state, att=att,
             coverage=self.coverage, errors=self.errors, now=now,
+            unrecognized=self._unrecognized(mapper),
         )
+
+    def _unrecognized(self, mapper: NodeMapper) -> list[Unrecognized]:
+        def node_of(node: str | None, host: str | None, rank: int | None) -> str | None:
+            if node:
+                return mapper.host(node) or node
+            if host:
+                return mapper.host(host)
+            return mapper.rank_to_node.get(rank) if rank is not None else None
+
+        return [
+            Unrecognized(template=g.template, count=g.count, nodes=g.nodes,
+                         first=UnrecognizedLine(file=g.file, line=g.line, time=iso(g.time), text=g.text))
+            for g in self.extraction.unrecognized.groups(node_of)
+        ]
 
 
 class Analyzer:

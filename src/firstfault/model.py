@@ -198,6 +198,24 @@ class ErrorItem(_Strict):
     message: str
 
 
+class UnrecognizedLine(_Strict):
+    """The earliest line of an unrecognized group."""
+
+    file: str | None
+    line: int | None
+    time: str | None
+    text: str
+
+
+class Unrecognized(_Strict):
+    """Error-looking lines that no extractor understood, grouped by masked template."""
+
+    template: str
+    count: int
+    nodes: list[str]
+    first: UnrecognizedLine
+
+
 class CatalogRef(_Strict):
     version: str
     sha256: str
@@ -220,3 +238,4 @@ class Verdict(_Strict):
     analyzed_at: str
     secondary_causes: list[Cause] = Field(default_factory=list)
     explanation: list[str] = Field(default_factory=list)
+    unrecognized: list[Unrecognized] = Field(default_factory=list)

@@ -293,33 +293,53 @@ def _dispatch_for(source: str, extractors: tuple[LineExtractor, ...]) -> _Dispat
 class Extraction:
     """Runs the extractors of each source kind over candidates, in stream order.
 
+    Each candidate first loses its launcher prefixes (extract/prefix.py).
     Multi-line records (tracebacks, torchrun blocks) keep their state per
-    (file, rank) stream, so interleaved `srun --label` output stays apart.
+    stream: the file, its rank, and the host and local rank the prefixes
+    name, so interleaved `srun --label`, pdsh or torchrun `--tee` output
+    stays apart. Error-looking lines that no extractor understood are kept,
+    grouped, for the verdict's `unrecognized` list.
     """
 
-    def __init__(self, extractors: Iterable[LineExtractor]) -> None:
+    def __init__(self, extractors: Iterable[LineExtractor], hosts: Iterable[str] = ()) -> None:
+        from firstfault.extract.prefix import PrefixLayer
+        from firstfault.extract.unrecognized import Unrecognized
+
         self._by_source: dict[str, _Dispatch] = {}
         exs = list(extractors)
         for src in sorted({s for ex in exs for s in ex.sources}):
             self._by_source[src] = _dispatch_for(src, tuple(exs))
-        self._states: dict[tuple[str, int | None], dict[str, object]] = {}
+        self._states: dict[tuple[object, ...], dict[str, object]] = {}
+        self._prefix = PrefixLayer(hosts)
+        self.unrecognized = Unrecognized(hosts)
 
     def events(self, c: Candidate) -> list[Event]:
         dispatch = self._by_source.get(c.source)
         if dispatch is None:
             return []
         text = c.text
-        ctx: LineContext | None = None
+        p = self._prefix.split(text)
+        rank = p.rank if p.rank is not None else c.rank
+        ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=rank, time=c.time,
+                          state=self._states.setdefault((c.file, c.rank, *p.stream), {}), host=p.host)
         out: list[Event] = []
         hit = sorted({e for i in dispatch.matcher.ids_in(text.encode("utf-8", "replace")) for e in dispatch.owners[i]})
         for e in hit:
-            ex = dispatch.extractors[e]
-            if ctx is None:
-                ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=c.rank,
-                                  time=c.time, state=self._states.setdefault((c.file, c.rank), {}))
-            for d in ex.extract(text, ctx):
+            for d in dispatch.extractors[e].extract(p.body, ctx):
                 out.append(draft_to_event(d, ctx, text[:TEXT_CLIP]))
+        if not out and not ctx.claimed:
+            self.unrecognized.offer(c, p.body, p.host)
         return out
+
+
+def feed_lines(lines: Iterable[Candidate], extractors: Iterable[LineExtractor] | None = None,
+               hosts: Iterable[str] = ()) -> list[Event]:
+    """Events of candidate lines, through the production path (tests, rule tests, tools)."""
+    ex = Extraction(all_line_extractors() if extractors is None else extractors, hosts)
+    out: list[Event] = []
+    for c in lines:
+        out.extend(ex.events(c))
+    return out
 
 
 class LineScanner:
@@ -445,12 +465,13 @@ class LineScanner:
 
 
 def draft_to_event(d: Draft, ctx: LineContext, text: str) -> Event:
+    host = d.host or ctx.host
     return Event(
         kind=d.kind,
         time=ctx.time,
         node=ctx.node,
         rank=d.rank if d.rank is not None else ctx.rank,
         device=d.device,
-        fields=dict(d.fields, **({"host": d.host} if d.host else {})),
+        fields=dict(d.fields, **({"host": host} if host else {})),
         evidence=Evidence(source=ctx.source, file=ctx.file, line=ctx.lineno, text=text),
     )

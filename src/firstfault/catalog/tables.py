@@ -1,6 +1,6 @@
-"""The vendor tables shipped beside the rules: NVIDIA Xids and NVSwitch SXids.
+"""The vendor tables shipped beside the rules: NVIDIA Xids, NVSwitch SXids, CUDA errors, NCCL results.
 
-The data lives in `xid.yaml` / `sxid.yaml` (vendor knowledge is data, not
+The data lives in `xid.yaml` / `sxid.yaml` / `cuda.yaml` (vendor knowledge is data, not
 code branches); this module only reads and validates it, once, on first use.
 """
 
@@ -49,6 +49,26 @@ class SxidInfo(_Row):
     sxid_class: SxidClass = Field(alias="class")
 
 
+CudaClass = Literal[
+    "illegal_address", "misaligned_address", "illegal_instruction", "device_assert", "invalid_pc",
+    "hardware_stack", "oom", "ecc", "nvlink", "driver", "system_not_ready", "unavailable", "launch_failure",
+    "launch_timeout", "deinitialized", "config", "other",
+]
+
+
+class CudaErrorInfo(_Row):
+    runtime: str = Field(pattern=r"^cudaError[A-Z]\w*$")
+    driver: str | None = Field(default=None, pattern=r"^CUDA_ERROR_[A-Z0-9_]+$")
+    message: str = Field(min_length=3)
+    aliases: tuple[str, ...] = ()  # other texts that name the same error (PyTorch's, old CUDA's)
+    cuda_class: CudaClass = Field(alias="class")
+
+
+class NcclResultInfo(_Row):
+    name: str = Field(pattern=r"^nccl[A-Z]\w*$")
+    phrases: tuple[str, ...] = ()
+
+
 R = TypeVar("R", bound=_Row)
 
 
@@ -83,6 +103,18 @@ def xid_table() -> Mapping[int, XidInfo]:
 def sxid_table() -> Mapping[int, SxidInfo]:
     """Every NVSwitch SXid of catalog/sxid.yaml by code (read-only, loaded once)."""
     return _table("sxid.yaml", "sxids", SxidInfo)
+
+
+@lru_cache(maxsize=1)
+def cuda_table() -> Mapping[int, CudaErrorInfo]:
+    """CUDA runtime / driver errors of catalog/cuda.yaml by code."""
+    return _table("cuda.yaml", "cuda_errors", CudaErrorInfo)
+
+
+@lru_cache(maxsize=1)
+def nccl_result_table() -> Mapping[int, NcclResultInfo]:
+    """NCCL result codes of catalog/cuda.yaml by code."""
+    return _table("cuda.yaml", "nccl_results", NcclResultInfo)
 
 
 def xid_info(code: int) -> XidInfo | None:

@@ -14,6 +14,7 @@ from firstfault.model import (
     Event,
     EvidenceItem,
     Symptom,
+    Unrecognized,
     Verdict,
     WorkloadRef,
     iso,
@@ -121,6 +122,7 @@ def build_verdict(
     coverage: list[CoverageItem],
     errors: list[ErrorItem],
     now: datetime | None = None,
+    unrecognized: list[Unrecognized] | None = None,
 ) -> Verdict:
     outcome = outcome_of(terminal_state)
     settings = catalog.settings
@@ -214,4 +216,5 @@ def build_verdict(
         analyzed_at=iso(when) or "",
         secondary_causes=[_cause(s) for s in secondary],
         explanation=notes,
+        unrecognized=list(unrecognized or []),
     )

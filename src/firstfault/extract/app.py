@@ -18,108 +18,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Final, NamedTuple
+from typing import Final
 
+from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.common import exit_signal, signal_name
-from firstfault.extract.nccl import PEER_LOSS, clip, nccl_owns, nccl_result, recent, split_rank_prefix
+from firstfault.extract.codes import CUDA_ANCHORS, by_whom, exit_signal, signal_of_text, strsignal_alternation
+from firstfault.extract.nccl import clip, nccl_owns, recent, split_rank_prefix
 from firstfault.model import FieldValue
 
-# Signals a process raises on itself (a fault or abort()), as opposed to ones
-# sent from outside; the latter are attributed to whoever reported them.
-_SELF_SIGNALS: Final = frozenset({"SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP", "SIGSYS"})
-
-
-def _by(signal: str, reporter: str) -> str:
-    return "self" if signal in _SELF_SIGNALS else reporter
-
-
-# strsignal() texts, as srun and the shell print them.
-_STRSIGNAL: Final[dict[str, str]] = {
-    "Segmentation fault": "SIGSEGV",
-    "Killed": "SIGKILL",
-    "Aborted": "SIGABRT",
-    "Terminated": "SIGTERM",
-    "Bus error": "SIGBUS",
-    "Floating point exception": "SIGFPE",
-    "Illegal instruction": "SIGILL",
-    "Hangup": "SIGHUP",
-    "Interrupt": "SIGINT",
-    "Quit": "SIGQUIT",
-    "Trace/breakpoint trap": "SIGTRAP",
-    "User defined signal 1": "SIGUSR1",
-    "User defined signal 2": "SIGUSR2",
-}
-_STRSIGNAL_ALT = "|".join(re.escape(k) for k in sorted(_STRSIGNAL, key=len, reverse=True))
+_by = by_whom
+_STRSIGNAL_ALT = strsignal_alternation()
 _FAULT_ALT = "Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction"
-
-
-# --------------------------------------------------------------------------
-# CUDA errors and CUDA OOM
-# --------------------------------------------------------------------------
-
-# cudaError_t messages and names -> our class (docs/events.md app.cuda_error).
-# Checked in order; the first hit wins, else `other`.
-_CUDA_CLASSES: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
-    ("illegal_address", re.compile(r"illegal memory access|ILLEGAL_ADDRESS|IllegalAddress")),
-    ("launch_failure", re.compile(r"unspecified launch failure|LAUNCH_FAILED|cudaErrorLaunchFailure")),
-    ("ecc", re.compile(r"uncorrectable ECC error|ECC_UNCORRECTABLE|ECCUncorrectable")),
-    ("nvlink", re.compile(r"uncorrectable NVLink error|NVLINK_UNCORRECTABLE|NvlinkUncorrectable")),
-    ("device_assert", re.compile(r"device-side assert|CUDA_ERROR_ASSERT\b|cudaErrorAssert\b")),
-    ("misaligned_address", re.compile(r"misaligned address|MISALIGNED_ADDRESS|MisalignedAddress")),
-    ("illegal_instruction", re.compile(r"illegal instruction|ILLEGAL_INSTRUCTION|IllegalInstruction")),
-    (
-        "unavailable",
-        re.compile(
-            r"busy or unavailable|no CUDA-capable device|No CUDA GPUs are available"
-            r"|CUDA_ERROR_NO_DEVICE|DEVICES_UNAVAILABLE|cudaErrorNoDevice|DevicesUnavailable"
-        ),
-    ),
-)
-# Where a CUDA error is reported: PyTorch / c10 `CUDA error: msg`, Triton,
-# driver-API and runtime names (CuPy, JAX), the device-availability texts.
-_CUDA_ERROR = re.compile(
-    r"CUDA error(?: \d+)?:\s*(?P<msg>.*)"
-    r"|Triton Error \[CUDA\]:\s*(?P<triton>.*)"
-    r"|(?P<name>(?:CUDA_ERROR_[A-Z_]+|cudaError[A-Z]\w*).*)"
-    r"|(?P<avail>CUDA-capable device\(s\) is/are busy or unavailable.*|no CUDA-capable device.*"
-    r"|No CUDA GPUs are available.*)"
-)
-# PyTorch's hint after the error names the enum again: not a second error.
-_CUDA_HINT = re.compile(r"^\s*Search for `cudaError")
-_OOM = re.compile(r"(?:CUDA|HIP) out of memory|CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY")
-
-
-def cuda_error_class(message: str) -> str:
-    for cls, rx in _CUDA_CLASSES:
-        if rx.search(message):
-            return cls
-    return "other"
-
-
-class _Exc(NamedTuple):
-    qual: str  # as printed: torch.distributed.DistBackendError, c10::Error
-    cls: str  # unqualified: DistBackendError, Error
-    msg: str
-
-
-def _oom(body: str, exc: _Exc | None) -> Draft | None:
-    m = _OOM.search(body)
-    torch_oom = exc is not None and exc.cls == "OutOfMemoryError" and exc.qual.startswith("torch")
-    if not m and not torch_oom:
-        return None
-    message = exc.msg if exc is not None and exc.msg else body[m.start() :] if m else body
-    return Draft("app.cuda_oom", {"message": clip(message)})
-
-
-def _cuda_error(body: str) -> Draft | None:
-    if _CUDA_HINT.match(body):
-        return None
-    m = _CUDA_ERROR.search(body)
-    if not m:
-        return None
-    message = next(g for g in (m.group("msg"), m.group("triton"), m.group("name"), m.group("avail")) if g is not None)
-    return Draft("app.cuda_error", {"error": cuda_error_class(message), "message": clip(message)})
 
 
 # --------------------------------------------------------------------------
@@ -231,115 +140,21 @@ class NumericsExtractor:
 
 
 # --------------------------------------------------------------------------
-# Python exceptions (tracebacks, std::terminate)
+# Python exceptions (tracebacks, std::terminate) and CUDA errors on their own
 # --------------------------------------------------------------------------
 
-_TRACEBACK = "Traceback (most recent call last)"
-# The last line of a traceback: `ValueError: msg`, `torch.OutOfMemoryError: ...`,
-# a bare `KeyboardInterrupt`; torchrun reprints a child's traceback indented.
-_EXC_LINE = re.compile(r"^\s*(?P<qual>(?:[A-Za-z_]\w*\.)*(?P<cls>[A-Za-z_]\w*))(?::[ \t]?(?P<msg>.*))?$")
-_EXC_SUFFIXES: Final = ("Error", "Exception", "Exit", "Interrupt", "Iteration", "Failure", "Fault", "Timeout")
-_BARE_EXCEPTIONS: Final = ("KeyboardInterrupt", "SystemExit", "StopIteration", "GeneratorExit")
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
 _WHAT = re.compile(r"what\(\):\s*(?P<msg>.*)$")
-# A traceback longer than this (in file lines) is not waited for: a later
-# stray `XError: ...` line must not close a traceback that was cut off.
-_TB_WINDOW: Final = 5000
 _WHAT_WINDOW: Final = 3
-
-# torch.distributed exception classes -> nccl.* kind, for the ones whose
-# message no NCCL extractor recognises (a store or rendezvous failure).
-_DIST_TYPES: Final[dict[str, str]] = {
-    "DistBackendError": "nccl.error",
-    "DistError": "nccl.error",
-    "DistStoreError": "nccl.error",
-    "DistNetworkError": "nccl.remote_error",
-    "RendezvousError": "nccl.error",
-    "RendezvousTimeoutError": "nccl.error",
-    "RendezvousClosedError": "nccl.error",
-    "RendezvousStateError": "nccl.error",
-    "RendezvousGracefulExitError": "nccl.error",
-    "RendezvousConnectionError": "nccl.remote_error",
-}
-_DIST_MESSAGE = re.compile(r"\bNCCL\b|ncclUniqueId|ProcessGroup|\bc10d\b|[Pp]rocess group")
-_SIGNAL_EXCEPTION = re.compile(r"got signal:?\s*(?P<num>\d+)")
+_MODEL: Final = "ff.app.traceback_model"
 
 
-def _exception_shape(body: str) -> _Exc | None:
-    m = _EXC_LINE.match(body)
-    if not m:
-        return None
-    cls, qual = m.group("cls"), m.group("qual")
-    if not cls[0].isupper():
-        return None
-    # A bare name must look like an exception class; a qualified one
-    # (`torch.foo.Bar`) only needs its capitalised tail.
-    if not (cls.endswith(_EXC_SUFFIXES) or cls in _BARE_EXCEPTIONS or "." in qual):
-        return None
-    return _Exc(qual, cls, (m.group("msg") or "").strip())
-
-
-def _dist(exc: _Exc) -> Draft | None:
-    kind = _DIST_TYPES.get(exc.cls)
-    if kind is None and _DIST_MESSAGE.search(exc.msg):
-        kind = "nccl.error"
-    if kind is None:
-        return None
-    if kind == "nccl.error" and PEER_LOSS.search(exc.msg):
-        kind = "nccl.remote_error"
-    fields: dict[str, FieldValue] = {"detail": clip(f"{exc.cls}: {exc.msg}" if exc.msg else exc.cls)}
-    if kind == "nccl.error":
-        result = nccl_result(exc.msg)
-        if result is not None:
-            fields["nccl_result"] = result
-    return Draft(kind, fields)
-
-
-def _exc_signal(exc: _Exc) -> Draft | None:
-    detail = clip(f"{exc.cls}: {exc.msg}" if exc.msg else exc.cls)
-    if exc.cls == "KeyboardInterrupt":
-        return Draft("process.signal", {"signal": "SIGINT", "by": "launcher", "detail": detail})
-    if exc.cls == "SignalException":
-        # torchrun's agent was signalled from above it (scancel, kubelet).
-        m = _SIGNAL_EXCEPTION.search(exc.msg)
-        if m:
-            sig = signal_name(int(m.group("num")))
-            return Draft("process.signal", {"signal": sig, "by": _by(sig, "scheduler"), "detail": detail})
-    if exc.cls == "SystemExit" and re.fullmatch(r"-?\d+", exc.msg):
-        sig_or_none = exit_signal(int(exc.msg))
-        if sig_or_none is not None:
-            fields: dict[str, FieldValue] = {
-                "signal": sig_or_none,
-                "by": _by(sig_or_none, "launcher"),
-                "detail": detail,
-            }
-            return Draft("process.signal", fields)
-    return None
-
-
-def _classify(body: str, exc: _Exc | None) -> list[Draft]:
-    """Every event one line holds, at most one per kind (see module docstring)."""
-    out: list[Draft] = []
-    oom = _oom(body, exc)
-    if oom is not None:
-        out.append(oom)
-    else:
-        cuda = _cuda_error(body)
-        if cuda is not None:
-            out.append(cuda)
-    if exc is None:
-        return out
-    owned = nccl_owns(body)
-    if not owned and not out:  # a distributed wrapper around a CUDA error is the CUDA error
-        dist = _dist(exc)
-        if dist is not None:
-            out.append(dist)
-    sig = _exc_signal(exc)
-    if sig is not None:
-        out.append(sig)
-    if not out and not owned and exc.cls != "ChildFailedError" and numerics(body) is None:
-        out.append(Draft("app.exception", {"exc_type": exc.cls, "message": clip(exc.msg)}))
-    return out
+def _model(state: dict[str, object]) -> tb.TracebackModel:
+    m = state.get(_MODEL)
+    if not isinstance(m, tb.TracebackModel):
+        m = tb.TracebackModel()
+        state[_MODEL] = m
+    return m
 
 
 @dataclass(slots=True)
@@ -349,21 +164,21 @@ class _Terminate:
 
 
 class ExceptionExtractor:
-    """Python tracebacks, C++ `terminate called` aborts, and CUDA errors printed on their own."""
+    """Python tracebacks (extract/traceback.py), C++ `terminate called` aborts, CUDA errors printed on their own."""
 
     name = "app.exception"
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (
-        _TRACEBACK,
-        "Error",
-        "Exception",
+        tb.TRACEBACK,
+        *tb.CHAIN_MARKERS,
+        *tb.EXC_SUFFIXES[:2],  # "Error", "Exception": the final line of a traceback
         "KeyboardInterrupt",
         "SystemExit",
         "StopIteration",
+        "Empty",
         "CUDA out of memory",
         "HIP out of memory",
-        "CUDA error",
-        "CUDA_ERROR_",
+        *CUDA_ANCHORS,
         "CUDA-capable device",
         "No CUDA GPUs are available",
         "terminate called after throwing",
@@ -373,34 +188,37 @@ class ExceptionExtractor:
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
         who = rank if rank is not None else ctx.rank
-        open_tbs = recent(ctx.state, "ff.app.traceback")
-        if _TRACEBACK in body:
-            open_tbs[who] = ctx.lineno
-            owner = _torchrun_entry(ctx.state) if "traceback :" in body else None
-            owners = ctx.state.setdefault("ff.app.traceback_owner", {})
-            if isinstance(owners, dict):
-                owners[who] = owner
-            return
-        exc: _Exc | None = None
+        owner = _torchrun_entry(ctx.state) if "traceback :" in body else None
+        was, ctx.claimed = ctx.claimed, False
+        closed = _model(ctx.state).feed(body, who, ctx, owner)
+        consumed, ctx.claimed = ctx.claimed, was or ctx.claimed
+        exc: tb.Exc | None = None
         owner_entry: tuple[int | None, str | None] | None = None
-        opened = open_tbs.get(who)
-        if opened is not None and ctx.lineno - opened <= _TB_WINDOW:
-            exc = _exception_shape(body)
-            if exc is not None:
-                del open_tbs[who]
-                owners = ctx.state.get("ff.app.traceback_owner")
-                if isinstance(owners, dict):
-                    owner_entry = owners.pop(who, None)
-        if exc is None:
+        drafts: list[Draft]
+        if closed is not None:
+            exc, owner_entry = closed.exc, closed.owner
+            drafts, decisive = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
+            if closed.chained:
+                ctx.claimed = True  # an envelope of a chain that already decided
+                return
+            _model(ctx.state).decided(who, decisive)
+            ctx.claimed = True
+        elif consumed:
+            return  # a traceback header, chain marker or frame
+        else:
             exc = self._terminate(body, who, ctx)
-        for draft in _classify(body, exc):
+            if exc is not None:
+                drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
+            else:
+                drafts = [] if nccl_owns(body) else tb.cuda_drafts(body, None)
+        for draft in drafts:
             if rank is not None:
                 draft.rank = rank
             elif owner_entry is not None:
                 draft.rank, draft.host = owner_entry
             yield draft
 
-    def _terminate(self, body: str, who: int | None, ctx: LineContext) -> _Exc | None:
+    def _terminate(self, body: str, who: int | None, ctx: LineContext) -> tb.Exc | None:
         """`terminate called after throwing an instance of 'T'` + `what(): msg` (same or next lines)."""
         pending = ctx.state.setdefault("ff.app.terminate", {})
         if not isinstance(pending, dict):
@@ -410,6 +228,7 @@ class ExceptionExtractor:
             w = _WHAT.search(body, t.end())
             if w is None:
                 pending[who] = _Terminate(ctx.lineno, t.group("type"))
+                ctx.claimed = True
                 return None
             qual, msg = t.group("type"), w.group("msg")
         else:
@@ -420,7 +239,7 @@ class ExceptionExtractor:
             if not isinstance(prior, _Terminate) or ctx.lineno - prior.lineno > _WHAT_WINDOW:
                 return None
             qual, msg = prior.type, w.group("msg")
-        return _Exc(qual, qual.rsplit("::", 1)[-1].rsplit(".", 1)[-1], msg.strip())
+        return tb.Exc(qual, qual.rsplit("::", 1)[-1].rsplit(".", 1)[-1], msg.strip())
 
 
 # --------------------------------------------------------------------------
@@ -562,6 +381,23 @@ _SHELL_FAULT = re.compile(
 )
 
 
+# The DataLoader's worker signal handler: `ERROR: Unexpected segmentation fault
+# encountered in worker.`, `... bus error ...` (a too-small /dev/shm), `... floating-point exception ...`.
+_WORKER_FAULTS: Final[dict[str, str]] = {
+    "segmentation fault": "SIGSEGV", "bus error": "SIGBUS", "floating-point exception": "SIGFPE",
+}
+_WORKER_FAULT = re.compile(r"Unexpected (?P<what>segmentation fault|bus error|floating-point exception) encountered"
+                           r" in worker")
+# The elastic agent's own signal: `Signal 9 (SIGKILL) received by PID 4242`;
+# `subprocess` / multiprocessing reprs `<Signals.SIGKILL: 9>`.
+_AGENT_SIGNAL = re.compile(r"Signal (?P<num>\d+) \((?P<sig>SIG[A-Z0-9]+)\) received by PID")
+# A container's or process's exit code: `exited with exit code 137`, `exit status 139`,
+# `Exit code: 137`, `ExitCode 9`, `returned non-zero exit status -9`; 128+N and -N are signals.
+_EXIT_CODE = re.compile(
+    r"\b(?:exit(?:ed)?(?: with)?(?: exit)? (?:code|status)|[Ee]xit [Cc]ode|returned non-zero exit status)"
+    r"[:= ]+\(?(?P<code>-?\d+)\b"
+)
+
 # How far the shell's report of a fault may trail faulthandler's (which dumps
 # every thread's stack in between).
 _FAULT_REPORT_LINES: Final = 300
@@ -580,6 +416,13 @@ class ProcessSignalExtractor:
         "Fatal Python error: ",
         "Segmentation fault",
         "(core dumped)",
+        "encountered in worker",
+        ") received by PID",
+        "exit code",
+        "exited with code",
+        "exit status",
+        "Exit code",
+        "Exit Code",
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -605,7 +448,7 @@ class ProcessSignalExtractor:
         detail = clip(body)
         m = _SRUN_TASK.search(body)
         if m:
-            sig = _STRSIGNAL[m.group("what")]
+            sig = signal_of_text(m.group("what")) or "SIGKILL"
             tasks = m.group("tasks")
             draft = Draft("process.signal", {"signal": sig, "by": _by(sig, "launcher"), "detail": detail})
             draft.host = m.group("host")
@@ -618,11 +461,24 @@ class ProcessSignalExtractor:
             draft = Draft("process.signal", {"signal": "SIGTERM", "by": "scheduler", "detail": detail})
             draft.host = m.group("host")
             return draft
-        m = _FATAL_PYTHON.search(body) or _SHELL_FAULT.search(body)
+        m = _FATAL_PYTHON.search(body) or _SHELL_FAULT.search(body) or _WORKER_FAULT.search(body)
         if m:
             what = next(g for g in m.groups() if g is not None)
-            sig = _STRSIGNAL[what]
+            sig = signal_of_text(what) or _WORKER_FAULTS.get(what.lower(), "SIGSEGV")
             return Draft("process.signal", {"signal": sig, "by": _by(sig, "launcher"), "detail": detail})
+        m = _AGENT_SIGNAL.search(body) if "traceback :" not in body else None
+        if m:
+            # Sent to torchrun's agent from above it (scancel, the kubelet, an operator).
+            sig = m.group("sig")
+            return Draft("process.signal", {"signal": sig, "by": _by(sig, "scheduler"), "detail": detail})
+        if "exitcode" not in body and "local_rank" not in body:  # torchrun's own lines: TorchrunExtractor
+            m = _EXIT_CODE.search(body)
+            if m:
+                sig_or_none = exit_signal(int(m.group("code")))
+                if sig_or_none is not None:
+                    fields: dict[str, FieldValue] = {"signal": sig_or_none, "by": _by(sig_or_none, "launcher"),
+                                                     "detail": detail, "exitcode": int(m.group("code"))}
+                    return Draft("process.signal", fields)
         return None
 
 

@@ -42,6 +42,10 @@ class LineContext:
     rank: int | None  # rank bound by placeholder or line prefix, if any
     time: datetime | None  # the line's time (own stamp or nearest earlier)
     state: dict[str, object]  # per-stream scratch space for multi-line records
+    host: str | None = None  # host named by a launcher prefix (pdsh, DeepSpeed), if any
+    # Set by an extractor that understood the line without emitting an event
+    # (a traceback's first line, a repeat it folded): not an unrecognized line.
+    claimed: bool = False
 
 
 class LineExtractor(Protocol):

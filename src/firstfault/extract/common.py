@@ -9,22 +9,6 @@ _PCI_RE = re.compile(
     r"(?:PCI:)?(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})(?:\.(?P<fn>[0-7]))?"
 )
 
-SIGNALS: dict[int, str] = {
-    1: "SIGHUP",
-    2: "SIGINT",
-    3: "SIGQUIT",
-    4: "SIGILL",
-    6: "SIGABRT",
-    7: "SIGBUS",
-    8: "SIGFPE",
-    9: "SIGKILL",
-    11: "SIGSEGV",
-    13: "SIGPIPE",
-    14: "SIGALRM",
-    15: "SIGTERM",
-}
-
-
 @lru_cache(maxsize=4096)
 def norm_pci(text: str) -> str:
     """`PCI:0000:3B:00`, `0000:3b:00.0`, `3b:00.0`, `00000000:3B:00.0` -> `0000:3b:00`.
@@ -40,16 +24,3 @@ def norm_pci(text: str) -> str:
     if len(dom) > 4:
         dom = dom[-4:]
     return f"{dom}:{m.group('bus').lower()}:{m.group('dev').lower()}"
-
-
-def signal_name(num: int) -> str:
-    return SIGNALS.get(num, f"SIG{num}")
-
-
-def exit_signal(exitcode: int) -> str | None:
-    """torchrun's negative exit codes and the shell's 128+N both mean a signal."""
-    if exitcode < 0:
-        return signal_name(-exitcode)
-    if 128 < exitcode < 160:
-        return signal_name(exitcode - 128)
-    return None

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.prefix import split_prefixes
 from firstfault.model import FieldValue
 
 _DETAIL_CLIP: Final = 400
@@ -27,31 +28,14 @@ _DETAIL_CLIP: Final = 400
 # Prefixes shared with the application extractors
 # --------------------------------------------------------------------------
 
-# `[rank3]:` from PyTorch >= 2.2 (TORCH_... rank-prefixed stderr); mpirun
-# --tag-output `[1,3]<stderr>:` where the second number is the rank; torchrun
-# --tee `[default3]:` where the number is a LOCAL rank, so it is only dropped.
-_RANK_PREFIX = re.compile(r"^\s*\[rank(?P<rank>\d+)\]:\s?")
-_MPI_PREFIX = re.compile(r"^\s*\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?")
-_TEE_PREFIX = re.compile(r"^\s*\[[A-Za-z_][\w\-]*?\d+\]:\s?")
-
-
-# An RFC 3339 stamp a collector puts before every line (`kubectl logs
-# --timestamps`, docker): dropped so multi-line records keep their shape.
-_LINE_STAMP = re.compile(r"^\s*\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s")
-
-
 def split_rank_prefix(line: str) -> tuple[int | None, str]:
-    """`[rank3]: text` -> (3, "text"); a line without a rank prefix keeps its text."""
-    stamp = _LINE_STAMP.match(line)
-    if stamp:
-        line = line[stamp.end() :]
-    tee = _TEE_PREFIX.match(line)
-    if tee and not _RANK_PREFIX.match(line):
-        line = line[tee.end() :]
-    m = _RANK_PREFIX.match(line) or _MPI_PREFIX.match(line)
-    if m:
-        return int(m.group("rank")), line[m.end() :]
-    return None, line
+    """`[rank3]: text` -> (3, "text"): the launcher-prefix layer (extract/prefix.py) without host names.
+
+    The scanner strips the layers before extractors run; extractors call this
+    too so that a line fed to them directly reads the same.
+    """
+    p = split_prefixes(line)
+    return p.rank, p.body
 
 
 def clip(text: str) -> str:

@@ -1,0 +1,195 @@
+"""Code tables as data: CUDA errors, NCCL results (catalog/cuda.yaml), signals and errno (the stdlib).
+
+Every wording of one fact meets here: `CUDA error: an illegal memory access
+was encountered`, `cuda runtime error (700)`, `THCudaCheck FAIL ... error=700`,
+`CUDA_ERROR_ILLEGAL_ADDRESS`, `cudaErrorIllegalAddress` and NCCL's `Cuda
+failure 'an illegal memory access was encountered'` all give class
+`illegal_address`; `Signal 9 (SIGKILL)`, `exitcode: -9`, `exit code 137`
+and `Killed` all give SIGKILL; `[Errno 28]`, `ENOSPC` and `No space left on
+device` all give ENOSPC.
+"""
+
+from __future__ import annotations
+
+import errno as _errno
+import os
+import re
+import signal as _signal
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Final
+
+from firstfault.catalog.tables import cuda_table, nccl_result_table
+
+# --------------------------------------------------------------------------
+# Signals
+# --------------------------------------------------------------------------
+
+# Signals a process raises on itself (a fault, abort()), as opposed to ones sent from outside.
+SELF_SIGNALS: Final = frozenset({"SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP", "SIGSYS"})
+
+
+@lru_cache(maxsize=1)
+def _signal_names() -> dict[int, str]:
+    return {int(s): s.name for s in _signal.Signals if not s.name.startswith("SIG_") and s.name[3:4] != "R"}
+
+
+def signal_name(num: int) -> str:
+    return _signal_names().get(num, f"SIG{num}")
+
+
+@lru_cache(maxsize=1)
+def strsignal_table() -> dict[str, str]:
+    """strsignal() texts ("Segmentation fault", "Killed", "Bus error") -> signal name."""
+    out: dict[str, str] = {}
+    for num, name in sorted(_signal_names().items()):
+        text = _signal.strsignal(num)
+        if text and not text.startswith(("Unknown signal", "Real-time signal")):
+            out.setdefault(text, name)
+    return out
+
+
+def signal_of_text(text: str) -> str | None:
+    return strsignal_table().get(text.strip().rstrip("."))
+
+
+def strsignal_alternation() -> str:
+    """A regex alternation of every strsignal() text, longest first."""
+    return "|".join(re.escape(k) for k in sorted(strsignal_table(), key=len, reverse=True))
+
+
+def exit_signal(exitcode: int) -> str | None:
+    """torchrun's negative exit codes and the shell's 128+N both mean a signal."""
+    if exitcode < 0:
+        return signal_name(-exitcode)
+    if 128 < exitcode < 160:
+        return signal_name(exitcode - 128)
+    return None
+
+
+def by_whom(signal: str, reporter: str) -> str:
+    """`self` for a fault the process raised on itself, else who reported the kill."""
+    return "self" if signal in SELF_SIGNALS else reporter
+
+
+# --------------------------------------------------------------------------
+# errno
+# --------------------------------------------------------------------------
+
+# A full file system, a dead disk, a stale NFS handle: the storage, not the workload
+# (unless the path is the node's /dev/shm, which the workload's container sizes).
+STORAGE_ERRNOS: Final = frozenset({"ENOSPC", "EIO", "EDQUOT", "ESTALE", "EROFS", "EREMOTEIO", "ENOTCONN",
+                                   "EHOSTDOWN", "ENOLINK", "ECOMM"})
+_ERRNO_NUM = re.compile(r"\[Errno (?P<num>-?\d+)\]\s*(?P<text>[^:'\"]*)")
+_ERRNO_NAME = re.compile(r"\b(?P<name>E[A-Z]{2,14})\b")
+
+
+@lru_cache(maxsize=1)
+def _strerror_table() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for num, name in sorted(_errno.errorcode.items()):
+        text = os.strerror(num)
+        if text and not text.startswith("Unknown error"):
+            out.setdefault(text, name)
+    return out
+
+
+@lru_cache(maxsize=1)
+def _strerror_rx() -> re.Pattern[str]:
+    texts = sorted((t for t in _strerror_table() if len(t) >= 12), key=len, reverse=True)
+    return re.compile("|".join(re.escape(t) for t in texts))
+
+
+def errno_of(text: str) -> str | None:
+    """The errno name a message carries: `[Errno 28]`, `ENOSPC`, or the strerror text."""
+    m = _ERRNO_NUM.search(text)
+    if m:
+        name = _errno.errorcode.get(abs(int(m.group("num"))))
+        if name:
+            return name
+    for m2 in _ERRNO_NAME.finditer(text):
+        if m2.group("name") in _errno.__dict__:
+            return m2.group("name")
+    m3 = _strerror_rx().search(text)
+    return _strerror_table()[m3.group(0)] if m3 else None
+
+
+_PATH = re.compile(r"""(?:'|"|\s|^)(?P<path>/[^\s'":,]+)""")
+
+
+def path_of(text: str) -> str | None:
+    m = _PATH.search(text)
+    return m.group("path") if m else None
+
+
+def is_shm(path: str | None, text: str) -> bool:
+    return bool(path and path.startswith(("/dev/shm", "/run/shm"))) or "shared memory" in text.lower()
+
+
+# --------------------------------------------------------------------------
+# CUDA errors
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CudaError:
+    code: int | None
+    name: str
+    message: str
+    cls: str
+
+
+# Where a line reports a CUDA error, in any wording; the error itself is then
+# found by message, by name, or by number (`error=700`, `(39)`, `error 214`).
+CUDA_ANCHORS: Final = (
+    "CUDA error", "cuda runtime error", "CUDA kernel failed", "Cuda failure", "THCudaCheck FAIL",
+    "CUDA driver error", "CUDA_ERROR_", "cudaError", "CUDA Error", "CUresult", "cuCtxCreate", "cuInit",
+    "returned error", "cudaGetLastError", "CUDA call failed", "Triton Error [CUDA]", "No CUDA GPUs are available",
+    "CUDA-capable device",
+)
+_CODE = re.compile(r"(?:error[ =(:]+|\()(?P<code>\d{1,3})\)?(?:\s*[:(]|\s|$)")
+
+
+@lru_cache(maxsize=1)
+def _cuda_index() -> tuple[dict[str, CudaError], re.Pattern[str], dict[int, CudaError]]:
+    by_key: dict[str, CudaError] = {}
+    by_code: dict[int, CudaError] = {}
+    for code, row in sorted(cuda_table().items()):
+        err = CudaError(code, row.runtime, row.message, row.cuda_class)
+        by_code[code] = err
+        for key in (row.message.lower(), row.runtime.lower(), (row.driver or "").lower(),
+                    *(a.lower() for a in row.aliases)):
+            if key:
+                by_key.setdefault(key, err)
+    keys = sorted(by_key, key=len, reverse=True)
+    rx = re.compile("|".join(re.escape(k) for k in keys), re.IGNORECASE)
+    return by_key, rx, by_code
+
+
+def cuda_error_of(text: str) -> CudaError | None:
+    """The CUDA error a line reports, if it reports one (see CUDA_ANCHORS)."""
+    if not any(a in text for a in CUDA_ANCHORS):
+        return None
+    by_key, rx, by_code = _cuda_index()
+    m = rx.search(text)
+    if m:
+        return by_key[m.group(0).lower()]
+    c = _CODE.search(text)
+    if c:
+        hit = by_code.get(int(c.group("code")))
+        if hit is not None:
+            return hit
+    return CudaError(None, "unknown", "", "other")
+
+
+def nccl_result_of(text: str) -> str | None:
+    """The ncclResult_t a line names, by enum name, PyTorch's phrase, or `retcode N` / `res=N`."""
+    table = nccl_result_table()
+    for _code, row in sorted(table.items()):
+        if row.name in text or any(p in text for p in row.phrases):
+            return row.name
+    m = re.search(r"\b(?:retcode|res)[ =](?P<code>\d)\b", text)
+    if m:
+        row2 = table.get(int(m.group("code")))
+        return row2.name if row2 else None
+    return None

@@ -1,0 +1,311 @@
+"""The Python traceback model: one failure, however many tracebacks print it.
+
+Python prints an exception as a chain of tracebacks joined by "During handling
+of the above exception, another exception occurred:" or "The above exception
+was the direct cause of the following exception:". The first traceback of
+the chain holds the exception that began it; the later ones are envelopes
+(a DataLoader's "worker exited unexpectedly" around the worker's signal, a
+DistBackendError around an NCCL error, a RuntimeError a framework re-raises).
+
+Per stream (the scanner's: file, rank, launcher host), the model follows
+`Traceback (most recent call last):` headers, the chain markers and the final
+`pkg.XError: message` lines; the frames in between are claimed (understood,
+never "unrecognized") and otherwise ignored. Each final line is classified
+through data (`classify`); the first member of a chain whose class decides
+(a cause or a symptom) is the chain's event, and every later member is
+folded into it. Members that decide nothing (`queue.Empty`, a bare
+"exited unexpectedly") leave the decision to the next member.
+
+Classification, in order: CUDA OOM and CUDA errors (extract/codes.py), lines
+an NCCL extractor owns, messages that say a peer failed or timed out
+(symptoms of another rank's failure, whatever the exception type),
+torch.distributed's own types, signals (KeyboardInterrupt, SystemExit(-N),
+a DataLoader worker "killed by signal"), errno (a storage errno on a storage
+path is a storage error; on /dev/shm it is the workload's configuration),
+and last, any other exception: `app.exception`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Final, NamedTuple
+
+from firstfault.extract.base import Draft, LineContext
+from firstfault.extract.codes import (
+    STORAGE_ERRNOS,
+    by_whom,
+    cuda_error_of,
+    errno_of,
+    exit_signal,
+    is_shm,
+    nccl_result_of,
+    path_of,
+    signal_name,
+    signal_of_text,
+    strsignal_alternation,
+)
+from firstfault.model import FieldValue
+
+_CLIP: Final = 400
+
+TRACEBACK: Final = "Traceback (most recent call last)"
+CHAIN_MARKERS: Final = (
+    "During handling of the above exception, another exception occurred",
+    "The above exception was the direct cause of the following exception",
+)
+# A traceback longer than this (in file lines) is not waited for: a later
+# stray `XError: ...` line must not close a traceback that was cut off.
+TB_WINDOW: Final = 5000
+# How far after a closed traceback a chain marker may come.
+CHAIN_GAP: Final = 8
+
+
+def clip(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= _CLIP else text[: _CLIP - 3] + "..."
+
+
+class Exc(NamedTuple):
+    qual: str  # as printed: torch.distributed.DistBackendError, c10::Error
+    cls: str  # unqualified: DistBackendError, Error
+    msg: str
+
+
+# The last line of a traceback: `ValueError: msg`, `torch.OutOfMemoryError: ...`,
+# a bare `KeyboardInterrupt`; torchrun reprints a child's traceback indented.
+_EXC_LINE = re.compile(r"^\s*(?P<qual>(?:[A-Za-z_]\w*\.)*(?P<cls>[A-Za-z_]\w*))(?::[ \t]?(?P<msg>.*))?$")
+EXC_SUFFIXES: Final = ("Error", "Exception", "Exit", "Interrupt", "Iteration", "Failure", "Fault", "Timeout")
+_BARE: Final = ("KeyboardInterrupt", "SystemExit", "StopIteration", "GeneratorExit", "Empty")
+
+
+def exception_shape(body: str) -> Exc | None:
+    m = _EXC_LINE.match(body)
+    if not m:
+        return None
+    cls, qual = m.group("cls"), m.group("qual")
+    if not cls[0].isupper():
+        return None
+    # A bare name must look like an exception class; a qualified one
+    # (`torch.foo.Bar`, `_queue.Empty`) only needs its capitalised tail.
+    if not (cls.endswith(EXC_SUFFIXES) or cls in _BARE or "." in qual):
+        return None
+    return Exc(qual, cls, (m.group("msg") or "").strip())
+
+
+# --------------------------------------------------------------------------
+# Classification tables
+# --------------------------------------------------------------------------
+
+# Messages that say another rank failed: whatever exception carries them, they
+# are symptoms of that failure, never its cause (gloo, c10d stores, NCCL,
+# PyTorch's elastic agent).
+PEER_FAILURE: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+    ("nccl.communicator_aborted", re.compile(r"communicator was aborted|ncclCommAbort")),
+    ("nccl.timeout", re.compile(
+        r"Timed out waiting \d+ ?ms for (?:recv|send) operation|timed out after \d+ ?m?s\b"
+        r"|Timed out (?:after \d+ seconds )?waiting for clients|[Ss]ocket Timeout|wait timeout after"
+        r"|Timeout waiting for key|Watchdog caught collective operation timeout|[Bb]arrier timed out"
+        r"|failed to pass monitoredBarrier")),
+    ("nccl.remote_error", re.compile(
+        r"Connection closed by (?:remote )?peer|Connection reset by peer|Broken pipe|Connection refused"
+        r"|remote (?:worker|process|peer|rank)s? (?:\w+ )?(?:crash|hang|exit|fail|die|disconnect)\w*"
+        r"|typically caused by a remote|remote process exited or there was a network error"
+        r"|peer (?:process )?(?:has )?(?:exited|crashed|died|closed|disconnected)"
+        r"|failed to recv, got 0 bytes|unexpected EOF|Read error \[|Write error \[|ncclRemoteError")),
+)
+# torch.distributed exception classes -> nccl.* kind, for the ones whose
+# message says nothing the table above knows (a store or rendezvous failure).
+DIST_TYPES: Final[dict[str, str]] = {
+    "DistBackendError": "nccl.error",
+    "DistError": "nccl.error",
+    "DistStoreError": "nccl.error",
+    "DistNetworkError": "nccl.remote_error",
+    "RendezvousError": "nccl.error",
+    "RendezvousTimeoutError": "nccl.timeout",
+    "RendezvousClosedError": "nccl.error",
+    "RendezvousStateError": "nccl.error",
+    "RendezvousGracefulExitError": "nccl.error",
+    "RendezvousConnectionError": "nccl.remote_error",
+}
+_DIST_MESSAGE = re.compile(r"\bNCCL\b|ncclUniqueId|ProcessGroup|\bc10d\b|[Pp]rocess group|\bgloo\b")
+# Exceptions that wrap another and decide nothing themselves.
+ENVELOPE_TYPES: Final = frozenset({"ChildFailedError", "Empty"})
+ENVELOPE_MESSAGES: Final = re.compile(r"exited unexpectedly|worker \(pid\(s\) [\d, ]+\) exited")
+_SIGNAL_EXCEPTION = re.compile(r"got signal:?\s*(?P<num>\d+)")
+_KILLED_BY = re.compile(rf"killed by signal: (?P<what>{strsignal_alternation()})")
+_SIGNALS_REPR = re.compile(r"<Signals\.(?P<sig>SIG[A-Z0-9]+): \d+>")
+_CUDA_OOM = re.compile(r"(?:CUDA|HIP) out of memory|CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY"
+                       r"|cudaErrorMemoryAllocation")
+_CUDA_HINT = re.compile(r"^\s*Search for `cudaError")
+# Checkpoint writers that report a full or failing file system without an errno.
+_WRITE_FAILED = re.compile(r"PytorchStreamWriter failed writing file|file write failed|unexpected pos \d+ vs \d+")
+
+
+def _fields(**kw: FieldValue) -> dict[str, FieldValue]:
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
+    """CUDA OOM or a CUDA error, from a traceback's last line or a line of its own."""
+    torch_oom = exc is not None and exc.cls == "OutOfMemoryError" and exc.qual.startswith("torch")
+    m = _CUDA_OOM.search(body)
+    if m or torch_oom:
+        message = exc.msg if exc is not None and exc.msg else body[m.start():] if m else body
+        return [Draft("app.cuda_oom", {"message": clip(message)})]
+    if _CUDA_HINT.match(body):
+        return []
+    err = cuda_error_of(body)
+    if err is None:
+        return []
+    if err.cls == "oom":
+        return [Draft("app.cuda_oom", {"message": clip(body)})]
+    if err.cls == "other" and "Cuda failure" in body:
+        return []  # a line of NCCL's own report, which the NCCL extractor reads
+    fields = _fields(error=err.cls, message=clip(err.message or (exc.msg if exc and exc.msg else body)),
+                     cuda_error=err.name if err.code is not None else None, cuda_code=err.code)
+    return [Draft("app.cuda_error", fields)]
+
+
+def _peer(exc: Exc, body: str) -> Draft | None:
+    detail = clip(f"{exc.cls}: {exc.msg}" if exc.msg else exc.cls)
+    for kind, rx in PEER_FAILURE:
+        if rx.search(body):
+            return Draft(kind, {"detail": detail})
+    kind = DIST_TYPES.get(exc.cls)
+    if kind is None and _DIST_MESSAGE.search(exc.msg):
+        kind = "nccl.error"
+    if kind is None:
+        return None
+    fields: dict[str, FieldValue] = {"detail": detail}
+    if kind == "nccl.error":
+        result = nccl_result_of(exc.msg)
+        if result is not None:
+            fields["nccl_result"] = result
+    return Draft(kind, fields)
+
+
+def _signal(exc: Exc) -> Draft | None:
+    detail = clip(f"{exc.cls}: {exc.msg}" if exc.msg else exc.cls)
+    sig: str | None = None
+    reporter = "launcher"
+    if exc.cls == "KeyboardInterrupt":
+        sig = "SIGINT"
+    elif exc.cls == "SignalException":
+        # torchrun's agent was signalled from above it (scancel, kubelet).
+        m = _SIGNAL_EXCEPTION.search(exc.msg)
+        if m:
+            sig, reporter = signal_name(int(m.group("num"))), "scheduler"
+    elif exc.cls == "SystemExit" and re.fullmatch(r"-?\d+", exc.msg):
+        sig = exit_signal(int(exc.msg))
+    else:
+        m2 = _KILLED_BY.search(exc.msg)
+        if m2:
+            sig = signal_of_text(m2.group("what"))
+        else:
+            m3 = _SIGNALS_REPR.search(exc.msg)
+            if m3:
+                sig = m3.group("sig")
+    if sig is None:
+        return None
+    return Draft("process.signal", {"signal": sig, "by": by_whom(sig, reporter), "detail": detail})
+
+
+def _errno(exc: Exc, body: str) -> Draft | None:
+    name = errno_of(exc.msg)
+    write_failed = _WRITE_FAILED.search(exc.msg) is not None
+    if name is None and not write_failed:
+        return None
+    path = path_of(exc.msg)
+    if (name in STORAGE_ERRNOS or (name is None and write_failed)) and not is_shm(path, exc.msg):
+        return Draft("storage.error", _fields(fs="posix", errno=name, path=path, exc_type=exc.cls,
+                                              detail=clip(f"{exc.cls}: {exc.msg}")))
+    return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), errno=name, path=path,
+                                          shm=True if is_shm(path, exc.msg) else None))
+
+
+def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool) -> tuple[list[Draft], bool]:
+    """The events a traceback's final line holds, and whether it decides its chain."""
+    cuda = cuda_drafts(body, exc)
+    if cuda:
+        return cuda, True
+    if nccl_owned:
+        return [], True  # the NCCL extractor reads this line
+    if exc.cls in ENVELOPE_TYPES or ENVELOPE_MESSAGES.search(exc.msg):
+        return [], False
+    sig = _signal(exc)
+    if sig is not None:
+        return [sig], True
+    peer = _peer(exc, body)
+    if peer is not None:
+        return [peer], True
+    err = _errno(exc, body)
+    if err is not None:
+        return [err], True
+    if numerics_owned:
+        return [], True
+    return [Draft("app.exception", {"exc_type": exc.cls, "message": clip(exc.msg)})], True
+
+
+# --------------------------------------------------------------------------
+# The per-stream model
+# --------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Stream:
+    opened: int | None = None  # line of the open traceback's header
+    closed: int | None = None  # line of the last final exception line
+    marker: int | None = None  # line of the last chain marker
+    decided: bool = False  # the current chain already produced its event
+    owner: tuple[int | None, str | None] | None = None  # torchrun summary entry owning the open traceback
+
+
+@dataclass(slots=True)
+class Closed:
+    """A traceback's final line, with what the model knows of its chain."""
+
+    exc: Exc
+    chained: bool  # a later member of a chain that already decided
+    owner: tuple[int | None, str | None] | None
+
+
+@dataclass(slots=True)
+class TracebackModel:
+    """Per-stream traceback state (one per rank or `who` within a stream)."""
+
+    streams: dict[object, _Stream] = field(default_factory=dict)
+
+    def feed(self, body: str, who: object, ctx: LineContext,
+             owner: tuple[int | None, str | None] | None = None) -> Closed | None:
+        """Feeds one candidate line; returns the exception when the line closes a traceback."""
+        st = self.streams.setdefault(who, _Stream())
+        if TRACEBACK in body:
+            continuing = (st.marker is not None and st.closed is not None and st.marker >= st.closed
+                          and st.marker - st.closed <= CHAIN_GAP)
+            if not continuing:
+                st.decided = False
+            st.opened, st.owner = ctx.lineno, owner
+            ctx.claimed = True
+            return None
+        if any(m in body for m in CHAIN_MARKERS):
+            st.marker = ctx.lineno
+            ctx.claimed = True
+            return None
+        if st.opened is None:
+            return None
+        if ctx.lineno - st.opened > TB_WINDOW:
+            st.opened = None
+            return None
+        exc = exception_shape(body)
+        if exc is None:
+            ctx.claimed = True  # a frame or source line of the open traceback
+            return None
+        chained = st.decided
+        closed = Closed(exc, chained, st.owner)
+        st.opened, st.closed, st.owner = None, ctx.lineno, None
+        return closed
+
+    def decided(self, who: object, value: bool) -> None:
+        st = self.streams.setdefault(who, _Stream())
+        st.decided = st.decided or value

@@ -1,0 +1,125 @@
+"""Error-looking lines that no extractor understood, grouped by a masked template.
+
+A verdict that says `unknown` should still show what the catalog missed.
+Every candidate line that yields no event (and that no extractor claimed as
+part of a record it understood) is offered here; the error-looking ones are
+masked (times, numbers, hex, addresses, paths, quoted text, host names) into
+a template and counted per template, with the nodes that printed it and the
+earliest line as an example. Memory is bounded: at most MAX_GROUPS distinct
+templates are kept; lines of further templates are only counted.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from firstfault.scan import Candidate
+
+MAX_GROUPS: Final = 2000
+MAX_OUTPUT: Final = 20
+_TEXT_CLIP: Final = 500
+_CACHE_MAX: Final = 20000
+
+# What makes a line look like an error to a person reading the log.
+_ERRORISH = re.compile(
+    r"(?i)\b(?:errors?|err|fail(?:ed|ure|ures|s|ing)?|fatal|exception|abort(?:ed|ing)?|panic|segfault"
+    r"|killed|timed out|timeout|denied|refused|unreachable|corrupt(?:ed|ion)?|invalid|cannot|unable)\b"
+)
+# Lines that look like errors and are not: counters at zero, "no errors", help text.
+_BENIGN = re.compile(
+    r"(?i)\b(?:no|0|zero) (?:errors?|failures?)\b|\berrors?[=:]\s*0\b|\bfailed[=:]\s*0\b"
+    r"|--\w*(?:error|fail)\w*|\bignore[_ ]errors?\b"
+)
+_MASKS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
+    (re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"), "<TIME>"),
+    (re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)?\s?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+                r"\s+\d{1,2}\s+\d\d:\d\d:\d\d(?:\.\d+)?(?:\s+\d{4})?"), "<TIME>"),
+    (re.compile(r"\b\d\d:\d\d:\d\d(?:[.,]\d+)?"), "<TIME>"),
+    (re.compile(r"'[^'\n]{0,300}'|\"[^\"\n]{0,300}\""), "<TEXT>"),
+    (re.compile(r"(?<![\w>])(?:[A-Za-z]:)?(?:/[\w.\-+@%~]+){2,}/?|(?<![\w>])/[\w.\-+@%~]+\.\w+"), "<PATH>"),
+    (re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b|\[[0-9a-fA-F:]*::[0-9a-fA-F:]*\](?::\d+)?"), "<ADDR>"),
+    (re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]{8,}\b|\b[0-9a-fA-F]{4,}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}"
+                r"(?:\.[0-7])?\b"), "<HEX>"),
+    (re.compile(r"\[rank\d+\]|\brank\s*\d+\b|\bRank\s*\d+\b"), "<RANK>"),
+    (re.compile(r"\d+(?:\.\d+)?"), "<N>"),
+    (re.compile(r"\s+"), " "),
+)
+_DIGITS = re.compile(r"\d+")
+
+
+@dataclass(slots=True)
+class _Group:
+    count: int = 0
+    where: set[tuple[str | None, str | None, int | None]] = field(default_factory=set)  # node, host, rank
+    first: tuple[str, str, int, str] | None = None  # sort key (time, file, line) and text
+    first_time: datetime | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class UnrecognizedGroup:
+    template: str
+    count: int
+    nodes: list[str]
+    file: str
+    line: int
+    time: datetime | None
+    text: str
+
+
+class Unrecognized:
+    """Collects the error-looking lines no extractor understood (see module docstring)."""
+
+    def __init__(self, hosts: Iterable[str] = ()) -> None:
+        names = sorted({h for h in hosts if h}, key=len, reverse=True)
+        self._hosts = re.compile(r"\b(?:" + "|".join(re.escape(h) for h in names) + r")\b") if names else None
+        self._groups: dict[str, _Group] = {}
+        self._cache: dict[str, str] = {}
+        self.overflow = 0  # lines whose template was past MAX_GROUPS
+
+    def template(self, body: str) -> str:
+        key = _DIGITS.sub("0", body)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        t = body
+        if self._hosts is not None:
+            t = self._hosts.sub("<HOST>", t)
+        for rx, repl in _MASKS:
+            t = rx.sub(repl, t)
+        t = t.strip()[:_TEXT_CLIP]
+        if len(self._cache) < _CACHE_MAX:
+            self._cache[key] = t
+        return t
+
+    def offer(self, c: Candidate, body: str, host: str | None = None) -> None:
+        if not _ERRORISH.search(body) or _BENIGN.search(body):
+            return
+        t = self.template(body)
+        g = self._groups.get(t)
+        if g is None:
+            if len(self._groups) >= MAX_GROUPS:
+                self.overflow += 1
+                return
+            g = self._groups[t] = _Group()
+        g.count += 1
+        if len(g.where) < 256:
+            g.where.add((c.node, host, c.rank))
+        key = (c.time.isoformat() if c.time else "~", c.file, c.line, c.text[:_TEXT_CLIP])
+        if g.first is None or key[:3] < g.first[:3]:
+            g.first, g.first_time = key, c.time
+
+    def groups(self, node_of: Callable[[str | None, str | None, int | None], str | None],
+               limit: int = MAX_OUTPUT) -> list[UnrecognizedGroup]:
+        out: list[UnrecognizedGroup] = []
+        for t, g in self._groups.items():
+            assert g.first is not None
+            nodes = sorted({n for w in g.where if (n := node_of(*w))})
+            _, file, line, text = g.first
+            out.append(UnrecognizedGroup(t, g.count, nodes, file, line, g.first_time, text))
+        out.sort(key=lambda u: (-u.count, u.template))
+        return out[:limit]
