@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from firstfault import yamlio
-from firstfault.model import CAUSE_DOMAINS
+from firstfault.model import CAUSE_DOMAINS, Event, Evidence, FieldValue
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 CATEGORY_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
@@ -133,6 +133,9 @@ class TestEvent(BaseModel):
 class Expect(_Strict):
     category: str
     nodes: list[str] | None = None
+    # For a symptom rule: the category of the finding that must explain it
+    # (`none`: it must stay unexplained).
+    explained_by: str | None = None
 
 
 class RuleTest(_Strict):
@@ -141,6 +144,9 @@ class RuleTest(_Strict):
     events: list[TestEvent] = Field(default_factory=list)
     nodes: list[str] | None = None  # the allocation, for widespread checks
     expect: list[Expect]
+    # The whole catalog's root cause for these inputs (a category prefix, or
+    # `none` for no root), when the test wants to pin precedence too.
+    root: str | None = None
 
 
 GroupKey = Literal["node", "device", "rank"]
@@ -186,6 +192,8 @@ class Settings(_Strict):
     evidence_per_finding: int = 5
     evidence_per_symptom: int = 2
     explain_sets: dict[str, list[Explains]] = Field(default_factory=dict)
+    # Xid classes that no rule needs to match (validator xid-lands).
+    ignore_xid_classes: list[str] = Field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -296,6 +304,36 @@ def _check(rules: list[LoadedRule]) -> list[str]:
     return problems
 
 
+def _xid_coverage(rules: list[LoadedRule], settings: Settings) -> list[str]:
+    """[xid-lands] every Xid of the table is matched by a rule, or its class is ignored on purpose.
+
+    An Xid no rule matches would vanish from the verdict ("no failure
+    evidence") however plainly the kernel log shows it.
+    """
+    from firstfault.catalog.tables import xid_table
+    from firstfault.engine.match import rule_matches
+
+    ignored = set(settings.ignore_xid_classes)
+    xid_rules = [lr.rule for lr in rules if any(sel.event in ("gpu.xid", "gpu.*") for sel in lr.rule.match)]
+    missing: dict[str, list[int]] = {}
+    for code, info in sorted(xid_table().items()):
+        if info.xid_class in ignored:
+            continue
+        for severity in (None, "Fatal"):
+            fields: dict[str, FieldValue] = {"xid": code, "xid_class": info.xid_class, "mnemonic": info.mnemonic}
+            if severity:
+                fields["severity"] = severity
+            ev = Event(kind="gpu.xid", time=None, node="n", fields=fields,
+                       evidence=Evidence(source="kernel", file=None, line=None, text=""))
+            if any(rule_matches(r, ev) for r in xid_rules):
+                break
+        else:
+            missing.setdefault(info.xid_class, []).append(code)
+    return [f"catalog/xid.yaml:1: [xid-lands] Xid class {cls!r} (codes {codes[:8]}"
+            f"{'...' if len(codes) > 8 else ''}) matches no rule and is not in ignore_xid_classes"
+            for cls, codes in sorted(missing.items())]
+
+
 def _expand_sets(rules: list[LoadedRule], settings: Settings) -> list[str]:
     """Replaces `{set: name}` entries of `explains` with the named list."""
     problems: list[str] = []
@@ -361,6 +399,7 @@ def load_catalog(root: str | Path | None = None) -> Catalog:
         rules.append(LoadedRule(rule, str(path), key_lines))
     if settings is not None:
         problems.extend(_expand_sets(rules, settings))
+        problems.extend(_xid_coverage(rules, settings))
     problems.extend(_check(rules))
     if problems or settings is None:
         raise CatalogError(problems)

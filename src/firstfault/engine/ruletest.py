@@ -9,7 +9,6 @@ from xml.etree import ElementTree as ET
 from firstfault.engine.attribute import Finding, attribute
 from firstfault.engine.catalog import Catalog, Rule, RuleTest
 from firstfault.engine.match import category_matches
-from firstfault.extract.base import LineContext
 from firstfault.model import Event, Evidence, FieldValue
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
@@ -25,29 +24,21 @@ class CaseResult:
 
 
 def _events_for(test: RuleTest) -> list[Event]:
+    """The test's lines through the production path (scanner dispatch, prefix layer, multi-line
+    records, one stream per file and rank), plus its literal events."""
     from firstfault.extract.common import norm_pci
-    from firstfault.scan import all_line_extractors
+    from firstfault.scan import Candidate, feed_lines
 
-    events: list[Event] = []
-    for i, line in enumerate(test.lines):
-        t = EPOCH + timedelta(seconds=line.t)
-        ctx = LineContext(source=line.source, file="test", lineno=i + 1, node=line.node, rank=line.rank,
-                          time=t, state={})
-        for ex in all_line_extractors():
-            if line.source not in ex.sources or not any(w in line.text for w in ex.literals):
-                continue
-            for d in ex.extract(line.text, ctx):
-                fields = dict(d.fields)
-                if d.host:
-                    fields["host"] = d.host
-                device = d.device
-                if device and device.startswith("pci:"):
-                    device = "pci:" + norm_pci(device[4:])
-                events.append(Event(kind=d.kind, time=t, node=line.node,
-                                    rank=d.rank if d.rank is not None else line.rank, device=device,
-                                    fields=fields,
-                                    evidence=Evidence(source=line.source, file="test", line=i + 1,
-                                                      text=line.text)))
+    nodes = test.nodes or sorted({ln.node for ln in test.lines if ln.node})
+    candidates = [
+        Candidate(source=ln.source, file=f"test/{ln.source}/{ln.node or '-'}", line=i + 1, node=ln.node,
+                  rank=ln.rank, time=EPOCH + timedelta(seconds=ln.t), text=ln.text)
+        for i, ln in enumerate(test.lines)
+    ]
+    events = feed_lines(candidates, hosts=nodes)
+    for ev in events:
+        if ev.device and ev.device.startswith("pci:"):
+            ev.device = "pci:" + norm_pci(ev.device[4:])
     for j, te in enumerate(test.events):
         extra: dict[str, FieldValue] = {}
         for k, v in (te.model_extra or {}).items():
@@ -60,22 +51,29 @@ def _events_for(test: RuleTest) -> list[Event]:
 
 
 def run_case(rule: Rule, test: RuleTest, catalog: Catalog) -> tuple[bool, str]:
+    """One test of one rule, attributed by the whole active catalog (so `explains` and precedence
+    between rules are exercised); the expectations are on this rule's findings or symptoms."""
     events = _events_for(test)
     nodes = test.nodes or sorted({e.node for e in events if e.node})
-    att = attribute(events, [rule], catalog.settings, nodes)
-    got: list[tuple[str, list[str]]]
+    rules = [r for r in catalog.active() if r.id != rule.id] + [rule]
+    att = attribute(events, rules, catalog.settings, nodes)
+    got: list[tuple[str, list[str], str | None]]
     if rule.role == "cause":
-        fs: list[Finding] = att.findings
-        got = [(f.category, list(f.nodes)) for f in fs]
+        fs: list[Finding] = [f for f in att.findings if f.rule.id == rule.id]
+        got = [(f.category, list(f.nodes), None) for f in fs]
     else:
-        got = [(h.category, [h.event.node] if h.event.node else []) for h in att.symptoms]
+        got = [(h.category, [h.event.node] if h.event.node else [],
+                h.explained_by.category if h.explained_by else "none")
+               for h in att.symptoms if category_matches(rule.category, h.category)]
     if test.lines and not events:
         return False, "no extractor produced an event from the test lines"
     remaining = list(got)
     for exp in test.expect:
         hit = next(
             (g for g in remaining
-             if category_matches(exp.category, g[0]) and (exp.nodes is None or sorted(exp.nodes) == sorted(g[1]))),
+             if category_matches(exp.category, g[0]) and (exp.nodes is None or sorted(exp.nodes) == sorted(g[1]))
+             and (exp.explained_by is None or (g[2] is not None and (
+                 g[2] == exp.explained_by or category_matches(exp.explained_by, g[2]))))),
             None,
         )
         if hit is None:
@@ -85,6 +83,10 @@ def run_case(rule: Rule, test: RuleTest, catalog: Catalog) -> tuple[bool, str]:
         return False, f"unexpected findings: {remaining}"
     if not test.expect and got:
         return False, f"expected nothing; got {got}"
+    if test.root is not None:
+        root = att.root.category if att.root else "none"
+        if not (root == test.root or category_matches(test.root, root)):
+            return False, f"expected root cause {test.root}; the catalog's root is {root}"
     return True, "ok"
 
 

@@ -210,7 +210,7 @@ class ExceptionExtractor:
             if exc is not None:
                 drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
             else:
-                drafts = [] if nccl_owns(body) else tb.cuda_drafts(body, None)
+                drafts = tb.cuda_drafts(body, None)
         for draft in drafts:
             if rank is not None:
                 draft.rank = rank
@@ -482,8 +482,46 @@ class ProcessSignalExtractor:
         return None
 
 
+# --------------------------------------------------------------------------
+# Memory limits enforced by the scheduler or the container runtime
+# --------------------------------------------------------------------------
+
+# slurmstepd (jobacct_gather OverMemoryKill): `Job 4242 exceeded memory limit (52 > 50), being killed`,
+# `Step 4242.0 exceeded memory limit ...`; task/cgroup: `Detected 1 oom-kill event(s) in StepId=4242.0
+# cgroup` (`in step 4242.0 cgroup` before 21.08); PBS/Torque: `=>> PBS: job killed: mem 105gb exceeded
+# limit 100gb`, `exceeded MEM usage hard limit`; Kubernetes, pasted: `Reason: OOMKilled`,
+# `The node was low on resource: memory.`
+_MEM_LIMIT: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
+    ("slurmstepd", re.compile(r"(?:Job|Step|StepId=?)\s*(?P<id>[\w.+]+) exceeded (?:virtual )?memory limit")),
+    ("slurmstepd", re.compile(r"Detected (?P<n>\d+) oom[-_ ]kill event\(s\) in (?:StepId=|step )?(?P<id>[\w.+]+)")),
+    ("pbs", re.compile(r"PBS: job killed: (?:v?mem|pmem) \S+ exceeded limit|exceeded MEM usage hard limit")),
+    ("kubelet", re.compile(r"\bReason:\s+OOMKilled\b|\bOOMKilled\b.*\b(?:exit ?code|Exit Code)\S*\s*137"
+                           r"|The node was low on resource: memory")),
+)
+
+
+class MemoryLimitExtractor:
+    """A rank killed for memory by the scheduler's or the container runtime's limit (host.oom_kill)."""
+
+    name = "host.memory_limit"
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+    literals: tuple[str, ...] = (
+        "exceeded memory limit", "exceeded virtual memory limit", "oom-kill event", "oom_kill event",
+        "PBS: job killed", "exceeded MEM usage", "OOMKilled", "low on resource: memory",
+    )
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        _, body = split_rank_prefix(line)
+        for proc, rx in _MEM_LIMIT:
+            m = rx.search(body)
+            if m:
+                yield Draft("host.oom_kill", {"proc": proc, "cgroup": True, "by": "limit", "detail": clip(body)})
+                return
+
+
 EXTRACTORS: tuple[LineExtractor, ...] = (
     ExceptionExtractor(),
+    MemoryLimitExtractor(),
     NumericsExtractor(),
     TorchrunExtractor(),
     ProcessSignalExtractor(),

@@ -169,9 +169,9 @@ def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
 
 def _peer(exc: Exc, body: str) -> Draft | None:
     detail = clip(f"{exc.cls}: {exc.msg}" if exc.msg else exc.cls)
-    for kind, rx in PEER_FAILURE:
+    for peer_kind, rx in PEER_FAILURE:
         if rx.search(body):
-            return Draft(kind, {"detail": detail})
+            return Draft(peer_kind, {"detail": detail})
     kind = DIST_TYPES.get(exc.cls)
     if kind is None and _DIST_MESSAGE.search(exc.msg):
         kind = "nccl.error"
