@@ -99,6 +99,8 @@ class NodeMapper:
                 return mapped
         if ev.rank is not None and ev.rank in self.rank_to_node:
             return self.rank_to_node[ev.rank]
+        if ev.node is None and len(self.nodes) == 1:
+            return self.nodes[0]  # a one-node allocation: whatever printed it ran there
         return ev.node
 
 

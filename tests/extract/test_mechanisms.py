@@ -165,8 +165,6 @@ def test_signals_and_exit_codes_come_from_the_stdlib() -> None:
 @pytest.mark.parametrize(
     ("line", "signal"),
     [
-        ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory "
-         "(shm).", "SIGBUS"),
         ("Signal 9 (SIGKILL) received by PID 4242", "SIGKILL"),
         ("Error: container exited with exit code 137", "SIGKILL"),
     ],
@@ -174,6 +172,14 @@ def test_signals_and_exit_codes_come_from_the_stdlib() -> None:
 def test_signal_reports(line: str, signal: str) -> None:
     events, _ = feed([line])
     assert [(e.kind, e.fields["signal"]) for e in events] == [("process.signal", signal)]
+
+
+def test_a_dataloader_worker_bus_error_is_the_workloads_shm_configuration() -> None:
+    events, _ = feed(["ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient "
+                      "shared memory (shm)."])
+    events += feed([TB, "RuntimeError: DataLoader worker (pid 125) is killed by signal: Bus error. "])[0]
+    assert [(e.kind, e.fields.get("shm"), e.fields.get("signal")) for e in events] == [
+        ("app.exception", True, "SIGBUS")] * 2
 
 
 @pytest.mark.parametrize(

@@ -419,9 +419,15 @@ NCCL_ERROR_CASES: list[tuple[str, str | None, int | None]] = [
         "ncclInternalError",
         None,
     ),
-    # a WARN without a result code (NVIDIA/nccl#905)
-    ("node-1:100:200 [0] NCCL WARN NET/IB : Got async event : port error", None, None),
+    # a WARN without a result code
+    ("node-1:100:200 [0] NCCL WARN NET/IB : Got async event : local access violation work queue error", None, None),
 ]
+
+
+def test_ib_port_error_async_event_is_the_link_going_down() -> None:
+    """NVIDIA/nccl#905: the HCA port went down under NCCL (IBV_EVENT_PORT_ERR)."""
+    d = one(ERROR, "node-1:100:200 [0] NCCL WARN NET/IB : Got async event : port error")
+    assert (d.kind, d.fields["state"], d.host) == ("net.link", "down", "node-1")
 
 
 @pytest.mark.parametrize(("line", "result", "rank"), NCCL_ERROR_CASES)

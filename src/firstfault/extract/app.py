@@ -22,7 +22,14 @@ from typing import Final
 
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.codes import CUDA_ANCHORS, by_whom, exit_signal, signal_of_text, strsignal_alternation
+from firstfault.extract.codes import (
+    CUDA_ANCHORS,
+    WEAK_CUDA_ANCHORS,
+    by_whom,
+    exit_signal,
+    signal_of_text,
+    strsignal_alternation,
+)
 from firstfault.extract.nccl import clip, nccl_owns, recent, split_rank_prefix
 from firstfault.model import FieldValue
 
@@ -179,10 +186,14 @@ class ExceptionExtractor:
         "CUDA out of memory",
         "HIP out of memory",
         *CUDA_ANCHORS,
+        *WEAK_CUDA_ANCHORS,
         "CUDA-capable device",
         "No CUDA GPUs are available",
         "terminate called after throwing",
         "what():",
+        'File "',
+        "[Errno ",
+        "No module named",
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -211,6 +222,9 @@ class ExceptionExtractor:
                 drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
             else:
                 drafts = tb.cuda_drafts(body, None)
+                if not drafts:
+                    one = tb.standalone(body)
+                    drafts = [one] if one is not None else []
         for draft in drafts:
             if rank is not None:
                 draft.rank = rank
@@ -377,6 +391,7 @@ _FATAL_PYTHON = re.compile(rf"Fatal Python error: (?P<what>{_FAULT_ALT})")
 _SHELL_FAULT = re.compile(
     rf"(?:^|\s|\d)(?P<what>{_FAULT_ALT})\s*\(core dumped\)"
     rf"|^\s*(?:\S+: line \d+:\s+\d+\s+)?(?P<bare>Segmentation fault)\b"
+    rf"|^\s*\S+: line \d+:\s+\d+\s+(?P<job>{_STRSIGNAL_ALT})\s"
     rf"|Caught signal \d+ \((?P<ucx>{_FAULT_ALT})"
 )
 
@@ -394,7 +409,8 @@ _AGENT_SIGNAL = re.compile(r"Signal (?P<num>\d+) \((?P<sig>SIG[A-Z0-9]+)\) recei
 # A container's or process's exit code: `exited with exit code 137`, `exit status 139`,
 # `Exit code: 137`, `ExitCode 9`, `returned non-zero exit status -9`; 128+N and -N are signals.
 _EXIT_CODE = re.compile(
-    r"\b(?:exit(?:ed)?(?: with)?(?: exit)? (?:code|status)|[Ee]xit [Cc]ode|returned non-zero exit status)"
+    r"\b(?:exit(?:ed)?(?: with)?(?: exit)? (?:code|status)|[Ee]xit [Cc]ode|returned non-zero exit status"
+    r"|exits with return code)"
     r"[:= ]+\(?(?P<code>-?\d+)\b"
 )
 
@@ -423,6 +439,8 @@ class ProcessSignalExtractor:
         "exit status",
         "Exit code",
         "Exit Code",
+        "return code",
+        ": line ",
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -432,7 +450,7 @@ class ProcessSignalExtractor:
             return
         if rank is not None:
             draft.rank = rank
-        if draft.fields["by"] == "self":
+        if draft.fields.get("by") == "self":
             # faulthandler's "Fatal Python error: Segmentation fault", its
             # thread dump, then the shell's "Segmentation fault (core dumped)":
             # one fault of one process.
@@ -457,11 +475,21 @@ class ProcessSignalExtractor:
             return draft
         m = _SLURM_CANCELLED.search(body)
         if m:
-            # Slurm cancels with SIGTERM, then SIGKILL after KillWait.
-            draft = Draft("process.signal", {"signal": "SIGTERM", "by": "scheduler", "detail": detail})
+            # Slurm cancels with SIGTERM, then SIGKILL after KillWait. A JOB banner means the
+            # allocation was ended (scancel, or the reason after DUE TO); a STEP banner alone
+            # is also printed when srun tears a step down after one task failed.
+            due = re.search(r"DUE TO ([A-Z][A-Z ]*[A-Z])", m.group("rest"))
+            fields: dict[str, FieldValue] = {"signal": "SIGTERM", "by": "scheduler", "detail": detail,
+                                             "slurm_scope": m.group("scope").lower()}
+            if due:
+                fields["due_to"] = due.group(1).lower().replace(" ", "_")
+            draft = Draft("process.signal", fields)
             draft.host = m.group("host")
             return draft
-        m = _FATAL_PYTHON.search(body) or _SHELL_FAULT.search(body) or _WORKER_FAULT.search(body)
+        m = _WORKER_FAULT.search(body)
+        if m and m.group("what") == "bus error":
+            return tb.shm_exhausted("DataLoader worker bus error", body)
+        m = m or _FATAL_PYTHON.search(body) or _SHELL_FAULT.search(body)
         if m:
             what = next(g for g in m.groups() if g is not None)
             sig = signal_of_text(what) or _WORKER_FAULTS.get(what.lower(), "SIGSEGV")
@@ -493,11 +521,15 @@ class ProcessSignalExtractor:
 # `The node was low on resource: memory.`
 _MEM_LIMIT: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     ("slurmstepd", re.compile(r"(?:Job|Step|StepId=?)\s*(?P<id>[\w.+]+) exceeded (?:virtual )?memory limit")),
-    ("slurmstepd", re.compile(r"Detected (?P<n>\d+) oom[-_ ]kill event\(s\) in (?:StepId=|step )?(?P<id>[\w.+]+)")),
+    ("slurmstepd", re.compile(
+        r"Detected (?P<n>\d+) oom[-_ ]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<id>[\w.+]+)")),
+    ("srun", re.compile(r"error:\s+[A-Za-z0-9][\w.\-]*:\s+tasks?\s+[\d\-, ]+:\s+Out Of Memory")),
     ("pbs", re.compile(r"PBS: job killed: (?:v?mem|pmem) \S+ exceeded limit|exceeded MEM usage hard limit")),
-    ("kubelet", re.compile(r"\bReason:\s+OOMKilled\b|\bOOMKilled\b.*\b(?:exit ?code|Exit Code)\S*\s*137"
-                           r"|The node was low on resource: memory")),
+    ("kubelet", re.compile(r"\bOOMKilled\b|The node was low on resource: memory")),
 )
+
+
+_MEMCG_FULL = re.compile(r"memory: usage (?P<usage>\d+)kB, limit (?P<limit>\d+)kB, failcnt (?P<failcnt>\d+)")
 
 
 class MemoryLimitExtractor:
@@ -507,11 +539,21 @@ class MemoryLimitExtractor:
     sources: frozenset[str] = frozenset({"application", "syslog"})
     literals: tuple[str, ...] = (
         "exceeded memory limit", "exceeded virtual memory limit", "oom-kill event", "oom_kill event",
-        "PBS: job killed", "exceeded MEM usage", "OOMKilled", "low on resource: memory",
+        "PBS: job killed", "exceeded MEM usage", "OOMKilled", "low on resource: memory", "Out Of Memory",
+        "failcnt",
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         _, body = split_rank_prefix(line)
+        m = _MEMCG_FULL.search(body)
+        if m:
+            # A memory cgroup at its limit that failed allocations: the report of a cgroup OOM kill.
+            usage, limit, failcnt = (int(m.group(k)) for k in ("usage", "limit", "failcnt"))
+            if failcnt > 0 and limit > 0 and usage >= limit:
+                yield Draft("host.oom_kill", {"proc": "memcg", "cgroup": True, "by": "limit", "detail": clip(body)})
+            else:
+                ctx.claimed = True
+            return
         for proc, rx in _MEM_LIMIT:
             m = rx.search(body)
             if m:

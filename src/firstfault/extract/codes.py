@@ -166,14 +166,22 @@ def _cuda_index() -> tuple[dict[str, CudaError], re.Pattern[str], dict[int, Cuda
     return by_key, rx, by_code
 
 
+# Generic words before which a CUDA sample or library prints cudaGetErrorString():
+# `(error code system not yet initialized)!`. Only a whole table message counts after these.
+WEAK_CUDA_ANCHORS: Final = ("error code ", "CUDA failure", "cuda error")
+
+
 def cuda_error_of(text: str) -> CudaError | None:
     """The CUDA error a line reports, if it reports one (see CUDA_ANCHORS)."""
-    if not any(a in text for a in CUDA_ANCHORS):
+    strong = any(a in text for a in CUDA_ANCHORS)
+    if not strong and not any(a in text for a in WEAK_CUDA_ANCHORS):
         return None
     by_key, rx, by_code = _cuda_index()
     m = rx.search(text)
-    if m:
+    if m and (strong or len(m.group(0)) >= 16):
         return by_key[m.group(0).lower()]
+    if not strong:
+        return None
     c = _CODE.search(text)
     if c:
         hit = by_code.get(int(c.group("code")))

@@ -363,9 +363,24 @@ class ResetRequiredExtractor:
 
     name = "gpu.reset_required"
     sources: frozenset[str] = frozenset({"kernel", "syslog"})
-    literals: tuple[str, ...] = ("NV_ERR_RESET_REQUIRED", "GspRmAlloc failed")
+    literals: tuple[str, ...] = ("NV_ERR_RESET_REQUIRED", "GspRmAlloc failed", "RmInitAdapter failed",
+                                 "rm_init_adapter failed")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        init = "RmInitAdapter failed" in line or "rm_init_adapter failed" in line
+        if init:
+            # The driver could not initialise the GPU at all (RmInitAdapter): the GPU is unusable
+            # until reset or replaced; printed once per probe, so keep one per stream.
+            seen = ctx.state.setdefault("ff.gpu.init_failed", set())
+            if isinstance(seen, set):
+                if seen:
+                    ctx.claimed = True
+                    return
+                seen.add(ctx.lineno)
+            start = line.find("NVRM:")
+            yield Draft(kind="gpu.reset_required",
+                        fields={"reason": "init_failed", "detail": _clip(line[start:] if start >= 0 else line)})
+            return
         if "NV_ERR_RESET_REQUIRED" not in line and not _RESET_STATUS.search(line):
             return
         m = _RESET_GPU.search(line)
@@ -373,7 +388,7 @@ class ResetRequiredExtractor:
         start = line.find("NVRM:")
         yield Draft(
             kind="gpu.reset_required",
-            fields={"detail": _clip(line[start:] if start >= 0 else line)},
+            fields={"reason": "reset_required", "detail": _clip(line[start:] if start >= 0 else line)},
             device=_device(pci),
         )
 

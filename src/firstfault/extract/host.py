@@ -289,6 +289,9 @@ _MCE_FATAL = re.compile(
     r"Machine Check Exception|Fatal machine check|[Mm]achine check: Processor context corrupt"
 )
 _EDAC = re.compile(r"EDAC .*?\b(?P<kind>UE|CE)\b")
+# The BMC's event log (ipmitool sel elist / ipmi-sel): `Uncorrectable ECC / other uncorrectable memory error
+# @P2-DIMMF1 - Assertion`, `Memory #0x87 | Uncorrectable ECC | Asserted`; corrected ones are logged too.
+_SEL_ECC = re.compile(r"\b(?P<kind>Uncorrectable|Correctable) ECC\b")
 _MCI_STATUS_UC = 1 << 61  # IA32_MCi_STATUS.UC: the error was not corrected
 
 
@@ -297,7 +300,8 @@ class MceExtractor:
 
     name = "host.mce"
     sources: frozenset[str] = _KERNEL
-    literals: tuple[str, ...] = ("Machine check events", "Machine Check", "Fatal machine check", "EDAC ")
+    literals: tuple[str, ...] = ("Machine check events", "Machine Check", "Fatal machine check", "EDAC ",
+                                 "Uncorrectable ECC", "Correctable ECC")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         severity: str
@@ -312,6 +316,8 @@ class MceExtractor:
             severity = "corrected"
         elif (m := _EDAC.search(line)) is not None:
             severity = "uncorrected" if m.group("kind") == "UE" else "corrected"
+        elif (m := _SEL_ECC.search(line)) is not None and "Deassert" not in line and "NVRM" not in line:
+            severity = "uncorrected" if m.group("kind") == "Uncorrectable" else "corrected"
         else:
             return
         start = line.find("mce:")
@@ -414,16 +420,25 @@ def _expand_ranges(spec: str) -> list[str]:
     return out
 
 
+_NODE_LOST = re.compile(r"\(node failure\)|could not connect to MOM|reboot timed out")
+
+
 class NodeDownExtractor:
     """slurmctld's view of a node that stopped answering or failed under a job."""
 
     name = "sched.node_down"
     sources: frozenset[str] = _KERNEL
-    literals: tuple[str, ...] = ("not responding", "on failed node", "due to failure of node")
+    literals: tuple[str, ...] = ("not responding", "on failed node", "due to failure of node", "(node failure)",
+                                 "could not connect to MOM", "reboot timed out")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         m = _NODE_DOWN.search(line)
         if not m:
+            other = _NODE_LOST.search(line)
+            if other:
+                # PBS / Moab: `job preempted (node failure)`, `Server could not connect to MOM`;
+                # Slurm's node reason `reboot issued : reboot timed out`. No host is named.
+                yield Draft(kind="sched.node_down", fields={"host": "", "reason": other.group(0)[:80]})
             return
         if m.group("hosts"):
             hosts = expand_hostlist(m.group("hosts"))

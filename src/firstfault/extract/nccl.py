@@ -138,6 +138,11 @@ _IB_COMPLETION = re.compile(
     r"(?:\s*vendor[ _]err[= ](?P<vendor>\d+))?"
     r"(?:.*?\bhca (?P<hca>[\w\-]+))?"
 )
+# `NET/IB : Got async event : port error` (ibv_event_type_str); newer NCCL adds `on dev mlx5_0`.
+_IB_ASYNC = re.compile(r"Got async event\s*:\s*(?P<event>[^,:]+?)(?:\s+on (?:dev )?(?P<dev>[\w\-]+))?\s*(?:[,:]|$)")
+_IB_ASYNC_LINK: Final = frozenset({"port error", "local catastrophic error", "device fatal"})
+_IB_ASYNC_BENIGN: Final = frozenset({"gid table change", "port active", "lid change", "client reregistration",
+                                     "sm change", "pkey change", "communication established", "port flapping"})
 # A peer dropping out, as NCCL's socket layer and PyTorch's store report it.
 PEER_LOSS = re.compile(
     r"Connection reset by peer|Connection closed by (?:remote )?peer|Broken pipe"
@@ -195,6 +200,14 @@ def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
         return {}
     found: dict[str, dict[str, FieldValue]] = {}
 
+    ae = _IB_ASYNC.search(body)
+    if ae:
+        event = ae.group("event").strip().rstrip(".")
+        if event.lower() in _IB_ASYNC_LINK:
+            # The HCA's port went down (IBV_EVENT_PORT_ERR) or the device died: the link, not NCCL.
+            return {"net.link": {"state": "down", "iface": ae.group("dev") or "ib", "detail": detail}}
+        if event.lower() in _IB_ASYNC_BENIGN:
+            return {}
     ib = _IB_COMPLETION.search(body)
     if ib:
         status = ib.group("status") or ib.group("error")
@@ -289,6 +302,7 @@ class C10dTimeoutExtractor:
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
         who = _who(rank, ctx, body)
+        ctx.claimed = True  # every line with these literals is one of the watchdog's, repeats included
         if "Watchdog caught collective operation timeout" in body:
             yield from self._timeout(body, rank, who, ctx)
         elif "watchdog got stuck" in body or "Heartbeat monitor timed out" in body:
@@ -352,6 +366,12 @@ class C10dTimeoutExtractor:
 # NCCL errors: remote_error, communicator_aborted, ib_completion_error, error
 # --------------------------------------------------------------------------
 
+# NCCL's shared-memory transport failing to create or grow its segment in /dev/shm.
+_SHM = re.compile(r"(?:posix_fallocate failed|failed to extend /dev/shm|Error while creating shared memory segment"
+                  r"|unable to allocate shared memory|shm_open).*?(?:No space left on device|Cannot allocate memory"
+                  r"|\(28\)|\(12\))|(?:No space left on device|\(28\)).*?/dev/shm")
+
+
 # PyTorch's report of one NCCL failure spans adjacent lines (`NCCL error in:`,
 # `ncclRemoteError: ...`, `Last error:`, the quoted WARN) and the abort repeats
 # it as `what():` after the C++ frames: a repeat of a kind on the same rank
@@ -371,8 +391,21 @@ class NcclErrorExtractor:
         found = classify_nccl(body)
         if not found:
             return
-        who = _who(rank, ctx, body)
         head, warn = _nccl_head(body)
+        if warn is not None and _SHM.search(warn):
+            # NCCL could not size its shared-memory segment: the container's /dev/shm is too
+            # small for the job, a configuration of the workload, not a communication failure.
+            key = ("shm", _who(rank, ctx, body))
+            seen = recent(ctx.state, "ff.nccl.shm")
+            if key in seen:
+                ctx.claimed = True
+                return
+            seen[key] = ctx.lineno
+            yield _place(Draft("app.exception", {"exc_type": "NCCL shared memory", "message": clip(warn),
+                                                 "errno": "ENOSPC" if "No space left" in warn else "ENOMEM",
+                                                 "shm": True}, rank=rank), head)
+            return
+        who = _who(rank, ctx, body)
         last = recent(ctx.state, "ff.nccl.report")
         ib_seen = recent(ctx.state, "ff.nccl.ib")
         _mark(ctx, who)
@@ -381,6 +414,7 @@ class NcclErrorExtractor:
                 # Stream-wide: a quote is never worth more than the WARN it quotes.
                 key = (fields.get("peer"), fields.get("status"), fields.get("vendor_err"), fields.get("opcode"))
                 if warn is None and key in ib_seen:
+                    ctx.claimed = True
                     continue  # PyTorch quoting the WARN NCCL already printed
                 ib_seen[key] = ctx.lineno
             elif warn is None:
@@ -390,6 +424,7 @@ class NcclErrorExtractor:
                 last[(kind, who)] = ctx.lineno
                 last[(kind, _ANY)] = ctx.lineno
                 if prev is not None and ctx.lineno - prev <= _REPORT_LINES:
+                    ctx.claimed = True
                     continue
             yield _place(Draft(kind, dict(fields), rank=rank), head)
 

@@ -142,6 +142,39 @@ _CUDA_HINT = re.compile(r"^\s*Search for `cudaError")
 _WRITE_FAILED = re.compile(r"PytorchStreamWriter failed writing file|file write failed|unexpected pos \d+ vs \d+")
 
 
+_DATALOADER = re.compile(r"DataLoader worker|dataloader's workers|in worker\b|shared memory")
+
+
+def shm_exhausted(exc_type: str, message: str) -> Draft:
+    """A DataLoader worker's bus error: its shared-memory tensors outgrew /dev/shm (the container's size)."""
+    return Draft("app.exception", {"exc_type": exc_type, "message": clip(message), "signal": "SIGBUS", "shm": True})
+
+
+def standalone(body: str) -> Draft | None:
+    """An error a program logged without a traceback that still names its cause.
+
+    Only forms that cannot be a passing remark: a storage errno with its
+    `[Errno N]` (a logger's line about a checkpoint write), and Python's
+    `No module named X` from `python -m` or an import in a launcher.
+    """
+    m = _LOGGED_ERRNO.search(body)
+    if m:
+        exc = Exc(m.group("type") or "OSError", m.group("type") or "OSError", body[m.start("errno"):].strip())
+        d = _errno(exc, body)
+        if d is not None and d.kind == "storage.error":
+            return d
+        return None
+    m2 = _NO_MODULE.search(body)
+    if m2:
+        return Draft("app.exception", {"exc_type": "ModuleNotFoundError", "message": clip(m2.group(0))})
+    return None
+
+
+_LOGGED_ERRNO = re.compile(r"(?:(?P<type>[A-Z]\w*Error):\s*)?(?P<errno>\[Errno \d+\][^\n]*)")
+_NO_MODULE = re.compile(r"(?:^|:\s)No module named ['\"]?[\w.]+['\"]?\s*$")
+FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
+
+
 def _fields(**kw: FieldValue) -> dict[str, FieldValue]:
     return {k: v for k, v in kw.items() if v is not None}
 
@@ -235,6 +268,8 @@ def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool) -> tup
         return [], False
     sig = _signal(exc)
     if sig is not None:
+        if sig.fields.get("signal") == "SIGBUS" and _DATALOADER.search(exc.msg):
+            return [shm_exhausted(exc.cls, exc.msg)], True
         return [sig], True
     peer = _peer(exc, body)
     if peer is not None:
@@ -293,6 +328,13 @@ class TracebackModel:
             ctx.claimed = True
             return None
         if st.opened is None:
+            if not FRAME.match(body):
+                return None
+            # A traceback whose header was cut off (a posted or clipped log): its frames open it.
+            if not (st.marker is not None and st.closed is not None and 0 <= st.marker - st.closed <= CHAIN_GAP):
+                st.decided = False
+            st.opened, st.owner = ctx.lineno, owner
+            ctx.claimed = True
             return None
         if ctx.lineno - st.opened > TB_WINDOW:
             st.opened = None

@@ -1,0 +1,114 @@
+"""Scores a corpus of bundles with expected verdicts: the wild corpus, the lab's runs, the scenarios.
+
+    .venv/bin/python -m tests.corpus tests/wild [more dirs...] [--verbose]
+
+Each bundle holds `expected.yaml` (decided from the thread or the injected
+fault before the tool ran): `domain`, optionally `category` (a prefix),
+`affected_nodes`, `family` (for the table; else the domain). Per family it
+prints how many bundles, the domain and category accuracy, false definitive
+verdicts (a cause claimed where the evidence establishes none: expected
+`unknown` or `ambiguous`, got a cause domain) and false alarms (expected
+`none`, got a cause or `ambiguous`).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from firstfault.analyze import Analyzer
+from firstfault.model import CAUSE_DOMAINS, Verdict
+
+
+@dataclass(slots=True)
+class Score:
+    bundle: str
+    family: str
+    expected: str
+    got: str
+    domain_ok: bool
+    category_ok: bool
+    nodes_ok: bool
+    false_definitive: bool
+    false_alarm: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.domain_ok and self.category_ok and self.nodes_ok
+
+
+def _prefix(want: str, got: str | None) -> bool:
+    return got is not None and (got == want or got.startswith(want + "."))
+
+
+def score(bundle: Path, v: Verdict, exp: dict[str, Any]) -> Score:
+    want_domain = exp["domain"]
+    domain_ok = v.attributed_domain == want_domain
+    got_cat = v.root_cause.category if v.root_cause else None
+    if exp.get("category"):
+        cats = [got_cat] if got_cat else [c.category for c in v.candidates]
+        category_ok = any(_prefix(exp["category"], c) for c in cats)
+    else:
+        category_ok = domain_ok
+    nodes_ok = "affected_nodes" not in exp or sorted(v.affected_nodes) == sorted(exp["affected_nodes"])
+    false_definitive = want_domain in ("unknown", "ambiguous") and v.attributed_domain in CAUSE_DOMAINS
+    false_alarm = want_domain == "none" and (v.attributed_domain in CAUSE_DOMAINS or v.attributed_domain == "ambiguous")
+    return Score(
+        bundle=bundle.name, family=str(exp.get("family") or want_domain),
+        expected=f"{want_domain} {exp.get('category') or '-'}", got=f"{v.attributed_domain} {got_cat or '-'}",
+        domain_ok=domain_ok, category_ok=category_ok, nodes_ok=nodes_ok,
+        false_definitive=false_definitive, false_alarm=false_alarm,
+    )
+
+
+def bundles(roots: list[Path]) -> list[Path]:
+    return sorted({p.parent for r in roots for p in r.glob("*/expected.yaml")})
+
+
+def score_all(roots: list[Path], analyzer: Analyzer | None = None) -> list[Score]:
+    an = analyzer or Analyzer()
+    out = []
+    for b in bundles(roots):
+        try:
+            exp = yaml.safe_load((b / "expected.yaml").read_text())
+            v = an.analyze_path(str(b))
+        except Exception as exc:  # a broken bundle is reported, never hides the others
+            print(f"{b}: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
+            continue
+        out.append(score(b, v, exp))
+    return out
+
+
+def table(scores: list[Score]) -> str:
+    fams = sorted({s.family for s in scores})
+    rows = [("family", "n", "domain", "category", "false definitive", "false alarm")]
+    for fam in [*fams, "all"]:
+        ss = [s for s in scores if fam == "all" or s.family == fam]
+        n = len(ss)
+        dom, cat = sum(s.domain_ok for s in ss) / n, sum(s.category_ok for s in ss) / n
+        rows.append((fam, str(n), f"{dom:.2f}", f"{cat:.2f}", str(sum(s.false_definitive for s in ss)),
+                     str(sum(s.false_alarm for s in ss))))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows)
+
+
+def main(argv: list[str]) -> int:
+    verbose = "--verbose" in argv
+    roots = [Path(a) for a in argv if not a.startswith("--")] or [Path(__file__).parent / "wild"]
+    scores = score_all(roots)
+    if verbose:
+        for s in scores:
+            flag = "ok" if s.ok else "WRONG" + (" FALSE-DEFINITIVE" if s.false_definitive else "") + (
+                " FALSE-ALARM" if s.false_alarm else "")
+            print(f"{flag:8} {s.bundle:60} expected {s.expected:40} got {s.got}")
+        print()
+    print(table(scores))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
