@@ -443,7 +443,11 @@ class _Lines:
         start = indent + first_t.cell_len
         hang = start if hang is None else hang
         if start > self.width - 20:  # the label leaves no room: the body goes under it
-            self.out.append(Text(" " * indent) + first_t)
+            for ln in first_t.wrap(self.console, self.width - indent, overflow="fold"):
+                ln.rstrip()
+                self.out.append(Text(" " * indent) + ln)
+            if not body_t.plain:
+                return
             start = hang = min(hang, indent + 4)
             first_t, indent = Text(""), start
         avail_first = self.width - start
@@ -488,8 +492,8 @@ def text_lines(v: Verdict, console: Console, *, verbose: bool = False,
     c = _content(v, verbose, enrichment)
     out = _Lines(console, console.width)
     cap = None if verbose else 3  # lines of prose per item in the short form
-    badge = Text(c.domain.upper(), style=DOMAIN_STYLE.get(c.domain, "bold"))
-    out.para(Text("".join(t for t, _ in c.headline), style="bold"), first=badge + Text(": "))
+    badge = Text.assemble((c.domain.upper(), DOMAIN_STYLE.get(c.domain, "bold")), ": ")
+    out.para(Text("".join(t for t, _ in c.headline), style="bold"), first=badge)
     out.para(Text(c.workload))
     out.para(Text(c.window, style="dim"))
     if c.facts:
@@ -528,9 +532,9 @@ def text_lines(v: Verdict, console: Console, *, verbose: bool = False,
                            str(r.count).rjust(cnt_w), "  "])
             if prefix_w + 20 <= out.width:
                 out.para(Text(detail), first=first, indent=2)
-            else:
-                out.para(Text(""), first=first, indent=2)
-                out.para(Text(detail), indent=6)
+            else:  # narrow: the category and count on a line of their own, the rest under them
+                out.para(Text(""), first=_join([(r.category, "bold"), f"  {r.count}"]), indent=2)
+                out.para(_join([(r.time, "dim"), f"  {detail}" if detail else ""]), indent=6)
 
     if c.leads:
         out.blank()
