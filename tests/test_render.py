@@ -235,8 +235,8 @@ def test_leads_and_unrecognized_are_shown_when_present(verdicts: dict[str, Verdi
     for width in (80, 120):
         out = _text(plus, width)
         assert out.startswith("UNKNOWN: no cause established; lead: laggard_rank on gpu-st-p5-2")
-        assert "Leads" in out and "rank 14 never entered ALLREDUCE" in out
-        assert "see app/rank-14.log:13" in out
+        assert "Leads" in out and "laggard_rank on gpu-st-p5-2, rank 14: rank 14 never entered" in _flat(out)
+        assert "first at 19:02:11.000, see app/rank-14.log:13" in out
         assert "Unrecognized" in out and "12x OSError: [Errno <N>] <TEXT>: <PATH>" in out
         assert "first app/rank-5.log:812" in out
         assert all(len(ln) <= width for ln in out.splitlines())

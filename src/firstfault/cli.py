@@ -8,11 +8,15 @@ import sys
 import tempfile
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from firstfault.blueprint.base import Enrichment
+    from firstfault.model import Verdict
 
 app = typer.Typer(
     name="firstfault",
@@ -163,11 +167,11 @@ def show(
     write(verdict, fmt.value, sys.stdout, width=width, verbose=verbose, enrichment=enrichment)
 
 
-def _has_facts(e: object) -> bool:
-    return any(getattr(e, k, None) for k in ("cluster", "owner", "links", "previous_attempts"))
+def _has_facts(e: Enrichment) -> bool:
+    return bool(e.cluster or e.owner or e.links or e.previous_attempts)
 
 
-def _saved(path: Path):  # type: ignore[no-untyped-def]
+def _saved(path: Path) -> tuple[Verdict, Enrichment | None]:
     """A verdict document, alone or as a webhook body ("enrichment") or a GET /v1/verdicts/ID record."""
     from pydantic import ValidationError
 
@@ -205,7 +209,7 @@ def _saved(path: Path):  # type: ignore[no-untyped-def]
         raise typer.Exit(2) from exc
 
 
-def _stored(db: str, vid: int):  # type: ignore[no-untyped-def]
+def _stored(db: str, vid: int) -> tuple[Verdict, Enrichment | None]:
     """The verdict and its enrichment, read the way the dashboard's GET /v1/verdicts/ID reads them."""
     from sqlalchemy.exc import SQLAlchemyError
 

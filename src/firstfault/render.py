@@ -119,29 +119,27 @@ def clock(t: str | None) -> str:
 
 
 def ranks_text(ranks: Sequence[int], limit: int | None = 8) -> str:
-    """[0, 1, 2, 5, 7, 8] -> 'ranks 0-2, 5, 7-8'; at most `limit` ranges, then '+N more'."""
+    """[0, 1, 2, 5, 7, 8] -> 'ranks 0-2, 5, 7-8'; a range with a few holes -> 'ranks 0-31 except 6, 13'
+    (the ranks missing from a symptom are often the telling ones); past `limit` ranges, '+N more'."""
     if not ranks:
         return ""
     rs = sorted(set(ranks))
-    spans: list[str] = []
-    lo = prev = rs[0]
-    for r in [*rs[1:], None]:
-        if r is not None and r == prev + 1:
-            prev = r
-            continue
-        spans.append(str(lo) if lo == prev else f"{lo}-{prev}")
-        if r is not None:
-            lo = prev = r
-    lo, hi = rs[0], rs[-1]
-    gaps = [str(r) for r in range(lo, hi + 1) if r not in set(rs)] if hi - lo < 100_000 else []
-    if gaps and len(gaps) < len(spans) and len(gaps) <= (limit or len(gaps)):
-        return f"ranks {lo}-{hi} except {', '.join(gaps)}"
-    more = ""
-    if limit is not None and len(spans) > limit:
-        shown = spans[:limit]
-        left = len(rs) - sum(1 + (int(s.split("-")[1]) - int(s.split("-")[0]) if "-" in s else 0) for s in shown)
-        spans, more = shown, f" +{left} more"
-    return ("rank " if len(rs) == 1 else "ranks ") + ", ".join(spans) + more
+    spans: list[tuple[int, int]] = []
+    for r in rs:
+        if spans and r == spans[-1][1] + 1:
+            spans[-1] = (spans[-1][0], r)
+        else:
+            spans.append((r, r))
+    if len(rs) == 1:
+        return f"rank {rs[0]}"
+    holes = len(spans) - 1  # ranks missing between the lowest and the highest, when few
+    if 0 < holes <= (limit or holes) and rs[-1] - rs[0] + 1 - len(rs) == holes:
+        missing = ", ".join(str(a[1] + 1) for a in spans[:-1])
+        return f"ranks {rs[0]}-{rs[-1]} except {missing}"
+    shown = spans if limit is None else spans[:limit]
+    text = ", ".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in shown)
+    left = len(rs) - sum(hi - lo + 1 for lo, hi in shown)
+    return f"ranks {text}" + (f" +{left} more" if left else "")
 
 
 def nodes_text(nodes: Sequence[str], *, full: bool = False) -> str:
@@ -214,7 +212,6 @@ class _UnrecRow:
 class _Content:
     domain: str
     headline: list[tuple[str, bool]]  # (text, is a category or kind: code in Markdown)
-    categories: list[str]  # every category the verdict names: shown whole, tested whole
     workload: str
     window: str
     causes: list[_CauseView]
@@ -238,38 +235,36 @@ class _Content:
 
 
 def _top_evidence(v: Verdict, verbose: bool) -> tuple[list[EvidenceItem], int]:
-    """Each line once (same file:line or text twice is one line); the short form keeps the cause
-    and candidate lines, the leads' lines, then the first line of each symptom family."""
-    seen: set[tuple[object, ...]] = set()
-    unique: list[tuple[int, EvidenceItem]] = []
+    """Each line once (the same file:line twice is one line), in the verdict's order. The short form
+    keeps the cause and candidate lines, the leads' lines, then the first line of each other symptom
+    family, then more lines, up to SHORT_EVIDENCE (never fewer than the cause lines)."""
+    first_of: dict[tuple[object, ...], int] = {}
+    rep: dict[int, int] = {}  # evidence index -> index of the line shown for it
     for i, e in enumerate(v.evidence):
         key: tuple[object, ...] = (e.file, e.line) if e.file and e.line else (e.file, e.query, e.text)
-        if key not in seen:
-            seen.add(key)
-            unique.append((i, e))
+        rep[i] = first_of.setdefault(key, i)
+    unique = sorted(first_of.values())
     if verbose:
-        return [e for _, e in unique], len(unique)
-    lead_idx = {int(i) for lead in getattr(v, "leads", None) or [] for i in _get(lead, "evidence", None) or []
-                if isinstance(i, int)}
-    chosen: list[int] = [i for i, e in unique if e.role in ("cause", "candidate")]
-    chosen += [i for i, _ in unique if i in lead_idx and i not in chosen]
-    families: set[str | None] = set()
-    for i, e in unique:
-        if e.role in ("cause", "candidate") or i in chosen:
-            families.add(e.category)
-    for i, e in unique:
-        if i not in chosen and e.category not in families:
-            families.add(e.category)
+        return [v.evidence[i] for i in unique], len(unique)
+    causal = [i for i in unique if v.evidence[i].role in ("cause", "candidate")]
+    chosen = list(causal)
+    for lead in getattr(v, "leads", None) or []:
+        for i in _get(lead, "evidence", None) or []:
+            if isinstance(i, int) and i in rep and rep[i] not in chosen:
+                chosen.append(rep[i])
+    families = {v.evidence[i].category for i in chosen}
+    for i in unique:
+        if i not in chosen and v.evidence[i].category not in families:
+            families.add(v.evidence[i].category)
             chosen.append(i)
-    chosen += [i for i, _ in unique if i not in chosen]  # room left: more lines of the same families
-    keep = set(chosen[:max(SHORT_EVIDENCE, sum(e.role in ("cause", "candidate") for _, e in unique))])
-    return [e for i, e in unique if i in keep], len(unique)
+    chosen += [i for i in unique if i not in chosen]
+    keep = set(chosen[:max(SHORT_EVIDENCE, len(causal))])
+    return [v.evidence[i] for i in unique if i in keep], len(unique)
 
 
 def _content(v: Verdict, verbose: bool, enrichment: Enrichment | None) -> _Content:
     full = verbose
     dom = v.attributed_domain
-    cats: list[str] = []
     causes: list[_CauseView] = []
     if v.root_cause:
         causes.append(_CauseView("Root cause", v.root_cause))
@@ -300,9 +295,6 @@ def _content(v: Verdict, verbose: bool, enrichment: Enrichment | None) -> _Conte
             for i, cat in enumerate(dict.fromkeys(sym.category for sym in v.symptoms)):
                 headline += [(", " if i else "", False), (cat, True)]
     headline = [(t, code) for t, code in headline if t]
-    for c in [*(cv.cause for cv in causes), *v.secondary_causes]:
-        cats.append(c.category)
-    cats += [s.category for s in v.symptoms]
 
     w = v.workload
     name = f" {w.name}" if w.name else ""
@@ -312,7 +304,9 @@ def _content(v: Verdict, verbose: bool, enrichment: Enrichment | None) -> _Conte
     window = ""
     if win.start or win.end:
         day = (win.start or win.end or "").split("T", 1)[0]
-        window = f"window {day} {clock(win.start)} - {clock(win.end)} UTC, "
+        end_day = (win.end or "").split("T", 1)[0]
+        end = clock(win.end) if not end_day or end_day == day else f"{end_day} {clock(win.end)}"
+        window = f"window {day} {clock(win.start)} - {end} UTC, "
     window += f"catalog {v.catalog.version}"
 
     cause_nodes = sorted({n for cv in causes for n in cv.cause.nodes})
@@ -389,7 +383,7 @@ def _content(v: Verdict, verbose: bool, enrichment: Enrichment | None) -> _Conte
 
     footer = f"analyzed {v.analyzed_at}; catalog {v.catalog.version} sha256 {v.catalog.sha256}" if full else None
     return _Content(
-        domain=dom, headline=headline, categories=list(dict.fromkeys(cats)), workload=workload, window=window,
+        domain=dom, headline=headline, workload=workload, window=window,
         causes=causes, secondary=list(v.secondary_causes), affected=affected,
         why=[clean(x) for x in v.explanation], symptoms_head=head, symptoms=rows,
         leads=leads, leads_more=len(leads_all) - len(leads), unrec=unrec, unrec_more=len(unrec_all) - len(unrec),
@@ -409,11 +403,6 @@ def _cause_facts(c: Cause, *, with_category: bool = True) -> list[str]:
     elif c.nodes:
         out.append("nodes " + nodes_text(c.nodes))
     return out
-
-
-def categories(v: Verdict) -> list[str]:
-    """Every category string the rendered verdict shows (for tests and callers that check them)."""
-    return _content(v, True, None).categories
 
 
 # --------------------------------------------------------------------------
@@ -541,10 +530,12 @@ def text_lines(v: Verdict, console: Console, *, verbose: bool = False,
         out.labelled("Leads", Text(f"{len(c.leads) + c.leads_more} (where the evidence points)", style="dim"))
         for ld in c.leads:
             who = ", ".join(x for x in (ld.nodes, ld.ranks) if x)
-            body = _join([(ld.kind, "bold"), f" {who}: " if who else ": ", ld.summary])
+            body = _join([(ld.kind, "bold"), f" on {who}: " if who else ": ", ld.summary])
             out.para(body, indent=2, hang=4, max_lines=cap)
-            if ld.refs:
-                out.para(Text("see " + ", ".join(ld.refs), style="dim"), indent=4)
+            where_from = [f"first at {clock(ld.time)}"] if ld.time else []
+            where_from += ["see " + ", ".join(ld.refs)] if ld.refs else []
+            if where_from:
+                out.para(Text(", ".join(where_from), style="dim"), indent=4)
         if c.leads_more:
             out.para(Text(f"+{c.leads_more} more (--verbose)", style="dim"), indent=2)
 
@@ -665,8 +656,10 @@ def render_markdown(v: Verdict, *, verbose: bool = False, enrichment: Enrichment
         md += ["", "**Leads**", ""]
         for ld in c.leads:
             who = ", ".join(x for x in (ld.nodes, ld.ranks) if x)
-            refs = f" (see {', '.join(_code(r) for r in ld.refs)})" if ld.refs else ""
-            md.append(f"- {_code(ld.kind)}" + (f" {_md(who)}" if who else "") + f": {_md(ld.summary)}{refs}")
+            meta = ([f"first at {clock(ld.time)}"] if ld.time else []) + (
+                [f"see {', '.join(_code(r) for r in ld.refs)}"] if ld.refs else [])
+            refs = f" ({', '.join(meta)})" if meta else ""
+            md.append(f"- {_code(ld.kind)}" + (f" on {_md(who)}" if who else "") + f": {_md(ld.summary)}{refs}")
         if c.leads_more:
             md.append(f"- +{c.leads_more} more")
     if c.unrec:
