@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from firstfault.cli import app
@@ -82,3 +83,107 @@ def test_console_script_runs() -> None:
     res = subprocess.run([sys.executable, "-m", "firstfault.cli", "--help"], capture_output=True, text=True,
                          check=False)
     assert res.returncode == 0 and "analyze" in res.stdout
+
+
+# --------------------------------------------------------------------------
+# The text view, --format markdown and `show`
+# --------------------------------------------------------------------------
+
+FORMATS = [["-f", "text"], ["-f", "text", "--verbose"], ["-f", "text", "--width", "120"], ["-f", "markdown"],
+           ["-f", "markdown", "-v"], ["-f", "json"]]
+
+
+def _ok(args: list[str], **kw: object) -> str:
+    res = runner.invoke(app, args, **kw)  # type: ignore[arg-type]
+    assert res.exit_code == 0, res.output
+    return res.stdout
+
+
+def test_text_is_short_plain_and_80_wide_when_piped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    out = _ok(["analyze", str(SHOWCASE)])
+    lines = out.splitlines()
+    assert "\x1b[" not in out
+    assert max(len(ln) for ln in lines) <= 80 and len(lines) < 40
+    assert "gpu.nvlink.signal_integrity" in lines[0]
+    wide = _ok(["analyze", str(SHOWCASE), "--width", "120"]).splitlines()
+    assert max(len(ln) for ln in wide) > 80 and max(len(ln) for ln in wide) <= 120
+    monkeypatch.setenv("COLUMNS", "100")
+    assert max(len(ln) for ln in _ok(["analyze", str(SHOWCASE)]).splitlines()) <= 100
+    verbose = _ok(["analyze", str(SHOWCASE), "--verbose"])
+    assert len(verbose.splitlines()) > len(lines)
+    assert runner.invoke(app, ["analyze", str(SHOWCASE), "--width", "10"]).exit_code == 2
+
+
+def test_markdown_format() -> None:
+    md = _ok(["analyze", str(SHOWCASE), "--format", "markdown"])
+    assert md.startswith("### HARDWARE: `gpu.nvlink.signal_integrity` on node-02\n")
+    assert "\n```text\n" in md and "\n```\n" in md
+    assert "nodes/node-02/kern.log:5: " in md
+    assert md == _ok(["analyze", str(SHOWCASE), "--format", "markdown"])  # stable, like the JSON
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=lambda f: "-".join(a.strip("-") for a in f))
+def test_show_of_a_saved_verdict_prints_what_analyze_printed(tmp_path: Path, fmt: list[str]) -> None:
+    saved = tmp_path / "verdict.json"
+    printed = _ok(["analyze", str(SHOWCASE), "-o", str(saved), *fmt])
+    assert _ok(["show", str(saved), *fmt]) == printed
+    assert _ok(["show", "-", *fmt], input=saved.read_text()) == printed
+
+
+def test_show_from_the_store_by_id(tmp_path: Path) -> None:
+    from firstfault.analyze import Analyzer
+    from firstfault.blueprint.base import Enrichment
+    from firstfault.store import VerdictStore
+
+    verdict = Analyzer().analyze_path(str(SHOWCASE))
+    url = f"sqlite:///{tmp_path / 'verdicts.db'}"
+    with VerdictStore.open(url) as store:
+        vid = store.write(verdict, Enrichment(cluster="eos", owner="alice", links={"job": "https://slurm/4242"}))
+    saved = tmp_path / "verdict.json"
+    saved.write_text(verdict.model_dump_json(indent=2))
+    out = _ok(["show", "--db", url, "--id", str(vid)])
+    assert "cluster eos" in out and "owner alice" in out and "job: https://slurm/4242" in out
+    facts = ("cluster eos", "owner alice", "job: https://slurm/4242")
+    assert [ln for ln in out.splitlines() if ln not in facts] == _ok(["show", str(saved)]).splitlines()
+    md = _ok(["show", "--db", url, "--id", str(vid), "-f", "markdown"])
+    assert md.replace("\n\n- cluster eos\n- owner alice\n- job: https://slurm/4242", "") \
+        == _ok(["show", str(saved), "-f", "markdown"])
+    doc = json.loads(_ok(["show", "--db", url, "--id", str(vid), "-f", "json"]))
+    assert doc.pop("enrichment")["cluster"] == "eos"
+    assert doc == json.loads(verdict.model_dump_json())
+    # the webhook body that JSON is, read back, is the same verdict again
+    body = tmp_path / "body.json"
+    body.write_text(json.dumps({**doc, "enrichment": {"cluster": "eos", "owner": "alice", "links": {},
+                                                      "previous_attempts": []}}))
+    assert "cluster eos" in _ok(["show", str(body)])
+    # and so is a GET /v1/verdicts/{id} answer
+    record = tmp_path / "record.json"
+    record.write_text(json.dumps({"id": vid, "created_at": "2026-11-02T10:20:00Z", "cluster": "eos", "owner": "alice",
+                                  "links": {"job": "https://slurm/4242"}, "previous_attempts": [], "verdict": doc}))
+    assert _ok(["show", str(record)]) == out
+    missing = runner.invoke(app, ["show", "--db", url, "--id", "999"])
+    assert missing.exit_code == 2 and "999" in missing.output
+    nodb = runner.invoke(app, ["show", "--db", f"sqlite:///{tmp_path / 'typo.db'}", "--id", "1"])
+    assert nodb.exit_code == 2 and "no such database file" in " ".join(nodb.output.split())
+    assert not (tmp_path / "typo.db").exists()
+
+
+def test_show_refuses_what_is_not_a_verdict(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"hello": 1}')
+    for args in (["show", str(bad)], ["show", str(tmp_path / "none.json")], ["show"],
+                 ["show", str(bad), "--id", "1"], ["show", "--id", "1"]):
+        res = runner.invoke(app, args, env={"FIRSTFAULT_DB": ""})
+        assert res.exit_code == 2, args
+        assert "error" in res.output
+    notjson = tmp_path / "x.json"
+    notjson.write_text("not json")
+    assert runner.invoke(app, ["show", str(notjson)]).exit_code == 2
+
+
+def test_readme_shows_the_current_short_form() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    sample = readme.split("The verdict:\n\n```\n", 1)[1].split("\n```\n", 1)[0]
+    out = _ok(["analyze", str(SHOWCASE), "--width", "80"])
+    assert sample + "\n" == out, "README's sample is stale: paste `firstfault analyze examples/nvlink-xid149 -w 80`"

@@ -8,11 +8,15 @@ import sys
 import tempfile
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from firstfault.blueprint.base import Enrichment
+    from firstfault.model import Verdict
 
 app = typer.Typer(
     name="firstfault",
@@ -34,6 +38,29 @@ RulesOpt = Annotated[
 class Fmt(str, Enum):
     text = "text"
     json = "json"
+
+
+class ViewFmt(str, Enum):
+    """How a verdict is printed (firstfault.render)."""
+
+    text = "text"
+    markdown = "markdown"
+    json = "json"
+
+
+ViewFmtOpt = Annotated[
+    ViewFmt,
+    typer.Option("--format", "-f", help="text (readable, short unless --verbose), markdown (for tickets and chat) "
+                                        "or json (the verdict document of spec/verdict.md)."),
+]
+WidthOpt = Annotated[
+    Optional[int],  # noqa: UP045
+    typer.Option("--width", "-w", min=40,
+                 help="Text width; default: COLUMNS, else the terminal's, else 80 (piped or redirected)."),
+]
+VerboseOpt = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Every evidence line, lead and coverage row, not the short form."),
+]
 
 
 def _err(msg: str) -> None:
@@ -68,12 +95,14 @@ def _write_atomic(path: Path, data: str) -> None:
 @app.command()
 def analyze(
     bundle: Annotated[Path, typer.Argument(help="Evidence bundle directory (with workload.yaml).")],
-    fmt: Annotated[Fmt, typer.Option("--format", "-f", help="text (readable) or json (spec/verdict.md).")] = Fmt.text,
+    fmt: ViewFmtOpt = ViewFmt.text,
     output: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option("--output", "-o", help="Also write the JSON verdict to this file (atomically)."),
     ] = None,
     rules: RulesOpt = None,
+    width: WidthOpt = None,
+    verbose: VerboseOpt = False,
 ) -> None:
     """Analyse an evidence bundle and print its verdict.
 
@@ -82,6 +111,7 @@ def analyze(
     """
     from firstfault.analyze import Analyzer
     from firstfault.bundle import BundleError
+    from firstfault.render import write
 
     cat = _catalog(rules)
     try:
@@ -89,15 +119,114 @@ def analyze(
     except BundleError as exc:
         _err(str(exc))
         raise typer.Exit(2) from exc
-    doc = verdict.model_dump_json(indent=2)
     if output is not None:
-        _write_atomic(output, doc + "\n")
-    if fmt is Fmt.json:
-        sys.stdout.write(doc + "\n")
-    else:
-        from firstfault.render import render_verdict
+        _write_atomic(output, verdict.model_dump_json(indent=2) + "\n")
+    write(verdict, fmt.value, sys.stdout, width=width, verbose=verbose)
 
-        render_verdict(verdict, Console())
+
+@app.command()
+def show(
+    verdict_file: Annotated[
+        Optional[Path],  # noqa: UP045
+        typer.Argument(metavar="[VERDICT.json]",
+                       help="A saved verdict (analyze -o, --format json, a webhook body or GET /v1/verdicts/ID); "
+                            "- reads stdin."),
+    ] = None,
+    db: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--db", envvar="FIRSTFAULT_DB",
+                     help="Verdict store URL (sqlite:///PATH or postgresql://USER@HOST/DB), with --id."),
+    ] = None,
+    vid: Annotated[Optional[int], typer.Option("--id", min=1, help="Stored verdict id (the dashboard's).")] = None,  # noqa: UP045
+    fmt: ViewFmtOpt = ViewFmt.text,
+    width: WidthOpt = None,
+    verbose: VerboseOpt = False,
+) -> None:
+    """Print a saved or stored verdict as text, markdown or json, like analyze does.
+
+    Exits 2 when there is no such verdict or it cannot be read.
+    """
+    from firstfault.render import write
+
+    if (verdict_file is None) == (vid is None):
+        _err("give a VERDICT.json file, or --db URL --id ID")
+        raise typer.Exit(2)
+    if vid is not None:
+        if not db:
+            _err("--id needs --db URL (or FIRSTFAULT_DB)")
+            raise typer.Exit(2)
+        verdict, enrichment = _stored(db, vid)
+    else:
+        assert verdict_file is not None
+        verdict, enrichment = _saved(verdict_file)
+    if fmt is ViewFmt.json and enrichment is not None and _has_facts(enrichment):
+        from firstfault.sinks.webhook import document
+
+        sys.stdout.write(json.dumps(json.loads(document(verdict, enrichment)), indent=2, ensure_ascii=False) + "\n")
+        return
+    write(verdict, fmt.value, sys.stdout, width=width, verbose=verbose, enrichment=enrichment)
+
+
+def _has_facts(e: Enrichment) -> bool:
+    return bool(e.cluster or e.owner or e.links or e.previous_attempts)
+
+
+def _saved(path: Path) -> tuple[Verdict, Enrichment | None]:
+    """A verdict document, alone or as a webhook body ("enrichment") or a GET /v1/verdicts/ID record."""
+    from pydantic import ValidationError
+
+    from firstfault.blueprint.base import Enrichment
+    from firstfault.model import Verdict
+
+    try:
+        raw = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+        doc = json.loads(raw)
+    except OSError as exc:
+        _err(f"cannot read {path}: {exc.strerror or exc}")
+        raise typer.Exit(2) from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        _err(f"{path}: not a JSON verdict: {exc}")
+        raise typer.Exit(2) from exc
+    if not isinstance(doc, dict):
+        _err(f"{path}: not a verdict (a JSON object with apiVersion, workload, ...)")
+        raise typer.Exit(2)
+    enrichment = None
+    if "verdict" in doc and "apiVersion" not in doc and isinstance(doc["verdict"], dict):  # GET /v1/verdicts/ID
+        enrichment = Enrichment(cluster=doc.get("cluster") or None, owner=doc.get("owner"),
+                                links=dict(doc.get("links") or {}),
+                                previous_attempts=list(doc.get("previous_attempts") or []))
+        doc = doc["verdict"]
+    elif isinstance(doc.get("enrichment"), dict):  # a webhook body
+        e = doc.pop("enrichment")
+        enrichment = Enrichment(cluster=e.get("cluster"), owner=e.get("owner"), links=dict(e.get("links") or {}),
+                                previous_attempts=list(e.get("previous_attempts") or []))
+    try:
+        return Verdict.model_validate(doc), enrichment
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                             for e in exc.errors(include_url=False)[:5])
+        _err(f"{path}: not a verdict of this version ({problems})")
+        raise typer.Exit(2) from exc
+
+
+def _stored(db: str, vid: int) -> tuple[Verdict, Enrichment | None]:
+    """The verdict and its enrichment, read the way the dashboard's GET /v1/verdicts/ID reads them."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from firstfault.dashboard.cli import _must_exist
+    from firstfault.store import StoreError, VerdictStore
+
+    try:
+        _must_exist(db)
+        with VerdictStore.open(db, auto_migrate=False) as store:
+            rec = store.get_record(vid)
+    except (StoreError, SQLAlchemyError, ValueError) as exc:
+        _err(f"cannot read the verdict store: {exc}")
+        raise typer.Exit(2) from exc
+    if rec is None:
+        _err(f"verdict {vid} is not in the store")
+        raise typer.Exit(2)
+    return rec.verdict, rec.enrichment
 
 
 @rules_app.command("check")

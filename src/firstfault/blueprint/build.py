@@ -122,13 +122,14 @@ def database_url(cfg: BlueprintConfig) -> str | None:
     return make_url(db.url).set(password=db.password.read()).render_as_string(hide_password=False)
 
 
-def sinks(cfg: BlueprintConfig, *, stdout_format: str | None = None, with_database: bool = True) -> list[Sink]:
+def sinks(cfg: BlueprintConfig, *, stdout_format: str | None = None, with_database: bool = True,
+          stdout_width: int | None = None, stdout_verbose: bool = False) -> list[Sink]:
     out: list[Sink] = []
     fmt = stdout_format or (cfg.outputs.stdout.format if cfg.outputs.stdout else None)
     if fmt is not None:
         from firstfault.sinks.stdout import StdoutSink
 
-        out.append(StdoutSink(format=fmt))
+        out.append(StdoutSink(format=fmt, width=stdout_width, verbose=stdout_verbose))
     url = database_url(cfg)
     if url and with_database:
         from firstfault.sinks.database import DatabaseSink

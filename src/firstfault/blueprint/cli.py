@@ -35,8 +35,20 @@ def run(
         Optional[int],  # noqa: UP045
         typer.Option("--ranks-per-node", min=1, help="Static: ranks 0..N-1 on the first node, N..2N-1 on the next..."),
     ] = None,
-    fmt: Annotated[Optional[str], typer.Option("--format", "-f", help="stdout format: text or json.")] = None,  # noqa: UP045
+    fmt: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--format", "-f", help="stdout format: text, markdown or json (as analyze); "
+                                            "default: outputs.stdout.format."),
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no stdout verdict.")] = False,
+    width: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option("--width", "-w", min=40,
+                     help="Text width; default: COLUMNS, else the terminal's, else 80 (piped or redirected)."),
+    ] = None,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Every evidence line, lead and coverage row, not the short form."),
+    ] = False,
 ) -> None:
     """Attribute one workload attempt and write the verdict to every configured output.
 
@@ -55,8 +67,8 @@ def run(
         raise _fail("give exactly one of --job, --workload or --window START END (with --nodes)")
     if window and not nodes:
         raise _fail("--window needs --nodes")
-    if fmt not in (None, "text", "json"):
-        raise _fail("--format is text or json")
+    if fmt not in (None, "text", "markdown", "json"):
+        raise _fail("--format is text, markdown or json")
     err = Console(stderr=True)
     try:
         cfg = load_config(config)
@@ -76,7 +88,7 @@ def run(
                 n = ranks_per_node
                 static["ranks"] = {h: f"{i * n}-{i * n + n - 1}" for i, h in enumerate(hostlist_expand(nodes))}
             ctx_conn = build.context_connector(cfg, kind, static)
-        sinks = build.sinks(cfg, stdout_format=None if quiet else fmt)
+        sinks = build.sinks(cfg, stdout_format=None if quiet else fmt, stdout_width=width, stdout_verbose=verbose)
         if quiet:
             sinks = [s for s in sinks if s.name != "stdout"]
         # A live status line on stderr while connectors run (a terminal only),

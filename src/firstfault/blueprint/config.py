@@ -155,7 +155,7 @@ class ServiceConfig(_Strict):
 
 
 class StdoutOutput(_Strict):
-    format: Literal["text", "json"] = "text"
+    format: Literal["text", "markdown", "json"] = "text"
 
 
 class DatabaseOutput(_Strict):

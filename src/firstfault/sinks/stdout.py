@@ -1,21 +1,21 @@
-"""Write verdicts to a terminal or a stream: the rich view, or the verdict JSON."""
+"""Write verdicts to a terminal or a stream: the text view, Markdown, or the verdict JSON."""
 
 from __future__ import annotations
 
 import sys
 from typing import Literal, TextIO
 
-from rich.console import Console
-
 from firstfault.blueprint.base import Enrichment
 from firstfault.model import Verdict
-from firstfault.render import render_verdict
+from firstfault.render import FORMATS, write
 
-Format = Literal["text", "json"]
+Format = Literal["text", "markdown", "json"]
 
 
 class StdoutSink:
-    """`text`: the same view as `firstfault analyze`, plus the enrichment (cluster, owner, links).
+    """`text` / `markdown`: the same views as `firstfault analyze`, plus the enrichment (cluster,
+    owner, links); text is laid out for `width` (default: the terminal's, 80 when not one) and is
+    the short form unless `verbose`.
 
     `json`: the verdict document exactly as `firstfault analyze --format json`
     prints it (so tools read both the same way); with `with_enrichment` the
@@ -25,12 +25,14 @@ class StdoutSink:
     name = "stdout"
 
     def __init__(self, format: Format | str = "text", stream: TextIO | None = None, *,
-                 with_enrichment: bool = False) -> None:
-        if format not in ("text", "json"):
-            raise ValueError(f"stdout format must be text or json, not {format!r}")
+                 with_enrichment: bool = False, width: int | None = None, verbose: bool = False) -> None:
+        if format not in FORMATS:
+            raise ValueError(f"stdout format must be one of {', '.join(FORMATS)}, not {format!r}")
         self.format = format
         self._stream = stream
         self.with_enrichment = with_enrichment
+        self.width = width
+        self.verbose = verbose
 
     @property
     def stream(self) -> TextIO:
@@ -48,12 +50,4 @@ class StdoutSink:
                 out.write(verdict.model_dump_json(indent=2) + "\n")
             out.flush()
             return
-        console = Console(file=out, highlight=False)
-        render_verdict(verdict, console)
-        facts = [f"{k} {v}" for k, v in (("cluster", enrichment.cluster), ("owner", enrichment.owner)) if v]
-        facts += [f"{k}: {url}" for k, url in sorted(enrichment.links.items())]
-        if enrichment.previous_attempts:
-            facts.append("previous attempts: " + ", ".join(enrichment.previous_attempts))
-        if facts:
-            console.print("\n".join(facts), markup=False)
-        out.flush()
+        write(verdict, self.format, out, width=self.width, verbose=self.verbose, enrichment=enrichment)
