@@ -271,6 +271,10 @@ def _content(v: Verdict, verbose: bool, enrichment: Enrichment | None) -> _Conte
     causes += [_CauseView(f"Candidate {i}", c) for i, c in enumerate(v.candidates, 1)]
     leads_all = list(getattr(v, "leads", None) or [])
     unrec_all = list(getattr(v, "unrecognized", None) or [])
+    if not full and (v.root_cause is not None or dom == "none"):
+        # What the catalog missed matters where it found no cause: the short form of a
+        # definitive verdict leaves it to --verbose and the JSON.
+        unrec_all = []
 
     def on(nodes: Sequence[str]) -> str:
         return f" on {nodes_text(nodes)}" if nodes else ""

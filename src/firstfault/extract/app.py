@@ -192,6 +192,8 @@ class ExceptionExtractor:
         "terminate called after throwing",
         "what():",
         'File "',
+        "frame #",
+        "Exception raised from",
         "[Errno ",
         "No module named",
     )
@@ -313,6 +315,7 @@ class TorchrunExtractor:
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         prefix_rank, body = split_rank_prefix(line)
         blk = _block(ctx.state)
+        ctx.claimed = True  # the agent's summary and signal lines, all understood here
         if "ChildFailedError" in body:
             # A new summary (or the agent's traceback announcing one).
             blk.section, blk.host, blk.rank, blk.emitted = None, None, None, False

@@ -173,6 +173,9 @@ def standalone(body: str) -> Draft | None:
 _LOGGED_ERRNO = re.compile(r"(?:(?P<type>[A-Z]\w*Error):\s*)?(?P<errno>\[Errno \d+\][^\n]*)")
 _NO_MODULE = re.compile(r"(?:^|:\s)No module named ['\"]?[\w.]+['\"]?\s*$")
 FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
+# A C++ exception's stack as c10 prints it: `Exception raised from checkTimeout at .../ProcessGroupNCCL.cpp:618
+# (most recent call first):` then `frame #0: c10::Error::Error(...) + 0x96 (0x7f... in .../libc10.so)`.
+CXX_FRAME = re.compile(r"^\s*(?:frame #\d+: |Exception raised from \S+ at \S+ \(most recent call first\))")
 
 
 def _fields(**kw: FieldValue) -> dict[str, FieldValue]:
@@ -326,6 +329,9 @@ class TracebackModel:
         if any(m in body for m in CHAIN_MARKERS):
             st.marker = ctx.lineno
             ctx.claimed = True
+            return None
+        if CXX_FRAME.match(body):
+            ctx.claimed = True  # a line of a C++ exception's stack: the exception itself is reported apart
             return None
         if st.opened is None:
             if not FRAME.match(body):
