@@ -757,7 +757,7 @@ def test_whole_log_counts() -> None:
 
 def test_extractor_metadata() -> None:
     for ex in app.EXTRACTORS:
-        assert "application" in ex.sources and ex.sources <= frozenset({"application", "syslog"})
+        assert "application" in ex.sources and ex.sources <= frozenset({"application", "syslog", "kernel"})
         assert ex.name
         for lit in ex.literals:
             assert lit not in ("error", "loss", "INFO", "NCCL", "inf")

@@ -49,7 +49,7 @@ KNOWN_EVENT_KINDS = frozenset(
         "gpu.xid", "gpu.sxid", "gpu.fabricmanager", "gpu.reset_required", "net.link", "pcie.aer",
         "host.oom_kill", "storage.error", "kernel.hung_task", "host.mce", "kernel.panic",
         "sched.node_down", "nccl.timeout", "nccl.remote_error", "nccl.communicator_aborted",
-        "nccl.ib_completion_error", "nccl.error", "net.address", "torch.child_failed",
+        "nccl.ib_completion_error", "nccl.error", "net.address", "net.ib_verbs_error", "torch.child_failed",
         "process.signal", "app.exception", "app.cuda_oom", "app.cuda_error", "app.numerics",
         "sched.job", "k8s.pod", "k8s.event", "kueue.condition", "metric.condition", "node.silent",
     }

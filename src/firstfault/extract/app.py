@@ -539,7 +539,7 @@ class MemoryLimitExtractor:
     """A rank killed for memory by the scheduler's or the container runtime's limit (host.oom_kill)."""
 
     name = "host.memory_limit"
-    sources: frozenset[str] = frozenset({"application", "syslog"})
+    sources: frozenset[str] = frozenset({"application", "syslog", "kernel"})
     literals: tuple[str, ...] = (
         "exceeded memory limit", "exceeded virtual memory limit", "oom-kill event", "oom_kill event",
         "PBS: job killed", "exceeded MEM usage", "OOMKilled", "low on resource: memory", "Out Of Memory",

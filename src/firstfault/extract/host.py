@@ -420,16 +420,26 @@ def _expand_ranges(spec: str) -> list[str]:
     return out
 
 
-_NODE_LOST = re.compile(r"\(node failure\)|could not connect to MOM|reboot timed out")
+# PBS / Moab / Slurm node troubles that name no host in a form _NODE_DOWN reads:
+# `job preempted (node failure)`, `Server could not connect to MOM`, a node reason
+# `reboot issued : reboot timed out`, slurmctld `Node X has low real_memory size (A < B)`
+# (the node registers with less than slurm.conf says and is drained), and slurmstepd
+# `execve(): /tmp/slurmd/job00089/slurm_script: No such file or directory` (the node's
+# spool directory lost the job's script: a reboot or a wiped /tmp under slurmd).
+_NODE_LOST = re.compile(
+    r"\(node failure\)|could not connect to MOM|reboot timed out|has low (?:real_memory|tmp_disk|socket\*core\*thread)"
+    r" (?:size|count)|execve\(\): \S*/slurm_script: No such file or directory"
+)
 
 
 class NodeDownExtractor:
     """slurmctld's view of a node that stopped answering or failed under a job."""
 
     name = "sched.node_down"
-    sources: frozenset[str] = _KERNEL
+    sources: frozenset[str] = frozenset({"kernel", "syslog", "application"})
     literals: tuple[str, ...] = ("not responding", "on failed node", "due to failure of node", "(node failure)",
-                                 "could not connect to MOM", "reboot timed out")
+                                 "could not connect to MOM", "reboot timed out", "has low real_memory",
+                                 "has low tmp_disk", "/slurm_script: No such file")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         m = _NODE_DOWN.search(line)

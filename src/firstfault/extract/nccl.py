@@ -14,6 +14,7 @@ the SeqNum key of the watchdog extractor).
 
 from __future__ import annotations
 
+import errno as _errno
 import re
 from collections.abc import Iterator
 from typing import Final
@@ -143,6 +144,9 @@ _IB_ASYNC = re.compile(r"Got async event\s*:\s*(?P<event>[^,:]+?)(?:\s+on (?:dev
 _IB_ASYNC_LINK: Final = frozenset({"port error", "local catastrophic error", "device fatal"})
 _IB_ASYNC_BENIGN: Final = frozenset({"gid table change", "port active", "lid change", "client reregistration",
                                      "sm change", "pkey change", "communication established", "port flapping"})
+# `Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_3:1, curr state INIT, next state RTR`.
+_IBV_CALL = re.compile(r"Call to ibv_(?P<verb>\w+) failed with (?P<err>\d+)\b[^,]*(?:, on dev (?P<dev>[\w\-]+))?")
+_NETWORK_ERRNOS: Final = frozenset({"ETIMEDOUT", "ENETUNREACH", "EHOSTUNREACH", "ENETDOWN", "EHOSTDOWN"})
 # A peer dropping out, as NCCL's socket layer and PyTorch's store report it.
 PEER_LOSS = re.compile(
     r"Connection reset by peer|Connection closed by (?:remote )?peer|Broken pipe"
@@ -208,6 +212,14 @@ def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
             return {"net.link": {"state": "down", "iface": ae.group("dev") or "ib", "detail": detail}}
         if event.lower() in _IB_ASYNC_BENIGN:
             return {}
+    vb = _IBV_CALL.search(body)
+    if vb:
+        name = _errno.errorcode.get(int(vb.group("err")))
+        if name in _NETWORK_ERRNOS:
+            # An ibverbs call that the fabric answered with a network error: on QP setup
+            # (ibv_modify_qp INIT -> RTR) a RoCE route / GID that does not reach the peer.
+            return {"net.ib_verbs_error": {"verb": vb.group("verb"), "errno": name, "dev": vb.group("dev") or "",
+                                           "detail": detail}}
     ib = _IB_COMPLETION.search(body)
     if ib:
         status = ib.group("status") or ib.group("error")
