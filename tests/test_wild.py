@@ -1,0 +1,39 @@
+"""The wild corpus (tests/wild/): bundles built from log blocks posted in public threads.
+
+Each bundle's expectation was decided from its thread (PROVENANCE.md quotes the
+deciding words) before the tool ran on it. The targets of record are domain and
+category accuracy >= 0.90 with no false definitive verdict and no false alarm;
+this test holds the line at what the engine reaches today so that no change
+makes it worse, and prints the per-family table (`python -m tests.corpus`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.corpus import score_all, table
+
+WILD = Path(__file__).parent / "wild"
+# Today's measured floor (see the closing notes); raise it as mechanisms land.
+MIN_DOMAIN = 0.80
+MIN_CATEGORY = 0.78
+MAX_FALSE_DEFINITIVE = 2
+
+
+def test_wild_corpus_accuracy() -> None:
+    scores = score_all([WILD])
+    assert len(scores) >= 60, f"only {len(scores)} wild bundles"
+    n = len(scores)
+    domain = sum(s.domain_ok for s in scores) / n
+    category = sum(s.category_ok for s in scores) / n
+    wrong = "\n".join(f"  {s.bundle}: expected {s.expected}, got {s.got}" for s in scores if not s.ok)
+    report = f"\n{table(scores)}\nwrong:\n{wrong}"
+    assert domain >= MIN_DOMAIN and category >= MIN_CATEGORY, report
+    assert sum(s.false_alarm for s in scores) == 0, report
+    assert sum(s.false_definitive for s in scores) <= MAX_FALSE_DEFINITIVE, report
+
+
+def test_every_wild_bundle_has_its_provenance() -> None:
+    for b in sorted(p.parent for p in WILD.glob("*/expected.yaml")):
+        text = (b / "PROVENANCE.md").read_text(encoding="utf-8")
+        assert "#" in text or "http" in text, f"{b.name}: PROVENANCE.md names no thread"
