@@ -7,8 +7,11 @@ follow the documented formats of the software named.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from firstfault.engine.catalog import CatalogError, load_catalog
+from firstfault.extract import app as app_extract
 from firstfault.extract import codes
 from firstfault.extract.prefix import PrefixLayer, split_prefixes
 from firstfault.model import Event
@@ -228,3 +231,38 @@ def test_an_xid_class_that_no_rule_matches_fails_the_catalog(tmp_path: object) -
     with pytest.raises(CatalogError) as err:
         load_catalog(dst)
     assert any("[xid-lands]" in p and "'other'" in p for p in err.value.problems)
+
+
+# ---------------------------------------------------------------- prefilter from the patterns
+
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    pre=st.sampled_from(["", "step 10 | lm ", "train_", "'", "{'", "epoch 1: val_", "\t"]),
+    name=st.sampled_from(app_extract._METRIC_NAMES),
+    joiner=st.sampled_from(app_extract._JOINERS),
+    opener=st.sampled_from(app_extract._OPENS),
+    value=st.sampled_from(app_extract._VALUES),
+    post=st.sampled_from(["", ", device='cuda:0')", " | lr 1e-4", "\t", "}"]),
+)
+def test_a_numerics_line_the_regex_reads_always_passes_the_prefilter(pre: str, name: str, joiner: str, opener: str,
+                                                                       value: str, post: str) -> None:
+    line = f"{pre}{name}{joiner}{opener}{value}{post}"
+    assert app_extract.numerics(line) is not None, line
+    assert any(w in line for w in app_extract.NumericsExtractor.literals), line
+
+
+@pytest.mark.parametrize("line", [
+    "loss\tnan",  # tab-separated metric tables
+    "| epoch 3 | loss  nan | ppl  nan",
+    "{'loss': tensor(nan, device='cuda:0', grad_fn=<NllLossBackward0>)}",
+    # fairseq's fp16 optimizer gives up (facebookresearch/fairseq)
+    "FloatingPointError: Minimum loss scale reached (0.0001). Your loss is probably exploding. Try lowering the "
+    "learning rate, using gradient clipping or increasing the batch size.",
+    # anomaly mode
+    "RuntimeError: Function 'LogSoftmaxBackward0' returned nan values in its 0th output.",
+])
+def test_nan_spellings(line: str) -> None:
+    events, _ = feed([TB, line] if line.startswith(("Floating", "Runtime")) else [line])
+    assert [e.kind for e in events] == ["app.numerics"]

@@ -42,16 +42,26 @@ _FAULT_ALT = "Segmentation fault|Aborted|Bus error|Floating point exception|Ille
 # NaN / Inf
 # --------------------------------------------------------------------------
 
-_NAN_WORDS = r"nan|NaN|NAN|Nan"
-_INF_WORDS = r"inf|Inf|INF|infinity|Infinity"
-# `lm loss: nan`, `grad norm: nan`, `'loss': nan`, `loss is nan`, `loss=nan`,
+# `lm loss: nan`, `grad norm: nan`, `'loss': nan`, `loss is nan`, `loss=nan`, `loss\tnan`,
 # `train_loss=nan`, `Loss: NaN`, `loss: tensor(nan, ...)`, `loss nan`; the value must be
-# a whole word (`nanoseconds` is not NaN) right after a loss / norm name.
+# a whole word (`nanoseconds` is not NaN) right after a loss / norm name. The regex and the
+# prefilter literals are built from the same pieces, so a line the regex reads always holds
+# a literal: a value form added here reaches the prefilter too.
+_METRIC_NAMES: Final = ("loss", "Loss", "LOSS", "norm", "Norm", "ppl", "PPL", "perplexity")
+_JOINERS: Final = (":", ": ", ":\t", "=", "= ", " = ", " is ", " ", "  ", "\t", "': ", '": ')
+_OPENS: Final = ("", "tensor(")
+_VALUES: Final = tuple(f"{sign}{v}" for sign in ("", "-") for v in ("nan", "NaN", "NAN", "Nan", "inf", "Inf", "INF"))
+
+
+def _alt(items: tuple[str, ...]) -> str:
+    return "|".join(re.escape(i) for i in sorted(items, key=len, reverse=True))
+
+
 _METRIC_VALUE = re.compile(
     r"(?P<metric>(?:\b(?:lm|train|training|val|valid|validation|eval|test|grad|global|total|avg|mean)[ _])?"
-    r"\b[A-Za-z_]*(?:loss|Loss|LOSS|norm|Norm|ppl|PPL|perplexity)[A-Za-z_]*)"
-    r"['\"]?(?:\s*[:=]\s*|\s+is\s+|\s+)['\"]?(?:tensor\()?"
-    rf"(?P<v>[-+]?(?:{_NAN_WORDS}|{_INF_WORDS}))(?![A-Za-z0-9_])"
+    rf"\b[A-Za-z_]*(?:{_alt(_METRIC_NAMES)})[A-Za-z_]*)"
+    rf"(?:{_alt(_JOINERS)})(?:{_alt(_OPENS)})"
+    rf"(?P<v>(?:{_alt(_VALUES)})(?:inity)?)(?![A-Za-z0-9_])"
 )
 _FOUND_NAN = re.compile(r"found (?P<v>NaN|Inf) in local grad norm")
 _MEGATRON_RANK = re.compile(r"\bRank (?P<rank>\d+)[,:]")
@@ -61,17 +71,15 @@ _DS_OVERFLOW = re.compile(r"OVERFLOW! Rank (?P<rank>\d+) Skipping step")
 _APEX_OVERFLOW = re.compile(r"Gradient overflow\.\s+Skipping step")
 _NAN_ITERATIONS = re.compile(r"number of nan iterations:\s*[1-9]\d*")
 # DeepSpeed's fp16 loss scaler gives up after overflowing down to its floor.
-_SCALE_FLOOR = re.compile(r"loss scale already at minimum")
+_SCALE_FLOOR = re.compile(r"loss scale already at minimum|Minimum loss scale reached")
 _OTHER_NAN = re.compile(
     r"NaN or Inf found in input tensor|Loss became infinite or NaN|returned nan values in its \d+\w* output"
 )
 
 
 def _numerics_literals() -> tuple[str, ...]:
-    names = ("loss", "Loss", "LOSS", "norm", "Norm", "ppl", "PPL", "perplexity")
-    seps = (": ", ":", "=", "= ", " = ", " is ", " ", "': ", '": ', "': tensor(", ": tensor(", "=tensor(")
-    values = ("nan", "-nan", "inf", "-inf", "Inf", "-Inf", "INF")
-    combos = {f"{n}{s}{v}" for n in names for s in seps for v in values}
+    tails = {f"{j}{o}{v}" for j in _JOINERS for o in _OPENS for v in _VALUES}
+    combos = {f"{n}{t}" for n in _METRIC_NAMES for t in tails}
     fixed = {
         "NaN",  # found NaN in local grad norm, Loss is NaN, NaN or Inf found ...
         "found Inf",
@@ -79,6 +87,7 @@ def _numerics_literals() -> tuple[str, ...]:
         "OVERFLOW!",
         "Gradient overflow",
         "loss scale already at minimum",
+        "Minimum loss scale reached",
         "returned nan values",
     } | {f"nan iterations: {d}" for d in "123456789"}
     return tuple(sorted(combos | fixed))
@@ -507,9 +516,8 @@ class ProcessSignalExtractor:
             if m:
                 sig_or_none = exit_signal(int(m.group("code")))
                 if sig_or_none is not None:
-                    fields: dict[str, FieldValue] = {"signal": sig_or_none, "by": _by(sig_or_none, "launcher"),
-                                                     "detail": detail, "exitcode": int(m.group("code"))}
-                    return Draft("process.signal", fields)
+                    return Draft("process.signal", {"signal": sig_or_none, "by": _by(sig_or_none, "launcher"),
+                                                    "detail": detail, "exitcode": int(m.group("code"))})
         return None
 
 

@@ -407,12 +407,11 @@ class NcclErrorExtractor:
         if warn is not None and _SHM.search(warn):
             # NCCL could not size its shared-memory segment: the container's /dev/shm is too
             # small for the job, a configuration of the workload, not a communication failure.
-            key = ("shm", _who(rank, ctx, body))
-            seen = recent(ctx.state, "ff.nccl.shm")
-            if key in seen:
+            shm_seen = recent(ctx.state, "ff.nccl.shm")
+            if _who(rank, ctx, body) in shm_seen:
                 ctx.claimed = True
                 return
-            seen[key] = ctx.lineno
+            shm_seen[_who(rank, ctx, body)] = ctx.lineno
             yield _place(Draft("app.exception", {"exc_type": "NCCL shared memory", "message": clip(warn),
                                                  "errno": "ENOSPC" if "No space left" in warn else "ENOMEM",
                                                  "shm": True}, rank=rank), head)
