@@ -193,8 +193,12 @@ def cuda_error_of(text: str) -> CudaError | None:
 def nccl_result_of(text: str) -> str | None:
     """The ncclResult_t a line names, by enum name, PyTorch's phrase, or `retcode N` / `res=N`."""
     table = nccl_result_table()
-    for _code, row in sorted(table.items()):
-        if row.name in text or any(p in text for p in row.phrases):
+    rows = [row for _code, row in sorted(table.items())]
+    for row in rows:  # an enum the line names wins over PyTorch's phrases
+        if row.name in text:
+            return row.name
+    for row in rows:
+        if any(p in text for p in row.phrases):
             return row.name
     m = re.search(r"\b(?:retcode|res)[ =](?P<code>\d)\b", text)
     if m:

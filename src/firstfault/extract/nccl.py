@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.codes import nccl_result_of
 from firstfault.extract.prefix import split_prefixes
 from firstfault.model import FieldValue
 
@@ -85,42 +86,8 @@ def _place(draft: Draft, head: re.Match[str] | None) -> Draft:
     return draft
 
 
-# --------------------------------------------------------------------------
-# NCCL result codes (NCCL ncclGetErrorString, PyTorch getNcclErrorDetailStr)
-# --------------------------------------------------------------------------
-
-# (enum, phrases that name it). Order matters: the first enum a line names
-# wins, and PyTorch's short strings are checked after the enum names.
-_RESULTS: Final[tuple[tuple[str, tuple[str, ...]], ...]] = (
-    ("ncclUnhandledCudaError", ("ncclUnhandledCudaError", "unhandled cuda error", "Cuda failure")),
-    ("ncclSystemError", ("ncclSystemError", "unhandled system error")),
-    ("ncclInternalError", ("ncclInternalError", "internal error - please report")),
-    ("ncclInvalidArgument", ("ncclInvalidArgument", "invalid argument (run with NCCL_DEBUG")),
-    ("ncclInvalidUsage", ("ncclInvalidUsage", "invalid usage (run with NCCL_DEBUG")),
-    ("ncclRemoteError", ("ncclRemoteError", "remote process exited or there was a network error")),
-    ("ncclInProgress", ("ncclInProgress", "NCCL operation in progress")),
-    ("ncclTimeout", ("ncclTimeout",)),
-)
-_RESULT_CODES: Final[dict[int, str]] = {
-    1: "ncclUnhandledCudaError",
-    2: "ncclSystemError",
-    3: "ncclInternalError",
-    4: "ncclInvalidArgument",
-    5: "ncclInvalidUsage",
-    6: "ncclRemoteError",
-    7: "ncclInProgress",
-    8: "ncclTimeout",
-}
-# `Failed to execute operation Connect from rank 9, retcode 6`, `res=3`.
-_RESULT_NUM = re.compile(r"\b(?:retcode|res)[ =](?P<code>\d)\b")
-
-
-def nccl_result(text: str) -> str | None:
-    for enum, phrases in _RESULTS:
-        if any(p in text for p in phrases):
-            return enum
-    m = _RESULT_NUM.search(text)
-    return _RESULT_CODES.get(int(m.group("code"))) if m else None
+# NCCL result codes: catalog/cuda.yaml (extract/codes.py)
+nccl_result = nccl_result_of
 
 
 # --------------------------------------------------------------------------
