@@ -48,6 +48,7 @@ class _Cov:
     declared: bool = False
     errors: int = 0
     readable: int = 0
+    truncated: int = 0  # files whose reading stopped early (a cut .gz): what was read is kept
     notes: list[str] = field(default_factory=list)
 
 
@@ -357,6 +358,9 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink) 
             else:
                 lines, errs = _collect_document(sink, kind, src.spec.format, sf.path, sf.rel)
             c.lines += lines
+            if any(m.startswith("read stopped early") for _, m in errs):
+                c.truncated += 1
+                c.notes.append(f"{sf.rel} was cut short")
             if any(m.startswith(("binary", "cannot")) for _, m in errs):
                 c.errors += 1
                 continue
@@ -443,7 +447,7 @@ def _coverage(cov: dict[str, _Cov], allocation: list[str]) -> list[CoverageItem]
             status = "missing"
         elif c.readable == 0:
             status = "error" if c.errors else "empty"
-        elif missing:
+        elif missing or c.truncated:
             status = "partial"
         else:
             status = "complete"

@@ -1,0 +1,52 @@
+"""Text with stray NUL bytes is read around them; binary content is skipped and reported (issue 12, item 1)."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+from firstfault.analyze import Analyzer
+
+SHOWCASE = Path(__file__).parent.parent / "examples" / "nvlink-xid149"
+
+
+def _copy(tmp_path: Path) -> Path:
+    dst = tmp_path / "b"
+    shutil.copytree(SHOWCASE, dst)
+    return dst
+
+
+def test_one_nul_byte_changes_nothing_but_is_reported(tmp_path: Path) -> None:
+    b = _copy(tmp_path)
+    kern = b / "nodes" / "node-02" / "kern.log"
+    data = bytearray(kern.read_bytes())
+    data[50] = 0  # a ring buffer cut by a crash
+    kern.write_bytes(bytes(data))
+    v = Analyzer().analyze_path(str(b))
+    assert v.root_cause is not None
+    assert (v.root_cause.category, v.root_cause.devices) == ("gpu.nvlink.signal_integrity", ["node-02/gpu3"])
+    assert any(e.file == "nodes/node-02/kern.log" and "NUL" in e.message for e in v.errors), v.errors
+    kernel = next(c for c in v.coverage if c.source == "kernel")
+    assert kernel.status == "complete"
+
+
+def test_nul_inside_the_deciding_line_is_read_around(tmp_path: Path) -> None:
+    b = _copy(tmp_path)
+    kern = b / "nodes" / "node-02" / "kern.log"
+    text = kern.read_bytes()
+    i = text.index(b"Xid")
+    kern.write_bytes(text[:i] + b"\x00\x00" + text[i:])
+    v = Analyzer().analyze_path(str(b))
+    assert v.root_cause is not None and v.root_cause.category == "gpu.nvlink.signal_integrity"
+    assert all("\x00" not in e.text for e in v.evidence)
+
+
+def test_binary_without_nuls_is_skipped_and_named(tmp_path: Path) -> None:
+    b = _copy(tmp_path)
+    rnd = random.Random(7)
+    junk = bytes(rnd.randrange(0x80, 0x100) for _ in range(20000))  # invalid UTF-8 throughout, no NUL
+    (b / "nodes" / "node-01" / "kern.log").write_bytes(junk)
+    v = Analyzer().analyze_path(str(b))
+    assert any(e.file == "nodes/node-01/kern.log" and e.message.startswith("binary content") for e in v.errors)
+    assert v.root_cause is not None and v.root_cause.category == "gpu.nvlink.signal_integrity"
