@@ -196,6 +196,8 @@ class Lead(_Strict):
     summary: str
     first_seen: str | None
     evidence: list[int] = Field(default_factory=list)  # indexes into Verdict.evidence
+    # The lead ranks' GPUs ("node-02/gpu3": local rank i on GPU i, as NCCL's [dev]), when the rank map gives them.
+    devices: list[str] = Field(default_factory=list)
 
 
 class CoverageItem(_Strict):

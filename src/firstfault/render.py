@@ -66,6 +66,12 @@ def render_verdict(v: Verdict, console: Console) -> None:
         parts.append(_cause_block(c, f"Candidate {i}"))
     if v.affected_nodes:
         parts.append(Text.assemble(("Affected nodes: ", "bold"), ", ".join(v.affected_nodes)))
+    if v.leads:
+        leads = Text("Leads:\n", style="bold")
+        for ld in v.leads:
+            leads.append(f"  - {ld.kind}: ", style="bold")
+            leads.append(f"{ld.summary} (first seen {_short(ld.first_seen)})\n")
+        parts.append(leads)
     if v.explanation:
         why = Text("Why:\n", style="bold")
         for line in v.explanation:

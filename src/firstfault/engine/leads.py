@@ -33,9 +33,9 @@ from firstfault.model import Event, EvidenceItem, Lead, iso
 KIND_ORDER = {"laggard_rank": 0, "desync": 1, "stuck_frame": 2, "first_exit": 3}
 EVIDENCE_PER_LEAD = 4
 MAX_STACK_LEADS = 4
-# A rank that printed nothing is a laggard only when it is one of few: at most
-# this fraction of the ranks (and at least one) while the others reported.
-SILENT_FRACTION = 1 / 8
+# A rank that printed nothing is a laggard only when it is one of very few: at
+# most this fraction of the ranks (and at least one) while all others reported.
+SILENT_FRACTION = 1 / 32
 
 _FAILURE_KINDS = ("nccl.", "gloo.timeout", "app.", "torch.child_failed", "process.signal", "c10d.")
 
@@ -49,6 +49,7 @@ class LeadDraft:
     first: datetime | None
     events: list[Event] = field(default_factory=list)
     order: int = 0  # within a kind: lower is more telling
+    devices: list[str] = field(default_factory=list)
 
     def sort_key(self) -> tuple[object, ...]:
         return (KIND_ORDER.get(self.kind, 9), self.order, iso(self.first) is None, iso(self.first) or "",
@@ -85,8 +86,19 @@ class _Ctx:
                 self.rank_nodes[ev.rank] = ev.node
         self.known_ranks = set(rank_to_node) | {e.rank for e in events if e.rank is not None}
 
+        self.local: dict[int, int] = {}  # rank -> its index among its node's ranks (the GPU it drives)
+        per_node: dict[str, list[int]] = {}
+        for r, n in rank_to_node.items():
+            per_node.setdefault(n, []).append(r)
+        for rs in per_node.values():
+            for i, r in enumerate(sorted(rs)):
+                self.local[r] = i
+
     def node(self, rank: int) -> str | None:
         return self.rank_nodes.get(rank) or self.rank_to_node.get(rank)
+
+    def devices(self, ranks: Iterable[int]) -> list[str]:
+        return sorted({f"{n}/gpu{self.local[r]}" for r in ranks if r in self.local and (n := self.node(r))})
 
     def nodes(self, ranks: Iterable[int]) -> list[str]:
         return sorted({n for r in ranks if (n := self.node(r))})
@@ -103,7 +115,7 @@ def _draft(ctx: _Ctx, kind: str, ranks: Iterable[int], summary: str, evs: list[E
             break
     times = [t for e in picked if (t := e.earliest()) is not None]
     return LeadDraft(kind=kind, ranks=rs, nodes=nodes if nodes is not None else ctx.nodes(rs), summary=summary,
-                     first=min(times) if times else None, events=picked, order=order)
+                     first=min(times) if times else None, events=picked, order=order, devices=ctx.devices(rs))
 
 
 # --------------------------------------------------------------------------
@@ -228,7 +240,7 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
                 out.append(_draft(
                     ctx, "laggard_rank", silent,
                     f"{_fmt_ranks(silent)} printed no watchdog timeout while {_others(len(reporters))} "
-                    f"timed out in {what}{pg_label}: it never entered it",
+                    f"timed out in {what}{pg_label}: {'it' if len(silent) == 1 else 'they'} never entered it",
                     evs[:2], order=2))
     return out
 
@@ -401,19 +413,38 @@ def _exit_how(e: Event) -> str:
     return ", ".join(parts) or e.kind
 
 
+_STOPS = ("SIGTERM", "SIGINT")  # how a launcher stops the survivors: collateral, never a first exit
+
+
 def _is_exit(e: Event) -> bool:
-    if e.kind == "torch.child_failed":
-        return True
-    if e.kind == "process.signal":
-        return str(e.fields.get("signal")) not in ("SIGTERM", "SIGINT")  # collateral: the launcher's stop
+    if e.kind in ("torch.child_failed", "process.signal"):
+        return str(e.fields.get("signal")) not in _STOPS
     if e.kind == "k8s.pod":
         code = e.fields.get("exit_code")
         return bool(not e.fields.get("restart") and isinstance(code, int) and code != 0)
     return False
 
 
+_HANG_KINDS = ("nccl.", "gloo.timeout", "c10d.")
+
+
 def _first_exit(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
-    exits = [e for e in events if _is_exit(e) and e.earliest() is not None]
+    # A rank that timed out or lost a peer before it died is a victim of the
+    # hang (the watchdog's SIGABRT), not the first to fail.
+    hung_at: dict[object, datetime] = {}
+    for e in events:
+        t = e.earliest()
+        if t is not None and e.kind.startswith(_HANG_KINDS):
+            for k in ((("rank", e.rank),) if e.rank is not None else ()) + ((("node", e.node),) if e.node else ()):
+                if k not in hung_at or t < hung_at[k]:
+                    hung_at[k] = t
+
+    def victim(e: Event) -> bool:
+        t = e.earliest()
+        key = ("rank", e.rank) if e.rank is not None else ("node", e.node)
+        return t is not None and key in hung_at and hung_at[key] <= t
+
+    exits = [e for e in events if _is_exit(e) and e.earliest() is not None and not victim(e)]
     if not exits:
         return []
 
@@ -512,5 +543,5 @@ def verdict_leads(leads: list[LeadDraft], evidence: list[EvidenceItem]) -> list[
             if index[k] not in idx:
                 idx.append(index[k])
         out.append(Lead(kind=d.kind, nodes=list(d.nodes), ranks=list(d.ranks), summary=d.summary,  # type: ignore[arg-type]
-                        first_seen=iso(d.first), evidence=idx))
+                        first_seen=iso(d.first), evidence=idx, devices=list(d.devices)))
     return out
