@@ -288,3 +288,41 @@ def test_text_view_shows_a_leads_section(make_bundle: BundleMaker) -> None:
     render_verdict(v, console)
     text = console.export_text()
     assert "Leads:" in text and "laggard_rank: rank 5 failed to pass monitoredBarrier" in text
+
+
+class _Evil:
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        import os
+
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_malicious_dump_is_refused_in_errors_and_the_rest_is_read(make_bundle: BundleMaker, tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    files: dict[str, str | bytes] = {f"fr/rank-{r}.pkl": pickle.dumps(dump(r, 41 if r == 6 else 42, 41))
+                                     for r in range(16)}
+    files["fr/rank-3.pkl"] = pickle.dumps({"version": "2.5", "entries": [_Evil(marker)]})
+    wl = _workload(2, 8, [{"kind": "flight_recorder", "path": "fr/rank-{rank}.pkl"}])
+    v = _analyze(make_bundle(files, wl))
+    assert not marker.exists()
+    (err,) = v.errors
+    assert (err.source, err.file) == ("flight_recorder", "fr/rank-3.pkl")
+    assert "refused" in err.message and "system" in err.message
+    assert [(ld.kind, ld.ranks) for ld in v.leads] == [("laggard_rank", [6])]
+    fr = next(c for c in v.coverage if c.source == "flight_recorder")
+    assert fr.files == 16
+
+
+def test_flight_recorder_op_mismatch_is_a_desync(make_bundle: BundleMaker) -> None:
+    files: dict[str, str | bytes] = {
+        f"fr/rank-{r}.json": json.dumps(dump(r, 42, 41, pending_op="all_gather" if r == 5 else "all_reduce")).encode()
+        for r in range(16)
+    }
+    wl = _workload(2, 8, [{"kind": "flight_recorder", "path": "fr/rank-{rank}.json"}])
+    v = _analyze(make_bundle(files, wl))
+    assert [(ld.kind, ld.ranks, ld.nodes) for ld in v.leads] == [("desync", [5], ["node-000"])]
+    assert "all_gather where the 15 other ranks issued all_reduce at SeqNum 42" in v.leads[0].summary
+    assert v.attributed_domain == "unknown" and "points at" in v.explanation[-1]

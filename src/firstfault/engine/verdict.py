@@ -193,6 +193,8 @@ def build_verdict(
     for s in secondary:
         evidence += [_evidence(e, "secondary", s.category) for e in s.events[:1]]
     leads = verdict_leads(att.leads, evidence)
+    if leads and domain == "unknown":
+        notes.append(f"The evidence points at (a lead, not a cause): {leads[0].summary}.")
 
     affected: list[str] = []
     for f in [root] if root else candidates:
