@@ -326,3 +326,23 @@ def test_flight_recorder_op_mismatch_is_a_desync(make_bundle: BundleMaker) -> No
     assert [(ld.kind, ld.ranks, ld.nodes) for ld in v.leads] == [("desync", [5], ["node-000"])]
     assert "all_gather where the 15 other ranks issued all_reduce at SeqNum 42" in v.leads[0].summary
     assert v.attributed_domain == "unknown" and "points at" in v.explanation[-1]
+
+
+def test_first_exit_from_the_torchrun_agent_lines(make_bundle: BundleMaker) -> None:
+    """hpcaitech/ColossalAI#3514: the agent stops the survivors (SIGTERM: collateral), then reports the
+    rank it lost (-9); glog-stamped form of NVIDIA/Megatron-LM#1880. Node-001's ranks time out after it."""
+    agent = [
+        "W1102 10:20:01.996000 3304089 site-packages/torch/distributed/elastic/multiprocessing/api.py:908] "
+        "Sending process 812914 closing signal SIGTERM",
+        "E1102 10:20:02.971000 3304089 site-packages/torch/distributed/elastic/multiprocessing/api.py:882] "
+        "failed (exitcode: -9) local_rank: 3 (pid: 812917) of binary: "
+        "/data/chenhao/anaconda3/envs/ColossalAI-Chat/bin/python",
+    ]
+    files = {
+        "app/node-000.log": "".join(x + "\n" for x in agent),
+        "app/node-001.log": "".join(_timeout(r).replace("10:30:00", "10:30:05") + "\n" for r in range(4, 8)),
+    }
+    v = _analyze(make_bundle(files, _workload(2, 4, APP)))
+    (fe,) = [x for x in v.leads if x.kind == "first_exit"]
+    assert (fe.ranks, fe.nodes, fe.devices) == ([3], ["node-000"], ["node-000/gpu3"])
+    assert "exited first (SIGKILL)" in fe.summary and "4 other ranks failed after it" in fe.summary

@@ -97,6 +97,12 @@ class _Ctx:
     def node(self, rank: int) -> str | None:
         return self.rank_nodes.get(rank) or self.rank_to_node.get(rank)
 
+    def global_rank(self, node: str | None, local: object) -> int | None:
+        """torchrun's `local_rank: 3` on a node -> the node's fourth rank (from the rank map)."""
+        if node is None or not isinstance(local, int):
+            return None
+        return next((r for r, i in self.local.items() if i == local and self.rank_to_node.get(r) == node), None)
+
     def devices(self, ranks: Iterable[int]) -> list[str]:
         return sorted({f"{n}/gpu{self.local[r]}" for r in ranks if r in self.local and (n := self.node(r))})
 
@@ -458,7 +464,7 @@ def _first_exit(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     who_rank = first.rank
     if who_rank is None:
         fr = first.fields.get("failed_rank")
-        who_rank = fr if isinstance(fr, int) else None
+        who_rank = fr if isinstance(fr, int) else ctx.global_rank(first.node, first.fields.get("local_rank"))
     later: list[Event] = []
     for e in events:
         t = e.earliest()
