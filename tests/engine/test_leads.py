@@ -346,3 +346,13 @@ def test_first_exit_from_the_torchrun_agent_lines(make_bundle: BundleMaker) -> N
     (fe,) = [x for x in v.leads if x.kind == "first_exit"]
     assert (fe.ranks, fe.nodes, fe.devices) == ([3], ["node-000"], ["node-000/gpu3"])
     assert "exited first (SIGKILL)" in fe.summary and "4 other ranks failed after it" in fe.summary
+
+
+def test_stuck_watchdog_among_timeouts_is_the_laggard(make_bundle: BundleMaker) -> None:
+    stuck = ("[rank{r}]:[E1102 10:30:00.384372190 ProcessGroupNCCL.cpp:1743] [PG ID 0 PG GUID 0(default_pg) Rank {r}] "
+             "ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued "
+             "collectives.")
+    v = _analyze(make_bundle(_per_node(2, 4, lambda r: [stuck.format(r=r)] if r == 6 else [_timeout(r)]),
+                             _workload(2, 4, APP)))
+    assert [(ld.kind, ld.ranks, ld.nodes) for ld in v.leads] == [("laggard_rank", [6], ["node-001"])]
+    assert "heartbeat monitor" in v.leads[0].summary

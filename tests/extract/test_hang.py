@@ -209,3 +209,17 @@ def test_desync_report(line: str, expected: dict[str, object]) -> None:
 def test_app_extractor_still_sees_ordinary_runtime_errors() -> None:
     line = "RuntimeError: shape mismatch in layer 3"
     assert "app.exception" in kinds(scan(app.EXTRACTORS, [TB, line], source="application"))
+
+
+def test_heartbeat_monitor_line_names_its_process_group() -> None:
+    """modelscope/ms-swift#7992: the heartbeat monitor of an expert-parallel group."""
+    line = (
+        "18:11:06.680 [rank4]:[E205 18:11:06.375750231 ProcessGroupNCCL.cpp:1870] [PG ID 12 PG GUID "
+        "99(EXPERT_MODEL_PARALLEL_GROUP) Rank 4] ProcessGroupNCCL's watchdog got stuck for 480 seconds without "
+        "making progress in monitoring enqueued collectives. This typically indicates a NCCL/CUDA API (e.g., "
+        "CudaEventDestroy) hang blocking the watchdog, and could be triggered by another thread holding the GIL "
+        "inside a CUDA api (for example, CudaEventDestroy), or other deadlock-prone behaviors."
+    )
+    d = one(WATCHDOG, line, source="application")
+    assert d.kind == "nccl.timeout"
+    assert_fields(d, {"stuck": True, "timeout_ms": 480000, "pg": "99", "pg_name": "EXPERT_MODEL_PARALLEL_GROUP"})

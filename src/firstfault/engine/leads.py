@@ -240,7 +240,10 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
             ops = op_at.get((pg, s)) if s is not None else None
             what = (f"{ops.most_common(1)[0][0]} SeqNum {s}" if ops and s is not None
                     else "a collective")
-            silent = _silent(ctx, set(ranks), reporters)
+            # a rank whose own watchdog got stuck did report (the heartbeat lead names it)
+            stuck = {e.rank for e in events if e.kind == "nccl.timeout" and e.fields.get("stuck")
+                     and e.rank is not None}
+            silent = _silent(ctx, set(ranks) | stuck, reporters)
             if silent:
                 evs = sorted((p.timeout for p in ranks.values() if p.timeout is not None), key=_ev_key)
                 out.append(_draft(

@@ -442,6 +442,7 @@ class C10dTimeoutExtractor:
         seconds = _int(_STUCK_SECONDS.search(body))
         if seconds is not None:
             fields["timeout_ms"] = seconds * 1000
+        fields.update(_pg_fields(body))
         yield Draft("nccl.timeout", fields, rank=rank)
 
 
