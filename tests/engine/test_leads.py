@@ -356,3 +356,34 @@ def test_stuck_watchdog_among_timeouts_is_the_laggard(make_bundle: BundleMaker) 
                              _workload(2, 4, APP)))
     assert [(ld.kind, ld.ranks, ld.nodes) for ld in v.leads] == [("laggard_rank", [6], ["node-001"])]
     assert "heartbeat monitor" in v.leads[0].summary
+
+
+def _status_pg(rank: int, guid: str, at: int, enq: int, done: int) -> str:
+    return (f"[rank{rank}]:[E1102 10:30:00.000002 4242 ProcessGroupNCCL.cpp:2268] [PG ID 3 PG GUID {guid} Rank "
+            f"{rank % 4}]  failure detected by watchdog at work sequence id: {at} PG status: last enqueued work: "
+            f"{enq}, last completed work: {done}")
+
+
+def test_two_process_groups_are_never_compared(make_bundle: BundleMaker) -> None:
+    """Expert-parallel ranks time out at their group's numbers, data-parallel ranks at theirs (the timeout
+    line names no group; the status line after it does): no desync, no laggard across the groups."""
+    def lines(r: int) -> list[str]:
+        if r < 4:
+            return [_timeout(r, seq=1438, op="ALLTOALL_BASE"), _status_pg(r, "d03ba143", 1438, 1438, 1437)]
+        return [_timeout(r, seq=SEQ), _status_pg(r, "0(default_pg)", SEQ, SEQ, SEQ - 1)]
+
+    v = _analyze(make_bundle(_per_node(2, 4, lines), _workload(2, 4, APP)))
+    assert v.leads == []
+
+
+def test_laggard_inside_one_process_group(make_bundle: BundleMaker) -> None:
+    def lines(r: int) -> list[str]:
+        if r == 2:  # never enqueued 1438: no timeout of its own, only the dump request of its group
+            return [_dump_signal(r, 0, 1437, 1437).replace("PG GUID 0(default_pg)", "PG GUID d03ba143")]
+        if r < 4:
+            return [_timeout(r, seq=1438, op="ALLTOALL_BASE"), _status_pg(r, "d03ba143", 1438, 1438, 1437)]
+        return [_timeout(r, seq=SEQ), _status_pg(r, "0(default_pg)", SEQ, SEQ, SEQ - 1)]
+
+    v = _analyze(make_bundle(_per_node(2, 4, lines), _workload(2, 4, APP)))
+    assert [(ld.kind, ld.ranks) for ld in v.leads] == [("laggard_rank", [2])]
+    assert "ALLTOALL_BASE SeqNum 1438 (process group d03ba143)" in v.leads[0].summary

@@ -24,7 +24,7 @@ Leads are ordered deterministically (kind, then first_seen, ranks, nodes).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -143,22 +143,46 @@ def _mode(values: list[int]) -> int:
     return max(v for v, n in c.items() if n == top)
 
 
-def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
-    status = [e for e in events if e.kind in ("nccl.watchdog_status", "fr.pg_state")]
-    timeouts = [e for e in events if e.kind == "nccl.timeout" and not e.fields.get("stuck")]
-    known_pgs = {str(e.fields["pg"]) for e in status + timeouts if e.fields.get("pg") is not None}
+UNKNOWN_PG = "?"
 
-    def pg_of(e: Event) -> str:
+
+def _pg_resolver(events: list[Event]) -> Callable[[Event], str | None]:
+    """The process group of a watchdog line. PyTorch 2.4-2.5 print the timeout without
+    its PG and the status line after it with one: matched by (rank, sequence number).
+    None when several groups are in play and the line cannot be placed in one (numbers
+    of different groups are never compared)."""
+    known = {str(e.fields["pg"]) for e in events
+             if e.kind in ("nccl.timeout", "nccl.watchdog_status", "fr.pg_state") and e.fields.get("pg") is not None}
+    by_seq: dict[tuple[int | None, object], str] = {}
+    for e in events:
+        if e.kind == "nccl.watchdog_status" and e.fields.get("pg") is not None:
+            by_seq.setdefault((e.rank, e.fields.get("at_seq")), str(e.fields["pg"]))
+
+    def pg_of(e: Event) -> str | None:
         pg = e.fields.get("pg")
         if pg is not None:
             return str(pg)
-        return next(iter(known_pgs)) if len(known_pgs) == 1 else "?"
+        hit = by_seq.get((e.rank, e.fields.get("seq")))
+        if hit is not None:
+            return hit
+        if len(known) == 1:
+            return next(iter(known))
+        return UNKNOWN_PG if not known else None
+
+    return pg_of
+
+
+def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
+    status = [e for e in events if e.kind in ("nccl.watchdog_status", "fr.pg_state")]
+    timeouts = [e for e in events if e.kind == "nccl.timeout" and not e.fields.get("stuck")]
+    resolve = _pg_resolver(events)
 
     groups: dict[str, dict[int, _Pos]] = {}
     for e in sorted(status, key=_ev_key):  # a rank's latest report wins
-        if e.rank is None:
+        pg = resolve(e)
+        if e.rank is None or pg is None:
             continue
-        p = groups.setdefault(pg_of(e), {}).setdefault(e.rank, _Pos())
+        p = groups.setdefault(pg, {}).setdefault(e.rank, _Pos())
         enq, done = e.fields.get("last_enqueued"), e.fields.get("last_completed")
         if isinstance(enq, int):
             p.enq = enq
@@ -168,9 +192,9 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     seq_of: dict[tuple[str, int], int] = {}
     op_at: dict[tuple[str, int], Counter[str]] = {}
     for e in sorted(timeouts, key=_ev_key):
-        if e.rank is None:
+        pg = resolve(e)
+        if e.rank is None or pg is None:
             continue
-        pg = pg_of(e)
         seq = e.fields.get("seq")
         p = groups.setdefault(pg, {}).setdefault(e.rank, _Pos())
         if p.timeout is None:
@@ -187,7 +211,7 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     for pg in sorted(groups, key=lambda g: (len(g), g)):
         ranks = groups[pg]
         with_enq = {r: p for r, p in ranks.items() if p.enq is not None}
-        pg_label = f" (process group {pg})" if pg not in ("0", "?") and len(groups) > 1 else ""
+        pg_label = f" (process group {pg})" if pg not in ("0", UNKNOWN_PG) and len(groups) > 1 else ""
         if len(with_enq) >= 2:
             m = _mode([p.enq for p in with_enq.values() if p.enq is not None])
             behind = sorted(r for r, p in with_enq.items() if p.enq is not None and p.enq < m)
@@ -272,10 +296,11 @@ def _silent(ctx: _Ctx, present: set[int], reporters: set[int]) -> list[int]:
 def _desync(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     """Different collectives at one sequence number (watchdog timeouts, flight-recorder queues)."""
     sig: dict[tuple[str, int], dict[int, tuple[str, str, Event]]] = {}
+    resolve = _pg_resolver(events)
     for e in sorted(events, key=_ev_key):
-        if e.rank is None:
+        pg = resolve(e) if e.kind in ("nccl.timeout", "fr.pg_state") else None
+        if e.rank is None or pg is None:
             continue
-        pg = str(e.fields.get("pg") or "?")
         if e.kind == "nccl.timeout" and isinstance(e.fields.get("seq"), int):
             seq = int(e.fields["seq"])  # type: ignore[arg-type]
             op = str(e.fields.get("op") or "?")
@@ -297,8 +322,11 @@ def _desync(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
             continue
         top_n = max(c.values())
         major = min(k for k, n in c.items() if n == top_n)
-        # On an even split the lower-sorted signature is called the majority.
+        # On an even split the lower-sorted signature is called the majority, except where
+        # the group is unknown (two groups' numbers may share a sequence number there).
         odd = sorted(r for r, (op, size, _) in per.items() if (op, size) != major)
+        if pg == UNKNOWN_PG and 2 * len(odd) >= len(per):
+            continue
         odd_ops = sorted({per[r][0] for r in odd})
         if odd_ops != [major[0]]:
             what = f"{'/'.join(odd_ops)} where {_others(len(per) - len(odd))} issued {major[0]}"
@@ -308,7 +336,7 @@ def _desync(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
                    f"used {major[1]}"
         evs = [per[r][2] for r in odd] + [next(per[r][2] for r in sorted(per) if r not in odd)]
         out.append(_draft(ctx, "desync", odd, f"{_fmt_ranks(odd)} issued {what} at SeqNum {seq}"
-                          + (f" (process group {pg})" if pg not in ("0", "?") else ""), evs))
+                          + (f" (process group {pg})" if pg not in ("0", UNKNOWN_PG) else ""), evs))
         break  # the first mismatch is the desync; later ones follow from it
     return out
 
