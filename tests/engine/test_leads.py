@@ -387,3 +387,24 @@ def test_laggard_inside_one_process_group(make_bundle: BundleMaker) -> None:
     v = _analyze(make_bundle(_per_node(2, 4, lines), _workload(2, 4, APP)))
     assert [(ld.kind, ld.ranks) for ld in v.leads] == [("laggard_rank", [2])]
     assert "ALLTOALL_BASE SeqNum 1438 (process group d03ba143)" in v.leads[0].summary
+
+
+def test_first_exit_of_a_kubernetes_container() -> None:
+    """A container terminated (OOMKilled, exit 137) before the other pods' ranks time out."""
+    pod = _ev("k8s.pod", "gke-a3-pool-1", None, 0, pod="train-worker-3", container="pytorch", reason="OOMKilled",
+              exit_code=137, signal=9, restart=False)
+    later = [_ev("nccl.timeout", "gke-a3-pool-0", r, 600, seq=7, op="ALLREDUCE", stuck=False) for r in range(4)]
+    (lead,) = find_leads([pod, *later])
+    assert (lead.kind, lead.nodes, lead.ranks) == ("first_exit", ["gke-a3-pool-1"], [])
+    assert "exitcode 137" in lead.summary and "OOMKilled" in lead.summary and "4 other ranks" in lead.summary
+
+
+def test_desync_report_names_the_lagging_ranks(make_bundle: BundleMaker) -> None:
+    report = [
+        "[rank0]:\t - To our best knowledge, ranks [1, 2] are the lagging ranks that caused this timeout. They never "
+        "joined any collectives",
+    ]
+    files = {"app/node-000.log": "".join(x + "\n" for x in report)}
+    v = _analyze(make_bundle(files, _workload(2, 4, APP)))
+    assert [(ld.kind, ld.ranks) for ld in v.leads] == [("laggard_rank", [1, 2])]
+    assert "desync debug report" in v.leads[0].summary
