@@ -103,6 +103,8 @@ def test_1024_rank_hang_from_flight_recorder_dumps(make_bundle: BundleMaker) -> 
     lead = v.leads[0]
     assert (lead.kind, lead.ranks, lead.nodes) == ("laggard_rank", [lag], ["node-097"])
     assert v.evidence[lead.evidence[0]].source == "flight_recorder"
+    assert lead.summary.startswith("rank 777 never entered all_reduce SeqNum 48213 (last enqueued 48212); "
+                                   "the 1023 other ranks waited in it")
     fr = next(c for c in v.coverage if c.source == "flight_recorder")
     assert fr.status == "complete" and fr.files == 1024
 

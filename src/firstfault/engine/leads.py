@@ -191,6 +191,10 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
         p.ev = e
     seq_of: dict[tuple[str, int], int] = {}
     op_at: dict[tuple[str, int], Counter[str]] = {}
+    for e in status:  # a flight-recorder dump names the collective a rank waits in
+        pseq, pop, pg = e.fields.get("pending_seq"), e.fields.get("pending_op"), resolve(e)
+        if e.kind == "fr.pg_state" and isinstance(pseq, int) and pop and pg is not None:
+            op_at.setdefault((pg, pseq), Counter())[str(pop)] += 1
     for e in sorted(timeouts, key=_ev_key):
         pg = resolve(e)
         if e.rank is None or pg is None:
