@@ -18,6 +18,7 @@ from typing import IO, BinaryIO, Literal, Protocol, cast
 from firstfault.bundle import Bundle, Context, load_bundle
 from firstfault.engine.attribute import attribute
 from firstfault.engine.catalog import Catalog, shipped_catalog
+from firstfault.engine.leads import find_leads
 from firstfault.engine.verdict import build_verdict, outcome_of
 from firstfault.extract.common import norm_pci
 from firstfault.extract.structured import StructuredResult
@@ -37,6 +38,8 @@ from firstfault.scan import LINE_SOURCES, Candidate, EventStore, Extraction, Lin
 from firstfault.timeparse import TimeParser
 
 MAX_STRUCTURED_BYTES = 256 << 20
+# Structured sources read one file at a time with the file's {node}/{rank} binding.
+PER_FILE_DOCUMENTS = ("flight_recorder", "stack_dump")
 
 
 @dataclass(slots=True)
@@ -225,13 +228,15 @@ class Analysis:
             self.store.add(ev)
 
     def add_document(self, source: str, fmt: str | None, file: str,
-                     data: bytes | IO[bytes]) -> tuple[int, list[tuple[int | None, str]]]:
-        """A scheduler or metrics document (bytes, or a stream for large metric files).
+                     data: bytes | IO[bytes], *, node: str | None = None,
+                     rank: int | None = None) -> tuple[int, list[tuple[int | None, str]]]:
+        """A scheduler, metrics, flight-recorder or stack-dump document (bytes, or a
+        stream for large metric files); `node` / `rank` are the file's placeholders.
 
         Returns the lines read and the (line, message) problems, which are
         also kept in `errors`.
         """
-        res, problems = _read_structured(source, fmt, file, data, self.ctx)
+        res, problems = _read_structured(source, fmt, file, data, self.ctx, node=node, rank=rank)
         if res is not None:
             for ev in res.events:
                 self.store.add(ev)
@@ -255,7 +260,8 @@ class Analysis:
             events.append(_declared_state(ctx))
         if state and state.split()[0].upper() == "NODE_FAIL":
             events.extend(_silent_nodes(self.node_last_seen, settings.silent_node_gap))
-        att = attribute(events, self.analyzer.catalog.active(), settings, allocation)
+        leads = find_leads(events, ctx.rank_to_node)
+        att = attribute(events, self.analyzer.catalog.active(), settings, allocation, leads=leads)
         ref = WorkloadRef(
             id=wl.id, attempt=wl.attempt, name=wl.name, scheduler=wl.scheduler,
             window=Window(start=iso(ctx.window_start), end=iso(ctx.window_end)),
@@ -315,7 +321,8 @@ class EvidenceSink(Protocol):
     def add_candidate(self, c: Candidate) -> None: ...
 
     def add_document(self, source: str, fmt: str | None, file: str,
-                     data: bytes | IO[bytes]) -> tuple[int, list[tuple[int | None, str]]]: ...
+                     data: bytes | IO[bytes], *, node: str | None = None,
+                     rank: int | None = None) -> tuple[int, list[tuple[int | None, str]]]: ...
 
     def saw_node(self, node: str, last: datetime) -> None: ...
 
@@ -356,7 +363,8 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink) 
                 for line, msg in errs:
                     sink.errors.append(ErrorItem(source=kind, file=sf.rel, line=line, message=msg))
             else:
-                lines, errs = _collect_document(sink, kind, src.spec.format, sf.path, sf.rel)
+                lines, errs = _collect_document(sink, kind, src.spec.format, sf.path, sf.rel,
+                                                node=sf.node, rank=sf.rank)
             c.lines += lines
             if any(m.startswith("read stopped early") for _, m in errs):
                 c.truncated += 1
@@ -375,8 +383,8 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink) 
     sink.coverage.extend(_coverage(cov, allocation))
 
 
-def _collect_document(sink: EvidenceSink, kind: str, fmt: str | None, path: Path,
-                      rel: str) -> tuple[int, list[tuple[int | None, str]]]:
+def _collect_document(sink: EvidenceSink, kind: str, fmt: str | None, path: Path, rel: str, *,
+                      node: str | None = None, rank: int | None = None) -> tuple[int, list[tuple[int | None, str]]]:
     """Scheduler files are small and read whole; metric files are streamed."""
     try:
         if kind == "metrics":
@@ -386,6 +394,8 @@ def _collect_document(sink: EvidenceSink, kind: str, fmt: str | None, path: Path
         if size > MAX_STRUCTURED_BYTES:
             msg = f"cannot read: {size} bytes is over the {MAX_STRUCTURED_BYTES} byte limit"
         else:
+            if kind in PER_FILE_DOCUMENTS:
+                return sink.add_document(kind, fmt, rel, path.read_bytes(), node=node, rank=rank)
             return sink.add_document(kind, fmt, rel, path.read_bytes())
     except OSError as exc:
         msg = f"cannot read: {exc.strerror or exc}"
@@ -411,7 +421,16 @@ def _declared_state(ctx: Context) -> Event:
 
 
 def _read_structured(source: str, fmt: str | None, file: str, data: bytes | IO[bytes],
-                     ctx: Context) -> tuple[StructuredResult | None, list[tuple[int | None, str]]]:
+                     ctx: Context, *, node: str | None = None,
+                     rank: int | None = None) -> tuple[StructuredResult | None, list[tuple[int | None, str]]]:
+    if source in PER_FILE_DOCUMENTS:
+        from firstfault.extract.flightrec import read_flight_recorder
+        from firstfault.extract.stackdump import read_stack_dump
+
+        raw = data if isinstance(data, bytes) else data.read(MAX_STRUCTURED_BYTES)
+        reader = read_flight_recorder if source == "flight_recorder" else read_stack_dump
+        res = reader(raw, file, node=node, rank=rank)
+        return res, [(i.line, i.message) for i in res.issues]
     if fmt is None:
         return None, [(None, f"cannot read: a {source} source needs a format")]
     if source == "scheduler":
@@ -431,7 +450,7 @@ def _read_structured(source: str, fmt: str | None, file: str, data: bytes | IO[b
 def _coverage(cov: dict[str, _Cov], allocation: list[str]) -> list[CoverageItem]:
     out: list[CoverageItem] = []
     n_alloc = len(allocation)
-    for kind in ("scheduler", "kernel", "syslog", "fabricmanager", "application", "metrics"):
+    for kind in ("scheduler", "kernel", "syslog", "fabricmanager", "application", "metrics", *PER_FILE_DOCUMENTS):
         c = cov.get(kind)
         if c is None:
             if kind in ("scheduler", "kernel", "application"):

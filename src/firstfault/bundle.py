@@ -83,7 +83,8 @@ class WorkloadSpec(_Strict):
 
 
 class SourceSpec(_Strict):
-    kind: Literal["kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics"]
+    kind: Literal["kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics", "flight_recorder",
+                  "stack_dump"]
     path: str
     rank_prefix: Literal["srun", "none"] = "none"
     format: str | None = None
@@ -91,7 +92,8 @@ class SourceSpec(_Strict):
     @field_validator("format")
     @classmethod
     def _fmt(cls, v: str | None) -> str | None:
-        allowed = {"sacct", "scontrol", "kueue-workload", "k8s-pods", "k8s-events", "openmetrics", "prometheus-json"}
+        allowed = {"sacct", "scontrol", "kueue-workload", "k8s-pods", "k8s-events", "openmetrics", "prometheus-json",
+                   "pickle", "json", "py-spy", "faulthandler"}  # the last four: optional, the readers sniff
         if v is not None and v not in allowed:
             raise ValueError(f"unknown format {v!r} (one of {', '.join(sorted(allowed))})")
         return v

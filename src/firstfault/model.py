@@ -18,7 +18,9 @@ FieldValue = str | int | float | bool | None
 
 API_VERSION = "firstfault/v1"
 
-SourceKind = Literal["kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics"]
+SourceKind = Literal[
+    "kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics", "flight_recorder", "stack_dump"
+]
 SOURCE_KINDS: tuple[str, ...] = (
     "kernel",
     "syslog",
@@ -26,6 +28,8 @@ SOURCE_KINDS: tuple[str, ...] = (
     "application",
     "scheduler",
     "metrics",
+    "flight_recorder",
+    "stack_dump",
 )
 
 
@@ -167,7 +171,7 @@ class Symptom(_Strict):
 
 
 class EvidenceItem(_Strict):
-    role: Literal["cause", "candidate", "symptom", "secondary", "context"]
+    role: Literal["cause", "candidate", "symptom", "secondary", "context", "lead"]
     source: str
     node: str | None
     file: str | None
@@ -178,6 +182,22 @@ class EvidenceItem(_Strict):
     query: str | None = None
     rank: int | None = None
     category: str | None = None
+
+
+LeadKind = Literal["laggard_rank", "desync", "first_exit", "stuck_frame"]
+
+
+class Lead(_Strict):
+    """Where the evidence points when it does not establish a cause (spec: Leads)."""
+
+    kind: LeadKind
+    nodes: list[str]
+    ranks: list[int]
+    summary: str
+    first_seen: str | None
+    evidence: list[int] = Field(default_factory=list)  # indexes into Verdict.evidence
+    # The lead ranks' GPUs ("node-02/gpu3": local rank i on GPU i, as NCCL's [dev]), when the rank map gives them.
+    devices: list[str] = Field(default_factory=list)
 
 
 class CoverageItem(_Strict):
@@ -231,6 +251,7 @@ class Verdict(_Strict):
     candidates: list[Cause]
     affected_nodes: list[str]
     symptoms: list[Symptom]
+    leads: list[Lead] = Field(default_factory=list)
     evidence: list[EvidenceItem]
     coverage: list[CoverageItem]
     errors: list[ErrorItem]

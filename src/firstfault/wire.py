@@ -11,6 +11,7 @@ local-files path produce identical verdicts either way.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable
 from datetime import datetime
 from typing import IO, Annotated, Literal
@@ -54,11 +55,19 @@ class DocumentObservation(_Strict):
     """A scheduler record set or a metrics answer, whole (sacct text, Workload YAML, query_range JSON)."""
 
     type: Literal["document"] = "document"
-    source: Literal["scheduler", "metrics"]
+    source: Literal["scheduler", "metrics", "flight_recorder", "stack_dump"]
+    # Flight-recorder and stack dumps need no format (the readers sniff pickle / JSON / text).
     format: Literal["sacct", "scontrol", "kueue-workload", "k8s-pods", "k8s-events", "openmetrics",
-                    "prometheus-json"]
+                    "prometheus-json", "pickle", "json", "py-spy", "faulthandler"] | None = None
     file: str = Field(max_length=4096)
     content: str
+    # A pickled flight-recorder dump is binary: sent as base64.
+    encoding: Literal["utf-8", "base64"] = "utf-8"
+    node: str | None = None  # the file's {node} / {rank} binding (per-rank dumps)
+    rank: int | None = None
+
+    def data(self) -> bytes:
+        return base64.b64decode(self.content) if self.encoding == "base64" else self.content.encode("utf-8")
 
 
 class NodeActivity(_Strict):
@@ -99,13 +108,22 @@ class RequestBuilder:
         self.lines.append(LineObservation.of(c))
 
     def add_document(self, source: str, fmt: str | None, file: str,
-                     data: bytes | IO[bytes]) -> tuple[int, list[tuple[int | None, str]]]:
+                     data: bytes | IO[bytes], *, node: str | None = None,
+                     rank: int | None = None) -> tuple[int, list[tuple[int | None, str]]]:
         raw = data if isinstance(data, bytes) else data.read()
         # Parsed here only to count lines for coverage; the Service reports the problems.
-        from firstfault.analyze import _read_structured
+        from firstfault.analyze import PER_FILE_DOCUMENTS, _read_structured
 
-        res, problems = _read_structured(source, fmt, file, raw, self._ctx)
-        if fmt is not None and res is not None:
+        res, problems = _read_structured(source, fmt, file, raw, self._ctx, node=node, rank=rank)
+        if source in PER_FILE_DOCUMENTS:
+            try:
+                content, encoding = raw.decode("utf-8"), "utf-8"
+            except UnicodeDecodeError:
+                content, encoding = base64.b64encode(raw).decode("ascii"), "base64"
+            self.documents.append(DocumentObservation(
+                source=source, format=fmt, file=file, content=content,  # type: ignore[arg-type]
+                encoding=encoding, node=node, rank=rank))  # type: ignore[arg-type]
+        elif fmt is not None and res is not None:
             self.documents.append(DocumentObservation(
                 source=source, format=fmt, file=file,  # type: ignore[arg-type]
                 content=raw.decode("utf-8", errors="replace")))
@@ -160,7 +178,7 @@ def analyze_observations(analyzer: Analyzer, context: WorkloadSpec, records: Ite
         if isinstance(r, LineObservation):
             analysis.add_candidate(r.candidate())
         elif isinstance(r, DocumentObservation):
-            analysis.add_document(r.source, r.format, r.file, r.content.encode("utf-8"))
+            analysis.add_document(r.source, r.format, r.file, r.data(), node=r.node, rank=r.rank)
         elif isinstance(r, NodeActivity):
             analysis.saw_node(r.node, r.last_seen)
         elif isinstance(r, CoverageItem):

@@ -144,7 +144,9 @@ def test_fleet_ranks_the_repeat_offender_first_and_flags_only_it(client: Client,
     assert not any(e["key"] == "node-02" and e["root"] > 7 for e in nodes["entries"])
     sw = client.get("/v1/fleet", params={"since": "7d", "domain": "software"}).json()
     sw_nodes = {t["kind"]: t for t in sw["tables"]}["nodes"]["entries"]
-    assert [(e["key"], e["root"]) for e in sw_nodes] == [("node-02", 1)]  # the CUDA OOM sample
+    # the CUDA OOM sample (entries that only a lead points at are listed too, after the causes)
+    assert [(e["key"], e["root"]) for e in sw_nodes if e["root"] or e["candidate"]] == [("node-02", 1)]
+    assert all(e["lead"] for e in sw_nodes if not (e["root"] or e["candidate"]))
 
 
 def test_fleet_ports_and_switch_ports_from_evidence(client: Client, store: VerdictStore,
@@ -215,3 +217,38 @@ def test_the_router_mounts_on_the_service_app(store: VerdictStore, samples: dict
     params = {p["name"] for p in spec["paths"]["/v1/verdicts"]["get"]["parameters"]}
     assert {"domain", "outcome", "category", "node", "since", "until", "limit", "offset"} <= params
     assert "/v1/fleet" in spec["paths"] and "/verdicts" not in spec["paths"]
+
+
+def test_fleet_counts_leads_beside_causes(client: Client, store: VerdictStore, samples: dict[str, Verdict]) -> None:
+    """A hang's laggard (a lead, no cause) is counted per node and GPU, never as a root cause."""
+    from firstfault.model import Lead
+    from tests.dashboard.conftest import NOW, variant
+
+    for i in range(3):
+        v = variant(samples["xid149"], f"hang-{i}", analyzed_at=NOW - timedelta(hours=i + 1)).model_copy(deep=True)
+        v.root_cause, v.attributed_domain, v.affected_nodes = None, "unknown", []
+        v.leads = [Lead(kind="laggard_rank", nodes=["node-07"], ranks=[51], summary="rank 51 lagged",
+                        first_seen=None, devices=["node-07/gpu3"])]
+        store.write(v)
+    body = client.get("/v1/fleet", params={"since": "30d"}).json()
+    tables = {t["kind"]: t for t in body["tables"]}
+    node = next(e for e in tables["nodes"]["entries"] if e["key"] == "node-07")
+    assert (node["root"], node["candidate"], node["lead"]) == (0, 0, 3)
+    assert node["repeat_offender"] is False
+    dev = next(e for e in tables["devices"]["entries"] if e["key"] == "node-07/gpu3")
+    assert (dev["root"], dev["lead"]) == (0, 3)
+
+
+def test_verdict_page_lists_leads_and_marks_the_laggards_lane(client: Client, store: VerdictStore,
+                                                              samples: dict[str, Verdict]) -> None:
+    from firstfault.dashboard.detail import timeline
+    from firstfault.model import Lead
+
+    lead = Lead(kind="laggard_rank", nodes=["node-03"], ranks=[19], first_seen=None, evidence=[0],
+                summary="rank 19 never entered ALLREDUCE SeqNum 48213; the 31 other ranks waited in it")
+    v = samples["xid149"].model_copy(update={"leads": [lead]})
+    vid = store.write(v)
+    html = client.get(f"/verdicts/{vid}").text
+    assert 'id="leads"' in html and "laggard_rank" in html and v.leads[0].summary.split(";")[0] in html
+    assert timeline(v)["laggards"] == ["node-03"]
+    assert '"laggards": ["node-03"]' in html

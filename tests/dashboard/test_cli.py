@@ -135,3 +135,26 @@ def test_demo_serves_the_dashboard_and_stops_on_ctrl_c(tmp_path: Path) -> None:
             proc.stdout.close()
         err.close()
     assert proc.returncode == 0, (tmp_path / "demo.err").read_text()
+
+
+def test_fleet_counts_leads(tmp_path: Path, samples: dict[str, Verdict]) -> None:
+    """`firstfault fleet` shows, beside the causes, how many verdicts' leads point at a node."""
+    from datetime import UTC, datetime, timedelta
+
+    from firstfault.model import Lead
+
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+    now = datetime.now(UTC)
+    with VerdictStore.open(url) as store:
+        for i in range(2):
+            v = variant(samples["xid149"], f"hang-{i}", analyzed_at=now - timedelta(hours=i + 1))
+            v = v.model_copy(update={"root_cause": None, "attributed_domain": "unknown", "affected_nodes": [],
+                                     "leads": [Lead(kind="laggard_rank", nodes=["node-09"], ranks=[70],
+                                                    summary="rank 70 lagged", first_seen=None)]})
+            store.write(v)
+    r = runner.invoke(app, ["fleet", "--db", url, "--since", "7d", "--format", "json"])
+    doc = json.loads(r.stdout)
+    nodes = next(t for t in doc["tables"] if t["kind"] == "nodes")
+    assert [(e["key"], e["root"], e["lead"]) for e in nodes["entries"] if e["key"] == "node-09"] == [("node-09", 0, 2)]
+    table = runner.invoke(app, ["fleet", "--db", url, "--since", "7d"], env={"COLUMNS": "160"}).stdout
+    assert "leads" in table and "node-09" in table

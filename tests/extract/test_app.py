@@ -752,7 +752,8 @@ def test_whole_log_counts() -> None:
         "closing signal SIGTERM",
     ]
     drafts = scan(ALL, lines)
-    assert kinds(drafts) == ["net.address", "net.address", "nccl.timeout", "process.signal"], drafts
+    assert kinds(drafts) == ["net.address", "net.address", "nccl.timeout", "nccl.watchdog_status",
+                             "process.signal"], drafts
 
 
 def test_extractor_metadata() -> None:

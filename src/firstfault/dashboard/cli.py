@@ -98,14 +98,14 @@ def _print_tables(report: object) -> None:
     for t in report.tables:
         table = Table(title=f"{t.title} ({len(t.entries)} implicated of {t.seen} seen)", title_justify="left")
         for col, just in (("#", "right"), ("name", "left"), ("node", "left"), ("root", "right"),
-                          ("cand.", "right"), ("jobs", "right"), ("x fleet", "right"), ("trend", "left"),
-                          ("flag", "left")):
+                          ("cand.", "right"), ("leads", "right"), ("jobs", "right"), ("x fleet", "right"),
+                          ("trend", "left"), ("flag", "left")):
             table.add_column(col, justify=just)  # type: ignore[arg-type]
         for i, e in enumerate(t.entries, 1):
             trend = "".join(bars[min(9, round(9 * v / top))] if v else " " for v in e.trend)
             table.add_row(str(i), e.key, e.node if e.node and e.node != e.key else "", str(e.root),
-                          str(e.candidate or ""), str(e.jobs or ""), f"{e.ratio:.1f}" if e.ratio else "",
-                          trend, "REPEAT OFFENDER" if e.repeat_offender else "")
+                          str(e.candidate or ""), str(e.lead or ""), str(e.jobs or ""),
+                          f"{e.ratio:.1f}" if e.ratio else "", trend, "REPEAT OFFENDER" if e.repeat_offender else "")
         if t.entries:
             out.print(table)
         else:

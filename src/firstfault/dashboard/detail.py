@@ -76,6 +76,8 @@ def timeline(v: Verdict) -> dict[str, Any]:
         "links": links,
         "window": {"start": _ms(w.start), "end": _ms(w.end)},
         "affected": list(v.affected_nodes),
+        # Lanes of the laggard ranks' nodes (a lead, not a cause): marked, not coloured as affected.
+        "laggards": sorted({n for ld in v.leads if ld.kind == "laggard_rank" for n in ld.nodes}),
     }
 
 

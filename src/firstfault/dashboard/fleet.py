@@ -64,6 +64,7 @@ class FleetEntry(BaseModel):
     node: str | None
     root: int
     candidate: int
+    lead: int = 0  # verdicts whose leads (laggard, desync, first exit, stuck frame) name it
     jobs: int  # verdicts in the window whose workload ran on the entity's node
     expected: float  # E of the rule above
     ratio: float | None  # root / E
@@ -131,20 +132,21 @@ def _bucket(at: datetime, starts: Sequence[datetime], size: int) -> int | None:
 
 
 def _in(domains: Sequence[str], hit: Hit) -> bool:
-    return any(d in domains for d in hit.domains)
+    return hit.role == "lead" or any(d in domains for d in hit.domains)
 
 
 def _table(kind: Kind, hits: list[Hit], seen: int, jobs: dict[str, int], node_jobs: int,
            mean_jobs: float, starts: list[datetime], size: int, limit: int) -> FleetTable:
     roots: dict[str, set[int]] = defaultdict(set)
     cands: dict[str, set[int]] = defaultdict(set)
+    leads: dict[str, set[int]] = defaultdict(set)
     nodes: dict[str, str | None] = {}
     last: dict[str, datetime] = {}
     trend: dict[str, list[int]] = {}
     for h in hits:
-        (roots if h.role == "root" else cands)[h.key].add(h.verdict_id)
+        (roots if h.role == "root" else leads if h.role == "lead" else cands)[h.key].add(h.verdict_id)
         nodes.setdefault(h.key, h.node)
-        if h.key not in last or h.analyzed_at > last[h.key]:
+        if h.role != "lead" and (h.key not in last or h.analyzed_at > last[h.key]):
             last[h.key] = h.analyzed_at
     for key in nodes:
         cands[key] -= roots[key]
@@ -164,12 +166,13 @@ def _table(kind: Kind, hits: list[Hit], seen: int, jobs: dict[str, int], node_jo
         expected = rate * (n_jobs if node and n_jobs else mean_jobs)
         p = poisson_tail(r, expected) if r else None
         entries.append(FleetEntry(
-            key=key, node=node, root=r, candidate=len(cands[key]), jobs=n_jobs, expected=round(expected, 4),
+            key=key, node=node, root=r, candidate=len(cands[key]), lead=len(leads[key]), jobs=n_jobs,
+            expected=round(expected, 4),
             ratio=round(r / expected, 2) if expected > 0 and r else None,
             p_value=p, repeat_offender=r >= MIN_REPEAT and p is not None and p < ALPHA / m,
             last_seen=last.get(key), trend=trend[key],
         ))
-    entries.sort(key=lambda e: (-e.root, -e.candidate, e.node or "", e.key))
+    entries.sort(key=lambda e: (-e.root, -e.candidate, -e.lead, e.node or "", e.key))
     return FleetTable(kind=kind, title=TITLES[kind], seen=seen, total_root=total_root, rate=round(rate, 6),
                       flag_below=ALPHA / m, entries=entries[:limit])
 

@@ -13,6 +13,7 @@ Time is the verdict's `analyzed_at`, the column the store's own filters use
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,7 +30,7 @@ class Hit:
 
     verdict_id: int
     analyzed_at: datetime
-    role: str  # "root" or "candidate"
+    role: str  # "root", "candidate" or "lead" (a verdict's lead names it: counted beside, never as, a cause)
     domains: tuple[str, ...]  # the domain(s) of the cause(s) that name it
     key: str
     node: str | None
@@ -67,6 +68,34 @@ def _workload_nodes(engine: Engine) -> Any:
     return doc[("workload", "nodes")]
 
 
+def _leads(engine: Engine) -> Any:
+    col = t.verdicts.c.verdict_json
+    doc = cast(col, JSON) if engine.dialect.name == "postgresql" else type_coerce(col, JSON)
+    return doc["leads"]
+
+
+def _lead_hits(out: FleetRows, vid: int, at: datetime, leads: Any) -> None:
+    """A verdict's leads (read from the document, like the workload's nodes) as role "lead" hits."""
+    if isinstance(leads, str):  # a JSON path answer some drivers hand back as text
+        try:
+            leads = json.loads(leads)
+        except ValueError:
+            return
+    if not isinstance(leads, list):
+        return
+    nodes: dict[str, None] = {}
+    devices: dict[str, None] = {}
+    for ld in leads:
+        if isinstance(ld, dict):
+            nodes.update(dict.fromkeys(n for n in ld.get("nodes") or [] if isinstance(n, str)))
+            devices.update(dict.fromkeys(d for d in ld.get("devices") or [] if isinstance(d, str)))
+    for n in nodes:
+        out.nodes.append(Hit(vid, at, "lead", ("lead",), n, n))
+    for d in devices:
+        out.seen_devices.add(d)
+        out.devices.append(Hit(vid, at, "lead", ("lead",), d, d.split("/", 1)[0]))
+
+
 def _as_nodes(value: Any) -> tuple[str, ...]:
     if isinstance(value, list):
         return tuple(str(n) for n in value if isinstance(n, str))
@@ -79,10 +108,11 @@ def fleet_rows(engine: Engine, since: datetime | None, until: datetime | None) -
     window = _window(since, until)
     out = FleetRows()
     with engine.connect() as conn:
-        for vid, at, nodes in conn.execute(
-            select(v.id, v.analyzed_at, _workload_nodes(engine)).where(*window).order_by(v.id)
+        for vid, at, nodes, leads in conn.execute(
+            select(v.id, v.analyzed_at, _workload_nodes(engine), _leads(engine)).where(*window).order_by(v.id)
         ):
             out.verdicts.append((int(vid), at, _as_nodes(nodes)))
+            _lead_hits(out, int(vid), at, leads)
         times = {vid: at for vid, at, _ in out.verdicts}
 
         # Causes per verdict and role: (category, domain, nodes).

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from firstfault.engine.catalog import Rule, Settings
+from firstfault.engine.leads import LeadDraft, find_leads, lead_nodes
 from firstfault.engine.match import RuleIndex, category_matches, rule_matches
 from firstfault.model import Event, FieldValue, iso
 
@@ -46,6 +47,7 @@ class Finding:
     weak: bool
     widespread: bool = False
     explained_by: Finding | None = None
+    lead: LeadDraft | None = None  # the lead a `with_lead` rule promoted
 
     @property
     def root(self) -> Finding:
@@ -76,6 +78,7 @@ class Attribution:
     findings: list[Finding]
     symptoms: list[SymptomHit]
     notes: list[str] = field(default_factory=list)
+    leads: list[LeadDraft] = field(default_factory=list)
 
 
 def _device_label(ev: Event) -> str | None:
@@ -200,8 +203,18 @@ def finding_explains(a: Finding, b: Finding, skew: timedelta) -> bool:
     return _explains(a, b.category, b.nodes, b.first, a.first, a.nodes, skew)
 
 
+def _promote(rule: Rule, events: list[Event], leads: list[LeadDraft]) -> tuple[list[Event], dict[str, LeadDraft]]:
+    """A `with_lead` rule's events on the nodes its lead names (others do not count)."""
+    if rule.with_lead is None:
+        return events, {}
+    by_node = lead_nodes(leads, rule.with_lead.kind)
+    return [e for e in events if e.node in by_node], by_node
+
+
 def attribute(events: list[Event], rules: list[Rule], settings: Settings,
-              allocation: list[str]) -> Attribution:
+              allocation: list[str], leads: list[LeadDraft] | None = None) -> Attribution:
+    if leads is None:
+        leads = find_leads(events)
     skew = timedelta(seconds=settings.clock_skew)
     cause_rules = [r for r in rules if r.role == "cause"]
     symptom_rules = sorted((r for r in rules if r.role == "symptom"), key=lambda r: (-r.priority, r.id))
@@ -225,7 +238,12 @@ def attribute(events: list[Event], rules: list[Rule], settings: Settings,
     findings: list[Finding] = []
     for r in cause_rules:
         if r.id in matched:
-            findings.extend(_findings_for_rule(r, matched[r.id], settings, allocation))
+            evs, by_node = _promote(r, matched[r.id], leads)
+            if not evs:
+                continue
+            for f in _findings_for_rule(r, evs, settings, allocation):
+                f.lead = next((by_node[n] for n in f.nodes if n in by_node), None)
+                findings.append(f)
     findings.sort(key=Finding.sort_key)
 
     # Inhibition in time order; a later finding may still explain an earlier
@@ -286,7 +304,7 @@ def attribute(events: list[Event], rules: list[Rule], settings: Settings,
                 h.explained_by = c
                 break
     hits.sort(key=lambda h: event_sort_key(h.event))
-    return Attribution(roots, candidates, root, secondary, findings, hits)
+    return Attribution(roots, candidates, root, secondary, findings, hits, leads=leads)
 
 
 def render(template: str, f: Finding) -> str:
@@ -307,6 +325,8 @@ def render(template: str, f: Finding) -> str:
         ranks=", ".join(str(r) for r in ranks[:16]) + (" ..." if len(ranks) > 16 else ""),
         title=f.rule.title,
     )
+    if f.lead is not None:
+        values.update(lead=f.lead.summary, lead_ranks=", ".join(str(r) for r in f.lead.ranks[:16]))
 
     class _Safe(dict[str, object]):
         def __missing__(self, key: str) -> str:

@@ -52,6 +52,8 @@ KNOWN_EVENT_KINDS = frozenset(
         "nccl.ib_completion_error", "nccl.error", "net.address", "net.ib_verbs_error", "torch.child_failed",
         "process.signal", "app.exception", "app.cuda_oom", "app.cuda_error", "app.numerics",
         "sched.job", "k8s.pod", "k8s.event", "kueue.condition", "metric.condition", "node.silent",
+        "nccl.watchdog_status", "c10d.monitored_barrier", "c10d.desync_report", "gloo.timeout", "fr.pg_state",
+        "stack.frame",
     }
 )
 
@@ -104,6 +106,14 @@ class Explains(_Strict):
     category: str | None = None
     set: str | None = None  # a named list from catalog.yaml `explain_sets`
     same_node: bool = False
+
+
+class WithLead(_Strict):
+    """The rule stands only on a node that a lead of this kind names (the lead's
+    evidence and the rule's together make a cause): `{lead}` and `{lead_ranks}`
+    in the summary say so."""
+
+    kind: Literal["laggard_rank", "desync", "first_exit", "stuck_frame"] = "laggard_rank"
 
 
 class Widespread(_Strict):
@@ -170,6 +180,8 @@ class Rule(_Strict):
     # The finding is about the whole job (a scheduler decision): it names no node.
     whole_job: bool = False
     widespread: Widespread | None = None
+    # Promotes a lead to a cause: the rule's events count only on the lead's nodes.
+    with_lead: WithLead | None = None
     explains: list[Explains] = Field(default_factory=list)
     summary: str = "{title} on {nodes}"
     recommended_action: str | None = None
@@ -269,6 +281,8 @@ def _check(rules: list[LoadedRule]) -> list[str]:
             problems.append(f"{at('domain')}: [symptom-domain] a symptom rule has no domain")
         if r.role == "symptom" and (r.explains or r.widespread or r.weak):
             problems.append(f"{at('role')}: [symptom-fields] symptoms cannot explain, widen or be weak")
+        if r.role == "symptom" and r.with_lead is not None:
+            problems.append(f"{at('with_lead')}: [symptom-fields] a symptom rule cannot promote a lead")
         if r.widespread and r.widespread.domain not in CAUSE_DOMAINS:
             problems.append(f"{at('widespread')}: [widespread-domain] unknown domain {r.widespread.domain}")
         for sel in r.match:

@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from firstfault.engine.attribute import Attribution, Finding, SymptomHit, event_sort_key, render, weight
 from firstfault.engine.catalog import Catalog
+from firstfault.engine.leads import verdict_leads
 from firstfault.model import (
     CatalogRef,
     Cause,
@@ -193,6 +194,9 @@ def build_verdict(
             evidence.append(_evidence(h.event, "symptom", h.category))
     for s in secondary:
         evidence += [_evidence(e, "secondary", s.category) for e in s.events[:1]]
+    leads = verdict_leads(att.leads, evidence)
+    if leads and domain == "unknown":
+        notes.append(f"The evidence points at (a lead, not a cause): {leads[0].summary}.")
 
     affected: list[str] = []
     for f in [root] if root else candidates:
@@ -209,6 +213,7 @@ def build_verdict(
         candidates=[_cause(c) for c in candidates],
         affected_nodes=sorted(affected),
         symptoms=_symptoms(att.symptoms),
+        leads=leads,
         evidence=evidence,
         coverage=coverage,
         errors=sorted(errors, key=lambda e: (e.source, e.file or "", e.line or 0, e.message)),

@@ -352,6 +352,7 @@ class TorchrunExtractor:
                     "signal": sig_or_none,
                     "by": _by(sig_or_none, "launcher"),
                     "detail": clip(body),
+                    "local_rank": int(m.group("local")),  # the leads map it to the node's rank
                 }
                 yield Draft("process.signal", fields, rank=prefix_rank)
             return

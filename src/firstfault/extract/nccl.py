@@ -146,12 +146,32 @@ NCCL_ERROR_LITERALS: Final[tuple[str, ...]] = (
     "ncclInvalidUsage",
     "DistBackendError",
 )
+# Watchdog progress lines (PyTorch >= 2.2): where each rank's queue stood when
+# the watchdog fired, or when another rank's timeout asked it to dump.
+STATUS_LITERALS: Final[tuple[str, ...]] = (
+    "last enqueued NCCL work",
+    "Last enqueued NCCL work",
+    "last enqueued work:",
+)
 # Literals of the c10d watchdog extractor.
 C10D_LITERALS: Final[tuple[str, ...]] = (
     "Watchdog caught collective operation timeout",
     "Some NCCL operations have failed or timed out",
     "watchdog got stuck",
     "Heartbeat monitor timed out",
+    *STATUS_LITERALS,
+)
+# Hang reports of other c10d backends and debug modes (monitored barrier,
+# gloo, desync debug), read by extract/hang.py: owned here too, so the
+# Python-exception extractor never makes a hang's symptom an app.exception.
+HANG_LITERALS: Final[tuple[str, ...]] = (
+    "failed to pass monitoredBarrier",
+    "successfully reached monitoredBarrier",
+    "for recv operation to complete",
+    "for send operation to complete",
+    "are the lagging ranks",
+    "but didn't finish collective #",
+    "but didn't join collective #",
 )
 
 
@@ -223,7 +243,11 @@ def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
 
 def nccl_owns(body: str) -> bool:
     """True when an NCCL extractor reads this line (any nccl.* kind)."""
-    return any(lit in body for lit in C10D_LITERALS) or bool(classify_nccl(body))
+    return (
+        any(lit in body for lit in C10D_LITERALS)
+        or any(lit in body for lit in HANG_LITERALS)
+        or bool(classify_nccl(body))
+    )
 
 
 # --------------------------------------------------------------------------
@@ -233,6 +257,15 @@ def nccl_owns(body: str) -> bool:
 _SEQ = re.compile(r"SeqNum=(\d+)")
 _OP = re.compile(r"OpType=(\w+)")
 _NUMEL_IN = re.compile(r"NumelIn=(\d+)")
+_NUMEL_OUT = re.compile(r"NumelOut=(\d+)")
+# `[PG ID 0 PG GUID 0(default_pg) Rank 7]` (2.4+; the GUID is the same on every
+# rank, and may be a hash), `[PG 1 Rank 0]`, `[PG 0 (default_pg) Rank 12]` (2.3).
+_PG = re.compile(r"\[PG ID (?P<id>\d+) PG GUID (?P<guid>[^\s(\]]+)(?:\((?P<name>[^)]*)\))?"
+                 r"|\[PG (?P<id2>\d+)(?: \((?P<name2>[^)]*)\))? Rank")
+_AT_WORK = re.compile(r"(?:detected by watchdog at work(?: sequence id)?|Timeout at NCCL work): (\d+)")
+_LAST_ENQ = re.compile(r"[Ll]ast enqueued (?:NCCL )?work: (\d+)")
+_LAST_DONE = re.compile(r"last completed (?:NCCL )?work: (\d+)")
+_DUMP_FROM = re.compile(r"dump signal due to a collective timeout from\s+(?:rank (\d+)|(this local rank))")
 _TIMEOUT = re.compile(r"Timeout\(ms\)=(\d+)")
 _RAN = re.compile(r"ran for (\d+) milliseconds")
 _MSG_RANK = re.compile(r"\bRank (\d+)\]")
@@ -260,6 +293,18 @@ def _int(m: re.Match[str] | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _pg_fields(body: str) -> dict[str, FieldValue]:
+    """`pg` (the GUID, or the id where no GUID is printed) and `pg_name`."""
+    m = _PG.search(body)
+    if not m:
+        return {}
+    out: dict[str, FieldValue] = {"pg": m.group("guid") or m.group("id2") or m.group("id")}
+    name = m.group("name") or m.group("name2")
+    if name:
+        out["pg_name"] = name
+    return out
+
+
 def _who(prefix_rank: int | None, ctx: LineContext, body: str) -> int | None:
     """The rank a repeat is keyed by: the line's prefix, the stream's rank, else
     the `[Rank N]` PyTorch writes into the message (the abort's `what():` is
@@ -284,6 +329,8 @@ class C10dTimeoutExtractor:
         ctx.claimed = True  # every line with these literals is one of the watchdog's, repeats included
         if "Watchdog caught collective operation timeout" in body:
             yield from self._timeout(body, rank, who, ctx)
+        elif any(lit in body for lit in STATUS_LITERALS):
+            yield from self._status(body, rank, who, ctx)
         elif "watchdog got stuck" in body or "Heartbeat monitor timed out" in body:
             yield from self._stuck(body, rank, who, ctx)
         elif "Some NCCL operations have failed or timed out" in body:
@@ -323,7 +370,41 @@ class C10dTimeoutExtractor:
         ran = _int(_RAN.search(body))
         if ran is not None:
             fields["ran_ms"] = ran
+        for name, rx in (("numel_in", _NUMEL_IN), ("numel_out", _NUMEL_OUT)):
+            n = _int(rx.search(body))
+            if n is not None:
+                fields[name] = n
+        fields.update(_pg_fields(body))
         yield Draft("nccl.timeout", fields, rank=rank)
+
+    def _status(self, body: str, rank: int | None, who: int | None, ctx: LineContext) -> Iterator[Draft]:
+        """`last enqueued NCCL work: X, last completed NCCL work: Y` lines: nccl.watchdog_status."""
+        enq = _int(_LAST_ENQ.search(body))
+        done = _int(_LAST_DONE.search(body))
+        if enq is None and done is None:
+            return
+        fields: dict[str, FieldValue] = {}
+        if enq is not None:
+            fields["last_enqueued"] = enq
+        if done is not None:
+            fields["last_completed"] = done
+        at = _int(_AT_WORK.search(body))
+        if at is not None:
+            fields["at_seq"] = at
+        dump = _DUMP_FROM.search(body)
+        if dump is not None:
+            fields["dump_signal"] = True
+            if dump.group(1) is not None:
+                fields["from_rank"] = int(dump.group(1))
+            else:
+                fields["self_timeout"] = True
+        fields.update(_pg_fields(body))
+        key = ("status", who, fields.get("pg"), at, enq, done)
+        seen = recent(ctx.state, "ff.nccl.status")
+        if key in seen:
+            return
+        seen[key] = ctx.lineno
+        yield Draft("nccl.watchdog_status", fields, rank=rank)
 
     def _stuck(self, body: str, rank: int | None, who: int | None, ctx: LineContext) -> Iterator[Draft]:
         # 2.3 prints "Heartbeat monitor timed out!" then "watchdog got stuck";
@@ -338,6 +419,7 @@ class C10dTimeoutExtractor:
         seconds = _int(_STUCK_SECONDS.search(body))
         if seconds is not None:
             fields["timeout_ms"] = seconds * 1000
+        fields.update(_pg_fields(body))
         yield Draft("nccl.timeout", fields, rank=rank)
 
 

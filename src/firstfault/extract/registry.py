@@ -9,6 +9,6 @@ from firstfault.extract.base import LineExtractor
 
 @lru_cache(maxsize=1)
 def line_extractors() -> tuple[LineExtractor, ...]:
-    from firstfault.extract import app, gpu, host, nccl
+    from firstfault.extract import app, gpu, hang, host, nccl
 
-    return (*gpu.EXTRACTORS, *host.EXTRACTORS, *nccl.EXTRACTORS, *app.EXTRACTORS)
+    return (*gpu.EXTRACTORS, *host.EXTRACTORS, *nccl.EXTRACTORS, *hang.EXTRACTORS, *app.EXTRACTORS)

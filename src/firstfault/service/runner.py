@@ -102,9 +102,10 @@ class _DeadlineSink:
         self._analysis.add_candidate(c)
 
     def add_document(self, source: str, fmt: str | None, file: str,
-                     data: bytes | IO[bytes]) -> tuple[int, list[tuple[int | None, str]]]:
+                     data: bytes | IO[bytes], *, node: str | None = None,
+                     rank: int | None = None) -> tuple[int, list[tuple[int | None, str]]]:
         self._deadline.check()
-        return self._analysis.add_document(source, fmt, file, data)
+        return self._analysis.add_document(source, fmt, file, data, node=node, rank=rank)
 
     def saw_node(self, node: str, last: datetime) -> None:
         self._analysis.saw_node(node, last)

@@ -55,8 +55,9 @@ class _KindFilter:
         self.sink.add_candidate(c)
 
     def add_document(self, source: str, fmt: str | None, file: str,
-                     data: bytes | IO[bytes]) -> tuple[int, list[tuple[int | None, str]]]:
-        return self.sink.add_document(source, fmt, file, data)
+                     data: bytes | IO[bytes], *, node: str | None = None,
+                     rank: int | None = None) -> tuple[int, list[tuple[int | None, str]]]:
+        return self.sink.add_document(source, fmt, file, data, node=node, rank=rank)
 
     def saw_node(self, node: str, last: datetime) -> None:
         self.sink.saw_node(node, last)

@@ -102,14 +102,16 @@
       "aria-label": "evidence timeline, one lane per node" }, box);
 
     const affected = new Set(data.affected);
+    const laggards = new Set(data.laggards || []);
     const laneY = {};
     data.lanes.forEach(function (lane, k) {
       const y = top + k * laneH;
       laneY[lane] = y + laneH / 2;
-      const hit = affected.has(lane) ? " affected" : "";
+      const hit = (affected.has(lane) ? " affected" : "") + (laggards.has(lane) ? " laggard" : "");
       el("rect", { x: labelW, y: y + 2, width: plotW, height: laneH - 4, rx: 3, "class": "lane" + hit }, svg);
       const label = el("text", { x: labelW - 8, y: y + laneH / 2 + 4, "text-anchor": "end", "class": "lane-label" + hit }, svg);
-      label.textContent = lane;
+      label.textContent = (laggards.has(lane) ? "\u29d7 " : "") + lane;
+      if (laggards.has(lane)) el("title", {}, label).textContent = lane + ": a laggard rank's node (lead)";
     });
 
     // Ticks per stretch of time; the quiet gaps between stretches are drawn as breaks.

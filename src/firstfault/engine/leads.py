@@ -1,0 +1,588 @@
+"""Leads: where a hang's evidence points when it does not establish a cause.
+
+spec/verdict.md ("Leads and unrecognized lines"). A collective hang leaves
+thousands of identical timeouts; what tells is the rank that differs:
+
+- `laggard_rank`: ranks behind the majority in the watchdog's numbers (last
+  enqueued / completed work in the c10d status and dump-signal lines, or a
+  flight-recorder dump's pg_status), ranks that printed no timeout while the
+  others (NCCL watchdog or gloo) did, ranks a monitored barrier or a
+  desync-debug report names, ranks whose watchdog got stuck while the others
+  timed out;
+- `desync`: at one sequence number, ranks that issued a different collective
+  (op type, element counts) than the others, and ranks that enqueued a
+  collective no other rank issued;
+- `stuck_frame`: the innermost interesting frame of each hung rank's stack
+  dump, fewest ranks first (the odd one out is the telling one);
+- `first_exit`: the first rank to die (exit code, signal) when other ranks
+  failed after it.
+
+Every rank at the same numbers gives no laggard: nothing is invented.
+Leads are ordered deterministically (kind, then first_seen, ranks, nodes).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from firstfault.model import Event, EvidenceItem, Lead, iso
+
+KIND_ORDER = {"laggard_rank": 0, "desync": 1, "stuck_frame": 2, "first_exit": 3}
+EVIDENCE_PER_LEAD = 4
+MAX_STACK_LEADS = 4
+# A rank that printed nothing is a laggard only when it is one of very few: at
+# most this fraction of the ranks (and at least one) while all others reported.
+SILENT_FRACTION = 1 / 32
+
+_FAILURE_KINDS = ("nccl.", "gloo.timeout", "app.", "torch.child_failed", "process.signal", "c10d.")
+
+
+@dataclass(slots=True)
+class LeadDraft:
+    kind: str
+    ranks: list[int]
+    nodes: list[str]
+    summary: str
+    first: datetime | None
+    events: list[Event] = field(default_factory=list)
+    order: int = 0  # within a kind: lower is more telling
+    devices: list[str] = field(default_factory=list)
+
+    def sort_key(self) -> tuple[object, ...]:
+        return (KIND_ORDER.get(self.kind, 9), self.order, iso(self.first) is None, iso(self.first) or "",
+                self.ranks, self.nodes, self.summary)
+
+
+def _ev_key(ev: Event) -> tuple[object, ...]:
+    t = ev.earliest()
+    return (t is None, iso(t) or "", ev.node or "", ev.evidence.file or "", ev.evidence.line or 0, ev.kind,
+            ev.rank if ev.rank is not None else -1)
+
+
+def _fmt_ranks(ranks: Iterable[int], limit: int = 8) -> str:
+    rs = sorted(set(ranks))
+    head = ", ".join(str(r) for r in rs[:limit])
+    more = f" and {len(rs) - limit} more" if len(rs) > limit else ""
+    return ("rank " if len(rs) == 1 else "ranks ") + head + more
+
+
+def _others(n: int) -> str:
+    return f"the {n} other rank{'s' if n != 1 else ''}"
+
+
+def _ints(text: object) -> list[int]:
+    return [int(x) for x in str(text or "").split(",") if x.strip().isdigit()]
+
+
+class _Ctx:
+    def __init__(self, events: list[Event], rank_to_node: dict[int, str]) -> None:
+        self.rank_to_node = rank_to_node
+        self.rank_nodes: dict[int, str] = {}
+        for ev in sorted(events, key=_ev_key):
+            if ev.rank is not None and ev.node and ev.rank not in self.rank_nodes:
+                self.rank_nodes[ev.rank] = ev.node
+        self.known_ranks = set(rank_to_node) | {e.rank for e in events if e.rank is not None}
+
+        self.local: dict[int, int] = {}  # rank -> its index among its node's ranks (the GPU it drives)
+        per_node: dict[str, list[int]] = {}
+        for r, n in rank_to_node.items():
+            per_node.setdefault(n, []).append(r)
+        for rs in per_node.values():
+            for i, r in enumerate(sorted(rs)):
+                self.local[r] = i
+
+    def node(self, rank: int) -> str | None:
+        return self.rank_nodes.get(rank) or self.rank_to_node.get(rank)
+
+    def global_rank(self, node: str | None, local: object) -> int | None:
+        """torchrun's `local_rank: 3` on a node -> the node's fourth rank (from the rank map)."""
+        if node is None or not isinstance(local, int):
+            return None
+        return next((r for r, i in self.local.items() if i == local and self.rank_to_node.get(r) == node), None)
+
+    def devices(self, ranks: Iterable[int]) -> list[str]:
+        return sorted({f"{n}/gpu{self.local[r]}" for r in ranks if r in self.local and (n := self.node(r))})
+
+    def nodes(self, ranks: Iterable[int]) -> list[str]:
+        return sorted({n for r in ranks if (n := self.node(r))})
+
+
+def _draft(ctx: _Ctx, kind: str, ranks: Iterable[int], summary: str, evs: list[Event],
+           order: int = 0, nodes: list[str] | None = None) -> LeadDraft:
+    rs = sorted(set(ranks))
+    picked: list[Event] = []
+    for e in evs:
+        if all(e is not p for p in picked):
+            picked.append(e)
+        if len(picked) >= EVIDENCE_PER_LEAD:
+            break
+    times = [t for e in picked if (t := e.earliest()) is not None]
+    return LeadDraft(kind=kind, ranks=rs, nodes=nodes if nodes is not None else ctx.nodes(rs), summary=summary,
+                     first=min(times) if times else None, events=picked, order=order, devices=ctx.devices(rs))
+
+
+# --------------------------------------------------------------------------
+# Watchdog numbers and flight-recorder queues
+# --------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Pos:
+    enq: int | None = None
+    done: int | None = None
+    ev: Event | None = None  # the report the numbers come from
+    timeout: Event | None = None  # the rank's own watchdog timeout, if any
+
+
+def _mode(values: list[int]) -> int:
+    c = Counter(values)
+    top = max(c.values())
+    return max(v for v, n in c.items() if n == top)
+
+
+UNKNOWN_PG = "?"
+
+
+def _pg_resolver(events: list[Event]) -> Callable[[Event], str | None]:
+    """The process group of a watchdog line. PyTorch 2.4-2.5 print the timeout without
+    its PG and the status line after it with one: matched by (rank, sequence number).
+    None when several groups are in play and the line cannot be placed in one (numbers
+    of different groups are never compared)."""
+    known = {str(e.fields["pg"]) for e in events
+             if e.kind in ("nccl.timeout", "nccl.watchdog_status", "fr.pg_state") and e.fields.get("pg") is not None}
+    by_seq: dict[tuple[int | None, object], str] = {}
+    for e in events:
+        if e.kind == "nccl.watchdog_status" and e.fields.get("pg") is not None:
+            by_seq.setdefault((e.rank, e.fields.get("at_seq")), str(e.fields["pg"]))
+
+    def pg_of(e: Event) -> str | None:
+        pg = e.fields.get("pg")
+        if pg is not None:
+            return str(pg)
+        hit = by_seq.get((e.rank, e.fields.get("seq")))
+        if hit is not None:
+            return hit
+        if len(known) == 1:
+            return next(iter(known))
+        return UNKNOWN_PG if not known else None
+
+    return pg_of
+
+
+def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
+    status = [e for e in events if e.kind in ("nccl.watchdog_status", "fr.pg_state")]
+    timeouts = [e for e in events if e.kind == "nccl.timeout" and not e.fields.get("stuck")]
+    resolve = _pg_resolver(events)
+
+    groups: dict[str, dict[int, _Pos]] = {}
+    for e in sorted(status, key=_ev_key):  # a rank's latest report wins
+        pg = resolve(e)
+        if e.rank is None or pg is None:
+            continue
+        p = groups.setdefault(pg, {}).setdefault(e.rank, _Pos())
+        enq, done = e.fields.get("last_enqueued"), e.fields.get("last_completed")
+        if isinstance(enq, int):
+            p.enq = enq
+        if isinstance(done, int):
+            p.done = done
+        p.ev = e
+    seq_of: dict[tuple[str, int], int] = {}
+    op_at: dict[tuple[str, int], Counter[str]] = {}
+    for e in status:  # a flight-recorder dump names the collective a rank waits in
+        pseq, pop, pg = e.fields.get("pending_seq"), e.fields.get("pending_op"), resolve(e)
+        if e.kind == "fr.pg_state" and isinstance(pseq, int) and pop and pg is not None:
+            op_at.setdefault((pg, pseq), Counter())[str(pop)] += 1
+    for e in sorted(timeouts, key=_ev_key):
+        pg = resolve(e)
+        if e.rank is None or pg is None:
+            continue
+        seq = e.fields.get("seq")
+        p = groups.setdefault(pg, {}).setdefault(e.rank, _Pos())
+        if p.timeout is None:
+            p.timeout = e
+        if isinstance(seq, int):
+            seq_of[(pg, e.rank)] = seq
+            op_at.setdefault((pg, seq), Counter())[str(e.fields.get("op") or "a collective")] += 1
+            if p.enq is None:
+                p.enq = seq  # it enqueued at least the collective it timed out in
+            if p.done is None:
+                p.done = seq - 1
+
+    out: list[LeadDraft] = []
+    for pg in sorted(groups, key=lambda g: (len(g), g)):
+        ranks = groups[pg]
+        with_enq = {r: p for r, p in ranks.items() if p.enq is not None}
+        pg_label = f" (process group {pg})" if pg not in ("0", UNKNOWN_PG) and len(groups) > 1 else ""
+        if len(with_enq) >= 2:
+            m = _mode([p.enq for p in with_enq.values() if p.enq is not None])
+            behind = sorted(r for r, p in with_enq.items() if p.enq is not None and p.enq < m)
+            ahead = sorted(r for r, p in with_enq.items() if p.enq is not None and p.enq > m)
+            majority = sorted(r for r, p in with_enq.items() if p.enq == m)
+            # The collective the majority waits in: their oldest not completed.
+            dones = [p.done for r, p in with_enq.items() if r in majority and p.done is not None]
+            waited = (_mode(dones) + 1) if dones else m
+            ops = op_at.get((pg, waited))
+            what = (f"{ops.most_common(1)[0][0]} SeqNum {waited}" if ops else f"collective SeqNum {waited}")
+            maj_evs = sorted((x for r, p in with_enq.items() if r in majority
+                              if (x := p.timeout or p.ev) is not None), key=_ev_key)
+            if behind and len(behind) < len(majority):
+                enqs = sorted({q for r in behind if (q := with_enq[r].enq) is not None})
+                where = ", ".join(str(x) for x in enqs[:4])
+                own = [with_enq[r].ev or with_enq[r].timeout for r in behind]
+                out.append(_draft(
+                    ctx, "laggard_rank", behind,
+                    f"{_fmt_ranks(behind)} never entered {what}{pg_label} (last enqueued {where}); "
+                    f"{_others(len(majority) + len(ahead))} waited in it",
+                    [e for e in own if e is not None] + maj_evs[:1]))
+            elif not behind:
+                comps = {r: p.done for r, p in with_enq.items() if r in majority and p.done is not None}
+                if len(comps) >= 2:
+                    mc = _mode(list(comps.values()))
+                    unfinished = sorted(r for r, d in comps.items() if d < mc)
+                    finished = [r for r, d in comps.items() if d >= mc]
+                    if unfinished and len(unfinished) < len(finished):
+                        own = [with_enq[r].ev or with_enq[r].timeout for r in unfinished]
+                        ops2 = op_at.get((pg, mc))
+                        what2 = (f"{ops2.most_common(1)[0][0]} SeqNum {mc}" if ops2 else f"collective SeqNum {mc}")
+                        out.append(_draft(
+                            ctx, "laggard_rank", unfinished,
+                            f"{_fmt_ranks(unfinished)} entered but never finished {what2}{pg_label}; "
+                            f"{_others(len(finished))} completed it",
+                            [e for e in own if e is not None] + maj_evs[:1]))
+            if ahead and len(ahead) < len(majority):
+                own = [with_enq[r].ev or with_enq[r].timeout for r in ahead]
+                top = max(with_enq[r].enq or 0 for r in ahead)
+                out.append(_draft(
+                    ctx, "desync", ahead,
+                    f"{_fmt_ranks(ahead)} enqueued collectives up to SeqNum {top}{pg_label} that no other rank "
+                    f"issued; {_others(len(majority) + len(behind))} stop at {m}",
+                    [e for e in own if e is not None] + maj_evs[:1], order=1))
+        # Ranks with no report at all while the others timed out.
+        reporters = {r for r, p in ranks.items() if p.timeout is not None}
+        if len(reporters) >= 2 and not any(d.kind == "laggard_rank" for d in out):
+            seqs = [seq_of[(pg, r)] for r in reporters if (pg, r) in seq_of]
+            s = _mode(seqs) if seqs else None
+            ops = op_at.get((pg, s)) if s is not None else None
+            what = (f"{ops.most_common(1)[0][0]} SeqNum {s}" if ops and s is not None
+                    else "a collective")
+            # a rank whose own watchdog got stuck did report (the heartbeat lead names it)
+            stuck = {e.rank for e in events if e.kind == "nccl.timeout" and e.fields.get("stuck")
+                     and e.rank is not None}
+            silent = _silent(ctx, set(ranks) | stuck, reporters)
+            if silent:
+                evs = sorted((p.timeout for p in ranks.values() if p.timeout is not None), key=_ev_key)
+                out.append(_draft(
+                    ctx, "laggard_rank", silent,
+                    f"{_fmt_ranks(silent)} printed no watchdog timeout while {_others(len(reporters))} "
+                    f"timed out in {what}{pg_label}: {'it' if len(silent) == 1 else 'they'} never entered it",
+                    evs[:2], order=2))
+    return out
+
+
+def _silent(ctx: _Ctx, present: set[int], reporters: set[int]) -> list[int]:
+    """Known ranks that reported nothing, on nodes where other ranks did (their logs were read)."""
+    expected = ctx.known_ranks
+    if len(expected) < 2:
+        return []
+    rep_nodes = {n for r in reporters if (n := ctx.node(r))}
+    silent = sorted(r for r in expected - present - reporters
+                    if (n := ctx.node(r)) is not None and n in rep_nodes)
+    if not silent or len(silent) > max(1, int(len(expected) * SILENT_FRACTION)):
+        return []
+    if len(reporters) < len(expected) - len(silent):
+        return []  # some ranks neither reported nor are silent laggards: coverage, not a hang signature
+    return silent
+
+
+def _desync(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
+    """Different collectives at one sequence number (watchdog timeouts, flight-recorder queues)."""
+    sig: dict[tuple[str, int], dict[int, tuple[str, str, Event]]] = {}
+    resolve = _pg_resolver(events)
+    for e in sorted(events, key=_ev_key):
+        pg = resolve(e) if e.kind in ("nccl.timeout", "fr.pg_state") else None
+        if e.rank is None or pg is None:
+            continue
+        if e.kind == "nccl.timeout" and isinstance(e.fields.get("seq"), int):
+            seq = int(e.fields["seq"])  # type: ignore[arg-type]
+            op = str(e.fields.get("op") or "?")
+            size = f"{e.fields.get('numel_in', '?')}/{e.fields.get('numel_out', '?')}"
+            sig.setdefault((pg, seq), {}).setdefault(e.rank, (op, size, e))
+        elif e.kind == "fr.pg_state":
+            for item in str(e.fields.get("recent") or "").split(";"):
+                parts = item.split(":")
+                if len(parts) == 4 and parts[0].isdigit():
+                    sig.setdefault((pg, int(parts[0])), {}).setdefault(
+                        e.rank, (parts[1], f"{parts[2]}/{parts[3]}", e))
+    out: list[LeadDraft] = []
+    for (pg, seq) in sorted(sig, key=lambda k: (k[1], len(k[0]), k[0])):
+        per = sig[(pg, seq)]
+        if len(per) < 2:
+            continue
+        c = Counter((op, size) for op, size, _ in per.values())
+        if len(c) < 2:
+            continue
+        top_n = max(c.values())
+        major = min(k for k, n in c.items() if n == top_n)
+        # On an even split the lower-sorted signature is called the majority, except where
+        # the group is unknown (two groups' numbers may share a sequence number there).
+        odd = sorted(r for r, (op, size, _) in per.items() if (op, size) != major)
+        if pg == UNKNOWN_PG and 2 * len(odd) >= len(per):
+            continue
+        odd_ops = sorted({per[r][0] for r in odd})
+        if odd_ops != [major[0]]:
+            what = f"{'/'.join(odd_ops)} where {_others(len(per) - len(odd))} issued {major[0]}"
+        else:
+            sizes = sorted({per[r][1] for r in odd})
+            what = f"{major[0]} with {'/'.join(sizes)} elements (in/out) where {_others(len(per) - len(odd))} " \
+                   f"used {major[1]}"
+        evs = [per[r][2] for r in odd] + [next(per[r][2] for r in sorted(per) if r not in odd)]
+        out.append(_draft(ctx, "desync", odd, f"{_fmt_ranks(odd)} issued {what} at SeqNum {seq}"
+                          + (f" (process group {pg})" if pg not in ("0", UNKNOWN_PG) else ""), evs))
+        break  # the first mismatch is the desync; later ones follow from it
+    return out
+
+
+# --------------------------------------------------------------------------
+# Reports that name ranks: monitored barrier, desync debug, gloo, heartbeat
+# --------------------------------------------------------------------------
+
+
+def _named(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
+    out: list[LeadDraft] = []
+    barrier = sorted((e for e in events if e.kind == "c10d.monitored_barrier" and e.fields.get("failed_ranks")),
+                     key=_ev_key)
+    if barrier:
+        ranks = sorted({r for e in barrier for r in _ints(e.fields.get("failed_ranks"))})
+        reporters = sorted({r for e in barrier if (r := _reporter(e)) is not None})
+        ms = barrier[0].fields.get("timeout_ms")
+        by = f" (reported by {_fmt_ranks(reporters)})" if reporters else ""
+        out.append(_draft(ctx, "laggard_rank", ranks,
+                          f"{_fmt_ranks(ranks)} failed to pass monitoredBarrier in {ms} ms{by}", barrier))
+    report = sorted((e for e in events if e.kind == "c10d.desync_report"), key=_ev_key)
+    if report:
+        by_state: dict[tuple[str, int | None], list[Event]] = {}
+        for e in report:
+            seq = e.fields.get("seq")
+            by_state.setdefault((str(e.fields.get("state")), seq if isinstance(seq, int) else None), []).append(e)
+        for (state, seq), evs in sorted(by_state.items(), key=lambda kv: (kv[0][0], kv[0][1] or -1)):
+            ranks = sorted({r for e in evs for r in _ints(e.fields.get("lagging_ranks"))})
+            if state == "not_finished":
+                what = f"joined but never finished collective #{seq}"
+            elif seq is not None:
+                what = f"never joined collective #{seq}"
+            else:
+                what = "never joined the collective the others wait in"
+            out.append(_draft(ctx, "laggard_rank", ranks, f"{_fmt_ranks(ranks)} {what} (desync debug report)", evs))
+    gloo = [e for e in events if e.kind == "gloo.timeout" and e.rank is not None]
+    reporters_g = {e.rank for e in gloo if e.rank is not None}
+    if len(reporters_g) >= 2:
+        silent = _silent(ctx, set(), reporters_g)
+        if silent:
+            op = Counter(str(e.fields.get("op")) for e in gloo).most_common(1)[0][0]
+            out.append(_draft(ctx, "laggard_rank", silent,
+                              f"{_fmt_ranks(silent)} printed no gloo timeout while {_others(len(reporters_g))} timed "
+                              f"out waiting for a {op}: they waited for it", sorted(gloo, key=_ev_key)[:2], order=2))
+    stuck = [e for e in events if e.kind == "nccl.timeout" and e.fields.get("stuck") and e.rank is not None]
+    waiting = {e.rank for e in events if e.kind == "nccl.timeout" and not e.fields.get("stuck")
+               and e.rank is not None}
+    stuck_ranks = sorted({e.rank for e in stuck if e.rank is not None} - waiting)
+    if stuck_ranks and len(waiting) >= 2 and len(stuck_ranks) < len(waiting):
+        out.append(_draft(ctx, "laggard_rank", stuck_ranks,
+                          f"the watchdog of {_fmt_ranks(stuck_ranks)} got stuck (heartbeat monitor) while "
+                          f"{_others(len(waiting))} timed out in a collective",
+                          sorted((e for e in stuck if e.rank in stuck_ranks), key=_ev_key), order=1))
+    return out
+
+
+def _reporter(e: Event) -> int | None:
+    r = e.fields.get("reporter")
+    return r if isinstance(r, int) else e.rank
+
+
+# --------------------------------------------------------------------------
+# Stack dumps
+# --------------------------------------------------------------------------
+
+
+def _stacks(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
+    from firstfault.extract.stackdump import describe
+
+    frames = sorted((e for e in events if e.kind == "stack.frame"), key=_ev_key)
+    groups: dict[tuple[str, str, str], list[Event]] = {}
+    for e in frames:
+        f = e.fields
+        groups.setdefault((str(f.get("category")), str(f.get("func")), f"{f.get('file')}:{f.get('line')}"),
+                          []).append(e)
+    total = len(frames)
+    ordered = sorted(groups.items(), key=lambda kv: (len(kv[1]), kv[0][0] == "other", kv[0]))
+    out: list[LeadDraft] = []
+    for i, ((cat, func, where), evs) in enumerate(ordered[:MAX_STACK_LEADS]):
+        ranks = sorted({e.rank for e in evs if e.rank is not None})
+        nodes = sorted({n for e in evs if (n := e.node or (ctx.node(e.rank) if e.rank is not None else None))})
+        who = _fmt_ranks(ranks) if ranks else f"{len(evs)} process{'es' if len(evs) != 1 else ''}"
+        rest = total - len(evs)
+        tail = ""
+        if rest and len(ordered) > 1:
+            other = next(k for k, _ in reversed(ordered) if k != (cat, func, where))
+            tail = f"; {rest} other dumped process{'es' if rest != 1 else ''} elsewhere (most in {other[1]})"
+        on = f" on {', '.join(nodes[:4])}" if nodes and not ranks else ""
+        out.append(_draft(ctx, "stuck_frame", ranks, f"{who}{on} stuck in {func} ({where}), {describe(cat)}{tail}",
+                          evs, order=i, nodes=nodes))
+    return out
+
+
+# --------------------------------------------------------------------------
+# First exit
+# --------------------------------------------------------------------------
+
+
+def _exit_how(e: Event) -> str:
+    f = e.fields
+    parts: list[str] = []
+    code = f.get("exitcode", f.get("exit_code"))
+    if code is not None:
+        parts.append(f"exitcode {code}")
+    sig = f.get("signal")
+    if sig is not None and sig != 0:
+        parts.append(str(sig) if not isinstance(sig, int) else f"signal {sig}")
+    reason = f.get("reason")
+    if reason:
+        parts.append(str(reason))
+    return ", ".join(parts) or e.kind
+
+
+_STOPS = ("SIGTERM", "SIGINT")  # how a launcher stops the survivors: collateral, never a first exit
+
+
+def _is_exit(e: Event) -> bool:
+    if e.kind in ("torch.child_failed", "process.signal"):
+        return str(e.fields.get("signal")) not in _STOPS
+    if e.kind == "k8s.pod":
+        code = e.fields.get("exit_code")
+        return bool(not e.fields.get("restart") and isinstance(code, int) and code != 0)
+    return False
+
+
+_HANG_KINDS = ("nccl.", "gloo.timeout", "c10d.")
+
+
+def _first_exit(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
+    # A rank that timed out or lost a peer before it died is a victim of the
+    # hang (the watchdog's SIGABRT), not the first to fail.
+    hung_at: dict[object, datetime] = {}
+    for e in events:
+        t = e.earliest()
+        if t is not None and e.kind.startswith(_HANG_KINDS):
+            for k in ((("rank", e.rank),) if e.rank is not None else ()) + ((("node", e.node),) if e.node else ()):
+                if k not in hung_at or t < hung_at[k]:
+                    hung_at[k] = t
+
+    def victim(e: Event) -> bool:
+        t = e.earliest()
+        key = ("rank", e.rank) if e.rank is not None else ("node", e.node)
+        return t is not None and key in hung_at and hung_at[key] <= t
+
+    exits = [e for e in events if _is_exit(e) and e.earliest() is not None and not victim(e)]
+    if not exits:
+        return []
+
+    def key(e: Event) -> tuple[object, ...]:
+        return (e.earliest(), not e.fields.get("root_cause"), e.rank if e.rank is not None else 1 << 30,
+                *_ev_key(e))
+
+    first = min(exits, key=key)
+    t0 = first.earliest()
+    assert t0 is not None
+    who_rank = first.rank
+    if who_rank is None:
+        fr = first.fields.get("failed_rank")
+        who_rank = fr if isinstance(fr, int) else ctx.global_rank(first.node, first.fields.get("local_rank"))
+    later: list[Event] = []
+    for e in events:
+        t = e.earliest()
+        if t is None or t < t0 or e is first or not e.kind.startswith(_FAILURE_KINDS):
+            continue
+        if e.kind == "process.signal" and not _is_exit(e) and e.fields.get("by") == "launcher":
+            continue  # the launcher stopping the survivors is not them failing
+        same = (who_rank is not None and e.rank == who_rank) or (who_rank is None and e.node == first.node
+                                                                 and e.rank is None)
+        if not same and (e.rank is not None or e.node != first.node):
+            later.append(e)
+    if not later:
+        return []
+    other_ranks = {e.rank for e in later if e.rank is not None}
+    other_nodes = {e.node for e in later if e.node and e.rank is None}
+    n = len(other_ranks) or len(other_nodes)
+    unit = "rank" if other_ranks else "node"
+    node = first.node or (ctx.node(who_rank) if who_rank is not None else None)
+    who = f"rank {who_rank}" if who_rank is not None else "a process"
+    on = f" on {node}" if node else ""
+    summary = (f"{who}{on} exited first ({_exit_how(first)}) at {iso(t0)}; {n} other {unit}{'s' if n != 1 else ''} "
+               f"failed after it")
+    later.sort(key=_ev_key)
+    return [_draft(ctx, "first_exit", [who_rank] if who_rank is not None else [], summary, [first, later[0]],
+                   nodes=[node] if node else [])]
+
+
+# --------------------------------------------------------------------------
+
+
+def _merge(drafts: list[LeadDraft]) -> list[LeadDraft]:
+    """One lead per (kind, ranks): the first found keeps its summary, evidence is pooled."""
+    out: dict[tuple[str, tuple[int, ...], tuple[str, ...]], LeadDraft] = {}
+    for d in drafts:
+        k = (d.kind, tuple(d.ranks), tuple(d.nodes) if not d.ranks else ())
+        if k in out:
+            keep = out[k]
+            for e in d.events:
+                if len(keep.events) < EVIDENCE_PER_LEAD and all(e is not x for x in keep.events):
+                    keep.events.append(e)
+            if d.first is not None and (keep.first is None or d.first < keep.first):
+                keep.first = d.first
+        else:
+            out[k] = d
+    return list(out.values())
+
+
+def find_leads(events: list[Event], rank_to_node: dict[int, str] | None = None) -> list[LeadDraft]:
+    ctx = _Ctx(events, rank_to_node or {})
+    drafts = _progress(ctx, events) + _named(ctx, events) + _desync(ctx, events)
+    drafts += _stacks(ctx, events) + _first_exit(ctx, events)
+    leads = _merge(drafts)
+    leads.sort(key=LeadDraft.sort_key)
+    return leads
+
+
+def lead_nodes(leads: list[LeadDraft], kind: str) -> dict[str, LeadDraft]:
+    """node -> the first lead of `kind` naming it (for rules that promote a lead)."""
+    out: dict[str, LeadDraft] = {}
+    for d in leads:
+        if d.kind == kind:
+            for n in d.nodes:
+                out.setdefault(n, d)
+    return out
+
+
+def verdict_leads(leads: list[LeadDraft], evidence: list[EvidenceItem]) -> list[Lead]:
+    """The verdict's `leads`; each lead's evidence is appended to `evidence` (role "lead")."""
+    index: dict[tuple[object, ...], int] = {}
+    out: list[Lead] = []
+    for d in leads:
+        idx: list[int] = []
+        for e in d.events:
+            k = (e.evidence.source, e.evidence.file, e.evidence.line, e.kind, e.rank, e.node, e.evidence.text)
+            if k not in index:
+                index[k] = len(evidence)
+                evidence.append(EvidenceItem(
+                    role="lead", source=e.evidence.source, node=e.node, file=e.evidence.file,
+                    line=e.evidence.line, time=iso(e.time), event=e.kind, text=e.evidence.text,
+                    query=e.evidence.query, rank=e.rank, category=d.kind,
+                ))
+            if index[k] not in idx:
+                idx.append(index[k])
+        out.append(Lead(kind=d.kind, nodes=list(d.nodes), ranks=list(d.ranks), summary=d.summary,  # type: ignore[arg-type]
+                        first_seen=iso(d.first), evidence=idx, devices=list(d.devices)))
+    return out

@@ -1,0 +1,103 @@
+"""Hang reports that name (or imply) the ranks a collective waited for.
+
+The c10d watchdog's own lines (SeqNum, last enqueued / completed work) are
+read by extract/nccl.py; this module reads the other reports a hang leaves:
+
+- `monitored_barrier` failures: `Rank 1 failed to pass monitoredBarrier in
+  1800000 ms`, and with `wait_all_ranks=True` `Ranks 4, 5, 6, 7 failed to
+  pass monitoredBarrier in 2000000 ms` (c10d.monitored_barrier);
+- gloo transport timeouts: `Timed out waiting 1800000ms for recv operation
+  to complete` (gloo.timeout): every rank that waits prints one, the rank
+  they wait for prints none;
+- the desync-debug report of TORCH_DISTRIBUTED_DEBUG=DETAIL /
+  TORCH_NCCL_DESYNC_DEBUG=1: `ranks [1, 2] are the lagging ranks that caused
+  this timeout`, `[1] joined but didn't finish collective #42`
+  (c10d.desync_report).
+
+These are symptoms (every rank of a hang prints them); engine/leads.py
+turns them into `laggard_rank` leads.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Final
+
+from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.nccl import HANG_LITERALS, recent, split_rank_prefix
+from firstfault.model import FieldValue
+
+_BARRIER = re.compile(r"\bRanks? (?P<ranks>\d+(?:\s*,\s*\d+)*) failed to pass monitoredBarrier in (?P<ms>\d+) ms")
+_BARRIER_OK = re.compile(
+    r"\bRank (?P<rank>\d+) successfully reached monitoredBarrier, but received errors while waiting for "
+    r"send/recv from rank (?P<peer>\d+)"
+)
+_REPORTER = re.compile(r"\[Rank (\d+)\]")
+_GLOO = re.compile(r"Timed out waiting (?P<ms>\d+)\s*ms for (?P<op>send|recv) operation to complete")
+_LAGGING = re.compile(r"ranks \[(?P<ranks>[\d,\s]*)\] are the lagging ranks")
+_JOINED = re.compile(r"- \[(?P<rank>\d+)\] joined but didn't finish collective #(?P<seq>\d+)")
+_FINISHED = re.compile(
+    r"- \[(?P<rank>\d+)\] finished collective #(?P<seq>\d+), but didn't join collective #(?P<next>\d+)"
+)
+# A rank's one gloo failure is printed by its RuntimeError, the traceback's
+# re-raise and the launcher's error file: the same report within this many lines.
+_REPORT_LINES: Final = 80
+
+
+def _ranks(text: str) -> str:
+    return ",".join(str(int(r)) for r in re.split(r"[,\s]+", text.strip()) if r)
+
+
+class HangReportExtractor:
+    """monitoredBarrier failures, gloo timeouts and desync-debug reports."""
+
+    name = "c10d.hang"
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+    literals: tuple[str, ...] = HANG_LITERALS
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        rank, body = split_rank_prefix(line)
+        who = rank if rank is not None else ctx.rank
+        draft = self._draft(body)
+        if draft is None:
+            return
+        kind, fields = draft
+        key = (kind, who, tuple(sorted((k, str(v)) for k, v in fields.items())))
+        seen = recent(ctx.state, "ff.hang.reports")
+        prev = seen.get(key)
+        seen[key] = ctx.lineno
+        if prev is not None and ctx.lineno - prev <= _REPORT_LINES:
+            return
+        yield Draft(kind, fields, rank=rank)
+
+    def _draft(self, body: str) -> tuple[str, dict[str, FieldValue]] | None:
+        m = _BARRIER.search(body)
+        if m:
+            fields: dict[str, FieldValue] = {"failed_ranks": _ranks(m.group("ranks")), "timeout_ms": int(m.group("ms"))}
+            rep = _REPORTER.search(body[: m.start()])
+            if rep:
+                fields["reporter"] = int(rep.group(1))
+            return "c10d.monitored_barrier", fields
+        m = _BARRIER_OK.search(body)
+        if m:
+            return "c10d.monitored_barrier", {"failed_ranks": "", "reporter": int(m.group("rank")),
+                                              "waited_on": int(m.group("peer"))}
+        m = _GLOO.search(body)
+        if m:
+            return "gloo.timeout", {"op": m.group("op"), "timeout_ms": int(m.group("ms"))}
+        m = _LAGGING.search(body)
+        if m:
+            return "c10d.desync_report", {"lagging_ranks": _ranks(m.group("ranks")), "state": "not_joined"}
+        m = _JOINED.search(body)
+        if m:
+            return "c10d.desync_report", {"lagging_ranks": m.group("rank"), "seq": int(m.group("seq")),
+                                          "state": "not_finished"}
+        m = _FINISHED.search(body)
+        if m:
+            return "c10d.desync_report", {"lagging_ranks": m.group("rank"), "seq": int(m.group("next")),
+                                          "state": "not_joined"}
+        return None
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (HangReportExtractor(),)
