@@ -289,7 +289,7 @@ def test_text_view_shows_a_leads_section(make_bundle: BundleMaker) -> None:
     console = Console(record=True, width=200)
     render_verdict(v, console)
     text = console.export_text()
-    assert "Leads:" in text and "laggard_rank: rank 5 failed to pass monitoredBarrier" in text
+    assert "Leads" in text and "laggard_rank on node-001, rank 5: rank 5 failed to pass monitoredBarrier" in text
 
 
 class _Evil:

@@ -109,7 +109,7 @@ def test_an_envelope_first_leaves_the_decision_to_the_next_member() -> None:
         ("RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:598] Read error [127.0.0.1]:18617: "
          "Connection reset by peer", "nccl.remote_error"),
         ("RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting "
-         "1800000ms for recv operation to complete", "nccl.timeout"),
+         "1800000ms for recv operation to complete", "gloo.timeout"),
         ("torch.distributed.DistBackendError: NCCL communicator was aborted on rank 3.", "nccl.communicator_aborted"),
         ("ConnectionResetError: [Errno 104] Connection reset by peer", "nccl.remote_error"),
     ],
