@@ -8,6 +8,7 @@ construction, so a typo fails before any collector runs.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from pydantic import ValidationError
@@ -55,7 +56,8 @@ class StaticContext:
             node_list = [str(n).strip() for n in nodes if str(n).strip()]
         if not node_list:
             raise ContextError("static context: nodes: no node given (e.g. 'node-[01-04]')")
-        dupes = sorted({n for n in node_list if node_list.count(n) > 1})
+        counts = Counter(node_list)
+        dupes = sorted(n for n, k in counts.items() if k > 1)
         if dupes:
             raise ContextError(f"static context: nodes: listed twice: {', '.join(dupes)}")
         if exit_code is not None and not _EXIT_RE.match(exit_code):
