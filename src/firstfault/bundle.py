@@ -15,10 +15,10 @@ import stat
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator
 
 from firstfault import yamlio
 from firstfault.timeparse import parse_rfc3339
@@ -32,9 +32,13 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+_TIME = {"format": "date-time"}
+_TIME_DOC = "RFC 3339 time, e.g. 2026-11-02T10:00:00Z (no zone: UTC); end may not be before start"
+
+
 class WindowSpec(_Strict):
-    start: str | None = None
-    end: str | None = None
+    start: Annotated[str, Field(json_schema_extra=_TIME)] | None = Field(default=None, description=_TIME_DOC)
+    end: Annotated[str, Field(json_schema_extra=_TIME)] | None = Field(default=None, description=_TIME_DOC)
 
     @field_validator("start", "end", mode="before")
     @classmethod
@@ -60,7 +64,7 @@ class WindowSpec(_Strict):
 
 class WorkloadSpec(_Strict):
     id: str
-    attempt: int = 0
+    attempt: StrictInt = 0
     name: str | None = None
     scheduler: Literal["slurm", "kueue", "static"] = "static"
     window: WindowSpec = Field(default_factory=WindowSpec)
@@ -113,6 +117,15 @@ class WorkloadFile(_Strict):
 
 
 MAX_RANKS = 1 << 20  # ranks in one rank map, all nodes together (docs/evidence-bundle.md)
+
+
+class SpecError(ValueError):
+    """A field of the execution context is malformed; `loc` is its path under `workload`."""
+
+    def __init__(self, loc: tuple[str, ...], reason: str) -> None:
+        super().__init__(f"workload.{'.'.join(loc)}: {reason}")
+        self.loc = loc
+        self.reason = reason
 
 
 class TooManyRanks(ValueError):
@@ -226,9 +239,10 @@ class Context:
             try:
                 listed = parse_ranges(ranks, limit=left)
             except ValueError as exc:
+                reason = str(exc)
                 if isinstance(exc, TooManyRanks) and left < MAX_RANKS:
-                    exc = TooManyRanks(f"more than {MAX_RANKS} ranks in the rank map (all nodes together)")
-                raise ValueError(f"workload.ranks.{node}: {exc}") from exc
+                    reason = f"more than {MAX_RANKS} ranks in the rank map (all nodes together)"
+                raise SpecError(("ranks", node), reason) from exc
             left -= len(listed)
             for r in listed:
                 rank_to_node[r] = node
