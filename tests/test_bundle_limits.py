@@ -212,3 +212,25 @@ def test_truncated_gzip_is_not_complete_coverage(make_bundle: BundleMaker) -> No
     assert any("read stopped early" in e.message for e in v.errors)
     kernel = next(c for c in v.coverage if c.source == "kernel")
     assert kernel.status == "partial" and "node-02/kern.log.gz" in (kernel.note or ""), kernel
+
+
+def test_an_oversized_workload_yaml_is_refused_unread(tmp_path: Path) -> None:
+    from firstfault.bundle import MAX_WORKLOAD_BYTES
+
+    root = tmp_path / "big"
+    root.mkdir()
+    (root / "workload.yaml").write_text("apiVersion: firstfault/v1\n#" + "x" * MAX_WORKLOAD_BYTES + "\n")
+    with pytest.raises(BundleError, match=rf"over the {MAX_WORKLOAD_BYTES} byte limit"):
+        load_bundle(root)
+
+
+def test_collect_bundle_checks_the_deadline_per_file(tmp_path: Path) -> None:
+    """Files with no candidate line never reach the sink: the deadline is checked between files too."""
+    from firstfault.analyze import collect_bundle
+
+    root = _showcase(tmp_path)
+    calls: list[int] = []
+    a = Analyzer()
+    bundle = load_bundle(root)
+    collect_bundle(a, bundle, a.start(bundle.context), check=lambda: calls.append(1))
+    assert len(calls) >= sum(len(s.files) for s in bundle.sources)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import ipaddress
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -308,8 +309,13 @@ class ScannerSource(Protocol):
     def scanner(self, kind: str) -> LineScanner: ...
 
 
-def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink) -> None:
-    """Reads every source of a bundle into `sink`, with coverage and errors per source."""
+def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
+                   check: Callable[[], None] | None = None) -> None:
+    """Reads every source of a bundle into `sink`, with coverage and errors per source.
+
+    `check` (the Service's deadline) is called before each file, so files
+    that yield no candidate line still stop a timed-out analysis.
+    """
     ctx = bundle.context
     tp = TimeParser(ctx.tz, ctx.window_start, ctx.window_end)
     cov: dict[str, _Cov] = {}
@@ -323,6 +329,8 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink) 
             sink.errors.append(ErrorItem(source=kind, file=src.spec.path, message=msg))
             c.errors += 1
         for sf in src.files:
+            if check is not None:
+                check()
             c.files += 1
             if kind in LINE_SOURCES:
                 stats = analyzer.scanner(kind).scan_file(

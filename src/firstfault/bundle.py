@@ -117,6 +117,7 @@ class WorkloadFile(_Strict):
 
 
 MAX_RANKS = 1 << 20  # ranks in one rank map, all nodes together (docs/evidence-bundle.md)
+MAX_WORKLOAD_BYTES = 4 << 20  # workload.yaml (about 700,000 node names); larger is refused unread
 
 
 class SpecError(ValueError):
@@ -280,6 +281,9 @@ def load_workload(root: Path) -> WorkloadFile:
     why = _not_a_file(wf)
     if why is not None:
         raise BundleError(f"{wf}: cannot read: {why}, not a regular file")
+    size = wf.stat().st_size
+    if size > MAX_WORKLOAD_BYTES:
+        raise BundleError(f"{wf}: {size} bytes is over the {MAX_WORKLOAD_BYTES} byte limit; not read")
     return yamlio.load_model(wf, WorkloadFile, BundleError)
 
 

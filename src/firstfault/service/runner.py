@@ -137,5 +137,5 @@ def run_tar(engine: Engine, body: Iterator[bytes], limits: tarball.TarLimits, de
             raise invalid(str(exc).replace(str(root) + "/", "").replace(str(root), "<archive>")) from exc
         analyzer = engine.analyzer()
         analysis = analyzer.start(bundle.context)
-        collect_bundle(analyzer, bundle, _DeadlineSink(analysis, deadline))
+        collect_bundle(analyzer, bundle, _DeadlineSink(analysis, deadline), check=deadline.check)
         return analysis.finish()
