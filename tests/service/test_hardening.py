@@ -272,3 +272,14 @@ def test_openapi_states_time_formats_and_strict_integers() -> None:
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == "errors[0].line"
 
 
+
+
+def test_a_lone_surrogate_in_ndjson_is_422_like_in_json() -> None:
+    """JSON may escape a lone surrogate ("\\udcff"); no verdict can hold one, so it is refused as in the JSON form."""
+    app = create_app(ServiceSettings())
+    body = b'{"type": "context", "id": "\\udcff", "nodes": ["n1"]}\n'
+    r = asyncio.run(_asgi(app, "POST", "/v1/analyze", content=body, headers=NDJSON))
+    assert r.status_code == 422 and r.json()["detail"][0]["line"] == 1, r.text
+    doc = json.dumps({"context": {"id": "x"}, "errors": [{"source": "kernel", "message": "\udcff"}]})
+    r = asyncio.run(_asgi(app, "POST", "/v1/analyze", content=doc.encode(), headers=JSON))
+    assert r.status_code == 422, r.text
