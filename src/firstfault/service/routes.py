@@ -177,13 +177,14 @@ def build_router(settings: ServiceSettings, engine: runner.Engine, pool: Analysi
         try:
             verdict = await pool.run(work)
         except Overloaded as exc:
-            spool.close()
             raise Problem(503, "overloaded",
                           f"{pool.max_concurrent} analyses running and {pool.max_queue} waiting; retry later",
                           headers={"Retry-After": str(settings.retry_after)}) from exc
         except AnalysisTimeout as exc:
             raise Problem(504, "analysis_timeout", str(exc)) from exc
         finally:
+            # Closed on every way out: a timed-out analysis still reading it stops at its next read.
+            spool.close()
             metrics.latency.labels(form).observe(time.perf_counter() - t0)
         doc = verdict.model_dump_json()  # before counting: a verdict that cannot be sent is a 500, not an outcome
         metrics.analyses.labels(form, verdict.outcome, verdict.attributed_domain).inc()
