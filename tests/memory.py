@@ -10,9 +10,15 @@ import textwrap
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src"
+# VmHWM, not getrusage's ru_maxrss: Linux keeps ru_maxrss across exec, so a child of a large pytest
+# process would report the parent's size at fork.
 _FOOTER = """
-import json as _json, resource as _resource
-print("\\n@@peak " + _json.dumps(_resource.getrusage(_resource.RUSAGE_SELF).ru_maxrss * 1024))
+def _peak():
+    for _line in open("/proc/self/status"):
+        if _line.startswith("VmHWM:"):
+            return int(_line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM")
+print("\\n@@peak", _peak())
 """
 
 
