@@ -101,7 +101,7 @@ def test_truncated_gzip_keeps_what_was_read(make_bundle: BundleMaker) -> None:
     assert any("read stopped early" in e.message for e in v.errors)
     assert v.root_cause and v.root_cause.category == "gpu.fallen_off_bus"
     kernel = next(c for c in v.coverage if c.source == "kernel")
-    assert kernel.status == "partial" and "kern.log.gz was cut short" in (kernel.note or "")
+    assert kernel.status == "partial" and "kern.log.gz: read stopped early" in (kernel.note or "")
 
 
 def test_unstamped_lines_take_nearest_earlier_stamp(make_bundle: BundleMaker) -> None:

@@ -61,10 +61,27 @@ def test_no_verdict_exits_2_and_names_the_file(tmp_path: Path) -> None:
 
 def test_output_file_is_written_whole(tmp_path: Path) -> None:
     out = tmp_path / "v" / "verdict.json"
+    out.parent.mkdir()
     res = runner.invoke(app, ["analyze", str(SHOWCASE), "-f", "json", "-o", str(out)])
     assert res.exit_code == 0
     assert json.loads(out.read_text())["attributed_domain"] == "hardware"
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]
+
+
+def test_output_that_cannot_be_written_exits_2_naming_it(tmp_path: Path) -> None:
+    """A directory, or a file in a directory that does not exist: exit 2 with the path, no traceback,
+    and nothing created."""
+    missing = tmp_path / "missing" / "dir" / "v.json"
+    for target, fragment in ((tmp_path, "is a directory"), (missing, "does not exist")):
+        res = runner.invoke(app, ["analyze", str(SHOWCASE), "-o", str(target)])
+        assert res.exit_code == 2, res.output
+        text = " ".join(res.output.split())  # rich wraps long paths
+        assert fragment in text and "Traceback" not in text
+        assert res.exception is None or isinstance(res.exception, SystemExit)
+    assert not (tmp_path / "missing").exists()
+    junit = tmp_path / "nope" / "rules.xml"
+    res = runner.invoke(app, ["rules", "test", "--junit", str(junit)])
+    assert res.exit_code == 2 and "does not exist" in " ".join(res.output.split())
 
 
 def test_rules_commands(tmp_path: Path) -> None:

@@ -11,13 +11,14 @@ from __future__ import annotations
 import glob
 import os
 import re
+import stat
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator
 
 from firstfault import yamlio
 from firstfault.timeparse import parse_rfc3339
@@ -31,9 +32,13 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+_TIME = {"format": "date-time"}
+_TIME_DOC = "RFC 3339 time, e.g. 2026-11-02T10:00:00Z (no zone: UTC); end may not be before start"
+
+
 class WindowSpec(_Strict):
-    start: str | None = None
-    end: str | None = None
+    start: Annotated[str, Field(json_schema_extra=_TIME)] | None = Field(default=None, description=_TIME_DOC)
+    end: Annotated[str, Field(json_schema_extra=_TIME)] | None = Field(default=None, description=_TIME_DOC)
 
     @field_validator("start", "end", mode="before")
     @classmethod
@@ -48,10 +53,18 @@ class WindowSpec(_Strict):
             return str(v)
         return v
 
+    @field_validator("end")
+    @classmethod
+    def _after_start(cls, v: str | None, info: ValidationInfo) -> str | None:
+        start = info.data.get("start")
+        if v is not None and start is not None and parse_rfc3339(v) < parse_rfc3339(start):
+            raise ValueError(f"{v!r} is before start {start!r} (reversed window)")
+        return v
+
 
 class WorkloadSpec(_Strict):
     id: str
-    attempt: int = 0
+    attempt: StrictInt = 0
     name: str | None = None
     scheduler: Literal["slurm", "kueue", "static"] = "static"
     window: WindowSpec = Field(default_factory=WindowSpec)
@@ -105,13 +118,38 @@ class WorkloadFile(_Strict):
     sources: list[SourceSpec] = Field(default_factory=list)
 
 
-def parse_ranges(spec: str | int | list[int]) -> list[int]:
-    """'0-7', '8,9,12-15', 3, [0, 1] -> sorted rank list."""
+MAX_RANKS = 1 << 20  # ranks in one rank map, all nodes together (docs/evidence-bundle.md)
+MAX_WORKLOAD_BYTES = 4 << 20  # workload.yaml (about 700,000 node names); larger is refused unread
+
+
+class SpecError(ValueError):
+    """A field of the execution context is malformed; `loc` is its path under `workload`."""
+
+    def __init__(self, loc: tuple[str, ...], reason: str) -> None:
+        super().__init__(f"workload.{'.'.join(loc)}: {reason}")
+        self.loc = loc
+        self.reason = reason
+
+
+class TooManyRanks(ValueError):
+    """A rank spec names more ranks than the limit."""
+
+
+def parse_ranges(spec: str | int | list[int], limit: int = MAX_RANKS) -> list[int]:
+    """'0-7', '8,9,12-15', 3, [0, 1] -> sorted rank list.
+
+    The ranks a spec names are counted before any is expanded: more than
+    `limit` (overlaps counted twice) is a ValueError, so a short string
+    never becomes gigabytes of integers.
+    """
     if isinstance(spec, int):
         return [spec]
     if isinstance(spec, list):
+        if len(spec) > limit:
+            raise TooManyRanks(f"more than {limit} ranks")
         return sorted(int(x) for x in spec)
-    out: list[int] = []
+    bounds: list[tuple[int, int]] = []
+    count = 0
     for part in str(spec).split(","):
         part = part.strip()
         if not part:
@@ -119,12 +157,46 @@ def parse_ranges(spec: str | int | list[int]) -> list[int]:
         if "-" in part:
             a, b = part.split("-", 1)
             lo, hi = int(a), int(b)
-            if hi < lo or hi - lo > 1_000_000:
+            if hi < lo:
                 raise ValueError(f"bad rank range {part!r}")
-            out.extend(range(lo, hi + 1))
         else:
-            out.append(int(part))
-    return sorted(set(out))
+            lo = hi = int(part)
+        count += hi - lo + 1
+        if count > limit:
+            raise TooManyRanks(f"more than {limit} ranks")
+        bounds.append((lo, hi))
+    out: set[int] = set()
+    for lo, hi in bounds:
+        out.update(range(lo, hi + 1))
+    return sorted(out)
+
+
+def _escaped(name: str) -> str:
+    """A file-system name as text: bytes that are not UTF-8 become \\xNN escapes (JSON cannot hold them)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", errors="backslashreplace")
+    return name
+
+
+def _not_a_file(path: Path) -> str | None:
+    """Why `path` cannot be read as a regular file, or None when it can."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return "a dangling symlink" if path.is_symlink() else "gone"
+    except OSError as exc:
+        return f"cannot be examined ({exc.strerror or exc})"
+    if stat.S_ISREG(st.st_mode):
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return "a directory"
+    if stat.S_ISFIFO(st.st_mode):
+        return "a fifo"
+    if stat.S_ISSOCK(st.st_mode):
+        return "a socket"
+    return "a device file"
 
 
 @dataclass(slots=True)
@@ -165,12 +237,18 @@ class Context:
         from firstfault.extract.common import norm_pci
 
         rank_to_node: dict[int, str] = {}
+        left = MAX_RANKS  # for all nodes together
         for node, ranks in (wl.ranks or {}).items():
             try:
-                for r in parse_ranges(ranks):
-                    rank_to_node[r] = node
+                listed = parse_ranges(ranks, limit=left)
             except ValueError as exc:
-                raise ValueError(f"workload.ranks.{node}: {exc}") from exc
+                reason = str(exc)
+                if isinstance(exc, TooManyRanks) and left < MAX_RANKS:
+                    reason = f"more than {MAX_RANKS} ranks in the rank map (all nodes together)"
+                raise SpecError(("ranks", node), reason) from exc
+            left -= len(listed)
+            for r in listed:
+                rank_to_node[r] = node
         gpu_index = {
             (node, norm_pci(pci)): idx for node, m in (wl.gpus or {}).items() for pci, idx in m.items()
         }
@@ -198,8 +276,16 @@ class Bundle:
 
 def load_workload(root: Path) -> WorkloadFile:
     wf = root / "workload.yaml"
-    if not wf.is_file():
+    if wf.is_symlink() and not wf.resolve().is_relative_to(root.resolve()):
+        raise BundleError(f"{wf}: a symlink to a file outside the bundle root; refused")
+    if not wf.exists() and not wf.is_symlink():
         raise BundleError(f"{wf}: no workload.yaml at the bundle root")
+    why = _not_a_file(wf)
+    if why is not None:
+        raise BundleError(f"{wf}: cannot read: {why}, not a regular file")
+    size = wf.stat().st_size
+    if size > MAX_WORKLOAD_BYTES:
+        raise BundleError(f"{wf}: {size} bytes is over the {MAX_WORKLOAD_BYTES} byte limit; not read")
     return yamlio.load_model(wf, WorkloadFile, BundleError)
 
 
@@ -252,21 +338,25 @@ def resolve_source(root: Path, index: int, spec: SourceSpec, nodes: list[str],
     root_real = root.resolve()
     for p in sorted(glob.glob(pattern, recursive=False)):
         path = Path(p)
-        rel = path.relative_to(root).as_posix()
-        m = rx.match(rel)
+        raw_rel = path.relative_to(root).as_posix()
+        m = rx.match(raw_rel)
         if not m:
             continue
+        rel = _escaped(raw_rel)  # what evidence and errors show; `path` still opens the file
         try:
             real = path.resolve()
-        except OSError:
+        except OSError as exc:
+            src.errors.append(f"{rel}: cannot resolve ({exc.strerror or exc}); skipped")
             continue
         if not real.is_relative_to(root_real):
             src.errors.append(f"{rel}: symlink points outside the bundle root; refused")
             continue
-        if not path.is_file():
+        why = _not_a_file(path)
+        if why is not None:
+            src.errors.append(f"{rel}: cannot read: {why}, not a regular file; skipped")
             continue
         gd = m.groupdict()
-        node = gd.get("node")
+        node = _escaped(gd["node"]) if gd.get("node") is not None else None
         rank = int(gd["rank"]) if gd.get("rank") is not None else None
         if node is None and rank is not None:
             node = rank_to_node.get(rank)

@@ -77,19 +77,40 @@ def _catalog(rules: Path | None):  # type: ignore[no-untyped-def]
         raise typer.Exit(2) from exc
 
 
-def _write_atomic(path: Path, data: str) -> None:
-    """Write-then-rename: a crash leaves the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+def _check_output(path: Path, flag: str) -> None:
+    """Exit 2 naming the path when `path` cannot be written: before any work, and creating nothing."""
+    why = None
+    if path.is_dir():
+        why = "is a directory"
+    elif not path.parent.is_dir():
+        why = f"its directory {path.parent} does not exist"
+    elif not os.access(path.parent, os.W_OK):
+        why = f"its directory {path.parent} is not writable"
+    if why:
+        _err(f"{flag} {path}: {why}")
+        raise typer.Exit(2)
+
+
+def _write_atomic(path: Path, data: str, flag: str = "--output") -> None:
+    """Write-then-rename: a crash leaves the old file or the new one, never half of one.
+
+    The directory must exist (it is never created); a failure exits 2 naming the path.
+    """
+    _check_output(path, flag)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        _err(f"{flag} {path}: cannot write: {exc.strerror or exc}")
+        raise typer.Exit(2) from exc
 
 
 @app.command()
@@ -113,6 +134,8 @@ def analyze(
     from firstfault.bundle import BundleError
     from firstfault.render import write
 
+    if output is not None:
+        _check_output(output, "--output")
     cat = _catalog(rules)
     try:
         verdict = Analyzer(cat).analyze_path(str(bundle))
@@ -248,6 +271,8 @@ def rules_test(
     """Run every rule's own positive and negative test cases."""
     from firstfault.engine.ruletest import junit_xml, run_all
 
+    if junit is not None:
+        _check_output(junit, "--junit")
     cat = _catalog(rules)
     results = run_all(cat, only=rule)
     console = Console()
@@ -257,7 +282,7 @@ def rules_test(
     failed = sum(not r.ok for r in results)
     console.print(f"{len(results) - failed} passed, {failed} failed", highlight=False)
     if junit is not None:
-        _write_atomic(junit, junit_xml(results))
+        _write_atomic(junit, junit_xml(results), "--junit")
     if failed or not results:
         raise typer.Exit(1)
 

@@ -36,6 +36,9 @@ from firstfault.wire import AnalyzeRequest, Record
 
 SPOOL_MEMORY = 8 << 20  # bodies up to this size stay in memory
 GZIP_ABOVE = 64 << 10
+# The Service parses the JSON form whole and caps it (max_json_bytes, 64 MiB by default): a request
+# larger than this goes as NDJSON instead, which the Service streams (same records, same verdict).
+JSON_ABOVE = 32 << 20
 SEND_CHUNK = 1 << 20
 MAX_RETRY_AFTER = 60.0
 # The read timeout outlasts the Service's default analysis time limit (300 s).
@@ -91,9 +94,14 @@ class FirstfaultClient:
     # -- the API -------------------------------------------------------------------------------------------------
 
     def analyze(self, request: AnalyzeRequest) -> Verdict:
-        """The JSON form; bodies over 64 KiB travel gzip-compressed."""
+        """The JSON form; bodies over 64 KiB travel gzip-compressed, over JSON_ABOVE as NDJSON."""
+        raw = request.model_dump_json().encode()
+        if len(raw) > JSON_ABOVE:
+            from firstfault.wire import records
+
+            del raw
+            return self.analyze_ndjson(request.context, records(request))
         with _spool() as body:
-            raw = request.model_dump_json().encode()
             headers = {"Content-Type": "application/json"}
             if len(raw) > GZIP_ABOVE:
                 raw = gzip.compress(raw, compresslevel=5)

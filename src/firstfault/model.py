@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 FieldValue = str | int | float | bool | None
 
@@ -203,10 +203,11 @@ class Lead(_Strict):
 class CoverageItem(_Strict):
     source: str
     status: Literal["complete", "partial", "missing", "empty", "error"]
-    nodes_seen: int
-    nodes_expected: int
-    lines: int
-    files: int = 0
+    # Strict: a JSON `false` or "3" is refused, not read as 0 or 3 (the schema says integer).
+    nodes_seen: StrictInt
+    nodes_expected: StrictInt
+    lines: StrictInt
+    files: StrictInt = 0
     missing_nodes: list[str] = Field(default_factory=list)
     note: str | None = None
 
@@ -214,7 +215,7 @@ class CoverageItem(_Strict):
 class ErrorItem(_Strict):
     source: str
     file: str | None = None
-    line: int | None = None
+    line: StrictInt | None = None
     message: str
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import IO, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from firstfault.analyze import Analyzer, collect_bundle
 from firstfault.bundle import Bundle, Context, WorkloadSpec
@@ -36,9 +36,9 @@ class LineObservation(_Strict):
     type: Literal["line"] = "line"
     source: Literal["kernel", "syslog", "fabricmanager", "application"]
     file: str = Field(max_length=4096)
-    line: int = Field(ge=1)
+    line: StrictInt = Field(ge=1)
     node: str | None = None
-    rank: int | None = None
+    rank: StrictInt | None = None
     time: datetime | None = None
     text: Annotated[str, Field(max_length=MAX_TEXT)]
 

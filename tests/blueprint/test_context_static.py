@@ -29,7 +29,8 @@ def test_hostlist_window_and_ranks() -> None:
 
 def test_node_sequence_and_defaults() -> None:
     wl = StaticContext(start=START, end=END, nodes=["gpu1", " gpu2 "]).identify("").workload
-    assert (wl.nodes, wl.id, wl.ranks, wl.terminal_state) == (["gpu1", "gpu2"], "static", None, None)
+    assert (wl.nodes, wl.ranks, wl.terminal_state) == (["gpu1", "gpu2"], None, None)
+    assert wl.id.startswith("static-")
 
 
 @pytest.mark.parametrize(
@@ -71,3 +72,14 @@ def test_hostlist_compress_round_trips(hosts: list[str]) -> None:
 def test_hostlist_compress_shape() -> None:
     assert hostlist_compress(["node-02", "node-01", "node-04", "login", "node-01"]) == "login,node-[01-02,04]"
     assert hostlist_compress(["n1"]) == "n1"
+
+
+def test_default_id_is_a_hash_of_window_and_nodes() -> None:
+    """Two static attempts with other windows or nodes must not share a store key ("static" did)."""
+    a = StaticContext(start=START, end=END, nodes="node-[01-02]").identify("").workload.id
+    again = StaticContext(start=START, end=END, nodes="node-[02,01]").identify("").workload.id
+    other_window = StaticContext(start=START, end="2026-11-02T10:30:00Z", nodes="node-[01-02]").identify("").workload.id
+    other_nodes = StaticContext(start=START, end=END, nodes="node-[01-03]").identify("").workload.id
+    assert a.startswith("static-") and a == again
+    assert len({a, other_window, other_nodes}) == 3
+    assert StaticContext(start=START, end=END, nodes="node-01", id="run-7").identify("").workload.id == "run-7"

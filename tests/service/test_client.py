@@ -142,3 +142,25 @@ def test_real_service_scope_error(service: ServiceProcess) -> None:
     with FirstfaultClient(service.url, token=VIEW_TOKEN) as ff, pytest.raises(FirstfaultError) as err:
         ff.analyze(req)
     assert err.value.status == 403
+
+
+def test_a_request_over_the_json_limit_goes_as_ndjson(verdict_bytes: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Service parses the JSON form whole and caps it (max_json_bytes): a larger request streams as NDJSON."""
+    import firstfault.client as client_mod
+
+    seen: list[httpx.Request] = []
+
+    def handle(req: httpx.Request) -> httpx.Response:
+        req.read()
+        seen.append(req)
+        return httpx.Response(200, content=verdict_bytes)
+
+    req = request_from_bundle(Analyzer(), load_bundle(EXAMPLE))
+    monkeypatch.setattr(client_mod, "JSON_ABOVE", 1 << 10)
+    with _client(httpx.MockTransport(handle), []) as ff:
+        ff.analyze(req)
+    (sent,) = seen
+    assert sent.headers["content-type"] == "application/x-ndjson"
+    lines = gzip.decompress(sent.content).splitlines()
+    assert json.loads(lines[0])["type"] == "context"
+    assert len(lines) == 1 + len(list(request_records_of(req)))

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 from tests.service.server import FULL_TOKEN, ServiceProcess
 
 pytestmark = pytest.mark.integration
+SEED = 20261201  # fixed: CI runs the same cases every time (a failure is reproducible, not a flake)
+MAX_CASES = {"POST /v1/analyze": 60}  # per operation; the read-only ones get 15
 OPERATIONS = ["GET /healthz", "GET /readyz", "GET /metrics", "GET /v1/catalog", "GET /v1/catalog/prefilter",
               "POST /v1/analyze"]
 
@@ -48,8 +50,9 @@ def test_operation(label: str, api: schemathesis.BaseSchema, service: ServicePro
     seen: list[int] = []
     media: set[str] = set()
 
+    @seed(SEED)
     @given(case=strategy)
-    @settings(max_examples=60 if label.startswith("POST") else 15, deadline=None,
+    @settings(max_examples=MAX_CASES.get(label, 15), deadline=None, derandomize=False,
               suppress_health_check=list(HealthCheck), database=None)
     def run(case: schemathesis.Case) -> None:
         # positive_data_acceptance is left out: the schema cannot say that a time zone must exist or a

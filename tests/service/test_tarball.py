@@ -14,6 +14,7 @@ import pytest
 
 from firstfault.service.errors import Problem
 from firstfault.service.tarball import TarLimits, extract
+from tests.memory import MB, run_measured
 from tests.service.server import ServiceProcess
 
 WORKLOAD = b"apiVersion: firstfault/v1\nworkload: {id: '1', nodes: [n1]}\nsources: []\n"
@@ -134,3 +135,52 @@ def test_service_names_workload_errors_by_archive_path(tight: ServiceProcess) ->
     msg = r.json()["message"]
     assert "workload.yaml:2" in msg and "nodez" in msg
     assert "firstfault-bundle-" not in msg  # the temporary directory is not shown
+
+
+def test_a_gib_long_name_is_refused_before_it_is_read() -> None:
+    """A GNU long-name header of 1 GiB of zeros (a 1 MB body), at the default 4 GiB inflate limit:
+    refused when the header is seen, in little memory, naming the header."""
+    out, peak = run_measured("""
+        import io, tarfile, zlib
+        from firstfault.service.errors import Problem
+        from firstfault.service.tarball import TarLimits, extract
+        import tempfile, pathlib
+        head = tarfile.TarInfo("././@LongLink")
+        head.type = tarfile.GNUTYPE_LONGNAME
+        head.size = 1 << 30
+        comp = zlib.compressobj(9, zlib.DEFLATED, 31)
+        parts = [comp.compress(head.tobuf(format=tarfile.USTAR_FORMAT))]
+        block = bytes(1 << 20)
+        parts += [comp.compress(block) for _ in range(1024)]
+        parts.append(comp.flush())
+        body = b"".join(parts)
+        del parts
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                extract(io.BytesIO(body), pathlib.Path(d), TarLimits(200_000, 4 << 30))
+        except Problem as exc:
+            print("STATUS", exc.status, exc.message)
+    """)
+    assert "STATUS 413" in out or "STATUS 422" in out, out
+    assert "long name" in out, out
+    assert peak < 300 * MB, peak
+
+
+def test_a_second_workload_yaml_is_refused(tmp_path: Path) -> None:
+    data = _tar([_file("workload.yaml", WORKLOAD), _file("nodes/n1/kern.log"),
+                 _file("./workload.yaml", b"apiVersion: firstfault/v1\nworkload: {id: '2'}\n")])
+    with pytest.raises(Problem) as err:
+        extract(io.BytesIO(data), tmp_path, LIMITS)
+    assert err.value.status == 422
+    assert "'./workload.yaml'" in err.value.message and "member 3" in err.value.message
+    assert "member 1" in err.value.message
+
+
+def test_a_member_name_too_long_is_refused(tmp_path: Path) -> None:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo("d/" + "a" * 5000)
+        tar.addfile(info, io.BytesIO(b""))
+    with pytest.raises(Problem) as err:
+        extract(io.BytesIO(gzip.compress(buf.getvalue())), tmp_path, LIMITS)
+    assert err.value.status == 422 and "a name over 4096 bytes" in err.value.message

@@ -27,7 +27,7 @@ from sqlalchemy import event, func, inspect, select, text
 from firstfault.analyze import Analyzer
 from firstfault.blueprint.base import Enrichment
 from firstfault.model import Verdict
-from firstfault.store import ProcessedMark, VerdictStore, create_store_engine, migrate
+from firstfault.store import ProcessedMark, StoreError, VerdictStore, create_store_engine, migrate
 from firstfault.store import schema as t
 from firstfault.store.db import current_revision, head_revision
 
@@ -182,6 +182,19 @@ class StoreContract:
         new_catalog = store.write(cat, Enrichment(cluster="eos"))
         assert len({first, other_cluster, no_cluster, retry, new_catalog}) == 5
         assert store.count() == 5
+
+    def test_another_attempt_under_a_stored_key_is_refused_loudly(self, store: VerdictStore) -> None:
+        """Same key, other window or node set: not a re-analysis but another attempt; never silently dropped."""
+        v = scenario("hw-nvlink-xid149-showcase")
+        first = store.write(v, Enrichment(cluster="eos"))
+        wl = v.workload
+        moved = v.model_copy(update={"workload": wl.model_copy(update={
+            "window": wl.window.model_copy(update={"start": "2026-11-03T00:00:00Z"})})})
+        fewer = v.model_copy(update={"workload": wl.model_copy(update={"nodes": wl.nodes[:1]})})
+        for other in (moved, fewer):
+            with pytest.raises(StoreError, match=r"stored already .* not stored"):
+                store.write(other, Enrichment(cluster="eos"))
+        assert store.count() == 1 and store.get(first) == v
 
     def test_concurrent_writers_of_one_key_get_one_row(self, store: VerdictStore) -> None:
         v = scenario("net-ib-port-down-mlx5")

@@ -35,6 +35,10 @@ def run(
         Optional[int],  # noqa: UP045
         typer.Option("--ranks-per-node", min=1, help="Static: ranks 0..N-1 on the first node, N..2N-1 on the next..."),
     ] = None,
+    attempt_id: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option("--id", help="Static: the attempt's workload id [default: a hash of window and nodes]."),
+    ] = None,
     fmt: Annotated[
         Optional[str],  # noqa: UP045
         typer.Option("--format", "-f", help="stdout format: text, markdown or json (as analyze); "
@@ -67,6 +71,8 @@ def run(
         raise _fail("give exactly one of --job, --workload or --window START END (with --nodes)")
     if window and not nodes:
         raise _fail("--window needs --nodes")
+    if attempt_id is not None and not window:
+        raise _fail("--id names a static attempt: it goes with --window (a job or Workload has its own id)")
     if fmt not in (None, "text", "markdown", "json"):
         raise _fail("--format is text, markdown or json")
     err = Console(stderr=True)
@@ -82,6 +88,8 @@ def run(
             assert window is not None and nodes is not None
             kind, ref = "static", "static"
             static: dict[str, object] = {"start": window[0], "end": window[1], "nodes": nodes}
+            if attempt_id is not None:
+                static["id"] = attempt_id
             if ranks_per_node:
                 from firstfault.blueprint.hostlist import hostlist_expand
 

@@ -107,14 +107,17 @@ def _common_endpoint(events: list[Event]) -> list[str]:
 
 def _build(rule: Rule, events: list[Event], nodes_hint: list[str] | None = None) -> Finding:
     events.sort(key=event_sort_key)
-    nodes: list[str] = []
-    devices: list[str] = []
+    # Ordered sets (dict keys): one event per node on 40k nodes must not cost 40k^2 comparisons.
+    node_keys: dict[str, None] = {}
+    device_keys: dict[str, None] = {}
     for ev in events:
-        if ev.node and ev.node not in nodes:
-            nodes.append(ev.node)
+        if ev.node:
+            node_keys.setdefault(ev.node)
         d = _device_label(ev)
-        if d and d not in devices:
-            devices.append(d)
+        if d:
+            device_keys.setdefault(d)
+    nodes = list(node_keys)
+    devices = list(device_keys)
     if nodes_hint:
         nodes = nodes_hint
     if rule.whole_job:

@@ -12,6 +12,11 @@ import hmac
 from firstfault.service.errors import Problem
 from firstfault.service.settings import Scope, Token
 
+MAX_AUTHORIZATION = 8 << 10  # bytes of the Authorization header; longer is a 431, never compared
+# Header bytes uvicorn's h11 parser holds for one request (its default, 16 KiB, would close the
+# connection on a long token instead of letting the app answer 431). `firstfault serve` sets it.
+MAX_HEADER_BYTES = 2 << 20
+
 
 class TokenCheck:
     def __init__(self, tokens: list[Token]) -> None:
@@ -26,6 +31,9 @@ class TokenCheck:
         if not self._tokens:
             return None
         challenge = {"WWW-Authenticate": 'Bearer realm="firstfault"'}
+        if authorization is not None and len(authorization) > MAX_AUTHORIZATION:
+            raise Problem(431, "header_too_large",
+                          f"the Authorization header is over the {MAX_AUTHORIZATION} byte limit", headers=challenge)
         if not authorization:
             raise Problem(401, "unauthorized", "a bearer token is required (Authorization: Bearer TOKEN)",
                           headers=challenge)

@@ -71,6 +71,8 @@ def serve(
             os.environ[f"FIRSTFAULT_{key.upper()}"] = str(value)
     import uvicorn
 
+    from firstfault.service.auth import MAX_HEADER_BYTES
+
     uvicorn.run(
         "firstfault.service.app:create_app_from_env",
         factory=True,
@@ -80,6 +82,7 @@ def serve(
         access_log=False,  # the app logs one structured line per request itself
         log_level=settings.log_level,
         timeout_graceful_shutdown=30,
+        h11_max_incomplete_event_size=MAX_HEADER_BYTES,  # a long token gets its 431, not a reset connection
     )
 
 

@@ -6,8 +6,10 @@ that is refused at once (503 with Retry-After) instead of growing a queue
 without bound. Scaling past one core is done with uvicorn worker processes
 (each with its own pool) or more replicas.
 
-The time limit covers reading the body and analysing it, which are
-interleaved for streamed forms. A thread cannot be killed, so the limit is
+The body is received whole (service.body.receive_body, its own time
+limit) before a request reaches the pool, so a slow client never holds a
+slot; the time limit here covers inflating, parsing and analysing. A
+thread cannot be killed, so the limit is
 enforced twice: the analysis checks a deadline between pieces of evidence
 and stops itself, and the request stops waiting at the deadline (504); if
 the analysis is inside one long step, it finishes that step in the

@@ -94,6 +94,9 @@ class RequestLog:
 
         try:
             await self.app(scope, recv, snd)
+        except Exception:
+            info["outcome"] = "internal_error"  # counted and logged as the 500 it becomes, not as a verdict
+            raise
         finally:
             dt = time.perf_counter() - t0
             route = scope.get("route")

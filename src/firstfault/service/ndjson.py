@@ -9,11 +9,11 @@ refused with its line number and field path.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import from_json
 
 from firstfault.bundle import WorkloadSpec
 from firstfault.model import CoverageItem, ErrorItem
@@ -59,7 +59,9 @@ def split_lines(chunks: Iterable[bytes], max_record: int) -> Iterator[tuple[int,
 
 def _object(lineno: int, raw: bytes) -> dict[str, Any]:
     try:
-        obj = json.loads(raw)
+        # pydantic's parser, as for the JSON form: it refuses a lone surrogate ("\udcff"), which
+        # json.loads lets through and no verdict can hold (a 500 when it is sent back).
+        obj = from_json(raw)
     except (UnicodeDecodeError, ValueError) as exc:
         raise invalid(f"line {lineno}: not valid JSON: {exc}",
                       [ProblemDetail(loc="", msg=f"not valid JSON: {exc}", type="json_invalid", line=lineno)]) from exc

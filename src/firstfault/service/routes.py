@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -17,7 +16,7 @@ from firstfault.model import CatalogRef, Verdict
 from firstfault.scan import LINE_SOURCES, prefilter_words
 from firstfault.service import runner, tarball
 from firstfault.service.auth import TokenCheck
-from firstfault.service.body import pull, too_large
+from firstfault.service.body import UploadSlots, receive_body, spooled_chunks, too_large
 from firstfault.service.errors import Problem, ProblemBody
 from firstfault.service.limits import AnalysisPool, AnalysisTimeout, Deadline, Overloaded
 from firstfault.service.metrics import ServiceMetrics
@@ -49,8 +48,10 @@ def media_form(content_type: str | None) -> runner.Form | None:
 
 def _problem_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     why = {
-        401: "no or unknown bearer token", 403: "the token lacks the scope", 413: "body or record over a limit",
+        401: "no or unknown bearer token", 403: "the token lacks the scope",
+        408: "the body did not arrive within body_timeout", 413: "body or record over a limit",
         415: "unsupported Content-Type or Content-Encoding", 422: "malformed body or a field of the wrong type",
+        431: "a header (the bearer token) over its limit",
         503: "overloaded: retry after Retry-After seconds", 504: "the analysis ran past its time limit",
     }
     return {c: {"model": ProblemBody, "description": why[c]} for c in codes}
@@ -73,6 +74,7 @@ def build_router(settings: ServiceSettings, engine: runner.Engine, pool: Analysi
                  tokens: TokenCheck) -> APIRouter:
     router = APIRouter()
     cat = engine.catalog
+    uploads = UploadSlots(settings.max_uploads)
     cat_ref = CatalogRef(version=cat.version, sha256=cat.sha256)
 
     async def no_auth(request: Request) -> None:
@@ -108,7 +110,7 @@ def build_router(settings: ServiceSettings, engine: runner.Engine, pool: Analysi
         return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
     @router.get("/v1/catalog", response_model=CatalogInfo, tags=["catalog"],
-                dependencies=[Depends(require("catalog"))], responses=_problem_responses(401, 403))
+                dependencies=[Depends(require("catalog"))], responses=_problem_responses(401, 403, 431))
     async def catalog() -> CatalogInfo:
         """The loaded rules and the catalog's version and sha256."""
         return CatalogInfo(version=cat.version, sha256=cat.sha256, rules=[
@@ -120,7 +122,7 @@ def build_router(settings: ServiceSettings, engine: runner.Engine, pool: Analysi
                               catalog=cat_ref)
 
     @router.get("/v1/catalog/prefilter", response_model=Prefilter, tags=["catalog"],
-                dependencies=[Depends(require("catalog"))], responses=_problem_responses(401, 403))
+                dependencies=[Depends(require("catalog"))], responses=_problem_responses(401, 403, 431))
     async def prefilter() -> Prefilter:
         """The literal words a log line must contain for any extractor to match it.
 
@@ -131,7 +133,7 @@ def build_router(settings: ServiceSettings, engine: runner.Engine, pool: Analysi
 
     @router.post("/v1/analyze", response_model=Verdict, tags=["analyze"], openapi_extra={"requestBody": ANALYZE_BODY},
                  dependencies=[Depends(require("analyze"))],
-                 responses=_problem_responses(401, 403, 413, 415, 422, 503, 504))
+                 responses=_problem_responses(401, 403, 408, 413, 415, 422, 431, 503, 504))
     async def analyze(request: Request) -> Response:
         """Analyse one workload attempt's evidence and return its verdict (docs/verdict.md)."""
         info: dict[str, Any] = request.scope.setdefault("firstfault", {})
@@ -148,21 +150,30 @@ def build_router(settings: ServiceSettings, engine: runner.Engine, pool: Analysi
         length = request.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > settings.max_body_bytes:
             raise too_large(settings.max_body_bytes)
-        loop = asyncio.get_running_loop()
-        stream = request.stream()
         gz = encoding == "gzip"
         limits = tarball.TarLimits(settings.max_archive_members, settings.max_decompressed_bytes)
-
-        def work(deadline: Deadline) -> Verdict:
-            body = pull(stream, loop, settings.max_body_bytes, deadline)
-            if form == "json":
-                return runner.run_json(engine, body, gz, settings.max_decompressed_bytes, deadline)
-            if form == "ndjson":
-                return runner.run_ndjson(engine, body, gz, settings.max_decompressed_bytes,
-                                         settings.max_record_bytes, deadline)
-            return runner.run_tar(engine, body, limits, deadline)
+        # The JSON form is parsed whole: its (inflated) size has a limit of its own.
+        json_limit = min(settings.max_json_bytes, settings.max_decompressed_bytes if gz else settings.max_body_bytes)
 
         t0 = time.perf_counter()
+        # The whole body arrives (within body_timeout) before an analysis slot is taken, so slow
+        # clients hold a connection, never a slot.
+        with uploads.slot(settings.retry_after):
+            try:
+                spool = await receive_body(request.stream(), settings.max_body_bytes, settings.body_timeout)
+            except ClientDisconnect as exc:
+                raise Problem(400, "client_disconnected", "the client closed the connection mid-body") from exc
+
+        def work(deadline: Deadline) -> Verdict:
+            with spool:
+                body = spooled_chunks(spool, deadline)
+                if form == "json":
+                    return runner.run_json(engine, body, gz, json_limit, deadline)
+                if form == "ndjson":
+                    return runner.run_ndjson(engine, body, gz, settings.max_decompressed_bytes,
+                                             settings.max_record_bytes, deadline)
+                return runner.run_tar(engine, body, limits, deadline)
+
         try:
             verdict = await pool.run(work)
         except Overloaded as exc:
@@ -171,15 +182,16 @@ def build_router(settings: ServiceSettings, engine: runner.Engine, pool: Analysi
                           headers={"Retry-After": str(settings.retry_after)}) from exc
         except AnalysisTimeout as exc:
             raise Problem(504, "analysis_timeout", str(exc)) from exc
-        except ClientDisconnect as exc:
-            raise Problem(400, "client_disconnected", "the client closed the connection mid-body") from exc
         finally:
+            # Closed on every way out: a timed-out analysis still reading it stops at its next read.
+            spool.close()
             metrics.latency.labels(form).observe(time.perf_counter() - t0)
+        doc = verdict.model_dump_json()  # before counting: a verdict that cannot be sent is a 500, not an outcome
         metrics.analyses.labels(form, verdict.outcome, verdict.attributed_domain).inc()
         info["outcome"] = verdict.outcome
         info["domain"] = verdict.attributed_domain
         info["workload"] = verdict.workload.id
-        return Response(verdict.model_dump_json(), media_type="application/json")
+        return Response(doc, media_type="application/json")
 
     return router
 

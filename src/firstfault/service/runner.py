@@ -17,12 +17,12 @@ from typing import IO, Literal, TypeVar
 from pydantic import ValidationError
 
 from firstfault.analyze import Analysis, Analyzer, collect_bundle
-from firstfault.bundle import BundleError, Context, WorkloadSpec, load_bundle
+from firstfault.bundle import BundleError, Context, SpecError, WorkloadSpec, load_bundle
 from firstfault.engine.catalog import Catalog
 from firstfault.model import Verdict
 from firstfault.scan import Candidate
 from firstfault.service import ndjson, tarball
-from firstfault.service.body import inflate
+from firstfault.service.body import inflate, too_large
 from firstfault.service.errors import ProblemDetail, from_validation, invalid
 from firstfault.service.limits import Deadline
 from firstfault.wire import AnalyzeRequest, Record, analyze_observations
@@ -58,17 +58,23 @@ def _checked(items: Iterable[T], deadline: Deadline) -> Iterator[T]:
 
 
 def _context(spec: WorkloadSpec, prefix: str, line: int | None = None) -> None:
-    """Context.from_spec's own checks (the rank map), as a 422."""
+    """Context.from_spec's own checks (the rank map), as a 422 naming the field (ranks.NODE)."""
     try:
         Context.from_spec(spec)
-    except ValueError as exc:
-        loc = f"{prefix}ranks" if prefix else "ranks"
-        raise invalid(f"{loc}: {exc}", [ProblemDetail(loc=loc, msg=str(exc), type="value_error", line=line)]) from exc
+    except SpecError as exc:
+        loc = prefix + ".".join(exc.loc)
+        raise invalid(f"{loc}: {exc.reason}",
+                      [ProblemDetail(loc=loc, msg=exc.reason, type="value_error", line=line)]) from exc
 
 
-def run_json(engine: Engine, body: Iterator[bytes], gzip: bool, max_decompressed: int,
+def run_json(engine: Engine, body: Iterator[bytes], gzip: bool, max_bytes: int,
              deadline: Deadline) -> Verdict:
-    raw = b"".join(inflate(body, max_decompressed) if gzip else body)
+    """The JSON form, held whole: at most `max_bytes` (after inflating) are ever held."""
+    raw = bytearray()
+    for chunk in inflate(body, max_bytes) if gzip else body:
+        if len(raw) + len(chunk) > max_bytes:
+            raise too_large(max_bytes, "decompressed body" if gzip else "JSON body")
+        raw += chunk
     deadline.check()
     try:
         req = AnalyzeRequest.model_validate_json(raw)
@@ -122,7 +128,7 @@ def run_tar(engine: Engine, body: Iterator[bytes], limits: tarball.TarLimits, de
         dest = tmpdir / "bundle"
         dest.mkdir()
         with archive.open("rb") as fh:
-            root = tarball.extract(fh, dest, limits)
+            root = tarball.extract(fh, dest, limits, check=deadline.check)
         archive.unlink()
         deadline.check()
         try:
@@ -132,5 +138,5 @@ def run_tar(engine: Engine, body: Iterator[bytes], limits: tarball.TarLimits, de
             raise invalid(str(exc).replace(str(root) + "/", "").replace(str(root), "<archive>")) from exc
         analyzer = engine.analyzer()
         analysis = analyzer.start(bundle.context)
-        collect_bundle(analyzer, bundle, _DeadlineSink(analysis, deadline))
+        collect_bundle(analyzer, bundle, _DeadlineSink(analysis, deadline), check=deadline.check)
         return analysis.finish()

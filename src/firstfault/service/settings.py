@@ -57,9 +57,14 @@ class ServiceSettings(BaseSettings):
     max_decompressed_bytes: int = Field(default=4 << 30, ge=1)
     max_record_bytes: int = Field(default=64 << 20, ge=1, description="one NDJSON record (line)")
     max_archive_members: int = Field(default=200_000, ge=1)
+    max_json_bytes: int = Field(default=64 << 20, ge=1,
+                                description="the JSON form, inflated (it is parsed whole; larger: NDJSON)")
+    max_uploads: int = Field(default=64, ge=1, description="request bodies being received at once; beyond: 503")
+    body_timeout: float = Field(default=120.0, gt=0,
+                                description="seconds to receive a whole body (before a slot is taken); beyond: 408")
     max_concurrent: int = Field(default=2, ge=1, description="analyses running at once (per worker)")
     max_queue: int = Field(default=8, ge=0, description="analyses waiting for a slot; beyond: 503")
-    analysis_timeout: float = Field(default=300.0, gt=0, description="seconds, reading + analysis")
+    analysis_timeout: float = Field(default=300.0, gt=0, description="seconds on a slot: inflating, parsing, analysis")
     retry_after: int = Field(default=5, ge=1, description="seconds, the Retry-After of a 503")
 
     # Bearer tokens; none configured = no authentication. From the environment:

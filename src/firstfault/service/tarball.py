@@ -13,6 +13,7 @@ import gzip
 import shutil
 import tarfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
@@ -20,6 +21,27 @@ from typing import IO
 from firstfault.service.errors import Problem, invalid
 
 COPY_STEP = 1 << 20
+MAX_NAME_BYTES = 4096  # a member name (PATH_MAX); a GNU long-name header longer than this is refused unread
+MAX_PAX_BYTES = 64 << 10  # one pax extended header
+
+
+class _BoundedTarInfo(tarfile.TarInfo):
+    """tarfile reads a GNU long-name or pax header whole into memory: check its size first."""
+
+    def _proc_gnulong(self, tf: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.size > MAX_NAME_BYTES:
+            what = "long name" if self.type == tarfile.GNUTYPE_LONGNAME else "long link name"
+            raise _header_too_large(f"a GNU {what} header of {self.size} bytes (limit {MAX_NAME_BYTES})")
+        return super()._proc_gnulong(tf)  # type: ignore[misc,no-any-return]
+
+    def _proc_pax(self, tf: tarfile.TarFile) -> tarfile.TarInfo:
+        if self.size > MAX_PAX_BYTES:
+            raise _header_too_large(f"a pax extended header of {self.size} bytes (limit {MAX_PAX_BYTES})")
+        return super()._proc_pax(tf)  # type: ignore[misc,no-any-return]
+
+
+def _header_too_large(what: str) -> Problem:
+    return Problem(413, "archive_too_large", f"the archive holds {what}; refused before reading it")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +76,8 @@ def _refuse(name: str, why: str) -> Problem:
 
 
 def _safe_parts(name: str) -> tuple[str, ...]:
+    if len(name.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES:
+        raise _refuse(name[:80] + "...", f"a name over {MAX_NAME_BYTES} bytes")
     if "\\" in name or "\0" in name:
         raise _refuse(name, "backslashes and NUL bytes are not allowed in member names")
     p = PurePosixPath(name)
@@ -65,18 +89,23 @@ def _safe_parts(name: str) -> tuple[str, ...]:
     return parts
 
 
-def extract(archive: IO[bytes], dest: Path, limits: TarLimits) -> Path:
+def extract(archive: IO[bytes], dest: Path, limits: TarLimits, check: Callable[[], None] | None = None) -> Path:
     """Extracts into `dest` (an empty directory) and returns the bundle root inside it.
 
     The root is `dest` itself when workload.yaml is at the top, or the one
-    top-level directory holding it (`tar czf b.tgz mybundle/`).
+    top-level directory holding it (`tar czf b.tgz mybundle/`). A path given
+    twice (a second workload.yaml) is refused, naming both members. `check`
+    is called before each member (the analysis deadline).
     """
     members = 0
     written = 0
+    first_at: dict[tuple[str, ...], tuple[int, str]] = {}  # file path -> (member number, name as given)
     capped = _Capped(gzip.GzipFile(fileobj=archive, mode="rb"), limits.max_bytes)  # type: ignore[arg-type]
     try:
-        with tarfile.open(fileobj=capped, mode="r|") as tar:  # type: ignore[call-overload]
+        with tarfile.open(fileobj=capped, mode="r|", tarinfo=_BoundedTarInfo) as tar:  # type: ignore[call-overload]
             for m in tar:
+                if check is not None:
+                    check()
                 members += 1
                 if members > limits.max_members:
                     raise invalid(f"the archive has more than {limits.max_members} members; refused")
@@ -88,6 +117,11 @@ def extract(archive: IO[bytes], dest: Path, limits: TarLimits) -> Path:
                 if not parts:
                     continue
                 target = dest.joinpath(*parts)
+                if m.isfile():
+                    if parts in first_at:
+                        n, first = first_at[parts]
+                        raise _refuse(m.name, f"member {members} names the same file as member {n} ({first!r})")
+                    first_at[parts] = (members, m.name)
                 if m.isdir():
                     target.mkdir(parents=True, exist_ok=True)
                     continue

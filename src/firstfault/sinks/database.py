@@ -41,6 +41,8 @@ class DatabaseSink:
     def write(self, verdict: Verdict, enrichment: Enrichment, mark: ProcessedMark | None = None) -> None:
         try:
             self.last_id = self.store.write(verdict, enrichment, mark=mark)
+        except StoreError as e:  # e.g. the key is stored already for another attempt: refused, and said so
+            raise SinkError(str(e)) from e
         except SQLAlchemyError as e:
             raise SinkError(f"verdict store write failed for workload {verdict.workload.id}: "
                             f"{type(e).__name__}: {e}") from e

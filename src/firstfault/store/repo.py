@@ -39,6 +39,10 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+class StoreConflict(StoreError):
+    """A write refused: its key is stored already for another attempt (window or nodes differ)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ProcessedMark:
     """An ended attempt as the watch daemon names it (e.g. source "slurm", ref "4242")."""
@@ -312,7 +316,10 @@ class VerdictStore:
 
         Idempotent on (workload id, attempt, catalog sha256, cluster): when the
         key is stored already, the stored id comes back and no verdict row
-        changes (a given `mark` is still recorded if it is missing).
+        changes (a given `mark` is still recorded if it is missing). When the
+        stored verdict is for another window or node set, this is another
+        attempt under the same key, not a re-analysis: StoreConflict, and
+        nothing is written.
         """
         enr = enrichment or Enrichment()
         # Two writers racing on one key: the loser's INSERT violates the unique
@@ -321,6 +328,8 @@ class VerdictStore:
             try:
                 with self._write_tx() as conn:
                     vid = self._existing(conn, verdict, enr)
+                    if vid is not None:
+                        self._same_attempt(conn, vid, verdict, enr)
                     if vid is None:
                         vid = self._insert(conn, verdict, enr)
                     if mark is not None:
@@ -339,6 +348,24 @@ class VerdictStore:
             t.verdicts.c.cluster == (clean(enr.cluster) or ""),
         )
         return conn.execute(q).scalar_one_or_none()
+
+    def _same_attempt(self, conn: Connection, vid: int, v: Verdict, enr: Enrichment) -> None:
+        """Raises StoreConflict when stored verdict `vid` is for another window or node set than `v`."""
+        row = conn.execute(select(t.verdicts.c.window_start, t.verdicts.c.window_end, t.verdicts.c.verdict_json)
+                           .where(t.verdicts.c.id == vid)).one()
+        stored = Verdict.model_validate_json(row.verdict_json).workload
+        window = (_ts(v.workload.window.start), _ts(v.workload.window.end))
+        if (row.window_start, row.window_end) == window and sorted(stored.nodes) == sorted(v.workload.nodes):
+            return
+        wl = v.workload
+
+        def desc(start: object, end: object, nodes: list[str]) -> str:
+            return f"window {start or '?'} .. {end or '?'} on {len(nodes)} node(s)"
+
+        raise StoreConflict(
+            f"workload {wl.id!r} attempt {wl.attempt} (cluster {enr.cluster or '-'!r}) is stored already "
+            f"(verdict {vid}, {desc(stored.window.start, stored.window.end, stored.nodes)}); this verdict "
+            f"({desc(wl.window.start, wl.window.end, wl.nodes)}) was not stored: give the attempt its own id")
 
     def _insert(self, conn: Connection, v: Verdict, enr: Enrichment) -> int:
         res = conn.execute(insert(t.verdicts).values(_verdict_row(v, enr, self._clock())))

@@ -325,16 +325,16 @@ def _start(conds: dict[str, dict[str, Any]], events: list[dict[str, Any]], name:
 
 
 def _nodes(pods: list[dict[str, Any]], events: list[dict[str, Any]], namespace: str) -> list[str]:
-    nodes: list[str] = []
+    nodes: dict[str, None] = {}  # an ordered set: linear in the number of pods
     for p in pods:
         node = _dict(p.get("spec")).get("nodeName")
-        if node and node not in nodes:
-            nodes.append(str(node))
+        if node:
+            nodes.setdefault(str(node))
     for ev in events:
         m = _ASSIGNED_RE.match(str(ev.get("message") or ""))
-        if m and m.group(1) == namespace and m.group(3) not in nodes:
-            nodes.append(m.group(3))
-    return nodes
+        if m and m.group(1) == namespace:
+            nodes.setdefault(m.group(3))
+    return list(nodes)
 
 
 def _exit_code(pods: list[dict[str, Any]]) -> str | None:

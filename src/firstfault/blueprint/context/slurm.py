@@ -207,11 +207,11 @@ class SlurmContext:
         ends = [self._time(c, "End") for c in chosen]
         state = v["State"].strip()
         terminal = state.split()[0].rstrip("+") in _TERMINAL if state else False
-        nodes: list[str] = []
+        node_keys: dict[str, None] = {}  # an ordered set: linear in the node count
         for c in chosen:
             for n in self._nodes(c, ref):
-                if n not in nodes:
-                    nodes.append(n)
+                node_keys.setdefault(n)
+        nodes = list(node_keys)
 
         scontrol = self._scontrol(ref) if latest else None
         ranks = None if len(chosen) > 1 else _ranks(main, scontrol)

@@ -196,13 +196,14 @@ class SlurmRestContext:
         terminal = main.state in _TERMINAL
         starts = [p.start for p in parts if p.start is not None]
         ends = [p.end for p in parts if p.end is not None]
-        nodes: list[str] = []
+        node_keys: dict[str, None] = {}  # an ordered set: linear in the node count
         for p in parts:
             try:
                 expanded = hostlist_expand(p.nodes)
             except ValueError as exc:
                 raise ContextError(f"slurmrest: job {ref} nodes: {exc}") from exc
-            nodes += [n for n in expanded if n not in nodes]
+            node_keys.update(dict.fromkeys(expanded))
+        nodes = list(node_keys)
         spec = WorkloadSpec(
             id=ref,
             attempt=picked,

@@ -7,8 +7,12 @@ construction, so a typo fails before any collector runs.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
@@ -20,6 +24,20 @@ from firstfault.timeparse import parse_rfc3339
 _EXIT_RE = re.compile(r"^-?\d+:-?\d+$")
 
 
+def static_id(start: datetime, end: datetime, nodes: Sequence[str],
+              ranks: Mapping[str, str | int | list[int]] | None) -> str:
+    """'static-' and 12 hex digits of a hash of the window (as UTC instants), the node set and the rank map.
+
+    The verdict store keys a verdict by workload id and attempt: two static
+    runs over other windows or nodes must not share one (they all shared
+    "static", and the second verdict was silently not stored).
+    """
+    doc = {"start": start.astimezone(UTC).isoformat(), "end": end.astimezone(UTC).isoformat(),
+           "nodes": sorted(nodes), "ranks": {k: str(v) for k, v in sorted((ranks or {}).items())}}
+    digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
+    return f"static-{digest[:12]}"
+
+
 class StaticContext:
     name = "static"
 
@@ -29,7 +47,7 @@ class StaticContext:
         start: str,
         end: str,
         nodes: str | Sequence[str],
-        id: str = "static",
+        id: str | None = None,
         name: str | None = None,
         ranks: Mapping[str, str | int | list[int]] | None = None,
         terminal_state: str | None = None,
@@ -55,7 +73,8 @@ class StaticContext:
             node_list = [str(n).strip() for n in nodes if str(n).strip()]
         if not node_list:
             raise ContextError("static context: nodes: no node given (e.g. 'node-[01-04]')")
-        dupes = sorted({n for n in node_list if node_list.count(n) > 1})
+        counts = Counter(node_list)
+        dupes = sorted(n for n, k in counts.items() if k > 1)
         if dupes:
             raise ContextError(f"static context: nodes: listed twice: {', '.join(dupes)}")
         if exit_code is not None and not _EXIT_RE.match(exit_code):
@@ -65,6 +84,8 @@ class StaticContext:
             if unknown:
                 raise ContextError(f"static context: ranks: nodes not in the node list: {', '.join(unknown)}")
 
+        if id is None:
+            id = static_id(times["start"], times["end"], node_list, ranks)
         try:
             spec = WorkloadSpec(
                 id=id,
