@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import random
 import shutil
+from datetime import UTC
 from pathlib import Path
 
+import pytest
+
+from firstfault import scan
 from firstfault.analyze import Analyzer
+from firstfault.timeparse import TimeParser
 
 SHOWCASE = Path(__file__).parent.parent / "examples" / "nvlink-xid149"
 
@@ -50,3 +55,22 @@ def test_binary_without_nuls_is_skipped_and_named(tmp_path: Path) -> None:
     v = Analyzer().analyze_path(str(b))
     assert any(e.file == "nodes/node-01/kern.log" and e.message.startswith("binary content") for e in v.errors)
     assert v.root_cause is not None and v.root_cause.category == "gpu.nvlink.signal_integrity"
+
+
+def test_the_deadline_is_checked_per_chunk_even_without_candidates(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scan, "CHUNK", 4096)
+    log = tmp_path / "quiet.log"
+    log.write_bytes(b"nothing to see here\n" * 20000)  # 400 KB, no candidate line
+    calls: list[int] = []
+
+    def check() -> None:
+        calls.append(1)
+        if len(calls) > 3:
+            raise TimeoutError("deadline")
+
+    scanner = scan.LineScanner("kernel", scan.all_line_extractors())
+    with pytest.raises(TimeoutError):
+        scanner.scan_file(str(log), "quiet.log", node=None, rank=None, srun_prefix=False,
+                          tp=TimeParser(UTC, None, None), emit=lambda c: None, check=check)
+    assert len(calls) == 4

@@ -339,8 +339,9 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
                    check: Callable[[], None] | None = None) -> None:
     """Reads every source of a bundle into `sink`, with coverage and errors per source.
 
-    `check` (the Service's deadline) is called before each file, so files
-    that yield no candidate line still stop a timed-out analysis.
+    `check` (the Service's deadline) is called before each file and each
+    chunk of a file, so a large file that yields no candidate line still
+    stops a timed-out analysis.
     """
     ctx = bundle.context
     tp = TimeParser(ctx.tz, ctx.window_start, ctx.window_end)
@@ -361,7 +362,7 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
             if kind in LINE_SOURCES:
                 stats = analyzer.scanner(kind).scan_file(
                     str(sf.path), sf.rel, node=sf.node, rank=sf.rank,
-                    srun_prefix=src.spec.rank_prefix == "srun", tp=tp, emit=sink.add_candidate,
+                    srun_prefix=src.spec.rank_prefix == "srun", tp=tp, emit=sink.add_candidate, check=check,
                 )
                 lines, errs = stats.lines, stats.errors
                 if kind == "application" and sf.node and stats.last_time is not None:

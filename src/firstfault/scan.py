@@ -377,6 +377,7 @@ class LineScanner:
         srun_prefix: bool,
         tp: TimeParser,
         emit: Callable[[Candidate], None],
+        check: Callable[[], None] | None = None,
     ) -> FileStats:
         stats = FileStats()
         try:
@@ -395,11 +396,12 @@ class LineScanner:
                 stats.errors.append((None, f"binary content ({share:.0%} of the first {min(len(head), 8192)} bytes "
                                            "are not text): skipped"))
                 return stats
-            self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit)
+            self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check)
         return stats
 
     def _scan(self, fh: IO[bytes], stats: FileStats, rel: str, node: str | None, rank: int | None,
-              srun_prefix: bool, tp: TimeParser, emit: Callable[[Candidate], None]) -> None:
+              srun_prefix: bool, tp: TimeParser, emit: Callable[[Candidate], None],
+              check: Callable[[], None] | None = None) -> None:
         carried: Stamp | None = None  # last stamp of the previous chunk
         boot: list[datetime | None] = [None]  # wall - uptime, learnt from lines with both
 
@@ -423,6 +425,8 @@ class LineScanner:
 
         nuls = 0
         for buf, before in _chunks(fh, stats):
+            if check is not None:
+                check()  # a deadline: one chunk of work at most after it passes
             n = buf.count(b"\x00")
             if n:
                 # Dropping them keeps every newline, so line numbers stay exact; a word a NUL cut in two

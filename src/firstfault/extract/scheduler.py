@@ -167,8 +167,9 @@ def _expand_one(item: str) -> list[str]:
         first, last = int(lo), int(hi) if sep else int(lo)
         if last < first:
             raise ValueError(f"hostlist item {item!r}: descending range {piece!r}")
-        if (last - first + 1) * len(tails) > _MAX_HOSTS:
-            raise ValueError(f"hostlist item {item!r}: range {piece!r} is too large")
+        if len(out) + (last - first + 1) * len(tails) > _MAX_HOSTS:
+            # Counted over all pieces together: `n[0-99999,0-99999,...]` is refused before it is built.
+            raise ValueError(f"hostlist item {item!r}: more than {_MAX_HOSTS} hosts")
         for n in range(first, last + 1):
             head = prefix + str(n).zfill(width)
             out.extend(head + tail for tail in tails)
