@@ -78,8 +78,13 @@ _OTHER_NAN = re.compile(
 
 
 def _numerics_literals() -> tuple[str, ...]:
-    tails = {f"{j}{o}{v}" for j in _JOINERS for o in _OPENS for v in _VALUES}
-    combos = {f"{n}{t}" for n in _METRIC_NAMES for t in tails}
+    # A NaN value with the last character before it is specific enough on its own (` nan`, `:nan`,
+    # `(nan`); an Inf value is not (` info`, `=inference`), so it keeps the whole name and joiner.
+    nan_combos = {f"{(j + o)[-1]}{v}" for j in _JOINERS for o in _OPENS for v in _VALUES
+                  if v.lstrip("-").lower() == "nan"}
+    inf_combos = {f"{n}{j}{o}{v}" for n in _METRIC_NAMES for j in _JOINERS for o in _OPENS for v in _VALUES
+                  if v.lstrip("-").lower() == "inf"}
+    combos = nan_combos | inf_combos
     fixed = {
         "NaN",  # found NaN in local grad norm, Loss is NaN, NaN or Inf found ...
         "found Inf",
