@@ -266,3 +266,39 @@ def test_a_numerics_line_the_regex_reads_always_passes_the_prefilter(pre: str, n
 def test_nan_spellings(line: str) -> None:
     events, _ = feed([TB, line] if line.startswith(("Floating", "Runtime")) else [line])
     assert [e.kind for e in events] == ["app.numerics"]
+
+
+@pytest.mark.parametrize(
+    ("line", "fields"),
+    [
+        ("slurmstepd: error: *** JOB 4242 ON node-01 CANCELLED AT 2026-11-02T10:05:00 DUE TO TIME LIMIT ***",
+         {"slurm_scope": "job", "due_to": "time_limit"}),
+        ("slurmstepd: error: *** JOB 4242 ON node-01 CANCELLED AT 2026-11-02T10:05:00 DUE TO PREEMPTION ***",
+         {"slurm_scope": "job", "due_to": "preemption"}),
+        ("slurmstepd: error: *** STEP 4242.0 ON node-01 CANCELLED AT 2026-11-02T10:05:00 ***",
+         {"slurm_scope": "step", "due_to": None}),
+        ("=>> PBS: job killed: walltime 3610 exceeded limit 3600", {"due_to": "time_limit"}),
+        ("Exit_status=271", {"signal": "SIGTERM", "exitcode": 271}),
+    ],
+)
+def test_scheduler_banners_say_scope_and_reason(line: str, fields: dict[str, object]) -> None:
+    events, _ = feed([line])
+    assert len(events) == 1 and events[0].kind == "process.signal"
+    assert {k: events[0].fields.get(k) for k in fields} == fields
+
+
+def test_a_job_cancelled_banner_is_a_cancellation_and_a_time_limit_is_not() -> None:
+    from firstfault.analyze import Analyzer
+    from firstfault.engine.attribute import attribute
+
+    cat = Analyzer().catalog
+    for line, want in [
+        ("slurmstepd: error: *** JOB 3 ON c1 CANCELLED AT 2025-02-13T15:47:35 ***", "scheduler.cancelled"),
+        ("slurmstepd: error: *** JOB 3 ON c1 CANCELLED AT 2025-02-13T15:47:35 DUE TO TIME LIMIT ***",
+         "scheduler.time_limit"),
+        ("slurmstepd: error: *** JOB 3 ON c1 CANCELLED AT 2025-02-13T15:47:35 DUE TO PREEMPTION ***",
+         "scheduler.preempted"),
+    ]:
+        events, _ = feed([line], hosts=("c1",))
+        att = attribute(events, cat.active(), cat.settings, ["c1"])
+        assert att.root is not None and att.root.category == want, line

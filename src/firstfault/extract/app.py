@@ -27,6 +27,7 @@ from firstfault.extract.codes import (
     WEAK_CUDA_ANCHORS,
     by_whom,
     exit_signal,
+    signal_name,
     signal_of_text,
     strsignal_alternation,
 )
@@ -432,6 +433,13 @@ _EXIT_CODE = re.compile(
     r"[:= ]+\(?(?P<code>-?\d+)\b"
 )
 
+# Wall-time limits of other schedulers, as their mails and logs say it: PBS/Torque `=>> PBS: job killed:
+# walltime 3610 exceeded limit 3600`, Moab `job exceeded its wallclock limit`, LSF `TERM_RUNLIMIT`.
+_WALLTIME = re.compile(r"job killed: walltime \d+ exceeded limit|exceeded (?:its )?wall ?(?:clock|time) limit"
+                       r"|TERM_RUNLIMIT")
+# PBS/Torque's `Exit_status=271`: above 256 the job was killed by signal N-256.
+_PBS_EXIT = re.compile(r"\bExit_status=(?P<code>-?\d+)")
+
 # How far the shell's report of a fault may trail faulthandler's (which dumps
 # every thread's stack in between).
 _FAULT_REPORT_LINES: Final = 300
@@ -459,6 +467,11 @@ class ProcessSignalExtractor:
         "Exit Code",
         "return code",
         ": line ",
+        "walltime",
+        "wallclock limit",
+        "wall clock limit",
+        "TERM_RUNLIMIT",
+        "Exit_status=",
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -512,6 +525,17 @@ class ProcessSignalExtractor:
             what = next(g for g in m.groups() if g is not None)
             sig = signal_of_text(what) or _WORKER_FAULTS.get(what.lower(), "SIGSEGV")
             return Draft("process.signal", {"signal": sig, "by": _by(sig, "launcher"), "detail": detail})
+        if _WALLTIME.search(body):
+            return Draft("process.signal", {"signal": "SIGTERM", "by": "scheduler", "detail": detail,
+                                            "due_to": "time_limit"})
+        m = _PBS_EXIT.search(body)
+        if m:
+            code = int(m.group("code"))
+            if code > 256:
+                sig = signal_name(code - 256)
+                return Draft("process.signal", {"signal": sig, "by": _by(sig, "scheduler"), "detail": detail,
+                                                "exitcode": code})
+            return None
         m = _AGENT_SIGNAL.search(body) if "traceback :" not in body else None
         if m:
             # Sent to torchrun's agent from above it (scancel, the kubelet, an operator).
