@@ -260,6 +260,11 @@ class Analysis:
         state, state_ev = _terminal_state(events, wl.terminal_state)
         if state_ev is None and wl.terminal_state:
             events.append(_declared_state(ctx))
+        elif state_ev is None and state is None:
+            banner = _banner_state(events)
+            if banner is not None:
+                events.append(banner)
+                state = str(banner.fields["state"])
         if state and state.split()[0].upper() == "NODE_FAIL":
             events.extend(_silent_nodes(self.node_last_seen, settings.silent_node_gap))
         leads = find_leads(events, ctx.rank_to_node)
@@ -410,6 +415,29 @@ def _collect_document(sink: EvidenceSink, kind: str, fmt: str | None, path: Path
         msg = f"cannot read: {exc.strerror or exc}"
     sink.errors.append(ErrorItem(source=kind, file=rel, message=msg))
     return 0, [(None, msg)]
+
+
+# What slurmstepd's `*** JOB N ON host CANCELLED AT t [DUE TO X] ***` says of the job's end.
+_BANNER_STATES = {None: "CANCELLED", "time_limit": "TIMEOUT", "preemption": "PREEMPTED", "node_failure": "NODE_FAIL"}
+
+
+def _banner_state(events: list[Event]) -> Event | None:
+    """The job's end as slurmstepd's JOB banner tells it, when no scheduler record or workload.yaml does.
+
+    Accounting (sacct, scontrol) says more, who cancelled above all, so it always wins; without it the
+    banner is still the scheduler's own word that the allocation ended, and why.
+    """
+    banners = [e for e in events if e.kind == "process.signal" and e.fields.get("slurm_scope") == "job"]
+    if not banners:
+        return None
+    first = min(banners, key=lambda e: (e.time is None, e.time, e.evidence.file or "", e.evidence.line or 0))
+    due = first.fields.get("due_to")
+    state = _BANNER_STATES.get(due if isinstance(due, str) else None)
+    if state is None:
+        return None
+    return Event(kind="sched.job", time=first.time, node=None,
+                 fields={"state": state, "raw_state": f"{state} (slurmstepd banner)", "scope": "job"},
+                 evidence=first.evidence)
 
 
 def _declared_state(ctx: Context) -> Event:

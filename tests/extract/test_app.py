@@ -658,7 +658,7 @@ def test_agent_failed_with_plain_exit_code_is_not_a_signal() -> None:
         ("srun: error: node-03: task 17: Killed", "SIGKILL", "launcher", 17, "node-03"),
         ("srun: error: node-03: task 5: Segmentation fault (core dumped)", "SIGSEGV", "self", 5, "node-03"),
         ("srun: error: gpu-a17.cluster: tasks 0-3: Terminated", "SIGTERM", "launcher", None, "gpu-a17.cluster"),
-        ("srun: error: node-01: task 2: Aborted (core dumped)", "SIGABRT", "self", 2, "node-01"),
+        ("srun: error: node-01: task 2: Aborted (core dumped)", "SIGABRT", "launcher", 2, "node-01"),
         (
             "slurmstepd: error: *** STEP 4242.0 ON node-01 CANCELLED AT 2026-11-02T10:05:00 ***",
             "SIGTERM",

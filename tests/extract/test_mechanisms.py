@@ -6,6 +6,8 @@ follow the documented formats of the software named.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -287,18 +289,26 @@ def test_scheduler_banners_say_scope_and_reason(line: str, fields: dict[str, obj
     assert {k: events[0].fields.get(k) for k in fields} == fields
 
 
-def test_a_job_cancelled_banner_is_a_cancellation_and_a_time_limit_is_not() -> None:
-    from firstfault.analyze import Analyzer
-    from firstfault.engine.attribute import attribute
-
-    cat = Analyzer().catalog
-    for line, want in [
-        ("slurmstepd: error: *** JOB 3 ON c1 CANCELLED AT 2025-02-13T15:47:35 ***", "scheduler.cancelled"),
-        ("slurmstepd: error: *** JOB 3 ON c1 CANCELLED AT 2025-02-13T15:47:35 DUE TO TIME LIMIT ***",
+@pytest.mark.parametrize(
+    ("banner", "state", "category"),
+    [
+        ("slurmstepd: error: *** JOB 3 ON c1 CANCELLED AT 2025-02-13T15:47:35 ***", "CANCELLED",
+         "scheduler.cancelled"),
+        ("slurmstepd: error: *** JOB 3 ON c1 CANCELLED AT 2025-02-13T15:47:35 DUE TO TIME LIMIT ***", "TIMEOUT",
          "scheduler.time_limit"),
-        ("slurmstepd: error: *** JOB 3 ON c1 CANCELLED AT 2025-02-13T15:47:35 DUE TO PREEMPTION ***",
+        ("slurmstepd: error: *** JOB 3 ON c1 CANCELLED AT 2025-02-13T15:47:35 DUE TO PREEMPTION ***", "PREEMPTED",
          "scheduler.preempted"),
-    ]:
-        events, _ = feed([line], hosts=("c1",))
-        att = attribute(events, cat.active(), cat.settings, ["c1"])
-        assert att.root is not None and att.root.category == want, line
+    ],
+)
+def test_without_accounting_the_job_banner_is_the_schedulers_word(tmp_path: Path, banner: str, state: str,
+                                                                 category: str) -> None:
+    from firstfault.analyze import Analyzer
+
+    (tmp_path / "slurm-3.out").write_text(f"step 10 loss 2.31\n{banner}\n")
+    (tmp_path / "workload.yaml").write_text(
+        "apiVersion: firstfault/v1\nworkload:\n  id: '3'\n  scheduler: slurm\n"
+        "  window: {start: '2025-02-13T15:00:00Z', end: '2025-02-13T16:00:00Z'}\n  nodes: [c1]\n"
+        "sources:\n  - {kind: application, path: slurm-3.out}\n")
+    v = Analyzer().analyze_path(str(tmp_path))
+    assert v.terminal_state == state
+    assert v.root_cause is not None and v.root_cause.category == category

@@ -31,7 +31,7 @@ from firstfault.extract.codes import (
     signal_of_text,
     strsignal_alternation,
 )
-from firstfault.extract.nccl import clip, nccl_owns, recent, split_rank_prefix
+from firstfault.extract.nccl import NCCL_MARK, clip, nccl_owns, recent, split_rank_prefix
 from firstfault.model import FieldValue
 
 _by = by_whom
@@ -169,6 +169,7 @@ _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<ty
 _WHAT = re.compile(r"what\(\):\s*(?P<msg>.*)$")
 _WHAT_WINDOW: Final = 3
 _MODEL: Final = "ff.app.traceback_model"
+_TERMINATED: Final = "ff.app.terminated"  # line of the stream's last `terminate called after throwing`
 
 
 def _model(state: dict[str, object]) -> tb.TracebackModel:
@@ -225,7 +226,7 @@ class ExceptionExtractor:
         drafts: list[Draft]
         if closed is not None:
             exc, owner_entry = closed.exc, closed.owner
-            drafts, decisive = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
+            drafts, decisive = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None, closed.frames)
             if closed.chained:
                 ctx.claimed = True  # an envelope of a chain that already decided
                 return
@@ -256,6 +257,7 @@ class ExceptionExtractor:
             return None
         t = _TERMINATE.search(body)
         if t:
+            ctx.state[_TERMINATED] = ctx.lineno
             w = _WHAT.search(body, t.end())
             if w is None:
                 pending[who] = _Terminate(ctx.lineno, t.group("type"))
@@ -481,6 +483,11 @@ class ProcessSignalExtractor:
             return
         if rank is not None:
             draft.rank = rank
+        if draft.fields.get("signal") == "SIGABRT" and draft.fields.get("by") == "self" and (
+                ctx.state.get(NCCL_MARK) or ctx.state.get(_TERMINATED)):
+            # The stream already reported an NCCL failure or a C++ terminate: the abort is the runtime's
+            # reaction (the c10d watchdog, std::terminate), not a crash of its own.
+            draft.fields["by"] = "runtime"
         if draft.fields.get("by") == "self":
             # faulthandler's "Fatal Python error: Segmentation fault", its
             # thread dump, then the shell's "Segmentation fault (core dumped)":
@@ -520,11 +527,14 @@ class ProcessSignalExtractor:
         m = _WORKER_FAULT.search(body)
         if m and m.group("what") == "bus error":
             return tb.shm_exhausted("DataLoader worker bus error", body)
-        m = m or _FATAL_PYTHON.search(body) or _SHELL_FAULT.search(body)
+        fatal = _FATAL_PYTHON.search(body)
+        m = m or fatal or _SHELL_FAULT.search(body)
         if m:
             what = next(g for g in m.groups() if g is not None)
             sig = signal_of_text(what) or _WORKER_FAULTS.get(what.lower(), "SIGSEGV")
-            return Draft("process.signal", {"signal": sig, "by": _by(sig, "launcher"), "detail": detail})
+            # faulthandler's "Fatal Python error: Aborted" is the process's own word on an abort.
+            by = "self" if fatal is not None and sig == "SIGABRT" else _by(sig, "launcher")
+            return Draft("process.signal", {"signal": sig, "by": by, "detail": detail})
         if _WALLTIME.search(body):
             return Draft("process.signal", {"signal": "SIGTERM", "by": "scheduler", "detail": detail,
                                             "due_to": "time_limit"})

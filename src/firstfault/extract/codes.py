@@ -25,8 +25,10 @@ from firstfault.catalog.tables import cuda_table, nccl_result_table
 # Signals
 # --------------------------------------------------------------------------
 
-# Signals a process raises on itself (a fault, abort()), as opposed to ones sent from outside.
-SELF_SIGNALS: Final = frozenset({"SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP", "SIGSYS"})
+# Signals a process raises on itself (a fault), as opposed to ones sent from outside. SIGABRT is not
+# among them: abort() is as often the runtime's reaction to another failure (the c10d watchdog,
+# std::terminate) as a crash, so only the process's own report of it counts as one (extract/app.py).
+SELF_SIGNALS: Final = frozenset({"SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP", "SIGSYS"})
 
 
 @lru_cache(maxsize=1)

@@ -273,12 +273,12 @@ _STUCK_SECONDS = re.compile(r"watchdog got stuck for (\d+) seconds")
 # Lines a "Some NCCL operations have failed or timed out" may trail and still
 # be the same failure (the watchdog prints the pair back to back).
 _FOLLOWUP_LINES: Final = 10
-_LAST_NCCL: Final = "ff.nccl.last_event"  # rank -> line of the last nccl.* event
+NCCL_MARK: Final = "ff.nccl.last_event"  # rank -> line of the last nccl.* event
 _ANY: Final = "*"  # key for "any rank" in the per-stream tables
 
 
 def _mark(ctx: LineContext, rank: int | None) -> None:
-    marks = recent(ctx.state, _LAST_NCCL)
+    marks = recent(ctx.state, NCCL_MARK)
     marks[rank] = ctx.lineno
     marks[_ANY] = ctx.lineno
 
@@ -286,7 +286,7 @@ def _mark(ctx: LineContext, rank: int | None) -> None:
 def _last_mark(ctx: LineContext, rank: int | None) -> int | None:
     """A line with no rank of its own (pre-2.2 PyTorch in an unlabelled file)
     follows whatever the stream reported last."""
-    return recent(ctx.state, _LAST_NCCL).get(rank if rank is not None else _ANY)
+    return recent(ctx.state, NCCL_MARK).get(rank if rank is not None else _ANY)
 
 
 def _int(m: re.Match[str] | None) -> int | None:

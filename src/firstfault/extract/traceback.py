@@ -140,6 +140,12 @@ _CUDA_OOM = re.compile(r"(?:CUDA|HIP) out of memory|CUDA error: out of memory|CU
 _CUDA_HINT = re.compile(r"^\s*Search for `cudaError")
 # Checkpoint writers that report a full or failing file system without an errno.
 _WRITE_FAILED = re.compile(r"PytorchStreamWriter failed writing file|file write failed|unexpected pos \d+ vs \d+")
+# A C++ stream's failure with no errno (`basic_ios::clear: iostream error`) is a failed write when the
+# frames show a checkpoint being written (torch.save's zip writer, safetensors).
+_IOSTREAM = re.compile(r"iostream error|basic_ios::clear")
+_CHECKPOINT_FRAME = re.compile(r"torch/serialization\.py\S*, line \d+, in _?save\b|write_record|safetensors\S*, line"
+                               r" \d+, in save")
+MAX_FRAMES: Final = 16  # the innermost frames a traceback keeps for classification
 
 
 _DATALOADER = re.compile(r"DataLoader worker|dataloader's workers|in worker\b|shared memory")
@@ -247,9 +253,10 @@ def _signal(exc: Exc) -> Draft | None:
     return Draft("process.signal", {"signal": sig, "by": by_whom(sig, reporter), "detail": detail})
 
 
-def _errno(exc: Exc, body: str) -> Draft | None:
+def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
     name = errno_of(exc.msg)
-    write_failed = _WRITE_FAILED.search(exc.msg) is not None
+    write_failed = _WRITE_FAILED.search(exc.msg) is not None or (
+        _IOSTREAM.search(exc.msg) is not None and any(_CHECKPOINT_FRAME.search(f) for f in frames))
     if name is None and not write_failed:
         return None
     path = path_of(exc.msg)
@@ -260,7 +267,8 @@ def _errno(exc: Exc, body: str) -> Draft | None:
                                           shm=True if is_shm(path, exc.msg) else None))
 
 
-def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool) -> tuple[list[Draft], bool]:
+def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
+             frames: tuple[str, ...] = ()) -> tuple[list[Draft], bool]:
     """The events a traceback's final line holds, and whether it decides its chain."""
     cuda = cuda_drafts(body, exc)
     if cuda:
@@ -277,7 +285,7 @@ def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool) -> tup
     peer = _peer(exc, body)
     if peer is not None:
         return [peer], True
-    err = _errno(exc, body)
+    err = _errno(exc, body, frames)
     if err is not None:
         return [err], True
     if numerics_owned:
@@ -297,6 +305,7 @@ class _Stream:
     marker: int | None = None  # line of the last chain marker
     decided: bool = False  # the current chain already produced its event
     owner: tuple[int | None, str | None] | None = None  # torchrun summary entry owning the open traceback
+    frames: list[str] = field(default_factory=list)  # the open traceback's `File "..."` lines, innermost last
 
 
 @dataclass(slots=True)
@@ -306,6 +315,7 @@ class Closed:
     exc: Exc
     chained: bool  # a later member of a chain that already decided
     owner: tuple[int | None, str | None] | None
+    frames: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -323,7 +333,7 @@ class TracebackModel:
                           and st.marker - st.closed <= CHAIN_GAP)
             if not continuing:
                 st.decided = False
-            st.opened, st.owner = ctx.lineno, owner
+            st.opened, st.owner, st.frames = ctx.lineno, owner, []
             ctx.claimed = True
             return None
         if any(m in body for m in CHAIN_MARKERS):
@@ -339,7 +349,7 @@ class TracebackModel:
             # A traceback whose header was cut off (a posted or clipped log): its frames open it.
             if not (st.marker is not None and st.closed is not None and 0 <= st.marker - st.closed <= CHAIN_GAP):
                 st.decided = False
-            st.opened, st.owner = ctx.lineno, owner
+            st.opened, st.owner, st.frames = ctx.lineno, owner, [body.strip()]
             ctx.claimed = True
             return None
         if ctx.lineno - st.opened > TB_WINDOW:
@@ -348,10 +358,13 @@ class TracebackModel:
         exc = exception_shape(body)
         if exc is None:
             ctx.claimed = True  # a frame or source line of the open traceback
+            if FRAME.match(body):
+                st.frames.append(body.strip())
+                del st.frames[:-MAX_FRAMES]
             return None
         chained = st.decided
-        closed = Closed(exc, chained, st.owner)
-        st.opened, st.closed, st.owner = None, ctx.lineno, None
+        closed = Closed(exc, chained, st.owner, tuple(st.frames))
+        st.opened, st.closed, st.owner, st.frames = None, ctx.lineno, None, []
         return closed
 
     def decided(self, who: object, value: bool) -> None:
