@@ -337,7 +337,9 @@ class Extraction:
         for e in hit:
             for d in dispatch.extractors[e].extract(p.body, ctx):
                 out.append(draft_to_event(d, ctx, text[:TEXT_CLIP]))
-        if not out and not ctx.claimed:
+        if hit and not out and not ctx.claimed:
+            # Only a line the prefilter passes: a Service given unfiltered lines and one given the
+            # Blueprint's candidates must list the same unrecognized lines.
             self.unrecognized.offer(c, p.body, p.host)
         return out
 

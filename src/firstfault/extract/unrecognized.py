@@ -12,13 +12,42 @@ templates are kept; lines of further templates are only counted.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Never
+
+from firstfault.extract.base import LineContext
 
 if TYPE_CHECKING:
     from firstfault.scan import Candidate
+
+# Lines that error reports carry around the fact an extractor reads (hints, headers, advice): known,
+# never a cause, never "unrecognized".
+KNOWN_CONTEXT: Final = re.compile(
+    r"^\s*Last error:\s*$"  # NCCL's report: the quoted WARN follows
+    r"|CUDA kernel errors might be asynchronously reported|For debugging consider passing CUDA_LAUNCH_BLOCKING"
+    r"|Compile with `TORCH_USE_CUDA_DSA`|Search for `cudaError"
+    r"|Stack trace of the failed collective not found|To avoid data inconsistency, we are taking the entire process"
+    r"|Exception raised from \S+ at |error_file:\s|To enable traceback see:"
+    r"|Please check rank \d+ logs for faulty rank"
+    r"|^\s*\S+ FAILED\s*$"  # torchrun's summary title: `train.py FAILED`
+)
+
+
+class ErrorWords:
+    """Not an extractor of any event: the words that make a line error-looking put it through the
+    prefilter, so that a line no extractor knows can still be listed as unrecognized."""
+
+    name = "unrecognized"
+    sources: frozenset[str] = frozenset({"kernel", "syslog", "fabricmanager", "application"})
+    literals: tuple[str, ...] = ("error", "ERROR", "failed", "FAILED", "Failed", "fatal", "Fatal", "FATAL")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Never]:
+        if KNOWN_CONTEXT.search(line):
+            ctx.claimed = True
+        return iter(())
+
 
 MAX_GROUPS: Final = 2000
 MAX_OUTPUT: Final = 20
@@ -36,6 +65,7 @@ _BENIGN = re.compile(
     r"|--\w*(?:error|fail)\w*|\bignore[_ ]errors?\b"
 )
 _MASKS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
+    (re.compile(r"\b[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]"), "<GLOG>]"),
     (re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"), "<TIME>"),
     (re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)?\s?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
                 r"\s+\d{1,2}\s+\d\d:\d\d:\d\d(?:\.\d+)?(?:\s+\d{4})?"), "<TIME>"),
@@ -46,7 +76,7 @@ _MASKS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
     (re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-fA-F]{8,}\b|\b[0-9a-fA-F]{4,}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}"
                 r"(?:\.[0-7])?\b"), "<HEX>"),
     (re.compile(r"\[rank\d+\]|\brank\s*\d+\b|\bRank\s*\d+\b"), "<RANK>"),
-    (re.compile(r"\d+(?:\.\d+)?"), "<N>"),
+    (re.compile(r"(?<![A-Za-z_])\d+(?:\.\d+)?"), "<N>"),
     (re.compile(r"\s+"), " "),
 )
 _DIGITS = re.compile(r"\d+")
