@@ -5,12 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev,lab]'
 # Real servers for the integration tests (Prometheus, Slurm, PostgreSQL,
 # Chromium): installed in CI, or whenever we run as root and they are missing.
 if [ "${CI:-}" = "true" ] || [ "$(id -u)" = 0 ]; then ./scripts/ci/install-servers.sh; fi
 mkdir -p test-artifacts
-echo "== ruff";            .venv/bin/ruff check src tests bench
+echo "== ruff";            .venv/bin/ruff check src tests bench lab
 echo "== mypy --strict";   .venv/bin/mypy
 echo "== rules check";     .venv/bin/firstfault rules check
 echo "== rules test";      .venv/bin/firstfault rules test --junit test-artifacts/rules-junit.xml

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.blueprint.slurm_harness import SlurmCluster, missing_binaries, start_slurm
 
 WORKLOAD = {
     "apiVersion": "firstfault/v1",
@@ -53,6 +55,22 @@ def make_bundle(tmp_path: Path) -> BundleMaker:
         return root
 
     return make
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
+    """munge + MariaDB + slurmdbd + slurmctld + slurmd on 127.0.0.1, once per session, stopped by PID.
+
+    Used by the execution-context connector tests (tests/blueprint) and the failure lab (tests/lab)."""
+    missing = missing_binaries()
+    if missing:
+        pytest.skip(f"Slurm test stack not installed (missing {', '.join(missing)}); "
+                    "scripts/ci/install-servers.sh installs it")
+    cluster = start_slurm(tmp_path_factory.mktemp("slurm"))
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -1,0 +1,411 @@
+"""Run the lab's faults for real and write one evidence bundle per run.
+
+Bundle layout (torchrun):
+  workload.yaml, expected.yaml
+  nodes/<host>/torchrun.log                 torchrun's own stdout+stderr (--tee 3: every rank's lines too)
+  torchrun-logs/attempt_0/<rank>/stdout.log torchrun --log-dir ... --redirects 3 per-rank files
+  torchrun-logs/attempt_0/<rank>/stderr.log
+  torchrun-logs/attempt_0/<rank>/error.json (when @record wrote one)
+
+Bundle layout (Slurm):
+  workload.yaml, expected.yaml
+  slurm-<jobid>.out                         the batch output (srun --label, or slurmstepd's lines only)
+  app/rank-<t>.log                          srun --output=app/rank-%t.log (per-task faults)
+  scheduler/sacct.txt                       sacct -P -o JobID,JobName,State,ExitCode,Start,End,NodeList,Reason
+  scheduler/scontrol.txt                    scontrol show job <jobid>
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from lab.faults import FAULTS, Fault
+
+HERE = Path(__file__).resolve().parent
+TRAIN = HERE / "train.py"
+NPROC = 3
+SACCT_COLS = "JobID,JobName,State,ExitCode,Start,End,NodeList,Reason"
+
+
+@dataclass
+class RunResult:
+    fault: str
+    bundle: Path
+    seconds: float
+    detail: str = ""
+    error: str = ""
+
+
+def _utc(t: float) -> str:
+    return dt.datetime.fromtimestamp(t, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _free_port() -> int:
+    with contextlib.closing(socket.socket()) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _python() -> str:
+    return sys.executable
+
+
+def _torchrun() -> list[str]:
+    exe = Path(sys.executable).with_name("torchrun")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "torch.distributed.run"]
+
+
+def _write_yaml(path: Path, data: dict[str, Any]) -> None:
+    path.write_text(yaml.safe_dump(data, sort_keys=False, width=120, allow_unicode=True))
+
+
+def _prepare_workdir(fault: Fault, work: Path) -> None:
+    if work.exists():
+        _umount(work / "ckpt-small")
+        shutil.rmtree(work)
+    (work / "data").mkdir(parents=True)
+    for rank in range(NPROC):
+        for step in range(fault.steps + 2):
+            (work / "data" / f"shard-{rank:02d}-{step:04d}.pt").write_bytes(os.urandom(64))
+    if fault.tmpfs_checkpoint:
+        small = work / "ckpt-small"
+        small.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(small)], check=True,
+                       capture_output=True)
+
+
+def _umount(path: Path) -> None:
+    if path.is_dir() and os.path.ismount(path):
+        subprocess.run(["umount", "-l", str(path)], check=False, capture_output=True)
+
+
+def _env(fault: Fault, work: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    for k in list(env):
+        if k.startswith(("LAB_", "SLURM_", "TORCHELASTIC_")) or k in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
+            env.pop(k)
+    env.update({
+        "LAB_FAULT": fault.train_fault, "LAB_FAULT_RANKS": fault.ranks, "LAB_FAULT_STEP": str(fault.step),
+        "LAB_STEPS": str(fault.steps), "LAB_WORKDIR": str(work), "LAB_PG_TIMEOUT": "10",
+        "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "TZ": "UTC",
+    })
+    return env
+
+
+def _wait_marker(work: Path, ranks: Iterable[int], proc: subprocess.Popen[bytes] | None,
+                 timeout: float, alive: Any = None) -> dict[int, int]:
+    deadline = time.monotonic() + timeout
+    want = list(ranks)
+    while time.monotonic() < deadline:
+        found = {}
+        for r in want:
+            m = work / f"marker-rank{r}"
+            with contextlib.suppress(OSError, ValueError):
+                found[r] = int(m.read_text())
+        if len(found) == len(want):
+            return found
+        if proc is not None and proc.poll() is not None:
+            break
+        if alive is not None and not alive():
+            break
+        time.sleep(0.2)
+    raise RuntimeError(f"markers of ranks {want} not written within {timeout}s")
+
+
+# ---------------------------------------------------------------- memory cgroup (v1) + kernel log
+
+MEMCG_V1 = Path("/sys/fs/cgroup/memory")
+CGROUP_V2 = Path("/sys/fs/cgroup")
+
+
+def memcg_unavailable() -> str | None:
+    """Why a memory cgroup cannot be made here (None when it can: cgroup v1 memory, or v2 with +memory)."""
+    if (MEMCG_V1 / "memory.limit_in_bytes").is_file():
+        return None if os.access(MEMCG_V1, os.W_OK) else f"{MEMCG_V1} is not writable (needs root)"
+    ctl = CGROUP_V2 / "cgroup.subtree_control"
+    if ctl.is_file():
+        if "memory" in ctl.read_text().split() and os.access(CGROUP_V2, os.W_OK):
+            return None
+        return "cgroup v2 without the memory controller delegated to /sys/fs/cgroup"
+    return "no memory cgroup hierarchy under /sys/fs/cgroup"
+
+
+def _make_memcg(fault: Fault) -> Path:
+    v1 = (MEMCG_V1 / "memory.limit_in_bytes").is_file()
+    cg = (MEMCG_V1 if v1 else CGROUP_V2) / f"lab-{fault.name}-{os.getpid()}"
+    if not cg.is_dir():
+        cg.mkdir()
+    (cg / ("memory.limit_in_bytes" if v1 else "memory.max")).write_text(str(fault.memcg_limit))
+    if not v1:
+        (cg / "memory.swap.max").write_text("0")
+    return cg
+
+
+def _remove_memcg(cg: Path) -> None:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            cg.rmdir()
+            return
+        except OSError:
+            time.sleep(0.3)  # the last processes are still leaving
+
+
+def _kernel_log(start: float, end: float) -> str:
+    """The node's kernel ring buffer (dmesg -T) for the run's window, as a collector would keep it."""
+    out = subprocess.run(["dmesg", "-T"], capture_output=True, text=True, check=False,
+                         env={**os.environ, "TZ": "UTC", "LC_ALL": "C"}).stdout
+    keep = []
+    for line in out.splitlines():
+        if line.startswith("[") and "]" in line:
+            stamp = line[1 : line.index("]")]
+            try:
+                t = dt.datetime.strptime(stamp, "%a %b %d %H:%M:%S %Y").replace(tzinfo=dt.UTC).timestamp()
+            except ValueError:
+                continue
+            if start - 1 <= t <= end + 1:
+                keep.append(line)
+    return "\n".join(keep) + ("\n" if keep else "")
+
+
+# ---------------------------------------------------------------- torchrun
+
+
+def run_torchrun(fault: Fault, out: Path) -> RunResult:
+    out = out.resolve()
+    host = socket.gethostname()
+    bundle = out / fault.name
+    work = out / ".work" / fault.name
+    if bundle.exists():
+        shutil.rmtree(bundle)
+    (bundle / "nodes" / host).mkdir(parents=True)
+    _write_yaml(bundle / "expected.yaml", fault.expected(host))
+    _prepare_workdir(fault, work)
+    logdir = work / "torchrun-logs"
+    cmd = [*_torchrun(), f"--nproc-per-node={NPROC}", "--standalone", "--log-dir", str(logdir),
+           "--redirects", "3", "--tee", "3", str(TRAIN)]
+    memcg = _make_memcg(fault) if fault.memcg_limit else None
+    t0 = time.time()
+    detail = ""
+    with open(bundle / "nodes" / host / "torchrun.log", "wb") as log:
+        if memcg is not None:  # the shell joins the cgroup, then becomes torchrun: every rank is born inside
+            cmd = ["sh", "-c", f'echo $$ > {memcg / "cgroup.procs"} && exec "$@"', "sh", *cmd]
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=_env(fault, work), cwd=work,
+                                start_new_session=True)
+        try:
+            if fault.kill_from_outside:
+                pids = _wait_marker(work, [int(r) for r in fault.ranks.split(",")], proc, fault.timeout)
+                for pid in pids.values():
+                    os.kill(pid, signal.SIGKILL)
+                detail = f"kill -9 {' '.join(map(str, pids.values()))}"
+            rc = proc.wait(fault.timeout)
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise
+        finally:
+            _umount(work / "ckpt-small")
+    t1 = time.time()
+    sources: list[dict[str, Any]] = []
+    if memcg is not None:
+        detail = f"torchrun exit {rc} in memory cgroup {memcg.name}"
+        kern = _kernel_log(t0, t1 + 1)
+        (bundle / "nodes" / host / "kern.log").write_text(kern)
+        sources.append({"kind": "kernel", "path": "nodes/{node}/kern.log"})
+        _remove_memcg(memcg)
+    runs = sorted(p for p in logdir.iterdir() if p.is_dir()) if logdir.is_dir() else []
+    if runs:
+        shutil.copytree(runs[-1], bundle / "torchrun-logs")
+    workload = {
+        "apiVersion": "firstfault/v1",
+        "workload": {
+            "id": f"lab-{fault.name}-{int(t0)}",
+            "name": f"lab-{fault.name}",
+            "scheduler": "static",
+            "window": {"start": _utc(t0), "end": _utc(t1 + 1)},
+            "nodes": [host],
+            "ranks": {host: f"0-{NPROC - 1}"},
+            "terminal_state": "COMPLETED" if rc == 0 else "FAILED",
+            "exit_code": f"{rc}:0" if rc >= 0 else f"0:{-rc}",
+            "timezone": "UTC",
+        },
+        "sources": [
+            *sources,
+            {"kind": "application", "path": "torchrun-logs/attempt_0/{rank}/stdout.log"},
+            {"kind": "application", "path": "torchrun-logs/attempt_0/{rank}/stderr.log"},
+            {"kind": "application", "path": "nodes/{node}/torchrun.log"},
+        ],
+    }
+    _write_yaml(bundle / "workload.yaml", workload)
+    shutil.rmtree(work, ignore_errors=True)
+    return RunResult(fault.name, bundle, t1 - t0, detail or f"torchrun exit {rc}")
+
+
+# ---------------------------------------------------------------- slurm
+
+
+def _sbatch_script(fault: Fault, work: Path, bundle: Path, port: int) -> str:
+    srun = ["srun"]
+    if fault.slurm_output == "label":
+        srun.append("--label")
+    else:
+        srun.append(f"--output={bundle}/app/rank-%t.log")
+    env = _env(fault, work)
+    exports = " ".join(f"{k}={env[k]}" for k in env if k.startswith("LAB_") or k in (
+        "OMP_NUM_THREADS", "PYTHONUNBUFFERED", "TZ"))
+    return f"""#!/bin/bash
+#SBATCH --job-name=lab-{fault.name}
+#SBATCH --ntasks={NPROC}
+export MASTER_ADDR=127.0.0.1 MASTER_PORT={port}
+export {exports}
+echo "lab: job $SLURM_JOB_ID on $SLURMD_NODENAME, {NPROC} tasks, fault {fault.name}"
+{' '.join(srun)} {_python()} {TRAIN}
+"""
+
+
+def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
+    out = out.resolve()
+    bundle = out / fault.name
+    work = out / ".work" / fault.name
+    if bundle.exists():
+        shutil.rmtree(bundle)
+    (bundle / "scheduler").mkdir(parents=True)
+    if fault.slurm_output == "per-task":
+        (bundle / "app").mkdir()
+    node = cluster.node
+    _write_yaml(bundle / "expected.yaml", fault.expected(node))
+    _prepare_workdir(fault, work)
+    script = _sbatch_script(fault, work, bundle, _free_port())
+    opts = [f"--output={bundle}/slurm-%j.out", *fault.sbatch_opts]
+    if fault.mem:
+        opts.append(f"--mem={fault.mem}")
+    t0 = time.time()
+    jid = cluster.run("sbatch", "--parsable", *opts, input=script).stdout.strip().split(";")[0]
+    detail = f"job {jid}"
+    try:
+        if fault.scancel_at_marker:
+            _wait_marker(work, range(NPROC), None, fault.timeout,
+                         alive=lambda: cluster.state(jid) not in harness_terminal())
+            cluster.run("scancel", jid)
+            detail += ", scancel"
+        state = cluster.wait_state(jid, timeout=fault.timeout)
+        # the steps' records land a moment after the allocation's
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            sacct = cluster.run("sacct", "-P", "-j", jid, "-o", SACCT_COLS).stdout
+            if "Unknown" not in sacct and "RUNNING" not in sacct:
+                break
+            time.sleep(0.5)
+    except BaseException:
+        cluster.run("scancel", jid, check=False)
+        raise
+    finally:
+        _umount(work / "ckpt-small")
+    detail += f", {state}"
+    (bundle / "scheduler" / "sacct.txt").write_text(sacct)
+    # right after the end scontrol still says JobState=COMPLETING (KillWait, epilog); take it once settled
+    deadline = time.monotonic() + 20
+    while True:
+        scontrol = cluster.run("scontrol", "show", "job", jid, check=False).stdout
+        if "JobState=COMPLETING" not in scontrol or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    if scontrol.strip():
+        (bundle / "scheduler" / "scontrol.txt").write_text(scontrol)
+    job_line = next(ln for ln in sacct.splitlines() if ln.split("|")[0] == jid)
+    cols = dict(zip(SACCT_COLS.split(","), job_line.split("|"), strict=False))
+    start = cols["Start"] + "Z" if cols.get("Start", "Unknown") != "Unknown" else _utc(t0)
+    end = cols["End"] + "Z" if cols.get("End", "Unknown") != "Unknown" else _utc(time.time())
+    sources: list[dict[str, Any]] = [
+        {"kind": "application", "path": f"slurm-{jid}.out", "rank_prefix": "srun" if fault.slurm_output == "label"
+         else "none"},
+    ]
+    if fault.slurm_output == "per-task":
+        sources.append({"kind": "application", "path": "app/rank-{rank}.log"})
+    sources.append({"kind": "scheduler", "path": "scheduler/sacct.txt", "format": "sacct"})
+    if scontrol.strip():
+        sources.append({"kind": "scheduler", "path": "scheduler/scontrol.txt", "format": "scontrol"})
+    workload = {
+        "apiVersion": "firstfault/v1",
+        "workload": {
+            "id": jid,
+            "name": f"lab-{fault.name}",
+            "scheduler": "slurm",
+            "window": {"start": start, "end": end},
+            "nodes": [node],
+            "ranks": {node: f"0-{NPROC - 1}"},
+            "timezone": "UTC",
+        },
+        "sources": sources,
+    }
+    _write_yaml(bundle / "workload.yaml", workload)
+    shutil.rmtree(work, ignore_errors=True)
+    return RunResult(fault.name, bundle, time.time() - t0, detail)
+
+
+def harness_terminal() -> frozenset[str]:
+    from tests.blueprint.slurm_harness import TERMINAL
+
+    return TERMINAL
+
+
+# ---------------------------------------------------------------- all
+
+
+def select(names: Iterable[str] | None = None, mode: str = "all") -> list[Fault]:
+    chosen = [FAULTS[n] for n in names] if names else list(FAULTS.values())
+    return [f for f in chosen if mode == "all" or f.mode == mode]
+
+
+def run_many(faults: list[Fault], out: Path, workers: int = 2, clusters: dict[str, Any] | None = None,
+             on_done: Any = None) -> list[RunResult]:
+    """Run faults, `workers` at a time; the slow sleepers (time limit) start first.
+
+    `clusters` maps a Slurm profile ("harness", "jobacct", "cgroup": lab/slurm.py) to a running cluster."""
+    clusters = clusters or {}
+    from concurrent.futures import ThreadPoolExecutor
+
+    out = out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    order = sorted(faults, key=lambda f: -f.timeout)
+
+    def one(f: Fault) -> RunResult:
+        t0 = time.monotonic()
+        try:
+            if f.mode == "torchrun":
+                r = run_torchrun(f, out)
+            else:
+                c = clusters.get(f.slurm_profile)
+                if c is None:
+                    raise RuntimeError(f"{f.name}: needs a Slurm cluster of profile {f.slurm_profile!r}")
+                r = run_slurm(f, out, c)
+        except Exception as exc:  # one broken run must not hide the others
+            r = RunResult(f.name, out / f.name, time.monotonic() - t0, error=f"{type(exc).__name__}: {exc}")
+        if on_done:
+            on_done(r)
+        return r
+
+    # the time-limit job only sleeps: it gets its own thread so it never holds up a CPU-bound slot
+    sleepers = [f for f in order if f.name == "slurm_time_limit"]
+    rest = [f for f in order if f not in sleepers]
+    with ThreadPoolExecutor(max_workers=workers + len(sleepers)) as pool, \
+            ThreadPoolExecutor(max_workers=workers) as cpu:
+        futs = [pool.submit(one, f) for f in sleepers] + [cpu.submit(one, f) for f in rest]
+        results = [fu.result() for fu in futs]
+    shutil.rmtree(out / ".work", ignore_errors=True)
+    return results

@@ -1,0 +1,185 @@
+"""The lab's faults: how each one is injected and what the verdict must be.
+
+The expectation is decided here, from the fault alone, before any run and
+without looking at firstfault's answer. `affected_nodes` uses the placeholder
+"{node}" for the node the faulty rank ran on (the real hostname under bare
+torchrun, `ffnode1` under the test Slurm); the driver writes the resolved
+expected.yaml into the bundle before the job starts.
+
+Rules used to decide the expectations:
+- a Python exception raised by the workload: software / app.exception;
+- a signal the process raised on itself (SIGSEGV, SIGABRT), in the rank or in
+  one of its DataLoader workers: software / app.crash;
+- NaN detected by anomaly mode or a NaN guard: software / app.numerics;
+- the kernel's memcg OOM killer (with its kernel-log record) or slurmstepd killing the step over its
+  --mem: software / host.oom;
+- ENOSPC writing a checkpoint: storage / storage.filesystem;
+- Slurm time limit / scancel: scheduler / scheduler.time_limit | scheduler.cancelled;
+- a hang (a rank stops inside the step; the others time out in a collective or
+  in monitored_barrier) and a SIGKILL from outside with no OOM record: nothing
+  in the evidence establishes why the rank stopped or who killed it, so
+  `unknown` and no affected nodes; a tool naming a definitive cause there is wrong;
+- a run that completed, warnings and caught exceptions included: `none`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Mode = Literal["torchrun", "slurm"]
+
+SOFTWARE_NODE = ["{node}"]
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    mode: Mode
+    description: str
+    domain: str
+    category: str | None = None
+    outcome: str | None = "failed"
+    affected_nodes: list[str] = field(default_factory=lambda: list(SOFTWARE_NODE))
+    # injection
+    lab_fault: str = ""  # LAB_FAULT for train.py (default: the name)
+    ranks: str = "1"
+    step: int = 3
+    steps: int = 6
+    kill_from_outside: bool = False  # the driver kill -9s the faulty rank at its marker
+    tmpfs_checkpoint: bool = False  # the checkpoint directory is a 1 MiB tmpfs
+    # slurm only
+    slurm_output: Literal["label", "per-task"] = "label"
+    sbatch_opts: tuple[str, ...] = ()
+    scancel_at_marker: bool = False
+    memcg_limit: int | None = None  # torchrun only: run the job in a memory cgroup (v1) of this many bytes
+    slurm_profile: Literal["harness", "jobacct", "cgroup"] = "harness"  # which Slurm (lab/slurm.py)
+    mem: str | None = None
+    timeout: float = 120.0
+
+    @property
+    def train_fault(self) -> str:
+        return self.lab_fault or self.name
+
+    def expected(self, node: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"description": self.description}
+        if self.outcome:
+            out["outcome"] = self.outcome
+        out["domain"] = self.domain
+        if self.category:
+            out["category"] = self.category
+        out["affected_nodes"] = [node if n == "{node}" else n for n in self.affected_nodes]
+        return out
+
+
+def _sw(name: str, category: str, description: str, **kw: Any) -> Fault:
+    return Fault(name=name, mode=kw.pop("mode", "torchrun"), description=description, domain="software",
+                 category=category, **kw)
+
+
+def _unknown(name: str, description: str, **kw: Any) -> Fault:
+    return Fault(name=name, mode=kw.pop("mode", "torchrun"), description=description, domain="unknown",
+                 category=None, affected_nodes=[], **kw)
+
+
+FAULTS: dict[str, Fault] = {f.name: f for f in [
+    # ------------------------------------------------------------ bare torchrun
+    _sw("value_error", "app.exception",
+        "Rank 1 raises ValueError in F.binary_cross_entropy at step 3 (a collate bug dropped one label); ranks 0 "
+        "and 2 then fail in the DDP allreduce with gloo 'Connection closed by peer' and torchrun SIGTERMs them."),
+    _sw("file_not_found", "app.exception",
+        "Rank 1 opens a dataset shard that does not exist at step 3: FileNotFoundError [Errno 2]; the peers fail "
+        "in gloo collectives afterwards. A missing dataset file is the workload's own fault."),
+    _sw("two_rank_exception", "app.exception",
+        "Ranks 1 and 2 both raise the same RuntimeError ('mismatched vocabulary size') at step 3; rank 0 fails in "
+        "the allreduce afterwards. One application cause on one node.", ranks="1,2"),
+    _unknown("hang_collective",
+             "Rank 1 stops inside step 3 (sleeps forever, nothing logged about why); ranks 0 and 2 time out after "
+             "10 s in the DDP allreduce (gloo 'Timed out waiting 10000ms'), and torchrun then SIGTERMs rank 1. "
+             "Nothing records why rank 1 stopped: unknown, no definitive cause."),
+    _unknown("hang_monitored_barrier",
+             "Rank 1 stops inside step 3; the other ranks enter dist.monitored_barrier(timeout=10s) and rank 0 "
+             "reports that rank 1 failed to pass it. The barrier names the laggard, not why it stopped: unknown "
+             "(a laggard_rank lead on rank 1 is welcome, a definitive cause is not)."),
+    _unknown("sigkill_external",
+             "The driver kill -9s rank 1 from outside at step 3; torchrun reports exitcode -9 (SIGKILL) and the "
+             "peers fail in gloo. No OOM record, no scheduler record: nothing establishes who killed it or why.",
+             kill_from_outside=True),
+    _sw("segv_faulthandler", "app.crash",
+        "Rank 1 dereferences NULL (ctypes.string_at(0)) at step 3 with faulthandler enabled: 'Fatal Python "
+        "error: Segmentation fault' and the Python stack on its stderr, torchrun exitcode -11 (SIGSEGV)."),
+    _sw("segv_plain", "app.crash",
+        "Rank 1 dereferences NULL (ctypes.string_at(0)) at step 3 without faulthandler (and without @record, "
+        "which would enable it): the rank writes nothing, only torchrun's 'failed (exitcode: -11)' and its "
+        "summary 'exitcode : -11 (pid: N)' / 'Signal 11 (SIGSEGV) received by PID N' record it."),
+    _sw("abort_faulthandler", "app.crash",
+        "Rank 1 calls abort() (SIGABRT) at step 3 with faulthandler enabled: 'Fatal Python error: Aborted' "
+        "and torchrun exitcode -6.", lab_fault="abort"),
+    _sw("dataloader_worker_segv", "app.crash",
+        "A DataLoader worker of rank 1 segfaults in __getitem__ (ctypes.string_at(0)): the main process raises "
+        "'RuntimeError: DataLoader worker (pid N) is killed by signal: Segmentation fault.'"),
+    _unknown("dataloader_worker_sigkill",
+             "A DataLoader worker of rank 1 receives SIGKILL inside __getitem__: 'RuntimeError: DataLoader worker "
+             "(pid N) is killed by signal: Killed.' No kernel or cgroup OOM record and no scheduler record: a "
+             "SIGKILL with no recorded sender establishes no cause (the usual guess, host OOM, is not evidence)."),
+    _sw("nan_anomaly", "app.numerics",
+        "Rank 1 produces a NaN loss at step 3 (sqrt of a negative number) with "
+        "torch.autograd.set_detect_anomaly(True): anomaly mode warns 'Error detected in MseLossBackward0' with "
+        "the forward traceback and raises \"RuntimeError: Function 'MseLossBackward0' returned nan values in its "
+        "0th output.\""),
+    _sw("nan_guard", "app.numerics",
+        "An Inf input on rank 1 at step 3 makes the loss NaN; after the loss allreduce every rank's NaN guard "
+        "logs 'loss is nan' and raises FloatingPointError."),
+    Fault("enospc_checkpoint", "torchrun",
+          "Rank 0 saves the final checkpoint (torch.save(state, path)) to a full 1 MiB filesystem. PyTorch's C++ "
+          "writer reports no errno: 'RuntimeError: basic_ios::clear: iostream error' in write_record, then "
+          "'[enforce fail at inline_container.cc:672] . unexpected pos N vs M'; the peers fail in the final "
+          "barrier. The checkpoint write failed for lack of space: storage.", domain="storage",
+          category="storage.filesystem", ranks="0", tmpfs_checkpoint=True),
+    Fault("enospc_checkpoint_fileobj", "torchrun",
+          "Rank 0 saves the final checkpoint through a Python file object (torch.save(state, f)) to a full 1 MiB "
+          "filesystem: 'OSError: [Errno 28] No space left on device'; the peers fail in the final barrier.",
+          domain="storage", category="storage.filesystem", ranks="0", tmpfs_checkpoint=True),
+    _sw("memcg_oom", "host.oom",
+        "torchrun runs inside a memory cgroup limited to 1600 MiB; rank 1 leaks host memory from step 3 and the "
+        "kernel's memcg OOM killer kills it ('Memory cgroup out of memory: Killed process N (python)' in the "
+        "node's kernel log, captured with dmesg -T for the run's window); torchrun reports exitcode -9 (SIGKILL). "
+        "Unlike sigkill_external, the SIGKILL has its OOM record.", lab_fault="memory_leak",
+        memcg_limit=1600 << 20),
+    Fault("completed_warnings", "torchrun",
+          "A clean run: a UserWarning, a caught FileNotFoundError logged with its traceback (logging.exception) "
+          "and retried, the usual NumPy/OMP notices; all ranks finish and torchrun exits 0. Nothing failed.",
+          domain="none", outcome="succeeded", affected_nodes=[], lab_fault="completed_warnings"),
+    # -------------------------------------------------------------- real Slurm
+    _sw("slurm_value_error", "app.exception",
+        "Under sbatch + srun --label: rank 1 raises ValueError at step 3; srun reports 'task 1: Exited with exit "
+        "code 1' and sacct FAILED 1:0.", mode="slurm", lab_fault="value_error"),
+    _sw("slurm_segv", "app.crash",
+        "Under sbatch + srun --output=app/rank-%t.log (one file per task): rank 1 segfaults at step 3 without "
+        "faulthandler; the rank writes nothing, srun reports the task's Segmentation fault and sacct the step's "
+        "exit signal.", mode="slurm", lab_fault="segv_plain", slurm_output="per-task"),
+    _sw("slurm_oom_cgroup", "host.oom",
+        "Under sbatch --mem=1500M on a Slurm with task/cgroup (cgroup v1, ConstrainRAMSpace=yes): rank 1 leaks "
+        "host memory from step 3, the kernel's memcg OOM killer kills it, slurmstepd reports 'Detected 1 "
+        "oom-kill event(s) in StepId=N.0', srun 'task 1: Out Of Memory', sacct the step OUT_OF_MEMORY.",
+        mode="slurm", lab_fault="memory_leak", outcome=None, slurm_profile="cgroup", mem="1500M"),
+    _sw("slurm_oom_jobacct", "host.oom",
+        "Under sbatch --mem=1500M on a Slurm with jobacct_gather/linux + OverMemoryKill (no cgroups): rank 1 "
+        "leaks host memory from step 3 and slurmstepd kills the step ('StepId=N.0 exceeded memory limit (A > B), "
+        "being killed', 'Exceeded job memory limit'). sacct shows the job FAILED 9:0 and the step 'CANCELLED by "
+        "0': the memory limit, not a user, ended it.", mode="slurm", lab_fault="memory_leak", outcome=None,
+        slurm_profile="jobacct", mem="1500M"),
+    Fault("slurm_time_limit", "slurm",
+          "Under sbatch --time=1 every rank sits in a long evaluation from step 3; slurmctld ends the job at its "
+          "1-minute limit ('CANCELLED AT ... DUE TO TIME LIMIT', sacct TIMEOUT).", domain="scheduler",
+          category="scheduler.time_limit", outcome="timeout", affected_nodes=[], lab_fault="time_limit",
+          sbatch_opts=("--time=1",), timeout=180),
+    Fault("slurm_scancel", "slurm",
+          "A healthy job is scancel'ed while all ranks are at step 3 (sacct 'CANCELLED by 0'); the SIGTERMs and "
+          "gloo errors during teardown are consequences.", domain="scheduler", category="scheduler.cancelled",
+          outcome="cancelled", affected_nodes=[], lab_fault="scancel", scancel_at_marker=True),
+    Fault("slurm_completed", "slurm",
+          "A clean run under sbatch + srun --label with a UserWarning and a caught, logged FileNotFoundError; "
+          "sacct COMPLETED 0:0.", domain="none", outcome="succeeded", affected_nodes=[],
+          lab_fault="completed_warnings"),
+]}

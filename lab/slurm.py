@@ -1,0 +1,91 @@
+"""The lab's Slurm: the test suite's real single-node Slurm harness, plus memory enforcement.
+
+The harness (tests/blueprint/slurm_harness.py) configures proctrack/linuxproc,
+task/none and jobacct_gather/none, so `--mem` is enforced by nothing there.
+The lab's memory faults need a Slurm that enforces it; `start(base, profile)`
+starts a fresh harness cluster whose slurm.conf is changed before the daemons
+start. Two profiles, two real mechanisms with different evidence:
+
+- "cgroup": task/cgroup + proctrack/cgroup with cgroup/v1 and
+  ConstrainRAMSpace=yes, the usual production setup: the kernel's memcg OOM
+  killer kills the task, slurmstepd reports "Detected 1 oom-kill event(s) in
+  StepId=N.0", srun "task 1: Out Of Memory", sacct OUT_OF_MEMORY.
+- "jobacct": jobacct_gather/linux with OverMemoryKill (no cgroups): slurmstepd
+  polls every task's RSS each second and kills the step over its --mem
+  ("StepId=N.0 exceeded memory limit (A > B), being killed"); sacct shows the
+  job FAILED and the step "CANCELLED by 0".
+
+Both make memory a consumable resource (CR_Core_Memory, 1000M per CPU by
+default) and let the node claim 16000M so that a few jobs run at once. Only one
+"cgroup" cluster may run at a time on a host: cgroup paths are named after the
+node (slurm_ffnode1).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from unittest import mock
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from tests.blueprint import slurm_harness as harness  # noqa: E402
+from tests.blueprint.slurm_harness import SlurmCluster  # noqa: E402
+
+COMMON = {
+    "SelectTypeParameters": "CR_Core_Memory",
+    "DefMemPerCPU": "1000",
+}
+PROFILES: dict[str, dict[str, str]] = {
+    "jobacct": {
+        **COMMON,
+        "JobAcctGatherType": "jobacct_gather/linux",
+        "JobAcctGatherParams": "OverMemoryKill",
+        "JobAcctGatherFrequency": "task=1",
+    },
+    "cgroup": {
+        **COMMON,
+        "TaskPlugin": "task/cgroup",
+        "ProctrackType": "proctrack/cgroup",
+        "JobAcctGatherType": "jobacct_gather/cgroup",
+    },
+}
+CGROUP_CONF = """\
+CgroupPlugin=cgroup/v1
+CgroupMountpoint=/sys/fs/cgroup
+ConstrainRAMSpace=yes
+ConstrainSwapSpace=yes
+AllowedSwapSpace=0
+"""
+NODE_MEMORY = "RealMemory=16000"
+
+
+def patch_conf(text: str, profile: str) -> str:
+    for key, value in PROFILES[profile].items():
+        line = f"{key}={value}"
+        if re.search(rf"^{key}=", text, flags=re.M):
+            text = re.sub(rf"^{key}=.*$", line, text, flags=re.M)
+        else:
+            text = text.replace("\nNodeName=", f"\n{line}\nNodeName=", 1)
+    return re.sub(r"(?m)^(NodeName=.*?)RealMemory=\d+", rf"\g<1>{NODE_MEMORY}", text)
+
+
+def cgroup_available() -> bool:
+    return Path("/sys/fs/cgroup/memory/memory.limit_in_bytes").is_file() and Path("/sys/fs/cgroup/freezer").is_dir()
+
+
+def start(base: Path, profile: str = "jobacct") -> SlurmCluster:
+    """A fresh harness cluster whose slurm.conf carries the profile's settings from the start."""
+    original = harness._configure
+
+    def configure(c: SlurmCluster) -> None:
+        original(c)
+        c.conf.write_text(patch_conf(c.conf.read_text(), profile))
+        if profile == "cgroup":
+            (c.base / "cgroup.conf").write_text(CGROUP_CONF)
+
+    with mock.patch.object(harness, "_configure", configure):
+        return harness.start_slurm(base)

@@ -1,0 +1,211 @@
+"""A tiny DDP training job (gloo, CPU) with exactly one injected fault.
+
+Run under torchrun (RANK/WORLD_SIZE/MASTER_* from torchelastic) or under srun
+(SLURM_PROCID/SLURM_NTASKS; MASTER_ADDR/MASTER_PORT from the batch script).
+The fault is chosen by environment variables, so the launch line stays the
+same for every fault:
+
+  LAB_FAULT        name of the fault (see FAULTS below; "none" for a clean run)
+  LAB_FAULT_RANKS  comma-separated ranks the fault fires on (default "1")
+  LAB_FAULT_STEP   step at which it fires (default 3)
+  LAB_STEPS        number of training steps (default 6)
+  LAB_WORKDIR      scratch directory (dataset shards, checkpoints, markers)
+  LAB_PG_TIMEOUT   process-group timeout in seconds (default 10)
+
+Nothing here imitates a log line: every message below the fault comes from
+Python, PyTorch, gloo, torchrun or Slurm themselves. The script's own logging
+is ordinary Python logging, as in any training script.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import faulthandler
+import logging
+import math
+import os
+import signal
+import sys
+import time
+import warnings
+from datetime import timedelta
+from pathlib import Path
+
+import torch
+import torch._dynamo  # DDP() imports it lazily (about 2 s); imported before the PG, ranks stay in step
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch.distributed.elastic.multiprocessing.errors import record
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data import DataLoader, Dataset, DistributedSampler
+
+FAULT = os.environ.get("LAB_FAULT", "none")
+FAULT_RANKS = {int(r) for r in os.environ.get("LAB_FAULT_RANKS", "1").split(",") if r.strip()}
+FAULT_STEP = int(os.environ.get("LAB_FAULT_STEP", "3"))
+STEPS = int(os.environ.get("LAB_STEPS", "6"))
+WORKDIR = Path(os.environ.get("LAB_WORKDIR", "/tmp/lab-work"))
+PG_TIMEOUT = float(os.environ.get("LAB_PG_TIMEOUT", "10"))
+
+log = logging.getLogger("train")
+
+
+def _rank_env() -> tuple[int, int, int]:
+    if "RANK" not in os.environ and "SLURM_PROCID" in os.environ:
+        os.environ["RANK"] = os.environ["SLURM_PROCID"]
+        os.environ["WORLD_SIZE"] = os.environ["SLURM_NTASKS"]
+        os.environ["LOCAL_RANK"] = os.environ.get("SLURM_LOCALID", "0")
+    return int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), int(os.environ.get("LOCAL_RANK", "0"))
+
+
+RANK, WORLD, LOCAL_RANK = _rank_env()
+
+
+def fires(step: int | None = None) -> bool:
+    return RANK in FAULT_RANKS and (step is None or step == FAULT_STEP)
+
+
+class Shards(Dataset[tuple[torch.Tensor, torch.Tensor]]):
+    """Synthetic regression data; for the worker faults, item 0 of the fault step's batch kills its worker."""
+
+    def __init__(self, n: int = 96) -> None:
+        g = torch.Generator().manual_seed(0)
+        self.x = torch.randn(n, 16, generator=g)
+        self.y = (self.x @ torch.linspace(-1, 1, 16)).unsqueeze(1) + 0.01 * torch.randn(n, 1, generator=g)
+        self.trap = -1
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        if i == self.trap:
+            if FAULT == "dataloader_worker_segv":
+                ctypes.string_at(0)  # a C extension dereferencing NULL inside a worker
+            elif FAULT == "dataloader_worker_sigkill":
+                os.kill(os.getpid(), signal.SIGKILL)
+        return self.x[i], self.y[i]
+
+
+def build_model() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+
+
+def load_shard(step: int) -> None:
+    """The training data is read shard by shard; one shard is missing for the file-not-found fault."""
+    shard = WORKDIR / "data" / f"shard-{RANK:02d}-{step:04d}.pt"
+    if FAULT == "file_not_found" and fires(step):
+        shard = WORKDIR / "data" / f"shard-{RANK:02d}-missing.pt"
+    with open(shard, "rb") as f:
+        f.read(16)
+
+
+def checkpoint(model: torch.nn.Module, step: int) -> None:
+    enospc = FAULT.startswith("enospc_checkpoint")
+    target = WORKDIR / ("ckpt-small" if enospc else "ckpt")
+    target.mkdir(parents=True, exist_ok=True)
+    state = model.state_dict()
+    if enospc:
+        # the optimizer state and EMA weights make the real checkpoint large
+        state = {**state, "ema": torch.zeros(1 << 19), "optim": torch.zeros(1 << 19)}
+    path = target / f"step-{step:04d}-rank{RANK}.pt"
+    if FAULT == "enospc_checkpoint_fileobj":
+        with open(path, "wb") as f:  # as checkpoint libraries do (fsspec, Lightning): a Python file object
+            torch.save(state, f)
+    else:
+        torch.save(state, path)
+    log.info("saved checkpoint %s", path)
+
+
+def main() -> None:
+    logging.basicConfig(
+        level=logging.INFO, stream=sys.stdout,
+        format=f"%(asctime)s %(levelname)s [rank{RANK}] %(name)s: %(message)s",
+    )
+    if FAULT in ("segv_faulthandler", "abort"):
+        faulthandler.enable()
+    if FAULT == "nan_anomaly":
+        torch.autograd.set_detect_anomaly(True)
+    dist.init_process_group("gloo", timeout=timedelta(seconds=PG_TIMEOUT))
+    log.info("initialized gloo process group: rank %d of %d (local rank %d, pid %d)",
+             RANK, WORLD, LOCAL_RANK, os.getpid())
+
+    ds = Shards()
+    sampler = DistributedSampler(ds, num_replicas=WORLD, rank=RANK, shuffle=False)
+    batch = 4
+    if FAULT.startswith("dataloader_worker") and fires():
+        # the first item of the fault step's batch on this rank
+        ds.trap = list(iter(sampler))[FAULT_STEP * batch]
+    workers = 2 if FAULT.startswith("dataloader_worker") else 0
+    loader = DataLoader(ds, batch_size=batch, sampler=sampler, num_workers=workers)
+    model = DDP(build_model())
+    log.info("DDP model ready; DataLoader with %d workers", workers)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    for step, (x, y) in enumerate(loader):
+        if step >= STEPS:
+            break
+        if FAULT == "file_not_found":
+            load_shard(step)
+        if FAULT == "sigkill_external" and fires(step):
+            (WORKDIR / f"marker-rank{RANK}").write_text(str(os.getpid()))
+            log.info("step %d: waiting for the next batch", step)
+            time.sleep(600)  # the driver kill -9s this process now
+        if FAULT in ("hang_collective", "hang_monitored_barrier") and fires(step):
+            log.info("step %d: fetching remote sample index", step)
+            while True:
+                time.sleep(1)  # stuck (a stalled read, a deadlock); nothing records why
+        if FAULT == "hang_monitored_barrier" and step == FAULT_STEP:
+            dist.monitored_barrier(timeout=timedelta(seconds=PG_TIMEOUT), wait_all_ranks=True)
+        if FAULT in ("segv_faulthandler", "segv_plain") and fires(step):
+            ctypes.string_at(0)
+        if FAULT == "abort" and fires(step):
+            os.abort()
+        if FAULT in ("memory_leak", "slurm_oom") and fires(step):
+            hog = []
+            while True:  # a leak: every step keeps its activations
+                if len(hog) < 192:  # stop at 3 GiB; the limit is far below
+                    hog.append(torch.ones(16 << 20, dtype=torch.uint8))
+                time.sleep(0.05)
+        if FAULT in ("scancel", "time_limit") and step == FAULT_STEP:
+            log.info("step %d: evaluating", step)
+            (WORKDIR / f"marker-rank{RANK}").write_text(str(os.getpid()))
+            time.sleep(600)  # a long evaluation; the scheduler ends the job here
+        out = model(x)
+        if FAULT == "value_error" and fires(step):
+            y = y[:-1]  # a collate bug drops one label
+        if FAULT == "nan_guard" and fires(step):
+            x = x.clone()
+            x[0, 0] = math.inf
+            out = model(x)
+        if FAULT == "nan_anomaly" and fires(step):
+            out = out + torch.sqrt(out.detach().sum() * 0 - 1 + out.sum() * 0)
+        if FAULT == "two_rank_exception" and fires(step):
+            raise RuntimeError(f"mismatched vocabulary size in batch {step}: expected 32000 tokens, got 32001")
+        loss = F.mse_loss(out, y) if FAULT != "value_error" else F.binary_cross_entropy(out.sigmoid(), y.sigmoid())
+        if FAULT == "nan_guard":
+            global_loss = loss.detach().clone()
+            dist.all_reduce(global_loss)
+            if not torch.isfinite(global_loss):
+                log.error("step %d: loss is nan (global loss %s), stopping", step, global_loss.item())
+                raise FloatingPointError(f"loss is nan at step {step}")
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        log.info("step %d loss %.4f", step, loss.item())
+        if FAULT == "completed_warnings" and step == FAULT_STEP:
+            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available; disabling", UserWarning,
+                          stacklevel=1)
+            try:
+                load_shard(10_000)
+            except FileNotFoundError:
+                log.exception("step %d: prefetch of the next shard failed; will read it synchronously", step)
+    if (FAULT.startswith("enospc_checkpoint") or FAULT == "completed_warnings") and RANK == 0:
+        checkpoint(model.module, STEPS)
+    dist.barrier()
+    log.info("training finished after %d steps", STEPS)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    # torchelastic's @record writes error.json for torchrun's summary, and (a side effect worth knowing)
+    # enables faulthandler; the plain-segfault fault runs without it, as a script without @record does.
+    (main if FAULT == "segv_plain" else record(main))()

@@ -1,0 +1,31 @@
+"""The lab's captured runs (tests/lab/captured/): one real run per fault, kept so that the verdict on real
+PyTorch and Slurm output is checked on every test run, torch or no torch (test_lab.py makes them afresh)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from lab.check import check_bundle
+
+from firstfault.analyze import Analyzer
+
+CAPTURED = Path(__file__).parent / "captured"
+BUNDLES = sorted(p.parent for p in CAPTURED.glob("*/expected.yaml"))
+
+
+@pytest.fixture(scope="module")
+def analyzer() -> Analyzer:
+    return Analyzer()
+
+
+def test_every_fault_has_a_captured_run() -> None:
+    from lab.faults import FAULTS
+
+    assert sorted(b.name for b in BUNDLES) == sorted(FAULTS)
+
+
+@pytest.mark.parametrize("bundle", BUNDLES, ids=[b.name for b in BUNDLES])
+def test_captured_run(bundle: Path, analyzer: Analyzer) -> None:
+    c = check_bundle(bundle, analyzer)
+    assert c.ok, f"{bundle.name}: {c.problems} (got {c.domain} {c.category} on {c.nodes}: {c.summary})"

@@ -1,0 +1,153 @@
+"""The failure lab: real PyTorch jobs (gloo, CPU) with one injected fault each, against firstfault.
+
+Every run is produced afresh: the torchrun faults on bare `torchrun --standalone`,
+the Slurm faults with sbatch + srun on the session's real Slurm (`slurm_cluster`),
+except the two memory-limit faults, which need memory enforcement (task/cgroup;
+jobacct_gather OverMemoryKill) and get the lab's own Slurm clusters
+(lab.slurm.start) so that the session cluster keeps its configuration. The
+expectation of each fault is lab/faults.py's, decided from the fault, never
+from firstfault's answer.
+
+All runs happen once per module, WORKERS at a time (the machine has 2 cores);
+each test then analyses one bundle. LAB_KEEP=DIR keeps the bundles in DIR.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from lab.check import DEFINITIVE, compare
+from lab.faults import FAULTS
+
+from firstfault.analyze import Analyzer
+from lab import driver
+
+pytestmark = pytest.mark.integration
+
+TORCHRUN = [f.name for f in FAULTS.values() if f.mode == "torchrun"]
+SLURM = [f.name for f in FAULTS.values() if f.mode == "slurm"]
+# Runs at once. A run is CPU-bound for a few seconds (4 Python processes importing torch) and then mostly
+# waits (gloo timeouts, scancel, the time limit), so 3 at a time keep 2 cores busy.
+WORKERS = 3
+
+
+def _torch_ok() -> str | None:
+    if importlib.util.find_spec("torch") is None:
+        return "torch is not installed (pip install -e '.[lab]')"
+    probe = subprocess.run([sys.executable, "-c", "import torch.distributed as d; assert d.is_gloo_available()"],
+                           capture_output=True, text=True, timeout=120)
+    if probe.returncode != 0:
+        return f"torch with gloo not importable: {probe.stderr.strip()[-300:]}"
+    return None
+
+
+@pytest.fixture(scope="module")
+def lab_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    why = _torch_ok()
+    if why:
+        pytest.skip(why)
+    clusters: dict[str, Any] = {}
+    started: list[Any] = []
+    slurm_skip = ""
+    try:
+        clusters["harness"] = request.getfixturevalue("slurm_cluster")
+    except pytest.skip.Exception as exc:
+        slurm_skip = str(exc)
+    try:
+        if clusters:
+            from lab import slurm
+
+            for profile in sorted({f.slurm_profile for f in FAULTS.values()} - {"harness"}):
+                if profile == "cgroup" and not slurm.cgroup_available():
+                    continue  # its faults skip (a failure in CI), the others still run
+                c = slurm.start(tmp_path_factory.mktemp(f"lab-slurm-{profile}"), profile)
+                started.append(c)
+                clusters[profile] = c
+        memcg_skip = driver.memcg_unavailable()
+        faults = [f for f in FAULTS.values()
+                  if (f.mode == "torchrun" and not (f.memcg_limit and memcg_skip))
+                  or (f.mode == "slurm" and f.slurm_profile in clusters)]
+        keep = os.environ.get("LAB_KEEP")  # a directory to keep the bundles in, for reading them afterwards
+        out = Path(keep) if keep else tmp_path_factory.mktemp("lab-bundles")
+        t0 = time.monotonic()
+        results = driver.run_many(faults, out, workers=WORKERS, clusters=clusters)
+        elapsed = time.monotonic() - t0
+        yield {"results": {r.fault: r for r in results}, "slurm_skip": slurm_skip, "memcg_skip": memcg_skip,
+               "seconds": elapsed, "clusters": set(clusters)}
+    finally:
+        for c in started:
+            c.stop()
+
+
+@pytest.fixture(scope="module")
+def analyzer() -> Analyzer:
+    return Analyzer()
+
+
+def _analyse(lab_runs: dict[str, Any], analyzer: Analyzer, name: str) -> None:
+    fault = FAULTS[name]
+    if fault.mode == "slurm" and lab_runs["slurm_skip"]:
+        pytest.skip(lab_runs["slurm_skip"])
+    if fault.mode == "slurm" and fault.slurm_profile not in lab_runs["clusters"]:
+        pytest.skip(f"{name}: no Slurm of profile {fault.slurm_profile} here (cgroup v1 memory+freezer needed)")
+    if fault.memcg_limit and lab_runs["memcg_skip"]:
+        pytest.skip(f"{name}: {lab_runs['memcg_skip']}")
+    r = lab_runs["results"][name]
+    assert not r.error, f"{name}: the run itself failed: {r.error}"
+    exp = yaml.safe_load((r.bundle / "expected.yaml").read_text())
+    node = "ffnode1" if fault.mode == "slurm" else socket.gethostname()
+    assert exp == fault.expected(node), "expected.yaml must be the fault's own definition"
+    v = analyzer.analyze_path(str(r.bundle))
+    got = f"{v.attributed_domain} {v.root_cause.category if v.root_cause else '-'} nodes={v.affected_nodes}"
+    summary = v.root_cause.summary if v.root_cause else ""
+    if exp["domain"] in ("unknown", "none"):
+        assert v.attributed_domain not in DEFINITIVE, (
+            f"{name}: FALSE DEFINITIVE: expected {exp['domain']}, got {got} ({summary}); bundle {r.bundle}")
+    problems = compare(v, exp)
+    assert not problems, f"{name}: {problems}\n  got: {got}\n  summary: {summary}\n  bundle: {r.bundle}"
+
+
+@pytest.mark.parametrize("name", TORCHRUN)
+def test_torchrun_fault(lab_runs: dict[str, Any], analyzer: Analyzer, name: str) -> None:
+    _analyse(lab_runs, analyzer, name)
+
+
+@pytest.mark.parametrize("name", SLURM)
+def test_slurm_fault(lab_runs: dict[str, Any], analyzer: Analyzer, name: str) -> None:
+    _analyse(lab_runs, analyzer, name)
+
+
+def test_fault_catalogue() -> None:
+    """At least 16 faults, every expectation in the verdict's vocabulary, unknown/none never with a cause."""
+    assert len(FAULTS) >= 16
+    domains = {"software", "storage", "scheduler", "unknown", "none", "hardware", "network", "infrastructure"}
+    for f in FAULTS.values():
+        assert f.domain in domains, f.name
+        if f.domain in ("unknown", "none"):
+            assert f.category is None and f.affected_nodes == [], f.name
+        else:
+            assert f.category, f.name
+    assert {f.mode for f in FAULTS.values()} == {"torchrun", "slurm"}
+
+
+def test_captured_bundles_are_readable() -> None:
+    """The saved real runs under tests/lab/captured load as bundles and carry their fault's expectation."""
+    root = Path(__file__).parent / "captured"
+    bundles = sorted(p.parent for p in root.glob("*/expected.yaml"))
+    assert {b.name for b in bundles} == set(FAULTS), "one captured run per fault"
+    from firstfault.bundle import load_bundle
+
+    for b in bundles:
+        load_bundle(b)
+        exp = yaml.safe_load((b / "expected.yaml").read_text())
+        assert exp["domain"] == FAULTS[b.name].domain and exp.get("category") == FAULTS[b.name].category
