@@ -29,3 +29,24 @@ def test_every_fault_has_a_captured_run() -> None:
 def test_captured_run(bundle: Path, analyzer: Analyzer) -> None:
     c = check_bundle(bundle, analyzer)
     assert c.ok, f"{bundle.name}: {c.problems} (got {c.domain} {c.category} on {c.nodes}: {c.summary})"
+
+
+# The lead each fault must give, from the fault itself: the rank that stopped (a hang) is the laggard the
+# others waited for; the rank killed from outside is the first exit.
+LEADS = {
+    "hang_collective": "laggard_rank",
+    "hang_monitored_barrier": "laggard_rank",
+    "sigkill_external": "first_exit",
+    "dataloader_worker_sigkill": "first_exit",
+}
+
+
+@pytest.mark.parametrize("fault", sorted(LEADS))
+def test_captured_runs_name_the_faulty_rank_as_a_lead(fault: str, analyzer: Analyzer) -> None:
+    from lab.faults import FAULTS
+
+    want_ranks = [int(r) for r in FAULTS[fault].ranks.split(",")]
+    v = analyzer.analyze_path(str(CAPTURED / fault))
+    assert v.attributed_domain == "unknown" and v.affected_nodes == []
+    kinds = [(ld.kind, ld.ranks) for ld in v.leads]
+    assert kinds and kinds[0] == (LEADS[fault], want_ranks), kinds
