@@ -20,7 +20,8 @@ from firstfault.scan import Candidate, Extraction, LineScanner, all_line_extract
 from firstfault.timeparse import TimeParser
 
 LINES = [
-    "2026-11-02T10:03:07.123456+00:00 node-02 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1912, GPU has fallen off the bus.",
+    "2026-11-02T10:03:07.123456+00:00 node-02 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1912, GPU has fallen "
+    "off the bus.",
     "Traceback (most recent call last):",
     '  File "/opt/train.py", line 12, in <module>',
     "ValueError: shapes do not match",
@@ -44,7 +45,8 @@ def _scan(path: Path, chunk: int, monkeypatch: pytest.MonkeyPatch) -> list[tuple
     return [(c.line, c.text) for c in out]
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lines=st.lists(line, min_size=1, max_size=60), cut=st.integers(min_value=16, max_value=300))
 def test_the_same_candidates_whatever_the_chunk_size(lines: list[str], cut: int, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
