@@ -248,6 +248,7 @@ def _chunks(fh: IO[bytes], stats: FileStats) -> Iterator[tuple[bytes, int]]:
 
 # Bytes a text log may hold besides printable text: tab, newline, CR, form feed, backspace, ESC (colours).
 _TEXT_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
+_ODD_BYTES = bytes(b for b in range(32) if b not in _TEXT_CONTROLS) + b"\x7f"
 _BINARY_SHARE = 0.30
 
 
@@ -260,7 +261,7 @@ def binary_share(head: bytes) -> float:
     sample = head[:8192]
     if not sample:
         return 0.0
-    odd = sum(1 for b in sample if b < 32 and b not in _TEXT_CONTROLS) + sample.count(0x7F)
+    odd = len(sample) - len(sample.translate(None, _ODD_BYTES))
     odd += sample.decode("utf-8", errors="replace").count("\ufffd")
     return odd / len(sample)
 
@@ -290,6 +291,7 @@ class _Dispatch:
     extractors: tuple[LineExtractor, ...]
     matcher: _Matcher
     owners: tuple[tuple[int, ...], ...]  # literal index -> extractor indices
+    error_words: int  # the index of the unrecognized-lines word list among `extractors` (-1: none)
 
 
 @lru_cache(maxsize=16)
@@ -297,7 +299,8 @@ def _dispatch_for(source: str, extractors: tuple[LineExtractor, ...]) -> _Dispat
     exs = tuple(ex for ex in extractors if source in ex.sources)
     words = sorted({w for ex in exs for w in ex.literals})
     owners = tuple(tuple(i for i, ex in enumerate(exs) if w in ex.literals) for w in words)
-    return _Dispatch(exs, _Matcher(words), owners)
+    error_words = next((i for i, ex in enumerate(exs) if ex.name == "unrecognized"), -1)
+    return _Dispatch(exs, _Matcher(words), owners, error_words)
 
 
 class Extraction:
@@ -337,9 +340,9 @@ class Extraction:
         for e in hit:
             for d in dispatch.extractors[e].extract(p.body, ctx):
                 out.append(draft_to_event(d, ctx, text[:TEXT_CLIP]))
-        if hit and not out and not ctx.claimed:
-            # Only a line the prefilter passes: a Service given unfiltered lines and one given the
-            # Blueprint's candidates must list the same unrecognized lines.
+        if not out and not ctx.claimed and dispatch.error_words in hit:
+            # Error-looking is decided by the prefilter's own literal hits (ErrorWords'), so it costs
+            # nothing more, and a Service given unfiltered lines lists what one given candidates does.
             self.unrecognized.offer(c, p.body, p.host)
         return out
 

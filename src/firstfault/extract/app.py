@@ -79,9 +79,10 @@ _OTHER_NAN = re.compile(
 
 
 def _numerics_literals() -> tuple[str, ...]:
-    # A NaN value with the last character before it is specific enough on its own (` nan`, `:nan`,
-    # `(nan`); an Inf value is not (` info`, `=inference`), so it keeps the whole name and joiner.
-    nan_combos = {f"{(j + o)[-1]}{v}" for j in _JOINERS for o in _OPENS for v in _VALUES
+    # The value with the two characters before it: `: nan`, `=nan`, `s nan` (loss nan), `(nan`
+    # (tensor(nan): specific enough for NaN, while Megatron's `number of nan iterations: 0` (`f nan`)
+    # stays out. An Inf value is not (`: info`, `=inference`), so it keeps the whole name and joiner.
+    nan_combos = {f"{(n + j + o)[-2:]}{v}" for n in _METRIC_NAMES for j in _JOINERS for o in _OPENS for v in _VALUES
                   if v.lstrip("-").lower() == "nan"}
     inf_combos = {f"{n}{j}{o}{v}" for n in _METRIC_NAMES for j in _JOINERS for o in _OPENS for v in _VALUES
                   if v.lstrip("-").lower() == "inf"}

@@ -41,7 +41,8 @@ class ErrorWords:
 
     name = "unrecognized"
     sources: frozenset[str] = frozenset({"kernel", "syslog", "fabricmanager", "application"})
-    literals: tuple[str, ...] = ("error", "ERROR", "failed", "FAILED", "Failed", "fatal", "Fatal", "FATAL")
+    literals: tuple[str, ...] = ("error", "ERROR", "Error", "failed", "FAILED", "Failed", "fatal", "Fatal", "FATAL",
+                                 "Exception", "panic", "Killed", "killed", "timed out", "Timeout", "timeout")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Never]:
         if KNOWN_CONTEXT.search(line):
@@ -54,11 +55,6 @@ MAX_OUTPUT: Final = 20
 _TEXT_CLIP: Final = 500
 _CACHE_MAX: Final = 20000
 
-# What makes a line look like an error to a person reading the log.
-_ERRORISH = re.compile(
-    r"(?i)\b(?:errors?|err|fail(?:ed|ure|ures|s|ing)?|fatal|exception|abort(?:ed|ing)?|panic|segfault"
-    r"|killed|timed out|timeout|denied|refused|unreachable|corrupt(?:ed|ion)?|invalid|cannot|unable)\b"
-)
 # Lines that look like errors and are not: counters at zero, "no errors", help text.
 _BENIGN = re.compile(
     r"(?i)\b(?:no|0|zero) (?:errors?|failures?)\b|\berrors?[=:]\s*0\b|\bfailed[=:]\s*0\b"
@@ -66,6 +62,7 @@ _BENIGN = re.compile(
 )
 _MASKS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
     (re.compile(r"\b[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]"), "<GLOG>]"),
+    (re.compile(r"\[\s*\d+\.\d+\]"), "[<UPTIME>]"),
     (re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"), "<TIME>"),
     (re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)?\s?(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
                 r"\s+\d{1,2}\s+\d\d:\d\d:\d\d(?:\.\d+)?(?:\s+\d{4})?"), "<TIME>"),
@@ -127,7 +124,8 @@ class Unrecognized:
         return t
 
     def offer(self, c: Candidate, body: str, host: str | None = None) -> None:
-        if not _ERRORISH.search(body) or _BENIGN.search(body):
+        """A line the scanner found error-looking (it holds one of ErrorWords' literals) and no extractor read."""
+        if _BENIGN.search(body):
             return
         t = self.template(body)
         g = self._groups.get(t)
