@@ -83,7 +83,7 @@ _DIGITS = re.compile(r"\d+")
 class _Group:
     count: int = 0
     where: set[tuple[str | None, str | None, int | None]] = field(default_factory=set)  # node, host, rank
-    first: tuple[str, str, int, str] | None = None  # sort key (time, file, line) and text
+    first: tuple[str, int, str] | None = None  # file, line and text of the earliest line
     first_time: datetime | None = None
 
 
@@ -98,6 +98,15 @@ class UnrecognizedGroup:
     text: str
 
 
+def _earlier(c: Candidate, time: datetime | None, first: tuple[str, int, str]) -> bool:
+    """Is `c` before the group's first line? By time (no time sorts last), then file and line."""
+    if (c.time is None) != (time is None):
+        return c.time is not None
+    if c.time is not None and time is not None and c.time != time:
+        return c.time < time
+    return (c.file, c.line) < first[:2]
+
+
 class Unrecognized:
     """Collects the error-looking lines no extractor understood (see module docstring)."""
 
@@ -105,29 +114,32 @@ class Unrecognized:
         names = sorted({h for h in hosts if h}, key=len, reverse=True)
         self._hosts = re.compile(r"\b(?:" + "|".join(re.escape(h) for h in names) + r")\b") if names else None
         self._groups: dict[str, _Group] = {}
-        self._cache: dict[str, str] = {}
+        self._cache: dict[str, str | None] = {}
         self.overflow = 0  # lines whose template was past MAX_GROUPS
 
-    def template(self, body: str) -> str:
+    def template(self, body: str) -> str | None:
+        """The masked template of a line, or None for a benign one; cached by the line with its digits
+        zeroed, so the ten-thousandth copy of a line costs one substitution and a lookup."""
         key = _DIGITS.sub("0", body)
-        hit = self._cache.get(key)
-        if hit is not None:
-            return hit
-        t = body
-        if self._hosts is not None:
-            t = self._hosts.sub("<HOST>", t)
-        for rx, repl in _MASKS:
-            t = rx.sub(repl, t)
-        t = t.strip()[:_TEXT_CLIP]
+        if key in self._cache:
+            return self._cache[key]
+        t: str | None = None
+        if not _BENIGN.search(body):
+            t = body
+            if self._hosts is not None:
+                t = self._hosts.sub("<HOST>", t)
+            for rx, repl in _MASKS:
+                t = rx.sub(repl, t)
+            t = t.strip()[:_TEXT_CLIP]
         if len(self._cache) < _CACHE_MAX:
             self._cache[key] = t
         return t
 
     def offer(self, c: Candidate, body: str, host: str | None = None) -> None:
         """A line the scanner found error-looking (it holds one of ErrorWords' literals) and no extractor read."""
-        if _BENIGN.search(body):
-            return
         t = self.template(body)
+        if t is None:
+            return
         g = self._groups.get(t)
         if g is None:
             if len(self._groups) >= MAX_GROUPS:
@@ -137,9 +149,8 @@ class Unrecognized:
         g.count += 1
         if len(g.where) < 256:
             g.where.add((c.node, host, c.rank))
-        key = (c.time.isoformat() if c.time else "~", c.file, c.line, c.text[:_TEXT_CLIP])
-        if g.first is None or key[:3] < g.first[:3]:
-            g.first, g.first_time = key, c.time
+        if g.first is None or _earlier(c, g.first_time, g.first):
+            g.first, g.first_time = (c.file, c.line, c.text[:_TEXT_CLIP]), c.time
 
     def groups(self, node_of: Callable[[str | None, str | None, int | None], str | None],
                limit: int = MAX_OUTPUT) -> list[UnrecognizedGroup]:
@@ -147,7 +158,7 @@ class Unrecognized:
         for t, g in self._groups.items():
             assert g.first is not None
             nodes = sorted({n for w in g.where if (n := node_of(*w))})
-            _, file, line, text = g.first
+            file, line, text = g.first
             out.append(UnrecognizedGroup(t, g.count, nodes, file, line, g.first_time, text))
         out.sort(key=lambda u: (-u.count, u.template))
         return out[:limit]
