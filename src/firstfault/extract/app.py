@@ -452,7 +452,7 @@ class ProcessSignalExtractor:
     """srun task kills, slurmstepd cancellations, Python / shell fault reports."""
 
     name = "process.signal"
-    sources: frozenset[str] = frozenset({"application"})
+    sources: frozenset[str] = frozenset({"application", "syslog"})  # slurmstepd also logs to syslog
     literals: tuple[str, ...] = (
         ": task ",
         ": tasks ",

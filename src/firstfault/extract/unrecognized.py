@@ -42,7 +42,7 @@ class ErrorWords:
     name = "unrecognized"
     sources: frozenset[str] = frozenset({"kernel", "syslog", "fabricmanager", "application"})
     literals: tuple[str, ...] = ("error", "ERROR", "Error", "failed", "FAILED", "Failed", "fatal", "Fatal", "FATAL",
-                                 "Exception", "panic", "Killed", "killed", "timed out", "Timeout", "timeout")
+                                 "Exception", "panic")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Never]:
         if KNOWN_CONTEXT.search(line):
