@@ -312,3 +312,51 @@ def test_without_accounting_the_job_banner_is_the_schedulers_word(tmp_path: Path
     v = Analyzer().analyze_path(str(tmp_path))
     assert v.terminal_state == state
     assert v.root_cause is not None and v.root_cause.category == category
+
+
+# ---------------------------------------------------------------- each new reading, both ways
+
+
+@pytest.mark.parametrize(
+    ("lines", "want"),
+    [
+        # NCCL cannot size its /dev/shm segment: the container's configuration (dmlc/xgboost#5963 wording)
+        (["node-1:100:200 [0] NCCL WARN Call to posix_fallocate failed : No space left on device"],
+         [("app.exception", True)]),
+        (["node-1:100:200 [0] misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE to "
+          "9637892 bytes, error: No space left on device (28)",
+          "node-1:100:200 [0] misc/shmutils.cc:132 NCCL WARN Error while creating shared memory segment "
+          "/dev/shm/nccl-WU88OE (size 9637888), error: No space left on device (28)"],
+         [("app.exception", True)]),  # one report, not two
+        # a storage errno a logger printed without a traceback (THUDM/slime#326 wording)
+        (["ERROR: megatron.core.dist_checkpointing.strategies.filesystem_async: Local process 0 encountered an "
+          "error: [Errno 5] Input/output error"], [("storage.error", None)]),
+        # a logged errno that is not the storage's is not a cause on its own
+        (["WARNING: retrying: [Errno 2] No such file or directory: '/tmp/x.lock'"], []),
+        (["/usr/bin/python: No module named deepspeed"], [("app.exception", None)]),
+        (["UserWarning: Failed to initialize NumPy: No module named 'numpy' (Triggered internally at x.cpp:84.)"],
+         []),
+    ],
+)
+def test_application_readings(lines: list[str], want: list[tuple[str, object]]) -> None:
+    events, _ = feed(lines)
+    assert [(e.kind, e.fields.get("shm")) for e in events] == want
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        ("memory: usage 184320000kB, limit 184320000kB, failcnt 2316326", "host.oom_kill"),
+        ("memory: usage 1024kB, limit 184320000kB, failcnt 0", None),
+        ("Uncorrectable ECC / other uncorrectable memory error @P2-DIMMF1 - Assertion", "host.mce"),
+        ("Uncorrectable ECC / other uncorrectable memory error @P2-DIMMF1 - Deasserted", None),
+        ("job 2598356 cancelled - job preempted (node failure)", "sched.node_down"),
+        ("c011: Reason=apply ntpd fix : reboot issued : reboot timed out [slurm@2021-09-17T20:52:56]",
+         "sched.node_down"),
+        ("node-1:100:200 [0] NCCL WARN NET/IB : Got async event : GID table change", None),
+    ],
+)
+def test_kernel_and_syslog_readings(line: str, kind: str | None) -> None:
+    ex = Extraction(all_line_extractors())
+    got = [e.kind for e in ex.events(Candidate("syslog", "messages", 1, "n1", None, None, line))]
+    assert got == ([kind] if kind else [])
