@@ -22,6 +22,7 @@ from typing import Final
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import nccl_result_of
 from firstfault.extract.prefix import split_prefixes
+from firstfault.extract.traceback import PEER_FAILURE_PATTERNS
 from firstfault.model import FieldValue
 
 _DETAIL_CLIP: Final = 400
@@ -114,11 +115,9 @@ _IB_ASYNC_BENIGN: Final = frozenset({"gid table change", "port active", "lid cha
 # `Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_3:1, curr state INIT, next state RTR`.
 _IBV_CALL = re.compile(r"Call to ibv_(?P<verb>\w+) failed with (?P<err>\d+)\b[^,]*(?:, on dev (?P<dev>[\w\-]+))?")
 _NETWORK_ERRNOS: Final = frozenset({"ETIMEDOUT", "ENETUNREACH", "EHOSTUNREACH", "ENETDOWN", "EHOSTDOWN"})
-# A peer dropping out, as NCCL's socket layer and PyTorch's store report it.
-PEER_LOSS = re.compile(
-    r"Connection reset by peer|Connection closed by (?:remote )?peer|Broken pipe"
-    r"|Connection closed by localRank|remote process exited or there was a network error"
-)
+# A peer dropping out, as NCCL's socket layer, gloo and PyTorch's store report it: one table, the
+# traceback model's (extract/traceback.py).
+PEER_LOSS = PEER_FAILURE_PATTERNS["nccl.remote_error"]
 # Phrases that make a peer-loss phrase an NCCL one (a bare "Connection reset
 # by peer" may come from a data loader or an HTTP client).
 _NCCL_CONTEXT = ("NCCL", "nccl", "socketProgress", "Last error", "ProcessGroup")

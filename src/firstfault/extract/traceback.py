@@ -108,12 +108,14 @@ PEER_FAILURE: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         r"|Timeout waiting for key|Watchdog caught collective operation timeout|[Bb]arrier timed out"
         r"|failed to pass monitoredBarrier")),
     ("nccl.remote_error", re.compile(
-        r"Connection closed by (?:remote )?peer|Connection reset by peer|Broken pipe|Connection refused"
+        r"Connection closed by (?:remote )?peer|Connection closed by localRank|Connection reset by peer|Broken pipe"
+        r"|Connection refused"
         r"|remote (?:worker|process|peer|rank)s? (?:\w+ )?(?:crash|hang|exit|fail|die|disconnect)\w*"
         r"|typically caused by a remote|remote process exited or there was a network error"
         r"|peer (?:process )?(?:has )?(?:exited|crashed|died|closed|disconnected)"
         r"|failed to recv, got 0 bytes|unexpected EOF|Read error \[|Write error \[|ncclRemoteError")),
 )
+PEER_FAILURE_PATTERNS: Final[dict[str, re.Pattern[str]]] = dict(PEER_FAILURE)
 # torch.distributed exception classes -> nccl.* kind, for the ones whose
 # message says nothing the table above knows (a store or rendezvous failure).
 DIST_TYPES: Final[dict[str, str]] = {
