@@ -34,7 +34,6 @@ from firstfault.extract.codes import (
 from firstfault.extract.nccl import NCCL_MARK, clip, nccl_owns, recent, split_rank_prefix
 from firstfault.model import FieldValue
 
-_by = by_whom
 _STRSIGNAL_ALT = strsignal_alternation()
 _FAULT_ALT = "Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction"
 
@@ -359,7 +358,7 @@ class TorchrunExtractor:
             if sig_or_none is not None:
                 fields: dict[str, FieldValue] = {
                     "signal": sig_or_none,
-                    "by": _by(sig_or_none, "launcher"),
+                    "by": by_whom(sig_or_none, "launcher"),
                     "detail": clip(body),
                     "local_rank": int(m.group("local")),  # the leads map it to the node's rank
                 }
@@ -507,7 +506,7 @@ class ProcessSignalExtractor:
         if m:
             sig = signal_of_text(m.group("what")) or "SIGKILL"
             tasks = m.group("tasks")
-            draft = Draft("process.signal", {"signal": sig, "by": _by(sig, "launcher"), "detail": detail})
+            draft = Draft("process.signal", {"signal": sig, "by": by_whom(sig, "launcher"), "detail": detail})
             draft.host = m.group("host")
             if tasks.isdigit():
                 draft.rank = int(tasks)  # srun task id == rank
@@ -534,7 +533,7 @@ class ProcessSignalExtractor:
             what = next(g for g in m.groups() if g is not None)
             sig = signal_of_text(what) or _WORKER_FAULTS.get(what.lower(), "SIGSEGV")
             # faulthandler's "Fatal Python error: Aborted" is the process's own word on an abort.
-            by = "self" if fatal is not None and sig == "SIGABRT" else _by(sig, "launcher")
+            by = "self" if fatal is not None and sig == "SIGABRT" else by_whom(sig, "launcher")
             return Draft("process.signal", {"signal": sig, "by": by, "detail": detail})
         if _WALLTIME.search(body):
             return Draft("process.signal", {"signal": "SIGTERM", "by": "scheduler", "detail": detail,
@@ -544,20 +543,20 @@ class ProcessSignalExtractor:
             code = int(m.group("code"))
             if code > 256:
                 sig = signal_name(code - 256)
-                return Draft("process.signal", {"signal": sig, "by": _by(sig, "scheduler"), "detail": detail,
+                return Draft("process.signal", {"signal": sig, "by": by_whom(sig, "scheduler"), "detail": detail,
                                                 "exitcode": code})
             return None
         m = _AGENT_SIGNAL.search(body) if "traceback :" not in body else None
         if m:
             # Sent to torchrun's agent from above it (scancel, the kubelet, an operator).
             sig = m.group("sig")
-            return Draft("process.signal", {"signal": sig, "by": _by(sig, "scheduler"), "detail": detail})
+            return Draft("process.signal", {"signal": sig, "by": by_whom(sig, "scheduler"), "detail": detail})
         if "exitcode" not in body and "local_rank" not in body:  # torchrun's own lines: TorchrunExtractor
             m = _EXIT_CODE.search(body)
             if m:
                 sig_or_none = exit_signal(int(m.group("code")))
                 if sig_or_none is not None:
-                    return Draft("process.signal", {"signal": sig_or_none, "by": _by(sig_or_none, "launcher"),
+                    return Draft("process.signal", {"signal": sig_or_none, "by": by_whom(sig_or_none, "launcher"),
                                                     "detail": detail, "exitcode": int(m.group("code"))})
         return None
 

@@ -87,10 +87,6 @@ def _place(draft: Draft, head: re.Match[str] | None) -> Draft:
     return draft
 
 
-# NCCL result codes: catalog/cuda.yaml (extract/codes.py)
-nccl_result = nccl_result_of
-
-
 # --------------------------------------------------------------------------
 # Classification shared by the NCCL error extractor and the Python one
 # --------------------------------------------------------------------------
@@ -228,7 +224,7 @@ def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
     if "communicator was aborted" in body or "ncclCommAbort" in body:
         found["nccl.communicator_aborted"] = {"detail": detail}
 
-    result = nccl_result(body)
+    result = nccl_result_of(body)
     peer_loss = PEER_LOSS.search(body) is not None and (warn is not None or any(c in body for c in _NCCL_CONTEXT))
     if result == "ncclRemoteError" or peer_loss:
         found["nccl.remote_error"] = {"detail": detail}
@@ -286,6 +282,11 @@ def _last_mark(ctx: LineContext, rank: int | None) -> int | None:
     """A line with no rank of its own (pre-2.2 PyTorch in an unlabelled file)
     follows whatever the stream reported last."""
     return recent(ctx.state, NCCL_MARK).get(rank if rank is not None else _ANY)
+
+
+def _present(**kw: FieldValue) -> dict[str, FieldValue]:
+    """The fields a line gave (None: the line did not say)."""
+    return {k: v for k, v in kw.items() if v is not None}
 
 
 def _int(m: re.Match[str] | None) -> int | None:
@@ -359,20 +360,9 @@ class C10dTimeoutExtractor:
             if key in seen:
                 return
             seen[key] = ctx.lineno
-        fields: dict[str, FieldValue] = {"stuck": False}
-        if op is not None:
-            fields["op"] = op
-        if seq is not None:
-            fields["seq"] = seq
-        if timeout_ms is not None:
-            fields["timeout_ms"] = timeout_ms
-        ran = _int(_RAN.search(body))
-        if ran is not None:
-            fields["ran_ms"] = ran
-        for name, rx in (("numel_in", _NUMEL_IN), ("numel_out", _NUMEL_OUT)):
-            n = _int(rx.search(body))
-            if n is not None:
-                fields[name] = n
+        fields: dict[str, FieldValue] = {"stuck": False, **_present(
+            op=op, seq=seq, timeout_ms=timeout_ms, ran_ms=_int(_RAN.search(body)),
+            numel_in=_int(_NUMEL_IN.search(body)), numel_out=_int(_NUMEL_OUT.search(body)))}
         fields.update(_pg_fields(body))
         yield Draft("nccl.timeout", fields, rank=rank)
 
@@ -382,14 +372,8 @@ class C10dTimeoutExtractor:
         done = _int(_LAST_DONE.search(body))
         if enq is None and done is None:
             return
-        fields: dict[str, FieldValue] = {}
-        if enq is not None:
-            fields["last_enqueued"] = enq
-        if done is not None:
-            fields["last_completed"] = done
         at = _int(_AT_WORK.search(body))
-        if at is not None:
-            fields["at_seq"] = at
+        fields = _present(last_enqueued=enq, last_completed=done, at_seq=at)
         dump = _DUMP_FROM.search(body)
         if dump is not None:
             fields["dump_signal"] = True
