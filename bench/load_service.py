@@ -30,10 +30,10 @@ from pathlib import Path
 
 import httpx
 
-from firstfault.analyze import Analyzer
 from firstfault.bundle import load_bundle
+from firstfault.collect.wire import AnalyzeRequest, request_from_bundle
+from firstfault.engine.analyze import Analyzer, analyze_request
 from firstfault.service.ndjson import request_records
-from firstfault.wire import AnalyzeRequest, analyze_request, request_from_bundle
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,7 +15,7 @@ times (median wall time, highest peak RSS):
   analyze  firstfault analyze BUNDLE --format json    the real thing
 
 WORDS is the catalog's own prefilter (`firstfault rules prefilter`, else
-`firstfault.scan.prefilter_words()`, else a small stand-in list with a
+`firstfault.collect.scan.prefilter_words()`, else a small stand-in list with a
 WARNING). Peak RSS is each child's own high-water mark, measured by GNU
 time (/usr/bin/time) when present, else by os.wait4. The targets: analyze within 2x of
 grep -E, and peak RSS under 300 MB. --scale generates bundles of growing
@@ -177,12 +177,12 @@ def prefilter_words(ff: str | None) -> tuple[list[str], str]:
                 return words, "cli: firstfault rules prefilter"
         except (OSError, subprocess.TimeoutExpired):
             pass
-    code = "import firstfault.scan as s\nfor w in s.prefilter_words():\n    print(w)\n"
+    code = "import firstfault.collect.scan as s\nfor w in s.prefilter_words():\n    print(w)\n"
     try:
         p = subprocess.run([ff_python(ff), "-c", code], capture_output=True, text=True, timeout=120)
         words = [w for w in p.stdout.splitlines() if w.strip()]
         if p.returncode == 0 and words:
-            return words, "import: firstfault.scan.prefilter_words()"
+            return words, "import: firstfault.collect.scan.prefilter_words()"
     except (OSError, subprocess.TimeoutExpired):
         pass
     return list(FALLBACK_WORDS), "FALLBACK"
@@ -303,7 +303,7 @@ def bench_bundle(
     say("words    %d prefilter words from %s" % (len(word_list), origin))
     if origin == "FALLBACK":
         say(
-            "WARNING: neither `firstfault rules prefilter` nor firstfault.scan.prefilter_words() is "
+            "WARNING: neither `firstfault rules prefilter` nor firstfault.collect.scan.prefilter_words() is "
             "available; grep uses a small stand-in word list, so these grep figures are NOT the real ones."
         )
     words_file = workdir / "prefilter.words"

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from firstfault.analyze import Analyzer
+from firstfault.engine.analyze import Analyzer
 from firstfault.model import CAUSE_DOMAINS, Verdict
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from firstfault.analyze import Analyzer
 from firstfault.bundle import BundleError, load_bundle, parse_ranges
+from firstfault.engine.analyze import Analyzer
 from tests.conftest import NCCL_REMOTE, WORKLOAD, XID79, BundleMaker
 
 

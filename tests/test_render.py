@@ -9,9 +9,8 @@ from typing import Any, cast
 
 import pytest
 
-from firstfault.analyze import Analyzer
-from firstfault.blueprint.base import Enrichment
-from firstfault.model import Verdict
+from firstfault.engine.analyze import Analyzer
+from firstfault.model import Enrichment, Verdict
 from firstfault.render import make_console, ranks_text, render_markdown, terminal_width, text_lines, write
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from firstfault import scan
-from firstfault.analyze import Analyzer
+from firstfault.engine.analyze import Analyzer
 from firstfault.timeparse import TimeParser
 
 SHOWCASE = Path(__file__).parent.parent / "examples" / "nvlink-xid149"

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from firstfault import scan
-from firstfault.scan import Candidate, Extraction, LineScanner, all_line_extractors
+from firstfault.collect.scan import Candidate, Extraction, LineScanner, all_line_extractors
 from firstfault.timeparse import TimeParser
 
 LINES = [

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from firstfault.analyze import Analyzer
+from firstfault.engine.analyze import Analyzer
 from firstfault.model import Verdict
 
 ROOT = Path(__file__).parent / "scenarios"

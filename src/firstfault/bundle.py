@@ -3,7 +3,7 @@
 Loading validates workload.yaml strictly (an unknown key is an error naming
 its path and line) and resolves each source's path template to the files it
 names, binding `{node}` / `{rank}` placeholders. Reading the files is the
-scanner's job (scan.py).
+scanner's job (collect/scan.py).
 """
 
 from __future__ import annotations

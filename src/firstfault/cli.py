@@ -15,8 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from firstfault.blueprint.base import Enrichment
-    from firstfault.model import Verdict
+    from firstfault.model import Enrichment, Verdict
 
 app = typer.Typer(
     name="firstfault",
@@ -130,8 +129,8 @@ def analyze(
     Exits 0 when a verdict was built (whatever it says), 2 when none could be
     (the message names the file and why).
     """
-    from firstfault.analyze import Analyzer
     from firstfault.bundle import BundleError
+    from firstfault.engine.analyze import Analyzer
     from firstfault.render import write
 
     if output is not None:
@@ -198,8 +197,7 @@ def _saved(path: Path) -> tuple[Verdict, Enrichment | None]:
     """A verdict document, alone or as a webhook body ("enrichment") or a GET /v1/verdicts/ID record."""
     from pydantic import ValidationError
 
-    from firstfault.blueprint.base import Enrichment
-    from firstfault.model import Verdict
+    from firstfault.model import Enrichment, Verdict
 
     try:
         raw = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
@@ -314,7 +312,7 @@ def rules_prefilter(
     source: Annotated[Optional[str], typer.Option("--source", help="Only words for this source kind.")] = None,  # noqa: UP045
 ) -> None:
     """Print the literal words a line must contain for any extractor to match it."""
-    from firstfault.scan import prefilter_words
+    from firstfault.collect.scan import prefilter_words
 
     words = prefilter_words(source)
     if fmt is Fmt.json:

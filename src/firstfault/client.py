@@ -29,10 +29,10 @@ from typing import IO, Any
 import httpx
 
 from firstfault.bundle import WorkloadSpec
+from firstfault.collect.wire import AnalyzeRequest, Record
 from firstfault.model import Verdict
 from firstfault.service.errors import ProblemBody
 from firstfault.service.schemas import CatalogInfo, Prefilter
-from firstfault.wire import AnalyzeRequest, Record
 
 SPOOL_MEMORY = 8 << 20  # bodies up to this size stay in memory
 GZIP_ABOVE = 64 << 10
@@ -97,7 +97,7 @@ class FirstfaultClient:
         """The JSON form; bodies over 64 KiB travel gzip-compressed, over JSON_ABOVE as NDJSON."""
         raw = request.model_dump_json().encode()
         if len(raw) > JSON_ABOVE:
-            from firstfault.wire import records
+            from firstfault.collect.wire import records
 
             del raw
             return self.analyze_ndjson(request.context, records(request))

@@ -261,3 +261,14 @@ class Verdict(_Strict):
     secondary_causes: list[Cause] = Field(default_factory=list)
     explanation: list[str] = Field(default_factory=list)
     unrecognized: list[Unrecognized] = Field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Enrichment:
+    """What the Blueprint adds to a verdict before writing it (not part of the verdict document)."""
+
+    cluster: str | None = None
+    links: dict[str, str] = field(default_factory=dict)
+    owner: str | None = None
+    previous_attempts: list[str] = field(default_factory=list)
+

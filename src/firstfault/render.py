@@ -29,7 +29,7 @@ from rich.text import Text
 from firstfault.model import Cause, EvidenceItem, Verdict
 
 if TYPE_CHECKING:
-    from firstfault.blueprint.base import Enrichment
+    from firstfault.model import Enrichment
 
 FORMATS: tuple[str, ...] = ("text", "markdown", "json")
 DEFAULT_WIDTH = 80
@@ -146,7 +146,7 @@ def nodes_text(nodes: Sequence[str], *, full: bool = False) -> str:
     """A few names as they are; more in Slurm hostlist form (node-[01-64]), cut after 3 groups unless `full`."""
     if len(nodes) <= SHORT_NODES:
         return ", ".join(nodes)
-    from firstfault.blueprint.hostlist import hostlist_compress
+    from firstfault.hostlist import hostlist_compress
 
     groups = hostlist_compress(nodes).split(",")
     # hostlist_compress joins ranges inside brackets with commas too: re-split on the top level only.

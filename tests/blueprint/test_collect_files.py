@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from firstfault.analyze import Analyzer, collect_bundle
-from firstfault.blueprint.collect.files import FilesConnector
 from firstfault.bundle import SourceSpec, load_bundle
+from firstfault.collect.files import FilesConnector
+from firstfault.collect.scan import Candidate, prefilter_words
+from firstfault.collect.sink import collect_bundle
+from firstfault.engine.analyze import Analyzer
 from firstfault.model import Verdict
-from firstfault.scan import Candidate, prefilter_words
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 NOW = datetime(2026, 11, 29, tzinfo=UTC)

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from kubernetes.client import ApiClient, Configuration
 
-from firstfault.analyze import Analysis, Analyzer
-from firstfault.blueprint.collect.http import HttpOptions
-from firstfault.blueprint.collect.k8slogs import K8sPodLogsConnector, split_timestamp
 from firstfault.bundle import Context, WorkloadSpec
-from firstfault.scan import Candidate, prefilter_words
+from firstfault.collect.http import HttpOptions
+from firstfault.collect.k8slogs import K8sPodLogsConnector, split_timestamp
+from firstfault.collect.scan import Candidate, prefilter_words
+from firstfault.engine.analyze import Analysis, Analyzer
 from tests.blueprint.replay import K8sReplay, ReplayServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "k8slogs"

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 
-from firstfault.blueprint.collect.http import BasicAuth, FetchError, HttpOptions, get, make_client
-from firstfault.blueprint.collect.lines import StreamReader, WordFilter, coverage_item, match_node
-from firstfault.scan import Candidate
+from firstfault.collect.http import BasicAuth, FetchError, HttpOptions, get, make_client
+from firstfault.collect.lines import StreamReader, WordFilter, coverage_item, match_node
+from firstfault.collect.scan import Candidate
 from firstfault.timeparse import TimeParser
 
 UTC_TP = TimeParser(UTC, datetime(2026, 10, 20, 10, tzinfo=UTC), datetime(2026, 10, 20, 11, tzinfo=UTC))

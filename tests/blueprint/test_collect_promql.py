@@ -19,10 +19,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from firstfault.analyze import Analysis, Analyzer
-from firstfault.blueprint.collect.http import HttpOptions
-from firstfault.blueprint.collect.promql import PromQLConnector, build_query
 from firstfault.bundle import Context, WorkloadSpec
+from firstfault.collect.http import HttpOptions
+from firstfault.collect.promql import PromQLConnector, build_query
+from firstfault.engine.analyze import Analysis, Analyzer
 from tests.blueprint.prom_harness import Prometheus, missing_binaries, prometheus
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "prom" / "dcgm_node_history.om"

@@ -16,11 +16,11 @@ from datetime import UTC
 import pytest
 from kubernetes.client import ApiClient, Configuration
 
-from firstfault.blueprint.base import ContextError
-from firstfault.blueprint.context.cursor import parse_cursor
-from firstfault.blueprint.context.kueue import KueueContext
 from firstfault.bundle import Context
 from firstfault.extract.scheduler import read_scheduler
+from firstfault.identify.base import ContextError
+from firstfault.identify.cursor import parse_cursor
+from firstfault.identify.kueue import KueueContext
 from tests.blueprint.kube_replay import KubeReplay
 
 WL = "/apis/kueue.x-k8s.io/v1beta1"

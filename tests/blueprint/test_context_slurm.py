@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from firstfault.blueprint.base import ContextError
-from firstfault.blueprint.context.cursor import parse_cursor
-from firstfault.blueprint.context.slurm import RunResult, SlurmContext
 from firstfault.bundle import Context
+from firstfault.identify.base import ContextError
+from firstfault.identify.cursor import parse_cursor
+from firstfault.identify.slurm import RunResult, SlurmContext
 from firstfault.timeparse import parse_rfc3339
 from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster
 

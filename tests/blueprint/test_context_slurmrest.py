@@ -29,11 +29,11 @@ from typing import TypeVar
 import httpx
 import pytest
 
-from firstfault.blueprint.base import ContextError
-from firstfault.blueprint.context.cursor import parse_cursor
-from firstfault.blueprint.context.slurm import SlurmContext
-from firstfault.blueprint.context.slurmrest import SlurmRestContext
 from firstfault.bundle import Context
+from firstfault.identify.base import ContextError
+from firstfault.identify.cursor import parse_cursor
+from firstfault.identify.slurm import SlurmContext
+from firstfault.identify.slurmrest import SlurmRestContext
 from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "slurmrest"

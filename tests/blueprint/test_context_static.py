@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from firstfault.blueprint.base import ContextError
-from firstfault.blueprint.context.static import StaticContext
-from firstfault.blueprint.hostlist import hostlist_compress, hostlist_expand
 from firstfault.bundle import Context
+from firstfault.hostlist import hostlist_compress, hostlist_expand
+from firstfault.identify.base import ContextError
+from firstfault.identify.static import StaticContext
 
 START, END = "2026-11-02T10:00:00Z", "2026-11-02T12:00:00+01:00"
 

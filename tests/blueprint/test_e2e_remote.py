@@ -29,11 +29,11 @@ import pytest
 import yaml
 from typer.testing import Result
 
-from firstfault.blueprint.collect.files import FilesConnector
-from firstfault.blueprint.context.static import StaticContext
 from firstfault.blueprint.pipeline import Pipeline
 from firstfault.bundle import SourceSpec
 from firstfault.client import FirstfaultClient
+from firstfault.collect.files import FilesConnector
+from firstfault.identify.static import StaticContext
 from firstfault.model import Verdict
 from tests.blueprint.e2e_util import SHOWCASE, Serve, closed_port, invoke, submit, unstamped, write_config
 from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster

@@ -12,10 +12,9 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from firstfault.analyze import Analyzer
-from firstfault.blueprint.base import Enrichment
 from firstfault.dashboard import make_router
-from firstfault.model import Verdict, iso
+from firstfault.engine.analyze import Analyzer
+from firstfault.model import Enrichment, Verdict, iso
 from firstfault.store import VerdictStore
 
 ROOT = Path(__file__).resolve().parents[2]

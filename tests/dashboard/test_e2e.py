@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 
-from firstfault.blueprint.base import Enrichment
-from firstfault.model import Verdict
+from firstfault.model import Enrichment, Verdict
 from firstfault.store import VerdictStore
 from tests.dashboard.conftest import NOW, ROOT, dashboard_app, healthy_runs, load, repeat_failures, variant
 

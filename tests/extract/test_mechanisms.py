@@ -12,12 +12,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from firstfault.collect.scan import Candidate, Extraction, all_line_extractors
 from firstfault.engine.catalog import CatalogError, load_catalog
 from firstfault.extract import app as app_extract
 from firstfault.extract import codes
 from firstfault.extract.prefix import PrefixLayer, split_prefixes
 from firstfault.model import Event
-from firstfault.scan import Candidate, Extraction, all_line_extractors
 
 
 def feed(lines: list[str], hosts: tuple[str, ...] = ()) -> tuple[list[Event], Extraction]:
@@ -302,7 +302,7 @@ def test_scheduler_banners_say_scope_and_reason(line: str, fields: dict[str, obj
 )
 def test_without_accounting_the_job_banner_is_the_schedulers_word(tmp_path: Path, banner: str, state: str,
                                                                  category: str) -> None:
-    from firstfault.analyze import Analyzer
+    from firstfault.engine.analyze import Analyzer
 
     (tmp_path / "slurm-3.out").write_text(f"step 10 loss 2.31\n{banner}\n")
     (tmp_path / "workload.yaml").write_text(

@@ -6,8 +6,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from firstfault.extract.scheduler import hostlist_expand, read_scheduler
+from firstfault.extract.scheduler import read_scheduler
 from firstfault.extract.structured import StructuredResult
+from firstfault.hostlist import hostlist_expand
 from firstfault.model import Event
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "scheduler"

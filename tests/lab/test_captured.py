@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from lab.check import check_bundle
 
-from firstfault.analyze import Analyzer
+from firstfault.engine.analyze import Analyzer
 
 CAPTURED = Path(__file__).parent / "captured"
 BUNDLES = sorted(p.parent for p in CAPTURED.glob("*/expected.yaml"))

@@ -29,7 +29,7 @@ import yaml
 from lab.check import DEFINITIVE, compare
 from lab.faults import FAULTS
 
-from firstfault.analyze import Analyzer
+from firstfault.engine.analyze import Analyzer
 from lab import driver
 
 pytestmark = pytest.mark.integration

@@ -7,10 +7,10 @@ import json
 import httpx
 import pytest
 
-from firstfault.analyze import Analyzer
 from firstfault.bundle import load_bundle
-from firstfault.scan import prefilter_words
-from firstfault.wire import LineObservation, request_from_bundle
+from firstfault.collect.scan import prefilter_words
+from firstfault.collect.wire import LineObservation, request_from_bundle
+from firstfault.engine.analyze import Analyzer
 from tests.service.conftest import ROOT
 from tests.service.server import FULL_TOKEN, ServiceProcess
 

@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from firstfault.analyze import Analyzer
-from firstfault.blueprint.base import Enrichment
-from firstfault.model import Verdict
+from firstfault.engine.analyze import Analyzer
+from firstfault.model import Enrichment, Verdict
 from firstfault.sinks import StdoutSink
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "scenarios" / "hw-nvlink-xid149-showcase"

@@ -22,9 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from firstfault.analyze import Analyzer
-from firstfault.blueprint.base import Enrichment
-from firstfault.model import Verdict
+from firstfault.engine.analyze import Analyzer
+from firstfault.model import Enrichment, Verdict
 from firstfault.sinks import SinkError
 from firstfault.sinks.webhook import WebhookDeliveryError, WebhookSink
 

@@ -24,9 +24,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import event, func, inspect, select, text
 
-from firstfault.analyze import Analyzer
-from firstfault.blueprint.base import Enrichment
-from firstfault.model import Verdict
+from firstfault.engine.analyze import Analyzer
+from firstfault.model import Enrichment, Verdict
 from firstfault.store import ProcessedMark, StoreError, VerdictStore, create_store_engine, migrate
 from firstfault.store import schema as t
 from firstfault.store.db import current_revision, head_revision

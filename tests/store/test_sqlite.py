@@ -82,7 +82,7 @@ def test_bad_urls_are_clear_errors(tmp_path: Path) -> None:
 
 
 def test_database_sink_writes_once_and_reports_failures(tmp_path: Path) -> None:
-    from firstfault.blueprint.base import Enrichment
+    from firstfault.model import Enrichment
     from firstfault.sinks import DatabaseSink, SinkError
     from firstfault.store import ProcessedMark
 

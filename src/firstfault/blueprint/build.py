@@ -6,16 +6,18 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from firstfault.blueprint.base import ContextConnector, LogConnector, MetricConnector, Sink
 from firstfault.blueprint.config import Auth, BlueprintConfig, ConfigError, Http
 from firstfault.blueprint.pipeline import Pipeline, Progress
+from firstfault.collect.base import LogConnector, MetricConnector
+from firstfault.identify.base import ContextConnector
+from firstfault.sinks.base import Sink
 
 if TYPE_CHECKING:
-    from firstfault.blueprint.collect.http import HttpOptions
+    from firstfault.collect.http import HttpOptions
 
 
 def http_options(h: Http) -> HttpOptions:
-    from firstfault.blueprint.collect.http import BasicAuth, BearerAuth, HttpOptions
+    from firstfault.collect.http import BasicAuth, BearerAuth, HttpOptions
 
     auth: BearerAuth | BasicAuth | None = None
     a: Auth | None = h.auth
@@ -42,23 +44,23 @@ def _kube_client(kubeconfig: Path | None, context: str | None, in_cluster: bool)
 def context_connector(cfg: BlueprintConfig, kind: str, static: dict[str, Any] | None = None) -> ContextConnector:
     """`kind` is slurm, kueue or static (with `static` holding start/end/nodes)."""
     if kind == "static":
-        from firstfault.blueprint.context.static import StaticContext
+        from firstfault.identify.static import StaticContext
 
         return StaticContext(**(static or {}))
     if kind == "slurm":
         if cfg.scheduler.slurmrest is not None:
-            from firstfault.blueprint.context.slurmrest import SlurmRestContext
+            from firstfault.identify.slurmrest import SlurmRestContext
 
             r = cfg.scheduler.slurmrest
             return SlurmRestContext(r.socket, api_version=r.api_version, timeout=r.timeout, cluster=r.cluster)
-        from firstfault.blueprint.context.slurm import SlurmContext
+        from firstfault.identify.slurm import SlurmContext
 
         s = cfg.scheduler.slurm
         if s is None:
             raise ConfigError("--job needs scheduler.slurm (or scheduler.slurmrest) in the config")
         return SlurmContext(sacct=s.sacct, scontrol=s.scontrol, timeout=s.timeout, cluster=s.cluster, tz=s.timezone)
     if kind == "kueue":
-        from firstfault.blueprint.context.kueue import KueueContext
+        from firstfault.identify.kueue import KueueContext
 
         k = cfg.scheduler.kueue
         if k is None:
@@ -71,14 +73,14 @@ def log_connectors(cfg: BlueprintConfig, job_id: str | None = None) -> list[LogC
     out: list[LogConnector] = []
     logs = cfg.logs
     if logs.files is not None:
-        from firstfault.blueprint.collect.files import FilesConnector
+        from firstfault.collect.files import FilesConnector
 
         job = job_id or ""
         root = logs.files.root.replace("{job}", job)
         sources = [s.model_copy(update={"path": s.path.replace("{job}", job)}) for s in logs.files.sources]
         out.append(FilesConnector(sources, Path(root)))
     if logs.loki is not None:
-        from firstfault.blueprint.collect.loki import LokiConnector
+        from firstfault.collect.loki import LokiConnector
 
         lk = logs.loki
         queries = {str(k): v for k, v in lk.queries.items()}
@@ -86,7 +88,7 @@ def log_connectors(cfg: BlueprintConfig, job_id: str | None = None) -> list[LogC
                                  limit=lk.limit, max_window=timedelta(seconds=lk.max_window),
                                  http=http_options(lk.http)))
     if logs.kubernetes is not None:
-        from firstfault.blueprint.collect.k8slogs import K8sPodLogsConnector
+        from firstfault.collect.k8slogs import K8sPodLogsConnector
 
         kk = logs.kubernetes
         k = cfg.scheduler.kueue
@@ -104,7 +106,7 @@ def metric_connectors(cfg: BlueprintConfig) -> list[MetricConnector]:
     out: list[MetricConnector] = []
     p = cfg.metrics.prometheus
     if p is not None:
-        from firstfault.blueprint.collect.promql import PromQLConnector
+        from firstfault.collect.promql import PromQLConnector
 
         out.append(PromQLConnector(p.url, node_label=p.node_label, step=timedelta(seconds=p.step),
                                    margin=timedelta(seconds=p.margin), http=http_options(p.http)))

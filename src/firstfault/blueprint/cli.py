@@ -62,9 +62,9 @@ def run(
     import httpx
 
     from firstfault.blueprint import build
-    from firstfault.blueprint.base import ContextError
     from firstfault.blueprint.config import ConfigError, load_config
     from firstfault.client import FirstfaultError
+    from firstfault.identify.base import ContextError
 
     chosen = [x for x in (job, workload, window) if x]
     if len(chosen) != 1:
@@ -91,7 +91,7 @@ def run(
             if attempt_id is not None:
                 static["id"] = attempt_id
             if ranks_per_node:
-                from firstfault.blueprint.hostlist import hostlist_expand
+                from firstfault.hostlist import hostlist_expand
 
                 n = ranks_per_node
                 static["ranks"] = {h: f"{i * n}-{i * n + n - 1}" for i, h in enumerate(hostlist_expand(nodes))}

@@ -13,12 +13,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from firstfault.analyze import Analyzer, EvidenceSink
-from firstfault.blueprint.base import ContextConnector, Enrichment, Identified, LogConnector, MetricConnector, Sink
 from firstfault.bundle import Context
-from firstfault.model import CoverageItem, ErrorItem, Verdict
-from firstfault.scan import prefilter_words
-from firstfault.wire import AnalyzeRequest, RequestBuilder
+from firstfault.collect.base import LogConnector, MetricConnector
+from firstfault.collect.scan import prefilter_words
+from firstfault.collect.sink import EvidenceSink
+from firstfault.collect.wire import AnalyzeRequest, RequestBuilder
+from firstfault.engine.analyze import Analyzer
+from firstfault.identify.base import ContextConnector, Identified
+from firstfault.model import CoverageItem, Enrichment, ErrorItem, Verdict
+from firstfault.sinks.base import Sink
 
 # The kinds an attribution leans on: if no connector covered one, say so.
 EXPECTED_KINDS = ("scheduler", "kernel", "application")

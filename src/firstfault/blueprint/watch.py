@@ -19,8 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from firstfault.blueprint.base import ContextConnector, Identified, Sink
 from firstfault.blueprint.pipeline import Pipeline, SinkOutcome
+from firstfault.identify.base import ContextConnector, Identified
+from firstfault.sinks.base import Sink
 
 
 class EndedSource(ContextConnector, Protocol):

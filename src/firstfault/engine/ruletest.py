@@ -26,8 +26,8 @@ class CaseResult:
 def _events_for(test: RuleTest) -> list[Event]:
     """The test's lines through the production path (scanner dispatch, prefix layer, multi-line
     records, one stream per file and rank), plus its literal events."""
+    from firstfault.collect.scan import Candidate, feed_lines
     from firstfault.extract.common import norm_pci
-    from firstfault.scan import Candidate, feed_lines
 
     nodes = test.nodes or sorted({ln.node for ln in test.lines if ln.node})
     candidates = [

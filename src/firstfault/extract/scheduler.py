@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from firstfault.extract.structured import ParseIssue, StructuredResult, clip
+from firstfault.hostlist import hostlist_expand
 from firstfault.model import Event, Evidence, FieldValue
 
 SCHEDULER_FORMATS: tuple[str, ...] = ("sacct", "scontrol", "kueue-workload", "k8s-pods", "k8s-events")
@@ -99,81 +100,6 @@ def read_scheduler(data: bytes, fmt: str, file: str, *, job_id: str | None, tz: 
         lines=0,
         hosts=set(),
     )
-
-
-# --------------------------------------------------------------------------
-# Slurm hostlists
-# --------------------------------------------------------------------------
-
-_MAX_HOSTS = 100_000
-
-
-def hostlist_expand(expr: str) -> list[str]:
-    """Expand a Slurm hostlist: 'node-[01-04,07]', 'gpu[1-2]-ib,login1', 'r[1-2]n[01-02]'.
-
-    Zero padding of a range follows its lower bound ('[08-10]' -> 08, 09, 10).
-    Slurm's empty markers ('', 'None assigned', '(null)') expand to nothing.
-    Raises ValueError on unbalanced brackets or a malformed range.
-    """
-    expr = expr.strip()
-    if expr.lower() in ("", "none", "none assigned", "(null)"):
-        return []
-    hosts: list[str] = []
-    for item in _split_top_level(expr):
-        if not item:
-            continue
-        hosts.extend(_expand_one(item))
-        if len(hosts) > _MAX_HOSTS:
-            raise ValueError(f"hostlist {expr[:80]!r} expands to more than {_MAX_HOSTS} hosts")
-    return hosts
-
-
-def _split_top_level(expr: str) -> list[str]:
-    parts: list[str] = []
-    depth = 0
-    start = 0
-    for i, ch in enumerate(expr):
-        if ch == "[":
-            depth += 1
-            if depth > 1:
-                raise ValueError(f"hostlist {expr!r}: nested '['")
-        elif ch == "]":
-            depth -= 1
-            if depth < 0:
-                raise ValueError(f"hostlist {expr!r}: unbalanced ']'")
-        elif ch == "," and depth == 0:
-            parts.append(expr[start:i].strip())
-            start = i + 1
-    if depth != 0:
-        raise ValueError(f"hostlist {expr!r}: unbalanced '['")
-    parts.append(expr[start:].strip())
-    return parts
-
-
-def _expand_one(item: str) -> list[str]:
-    open_at = item.find("[")
-    if open_at < 0:
-        return [item]
-    close_at = item.index("]", open_at)
-    prefix, body, rest = item[:open_at], item[open_at + 1 : close_at], item[close_at + 1 :]
-    tails = _expand_one(rest)
-    out: list[str] = []
-    for piece in body.split(","):
-        piece = piece.strip()
-        lo, sep, hi = piece.partition("-")
-        if not lo.isdigit() or (sep and not hi.isdigit()):
-            raise ValueError(f"hostlist item {item!r}: bad range {piece!r}")
-        width = len(lo)
-        first, last = int(lo), int(hi) if sep else int(lo)
-        if last < first:
-            raise ValueError(f"hostlist item {item!r}: descending range {piece!r}")
-        if len(out) + (last - first + 1) * len(tails) > _MAX_HOSTS:
-            # Counted over all pieces together: `n[0-99999,0-99999,...]` is refused before it is built.
-            raise ValueError(f"hostlist item {item!r}: more than {_MAX_HOSTS} hosts")
-        for n in range(first, last + 1):
-            head = prefix + str(n).zfill(width)
-            out.extend(head + tail for tail in tails)
-    return out
 
 
 # --------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.types import Scope
 
 import firstfault
+from firstfault.collect.wire import AnalyzeRequest
 from firstfault.engine.catalog import Catalog, load_catalog, shipped_catalog
 from firstfault.service.auth import TokenCheck
 from firstfault.service.errors import Problem, ProblemBody
@@ -28,7 +29,6 @@ from firstfault.service.metrics import ServiceMetrics
 from firstfault.service.routes import build_router, problem_response
 from firstfault.service.runner import Engine
 from firstfault.service.settings import ServiceSettings, load_settings
-from firstfault.wire import AnalyzeRequest
 
 log = logging.getLogger("firstfault.service")
 

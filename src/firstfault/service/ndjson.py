@@ -16,10 +16,10 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import from_json
 
 from firstfault.bundle import WorkloadSpec
+from firstfault.collect.wire import AnalyzeRequest, DocumentObservation, LineObservation, NodeActivity, Record
 from firstfault.model import CoverageItem, ErrorItem
 from firstfault.service.body import too_large
 from firstfault.service.errors import ProblemDetail, from_validation, invalid
-from firstfault.wire import AnalyzeRequest, DocumentObservation, LineObservation, NodeActivity, Record
 
 RECORD_TYPES: dict[str, type[BaseModel]] = {
     "line": LineObservation,

@@ -12,8 +12,8 @@ from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import ClientDisconnect
 
+from firstfault.collect.scan import LINE_SOURCES, prefilter_words
 from firstfault.model import CatalogRef, Verdict
-from firstfault.scan import LINE_SOURCES, prefilter_words
 from firstfault.service import runner, tarball
 from firstfault.service.auth import TokenCheck
 from firstfault.service.body import UploadSlots, receive_body, spooled_chunks, too_large

@@ -16,17 +16,18 @@ from typing import IO, Literal, TypeVar
 
 from pydantic import ValidationError
 
-from firstfault.analyze import Analysis, Analyzer, collect_bundle
 from firstfault.bundle import BundleError, Context, SpecError, WorkloadSpec, load_bundle
+from firstfault.collect.scan import Candidate
+from firstfault.collect.sink import collect_bundle
+from firstfault.collect.wire import AnalyzeRequest, Record
+from firstfault.collect.wire import records as wire_records
+from firstfault.engine.analyze import Analysis, Analyzer, analyze_observations
 from firstfault.engine.catalog import Catalog
 from firstfault.model import Verdict
-from firstfault.scan import Candidate
 from firstfault.service import ndjson, tarball
 from firstfault.service.body import inflate, too_large
 from firstfault.service.errors import ProblemDetail, from_validation, invalid
 from firstfault.service.limits import Deadline
-from firstfault.wire import AnalyzeRequest, Record, analyze_observations
-from firstfault.wire import records as wire_records
 
 Form = Literal["json", "ndjson", "tar"]
 T = TypeVar("T")

@@ -1,6 +1,6 @@
 """Outputs for finished verdicts: the terminal, the verdict database, webhooks.
 
-Every sink has `name` and `write(verdict, enrichment)` (firstfault.blueprint.base.Sink).
+Every sink has `name` and `write(verdict, enrichment)` (firstfault.sinks.base.Sink).
 A sink that could not deliver raises a SinkError subclass whose message says
 what happened; the pipeline records it per sink and goes on with the others.
 """
@@ -9,17 +9,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-
-class SinkError(Exception):
-    """A sink could not deliver a verdict (the message says why and what was kept)."""
-
+from firstfault.sinks.base import Sink, SinkError
 
 if TYPE_CHECKING:
     from firstfault.sinks.database import DatabaseSink
     from firstfault.sinks.stdout import StdoutSink
     from firstfault.sinks.webhook import Delivery, WebhookDeliveryError, WebhookSink
 
-__all__ = ["DatabaseSink", "Delivery", "SinkError", "StdoutSink", "WebhookDeliveryError", "WebhookSink"]
+__all__ = ["DatabaseSink", "Delivery", "Sink", "SinkError", "StdoutSink", "WebhookDeliveryError", "WebhookSink"]
 
 
 def __getattr__(name: str) -> object:

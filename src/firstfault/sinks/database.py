@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from firstfault.blueprint.base import Enrichment
-from firstfault.model import Verdict
+from firstfault.model import Enrichment, Verdict
 from firstfault.sinks import SinkError
 from firstfault.store import ProcessedMark, StoreError, VerdictStore
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Literal, TextIO
 
-from firstfault.blueprint.base import Enrichment
-from firstfault.model import Verdict
+from firstfault.model import Enrichment, Verdict
 from firstfault.render import FORMATS, write
 
 Format = Literal["text", "markdown", "json"]

@@ -42,8 +42,7 @@ from pathlib import Path
 import httpx
 
 from firstfault import __version__
-from firstfault.blueprint.base import Enrichment
-from firstfault.model import Verdict
+from firstfault.model import Enrichment, Verdict
 from firstfault.sinks import SinkError
 
 log = logging.getLogger("firstfault.sinks.webhook")

@@ -27,8 +27,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from firstfault.blueprint.base import Enrichment
-from firstfault.model import Cause, EvidenceItem, Verdict
+from firstfault.model import Cause, Enrichment, EvidenceItem, Verdict
 from firstfault.store import schema as t
 from firstfault.store.db import WRITE, StoreError, create_store_engine, migrate
 

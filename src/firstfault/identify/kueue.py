@@ -38,9 +38,9 @@ import urllib3
 from kubernetes.client import ApiClient, CoreV1Api, CustomObjectsApi
 from kubernetes.client.exceptions import ApiException
 
-from firstfault.blueprint.base import ContextError, Identified
-from firstfault.blueprint.context.cursor import format_cursor, iso, parse_cursor
 from firstfault.bundle import WindowSpec, WorkloadSpec
+from firstfault.identify.base import ContextError, Identified
+from firstfault.identify.cursor import format_cursor, iso, parse_cursor
 
 GROUP, VERSION, PLURAL = "kueue.x-k8s.io", "v1beta1", "workloads"
 

@@ -8,8 +8,8 @@ workload or an unreachable scheduler raises ContextError with the reason.
 
 from __future__ import annotations
 
-from firstfault.blueprint.context.kueue import KueueContext
-from firstfault.blueprint.context.slurm import SlurmContext
-from firstfault.blueprint.context.static import StaticContext
+from firstfault.identify.kueue import KueueContext
+from firstfault.identify.slurm import SlurmContext
+from firstfault.identify.static import StaticContext
 
 __all__ = ["KueueContext", "SlurmContext", "StaticContext"]

@@ -9,11 +9,11 @@ Each appends one CoverageItem per source kind it covers and ErrorItems for
 what failed; none raises for a remote failure.
 """
 
-from firstfault.blueprint.collect.files import FilesConnector
-from firstfault.blueprint.collect.http import BasicAuth, BearerAuth, FetchError, HttpOptions
-from firstfault.blueprint.collect.k8slogs import K8sPodLogsConnector
-from firstfault.blueprint.collect.loki import LokiConnector
-from firstfault.blueprint.collect.promql import PromQLConnector
+from firstfault.collect.files import FilesConnector
+from firstfault.collect.http import BasicAuth, BearerAuth, FetchError, HttpOptions
+from firstfault.collect.k8slogs import K8sPodLogsConnector
+from firstfault.collect.loki import LokiConnector
+from firstfault.collect.promql import PromQLConnector
 
 __all__ = [
     "BasicAuth",

@@ -35,12 +35,12 @@ from typing import Any
 
 import httpx
 
-from firstfault.analyze import EvidenceSink
-from firstfault.blueprint.collect.http import FetchError, HttpOptions, describe, get, make_client
-from firstfault.blueprint.collect.lines import StreamReader, WordFilter, coverage_item, match_node, remote_window
 from firstfault.bundle import Context
+from firstfault.collect.http import FetchError, HttpOptions, describe, get, make_client
+from firstfault.collect.lines import StreamReader, WordFilter, coverage_item, match_node, remote_window
+from firstfault.collect.scan import LINE_SOURCES
+from firstfault.collect.sink import EvidenceSink
 from firstfault.model import ErrorItem
-from firstfault.scan import LINE_SOURCES
 from firstfault.timeparse import TimeParser
 
 QUERY_RANGE = "/loki/api/v1/query_range"

@@ -32,10 +32,10 @@ from typing import Any
 
 import httpx
 
-from firstfault.analyze import EvidenceSink
-from firstfault.blueprint.collect.http import FetchError, HttpOptions, get, make_client
-from firstfault.blueprint.collect.lines import coverage_item, match_node, remote_window
 from firstfault.bundle import Context
+from firstfault.collect.http import FetchError, HttpOptions, get, make_client
+from firstfault.collect.lines import coverage_item, match_node, remote_window
+from firstfault.collect.sink import EvidenceSink
 from firstfault.extract.metrics import MetricCondition, host_of, metric_conditions
 from firstfault.model import ErrorItem
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
+from firstfault.collect.scan import MAX_LINE, Candidate
 from firstfault.model import CoverageItem
-from firstfault.scan import MAX_LINE, Candidate
 from firstfault.timeparse import Stamp, TimeParser
 
 _SRUN = re.compile(r"^\s*(\d+): ")

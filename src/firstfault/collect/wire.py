@@ -3,8 +3,8 @@
 The Blueprint (or anyone) sends the execution context, the candidate log
 lines its collectors kept (already placed in time, in file order), the
 scheduler and metric documents, and the collectors' own coverage and
-errors. `analyze_request` feeds them to the same Analysis the embedded
-engine uses; `request_from_bundle` builds such a request from a bundle
+errors. `engine.analyze.analyze_request` feeds them to the same Analysis
+the embedded engine uses; `request_from_bundle` builds such a request from a bundle
 with the same scanner, which is how the parity tests and the Blueprint's
 local-files path produce identical verdicts either way.
 """
@@ -18,10 +18,10 @@ from typing import IO, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from firstfault.analyze import Analyzer, collect_bundle
 from firstfault.bundle import Bundle, Context, WorkloadSpec
-from firstfault.model import CoverageItem, ErrorItem, Verdict
-from firstfault.scan import Candidate
+from firstfault.collect.scan import Candidate
+from firstfault.collect.sink import ScannerSource, collect_bundle
+from firstfault.model import CoverageItem, ErrorItem
 
 MAX_TEXT = 1 << 20
 
@@ -112,7 +112,8 @@ class RequestBuilder:
                      rank: int | None = None) -> tuple[int, list[tuple[int | None, str]]]:
         raw = data if isinstance(data, bytes) else data.read()
         # Parsed here only to count lines for coverage; the Service reports the problems.
-        from firstfault.analyze import PER_FILE_DOCUMENTS, _read_structured
+        from firstfault.collect.sink import PER_FILE_DOCUMENTS
+        from firstfault.engine.analyze import _read_structured
 
         res, problems = _read_structured(source, fmt, file, raw, self._ctx, node=node, rank=rank)
         if source in PER_FILE_DOCUMENTS:
@@ -147,14 +148,10 @@ class RequestBuilder:
         )
 
 
-def request_from_bundle(analyzer: Analyzer, bundle: Bundle) -> AnalyzeRequest:
+def request_from_bundle(analyzer: ScannerSource, bundle: Bundle) -> AnalyzeRequest:
     rec = RequestBuilder(bundle.workload)
     collect_bundle(analyzer, bundle, rec)
     return rec.request()
-
-
-def analyze_request(analyzer: Analyzer, req: AnalyzeRequest, now: datetime | None = None) -> Verdict:
-    return analyze_observations(analyzer, req.context, records(req), now=now)
 
 
 Record = LineObservation | DocumentObservation | NodeActivity | CoverageItem | ErrorItem
@@ -167,22 +164,3 @@ def records(req: AnalyzeRequest) -> Iterable[Record]:
     yield from req.activity
     yield from req.coverage
     yield from req.errors
-
-
-
-def analyze_observations(analyzer: Analyzer, context: WorkloadSpec, records: Iterable[Record],
-                         now: datetime | None = None) -> Verdict:
-    """Feeds records (in their order) to an Analysis; the streaming (NDJSON) path uses this too."""
-    analysis = analyzer.start(Context.from_spec(context))
-    for r in records:
-        if isinstance(r, LineObservation):
-            analysis.add_candidate(r.candidate())
-        elif isinstance(r, DocumentObservation):
-            analysis.add_document(r.source, r.format, r.file, r.data(), node=r.node, rank=r.rank)
-        elif isinstance(r, NodeActivity):
-            analysis.saw_node(r.node, r.last_seen)
-        elif isinstance(r, CoverageItem):
-            analysis.coverage.append(r)
-        else:
-            analysis.errors.append(r)
-    return analysis.finish(now=now)

@@ -16,9 +16,9 @@ from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
-from firstfault.blueprint.base import ContextError, Identified
-from firstfault.blueprint.hostlist import hostlist_expand
 from firstfault.bundle import Context, WindowSpec, WorkloadSpec
+from firstfault.hostlist import hostlist_expand
+from firstfault.identify.base import ContextError, Identified
 from firstfault.timeparse import parse_rfc3339
 
 _EXIT_RE = re.compile(r"^-?\d+:-?\d+$")

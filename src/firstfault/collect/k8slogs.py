@@ -33,10 +33,10 @@ from kubernetes.client.exceptions import ApiException
 from urllib3 import HTTPResponse
 from urllib3.exceptions import HTTPError
 
-from firstfault.analyze import EvidenceSink
-from firstfault.blueprint.collect.http import RETRY_STATUSES, HttpOptions
-from firstfault.blueprint.collect.lines import StreamReader, WordFilter, coverage_item
 from firstfault.bundle import Context
+from firstfault.collect.http import RETRY_STATUSES, HttpOptions
+from firstfault.collect.lines import StreamReader, WordFilter, coverage_item
+from firstfault.collect.sink import EvidenceSink
 from firstfault.model import ErrorItem
 from firstfault.timeparse import TimeParser
 

@@ -60,12 +60,12 @@ from urllib.parse import quote
 
 import httpx
 
-from firstfault.blueprint.base import ContextError, Identified
-from firstfault.blueprint.context.cursor import format_cursor, parse_cursor
-from firstfault.blueprint.context.cursor import iso as _iso
-from firstfault.blueprint.context.slurm import _NONE, _REF_RE, _TERMINAL, SETTLE, _block, one_job_or_het
-from firstfault.blueprint.hostlist import hostlist_expand
 from firstfault.bundle import WindowSpec, WorkloadSpec
+from firstfault.hostlist import hostlist_expand
+from firstfault.identify.base import ContextError, Identified
+from firstfault.identify.cursor import format_cursor, parse_cursor
+from firstfault.identify.cursor import iso as _iso
+from firstfault.identify.slurm import NONE_VALUES, REF_RE, SETTLE, TERMINAL_STATES, block_layout, one_job_or_het
 
 Job = dict[str, Any]
 
@@ -164,7 +164,7 @@ class SlurmRestContext:
         without its task, a dead socket or an HTTP error (naming the URL and status).
         """
         ref = ref.strip()
-        if not _REF_RE.match(ref):
+        if not REF_RE.match(ref):
             raise ContextError(f"slurmrest: {ref!r} is not a job id (expected 4242, 4242_7 or 4242+1)")
         enc = quote(ref, safe="")  # '+' must be %2B: slurmrestd answers 400 to a bare '+'
         v = self.api_version
@@ -193,7 +193,7 @@ class SlurmRestContext:
             parts.append(_Part.of(live if idx == count - 1 else None, rec))
         main = next((p for p in parts if p.state != "COMPLETED"), parts[0])
 
-        terminal = main.state in _TERMINAL
+        terminal = main.state in TERMINAL_STATES
         starts = [p.start for p in parts if p.start is not None]
         ends = [p.end for p in parts if p.end is not None]
         node_keys: dict[str, None] = {}  # an ordered set: linear in the node count
@@ -247,7 +247,7 @@ class SlurmRestContext:
         for rec in records:
             state = _db_state(rec)
             end = _epoch(_dig(rec, "time", "end"))
-            if state in _TERMINAL and end is not None and end >= start:
+            if state in TERMINAL_STATES and end is not None and end >= start:
                 # A het job's components are one workload: identify('4242').
                 ended.add((_db_keys(rec)[0].split("+", 1)[0], int(end.timestamp())))
         new = sorted((t, j) for j, t in ended - seen)
@@ -315,9 +315,9 @@ def _ranks(part: _Part) -> dict[str, str | int | list[int]] | None:
     try:
         if steps:
             neg, _, nodes = min(steps)
-            return _block(-neg, hostlist_expand(nodes))
+            return block_layout(-neg, hostlist_expand(nodes))
         if part.tasks:
-            return _block(part.tasks, hostlist_expand(part.nodes))
+            return block_layout(part.tasks, hostlist_expand(part.nodes))
     except ValueError:
         return None
     return None
@@ -390,7 +390,7 @@ def _int(raw: object) -> int | None:
 def _nodes(raw: object) -> str:
     """A hostlist, '' for none (the database says 'None assigned' for a job that never ran)."""
     text = _str(raw)
-    return "" if text.lower() in _NONE else text
+    return "" if text.lower() in NONE_VALUES else text
 
 
 def _str(raw: object) -> str:

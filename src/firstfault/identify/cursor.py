@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from firstfault.blueprint.base import ContextError
+from firstfault.identify.base import ContextError
 
 
 def iso(t: datetime) -> str:

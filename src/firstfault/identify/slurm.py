@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from firstfault.blueprint.base import ContextError, Identified
-from firstfault.blueprint.context.cursor import format_cursor, parse_cursor
-from firstfault.blueprint.context.cursor import iso as _iso
-from firstfault.blueprint.hostlist import hostlist_expand
 from firstfault.bundle import WindowSpec, WorkloadSpec
 from firstfault.extract.scheduler import SACCT_DEFAULT_COLUMNS
+from firstfault.hostlist import hostlist_expand
+from firstfault.identify.base import ContextError, Identified
+from firstfault.identify.cursor import format_cursor, parse_cursor
+from firstfault.identify.cursor import iso as _iso
 
 # Columns read besides the documented eight; they are cut from the 'sacct' document.
 _EXTRA_COLUMNS = ("NTasks", "User")
@@ -42,12 +42,12 @@ _JOBNAME_AT = SACCT_DEFAULT_COLUMNS.index("JobName")
 
 # sacct --state letters for the states a job ends in.
 TERMINAL_STATE_CODES = ("BF", "CA", "CD", "DL", "F", "NF", "OOM", "PR", "TO")
-_TERMINAL = frozenset(
+TERMINAL_STATES = frozenset(
     {"BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
      "TIMEOUT"}
 )
-_NONE = frozenset({"", "unknown", "none", "(null)", "none assigned"})
-_REF_RE = re.compile(r"^\d+(?:_\d+|\+\d+)?$")
+NONE_VALUES = frozenset({"", "unknown", "none", "(null)", "none assigned"})
+REF_RE = re.compile(r"^\d+(?:_\d+|\+\d+)?$")
 _NUMTASKS_RE = re.compile(r"\bNumTasks=(\d+)")
 _NODELIST_RE = re.compile(r"(?:^|\s)NodeList=(\S*)")
 # Ends seen this long before the newest one stay in the cursor: slurmctld hands
@@ -131,7 +131,7 @@ class SlurmContext:
 
     def _to_utc(self, value: str) -> datetime | None:
         value = value.strip()
-        if value.lower() in _NONE:
+        if value.lower() in NONE_VALUES:
             return None
         t = datetime.fromisoformat(value)
         if t.tzinfo is None:
@@ -176,7 +176,7 @@ class SlurmContext:
         without its task, or a failing sacct.
         """
         ref = ref.strip()
-        if not _REF_RE.match(ref):
+        if not REF_RE.match(ref):
             raise ContextError(f"slurm: {ref!r} is not a job id (expected 4242, 4242_7 or 4242+1)")
         cols = ",".join(_COLUMNS)
         records = self._sacct(["-D", "-o", cols, "-j", ref], f"job {ref}")
@@ -206,7 +206,7 @@ class SlurmContext:
         starts = [t for t in (self._time(c, "Start") for c in chosen) if t is not None]
         ends = [self._time(c, "End") for c in chosen]
         state = v["State"].strip()
-        terminal = state.split()[0].rstrip("+") in _TERMINAL if state else False
+        terminal = state.split()[0].rstrip("+") in TERMINAL_STATES if state else False
         node_keys: dict[str, None] = {}  # an ordered set: linear in the node count
         for c in chosen:
             for n in self._nodes(c, ref):
@@ -283,7 +283,7 @@ class SlurmContext:
         ended: set[tuple[str, int]] = set()
         for rec in records:
             end = self._time(rec, "End")
-            if end is None or not rec.values["State"].strip() or rec.values["State"].split()[0] not in _TERMINAL:
+            if end is None or not rec.values["State"].strip() or rec.values["State"].split()[0] not in TERMINAL_STATES:
                 continue
             if end >= start:
                 # A het job's components (4242+0, 4242+1) are one workload: identify('4242').
@@ -351,7 +351,7 @@ def _main_component(chosen: list[_Record]) -> _Record:
     return chosen[0]
 
 
-def _block(ntasks: int, nodes: list[str]) -> dict[str, str | int | list[int]] | None:
+def block_layout(ntasks: int, nodes: list[str]) -> dict[str, str | int | list[int]] | None:
     if ntasks <= 0 or not nodes or ntasks % len(nodes):
         return None
     per = ntasks // len(nodes)
@@ -368,14 +368,14 @@ def _ranks(alloc: _Record, scontrol: str | None) -> dict[str, str | int | list[i
     if steps:
         neg, _, s = min(steps)
         try:
-            return _block(-neg, hostlist_expand(s.values["NodeList"]))
+            return block_layout(-neg, hostlist_expand(s.values["NodeList"]))
         except ValueError:
             return None
     if scontrol:
         m, n = _NUMTASKS_RE.search(scontrol), _NODELIST_RE.search(scontrol)
         if m and n:
             try:
-                return _block(int(m.group(1)), hostlist_expand(n.group(1)))
+                return block_layout(int(m.group(1)), hostlist_expand(n.group(1)))
             except ValueError:
                 return None
     return None

@@ -1,0 +1,177 @@
+"""Where an attempt's evidence goes, and how a bundle's files are read into it.
+
+An EvidenceSink takes candidate lines (already prefiltered and placed in
+time), whole documents (scheduler records, metric answers, flight-recorder
+dumps) and node activity, with coverage and errors per source. The embedded
+engine's Analysis is one; the Blueprint's request to a Service is another.
+collect_bundle reads a bundle's files into any sink.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Literal, Protocol
+
+from firstfault.bundle import Bundle
+from firstfault.collect.scan import LINE_SOURCES, Candidate, LineScanner
+from firstfault.model import CoverageItem, ErrorItem
+from firstfault.timeparse import TimeParser
+
+MAX_STRUCTURED_BYTES = 256 << 20
+
+
+# Structured sources read one file at a time with the file's {node}/{rank} binding.
+PER_FILE_DOCUMENTS = ("flight_recorder", "stack_dump")
+
+
+@dataclass(slots=True)
+class _Cov:
+    files: int = 0
+    lines: int = 0
+    nodes_seen: set[str] = field(default_factory=set)
+    nodes_expected: set[str] = field(default_factory=set)
+    declared: bool = False
+    errors: int = 0
+    readable: int = 0
+    truncated: list[str] = field(default_factory=list)  # files whose read stopped early
+    notes: list[str] = field(default_factory=list)
+
+
+class EvidenceSink(Protocol):
+    """Where a bundle's evidence goes: an Analysis, or a request to the Service."""
+
+    coverage: list[CoverageItem]
+    errors: list[ErrorItem]
+
+    def add_candidate(self, c: Candidate) -> None: ...
+
+    def add_document(self, source: str, fmt: str | None, file: str,
+                     data: bytes | IO[bytes], *, node: str | None = None,
+                     rank: int | None = None) -> tuple[int, list[tuple[int | None, str]]]: ...
+
+    def saw_node(self, node: str, last: datetime) -> None: ...
+
+
+class ScannerSource(Protocol):
+    """What collect_bundle needs: a LineScanner per source kind (an Analyzer is one)."""
+
+    def scanner(self, kind: str) -> LineScanner: ...
+
+
+def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
+                   check: Callable[[], None] | None = None) -> None:
+    """Reads every source of a bundle into `sink`, with coverage and errors per source.
+
+    `check` (the Service's deadline) is called before each file and each
+    chunk of a file, so a large file that yields no candidate line still
+    stops a timed-out analysis.
+    """
+    ctx = bundle.context
+    tp = TimeParser(ctx.tz, ctx.window_start, ctx.window_end)
+    cov: dict[str, _Cov] = {}
+    allocation = list(bundle.workload.nodes)
+    for src in bundle.sources:
+        kind = src.spec.kind
+        c = cov.setdefault(kind, _Cov())
+        c.declared = True
+        c.nodes_expected.update(src.expected_nodes or allocation)
+        for msg in src.errors:
+            sink.errors.append(ErrorItem(source=kind, file=src.spec.path, message=msg))
+            c.errors += 1
+        for sf in src.files:
+            if check is not None:
+                check()
+            c.files += 1
+            if kind in LINE_SOURCES:
+                stats = analyzer.scanner(kind).scan_file(
+                    str(sf.path), sf.rel, node=sf.node, rank=sf.rank,
+                    srun_prefix=src.spec.rank_prefix == "srun", tp=tp, emit=sink.add_candidate, check=check,
+                )
+                lines, errs = stats.lines, stats.errors
+                if kind == "application" and sf.node and stats.last_time is not None:
+                    sink.saw_node(sf.node, stats.last_time)
+                if stats.bad_utf8:
+                    errs.append((None, f"{stats.bad_utf8} matching line(s) not valid UTF-8; "
+                                       "decoded with replacement characters"))
+                for line, msg in errs:
+                    sink.errors.append(ErrorItem(source=kind, file=sf.rel, line=line, message=msg))
+            else:
+                lines, errs = _collect_document(sink, kind, src.spec.format, sf.path, sf.rel,
+                                                node=sf.node, rank=sf.rank)
+            c.lines += lines
+            if any(m.startswith(("binary", "cannot")) for _, m in errs):
+                c.errors += 1
+                continue
+            if any(m.startswith("read stopped early") for _, m in errs):
+                c.truncated.append(sf.rel)  # what was read counts, but the file is not whole
+            if lines == 0:
+                c.notes.append(f"{sf.rel} is empty")
+                continue
+            c.readable += 1
+            if sf.node:
+                c.nodes_seen.add(sf.node)
+            elif sf.rank is None:
+                c.nodes_seen.update(c.nodes_expected)
+    sink.coverage.extend(_coverage(cov, allocation))
+
+
+def _collect_document(sink: EvidenceSink, kind: str, fmt: str | None, path: Path, rel: str, *,
+                      node: str | None = None, rank: int | None = None) -> tuple[int, list[tuple[int | None, str]]]:
+    """Scheduler files are small and read whole; metric files are streamed."""
+    try:
+        if kind == "metrics":
+            with path.open("rb") as fh:
+                return sink.add_document(kind, fmt, rel, fh)
+        size = path.stat().st_size
+        if size > MAX_STRUCTURED_BYTES:
+            msg = f"cannot read: {size} bytes is over the {MAX_STRUCTURED_BYTES} byte limit"
+        else:
+            if kind in PER_FILE_DOCUMENTS:
+                return sink.add_document(kind, fmt, rel, path.read_bytes(), node=node, rank=rank)
+            return sink.add_document(kind, fmt, rel, path.read_bytes())
+    except OSError as exc:
+        msg = f"cannot read: {exc.strerror or exc}"
+    sink.errors.append(ErrorItem(source=kind, file=rel, message=msg))
+    return 0, [(None, msg)]
+
+
+def _coverage(cov: dict[str, _Cov], allocation: list[str]) -> list[CoverageItem]:
+    out: list[CoverageItem] = []
+    n_alloc = len(allocation)
+    for kind in ("scheduler", "kernel", "syslog", "fabricmanager", "application", "metrics", *PER_FILE_DOCUMENTS):
+        c = cov.get(kind)
+        if c is None:
+            if kind in ("scheduler", "kernel", "application"):
+                out.append(CoverageItem(source=kind, status="missing", nodes_seen=0, nodes_expected=n_alloc,
+                                        lines=0, files=0, missing_nodes=list(allocation),
+                                        note=f"no {kind} source in the evidence"))
+            continue
+        expected = sorted(c.nodes_expected) if c.nodes_expected else list(allocation)
+        expected_set = set(expected)  # membership per node: a set, or 40k nodes cost 1.6e9 comparisons
+        seen = sorted(n for n in c.nodes_seen if not expected_set or n in expected_set)
+        missing = [n for n in expected if n not in c.nodes_seen]
+        status: Literal["complete", "partial", "missing", "empty", "error"]
+        if c.files == 0:
+            status = "error" if c.errors else "missing"
+        elif c.readable == 0:
+            status = "error" if c.errors else "empty"
+        elif missing or c.truncated:
+            status = "partial"
+        else:
+            status = "complete"
+        notes = [f"{rel}: read stopped early" for rel in c.truncated] + c.notes
+        note = "; ".join(notes[:5]) if notes else None
+        if c.files and status == "partial":
+            extra = f"{kind}: {len(seen)} of {len(expected)} nodes"
+            note = f"{extra}; {note}" if note else extra
+        out.append(CoverageItem(source=kind, status=status, nodes_seen=len(seen),
+                                nodes_expected=len(expected), lines=c.lines, files=c.files,
+                                missing_nodes=missing, note=note))
+    return out
+
+
+
+__all__ = ["MAX_STRUCTURED_BYTES", "PER_FILE_DOCUMENTS", "EvidenceSink", "ScannerSource", "collect_bundle"]

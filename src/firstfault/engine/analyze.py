@@ -1,0 +1,207 @@
+"""One analysis: an attempt's evidence in, a verdict out (the embedded engine).
+
+Evidence arrives through the EvidenceSink interface (collect/sink.py): from
+a bundle's files (collect_bundle) or from a request's observations
+(analyze_request). Documents go through their readers, lines through the
+extraction; then normalisation onto the allocation (engine/normalise.py),
+leads, attribution and the verdict.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import IO, BinaryIO, cast
+
+from firstfault.bundle import Bundle, Context, WorkloadSpec, load_bundle
+from firstfault.collect.scan import Candidate, EventStore, Extraction, LineScanner, all_line_extractors
+from firstfault.collect.sink import MAX_STRUCTURED_BYTES, PER_FILE_DOCUMENTS, collect_bundle
+from firstfault.collect.wire import AnalyzeRequest, DocumentObservation, LineObservation, NodeActivity, Record, records
+from firstfault.engine.attribute import attribute
+from firstfault.engine.catalog import Catalog, shipped_catalog
+from firstfault.engine.leads import find_leads
+from firstfault.engine.normalise import (
+    NodeMapper,
+    banner_state,
+    declared_state,
+    normalise,
+    one_record_per_job,
+    silent_nodes,
+    terminal_state,
+)
+from firstfault.engine.verdict import build_verdict, outcome_of
+from firstfault.extract.structured import StructuredResult
+from firstfault.model import CoverageItem, ErrorItem, Unrecognized, UnrecognizedLine, Verdict, Window, WorkloadRef, iso
+
+
+class Analysis:
+    """The evidence of one workload attempt, fed piece by piece, then judged.
+
+    The embedded engine feeds it from a bundle's files; the Service feeds it
+    from a request's observations. Same pieces in the same order, same
+    verdict.
+    """
+
+    def __init__(self, analyzer: Analyzer, ctx: Context) -> None:
+        self.analyzer = analyzer
+        self.ctx = ctx
+        self.store = EventStore()
+        self.extraction = Extraction(all_line_extractors(), hosts=ctx.workload.nodes)
+        self.coverage: list[CoverageItem] = []
+        self.errors: list[ErrorItem] = []
+        self.node_last_seen: dict[str, datetime] = {}  # node -> last stamped application line
+
+    def add_candidate(self, c: Candidate) -> None:
+        for ev in self.extraction.events(c):
+            self.store.add(ev)
+
+    def add_document(self, source: str, fmt: str | None, file: str,
+                     data: bytes | IO[bytes], *, node: str | None = None,
+                     rank: int | None = None) -> tuple[int, list[tuple[int | None, str]]]:
+        """A scheduler, metrics, flight-recorder or stack-dump document (bytes, or a
+        stream for large metric files); `node` / `rank` are the file's placeholders.
+
+        Returns the lines read and the (line, message) problems, which are
+        also kept in `errors`.
+        """
+        res, problems = _read_structured(source, fmt, file, data, self.ctx, node=node, rank=rank)
+        if res is not None:
+            for ev in res.events:
+                self.store.add(ev)
+        for line, msg in problems:
+            self.errors.append(ErrorItem(source=source, file=file, line=line, message=msg))
+        return (res.lines if res is not None else 0), problems
+
+    def saw_node(self, node: str, last: datetime) -> None:
+        prev = self.node_last_seen.get(node)
+        self.node_last_seen[node] = max(prev, last) if prev else last
+
+    def finish(self, now: datetime | None = None) -> Verdict:
+        ctx, wl = self.ctx, self.ctx.workload
+        settings = self.analyzer.catalog.settings
+        allocation = list(wl.nodes)
+        mapper = NodeMapper(allocation, ctx.rank_to_node)
+        events = one_record_per_job(
+            normalise(self.store.events, ctx, mapper, timedelta(seconds=settings.clock_skew + 120)))
+        state, state_ev = terminal_state(events, wl.terminal_state)
+        if state_ev is None and wl.terminal_state:
+            events.append(declared_state(ctx))
+        elif state_ev is None and state is None:
+            banner = banner_state(events)
+            if banner is not None:
+                events.append(banner)
+                state = str(banner.fields["state"])
+        if state and state.split()[0].upper() == "NODE_FAIL":
+            events.extend(silent_nodes(self.node_last_seen, settings.silent_node_gap))
+        leads = find_leads(events, ctx.rank_to_node)
+        att = attribute(events, self.analyzer.catalog.active(), settings, allocation, leads=leads)
+        ref = WorkloadRef(
+            id=wl.id, attempt=wl.attempt, name=wl.name, scheduler=wl.scheduler,
+            window=Window(start=iso(ctx.window_start), end=iso(ctx.window_end)),
+            nodes=allocation,
+        )
+        return build_verdict(
+            catalog=self.analyzer.catalog, workload=ref, terminal_state=state, att=att,
+            coverage=self.coverage, errors=self.errors, now=now,
+            unrecognized=self._unrecognized(mapper),
+        )
+
+    def _unrecognized(self, mapper: NodeMapper) -> list[Unrecognized]:
+        def node_of(node: str | None, host: str | None, rank: int | None) -> str | None:
+            if node:
+                return mapper.host(node) or node
+            if host:
+                return mapper.host(host)
+            return mapper.rank_to_node.get(rank) if rank is not None else None
+
+        return [
+            Unrecognized(template=g.template, count=g.count, nodes=g.nodes,
+                         first=UnrecognizedLine(file=g.file, line=g.line, time=iso(g.time), text=g.text))
+            for g in self.extraction.unrecognized.groups(node_of)
+        ]
+
+
+class Analyzer:
+    """Holds what is built once per catalog (extractors, scanners)."""
+
+    def __init__(self, catalog: Catalog | None = None) -> None:
+        self.catalog = catalog or shipped_catalog()
+        self._scanners: dict[str, LineScanner] = {}
+
+    def scanner(self, kind: str) -> LineScanner:
+        if kind not in self._scanners:
+            self._scanners[kind] = LineScanner(kind, all_line_extractors())
+        return self._scanners[kind]
+
+    def start(self, ctx: Context) -> Analysis:
+        return Analysis(self, ctx)
+
+    def analyze_path(self, path: str, now: datetime | None = None) -> Verdict:
+        return self.analyze_bundle(load_bundle(path), now=now)
+
+    def analyze_bundle(self, bundle: Bundle, now: datetime | None = None) -> Verdict:
+        analysis = self.start(bundle.context)
+        collect_bundle(self, bundle, analysis)
+        return analysis.finish(now=now)
+
+
+def _read_structured(source: str, fmt: str | None, file: str, data: bytes | IO[bytes],
+                     ctx: Context, *, node: str | None = None,
+                     rank: int | None = None) -> tuple[StructuredResult | None, list[tuple[int | None, str]]]:
+    if source in PER_FILE_DOCUMENTS:
+        from firstfault.extract.flightrec import read_flight_recorder
+        from firstfault.extract.stackdump import read_stack_dump
+
+        raw = data if isinstance(data, bytes) else data.read(MAX_STRUCTURED_BYTES)
+        reader = read_flight_recorder if source == "flight_recorder" else read_stack_dump
+        res = reader(raw, file, node=node, rank=rank)
+        return res, [(i.line, i.message) for i in res.issues]
+    if fmt is None:
+        return None, [(None, f"cannot read: a {source} source needs a format")]
+    if source == "scheduler":
+        from firstfault.extract.scheduler import read_scheduler
+
+        raw = data if isinstance(data, bytes) else data.read(MAX_STRUCTURED_BYTES)
+        res = read_scheduler(raw, fmt, file, job_id=ctx.workload.id, tz=ctx.tz)
+    elif source == "metrics":
+        from firstfault.extract.metrics import read_metrics
+
+        res = read_metrics(io.BytesIO(data) if isinstance(data, bytes) else cast(BinaryIO, data), fmt, file)
+    else:
+        return None, [(None, f"cannot read: source kind {source} has no structured reader")]
+    return res, [(i.line, i.message) for i in res.issues]
+
+
+def analyze_request(analyzer: Analyzer, req: AnalyzeRequest, now: datetime | None = None) -> Verdict:
+    return analyze_observations(analyzer, req.context, records(req), now=now)
+
+
+def analyze_observations(analyzer: Analyzer, context: WorkloadSpec, records: Iterable[Record],
+                         now: datetime | None = None) -> Verdict:
+    """Feeds records (in their order) to an Analysis; the streaming (NDJSON) path uses this too."""
+    analysis = analyzer.start(Context.from_spec(context))
+    for r in records:
+        if isinstance(r, LineObservation):
+            analysis.add_candidate(r.candidate())
+        elif isinstance(r, DocumentObservation):
+            analysis.add_document(r.source, r.format, r.file, r.data(), node=r.node, rank=r.rank)
+        elif isinstance(r, NodeActivity):
+            analysis.saw_node(r.node, r.last_seen)
+        elif isinstance(r, CoverageItem):
+            analysis.coverage.append(r)
+        else:
+            analysis.errors.append(r)
+    return analysis.finish(now=now)
+
+
+def analyze(path: str, catalog: Catalog | None = None, now: datetime | None = None) -> Verdict:
+    return Analyzer(catalog).analyze_path(path, now=now)
+
+
+def is_failure(outcome: str) -> bool:
+    return outcome not in ("succeeded", "running")
+
+
+__all__ = ["Analysis", "Analyzer", "analyze", "analyze_observations", "analyze_request", "collect_bundle", "is_failure",
+           "outcome_of"]

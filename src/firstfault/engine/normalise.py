@@ -1,0 +1,210 @@
+"""Normalisation: the extracted events placed on the allocation before attribution.
+
+Hosts, ranks, addresses and PCI ids are mapped onto the allocation's node
+names; events outside the attempt's window are dropped; sacct and scontrol
+records of one job become one; the job's terminal state is taken from the
+scheduler, Kueue, the pods, slurmstepd's banner or workload.yaml, in that
+order of authority.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from datetime import datetime, timedelta
+
+from firstfault.bundle import Context
+from firstfault.extract.common import norm_pci
+from firstfault.model import Event, Evidence, iso
+
+
+class NodeMapper:
+    """Maps the many spellings of a node (FQDN, short name, IP, rank) onto the allocation."""
+
+    def __init__(self, nodes: list[str], rank_to_node: dict[int, str]) -> None:
+        self.nodes = list(nodes)
+        self.node_set = frozenset(nodes)
+        self.rank_to_node = rank_to_node
+        self.names: dict[str, str] = {}
+        for n in nodes:
+            self.names[n.lower()] = n
+            self.names.setdefault(n.split(".")[0].lower(), n)
+        self.addrs: dict[str, str] = {}
+
+    def learn_address(self, addr: str, node: str | None) -> None:
+        if node and addr:
+            self.addrs.setdefault(addr, node)
+
+    def host(self, name: str | None) -> str | None:
+        if not name:
+            return None
+        key = name.strip().lower()
+        hit = self.names.get(key) or self.names.get(key.split(".")[0])
+        if hit:
+            return hit
+        addr = key.split("<")[0].split("%")[0]
+        if addr in self.addrs:
+            return self.addrs[addr]
+        try:
+            ipaddress.ip_address(addr)
+        except ValueError:
+            pass
+        else:
+            return None
+        return None if self.nodes else name
+
+    def node_for(self, ev: Event) -> str | None:
+        if ev.node and (not self.nodes or ev.node in self.node_set):
+            return ev.node
+        if ev.node:
+            mapped = self.host(ev.node)
+            if mapped:
+                return mapped
+        host = ev.fields.get("host")
+        if isinstance(host, str):
+            mapped = self.host(host)
+            if mapped:
+                return mapped
+        if ev.rank is not None and ev.rank in self.rank_to_node:
+            return self.rank_to_node[ev.rank]
+        if ev.node is None and len(self.nodes) == 1:
+            return self.nodes[0]  # a one-node allocation: whatever printed it ran there
+        return ev.node
+
+
+def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: timedelta) -> list[Event]:
+    for ev in events:
+        if ev.kind == "net.address":
+            addr = ev.fields.get("addr")
+            node = mapper.node_for(ev)
+            if isinstance(addr, str):
+                mapper.learn_address(addr, node)
+    start = ctx.window_start - grace if ctx.window_start else None
+    end = ctx.window_end + grace if ctx.window_end else None
+    out: list[Event] = []
+    for ev in events:
+        if ev.kind == "net.address":
+            continue
+        t = ev.time
+        if t is not None and ((start is not None and t < start) or (end is not None and t > end)):
+            continue  # outside this attempt's window: another job's evidence
+        ev.node = mapper.node_for(ev)
+        if ev.device and ev.device.startswith("pci:") and ev.node:
+            idx = ctx.gpu_index.get((ev.node, norm_pci(ev.device[4:])))
+            if idx is not None:
+                ev.device = f"gpu{idx}"
+        peer = ev.fields.get("peer")
+        if isinstance(peer, str):
+            pn = mapper.host(peer)
+            if pn:
+                ev.fields["peer_node"] = pn
+        out.append(ev)
+    return out
+
+
+def one_record_per_job(events: list[Event]) -> list[Event]:
+    """sacct and scontrol describe the same job: keep the record that says most.
+
+    scontrol's JobState=CANCELLED does not say who cancelled; sacct's
+    'CANCELLED by 0' does, and a rule must see that one, not both.
+    """
+    jobs: dict[object, list[Event]] = {}
+    for ev in events:
+        if ev.kind == "sched.job" and ev.fields.get("scope") == "job":
+            jobs.setdefault(ev.fields.get("job_id"), []).append(ev)
+    drop: set[int] = set()
+    for recs in jobs.values():
+        if len(recs) < 2 or len({str(r.fields.get("state")) for r in recs}) > 1:
+            continue  # one record, or records that disagree: keep what was said
+        best = max(recs, key=lambda r: (r.fields.get("by_uid") is not None, len(r.fields), -recs.index(r)))
+        drop.update(id(r) for r in recs if r is not best)
+    return [e for e in events if id(e) not in drop] if drop else events
+
+
+def silent_nodes(last: dict[str, datetime], gap: float) -> list[Event]:
+    """Nodes whose ranks all stopped writing long before the others did.
+
+    Slurm's NODE_FAIL names no node; the node that fell silent first is the
+    one the controller lost. Only application logs count: they are written
+    every few seconds, while kernel logs may be quiet for hours.
+    """
+    if len(last) < 2:
+        return []
+    ordered = sorted(last.values())
+    median = ordered[len(ordered) // 2]
+    out = []
+    for node, t in sorted(last.items()):
+        lag = (median - t).total_seconds()
+        if lag >= gap:
+            out.append(Event(
+                kind="node.silent", time=t, node=node,
+                fields={"last_seen": iso(t), "lag_s": round(lag, 3)},
+                evidence=Evidence(source="application", file=None, line=None,
+                                  text=f"{node}: application logs stop at {iso(t)}, {lag:.0f} s before "
+                                       f"the other nodes' (median {iso(median)})"),
+            ))
+    return out
+
+
+def terminal_state(events: list[Event], declared: str | None) -> tuple[str | None, Event | None]:
+    """The scheduler's word on how the attempt ended (it wins over workload.yaml)."""
+    jobs = [e for e in events if e.kind == "sched.job" and e.fields.get("scope") == "job"]
+    if jobs:
+        best = jobs[-1]
+        state = best.fields.get("state")
+        return (str(state) if state else declared), best
+    conds = [e for e in events if e.kind == "kueue.condition" and e.fields.get("status") == "True"]
+    for c in reversed(conds):
+        typ, reason = c.fields.get("type"), c.fields.get("reason")
+        if typ == "Finished":
+            return ("COMPLETED" if reason == "Succeeded" else "FAILED"), c
+        if typ in ("Evicted", "Preempted"):
+            return ("PREEMPTED" if reason in ("Preempted", "InClusterQueue") or typ == "Preempted"
+                    else "FAILED"), c
+    pods = [e for e in events if e.kind == "k8s.pod" and not e.fields.get("restart")]
+    if pods and not declared:
+        reasons = {str(p.fields.get("reason")) for p in pods}
+        if reasons == {"Completed"}:
+            return "COMPLETED", pods[-1]
+        return "FAILED", pods[-1]
+    return declared, None
+
+
+# What slurmstepd's `*** JOB N ON host CANCELLED AT t [DUE TO X] ***` says of the job's end.
+_BANNER_STATES = {None: "CANCELLED", "time_limit": "TIMEOUT", "preemption": "PREEMPTED", "node_failure": "NODE_FAIL"}
+
+
+def banner_state(events: list[Event]) -> Event | None:
+    """The job's end as slurmstepd's JOB banner tells it, when no scheduler record or workload.yaml does.
+
+    Accounting (sacct, scontrol) says more, who cancelled above all, so it always wins; without it the
+    banner is still the scheduler's own word that the allocation ended, and why.
+    """
+    banners = [e for e in events if e.kind == "process.signal" and e.fields.get("slurm_scope") == "job"]
+    if not banners:
+        return None
+    first = min(banners, key=lambda e: (e.time is None, e.time, e.evidence.file or "", e.evidence.line or 0))
+    due = first.fields.get("due_to")
+    state = _BANNER_STATES.get(due if isinstance(due, str) else None)
+    if state is None:
+        return None
+    return Event(kind="sched.job", time=first.time, node=None,
+                 fields={"state": state, "raw_state": f"{state} (slurmstepd banner)", "scope": "job"},
+                 evidence=first.evidence)
+
+
+def declared_state(ctx: Context) -> Event:
+    wl = ctx.workload
+    state = (wl.terminal_state or "").split()[0].upper()
+    fields: dict[str, str | int | float | bool | None] = {
+        "state": state, "raw_state": wl.terminal_state, "scope": "job",
+    }
+    if wl.exit_code and ":" in wl.exit_code:
+        a, b = wl.exit_code.split(":", 1)
+        if a.isdigit() and b.isdigit():
+            fields["exit_code"], fields["signal"] = int(a), int(b)
+    return Event(
+        kind="sched.job", time=ctx.window_end, node=None, fields=fields,
+        evidence=Evidence(source="scheduler", file="workload.yaml", line=None,
+                          text=f"terminal_state: {wl.terminal_state}"),
+    )
+

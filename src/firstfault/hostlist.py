@@ -1,0 +1,118 @@
+"""Slurm hostlist syntax: 'node-[01-04,07]' <-> node names.
+
+One parser for bundles, extractors and connectors. Expansion is bounded
+(at most 100,000 hosts, counted before a range is built); compression is
+what Slurm prints, so a node list can be shown back compactly.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+__all__ = ["hostlist_compress", "hostlist_expand"]
+
+_TAIL_NUM_RE = re.compile(r"^(.*?)(\d+)$")
+_MAX_HOSTS = 100_000
+
+
+
+def hostlist_expand(expr: str) -> list[str]:
+    """Expand a Slurm hostlist: 'node-[01-04,07]', 'gpu[1-2]-ib,login1', 'r[1-2]n[01-02]'.
+
+    Zero padding of a range follows its lower bound ('[08-10]' -> 08, 09, 10).
+    Slurm's empty markers ('', 'None assigned', '(null)') expand to nothing.
+    Raises ValueError on unbalanced brackets or a malformed range.
+    """
+    expr = expr.strip()
+    if expr.lower() in ("", "none", "none assigned", "(null)"):
+        return []
+    hosts: list[str] = []
+    for item in _split_top_level(expr):
+        if not item:
+            continue
+        hosts.extend(_expand_one(item))
+        if len(hosts) > _MAX_HOSTS:
+            raise ValueError(f"hostlist {expr[:80]!r} expands to more than {_MAX_HOSTS} hosts")
+    return hosts
+
+
+def _split_top_level(expr: str) -> list[str]:
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    for i, ch in enumerate(expr):
+        if ch == "[":
+            depth += 1
+            if depth > 1:
+                raise ValueError(f"hostlist {expr!r}: nested '['")
+        elif ch == "]":
+            depth -= 1
+            if depth < 0:
+                raise ValueError(f"hostlist {expr!r}: unbalanced ']'")
+        elif ch == "," and depth == 0:
+            parts.append(expr[start:i].strip())
+            start = i + 1
+    if depth != 0:
+        raise ValueError(f"hostlist {expr!r}: unbalanced '['")
+    parts.append(expr[start:].strip())
+    return parts
+
+
+def _expand_one(item: str) -> list[str]:
+    open_at = item.find("[")
+    if open_at < 0:
+        return [item]
+    close_at = item.index("]", open_at)
+    prefix, body, rest = item[:open_at], item[open_at + 1 : close_at], item[close_at + 1 :]
+    tails = _expand_one(rest)
+    out: list[str] = []
+    for piece in body.split(","):
+        piece = piece.strip()
+        lo, sep, hi = piece.partition("-")
+        if not lo.isdigit() or (sep and not hi.isdigit()):
+            raise ValueError(f"hostlist item {item!r}: bad range {piece!r}")
+        width = len(lo)
+        first, last = int(lo), int(hi) if sep else int(lo)
+        if last < first:
+            raise ValueError(f"hostlist item {item!r}: descending range {piece!r}")
+        if len(out) + (last - first + 1) * len(tails) > _MAX_HOSTS:
+            # Counted over all pieces together: `n[0-99999,0-99999,...]` is refused before it is built.
+            raise ValueError(f"hostlist item {item!r}: more than {_MAX_HOSTS} hosts")
+        for n in range(first, last + 1):
+            head = prefix + str(n).zfill(width)
+            out.extend(head + tail for tail in tails)
+    return out
+
+
+def hostlist_compress(hosts: Iterable[str]) -> str:
+    """['node-01', 'node-02', 'node-04', 'login'] -> 'login,node-[01-02,04]' (sorted, duplicates dropped).
+
+    Only a trailing number is folded, and only among names of the same prefix
+    and digit width, so expanding the result gives back exactly the input set.
+    """
+    groups: dict[tuple[str, int], list[int]] = {}
+    plain: set[str] = set()
+    for h in set(hosts):
+        m = _TAIL_NUM_RE.match(h)
+        if m is None:
+            plain.add(h)
+        else:
+            groups.setdefault((m.group(1), len(m.group(2))), []).append(int(m.group(2)))
+    parts: list[tuple[str, str]] = [(h, h) for h in plain]
+    for (prefix, width), nums in groups.items():
+        nums.sort()
+        if len(nums) == 1:
+            parts.append((prefix, f"{prefix}{nums[0]:0{width}d}"))
+            continue
+        ranges: list[str] = []
+        lo = prev = nums[0]
+        for n in [*nums[1:], None]:
+            if n is not None and n == prev + 1:
+                prev = n
+                continue
+            ranges.append(f"{lo:0{width}d}" if lo == prev else f"{lo:0{width}d}-{prev:0{width}d}")
+            if n is not None:
+                lo = prev = n
+        parts.append((prefix, f"{prefix}[{','.join(ranges)}]"))
+    return ",".join(text for _, text in sorted(parts))

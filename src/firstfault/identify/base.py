@@ -1,0 +1,39 @@
+"""The identify step's contract: a reference in, the attempt's execution context out.
+
+A ContextConnector turns a job id, a Workload 'namespace/name' or nothing
+(a static window) into an Identified: the attempt's WorkloadSpec (the same
+model as a bundle's workload.yaml), the scheduler documents read on the way,
+links and an owner. An unknown workload or an unreachable scheduler raises
+ContextError with the reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from firstfault.bundle import WorkloadSpec
+
+
+class ContextError(Exception):
+    """The attempt cannot be identified (unknown job, scheduler unreachable)."""
+
+
+@dataclass(slots=True)
+class Identified:
+    workload: WorkloadSpec
+    # Scheduler documents read while identifying (sacct text, Workload YAML ...),
+    # as (format, name, content) for EvidenceSink.add_document("scheduler", ...).
+    documents: list[tuple[str, str, bytes]] = field(default_factory=list)
+    # Links and facts the Service does not need but people do (enrichment).
+    links: dict[str, str] = field(default_factory=dict)
+    owner: str | None = None
+
+
+class ContextConnector(Protocol):
+    name: str
+
+    def identify(self, ref: str) -> Identified: ...
+
+
+__all__ = ["ContextConnector", "ContextError", "Identified"]
