@@ -234,7 +234,7 @@ class Context:
     @classmethod
     def from_spec(cls, wl: WorkloadSpec) -> Context:
         """Raises ValueError naming the field when the rank map is malformed."""
-        from firstfault.extract.common import norm_pci
+        from firstfault.pci import norm_pci
 
         rank_to_node: dict[int, str] = {}
         left = MAX_RANKS  # for all nodes together

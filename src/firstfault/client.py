@@ -31,8 +31,7 @@ import httpx
 from firstfault.bundle import WorkloadSpec
 from firstfault.collect.wire import AnalyzeRequest, Record
 from firstfault.model import Verdict
-from firstfault.service.errors import ProblemBody
-from firstfault.service.schemas import CatalogInfo, Prefilter
+from firstfault.protocol import CatalogInfo, Prefilter, ProblemBody
 
 SPOOL_MEMORY = 8 << 20  # bodies up to this size stay in memory
 GZIP_ABOVE = 64 << 10
@@ -115,7 +114,7 @@ class FirstfaultClient:
         `records` is consumed once, in order (documents before lines gives the
         embedded engine's order); it is never held in memory whole.
         """
-        from firstfault.service.ndjson import record_dict
+        from firstfault.collect.wire import record_dict
 
         with _spool() as body:
             with gzip.GzipFile(fileobj=body, mode="wb", compresslevel=5) as gz:

@@ -9,9 +9,10 @@ import pytest
 
 from firstfault.bundle import SourceSpec, load_bundle
 from firstfault.collect.files import FilesConnector
-from firstfault.collect.scan import Candidate, prefilter_words
+from firstfault.collect.scan import prefilter_words
 from firstfault.collect.sink import collect_bundle
 from firstfault.engine.analyze import Analyzer
+from firstfault.extract.base import Candidate
 from firstfault.model import Verdict
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"

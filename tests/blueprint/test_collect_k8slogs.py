@@ -19,8 +19,9 @@ from kubernetes.client import ApiClient, Configuration
 from firstfault.bundle import Context, WorkloadSpec
 from firstfault.collect.http import HttpOptions
 from firstfault.collect.k8slogs import K8sPodLogsConnector, split_timestamp
-from firstfault.collect.scan import Candidate, prefilter_words
+from firstfault.collect.scan import prefilter_words
 from firstfault.engine.analyze import Analysis, Analyzer
+from firstfault.extract.base import Candidate
 from tests.blueprint.replay import K8sReplay, ReplayServer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "k8slogs"

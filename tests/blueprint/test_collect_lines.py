@@ -9,7 +9,7 @@ import pytest
 
 from firstfault.collect.http import BasicAuth, FetchError, HttpOptions, get, make_client
 from firstfault.collect.lines import StreamReader, WordFilter, coverage_item, match_node
-from firstfault.collect.scan import Candidate
+from firstfault.extract.base import Candidate
 from firstfault.timeparse import TimeParser
 
 UTC_TP = TimeParser(UTC, datetime(2026, 10, 20, 10, tzinfo=UTC), datetime(2026, 10, 20, 11, tzinfo=UTC))

@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from firstfault.collect.scan import Candidate, Extraction, all_line_extractors
+from firstfault.collect.scan import Extraction, all_line_extractors
 from firstfault.engine.catalog import CatalogError, load_catalog
 from firstfault.extract import app as app_extract
 from firstfault.extract import codes
+from firstfault.extract.base import Candidate
 from firstfault.extract.prefix import PrefixLayer, split_prefixes
 from firstfault.model import Event
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from firstfault.collect.scan import MAX_LINE, Candidate
+from firstfault.collect.scan import MAX_LINE
+from firstfault.extract.base import Candidate
 from firstfault.model import CoverageItem
 from firstfault.timeparse import Stamp, TimeParser
 

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import IO, Any, cast
 
-from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
 from firstfault.model import Event, Evidence
 from firstfault.timeparse import Stamp, TimeParser
 
@@ -264,24 +264,6 @@ def binary_share(head: bytes) -> float:
     odd = len(sample) - len(sample.translate(None, _ODD_BYTES))
     odd += sample.decode("utf-8", errors="replace").count("\ufffd")
     return odd / len(sample)
-
-
-@dataclass(slots=True)
-class Candidate:
-    """A line that passed the prefilter, with its place and its resolved time.
-
-    This is also the wire form of a log observation (the Blueprint ships
-    candidates to the Service), so the embedded engine and the Service run
-    the very same extraction on the very same records.
-    """
-
-    source: str
-    file: str
-    line: int
-    node: str | None
-    rank: int | None
-    time: datetime | None
-    text: str
 
 
 @dataclass(slots=True, frozen=True)

@@ -16,15 +16,11 @@ from pathlib import Path
 from typing import IO, Literal, Protocol
 
 from firstfault.bundle import Bundle
-from firstfault.collect.scan import LINE_SOURCES, Candidate, LineScanner
+from firstfault.collect.scan import LINE_SOURCES, LineScanner
+from firstfault.extract.base import Candidate
+from firstfault.extract.documents import MAX_STRUCTURED_BYTES, PER_FILE_DOCUMENTS
 from firstfault.model import CoverageItem, ErrorItem
 from firstfault.timeparse import TimeParser
-
-MAX_STRUCTURED_BYTES = 256 << 20
-
-
-# Structured sources read one file at a time with the file's {node}/{rank} binding.
-PER_FILE_DOCUMENTS = ("flight_recorder", "stack_dump")
 
 
 @dataclass(slots=True)
@@ -174,4 +170,4 @@ def _coverage(cov: dict[str, _Cov], allocation: list[str]) -> list[CoverageItem]
 
 
 
-__all__ = ["MAX_STRUCTURED_BYTES", "PER_FILE_DOCUMENTS", "EvidenceSink", "ScannerSource", "collect_bundle"]
+__all__ = ["EvidenceSink", "ScannerSource", "collect_bundle"]

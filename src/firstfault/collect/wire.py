@@ -14,13 +14,14 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable
 from datetime import datetime
-from typing import IO, Annotated, Literal
+from typing import IO, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from firstfault.bundle import Bundle, Context, WorkloadSpec
-from firstfault.collect.scan import Candidate
 from firstfault.collect.sink import ScannerSource, collect_bundle
+from firstfault.extract.base import Candidate
+from firstfault.extract.documents import PER_FILE_DOCUMENTS, read_document
 from firstfault.model import CoverageItem, ErrorItem
 
 MAX_TEXT = 1 << 20
@@ -112,10 +113,7 @@ class RequestBuilder:
                      rank: int | None = None) -> tuple[int, list[tuple[int | None, str]]]:
         raw = data if isinstance(data, bytes) else data.read()
         # Parsed here only to count lines for coverage; the Service reports the problems.
-        from firstfault.collect.sink import PER_FILE_DOCUMENTS
-        from firstfault.engine.analyze import _read_structured
-
-        res, problems = _read_structured(source, fmt, file, raw, self._ctx, node=node, rank=rank)
+        res, problems = read_document(source, fmt, file, raw, self._ctx, node=node, rank=rank)
         if source in PER_FILE_DOCUMENTS:
             try:
                 content, encoding = raw.decode("utf-8"), "utf-8"
@@ -164,3 +162,12 @@ def records(req: AnalyzeRequest) -> Iterable[Record]:
     yield from req.activity
     yield from req.coverage
     yield from req.errors
+
+
+def record_dict(r: Record) -> dict[str, Any]:
+    """One observation as its NDJSON record."""
+    if isinstance(r, CoverageItem):
+        return {"type": "coverage", **r.model_dump(mode="json")}
+    if isinstance(r, ErrorItem):
+        return {"type": "error", **r.model_dump(mode="json")}
+    return r.model_dump(mode="json", exclude_none=True)

@@ -9,14 +9,13 @@ leads, attribution and the verdict.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import IO, BinaryIO, cast
+from typing import IO
 
 from firstfault.bundle import Bundle, Context, WorkloadSpec, load_bundle
-from firstfault.collect.scan import Candidate, EventStore, Extraction, LineScanner, all_line_extractors
-from firstfault.collect.sink import MAX_STRUCTURED_BYTES, PER_FILE_DOCUMENTS, collect_bundle
+from firstfault.collect.scan import EventStore, Extraction, LineScanner, all_line_extractors
+from firstfault.collect.sink import collect_bundle
 from firstfault.collect.wire import AnalyzeRequest, DocumentObservation, LineObservation, NodeActivity, Record, records
 from firstfault.engine.attribute import attribute
 from firstfault.engine.catalog import Catalog, shipped_catalog
@@ -31,7 +30,8 @@ from firstfault.engine.normalise import (
     terminal_state,
 )
 from firstfault.engine.verdict import build_verdict, outcome_of
-from firstfault.extract.structured import StructuredResult
+from firstfault.extract.base import Candidate
+from firstfault.extract.documents import read_document
 from firstfault.model import CoverageItem, ErrorItem, Unrecognized, UnrecognizedLine, Verdict, Window, WorkloadRef, iso
 
 
@@ -65,7 +65,7 @@ class Analysis:
         Returns the lines read and the (line, message) problems, which are
         also kept in `errors`.
         """
-        res, problems = _read_structured(source, fmt, file, data, self.ctx, node=node, rank=rank)
+        res, problems = read_document(source, fmt, file, data, self.ctx, node=node, rank=rank)
         if res is not None:
             for ev in res.events:
                 self.store.add(ev)
@@ -144,33 +144,6 @@ class Analyzer:
         analysis = self.start(bundle.context)
         collect_bundle(self, bundle, analysis)
         return analysis.finish(now=now)
-
-
-def _read_structured(source: str, fmt: str | None, file: str, data: bytes | IO[bytes],
-                     ctx: Context, *, node: str | None = None,
-                     rank: int | None = None) -> tuple[StructuredResult | None, list[tuple[int | None, str]]]:
-    if source in PER_FILE_DOCUMENTS:
-        from firstfault.extract.flightrec import read_flight_recorder
-        from firstfault.extract.stackdump import read_stack_dump
-
-        raw = data if isinstance(data, bytes) else data.read(MAX_STRUCTURED_BYTES)
-        reader = read_flight_recorder if source == "flight_recorder" else read_stack_dump
-        res = reader(raw, file, node=node, rank=rank)
-        return res, [(i.line, i.message) for i in res.issues]
-    if fmt is None:
-        return None, [(None, f"cannot read: a {source} source needs a format")]
-    if source == "scheduler":
-        from firstfault.extract.scheduler import read_scheduler
-
-        raw = data if isinstance(data, bytes) else data.read(MAX_STRUCTURED_BYTES)
-        res = read_scheduler(raw, fmt, file, job_id=ctx.workload.id, tz=ctx.tz)
-    elif source == "metrics":
-        from firstfault.extract.metrics import read_metrics
-
-        res = read_metrics(io.BytesIO(data) if isinstance(data, bytes) else cast(BinaryIO, data), fmt, file)
-    else:
-        return None, [(None, f"cannot read: source kind {source} has no structured reader")]
-    return res, [(i.line, i.message) for i in res.issues]
 
 
 def analyze_request(analyzer: Analyzer, req: AnalyzeRequest, now: datetime | None = None) -> Verdict:

@@ -13,8 +13,8 @@ import ipaddress
 from datetime import datetime, timedelta
 
 from firstfault.bundle import Context
-from firstfault.extract.common import norm_pci
 from firstfault.model import Event, Evidence, iso
+from firstfault.pci import norm_pci
 
 
 class NodeMapper:

@@ -26,8 +26,9 @@ class CaseResult:
 def _events_for(test: RuleTest) -> list[Event]:
     """The test's lines through the production path (scanner dispatch, prefix layer, multi-line
     records, one stream per file and rank), plus its literal events."""
-    from firstfault.collect.scan import Candidate, feed_lines
-    from firstfault.extract.common import norm_pci
+    from firstfault.collect.scan import feed_lines
+    from firstfault.extract.base import Candidate
+    from firstfault.pci import norm_pci
 
     nodes = test.nodes or sorted({ln.node for ln in test.lines if ln.node})
     candidates = [

@@ -54,3 +54,21 @@ class LineExtractor(Protocol):
     literals: tuple[str, ...]
 
     def extract(self, line: str, ctx: LineContext) -> Iterable[Draft]: ...
+
+
+@dataclass(slots=True)
+class Candidate:
+    """A line that passed the prefilter, with its place and its resolved time.
+
+    This is also the wire form of a log observation (the Blueprint ships
+    candidates to the Service), so the embedded engine and the Service run
+    the very same extraction on the very same records.
+    """
+
+    source: str
+    file: str
+    line: int
+    node: str | None
+    rank: int | None
+    time: datetime | None
+    text: str

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from firstfault.catalog.tables import sxid_info, xid_info
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.common import norm_pci
 from firstfault.model import FieldValue
+from firstfault.pci import norm_pci
 
 _DETAIL_CLIP = 400
 

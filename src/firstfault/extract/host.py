@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterator
 
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.common import norm_pci
 from firstfault.model import FieldValue
+from firstfault.pci import norm_pci
 
 _DETAIL_CLIP = 400
 _KERNEL = frozenset({"kernel", "syslog"})

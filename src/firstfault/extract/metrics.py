@@ -25,9 +25,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from firstfault import yamlio
-from firstfault.extract.common import norm_pci
 from firstfault.extract.structured import TEXT_LIMIT, ParseIssue, StructuredResult, clip
 from firstfault.model import Event, Evidence, FieldValue
+from firstfault.pci import norm_pci
 
 METRIC_FORMATS: tuple[str, ...] = ("openmetrics", "prometheus-json")
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Final, Never
 from firstfault.extract.base import LineContext
 
 if TYPE_CHECKING:
-    from firstfault.collect.scan import Candidate
+    from firstfault.extract.base import Candidate
 
 # Lines that error reports carry around the fact an extractor reads (hints, headers, advice): known,
 # never a cause, never "unrecognized".

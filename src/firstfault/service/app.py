@@ -21,8 +21,9 @@ from starlette.types import Scope
 import firstfault
 from firstfault.collect.wire import AnalyzeRequest
 from firstfault.engine.catalog import Catalog, load_catalog, shipped_catalog
+from firstfault.protocol import ProblemBody
 from firstfault.service.auth import TokenCheck
-from firstfault.service.errors import Problem, ProblemBody
+from firstfault.service.errors import Problem
 from firstfault.service.limits import AnalysisPool
 from firstfault.service.logs import RequestLog, configure_logging
 from firstfault.service.metrics import ServiceMetrics

@@ -5,22 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
-
-
-class ProblemDetail(BaseModel):
-    loc: str = Field(description="JSON path of the bad field, e.g. lines[3].time ('' for the whole record)")
-    msg: str
-    type: str | None = None
-    line: int | None = Field(default=None, description="NDJSON: the 1-based line of the record")
-
-
-class ProblemBody(BaseModel):
-    """Every error answer of /v1/*."""
-
-    error: str = Field(description="a short code: body_too_large, invalid_request, unsupported_media_type, ...")
-    message: str
-    detail: list[ProblemDetail] = Field(default_factory=list)
+from firstfault.protocol import ProblemBody, ProblemDetail
 
 
 class Problem(Exception):

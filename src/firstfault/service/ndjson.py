@@ -16,10 +16,18 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import from_json
 
 from firstfault.bundle import WorkloadSpec
-from firstfault.collect.wire import AnalyzeRequest, DocumentObservation, LineObservation, NodeActivity, Record
+from firstfault.collect.wire import (
+    AnalyzeRequest,
+    DocumentObservation,
+    LineObservation,
+    NodeActivity,
+    Record,
+    record_dict,
+)
 from firstfault.model import CoverageItem, ErrorItem
+from firstfault.protocol import ProblemDetail
 from firstfault.service.body import too_large
-from firstfault.service.errors import ProblemDetail, from_validation, invalid
+from firstfault.service.errors import from_validation, invalid
 
 RECORD_TYPES: dict[str, type[BaseModel]] = {
     "line": LineObservation,
@@ -116,12 +124,3 @@ def request_records(req: AnalyzeRequest) -> Iterator[dict[str, Any]]:
     for group in (req.documents, req.lines, req.activity, req.coverage, req.errors):
         for r in group:
             yield record_dict(r)
-
-
-def record_dict(r: Record) -> dict[str, Any]:
-    """One observation as its NDJSON record."""
-    if isinstance(r, CoverageItem):
-        return {"type": "coverage", **r.model_dump(mode="json")}
-    if isinstance(r, ErrorItem):
-        return {"type": "error", **r.model_dump(mode="json")}
-    return r.model_dump(mode="json", exclude_none=True)

@@ -14,13 +14,13 @@ from starlette.requests import ClientDisconnect
 
 from firstfault.collect.scan import LINE_SOURCES, prefilter_words
 from firstfault.model import CatalogRef, Verdict
+from firstfault.protocol import CatalogInfo, Health, Prefilter, ProblemBody, RuleInfo
 from firstfault.service import runner, tarball
 from firstfault.service.auth import TokenCheck
 from firstfault.service.body import UploadSlots, receive_body, spooled_chunks, too_large
-from firstfault.service.errors import Problem, ProblemBody
+from firstfault.service.errors import Problem
 from firstfault.service.limits import AnalysisPool, AnalysisTimeout, Deadline, Overloaded
 from firstfault.service.metrics import ServiceMetrics
-from firstfault.service.schemas import CatalogInfo, Health, Prefilter, RuleInfo
 from firstfault.service.settings import Scope, ServiceSettings
 
 log = logging.getLogger("firstfault.service")

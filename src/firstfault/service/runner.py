@@ -17,16 +17,17 @@ from typing import IO, Literal, TypeVar
 from pydantic import ValidationError
 
 from firstfault.bundle import BundleError, Context, SpecError, WorkloadSpec, load_bundle
-from firstfault.collect.scan import Candidate
 from firstfault.collect.sink import collect_bundle
 from firstfault.collect.wire import AnalyzeRequest, Record
 from firstfault.collect.wire import records as wire_records
 from firstfault.engine.analyze import Analysis, Analyzer, analyze_observations
 from firstfault.engine.catalog import Catalog
+from firstfault.extract.base import Candidate
 from firstfault.model import Verdict
+from firstfault.protocol import ProblemDetail
 from firstfault.service import ndjson, tarball
 from firstfault.service.body import inflate, too_large
-from firstfault.service.errors import ProblemDetail, from_validation, invalid
+from firstfault.service.errors import from_validation, invalid
 from firstfault.service.limits import Deadline
 
 Form = Literal["json", "ndjson", "tar"]

@@ -1,4 +1,4 @@
-"""Small helpers shared by the extractors."""
+"""PCI addresses in the forms drivers, Fabric Manager and nvidia-smi print them, made comparable."""
 
 from __future__ import annotations
 
