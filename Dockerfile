@@ -13,7 +13,7 @@ FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
     FIRSTFAULT_HOST=0.0.0.0 FIRSTFAULT_PORT=8080
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels \
+RUN whl=$(ls /wheels/*.whl) && pip install --no-cache-dir "${whl}[dashboard,postgres]" && rm -rf /wheels \
     && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin firstfault
 USER 10001
 EXPOSE 8080

@@ -16,7 +16,7 @@ for arg in "$@"; do
   esac
 done
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -e .
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[dashboard]"
 .venv/bin/firstfault analyze "$bundle"
 if [ "$dashboard" = 1 ]; then
   echo

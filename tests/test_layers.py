@@ -31,6 +31,7 @@ ALLOWED: dict[str, set[str]] = {
     "blueprint": {"identify", "collect", "engine", "client", "sinks", "store", "extract"},
     "dashboard": {"store", "render"},
     "cli": {"*"},
+    "api": {"*"},
     "__main__": {"cli"},
 }
 
@@ -74,7 +75,8 @@ def test_every_unit_has_a_row() -> None:
 
 
 def violations(path: Path, rel: Path) -> list[str]:
-    me = unit_of("firstfault." + ".".join(rel.with_suffix("").parts))
+    # The package's own __init__ is the public API: it names (lazily) what the layers define.
+    me = "api" if rel == Path("__init__.py") else unit_of("firstfault." + ".".join(rel.with_suffix("").parts))
     allowed = ALLOWED[me]
     bad = []
     for line, mod in imports(path):

@@ -336,8 +336,25 @@ app.command("fleet")(_fleet)
 app.command("demo")(_demo)
 
 
+# The optional dependency -> the extra that installs it (pyproject's optional-dependencies).
+EXTRA_OF = {
+    "fastapi": "service", "uvicorn": "service", "starlette": "service", "pydantic_settings": "service",
+    "prometheus_client": "service", "httpx": "blueprint", "sqlalchemy": "blueprint", "alembic": "blueprint",
+    "jinja2": "dashboard", "kubernetes": "kubernetes", "psycopg": "postgres",
+}
+
+
 def main() -> None:
-    app()
+    try:
+        app()
+    except ModuleNotFoundError as exc:
+        extra = EXTRA_OF.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        command = " ".join(a for a in sys.argv[1:3] if not a.startswith("-")) or "this command"
+        print(f"firstfault {command}: needs the optional dependency {exc.name!r}; "
+              f"install it with: pip install 'firstfault[{extra}]'", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":
