@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from firstfault import scan
+from firstfault.collect import scan
 from firstfault.engine.analyze import Analyzer
 from firstfault.timeparse import TimeParser
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from firstfault import scan
+from firstfault.collect import scan
 from firstfault.collect.scan import Extraction, LineScanner, all_line_extractors
 from firstfault.extract.base import Candidate
 from firstfault.timeparse import TimeParser
