@@ -207,3 +207,69 @@ def nccl_result_of(text: str) -> str | None:
         row2 = table.get(int(m.group("code")))
         return row2.name if row2 else None
     return None
+
+
+# --------------------------------------------------------------------------
+# Accelerator out-of-memory, in every framework's wording
+# --------------------------------------------------------------------------
+
+# A framework's report that the device's own memory is exhausted: PyTorch, HIP, the CUDA driver and
+# runtime enums, JAX/XLA (`XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate N
+# bytes`, `... Out of memory allocating N bytes`), TensorFlow's BFC allocator (`Resource exhausted: OOM when
+# allocating tensor with shape[...] ... on /job:localhost/replica:0/task:0/device:GPU:0 by allocator
+# GPU_0_bfc`, `Allocator (GPU_0_bfc) ran out of memory`) and XLA on TPUs (`Error allocating device buffer`).
+# `RESOURCE_EXHAUSTED` alone is not one: gRPC and cloud quotas say it too.
+ACCEL_OOM_PHRASES: Final = (
+    "CUDA out of memory",
+    "HIP out of memory",
+    "CUDA error: out of memory",
+    "CUDA_ERROR_OUT_OF_MEMORY",
+    "cudaErrorMemoryAllocation",
+    "RESOURCE_EXHAUSTED: Out of memory",
+    "Resource exhausted: Out of memory",
+    "OOM when allocating tensor",
+    "Error allocating device buffer",
+    "ran out of memory trying to allocate",
+)
+# The device a TensorFlow / XLA report names; a host allocator (`device:CPU:0 by allocator cpu`) ran out
+# of host memory, which is not the accelerator's.
+_OOM_DEVICE = re.compile(r"device:(?P<dev>[A-Za-z]+):\d+|by allocator (?P<alloc>\w+)|Allocator \((?P<alloc2>\w+)\)")
+_HOST_DEVICES: Final = frozenset({"cpu", "cpu_0_bfc"})
+
+
+@lru_cache(maxsize=1)
+def _accel_oom_rx() -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(p) for p in sorted(ACCEL_OOM_PHRASES, key=len, reverse=True)))
+
+
+def accelerator_oom(text: str) -> int | None:
+    """Where an accelerator OOM report starts in `text`, or None (also for a host allocator's OOM)."""
+    m = _accel_oom_rx().search(text)
+    if m is None:
+        return None
+    for d in _OOM_DEVICE.finditer(text):
+        dev = (d.group("dev") or d.group("alloc") or d.group("alloc2") or "").lower()
+        if dev in _HOST_DEVICES:
+            return None
+    return m.start()
+
+
+# --------------------------------------------------------------------------
+# Writers of shared caches
+# --------------------------------------------------------------------------
+
+# Code that creates, renames, chmods and deletes files in a cache that every rank of every node shares
+# (the HF datasets / hub cache, filelock's lock files, torch.hub, compiler caches). On NFS a stale handle
+# (ESTALE) there means another client removed or replaced a file this one still held: the ranks raced on
+# the cache (a workload or library bug, e.g. filelock deleting its lock files), not a failing file system.
+# A stale handle anywhere else, or with the file system's own errors, stays storage.
+SHARED_CACHE_WRITER_FRAMES: Final = re.compile(
+    r"""File "[^"]*/(?:datasets|filelock|huggingface_hub|fsspec|triton/runtime|torch/_inductor|torch/hub"""
+    r"""|transformers/utils/hub|modelscope/hub)[/.]"""
+)
+RACE_ERRNOS: Final = frozenset({"ESTALE"})
+
+
+def cache_race(errno_name: str | None, frames: tuple[str, ...]) -> bool:
+    """A stale handle raised inside a shared-cache writer (see SHARED_CACHE_WRITER_FRAMES)."""
+    return errno_name in RACE_ERRNOS and any(SHARED_CACHE_WRITER_FRAMES.search(f) for f in frames)
