@@ -6,6 +6,7 @@ follow the documented formats of the software named.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -360,3 +361,151 @@ def test_kernel_and_syslog_readings(line: str, kind: str | None) -> None:
     ex = Extraction(all_line_extractors())
     got = [e.kind for e in ex.events(Candidate("syslog", "messages", 1, "n1", None, None, line))]
     assert got == ([kind] if kind else [])
+
+
+# ---------------------------------------------------------------- wild-sw readings, both ways
+
+_DS = ("[INFO] [loss_scaler.py:181:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
+       "Attempted loss scale: {}, reducing to {}")
+
+
+@pytest.mark.parametrize(
+    ("text", "oom"),
+    [
+        # JAX/XLA (patrickbryant1/AFProfile#8), TensorFlow's GPU BFC allocator
+        # (dBeker/Faster-RCNN-TensorFlow-Python3#110)
+        ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
+         "4770354232 bytes.", True),
+        ("ResourceExhaustedError: OOM when allocating tensor with shape[25088,4096] and type float on "
+         "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc", True),
+        ("W tensorflow/core/framework/op_kernel.cc:968] Resource exhausted: OOM when allocating tensor with "
+         "shape[256,832,7,7]", True),
+        # a host allocator's OOM is the host's memory; a gRPC quota is no OOM at all
+        ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
+         "shape[64,224,224,3] and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu", False),
+        ("google.api_core.exceptions.ResourceExhausted: 429 RESOURCE_EXHAUSTED: Quota exceeded for aiplatform",
+         False),
+    ],
+)
+def test_accelerator_oom_in_every_framework(text: str, oom: bool) -> None:
+    assert (codes.accelerator_oom(text) is not None) is oom
+    events, _ = feed([text])
+    assert ("app.cuda_oom" in [e.kind for e in events]) is oom
+
+
+def test_estale_inside_a_shared_cache_writer_is_a_race_not_the_filesystem() -> None:
+    # modelscope/ms-swift#6695
+    race, _ = feed([
+        '[rank1]:   File "/usr/local/lib/python3.10/dist-packages/datasets/arrow_dataset.py", line 4101, in '
+        "_select_with_indices_mapping",
+        "[rank1]:     os.chmod(indices_cache_file_name, 0o666 & ~umask)",
+        "[rank1]: OSError: [Errno 116] Stale file handle: xxx",
+    ])
+    assert [(e.kind, e.fields.get("errno"), e.fields.get("cache_race")) for e in race] == [
+        ("app.exception", "ESTALE", True)]
+    # the same errno while writing a checkpoint is the file system's
+    ckpt, _ = feed([
+        "Traceback (most recent call last):",
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/serialization.py", line 440, in save',
+        "    with _open_zipfile_writer(f) as opened_zipfile:",
+        "OSError: [Errno 116] Stale file handle: '/nfs/ckpt/step_100.pt'",
+    ])
+    assert [(e.kind, e.fields.get("errno")) for e in ckpt] == [("storage.error", "ESTALE")]
+
+
+def test_a_checkpoint_file_that_cannot_be_opened_is_a_failed_write_only_inside_the_save() -> None:
+    # Sachini/ronin#51
+    save, _ = feed([
+        "Traceback (most recent call last):",
+        '  File "/opt/anaconda3/envs/py397/lib/python3.9/site-packages/torch/serialization.py", line 422, in save',
+        "    with _open_zipfile_writer(f) as opened_zipfile:",
+        "RuntimeError: File my_out/checkpoints/checkpoint_0.pt cannot be opened.",
+    ])
+    assert [e.kind for e in save] == ["storage.error"]
+    other, _ = feed([
+        "Traceback (most recent call last):",
+        '  File "/srv/app/loader.py", line 12, in load',
+        "    cfg = read(path)",
+        "RuntimeError: File config.yaml cannot be opened.",
+    ])
+    assert [e.kind for e in other] == ["app.exception"]
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        # real-stanford/flingbot#11; a raylet summary
+        ("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.", "host.oom_kill"),
+        ("(raylet) [2025-12-07 09:57:19,206 E 393463 393463] (raylet) node_manager.cc:3277: 2 Workers (tasks / actors) "
+         "killed due to memory pressure (OOM), 0 Workers crashed due to other reasons", "host.oom_kill"),
+        # concourse/hush-house#8: the kubelet's eviction for a resource other than memory
+        ("  message: 'The node was low on resource: ephemeral-storage. Container hush-house-worker", "k8s.pod"),
+        ("Pod The node had condition: [DiskPressure]. ", "k8s.pod"),
+        # memory pressure stays an OOM kill, not an eviction of the scheduler's
+        ("Message:        The node was low on resource: memory. Container x was using 9Gi", "host.oom_kill"),
+        ("ValueError: the node was low on samples", None),
+    ],
+)
+def test_memory_kills_and_kubelet_evictions(line: str, kind: str | None) -> None:
+    events, _ = feed([line])
+    assert [e.kind for e in events] == ([kind] if kind else [])
+
+
+@pytest.mark.parametrize(
+    ("line", "host", "due_to"),
+    [
+        ("slurmstepd: *** JOB 830329 CANCELLED AT 2018-08-06T17:21:44 DUE TO TIME LIMIT on n447 ***", "n447",
+         "time_limit"),  # marbl/canu#1067, pre-17.11 wording
+        ("slurmstepd-phoenix-07: error: *** JOB 1449736 ON phoenix-07 CANCELLED AT 2023-12-03T12:47:09 DUE TO TIME "
+         "LIMIT ***", "phoenix-07", "time_limit"),  # DataBiosphere/toil#4706
+        ("slurmstepd: *** JOB 830329 CANCELLED AT 2018-08-06T17:21:44 ***", None, None),
+    ],
+)
+def test_slurm_banners_old_and_new(line: str, host: str | None, due_to: str | None) -> None:
+    events, _ = feed([line])
+    assert [(e.kind, e.fields.get("due_to")) for e in events] == [("process.signal", due_to)]
+    assert events[0].fields.get("host") == host
+
+
+def test_a_peer_failure_message_of_horovod_is_a_symptom() -> None:
+    # ChenRocks/UNITER#31
+    events, _ = feed([
+        '[1,1]<stderr>:  File "/opt/conda/lib/python3.6/site-packages/horovod/torch/mpi_ops.py", line 436, '
+        "in synchronize",
+        "[1,1]<stderr>:    mpi_lib.horovod_torch_wait_and_clear(handle)",
+        "[1,1]<stderr>:RuntimeError: Horovod has been shut down. This was caused by an exception on one of the ranks "
+        "or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished execution.",
+    ])
+    assert [e.kind for e in events] == ["nccl.remote_error"]
+    mine, _ = feed(["Traceback (most recent call last):", '  File "t.py", line 1, in <module>',
+                    "RuntimeError: shape mismatch on one of the inputs"])
+    assert [e.kind for e in mine] == ["app.exception"]
+
+
+def test_loss_was_nan_and_its_near_miss() -> None:
+    # neuralhydrology/neuralhydrology#8
+    events, _ = feed(["RuntimeError: Loss was NaN for 1 times in a row. Stopped training."])
+    assert "app.numerics" in [e.kind for e in events]
+    calm, _ = feed(["INFO: loss was nominal at step 3"])
+    assert [e.kind for e in calm] == []
+
+
+def _metrics(lines: list[str]) -> list[object]:
+    events, _ = feed(lines)
+    return [e.fields.get("metric") for e in events if e.kind == "app.numerics"]
+
+
+def test_a_loss_scale_collapse_is_read_once_and_recovery_resets_it() -> None:
+    # zai-org/ChatGLM-6B#1008: 65536 halved to 1024 without a rise
+    scales = [65536, 32768, 16384, 8192, 4096, 2048, 1024, 512]
+    collapse = [_DS.format(a, b) for a, b in itertools.pairwise(scales)]
+    got = _metrics(collapse)
+    # read right after the 6th halving, and only once
+    assert got.count("loss_scale_collapse") == 1 and got.index("loss_scale_collapse") == 6
+    # a rise between overflows starts a new run: never six halvings in a row
+    recovering = [_DS.format(a, b) for a, b in [(65536, 32768), (32768, 16384), (16384, 8192), (65536, 32768),
+                                                (32768, 16384), (16384, 8192), (8192, 4096)]]
+    assert "loss_scale_collapse" not in _metrics(recovering)
+    # apex and fairseq name only the new scale; reaching 1 is the floor
+    fairseq = [f"| WARNING: overflow detected, setting loss scale to: {v}" for v in (8.0, 4.0, 2.0, 1.0)]
+    assert _metrics(fairseq)[-1] == "loss_scale_floor"
