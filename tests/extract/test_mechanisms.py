@@ -509,3 +509,36 @@ def test_a_loss_scale_collapse_is_read_once_and_recovery_resets_it() -> None:
     # apex and fairseq name only the new scale; reaching 1 is the floor
     fairseq = [f"| WARNING: overflow detected, setting loss scale to: {v}" for v in (8.0, 4.0, 2.0, 1.0)]
     assert _metrics(fairseq)[-1] == "loss_scale_floor"
+
+
+@pytest.mark.parametrize(
+    ("line", "host", "proc", "body"),
+    [
+        ("(RayTrainWorker pid=4331, ip=10.0.0.7) Traceback (most recent call last):", "10.0.0.7", "4331",
+         "Traceback (most recent call last):"),
+        ("(pid=4331) ValueError: x", None, "4331", "ValueError: x"),
+        ("(raylet, ip=172.24.0.226) node_manager.cc:3277: 2 Workers", "172.24.0.226", "raylet",
+         "node_manager.cc:3277: 2 Workers"),
+        ("[pod/trainer-0/pytorch] RuntimeError: y", None, "pod/trainer-0/pytorch", "RuntimeError: y"),
+        ("trainer-1  | Traceback (most recent call last):", None, "trainer-1", "Traceback (most recent call last):"),
+        # near misses: a conda prompt, a table row, a parenthesised remark
+        ("(base) user@host:~$ python t.py", None, None, "(base) user@host:~$ python t.py"),
+        ("Epoch 1 | loss 0.3", None, None, "Epoch 1 | loss 0.3"),
+        ("(see above) ValueError: x", None, None, "(see above) ValueError: x"),
+    ],
+)
+def test_ray_kubectl_and_compose_prefixes(line: str, host: str | None, proc: str | None, body: str) -> None:
+    p = split_prefixes(line)
+    assert (p.host, p.proc, p.body) == (host, proc, body)
+
+
+def test_interleaved_ray_worker_tracebacks_stay_apart() -> None:
+    events, _ = feed([
+        "(RayTrainWorker pid=11) Traceback (most recent call last):",
+        "(RayTrainWorker pid=12) Traceback (most recent call last):",
+        '(RayTrainWorker pid=11)   File "train.py", line 3, in step',
+        '(RayTrainWorker pid=12)   File "train.py", line 9, in load',
+        "(RayTrainWorker pid=11) KeyError: 'input_ids'",
+        "(RayTrainWorker pid=12) FileNotFoundError: [Errno 2] No such file or directory: 'shard-7.arrow'",
+    ])
+    assert sorted(str(e.fields.get("exc_type")) for e in events) == ["FileNotFoundError", "KeyError"]
