@@ -542,3 +542,43 @@ def test_interleaved_ray_worker_tracebacks_stay_apart() -> None:
         "(RayTrainWorker pid=12) FileNotFoundError: [Errno 2] No such file or directory: 'shard-7.arrow'",
     ])
     assert sorted(str(e.fields.get("exc_type")) for e in events) == ["FileNotFoundError", "KeyError"]
+
+
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        # a program's own error line ending in a storage strerror, any case (Go, TensorFlow print it lower-case)
+        ("tee: /scratch/run/train.log: No space left on device", ("storage.error", "ENOSPC")),
+        ("write /var/lib/docker/overlay2/abc/diff/ckpt.pt: no space left on device", ("storage.error", "ENOSPC")),
+        ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: disk quota exceeded [Op:SaveV2]",
+         ("storage.error", "EDQUOT")),
+        # ... but not a remark, not /dev/shm (the workload's), not NCCL's own shm report
+        ("INFO: checking for the message No space left on device in logs", None),
+        ("error: cannot write /dev/shm/torch_123: No space left on device", None),
+        ("node-1:100:200 [0] NCCL WARN Call to posix_fallocate failed : No space left on device",
+         ("app.exception", "ENOSPC")),
+    ],
+)
+def test_storage_strerror_lines(line: str, want: tuple[str, str] | None) -> None:
+    events, _ = feed([line])
+    assert [(e.kind, e.fields.get("errno")) for e in events] == ([want] if want else [])
+
+
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        ("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+         ("app.cuda_oom", None)),
+        ("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED", ("app.cuda_oom", None)),
+        ("slurmstepd: error: Exceeded job memory limit", ("host.oom_kill", "slurmstepd")),
+        ("slurmstepd: error: Exceeded step memory limit at some point.", None),
+        ("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.", ("host.oom_kill", "lsf")),
+        ("TERM_PREEMPT: job killed after preemption.", ("process.signal", "preemption")),
+        ("TERM_RUNLIMIT: job killed after reaching LSF run time limit.", ("process.signal", "time_limit")),
+        ("Subject: Job 4242: <train> in cluster <c1> Done", None),
+    ],
+)
+def test_library_oom_and_other_schedulers_limits(line: str, want: tuple[str, object] | None) -> None:
+    events, _ = feed([line])
+    got = [(e.kind, e.fields.get("proc") if e.kind == "host.oom_kill" else e.fields.get("due_to")) for e in events]
+    assert got == ([want] if want else [])

@@ -30,6 +30,7 @@ from firstfault.extract.codes import (
     exit_signal,
     signal_name,
     signal_of_text,
+    storage_strerror_texts,
     strsignal_alternation,
 )
 from firstfault.extract.nccl import NCCL_MARK, clip, nccl_owns, recent, split_rank_prefix
@@ -275,6 +276,7 @@ class ExceptionExtractor:
         "Exception raised from",
         "[Errno ",
         "No module named",
+        *storage_strerror_texts(),
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -304,7 +306,7 @@ class ExceptionExtractor:
                 drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
             else:
                 drafts = tb.cuda_drafts(body, None)
-                if not drafts:
+                if not drafts and not nccl_owns(body):  # NCCL's `posix_fallocate failed : No space ...` is its own
                     one = tb.standalone(body)
                     drafts = [one] if one is not None else []
         for draft in drafts:
@@ -506,6 +508,8 @@ _EXIT_CODE = re.compile(
 # walltime 3610 exceeded limit 3600`, Moab `job exceeded its wallclock limit`, LSF `TERM_RUNLIMIT`.
 _WALLTIME = re.compile(r"job killed: walltime \d+ exceeded limit|exceeded (?:its )?wall ?(?:clock|time) limit"
                        r"|TERM_RUNLIMIT")
+# LSF's preemption: `TERM_PREEMPT: job killed after preemption.`
+_LSF_PREEMPT = re.compile(r"\bTERM_PREEMPT\b")
 # PBS/Torque's `Exit_status=271`: above 256 the job was killed by signal N-256.
 _PBS_EXIT = re.compile(r"\bExit_status=(?P<code>-?\d+)")
 
@@ -540,6 +544,7 @@ class ProcessSignalExtractor:
         "wallclock limit",
         "wall clock limit",
         "TERM_RUNLIMIT",
+        "TERM_PREEMPT",
         "Exit_status=",
     )
 
@@ -606,6 +611,9 @@ class ProcessSignalExtractor:
         if _WALLTIME.search(body):
             return Draft("process.signal", {"signal": "SIGTERM", "by": "scheduler", "detail": detail,
                                             "due_to": "time_limit"})
+        if _LSF_PREEMPT.search(body):
+            return Draft("process.signal", {"signal": "SIGTERM", "by": "scheduler", "detail": detail,
+                                            "due_to": "preemption"})
         m = _PBS_EXIT.search(body)
         if m:
             code = int(m.group("code"))
@@ -639,11 +647,15 @@ class ProcessSignalExtractor:
 # limit 100gb`, `exceeded MEM usage hard limit`; Kubernetes, pasted: `Reason: OOMKilled`,
 # `The node was low on resource: memory.`
 _MEM_LIMIT: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
-    ("slurmstepd", re.compile(r"(?:Job|Step|StepId=?)\s*(?P<id>[\w.+]+) exceeded (?:virtual )?memory limit")),
+    ("slurmstepd", re.compile(r"(?:Job|Step|StepId=?)\s*(?P<id>[\w.+]+) exceeded (?:virtual )?memory limit"
+                              # `Exceeded step memory limit at some point.` is only a failcnt above 0 at the
+                              # end of the step (page cache counts too): no kill by itself.
+                              r"|Exceeded (?:job|step) memory limit(?! at some point)")),
     ("slurmstepd", re.compile(
         r"Detected (?P<n>\d+) oom[-_ ]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<id>[\w.+]+)")),
     ("srun", re.compile(r"error:\s+[A-Za-z0-9][\w.\-]*:\s+tasks?\s+[\d\-, ]+:\s+Out Of Memory")),
     ("pbs", re.compile(r"PBS: job killed: (?:v?mem|pmem) \S+ exceeded limit|exceeded MEM usage hard limit")),
+    ("lsf", re.compile(r"\bTERM_MEMLIMIT\b")),  # `TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.`
     ("kubelet", re.compile(r"\bOOMKilled\b|The node was low on resource: memory"
                            r"|The node had condition: \[MemoryPressure\]")),
     # Ray's memory monitor, as the driver re-raises it (`ray.exceptions.OutOfMemoryError: Task was killed due to
@@ -672,7 +684,8 @@ class MemoryLimitExtractor:
     literals: tuple[str, ...] = (
         "exceeded memory limit", "exceeded virtual memory limit", "oom-kill event", "oom_kill event",
         "PBS: job killed", "exceeded MEM usage", "OOMKilled", "low on resource: memory", "Out Of Memory",
-        "failcnt", "[MemoryPressure]", "running low on memory", "memory pressure (OOM)",
+        "failcnt", "[MemoryPressure]", "Exceeded job memory limit", "Exceeded step memory limit", "TERM_MEMLIMIT",
+        "running low on memory", "memory pressure (OOM)",
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:

@@ -98,8 +98,15 @@ def _strerror_table() -> dict[str, str]:
 
 @lru_cache(maxsize=1)
 def _strerror_rx() -> re.Pattern[str]:
+    # Case-blind: Go programs (containerd, kubelet, docker) and TensorFlow's statuses print strerror lower-case
+    # (`write /var/lib/docker/...: no space left on device`, `disk quota exceeded [Op:SaveV2]`).
     texts = sorted((t for t in _strerror_table() if len(t) >= 12), key=len, reverse=True)
-    return re.compile("|".join(re.escape(t) for t in texts))
+    return re.compile("|".join(re.escape(t) for t in texts), re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _strerror_folded() -> dict[str, str]:
+    return {t.lower(): name for t, name in _strerror_table().items()}
 
 
 def errno_of(text: str) -> str | None:
@@ -113,7 +120,22 @@ def errno_of(text: str) -> str | None:
         if m2.group("name") in _errno.__dict__:
             return m2.group("name")
     m3 = _strerror_rx().search(text)
-    return _strerror_table()[m3.group(0)] if m3 else None
+    return _strerror_folded()[m3.group(0).lower()] if m3 else None
+
+
+@lru_cache(maxsize=1)
+def storage_strerror_rx() -> re.Pattern[str]:
+    """A program's own error report ending in a storage errno's strerror: `tee: out.log: No space left on device`,
+    `cp: error writing 'ckpt.pt': Disk quota exceeded`, `write /var/lib/...: no space left on device`."""
+    texts = sorted((t for t, name in _strerror_table().items() if name in STORAGE_ERRNOS), key=len, reverse=True)
+    alternation = "|".join(re.escape(t) for t in texts)
+    return re.compile(r":\s+(?P<text>" + alternation + r")\s*[.)\]'\"]*(?:\s*\[[^\]]*\])?\s*$", re.IGNORECASE)
+
+
+def storage_strerror_texts() -> tuple[str, ...]:
+    """The strerror texts of STORAGE_ERRNOS, as printed and lower-case (prefilter words for storage_strerror_rx)."""
+    texts = {t for t, name in _strerror_table().items() if name in STORAGE_ERRNOS}
+    return tuple(sorted(texts | {t.lower() for t in texts}))
 
 
 _PATH = re.compile(r"""(?:'|"|\s|^)(?P<path>/[^\s'":,]+)""")
@@ -220,6 +242,12 @@ def nccl_result_of(text: str) -> str | None:
 # GPU_0_bfc`, `Allocator (GPU_0_bfc) ran out of memory`) and XLA on TPUs (`Error allocating device buffer`).
 # `RESOURCE_EXHAUSTED` alone is not one: gRPC and cloud quotas say it too.
 ACCEL_OOM_PHRASES: Final = (
+    # The CUDA libraries' own allocation failures (cuBLAS handle, cuDNN workspace, cuSOLVER, cuFFT).
+    "CUBLAS_STATUS_ALLOC_FAILED",
+    "CUDNN_STATUS_ALLOC_FAILED",
+    "CUSOLVER_STATUS_ALLOC_FAILED",
+    "CUSPARSE_STATUS_ALLOC_FAILED",
+    "CUFFT_ALLOC_FAILED",
     "CUDA out of memory",
     "HIP out of memory",
     "CUDA error: out of memory",

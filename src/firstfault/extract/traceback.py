@@ -45,6 +45,7 @@ from firstfault.extract.codes import (
     path_of,
     signal_name,
     signal_of_text,
+    storage_strerror_rx,
     strsignal_alternation,
 )
 from firstfault.model import FieldValue
@@ -167,8 +168,10 @@ def standalone(body: str) -> Draft | None:
     """An error a program logged without a traceback that still names its cause.
 
     Only forms that cannot be a passing remark: a storage errno with its
-    `[Errno N]` (a logger's line about a checkpoint write), and Python's
-    `No module named X` from `python -m` or an import in a launcher.
+    `[Errno N]` (a logger's line about a checkpoint write), a program's error
+    line that ends in a storage errno's strerror (`tee: x: No space left on
+    device`; codes.storage_strerror_rx), and Python's `No module named X` from
+    `python -m` or an import in a launcher.
     """
     m = _LOGGED_ERRNO.search(body)
     if m:
@@ -177,6 +180,10 @@ def standalone(body: str) -> Draft | None:
         if d is not None and d.kind == "storage.error":
             return d
         return None
+    m4 = storage_strerror_rx().search(body)
+    if m4 and not is_shm(path_of(body), body):
+        name = errno_of(m4.group("text"))
+        return Draft("storage.error", _fields(fs="posix", errno=name, path=path_of(body), detail=clip(body)))
     m2 = _NO_MODULE.search(body)
     if m2:
         return Draft("app.exception", {"exc_type": "ModuleNotFoundError", "message": clip(m2.group(0))})
