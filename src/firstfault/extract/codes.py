@@ -239,8 +239,9 @@ def nccl_result_of(text: str) -> str | None:
 # runtime enums, JAX/XLA (`XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate N
 # bytes`, `... Out of memory allocating N bytes`), TensorFlow's BFC allocator (`Resource exhausted: OOM when
 # allocating tensor with shape[...] ... on /job:localhost/replica:0/task:0/device:GPU:0 by allocator
-# GPU_0_bfc`, `Allocator (GPU_0_bfc) ran out of memory`) and XLA on TPUs (`Error allocating device buffer`).
-# `RESOURCE_EXHAUSTED` alone is not one: gRPC and cloud quotas say it too.
+# GPU_0_bfc`) and XLA on TPUs (`Error allocating device buffer`). Not one: `RESOURCE_EXHAUSTED` alone (gRPC
+# and cloud quotas say it too), and the BFC allocator's warning `Allocator (GPU_0_bfc) ran out of memory trying
+# to allocate 2.18GiB ... The caller indicates that this is not a failure` (it retries with less).
 ACCEL_OOM_PHRASES: Final = (
     # The CUDA libraries' own allocation failures (cuBLAS handle, cuDNN workspace, cuSOLVER, cuFFT).
     "CUBLAS_STATUS_ALLOC_FAILED",
@@ -257,7 +258,6 @@ ACCEL_OOM_PHRASES: Final = (
     "Resource exhausted: Out of memory",
     "OOM when allocating tensor",
     "Error allocating device buffer",
-    "ran out of memory trying to allocate",
 )
 # The device a TensorFlow / XLA report names; a host allocator (`device:CPU:0 by allocator cpu`) ran out
 # of host memory, which is not the accelerator's.
