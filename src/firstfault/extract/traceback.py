@@ -118,7 +118,8 @@ PEER_FAILURE: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         r"|peer (?:process )?(?:has )?(?:exited|crashed|died|closed|disconnected)"
         r"|failed to recv, got 0 bytes|unexpected EOF|Read error \[|Write error \[|ncclRemoteError"
         # Horovod's shutdown after another rank's exception: "This was caused by an exception on one of the ranks".
-        r"|(?:exception|error|failure) on (?:one of the|another|other) (?:ranks?|workers?|process(?:es)?)\b(?! group)")),
+        r"|(?:exception|error|failure) on (?:one of the|another|other)"
+        r" (?:ranks?|workers?|process(?:es)?)\b(?! group)")),
 )
 PEER_FAILURE_PATTERNS: Final[dict[str, re.Pattern[str]]] = dict(PEER_FAILURE)
 # torch.distributed exception classes -> nccl.* kind, for the ones whose
