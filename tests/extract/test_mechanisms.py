@@ -6,6 +6,7 @@ follow the documented formats of the software named.
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import pytest
@@ -361,3 +362,228 @@ def test_kernel_and_syslog_readings(line: str, kind: str | None) -> None:
     ex = Extraction(all_line_extractors())
     got = [e.kind for e in ex.events(Candidate("syslog", "messages", 1, "n1", None, None, line))]
     assert got == ([kind] if kind else [])
+
+
+# ---------------------------------------------------------------- wild-sw readings, both ways
+
+_DS = ("[INFO] [loss_scaler.py:181:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
+       "Attempted loss scale: {}, reducing to {}")
+
+
+@pytest.mark.parametrize(
+    ("text", "oom"),
+    [
+        # JAX/XLA (patrickbryant1/AFProfile#8), TensorFlow's GPU BFC allocator
+        # (dBeker/Faster-RCNN-TensorFlow-Python3#110)
+        ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
+         "4770354232 bytes.", True),
+        ("ResourceExhaustedError: OOM when allocating tensor with shape[25088,4096] and type float on "
+         "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc", True),
+        ("W tensorflow/core/framework/op_kernel.cc:968] Resource exhausted: OOM when allocating tensor with "
+         "shape[256,832,7,7]", True),
+        # a host allocator's OOM is the host's memory; a gRPC quota is no OOM at all
+        ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with "
+         "shape[64,224,224,3] and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu", False),
+        ("google.api_core.exceptions.ResourceExhausted: 429 RESOURCE_EXHAUSTED: Quota exceeded for aiplatform",
+         False),
+        # keras-team/keras-io#709: the allocator's warning, not a failure
+        ("2021-11-16 11:33:53.139338: W tensorflow/core/common_runtime/bfc_allocator.cc:272] Allocator (GPU_0_bfc) ran "
+         "out of memory trying to allocate 2.18GiB with freed_by_count=0. The caller indicates that this is not a "
+         "failure, but may mean that there could be performance gains if more memory were available.", False),
+    ],
+)
+def test_accelerator_oom_in_every_framework(text: str, oom: bool) -> None:
+    assert (codes.accelerator_oom(text) is not None) is oom
+    events, _ = feed([text])
+    assert ("app.cuda_oom" in [e.kind for e in events]) is oom
+
+
+def test_estale_inside_a_shared_cache_writer_is_a_race_not_the_filesystem() -> None:
+    # modelscope/ms-swift#6695
+    race, _ = feed([
+        '[rank1]:   File "/usr/local/lib/python3.10/dist-packages/datasets/arrow_dataset.py", line 4101, in '
+        "_select_with_indices_mapping",
+        "[rank1]:     os.chmod(indices_cache_file_name, 0o666 & ~umask)",
+        "[rank1]: OSError: [Errno 116] Stale file handle: xxx",
+    ])
+    assert [(e.kind, e.fields.get("errno"), e.fields.get("cache_race")) for e in race] == [
+        ("app.exception", "ESTALE", True)]
+    # the same errno while writing a checkpoint is the file system's
+    ckpt, _ = feed([
+        "Traceback (most recent call last):",
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/serialization.py", line 440, in save',
+        "    with _open_zipfile_writer(f) as opened_zipfile:",
+        "OSError: [Errno 116] Stale file handle: '/nfs/ckpt/step_100.pt'",
+    ])
+    assert [(e.kind, e.fields.get("errno")) for e in ckpt] == [("storage.error", "ESTALE")]
+
+
+def test_a_checkpoint_file_that_cannot_be_opened_is_a_failed_write_only_inside_the_save() -> None:
+    # Sachini/ronin#51
+    save, _ = feed([
+        "Traceback (most recent call last):",
+        '  File "/opt/anaconda3/envs/py397/lib/python3.9/site-packages/torch/serialization.py", line 422, in save',
+        "    with _open_zipfile_writer(f) as opened_zipfile:",
+        "RuntimeError: File my_out/checkpoints/checkpoint_0.pt cannot be opened.",
+    ])
+    assert [e.kind for e in save] == ["storage.error"]
+    other, _ = feed([
+        "Traceback (most recent call last):",
+        '  File "/srv/app/loader.py", line 12, in load',
+        "    cfg = read(path)",
+        "RuntimeError: File config.yaml cannot be opened.",
+    ])
+    assert [e.kind for e in other] == ["app.exception"]
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        # real-stanford/flingbot#11; a raylet summary
+        ("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.", "host.oom_kill"),
+        ("(raylet) [2025-12-07 09:57:19,206 E 393463 393463] (raylet) node_manager.cc:3277: 2 Workers (tasks / actors) "
+         "killed due to memory pressure (OOM), 0 Workers crashed due to other reasons", "host.oom_kill"),
+        # concourse/hush-house#8: the kubelet's eviction for a resource other than memory
+        ("  message: 'The node was low on resource: ephemeral-storage. Container hush-house-worker", "k8s.pod"),
+        ("Pod The node had condition: [DiskPressure]. ", "k8s.pod"),
+        # memory pressure stays an OOM kill, not an eviction of the scheduler's
+        ("Message:        The node was low on resource: memory. Container x was using 9Gi", "host.oom_kill"),
+        ("ValueError: the node was low on samples", None),
+    ],
+)
+def test_memory_kills_and_kubelet_evictions(line: str, kind: str | None) -> None:
+    events, _ = feed([line])
+    assert [e.kind for e in events] == ([kind] if kind else [])
+
+
+@pytest.mark.parametrize(
+    ("line", "host", "due_to"),
+    [
+        ("slurmstepd: *** JOB 830329 CANCELLED AT 2018-08-06T17:21:44 DUE TO TIME LIMIT on n447 ***", "n447",
+         "time_limit"),  # marbl/canu#1067, pre-17.11 wording
+        ("slurmstepd-phoenix-07: error: *** JOB 1449736 ON phoenix-07 CANCELLED AT 2023-12-03T12:47:09 DUE TO TIME "
+         "LIMIT ***", "phoenix-07", "time_limit"),  # DataBiosphere/toil#4706
+        ("slurmstepd: *** JOB 830329 CANCELLED AT 2018-08-06T17:21:44 ***", None, None),
+    ],
+)
+def test_slurm_banners_old_and_new(line: str, host: str | None, due_to: str | None) -> None:
+    events, _ = feed([line])
+    assert [(e.kind, e.fields.get("due_to")) for e in events] == [("process.signal", due_to)]
+    assert events[0].fields.get("host") == host
+
+
+def test_a_peer_failure_message_of_horovod_is_a_symptom() -> None:
+    # ChenRocks/UNITER#31
+    events, _ = feed([
+        '[1,1]<stderr>:  File "/opt/conda/lib/python3.6/site-packages/horovod/torch/mpi_ops.py", line 436, '
+        "in synchronize",
+        "[1,1]<stderr>:    mpi_lib.horovod_torch_wait_and_clear(handle)",
+        "[1,1]<stderr>:RuntimeError: Horovod has been shut down. This was caused by an exception on one of the ranks "
+        "or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished execution.",
+    ])
+    assert [e.kind for e in events] == ["nccl.remote_error"]
+    mine, _ = feed(["Traceback (most recent call last):", '  File "t.py", line 1, in <module>',
+                    "RuntimeError: shape mismatch on one of the inputs"])
+    assert [e.kind for e in mine] == ["app.exception"]
+
+
+def test_loss_was_nan_and_its_near_miss() -> None:
+    # neuralhydrology/neuralhydrology#8
+    events, _ = feed(["RuntimeError: Loss was NaN for 1 times in a row. Stopped training."])
+    assert "app.numerics" in [e.kind for e in events]
+    calm, _ = feed(["INFO: loss was nominal at step 3"])
+    assert [e.kind for e in calm] == []
+
+
+def _metrics(lines: list[str]) -> list[object]:
+    events, _ = feed(lines)
+    return [e.fields.get("metric") for e in events if e.kind == "app.numerics"]
+
+
+def test_a_loss_scale_collapse_is_read_once_and_recovery_resets_it() -> None:
+    # zai-org/ChatGLM-6B#1008: 65536 halved to 1024 without a rise
+    scales = [65536, 32768, 16384, 8192, 4096, 2048, 1024, 512]
+    collapse = [_DS.format(a, b) for a, b in itertools.pairwise(scales)]
+    got = _metrics(collapse)
+    # read right after the 6th halving, and only once
+    assert got.count("loss_scale_collapse") == 1 and got.index("loss_scale_collapse") == 6
+    # a rise between overflows starts a new run: never six halvings in a row
+    recovering = [_DS.format(a, b) for a, b in [(65536, 32768), (32768, 16384), (16384, 8192), (65536, 32768),
+                                                (32768, 16384), (16384, 8192), (8192, 4096)]]
+    assert "loss_scale_collapse" not in _metrics(recovering)
+    # apex and fairseq name only the new scale; reaching 1 is the floor
+    fairseq = [f"| WARNING: overflow detected, setting loss scale to: {v}" for v in (8.0, 4.0, 2.0, 1.0)]
+    assert _metrics(fairseq)[-1] == "loss_scale_floor"
+
+
+@pytest.mark.parametrize(
+    ("line", "host", "proc", "body"),
+    [
+        ("(RayTrainWorker pid=4331, ip=10.0.0.7) Traceback (most recent call last):", "10.0.0.7", "4331",
+         "Traceback (most recent call last):"),
+        ("(pid=4331) ValueError: x", None, "4331", "ValueError: x"),
+        ("(raylet, ip=172.24.0.226) node_manager.cc:3277: 2 Workers", "172.24.0.226", "raylet",
+         "node_manager.cc:3277: 2 Workers"),
+        ("[pod/trainer-0/pytorch] RuntimeError: y", None, "pod/trainer-0/pytorch", "RuntimeError: y"),
+        ("trainer-1  | Traceback (most recent call last):", None, "trainer-1", "Traceback (most recent call last):"),
+        # near misses: a conda prompt, a table row, a parenthesised remark
+        ("(base) user@host:~$ python t.py", None, None, "(base) user@host:~$ python t.py"),
+        ("Epoch 1 | loss 0.3", None, None, "Epoch 1 | loss 0.3"),
+        ("(see above) ValueError: x", None, None, "(see above) ValueError: x"),
+    ],
+)
+def test_ray_kubectl_and_compose_prefixes(line: str, host: str | None, proc: str | None, body: str) -> None:
+    p = split_prefixes(line)
+    assert (p.host, p.proc, p.body) == (host, proc, body)
+
+
+def test_interleaved_ray_worker_tracebacks_stay_apart() -> None:
+    events, _ = feed([
+        "(RayTrainWorker pid=11) Traceback (most recent call last):",
+        "(RayTrainWorker pid=12) Traceback (most recent call last):",
+        '(RayTrainWorker pid=11)   File "train.py", line 3, in step',
+        '(RayTrainWorker pid=12)   File "train.py", line 9, in load',
+        "(RayTrainWorker pid=11) KeyError: 'input_ids'",
+        "(RayTrainWorker pid=12) FileNotFoundError: [Errno 2] No such file or directory: 'shard-7.arrow'",
+    ])
+    assert sorted(str(e.fields.get("exc_type")) for e in events) == ["FileNotFoundError", "KeyError"]
+
+
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        # a program's own error line ending in a storage strerror, any case (Go, TensorFlow print it lower-case)
+        ("tee: /scratch/run/train.log: No space left on device", ("storage.error", "ENOSPC")),
+        ("write /var/lib/docker/overlay2/abc/diff/ckpt.pt: no space left on device", ("storage.error", "ENOSPC")),
+        ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: disk quota exceeded [Op:SaveV2]",
+         ("storage.error", "EDQUOT")),
+        # ... but not a remark, not /dev/shm (the workload's), not NCCL's own shm report
+        ("INFO: checking for the message No space left on device in logs", None),
+        ("error: cannot write /dev/shm/torch_123: No space left on device", None),
+        ("node-1:100:200 [0] NCCL WARN Call to posix_fallocate failed : No space left on device",
+         ("app.exception", "ENOSPC")),
+    ],
+)
+def test_storage_strerror_lines(line: str, want: tuple[str, str] | None) -> None:
+    events, _ = feed([line])
+    assert [(e.kind, e.fields.get("errno")) for e in events] == ([want] if want else [])
+
+
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        ("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+         ("app.cuda_oom", None)),
+        ("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED", ("app.cuda_oom", None)),
+        ("slurmstepd: error: Exceeded job memory limit", ("host.oom_kill", "slurmstepd")),
+        ("slurmstepd: error: Exceeded step memory limit at some point.", None),
+        ("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.", ("host.oom_kill", "lsf")),
+        ("TERM_PREEMPT: job killed after preemption.", ("process.signal", "preemption")),
+        ("TERM_RUNLIMIT: job killed after reaching LSF run time limit.", ("process.signal", "time_limit")),
+        ("Subject: Job 4242: <train> in cluster <c1> Done", None),
+    ],
+)
+def test_library_oom_and_other_schedulers_limits(line: str, want: tuple[str, object] | None) -> None:
+    events, _ = feed([line])
+    got = [(e.kind, e.fields.get("proc") if e.kind == "host.oom_kill" else e.fields.get("due_to")) for e in events]
+    assert got == ([want] if want else [])

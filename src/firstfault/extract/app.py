@@ -23,12 +23,14 @@ from typing import Final
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
+    ACCEL_OOM_PHRASES,
     CUDA_ANCHORS,
     WEAK_CUDA_ANCHORS,
     by_whom,
     exit_signal,
     signal_name,
     signal_of_text,
+    storage_strerror_texts,
     strsignal_alternation,
 )
 from firstfault.extract.nccl import NCCL_MARK, clip, nccl_owns, recent, split_rank_prefix
@@ -48,7 +50,7 @@ _FAULT_ALT = "Segmentation fault|Aborted|Bus error|Floating point exception|Ille
 # prefilter literals are built from the same pieces, so a line the regex reads always holds
 # a literal: a value form added here reaches the prefilter too.
 _METRIC_NAMES: Final = ("loss", "Loss", "LOSS", "norm", "Norm", "ppl", "PPL", "perplexity")
-_JOINERS: Final = (":", ": ", ":\t", "=", "= ", " = ", " is ", " ", "  ", "\t", "': ", '": ')
+_JOINERS: Final = (":", ": ", ":\t", "=", "= ", " = ", " is ", " was ", " ", "  ", "\t", "': ", '": ')
 _OPENS: Final = ("", "tensor(")
 _VALUES: Final = tuple(f"{sign}{v}" for sign in ("", "-") for v in ("nan", "NaN", "NAN", "Nan", "inf", "Inf", "INF"))
 
@@ -67,8 +69,24 @@ _FOUND_NAN = re.compile(r"found (?P<v>NaN|Inf) in local grad norm")
 _MEGATRON_RANK = re.compile(r"\bRank (?P<rank>\d+)[,:]")
 _MEGATRON_NODE = re.compile(r"\bnode:? (?P<node>[A-Za-z0-9][\w.\-]*?)[,.]?(?:\s|$)")
 _MEGATRON_DEVICE = re.compile(r"\b[Dd]evice:? (?P<dev>\d+)")
-_DS_OVERFLOW = re.compile(r"OVERFLOW! Rank (?P<rank>\d+) Skipping step")
-_APEX_OVERFLOW = re.compile(r"Gradient overflow\.\s+Skipping step")
+_DS_OVERFLOW = re.compile(r"OVERFLOW!(?: Rank (?P<rank>\d+))? Skipping step")
+# apex `Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0`; fairseq
+# `NOTE: overflow detected, setting loss scale to: 64.0` (`gradient overflow detected, ignoring gradient, ...`).
+_APEX_OVERFLOW = re.compile(r"Gradient overflow\.\s+Skipping step"
+                            r"|overflow detected, (?:ignoring gradient, )?setting loss scale to")
+# The scale an overflow moved the scaler from and to (DeepSpeed names both; apex and fairseq only the new one;
+# DeepSpeed's `... but hysteresis is 2. Reducing hysteresis to 1` is an overflow that does not lower it yet).
+_ATTEMPTED_SCALE = re.compile(r"Attempted loss scale: (?P<v>\d+(?:\.\d+)?)")
+_NEW_SCALE = re.compile(r"(?:reducing(?: loss scale)? to|setting loss scale to:?)\s*(?P<v>\d+(?:\.\d+)?(?:e[-+]?\d+)?)")
+# A collapse of the fp16 loss scale: this many halvings in a row with no rise between them (each overflow's
+# attempted scale is the previous one's reduced scale), ending at or below COLLAPSE_SCALE. One overflow now
+# and then, or a run at the start while the scaler finds its level from a high initial scale, is routine; the
+# scaler driven down and never recovering is the loss diverging (the run ends at the scaler's floor, often
+# after the log a user posts stops). At or below SCALE_FLOOR is DeepSpeed's default min_loss_scale itself.
+COLLAPSE_HALVINGS: Final = 6
+COLLAPSE_SCALE: Final = 1024.0
+SCALE_FLOOR: Final = 1.0
+_SCALE_RUNS: Final = "ff.app.loss_scale_runs"
 _NAN_ITERATIONS = re.compile(r"number of nan iterations:\s*[1-9]\d*")
 # DeepSpeed's fp16 loss scaler gives up after overflowing down to its floor.
 _SCALE_FLOOR = re.compile(r"loss scale already at minimum|Minimum loss scale reached")
@@ -92,6 +110,7 @@ def _numerics_literals() -> tuple[str, ...]:
         "Loss became infinite",
         "OVERFLOW!",
         "Gradient overflow",
+        "setting loss scale to",
         "loss scale already at minimum",
         "Minimum loss scale reached",
         "returned nan values",
@@ -123,7 +142,7 @@ def numerics(body: str) -> Draft | None:
     if m:
         # fp16 loss-scale overflow: inf/nan gradients, skipped step.
         fields: dict[str, FieldValue] = {"value": "inf", "metric": "loss_scale", "message": message}
-        return Draft("app.numerics", fields, rank=int(m.group("rank")))
+        return Draft("app.numerics", fields, rank=int(m.group("rank")) if m.group("rank") else None)
     if _SCALE_FLOOR.search(body):
         # The scaler gave up: overflow on every step, training cannot go on.
         return Draft("app.numerics", {"value": "inf", "metric": "loss_scale_floor", "message": message})
@@ -159,6 +178,52 @@ class NumericsExtractor:
             if rank is not None:
                 draft.rank = rank
             yield draft
+            if draft.fields.get("metric") == "loss_scale":
+                collapse = _scale_collapse(body, draft.rank if draft.rank is not None else ctx.rank, ctx.state)
+                if collapse is not None:
+                    collapse.rank = draft.rank
+                    yield collapse
+
+
+@dataclass(slots=True)
+class _ScaleRun:
+    """One stream's overflows since the loss scale last rose."""
+
+    start: float
+    last: float
+    emitted: bool = False
+
+
+def _scale_collapse(body: str, who: int | None, state: dict[str, object]) -> Draft | None:
+    """The overflow that completes a collapse of the loss scale (see COLLAPSE_HALVINGS), once per run."""
+    att = _ATTEMPTED_SCALE.search(body)
+    new = _NEW_SCALE.search(body)
+    attempted = float(att.group("v")) if att else None
+    reduced = float(new.group("v")) if new else None
+    runs = state.setdefault(_SCALE_RUNS, {})
+    if not isinstance(runs, dict):
+        return None
+    run = runs.get(who)
+    rose = isinstance(run, _ScaleRun) and (
+        (attempted is not None and attempted > run.last)
+        or (attempted is None and reduced is not None and reduced >= run.last))
+    if not isinstance(run, _ScaleRun) or rose:
+        start = attempted if attempted is not None else (reduced * 2 if reduced is not None else None)
+        if start is None or start <= 0:
+            return None
+        run = _ScaleRun(start, start)
+        runs[who] = run
+    if reduced is not None and reduced < run.last:
+        run.last = reduced
+    if run.emitted or run.last <= 0:
+        return None
+    floor = run.last <= SCALE_FLOOR
+    if not floor and not (run.last <= COLLAPSE_SCALE and run.start / run.last >= 2 ** COLLAPSE_HALVINGS):
+        return None
+    run.emitted = True
+    return Draft("app.numerics", {
+        "value": "inf", "metric": "loss_scale_floor" if floor else "loss_scale_collapse",
+        "from_scale": run.start, "to_scale": run.last, "message": clip(body)})
 
 
 # --------------------------------------------------------------------------
@@ -199,8 +264,7 @@ class ExceptionExtractor:
         "SystemExit",
         "StopIteration",
         "Empty",
-        "CUDA out of memory",
-        "HIP out of memory",
+        *ACCEL_OOM_PHRASES,
         *CUDA_ANCHORS,
         *WEAK_CUDA_ANCHORS,
         "CUDA-capable device",
@@ -212,6 +276,7 @@ class ExceptionExtractor:
         "Exception raised from",
         "[Errno ",
         "No module named",
+        *storage_strerror_texts(),
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -226,7 +291,8 @@ class ExceptionExtractor:
         drafts: list[Draft]
         if closed is not None:
             exc, owner_entry = closed.exc, closed.owner
-            drafts, decisive = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None, closed.frames)
+            drafts, decisive = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None, closed.frames,
+                                           other_owned=memory_limit_kill(body) is not None)
             if closed.chained:
                 ctx.claimed = True  # an envelope of a chain that already decided
                 return
@@ -240,7 +306,7 @@ class ExceptionExtractor:
                 drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
             else:
                 drafts = tb.cuda_drafts(body, None)
-                if not drafts:
+                if not drafts and not nccl_owns(body):  # NCCL's `posix_fallocate failed : No space ...` is its own
                     one = tb.standalone(body)
                     drafts = [one] if one is not None else []
         for draft in drafts:
@@ -403,9 +469,12 @@ _SRUN_TASK = re.compile(
 )
 # `slurmstepd: error: *** STEP 4242.0 ON node-01 CANCELLED AT 2026-11-02T10:05:00 ***`
 # and `*** JOB 4242 ON node-01 CANCELLED AT ... DUE TO TIME LIMIT ***`.
+# Before Slurm 17.11 the node came last:
+# `*** JOB 830329 CANCELLED AT 2018-08-06T17:21:44 DUE TO TIME LIMIT on n447 ***`.
 _SLURM_CANCELLED = re.compile(
-    r"\*\*\* (?P<scope>STEP|JOB) (?P<id>\S+) ON (?P<host>\S+) CANCELLED AT (?P<at>\S+)(?P<rest>[^*]*)\*\*\*"
+    r"\*\*\* (?P<scope>STEP|JOB) (?P<id>\S+) (?:ON (?P<host>\S+) )?CANCELLED AT (?P<at>\S+)(?P<rest>[^*]*)\*\*\*"
 )
+_LEGACY_ON = re.compile(r"\bon (?P<host>[A-Za-z0-9][\w.\-]*)\s*$")
 _FATAL_PYTHON = re.compile(rf"Fatal Python error: (?P<what>{_FAULT_ALT})")
 # The shell's report: `Segmentation fault (core dumped)`, `line 12: 4242 Aborted
 # (core dumped) python train.py`; UCX `Caught signal 11 (Segmentation fault: ...`.
@@ -439,6 +508,8 @@ _EXIT_CODE = re.compile(
 # walltime 3610 exceeded limit 3600`, Moab `job exceeded its wallclock limit`, LSF `TERM_RUNLIMIT`.
 _WALLTIME = re.compile(r"job killed: walltime \d+ exceeded limit|exceeded (?:its )?wall ?(?:clock|time) limit"
                        r"|TERM_RUNLIMIT")
+# LSF's preemption: `TERM_PREEMPT: job killed after preemption.`
+_LSF_PREEMPT = re.compile(r"\bTERM_PREEMPT\b")
 # PBS/Torque's `Exit_status=271`: above 256 the job was killed by signal N-256.
 _PBS_EXIT = re.compile(r"\bExit_status=(?P<code>-?\d+)")
 
@@ -473,6 +544,7 @@ class ProcessSignalExtractor:
         "wallclock limit",
         "wall clock limit",
         "TERM_RUNLIMIT",
+        "TERM_PREEMPT",
         "Exit_status=",
     )
 
@@ -522,7 +594,8 @@ class ProcessSignalExtractor:
             if due:
                 fields["due_to"] = due.group(1).lower().replace(" ", "_")
             draft = Draft("process.signal", fields)
-            draft.host = m.group("host")
+            legacy = _LEGACY_ON.search(m.group("rest")) if m.group("host") is None else None
+            draft.host = m.group("host") or (legacy.group("host") if legacy else None)
             return draft
         m = _WORKER_FAULT.search(body)
         if m and m.group("what") == "bus error":
@@ -538,6 +611,9 @@ class ProcessSignalExtractor:
         if _WALLTIME.search(body):
             return Draft("process.signal", {"signal": "SIGTERM", "by": "scheduler", "detail": detail,
                                             "due_to": "time_limit"})
+        if _LSF_PREEMPT.search(body):
+            return Draft("process.signal", {"signal": "SIGTERM", "by": "scheduler", "detail": detail,
+                                            "due_to": "preemption"})
         m = _PBS_EXIT.search(body)
         if m:
             code = int(m.group("code"))
@@ -571,13 +647,30 @@ class ProcessSignalExtractor:
 # limit 100gb`, `exceeded MEM usage hard limit`; Kubernetes, pasted: `Reason: OOMKilled`,
 # `The node was low on resource: memory.`
 _MEM_LIMIT: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
-    ("slurmstepd", re.compile(r"(?:Job|Step|StepId=?)\s*(?P<id>[\w.+]+) exceeded (?:virtual )?memory limit")),
+    ("slurmstepd", re.compile(r"(?:Job|Step|StepId=?)\s*(?P<id>[\w.+]+) exceeded (?:virtual )?memory limit"
+                              # `Exceeded step memory limit at some point.` is only a failcnt above 0 at the
+                              # end of the step (page cache counts too): no kill by itself.
+                              r"|Exceeded (?:job|step) memory limit(?! at some point)")),
     ("slurmstepd", re.compile(
         r"Detected (?P<n>\d+) oom[-_ ]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<id>[\w.+]+)")),
     ("srun", re.compile(r"error:\s+[A-Za-z0-9][\w.\-]*:\s+tasks?\s+[\d\-, ]+:\s+Out Of Memory")),
     ("pbs", re.compile(r"PBS: job killed: (?:v?mem|pmem) \S+ exceeded limit|exceeded MEM usage hard limit")),
-    ("kubelet", re.compile(r"\bOOMKilled\b|The node was low on resource: memory")),
+    ("lsf", re.compile(r"\bTERM_MEMLIMIT\b")),  # `TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.`
+    ("kubelet", re.compile(r"\bOOMKilled\b|The node was low on resource: memory"
+                           r"|The node had condition: \[MemoryPressure\]")),
+    # Ray's memory monitor, as the driver re-raises it (`ray.exceptions.OutOfMemoryError: Task was killed due to
+    # the node running low on memory.`) and as the raylet sums it up (`2 Workers (tasks / actors) killed due to
+    # memory pressure (OOM)`).
+    ("ray", re.compile(r"killed due to the node running low on memory|killed due to memory pressure \(OOM\)")),
 )
+
+
+def memory_limit_kill(body: str) -> str | None:
+    """Who killed a process for memory on this line (`_MEM_LIMIT`'s first column), if anyone."""
+    for proc, rx in _MEM_LIMIT:
+        if rx.search(body):
+            return proc
+    return None
 
 
 _MEMCG_FULL = re.compile(r"memory: usage (?P<usage>\d+)kB, limit (?P<limit>\d+)kB, failcnt (?P<failcnt>\d+)")
@@ -591,7 +684,8 @@ class MemoryLimitExtractor:
     literals: tuple[str, ...] = (
         "exceeded memory limit", "exceeded virtual memory limit", "oom-kill event", "oom_kill event",
         "PBS: job killed", "exceeded MEM usage", "OOMKilled", "low on resource: memory", "Out Of Memory",
-        "failcnt",
+        "failcnt", "[MemoryPressure]", "Exceeded job memory limit", "Exceeded step memory limit", "TERM_MEMLIMIT",
+        "running low on memory", "memory pressure (OOM)",
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -612,9 +706,36 @@ class MemoryLimitExtractor:
                 return
 
 
+# The kubelet's eviction of a pod for a node resource other than memory (memory is a host.oom kill, above):
+# `The node was low on resource: ephemeral-storage. Container x was using 73712Ki, which exceeds its request
+# of 0.`, `Pod The node had condition: [DiskPressure].`, as `kubectl describe` / `get -o yaml` print it.
+_KUBELET_EVICTION = re.compile(
+    r"The node was low on resource: (?P<res>[A-Za-z][\w.\-]*?)\.?(?=[\s'\"]|$)"
+    r"|The node had condition: \[(?P<cond>\w+)\]"
+)
+
+
+class PodEvictionExtractor:
+    """A pod evicted by the kubelet for node pressure, from pasted kubectl output (k8s.pod, reason Evicted)."""
+
+    name = "k8s.eviction"
+    sources: frozenset[str] = frozenset({"application"})
+    literals: tuple[str, ...] = ("low on resource: ", "had condition: [")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        _, body = split_rank_prefix(line)
+        if memory_limit_kill(body) is not None:
+            return  # memory pressure: MemoryLimitExtractor's host.oom_kill
+        m = _KUBELET_EVICTION.search(body)
+        if m:
+            what = m.group("res") or m.group("cond")
+            yield Draft("k8s.pod", {"reason": "Evicted", "phase": "Failed", "pressure": what, "message": clip(body)})
+
+
 EXTRACTORS: tuple[LineExtractor, ...] = (
     ExceptionExtractor(),
     MemoryLimitExtractor(),
+    PodEvictionExtractor(),
     NumericsExtractor(),
     TorchrunExtractor(),
     ProcessSignalExtractor(),

@@ -98,8 +98,15 @@ def _strerror_table() -> dict[str, str]:
 
 @lru_cache(maxsize=1)
 def _strerror_rx() -> re.Pattern[str]:
+    # Case-blind: Go programs (containerd, kubelet, docker) and TensorFlow's statuses print strerror lower-case
+    # (`write /var/lib/docker/...: no space left on device`, `disk quota exceeded [Op:SaveV2]`).
     texts = sorted((t for t in _strerror_table() if len(t) >= 12), key=len, reverse=True)
-    return re.compile("|".join(re.escape(t) for t in texts))
+    return re.compile("|".join(re.escape(t) for t in texts), re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _strerror_folded() -> dict[str, str]:
+    return {t.lower(): name for t, name in _strerror_table().items()}
 
 
 def errno_of(text: str) -> str | None:
@@ -113,7 +120,22 @@ def errno_of(text: str) -> str | None:
         if m2.group("name") in _errno.__dict__:
             return m2.group("name")
     m3 = _strerror_rx().search(text)
-    return _strerror_table()[m3.group(0)] if m3 else None
+    return _strerror_folded()[m3.group(0).lower()] if m3 else None
+
+
+@lru_cache(maxsize=1)
+def storage_strerror_rx() -> re.Pattern[str]:
+    """A program's own error report ending in a storage errno's strerror: `tee: out.log: No space left on device`,
+    `cp: error writing 'ckpt.pt': Disk quota exceeded`, `write /var/lib/...: no space left on device`."""
+    texts = sorted((t for t, name in _strerror_table().items() if name in STORAGE_ERRNOS), key=len, reverse=True)
+    alternation = "|".join(re.escape(t) for t in texts)
+    return re.compile(r":\s+(?P<text>" + alternation + r")\s*[.)\]'\"]*(?:\s*\[[^\]]*\])?\s*$", re.IGNORECASE)
+
+
+def storage_strerror_texts() -> tuple[str, ...]:
+    """The strerror texts of STORAGE_ERRNOS, as printed and lower-case (prefilter words for storage_strerror_rx)."""
+    texts = {t for t, name in _strerror_table().items() if name in STORAGE_ERRNOS}
+    return tuple(sorted(texts | {t.lower() for t in texts}))
 
 
 _PATH = re.compile(r"""(?:'|"|\s|^)(?P<path>/[^\s'":,]+)""")
@@ -207,3 +229,75 @@ def nccl_result_of(text: str) -> str | None:
         row2 = table.get(int(m.group("code")))
         return row2.name if row2 else None
     return None
+
+
+# --------------------------------------------------------------------------
+# Accelerator out-of-memory, in every framework's wording
+# --------------------------------------------------------------------------
+
+# A framework's report that the device's own memory is exhausted: PyTorch, HIP, the CUDA driver and
+# runtime enums, JAX/XLA (`XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate N
+# bytes`, `... Out of memory allocating N bytes`), TensorFlow's BFC allocator (`Resource exhausted: OOM when
+# allocating tensor with shape[...] ... on /job:localhost/replica:0/task:0/device:GPU:0 by allocator
+# GPU_0_bfc`) and XLA on TPUs (`Error allocating device buffer`). Not one: `RESOURCE_EXHAUSTED` alone (gRPC
+# and cloud quotas say it too), and the BFC allocator's warning `Allocator (GPU_0_bfc) ran out of memory trying
+# to allocate 2.18GiB ... The caller indicates that this is not a failure` (it retries with less).
+ACCEL_OOM_PHRASES: Final = (
+    # The CUDA libraries' own allocation failures (cuBLAS handle, cuDNN workspace, cuSOLVER, cuFFT).
+    "CUBLAS_STATUS_ALLOC_FAILED",
+    "CUDNN_STATUS_ALLOC_FAILED",
+    "CUSOLVER_STATUS_ALLOC_FAILED",
+    "CUSPARSE_STATUS_ALLOC_FAILED",
+    "CUFFT_ALLOC_FAILED",
+    "CUDA out of memory",
+    "HIP out of memory",
+    "CUDA error: out of memory",
+    "CUDA_ERROR_OUT_OF_MEMORY",
+    "cudaErrorMemoryAllocation",
+    "RESOURCE_EXHAUSTED: Out of memory",
+    "Resource exhausted: Out of memory",
+    "OOM when allocating tensor",
+    "Error allocating device buffer",
+)
+# The device a TensorFlow / XLA report names; a host allocator (`device:CPU:0 by allocator cpu`) ran out
+# of host memory, which is not the accelerator's.
+_OOM_DEVICE = re.compile(r"device:(?P<dev>[A-Za-z]+):\d+|by allocator (?P<alloc>\w+)|Allocator \((?P<alloc2>\w+)\)")
+_HOST_DEVICES: Final = frozenset({"cpu", "cpu_0_bfc"})
+
+
+@lru_cache(maxsize=1)
+def _accel_oom_rx() -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(p) for p in sorted(ACCEL_OOM_PHRASES, key=len, reverse=True)))
+
+
+def accelerator_oom(text: str) -> int | None:
+    """Where an accelerator OOM report starts in `text`, or None (also for a host allocator's OOM)."""
+    m = _accel_oom_rx().search(text)
+    if m is None:
+        return None
+    for d in _OOM_DEVICE.finditer(text):
+        dev = (d.group("dev") or d.group("alloc") or d.group("alloc2") or "").lower()
+        if dev in _HOST_DEVICES:
+            return None
+    return m.start()
+
+
+# --------------------------------------------------------------------------
+# Writers of shared caches
+# --------------------------------------------------------------------------
+
+# Code that creates, renames, chmods and deletes files in a cache that every rank of every node shares
+# (the HF datasets / hub cache, filelock's lock files, torch.hub, compiler caches). On NFS a stale handle
+# (ESTALE) there means another client removed or replaced a file this one still held: the ranks raced on
+# the cache (a workload or library bug, e.g. filelock deleting its lock files), not a failing file system.
+# A stale handle anywhere else, or with the file system's own errors, stays storage.
+SHARED_CACHE_WRITER_FRAMES: Final = re.compile(
+    r"""File "[^"]*/(?:datasets|filelock|huggingface_hub|fsspec|triton/runtime|torch/_inductor|torch/hub"""
+    r"""|transformers/utils/hub|modelscope/hub)[/.]"""
+)
+RACE_ERRNOS: Final = frozenset({"ESTALE"})
+
+
+def cache_race(errno_name: str | None, frames: tuple[str, ...]) -> bool:
+    """A stale handle raised inside a shared-cache writer (see SHARED_CACHE_WRITER_FRAMES)."""
+    return errno_name in RACE_ERRNOS and any(SHARED_CACHE_WRITER_FRAMES.search(f) for f in frames)

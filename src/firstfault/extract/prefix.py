@@ -13,6 +13,9 @@ prepend its own tag, and they stack:
 | PyTorch rank prefix (`TORCH_...`, >= 2.2) | `[rank2]:` | rank 2 |
 | torchrun `--tee` / `--redirects` | `[default1]:` | local rank 1 (a stream of its own) |
 | pdsh / DeepSpeed multi-node runner | `worker-3: ` | host worker-3 |
+| Ray's log monitor (workers, the raylet) | `(RayTrainWorker pid=4331, ip=10.0.0.7) ` | host 10.0.0.7, pid 4331 |
+| `kubectl logs --prefix` | `[pod/trainer-0/pytorch] ` | process pod/trainer-0/pytorch |
+| docker compose | `trainer-1`, padded, then a bar | process trainer-1 |
 
 The scanner strips the layers once per candidate line, before any extractor
 sees it, so every extractor reads the line as its process wrote it, and the
@@ -42,6 +45,15 @@ _TEE = re.compile(r"\[(?P<name>[A-Za-z_][\w\-]*?)(?P<local>\d+)\]:\s?")
 _HOST = re.compile(r"(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]{0,252}):\s")
 _BRACKET_HOST = re.compile(r"\[(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]{0,252})\]:?\s")
 _RANK_WORD = re.compile(r"rank(?P<rank>\d+)")
+# Ray prints a worker's line behind its actor or task name, pid and (on another node) ip; the raylet and
+# other daemons by name. A bare `(word) ` is not one (a conda prompt `(base) user@host$`).
+_RAY = re.compile(
+    r"\((?:(?P<name>[A-Za-z_][\w.\-]*)(?: |, ))?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[\w.:\-]+))?\)\s?"
+    r"|\((?P<daemon>raylet|gcs_server|autoscaler|monitor|dashboard_agent)(?:, ip=(?P<dip>[\w.:\-]+))?\)\s?"
+)
+_KUBECTL = re.compile(r"\[(?P<proc>pod/[\w.\-]+/[\w.\-]+)\]\s?")
+# compose names its containers `<service>-<N>` (v2) or `<project>_<service>_<N>` (v1), then pads to a column.
+_COMPOSE = re.compile(r"(?P<proc>[A-Za-z0-9][\w.\-]*[-_]\d+)\s+\|\s?")
 
 # Words a program itself prints before `: ` that are never host names.
 _NOT_HOSTS: Final = frozenset(
@@ -64,10 +76,11 @@ class Prefixed:
     host: str | None = None  # named by a pdsh / DeepSpeed tag
     rank: int | None = None  # global rank, named by mpirun or PyTorch
     local: int | None = None  # torchrun's local rank tag
+    proc: str | None = None  # a process named by Ray (pid), kubectl --prefix (pod/container) or compose
 
     @property
-    def stream(self) -> tuple[str | None, int | None]:
-        return (self.host.lower() if self.host else None, self.local)
+    def stream(self) -> tuple[str | None, int | None, str | None]:
+        return (self.host.lower() if self.host else None, self.local, self.proc)
 
 
 def _looks_like_host(word: str, hosts: frozenset[str]) -> bool:
@@ -99,11 +112,27 @@ class PrefixLayer:
         host: str | None = None
         rank: int | None = None
         local: int | None = None
+        proc: str | None = None
         for _ in range(MAX_LAYERS):
             c = body[:1]
             if not c:
                 break
+            if c == "(" and proc is None:
+                m = _RAY.match(body)
+                if m:
+                    ip = m.group("ip") or m.group("dip")
+                    if ip and host is None:
+                        host = ip
+                    proc = m.group("pid") or m.group("daemon")
+                    body = body[m.end():]
+                    continue
+                break
             if c == "[":
+                m = _KUBECTL.match(body)
+                if m and proc is None:
+                    proc = m.group("proc")
+                    body = body[m.end():]
+                    continue
                 m = _MPI.match(body)
                 if m:
                     rank = int(m.group("rank"))
@@ -130,6 +159,11 @@ class PrefixLayer:
                 if m and m.end() < len(body):
                     body = body[m.end():]
                     continue
+            m = _COMPOSE.match(body) if proc is None else None
+            if m:
+                proc = m.group("proc")
+                body = body[m.end():]
+                continue
             m = _HOST.match(body)
             if m and host is None:
                 word = m.group("host")
@@ -143,7 +177,7 @@ class PrefixLayer:
                     body = body[m.end():]
                     continue
             break
-        return Prefixed(body, host, rank, local)
+        return Prefixed(body, host, rank, local, proc)
 
 
 _DEFAULT = PrefixLayer()

@@ -34,7 +34,9 @@ from typing import Final, NamedTuple
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
     STORAGE_ERRNOS,
+    accelerator_oom,
     by_whom,
+    cache_race,
     cuda_error_of,
     errno_of,
     exit_signal,
@@ -43,6 +45,7 @@ from firstfault.extract.codes import (
     path_of,
     signal_name,
     signal_of_text,
+    storage_strerror_rx,
     strsignal_alternation,
 )
 from firstfault.model import FieldValue
@@ -113,7 +116,10 @@ PEER_FAILURE: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         r"|remote (?:worker|process|peer|rank)s? (?:\w+ )?(?:crash|hang|exit|fail|die|disconnect)\w*"
         r"|typically caused by a remote|remote process exited or there was a network error"
         r"|peer (?:process )?(?:has )?(?:exited|crashed|died|closed|disconnected)"
-        r"|failed to recv, got 0 bytes|unexpected EOF|Read error \[|Write error \[|ncclRemoteError")),
+        r"|failed to recv, got 0 bytes|unexpected EOF|Read error \[|Write error \[|ncclRemoteError"
+        # Horovod's shutdown after another rank's exception: "This was caused by an exception on one of the ranks".
+        r"|(?:exception|error|failure) on (?:one of the|another|other)"
+        r" (?:ranks?|workers?|process(?:es)?)\b(?! group)")),
 )
 PEER_FAILURE_PATTERNS: Final[dict[str, re.Pattern[str]]] = dict(PEER_FAILURE)
 # torch.distributed exception classes -> nccl.* kind, for the ones whose
@@ -137,11 +143,12 @@ ENVELOPE_MESSAGES: Final = re.compile(r"exited unexpectedly|worker \(pid\(s\) [\
 _SIGNAL_EXCEPTION = re.compile(r"got signal:?\s*(?P<num>\d+)")
 _KILLED_BY = re.compile(rf"killed by signal: (?P<what>{strsignal_alternation()})")
 _SIGNALS_REPR = re.compile(r"<Signals\.(?P<sig>SIG[A-Z0-9]+): \d+>")
-_CUDA_OOM = re.compile(r"(?:CUDA|HIP) out of memory|CUDA error: out of memory|CUDA_ERROR_OUT_OF_MEMORY"
-                       r"|cudaErrorMemoryAllocation")
 _CUDA_HINT = re.compile(r"^\s*Search for `cudaError")
 # Checkpoint writers that report a full or failing file system without an errno.
 _WRITE_FAILED = re.compile(r"PytorchStreamWriter failed writing file|file write failed|unexpected pos \d+ vs \d+")
+# ... and torch.save's zip writer that could not create its file (`RuntimeError: File ckpt.pt cannot be opened.`):
+# a failed checkpoint write too, when the frames show the save (elsewhere the words mean nothing certain).
+_OPEN_FAILED = re.compile(r"\bcannot be opened\b")
 # A C++ stream's failure with no errno (`basic_ios::clear: iostream error`) is a failed write when the
 # frames show a checkpoint being written (torch.save's zip writer, safetensors).
 _IOSTREAM = re.compile(r"iostream error|basic_ios::clear")
@@ -162,8 +169,10 @@ def standalone(body: str) -> Draft | None:
     """An error a program logged without a traceback that still names its cause.
 
     Only forms that cannot be a passing remark: a storage errno with its
-    `[Errno N]` (a logger's line about a checkpoint write), and Python's
-    `No module named X` from `python -m` or an import in a launcher.
+    `[Errno N]` (a logger's line about a checkpoint write), a program's error
+    line that ends in a storage errno's strerror (`tee: x: No space left on
+    device`; codes.storage_strerror_rx), and Python's `No module named X` from
+    `python -m` or an import in a launcher.
     """
     m = _LOGGED_ERRNO.search(body)
     if m:
@@ -172,6 +181,10 @@ def standalone(body: str) -> Draft | None:
         if d is not None and d.kind == "storage.error":
             return d
         return None
+    m4 = storage_strerror_rx().search(body)
+    if m4 and not is_shm(path_of(body), body):
+        name = errno_of(m4.group("text"))
+        return Draft("storage.error", _fields(fs="posix", errno=name, path=path_of(body), detail=clip(body)))
     m2 = _NO_MODULE.search(body)
     if m2:
         return Draft("app.exception", {"exc_type": "ModuleNotFoundError", "message": clip(m2.group(0))})
@@ -193,9 +206,9 @@ def _fields(**kw: FieldValue) -> dict[str, FieldValue]:
 def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
     """CUDA OOM or a CUDA error, from a traceback's last line or a line of its own."""
     torch_oom = exc is not None and exc.cls == "OutOfMemoryError" and exc.qual.startswith("torch")
-    m = _CUDA_OOM.search(body)
-    if m or torch_oom:
-        message = exc.msg if exc is not None and exc.msg else body[m.start():] if m else body
+    at = accelerator_oom(body)
+    if at is not None or torch_oom:
+        message = exc.msg if exc is not None and exc.msg else body[at:] if at is not None else body
         return [Draft("app.cuda_oom", {"message": clip(message)})]
     if _CUDA_HINT.match(body):
         return []
@@ -257,11 +270,16 @@ def _signal(exc: Exc) -> Draft | None:
 
 def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
     name = errno_of(exc.msg)
+    in_save = any(_CHECKPOINT_FRAME.search(f) for f in frames)
     write_failed = _WRITE_FAILED.search(exc.msg) is not None or (
-        _IOSTREAM.search(exc.msg) is not None and any(_CHECKPOINT_FRAME.search(f) for f in frames))
+        in_save and (_IOSTREAM.search(exc.msg) is not None or _OPEN_FAILED.search(exc.msg) is not None))
     if name is None and not write_failed:
         return None
     path = path_of(exc.msg)
+    if cache_race(name, frames):
+        # Ranks racing on a shared cache (extract/codes.py): the workload's I/O, not the file system.
+        return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), errno=name, path=path,
+                                              cache_race=True))
     if (name in STORAGE_ERRNOS or (name is None and write_failed)) and not is_shm(path, exc.msg):
         return Draft("storage.error", _fields(fs="posix", errno=name, path=path, exc_type=exc.cls,
                                               detail=clip(f"{exc.cls}: {exc.msg}")))
@@ -270,13 +288,17 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
 
 
 def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
-             frames: tuple[str, ...] = ()) -> tuple[list[Draft], bool]:
-    """The events a traceback's final line holds, and whether it decides its chain."""
+             frames: tuple[str, ...] = (), other_owned: bool = False) -> tuple[list[Draft], bool]:
+    """The events a traceback's final line holds, and whether it decides its chain.
+
+    `other_owned`: another extractor reads this line as its own event (a memory-limit kill raised as an
+    exception, such as Ray's OutOfMemoryError), so the chain is decided without an exception of its own.
+    """
     cuda = cuda_drafts(body, exc)
     if cuda:
         return cuda, True
-    if nccl_owned:
-        return [], True  # the NCCL extractor reads this line
+    if nccl_owned or other_owned:
+        return [], True  # the NCCL (or memory-limit) extractor reads this line
     if exc.cls in ENVELOPE_TYPES or ENVELOPE_MESSAGES.search(exc.msg):
         return [], False
     sig = _signal(exc)
