@@ -114,7 +114,7 @@ def clean(s: object) -> str:
 def clock(t: str | None) -> str:
     """'2026-11-02T10:03:07.123456Z' -> '10:03:07.123' (the date is in the header)."""
     if not t:
-        return "?"
+        return "untimed"
     return t.split("T", 1)[-1].rstrip("Z")[:12]
 
 
@@ -292,7 +292,7 @@ def _content(v: Verdict, verbose: bool, enrichment: Enrichment | None) -> _Conte
         headline = [("no cause established", False)]
         if leads_all:
             first = leads_all[0]
-            headline += [("; lead: ", False), (str(_get(first, "kind", "?")), True),
+            headline += [("; lead: ", False), (str(_get(first, "kind", "lead")), True),
                          (on(list(_get(first, "nodes", []) or [])), False)]
         elif v.symptoms:
             headline.append(("; symptoms: ", False))
@@ -303,7 +303,7 @@ def _content(v: Verdict, verbose: bool, enrichment: Enrichment | None) -> _Conte
     w = v.workload
     name = f" {w.name}" if w.name else ""
     workload = (f"workload {w.id}{name}, attempt {w.attempt} ({w.scheduler}): "
-                f"{v.terminal_state or '?'} -> {v.outcome}")
+                f"{v.terminal_state or 'end state not recorded'} -> {v.outcome}")
     win = w.window
     window = ""
     if win.start or win.end:
@@ -340,7 +340,7 @@ def _content(v: Verdict, verbose: bool, enrichment: Enrichment | None) -> _Conte
         for i in _get(lead, "evidence", None) or []:
             if isinstance(i, int) and 0 <= i < len(v.evidence):
                 refs.append(where(v.evidence[i]))
-        leads.append(_LeadRow(str(_get(lead, "kind", "?")), nodes_text(list(_get(lead, "nodes", []) or []), full=full),
+        leads.append(_LeadRow(str(_get(lead, "kind", "lead")), nodes_text(list(_get(lead, "nodes", []) or []), full=full),
                               ranks_text(list(_get(lead, "ranks", []) or []), None if full else 8),
                               clean(_get(lead, "summary", "") or ""), _get(lead, "first_seen"),
                               list(dict.fromkeys(refs))))
@@ -399,7 +399,7 @@ def _content(v: Verdict, verbose: bool, enrichment: Enrichment | None) -> _Conte
 def _cause_facts(c: Cause, *, with_category: bool = True) -> list[str]:
     out = [f"category {c.category}"] if with_category else []
     out.append(f"rule {c.rule}")
-    out.append(f"first at {clock(c.first_seen)}")
+    out.append(f"first at {clock(c.first_seen)}" if c.first_seen else "no timestamp")
     if c.count > 1:
         out.append(f"{c.count} events")
     if c.devices:
