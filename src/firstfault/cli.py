@@ -220,6 +220,7 @@ def _saved(path: Path) -> tuple[Verdict, Enrichment | None]:
                                 previous_attempts=list(doc.get("previous_attempts") or []))
         doc = doc["verdict"]
     elif isinstance(doc.get("enrichment"), dict):  # a webhook body
+        doc.pop("delivery", None)
         e = doc.pop("enrichment")
         enrichment = Enrichment(cluster=e.get("cluster"), owner=e.get("owner"), links=dict(e.get("links") or {}),
                                 previous_attempts=list(e.get("previous_attempts") or []))
