@@ -423,6 +423,17 @@ class VerdictStore:
             ).scalar_one_or_none()
         return None if doc is None else Verdict.model_validate_json(doc)
 
+    def find(self, workload_id: str, attempt: int, cluster: str | None = None,
+             catalog_sha256: str | None = None) -> int | None:
+        """The id of the verdict stored under this key (without a catalog: the newest for any catalog)."""
+        v = t.verdicts.c
+        q = select(v.id).where(v.workload_id == clean(workload_id), v.attempt == attempt,
+                               v.cluster == (clean(cluster) or ""))
+        if catalog_sha256:
+            q = q.where(v.catalog_sha256 == clean(catalog_sha256))
+        with self.engine.connect() as conn:
+            return conn.execute(q.order_by(v.analyzed_at.desc(), v.id.desc()).limit(1)).scalar_one_or_none()
+
     def get_record(self, verdict_id: int) -> StoredVerdict | None:
         """The verdict with what the Blueprint added to it (cluster, links, owner, previous attempts)."""
         v = t.verdicts.c
