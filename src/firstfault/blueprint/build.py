@@ -134,7 +134,8 @@ def sinks(cfg: BlueprintConfig, *, stdout_format: str | None = None, with_databa
     if url and with_database:
         from firstfault.sinks.database import DatabaseSink
 
-        out.append(DatabaseSink(url))
+        assert cfg.outputs.database is not None
+        out.append(DatabaseSink(url, replay_cap=cfg.outputs.database.replay_evidence_max_bytes))
     for hook in cfg.outputs.webhooks:
         from firstfault.sinks.webhook import WebhookSink
 

@@ -168,6 +168,8 @@ class StdoutOutput(_Strict):
 class DatabaseOutput(_Strict):
     url: str  # SQLAlchemy URL; put the password in `password`, not here
     password: Secret | None = None
+    # Compressed bytes of replay evidence kept per verdict (firstfault rules replay); 0 keeps none.
+    replay_evidence_max_bytes: int = Field(default=4 << 20, ge=0, le=1 << 30)
 
 
 class WebhookOutput(_Strict):
