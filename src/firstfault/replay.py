@@ -188,8 +188,9 @@ def _cited(verdict: Verdict | None) -> set[tuple[str | None, int | None]]:
     return {(e.file, e.line) for e in verdict.evidence} if verdict is not None else set()
 
 
-def pack(cap_: Captured, verdict: Verdict | None = None, cap: int = DEFAULT_CAP) -> ReplayEvidence:
-    """The stored form: zlib of the request's JSON, at most `cap` bytes.
+def pack(cap_: Captured, verdict: Verdict | None = None, cap: int = DEFAULT_CAP) -> ReplayEvidence | None:
+    """The stored form: zlib of the request's JSON, at most `cap` bytes (None: not even the bare
+    context, coverage and errors fit).
 
     Over the cap, lines and documents are left out until it fits, in this
     order of keeping: scheduler documents, the lines the verdict cites as
@@ -242,7 +243,10 @@ def pack(cap_: Captured, verdict: Verdict | None = None, cap: int = DEFAULT_CAP)
             break
     bare = req.model_copy(update={"documents": [], "lines": []})
     raw = bare.model_dump_json().encode("utf-8")
-    return ReplayEvidence(CODEC, zlib.compress(raw, 6), len(raw), True, 0, lines_total, 0, docs_total)
+    data = zlib.compress(raw, 6)
+    if len(data) > cap:
+        return None
+    return ReplayEvidence(CODEC, data, len(raw), True, 0, lines_total, 0, docs_total)
 
 
 class ReplayError(Exception):

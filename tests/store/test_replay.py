@@ -109,9 +109,10 @@ def test_over_the_cap_the_evidence_is_cut_flagged_and_still_replays(tmp_path: Pa
     analyzer = Analyzer()
     v, captured = capture_bundle(analyzer, load_bundle(str(SCENARIOS / SHOWCASE)))
     whole = pack(captured, v)
-    assert not whole.truncated and whole.lines_kept == whole.lines_total > 20
+    assert whole is not None and not whole.truncated and whole.lines_kept == whole.lines_total > 20
     cap = len(whole.data) // 3
     cut = pack(captured, v, cap)
+    assert whole is not None and cut is not None
     assert len(cut.data) <= cap and cut.truncated
     assert 0 < cut.lines_kept < cut.lines_total == whole.lines_total
     req = unpack(cut.codec, cut.data)
@@ -122,6 +123,7 @@ def test_over_the_cap_the_evidence_is_cut_flagged_and_still_replays(tmp_path: Pa
     assert [d.source for d in req.documents] == ["scheduler"]
     assert analyze_request(analyzer, req).root_cause == v.root_cause
     assert pack(captured, v, cap) == cut  # deterministic
+    assert pack(captured, v, 64) is None  # not even the context fits: nothing rather than over the cap
 
     url = f"sqlite:///{tmp_path / 'v.db'}"
     _fill(url, (SHOWCASE,), cap=cap)
