@@ -23,6 +23,7 @@ from firstfault.blueprint.pipeline import Pipeline
 from firstfault.model import Verdict
 from firstfault.sinks import SinkError
 from firstfault.sinks.alertmanager import AlertmanagerDeliveryError, AlertmanagerSink, alerts_for
+from firstfault.store import VerdictStore
 from tests.sinks.am_harness import Alertmanager, alertmanager, binary
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
@@ -219,3 +220,41 @@ def test_bad_configuration_is_refused() -> None:
         AlertmanagerSink("http://127.0.0.1:1", labels={"node": "x"})
     with pytest.raises(ValueError, match="label"):
         AlertmanagerSink("http://127.0.0.1:1", labels={"bad-name": "x"})
+
+
+@pytest.mark.integration
+def test_run_with_an_alertmanager_output(am: Alertmanager, tmp_path: Path) -> None:
+    """cluster.yaml -> `firstfault run` -> the alert in Alertmanager; a second, down Alertmanager is exit 1."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from firstfault.cli import app
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        down = probe.getsockname()[1]
+    bundle = SCENARIOS / "hw-nvlink-xid149-showcase"
+    cfg = {
+        "cluster": "eos-run",
+        "logs": {"files": {"root": str(bundle), "sources": [
+            {"kind": "kernel", "path": "nodes/{node}/kern.log"},
+            {"kind": "fabricmanager", "path": "nodes/{node}/fabricmanager.log"},
+            {"kind": "application", "path": "app/rank-{rank}.log"}]}},
+        "outputs": {"stdout": None, "database": {"url": f"sqlite:///{tmp_path / 'v.db'}"}, "alertmanager": [
+            {"url": am.url, "dashboard_url": "http://dash.example", "labels": {"severity": "page"}},
+            {"url": f"http://127.0.0.1:{down}", "http": {"retries": 0, "timeout": 2}}]},
+    }
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    res = CliRunner().invoke(app, ["run", "-c", str(path), "--window", "2026-11-02T09:59:48Z", "2026-11-02T10:13:14Z",
+                                   "--nodes", "node-[01-04]", "--ranks-per-node", "8", "--id", "4242", "-q"])
+    assert res.exit_code == 1, res.output
+    assert "output alertmanager failed" in " ".join(res.output.split()) and f"127.0.0.1:{down}" in res.output
+    (alert,) = listed(am, "eos-run")
+    lab = alert["labels"]
+    # A static window has no PCI -> index map (a bundle's `gpus:`), so the GPU keeps its PCI address.
+    assert (lab["domain"], lab["node"], lab["gpu"], lab["workload"], lab["severity"]) == (
+        "hardware", "node-02", "pci:0000:3b:00", "4242", "page")
+    assert alert["annotations"]["dashboard"].startswith("http://dash.example/verdicts/find?workload=4242&attempt=0")
+    with VerdictStore.open(f"sqlite:///{tmp_path / 'v.db'}") as store:  # the store still has the verdict
+        assert store.find("4242", 0, "eos-run") is not None

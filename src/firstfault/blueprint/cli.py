@@ -115,7 +115,13 @@ def run(
                 verdict = pipe.analyze(identified)
             finally:
                 pipe.close()
-        outcomes = pipe.write(verdict, pipe.enrich(identified))
+        try:
+            outcomes = pipe.write(verdict, pipe.enrich(identified))
+        finally:
+            for sk in sinks:  # their HTTP connections and database handles
+                close = getattr(sk, "close", None)
+                if close is not None:
+                    close()
     except (ConfigError, ContextError) as exc:
         raise _fail(str(exc)) from exc
     except (FirstfaultError, httpx.HTTPError) as exc:
