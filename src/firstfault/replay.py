@@ -52,6 +52,10 @@ class Captured:
     dropped_lines: int = 0
     dropped_documents: int = 0
 
+    def pack(self, verdict: Verdict, cap: int) -> ReplayEvidence | None:
+        """The stored form (store.ReplayPacker): see `pack` below."""
+        return pack(self, verdict, cap)
+
 
 class _Chain(io.RawIOBase):
     """`head` then the rest of `tail`: a stream whose first bytes were read already."""

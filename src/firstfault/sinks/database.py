@@ -12,7 +12,7 @@ from firstfault.sinks import SinkError
 from firstfault.store import ProcessedMark, StoreError, VerdictStore
 
 if TYPE_CHECKING:
-    from firstfault.replay import Captured
+    from firstfault.store.repo import ReplayPacker
 
 
 class DatabaseSink:
@@ -48,7 +48,7 @@ class DatabaseSink:
         return self._store
 
     def write(self, verdict: Verdict, enrichment: Enrichment, mark: ProcessedMark | None = None,
-              evidence: Captured | None = None) -> None:
+              evidence: ReplayPacker | None = None) -> None:
         try:
             self.last_id = self.store.write(verdict, enrichment, mark=mark, evidence=evidence)
         except StoreError as e:  # e.g. the key is stored already for another attempt: refused, and said so

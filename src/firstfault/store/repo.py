@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sqlalchemy import ColumnElement, Connection, Engine, and_, case, exists, func, insert, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -31,9 +31,6 @@ from firstfault.blueprint.base import Enrichment
 from firstfault.model import Cause, EvidenceItem, Verdict
 from firstfault.store import schema as t
 from firstfault.store.db import WRITE, StoreError, create_store_engine, migrate
-
-if TYPE_CHECKING:
-    from firstfault.replay import Captured
 
 REPLAY_CAP = 4 << 20  # = firstfault.replay.DEFAULT_CAP (not imported: the store must not load the engine)
 
@@ -104,6 +101,15 @@ class ReplayEvidence:
     lines_total: int
     documents_kept: int
     documents_total: int
+
+
+class ReplayPacker(Protocol):
+    """What a writer hands the store with a verdict (firstfault.replay.Captured): packs itself to a cap.
+
+    A protocol, so the store never imports the engine's types (it does not parse evidence).
+    """
+
+    def pack(self, verdict: Verdict, cap: int) -> ReplayEvidence | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -340,7 +346,7 @@ class VerdictStore:
     # -- writing ----------------------------------------------------------------
 
     def write(self, verdict: Verdict, enrichment: Enrichment | None = None, *,
-              mark: ProcessedMark | None = None, evidence: Captured | None = None) -> int:
+              mark: ProcessedMark | None = None, evidence: ReplayPacker | None = None) -> int:
         """Store a verdict (and the daemon's processed mark) in one transaction; returns its id.
 
         Idempotent on (workload id, attempt, catalog sha256, cluster): when the
@@ -355,9 +361,7 @@ class VerdictStore:
         enr = enrichment or Enrichment()
         packed = None
         if evidence is not None and self.replay_cap > 0:
-            from firstfault.replay import pack
-
-            packed = pack(evidence, verdict, self.replay_cap)
+            packed = evidence.pack(verdict, self.replay_cap)
         # Two writers racing on one key: the loser's INSERT violates the unique
         # key, it rolls back and the retry finds the winner's row.
         for retry in range(3):
