@@ -28,7 +28,9 @@ ALLOWED: dict[str, set[str]] = {
     "client": {"collect"},
     # The Service mounts the dashboard and, when configured, its store.
     "service": {"extract", "collect", "engine", "store", "dashboard"},
-    "blueprint": {"identify", "collect", "engine", "client", "sinks", "store", "extract"},
+    # Catalog replay: stored evidence re-attributed with another catalog.
+    "replay": {"extract", "collect", "engine", "store"},
+    "blueprint": {"identify", "collect", "engine", "client", "sinks", "store", "extract", "replay"},
     "dashboard": {"store", "render"},
     "cli": {"*"},
     "api": {"*"},

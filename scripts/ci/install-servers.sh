@@ -2,7 +2,7 @@
 # Installs the real servers the integration tests start themselves
 # (Debian packages; apt never starts services here). Needs root.
 set -euo pipefail
-pkgs=(prometheus
+pkgs=(prometheus prometheus-alertmanager
       slurm-wlm slurmctld slurmd slurm-client slurmdbd slurmrestd munge mariadb-server
       postgresql-15
       chromium chromium-driver)

@@ -218,6 +218,7 @@ def _saved(path: Path) -> tuple[Verdict, Enrichment | None]:
                                 previous_attempts=list(doc.get("previous_attempts") or []))
         doc = doc["verdict"]
     elif isinstance(doc.get("enrichment"), dict):  # a webhook body
+        doc.pop("delivery", None)
         e = doc.pop("enrichment")
         enrichment = Enrichment(cluster=e.get("cluster"), owner=e.get("owner"), links=dict(e.get("links") or {}),
                                 previous_attempts=list(e.get("previous_attempts") or []))
@@ -319,6 +320,90 @@ def rules_prefilter(
         sys.stdout.write(json.dumps({"words": words}, indent=2) + "\n")
     else:
         sys.stdout.write("\n".join(words) + "\n")
+
+
+class ReplayFmt(str, Enum):
+    table = "table"
+    json = "json"
+
+
+@rules_app.command("replay")
+def rules_replay(
+    db: Annotated[
+        str, typer.Option("--db", envvar="FIRSTFAULT_DB", help="Verdict store URL (sqlite:///PATH or postgresql://...).")
+    ],
+    rules: RulesOpt = None,
+    since: Annotated[
+        str, typer.Option("--since", help="Verdicts analysed since: a duration back from now (90m, 24h, 7d, 2w) "
+                                          "or an ISO 8601 date or time.")
+    ] = "7d",
+    fmt: Annotated[ReplayFmt, typer.Option("--format", "-f", help="table (readable) or json.")] = ReplayFmt.table,
+    max_changed_share: Annotated[
+        Optional[float],  # noqa: UP045
+        typer.Option("--max-changed-share", min=0.0, max=1.0,
+                     help="Exit 1 when more than this share (0-1) of the replayed verdicts would change."),
+    ] = None,
+) -> None:
+    """Judge the stored verdicts' evidence again with a catalog; print every verdict that would change.
+
+    Each verdict's stored evidence (the candidate lines and documents its
+    analysis used) is re-attributed with --rules (default: the shipped
+    catalog); a change is a different domain, cause categories or affected
+    nodes. Exit codes: 0 done (and within --max-changed-share), 1 more than
+    that share changed, 2 the store or the catalog cannot be read.
+    """
+    from datetime import UTC, datetime
+
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from firstfault.dashboard.cli import _must_exist
+    from firstfault.dashboard.params import resolve
+    from firstfault.replay import replay
+    from firstfault.store import StoreError, VerdictStore
+
+    try:
+        start = resolve(since, datetime.now(UTC))
+    except ValueError as exc:
+        _err(f"--since: {exc}")
+        raise typer.Exit(2) from exc
+    cat = _catalog(rules)
+    try:
+        _must_exist(db)
+        with VerdictStore.open(db, auto_migrate=False) as store:
+            report = replay(store, cat, since=start)
+    except (StoreError, SQLAlchemyError, ValueError) as exc:
+        _err(f"cannot read the verdict store: {exc}")
+        raise typer.Exit(2) from exc
+    over = max_changed_share is not None and report.share > max_changed_share
+    if fmt is ReplayFmt.json:
+        doc = report.as_dict() | {"since": start.isoformat() if start else None,
+                                  "max_changed_share": max_changed_share, "over": over}
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    else:
+        console = Console()
+        if report.changed:
+            t = Table(title=f"would change with catalog {cat.version} ({cat.sha256[:12]})")
+            for col in ("id", "workload", "cluster", "domain", "category", "nodes"):
+                t.add_column(col)
+
+            def arrow(a: str, b: str) -> str:
+                return a if a == b else f"{a} -> {b}"
+
+            for c in report.changed:
+                cats = (", ".join(c.before.categories) or "-", ", ".join(c.after.categories) or "-")
+                nodes = (",".join(c.before.nodes) or "-", ",".join(c.after.nodes) or "-")
+                t.add_row(str(c.id) + (" (truncated)" if c.truncated else ""), f"{c.workload}#{c.attempt}",
+                          c.cluster or "-", arrow(c.before.domain, c.after.domain), arrow(*cats), arrow(*nodes))
+            console.print(t)
+        for vid, msg in report.failed:
+            console.print(f"[red]verdict {vid}: cannot replay:[/] {msg}", highlight=False)
+        console.print(f"{report.replayed} replayed, {len(report.changed)} would change ({report.share:.1%}); "
+                      f"{report.truncated} from truncated evidence, {report.without_evidence} stored without "
+                      f"evidence, {len(report.failed)} failed", highlight=False)
+        if over:
+            console.print(f"[bold red]more than {max_changed_share:.1%} would change[/]", highlight=False)
+    if over:
+        raise typer.Exit(1)
 
 
 from firstfault.service.cli import serve as _serve  # noqa: E402 - light; heavy imports happen inside serve()

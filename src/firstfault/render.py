@@ -340,7 +340,8 @@ def _content(v: Verdict, verbose: bool, enrichment: Enrichment | None) -> _Conte
         for i in _get(lead, "evidence", None) or []:
             if isinstance(i, int) and 0 <= i < len(v.evidence):
                 refs.append(where(v.evidence[i]))
-        leads.append(_LeadRow(str(_get(lead, "kind", "lead")), nodes_text(list(_get(lead, "nodes", []) or []), full=full),
+        kind = str(_get(lead, "kind", "lead"))
+        leads.append(_LeadRow(kind, nodes_text(list(_get(lead, "nodes", []) or []), full=full),
                               ranks_text(list(_get(lead, "ranks", []) or []), None if full else 8),
                               clean(_get(lead, "summary", "") or ""), _get(lead, "first_seen"),
                               list(dict.fromkeys(refs))))

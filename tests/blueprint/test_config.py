@@ -70,3 +70,52 @@ def test_secret_sources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
         Secret(env="FF_TEST_SECRET").read()
     with pytest.raises(ValueError, match="exactly one"):
         Secret(file=f, env="X")
+
+
+AM = """\
+  alertmanager:
+    - url: http://127.0.0.1:9093/
+      dashboard_url: https://firstfault.example
+      domains: [hardware, network, ambiguous]
+      labels: {severity: page, team: gpu-ops}
+      resolve_after: 3600
+      http:
+        retries: 2
+        auth:
+          username: firstfault
+          password: {env: FF_AM_PASSWORD}
+    - url: http://127.0.0.1:9094
+"""
+
+
+def test_alertmanager_outputs_build_sinks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from firstfault.blueprint import build
+    from firstfault.sinks.alertmanager import DEFAULT_DOMAINS, DEFAULT_OUTCOMES, AlertmanagerSink
+
+    monkeypatch.setenv("FF_AM_PASSWORD", "pw")
+    cfg = load_config(_write(tmp_path, GOOD + AM))
+    cfg.outputs.webhooks = []  # its secret file is not on this machine
+    sinks = [s for s in build.sinks(cfg, with_database=False) if isinstance(s, AlertmanagerSink)]
+    assert [s.endpoint for s in sinks] == ["http://127.0.0.1:9093/api/v2/alerts", "http://127.0.0.1:9094/api/v2/alerts"]
+    first, second = sinks
+    assert first.domains == {"hardware", "network", "ambiguous"} and first.outcomes == set(DEFAULT_OUTCOMES)
+    assert first.labels == {"severity": "page", "team": "gpu-ops"} and first.retries == 2
+    assert first.resolve_after.total_seconds() == 3600 and first.dashboard_url == "https://firstfault.example"
+    assert first._client.headers["Authorization"] == "Basic Zmlyc3RmYXVsdDpwdw=="  # firstfault:pw
+    # The second takes the defaults: every cause domain and ambiguous; never none or unknown.
+    assert second.domains == set(DEFAULT_DOMAINS) and not {"none", "unknown"} & second.domains
+    assert second.dashboard_url is None and "Authorization" not in second._client.headers
+    for s in sinks:
+        s.close()
+
+
+@pytest.mark.parametrize(("change", "where"), [
+    ("domains: [hardware, network, ambiguous]", "domains: [hardwear]"),
+    ("labels: {severity: page, team: gpu-ops}", "labels: {node: x}"),
+    ("labels: {severity: page, team: gpu-ops}", "labels: {bad-name: x}"),
+    ("resolve_after: 3600", "resolve_after: 0"),
+])
+def test_bad_alertmanager_outputs_name_the_field(tmp_path: Path, change: str, where: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        load_config(_write(tmp_path, GOOD + AM.replace(change, where)))
+    assert "outputs.alertmanager.0" in str(exc.value)

@@ -200,6 +200,7 @@ def test_outputs_sqlite_webhook_and_stdout(jobs: Jobs, env: dict[str, str], tmp_
         assert d.verified, "the receiver could not verify the signature with the shared secret"
         assert d.headers["X-Firstfault-Signature"] == sign(SECRET.encode(), d.body)
         doc = d.doc
+        assert doc.pop("delivery") == d.headers["X-Firstfault-Delivery"] == d.headers["Idempotency-Key"]
         assert doc.pop("enrichment") == {"cluster": "fftest", "links": {}, "owner": "root", "previous_attempts": []}
         assert Verdict.model_validate(doc) == printed
         assert not (tmp_path / "dead.jsonl").exists()

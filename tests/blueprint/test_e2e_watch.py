@@ -243,6 +243,10 @@ def test_kill_9_and_restart_lose_nothing_and_repeat_nothing(watched: Watched, sl
         assert all(d.verified for d in hook.deliveries)
         assert set(delivered) == expected
         assert delivered[(third["id"], third["attempt"])] >= 2
+        # ... and a repeat carries the first delivery's id, so the receiver can drop it.
+        repeats = {d.headers["X-Firstfault-Delivery"] for d in hook.deliveries
+                   if (d.doc["workload"]["id"], d.doc["workload"]["attempt"]) == (third["id"], third["attempt"])}
+        assert len(repeats) == 1
         assert not (tmp_path / "dead.jsonl").exists()
     finally:
         for p in procs:

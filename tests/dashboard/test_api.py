@@ -252,3 +252,21 @@ def test_verdict_page_lists_leads_and_marks_the_laggards_lane(client: Client, st
     assert 'id="leads"' in html and "laggard_rank" in html and v.leads[0].summary.split(";")[0] in html
     assert timeline(v)["laggards"] == ["node-03"]
     assert '"laggards": ["node-03"]' in html
+
+
+def test_find_redirects_an_alert_link_to_the_verdict_page(client: Client, store: VerdictStore,
+                                                          samples: dict[str, Verdict]) -> None:
+    from firstfault.model import Enrichment
+    from firstfault.sinks.alertmanager import dashboard_link
+
+    ids = load(store, samples, ["xid149", "ambiguous"])
+    v = samples["xid149"]
+    link = dashboard_link("http://dash.test/", v, Enrichment(cluster="xid149"))
+    res = client.get(link)
+    assert res.status_code == 302 and res.headers["location"].endswith(f"/verdicts/{ids['xid149']}")
+    # Another cluster's job of the same id, or another catalog's verdict, is not this one.
+    assert client.get(dashboard_link("http://dash.test", v, Enrichment(cluster="other"))).status_code == 404
+    other = v.model_copy(update={"catalog": v.catalog.model_copy(update={"sha256": "0" * 64})})
+    assert client.get(dashboard_link("http://dash.test", other, Enrichment(cluster="xid149"))).status_code == 404
+    assert client.get("/verdicts/find?attempt=x&workload=1").status_code == 422
+    assert client.get("/verdicts/find").status_code == 422

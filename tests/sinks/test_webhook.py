@@ -13,6 +13,7 @@ import json
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -125,6 +126,7 @@ def test_retries_5xx_then_delivers_a_verifiable_body(server: Receiver, tmp_path:
     assert seen[0]["headers"]["Content-Type"] == "application/json"
     assert abs(int(seen[0]["headers"]["X-Firstfault-Timestamp"]) - time.time()) < 60
     doc = json.loads(seen[-1]["body"])
+    assert doc.pop("delivery") == d.id
     assert doc.pop("enrichment") == {"cluster": "eos", "links": {"job": "https://slurm.example/4242"},
                                      "owner": "alice", "previous_attempts": []}
     assert Verdict.model_validate(doc) == verdict
@@ -239,3 +241,50 @@ def test_bad_url_is_final_not_an_exception(tmp_path: Path, verdict: Verdict) -> 
         d = s.deliver(verdict, ENRICH)
     assert (d.ok, d.attempts, d.dead_lettered) == (False, 1, True) and delays == []
     assert d.error is not None and "UnsupportedProtocol" in d.error
+
+
+def test_delivery_id_is_derived_from_the_verdict(server: Receiver, tmp_path: Path, verdict: Verdict) -> None:
+    """Header, Idempotency-Key and body carry one id: the same for every send of one verdict, not for another."""
+    from firstfault.sinks.webhook import delivery_id
+
+    server.script.failures = [503]
+    delays: list[float] = []
+    with sink(url(server), tmp_path, delays) as s:
+        first = s.deliver(verdict, ENRICH)  # one retry
+        again = s.deliver(verdict, ENRICH)  # a rerun of the same attempt (firstfault run twice, watch redo)
+    assert first.ok and again.ok and first.id == again.id
+    seen = server.script.seen
+    assert len(seen) == 3
+    assert {r["headers"]["X-Firstfault-Delivery"] for r in seen} == {first.id}
+    assert {r["headers"]["Idempotency-Key"] for r in seen} == {first.id}
+    assert {json.loads(r["body"])["delivery"] for r in seen} == {first.id}
+    assert str(uuid.UUID(first.id)) == first.id and uuid.UUID(first.id).version == 5
+    # Each part of the key changes the id; the enrichment's other facts and the analysis time do not.
+    wl = verdict.workload
+    others = {
+        delivery_id(verdict.model_copy(update={"workload": wl.model_copy(update={"attempt": wl.attempt + 1})}), ENRICH),
+        delivery_id(verdict.model_copy(update={"workload": wl.model_copy(update={"id": wl.id + "x"})}), ENRICH),
+        delivery_id(verdict.model_copy(update={"catalog": verdict.catalog.model_copy(update={"sha256": "0" * 64})}),
+                    ENRICH),
+        delivery_id(verdict, Enrichment(cluster="other")),
+    }
+    assert first.id not in others and len(others) == 4
+    assert delivery_id(verdict.model_copy(update={"analyzed_at": "2030-01-01T00:00:00.000000Z"}),
+                       Enrichment(cluster="eos", owner="bob")) == first.id
+
+
+def test_the_body_with_a_delivery_id_reads_back_with_show(server: Receiver, tmp_path: Path, verdict: Verdict) -> None:
+    from typer.testing import CliRunner
+
+    from firstfault.cli import app
+
+    delays: list[float] = []
+    with sink(url(server), tmp_path, delays) as s:
+        assert s.deliver(verdict, ENRICH).ok
+    body = tmp_path / "body.json"
+    body.write_bytes(server.script.seen[0]["body"])
+    res = CliRunner().invoke(app, ["show", str(body), "-f", "json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc.pop("enrichment")["cluster"] == "eos" and "delivery" not in doc
+    assert Verdict.model_validate(doc) == verdict

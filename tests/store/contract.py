@@ -161,6 +161,30 @@ class StoreContract:
         assert row.first_seen == datetime(2026, 11, 2, 10, 3, 7, tzinfo=UTC)
         assert row.affected_nodes == ("node-02",)
 
+    def test_replay_with_the_same_catalog_changes_nothing(self, store: VerdictStore) -> None:
+        """The stored evidence gives back each verdict, byte for byte, on this database."""
+        from firstfault.bundle import load_bundle
+        from firstfault.engine.analyze import analyze_request
+        from firstfault.engine.catalog import shipped_catalog
+        from firstfault.replay import capture_bundle, replay, unpack
+
+        analyzer = Analyzer()
+        now = datetime.now(UTC) - timedelta(hours=1)
+        ids = {}
+        for name in BUNDLES:
+            v, captured = capture_bundle(analyzer, load_bundle(str(SCENARIOS / name)), now=now)
+            ids[name] = store.write(v, Enrichment(cluster="eos"), evidence=captured)
+            ev = store.replay_evidence(ids[name])
+            assert ev is not None and not ev.truncated and ev.lines_kept == ev.lines_total
+            again = analyze_request(analyzer, unpack(ev.codec, ev.data), now=now)
+            assert again.model_dump_json() == v.model_dump_json(), name
+        report = replay(store, shipped_catalog(), since=now - timedelta(days=7))
+        assert (report.replayed, report.changed, report.failed, report.without_evidence) == (len(BUNDLES), [], [], 0)
+        # A verdict stored without evidence is counted, not replayed; the window bounds what is read.
+        store.write(scenario("sw-cuda-oom-rank3", id="no-evidence"))
+        assert replay(store, shipped_catalog()).without_evidence == 1
+        assert replay(store, shipped_catalog(), since=datetime.now(UTC) + timedelta(days=1)).replayed == 0
+
     def test_write_is_idempotent_per_key(self, store: VerdictStore) -> None:
         v = scenario("hw-nvlink-xid149-showcase")
         first = store.write(v, Enrichment(cluster="eos"))

@@ -6,7 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from firstfault.blueprint.config import Auth, BlueprintConfig, ConfigError, Http
+from firstfault.blueprint.config import AlertmanagerOutput, Auth, BlueprintConfig, ConfigError, Http
 from firstfault.blueprint.pipeline import Pipeline, Progress
 from firstfault.collect.base import LogConnector, MetricConnector
 from firstfault.identify.base import ContextConnector
@@ -136,13 +136,35 @@ def sinks(cfg: BlueprintConfig, *, stdout_format: str | None = None, with_databa
     if url and with_database:
         from firstfault.sinks.database import DatabaseSink
 
-        out.append(DatabaseSink(url))
+        assert cfg.outputs.database is not None
+        out.append(DatabaseSink(url, replay_cap=cfg.outputs.database.replay_evidence_max_bytes))
     for hook in cfg.outputs.webhooks:
         from firstfault.sinks.webhook import WebhookSink
 
         out.append(WebhookSink(hook.url, hook.secret.read().encode(), timeout=hook.timeout, retries=hook.retries,
                                dead_letter_path=hook.dead_letter))
+    for am in cfg.outputs.alertmanager:
+        out.append(alertmanager_sink(am))
     return out
+
+
+def alertmanager_sink(am: AlertmanagerOutput) -> Sink:
+    from firstfault.sinks.alertmanager import AlertmanagerSink
+
+    h = am.http
+    headers: dict[str, str] = {}
+    if h.auth is not None and h.auth.bearer is not None:
+        headers["Authorization"] = f"Bearer {h.auth.bearer.read()}"
+    elif h.auth is not None and h.auth.username is not None and h.auth.password is not None:
+        import base64
+
+        pair = f"{h.auth.username}:{h.auth.password.read()}".encode()
+        headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+    verify: bool | str = str(h.ca_file) if h.ca_file and h.verify_tls else h.verify_tls
+    return AlertmanagerSink(am.url, dashboard_url=am.dashboard_url, outcomes=am.outcomes, domains=am.domains,
+                            alertname=am.alertname, labels=am.labels, resolve_after=am.resolve_after,
+                            max_alerts=am.max_alerts, timeout=h.timeout, retries=h.retries, headers=headers,
+                            verify=verify)
 
 
 def service_client(cfg: BlueprintConfig) -> Any:

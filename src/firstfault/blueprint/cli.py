@@ -115,7 +115,13 @@ def run(
                 verdict = pipe.analyze(identified)
             finally:
                 pipe.close()
-        outcomes = pipe.write(verdict, pipe.enrich(identified))
+        try:
+            outcomes = pipe.write(verdict, pipe.enrich(identified))
+        finally:
+            for sk in sinks:  # their HTTP connections and database handles
+                close = getattr(sk, "close", None)
+                if close is not None:
+                    close()
     except (ConfigError, ContextError) as exc:
         raise _fail(str(exc)) from exc
     except (FirstfaultError, httpx.HTTPError) as exc:
@@ -152,7 +158,8 @@ def watch(
         source = build.context_connector(cfg, scheduler)
         if not hasattr(source, "ended_since"):
             raise ConfigError(f"the {scheduler} connector cannot list ended attempts")
-        store = VerdictStore.open(url)
+        db = cfg.outputs.database
+        store = VerdictStore.open(url, replay_cap=db.replay_evidence_max_bytes) if db else VerdictStore.open(url)
         other_sinks = [s for s in build.sinks(cfg, with_database=False) if not (json_log and s.name == "stdout")]
     except ConfigError as exc:
         raise _fail(str(exc)) from exc

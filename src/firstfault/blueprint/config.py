@@ -16,6 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from firstfault import yamlio
 from firstfault.bundle import SourceSpec
+from firstfault.model import Domain, Outcome
+
+# Which verdicts alert by default (firstfault.sinks.alertmanager keeps the same tuples).
+ALERT_OUTCOMES: tuple[Outcome, ...] = ("failed", "timeout", "cancelled", "preempted", "node_fail", "out_of_memory",
+                                       "unknown")
+ALERT_DOMAINS: tuple[Domain, ...] = ("hardware", "network", "software", "storage", "infrastructure", "scheduler",
+                                     "ambiguous")
 
 
 class ConfigError(Exception):
@@ -161,6 +168,8 @@ class StdoutOutput(_Strict):
 class DatabaseOutput(_Strict):
     url: str  # SQLAlchemy URL; put the password in `password`, not here
     password: Secret | None = None
+    # Compressed bytes of replay evidence kept per verdict (firstfault rules replay); 0 keeps none.
+    replay_evidence_max_bytes: int = Field(default=4 << 20, ge=0, le=1 << 30)
 
 
 class WebhookOutput(_Strict):
@@ -171,10 +180,36 @@ class WebhookOutput(_Strict):
     retries: int = Field(default=5, ge=0, le=20)
 
 
+class AlertmanagerOutput(_Strict):
+    """POST verdicts as alerts to one Alertmanager (list each peer of an HA cluster; docs/alertmanager.md)."""
+
+    url: str  # the Alertmanager's base URL (http://alertmanager:9093); alerts go to {url}/api/v2/alerts
+    dashboard_url: str | None = None  # the dashboard's base URL, for the `dashboard` annotation
+    outcomes: list[Outcome] = Field(default_factory=lambda: list(ALERT_OUTCOMES), min_length=1)
+    domains: list[Domain] = Field(default_factory=lambda: list(ALERT_DOMAINS), min_length=1)
+    alertname: str = Field(default="FirstfaultVerdict", min_length=1)
+    labels: dict[str, str] = Field(default_factory=dict)  # added to every alert (severity, team)
+    resolve_after: float = Field(default=6 * 3600.0, gt=0)  # seconds an alert stays active after a send
+    max_alerts: int = Field(default=32, ge=1, le=1000)  # per verdict (one per node of each cause)
+    http: Http = Field(default_factory=lambda: Http(timeout=10.0))
+
+    @model_validator(mode="after")
+    def _labels(self) -> AlertmanagerOutput:
+        from firstfault.sinks.alertmanager import LABEL_NAME, OWN_LABELS
+
+        for k in self.labels:
+            if not LABEL_NAME.match(k):
+                raise ValueError(f"labels: {k!r} is not an Alertmanager label name ([a-zA-Z_][a-zA-Z0-9_]*)")
+            if k in OWN_LABELS:
+                raise ValueError(f"labels: {k!r} is set by firstfault itself")
+        return self
+
+
 class OutputsConfig(_Strict):
     stdout: StdoutOutput | None = Field(default_factory=StdoutOutput)
     database: DatabaseOutput | None = None
     webhooks: list[WebhookOutput] = Field(default_factory=list)
+    alertmanager: list[AlertmanagerOutput] = Field(default_factory=list)
 
 
 class WatchConfig(_Strict):

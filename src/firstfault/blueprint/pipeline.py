@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from firstfault.bundle import Context
 from firstfault.collect.base import LogConnector, MetricConnector
@@ -77,6 +77,8 @@ class Pipeline:
         self.analyzer = analyzer if analyzer is not None or client is not None else Analyzer()
         self.client = client
         self.progress = progress or (lambda _msg: None)
+        # The evidence the last verdict was judged on (for the store's catalog replay).
+        self._captured: tuple[Verdict, Any] | None = None
 
     def identify(self, ref: str) -> Identified:
         self.progress(f"identify {ref} ({self.context.name})")
@@ -92,8 +94,11 @@ class Pipeline:
         else:
             assert self.analyzer is not None
             words = prefilter_words()
+            from firstfault.replay import Recorder
+
             analysis = self.analyzer.start(ctx)
-            sink = analysis
+            recorder = Recorder(analysis, identified.workload)
+            sink = recorder
         for fmt, name, data in identified.documents:
             sink.add_document("scheduler", fmt, name, data)
         if identified.documents:
@@ -108,10 +113,23 @@ class Pipeline:
             self._run(mconn.name, lambda c=mconn: c.collect(ctx, sink), sink)  # type: ignore[misc]
         _add_missing(sink.coverage, identified.workload.nodes)
         if self.client is not None:
+            from firstfault.replay import Captured
+
             self.progress("analyze (service)")
-            return self.client.analyze(builder.request())
+            request = builder.request()
+            verdict = self.client.analyze(request)
+            self._captured = (verdict, Captured(request))
+            return verdict
         self.progress("analyze (embedded)")
-        return analysis.finish(now=now)
+        verdict = analysis.finish(now=now)
+        self._captured = (verdict, recorder.captured())
+        return verdict
+
+    def evidence(self, verdict: Verdict) -> Any:
+        """What `verdict` was judged on (a firstfault.replay.Captured), when this pipeline made it."""
+        if self._captured is not None and self._captured[0] is verdict:
+            return self._captured[1]
+        return None
 
     def _run(self, name: str, fn: Callable[[], None], sink: EvidenceSink) -> None:
         self.progress(f"collect {name}")
@@ -136,7 +154,11 @@ class Pipeline:
         out = []
         for s in self.sinks:
             try:
-                s.write(verdict, enrichment)
+                evidence = self.evidence(verdict) if getattr(s, "takes_evidence", False) else None
+                if evidence is not None:
+                    s.write(verdict, enrichment, evidence=evidence)  # type: ignore[call-arg]
+                else:
+                    s.write(verdict, enrichment)
                 out.append(SinkOutcome(s.name, True))
             except Exception as exc:  # one output failing never stops the others
                 out.append(SinkOutcome(s.name, False, f"{type(exc).__name__}: {exc}"))

@@ -35,7 +35,7 @@ class StateStore(Protocol):
 
     def is_processed(self, source: str, ref: str, attempt: int) -> bool: ...
 
-    def write(self, verdict: Any, enrichment: Any = None, *, mark: Any = None) -> int: ...
+    def write(self, verdict: Any, enrichment: Any = None, *, mark: Any = None, evidence: Any = None) -> int: ...
 
 
 @dataclass(slots=True)
@@ -92,7 +92,8 @@ class Watcher:
                         if not outcome.ok:
                             report.sink_failures.append((ref, outcome))
                     # The commit point: verdict + processed mark, one transaction.
-                    self.store.write(verdict, enrichment, mark=ProcessedMark(self.source.name, ref, attempt))
+                    self.store.write(verdict, enrichment, mark=ProcessedMark(self.source.name, ref, attempt),
+                                     evidence=pipe.evidence(verdict))
                     report.analysed.append(f"{ref}#{attempt}")
                     self.log(f"{ref} attempt {attempt}: {verdict.attributed_domain} "
                              f"{verdict.root_cause.category if verdict.root_cause else ''}".rstrip())

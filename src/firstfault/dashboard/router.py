@@ -6,6 +6,7 @@ it has a store (`app.include_router(make_router(lambda: store))`):
     GET /                    -> /verdicts
     GET /verdicts            verdict list (filters in the URL)
     GET /verdicts/{id}       one verdict: cause, timeline, symptoms, evidence, coverage
+    GET /verdicts/find       -> /verdicts/{id} of ?workload=&attempt=&cluster=&catalog= (alert links)
     GET /fleet               nodes/devices/ports most often where failures began
     GET /static/{name}       app.css, app.js (shipped with the package: works offline)
     GET /v1/verdicts         the list as JSON (VerdictPage)
@@ -272,6 +273,22 @@ def make_router(store_provider: StoreProvider, *, clock: Clock = _utcnow,
             return store_down(request, exc)
         return page(request, "verdicts.html", f=f, rows=rows, total=total, chips=chips, outcomes=OUTCOMES,
                     domains=DOMAINS, categories=categories, nodes=nodes, error=None)
+
+    # Before /verdicts/{vid}, which would take "find" for an id. Alerts link here (sinks/alertmanager.py).
+    @router.get("/verdicts/find", include_in_schema=False, name="verdict_find")
+    def verdict_find(request: Request, workload: str = "", attempt: str = "0", cluster: str = "",
+                     catalog: str = "") -> Response:
+        if not workload or not attempt.isdigit() or len(attempt) > 9:
+            return page(request, "error.html", status=422, title="Invalid filter",
+                        message="give workload=ID and attempt=N (and cluster, catalog) to find a verdict")
+        try:
+            vid = store_provider().find(workload, int(attempt), cluster or None, catalog or None)
+        except SQLAlchemyError as exc:
+            return store_down(request, exc)
+        if vid is None:
+            return page(request, "error.html", status=404, title="No such verdict",
+                        message=f"no verdict for workload {workload!r} attempt {attempt} is in the store (yet)")
+        return RedirectResponse(str(request.url_for("verdict_page", vid=str(vid))), status_code=302)
 
     @router.get("/verdicts/{vid}", include_in_schema=False, name="verdict_page")
     def verdict_page(request: Request, vid: str) -> Response:

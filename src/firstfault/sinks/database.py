@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sqlalchemy.exc import SQLAlchemyError
 
 from firstfault.model import Enrichment, Verdict
 from firstfault.sinks import SinkError
 from firstfault.store import ProcessedMark, StoreError, VerdictStore
+
+if TYPE_CHECKING:
+    from firstfault.store.repo import ReplayPacker
 
 
 class DatabaseSink:
@@ -18,28 +23,33 @@ class DatabaseSink:
     """
 
     name = "database"
+    takes_evidence = True  # the pipeline hands over what the verdict was judged on (catalog replay)
 
-    def __init__(self, url: str | None = None, *, store: VerdictStore | None = None) -> None:
+    def __init__(self, url: str | None = None, *, store: VerdictStore | None = None,
+                 replay_cap: int | None = None) -> None:
         if (url is None) == (store is None):
             raise ValueError("DatabaseSink needs a store URL or a VerdictStore (one of them)")
         self.url = url
         self._store = store
         self._owned = store is None
         self.last_id: int | None = None
+        self.replay_cap = replay_cap
 
     @property
     def store(self) -> VerdictStore:
         if self._store is None:
             assert self.url is not None
             try:
-                self._store = VerdictStore.open(self.url)
+                self._store = (VerdictStore.open(self.url) if self.replay_cap is None
+                               else VerdictStore.open(self.url, replay_cap=self.replay_cap))
             except StoreError as e:
                 raise SinkError(str(e)) from e
         return self._store
 
-    def write(self, verdict: Verdict, enrichment: Enrichment, mark: ProcessedMark | None = None) -> None:
+    def write(self, verdict: Verdict, enrichment: Enrichment, mark: ProcessedMark | None = None,
+              evidence: ReplayPacker | None = None) -> None:
         try:
-            self.last_id = self.store.write(verdict, enrichment, mark=mark)
+            self.last_id = self.store.write(verdict, enrichment, mark=mark, evidence=evidence)
         except StoreError as e:  # e.g. the key is stored already for another attempt: refused, and said so
             raise SinkError(str(e)) from e
         except SQLAlchemyError as e:

@@ -4,12 +4,14 @@ The request (docs/storage.md, "Webhook deliveries"):
 
     POST <url>
     Content-Type: application/json
-    X-Firstfault-Delivery: <uuid4, the same on every retry of one delivery>
+    X-Firstfault-Delivery: <delivery id: a UUID derived from the verdict, see delivery_id()>
+    Idempotency-Key: <the same delivery id>
     X-Firstfault-Timestamp: <unix seconds when the delivery was first tried>
     X-Firstfault-Signature: sha256=<hex HMAC-SHA256 of the raw body, keyed with the secret>
 
     {...the verdict document...,
-     "enrichment": {"cluster": ..., "links": {...}, "owner": ..., "previous_attempts": [...]}}
+     "enrichment": {"cluster": ..., "links": {...}, "owner": ..., "previous_attempts": [...]},
+     "delivery": "<the delivery id>"}
 
 Retried with exponential backoff and full jitter (a Retry-After header on 429
 or 503 is honoured, up to the backoff cap) after connection errors, timeouts,
@@ -50,10 +52,30 @@ log = logging.getLogger("firstfault.sinks.webhook")
 RETRY_STATUS = frozenset({429}) | frozenset(range(500, 600))
 
 
-def document(verdict: Verdict, enrichment: Enrichment) -> bytes:
-    """The delivery body: the verdict document with the enrichment under "enrichment"."""
+# The namespace of firstfault's delivery ids (uuid5): never change it, or receivers see new ids.
+DELIVERY_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "firstfault:webhook-delivery")
+
+
+def delivery_id(verdict: Verdict, enrichment: Enrichment) -> str:
+    """The id of a verdict's delivery: the same for every send of the same verdict, so receivers can dedupe.
+
+    A UUID (version 5) of the cluster, workload id, attempt and catalog
+    sha256 (the verdict store's key): retries, a rerun of `firstfault run`
+    and a redo by `watch` after a crash all carry the same id; the same
+    attempt judged by another catalog gets another one.
+    """
+    key = "\x1f".join((enrichment.cluster or "", verdict.workload.id, str(verdict.workload.attempt),
+                        verdict.catalog.sha256))
+    return str(uuid.uuid5(DELIVERY_NAMESPACE, key))
+
+
+def document(verdict: Verdict, enrichment: Enrichment, delivery: str | None = None) -> bytes:
+    """The delivery body: the verdict document with the enrichment under "enrichment"
+    (and, for a webhook, the delivery id under "delivery")."""
     doc = verdict.model_dump(mode="json")
     doc["enrichment"] = asdict(enrichment)
+    if delivery is not None:
+        doc["delivery"] = delivery
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -130,11 +152,12 @@ class WebhookSink:
         )
 
     def deliver(self, verdict: Verdict, enrichment: Enrichment) -> Delivery:
-        body = document(verdict, enrichment)
-        delivery_id = str(uuid.uuid4())
+        did = delivery_id(verdict, enrichment)
+        body = document(verdict, enrichment, did)
         headers = {
             "Content-Type": "application/json",
-            "X-Firstfault-Delivery": delivery_id,
+            "X-Firstfault-Delivery": did,
+            "Idempotency-Key": did,
             "X-Firstfault-Timestamp": str(int(self._clock())),
             "X-Firstfault-Signature": sign(self.secret, body),
         }
@@ -156,16 +179,16 @@ class WebhookSink:
             else:
                 status = resp.status_code
                 if resp.is_success:
-                    return Delivery(delivery_id, True, attempts, status, None)
+                    return Delivery(did, True, attempts, status, None)
                 error = f"HTTP {status}: {resp.text[:200]}"
                 if status not in RETRY_STATUS:
                     break  # 4xx other than 429: retrying would get the same answer
                 retry_after = _retry_after(resp.headers.get("Retry-After"), self._clock())
             if attempt < self.retries:
                 self._sleep(self._delay(attempt, retry_after))
-        log.warning("webhook delivery %s to %s failed after %d attempt(s): %s", delivery_id, self.url, attempts, error)
+        log.warning("webhook delivery %s to %s failed after %d attempt(s): %s", did, self.url, attempts, error)
         kept = self._dead_letter(body, headers, error, status, attempts)
-        return Delivery(delivery_id, False, attempts, status, error, kept)
+        return Delivery(did, False, attempts, status, error, kept)
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import ColumnElement, Connection, Engine, and_, case, exists, func, insert, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -30,6 +30,8 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from firstfault.model import Cause, Enrichment, EvidenceItem, Verdict
 from firstfault.store import schema as t
 from firstfault.store.db import WRITE, StoreError, create_store_engine, migrate
+
+REPLAY_CAP = 4 << 20  # = firstfault.replay.DEFAULT_CAP (not imported: the store must not load the engine)
 
 Clock = Callable[[], datetime]
 
@@ -84,6 +86,37 @@ class StoredVerdict:
     verdict: Verdict
     enrichment: Enrichment
     created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayEvidence:
+    """A verdict's stored replay evidence (firstfault.replay.pack makes it; docs/storage.md, "Catalog replay")."""
+
+    codec: str
+    data: bytes
+    raw_bytes: int
+    truncated: bool
+    lines_kept: int
+    lines_total: int
+    documents_kept: int
+    documents_total: int
+
+
+class ReplayPacker(Protocol):
+    """What a writer hands the store with a verdict (firstfault.replay.Captured): packs itself to a cap.
+
+    A protocol, so the store never imports the engine's types (it does not parse evidence).
+    """
+
+    def pack(self, verdict: Verdict, cap: int) -> ReplayEvidence | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayRecord:
+    id: int
+    verdict: Verdict
+    cluster: str | None
+    evidence: ReplayEvidence | None  # None: stored without (before revision 0002_alerts, or capture off)
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,12 +306,14 @@ def _prefix(col: Any, prefix: str) -> ColumnElement[bool]:
 class VerdictStore:
     """The verdict database (SQLite or PostgreSQL). Thread-safe: one engine, pooled connections."""
 
-    def __init__(self, engine: Engine, clock: Clock = _utcnow) -> None:
+    def __init__(self, engine: Engine, clock: Clock = _utcnow, *, replay_cap: int = REPLAY_CAP) -> None:
         self.engine = engine
         self._clock = clock
+        self.replay_cap = replay_cap  # compressed bytes of replay evidence per verdict; 0 keeps none
 
     @classmethod
-    def open(cls, url: str | URL, *, auto_migrate: bool = True, clock: Clock = _utcnow) -> VerdictStore:
+    def open(cls, url: str | URL, *, auto_migrate: bool = True, clock: Clock = _utcnow,
+             replay_cap: int = REPLAY_CAP) -> VerdictStore:
         """Connect and bring the schema up to date (a no-op when it already is)."""
         engine = create_store_engine(url)
         if auto_migrate:
@@ -291,7 +326,7 @@ class VerdictStore:
             except BaseException:
                 engine.dispose()
                 raise
-        return cls(engine, clock)
+        return cls(engine, clock, replay_cap=replay_cap)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -310,7 +345,7 @@ class VerdictStore:
     # -- writing ----------------------------------------------------------------
 
     def write(self, verdict: Verdict, enrichment: Enrichment | None = None, *,
-              mark: ProcessedMark | None = None) -> int:
+              mark: ProcessedMark | None = None, evidence: ReplayPacker | None = None) -> int:
         """Store a verdict (and the daemon's processed mark) in one transaction; returns its id.
 
         Idempotent on (workload id, attempt, catalog sha256, cluster): when the
@@ -318,9 +353,14 @@ class VerdictStore:
         changes (a given `mark` is still recorded if it is missing). When the
         stored verdict is for another window or node set, this is another
         attempt under the same key, not a re-analysis: StoreConflict, and
-        nothing is written.
+        nothing is written. `evidence` (what the analysis was fed) is packed
+        to at most `replay_cap` bytes and stored with a new verdict, for
+        `firstfault rules replay`.
         """
         enr = enrichment or Enrichment()
+        packed = None
+        if evidence is not None and self.replay_cap > 0:
+            packed = evidence.pack(verdict, self.replay_cap)
         # Two writers racing on one key: the loser's INSERT violates the unique
         # key, it rolls back and the retry finds the winner's row.
         for retry in range(3):
@@ -331,6 +371,8 @@ class VerdictStore:
                         self._same_attempt(conn, vid, verdict, enr)
                     if vid is None:
                         vid = self._insert(conn, verdict, enr)
+                        if packed is not None:
+                            self._insert_evidence(conn, vid, packed)
                     if mark is not None:
                         self._mark(conn, mark, vid)
                     return vid
@@ -375,6 +417,12 @@ class VerdictStore:
             if rows:  # executemany: one round trip per table
                 conn.execute(insert(t.metadata.tables[name]), rows)
         return vid
+
+    def _insert_evidence(self, conn: Connection, vid: int, e: ReplayEvidence) -> None:
+        conn.execute(insert(t.replay_evidence).values(
+            verdict_id=vid, codec=e.codec, data=e.data, raw_bytes=e.raw_bytes, truncated=e.truncated,
+            lines_kept=e.lines_kept, lines_total=e.lines_total, documents_kept=e.documents_kept,
+            documents_total=e.documents_total, created_at=self._clock()))
 
     def _mark(self, conn: Connection, m: ProcessedMark, vid: int | None) -> bool:
         values = {"source": m.source, "ref": m.ref, "attempt": m.attempt, "verdict_id": vid,
@@ -422,6 +470,17 @@ class VerdictStore:
             ).scalar_one_or_none()
         return None if doc is None else Verdict.model_validate_json(doc)
 
+    def find(self, workload_id: str, attempt: int, cluster: str | None = None,
+             catalog_sha256: str | None = None) -> int | None:
+        """The id of the verdict stored under this key (without a catalog: the newest for any catalog)."""
+        v = t.verdicts.c
+        q = select(v.id).where(v.workload_id == clean(workload_id), v.attempt == attempt,
+                               v.cluster == (clean(cluster) or ""))
+        if catalog_sha256:
+            q = q.where(v.catalog_sha256 == clean(catalog_sha256))
+        with self.engine.connect() as conn:
+            return conn.execute(q.order_by(v.analyzed_at.desc(), v.id.desc()).limit(1)).scalar_one_or_none()
+
     def get_record(self, verdict_id: int) -> StoredVerdict | None:
         """The verdict with what the Blueprint added to it (cluster, links, owner, previous attempts)."""
         v = t.verdicts.c
@@ -435,6 +494,35 @@ class VerdictStore:
         enr = Enrichment(cluster=row.cluster or None, links=dict(row.links or {}), owner=row.owner,
                          previous_attempts=builtins.list(row.previous_attempts or []))
         return StoredVerdict(verdict_id, Verdict.model_validate_json(row.verdict_json), enr, row.created_at)
+
+    def replay_evidence(self, verdict_id: int) -> ReplayEvidence | None:
+        r = t.replay_evidence.c
+        q = select(r.codec, r.data, r.raw_bytes, r.truncated, r.lines_kept, r.lines_total, r.documents_kept,
+                   r.documents_total).where(r.verdict_id == verdict_id)
+        with self.engine.connect() as conn:
+            row = conn.execute(q).first()
+        return None if row is None else ReplayEvidence(row.codec, bytes(row.data), row.raw_bytes, bool(row.truncated),
+                                                       row.lines_kept, row.lines_total, row.documents_kept,
+                                                       row.documents_total)
+
+    def replay_records(self, *, since: datetime | None = None,
+                       until: datetime | None = None) -> Iterator[ReplayRecord]:
+        """Every verdict analysed in [since, until), oldest first, with its replay evidence (one at a time)."""
+        from sqlalchemy import inspect
+
+        v = t.verdicts.c
+        ids_q = select(v.id).where(*self._where(None, None, None, None, since, until)).order_by(v.analyzed_at, v.id)
+        with self.engine.connect() as conn:
+            ids = builtins.list(conn.execute(ids_q).scalars())
+            # A store not yet migrated to 0002_alerts (opened without auto_migrate) has no evidence at all.
+            has_evidence = inspect(conn).has_table(t.replay_evidence.name)
+        for vid in ids:
+            with self.engine.connect() as conn:
+                row = conn.execute(select(v.verdict_json, v.cluster).where(v.id == vid)).first()
+            if row is None:  # pruned meanwhile
+                continue
+            yield ReplayRecord(vid, Verdict.model_validate_json(row.verdict_json), row.cluster or None,
+                               self.replay_evidence(vid) if has_evidence else None)
 
     def _where(self, outcome: str | Sequence[str] | None, domain: str | Sequence[str] | None,
                category: str | None, node: str | None, since: datetime | None,

@@ -19,11 +19,13 @@ from typing import Any, cast
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     Dialect,
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     Table,
     Text,
@@ -242,6 +244,31 @@ class ProcessedRow(Base):
     done_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
 
 
+# -- revision 0002_alerts: the evidence a verdict was judged on, for catalog replay -----------
+
+
+class ReplayEvidenceRow(Base):
+    """Per verdict: the prefiltered candidate lines, documents and samples its analysis used.
+
+    `data` is the zlib-compressed JSON of a Service request (wire.AnalyzeRequest),
+    bounded to a cap (docs/storage.md, "Catalog replay"); `truncated` says
+    that some lines or documents were left out to stay under it.
+    """
+
+    __tablename__ = "replay_evidence"
+
+    verdict_id: Mapped[int] = mapped_column(Id, ForeignKey("verdicts.id", ondelete="CASCADE"), primary_key=True)
+    codec: Mapped[str] = mapped_column(Text, nullable=False)  # "zlib+json/firstfault-v1"
+    data: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
+    raw_bytes: Mapped[int] = mapped_column(BigInteger, nullable=False)  # the JSON before compression
+    truncated: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    lines_kept: Mapped[int] = mapped_column(Integer, nullable=False)
+    lines_total: Mapped[int] = mapped_column(Integer, nullable=False)
+    documents_kept: Mapped[int] = mapped_column(Integer, nullable=False)
+    documents_total: Mapped[int] = mapped_column(Integer, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
 verdicts = cast(Table, VerdictRow.__table__)
 causes = cast(Table, CauseRow.__table__)
 affected_nodes = cast(Table, AffectedNodeRow.__table__)
@@ -252,5 +279,6 @@ coverage = cast(Table, CoverageRow.__table__)
 errors = cast(Table, ErrorRow.__table__)
 cursors = cast(Table, CursorRow.__table__)
 processed = cast(Table, ProcessedRow.__table__)
+replay_evidence = cast(Table, ReplayEvidenceRow.__table__)
 
 CHILD_TABLES = (causes, affected_nodes, devices, symptoms, evidence, coverage, errors)
