@@ -594,3 +594,22 @@ def test_timeout_what_without_prefix_in_unlabelled_file() -> None:
     drafts = scan(ALL, lines)
     assert kinds(drafts) == ["nccl.timeout"], drafts
     assert drafts[0].rank == 11
+
+
+# --------------------------------------------- where in NCCL a WARN came from
+
+def test_nvls_cuda_failure_names_its_transport_and_cuda_class() -> None:
+    # NVIDIA/nccl#1488
+    line = "node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'"
+    [d] = scan(ERROR, [line])
+    assert d.kind == "nccl.error"
+    assert_fields(d, {"nccl_source": "transport/nvls.cc", "transport": "nvls", "cuda_class": "other"})
+
+
+def test_nccl_warn_without_a_source_or_cuda_failure_has_neither() -> None:
+    # NCCL 2.4-style WARN with no file:line (synthetic)
+    [d] = scan(ERROR, ["node1:1:2 [0] NCCL WARN Net : Connect to 10.0.0.2<40811> failed : No route to host"])
+    assert "transport" not in d.fields and "cuda_class" not in d.fields
+    # a file NCCL's table does not hold: the source is kept, no transport is guessed (synthetic)
+    [d2] = scan(ERROR, ["node1:1:2 [0] enqueue.cc:100 NCCL WARN Cuda failure 'invalid argument'"])
+    assert d2.fields["nccl_source"] == "enqueue.cc" and "transport" not in d2.fields

@@ -19,8 +19,9 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
+from firstfault.catalog.tables import nccl_transports
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.codes import nccl_result_of
+from firstfault.extract.codes import cuda_error_of, nccl_result_of
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import PEER_FAILURE_PATTERNS
 from firstfault.model import FieldValue
@@ -64,7 +65,7 @@ def recent(state: dict[str, object], key: str) -> dict[object, int]:
 # NCCL_DEBUG_TIMESTAMP_FORMAT can put `[2026-11-02 10:03:07]` in front.
 _NCCL_HEAD = re.compile(
     r"(?:^|[\s\]:])(?P<host>[A-Za-z0-9][\w.\-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
-    r"(?:\S+:\d+ )?NCCL (?P<level>WARN|INFO|ERROR|ABORT)\b ?(?P<msg>.*)$"
+    r"(?:(?P<src>\S+):\d+ )?NCCL (?P<level>WARN|INFO|ERROR|ABORT)\b ?(?P<msg>.*)$"
 )
 _NCCL_WARN_BARE = re.compile(r"NCCL WARN (?P<msg>.*)$")
 
@@ -180,7 +181,7 @@ def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
         return {}
     if "terminate called after throwing" in body and "what()" not in body:
         return {}  # the type alone; its what() line says what failed
-    _, warn = _nccl_head(body)
+    head, warn = _nccl_head(body)
     detail = clip(warn if warn is not None else body)
     if warn is not None and any(b in warn for b in _BENIGN_WARN):
         return {}
@@ -232,8 +233,32 @@ def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
         fields: dict[str, FieldValue] = {"detail": detail}
         if result is not None:
             fields["nccl_result"] = result
+        fields.update(_where_in_nccl(head, warn))
         found["nccl.error"] = fields
     return found
+
+
+def _where_in_nccl(head: re.Match[str] | None, warn: str | None) -> dict[str, FieldValue]:
+    """The NCCL source file and transport a WARN came from (catalog/platform.yaml), and the
+    CUDA error class of a `Cuda failure` it reports: `transport/nvls.cc` + `invalid argument`
+    is NVLink SHARP setup failing, a platform state, not a communication error."""
+    out: dict[str, FieldValue] = {}
+    src = head.group("src") if head is not None else None
+    if src:
+        out["nccl_source"] = src
+        transport = nccl_transports().get(src)
+        if transport is None:
+            for file, name in nccl_transports().items():
+                if src.endswith("/" + file):
+                    transport = name
+                    break
+        if transport is not None:
+            out["transport"] = transport
+    if warn is not None and "Cuda failure" in warn:
+        err = cuda_error_of(warn)
+        if err is not None:
+            out["cuda_class"] = err.cls
+    return out
 
 
 def nccl_owns(body: str) -> bool:
