@@ -573,6 +573,9 @@ NVML_CASES: list[tuple[str, str, str | None]] = [
      "not loaded: unknown", "driver", None),
     ("nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared "
      "object file: no such file or directory: unknown", "driver", None),
+    # NVIDIA/gpu-operator#523 (kubelet journal)
+    ("May 05 14:13:15 ip-10-51-52-158.us-west-2.compute.internal kubelet[33460]: nvidia-container-cli: detection "
+     "error: driver error: timed out: unknown", "unresponsive", None),
 ]
 
 
@@ -592,6 +595,8 @@ def test_nvml_errors(line: str, cls: str, device: str | None) -> None:
         "warning: GPU is lost track of in the profiler",
         # nvidia-smi's healthy header
         "| NVIDIA-SMI 535.183.01             Driver Version: 535.183.01   CUDA Version: 12.2     |",
+        # a timeout that is not NVML's (synthetic)
+        "nvidia-container-cli: version 1.14.3, Timeout not set",
     ],
 )
 def test_nvml_negatives(line: str) -> None:

@@ -613,3 +613,34 @@ def test_nccl_warn_without_a_source_or_cuda_failure_has_neither() -> None:
     # a file NCCL's table does not hold: the source is kept, no transport is guessed (synthetic)
     [d2] = scan(ERROR, ["node1:1:2 [0] enqueue.cc:100 NCCL WARN Cuda failure 'invalid argument'"])
     assert d2.fields["nccl_source"] == "enqueue.cc" and "transport" not in d2.fields
+
+
+def test_bare_warn_keeps_its_source_and_errno() -> None:
+    # NVIDIA/nccl#778, posted without the host:pid:tid prefix
+    [d] = scan(ERROR, ["misc/ibvwrap.cc:288 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Operation not "
+                       "supported"])
+    assert d.kind == "nccl.error"
+    assert_fields(d, {"nccl_source": "misc/ibvwrap.cc", "transport": "ib"})
+    assert d.fields["errno"] in {"EOPNOTSUPP", "ENOTSUP"}  # one number, two names: the stdlib picks one
+
+
+def test_net_plugin_function_names_map_by_prefix() -> None:
+    # aws/aws-ofi-nccl#1020
+    line = ("[2025-10-16 22:16:08] ip-172-31-3-90:1929:1937 [0] nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI OFI "
+            "fi_getinfo() call failed: No data available")
+    [d] = scan(ERROR, [line])
+    assert_fields(d, {"nccl_source": "nccl_net_ofi_rdma_init", "transport": "ofi", "errno": "ENODATA"})
+    # a function of another plugin is not OFI's (synthetic)
+    [d2] = scan(ERROR, ["h:1:2 [0] ncclIbInit:100 NCCL WARN something failed"])
+    assert "transport" not in d2.fields
+
+
+def test_ibverbs_call_with_a_strerror_text_is_read_like_the_number() -> None:
+    # NVIDIA/nccl-tests#185 (title line)
+    line = "misc/ibvwrap.cc:187 NCCL WARN Call to ibv_modify_qp failed with error Network is unreachable"
+    [d] = scan(ERROR, [line])
+    assert d.kind == "net.ib_verbs_error"
+    assert_fields(d, {"verb": "modify_qp", "errno": "ENETUNREACH"})
+    # a non-network errno in the same words stays an NCCL error with its errno (synthetic)
+    [d2] = scan(ERROR, ["misc/ibvwrap.cc:105 NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory"])
+    assert d2.kind == "nccl.error" and d2.fields["errno"] == "ENOMEM"

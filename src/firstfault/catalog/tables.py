@@ -140,7 +140,7 @@ def sxid_class(code: int) -> str:
 # The GPU platform from user space (catalog/platform.yaml)
 # --------------------------------------------------------------------------
 
-NvmlClass = Literal["driver", "no_devices", "lost", "unknown"]
+NvmlClass = Literal["driver", "no_devices", "lost", "unresponsive", "unknown"]
 
 
 class NvmlErrorInfo(_Row):
@@ -153,7 +153,7 @@ class NvmlErrorInfo(_Row):
 class NcclTransportInfo(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    file: str = Field(min_length=3)
+    file: str = Field(min_length=3)  # a file name, or a prefix ending in `*`
     transport: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
 
 
@@ -186,7 +186,7 @@ def driver_libraries() -> tuple[str, ...]:
 
 @lru_cache(maxsize=1)
 def nccl_transports() -> Mapping[str, str]:
-    """NCCL source file (`transport/nvls.cc`) -> transport / subsystem name."""
+    """NCCL source file (`transport/nvls.cc`, or a prefix `nccl_net_ofi*`) -> transport / subsystem name."""
     text = resources.files("firstfault").joinpath("catalog", "platform.yaml").read_text(encoding="utf-8")
     data = yamlio.load(text)
     rows = data.get("nccl_transports") if isinstance(data, dict) else None
