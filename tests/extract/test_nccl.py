@@ -644,3 +644,32 @@ def test_ibverbs_call_with_a_strerror_text_is_read_like_the_number() -> None:
     # a non-network errno in the same words stays an NCCL error with its errno (synthetic)
     [d2] = scan(ERROR, ["misc/ibvwrap.cc:105 NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory"])
     assert d2.kind == "nccl.error" and d2.fields["errno"] == "ENOMEM"
+
+
+@pytest.mark.parametrize(
+    ("line", "status", "cls"),
+    [
+        # NVIDIA/nccl#928 (the description's first line)
+        ("H100-2:19989:20082 [1] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer "
+         "fe80::966d:ae03:8b:df78%ib0<53249> with error 4, opcode 32564, len 32564, vendor err 81 (Send)",
+         4, "local_access"),
+        # NVIDIA/nccl#1405
+        ("kp-ddp-worker-0:3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer "
+         "10.216.210.236<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid "
+         "fd00:1148:9000:5000:4:200:3:ff22 remoteGidsfd00:1148:9000:5000:4:200:3:ff1f", 12, "path"),
+        # NVIDIA/nccl#1353-style flush (synthetic)
+        ("n1:1:2 [0] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> with "
+         "status=5 opcode=0 len=0 vendor err 249 (Recv)", 5, "flush"),
+    ],
+)
+def test_ib_completion_status_is_classed_from_the_verbs_table(line: str, status: int, cls: str) -> None:
+    [d] = scan(ERROR, [line])
+    assert d.kind == "nccl.ib_completion_error"
+    assert_fields(d, {"status": status, "status_class": cls})
+    assert str(d.fields["status_name"]).startswith("IBV_WC_")
+
+
+def test_a_status_outside_the_verbs_enum_gets_no_class() -> None:
+    [d] = scan(ERROR, ["n1:1:2 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> "
+                       "with status=77 opcode=0 len=0 vendor err 0 (Recv)"])  # synthetic
+    assert d.fields["status"] == 77 and "status_class" not in d.fields

@@ -202,3 +202,17 @@ def nccl_transports() -> Mapping[str, str]:
             raise CatalogTableError("; ".join(problems)) from exc
         out[item.file] = item.transport
     return MappingProxyType(out)
+
+
+IbWcClass = Literal["path", "local_access", "flush", "remote", "local", "fatal", "other"]
+
+
+class IbWcStatusInfo(_Row):
+    name: str = Field(pattern=r"^IBV_WC_[A-Z_]+$")
+    wc_class: IbWcClass = Field(alias="class")
+
+
+@lru_cache(maxsize=1)
+def ib_wc_status_table() -> Mapping[int, IbWcStatusInfo]:
+    """ibverbs work-completion statuses of catalog/platform.yaml by code."""
+    return _table("platform.yaml", "ib_wc_status", IbWcStatusInfo)

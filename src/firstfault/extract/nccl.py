@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
-from firstfault.catalog.tables import nccl_transports
+from firstfault.catalog.tables import ib_wc_status_table, nccl_transports
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import cuda_error_of, errno_of, nccl_result_of
 from firstfault.extract.prefix import split_prefixes
@@ -213,6 +213,10 @@ def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
             "status": int(status),
             "peer": ib.group("peer") or "unknown",
         }
+        wc = ib_wc_status_table().get(int(status))
+        if wc is not None:
+            ib_fields["status_name"] = wc.name
+            ib_fields["status_class"] = wc.wc_class
         if ib.group("vendor"):
             ib_fields["vendor_err"] = int(ib.group("vendor"))
         if ib.group("opcode"):
