@@ -407,7 +407,7 @@ def test_expand_hostlist() -> None:
 def test_extractor_declarations() -> None:
     names = {e.name for e in host.EXTRACTORS}
     assert names == {"net.link", "pcie.aer", "host.oom_kill", "storage.error", "kernel.hung_task", "host.mce",
-                     "kernel.panic", "sched.node_down", "host.user_fault"}
+                     "kernel.panic", "sched.node_down", "host.user_fault", "pcie.bmc"}
     for e in host.EXTRACTORS:
         # slurmctld / PBS node messages are also pasted into application logs
         want = {"kernel", "syslog", "application"} if e.name == "sched.node_down" else {"kernel", "syslog"}
@@ -472,3 +472,30 @@ def test_user_fault_negatives(line: str) -> None:
 def test_user_fault_quoted_twice_is_one_crash() -> None:
     line = USER_FAULT_CASES[0][0]
     assert len(scan(USER_FAULT, [line, line])) == 1
+
+
+# ------------------------------------------------------------------ pcie.bmc
+
+BMC = host.BmcBusEventExtractor()
+
+
+@pytest.mark.parametrize(
+    ("line", "severity"),
+    [
+        # illinois-scicomp/machine-shop-maintenance#76 (ipmitool sel)
+        ("  6a | 04/12/2024 | 03:27:29 PM CDT | Critical Interrupt | Bus Correctable error () | Asserted", "corrected"),
+        # synthetic, the same table's other offsets
+        ("  7b | 04/12/2024 | 03:27:30 PM CDT | Critical Interrupt #0x19 | Bus Fatal Error | Asserted",
+         "uncorrected_fatal"),
+        ("  7c | 04/12/2024 | 03:27:31 PM CDT | Critical Interrupt | PCI PERR | Asserted", "uncorrected_nonfatal"),
+    ],
+)
+def test_bmc_bus_events(line: str, severity: str) -> None:
+    d = one(BMC, line, source="syslog")
+    assert d.kind == "pcie.aer"
+    assert_fields(d, {"severity": severity, "bdf": None, "source": "bmc"})
+
+
+def test_bmc_deasserted_bus_event_is_not_an_error() -> None:
+    line = "  7d | 04/12/2024 | 03:29:31 PM CDT | Critical Interrupt | Bus Fatal Error | Deasserted"  # synthetic
+    assert scan(BMC, [line], source="syslog") == []

@@ -216,3 +216,29 @@ class IbWcStatusInfo(_Row):
 def ib_wc_status_table() -> Mapping[int, IbWcStatusInfo]:
     """ibverbs work-completion statuses of catalog/platform.yaml by code."""
     return _table("platform.yaml", "ib_wc_status", IbWcStatusInfo)
+
+
+class IpmiBusEvent(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str = Field(min_length=3)
+    severity: Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
+
+
+@lru_cache(maxsize=1)
+def ipmi_bus_events() -> tuple[IpmiBusEvent, ...]:
+    """BMC Critical Interrupt event texts -> AER severity (catalog/platform.yaml)."""
+    text = resources.files("firstfault").joinpath("catalog", "platform.yaml").read_text(encoding="utf-8")
+    data = yamlio.load(text)
+    rows = data.get("ipmi_bus_events") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        raise CatalogTableError("catalog/platform.yaml: `ipmi_bus_events` must be a list")
+    out: list[IpmiBusEvent] = []
+    for i, raw in enumerate(rows):
+        try:
+            out.append(IpmiBusEvent.model_validate(raw))
+        except ValidationError as exc:
+            problems = [f"catalog/platform.yaml: ipmi_bus_events[{i}].{'.'.join(str(x) for x in e['loc'])}: "
+                        f"{e['msg']}" for e in exc.errors()]
+            raise CatalogTableError("; ".join(problems)) from exc
+    return tuple(out)

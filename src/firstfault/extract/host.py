@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from firstfault.catalog.tables import driver_libraries
+from firstfault.catalog.tables import driver_libraries, ipmi_bus_events
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.common import norm_pci
 from firstfault.model import FieldValue
@@ -159,6 +159,29 @@ class PcieAerExtractor:
             fields={"severity": severity, "bdf": bdf, "detail": _clip(line[start:])},
             device=f"pci:{norm_pci(bdf)}" if bdf else None,
         )
+
+
+class BmcBusEventExtractor:
+    """The BMC's event log naming a PCIe / bus error: `Critical Interrupt | Bus Fatal Error | Asserted`.
+
+    The SEL says there was a bus error on the host but not on which device, so the
+    `pcie.aer` event carries no BDF; texts and severities are catalog/platform.yaml's.
+    """
+
+    name = "pcie.bmc"
+    sources: frozenset[str] = _KERNEL
+    literals: tuple[str, ...] = tuple(e.text for e in ipmi_bus_events())
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        low = line.lower()
+        if "deassert" in low or "assert" not in low:
+            return
+        for ev in ipmi_bus_events():
+            at = line.find(ev.text)
+            if at >= 0:
+                yield Draft(kind="pcie.aer", fields={"severity": ev.severity, "bdf": None, "source": "bmc",
+                                                     "detail": _clip(line)})
+                return
 
 
 # --------------------------------------------------------------------------
@@ -539,6 +562,7 @@ class UserFaultExtractor:
 EXTRACTORS: tuple[LineExtractor, ...] = (
     NetLinkExtractor(),
     PcieAerExtractor(),
+    BmcBusEventExtractor(),
     OomKillExtractor(),
     StorageExtractor(),
     HungTaskExtractor(),
