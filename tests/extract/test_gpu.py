@@ -573,6 +573,10 @@ NVML_CASES: list[tuple[str, str, str | None]] = [
      "not loaded: unknown", "driver", None),
     ("nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared "
      "object file: no such file or directory: unknown", "driver", None),
+    # rwth-i6/returnn#1486 (nvidia-smi on the node): one named GPU, an unnamed error
+    ("Unable to determine the device handle for GPU0000:03:00.0: Unknown Error", "unresponsive", "pci:0000:03:00"),
+    # synthetic: nvidia-smi's table cell it could not read
+    ("| N/A   ERR!  P0    ERR! / 400W |  80000MiB / 81559MiB |    ERR!     Default |", "unresponsive", None),
     # NVIDIA/gpu-operator#523 (kubelet journal)
     ("May 05 14:13:15 ip-10-51-52-158.us-west-2.compute.internal kubelet[33460]: nvidia-container-cli: detection "
      "error: driver error: timed out: unknown", "unresponsive", None),
@@ -597,6 +601,8 @@ def test_nvml_errors(line: str, cls: str, device: str | None) -> None:
         "| NVIDIA-SMI 535.183.01             Driver Version: 535.183.01   CUDA Version: 12.2     |",
         # a timeout that is not NVML's (synthetic)
         "nvidia-container-cli: version 1.14.3, Timeout not set",
+        # "ERR!" outside nvidia-smi's table (synthetic)
+        "worker 3: ERR! retrying the download",
     ],
 )
 def test_nvml_negatives(line: str) -> None:

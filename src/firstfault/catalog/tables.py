@@ -179,6 +179,18 @@ def nvml_anchors() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
+def nvml_device_anchors() -> tuple[str, ...]:
+    """Anchors of NVML messages about one named GPU (catalog/platform.yaml)."""
+    return _strings("platform.yaml", "nvml_device_anchors")
+
+
+@lru_cache(maxsize=1)
+def nvidia_smi_field_errors() -> tuple[str, ...]:
+    """What nvidia-smi prints in a table cell it could not read (catalog/platform.yaml)."""
+    return _strings("platform.yaml", "nvidia_smi_field_errors")
+
+
+@lru_cache(maxsize=1)
 def driver_libraries() -> tuple[str, ...]:
     """File-name prefixes of the NVIDIA driver's user-space libraries."""
     return _strings("platform.yaml", "driver_libraries")

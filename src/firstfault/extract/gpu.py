@@ -11,7 +11,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 
-from firstfault.catalog.tables import nvml_anchors, nvml_table, sxid_info, xid_class, xid_info
+from firstfault.catalog.tables import (
+    nvidia_smi_field_errors,
+    nvml_anchors,
+    nvml_device_anchors,
+    nvml_table,
+    sxid_info,
+    xid_class,
+    xid_info,
+)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.common import norm_pci
 from firstfault.model import FieldValue
@@ -483,10 +491,15 @@ class NvmlErrorExtractor:
 
     name = "gpu.nvml"
     sources: frozenset[str] = frozenset({"application", "syslog", "kernel"})
-    literals: tuple[str, ...] = (*_NVML_INDEX[2], *_NVML_INDEX[3])
+    literals: tuple[str, ...] = (*_NVML_INDEX[2], *_NVML_INDEX[3], *nvidia_smi_field_errors())
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         by_text, rx, anchors, bare = _NVML_INDEX
+        cell = next((e for e in nvidia_smi_field_errors() if e in line), None)
+        if cell is not None and line.lstrip().startswith("|"):
+            # nvidia-smi could not read a field of a GPU in its table: that GPU is not answering.
+            yield from self._report(_NvmlRow("", "", "unresponsive"), line, 0, None, ctx)
+            return
         anchored = [a for a in anchors if a in line]
         m = rx.search(line)
         row = by_text[m.group(0).lower()] if m else None
@@ -497,6 +510,13 @@ class NvmlErrorExtractor:
         if row is None:
             # NVML could not start and says why in words the table does not hold.
             row = _NvmlRow("", "", "unknown")
+        if row.cls == "unknown" and any(a in line for a in nvml_device_anchors()):
+            row = _NvmlRow(row.name, row.message, "unresponsive")  # one named GPU does not answer
+        start = min([line.find(a) for a in anchored] + ([m.start()] if m else []))
+        g = _NVML_GPU.search(line)
+        yield from self._report(row, line, start, _pci(g.group("pci")) if g else None, ctx)
+
+    def _report(self, row: _NvmlRow, line: str, start: int, pci: str | None, ctx: LineContext) -> Iterator[Draft]:
         seen = _recent(ctx.state, _K_NVML)
         key = (row.cls, row.name)
         last = seen.get(key)
@@ -504,9 +524,6 @@ class NvmlErrorExtractor:
         if last is not None and 0 <= ctx.lineno - last <= _COMPANION_LINES:
             ctx.claimed = True  # nvidia-smi and its wrapper repeating one failure
             return
-        start = min([line.find(a) for a in anchored] + ([m.start()] if m else []))
-        g = _NVML_GPU.search(line)
-        pci = _pci(g.group("pci")) if g else None
         fields: dict[str, FieldValue] = {"error": row.cls, "message": _clip(line[start:])}
         if row.name:
             fields["nvml_error"] = row.name
