@@ -612,3 +612,21 @@ def test_nvml_negatives(line: str) -> None:
 def test_nvml_repeat_of_one_failure_is_one_event() -> None:
     drafts = scan(NVML, ["No devices were found", "No devices were found"], source="application")
     assert len(drafts) == 1
+
+
+def test_platform_tables_load_and_hold_their_keys() -> None:
+    from firstfault.catalog.tables import (
+        driver_libraries,
+        ib_wc_status_table,
+        ipmi_bus_events,
+        nccl_transports,
+        nvml_table,
+    )
+
+    assert nvml_table()[18].nvml_class == "driver" and nvml_table()[15].nvml_class == "lost"
+    assert {r.nvml_class for r in nvml_table().values()} == {"driver", "no_devices", "lost", "unresponsive", "unknown"}
+    assert sorted(ib_wc_status_table()) == list(range(1, 22))
+    assert ib_wc_status_table()[12].wc_class == "path" and ib_wc_status_table()[4].wc_class == "local_access"
+    assert nccl_transports()["transport/nvls.cc"] == "nvls"
+    assert "libcuda.so" in driver_libraries()
+    assert {e.severity for e in ipmi_bus_events()} == {"uncorrected_fatal", "uncorrected_nonfatal", "corrected"}
