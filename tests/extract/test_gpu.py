@@ -514,10 +514,119 @@ def test_sxid_table() -> None:
 
 def test_extractor_declarations() -> None:
     names = {e.name for e in gpu.EXTRACTORS}
-    assert names == {"gpu.xid", "gpu.sxid", "gpu.fabricmanager", "gpu.reset_required"}
+    assert names == {"gpu.xid", "gpu.sxid", "gpu.fabricmanager", "gpu.reset_required", "gpu.nvml"}
     for e in gpu.EXTRACTORS:
         assert e.literals and e.sources
         for w in e.literals:
             assert len(w) >= 5 and w.strip().lower() not in {"error", "fatal", "failed", "nvrm"}
     assert "fabricmanager" in FM.sources and "kernel" in FM.sources
     assert XID.sources == frozenset({"kernel", "syslog"})
+
+
+# ------------------------------------------------- Xid after a link's own error
+
+# NVIDIA/nccl#2241 (reporter's dmesg, PCI redacted as posted)
+_RLW_145 = "kernel: NVRM: Xid (PCI:...): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 11 (...)"
+_RLW_137 = "kernel: NVRM: Xid (PCI:...): 137, RLW_RXPIPE interrupt hit on link 11 on GPU0: PRIV Error"
+
+
+def test_xid_137_after_a_link_error_on_the_same_link_names_it_as_cause() -> None:
+    drafts = scan(XID, [_RLW_145, _RLW_137])
+    assert [d.fields["xid"] for d in drafts] == [145, 137]
+    assert_fields(drafts[1], {"link": 11, "cause_xid": 145, "cause_class": "nvlink5", "cause_link": True})
+    assert "cause_xid" not in drafts[0].fields
+
+
+def test_xid_137_on_another_link_or_gpu_names_no_cause() -> None:
+    other_link = _RLW_145.replace("Link 11", "Link 3")
+    assert "cause_xid" not in scan(XID, [other_link, _RLW_137])[1].fields
+    # synthetic: the same link number on another GPU
+    a = "NVRM: Xid (PCI:0000:1b:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 11 (0x0 0x0 0x0 0x0 0x0 0x0)"
+    b = "NVRM: Xid (PCI:0000:9b:00): 137, RLW_RXPIPE interrupt hit on link 11 on GPU3: PRIV Error"
+    assert "cause_xid" not in scan(XID, [a, b])[1].fields
+    # a 137 first, the link error after it: the order is the other way round
+    assert "cause_xid" not in scan(XID, [_RLW_137, _RLW_145])[0].fields
+
+
+def test_printed_cause_carries_the_cause_class() -> None:
+    d = one(XID, "kernel: NVRM: Xid (PCI:0000:ed:00): 45, pid=1818992, name=python3, Ch 0000000c caused by "
+                 "previous Xid 145")
+    assert_fields(d, {"cause_xid": 145, "cause_class": "nvlink5"})
+    assert "cause_link" not in d.fields
+
+
+# ----------------------------------------------------- NVML / nvidia-smi
+
+NVML = gpu.NvmlErrorExtractor()
+
+NVML_CASES: list[tuple[str, str, str | None]] = [
+    # pytorch/pytorch#190132 (CI job output)
+    ("No devices were found", "no_devices", None),
+    # synthetic below: nvidia-smi's, NVML's and nvidia-container-cli's wordings of catalog/platform.yaml
+    ("Failed to initialize NVML: Unknown Error", "unknown", None),
+    ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest "
+     "NVIDIA driver is installed and running.", "driver", None),
+    ("Failed to initialize NVML: Driver/library version mismatch", "driver", None),
+    ("Unable to determine the device handle for GPU0000:3B:00.0: GPU is lost.  Reboot the system to recover "
+     "this GPU", "lost", "pci:0000:3b:00"),
+    ("Error: failed to start container \"cuda\": nvidia-container-cli: initialization error: nvml error: driver "
+     "not loaded: unknown", "driver", None),
+    ("nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared "
+     "object file: no such file or directory: unknown", "driver", None),
+    # rwth-i6/returnn#1486 (nvidia-smi on the node): one named GPU, an unnamed error
+    ("Unable to determine the device handle for GPU0000:03:00.0: Unknown Error", "unresponsive", "pci:0000:03:00"),
+    # synthetic: nvidia-smi's table cell it could not read
+    ("| N/A   ERR!  P0    ERR! / 400W |  80000MiB / 81559MiB |    ERR!     Default |", "unresponsive", None),
+    # NVIDIA/gpu-operator#523 (kubelet journal)
+    ("May 05 14:13:15 ip-10-51-52-158.us-west-2.compute.internal kubelet[33460]: nvidia-container-cli: detection "
+     "error: driver error: timed out: unknown", "unresponsive", None),
+]
+
+
+@pytest.mark.parametrize(("line", "cls", "device"), NVML_CASES)
+def test_nvml_errors(line: str, cls: str, device: str | None) -> None:
+    d = one(NVML, line, source="application")
+    assert d.kind == "gpu.nvml_error"
+    assert d.fields["error"] == cls
+    assert d.device == device
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # the words without NVML's or nvidia-smi's anchor: anyone may print them
+        "RuntimeError: Unknown Error in data loader",
+        "warning: GPU is lost track of in the profiler",
+        # nvidia-smi's healthy header
+        "| NVIDIA-SMI 535.183.01             Driver Version: 535.183.01   CUDA Version: 12.2     |",
+        # a timeout that is not NVML's (synthetic)
+        "nvidia-container-cli: version 1.14.3, Timeout not set",
+        # "ERR!" outside nvidia-smi's table (synthetic)
+        "worker 3: ERR! retrying the download",
+    ],
+)
+def test_nvml_negatives(line: str) -> None:
+    assert scan(NVML, [line], source="application") == []
+
+
+def test_nvml_repeat_of_one_failure_is_one_event() -> None:
+    drafts = scan(NVML, ["No devices were found", "No devices were found"], source="application")
+    assert len(drafts) == 1
+
+
+def test_platform_tables_load_and_hold_their_keys() -> None:
+    from firstfault.catalog.tables import (
+        driver_libraries,
+        ib_wc_status_table,
+        ipmi_bus_events,
+        nccl_transports,
+        nvml_table,
+    )
+
+    assert nvml_table()[18].nvml_class == "driver" and nvml_table()[15].nvml_class == "lost"
+    assert {r.nvml_class for r in nvml_table().values()} == {"driver", "no_devices", "lost", "unresponsive", "unknown"}
+    assert sorted(ib_wc_status_table()) == list(range(1, 22))
+    assert ib_wc_status_table()[12].wc_class == "path" and ib_wc_status_table()[4].wc_class == "local_access"
+    assert nccl_transports()["transport/nvls.cc"] == "nvls"
+    assert "libcuda.so" in driver_libraries()
+    assert {e.severity for e in ipmi_bus_events()} == {"uncorrected_fatal", "uncorrected_nonfatal", "corrected"}

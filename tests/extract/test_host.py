@@ -407,10 +407,95 @@ def test_expand_hostlist() -> None:
 def test_extractor_declarations() -> None:
     names = {e.name for e in host.EXTRACTORS}
     assert names == {"net.link", "pcie.aer", "host.oom_kill", "storage.error", "kernel.hung_task", "host.mce",
-                     "kernel.panic", "sched.node_down"}
+                     "kernel.panic", "sched.node_down", "host.user_fault", "pcie.bmc"}
     for e in host.EXTRACTORS:
         # slurmctld / PBS node messages are also pasted into application logs
         want = {"kernel", "syslog", "application"} if e.name == "sched.node_down" else {"kernel", "syslog"}
         assert e.sources == frozenset(want)
         for w in e.literals:
             assert len(w) >= 4 and w.strip().lower() not in {"error", "fatal", "failed", "warning"}
+
+
+# ------------------------------------------------------ host.user_fault
+
+USER_FAULT = host.UserFaultExtractor()
+
+USER_FAULT_CASES: list[tuple[str, dict[str, Any]]] = [
+    # ai4d-iasc/trixie#55 (cn110 syslog)
+    ("Mar 24 09:53:55 cn110 kernel: python[3551]: segfault at 1378 ip 00007fff859dbeff sp 00007fff3b60ce60 error 4 "
+     "in libcuda.so.418.67[7fff858c5000+dec000]",
+     {"signal": "SIGSEGV", "by": "self", "proc": "python", "pid": 3551, "object": "libcuda.so",
+      "driver_library": True}),
+    # the same line as the poster's grep wrapped it: still the library
+    ("Mar 24 11:31:44 cn110 kernel: python[18851]: segfault at 1378 ip 00007fff859dbeff sp 00007fff3b60ce60 error 4 "
+     "in libcuda.so.418.67[7fff8",
+     {"object": "libcuda.so", "driver_library": True}),
+    # tests/scenarios/sw-segfault (a workload extension)
+    ("[88231.122000] pt_autograd_0[214502]: segfault at 10 ip 00007f2b3c9a4e1d sp 00007f29a5ffe9b0 error 4 in "
+     "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so[7f2b3c800000+1d4e000] likely on CPU 37 (core 5, socket 1)",
+     {"signal": "SIGSEGV", "proc": "pt_autograd_0", "driver_library": False,
+      "object": "flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so"}),
+    # synthetic, x86 traps.c wordings
+    ("traps: python3[4242] general protection fault ip:7f1c2 sp:7ffd3 error:0 in libtorch_cpu.so[7f1c0+2000]",
+     {"signal": "SIGSEGV", "object": "libtorch_cpu.so", "driver_library": False}),
+    ("traps: python3[4242] trap invalid opcode ip:7f1c2 sp:7ffd3 error:0 in libnvidia-ptxjitcompiler.so.535.183.01"
+     "[7f1c0+2000]",
+     {"signal": "SIGILL", "object": "libnvidia-ptxjitcompiler.so", "driver_library": True}),
+    ("traps: a.out[77] trap divide error ip:401136 sp:7ffc error:0 in a.out[401000+1000]",
+     {"signal": "SIGFPE", "object": "a.out", "driver_library": False}),
+]
+
+
+@pytest.mark.parametrize(("line", "fields"), USER_FAULT_CASES)
+def test_user_fault(line: str, fields: dict[str, Any]) -> None:
+    d = one(USER_FAULT, line)
+    assert d.kind == "process.signal"
+    assert_fields(d, fields)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # abrt's own report of the same crash names no faulting object (syslog, not the kernel's line)
+        "Mar 24 11:31:44 cn110 abrt-hook-ccpp: Process 18817 (python3.7) of user 171971032 killed by SIGSEGV - "
+        "dumping core",
+        # a kernel oops is the kernel's fault, not a process's (kernel.panic reads it)
+        "BUG: unable to handle page fault for address: ffffa0d9c0000000",
+        # synthetic: a program's own message that mentions a segfault
+        "worker[3]: segfault at startup was fixed in 2.1, see the changelog",
+    ],
+)
+def test_user_fault_negatives(line: str) -> None:
+    assert scan(USER_FAULT, [line]) == []
+
+
+def test_user_fault_quoted_twice_is_one_crash() -> None:
+    line = USER_FAULT_CASES[0][0]
+    assert len(scan(USER_FAULT, [line, line])) == 1
+
+
+# ------------------------------------------------------------------ pcie.bmc
+
+BMC = host.BmcBusEventExtractor()
+
+
+@pytest.mark.parametrize(
+    ("line", "severity"),
+    [
+        # illinois-scicomp/machine-shop-maintenance#76 (ipmitool sel)
+        ("  6a | 04/12/2024 | 03:27:29 PM CDT | Critical Interrupt | Bus Correctable error () | Asserted", "corrected"),
+        # synthetic, the same table's other offsets
+        ("  7b | 04/12/2024 | 03:27:30 PM CDT | Critical Interrupt #0x19 | Bus Fatal Error | Asserted",
+         "uncorrected_fatal"),
+        ("  7c | 04/12/2024 | 03:27:31 PM CDT | Critical Interrupt | PCI PERR | Asserted", "uncorrected_nonfatal"),
+    ],
+)
+def test_bmc_bus_events(line: str, severity: str) -> None:
+    d = one(BMC, line, source="syslog")
+    assert d.kind == "pcie.aer"
+    assert_fields(d, {"severity": severity, "bdf": None, "source": "bmc"})
+
+
+def test_bmc_deasserted_bus_event_is_not_an_error() -> None:
+    line = "  7d | 04/12/2024 | 03:29:31 PM CDT | Critical Interrupt | Bus Fatal Error | Deasserted"  # synthetic
+    assert scan(BMC, [line], source="syslog") == []

@@ -594,3 +594,82 @@ def test_timeout_what_without_prefix_in_unlabelled_file() -> None:
     drafts = scan(ALL, lines)
     assert kinds(drafts) == ["nccl.timeout"], drafts
     assert drafts[0].rank == 11
+
+
+# --------------------------------------------- where in NCCL a WARN came from
+
+def test_nvls_cuda_failure_names_its_transport_and_cuda_class() -> None:
+    # NVIDIA/nccl#1488
+    line = "node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'"
+    [d] = scan(ERROR, [line])
+    assert d.kind == "nccl.error"
+    assert_fields(d, {"nccl_source": "transport/nvls.cc", "transport": "nvls", "cuda_class": "other"})
+
+
+def test_nccl_warn_without_a_source_or_cuda_failure_has_neither() -> None:
+    # NCCL 2.4-style WARN with no file:line (synthetic)
+    [d] = scan(ERROR, ["node1:1:2 [0] NCCL WARN Net : Connect to 10.0.0.2<40811> failed : No route to host"])
+    assert "transport" not in d.fields and "cuda_class" not in d.fields
+    # a file NCCL's table does not hold: the source is kept, no transport is guessed (synthetic)
+    [d2] = scan(ERROR, ["node1:1:2 [0] enqueue.cc:100 NCCL WARN Cuda failure 'invalid argument'"])
+    assert d2.fields["nccl_source"] == "enqueue.cc" and "transport" not in d2.fields
+
+
+def test_bare_warn_keeps_its_source_and_errno() -> None:
+    # NVIDIA/nccl#778, posted without the host:pid:tid prefix
+    [d] = scan(ERROR, ["misc/ibvwrap.cc:288 NCCL WARN Call to ibv_reg_dmabuf_mr failed with error Operation not "
+                       "supported"])
+    assert d.kind == "nccl.error"
+    assert_fields(d, {"nccl_source": "misc/ibvwrap.cc", "transport": "ib"})
+    assert d.fields["errno"] in {"EOPNOTSUPP", "ENOTSUP"}  # one number, two names: the stdlib picks one
+
+
+def test_net_plugin_function_names_map_by_prefix() -> None:
+    # aws/aws-ofi-nccl#1020
+    line = ("[2025-10-16 22:16:08] ip-172-31-3-90:1929:1937 [0] nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI OFI "
+            "fi_getinfo() call failed: No data available")
+    [d] = scan(ERROR, [line])
+    assert_fields(d, {"nccl_source": "nccl_net_ofi_rdma_init", "transport": "ofi", "errno": "ENODATA"})
+    # a function of another plugin is not OFI's (synthetic)
+    [d2] = scan(ERROR, ["h:1:2 [0] ncclIbInit:100 NCCL WARN something failed"])
+    assert "transport" not in d2.fields
+
+
+def test_ibverbs_call_with_a_strerror_text_is_read_like_the_number() -> None:
+    # NVIDIA/nccl-tests#185 (title line)
+    line = "misc/ibvwrap.cc:187 NCCL WARN Call to ibv_modify_qp failed with error Network is unreachable"
+    [d] = scan(ERROR, [line])
+    assert d.kind == "net.ib_verbs_error"
+    assert_fields(d, {"verb": "modify_qp", "errno": "ENETUNREACH"})
+    # a non-network errno in the same words stays an NCCL error with its errno (synthetic)
+    [d2] = scan(ERROR, ["misc/ibvwrap.cc:105 NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory"])
+    assert d2.kind == "nccl.error" and d2.fields["errno"] == "ENOMEM"
+
+
+@pytest.mark.parametrize(
+    ("line", "status", "cls"),
+    [
+        # NVIDIA/nccl#928 (the description's first line)
+        ("H100-2:19989:20082 [1] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer "
+         "fe80::966d:ae03:8b:df78%ib0<53249> with error 4, opcode 32564, len 32564, vendor err 81 (Send)",
+         4, "local_access"),
+        # NVIDIA/nccl#1405
+        ("kp-ddp-worker-0:3468:3905 [4] ib_plugin.c:1615 NCCL WARN NET/IB : Got completion from peer "
+         "10.216.210.236<54862> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid "
+         "fd00:1148:9000:5000:4:200:3:ff22 remoteGidsfd00:1148:9000:5000:4:200:3:ff1f", 12, "path"),
+        # NVIDIA/nccl#1353-style flush (synthetic)
+        ("n1:1:2 [0] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> with "
+         "status=5 opcode=0 len=0 vendor err 249 (Recv)", 5, "flush"),
+    ],
+)
+def test_ib_completion_status_is_classed_from_the_verbs_table(line: str, status: int, cls: str) -> None:
+    [d] = scan(ERROR, [line])
+    assert d.kind == "nccl.ib_completion_error"
+    assert_fields(d, {"status": status, "status_class": cls})
+    assert str(d.fields["status_name"]).startswith("IBV_WC_")
+
+
+def test_a_status_outside_the_verbs_enum_gets_no_class() -> None:
+    [d] = scan(ERROR, ["n1:1:2 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> "
+                       "with status=77 opcode=0 len=0 vendor err 0 (Recv)"])  # synthetic
+    assert d.fields["status"] == 77 and "status_class" not in d.fields

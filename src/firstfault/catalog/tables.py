@@ -134,3 +134,123 @@ def xid_class(code: int) -> str:
 def sxid_class(code: int) -> str:
     info = sxid_info(code)
     return info.sxid_class if info is not None else "other"
+
+
+# --------------------------------------------------------------------------
+# The GPU platform from user space (catalog/platform.yaml)
+# --------------------------------------------------------------------------
+
+NvmlClass = Literal["driver", "no_devices", "lost", "unresponsive", "unknown"]
+
+
+class NvmlErrorInfo(_Row):
+    name: str = Field(pattern=r"^[A-Z][A-Z0-9_]+$")
+    message: str = Field(min_length=3)
+    aliases: tuple[str, ...] = ()
+    nvml_class: NvmlClass = Field(alias="class")
+
+
+class NcclTransportInfo(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    file: str = Field(min_length=3)  # a file name, or a prefix ending in `*`
+    transport: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+
+
+@lru_cache(maxsize=1)
+def nvml_table() -> Mapping[int, NvmlErrorInfo]:
+    """NVML / nvidia-smi errors of catalog/platform.yaml by code."""
+    return _table("platform.yaml", "nvml_errors", NvmlErrorInfo)
+
+
+def _strings(name: str, key: str) -> tuple[str, ...]:
+    text = resources.files("firstfault").joinpath("catalog", name).read_text(encoding="utf-8")
+    data = yamlio.load(text)
+    rows = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(r, str) and r for r in rows):
+        raise CatalogTableError(f"catalog/{name}: `{key}` must be a list of non-empty strings")
+    return tuple(rows)
+
+
+@lru_cache(maxsize=1)
+def nvml_anchors() -> tuple[str, ...]:
+    """Words before which a line reports an NVML result (catalog/platform.yaml)."""
+    return _strings("platform.yaml", "nvml_anchors")
+
+
+@lru_cache(maxsize=1)
+def nvml_device_anchors() -> tuple[str, ...]:
+    """Anchors of NVML messages about one named GPU (catalog/platform.yaml)."""
+    return _strings("platform.yaml", "nvml_device_anchors")
+
+
+@lru_cache(maxsize=1)
+def nvidia_smi_field_errors() -> tuple[str, ...]:
+    """What nvidia-smi prints in a table cell it could not read (catalog/platform.yaml)."""
+    return _strings("platform.yaml", "nvidia_smi_field_errors")
+
+
+@lru_cache(maxsize=1)
+def driver_libraries() -> tuple[str, ...]:
+    """File-name prefixes of the NVIDIA driver's user-space libraries."""
+    return _strings("platform.yaml", "driver_libraries")
+
+
+@lru_cache(maxsize=1)
+def nccl_transports() -> Mapping[str, str]:
+    """NCCL source file (`transport/nvls.cc`, or a prefix `nccl_net_ofi*`) -> transport / subsystem name."""
+    text = resources.files("firstfault").joinpath("catalog", "platform.yaml").read_text(encoding="utf-8")
+    data = yamlio.load(text)
+    rows = data.get("nccl_transports") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        raise CatalogTableError("catalog/platform.yaml: `nccl_transports` must be a list")
+    out: dict[str, str] = {}
+    for i, raw in enumerate(rows):
+        try:
+            item = NcclTransportInfo.model_validate(raw)
+        except ValidationError as exc:
+            problems = [f"catalog/platform.yaml: nccl_transports[{i}].{'.'.join(str(x) for x in e['loc'])}: "
+                        f"{e['msg']}" for e in exc.errors()]
+            raise CatalogTableError("; ".join(problems)) from exc
+        out[item.file] = item.transport
+    return MappingProxyType(out)
+
+
+IbWcClass = Literal["path", "local_access", "flush", "remote", "local", "fatal", "other"]
+
+
+class IbWcStatusInfo(_Row):
+    name: str = Field(pattern=r"^IBV_WC_[A-Z_]+$")
+    wc_class: IbWcClass = Field(alias="class")
+
+
+@lru_cache(maxsize=1)
+def ib_wc_status_table() -> Mapping[int, IbWcStatusInfo]:
+    """ibverbs work-completion statuses of catalog/platform.yaml by code."""
+    return _table("platform.yaml", "ib_wc_status", IbWcStatusInfo)
+
+
+class IpmiBusEvent(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    text: str = Field(min_length=3)
+    severity: Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
+
+
+@lru_cache(maxsize=1)
+def ipmi_bus_events() -> tuple[IpmiBusEvent, ...]:
+    """BMC Critical Interrupt event texts -> AER severity (catalog/platform.yaml)."""
+    text = resources.files("firstfault").joinpath("catalog", "platform.yaml").read_text(encoding="utf-8")
+    data = yamlio.load(text)
+    rows = data.get("ipmi_bus_events") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        raise CatalogTableError("catalog/platform.yaml: `ipmi_bus_events` must be a list")
+    out: list[IpmiBusEvent] = []
+    for i, raw in enumerate(rows):
+        try:
+            out.append(IpmiBusEvent.model_validate(raw))
+        except ValidationError as exc:
+            problems = [f"catalog/platform.yaml: ipmi_bus_events[{i}].{'.'.join(str(x) for x in e['loc'])}: "
+                        f"{e['msg']}" for e in exc.errors()]
+            raise CatalogTableError("; ".join(problems)) from exc
+    return tuple(out)

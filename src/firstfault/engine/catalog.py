@@ -53,7 +53,7 @@ KNOWN_EVENT_KINDS = frozenset(
         "process.signal", "app.exception", "app.cuda_oom", "app.cuda_error", "app.numerics",
         "sched.job", "k8s.pod", "k8s.event", "kueue.condition", "metric.condition", "node.silent",
         "nccl.watchdog_status", "c10d.monitored_barrier", "c10d.desync_report", "gloo.timeout", "fr.pg_state",
-        "stack.frame",
+        "stack.frame", "gpu.nvml_error",
     }
 )
 

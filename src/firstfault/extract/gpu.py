@@ -9,8 +9,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 
-from firstfault.catalog.tables import sxid_info, xid_info
+from firstfault.catalog.tables import (
+    nvidia_smi_field_errors,
+    nvml_anchors,
+    nvml_device_anchors,
+    nvml_table,
+    sxid_info,
+    xid_class,
+    xid_info,
+)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.model import FieldValue
 from firstfault.pci import norm_pci
@@ -86,12 +95,25 @@ _FALLEN_TAIL = "fallen off the bus and is not responding"
 
 _K_PENDING = "gpu.xid.fallen_head"  # (pci, lineno) of `NVRM: The NVIDIA GPU ...`
 _K_RECENT79 = "gpu.xid.recent79"  # pci -> lineno of the last Xid 79 report
+_K_LINK_ERR = "gpu.xid.link_errors"  # (pci, link) -> _LinkError: the last NVLink-class Xid on that link
+# Xid classes that are faults of an NVLink link itself.
+_LINK_CLASSES = frozenset({"nvlink", "nvlink5"})
+# How far a fault on a link may trail that link's own error and still be its consequence.
+_SAME_LINK_LINES = 200
+_SAME_LINK_SECONDS = 60.0
 
 
 @dataclass(frozen=True, slots=True)
 class _Pending:
     pci: str | None
     lineno: int
+
+
+@dataclass(frozen=True, slots=True)
+class _LinkError:
+    xid: int
+    lineno: int
+    time: datetime | None
 
 
 def _int(text: str | None) -> int | None:
@@ -167,6 +189,8 @@ class XidExtractor:
         cause = _CAUSE.search(detail)
         if cause:
             fields["cause_xid"] = int(cause.group(1))
+            fields["cause_class"] = xid_class(int(cause.group(1)))
+        _same_link(fields, pci, ctx)
         rec = _RECOVERY.search(detail)
         if rec:
             fields["recovery_action"] = rec.group("name").strip()
@@ -205,6 +229,38 @@ class XidExtractor:
         fields = _xid_fields(79, pci, "fallen_off_bus_message")
         fields["detail"] = _clip(line[line.index("NVRM:") :] if "NVRM:" in line else line)
         yield Draft(kind="gpu.xid", fields=fields, device=_device(pci))
+
+
+def _same_link(fields: dict[str, FieldValue], pci: str | None, ctx: LineContext) -> None:
+    """An NVLink link's own error, then another Xid on the same GPU and link: that one is its consequence.
+
+    Blackwell prints a unit error of a link (Xid 145 `RLW_RXPIPE Nonfatal ... Link 11`) and then
+    the fault it made (Xid 137 `RLW_RXPIPE interrupt hit on link 11 ...: PRIV Error`): the
+    second names no cause, so the shared link is what ties them (`cause_xid`, `cause_class`,
+    `cause_link: true`).
+    """
+    link = fields.get("link")
+    xid = fields.get("xid")
+    if not isinstance(link, int) or not isinstance(xid, int):
+        return
+    table = ctx.state.get(_K_LINK_ERR)
+    if not isinstance(table, dict):
+        table = {}
+        ctx.state[_K_LINK_ERR] = table
+    key = (pci, link)
+    if fields.get("xid_class") in _LINK_CLASSES:
+        table[key] = _LinkError(xid, ctx.lineno, ctx.time)
+        return
+    if "cause_xid" in fields:
+        return
+    prev = table.get(key)
+    if not isinstance(prev, _LinkError) or ctx.lineno - prev.lineno > _SAME_LINK_LINES:
+        return
+    if prev.time is not None and ctx.time is not None and (ctx.time - prev.time).total_seconds() > _SAME_LINK_SECONDS:
+        return
+    fields["cause_xid"] = prev.xid
+    fields["cause_class"] = xid_class(prev.xid)
+    fields["cause_link"] = True
 
 
 # --------------------------------------------------------------------------
@@ -393,9 +449,91 @@ class ResetRequiredExtractor:
         )
 
 
+# --------------------------------------------------------------------------
+# NVML / nvidia-smi / container runtime: the GPUs as user space sees them
+# --------------------------------------------------------------------------
+
+_NVML_GPU = re.compile(r"device handle for GPU\s*(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
+_K_NVML = "gpu.nvml.recent"  # (class, name) -> lineno of the last report
+
+
+@dataclass(frozen=True, slots=True)
+class _NvmlRow:
+    name: str
+    message: str
+    cls: str
+
+
+def _nvml_index() -> tuple[dict[str, _NvmlRow], re.Pattern[str], tuple[str, ...], tuple[str, ...]]:
+    """Texts -> row, one regex over them (longest first), the anchors, and the texts that need none."""
+    by_text: dict[str, _NvmlRow] = {}
+    bare: list[str] = []
+    for _code, row in sorted(nvml_table().items()):
+        r = _NvmlRow(row.name, row.message, row.nvml_class)
+        for text in (row.message, row.name, *row.aliases):
+            by_text.setdefault(text.lower(), r)
+            if row.nvml_class == "no_devices":
+                bare.append(text)
+    rx = re.compile("|".join(re.escape(k) for k in sorted(by_text, key=len, reverse=True)), re.IGNORECASE)
+    return by_text, rx, nvml_anchors(), tuple(bare)
+
+
+_NVML_INDEX = _nvml_index()
+
+
+class NvmlErrorExtractor:
+    """nvidia-smi, NVML clients and the NVIDIA container runtime failing to see or use the GPUs.
+
+    The node side of "the workload got no usable GPU": the driver not loaded, a user-space
+    library that does not match the loaded module, no device in the container's cgroup,
+    a GPU lost from the bus. Texts and classes are catalog/platform.yaml's.
+    """
+
+    name = "gpu.nvml"
+    sources: frozenset[str] = frozenset({"application", "syslog", "kernel"})
+    literals: tuple[str, ...] = (*_NVML_INDEX[2], *_NVML_INDEX[3], *nvidia_smi_field_errors())
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        by_text, rx, anchors, bare = _NVML_INDEX
+        cell = next((e for e in nvidia_smi_field_errors() if e in line), None)
+        if cell is not None and line.lstrip().startswith("|"):
+            # nvidia-smi could not read a field of a GPU in its table: that GPU is not answering.
+            yield from self._report(_NvmlRow("", "", "unresponsive"), line, 0, None, ctx)
+            return
+        anchored = [a for a in anchors if a in line]
+        m = rx.search(line)
+        row = by_text[m.group(0).lower()] if m else None
+        if not anchored and (row is None or row.cls != "no_devices" or not any(b in line for b in bare)):
+            # "Unknown Error" or "GPU is lost" alone may be anyone's words; nvidia-smi's
+            # "No devices were found" is its own.
+            return
+        if row is None:
+            # NVML could not start and says why in words the table does not hold.
+            row = _NvmlRow("", "", "unknown")
+        if row.cls == "unknown" and any(a in line for a in nvml_device_anchors()):
+            row = _NvmlRow(row.name, row.message, "unresponsive")  # one named GPU does not answer
+        start = min([line.find(a) for a in anchored] + ([m.start()] if m else []))
+        g = _NVML_GPU.search(line)
+        yield from self._report(row, line, start, _pci(g.group("pci")) if g else None, ctx)
+
+    def _report(self, row: _NvmlRow, line: str, start: int, pci: str | None, ctx: LineContext) -> Iterator[Draft]:
+        seen = _recent(ctx.state, _K_NVML)
+        key = (row.cls, row.name)
+        last = seen.get(key)
+        seen[key] = ctx.lineno
+        if last is not None and 0 <= ctx.lineno - last <= _COMPANION_LINES:
+            ctx.claimed = True  # nvidia-smi and its wrapper repeating one failure
+            return
+        fields: dict[str, FieldValue] = {"error": row.cls, "message": _clip(line[start:])}
+        if row.name:
+            fields["nvml_error"] = row.name
+        yield Draft(kind="gpu.nvml_error", fields=fields, device=_device(pci))
+
+
 EXTRACTORS: tuple[LineExtractor, ...] = (
     XidExtractor(),
     SxidExtractor(),
     FabricManagerExtractor(),
     ResetRequiredExtractor(),
+    NvmlErrorExtractor(),
 )

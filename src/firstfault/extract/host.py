@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from firstfault.catalog.tables import driver_libraries, ipmi_bus_events
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.model import FieldValue
 from firstfault.pci import norm_pci
@@ -158,6 +159,29 @@ class PcieAerExtractor:
             fields={"severity": severity, "bdf": bdf, "detail": _clip(line[start:])},
             device=f"pci:{norm_pci(bdf)}" if bdf else None,
         )
+
+
+class BmcBusEventExtractor:
+    """The BMC's event log naming a PCIe / bus error: `Critical Interrupt | Bus Fatal Error | Asserted`.
+
+    The SEL says there was a bus error on the host but not on which device, so the
+    `pcie.aer` event carries no BDF; texts and severities are catalog/platform.yaml's.
+    """
+
+    name = "pcie.bmc"
+    sources: frozenset[str] = _KERNEL
+    literals: tuple[str, ...] = tuple(e.text for e in ipmi_bus_events())
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        low = line.lower()
+        if "deassert" in low or "assert" not in low:
+            return
+        for ev in ipmi_bus_events():
+            at = line.find(ev.text)
+            if at >= 0:
+                yield Draft(kind="pcie.aer", fields={"severity": ev.severity, "bdf": None, "source": "bmc",
+                                                     "detail": _clip(line)})
+                return
 
 
 # --------------------------------------------------------------------------
@@ -460,13 +484,90 @@ class NodeDownExtractor:
             yield Draft(kind="sched.node_down", fields={"host": host, "reason": reason}, host=host)
 
 
+# --------------------------------------------------------------------------
+# User-space crashes the kernel reports
+# --------------------------------------------------------------------------
+
+# `python[3551]: segfault at 1378 ip 00007fff859dbeff sp 00007fff3b60ce60 error 4 in libcuda.so.418.67[7fff+dec000]`
+# `traps: python[42] general protection fault ip:7f.. sp:7f.. error:0 in libtorch_cpu.so[7f..+..]`
+# `traps: python[42] trap invalid opcode ip:.. sp:.. error:0 in libfoo.so[..]`
+_USER_FAULT = re.compile(
+    r"(?P<proc>[^\s\[\]]{1,64})\[(?P<pid>\d+)\]:? (?P<what>segfault at|general protection fault|trap [a-z0-9 ]+?)"
+    r"(?= ip[: ]| [0-9a-f]+ ip)"
+    r"(?:.*? in (?P<object>[^\s\[]+)\[)?"
+)
+# What the kernel calls the fault -> the signal it sends (arch/x86/kernel/traps.c).
+_TRAP_SIGNALS = {
+    "segfault at": "SIGSEGV",
+    "general protection fault": "SIGSEGV",
+    "trap invalid opcode": "SIGILL",
+    "trap divide error": "SIGFPE",
+    "trap int3": "SIGTRAP",
+    "trap stack segment": "SIGBUS",
+    "trap alignment check": "SIGBUS",
+}
+_K_USER_FAULT = "host.user_fault"  # (pid, signal) of reports already made
+
+
+def _object_name(raw: str | None) -> str | None:
+    """`libcuda.so.418.67` -> `libcuda.so`; a path -> its file name."""
+    if not raw:
+        return None
+    name = raw.rsplit("/", 1)[-1]
+    m = re.match(r"(.+?\.so)(?:\.[\w.]+)?$", name)
+    return m.group(1) if m else name
+
+
+class UserFaultExtractor:
+    """The kernel's one line about a process it killed for a fault: `segfault at`, `traps: ...`.
+
+    A crash signal the process raised on itself (`by: self`); `object` is the file the faulting
+    instruction was in, and `driver_library` says whether that is the NVIDIA driver's own
+    user-space code (catalog/platform.yaml), where a crash points at the GPU or its driver.
+    """
+
+    name = "host.user_fault"
+    sources: frozenset[str] = _KERNEL
+    literals: tuple[str, ...] = ("]: segfault at", "] segfault at", "general protection fault ip", "] trap ")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        m = _USER_FAULT.search(line)
+        if not m:
+            return
+        what = m.group("what")
+        sig = _TRAP_SIGNALS.get(what)
+        if sig is None:
+            return
+        pid = int(m.group("pid"))
+        obj = _object_name(m.group("object"))
+        seen = ctx.state.setdefault(_K_USER_FAULT, set())
+        if isinstance(seen, set):
+            if (pid, sig) in seen:
+                ctx.claimed = True  # the same crash quoted again (a grep of the same line)
+                return
+            seen.add((pid, sig))
+        fields: dict[str, FieldValue] = {
+            "signal": sig,
+            "by": "self",
+            "proc": m.group("proc"),
+            "pid": pid,
+            "detail": _clip(line[m.start():]),
+            "driver_library": bool(obj) and any(str(obj).startswith(p) for p in driver_libraries()),
+        }
+        if obj:
+            fields["object"] = obj
+        yield Draft(kind="process.signal", fields=fields)
+
+
 EXTRACTORS: tuple[LineExtractor, ...] = (
     NetLinkExtractor(),
     PcieAerExtractor(),
+    BmcBusEventExtractor(),
     OomKillExtractor(),
     StorageExtractor(),
     HungTaskExtractor(),
     MceExtractor(),
     KernelPanicExtractor(),
     NodeDownExtractor(),
+    UserFaultExtractor(),
 )

@@ -19,8 +19,9 @@ import re
 from collections.abc import Iterator
 from typing import Final
 
+from firstfault.catalog.tables import ib_wc_status_table, nccl_transports
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.codes import nccl_result_of
+from firstfault.extract.codes import cuda_error_of, errno_of, nccl_result_of
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import PEER_FAILURE_PATTERNS
 from firstfault.model import FieldValue
@@ -64,7 +65,7 @@ def recent(state: dict[str, object], key: str) -> dict[object, int]:
 # NCCL_DEBUG_TIMESTAMP_FORMAT can put `[2026-11-02 10:03:07]` in front.
 _NCCL_HEAD = re.compile(
     r"(?:^|[\s\]:])(?P<host>[A-Za-z0-9][\w.\-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
-    r"(?:\S+:\d+ )?NCCL (?P<level>WARN|INFO|ERROR|ABORT)\b ?(?P<msg>.*)$"
+    r"(?:(?P<src>\S+):\d+ )?NCCL (?P<level>WARN|INFO|ERROR|ABORT)\b ?(?P<msg>.*)$"
 )
 _NCCL_WARN_BARE = re.compile(r"NCCL WARN (?P<msg>.*)$")
 
@@ -109,7 +110,10 @@ _IB_ASYNC_LINK: Final = frozenset({"port error", "local catastrophic error", "de
 _IB_ASYNC_BENIGN: Final = frozenset({"gid table change", "port active", "lid change", "client reregistration",
                                      "sm change", "pkey change", "communication established", "port flapping"})
 # `Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_3:1, curr state INIT, next state RTR`.
-_IBV_CALL = re.compile(r"Call to ibv_(?P<verb>\w+) failed with (?P<err>\d+)\b[^,]*(?:, on dev (?P<dev>[\w\-]+))?")
+# Newer NCCL prints the errno number, older ones `failed with error <strerror>`.
+_IBV_CALL = re.compile(
+    r"Call to ibv_(?P<verb>\w+) failed with (?:(?P<err>\d+)\b|error (?P<text>[^,]+))[^,]*(?:, on dev (?P<dev>[\w\-]+))?"
+)
 _NETWORK_ERRNOS: Final = frozenset({"ETIMEDOUT", "ENETUNREACH", "EHOSTUNREACH", "ENETDOWN", "EHOSTDOWN"})
 # A peer dropping out, as NCCL's socket layer, gloo and PyTorch's store report it: one table, the
 # traceback model's (extract/traceback.py).
@@ -180,7 +184,7 @@ def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
         return {}
     if "terminate called after throwing" in body and "what()" not in body:
         return {}  # the type alone; its what() line says what failed
-    _, warn = _nccl_head(body)
+    head, warn = _nccl_head(body)
     detail = clip(warn if warn is not None else body)
     if warn is not None and any(b in warn for b in _BENIGN_WARN):
         return {}
@@ -196,7 +200,7 @@ def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
             return {}
     vb = _IBV_CALL.search(body)
     if vb:
-        name = _errno.errorcode.get(int(vb.group("err")))
+        name = _errno.errorcode.get(int(vb.group("err"))) if vb.group("err") else errno_of(vb.group("text"))
         if name in _NETWORK_ERRNOS:
             # An ibverbs call that the fabric answered with a network error: on QP setup
             # (ibv_modify_qp INIT -> RTR) a RoCE route / GID that does not reach the peer.
@@ -209,6 +213,10 @@ def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
             "status": int(status),
             "peer": ib.group("peer") or "unknown",
         }
+        wc = ib_wc_status_table().get(int(status))
+        if wc is not None:
+            ib_fields["status_name"] = wc.name
+            ib_fields["status_class"] = wc.wc_class
         if ib.group("vendor"):
             ib_fields["vendor_err"] = int(ib.group("vendor"))
         if ib.group("opcode"):
@@ -232,8 +240,51 @@ def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
         fields: dict[str, FieldValue] = {"detail": detail}
         if result is not None:
             fields["nccl_result"] = result
+        fields.update(_where_in_nccl(head, warn, body))
         found["nccl.error"] = fields
     return found
+
+
+def _where_in_nccl(head: re.Match[str] | None, warn: str | None, body: str) -> dict[str, FieldValue]:
+    """The NCCL source file and transport a WARN came from (catalog/platform.yaml), and the
+    CUDA error class of a `Cuda failure` it reports: `transport/nvls.cc` + `invalid argument`
+    is NVLink SHARP setup failing, a platform state, not a communication error."""
+    out: dict[str, FieldValue] = {}
+    src = head.group("src") if head is not None else None
+    if src is None and warn is not None:
+        bare = _BARE_SOURCE.search(body)  # `misc/ibvwrap.cc:288 NCCL WARN ...` posted without its host prefix
+        src = bare.group("src") if bare else None
+    if src:
+        out["nccl_source"] = src
+        transport = _transport_of(src)
+        if transport is not None:
+            out["transport"] = transport
+    if warn is not None and "Cuda failure" in warn:
+        err = cuda_error_of(warn)
+        if err is not None:
+            out["cuda_class"] = err.cls
+    if warn is not None:
+        name = errno_of(warn)
+        if name is not None:
+            out["errno"] = name
+    return out
+
+
+_BARE_SOURCE = re.compile(r"(?:^|\s)(?P<src>[\w./\-]+\.(?:cc|cu|c|h)):\d+ NCCL WARN\b")
+
+
+def _transport_of(src: str) -> str | None:
+    """The transport a source file belongs to: by name, by path suffix, or by a `prefix*` entry."""
+    table = nccl_transports()
+    if src in table:
+        return table[src]
+    for file, name in table.items():
+        if file.endswith("*"):
+            if src.startswith(file[:-1]) or ("/" + file[:-1]) in src:
+                return name
+        elif src.endswith("/" + file):
+            return name
+    return None
 
 
 def nccl_owns(body: str) -> bool:
