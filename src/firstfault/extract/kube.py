@@ -1,0 +1,371 @@
+"""Kubernetes objects in a bundle's scheduler source: Kueue Workloads, PodLists, EventLists (YAML or JSON).
+
+They become `kueue.condition`, `k8s.pod` and `k8s.event` events (docs/events.md),
+each with the line of the object it came from. A malformed object is a
+ParseIssue naming its path, never allowed to hide the objects around it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import yaml
+
+from firstfault.extract.structured import ParseIssue, StructuredResult, clip
+from firstfault.model import Event, Evidence, FieldValue
+
+
+class _LineDict(dict[Any, Any]):
+    """A YAML mapping that remembers the 1-based line it started on."""
+
+    __slots__ = ("line",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.line: int | None = None
+
+
+class _LineLoader(yaml.SafeLoader):
+    """SafeLoader whose mappings carry their line, so evidence can point into the file."""
+
+
+def _construct_line_map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Iterator[_LineDict]:
+    data = _LineDict()
+    data.line = node.start_mark.line + 1
+    yield data
+    data.update(loader.construct_mapping(node))
+
+
+_LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_line_map)
+
+
+def _line_of(obj: object) -> int | None:
+    return obj.line if isinstance(obj, _LineDict) else None
+
+
+def _load_documents(text: str, issues: list[ParseIssue]) -> list[Any]:
+    stripped = text.lstrip()
+    if not stripped:
+        return []
+    if stripped[0] in "{[":
+        try:
+            return [json.loads(text)]
+        except json.JSONDecodeError as exc:
+            issues.append(ParseIssue(exc.lineno, f"JSON: {exc.msg} (column {exc.colno}); no events"))
+            return []
+    docs: list[Any] = []
+    try:
+        for doc in yaml.load_all(text, Loader=_LineLoader):
+            if doc is not None:
+                docs.append(doc)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        issues.append(ParseIssue(line, f"YAML: {problem}; no events from this document"))
+    return docs
+
+
+def _items(doc: Any, expected_kind: str, issues: list[ParseIssue]) -> list[tuple[str, Any]]:
+    """Objects of `expected_kind` in a doc: the object itself, or the items of a (typed) List."""
+    if not isinstance(doc, dict):
+        issues.append(ParseIssue(None, f"top level: expected a {expected_kind} object, got {type(doc).__name__}"))
+        return []
+    kind = doc.get("kind")
+    if "items" in doc or (isinstance(kind, str) and kind.endswith("List")):
+        if kind not in (None, "List", expected_kind + "List"):
+            issues.append(ParseIssue(_line_of(doc), f"kind: expected {expected_kind}List, got {kind!r}"))
+            return []
+        items = doc.get("items") or []
+        if not isinstance(items, list):
+            issues.append(ParseIssue(_line_of(doc), "items: expected a list"))
+            return []
+        out: list[tuple[str, Any]] = []
+        for i, item in enumerate(items):
+            if not isinstance(item, dict):
+                issues.append(ParseIssue(None, f"items[{i}]: expected an object"))
+                continue
+            item_kind = item.get("kind")
+            if item_kind not in (None, expected_kind):
+                issues.append(
+                    ParseIssue(_line_of(item), f"items[{i}].kind: expected {expected_kind}, got {item_kind!r}")
+                )
+                continue
+            out.append((f"items[{i}]", item))
+        return out
+    if kind not in (None, expected_kind):
+        issues.append(ParseIssue(_line_of(doc), f"kind: expected {expected_kind}, got {kind!r}"))
+        return []
+    return [("", doc)]
+
+
+def _k8s_time(value: Any, path: str, line: int | None, issues: list[ParseIssue]) -> datetime | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        # PyYAML turns unquoted RFC 3339 into datetimes; Kubernetes times are UTC.
+        t = value
+    elif isinstance(value, str):
+        try:
+            t = datetime.fromisoformat(value.strip())
+        except ValueError:
+            issues.append(ParseIssue(line, f"{path}: not an RFC 3339 time: {value!r}"))
+            return None
+    else:
+        issues.append(ParseIssue(line, f"{path}: not a time: {value!r}"))
+        return None
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=UTC)
+    return t.astimezone(UTC)
+
+
+def _str(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        # kubectl quotes "True", but hand-written YAML may not.
+        return "True" if value else "False"
+    return str(value)
+
+
+def _int(value: Any, path: str, line: int | None, issues: list[ParseIssue]) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        issues.append(ParseIssue(line, f"{path}: expected an integer, got {value!r}"))
+        return None
+    if isinstance(value, int):
+        return value
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        issues.append(ParseIssue(line, f"{path}: expected an integer, got {value!r}"))
+        return None
+
+
+def _mapping(obj: Any, key: str) -> dict[str, Any]:
+    value = obj.get(key) if isinstance(obj, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
+def _summary(pairs: Mapping[str, FieldValue]) -> str:
+    parts = []
+    for k, v in pairs.items():
+        if v is None or v == "":
+            continue
+        s = str(v)
+        parts.append(f'{k}="{s}"' if (" " in s or "=" in s) else f"{k}={s}")
+    return clip(" ".join(parts))
+
+
+def _compact(fields: dict[str, FieldValue]) -> dict[str, FieldValue]:
+    # Optional fields are absent rather than None, so "exists" means the same to every rule.
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def read_k8s(text: str, fmt: str, file: str) -> StructuredResult:
+    result = StructuredResult(events=[], issues=[], lines=len(text.splitlines()), hosts=set())
+    expected = {"kueue-workload": "Workload", "k8s-pods": "Pod", "k8s-events": "Event"}[fmt]
+    for doc in _load_documents(text, result.issues):
+        for path, obj in _items(doc, expected, result.issues):
+            if fmt == "kueue-workload":
+                _workload_events(obj, path, file, result)
+            elif fmt == "k8s-pods":
+                _pod_events(obj, path, file, result)
+            else:
+                _event_item(obj, path, file, result)
+    return result
+
+
+def _p(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _workload_events(obj: dict[str, Any], path: str, file: str, result: StructuredResult) -> None:
+    name = _str(_mapping(obj, "metadata").get("name"))
+    conditions = _mapping(obj, "status").get("conditions")
+    if conditions is None:
+        return
+    cpath = _p(path, "status.conditions")
+    if not isinstance(conditions, list):
+        result.issues.append(ParseIssue(_line_of(obj), f"{cpath}: expected a list"))
+        return
+    for i, cond in enumerate(conditions):
+        here = f"{cpath}[{i}]"
+        if not isinstance(cond, dict) or not cond.get("type"):
+            result.issues.append(ParseIssue(_line_of(cond), f"{here}: a condition needs a type; skipped"))
+            continue
+        line = _line_of(cond)
+        fields = _compact(
+            {
+                "type": _str(cond.get("type")),
+                "status": _str(cond.get("status")),
+                "reason": _str(cond.get("reason")),
+                "message": _str(cond.get("message")),
+                "workload": name,
+            }
+        )
+        when = _k8s_time(cond.get("lastTransitionTime"), f"{here}.lastTransitionTime", line, result.issues)
+        result.events.append(
+            Event(
+                kind="kueue.condition",
+                time=when,
+                node=None,
+                evidence=Evidence(source="scheduler", file=file, line=line, text=_summary(fields)),
+                fields=fields,
+            )
+        )
+
+
+def _pod_events(obj: dict[str, Any], path: str, file: str, result: StructuredResult) -> None:
+    pod = _str(_mapping(obj, "metadata").get("name"))
+    node = _str(_mapping(obj, "spec").get("nodeName")) or None
+    status = _mapping(obj, "status")
+    phase = _str(status.get("phase"))
+    if node:
+        result.hosts.add(node)
+    emitted = False
+    for list_key in ("initContainerStatuses", "containerStatuses"):
+        statuses = status.get(list_key)
+        if statuses is None:
+            continue
+        spath = _p(path, f"status.{list_key}")
+        if not isinstance(statuses, list):
+            result.issues.append(ParseIssue(_line_of(status), f"{spath}: expected a list"))
+            continue
+        for i, cs in enumerate(statuses):
+            if not isinstance(cs, dict):
+                result.issues.append(ParseIssue(None, f"{spath}[{i}]: expected an object"))
+                continue
+            for state_key, restart in (("state", False), ("lastState", True)):
+                term = _mapping(_mapping(cs, state_key), "terminated")
+                if not term:
+                    continue
+                here = f"{spath}[{i}].{state_key}.terminated"
+                line = _line_of(term) or _line_of(cs)
+                exit_code = _int(term.get("exitCode"), f"{here}.exitCode", line, result.issues)
+                reason = _str(term.get("reason")) or ("Completed" if exit_code == 0 else "Error")
+                signal = _int(term.get("signal"), f"{here}.signal", line, result.issues)
+                if signal is None and exit_code is not None and reason != "Completed" and 128 < exit_code <= 192:
+                    signal = exit_code - 128
+                fields = _compact(
+                    {
+                        "pod": pod,
+                        "container": _str(cs.get("name")),
+                        "phase": phase,
+                        "reason": reason,
+                        "exit_code": exit_code,
+                        "signal": signal,
+                        "message": _str(term.get("message")),
+                        "restart": restart,
+                    }
+                )
+                when = _k8s_time(term.get("finishedAt"), f"{here}.finishedAt", line, result.issues)
+                result.events.append(
+                    Event(
+                        kind="k8s.pod",
+                        time=when,
+                        node=node,
+                        evidence=Evidence(
+                            source="scheduler",
+                            file=file,
+                            line=line,
+                            text=_summary({**fields, "node": node}),
+                        ),
+                        fields=fields,
+                    )
+                )
+                emitted = True
+    pod_reason = _str(status.get("reason"))
+    if not emitted and pod_reason:
+        # Evicted / Terminated (node shutdown) / NodeLost / UnexpectedAdmissionError: the kubelet
+        # killed or refused the pod as a whole, so no container state tells when.
+        line = _line_of(status)
+        fields = _compact(
+            {
+                "pod": pod,
+                "phase": phase,
+                "reason": pod_reason,
+                "message": _str(status.get("message")),
+                "restart": False,
+            }
+        )
+        result.events.append(
+            Event(
+                kind="k8s.pod",
+                time=_pod_status_time(status, _p(path, "status"), result.issues),
+                node=node,
+                evidence=Evidence(source="scheduler", file=file, line=line, text=_summary({**fields, "node": node})),
+                fields=fields,
+            )
+        )
+
+
+def _pod_status_time(status: dict[str, Any], path: str, issues: list[ParseIssue]) -> datetime | None:
+    """The DisruptionTarget condition dates an eviction; else the latest condition change."""
+    conditions = status.get("conditions")
+    if not isinstance(conditions, list):
+        return None
+    best: datetime | None = None
+    for i, cond in enumerate(conditions):
+        if not isinstance(cond, dict):
+            continue
+        t = _k8s_time(
+            cond.get("lastTransitionTime"),
+            f"{path}.conditions[{i}].lastTransitionTime",
+            _line_of(cond),
+            issues,
+        )
+        if t is None:
+            continue
+        if cond.get("type") == "DisruptionTarget":
+            return t
+        if best is None or t > best:
+            best = t
+    return best
+
+
+def _event_item(obj: dict[str, Any], path: str, file: str, result: StructuredResult) -> None:
+    # core/v1 Event (involvedObject, message, source.host) and events.k8s.io/v1 (regarding, note,
+    # deprecatedSource) carry the same facts under different keys.
+    involved = _mapping(obj, "involvedObject") or _mapping(obj, "regarding")
+    source = _mapping(obj, "source") or _mapping(obj, "deprecatedSource")
+    kind = _str(involved.get("kind"))
+    name = _str(involved.get("name"))
+    host = _str(source.get("host"))
+    node = name if kind == "Node" else host
+    line = _line_of(obj)
+    fields = _compact(
+        {
+            "reason": _str(obj.get("reason")),
+            "object_kind": kind,
+            "object_name": name,
+            "message": _str(obj.get("message") if obj.get("message") is not None else obj.get("note")),
+            "type": _str(obj.get("type")),
+        }
+    )
+    if "reason" not in fields:
+        result.issues.append(ParseIssue(line, f"{_p(path, 'reason')}: missing; event skipped"))
+        return
+    when: datetime | None = None
+    for key in ("lastTimestamp", "deprecatedLastTimestamp", "eventTime", "firstTimestamp"):
+        when = _k8s_time(obj.get(key), _p(path, key), line, result.issues)
+        if when is not None:
+            break
+    if when is None:
+        series = _mapping(obj, "series")
+        when = _k8s_time(series.get("lastObservedTime"), _p(path, "series.lastObservedTime"), line, result.issues)
+    if node:
+        result.hosts.add(node)
+    result.events.append(
+        Event(
+            kind="k8s.event",
+            time=when,
+            node=node or None,
+            evidence=Evidence(source="scheduler", file=file, line=line, text=_summary(fields)),
+            fields=fields,
+        )
+    )
