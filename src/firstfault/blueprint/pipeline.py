@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Protocol
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Protocol
 
 from firstfault.analyze import Analyzer, EvidenceSink
 from firstfault.blueprint.base import ContextConnector, Enrichment, Identified, LogConnector, MetricConnector, Sink
@@ -19,6 +19,9 @@ from firstfault.bundle import Context
 from firstfault.model import CoverageItem, ErrorItem, Verdict
 from firstfault.scan import prefilter_words
 from firstfault.wire import AnalyzeRequest, RequestBuilder
+
+if TYPE_CHECKING:
+    from firstfault.store.actions import ActionRecord
 
 # The kinds an attribution leans on: if no connector covered one, say so.
 EXPECTED_KINDS = ("scheduler", "kernel", "application")
@@ -36,10 +39,20 @@ class RunResult:
     verdict: Verdict
     identified: Identified
     sinks: list[SinkOutcome] = field(default_factory=list)
+    actions: list[ActionRecord] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return all(s.ok for s in self.sinks)
+
+
+class Action(Protocol):
+    """A recovery action (firstfault.actions.actor.Actor): decides on a stored verdict, records why."""
+
+    @property
+    def name(self) -> str: ...
+
+    def act(self, verdict: Verdict, verdict_id: int | None) -> list[ActionRecord]: ...
 
 
 class RemoteService(Protocol):
@@ -65,6 +78,7 @@ class Pipeline:
         analyzer: Analyzer | None = None,
         client: RemoteService | None = None,  # analyze on a Service instead of embedded
         progress: Progress | None = None,
+        actions: Sequence[Action] = (),  # recovery actions after the sinks (firstfault.actions)
     ) -> None:
         self.context = context
         self.logs = list(logs)
@@ -74,6 +88,7 @@ class Pipeline:
         self.analyzer = analyzer if analyzer is not None or client is not None else Analyzer()
         self.client = client
         self.progress = progress or (lambda _msg: None)
+        self.actions = list(actions)
 
     def identify(self, ref: str) -> Identified:
         self.progress(f"identify {ref} ({self.context.name})")
@@ -139,11 +154,34 @@ class Pipeline:
                 out.append(SinkOutcome(s.name, False, f"{type(exc).__name__}: {exc}"))
         return out
 
+    def stored_id(self) -> int | None:
+        """The verdict store's id of the verdict just written (None: no database sink, or it failed)."""
+        for s in self.sinks:
+            if s.name == "database":
+                vid = getattr(s, "last_id", None)
+                return vid if isinstance(vid, int) else None
+        return None
+
+    def act(self, verdict: Verdict, verdict_id: int | None) -> list[ActionRecord]:
+        """Every configured action's decisions on a stored verdict; one failing never stops the others."""
+        out: list[ActionRecord] = []
+        for a in self.actions:
+            try:
+                out += a.act(verdict, verdict_id)
+            except Exception as exc:  # a ledger or backend bug: said, and the next action still runs
+                from firstfault.store.actions import ActionRecord as Rec
+
+                out.append(Rec(verdict_id=verdict_id, kind=a.name, cluster=self.cluster or "", target="",
+                               outcome="error", dry_run=False, category=None,
+                               detail=f"{type(exc).__name__}: {exc}", created_at=datetime.now(UTC)))
+        return out
+
     def run(self, ref: str, now: datetime | None = None) -> RunResult:
         identified = self.identify(ref)
         verdict = self.analyze(identified, now=now)
         result = RunResult(verdict, identified)
         result.sinks = self.write(verdict, self.enrich(identified))
+        result.actions = self.act(verdict, self.stored_id())
         return result
 
 
