@@ -16,6 +16,7 @@ the cluster.yaml it names).
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -59,10 +60,15 @@ def bundle(root: Path, wid: str, *, kernel: str = "", app: str = "", nodes: tupl
     return b
 
 
+@functools.cache
+def _analyzer() -> Analyzer:
+    return Analyzer()  # the catalog loads once per session
+
+
 class Verdicts:
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.analyzer = Analyzer()
+        self.analyzer = _analyzer()
 
     def hardware(self, wid: str = "hw-1", node: str = NODE) -> Verdict:
         v = self.analyzer.analyze_path(str(bundle(self.root, wid, kernel=XID79.format(node=node), nodes=(node,))),
