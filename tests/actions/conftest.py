@@ -141,3 +141,27 @@ def node_state(c: SlurmCluster) -> tuple[str, str]:
     out = c.run("sinfo", "-h", "-N", "-n", NODE, "-o", "%T|%E").stdout.strip().splitlines()[0]
     state, reason = out.split("|", 1)
     return state.rstrip("*~#!%$@^-"), reason
+
+
+# A job whose node's kernel log gets a real Xid 79 line (as the NVIDIA driver prints it), stamped now.
+XID79_JOB = """#!/bin/sh
+mkdir -p {base}/kern/$SLURM_JOB_ID/{node}
+echo "$(date -u +%Y-%m-%dT%H:%M:%S.%6N+00:00) {node} kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=$$, name=python, \\
+GPU has fallen off the bus." > {base}/kern/$SLURM_JOB_ID/{node}/kern.log
+sleep 1
+exit 1
+"""
+
+
+def job_config(c: SlurmCluster, db: Path, *, dry_run: bool) -> dict[str, object]:
+    """cluster.yaml for jobs on the actions Slurm: their output files and kernel logs, a SQLite store, drain."""
+    return {
+        "cluster": "ffact",
+        "scheduler": {"slurm": {"timeout": 20}},
+        "logs": {"files": {"root": str(c.base), "sources": [
+            {"kind": "application", "path": "out/{job}.out"},
+            {"kind": "kernel", "path": "kern/{job}/{node}/kern.log"},
+        ]}},
+        "outputs": {"stdout": None, "database": {"url": f"sqlite:///{db}"}},
+        "actions": {"max_per_hour": 5, "max_share": 1.0, "drain": {"dry_run": dry_run, "timeout": 20}},
+    }

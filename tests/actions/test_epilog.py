@@ -20,17 +20,10 @@ import pytest
 
 from firstfault.store import VerdictStore
 from firstfault.store.actions import ActionLedger
-from tests.actions.conftest import EPILOG, NODE, node_state
+from tests.actions.conftest import EPILOG, NODE, XID79_JOB, job_config, node_state
 from tests.blueprint.e2e_util import write_config
 from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster, _pids_under
 
-XID79_JOB = """#!/bin/sh
-mkdir -p {base}/kern/$SLURM_JOB_ID/{node}
-echo "$(date -u +%Y-%m-%dT%H:%M:%S.%6N+00:00) {node} kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=$$, name=python, \
-GPU has fallen off the bus." > {base}/kern/$SLURM_JOB_ID/{node}/kern.log
-sleep 1
-exit 1
-"""
 OOM_JOB = """#!/bin/sh
 echo '[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity \
 of 79.15 GiB of which 1.02 GiB is free.' >&2
@@ -54,16 +47,14 @@ def _wait_verdict(db: Path, job: str, timeout: float = 120) -> int:
 def test_epilog_attributes_failed_jobs_and_drains_for_hardware(idle_node: SlurmCluster) -> None:
     c = idle_node
     db = c.base / "verdicts.db"
-    write_config(c.base / "cluster.yaml", {
-        "cluster": "ffact",
-        "scheduler": {"slurm": {"timeout": 20}},
-        "logs": {"files": {"root": str(c.base), "sources": [
-            {"kind": "application", "path": "out/{job}.out"},
-            {"kind": "kernel", "path": "kern/{job}/{node}/kern.log"},
-        ]}},
-        "outputs": {"stdout": None, "database": {"url": f"sqlite:///{db}"}},
-        "actions": {"max_per_hour": 5, "max_share": 1.0, "drain": {"dry_run": False, "timeout": 20}},
-    })
+    write_config(c.base / "cluster.yaml", job_config(c, db, dry_run=False))
+    try:
+        _epilog_run(c, db)
+    finally:
+        (c.base / "cluster.yaml").unlink()  # later jobs on this Slurm: their epilogs find no config
+
+
+def _epilog_run(c: SlurmCluster, db: Path) -> None:
     ok = c.sbatch("#!/bin/sh\nexit 0\n")
     oom = c.sbatch(OOM_JOB)
     hw = c.sbatch(XID79_JOB.format(base=c.base, node=NODE))

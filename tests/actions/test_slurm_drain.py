@@ -14,9 +14,11 @@ from firstfault.actions.actor import Actor
 from firstfault.actions.policy import Policy
 from firstfault.actions.slurm import SlurmDrain, parse_sinfo
 from firstfault.blueprint.base import Enrichment
+from firstfault.model import Verdict
 from firstfault.store import VerdictStore
 from firstfault.store.actions import ActionLedger
-from tests.actions.conftest import NODE, Verdicts, node_state
+from tests.actions.conftest import NODE, XID79_JOB, Verdicts, job_config, node_state
+from tests.blueprint.e2e_util import invoke, write_config
 from tests.blueprint.slurm_harness import SlurmCluster
 
 pytestmark = pytest.mark.integration
@@ -138,3 +140,22 @@ def test_sinfo_states() -> None:
         "e": (("debug",), True, False),
         "f": (("debug",), True, True),
     }
+
+
+def test_firstfault_run_dry_run_prints_what_it_would_do(idle_node: SlurmCluster, tmp_path: Path) -> None:
+    """`firstfault run --job` with actions.drain (dry run): the decision on stderr, the node untouched."""
+    c = idle_node
+    db = tmp_path / "verdicts.db"
+    write_config(tmp_path / "cluster.yaml", job_config(c, db, dry_run=True) | {"outputs": {
+        "stdout": {"format": "json"}, "database": {"url": f"sqlite:///{db}"}}})
+    job = c.sbatch(XID79_JOB.format(base=c.base, node=NODE))
+    c.wait_state(job, {"FAILED"}, 60)
+    res = invoke(["run", "-c", str(tmp_path / "cluster.yaml"), "--job", job], {"SLURM_CONF": str(c.conf)})
+    assert res.exit_code == 0, (res.stdout, res.stderr)
+    v = Verdict.model_validate_json(res.stdout)
+    assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
+    with VerdictStore.open(f"sqlite:///{db}") as s:
+        (row,) = s.list()
+    assert (f"action drain {NODE}: dry_run: would run: scontrol update nodename={NODE} state=drain "
+            f"'reason=firstfault: gpu.fallen_off_bus {row.id}'") in res.stderr
+    assert node_state(c) == ("idle", "none")
