@@ -159,3 +159,21 @@ def test_firstfault_run_dry_run_prints_what_it_would_do(idle_node: SlurmCluster,
     assert (f"action drain {NODE}: dry_run: would run: scontrol update nodename={NODE} state=drain "
             f"'reason=firstfault: gpu.fallen_off_bus {row.id}'") in res.stderr
     assert node_state(c) == ("idle", "none")
+
+
+def test_watch_acts_after_the_commit(idle_node: SlurmCluster, tmp_path: Path) -> None:
+    """`firstfault watch --once`: each verdict committed, then the drain decided on it (here a dry run)."""
+    c = idle_node
+    db = tmp_path / "verdicts.db"
+    write_config(tmp_path / "cluster.yaml", job_config(c, db, dry_run=True))
+    hw = c.sbatch(XID79_JOB.format(base=c.base, node=NODE))
+    c.wait_state(hw, {"FAILED"}, 60)
+    res = invoke(["watch", "-c", str(tmp_path / "cluster.yaml"), "--once"], {"SLURM_CONF": str(c.conf)})
+    assert res.exit_code == 0, (res.stdout, res.stderr)
+    with VerdictStore.open(f"sqlite:///{db}") as s:
+        (row,) = [r for r in s.list(limit=500) if r.workload_id == hw]
+        assert s.is_processed("slurm", hw, 0)
+        (rec,) = ActionLedger(s).for_verdict(row.id)
+    assert (rec.outcome, rec.target, rec.category) == ("dry_run", NODE, "gpu.fallen_off_bus")
+    assert f"{hw} attempt 0: action drain {NODE}: dry_run: would run: scontrol update" in res.stderr
+    assert node_state(c) == ("idle", "none")
