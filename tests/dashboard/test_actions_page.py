@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
 
 from firstfault.blueprint.base import Enrichment
 from firstfault.model import Verdict
-from firstfault.store import VerdictStore
+from firstfault.store import VerdictStore, create_store_engine
 from firstfault.store.actions import ActionLedger, ActionRecord
-from tests.dashboard.conftest import NOW, Client
+from firstfault.store.db import MIGRATIONS, WRITE
+from tests.dashboard.conftest import NOW, Client, dashboard_app
 
 
 def test_the_page_lists_done_and_refused_actions(client: Client, store: VerdictStore,
@@ -31,3 +36,20 @@ def test_the_page_lists_done_and_refused_actions(client: Client, store: VerdictS
     assert "dry run" in rows[1][1] and "rate limit: 2 cordon(s) in the last hour" in rows[1][1]
     # A verdict nothing was decided on has no Actions section.
     assert 'id="actions"' not in client.get(f"/verdicts/{other}").text
+
+
+def test_a_store_still_at_revision_0001_shows_the_page_without_actions(tmp_path: Path,
+                                                                        samples: dict[str, Verdict]) -> None:
+    """A dashboard opened without migrating (auto_migrate=False) on a store the Blueprint has not upgraded yet."""
+    engine = create_store_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    with engine.connect().execution_options(**WRITE) as conn, conn.begin():
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0001")
+    old = VerdictStore(engine)
+    vid = old.write(samples["xid149"])
+    page = Client(dashboard_app(old)).get(f"/verdicts/{vid}")
+    assert page.status_code == 200 and "gpu.nvlink.signal_integrity" in page.text
+    assert 'id="actions"' not in page.text
+    engine.dispose()

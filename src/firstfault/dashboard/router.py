@@ -282,10 +282,13 @@ def make_router(store_provider: StoreProvider, *, clock: Clock = _utcnow,
         try:
             store = store_provider()
             rec = store.get_record(int(vid))
-            # Drains / cordons decided on it, done or refused (firstfault.actions).
-            actions = ActionLedger(store).for_verdict(int(vid)) if rec is not None else []
         except SQLAlchemyError as exc:
             return store_down(request, exc)
+        try:  # drains / cordons decided on it (firstfault.actions); a store not yet at 0002_actions has none
+            actions = ActionLedger(store).for_verdict(int(vid)) if rec is not None else []
+        except SQLAlchemyError as exc:
+            log.warning("actions of verdict %s unavailable: %s", vid, exc)
+            actions = []
         if rec is None:
             return page(request, "error.html", status=404, title="No such verdict",
                         message=f"verdict {vid} is not in the store")
