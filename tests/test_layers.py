@@ -30,7 +30,9 @@ ALLOWED: dict[str, set[str]] = {
     "service": {"extract", "collect", "engine", "store", "dashboard"},
     # Catalog replay: stored evidence re-attributed with another catalog.
     "replay": {"extract", "collect", "engine", "store"},
-    "blueprint": {"identify", "collect", "engine", "client", "sinks", "store", "extract", "replay"},
+    # Recovery actions (drain, cordon) decided on stored verdicts.
+    "actions": {"engine", "store"},
+    "blueprint": {"identify", "collect", "engine", "client", "sinks", "store", "extract", "replay", "actions"},
     "dashboard": {"store", "render"},
     "cli": {"*"},
     "api": {"*"},

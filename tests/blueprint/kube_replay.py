@@ -11,7 +11,9 @@ routes.json lists {method, path, query?, status?, body}: a request matches
 a route when its method and path are equal and its decoded query parameters
 are exactly the route's `query` (absent = no parameters). Anything else gets
 the API server's 404 Status body, so a wrong path or selector fails loudly.
-Every request is recorded in `requests` for the tests to inspect.
+Every request is recorded in `requests` for the tests to inspect, and the
+body of every PATCH in `bodies` (the replayed answer does not depend on it:
+the tests check what the client sent).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ class KubeReplay:
     routes: list[dict[str, Any]]
     root: Path
     requests: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
+    # (method, path, Content-Type, body) of every request that carried a body (PATCH).
+    bodies: list[tuple[str, str, str, bytes]] = field(default_factory=list)
 
     @property
     def url(self) -> str:
@@ -69,6 +73,16 @@ def start_kube_replay(root: Path) -> KubeReplay:
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+
+        def do_PATCH(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            replay.bodies.append(("PATCH", urlsplit(self.path).path, self.headers.get("Content-Type", ""), body))
+            status, answer = replay.answer("PATCH", self.path)
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
 
         def log_message(self, format: str, *args: Any) -> None:
             pass

@@ -84,6 +84,7 @@ class SlurmCluster:
     cluster: str = CLUSTER
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     startup_seconds: float = 0.0
+    extra_conf: str = ""  # more slurm.conf lines (e.g. EpilogSlurmctld=...)
 
     @property
     def env(self) -> dict[str, str]:
@@ -258,7 +259,7 @@ SlurmdTimeout=30
 PlugStackConfig={b}/plugstack.conf
 NodeName={c.node} NodeAddr=127.0.0.1 CPUs=8 RealMemory=2000 State=UNKNOWN
 PartitionName=debug Nodes={c.node} Default=YES MaxTime=INFINITE State=UP
-""")
+{c.extra_conf}""")
     _write(b / "plugstack.conf", "")
     # slurmdbd reads slurmdbd.conf beside SLURM_CONF and refuses one others can read.
     _write(b / "slurmdbd.conf", f"""\
@@ -277,12 +278,16 @@ StorageLoc=slurm_acct_db
 """, 0o600)
 
 
-def start_slurm(base: Path) -> SlurmCluster:
-    """Start the whole stack under `base`; on any failure stop what was started and raise."""
+def start_slurm(base: Path, *, node: str = NODE, cluster: str = CLUSTER, extra_conf: str = "") -> SlurmCluster:
+    """Start the whole stack under `base`; on any failure stop what was started and raise.
+
+    `node`, `cluster` and `extra_conf` let a test run a second stack of its own beside the
+    session's (its own slurm.conf settings, a node it may drain) without touching that one."""
     t0 = time.monotonic()
     base.mkdir(parents=True, exist_ok=True)
     names = ("ctld", "slurmd", "dbd", "mysql")
-    c = SlurmCluster(base=base, conf=base / "slurm.conf", ports=dict(zip(names, _free_ports(len(names)), strict=True)))
+    c = SlurmCluster(base=base, conf=base / "slurm.conf", ports=dict(zip(names, _free_ports(len(names)), strict=True)),
+                     node=node, cluster=cluster, extra_conf=extra_conf)
     try:
         _configure(c)
         _start_munge(c)
@@ -302,8 +307,8 @@ def start_slurm(base: Path) -> SlurmCluster:
 
 
 def _node_idle(c: SlurmCluster) -> bool:
-    out = c.run("sinfo", "-h", "-N", "-n", c.node, "-o", "%T", timeout=5, check=False).stdout.strip()
-    return out == "idle"
+    out = c.run("sinfo", "-h", "-N", "-n", c.node, "-o", "%T", timeout=5, check=False).stdout.split()
+    return bool(out) and set(out) == {"idle"}  # one line per partition the node is in
 
 
 def _start_munge(c: SlurmCluster) -> None:

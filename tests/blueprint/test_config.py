@@ -119,3 +119,53 @@ def test_bad_alertmanager_outputs_name_the_field(tmp_path: Path, change: str, wh
     with pytest.raises(ConfigError) as exc:
         load_config(_write(tmp_path, GOOD + AM.replace(change, where)))
     assert "outputs.alertmanager.0" in str(exc.value)
+
+# ---------------------------------------------------------------- actions (docs/actions.md)
+
+ACTIONS = """\
+cluster: prod-a
+outputs:
+  database: {url: "sqlite:///tmp/v.db"}
+actions:
+  max_per_hour: 3
+  drain: {}
+"""
+
+
+def test_actions_are_off_unless_configured_and_dry_run_by_default(tmp_path: Path) -> None:
+    from firstfault.blueprint import build
+
+    assert load_config(_write(tmp_path, GOOD)).actions is None
+    assert build.actors(load_config(_write(tmp_path, GOOD)), "sqlite:///tmp/v.db") == []
+    cfg = load_config(_write(tmp_path, ACTIONS))
+    assert cfg.actions is not None and cfg.actions.cordon is None
+    (drain,) = build.actors(cfg, build.database_url(cfg))
+    assert drain.name == "drain"
+    assert (drain.policy.dry_run, drain.policy.max_per_hour, drain.policy.max_share) == (True, 3, 0.1)
+    assert drain.policy.categories == ("gpu.*", "host.hardware", "network.link")
+
+
+def test_actions_need_the_verdict_store(tmp_path: Path) -> None:
+    from firstfault.blueprint import build
+
+    cfg = load_config(_write(tmp_path, ACTIONS.replace('  database: {url: "sqlite:///tmp/v.db"}\n', "  stdout: {}\n")))
+    with pytest.raises(ConfigError, match=r"actions need the verdict store \(outputs.database\)"):
+        build.actors(cfg, build.database_url(cfg))
+
+
+@pytest.mark.parametrize("cats", ["[app.*]", "[gpu.*, scheduler]", "['*']", "[host]", "[]"])
+def test_actions_refuse_software_and_scheduler_categories(tmp_path: Path, cats: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        load_config(_write(tmp_path, ACTIONS.replace("  max_per_hour: 3\n", f"  categories: {cats}\n")))
+    assert "actions:" in str(exc.value) or "actions." in str(exc.value)
+    assert "categor" in str(exc.value)
+
+
+@pytest.mark.parametrize(("old", "new", "field"), [
+    ("max_per_hour: 3", "max_share: 1.5", "max_share"),
+    ("max_per_hour: 3", "max_per_hour: -1", "max_per_hour"),
+    ("drain: {}", "drain: {dryrun: false}", "drain.dryrun"),
+])
+def test_actions_bad_values_name_the_field(tmp_path: Path, old: str, new: str, field: str) -> None:
+    with pytest.raises(ConfigError, match=rf"actions\.{field}"):
+        load_config(_write(tmp_path, ACTIONS.replace(old, new)))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +14,7 @@ from firstfault.identify.base import ContextConnector
 from firstfault.sinks.base import Sink
 
 if TYPE_CHECKING:
+    from firstfault.actions.actor import Actor
     from firstfault.collect.http import HttpOptions
 
 
@@ -176,8 +178,44 @@ def service_client(cfg: BlueprintConfig) -> Any:
     return FirstfaultClient(cfg.service.url, token, timeout=cfg.service.timeout)
 
 
+def actors(cfg: BlueprintConfig, store_url: str | None, *, log: Callable[[str], None] | None = None) -> list[Actor]:
+    """The recovery actions cluster.yaml turns on (docs/actions.md), deciding against the verdict store."""
+    acts = cfg.actions
+    if acts is None or (acts.drain is None and acts.cordon is None):
+        return []
+    if not store_url:
+        raise ConfigError("actions need the verdict store (outputs.database): it holds the ledger that "
+                          "keeps the hourly limit and records every decision")
+    from firstfault.actions.actor import Actor
+    from firstfault.actions.policy import Policy
+
+    out: list[Actor] = []
+
+    def policy(dry_run: bool) -> Policy:
+        return Policy(categories=tuple(acts.categories), max_per_hour=acts.max_per_hour, max_share=acts.max_share,
+                      dry_run=dry_run)
+
+    if acts.drain is not None:
+        from firstfault.actions.slurm import SlurmDrain
+
+        d = acts.drain
+        out.append(Actor(SlurmDrain(scontrol=d.scontrol, sinfo=d.sinfo, timeout=d.timeout), policy(d.dry_run),
+                         store_url=store_url, cluster=cfg.cluster, log=log))
+    if acts.cordon is not None:
+        from firstfault.actions.kube import KubeCordon
+
+        c, k = acts.cordon, cfg.scheduler.kueue
+        own = c.kubeconfig is not None or c.context is not None or c.in_cluster is not None
+        api = (_kube_client(c.kubeconfig, c.context, bool(c.in_cluster)) if own or k is None
+               else _kube_client(k.kubeconfig, k.context, k.in_cluster))
+        out.append(Actor(KubeCordon(api, taint_key=c.taint_key, pool_label=c.pool_label, timeout=c.timeout),
+                         policy(c.dry_run), store_url=store_url, cluster=cfg.cluster, log=log))
+    return out
+
+
 def pipeline(cfg: BlueprintConfig, context: ContextConnector, *, job_id: str | None = None,
-             output_sinks: list[Sink] | None = None, progress: Progress | None = None) -> Pipeline:
+             output_sinks: list[Sink] | None = None, progress: Progress | None = None,
+             actions: list[Actor] | None = None) -> Pipeline:
     return Pipeline(
         context=context,
         logs=log_connectors(cfg, job_id),
@@ -186,4 +224,5 @@ def pipeline(cfg: BlueprintConfig, context: ContextConnector, *, job_id: str | N
         cluster=cfg.cluster,
         client=service_client(cfg),
         progress=progress,
+        actions=actions if actions is not None else actors(cfg, database_url(cfg)),
     )

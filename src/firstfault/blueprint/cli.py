@@ -57,7 +57,9 @@ def run(
     """Attribute one workload attempt and write the verdict to every configured output.
 
     Exit codes: 0 verdict written everywhere; 1 verdict built but an output
-    failed; 2 no verdict (bad config, unknown job, scheduler unreachable).
+    (or a configured drain / cordon) failed; 2 no verdict (bad config,
+    unknown job, scheduler unreachable). Recovery actions (cluster.yaml
+    `actions:`, docs/actions.md) print each decision on stderr.
     """
     import httpx
 
@@ -117,11 +119,15 @@ def run(
                 pipe.close()
         try:
             outcomes = pipe.write(verdict, pipe.enrich(identified))
+            # Recovery actions (actions: in cluster.yaml) on the stored verdict; each decision on stderr.
+            actions = pipe.act(verdict, pipe.stored_id())
         finally:
             for sk in sinks:  # their HTTP connections and database handles
                 close = getattr(sk, "close", None)
                 if close is not None:
                     close()
+        for a in actions:
+            err.print(f"action {a.line()}", highlight=False, markup=False, soft_wrap=True)
     except (ConfigError, ContextError) as exc:
         raise _fail(str(exc)) from exc
     except (FirstfaultError, httpx.HTTPError) as exc:
@@ -130,7 +136,7 @@ def run(
     failed = [s for s in outcomes if not s.ok]
     for s in failed:
         err.print(f"[bold red]output {s.sink} failed:[/] {s.message}", highlight=False)
-    if failed:
+    if failed or any(a.outcome == "error" for a in actions):
         raise typer.Exit(1)
 
 
@@ -161,6 +167,7 @@ def watch(
         db = cfg.outputs.database
         store = VerdictStore.open(url, replay_cap=db.replay_evidence_max_bytes) if db else VerdictStore.open(url)
         other_sinks = [s for s in build.sinks(cfg, with_database=False) if not (json_log and s.name == "stdout")]
+        actors = build.actors(cfg, url)  # decide against the store the verdicts are committed to
     except ConfigError as exc:
         raise _fail(str(exc)) from exc
 
@@ -174,7 +181,7 @@ def watch(
     watcher = Watcher(
         source=source,  # type: ignore[arg-type]
         store=store,
-        make_pipeline=lambda ref: build.pipeline(cfg, source, job_id=ref, output_sinks=other_sinks),
+        make_pipeline=lambda ref: build.pipeline(cfg, source, job_id=ref, output_sinks=other_sinks, actions=actors),
         cluster=cfg.cluster,
         log=log,
     )

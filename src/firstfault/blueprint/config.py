@@ -218,6 +218,49 @@ class WatchConfig(_Strict):
     state_url: str | None = None
 
 
+class DrainActionConfig(_Strict):
+    """Slurm: `scontrol update nodename=N state=drain reason="firstfault: <category> <verdict id>"`."""
+
+    dry_run: bool = True  # print and record what it would do; set false to drain
+    scontrol: str = "scontrol"
+    sinfo: str = "sinfo"
+    timeout: float = Field(default=30.0, gt=0)
+
+
+class CordonActionConfig(_Strict):
+    """Kubernetes: spec.unschedulable plus a NoSchedule taint (client settings default to scheduler.kueue's)."""
+
+    dry_run: bool = True
+    kubeconfig: Path | None = None
+    context: str | None = None
+    in_cluster: bool | None = None
+    taint_key: str = "firstfault.io/fault"
+    pool_label: str | None = None  # bound the share per value of this node label (default: the whole cluster)
+    timeout: float = Field(default=30.0, gt=0)
+
+
+class ActionsConfig(_Strict):
+    """Recovery actions after the outputs (docs/actions.md); one policy for all of them."""
+
+    categories: list[str] = Field(default_factory=lambda: ["gpu.*", "host.hardware", "network.link"])
+    max_per_hour: int = Field(default=2, ge=0, le=10000)  # nodes per hour and cluster, per action
+    max_share: float = Field(default=0.1, ge=0, le=1)  # of a partition / pool out of service, at most
+    drain: DrainActionConfig | None = None
+    cordon: CordonActionConfig | None = None
+
+    @model_validator(mode="after")
+    def _safe(self) -> ActionsConfig:
+        from firstfault.actions.policy import forbidden_category
+
+        if not self.categories:
+            raise ValueError("categories: give at least one category (e.g. gpu.*)")
+        for c in self.categories:
+            if forbidden_category(c):
+                raise ValueError(f"categories: {c!r} covers software or scheduler categories; "
+                                 "no action is ever taken for those")
+        return self
+
+
 class BlueprintConfig(_Strict):
     cluster: str
     scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
@@ -226,6 +269,7 @@ class BlueprintConfig(_Strict):
     service: ServiceConfig | None = None  # absent: the embedded engine
     outputs: OutputsConfig = Field(default_factory=OutputsConfig)
     watch: WatchConfig = Field(default_factory=WatchConfig)
+    actions: ActionsConfig | None = None  # absent: nothing is ever drained or cordoned
 
 
 def load_config(path: str | os.PathLike[str]) -> BlueprintConfig:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Protocol
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol
 
 from firstfault.bundle import Context
 from firstfault.collect.base import LogConnector, MetricConnector
@@ -22,6 +22,9 @@ from firstfault.engine.analyze import Analyzer
 from firstfault.identify.base import ContextConnector, Identified
 from firstfault.model import CoverageItem, Enrichment, ErrorItem, Verdict
 from firstfault.sinks.base import Sink
+
+if TYPE_CHECKING:
+    from firstfault.store.actions import ActionRecord
 
 # The kinds an attribution leans on: if no connector covered one, say so.
 EXPECTED_KINDS = ("scheduler", "kernel", "application")
@@ -39,10 +42,20 @@ class RunResult:
     verdict: Verdict
     identified: Identified
     sinks: list[SinkOutcome] = field(default_factory=list)
+    actions: list[ActionRecord] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return all(s.ok for s in self.sinks)
+
+
+class Action(Protocol):
+    """A recovery action (firstfault.actions.actor.Actor): decides on a stored verdict, records why."""
+
+    @property
+    def name(self) -> str: ...
+
+    def act(self, verdict: Verdict, verdict_id: int | None) -> list[ActionRecord]: ...
 
 
 class RemoteService(Protocol):
@@ -68,6 +81,7 @@ class Pipeline:
         analyzer: Analyzer | None = None,
         client: RemoteService | None = None,  # analyze on a Service instead of embedded
         progress: Progress | None = None,
+        actions: Sequence[Action] = (),  # recovery actions after the sinks (firstfault.actions)
     ) -> None:
         self.context = context
         self.logs = list(logs)
@@ -79,6 +93,7 @@ class Pipeline:
         self.progress = progress or (lambda _msg: None)
         # The evidence the last verdict was judged on (for the store's catalog replay).
         self._captured: tuple[Verdict, Any] | None = None
+        self.actions = list(actions)
 
     def identify(self, ref: str) -> Identified:
         self.progress(f"identify {ref} ({self.context.name})")
@@ -164,11 +179,34 @@ class Pipeline:
                 out.append(SinkOutcome(s.name, False, f"{type(exc).__name__}: {exc}"))
         return out
 
+    def stored_id(self) -> int | None:
+        """The verdict store's id of the verdict just written (None: no database sink, or it failed)."""
+        for s in self.sinks:
+            if s.name == "database":
+                vid = getattr(s, "last_id", None)
+                return vid if isinstance(vid, int) else None
+        return None
+
+    def act(self, verdict: Verdict, verdict_id: int | None) -> list[ActionRecord]:
+        """Every configured action's decisions on a stored verdict; one failing never stops the others."""
+        out: list[ActionRecord] = []
+        for a in self.actions:
+            try:
+                out += a.act(verdict, verdict_id)
+            except Exception as exc:  # a ledger or backend bug: said, and the next action still runs
+                from firstfault.store.actions import ActionRecord as Rec
+
+                out.append(Rec(verdict_id=verdict_id, kind=a.name, cluster=self.cluster or "", target="",
+                               outcome="error", dry_run=False, category=None,
+                               detail=f"{type(exc).__name__}: {exc}", created_at=datetime.now(UTC)))
+        return out
+
     def run(self, ref: str, now: datetime | None = None) -> RunResult:
         identified = self.identify(ref)
         verdict = self.analyze(identified, now=now)
         result = RunResult(verdict, identified)
         result.sinks = self.write(verdict, self.enrich(identified))
+        result.actions = self.act(verdict, self.stored_id())
         return result
 
 

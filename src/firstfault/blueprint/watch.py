@@ -92,8 +92,12 @@ class Watcher:
                         if not outcome.ok:
                             report.sink_failures.append((ref, outcome))
                     # The commit point: verdict + processed mark, one transaction.
-                    self.store.write(verdict, enrichment, mark=ProcessedMark(self.source.name, ref, attempt),
-                                     evidence=pipe.evidence(verdict))
+                    vid = self.store.write(verdict, enrichment, mark=ProcessedMark(self.source.name, ref, attempt),
+                                           evidence=pipe.evidence(verdict))
+                    # Recovery actions after the commit, on the stored verdict (a crash here: the
+                    # verdict is kept and marked, the action is not taken; nothing is done twice).
+                    for rec in pipe.act(verdict, vid):
+                        self.log(f"{ref} attempt {attempt}: action {rec.line()}")
                     report.analysed.append(f"{ref}#{attempt}")
                     self.log(f"{ref} attempt {attempt}: {verdict.attributed_domain} "
                              f"{verdict.root_cause.category if verdict.root_cause else ''}".rstrip())

@@ -41,6 +41,7 @@ from firstfault.dashboard.params import DOMAINS, OUTCOMES, FleetParams, VerdictF
 from firstfault.dashboard.queries import fleet_rows, known_nodes, known_values
 from firstfault.model import CAUSE_DOMAINS, Verdict
 from firstfault.store import VerdictStore, VerdictSummary
+from firstfault.store.actions import ActionLedger
 
 log = logging.getLogger("firstfault.dashboard")
 
@@ -296,15 +297,21 @@ def make_router(store_provider: StoreProvider, *, clock: Clock = _utcnow,
             return page(request, "error.html", status=404, title="No such verdict",
                         message=f"{vid!r} is not a verdict id")
         try:
-            rec = store_provider().get_record(int(vid))
+            store = store_provider()
+            rec = store.get_record(int(vid))
         except SQLAlchemyError as exc:
             return store_down(request, exc)
+        try:  # drains / cordons decided on it (firstfault.actions); a store not yet at 0002_actions has none
+            actions = ActionLedger(store).for_verdict(int(vid)) if rec is not None else []
+        except SQLAlchemyError as exc:
+            log.warning("actions of verdict %s unavailable: %s", vid, exc)
+            actions = []
         if rec is None:
             return page(request, "error.html", status=404, title="No such verdict",
                         message=f"verdict {vid} is not in the store")
         v = rec.verdict
         return page(request, "verdict.html", rec=rec, v=v, causes=detail.causes(v), timeline=detail.timeline(v),
-                    evidence=detail.evidence_rows(v))
+                    evidence=detail.evidence_rows(v), actions=actions)
 
     @router.get("/fleet", include_in_schema=False, name="fleet_page")
     def fleet_page(request: Request) -> Response:

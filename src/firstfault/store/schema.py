@@ -282,3 +282,37 @@ processed = cast(Table, ProcessedRow.__table__)
 replay_evidence = cast(Table, ReplayEvidenceRow.__table__)
 
 CHILD_TABLES = (causes, affected_nodes, devices, symptoms, evidence, coverage, errors)
+
+
+# ---------------------------------------------------------------------------
+# Recovery actions (revision 0002_actions; firstfault.actions, docs/actions.md)
+# ---------------------------------------------------------------------------
+
+
+class ActionRow(Base):
+    """One decision of the actions layer: a drain or cordon done, previewed, refused or skipped.
+
+    `target` is the node ('' for a decision about the verdict as a whole,
+    e.g. "not eligible: software verdict"). `outcome`: done | dry_run |
+    refused | skipped | ineligible | error. The rate limit counts `done`
+    rows (and `dry_run` rows in dry-run mode) per (kind, cluster) over the
+    last hour.
+    """
+
+    __tablename__ = "actions"
+    __table_args__ = (Index("ix_actions_kind_cluster_created_at", "kind", "cluster", "created_at"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    # NULL once the verdict is pruned: the record of what was done to a node outlives it.
+    verdict_id: Mapped[int | None] = mapped_column(Id, ForeignKey("verdicts.id", ondelete="SET NULL"), index=True)
+    kind: Mapped[str] = mapped_column(Text, nullable=False)  # drain | cordon
+    cluster: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    target: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    outcome: Mapped[str] = mapped_column(Text, nullable=False)
+    dry_run: Mapped[bool] = mapped_column(Boolean, nullable=False)
+    category: Mapped[str | None] = mapped_column(Text)
+    detail: Mapped[str] = mapped_column(Text, nullable=False)  # why, or the command and what it answered
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+actions = cast(Table, ActionRow.__table__)

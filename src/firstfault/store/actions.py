@@ -1,0 +1,105 @@
+"""The actions ledger: every drain / cordon decision, in the verdict store's `actions` table.
+
+The actions layer (firstfault.actions) decides under `ActionLedger.locked()`:
+one write transaction that, on PostgreSQL, also holds an advisory lock (on
+SQLite, BEGIN IMMEDIATE already admits one writer at a time). So two
+Blueprints finishing at the same moment (fifty epilogs after one fabric
+fault) take turns: the second one counts the first one's drain against the
+hourly limit instead of both seeing "none yet".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+
+from sqlalchemy import Connection, func, insert, select, text
+
+from firstfault.store import schema as t
+from firstfault.store.db import WRITE
+from firstfault.store.repo import VerdictStore, clean
+
+# Any constant will do: the same for every firstfault, distinct from the migration lock's.
+PG_ACTIONS_LOCK = 0x66666163746E  # "ffactn"
+
+# Outcomes that settle a decision: running the same verdict again changes nothing.
+# An `error` (the command failed) is not final: the next run tries again.
+FINAL = ("done", "dry_run", "refused", "skipped", "ineligible")
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRecord:
+    verdict_id: int | None
+    kind: str  # drain | cordon
+    cluster: str
+    target: str  # the node; '' for a decision about the whole verdict
+    outcome: str  # done | dry_run | refused | skipped | ineligible | error
+    dry_run: bool
+    category: str | None
+    detail: str
+    created_at: datetime
+    id: int | None = None  # None: not stored (e.g. no ledger to store it in)
+
+    def line(self) -> str:
+        """One line for a terminal or a log: `drain ffnode1: done: scontrol update ...`."""
+        where = f" {self.target}" if self.target else ""
+        mode = " (dry run)" if self.dry_run and self.outcome != "dry_run" else ""
+        return f"{self.kind}{where}: {self.outcome}{mode}: {self.detail}"
+
+
+class ActionLedger:
+    def __init__(self, store: VerdictStore) -> None:
+        self.store = store
+
+    def now(self) -> datetime:
+        return self.store._clock()  # the store's clock: tests move both together
+
+    @contextmanager
+    def locked(self) -> Iterator[Connection]:
+        """One write transaction, serialised against every other firstfault deciding actions."""
+        with self.store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
+            if conn.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": PG_ACTIONS_LOCK})
+            yield conn
+
+    def decided(self, conn: Connection, verdict_id: int, kind: str, target: str, dry_run: bool) -> ActionRecord | None:
+        """The settled decision for this verdict, action and node in this mode, if there is one."""
+        a = t.actions.c
+        row = conn.execute(
+            select(t.actions).where(a.verdict_id == verdict_id, a.kind == kind, a.target == target,
+                                    a.dry_run == dry_run, a.outcome.in_(FINAL)).order_by(a.id).limit(1)
+        ).first()
+        return None if row is None else _record(row)
+
+    def recent(self, conn: Connection, kind: str, cluster: str, since: datetime, outcomes: tuple[str, ...]) -> int:
+        a = t.actions.c
+        q = select(func.count()).select_from(t.actions).where(
+            a.kind == kind, a.cluster == cluster, a.created_at >= since, a.outcome.in_(outcomes))
+        return int(conn.execute(q).scalar_one())
+
+    def record(self, conn: Connection, r: ActionRecord) -> ActionRecord:
+        r = replace(r, cluster=clean(r.cluster) or "", target=clean(r.target) or "", category=clean(r.category),
+                    detail=clean(r.detail) or "", id=None)
+        values = {f: getattr(r, f) for f in ("verdict_id", "kind", "cluster", "target", "outcome", "dry_run",
+                                             "category", "detail", "created_at")}
+        pk = conn.execute(insert(t.actions).values(values)).inserted_primary_key
+        assert pk is not None
+        return replace(r, id=int(pk[0]))
+
+    def for_verdict(self, verdict_id: int) -> list[ActionRecord]:
+        """Every decision taken on a verdict, oldest first (the dashboard's Actions section)."""
+        a = t.actions.c
+        with self.store.engine.connect() as conn:
+            rows = conn.execute(select(t.actions).where(a.verdict_id == verdict_id).order_by(a.id)).all()
+        return [_record(r) for r in rows]
+
+
+def _record(row: object) -> ActionRecord:
+    m = row._mapping  # type: ignore[attr-defined]
+    created = m["created_at"]
+    return ActionRecord(id=m["id"], verdict_id=m["verdict_id"], kind=m["kind"], cluster=m["cluster"],
+                        target=m["target"], outcome=m["outcome"], dry_run=bool(m["dry_run"]),
+                        category=m["category"], detail=m["detail"],
+                        created_at=created if created.tzinfo else created.replace(tzinfo=UTC))
