@@ -6,6 +6,7 @@ fresh SQLite verdict store, so the hourly count starts at zero.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -109,7 +110,9 @@ def test_a_node_drained_by_an_operator_is_not_touched(idle_node: SlurmCluster, s
     v = verdicts.hardware()
     vid = store.write(v, Enrichment(cluster="ffact"))
     (rec,) = _drain(idle_node, store).act(v, vid)
-    assert (rec.outcome, rec.detail) == ("skipped", f"node {NODE} is already drained: not drained twice")
+    # sinfo may append a flag under load ("drained*": not responding); the state is reported as sinfo says it.
+    assert rec.outcome == "skipped"
+    assert re.fullmatch(rf"node {NODE} is already drained[*~#!%$@^-]?: not drained twice", rec.detail), rec.detail
     assert node_state(idle_node) == ("drained", "maintenance: PSU swap")
 
 

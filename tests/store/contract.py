@@ -61,6 +61,16 @@ def at(v: Verdict, when: datetime) -> Verdict:
     return v.model_copy(update={"analyzed_at": when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")})
 
 
+def _count(url: str) -> int:
+    """How many verdicts are committed (a plain read; no migration, no check)."""
+    engine = create_store_engine(url)
+    try:
+        with engine.connect() as conn:
+            return int(conn.execute(select(func.count()).select_from(t.verdicts)).scalar_one())
+    finally:
+        engine.dispose()
+
+
 def assert_whole(url: str) -> int:
     """Open the store and check every verdict row is whole; returns the number of verdicts.
 
@@ -371,7 +381,11 @@ class StoreContract:
             try:
                 assert proc.stdout is not None
                 assert proc.stdout.readline().strip() == "ready", proc.stderr.read() if proc.stderr else ""
-                time.sleep(rng.uniform(0.15, 0.7))
+                # Killed at a random moment once it has written something (a loaded machine may take a while).
+                deadline = time.monotonic() + 20
+                while _count(url) <= total and time.monotonic() < deadline and proc.poll() is None:
+                    time.sleep(0.05)
+                time.sleep(rng.uniform(0.0, 0.5))
                 assert proc.poll() is None, "the writer died before it was killed"
                 proc.send_signal(signal.SIGKILL)
             finally:
