@@ -1,0 +1,69 @@
+"""The launcher's own word that the workers finished: torchrun's elastic agent, DeepSpeed's launcher.
+
+Where no scheduler record and no workload.yaml says how the attempt ended (a
+log posted in a thread, a bare torchrun on a workstation), the launcher that
+started the workers still says whether they all exited 0:
+
+    INFO:torch.distributed.elastic.agent.server.api:[default] worker group
+        successfully finished. Waiting 300 seconds for other agents to finish.
+    [launch.py:351:main] Process 4242 exits successfully.
+
+and, for a group that failed and is restarted, `[default] Worker group FAILED.
+3/3 attempts left; will restart worker group`. Each becomes `launcher.exit`
+(`state` SUCCEEDED or FAILED); the engine reads the last one of each stream
+(engine/normalise.py `launcher_state`), like slurmstepd's JOB banner.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Final
+
+from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.prefix import split_prefixes
+
+_TORCHRUN_OK = re.compile(r"\[(?P<role>[\w\-]+)\] worker group successfully finished\b"
+                          r"|Local worker group finished \((?:WorkerState\.)?SUCCEEDED\)")
+_TORCHRUN_FAILED = re.compile(r"\[(?P<role>[\w\-]+)\] Worker group (?P<state>FAILED|UNHEALTHY)\b"
+                              r"(?:\. (?P<left>\d+)/(?P<max>\d+) attempts left)?")
+_DEEPSPEED_OK = re.compile(r"\bProcess (?P<pid>\d+) exits successfully\.")
+
+LITERALS: Final[tuple[str, ...]] = (
+    "worker group successfully finished",
+    "Local worker group finished (",
+    "] Worker group FAILED",
+    "] Worker group UNHEALTHY",
+    "exits successfully.",
+)
+
+
+class LauncherExitExtractor:
+    """torchrun agent and DeepSpeed launcher exit records: launcher.exit."""
+
+    name = "launcher.exit"
+    sources: frozenset[str] = frozenset({"application"})
+    literals: tuple[str, ...] = LITERALS
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        p = split_prefixes(line)
+        body = p.body
+        ok = _TORCHRUN_OK.search(body)
+        if ok:
+            yield Draft("launcher.exit", {"state": "SUCCEEDED", "launcher": "torchrun"}, host=p.host)
+            return
+        bad = _TORCHRUN_FAILED.search(body)
+        if bad:
+            fields: dict[str, str | int | bool] = {"state": "FAILED", "launcher": "torchrun",
+                                                   "restart": "will restart" in body}
+            if bad.group("left") is not None:
+                fields["attempts_left"] = int(bad.group("left"))
+            yield Draft("launcher.exit", dict(fields), host=p.host)
+            return
+        ds = _DEEPSPEED_OK.search(body)
+        if ds and "launch.py" in body:
+            yield Draft("launcher.exit", {"state": "SUCCEEDED", "launcher": "deepspeed", "pid": int(ds.group("pid"))},
+                        host=p.host)
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (LauncherExitExtractor(),)
