@@ -89,3 +89,39 @@ def test_deepspeeds_launcher_success_line_is_read_only_from_the_launcher() -> No
 
     assert read("[2023-04-07 13:09:33,220] [INFO] [launch.py:351:main] Process 80 exits successfully.") == ["SUCCEEDED"]
     assert read("worker.py: Process 80 exits successfully.") == []
+
+
+def _run(make_bundle: BundleMaker, lines: list[str], nodes: list[str]) -> Any:
+    wl = {"apiVersion": "firstfault/v1",
+          "workload": {"id": "t", "scheduler": "static", "nodes": nodes, "terminal_state": "FAILED"},
+          "sources": [{"kind": "application", "path": "app/job.log"}]}
+    root = make_bundle({"app/job.log": "".join(x + "\n" for x in lines)}, wl)
+    return Analyzer().analyze_path(str(root))
+
+
+def test_srun_reporting_a_node_failure_is_the_node(make_bundle: BundleMaker) -> None:
+    lines = [
+        "[rank0]:[E1102 10:30:00.000000 4242 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600068 "
+        "milliseconds before timing out.",
+        "srun: error: Node failure on gpu-node-12",
+        "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+    ]
+    v = _run(make_bundle, lines, ["gpu-node-11", "gpu-node-12"])
+    assert v.root_cause is not None
+    assert (v.root_cause.category, v.affected_nodes) == ("node.unreachable", ["gpu-node-12"])
+
+
+@pytest.mark.parametrize(
+    ("line", "category"),
+    [
+        # caffe2/caffe2#360's mpirun line: an abort seen only by mpirun is nobody's established cause
+        ("mpirun noticed that process rank 1 with PID 29013 on node 172.17.27.12 exited on signal 6 (Aborted).", None),
+        ("mpirun noticed that process rank 3 with PID 4242 on node gpu04 exited on signal 11 (Segmentation fault).",
+         "app.crash"),
+    ],
+)
+def test_mpirun_reports_a_ranks_signal(make_bundle: BundleMaker, line: str, category: str | None) -> None:
+    v = _run(make_bundle, [line], ["gpu04", "172.17.27.12"])
+    assert (v.root_cause.category if v.root_cause else None) == category
+    assert any(e.event == "process.signal" and e.rank in (1, 3) for e in v.evidence)

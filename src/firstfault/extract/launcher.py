@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from typing import Final
 
 from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.codes import by_whom, signal_name, signal_of_text
 from firstfault.extract.prefix import split_prefixes
 
 _TORCHRUN_OK = re.compile(r"\[(?P<role>[\w\-]+)\] worker group successfully finished\b"
@@ -66,4 +67,42 @@ class LauncherExitExtractor:
                         host=p.host)
 
 
-EXTRACTORS: tuple[LineExtractor, ...] = (LauncherExitExtractor(),)
+# Open MPI's launcher on a rank that died by a signal: `mpirun noticed that process rank 3 with PID 0 on
+# node gpu04 exited on signal 9 (Killed).` (prterun / mpiexec / orterun in other versions).
+_MPI_SIGNAL = re.compile(
+    r"\b(?:mpirun|mpiexec|prterun|orterun) noticed that process rank (?P<rank>\d+) with PID (?P<pid>\d+) on node "
+    r"(?P<host>[A-Za-z0-9][\w.\-]*) exited on signal (?P<num>\d+)(?: \((?P<what>[^)]+)\))?"
+)
+_FAULTS: Final = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"})
+# srun told by slurmctld that a node of its step failed: `srun: error: Node failure on gpu-node-12`.
+_SRUN_NODE_FAILURE = re.compile(r"\bsrun: error: Node failure on (?P<host>[A-Za-z0-9][\w.\-\[\],]*)")
+
+
+class LauncherSignalExtractor:
+    """Launchers' reports of a rank's death (Open MPI) and of a failed node (srun): process.signal."""
+
+    name = "launcher.signal"
+    sources: frozenset[str] = frozenset({"application"})
+    literals: tuple[str, ...] = (" noticed that process rank ", "Node failure on ")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        body = split_prefixes(line).body
+        m = _MPI_SIGNAL.search(body)
+        if m:
+            what = m.group("what")
+            sig = (signal_of_text(what) if what else None) or signal_name(int(m.group("num")))
+            # mpirun only saw the exit: an abort may be the runtime's answer to another failure (gloo's
+            # `terminate called` after a refused connection), so only the fault signals are the rank's own.
+            by = by_whom(sig, "launcher") if sig in _FAULTS else "launcher"
+            yield Draft("process.signal", {"signal": sig, "by": by, "detail": body.strip()[:400],
+                                           "pid": int(m.group("pid"))},
+                        rank=int(m.group("rank")), host=m.group("host"))
+            return
+        n = _SRUN_NODE_FAILURE.search(body)
+        if n:
+            # The scheduler's word that the node failed, as slurmstepd's `DUE TO NODE FAILURE` banner says it.
+            yield Draft("process.signal", {"signal": "SIGKILL", "by": "scheduler", "due_to": "node_failure",
+                                           "detail": body.strip()[:400]}, host=n.group("host"))
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (LauncherExitExtractor(), LauncherSignalExtractor())
