@@ -15,9 +15,9 @@ from tests.corpus import score_all, table
 
 WILD = Path(__file__).parent / "wild"
 # Today's measured floor (see the closing notes); raise it as mechanisms land.
-MIN_DOMAIN = 0.80
-MIN_CATEGORY = 0.78
-MAX_FALSE_DEFINITIVE = 2
+MIN_DOMAIN = 0.90
+MIN_CATEGORY = 0.90
+MAX_FALSE_DEFINITIVE = 1  # unk-slurm-cn125-segfault-flaky-node, disputed (see its PROVENANCE.md)
 
 
 def test_wild_corpus_accuracy() -> None:

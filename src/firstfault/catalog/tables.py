@@ -216,12 +216,13 @@ def nccl_transports() -> Mapping[str, str]:
     return MappingProxyType(out)
 
 
-IbWcClass = Literal["path", "local_access", "flush", "remote", "local", "fatal", "other"]
+IbWcClass = Literal["path", "local_access", "flush", "remote_access", "remote", "local", "fatal", "other"]
 
 
 class IbWcStatusInfo(_Row):
     name: str = Field(pattern=r"^IBV_WC_[A-Z_]+$")
     wc_class: IbWcClass = Field(alias="class")
+    texts: tuple[str, ...] = ()  # other verbs users' wording of the status (extract/verbs.py)
 
 
 @lru_cache(maxsize=1)

@@ -24,6 +24,7 @@ from firstfault.engine.normalise import (
     NodeMapper,
     banner_state,
     declared_state,
+    launcher_state,
     normalise,
     one_record_per_job,
     silent_nodes,
@@ -88,7 +89,7 @@ class Analysis:
         if state_ev is None and wl.terminal_state:
             events.append(declared_state(ctx))
         elif state_ev is None and state is None:
-            banner = banner_state(events)
+            banner = banner_state(events) or launcher_state(events)
             if banner is not None:
                 events.append(banner)
                 state = str(banner.fields["state"])

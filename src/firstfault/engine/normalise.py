@@ -192,6 +192,28 @@ def banner_state(events: list[Event]) -> Event | None:
                  evidence=first.evidence)
 
 
+def launcher_state(events: list[Event]) -> Event | None:
+    """COMPLETED when the launcher says every worker exited 0 and nothing says a process died.
+
+    Only where no scheduler record, workload.yaml or slurmstepd banner tells the end: the last
+    `launcher.exit` of each file must be SUCCEEDED (a group that failed and was restarted may finish
+    later), and no torchrun failure summary or process signal may be in the evidence.
+    """
+    exits = [e for e in events if e.kind == "launcher.exit"]
+    if not exits or any(e.kind in ("torch.child_failed", "process.signal") for e in events):
+        return None
+    last: dict[str, Event] = {}
+    for e in sorted(exits, key=lambda e: (e.evidence.file or "", e.evidence.line or 0)):
+        last[e.evidence.file or ""] = e
+    if any(e.fields.get("state") != "SUCCEEDED" for e in last.values()):
+        return None
+    final = max(last.values(), key=lambda e: (e.time is not None, e.time, e.evidence.file or "", e.evidence.line or 0))
+    return Event(kind="sched.job", time=final.time, node=None,
+                 fields={"state": "COMPLETED", "raw_state": f"COMPLETED ({final.fields.get('launcher')} launcher)",
+                         "scope": "job"},
+                 evidence=final.evidence)
+
+
 def declared_state(ctx: Context) -> Event:
     wl = ctx.workload
     state = (wl.terminal_state or "").split()[0].upper()

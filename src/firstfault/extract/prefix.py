@@ -16,6 +16,11 @@ prepend its own tag, and they stack:
 | Ray's log monitor (workers, the raylet) | `(RayTrainWorker pid=4331, ip=10.0.0.7) ` | host 10.0.0.7, pid 4331 |
 | `kubectl logs --prefix` | `[pod/trainer-0/pytorch] ` | process pod/trainer-0/pytorch |
 | docker compose | `trainer-1`, padded, then a bar | process trainer-1 |
+| Open MPI `--timestamp-output` | `Sun Apr 22 11:13:01 2018` before mpirun's tag | - |
+| a Markdown / e-mail quote (text pasted by people) | `> ` | - |
+
+A tracker's automatic links in pasted text (`[net_ib.cc:101](http://net_ib.cc:101/)`,
+a link whose target is its own text) are put back to their text.
 
 The scanner strips the layers once per candidate line, before any extractor
 sees it, so every extractor reads the line as its process wrote it, and the
@@ -54,6 +59,16 @@ _RAY = re.compile(
 _KUBECTL = re.compile(r"\[(?P<proc>pod/[\w.\-]+/[\w.\-]+)\]\s?")
 # compose names its containers `<service>-<N>` (v2) or `<project>_<service>_<N>` (v1), then pads to a column.
 _COMPOSE = re.compile(r"(?P<proc>[A-Za-z0-9][\w.\-]*[-_]\d+)\s+\|\s?")
+# Text pasted by people: a Markdown / e-mail quote marker (`> `, nested `> > `) in front of the log line.
+_QUOTE = re.compile(r">(?: |$)")
+# ... and the automatic links a tracker writes into pasted text (`[net_ib.cc:101](http://net_ib.cc:101/)`): only a
+# link whose target is its own text, so a real Markdown link keeps its words.
+_AUTOLINK = re.compile(r"\[(?P<text>[^\[\]\s]+)\]\(https?://(?P=text)/?\)")
+# Open MPI's `--timestamp-output`: a ctime stamp glued to the `[1,N]<stderr>:` tag that follows it.
+_MPI_STAMP = re.compile(
+    r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
+    r"\d\d:\d\d:\d\d \d{4}(?=\[\d+,\d+\]<std(?:out|err)>:)"
+)
 
 # Words a program itself prints before `: ` that are never host names.
 _NOT_HOSTS: Final = frozenset(
@@ -159,6 +174,16 @@ class PrefixLayer:
                 if m and m.end() < len(body):
                     body = body[m.end():]
                     continue
+            if c == ">":
+                m = _QUOTE.match(body)
+                if m and m.end() < len(body):
+                    body = body[m.end():]
+                    continue
+                break
+            m = _MPI_STAMP.match(body) if c in "MTWFS" else None
+            if m:
+                body = body[m.end():]
+                continue
             m = _COMPOSE.match(body) if proc is None else None
             if m:
                 proc = m.group("proc")
@@ -177,6 +202,8 @@ class PrefixLayer:
                     body = body[m.end():]
                     continue
             break
+        if "](http" in body:
+            body = _AUTOLINK.sub(r"\g<text>", body)
         return Prefixed(body, host, rank, local, proc)
 
 

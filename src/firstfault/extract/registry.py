@@ -9,7 +9,8 @@ from firstfault.extract.base import LineExtractor
 
 @lru_cache(maxsize=1)
 def line_extractors() -> tuple[LineExtractor, ...]:
-    from firstfault.extract import app, gpu, hang, host, nccl
+    from firstfault.extract import app, gpu, hang, host, launcher, nccl, verbs
     from firstfault.extract.unrecognized import ErrorWords
 
-    return (*gpu.EXTRACTORS, *host.EXTRACTORS, *nccl.EXTRACTORS, *hang.EXTRACTORS, *app.EXTRACTORS, ErrorWords())
+    return (*gpu.EXTRACTORS, *host.EXTRACTORS, *nccl.EXTRACTORS, *verbs.EXTRACTORS, *hang.EXTRACTORS,
+            *app.EXTRACTORS, *launcher.EXTRACTORS, ErrorWords())

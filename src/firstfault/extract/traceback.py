@@ -158,6 +158,15 @@ MAX_FRAMES: Final = 16  # the innermost frames a traceback keeps for classificat
 
 
 _DATALOADER = re.compile(r"DataLoader worker|dataloader's workers|in worker\b|shared memory")
+# An exception raised inside torch.distributed's own rendezvous (the env:// and tcp:// handlers, TCPStore
+# creation, the elastic rendezvous backends) that says the store or a peer could not be reached or joined in
+# time: the rendezvous failed, and what kept the peers apart (an endpoint not up yet, a wrong address, a
+# firewall, name resolution) is not in the exception. A symptom, like a peer's failure; a rendezvous error
+# about the workload's own settings (an unset MASTER_ADDR, a bad world size) stays the workload's exception.
+_RENDEZVOUS_FRAME = re.compile(r"torch[/\\]distributed[/\\](?:rendezvous\.py|elastic[/\\]rendezvous[/\\])")
+_UNREACHABLE = re.compile(r"timed out|[Tt]imeout|host not found|Name or service not known|name resolution"
+                          r"|nodename nor servname|No route to host|Network is unreachable|Connection refused"
+                          r"|failed to connect")
 
 
 def shm_exhausted(exc_type: str, message: str) -> Draft:
@@ -309,6 +318,9 @@ def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
     peer = _peer(exc, body)
     if peer is not None:
         return [peer], True
+    if frames and _RENDEZVOUS_FRAME.search(frames[-1]) and _UNREACHABLE.search(exc.msg):
+        detail = clip(f"{exc.cls}: {exc.msg}" if exc.msg else exc.cls)
+        return [Draft("nccl.remote_error", {"detail": detail, "phase": "rendezvous"})], True
     err = _errno(exc, body, frames)
     if err is not None:
         return [err], True

@@ -1,0 +1,127 @@
+"""The launcher's word on the end of an attempt, where no scheduler record or workload.yaml gives it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from firstfault.engine.analyze import Analyzer
+from tests.conftest import BundleMaker
+
+# A completed torchrun (a public log, ncnn-style detection training: the agent's two success lines).
+AGENT_OK = [
+    "INFO:torch.distributed.elastic.agent.server.api:[default] worker group successfully finished. Waiting 300 "
+    "seconds for other agents to finish.",
+    "INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (SUCCEEDED). Waiting 300 seconds "
+    "for other agents to finish",
+]
+CAUGHT_OOM = [
+    "Traceback (most recent call last):",
+    '  File "/app/train.py", line 10, in step',
+    "    loss = model(x)",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.14 GiB "
+    "of which 1.2 GiB is free.",
+    "Retrying with batch size 16",
+]
+RESTART = ["INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED. 3/3 attempts left; will "
+           "restart worker group"]
+CHILD_FAILED = [
+    "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
+    "============================================================",
+    "train.py FAILED",
+    "------------------------------------------------------------",
+    "Root Cause (first observed failure):",
+    "[0]:",
+    "  time      : 2026-11-02_10:30:00",
+    "  host      : node-001",
+    "  rank      : 1 (local_rank: 1)",
+    "  exitcode  : 1 (pid: 4242)",
+]
+
+
+def _workload(declared: str | None) -> dict[str, Any]:
+    wl: dict[str, Any] = {"id": "t", "scheduler": "static", "nodes": ["node-001"]}
+    if declared:
+        wl["terminal_state"] = declared
+    return {"apiVersion": "firstfault/v1", "workload": wl,
+            "sources": [{"kind": "application", "path": "app/torchrun.log"}]}
+
+
+@pytest.mark.parametrize(
+    ("lines", "outcome", "domain"),
+    [
+        # the agent says every worker exited 0: the caught OOM did not end the run
+        (CAUGHT_OOM + AGENT_OK, "succeeded", "none"),
+        # a group that failed, was restarted and then finished
+        (RESTART + AGENT_OK, "succeeded", "none"),
+        # without the agent's word the same traceback is the failure
+        (CAUGHT_OOM, "unknown", "software"),
+        # the last word of the stream is a failure
+        (AGENT_OK + RESTART, "unknown", "unknown"),
+        # a failure summary beside the success line: the launcher's word is not taken (the summary
+        # names no exception, so nothing is established either)
+        (AGENT_OK + CHILD_FAILED, "unknown", "unknown"),
+    ],
+)
+def test_the_launchers_exit_record_ends_an_attempt_nobody_else_recorded(
+        make_bundle: BundleMaker, lines: list[str], outcome: str, domain: str) -> None:
+    root = make_bundle({"app/torchrun.log": "".join(x + "\n" for x in lines)}, _workload(None))
+    v = Analyzer().analyze_path(str(root))
+    assert (v.outcome, v.attributed_domain) == (outcome, domain)
+
+
+def test_a_declared_end_state_wins_over_the_launcher(make_bundle: BundleMaker) -> None:
+    root = make_bundle({"app/torchrun.log": "".join(x + "\n" for x in CAUGHT_OOM + AGENT_OK)}, _workload("FAILED"))
+    v = Analyzer().analyze_path(str(root))
+    assert v.attributed_domain == "software"
+
+
+def test_deepspeeds_launcher_success_line_is_read_only_from_the_launcher() -> None:
+    from firstfault.extract.base import LineContext
+    from firstfault.extract.launcher import LauncherExitExtractor
+
+    ex = LauncherExitExtractor()
+
+    def read(line: str) -> list[str]:
+        ctx = LineContext(source="application", file="a.log", lineno=1, node=None, rank=None, time=None, state={})
+        return [str(d.fields["state"]) for d in ex.extract(line, ctx)]
+
+    assert read("[2023-04-07 13:09:33,220] [INFO] [launch.py:351:main] Process 80 exits successfully.") == ["SUCCEEDED"]
+    assert read("worker.py: Process 80 exits successfully.") == []
+
+
+def _run(make_bundle: BundleMaker, lines: list[str], nodes: list[str]) -> Any:
+    wl = {"apiVersion": "firstfault/v1",
+          "workload": {"id": "t", "scheduler": "static", "nodes": nodes, "terminal_state": "FAILED"},
+          "sources": [{"kind": "application", "path": "app/job.log"}]}
+    root = make_bundle({"app/job.log": "".join(x + "\n" for x in lines)}, wl)
+    return Analyzer().analyze_path(str(root))
+
+
+def test_srun_reporting_a_node_failure_is_the_node(make_bundle: BundleMaker) -> None:
+    lines = [
+        "[rank0]:[E1102 10:30:00.000000 4242 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=7, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600068 "
+        "milliseconds before timing out.",
+        "srun: error: Node failure on gpu-node-12",
+        "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+    ]
+    v = _run(make_bundle, lines, ["gpu-node-11", "gpu-node-12"])
+    assert v.root_cause is not None
+    assert (v.root_cause.category, v.affected_nodes) == ("node.unreachable", ["gpu-node-12"])
+
+
+@pytest.mark.parametrize(
+    ("line", "category"),
+    [
+        # caffe2/caffe2#360's mpirun line: an abort seen only by mpirun is nobody's established cause
+        ("mpirun noticed that process rank 1 with PID 29013 on node 172.17.27.12 exited on signal 6 (Aborted).", None),
+        ("mpirun noticed that process rank 3 with PID 4242 on node gpu04 exited on signal 11 (Segmentation fault).",
+         "app.crash"),
+    ],
+)
+def test_mpirun_reports_a_ranks_signal(make_bundle: BundleMaker, line: str, category: str | None) -> None:
+    v = _run(make_bundle, [line], ["gpu04", "172.17.27.12"])
+    assert (v.root_cause.category if v.root_cause else None) == category
+    assert any(e.event == "process.signal" and e.rank in (1, 3) for e in v.evidence)
