@@ -10,7 +10,8 @@ stops it by PID at the end. --bundle (repeatable) posts only those bundles, each
 by default every scenario and example bundle is posted in turn, as one mix.
 For each concurrency level it prints throughput, p50/p99 latency and the error count (any answer but
 200, or a connection error; 503s are counted apart), then the HTTP overhead: the mean latency at one
-client minus the embedded engine's mean time on the very same inputs (same request form, in-process).
+client minus the embedded engine's mean time on the very same inputs (same request form, in-process,
+run for as long as a level right after each run's levels, so both are measured under the same load).
 With --runs R each cell is measured R times and the table shows the median of each figure (errors:
 the sum). Client and server share the machine's cores, so on a small machine the figures are a lower
 bound.
@@ -52,6 +53,7 @@ class Payload:
     body: bytes
     headers: dict[str, str]
     embedded_s: float = 0.0
+    embedded: Callable[[], object] | None = None  # the embedded engine on this very input
 
 
 @dataclass
@@ -98,6 +100,7 @@ def build_payloads(form: str, analyzer: Analyzer, repeat: int, roots: list[Path]
         for _ in range(repeat):
             embedded()
         p.embedded_s = (time.perf_counter() - t0) / repeat
+        p.embedded = embedded
         out.append(p)
     return out
 
@@ -140,6 +143,23 @@ def run_level(url: str, payloads: list[Payload], clients: int, duration: float) 
     for t in threads:
         t.join()
     level.elapsed = time.perf_counter() - t0
+    return level
+
+
+def run_embedded(payloads: list[Payload], duration: float) -> Level:
+    """One in-process 'client' calling the embedded engine for `duration` s, in the same order as run_level."""
+    level = Level(1)
+    stop_at = time.perf_counter() + duration
+    i = 0
+    t_start = time.perf_counter()
+    while time.perf_counter() < stop_at:
+        p = payloads[i % len(payloads)]
+        i += 1
+        t0 = time.perf_counter()
+        assert p.embedded is not None
+        p.embedded()
+        level.latencies.append(time.perf_counter() - t0)
+    level.elapsed = time.perf_counter() - t_start
     return level
 
 
@@ -240,6 +260,7 @@ def main() -> None:
           f"{args.runs} run(s) of {args.duration:g} s per cell")
 
     cells: list[Cell] = []
+    embedded_cells: list[Cell] = []
     with tempfile.TemporaryDirectory(prefix="ff-load-") as tmp:
         for nw in worker_counts:
             proc = None
@@ -253,10 +274,15 @@ def main() -> None:
                 for name, payloads in groups:
                     run_level(url, payloads, 1, min(2.0, args.duration))  # warm-up (threads, caches)
                     mine = [Cell(name, nw, n) for n in levels]
+                    # Right after each run's levels, the embedded engine for as long as one level, so the
+                    # overhead compares two measurements made under the same load on a shared machine.
+                    emb = Cell(name, nw, 0)
                     for _ in range(args.runs):
                         for c in mine:
                             c.runs.append(run_level(url, payloads, c.clients, args.duration))
+                        emb.runs.append(run_embedded(payloads, args.duration))
                     cells.extend(mine)
+                    embedded_cells.append(emb)
             finally:
                 if proc is not None:
                     stop(proc)
@@ -265,14 +291,15 @@ def main() -> None:
     for c in cells:
         print(row(c))
     print()
-    for name, payloads in groups:
-        embedded = statistics.fmean(p.embedded_s for p in payloads)
-        for c in cells:
-            if c.bundle == name and c.clients == 1 and c.runs:
-                mean = c.med(lambda lv: statistics.fmean(lv.latencies))
-                print(f"HTTP overhead, {name}, {c.workers} worker(s), 1 client: mean latency {mean * 1000:.1f} ms "
-                      f"- embedded {embedded * 1000:.1f} ms = {(mean - embedded) * 1000:.1f} ms per request "
-                      f"({(mean / embedded - 1) * 100:.0f} %)")
+    for emb in embedded_cells:
+        one = next((c for c in cells if c.bundle == emb.bundle and c.workers == emb.workers and c.clients == 1), None)
+        if one is None or not one.runs:
+            continue
+        mean = one.med(lambda lv: statistics.fmean(lv.latencies))
+        embedded = emb.med(lambda lv: statistics.fmean(lv.latencies))
+        print(f"HTTP overhead, {emb.bundle}, {emb.workers} worker(s), 1 client: mean latency {mean * 1000:.1f} ms "
+              f"- embedded {embedded * 1000:.1f} ms = {(mean - embedded) * 1000:.1f} ms per request "
+              f"({(mean / embedded - 1) * 100:.0f} %)  [medians of {len(emb.runs)} runs]")
 
 
 if __name__ == "__main__":
