@@ -5,9 +5,10 @@
         --workers 1,2 --levels 1,4,16 --runs 3 --duration 8
 
 Without --url it starts the real Service (`firstfault serve --workers N`, 127.0.0.1, a free port,
-the default log level), for each N of --workers in turn, waits until /metrics counts N workers, and
-stops it by PID at the end. --bundle (repeatable) posts only those bundles, each measured on its own;
-by default every scenario and example bundle is posted in turn, as one mix.
+the default log level) for each N of --workers, all at once, waits until /metrics counts N workers,
+and stops them by PID at the end; the runs go round the Services in turn. --bundle (repeatable)
+posts only those bundles, each measured on its own; by default every scenario and example bundle
+is posted in turn, as one mix.
 For each concurrency level it prints throughput, p50/p99 latency and the error count (any answer but
 200, or a connection error; 503s are counted apart), then the HTTP overhead: the mean latency at one
 client minus the embedded engine's mean time on the very same inputs (same request form, in-process,
@@ -108,14 +109,21 @@ def build_payloads(form: str, analyzer: Analyzer, repeat: int, roots: list[Path]
 def run_level(url: str, payloads: list[Payload], clients: int, duration: float) -> Level:
     level = Level(clients)
     lock = threading.Lock()
-    stop_at = time.perf_counter() + duration
+    window: list[float] = []  # [start, stop]: set once every client has its connection pool ready
+
+    def begin() -> None:
+        now = time.perf_counter()
+        window[:] = [now, now + duration]
+
+    ready = threading.Barrier(clients, action=begin)
 
     def client(idx: int) -> None:
         lat: list[float] = []
         errors = overloaded = 0
         i = idx * 7
-        with httpx.Client(base_url=url, timeout=120) as http:
-            while time.perf_counter() < stop_at:
+        with httpx.Client(base_url=url, timeout=120) as http:  # keep-alive, as the Python client does
+            ready.wait()
+            while time.perf_counter() < window[1]:
                 p = payloads[i % len(payloads)]
                 i += 1
                 t0 = time.perf_counter()
@@ -137,12 +145,11 @@ def run_level(url: str, payloads: list[Payload], clients: int, duration: float) 
             level.overloaded += overloaded
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-    t0 = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    level.elapsed = time.perf_counter() - t0
+    level.elapsed = time.perf_counter() - window[0]
     return level
 
 
@@ -259,40 +266,47 @@ def main() -> None:
     print(f"{os.cpu_count()} CPUs (shared with the clients and anything else running); "
           f"{args.runs} run(s) of {args.duration:g} s per cell")
 
-    cells: list[Cell] = []
-    embedded_cells: list[Cell] = []
+    # Every Service is started first and the runs go round all of them in turn (run 1 of each worker
+    # count, then run 2 of each, ...), so a change in the shared machine's load falls on all of them alike.
+    cells: dict[tuple[str, int | str, int], Cell] = {}
+    embedded_cells: dict[tuple[str, int | str], Cell] = {}
+    procs: list[subprocess.Popen[bytes]] = []
     with tempfile.TemporaryDirectory(prefix="ff-load-") as tmp:
-        for nw in worker_counts:
-            proc = None
-            url = args.url
-            if url is None:
+        try:
+            urls: dict[int | str, str] = {}
+            for nw in worker_counts:
+                if args.url:
+                    urls[nw] = args.url
+                    continue
                 # The default log level (info): one JSON line per request, as in production, is measured.
                 env = {"FIRSTFAULT_MAX_CONCURRENT": str(args.max_concurrent),
                        "FIRSTFAULT_MAX_QUEUE": str(args.max_queue)}
-                proc, url = start_serve(int(nw), env, Path(tmp) / f"serve-{nw}.log")
-            try:
-                for name, payloads in groups:
+                proc, urls[nw] = start_serve(int(nw), env, Path(tmp) / f"serve-{nw}.log")
+                procs.append(proc)
+            for url in urls.values():
+                for _, payloads in groups:
                     run_level(url, payloads, 1, min(2.0, args.duration))  # warm-up (threads, caches)
-                    mine = [Cell(name, nw, n) for n in levels]
-                    # Right after each run's levels, the embedded engine for as long as one level, so the
-                    # overhead compares two measurements made under the same load on a shared machine.
-                    emb = Cell(name, nw, 0)
-                    for _ in range(args.runs):
-                        for c in mine:
-                            c.runs.append(run_level(url, payloads, c.clients, args.duration))
+            for _ in range(args.runs):
+                for name, payloads in groups:
+                    for nw, url in urls.items():
+                        for n in levels:
+                            cell = cells.setdefault((name, nw, n), Cell(name, nw, n))
+                            cell.runs.append(run_level(url, payloads, n, args.duration))
+                        # The embedded engine for as long as one level, right after: the overhead compares
+                        # two measurements made under the same load.
+                        emb = embedded_cells.setdefault((name, nw), Cell(name, nw, 0))
                         emb.runs.append(run_embedded(payloads, args.duration))
-                    cells.extend(mine)
-                    embedded_cells.append(emb)
-            finally:
-                if proc is not None:
-                    stop(proc)
+        finally:
+            for proc in procs:
+                stop(proc)
 
     print("\n" + HEADER)
-    for c in cells:
+    order = {name: k for k, (name, _) in enumerate(groups)}
+    for c in sorted(cells.values(), key=lambda c: (order[c.bundle], str(c.workers), c.clients)):
         print(row(c))
     print()
-    for emb in embedded_cells:
-        one = next((c for c in cells if c.bundle == emb.bundle and c.workers == emb.workers and c.clients == 1), None)
+    for emb in embedded_cells.values():
+        one = cells.get((emb.bundle, emb.workers, 1))
         if one is None or not one.runs:
             continue
         mean = one.med(lambda lv: statistics.fmean(lv.latencies))
