@@ -30,6 +30,7 @@ from firstfault.service.metrics import ServiceMetrics
 from firstfault.service.routes import build_router, problem_response
 from firstfault.service.runner import Engine
 from firstfault.service.settings import ServiceSettings, load_settings
+from firstfault.service.workers import WorkerLife, check_catalog
 
 log = logging.getLogger("firstfault.service")
 
@@ -43,8 +44,9 @@ def create_app(settings: ServiceSettings | None = None, catalog: Catalog | None 
     settings = settings or ServiceSettings()
     cat = catalog or load_service_catalog(settings)
     engine = Engine(cat)
-    pool = AnalysisPool(settings.max_concurrent, settings.max_queue, settings.analysis_timeout)
-    metrics = ServiceMetrics(running=lambda: pool.running, admitted=lambda: pool.admitted)
+    metrics = ServiceMetrics()
+    pool = AnalysisPool(settings.max_concurrent, settings.max_queue, settings.analysis_timeout,
+                        on_change=metrics.pool_changed)
     metrics.catalog.labels(cat.version, cat.sha256, str(len(cat.rules))).set(1)
 
     store = None
@@ -53,12 +55,16 @@ def create_app(settings: ServiceSettings | None = None, catalog: Catalog | None 
 
         store = VerdictStore.open(settings.db)
 
+    life = WorkerLife()  # serve --workers N: stale gauges, the supervisor watch
+
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        life.start()
         log.info("ready", extra={"fields": {"catalog": cat.version, "sha256": cat.sha256, "rules": len(cat.rules),
                                             "auth": bool(settings.tokens), "dashboard": store is not None}})
         yield
         pool.shutdown()
+        life.stop()
         if store is not None:
             store.close()
 
@@ -115,7 +121,12 @@ def create_app(settings: ServiceSettings | None = None, catalog: Catalog | None 
 
 
 def create_app_from_env() -> FastAPI:
-    """The uvicorn factory: settings from FIRSTFAULT_* and the settings file."""
+    """The uvicorn factory: settings from FIRSTFAULT_* and the settings file.
+
+    Under `serve`, each worker checks it loaded the very catalog serve validated (service.workers).
+    """
     settings = load_settings()
     configure_logging(settings.log_level)
-    return create_app(settings)
+    cat = load_service_catalog(settings)
+    check_catalog(cat.sha256)
+    return create_app(settings, cat)

@@ -23,7 +23,11 @@ def _err(msg: str) -> None:
 def serve(
     host: Annotated[Optional[str], typer.Option(help="Address to listen on [default: 127.0.0.1].")] = None,  # noqa: UP045
     port: Annotated[Optional[int], typer.Option(help="Port [default: 8080].")] = None,  # noqa: UP045
-    workers: Annotated[Optional[int], typer.Option(help="uvicorn worker processes [default: 1].")] = None,  # noqa: UP045
+    workers: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option(help="Worker processes, each with the same catalog and its own limits; "
+                          "one /metrics view over all [default: 1]."),
+    ] = None,
     rules: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option("--rules", help="Catalog directory (catalog.yaml + rules/); default: the shipped catalog."),
@@ -72,18 +76,22 @@ def serve(
     import uvicorn
 
     from firstfault.service.auth import MAX_HEADER_BYTES
+    from firstfault.service.workers import supervisor_env
 
-    uvicorn.run(
-        "firstfault.service.app:create_app_from_env",
-        factory=True,
-        host=settings.host,
-        port=settings.port,
-        workers=settings.workers,
-        access_log=False,  # the app logs one structured line per request itself
-        log_level=settings.log_level,
-        timeout_graceful_shutdown=30,
-        h11_max_incomplete_event_size=MAX_HEADER_BYTES,  # a long token gets its 431, not a reset connection
-    )
+    with supervisor_env(cat.sha256, settings.workers) as metrics_dir:
+        if metrics_dir is not None:
+            typer.echo(f"{settings.workers} workers; metrics of all of them in {metrics_dir}", err=True)
+        uvicorn.run(
+            "firstfault.service.app:create_app_from_env",
+            factory=True,
+            host=settings.host,
+            port=settings.port,
+            workers=settings.workers,
+            access_log=False,  # the app logs one structured line per request itself
+            log_level=settings.log_level,
+            timeout_graceful_shutdown=30,
+            h11_max_incomplete_event_size=MAX_HEADER_BYTES,  # a long token gets its 431, not a reset connection
+        )
 
 
 

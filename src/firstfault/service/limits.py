@@ -55,7 +55,8 @@ class Deadline:
 
 
 class AnalysisPool:
-    def __init__(self, max_concurrent: int, max_queue: int, timeout: float) -> None:
+    def __init__(self, max_concurrent: int, max_queue: int, timeout: float,
+                 on_change: Callable[[int, int], None] | None = None) -> None:
         self.max_concurrent = max_concurrent
         self.max_queue = max_queue
         self.timeout = timeout
@@ -63,6 +64,11 @@ class AnalysisPool:
         self._lock = threading.Lock()
         self._admitted = 0  # running + waiting; decremented when the thread really ends
         self._running = 0
+        self._on_change = on_change  # (running, admitted), called under the lock after each change
+
+    def _changed(self) -> None:
+        if self._on_change is not None:
+            self._on_change(self._running, self._admitted)
 
     @property
     def admitted(self) -> int:
@@ -81,6 +87,7 @@ class AnalysisPool:
             if self._admitted >= self.max_concurrent + self.max_queue:
                 raise Overloaded()
             self._admitted += 1
+            self._changed()
         loop = asyncio.get_running_loop()
         started: asyncio.Future[Deadline] = loop.create_future()
 
@@ -88,22 +95,26 @@ class AnalysisPool:
             deadline = Deadline(self.timeout)
             with self._lock:
                 self._running += 1
+                self._changed()
             loop.call_soon_threadsafe(_set_result, started, deadline)
             try:
                 return fn(deadline)
             finally:
                 with self._lock:
                     self._running -= 1
+                    self._changed()
 
         def release(_: Future[T]) -> None:
             with self._lock:
                 self._admitted -= 1
+                self._changed()
 
         try:
             cfut = self._executor.submit(job)
         except BaseException:
             with self._lock:
                 self._admitted -= 1
+                self._changed()
             raise
         cfut.add_done_callback(release)
         done = asyncio.wrap_future(cfut)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import sys
 import time
@@ -105,6 +106,7 @@ class RequestLog:
                 "id": rid, "method": scope.get("method"), "route": path, "status": counts["status"],
                 "bytes_in": counts["in"], "bytes_out": counts["out"], "duration_ms": round(dt * 1000, 2),
                 "outcome": info.get("outcome", "ok" if counts["status"] < 400 else "error"),
+                "worker": os.getpid(),  # which process answered (serve --workers N)
             }
             fields.update({k: v for k, v in info.items() if k != "outcome"})
             self.log.info("request", extra={"fields": fields})
