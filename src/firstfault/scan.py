@@ -68,6 +68,7 @@ class _Matcher:
 
     def __init__(self, literals: list[str]) -> None:
         self.literals = [w.encode() for w in literals]
+        self.key = tuple(literals)  # what a literal index means: scanners and extractions compare it
         self._db: Any = None
         self._rx: re.Pattern[bytes] | None = None
         self._local = threading.local()
@@ -103,6 +104,37 @@ class _Matcher:
 
         self._db.scan(data, match_event_handler=on_match, scratch=self._scratch())
         return found
+
+    def line_hits(self, buf: bytes) -> tuple[list[int], list[list[int]] | None]:
+        """The sorted start offsets of the lines of `buf` holding a literal and, with Hyperscan,
+        the literal indices found on each of them (from the same scan: no second pass per line).
+
+        Hyperscan reports matches in order of their end offset, so the lines come in order and a
+        match that ends inside the current line belongs to it (literals hold no newline).
+        """
+        if self._db is None:
+            return self.line_starts(buf), None
+        starts: list[int] = []
+        ids: list[list[int]] = []
+        rfind, find = buf.rfind, buf.find
+        n = len(buf)
+        last_end = -1
+        cur: list[int] = []
+
+        def on_match(i: int, _frm: int, to: int, _flags: int, _ctx: object) -> None:
+            nonlocal last_end, cur
+            if to <= last_end:
+                cur.append(i)
+                return
+            starts.append(rfind(b"\n", 0, to) + 1)
+            cur = [i]
+            ids.append(cur)
+            e = find(b"\n", to)
+            last_end = n if e < 0 else e
+
+        if self.literals:
+            self._db.scan(buf, match_event_handler=on_match, scratch=self._scratch())
+        return starts, ids
 
     def line_starts(self, buf: bytes) -> list[int]:
         """Sorted start offsets of the lines of `buf` holding a literal."""
@@ -186,8 +218,13 @@ def _open(path: str) -> IO[bytes]:
     return open(path, "rb")
 
 
-def _chunks(fh: IO[bytes], stats: FileStats) -> Iterator[tuple[bytes, int]]:
-    """Yields (buffer of whole lines, number of lines before it)."""
+def _chunks(fh: IO[bytes], stats: FileStats, seen: list[int] | None = None) -> Iterator[tuple[bytes, int]]:
+    """Yields (buffer of whole lines, number of lines before it).
+
+    With `seen`, the consumer counts the newlines of each buffer it was given (it walks them
+    anyway, candidate to candidate) and adds them to seen[0] before asking for the next one, so
+    no byte is counted twice; without it, each buffer is counted here.
+    """
     carry = b""
     lines_before = 0
     skipping = False  # inside an over-long line, dropping until its end
@@ -232,8 +269,13 @@ def _chunks(fh: IO[bytes], stats: FileStats) -> Iterator[tuple[bytes, int]]:
                 carry = buf
             continue
         whole, carry = buf[: cut + 1], buf[cut + 1 :]
-        n = whole.count(b"\n")
-        yield whole, lines_before
+        if seen is None:
+            n = whole.count(b"\n")
+            yield whole, lines_before
+        else:
+            seen[0] = 0
+            yield whole, lines_before
+            n = seen[0]
         lines_before += n
         if len(carry) > MAX_LINE:
             stats.errors.append((lines_before + 1, f"line longer than {MAX_LINE} bytes: clipped"))
@@ -282,6 +324,10 @@ class Candidate:
     rank: int | None
     time: datetime | None
     text: str
+    # The prefilter's own finding, not part of the wire form: which literals (indices into the
+    # word list `hits_key`) the scanner saw on this line. None: the extraction looks for itself.
+    hits: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
+    hits_key: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(slots=True, frozen=True)
@@ -292,6 +338,9 @@ class _Dispatch:
     matcher: _Matcher
     owners: tuple[tuple[int, ...], ...]  # literal index -> extractor indices
     error_words: int  # the index of the unrecognized-lines word list among `extractors` (-1: none)
+    # The probe only marks lines as understood (claimed); when it runs last, running it only for a
+    # line that nothing else read or claimed gives the same result, and most lines never need it.
+    defer_probe: bool
 
 
 @lru_cache(maxsize=16)
@@ -300,7 +349,7 @@ def _dispatch_for(source: str, extractors: tuple[LineExtractor, ...]) -> _Dispat
     words = sorted({w for ex in exs for w in ex.literals})
     owners = tuple(tuple(i for i, ex in enumerate(exs) if w in ex.literals) for w in words)
     error_words = next((i for i, ex in enumerate(exs) if ex.name == "unrecognized"), -1)
-    return _Dispatch(exs, _Matcher(words), owners, error_words)
+    return _Dispatch(exs, _Matcher(words), owners, error_words, error_words >= 0 and error_words == len(exs) - 1)
 
 
 class Extraction:
@@ -325,6 +374,20 @@ class Extraction:
         self._states: dict[tuple[object, ...], dict[str, object]] = {}
         self._prefix = PrefixLayer(hosts)
         self.unrecognized = Unrecognized(hosts)
+        self._same: dict[tuple[int, int], bool] = {}
+        self._keep: list[tuple[str, ...]] = []
+
+    def _same_words(self, key: tuple[str, ...], dispatch: _Dispatch) -> bool:
+        """Do a scanner's literal indices mean the same words as this dispatch's? (Checked once per pair.)"""
+        mkey = dispatch.matcher.key
+        if key is mkey:
+            return True
+        known = self._same.get((id(key), id(mkey)))
+        if known is None:
+            known = key == mkey
+            self._same[(id(key), id(mkey))] = known
+            self._keep.extend((key, mkey))  # the ids stay those of live tuples
+        return known
 
     def events(self, c: Candidate) -> list[Event]:
         dispatch = self._by_source.get(c.source)
@@ -336,10 +399,20 @@ class Extraction:
         ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=rank, time=c.time,
                           state=self._states.setdefault((c.file, c.rank, *p.stream), {}), host=p.host)
         out: list[Event] = []
-        hit = sorted({e for i in dispatch.matcher.ids_in(text.encode("utf-8", "replace")) for e in dispatch.owners[i]})
+        ids = c.hits if c.hits is not None and c.hits_key is not None and self._same_words(c.hits_key, dispatch) \
+            else dispatch.matcher.ids_in(text.encode("utf-8", "replace"))
+        owners = dispatch.owners
+        hit = sorted({e for i in ids for e in owners[i]})
+        probe = dispatch.error_words
+        defer = dispatch.defer_probe
         for e in hit:
+            if defer and e == probe:
+                continue
             for d in dispatch.extractors[e].extract(p.body, ctx):
                 out.append(draft_to_event(d, ctx, text[:TEXT_CLIP]))
+        if defer and not out and not ctx.claimed and probe in hit:
+            for _ in dispatch.extractors[probe].extract(p.body, ctx):
+                pass
         if not out and not ctx.claimed and dispatch.error_words in hit:
             # Error-looking is decided by the prefilter's own literal hits (ErrorWords'), so it costs
             # nothing more, and a Service given unfiltered lines lists what one given candidates does.
@@ -429,7 +502,8 @@ class LineScanner:
             return raw, None
 
         nuls = 0
-        for buf, before in _chunks(fh, stats):
+        seen = [0]
+        for buf, before in _chunks(fh, stats, seen):
             if check is not None:
                 check()  # a deadline: one chunk of work at most after it passes
             n = buf.count(b"\x00")
@@ -438,23 +512,29 @@ class LineScanner:
                 # ("NVRM: \0Xid") is whole again for the prefilter.
                 nuls += n
                 buf = buf.replace(b"\x00", b"")
-            starts = self.matcher.line_starts(buf)
+            starts, hit_ids = self.matcher.line_hits(buf)
             line_no = before + 1
             pos = 0
+            key = self.matcher.key
+            count = buf.count
             # The previous candidate's resolved time: walking back from a line
             # stops at the previous candidate, so a burst of unstamped lines
             # (NCCL's) is parsed once, not once per line.
             prev_start, prev_t, have_prev = -1, None, False
-            for s in starts:
-                line_no += buf.count(b"\n", pos, s)
+            for k, s in enumerate(starts):
+                line_no += count(b"\n", pos, s)
                 pos = s
                 e = buf.find(b"\n", s)
                 raw, prank = strip(buf[s:e])
+                # The chunk scan's literal hits stand for the line as decoded when the line is the
+                # raw bytes, valid UTF-8; otherwise the extraction looks again.
+                hits = tuple(hit_ids[k]) if hit_ids is not None and prank is None else None
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError:
                     stats.bad_utf8 += 1
                     text = raw.decode("utf-8", errors="replace")
+                    hits = None
                 stats.candidates += 1
                 t = wall_of(tp.parse(text))
                 if t is None:
@@ -462,7 +542,10 @@ class LineScanner:
                     if t is None:
                         t = prev_t if have_prev else wall_of(carried)
                 prev_start, prev_t, have_prev = s, t, True
-                emit(Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text))
+                emit(Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
+                               hits, key if hits is not None else None))
+            line_no += count(b"\n", pos)
+            seen[0] = line_no - before - 1
             last = self._last_stamp(buf, tp, srun_prefix)
             if last is not None:
                 carried = last
