@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import IO, BinaryIO, Literal, Protocol, cast
 
-from firstfault.bundle import Bundle, Context, load_bundle
+from firstfault.bundle import Bundle, Context, ResolvedSource, SourceFile, load_bundle
 from firstfault.engine.attribute import attribute
 from firstfault.engine.catalog import Catalog, shipped_catalog
 from firstfault.engine.leads import find_leads
@@ -35,7 +35,15 @@ from firstfault.model import (
     WorkloadRef,
     iso,
 )
-from firstfault.scan import LINE_SOURCES, Candidate, EventStore, Extraction, LineScanner, all_line_extractors
+from firstfault.scan import (
+    LINE_SOURCES,
+    Candidate,
+    EventStore,
+    Extraction,
+    FileStats,
+    LineScanner,
+    all_line_extractors,
+)
 from firstfault.timeparse import TimeParser
 
 MAX_STRUCTURED_BYTES = 256 << 20
@@ -310,12 +318,18 @@ class Analyzer:
     def start(self, ctx: Context) -> Analysis:
         return Analysis(self, ctx)
 
-    def analyze_path(self, path: str, now: datetime | None = None) -> Verdict:
-        return self.analyze_bundle(load_bundle(path), now=now)
+    def analyze_path(self, path: str, now: datetime | None = None, workers: int = 1) -> Verdict:
+        return self.analyze_bundle(load_bundle(path), now=now, workers=workers)
 
-    def analyze_bundle(self, bundle: Bundle, now: datetime | None = None) -> Verdict:
+    def analyze_bundle(self, bundle: Bundle, now: datetime | None = None, workers: int = 1) -> Verdict:
+        """`workers` > 1 reads the line files in that many processes (firstfault.parallel): same verdict."""
         analysis = self.start(bundle.context)
-        collect_bundle(self, bundle, analysis)
+        if workers > 1:
+            from firstfault.parallel import collect_bundle_parallel
+
+            collect_bundle_parallel(self, bundle, analysis, workers)
+        else:
+            collect_bundle(self, bundle, analysis)
         return analysis.finish(now=now)
 
 
@@ -340,13 +354,19 @@ class ScannerSource(Protocol):
     def scanner(self, kind: str) -> LineScanner: ...
 
 
+# Scans one line file (kind, its source, the file, the time parser) into the sink: what the parallel
+# reader (firstfault.parallel) puts in place of the scanner, with the same results in the same order.
+LineFileScan = Callable[[str, ResolvedSource, SourceFile, TimeParser], FileStats]
+
+
 def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
-                   check: Callable[[], None] | None = None) -> None:
+                   check: Callable[[], None] | None = None, scan: LineFileScan | None = None) -> None:
     """Reads every source of a bundle into `sink`, with coverage and errors per source.
 
     `check` (the Service's deadline) is called before each file and each
     chunk of a file, so a large file that yields no candidate line still
-    stops a timed-out analysis.
+    stops a timed-out analysis. `scan`, when given, reads each line file in
+    the bundle's order instead of the scanner here.
     """
     ctx = bundle.context
     tp = TimeParser(ctx.tz, ctx.window_start, ctx.window_end)
@@ -365,10 +385,13 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
                 check()
             c.files += 1
             if kind in LINE_SOURCES:
-                stats = analyzer.scanner(kind).scan_file(
-                    str(sf.path), sf.rel, node=sf.node, rank=sf.rank,
-                    srun_prefix=src.spec.rank_prefix == "srun", tp=tp, emit=sink.add_candidate, check=check,
-                )
+                if scan is not None:
+                    stats = scan(kind, src, sf, tp)
+                else:
+                    stats = analyzer.scanner(kind).scan_file(
+                        str(sf.path), sf.rel, node=sf.node, rank=sf.rank,
+                        srun_prefix=src.spec.rank_prefix == "srun", tp=tp, emit=sink.add_candidate, check=check,
+                    )
                 lines, errs = stats.lines, stats.errors
                 if kind == "application" and sf.node and stats.last_time is not None:
                     sink.saw_node(sf.node, stats.last_time)

@@ -1,0 +1,145 @@
+"""Reading a bundle's line files in several processes, with the one-process verdict.
+
+The line files (kernel, syslog, fabric manager, application logs) are the
+bulk of a bundle and each is read on its own: its multi-line records, its
+stamps and its kept events depend on that file only (EventStore's key holds
+the file). So worker processes scan and extract whole files, and the parent
+takes their results in the bundle's file order, exactly where the one-process
+reader would have produced them: the events go to the EventStore in the same
+order, and the lines offered as unrecognized are offered to the one
+Unrecognized collector in the same order (its grouping depends on the order
+it sees lines in). Scheduler, metric and other structured files stay in the
+parent. Hence the verdict is the same, byte for byte, for any number of
+workers; tests/test_parallel.py holds that.
+
+The workers are forked (they inherit the analyzer with its compiled
+prefilters and the parsed bundle); where fork is not available, or there
+are fewer than two line files, the bundle is read in this process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from firstfault.bundle import Bundle, ResolvedSource, SourceFile
+from firstfault.extract.unrecognized import zeroed
+from firstfault.model import Event
+from firstfault.scan import LINE_SOURCES, Candidate, Extraction, FileStats, all_line_extractors
+from firstfault.timeparse import TimeParser
+
+if TYPE_CHECKING:
+    from firstfault.analyze import Analysis, Analyzer
+
+
+@dataclass(slots=True, frozen=True)
+class _Task:
+    kind: str
+    path: str
+    rel: str
+    node: str | None
+    rank: int | None
+    srun: bool
+
+
+@dataclass(slots=True)
+class _Job:
+    analyzer: Analyzer
+    tasks: list[_Task]
+    tp: TimeParser
+    hosts: list[str]
+    extraction: Extraction | None = None
+
+
+_Offer = tuple[Candidate, str, str | None, str]  # a line offered as unrecognized: candidate, body, host, key
+
+
+class _Offers:
+    """Stands in for the Unrecognized collector in a worker: records the offers, in order."""
+
+    def __init__(self) -> None:
+        self.offers: list[_Offer] = []
+
+    def offer(self, c: Candidate, body: str, host: str | None = None) -> None:
+        # The literal hits are the scanner's, not the wire's: they need not travel. The template
+        # cache's key is worked out here, so the parent only looks it up.
+        c.hits = c.hits_key = None
+        self.offers.append((c, body, host, zeroed(body)))
+
+
+_JOB: _Job | None = None  # set in the parent just before the fork; the workers inherit it
+
+
+def _work(i: int) -> tuple[str, FileStats, list[Event], list[_Offer]]:
+    job = _JOB
+    assert job is not None
+    if job.extraction is None:
+        job.extraction = Extraction(all_line_extractors(), hosts=job.hosts)
+        job.extraction.unrecognized = _Offers()  # type: ignore[assignment]
+    ex = job.extraction
+    offers = ex.unrecognized
+    assert isinstance(offers, _Offers)
+    t = job.tasks[i]
+    events: list[Event] = []
+
+    def emit(c: Candidate) -> None:
+        events.extend(ex.events(c))
+
+    stats = job.analyzer.scanner(t.kind).scan_file(
+        t.path, t.rel, node=t.node, rank=t.rank, srun_prefix=t.srun, tp=job.tp, emit=emit)
+    got, offers.offers = offers.offers, []
+    return t.rel, stats, events, got
+
+
+def line_tasks(bundle: Bundle) -> list[_Task]:
+    """The line files of a bundle, in the order collect_bundle reads them."""
+    return [
+        _Task(src.spec.kind, str(sf.path), sf.rel, sf.node, sf.rank, src.spec.rank_prefix == "srun")
+        for src in bundle.sources if src.spec.kind in LINE_SOURCES
+        for sf in src.files
+    ]
+
+
+def default_workers() -> int:
+    """One worker per CPU this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def collect_bundle_parallel(analyzer: Analyzer, bundle: Bundle, analysis: Analysis, workers: int) -> None:
+    """collect_bundle with the line files read by `workers` processes (see the module docstring)."""
+    from firstfault.analyze import collect_bundle
+
+    global _JOB
+    tasks = line_tasks(bundle)
+    if workers < 2 or len(tasks) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        collect_bundle(analyzer, bundle, analysis)
+        return
+    ctx = bundle.context
+    for kind in {t.kind for t in tasks}:
+        analyzer.scanner(kind)  # compiled once here, inherited by every worker
+    _JOB = _Job(analyzer, tasks, TimeParser(ctx.tz, ctx.window_start, ctx.window_end), list(ctx.workload.nodes))
+    try:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
+            results: Iterator[tuple[str, FileStats, list[Event], list[_Offer]]] = \
+                pool.imap(_work, range(len(tasks)))
+            unrecognized = analysis.extraction.unrecognized
+
+            def scan(kind: str, src: ResolvedSource, sf: SourceFile, tp: TimeParser) -> FileStats:
+                rel, stats, events, offers = next(results)
+                if rel != sf.rel:  # the reader's order and the tasks' order are one order
+                    raise RuntimeError(f"parallel reader out of step: got {rel}, expected {sf.rel}")
+                for ev in events:
+                    analysis.store.add(ev)
+                for c, body, host, key in offers:
+                    unrecognized.offer(c, body, host, key)
+                return stats
+
+            collect_bundle(analyzer, bundle, analysis, scan=scan)
+    finally:
+        _JOB = None
