@@ -101,3 +101,12 @@ def test_line_counts_and_numbers_are_the_files_own(tmp_path: Path, chunk: int,
     assert stats.lines == 400
     assert [c.line for c in out] == [i + 1 for i in range(400) if i % 97 == 5]
     assert all("Xid" in c.text and c.text == lines[c.line - 1] for c in out)
+
+
+def test_the_newline_counter_counts_like_bytes_count() -> None:
+    # The C counter when built (firstfault/_lines.c), else the fallback: either way, slice semantics.
+    data = b"a\nbb\n\n" * 50 + b"tail without newline" + b"\n" * 3
+    n = len(data)
+    for start in (-n - 5, -7, 0, 1, 5, n // 2, n - 1, n, n + 3):
+        for end in (-n - 5, -3, 0, 2, n // 3, n - 2, n, n + 9):
+            assert scan.count_newlines(data, start, end) == data.count(b"\n", start, end), (start, end)

@@ -39,6 +39,14 @@ except ImportError:  # pragma: no cover - depends on the platform
 
 _SRUN = re.compile(rb"^\s*(\d+): ")
 
+try:  # newlines counted with memchr (firstfault/_lines.c), when built; optional.
+    from firstfault._lines import count as count_newlines
+except ImportError:  # pragma: no cover - depends on the build
+
+    def count_newlines(buf: bytes, start: int, end: int, /) -> int:
+        """The number of newlines in buf[start:end]."""
+        return buf.count(b"\n", start, end)
+
 
 def all_line_extractors() -> tuple[LineExtractor, ...]:
     from firstfault.extract import registry
@@ -59,6 +67,9 @@ def prefilter_words(source: str | None = None) -> list[str]:
     return sorted(words)
 
 
+_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
 class _Matcher:
     """Finds the lines of a buffer, or the literals of a line, among a set of literals.
 
@@ -68,7 +79,10 @@ class _Matcher:
 
     def __init__(self, literals: list[str]) -> None:
         self.literals = [w.encode() for w in literals]
-        self.key = tuple(literals)  # what a literal index means: scanners and extractions compare it
+        # What a literal index means: scanners and extractions compare it. One tuple object per word
+        # list (interned), so the comparison is an identity test.
+        key = tuple(literals)
+        self.key = _KEYS.setdefault(key, key)
         self._db: Any = None
         self._rx: re.Pattern[bytes] | None = None
         self._local = threading.local()
@@ -516,13 +530,13 @@ class LineScanner:
             line_no = before + 1
             pos = 0
             key = self.matcher.key
-            count = buf.count
+            count = count_newlines
             # The previous candidate's resolved time: walking back from a line
             # stops at the previous candidate, so a burst of unstamped lines
             # (NCCL's) is parsed once, not once per line.
             prev_start, prev_t, have_prev = -1, None, False
             for k, s in enumerate(starts):
-                line_no += count(b"\n", pos, s)
+                line_no += count(buf, pos, s)
                 pos = s
                 e = buf.find(b"\n", s)
                 raw, prank = strip(buf[s:e])
@@ -544,7 +558,7 @@ class LineScanner:
                 prev_start, prev_t, have_prev = s, t, True
                 emit(Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
                                hits, key if hits is not None else None))
-            line_no += count(b"\n", pos)
+            line_no += count(buf, pos, len(buf))
             seen[0] = line_no - before - 1
             last = self._last_stamp(buf, tp, srun_prefix)
             if last is not None:
