@@ -127,7 +127,7 @@ def collect_bundle_parallel(analyzer: Analyzer, bundle: Bundle, analysis: Analys
     try:
         with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
             results: Iterator[tuple[str, FileStats, list[Event], list[_Offer]]] = \
-                pool.imap(_work, range(len(tasks)))
+                pool.imap(_work, range(len(tasks)), chunksize=max(1, min(32, len(tasks) // (8 * workers))))
             unrecognized = analysis.extraction.unrecognized
 
             def scan(kind: str, src: ResolvedSource, sf: SourceFile, tp: TimeParser) -> FileStats:
