@@ -74,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
 
     a.workdir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONPATH=str(SRC))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     rows = []
     for ranks in [int(r) for r in a.ranks.split(",") if r.strip()]:
         bdir = a.workdir / ("ranks-%d" % ranks)

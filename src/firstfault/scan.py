@@ -10,6 +10,7 @@ from it, so unmatched lines are never parsed.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import re
 import threading
@@ -70,6 +71,30 @@ def prefilter_words(source: str | None = None) -> list[str]:
 _KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
+def _hs_database(literals: list[bytes]) -> Any:
+    """The Hyperscan block database of these literals (id = index), from the on-disk cache when
+    one was compiled before for the same words and the same Hyperscan (firstfault/cache.py)."""
+    from firstfault import cache
+
+    name = "hs-" + cache.key(str(getattr(_hs, "__version__", "")), _hs.__file__ or "", *literals) + ".db"
+    data = cache.get(name)
+    if data is not None:
+        try:
+            return _hs.loadb(data, _hs.HS_MODE_BLOCK)
+        except Exception:  # a corrupt or foreign entry: compile it again
+            pass
+    db = _hs.Database(mode=_hs.HS_MODE_BLOCK)
+    db.compile(
+        expressions=[re.escape(w) for w in literals],
+        ids=list(range(len(literals))),
+        elements=len(literals),
+        flags=[0] * len(literals),
+    )
+    with contextlib.suppress(Exception):  # the cache is an optimisation only
+        cache.put(name, _hs.dumpb(db))
+    return db
+
+
 class _Matcher:
     """Finds the lines of a buffer, or the literals of a line, among a set of literals.
 
@@ -89,14 +114,7 @@ class _Matcher:
         if not self.literals:
             return
         if HAVE_HYPERSCAN:
-            db = _hs.Database(mode=_hs.HS_MODE_BLOCK)
-            db.compile(
-                expressions=[re.escape(w) for w in self.literals],
-                ids=list(range(len(self.literals))),
-                elements=len(self.literals),
-                flags=[0] * len(self.literals),
-            )
-            self._db = db
+            self._db = _hs_database(self.literals)
         else:
             self._rx = re.compile(b"|".join(re.escape(w) for w in self.literals))
 
