@@ -378,8 +378,12 @@ class _Dispatch:
 @lru_cache(maxsize=16)
 def _dispatch_for(source: str, extractors: tuple[LineExtractor, ...]) -> _Dispatch:
     exs = tuple(ex for ex in extractors if source in ex.sources)
-    words = sorted({w for ex in exs for w in ex.literals})
-    owners = tuple(tuple(i for i, ex in enumerate(exs) if w in ex.literals) for w in words)
+    by_word: dict[str, list[int]] = {}
+    for i, ex in enumerate(exs):
+        for w in dict.fromkeys(ex.literals):
+            by_word.setdefault(w, []).append(i)
+    words = sorted(by_word)
+    owners = tuple(tuple(by_word[w]) for w in words)
     error_words = next((i for i, ex in enumerate(exs) if ex.name == "unrecognized"), -1)
     return _Dispatch(exs, _Matcher(words), owners, error_words, error_words >= 0 and error_words == len(exs) - 1)
 
