@@ -51,6 +51,7 @@ from run_bench import EXPECTED_FILE, bundle_files, ere_escape, timed  # noqa: E4
 GREP_14 = ("Xid|SXid|NCCL WARN|Watchdog|Traceback|Error|error|fail|Killed process|out of memory|LustreError"
            "|link down|AER|timeout")
 SHOWCASE = HERE.parent / "examples" / "nvlink-xid149"
+FF_SRC = SRC  # --src
 TARGET_RATIO = 1.0
 TARGET_RSS_MB = 150.0
 FLAT = 1.25
@@ -90,7 +91,7 @@ def _env(src: Path) -> dict[str, str]:
 def analyze_tools(bundle: Path, workers: list[int], base_src: Path | None, work: Path) -> list[Tool]:
     py = sys.executable
     tools = [Tool("ff -j%d" % w, [py, "-m", "firstfault", "analyze", str(bundle), "--format", "json", "-j", str(w)],
-                  _env(SRC), work / ("verdict-j%d.json" % w)) for w in workers]
+                  _env(FF_SRC), work / ("verdict-j%d.json" % w)) for w in workers]
     if base_src is not None:
         tools.append(Tool("base", [py, "-m", "firstfault", "analyze", str(bundle), "--format", "json"],
                           _env(base_src), work / "verdict-base.json"))
@@ -119,7 +120,7 @@ def verdict_body(path: Path) -> tuple[str, dict[str, object]]:
 
 def catalog_words(work: Path) -> Path:
     p = subprocess.run([sys.executable, "-m", "firstfault", "rules", "prefilter"], capture_output=True, text=True,
-                       env=_env(SRC), check=True)
+                       env=_env(FF_SRC), check=True)
     words = [w for w in p.stdout.splitlines() if w.strip()]
     pat = work / "catalog.ere"
     pat.write_text("".join(ere_escape(w) + "\n" for w in words), encoding="utf-8")
@@ -212,17 +213,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--workers", default="1,2", help="analyze -j values to time (comma list)")
     ap.add_argument("--base-src", type=Path, default=None, help="a src/ of another checkout to time alongside")
+    ap.add_argument("--src", type=Path, default=SRC, help="the src/ timed as 'ff' (default: this checkout's)")
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/ff-headline"))
     ap.add_argument("--noisy-lines", type=int, default=2_000_000, help="0 skips the noisy-log case")
     ap.add_argument("--no-small", action="store_true", help="skip the showcase case")
     ap.add_argument("--no-grep-catalog", action="store_true", help="skip the (slow) catalog-words grep")
     ap.add_argument("--enforce", action="store_true", help="exit 3 when a target is missed")
     a = ap.parse_args(argv)
+    global FF_SRC
+    FF_SRC = a.src.resolve()
     workers = [int(w) for w in a.workers.split(",") if w.strip()]
     sizes = [float(s) for s in a.sizes.split(",") if s.strip() and float(s) > 0]
     a.workdir.mkdir(parents=True, exist_ok=True)
     cat_pat = None if a.no_grep_catalog else catalog_words(a.workdir)
-    for src in [SRC] + ([a.base_src] if a.base_src else []):  # write the bytecode once, untimed
+    for src in [FF_SRC] + ([a.base_src] if a.base_src else []):  # write the bytecode once, untimed
         subprocess.run([sys.executable, "-m", "firstfault", "analyze", str(SHOWCASE), "--format", "json"],
                        env=_env(src), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     print("headline  sizes %s GB, repeat %d (median), -j %s, base %s, %d CPUs, load %.2f" % (
