@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from firstfault import scan
+from firstfault import parallel, scan
 from firstfault.analyze import Analyzer
 from firstfault.bundle import load_bundle
 from firstfault.scan import Candidate, LineScanner, all_line_extractors
@@ -30,6 +30,22 @@ BENCH = Path(__file__).resolve().parent.parent / "bench"
 @pytest.fixture(scope="module")
 def analyzer() -> Analyzer:
     return Analyzer()
+
+
+@pytest.fixture(autouse=True)
+def _workers_for_small_bundles(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The test bundles are small: make the parallel reader start its workers for them all the same.
+    monkeypatch.setattr(parallel, "MIN_BYTES", 0)
+
+
+def test_a_small_bundle_is_read_in_this_process(analyzer: Analyzer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "MIN_BYTES", 32 << 20)
+
+    def no_pool(*_a: object, **_k: object) -> None:
+        raise AssertionError("a pool was started for a small bundle")
+
+    monkeypatch.setattr(parallel.multiprocessing, "get_context", no_pool)
+    assert _verdict(analyzer, SCENARIOS[0], 2) == _verdict(analyzer, SCENARIOS[0], 1)
 
 
 def _verdict(analyzer: Analyzer, path: Path, workers: int) -> str:

@@ -14,11 +14,13 @@ workers; tests/test_parallel.py holds that.
 
 The workers are forked (they inherit the analyzer with its compiled
 prefilters and the parsed bundle); where fork is not available, or there
-are fewer than two line files, the bundle is read in this process.
+are fewer than two line files or under MIN_BYTES of them, the bundle is
+read in this process.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 from collections.abc import Iterator
@@ -103,6 +105,21 @@ def line_tasks(bundle: Bundle) -> list[_Task]:
     ]
 
 
+# Below this many bytes of line files, starting workers costs more than it saves (a small bundle is
+# read in well under a second by one process).
+MIN_BYTES = 32 << 20
+
+
+def _total_bytes(tasks: list[_Task]) -> int:
+    total = 0
+    for t in tasks:
+        with contextlib.suppress(OSError):  # the scanner reports it
+            total += os.stat(t.path).st_size
+        if total >= MIN_BYTES:
+            break
+    return total
+
+
 def default_workers() -> int:
     """One worker per CPU this process may run on."""
     try:
@@ -117,7 +134,8 @@ def collect_bundle_parallel(analyzer: Analyzer, bundle: Bundle, analysis: Analys
 
     global _JOB
     tasks = line_tasks(bundle)
-    if workers < 2 or len(tasks) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if (workers < 2 or len(tasks) < 2 or "fork" not in multiprocessing.get_all_start_methods()
+            or _total_bytes(tasks) < MIN_BYTES):
         collect_bundle(analyzer, bundle, analysis)
         return
     ctx = bundle.context
