@@ -411,6 +411,7 @@ class Extraction:
         self._prefix = PrefixLayer(hosts)
         self.unrecognized = Unrecognized(hosts)
         self._same: dict[tuple[int, int], bool] = {}
+        self._hits: dict[tuple[str, tuple[int, ...]], list[int]] = {}
         self._keep: list[tuple[str, ...]] = []
 
     def _same_words(self, key: tuple[str, ...], dispatch: _Dispatch) -> bool:
@@ -437,8 +438,14 @@ class Extraction:
         out: list[Event] = []
         ids = c.hits if c.hits is not None and c.hits_key is not None and self._same_words(c.hits_key, dispatch) \
             else dispatch.matcher.ids_in(text.encode("utf-8", "replace"))
-        owners = dispatch.owners
-        hit = sorted({e for i in ids for e in owners[i]})
+        if isinstance(ids, tuple):  # the scanner's hits: a few literal sets recur line after line
+            hit = self._hits.get((c.source, ids))
+            if hit is None:
+                hit = sorted({e for i in ids for e in dispatch.owners[i]})
+                if len(self._hits) < 4096:
+                    self._hits[(c.source, ids)] = hit
+        else:
+            hit = sorted({e for i in ids for e in dispatch.owners[i]})
         probe = dispatch.error_words
         defer = dispatch.defer_probe
         for e in hit:
