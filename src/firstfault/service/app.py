@@ -58,6 +58,7 @@ def create_app(settings: ServiceSettings | None = None, catalog: Catalog | None 
                                             "auth": bool(settings.tokens), "dashboard": store is not None}})
         yield
         pool.shutdown()
+        metrics.close()
         if store is not None:
             store.close()
 

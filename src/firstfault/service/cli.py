@@ -23,7 +23,8 @@ def _err(msg: str) -> None:
 def serve(
     host: Annotated[Optional[str], typer.Option(help="Address to listen on [default: 127.0.0.1].")] = None,  # noqa: UP045
     port: Annotated[Optional[int], typer.Option(help="Port [default: 8080].")] = None,  # noqa: UP045
-    workers: Annotated[Optional[int], typer.Option(help="uvicorn worker processes [default: 1].")] = None,  # noqa: UP045
+    workers: Annotated[Optional[int], typer.Option(help="uvicorn worker processes [default: 1]; with more than one, "  # noqa: UP045
+                                                       "/metrics sums over all of them.")] = None,
     rules: Annotated[
         Optional[Path],  # noqa: UP045
         typer.Option("--rules", help="Catalog directory (catalog.yaml + rules/); default: the shipped catalog."),
@@ -73,17 +74,31 @@ def serve(
 
     from firstfault.service.auth import MAX_HEADER_BYTES
 
-    uvicorn.run(
-        "firstfault.service.app:create_app_from_env",
-        factory=True,
-        host=settings.host,
-        port=settings.port,
-        workers=settings.workers,
-        access_log=False,  # the app logs one structured line per request itself
-        log_level=settings.log_level,
-        timeout_graceful_shutdown=30,
-        h11_max_incomplete_event_size=MAX_HEADER_BYTES,  # a long token gets its 431, not a reset connection
-    )
+    # Several workers: one /metrics view over all of them (service/metrics.py), through a directory
+    # of their own that goes with the server.
+    metrics_dir = None
+    if (settings.workers or 1) > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        import tempfile
+
+        metrics_dir = tempfile.mkdtemp(prefix="firstfault-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir
+    try:
+        uvicorn.run(
+            "firstfault.service.app:create_app_from_env",
+            factory=True,
+            host=settings.host,
+            port=settings.port,
+            workers=settings.workers,
+            access_log=False,  # the app logs one structured line per request itself
+            log_level=settings.log_level,
+            timeout_graceful_shutdown=30,
+            h11_max_incomplete_event_size=MAX_HEADER_BYTES,  # a long token gets its 431, not a reset connection
+        )
+    finally:
+        if metrics_dir is not None:
+            import shutil
+
+            shutil.rmtree(metrics_dir, ignore_errors=True)
 
 
 
