@@ -23,9 +23,10 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from firstfault.bundle import Bundle, ResolvedSource, SourceFile
 from firstfault.extract.unrecognized import zeroed
@@ -56,7 +57,8 @@ class _Job:
     extraction: Extraction | None = None
 
 
-_Offer = tuple[Candidate, str, str | None, str]  # a line offered as unrecognized: candidate, body, host, key
+# A line offered as unrecognized: candidate, body (None: the candidate's text), host, template key.
+_Offer = tuple[Candidate, str | None, str | None, str]
 
 
 class _Offers:
@@ -69,7 +71,7 @@ class _Offers:
         # The literal hits are the scanner's, not the wire's: they need not travel. The template
         # cache's key is worked out here, so the parent only looks it up.
         c.hits = c.hits_key = None
-        self.offers.append((c, body, host, zeroed(body)))
+        self.offers.append((c, None if body == c.text else body, host, zeroed(body)))
 
 
 _JOB: _Job | None = None  # set in the parent just before the fork; the workers inherit it
@@ -128,6 +130,33 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+_Result = tuple[str, FileStats, list[Event], list[_Offer]]
+
+
+def _work_range(start: int, stop: int) -> list[_Result]:
+    return [_work(i) for i in range(start, stop)]
+
+
+def _in_order(pool: Any, n: int, workers: int) -> Iterator[_Result]:
+    """The results of tasks 0..n-1 in order, with a bounded number of file groups in flight: a parent
+    that falls behind (a busy machine) holds a few groups' events, not the whole bundle's."""
+    group = max(1, min(32, n // (8 * workers)))
+    starts = iter(range(0, n, group))
+    pending: deque[Any] = deque()
+
+    def submit() -> None:
+        start = next(starts, None)
+        if start is not None:
+            pending.append(pool.apply_async(_work_range, (start, min(start + group, n))))
+
+    for _ in range(2 * workers):
+        submit()
+    while pending:
+        done = pending.popleft().get()
+        submit()
+        yield from done
+
+
 def collect_bundle_parallel(analyzer: Analyzer, bundle: Bundle, analysis: Analysis, workers: int) -> None:
     """collect_bundle with the line files read by `workers` processes (see the module docstring)."""
     from firstfault.analyze import collect_bundle
@@ -144,8 +173,7 @@ def collect_bundle_parallel(analyzer: Analyzer, bundle: Bundle, analysis: Analys
     _JOB = _Job(analyzer, tasks, TimeParser(ctx.tz, ctx.window_start, ctx.window_end), list(ctx.workload.nodes))
     try:
         with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
-            results: Iterator[tuple[str, FileStats, list[Event], list[_Offer]]] = \
-                pool.imap(_work, range(len(tasks)), chunksize=max(1, min(32, len(tasks) // (8 * workers))))
+            results = _in_order(pool, len(tasks), workers)
             unrecognized = analysis.extraction.unrecognized
 
             def scan(kind: str, src: ResolvedSource, sf: SourceFile, tp: TimeParser) -> FileStats:
@@ -155,7 +183,7 @@ def collect_bundle_parallel(analyzer: Analyzer, bundle: Bundle, analysis: Analys
                 for ev in events:
                     analysis.store.add(ev)
                 for c, body, host, key in offers:
-                    unrecognized.offer(c, body, host, key)
+                    unrecognized.offer(c, c.text if body is None else body, host, key)
                 return stats
 
             collect_bundle(analyzer, bundle, analysis, scan=scan)
