@@ -137,17 +137,36 @@ def _work_range(start: int, stop: int) -> list[_Result]:
     return [_work(i) for i in range(start, stop)]
 
 
-def _in_order(pool: Any, n: int, workers: int) -> Iterator[_Result]:
-    """The results of tasks 0..n-1 in order, with a bounded number of file groups in flight: a parent
-    that falls behind (a busy machine) holds a few groups' events, not the whole bundle's."""
-    group = max(1, min(32, n // (8 * workers)))
-    starts = iter(range(0, n, group))
+GROUP_BYTES = 8 << 20  # input bytes per group of files handed to a worker at once
+
+
+def _groups(tasks: list[_Task], workers: int) -> list[tuple[int, int]]:
+    """Consecutive file ranges of about GROUP_BYTES (and at most 32 files, fewer for small bundles)."""
+    most = max(1, min(32, len(tasks) // (8 * workers)))
+    out: list[tuple[int, int]] = []
+    start, size = 0, 0
+    for i, t in enumerate(tasks):
+        with contextlib.suppress(OSError):
+            size += os.stat(t.path).st_size
+        if i + 1 - start >= most or size >= GROUP_BYTES:
+            out.append((start, i + 1))
+            start, size = i + 1, 0
+    if start < len(tasks):
+        out.append((start, len(tasks)))
+    return out
+
+
+def _in_order(pool: Any, tasks: list[_Task], workers: int) -> Iterator[_Result]:
+    """The results of the tasks in order, with a bounded number of file groups in flight: a parent
+    that falls behind (a busy machine) holds a few groups' results (their events and the lines
+    offered as unrecognized, which grow with the files), not the whole bundle's."""
+    ranges = iter(_groups(tasks, workers))
     pending: deque[Any] = deque()
 
     def submit() -> None:
-        start = next(starts, None)
-        if start is not None:
-            pending.append(pool.apply_async(_work_range, (start, min(start + group, n))))
+        r = next(ranges, None)
+        if r is not None:
+            pending.append(pool.apply_async(_work_range, r))
 
     for _ in range(2 * workers):
         submit()
@@ -173,7 +192,7 @@ def collect_bundle_parallel(analyzer: Analyzer, bundle: Bundle, analysis: Analys
     _JOB = _Job(analyzer, tasks, TimeParser(ctx.tz, ctx.window_start, ctx.window_end), list(ctx.workload.nodes))
     try:
         with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
-            results = _in_order(pool, len(tasks), workers)
+            results = _in_order(pool, tasks, workers)
             unrecognized = analysis.extraction.unrecognized
 
             def scan(kind: str, src: ResolvedSource, sf: SourceFile, tp: TimeParser) -> FileStats:
