@@ -123,6 +123,12 @@ def analyze(
     rules: RulesOpt = None,
     width: WidthOpt = None,
     verbose: VerboseOpt = False,
+    workers: Annotated[
+        int,
+        typer.Option("--workers", "-j", min=0,
+                     help="Processes that read the log files (0: one per CPU; 1: this process only). "
+                          "The verdict is the same for any number."),
+    ] = 0,
 ) -> None:
     """Analyse an evidence bundle and print its verdict.
 
@@ -137,7 +143,11 @@ def analyze(
         _check_output(output, "--output")
     cat = _catalog(rules)
     try:
-        verdict = Analyzer(cat).analyze_path(str(bundle))
+        if workers == 0:
+            from firstfault.engine.parallel import default_workers
+
+            workers = default_workers()
+        verdict = Analyzer(cat).analyze_path(str(bundle), workers=workers)
     except BundleError as exc:
         _err(str(exc))
         raise typer.Exit(2) from exc

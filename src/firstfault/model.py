@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
@@ -87,6 +88,14 @@ def iso(t: datetime | None) -> str | None:
     """RFC 3339 in UTC with microseconds and a Z: one stable form for output."""
     if t is None:
         return None
+    return _iso(t, t.fold)
+
+
+@lru_cache(maxsize=1 << 16)
+def _iso(t: datetime, _fold: int) -> str:
+    # Cached: the engine sorts tens of thousands of events by this string, and events share times.
+    # Equal keys are one instant (aware; with the fold, as datetimes of one zone compare wall times)
+    # or one naive value, so they share the string.
     if t.tzinfo is None:
         t = t.replace(tzinfo=UTC)
     return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

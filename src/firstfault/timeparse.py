@@ -34,6 +34,9 @@ _SLURM_BANNER = re.compile(
 _UPTIME = re.compile(r"\[\s*(\d{1,10}\.\d{3,9})\]")
 
 
+_UNSEEN: datetime | None = datetime.min  # a cache miss (None is a cached "no such minute")
+
+
 @dataclass(slots=True, frozen=True)
 class Stamp:
     wall: datetime | None  # aware, UTC
@@ -55,12 +58,32 @@ class TimeParser:
         self.year = ref.astimezone(tz).year
         self.ref = ref
         self.window_end = window_end or ref
+        self._minutes: dict[tuple[int, int, int, int, int], datetime | None] = {}
 
     def _local(self, y: int, mo: int, d: int, h: int, mi: int, s: int, us: int) -> datetime | None:
+        # A log's lines fall in few minutes: the zone is applied once per minute, and a line adds its
+        # seconds. Only for a minute whose UTC offset is the same at its first and last microsecond
+        # (a zone change inside it, or a leap second, takes the full path).
+        minute = self._minutes.get((y, mo, d, h, mi), _UNSEEN)
+        if minute is _UNSEEN:
+            minute = self._minute(y, mo, d, h, mi)
+            if len(self._minutes) < 65536:
+                self._minutes[(y, mo, d, h, mi)] = minute
+        if minute is not None and s < 60:
+            return minute + timedelta(seconds=s, microseconds=us)
         try:
             return datetime(y, mo, d, h, mi, s, us, tzinfo=self.tz).astimezone(UTC)
         except ValueError:
             return None
+
+    def _minute(self, y: int, mo: int, d: int, h: int, mi: int) -> datetime | None:
+        try:
+            first = datetime(y, mo, d, h, mi, 0, 0, tzinfo=self.tz)
+        except ValueError:
+            return None
+        if first.utcoffset() != first.replace(second=59, microsecond=999999).utcoffset():
+            return None
+        return first.astimezone(UTC)
 
     def _yearless(self, mo: int, d: int, h: int, mi: int, s: int, us: int) -> datetime | None:
         t = self._local(self.year, mo, d, h, mi, s, us)

@@ -10,6 +10,7 @@ from it, so unmatched lines are never parsed.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import re
 import threading
@@ -39,6 +40,14 @@ except ImportError:  # pragma: no cover - depends on the platform
 
 _SRUN = re.compile(rb"^\s*(\d+): ")
 
+try:  # newlines counted with memchr (firstfault/_lines.c), when built; optional.
+    from firstfault._lines import count as count_newlines
+except ImportError:  # pragma: no cover - depends on the build
+
+    def count_newlines(buf: bytes, start: int, end: int, /) -> int:
+        """The number of newlines in buf[start:end]."""
+        return buf.count(b"\n", start, end)
+
 
 def all_line_extractors() -> tuple[LineExtractor, ...]:
     from firstfault.extract import registry
@@ -59,6 +68,33 @@ def prefilter_words(source: str | None = None) -> list[str]:
     return sorted(words)
 
 
+_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _hs_database(literals: list[bytes]) -> Any:
+    """The Hyperscan block database of these literals (id = index), from the on-disk cache when
+    one was compiled before for the same words and the same Hyperscan (firstfault/cache.py)."""
+    from firstfault import cache
+
+    name = "hs-" + cache.key(str(getattr(_hs, "__version__", "")), _hs.__file__ or "", *literals) + ".db"
+    data = cache.get(name)
+    if data is not None:
+        try:
+            return _hs.loadb(data, _hs.HS_MODE_BLOCK)
+        except Exception:  # a corrupt or foreign entry: compile it again
+            pass
+    db = _hs.Database(mode=_hs.HS_MODE_BLOCK)
+    db.compile(
+        expressions=[re.escape(w) for w in literals],
+        ids=list(range(len(literals))),
+        elements=len(literals),
+        flags=[0] * len(literals),
+    )
+    with contextlib.suppress(Exception):  # the cache is an optimisation only
+        cache.put(name, _hs.dumpb(db))
+    return db
+
+
 class _Matcher:
     """Finds the lines of a buffer, or the literals of a line, among a set of literals.
 
@@ -68,20 +104,17 @@ class _Matcher:
 
     def __init__(self, literals: list[str]) -> None:
         self.literals = [w.encode() for w in literals]
+        # What a literal index means: scanners and extractions compare it. One tuple object per word
+        # list (interned), so the comparison is an identity test.
+        key = tuple(literals)
+        self.key = _KEYS.setdefault(key, key)
         self._db: Any = None
         self._rx: re.Pattern[bytes] | None = None
         self._local = threading.local()
         if not self.literals:
             return
         if HAVE_HYPERSCAN:
-            db = _hs.Database(mode=_hs.HS_MODE_BLOCK)
-            db.compile(
-                expressions=[re.escape(w) for w in self.literals],
-                ids=list(range(len(self.literals))),
-                elements=len(self.literals),
-                flags=[0] * len(self.literals),
-            )
-            self._db = db
+            self._db = _hs_database(self.literals)
         else:
             self._rx = re.compile(b"|".join(re.escape(w) for w in self.literals))
 
@@ -103,6 +136,37 @@ class _Matcher:
 
         self._db.scan(data, match_event_handler=on_match, scratch=self._scratch())
         return found
+
+    def line_hits(self, buf: bytes) -> tuple[list[int], list[list[int]] | None]:
+        """The sorted start offsets of the lines of `buf` holding a literal and, with Hyperscan,
+        the literal indices found on each of them (from the same scan: no second pass per line).
+
+        Hyperscan reports matches in order of their end offset, so the lines come in order and a
+        match that ends inside the current line belongs to it (literals hold no newline).
+        """
+        if self._db is None:
+            return self.line_starts(buf), None
+        starts: list[int] = []
+        ids: list[list[int]] = []
+        rfind, find = buf.rfind, buf.find
+        n = len(buf)
+        last_end = -1
+        cur: list[int] = []
+
+        def on_match(i: int, _frm: int, to: int, _flags: int, _ctx: object) -> None:
+            nonlocal last_end, cur
+            if to <= last_end:
+                cur.append(i)
+                return
+            starts.append(rfind(b"\n", 0, to) + 1)
+            cur = [i]
+            ids.append(cur)
+            e = find(b"\n", to)
+            last_end = n if e < 0 else e
+
+        if self.literals:
+            self._db.scan(buf, match_event_handler=on_match, scratch=self._scratch())
+        return starts, ids
 
     def line_starts(self, buf: bytes) -> list[int]:
         """Sorted start offsets of the lines of `buf` holding a literal."""
@@ -186,8 +250,13 @@ def _open(path: str) -> IO[bytes]:
     return open(path, "rb")
 
 
-def _chunks(fh: IO[bytes], stats: FileStats) -> Iterator[tuple[bytes, int]]:
-    """Yields (buffer of whole lines, number of lines before it)."""
+def _chunks(fh: IO[bytes], stats: FileStats, seen: list[int] | None = None) -> Iterator[tuple[bytes, int]]:
+    """Yields (buffer of whole lines, number of lines before it).
+
+    With `seen`, the consumer counts the newlines of each buffer it was given (it walks them
+    anyway, candidate to candidate) and adds them to seen[0] before asking for the next one, so
+    no byte is counted twice; without it, each buffer is counted here.
+    """
     carry = b""
     lines_before = 0
     skipping = False  # inside an over-long line, dropping until its end
@@ -232,8 +301,13 @@ def _chunks(fh: IO[bytes], stats: FileStats) -> Iterator[tuple[bytes, int]]:
                 carry = buf
             continue
         whole, carry = buf[: cut + 1], buf[cut + 1 :]
-        n = whole.count(b"\n")
-        yield whole, lines_before
+        if seen is None:
+            n = whole.count(b"\n")
+            yield whole, lines_before
+        else:
+            seen[0] = 0
+            yield whole, lines_before
+            n = seen[0]
         lines_before += n
         if len(carry) > MAX_LINE:
             stats.errors.append((lines_before + 1, f"line longer than {MAX_LINE} bytes: clipped"))
@@ -274,15 +348,22 @@ class _Dispatch:
     matcher: _Matcher
     owners: tuple[tuple[int, ...], ...]  # literal index -> extractor indices
     error_words: int  # the index of the unrecognized-lines word list among `extractors` (-1: none)
+    # The probe only marks lines as understood (claimed); when it runs last, running it only for a
+    # line that nothing else read or claimed gives the same result, and most lines never need it.
+    defer_probe: bool
 
 
 @lru_cache(maxsize=16)
 def _dispatch_for(source: str, extractors: tuple[LineExtractor, ...]) -> _Dispatch:
     exs = tuple(ex for ex in extractors if source in ex.sources)
-    words = sorted({w for ex in exs for w in ex.literals})
-    owners = tuple(tuple(i for i, ex in enumerate(exs) if w in ex.literals) for w in words)
+    by_word: dict[str, list[int]] = {}
+    for i, ex in enumerate(exs):
+        for w in dict.fromkeys(ex.literals):
+            by_word.setdefault(w, []).append(i)
+    words = sorted(by_word)
+    owners = tuple(tuple(by_word[w]) for w in words)
     error_words = next((i for i, ex in enumerate(exs) if ex.name == "unrecognized"), -1)
-    return _Dispatch(exs, _Matcher(words), owners, error_words)
+    return _Dispatch(exs, _Matcher(words), owners, error_words, error_words >= 0 and error_words == len(exs) - 1)
 
 
 class Extraction:
@@ -307,6 +388,21 @@ class Extraction:
         self._states: dict[tuple[object, ...], dict[str, object]] = {}
         self._prefix = PrefixLayer(hosts)
         self.unrecognized = Unrecognized(hosts)
+        self._same: dict[tuple[int, int], bool] = {}
+        self._hits: dict[tuple[str, tuple[int, ...]], list[int]] = {}
+        self._keep: list[tuple[str, ...]] = []
+
+    def _same_words(self, key: tuple[str, ...], dispatch: _Dispatch) -> bool:
+        """Do a scanner's literal indices mean the same words as this dispatch's? (Checked once per pair.)"""
+        mkey = dispatch.matcher.key
+        if key is mkey:
+            return True
+        known = self._same.get((id(key), id(mkey)))
+        if known is None:
+            known = key == mkey
+            self._same[(id(key), id(mkey))] = known
+            self._keep.extend((key, mkey))  # the ids stay those of live tuples
+        return known
 
     def events(self, c: Candidate) -> list[Event]:
         dispatch = self._by_source.get(c.source)
@@ -318,10 +414,26 @@ class Extraction:
         ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=rank, time=c.time,
                           state=self._states.setdefault((c.file, c.rank, *p.stream), {}), host=p.host)
         out: list[Event] = []
-        hit = sorted({e for i in dispatch.matcher.ids_in(text.encode("utf-8", "replace")) for e in dispatch.owners[i]})
+        ids = c.hits if c.hits is not None and c.hits_key is not None and self._same_words(c.hits_key, dispatch) \
+            else dispatch.matcher.ids_in(text.encode("utf-8", "replace"))
+        if isinstance(ids, tuple):  # the scanner's hits: a few literal sets recur line after line
+            hit = self._hits.get((c.source, ids))
+            if hit is None:
+                hit = sorted({e for i in ids for e in dispatch.owners[i]})
+                if len(self._hits) < 4096:
+                    self._hits[(c.source, ids)] = hit
+        else:
+            hit = sorted({e for i in ids for e in dispatch.owners[i]})
+        probe = dispatch.error_words
+        defer = dispatch.defer_probe
         for e in hit:
+            if defer and e == probe:
+                continue
             for d in dispatch.extractors[e].extract(p.body, ctx):
                 out.append(draft_to_event(d, ctx, text[:TEXT_CLIP]))
+        if defer and not out and not ctx.claimed and probe in hit:
+            for _ in dispatch.extractors[probe].extract(p.body, ctx):
+                pass
         if not out and not ctx.claimed and dispatch.error_words in hit:
             # Error-looking is decided by the prefilter's own literal hits (ErrorWords'), so it costs
             # nothing more, and a Service given unfiltered lines lists what one given candidates does.
@@ -411,7 +523,8 @@ class LineScanner:
             return raw, None
 
         nuls = 0
-        for buf, before in _chunks(fh, stats):
+        seen = [0]
+        for buf, before in _chunks(fh, stats, seen):
             if check is not None:
                 check()  # a deadline: one chunk of work at most after it passes
             n = buf.count(b"\x00")
@@ -420,23 +533,29 @@ class LineScanner:
                 # ("NVRM: \0Xid") is whole again for the prefilter.
                 nuls += n
                 buf = buf.replace(b"\x00", b"")
-            starts = self.matcher.line_starts(buf)
+            starts, hit_ids = self.matcher.line_hits(buf)
             line_no = before + 1
             pos = 0
+            key = self.matcher.key
+            count = count_newlines
             # The previous candidate's resolved time: walking back from a line
             # stops at the previous candidate, so a burst of unstamped lines
             # (NCCL's) is parsed once, not once per line.
             prev_start, prev_t, have_prev = -1, None, False
-            for s in starts:
-                line_no += buf.count(b"\n", pos, s)
+            for k, s in enumerate(starts):
+                line_no += count(buf, pos, s)
                 pos = s
                 e = buf.find(b"\n", s)
                 raw, prank = strip(buf[s:e])
+                # The chunk scan's literal hits stand for the line as decoded when the line is the
+                # raw bytes, valid UTF-8; otherwise the extraction looks again.
+                hits = tuple(hit_ids[k]) if hit_ids is not None and prank is None else None
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError:
                     stats.bad_utf8 += 1
                     text = raw.decode("utf-8", errors="replace")
+                    hits = None
                 stats.candidates += 1
                 t = wall_of(tp.parse(text))
                 if t is None:
@@ -444,7 +563,10 @@ class LineScanner:
                     if t is None:
                         t = prev_t if have_prev else wall_of(carried)
                 prev_start, prev_t, have_prev = s, t, True
-                emit(Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text))
+                emit(Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
+                               hits, key if hits is not None else None))
+            line_no += count(buf, pos, len(buf))
+            seen[0] = line_no - before - 1
             last = self._last_stamp(buf, tp, srun_prefix)
             if last is not None:
                 carried = last

@@ -15,8 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Literal, Protocol
 
-from firstfault.bundle import Bundle
-from firstfault.collect.scan import LINE_SOURCES, LineScanner
+from firstfault.bundle import Bundle, ResolvedSource, SourceFile
+from firstfault.collect.scan import LINE_SOURCES, FileStats, LineScanner
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import MAX_STRUCTURED_BYTES, PER_FILE_DOCUMENTS
 from firstfault.model import CoverageItem, ErrorItem
@@ -57,13 +57,19 @@ class ScannerSource(Protocol):
     def scanner(self, kind: str) -> LineScanner: ...
 
 
+# Scans one line file (kind, its source, the file, the time parser) into the sink: what the parallel
+# reader (engine/parallel.py) puts in place of the scanner, with the same results in the same order.
+LineFileScan = Callable[[str, ResolvedSource, SourceFile, TimeParser], FileStats]
+
+
 def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
-                   check: Callable[[], None] | None = None) -> None:
+                   check: Callable[[], None] | None = None, scan: LineFileScan | None = None) -> None:
     """Reads every source of a bundle into `sink`, with coverage and errors per source.
 
     `check` (the Service's deadline) is called before each file and each
     chunk of a file, so a large file that yields no candidate line still
-    stops a timed-out analysis.
+    stops a timed-out analysis. `scan`, when given, reads each line file in
+    the bundle's order instead of the scanner here.
     """
     ctx = bundle.context
     tp = TimeParser(ctx.tz, ctx.window_start, ctx.window_end)
@@ -82,10 +88,13 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
                 check()
             c.files += 1
             if kind in LINE_SOURCES:
-                stats = analyzer.scanner(kind).scan_file(
-                    str(sf.path), sf.rel, node=sf.node, rank=sf.rank,
-                    srun_prefix=src.spec.rank_prefix == "srun", tp=tp, emit=sink.add_candidate, check=check,
-                )
+                if scan is not None:
+                    stats = scan(kind, src, sf, tp)
+                else:
+                    stats = analyzer.scanner(kind).scan_file(
+                        str(sf.path), sf.rel, node=sf.node, rank=sf.rank,
+                        srun_prefix=src.spec.rank_prefix == "srun", tp=tp, emit=sink.add_candidate, check=check,
+                    )
                 lines, errs = stats.lines, stats.errors
                 if kind == "application" and sf.node and stats.last_time is not None:
                     sink.saw_node(sf.node, stats.last_time)
@@ -170,4 +179,4 @@ def _coverage(cov: dict[str, _Cov], allocation: list[str]) -> list[CoverageItem]
 
 
 
-__all__ = ["EvidenceSink", "ScannerSource", "collect_bundle"]
+__all__ = ["EvidenceSink", "LineFileScan", "ScannerSource", "collect_bundle"]

@@ -138,12 +138,18 @@ class Analyzer:
     def start(self, ctx: Context) -> Analysis:
         return Analysis(self, ctx)
 
-    def analyze_path(self, path: str, now: datetime | None = None) -> Verdict:
-        return self.analyze_bundle(load_bundle(path), now=now)
+    def analyze_path(self, path: str, now: datetime | None = None, workers: int = 1) -> Verdict:
+        return self.analyze_bundle(load_bundle(path), now=now, workers=workers)
 
-    def analyze_bundle(self, bundle: Bundle, now: datetime | None = None) -> Verdict:
+    def analyze_bundle(self, bundle: Bundle, now: datetime | None = None, workers: int = 1) -> Verdict:
+        """`workers` > 1 reads the line files in that many processes (engine/parallel.py): same verdict."""
         analysis = self.start(bundle.context)
-        collect_bundle(self, bundle, analysis)
+        if workers > 1:
+            from firstfault.engine.parallel import collect_bundle_parallel
+
+            collect_bundle_parallel(self, bundle, analysis, workers)
+        else:
+            collect_bundle(self, bundle, analysis)
         return analysis.finish(now=now)
 
 

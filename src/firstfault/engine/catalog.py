@@ -422,4 +422,41 @@ def load_catalog(root: str | Path | None = None) -> Catalog:
 
 @lru_cache(maxsize=1)
 def shipped_catalog() -> Catalog:
-    return load_catalog(None)
+    return load_catalog_cached(None)
+
+
+def load_catalog_cached(root: str | Path | None = None) -> Catalog:
+    """load_catalog, kept on disk by the sha256 of the catalog's files and of the code that reads
+    them (firstfault/cache.py): a start-up reads one pickle instead of parsing and validating every
+    rule. An invalid catalog is never cached, so its errors are reported as by load_catalog."""
+    import pickle
+    import sys
+
+    import pydantic
+
+    from firstfault import cache
+
+    base = Path(root) if root is not None else default_root()
+    parts: list[bytes | str] = [str(base.resolve()), sys.version, pydantic.VERSION]
+    for mod in (__file__, yamlio.__file__, str(Path(yamlio.__file__).parent / "model.py")):
+        try:
+            parts += [mod, Path(mod).read_bytes()]
+        except OSError:
+            return load_catalog(root)
+    for f in [*sorted(base.glob("*.yaml")), *sorted((base / "rules").glob("*.yaml"))]:
+        try:
+            parts += [str(f.relative_to(base)), f.read_bytes()]
+        except OSError:
+            return load_catalog(root)
+    name = "catalog-" + cache.key(*parts) + ".pickle"
+    data = cache.get(name)
+    if data is not None:
+        try:
+            cat = pickle.loads(data)  # our own entry, in a directory only this user writes
+        except Exception:  # a corrupt or stale entry: load it again
+            cat = None
+        if isinstance(cat, Catalog):
+            return cat
+    cat = load_catalog(root)
+    cache.put(name, pickle.dumps(cat, protocol=pickle.HIGHEST_PROTOCOL))
+    return cat

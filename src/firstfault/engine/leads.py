@@ -221,12 +221,13 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
             behind = sorted(r for r, p in with_enq.items() if p.enq is not None and p.enq < m)
             ahead = sorted(r for r, p in with_enq.items() if p.enq is not None and p.enq > m)
             majority = sorted(r for r, p in with_enq.items() if p.enq == m)
+            in_majority = set(majority)  # membership per rank: a list would make 16k ranks cost 16k squared
             # The collective the majority waits in: their oldest not completed.
-            dones = [p.done for r, p in with_enq.items() if r in majority and p.done is not None]
+            dones = [p.done for r, p in with_enq.items() if r in in_majority and p.done is not None]
             waited = (_mode(dones) + 1) if dones else m
             ops = op_at.get((pg, waited))
             what = (f"{ops.most_common(1)[0][0]} SeqNum {waited}" if ops else f"collective SeqNum {waited}")
-            maj_evs = sorted((x for r, p in with_enq.items() if r in majority
+            maj_evs = sorted((x for r, p in with_enq.items() if r in in_majority
                               if (x := p.timeout or p.ev) is not None), key=_ev_key)
             if behind and len(behind) < len(majority):
                 enqs = sorted({q for r in behind if (q := with_enq[r].enq) is not None})
@@ -238,7 +239,7 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
                     f"{_others(len(majority) + len(ahead))} waited in it",
                     [e for e in own if e is not None] + maj_evs[:1]))
             elif not behind:
-                comps = {r: p.done for r, p in with_enq.items() if r in majority and p.done is not None}
+                comps = {r: p.done for r, p in with_enq.items() if r in in_majority and p.done is not None}
                 if len(comps) >= 2:
                     mc = _mode(list(comps.values()))
                     unfinished = sorted(r for r, d in comps.items() if d < mc)

@@ -72,3 +72,7 @@ class Candidate:
     rank: int | None
     time: datetime | None
     text: str
+    # The prefilter's own finding, not part of the wire form: which literals (indices into the
+    # word list `hits_key`) the scanner saw on this line. None: the extraction looks for itself.
+    hits: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
+    hits_key: tuple[str, ...] | None = field(default=None, compare=False, repr=False)

@@ -45,7 +45,16 @@ class ErrorWords:
                                  "Exception", "panic")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Never]:
-        if KNOWN_CONTEXT.search(line):
+        # KNOWN_CONTEXT holds no digit and reads digits only as \d / \S / \w, so its answer for a
+        # line is its answer for the line with every digit run zeroed: the thousands of copies of
+        # a line that differ in times and counters cost one search.
+        key = zeroed(line)
+        known = _KNOWN_CACHE.get(key)
+        if known is None:
+            known = KNOWN_CONTEXT.search(line) is not None
+            if len(_KNOWN_CACHE) < _CACHE_MAX:
+                _KNOWN_CACHE[key] = known
+        if known:
             ctx.claimed = True
         return iter(())
 
@@ -77,6 +86,21 @@ _MASKS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
     (re.compile(r"\s+"), " "),
 )
 _DIGITS = re.compile(r"\d+")
+_KNOWN_CACHE: dict[str, bool] = {}
+# The last line zeroed and its key (one tuple, so threads never see a half-updated pair): the probe
+# and then the template ask for the same line.
+_last: tuple[str, str] = ("", "")
+
+
+def zeroed(line: str) -> str:
+    """The line with every run of digits replaced by one 0 (the key of the caches here)."""
+    global _last
+    last = _last
+    if line is last[0]:
+        return last[1]
+    key = _DIGITS.sub("0", line)
+    _last = (line, key)
+    return key
 
 
 @dataclass(slots=True)
@@ -117,10 +141,12 @@ class Unrecognized:
         self._cache: dict[str, str | None] = {}
         self.overflow = 0  # lines whose template was past MAX_GROUPS
 
-    def template(self, body: str) -> str | None:
+    def template(self, body: str, key: str | None = None) -> str | None:
         """The masked template of a line, or None for a benign one; cached by the line with its digits
-        zeroed, so the ten-thousandth copy of a line costs one substitution and a lookup."""
-        key = _DIGITS.sub("0", body)
+        zeroed (`key`, when the caller has it), so the ten-thousandth copy of a line costs one
+        substitution and a lookup."""
+        if key is None:
+            key = zeroed(body)
         if key in self._cache:
             return self._cache[key]
         t: str | None = None
@@ -135,9 +161,11 @@ class Unrecognized:
             self._cache[key] = t
         return t
 
-    def offer(self, c: Candidate, body: str, host: str | None = None) -> None:
-        """A line the scanner found error-looking (it holds one of ErrorWords' literals) and no extractor read."""
-        t = self.template(body)
+    def offer(self, c: Candidate, body: str, host: str | None = None, key: str | None = None) -> None:
+        """A line the scanner found error-looking (it holds one of ErrorWords' literals) and no extractor read.
+
+        `key` is `zeroed(body)` when the caller has it (a parallel reader's worker)."""
+        t = self.template(body, key)
         if t is None:
             return
         g = self._groups.get(t)

@@ -1,0 +1,3 @@
+"""Types of the C newline counter (_lines.c)."""
+
+def count(buffer: bytes, start: int, end: int, /) -> int: ...

@@ -1,0 +1,83 @@
+"""A small on-disk cache of what is built once per catalog: keyed by sha256, never required.
+
+Parsing and validating the rule catalog and compiling the prefilter's
+Hyperscan databases take longer than analysing a small bundle. Both are
+pure functions of their inputs, so their results are kept under the sha256
+of those inputs (the catalog files, the code that reads them, the library
+versions) in $FIRSTFAULT_CACHE_DIR, else $XDG_CACHE_HOME/firstfault, else
+~/.cache/firstfault. A missing, unreadable, foreign or corrupt entry is
+rebuilt; a cache that cannot be written is skipped. FIRSTFAULT_CACHE=off
+turns it off. Verdicts do not depend on it.
+
+Entries are only read from a directory of this user's own that no one else
+may write to, as a catalog entry is a pickle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+
+def cache_dir() -> Path | None:
+    if os.environ.get("FIRSTFAULT_CACHE", "").lower() in ("off", "0", "no", "false"):
+        return None
+    explicit = os.environ.get("FIRSTFAULT_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "firstfault"
+
+
+def key(*parts: bytes | str) -> str:
+    """The sha256 of the parts (each length-prefixed, so no two part lists collide)."""
+    h = hashlib.sha256()
+    for p in parts:
+        b = p.encode() if isinstance(p, str) else p
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
+
+
+def _private(path: Path) -> bool:
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    return st.st_uid == os.getuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def get(name: str) -> bytes | None:
+    d = cache_dir()
+    if d is None or not _private(d):
+        return None
+    p = d / name
+    if not _private(p):
+        return None
+    try:
+        return p.read_bytes()
+    except OSError:
+        return None
+
+
+def put(name: str, data: bytes) -> None:
+    d = cache_dir()
+    if d is None:
+        return
+    try:
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _private(d):
+            return
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=d)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, d / name)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        return

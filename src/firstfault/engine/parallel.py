@@ -1,0 +1,211 @@
+"""Reading a bundle's line files in several processes, with the one-process verdict.
+
+The line files (kernel, syslog, fabric manager, application logs) are the
+bulk of a bundle and each is read on its own: its multi-line records, its
+stamps and its kept events depend on that file only (EventStore's key holds
+the file). So worker processes scan and extract whole files, and the parent
+takes their results in the bundle's file order, exactly where the one-process
+reader would have produced them: the events go to the EventStore in the same
+order, and the lines offered as unrecognized are offered to the one
+Unrecognized collector in the same order (its grouping depends on the order
+it sees lines in). Scheduler, metric and other structured files stay in the
+parent. Hence the verdict is the same, byte for byte, for any number of
+workers; tests/test_parallel.py holds that.
+
+The workers are forked (they inherit the analyzer with its compiled
+prefilters and the parsed bundle); where fork is not available, or there
+are fewer than two line files or under MIN_BYTES of them, the bundle is
+read in this process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from firstfault.bundle import Bundle, ResolvedSource, SourceFile
+from firstfault.collect.scan import LINE_SOURCES, Extraction, FileStats, all_line_extractors
+from firstfault.extract.base import Candidate
+from firstfault.extract.unrecognized import zeroed
+from firstfault.model import Event
+from firstfault.timeparse import TimeParser
+
+if TYPE_CHECKING:
+    from firstfault.engine.analyze import Analysis, Analyzer
+
+
+@dataclass(slots=True, frozen=True)
+class _Task:
+    kind: str
+    path: str
+    rel: str
+    node: str | None
+    rank: int | None
+    srun: bool
+
+
+@dataclass(slots=True)
+class _Job:
+    analyzer: Analyzer
+    tasks: list[_Task]
+    tp: TimeParser
+    hosts: list[str]
+    extraction: Extraction | None = None
+
+
+# A line offered as unrecognized: candidate, body (None: the candidate's text), host, template key.
+_Offer = tuple[Candidate, str | None, str | None, str]
+
+
+class _Offers:
+    """Stands in for the Unrecognized collector in a worker: records the offers, in order."""
+
+    def __init__(self) -> None:
+        self.offers: list[_Offer] = []
+
+    def offer(self, c: Candidate, body: str, host: str | None = None) -> None:
+        # The literal hits are the scanner's, not the wire's: they need not travel. The template
+        # cache's key is worked out here, so the parent only looks it up.
+        c.hits = c.hits_key = None
+        self.offers.append((c, None if body == c.text else body, host, zeroed(body)))
+
+
+_JOB: _Job | None = None  # set in the parent just before the fork; the workers inherit it
+
+
+def _work(i: int) -> tuple[str, FileStats, list[Event], list[_Offer]]:
+    job = _JOB
+    assert job is not None
+    if job.extraction is None:
+        job.extraction = Extraction(all_line_extractors(), hosts=job.hosts)
+        job.extraction.unrecognized = _Offers()  # type: ignore[assignment]
+    ex = job.extraction
+    offers = ex.unrecognized
+    assert isinstance(offers, _Offers)
+    t = job.tasks[i]
+    events: list[Event] = []
+
+    def emit(c: Candidate) -> None:
+        events.extend(ex.events(c))
+
+    stats = job.analyzer.scanner(t.kind).scan_file(
+        t.path, t.rel, node=t.node, rank=t.rank, srun_prefix=t.srun, tp=job.tp, emit=emit)
+    got, offers.offers = offers.offers, []
+    return t.rel, stats, events, got
+
+
+def line_tasks(bundle: Bundle) -> list[_Task]:
+    """The line files of a bundle, in the order collect_bundle reads them."""
+    return [
+        _Task(src.spec.kind, str(sf.path), sf.rel, sf.node, sf.rank, src.spec.rank_prefix == "srun")
+        for src in bundle.sources if src.spec.kind in LINE_SOURCES
+        for sf in src.files
+    ]
+
+
+# Below this many bytes of line files, starting workers costs more than it saves (a small bundle is
+# read in well under a second by one process).
+MIN_BYTES = 32 << 20
+
+
+def _total_bytes(tasks: list[_Task]) -> int:
+    total = 0
+    for t in tasks:
+        with contextlib.suppress(OSError):  # the scanner reports it
+            total += os.stat(t.path).st_size
+        if total >= MIN_BYTES:
+            break
+    return total
+
+
+def default_workers() -> int:
+    """One worker per CPU this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+_Result = tuple[str, FileStats, list[Event], list[_Offer]]
+
+
+def _work_range(start: int, stop: int) -> list[_Result]:
+    return [_work(i) for i in range(start, stop)]
+
+
+GROUP_BYTES = 8 << 20  # input bytes per group of files handed to a worker at once
+
+
+def _groups(tasks: list[_Task], workers: int) -> list[tuple[int, int]]:
+    """Consecutive file ranges of about GROUP_BYTES (and at most 32 files, fewer for small bundles)."""
+    most = max(1, min(32, len(tasks) // (8 * workers)))
+    out: list[tuple[int, int]] = []
+    start, size = 0, 0
+    for i, t in enumerate(tasks):
+        with contextlib.suppress(OSError):
+            size += os.stat(t.path).st_size
+        if i + 1 - start >= most or size >= GROUP_BYTES:
+            out.append((start, i + 1))
+            start, size = i + 1, 0
+    if start < len(tasks):
+        out.append((start, len(tasks)))
+    return out
+
+
+def _in_order(pool: Any, tasks: list[_Task], workers: int) -> Iterator[_Result]:
+    """The results of the tasks in order, with a bounded number of file groups in flight: a parent
+    that falls behind (a busy machine) holds a few groups' results (their events and the lines
+    offered as unrecognized, which grow with the files), not the whole bundle's."""
+    ranges = iter(_groups(tasks, workers))
+    pending: deque[Any] = deque()
+
+    def submit() -> None:
+        r = next(ranges, None)
+        if r is not None:
+            pending.append(pool.apply_async(_work_range, r))
+
+    for _ in range(2 * workers):
+        submit()
+    while pending:
+        done = pending.popleft().get()
+        submit()
+        yield from done
+
+
+def collect_bundle_parallel(analyzer: Analyzer, bundle: Bundle, analysis: Analysis, workers: int) -> None:
+    """collect_bundle with the line files read by `workers` processes (see the module docstring)."""
+    from firstfault.collect.sink import collect_bundle
+
+    global _JOB
+    tasks = line_tasks(bundle)
+    if (workers < 2 or len(tasks) < 2 or "fork" not in multiprocessing.get_all_start_methods()
+            or _total_bytes(tasks) < MIN_BYTES):
+        collect_bundle(analyzer, bundle, analysis)
+        return
+    ctx = bundle.context
+    for kind in {t.kind for t in tasks}:
+        analyzer.scanner(kind)  # compiled once here, inherited by every worker
+    _JOB = _Job(analyzer, tasks, TimeParser(ctx.tz, ctx.window_start, ctx.window_end), list(ctx.workload.nodes))
+    try:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
+            results = _in_order(pool, tasks, workers)
+            unrecognized = analysis.extraction.unrecognized
+
+            def scan(kind: str, src: ResolvedSource, sf: SourceFile, tp: TimeParser) -> FileStats:
+                rel, stats, events, offers = next(results)
+                if rel != sf.rel:  # the reader's order and the tasks' order are one order
+                    raise RuntimeError(f"parallel reader out of step: got {rel}, expected {sf.rel}")
+                for ev in events:
+                    analysis.store.add(ev)
+                for c, body, host, key in offers:
+                    unrecognized.offer(c, c.text if body is None else body, host, key)
+                return stats
+
+            collect_bundle(analyzer, bundle, analysis, scan=scan)
+    finally:
+        _JOB = None

@@ -1,0 +1,72 @@
+"""The on-disk cache of the parsed catalog and the compiled prefilter (firstfault/cache.py)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from firstfault import cache
+from firstfault.collect import scan
+from firstfault.engine.catalog import default_root, load_catalog, load_catalog_cached
+
+
+@pytest.fixture()
+def cdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / "cache"
+    monkeypatch.setenv("FIRSTFAULT_CACHE_DIR", str(d))
+    monkeypatch.delenv("FIRSTFAULT_CACHE", raising=False)
+    return d
+
+
+def _rules(cat: object) -> list[object]:
+    return [lr.rule for lr in cat.rules]  # type: ignore[attr-defined]
+
+
+def test_a_cached_catalog_is_the_loaded_one_and_follows_its_files(cdir: Path, tmp_path: Path) -> None:
+    root = tmp_path / "catalog"
+    shutil.copytree(default_root(), root)
+    first = load_catalog_cached(root)
+    entries = sorted(p.name for p in cdir.glob("catalog-*.pickle"))
+    assert len(entries) == 1
+    again = load_catalog_cached(root)
+    assert again.sha256 == first.sha256 == load_catalog(root).sha256
+    assert _rules(again) == _rules(load_catalog(root))
+    # An edited rule file is another catalog: a new entry, and the edit is seen.
+    rule = sorted((root / "rules").glob("*.yaml"))[0]
+    rule.write_text(rule.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    edited = load_catalog_cached(root)
+    assert edited.sha256 != first.sha256
+    assert len(list(cdir.glob("catalog-*.pickle"))) == 2
+
+
+def test_a_corrupt_entry_is_rebuilt(cdir: Path) -> None:
+    load_catalog_cached(None)
+    (entry,) = cdir.glob("catalog-*.pickle")
+    entry.write_bytes(b"not a pickle")
+    assert load_catalog_cached(None).sha256 == load_catalog(None).sha256
+    assert entry.read_bytes() != b"not a pickle"
+
+
+def test_off_writes_nothing_and_a_shared_directory_is_not_read(cdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FIRSTFAULT_CACHE", "off")
+    load_catalog_cached(None)
+    assert not cdir.exists()
+    monkeypatch.delenv("FIRSTFAULT_CACHE")
+    cache.put("x", b"data")
+    assert cache.get("x") == b"data"
+    cdir.chmod(0o777)
+    assert cache.get("x") is None
+
+
+@pytest.mark.skipif(not scan.HAVE_HYPERSCAN, reason="Hyperscan is not installed on this platform")
+def test_a_prefilter_from_the_cache_finds_what_a_compiled_one_finds(cdir: Path) -> None:
+    words = scan.prefilter_words("kernel")
+    fresh = scan._Matcher(words)
+    assert list(cdir.glob("hs-*.db"))
+    cached = scan._Matcher(words)
+    buf = (b"Nov  2 10:00:00 n1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n"
+           b"quiet line\n" * 3 + b"Nov  2 10:00:01 n1 kernel: mlx5_core 0000:0c:00.0: failed\n")
+    assert cached.line_hits(buf) == fresh.line_hits(buf)
+    assert cached.line_hits(buf)[0]

@@ -1,0 +1,130 @@
+"""The parallel reader (firstfault.engine.parallel) and the scanner's line accounting.
+
+Reading the line files in two worker processes must give the one-process
+verdict byte for byte, on every scenario and on a generated job with a fault;
+and the scanner's line counts (coverage) and candidate line numbers must be
+the files' own, whatever the chunk size, with or without candidates in a
+chunk, with a last line that has no newline.
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from firstfault.bundle import load_bundle
+from firstfault.collect import scan
+from firstfault.collect.scan import LineScanner, all_line_extractors
+from firstfault.engine import parallel
+from firstfault.engine.analyze import Analyzer
+from firstfault.extract.base import Candidate
+from firstfault.timeparse import TimeParser
+
+ROOT = Path(__file__).parent / "scenarios"
+SCENARIOS = sorted(p.parent for p in ROOT.glob("*/expected.yaml"))
+NOW = datetime(2026, 11, 3, 12, 0, tzinfo=UTC)
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+@pytest.fixture(scope="module")
+def analyzer() -> Analyzer:
+    return Analyzer()
+
+
+@pytest.fixture(autouse=True)
+def _workers_for_small_bundles(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The test bundles are small: make the parallel reader start its workers for them all the same.
+    monkeypatch.setattr(parallel, "MIN_BYTES", 0)
+
+
+def test_a_small_bundle_is_read_in_this_process(analyzer: Analyzer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "MIN_BYTES", 32 << 20)
+
+    def no_pool(*_a: object, **_k: object) -> None:
+        raise AssertionError("a pool was started for a small bundle")
+
+    monkeypatch.setattr(parallel.multiprocessing, "get_context", no_pool)
+    assert _verdict(analyzer, SCENARIOS[0], 2) == _verdict(analyzer, SCENARIOS[0], 1)
+
+
+def _verdict(analyzer: Analyzer, path: Path, workers: int) -> str:
+    return analyzer.analyze_bundle(load_bundle(str(path)), now=NOW, workers=workers).model_dump_json(indent=2)
+
+
+def test_two_workers_give_every_scenario_the_same_verdict_bytes(analyzer: Analyzer) -> None:
+    assert len(SCENARIOS) > 20
+    differ = [p.name for p in SCENARIOS if _verdict(analyzer, p, 1) != _verdict(analyzer, p, 2)]
+    assert differ == []
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sys.path.insert(0, str(BENCH))
+    try:
+        import gen_bundle  # bench script, not a package
+    finally:
+        sys.path.remove(str(BENCH))
+    out = tmp_path_factory.mktemp("gen") / "bundle"
+    gen_bundle.generate(str(out), 4, 4, 0.004, seed=3, quiet=True)
+    return out
+
+
+def test_a_generated_job_gets_one_verdict_for_one_and_two_workers(analyzer: Analyzer, generated: Path) -> None:
+    one = _verdict(analyzer, generated, 1)
+    assert '"attributed_domain": "hardware"' in one  # the generator's Xid 79 is found, not an empty verdict
+    assert _verdict(analyzer, generated, 2) == one
+    assert _verdict(analyzer, generated, 3) == one
+    assert _verdict(analyzer, generated, 1) == one  # and the same again: determinism
+
+
+def _own_lines(path: Path) -> int:
+    data = path.read_bytes()
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def test_coverage_counts_every_line_of_every_file(analyzer: Analyzer, generated: Path) -> None:
+    bundle = load_bundle(str(generated))
+    want: dict[str, int] = {}
+    for src in bundle.sources:
+        if src.spec.kind in scan.LINE_SOURCES:
+            want[src.spec.kind] = want.get(src.spec.kind, 0) + sum(_own_lines(f.path) for f in src.files)
+    for workers in (1, 2):
+        v = analyzer.analyze_bundle(load_bundle(str(generated)), now=NOW, workers=workers)
+        got = {c.source: c.lines for c in v.coverage if c.source in want}
+        assert got == want
+
+
+@pytest.mark.parametrize("chunk", [64, 257, 4096, 8 << 20])
+def test_line_counts_and_numbers_are_the_files_own(tmp_path: Path, chunk: int,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # Long runs without a candidate (whole chunks with none), candidates at chunk edges, and a
+    # last line without its newline.
+    lines = []
+    for i in range(400):
+        if i % 97 == 5:
+            lines.append(f"Nov  2 10:{i % 60:02d}:00 n1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid={i}, GPU has fallen"
+                         " off the bus.")
+        else:
+            lines.append(f"Nov  2 10:{i % 60:02d}:00 n1 systemd[1]: Started session {i} of user root.")
+    path = tmp_path / "k.log"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    monkeypatch.setattr(scan, "CHUNK", chunk)
+    out: list[Candidate] = []
+    stats = LineScanner("kernel", all_line_extractors()).scan_file(
+        str(path), "k.log", node="n1", rank=None, srun_prefix=False, tp=TimeParser(UTC, None, None),
+        emit=out.append)
+    assert stats.lines == 400
+    assert [c.line for c in out] == [i + 1 for i in range(400) if i % 97 == 5]
+    assert all("Xid" in c.text and c.text == lines[c.line - 1] for c in out)
+
+
+def test_the_newline_counter_counts_like_bytes_count() -> None:
+    # The C counter when built (firstfault/_lines.c), else the fallback: either way, slice semantics.
+    data = b"a\nbb\n\n" * 50 + b"tail without newline" + b"\n" * 3
+    n = len(data)
+    for start in (-n - 5, -7, 0, 1, 5, n // 2, n - 1, n, n + 3):
+        for end in (-n - 5, -3, 0, 2, n // 3, n - 2, n, n + 9):
+            assert scan.count_newlines(data, start, end) == data.count(b"\n", start, end), (start, end)
