@@ -337,6 +337,10 @@ app.command("watch")(_watch)
 app.command("fleet")(_fleet)
 app.command("demo")(_demo)
 
+from firstfault.store.cli import store_app as _store_app  # noqa: E402
+
+app.add_typer(_store_app, name="store")
+
 
 def main() -> None:
     app()
