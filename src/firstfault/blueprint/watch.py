@@ -60,6 +60,9 @@ class Watcher:
         self.store = store
         self.make_pipeline = make_pipeline
         self.cursor_name = f"watch:{source.name}:{cluster}"
+        # The ledger's source names the cluster too: Blueprints of several clusters share one database,
+        # and their schedulers hand out the same job ids (job 4242 on two clusters is two attempts).
+        self.ledger = f"{source.name}@{cluster}" if cluster else source.name
         self.log = log
         self._stop = threading.Event()
 
@@ -82,7 +85,7 @@ class Watcher:
             try:
                 for identified in self._ended_attempts(pipe, ref):
                     attempt = identified.workload.attempt
-                    if self.store.is_processed(self.source.name, ref, attempt):
+                    if self.store.is_processed(self.ledger, ref, attempt):
                         report.skipped.append(f"{ref}#{attempt}")
                         continue
                     verdict = pipe.analyze(identified)
@@ -91,7 +94,7 @@ class Watcher:
                         if not outcome.ok:
                             report.sink_failures.append((ref, outcome))
                     # The commit point: verdict + processed mark, one transaction.
-                    self.store.write(verdict, enrichment, mark=ProcessedMark(self.source.name, ref, attempt))
+                    self.store.write(verdict, enrichment, mark=ProcessedMark(self.ledger, ref, attempt))
                     report.analysed.append(f"{ref}#{attempt}")
                     self.log(f"{ref} attempt {attempt}: {verdict.attributed_domain} "
                              f"{verdict.root_cause.category if verdict.root_cause else ''}".rstrip())
@@ -111,7 +114,7 @@ class Watcher:
         out = []
         by_attempt = "attempt" in inspect.signature(self.source.identify).parameters
         for k in range(last if by_attempt else 0):
-            if not self.store.is_processed(self.source.name, ref, k):
+            if not self.store.is_processed(self.ledger, ref, k):
                 out.append(self.source.identify(ref, attempt=k))  # type: ignore[call-arg]
         if ended_latest:
             out.append(latest)
