@@ -6,7 +6,10 @@
 The stream: tests/blueprint/sacct_replay.py replays sacct pages recorded from the suite's
 real Slurm (tests/fixtures/scheduler/sacct-replay.json) as `--per-hour` finished attempts an
 hour (7 in 10 succeed, 2 a CUDA OOM, 1 SIGKILL), `--speed` times faster than real time, on
-`--nodes` nodes, each with its recorded job output as its log file. Real pieces: the venv's
+`--nodes` nodes, each with its recorded job output as its log file. The replayed `sacct` and
+`scontrol` are bash scripts over pre-rendered pages (sacct_replay.install_fast), so a call costs
+milliseconds, as a real sacct's RPC to slurmdbd does; the figures include that cost
+(`replayed_slurm_clients_s_per_attempt`). Real pieces: the venv's
 `firstfault watch` (a subprocess, the replayed sacct/scontrol executables on its config), the
 real Service (`firstfault serve --workers N`, a subprocess) analysing every attempt, and a
 private PostgreSQL (tests/store/pg_harness.py) taking the verdicts and the exactly-once ledger.
@@ -22,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import socket
 import statistics
@@ -37,9 +41,10 @@ sys.path[:0] = [str(ROOT / "src"), str(ROOT)]
 # The subprocesses (the Service, watch) run this tree's code, whatever the venv's install points at.
 os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
 
+import httpx  # noqa: E402
 import yaml  # noqa: E402
 from sqlalchemy import create_engine, text  # noqa: E402
-from tests.blueprint.sacct_replay import Stream, install, save_stream, write_logs  # noqa: E402
+from tests.blueprint.sacct_replay import Stream, install_fast, write_logs  # noqa: E402
 from tests.service.server import ServiceProcess  # noqa: E402
 from tests.store.pg_harness import PgServer, find_bindir  # noqa: E402
 
@@ -77,7 +82,29 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def run(args: argparse.Namespace, work: Path, db_url: str, cluster: str = "bench") -> dict[str, Any]:
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of `pid` and its descendants, the exited ones included (cutime/cstime)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    kids: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                kids.setdefault(int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]), []).append(int(d.name))
+            except (OSError, ValueError, IndexError):
+                continue
+    todo, total = [pid], 0.0
+    while todo:
+        p = todo.pop()
+        try:
+            f = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in f[11:15]) / tick  # utime stime cutime cstime
+        except (OSError, ValueError, IndexError):
+            pass
+        todo += kids.get(p, [])
+    return total
+
+
+def run(args: argparse.Namespace, work: Path, db_url: str, pg_pid: int, cluster: str = "bench") -> dict[str, Any]:
     with VerdictStore.open(db_url):
         pass  # migrated before anything writes
     port = _free_port()
@@ -87,9 +114,8 @@ def run(args: argparse.Namespace, work: Path, db_url: str, cluster: str = "bench
     try:
         nodes = [f"gpu{i:05d}" for i in range(args.nodes)]
         stream = Stream.per_hour(args.per_hour, args.speed, args.attempts, 700000, nodes, t0=time.time() + 3)
-        save_stream(work / "stream.json", stream)
         write_logs(work / "logs", stream)
-        tools = install(work / "bin", work / "stream.json")
+        tools = install_fast(work / "bin", stream)  # pre-rendered pages: a client call costs milliseconds
         cfg = work / "cluster.yaml"
         cfg.write_text(yaml.safe_dump({
             "cluster": cluster,
@@ -101,6 +127,7 @@ def run(args: argparse.Namespace, work: Path, db_url: str, cluster: str = "bench
         }))
         env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTFAULT_")} | {"FF_BENCH_TOKEN": TOKEN}
         log = (work / "watch.log").open("wb")
+        cpu0 = {"service": tree_cpu(service.proc.pid), "postgresql": tree_cpu(pg_pid)}
         watch = subprocess.Popen([str(FIRSTFAULT), "watch", "--config", str(cfg)], env=env, stdout=log,
                                  stderr=subprocess.STDOUT)
         engine = create_engine(db_url)
@@ -119,6 +146,7 @@ def run(args: argparse.Namespace, work: Path, db_url: str, cluster: str = "bench
             if done >= stream.count or watch.poll() is not None:
                 break
             time.sleep(0.5)
+        cpu = {"watch": tree_cpu(watch.pid), "service": tree_cpu(service.proc.pid), "postgresql": tree_cpu(pg_pid)}
         if watch.poll() is not None:
             log.flush()
             tail = (work / "watch.log").read_text(errors="replace")[-3000:]
@@ -131,11 +159,23 @@ def run(args: argparse.Namespace, work: Path, db_url: str, cluster: str = "bench
             domains = dict(conn.execute(text(
                 "SELECT attributed_domain, count(*) FROM verdicts GROUP BY attributed_domain")).all())
         engine.dispose()
+        metrics = httpx.get(f"{service.url}/metrics", timeout=30).text
+        total = dict(re.findall(r"^firstfault_analysis_duration_seconds_(sum|count)(?:\{[^}]*\})? (\S+)$", metrics,
+                                re.MULTILINE))
+        service_s = float(total["sum"]) / float(total["count"]) if float(total.get("count", 0)) else None
     finally:
         if watch is not None and watch.poll() is None:
             watch.kill()
             watch.wait(10)
         service.stop()
+    # What the replayed Slurm clients cost per attempt (one `sacct -j` and one `scontrol show job`, each a
+    # Python process here; a real sacct is one RPC to slurmdbd): subtract it to read the path's own cost.
+    began = time.perf_counter()
+    for _ in range(5):
+        subprocess.run([tools["sacct"], "-P", "-a", "-D", "-o", "JobID", "-j", stream.job_id(0)],
+                       capture_output=True, check=False)
+        subprocess.run([tools["scontrol"], "show", "job", stream.job_id(0)], capture_output=True, check=False)
+    tool_s = (time.perf_counter() - began) / 5
     expected = {stream.job_id(i) for i in range(stream.count)}
     refs = [m.ref for m in marks]
     by_vid = {v.id: v for v in verdicts}
@@ -160,6 +200,12 @@ def run(args: argparse.Namespace, work: Path, db_url: str, cluster: str = "bench
                                                and by_vid[m.verdict_id].workload_id == m.ref),
         "verdicts_by_domain": domains,
         "service_peak_rss_mib": round(peak_rss / 2**20, 1),
+        "replayed_slurm_clients_s_per_attempt": round(tool_s, 3),
+        # Machine-independent: CPU seconds each part spent per attempt (watch includes its sacct/scontrol calls).
+        "cpu_s_per_attempt": {k: round((v - cpu0.get(k, 0.0)) / max(1, len(marks)), 4) for k, v in cpu.items()},
+        "service_analysis_s_per_attempt": round(service_s, 3) if service_s is not None else None,
+        "load_average_1m_at_end": os.getloadavg()[0],
+        "cpus": os.cpu_count(),
     }
     return result
 
@@ -186,7 +232,8 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="ff-watch-bench-") as tmp:
             print(f"{args.attempts} attempts at {args.per_hour:,.0f}/h x {args.speed:g} "
                   f"({args.per_hour * args.speed / 3600:.1f}/s offered), Service with {args.workers} worker(s)")
-            res = run(args, Path(tmp), pg.url(pg.create_database()))
+            pg_pid = int((pg.data / "postmaster.pid").read_text().split()[0])
+            res = run(args, Path(tmp), pg.url(pg.create_database()), pg_pid)
     finally:
         pg.stop()
     (args.out / "results.json").write_text(json.dumps(res, indent=2))

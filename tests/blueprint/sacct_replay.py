@@ -183,6 +183,66 @@ def install(bin_dir: Path, stream_file: Path) -> dict[str, str]:
     return {"sacct": str(bin_dir / "sacct"), "scontrol": str(bin_dir / "scontrol")}
 
 
+_FAST_SACCT = r"""#!/bin/bash
+# Replayed sacct (tests/blueprint/sacct_replay.py, install_fast): pre-rendered pages, no Python per call.
+D=%(dir)s
+job=""; start=""
+args=("$@")
+for ((k = 0; k < ${#args[@]}; k++)); do
+  case "${args[k]}" in
+    -j) job="${args[k+1]}" ;;
+    -S) start="${args[k+1]}" ;;
+    --version) cat "$D/version"; exit 0 ;;
+  esac
+done
+now=${EPOCHREALTIME%%.*}
+if [[ -n $job ]]; then
+  if [[ -f $D/ends/$job ]]; then
+    read -r e < "$D/ends/$job"
+    if (( now >= e )); then cat "$D/pages/$job"; exit 0; fi
+  fi
+  read -r h < "$D/header"; echo "$h"; exit 0
+fi
+if [[ -n $start ]]; then
+  s=$(TZ=UTC date -d "$start" +%%s) || exit 2
+  exec awk -F'\t' -v s="$s" -v now="$EPOCHREALTIME" -v t0=%(t0)r -v speed=%(speed)r \
+    'NR == 1 { print; next }
+     { sim = t0 + (now - t0) * speed; if ($1 >= s && $1 <= sim) print $2 }' "$D/listing"
+fi
+echo "sacct replay: only -j ID and -S START listings are recorded" >&2
+exit 2
+"""
+
+
+def install_fast(bin_dir: Path, s: Stream) -> dict[str, str]:
+    """Like `install`, but every page is rendered now and the clients are bash: a call costs a few
+    milliseconds (as a real sacct's RPC does), so a benchmark measures the path, not the replay."""
+    rec = json.loads(Path(s.recording).read_text())
+    d = bin_dir / "replay"
+    (d / "pages").mkdir(parents=True, exist_ok=True)
+    (d / "ends").mkdir(exist_ok=True)
+    (d / "version").write_text(rec["slurm"] + "\n")
+    (d / "header").write_text(rec["jobs"]["ok"]["sacct"].splitlines()[0] + "\n")
+    states = {}
+    for kind, job in rec["jobs"].items():
+        row = next(ln for ln in rec["listing"].splitlines()[1:] if ln.split("|")[0] == job["id"])
+        states[kind] = row.split("|")[1]
+    listing = [rec["listing"].splitlines()[0]]
+    for i in range(s.count):
+        jid = s.job_id(i)
+        (d / "pages" / jid).write_text(job_page(rec, s, i))
+        (d / "ends" / jid).write_text(f"{math.ceil(s.real_end_of(i))}\n")
+        end = s.end_of(i)
+        listing.append(f"{int(end)}\t{jid}|{states[s.kind_of(i)]}|{datetime.fromtimestamp(end, UTC).strftime(_FMT)}")
+    (d / "listing").write_text("\n".join(listing) + "\n")
+    (bin_dir / "sacct").write_text(_FAST_SACCT % {"dir": d, "t0": s.t0, "speed": s.speed})
+    (bin_dir / "scontrol").write_text(
+        "#!/bin/bash\necho 'slurm_load_jobs error: Invalid job id specified' >&2\nexit 1\n")
+    for tool in ("sacct", "scontrol"):
+        (bin_dir / tool).chmod(0o755)
+    return {"sacct": str(bin_dir / "sacct"), "scontrol": str(bin_dir / "scontrol")}
+
+
 def save_stream(path: Path, s: Stream) -> None:
     path.write_text(json.dumps(asdict(s)))
 
