@@ -342,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared-buffers", default="2GB", help="private server only (default 2GB)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "store_scale")
     ap.add_argument("--keep", action="store_true", help="leave the private server running (prints its URL)")
+    ap.add_argument("--measure-only", action="store_true",
+                    help="with --url: time the queries over what that database holds (a load stopped early)")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
 
@@ -385,11 +387,18 @@ def _run(args: argparse.Namespace, url: str | None, log: Callable[[str], None], 
         with VerdictStore.open(url):  # the schema and indexes, by the migrations
             pass
         gen = Generator(args.nodes, args.days, args.seed)
-        log(f"loading {args.verdicts:,} verdicts ({args.nodes:,} nodes, {args.days} days)")
-        load_s = load(dsn, gen, args.verdicts, log)
+        if args.measure_only:
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                args.verdicts = int(conn.execute("SELECT count(*) FROM verdicts").fetchone()[0])  # type: ignore[index]
+                conn.execute("VACUUM (ANALYZE)")
+            load_s = 0.0
+            log(f"measuring the {args.verdicts:,} verdicts stored")
+        else:
+            log(f"loading {args.verdicts:,} verdicts ({args.nodes:,} nodes, {args.days} days)")
+            load_s = load(dsn, gen, args.verdicts, log)
         size = sizes(dsn)
-        log(f"loaded in {load_s:.0f} s ({args.verdicts / load_s:,.0f} verdicts/s); database "
-            f"{size['database_bytes'] / 2**30:.2f} GiB")
+        rate = f"{args.verdicts / load_s:,.0f} verdicts/s" if load_s else "earlier"
+        log(f"loaded in {load_s:.0f} s ({rate}); database {size['database_bytes'] / 2**30:.2f} GiB")
         for name, s in list(size["tables"].items())[:12]:
             log(f"  {name:<16} {s['rows']:>12,} rows {s['bytes'] / 2**20:>10,.0f} MiB")
         log(f"timing each query {REPEATS} times (p95 target < 1 s)")
