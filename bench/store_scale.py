@@ -165,7 +165,7 @@ def _columns(table: str) -> list[str]:
     return cols if table == "verdicts" else [c for c in cols if c != "id"]
 
 
-def load(dsn: str, gen: Generator, count: int, log: Callable[[str], None]) -> float:
+def load(dsn: str, gen: Generator, count: int, log: Callable[[str], None], first_index: int = 0) -> float:
     """COPY `count` generated verdicts; returns the seconds it took."""
     tables = ["verdicts", *(tb.name for tb in t.CHILD_TABLES), *(tb.name for tb in t.FLEET_TABLES)]
     cols = {tb: _columns(tb) for tb in tables}
@@ -175,7 +175,7 @@ def load(dsn: str, gen: Generator, count: int, log: Callable[[str], None]) -> fl
         for lo in range(0, count, BATCH):
             rows: dict[str, list[dict[str, Any]]] = {tb: [] for tb in tables}
             for i in range(lo, min(count, lo + BATCH)):
-                v, enr = gen.verdict(i)
+                v, enr = gen.verdict(first_index + i)
                 vid = first + i
                 row = _verdict_row(v, enr, datetime.fromisoformat(v.analyzed_at))
                 row["id"] = vid
@@ -342,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shared-buffers", default="2GB", help="private server only (default 2GB)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "store_scale")
     ap.add_argument("--keep", action="store_true", help="leave the private server running (prints its URL)")
+    ap.add_argument("--resume", action="store_true",
+                    help="with --url: load only what is missing up to --verdicts (a load cut short), then measure")
     ap.add_argument("--measure-only", action="store_true",
                     help="with --url: time the queries over what that database holds (a load stopped early)")
     args = ap.parse_args(argv)
@@ -387,18 +389,26 @@ def _run(args: argparse.Namespace, url: str | None, log: Callable[[str], None], 
         with VerdictStore.open(url):  # the schema and indexes, by the migrations
             pass
         gen = Generator(args.nodes, args.days, args.seed)
+        have = 0
         if args.measure_only:
             with psycopg.connect(dsn, autocommit=True) as conn:
                 args.verdicts = int(conn.execute("SELECT count(*) FROM verdicts").fetchone()[0])  # type: ignore[index]
                 conn.execute("VACUUM (ANALYZE)")
             load_s = 0.0
             log(f"measuring the {args.verdicts:,} verdicts stored")
+        elif args.resume:
+            with psycopg.connect(dsn) as conn:
+                have = int(conn.execute("SELECT count(*) FROM verdicts").fetchone()[0])  # type: ignore[index]
+            gen.rng.seed(args.seed + 1)  # the same nodes and offenders; more of the same mix, new workload ids
+            log(f"resuming: {have:,} verdicts stored, loading {args.verdicts - have:,} more")
+            load_s = load(dsn, gen, args.verdicts - have, log, first_index=have)
         else:
             log(f"loading {args.verdicts:,} verdicts ({args.nodes:,} nodes, {args.days} days)")
             load_s = load(dsn, gen, args.verdicts, log)
         size = sizes(dsn)
-        rate = f"{args.verdicts / load_s:,.0f} verdicts/s" if load_s else "earlier"
-        log(f"loaded in {load_s:.0f} s ({rate}); database {size['database_bytes'] / 2**30:.2f} GiB")
+        loaded = args.verdicts - have if args.resume else args.verdicts
+        rate = f"{loaded:,} in {load_s:.0f} s, {loaded / load_s:,.0f} verdicts/s" if load_s else "earlier"
+        log(f"loaded ({rate}); database {size['database_bytes'] / 2**30:.2f} GiB")
         for name, s in list(size["tables"].items())[:12]:
             log(f"  {name:<16} {s['rows']:>12,} rows {s['bytes'] / 2**20:>10,.0f} MiB")
         log(f"timing each query {REPEATS} times (p95 target < 1 s)")
