@@ -430,6 +430,10 @@ app.command("watch")(_watch)
 app.command("fleet")(_fleet)
 app.command("demo")(_demo)
 
+from firstfault.store.cli import store_app as _store_app  # noqa: E402
+
+app.add_typer(_store_app, name="store")
+
 
 # The optional dependency -> the extra that installs it (pyproject's optional-dependencies).
 EXTRA_OF = {

@@ -14,13 +14,14 @@ from fastapi import FastAPI
 
 from firstfault.dashboard import make_router
 from firstfault.engine.analyze import Analyzer
-from firstfault.model import Enrichment, Verdict, iso
+from firstfault.model import Enrichment, Verdict, Window, iso
 from firstfault.store import VerdictStore
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 SCENARIOS = ROOT / "tests" / "scenarios"
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+ANALYSIS_LAG = timedelta(minutes=10)  # the watch daemon analyses an attempt minutes after it ends
 
 # A small, varied set: one bundle per domain, node-02 twice (hardware and software).
 PICKS = {
@@ -45,10 +46,21 @@ def samples() -> dict[str, Verdict]:
 
 
 def variant(v: Verdict, workload_id: str, *, analyzed_at: datetime | None = None,
-            nodes: list[str] | None = None) -> Verdict:
-    """The same verdict for another job (another id, analysis time or node list): a repeat failure."""
-    workload = v.workload.model_copy(update={"id": workload_id, **({"nodes": nodes} if nodes else {})})
-    return v.model_copy(update={"workload": workload, "analyzed_at": iso(analyzed_at or NOW)})
+            nodes: list[str] | None = None, failed_at: datetime | None = None) -> Verdict:
+    """The same verdict for another job (another id, analysis time or node list): a repeat failure.
+
+    Its window is moved to end at `failed_at` (default: ANALYSIS_LAG before the analysis), keeping its length.
+    """
+    at = analyzed_at or NOW
+    end = failed_at or at - ANALYSIS_LAG
+    start = v.workload.window.start
+    if start and v.workload.window.end:
+        length = datetime.fromisoformat(v.workload.window.end) - datetime.fromisoformat(start)
+        start = iso(end - length)
+    window = Window(start=start, end=iso(end))
+    changes = {"id": workload_id, "window": window, **({"nodes": nodes} if nodes else {})}
+    workload = v.workload.model_copy(update=changes)
+    return v.model_copy(update={"workload": workload, "analyzed_at": iso(at)})
 
 
 def load(store: VerdictStore, samples: dict[str, Verdict], names: list[str] | None = None,

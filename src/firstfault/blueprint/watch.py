@@ -61,6 +61,9 @@ class Watcher:
         self.store = store
         self.make_pipeline = make_pipeline
         self.cursor_name = f"watch:{source.name}:{cluster}"
+        # The ledger's source names the cluster too: Blueprints of several clusters share one database,
+        # and their schedulers hand out the same job ids (job 4242 on two clusters is two attempts).
+        self.ledger = f"{source.name}@{cluster}" if cluster else source.name
         self.log = log
         self._stop = threading.Event()
 
@@ -83,7 +86,7 @@ class Watcher:
             try:
                 for identified in self._ended_attempts(pipe, ref):
                     attempt = identified.workload.attempt
-                    if self.store.is_processed(self.source.name, ref, attempt):
+                    if self.store.is_processed(self.ledger, ref, attempt):
                         report.skipped.append(f"{ref}#{attempt}")
                         continue
                     verdict = pipe.analyze(identified)
@@ -92,7 +95,7 @@ class Watcher:
                         if not outcome.ok:
                             report.sink_failures.append((ref, outcome))
                     # The commit point: verdict + processed mark, one transaction.
-                    vid = self.store.write(verdict, enrichment, mark=ProcessedMark(self.source.name, ref, attempt),
+                    vid = self.store.write(verdict, enrichment, mark=ProcessedMark(self.ledger, ref, attempt),
                                            evidence=pipe.evidence(verdict))
                     # Recovery actions after the commit, on the stored verdict (a crash here: the
                     # verdict is kept and marked, the action is not taken; nothing is done twice).
@@ -117,7 +120,7 @@ class Watcher:
         out = []
         by_attempt = "attempt" in inspect.signature(self.source.identify).parameters
         for k in range(last if by_attempt else 0):
-            if not self.store.is_processed(self.source.name, ref, k):
+            if not self.store.is_processed(self.ledger, ref, k):
                 out.append(self.source.identify(ref, attempt=k))  # type: ignore[call-arg]
         if ended_latest:
             out.append(latest)

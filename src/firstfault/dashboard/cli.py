@@ -38,9 +38,14 @@ def fleet(
     domain: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
         "--domain", help="Cause domain that counts (repeat); default hardware, network, infrastructure.")] = None,
     limit: Annotated[int, typer.Option(help="Rows per table.")] = 20,
+    cluster: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--cluster", help="Count only this cluster's verdicts (repeat); default all.")] = None,
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="table or json (the GET /v1/fleet document).")] = Fmt.table,
 ) -> None:
-    """Nodes, GPUs, host ports and switch ports most often where failures began, with repeat offenders."""
+    """Nodes, GPUs, host ports and switch ports most often where failures began, with repeat offenders.
+
+    The window is of failure time (each attempt's window end), not of analysis time.
+    """
     from pydantic import ValidationError
     from sqlalchemy.exc import SQLAlchemyError
 
@@ -49,7 +54,7 @@ def fleet(
     from firstfault.store import StoreError, VerdictStore
 
     try:
-        params = FleetParams(since=since, until=until, domain=domain or [], limit=limit)
+        params = FleetParams(since=since, until=until, domain=domain or [], limit=limit, cluster=cluster or [])
         now = datetime.now(UTC)
         params.span(now)
     except ValidationError as exc:

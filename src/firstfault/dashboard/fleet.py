@@ -1,7 +1,9 @@
 """Fleet figures: which nodes, devices, host ports and switch ports failures began on.
 
-Counting. Over a window of analysis time, an entity (a node, a device such as
-"node-02/gpu3", a port such as "mlx5_5:1" or "nvswitch2:30") is counted once
+Counting. Over a window of failure time (a verdict's window end, else its
+analysis time: a week back-filled today lands on the days it failed), an
+entity (a node, a device such as "node-02/gpu3", a port such as "mlx5_5:1"
+or "nvswitch2:30") is counted once
 per verdict whose root cause names it (`root`), and once per ambiguous
 verdict whose candidates name it (`candidate`). Only causes in the chosen
 domains count: by default hardware, network and infrastructure, the ones a
@@ -32,6 +34,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
@@ -88,6 +91,7 @@ class FleetReport(BaseModel):
     since: datetime
     until: datetime
     domains: list[str]
+    clusters: list[str] = []  # the clusters counted; empty: all
     bucket_days: int
     buckets: list[datetime]  # start of each trend bucket (UTC)
     verdicts: int  # verdicts analysed in the window (any outcome)
@@ -135,46 +139,121 @@ def _in(domains: Sequence[str], hit: Hit) -> bool:
     return hit.role == "lead" or any(d in domains for d in hit.domains)
 
 
-def _table(kind: Kind, hits: list[Hit], seen: int, jobs: dict[str, int], node_jobs: int,
-           mean_jobs: float, starts: list[datetime], size: int, limit: int) -> FleetTable:
+@dataclass(slots=True)
+class EntityCount:
+    """One entity's counts in the window (only causes in the chosen domains; leads always)."""
+
+    key: str
+    node: str | None
+    root: int
+    candidate: int
+    lead: int
+    last_seen: datetime | None
+    trend: list[int]  # root + candidate per bucket
+
+
+@dataclass(slots=True)
+class KindCounts:
+    seen: int  # m: entities of this kind seen in the window (any role)
+    total_root: int
+    top: list[EntityCount]  # ranked (root, candidate, lead desc; node, key), at most `limit`
+
+
+@dataclass(slots=True)
+class FleetCounts:
+    """What a report is computed from: counted in Python (count_rows) or in SQL (fleetsql.fleet_counts)."""
+
+    verdicts: int
+    jobs: dict[str, int]  # node -> verdicts in the window whose workload ran on it
+    failures: list[int]  # per bucket: verdicts whose cause (or a candidate) is in the domains
+    kinds: dict[Kind, KindCounts] = field(default_factory=dict)
+
+
+def rank_key(e: EntityCount) -> tuple[int, int, int, str, str]:
+    return (-e.root, -e.candidate, -e.lead, e.node or "", e.key)
+
+
+def _counts(hits: list[Hit], seen: int, starts: list[datetime], size: int, limit: int) -> KindCounts:
     roots: dict[str, set[int]] = defaultdict(set)
     cands: dict[str, set[int]] = defaultdict(set)
     leads: dict[str, set[int]] = defaultdict(set)
     nodes: dict[str, str | None] = {}
     last: dict[str, datetime] = {}
-    trend: dict[str, list[int]] = {}
     for h in hits:
         (roots if h.role == "root" else leads if h.role == "lead" else cands)[h.key].add(h.verdict_id)
         nodes.setdefault(h.key, h.node)
-        if h.role != "lead" and (h.key not in last or h.analyzed_at > last[h.key]):
-            last[h.key] = h.analyzed_at
-    for key in nodes:
+        if h.role != "lead" and (h.key not in last or h.at > last[h.key]):
+            last[h.key] = h.at
+    at_of: dict[int, datetime] = {h.verdict_id: h.at for h in hits}
+    entries: list[EntityCount] = []
+    for key, node in nodes.items():
         cands[key] -= roots[key]
-        trend[key] = [0] * len(starts)
-    at_of: dict[int, datetime] = {h.verdict_id: h.analyzed_at for h in hits}
-    for key in nodes:
+        trend = [0] * len(starts)
         for vid in roots[key] | cands[key]:
             if (i := _bucket(at_of[vid], starts, size)) is not None:
-                trend[key][i] += 1
-    total_root = sum(len(r) for r in roots.values())
-    rate = total_root / node_jobs if node_jobs else 0.0
-    m = max(1, seen)
+                trend[i] += 1
+        entries.append(EntityCount(key, node, len(roots[key]), len(cands[key]), len(leads[key]), last.get(key),
+                                   trend))
+    entries.sort(key=rank_key)
+    return KindCounts(seen=seen, total_root=sum(len(r) for r in roots.values()), top=entries[:limit])
+
+
+def count_rows(rows: FleetRows, domains: Sequence[str], starts: list[datetime], size: int,
+               limit: int) -> FleetCounts:
+    """The counts of a report, from the reference reading (queries.fleet_rows)."""
+    jobs: dict[str, int] = defaultdict(int)
+    for _vid, _at, wnodes in rows.verdicts:
+        for n in set(wnodes):
+            jobs[n] += 1
+    host_hits = [h for h in rows.ports if _in(domains, h) and port_kind(h.key) == "host_ports"]
+    switch_hits = [h for h in rows.ports if _in(domains, h) and port_kind(h.key) == "switch_ports"]
+    seen_host = {p for p in rows.seen_ports if port_kind(p) == "host_ports"}
+    kinds: dict[Kind, KindCounts] = {
+        "nodes": _counts([h for h in rows.nodes if _in(domains, h)], len(set(jobs) | {h.key for h in rows.nodes}),
+                         starts, size, limit),
+        "devices": _counts([h for h in rows.devices if _in(domains, h)], len(rows.seen_devices), starts, size,
+                           limit),
+        "host_ports": _counts(host_hits, len(seen_host), starts, size, limit),
+        "switch_ports": _counts(switch_hits, len(rows.seen_ports - seen_host), starts, size, limit),
+    }
+    failures = [0] * len(starts)
+    for vid, at, _nodes in rows.verdicts:
+        if rows.cause_domains.get(vid, set()) & set(domains) and (i := _bucket(at, starts, size)) is not None:
+            failures[i] += 1
+    return FleetCounts(verdicts=len(rows.verdicts), jobs=dict(jobs), failures=failures, kinds=kinds)
+
+
+def _table(kind: Kind, counts: KindCounts, jobs: dict[str, int], node_jobs: int, mean_jobs: float) -> FleetTable:
+    rate = counts.total_root / node_jobs if node_jobs else 0.0
+    m = max(1, counts.seen)
     entries: list[FleetEntry] = []
-    for key, node in nodes.items():
-        r = len(roots[key])
-        n_jobs = jobs.get(node, 0) if node else 0
-        expected = rate * (n_jobs if node and n_jobs else mean_jobs)
+    for e in counts.top:
+        r = e.root
+        n_jobs = jobs.get(e.node, 0) if e.node else 0
+        expected = rate * (n_jobs if e.node and n_jobs else mean_jobs)
         p = poisson_tail(r, expected) if r else None
         entries.append(FleetEntry(
-            key=key, node=node, root=r, candidate=len(cands[key]), lead=len(leads[key]), jobs=n_jobs,
+            key=e.key, node=e.node, root=r, candidate=e.candidate, lead=e.lead, jobs=n_jobs,
             expected=round(expected, 4),
             ratio=round(r / expected, 2) if expected > 0 and r else None,
             p_value=p, repeat_offender=r >= MIN_REPEAT and p is not None and p < ALPHA / m,
-            last_seen=last.get(key), trend=trend[key],
+            last_seen=e.last_seen, trend=e.trend,
         ))
-    entries.sort(key=lambda e: (-e.root, -e.candidate, -e.lead, e.node or "", e.key))
-    return FleetTable(kind=kind, title=TITLES[kind], seen=seen, total_root=total_root, rate=round(rate, 6),
-                      flag_below=ALPHA / m, entries=entries[:limit])
+    return FleetTable(kind=kind, title=TITLES[kind], seen=counts.seen, total_root=counts.total_root,
+                      rate=round(rate, 6), flag_below=ALPHA / m, entries=entries)
+
+
+def report_from(counts: FleetCounts, since: datetime, until: datetime, domains: Sequence[str],
+                clusters: Sequence[str] = ()) -> FleetReport:
+    """The report of one window from its counts (the buckets are buckets_for(since, until))."""
+    size, starts = buckets_for(since, until)
+    node_jobs = sum(counts.jobs.values())
+    mean_jobs = node_jobs / len(counts.jobs) if counts.jobs else 0.0
+    kinds: tuple[Kind, ...] = ("nodes", "devices", "host_ports", "switch_ports")
+    tables = [_table(k, counts.kinds[k], counts.jobs, node_jobs, mean_jobs) for k in kinds]
+    return FleetReport(since=since, until=until, domains=list(domains), clusters=list(clusters), bucket_days=size,
+                       buckets=starts, verdicts=counts.verdicts, node_jobs=node_jobs, failures=counts.failures,
+                       rule=RULE, tables=tables)
 
 
 def build_report(rows: FleetRows, since: datetime, until: datetime, domains: Sequence[str] | None = None,
@@ -182,30 +261,4 @@ def build_report(rows: FleetRows, since: datetime, until: datetime, domains: Seq
     """The fleet figures for one window (rows from queries.fleet_rows over the same window)."""
     doms = list(domains) if domains else list(DEFAULT_DOMAINS)
     size, starts = buckets_for(since, until)
-    jobs: dict[str, int] = defaultdict(int)
-    for _vid, _at, wnodes in rows.verdicts:
-        for n in set(wnodes):
-            jobs[n] += 1
-    node_jobs = sum(jobs.values())
-    mean_jobs = node_jobs / len(jobs) if jobs else 0.0
-    node_hits = [h for h in rows.nodes if _in(doms, h)]
-    dev_hits = [h for h in rows.devices if _in(doms, h)]
-    host_hits = [h for h in rows.ports if _in(doms, h) and port_kind(h.key) == "host_ports"]
-    switch_hits = [h for h in rows.ports if _in(doms, h) and port_kind(h.key) == "switch_ports"]
-    seen_nodes = set(jobs) | {h.key for h in rows.nodes}
-    seen_host = {p for p in rows.seen_ports if port_kind(p) == "host_ports"}
-    seen_switch = rows.seen_ports - seen_host
-    kinds: list[tuple[Kind, list[Hit], int]] = [
-        ("nodes", node_hits, len(seen_nodes)),
-        ("devices", dev_hits, len(rows.seen_devices)),
-        ("host_ports", host_hits, len(seen_host)),
-        ("switch_ports", switch_hits, len(seen_switch)),
-    ]
-    tables = [_table(kind, hits, seen, jobs, node_jobs, mean_jobs, starts, size, limit) for kind, hits, seen in kinds]
-    failures = [0] * len(starts)
-    for vid, at, _nodes in rows.verdicts:
-        if rows.cause_domains.get(vid, set()) & set(doms) and (i := _bucket(at, starts, size)) is not None:
-            failures[i] += 1
-    return FleetReport(since=since, until=until, domains=doms, bucket_days=size, buckets=starts,
-                       verdicts=len(rows.verdicts), node_jobs=node_jobs, failures=failures, rule=RULE,
-                       tables=tables)
+    return report_from(count_rows(rows, doms, starts, size, limit), since, until, doms)

@@ -7,7 +7,8 @@ to the API. Bad values are a 422 naming the parameter, never a 500.
 Times (`since`, `until`) are either a duration back from now ("90m", "24h",
 "7d", "2w") or an ISO 8601 date or date-time ("2026-11-02",
 "2026-11-02T10:00:00Z"; no zone means UTC). `since` is inclusive, `until`
-exclusive; both apply to when a verdict was analysed.
+exclusive; the verdict list's apply to when a verdict was analysed, the
+fleet's to when the attempt failed (its window's end).
 """
 
 from __future__ import annotations
@@ -138,6 +139,8 @@ class FleetParams(_Params):
     domain: list[CauseDomain] = Field(
         default_factory=list, description="cause domains that count; default hardware, network, infrastructure")
     limit: int = Field(default=20, ge=1, le=1000, description="rows per table")
+    cluster: list[Annotated[str, Field(max_length=253)]] = Field(
+        default_factory=list, description="clusters that count (the Blueprint's cluster name); default all")
 
     until_is_now: ClassVar[bool] = True
 

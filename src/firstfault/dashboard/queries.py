@@ -7,8 +7,11 @@ ran (the exposure a repeat-offender rate is measured against). So this module
 reads the store's tables directly, inside the window, and fleet.py does the
 arithmetic in Python. Nothing here writes.
 
-Time is the verdict's `analyzed_at`, the column the store's own filters use
-(the watch daemon analyses an attempt minutes after it ends).
+Time is the verdict's failure time (`failed_at`: its window's end, else its
+analysis time), so a week analysed late (a back-fill) lands on the days it
+failed. `fleet_rows` is the reference reading, kept for small stores and to
+check `fleetsql.fleet_counts`, which the pages use: that one aggregates the
+fleet tables the store writes with each verdict (store/fleetrows.py).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ class Hit:
     """One stored verdict naming one node, device or port as (part of) where it began."""
 
     verdict_id: int
-    analyzed_at: datetime
+    at: datetime  # the verdict's failure time
     role: str  # "root", "candidate" or "lead" (a verdict's lead names it: counted beside, never as, a cause)
     domains: tuple[str, ...]  # the domain(s) of the cause(s) that name it
     key: str
@@ -49,13 +52,16 @@ class FleetRows:
     cause_domains: dict[int, set[str]] = field(default_factory=dict)  # verdict -> domains of root/candidates
 
 
-def _window(since: datetime | None, until: datetime | None) -> list[ColumnElement[bool]]:
+def _window(since: datetime | None, until: datetime | None,
+            clusters: Sequence[str] = ()) -> list[ColumnElement[bool]]:
     v = t.verdicts.c
     conds: list[ColumnElement[bool]] = []
     if since is not None:
-        conds.append(v.analyzed_at >= since)
+        conds.append(v.failed_at >= since)
     if until is not None:
-        conds.append(v.analyzed_at < until)
+        conds.append(v.failed_at < until)
+    if clusters:
+        conds.append(v.cluster.in_(list(clusters)))
     return conds
 
 
@@ -102,14 +108,15 @@ def _as_nodes(value: Any) -> tuple[str, ...]:
     return ()
 
 
-def fleet_rows(engine: Engine, since: datetime | None, until: datetime | None) -> FleetRows:
+def fleet_rows(engine: Engine, since: datetime | None, until: datetime | None,
+               clusters: Sequence[str] = ()) -> FleetRows:
     """The window's verdicts, their causes' nodes, devices and ports, with roles and domains."""
     v, c, d, e = t.verdicts.c, t.causes.c, t.devices.c, t.evidence.c
-    window = _window(since, until)
+    window = _window(since, until, clusters)
     out = FleetRows()
     with engine.connect() as conn:
         for vid, at, nodes, leads in conn.execute(
-            select(v.id, v.analyzed_at, _workload_nodes(engine), _leads(engine)).where(*window).order_by(v.id)
+            select(v.id, v.failed_at, _workload_nodes(engine), _leads(engine)).where(*window).order_by(v.id)
         ):
             out.verdicts.append((int(vid), at, _as_nodes(nodes)))
             _lead_hits(out, int(vid), at, leads)

@@ -36,9 +36,10 @@ from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
 from firstfault.dashboard import detail
-from firstfault.dashboard.fleet import DEFAULT_DOMAINS, FleetReport, build_report
+from firstfault.dashboard.fleet import DEFAULT_DOMAINS, FleetReport, report_from
+from firstfault.dashboard.fleetsql import fleet_counts
 from firstfault.dashboard.params import DOMAINS, OUTCOMES, FleetParams, VerdictFilters
-from firstfault.dashboard.queries import fleet_rows, known_nodes, known_values
+from firstfault.dashboard.queries import known_nodes, known_values
 from firstfault.model import CAUSE_DOMAINS, Verdict
 from firstfault.store import VerdictStore, VerdictSummary
 from firstfault.store.actions import ActionLedger
@@ -227,7 +228,9 @@ def _page(store: VerdictStore, f: VerdictFilters, since: datetime | None,
 def fleet_report(store: VerdictStore, p: FleetParams, now: datetime) -> FleetReport:
     """The fleet figures for validated parameters (also `firstfault fleet`)."""
     since, until = p.span(now)
-    return build_report(fleet_rows(store.engine, since, until), since, until, p.domain, p.limit)
+    domains = list(p.domain) or list(DEFAULT_DOMAINS)
+    counts = fleet_counts(store.engine, since, until, domains, p.limit, p.cluster)
+    return report_from(counts, since, until, domains, p.cluster)
 
 
 def make_router(store_provider: StoreProvider, *, clock: Clock = _utcnow,

@@ -30,6 +30,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from firstfault.model import Cause, Enrichment, EvidenceItem, Verdict
 from firstfault.store import schema as t
 from firstfault.store.db import WRITE, StoreError, create_store_engine, migrate
+from firstfault.store.fleetrows import failure_time, hit_rows
 
 REPLAY_CAP = 4 << 20  # = firstfault.replay.DEFAULT_CAP (not imported: the store must not load the engine)
 
@@ -242,6 +243,7 @@ def _verdict_row(v: Verdict, enr: Enrichment, now: datetime) -> dict[str, Any]:
         "previous_attempts": list(enr.previous_attempts),
         "verdict_json": v.model_dump_json(),
         "created_at": now,
+        "failed_at": failure_time(_ts(v.workload.window.end), _ts(v.analyzed_at) or now),
     }
 
 
@@ -290,6 +292,14 @@ def child_rows(v: Verdict, vid: int) -> dict[str, list[dict[str, Any]]]:
             "message": clean(er.message),
         })
     return rows
+
+
+def fleet_rows_of(v: Verdict, vid: int, row: dict[str, Any],
+                  children: dict[str, list[dict[str, Any]]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The verdict's fleet_hits and fleet_exposure rows (fleetrows.py), from its row and child rows."""
+    return hit_rows(vid, row["failed_at"], row["cluster"], causes=children["causes"], devices=children["devices"],
+                    ports=[e for e in children["evidence"] if e["port"] is not None],
+                    leads=[ld.model_dump() for ld in v.leads], workload_nodes=v.workload.nodes)
 
 
 def _many(values: str | Sequence[str] | None) -> list[str]:
@@ -409,13 +419,18 @@ class VerdictStore:
             f"({desc(wl.window.start, wl.window.end, wl.nodes)}) was not stored: give the attempt its own id")
 
     def _insert(self, conn: Connection, v: Verdict, enr: Enrichment) -> int:
-        res = conn.execute(insert(t.verdicts).values(_verdict_row(v, enr, self._clock())))
+        row = _verdict_row(v, enr, self._clock())
+        res = conn.execute(insert(t.verdicts).values(row))
         pk = res.inserted_primary_key
         assert pk is not None
         vid = int(pk[0])
-        for name, rows in child_rows(v, vid).items():
+        children = child_rows(v, vid)
+        for name, rows in children.items():
             if rows:  # executemany: one round trip per table
                 conn.execute(insert(t.metadata.tables[name]), rows)
+        for table, rows in zip(t.FLEET_TABLES, fleet_rows_of(v, vid, row, children), strict=True):
+            if rows:
+                conn.execute(insert(table), rows)
         return vid
 
     def _insert_evidence(self, conn: Connection, vid: int, e: ReplayEvidence) -> None:

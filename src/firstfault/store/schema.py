@@ -120,6 +120,8 @@ class VerdictRow(Base):
     previous_attempts: Mapped[list[str]] = mapped_column(JSON, nullable=False)
     verdict_json: Mapped[str] = mapped_column(Text, nullable=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    # 0002_fleet: when the attempt failed (window end, else analysed_at): the fleet view's and retention's time.
+    failed_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False, index=True)
 
 
 class CauseRow(Base):
@@ -268,6 +270,47 @@ class ReplayEvidenceRow(Base):
     documents_total: Mapped[int] = mapped_column(Integer, nullable=False)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
 
+# ---------------------------------------------------------------------------
+# 0002_fleet: the fleet view's tables (derived at write time, see fleetrows.py)
+# ---------------------------------------------------------------------------
+
+
+class FleetHitRow(Base):
+    """One node, device or port a verdict names, per role (fleetrows.hit_rows)."""
+
+    __tablename__ = "fleet_hits"
+    __table_args__ = (
+        Index("ix_fleet_hits_failed_at_kind", "failed_at", "kind"),
+        Index("ix_fleet_hits_cluster_failed_at", "cluster", "failed_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    verdict_id: Mapped[int] = _verdict_fk()
+    failed_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    failed_day: Mapped[int] = mapped_column(Integer, nullable=False)  # UTC days since 1970-01-01
+    cluster: Mapped[str] = mapped_column(Text, nullable=False)
+    kind: Mapped[str] = mapped_column(Text, nullable=False)  # node | device | host_port | switch_port | verdict
+    key: Mapped[str] = mapped_column(Text, nullable=False)
+    node: Mapped[str | None] = mapped_column(Text)
+    role: Mapped[str] = mapped_column(Text, nullable=False)  # root | candidate | lead | seen | cause
+    domains: Mapped[int] = mapped_column(Integer, nullable=False)  # bit mask over model.CAUSE_DOMAINS
+
+
+class FleetExposureRow(Base):
+    """One node a verdict's workload ran on: the node-jobs of the repeat-offender rule."""
+
+    __tablename__ = "fleet_exposure"
+    __table_args__ = (
+        Index("ix_fleet_exposure_failed_at_node", "failed_at", "node"),
+        Index("ix_fleet_exposure_cluster_failed_at", "cluster", "failed_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    verdict_id: Mapped[int] = _verdict_fk()
+    failed_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    cluster: Mapped[str] = mapped_column(Text, nullable=False)
+    node: Mapped[str] = mapped_column(Text, nullable=False)
+
 
 verdicts = cast(Table, VerdictRow.__table__)
 causes = cast(Table, CauseRow.__table__)
@@ -280,6 +323,9 @@ errors = cast(Table, ErrorRow.__table__)
 cursors = cast(Table, CursorRow.__table__)
 processed = cast(Table, ProcessedRow.__table__)
 replay_evidence = cast(Table, ReplayEvidenceRow.__table__)
+
+fleet_hits = cast(Table, FleetHitRow.__table__)
+fleet_exposure = cast(Table, FleetExposureRow.__table__)
 
 CHILD_TABLES = (causes, affected_nodes, devices, symptoms, evidence, coverage, errors)
 
@@ -316,3 +362,9 @@ class ActionRow(Base):
 
 
 actions = cast(Table, ActionRow.__table__)
+
+FLEET_TABLES = (fleet_hits, fleet_exposure)
+
+# 0002_fleet: retention deletes verdicts, and processed.verdict_id is ON DELETE SET NULL: without this
+# index every deleted verdict would scan the whole ledger.
+Index("ix_processed_verdict_id", processed.c.verdict_id)
