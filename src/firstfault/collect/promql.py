@@ -38,23 +38,15 @@ from firstfault.collect.lines import coverage_item, match_node, remote_window
 from firstfault.collect.sink import EvidenceSink
 from firstfault.extract.metrics import MetricCondition, host_of, metric_conditions
 from firstfault.model import ErrorItem
+from firstfault.querytext import quoted, re2_literal
 
 QUERY_RANGE = "/api/v1/query_range"
 MAX_POINTS = 11_000  # Prometheus refuses a range query with more points per series
-_RE2_SPECIAL = frozenset("\\.+*?()|[]{}^$")
-
-
-def _re2(text: str) -> str:
-    return "".join("\\" + c if c in _RE2_SPECIAL else c for c in text)
-
-
-def _promql_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def node_regex(nodes: Sequence[str], label: str) -> str:
     """An anchored-by-Prometheus alternation of the node names; `instance` may carry a port."""
-    alt = "|".join(_re2(n) for n in nodes)
+    alt = "|".join(re2_literal(n) for n in nodes)
     if label == "instance":
         return f"({alt})(:[0-9]+)?"
     return alt
@@ -62,7 +54,7 @@ def node_regex(nodes: Sequence[str], label: str) -> str:
 
 def build_query(metrics: Sequence[str], nodes: Sequence[str], labels: Sequence[str]) -> str:
     names = "|".join(sorted(metrics))
-    parts = [f"{{__name__=~{_promql_string(names)}, {lab}=~{_promql_string(node_regex(nodes, lab))}}}"
+    parts = [f"{{__name__=~{quoted(names)}, {lab}=~{quoted(node_regex(nodes, lab))}}}"
              for lab in labels]
     return " or ".join(parts)
 

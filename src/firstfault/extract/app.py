@@ -418,10 +418,8 @@ _SHELL_FAULT = re.compile(
 
 
 # The DataLoader's worker signal handler: `ERROR: Unexpected segmentation fault
-# encountered in worker.`, `... bus error ...` (a too-small /dev/shm), `... floating-point exception ...`.
-_WORKER_FAULTS: Final[dict[str, str]] = {
-    "segmentation fault": "SIGSEGV", "bus error": "SIGBUS", "floating-point exception": "SIGFPE",
-}
+# encountered in worker.`, `... bus error ...` (a too-small /dev/shm), `... floating-point exception ...`:
+# strsignal() texts in lower case (codes.signal_of_text reads them).
 _WORKER_FAULT = re.compile(r"Unexpected (?P<what>segmentation fault|bus error|floating-point exception) encountered"
                            r" in worker")
 # The elastic agent's own signal: `Signal 9 (SIGKILL) received by PID 4242`;
@@ -531,7 +529,7 @@ class ProcessSignalExtractor:
         m = m or fatal or _SHELL_FAULT.search(body)
         if m:
             what = next(g for g in m.groups() if g is not None)
-            sig = signal_of_text(what) or _WORKER_FAULTS.get(what.lower(), "SIGSEGV")
+            sig = signal_of_text(what) or "SIGSEGV"
             # faulthandler's "Fatal Python error: Aborted" is the process's own word on an abort.
             by = "self" if fatal is not None and sig == "SIGABRT" else by_whom(sig, "launcher")
             return Draft("process.signal", {"signal": sig, "by": by, "detail": detail})

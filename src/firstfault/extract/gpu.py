@@ -108,7 +108,9 @@ def _hex(text: str) -> int | None:
         return None
 
 
-def _xid_fields(xid: int, pci: str | None, via: str) -> dict[str, FieldValue]:
+def xid_fields(xid: int, pci: str | None, via: str) -> dict[str, FieldValue]:
+    """A gpu.xid event's fields, however it was seen (a kernel line, a DCGM metric): the Xid table's
+    class, mnemonic and action; a code the table does not know is class `other`."""
     info = xid_info(xid)
     return {
         "xid": xid,
@@ -138,7 +140,7 @@ class XidExtractor:
         xid = int(m.group("xid"))
         pci = _pci(m.group("pci"))
         detail = (m.group("detail") or "").strip()
-        fields = _xid_fields(xid, pci, "log")
+        fields = xid_fields(xid, pci, "log")
         fields["pid"] = _int(m.group("pid"))
         name = (m.group("name") or "").strip()
         fields["proc"] = None if not name or name.strip("'") == "<unknown>" else name
@@ -202,7 +204,7 @@ class XidExtractor:
             if seen is not None and 0 <= ctx.lineno - seen <= _COMPANION_LINES:
                 return
             recent[pci] = ctx.lineno
-        fields = _xid_fields(79, pci, "fallen_off_bus_message")
+        fields = xid_fields(79, pci, "fallen_off_bus_message")
         fields["detail"] = _clip(line[line.index("NVRM:") :] if "NVRM:" in line else line)
         yield Draft(kind="gpu.xid", fields=fields, device=_device(pci))
 
