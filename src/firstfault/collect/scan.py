@@ -309,24 +309,32 @@ class Extraction:
         self.unrecognized = Unrecognized(hosts)
 
     def events(self, c: Candidate) -> list[Event]:
+        drafts, ctx = self.drafts(c)
+        return [draft_to_event(d, ctx, c.text[:TEXT_CLIP]) for d in drafts] if ctx is not None else []
+
+    def drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
+        """What the extractors found on one line, and the context they saw, before it becomes events.
+
+        `events` is built on it; the extractor tests read the drafts through it, so they feed
+        lines the way production does (dispatch by literal, prefix layer, per-stream state).
+        """
         dispatch = self._by_source.get(c.source)
         if dispatch is None:
-            return []
+            return [], None
         text = c.text
         p = self._prefix.split(text)
         rank = p.rank if p.rank is not None else c.rank
         ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=rank, time=c.time,
                           state=self._states.setdefault((c.file, c.rank, *p.stream), {}), host=p.host)
-        out: list[Event] = []
+        out: list[Draft] = []
         hit = sorted({e for i in dispatch.matcher.ids_in(text.encode("utf-8", "replace")) for e in dispatch.owners[i]})
         for e in hit:
-            for d in dispatch.extractors[e].extract(p.body, ctx):
-                out.append(draft_to_event(d, ctx, text[:TEXT_CLIP]))
+            out.extend(dispatch.extractors[e].extract(p.body, ctx))
         if not out and not ctx.claimed and dispatch.error_words in hit:
             # Error-looking is decided by the prefilter's own literal hits (ErrorWords'), so it costs
             # nothing more, and a Service given unfiltered lines lists what one given candidates does.
             self.unrecognized.offer(c, p.body, p.host)
-        return out
+        return out, ctx
 
 
 def feed_lines(lines: Iterable[Candidate], extractors: Iterable[LineExtractor] | None = None,
