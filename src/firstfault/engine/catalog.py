@@ -194,6 +194,19 @@ class WidespreadSettings(_Strict):
     window: float = 60.0
 
 
+class CommonEndpointSettings(_Strict):
+    """When reports of a peer-to-peer fault (NCCL, IB) name a peer, the node most of them involve is the finding's.
+
+    The nodes taking part (as reporter or named peer) in the most reports are the finding's
+    nodes when they are at most `max_nodes`, take part in at least `min_reports` reports and in
+    at least `min_share` of all of them; otherwise the finding keeps its reporters.
+    """
+
+    min_reports: int = Field(default=2, ge=1)
+    max_nodes: int = Field(default=2, ge=1)
+    min_share: float = Field(default=0.6, gt=0, le=1)
+
+
 class Settings(_Strict):
     version: str
     clock_skew: float = 5.0
@@ -206,6 +219,11 @@ class Settings(_Strict):
     explain_sets: dict[str, list[Explains]] = Field(default_factory=dict)
     # Xid classes that no rule needs to match (validator xid-lands).
     ignore_xid_classes: list[str] = Field(default_factory=list)
+    common_endpoint: CommonEndpointSettings = Field(default_factory=CommonEndpointSettings)
+    # Weak root causes once a strong one stands: `first_strong` makes the earliest strong root
+    # explain each of them, whatever its node or time; `same_node` the earliest strong root on one
+    # of its nodes, else the earliest strong root.
+    weak_causes: Literal["first_strong", "same_node"] = "first_strong"
 
 
 @dataclass(slots=True)
