@@ -7,11 +7,13 @@ between one root, an ambiguous set, or nothing.
 
 from __future__ import annotations
 
+import re
 import string
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
 from firstfault.engine.catalog import CommonEndpointSettings, Rule, Settings
 from firstfault.engine.leads import LeadDraft, find_leads, lead_nodes
@@ -326,13 +328,36 @@ def attribute(events: list[Event], rules: list[Rule], settings: Settings,
     return Attribution(roots, candidates, root, secondary, findings, hits, leads=leads)
 
 
+class _TemplateFormatter(string.Formatter):
+    """str.format over a finding's values, where a field may name alternatives (docs/rules.md):
+    `{error|xid}` the first the event has, `{fm_event|}` or nothing, `{proc|"a process"}` or a word.
+    A field the event does not have renders as nothing, never as a placeholder."""
+
+    def get_field(self, field_name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[Any, str]:
+        for alt in field_name.split("|"):
+            if len(alt) >= 2 and alt[0] == alt[-1] == '"':
+                return alt[1:-1], field_name
+            value = kwargs.get(alt)
+            if value is not None and value != "":
+                return value, field_name
+        return _NOTHING, field_name
+
+
+_FORMATTER = _TemplateFormatter()
+# A field that rendered as nothing is marked first, so that only the template's own text around it
+# is tidied ("({a})" with no a goes whole, "x {a} y" keeps one space), never a value's text.
+_NOTHING = "\x00"
+_EMPTY_PARENS = re.compile(r"\(\s*\x00\s*\)")
+_SPACED_NOTHING = re.compile(r"[ \t]*\x00")
+
+
 def render(template: str, f: Finding) -> str:
     """Formats a rule template with the finding's first event and aggregates."""
     ev = f.events[0] if f.events else None
     values: dict[str, FieldValue | str] = {}
     if ev is not None:
         values.update(ev.fields)
-        values["rank"] = ev.rank
+        values["rank"] = ev.rank if ev.rank is not None else "unknown"
     ranks = sorted({e.rank for e in f.events if e.rank is not None})
     values.update(
         node=f.nodes[0] if f.nodes else "an unidentified node",
@@ -346,10 +371,7 @@ def render(template: str, f: Finding) -> str:
     )
     if f.lead is not None:
         values.update(lead=f.lead.summary, lead_ranks=", ".join(str(r) for r in f.lead.ranks[:16]))
-
-    class _Safe(dict[str, object]):
-        def __missing__(self, key: str) -> str:
-            return "?"
-
-    out = string.Formatter().vformat(template, (), _Safe({k: ("?" if v is None else v) for k, v in values.items()}))
+    out = _FORMATTER.vformat(template, (), {k: v for k, v in values.items() if k != _NOTHING})
+    if _NOTHING in out:
+        out = _SPACED_NOTHING.sub("", _EMPTY_PARENS.sub("", out))
     return " ".join(out.split())

@@ -17,6 +17,14 @@ from firstfault.hostlist import NodeNames
 from firstfault.model import Event, Evidence, iso
 from firstfault.pci import norm_pci
 
+# What normalisation adds to the extractors' kinds (extract/registry.event_kinds): the lost node
+# it infers from NODE_FAIL, the job record of a context's terminal state, and the node of an IB peer.
+EMITS: dict[str, frozenset[str]] = {
+    "node.silent": frozenset({"last_seen", "lag_s"}),
+    "sched.job": frozenset({"state", "raw_state", "scope", "exit_code", "signal"}),
+    "nccl.ib_completion_error": frozenset({"peer_node"}),
+}
+
 
 class NodeMapper:
     """Maps the many spellings of a node (FQDN, short name, IP, rank) onto the allocation."""

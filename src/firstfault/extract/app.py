@@ -16,7 +16,7 @@ line that no other kind describes.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -146,6 +146,10 @@ class NumericsExtractor:
     """NaN / Inf loss and gradient norms (Megatron, DeepSpeed, NeMo, HF, plain prints)."""
 
     name = "app.numerics"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "app.numerics": frozenset({"message", "metric", "value"}),
+    }
     sources: frozenset[str] = frozenset({"application"})
     # A bare "nan" or "=inf" would pass every Megatron step line ("number of
     # nan iterations: 0") and every logfmt "level=info" line: the literals pair
@@ -190,6 +194,17 @@ class ExceptionExtractor:
     """Python tracebacks (extract/traceback.py), C++ `terminate called` aborts, CUDA errors printed on their own."""
 
     name = "app.exception"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "app.cuda_error": frozenset({"cuda_code", "cuda_error", "error", "message"}),
+        "app.cuda_oom": frozenset({"message"}),
+        "app.exception": frozenset({"errno", "exc_type", "message", "path", "shm", "signal"}),
+        "nccl.error": frozenset({"detail"}),
+        "nccl.remote_error": frozenset({"detail"}),
+        "nccl.timeout": frozenset({"detail"}),
+        "process.signal": frozenset({"by", "detail", "signal"}),
+        "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path"}),
+    }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (
         tb.TRACEBACK,
@@ -317,6 +332,11 @@ class TorchrunExtractor:
     """ChildFailedError summaries and the elastic agent's signal / failure lines."""
 
     name = "torch.child_failed"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "process.signal": frozenset({"by", "detail", "local_rank", "signal"}),
+        "torch.child_failed": frozenset({"exitcode", "failed_rank", "root_cause", "signal"}),
+    }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (
         "ChildFailedError",
@@ -449,6 +469,11 @@ class ProcessSignalExtractor:
     """srun task kills, slurmstepd cancellations, Python / shell fault reports."""
 
     name = "process.signal"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "app.exception": frozenset({"exc_type", "message", "shm", "signal"}),
+        "process.signal": frozenset({"by", "detail", "due_to", "exitcode", "signal", "slurm_scope"}),
+    }
     sources: frozenset[str] = frozenset({"application", "syslog"})  # slurmstepd also logs to syslog
     literals: tuple[str, ...] = (
         ": task ",
@@ -585,6 +610,10 @@ class MemoryLimitExtractor:
     """A rank killed for memory by the scheduler's or the container runtime's limit (host.oom_kill)."""
 
     name = "host.memory_limit"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "host.oom_kill": frozenset({"by", "cgroup", "detail", "proc"}),
+    }
     sources: frozenset[str] = frozenset({"application", "syslog", "kernel"})
     literals: tuple[str, ...] = (
         "exceeded memory limit", "exceeded virtual memory limit", "oom-kill event", "oom_kill event",

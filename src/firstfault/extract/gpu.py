@@ -7,7 +7,7 @@ journal prefix. Field names follow docs/events.md.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from firstfault.catalog.tables import sxid_info, xid_info
@@ -126,6 +126,12 @@ class XidExtractor:
     """`NVRM: Xid (...)` in every printed form, and Xid 79 without an Xid line."""
 
     name = "gpu.xid"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.xid": frozenset({"cause_xid", "detail", "immediate_action", "intrinfo", "link", "mnemonic",
+            "pci", "pid", "proc", "recovery_action", "recovery_code", "severity", "status_word", "subcode",
+            "unit", "via", "xid", "xid_class"}),
+    }
     sources: frozenset[str] = frozenset({"kernel", "syslog"})
     literals: tuple[str, ...] = ("NVRM: Xid", "fallen off the bus", "NVRM: The NVIDIA GPU")
 
@@ -224,6 +230,10 @@ class SxidExtractor:
     """`nvidia-nvswitchN: SXid (PCI:...): N, <severity>, ...` and its continuation lines."""
 
     name = "gpu.sxid"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.sxid": frozenset({"detail", "link", "pci", "severity", "sxid", "sxid_class"}),
+    }
     sources: frozenset[str] = frozenset({"kernel", "syslog"})
     literals: tuple[str, ...] = ("SXid (",)
 
@@ -299,6 +309,10 @@ class FabricManagerExtractor:
     """nv-fabricmanager errors, from its own log or from the journal."""
 
     name = "gpu.fabricmanager"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.fabricmanager": frozenset({"code", "detail", "fm_event", "port"}),
+    }
     sources: frozenset[str] = frozenset({"fabricmanager", "kernel", "syslog"})
     literals: tuple[str, ...] = (
         "detected NVSwitch fatal error",
@@ -364,6 +378,10 @@ class ResetRequiredExtractor:
     """`NV_ERR_RESET_REQUIRED` assertions: the GPU needs a reset, often with no Xid."""
 
     name = "gpu.reset_required"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.reset_required": frozenset({"detail", "reason"}),
+    }
     sources: frozenset[str] = frozenset({"kernel", "syslog"})
     literals: tuple[str, ...] = ("NV_ERR_RESET_REQUIRED", "GspRmAlloc failed", "RmInitAdapter failed",
                                  "rm_init_adapter failed")

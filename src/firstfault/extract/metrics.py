@@ -30,6 +30,12 @@ from firstfault.model import Event, Evidence, FieldValue
 from firstfault.pci import norm_pci
 from firstfault.querytext import label_value
 
+# The event kinds this reader emits and their fields (docs/events.md; extract/registry.py).
+EMITS: Mapping[str, frozenset[str]] = {
+    "gpu.xid": frozenset({"detail", "immediate_action", "mnemonic", "pci", "via", "xid", "xid_class"}),
+    "metric.condition": frozenset({"condition", "delta", "gpu", "iface", "metric", "port", "value"}),
+}
+
 METRIC_FORMATS: tuple[str, ...] = ("openmetrics", "prometheus-json")
 
 # Node identity labels, most specific first (dcgm-exporter sets Hostname; Prometheus sets instance).

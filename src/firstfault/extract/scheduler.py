@@ -20,6 +20,15 @@ from firstfault.extract.structured import ParseIssue, StructuredResult, clip
 from firstfault.hostlist import hostlist_expand
 from firstfault.model import Event, Evidence, FieldValue
 
+# The event kinds this reader emits and their fields (docs/events.md; extract/registry.py).
+EMITS: Mapping[str, frozenset[str]] = {
+    "k8s.event": frozenset({"message", "object_kind", "object_name", "reason", "type"}),
+    "k8s.pod": frozenset({"container", "exit_code", "message", "phase", "pod", "reason", "restart", "signal"}),
+    "kueue.condition": frozenset({"message", "reason", "status", "type", "workload"}),
+    "sched.job": frozenset({"batch_host", "by_uid", "exit_code", "job_id", "nodelist", "raw_state", "reason",
+                            "scope", "signal", "state", "step"}),
+}
+
 SCHEDULER_FORMATS: tuple[str, ...] = ("sacct", "scontrol", "kueue-workload", "k8s-pods", "k8s-events")
 
 # Slurm job states (sacct/squeue long names). Used to undo the '+' truncation of
