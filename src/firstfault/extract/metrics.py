@@ -133,6 +133,17 @@ def metric_conditions() -> list[MetricCondition]:
     return list(_shipped_conditions())
 
 
+def metric_names(conditions: Iterable[MetricCondition] | None = None) -> list[str]:
+    """The metric names the conditions read (the shipped catalog's by default), sorted.
+
+    This is the metrics half of the catalog's prefilter: the Service publishes
+    it (/v1/catalog/prefilter) and a Blueprint queries Prometheus for these
+    names and no others, so both read the same metrics whatever their versions.
+    """
+    conds = metric_conditions() if conditions is None else conditions
+    return sorted({m for c in conds for m in c.metrics})
+
+
 def _conditions_by_metric(conditions: Iterable[MetricCondition]) -> dict[str, list[MetricCondition]]:
     index: dict[str, list[MetricCondition]] = {}
     for cond in conditions:
