@@ -222,6 +222,8 @@ class XidExtractor:
 _SXID = re.compile(r"SXid \((?P<pci>[^)]*)\): (?P<sxid>\d+)(?:,\s*(?P<detail>.*))?$")
 _SXID_SEV = re.compile(r"^(?P<sev>Always[- ]fatal|Non[- ]fatal|Fatal)\b,?\s*", re.IGNORECASE)
 _LINK = re.compile(r"\bLink (\d+)")
+# The switch the driver names (`nvidia-nvswitch2: SXid ...`); the prefix layer may have taken it as a tag.
+_NVSWITCH = re.compile(r"\bnvidia-nvswitch(\d+)\b")
 _CLASS_SEV = {"fatal": "Fatal", "always_fatal": "Always-fatal", "nonfatal": "Non-fatal", "other": "Non-fatal"}
 _K_SXID = "gpu.sxid.recent"  # (pci, sxid) -> lineno of the last report
 
@@ -232,7 +234,7 @@ class SxidExtractor:
     name = "gpu.sxid"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "gpu.sxid": frozenset({"detail", "link", "pci", "severity", "sxid", "sxid_class"}),
+        "gpu.sxid": frozenset({"detail", "link", "pci", "severity", "switch", "sxid", "sxid_class"}),
     }
     sources: frozenset[str] = frozenset({"kernel", "syslog"})
     literals: tuple[str, ...] = ("SXid (",)
@@ -273,6 +275,9 @@ class SxidExtractor:
         lm = _LINK.search(detail)
         if lm:
             fields["link"] = int(lm.group(1))
+        sw = _NVSWITCH.search(line) or _NVSWITCH.search(ctx.host or "")
+        if sw:
+            fields["switch"] = int(sw.group(1))
         yield Draft(kind="gpu.sxid", fields=fields, device=_device(pci))
 
 
@@ -284,6 +289,8 @@ _FM_SWITCH = re.compile(
     r"detected NVSwitch (?P<kind>fatal|non-fatal) error (?P<code>\d+)"
     r"(?:.*?pci bus id (?P<pci>[0-9a-fA-F:.]+))?(?:.*?\bport (?P<port>\d+))?"
 )
+# Fabric Manager names the switch by its physical id (`... physical id 2 port 30`).
+_FM_PHYSICAL_ID = re.compile(r"\bphysical id (\d+)")
 _FM_GPU_NVL = re.compile(r"detected GPU NVL (?P<non>Non[- ]?)?Fatal error", re.IGNORECASE)
 _FM_TRUNK = re.compile(r"Trunk port failure detected(?:.*?\bport number (?P<port>\d+))?")
 _FM_MULTICAST = re.compile(r"failed to find the GPU handle \d+ in the multicast team")
@@ -311,7 +318,7 @@ class FabricManagerExtractor:
     name = "gpu.fabricmanager"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "gpu.fabricmanager": frozenset({"code", "detail", "fm_event", "port"}),
+        "gpu.fabricmanager": frozenset({"code", "detail", "fm_event", "physical_id", "port"}),
     }
     sources: frozenset[str] = frozenset({"fabricmanager", "kernel", "syslog"})
     literals: tuple[str, ...] = (
@@ -338,6 +345,8 @@ class FabricManagerExtractor:
                 "code": int(m.group("code")),
                 "port": int(m.group("port")) if m.group("port") else None,
             }
+            if (phys := _FM_PHYSICAL_ID.search(line)) is not None:
+                fields["physical_id"] = int(phys.group(1))
         elif (g := _FM_GPU_NVL.search(line)) is not None:
             fields = {"fm_event": "gpu_nvl_nonfatal" if g.group("non") else "gpu_nvl_fatal"}
         elif (t := _FM_TRUNK.search(line)) is not None:
