@@ -438,7 +438,8 @@ app.add_typer(_store_app, name="store")
 # The optional dependency -> the extra that installs it (pyproject's optional-dependencies).
 EXTRA_OF = {
     "fastapi": "service", "uvicorn": "service", "starlette": "service", "pydantic_settings": "service",
-    "prometheus_client": "service", "httpx": "blueprint", "sqlalchemy": "blueprint", "alembic": "blueprint",
+    "prometheus_client": "service", "httpx": "blueprint", "tenacity": "blueprint",
+    "sqlalchemy": "blueprint", "alembic": "blueprint",
     "jinja2": "dashboard", "kubernetes": "kubernetes", "psycopg": "postgres",
 }
 

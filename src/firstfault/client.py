@@ -6,8 +6,9 @@
         verdict = ff.analyze_ndjson(context, records)   # streamed NDJSON, gzip
         verdict = ff.analyze_bundle_tar("bundle/")      # a bundle directory or a .tar.gz
 
-Requests are retried on 503 (honouring Retry-After) and on connection
-errors, with exponential backoff; analysis is idempotent, so a retry is
+Requests are retried on 503 (honouring Retry-After, in seconds or as a
+date, up to a minute) and on connection errors, with exponential backoff
+(the shared policy of firstfault.retry); analysis is idempotent, so a retry is
 safe. Bodies are spooled to a temporary file first (memory stays flat for
 a large attempt) so that a retry can send them again. The transport and
 the sleep function are injectable, for tests.
@@ -18,7 +19,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import random
 import tarfile
 import tempfile
 import time
@@ -32,6 +32,7 @@ from firstfault.bundle import WorkloadSpec
 from firstfault.collect.wire import AnalyzeRequest, Record
 from firstfault.model import Verdict
 from firstfault.protocol import CatalogInfo, Prefilter, ProblemBody
+from firstfault.retry import RetryPolicy, parse_retry_after
 
 SPOOL_MEMORY = 8 << 20  # bodies up to this size stay in memory
 GZIP_ABOVE = 64 << 10
@@ -80,6 +81,9 @@ class FirstfaultClient:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self._sleep = sleep
+        # The shared policy (firstfault.retry): equal jitter; a Retry-After is honoured up to a minute.
+        self._retry = RetryPolicy(retries=retries, backoff=backoff, max_backoff=max_backoff, jitter="equal",
+                                  retry_after_max=MAX_RETRY_AFTER, sleep=sleep)
 
     def close(self) -> None:
         self._http.close()
@@ -160,27 +164,29 @@ class FirstfaultClient:
 
     def _send(self, method: str, url: str, headers: dict[str, str] | None = None,
               body: IO[bytes] | None = None) -> httpx.Response:
-        attempt = 0
-        while True:
+        def once() -> httpx.Response | httpx.HTTPError:
             content: Iterator[bytes] | None = None
             if body is not None:
                 body.seek(0)
                 content = _chunks(body)
-            wait: float | None = None
             try:
-                resp = self._http.request(method, url, headers=headers, content=content)
-            except RETRYABLE_ERRORS:
-                if attempt >= self.retries:
-                    raise
-            else:
-                if resp.status_code < 400:
-                    return resp
-                if resp.status_code != 503 or attempt >= self.retries:
-                    raise _error(resp)
-                wait = _retry_after(resp)
-            delay = min(self.max_backoff, self.backoff * (2 ** attempt)) * (0.5 + random.random() / 2)
-            self._sleep(max(delay, min(wait, MAX_RETRY_AFTER)) if wait is not None else delay)
-            attempt += 1
+                return self._http.request(method, url, headers=headers, content=content)
+            except RETRYABLE_ERRORS as exc:
+                return exc
+
+        def again(outcome: httpx.Response | httpx.HTTPError) -> bool:
+            return not isinstance(outcome, httpx.Response) or outcome.status_code == 503
+
+        def asked(outcome: httpx.Response | httpx.HTTPError) -> float | None:
+            return parse_retry_after(outcome.headers.get("retry-after")) if isinstance(outcome, httpx.Response) \
+                else None
+
+        outcome = self._retry.run(once, again, asked).value
+        if not isinstance(outcome, httpx.Response):
+            raise outcome
+        if outcome.status_code >= 400:
+            raise _error(outcome)
+        return outcome
 
 
 def _chunks(fh: IO[bytes]) -> Iterator[bytes]:
@@ -199,16 +205,6 @@ def _ndjson_line(obj: dict[str, Any]) -> bytes:
 def _plain_members(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
     """The Service refuses links: send regular files and directories only."""
     return info if info.isfile() or info.isdir() else None
-
-
-def _retry_after(resp: httpx.Response) -> float | None:
-    value = resp.headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None  # an HTTP-date: fall back to the backoff
 
 
 def _error(resp: httpx.Response) -> FirstfaultError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["hostlist_compress", "hostlist_expand"]
+__all__ = ["NodeNames", "hostlist_compress", "hostlist_expand"]
 
 _TAIL_NUM_RE = re.compile(r"^(.*?)(\d+)$")
 _MAX_HOSTS = 100_000
@@ -116,3 +116,35 @@ def hostlist_compress(hosts: Iterable[str]) -> str:
                 lo = prev = n
         parts.append((prefix, f"{prefix}[{','.join(ranges)}]"))
     return ",".join(text for _, text in sorted(parts))
+
+
+class NodeNames:
+    """The allocation's node names, and the one rule for mapping a name written elsewhere onto one.
+
+    A log line, a Loki or Prometheus label, a launcher prefix may spell a node
+    as its FQDN or its short name, in any case: the whole name is tried first,
+    then its first DNS label against each node's whole and short names (a
+    node whose whole name is that label wins over one that merely starts
+    with it). The extractors' prefix layer, the connectors and the engine's
+    node mapping all use this class, so a name maps the same way everywhere.
+    """
+
+    __slots__ = ("_names", "nodes")
+
+    def __init__(self, nodes: Iterable[str]) -> None:
+        self.nodes = list(nodes)
+        self._names: dict[str, str] = {}
+        for n in self.nodes:
+            self._names[n.lower()] = n
+        for n in self.nodes:
+            self._names.setdefault(n.split(".")[0].lower(), n)
+
+    def lookup(self, name: str | None) -> str | None:
+        """The allocation node `name` stands for, or None."""
+        if not name:
+            return None
+        key = name.strip().lower()
+        return self._names.get(key) or self._names.get(key.split(".")[0])
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.lookup(name) is not None

@@ -191,6 +191,8 @@ class EvidenceItem(_Strict):
     query: str | None = None
     rank: int | None = None
     category: str | None = None
+    # The host or switch port the event names (engine/ports.py): `mlx5_5:1`, `ibp94s0`, `nvswitch2:30`.
+    port: str | None = None
 
 
 LeadKind = Literal["laggard_rank", "desync", "first_exit", "stuck_frame"]

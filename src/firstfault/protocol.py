@@ -28,10 +28,14 @@ class CatalogInfo(BaseModel):
 
 
 class Prefilter(BaseModel):
-    """What the Blueprint needs to drop lines no extractor can match."""
+    """What the Blueprint needs to prefilter: the words a log line must hold, the metric names to fetch."""
 
     words: list[str] = Field(description="a line that contains none of these literal words can be dropped")
     by_source: dict[str, list[str]] = Field(description="the same, per log source kind")
+    metrics: list[str] | None = Field(
+        default=None,
+        description="the metric names the catalog's metric conditions read: a Blueprint queries Prometheus "
+                    "for these and no others (absent from a Service older than this field)")
     catalog: CatalogRef
 
 

@@ -23,6 +23,7 @@ from firstfault.bundle import Context, WorkloadSpec
 from firstfault.collect.http import HttpOptions
 from firstfault.collect.promql import PromQLConnector, build_query
 from firstfault.engine.analyze import Analysis, Analyzer
+from firstfault.extract.metrics import metric_names
 from tests.blueprint.prom_harness import Prometheus, missing_binaries, prometheus
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "prom" / "dcgm_node_history.om"
@@ -58,7 +59,7 @@ def _collect(conn: PromQLConnector, ctx: Context) -> tuple[Analysis, list[str]]:
         return add(source, fmt, file, data)
 
     analysis.add_document = spy  # type: ignore[method-assign]
-    conn.collect(ctx, analysis)
+    conn.collect(ctx, metric_names(), analysis)
     return analysis, files
 
 
@@ -75,7 +76,7 @@ def test_query_restricts_names_and_nodes_with_escaped_regexes() -> None:
 
 def test_a_thousand_nodes_make_few_queries() -> None:
     conn = PromQLConnector("http://127.0.0.1:9", nodes_per_query=128)
-    queries = conn.queries([f"n{i:04d}" for i in range(1000)])
+    queries = conn.queries([f"n{i:04d}" for i in range(1000)], metric_names())
     assert len(queries) == 8  # 1000 nodes / 128 per query, every catalog metric in each
     assert all(len(q) < 8000 for q in queries)
 
@@ -90,7 +91,7 @@ def test_query_parameters_are_url_encoded_and_start_before_the_window() -> None:
     ctx = _ctx(NODES, "2026-10-20T10:00:00Z", "2026-10-20T10:30:00Z")
     conn = PromQLConnector("http://prom.test", http=HttpOptions(transport=httpx.MockTransport(handler)))
     analysis = Analyzer().start(ctx)
-    conn.collect(ctx, analysis)
+    conn.collect(ctx, metric_names(), analysis)
     assert len(seen) == 1
     raw = str(seen[0])
     assert "%7B__name__%3D~%22" in raw and "[" not in raw.split("?", 1)[1]
@@ -107,7 +108,7 @@ def test_unreachable_prometheus_is_an_error_not_an_exception() -> None:
     conn = PromQLConnector("http://127.0.0.1:9", http=HttpOptions(retries=2, sleep=sleeps.append,
                                                                   connect_timeout=0.5))
     analysis = Analyzer().start(ctx)
-    conn.collect(ctx, analysis)
+    conn.collect(ctx, metric_names(), analysis)
     assert sleeps == [0.5, 1.0]  # bounded, exponential
     assert len(analysis.errors) == 1
     err = analysis.errors[0]
@@ -185,11 +186,11 @@ def test_a_rejected_query_is_recorded_and_the_others_go_on(prom: Prometheus) -> 
     ctx = _ctx(NODES, "2026-10-20T10:00:00Z", "2026-10-20T10:30:00Z")
     # A label name PromQL cannot parse: Prometheus answers 400 bad_data for that query only.
     conn = PromQLConnector(prom.url, node_label=("Hostname", "instance"), metrics_per_query=12)
-    good = conn.queries(NODES)
+    good = conn.queries(NODES, metric_names())
     assert len(good) >= 2  # the catalog's metrics, 12 to a query
     bad = PromQLConnector(prom.url, node_label=("Hostname", "instance"), metrics_per_query=12)
     broken = [good[0], good[1].replace("instance=~", "in-stance=~"), *good[2:]]
-    bad.queries = lambda nodes: broken  # type: ignore[method-assign]
+    bad.queries = lambda nodes, metrics: broken  # type: ignore[method-assign]
     analysis, files = _collect(bad, ctx)
     assert len(files) == len(good) - 1
     assert len(analysis.errors) == 1

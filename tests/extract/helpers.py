@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.collect.scan import Extraction
+from firstfault.extract.base import Candidate, Draft, LineExtractor
 
 FILES = {"application": "slurm-4242.out"}
 
@@ -19,19 +21,21 @@ def scan(
     source: str = "kernel",
     rank: int | None = None,
 ) -> list[Draft]:
-    """Only lines holding one of an extractor's literals reach it; one shared state per stream."""
+    """The extractors' drafts for the lines, fed through the production path (collect/scan.Extraction):
+    only lines holding one of an extractor's literals reach it, launcher prefixes come off, one shared
+    state per stream."""
     exs = extractors if isinstance(extractors, tuple) else (extractors,)
     if len(exs) == 1:
         assert source in exs[0].sources, f"{exs[0].name} does not read {source}"
-    state: dict[str, object] = {}
+    feed = Extraction(exs)
+    file = FILES.get(source, "nodes/n1/kern.log")
+    node = None if source == "application" else "n1"
     out: list[Draft] = []
     for n, line in enumerate(lines, 1):
-        for ex in exs:
-            if source not in ex.sources or not holds_literal(ex, line):
-                continue
-            ctx = LineContext(source=source, file=FILES.get(source, "nodes/n1/kern.log"), lineno=n,
-                              node=None if source == "application" else "n1", rank=rank, time=None, state=state)
-            out.extend(ex.extract(line, ctx))
+        drafts, ctx = feed.drafts(Candidate(source, file, n, node, rank, None, line))
+        # The rank and host the event gets (draft_to_event): the line's own, else its prefix's.
+        out.extend(replace(d, rank=d.rank if d.rank is not None else ctx.rank, host=d.host or ctx.host)
+                   for d in drafts if ctx is not None)
     return out
 
 

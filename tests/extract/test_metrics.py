@@ -1,15 +1,11 @@
 from __future__ import annotations
 
 import io
-import sys
-import types
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from firstfault.extract import metrics as metrics_mod
 from firstfault.extract.metrics import (
     MetricCatalogError,
     host_of,
@@ -35,13 +31,6 @@ def at(offset: int) -> datetime:
 
 def conds(res: StructuredResult, name: str) -> list[Event]:
     return [e for e in res.events if e.kind == "metric.condition" and e.fields["condition"] == name]
-
-
-@pytest.fixture(autouse=True)
-def no_xid_table(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Pin the Xid table lookup: the module is written elsewhere and may or may not exist."""
-    monkeypatch.setattr(metrics_mod, "_xid_table_fields", lambda xid: {})
-    yield
 
 
 # --------------------------------------------------------------------------
@@ -352,44 +341,26 @@ def test_prometheus_json_vector() -> None:
 # --------------------------------------------------------------------------
 
 
-def test_gpu_xid_takes_the_xid_table_fields_when_present(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.undo()  # use the real lookup, against a stand-in table module
-    fake = types.ModuleType("firstfault.catalog.tables")
-
-    def xid_info(code: int) -> types.SimpleNamespace | None:
-        if code == 79:
-            return types.SimpleNamespace(
-                xid_class="fallen_off_bus", mnemonic="GPU_HAS_FALLEN_OFF_THE_BUS", immediate="RESTART_BM"
-            )
-        return None
-
-    fake.xid_info = xid_info  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "firstfault.catalog.tables", fake)
-    res = read("dcgm.om", "openmetrics")
-    gx = {e.fields["xid"]: e for e in res.events if e.kind == "gpu.xid"}
-    assert gx[79].fields["xid_class"] == "fallen_off_bus"
-    assert gx[79].fields["mnemonic"] == "GPU_HAS_FALLEN_OFF_THE_BUS"
-    assert gx[79].fields["immediate_action"] == "RESTART_BM"
-    # A code the table does not know: the log extractor's defaults.
-    assert gx[13].fields["xid_class"] == "other" and gx[13].fields["mnemonic"] == "UNKNOWN"
-
-
-def test_gpu_xid_with_the_shipped_table(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.undo()
-    pytest.importorskip("firstfault.catalog.tables")
+def test_gpu_xid_with_the_shipped_table() -> None:
     res = read("dcgm.om", "openmetrics")
     gx = {e.fields["xid"]: e for e in res.events if e.kind == "gpu.xid"}
     assert gx[79].fields["xid_class"] == "fallen_off_bus"
     assert gx[13].fields["xid_class"] == "app"
 
 
-def test_gpu_xid_without_table_module_keeps_the_event(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.undo()
-    monkeypatch.setitem(sys.modules, "firstfault.catalog.tables", None)  # import raises ImportError
+def test_a_metric_xid_has_the_fields_of_a_kernel_log_xid() -> None:
+    """One Xid field builder: the same code seen by DCGM and in kern.log lands on the same rules."""
+    from firstfault.extract.gpu import XidExtractor
+    from tests.extract.helpers import one
+
     res = read("dcgm.om", "openmetrics")
-    gx = [e for e in res.events if e.kind == "gpu.xid"]
-    assert len(gx) == 4
-    assert all("xid_class" not in e.fields for e in gx)
+    gx = {e.fields["xid"]: e for e in res.events if e.kind == "gpu.xid"}
+    for code in (13, 79):
+        logged = one(XidExtractor(), f"NVRM: Xid (PCI:0000:3b:00): {code}, pid=1, name=python, Ch 00000001").fields
+        from_metric = gx[code].fields
+        for key in ("xid", "xid_class", "mnemonic", "immediate_action"):
+            assert from_metric[key] == logged[key], (code, key)
+        assert from_metric["via"] == "metrics" and logged["via"] == "log"
 
 
 def test_long_selector_keeps_value_and_time_in_the_evidence_text() -> None:

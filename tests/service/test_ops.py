@@ -11,6 +11,7 @@ from firstfault.bundle import load_bundle
 from firstfault.collect.scan import prefilter_words
 from firstfault.collect.wire import LineObservation, request_from_bundle
 from firstfault.engine.analyze import Analyzer
+from firstfault.extract.metrics import metric_names
 from tests.service.conftest import ROOT
 from tests.service.server import FULL_TOKEN, ServiceProcess
 
@@ -42,6 +43,8 @@ def test_prefilter_is_the_catalogs(service: ServiceProcess) -> None:
     assert doc["words"] == prefilter_words()
     assert doc["by_source"]["kernel"] == prefilter_words("kernel")
     assert set(doc["words"]) == set().union(*doc["by_source"].values())
+    # The metrics half: what the PromQL connector of a Blueprint using this Service asks for.
+    assert doc["metrics"] == metric_names() and "DCGM_FI_DEV_XID_ERRORS" in doc["metrics"]
 
 
 def test_same_verdict_with_or_without_prefiltered_input(service: ServiceProcess) -> None:

@@ -106,23 +106,41 @@ def test_database_sink_writes_once_and_reports_failures(tmp_path: Path) -> None:
         DatabaseSink()
 
 
-@pytest.mark.parametrize(("event", "line", "query", "port"), [
-    ("net.link", "kernel: mlx5_core 0000:5e:00.0 mlx5_5: Port: 1 Link DOWN", None, "mlx5_5:1"),
-    ("net.link", "kernel: mlx5_core 0000:5e:00.0 ibp94s0: Link down", None, "ibp94s0"),
-    ("net.link", "kernel: ice 0000:17:00.0 ens1f0: NIC Link is Down", None, "ens1f0"),
-    ("metric.condition", "x 4 1796105700",
-     'node_infiniband_link_downed_total{device="mlx5_2",instance="h:9100",port="1"}', "mlx5_2:1"),
-    ("metric.condition", "x 1", 'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{Hostname="g",gpu="5"}', None),
-    ("gpu.sxid", "nvidia-nvswitch2: SXid (PCI:0000:b7:00.0): 20034, Fatal, Link 30 LTSSM Fault Up", None,
+@pytest.mark.parametrize(("source", "line", "port"), [
+    ("kernel", "kernel: mlx5_core 0000:5e:00.0 mlx5_5: Port: 1 Link DOWN", "mlx5_5:1"),
+    ("kernel", "kernel: mlx5_core 0000:5e:00.0 ibp94s0: Link down", "ibp94s0"),
+    ("kernel", "kernel: ice 0000:17:00.0 ens1f0: NIC Link is Down", "ens1f0"),
+    ("kernel", "nvidia-nvswitch2: SXid (PCI:0000:b7:00.0): 20034, Fatal, Link 30 LTSSM Fault Up", "nvswitch2:30"),
+    ("kernel", "kernel: nvidia-nvswitch2: SXid (PCI:0000:b7:00.0): 20034, Fatal, Link 30 LTSSM Fault Up",
      "nvswitch2:30"),
-    ("gpu.fabricmanager", "detected NVSwitch fatal error 20034 on fid 0 on NVSwitch pci bus id 00000000:b7:00.0 "
-     "physical id 2 port 30", None, "nvswitch-phys2:30"),
-    ("gpu.xid", "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus. Link 3", None, None),
+    ("fabricmanager", "detected NVSwitch fatal error 20034 on fid 0 on NVSwitch pci bus id 00000000:b7:00.0 "
+     "physical id 2 port 30", "nvswitch-phys2:30"),
+    ("kernel", "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus. Link 3", None),
 ])
-def test_ports_named_by_evidence(event: str, line: str, query: str | None, port: str | None) -> None:
-    from firstfault.model import EvidenceItem
+def test_ports_named_by_evidence(source: str, line: str, port: str | None) -> None:
+    """The port comes from the event's fields (engine/ports.py) into the verdict; the store reads it there."""
+    from firstfault.collect.scan import feed_lines
+    from firstfault.engine.verdict import _evidence
+    from firstfault.extract.base import Candidate
     from firstfault.store.repo import port_of
 
-    item = EvidenceItem(role="cause", source="kernel", node="n", file="f", line=1, time=None, event=event,
-                        text=line, query=query)
+    (ev,) = feed_lines([Candidate(source, f"nodes/n/{source}.log", 1, "n", None, None, line)])
+    item = _evidence(ev, "cause", None)
+    assert item.port == port
     assert port_of(item) == port
+    # The store never re-reads the text: an item without the structured port names none.
+    assert port_of(item.model_copy(update={"port": None})) is None
+
+
+def test_a_metric_names_its_hca_port() -> None:
+    from firstfault.engine.ports import port_of as event_port
+    from firstfault.extract.metrics import read_metrics
+
+    body = (b'node_infiniband_link_downed_total{device="mlx5_2",instance="h:9100",port="1"} 0 1796105670000\n'
+            b'node_infiniband_link_downed_total{device="mlx5_2",instance="h:9100",port="1"} 4 1796105700000\n'
+            b"# EOF\n")
+    import io
+
+    res = read_metrics(io.BytesIO(body), "openmetrics", "metrics/h.om")
+    ports = {event_port(e) for e in res.events if e.kind == "metric.condition"}
+    assert ports == {"mlx5_2:1"}

@@ -29,7 +29,7 @@ from firstfault.model import Verdict
 DEFAULT_CATEGORIES = ("gpu.*", "host.hardware", "network.link")
 # Never acted on, whatever `categories` says: the node is not at fault.
 NEVER_DOMAINS = ("software", "scheduler", "unknown", "ambiguous", "none")
-# Category families of those domains (firstfault.engine.catalog.SPEC_CATEGORY_DOMAINS):
+# Category families of those domains (firstfault.spec):
 # naming one in `categories` is a configuration error, not a silent no-op.
 NEVER_CATEGORIES = ("app", "host.oom", "scheduler")
 

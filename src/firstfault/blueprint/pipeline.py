@@ -19,8 +19,10 @@ from firstfault.collect.scan import prefilter_words
 from firstfault.collect.sink import EvidenceSink
 from firstfault.collect.wire import AnalyzeRequest, RequestBuilder
 from firstfault.engine.analyze import Analyzer
+from firstfault.extract.metrics import metric_names
 from firstfault.identify.base import ContextConnector, Identified
 from firstfault.model import CoverageItem, Enrichment, ErrorItem, Verdict
+from firstfault.protocol import Prefilter
 from firstfault.sinks.base import Sink
 
 if TYPE_CHECKING:
@@ -61,7 +63,7 @@ class Action(Protocol):
 class RemoteService(Protocol):
     """What the pipeline needs of a Service client (firstfault.client.FirstfaultClient)."""
 
-    def prefilter(self) -> list[str]: ...
+    def prefilter_info(self) -> Prefilter: ...
 
     def analyze(self, request: AnalyzeRequest) -> Verdict: ...
 
@@ -102,13 +104,22 @@ class Pipeline:
     def analyze(self, identified: Identified, now: datetime | None = None) -> Verdict:
         ctx = Context.from_spec(identified.workload)
         sink: EvidenceSink
+        # What to keep: the analysing catalog's prefilter (the Service's when analysing remotely), so a
+        # Blueprint and a Service of different versions collect the same evidence.
         if self.client is not None:
-            words: Sequence[str] = self.client.prefilter()
+            published = self.client.prefilter_info()
+            words: Sequence[str] = published.words
+            metrics: Sequence[str] = published.metrics if published.metrics is not None else metric_names()
             builder = RequestBuilder(identified.workload)
             sink = builder
+            if published.metrics is None and self.metrics:
+                sink.errors.append(ErrorItem(source="metrics", message=(
+                    "the Service publishes no metric names (it is older than this Blueprint): "
+                    "the metrics were chosen by the Blueprint's own catalog")))
         else:
             assert self.analyzer is not None
             words = prefilter_words()
+            metrics = metric_names()
             from firstfault.replay import Recorder
 
             analysis = self.analyzer.start(ctx)
@@ -125,7 +136,7 @@ class Pipeline:
         for conn in self.logs:
             self._run(conn.name, lambda c=conn: c.collect(ctx, words, sink), sink)  # type: ignore[misc]
         for mconn in self.metrics:
-            self._run(mconn.name, lambda c=mconn: c.collect(ctx, sink), sink)  # type: ignore[misc]
+            self._run(mconn.name, lambda c=mconn: c.collect(ctx, metrics, sink), sink)  # type: ignore[misc]
         _add_missing(sink.coverage, identified.workload.nodes)
         if self.client is not None:
             from firstfault.replay import Captured

@@ -24,9 +24,12 @@ class LogConnector(Protocol):
 
 
 class MetricConnector(Protocol):
+    """`metrics` are the metric names the analysing catalog reads (the Service's published prefilter,
+    or the embedded catalog's): a connector fetches those and no others."""
+
     name: str
 
-    def collect(self, ctx: Context, sink: EvidenceSink) -> None: ...
+    def collect(self, ctx: Context, metrics: Sequence[str], sink: EvidenceSink) -> None: ...
 
 
 __all__ = ["LogConnector", "MetricConnector"]

@@ -17,6 +17,8 @@ from typing import Any
 
 import httpx
 
+from firstfault.retry import RetryPolicy, parse_retry_after
+
 # Statuses worth another try: the server is busy or a proxy in front of it hiccupped.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
@@ -58,6 +60,12 @@ class HttpOptions:
         if self.retries < 0:
             raise ValueError(f"retries must be >= 0, got {self.retries}")
 
+    @property
+    def retry(self) -> RetryPolicy:
+        """The shared retry policy (firstfault.retry): no jitter, Retry-After honoured up to max_backoff."""
+        return RetryPolicy(retries=self.retries, backoff=self.backoff, max_backoff=self.max_backoff,
+                           sleep=self.sleep)
+
 
 class FetchError(Exception):
     """A request failed for good (after its retries); the message names the URL and why."""
@@ -91,16 +99,6 @@ def make_client(opts: HttpOptions, base_url: str) -> httpx.Client:
     )
 
 
-def _delay(opts: HttpOptions, attempt: int, response: httpx.Response | None) -> float:
-    delay: float = min(opts.backoff * (2**attempt), opts.max_backoff)
-    if response is not None:
-        # A 429/503 may say how long to wait; honour it within our own ceiling.
-        after = response.headers.get("Retry-After", "")
-        if after.isdigit():
-            delay = min(float(after), opts.max_backoff)
-    return delay
-
-
 def describe(url: str, params: Mapping[str, str] | None = None) -> str:
     """URL with its query string, as people paste it (secrets are never in params)."""
     if not params:
@@ -118,25 +116,27 @@ def get(client: httpx.Client, opts: HttpOptions, path: str, params: Mapping[str,
     backoff; other 4xx are the query's fault and fail at once.
     """
     where = describe(str(client.base_url) + path, params)
-    last = ""
-    status: int | None = None
-    for attempt in range(opts.retries + 1):
-        response: httpx.Response | None = None
+
+    def once() -> httpx.Response | str:
         try:
-            response = client.get(path, params=dict(params))
+            return client.get(path, params=dict(params))
         except httpx.TimeoutException as exc:
-            last, status = f"timed out ({type(exc).__name__})", None
+            return f"timed out ({type(exc).__name__})"
         except httpx.TransportError as exc:
-            last, status = f"connection failed ({type(exc).__name__}: {exc})", None
-        else:
-            if response.is_success:
-                return response
-            status = response.status_code
-            last = f"HTTP {status}: {_snippet(response)}"
-            if status not in RETRY_STATUSES:
-                break
-        if attempt < opts.retries:
-            opts.sleep(_delay(opts, attempt, response))
+            return f"connection failed ({type(exc).__name__}: {exc})"
+
+    def again(outcome: httpx.Response | str) -> bool:
+        return isinstance(outcome, str) or (not outcome.is_success and outcome.status_code in RETRY_STATUSES)
+
+    def asked(outcome: httpx.Response | str) -> float | None:
+        # A 429/503 may say how long to wait; the policy honours it within our own ceiling.
+        return None if isinstance(outcome, str) else parse_retry_after(outcome.headers.get("Retry-After"))
+
+    outcome = opts.retry.run(once, again, asked).value
+    if isinstance(outcome, httpx.Response) and outcome.is_success:
+        return outcome
+    status = None if isinstance(outcome, str) else outcome.status_code
+    last = outcome if isinstance(outcome, str) else f"HTTP {status}: {_snippet(outcome)}"
     retried = opts.retries and (status is None or status in RETRY_STATUSES)
     tries = f" after {opts.retries + 1} attempts" if retried else ""
     raise FetchError(f"GET {where}: {last}{tries}", status)

@@ -38,6 +38,7 @@ from firstfault.collect.http import RETRY_STATUSES, HttpOptions
 from firstfault.collect.lines import StreamReader, WordFilter, coverage_item
 from firstfault.collect.sink import EvidenceSink
 from firstfault.model import ErrorItem
+from firstfault.retry import parse_retry_after
 from firstfault.timeparse import TimeParser
 
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
@@ -117,19 +118,25 @@ class K8sPodLogsConnector:
 
     def _call(self, what: str, fn: Callable[[], _T]) -> _T:
         """Bounded retries for busy or unreachable API servers; other API errors fail at once."""
-        last: Exception | None = None
-        for attempt in range(self.http.retries + 1):
+        def once() -> _T | Exception:
             try:
                 return fn()
-            except ApiException as exc:
-                last = exc
-                if exc.status not in RETRY_STATUSES:
-                    break
-            except HTTPError as exc:
-                last = exc
-            if attempt < self.http.retries:
-                self.http.sleep(min(self.http.backoff * 2**attempt, self.http.max_backoff))
-        raise _K8sError(f"{what}: {_describe(last)}")
+            except (ApiException, HTTPError) as exc:
+                return exc
+
+        def again(outcome: _T | Exception) -> bool:
+            if isinstance(outcome, ApiException):
+                return outcome.status in RETRY_STATUSES
+            return isinstance(outcome, HTTPError)
+
+        def asked(outcome: _T | Exception) -> float | None:
+            headers = outcome.headers if isinstance(outcome, ApiException) else None
+            return parse_retry_after(headers.get("Retry-After")) if headers else None
+
+        outcome = self.http.retry.run(once, again, asked).value
+        if isinstance(outcome, ApiException | HTTPError):
+            raise _K8sError(f"{what}: {_describe(outcome)}")
+        return cast(_T, outcome)
 
     # -- discovery -----------------------------------------------------------------
 

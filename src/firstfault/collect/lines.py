@@ -17,6 +17,7 @@ from typing import Literal
 
 from firstfault.collect.scan import MAX_LINE
 from firstfault.extract.base import Candidate
+from firstfault.hostlist import NodeNames
 from firstfault.model import CoverageItem
 from firstfault.timeparse import Stamp, TimeParser
 
@@ -98,19 +99,9 @@ class StreamReader:
             self.stats.last_time = placed
 
 
-def match_node(value: str | None, nodes: Sequence[str]) -> str | None:
+def match_node(value: str | None, nodes: Sequence[str] | NodeNames) -> str | None:
     """An allocation node for a label value (FQDN or short name), or None."""
-    if not value:
-        return None
-    v = value.strip().lower()
-    for n in nodes:
-        if n.lower() == v:
-            return n
-    short = v.split(".")[0]
-    for n in nodes:
-        if n.lower().split(".")[0] == short:
-            return n
-    return None
+    return (nodes if isinstance(nodes, NodeNames) else NodeNames(nodes)).lookup(value)
 
 
 def remote_window(

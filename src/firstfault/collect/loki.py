@@ -41,41 +41,31 @@ from firstfault.collect.lines import StreamReader, WordFilter, coverage_item, ma
 from firstfault.collect.scan import LINE_SOURCES
 from firstfault.collect.sink import EvidenceSink
 from firstfault.model import ErrorItem
+from firstfault.querytext import label_value, quoted, re2_literal
 from firstfault.timeparse import TimeParser
 
 QUERY_RANGE = "/loki/api/v1/query_range"
 SERIES = "/loki/api/v1/series"
-_RE2_SPECIAL = frozenset("\\.+*?()|[]{}^$")
 
 StreamKey = tuple[tuple[str, str], ...]
 
 
-def re2_escape(text: str) -> str:
-    """A literal for RE2 (Loki's regex engine): escape only its metacharacters."""
-    return "".join("\\" + c if c in _RE2_SPECIAL else c for c in text)
-
-
-def logql_string(text: str) -> str:
-    """A double-quoted LogQL (Go) string literal."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-
 def line_filter(words: Sequence[str]) -> str:
     """`|~ "a|b|c"`: one regex line filter that keeps a line holding any of the words."""
-    alternation = "|".join(re2_escape(w) for w in sorted({w for w in words if w}))
-    return f"|~ {logql_string(alternation)}" if alternation else ""
+    alternation = "|".join(re2_literal(w) for w in sorted({w for w in words if w}))
+    return f"|~ {quoted(alternation)}" if alternation else ""
 
 
 def _inside_string(value: str) -> str:
     # The value lands inside a quoted LogQL string already present in the template.
-    return logql_string(value)[1:-1]
+    return label_value(value)
 
 
 def render_selector(template: str, *, node: str | None, nodes: Sequence[str], workload: str, job_id: str) -> str:
     out = template
     if node is not None:
         out = out.replace("{node}", _inside_string(node))
-    out = out.replace("{nodes}", _inside_string("|".join(re2_escape(n) for n in nodes)))
+    out = out.replace("{nodes}", _inside_string("|".join(re2_literal(n) for n in nodes)))
     out = out.replace("{workload}", _inside_string(workload)).replace("{id}", _inside_string(job_id))
     return out
 
@@ -89,7 +79,7 @@ def _from_ns(ns: int) -> datetime:
 
 
 def _labels_text(key: StreamKey) -> str:
-    return "{" + ",".join(f"{k}={logql_string(v)}" for k, v in key) + "}"
+    return "{" + ",".join(f"{k}={quoted(v)}" for k, v in key) + "}"
 
 
 @dataclass(slots=True)

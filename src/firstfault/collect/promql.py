@@ -5,7 +5,9 @@ The engine already knows how to judge a Prometheus query_range answer (the
 connector only asks the right questions and hands each answer over whole:
 `sink.add_document("metrics", "prometheus-json", "promql:<query>", body)`.
 
-Questions: the metric names of every condition, batched into a few
+Questions: the metric names the analysing catalog reads (handed to
+`collect`: the Service's published prefilter, or the embedded catalog's
+`metric_names()`; never a list of its own), batched into a few
 selectors `{__name__=~"a|b|c", Hostname=~"n1|n2"}` restricted to the
 allocation's nodes (names RE2-escaped; Prometheus anchors label regexes).
 Several node labels may be given (dcgm-exporter's `Hostname`, node_exporter's
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -36,25 +38,17 @@ from firstfault.bundle import Context
 from firstfault.collect.http import FetchError, HttpOptions, get, make_client
 from firstfault.collect.lines import coverage_item, match_node, remote_window
 from firstfault.collect.sink import EvidenceSink
-from firstfault.extract.metrics import MetricCondition, host_of, metric_conditions
+from firstfault.extract.metrics import host_of
 from firstfault.model import ErrorItem
+from firstfault.querytext import quoted, re2_literal
 
 QUERY_RANGE = "/api/v1/query_range"
 MAX_POINTS = 11_000  # Prometheus refuses a range query with more points per series
-_RE2_SPECIAL = frozenset("\\.+*?()|[]{}^$")
-
-
-def _re2(text: str) -> str:
-    return "".join("\\" + c if c in _RE2_SPECIAL else c for c in text)
-
-
-def _promql_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def node_regex(nodes: Sequence[str], label: str) -> str:
     """An anchored-by-Prometheus alternation of the node names; `instance` may carry a port."""
-    alt = "|".join(_re2(n) for n in nodes)
+    alt = "|".join(re2_literal(n) for n in nodes)
     if label == "instance":
         return f"({alt})(:[0-9]+)?"
     return alt
@@ -62,7 +56,7 @@ def node_regex(nodes: Sequence[str], label: str) -> str:
 
 def build_query(metrics: Sequence[str], nodes: Sequence[str], labels: Sequence[str]) -> str:
     names = "|".join(sorted(metrics))
-    parts = [f"{{__name__=~{_promql_string(names)}, {lab}=~{_promql_string(node_regex(nodes, lab))}}}"
+    parts = [f"{{__name__=~{quoted(names)}, {lab}=~{quoted(node_regex(nodes, lab))}}}"
              for lab in labels]
     return " or ".join(parts)
 
@@ -94,7 +88,6 @@ class PromQLConnector:
         after: timedelta = timedelta(minutes=5),
         metrics_per_query: int = 32,
         nodes_per_query: int = 128,
-        conditions: Iterable[MetricCondition] | None = None,
         http: HttpOptions | None = None,
         now: datetime | None = None,
     ) -> None:
@@ -107,18 +100,15 @@ class PromQLConnector:
         self.labels = labels
         self.step, self.margin, self.after = step, margin, after
         self.metrics_per_query, self.nodes_per_query = max(1, metrics_per_query), max(1, nodes_per_query)
-        self.conditions = list(conditions) if conditions is not None else metric_conditions()
         self.http = http or HttpOptions()
         self._now = now
 
-    def metric_names(self) -> list[str]:
-        return sorted({m for c in self.conditions for m in c.metrics})
-
-    def queries(self, nodes: Sequence[str]) -> list[str]:
+    def queries(self, nodes: Sequence[str], metrics: Sequence[str]) -> list[str]:
         """Few queries: metric names and node names batched (URL length stays bounded)."""
+        names = sorted({m for m in metrics if m})
         return [build_query(ms, ns, self.labels)
                 for ns in _batches(list(nodes), self.nodes_per_query)
-                for ms in _batches(self.metric_names(), self.metrics_per_query) if ns and ms]
+                for ms in _batches(names, self.metrics_per_query) if ns and ms]
 
     def _fetch(self, client: httpx.Client, query: str, start: datetime, end: datetime, step: float) -> _Answer:
         ans = _Answer(query)
@@ -132,12 +122,13 @@ class PromQLConnector:
         ans.body = resp.content
         return ans
 
-    def collect(self, ctx: Context, sink: EvidenceSink) -> None:
+    def collect(self, ctx: Context, metrics: Sequence[str], sink: EvidenceSink) -> None:
         now = self._now or datetime.now(UTC)
         nodes = list(ctx.workload.nodes)
         win = remote_window(ctx.window_start, ctx.window_end, self.margin, self.after, now)
-        if win is None or not nodes:
-            why = "the attempt has no window start" if win is None else "the attempt lists no nodes"
+        if win is None or not nodes or not metrics:
+            why = ("the attempt has no window start" if win is None else "the attempt lists no nodes" if not nodes
+                   else "the catalog names no metrics")
             sink.errors.append(ErrorItem(source="metrics", file=f"promql:{self.base_url}",
                                          message=f"{why}; Prometheus was not queried"))
             sink.coverage.append(coverage_item("metrics", expected=nodes, seen=set(), lines=0, files=0,
@@ -150,7 +141,7 @@ class PromQLConnector:
         if span / step + 1 > MAX_POINTS:
             step = math.ceil(span / (MAX_POINTS - 1))
             notes.append(f"step raised to {step:g}s to stay under {MAX_POINTS} points per series")
-        queries = self.queries(nodes)
+        queries = self.queries(nodes, metrics)
         with make_client(self.http, self.base_url) as client, \
                 ThreadPoolExecutor(max_workers=self.http.concurrency, thread_name_prefix="promql") as pool:
             answers = list(pool.map(lambda q: self._fetch(client, q, start, end, step), queries))

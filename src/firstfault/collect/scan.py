@@ -405,15 +405,24 @@ class Extraction:
         return known
 
     def events(self, c: Candidate) -> list[Event]:
+        drafts, ctx = self.drafts(c)
+        return [draft_to_event(d, ctx, c.text[:TEXT_CLIP]) for d in drafts] if ctx is not None else []
+
+    def drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
+        """What the extractors found on one line, and the context they saw, before it becomes events.
+
+        `events` is built on it; the extractor tests read the drafts through it, so they feed
+        lines the way production does (dispatch by literal, prefix layer, per-stream state).
+        """
         dispatch = self._by_source.get(c.source)
         if dispatch is None:
-            return []
+            return [], None
         text = c.text
         p = self._prefix.split(text)
         rank = p.rank if p.rank is not None else c.rank
         ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=rank, time=c.time,
                           state=self._states.setdefault((c.file, c.rank, *p.stream), {}), host=p.host)
-        out: list[Event] = []
+        out: list[Draft] = []
         ids = c.hits if c.hits is not None and c.hits_key is not None and self._same_words(c.hits_key, dispatch) \
             else dispatch.matcher.ids_in(text.encode("utf-8", "replace"))
         if isinstance(ids, tuple):  # the scanner's hits: a few literal sets recur line after line
@@ -429,8 +438,7 @@ class Extraction:
         for e in hit:
             if defer and e == probe:
                 continue
-            for d in dispatch.extractors[e].extract(p.body, ctx):
-                out.append(draft_to_event(d, ctx, text[:TEXT_CLIP]))
+            out.extend(dispatch.extractors[e].extract(p.body, ctx))
         if defer and not out and not ctx.claimed and probe in hit:
             for _ in dispatch.extractors[probe].extract(p.body, ctx):
                 pass
@@ -438,7 +446,7 @@ class Extraction:
             # Error-looking is decided by the prefilter's own literal hits (ErrorWords'), so it costs
             # nothing more, and a Service given unfiltered lines lists what one given candidates does.
             self.unrecognized.offer(c, p.body, p.host)
-        return out
+        return out, ctx
 
 
 def feed_lines(lines: Iterable[Candidate], extractors: Iterable[LineExtractor] | None = None,

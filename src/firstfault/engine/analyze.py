@@ -30,10 +30,11 @@ from firstfault.engine.normalise import (
     silent_nodes,
     terminal_state,
 )
-from firstfault.engine.verdict import build_verdict, outcome_of
+from firstfault.engine.verdict import build_verdict
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import read_document
 from firstfault.model import CoverageItem, ErrorItem, Unrecognized, UnrecognizedLine, Verdict, Window, WorkloadRef, iso
+from firstfault.spec import is_failure, outcome_of
 
 
 class Analysis:
@@ -177,10 +178,6 @@ def analyze_observations(analyzer: Analyzer, context: WorkloadSpec, records: Ite
 
 def analyze(path: str, catalog: Catalog | None = None, now: datetime | None = None) -> Verdict:
     return Analyzer(catalog).analyze_path(path, now=now)
-
-
-def is_failure(outcome: str) -> bool:
-    return outcome not in ("succeeded", "running")
 
 
 __all__ = ["Analysis", "Analyzer", "analyze", "analyze_observations", "analyze_request", "collect_bundle", "is_failure",

@@ -7,13 +7,15 @@ between one root, an ambiguous set, or nothing.
 
 from __future__ import annotations
 
+import re
 import string
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
-from firstfault.engine.catalog import Rule, Settings
+from firstfault.engine.catalog import CommonEndpointSettings, Rule, Settings
 from firstfault.engine.leads import LeadDraft, find_leads, lead_nodes
 from firstfault.engine.match import RuleIndex, category_matches, rule_matches
 from firstfault.model import Event, FieldValue, iso
@@ -51,11 +53,17 @@ class Finding:
 
     @property
     def root(self) -> Finding:
+        """The finding at the end of the `explained_by` chain.
+
+        Inhibition never links a finding to one that it explains (directly or
+        through others), so the chain has no loop; should one appear, it ends
+        at the last finding before the repeat rather than spinning.
+        """
         f = self
-        seen = 0
-        while f.explained_by is not None and seen < 1000:
+        seen = {id(f)}
+        while f.explained_by is not None and id(f.explained_by) not in seen:
             f = f.explained_by
-            seen += 1
+            seen.add(id(f))
         return f
 
     def sort_key(self) -> tuple[object, ...]:
@@ -87,8 +95,8 @@ def _device_label(ev: Event) -> str | None:
     return ev.device
 
 
-def _common_endpoint(events: list[Event]) -> list[str]:
-    """Nodes that take part (as reporter or named peer) in the most reports."""
+def _common_endpoint(events: list[Event], rule: CommonEndpointSettings) -> list[str]:
+    """Nodes that take part (as reporter or named peer) in the most reports (settings.common_endpoint)."""
     involvement: Counter[str] = Counter()
     for ev in events:
         ends = {n for n in (ev.node, ev.fields.get("peer_node")) if isinstance(n, str) and n}
@@ -100,7 +108,7 @@ def _common_endpoint(events: list[Event]) -> list[str]:
     total = sum(weight(e) for e in events)
     best = sorted(n for n, c in involvement.items() if c == top)
     # One endpoint in every report points at it; otherwise keep the reporters.
-    if top >= 2 and len(best) <= 2 and top >= 0.6 * total:
+    if top >= rule.min_reports and len(best) <= rule.max_nodes and top >= rule.min_share * total:
         return best
     return []
 
@@ -166,7 +174,7 @@ def _findings_for_rule(rule: Rule, events: list[Event], settings: Settings,
     ws = settings.widespread
     for cl in clusters:
         merged_events = [e for p in cl for e in p.events]
-        hint = _common_endpoint(merged_events) if "peer_node" in {
+        hint = _common_endpoint(merged_events, settings.common_endpoint) if "peer_node" in {
             k for e in merged_events for k in e.fields
         } else None
         f = _build(rule, merged_events, hint or None)
@@ -204,6 +212,16 @@ def finding_explains(a: Finding, b: Finding, skew: timedelta) -> bool:
     if a.widespread and a.category == b.category:
         return False
     return _explains(a, b.category, b.nodes, b.first, a.first, a.nodes, skew)
+
+
+def _strong_for(weak: Finding, strong: list[Finding], settings: Settings) -> Finding:
+    """The strong root that a weak root yields to (settings.weak_causes)."""
+    if settings.weak_causes == "same_node" and weak.nodes:
+        mine = set(weak.nodes)
+        for f in strong:
+            if mine & set(f.nodes):
+                return f
+    return strong[0]
 
 
 def _promote(rule: Rule, events: list[Event], leads: list[LeadDraft]) -> tuple[list[Event], dict[str, LeadDraft]]:
@@ -266,7 +284,7 @@ def attribute(events: list[Event], rules: list[Rule], settings: Settings,
     if strong:
         for f in roots:
             if f.weak:
-                f.explained_by = strong[0]
+                f.explained_by = _strong_for(f, strong, settings)
         roots = strong
     roots.sort(key=Finding.sort_key)
 
@@ -310,13 +328,36 @@ def attribute(events: list[Event], rules: list[Rule], settings: Settings,
     return Attribution(roots, candidates, root, secondary, findings, hits, leads=leads)
 
 
+class _TemplateFormatter(string.Formatter):
+    """str.format over a finding's values, where a field may name alternatives (docs/rules.md):
+    `{error|xid}` the first the event has, `{fm_event|}` or nothing, `{proc|"a process"}` or a word.
+    A field the event does not have renders as nothing, never as a placeholder."""
+
+    def get_field(self, field_name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[Any, str]:
+        for alt in field_name.split("|"):
+            if len(alt) >= 2 and alt[0] == alt[-1] == '"':
+                return alt[1:-1], field_name
+            value = kwargs.get(alt)
+            if value is not None and value != "":
+                return value, field_name
+        return _NOTHING, field_name
+
+
+_FORMATTER = _TemplateFormatter()
+# A field that rendered as nothing is marked first, so that only the template's own text around it
+# is tidied ("({a})" with no a goes whole, "x {a} y" keeps one space), never a value's text.
+_NOTHING = "\x00"
+_EMPTY_PARENS = re.compile(r"\(\s*\x00\s*\)")
+_SPACED_NOTHING = re.compile(r"[ \t]*\x00")
+
+
 def render(template: str, f: Finding) -> str:
     """Formats a rule template with the finding's first event and aggregates."""
     ev = f.events[0] if f.events else None
     values: dict[str, FieldValue | str] = {}
     if ev is not None:
         values.update(ev.fields)
-        values["rank"] = ev.rank
+        values["rank"] = ev.rank if ev.rank is not None else "unknown"
     ranks = sorted({e.rank for e in f.events if e.rank is not None})
     values.update(
         node=f.nodes[0] if f.nodes else "an unidentified node",
@@ -330,10 +371,7 @@ def render(template: str, f: Finding) -> str:
     )
     if f.lead is not None:
         values.update(lead=f.lead.summary, lead_ranks=", ".join(str(r) for r in f.lead.ranks[:16]))
-
-    class _Safe(dict[str, object]):
-        def __missing__(self, key: str) -> str:
-            return "?"
-
-    out = string.Formatter().vformat(template, (), _Safe({k: ("?" if v is None else v) for k, v in values.items()}))
+    out = _FORMATTER.vformat(template, (), {k: v for k, v in values.items() if k != _NOTHING})
+    if _NOTHING in out:
+        out = _SPACED_NOTHING.sub("", _EMPTY_PARENS.sub("", out))
     return " ".join(out.split())

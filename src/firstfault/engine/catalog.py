@@ -1,14 +1,14 @@
 """The rule catalog: one YAML file per rule, loaded and validated at start-up.
 
 Validation errors carry file:line (from the YAML node marks) and a
-validator id, Sigma-style, so `firstfault rules check` points at the fault.
+validator id, Sigma-style (engine/validators.py), so `firstfault rules
+check` points at the fault.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-import string
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -19,44 +19,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from firstfault import yamlio
-from firstfault.model import CAUSE_DOMAINS, Event, Evidence, FieldValue
+from firstfault.engine.validators import run_validators
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 CATEGORY_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
-
-# Category families of spec/verdict.md: a cause category must sit under one
-# of these prefixes with the domain the spec gives it.
-SPEC_CATEGORY_DOMAINS: dict[str, str] = {
-    "gpu.fallen_off_bus": "hardware",
-    "gpu.memory": "hardware",
-    "gpu.nvlink": "hardware",
-    "gpu.nvswitch": "hardware",
-    "gpu.firmware": "hardware",
-    "gpu.pcie": "hardware",
-    "gpu.thermal": "hardware",
-    "host.hardware": "hardware",
-    "network.link": "network",
-    "network.transport": "network",
-    "app": "software",
-    "host.oom": "software",
-    "storage": "storage",
-    "node": "infrastructure",
-    "scheduler": "scheduler",
-}
-
-KNOWN_EVENT_KINDS = frozenset(
-    {
-        "gpu.xid", "gpu.sxid", "gpu.fabricmanager", "gpu.reset_required", "net.link", "pcie.aer",
-        "host.oom_kill", "storage.error", "kernel.hung_task", "host.mce", "kernel.panic",
-        "sched.node_down", "nccl.timeout", "nccl.remote_error", "nccl.communicator_aborted",
-        "nccl.ib_completion_error", "nccl.error", "net.address", "net.ib_verbs_error", "torch.child_failed",
-        "process.signal", "app.exception", "app.cuda_oom", "app.cuda_error", "app.numerics",
-        "sched.job", "k8s.pod", "k8s.event", "kueue.condition", "metric.condition", "node.silent",
-        "nccl.watchdog_status", "c10d.monitored_barrier", "c10d.desync_report", "gloo.timeout", "fr.pg_state",
-        "stack.frame", "gpu.nvml_error",
-    }
-)
-
 
 class CatalogError(Exception):
     def __init__(self, problems: list[str]) -> None:
@@ -194,6 +160,19 @@ class WidespreadSettings(_Strict):
     window: float = 60.0
 
 
+class CommonEndpointSettings(_Strict):
+    """When reports of a peer-to-peer fault (NCCL, IB) name a peer, the node most of them involve is the finding's.
+
+    The nodes taking part (as reporter or named peer) in the most reports are the finding's
+    nodes when they are at most `max_nodes`, take part in at least `min_reports` reports and in
+    at least `min_share` of all of them; otherwise the finding keeps its reporters.
+    """
+
+    min_reports: int = Field(default=2, ge=1)
+    max_nodes: int = Field(default=2, ge=1)
+    min_share: float = Field(default=0.6, gt=0, le=1)
+
+
 class Settings(_Strict):
     version: str
     clock_skew: float = 5.0
@@ -206,6 +185,11 @@ class Settings(_Strict):
     explain_sets: dict[str, list[Explains]] = Field(default_factory=dict)
     # Xid classes that no rule needs to match (validator xid-lands).
     ignore_xid_classes: list[str] = Field(default_factory=list)
+    common_endpoint: CommonEndpointSettings = Field(default_factory=CommonEndpointSettings)
+    # Weak root causes once a strong one stands: `first_strong` makes the earliest strong root
+    # explain each of them, whatever its node or time; `same_node` the earliest strong root on one
+    # of its nodes, else the earliest strong root.
+    weak_causes: Literal["first_strong", "same_node"] = "first_strong"
 
 
 @dataclass(slots=True)
@@ -240,122 +224,34 @@ def default_root() -> Path:
     return Path(str(resources.files("firstfault") / "catalog"))
 
 
-def _template_fields(tpl: str) -> list[str]:
-    try:
-        return [f for _, f, _, _ in string.Formatter().parse(tpl) if f]
-    except ValueError as exc:
-        raise ValueError(f"bad template {tpl!r}: {exc}") from exc
-
-
-def _check(rules: list[LoadedRule]) -> list[str]:
-    """Cross-rule validators; each problem is 'file:line: [validator] message'."""
-    problems: list[str] = []
-    seen: dict[str, str] = {}
-    categories = {lr.rule.category for lr in rules} | {
-        lr.rule.widespread.category for lr in rules if lr.rule.widespread
-    }
-    for lr in rules:
-        r = lr.rule
-
-        def at(key: str, lr: LoadedRule = lr) -> str:
-            return f"{lr.file}:{lr.line_of.get(key, 1)}"
-
-        if not ID_RE.match(r.id):
-            problems.append(f"{at('id')}: [id-format] rule id {r.id!r} must be lower-case words joined by -")
-        if r.id in seen:
-            problems.append(f"{at('id')}: [id-unique] rule id {r.id!r} is also used in {seen[r.id]}")
-        seen.setdefault(r.id, lr.file)
-        if Path(lr.file).stem != r.id:
-            problems.append(f"{at('id')}: [file-name] file should be named {r.id}.yaml")
-        if not CATEGORY_RE.match(r.category):
-            problems.append(f"{at('category')}: [category-format] {r.category!r} is not a dotted id")
-        if r.role == "cause":
-            if r.domain not in CAUSE_DOMAINS:
-                problems.append(f"{at('domain')}: [cause-domain] a cause needs a domain in {list(CAUSE_DOMAINS)}")
-            for prefix, dom in SPEC_CATEGORY_DOMAINS.items():
-                if (r.category == prefix or r.category.startswith(prefix + ".")) and r.domain != dom:
-                    problems.append(
-                        f"{at('domain')}: [spec-domain] category {r.category} belongs to domain {dom}"
-                    )
-        elif r.domain is not None:
-            problems.append(f"{at('domain')}: [symptom-domain] a symptom rule has no domain")
-        if r.role == "symptom" and (r.explains or r.widespread or r.weak):
-            problems.append(f"{at('role')}: [symptom-fields] symptoms cannot explain, widen or be weak")
-        if r.role == "symptom" and r.with_lead is not None:
-            problems.append(f"{at('with_lead')}: [symptom-fields] a symptom rule cannot promote a lead")
-        if r.widespread and r.widespread.domain not in CAUSE_DOMAINS:
-            problems.append(f"{at('widespread')}: [widespread-domain] unknown domain {r.widespread.domain}")
-        for sel in r.match:
-            kind = sel.event[:-2] if sel.event.endswith(".*") else sel.event
-            if sel.event.endswith(".*"):
-                if not any(k.startswith(kind + ".") for k in KNOWN_EVENT_KINDS):
-                    problems.append(f"{at('match')}: [event-kind] no event kind under {sel.event}")
-            elif kind not in KNOWN_EVENT_KINDS:
-                problems.append(f"{at('match')}: [event-kind] unknown event kind {sel.event!r} (docs/events.md)")
-        for ex in r.explains:
-            if ex.category is None:
-                continue
-            pre = ex.category[:-2] if ex.category.endswith(".*") else ex.category
-            if not any(c == pre or c.startswith(pre + ".") for c in categories):
-                problems.append(f"{at('explains')}: [explains-resolves] {ex.category!r} matches no category")
-        for key in ("summary", "recommended_action"):
-            tpl = getattr(r, key)
-            if tpl:
-                try:
-                    _template_fields(tpl)
-                except ValueError as exc:
-                    problems.append(f"{at(key)}: [template] {exc}")
-        pos = [t for t in r.tests if t.expect]
-        neg = [t for t in r.tests if not t.expect]
-        if not pos or not neg:
-            problems.append(
-                f"{at('tests')}: [tests-present] needs at least one positive and one negative test "
-                f"(has {len(pos)} positive, {len(neg)} negative)"
-            )
-        for t in r.tests:
-            if not t.lines and not t.events:
-                problems.append(f"{at('tests')}: [test-input] test {t.name!r} has neither lines nor events")
-    return problems
-
-
-def _xid_coverage(rules: list[LoadedRule], settings: Settings) -> list[str]:
-    """[xid-lands] every Xid of the table is matched by a rule, or its class is ignored on purpose.
-
-    An Xid no rule matches would vanish from the verdict ("no failure
-    evidence") however plainly the kernel log shows it.
-    """
-    from firstfault.catalog.tables import xid_table
-    from firstfault.engine.match import rule_matches
-
-    ignored = set(settings.ignore_xid_classes)
-    xid_rules = [lr.rule for lr in rules if any(sel.event in ("gpu.xid", "gpu.*") for sel in lr.rule.match)]
-    missing: dict[str, list[int]] = {}
-    for code, info in sorted(xid_table().items()):
-        if info.xid_class in ignored:
-            continue
-        for severity in (None, "Fatal"):
-            fields: dict[str, FieldValue] = {"xid": code, "xid_class": info.xid_class, "mnemonic": info.mnemonic}
-            if severity:
-                fields["severity"] = severity
-            ev = Event(kind="gpu.xid", time=None, node="n", fields=fields,
-                       evidence=Evidence(source="kernel", file=None, line=None, text=""))
-            if any(rule_matches(r, ev) for r in xid_rules):
-                break
-        else:
-            missing.setdefault(info.xid_class, []).append(code)
-    return [f"catalog/xid.yaml:1: [xid-lands] Xid class {cls!r} (codes {codes[:8]}"
-            f"{'...' if len(codes) > 8 else ''}) matches no rule and is not in ignore_xid_classes"
-            for cls, codes in sorted(missing.items())]
-
-
 def _expand_sets(rules: list[LoadedRule], settings: Settings) -> list[str]:
-    """Replaces `{set: name}` entries of `explains` with the named list."""
+    """Replaces `{set: name}` entries of `explains` with the named list (which may name other sets;
+    a loop of sets is the explains-cycle validator's problem and expands each set once)."""
     problems: list[str] = []
+
+    def expand(name: str, seen: frozenset[str]) -> list[Explains] | None:
+        named = settings.explain_sets.get(name)
+        if named is None:
+            return None
+        out: list[Explains] = []
+        for ex in named:
+            if ex.set is not None:
+                if ex.set not in seen:
+                    out.extend(expand(ex.set, seen | {ex.set}) or [])
+            elif ex.category is not None:
+                out.append(ex)
+        return out
+
+    for name, entries in sorted(settings.explain_sets.items()):
+        for ex in entries:
+            if ex.set is not None and ex.set not in settings.explain_sets:
+                problems.append(f"catalog.yaml:1: [explains-set] explain set {name!r} names no explain set "
+                                f"{ex.set!r}")
     for lr in rules:
         out: list[Explains] = []
         for ex in lr.rule.explains:
             if ex.set is not None:
-                named = settings.explain_sets.get(ex.set)
+                named = expand(ex.set, frozenset({ex.set}))
                 if named is None:
                     problems.append(f"{lr.file}:{lr.line_of.get('explains', 1)}: [explains-set] "
                                     f"no explain set {ex.set!r} in catalog.yaml")
@@ -413,8 +309,7 @@ def load_catalog(root: str | Path | None = None) -> Catalog:
         rules.append(LoadedRule(rule, str(path), key_lines))
     if settings is not None:
         problems.extend(_expand_sets(rules, settings))
-        problems.extend(_xid_coverage(rules, settings))
-    problems.extend(_check(rules))
+    problems.extend(str(p) for p in run_validators(rules, settings))
     if problems or settings is None:
         raise CatalogError(problems)
     return Catalog(settings=settings, rules=rules, sha256=digest.hexdigest(), root=str(base))

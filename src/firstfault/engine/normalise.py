@@ -13,8 +13,17 @@ import ipaddress
 from datetime import datetime, timedelta
 
 from firstfault.bundle import Context
+from firstfault.hostlist import NodeNames
 from firstfault.model import Event, Evidence, iso
 from firstfault.pci import norm_pci
+
+# What normalisation adds to the extractors' kinds (extract/registry.event_kinds): the lost node
+# it infers from NODE_FAIL, the job record of a context's terminal state, and the node of an IB peer.
+EMITS: dict[str, frozenset[str]] = {
+    "node.silent": frozenset({"last_seen", "lag_s"}),
+    "sched.job": frozenset({"state", "raw_state", "scope", "exit_code", "signal"}),
+    "nccl.ib_completion_error": frozenset({"peer_node"}),
+}
 
 
 class NodeMapper:
@@ -24,10 +33,7 @@ class NodeMapper:
         self.nodes = list(nodes)
         self.node_set = frozenset(nodes)
         self.rank_to_node = rank_to_node
-        self.names: dict[str, str] = {}
-        for n in nodes:
-            self.names[n.lower()] = n
-            self.names.setdefault(n.split(".")[0].lower(), n)
+        self.names = NodeNames(nodes)
         self.addrs: dict[str, str] = {}
 
     def learn_address(self, addr: str, node: str | None) -> None:
@@ -38,7 +44,7 @@ class NodeMapper:
         if not name:
             return None
         key = name.strip().lower()
-        hit = self.names.get(key) or self.names.get(key.split(".")[0])
+        hit = self.names.lookup(key)
         if hit:
             return hit
         addr = key.split("<")[0].split("%")[0]

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from firstfault.engine.attribute import Attribution, Finding, SymptomHit, event_sort_key, render, weight
 from firstfault.engine.catalog import Catalog
 from firstfault.engine.leads import verdict_leads
+from firstfault.engine.ports import port_of
 from firstfault.model import (
     CatalogRef,
     Cause,
@@ -20,32 +21,7 @@ from firstfault.model import (
     WorkloadRef,
     iso,
 )
-
-OUTCOMES = {
-    "COMPLETED": "succeeded",
-    "SUCCEEDED": "succeeded",
-    "FAILED": "failed",
-    "BOOT_FAIL": "failed",
-    "DEADLINE": "timeout",
-    "TIMEOUT": "timeout",
-    "CANCELLED": "cancelled",
-    "PREEMPTED": "preempted",
-    "NODE_FAIL": "node_fail",
-    "OUT_OF_MEMORY": "out_of_memory",
-    "OOMKILLED": "out_of_memory",
-    "RUNNING": "running",
-    "PENDING": "running",
-    "REQUEUED": "running",
-    "RESIZING": "running",
-    "SUSPENDED": "running",
-    "COMPLETING": "running",
-}
-
-
-def outcome_of(state: str | None) -> str:
-    if not state:
-        return "unknown"
-    return OUTCOMES.get(state.split()[0].upper(), "unknown")
+from firstfault.spec import is_failure, outcome_of
 
 
 def _cause(f: Finding) -> Cause:
@@ -88,6 +64,7 @@ def _evidence(ev: Event, role: str, category: str | None) -> EvidenceItem:
         query=e.query,
         rank=ev.rank,
         category=category,
+        port=port_of(ev),
     )
 
 
@@ -131,7 +108,7 @@ def build_verdict(
     root = att.root
     candidates = att.candidates
     secondary = list(att.secondary)
-    if outcome in ("succeeded", "running"):
+    if not is_failure(outcome):
         domain = "none"
         secondary = ([root] if root else []) + candidates + secondary
         root, candidates = None, []

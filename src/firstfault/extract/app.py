@@ -16,7 +16,7 @@ line that no other kind describes.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -165,6 +165,10 @@ class NumericsExtractor:
     """NaN / Inf loss and gradient norms (Megatron, DeepSpeed, NeMo, HF, plain prints)."""
 
     name = "app.numerics"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "app.numerics": frozenset({"message", "metric", "value", "from_scale", "to_scale"}),
+    }
     sources: frozenset[str] = frozenset({"application"})
     # A bare "nan" or "=inf" would pass every Megatron step line ("number of
     # nan iterations: 0") and every logfmt "level=info" line: the literals pair
@@ -255,6 +259,17 @@ class ExceptionExtractor:
     """Python tracebacks (extract/traceback.py), C++ `terminate called` aborts, CUDA errors printed on their own."""
 
     name = "app.exception"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "app.cuda_error": frozenset({"cuda_code", "cuda_error", "error", "message"}),
+        "app.cuda_oom": frozenset({"message"}),
+        "app.exception": frozenset({"errno", "exc_type", "message", "path", "shm", "signal", "cache_race"}),
+        "nccl.error": frozenset({"detail"}),
+        "nccl.remote_error": frozenset({"detail", "phase"}),
+        "nccl.timeout": frozenset({"detail"}),
+        "process.signal": frozenset({"by", "detail", "signal"}),
+        "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path"}),
+    }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (
         tb.TRACEBACK,
@@ -383,6 +398,11 @@ class TorchrunExtractor:
     """ChildFailedError summaries and the elastic agent's signal / failure lines."""
 
     name = "torch.child_failed"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "process.signal": frozenset({"by", "detail", "local_rank", "signal"}),
+        "torch.child_failed": frozenset({"exitcode", "failed_rank", "root_cause", "signal"}),
+    }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (
         "ChildFailedError",
@@ -487,10 +507,8 @@ _SHELL_FAULT = re.compile(
 
 
 # The DataLoader's worker signal handler: `ERROR: Unexpected segmentation fault
-# encountered in worker.`, `... bus error ...` (a too-small /dev/shm), `... floating-point exception ...`.
-_WORKER_FAULTS: Final[dict[str, str]] = {
-    "segmentation fault": "SIGSEGV", "bus error": "SIGBUS", "floating-point exception": "SIGFPE",
-}
+# encountered in worker.`, `... bus error ...` (a too-small /dev/shm), `... floating-point exception ...`:
+# strsignal() texts in lower case (codes.signal_of_text reads them).
 _WORKER_FAULT = re.compile(r"Unexpected (?P<what>segmentation fault|bus error|floating-point exception) encountered"
                            r" in worker")
 # The elastic agent's own signal: `Signal 9 (SIGKILL) received by PID 4242`;
@@ -522,6 +540,11 @@ class ProcessSignalExtractor:
     """srun task kills, slurmstepd cancellations, Python / shell fault reports."""
 
     name = "process.signal"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "app.exception": frozenset({"exc_type", "message", "shm", "signal"}),
+        "process.signal": frozenset({"by", "detail", "due_to", "exitcode", "signal", "slurm_scope"}),
+    }
     sources: frozenset[str] = frozenset({"application", "syslog"})  # slurmstepd also logs to syslog
     literals: tuple[str, ...] = (
         ": task ",
@@ -604,7 +627,7 @@ class ProcessSignalExtractor:
         m = m or fatal or _SHELL_FAULT.search(body)
         if m:
             what = next(g for g in m.groups() if g is not None)
-            sig = signal_of_text(what) or _WORKER_FAULTS.get(what.lower(), "SIGSEGV")
+            sig = signal_of_text(what) or "SIGSEGV"
             # faulthandler's "Fatal Python error: Aborted" is the process's own word on an abort.
             by = "self" if fatal is not None and sig == "SIGABRT" else by_whom(sig, "launcher")
             return Draft("process.signal", {"signal": sig, "by": by, "detail": detail})
@@ -680,6 +703,10 @@ class MemoryLimitExtractor:
     """A rank killed for memory by the scheduler's or the container runtime's limit (host.oom_kill)."""
 
     name = "host.memory_limit"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "host.oom_kill": frozenset({"by", "cgroup", "detail", "proc"}),
+    }
     sources: frozenset[str] = frozenset({"application", "syslog", "kernel"})
     literals: tuple[str, ...] = (
         "exceeded memory limit", "exceeded virtual memory limit", "oom-kill event", "oom_kill event",
@@ -719,6 +746,8 @@ class PodEvictionExtractor:
     """A pod evicted by the kubelet for node pressure, from pasted kubectl output (k8s.pod, reason Evicted)."""
 
     name = "k8s.eviction"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {"k8s.pod": frozenset({"message", "phase", "pressure", "reason"})}
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = ("low on resource: ", "had condition: [")
 

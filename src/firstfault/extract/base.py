@@ -14,7 +14,7 @@ per (file, rank) stream.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -52,6 +52,11 @@ class LineExtractor(Protocol):
     name: str
     sources: frozenset[str]
     literals: tuple[str, ...]
+
+    @property
+    def emits(self) -> Mapping[str, frozenset[str]]:
+        """The event kinds it emits, each with the fields it may set (docs/events.md)."""
+        ...
 
     def extract(self, line: str, ctx: LineContext) -> Iterable[Draft]: ...
 

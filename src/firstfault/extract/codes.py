@@ -51,8 +51,22 @@ def strsignal_table() -> dict[str, str]:
     return out
 
 
+def _text_key(text: str) -> str:
+    return " ".join(text.strip().rstrip(".").lower().replace("-", " ").split())
+
+
+@lru_cache(maxsize=1)
+def _strsignal_keys() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for text, name in strsignal_table().items():
+        out.setdefault(_text_key(text), name)
+    return out
+
+
 def signal_of_text(text: str) -> str | None:
-    return strsignal_table().get(text.strip().rstrip("."))
+    """The signal a strsignal() text names, in any case and with `-` for a space
+    (the DataLoader writes "floating-point exception" for "Floating point exception")."""
+    return _strsignal_keys().get(_text_key(text))
 
 
 def strsignal_alternation() -> str:

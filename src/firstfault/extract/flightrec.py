@@ -32,11 +32,19 @@ from __future__ import annotations
 import io
 import json
 import pickle
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
 from firstfault.extract.structured import ParseIssue, StructuredResult
 from firstfault.model import Event, Evidence, FieldValue
+
+# The event kinds this reader emits and their fields (docs/events.md; extract/registry.py).
+EMITS: Mapping[str, frozenset[str]] = {
+    "fr.pg_state": frozenset({"entries", "last_completed", "last_enqueued", "last_op", "last_started",
+                              "pending_numel_in", "pending_numel_out", "pending_op", "pending_seq", "pending_state",
+                              "pg", "pg_name", "recent"}),
+}
 
 RECENT: Final = 16  # collectives per (rank, pg) kept in `recent`
 

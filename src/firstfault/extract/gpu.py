@@ -7,7 +7,7 @@ journal prefix. Field names follow docs/events.md.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -130,7 +130,9 @@ def _hex(text: str) -> int | None:
         return None
 
 
-def _xid_fields(xid: int, pci: str | None, via: str) -> dict[str, FieldValue]:
+def xid_fields(xid: int, pci: str | None, via: str) -> dict[str, FieldValue]:
+    """A gpu.xid event's fields, however it was seen (a kernel line, a DCGM metric): the Xid table's
+    class, mnemonic and action; a code the table does not know is class `other`."""
     info = xid_info(xid)
     return {
         "xid": xid,
@@ -146,6 +148,12 @@ class XidExtractor:
     """`NVRM: Xid (...)` in every printed form, and Xid 79 without an Xid line."""
 
     name = "gpu.xid"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.xid": frozenset({"cause_xid", "detail", "immediate_action", "intrinfo", "link", "mnemonic",
+            "pci", "pid", "proc", "recovery_action", "recovery_code", "severity", "status_word", "subcode",
+            "unit", "via", "xid", "xid_class", "cause_class", "cause_link"}),
+    }
     sources: frozenset[str] = frozenset({"kernel", "syslog"})
     literals: tuple[str, ...] = ("NVRM: Xid", "fallen off the bus", "NVRM: The NVIDIA GPU")
 
@@ -160,7 +168,7 @@ class XidExtractor:
         xid = int(m.group("xid"))
         pci = _pci(m.group("pci"))
         detail = (m.group("detail") or "").strip()
-        fields = _xid_fields(xid, pci, "log")
+        fields = xid_fields(xid, pci, "log")
         fields["pid"] = _int(m.group("pid"))
         name = (m.group("name") or "").strip()
         fields["proc"] = None if not name or name.strip("'") == "<unknown>" else name
@@ -226,7 +234,7 @@ class XidExtractor:
             if seen is not None and 0 <= ctx.lineno - seen <= _COMPANION_LINES:
                 return
             recent[pci] = ctx.lineno
-        fields = _xid_fields(79, pci, "fallen_off_bus_message")
+        fields = xid_fields(79, pci, "fallen_off_bus_message")
         fields["detail"] = _clip(line[line.index("NVRM:") :] if "NVRM:" in line else line)
         yield Draft(kind="gpu.xid", fields=fields, device=_device(pci))
 
@@ -270,6 +278,8 @@ def _same_link(fields: dict[str, FieldValue], pci: str | None, ctx: LineContext)
 _SXID = re.compile(r"SXid \((?P<pci>[^)]*)\): (?P<sxid>\d+)(?:,\s*(?P<detail>.*))?$")
 _SXID_SEV = re.compile(r"^(?P<sev>Always[- ]fatal|Non[- ]fatal|Fatal)\b,?\s*", re.IGNORECASE)
 _LINK = re.compile(r"\bLink (\d+)")
+# The switch the driver names (`nvidia-nvswitch2: SXid ...`); the prefix layer may have taken it as a tag.
+_NVSWITCH = re.compile(r"\bnvidia-nvswitch(\d+)\b")
 _CLASS_SEV = {"fatal": "Fatal", "always_fatal": "Always-fatal", "nonfatal": "Non-fatal", "other": "Non-fatal"}
 _K_SXID = "gpu.sxid.recent"  # (pci, sxid) -> lineno of the last report
 
@@ -278,6 +288,10 @@ class SxidExtractor:
     """`nvidia-nvswitchN: SXid (PCI:...): N, <severity>, ...` and its continuation lines."""
 
     name = "gpu.sxid"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.sxid": frozenset({"detail", "link", "pci", "severity", "switch", "sxid", "sxid_class"}),
+    }
     sources: frozenset[str] = frozenset({"kernel", "syslog"})
     literals: tuple[str, ...] = ("SXid (",)
 
@@ -317,6 +331,9 @@ class SxidExtractor:
         lm = _LINK.search(detail)
         if lm:
             fields["link"] = int(lm.group(1))
+        sw = _NVSWITCH.search(line) or _NVSWITCH.search(ctx.host or "")
+        if sw:
+            fields["switch"] = int(sw.group(1))
         yield Draft(kind="gpu.sxid", fields=fields, device=_device(pci))
 
 
@@ -328,6 +345,8 @@ _FM_SWITCH = re.compile(
     r"detected NVSwitch (?P<kind>fatal|non-fatal) error (?P<code>\d+)"
     r"(?:.*?pci bus id (?P<pci>[0-9a-fA-F:.]+))?(?:.*?\bport (?P<port>\d+))?"
 )
+# Fabric Manager names the switch by its physical id (`... physical id 2 port 30`).
+_FM_PHYSICAL_ID = re.compile(r"\bphysical id (\d+)")
 _FM_GPU_NVL = re.compile(r"detected GPU NVL (?P<non>Non[- ]?)?Fatal error", re.IGNORECASE)
 _FM_TRUNK = re.compile(r"Trunk port failure detected(?:.*?\bport number (?P<port>\d+))?")
 _FM_MULTICAST = re.compile(r"failed to find the GPU handle \d+ in the multicast team")
@@ -353,6 +372,10 @@ class FabricManagerExtractor:
     """nv-fabricmanager errors, from its own log or from the journal."""
 
     name = "gpu.fabricmanager"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.fabricmanager": frozenset({"code", "detail", "fm_event", "physical_id", "port"}),
+    }
     sources: frozenset[str] = frozenset({"fabricmanager", "kernel", "syslog"})
     literals: tuple[str, ...] = (
         "detected NVSwitch fatal error",
@@ -378,6 +401,8 @@ class FabricManagerExtractor:
                 "code": int(m.group("code")),
                 "port": int(m.group("port")) if m.group("port") else None,
             }
+            if (phys := _FM_PHYSICAL_ID.search(line)) is not None:
+                fields["physical_id"] = int(phys.group(1))
         elif (g := _FM_GPU_NVL.search(line)) is not None:
             fields = {"fm_event": "gpu_nvl_nonfatal" if g.group("non") else "gpu_nvl_fatal"}
         elif (t := _FM_TRUNK.search(line)) is not None:
@@ -418,6 +443,10 @@ class ResetRequiredExtractor:
     """`NV_ERR_RESET_REQUIRED` assertions: the GPU needs a reset, often with no Xid."""
 
     name = "gpu.reset_required"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.reset_required": frozenset({"detail", "reason"}),
+    }
     sources: frozenset[str] = frozenset({"kernel", "syslog"})
     literals: tuple[str, ...] = ("NV_ERR_RESET_REQUIRED", "GspRmAlloc failed", "RmInitAdapter failed",
                                  "rm_init_adapter failed")
@@ -490,6 +519,8 @@ class NvmlErrorExtractor:
     """
 
     name = "gpu.nvml"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {"gpu.nvml_error": frozenset({"error", "message", "nvml_error"})}
     sources: frozenset[str] = frozenset({"application", "syslog", "kernel"})
     literals: tuple[str, ...] = (*_NVML_INDEX[2], *_NVML_INDEX[3], *nvidia_smi_field_errors())
 

@@ -21,7 +21,7 @@ turns them into `laggard_rank` leads.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Final
 
 from firstfault.extract.base import Draft, LineContext, LineExtractor
@@ -53,6 +53,12 @@ class HangReportExtractor:
     """monitoredBarrier failures, gloo timeouts and desync-debug reports."""
 
     name = "c10d.hang"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "c10d.desync_report": frozenset({"lagging_ranks", "seq", "state"}),
+        "c10d.monitored_barrier": frozenset({"failed_ranks", "reporter", "timeout_ms", "waited_on"}),
+        "gloo.timeout": frozenset({"op", "timeout_ms"}),
+    }
     sources: frozenset[str] = frozenset({"application", "syslog"})
     literals: tuple[str, ...] = HANG_LITERALS
 

@@ -8,7 +8,7 @@ prefix. Field names follow docs/events.md.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from firstfault.catalog.tables import driver_libraries, ipmi_bus_events
 from firstfault.extract.base import Draft, LineContext, LineExtractor
@@ -57,6 +57,10 @@ class NetLinkExtractor:
     """mlx5 / InfiniBand / netdev link state changes and NIC module faults."""
 
     name = "net.link"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "net.link": frozenset({"detail", "iface", "port", "state"}),
+    }
     sources: frozenset[str] = _KERNEL
     literals: tuple[str, ...] = (
         "Link DOWN",
@@ -139,6 +143,10 @@ class PcieAerExtractor:
     announce it and the per-bit lines after it are the same report)."""
 
     name = "pcie.aer"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "pcie.aer": frozenset({"bdf", "detail", "severity"}),
+    }
     sources: frozenset[str] = _KERNEL
     literals: tuple[str, ...] = ("PCIe Bus Error",)
 
@@ -169,6 +177,8 @@ class BmcBusEventExtractor:
     """
 
     name = "pcie.bmc"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {"pcie.aer": frozenset({"bdf", "detail", "severity", "source"})}
     sources: frozenset[str] = _KERNEL
     literals: tuple[str, ...] = tuple(e.text for e in ipmi_bus_events())
 
@@ -201,6 +211,10 @@ class OomKillExtractor:
     """The kernel OOM killer's `Killed process N (comm)`, host-wide or cgroup."""
 
     name = "host.oom_kill"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "host.oom_kill": frozenset({"cgroup", "pid", "proc"}),
+    }
     sources: frozenset[str] = _KERNEL
     literals: tuple[str, ...] = (
         "Killed process",
@@ -255,6 +269,10 @@ class StorageExtractor:
     """Parallel / network file system and block-device errors."""
 
     name = "storage.error"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "storage.error": frozenset({"detail", "fs"}),
+    }
     sources: frozenset[str] = _KERNEL
     literals: tuple[str, ...] = (
         "LustreError",
@@ -288,6 +306,10 @@ _HUNG = re.compile(r"INFO: task (?P<proc>.+):(?P<pid>\d+) blocked for more than 
 
 class HungTaskExtractor:
     name = "kernel.hung_task"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "kernel.hung_task": frozenset({"pid", "proc", "seconds"}),
+    }
     sources: frozenset[str] = _KERNEL
     literals: tuple[str, ...] = ("blocked for more than",)
 
@@ -323,6 +345,10 @@ class MceExtractor:
     """CPU / DRAM machine checks, from the MCE handler and from EDAC."""
 
     name = "host.mce"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "host.mce": frozenset({"detail", "severity"}),
+    }
     sources: frozenset[str] = _KERNEL
     literals: tuple[str, ...] = ("Machine check events", "Machine Check", "Fatal machine check", "EDAC ",
                                  "Uncorrectable ECC", "Correctable ECC")
@@ -365,6 +391,10 @@ _PANICS: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 class KernelPanicExtractor:
     name = "kernel.panic"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "kernel.panic": frozenset({"detail", "panic"}),
+    }
     sources: frozenset[str] = _KERNEL
     literals: tuple[str, ...] = (
         "Kernel panic - not syncing",
@@ -460,6 +490,10 @@ class NodeDownExtractor:
     """slurmctld's view of a node that stopped answering or failed under a job."""
 
     name = "sched.node_down"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "sched.node_down": frozenset({"reason"}),
+    }
     sources: frozenset[str] = frozenset({"kernel", "syslog", "application"})
     literals: tuple[str, ...] = ("not responding", "on failed node", "due to failure of node", "(node failure)",
                                  "could not connect to MOM", "reboot timed out", "has low real_memory",
@@ -527,6 +561,12 @@ class UserFaultExtractor:
     """
 
     name = "host.user_fault"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "process.signal": frozenset({
+            "by", "detail", "driver_library", "object", "pid", "proc", "signal"
+        }),
+    }
     sources: frozenset[str] = _KERNEL
     literals: tuple[str, ...] = ("]: segfault at", "] segfault at", "general protection fault ip", "] trap ")
 

@@ -17,6 +17,12 @@ import yaml
 from firstfault.extract.structured import ParseIssue, StructuredResult, clip
 from firstfault.model import Event, Evidence, FieldValue
 
+EMITS: Mapping[str, frozenset[str]] = {
+    "k8s.event": frozenset({"message", "object_kind", "object_name", "reason", "type"}),
+    "k8s.pod": frozenset({"container", "exit_code", "message", "phase", "pod", "reason", "restart", "signal"}),
+    "kueue.condition": frozenset({"message", "reason", "status", "type", "workload"}),
+}
+
 
 class _LineDict(dict[Any, Any]):
     """A YAML mapping that remembers the 1-based line it started on."""

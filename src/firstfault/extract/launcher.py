@@ -17,7 +17,7 @@ and, for a group that failed and is restarted, `[default] Worker group FAILED.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Final
 
 from firstfault.extract.base import Draft, LineContext, LineExtractor
@@ -43,6 +43,12 @@ class LauncherExitExtractor:
     """torchrun agent and DeepSpeed launcher exit records: launcher.exit."""
 
     name = "launcher.exit"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "launcher.exit": frozenset({
+            "state", "launcher", "pid", "restart", "attempts_left"
+        }),
+    }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = LITERALS
 
@@ -82,6 +88,8 @@ class LauncherSignalExtractor:
     """Launchers' reports of a rank's death (Open MPI) and of a failed node (srun): process.signal."""
 
     name = "launcher.signal"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {"process.signal": frozenset({"by", "detail", "due_to", "signal", "pid"})}
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (" noticed that process rank ", "Node failure on ")
 

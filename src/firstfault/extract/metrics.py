@@ -10,7 +10,6 @@ large OpenMetrics dump costs its line count, not its size.
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import re
@@ -25,9 +24,17 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from firstfault import yamlio
+from firstfault.extract.gpu import xid_fields
 from firstfault.extract.structured import TEXT_LIMIT, ParseIssue, StructuredResult, clip
 from firstfault.model import Event, Evidence, FieldValue
 from firstfault.pci import norm_pci
+from firstfault.querytext import label_value
+
+# The event kinds this reader emits and their fields (docs/events.md; extract/registry.py).
+EMITS: Mapping[str, frozenset[str]] = {
+    "gpu.xid": frozenset({"detail", "immediate_action", "mnemonic", "pci", "via", "xid", "xid_class"}),
+    "metric.condition": frozenset({"condition", "delta", "gpu", "iface", "metric", "port", "value"}),
+}
 
 METRIC_FORMATS: tuple[str, ...] = ("openmetrics", "prometheus-json")
 
@@ -126,6 +133,17 @@ def metric_conditions() -> list[MetricCondition]:
     return list(_shipped_conditions())
 
 
+def metric_names(conditions: Iterable[MetricCondition] | None = None) -> list[str]:
+    """The metric names the conditions read (the shipped catalog's by default), sorted.
+
+    This is the metrics half of the catalog's prefilter: the Service publishes
+    it (/v1/catalog/prefilter) and a Blueprint queries Prometheus for these
+    names and no others, so both read the same metrics whatever their versions.
+    """
+    conds = metric_conditions() if conditions is None else conditions
+    return sorted({m for c in conds for m in c.metrics})
+
+
 def _conditions_by_metric(conditions: Iterable[MetricCondition]) -> dict[str, list[MetricCondition]]:
     index: dict[str, list[MetricCondition]] = {}
     for cond in conditions:
@@ -149,12 +167,8 @@ class _Series:
     samples: list[tuple[float, float, int | None, str, str]] = field(default_factory=list)
 
 
-def _escape_label(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
 def _selector(name: str, labels: Mapping[str, str]) -> str:
-    inner = ",".join(f'{k}="{_escape_label(v)}"' for k, v in sorted(labels.items()) if k != "__name__")
+    inner = ",".join(f'{k}="{label_value(v)}"' for k, v in sorted(labels.items()) if k != "__name__")
     return f"{name}{{{inner}}}"
 
 
@@ -587,15 +601,9 @@ def _evaluate(cond: MetricCondition, s: _Series, file: str) -> list[Event]:
 def _xid_event(
     xid: int, s: _Series, evidence: Evidence, when: datetime, t_lo: datetime | None, device: str | None
 ) -> Event:
-    fields: dict[str, FieldValue] = {
-        "xid": xid,
-        "via": "metrics",
-        "detail": f"{s.metric} changed to {xid}",
-    }
     pci = s.labels.get("pci_bus_id")
-    if pci:
-        fields["pci"] = norm_pci(pci)
-    fields.update(_xid_table_fields(xid))
+    fields = xid_fields(xid, norm_pci(pci) if pci else None, "metrics")
+    fields["detail"] = f"{s.metric} changed to {xid}"
     return Event(
         kind="gpu.xid",
         time=when,
@@ -605,32 +613,3 @@ def _xid_event(
         fields=fields,
         t_lo=t_lo,
     )
-
-
-# Our field name <- XidInfo attribute (or mapping key) of catalog/tables.py.
-_XID_TABLE_FIELDS = (("xid_class", "xid_class"), ("mnemonic", "mnemonic"), ("immediate_action", "immediate"))
-
-
-def _xid_table_fields(xid: int) -> dict[str, FieldValue]:
-    """The Xid table's attribution fields, as the log extractor sets them.
-
-    The table lives in firstfault.catalog.tables (written separately); a
-    missing module only drops these fields, never the event. A code the
-    table does not know gets the log extractor's defaults (class `other`).
-    """
-    try:
-        tables = importlib.import_module("firstfault.catalog.tables")
-    except ImportError:
-        return {}
-    lookup = getattr(tables, "xid_info", None)
-    if not callable(lookup):
-        return {}
-    info = lookup(xid)
-    if info is None:
-        return {"xid_class": "other", "mnemonic": "UNKNOWN"}
-    out: dict[str, FieldValue] = {}
-    for ours, theirs in _XID_TABLE_FIELDS:
-        value = info.get(theirs, info.get(ours)) if isinstance(info, Mapping) else getattr(info, theirs, None)
-        if isinstance(value, str | int | float | bool):
-            out[ours] = value
-    return out

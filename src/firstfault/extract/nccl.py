@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import errno as _errno
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Final
 
 from firstfault.catalog.tables import ib_wc_status_table, nccl_transports
@@ -371,6 +371,13 @@ class C10dTimeoutExtractor:
     """ProcessGroupNCCL watchdog timeouts and heartbeat-monitor aborts."""
 
     name = "nccl.timeout"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "nccl.timeout": frozenset({"numel_in", "numel_out", "op", "pg", "pg_name", "ran_ms", "seq", "stuck",
+            "timeout_ms"}),
+        "nccl.watchdog_status": frozenset({"at_seq", "dump_signal", "from_rank", "last_completed",
+            "last_enqueued", "pg", "pg_name", "self_timeout"}),
+    }
     sources: frozenset[str] = frozenset({"application", "syslog"})
     literals: tuple[str, ...] = C10D_LITERALS
 
@@ -478,6 +485,17 @@ class NcclErrorExtractor:
     """NCCL WARN lines and PyTorch's NCCL error reports."""
 
     name = "nccl.error"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "app.exception": frozenset({"errno", "exc_type", "message", "shm"}),
+        "nccl.communicator_aborted": frozenset({"detail"}),
+        "nccl.error": frozenset({"detail", "nccl_result", "cuda_class", "errno", "nccl_source", "transport"}),
+        "nccl.ib_completion_error": frozenset({"hca", "opcode", "peer", "status", "vendor_err", "status_class",
+                                               "status_name"}),
+        "nccl.remote_error": frozenset({"detail"}),
+        "net.ib_verbs_error": frozenset({"detail", "dev", "errno", "verb"}),
+        "net.link": frozenset({"detail", "iface", "state"}),
+    }
     sources: frozenset[str] = frozenset({"application", "syslog"})
     literals: tuple[str, ...] = NCCL_ERROR_LITERALS
 
@@ -538,6 +556,10 @@ class NcclAddressExtractor:
     """NCCL INFO lines naming the bootstrap / out-of-band interface and address."""
 
     name = "net.address"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "net.address": frozenset({"addr", "iface"}),
+    }
     sources: frozenset[str] = frozenset({"application", "syslog"})
     literals: tuple[str, ...] = ("Bootstrap : Using", "Bootstrap: Using", "; OOB ", "NET/Socket : Using")
 

@@ -40,6 +40,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from firstfault.hostlist import NodeNames
+
 # The container runtime's stamp: RFC 3339 with a `T`, then CRI's stream and tag.
 _RUNTIME = re.compile(
     r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s+(?:(?:stdout|stderr)\s+[FP]\s+)?"
@@ -98,10 +100,10 @@ class Prefixed:
         return (self.host.lower() if self.host else None, self.local, self.proc)
 
 
-def _looks_like_host(word: str, hosts: frozenset[str]) -> bool:
-    low = word.lower()
-    if low in hosts or low.split(".")[0] in hosts:
+def _looks_like_host(word: str, hosts: NodeNames) -> bool:
+    if word in hosts:
         return True
+    low = word.lower()
     if low in _NOT_HOSTS or low.endswith(_EXC_TAIL) or word.isdigit():
         return False
     if any(c.isdigit() for c in word):
@@ -116,11 +118,7 @@ class PrefixLayer:
     """Strips the layers of one line; `hosts` are the allocation's node names."""
 
     def __init__(self, hosts: Iterable[str] = ()) -> None:
-        names: set[str] = set()
-        for h in hosts:
-            names.add(h.lower())
-            names.add(h.lower().split(".")[0])
-        self.hosts = frozenset(names)
+        self.hosts = NodeNames(hosts)
 
     def split(self, line: str) -> Prefixed:
         body = line.lstrip()

@@ -1,7 +1,8 @@
-"""The line extractors the scanner runs, in a fixed order (determinism)."""
+"""The line extractors the scanner runs, in a fixed order (determinism), and the event kinds of all extractors."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 
 from firstfault.extract.base import LineExtractor
@@ -14,3 +15,27 @@ def line_extractors() -> tuple[LineExtractor, ...]:
 
     return (*gpu.EXTRACTORS, *host.EXTRACTORS, *nccl.EXTRACTORS, *verbs.EXTRACTORS, *hang.EXTRACTORS,
             *app.EXTRACTORS, *launcher.EXTRACTORS, ErrorWords())
+
+
+# Fields any event may carry besides its kind's own: the host a launcher prefix or the line names
+# (collect/scan.draft_to_event), mapped to a node by the engine.
+COMMON_FIELDS = frozenset({"host"})
+
+
+@lru_cache(maxsize=1)
+def event_kinds() -> Mapping[str, frozenset[str]]:
+    """Every event kind an extractor or document reader emits, with the fields it may carry.
+
+    Each extractor declares its kinds (`emits`), each document reader its
+    `EMITS`; the catalog's validators take the known kinds and template
+    fields from here, so a new extractor needs no second list.
+    """
+    from firstfault.extract import flightrec, kube, metrics, scheduler, stackdump
+
+    out: dict[str, set[str]] = {}
+    declared: list[Mapping[str, frozenset[str]]] = [ex.emits for ex in line_extractors()]
+    declared += [flightrec.EMITS, kube.EMITS, metrics.EMITS, scheduler.EMITS, stackdump.EMITS]
+    for emits in declared:
+        for kind, fields in emits.items():
+            out.setdefault(kind, set(COMMON_FIELDS)).update(fields)
+    return {k: frozenset(v) for k, v in sorted(out.items())}

@@ -17,6 +17,12 @@ from firstfault.extract.structured import ParseIssue, StructuredResult, clip
 from firstfault.hostlist import hostlist_expand
 from firstfault.model import Event, Evidence, FieldValue
 
+# The event kinds this reader emits and their fields (docs/events.md; extract/registry.py).
+EMITS: Mapping[str, frozenset[str]] = {
+    "sched.job": frozenset({"batch_host", "by_uid", "exit_code", "job_id", "nodelist", "raw_state", "reason",
+                            "scope", "signal", "state", "step"}),
+}
+
 SCHEDULER_FORMATS: tuple[str, ...] = ("sacct", "scontrol", "kueue-workload", "k8s-pods", "k8s-events")
 
 # Slurm job states (sacct/squeue long names). Used to undo the '+' truncation of

@@ -24,11 +24,17 @@ a checkpoint write, else the main thread's innermost frame (category
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
 from firstfault.extract.structured import StructuredResult, clip
 from firstfault.model import Event, Evidence, FieldValue
+
+# The event kinds this reader emits and their fields (docs/events.md; extract/registry.py).
+EMITS: Mapping[str, frozenset[str]] = {
+    "stack.frame": frozenset({"category", "depth", "file", "func", "line", "pid", "thread"}),
+}
 
 _PROCESS = re.compile(r"^Process (?P<pid>\d+):")
 _THREAD = re.compile(

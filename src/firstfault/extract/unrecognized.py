@@ -12,7 +12,7 @@ templates are kept; lines of further templates are only counted.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, Never
@@ -40,6 +40,7 @@ class ErrorWords:
     prefilter, so that a line no extractor knows can still be listed as unrecognized."""
 
     name = "unrecognized"
+    emits: Mapping[str, frozenset[str]] = {}  # it emits nothing: it collects what no extractor understood
     sources: frozenset[str] = frozenset({"kernel", "syslog", "fabricmanager", "application"})
     literals: tuple[str, ...] = ("error", "ERROR", "Error", "failed", "FAILED", "Failed", "fatal", "Fatal", "FATAL",
                                  "Exception", "panic")

@@ -21,7 +21,7 @@ rules read the completion status, not who printed it), with `via: verbs`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Final
 
@@ -92,6 +92,12 @@ class VerbsCompletionExtractor:
     """Work-completion errors of UCX and other ibverbs users: nccl.ib_completion_error (via verbs)."""
 
     name = "verbs.completion"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "nccl.ib_completion_error": frozenset({
+            "detail", "hca", "peer", "status", "status_class", "status_name", "syndrome", "vendor_err", "via"
+        }),
+    }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
     def __init__(self) -> None:

@@ -13,6 +13,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import ClientDisconnect
 
 from firstfault.collect.scan import LINE_SOURCES, prefilter_words
+from firstfault.extract.metrics import metric_names
 from firstfault.model import CatalogRef, Verdict
 from firstfault.protocol import CatalogInfo, Health, Prefilter, ProblemBody, RuleInfo
 from firstfault.service import runner, tarball
@@ -119,15 +120,17 @@ def build_router(settings: ServiceSettings, engine: runner.Engine, pool: Analysi
             for r in (lr.rule for lr in cat.rules)])
 
     prefilter_doc = Prefilter(words=prefilter_words(), by_source={k: prefilter_words(k) for k in LINE_SOURCES},
-                              catalog=cat_ref)
+                              metrics=metric_names(), catalog=cat_ref)
 
     @router.get("/v1/catalog/prefilter", response_model=Prefilter, tags=["catalog"],
                 dependencies=[Depends(require("catalog"))], responses=_problem_responses(401, 403, 431))
     async def prefilter() -> Prefilter:
-        """The literal words a log line must contain for any extractor to match it.
+        """The literal words a log line must contain for any extractor to match it, and the metric
+        names the catalog's metric conditions read.
 
-        The Blueprint drops every other line before sending; the verdict is the
-        same with or without that filtering.
+        The Blueprint drops every other line before sending, and asks
+        Prometheus for these metrics only; the verdict is the same with or
+        without that filtering.
         """
         return prefilter_doc
 

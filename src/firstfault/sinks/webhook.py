@@ -38,13 +38,13 @@ import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 import httpx
 
 from firstfault import __version__
 from firstfault.model import Enrichment, Verdict
+from firstfault.retry import RetryPolicy, parse_retry_after
 from firstfault.sinks import SinkError
 
 log = logging.getLogger("firstfault.sinks.webhook")
@@ -130,6 +130,9 @@ class WebhookSink:
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._clock = clock
+        # The shared policy (firstfault.retry): full jitter; a Retry-After is honoured up to the backoff cap.
+        self._retry = RetryPolicy(retries=retries, backoff=backoff, max_backoff=max_backoff, jitter="full",
+                                  sleep=sleep, rng=self._rng)
         self._client = httpx.Client(transport=transport, timeout=timeout, follow_redirects=False,
                                     headers={"User-Agent": f"firstfault/{__version__}"})
 
@@ -161,40 +164,39 @@ class WebhookSink:
             "X-Firstfault-Timestamp": str(int(self._clock())),
             "X-Firstfault-Signature": sign(self.secret, body),
         }
-        status: int | None = None
-        error = "not attempted"
-        attempts = 0
-        for attempt in range(self.retries + 1):
-            attempts = attempt + 1
-            retry_after: float | None = None
+
+        def once() -> httpx.Response | _Failed:
             try:
-                resp = self._client.post(self.url, content=body, headers=headers)
+                return self._client.post(self.url, content=body, headers=headers)
             except httpx.TransportError as e:  # connection refused/reset, timeouts, protocol errors
-                status, error = None, f"{type(e).__name__}: {e or 'no detail'}"
-                if isinstance(e, httpx.UnsupportedProtocol):
-                    break  # a bad URL scheme stays bad
+                # A bad URL scheme stays bad.
+                return _Failed(f"{type(e).__name__}: {e or 'no detail'}", not isinstance(e, httpx.UnsupportedProtocol))
             except (httpx.HTTPError, httpx.InvalidURL) as e:
-                status, error = None, f"{type(e).__name__}: {e}"
-                break
-            else:
-                status = resp.status_code
-                if resp.is_success:
-                    return Delivery(did, True, attempts, status, None)
-                error = f"HTTP {status}: {resp.text[:200]}"
-                if status not in RETRY_STATUS:
-                    break  # 4xx other than 429: retrying would get the same answer
-                retry_after = _retry_after(resp.headers.get("Retry-After"), self._clock())
-            if attempt < self.retries:
-                self._sleep(self._delay(attempt, retry_after))
+                return _Failed(f"{type(e).__name__}: {e}", False)
+
+        def again(outcome: httpx.Response | _Failed) -> bool:
+            if isinstance(outcome, _Failed):
+                return outcome.retryable
+            # 4xx other than 429: retrying would get the same answer.
+            return not outcome.is_success and outcome.status_code in RETRY_STATUS
+
+        def asked(outcome: httpx.Response | _Failed) -> float | None:
+            if isinstance(outcome, _Failed):
+                return None
+            return parse_retry_after(outcome.headers.get("Retry-After"), self._clock())
+
+        outcome, attempts = self._retry.run(once, again, asked)
+        status: int | None = None
+        if isinstance(outcome, _Failed):
+            error = outcome.error
+        else:
+            status = outcome.status_code
+            if outcome.is_success:
+                return Delivery(did, True, attempts, status, None)
+            error = f"HTTP {status}: {outcome.text[:200]}"
         log.warning("webhook delivery %s to %s failed after %d attempt(s): %s", did, self.url, attempts, error)
         kept = self._dead_letter(body, headers, error, status, attempts)
         return Delivery(did, False, attempts, status, error, kept)
-
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(self.max_backoff, max(retry_after, 0.0))
-        # Full jitter: many Blueprints retrying one webhook spread out instead of hammering in step.
-        return self._rng.uniform(0, min(self.max_backoff, self.backoff * (2**attempt)))
 
     def _dead_letter(self, body: bytes, headers: dict[str, str], error: str, status: int | None,
                      attempts: int) -> bool:
@@ -238,14 +240,9 @@ class WebhookSink:
         return True
 
 
-def _retry_after(value: str | None, now: float) -> float | None:
-    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        return parsedate_to_datetime(value).timestamp() - now
-    except (TypeError, ValueError):
-        return None
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    """An attempt that got no HTTP answer."""
+
+    error: str
+    retryable: bool

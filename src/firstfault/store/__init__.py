@@ -1,18 +1,31 @@
-"""The verdict store: SQLite or PostgreSQL, migrated on open (docs/storage.md)."""
+"""The verdict store: SQLite or PostgreSQL, migrated on open (docs/storage.md).
 
-from firstfault.store.db import StoreError, create_store_engine, migrate
-from firstfault.store.repo import (
-    Fleet,
-    FleetCount,
-    ProcessedMark,
-    ReplayEvidence,
-    ReplayPacker,
-    ReplayRecord,
-    StoreConflict,
-    StoredVerdict,
-    VerdictStore,
-    VerdictSummary,
-)
+Names resolve on first use, so importing a light submodule (store/cli.py,
+the `firstfault store` commands) does not import SQLAlchemy and Alembic: the
+base install's CLI must load without the `blueprint` extra.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from firstfault.store.db import StoreError, create_store_engine, migrate
+    from firstfault.store.repo import (
+        Fleet,
+        FleetCount,
+        ProcessedMark,
+        ReplayEvidence,
+        ReplayPacker,
+        ReplayRecord,
+        StoreConflict,
+        StoredVerdict,
+        VerdictStore,
+        VerdictSummary,
+    )
+
+_DB = {"StoreError", "create_store_engine", "migrate"}
 
 __all__ = [
     "Fleet",
@@ -29,3 +42,11 @@ __all__ = [
     "create_store_engine",
     "migrate",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name not in __all__:
+        raise AttributeError(f"module 'firstfault.store' has no attribute {name!r}")
+    value = getattr(import_module("firstfault.store.db" if name in _DB else "firstfault.store.repo"), name)
+    globals()[name] = value
+    return value

@@ -15,7 +15,6 @@ the column lists are sorted by (newest first).
 from __future__ import annotations
 
 import builtins
-import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -147,38 +146,11 @@ class Fleet:
 # Ports named by cause evidence (host HCA ports, netdevs, NVSwitch ports).
 # ---------------------------------------------------------------------------
 
-_HCA_PORT = re.compile(r"\b(mlx\d_\d+)[: ]+port:?\s*(\d+)", re.IGNORECASE)
-_NETDEV = re.compile(r"\b([a-z][\w.-]*): (?:nic )?link (?:is )?(?:down|up)\b", re.IGNORECASE)
-_LABEL = re.compile(r'\b(device|port|interface|iface)="([^"]*)"')
-_SXID_LINK = re.compile(r"nvidia-nvswitch(\d+).*?\blink (\d+)", re.IGNORECASE)
-_FM_PORT = re.compile(r"nvswitch\b.*?physical id (\d+) port (\d+)", re.IGNORECASE)
-
-
 def port_of(e: EvidenceItem) -> str | None:
-    """The host or switch port an evidence line names, in one spelling per kind.
-
-    HCA port: "mlx5_5:1" (the NCCL_IB_HCA form); netdev: "ibp94s0"; NVSwitch
-    link from an SXid: "nvswitch2:30"; from Fabric Manager, which names the
-    switch by physical id: "nvswitch-phys2:30".
-    """
-    text = e.text
-    if e.event == "net.link":
-        if m := _HCA_PORT.search(text):
-            return f"{m.group(1)}:{m.group(2)}"
-        if m := _NETDEV.search(text):
-            return m.group(1)
-        return None
-    if e.event == "metric.condition":
-        labels = dict(_LABEL.findall(e.query or text))
-        dev = labels.get("device") or labels.get("interface") or labels.get("iface")
-        if dev and labels.get("port"):
-            return f"{dev}:{labels['port']}"
-        return None
-    if e.event == "gpu.sxid" and (m := _SXID_LINK.search(text)):
-        return f"nvswitch{m.group(1)}:{m.group(2)}"
-    if e.event == "gpu.fabricmanager" and (m := _FM_PORT.search(text)):
-        return f"nvswitch-phys{m.group(1)}:{m.group(2)}"
-    return None
+    """The host or switch port an evidence item names: the engine's structured `port` (engine/ports.py),
+    never a re-reading of the line's text. HCA port "mlx5_5:1", netdev "ibp94s0", NVSwitch link
+    "nvswitch2:30", "nvswitch-phys2:30" (Fabric Manager's physical id)."""
+    return e.port
 
 
 # ---------------------------------------------------------------------------

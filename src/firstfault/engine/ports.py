@@ -1,0 +1,42 @@
+"""The host or switch port an event names, in one spelling per kind (the verdict's `evidence[].port`).
+
+Taken from the event's fields, never from its text: the extractors already
+read the line. HCA port `mlx5_5:1` (a net.link with iface and port, or a
+metric with `device`/`port` labels); netdev `ibp94s0`; NVSwitch link
+`nvswitch2:30` (an SXid's switch and link); `nvswitch-phys2:30` (Fabric
+Manager names the switch by its physical id). GPU faults name no port.
+"""
+
+from __future__ import annotations
+
+from firstfault.model import Event
+
+__all__ = ["port_of"]
+
+
+# What the extractors write as `iface` when the line names no interface (host.py, nccl.py).
+_UNNAMED = frozenset({"", "ib", "mlx5"})
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def port_of(ev: Event) -> str | None:
+    f = ev.fields
+    port = _int(f.get("port"))
+    if ev.kind == "net.link":
+        iface = f.get("iface")
+        if not isinstance(iface, str) or iface in _UNNAMED or iface.startswith("pci:"):
+            return None  # the line named no interface, only its kind or PCI address (docs/events.md)
+        return f"{iface}:{port}" if port is not None else iface
+    if ev.kind == "metric.condition":
+        iface = f.get("iface")
+        return f"{iface}:{port}" if isinstance(iface, str) and iface and port is not None else None
+    if ev.kind == "gpu.sxid":
+        switch, link = _int(f.get("switch")), _int(f.get("link"))
+        return f"nvswitch{switch}:{link}" if switch is not None and link is not None else None
+    if ev.kind == "gpu.fabricmanager":
+        phys = _int(f.get("physical_id"))
+        return f"nvswitch-phys{phys}:{port}" if phys is not None and port is not None else None
+    return None

@@ -1,0 +1,71 @@
+"""The verdict contract's tables (docs/verdict.md), in one place.
+
+- CATEGORY_DOMAINS: the root-cause category families and the domain each
+  belongs to; the catalog validator `spec-domain` holds every cause rule to it.
+- STATE_OUTCOMES: a scheduler's terminal state (Slurm's upper-case form, and
+  Kubernetes' OOMKilled / Succeeded) -> the verdict's `outcome`.
+- NOT_FAILED: the outcomes for which nothing is attributed (domain `none`).
+"""
+
+from __future__ import annotations
+
+from typing import Final, get_args
+
+from firstfault.model import CAUSE_DOMAINS, Outcome
+
+__all__ = ["CATEGORY_DOMAINS", "NOT_FAILED", "STATE_OUTCOMES", "is_failure", "outcome_of"]
+
+# A cause category must sit under one of these prefixes with the domain given here.
+CATEGORY_DOMAINS: Final[dict[str, str]] = {
+    "gpu.fallen_off_bus": "hardware",
+    "gpu.memory": "hardware",
+    "gpu.nvlink": "hardware",
+    "gpu.nvswitch": "hardware",
+    "gpu.firmware": "hardware",
+    "gpu.pcie": "hardware",
+    "gpu.thermal": "hardware",
+    "host.hardware": "hardware",
+    "network.link": "network",
+    "network.transport": "network",
+    "app": "software",
+    "host.oom": "software",
+    "storage": "storage",
+    "node": "infrastructure",
+    "scheduler": "scheduler",
+}
+
+STATE_OUTCOMES: Final[dict[str, str]] = {
+    "COMPLETED": "succeeded",
+    "SUCCEEDED": "succeeded",
+    "FAILED": "failed",
+    "BOOT_FAIL": "failed",
+    "DEADLINE": "timeout",
+    "TIMEOUT": "timeout",
+    "CANCELLED": "cancelled",
+    "PREEMPTED": "preempted",
+    "NODE_FAIL": "node_fail",
+    "OUT_OF_MEMORY": "out_of_memory",
+    "OOMKILLED": "out_of_memory",
+    "RUNNING": "running",
+    "PENDING": "running",
+    "REQUEUED": "running",
+    "RESIZING": "running",
+    "SUSPENDED": "running",
+    "COMPLETING": "running",
+}
+
+NOT_FAILED: Final = frozenset({"succeeded", "running"})
+
+assert set(CATEGORY_DOMAINS.values()) <= set(CAUSE_DOMAINS)
+assert set(STATE_OUTCOMES.values()) | NOT_FAILED <= set(get_args(Outcome))
+
+
+def outcome_of(state: str | None) -> str:
+    """The verdict outcome of a terminal state ("CANCELLED by 0" -> cancelled); `unknown` if none fits."""
+    if not state:
+        return "unknown"
+    return STATE_OUTCOMES.get(state.split()[0].upper(), "unknown")
+
+
+def is_failure(outcome: str) -> bool:
+    return outcome not in NOT_FAILED
