@@ -174,7 +174,7 @@ def test_watch_acts_after_the_commit(idle_node: SlurmCluster, tmp_path: Path) ->
     assert res.exit_code == 0, (res.stdout, res.stderr)
     with VerdictStore.open(f"sqlite:///{db}") as s:
         (row,) = [r for r in s.list(limit=500) if r.workload_id == hw]
-        assert s.is_processed("slurm", hw, 0)
+        assert s.is_processed("slurm@ffact", hw, 0)  # the ledger names the cluster (watch.py)
         (rec,) = ActionLedger(s).for_verdict(row.id)
     assert (rec.outcome, rec.target, rec.category) == ("dry_run", NODE, "gpu.fallen_off_bus")
     assert f"{hw} attempt 0: action drain {NODE}: dry_run: would run: scontrol update" in res.stderr

@@ -23,7 +23,7 @@ from firstfault.bundle import Context, WorkloadSpec
 from firstfault.collect.http import HttpOptions
 from firstfault.collect.promql import PromQLConnector, build_query
 from firstfault.engine.analyze import Analysis, Analyzer
-from firstfault.extract.metrics import metric_names
+from firstfault.extract.metric_conditions import metric_names
 from tests.blueprint.prom_harness import Prometheus, missing_binaries, prometheus
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "prom" / "dcgm_node_history.om"

@@ -22,7 +22,7 @@ from firstfault.collect.scan import LINE_SOURCES, prefilter_words
 from firstfault.collect.sink import EvidenceSink
 from firstfault.collect.wire import AnalyzeRequest
 from firstfault.engine.analyze import Analyzer, analyze_request
-from firstfault.extract.metrics import metric_names
+from firstfault.extract.metric_conditions import metric_names
 from firstfault.identify.static import StaticContext
 from firstfault.model import CatalogRef, Verdict
 from firstfault.protocol import Prefilter

@@ -6,13 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from firstfault.extract.metrics import (
-    MetricCatalogError,
-    host_of,
-    load_metric_conditions,
-    metric_conditions,
-    read_metrics,
-)
+from firstfault.extract.metric_conditions import MetricCatalogError, load_metric_conditions, metric_conditions
+from firstfault.extract.metric_formats import host_of
+from firstfault.extract.metrics import read_metrics
 from firstfault.extract.structured import StructuredResult
 from firstfault.model import Event
 

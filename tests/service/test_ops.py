@@ -11,7 +11,7 @@ from firstfault.bundle import load_bundle
 from firstfault.collect.scan import prefilter_words
 from firstfault.collect.wire import LineObservation, request_from_bundle
 from firstfault.engine.analyze import Analyzer
-from firstfault.extract.metrics import metric_names
+from firstfault.extract.metric_conditions import metric_names
 from tests.service.conftest import ROOT
 from tests.service.server import FULL_TOKEN, ServiceProcess
 

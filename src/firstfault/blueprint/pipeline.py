@@ -19,7 +19,7 @@ from firstfault.collect.scan import prefilter_words
 from firstfault.collect.sink import EvidenceSink
 from firstfault.collect.wire import AnalyzeRequest, RequestBuilder
 from firstfault.engine.analyze import Analyzer
-from firstfault.extract.metrics import metric_names
+from firstfault.extract.metric_conditions import metric_names
 from firstfault.identify.base import ContextConnector, Identified
 from firstfault.model import CoverageItem, Enrichment, ErrorItem, Verdict
 from firstfault.protocol import Prefilter

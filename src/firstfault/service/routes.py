@@ -13,7 +13,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import ClientDisconnect
 
 from firstfault.collect.scan import LINE_SOURCES, prefilter_words
-from firstfault.extract.metrics import metric_names
+from firstfault.extract.metric_conditions import metric_names
 from firstfault.model import CatalogRef, Verdict
 from firstfault.protocol import CatalogInfo, Health, Prefilter, ProblemBody, RuleInfo
 from firstfault.service import runner, tarball
