@@ -276,6 +276,7 @@ class ExceptionExtractor:
         "Exception raised from",
         "[Errno ",
         "No module named",
+        *tb.EXEC_LITERALS,
         *storage_strerror_texts(),
     )
 
@@ -353,6 +354,23 @@ _EXIT_FIELD = re.compile(r"^\s*exitcode\s*:\s*(?P<code>-?\d+)\s*\(pid:\s*(?P<pid
 _SENDING = re.compile(r"Sending process (?P<pid>\d+) closing signal (?P<sig>SIG[A-Z0-9]+)")
 _AGENT_FAILED = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local>\d+) \(pid: (?P<pid>\d+)\)")
 _BLOCK: Final = "ff.app.torchrun"
+# The pids this agent sent a closing signal to. A worker that died of SIGTERM / SIGINT the agent never sent
+# was signalled from outside the launcher (a person, a script, a node agent): `unprompted`, a first exit
+# the leads may name, where the agent's own SIGTERMs to the survivors are collateral.
+_SENT: Final = "ff.app.torchrun.sent"
+_STOP_SIGNALS: Final = ("SIGTERM", "SIGINT")
+
+
+def _sent(state: dict[str, object]) -> set[int]:
+    sent = state.get(_SENT)
+    if not isinstance(sent, set):
+        sent = set()
+        state[_SENT] = sent
+    return sent
+
+
+def _unprompted(state: dict[str, object], sig: str | None, pid: int) -> bool:
+    return sig in _STOP_SIGNALS and pid not in _sent(state)
 
 
 @dataclass(slots=True)
@@ -412,6 +430,7 @@ class TorchrunExtractor:
         m = _SENDING.search(body)
         if m:
             sig = m.group("sig")
+            _sent(ctx.state).add(int(m.group("pid")))
             yield Draft(
                 "process.signal",
                 {"signal": sig, "by": "launcher", "detail": clip(body)},
@@ -428,6 +447,8 @@ class TorchrunExtractor:
                     "detail": clip(body),
                     "local_rank": int(m.group("local")),  # the leads map it to the node's rank
                 }
+                if _unprompted(ctx.state, sig_or_none, int(m.group("pid"))):
+                    fields["unprompted"] = True
                 yield Draft("process.signal", fields, rank=prefix_rank)
             return
         if blk.section is None:
@@ -453,6 +474,8 @@ class TorchrunExtractor:
             sig = exit_signal(code)
             if sig is not None:
                 fields["signal"] = sig
+                if _unprompted(ctx.state, sig, int(m.group("pid"))):
+                    fields["unprompted"] = True
             blk.emitted = True
             blk.last = (blk.rank, blk.host)
             yield Draft("torch.child_failed", fields, rank=blk.rank, host=blk.host)
