@@ -84,7 +84,8 @@ def _prepare_workdir(fault: Fault, work: Path) -> None:
     if fault.tmpfs_checkpoint:
         small = work / "ckpt-small"
         small.mkdir()
-        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(small)], check=True,
+        opts = "ro,size=1m" if fault.tmpfs_readonly else "size=1m"
+        subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(small)], check=True,
                        capture_output=True)
 
 
@@ -196,22 +197,28 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
     _write_yaml(bundle / "expected.yaml", fault.expected(host))
     _prepare_workdir(fault, work)
     logdir = work / "torchrun-logs"
-    cmd = [*_torchrun(), f"--nproc-per-node={NPROC}", "--standalone", "--log-dir", str(logdir),
-           "--redirects", "3", "--tee", "3", str(TRAIN)]
+    rdzv = [a.replace("{port}", str(_free_port())) for a in fault.rdzv] or ["--standalone"]
+    cmd = [*_torchrun(), f"--nproc-per-node={NPROC}", *rdzv, "--log-dir", str(logdir),
+           "--redirects", "3", "--tee", "3", *([f"--max-restarts={fault.max_restarts}"] if fault.max_restarts else []),
+           str(TRAIN)]
     memcg = _make_memcg(fault) if fault.memcg_limit else None
     t0 = time.time()
     detail = ""
     with open(bundle / "nodes" / host / "torchrun.log", "wb") as log:
         if memcg is not None:  # the shell joins the cgroup, then becomes torchrun: every rank is born inside
             cmd = ["sh", "-c", f'echo $$ > {memcg / "cgroup.procs"} && exec "$@"', "sh", *cmd]
+        if fault.shm_size:  # a private mount namespace with a small /dev/shm, as a container has
+            cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                   f'mount -t tmpfs -o size={fault.shm_size} tmpfs /dev/shm && exec "$@"', "sh", *cmd]
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=_env(fault, work), cwd=work,
                                 start_new_session=True)
         try:
             if fault.kill_from_outside:
                 pids = _wait_marker(work, [int(r) for r in fault.ranks.split(",")], proc, fault.timeout)
-                for pid in pids.values():
-                    os.kill(pid, signal.SIGKILL)
-                detail = f"kill -9 {' '.join(map(str, pids.values()))}"
+                targets = [proc.pid] if fault.signal_agent else list(pids.values())
+                for pid in targets:
+                    os.kill(pid, fault.outside_signal)
+                detail = f"kill -{fault.outside_signal} {' '.join(map(str, targets))}"
             rc = proc.wait(fault.timeout)
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
@@ -231,6 +238,7 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
     runs = sorted(p for p in logdir.iterdir() if p.is_dir()) if logdir.is_dir() else []
     if runs:
         shutil.copytree(runs[-1], bundle / "torchrun-logs")
+    attempts = sorted(p.name for p in (bundle / "torchrun-logs").glob("attempt_*")) or ["attempt_0"]
     workload = {
         "apiVersion": "firstfault/v1",
         "workload": {
@@ -246,8 +254,8 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
         },
         "sources": [
             *sources,
-            {"kind": "application", "path": "torchrun-logs/attempt_0/{rank}/stdout.log"},
-            {"kind": "application", "path": "torchrun-logs/attempt_0/{rank}/stderr.log"},
+            *({"kind": "application", "path": f"torchrun-logs/{a}/{{rank}}/{std}.log"}
+              for a in attempts for std in ("stdout", "stderr")),
             {"kind": "application", "path": "nodes/{node}/torchrun.log"},
         ],
     }
@@ -260,7 +268,7 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
 
 
 def _sbatch_script(fault: Fault, work: Path, bundle: Path, port: int) -> str:
-    srun = ["srun"]
+    srun = ["srun", *fault.srun_opts]
     if fault.slurm_output == "label":
         srun.append("--label")
     else:
@@ -274,7 +282,7 @@ def _sbatch_script(fault: Fault, work: Path, bundle: Path, port: int) -> str:
 export MASTER_ADDR=127.0.0.1 MASTER_PORT={port}
 export {exports}
 echo "lab: job $SLURM_JOB_ID on $SLURMD_NODENAME, {NPROC} tasks, fault {fault.name}"
-{' '.join(srun)} {_python()} {TRAIN}
+{' '.join(srun)} {fault.python or _python()} {TRAIN}
 """
 
 
@@ -301,8 +309,8 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
         if fault.scancel_at_marker:
             _wait_marker(work, range(NPROC), None, fault.timeout,
                          alive=lambda: cluster.state(jid) not in harness_terminal())
-            cluster.run("scancel", jid)
-            detail += ", scancel"
+            cluster.run("scancel", *fault.scancel_opts, jid)
+            detail += f", scancel {' '.join(fault.scancel_opts)}".rstrip()
         state = cluster.wait_state(jid, timeout=fault.timeout)
         # the steps' records land a moment after the allocation's
         deadline = time.monotonic() + 15

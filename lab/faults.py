@@ -19,7 +19,15 @@ Rules used to decide the expectations:
   in monitored_barrier) and a SIGKILL from outside with no OOM record: nothing
   in the evidence establishes why the rank stopped or who killed it, so
   `unknown` and no affected nodes; a tool naming a definitive cause there is wrong;
-- a run that completed, warnings and caught exceptions included: `none`.
+- a run that completed, warnings and caught exceptions included: `none`;
+  so is a run whose first torchrun attempt failed and whose restart completed;
+- a signal sent from outside (SIGTERM, SIGINT, SIGUSR1 through scancel --signal, to a rank or to the
+  torchrun agent) with no scheduler record of a cancellation, and a rank that exits by itself with no
+  message (os._exit(3), or a clean return while the others wait in a collective), or that never joins
+  the process group: nothing establishes why, so `unknown` with no affected nodes;
+- a Python MemoryError or a failed tensor allocation under a per-process address-space limit
+  (RLIMIT_AS, `ulimit -v`) is an exception the workload raised, not an OOM kill: software / app.exception;
+- EROFS writing a checkpoint: storage / storage.filesystem, like ENOSPC.
 """
 
 from __future__ import annotations
@@ -56,6 +64,16 @@ class Fault:
     slurm_profile: Literal["harness", "jobacct", "cgroup"] = "harness"  # which Slurm (lab/slurm.py)
     mem: str | None = None
     timeout: float = 120.0
+    # more injection knobs (all default off)
+    outside_signal: int = 9  # the signal kill_from_outside sends (9 SIGKILL, 15 SIGTERM, 2 SIGINT)
+    signal_agent: bool = False  # kill_from_outside signals the torchrun agent itself, not the rank
+    max_restarts: int = 0  # torchrun --max-restarts
+    tmpfs_readonly: bool = False  # tmpfs_checkpoint mounted read-only (EROFS)
+    srun_opts: tuple[str, ...] = ()  # slurm only: extra srun options
+    scancel_opts: tuple[str, ...] = ()  # slurm only: extra scancel options (--signal=USR1)
+    shm_size: str | None = None  # torchrun only: a private /dev/shm of this size (a mount namespace)
+    rdzv: tuple[str, ...] = ()  # torchrun only: rendezvous options instead of --standalone ({port}: a free port)
+    python: str | None = None  # slurm only: the interpreter path the batch script runs (a wrong one)
 
     @property
     def train_fault(self) -> str:
@@ -182,4 +200,110 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
           "A clean run under sbatch + srun --label with a UserWarning and a caught, logged FileNotFoundError; "
           "sacct COMPLETED 0:0.", domain="none", outcome="succeeded", affected_nodes=[],
           lab_fault="completed_warnings"),
+    # ------------------------------------------------ more shapes (bare torchrun)
+    _sw("assertion_error", "app.exception",
+        "Rank 1 fails an assert on the batch shape at step 3 (AssertionError with a message); the peers fail in "
+        "the allreduce afterwards."),
+    _sw("key_error", "app.exception",
+        "Rank 1 looks up a missing key in its schedule config at step 3: KeyError: 'warmup_steps' (a bare "
+        "quoted key as the message); the peers fail in gloo afterwards."),
+    _sw("recursion_error", "app.exception",
+        "Rank 1 walks a self-referencing config tree at step 3: RecursionError: maximum recursion depth exceeded "
+        "(a traceback with a repeated frame, 'Previous line repeated N more times')."),
+    _sw("python_memory_error", "app.exception",
+        "Rank 1 lowers its address-space limit (RLIMIT_AS, as `ulimit -v` does) at step 3 and then builds a 2 GiB "
+        "bytearray: a bare Python 'MemoryError'. No OOM killer, no scheduler limit: an exception the workload "
+        "raised.", lab_fault="memory_error_rlimit"),
+    _sw("alloc_failure_rlimit", "app.exception",
+        "Rank 1 lowers its address-space limit (RLIMIT_AS) at step 3 and then allocates a 2 GiB tensor: PyTorch's "
+        "CPU allocator raises 'RuntimeError: [enforce fail at alloc_cpu.cpp] ... DefaultCPUAllocator: can't "
+        "allocate memory'. An allocation failure, not an OOM kill."),
+    _sw("dataloader_worker_exception", "app.exception",
+        "A DataLoader worker of rank 1 raises ValueError in __getitem__ (a corrupt sample): the main process "
+        "re-raises 'ValueError: Caught ValueError in DataLoader worker process 0.' with the worker's 'Original "
+        "Traceback'. An exception, not a kill."),
+    _sw("mismatched_collective_debug", "app.exception",
+        "Rank 1 all-reduces a tensor of another size than its peers at step 3 (a bug in a metrics reduction) on "
+        "a metrics group made with the debug level at DETAIL (as TORCH_DISTRIBUTED_DEBUG=DETAIL does; set "
+        "after DDP, whose init segfaults under DETAIL on the CPU in torch 2.13): the collective fingerprint check "
+        "reports the mismatch ('Detected mismatch between collectives on ranks', op and tensor shapes) and "
+        "raises. A desync the workload made: software."),
+    _unknown("mismatched_collective_hang",
+             "The same size mismatch without the debug check: found on the first run that gloo's allreduce does not "
+             "report it; every rank, rank 1 included, times out alike ('Timed out waiting 10000ms for send/recv "
+             "operation'). Nothing in the evidence says which rank was wrong or why: unknown.",
+             lab_fault="mismatched_collective"),
+    _sw("sigbus_mmap", "app.crash",
+        "Rank 1 reads a memory-mapped dataset file that was truncated under it at step 3: a real SIGBUS (Bus "
+        "error), faulthandler 'Fatal Python error: Bus error', torchrun exitcode -7."),
+    Fault("erofs_checkpoint", "torchrun",
+          "Rank 0 saves the final checkpoint through a Python file object to a read-only mount: 'OSError: [Errno "
+          "30] Read-only file system'; the peers fail in the final barrier.", domain="storage",
+          category="storage.filesystem", ranks="0", tmpfs_checkpoint=True, tmpfs_readonly=True,
+          lab_fault="enospc_checkpoint_fileobj"),
+    _unknown("os_exit_code",
+             "Rank 1 calls os._exit(3) at step 3: no traceback, no message; torchrun reports 'exitcode: 3' and the "
+             "peers fail in gloo. Nothing says why it exited: unknown (a first_exit lead on rank 1 is welcome).",
+             lab_fault="os_exit"),
+    _unknown("early_exit_clean",
+             "Rank 1 leaves the training loop at step 3 and returns cleanly (exit 0, nothing logged about why) "
+             "while ranks 0 and 2 wait in the DDP allreduce; they fail in gloo. Nothing says why rank 1 left: "
+             "unknown.", lab_fault="early_exit"),
+    _unknown("sigterm_external",
+             "Something outside sends SIGTERM to rank 1 at step 3 (no scheduler, no record of the sender); torchrun "
+             "reports exitcode -15 (SIGTERM) and the peers fail in gloo. Nothing establishes who or why: unknown.",
+             lab_fault="sigkill_external", kill_from_outside=True, outside_signal=15),
+    _unknown("sigterm_agent",
+             "Something outside sends SIGTERM to the torchrun agent at step 3; torchrun forwards it to every rank "
+             "and exits raising SignalException ('Process N got signal: 15'). No record of the sender: unknown.",
+             lab_fault="sigkill_external", kill_from_outside=True, outside_signal=15, signal_agent=True,
+             ranks="0,1,2"),
+    _unknown("sigint_external",
+             "Something outside sends SIGINT to rank 1 at step 3 (a Ctrl-C aimed at one process): KeyboardInterrupt "
+             "traceback on rank 1, torchrun exitcode -2 or 1, the peers fail in gloo. An interrupt from outside is "
+             "no failure cause the evidence establishes: unknown.",
+             lab_fault="sigkill_external", kill_from_outside=True, outside_signal=2),
+    _unknown("store_timeout",
+             "Rank 1 never joins the process group (it stalls before init_process_group); ranks 0 and 2 time out "
+             "after 10 s waiting for it in the rendezvous store (DistStoreError / wait timeout). Nothing says why "
+             "rank 1 stalled: unknown.", lab_fault="stall_before_init"),
+    Fault("restart_recovers", "torchrun",
+          "torchrun --max-restarts=1: in the first attempt rank 1 raises ValueError at step 3 and torchrun restarts "
+          "the group; the second attempt completes and torchrun exits 0. The run succeeded: none, no alarm for the "
+          "first attempt's traceback.", domain="none", outcome="succeeded", affected_nodes=[],
+          lab_fault="fail_first_attempt", max_restarts=1),
+    _sw("thread_exception", "app.exception",
+        "A prefetch thread of rank 1 raises ValueError at step 3 ('Exception in thread prefetch:' and its "
+        "traceback, printed by threading's excepthook); the main thread waits for it forever, so the peers time "
+        "out in the allreduce and torchrun SIGTERMs rank 1. The exception, not the timeouts, is the cause."),
+    _sw("logged_exception_exit", "app.exception",
+        "Rank 1 catches a JSONDecodeError at step 3, logs it with logging.exception (the traceback under an "
+        "'ERROR ... giving up' log line) and calls sys.exit(1); the peers fail in gloo. Unlike the caught and "
+        "retried exception of completed_warnings, this one ended the rank."),
+    _sw("dataloader_shm_full", "app.exception",
+        "torchrun runs in a mount namespace whose /dev/shm is a 1 MiB tmpfs (a container's default shm is "
+        "small); rank 1's DataLoader workers hand over 4 MiB batches through it and fail (no space / bus error "
+        "in the worker). A too-small /dev/shm is the workload's configuration: software, app.exception.",
+        shm_size="1m"),
+    _unknown("rdzv_timeout",
+             "torchrun --nnodes=2 with the c10d rendezvous (join_timeout 15 s) is started on one node only; the "
+             "second node's agent never comes, torchrun raises RendezvousTimeoutError and no rank starts. "
+             "Nothing says why the other node is missing: unknown.", lab_fault="none",
+             rdzv=("--nnodes=2", "--rdzv-backend=c10d", "--rdzv-endpoint=127.0.0.1:{port}", "--rdzv-id=lab",
+                   "--rdzv-conf=join_timeout=15")),
+    # ------------------------------------------------ more shapes (real Slurm)
+    _sw("slurm_bad_interpreter", "app.exception",
+        "The batch script's srun runs an interpreter path that does not exist (a virtualenv that was never "
+        "built): slurmstepd 'execve(): ...: No such file or directory', srun 'tasks 0-2: Exited with exit code "
+        "2', sacct FAILED. The job's own configuration: software.", mode="slurm", lab_fault="none",
+        python="/opt/venvs/train/bin/python3"),
+    _sw("slurm_kill_on_bad_exit", "app.exception",
+        "srun --kill-on-bad-exit=1 --label: rank 1 raises KeyError at step 3; srun kills the other tasks at once "
+        "('task 1: Exited with exit code 1', the others 'Killed' / terminated); sacct FAILED.", mode="slurm",
+        lab_fault="key_error", srun_opts=("--kill-on-bad-exit=1",)),
+    _unknown("slurm_signal_usr1",
+             "scancel --signal=USR1 (no cancellation: only a signal) reaches every task at step 3; the script has no "
+             "handler, so each task dies of SIGUSR1 ('User defined signal 1'); sacct records a failure, no CANCELLED "
+             "state. No record says why the signal was sent: unknown.", mode="slurm", lab_fault="scancel",
+             outcome=None, scancel_at_marker=True, scancel_opts=("--signal=USR1",)),
 ]}

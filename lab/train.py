@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import ctypes
 import faulthandler
+import json
 import logging
 import math
+import mmap
 import os
+import resource
 import signal
 import sys
 import time
@@ -40,6 +43,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
 FAULT = os.environ.get("LAB_FAULT", "none")
+FAULT_FIRST_ATTEMPT = FAULT == "fail_first_attempt"
 FAULT_RANKS = {int(r) for r in os.environ.get("LAB_FAULT_RANKS", "1").split(",") if r.strip()}
 FAULT_STEP = int(os.environ.get("LAB_FAULT_STEP", "3"))
 STEPS = int(os.environ.get("LAB_STEPS", "6"))
@@ -77,11 +81,16 @@ class Shards(Dataset[tuple[torch.Tensor, torch.Tensor]]):
         return len(self.x)
 
     def __getitem__(self, i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        if FAULT == "dataloader_shm_full" and fires():
+            # rank 1's samples carry a 1 MiB image each: a batch outgrows the 1 MiB /dev/shm
+            return torch.cat([self.x[i], torch.zeros(1 << 18)]), self.y[i]
         if i == self.trap:
             if FAULT == "dataloader_worker_segv":
                 ctypes.string_at(0)  # a C extension dereferencing NULL inside a worker
             elif FAULT == "dataloader_worker_sigkill":
                 os.kill(os.getpid(), signal.SIGKILL)
+            elif FAULT == "dataloader_worker_exception":
+                raise ValueError(f"corrupt sample {i}: expected 16 features, the record holds 15")
         return self.x[i], self.y[i]
 
 
@@ -116,7 +125,40 @@ def checkpoint(model: torch.nn.Module, step: int) -> None:
     log.info("saved checkpoint %s", path)
 
 
+def lower_address_space() -> None:
+    """What `ulimit -v` does, from inside: the address-space limit just above what the process maps now."""
+    with open("/proc/self/status") as f:
+        vm = next(int(ln.split()[1]) for ln in f if ln.startswith("VmSize:")) * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+
+
+def walk(node: dict[str, object], depth: int = 0) -> int:
+    """Counts a config tree's leaves; a tree that contains itself never ends."""
+    leaves = 0
+    for v in node.values():
+        leaves += walk(v, depth + 1) if isinstance(v, dict) else 1
+    return leaves
+
+
+def read_mapped_sample(step: int) -> int:
+    """The dataset is memory-mapped; for the SIGBUS fault the file is truncated under the mapping first."""
+    path = WORKDIR / "data" / f"shard-{RANK:02d}-{step:04d}.pt"
+    with open(path, "r+b") as f:
+        mm = mmap.mmap(f.fileno(), 0)
+        if FAULT == "sigbus_mmap" and fires(step):
+            os.truncate(path, 0)  # another process rewrote the shard
+        return mm[len(mm) - 1]
+
+
 def main() -> None:
+    global FAULT
+    if FAULT == "stall_before_init" and fires():
+        logging.basicConfig(level=logging.INFO, stream=sys.stdout)
+        log.info("resolving dataset location")
+        while True:
+            time.sleep(1)  # never reaches init_process_group; nothing records why
+    if FAULT == "fail_first_attempt" and os.environ.get("TORCHELASTIC_RESTART_COUNT", "0") != "0":
+        FAULT = "none"  # the restarted attempt runs clean
     logging.basicConfig(
         level=logging.INFO, stream=sys.stdout,
         format=f"%(asctime)s %(levelname)s [rank{RANK}] %(name)s: %(message)s",
@@ -125,7 +167,17 @@ def main() -> None:
         faulthandler.enable()
     if FAULT == "nan_anomaly":
         torch.autograd.set_detect_anomaly(True)
-    dist.init_process_group("gloo", timeout=timedelta(seconds=PG_TIMEOUT))
+    if FAULT_FIRST_ATTEMPT and os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == "True":
+        # torchrun restarts the group in the same agent store: the first attempt's gloo addresses are still
+        # there and the restarted ranks would dial them (Connection refused). A per-attempt key prefix, as a
+        # script meant to survive --max-restarts does, keeps the attempts apart.
+        agent = dist.TCPStore(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), WORLD, is_master=False,
+                              timeout=timedelta(seconds=PG_TIMEOUT))
+        store = dist.PrefixStore(f"attempt-{os.environ.get('TORCHELASTIC_RESTART_COUNT', '0')}", agent)
+        dist.init_process_group("gloo", store=store, rank=RANK, world_size=WORLD,
+                                timeout=timedelta(seconds=PG_TIMEOUT))
+    else:
+        dist.init_process_group("gloo", timeout=timedelta(seconds=PG_TIMEOUT))
     log.info("initialized gloo process group: rank %d of %d (local rank %d, pid %d)",
              RANK, WORLD, LOCAL_RANK, os.getpid())
 
@@ -135,7 +187,7 @@ def main() -> None:
     if FAULT.startswith("dataloader_worker") and fires():
         # the first item of the fault step's batch on this rank
         ds.trap = list(iter(sampler))[FAULT_STEP * batch]
-    workers = 2 if FAULT.startswith("dataloader_worker") else 0
+    workers = 2 if FAULT.startswith(("dataloader_worker", "dataloader_shm")) else 0
     loader = DataLoader(ds, batch_size=batch, sampler=sampler, num_workers=workers)
     model = DDP(build_model())
     log.info("DDP model ready; DataLoader with %d workers", workers)
@@ -143,6 +195,27 @@ def main() -> None:
     for step, (x, y) in enumerate(loader):
         if step >= STEPS:
             break
+        x = x[:, :16]
+        if FAULT == "thread_exception" and fires(step):
+            import queue
+            import threading
+
+            samples: queue.Queue[bytes] = queue.Queue()
+
+            def prefetch(shard: int, out: queue.Queue[bytes]) -> None:
+                header = b"\x00\x07RECD"
+                if not header.startswith(b"REC"):
+                    raise ValueError(f"unexpected record header {header!r} in shard {shard}")
+                out.put(header)
+
+            threading.Thread(target=prefetch, args=(step, samples), name="prefetch", daemon=True).start()
+            samples.get()  # waits for the prefetch thread forever
+        if FAULT == "logged_exception_exit" and fires(step):
+            try:
+                json.loads((WORKDIR / "data" / f"shard-{RANK:02d}-{step:04d}.pt").read_bytes()[:8].hex() + "}")
+            except ValueError:
+                log.exception("step %d: cannot parse the shard index; giving up", step)
+                sys.exit(1)
         if FAULT == "file_not_found":
             load_shard(step)
         if FAULT == "sigkill_external" and fires(step):
@@ -159,6 +232,35 @@ def main() -> None:
             ctypes.string_at(0)
         if FAULT == "abort" and fires(step):
             os.abort()
+        if FAULT == "sigbus_mmap":
+            read_mapped_sample(step)
+        if FAULT == "os_exit" and fires(step):
+            os._exit(3)
+        if FAULT == "early_exit" and fires(step):
+            log.info("step %d: done", step)
+            return
+        if FAULT == "key_error" and fires(step):
+            schedule = {"lr": 0.05, "warmup": 2}
+            log.info("step %d: warmup for %d steps", step, schedule["warmup_steps"])
+        if FAULT == "recursion_error" and fires(step):
+            tree: dict[str, object] = {"model": {"width": 32}}
+            tree["model"]["parent"] = tree  # type: ignore[index]
+            walk(tree)
+        if FAULT == "memory_error_rlimit" and fires(step):
+            lower_address_space()
+            buf = bytearray(2 << 30)
+            del buf
+        if FAULT == "alloc_failure_rlimit" and fires(step):
+            lower_address_space()
+            big = torch.empty(2 << 30, dtype=torch.uint8)
+            del big
+        if FAULT.startswith("mismatched_collective") and step == FAULT_STEP:
+            group = None
+            if FAULT == "mismatched_collective_debug":
+                dist.set_debug_level(dist.DebugLevel.DETAIL)  # the new group gets the fingerprint check
+                group = dist.new_group(backend="gloo")
+            metrics = torch.zeros(4 if fires() else 2)
+            dist.all_reduce(metrics, group=group)
         if FAULT in ("memory_leak", "slurm_oom") and fires(step):
             hog = []
             while True:  # a leak: every step keeps its activations
@@ -170,8 +272,11 @@ def main() -> None:
             (WORKDIR / f"marker-rank{RANK}").write_text(str(os.getpid()))
             time.sleep(600)  # a long evaluation; the scheduler ends the job here
         out = model(x)
-        if FAULT == "value_error" and fires(step):
+        if FAULT in ("value_error", "fail_first_attempt") and fires(step):
             y = y[:-1]  # a collate bug drops one label
+        if FAULT == "assertion_error" and fires(step):
+            labels = y[:-1]
+            assert out.shape == labels.shape, f"batch shape mismatch: {tuple(out.shape)} vs {tuple(labels.shape)}"
         if FAULT == "nan_guard" and fires(step):
             x = x.clone()
             x[0, 0] = math.inf
@@ -180,7 +285,8 @@ def main() -> None:
             out = out + torch.sqrt(out.detach().sum() * 0 - 1 + out.sum() * 0)
         if FAULT == "two_rank_exception" and fires(step):
             raise RuntimeError(f"mismatched vocabulary size in batch {step}: expected 32000 tokens, got 32001")
-        loss = F.mse_loss(out, y) if FAULT != "value_error" else F.binary_cross_entropy(out.sigmoid(), y.sigmoid())
+        bce = FAULT in ("value_error", "fail_first_attempt")
+        loss = F.binary_cross_entropy(out.sigmoid(), y.sigmoid()) if bce else F.mse_loss(out, y)
         if FAULT == "nan_guard":
             global_loss = loss.detach().clone()
             dist.all_reduce(global_loss)

@@ -32,12 +32,18 @@ def test_captured_run(bundle: Path, analyzer: Analyzer) -> None:
 
 
 # The lead each fault must give, from the fault itself: the rank that stopped (a hang) is the laggard the
-# others waited for; the rank killed from outside is the first exit.
+# others waited for (or never joined); the rank killed or stopped from outside, or gone by itself, is the first exit.
 LEADS = {
     "hang_collective": "laggard_rank",
     "hang_monitored_barrier": "laggard_rank",
     "sigkill_external": "first_exit",
     "dataloader_worker_sigkill": "first_exit",
+    # a stop signal torchrun did not send, a silent exit code, a clean early return, a rank that never joined
+    "sigterm_external": "first_exit",
+    "sigint_external": "first_exit",
+    "os_exit_code": "first_exit",
+    "early_exit_clean": "first_exit",
+    "store_timeout": "laggard_rank",
 }
 
 

@@ -460,7 +460,8 @@ _STOPS = ("SIGTERM", "SIGINT")  # how a launcher stops the survivors: collateral
 
 def _is_exit(e: Event) -> bool:
     if e.kind in ("torch.child_failed", "process.signal"):
-        return str(e.fields.get("signal")) not in _STOPS
+        # a stop signal the launcher did not send (extract/app.py `unprompted`) came from outside: a first exit
+        return str(e.fields.get("signal")) not in _STOPS or e.fields.get("unprompted") is True
     if e.kind == "k8s.pod":
         code = e.fields.get("exit_code")
         return bool(not e.fields.get("restart") and isinstance(code, int) and code != 0)
@@ -488,7 +489,7 @@ def _first_exit(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
 
     exits = [e for e in events if _is_exit(e) and e.earliest() is not None and not victim(e)]
     if not exits:
-        return []
+        return _left_silently(ctx, events)
 
     def key(e: Event) -> tuple[object, ...]:
         return (e.earliest(), not e.fields.get("root_cause"), e.rank if e.rank is not None else 1 << 30,
@@ -526,6 +527,28 @@ def _first_exit(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     later.sort(key=_ev_key)
     return [_draft(ctx, "first_exit", [who_rank] if who_rank is not None else [], summary, [first, later[0]],
                    nodes=[node] if node else [])]
+
+
+def _left_silently(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
+    """The rank that went away without a word while every other one lost its connection to a peer.
+
+    A rank that returns early (exit 0) or vanishes leaves no exit record; the survivors' "Connection closed
+    by peer" (nccl.remote_error) is all there is. When at least two ranks report the loss and the only rank
+    with no failure of its own is one of very few (`_silent`), that rank is where it began.
+    """
+    lost = sorted((e for e in events if e.kind == "nccl.remote_error" and e.rank is not None), key=_ev_key)
+    reporters = {e.rank for e in lost if e.rank is not None}
+    if len(reporters) < 2:
+        return []
+    failed = {e.rank for e in events if e.rank is not None and e.kind.startswith(_FAILURE_KINDS)
+              and not (e.kind == "process.signal" and e.fields.get("by") == "launcher")}
+    silent = _silent(ctx, failed, reporters)
+    if not silent:
+        return []
+    return [_draft(ctx, "first_exit", silent,
+                   f"{_fmt_ranks(silent)} reported no failure while {_others(len(reporters))} lost their "
+                   f"connection to a peer: {'it' if len(silent) == 1 else 'they'} left first, without a word",
+                   lost[:2])]
 
 
 # --------------------------------------------------------------------------

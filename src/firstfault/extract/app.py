@@ -263,7 +263,7 @@ class ExceptionExtractor:
     emits: Mapping[str, frozenset[str]] = {
         "app.cuda_error": frozenset({"cuda_code", "cuda_error", "error", "message"}),
         "app.cuda_oom": frozenset({"message"}),
-        "app.exception": frozenset({"errno", "exc_type", "message", "path", "shm", "signal", "cache_race"}),
+        "app.exception": frozenset({"errno", "exc_type", "message", "path", "shm", "signal", "cache_race", "exec"}),
         "nccl.error": frozenset({"detail"}),
         "nccl.remote_error": frozenset({"detail", "phase"}),
         "nccl.timeout": frozenset({"detail"}),
@@ -291,6 +291,7 @@ class ExceptionExtractor:
         "Exception raised from",
         "[Errno ",
         "No module named",
+        *tb.EXEC_LITERALS,
         *storage_strerror_texts(),
     )
 
@@ -368,6 +369,23 @@ _EXIT_FIELD = re.compile(r"^\s*exitcode\s*:\s*(?P<code>-?\d+)\s*\(pid:\s*(?P<pid
 _SENDING = re.compile(r"Sending process (?P<pid>\d+) closing signal (?P<sig>SIG[A-Z0-9]+)")
 _AGENT_FAILED = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local>\d+) \(pid: (?P<pid>\d+)\)")
 _BLOCK: Final = "ff.app.torchrun"
+# The pids this agent sent a closing signal to. A worker that died of SIGTERM / SIGINT the agent never sent
+# was signalled from outside the launcher (a person, a script, a node agent): `unprompted`, a first exit
+# the leads may name, where the agent's own SIGTERMs to the survivors are collateral.
+_SENT: Final = "ff.app.torchrun.sent"
+_STOP_SIGNALS: Final = ("SIGTERM", "SIGINT")
+
+
+def _sent(state: dict[str, object]) -> set[int]:
+    sent = state.get(_SENT)
+    if not isinstance(sent, set):
+        sent = set()
+        state[_SENT] = sent
+    return sent
+
+
+def _unprompted(state: dict[str, object], sig: str | None, pid: int) -> bool:
+    return sig in _STOP_SIGNALS and pid not in _sent(state)
 
 
 @dataclass(slots=True)
@@ -400,8 +418,8 @@ class TorchrunExtractor:
     name = "torch.child_failed"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "process.signal": frozenset({"by", "detail", "local_rank", "signal"}),
-        "torch.child_failed": frozenset({"exitcode", "failed_rank", "root_cause", "signal"}),
+        "process.signal": frozenset({"by", "detail", "local_rank", "signal", "unprompted"}),
+        "torch.child_failed": frozenset({"exitcode", "failed_rank", "root_cause", "signal", "unprompted"}),
     }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (
@@ -432,6 +450,7 @@ class TorchrunExtractor:
         m = _SENDING.search(body)
         if m:
             sig = m.group("sig")
+            _sent(ctx.state).add(int(m.group("pid")))
             yield Draft(
                 "process.signal",
                 {"signal": sig, "by": "launcher", "detail": clip(body)},
@@ -448,6 +467,8 @@ class TorchrunExtractor:
                     "detail": clip(body),
                     "local_rank": int(m.group("local")),  # the leads map it to the node's rank
                 }
+                if _unprompted(ctx.state, sig_or_none, int(m.group("pid"))):
+                    fields["unprompted"] = True
                 yield Draft("process.signal", fields, rank=prefix_rank)
             return
         if blk.section is None:
@@ -473,6 +494,8 @@ class TorchrunExtractor:
             sig = exit_signal(code)
             if sig is not None:
                 fields["signal"] = sig
+                if _unprompted(ctx.state, sig, int(m.group("pid"))):
+                    fields["unprompted"] = True
             blk.emitted = True
             blk.last = (blk.rank, blk.host)
             yield Draft("torch.child_failed", fields, rank=blk.rank, host=blk.host)
@@ -543,7 +566,7 @@ class ProcessSignalExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "app.exception": frozenset({"exc_type", "message", "shm", "signal"}),
-        "process.signal": frozenset({"by", "detail", "due_to", "exitcode", "signal", "slurm_scope"}),
+        "process.signal": frozenset({"by", "detail", "due_to", "exitcode", "signal", "slurm_scope", "unprompted"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})  # slurmstepd also logs to syslog
     literals: tuple[str, ...] = (

@@ -180,9 +180,14 @@ def standalone(body: str) -> Draft | None:
     Only forms that cannot be a passing remark: a storage errno with its
     `[Errno N]` (a logger's line about a checkpoint write), a program's error
     line that ends in a storage errno's strerror (`tee: x: No space left on
-    device`; codes.storage_strerror_rx), and Python's `No module named X` from
-    `python -m` or an import in a launcher.
+    device`; codes.storage_strerror_rx), Python's `No module named X` from
+    `python -m` or an import in a launcher, and a launcher that could not start
+    the program (`_EXEC_FAILED`).
     """
+    m5 = _EXEC_FAILED.search(body)
+    if m5:
+        prog = next((g for g in m5.group("p1", "p2", "p3", "p4") if g), None)
+        return exec_failure(prog, m5.group("why"), body)
     m = _LOGGED_ERRNO.search(body)
     if m:
         exc = Exc(m.group("type") or "OSError", m.group("type") or "OSError", body[m.start("errno"):].strip())
@@ -198,6 +203,29 @@ def standalone(body: str) -> Draft | None:
     if m2:
         return Draft("app.exception", {"exc_type": "ModuleNotFoundError", "message": clip(m2.group(0))})
     return None
+
+
+# A launcher that could not start the workload's program: slurmstepd's `error: execve(): /opt/venv/bin/python3:
+# No such file or directory`, bash's `/var/spool/slurmd/job42/slurm_script: line 7: /opt/venv/bin/python3: No such
+# file or directory` / `line 7: pythn: command not found`, `/usr/bin/env: 'python3': No such file or directory`,
+# python's `python3: can't open file '/work/train.py': [Errno 2] No such file or directory`. A program path the job
+# names that is not there (or not executable) is the workload's configuration: app.exception, not storage.
+EXEC_LITERALS: Final = ("execve(", "command not found", "can't open file", ": No such file or directory",
+                         ": Permission denied", ": Exec format error")
+_EXEC_WHY: Final = {"No such file or directory": "FileNotFoundError", "command not found": "FileNotFoundError",
+                    "Permission denied": "PermissionError", "Exec format error": "OSError"}
+_EXEC_FAILED = re.compile(
+    r"(?:\bexecve\(\):\s*(?P<p1>\S+?)"
+    r"|: line \d+: (?P<p2>[^:\s]+)"
+    r"|^(?:\S*/)?env: ['\u2018]?(?P<p3>[^':\s\u2019]+)['\u2019]?"
+    r"|can't open file ['\"](?P<p4>[^'\"]+)['\"]: \[Errno \d+\]"
+    r")(?::\s*|(?<=\])\s+)(?P<why>No such file or directory|command not found|Permission denied|Exec format error)"
+    r"\s*$")
+
+
+def exec_failure(prog: str | None, why: str, body: str) -> Draft:
+    return Draft("app.exception", _fields(exc_type=_EXEC_WHY.get(why, "OSError"), message=clip(body), path=prog,
+                                          exec=True))
 
 
 _LOGGED_ERRNO = re.compile(r"(?:(?P<type>[A-Z]\w*Error):\s*)?(?P<errno>\[Errno \d+\][^\n]*)")

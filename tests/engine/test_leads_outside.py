@@ -1,0 +1,71 @@
+"""first_exit leads for ranks stopped from outside or gone without a word (the lab's shapes).
+
+Lines from the lab's real runs (lab/faults.py sigterm_external, early_exit_clean; tests/lab/captured/)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from firstfault.engine.analyze import Analyzer
+from firstfault.model import Verdict
+from tests.conftest import BundleMaker
+
+API = "torch/distributed/elastic/multiprocessing/api.py"
+CLOSED = ("[default{r}]:[rank{r}]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/"
+          "pair.cc:553] Connection closed by peer [127.0.0.1]:158. This is typically caused by a remote worker "
+          "crashing. Check the logs of the remote worker before reporting an error.")
+TB = ("[default{r}]:2026-12-01 11:55:23,{ms:03d} INFO [rank{r}] train: step 3\n"
+      "[default{r}]:[rank{r}]: Traceback (most recent call last):")
+
+
+def _workload() -> dict[str, Any]:
+    return {"apiVersion": "firstfault/v1",
+            "workload": {"id": "lab", "scheduler": "static",
+                         "window": {"start": "2026-12-01T11:54:00Z", "end": "2026-12-01T11:56:00Z"},
+                         "nodes": ["vm"], "ranks": {"vm": "0-2"}, "terminal_state": "FAILED", "timezone": "UTC"},
+            "sources": [{"kind": "application", "path": "nodes/{node}/torchrun.log"}]}
+
+
+def _analyze(make_bundle: BundleMaker, lines: list[str]) -> Verdict:
+    root = make_bundle({"nodes/vm/torchrun.log": "".join(x + "\n" for x in lines)}, _workload())
+    return Analyzer().analyze_path(str(root))
+
+
+def _agent(stopped: list[int], failed_pid: int, code: int, local: int) -> list[str]:
+    return [*(f"W1201 11:55:23.299000 6732 {API}:1028] Sending process {p} closing signal SIGTERM" for p in stopped),
+            f"E1201 11:55:23.657000 6732 {API}:1002] failed (exitcode: {code}) local_rank: {local} (pid: "
+            f"{failed_pid}) of binary: /usr/bin/python"]
+
+
+def test_rank_sigtermed_from_outside_is_the_first_exit(make_bundle: BundleMaker) -> None:
+    # the peers fail after the agent saw rank 1 die (their lines stamped after its report)
+    lines = [*_agent([7146, 7148], 7147, -15, 1), TB.format(r=0, ms=900), CLOSED.format(r=0),
+             TB.format(r=2, ms=900), CLOSED.format(r=2)]
+    v = _analyze(make_bundle, lines)
+    assert v.attributed_domain == "unknown" and v.affected_nodes == []
+    assert [(ld.kind, ld.ranks) for ld in v.leads][:1] == [("first_exit", [1])], v.leads
+    assert "SIGTERM" in v.leads[0].summary
+
+
+def test_the_agents_own_sigterm_names_no_first_exit(make_bundle: BundleMaker) -> None:
+    # the agent stopped rank 1 itself (its pid is among those it signalled): collateral, no first exit from it
+    lines = [*_agent([7146, 7147, 7148], 7147, -15, 1), TB.format(r=0, ms=900), CLOSED.format(r=0),
+             TB.format(r=2, ms=900), CLOSED.format(r=2)]
+    v = _analyze(make_bundle, lines)
+    assert v.attributed_domain == "unknown"
+    assert all("SIGTERM" not in ld.summary for ld in v.leads if ld.kind == "first_exit"), v.leads
+
+
+def test_the_rank_that_left_silently_while_the_others_lost_it(make_bundle: BundleMaker) -> None:
+    lines = ["[default1]:2026-12-01 11:55:20,100 INFO [rank1] train: step 3: done",
+             TB.format(r=0, ms=400), CLOSED.format(r=0), TB.format(r=2, ms=400), CLOSED.format(r=2)]
+    v = _analyze(make_bundle, lines)
+    assert v.attributed_domain == "unknown" and v.affected_nodes == []
+    (lead,) = [ld for ld in v.leads if ld.kind == "first_exit"]
+    assert lead.ranks == [1] and "left first" in lead.summary
+
+
+def test_no_silent_rank_when_every_rank_lost_a_peer(make_bundle: BundleMaker) -> None:
+    lines = [x for r in range(3) for x in (TB.format(r=r, ms=400), CLOSED.format(r=r))]
+    v = _analyze(make_bundle, lines)
+    assert not [ld for ld in v.leads if ld.kind == "first_exit"], v.leads
