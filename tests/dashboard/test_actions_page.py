@@ -37,7 +37,7 @@ def test_the_page_lists_done_and_refused_actions(client: Client, store: VerdictS
     assert 'id="actions"' not in client.get(f"/verdicts/{other}").text
 
 
-def test_a_store_still_at_revision_0001_shows_the_page_without_actions(tmp_path: Path,
+def test_a_store_not_yet_at_0002_actions_shows_the_page_without_actions(tmp_path: Path,
                                                                         samples: dict[str, Verdict]) -> None:
     """A dashboard opened without migrating (auto_migrate=False) on a store the Blueprint has not upgraded yet."""
     engine = create_store_engine(f"sqlite:///{tmp_path / 'old.db'}")
@@ -45,7 +45,7 @@ def test_a_store_still_at_revision_0001_shows_the_page_without_actions(tmp_path:
     cfg.set_main_option("script_location", str(MIGRATIONS))
     with engine.connect().execution_options(**WRITE) as conn, conn.begin():
         cfg.attributes["connection"] = conn
-        command.upgrade(cfg, "0001")
+        command.upgrade(cfg, "0002_fleet")  # the revision before the actions ledger
     old = VerdictStore(engine)
     vid = old.write(samples["xid149"])
     page = Client(dashboard_app(old)).get(f"/verdicts/{vid}")

@@ -1,7 +1,7 @@
 """Recovery actions: one row per drain / cordon decision (done, dry run, refused, skipped).
 
 Revision ID: 0002_actions
-Revises: 0001
+Revises: 0002_fleet
 Create Date: 2026-12-01
 
 Types are spelled out here (not imported from firstfault.store.schema) so
@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0002_actions"
-down_revision: str | None = "0002_alerts"
+down_revision: str | None = "0002_fleet"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,7 +1,7 @@
 """The fleet view by failure time, at fleet size: verdicts.failed_at, fleet_hits, fleet_exposure, indexes.
 
 Revision ID: 0002_fleet
-Revises: 0001
+Revises: 0002_alerts
 Create Date: 2026-12-01
 
 - verdicts.failed_at: when the attempt failed (its window's end; when the
@@ -33,7 +33,7 @@ from alembic import op
 from firstfault.store.fleetrows import failure_time, hit_rows
 
 revision: str = "0002_fleet"
-down_revision: str | None = "0002_actions"
+down_revision: str | None = "0002_alerts"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
