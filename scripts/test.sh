@@ -14,4 +14,7 @@ echo "== ruff";            .venv/bin/ruff check src tests bench lab
 echo "== mypy --strict";   .venv/bin/mypy
 echo "== rules check";     .venv/bin/firstfault rules check
 echo "== rules test";      .venv/bin/firstfault rules test --junit test-artifacts/rules-junit.xml
-echo "== pytest";          .venv/bin/python -m pytest --junitxml=test-artifacts/pytest-junit.xml "$@"
+# The parallel reader forks, which it does only in a process without other threads: its tests run in
+# a pytest process of their own, before the suite's servers start threads in the main one.
+echo "== pytest (parallel reader)"; .venv/bin/python -m pytest --junitxml=test-artifacts/pytest-parallel-junit.xml tests/test_parallel.py
+echo "== pytest";          .venv/bin/python -m pytest --junitxml=test-artifacts/pytest-junit.xml --ignore=tests/test_parallel.py "$@"

@@ -10,6 +10,7 @@ chunk, with a last line that has no newline.
 from __future__ import annotations
 
 import sys
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -128,3 +129,28 @@ def test_the_newline_counter_counts_like_bytes_count() -> None:
     for start in (-n - 5, -7, 0, 1, 5, n // 2, n - 1, n, n + 3):
         for end in (-n - 5, -3, 0, 2, n // 3, n - 2, n, n + 9):
             assert scan.count_newlines(data, start, end) == data.count(b"\n", start, end), (start, end)
+
+
+def test_the_workers_really_run_here_and_never_beside_threads(analyzer: Analyzer,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # scripts/test.sh runs this file in a process of its own, so the fork path is the one under test.
+    started: list[str] = []
+    real = parallel.multiprocessing.get_context
+
+    def spy(method: str | None = None) -> object:
+        started.append(str(method))
+        return real(method)
+
+    monkeypatch.setattr(parallel.multiprocessing, "get_context", spy)
+    one = _verdict(analyzer, SCENARIOS[0], 1)
+    assert _verdict(analyzer, SCENARIOS[0], 2) == one and started == ["fork"]
+    # With another thread running, no fork: the same verdict from this process alone.
+    started.clear()
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait, daemon=True)
+    t.start()
+    try:
+        assert _verdict(analyzer, SCENARIOS[0], 2) == one and started == []
+    finally:
+        stop.set()
+        t.join()

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import threading
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -183,8 +184,10 @@ def collect_bundle_parallel(analyzer: Analyzer, bundle: Bundle, analysis: Analys
 
     global _JOB
     tasks = line_tasks(bundle)
+    # Forking a process that runs other threads can copy a lock some thread holds, and the child then
+    # waits for it forever (seen: a test process with server threads). With threads about, one process.
     if (workers < 2 or len(tasks) < 2 or "fork" not in multiprocessing.get_all_start_methods()
-            or _total_bytes(tasks) < MIN_BYTES):
+            or threading.active_count() > 1 or _total_bytes(tasks) < MIN_BYTES):
         collect_bundle(analyzer, bundle, analysis)
         return
     ctx = bundle.context
