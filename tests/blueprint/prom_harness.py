@@ -10,17 +10,14 @@ the server listens on 127.0.0.1 on a free port and is stopped by its PID.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
-import signal
 import socket
 import subprocess
-import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
+from tests.daemons import stop, wait_ready
 
 CONFIG = "global:\n  scrape_interval: 1m\n  evaluation_interval: 1m\n"  # no scrape targets: history only
 
@@ -69,22 +66,7 @@ def prometheus(workdir: Path, openmetrics: Sequence[Path], ready_timeout: float 
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + ready_timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"prometheus exited with {proc.returncode}: {log.read_text()[-2000:]}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/-/ready", timeout=1.0).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"prometheus not ready after {ready_timeout} s: {log.read_text()[-2000:]}")
-            time.sleep(0.1)
+        wait_ready(proc, f"{url}/-/ready", log, "prometheus", ready_timeout)
         yield Prometheus(url=url, pid=proc.pid, data=data, log=log)
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(5)
+        stop(proc)

@@ -9,18 +9,17 @@ is stopped by its PID.
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
-import signal
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests.daemons import stop, wait_ready
 
 BINARIES = ("prometheus-alertmanager", "alertmanager")
 CONFIG = """\
@@ -78,22 +77,7 @@ def alertmanager(workdir: Path, ready_timeout: float = 20.0) -> Iterator[Alertma
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + ready_timeout
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"alertmanager exited with {proc.returncode}: {log.read_text()[-2000:]}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/-/ready", timeout=1.0).status_code == 200:
-                    break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"alertmanager not ready after {ready_timeout} s: {log.read_text()[-2000:]}")
-            time.sleep(0.1)
+        wait_ready(proc, f"{url}/-/ready", log, "alertmanager", ready_timeout)
         yield Alertmanager(url=url, pid=proc.pid, log=log)
     finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(5)
+        stop(proc)
