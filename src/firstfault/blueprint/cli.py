@@ -152,9 +152,9 @@ def watch(
     concurrency: Annotated[
         Optional[int],  # noqa: UP045
         typer.Option("--concurrency", "-j", min=1, max=64,
-                     help="Attempts of a pass settled at once, by that many threads [default: watch.concurrency, "
-                          "else 4]. With no service: in cluster.yaml (the embedded engine) attempts go one at a "
-                          "time whatever this says."),
+                     help="Attempts of a pass settled at once, by that many threads (default: watch.concurrency "
+                          "in cluster.yaml, else 4). Without service: in cluster.yaml (the embedded engine) "
+                          "attempts go one at a time whatever this says."),
     ] = None,
 ) -> None:
     """Attribute every workload attempt that ends, exactly once, across restarts.
@@ -193,9 +193,10 @@ def watch(
         # The embedded engine's analysis is CPU-bound Python (threads would only take turns), and an
         # in-memory SQLite store is one connection: attempts go one at a time.
         if asked is not None and asked > 1:
-            why = "no service: (the embedded engine)" if cfg.service is None else "an in-memory SQLite store"
+            why = ("no service: in the config (the embedded engine analyses in this process)" if cfg.service is None
+                   else "an in-memory SQLite store (one connection)")
             err.print(f"watch: {why}: attempts are settled one at a time (concurrency {asked} ignored)",
-                      highlight=False)
+                      highlight=False, markup=False, soft_wrap=True)
         threads = 1
     shared = SharedService(build.service_client(cfg)) if cfg.service is not None else None
     serial_sinks = serialized(other_sinks) if threads > 1 else other_sinks
