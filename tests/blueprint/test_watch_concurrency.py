@@ -409,3 +409,26 @@ def test_kill_9_mid_pass_then_restart_leaves_one_verdict_and_one_mark_each(tmp_p
         assert "watch:slurm:killed" in store_rows(url).cursors
     finally:
         gen.close()
+
+
+def test_without_a_service_attempts_go_one_at_a_time_and_it_says_so(tmp_path: Path) -> None:
+    """The embedded engine analyses in-process: `--concurrency 4` is refused aloud, the pass still settles."""
+    from tests.blueprint.e2e_util import invoke
+
+    stream = Stream.per_hour(3600, 1.0, 6, 930000, ["gpu000"], t0=time.time() - 600)
+    write_logs(tmp_path / "logs", stream)
+    tools = install_fast(tmp_path / "bin", stream)
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+    cfg = tmp_path / "cluster.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "cluster": "embedded",
+        "scheduler": {"slurm": {**tools, "timezone": "UTC"}},
+        "logs": {"files": {"root": f"{tmp_path}/logs/{{job}}", "sources": [{"kind": "application", "path": "*.out"}]}},
+        "outputs": {"stdout": None, "database": {"url": url}},
+    }))
+    res = invoke(["watch", "-c", str(cfg), "--once", "--concurrency", "4"])
+    assert res.exit_code == 0, (res.stdout, res.stderr)
+    assert "attempts are settled one at a time (concurrency 4 ignored)" in res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if " attempt 0: " in ln]
+    assert [ln.split()[0] for ln in lines] == [stream.job_id(i) for i in range(stream.count)]  # in order: serial
+    _assert_exactly_once(url, {(stream.job_id(i), 0) for i in range(stream.count)})
