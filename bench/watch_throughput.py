@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/watch_throughput.py                       # 10,000 attempts/h, replayed 10x, 1,000 attempts
     .venv/bin/python bench/watch_throughput.py --speed 1 --attempts 300 --workers 1
+    .venv/bin/python bench/watch_throughput.py --speed 1 --attempts 300 --workers 2 --concurrency 1
 
 The stream: tests/blueprint/sacct_replay.py replays sacct pages recorded from the suite's
 real Slurm (tests/fixtures/scheduler/sacct-replay.json) as `--per-hour` finished attempts an
@@ -16,8 +17,11 @@ private PostgreSQL (tests/store/pg_harness.py) taking the verdicts and the exact
 
 Reported: attempts attributed per second (over the run, and the offered rate), lag (commit of
 the verdict minus the attempt's end, in real seconds: p50, p95, max), the Service's memory
-(resident set of its processes, peak) and that every attempt has exactly one verdict and one
-ledger mark (none lost, none repeated). Figures go to OUT/results.json.
+(resident set of its processes, peak), that every attempt has exactly one verdict and one
+ledger mark (none lost, none repeated), and where the daemon's wall time per attempt went (the
+`seconds` of its `--json` lines: identify, collect, analyze on the Service, sinks, store write,
+actions; with several threads these overlap). `--concurrency N` is the daemon's
+`watch.concurrency` (default: its own, 4). Figures go to OUT/results.json.
 """
 
 from __future__ import annotations
@@ -123,12 +127,13 @@ def run(args: argparse.Namespace, work: Path, db_url: str, pg_pid: int, cluster:
             "logs": {"files": {"root": f"{work}/logs/{{job}}", "sources": [{"kind": "application", "path": "*.out"}]}},
             "service": {"url": service.url, "token": {"env": "FF_BENCH_TOKEN"}, "timeout": 120},
             "outputs": {"stdout": None, "database": {"url": db_url}},
-            "watch": {"poll_interval": args.poll},
+            "watch": {"poll_interval": args.poll,
+                      **({"concurrency": args.concurrency} if args.concurrency is not None else {})},
         }))
         env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTFAULT_")} | {"FF_BENCH_TOKEN": TOKEN}
         log = (work / "watch.log").open("wb")
         cpu0 = {"service": tree_cpu(service.proc.pid), "postgresql": tree_cpu(pg_pid)}
-        watch = subprocess.Popen([str(FIRSTFAULT), "watch", "--config", str(cfg)], env=env, stdout=log,
+        watch = subprocess.Popen([str(FIRSTFAULT), "watch", "--config", str(cfg), "--json"], env=env, stdout=log,
                                  stderr=subprocess.STDOUT)
         engine = create_engine(db_url)
         peak_rss = 0
@@ -181,11 +186,20 @@ def run(args: argparse.Namespace, work: Path, db_url: str, pg_pid: int, cluster:
     by_vid = {v.id: v for v in verdicts}
     lags = sorted(m.done_at.timestamp() - stream.real_end_of(stream.index_of(m.ref) or 0) for m in marks
                   if stream.index_of(m.ref) is not None)
+    steps: dict[str, list[float]] = {}
+    for line in (work / "watch.log").read_text(errors="replace").splitlines():
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        for k, v in (ev.get("seconds") or {}).items() if isinstance(ev, dict) else ():
+            steps.setdefault(k, []).append(float(v))
     first_end = stream.real_end_of(0)
     done_times = sorted(m.done_at.timestamp() for m in marks)
     span = (done_times[-1] - first_end) if done_times else 0.0
     result = {
         "attempts": stream.count, "per_hour": args.per_hour, "speed": args.speed, "workers": args.workers,
+        "concurrency": args.concurrency if args.concurrency is not None else "default",
         "offered_per_s": round(args.per_hour * args.speed / 3600, 2),
         "attributed": len(marks),
         "attributed_per_s": round(len(marks) / span, 2) if span > 0 else None,
@@ -204,6 +218,8 @@ def run(args: argparse.Namespace, work: Path, db_url: str, pg_pid: int, cluster:
         # Machine-independent: CPU seconds each part spent per attempt (watch includes its sacct/scontrol calls).
         "cpu_s_per_attempt": {k: round((v - cpu0.get(k, 0.0)) / max(1, len(marks)), 4) for k, v in cpu.items()},
         "service_analysis_s_per_attempt": round(service_s, 3) if service_s is not None else None,
+        # Wall seconds per attempt by step (mean, summed over the daemon's threads), from its --json lines.
+        "watch_step_s_per_attempt": {k: round(statistics.fmean(v), 4) for k, v in steps.items()},
         "load_average_1m_at_end": os.getloadavg()[0],
         "cpus": os.cpu_count(),
     }
@@ -219,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=1,
                     help="the Service's uvicorn workers (2 once `serve --workers` works: the speed branch)")
     ap.add_argument("--poll", type=float, default=1.0, help="watch.poll_interval, seconds")
+    ap.add_argument("--concurrency", type=int, default=None,
+                    help="watch.concurrency: attempts of a pass settled at once (default: the daemon's, 4)")
     ap.add_argument("--timeout", type=float, default=1800, help="give up after this many seconds")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "watch_throughput")
     args = ap.parse_args(argv)

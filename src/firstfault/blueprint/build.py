@@ -16,6 +16,7 @@ from firstfault.sinks.base import Sink
 if TYPE_CHECKING:
     from firstfault.actions.actor import Actor
     from firstfault.collect.http import HttpOptions
+    from firstfault.store.repo import VerdictStore
 
 
 def http_options(h: Http) -> HttpOptions:
@@ -178,8 +179,10 @@ def service_client(cfg: BlueprintConfig) -> Any:
     return FirstfaultClient(cfg.service.url, token, timeout=cfg.service.timeout)
 
 
-def actors(cfg: BlueprintConfig, store_url: str | None, *, log: Callable[[str], None] | None = None) -> list[Actor]:
-    """The recovery actions cluster.yaml turns on (docs/actions.md), deciding against the verdict store."""
+def actors(cfg: BlueprintConfig, store_url: str | None, *, log: Callable[[str], None] | None = None,
+           store: VerdictStore | None = None) -> list[Actor]:
+    """The recovery actions cluster.yaml turns on (docs/actions.md), deciding against the verdict store
+    (`store`, an open one at `store_url`, to share its engine instead of opening one per verdict)."""
     acts = cfg.actions
     if acts is None or (acts.drain is None and acts.cordon is None):
         return []
@@ -190,6 +193,7 @@ def actors(cfg: BlueprintConfig, store_url: str | None, *, log: Callable[[str], 
     from firstfault.actions.policy import Policy
 
     out: list[Actor] = []
+    where: dict[str, Any] = {"store": store} if store is not None else {"store_url": store_url}
 
     def policy(dry_run: bool) -> Policy:
         return Policy(categories=tuple(acts.categories), max_per_hour=acts.max_per_hour, max_share=acts.max_share,
@@ -200,7 +204,7 @@ def actors(cfg: BlueprintConfig, store_url: str | None, *, log: Callable[[str], 
 
         d = acts.drain
         out.append(Actor(SlurmDrain(scontrol=d.scontrol, sinfo=d.sinfo, timeout=d.timeout), policy(d.dry_run),
-                         store_url=store_url, cluster=cfg.cluster, log=log))
+                         **where, cluster=cfg.cluster, log=log))
     if acts.cordon is not None:
         from firstfault.actions.kube import KubeCordon
 
@@ -209,20 +213,21 @@ def actors(cfg: BlueprintConfig, store_url: str | None, *, log: Callable[[str], 
         api = (_kube_client(c.kubeconfig, c.context, bool(c.in_cluster)) if own or k is None
                else _kube_client(k.kubeconfig, k.context, k.in_cluster))
         out.append(Actor(KubeCordon(api, taint_key=c.taint_key, pool_label=c.pool_label, timeout=c.timeout),
-                         policy(c.dry_run), store_url=store_url, cluster=cfg.cluster, log=log))
+                         policy(c.dry_run), **where, cluster=cfg.cluster, log=log))
     return out
 
 
 def pipeline(cfg: BlueprintConfig, context: ContextConnector, *, job_id: str | None = None,
              output_sinks: list[Sink] | None = None, progress: Progress | None = None,
-             actions: list[Actor] | None = None) -> Pipeline:
+             actions: list[Actor] | None = None, client: Any = None) -> Pipeline:
+    """`client`: the Service client to analyse on (default: a new one from `service:`, none without it)."""
     return Pipeline(
         context=context,
         logs=log_connectors(cfg, job_id),
         metrics=metric_connectors(cfg),
         sinks=output_sinks if output_sinks is not None else sinks(cfg),
         cluster=cfg.cluster,
-        client=service_client(cfg),
+        client=client if client is not None else service_client(cfg),
         progress=progress,
         actions=actions if actions is not None else actors(cfg, database_url(cfg)),
     )

@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from rich.console import Console
+
+if TYPE_CHECKING:
+    from firstfault.model import Enrichment, Verdict
+    from firstfault.sinks.base import Sink
 
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="The cluster's cluster.yaml.")]
 
@@ -145,17 +149,27 @@ def watch(
     scheduler: Annotated[str, typer.Option("--scheduler", help="slurm or kueue.")] = "slurm",
     once: Annotated[bool, typer.Option("--once", help="One pass, then exit (for cron and tests).")] = False,
     json_log: Annotated[bool, typer.Option("--json", help="One JSON line per attempt on stdout.")] = False,
+    concurrency: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option("--concurrency", "-j", min=1, max=64,
+                     help="Attempts of a pass settled at once, by that many threads (default: watch.concurrency "
+                          "in cluster.yaml, else 4). Without service: in cluster.yaml (the embedded engine) "
+                          "attempts go one at a time whatever this says."),
+    ] = None,
 ) -> None:
     """Attribute every workload attempt that ends, exactly once, across restarts.
 
     The cursor and the processed marks live in the database
-    (watch.state_url, or outputs.database.url).
+    (watch.state_url, or outputs.database.url). Each attempt's verdict and
+    mark commit in one transaction; the cursor moves when every attempt of
+    the pass is settled. SIGTERM lets the attempts in flight commit, then stops.
     """
     from firstfault.blueprint import build
     from firstfault.blueprint.config import ConfigError, load_config
-    from firstfault.blueprint.watch import Watcher
+    from firstfault.blueprint.watch import SharedService, Watcher
     from firstfault.store.repo import VerdictStore
 
+    err = Console(stderr=True)
     try:
         cfg = load_config(config)
         url = cfg.watch.state_url or build.database_url(cfg)
@@ -167,26 +181,79 @@ def watch(
         db = cfg.outputs.database
         store = VerdictStore.open(url, replay_cap=db.replay_evidence_max_bytes) if db else VerdictStore.open(url)
         other_sinks = [s for s in build.sinks(cfg, with_database=False) if not (json_log and s.name == "stdout")]
-        actors = build.actors(cfg, url)  # decide against the store the verdicts are committed to
+        # Decide against the store the verdicts are committed to (one engine, its pool shared by the threads).
+        actors = build.actors(cfg, url, store=store)
     except ConfigError as exc:
         raise _fail(str(exc)) from exc
 
+    asked = concurrency if concurrency is not None else cfg.watch.concurrency
+    threads = asked if asked is not None else 4
+    memory = store.engine.url.get_backend_name() == "sqlite" and store.engine.url.database in (None, "", ":memory:")
+    if cfg.service is None or memory:
+        # The embedded engine's analysis is CPU-bound Python (threads would only take turns), and an
+        # in-memory SQLite store is one connection: attempts go one at a time.
+        if asked is not None and asked > 1:
+            why = ("no service: in the config (the embedded engine analyses in this process)" if cfg.service is None
+                   else "an in-memory SQLite store (one connection)")
+            err.print(f"watch: {why}: attempts are settled one at a time (concurrency {asked} ignored)",
+                      highlight=False, markup=False, soft_wrap=True)
+        threads = 1
+    shared = SharedService(build.service_client(cfg)) if cfg.service is not None else None
+    serial_sinks = serialized(other_sinks) if threads > 1 else other_sinks
+
     def log(msg: str) -> None:
-        if json_log:
-            sys.stdout.write(json.dumps({"event": msg}) + "\n")
-            sys.stdout.flush()
-        else:
-            Console(stderr=True).print(msg, highlight=False)
+        err.print(msg, highlight=False, markup=False, soft_wrap=True)
+
+    def event(msg: str, fields: dict[str, object]) -> None:
+        sys.stdout.write(json.dumps({"event": msg, **fields}) + "\n")
+        sys.stdout.flush()
 
     watcher = Watcher(
         source=source,  # type: ignore[arg-type]
         store=store,
-        make_pipeline=lambda ref: build.pipeline(cfg, source, job_id=ref, output_sinks=other_sinks, actions=actors),
+        make_pipeline=lambda ref: build.pipeline(cfg, source, job_id=ref, output_sinks=serial_sinks, actions=actors,
+                                                 client=shared),
         cluster=cfg.cluster,
         log=log,
+        event=event if json_log else None,
+        concurrency=threads,
+        begin_pass=shared.new_pass if shared is not None else None,
     )
     watcher.install_signal_handlers()
     try:
         watcher.run_forever(cfg.watch.poll_interval, max_passes=1 if once else None)
     finally:
+        if shared is not None:
+            shared.shutdown()
+        for sk in other_sinks:  # their HTTP connections
+            close = getattr(sk, "close", None)
+            if close is not None:
+                close()
         store.close()
+
+
+# Outputs whose write() may run on several threads at once: an httpx.Client is thread-safe, and a
+# dead-letter line is one O_APPEND write. Any other output (stdout: a verdict is many writes) is
+# written by one thread at a time.
+THREAD_SAFE_SINKS = frozenset({"webhook", "alertmanager"})
+
+
+class _Serialized:
+    """A sink whose writes take a lock (the watch daemon's threads share the outputs)."""
+
+    def __init__(self, sink: Sink) -> None:
+        import threading
+
+        self.sink = sink
+        self._lock = threading.Lock()
+        self.name = sink.name
+        self.takes_evidence = getattr(sink, "takes_evidence", False)
+
+    def write(self, verdict: Verdict, enrichment: Enrichment, **kwargs: Any) -> None:
+        with self._lock:
+            self.sink.write(verdict, enrichment, **kwargs)
+
+
+def serialized(sinks: list[Sink]) -> list[Sink]:
+    """`sinks`, each one that is not known to be thread-safe behind a lock of its own."""
+    return [s if s.name in THREAD_SAFE_SINKS else _Serialized(s) for s in sinks]

@@ -216,6 +216,9 @@ class WatchConfig(_Strict):
     poll_interval: float = Field(default=60.0, gt=0)
     # Where the cursor and the processed marks live (default: outputs.database).
     state_url: str | None = None
+    # Attempts of one pass settled at once, by that many threads (None: the default, 4). With no
+    # `service:` (the embedded engine analyses in-process, CPU-bound) attempts go one at a time.
+    concurrency: int | None = Field(default=None, ge=1, le=64)
 
 
 class DrainActionConfig(_Strict):

@@ -13,6 +13,7 @@ connectors may cover the rest.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -31,17 +32,40 @@ class _Scanners:
     With the Service's published words the scanner keeps the lines holding any
     of them (a superset of the shipped per-kind literals, so extraction sees at
     least what a bundle analysis sees); with no words it is the shipped scanner.
+    Shared by threads (a LineScanner is: each thread scans with its own scratch).
     """
 
     def __init__(self, words: Sequence[str]) -> None:
         self.words = sorted({w for w in words if w})
         self._scanners: dict[str, LineScanner] = {}
+        self._lock = threading.Lock()
 
     def scanner(self, kind: str) -> LineScanner:
-        if kind not in self._scanners:
-            sc = LineScanner(kind, all_line_extractors(), words=self.words or None)
-            self._scanners[kind] = sc
-        return self._scanners[kind]
+        with self._lock:
+            if kind not in self._scanners:
+                sc = LineScanner(kind, all_line_extractors(), words=self.words or None)
+                self._scanners[kind] = sc
+            return self._scanners[kind]
+
+
+# The scanners of the last few word lists: a daemon collects attempt after attempt with the same
+# published prefilter, and building a scanner (hashing the words, loading the compiled Hyperscan
+# database) costs more than scanning a small job's logs.
+_RECENT: dict[tuple[str, ...], _Scanners] = {}
+_RECENT_MAX = 4
+_RECENT_LOCK = threading.Lock()
+
+
+def scanners_for(words: Sequence[str]) -> _Scanners:
+    key = tuple(sorted({w for w in words if w}))
+    with _RECENT_LOCK:
+        found = _RECENT.pop(key, None)
+        if found is None:
+            found = _Scanners(key)
+        _RECENT[key] = found  # the newest last
+        while len(_RECENT) > _RECENT_MAX:
+            del _RECENT[next(iter(_RECENT))]
+        return found
 
 
 class _KindFilter:
@@ -84,7 +108,7 @@ class FilesConnector:
                                                 sources=self.sources), ctx, resolved)
         proxy = _KindFilter(sink)
         # collect_bundle only calls analyzer.scanner(kind); see the report's note on typing this as a protocol.
-        collect_bundle(_Scanners(words), bundle, proxy)
+        collect_bundle(scanners_for(words), bundle, proxy)
         kinds = {s.kind for s in self.sources}
         sink.coverage.extend(c for c in proxy.coverage if c.source in kinds)
 
