@@ -1,0 +1,126 @@
+"""firstfault.lazyre: a pattern is compiled on its first use, once, and matches as `re` does."""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from firstfault import lazyre
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LINES = [
+    "[Mon Nov  2 10:01:17 2026] NVRM: Xid (PCI:0000:8a:00): 149, pid=0, name=python3, NVLink: fatal error",
+    "node-03:1234:5678 [2] NCCL WARN NET/IB : Got completion from peer 10.0.0.7<41213> with status=12",
+    "RuntimeError: CUDA error: an illegal memory access was encountered",
+    "nothing to see here",
+    "",
+]
+
+
+@pytest.mark.parametrize("pattern, flags", [
+    (r"Xid \(PCI:(?P<pci>[0-9a-f:.]+)\): (?P<code>\d+)", 0),
+    (r"nccl warn (\S+)", re.IGNORECASE),
+    (r"^\s*$", re.MULTILINE),
+    (r"(\d+)", 0),
+])
+def test_same_matches_as_re(pattern: str, flags: int) -> None:
+    lazy, real = lazyre.compile(pattern, flags), re.compile(pattern, flags)
+    for line in LINES:
+        for method in ("search", "match", "fullmatch"):
+            a, b = getattr(lazy, method)(line), getattr(real, method)(line)
+            assert (a and (a.span(), a.groups(), a.groupdict())) == (b and (b.span(), b.groups(), b.groupdict()))
+        assert lazy.findall(line) == real.findall(line)
+        assert [m.span() for m in lazy.finditer(line)] == [m.span() for m in real.finditer(line)]
+        assert lazy.sub("<X>", line) == real.sub("<X>", line)
+        assert lazy.subn("<X>", line, count=1) == real.subn("<X>", line, count=1)
+        assert lazy.split(line) == real.split(line)
+    assert (lazy.pattern, lazy.flags, lazy.groups, dict(lazy.groupindex)) == (
+        real.pattern, real.flags, real.groups, dict(real.groupindex))
+    assert repr(lazy) == repr(real)
+
+
+def test_compiled_on_first_use_and_only_once() -> None:
+    p = lazyre.compile(r"NCCL WARN (?P<what>\w+)")
+    assert not lazyre.is_compiled(p)
+    assert p.pattern == r"NCCL WARN (?P<what>\w+)"  # the source needs no compiling
+    assert not lazyre.is_compiled(p)
+    m = p.search("x NCCL WARN Timeout")
+    assert m is not None and m["what"] == "Timeout"
+    assert lazyre.is_compiled(p)
+    # From then on the methods are the compiled pattern's own, and one compiled pattern serves them all.
+    compiled = p.search.__self__  # type: ignore[attr-defined]
+    assert isinstance(compiled, re.Pattern) and compiled.pattern == p.pattern
+    assert p.match.__self__ is compiled and p.sub.__self__ is compiled  # type: ignore[attr-defined]
+    p.findall("NCCL WARN a NCCL WARN b")
+    assert p.search.__self__ is compiled  # type: ignore[attr-defined]
+
+
+def test_attributes_that_need_the_compiled_pattern_compile_it() -> None:
+    p = lazyre.compile(r"(?P<a>x)(y)")
+    assert p.groupindex == {"a": 1} and lazyre.is_compiled(p)
+    q = lazyre.compile(r"x", re.I)
+    assert q.flags == re.compile(r"x", re.I).flags and lazyre.is_compiled(q)
+
+
+def test_bad_pattern_fails_at_first_use_with_re_error() -> None:
+    p = lazyre.compile(r"(unclosed")
+    with pytest.raises(re.error, match="missing \\)"):
+        p.search("x")
+
+
+def test_pickle_copy_and_recompile() -> None:
+    p = lazyre.compile(r"a(b)c", re.I)
+    q = pickle.loads(pickle.dumps(p))
+    assert not lazyre.is_compiled(q) and q.pattern == p.pattern
+    m = q.search("xABC")
+    assert m is not None and m.group(1) == "B"
+    assert copy.copy(p) is p and copy.deepcopy(p) is p
+    assert lazyre.compile(p) is p  # as re.compile(compiled) is compiled
+    real = re.compile("z")
+    assert lazyre.compile(real) is real
+
+
+def test_bytes_patterns() -> None:
+    p = lazyre.compile(rb"NCCL (\w+)")
+    m = p.search(b"x NCCL WARN")
+    assert m is not None and m.group(1) == b"WARN"
+
+
+def test_the_analyze_path_compiles_only_what_it_uses_and_every_pattern_compiles() -> None:
+    # In a process of its own (this one has imported and used the extractors already): importing the
+    # analyze path compiles none of its module-level patterns; analysing the showcase compiles some of them.
+    code = """
+import json, re, sys
+from firstfault import lazyre
+from firstfault.collect.scan import all_line_extractors
+import firstfault.engine.analyze as a
+all_line_extractors()
+made = lazyre.created()
+at_import = sum(lazyre.is_compiled(p) for p in made)
+a.Analyzer().analyze_path(sys.argv[1])
+used = sum(lazyre.is_compiled(p) for p in made)
+bad = []
+for p in made:  # every stand-in compiles, with the flags re gives it
+    try:
+        ok = p.flags == re.compile(p.pattern, p._flags).flags
+    except re.error as exc:
+        ok = False
+    if not ok:
+        bad.append(p.pattern)
+print(json.dumps({"made": len(made), "at_import": at_import, "used": used, "bad": bad}))
+"""
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "examples" / "nvlink-xid149")],
+                         capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    r = json.loads(out)
+    assert r["made"] >= 150, r  # the extractors' module-level patterns go through lazyre
+    assert r["at_import"] == 0, r
+    assert 0 < r["used"] < r["made"], r
+    assert r["bad"] == []
