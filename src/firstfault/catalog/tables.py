@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
 from types import MappingProxyType
-from typing import Literal, TypeVar, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -72,10 +72,41 @@ class NcclResultInfo(_Row):
 R = TypeVar("R", bound=_Row)
 
 
+@lru_cache(maxsize=16)  # one per table file
+def _document(name: str) -> Any:
+    """catalog/<name> parsed: once per process, and kept in the on-disk cache (firstfault/cache.py) by
+    the sha256 of the file and of the parser, so a start-up reads it back instead of parsing its YAML.
+
+    Shared by every table of the file: read it, never change it. A document that marshal cannot hold
+    (a YAML date, say) is parsed each time; a corrupt entry is parsed again.
+    """
+    import marshal
+    import sys
+
+    import yaml
+
+    from firstfault import cache
+
+    raw = resources.files("firstfault").joinpath("catalog", name).read_bytes()
+    entry = "table-" + cache.key(name, raw, sys.version, yaml.__version__, str(yamlio.SafeLoader)) + ".marshal"
+    data = cache.get(entry)
+    if data is not None:
+        try:
+            return marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
+            pass
+    doc = yamlio.load(raw.decode("utf-8"))
+    try:
+        blob = marshal.dumps(doc)
+    except ValueError:
+        return doc
+    cache.put(entry, blob)
+    return doc
+
+
 def _table(name: str, key: str, row: type[R]) -> Mapping[int, R]:
     """Rows of catalog/<name> under `key`, by code; each problem names its row and field."""
-    text = resources.files("firstfault").joinpath("catalog", name).read_text(encoding="utf-8")
-    data = yamlio.load(text)
+    data = _document(name)
     rows = data.get(key) if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise CatalogTableError(f"catalog/{name}: `{key}` must be a list")
@@ -164,8 +195,7 @@ def nvml_table() -> Mapping[int, NvmlErrorInfo]:
 
 
 def _strings(name: str, key: str) -> tuple[str, ...]:
-    text = resources.files("firstfault").joinpath("catalog", name).read_text(encoding="utf-8")
-    data = yamlio.load(text)
+    data = _document(name)
     rows = data.get(key) if isinstance(data, dict) else None
     if not isinstance(rows, list) or not all(isinstance(r, str) and r for r in rows):
         raise CatalogTableError(f"catalog/{name}: `{key}` must be a list of non-empty strings")
@@ -199,8 +229,7 @@ def driver_libraries() -> tuple[str, ...]:
 @lru_cache(maxsize=1)
 def nccl_transports() -> Mapping[str, str]:
     """NCCL source file (`transport/nvls.cc`, or a prefix `nccl_net_ofi*`) -> transport / subsystem name."""
-    text = resources.files("firstfault").joinpath("catalog", "platform.yaml").read_text(encoding="utf-8")
-    data = yamlio.load(text)
+    data = _document("platform.yaml")
     rows = data.get("nccl_transports") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise CatalogTableError("catalog/platform.yaml: `nccl_transports` must be a list")
@@ -241,8 +270,7 @@ class IpmiBusEvent(BaseModel):
 @lru_cache(maxsize=1)
 def ipmi_bus_events() -> tuple[IpmiBusEvent, ...]:
     """BMC Critical Interrupt event texts -> AER severity (catalog/platform.yaml)."""
-    text = resources.files("firstfault").joinpath("catalog", "platform.yaml").read_text(encoding="utf-8")
-    data = yamlio.load(text)
+    data = _document("platform.yaml")
     rows = data.get("ipmi_bus_events") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise CatalogTableError("catalog/platform.yaml: `ipmi_bus_events` must be a list")
