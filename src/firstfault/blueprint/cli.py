@@ -8,12 +8,16 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
+
+# rich is imported where a command prints with it: importing this module (every `firstfault` command
+# does, to register `run` and `watch`) stays cheap.
 
 ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="The cluster's cluster.yaml.")]
 
 
 def _fail(msg: str, code: int = 2) -> typer.Exit:
+    from rich.console import Console
+
     Console(stderr=True).print(f"[bold red]error:[/] {msg}", highlight=False)
     return typer.Exit(code)
 
@@ -77,6 +81,8 @@ def run(
         raise _fail("--id names a static attempt: it goes with --window (a job or Workload has its own id)")
     if fmt not in (None, "text", "markdown", "json"):
         raise _fail("--format is text, markdown or json")
+    from rich.console import Console
+
     err = Console(stderr=True)
     try:
         cfg = load_config(config)
@@ -176,6 +182,8 @@ def watch(
             sys.stdout.write(json.dumps({"event": msg}) + "\n")
             sys.stdout.flush()
         else:
+            from rich.console import Console
+
             Console(stderr=True).print(msg, highlight=False)
 
     watcher = Watcher(
