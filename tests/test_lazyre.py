@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import pickle
 import re
 import subprocess
@@ -94,10 +95,10 @@ def test_bytes_patterns() -> None:
     assert m is not None and m.group(1) == b"WARN"
 
 
-def test_the_analyze_path_compiles_only_what_it_uses_and_every_pattern_compiles() -> None:
-    # In a process of its own (this one has imported and used the extractors already): importing the
-    # analyze path compiles none of its module-level patterns; analysing the showcase compiles some of them.
-    code = """
+# Imports the analyze path, analyses the showcase, then compiles every stand-in: through lazyre (its
+# code from the on-disk entry when there is one) and through re; a compiled pattern equals another
+# only when their generated code is the same.
+PROBE = """
 import json, re, sys
 from firstfault import lazyre
 from firstfault.collect.scan import all_line_extractors
@@ -107,20 +108,59 @@ made = lazyre.created()
 at_import = sum(lazyre.is_compiled(p) for p in made)
 a.Analyzer().analyze_path(sys.argv[1])
 used = sum(lazyre.is_compiled(p) for p in made)
-bad = []
-for p in made:  # every stand-in compiles, with the flags re gives it
-    try:
-        ok = p.flags == re.compile(p.pattern, p._flags).flags
-    except re.error as exc:
-        ok = False
-    if not ok:
-        bad.append(p.pattern)
-print(json.dumps({"made": len(made), "at_import": at_import, "used": used, "bad": bad}))
+kept_before = len(lazyre._kept or {})
+bad = [p.pattern for p in made if lazyre._compile_pattern(p.pattern, p._flags) != re.compile(p.pattern, p._flags)]
+print(json.dumps({"made": len(made), "distinct": len({(p.pattern, p._flags) for p in made}),
+                  "at_import": at_import, "used": used, "bad": bad,
+                  "kept": kept_before, "generated": len(lazyre._made)}))
 """
-    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "examples" / "nvlink-xid149")],
-                         capture_output=True, text=True, check=True, cwd=ROOT).stdout
-    r = json.loads(out)
-    assert r["made"] >= 150, r  # the extractors' module-level patterns go through lazyre
-    assert r["at_import"] == 0, r
-    assert 0 < r["used"] < r["made"], r
-    assert r["bad"] == []
+
+
+def _probe(cache_dir: Path) -> dict[str, object]:
+    env = {**os.environ, "FIRSTFAULT_CACHE_DIR": str(cache_dir)}
+    env.pop("FIRSTFAULT_CACHE", None)
+    out = subprocess.run([sys.executable, "-c", PROBE, str(ROOT / "examples" / "nvlink-xid149")],
+                         capture_output=True, text=True, check=True, cwd=ROOT, env=env).stdout
+    return dict(json.loads(out))
+
+
+def test_the_analyze_path_compiles_only_what_it_uses_and_the_kept_code_is_re_s(tmp_path: Path) -> None:
+    # In processes of their own (this one has imported and used the extractors already).
+    cdir = tmp_path / "cache"
+    first = _probe(cdir)
+    assert first["made"] >= 150, first  # the extractors' module-level patterns go through lazyre
+    assert first["at_import"] == 0, first  # importing compiles none of them
+    assert 0 < first["used"] < first["made"], first  # the showcase needs some of them
+    assert first["bad"] == []
+    # Nothing was kept before; the code of every pattern compiled (the stand-ins, and the patterns made
+    # and dropped while analysing, such as the bundle's host names) was generated.
+    assert first["kept"] == 0 and first["generated"] >= first["distinct"], first
+    (entry,) = cdir.glob("re-*.marshal")  # written at exit
+    # The next process takes the generated code from the entry: the same patterns, nothing generated.
+    second = _probe(cdir)
+    assert second["bad"] == [] and second["kept"] == first["generated"] and second["generated"] == 0, second
+    # A corrupt entry: everything is generated again (and right), and the entry is rewritten.
+    entry.write_bytes(b"\x00garbage")
+    third = _probe(cdir)
+    assert third["bad"] == [] and third["kept"] == 0 and third["generated"] == first["generated"], third
+    assert entry.read_bytes() != b"\x00garbage"
+
+
+def test_only_patterns_made_by_an_import_are_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A pattern built at run time (from a bundle's host names, say) is compiled by re and never written
+    # to the on-disk entry; one made while a module is imported, directly or by a function it calls, is.
+    at_run_time = lazyre.compile(r"\b(?:node-01|node-02)\b")
+    assert at_run_time.search("on node-02") is not None
+    assert not at_run_time._keep  # type: ignore[attr-defined]
+    (tmp_path / "ff_lazyre_probe.py").write_text(
+        "from firstfault import lazyre as re\n"
+        "TOP = re.compile(r'top (\\d+)')\n"
+        "def made():\n"
+        "    return re.compile(r'made (\\d+)')\n"
+        "MADE = made()\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import ff_lazyre_probe as probe  # type: ignore[import-not-found]
+
+    assert probe.TOP._keep and probe.MADE._keep
+    assert not probe.made()._keep  # the same function, called after the import
+    assert probe.TOP.search("top 7").group(1) == "7"
