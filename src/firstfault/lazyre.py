@@ -7,8 +7,8 @@ bundle reaches only a few of them. A module that writes
     from firstfault import lazyre as re
 
 keeps its `re.compile(...)` lines as they are: each returns a stand-in that
-compiles the real pattern (with the standard `re`, same pattern, same flags)
-the first time one of its methods is called or `.flags`, `.groups` or
+compiles the real pattern (what `re.compile` gives for the same pattern and
+flags; see below for where its code comes from) the first time one of its methods is called or `.flags`, `.groups` or
 `.groupindex` is read (`.pattern` needs no compiling), then holds the
 compiled pattern's methods as its own attributes, so a call after the first
 costs what a call on a compiled pattern costs. Everything else
