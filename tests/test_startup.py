@@ -7,6 +7,7 @@ not import, and that the shipped tables come back from the on-disk cache as pars
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -114,9 +115,28 @@ def test_tables_from_the_cache_are_the_tables_from_the_yaml(cdir: Path, monkeypa
         plain = build()
         assert not cdir.exists()
         monkeypatch.delenv("FIRSTFAULT_CACHE")
-        build()  # writes the entries
+        build()  # writes the entries: each file's document, each validated table
         assert cache.cache_dir() == cdir and len(list(cdir.glob("table-*.marshal"))) == 4
+        assert len(list(cdir.glob("tables-*.pickle"))) == 8
         assert build() == plain  # read back from them
+        for entry in cdir.glob("tables-*.pickle"):  # a corrupt entry: the table is built again
+            entry.write_bytes(b"not a pickle")
+        assert build() == plain
+        assert all(e.read_bytes() != b"not a pickle" for e in cdir.glob("tables-*.pickle"))
     finally:
         for f in fns:
             f.cache_clear()
+
+
+def test_a_start_up_with_the_cache_validates_no_table_row(tmp_path: Path) -> None:
+    # The rows come back from the cache: their models' validators are never built (defer_build).
+    code = ("import sys; from firstfault.collect.scan import all_line_extractors; all_line_extractors(); "
+            "from firstfault.catalog import tables as t; "
+            "print(t.xid_table()[79].xid_class, t.XidInfo.__pydantic_complete__, "
+            "t.IbWcStatusInfo.__pydantic_complete__)")
+    env = {**os.environ, "FIRSTFAULT_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("FIRSTFAULT_CACHE", None)
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
+                           env=env).stdout.split() for _ in range(2)]
+    assert runs[0] == ["fallen_off_bus", "True", "True"]  # the first run validated them (and filled the cache)
+    assert runs[1] == ["fallen_off_bus", "False", "False"]
