@@ -1,8 +1,10 @@
 """A small on-disk cache of what is built once per catalog: keyed by sha256, never required.
 
-Parsing and validating the rule catalog and compiling the prefilter's
-Hyperscan databases take longer than analysing a small bundle. Both are
-pure functions of their inputs, so their results are kept under the sha256
+Parsing and validating the rule catalog, compiling the prefilter's
+Hyperscan databases, parsing the vendor tables' YAML (catalog/tables.py)
+and generating the extractors' regex code (lazyre.py) take longer than
+analysing a small bundle. All are pure functions of their inputs, so their
+results are kept under the sha256
 of those inputs (the catalog files, the code that reads them, the library
 versions) in $FIRSTFAULT_CACHE_DIR, else $XDG_CACHE_HOME/firstfault, else
 ~/.cache/firstfault. A missing, unreadable, foreign or corrupt entry is

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
+# rich (tables, colour) is imported where a command prints with it: `analyze` does not.
 if TYPE_CHECKING:
     from firstfault.model import Enrichment, Verdict
 
@@ -63,6 +62,8 @@ VerboseOpt = Annotated[
 
 
 def _err(msg: str) -> None:
+    from rich.console import Console
+
     Console(stderr=True).print(f"[bold red]error:[/] {msg}", highlight=False, markup=True)
 
 
@@ -264,6 +265,8 @@ def _stored(db: str, vid: int) -> tuple[Verdict, Enrichment | None]:
 @rules_app.command("check")
 def rules_check(rules: RulesOpt = None) -> None:
     """Validate the catalog: schema, unique ids, references that resolve, tests present."""
+    from rich.console import Console
+
     cat = _catalog(rules)
     Console().print(f"catalog {cat.version}: {len(cat.rules)} rules OK (sha256 {cat.sha256})")
 
@@ -278,6 +281,8 @@ def rules_test(
     rule: Annotated[Optional[str], typer.Option("--rule", help="Only this rule id.")] = None,  # noqa: UP045
 ) -> None:
     """Run every rule's own positive and negative test cases."""
+    from rich.console import Console
+
     from firstfault.engine.ruletest import junit_xml, run_all
 
     if junit is not None:
@@ -299,6 +304,9 @@ def rules_test(
 @rules_app.command("list")
 def rules_list(rules: RulesOpt = None, fmt: Annotated[Fmt, typer.Option("--format", "-f")] = Fmt.text) -> None:
     """Show the catalog's rules."""
+    from rich.console import Console
+    from rich.table import Table
+
     cat = _catalog(rules)
     rows = [
         {"id": r.id, "title": r.title, "status": r.status, "role": r.role, "domain": r.domain,
@@ -364,6 +372,8 @@ def rules_replay(
     """
     from datetime import UTC, datetime
 
+    from rich.console import Console
+    from rich.table import Table
     from sqlalchemy.exc import SQLAlchemyError
 
     from firstfault.dashboard.cli import _must_exist

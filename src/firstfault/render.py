@@ -18,18 +18,20 @@ never with NO_COLOR. Markdown does not depend on any width, colour or clock
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.console import Console
-from rich.text import Text
-
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.model import Cause, EvidenceItem, Verdict
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
     from firstfault.model import Enrichment
+
+# rich is imported by the functions of the text view that use it: JSON and Markdown need none of it.
 
 FORMATS: tuple[str, ...] = ("text", "markdown", "json")
 DEFAULT_WIDTH = 80
@@ -85,6 +87,8 @@ def make_console(stream: TextIO, width: int | None = None, *, color: bool | None
     `color` None: rich decides (colour on a terminal, none when piped, none
     with NO_COLOR, FORCE_COLOR honoured); True/False forces it (tests).
     """
+    from rich.console import Console
+
     kw: dict[str, Any] = {}
     if color is False:
         kw = {"force_terminal": False, "color_system": None}
@@ -425,6 +429,8 @@ class _Lines:
         self.out: list[Text] = []
 
     def blank(self) -> None:
+        from rich.text import Text
+
         if self.out and self.out[-1].plain:
             self.out.append(Text(""))
 
@@ -432,6 +438,8 @@ class _Lines:
              max_lines: int | None = None) -> None:
         """`first` then `body` wrapped to the width; continuation lines start at column `hang`
         (default: where the body starts); past `max_lines` the rest is cut and marked with "…"."""
+        from rich.text import Text
+
         first_t = first if isinstance(first, Text) else Text(first)
         body_t = body if isinstance(body, Text) else Text(body)
         start = indent + first_t.cell_len
@@ -464,9 +472,13 @@ class _Lines:
             self.out.append(pre + ln)
 
     def labelled(self, label: str, body: Text | str, *, style: str = "bold", max_lines: int | None = None) -> None:
+        from rich.text import Text
+
         self.para(body, first=Text(label.ljust(LABEL_W - 1) + " ", style=style), hang=LABEL_W, max_lines=max_lines)
 
     def clipped(self, text: str, indent: int, style: str = "") -> None:
+        from rich.text import Text
+
         t = Text(clean(text), style=style)
         t.truncate(self.width - indent, overflow="ellipsis")
         t.rstrip()
@@ -474,6 +486,8 @@ class _Lines:
 
 
 def _join(parts: Iterable[str | tuple[str, str]]) -> Text:
+    from rich.text import Text
+
     t = Text()
     for p in parts:
         t.append(p) if isinstance(p, str) else t.append(p[0], style=p[1])
@@ -483,6 +497,8 @@ def _join(parts: Iterable[str | tuple[str, str]]) -> Text:
 def text_lines(v: Verdict, console: Console, *, verbose: bool = False,
                enrichment: Enrichment | None = None) -> list[Text]:
     """The text view as lines, each at most `console.width` cells."""
+    from rich.text import Text
+
     c = _content(v, verbose, enrichment)
     out = _Lines(console, console.width)
     cap = None if verbose else 3  # lines of prose per item in the short form

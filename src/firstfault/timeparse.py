@@ -7,9 +7,10 @@ anchored so a miss is cheap.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
+
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 
 _MONTHS = {
     m: i + 1

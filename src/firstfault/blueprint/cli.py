@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
-from rich.console import Console
+
+# rich is imported where a command prints with it: importing this module (every `firstfault` command
+# does, to register `run` and `watch`) stays cheap.
 
 if TYPE_CHECKING:
     from firstfault.model import Enrichment, Verdict
@@ -18,6 +20,8 @@ ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="The cluster's c
 
 
 def _fail(msg: str, code: int = 2) -> typer.Exit:
+    from rich.console import Console
+
     Console(stderr=True).print(f"[bold red]error:[/] {msg}", highlight=False)
     return typer.Exit(code)
 
@@ -81,6 +85,8 @@ def run(
         raise _fail("--id names a static attempt: it goes with --window (a job or Workload has its own id)")
     if fmt not in (None, "text", "markdown", "json"):
         raise _fail("--format is text, markdown or json")
+    from rich.console import Console
+
     err = Console(stderr=True)
     try:
         cfg = load_config(config)
@@ -164,6 +170,8 @@ def watch(
     mark commit in one transaction; the cursor moves when every attempt of
     the pass is settled. SIGTERM lets the attempts in flight commit, then stops.
     """
+    from rich.console import Console
+
     from firstfault.blueprint import build
     from firstfault.blueprint.config import ConfigError, load_config
     from firstfault.blueprint.watch import SharedService, Watcher

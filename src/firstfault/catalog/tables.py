@@ -6,11 +6,13 @@ code branches); this module only reads and validates it, once, on first use.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from functools import lru_cache
+from collections.abc import Callable, Mapping
+from contextlib import suppress
+from functools import lru_cache, wraps
 from importlib import resources
+from pathlib import Path
 from types import MappingProxyType
-from typing import Literal, TypeVar, get_args
+from typing import Any, Literal, TypeVar, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -30,7 +32,8 @@ class CatalogTableError(ValueError):
 
 
 class _Row(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # defer_build: the rows of a start-up come from the on-disk cache (_kept), not through validation.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
     code: int = Field(gt=0)
 
@@ -70,12 +73,86 @@ class NcclResultInfo(_Row):
 
 
 R = TypeVar("R", bound=_Row)
+T = TypeVar("T")
+
+
+def _kept(file: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
+    """A table built from catalog/<file> and validated once, then kept in the on-disk cache (pickled,
+    firstfault/cache.py) by the sha256 of the file, of this module and of the pydantic that validated it:
+    a start-up reads the rows back instead of validating them (and never builds their validators).
+    A table that cannot be pickled, or an entry that does not load, is built again."""
+
+    def wrap(build: Callable[[], T]) -> Callable[[], T]:
+        @wraps(build)
+        def load() -> T:
+            import pickle
+            import sys
+
+            import pydantic
+
+            from firstfault import cache
+
+            raw = resources.files("firstfault").joinpath("catalog", file).read_bytes()
+            name = "tables-" + cache.key(build.__name__, file, raw, _module_source(), sys.version,
+                                         pydantic.VERSION) + ".pickle"
+            data = cache.get(name)
+            if data is not None:
+                try:
+                    kind, value = pickle.loads(data)  # our own entry, in a directory only this user writes
+                    return cast(T, MappingProxyType(value) if kind == "mapping" else value)
+                except Exception:  # a corrupt or foreign entry: build it again
+                    pass
+            table = build()
+            entry = ("mapping", dict(table)) if isinstance(table, MappingProxyType) else ("value", table)
+            with suppress(Exception):  # the cache is an optimisation only
+                cache.put(name, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+            return table
+
+        return load
+
+    return wrap
+
+
+@lru_cache(maxsize=1)
+def _module_source() -> bytes:
+    return Path(__file__).read_bytes()
+
+
+@lru_cache(maxsize=16)  # one per table file
+def _document(name: str) -> Any:
+    """catalog/<name> parsed: once per process, and kept in the on-disk cache (firstfault/cache.py) by
+    the sha256 of the file and of the parser, so a start-up reads it back instead of parsing its YAML.
+
+    Shared by every table of the file: read it, never change it. A document that marshal cannot hold
+    (a YAML date, say) is parsed each time; a corrupt entry is parsed again.
+    """
+    import marshal
+    import sys
+
+    import yaml
+
+    from firstfault import cache
+
+    raw = resources.files("firstfault").joinpath("catalog", name).read_bytes()
+    entry = "table-" + cache.key(name, raw, sys.version, yaml.__version__, str(yamlio.SafeLoader)) + ".marshal"
+    data = cache.get(entry)
+    if data is not None:
+        try:
+            return marshal.loads(data)
+        except (EOFError, ValueError, TypeError):
+            pass
+    doc = yamlio.load(raw.decode("utf-8"))
+    try:
+        blob = marshal.dumps(doc)
+    except ValueError:
+        return doc
+    cache.put(entry, blob)
+    return doc
 
 
 def _table(name: str, key: str, row: type[R]) -> Mapping[int, R]:
     """Rows of catalog/<name> under `key`, by code; each problem names its row and field."""
-    text = resources.files("firstfault").joinpath("catalog", name).read_text(encoding="utf-8")
-    data = yamlio.load(text)
+    data = _document(name)
     rows = data.get(key) if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise CatalogTableError(f"catalog/{name}: `{key}` must be a list")
@@ -94,24 +171,28 @@ def _table(name: str, key: str, row: type[R]) -> Mapping[int, R]:
 
 
 @lru_cache(maxsize=1)
+@_kept("xid.yaml")
 def xid_table() -> Mapping[int, XidInfo]:
     """Every Xid of catalog/xid.yaml by code (read-only, loaded once)."""
     return _table("xid.yaml", "xids", XidInfo)
 
 
 @lru_cache(maxsize=1)
+@_kept("sxid.yaml")
 def sxid_table() -> Mapping[int, SxidInfo]:
     """Every NVSwitch SXid of catalog/sxid.yaml by code (read-only, loaded once)."""
     return _table("sxid.yaml", "sxids", SxidInfo)
 
 
 @lru_cache(maxsize=1)
+@_kept("cuda.yaml")
 def cuda_table() -> Mapping[int, CudaErrorInfo]:
     """CUDA runtime / driver errors of catalog/cuda.yaml by code."""
     return _table("cuda.yaml", "cuda_errors", CudaErrorInfo)
 
 
 @lru_cache(maxsize=1)
+@_kept("cuda.yaml")
 def nccl_result_table() -> Mapping[int, NcclResultInfo]:
     """NCCL result codes of catalog/cuda.yaml by code."""
     return _table("cuda.yaml", "nccl_results", NcclResultInfo)
@@ -151,21 +232,21 @@ class NvmlErrorInfo(_Row):
 
 
 class NcclTransportInfo(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     file: str = Field(min_length=3)  # a file name, or a prefix ending in `*`
     transport: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def nvml_table() -> Mapping[int, NvmlErrorInfo]:
     """NVML / nvidia-smi errors of catalog/platform.yaml by code."""
     return _table("platform.yaml", "nvml_errors", NvmlErrorInfo)
 
 
 def _strings(name: str, key: str) -> tuple[str, ...]:
-    text = resources.files("firstfault").joinpath("catalog", name).read_text(encoding="utf-8")
-    data = yamlio.load(text)
+    data = _document(name)
     rows = data.get(key) if isinstance(data, dict) else None
     if not isinstance(rows, list) or not all(isinstance(r, str) and r for r in rows):
         raise CatalogTableError(f"catalog/{name}: `{key}` must be a list of non-empty strings")
@@ -197,10 +278,10 @@ def driver_libraries() -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def nccl_transports() -> Mapping[str, str]:
     """NCCL source file (`transport/nvls.cc`, or a prefix `nccl_net_ofi*`) -> transport / subsystem name."""
-    text = resources.files("firstfault").joinpath("catalog", "platform.yaml").read_text(encoding="utf-8")
-    data = yamlio.load(text)
+    data = _document("platform.yaml")
     rows = data.get("nccl_transports") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise CatalogTableError("catalog/platform.yaml: `nccl_transports` must be a list")
@@ -226,23 +307,24 @@ class IbWcStatusInfo(_Row):
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def ib_wc_status_table() -> Mapping[int, IbWcStatusInfo]:
     """ibverbs work-completion statuses of catalog/platform.yaml by code."""
     return _table("platform.yaml", "ib_wc_status", IbWcStatusInfo)
 
 
 class IpmiBusEvent(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     text: str = Field(min_length=3)
     severity: Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def ipmi_bus_events() -> tuple[IpmiBusEvent, ...]:
     """BMC Critical Interrupt event texts -> AER severity (catalog/platform.yaml)."""
-    text = resources.files("firstfault").joinpath("catalog", "platform.yaml").read_text(encoding="utf-8")
-    data = yamlio.load(text)
+    data = _document("platform.yaml")
     rows = data.get("ipmi_bus_events") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise CatalogTableError("catalog/platform.yaml: `ipmi_bus_events` must be a list")

@@ -11,7 +11,6 @@ with the dashboard on 127.0.0.1 and prints the URL. No network is used.
 from __future__ import annotations
 
 import json
-import socket
 import sys
 from datetime import UTC, datetime
 from enum import Enum
@@ -178,6 +177,8 @@ def load_samples(store_url: str, bundles: list[Path], echo: bool = True) -> int:
 
 
 def free_port(host: str) -> int:
+    import socket  # here: every `firstfault` command imports this module
+
     with socket.socket() as s:
         s.bind((host, 0))
         return int(s.getsockname()[1])

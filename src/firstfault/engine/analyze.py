@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from firstfault.bundle import Bundle, Context, WorkloadSpec, load_bundle
 from firstfault.collect.scan import EventStore, Extraction, LineScanner, all_line_extractors
 from firstfault.collect.sink import collect_bundle
-from firstfault.collect.wire import AnalyzeRequest, DocumentObservation, LineObservation, NodeActivity, Record, records
 from firstfault.engine.attribute import attribute
 from firstfault.engine.catalog import Catalog, shipped_catalog
 from firstfault.engine.leads import find_leads
@@ -35,6 +34,9 @@ from firstfault.extract.base import Candidate
 from firstfault.extract.documents import read_document
 from firstfault.model import CoverageItem, ErrorItem, Unrecognized, UnrecognizedLine, Verdict, Window, WorkloadRef, iso
 from firstfault.spec import is_failure, outcome_of
+
+if TYPE_CHECKING:  # the Service's request types: imported where a request is analysed, not by `analyze`
+    from firstfault.collect.wire import AnalyzeRequest, Record
 
 
 class Analysis:
@@ -155,12 +157,16 @@ class Analyzer:
 
 
 def analyze_request(analyzer: Analyzer, req: AnalyzeRequest, now: datetime | None = None) -> Verdict:
+    from firstfault.collect.wire import records
+
     return analyze_observations(analyzer, req.context, records(req), now=now)
 
 
 def analyze_observations(analyzer: Analyzer, context: WorkloadSpec, records: Iterable[Record],
                          now: datetime | None = None) -> Verdict:
     """Feeds records (in their order) to an Analysis; the streaming (NDJSON) path uses this too."""
+    from firstfault.collect.wire import DocumentObservation, LineObservation, NodeActivity
+
     analysis = analyzer.start(Context.from_spec(context))
     for r in records:
         if isinstance(r, LineObservation):

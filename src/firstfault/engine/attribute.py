@@ -7,7 +7,6 @@ between one root, an ambiguous set, or nothing.
 
 from __future__ import annotations
 
-import re
 import string
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -15,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.engine.catalog import CommonEndpointSettings, Rule, Settings
 from firstfault.engine.leads import LeadDraft, find_leads, lead_nodes
 from firstfault.engine.match import RuleIndex, category_matches, rule_matches

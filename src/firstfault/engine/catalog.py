@@ -31,7 +31,9 @@ class CatalogError(Exception):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # defer_build: a start-up unpickles the cached catalog (load_catalog_cached) and never validates a
+    # rule, so the validators are built only when a catalog is loaded from its YAML.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 Scalar = str | int | float | bool
@@ -98,7 +100,7 @@ class TestLine(_Strict):
 
 
 class TestEvent(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
     t: float | None = 0
     kind: str
     node: str | None = "node-01"

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import errno as _errno
 import os
-import re
 import signal as _signal
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import cuda_table, nccl_result_table
 
 # --------------------------------------------------------------------------

@@ -6,11 +6,11 @@ journal prefix. Field names follow docs/events.md.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import (
     nvidia_smi_field_errors,
     nvml_anchors,

@@ -20,10 +20,10 @@ turns them into `laggard_rank` leads.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from typing import Final
 
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.nccl import HANG_LITERALS, recent, split_rank_prefix
 from firstfault.model import FieldValue

@@ -7,9 +7,9 @@ prefix. Field names follow docs/events.md.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import driver_libraries, ipmi_bus_events
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.model import FieldValue

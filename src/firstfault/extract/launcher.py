@@ -16,10 +16,10 @@ and, for a group that failed and is restarted, `[default] Worker group FAILED.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from typing import Final
 
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import by_whom, signal_name, signal_of_text
 from firstfault.extract.prefix import split_prefixes

@@ -7,11 +7,11 @@ its line count, not its size; hosts come from the identity labels.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.metric_conditions import MetricCondition
 from firstfault.extract.structured import ParseIssue, StructuredResult
 from firstfault.querytext import label_value

@@ -15,10 +15,10 @@ the SeqNum key of the watchdog extractor).
 from __future__ import annotations
 
 import errno as _errno
-import re
 from collections.abc import Iterator, Mapping
 from typing import Final
 
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import ib_wc_status_table, nccl_transports
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import cuda_error_of, errno_of, nccl_result_of

@@ -35,11 +35,11 @@ a log level, a logger or a program name).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.hostlist import NodeNames
 
 # The container runtime's stamp: RFC 3339 with a `T`, then CRI's stream and tag.

@@ -8,10 +8,10 @@ a ParseIssue and skipped, never allowed to hide the records around it.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, tzinfo
 
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.kube import read_k8s
 from firstfault.extract.structured import ParseIssue, StructuredResult, clip
 from firstfault.hostlist import hostlist_expand

@@ -23,11 +23,11 @@ a checkpoint write, else the main thread's innermost frame (category
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.structured import StructuredResult, clip
 from firstfault.model import Event, Evidence, FieldValue
 

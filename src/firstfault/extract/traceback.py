@@ -27,10 +27,10 @@ and last, any other exception: `app.exception`.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
     STORAGE_ERRNOS,

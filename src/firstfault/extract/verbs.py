@@ -20,11 +20,11 @@ rules read the completion status, not who printed it), with `via: verbs`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Final
 
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import IbWcStatusInfo, ib_wc_status_table
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.prefix import split_prefixes

@@ -1,0 +1,298 @@
+"""`re`, with `compile` deferred to a pattern's first use.
+
+The extractors define a few hundred patterns at module level; compiling
+them all is most of what importing the analyze path costs, while a small
+bundle reaches only a few of them. A module that writes
+
+    from firstfault import lazyre as re
+
+keeps its `re.compile(...)` lines as they are: each returns a stand-in that
+compiles the real pattern (what `re.compile` gives for the same pattern and
+flags; see below for where its code comes from) the first time one of its methods is called or `.flags`, `.groups` or
+`.groupindex` is read (`.pattern` needs no compiling), then holds the
+compiled pattern's methods as its own attributes. A stand-in made at a
+module's import also rebinds, at its first use, the module-level names
+that hold it to the compiled pattern itself, so `PATTERN.search(line)` in
+that module costs after the first call exactly what it costs with `re`; a
+stand-in reached another way (in a tuple, imported by name elsewhere) stays
+one, and a call through it costs a little more (about 170 instructions, an
+attribute that CPython cannot specialise as a method). Everything else
+(`re.escape`, `re.IGNORECASE`, `re.Match`, `re.sub` on a string, ...) is the
+standard module's.
+
+A stand-in is not an `re.Pattern` instance (`isinstance` says so), compares
+and hashes by identity, and pickles as its pattern and flags (compiled again,
+lazily, where it is unpickled).
+A bad pattern raises `re.error` at its first use instead of at import: the
+tests import and exercise every module, and tests/test_lazyre.py compiles
+every stand-in the analyze path defines.
+
+What compiling costs is the pure-Python half of `re` (parsing the pattern
+and generating its matcher code); the C half (`_sre.compile`, which checks
+the code and builds the pattern object) is quick. So the code generated for
+each stand-in is also kept in the on-disk cache (firstfault/cache.py), in
+one entry per Python build (`sys.version` and the matcher's magic number
+are in its key): a later process hands the kept code straight to
+`_sre.compile`, exactly as `re` does after generating it; a compiled
+pattern compares equal to another only when their code is the same, which
+tests/test_lazyre.py checks against `re.compile` for every stand-in. This
+uses `re`'s internals (`re._parser`, `re._compiler`, `_sre`): where they
+differ from what this module expects, or an entry does not load, patterns
+are compiled by `re.compile` and nothing is kept. Only patterns made while
+a module is being imported (at its top level, or by the functions its top
+level calls) are kept: a pattern built at run time from the input (a
+bundle's host names) is compiled by `re.compile`, so the entry does not
+change from run to run. The entry is written at exit when new code was
+generated, and holds at most MAX_KEPT patterns and MAX_KEPT_BYTES (past
+that, this process's patterns only).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib
+import marshal
+import re as _re
+import sys
+import threading
+from collections.abc import Mapping
+from functools import partial
+from re import (
+    ASCII,
+    DOTALL,
+    IGNORECASE,
+    LOCALE,
+    MULTILINE,
+    NOFLAG,
+    UNICODE,
+    VERBOSE,
+    A,
+    I,
+    L,
+    M,
+    Match,
+    Pattern,
+    RegexFlag,
+    S,
+    U,
+    X,
+    error,
+    escape,
+    findall,
+    finditer,
+    fullmatch,
+    match,
+    purge,
+    search,
+    split,
+    sub,
+    subn,
+)
+from typing import Any, AnyStr, cast
+from weakref import WeakSet
+
+__all__ = [
+    "ASCII", "DOTALL", "IGNORECASE", "LOCALE", "MULTILINE", "NOFLAG", "UNICODE", "VERBOSE", "A", "I", "L", "M",
+    "Match", "Pattern", "RegexFlag", "S", "U", "X", "compile", "created", "error", "escape", "findall", "finditer",
+    "fullmatch", "is_compiled", "match", "purge", "search", "split", "sub", "subn",
+]
+
+# The compiled pattern's methods, which a stand-in holds as its own attributes: before the first
+# use each is a trampoline that compiles; after it, the compiled pattern's bound method itself.
+# Instance attributes, not class attributes (nor a __getattr__), keep the attribute lookup of a
+# call as fast as on a compiled pattern.
+_METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split", "scanner")
+
+_created: WeakSet[_Lazy] = WeakSet()  # the stand-ins alive, for the test that compiles them all
+
+MAX_KEPT = 4096  # patterns in the on-disk entry
+MAX_KEPT_BYTES = 16 << 20
+
+# (pattern, flags) -> the arguments of _sre.compile after the pattern: (flags, code, groups - 1,
+# groupindex, indexgroup). `_kept` is what the on-disk entry held, `_made` what this process generated.
+_Parts = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
+_kept: dict[tuple[str | bytes, int], _Parts] | None = None
+_made: dict[tuple[str | bytes, int], _Parts] = {}
+_used: set[tuple[str | bytes, int]] = set()
+_lock = threading.Lock()
+
+try:  # re's internals (CPython 3.11+), typed Any: typeshed does not describe them
+    _sre: Any = importlib.import_module("_sre")
+    _re_parser: Any = importlib.import_module("re._parser")
+    _re_compiler: Any = importlib.import_module("re._compiler")
+except ImportError:  # pragma: no cover - another implementation: plain re.compile
+    _sre = None
+
+
+def _entry_name() -> str:
+    from firstfault import cache
+
+    return "re-" + cache.key(sys.version, str(_sre.MAGIC), str(_sre.CODESIZE), str(_sre.MAXGROUPS)) + ".marshal"
+
+
+def _load_kept() -> dict[tuple[str | bytes, int], _Parts]:
+    from firstfault import cache
+
+    kept: dict[tuple[str | bytes, int], _Parts] = {}
+    try:
+        data = cache.get(_entry_name())
+        loaded = marshal.loads(data) if data is not None else None
+    except Exception:  # an unreadable or foreign entry: compile, and write a new one at exit
+        loaded = None
+    if isinstance(loaded, dict):
+        kept = loaded
+    return kept
+
+
+def _generate(pattern: str | bytes, flags: int) -> _Parts:
+    """What re._compiler.compile hands to _sre.compile, as plain values (marshal takes no int subclass)."""
+    p = _re_parser.parse(pattern, flags)
+    code = [int(c) for c in _re_compiler._code(p, flags)]
+    groupindex = dict(p.state.groupdict)
+    indexgroup: list[str | None] = [None] * p.state.groups
+    for k, i in groupindex.items():
+        indexgroup[i] = k
+    return int(flags | p.state.flags), code, p.state.groups - 1, groupindex, tuple(indexgroup)
+
+
+def _compile_pattern(pattern: str | bytes, flags: int) -> Pattern[Any]:
+    """re.compile(pattern, flags), with the generated code from the on-disk entry when it is there."""
+    global _kept
+    if _sre is None:  # pragma: no cover
+        return _re.compile(pattern, flags)
+    key = (pattern, flags)
+    with _lock:
+        if _kept is None:
+            _kept = _load_kept()
+        parts = _kept.get(key) or _made.get(key)
+    if parts is not None:
+        try:
+            compiled: Pattern[Any] = _sre.compile(pattern, *parts)
+            _used.add(key)
+            return compiled
+        except Exception:  # not what this _sre takes: fall back to re
+            pass
+    try:
+        parts = _generate(pattern, flags)
+        compiled = _sre.compile(pattern, *parts)
+    except _re.error:
+        raise
+    except Exception:  # re's internals are not what this module expects: plain re, nothing kept
+        return _re.compile(pattern, flags)
+    with _lock:
+        if len(_made) < MAX_KEPT:  # a process building patterns per input keeps a bounded number
+            _made[key] = parts
+        _used.add(key)
+    return compiled
+
+
+@atexit.register
+def _write_kept() -> None:
+    """Writes the entry when this process generated code it did not hold (see the module docstring)."""
+    from firstfault import cache
+
+    with _lock:
+        if not _made:
+            return
+        kept = dict(_kept or {})
+        kept.update(_made)
+        used = {k: v for k, v in kept.items() if k in _used}
+        _made.clear()
+    for entry in (kept, used):  # all that is kept, else (too much) this process's only
+        try:
+            data = marshal.dumps(entry)
+        except ValueError:
+            return
+        if len(entry) <= MAX_KEPT and len(data) <= MAX_KEPT_BYTES:
+            cache.put(_entry_name(), data)
+            return
+
+
+class _Lazy:
+    """A pattern compiled on first use (see the module docstring)."""
+
+    def __init__(self, pattern: str | bytes, flags: int, keep: bool,
+                 home: dict[str, Any] | None = None) -> None:
+        self.pattern = pattern
+        self._flags = flags
+        self._keep = keep  # made by a module's import: its generated code is kept on disk
+        self._home = home  # that module's globals, whose names for it are rebound on first use
+        self._compiled: Pattern[Any] | None = None
+        for name in _METHODS:  # setattr, not __dict__: keeps the instance's compact attribute layout
+            setattr(self, name, partial(self._first_use, name))
+
+    def _first_use(self, name: str, /, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self._compile(), name)(*args, **kwargs)
+
+    def _compile(self) -> Pattern[Any]:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = _compile_pattern(self.pattern, self._flags) if self._keep else \
+                _re.compile(self.pattern, self._flags)
+            for name in _METHODS:
+                setattr(self, name, getattr(compiled, name))
+            self._compiled = compiled
+            home = self._home
+            if home is not None:
+                for key, value in list(home.items()):
+                    if value is self:
+                        home[key] = compiled
+        return compiled
+
+    @property
+    def flags(self) -> int:
+        return self._compile().flags
+
+    @property
+    def groups(self) -> int:
+        return self._compile().groups
+
+    @property
+    def groupindex(self) -> Mapping[str, int]:
+        return self._compile().groupindex
+
+    def __repr__(self) -> str:
+        return repr(self._compile())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Lazy, (self.pattern, self._flags, self._keep))
+
+    def __copy__(self) -> _Lazy:
+        return self  # as a compiled pattern: immutable, a copy is itself
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Lazy:
+        return self
+
+
+def compile(pattern: AnyStr, flags: int = 0) -> Pattern[AnyStr]:
+    """A pattern compiled the first time it is used; the same matches as `re.compile(pattern, flags)`.
+
+    A compiled pattern (or a stand-in) passed in is returned as it is, as `re.compile` does."""
+    if isinstance(pattern, (Pattern, _Lazy)):
+        return cast("Pattern[AnyStr]", pattern)
+    keep = _importing()
+    lazy = _Lazy(pattern, int(flags), keep, sys._getframe(1).f_globals if keep else None)
+    _created.add(lazy)
+    return cast("Pattern[AnyStr]", lazy)
+
+
+def _importing() -> bool:
+    """Whether a module is being imported up the stack (its top level is running)."""
+    f = sys._getframe(2)
+    while f is not None:
+        if f.f_code.co_name == "<module>":
+            spec = f.f_globals.get("__spec__")
+            if spec is not None and getattr(spec, "_initializing", False):
+                return True
+        f = f.f_back  # type: ignore[assignment]
+    return False
+
+
+def is_compiled(p: Pattern[Any]) -> bool:
+    """False for a stand-in not used yet; True once used, and for a real compiled pattern."""
+    return not isinstance(p, _Lazy) or p._compiled is not None
+
+
+def created() -> list[Pattern[Any]]:
+    """The stand-ins alive in this process, for tests."""
+    return cast("list[Pattern[Any]]", list(_created))

@@ -1,0 +1,142 @@
+"""What `firstfault analyze` loads at start-up (issue 11: a small bundle end to end is mostly start-up).
+
+Not timed (bench/headline.py's showcase section times it): these tests pin what the analyze path must
+not import, and that the shipped tables come back from the on-disk cache as parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from firstfault import cache, yamlio
+from firstfault.catalog import tables
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Run the real command line in a fresh interpreter and report which modules it loaded.
+PROBE = """
+import json, sys
+sys.argv = ['firstfault', *sys.argv[1:]]
+from firstfault.cli import main
+try:
+    main()
+finally:
+    sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)) + '\\n')
+"""
+
+# Libraries of the Service, the store, the Blueprint's connectors and the dashboard; none is needed to
+# analyse a bundle directory. rich is the text view's: `--format json` prints without it.
+NOT_ON_THE_ANALYZE_PATH = ("sqlalchemy", "alembic", "fastapi", "starlette", "uvicorn", "httpx", "tenacity", "jinja2",
+                           "kubernetes", "psycopg", "prometheus_client", "pydantic_settings", "rich")
+# firstfault's own modules for other commands (the Service's request types, the store, the sinks).
+OURS_NOT_ON_THE_ANALYZE_PATH = ("firstfault.collect.wire", "firstfault.store.db", "firstfault.store.repo",
+                                "firstfault.service.app", "firstfault.sinks", "firstfault.replay",
+                                "firstfault.client", "firstfault.protocol")
+
+
+def _analyze_modules(*args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    r = subprocess.run([sys.executable, "-c", PROBE, "analyze", *args], capture_output=True, text=True, cwd=ROOT)
+    line = [ln for ln in r.stderr.splitlines() if ln.startswith("MODULES ")][-1]
+    return r, set(json.loads(line[len("MODULES "):]))
+
+
+def test_analyze_json_loads_no_server_store_or_text_view_library() -> None:
+    r, mods = _analyze_modules(str(ROOT / "examples" / "nvlink-xid149"), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    # The verdict is the showcase's (decided by its fault: Xid 149 on node-02, README).
+    v = json.loads(r.stdout)
+    assert v["root_cause"]["category"] == "gpu.nvlink.signal_integrity" and v["affected_nodes"] == ["node-02"]
+    loaded = {m.split(".")[0] for m in mods}
+    assert [lib for lib in NOT_ON_THE_ANALYZE_PATH if lib in loaded] == []
+    assert [m for m in OURS_NOT_ON_THE_ANALYZE_PATH if any(x == m or x.startswith(m + ".") for x in mods)] == []
+    # The check above can fail: the text view does load rich.
+    r_text, mods_text = _analyze_modules(str(ROOT / "examples" / "nvlink-xid149"))
+    assert r_text.returncode == 0 and "rich" in {m.split(".")[0] for m in mods_text}
+
+
+def test_help_still_lists_every_command() -> None:
+    r = subprocess.run([sys.executable, "-m", "firstfault", "--help"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    for command in ("analyze", "show", "rules", "serve", "run", "watch", "fleet", "demo", "store"):
+        assert command in r.stdout, command
+
+
+@pytest.fixture()
+def cdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / "cache"
+    monkeypatch.setenv("FIRSTFAULT_CACHE_DIR", str(d))
+    monkeypatch.delenv("FIRSTFAULT_CACHE", raising=False)
+    tables._document.cache_clear()
+    yield d
+    tables._document.cache_clear()
+
+
+def _shipped(name: str) -> object:
+    return yamlio.load((ROOT / "src" / "firstfault" / "catalog" / name).read_text(encoding="utf-8"))
+
+
+def test_a_table_file_is_parsed_once_then_read_back_from_the_cache(cdir: Path) -> None:
+    first = tables._document("platform.yaml")
+    assert first == _shipped("platform.yaml")
+    (entry,) = cdir.glob("table-*.marshal")
+    tables._document.cache_clear()
+    again = tables._document("platform.yaml")
+    assert again == first and again is not first  # read back from the entry, not this process's copy
+    assert sorted(cdir.glob("table-*.marshal")) == [entry]
+
+
+def test_a_corrupt_table_entry_is_parsed_again(cdir: Path) -> None:
+    tables._document("sxid.yaml")
+    (entry,) = cdir.glob("table-*.marshal")
+    entry.write_bytes(b"\xff not marshal")
+    tables._document.cache_clear()
+    assert tables._document("sxid.yaml") == _shipped("sxid.yaml")
+    assert entry.read_bytes() != b"\xff not marshal"  # rewritten
+
+
+def test_tables_from_the_cache_are_the_tables_from_the_yaml(cdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fns = (tables.xid_table, tables.sxid_table, tables.cuda_table, tables.nccl_result_table, tables.nvml_table,
+           tables.ib_wc_status_table, tables.ipmi_bus_events, tables.nccl_transports, tables.driver_libraries)
+
+    def build() -> list[object]:
+        tables._document.cache_clear()
+        for f in fns:
+            f.cache_clear()
+        return [f() for f in fns]
+
+    try:
+        monkeypatch.setenv("FIRSTFAULT_CACHE", "off")
+        plain = build()
+        assert not cdir.exists()
+        monkeypatch.delenv("FIRSTFAULT_CACHE")
+        build()  # writes the entries: each file's document, each validated table
+        assert cache.cache_dir() == cdir and len(list(cdir.glob("table-*.marshal"))) == 4
+        assert len(list(cdir.glob("tables-*.pickle"))) == 8
+        assert build() == plain  # read back from them
+        for entry in cdir.glob("tables-*.pickle"):  # a corrupt entry: the table is built again
+            entry.write_bytes(b"not a pickle")
+        assert build() == plain
+        assert all(e.read_bytes() != b"not a pickle" for e in cdir.glob("tables-*.pickle"))
+    finally:
+        for f in fns:
+            f.cache_clear()
+
+
+def test_a_start_up_with_the_cache_validates_no_table_row(tmp_path: Path) -> None:
+    # The rows come back from the cache: their models' validators are never built (defer_build).
+    code = ("import sys; from firstfault.collect.scan import all_line_extractors; all_line_extractors(); "
+            "from firstfault.catalog import tables as t; "
+            "print(t.xid_table()[79].xid_class, t.XidInfo.__pydantic_complete__, "
+            "t.IbWcStatusInfo.__pydantic_complete__)")
+    env = {**os.environ, "FIRSTFAULT_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("FIRSTFAULT_CACHE", None)
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT,
+                           env=env).stdout.split() for _ in range(2)]
+    assert runs[0] == ["fallen_off_bus", "True", "True"]  # the first run validated them (and filled the cache)
+    assert runs[1] == ["fallen_off_bus", "False", "False"]
