@@ -378,8 +378,13 @@ class Extraction:
     """
 
     def __init__(self, extractors: Iterable[LineExtractor], hosts: Iterable[str] = ()) -> None:
-        from firstfault.extract.prefix import PrefixLayer
+        from firstfault.extract.memo import enabled
+        from firstfault.extract.prefix import PrefixLayer, note_settled
         from firstfault.extract.unrecognized import Unrecognized
+
+        # The fast paths (extract/memo.py) are chosen once per extraction.
+        self._fast = enabled()
+        self._note_settled = note_settled
 
         self._by_source: dict[str, _Dispatch] = {}
         exs = list(extractors)
@@ -418,7 +423,14 @@ class Extraction:
         if dispatch is None:
             return [], None
         text = c.text
-        p = self._prefix.split(text)
+        if self._fast:
+            # Split once: the extractors split the body again (so that one fed directly reads the same);
+            # a settled body answers that for one identity test (extract/prefix.py).
+            p, settled = self._prefix.split_settled(text)
+            if settled:
+                self._note_settled(p.body)
+        else:
+            p = self._prefix.split(text)
         rank = p.rank if p.rank is not None else c.rank
         ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=rank, time=c.time,
                           state=self._states.setdefault((c.file, c.rank, *p.stream), {}), host=p.host)

@@ -22,6 +22,7 @@ from typing import Final
 from firstfault.catalog.tables import ib_wc_status_table, nccl_transports
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import cuda_error_of, errno_of, nccl_result_of
+from firstfault.extract.memo import Memo, enabled
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import PEER_FAILURE_PATTERNS
 from firstfault.model import FieldValue
@@ -174,12 +175,30 @@ HANG_LITERALS: Final[tuple[str, ...]] = (
 )
 
 
+# classify_nccl is a pure function of the body (its tables are fixed once loaded): its memo key is the body.
+# A WARN that one process prints ten thousand times (`NET/Socket : Call to connect returned Connection
+# refused, retrying`) is classified once per distinct host:pid:tid [dev] header.
+_CLASSIFIED: Memo[str, dict[str, dict[str, FieldValue]]] = Memo("nccl.classify")
+
+
 def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
     """The nccl.* error kinds one line holds (timeouts excluded), kind -> fields.
 
     Stateless: the Python-exception extractor calls it to know which lines the
-    NCCL extractors already own, so a line never counts twice.
+    NCCL extractors already own, so a line never counts twice. The answer is
+    the caller's own (a copy of the memo's).
     """
+    return {k: dict(v) for k, v in _classified(body).items()}
+
+
+def _classified(body: str) -> dict[str, dict[str, FieldValue]]:
+    """classify_nccl's answer as the memo holds it: read it, never change it."""
+    if not enabled():
+        return _classify_nccl(body)
+    return _CLASSIFIED.get(body, lambda: _classify_nccl(body))
+
+
+def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
     if not any(lit in body for lit in NCCL_ERROR_LITERALS):
         return {}
     if "terminate called after throwing" in body and "what()" not in body:
@@ -292,7 +311,7 @@ def nccl_owns(body: str) -> bool:
     return (
         any(lit in body for lit in C10D_LITERALS)
         or any(lit in body for lit in HANG_LITERALS)
-        or bool(classify_nccl(body))
+        or bool(_classified(body))
     )
 
 
@@ -396,7 +415,7 @@ class C10dTimeoutExtractor:
             # also before raising a plain NCCL error: only a timeout whose
             # watchdog line is missing counts here, and a line that carries
             # the NCCL error itself belongs to the error extractor.
-            if classify_nccl(body):
+            if _classified(body):
                 return
             last = _last_mark(ctx, who)
             if last is not None and ctx.lineno - last <= _FOLLOWUP_LINES:
@@ -501,7 +520,7 @@ class NcclErrorExtractor:
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
-        found = classify_nccl(body)
+        found = _classified(body)  # read only: each draft copies its fields
         if not found:
             return
         head, warn = _nccl_head(body)

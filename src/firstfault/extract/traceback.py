@@ -214,6 +214,7 @@ EXEC_LITERALS: Final = ("execve(", "command not found", "can't open file", ": No
                          ": Permission denied", ": Exec format error")
 _EXEC_WHY: Final = {"No such file or directory": "FileNotFoundError", "command not found": "FileNotFoundError",
                     "Permission denied": "PermissionError", "Exec format error": "OSError"}
+EXEC_WHY_TEXTS: Final = tuple(_EXEC_WHY)  # the reasons _EXEC_FAILED compares (extract/app.py's memo checks them)
 _EXEC_FAILED = re.compile(
     r"(?:\bexecve\(\):\s*(?P<p1>\S+?)"
     r"|: line \d+: (?P<p2>[^:\s]+)"
