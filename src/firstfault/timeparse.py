@@ -7,6 +7,7 @@ anchored so a miss is cheap.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
@@ -35,6 +36,15 @@ _UPTIME = re.compile(r"\[\s*(\d{1,10}\.\d{3,9})\]")
 
 
 _UNSEEN: datetime | None = datetime.min  # a cache miss (None is a cached "no such minute")
+_SECONDS_MAX = 65536
+
+# The hot path's switch (extract/memo.py owns it and sets this one too): FIRSTFAULT_FASTPATH=0 parses every
+# stamp by the general path below.
+_fast: list[bool] = [os.environ.get("FIRSTFAULT_FASTPATH", "1").strip().lower() not in ("0", "false", "no", "off")]
+
+
+def set_fast(on: bool) -> None:
+    _fast[0] = on
 
 
 @dataclass(slots=True, frozen=True)
@@ -59,6 +69,9 @@ class TimeParser:
         self.ref = ref
         self.window_end = window_end or ref
         self._minutes: dict[tuple[int, int, int, int, int], datetime | None] = {}
+        # A file's lines share their stamp's form and most of its digits: the zone-less ISO stamp to the
+        # second (its first 19 characters, fixed width) is read once, then each line adds its fraction.
+        self._seconds: dict[str, datetime | None] = {}
 
     def _local(self, y: int, mo: int, d: int, h: int, mi: int, s: int, us: int) -> datetime | None:
         # A log's lines fall in few minutes: the zone is applied once per minute, and a line adds its
@@ -152,9 +165,28 @@ class TimeParser:
         return Stamp(wall, up)
 
     def _iso(self, m: re.Match[str]) -> datetime | None:
+        zone = m.group(8)
+        if zone is None and _fast[0]:
+            start = m.start()
+            key = m.string[start : start + 19]
+            base = self._seconds.get(key, _UNSEEN)
+            if base is _UNSEEN:
+                y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
+                # _local's quick path (a minute of one offset, s < 60) is exact integer arithmetic, so
+                # (minute + s) + us is its minute + (s, us); any other second takes the general path.
+                minute = self._minutes.get((y, mo, d, h, mi), _UNSEEN)
+                if minute is _UNSEEN:
+                    self._local(y, mo, d, h, mi, s, 0)  # fills the minute cache
+                    minute = self._minutes.get((y, mo, d, h, mi), _UNSEEN)
+                base = minute + timedelta(seconds=s) if minute is not None and minute is not _UNSEEN and s < 60 \
+                    else None
+                if len(self._seconds) < _SECONDS_MAX:
+                    self._seconds[key] = base
+            if base is not None:
+                us = _frac(m.group(7))
+                return base + timedelta(microseconds=us) if us else base
         y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
         us = _frac(m.group(7))
-        zone = m.group(8)
         if zone is None:
             return self._local(y, mo, d, h, mi, s, us)
         try:

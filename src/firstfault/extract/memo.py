@@ -44,7 +44,10 @@ def enabled() -> bool:
 
 
 def set_enabled(on: bool) -> None:
+    from firstfault import timeparse
+
     _enabled[0] = on
+    timeparse.set_fast(on)
     for m in _ALL:
         m.clear()
 
