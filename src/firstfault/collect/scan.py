@@ -432,8 +432,12 @@ class Extraction:
         else:
             p = self._prefix.split(text)
         rank = p.rank if p.rank is not None else c.rank
+        skey = (c.file, c.rank, *p.stream)
+        state = self._states.get(skey)
+        if state is None:
+            state = self._states[skey] = {}
         ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=rank, time=c.time,
-                          state=self._states.setdefault((c.file, c.rank, *p.stream), {}), host=p.host)
+                          state=state, host=p.host)
         out: list[Draft] = []
         ids = c.hits if c.hits is not None and c.hits_key is not None and self._same_words(c.hits_key, dispatch) \
             else dispatch.matcher.ids_in(text.encode("utf-8", "replace"))
@@ -566,7 +570,10 @@ class LineScanner:
                 line_no += count(buf, pos, s)
                 pos = s
                 e = buf.find(b"\n", s)
-                raw, prank = strip(buf[s:e])
+                if srun_prefix:
+                    raw, prank = strip(buf[s:e])
+                else:
+                    raw, prank = buf[s:e], None
                 # The chunk scan's literal hits stand for the line as decoded when the line is the
                 # raw bytes, valid UTF-8; otherwise the extraction looks again.
                 hits = tuple(hit_ids[k]) if hit_ids is not None and prank is None else None
@@ -577,7 +584,9 @@ class LineScanner:
                     text = raw.decode("utf-8", errors="replace")
                     hits = None
                 stats.candidates += 1
-                t = wall_of(tp.parse(text))
+                st = tp.parse(text)
+                # wall_of's own answer for a wall-clock stamp without uptime, without its call.
+                t = st.wall if st is not None and st.uptime is None else wall_of(st)
                 if t is None:
                     t = wall_of(self._walk_back(buf, s, tp, srun_prefix, stop=prev_start))
                     if t is None:

@@ -500,6 +500,24 @@ _SHM = re.compile(r"(?:posix_fallocate failed|failed to extend /dev/shm|Error wh
 _REPORT_LINES: Final = 60
 
 
+# The header and WARN message of a line, and whether a WARN reports /dev/shm: pure functions of their text,
+# remembered by it (a match object is read only).
+_HEADS: Memo[str, tuple[re.Match[str] | None, str | None]] = Memo("nccl.head")
+_SHMS: Memo[str, bool] = Memo("nccl.shm")
+
+
+def _nccl_head_of(body: str) -> tuple[re.Match[str] | None, str | None]:
+    if not enabled():
+        return _nccl_head(body)
+    return _HEADS.get(body, lambda: _nccl_head(body))
+
+
+def _shm_in(warn: str) -> bool:
+    if not enabled():
+        return _SHM.search(warn) is not None
+    return _SHMS.get(warn, lambda: _SHM.search(warn) is not None)
+
+
 class NcclErrorExtractor:
     """NCCL WARN lines and PyTorch's NCCL error reports."""
 
@@ -523,8 +541,8 @@ class NcclErrorExtractor:
         found = _classified(body)  # read only: each draft copies its fields
         if not found:
             return
-        head, warn = _nccl_head(body)
-        if warn is not None and _SHM.search(warn):
+        head, warn = _nccl_head_of(body)
+        if warn is not None and _shm_in(warn):
             # NCCL could not size its shared-memory segment: the container's /dev/shm is too
             # small for the job, a configuration of the workload, not a communication failure.
             shm_seen = recent(ctx.state, "ff.nccl.shm")
