@@ -159,3 +159,42 @@ def test_split_prefixes_answers_a_noted_body_as_a_fresh_split_would() -> None:
         assert ctx is not None and ctx.rank == 2
         body = "node-001:1:2 [0] NCCL WARN Call to connect returned Connection refused"
         assert split_prefixes(body) == PrefixLayer().split(body) == Prefixed(body)
+
+
+_ZONES = st.sampled_from(["UTC", "America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "Asia/Kolkata"])
+_MON = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+@st.composite
+def _stamped(draw: st.DrawFn) -> str:
+    y, mo, d = draw(st.integers(2025, 2027)), draw(st.integers(1, 12)), draw(st.integers(1, 31))
+    h, mi, s = draw(st.integers(0, 23)), draw(st.integers(0, 59)), draw(st.integers(0, 60))
+    frac = draw(st.sampled_from(["", ".5", ",123", ".123456", ".123456789"]))
+    if draw(st.booleans()):
+        zone = draw(st.sampled_from(["", "", "Z", "+02:00", " UTC", "-0530"]))
+        sep = draw(st.sampled_from("T "))
+        return f"{y:04d}-{mo:02d}-{d:02d}{sep}{h:02d}:{mi:02d}:{s:02d}{frac}{zone} app: x"
+    return f"{_MON[mo - 1]} {d:2d} {h:02d}:{mi:02d}:{s:02d}{frac} node-1 kernel: [ 12.5] x"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ZONES, st.sampled_from([(2026, 1, 1), (2026, 11, 2), (2027, 1, 3)]), st.lists(_stamped(), min_size=1,
+                                                                                       max_size=12))
+def test_stamps_read_to_the_second_once_are_the_stamps_the_general_path_reads(
+        zone: str, day: tuple[int, int, int], lines: list[str]) -> None:
+    from zoneinfo import ZoneInfo
+
+    from firstfault import timeparse
+
+    start = datetime(*day, tzinfo=UTC)
+    end = start.replace(hour=23)
+    tz = ZoneInfo(zone)
+    try:
+        timeparse.set_fast(False)
+        slow = [timeparse.TimeParser(tz, start, end).parse(x) for x in lines]
+        timeparse.set_fast(True)
+        tp = timeparse.TimeParser(tz, start, end)
+        fast = [tp.parse(x) for x in lines + lines]  # the second round answers from the caches
+    finally:
+        timeparse.set_fast(memo.enabled())
+    assert fast == slow + slow

@@ -72,6 +72,7 @@ class TimeParser:
         # A file's lines share their stamp's form and most of its digits: the zone-less ISO stamp to the
         # second (its first 19 characters, fixed width) is read once, then each line adds its fraction.
         self._seconds: dict[str, datetime | None] = {}
+        self._bsd_seconds: dict[str, tuple[datetime | None, int, int, int, int, int]] = {}
 
     def _local(self, y: int, mo: int, d: int, h: int, mi: int, s: int, us: int) -> datetime | None:
         # A log's lines fall in few minutes: the zone is applied once per minute, and a line adds its
@@ -144,7 +145,9 @@ class TimeParser:
                 wall = self._glog(m)
             else:
                 m = _BSD.match(text)
-                if m:
+                if m and _fast[0]:
+                    wall = self._bsd(m)
+                elif m:
                     mo = _MONTHS.get(m.group(1))
                     if mo:
                         wall = self._yearless(
@@ -163,6 +166,33 @@ class TimeParser:
         if wall is None and up is None:
             return None
         return Stamp(wall, up)
+
+    def _bsd(self, m: re.Match[str]) -> datetime | None:
+        """A syslog stamp (`Nov  2 10:00:08[.123456]`) as the general path reads it, the stamp to the second
+        read once: its text to the seconds is the key, the fraction is added (as in `_iso`)."""
+        key = m.string[m.start() : m.end(5)]
+        got = self._bsd_seconds.get(key)
+        if got is None:
+            mo = _MONTHS.get(m.group(1))
+            if not mo:
+                return None
+            d, h, mi, s = int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5))
+            self._local(self.year, mo, d, h, mi, 0, 0)  # fills the minute cache
+            minute = self._minutes.get((self.year, mo, d, h, mi), _UNSEEN)
+            base = minute + timedelta(seconds=s) if minute is not None and minute is not _UNSEEN and s < 60 \
+                else None
+            got = (base, mo, d, h, mi, s)
+            if len(self._bsd_seconds) < _SECONDS_MAX:
+                self._bsd_seconds[key] = got
+        base, mo, d, h, mi, s = got
+        us = _frac(m.group(6))
+        if base is None:
+            return self._yearless(mo, d, h, mi, s, us)
+        t: datetime | None = base + timedelta(microseconds=us) if us else base
+        # _yearless: a window that crosses New Year puts December lines in the year before.
+        if t is not None and t - self.window_end > timedelta(days=180):
+            t = self._local(self.year - 1, mo, d, h, mi, s, us)
+        return t
 
     def _iso(self, m: re.Match[str]) -> datetime | None:
         zone = m.group(8)
