@@ -51,22 +51,26 @@ def test_wild_and_lab_verdicts_are_the_same_bytes_with_the_fast_paths_on_and_off
 
 
 def test_memo_is_bounded_and_forgets_its_oldest_first() -> None:
-    m: memo.Memo[int, int] = memo.Memo("test.bounded", size=3)
-    calls: list[int] = []
+    m: memo.Memo[int] = memo.Memo("test.bounded", size=3)
+    calls: list[str] = []
 
-    def compute(k: int) -> int:
+    def compute(k: str) -> int:
         calls.append(k)
-        return k * 10
+        return len(k)
 
-    for k in (1, 2, 3, 1, 4):
-        assert m.get(k, lambda k=k: compute(k)) == k * 10  # type: ignore[misc]
+    for k in ("a", "bb", "ccc", "a", "dddd"):
+        assert m.get(k, lambda k=k: compute(k)) == len(k)  # type: ignore[misc]
     assert len(m) == 3
-    assert calls == [1, 2, 3, 4]  # the second 1 was a hit
+    assert calls == ["a", "bb", "ccc", "dddd"]  # the second "a" was a hit
     assert (m.hits, m.misses) == (1, 4)
-    assert m.find(1) is None  # the oldest went when 4 came
-    assert m.find(4) == 40
-    m.put(5, 50)
-    assert len(m) == 3 and m.find(2) is None
+    assert m.find("a") is None  # the oldest went when "dddd" came
+    assert m.find("dddd") == 4
+    m.put("e", 1)
+    assert len(m) == 3 and m.find("bb") is None
+    long = "x" * (memo.MAX_KEY + 1)  # answered, never kept
+    assert m.get(long, lambda: compute(long)) == memo.MAX_KEY + 1
+    m.put(long, 0)
+    assert m.find(long) is None and len(m) == 3
     with pytest.raises(ValueError, match=r"test\.bad"):
         memo.Memo("test.bad", size=0)
 

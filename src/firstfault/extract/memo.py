@@ -13,8 +13,9 @@ line that stands alone. Each such step says what its memo key is:
   does not depend on which digits a line holds (the step's module says why,
   next to its key function).
 
-Memory is bounded: each memo holds at most `size` entries and forgets its
-oldest first. Counts stay exact because only answers are remembered; every
+Memory is bounded: each memo holds at most `size` entries, forgets its
+oldest first, and never keeps a key longer than `MAX_KEY` characters (such a
+line is answered afresh each time). Counts stay exact because only answers are remembered; every
 line still runs its extractors' stateful part and becomes its own events.
 
 `FIRSTFAULT_FASTPATH=0` in the environment (or `set_enabled(False)`, the
@@ -25,14 +26,14 @@ here off: the verdicts must be byte-identical either way.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Final, Generic, TypeVar
 
-K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
 DEFAULT_SIZE: Final = 4096
+MAX_KEY: Final = 1000  # characters: 4096 keys of at most this, a few MB a memo at worst
 _ZERO: Final = bytes.maketrans(b"123456789", b"000000000")
 
 _enabled: list[bool] = [os.environ.get("FIRSTFAULT_FASTPATH", "1").strip().lower() not in ("0", "false", "no", "off")]
@@ -71,11 +72,11 @@ def digits_zeroed(text: str) -> str:
     return text.encode("utf-8", "surrogatepass").translate(_ZERO).decode("utf-8", "surrogatepass")
 
 
-_ALL: list[Memo[object, object]] = []
+_ALL: list[Memo[object]] = []
 
 
-class Memo(Generic[K, V]):
-    """A bounded map from a key to a pure step's answer; the oldest entry goes first when full."""
+class Memo(Generic[V]):
+    """A bounded map from a text to a pure step's answer; the oldest entry goes first when full."""
 
     __slots__ = ("_d", "hits", "misses", "name", "size")
 
@@ -84,7 +85,7 @@ class Memo(Generic[K, V]):
             raise ValueError(f"memo {name}: size must be at least 1, not {size}")
         self.name = name
         self.size = size
-        self._d: dict[K, V] = {}
+        self._d: dict[str, V] = {}
         self.hits = 0
         self.misses = 0
         _ALL.append(self)  # type: ignore[arg-type]
@@ -96,7 +97,7 @@ class Memo(Generic[K, V]):
         self._d.clear()
         self.hits = self.misses = 0
 
-    def find(self, key: K) -> V | None:
+    def find(self, key: str) -> V | None:
         """The answer remembered for `key`, or None (for memos whose answers are never None)."""
         v = self._d.get(key)
         if v is None:
@@ -105,13 +106,15 @@ class Memo(Generic[K, V]):
             self.hits += 1
         return v
 
-    def put(self, key: K, value: V) -> None:
+    def put(self, key: str, value: V) -> None:
+        if len(key) > MAX_KEY:
+            return
         d = self._d
         if key not in d and len(d) >= self.size:
             del d[next(iter(d))]  # insertion order: the oldest
         d[key] = value
 
-    def get(self, key: K, compute: Callable[[], V]) -> V:
+    def get(self, key: str, compute: Callable[[], V]) -> V:
         """The answer for `key`, computed by `compute()` the first time (and after it was forgotten)."""
         d = self._d
         try:
@@ -123,6 +126,8 @@ class Memo(Generic[K, V]):
             return v
         self.misses += 1
         v = compute()
+        if len(key) > MAX_KEY:
+            return v
         if len(d) >= self.size:
             del d[next(iter(d))]  # insertion order: the oldest
         d[key] = v

@@ -178,7 +178,7 @@ HANG_LITERALS: Final[tuple[str, ...]] = (
 # classify_nccl is a pure function of the body (its tables are fixed once loaded): its memo key is the body.
 # A WARN that one process prints ten thousand times (`NET/Socket : Call to connect returned Connection
 # refused, retrying`) is classified once per distinct host:pid:tid [dev] header.
-_CLASSIFIED: Memo[str, dict[str, dict[str, FieldValue]]] = Memo("nccl.classify")
+_CLASSIFIED: Memo[dict[str, dict[str, FieldValue]]] = Memo("nccl.classify")
 
 
 def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
@@ -502,8 +502,8 @@ _REPORT_LINES: Final = 60
 
 # The header and WARN message of a line, and whether a WARN reports /dev/shm: pure functions of their text,
 # remembered by it (a match object is read only).
-_HEADS: Memo[str, tuple[re.Match[str] | None, str | None]] = Memo("nccl.head")
-_SHMS: Memo[str, bool] = Memo("nccl.shm")
+_HEADS: Memo[tuple[re.Match[str] | None, str | None]] = Memo("nccl.head")
+_SHMS: Memo[bool] = Memo("nccl.shm")
 
 
 def _nccl_head_of(body: str) -> tuple[re.Match[str] | None, str | None]:
