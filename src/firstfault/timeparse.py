@@ -108,7 +108,7 @@ class TimeParser:
 
     def parse(self, line: str) -> Stamp | None:
         text = line.lstrip()
-        m0 = _PREFIX.match(text)
+        m0 = _PREFIX.match(text) if text[:1] == "[" else None  # the pattern starts with `[`
         if m0:
             text = text[m0.end() :]
         wall: datetime | None = None

@@ -411,7 +411,10 @@ class Extraction:
 
     def events(self, c: Candidate) -> list[Event]:
         drafts, ctx = self.drafts(c)
-        return [draft_to_event(d, ctx, c.text[:TEXT_CLIP]) for d in drafts] if ctx is not None else []
+        if not drafts or ctx is None:
+            return []
+        text = c.text[:TEXT_CLIP]
+        return [draft_to_event(d, ctx, text) for d in drafts]
 
     def drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
         """What the extractors found on one line, and the context they saw, before it becomes events.
@@ -439,7 +442,9 @@ class Extraction:
         ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=rank, time=c.time,
                           state=state, host=p.host)
         out: list[Draft] = []
-        ids = c.hits if c.hits is not None and c.hits_key is not None and self._same_words(c.hits_key, dispatch) \
+        hk = c.hits_key
+        ids = c.hits if c.hits is not None and hk is not None and (hk is dispatch.matcher.key
+                                                                   or self._same_words(hk, dispatch)) \
             else dispatch.matcher.ids_in(text.encode("utf-8", "replace"))
         if isinstance(ids, tuple):  # the scanner's hits: a few literal sets recur line after line
             hit = self._hits.get((c.source, ids))
