@@ -184,7 +184,7 @@ def _stamped(draw: st.DrawFn) -> str:
 @settings(max_examples=300, deadline=None)
 @given(_ZONES, st.sampled_from([(2026, 1, 1), (2026, 11, 2), (2027, 1, 3)]), st.lists(_stamped(), min_size=1,
                                                                                        max_size=12))
-def test_stamps_read_to_the_second_once_are_the_stamps_the_general_path_reads(
+def test_stamps_read_by_their_minute_once_are_the_stamps_the_general_path_reads(
         zone: str, day: tuple[int, int, int], lines: list[str]) -> None:
     from zoneinfo import ZoneInfo
 
