@@ -33,7 +33,7 @@ from firstfault.extract.codes import (
     storage_strerror_texts,
     strsignal_alternation,
 )
-from firstfault.extract.memo import Memo, digits_zeroed, enabled
+from firstfault.extract.memo import ON, Memo, digits_zeroed
 from firstfault.extract.nccl import NCCL_ERROR_LITERALS, NCCL_MARK, clip, nccl_owns, recent, split_rank_prefix
 from firstfault.model import FieldValue
 
@@ -270,9 +270,9 @@ def _zeroed_safe() -> bool:
 
 def _alone(body: str) -> list[Draft]:
     """The drafts of a line that no traceback or abort around it explains (fresh objects: callers set ranks)."""
-    if not enabled():
+    if not ON[0]:
         return _alone_uncached(body)
-    if _zeroed_safe():
+    if _zeroed_ok[0] if _zeroed_ok else _zeroed_safe():
         # No word of _DIGIT_WORDS holds a digit, so a body holds one exactly when its zeroed form does:
         # a known-quiet key came from a body without them, and this body has none either.
         key = digits_zeroed(body)

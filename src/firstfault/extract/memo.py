@@ -36,12 +36,14 @@ DEFAULT_SIZE: Final = 4096
 MAX_KEY: Final = 1000  # characters: 4096 keys of at most this, a few MB a memo at worst
 _ZERO: Final = bytes.maketrans(b"123456789", b"000000000")
 
-_enabled: list[bool] = [os.environ.get("FIRSTFAULT_FASTPATH", "1").strip().lower() not in ("0", "false", "no", "off")]
+# The switch itself, one element: hot code reads ON[0] (a call per line costs more than the lookup).
+ON: Final[list[bool]] = [os.environ.get("FIRSTFAULT_FASTPATH", "1").strip().lower() not in ("0", "false", "no", "off")]
+_enabled = ON
 
 
 def enabled() -> bool:
     """Are the fast paths (memos, routing shortcuts) on?"""
-    return _enabled[0]
+    return ON[0]
 
 
 def set_enabled(on: bool) -> None:

@@ -20,9 +20,10 @@ from collections.abc import Iterator, Mapping
 from typing import Final
 
 from firstfault.catalog.tables import ib_wc_status_table, nccl_transports
+from firstfault.extract import prefix as _prefix
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import cuda_error_of, errno_of, nccl_result_of
-from firstfault.extract.memo import Memo, enabled
+from firstfault.extract.memo import ON, Memo
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import PEER_FAILURE_PATTERNS
 from firstfault.model import FieldValue
@@ -39,6 +40,9 @@ def split_rank_prefix(line: str) -> tuple[int | None, str]:
     The scanner strips the layers before extractors run; extractors call this
     too so that a line fed to them directly reads the same.
     """
+    last = _prefix.LAST_SETTLED  # a body the scanner proved settled: no layer (extract/prefix.py), without a call
+    if line is last[0]:
+        return None, line
     p = split_prefixes(line)
     return p.rank, p.body
 
@@ -193,7 +197,7 @@ def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
 
 def _classified(body: str) -> dict[str, dict[str, FieldValue]]:
     """classify_nccl's answer as the memo holds it: read it, never change it."""
-    if not enabled():
+    if not ON[0]:
         return _classify_nccl(body)
     return _CLASSIFIED.get(body, lambda: _classify_nccl(body))
 
@@ -502,18 +506,28 @@ _REPORT_LINES: Final = 60
 
 # The header and WARN message of a line, and whether a WARN reports /dev/shm: pure functions of their text,
 # remembered by it (a match object is read only).
-_HEADS: Memo[tuple[re.Match[str] | None, str | None]] = Memo("nccl.head")
+_ErrorRead = tuple[dict[str, dict[str, FieldValue]], re.Match[str] | None, str | None]
+_READS: Memo[_ErrorRead] = Memo("nccl.read")
 _SHMS: Memo[bool] = Memo("nccl.shm")
 
 
-def _nccl_head_of(body: str) -> tuple[re.Match[str] | None, str | None]:
-    if not enabled():
-        return _nccl_head(body)
-    return _HEADS.get(body, lambda: _nccl_head(body))
+def _read_error_uncached(body: str) -> _ErrorRead:
+    found = _classify_nccl(body)
+    if not found:
+        return found, None, None
+    head, warn = _nccl_head(body)
+    return found, head, warn
+
+
+def _read_error(body: str) -> _ErrorRead:
+    """classify_nccl's answer and, for a line it classifies, the NCCL header and WARN message."""
+    if not ON[0]:
+        return _read_error_uncached(body)
+    return _READS.get(body, lambda: _read_error_uncached(body))
 
 
 def _shm_in(warn: str) -> bool:
-    if not enabled():
+    if not ON[0]:
         return _SHM.search(warn) is not None
     return _SHMS.get(warn, lambda: _SHM.search(warn) is not None)
 
@@ -538,10 +552,9 @@ class NcclErrorExtractor:
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
-        found = _classified(body)  # read only: each draft copies its fields
+        found, head, warn = _read_error(body)  # read only: each draft copies its fields
         if not found:
             return
-        head, warn = _nccl_head_of(body)
         if warn is not None and _shm_in(warn):
             # NCCL could not size its shared-memory segment: the container's /dev/shm is too
             # small for the job, a configuration of the workload, not a communication failure.

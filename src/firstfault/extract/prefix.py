@@ -228,18 +228,18 @@ _DEFAULT = PrefixLayer()
 # The last body the scanner's extraction proved settled (PrefixLayer.split_settled), with its answer: the
 # extractors it hands that very string to ask again, and get it back for one identity test. One tuple, so
 # threads never see a half-updated pair; a stale one only misses.
-_settled: tuple[str, Prefixed] = ("", Prefixed(""))
+LAST_SETTLED: tuple[str, Prefixed] = ("", Prefixed(""))
 
 
 def note_settled(body: str) -> None:
     """Tell split_prefixes that `body` is settled (the caller proved it with split_settled)."""
-    global _settled
-    _settled = (body, Prefixed(body))
+    global LAST_SETTLED
+    LAST_SETTLED = (body, Prefixed(body))
 
 
 def split_prefixes(line: str) -> Prefixed:
     """The layers of a line when the allocation is not known (tests, tools)."""
-    last = _settled
+    last = LAST_SETTLED
     if line is last[0]:
         return last[1]
     return _DEFAULT.split(line)
