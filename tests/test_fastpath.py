@@ -75,6 +75,35 @@ def test_memo_is_bounded_and_forgets_its_oldest_first() -> None:
         memo.Memo("test.bad", size=0)
 
 
+def test_memo_shared_by_threads_stays_bounded() -> None:
+    import sys
+    import threading
+
+    m: memo.Memo[int] = memo.Memo("test.threads", size=64)
+    errors: list[BaseException] = []
+
+    def work(t: int) -> None:
+        try:
+            for i in range(3000):
+                k = f"{t}-{i % 500}"
+                assert m.get(k, lambda k=k: len(k)) == len(k)  # type: ignore[misc]
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    was = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter allows
+    try:
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        sys.setswitchinterval(was)
+    assert not errors, errors
+    assert len(m) <= 64 + 4
+
+
 def test_digits_zeroed_keeps_length_and_non_ascii_text() -> None:
     assert memo.digits_zeroed("Xid 79, pid=4242 é٣") == "Xid 00, pid=0000 é٣"
     assert len(memo.digits_zeroed("shard-09494.tar")) == len("shard-09494.tar")
