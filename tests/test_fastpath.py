@@ -231,3 +231,16 @@ def test_stamps_read_by_their_minute_once_are_the_stamps_the_general_path_reads(
     finally:
         timeparse.set_fast(memo.enabled())
     assert fast == slow + slow
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="0123456789ab :-x.\u0663\u00e9", max_size=60))
+def test_zeroed_without_a_regex_is_the_regex_answer(line: str) -> None:
+    import re
+
+    from firstfault.extract import unrecognized
+
+    with memo.fastpath(True):
+        unrecognized._last = ("", "")  # the one-slot cache must not answer
+        fast = unrecognized.zeroed(line)
+    assert fast == re.sub(r"\d+", "0", line)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from typing import Final, Generic, TypeVar
 
 V = TypeVar("V")
@@ -113,7 +113,7 @@ class Memo(Generic[V]):
             return
         d = self._d
         if key not in d and len(d) >= self.size:
-            _evict(d)
+            _evict(d, self.size)
         d[key] = value
 
     def get(self, key: str, compute: Callable[[], V]) -> V:
@@ -131,14 +131,17 @@ class Memo(Generic[V]):
         if len(key) > MAX_KEY:
             return v
         if len(d) >= self.size:
-            _evict(d)
+            _evict(d, self.size)
         d[key] = v
         return v
 
 
-def _evict(d: dict[str, V]) -> None:
-    """Forget the oldest entry (insertion order). A Service analyses requests in threads that share the
-    memos: when another thread changed the dict meanwhile, this one forgets nothing, and the memo stays
-    within one entry a thread of its bound."""
-    with suppress(KeyError, RuntimeError, StopIteration):
-        del d[next(iter(d))]
+def _evict(d: dict[str, V], size: int) -> None:
+    """Forget the oldest entries (insertion order) until there is room for one. A Service analyses
+    requests in threads that share the memos: when another thread changed the dict meanwhile, this one
+    stops, so the memo is over its bound by at most one entry a racing thread, until the next insert."""
+    while len(d) >= size:
+        try:
+            del d[next(iter(d))]
+        except (KeyError, RuntimeError, StopIteration):
+            return
