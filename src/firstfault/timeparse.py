@@ -7,6 +7,7 @@ anchored so a miss is cheap.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
@@ -36,6 +37,15 @@ _UPTIME = re.compile(r"\[\s*(\d{1,10}\.\d{3,9})\]")
 
 
 _UNSEEN: datetime | None = datetime.min  # a cache miss (None is a cached "no such minute")
+_MINUTES_MAX = 65536
+
+# The hot path's switch (extract/memo.py owns it and sets this one too): FIRSTFAULT_FASTPATH=0 parses every
+# stamp by the general path below.
+_fast: list[bool] = [os.environ.get("FIRSTFAULT_FASTPATH", "1").strip().lower() not in ("0", "false", "no", "off")]
+
+
+def set_fast(on: bool) -> None:
+    _fast[0] = on
 
 
 @dataclass(slots=True, frozen=True)
@@ -60,6 +70,10 @@ class TimeParser:
         self.ref = ref
         self.window_end = window_end or ref
         self._minutes: dict[tuple[int, int, int, int, int], datetime | None] = {}
+        # A file's lines share their stamp's form and most of its digits: a zone-less ISO or a syslog stamp's
+        # text to the minute is read once (its minute), then each line adds its seconds.
+        self._iso_minutes: dict[str, datetime | None] = {}
+        self._bsd_minutes: dict[str, tuple[datetime | None, int, int, int, int]] = {}
 
     def _local(self, y: int, mo: int, d: int, h: int, mi: int, s: int, us: int) -> datetime | None:
         # A log's lines fall in few minutes: the zone is applied once per minute, and a line adds its
@@ -95,7 +109,7 @@ class TimeParser:
 
     def parse(self, line: str) -> Stamp | None:
         text = line.lstrip()
-        m0 = _PREFIX.match(text)
+        m0 = _PREFIX.match(text) if text[:1] == "[" else None  # the pattern starts with `[`
         if m0:
             text = text[m0.end() :]
         wall: datetime | None = None
@@ -132,7 +146,9 @@ class TimeParser:
                 wall = self._glog(m)
             else:
                 m = _BSD.match(text)
-                if m:
+                if m and _fast[0]:
+                    wall = self._bsd(m)
+                elif m:
                     mo = _MONTHS.get(m.group(1))
                     if mo:
                         wall = self._yearless(
@@ -152,10 +168,54 @@ class TimeParser:
             return None
         return Stamp(wall, up)
 
+    def _bsd(self, m: re.Match[str]) -> datetime | None:
+        """A syslog stamp (`Nov  2 10:00:08[.123456]`) as the general path reads it, its minute read once:
+        the stamp's text to the minute keys `_local`'s minute, each line adds its seconds (`_iso` too)."""
+        key = m.string[m.start() : m.end(4)]
+        got = self._bsd_minutes.get(key)
+        if got is None:
+            mo = _MONTHS.get(m.group(1))
+            if not mo:
+                return None
+            d, h, mi = int(m.group(2)), int(m.group(3)), int(m.group(4))
+            got = (self._minute_of(self.year, mo, d, h, mi), mo, d, h, mi)
+            if len(self._bsd_minutes) < _MINUTES_MAX:
+                self._bsd_minutes[key] = got
+        minute, mo, d, h, mi = got
+        s, us = int(m.group(5)), _frac(m.group(6))
+        if minute is None or s >= 60:
+            return self._yearless(mo, d, h, mi, s, us)
+        t: datetime | None = minute + timedelta(seconds=s, microseconds=us)  # _local's own sum
+        # _yearless: a window that crosses New Year puts December lines in the year before.
+        if t is not None and t - self.window_end > timedelta(days=180):
+            t = self._local(self.year - 1, mo, d, h, mi, s, us)
+        return t
+
+    def _minute_of(self, y: int, mo: int, d: int, h: int, mi: int) -> datetime | None:
+        """`_local`'s minute (and its cache), for the callers above that add the seconds themselves."""
+        minute = self._minutes.get((y, mo, d, h, mi), _UNSEEN)
+        if minute is _UNSEEN:
+            minute = self._minute(y, mo, d, h, mi)
+            if len(self._minutes) < 65536:
+                self._minutes[(y, mo, d, h, mi)] = minute
+        return minute
+
     def _iso(self, m: re.Match[str]) -> datetime | None:
+        zone = m.group(8)
+        if zone is None and _fast[0]:
+            start = m.start()
+            key = m.string[start : start + 16]  # fixed width: `2026-11-02 10:00`
+            minute = self._iso_minutes.get(key, _UNSEEN)
+            if minute is _UNSEEN:
+                y, mo, d, h, mi = (int(m.group(i)) for i in range(1, 6))
+                minute = self._minute_of(y, mo, d, h, mi)
+                if len(self._iso_minutes) < _MINUTES_MAX:
+                    self._iso_minutes[key] = minute
+            s = int(m.group(6))
+            if minute is not None and s < 60:
+                return minute + timedelta(seconds=s, microseconds=_frac(m.group(7)))  # _local's own sum
         y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
         us = _frac(m.group(7))
-        zone = m.group(8)
         if zone is None:
             return self._local(y, mo, d, h, mi, s, us)
         try:

@@ -378,8 +378,13 @@ class Extraction:
     """
 
     def __init__(self, extractors: Iterable[LineExtractor], hosts: Iterable[str] = ()) -> None:
-        from firstfault.extract.prefix import PrefixLayer
+        from firstfault.extract.memo import enabled
+        from firstfault.extract.prefix import PrefixLayer, note_settled
         from firstfault.extract.unrecognized import Unrecognized
+
+        # The fast paths (extract/memo.py) are chosen once per extraction.
+        self._fast = enabled()
+        self._note_settled = note_settled
 
         self._by_source: dict[str, _Dispatch] = {}
         exs = list(extractors)
@@ -406,7 +411,10 @@ class Extraction:
 
     def events(self, c: Candidate) -> list[Event]:
         drafts, ctx = self.drafts(c)
-        return [draft_to_event(d, ctx, c.text[:TEXT_CLIP]) for d in drafts] if ctx is not None else []
+        if not drafts or ctx is None:
+            return []
+        text = c.text[:TEXT_CLIP]
+        return [draft_to_event(d, ctx, text) for d in drafts]
 
     def drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
         """What the extractors found on one line, and the context they saw, before it becomes events.
@@ -418,12 +426,25 @@ class Extraction:
         if dispatch is None:
             return [], None
         text = c.text
-        p = self._prefix.split(text)
+        if self._fast:
+            # Split once: the extractors split the body again (so that one fed directly reads the same);
+            # a settled body answers that for one identity test (extract/prefix.py).
+            p, settled = self._prefix.split_settled(text)
+            if settled:
+                self._note_settled(p.body)
+        else:
+            p = self._prefix.split(text)
         rank = p.rank if p.rank is not None else c.rank
+        skey = (c.file, c.rank, *p.stream)
+        state = self._states.get(skey)
+        if state is None:
+            state = self._states[skey] = {}
         ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=rank, time=c.time,
-                          state=self._states.setdefault((c.file, c.rank, *p.stream), {}), host=p.host)
+                          state=state, host=p.host)
         out: list[Draft] = []
-        ids = c.hits if c.hits is not None and c.hits_key is not None and self._same_words(c.hits_key, dispatch) \
+        hk = c.hits_key
+        ids = c.hits if c.hits is not None and hk is not None and (hk is dispatch.matcher.key
+                                                                   or self._same_words(hk, dispatch)) \
             else dispatch.matcher.ids_in(text.encode("utf-8", "replace"))
         if isinstance(ids, tuple):  # the scanner's hits: a few literal sets recur line after line
             hit = self._hits.get((c.source, ids))
@@ -555,7 +576,10 @@ class LineScanner:
                 line_no += count(buf, pos, s)
                 pos = s
                 e = buf.find(b"\n", s)
-                raw, prank = strip(buf[s:e])
+                if srun_prefix:
+                    raw, prank = strip(buf[s:e])
+                else:
+                    raw, prank = buf[s:e], None
                 # The chunk scan's literal hits stand for the line as decoded when the line is the
                 # raw bytes, valid UTF-8; otherwise the extraction looks again.
                 hits = tuple(hit_ids[k]) if hit_ids is not None and prank is None else None
@@ -566,7 +590,9 @@ class LineScanner:
                     text = raw.decode("utf-8", errors="replace")
                     hits = None
                 stats.candidates += 1
-                t = wall_of(tp.parse(text))
+                st = tp.parse(text)
+                # wall_of's own answer for a wall-clock stamp without uptime, without its call.
+                t = st.wall if st is not None and st.uptime is None else wall_of(st)
                 if t is None:
                     t = wall_of(self._walk_back(buf, s, tp, srun_prefix, stop=prev_start))
                     if t is None:

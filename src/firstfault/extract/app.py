@@ -33,7 +33,8 @@ from firstfault.extract.codes import (
     storage_strerror_texts,
     strsignal_alternation,
 )
-from firstfault.extract.nccl import NCCL_MARK, clip, nccl_owns, recent, split_rank_prefix
+from firstfault.extract.memo import ON, Memo, digits_zeroed
+from firstfault.extract.nccl import NCCL_ERROR_LITERALS, NCCL_MARK, clip, nccl_owns, recent, split_rank_prefix
 from firstfault.model import FieldValue
 
 _STRSIGNAL_ALT = strsignal_alternation()
@@ -234,6 +235,57 @@ def _scale_collapse(body: str, who: int | None, state: dict[str, object]) -> Dra
 # Python exceptions (tracebacks, std::terminate) and CUDA errors on their own
 # --------------------------------------------------------------------------
 
+
+def _alone_uncached(body: str) -> list[Draft]:
+    drafts = tb.cuda_drafts(body, None)
+    if not drafts and not nccl_owns(body):  # NCCL's `posix_fallocate failed : No space ...` is its own
+        one = tb.standalone(body)
+        drafts = [one] if one is not None else []
+    return drafts
+
+
+# What a line outside any traceback or abort says on its own is a pure function of its body (cuda_drafts,
+# nccl_owns, standalone read nothing else), remembered two ways (extract/memo.py):
+# - by the body: any answer, replayed as fresh drafts;
+# - by the body with its digits zeroed, only the answer "nothing", and only for a body that holds none of
+#   _DIGIT_WORDS. Without them the steps decide "nothing" by words and by digit-blind patterns alone
+#   (\d, \w, [^:\s], lengths all unchanged by zeroing): the CUDA error code and OOM allocator names, the
+#   `[Errno N]` number and NCCL's status codes are the only digits they compare, and each of those needs
+#   one of these words first. `_zeroed_safe` checks at first use that the words the steps compare (storage
+#   strerror texts, exec failure reasons) hold no digit; if one did, only exact repeats would be remembered.
+_DIGIT_WORDS: Final = (*CUDA_ANCHORS, *WEAK_CUDA_ANCHORS, *ACCEL_OOM_PHRASES, *NCCL_ERROR_LITERALS, "[Errno")
+_DIGIT_WORDS_RX: Final = re.compile("|".join(re.escape(w) for w in sorted(set(_DIGIT_WORDS), key=len, reverse=True)))
+_ALONE: Memo[tuple[Draft, ...]] = Memo("app.alone")
+_ALONE_QUIET: Memo[bool] = Memo("app.alone.zeroed")  # holds True only: a known-quiet template
+_zeroed_ok: list[bool] = []
+
+
+def _zeroed_safe() -> bool:
+    if not _zeroed_ok:
+        words = (*storage_strerror_texts(), *tb.EXEC_WHY_TEXTS, "No module named", "shared memory", "/dev/shm",
+                 *_DIGIT_WORDS)
+        _zeroed_ok.append(not any(c.isdigit() for w in words for c in w))
+    return _zeroed_ok[0]
+
+
+def _alone(body: str) -> list[Draft]:
+    """The drafts of a line that no traceback or abort around it explains (fresh objects: callers set ranks)."""
+    if not ON[0]:
+        return _alone_uncached(body)
+    if _zeroed_ok[0] if _zeroed_ok else _zeroed_safe():
+        # No word of _DIGIT_WORDS holds a digit, so a body holds one exactly when its zeroed form does:
+        # a known-quiet key came from a body without them, and this body has none either.
+        key = digits_zeroed(body)
+        if _ALONE_QUIET.find(key) is not None:
+            return []
+        if _DIGIT_WORDS_RX.search(body) is None:
+            drafts = _alone_uncached(body)
+            if not drafts:
+                _ALONE_QUIET.put(key, True)
+            return drafts  # an answer with words of this very body is not shared between bodies
+    got = _ALONE.get(body, lambda: tuple(_alone_uncached(body)))
+    return [Draft(d.kind, dict(d.fields), d.device, d.rank, d.host) for d in got]
+
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
 _WHAT = re.compile(r"what\(\):\s*(?P<msg>.*)$")
 _WHAT_WINDOW: Final = 3
@@ -321,10 +373,7 @@ class ExceptionExtractor:
             if exc is not None:
                 drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
             else:
-                drafts = tb.cuda_drafts(body, None)
-                if not drafts and not nccl_owns(body):  # NCCL's `posix_fallocate failed : No space ...` is its own
-                    one = tb.standalone(body)
-                    drafts = [one] if one is not None else []
+                drafts = _alone(body)
         for draft in drafts:
             if rank is not None:
                 draft.rank = rank
@@ -337,6 +386,8 @@ class ExceptionExtractor:
         pending = ctx.state.setdefault("ff.app.terminate", {})
         if not isinstance(pending, dict):
             return None
+        if "what():" not in body and "terminate called after throwing" not in body:
+            return None  # neither regex below can match (both hold these words)
         t = _TERMINATE.search(body)
         if t:
             ctx.state[_TERMINATED] = ctx.lineno

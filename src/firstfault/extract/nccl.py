@@ -20,8 +20,10 @@ from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import ib_wc_status_table, nccl_transports
+from firstfault.extract import prefix as _prefix
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import cuda_error_of, errno_of, nccl_result_of
+from firstfault.extract.memo import ON, Memo
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import PEER_FAILURE_PATTERNS
 from firstfault.model import FieldValue
@@ -38,6 +40,9 @@ def split_rank_prefix(line: str) -> tuple[int | None, str]:
     The scanner strips the layers before extractors run; extractors call this
     too so that a line fed to them directly reads the same.
     """
+    last = _prefix.LAST_SETTLED  # a body the scanner proved settled: no layer (extract/prefix.py), without a call
+    if line is last[0]:
+        return None, line
     p = split_prefixes(line)
     return p.rank, p.body
 
@@ -174,12 +179,30 @@ HANG_LITERALS: Final[tuple[str, ...]] = (
 )
 
 
+# classify_nccl is a pure function of the body (its tables are fixed once loaded): its memo key is the body.
+# A WARN that one process prints ten thousand times (`NET/Socket : Call to connect returned Connection
+# refused, retrying`) is classified once per distinct host:pid:tid [dev] header.
+_CLASSIFIED: Memo[dict[str, dict[str, FieldValue]]] = Memo("nccl.classify")
+
+
 def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
     """The nccl.* error kinds one line holds (timeouts excluded), kind -> fields.
 
     Stateless: the Python-exception extractor calls it to know which lines the
-    NCCL extractors already own, so a line never counts twice.
+    NCCL extractors already own, so a line never counts twice. The answer is
+    the caller's own (a copy of the memo's).
     """
+    return {k: dict(v) for k, v in _classified(body).items()}
+
+
+def _classified(body: str) -> dict[str, dict[str, FieldValue]]:
+    """classify_nccl's answer as the memo holds it: read it, never change it."""
+    if not ON[0]:
+        return _classify_nccl(body)
+    return _CLASSIFIED.get(body, lambda: _classify_nccl(body))
+
+
+def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
     if not any(lit in body for lit in NCCL_ERROR_LITERALS):
         return {}
     if "terminate called after throwing" in body and "what()" not in body:
@@ -292,7 +315,7 @@ def nccl_owns(body: str) -> bool:
     return (
         any(lit in body for lit in C10D_LITERALS)
         or any(lit in body for lit in HANG_LITERALS)
-        or bool(classify_nccl(body))
+        or bool(_classified(body))
     )
 
 
@@ -396,7 +419,7 @@ class C10dTimeoutExtractor:
             # also before raising a plain NCCL error: only a timeout whose
             # watchdog line is missing counts here, and a line that carries
             # the NCCL error itself belongs to the error extractor.
-            if classify_nccl(body):
+            if _classified(body):
                 return
             last = _last_mark(ctx, who)
             if last is not None and ctx.lineno - last <= _FOLLOWUP_LINES:
@@ -481,6 +504,34 @@ _SHM = re.compile(r"(?:posix_fallocate failed|failed to extend /dev/shm|Error wh
 _REPORT_LINES: Final = 60
 
 
+# The header and WARN message of a line, and whether a WARN reports /dev/shm: pure functions of their text,
+# remembered by it (a match object is read only).
+_ErrorRead = tuple[dict[str, dict[str, FieldValue]], re.Match[str] | None, str | None]
+_READS: Memo[_ErrorRead] = Memo("nccl.read")
+_SHMS: Memo[bool] = Memo("nccl.shm")
+
+
+def _read_error_uncached(body: str) -> _ErrorRead:
+    found = _classify_nccl(body)
+    if not found:
+        return found, None, None
+    head, warn = _nccl_head(body)
+    return found, head, warn
+
+
+def _read_error(body: str) -> _ErrorRead:
+    """classify_nccl's answer and, for a line it classifies, the NCCL header and WARN message."""
+    if not ON[0]:
+        return _read_error_uncached(body)
+    return _READS.get(body, lambda: _read_error_uncached(body))
+
+
+def _shm_in(warn: str) -> bool:
+    if not ON[0]:
+        return _SHM.search(warn) is not None
+    return _SHMS.get(warn, lambda: _SHM.search(warn) is not None)
+
+
 class NcclErrorExtractor:
     """NCCL WARN lines and PyTorch's NCCL error reports."""
 
@@ -501,11 +552,10 @@ class NcclErrorExtractor:
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
-        found = classify_nccl(body)
+        found, head, warn = _read_error(body)  # read only: each draft copies its fields
         if not found:
             return
-        head, warn = _nccl_head(body)
-        if warn is not None and _SHM.search(warn):
+        if warn is not None and _shm_in(warn):
             # NCCL could not size its shared-memory segment: the container's /dev/shm is too
             # small for the job, a configuration of the workload, not a communication failure.
             shm_seen = recent(ctx.state, "ff.nccl.shm")

@@ -121,11 +121,24 @@ class PrefixLayer:
         self.hosts = NodeNames(hosts)
 
     def split(self, line: str) -> Prefixed:
+        return self.split_settled(line)[0]
+
+    def split_settled(self, line: str) -> tuple[Prefixed, bool]:
+        """The layers of a line, and whether its body is settled: whether `split_prefixes(body)` (the
+        layer without the allocation's names, which extractors call on the body they are given)
+        is provably the body itself with no layer named.
+
+        It is when the last round below stopped at the body's first character with no host and no
+        process taken (the rounds' conditions are then those of a fresh split; a name of the
+        allocation only ever adds a layer), the body does not start with a space (a fresh split
+        strips it) and no link was put back to its text.
+        """
         body = line.lstrip()
         host: str | None = None
         rank: int | None = None
         local: int | None = None
         proc: str | None = None
+        stopped = True  # the rounds ended by a `break` (the body's first character starts no layer)
         for _ in range(MAX_LAYERS):
             c = body[:1]
             if not c:
@@ -200,14 +213,33 @@ class PrefixLayer:
                     body = body[m.end():]
                     continue
             break
+        else:
+            stopped = False
+        settled = stopped and host is None and proc is None and not body[:1].isspace()
         if "](http" in body:
             body = _AUTOLINK.sub(r"\g<text>", body)
-        return Prefixed(body, host, rank, local, proc)
+            settled = False
+        return Prefixed(body, host, rank, local, proc), settled
 
 
 _DEFAULT = PrefixLayer()
 
 
+# The last body the scanner's extraction proved settled (PrefixLayer.split_settled), with its answer: the
+# extractors it hands that very string to ask again, and get it back for one identity test. One tuple, so
+# threads never see a half-updated pair; a stale one only misses.
+LAST_SETTLED: tuple[str, Prefixed] = ("", Prefixed(""))
+
+
+def note_settled(body: str) -> None:
+    """Tell split_prefixes that `body` is settled (the caller proved it with split_settled)."""
+    global LAST_SETTLED
+    LAST_SETTLED = (body, Prefixed(body))
+
+
 def split_prefixes(line: str) -> Prefixed:
     """The layers of a line when the allocation is not known (tests, tools)."""
+    last = LAST_SETTLED
+    if line is last[0]:
+        return last[1]
     return _DEFAULT.split(line)

@@ -214,6 +214,7 @@ EXEC_LITERALS: Final = ("execve(", "command not found", "can't open file", ": No
                          ": Permission denied", ": Exec format error")
 _EXEC_WHY: Final = {"No such file or directory": "FileNotFoundError", "command not found": "FileNotFoundError",
                     "Permission denied": "PermissionError", "Exec format error": "OSError"}
+EXEC_WHY_TEXTS: Final = tuple(_EXEC_WHY)  # the reasons _EXEC_FAILED compares (extract/app.py's memo checks them)
 _EXEC_FAILED = re.compile(
     r"(?:\bexecve\(\):\s*(?P<p1>\S+?)"
     r"|: line \d+: (?P<p2>[^:\s]+)"
@@ -391,7 +392,9 @@ class TracebackModel:
     def feed(self, body: str, who: object, ctx: LineContext,
              owner: tuple[int | None, str | None] | None = None) -> Closed | None:
         """Feeds one candidate line; returns the exception when the line closes a traceback."""
-        st = self.streams.setdefault(who, _Stream())
+        st = self.streams.get(who)
+        if st is None:
+            st = self.streams[who] = _Stream()
         if TRACEBACK in body:
             continuing = (st.marker is not None and st.closed is not None and st.marker >= st.closed
                           and st.marker - st.closed <= CHAIN_GAP)
@@ -400,10 +403,11 @@ class TracebackModel:
             st.opened, st.owner, st.frames = ctx.lineno, owner, []
             ctx.claimed = True
             return None
-        if any(m in body for m in CHAIN_MARKERS):
-            st.marker = ctx.lineno
-            ctx.claimed = True
-            return None
+        for marker in CHAIN_MARKERS:
+            if marker in body:
+                st.marker = ctx.lineno
+                ctx.claimed = True
+                return None
         if CXX_FRAME.match(body):
             ctx.claimed = True  # a line of a C++ exception's stack: the exception itself is reported apart
             return None

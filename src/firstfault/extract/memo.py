@@ -1,0 +1,147 @@
+"""Bounded memos for the per-line hot path, and the switch that turns the fast paths off.
+
+A chatty log prints one line ten thousand times, or ten thousand lines that
+differ only in their counters. The extractors are stateful (tracebacks,
+report folding live in per-stream state), so what is remembered is never
+"the events of this line" but the answer of a *pure* step an extractor takes
+on the line body: the NCCL classifier, the Python extractor's reading of a
+line that stands alone. Each such step says what its memo key is:
+
+- the body itself (an exact repeat), always safe for a pure function;
+- the body with every digit made `0` (`digits_zeroed`: the same length, the
+  same `\\d`, `\\w` and `\\b` classes), only where the step's answer provably
+  does not depend on which digits a line holds (the step's module says why,
+  next to its key function).
+
+Memory is bounded: each memo holds at most `size` entries, forgets its
+oldest first, and never keeps a key longer than `MAX_KEY` characters (such a
+line is answered afresh each time). Counts stay exact because only answers are remembered; every
+line still runs its extractors' stateful part and becomes its own events.
+
+`FIRSTFAULT_FASTPATH=0` in the environment (or `set_enabled(False)`, the
+test of record in tests/test_fastpath.py) turns every memo and fast path
+here off: the verdicts must be byte-identical either way.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Final, Generic, TypeVar
+
+V = TypeVar("V")
+
+DEFAULT_SIZE: Final = 4096
+MAX_KEY: Final = 1000  # characters: 4096 keys of at most this, a few MB a memo at worst
+_ZERO: Final = bytes.maketrans(b"123456789", b"000000000")
+
+# The switch itself, one element: hot code reads ON[0] (a call per line costs more than the lookup).
+ON: Final[list[bool]] = [os.environ.get("FIRSTFAULT_FASTPATH", "1").strip().lower() not in ("0", "false", "no", "off")]
+_enabled = ON
+
+
+def enabled() -> bool:
+    """Are the fast paths (memos, routing shortcuts) on?"""
+    return ON[0]
+
+
+def set_enabled(on: bool) -> None:
+    from firstfault import timeparse
+
+    _enabled[0] = on
+    timeparse.set_fast(on)
+    for m in _ALL:
+        m.clear()
+
+
+@contextmanager
+def fastpath(on: bool) -> Iterator[None]:
+    """Run a block with the fast paths on or off (tests; memos start empty either way)."""
+    was = _enabled[0]
+    set_enabled(on)
+    try:
+        yield
+    finally:
+        set_enabled(was)
+
+
+def digits_zeroed(text: str) -> str:
+    """`text` with every ASCII digit replaced by `0`: same length, same character classes.
+
+    Through UTF-8 bytes (no multi-byte sequence holds an ASCII digit byte): str.translate with a
+    table is ten times slower on a log line."""
+    return text.encode("utf-8", "surrogatepass").translate(_ZERO).decode("utf-8", "surrogatepass")
+
+
+_ALL: list[Memo[object]] = []
+
+
+class Memo(Generic[V]):
+    """A bounded map from a text to a pure step's answer; the oldest entry goes first when full."""
+
+    __slots__ = ("_d", "hits", "misses", "name", "size")
+
+    def __init__(self, name: str, size: int = DEFAULT_SIZE) -> None:
+        if size < 1:
+            raise ValueError(f"memo {name}: size must be at least 1, not {size}")
+        self.name = name
+        self.size = size
+        self._d: dict[str, V] = {}
+        self.hits = 0
+        self.misses = 0
+        _ALL.append(self)  # type: ignore[arg-type]
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def clear(self) -> None:
+        self._d.clear()
+        self.hits = self.misses = 0
+
+    def find(self, key: str) -> V | None:
+        """The answer remembered for `key`, or None (for memos whose answers are never None)."""
+        v = self._d.get(key)
+        if v is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return v
+
+    def put(self, key: str, value: V) -> None:
+        if len(key) > MAX_KEY:
+            return
+        d = self._d
+        if key not in d and len(d) >= self.size:
+            _evict(d, self.size)
+        d[key] = value
+
+    def get(self, key: str, compute: Callable[[], V]) -> V:
+        """The answer for `key`, computed by `compute()` the first time (and after it was forgotten)."""
+        d = self._d
+        try:
+            v = d[key]
+        except KeyError:
+            pass
+        else:
+            self.hits += 1
+            return v
+        self.misses += 1
+        v = compute()
+        if len(key) > MAX_KEY:
+            return v
+        if len(d) >= self.size:
+            _evict(d, self.size)
+        d[key] = v
+        return v
+
+
+def _evict(d: dict[str, V], size: int) -> None:
+    """Forget the oldest entries (insertion order) until there is room for one. A Service analyses
+    requests in threads that share the memos: when another thread changed the dict meanwhile, this one
+    stops, so the memo is over its bound by at most one entry a racing thread, until the next insert."""
+    while len(d) >= size:
+        try:
+            del d[next(iter(d))]
+        except (KeyError, RuntimeError, StopIteration):
+            return

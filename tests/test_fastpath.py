@@ -1,0 +1,246 @@
+"""The hot path's memos and shortcuts (extract/memo.py) change no verdict: the test of record.
+
+Every bundle of the wild corpus and of the lab captures is analysed with the
+fast paths off, then on (memos shared across bundles, as a Service shares
+them across requests), and the two verdicts must be the same bytes. Then the
+memos' own contract: bounded, oldest forgotten first, and a line whose
+meaning hangs on a number never answered from another line's memo.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from firstfault.collect.scan import Extraction, all_line_extractors, feed_lines
+from firstfault.engine.analyze import Analyzer
+from firstfault.extract import app, memo, nccl
+from firstfault.extract.base import Candidate
+from firstfault.extract.prefix import Prefixed, PrefixLayer, split_prefixes
+
+TESTS = Path(__file__).parent
+CORPORA = [TESTS / "wild", TESTS / "lab" / "captured"]
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def _bundles() -> list[Path]:
+    return sorted(p.parent for root in CORPORA for p in root.glob("*/workload.yaml"))
+
+
+def _verdicts(analyzer: Analyzer, bundles: list[Path]) -> dict[str, str]:
+    return {b.name: analyzer.analyze_path(str(b), now=NOW).model_dump_json(indent=2) for b in bundles}
+
+
+def test_wild_and_lab_verdicts_are_the_same_bytes_with_the_fast_paths_on_and_off() -> None:
+    bundles = _bundles()
+    assert len(bundles) >= 150, f"only {len(bundles)} bundles under {CORPORA}"
+    analyzer = Analyzer()
+    with memo.fastpath(False):
+        slow = _verdicts(analyzer, bundles)
+    with memo.fastpath(True):
+        fast = _verdicts(analyzer, bundles)
+        used = {m.name: m.hits for m in memo._ALL}
+    differ = [name for name in slow if slow[name] != fast[name]]
+    assert not differ, f"verdicts differ with the fast paths on: {differ}"
+    # The memos were exercised, not bypassed: the corpus repeats NCCL and stand-alone lines.
+    assert used["nccl.read"] > 0 and used["app.alone"] + used["app.alone.zeroed"] > 0, used
+
+
+def test_memo_is_bounded_and_forgets_its_oldest_first() -> None:
+    m: memo.Memo[int] = memo.Memo("test.bounded", size=3)
+    calls: list[str] = []
+
+    def compute(k: str) -> int:
+        calls.append(k)
+        return len(k)
+
+    for k in ("a", "bb", "ccc", "a", "dddd"):
+        assert m.get(k, lambda k=k: compute(k)) == len(k)  # type: ignore[misc]
+    assert len(m) == 3
+    assert calls == ["a", "bb", "ccc", "dddd"]  # the second "a" was a hit
+    assert (m.hits, m.misses) == (1, 4)
+    assert m.find("a") is None  # the oldest went when "dddd" came
+    assert m.find("dddd") == 4
+    m.put("e", 1)
+    assert len(m) == 3 and m.find("bb") is None
+    long = "x" * (memo.MAX_KEY + 1)  # answered, never kept
+    assert m.get(long, lambda: compute(long)) == memo.MAX_KEY + 1
+    m.put(long, 0)
+    assert m.find(long) is None and len(m) == 3
+    with pytest.raises(ValueError, match=r"test\.bad"):
+        memo.Memo("test.bad", size=0)
+
+
+def test_memo_shared_by_threads_stays_bounded() -> None:
+    import sys
+    import threading
+
+    m: memo.Memo[int] = memo.Memo("test.threads", size=64)
+    errors: list[BaseException] = []
+
+    def work(t: int) -> None:
+        try:
+            for i in range(3000):
+                k = f"{t}-{i % 500}"
+                assert m.get(k, lambda k=k: len(k)) == len(k)  # type: ignore[misc]
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    was = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter allows
+    try:
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        sys.setswitchinterval(was)
+    assert not errors, errors
+    assert len(m) <= 64 + 4
+
+
+def test_digits_zeroed_keeps_length_and_non_ascii_text() -> None:
+    assert memo.digits_zeroed("Xid 79, pid=4242 é٣") == "Xid 00, pid=0000 é٣"
+    assert len(memo.digits_zeroed("shard-09494.tar")) == len("shard-09494.tar")
+
+
+def _events(lines: list[str]) -> list[tuple[str, dict[str, object]]]:
+    cands = [Candidate("application", "app/rank-0.log", i + 1, "node-001", 0, None, text)
+             for i, text in enumerate(lines)]
+    return [(e.kind, {k: v for k, v in e.fields.items()}) for e in feed_lines(cands, hosts=["node-001"])]
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_a_number_that_decides_is_never_answered_from_another_lines_memo(fast: bool) -> None:
+    # EAGAIN (11) is not a storage errno, ENOSPC (28) is: the same words, only the number differs. The quiet
+    # line comes first, so a memo keyed without its digits would answer the second line "nothing".
+    quiet, loud = "OSError: [Errno 11] write failed", "OSError: [Errno 28] write failed"
+    with memo.fastpath(fast):
+        assert app._alone(quiet) == []
+        got = _events([quiet, loud, quiet, loud])
+    assert [k for k, _ in got] == ["storage.error", "storage.error"], got
+    assert all(f["errno"] == "ENOSPC" for _, f in got)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_cuda_error_codes_keep_their_own_class(fast: bool) -> None:
+    lines = ["kernel launch: cudaGetLastError returned error (700)",
+             "kernel launch: cudaGetLastError returned error (2)",
+             "kernel launch: cudaGetLastError returned error (700)"]
+    with memo.fastpath(fast):
+        got = [k for k, _ in _events(lines)]
+    assert got[1] == "app.cuda_oom" and got[0] == got[2] == "app.cuda_error", got
+
+
+def test_lines_that_differ_only_in_numbers_share_one_quiet_answer() -> None:
+    with memo.fastpath(True):
+        for i in range(50):
+            assert app._alone(f"WARNING [dataloader] Error fetching batch {i} from shard-{i * 7:05d}.tar") == []
+        m = next(x for x in memo._ALL if x.name == "app.alone.zeroed")
+        assert m.misses <= 10 and m.hits >= 40, (m.hits, m.misses)  # one miss per digit count of i
+
+
+def test_repeated_nccl_warn_counts_every_line_and_answers_are_not_shared() -> None:
+    line = "node-001:41002:41106 [3] NCCL WARN NET/Socket : Call to connect returned Connection refused, retrying"
+    with memo.fastpath(True):
+        a = nccl.classify_nccl(line)
+        a["nccl.remote_error"]["detail"] = "changed by a caller"
+        assert nccl.classify_nccl(line)["nccl.remote_error"]["detail"] != "changed by a caller"
+        fast = _events([line] * 200)
+    with memo.fastpath(False):
+        slow = _events([line] * 200)
+    assert fast == slow
+    assert len(fast) == 200 and {k for k, _ in fast} == {"nccl.remote_error"}
+
+
+# Launcher layers, in any order and depth, in front of a body: whenever the scanner's split says the body is
+# settled, an extractor's own split of that body must name no layer and change nothing.
+_LAYERS = st.sampled_from([
+    "2026-11-02T10:03:07.123456789Z stderr F ", "[1,2]<stderr>:", "[rank3]: ", "[default1]:", "worker-3: ",
+    "node-001: ", "(RayTrainWorker pid=4331, ip=10.0.0.7) ", "(raylet) ", "[pod/trainer-0/pytorch] ",
+    "trainer-1  | ", "> ", "Sun Apr 22 11:13:01 2018", "[node-001] ", " ", "rank7: ", "[e1]: ",
+])
+_BODIES = st.sampled_from([
+    "NCCL WARN NET/Socket : Call to connect returned Connection refused",
+    "node-001:41002:41106 [0] NCCL WARN x", "Traceback (most recent call last):", "  File \"a.py\", line 1",
+    "[rank1]: RuntimeError: boom", "worker-9: ValueError: x", "(base) user@host$ ls",
+    "[net_ib.cc:101](http://net_ib.cc:101/) x",
+    "> quoted", "", "  indented", "ERROR: failed", "12: srun label", "[pod/a/b] tail",
+])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LAYERS, max_size=8), _BODIES)
+def test_a_settled_body_needs_no_second_split(layers: list[str], body: str) -> None:
+    layer = PrefixLayer(["node-001"])
+    p, settled = layer.split_settled("".join(layers) + body)
+    assert p == layer.split("".join(layers) + body)
+    if settled:
+        assert PrefixLayer().split(p.body) == Prefixed(p.body)
+
+
+def test_split_prefixes_answers_a_noted_body_as_a_fresh_split_would() -> None:
+    with memo.fastpath(True):
+        ex = Extraction(all_line_extractors(), hosts=["node-001"])
+        text = "[rank2]: node-001:1:2 [0] NCCL WARN Call to connect returned Connection refused"
+        _, ctx = ex.drafts(Candidate("application", "f", 1, "node-001", None, None, text))
+        assert ctx is not None and ctx.rank == 2
+        body = "node-001:1:2 [0] NCCL WARN Call to connect returned Connection refused"
+        assert split_prefixes(body) == PrefixLayer().split(body) == Prefixed(body)
+
+
+_ZONES = st.sampled_from(["UTC", "America/New_York", "Europe/Berlin", "Australia/Lord_Howe", "Asia/Kolkata"])
+_MON = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+@st.composite
+def _stamped(draw: st.DrawFn) -> str:
+    y, mo, d = draw(st.integers(2025, 2027)), draw(st.integers(1, 12)), draw(st.integers(1, 31))
+    h, mi, s = draw(st.integers(0, 23)), draw(st.integers(0, 59)), draw(st.integers(0, 60))
+    frac = draw(st.sampled_from(["", ".5", ",123", ".123456", ".123456789"]))
+    if draw(st.booleans()):
+        zone = draw(st.sampled_from(["", "", "Z", "+02:00", " UTC", "-0530"]))
+        sep = draw(st.sampled_from("T "))
+        return f"{y:04d}-{mo:02d}-{d:02d}{sep}{h:02d}:{mi:02d}:{s:02d}{frac}{zone} app: x"
+    return f"{_MON[mo - 1]} {d:2d} {h:02d}:{mi:02d}:{s:02d}{frac} node-1 kernel: [ 12.5] x"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ZONES, st.sampled_from([(2026, 1, 1), (2026, 11, 2), (2027, 1, 3)]), st.lists(_stamped(), min_size=1,
+                                                                                       max_size=12))
+def test_stamps_read_by_their_minute_once_are_the_stamps_the_general_path_reads(
+        zone: str, day: tuple[int, int, int], lines: list[str]) -> None:
+    from zoneinfo import ZoneInfo
+
+    from firstfault import timeparse
+
+    start = datetime(*day, tzinfo=UTC)
+    end = start.replace(hour=23)
+    tz = ZoneInfo(zone)
+    try:
+        timeparse.set_fast(False)
+        slow = [timeparse.TimeParser(tz, start, end).parse(x) for x in lines]
+        timeparse.set_fast(True)
+        tp = timeparse.TimeParser(tz, start, end)
+        fast = [tp.parse(x) for x in lines + lines]  # the second round answers from the caches
+    finally:
+        timeparse.set_fast(memo.enabled())
+    assert fast == slow + slow
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="0123456789ab :-x.\u0663\u00e9", max_size=60))
+def test_zeroed_without_a_regex_is_the_regex_answer(line: str) -> None:
+    import re
+
+    from firstfault.extract import unrecognized
+
+    with memo.fastpath(True):
+        unrecognized._last = ("", "")  # the one-slot cache must not answer
+        fast = unrecognized.zeroed(line)
+    assert fast == re.sub(r"\d+", "0", line)
