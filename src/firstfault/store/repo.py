@@ -27,6 +27,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from firstfault.model import Cause, Enrichment, EvidenceItem, Verdict
+from firstfault.store import rollups
 from firstfault.store import schema as t
 from firstfault.store.db import WRITE, StoreError, create_store_engine, migrate
 from firstfault.store.fleetrows import failure_time, hit_rows
@@ -400,9 +401,12 @@ class VerdictStore:
         for name, rows in children.items():
             if rows:  # executemany: one round trip per table
                 conn.execute(insert(t.metadata.tables[name]), rows)
-        for table, rows in zip(t.FLEET_TABLES, fleet_rows_of(v, vid, row, children), strict=True):
+        fleet = fleet_rows_of(v, vid, row, children)
+        for table, rows in zip(t.FLEET_TABLES, fleet, strict=True):
             if rows:
                 conn.execute(insert(table), rows)
+        # 0003_rollup: the fleet view's daily rollups, in this same transaction (store/rollups.py).
+        rollups.apply(conn, rollups.deltas({vid: (row["failed_at"], row["cluster"])}, *fleet))
         return vid
 
     def _insert_evidence(self, conn: Connection, vid: int, e: ReplayEvidence) -> None:
