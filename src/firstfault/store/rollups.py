@@ -124,20 +124,21 @@ def apply(conn: Connection, d: Deltas, sign: int = 1) -> None:
         ins = _insert(conn, t.fleet_keys)
         conn.execute(ins.on_conflict_do_nothing(index_elements=["kind", "key"]),
                      [{"kind": k, "key": key} for k, key in sorted(d.keys)])
-    dv = [{"failed_day": k[0], "cluster": k[1], "domains": k[2], "verdicts": sign * v[0], "node_jobs": sign * v[1]}
-          for k, v in sorted(d.day_verdicts.items())]
-    _upsert(conn, t.fleet_day_verdicts, dv, ("verdicts", "node_jobs"))
-    dk = [{"kind": k[0], "key": k[1], "failed_day": k[2], "cluster": k[3], "hits": sign * v[0], "jobs": sign * v[1]}
-          for k, v in sorted(d.day_keys.items())]
-    _upsert(conn, t.fleet_day_keys, dk, ("hits", "jobs"))
     dh = [{"kind": k[0], "failed_day": k[1], "cluster": k[2], "key": k[3], "role": k[4], "domains": k[5],
            "node": k[6], "n": sign * n, "last": last} for k, (n, last) in sorted(d.day_hits.items())]
     _upsert(conn, t.fleet_day_hits, dh, ("n",), latest="last" if sign == 1 else None)
+    dk = [{"kind": k[0], "key": k[1], "failed_day": k[2], "cluster": k[3], "hits": sign * v[0], "jobs": sign * v[1]}
+          for k, v in sorted(d.day_keys.items())]
+    _upsert(conn, t.fleet_day_keys, dk, ("hits", "jobs"))
+    # Last: every writer of a cluster and day updates this row, so it is held for the shortest time.
+    dv = [{"failed_day": k[0], "cluster": k[1], "domains": k[2], "verdicts": sign * v[0], "node_jobs": sign * v[1]}
+          for k, v in sorted(d.day_verdicts.items())]
+    _upsert(conn, t.fleet_day_verdicts, dv, ("verdicts", "node_jobs"))
     if sign == -1:
+        _drop_zeros(conn, t.fleet_day_hits, dh, t.fleet_day_hits.c.n <= 0)
+        _drop_zeros(conn, t.fleet_day_keys, dk, and_(t.fleet_day_keys.c.hits <= 0, t.fleet_day_keys.c.jobs <= 0))
         _drop_zeros(conn, t.fleet_day_verdicts, dv, and_(t.fleet_day_verdicts.c.verdicts <= 0,
                                                          t.fleet_day_verdicts.c.node_jobs <= 0))
-        _drop_zeros(conn, t.fleet_day_keys, dk, and_(t.fleet_day_keys.c.hits <= 0, t.fleet_day_keys.c.jobs <= 0))
-        _drop_zeros(conn, t.fleet_day_hits, dh, t.fleet_day_hits.c.n <= 0)
 
 
 def _drop_zeros(conn: Connection, table: Table, rows: list[dict[str, Any]], zero: Any) -> None:
