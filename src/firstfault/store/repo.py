@@ -541,9 +541,21 @@ class VerdictStore:
               category: str | None = None, node: str | None = None, since: datetime | None = None,
               until: datetime | None = None) -> int:
         """How many verdicts `list` would page through with the same filters."""
-        q = select(func.count()).select_from(t.verdicts).where(
-            *self._where(outcome, domain, category, node, since, until)
-        )
+        if category:
+            # Driven by the causes alone (their category index), not a semi-join probing every verdict id.
+            c = t.causes.c
+            picked = and_(c.role.in_(("root", "candidate")), _prefix(c.category, category))
+            rest = self._where(outcome, domain, None, node, since, until)
+            if not rest:
+                q = select(func.count(func.distinct(c.verdict_id))).where(picked)
+            else:
+                ids = select(c.verdict_id).where(picked).distinct().subquery()
+                q = (select(func.count()).select_from(ids.join(t.verdicts, t.verdicts.c.id == ids.c.verdict_id))
+                     .where(*rest))
+        else:
+            q = select(func.count()).select_from(t.verdicts).where(
+                *self._where(outcome, domain, category, node, since, until)
+            )
         with self.engine.connect() as conn:
             return int(conn.execute(q).scalar_one())
 
