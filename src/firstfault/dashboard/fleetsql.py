@@ -27,7 +27,6 @@ from sqlalchemy import (
     Select,
     and_,
     case,
-    exists,
     func,
     literal,
     or_,
@@ -119,7 +118,8 @@ def fleet_counts(engine: Engine, since: datetime, until: datetime, domains: Sequ
         # Root totals per kind.
         parts: list[Select[Any]] = []
         if span.whole:
-            parts.append(select(dh.c.kind, dh.c.n).where(*_days(dh, span, clusters), dh.c.role == "root",
+            parts.append(select(dh.c.kind, dh.c.n).where(dh.c.kind.in_(list(KINDS.values())),  # the key's lead
+                                                         *_days(dh, span, clusters), dh.c.role == "root",
                                                          dh.c.domains.op("&")(mask) != 0))
         if span.parts:
             parts.append(select(h.c.kind, literal(1).label("n")).where(
@@ -180,10 +180,12 @@ def _seen(conn: Connection, span: Span, clusters: Sequence[str], kind: str, *, j
     fk, dk, h, x = t.fleet_keys, t.fleet_day_keys, t.fleet_hits, t.fleet_exposure
     found: list[ColumnElement[bool]] = []
     if span.whole:
-        probe = exists().where(dk.c.kind == fk.c.kind, dk.c.key == fk.c.key, *_days(dk, span, clusters))
+        # A scalar subquery with LIMIT 1, not EXISTS: PostgreSQL would turn EXISTS into a semi-join that may hash
+        # every row of the window; this stays one index probe per key.
+        probe = select(literal(1)).where(dk.c.kind == fk.c.kind, dk.c.key == fk.c.key, *_days(dk, span, clusters))
         if jobs_only:
             probe = probe.where(dk.c.jobs > 0)
-        found.append(probe)
+        found.append(probe.limit(1).scalar_subquery().is_not(None))
     if span.parts:
         edge: list[Select[Any]] = []
         if not jobs_only:
