@@ -423,8 +423,10 @@ def _run(args: argparse.Namespace, url: str | None, log: Callable[[str], None], 
         loaded = args.verdicts - have if args.resume else args.verdicts
         rate = f"{loaded:,} in {load_s:.0f} s, {loaded / load_s:,.0f} verdicts/s" if load_s else "earlier"
         log(f"loaded ({rate}); database {size['database_bytes'] / 2**30:.2f} GiB")
-        for name, s in list(size["tables"].items())[:12]:
-            log(f"  {name:<16} {s['rows']:>12,} rows {s['bytes'] / 2**20:>10,.0f} MiB")
+        rolled = {tb.name for tb in t.ROLLUP_TABLES}
+        for i, (name, s) in enumerate(size["tables"].items()):
+            if i < 12 or name in rolled:  # the largest tables, and the rollups whatever their size
+                log(f"  {name:<18} {s['rows']:>12,} rows {s['bytes'] / 2**20:>10,.0f} MiB")
         log(f"timing each query {REPEATS} times (p95 target < 1 s)")
         with VerdictStore.open(url, auto_migrate=False) as store:
             results = measure(store, url, gen, args.out, log)

@@ -85,7 +85,10 @@ def _backfill(bind: sa.Connection) -> None:
     while True:
         q = sa.select(v.failed_at, v.id).order_by(v.failed_at, v.id).limit(BATCH)
         if after is not None:
-            q = q.where(sa.or_(v.failed_at > after[0], sa.and_(v.failed_at == after[0], v.id > after[1])))
+            # failed_at >= first, so the failed_at index starts the scan where the last batch ended (an OR
+            # alone would make PostgreSQL read the index from its start on every batch).
+            q = q.where(v.failed_at >= after[0],
+                        sa.or_(v.failed_at > after[0], sa.and_(v.failed_at == after[0], v.id > after[1])))
         batch = bind.execute(q).all()
         if not batch:
             return
