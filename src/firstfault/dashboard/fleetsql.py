@@ -109,33 +109,17 @@ def fleet_counts(engine: Engine, since: datetime, until: datetime, domains: Sequ
     first_day = day_number(starts[0])
     span = split(since, until)
     mask = domain_mask(domains)
-    h, dh = t.fleet_hits, t.fleet_day_hits
     with engine.connect() as conn:
         verdicts, node_jobs, failures = _totals(conn, span, clusters, mask, first_day, size, len(starts))
         seen = {kind: _seen(conn, span, clusters, hk) for kind, hk in KINDS.items()}
         job_nodes = _seen(conn, span, clusters, "node", jobs_only=True)
 
-        # Root totals per kind.
-        parts: list[Select[Any]] = []
-        if span.whole:
-            parts.append(select(dh.c.kind, dh.c.n).where(dh.c.kind.in_(list(KINDS.values())),  # the key's lead
-                                                         *_days(dh, span, clusters), dh.c.role == "root",
-                                                         dh.c.domains.op("&")(mask) != 0))
-        if span.parts:
-            parts.append(select(h.c.kind, literal(1).label("n")).where(
-                *_edges(h, span, clusters), h.c.role == "root", h.c.domains.op("&")(mask) != 0))
-        totals: dict[str, int] = {}
-        if parts:
-            src = (parts[0] if len(parts) == 1 else union_all(*parts)).subquery()
-            totals = {str(k): int(c) for k, c in conn.execute(
-                select(src.c.kind, func.sum(src.c.n)).group_by(src.c.kind))}
-
         kinds: dict[Kind, KindCounts] = {}
         for kind, hk in KINDS.items():
-            top = _top(conn, engine, span, clusters, hk, mask, limit, len(starts))
+            top, total_root = _top(conn, engine, span, clusters, hk, mask, limit, len(starts))
             if top:
                 _trends(conn, span, clusters, hk, mask, {e.key: e for e in top}, first_day, size, len(starts))
-            kinds[kind] = KindCounts(seen=seen[kind], total_root=totals.get(hk, 0), top=top)
+            kinds[kind] = KindCounts(seen=seen[kind], total_root=total_root, top=top)
         listed = sorted({e.node for k in kinds.values() for e in k.top if e.node})
         jobs = _jobs(conn, span, clusters, listed)
     return FleetCounts(verdicts=verdicts, jobs=jobs, failures=failures, node_jobs=node_jobs, job_nodes=job_nodes,
@@ -176,8 +160,24 @@ def _totals(conn: Connection, span: Span, clusters: Sequence[str], mask: int, fi
 
 def _seen(conn: Connection, span: Span, clusters: Sequence[str], kind: str, *, jobs_only: bool = False) -> int:
     """Keys of `kind` seen in the window (any fleet_hits row; a node also by a job it ran), or with
-    jobs_only the nodes that ran a job: one probe of fleet_day_keys per known key."""
+    jobs_only the nodes that ran a job.
+
+    Nodes: one probe of fleet_day_keys per known node (a node is on nearly every day's rows, so a distinct
+    over the window would read days x nodes rows). Devices and ports appear only on the days they are
+    named: a distinct over the window's rows (ix_fleet_day_keys_kind_failed_day_key) reads fewer rows
+    than there are known keys.
+    """
     fk, dk, h, x = t.fleet_keys, t.fleet_day_keys, t.fleet_hits, t.fleet_exposure
+    if kind != "node":
+        parts: list[Select[Any]] = []
+        if span.whole:
+            parts.append(select(dk.c.key).where(dk.c.kind == kind, *_days(dk, span, clusters)))
+        if span.parts:
+            parts.append(select(h.c.key).where(*_edges(h, span, clusters), h.c.kind == kind))
+        if not parts:
+            return 0
+        keys = union(*parts).subquery() if len(parts) > 1 else parts[0].distinct().subquery()
+        return int(conn.execute(select(func.count()).select_from(keys)).scalar_one())
     found: list[ColumnElement[bool]] = []
     if span.whole:
         # A scalar subquery with LIMIT 1, not EXISTS: PostgreSQL would turn EXISTS into a semi-join that may hash
@@ -200,8 +200,9 @@ def _seen(conn: Connection, span: Span, clusters: Sequence[str], kind: str, *, j
 
 
 def _top(conn: Connection, engine: Engine, span: Span, clusters: Sequence[str], kind: str, mask: int,
-         limit: int, buckets: int) -> list[EntityCount]:
-    """The `limit` entities of a kind ranked by root, candidate, lead, node, key."""
+         limit: int, buckets: int) -> tuple[list[EntityCount], int]:
+    """The `limit` entities of a kind ranked by root, candidate, lead, node, key; and the kind's root total
+    (a window sum over every entity's group, computed before the LIMIT: no second pass over the window)."""
     dh, h = t.fleet_day_hits, t.fleet_hits
     rolled = edges = None
     if span.whole:
@@ -213,19 +214,22 @@ def _top(conn: Connection, engine: Engine, span: Span, clusters: Sequence[str], 
             h.c.kind == kind, *_edges(h, span, clusters), h.c.role.in_(COUNTED_ROLES),
             h.c.domains.op("&")(mask) != 0)
     if rolled is None and edges is None:
-        return []
+        return [], 0
     s = _both(rolled, edges)
     root = func.sum(case((s.c.role == "root", s.c.n), else_=0)).label("root")
     cand = func.sum(case((s.c.role == "candidate", s.c.n), else_=0)).label("cand")
     lead = func.sum(case((s.c.role == "lead", s.c.n), else_=0)).label("lead")
     node = func.min(s.c.node).label("node")
     last = func.max(case((s.c.role != "lead", s.c.last))).label("last")
-    q = (select(s.c.key, node, root, cand, lead, last).group_by(s.c.key)
+    total = func.sum(root).over().label("total")
+    q = (select(s.c.key, node, root, cand, lead, last, total).group_by(s.c.key)
          .order_by(root.desc(), cand.desc(), lead.desc(), _key_order(engine, func.coalesce(node, literal(""))),
                    _key_order(engine, s.c.key))
          .limit(limit))
-    return [EntityCount(str(r.key), r.node, int(r.root), int(r.cand), int(r.lead), r.last, [0] * buckets)
-            for r in conn.execute(q)]
+    rows = conn.execute(q).all()
+    top = [EntityCount(str(r.key), r.node, int(r.root), int(r.cand), int(r.lead), r.last, [0] * buckets)
+           for r in rows]
+    return top, int(rows[0].total) if rows else 0
 
 
 def _trends(conn: Connection, span: Span, clusters: Sequence[str], kind: str, mask: int,

@@ -399,6 +399,7 @@ class FleetDayKeyRow(Base):
     """Per key, day and cluster: its fleet_hits rows (any role) and, for a node, the jobs it ran."""
 
     __tablename__ = "fleet_day_keys"
+    __table_args__ = (Index("ix_fleet_day_keys_kind_failed_day_key", "kind", "failed_day", "key"),)
 
     kind: Mapped[str] = mapped_column(Text, primary_key=True)
     key: Mapped[str] = mapped_column(Text, primary_key=True)

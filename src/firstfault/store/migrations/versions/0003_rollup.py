@@ -60,6 +60,7 @@ def upgrade() -> None:
         sa.Column("jobs", _COUNT, nullable=False),
         sa.PrimaryKeyConstraint("kind", "key", "failed_day", "cluster", name=op.f("pk_fleet_day_keys")),
     )
+    op.create_index("ix_fleet_day_keys_kind_failed_day_key", "fleet_day_keys", ["kind", "failed_day", "key"])
     op.create_table(
         "fleet_day_hits",
         sa.Column("kind", sa.Text(), nullable=False),
@@ -99,6 +100,7 @@ def _backfill(bind: sa.Connection) -> None:
 def downgrade() -> None:
     op.drop_index("ix_fleet_day_hits_kind_key_failed_day", table_name="fleet_day_hits")
     op.drop_table("fleet_day_hits")
+    op.drop_index("ix_fleet_day_keys_kind_failed_day_key", table_name="fleet_day_keys")
     op.drop_table("fleet_day_keys")
     op.drop_table("fleet_day_verdicts")
     op.drop_table("fleet_keys")
