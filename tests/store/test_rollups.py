@@ -222,3 +222,30 @@ def test_migration_0003_builds_the_rollups_of_verdicts_stored_before_it(url: str
         assert snapshot(VerdictStore(engine)) == written
     finally:
         engine.dispose()
+
+
+def test_a_store_not_yet_at_0003_is_written_and_read_without_rollups_then_rolled_up(url: str) -> None:
+    from datetime import timedelta as td
+
+    from firstfault.dashboard.fleet import buckets_for, count_rows
+    from firstfault.dashboard.fleetsql import fleet_counts
+    from firstfault.dashboard.queries import fleet_rows
+
+    engine = store_db.create_store_engine(url)
+    try:
+        cfg = store_db._config()
+        with engine.connect().execution_options(**store_db.WRITE) as conn, conn.begin():
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "0002_actions")  # a store the Blueprint has not upgraded yet
+        old = VerdictStore(engine)  # opened without migrating, as `firstfault fleet` does
+        spread(old, 10)
+        since, until = NOW - td(days=7), NOW
+        size, starts = buckets_for(since, until)
+        domains = ["hardware", "network", "infrastructure"]
+        ref = count_rows(fleet_rows(engine, since, until), domains, starts, size, 20)
+        assert fleet_counts(engine, since, until, domains, 20) == ref  # the reference reading, no rollups read
+        store_db.migrate(engine)  # the migration rolls up what was written before it
+        assert_consistent(VerdictStore(engine))
+        assert fleet_counts(engine, since, until, domains, 20) == ref
+    finally:
+        engine.dispose()

@@ -28,6 +28,7 @@ from sqlalchemy import (
     and_,
     case,
     func,
+    inspect,
     literal,
     or_,
     select,
@@ -35,7 +36,8 @@ from sqlalchemy import (
     union_all,
 )
 
-from firstfault.dashboard.fleet import EntityCount, FleetCounts, Kind, KindCounts, buckets_for
+from firstfault.dashboard.fleet import EntityCount, FleetCounts, Kind, KindCounts, buckets_for, count_rows
+from firstfault.dashboard.queries import fleet_rows
 from firstfault.store import schema as t
 from firstfault.store.fleetrows import EPOCH, day_number, domain_mask
 from firstfault.store.rollups import COUNTED_ROLES
@@ -106,6 +108,10 @@ def _both(rolled: Select[Any] | None, edges: Select[Any] | None) -> Any:
 def fleet_counts(engine: Engine, since: datetime, until: datetime, domains: Sequence[str], limit: int,
                  clusters: Sequence[str] = ()) -> FleetCounts:
     size, starts = buckets_for(since, until)
+    with engine.connect() as conn:
+        rolled = inspect(conn).has_table(t.fleet_day_hits.name)
+    if not rolled:  # a store not yet at 0003_rollup (opened without migrating): the reference reading, exact
+        return count_rows(fleet_rows(engine, since, until, clusters), domains, starts, size, limit)
     first_day = day_number(starts[0])
     span = split(since, until)
     mask = domain_mask(domains)

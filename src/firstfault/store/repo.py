@@ -293,6 +293,7 @@ class VerdictStore:
         self.engine = engine
         self._clock = clock
         self.replay_cap = replay_cap  # compressed bytes of replay evidence per verdict; 0 keeps none
+        self._rollups = False  # the rollup tables are known to exist (see _has_rollups)
 
     @classmethod
     def open(cls, url: str | URL, *, auto_migrate: bool = True, clock: Clock = _utcnow,
@@ -406,8 +407,18 @@ class VerdictStore:
             if rows:
                 conn.execute(insert(table), rows)
         # 0003_rollup: the fleet view's daily rollups, in this same transaction (store/rollups.py).
-        rollups.apply(conn, rollups.deltas({vid: (row["failed_at"], row["cluster"])}, *fleet))
+        if self._has_rollups(conn):
+            rollups.apply(conn, rollups.deltas({vid: (row["failed_at"], row["cluster"])}, *fleet))
         return vid
+
+    def _has_rollups(self, conn: Connection) -> bool:
+        """Whether the store is at 0003_rollup (a store opened without migrating may not be yet; once it is
+        migrated, the migration rolls up what was written before). Only a yes is remembered."""
+        if not self._rollups:
+            from sqlalchemy import inspect
+
+            self._rollups = inspect(conn).has_table(t.fleet_day_verdicts.name)
+        return self._rollups
 
     def _insert_evidence(self, conn: Connection, vid: int, e: ReplayEvidence) -> None:
         conn.execute(insert(t.replay_evidence).values(
