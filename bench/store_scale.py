@@ -16,7 +16,9 @@ the attempt failed (a back-fill).
 Rows are made by the store's own write path (repo.child_rows,
 repo.fleet_rows_of: the same child and fleet rows a write makes) and loaded
 with COPY, 10,000 verdicts a transaction, into a schema created by the
-migrations (so the indexes are the migration's).
+migrations (so the indexes are the migration's); each batch's daily fleet
+rollups are upserted in the same transaction by the write path's own
+functions (store/rollups.py: deltas, apply).
 
 Then each query the dashboard makes runs 20 times with varying parameters,
 in process, through the real router (httpx's ASGI transport, no socket):
@@ -59,7 +61,7 @@ from firstfault.model import (  # noqa: E402
     Verdict,
     iso,
 )
-from firstfault.store import VerdictStore  # noqa: E402
+from firstfault.store import VerdictStore, create_store_engine, rollups  # noqa: E402
 from firstfault.store import schema as t  # noqa: E402
 from firstfault.store.repo import _verdict_row, child_rows, fleet_rows_of  # noqa: E402
 
@@ -168,21 +170,26 @@ def _columns(table: str) -> list[str]:
     return cols if table == "verdicts" else [c for c in cols if c != "id"]
 
 
-def load(dsn: str, gen: Generator, count: int, log: Callable[[str], None], first_index: int = 0) -> float:
-    """COPY `count` generated verdicts; returns the seconds it took."""
+def load(url: str, gen: Generator, count: int, log: Callable[[str], None], first_index: int = 0) -> float:
+    """COPY `count` generated verdicts and upsert their rollups; returns the seconds it took."""
     tables = ["verdicts", *(tb.name for tb in t.CHILD_TABLES), *(tb.name for tb in t.FLEET_TABLES)]
     cols = {tb: _columns(tb) for tb in tables}
     began = time.monotonic()
-    with psycopg.connect(dsn) as conn:
-        first = int(conn.execute("SELECT coalesce(max(id), 0) + 1 FROM verdicts").fetchone()[0])  # type: ignore[index]
+    engine = create_store_engine(url)
+    with engine.connect() as sconn:
+        conn = sconn.connection.driver_connection  # psycopg's, for COPY, in the same transaction as the rollups
+        assert isinstance(conn, psycopg.Connection)
+        first = int(sconn.execute(text("SELECT coalesce(max(id), 0) + 1 FROM verdicts")).scalar_one())
         for lo in range(0, count, BATCH):
             rows: dict[str, list[dict[str, Any]]] = {tb: [] for tb in tables}
+            failed: dict[int, tuple[datetime, str]] = {}
             for i in range(lo, min(count, lo + BATCH)):
                 v, enr = gen.verdict(first_index + i)
                 vid = first + i
                 row = _verdict_row(v, enr, datetime.fromisoformat(v.analyzed_at))
                 row["id"] = vid
                 rows["verdicts"].append(row)
+                failed[vid] = (row["failed_at"], row["cluster"])
                 children = child_rows(v, vid)
                 for name, rs in children.items():
                     rows[name] += rs
@@ -196,12 +203,16 @@ def load(dsn: str, gen: Generator, count: int, log: Callable[[str], None], first
                     with cur.copy(f"COPY {tb} ({', '.join(cols[tb])}) FROM STDIN") as cp:
                         for r in rows[tb]:
                             cp.write_row([json.dumps(r[c]) if (tb, c) in JSON_COLS else r[c] for c in cols[tb]])
-            conn.commit()
+            # The daily rollups by the write path's own functions (one upsert per key of the batch).
+            rollups.apply(sconn, rollups.deltas(failed, rows["fleet_hits"], rows["fleet_exposure"]))
+            sconn.commit()
             done = min(count, lo + BATCH)
             if done % 100_000 == 0 or done == count:
                 log(f"  {done:>9,} verdicts loaded, {time.monotonic() - began:6.0f} s")
-        conn.execute("SELECT setval(pg_get_serial_sequence('verdicts', 'id'), (SELECT max(id) FROM verdicts))")
-        conn.commit()
+        sconn.execute(text("SELECT setval(pg_get_serial_sequence('verdicts', 'id'), (SELECT max(id) FROM verdicts))"))
+        sconn.commit()
+    engine.dispose()
+    dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("VACUUM (ANALYZE)")
     return time.monotonic() - began
@@ -404,16 +415,18 @@ def _run(args: argparse.Namespace, url: str | None, log: Callable[[str], None], 
                 have = int(conn.execute("SELECT count(*) FROM verdicts").fetchone()[0])  # type: ignore[index]
             gen.rng.seed(args.seed + 1)  # the same nodes and offenders; more of the same mix, new workload ids
             log(f"resuming: {have:,} verdicts stored, loading {args.verdicts - have:,} more")
-            load_s = load(dsn, gen, args.verdicts - have, log, first_index=have)
+            load_s = load(url, gen, args.verdicts - have, log, first_index=have)
         else:
             log(f"loading {args.verdicts:,} verdicts ({args.nodes:,} nodes, {args.days} days)")
-            load_s = load(dsn, gen, args.verdicts, log)
+            load_s = load(url, gen, args.verdicts, log)
         size = sizes(dsn)
         loaded = args.verdicts - have if args.resume else args.verdicts
         rate = f"{loaded:,} in {load_s:.0f} s, {loaded / load_s:,.0f} verdicts/s" if load_s else "earlier"
         log(f"loaded ({rate}); database {size['database_bytes'] / 2**30:.2f} GiB")
-        for name, s in list(size["tables"].items())[:12]:
-            log(f"  {name:<16} {s['rows']:>12,} rows {s['bytes'] / 2**20:>10,.0f} MiB")
+        rolled = {tb.name for tb in t.ROLLUP_TABLES}
+        for i, (name, s) in enumerate(size["tables"].items()):
+            if i < 12 or name in rolled:  # the largest tables, and the rollups whatever their size
+                log(f"  {name:<18} {s['rows']:>12,} rows {s['bytes'] / 2**20:>10,.0f} MiB")
         log(f"timing each query {REPEATS} times (p95 target < 1 s)")
         with VerdictStore.open(url, auto_migrate=False) as store:
             results = measure(store, url, gen, args.out, log)

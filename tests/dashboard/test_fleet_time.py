@@ -169,3 +169,62 @@ def _fleet_snapshot(db: VerdictStore) -> dict[str, Any]:
                                                h.node, h.role, h.domains)).all(), key=repr),
             "exposure": sorted(conn.execute(select(x.verdict_id, x.failed_at, x.cluster, x.node)).all(), key=repr),
         }
+
+
+def _spread_store(db: VerdictStore, samples: dict[str, Verdict]) -> None:
+    """Failures and healthy runs over twelve days at all hours, three clusters: whole days and edges."""
+    names = ["xid149", "port-down", "sxid", "ambiguous", "node-fail", "cuda-oom", "ok", "ok", "clock-skew"]
+    for i in range(45):
+        name = names[i % len(names)]
+        at = NOW - timedelta(days=(i * 5) % 12, hours=(i * 7) % 24, minutes=3 * i)
+        db.write(variant(samples[name], f"spread-{i}", analyzed_at=at + timedelta(minutes=10), failed_at=at),
+                 Enrichment(cluster=["east", "west", "north"][i % 3]))
+
+
+MIDNIGHT = NOW.replace(hour=0)
+WINDOWS: list[tuple[str, Any, Any]] = [  # (id, since, until)
+    ("7d-from-now", NOW - timedelta(days=7), NOW),  # starts and ends mid-day: both edges from fleet_hits
+    ("whole-days", MIDNIGHT - timedelta(days=5), MIDNIGHT),  # no edge at all: rollups only
+    ("midnight-to-now", MIDNIGHT - timedelta(days=3), NOW),
+    ("mid-day-to-midnight", NOW - timedelta(days=4, hours=5), MIDNIGHT - timedelta(days=1)),
+    ("under-a-day", NOW - timedelta(hours=20), NOW),  # no whole day inside
+    ("a-day-and-a-half", NOW - timedelta(hours=36), NOW),
+    ("30d", NOW - timedelta(days=30), NOW + timedelta(hours=1)),
+    ("empty", NOW, NOW),
+]
+
+
+def _assert_same(db: VerdictStore, since: Any, until: Any, domains: list[str], clusters: list[str]) -> None:
+    size, starts = buckets_for(since, until)
+    ref = count_rows(fleet_rows(db.engine, since, until, clusters), domains, starts, size, 20)
+    got = fleet_counts(db.engine, since, until, domains, 20, clusters)
+    assert (got.verdicts, got.node_jobs, got.job_nodes, got.jobs, got.failures) == (
+        ref.verdicts, ref.node_jobs, ref.job_nodes, ref.jobs, ref.failures)
+    assert got.kinds == ref.kinds
+
+
+@pytest.mark.parametrize(("since", "until"), [w[1:] for w in WINDOWS], ids=[w[0] for w in WINDOWS])
+def test_the_rollup_counts_equal_the_reference_for_any_window(db: VerdictStore, samples: dict[str, Verdict],
+                                                              since: Any, until: Any) -> None:
+    _spread_store(db, samples)
+    for domains, clusters in ((["hardware", "network", "infrastructure"], []), (["hardware"], ["east", "north"]),
+                              (["software", "network"], ["west"])):
+        _assert_same(db, since, until, domains, clusters)
+    if until > since + timedelta(days=2):
+        got = fleet_counts(db.engine, since, until, ["hardware", "network", "infrastructure"], 20)
+        assert got.verdicts and any(k.top for k in got.kinds.values())  # the window counts something
+
+
+def test_the_rollup_counts_stay_equal_after_prunes_and_rewrites(db: VerdictStore,
+                                                                samples: dict[str, Verdict]) -> None:
+    from firstfault.store.retention import prune
+
+    _spread_store(db, samples)
+    # A rewrite of a stored attempt (same key, same window) changes nothing and is not counted twice.
+    again = variant(samples["xid149"], "spread-0", analyzed_at=NOW + timedelta(minutes=10), failed_at=NOW)
+    assert db.write(again, Enrichment(cluster="east")) is not None
+    for cutoff in (NOW - timedelta(days=8, hours=5), NOW - timedelta(days=4, hours=17)):  # both mid-day
+        assert prune(db, cutoff, batch=3).deleted > 0
+        for _name, since, until in WINDOWS:
+            _assert_same(db, since, until, ["hardware", "network", "infrastructure"], [])
+            _assert_same(db, since, until, ["hardware", "software"], ["west"])

@@ -164,8 +164,12 @@ class FleetCounts:
     """What a report is computed from: counted in Python (count_rows) or in SQL (fleetsql.fleet_counts)."""
 
     verdicts: int
-    jobs: dict[str, int]  # node -> verdicts in the window whose workload ran on it
+    # node -> verdicts in the window whose workload ran on it, for the nodes of the top entries (the rest is
+    # summed up in node_jobs and job_nodes: a fleet's 20,000 nodes are not read to rank twenty entries)
+    jobs: dict[str, int]
     failures: list[int]  # per bucket: verdicts whose cause (or a candidate) is in the domains
+    node_jobs: int  # J: the sum of every node's jobs
+    job_nodes: int  # nodes that ran a job in the window
     kinds: dict[Kind, KindCounts] = field(default_factory=dict)
 
 
@@ -220,7 +224,9 @@ def count_rows(rows: FleetRows, domains: Sequence[str], starts: list[datetime], 
     for vid, at, _nodes in rows.verdicts:
         if rows.cause_domains.get(vid, set()) & set(domains) and (i := _bucket(at, starts, size)) is not None:
             failures[i] += 1
-    return FleetCounts(verdicts=len(rows.verdicts), jobs=dict(jobs), failures=failures, kinds=kinds)
+    listed = {e.node for k in kinds.values() for e in k.top if e.node}
+    return FleetCounts(verdicts=len(rows.verdicts), jobs={n: c for n, c in jobs.items() if n in listed},
+                       failures=failures, node_jobs=sum(jobs.values()), job_nodes=len(jobs), kinds=kinds)
 
 
 def _table(kind: Kind, counts: KindCounts, jobs: dict[str, int], node_jobs: int, mean_jobs: float) -> FleetTable:
@@ -247,8 +253,8 @@ def report_from(counts: FleetCounts, since: datetime, until: datetime, domains: 
                 clusters: Sequence[str] = ()) -> FleetReport:
     """The report of one window from its counts (the buckets are buckets_for(since, until))."""
     size, starts = buckets_for(since, until)
-    node_jobs = sum(counts.jobs.values())
-    mean_jobs = node_jobs / len(counts.jobs) if counts.jobs else 0.0
+    node_jobs = counts.node_jobs
+    mean_jobs = node_jobs / counts.job_nodes if counts.job_nodes else 0.0
     kinds: tuple[Kind, ...] = ("nodes", "devices", "host_ports", "switch_ports")
     tables = [_table(k, counts.kinds[k], counts.jobs, node_jobs, mean_jobs) for k in kinds]
     return FleetReport(since=since, until=until, domains=list(domains), clusters=list(clusters), bucket_days=size,

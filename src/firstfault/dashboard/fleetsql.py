@@ -1,37 +1,98 @@
-"""The fleet view's counts, aggregated by the database over the fleet tables.
+"""The fleet view's counts, aggregated by the database over the daily rollups and the fleet tables.
 
 The same counts as fleet.count_rows over queries.fleet_rows (the reference,
-which reads every verdict of the window into Python), from the narrow
-fleet_hits and fleet_exposure tables the store writes with each verdict
-(store/fleetrows.py): grouping, ranking and the top `limit` happen in SQL,
-so a 30-day window of a fleet costs a few index range scans and returns a
-few thousand rows, not the window's verdicts. Same SQL on SQLite and
-PostgreSQL (domains are a bit mask; day buckets are integer division of the
-stored UTC day number).
+which reads every verdict of the window into Python). A window is cut in
+two: its whole UTC days are read from the daily rollups the store writes
+with each verdict (store/rollups.py: a few rows per day and entity), the
+partial days at its edges (a window "since 7d" starts mid-day) from the
+narrow per-verdict tables fleet_hits / fleet_exposure (store/fleetrows.py),
+so the counts are exact for any since/until. Grouping, ranking and the top
+`limit` happen in SQL; the same SQL runs on SQLite and PostgreSQL (domains
+are a bit mask; day buckets are integer division of the UTC day number).
+Entities seen in the window are counted by one index probe per known key
+(fleet_keys) rather than a distinct over every day of the window.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Engine, and_, case, func, literal, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    Select,
+    and_,
+    case,
+    func,
+    inspect,
+    literal,
+    or_,
+    select,
+    union,
+    union_all,
+)
 
-from firstfault.dashboard.fleet import EntityCount, FleetCounts, Kind, KindCounts, buckets_for
+from firstfault.dashboard.fleet import EntityCount, FleetCounts, Kind, KindCounts, buckets_for, count_rows
+from firstfault.dashboard.queries import fleet_rows
 from firstfault.store import schema as t
-from firstfault.store.fleetrows import day_number, domain_mask
+from firstfault.store.fleetrows import EPOCH, day_number, domain_mask
+from firstfault.store.rollups import COUNTED_ROLES
 
 # fleet_hits.kind for each table of the report.
 KINDS: dict[Kind, str] = {"nodes": "node", "devices": "device", "host_ports": "host_port",
                           "switch_ports": "switch_port"}
 
 
-def _window(table: Any, since: datetime, until: datetime, clusters: Sequence[str]) -> list[ColumnElement[bool]]:
-    conds: list[ColumnElement[bool]] = [table.c.failed_at >= since, table.c.failed_at < until]
-    if clusters:
-        conds.append(table.c.cluster.in_(list(clusters)))
-    return conds
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A window as whole UTC days [lo, hi) (rollups) and the partial edges (fleet tables)."""
+
+    lo: int
+    hi: int
+    parts: tuple[tuple[datetime, datetime], ...]
+
+    @property
+    def whole(self) -> bool:
+        return self.lo < self.hi
+
+
+def _midnight(day: int) -> datetime:
+    return EPOCH + timedelta(days=day)
+
+
+def split(since: datetime, until: datetime) -> Span:
+    """[since, until) as the whole UTC days inside it and at most two partial ranges at its edges."""
+    if until <= since:
+        return Span(0, 0, ())
+    lo = day_number(since)
+    if _midnight(lo) < since:
+        lo += 1
+    hi = day_number(until)
+    if lo >= hi:  # no whole day inside: all of it from the fleet tables
+        return Span(0, 0, ((since, until),))
+    parts = []
+    if since < _midnight(lo):
+        parts.append((since, _midnight(lo)))
+    if _midnight(hi) < until:
+        parts.append((_midnight(hi), until))
+    return Span(lo, hi, tuple(parts))
+
+
+def _clusters(table: Any, clusters: Sequence[str]) -> list[ColumnElement[bool]]:
+    return [table.c.cluster.in_(list(clusters))] if clusters else []
+
+
+def _days(table: Any, span: Span, clusters: Sequence[str]) -> list[ColumnElement[bool]]:
+    return [table.c.failed_day >= span.lo, table.c.failed_day < span.hi, *_clusters(table, clusters)]
+
+
+def _edges(table: Any, span: Span, clusters: Sequence[str]) -> list[ColumnElement[bool]]:
+    c = table.c.failed_at
+    return [or_(*(and_(c >= a, c < b) for a, b in span.parts)), *_clusters(table, clusters)]
 
 
 def _key_order(engine: Engine, col: Any) -> Any:
@@ -39,54 +100,179 @@ def _key_order(engine: Engine, col: Any) -> Any:
     return col.collate("C") if engine.dialect.name == "postgresql" else col
 
 
+def _both(rolled: Select[Any] | None, edges: Select[Any] | None) -> Any:
+    parts = [q for q in (rolled, edges) if q is not None]
+    return (parts[0] if len(parts) == 1 else union_all(*parts)).subquery()
+
+
 def fleet_counts(engine: Engine, since: datetime, until: datetime, domains: Sequence[str], limit: int,
                  clusters: Sequence[str] = ()) -> FleetCounts:
     size, starts = buckets_for(since, until)
-    first_day = day_number(starts[0])
-    h, x, v = t.fleet_hits, t.fleet_exposure, t.verdicts
-    mask = domain_mask(domains)
-    in_domains = h.c.domains.op("&")(mask) != 0
-    hit_window = _window(h, since, until, clusters)
-    bucket = ((h.c.failed_day - first_day) // size).label("bucket")
     with engine.connect() as conn:
-        verdicts = int(conn.execute(select(func.count()).select_from(v).where(
-            *_window(v, since, until, clusters))).scalar_one())
-        jobs = {str(n): int(c) for n, c in conn.execute(
-            select(x.c.node, func.count()).where(*_window(x, since, until, clusters)).group_by(x.c.node))}
-        failures = [0] * len(starts)
-        for b, c in conn.execute(select(bucket, func.count()).where(
-                *hit_window, h.c.kind == "verdict", in_domains).group_by(bucket)):
-            if 0 <= int(b) < len(failures):
-                failures[int(b)] += int(c)
-        seen = {str(k): int(c) for k, c in conn.execute(
-            select(h.c.kind, func.count(func.distinct(h.c.key))).where(*hit_window).group_by(h.c.kind))}
-        hit_nodes = {str(k) for (k,) in conn.execute(
-            select(h.c.key).where(*hit_window, h.c.kind == "node").distinct())}
-        counted = and_(*hit_window, h.c.role.in_(("root", "candidate", "lead")), in_domains)
-        totals = {str(k): int(c) for k, c in conn.execute(
-            select(h.c.kind, func.count()).where(*hit_window, h.c.role == "root", in_domains).group_by(h.c.kind))}
+        rolled = inspect(conn).has_table(t.fleet_day_hits.name)
+    if not rolled:  # a store not yet at 0003_rollup (opened without migrating): the reference reading, exact
+        return count_rows(fleet_rows(engine, since, until, clusters), domains, starts, size, limit)
+    first_day = day_number(starts[0])
+    span = split(since, until)
+    mask = domain_mask(domains)
+    with engine.connect() as conn:
+        verdicts, node_jobs, failures = _totals(conn, span, clusters, mask, first_day, size, len(starts))
+        seen = {kind: _seen(conn, span, clusters, hk) for kind, hk in KINDS.items()}
+        job_nodes = _seen(conn, span, clusters, "node", jobs_only=True)
+
         kinds: dict[Kind, KindCounts] = {}
         for kind, hk in KINDS.items():
-            root = func.sum(case((h.c.role == "root", 1), else_=0)).label("root")
-            cand = func.sum(case((h.c.role == "candidate", 1), else_=0)).label("cand")
-            lead = func.sum(case((h.c.role == "lead", 1), else_=0)).label("lead")
-            node = func.min(h.c.node).label("node")
-            last = func.max(case((h.c.role != "lead", h.c.failed_at))).label("last")
-            q = (select(h.c.key, node, root, cand, lead, last).where(counted, h.c.kind == hk).group_by(h.c.key)
-                 .order_by(root.desc(), cand.desc(), lead.desc(), _key_order(engine, func.coalesce(node, literal(""))),
-                           _key_order(engine, h.c.key))
-                 .limit(limit))
-            top = [EntityCount(str(r.key), r.node, int(r.root), int(r.cand), int(r.lead), r.last, [0] * len(starts))
-                   for r in conn.execute(q)]
+            top, total_root = _top(conn, engine, span, clusters, hk, mask, limit, len(starts))
             if top:
-                by_key = {e.key: e for e in top}
-                tq = (select(h.c.key, bucket, func.count())
-                      .where(*hit_window, h.c.kind == hk, h.c.role.in_(("root", "candidate")), in_domains,
-                             h.c.key.in_(list(by_key)))
-                      .group_by(h.c.key, bucket))
-                for k, b, c in conn.execute(tq):
-                    if 0 <= int(b) < len(starts):
-                        by_key[str(k)].trend[int(b)] += int(c)
-            n_seen = len(set(jobs) | hit_nodes) if kind == "nodes" else seen.get(hk, 0)
-            kinds[kind] = KindCounts(seen=n_seen, total_root=totals.get(hk, 0), top=top)
-    return FleetCounts(verdicts=verdicts, jobs=jobs, failures=failures, kinds=kinds)
+                _trends(conn, span, clusters, hk, mask, {e.key: e for e in top}, first_day, size, len(starts))
+            kinds[kind] = KindCounts(seen=seen[kind], total_root=total_root, top=top)
+        listed = sorted({e.node for k in kinds.values() for e in k.top if e.node})
+        jobs = _jobs(conn, span, clusters, listed)
+    return FleetCounts(verdicts=verdicts, jobs=jobs, failures=failures, node_jobs=node_jobs, job_nodes=job_nodes,
+                       kinds=kinds)
+
+
+def _totals(conn: Connection, span: Span, clusters: Sequence[str], mask: int, first_day: int, size: int,
+            buckets: int) -> tuple[int, int, list[int]]:
+    """(verdicts, node-jobs, failures per bucket) of the window."""
+    dv, h, x, v = t.fleet_day_verdicts, t.fleet_hits, t.fleet_exposure, t.verdicts
+    verdicts = node_jobs = 0
+    failures = [0] * buckets
+
+    def fail(day: int, domains: int, n: int) -> None:
+        b = (day - first_day) // size
+        if domains & mask and 0 <= b < buckets:
+            failures[b] += n
+
+    if span.whole:
+        for day, domains, n, jobs in conn.execute(
+                select(dv.c.failed_day, dv.c.domains, func.sum(dv.c.verdicts), func.sum(dv.c.node_jobs))
+                .where(*_days(dv, span, clusters)).group_by(dv.c.failed_day, dv.c.domains)):
+            verdicts += int(n)
+            node_jobs += int(jobs)
+            fail(int(day), int(domains), int(n))
+    if span.parts:
+        verdicts += int(conn.execute(select(func.count()).select_from(v).where(
+            *_edges(v, span, clusters))).scalar_one())
+        node_jobs += int(conn.execute(select(func.count()).select_from(x).where(
+            *_edges(x, span, clusters))).scalar_one())
+        for day, domains, n in conn.execute(
+                select(h.c.failed_day, h.c.domains, func.count()).where(*_edges(h, span, clusters),
+                                                                        h.c.kind == "verdict")
+                .group_by(h.c.failed_day, h.c.domains)):
+            fail(int(day), int(domains), int(n))
+    return verdicts, node_jobs, failures
+
+
+def _seen(conn: Connection, span: Span, clusters: Sequence[str], kind: str, *, jobs_only: bool = False) -> int:
+    """Keys of `kind` seen in the window (any fleet_hits row; a node also by a job it ran), or with
+    jobs_only the nodes that ran a job.
+
+    Nodes: one probe of fleet_day_keys per known node (a node is on nearly every day's rows, so a distinct
+    over the window would read days x nodes rows). Devices and ports appear only on the days they are
+    named: a distinct over the window's rows (ix_fleet_day_keys_kind_failed_day_key) reads fewer rows
+    than there are known keys.
+    """
+    fk, dk, h, x = t.fleet_keys, t.fleet_day_keys, t.fleet_hits, t.fleet_exposure
+    if kind != "node":
+        parts: list[Select[Any]] = []
+        if span.whole:
+            parts.append(select(dk.c.key).where(dk.c.kind == kind, *_days(dk, span, clusters)))
+        if span.parts:
+            parts.append(select(h.c.key).where(*_edges(h, span, clusters), h.c.kind == kind))
+        if not parts:
+            return 0
+        keys = union(*parts).subquery() if len(parts) > 1 else parts[0].distinct().subquery()
+        return int(conn.execute(select(func.count()).select_from(keys)).scalar_one())
+    found: list[ColumnElement[bool]] = []
+    if span.whole:
+        # A scalar subquery with LIMIT 1, not EXISTS: PostgreSQL would turn EXISTS into a semi-join that may hash
+        # every row of the window; this stays one index probe per key.
+        probe = select(literal(1)).where(dk.c.kind == fk.c.kind, dk.c.key == fk.c.key, *_days(dk, span, clusters))
+        if jobs_only:
+            probe = probe.where(dk.c.jobs > 0)
+        found.append(probe.limit(1).scalar_subquery().is_not(None))
+    if span.parts:
+        edge: list[Select[Any]] = []
+        if not jobs_only:
+            edge.append(select(h.c.key).where(*_edges(h, span, clusters), h.c.kind == kind))
+        if kind == "node":
+            edge.append(select(x.c.node).where(*_edges(x, span, clusters)))
+        found.append(fk.c.key.in_(edge[0] if len(edge) == 1 else union(*edge)))
+    if not found:
+        return 0
+    return int(conn.execute(select(func.count()).select_from(fk).where(fk.c.kind == kind, or_(*found)))
+               .scalar_one())
+
+
+def _top(conn: Connection, engine: Engine, span: Span, clusters: Sequence[str], kind: str, mask: int,
+         limit: int, buckets: int) -> tuple[list[EntityCount], int]:
+    """The `limit` entities of a kind ranked by root, candidate, lead, node, key; and the kind's root total
+    (a window sum over every entity's group, computed before the LIMIT: no second pass over the window)."""
+    dh, h = t.fleet_day_hits, t.fleet_hits
+    rolled = edges = None
+    if span.whole:
+        rolled = select(dh.c.key, func.nullif(dh.c.node, "").label("node"), dh.c.role, dh.c.n,
+                        dh.c.last).where(dh.c.kind == kind, *_days(dh, span, clusters),
+                                         dh.c.role.in_(COUNTED_ROLES), dh.c.domains.op("&")(mask) != 0)
+    if span.parts:
+        edges = select(h.c.key, h.c.node, h.c.role, literal(1).label("n"), h.c.failed_at.label("last")).where(
+            h.c.kind == kind, *_edges(h, span, clusters), h.c.role.in_(COUNTED_ROLES),
+            h.c.domains.op("&")(mask) != 0)
+    if rolled is None and edges is None:
+        return [], 0
+    s = _both(rolled, edges)
+    root = func.sum(case((s.c.role == "root", s.c.n), else_=0)).label("root")
+    cand = func.sum(case((s.c.role == "candidate", s.c.n), else_=0)).label("cand")
+    lead = func.sum(case((s.c.role == "lead", s.c.n), else_=0)).label("lead")
+    node = func.min(s.c.node).label("node")
+    last = func.max(case((s.c.role != "lead", s.c.last))).label("last")
+    total = func.sum(root).over().label("total")
+    q = (select(s.c.key, node, root, cand, lead, last, total).group_by(s.c.key)
+         .order_by(root.desc(), cand.desc(), lead.desc(), _key_order(engine, func.coalesce(node, literal(""))),
+                   _key_order(engine, s.c.key))
+         .limit(limit))
+    rows = conn.execute(q).all()
+    top = [EntityCount(str(r.key), r.node, int(r.root), int(r.cand), int(r.lead), r.last, [0] * buckets)
+           for r in rows]
+    return top, int(rows[0].total) if rows else 0
+
+
+def _trends(conn: Connection, span: Span, clusters: Sequence[str], kind: str, mask: int,
+            by_key: dict[str, EntityCount], first_day: int, size: int, buckets: int) -> None:
+    """Root + candidate per bucket of the listed entities (by the rollup's (kind, key, day) index)."""
+    dh, h = t.fleet_day_hits, t.fleet_hits
+    keys = sorted(by_key)
+    rolled = edges = None
+    if span.whole:
+        rolled = select(dh.c.key, dh.c.failed_day, dh.c.n).where(
+            dh.c.kind == kind, dh.c.key.in_(keys), *_days(dh, span, clusters),
+            dh.c.role.in_(("root", "candidate")), dh.c.domains.op("&")(mask) != 0)
+    if span.parts:
+        edges = select(h.c.key, h.c.failed_day, literal(1).label("n")).where(
+            h.c.kind == kind, h.c.key.in_(keys), *_edges(h, span, clusters), h.c.role.in_(("root", "candidate")),
+            h.c.domains.op("&")(mask) != 0)
+    if rolled is None and edges is None:
+        return
+    s = _both(rolled, edges)
+    bucket = ((s.c.failed_day - first_day) // size).label("bucket")
+    for k, b, c in conn.execute(select(s.c.key, bucket, func.sum(s.c.n)).group_by(s.c.key, bucket)):
+        if 0 <= int(b) < buckets:
+            by_key[str(k)].trend[int(b)] += int(c)
+
+
+def _jobs(conn: Connection, span: Span, clusters: Sequence[str], nodes: list[str]) -> dict[str, int]:
+    """Jobs in the window of the listed nodes (those with at least one)."""
+    if not nodes:
+        return {}
+    dk, x = t.fleet_day_keys, t.fleet_exposure
+    jobs: dict[str, int] = {}
+    if span.whole:
+        for n, c in conn.execute(select(dk.c.key, func.sum(dk.c.jobs)).where(
+                dk.c.kind == "node", dk.c.key.in_(nodes), *_days(dk, span, clusters)).group_by(dk.c.key)):
+            jobs[str(n)] = jobs.get(str(n), 0) + int(c)
+    if span.parts:
+        for n, c in conn.execute(select(x.c.node, func.count()).where(
+                x.c.node.in_(nodes), *_edges(x, span, clusters)).group_by(x.c.node)):
+            jobs[str(n)] = jobs.get(str(n), 0) + int(c)
+    return {n: c for n, c in jobs.items() if c > 0}

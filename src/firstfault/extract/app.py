@@ -254,7 +254,8 @@ def _alone_uncached(body: str) -> list[Draft]:
 #   one of these words first. `_zeroed_safe` checks at first use that the words the steps compare (storage
 #   strerror texts, exec failure reasons) hold no digit; if one did, only exact repeats would be remembered.
 _DIGIT_WORDS: Final = (*CUDA_ANCHORS, *WEAK_CUDA_ANCHORS, *ACCEL_OOM_PHRASES, *NCCL_ERROR_LITERALS, "[Errno")
-_DIGIT_WORDS_RX: Final = re.compile("|".join(re.escape(w) for w in sorted(set(_DIGIT_WORDS), key=lambda w: (-len(w), w))))
+_DIGIT_WORDS_RX: Final = re.compile("|".join(re.escape(w) for w in sorted(set(_DIGIT_WORDS),
+                                                                     key=lambda w: (-len(w), w))))
 _ALONE: Memo[tuple[Draft, ...]] = Memo("app.alone")
 _ALONE_QUIET: Memo[bool] = Memo("app.alone.zeroed")  # holds True only: a known-quiet template
 _zeroed_ok: list[bool] = []

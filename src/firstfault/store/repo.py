@@ -27,6 +27,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from firstfault.model import Cause, Enrichment, EvidenceItem, Verdict
+from firstfault.store import rollups
 from firstfault.store import schema as t
 from firstfault.store.db import WRITE, StoreError, create_store_engine, migrate
 from firstfault.store.fleetrows import failure_time, hit_rows
@@ -292,6 +293,7 @@ class VerdictStore:
         self.engine = engine
         self._clock = clock
         self.replay_cap = replay_cap  # compressed bytes of replay evidence per verdict; 0 keeps none
+        self._rollups = False  # the rollup tables are known to exist (see _has_rollups)
 
     @classmethod
     def open(cls, url: str | URL, *, auto_migrate: bool = True, clock: Clock = _utcnow,
@@ -400,10 +402,23 @@ class VerdictStore:
         for name, rows in children.items():
             if rows:  # executemany: one round trip per table
                 conn.execute(insert(t.metadata.tables[name]), rows)
-        for table, rows in zip(t.FLEET_TABLES, fleet_rows_of(v, vid, row, children), strict=True):
+        fleet = fleet_rows_of(v, vid, row, children)
+        for table, rows in zip(t.FLEET_TABLES, fleet, strict=True):
             if rows:
                 conn.execute(insert(table), rows)
+        # 0003_rollup: the fleet view's daily rollups, in this same transaction (store/rollups.py).
+        if self._has_rollups(conn):
+            rollups.apply(conn, rollups.deltas({vid: (row["failed_at"], row["cluster"])}, *fleet))
         return vid
+
+    def _has_rollups(self, conn: Connection) -> bool:
+        """Whether the store is at 0003_rollup (a store opened without migrating may not be yet; once it is
+        migrated, the migration rolls up what was written before). Only a yes is remembered."""
+        if not self._rollups:
+            from sqlalchemy import inspect
+
+            self._rollups = inspect(conn).has_table(t.fleet_day_verdicts.name)
+        return self._rollups
 
     def _insert_evidence(self, conn: Connection, vid: int, e: ReplayEvidence) -> None:
         conn.execute(insert(t.replay_evidence).values(
@@ -537,9 +552,21 @@ class VerdictStore:
               category: str | None = None, node: str | None = None, since: datetime | None = None,
               until: datetime | None = None) -> int:
         """How many verdicts `list` would page through with the same filters."""
-        q = select(func.count()).select_from(t.verdicts).where(
-            *self._where(outcome, domain, category, node, since, until)
-        )
+        if category:
+            # Driven by the causes alone (their category index), not a semi-join probing every verdict id.
+            c = t.causes.c
+            picked = and_(c.role.in_(("root", "candidate")), _prefix(c.category, category))
+            rest = self._where(outcome, domain, None, node, since, until)
+            if not rest:
+                q = select(func.count(func.distinct(c.verdict_id))).where(picked)
+            else:
+                ids = select(c.verdict_id).where(picked).distinct().subquery()
+                q = (select(func.count()).select_from(ids.join(t.verdicts, t.verdicts.c.id == ids.c.verdict_id))
+                     .where(*rest))
+        else:
+            q = select(func.count()).select_from(t.verdicts).where(
+                *self._where(outcome, domain, category, node, since, until)
+            )
         with self.engine.connect() as conn:
             return int(conn.execute(q).scalar_one())
 

@@ -3,7 +3,8 @@
 Each batch is its own short write transaction: pick at most `batch` ids of
 verdicts whose failure time (`failed_at`, the fleet view's time) is before
 the cutoff, oldest first, by the failed_at index, and delete them; their
-child rows and fleet rows go with them (ON DELETE CASCADE) and the watch
+child rows and fleet rows go with them (ON DELETE CASCADE), the fleet
+rollups are decremented in the same transaction (store/rollups.py) and the watch
 daemon's ledger (`processed`) keeps its rows with verdict_id set to NULL, so
 a pruned attempt is still never attributed twice.
 
@@ -25,6 +26,7 @@ from datetime import datetime
 
 from sqlalchemy import delete, func, select
 
+from firstfault.store import rollups
 from firstfault.store import schema as t
 from firstfault.store.db import WRITE
 from firstfault.store.repo import VerdictStore
@@ -64,7 +66,9 @@ def prune(store: VerdictStore, cutoff: datetime, *, batch: int = DEFAULT_BATCH, 
                 pick = pick.with_for_update(skip_locked=True)
             ids = list(conn.execute(pick).scalars())
             if ids:
+                taken = rollups.remove(conn, ids)  # the fleet rollups, in the same transaction
                 conn.execute(delete(t.verdicts).where(v.id.in_(ids)))
+                rollups.fix_last(conn, taken)
         if not ids:
             break
         deleted += len(ids)

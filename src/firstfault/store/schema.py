@@ -368,3 +368,67 @@ FLEET_TABLES = (fleet_hits, fleet_exposure)
 # 0002_fleet: retention deletes verdicts, and processed.verdict_id is ON DELETE SET NULL: without this
 # index every deleted verdict would scan the whole ledger.
 Index("ix_processed_verdict_id", processed.c.verdict_id)
+
+# ---------------------------------------------------------------------------
+# 0003_rollup: the fleet view's daily rollups (store/rollups.py; docs/storage.md, "Rollups")
+# ---------------------------------------------------------------------------
+
+
+class FleetKeyRow(Base):
+    """Every node, device and port any verdict has named or run on (the entities seen are counted over it)."""
+
+    __tablename__ = "fleet_keys"
+
+    kind: Mapped[str] = mapped_column(Text, primary_key=True)  # node | device | host_port | switch_port
+    key: Mapped[str] = mapped_column(Text, primary_key=True)
+
+
+class FleetDayVerdictsRow(Base):
+    """Per UTC failure day, cluster and the verdict's cause-domain mask: verdicts and their node-jobs."""
+
+    __tablename__ = "fleet_day_verdicts"
+
+    failed_day: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cluster: Mapped[str] = mapped_column(Text, primary_key=True)
+    domains: Mapped[int] = mapped_column(Integer, primary_key=True)  # 0: no root cause or candidate
+    verdicts: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    node_jobs: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
+class FleetDayKeyRow(Base):
+    """Per key, day and cluster: its fleet_hits rows (any role) and, for a node, the jobs it ran."""
+
+    __tablename__ = "fleet_day_keys"
+    __table_args__ = (Index("ix_fleet_day_keys_kind_failed_day_key", "kind", "failed_day", "key"),)
+
+    kind: Mapped[str] = mapped_column(Text, primary_key=True)
+    key: Mapped[str] = mapped_column(Text, primary_key=True)
+    failed_day: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cluster: Mapped[str] = mapped_column(Text, primary_key=True)
+    hits: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    jobs: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
+class FleetDayHitRow(Base):
+    """Per kind, day, cluster, key, role (root | candidate | lead), domain mask and node: the verdicts that
+    named it, and the latest failure time among them. `node` is '' where fleet_hits.node is NULL."""
+
+    __tablename__ = "fleet_day_hits"
+    __table_args__ = (Index("ix_fleet_day_hits_kind_key_failed_day", "kind", "key", "failed_day"),)
+
+    kind: Mapped[str] = mapped_column(Text, primary_key=True)
+    failed_day: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cluster: Mapped[str] = mapped_column(Text, primary_key=True)
+    key: Mapped[str] = mapped_column(Text, primary_key=True)
+    role: Mapped[str] = mapped_column(Text, primary_key=True)
+    domains: Mapped[int] = mapped_column(Integer, primary_key=True)
+    node: Mapped[str] = mapped_column(Text, primary_key=True)
+    n: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    last: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+
+
+fleet_keys = cast(Table, FleetKeyRow.__table__)
+fleet_day_verdicts = cast(Table, FleetDayVerdictsRow.__table__)
+fleet_day_keys = cast(Table, FleetDayKeyRow.__table__)
+fleet_day_hits = cast(Table, FleetDayHitRow.__table__)
+ROLLUP_TABLES = (fleet_keys, fleet_day_verdicts, fleet_day_keys, fleet_day_hits)

@@ -1,0 +1,189 @@
+"""The fleet view's daily rollups: written with each verdict, taken back out when verdicts are deleted.
+
+A 30-day fleet window of a large fleet holds hundreds of thousands of
+fleet_hits / fleet_exposure rows (store/fleetrows.py); the fleet view reads
+these instead, a few rows per day and entity (docs/storage.md, "Rollups"):
+
+- `fleet_day_verdicts` (failed_day, cluster, domains) -> verdicts, node_jobs:
+  the window's verdicts, failures per day (`domains` is the verdict's
+  cause-domain mask, its "verdict" fleet_hits row; 0 without a cause) and
+  the total node-jobs;
+- `fleet_day_keys` (kind, key, failed_day, cluster) -> hits, jobs: whether a
+  node, device or port was seen on a day (any fleet_hits row, or for a node
+  a job it ran: fleet_exposure) and a node's jobs;
+- `fleet_day_hits` (kind, failed_day, cluster, key, role, domains, node) ->
+  n, last: the root / candidate / lead rows of fleet_hits counted, with the
+  latest failure time;
+- `fleet_keys` (kind, key): every key ever seen, what "entities seen in the
+  window" is counted over (one probe per key; it is bounded by the fleet's
+  hardware, not by the number of verdicts, and is never pruned).
+
+Every change is an increment, `INSERT ... ON CONFLICT DO UPDATE SET n = n +
+excluded.n` (both databases), in the writer's transaction, so it commits
+with the verdict or not at all. Concurrent writers: the rows are upserted
+table by table in one fixed order and, within a table, in key order, so two
+transactions touching the same keys lock them in the same order (no
+deadlock), and row locks serialise the increments (none lost). A deletion
+(retention) applies the same deltas negated, drops rows that reach zero and
+recomputes `last` where the deleted rows may have held it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, Table, and_, bindparam, case, delete, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from firstfault.store import schema as t
+from firstfault.store.fleetrows import day_number
+
+COUNTED_ROLES = ("root", "candidate", "lead")
+ENTITY_KINDS = ("node", "device", "host_port", "switch_port")
+
+DayVerdictKey = tuple[int, str, int]  # failed_day, cluster, domains
+DayKeyKey = tuple[str, str, int, str]  # kind, key, failed_day, cluster
+DayHitKey = tuple[str, int, str, str, str, int, str]  # kind, failed_day, cluster, key, role, domains, node
+
+
+@dataclass(slots=True)
+class Deltas:
+    """What a set of verdicts adds to (or, negated, takes from) the rollups."""
+
+    keys: set[tuple[str, str]] = field(default_factory=set)
+    day_verdicts: dict[DayVerdictKey, list[int]] = field(default_factory=dict)  # [verdicts, node_jobs]
+    day_keys: dict[DayKeyKey, list[int]] = field(default_factory=dict)  # [hits, jobs]
+    day_hits: dict[DayHitKey, tuple[int, datetime]] = field(default_factory=dict)  # (n, last)
+
+    def empty(self) -> bool:
+        return not (self.keys or self.day_verdicts or self.day_keys or self.day_hits)
+
+
+def deltas(verdicts: Mapping[int, tuple[datetime, str]], hits: Iterable[Mapping[str, Any]],
+           exposure: Iterable[Mapping[str, Any]]) -> Deltas:
+    """The rollup increments of some verdicts: id -> (failed_at, cluster), and their fleet rows."""
+    d = Deltas()
+    mask: dict[int, int] = {}
+    jobs: dict[int, int] = {}
+    for h in hits:
+        day, cluster, kind, key = int(h["failed_day"]), str(h["cluster"]), str(h["kind"]), str(h["key"])
+        if kind == "verdict":
+            mask[int(h["verdict_id"])] = int(h["domains"])
+            continue
+        d.keys.add((kind, key))
+        dk = d.day_keys.setdefault((kind, key, day, cluster), [0, 0])
+        dk[0] += 1
+        if h["role"] in COUNTED_ROLES:
+            hk = (kind, day, cluster, key, str(h["role"]), int(h["domains"]), h["node"] or "")
+            at: datetime = h["failed_at"]
+            old = d.day_hits.get(hk)
+            d.day_hits[hk] = (1, at) if old is None else (old[0] + 1, max(old[1], at))
+    for x in exposure:
+        vid, node, cluster = int(x["verdict_id"]), str(x["node"]), str(x["cluster"])
+        jobs[vid] = jobs.get(vid, 0) + 1
+        d.keys.add(("node", node))
+        dk = d.day_keys.setdefault(("node", node, day_number(x["failed_at"]), cluster), [0, 0])
+        dk[1] += 1
+    for vid, (at, cluster) in verdicts.items():
+        dv = d.day_verdicts.setdefault((day_number(at), cluster, mask.get(vid, 0)), [0, 0])
+        dv[0] += 1
+        dv[1] += jobs.get(vid, 0)
+    return d
+
+
+def _insert(conn: Connection, table: Table) -> Any:
+    return (postgresql.insert(table) if conn.dialect.name == "postgresql" else sqlite.insert(table))
+
+
+def _upsert(conn: Connection, table: Table, rows: list[dict[str, Any]], adds: Sequence[str],
+            latest: str | None = None) -> None:
+    if not rows:
+        return
+    ins = _insert(conn, table)
+    set_: dict[str, Any] = {c: table.c[c] + ins.excluded[c] for c in adds}
+    if latest is not None:  # the later of the two (portable: SQLite's max(a, b) is NULL if either is)
+        col = table.c[latest]
+        set_[latest] = case((ins.excluded[latest] > col, ins.excluded[latest]), else_=col)
+    pk = [c.name for c in table.primary_key.columns]
+    conn.execute(ins.on_conflict_do_update(index_elements=pk, set_=set_), rows)
+
+
+def apply(conn: Connection, d: Deltas, sign: int = 1) -> None:
+    """Add (sign 1) or take away (sign -1) the deltas, in the writer's transaction.
+
+    Tables in a fixed order, rows in key order (see the module's note on
+    concurrent writers). Taking away drops the rows that reach zero; the
+    caller recomputes `last` (fix_last) once the verdicts' fleet rows are gone.
+    """
+    if sign not in (1, -1):
+        raise ValueError("sign must be 1 or -1")
+    if sign == 1 and d.keys:
+        ins = _insert(conn, t.fleet_keys)
+        conn.execute(ins.on_conflict_do_nothing(index_elements=["kind", "key"]),
+                     [{"kind": k, "key": key} for k, key in sorted(d.keys)])
+    dh = [{"kind": k[0], "failed_day": k[1], "cluster": k[2], "key": k[3], "role": k[4], "domains": k[5],
+           "node": k[6], "n": sign * n, "last": last} for k, (n, last) in sorted(d.day_hits.items())]
+    _upsert(conn, t.fleet_day_hits, dh, ("n",), latest="last" if sign == 1 else None)
+    dk = [{"kind": k[0], "key": k[1], "failed_day": k[2], "cluster": k[3], "hits": sign * v[0], "jobs": sign * v[1]}
+          for k, v in sorted(d.day_keys.items())]
+    _upsert(conn, t.fleet_day_keys, dk, ("hits", "jobs"))
+    # Last: every writer of a cluster and day updates this row, so it is held for the shortest time.
+    dv = [{"failed_day": k[0], "cluster": k[1], "domains": k[2], "verdicts": sign * v[0], "node_jobs": sign * v[1]}
+          for k, v in sorted(d.day_verdicts.items())]
+    _upsert(conn, t.fleet_day_verdicts, dv, ("verdicts", "node_jobs"))
+    if sign == -1:
+        _drop_zeros(conn, t.fleet_day_hits, dh, t.fleet_day_hits.c.n <= 0)
+        _drop_zeros(conn, t.fleet_day_keys, dk, and_(t.fleet_day_keys.c.hits <= 0, t.fleet_day_keys.c.jobs <= 0))
+        _drop_zeros(conn, t.fleet_day_verdicts, dv, and_(t.fleet_day_verdicts.c.verdicts <= 0,
+                                                         t.fleet_day_verdicts.c.node_jobs <= 0))
+
+
+def _drop_zeros(conn: Connection, table: Table, rows: list[dict[str, Any]], zero: Any) -> None:
+    if not rows:
+        return
+    pk = [c.name for c in table.primary_key.columns]
+    stmt = delete(table).where(zero, *(table.c[c] == bindparam(f"k_{c}") for c in pk))
+    conn.execute(stmt, [{f"k_{c}": r[c] for c in pk} for r in rows])
+
+
+def fix_last(conn: Connection, d: Deltas) -> None:
+    """After deleting verdicts: where a deleted row may have been the latest of its group, recompute `last`
+    from the fleet_hits rows left (retention deletes oldest first, so this rarely changes anything)."""
+    if not d.day_hits:
+        return
+    r, h = t.fleet_day_hits, t.fleet_hits
+    keys = ("kind", "failed_day", "cluster", "key", "role", "domains", "node")
+    latest = (select(func.max(h.c.failed_at))
+              .where(h.c.failed_day == r.c.failed_day, h.c.kind == r.c.kind, h.c.cluster == r.c.cluster,
+                     h.c.key == r.c.key, h.c.role == r.c.role, h.c.domains == r.c.domains,
+                     func.coalesce(h.c.node, "") == r.c.node)
+              .scalar_subquery())
+    stmt = (update(r).where(*(r.c[c] == bindparam(f"k_{c}") for c in keys), r.c.last <= bindparam("k_removed"))
+            .values(last=latest))
+    conn.execute(stmt, [{**{f"k_{c}": v for c, v in zip(keys, k, strict=True)}, "k_removed": last}
+                        for k, (_n, last) in sorted(d.day_hits.items())])
+
+
+def of_verdicts(conn: Connection, ids: Sequence[int]) -> Deltas:
+    """The deltas of stored verdicts, read back from their fleet rows (before deleting them)."""
+    if not ids:
+        return Deltas()
+    v, h, x = t.verdicts.c, t.fleet_hits.c, t.fleet_exposure.c
+    verdicts = {int(r.id): (r.failed_at, r.cluster) for r in conn.execute(
+        select(v.id, v.failed_at, v.cluster).where(v.id.in_(list(ids))))}
+    hits = [r._asdict() for r in conn.execute(
+        select(h.verdict_id, h.failed_at, h.failed_day, h.cluster, h.kind, h.key, h.node, h.role, h.domains)
+        .where(h.verdict_id.in_(list(ids))))]
+    exposure = [r._asdict() for r in conn.execute(
+        select(x.verdict_id, x.failed_at, x.cluster, x.node).where(x.verdict_id.in_(list(ids))))]
+    return deltas(verdicts, hits, exposure)
+
+
+def remove(conn: Connection, ids: Sequence[int]) -> Deltas:
+    """Take verdicts `ids` out of the rollups (call before deleting them, then fix_last after)."""
+    d = of_verdicts(conn, ids)
+    apply(conn, d, -1)
+    return d
