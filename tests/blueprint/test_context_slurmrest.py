@@ -294,7 +294,9 @@ class RestJobs:
 def rest_jobs(slurm_cluster: SlurmCluster) -> RestJobs:
     c = slurm_cluster
     exit3 = c.sbatch("#!/bin/sh\nexit 3\n", "--job-name=ffr-exit3")
-    cancelled = c.sbatch("#!/bin/sh\nsleep 300\n", "--job-name=ffr-cancel")
+    # exec: the batch process itself is what SIGTERM kills, so Slurm records the signal (0:15). With sh
+    # waiting on a child sleep, which of the two died first decided between 0:15 and 143:0 (seen under load).
+    cancelled = c.sbatch("#!/bin/sh\nexec sleep 300\n", "--job-name=ffr-cancel")
     c.wait_state(cancelled, ["RUNNING"], 20)
     c.run("scancel", cancelled)
     for job in (exit3, cancelled):
