@@ -25,7 +25,7 @@ from firstfault.store import VerdictStore
 from firstfault.store.actions import ActionLedger, ActionRecord
 from tests.actions.conftest import NODE, Verdicts, node_state
 from tests.blueprint.slurm_harness import SlurmCluster
-from tests.store.pg_harness import shared_server
+from tests.store.pg_harness import store_url
 
 pytestmark = pytest.mark.integration
 THREADS = 8
@@ -38,19 +38,8 @@ def _slurm_conf(action_slurm: SlurmCluster, monkeypatch: pytest.MonkeyPatch) -> 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VerdictStore]:
-    if request.param == "sqlite":
-        with VerdictStore.open(f"sqlite:///{tmp_path / 'verdicts.db'}") as s:
-            yield s
-        return
-    pg = shared_server()
-    if pg is None:
-        pytest.fail("PostgreSQL binaries (initdb, pg_ctl) are not installed")
-    name = pg.create_database()
-    try:
-        with VerdictStore.open(pg.url(name)) as s:
-            yield s
-    finally:
-        pg.drop_database(name)
+    with store_url(request.param, tmp_path, required=True) as url, VerdictStore.open(url) as s:
+        yield s
 
 
 def test_eight_threads_on_one_store_keep_the_hourly_limit(idle_node: SlurmCluster, store: VerdictStore,

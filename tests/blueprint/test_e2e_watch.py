@@ -47,7 +47,7 @@ from tests.blueprint.e2e_util import (
     write_config,
 )
 from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster
-from tests.store.pg_harness import shared_server
+from tests.store.pg_harness import store_url
 
 pytestmark = pytest.mark.integration
 SECRET = "e2e-watch-secret-0123456789"
@@ -103,17 +103,8 @@ def watched(slurm_cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactor
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'watch.db'}"
-        return
-    pg = shared_server()
-    if pg is None:
-        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) are not installed")
-    name = pg.create_database()
-    try:
-        yield pg.url(name)
-    finally:
-        pg.drop_database(name)
+    with store_url(request.param, tmp_path) as u:
+        yield u
 
 
 def _config(path: Path, watched: Watched, db_url: str, hook_url: str | None = None) -> Path:

@@ -33,7 +33,7 @@ from sqlalchemy import create_engine, text
 from firstfault.store import VerdictStore
 from tests.blueprint.sacct_replay import KINDS, Stream, install, save_stream, write_logs
 from tests.service.server import ServiceProcess
-from tests.store.pg_harness import shared_server
+from tests.store.pg_harness import fresh_database
 
 pytestmark = pytest.mark.integration
 
@@ -47,16 +47,9 @@ FIRST_ID = 800000
 
 @pytest.fixture
 def db_url() -> Iterator[str]:
-    pg = shared_server()
-    if pg is None:
-        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) are not installed")
-    name = pg.create_database()
-    try:
-        url = pg.url(name)
+    with fresh_database() as url:
         VerdictStore.open(url).close()  # migrated once, before three daemons start
         yield url
-    finally:
-        pg.drop_database(name)
 
 
 def _env() -> dict[str, str]:

@@ -42,7 +42,7 @@ from firstfault.store import VerdictStore
 from tests.blueprint.e2e_util import store_rows
 from tests.blueprint.sacct_replay import KINDS, RECORDING, Stream, install_fast, write_logs
 from tests.service.server import ServiceProcess
-from tests.store.pg_harness import shared_server
+from tests.store.pg_harness import fresh_database, store_url
 
 pytestmark = pytest.mark.integration
 
@@ -150,23 +150,10 @@ def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess
         svc.stop()
 
 
-def _pg() -> Iterator[str]:
-    pg = shared_server()
-    if pg is None:
-        pytest.fail("PostgreSQL binaries (initdb, pg_ctl) are not installed")
-    name = pg.create_database()
-    try:
-        yield pg.url(name)
-    finally:
-        pg.drop_database(name)
-
-
 @pytest.fixture(params=["postgresql", "sqlite"])
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'watch.db'}"
-    else:
-        yield from _pg()
+    with store_url(request.param, tmp_path, required=True) as url:
+        yield url
 
 
 _OPEN: list[SharedService] = []
@@ -351,8 +338,7 @@ def test_a_stop_lets_the_attempts_in_flight_commit_and_starts_no_other(tmp_path:
 def test_kill_9_mid_pass_then_restart_leaves_one_verdict_and_one_mark_each(tmp_path: Path,
                                                                            service: ServiceProcess) -> None:
     """The real `firstfault watch --concurrency 4` subprocess, SIGKILLed with attempts in flight."""
-    url = next(gen := _pg())
-    try:
+    with fresh_database(required=True) as url:
         nodes = [f"gpu{i:03d}" for i in range(16)]
         stream = Stream.per_hour(3600, 1.0, 120, 910000, nodes, t0=time.time() - 600)  # all ended: one pass
         write_logs(tmp_path / "logs", stream)
@@ -407,8 +393,6 @@ def test_kill_9_mid_pass_then_restart_leaves_one_verdict_and_one_mark_each(tmp_p
         assert all(set(e["seconds"]) >= {"identify", "collect", "analyze", "store"} for e in events if "domain" in e)
         _assert_exactly_once(url, {(stream.job_id(i), 0) for i in range(stream.count)})
         assert "watch:slurm:killed" in store_rows(url).cursors
-    finally:
-        gen.close()
 
 
 def test_without_a_service_attempts_go_one_at_a_time_and_it_says_so(tmp_path: Path) -> None:

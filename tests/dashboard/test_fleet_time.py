@@ -31,24 +31,15 @@ from firstfault.store import VerdictStore
 from firstfault.store import db as store_db
 from firstfault.store import schema as t
 from tests.dashboard.conftest import NOW, Client, dashboard_app, healthy_runs, load, repeat_failures, variant
-from tests.store.pg_harness import shared_server
+from tests.store.pg_harness import store_url
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)]
 
 
 @pytest.fixture(params=BACKENDS)
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'verdicts.db'}"
-        return
-    pg = shared_server()
-    if pg is None:
-        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) are not installed")
-    name = pg.create_database()
-    try:
-        yield pg.url(name)
-    finally:
-        pg.drop_database(name)
+    with store_url(request.param, tmp_path) as u:
+        yield u
 
 
 @pytest.fixture

@@ -19,6 +19,8 @@ import socket
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psycopg
@@ -111,3 +113,30 @@ def shared_server() -> PgServer | None:
         atexit.register(server.stop)
         _SHARED.append(server)
     return _SHARED[0]
+
+
+@contextmanager
+def fresh_database(*, required: bool = False) -> Iterator[str]:
+    """The URL of a new database on the session's server, dropped afterwards. Without the binaries the
+    test is skipped, or failed when `required` (a test that must run wherever it is collected)."""
+    import pytest  # the benches import this module too, without pytest
+
+    pg = shared_server()
+    if pg is None:
+        (pytest.fail if required else pytest.skip)("PostgreSQL binaries (initdb, pg_ctl) are not installed")
+    name = pg.create_database()
+    try:
+        yield pg.url(name)
+    finally:
+        pg.drop_database(name)
+
+
+@contextmanager
+def store_url(backend: str, tmp_path: Path, *, required: bool = False) -> Iterator[str]:
+    """A verdict store's URL for a test parametrised over "sqlite" (a file in tmp_path) and "postgresql"
+    (fresh_database)."""
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'verdicts.db'}"
+        return
+    with fresh_database(required=required) as url:
+        yield url

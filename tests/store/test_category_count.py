@@ -16,7 +16,7 @@ import pytest
 from firstfault.model import Enrichment
 from firstfault.store import VerdictStore
 from tests.store.contract import BUNDLES, at, scenario
-from tests.store.pg_harness import shared_server
+from tests.store.pg_harness import store_url
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)]
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -24,22 +24,8 @@ T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 @pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[VerdictStore]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'verdicts.db'}"
-        name = None
-    else:
-        pg = shared_server()
-        if pg is None:
-            pytest.skip("PostgreSQL binaries (initdb, pg_ctl) are not installed")
-        name = pg.create_database()
-        url = pg.url(name)
-    s = VerdictStore.open(url)
-    try:
+    with store_url(request.param, tmp_path) as url, VerdictStore.open(url) as s:
         yield s
-    finally:
-        s.close()
-        if name is not None:
-            pg.drop_database(name)
 
 
 def test_category_count_equals_the_listed_rows(store: VerdictStore) -> None:

@@ -33,7 +33,7 @@ from firstfault.store import schema as t
 from firstfault.store.fleetrows import day_number
 from firstfault.store.repo import _verdict_row, child_rows, fleet_rows_of
 from tests.store.contract import scenario
-from tests.store.pg_harness import shared_server
+from tests.store.pg_harness import fresh_database
 
 pytestmark = pytest.mark.integration
 
@@ -100,18 +100,10 @@ def _load(url: str) -> None:
 
 @pytest.fixture(scope="module")
 def engine() -> Iterator[Engine]:
-    pg = shared_server()
-    if pg is None:
-        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) are not installed")
-    name = pg.create_database()
-    url = pg.url(name)
-    try:
+    with fresh_database() as url:
         _load(url)
-        store = VerdictStore.open(url, auto_migrate=False)
-        yield store.engine
-        store.close()
-    finally:
-        pg.drop_database(name)
+        with VerdictStore.open(url, auto_migrate=False) as store:
+            yield store.engine
 
 
 def _statements(engine: Engine, run: Any) -> list[tuple[str, Any]]:

@@ -23,7 +23,7 @@ from firstfault.store import ProcessedMark, VerdictStore
 from firstfault.store import schema as t
 from firstfault.store.retention import count_older, prune
 from tests.store.contract import scenario
-from tests.store.pg_harness import shared_server
+from tests.store.pg_harness import store_url
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)]
@@ -31,17 +31,8 @@ BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)]
 
 @pytest.fixture(params=BACKENDS)
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'verdicts.db'}"
-        return
-    pg = shared_server()
-    if pg is None:
-        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) are not installed")
-    name = pg.create_database()
-    try:
-        yield pg.url(name)
-    finally:
-        pg.drop_database(name)
+    with store_url(request.param, tmp_path) as u:
+        yield u
 
 
 def failed(v: Verdict, wid: str, days_ago: float) -> Verdict:

@@ -32,7 +32,7 @@ from firstfault.store.db import WRITE
 from firstfault.store.repo import StoreConflict
 from firstfault.store.retention import prune
 from tests.store.contract import scenario
-from tests.store.pg_harness import shared_server
+from tests.store.pg_harness import fresh_database, store_url
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.integration)]
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -40,17 +40,8 @@ NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 @pytest.fixture(params=BACKENDS)
 def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'verdicts.db'}"
-        return
-    pg = shared_server()
-    if pg is None:
-        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) are not installed")
-    name = pg.create_database()
-    try:
-        yield pg.url(name)
-    finally:
-        pg.drop_database(name)
+    with store_url(request.param, tmp_path) as u:
+        yield u
 
 
 @pytest.fixture
@@ -166,41 +157,34 @@ def test_a_deletion_out_of_order_recomputes_the_latest_failure(store: VerdictSto
 
 
 @pytest.mark.integration
-def test_concurrent_writers_lose_no_increment_and_do_not_deadlock(tmp_path: Path) -> None:
-    pg = shared_server()
-    if pg is None:
-        pytest.skip("PostgreSQL binaries (initdb, pg_ctl) are not installed")
-    name = pg.create_database()
-    try:
-        with VerdictStore.open(pg.url(name)) as store:
-            v = scenario("hw-nvlink-xid149-showcase")
-            nodes = sorted({*v.workload.nodes, "n-a", "n-b", "n-c", "n-d"})
-            errors: list[BaseException] = []
-            start = threading.Barrier(6)
+def test_concurrent_writers_lose_no_increment_and_do_not_deadlock() -> None:
+    with fresh_database() as url, VerdictStore.open(url) as store:
+        v = scenario("hw-nvlink-xid149-showcase")
+        nodes = sorted({*v.workload.nodes, "n-a", "n-b", "n-c", "n-d"})
+        errors: list[BaseException] = []
+        start = threading.Barrier(6)
 
-            def writer(w: int) -> None:
-                try:
-                    start.wait()
-                    for i in range(12):
-                        # The same day, cluster and keys for every writer, node lists in opposite orders.
-                        order = nodes if (w + i) % 2 else list(reversed(nodes))
-                        store.write(failing(v, f"w{w}-{i}", NOW - timedelta(minutes=w * 12 + i), order),
-                                    Enrichment(cluster="a"))
-                except BaseException as e:
-                    errors.append(e)
+        def writer(w: int) -> None:
+            try:
+                start.wait()
+                for i in range(12):
+                    # The same day, cluster and keys for every writer, node lists in opposite orders.
+                    order = nodes if (w + i) % 2 else list(reversed(nodes))
+                    store.write(failing(v, f"w{w}-{i}", NOW - timedelta(minutes=w * 12 + i), order),
+                                Enrichment(cluster="a"))
+            except BaseException as e:
+                errors.append(e)
 
-            threads = [threading.Thread(target=writer, args=(w,)) for w in range(6)]
-            for th in threads:
-                th.start()
-            for th in threads:
-                th.join(120)
-            assert not errors, errors
-            got = assert_consistent(store)
-            assert sum(r[3] for r in got["fleet_day_verdicts"]) == 72
-            jobs = {r[1]: r[5] for r in got["fleet_day_keys"] if r[0] == "node"}
-            assert jobs["n-a"] == 72  # every writer's every job on n-a counted once
-    finally:
-        pg.drop_database(name)
+        threads = [threading.Thread(target=writer, args=(w,)) for w in range(6)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(120)
+        assert not errors, errors
+        got = assert_consistent(store)
+        assert sum(r[3] for r in got["fleet_day_verdicts"]) == 72
+        jobs = {r[1]: r[5] for r in got["fleet_day_keys"] if r[0] == "node"}
+        assert jobs["n-a"] == 72  # every writer's every job on n-a counted once
 
 
 def test_migration_0003_builds_the_rollups_of_verdicts_stored_before_it(url: str) -> None:
