@@ -53,6 +53,7 @@ import psycopg  # noqa: E402
 from fastapi import FastAPI  # noqa: E402
 from sqlalchemy import event, text  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
+from tests.store.bulkload import Batch  # noqa: E402
 
 from firstfault.dashboard import make_router  # noqa: E402
 from firstfault.engine.analyze import Analyzer  # noqa: E402
@@ -61,9 +62,8 @@ from firstfault.model import (  # noqa: E402
     Verdict,
     iso,
 )
-from firstfault.store import VerdictStore, create_store_engine, rollups  # noqa: E402
+from firstfault.store import VerdictStore, create_store_engine  # noqa: E402
 from firstfault.store import schema as t  # noqa: E402
-from firstfault.store.repo import _verdict_row, child_rows, fleet_rows_of  # noqa: E402
 
 NOW = datetime(2026, 12, 1, 0, 0, tzinfo=UTC)
 CLUSTERS = ("east", "west", "north", "south")
@@ -162,49 +162,18 @@ def _rename(x: Any, m: dict[str, str]) -> Any:
 # loading
 # ---------------------------------------------------------------------------
 
-JSON_COLS = {("verdicts", "links"), ("verdicts", "previous_attempts"), ("causes", "nodes"), ("symptoms", "nodes")}
-
-
-def _columns(table: str) -> list[str]:
-    cols = [c.name for c in t.metadata.tables[table].columns]
-    return cols if table == "verdicts" else [c for c in cols if c != "id"]
-
-
 def load(url: str, gen: Generator, count: int, log: Callable[[str], None], first_index: int = 0) -> float:
     """COPY `count` generated verdicts and upsert their rollups; returns the seconds it took."""
-    tables = ["verdicts", *(tb.name for tb in t.CHILD_TABLES), *(tb.name for tb in t.FLEET_TABLES)]
-    cols = {tb: _columns(tb) for tb in tables}
     began = time.monotonic()
     engine = create_store_engine(url)
     with engine.connect() as sconn:
-        conn = sconn.connection.driver_connection  # psycopg's, for COPY, in the same transaction as the rollups
-        assert isinstance(conn, psycopg.Connection)
         first = int(sconn.execute(text("SELECT coalesce(max(id), 0) + 1 FROM verdicts")).scalar_one())
         for lo in range(0, count, BATCH):
-            rows: dict[str, list[dict[str, Any]]] = {tb: [] for tb in tables}
-            failed: dict[int, tuple[datetime, str]] = {}
+            batch = Batch()
             for i in range(lo, min(count, lo + BATCH)):
                 v, enr = gen.verdict(first_index + i)
-                vid = first + i
-                row = _verdict_row(v, enr, datetime.fromisoformat(v.analyzed_at))
-                row["id"] = vid
-                rows["verdicts"].append(row)
-                failed[vid] = (row["failed_at"], row["cluster"])
-                children = child_rows(v, vid)
-                for name, rs in children.items():
-                    rows[name] += rs
-                hits, exposure = fleet_rows_of(v, vid, row, children)
-                rows["fleet_hits"] += hits
-                rows["fleet_exposure"] += exposure
-            with conn.cursor() as cur:
-                for tb in tables:
-                    if not rows[tb]:
-                        continue
-                    with cur.copy(f"COPY {tb} ({', '.join(cols[tb])}) FROM STDIN") as cp:
-                        for r in rows[tb]:
-                            cp.write_row([json.dumps(r[c]) if (tb, c) in JSON_COLS else r[c] for c in cols[tb]])
-            # The daily rollups by the write path's own functions (one upsert per key of the batch).
-            rollups.apply(sconn, rollups.deltas(failed, rows["fleet_hits"], rows["fleet_exposure"]))
+                batch.add(v, enr, first + i, datetime.fromisoformat(v.analyzed_at))
+            batch.copy(sconn)
             sconn.commit()
             done = min(count, lo + BATCH)
             if done % 100_000 == 0 or done == count:

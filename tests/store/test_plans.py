@@ -28,10 +28,9 @@ from sqlalchemy import Engine, event
 
 from firstfault.dashboard.fleetsql import fleet_counts
 from firstfault.model import Enrichment
-from firstfault.store import VerdictStore, rollups
-from firstfault.store import schema as t
+from firstfault.store import VerdictStore
 from firstfault.store.fleetrows import day_number
-from firstfault.store.repo import _verdict_row, child_rows, fleet_rows_of
+from tests.store.bulkload import Batch
 from tests.store.contract import scenario
 from tests.store.pg_harness import fresh_database
 
@@ -44,15 +43,12 @@ DAYS = 365
 LARGE = {"verdicts", "fleet_hits", "fleet_exposure", "causes", "fleet_day_hits", "fleet_day_keys"}
 TEMPLATES = ("hw-nvlink-xid149-showcase", "net-ib-port-down-mlx5", "hw-nvswitch-sxid-fatal", "amb-example",
              "sw-cuda-oom-rank3", "ok-completed-nccl-noise", "ok-completed-nccl-noise", "ok-completed-nccl-noise")
-JSON_COLS = {("verdicts", "links"), ("verdicts", "previous_attempts"), ("causes", "nodes"), ("symptoms", "nodes")}
 
 
 def _load(url: str) -> None:
     rng = random.Random(5)
     nodes = [f"gpu{i:04d}" for i in range(2000)]
-    tables = ["verdicts", *(tb.name for tb in t.CHILD_TABLES), *(tb.name for tb in t.FLEET_TABLES)]
-    rows: dict[str, list[dict[str, Any]]] = {tb: [] for tb in tables}
-    failed: dict[int, tuple[datetime, str]] = {}
+    batch = Batch()
     for vid in range(1, VERDICTS + 1):
         v = scenario(TEMPLATES[vid % len(TEMPLATES)])
         old = sorted(v.workload.nodes)
@@ -68,32 +64,10 @@ def _load(url: str) -> None:
         doc["workload"]["window"] = {"start": (end - timedelta(hours=1)).isoformat(), "end": end.isoformat()}
         doc["analyzed_at"] = (end + timedelta(minutes=5)).isoformat()
         v = type(v).model_validate(doc)
-        enr = Enrichment(cluster=["east", "west"][vid % 2])
-        row = _verdict_row(v, enr, end)
-        row["id"] = vid
-        rows["verdicts"].append(row)
-        failed[vid] = (row["failed_at"], row["cluster"])
-        children = child_rows(v, vid)
-        for name, rs in children.items():
-            rows[name] += rs
-        hits, exposure = fleet_rows_of(v, vid, row, children)
-        rows["fleet_hits"] += hits
-        rows["fleet_exposure"] += exposure
-    store = VerdictStore.open(url)
-    try:
-        with store.engine.connect() as sconn:
-            conn = sconn.connection.driver_connection
-            assert isinstance(conn, psycopg.Connection)
-            with conn.cursor() as cur:
-                for tb in tables:
-                    cols = [c.name for c in t.metadata.tables[tb].columns if tb == "verdicts" or c.name != "id"]
-                    with cur.copy(f"COPY {tb} ({', '.join(cols)}) FROM STDIN") as cp:
-                        for r in rows[tb]:
-                            cp.write_row([json.dumps(r[c]) if (tb, c) in JSON_COLS else r[c] for c in cols])
-            rollups.apply(sconn, rollups.deltas(failed, rows["fleet_hits"], rows["fleet_exposure"]))
-            sconn.commit()
-    finally:
-        store.close()
+        batch.add(v, Enrichment(cluster=["east", "west"][vid % 2]), vid, end)
+    with VerdictStore.open(url) as store, store.engine.connect() as sconn:
+        batch.copy(sconn)
+        sconn.commit()
     with psycopg.connect(url.replace("postgresql+psycopg", "postgresql"), autocommit=True) as conn:
         conn.execute("VACUUM (ANALYZE)")
 
