@@ -245,6 +245,12 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
              "Rank 1 calls os._exit(3) at step 3: no traceback, no message; torchrun reports 'exitcode: 3' and the "
              "peers fail in gloo. Nothing says why it exited: unknown (a first_exit lead on rank 1 is welcome).",
              lab_fault="os_exit"),
+    _unknown("os_exit_torn_error_file",
+             "Rank 1 leaves an empty torchelastic error file (as a process killed while writing it does) and calls "
+             "os._exit(3) at step 3. torchrun's agent fails to parse that file and itself dies with a "
+             "JSONDecodeError traceback raised in its own worker-reaping code; the peers fail in gloo. The agent's "
+             "exception is the launcher's fallout, not the workload's: unknown (a first_exit lead on rank 1).",
+             lab_fault="os_exit_torn"),
     _unknown("early_exit_clean",
              "Rank 1 leaves the training loop at step 3 and returns cleanly (exit 0, nothing logged about why) "
              "while ranks 0 and 2 wait in the DDP allreduce; they fail in gloo. Nothing says why rank 1 left: "

@@ -236,6 +236,12 @@ def main() -> None:
             read_mapped_sample(step)
         if FAULT == "os_exit" and fires(step):
             os._exit(3)
+        if FAULT == "os_exit_torn" and fires(step):
+            # torchelastic's error file left empty, as a writer killed between open and write leaves it (seen
+            # in CI: the agent read a peer's error.json mid-write); then gone without a word.
+            with open(os.environ["TORCHELASTIC_ERROR_FILE"], "w"):
+                pass
+            os._exit(3)
         if FAULT == "early_exit" and fires(step):
             log.info("step %d: done", step)
             return

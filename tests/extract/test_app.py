@@ -99,6 +99,48 @@ def test_a_chain_is_one_failure_its_first_member_decides() -> None:
     assert [d.fields["exc_type"] for d in drafts] == ["KeyError"]
 
 
+# torchrun 2.13's agent, when a worker left its error.json empty (tests/lab/captured/os_exit_torn_error_file,
+# real torchrun output; the frames between are cut here): the agent's own exception while it reaps the worker.
+_AGENT_SITE = "/work/.venv/lib/python3.11/site-packages/torch/distributed"
+_AGENT_TB = [
+    TB,
+    '  File "/work/.venv/bin/torchrun", line 8, in <module>',
+    f'  File "{_AGENT_SITE}/elastic/multiprocessing/api.py", line 974, in _capture_process_failures',
+    '  File "<string>", line 7, in __init__',
+    f'  File "{_AGENT_SITE}/elastic/multiprocessing/errors/__init__.py", line 123, in __post_init__',
+    "    self.error_file_data = json.load(fp)",
+    '  File "/root/.pyenv/versions/3.11.7/lib/python3.11/json/__init__.py", line 293, in load',
+    '  File "/root/.pyenv/versions/3.11.7/lib/python3.11/json/decoder.py", line 355, in raw_decode',
+    '    raise JSONDecodeError("Expecting value", s, err.value) from None',
+    "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
+]
+
+
+def test_the_launchers_own_exception_while_reaping_a_worker_is_not_the_workloads() -> None:
+    assert scan(EXC, _AGENT_TB) == []
+    # The same exception from the workload's own code (its innermost frame outside the standard library) is.
+    own = [*_AGENT_TB[:-5], '  File "/work/train.py", line 40, in load_config', *_AGENT_TB[-5:]]
+    assert [d.fields["exc_type"] for d in scan(EXC, own)] == ["JSONDecodeError"]
+    # ... and a Debian python3's dist-packages torch is a package, not the standard library.
+    deb = [line.replace(_AGENT_SITE, "/usr/lib/python3/dist-packages/torch/distributed") for line in _AGENT_TB]
+    assert scan(EXC, deb) == []
+
+
+@pytest.mark.parametrize(("frame", "stdlib"), [
+    ('  File "/usr/lib/python3.11/json/decoder.py", line 355, in raw_decode', True),
+    ('  File "C:\\Python311\\Lib\\json\\decoder.py", line 355, in raw_decode', True),
+    ('  File "<string>", line 7, in __init__', True),
+    ('  File "/usr/lib/python3/dist-packages/torch/serialization.py", line 9, in save', False),
+    ('  File "/opt/venv/lib/python3.11/site-packages/json5/lib.py", line 9, in load', False),
+    ('  File "C:\\venv\\Lib\\site-packages\\torch\\serialization.py", line 9, in save', False),
+    ('  File "/home/u/lib/train.py", line 3, in main', False),
+])
+def test_standard_library_frames(frame: str, stdlib: bool) -> None:
+    from firstfault.extract import traceback as tb
+
+    assert tb._stdlib(frame) is stdlib
+
+
 def test_exception_line_without_traceback_is_not_an_exception() -> None:
     assert scan(EXC, ["ValueError: logged by a handler, not raised"]) == []
     assert scan(EXC, ["Exception raised from checkTimeout at ProcessGroupNCCL.cpp:567 (most recent call first):"]) == []

@@ -42,6 +42,7 @@ LEADS = {
     "sigterm_external": "first_exit",
     "sigint_external": "first_exit",
     "os_exit_code": "first_exit",
+    "os_exit_torn_error_file": "first_exit",
     "early_exit_clean": "first_exit",
     "store_timeout": "laggard_rank",
 }

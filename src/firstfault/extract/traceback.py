@@ -168,6 +168,43 @@ _UNREACHABLE = re.compile(r"timed out|[Tt]imeout|host not found|Name or service 
                           r"|nodename nor servname|No route to host|Network is unreachable|Connection refused"
                           r"|failed to connect")
 
+# The launcher's own worker management: the code of torchrun's elastic agent that starts, polls and reaps the
+# worker processes and reads the error files they leave (torch.distributed.elastic.multiprocessing, the agent
+# server). An exception whose innermost frame outside the Python standard library is here (`JSONDecodeError`
+# from an error.json a dying worker left empty, a `ProcessLookupError` for a pid already gone) is the agent
+# failing while it handles a worker's exit: fallout of that exit, never the workload's exception. Errno and
+# signal readings come first (a full disk under the agent's log tailer is still storage).
+_LAUNCHER_PLUMBING = re.compile(r"torch[/\\]distributed[/\\]elastic[/\\](?:multiprocessing|agent[/\\]server)[/\\]")
+# A frame's file: `File "/usr/lib/python3.11/json/decoder.py", line 355, in raw_decode`.
+_FRAME_FILE = re.compile(r'File "(?P<path>[^"\n]+)"')
+# The standard library's directory (`/usr/lib/python3.11/`, pyenv's `.../lib/python3.11/`, Windows `\Lib\`);
+# a path under site- or dist-packages is an installed package, not the standard library.
+_STDLIB_DIR = re.compile(r"[/\\]lib[/\\]python\d|\\Lib\\", re.IGNORECASE)
+
+
+def _stdlib(frame: str) -> bool:
+    """A frame of the Python standard library, or of generated code (`File "<string>"`, a dataclass's __init__)."""
+    m = _FRAME_FILE.search(frame)
+    if m is None:
+        return False
+    path = m.group("path")
+    if path.startswith("<"):
+        return True
+    return "site-packages" not in path and "dist-packages" not in path and _STDLIB_DIR.search(path) is not None
+
+
+# torchelastic's @record decorator runs in the worker, around the workload's main: its `wrapper` frame is the
+# workload's outermost, and innermost only where the frames below it were cut (a summary's clipped reprint).
+_RECORD_WRAPPER = re.compile(r"[/\\]errors[/\\]__init__\.py\S*, line \d+, in wrapper\b")
+
+
+def launcher_plumbing(frames: tuple[str, ...]) -> bool:
+    """Whether the innermost frame outside the standard library is the launcher's worker management."""
+    for f in reversed(frames):
+        if not _stdlib(f):
+            return _LAUNCHER_PLUMBING.search(f) is not None and _RECORD_WRAPPER.search(f) is None
+    return False
+
 
 def shm_exhausted(exc_type: str, message: str) -> Draft:
     """A DataLoader worker's bus error: its shared-memory tensors outgrew /dev/shm (the container's size)."""
@@ -353,6 +390,8 @@ def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
     err = _errno(exc, body, frames)
     if err is not None:
         return [err], True
+    if launcher_plumbing(frames):
+        return [], True  # the agent's fallout of a worker's exit (the exit itself is read from its own lines)
     if numerics_owned:
         return [], True
     return [Draft("app.exception", {"exc_type": exc.cls, "message": clip(exc.msg)})], True
