@@ -162,12 +162,12 @@ def _fleet_snapshot(db: VerdictStore) -> dict[str, Any]:
         }
 
 
-def _spread_store(db: VerdictStore, samples: dict[str, Verdict]) -> None:
+def _spread_store(db: VerdictStore, samples: dict[str, Verdict], now: Any = NOW) -> None:
     """Failures and healthy runs over twelve days at all hours, three clusters: whole days and edges."""
     names = ["xid149", "port-down", "sxid", "ambiguous", "node-fail", "cuda-oom", "ok", "ok", "clock-skew"]
     for i in range(45):
         name = names[i % len(names)]
-        at = NOW - timedelta(days=(i * 5) % 12, hours=(i * 7) % 24, minutes=3 * i)
+        at = now - timedelta(days=(i * 5) % 12, hours=(i * 7) % 24, minutes=3 * i)
         db.write(variant(samples[name], f"spread-{i}", analyzed_at=at + timedelta(minutes=10), failed_at=at),
                  Enrichment(cluster=["east", "west", "north"][i % 3]))
 
@@ -185,10 +185,11 @@ WINDOWS: list[tuple[str, Any, Any]] = [  # (id, since, until)
 ]
 
 
-def _assert_same(db: VerdictStore, since: Any, until: Any, domains: list[str], clusters: list[str]) -> None:
+def _assert_same(db: VerdictStore, since: Any, until: Any, domains: list[str], clusters: list[str],
+                 limit: int = 20) -> None:
     size, starts = buckets_for(since, until)
-    ref = count_rows(fleet_rows(db.engine, since, until, clusters), domains, starts, size, 20)
-    got = fleet_counts(db.engine, since, until, domains, 20, clusters)
+    ref = count_rows(fleet_rows(db.engine, since, until, clusters), domains, starts, size, limit)
+    got = fleet_counts(db.engine, since, until, domains, limit, clusters)
     assert (got.verdicts, got.node_jobs, got.job_nodes, got.jobs, got.failures) == (
         ref.verdicts, ref.node_jobs, ref.job_nodes, ref.jobs, ref.failures)
     assert got.kinds == ref.kinds
@@ -204,6 +205,42 @@ def test_the_rollup_counts_equal_the_reference_for_any_window(db: VerdictStore, 
     if until > since + timedelta(days=2):
         got = fleet_counts(db.engine, since, until, ["hardware", "network", "infrastructure"], 20)
         assert got.verdicts and any(k.top for k in got.kinds.values())  # the window counts something
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 5])
+def test_a_short_ranking_is_the_reference_ranking_ties_included(db: VerdictStore, samples: dict[str, Verdict],
+                                                                limit: int) -> None:
+    """With fewer rows shown than keys with a root, the ranking's first pass (root sums alone) picks the keys
+    the full ranking runs over (fleetsql._top); keys tied at the cut-off root must all be ranked."""
+    _spread_store(db, samples)
+    repeat_failures(db, samples["xid149"], 3, prefix="tie")  # more keys at the same root counts
+    for _name, since, until in WINDOWS:
+        for domains in (["hardware", "network", "infrastructure"], ["hardware"]):
+            _assert_same(db, since, until, domains, [], limit)
+    got = fleet_counts(db.engine, NOW - timedelta(days=30), NOW + timedelta(hours=1),
+                       ["hardware", "network", "infrastructure"], limit)
+    ranked = [k for k in got.kinds.values() if len(k.top) == limit and k.top[-1].root > 0]
+    assert ranked  # the first pass decided at least one ranking here
+
+
+def test_the_rollup_counts_are_exact_across_a_key_block_boundary(db: VerdictStore,
+                                                                 samples: dict[str, Verdict]) -> None:
+    """fleet_key_blocks holds 63 days a row (store/rollups.py): windows that start, end and span across the
+    boundary between two blocks (UTC day 330 * 63, 2026-12-03) count what the reference reading counts."""
+    from datetime import UTC, datetime
+
+    boundary = datetime(2026, 12, 3, tzinfo=UTC)
+    now = boundary + timedelta(days=5, hours=12)
+    _spread_store(db, samples, now)  # twelve days: seven before the boundary, five after
+    for since, until in ((boundary - timedelta(days=4), boundary + timedelta(days=3)),  # whole days, both blocks
+                         (boundary - timedelta(days=6, hours=5), now),  # edges in both blocks
+                         (boundary - timedelta(days=2), boundary),  # ends on it
+                         (boundary, boundary + timedelta(days=2, hours=7))):  # starts on it
+        for domains, clusters in ((["hardware", "network", "infrastructure"], []), (["software"], ["west"])):
+            _assert_same(db, since, until, domains, clusters)
+    got = fleet_counts(db.engine, boundary - timedelta(days=4), boundary + timedelta(days=3),
+                       ["hardware", "network", "infrastructure"], 20)
+    assert got.job_nodes and got.kinds["nodes"].seen  # the window counts something on both sides
 
 
 def test_the_rollup_counts_stay_equal_after_prunes_and_rewrites(db: VerdictStore,

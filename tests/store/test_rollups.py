@@ -75,12 +75,24 @@ def expected(store: VerdictStore) -> dict[str, list[tuple[Any, ...]]]:
         "fleet_day_verdicts": sorted(((*k, v[0], v[1]) for k, v in d.day_verdicts.items()), key=repr),
         "fleet_day_keys": sorted(((*k, v[0], v[1]) for k, v in d.day_keys.items()), key=repr),
         "fleet_day_hits": sorted(((*k, n, last) for k, (n, last) in d.day_hits.items()), key=repr),
+        "fleet_key_blocks": key_blocks(d.day_keys),
     }
+
+
+def key_blocks(day_keys: dict[tuple[str, str, int, str], list[int]]) -> list[tuple[Any, ...]]:
+    """fleet_key_blocks as its definition says: per kind, block of 63 days, key and cluster, bit d of `seen` for
+    each day block*63+d with a fleet_day_keys row, of `jobs` for each such day with jobs."""
+    out: dict[tuple[str, int, str, str], list[int]] = {}
+    for (kind, key, day, cluster), (_hits, jobs) in day_keys.items():
+        b = out.setdefault((kind, day // 63, key, cluster), [0, 0])
+        b[0] += 2 ** (day % 63)
+        b[1] += 2 ** (day % 63) if jobs > 0 else 0
+    return sorted(((*k, v[0], v[1]) for k, v in out.items()), key=repr)
 
 
 def assert_consistent(store: VerdictStore, *, pruned: bool = False) -> dict[str, list[tuple[Any, ...]]]:
     got, want = snapshot(store), expected(store)
-    for name in ("fleet_day_verdicts", "fleet_day_keys", "fleet_day_hits"):
+    for name in ("fleet_day_verdicts", "fleet_day_keys", "fleet_day_hits", "fleet_key_blocks"):
         assert got[name] == want[name], name
     if pruned:  # keys of deleted verdicts may stay (never pruned); every live key is there
         assert set(want["fleet_keys"]) <= set(got["fleet_keys"])
@@ -99,6 +111,17 @@ def spread(store: VerdictStore, n: int = 24) -> list[int]:
         at = NOW - timedelta(days=(i * 7) % 10, hours=(i * 5) % 24, minutes=i)
         ids.append(store.write(failing(v, f"spread-{i}", at), Enrichment(cluster=["a", "b", "c"][i % 3])))
     return ids
+
+
+@pytest.mark.parametrize(("lo", "hi", "want"), [
+    (0, 0, []),
+    (63 * 5, 63 * 5 + 1, [(5, 1)]),
+    (63 * 5 + 2, 63 * 5 + 5, [(5, 0b11100)]),
+    (63 * 5 + 60, 63 * 6 + 2, [(5, 0b111 << 60), (6, 0b11)]),  # across a boundary
+    (63 * 5, 63 * 7, [(5, 2 ** 63 - 1), (6, 2 ** 63 - 1)]),  # two whole blocks: every bit below the sign bit
+])
+def test_day_masks(lo: int, hi: int, want: list[tuple[int, int]]) -> None:
+    assert rollups.day_masks(lo, hi) == want
 
 
 def test_writes_roll_up_what_the_fleet_tables_hold(store: VerdictStore) -> None:
@@ -202,8 +225,32 @@ def test_migration_0003_builds_the_rollups_of_verdicts_stored_before_it(url: str
 
         assert not set(inspect(engine).get_table_names()) & {tb.name for tb in t.ROLLUP_TABLES}
         store_db.migrate(engine)
-        assert store_db.current_revision(engine) == "0003_rollup"
+        assert store_db.current_revision(engine) == "0004_key_blocks"
         assert snapshot(VerdictStore(engine)) == written
+    finally:
+        engine.dispose()
+
+
+def test_a_store_at_0003_is_written_without_key_blocks_and_0004_builds_them(url: str) -> None:
+    """Verdicts written to a store at 0003 (opened without migrating) and pruned there; then 0004 builds
+    fleet_key_blocks from fleet_day_keys: what the write path would have written."""
+    from firstfault.store.retention import prune
+
+    engine = store_db.create_store_engine(url)
+    try:
+        cfg = store_db._config()
+        with engine.connect().execution_options(**store_db.WRITE) as conn, conn.begin():
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, "0003_rollup")
+        old = VerdictStore(engine)
+        spread(old, 20)
+        prune(old, NOW - timedelta(days=6), batch=3)
+        with engine.connect() as conn:
+            assert not rollups.has_blocks(conn)
+        store_db.migrate(engine)
+        assert store_db.current_revision(engine) == "0004_key_blocks"
+        got = assert_consistent(VerdictStore(engine), pruned=True)
+        assert any(r[5] for r in got["fleet_key_blocks"]) and any(not r[5] for r in got["fleet_key_blocks"])
     finally:
         engine.dispose()
 

@@ -9,8 +9,9 @@ narrow per-verdict tables fleet_hits / fleet_exposure (store/fleetrows.py),
 so the counts are exact for any since/until. Grouping, ranking and the top
 `limit` happen in SQL; the same SQL runs on SQLite and PostgreSQL (domains
 are a bit mask; day buckets are integer division of the UTC day number).
-Entities seen in the window are counted by one index probe per known key
-(fleet_keys) rather than a distinct over every day of the window.
+Entities seen in the window are counted from the keys' day bits
+(fleet_key_blocks: a row or two per key for a 30-day window) rather than a
+distinct over every key and day of the window.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from sqlalchemy import (
     and_,
     case,
     func,
-    inspect,
     literal,
     or_,
     select,
@@ -40,7 +40,7 @@ from firstfault.dashboard.fleet import EntityCount, FleetCounts, Kind, KindCount
 from firstfault.dashboard.queries import fleet_rows
 from firstfault.store import schema as t
 from firstfault.store.fleetrows import EPOCH, day_number, domain_mask
-from firstfault.store.rollups import COUNTED_ROLES
+from firstfault.store.rollups import COUNTED_ROLES, day_masks, has_blocks
 
 # fleet_hits.kind for each table of the report.
 KINDS: dict[Kind, str] = {"nodes": "node", "devices": "device", "host_ports": "host_port",
@@ -109,8 +109,8 @@ def fleet_counts(engine: Engine, since: datetime, until: datetime, domains: Sequ
                  clusters: Sequence[str] = ()) -> FleetCounts:
     size, starts = buckets_for(since, until)
     with engine.connect() as conn:
-        rolled = inspect(conn).has_table(t.fleet_day_hits.name)
-    if not rolled:  # a store not yet at 0003_rollup (opened without migrating): the reference reading, exact
+        rolled = has_blocks(conn)
+    if not rolled:  # a store not yet at 0004_key_blocks (opened without migrating): the reference reading, exact
         return count_rows(fleet_rows(engine, since, until, clusters), domains, starts, size, limit)
     first_day = day_number(starts[0])
     span = split(since, until)
@@ -168,74 +168,90 @@ def _seen(conn: Connection, span: Span, clusters: Sequence[str], kind: str, *, j
     """Keys of `kind` seen in the window (any fleet_hits row; a node also by a job it ran), or with
     jobs_only the nodes that ran a job.
 
-    Nodes: one probe of fleet_day_keys per known node (a node is on nearly every day's rows, so a distinct
-    over the window would read days x nodes rows). Devices and ports appear only on the days they are
-    named: a distinct over the window's rows (ix_fleet_day_keys_kind_failed_day_key) reads fewer rows
-    than there are known keys.
+    Whole days: the keys whose fleet_key_blocks bits (rollups.day_masks) meet the window's days, a row or
+    two per key. Partial days: the keys of their fleet_hits rows and the nodes of their fleet_exposure rows.
     """
-    fk, dk, h, x = t.fleet_keys, t.fleet_day_keys, t.fleet_hits, t.fleet_exposure
-    if kind != "node":
-        parts: list[Select[Any]] = []
-        if span.whole:
-            parts.append(select(dk.c.key).where(dk.c.kind == kind, *_days(dk, span, clusters)))
-        if span.parts:
-            parts.append(select(h.c.key).where(*_edges(h, span, clusters), h.c.kind == kind))
-        if not parts:
-            return 0
-        keys = union(*parts).subquery() if len(parts) > 1 else parts[0].distinct().subquery()
-        return int(conn.execute(select(func.count()).select_from(keys)).scalar_one())
-    found: list[ColumnElement[bool]] = []
+    kb, h, x = t.fleet_key_blocks, t.fleet_hits, t.fleet_exposure
+    parts: list[Select[Any]] = []
     if span.whole:
-        # A scalar subquery with LIMIT 1, not EXISTS: PostgreSQL would turn EXISTS into a semi-join that may hash
-        # every row of the window; this stays one index probe per key.
-        probe = select(literal(1)).where(dk.c.kind == fk.c.kind, dk.c.key == fk.c.key, *_days(dk, span, clusters))
-        if jobs_only:
-            probe = probe.where(dk.c.jobs > 0)
-        found.append(probe.limit(1).scalar_subquery().is_not(None))
+        bits = kb.c.jobs if jobs_only else kb.c.seen
+        parts.append(select(kb.c.key).where(
+            kb.c.kind == kind, *_clusters(kb, clusters),
+            or_(*(and_(kb.c.block == block, bits.op("&")(mask) != 0)
+                  for block, mask in day_masks(span.lo, span.hi)))))
     if span.parts:
-        edge: list[Select[Any]] = []
         if not jobs_only:
-            edge.append(select(h.c.key).where(*_edges(h, span, clusters), h.c.kind == kind))
+            parts.append(select(h.c.key).where(*_edges(h, span, clusters), h.c.kind == kind))
         if kind == "node":
-            edge.append(select(x.c.node).where(*_edges(x, span, clusters)))
-        found.append(fk.c.key.in_(edge[0] if len(edge) == 1 else union(*edge)))
-    if not found:
+            parts.append(select(x.c.node.label("key")).where(*_edges(x, span, clusters)))
+    if not parts:
         return 0
-    return int(conn.execute(select(func.count()).select_from(fk).where(fk.c.kind == kind, or_(*found)))
-               .scalar_one())
+    keys = union(*parts).subquery() if len(parts) > 1 else parts[0].distinct().subquery()
+    return int(conn.execute(select(func.count()).select_from(keys)).scalar_one())
+
+
+# The most keys a ranking's second pass names in an IN list (ties at the cut-off root count); past it the
+# first pass saves nothing and the ranking aggregates every key of the window.
+MAX_RANKED_KEYS = 1000
+
+
+def _hit_rows(span: Span, clusters: Sequence[str], kind: str, mask: int, roles: Sequence[str],
+              keys: Sequence[str] | None = None) -> Any:
+    """(key, node, role, n, last) of a kind's counted rows in the window, whole days from the rollup and the
+    edges from fleet_hits; only `keys` when given. None when the window has neither."""
+    dh, h = t.fleet_day_hits, t.fleet_hits
+    rolled = edges = None
+    if span.whole:
+        rolled = select(dh.c.key, func.nullif(dh.c.node, "").label("node"), dh.c.role, dh.c.n, dh.c.last).where(
+            dh.c.kind == kind, *_days(dh, span, clusters), dh.c.role.in_(list(roles)),
+            dh.c.domains.op("&")(mask) != 0, *([dh.c.key.in_(list(keys))] if keys is not None else []))
+    if span.parts:
+        edges = select(h.c.key, h.c.node, h.c.role, literal(1).label("n"), h.c.failed_at.label("last")).where(
+            h.c.kind == kind, *_edges(h, span, clusters), h.c.role.in_(list(roles)),
+            h.c.domains.op("&")(mask) != 0, *([h.c.key.in_(list(keys))] if keys is not None else []))
+    if rolled is None and edges is None:
+        return None
+    return _both(rolled, edges)
 
 
 def _top(conn: Connection, engine: Engine, span: Span, clusters: Sequence[str], kind: str, mask: int,
          limit: int, buckets: int) -> tuple[list[EntityCount], int]:
-    """The `limit` entities of a kind ranked by root, candidate, lead, node, key; and the kind's root total
-    (a window sum over every entity's group, computed before the LIMIT: no second pass over the window)."""
-    dh, h = t.fleet_day_hits, t.fleet_hits
-    rolled = edges = None
-    if span.whole:
-        rolled = select(dh.c.key, func.nullif(dh.c.node, "").label("node"), dh.c.role, dh.c.n,
-                        dh.c.last).where(dh.c.kind == kind, *_days(dh, span, clusters),
-                                         dh.c.role.in_(COUNTED_ROLES), dh.c.domains.op("&")(mask) != 0)
-    if span.parts:
-        edges = select(h.c.key, h.c.node, h.c.role, literal(1).label("n"), h.c.failed_at.label("last")).where(
-            h.c.kind == kind, *_edges(h, span, clusters), h.c.role.in_(COUNTED_ROLES),
-            h.c.domains.op("&")(mask) != 0)
-    if rolled is None and edges is None:
+    """The `limit` entities of a kind ranked by root, candidate, lead, node, key; and the kind's root total.
+
+    Two passes. The first sums only the root rows per key (one aggregate, the kind's total with it): when
+    at least `limit` keys have a root, the top holds only keys whose root reaches the `limit`-th one, R, so
+    the full ranking (five aggregates) runs over those keys alone, every key tied at R included. Otherwise
+    (fewer roots than rows to show, or too many ties) it ranks every key of the window.
+    """
+    roots = _hit_rows(span, clusters, kind, mask, ("root",))
+    if roots is None:
         return [], 0
-    s = _both(rolled, edges)
+    rsum = func.sum(roots.c.n).label("root")
+    first = conn.execute(select(roots.c.key, rsum, func.sum(rsum).over().label("total")).group_by(roots.c.key)
+                         .order_by(rsum.desc(), _key_order(engine, roots.c.key)).limit(limit + 1)).all()
+    total = int(first[0].total) if first else 0
+    keys: list[str] | None = None
+    if limit > 0 and len(first) >= limit:
+        cut = int(first[limit - 1].root)
+        if len(first) == limit or int(first[limit].root) < cut:
+            keys = [str(r.key) for r in first[:limit]]
+        else:  # ties at the cut-off: every key with root >= R
+            tied = conn.execute(select(roots.c.key).group_by(roots.c.key).having(func.sum(roots.c.n) >= cut)
+                                .limit(MAX_RANKED_KEYS + 1)).scalars().all()
+            keys = [str(k) for k in tied] if len(tied) <= MAX_RANKED_KEYS else None
+    s = _hit_rows(span, clusters, kind, mask, COUNTED_ROLES, keys)
     root = func.sum(case((s.c.role == "root", s.c.n), else_=0)).label("root")
     cand = func.sum(case((s.c.role == "candidate", s.c.n), else_=0)).label("cand")
     lead = func.sum(case((s.c.role == "lead", s.c.n), else_=0)).label("lead")
     node = func.min(s.c.node).label("node")
     last = func.max(case((s.c.role != "lead", s.c.last))).label("last")
-    total = func.sum(root).over().label("total")
-    q = (select(s.c.key, node, root, cand, lead, last, total).group_by(s.c.key)
+    q = (select(s.c.key, node, root, cand, lead, last).group_by(s.c.key)
          .order_by(root.desc(), cand.desc(), lead.desc(), _key_order(engine, func.coalesce(node, literal(""))),
                    _key_order(engine, s.c.key))
          .limit(limit))
-    rows = conn.execute(q).all()
     top = [EntityCount(str(r.key), r.node, int(r.root), int(r.cand), int(r.lead), r.last, [0] * buckets)
-           for r in rows]
-    return top, int(rows[0].total) if rows else 0
+           for r in conn.execute(q)]
+    return top, total
 
 
 def _trends(conn: Connection, span: Span, clusters: Sequence[str], kind: str, mask: int,

@@ -294,6 +294,7 @@ class VerdictStore:
         self._clock = clock
         self.replay_cap = replay_cap  # compressed bytes of replay evidence per verdict; 0 keeps none
         self._rollups = False  # the rollup tables are known to exist (see _has_rollups)
+        self._blocks = False  # ... and fleet_key_blocks (0004_key_blocks)
 
     @classmethod
     def open(cls, url: str | URL, *, auto_migrate: bool = True, clock: Clock = _utcnow,
@@ -408,7 +409,10 @@ class VerdictStore:
                 conn.execute(insert(table), rows)
         # 0003_rollup: the fleet view's daily rollups, in this same transaction (store/rollups.py).
         if self._has_rollups(conn):
-            rollups.apply(conn, rollups.deltas({vid: (row["failed_at"], row["cluster"])}, *fleet))
+            if not self._blocks:
+                self._blocks = rollups.has_blocks(conn)
+            rollups.apply(conn, rollups.deltas({vid: (row["failed_at"], row["cluster"])}, *fleet),
+                          blocks=self._blocks)
         return vid
 
     def _has_rollups(self, conn: Connection) -> bool:

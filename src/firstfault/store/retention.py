@@ -59,6 +59,8 @@ def prune(store: VerdictStore, cutoff: datetime, *, batch: int = DEFAULT_BATCH, 
         raise ValueError("batch must be at least 1")
     v = t.verdicts.c
     deleted = batches = 0
+    with store.engine.connect() as conn:
+        blocks = rollups.has_blocks(conn)
     while max_batches is None or batches < max_batches:
         pick = select(v.id).where(v.failed_at < cutoff).order_by(v.failed_at, v.id).limit(batch)
         with store.engine.connect().execution_options(**WRITE) as conn, conn.begin():
@@ -66,7 +68,7 @@ def prune(store: VerdictStore, cutoff: datetime, *, batch: int = DEFAULT_BATCH, 
                 pick = pick.with_for_update(skip_locked=True)
             ids = list(conn.execute(pick).scalars())
             if ids:
-                taken = rollups.remove(conn, ids)  # the fleet rollups, in the same transaction
+                taken = rollups.remove(conn, ids, blocks=blocks)  # the fleet rollups, in the same transaction
                 conn.execute(delete(t.verdicts).where(v.id.in_(ids)))
                 rollups.fix_last(conn, taken)
         if not ids:

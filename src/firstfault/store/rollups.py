@@ -14,9 +14,14 @@ these instead, a few rows per day and entity (docs/storage.md, "Rollups"):
 - `fleet_day_hits` (kind, failed_day, cluster, key, role, domains, node) ->
   n, last: the root / candidate / lead rows of fleet_hits counted, with the
   latest failure time;
-- `fleet_keys` (kind, key): every key ever seen, what "entities seen in the
-  window" is counted over (one probe per key; it is bounded by the fleet's
-  hardware, not by the number of verdicts, and is never pruned).
+- `fleet_keys` (kind, key): every key ever seen (bounded by the fleet's
+  hardware, not by the number of verdicts; never pruned);
+- `fleet_key_blocks` (kind, block, key, cluster) -> seen, jobs (0004): the
+  days of fleet_day_keys as bits, BLOCK_DAYS days a row, `seen` for every
+  row and `jobs` for the rows with jobs. "Entities seen in the window" reads
+  one or two rows per key (a 30-day window spans at most two blocks) and
+  tests a mask, where fleet_day_keys has a row per key and day (a node is
+  on nearly every day).
 
 Every change is an increment, `INSERT ... ON CONFLICT DO UPDATE SET n = n +
 excluded.n` (both databases), in the writer's transaction, so it commits
@@ -25,7 +30,8 @@ table by table in one fixed order and, within a table, in key order, so two
 transactions touching the same keys lock them in the same order (no
 deadlock), and row locks serialise the increments (none lost). A deletion
 (retention) applies the same deltas negated, drops rows that reach zero and
-recomputes `last` where the deleted rows may have held it.
+recomputes `last` where the deleted rows may have held it; the day bits of
+the keys it touched are recomputed from the fleet_day_keys rows left.
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ from firstfault.store import schema as t
 from firstfault.store.fleetrows import day_number
 
 COUNTED_ROLES = ("root", "candidate", "lead")
+# Days per fleet_key_blocks row: 63, so that every bit of a day mask is below the sign bit of a 64-bit integer.
+BLOCK_DAYS = 63
 ENTITY_KINDS = ("node", "device", "host_port", "switch_port")
 
 DayVerdictKey = tuple[int, str, int]  # failed_day, cluster, domains
@@ -111,12 +119,93 @@ def _upsert(conn: Connection, table: Table, rows: list[dict[str, Any]], adds: Se
     conn.execute(ins.on_conflict_do_update(index_elements=pk, set_=set_), rows)
 
 
-def apply(conn: Connection, d: Deltas, sign: int = 1) -> None:
+def block_of(day: int) -> tuple[int, int]:
+    """The fleet_key_blocks block of a UTC day number, and the day's bit in it."""
+    return day // BLOCK_DAYS, 1 << (day % BLOCK_DAYS)
+
+
+def day_masks(lo: int, hi: int) -> list[tuple[int, int]]:
+    """(block, mask of its days) covering the UTC days [lo, hi), in block order."""
+    out: list[tuple[int, int]] = []
+    day = lo
+    while day < hi:
+        block = day // BLOCK_DAYS
+        end = min(hi, (block + 1) * BLOCK_DAYS)
+        out.append((block, ((1 << (end - day)) - 1) << (day - block * BLOCK_DAYS)))
+        day = end
+    return out
+
+
+def has_blocks(conn: Connection) -> bool:
+    """Whether the store is at 0004_key_blocks (fleet_key_blocks exists)."""
+    from sqlalchemy import inspect
+
+    return inspect(conn).has_table(t.fleet_key_blocks.name)
+
+
+def _blocks_added(conn: Connection, d: Deltas) -> None:
+    """OR the days of new fleet_day_keys increments into their blocks (rows in key order)."""
+    bits: dict[tuple[str, int, str, str], list[int]] = {}
+    for (kind, key, day, cluster), (_hits, jobs) in d.day_keys.items():
+        block, bit = block_of(day)
+        b = bits.setdefault((kind, block, key, cluster), [0, 0])
+        b[0] |= bit
+        if jobs > 0:
+            b[1] |= bit
+    if not bits:
+        return
+    table = t.fleet_key_blocks
+    ins = _insert(conn, table)
+    set_ = {c: table.c[c].op("|")(ins.excluded[c]) for c in ("seen", "jobs")}
+    conn.execute(ins.on_conflict_do_update(index_elements=["kind", "block", "key", "cluster"], set_=set_),
+                 [{"kind": k[0], "block": k[1], "key": k[2], "cluster": k[3], "seen": v[0], "jobs": v[1]}
+                  for k, v in sorted(bits.items())])
+
+
+def _blocks_recomputed(conn: Connection, d: Deltas) -> None:
+    """After fleet_day_keys rows were decremented (and the empty ones dropped): the blocks they touched,
+    rebuilt from what is left there; a block left without a day is deleted."""
+    touched = sorted({(k[0], block_of(k[2])[0], k[1], k[3]) for k in d.day_keys})
+    if not touched:
+        return
+    dk, table = t.fleet_day_keys, t.fleet_key_blocks
+    bits: dict[tuple[str, int, str, str], list[int]] = {k: [0, 0] for k in touched}
+    by_kind: dict[str, list[tuple[int, str]]] = {}
+    for kind, block, key, _cluster in touched:
+        by_kind.setdefault(kind, []).append((block, key))
+    for kind, blocks_keys in by_kind.items():
+        keys = sorted({key for _b, key in blocks_keys})
+        lo = min(b for b, _k in blocks_keys) * BLOCK_DAYS
+        hi = (max(b for b, _k in blocks_keys) + 1) * BLOCK_DAYS
+        for i in range(0, len(keys), 500):
+            for key, day, cluster, jobs in conn.execute(
+                    select(dk.c.key, dk.c.failed_day, dk.c.cluster, dk.c.jobs).where(
+                        dk.c.kind == kind, dk.c.key.in_(keys[i:i + 500]), dk.c.failed_day >= lo,
+                        dk.c.failed_day < hi)):
+                block, bit = block_of(int(day))
+                b = bits.get((kind, block, str(key), str(cluster)))
+                if b is not None:
+                    b[0] |= bit
+                    if int(jobs) > 0:
+                        b[1] |= bit
+    pk = ("kind", "block", "key", "cluster")
+    where = [table.c[c] == bindparam(f"k_{c}") for c in pk]
+    kept = [{**{f"k_{c}": v for c, v in zip(pk, k, strict=True)}, "n_seen": b[0], "n_jobs": b[1]}
+            for k, b in bits.items() if b[0]]
+    gone = [{f"k_{c}": v for c, v in zip(pk, k, strict=True)} for k, b in bits.items() if not b[0]]
+    if kept:
+        conn.execute(update(table).where(*where).values(seen=bindparam("n_seen"), jobs=bindparam("n_jobs")), kept)
+    if gone:
+        conn.execute(delete(table).where(*where), gone)
+
+
+def apply(conn: Connection, d: Deltas, sign: int = 1, *, blocks: bool = True) -> None:
     """Add (sign 1) or take away (sign -1) the deltas, in the writer's transaction.
 
     Tables in a fixed order, rows in key order (see the module's note on
     concurrent writers). Taking away drops the rows that reach zero; the
     caller recomputes `last` (fix_last) once the verdicts' fleet rows are gone.
+    `blocks`: the store has fleet_key_blocks (0004_key_blocks; has_blocks).
     """
     if sign not in (1, -1):
         raise ValueError("sign must be 1 or -1")
@@ -130,6 +219,8 @@ def apply(conn: Connection, d: Deltas, sign: int = 1) -> None:
     dk = [{"kind": k[0], "key": k[1], "failed_day": k[2], "cluster": k[3], "hits": sign * v[0], "jobs": sign * v[1]}
           for k, v in sorted(d.day_keys.items())]
     _upsert(conn, t.fleet_day_keys, dk, ("hits", "jobs"))
+    if blocks and sign == 1:
+        _blocks_added(conn, d)
     # Last: every writer of a cluster and day updates this row, so it is held for the shortest time.
     dv = [{"failed_day": k[0], "cluster": k[1], "domains": k[2], "verdicts": sign * v[0], "node_jobs": sign * v[1]}
           for k, v in sorted(d.day_verdicts.items())]
@@ -137,6 +228,8 @@ def apply(conn: Connection, d: Deltas, sign: int = 1) -> None:
     if sign == -1:
         _drop_zeros(conn, t.fleet_day_hits, dh, t.fleet_day_hits.c.n <= 0)
         _drop_zeros(conn, t.fleet_day_keys, dk, and_(t.fleet_day_keys.c.hits <= 0, t.fleet_day_keys.c.jobs <= 0))
+        if blocks:
+            _blocks_recomputed(conn, d)
         _drop_zeros(conn, t.fleet_day_verdicts, dv, and_(t.fleet_day_verdicts.c.verdicts <= 0,
                                                          t.fleet_day_verdicts.c.node_jobs <= 0))
 
@@ -182,8 +275,8 @@ def of_verdicts(conn: Connection, ids: Sequence[int]) -> Deltas:
     return deltas(verdicts, hits, exposure)
 
 
-def remove(conn: Connection, ids: Sequence[int]) -> Deltas:
+def remove(conn: Connection, ids: Sequence[int], *, blocks: bool = True) -> Deltas:
     """Take verdicts `ids` out of the rollups (call before deleting them, then fix_last after)."""
     d = of_verdicts(conn, ids)
-    apply(conn, d, -1)
+    apply(conn, d, -1, blocks=blocks)
     return d

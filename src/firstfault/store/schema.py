@@ -427,8 +427,25 @@ class FleetDayHitRow(Base):
     last: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
 
 
+class FleetKeyBlockRow(Base):
+    """Per kind, block of BLOCK_DAYS UTC days, key and cluster: the days of the block on which the key has a
+    fleet_day_keys row (`seen`, bit d for day block * BLOCK_DAYS + d) and those with jobs on it (`jobs`, a
+    node's). 0004_key_blocks; store/rollups.py. Counting the keys seen in a window reads a row or two per key,
+    not one per key and day."""
+
+    __tablename__ = "fleet_key_blocks"
+
+    kind: Mapped[str] = mapped_column(Text, primary_key=True)
+    block: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(Text, primary_key=True)
+    cluster: Mapped[str] = mapped_column(Text, primary_key=True)
+    seen: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    jobs: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
 fleet_keys = cast(Table, FleetKeyRow.__table__)
 fleet_day_verdicts = cast(Table, FleetDayVerdictsRow.__table__)
 fleet_day_keys = cast(Table, FleetDayKeyRow.__table__)
 fleet_day_hits = cast(Table, FleetDayHitRow.__table__)
-ROLLUP_TABLES = (fleet_keys, fleet_day_verdicts, fleet_day_keys, fleet_day_hits)
+fleet_key_blocks = cast(Table, FleetKeyBlockRow.__table__)
+ROLLUP_TABLES = (fleet_keys, fleet_day_verdicts, fleet_day_keys, fleet_day_hits, fleet_key_blocks)
