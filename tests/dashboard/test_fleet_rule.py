@@ -15,6 +15,28 @@ from firstfault.dashboard.queries import FleetRows, Hit
 T = datetime(2026, 11, 29, 12, tzinfo=UTC)
 
 
+@pytest.mark.parametrize("lam", [0.01, 0.3, 1.0, 2.5, 7.0, 30.0, 140.0])
+@pytest.mark.parametrize("k", [1, 2, 3, 5, 8, 13, 40, 150, 600])
+def test_poisson_tail_equals_the_exact_sum(k: int, lam: float) -> None:
+    """Against the definition in exact rational arithmetic (Fraction; e^-lam from math, the one rounding)."""
+    from fractions import Fraction
+
+    lam_q = Fraction(lam)
+    term, below = Fraction(1), Fraction(0)  # lam^i / i!, without the e^-lam
+    for i in range(k):
+        below += term
+        term = term * lam_q / (i + 1)
+    exact = 1.0 - float(below * Fraction(math.exp(-lam)))
+    tail_q = Fraction(0)  # the tail itself, for the tiny values where 1 - below cancels
+    term_q = term
+    for i in range(k, k + 400):
+        tail_q += term_q
+        term_q = term_q * lam_q / (i + 1)
+    tail = float(tail_q * Fraction(math.exp(-lam)))
+    want = tail if exact < 1e-6 else exact
+    assert poisson_tail(k, lam) == pytest.approx(want, rel=1e-9, abs=1e-15)
+
+
 def test_poisson_tail_matches_the_closed_form() -> None:
     assert poisson_tail(0, 2.0) == 1.0
     assert poisson_tail(1, 2.0) == pytest.approx(1 - math.exp(-2))

@@ -105,12 +105,31 @@ class FleetReport(BaseModel):
 
 
 def poisson_tail(k: int, lam: float) -> float:
-    """P(X >= k) for X ~ Poisson(lam), summed in log space so large counts stay finite."""
+    """P(X >= k) for X ~ Poisson(lam).
+
+    Summed from k away from the mode, where the terms fall: upward (the tail itself) when k is above lam,
+    downward (what lies below k, taken from 1) otherwise. The first term comes from log space (no overflow
+    for large counts), the others by the ratio of neighbours, until a term no longer changes the sum: a few
+    dozen terms however large k is (a repeat offender's count of hundreds summed each of them before).
+    """
     if k <= 0:
         return 1.0
     if lam <= 0:
         return 0.0
-    below = sum(math.exp(i * math.log(lam) - lam - math.lgamma(i + 1)) for i in range(k))
+    if k > lam:
+        i, total = k, 0.0
+        term = math.exp(k * math.log(lam) - lam - math.lgamma(k + 1))
+        while term > 0.0 and term > total * 1e-17:
+            total += term
+            i += 1
+            term *= lam / i
+        return min(1.0, total)
+    i, below = k - 1, 0.0
+    term = math.exp(i * math.log(lam) - lam - math.lgamma(i + 1))
+    while i >= 0 and term > 0.0 and term > below * 1e-17:
+        below += term
+        term *= i / lam
+        i -= 1
     return max(0.0, 1.0 - below)
 
 

@@ -16,9 +16,11 @@ distinct over every key and day of the window.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from sqlalchemy import (
@@ -115,21 +117,53 @@ def fleet_counts(engine: Engine, since: datetime, until: datetime, domains: Sequ
     first_day = day_number(starts[0])
     span = split(since, until)
     mask = domain_mask(domains)
-    with engine.connect() as conn:
-        verdicts, node_jobs, failures = _totals(conn, span, clusters, mask, first_day, size, len(starts))
-        seen = {kind: _seen(conn, span, clusters, hk) for kind, hk in KINDS.items()}
-        job_nodes = _seen(conn, span, clusters, "node", jobs_only=True)
+    n = len(starts)
 
-        kinds: dict[Kind, KindCounts] = {}
-        for kind, hk in KINDS.items():
-            top, total_root = _top(conn, engine, span, clusters, hk, mask, limit, len(starts))
-            if top:
-                _trends(conn, span, clusters, hk, mask, {e.key: e for e in top}, first_day, size, len(starts))
-            kinds[kind] = KindCounts(seen=seen[kind], total_root=total_root, top=top)
-        listed = sorted({e.node for k in kinds.values() for e in k.top if e.node})
+    def ranked(conn: Connection, hk: str) -> tuple[list[EntityCount], int]:
+        top, total_root = _top(conn, engine, span, clusters, hk, mask, limit, n)
+        if top:
+            _trends(conn, span, clusters, hk, mask, {e.key: e for e in top}, first_day, size, n)
+        return top, total_root
+
+    # Longest first (devices and nodes are the most keys), so that side by side they finish together.
+    tasks: dict[object, Callable[[Connection], Any]] = {}
+    for hk in ("device", "node", "host_port", "switch_port"):
+        tasks[("top", hk)] = partial(ranked, hk=hk)
+        tasks[("seen", hk)] = partial(_seen, span=span, clusters=clusters, kind=hk)
+    tasks["job_nodes"] = partial(_seen, span=span, clusters=clusters, kind="node", jobs_only=True)
+    tasks["totals"] = partial(_totals, span=span, clusters=clusters, mask=mask, first_day=first_day, size=size,
+                              buckets=n)
+    got = _run(engine, tasks)
+    verdicts, node_jobs, failures = got["totals"]
+    kinds: dict[Kind, KindCounts] = {}
+    for kind, hk in KINDS.items():
+        top, total_root = got[("top", hk)]
+        kinds[kind] = KindCounts(seen=got[("seen", hk)], total_root=total_root, top=top)
+    listed = sorted({e.node for k in kinds.values() for e in k.top if e.node})
+    with engine.connect() as conn:
         jobs = _jobs(conn, span, clusters, listed)
-    return FleetCounts(verdicts=verdicts, jobs=jobs, failures=failures, node_jobs=node_jobs, job_nodes=job_nodes,
-                       kinds=kinds)
+    return FleetCounts(verdicts=verdicts, jobs=jobs, failures=failures, node_jobs=node_jobs,
+                       job_nodes=got["job_nodes"], kinds=kinds)
+
+
+# PostgreSQL runs the view's independent statements side by side, each on a pooled connection of its own
+# (the figures are read under READ COMMITTED either way: each statement sees its own snapshot). SQLite runs
+# them one after the other on one connection (one writer file; an in-memory database is one connection).
+FLEET_THREADS = 4
+
+
+def _run(engine: Engine, tasks: dict[object, Callable[[Connection], Any]]) -> dict[object, Any]:
+    if engine.dialect.name != "postgresql":
+        with engine.connect() as conn:
+            return {key: fn(conn) for key, fn in tasks.items()}
+
+    def one(fn: Callable[[Connection], Any]) -> Any:
+        with engine.connect() as conn:
+            return fn(conn)
+
+    with ThreadPoolExecutor(max_workers=FLEET_THREADS, thread_name_prefix="fleet") as pool:
+        futures = {key: pool.submit(one, fn) for key, fn in tasks.items()}
+        return {key: f.result() for key, f in futures.items()}
 
 
 def _totals(conn: Connection, span: Span, clusters: Sequence[str], mask: int, first_day: int, size: int,
