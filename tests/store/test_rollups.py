@@ -210,6 +210,53 @@ def test_concurrent_writers_lose_no_increment_and_do_not_deadlock() -> None:
         assert jobs["n-a"] == 72  # every writer's every job on n-a counted once
 
 
+@pytest.mark.integration
+def test_a_prune_keeps_the_day_bit_of_a_writer_it_waited_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A prune rebuilds the key blocks it touched; a writer of the same blocks, its transaction still open,
+    must not lose its new day's bit to a mask the prune read before the writer committed."""
+    from firstfault.store.fleetrows import EPOCH, day_number
+
+    with fresh_database() as url, VerdictStore.open(url) as store:
+        v = scenario("hw-nvlink-xid149-showcase")
+        base = day_number(NOW) // rollups.BLOCK_DAYS * rollups.BLOCK_DAYS  # two days of NOW's block
+        old_at, new_at = EPOCH + timedelta(days=base + 1, hours=12), EPOCH + timedelta(days=base + 5, hours=12)
+        assert rollups.block_of(day_number(old_at))[0] == rollups.block_of(day_number(new_at))[0]
+        store.write(failing(v, "old", old_at, ["n-race"]), Enrichment(cluster="a"))
+
+        applied, go = threading.Event(), threading.Event()
+        real_apply = rollups.apply
+
+        def held_apply(conn: Any, d: rollups.Deltas, sign: int = 1, *, blocks: bool = True) -> None:
+            real_apply(conn, d, sign, blocks=blocks)
+            if sign == 1 and threading.current_thread().name == "writer":
+                applied.set()
+                assert go.wait(30)  # the writer's rows (its block rows too) stay locked, uncommitted
+
+        monkeypatch.setattr(rollups, "apply", held_apply)
+        errors: list[BaseException] = []
+
+        def run(fn: Any) -> None:
+            try:
+                fn()
+            except BaseException as e:
+                errors.append(e)
+
+        writer = threading.Thread(name="writer", target=run, args=(
+            lambda: store.write(failing(v, "new", new_at, ["n-race"]), Enrichment(cluster="a")),))
+        writer.start()
+        assert applied.wait(30)
+        pruner = threading.Thread(target=run, args=(lambda: prune(store, old_at + timedelta(hours=1)),))
+        pruner.start()
+        pruner.join(1.5)  # the prune reaches the writer's locked rows and waits there
+        go.set()
+        writer.join(30)
+        pruner.join(30)
+        assert not errors, errors
+        got = assert_consistent(store, pruned=True)  # fleet_key_blocks as its definition says
+        race = [r for r in got["fleet_key_blocks"] if r[0] == "node" and r[2] == "n-race"]
+        assert race and race[0][4] == 2 ** (day_number(new_at) % rollups.BLOCK_DAYS)
+
+
 def test_migration_0003_builds_the_rollups_of_verdicts_stored_before_it(url: str) -> None:
     with VerdictStore.open(url) as store:
         spread(store, 20)

@@ -169,6 +169,19 @@ def _blocks_recomputed(conn: Connection, d: Deltas) -> None:
     if not touched:
         return
     dk, table = t.fleet_day_keys, t.fleet_key_blocks
+    # Lock the blocks first, in the writers' order (kind, block, key): a writer that holds one has its day
+    # committed before this reads fleet_day_keys (READ COMMITTED: each statement sees what was committed
+    # before it); one that comes after ORs its day into what this writes. Without the lock, an UPDATE
+    # waiting on a writer's row would then overwrite that writer's bit with a mask read before it committed.
+    by_block: dict[tuple[str, int], list[str]] = {}
+    for kind, block, key, _cluster in touched:
+        by_block.setdefault((kind, block), []).append(key)
+    for (kind, block), keys_here in sorted(by_block.items()):
+        unique = sorted(set(keys_here))
+        for i in range(0, len(unique), 500):
+            conn.execute(select(table.c.key).where(table.c.kind == kind, table.c.block == block,
+                                                   table.c.key.in_(unique[i:i + 500]))
+                         .order_by(table.c.key, table.c.cluster).with_for_update()).all()
     bits: dict[tuple[str, int, str, str], list[int]] = {k: [0, 0] for k in touched}
     by_kind: dict[str, list[tuple[int, str]]] = {}
     for kind, block, key, _cluster in touched:
