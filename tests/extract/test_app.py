@@ -8,6 +8,8 @@ scanner), so these tests also prove we never depend on traceback frames.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from firstfault.extract import app, nccl
@@ -124,6 +126,43 @@ def test_the_launchers_own_exception_while_reaping_a_worker_is_not_the_workloads
     # ... and a Debian python3's dist-packages torch is a package, not the standard library.
     deb = [line.replace(_AGENT_SITE, "/usr/lib/python3/dist-packages/torch/distributed") for line in _AGENT_TB]
     assert scan(EXC, deb) == []
+
+
+# `accelerate launch --cpu --num_processes 1 train.py` (accelerate 1.15.0, torch 2.13.0, run on the development
+# machine 2026-12-01) whose script logs three steps and calls sys.exit(1): the launcher's report, verbatim.
+_ACCELERATE_TB = [
+    "2026-12-01 17:45:50,413 INFO train: step 2: loss 0.7",
+    TB,
+    '  File "<frozen runpy>", line 198, in _run_module_as_main',
+    '  File "<frozen runpy>", line 88, in _run_code',
+    '  File "/tmp/accpkgs/accelerate/commands/launch.py", line 1423, in <module>',
+    "    main()",
+    '  File "/tmp/accpkgs/accelerate/commands/launch.py", line 1413, in launch_command',
+    "    simple_launcher(args)",
+    '  File "/tmp/accpkgs/accelerate/commands/launch.py", line 999, in simple_launcher',
+    "    raise subprocess.CalledProcessError(returncode=process.returncode, cmd=cmd)",
+    "subprocess.CalledProcessError: Command '['/work/main/.venv/bin/python', 'train.py']' returned non-zero exit "
+    "status 1.",
+]
+
+
+def test_accelerates_report_of_its_childs_exit_status_is_not_the_workloads_exception(tmp_path: Path) -> None:
+    assert scan(EXC, _ACCELERATE_TB) == []
+    # The same bundle end to end: nothing says why train.py exited 1, so no cause may be named.
+    from firstfault.engine.analyze import Analyzer
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "node-001.log").write_text("\n".join(_ACCELERATE_TB) + "\n")
+    (tmp_path / "workload.yaml").write_text(
+        "apiVersion: firstfault/v1\nworkload:\n  id: acc-1\n  nodes: [node-001]\n  timezone: UTC\n"
+        "  window: {start: '2026-12-01T17:40:00Z', end: '2026-12-01T17:50:00Z'}\n"
+        "sources:\n- {kind: application, path: 'app/{node}.log'}\n")
+    v = Analyzer().analyze_path(str(tmp_path))
+    assert v.attributed_domain == "unknown" and v.root_cause is None
+    # A child that died of a signal is still read from the launcher's report (signals come first).
+    killed = [*_ACCELERATE_TB[:-1], "subprocess.CalledProcessError: Command '['python', 'train.py']' died with "
+                                    "<Signals.SIGKILL: 9>."]
+    assert [(d.kind, d.fields["signal"]) for d in scan(EXC, killed)] == [("process.signal", "SIGKILL")]
 
 
 @pytest.mark.parametrize(("frame", "stdlib"), [

@@ -168,13 +168,16 @@ _UNREACHABLE = re.compile(r"timed out|[Tt]imeout|host not found|Name or service 
                           r"|nodename nor servname|No route to host|Network is unreachable|Connection refused"
                           r"|failed to connect")
 
-# The launcher's own worker management: the code of torchrun's elastic agent that starts, polls and reaps the
+# The launcher's own code around the workers: torchrun's elastic agent that starts, polls and reaps the
 # worker processes and reads the error files they leave (torch.distributed.elastic.multiprocessing, the agent
-# server). An exception whose innermost frame outside the Python standard library is here (`JSONDecodeError`
-# from an error.json a dying worker left empty, a `ProcessLookupError` for a pid already gone) is the agent
-# failing while it handles a worker's exit: fallout of that exit, never the workload's exception. Errno and
-# signal readings come first (a full disk under the agent's log tailer is still storage).
-_LAUNCHER_PLUMBING = re.compile(r"torch[/\\]distributed[/\\]elastic[/\\](?:multiprocessing|agent[/\\]server)[/\\]")
+# server), and `accelerate launch`, which waits on its one child and raises CalledProcessError with the exit
+# status. An exception whose innermost frame outside the Python standard library is here (`JSONDecodeError`
+# from an error.json a dying worker left empty; `CalledProcessError: Command '[...]' returned non-zero exit
+# status 1.`) is the launcher failing, or reporting, while it handles a worker's exit: never the workload's
+# exception, and nothing about why the worker exited. Signal and errno readings come first (the child's
+# `died with <Signals.SIGKILL: 9>`, a full disk under the agent's log tailer).
+_LAUNCHER_PLUMBING = re.compile(r"torch[/\\]distributed[/\\]elastic[/\\](?:multiprocessing|agent[/\\]server)[/\\]"
+                                r"|accelerate[/\\]commands[/\\]launch\.py")
 # A frame's file: `File "/usr/lib/python3.11/json/decoder.py", line 355, in raw_decode`.
 _FRAME_FILE = re.compile(r'File "(?P<path>[^"\n]+)"')
 # The standard library's directory (`/usr/lib/python3.11/`, pyenv's `.../lib/python3.11/`, Windows `\Lib\`);
@@ -199,7 +202,7 @@ _RECORD_WRAPPER = re.compile(r"[/\\]errors[/\\]__init__\.py\S*, line \d+, in wra
 
 
 def launcher_plumbing(frames: tuple[str, ...]) -> bool:
-    """Whether the innermost frame outside the standard library is the launcher's worker management."""
+    """Whether the innermost frame outside the standard library is the launcher's code around its workers."""
     for f in reversed(frames):
         if not _stdlib(f):
             return _LAUNCHER_PLUMBING.search(f) is not None and _RECORD_WRAPPER.search(f) is None
@@ -391,7 +394,7 @@ def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
     if err is not None:
         return [err], True
     if launcher_plumbing(frames):
-        return [], True  # the agent's fallout of a worker's exit (the exit itself is read from its own lines)
+        return [], True  # the launcher's fallout of a worker's exit (the exit itself is read from its own lines)
     if numerics_owned:
         return [], True
     return [Draft("app.exception", {"exc_type": exc.cls, "message": clip(exc.msg)})], True

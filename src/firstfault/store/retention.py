@@ -12,7 +12,8 @@ PostgreSQL: the batch's rows are picked FOR UPDATE SKIP LOCKED, so a batch
 never waits on (or blocks) a writer touching the same rows, and new verdicts
 (all after the cutoff) are never touched. A writer waits for a batch only
 on a fleet_key_blocks row whose 63 days hold a pruned day too (a retention
-under 63 days, or a late verdict): one transaction, milliseconds. SQLite has one writer at a time: a batch holds the write lock for
+under 63 days, or a late verdict): one transaction, milliseconds. SQLite
+has one writer at a time: a batch holds the write lock for
 the few milliseconds it takes, and writers queue on the busy timeout
 between batches, never for the whole prune. `pause` seconds between
 batches leave room for them.
