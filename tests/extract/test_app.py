@@ -165,6 +165,39 @@ def test_accelerates_report_of_its_childs_exit_status_is_not_the_workloads_excep
     assert [(d.kind, d.fields["signal"]) for d in scan(EXC, killed)] == [("process.signal", "SIGKILL")]
 
 
+MPSPAWN = Path(__file__).resolve().parents[1] / "fixtures" / "mpspawn"
+
+
+@pytest.mark.parametrize(("mode", "domain", "summary"), [
+    ("raise", "software", "ValueError: label tensor has 15 columns, the model expects 16"),
+    ("kill", "unknown", None),
+    ("exit", "unknown", None),
+])
+def test_mp_spawn_reports_are_the_launchers(tmp_path: Path, mode: str, domain: str, summary: str | None) -> None:
+    """mp.spawn's join raises ProcessRaisedException (a worker's traceback in its message) or
+    ProcessExitedException (a worker's exit code or signal): the launcher's report, never the cause itself
+    (tests/fixtures/mpspawn/PROVENANCE.md: real torch 2.13 runs, expectations from the fault)."""
+    from firstfault.engine.analyze import Analyzer
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "node-001.log").write_bytes((MPSPAWN / f"{mode}.log").read_bytes())
+    (tmp_path / "workload.yaml").write_text(
+        "apiVersion: firstfault/v1\nworkload:\n  id: mps-1\n  nodes: [node-001]\n  timezone: UTC\n"
+        "  window: {start: '2026-12-01T18:10:00Z', end: '2026-12-01T18:30:00Z'}\n"
+        "sources:\n- {kind: application, path: 'app/{node}.log'}\n")
+    v = Analyzer().analyze_path(str(tmp_path))
+    assert v.attributed_domain == domain
+    if summary is None:
+        assert v.root_cause is None
+    else:
+        assert v.root_cause is not None and v.root_cause.summary.startswith(summary)
+    lines = (MPSPAWN / f"{mode}.log").read_text().splitlines()
+    drafts = scan(EXC, lines)
+    if mode == "kill":  # the signal is read from the report, by the launcher
+        assert [(d.kind, d.fields["signal"], d.fields["by"]) for d in drafts] == [
+            ("process.signal", "SIGKILL", "launcher")]
+
+
 @pytest.mark.parametrize(("frame", "stdlib"), [
     ('  File "/usr/lib/python3.11/json/decoder.py", line 355, in raw_decode', True),
     ('  File "C:\\Python311\\Lib\\json\\decoder.py", line 355, in raw_decode', True),

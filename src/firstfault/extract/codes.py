@@ -41,6 +41,12 @@ def signal_name(num: int) -> str:
 
 
 @lru_cache(maxsize=1)
+def signal_names() -> frozenset[str]:
+    """Every signal name signal_name gives (SIGKILL, SIGSEGV, ...)."""
+    return frozenset(_signal_names().values())
+
+
+@lru_cache(maxsize=1)
 def strsignal_table() -> dict[str, str]:
     """strsignal() texts ("Segmentation fault", "Killed", "Bus error") -> signal name."""
     out: dict[str, str] = {}

@@ -44,6 +44,7 @@ from firstfault.extract.codes import (
     nccl_result_of,
     path_of,
     signal_name,
+    signal_names,
     signal_of_text,
     storage_strerror_rx,
     strsignal_alternation,
@@ -143,6 +144,8 @@ ENVELOPE_MESSAGES: Final = re.compile(r"exited unexpectedly|worker \(pid\(s\) [\
 _SIGNAL_EXCEPTION = re.compile(r"got signal:?\s*(?P<num>\d+)")
 _KILLED_BY = re.compile(rf"killed by signal: (?P<what>{strsignal_alternation()})")
 _SIGNALS_REPR = re.compile(r"<Signals\.(?P<sig>SIG[A-Z0-9]+): \d+>")
+# mp.spawn's join: `ProcessExitedException: process 1 terminated with signal SIGKILL`.
+_TERMINATED_BY = re.compile(r"\bterminated with signal (?P<sig>SIG[A-Z0-9]+)\b")
 _CUDA_HINT = re.compile(r"^\s*Search for `cudaError")
 # Checkpoint writers that report a full or failing file system without an errno.
 _WRITE_FAILED = re.compile(r"PytorchStreamWriter failed writing file|file write failed|unexpected pos \d+ vs \d+")
@@ -170,14 +173,16 @@ _UNREACHABLE = re.compile(r"timed out|[Tt]imeout|host not found|Name or service 
 
 # The launcher's own code around the workers: torchrun's elastic agent that starts, polls and reaps the
 # worker processes and reads the error files they leave (torch.distributed.elastic.multiprocessing, the agent
-# server), and `accelerate launch`, which waits on its one child and raises CalledProcessError with the exit
-# status. An exception whose innermost frame outside the Python standard library is here (`JSONDecodeError`
-# from an error.json a dying worker left empty; `CalledProcessError: Command '[...]' returned non-zero exit
-# status 1.`) is the launcher failing, or reporting, while it handles a worker's exit: never the workload's
-# exception, and nothing about why the worker exited. Signal and errno readings come first (the child's
-# `died with <Signals.SIGKILL: 9>`, a full disk under the agent's log tailer).
+# server); torch.multiprocessing.spawn's join (mp.spawn: ProcessRaisedException around a worker's traceback,
+# ProcessExitedException for a worker's exit code or signal); `accelerate launch`, which waits on its one
+# child and raises CalledProcessError with the exit status. An exception whose innermost frame outside the
+# Python standard library is here (`JSONDecodeError` from an error.json a dying worker left empty; `process 1
+# terminated with exit code 3`) is the launcher failing, or reporting, while it handles a worker's exit:
+# never the workload's exception, and nothing about why the worker exited (a worker's own traceback, which
+# mp.spawn prints inside its message, is read as a traceback of its own). Signal and errno readings come
+# first (`terminated with signal SIGKILL`, `died with <Signals.SIGKILL: 9>`, a full disk under a log tailer).
 _LAUNCHER_PLUMBING = re.compile(r"torch[/\\]distributed[/\\]elastic[/\\](?:multiprocessing|agent[/\\]server)[/\\]"
-                                r"|accelerate[/\\]commands[/\\]launch\.py")
+                                r"|torch[/\\]multiprocessing[/\\]spawn\.py|accelerate[/\\]commands[/\\]launch\.py")
 # A frame's file: `File "/usr/lib/python3.11/json/decoder.py", line 355, in raw_decode`.
 _FRAME_FILE = re.compile(r'File "(?P<path>[^"\n]+)"')
 # The standard library's directory (`/usr/lib/python3.11/`, pyenv's `.../lib/python3.11/`, Windows `\Lib\`);
@@ -338,8 +343,8 @@ def _signal(exc: Exc) -> Draft | None:
         if m2:
             sig = signal_of_text(m2.group("what"))
         else:
-            m3 = _SIGNALS_REPR.search(exc.msg)
-            if m3:
+            m3 = _SIGNALS_REPR.search(exc.msg) or _TERMINATED_BY.search(exc.msg)
+            if m3 and m3.group("sig") in signal_names():
                 sig = m3.group("sig")
     if sig is None:
         return None
