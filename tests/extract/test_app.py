@@ -206,6 +206,8 @@ def test_mp_spawn_reports_are_the_launchers(tmp_path: Path, mode: str, domain: s
     ('  File "/opt/venv/lib/python3.11/site-packages/json5/lib.py", line 9, in load', False),
     ('  File "C:\\venv\\Lib\\site-packages\\torch\\serialization.py", line 9, in save', False),
     ('  File "/home/u/lib/train.py", line 3, in main', False),
+    ('  File "/home/u/lib/python3_utils/io.py", line 3, in load', False),  # a directory named like one
+    ('  File "/opt/conda/lib/python3.10/json/decoder.py", line 355, in raw_decode', True),
 ])
 def test_standard_library_frames(frame: str, stdlib: bool) -> None:
     from firstfault.extract import traceback as tb

@@ -187,7 +187,7 @@ _LAUNCHER_PLUMBING = re.compile(r"torch[/\\]distributed[/\\]elastic[/\\](?:multi
 _FRAME_FILE = re.compile(r'File "(?P<path>[^"\n]+)"')
 # The standard library's directory (`/usr/lib/python3.11/`, pyenv's `.../lib/python3.11/`, Windows `\Lib\`);
 # a path under site- or dist-packages is an installed package, not the standard library.
-_STDLIB_DIR = re.compile(r"[/\\]lib[/\\]python\d|\\Lib\\", re.IGNORECASE)
+_STDLIB_DIR = re.compile(r"[/\\]lib[/\\]python\d+(?:\.\d+)?[/\\]|\\Lib\\", re.IGNORECASE)
 
 
 def _stdlib(frame: str) -> bool:
