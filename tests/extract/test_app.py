@@ -128,6 +128,17 @@ def test_the_launchers_own_exception_while_reaping_a_worker_is_not_the_workloads
     assert scan(EXC, deb) == []
 
 
+def _one_node_bundle(root: Path, log: str) -> Path:
+    """A bundle of one node's application log (the runs below were on 2026-12-01, 17:40-18:30 UTC)."""
+    (root / "app").mkdir()
+    (root / "app" / "node-001.log").write_text(log)
+    (root / "workload.yaml").write_text(
+        "apiVersion: firstfault/v1\nworkload:\n  id: one-node\n  nodes: [node-001]\n  timezone: UTC\n"
+        "  window: {start: '2026-12-01T17:40:00Z', end: '2026-12-01T18:30:00Z'}\n"
+        "sources:\n- {kind: application, path: 'app/{node}.log'}\n")
+    return root
+
+
 # `accelerate launch --cpu --num_processes 1 train.py` (accelerate 1.15.0, torch 2.13.0, run on the development
 # machine 2026-12-01) whose script logs three steps and calls sys.exit(1): the launcher's report, verbatim.
 _ACCELERATE_TB = [
@@ -151,13 +162,7 @@ def test_accelerates_report_of_its_childs_exit_status_is_not_the_workloads_excep
     # The same bundle end to end: nothing says why train.py exited 1, so no cause may be named.
     from firstfault.engine.analyze import Analyzer
 
-    (tmp_path / "app").mkdir()
-    (tmp_path / "app" / "node-001.log").write_text("\n".join(_ACCELERATE_TB) + "\n")
-    (tmp_path / "workload.yaml").write_text(
-        "apiVersion: firstfault/v1\nworkload:\n  id: acc-1\n  nodes: [node-001]\n  timezone: UTC\n"
-        "  window: {start: '2026-12-01T17:40:00Z', end: '2026-12-01T17:50:00Z'}\n"
-        "sources:\n- {kind: application, path: 'app/{node}.log'}\n")
-    v = Analyzer().analyze_path(str(tmp_path))
+    v = Analyzer().analyze_path(str(_one_node_bundle(tmp_path, "\n".join(_ACCELERATE_TB) + "\n")))
     assert v.attributed_domain == "unknown" and v.root_cause is None
     # A child that died of a signal is still read from the launcher's report (signals come first).
     killed = [*_ACCELERATE_TB[:-1], "subprocess.CalledProcessError: Command '['python', 'train.py']' died with "
@@ -179,13 +184,7 @@ def test_mp_spawn_reports_are_the_launchers(tmp_path: Path, mode: str, domain: s
     (tests/fixtures/mpspawn/PROVENANCE.md: real torch 2.13 runs, expectations from the fault)."""
     from firstfault.engine.analyze import Analyzer
 
-    (tmp_path / "app").mkdir()
-    (tmp_path / "app" / "node-001.log").write_bytes((MPSPAWN / f"{mode}.log").read_bytes())
-    (tmp_path / "workload.yaml").write_text(
-        "apiVersion: firstfault/v1\nworkload:\n  id: mps-1\n  nodes: [node-001]\n  timezone: UTC\n"
-        "  window: {start: '2026-12-01T18:10:00Z', end: '2026-12-01T18:30:00Z'}\n"
-        "sources:\n- {kind: application, path: 'app/{node}.log'}\n")
-    v = Analyzer().analyze_path(str(tmp_path))
+    v = Analyzer().analyze_path(str(_one_node_bundle(tmp_path, (MPSPAWN / f"{mode}.log").read_text())))
     assert v.attributed_domain == domain
     if summary is None:
         assert v.root_cause is None

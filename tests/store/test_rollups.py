@@ -113,6 +113,14 @@ def spread(store: VerdictStore, n: int = 24) -> list[int]:
     return ids
 
 
+def _to_revision(engine: Any, revision: str, *, down: bool = False) -> None:
+    """Move the store's schema to `revision` (alembic, in one write transaction)."""
+    cfg = store_db._config()
+    with engine.connect().execution_options(**store_db.WRITE) as conn, conn.begin():
+        cfg.attributes["connection"] = conn
+        (command.downgrade if down else command.upgrade)(cfg, revision)
+
+
 @pytest.mark.parametrize(("lo", "hi", "want"), [
     (0, 0, []),
     (63 * 5, 63 * 5 + 1, [(5, 1)]),
@@ -263,10 +271,7 @@ def test_migration_0003_builds_the_rollups_of_verdicts_stored_before_it(url: str
         written = assert_consistent(store)
     engine = store_db.create_store_engine(url)
     try:
-        cfg = store_db._config()
-        with engine.connect().execution_options(**store_db.WRITE) as conn, conn.begin():
-            cfg.attributes["connection"] = conn
-            command.downgrade(cfg, "0002_actions")
+        _to_revision(engine, "0002_actions", down=True)
         assert store_db.current_revision(engine) == "0002_actions"
         from sqlalchemy import inspect
 
@@ -285,10 +290,7 @@ def test_a_store_at_0003_is_written_without_key_blocks_and_0004_builds_them(url:
 
     engine = store_db.create_store_engine(url)
     try:
-        cfg = store_db._config()
-        with engine.connect().execution_options(**store_db.WRITE) as conn, conn.begin():
-            cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "0003_rollup")
+        _to_revision(engine, "0003_rollup")
         old = VerdictStore(engine)
         spread(old, 20)
         prune(old, NOW - timedelta(days=6), batch=3)
@@ -311,10 +313,7 @@ def test_a_store_not_yet_at_0003_is_written_and_read_without_rollups_then_rolled
 
     engine = store_db.create_store_engine(url)
     try:
-        cfg = store_db._config()
-        with engine.connect().execution_options(**store_db.WRITE) as conn, conn.begin():
-            cfg.attributes["connection"] = conn
-            command.upgrade(cfg, "0002_actions")  # a store the Blueprint has not upgraded yet
+        _to_revision(engine, "0002_actions")  # a store the Blueprint has not upgraded yet
         old = VerdictStore(engine)  # opened without migrating, as `firstfault fleet` does
         spread(old, 10)
         since, until = NOW - td(days=7), NOW
