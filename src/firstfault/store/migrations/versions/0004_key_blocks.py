@@ -45,35 +45,26 @@ def upgrade() -> None:
 
 
 def _backfill(bind: sa.Connection) -> None:
+    """One row per (kind, block, key, cluster) of fleet_day_keys, its days ORed as the write path does."""
     dk = t.fleet_day_keys.c
-    rows: list[dict[str, Any]] = []
-    current: tuple[str, int, str, str] | None = None
-    seen = jobs = 0
-
-    def flush(final: bool = False) -> None:
-        if rows and (final or len(rows) >= BATCH):
-            bind.execute(sa.insert(t.fleet_key_blocks), rows)
-            rows.clear()
-
     q = (sa.select(dk.kind, dk.key, dk.cluster, dk.failed_day, dk.jobs)
          .order_by(dk.kind, dk.key, dk.cluster, dk.failed_day)
          .execution_options(yield_per=BATCH))  # the statement's option: the connection's would stick
-    for kind, key, cluster, day, n_jobs in bind.execute(q):
+    rows: list[dict[str, Any]] = []
+    for kind, key, cluster, day, jobs in bind.execute(q):
         block, bit = rollups.block_of(int(day))
-        here = (str(kind), block, str(key), str(cluster))
-        if here != current:
-            if current is not None:
-                rows.append({"kind": current[0], "block": current[1], "key": current[2], "cluster": current[3],
-                             "seen": seen, "jobs": jobs})
-                flush()
-            current, seen, jobs = here, 0, 0
-        seen |= bit
-        if int(n_jobs) > 0:
-            jobs |= bit
-    if current is not None:
-        rows.append({"kind": current[0], "block": current[1], "key": current[2], "cluster": current[3],
-                     "seen": seen, "jobs": jobs})
-    flush(final=True)
+        last = rows[-1] if rows else None
+        if last is None or (last["kind"], last["block"], last["key"], last["cluster"]) != (kind, block, key, cluster):
+            if len(rows) >= BATCH:  # the key order puts a row's days together: every row before is complete
+                bind.execute(sa.insert(t.fleet_key_blocks), rows)
+                rows.clear()
+            last = {"kind": kind, "block": block, "key": key, "cluster": cluster, "seen": 0, "jobs": 0}
+            rows.append(last)
+        last["seen"] |= bit
+        if int(jobs) > 0:
+            last["jobs"] |= bit
+    if rows:
+        bind.execute(sa.insert(t.fleet_key_blocks), rows)
 
 
 def downgrade() -> None:
