@@ -23,7 +23,8 @@ functions (store/rollups.py: deltas, apply).
 Then each query the dashboard makes runs 20 times with varying parameters,
 in process, through the real router (httpx's ASGI transport, no socket):
 the verdict list with each filter, the verdict page, the fleet view over 7
-and 30 days, and `firstfault fleet` (its Typer command, in process). It
+and 30 days, and `firstfault fleet` (its Typer command, in process); with
+--prune-day, then retention's prune of the oldest day. It
 prints p50/p95/max per query and writes EXPLAIN (ANALYZE, BUFFERS) of every
 SQL statement each query issues to OUT/plans.txt, and the figures to
 OUT/results.json.
@@ -305,6 +306,22 @@ def measure(store: VerdictStore, url: str, gen: Generator, out: Path, log: Calla
     return results
 
 
+def prune_day(url: str, log: Callable[[str], None]) -> dict[str, Any]:
+    """Retention's daily job at this size: the verdicts of the oldest UTC day, 1,000 a batch."""
+    from firstfault.store.retention import prune
+
+    with VerdictStore.open(url, auto_migrate=False) as store:
+        with store.engine.connect() as conn:
+            oldest = conn.execute(text("SELECT min(failed_at) FROM verdicts")).scalar_one()
+        cutoff = oldest.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
+        t0 = time.perf_counter()
+        r = prune(store, cutoff, batch=1000)
+        took = time.perf_counter() - t0
+    log(f"pruned the day before {cutoff:%Y-%m-%d}: {r.deleted:,} verdicts in {r.batches} batches, {took:.1f} s "
+        f"({r.deleted / took:,.0f} verdicts/s)")
+    return {"cutoff": cutoff.isoformat(), "deleted": r.deleted, "batches": r.batches, "seconds": round(took, 2)}
+
+
 def sizes(dsn: str) -> dict[str, Any]:
     with psycopg.connect(dsn) as conn:
         total = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]  # type: ignore[index]
@@ -327,6 +344,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="leave the private server running (prints its URL)")
     ap.add_argument("--resume", action="store_true",
                     help="with --url: load only what is missing up to --verdicts (a load cut short), then measure")
+    ap.add_argument("--prune-day", action="store_true",
+                    help="after measuring, prune the oldest UTC day of verdicts (retention, batch 1000) and time "
+                         "it (this deletes them)")
     ap.add_argument("--measure-only", action="store_true",
                     help="with --url: time the queries over what that database holds (a load stopped early)")
     args = ap.parse_args(argv)
@@ -401,6 +421,8 @@ def _run(args: argparse.Namespace, url: str | None, log: Callable[[str], None], 
             results = measure(store, url, gen, args.out, log)
         doc = {"verdicts": args.verdicts, "nodes": args.nodes, "days": args.days, "load_s": round(load_s, 1),
                "size": size, "queries": results}
+        if args.prune_day:
+            doc["prune_day"] = prune_day(url, log)
         (args.out / "results.json").write_text(json.dumps(doc, indent=2))
         log(f"wrote {args.out / 'results.json'} and {args.out / 'plans.txt'}")
         slow = [n for n, r in results.items() if r["p95_s"] >= 1.0]
