@@ -234,13 +234,42 @@ def test_stamps_read_by_their_minute_once_are_the_stamps_the_general_path_reads(
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.text(alphabet="0123456789ab :-x.\u0663\u00e9", max_size=60))
-def test_zeroed_without_a_regex_is_the_regex_answer(line: str) -> None:
-    import re
+@given(st.text(alphabet="0123456789ab :-x.\u0663\u00e9", max_size=40), st.randoms(use_true_random=False))
+def test_unrecognized_key_is_shared_by_lines_that_differ_only_in_digit_values(line: str, rnd: object) -> None:
+    """The caches of the unrecognized lines are keyed by the line with its ASCII digits zeroed: a
+    line that differs only in which ASCII digits it holds shares the key, and one that differs in
+    anything else (a digit run one longer, a non-ASCII digit, a letter) does not."""
+    import random
 
     from firstfault.extract import unrecognized
 
+    assert isinstance(rnd, random.Random)
+    other = "".join(rnd.choice("0123456789") if ch.isascii() and ch.isdigit() else ch for ch in line)
+    unrecognized._last = ("", "")  # the one-slot cache must not answer
+    assert unrecognized.zeroed(line) == unrecognized.zeroed(other)
+    assert unrecognized.zeroed(line + "7") != unrecognized.zeroed(line + "x")
+    assert unrecognized.zeroed(line + "1") != unrecognized.zeroed(line + "11")
+    assert unrecognized.zeroed(line + "\u0663") != unrecognized.zeroed(line + "3")
+
+
+@pytest.mark.parametrize("known", [
+    "NCCL WARN Last error:",
+    "[rank3]:[E1102 10:00:07.123456 4242 ProcessGroupNCCL.cpp:1484] Exception raised from c10d at x.cpp:12",
+    "Please check rank 12 logs for faulty rank",
+    "Nov  2 10:00:08 node-001 kernel: [ 7106.030871] mlx5_core 0000:47:00.0: ACCESS_REG(0x805) failed",
+])
+def test_the_known_context_probe_answers_every_digit_variant_as_itself(known: str) -> None:
+    """The probe remembers its answer by the zeroed key: each digit variant of a line gets the answer a
+    fresh search of that very line gives, whichever variant came first."""
+    from firstfault.extract import unrecognized
+    from firstfault.extract.base import LineContext
+
+    variants = [known, known.translate(str.maketrans("0123456789", "9876543210")),
+                known.translate(str.maketrans("0123456789", "1111111111"))]
+    probe = unrecognized.ErrorWords()
     with memo.fastpath(True):
-        unrecognized._last = ("", "")  # the one-slot cache must not answer
-        fast = unrecognized.zeroed(line)
-    assert fast == re.sub(r"\d+", "0", line)
+        unrecognized._KNOWN_CACHE.clear()
+        for v in variants:
+            ctx = LineContext(source="application", file="f", lineno=1, node=None, rank=None, time=None, state={})
+            list(probe.extract(v, ctx))
+            assert ctx.claimed == (unrecognized.KNOWN_CONTEXT.search(v) is not None), v

@@ -8,8 +8,8 @@ anchored so a miss is cheap.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 
@@ -48,10 +48,19 @@ def set_fast(on: bool) -> None:
     _fast[0] = on
 
 
-@dataclass(slots=True, frozen=True)
-class Stamp:
+class Stamp(NamedTuple):  # a tuple: built for every stamped candidate, at half a frozen dataclass's cost
     wall: datetime | None  # aware, UTC
     uptime: float | None  # seconds since boot (dmesg)
+
+
+# Building a timedelta costs ten times what adding one does, and a line adds its seconds to its minute.
+_SECONDS: Final = tuple(timedelta(seconds=i) for i in range(60))
+_HALF_YEAR: Final = timedelta(days=180)
+
+
+def _offset(s: int, us: int) -> timedelta:
+    """timedelta(seconds=s, microseconds=us) for 0 <= s < 60, the whole seconds built once."""
+    return timedelta(0, s, us) if us else _SECONDS[s]
 
 
 def _frac(s: str | None) -> int:
@@ -85,7 +94,7 @@ class TimeParser:
             if len(self._minutes) < 65536:
                 self._minutes[(y, mo, d, h, mi)] = minute
         if minute is not None and s < 60:
-            return minute + timedelta(seconds=s, microseconds=us)
+            return minute + _offset(s, us)
         try:
             return datetime(y, mo, d, h, mi, s, us, tzinfo=self.tz).astimezone(UTC)
         except ValueError:
@@ -103,7 +112,7 @@ class TimeParser:
     def _yearless(self, mo: int, d: int, h: int, mi: int, s: int, us: int) -> datetime | None:
         t = self._local(self.year, mo, d, h, mi, s, us)
         # A window that crosses New Year: December lines belong to the year before.
-        if t is not None and t - self.window_end > timedelta(days=180):
+        if t is not None and t - self.window_end > _HALF_YEAR:
             t = self._local(self.year - 1, mo, d, h, mi, s, us)
         return t
 
@@ -145,16 +154,24 @@ class TimeParser:
             if m:
                 wall = self._glog(m)
             else:
-                m = _BSD.match(text)
-                if m and _fast[0]:
-                    wall = self._bsd(m)
-                elif m:
-                    mo = _MONTHS.get(m.group(1))
-                    if mo:
-                        wall = self._yearless(
-                            mo, int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)),
-                            _frac(m.group(6)),
-                        )
+                # A syslog stamp whose text to the minute (`Nov  2 10:00`, 12 characters) an earlier line's
+                # match already read: the pattern's groups 1-4 are those 12 characters (anchored, one way
+                # to match them), and `:SS ` after them is the rest of a match without a fraction.
+                got = self._bsd_minutes.get(text[:12]) if text[12:13] == ":" and text[15:16] == " " else None
+                sec = text[13:15]
+                if got is not None and sec.isdigit() and sec.isascii() and _fast[0]:
+                    wall = self._bsd_wall(got, int(sec), 0)
+                else:
+                    m = _BSD.match(text)
+                    if m and _fast[0]:
+                        wall = self._bsd(m)
+                    elif m:
+                        mo = _MONTHS.get(m.group(1))
+                        if mo:
+                            wall = self._yearless(
+                                mo, int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)),
+                                _frac(m.group(6)),
+                            )
         if wall is None and "*** " in text:
             mb = _SLURM_BANNER.search(text)
             if mb:
@@ -181,13 +198,15 @@ class TimeParser:
             got = (self._minute_of(self.year, mo, d, h, mi), mo, d, h, mi)
             if len(self._bsd_minutes) < _MINUTES_MAX:
                 self._bsd_minutes[key] = got
+        return self._bsd_wall(got, int(m.group(5)), _frac(m.group(6)))
+
+    def _bsd_wall(self, got: tuple[datetime | None, int, int, int, int], s: int, us: int) -> datetime | None:
         minute, mo, d, h, mi = got
-        s, us = int(m.group(5)), _frac(m.group(6))
         if minute is None or s >= 60:
             return self._yearless(mo, d, h, mi, s, us)
-        t: datetime | None = minute + timedelta(seconds=s, microseconds=us)  # _local's own sum
+        t: datetime | None = minute + _offset(s, us)  # _local's own sum
         # _yearless: a window that crosses New Year puts December lines in the year before.
-        if t is not None and t - self.window_end > timedelta(days=180):
+        if t is not None and t - self.window_end > _HALF_YEAR:
             t = self._local(self.year - 1, mo, d, h, mi, s, us)
         return t
 
@@ -213,7 +232,7 @@ class TimeParser:
                     self._iso_minutes[key] = minute
             s = int(m.group(6))
             if minute is not None and s < 60:
-                return minute + timedelta(seconds=s, microseconds=_frac(m.group(7)))  # _local's own sum
+                return minute + _offset(s, _frac(m.group(7)))  # _local's own sum
         y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
         us = _frac(m.group(7))
         if zone is None:

@@ -531,17 +531,21 @@ class LineScanner:
               srun_prefix: bool, tp: TimeParser, emit: Callable[[Candidate], None],
               check: Callable[[], None] | None = None) -> None:
         carried: Stamp | None = None  # last stamp of the previous chunk
-        boot: list[datetime | None] = [None]  # wall - uptime, learnt from lines with both
+        # The boot time (wall - uptime) comes from the last line with both; it is worked out only when a
+        # line with an uptime alone needs it (a kernel log stamps every line with both).
+        both: list[Stamp | None] = [None]
 
         def wall_of(st: Stamp | None) -> datetime | None:
             if st is None:
                 return None
             if st.wall is not None:
                 if st.uptime is not None:
-                    boot[0] = st.wall - timedelta(seconds=st.uptime)
+                    both[0] = st
                 return st.wall
-            if st.uptime is not None and boot[0] is not None:
-                return boot[0] + timedelta(seconds=st.uptime)
+            b = both[0]
+            if st.uptime is not None and b is not None:
+                assert b.wall is not None and b.uptime is not None
+                return b.wall - timedelta(seconds=b.uptime) + timedelta(seconds=st.uptime)
             return None
 
         def strip(raw: bytes) -> tuple[bytes, int | None]:

@@ -36,8 +36,7 @@ a log level, a logger or a program name).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.hostlist import NodeNames
@@ -85,9 +84,8 @@ _EXC_TAIL: Final = ("error", "exception", "warning", "exit", "interrupt", "failu
 MAX_LAYERS: Final = 6
 
 
-@dataclass(slots=True, frozen=True)
-class Prefixed:
-    """A line with its launcher layers taken off."""
+class Prefixed(NamedTuple):
+    """A line with its launcher layers taken off (a tuple: one is built for every candidate line)."""
 
     body: str
     host: str | None = None  # named by a pdsh / DeepSpeed tag
