@@ -220,6 +220,22 @@ def test_unrecognized_lines_are_grouped_by_masked_template_and_understood_ones_a
         ("<TIME> ERROR loader: failed to open shard <N> at <PATH>", 2, 1)]
 
 
+@pytest.mark.parametrize("benign, error", [
+    ("node-01 kernel: link check: rx errors=0", "node-01 kernel: link check: rx errors=7"),
+    ("scrub: found 0 errors in shard 12", "scrub: found 3 errors in shard 12"),
+    ("health: checks failed: 0 of 8", "health: checks failed: 2 of 8"),
+])
+@pytest.mark.parametrize("benign_first", [True, False])
+def test_a_count_of_zero_never_makes_a_line_with_another_count_benign(benign: str, error: str,
+                                                                      benign_first: bool) -> None:
+    """The templates are remembered by the line with its digits zeroed; `errors=0` and `errors=7` share
+    that key, but only the first is benign, whichever comes first."""
+    lines = [benign, error] if benign_first else [error, benign]
+    _, ex = feed(lines, hosts=("node-01",))
+    groups = ex.unrecognized.groups(lambda n, h, r: n)
+    assert [(g.count, g.text) for g in groups] == [(1, error)]
+
+
 # ---------------------------------------------------------------- catalog validator
 
 
@@ -253,6 +269,21 @@ def test_an_xid_class_that_no_rule_matches_fails_the_catalog(tmp_path: object) -
 def test_a_numerics_line_the_regex_reads_always_passes_the_prefilter(pre: str, name: str, joiner: str, opener: str,
                                                                        value: str, post: str) -> None:
     line = f"{pre}{name}{joiner}{opener}{value}{post}"
+    assert app_extract.numerics(line) is not None, line
+    assert any(w in line for w in app_extract.NumericsExtractor.literals), line
+
+
+@pytest.mark.parametrize("line", [
+    "Rank 3: found NaN in local grad norm in backward pass before data-parallel communication collective.",
+    "Rank 0: found Inf in local grad norm in backward pass",
+    "RuntimeError: NaN or Inf found in input tensor.",
+    "Loss is NaN, stopping training",
+    "ValueError: Loss became infinite or NaN at step 1200",
+])
+def test_the_fixed_nan_phrases_pass_the_prefilter_without_a_bare_nan_word(line: str) -> None:
+    """The numerics literals hold no bare `NaN` (it slowed the whole scan): each phrase the fixed
+    patterns read still holds one of them."""
+    assert "NaN" not in app_extract.NumericsExtractor.literals
     assert app_extract.numerics(line) is not None, line
     assert any(w in line for w in app_extract.NumericsExtractor.literals), line
 

@@ -106,7 +106,10 @@ def _numerics_literals() -> tuple[str, ...]:
                   if v.lstrip("-").lower() == "inf"}
     combos = nan_combos | inf_combos
     fixed = {
-        "NaN",  # found NaN in local grad norm, Loss is NaN, NaN or Inf found ...
+        # `found NaN in local grad norm`, `NaN or Inf found in input tensor` (`Loss is NaN` is a combination
+        # above). Not a bare `NaN`: one three-letter word made the prefilter's scan of a log a quarter slower.
+        "found NaN",
+        "NaN or Inf",
         "found Inf",
         "Loss became infinite",
         "OVERFLOW!",

@@ -71,6 +71,9 @@ _BENIGN = re.compile(
     r"(?i)\b(?:no|0|zero) (?:errors?|failures?)\b|\berrors?[=:]\s*0\b|\bfailed[=:]\s*0\b"
     r"|--\w*(?:error|fail)\w*|\bignore[_ ]errors?\b"
 )
+# Where _BENIGN reads a digit's value (a count of 0), on a line with its digits zeroed: such a line's
+# template is not shared with the lines of its key (`errors=0` is benign, `errors=5` is not).
+_BENIGN_ZERO = re.compile(r"(?i)\b0+ (?:errors?|failures?)\b|\berrors?[=:]\s*0+\b|\bfailed[=:]\s*0+\b")
 _MASKS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
     (re.compile(r"\b[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]"), "<GLOG>]"),
     (re.compile(r"\[\s*\d+\.\d+\]"), "[<UPTIME>]"),
@@ -145,16 +148,25 @@ class Unrecognized:
         self._hosts = re.compile(r"\b(?:" + "|".join(re.escape(h) for h in names) + r")\b") if names else None
         self._groups: dict[str, _Group] = {}
         self._cache: dict[str, str | None] = {}
+        self._cache_exact: dict[str, str | None] = {}  # keyed by the text itself (_BENIGN_ZERO)
         self.overflow = 0  # lines whose template was past MAX_GROUPS
 
     def template(self, body: str, key: str | None = None) -> str | None:
         """The masked template of a line, or None for a benign one; cached by the line with its digits
         zeroed (`key`, when the caller has it), so the ten-thousandth copy of a line costs one
-        substitution and a lookup."""
+        translation and a lookup.
+
+        A key's template is its first line's (in reading order): lines that differ only in the values
+        of their digits group together, `eth0` and `eth1` under the first one's words. Whether a line
+        is benign is never shared: a count of 0 makes one (`errors=0`, `0 errors`) where 5 does not,
+        so a line whose key holds such a count is remembered by its very text."""
         if key is None:
             key = zeroed(body)
-        if key in self._cache:
-            return self._cache[key]
+        cache = self._cache
+        if _BENIGN_ZERO.search(key):
+            key, cache = body, self._cache_exact
+        if key in cache:
+            return cache[key]
         t: str | None = None
         if not _BENIGN.search(body):
             t = body
@@ -163,8 +175,8 @@ class Unrecognized:
             for rx, repl in _MASKS:
                 t = rx.sub(repl, t)
             t = t.strip()[:_TEXT_CLIP]
-        if len(self._cache) < _CACHE_MAX:
-            self._cache[key] = t
+        if len(cache) < _CACHE_MAX:
+            cache[key] = t
         return t
 
     def offer(self, c: Candidate, body: str, host: str | None = None, key: str | None = None) -> None:
