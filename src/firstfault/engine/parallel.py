@@ -27,6 +27,7 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from firstfault.bundle import Bundle, ResolvedSource, SourceFile
@@ -59,8 +60,10 @@ class _Job:
     extraction: Extraction | None = None
 
 
-# A line offered as unrecognized: candidate, body (None: the candidate's text), host, template key.
-_Offer = tuple[Candidate, str | None, str | None, str]
+# A line offered as unrecognized: the candidate's wire fields (source, file, line, node, rank, time, text),
+# then the body (None: the text), the host and the template key. Plain tuples: pickling a Candidate (a
+# slotted dataclass) cost twenty times as much, and a kernel log offers one line in a few.
+_Offer = tuple[str, str, int, str | None, int | None, datetime | None, str, str | None, str | None, str]
 
 
 class _Offers:
@@ -72,8 +75,8 @@ class _Offers:
     def offer(self, c: Candidate, body: str, host: str | None = None) -> None:
         # The literal hits are the scanner's, not the wire's: they need not travel. The template
         # cache's key is worked out here, so the parent only looks it up.
-        c.hits = c.hits_key = None
-        self.offers.append((c, None if body == c.text else body, host, zeroed(body)))
+        self.offers.append((c.source, c.file, c.line, c.node, c.rank, c.time, c.text,
+                            None if body == c.text else body, host, zeroed(body)))
 
 
 _JOB: _Job | None = None  # set in the parent just before the fork; the workers inherit it
@@ -205,8 +208,9 @@ def collect_bundle_parallel(analyzer: Analyzer, bundle: Bundle, analysis: Analys
                     raise RuntimeError(f"parallel reader out of step: got {rel}, expected {sf.rel}")
                 for ev in events:
                     analysis.store.add(ev)
-                for c, body, host, key in offers:
-                    unrecognized.offer(c, c.text if body is None else body, host, key)
+                for source, file, line, node, rank, time, text, body, host, key in offers:
+                    unrecognized.offer(Candidate(source, file, line, node, rank, time, text),
+                                       text if body is None else body, host, key)
                 return stats
 
             collect_bundle(analyzer, bundle, analysis, scan=scan)

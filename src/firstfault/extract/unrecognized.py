@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Final, Never
+from typing import TYPE_CHECKING, Final, Never, cast
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import LineContext
@@ -74,6 +74,8 @@ _BENIGN = re.compile(
 # Where _BENIGN reads a digit's value (a count of 0), on a line with its digits zeroed: such a line's
 # template is not shared with the lines of its key (`errors=0` is benign, `errors=5` is not).
 _BENIGN_ZERO = re.compile(r"(?i)\b0+ (?:errors?|failures?)\b|\berrors?[=:]\s*0+\b|\bfailed[=:]\s*0+\b")
+_MISS: Final = object()
+_COUNTED: Final = object()  # the template cache's mark for a key that _BENIGN_ZERO finds
 _MASKS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
     (re.compile(r"\b[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+[\w./-]+:\d+\]"), "<GLOG>]"),
     (re.compile(r"\[\s*\d+\.\d+\]"), "[<UPTIME>]"),
@@ -147,8 +149,8 @@ class Unrecognized:
         names = sorted({h for h in hosts if h}, key=len, reverse=True)
         self._hosts = re.compile(r"\b(?:" + "|".join(re.escape(h) for h in names) + r")\b") if names else None
         self._groups: dict[str, _Group] = {}
-        self._cache: dict[str, str | None] = {}
-        self._cache_exact: dict[str, str | None] = {}  # keyed by the text itself (_BENIGN_ZERO)
+        self._cache: dict[str, object] = {}  # a template, None (benign) or _COUNTED
+        self._cache_exact: dict[str, object] = {}  # keyed by the text itself (_BENIGN_ZERO)
         self.overflow = 0  # lines whose template was past MAX_GROUPS
 
     def template(self, body: str, key: str | None = None) -> str | None:
@@ -163,10 +165,15 @@ class Unrecognized:
         if key is None:
             key = zeroed(body)
         cache = self._cache
-        if _BENIGN_ZERO.search(key):
+        got = cache.get(key, _MISS)
+        if got is _COUNTED or (got is _MISS and _BENIGN_ZERO.search(key)):
+            # A key of such lines holds _COUNTED itself, so the search runs once per key.
+            if got is _MISS and len(cache) < _CACHE_MAX:
+                cache[key] = _COUNTED
             key, cache = body, self._cache_exact
-        if key in cache:
-            return cache[key]
+            got = cache.get(key, _MISS)
+        if got is not _MISS:
+            return cast("str | None", got)
         t: str | None = None
         if not _BENIGN.search(body):
             t = body
