@@ -380,7 +380,7 @@ class Extraction:
     def __init__(self, extractors: Iterable[LineExtractor], hosts: Iterable[str] = ()) -> None:
         from firstfault.extract.memo import enabled
         from firstfault.extract.prefix import PrefixLayer, note_settled
-        from firstfault.extract.unrecognized import Unrecognized
+        from firstfault.extract.unrecognized import ErrorWords, Unrecognized
 
         # The fast paths (extract/memo.py) are chosen once per extraction.
         self._fast = enabled()
@@ -392,6 +392,9 @@ class Extraction:
             self._by_source[src] = _dispatch_for(src, tuple(exs))
         self._states: dict[tuple[object, ...], dict[str, object]] = {}
         self._prefix = PrefixLayer(hosts)
+        self._known = ErrorWords.known
+        self._probes = {src: isinstance(d.extractors[d.error_words], ErrorWords) if d.error_words >= 0 else False
+                        for src, d in self._by_source.items()}
         self.unrecognized = Unrecognized(hosts)
         self._same: dict[tuple[int, int], bool] = {}
         self._hits: dict[tuple[str, tuple[int, ...]], list[int]] = {}
@@ -426,22 +429,6 @@ class Extraction:
         if dispatch is None:
             return [], None
         text = c.text
-        if self._fast:
-            # Split once: the extractors split the body again (so that one fed directly reads the same);
-            # a settled body answers that for one identity test (extract/prefix.py).
-            p, settled = self._prefix.split_settled(text)
-            if settled:
-                self._note_settled(p.body)
-        else:
-            p = self._prefix.split(text)
-        rank = p.rank if p.rank is not None else c.rank
-        skey = (c.file, c.rank, *p.stream)
-        state = self._states.get(skey)
-        if state is None:
-            state = self._states[skey] = {}
-        ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=rank, time=c.time,
-                          state=state, host=p.host)
-        out: list[Draft] = []
         hk = c.hits_key
         ids = c.hits if c.hits is not None and hk is not None and (hk is dispatch.matcher.key
                                                                    or self._same_words(hk, dispatch)) \
@@ -454,6 +441,28 @@ class Extraction:
                     self._hits[(c.source, ids)] = hit
         else:
             hit = sorted({e for i in ids for e in dispatch.owners[i]})
+        if self._fast:
+            # Split once: the extractors split the body again (so that one fed directly reads the same);
+            # a settled body answers that for one identity test (extract/prefix.py).
+            p, settled = self._prefix.split_settled(text)
+            if len(hit) == 1 and hit[0] == dispatch.error_words and self._probes[c.source]:
+                # Only the error words' probe reads this line (most error-looking lines of a kernel log):
+                # it reads the body alone (ErrorWords.known), so no state and no context are needed.
+                if not self._known(p.body):
+                    self.unrecognized.offer(c, p.body, p.host)
+                return [], None
+            if settled:
+                self._note_settled(p.body)
+        else:
+            p = self._prefix.split(text)
+        rank = p.rank if p.rank is not None else c.rank
+        skey = (c.file, c.rank, *p.stream)
+        state = self._states.get(skey)
+        if state is None:
+            state = self._states[skey] = {}
+        ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=rank, time=c.time,
+                          state=state, host=p.host)
+        out: list[Draft] = []
         probe = dispatch.error_words
         defer = dispatch.defer_probe
         for e in hit:

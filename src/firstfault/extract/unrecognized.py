@@ -47,6 +47,13 @@ class ErrorWords:
                                  "Exception", "panic")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Never]:
+        if self.known(line):
+            ctx.claimed = True
+        return iter(())
+
+    @staticmethod
+    def known(line: str) -> bool:
+        """Is the line known context (KNOWN_CONTEXT)? What `extract` decides, from the line alone."""
         # KNOWN_CONTEXT holds no digit and reads digits only as \d / \S / \w, so its answer for a
         # line is its answer for the line with its digits zeroed: the thousands of copies of a
         # line that differ in times and counters cost one search.
@@ -56,9 +63,7 @@ class ErrorWords:
             known = KNOWN_CONTEXT.search(line) is not None
             if len(_KNOWN_CACHE) < _CACHE_MAX:
                 _KNOWN_CACHE[key] = known
-        if known:
-            ctx.claimed = True
-        return iter(())
+        return known
 
 
 MAX_GROUPS: Final = 2000
