@@ -233,6 +233,37 @@ def test_stamps_read_by_their_minute_once_are_the_stamps_the_general_path_reads(
     assert fast == slow + slow
 
 
+_HEADS = ["2026-11-02 10:00:07", "2026-11-02T10:00:07", "2026-11-02 10:00:59", "2026-11-02 10:00:60",
+          "Nov  2 10:00:07", "Nov 12 10:00:07", "Nov 2 10:00:07", "Nov  2 10:00:60", "Nov  2 10:00:\u0667\u0667",
+          "Nov  2 10:00:\u00b2\u00b2"]
+_TAILS = ["", " ", "\t", "x", ".", ". ", ".5 ", ",123 ", ".123456789 ", ".1234567891 ", "Z", " Z", "  Z", "+02:00",
+          " -0530", "+02", " UTC", "  UTC", "UTCx", ".5Z", ",25 +01:00", "\u0663 "]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ZONES, st.lists(st.tuples(st.sampled_from(_HEADS), st.sampled_from(_TAILS)), min_size=2, max_size=16))
+def test_a_second_read_once_answers_every_tail_as_the_general_path(zone: str, parts: list[tuple[str, str]]) -> None:
+    """The per-second and per-minute caches are keyed by a stamp's head; the same head with another
+    tail (a fraction, a zone, none, a character that ends no stamp) must still read as the general
+    path reads that line."""
+    from zoneinfo import ZoneInfo
+
+    from firstfault import timeparse
+
+    lines = [f"{head}{tail} host app: x" for head, tail in parts]
+    start = datetime(2026, 11, 2, tzinfo=UTC)
+    tz = ZoneInfo(zone)
+    try:
+        timeparse.set_fast(False)
+        slow = [timeparse.TimeParser(tz, start, start.replace(hour=23)).parse(x) for x in lines]
+        timeparse.set_fast(True)
+        tp = timeparse.TimeParser(tz, start, start.replace(hour=23))
+        fast = [tp.parse(x) for x in lines + lines]
+    finally:
+        timeparse.set_fast(memo.enabled())
+    assert fast == slow + slow
+
+
 @settings(max_examples=500, deadline=None)
 @given(st.text(alphabet="0123456789ab :-x.\u0663\u00e9", max_size=40), st.randoms(use_true_random=False))
 def test_unrecognized_key_is_shared_by_lines_that_differ_only_in_digit_values(line: str, rnd: object) -> None:

@@ -25,6 +25,7 @@ _PREFIX = re.compile(r"^\[[A-Za-z]+\d+\]:")
 _ISO = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?\s?(Z|[+-]\d{2}:?\d{2}|UTC)?"
 )
+_ISO_TAIL = re.compile(r"(?:[.,](\d{1,9}))?\s?(Z|[+-]\d{2}:?\d{2}|UTC)?")  # _ISO after its 19 characters
 _BSD = re.compile(r"^([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\s")
 _DMESG_T = re.compile(r"^\[(?:[A-Z][a-z]{2}) ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})\]")
 _FM = re.compile(r"^\[([A-Z][a-z]{2}) (\d{1,2}) (\d{4}) (\d{2}):(\d{2}):(\d{2})\]")
@@ -82,6 +83,7 @@ class TimeParser:
         # A file's lines share their stamp's form and most of its digits: a zone-less ISO or a syslog stamp's
         # text to the minute is read once (its minute), then each line adds its seconds.
         self._iso_minutes: dict[str, datetime | None] = {}
+        self._iso_seconds: dict[str, datetime] = {}  # `2026-11-02 10:00:07` -> that second (zone-less)
         self._bsd_minutes: dict[str, tuple[datetime | None, int, int, int, int]] = {}
 
     def _local(self, y: int, mo: int, d: int, h: int, mi: int, s: int, us: int) -> datetime | None:
@@ -124,9 +126,17 @@ class TimeParser:
         wall: datetime | None = None
         c = text[:1]
         if c.isdigit():
-            m = _ISO.match(text)
-            if m:
-                wall = self._iso(m)
+            base = self._iso_seconds.get(text[:19]) if _fast[0] else None
+            tail = _ISO_TAIL.match(text, 19) if base is not None else None
+            if base is not None and tail is not None and tail.group(2) is None:
+                # An earlier line's match read these 19 characters (the pattern's fixed-width head, one
+                # way to match it) as this zone-less second; the optional tail is the pattern's own.
+                us = _frac(tail.group(1))
+                wall = base + timedelta(0, 0, us) if us else base
+            else:
+                m = _ISO.match(text)
+                if m:
+                    wall = self._iso(m)
         elif c == "[":
             m = _DMESG_T.match(text)
             if m:
@@ -232,7 +242,11 @@ class TimeParser:
                     self._iso_minutes[key] = minute
             s = int(m.group(6))
             if minute is not None and s < 60:
-                return minute + _offset(s, _frac(m.group(7)))  # _local's own sum
+                second = minute + _SECONDS[s]
+                if len(self._iso_seconds) < _MINUTES_MAX:
+                    self._iso_seconds[m.string[start : start + 19]] = second
+                us = _frac(m.group(7))
+                return second + timedelta(0, 0, us) if us else second  # _local's own sum
         y, mo, d, h, mi, s = (int(m.group(i)) for i in range(1, 7))
         us = _frac(m.group(7))
         if zone is None:
