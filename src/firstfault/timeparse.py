@@ -84,6 +84,7 @@ class TimeParser:
         # text to the minute is read once (its minute), then each line adds its seconds.
         self._iso_minutes: dict[str, datetime | None] = {}
         self._iso_seconds: dict[str, datetime] = {}  # `2026-11-02 10:00:07` -> that second (zone-less)
+        self._bsd_seconds: dict[str, datetime] = {}  # `Nov  2 10:00:07` (then a space) -> that second
         self._bsd_minutes: dict[str, tuple[datetime | None, int, int, int, int]] = {}
 
     def _local(self, y: int, mo: int, d: int, h: int, mi: int, s: int, us: int) -> datetime | None:
@@ -167,10 +168,16 @@ class TimeParser:
                 # A syslog stamp whose text to the minute (`Nov  2 10:00`, 12 characters) an earlier line's
                 # match already read: the pattern's groups 1-4 are those 12 characters (anchored, one way
                 # to match them), and `:SS ` after them is the rest of a match without a fraction.
-                got = self._bsd_minutes.get(text[:12]) if text[12:13] == ":" and text[15:16] == " " else None
+                whole = text[15:16] == " " and _fast[0]
+                wall = self._bsd_seconds.get(text[:15]) if whole else None
+                got = self._bsd_minutes.get(text[:12]) if whole and wall is None and text[12:13] == ":" else None
                 sec = text[13:15]
-                if got is not None and sec.isdigit() and sec.isascii() and _fast[0]:
+                if wall is not None:
+                    pass  # a second read before (`Nov  2 10:00:07 `, below)
+                elif got is not None and sec.isdigit() and sec.isascii():
                     wall = self._bsd_wall(got, int(sec), 0)
+                    if wall is not None and len(self._bsd_seconds) < _MINUTES_MAX:
+                        self._bsd_seconds[text[:15]] = wall
                 else:
                     m = _BSD.match(text)
                     if m and _fast[0]:
