@@ -204,3 +204,27 @@ def test_readme_shows_the_current_short_form() -> None:
     sample = readme.split("The verdict:\n\n```\n", 1)[1].split("\n```\n", 1)[0]
     out = _ok(["analyze", str(SHOWCASE), "--width", "80"])
     assert sample + "\n" == out, "README's sample is stale: paste `firstfault analyze examples/nvlink-xid149 -w 80`"
+
+
+def _commands() -> list[str]:
+    return [(c.name or c.callback.__name__).replace("_", "-") for c in app.registered_commands if c.callback]
+
+
+@pytest.mark.parametrize("args", [[name, "--help"] for name in _commands()] + [
+    ["analyze"], ["analyze", "--no-such-option"], ["analyze", str(SHOWCASE), "--format", "yaml"]])
+def test_a_command_run_alone_says_what_the_whole_app_says(args: list[str]) -> None:
+    """main() runs `firstfault CMD ...` through an app of that command alone (cli.app_for): its help,
+    usage errors and exit codes are the whole app's."""
+    from firstfault.cli import app_for
+
+    alone = app_for(args)
+    assert alone is not app and [c.callback for c in alone.registered_commands] == [
+        c.callback for c in app.registered_commands if (c.name or c.callback.__name__).replace("_", "-") == args[0]]
+    whole, one = (CliRunner().invoke(a, args, prog_name="firstfault") for a in (app, alone))
+    assert (one.exit_code, one.output) == (whole.exit_code, whole.output)
+
+
+def test_a_group_or_an_option_first_runs_the_whole_app() -> None:
+    from firstfault.cli import app_for
+
+    assert app_for([]) is app and app_for(["--help"]) is app and app_for(["rules", "list"]) is app
