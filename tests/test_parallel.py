@@ -154,3 +154,48 @@ def test_the_workers_really_run_here_and_never_beside_threads(analyzer: Analyzer
     finally:
         stop.set()
         t.join()
+
+
+def _chatty(root: Path, twice: bool) -> Path:
+    """Two ranks' logs of a hundred NCCL WARN copies each (three signatures past the store's cap),
+    with the files listed by a second source when `twice` (two readings of one file fold into one
+    signature)."""
+    (root / "app").mkdir(parents=True)
+    for rank in (0, 1):
+        lines = []
+        for i in range(100):
+            dev = i % 3
+            lines.append(f"2026-11-02 10:{i // 60:02d}:{i % 60:02d},000 INFO step {i}")
+            lines.append(f"node-001:{4100 + rank}:{4200 + dev} [{dev}] NCCL WARN NET/Socket : Connection closed "
+                         "by remote peer node-002<45678>")
+        (root / "app" / f"rank-{rank}.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    extra = "- {kind: application, path: 'app/rank-{rank}.log'}\n" if twice else ""
+    (root / "workload.yaml").write_text(
+        "apiVersion: firstfault/v1\n"
+        "workload:\n  id: '9'\n  scheduler: slurm\n"
+        "  window: {start: '2026-11-02T10:00:00Z', end: '2026-11-02T11:00:00Z'}\n"
+        "  nodes: [node-001, node-002]\n  ranks: {node-001: 0-1}\n  timezone: UTC\n"
+        "sources:\n- {kind: application, path: 'app/rank-{rank}.log'}\n" + extra, encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize("twice", [False, True])
+def test_events_past_the_cap_are_counted_alike_by_one_store_two_workers_and_one_event_at_a_time(
+        analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, twice: bool) -> None:
+    """The scanner's store never builds the events that only count (EventStore.add_drafts), and each
+    worker folds its file in a store of its own whose counts the parent's store takes back: both
+    must give what adding every event, one at a time, to one store gives."""
+    from firstfault.engine.analyze import Analysis
+
+    bundle = _chatty(tmp_path / "b", twice)
+    fast = [_verdict(analyzer, bundle, w) for w in (1, 2)]
+
+    def one_at_a_time(self: Analysis, c: Candidate) -> None:
+        for ev in self.extraction.events(c):
+            self.store.add(ev)
+
+    monkeypatch.setattr(Analysis, "add_candidate", one_at_a_time)
+    reference = _verdict(analyzer, bundle, 1)
+    assert fast == [reference, reference]
+    symptom = next(s for s in __import__("json").loads(reference)["symptoms"] if s["category"] == "nccl.remote_error")
+    assert symptom["count"] == (400 if twice else 200)

@@ -229,6 +229,12 @@ class EventStore:
         self._counts: dict[tuple[object, ...], int] = {}
 
     def add(self, ev: Event) -> None:
+        """Keep `ev`, or count it on the last kept event of its signature.
+
+        An event that arrives with a `repeat` of its own (a parallel reader's worker folded its file's
+        copies into it with a store of its own) counts that many: the signature holds the file, and
+        a file is read by one worker, so the result is the one-store result.
+        """
         f = ev.fields
         # The source and file are in the key so the kept set does not depend
         # on the order in which sources arrive (bundle vs Service request).
@@ -238,10 +244,26 @@ class EventStore:
         self._counts[key] = n
         if n > self.cap:
             last = self._seen[key]
-            last.fields["repeat"] = int(last.fields.get("repeat") or 1) + 1
+            last.fields["repeat"] = int(last.fields.get("repeat") or 1) + int(f.get("repeat") or 1)
             return
         self._seen[key] = ev
         self.events.append(ev)
+
+    def add_drafts(self, drafts: list[Draft], ctx: LineContext, text: str) -> None:
+        """`add(draft_to_event(d, ctx, text))` for each draft, without building the events that only
+        count (past `cap` of their signature): a chatty log's ten-thousandth copy of a line."""
+        for d in drafts:
+            f = d.fields
+            rank = d.rank if d.rank is not None else ctx.rank
+            key = (d.kind, ctx.source, ctx.file, ctx.node, rank, d.device,
+                   f.get("xid", f.get("condition", f.get("exc_type", f.get("state")))))
+            n = self._counts.get(key, 0)
+            if n >= self.cap and "repeat" not in f:
+                self._counts[key] = n + 1
+                last = self._seen[key]
+                last.fields["repeat"] = int(last.fields.get("repeat") or 1) + 1
+                continue
+            self.add(draft_to_event(d, ctx, text))
 
 
 def _open(path: str) -> IO[bytes]:
@@ -418,6 +440,12 @@ class Extraction:
             return []
         text = c.text[:TEXT_CLIP]
         return [draft_to_event(d, ctx, text) for d in drafts]
+
+    def add_events(self, c: Candidate, store: EventStore) -> None:
+        """`store.add(ev)` for each of `events(c)`, the ones that only count never built."""
+        drafts, ctx = self.drafts(c)
+        if drafts and ctx is not None:
+            store.add_drafts(drafts, ctx, c.text[:TEXT_CLIP])
 
     def drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
         """What the extractors found on one line, and the context they saw, before it becomes events.

@@ -57,8 +57,7 @@ class Analysis:
         self.node_last_seen: dict[str, datetime] = {}  # node -> last stamped application line
 
     def add_candidate(self, c: Candidate) -> None:
-        for ev in self.extraction.events(c):
-            self.store.add(ev)
+        self.extraction.add_events(c, self.store)
 
     def add_document(self, source: str, fmt: str | None, file: str,
                      data: bytes | IO[bytes], *, node: str | None = None,

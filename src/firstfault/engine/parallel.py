@@ -31,7 +31,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from firstfault.bundle import Bundle, ResolvedSource, SourceFile
-from firstfault.collect.scan import LINE_SOURCES, Extraction, FileStats, all_line_extractors
+from firstfault.collect.scan import LINE_SOURCES, EventStore, Extraction, FileStats, all_line_extractors
 from firstfault.extract.base import Candidate
 from firstfault.extract.unrecognized import zeroed
 from firstfault.model import Event
@@ -92,15 +92,17 @@ def _work(i: int) -> tuple[str, FileStats, list[Event], list[_Offer]]:
     offers = ex.unrecognized
     assert isinstance(offers, _Offers)
     t = job.tasks[i]
-    events: list[Event] = []
+    # The file's events folded as the parent's store folds them (EventStore.add takes the counts
+    # back): a chatty file sends its kept events, not a million copies.
+    store = EventStore()
 
     def emit(c: Candidate) -> None:
-        events.extend(ex.events(c))
+        ex.add_events(c, store)
 
     stats = job.analyzer.scanner(t.kind).scan_file(
         t.path, t.rel, node=t.node, rank=t.rank, srun_prefix=t.srun, tp=job.tp, emit=emit)
     got, offers.offers = offers.offers, []
-    return t.rel, stats, events, got
+    return t.rel, stats, store.events, got
 
 
 def line_tasks(bundle: Bundle) -> list[_Task]:
