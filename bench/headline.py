@@ -3,7 +3,7 @@
 # ruff: noqa: UP031
 """The headline benchmark of issue 11: firstfault analyze against the floor and grep, in one run.
 
-    python bench/headline.py [--sizes 1,4] [--repeat 3] [--workers 1,2] [--base-src DIR]
+    python bench/headline.py [--sizes 1,4] [--repeat 3] [--workers 1,2] [--base-src DIR] [--instructions LINES]
 
 For each size it uses (or generates, 128 nodes x 8 ranks, seed 1) a bundle
 under --workdir and times, interleaved (run 1 of every tool, then run 2, ...)
@@ -25,6 +25,10 @@ for -jN the parent or one worker), and the ratios against the issue's targets:
   analyze <= 1.0x grep-14 on every size       peak RSS < 150 MB and flat (<= 1.25x) from smallest to largest
   noisy log <= 4 s                            showcase < 0.2 s
   verdict bytes the same for every -jN (the analyzed_at line aside)
+
+With --instructions LINES it also counts instructions under valgrind (callgrind), which the load of
+other processes does not change: per noisy line (a LINES-line log less a 10-line one) and the
+showcase's, -j 1, for this tree and --base-src.
 
 Exit status 0 when every analyze run gave a JSON verdict (targets are
 reported, not enforced; --enforce makes a missed target exit 3).
@@ -207,6 +211,24 @@ def check_verdicts(tools: list[Tool], expected: Path | None) -> tuple[bool, list
     return ok, notes
 
 
+def print_instructions(workdir: Path, lines: int, base_src: Path | None) -> None:
+    """Instructions per noisy line (a LINES-line log less a 10-line one) and for the showcase, -j 1."""
+    from startup import instructions  # sibling script
+
+    small, big = write_noisy(workdir / "noisy-10", 10), write_noisy(workdir / ("noisy-%d" % lines), lines)
+    rows = [("ff", FF_SRC)] + ([("base", base_src)] if base_src is not None else [])
+    print("\n== instructions (valgrind --tool=callgrind), -j 1")
+    print("  %-6s %16s %16s" % ("tree", "noisy, per line", "showcase"))
+    for name, src in rows:
+        got = [instructions([sys.executable, "-m", "firstfault", "analyze", str(b), "--format", "json", "-j", "1"],
+                            _env(src)) for b in (small, big, SHOWCASE)]
+        if any(g is None for g in got):
+            print("  %-6s %16s %16s" % (name, "no valgrind", "-"))
+            continue
+        n10, nbig, show = (int(g or 0) for g in got)
+        print("  %-6s %14.0f k %14.0f M" % (name, (nbig - n10) / (lines - 10) / 1e3, show / 1e6))
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1,4", help="bundle sizes in GB (comma list; 0 for none)")
@@ -219,6 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-small", action="store_true", help="skip the showcase case")
     ap.add_argument("--no-grep-catalog", action="store_true", help="skip the (slow) catalog-words grep")
     ap.add_argument("--enforce", action="store_true", help="exit 3 when a target is missed")
+    ap.add_argument("--instructions", type=int, default=0, metavar="LINES",
+                    help="also count instructions under valgrind (callgrind; the load does not change them): "
+                         "per line on a noisy log of LINES lines (less one of 10), and the showcase's")
     a = ap.parse_args(argv)
     global FF_SRC
     FF_SRC = a.src.resolve()
@@ -302,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
             status = 1
         m = ff[0].median
         targets.append(("showcase end to end < %.1f s" % TARGET_SMALL_S, "%.3f s" % m, m < TARGET_SMALL_S))
+    if a.instructions:
+        print_instructions(a.workdir, a.instructions, a.base_src)
     print("\n== targets (issue 11)")
     for what, got, ok in targets:
         print("  %-58s %-22s %s" % (what, got, "MET" if ok else "NOT MET"))

@@ -457,7 +457,7 @@ EXTRA_OF = {
 def app_for(argv: list[str]) -> typer.Typer:
     """The app that runs `firstfault ARGV`: for one of the top-level commands, an app of that command
     alone (the same function, options and help), since typer builds every registered command's
-    options (a pydantic adapter each) before it runs one: 7% of the showcase's instructions."""
+    options (a pydantic adapter each) before it runs one: 5% of the showcase's instructions."""
     name = argv[0] if argv else ""
     info = next((c for c in app.registered_commands
                  if (c.name or (c.callback.__name__ if c.callback else "")).replace("_", "-") == name), None)
