@@ -461,7 +461,7 @@ def app_for(argv: list[str]) -> typer.Typer:
     name = argv[0] if argv else ""
     info = next((c for c in app.registered_commands
                  if (c.name or (c.callback.__name__ if c.callback else "")).replace("_", "-") == name), None)
-    if info is None or name.startswith("-"):
+    if info is None:
         return app
     one = typer.Typer(name=app.info.name, help=app.info.help, no_args_is_help=True, add_completion=False,
                       pretty_exceptions_enable=False)

@@ -127,14 +127,8 @@ class TimeParser:
         wall: datetime | None = None
         c = text[:1]
         if c.isdigit():
-            base = self._iso_seconds.get(text[:19]) if _fast[0] else None
-            tail = _ISO_TAIL.match(text, 19) if base is not None else None
-            if base is not None and tail is not None and tail.group(2) is None:
-                # An earlier line's match read these 19 characters (the pattern's fixed-width head, one
-                # way to match it) as this zone-less second; the optional tail is the pattern's own.
-                us = _frac(tail.group(1))
-                wall = base + timedelta(0, 0, us) if us else base
-            else:
+            wall = self._iso_second(text) if _fast[0] else None
+            if wall is None:
                 m = _ISO.match(text)
                 if m:
                     wall = self._iso(m)
@@ -165,20 +159,8 @@ class TimeParser:
             if m:
                 wall = self._glog(m)
             else:
-                # A syslog stamp whose text to the minute (`Nov  2 10:00`, 12 characters) an earlier line's
-                # match already read: the pattern's groups 1-4 are those 12 characters (anchored, one way
-                # to match them), and `:SS ` after them is the rest of a match without a fraction.
-                whole = text[15:16] == " " and _fast[0]
-                wall = self._bsd_seconds.get(text[:15]) if whole else None
-                got = self._bsd_minutes.get(text[:12]) if whole and wall is None and text[12:13] == ":" else None
-                sec = text[13:15]
-                if wall is not None:
-                    pass  # a second read before (`Nov  2 10:00:07 `, below)
-                elif got is not None and sec.isdigit() and sec.isascii():
-                    wall = self._bsd_wall(got, int(sec), 0)
-                    if wall is not None and len(self._bsd_seconds) < _MINUTES_MAX:
-                        self._bsd_seconds[text[:15]] = wall
-                else:
+                wall = self._bsd_second(text) if _fast[0] else None
+                if wall is None:
                     m = _BSD.match(text)
                     if m and _fast[0]:
                         wall = self._bsd(m)
@@ -201,6 +183,37 @@ class TimeParser:
         if wall is None and up is None:
             return None
         return Stamp(wall, up)
+
+    def _iso_second(self, text: str) -> datetime | None:
+        """A zone-less ISO stamp whose second an earlier line's match read, without the pattern (None:
+        not known, or not zone-less). The pattern's head is 19 fixed-width characters with one way to
+        match them, so they key the second; its optional tail (fraction, zone) is matched after them."""
+        base = self._iso_seconds.get(text[:19])
+        if base is None:
+            return None
+        tail = _ISO_TAIL.match(text, 19)  # all optional: it always matches
+        if tail is None or tail.group(2) is not None:
+            return None
+        us = _frac(tail.group(1))
+        return base + timedelta(0, 0, us) if us else base
+
+    def _bsd_second(self, text: str) -> datetime | None:
+        """A syslog stamp without a fraction (`Nov  2 10:00:07 `) whose second or minute an earlier line's
+        match read, without the pattern (None: not known). The pattern's groups 1-4 are the first 12
+        characters (anchored, one way to match them), `:SS ` after them the rest of such a match."""
+        if text[15:16] != " ":
+            return None
+        wall = self._bsd_seconds.get(text[:15])
+        if wall is not None:
+            return wall
+        got = self._bsd_minutes.get(text[:12]) if text[12:13] == ":" else None
+        sec = text[13:15]
+        if got is None or not (sec.isdigit() and sec.isascii()):
+            return None
+        wall = self._bsd_wall(got, int(sec), 0)
+        if wall is not None and len(self._bsd_seconds) < _MINUTES_MAX:
+            self._bsd_seconds[text[:15]] = wall
+        return wall
 
     def _bsd(self, m: re.Match[str]) -> datetime | None:
         """A syslog stamp (`Nov  2 10:00:08[.123456]`) as the general path reads it, its minute read once:

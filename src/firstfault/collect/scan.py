@@ -15,7 +15,7 @@ import gzip
 import re
 import threading
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -228,6 +228,26 @@ class EventStore:
         self._seen: dict[tuple[object, ...], Event] = {}
         self._counts: dict[tuple[object, ...], int] = {}
 
+    @staticmethod
+    def _key(kind: str, source: str, file: str | None, node: str | None, rank: int | None, device: str | None,
+             f: Mapping[str, object]) -> tuple[object, ...]:
+        # The source and file are in the key so the kept set does not depend
+        # on the order in which sources arrive (bundle vs Service request).
+        return (kind, source, file, node, rank, device,
+                f.get("xid", f.get("condition", f.get("exc_type", f.get("state")))))
+
+    def _put(self, key: tuple[object, ...], ev: Event | None, weight: int) -> None:
+        """Keep `ev` as its signature's next event, or count `weight` copies on the last kept one
+        (`ev` is None only past the cap: the caller did not build an event that only counts)."""
+        n = self._counts.get(key, 0) + 1
+        self._counts[key] = n
+        if ev is None or n > self.cap:
+            last = self._seen[key]
+            last.fields["repeat"] = int(last.fields.get("repeat") or 1) + weight
+            return
+        self._seen[key] = ev
+        self.events.append(ev)
+
     def add(self, ev: Event) -> None:
         """Keep `ev`, or count it on the last kept event of its signature.
 
@@ -235,35 +255,17 @@ class EventStore:
         copies into it with a store of its own) counts that many: the signature holds the file, and
         a file is read by one worker, so the result is the one-store result.
         """
-        f = ev.fields
-        # The source and file are in the key so the kept set does not depend
-        # on the order in which sources arrive (bundle vs Service request).
-        key = (ev.kind, ev.evidence.source, ev.evidence.file, ev.node, ev.rank, ev.device,
-               f.get("xid", f.get("condition", f.get("exc_type", f.get("state")))))
-        n = self._counts.get(key, 0) + 1
-        self._counts[key] = n
-        if n > self.cap:
-            last = self._seen[key]
-            last.fields["repeat"] = int(last.fields.get("repeat") or 1) + int(f.get("repeat") or 1)
-            return
-        self._seen[key] = ev
-        self.events.append(ev)
+        key = self._key(ev.kind, ev.evidence.source, ev.evidence.file, ev.node, ev.rank, ev.device, ev.fields)
+        self._put(key, ev, int(ev.fields.get("repeat") or 1))
 
     def add_drafts(self, drafts: list[Draft], ctx: LineContext, text: str) -> None:
         """`add(draft_to_event(d, ctx, text))` for each draft, without building the events that only
         count (past `cap` of their signature): a chatty log's ten-thousandth copy of a line."""
         for d in drafts:
-            f = d.fields
             rank = d.rank if d.rank is not None else ctx.rank
-            key = (d.kind, ctx.source, ctx.file, ctx.node, rank, d.device,
-                   f.get("xid", f.get("condition", f.get("exc_type", f.get("state")))))
-            n = self._counts.get(key, 0)
-            if n >= self.cap and "repeat" not in f:
-                self._counts[key] = n + 1
-                last = self._seen[key]
-                last.fields["repeat"] = int(last.fields.get("repeat") or 1) + 1
-                continue
-            self.add(draft_to_event(d, ctx, text))
+            key = self._key(d.kind, ctx.source, ctx.file, ctx.node, rank, d.device, d.fields)
+            ev = draft_to_event(d, ctx, text) if self._counts.get(key, 0) < self.cap else None
+            self._put(key, ev, int(d.fields.get("repeat") or 1))
 
 
 def _open(path: str) -> IO[bytes]:
@@ -373,6 +375,9 @@ class _Dispatch:
     # The probe only marks lines as understood (claimed); when it runs last, running it only for a
     # line that nothing else read or claimed gives the same result, and most lines never need it.
     defer_probe: bool
+    # The probe is ErrorWords, whose answer is the body's alone (ErrorWords.known): a line only it reads
+    # needs no per-stream state and no context.
+    probe_alone: bool
 
 
 @lru_cache(maxsize=16)
@@ -384,8 +389,11 @@ def _dispatch_for(source: str, extractors: tuple[LineExtractor, ...]) -> _Dispat
             by_word.setdefault(w, []).append(i)
     words = sorted(by_word)
     owners = tuple(tuple(by_word[w]) for w in words)
+    from firstfault.extract.unrecognized import ErrorWords
+
     error_words = next((i for i, ex in enumerate(exs) if ex.name == "unrecognized"), -1)
-    return _Dispatch(exs, _Matcher(words), owners, error_words, error_words >= 0 and error_words == len(exs) - 1)
+    return _Dispatch(exs, _Matcher(words), owners, error_words, error_words >= 0 and error_words == len(exs) - 1,
+                     error_words >= 0 and isinstance(exs[error_words], ErrorWords))
 
 
 class Extraction:
@@ -415,8 +423,6 @@ class Extraction:
         self._states: dict[tuple[object, ...], dict[str, object]] = {}
         self._prefix = PrefixLayer(hosts)
         self._known = ErrorWords.known
-        self._probes = {src: isinstance(d.extractors[d.error_words], ErrorWords) if d.error_words >= 0 else False
-                        for src, d in self._by_source.items()}
         self.unrecognized = Unrecognized(hosts)
         self._same: dict[tuple[int, int], bool] = {}
         self._hits: dict[tuple[str, tuple[int, ...]], list[int]] = {}
@@ -473,7 +479,7 @@ class Extraction:
             # Split once: the extractors split the body again (so that one fed directly reads the same);
             # a settled body answers that for one identity test (extract/prefix.py).
             p, settled = self._prefix.split_settled(text)
-            if len(hit) == 1 and hit[0] == dispatch.error_words and self._probes[c.source]:
+            if len(hit) == 1 and hit[0] == dispatch.error_words and dispatch.probe_alone:
                 # Only the error words' probe reads this line (most error-looking lines of a kernel log):
                 # it reads the body alone (ErrorWords.known), so no state and no context are needed.
                 if not self._known(p.body):
@@ -570,19 +576,18 @@ class LineScanner:
         carried: Stamp | None = None  # last stamp of the previous chunk
         # The boot time (wall - uptime) comes from the last line with both; it is worked out only when a
         # line with an uptime alone needs it (a kernel log stamps every line with both).
-        both: list[Stamp | None] = [None]
+        both: list[tuple[datetime, float] | None] = [None]
 
         def wall_of(st: Stamp | None) -> datetime | None:
             if st is None:
                 return None
             if st.wall is not None:
                 if st.uptime is not None:
-                    both[0] = st
+                    both[0] = (st.wall, st.uptime)
                 return st.wall
             b = both[0]
             if st.uptime is not None and b is not None:
-                assert b.wall is not None and b.uptime is not None
-                return b.wall - timedelta(seconds=b.uptime) + timedelta(seconds=st.uptime)
+                return b[0] - timedelta(seconds=b[1]) + timedelta(seconds=st.uptime)
             return None
 
         def strip(raw: bytes) -> tuple[bytes, int | None]:
