@@ -271,26 +271,37 @@ class EventStore:
 def _open(path: str) -> IO[bytes]:
     if path.endswith(".gz"):
         return cast(IO[bytes], gzip.open(path, "rb"))
-    return open(path, "rb")
+    # Unbuffered: each read is one read(2) into the bytes object it returns. Through a buffer, a
+    # look at the head first would leave 8 KB in it, and the chunk built from that and the rest
+    # would copy every byte of the file once more.
+    return open(path, "rb", buffering=0)
 
 
-def _chunks(fh: IO[bytes], stats: FileStats, seen: list[int] | None = None) -> Iterator[tuple[bytes, int]]:
+def _reader(fh: IO[bytes]) -> Callable[[int], bytes]:
+    """The read that returns what the stream has now: read1 for a compressed stream (a truncated .gz
+    still yields everything before the cut), read (one system call) for a raw file."""
+    return cast(Callable[[int], bytes], getattr(fh, "read1", fh.read))
+
+
+def _chunks(fh: IO[bytes], stats: FileStats, seen: list[int] | None = None,
+            first: bytes = b"") -> Iterator[tuple[bytes, int]]:
     """Yields (buffer of whole lines, number of lines before it).
 
     With `seen`, the consumer counts the newlines of each buffer it was given (it walks them
     anyway, candidate to candidate) and adds them to seen[0] before asking for the next one, so
-    no byte is counted twice; without it, each buffer is counted here.
+    no byte is counted twice; without it, each buffer is counted here. `first` is what the
+    caller already read of the stream (its head, to tell text from binary).
     """
     carry = b""
     lines_before = 0
     skipping = False  # inside an over-long line, dropping until its end
-    read = getattr(fh, "read1", fh.read)
+    read = _reader(fh)
     failed = False
     while not failed:
-        # Gather about CHUNK bytes; read1 returns what a compressed stream has
-        # so far, so a truncated .gz still yields everything before the cut.
-        parts: list[bytes] = []
-        size = 0
+        # Gather about CHUNK bytes.
+        parts: list[bytes] = [first] if first else []
+        size = len(first)
+        first = b""
         while size < CHUNK:
             try:
                 piece = read(CHUNK - size)
@@ -558,21 +569,22 @@ class LineScanner:
             return stats
         with fh:
             try:
-                head = fh.peek(8192)[:8192] if hasattr(fh, "peek") else b""
+                first = _reader(fh)(CHUNK)  # the first piece of the first chunk (_chunks)
             except (EOFError, OSError, zlib.error) as exc:
                 stats.errors.append((None, f"cannot read: {exc}"))
                 return stats
+            head = first[:8192]
             share = binary_share(head)
             if share > _BINARY_SHARE:
-                stats.errors.append((None, f"binary content ({share:.0%} of the first {min(len(head), 8192)} bytes "
+                stats.errors.append((None, f"binary content ({share:.0%} of the first {len(head)} bytes "
                                            "are not text): skipped"))
                 return stats
-            self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check)
+            self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first)
         return stats
 
     def _scan(self, fh: IO[bytes], stats: FileStats, rel: str, node: str | None, rank: int | None,
               srun_prefix: bool, tp: TimeParser, emit: Callable[[Candidate], None],
-              check: Callable[[], None] | None = None) -> None:
+              check: Callable[[], None] | None = None, first: bytes = b"") -> None:
         carried: Stamp | None = None  # last stamp of the previous chunk
         # The boot time (wall - uptime) comes from the last line with both; it is worked out only when a
         # line with an uptime alone needs it (a kernel log stamps every line with both).
@@ -599,7 +611,7 @@ class LineScanner:
 
         nuls = 0
         seen = [0]
-        for buf, before in _chunks(fh, stats, seen):
+        for buf, before in _chunks(fh, stats, seen, first):
             if check is not None:
                 check()  # a deadline: one chunk of work at most after it passes
             # `in` is a memchr (many GB/s); count() walks byte by byte, so it runs only when a NUL is there.

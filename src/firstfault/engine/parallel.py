@@ -6,9 +6,10 @@ stamps and its kept events depend on that file only (EventStore's key holds
 the file). So worker processes scan and extract whole files, and the parent
 takes their results in the bundle's file order, exactly where the one-process
 reader would have produced them: the events go to the EventStore in the same
-order, and the lines offered as unrecognized are offered to the one
-Unrecognized collector in the same order (its grouping depends on the order
-it sees lines in). Scheduler, metric and other structured files stay in the
+order, and the lines a file offers as unrecognized, folded by line shape
+in the worker (OfferFold), are taken by the one Unrecognized collector in
+the same order, as offering them one by one would leave it (its grouping
+depends on the order it sees lines in: Unrecognized.merge). Scheduler, metric and other structured files stay in the
 parent. Hence the verdict is the same, byte for byte, for any number of
 workers; tests/test_parallel.py holds that.
 
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from firstfault.bundle import Bundle, ResolvedSource, SourceFile
 from firstfault.collect.scan import LINE_SOURCES, EventStore, Extraction, FileStats, all_line_extractors
 from firstfault.extract.base import Candidate
-from firstfault.extract.unrecognized import zeroed
+from firstfault.extract.unrecognized import Folded, OfferFold, zeroed
 from firstfault.model import Event
 from firstfault.timeparse import TimeParser
 
@@ -62,19 +63,18 @@ class _Job:
 
 # A line offered as unrecognized: the candidate's wire fields (source, file, line, node, rank, time, text),
 # then the body (None: the text), the host and the template key. Plain tuples: pickling a Candidate (a
-# slotted dataclass) cost twenty times as much, and a kernel log offers one line in a few.
+# slotted dataclass) cost twenty times as much.
 _Offer = tuple[str, str, int, str | None, int | None, datetime | None, str, str | None, str | None, str]
 
 
 class _Offers:
-    """Stands in for the Unrecognized collector in a worker: records the offers, in order."""
+    """Stands in for the Unrecognized collector: records the offers, in order (the parent's rescan of a
+    file whose folded offers Unrecognized.merge cannot take)."""
 
     def __init__(self) -> None:
         self.offers: list[_Offer] = []
 
     def offer(self, c: Candidate, body: str, host: str | None = None) -> None:
-        # The literal hits are the scanner's, not the wire's: they need not travel. The template
-        # cache's key is worked out here, so the parent only looks it up.
         self.offers.append((c.source, c.file, c.line, c.node, c.rank, c.time, c.text,
                             None if body == c.text else body, host, zeroed(body)))
 
@@ -82,15 +82,7 @@ class _Offers:
 _JOB: _Job | None = None  # set in the parent just before the fork; the workers inherit it
 
 
-def _work(i: int) -> tuple[str, FileStats, list[Event], list[_Offer]]:
-    job = _JOB
-    assert job is not None
-    if job.extraction is None:
-        job.extraction = Extraction(all_line_extractors(), hosts=job.hosts)
-        job.extraction.unrecognized = _Offers()  # type: ignore[assignment]
-    ex = job.extraction
-    offers = ex.unrecognized
-    assert isinstance(offers, _Offers)
+def _scan_task(job: _Job, ex: Extraction, i: int) -> tuple[FileStats, list[Event]]:
     t = job.tasks[i]
     # The file's events folded as the parent's store folds them (EventStore.add takes the counts
     # back): a chatty file sends its kept events, not a million copies.
@@ -101,8 +93,28 @@ def _work(i: int) -> tuple[str, FileStats, list[Event], list[_Offer]]:
 
     stats = job.analyzer.scanner(t.kind).scan_file(
         t.path, t.rel, node=t.node, rank=t.rank, srun_prefix=t.srun, tp=job.tp, emit=emit)
-    got, offers.offers = offers.offers, []
-    return t.rel, stats, store.events, got
+    return stats, store.events
+
+
+def _work(i: int) -> tuple[str, FileStats, list[Event], list[Folded]]:
+    job = _JOB
+    assert job is not None
+    if job.extraction is None:
+        job.extraction = Extraction(all_line_extractors(), hosts=job.hosts)
+        job.extraction.unrecognized = OfferFold()  # type: ignore[assignment]
+    ex = job.extraction
+    fold = ex.unrecognized
+    assert isinstance(fold, OfferFold)
+    stats, events = _scan_task(job, ex, i)
+    return job.tasks[i].rel, stats, events, fold.take()
+
+
+def _offers_of(job: _Job, i: int) -> list[_Offer]:
+    """The lines of task i offered as unrecognized, one by one (read again, in this process)."""
+    ex = Extraction(all_line_extractors(), hosts=job.hosts)
+    rec = ex.unrecognized = _Offers()  # type: ignore[assignment]
+    _scan_task(job, ex, i)
+    return rec.offers
 
 
 def line_tasks(bundle: Bundle) -> list[_Task]:
@@ -137,7 +149,7 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-_Result = tuple[str, FileStats, list[Event], list[_Offer]]
+_Result = tuple[str, FileStats, list[Event], list[Folded]]
 
 
 def _work_range(start: int, stop: int) -> list[_Result]:
@@ -204,15 +216,21 @@ def collect_bundle_parallel(analyzer: Analyzer, bundle: Bundle, analysis: Analys
             results = _in_order(pool, tasks, workers)
             unrecognized = analysis.extraction.unrecognized
 
+            index = {t.rel: i for i, t in enumerate(tasks)}
+
             def scan(kind: str, src: ResolvedSource, sf: SourceFile, tp: TimeParser) -> FileStats:
-                rel, stats, events, offers = next(results)
+                rel, stats, events, folded = next(results)
                 if rel != sf.rel:  # the reader's order and the tasks' order are one order
                     raise RuntimeError(f"parallel reader out of step: got {rel}, expected {sf.rel}")
                 for ev in events:
                     analysis.store.add(ev)
-                for source, file, line, node, rank, time, text, body, host, key in offers:
-                    unrecognized.offer(Candidate(source, file, line, node, rank, time, text),
-                                       text if body is None else body, host, key)
+                if not unrecognized.merge(folded):
+                    # The template cache is nearly full (a bundle of very many line shapes): this file's
+                    # lines are offered one by one, as the one-process reader offers them.
+                    assert _JOB is not None
+                    for source, file, line, node, rank, time, text, body, host, key in _offers_of(_JOB, index[rel]):
+                        unrecognized.offer(Candidate(source, file, line, node, rank, time, text),
+                                           text if body is None else body, host, key)
                 return stats
 
             collect_bundle(analyzer, bundle, analysis, scan=scan)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Final, Never, cast
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, Never, cast
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import LineContext
@@ -140,11 +140,82 @@ class UnrecognizedGroup:
 
 def _earlier(c: Candidate, time: datetime | None, first: tuple[str, int, str]) -> bool:
     """Is `c` before the group's first line? By time (no time sorts last), then file and line."""
-    if (c.time is None) != (time is None):
-        return c.time is not None
-    if c.time is not None and time is not None and c.time != time:
-        return c.time < time
-    return (c.file, c.line) < first[:2]
+    return _earlier_than(c.time is None, c.time, c.file, c.line, time, first)
+
+
+def _earlier_than(no_time: bool, t: datetime | None, file: str, line: int, time: datetime | None,
+                  first: tuple[str, int] | tuple[str, int, str]) -> bool:
+    """_earlier for a line given by its parts (`no_time`: t is None)."""
+    if no_time != (time is None):
+        return not no_time
+    if t is not None and time is not None and t != time:
+        return t < time
+    return (file, line) < first[:2]
+
+
+_Where = tuple[str | None, str | None, int | None]  # node, host, rank
+_WHERE_MAX: Final = 256  # (node, host, rank) places kept per group
+
+
+class Folded(NamedTuple):
+    """One line shape of a file, as OfferFold folded its offers."""
+
+    seq: int  # the place of its first line among the file's offers
+    body: str  # that line's body: the one whose template the cache keeps
+    key: str  # zeroed(body)
+    lines: int  # how many
+    same: bool  # did all its lines have that body?
+    where: tuple[tuple[_Where, int], ...]  # distinct places, each with its first line's seq (_WHERE_MAX at most)
+    first: tuple[bool, datetime | None, str, int, str]  # its earliest line: no time?, time, file, line, text
+
+
+class OfferFold:
+    """Stands in for Unrecognized in a parallel reader's worker (engine/parallel.py): it folds a file's
+    offers by line shape (the template cache's key), so the parent takes a few entries, not a line
+    each, and Unrecognized.merge gives what offering the lines one by one would have.
+
+    Lines of one shape get their first line's template (Unrecognized.template), so a shape's count,
+    its places and its earliest line are all the parent needs. A shape that _BENIGN_ZERO finds is
+    decided line by line (by its text), so its lines fold by their very text."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, list[Any]] = {}
+        self._n = 0
+        self._counted: dict[str, bool] = {}
+
+    def offer(self, c: Candidate, body: str, host: str | None = None) -> None:
+        key = zeroed(body)
+        counted = self._counted.get(key)
+        if counted is None:
+            counted = _BENIGN_ZERO.search(key) is not None
+            if len(self._counted) < _CACHE_MAX:
+                self._counted[key] = counted
+        n = self._n
+        self._n = n + 1
+        w = (c.node, host, c.rank)
+        fold = body if counted else key
+        e = self._entries.get(fold)
+        if e is None:  # seq, body, key, count, same, where, first: Folded's fields
+            self._entries[fold] = [n, body, key, 1, True, {w: n},
+                                   (c.time is None, c.time, c.file, c.line, c.text[:_TEXT_CLIP])]
+            return
+        e[3] += 1
+        if e[4] and body != e[1]:
+            e[4] = False
+        places = e[5]
+        if w not in places and len(places) < _WHERE_MAX:
+            places[w] = n
+        first = e[6]
+        if _earlier_than(c.time is None, c.time, c.file, c.line, first[1], first[2:4]):
+            e[6] = (c.time is None, c.time, c.file, c.line, c.text[:_TEXT_CLIP])
+
+    def take(self) -> list[Folded]:
+        """The entries so far, in the order of their first lines, and a fresh start (the next file)."""
+        # A dict keeps insertion order: that of the first lines.
+        out = [Folded(e[0], e[1], e[2], e[3], e[4], tuple(e[5].items()), e[6]) for e in self._entries.values()]
+        self._entries = {}
+        self._n = 0
+        return out
 
 
 class Unrecognized:
@@ -205,10 +276,44 @@ class Unrecognized:
                 return
             g = self._groups[t] = _Group()
         g.count += 1
-        if len(g.where) < 256:
+        if len(g.where) < _WHERE_MAX:
             g.where.add((c.node, host, c.rank))
         if g.first is None or _earlier(c, g.first_time, g.first):
             g.first, g.first_time = (c.file, c.line, c.text[:_TEXT_CLIP]), c.time
+
+    def merge(self, entries: list[Folded]) -> bool:
+        """Take one file's offers as an OfferFold folded them: the result of offering its lines one
+        by one, in their order. False, with nothing taken, where a fold cannot stand for its lines:
+        when the template cache may fill up during the file (a line shape it then does not hold gets
+        the template of each of its lines, not its first line's) and a shape's lines differ."""
+        cache = self._cache
+        new = {e.key for e in entries if e.key not in cache}
+        if len(cache) + len(new) > _CACHE_MAX and any(e.key in new and not e.same and e.lines > 1 for e in entries):
+            return False
+        where: dict[str, list[tuple[int, _Where]]] = {}
+        for e in entries:  # in the order of their first lines: the cache and the groups fill as they would
+            t = self.template(e.body, e.key)
+            if t is None:
+                continue
+            g = self._groups.get(t)
+            if g is None:
+                if len(self._groups) >= MAX_GROUPS:
+                    self.overflow += e.lines
+                    continue
+                g = self._groups[t] = _Group()
+            g.count += e.lines
+            where.setdefault(t, []).extend((seq, w) for w, seq in e.where)
+            no_time, time, file, line, text = e.first
+            if g.first is None or _earlier_than(no_time, time, file, line, g.first_time, g.first):
+                g.first, g.first_time = (file, line, text), time
+        for t, seen in where.items():
+            # A place joins its group at its first line while the group holds fewer than _WHERE_MAX.
+            places = self._groups[t].where
+            for _, w in sorted(seen, key=lambda p: p[0]):
+                if len(places) >= _WHERE_MAX:
+                    break
+                places.add(w)
+        return True
 
     def groups(self, node_of: Callable[[str | None, str | None, int | None], str | None],
                limit: int = MAX_OUTPUT) -> list[UnrecognizedGroup]:
