@@ -199,3 +199,46 @@ def test_events_past_the_cap_are_counted_alike_by_one_store_two_workers_and_one_
     assert fast == [reference, reference]
     symptom = next(s for s in __import__("json").loads(reference)["symptoms"] if s["category"] == "nccl.remote_error")
     assert symptom["count"] == (400 if twice else 200)
+
+
+@pytest.mark.parametrize("cache_max", [20000, 2])
+def test_unrecognized_lines_are_listed_alike_by_one_process_and_two_workers(
+        analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache_max: int) -> None:
+    """The workers fold each file's unrecognized lines by shape and the parent merges the entries; with
+    the template cache full (cache_max 2), a file whose shape holds lines of two templates (eth0 /
+    eth1) cannot be folded and the parent reads its offers again. Both ways: the one-process list."""
+    from firstfault.extract import unrecognized
+
+    monkeypatch.setattr(unrecognized, "_CACHE_MAX", cache_max)  # before the fork: the workers inherit it
+    root = tmp_path / "b"
+    (root / "app").mkdir(parents=True)
+    for rank in (0, 1):
+        # The shard lines come first: their two shapes (one digit, two) fill a cache of 2.
+        lines = [f"2026-11-02 10:00:{i:02d},000 ERROR shard {i * 7} failed to load" for i in range(5)]
+        lines += [f"2026-11-02 10:01:{i:02d},000 ERROR link eth{(i + rank) % 2} failed: carrier lost after {i} s"
+                  for i in range(30)]
+        (root / "app" / f"rank-{rank}.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (root / "workload.yaml").write_text(
+        "apiVersion: firstfault/v1\n"
+        "workload:\n  id: '9'\n  scheduler: slurm\n"
+        "  window: {start: '2026-11-02T10:00:00Z', end: '2026-11-02T11:00:00Z'}\n"
+        "  nodes: [node-001]\n  ranks: {node-001: 0-1}\n  timezone: UTC\n"
+        "sources:\n- {kind: application, path: 'app/rank-{rank}.log'}\n", encoding="utf-8")
+    refused: list[str] = []
+    real = parallel._offers_of
+
+    def spy(job: object, i: int) -> object:
+        refused.append(job.tasks[i].rel)  # type: ignore[attr-defined]
+        return real(job, i)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(parallel, "_offers_of", spy)
+    one, two = _verdict(analyzer, root, 1), _verdict(analyzer, root, 2)
+    assert one == two
+    listed = {g["template"]: g["count"] for g in __import__("json").loads(one)["unrecognized"]}
+    if cache_max == 2:
+        # Past the cache, each line gets its own template: eth0 and eth1 are two groups.
+        assert refused and listed["<TIME> ERROR link eth0 failed: carrier lost after <N> s"] == 30
+        assert listed["<TIME> ERROR link eth1 failed: carrier lost after <N> s"] == 30
+    else:
+        assert refused == [] and listed["<TIME> ERROR link eth0 failed: carrier lost after <N> s"] == 60
+    assert listed["<TIME> ERROR shard <N> failed to load"] == 10

@@ -618,3 +618,14 @@ def test_library_oom_and_other_schedulers_limits(line: str, want: tuple[str, obj
     events, _ = feed([line])
     got = [(e.kind, e.fields.get("proc") if e.kind == "host.oom_kill" else e.fields.get("due_to")) for e in events]
     assert got == ([want] if want else [])
+
+
+def test_a_stamps_milliseconds_before_error_are_not_a_count_of_zero() -> None:
+    """`10:00:07,000 ERROR` holds `000 ERROR`: not a count (`_BENIGN` reads one digit standing alone),
+    so Python-logging error lines share their shape's template like any other line."""
+    _, ex = feed([
+        "2026-11-02 10:00:07,000 ERROR link eth0 failed: carrier lost",
+        "2026-11-02 10:00:08,000 ERROR link eth1 failed: carrier lost",
+    ], hosts=("node-01",))
+    groups = ex.unrecognized.groups(lambda n, h, r: n)
+    assert [(g.template, g.count) for g in groups] == [("<TIME> ERROR link eth0 failed: carrier lost", 2)]

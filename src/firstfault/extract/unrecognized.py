@@ -77,8 +77,11 @@ _BENIGN = re.compile(
     r"|--\w*(?:error|fail)\w*|\bignore[_ ]errors?\b"
 )
 # Where _BENIGN reads a digit's value (a count of 0), on a line with its digits zeroed: such a line's
-# template is not shared with the lines of its key (`errors=0` is benign, `errors=5` is not).
-_BENIGN_ZERO = re.compile(r"(?i)\b0+ (?:errors?|failures?)\b|\berrors?[=:]\s*0+\b|\bfailed[=:]\s*0+\b")
+# template is not shared with the lines of its key (`errors=0` is benign, `errors=5` is not). _BENIGN's
+# count is one digit standing alone (`\b0 `, `=0\b`), and zeroing keeps lengths, so one `0` alone here:
+# `0+` would also take a stamp's milliseconds (`10:00:07,000 ERROR`), and every Python-logging error line
+# would be templated line by line.
+_BENIGN_ZERO = re.compile(r"(?i)\b0 (?:errors?|failures?)\b|\berrors?[=:]\s*0\b|\bfailed[=:]\s*0\b")
 _MISS: Final = object()
 _COUNTED: Final = object()  # the template cache's mark for a key that _BENIGN_ZERO finds
 _MASKS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
