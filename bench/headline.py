@@ -4,6 +4,7 @@
 """The headline benchmark of issue 11: firstfault analyze against the floor and grep, in one run.
 
     python bench/headline.py [--sizes 1,4] [--repeat 3] [--workers 1,2] [--base-src DIR] [--instructions LINES]
+                             [--instructions-bundle]
 
 For each size it uses (or generates, 128 nodes x 8 ranks, seed 1) a bundle
 under --workdir and times, interleaved (run 1 of every tool, then run 2, ...)
@@ -28,7 +29,8 @@ for -jN the parent or one worker), and the ratios against the issue's targets:
 
 With --instructions LINES it also counts instructions under valgrind (callgrind), which the load of
 other processes does not change: per noisy line (a LINES-line log less a 10-line one) and the
-showcase's, -j 1, for this tree and --base-src.
+showcase's, -j 1, for this tree and --base-src; with --instructions-bundle also the first --sizes
+bundle's whole -j 1 run (about five minutes a tree at 1 GB).
 
 Exit status 0 when every analyze run gave a JSON verdict (targets are
 reported, not enforced; --enforce makes a missed target exit 3).
@@ -211,22 +213,25 @@ def check_verdicts(tools: list[Tool], expected: Path | None) -> tuple[bool, list
     return ok, notes
 
 
-def print_instructions(workdir: Path, lines: int, base_src: Path | None) -> None:
-    """Instructions per noisy line (a LINES-line log less a 10-line one) and for the showcase, -j 1."""
+def print_instructions(workdir: Path, lines: int, base_src: Path | None, bundle: Path | None = None) -> None:
+    """Instructions per noisy line (a LINES-line log less a 10-line one), for the showcase and, with
+    `bundle`, for that bundle (the whole process), all -j 1."""
     from startup import instructions  # sibling script
 
     small, big = write_noisy(workdir / "noisy-10", 10), write_noisy(workdir / ("noisy-%d" % lines), lines)
     rows = [("ff", FF_SRC)] + ([("base", base_src)] if base_src is not None else [])
     print("\n== instructions (valgrind --tool=callgrind), -j 1")
-    print("  %-6s %16s %16s" % ("tree", "noisy, per line", "showcase"))
+    print("  %-6s %16s %16s %16s" % ("tree", "noisy, per line", "showcase", bundle.name if bundle else ""))
     for name, src in rows:
+        runs = [small, big, SHOWCASE] + ([bundle] if bundle is not None else [])
         got = [instructions([sys.executable, "-m", "firstfault", "analyze", str(b), "--format", "json", "-j", "1"],
-                            _env(src)) for b in (small, big, SHOWCASE)]
+                            _env(src)) for b in runs]
         if any(g is None for g in got):
             print("  %-6s %16s %16s" % (name, "no valgrind", "-"))
             continue
-        n10, nbig, show = (int(g or 0) for g in got)
-        print("  %-6s %14.0f k %14.0f M" % (name, (nbig - n10) / (lines - 10) / 1e3, show / 1e6))
+        n10, nbig, show, *whole = (int(g or 0) for g in got)
+        print("  %-6s %14.0f k %14.0f M %16s" % (name, (nbig - n10) / (lines - 10) / 1e3, show / 1e6,
+                                                  "%.0f M" % (whole[0] / 1e6) if whole else ""))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -244,6 +249,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--instructions", type=int, default=0, metavar="LINES",
                     help="also count instructions under valgrind (callgrind; the load does not change them): "
                          "per line on a noisy log of LINES lines (less one of 10), and the showcase's")
+    ap.add_argument("--instructions-bundle", action="store_true",
+                    help="with --instructions, also count the first --sizes bundle's whole -j 1 run (minutes)")
     a = ap.parse_args(argv)
     global FF_SRC
     FF_SRC = a.src.resolve()
@@ -328,7 +335,8 @@ def main(argv: list[str] | None = None) -> int:
         m = ff[0].median
         targets.append(("showcase end to end < %.1f s" % TARGET_SMALL_S, "%.3f s" % m, m < TARGET_SMALL_S))
     if a.instructions:
-        print_instructions(a.workdir, a.instructions, a.base_src)
+        first = a.workdir / ("bundle-%gg" % sizes[0]) if sizes and a.instructions_bundle else None
+        print_instructions(a.workdir, a.instructions, a.base_src, first)
     print("\n== targets (issue 11)")
     for what, got, ok in targets:
         print("  %-58s %-22s %s" % (what, got, "MET" if ok else "NOT MET"))

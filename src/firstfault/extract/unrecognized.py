@@ -198,7 +198,7 @@ class OfferFold:
         w = (c.node, host, c.rank)
         fold = body if counted else key
         e = self._entries.get(fold)
-        if e is None:  # seq, body, key, count, same, where, first: Folded's fields
+        if e is None:  # Folded's fields: seq, body, key, lines, same, where, first
             self._entries[fold] = [n, body, key, 1, True, {w: n},
                                    (c.time is None, c.time, c.file, c.line, c.text[:_TEXT_CLIP])]
             return
