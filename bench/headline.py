@@ -30,7 +30,8 @@ for -jN the parent or one worker), and the ratios against the issue's targets:
 With --instructions LINES it also counts instructions under valgrind (callgrind), which the load of
 other processes does not change: per noisy line (a LINES-line log less a 10-line one) and the
 showcase's, -j 1, for this tree and --base-src; with --instructions-bundle also the first --sizes
-bundle's whole -j 1 run (about five minutes a tree at 1 GB).
+bundle's whole -j 1 run and, process by process, its run with the largest --workers (about five
+minutes a run at 1 GB).
 
 Exit status 0 when every analyze run gave a JSON verdict (targets are
 reported, not enforced; --enforce makes a missed target exit 3).
@@ -213,10 +214,12 @@ def check_verdicts(tools: list[Tool], expected: Path | None) -> tuple[bool, list
     return ok, notes
 
 
-def print_instructions(workdir: Path, lines: int, base_src: Path | None, bundle: Path | None = None) -> None:
+def print_instructions(workdir: Path, lines: int, base_src: Path | None, bundle: Path | None = None,
+                       workers: int = 1) -> None:
     """Instructions per noisy line (a LINES-line log less a 10-line one), for the showcase and, with
-    `bundle`, for that bundle (the whole process), all -j 1."""
-    from startup import instructions  # sibling script
+    `bundle`, for that bundle (the whole process), all -j 1; with `workers` > 1, also the bundle's
+    -j WORKERS run, process by process."""
+    from startup import instructions, instructions_by_process  # sibling script
 
     small, big = write_noisy(workdir / "noisy-10", 10), write_noisy(workdir / ("noisy-%d" % lines), lines)
     rows = [("ff", FF_SRC)] + ([("base", base_src)] if base_src is not None else [])
@@ -232,6 +235,15 @@ def print_instructions(workdir: Path, lines: int, base_src: Path | None, bundle:
         n10, nbig, show, *whole = (int(g or 0) for g in got)
         print("  %-6s %14.0f k %14.0f M %16s" % (name, (nbig - n10) / (lines - 10) / 1e3, show / 1e6,
                                                   "%.0f M" % (whole[0] / 1e6) if whole else ""))
+    if bundle is None or workers < 2:
+        return
+    print("\n== instructions, %s -j %d, by process (a worker's count starts from the parent's at the fork)"
+          % (bundle.name, workers))
+    for name, src in rows:
+        per = instructions_by_process([sys.executable, "-m", "firstfault", "analyze", str(bundle), "--format",
+                                       "json", "-j", str(workers)], _env(src))
+        print("  %-6s %s" % (name, "no valgrind" if per is None else "parent %.0f M, workers %s" % (
+            per[0] / 1e6, ", ".join("%.0f M" % (n / 1e6) for n in per[1:]))))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -250,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="also count instructions under valgrind (callgrind; the load does not change them): "
                          "per line on a noisy log of LINES lines (less one of 10), and the showcase's")
     ap.add_argument("--instructions-bundle", action="store_true",
-                    help="with --instructions, also count the first --sizes bundle's whole -j 1 run (minutes)")
+                    help="with --instructions, also count the first --sizes bundle's whole -j 1 run and, by "
+                         "process, its run with the largest --workers (minutes)")
     a = ap.parse_args(argv)
     global FF_SRC
     FF_SRC = a.src.resolve()
@@ -336,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
         targets.append(("showcase end to end < %.1f s" % TARGET_SMALL_S, "%.3f s" % m, m < TARGET_SMALL_S))
     if a.instructions:
         first = a.workdir / ("bundle-%gg" % sizes[0]) if sizes and a.instructions_bundle else None
-        print_instructions(a.workdir, a.instructions, a.base_src, first)
+        print_instructions(a.workdir, a.instructions, a.base_src, first, max(workers))
     print("\n== targets (issue 11)")
     for what, got, ok in targets:
         print("  %-58s %-22s %s" % (what, got, "MET" if ok else "NOT MET"))

@@ -85,17 +85,26 @@ def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, ru.ru_utime + ru.ru_stime
 
 
-def instructions(cmd: list[str], env: dict[str, str]) -> int | None:
+def instructions_by_process(cmd: list[str], env: dict[str, str]) -> list[int] | None:
+    """The instructions of each process of `cmd` under callgrind, the first process first, then the
+    ones it forked in the order they ended. callgrind follows a fork: a forked process's count starts
+    from its parent's count at the fork."""
     if shutil.which("valgrind") is None:
         return None
     with tempfile.TemporaryDirectory() as d:
         log = Path(d) / "vg.log"
         subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", "--log-file=%s" % log,
                         *cmd], env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        for line in log.read_text().splitlines():
-            if "Collected :" in line:
-                return int(line.split()[-1])
-    return None
+        lines = log.read_text().splitlines()
+    first = lines[0].split()[0] if lines else ""  # `==PID==` of the process valgrind started
+    counts = [(ln.split()[0] != first, int(ln.split()[-1])) for ln in lines if "Collected :" in ln]
+    return [n for _, n in sorted(counts, key=lambda c: c[0])] or None  # stable: the forked keep their order
+
+
+def instructions(cmd: list[str], env: dict[str, str]) -> int | None:
+    """The instructions of `cmd`'s own process (not of the ones it forked)."""
+    got = instructions_by_process(cmd, env)
+    return got[0] if got else None
 
 
 def main() -> int:
