@@ -63,6 +63,43 @@ def test_symlink_outside_is_refused(make_bundle: BundleMaker, tmp_path: Path) ->
     assert v.root_cause is None
 
 
+def test_symlinked_directory_outside_is_refused(make_bundle: BundleMaker, tmp_path: Path) -> None:
+    # The file is no symlink; a directory above it is (each directory's real path is worked out once).
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "kern.log").write_text(XID79)
+    root = make_bundle({})
+    (root / "nodes").mkdir(exist_ok=True)
+    (root / "nodes" / "node-02").symlink_to(elsewhere, target_is_directory=True)
+    v = Analyzer().analyze_path(str(root))
+    assert [e.message for e in v.errors if "node-02" in e.message] == [
+        "nodes/node-02/kern.log: symlink points outside the bundle root; refused"]
+    assert v.root_cause is None
+
+
+def test_symlinks_inside_the_bundle_are_read(make_bundle: BundleMaker) -> None:
+    root = make_bundle({"store/n2/kern.log": XID79, "store/app0.log": NCCL_REMOTE})
+    (root / "nodes").mkdir(exist_ok=True)
+    (root / "nodes" / "node-02").symlink_to(root / "store" / "n2", target_is_directory=True)
+    (root / "app").mkdir(exist_ok=True)
+    (root / "app" / "rank-0.log").symlink_to(root / "store" / "app0.log")
+    v = Analyzer().analyze_path(str(root))
+    assert not v.errors, v.errors
+    assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
+    assert v.affected_nodes == ["node-02"]
+
+
+def test_a_symlink_loop_is_named_and_the_rest_is_read(make_bundle: BundleMaker) -> None:
+    # pathlib's resolve() raises RuntimeError on a loop: it once ended the whole analysis.
+    root = make_bundle({"nodes/node-02/kern.log": XID79})
+    (root / "nodes" / "node-01").mkdir()
+    (root / "nodes" / "node-01" / "kern.log").symlink_to(root / "nodes" / "node-01" / "kern.log")
+    v = Analyzer().analyze_path(str(root))
+    assert [e.message for e in v.errors if "node-01" in e.message] == [
+        "nodes/node-01/kern.log: cannot read: a symlink loop, not a regular file; skipped"]
+    assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
+
+
 def test_bad_files_do_not_hide_the_rest(make_bundle: BundleMaker) -> None:
     files: dict[str, str | bytes] = {
         "nodes/node-01/kern.log": b"\x00\x01\x02binary\x00" * 100,  # binary

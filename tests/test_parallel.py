@@ -91,7 +91,7 @@ def test_coverage_counts_every_line_of_every_file(analyzer: Analyzer, generated:
     want: dict[str, int] = {}
     for src in bundle.sources:
         if src.spec.kind in scan.LINE_SOURCES:
-            want[src.spec.kind] = want.get(src.spec.kind, 0) + sum(_own_lines(f.path) for f in src.files)
+            want[src.spec.kind] = want.get(src.spec.kind, 0) + sum(_own_lines(Path(f.path)) for f in src.files)
     for workers in (1, 2):
         v = analyzer.analyze_bundle(load_bundle(str(generated)), now=NOW, workers=workers)
         got = {c.source: c.lines for c in v.coverage if c.source in want}

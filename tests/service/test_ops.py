@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import httpx
 import pytest
@@ -58,7 +59,7 @@ def test_same_verdict_with_or_without_prefiltered_input(service: ServiceProcess)
         if src.spec.kind not in ("kernel", "application", "syslog", "fabricmanager"):
             continue
         for f in src.files:
-            for n, text in enumerate(f.path.read_text(errors="replace").splitlines(), 1):
+            for n, text in enumerate(Path(f.path).read_text(errors="replace").splitlines(), 1):
                 if not any(w in text for w in words):
                     noise.append(LineObservation(source=src.spec.kind, file=f.rel, line=n,  # type: ignore[arg-type]
                                                  node=f.node, rank=f.rank, text=text))

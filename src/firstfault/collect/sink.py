@@ -92,7 +92,7 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
                     stats = scan(kind, src, sf, tp)
                 else:
                     stats = analyzer.scanner(kind).scan_file(
-                        str(sf.path), sf.rel, node=sf.node, rank=sf.rank,
+                        sf.path, sf.rel, node=sf.node, rank=sf.rank,
                         srun_prefix=src.spec.rank_prefix == "srun", tp=tp, emit=sink.add_candidate, check=check,
                     )
                 lines, errs = stats.lines, stats.errors
@@ -104,7 +104,7 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
                 for line, msg in errs:
                     sink.errors.append(ErrorItem(source=kind, file=sf.rel, line=line, message=msg))
             else:
-                lines, errs = _collect_document(sink, kind, src.spec.format, sf.path, sf.rel,
+                lines, errs = _collect_document(sink, kind, src.spec.format, Path(sf.path), sf.rel,
                                                 node=sf.node, rank=sf.rank)
             c.lines += lines
             if any(m.startswith(("binary", "cannot")) for _, m in errs):

@@ -121,7 +121,7 @@ def _offers_of(job: _Job, i: int) -> list[_Offer]:
 def line_tasks(bundle: Bundle) -> list[_Task]:
     """The line files of a bundle, in the order collect_bundle reads them."""
     return [
-        _Task(src.spec.kind, str(sf.path), sf.rel, sf.node, sf.rank, src.spec.rank_prefix == "srun")
+        _Task(src.spec.kind, sf.path, sf.rel, sf.node, sf.rank, src.spec.rank_prefix == "srun")
         for src in bundle.sources if src.spec.kind in LINE_SOURCES
         for sf in src.files
     ]
