@@ -304,3 +304,71 @@ def test_the_known_context_probe_answers_every_digit_variant_as_itself(known: st
             ctx = LineContext(source="application", file="f", lineno=1, node=None, rank=None, time=None, state={})
             list(probe.extract(v, ctx))
             assert ctx.claimed == (unrecognized.KNOWN_CONTEXT.search(v) is not None), v
+
+
+# -- the walk back to a stamp: the C loop (_lines.prev_stamped) finds what parsing every line finds ----------------
+
+_STAMPED = [
+    "2026-11-02 10:00:07,123 ERROR x", "2026-11-02T10:00:07.5Z y", "Nov  2 10:00:07 node-1 kernel: z",
+    "Nov 12 10:00:07.250000 h", "[Mon Nov  2 10:00:07 2026] w", "[Nov 02 2026 10:00:07] [ERROR] fm",
+    "E1102 10:00:07.114770 12 f.cc:1] g", "[rank3]:[E1102 10:00:07.114770154 P.cpp:1] h", "[ 7106.030871] mlx5",
+    "slurmstepd: error: *** STEP 1.0 ON n1 CANCELLED AT 2026-11-02T10:00:07 ***", "3: 2026-11-02 10:00:07 srun",
+    "２０２６-11-02 10:00:07 fullwidth", "\u00a0Nov  2 10:00:07 nbsp", "Feb 30 10:00:07 no such day",
+    "Nov  2 １０:００:０７ digits of another script", "[ ７106.０３０871] x", "2026-11-02 10:00:07",
+]
+_PLAIN = [
+    "node-001:36081:36142 [7] NCCL INFO Channel 00/0 : 7[7] -> 8[0]", "frame #0: c10::Error + 0x96", "",
+    "  what():  terminate", "loss 2.48 at 10:00", "ratio 1.2345 x", "*** not a banner", "caf\udcff",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.sampled_from(_STAMPED + _PLAIN) | st.text(alphabet="0123456789:. *[]-TZabNov\u00e9",
+                                                                   max_size=30), min_size=1, max_size=40),
+       srun=st.booleans(), stop_at=st.integers(min_value=-1, max_value=40),
+       end_at=st.integers(min_value=0, max_value=41), trailing=st.booleans())
+def test_the_c_walk_back_finds_the_stamp_that_parsing_every_line_finds(
+        lines: list[str], srun: bool, stop_at: int, end_at: int, trailing: bool) -> None:
+    from firstfault.collect import scan
+    from firstfault.timeparse import TimeParser
+
+    if scan._prev_stamped is None:
+        pytest.skip("firstfault._lines is not built")
+    buf = "\n".join(lines).encode("utf-8", "surrogateescape") + (b"\n" if trailing else b"")
+    starts = [0] + [i + 1 for i, c in enumerate(buf) if c == 0x0A and i + 1 < len(buf)]
+    end = starts[end_at] if end_at < len(starts) else len(buf)
+    stop = starts[stop_at] if 0 <= stop_at < len(starts) else -1
+    window = (datetime(2026, 11, 2, 9, tzinfo=UTC), datetime(2026, 11, 2, 12, tzinfo=UTC))
+    for limit in (scan.BACKWALK_LINES, 3):
+        old = scan.BACKWALK_LINES
+        scan.BACKWALK_LINES = limit
+        try:
+            want = scan.LineScanner._walk_back_py(buf, end, TimeParser(UTC, *window), srun, stop)
+            got = scan.LineScanner._walk_back(buf, end, TimeParser(UTC, *window), srun, stop)
+        finally:
+            scan.BACKWALK_LINES = old
+        assert got == want
+
+
+@pytest.mark.parametrize("filler", ["node-001:1:2 [0] NCCL INFO x", "ratio 1.2345 x", "loss 2.48 at 10:00"])
+def test_the_c_walk_back_stops_where_parsing_every_line_stops(filler: str) -> None:
+    """The line limit and the previous candidate bound the walk in C as in Python, to the line."""
+    from firstfault.collect import scan
+    from firstfault.timeparse import TimeParser
+
+    if scan._prev_stamped is None:
+        pytest.skip("firstfault._lines is not built")
+    window = (datetime(2026, 11, 2, 9, tzinfo=UTC), datetime(2026, 11, 2, 12, tzinfo=UTC))
+    old = scan.BACKWALK_LINES
+    scan.BACKWALK_LINES = 3
+    try:
+        for gap in range(7):
+            buf = ("Nov  2 10:00:07 node-1 stamped\n" + (filler + "\n") * gap + "candidate\n").encode()
+            end = buf.rindex(b"candidate")
+            for stop in (-1, 0, 1):
+                want = scan.LineScanner._walk_back_py(buf, end, TimeParser(UTC, *window), False, stop)
+                got = scan.LineScanner._walk_back(buf, end, TimeParser(UTC, *window), False, stop)
+                assert got == want, (gap, stop)
+                assert (want is not None) == (gap < 3 and stop < 0), (gap, stop)
+    finally:
+        scan.BACKWALK_LINES = old

@@ -23,7 +23,7 @@ from typing import IO, Any, cast
 
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
 from firstfault.model import Event, Evidence
-from firstfault.timeparse import Stamp, TimeParser
+from firstfault.timeparse import Stamp, TimeParser, _fast
 
 CHUNK = 8 << 20
 MAX_LINE = 1 << 20  # longer lines are clipped to this and reported
@@ -40,13 +40,16 @@ except ImportError:  # pragma: no cover - depends on the platform
 
 _SRUN = re.compile(rb"^\s*(\d+): ")
 
-try:  # newlines counted with memchr (firstfault/_lines.c), when built; optional.
+try:  # newlines counted with memchr, stamps looked for in C (firstfault/_lines.c), when built; optional.
     from firstfault._lines import count as count_newlines
+    from firstfault._lines import prev_stamped as _prev_stamped
 except ImportError:  # pragma: no cover - depends on the build
 
     def count_newlines(buf: bytes, start: int, end: int, /) -> int:
         """The number of newlines in buf[start:end]."""
         return buf.count(b"\n", start, end)
+
+    _prev_stamped = None  # type: ignore[assignment]
 
 
 def all_line_extractors() -> tuple[LineExtractor, ...]:
@@ -669,7 +672,32 @@ class LineScanner:
 
     @staticmethod
     def _walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int = -1) -> Stamp | None:
-        """The stamp of the nearest line before offset `end` that has one (lines after `stop` only)."""
+        """The stamp of the nearest line before offset `end` that has one (lines after `stop` only, and
+        BACKWALK_LINES of them at most)."""
+        if _prev_stamped is None or not _fast[0]:
+            return LineScanner._walk_back_py(buf, end, tp, srun_prefix, stop)
+        # The C loop passes over the lines that cannot hold a stamp (none of the forms' characters:
+        # _lines.c may_hold_stamp), so a burst of unstamped lines costs no parse each.
+        left = BACKWALK_LINES
+        while left > 0:
+            s, e, n = _prev_stamped(buf, stop, end, left)
+            if s < 0:
+                return None
+            raw = buf[s:e]
+            if srun_prefix:
+                m = _SRUN.match(raw)
+                if m:
+                    raw = raw[m.end() :]
+            st = tp.parse(raw[:200].decode("utf-8", errors="replace"))
+            if st is not None:
+                return st
+            end = s
+            left -= n
+        return None
+
+    @staticmethod
+    def _walk_back_py(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int = -1) -> Stamp | None:
+        """_walk_back parsing every line (without the C module, and FIRSTFAULT_FASTPATH=0)."""
         n = 0
         while end > 0 and n < BACKWALK_LINES:
             s = buf.rfind(b"\n", 0, end - 1) + 1
