@@ -136,9 +136,13 @@ def catalog_words(work: Path) -> Path:
 
 def write_noisy(out: Path, lines: int, seed: int = 7) -> Path:
     """One node, one rank, one application log of `lines` lines that all pass the prefilter."""
-    done = out.parent / ("%s.done-%d" % (out.name, lines))  # outside the bundle: not a measured file
-    if done.exists():
+    # Outside the bundle (not a measured file); it holds the line count of what the bundle now holds, so a
+    # bundle written for another count is written again (one marker per count once let a 200,000-line run
+    # time the 2 million lines written after it).
+    done = out.parent / ("%s.done" % out.name)
+    if done.exists() and done.read_text(encoding="utf-8") == str(lines):
         return out
+    done.unlink(missing_ok=True)
     (out / "app").mkdir(parents=True, exist_ok=True)
     (out / "workload.yaml").write_text(
         "apiVersion: firstfault/v1\n"
@@ -165,7 +169,7 @@ def write_noisy(out: Path, lines: int, seed: int = 7) -> Path:
                 buf = []
         if buf:
             fh.write("\n".join(buf) + "\n")
-    done.write_text("")
+    done.write_text(str(lines), encoding="utf-8")
     return out
 
 
