@@ -68,6 +68,26 @@ def test_output_file_is_written_whole(tmp_path: Path) -> None:
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]
 
 
+def test_output_to_a_fifo_is_written_in_place_and_stays_a_fifo(tmp_path: Path) -> None:
+    """A device or a FIFO (-o /dev/stdout, -o /dev/null) is written, not renamed over: a rename once
+    replaced /dev/null itself with a regular file (analyze -o /dev/null, run as root)."""
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "verdict.fifo"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    res = runner.invoke(app, ["analyze", str(SHOWCASE), "-f", "json", "-o", str(fifo)])
+    reader.join(timeout=60)
+    assert res.exit_code == 0, res.output
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert json.loads(got[0])["attributed_domain"] == "hardware"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["verdict.fifo"]  # no temporary file left
+
+
 def test_output_that_cannot_be_written_exits_2_naming_it(tmp_path: Path) -> None:
     """A directory, or a file in a directory that does not exist: exit 2 with the path, no traceback,
     and nothing created."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import tempfile
 from enum import Enum
@@ -77,11 +78,23 @@ def _catalog(rules: Path | None):  # type: ignore[no-untyped-def]
         raise typer.Exit(2) from exc
 
 
+def _special(path: Path) -> bool:
+    """Is `path` an existing file that is neither regular nor a directory (/dev/null, /dev/stdout, a FIFO)?"""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
 def _check_output(path: Path, flag: str) -> None:
     """Exit 2 naming the path when `path` cannot be written: before any work, and creating nothing."""
     why = None
     if path.is_dir():
         why = "is a directory"
+    elif _special(path):
+        if not os.access(path, os.W_OK):
+            why = "is not writable"
     elif not path.parent.is_dir():
         why = f"its directory {path.parent} does not exist"
     elif not os.access(path.parent, os.W_OK):
@@ -94,10 +107,16 @@ def _check_output(path: Path, flag: str) -> None:
 def _write_atomic(path: Path, data: str, flag: str = "--output") -> None:
     """Write-then-rename: a crash leaves the old file or the new one, never half of one.
 
-    The directory must exist (it is never created); a failure exits 2 naming the path.
+    The directory must exist (it is never created); a failure exits 2 naming the path. A device or a
+    FIFO (`-o /dev/stdout`, `-o /dev/null`) is written in place: renaming over it would replace the
+    device node with a regular file (`-o /dev/null` run as root once did).
     """
     _check_output(path, flag)
     try:
+        if _special(path):
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(data)
+            return
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
