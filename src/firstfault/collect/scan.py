@@ -671,6 +671,15 @@ class LineScanner:
             stats.errors.append((None, f"{nuls} NUL byte(s) in the text (a log cut by a crash?): read around them"))
 
     @staticmethod
+    def _line_stamp(raw: bytes, tp: TimeParser, srun_prefix: bool) -> Stamp | None:
+        """The stamp of one line of a walk back (its srun label off, its first 200 bytes read)."""
+        if srun_prefix:
+            m = _SRUN.match(raw)
+            if m:
+                raw = raw[m.end() :]
+        return tp.parse(raw[:200].decode("utf-8", errors="replace"))
+
+    @staticmethod
     def _walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int = -1) -> Stamp | None:
         """The stamp of the nearest line before offset `end` that has one (lines after `stop` only, and
         BACKWALK_LINES of them at most)."""
@@ -684,11 +693,7 @@ class LineScanner:
             if s < 0:
                 return None
             raw = buf[s:e]
-            if srun_prefix:
-                m = _SRUN.match(raw)
-                if m:
-                    raw = raw[m.end() :]
-            st = tp.parse(raw[:200].decode("utf-8", errors="replace"))
+            st = LineScanner._line_stamp(raw, tp, srun_prefix)
             if st is not None:
                 return st
             end = s
@@ -704,11 +709,7 @@ class LineScanner:
             if s <= stop:
                 return None
             raw = buf[s : end - 1] if buf[end - 1 : end] == b"\n" else buf[s:end]
-            if srun_prefix:
-                m = _SRUN.match(raw)
-                if m:
-                    raw = raw[m.end() :]
-            st = tp.parse(raw[:200].decode("utf-8", errors="replace"))
+            st = LineScanner._line_stamp(raw, tp, srun_prefix)
             if st is not None:
                 return st
             end = s
