@@ -21,7 +21,9 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import IO, Any, cast
 
+from firstfault.collect.fold import _ZERO, LineFold, Reading, Signature
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
+from firstfault.extract.unrecognized import decided_by_count, zeroed
 from firstfault.model import Event, Evidence
 from firstfault.timeparse import Stamp, TimeParser, _fast
 
@@ -111,6 +113,9 @@ class _Matcher:
         # list (interned), so the comparison is an identity test.
         key = tuple(literals)
         self.key = _KEYS.setdefault(key, key)
+        # The literals that hold a digit, their digits zeroed: a line whose shape holds none of these has the
+        # hits of every line of its shape (collect/fold.py).
+        self.digit_words = tuple({w.translate(_ZERO) for w in self.literals if any(48 <= b <= 57 for b in w)})
         self._db: Any = None
         self._rx: re.Pattern[bytes] | None = None
         self._local = threading.local()
@@ -138,6 +143,17 @@ class _Matcher:
             found.add(i)
 
         self._db.scan(data, match_event_handler=on_match, scratch=self._scratch())
+        return found
+
+    def line_ids(self, line: bytes) -> list[int] | None:
+        """The literal indices found on one line, as line_hits finds them in a buffer (in the order of their
+        matches' ends; empty: none), or None without Hyperscan when the line holds one."""
+        if self._db is None:
+            return None if any(w in line for w in self.literals) else []
+        found: list[int] = []
+        if self.literals:
+            self._db.scan(line, match_event_handler=lambda i, _f, _t, _fl, _c: found.append(i),
+                          scratch=self._scratch())
         return found
 
     def line_hits(self, buf: bytes) -> tuple[list[int], list[list[int]] | None]:
@@ -250,6 +266,18 @@ class EventStore:
             return
         self._seen[key] = ev
         self.events.append(ev)
+
+    @property
+    def counts(self) -> Mapping[tuple[object, ...], int]:
+        """How many events of each signature were added (kept or counted)."""
+        return self._counts
+
+    def repeat(self, key: tuple[object, ...], weight: int, n: int = 1) -> None:
+        """`n` more events of signature `key`, which is past the cap, weighing `weight` together: counted on its
+        last kept event, as add() counts them one by one (collect/fold.py)."""
+        self._counts[key] += n
+        last = self._seen[key]
+        last.fields["repeat"] = int(last.fields.get("repeat") or 1) + weight
 
     def add(self, ev: Event) -> None:
         """Keep `ev`, or count it on the last kept event of its signature.
@@ -441,6 +469,7 @@ class Extraction:
         self._same: dict[tuple[int, int], bool] = {}
         self._hits: dict[tuple[str, tuple[int, ...]], list[int]] = {}
         self._keep: list[tuple[str, ...]] = []
+        self._offered: tuple[str, str | None] | None = None  # the last line drafts() offered: body, host
 
     def _same_words(self, key: tuple[str, ...], dispatch: _Dispatch) -> bool:
         """Do a scanner's literal indices mean the same words as this dispatch's? (Checked once per pair.)"""
@@ -466,6 +495,32 @@ class Extraction:
         drafts, ctx = self.drafts(c)
         if drafts and ctx is not None:
             store.add_drafts(drafts, ctx, c.text[:TEXT_CLIP])
+
+    def add_events_read(self, c: Candidate, store: EventStore) -> Reading:
+        """add_events, and what the line gave (collect/fold.py compares the copies of a line by it)."""
+        self._offered = None
+        drafts, ctx = self.drafts(c)
+        out: list[tuple[object, ...]] = []
+        sigs: list[Signature] = []
+        if drafts and ctx is not None:
+            store.add_drafts(drafts, ctx, c.text[:TEXT_CLIP])
+            key = EventStore._key
+            for d in drafts:
+                rank = d.rank if d.rank is not None else ctx.rank
+                out.append((d.kind, tuple(d.fields.items()), d.device, rank, d.host or ctx.host))
+                sigs.append((key(d.kind, ctx.source, ctx.file, ctx.node, rank, d.device, d.fields),
+                             int(d.fields.get("repeat") or 1)))
+        offer = None
+        offered = self._offered
+        foldable = True
+        if offered is not None:
+            body, host = offered
+            zkey = zeroed(body)
+            offer = (body, zkey, host, c.node, c.rank)
+            foldable = not decided_by_count(zkey)
+        outcome = (tuple(out), ctx.claimed if ctx is not None else False,
+                   None if offer is None else offer[1:])
+        return Reading(outcome, tuple(sigs), offer, foldable)
 
     def drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
         """What the extractors found on one line, and the context they saw, before it becomes events.
@@ -498,6 +553,7 @@ class Extraction:
                 # it reads the body alone (ErrorWords.known), so no state and no context are needed.
                 if not self._known(p.body):
                     self.unrecognized.offer(c, p.body, p.host)
+                    self._offered = (p.body, p.host)
                 return [], None
             if settled:
                 self._note_settled(p.body)
@@ -524,6 +580,7 @@ class Extraction:
             # Error-looking is decided by the prefilter's own literal hits (ErrorWords'), so it costs
             # nothing more, and a Service given unfiltered lines lists what one given candidates does.
             self.unrecognized.offer(c, p.body, p.host)
+            self._offered = (p.body, p.host)
         return out, ctx
 
 
@@ -563,7 +620,11 @@ class LineScanner:
         tp: TimeParser,
         emit: Callable[[Candidate], None],
         check: Callable[[], None] | None = None,
+        fold: LineFold | None = None,
     ) -> FileStats:
+        """Scan one file, handing each candidate to `emit`; with `fold` (a sink that is an analysis: it keeps the
+        events), copies of a chatty line are counted through it instead and the others read through it
+        (collect/fold.py), when the fast paths are on."""
         stats = FileStats()
         try:
             fh = _open(path)
@@ -582,12 +643,16 @@ class LineScanner:
                 stats.errors.append((None, f"binary content ({share:.0%} of the first {len(head)} bytes "
                                            "are not text): skipped"))
                 return stats
-            self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first)
+            if fold is not None and not _fast[0]:
+                fold = None
+            if fold is not None:
+                fold.start_file(self.matcher.digit_words)
+            self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first, fold)
         return stats
 
     def _scan(self, fh: IO[bytes], stats: FileStats, rel: str, node: str | None, rank: int | None,
               srun_prefix: bool, tp: TimeParser, emit: Callable[[Candidate], None],
-              check: Callable[[], None] | None = None, first: bytes = b"") -> None:
+              check: Callable[[], None] | None = None, first: bytes = b"", fold: LineFold | None = None) -> None:
         carried: Stamp | None = None  # last stamp of the previous chunk
         # The boot time (wall - uptime) comes from the last line with both; it is worked out only when a
         # line with an uptime alone needs it (a kernel log stamps every line with both).
@@ -612,8 +677,83 @@ class LineScanner:
                     return raw[m.end() :], int(m.group(1))
             return raw, None
 
+        key = self.matcher.key
+
+        def candidate(buf: bytes, s: int, e: int, line_no: int, hits: tuple[int, ...] | None,
+                      prev_start: int, prev_t: datetime | None, have_prev: bool, carried: Stamp | None,
+                      limit: int | None = None) -> Candidate:
+            """The candidate of the line buf[s:e], its time its own stamp's or the nearest earlier one's: walking
+            back from it stops at the previous candidate read (prev_start), whose time (prev_t) stands for
+            what lies before it, or the previous chunk's last stamp (carried)."""
+            if srun_prefix:
+                raw, prank = strip(buf[s:e])
+            else:
+                raw, prank = buf[s:e], None
+            # The chunk scan's literal hits stand for the line as decoded when the line is the
+            # raw bytes, valid UTF-8; otherwise the extraction looks again.
+            if prank is not None:
+                hits = None
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                stats.bad_utf8 += 1
+                text = raw.decode("utf-8", errors="replace")
+                hits = None
+            st = tp.parse(text)
+            # wall_of's own answer for a wall-clock stamp without uptime, without its call.
+            t = st.wall if st is not None and st.uptime is None else wall_of(st)
+            if t is None:
+                t = wall_of(self._walk_back(buf, s, tp, srun_prefix, stop=prev_start, limit=limit))
+                if t is None:
+                    t = prev_t if have_prev else wall_of(carried)
+            return Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
+                             hits, key if hits is not None else None)
+
         nuls = 0
         seen = [0]
+        count = count_newlines
+        # With a fold, the last copy it would count is held back, and read in full when a line that does not
+        # fold comes or the chunk ends (collect/fold.py): its variant and candidate()'s arguments.
+        held: tuple[Any, ...] | None = None
+        held_variant: Any = None
+        # The previous candidate read's start and resolved time: walking back from a line stops at the
+        # previous candidate, so a burst of unstamped lines (NCCL's) is parsed once, not once per line.
+        prev_start, prev_t, have_prev = -1, None, False
+
+        def read_held(buf: bytes) -> None:
+            """Read the held copy in full. The copies folded before it were not read: the walk back to a stamp
+            goes over all of them (at most a chunk), as reading each would have."""
+            nonlocal held, held_variant, prev_start, prev_t, have_prev
+            assert fold is not None and held is not None
+            s, e, line_no, ids, ps, pt, hp = held
+            hits = tuple(ids) if ids is not None else None
+            c = candidate(buf, s, e, line_no, hits, ps, pt, hp, carried, limit=1 << 30)
+            fold.read(c, buf[s:e], ids)
+            prev_start, prev_t, have_prev = s, c.time, True
+            held = held_variant = None
+
+        def take(buf: bytes, s: int, e: int, line_no: int, ids: list[int] | None) -> None:
+            """A candidate that does not fold: counted, or read in full."""
+            nonlocal held, held_variant, prev_start, prev_t, have_prev
+            if fold is not None:
+                v = fold.fold(buf[s:e], ids)
+                if v is not None:
+                    if held_variant is not None:
+                        fold.count(held_variant)
+                    held_variant = v
+                    held = (s, e, line_no, ids, prev_start, prev_t, have_prev)
+                    return
+                if held is not None:  # the candidate before this one
+                    read_held(buf)
+            hits = tuple(ids) if ids is not None else None
+            c = candidate(buf, s, e, line_no, hits, prev_start, prev_t, have_prev, carried)
+            if fold is not None:
+                fold.read(c, buf[s:e], ids)
+            else:
+                emit(c)
+            prev_start, prev_t, have_prev = s, c.time, True
+
+        dense = False  # this chunk's lines are read one by one (most of the last chunk's folded)
         for buf, before in _chunks(fh, stats, seen, first):
             if check is not None:
                 check()  # a deadline: one chunk of work at most after it passes
@@ -624,49 +764,54 @@ class LineScanner:
                 # ("NVRM: \0Xid") is whole again for the prefilter.
                 nuls += n
                 buf = buf.replace(b"\x00", b"")
-            starts, hit_ids = self.matcher.line_hits(buf)
-            line_no = before + 1
-            pos = 0
-            key = self.matcher.key
-            count = count_newlines
-            # The previous candidate's resolved time: walking back from a line
-            # stops at the previous candidate, so a burst of unstamped lines
-            # (NCCL's) is parsed once, not once per line.
+            line_no = before
             prev_start, prev_t, have_prev = -1, None, False
-            for k, s in enumerate(starts):
-                line_no += count(buf, pos, s)
-                pos = s
-                e = buf.find(b"\n", s)
-                if srun_prefix:
-                    raw, prank = strip(buf[s:e])
-                else:
-                    raw, prank = buf[s:e], None
-                # The chunk scan's literal hits stand for the line as decoded when the line is the
-                # raw bytes, valid UTF-8; otherwise the extraction looks again.
-                hits = tuple(hit_ids[k]) if hit_ids is not None and prank is None else None
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    stats.bad_utf8 += 1
-                    text = raw.decode("utf-8", errors="replace")
-                    hits = None
-                stats.candidates += 1
-                st = tp.parse(text)
-                # wall_of's own answer for a wall-clock stamp without uptime, without its call.
-                t = st.wall if st is not None and st.uptime is None else wall_of(st)
-                if t is None:
-                    t = wall_of(self._walk_back(buf, s, tp, srun_prefix, stop=prev_start))
-                    if t is None:
-                        t = prev_t if have_prev else wall_of(carried)
-                prev_start, prev_t, have_prev = s, t, True
-                emit(Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
-                               hits, key if hits is not None else None))
-            line_no += count(buf, pos, len(buf))
-            seen[0] = line_no - before - 1
+            folded = 0
+            if dense and fold is not None:
+                # Most lines are copies the fold counts: a copy is known by its shape alone, so each line is
+                # looked up, and only the others are searched for the prefilter's words, one by one.
+                find, ids_of, fold_copy = buf.find, self.matcher.line_ids, fold.fold_copy
+                s, end = 0, len(buf)
+                while s < end:
+                    e = find(b"\n", s)
+                    line_no += 1
+                    v = fold_copy(buf[s:e])
+                    if v is not None:
+                        stats.candidates += 1
+                        folded += 1
+                        if held_variant is not None:
+                            fold.count(held_variant)
+                        held_variant = v
+                        held = (s, e, line_no, v.hits, prev_start, prev_t, have_prev)
+                    else:
+                        ids = ids_of(buf[s:e])
+                        if ids is None or ids:
+                            stats.candidates += 1
+                            take(buf, s, e, line_no, ids)
+                    s = e + 1
+            else:
+                starts, hit_ids = self.matcher.line_hits(buf)
+                line_no += 1
+                pos = 0
+                stats.candidates += len(starts)
+                for k, s in enumerate(starts):
+                    line_no += count(buf, pos, s)
+                    pos = s
+                    take(buf, s, buf.find(b"\n", s), line_no, hit_ids[k] if hit_ids is not None else None)
+                    if held is not None:
+                        folded += 1
+                line_no += count(buf, pos, len(buf)) - 1
+            if held is not None:  # read before the chunk's last stamp, as in order
+                read_held(buf)
+            lines = line_no - before
+            seen[0] = lines
+            dense = fold is not None and folded * 2 >= lines > 0
             last = self._last_stamp(buf, tp, srun_prefix)
             if last is not None:
                 carried = last
                 stats.last_time = wall_of(last) or stats.last_time
+        if fold is not None:
+            fold.end_file()
         if nuls:
             stats.errors.append((None, f"{nuls} NUL byte(s) in the text (a log cut by a crash?): read around them"))
 
@@ -680,14 +825,15 @@ class LineScanner:
         return tp.parse(raw[:200].decode("utf-8", errors="replace"))
 
     @staticmethod
-    def _walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int = -1) -> Stamp | None:
+    def _walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int = -1,
+                   limit: int | None = None) -> Stamp | None:
         """The stamp of the nearest line before offset `end` that has one (lines after `stop` only, and
-        BACKWALK_LINES of them at most)."""
+        `limit` of them at most, BACKWALK_LINES by default)."""
         if _prev_stamped is None or not _fast[0]:
-            return LineScanner._walk_back_py(buf, end, tp, srun_prefix, stop)
+            return LineScanner._walk_back_py(buf, end, tp, srun_prefix, stop, limit)
         # The C loop passes over the lines that cannot hold a stamp (none of the forms' characters:
         # _lines.c may_hold_stamp), so a burst of unstamped lines costs no parse each.
-        left = BACKWALK_LINES
+        left = BACKWALK_LINES if limit is None else limit
         while left > 0:
             s, e, n = _prev_stamped(buf, stop, end, left)
             if s < 0:
@@ -701,10 +847,13 @@ class LineScanner:
         return None
 
     @staticmethod
-    def _walk_back_py(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int = -1) -> Stamp | None:
+    def _walk_back_py(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int = -1,
+                      limit: int | None = None) -> Stamp | None:
         """_walk_back parsing every line (without the C module, and FIRSTFAULT_FASTPATH=0)."""
         n = 0
-        while end > 0 and n < BACKWALK_LINES:
+        if limit is None:
+            limit = BACKWALK_LINES
+        while end > 0 and n < limit:
             s = buf.rfind(b"\n", 0, end - 1) + 1
             if s <= stop:
                 return None

@@ -75,6 +75,10 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
     tp = TimeParser(ctx.tz, ctx.window_start, ctx.window_end)
     cov: dict[str, _Cov] = {}
     allocation = list(bundle.workload.nodes)
+    # A sink that keeps the events itself (an Analysis) lets the scanner count a chatty file's copies of a line
+    # (collect/fold.py); one that passes the lines on (a request, a recorder) gets every line.
+    line_fold = getattr(sink, "line_fold", None)
+    fold = line_fold() if line_fold is not None else None
     for src in bundle.sources:
         kind = src.spec.kind
         c = cov.setdefault(kind, _Cov())
@@ -94,6 +98,7 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
                     stats = analyzer.scanner(kind).scan_file(
                         sf.path, sf.rel, node=sf.node, rank=sf.rank,
                         srun_prefix=src.spec.rank_prefix == "srun", tp=tp, emit=sink.add_candidate, check=check,
+                        fold=fold,
                     )
                 lines, errs = stats.lines, stats.errors
                 if kind == "application" and sf.node and stats.last_time is not None:

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import IO, TYPE_CHECKING
 
 from firstfault.bundle import Bundle, Context, WorkloadSpec, load_bundle
+from firstfault.collect.fold import LineFold
 from firstfault.collect.scan import EventStore, Extraction, LineScanner, all_line_extractors
 from firstfault.collect.sink import collect_bundle
 from firstfault.engine.attribute import attribute
@@ -58,6 +59,10 @@ class Analysis:
 
     def add_candidate(self, c: Candidate) -> None:
         self.extraction.add_events(c, self.store)
+
+    def line_fold(self) -> LineFold:
+        """What the line scanner counts a chatty file's copies of a line through (collect/fold.py)."""
+        return LineFold(self.extraction, self.store)
 
     def add_document(self, source: str, fmt: str | None, file: str,
                      data: bytes | IO[bytes], *, node: str | None = None,

@@ -33,6 +33,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from firstfault.bundle import Bundle, ResolvedSource, SourceFile
+from firstfault.collect.fold import LineFold
 from firstfault.collect.scan import LINE_SOURCES, EventStore, Extraction, FileStats, all_line_extractors
 from firstfault.extract.base import Candidate
 from firstfault.extract.unrecognized import Folded, OfferFold, zeroed
@@ -83,7 +84,7 @@ class _Offers:
 _JOB: _Job | None = None  # set in the parent just before the fork; the workers inherit it
 
 
-def _scan_task(job: _Job, ex: Extraction, i: int) -> tuple[FileStats, list[Event]]:
+def _scan_task(job: _Job, ex: Extraction, i: int, fold: bool = True) -> tuple[FileStats, list[Event]]:
     t = job.tasks[i]
     # The file's events folded as the parent's store folds them (EventStore.add takes the counts
     # back): a chatty file sends its kept events, not a million copies.
@@ -93,7 +94,8 @@ def _scan_task(job: _Job, ex: Extraction, i: int) -> tuple[FileStats, list[Event
         ex.add_events(c, store)
 
     stats = job.analyzer.scanner(t.kind).scan_file(
-        t.path, t.rel, node=t.node, rank=t.rank, srun_prefix=t.srun, tp=job.tp, emit=emit)
+        t.path, t.rel, node=t.node, rank=t.rank, srun_prefix=t.srun, tp=job.tp, emit=emit,
+        fold=LineFold(ex, store) if fold else None)
     return stats, store.events
 
 
@@ -114,7 +116,9 @@ def _offers_of(job: _Job, i: int) -> list[_Offer]:
     """The lines of task i offered as unrecognized, one by one (read again, in this process)."""
     ex = Extraction(all_line_extractors(), hosts=job.hosts)
     rec = ex.unrecognized = _Offers()  # type: ignore[assignment]
-    _scan_task(job, ex, i)
+    # Every line read (no fold): the parent offers each as the one-process reader would, its template
+    # cache being nearly full.
+    _scan_task(job, ex, i, fold=False)
     return rec.offers
 
 

@@ -122,6 +122,16 @@ def zeroed(line: str) -> str:
     return key
 
 
+def decided_by_count(key: str) -> bool:
+    """Does a line's key (`zeroed`) hold a count whose value decides its template (`errors=0`)? Such lines are
+    templated by their very text, one by one."""
+    return _BENIGN_ZERO.search(key) is not None
+
+
+# An offer a fold counts again (collect/fold.py): the body and key of a line read in full, its host, node, rank.
+_Repeat = tuple[str, str, str | None, str | None, int | None]
+
+
 @dataclass(slots=True)
 class _Group:
     count: int = 0
@@ -212,6 +222,18 @@ class OfferFold:
         if _earlier_than(c.time is None, c.time, c.file, c.line, first[1], first[2:4]):
             e[6] = (c.time is None, c.time, c.file, c.line, c.text[:_TEXT_CLIP])
 
+    def can_repeat(self, offer: _Repeat | None) -> bool:
+        """May a copy of the line that made `offer` be counted by `repeat`? (Always: entries fold by key.)"""
+        return True
+
+    def repeat(self, body: str, key: str, host: str | None, node: str | None, rank: int | None, n: int = 1) -> None:
+        """`n` more lines of the shape `key` (a fold's copies of a line offered before, in this file, from the same
+        place), their times not read: never the entry's earliest line."""
+        e = self._entries[key]
+        self._n += n
+        e[3] += n
+        e[4] = False  # their bodies may differ from the entry's in their digits
+
     def take(self) -> list[Folded]:
         """The entries so far, in the order of their first lines, and a fresh start (the next file)."""
         # A dict keeps insertion order: that of the first lines.
@@ -283,6 +305,25 @@ class Unrecognized:
             g.where.add((c.node, host, c.rank))
         if g.first is None or _earlier(c, g.first_time, g.first):
             g.first, g.first_time = (c.file, c.line, c.text[:_TEXT_CLIP]), c.time
+
+    def can_repeat(self, offer: _Repeat | None) -> bool:
+        """May a copy of the line that made `offer` be counted by `repeat`: is its template the one the cache
+        keeps for its key (the cache had room), not its own text's?"""
+        return offer is None or offer[1] in self._cache
+
+    def repeat(self, body: str, key: str, host: str | None, node: str | None, rank: int | None, n: int = 1) -> None:
+        """`n` more lines like `body` (same key, same place), as `offer` counts them, their times not read: a
+        fold's copies (collect/fold.py) are never their group's earliest line."""
+        t = self.template(body, key)
+        if t is None:
+            return
+        g = self._groups.get(t)
+        if g is None:
+            self.overflow += n  # past MAX_GROUPS when the line read in full came
+            return
+        g.count += n
+        if len(g.where) < _WHERE_MAX:
+            g.where.add((node, host, rank))
 
     def merge(self, entries: list[Folded]) -> bool:
         """Take one file's offers as an OfferFold folded them: the result of offering its lines one

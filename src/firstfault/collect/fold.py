@@ -1,0 +1,235 @@
+"""Folding a chatty file's copies of a line: the ten-thousandth copy costs a lookup, not an extraction.
+
+A dataloader that prints "Error fetching batch N" two million times, an NCCL
+socket retrying every few milliseconds, a NIC driver's harmless warning on
+every poll: each copy passes the prefilter and used to go through the whole
+extraction (prefix layers, timestamp, a dozen extractors, the unrecognized
+templates) only to add one to a count the verdict already holds. This module
+lets the line scanner count such copies instead, under rules that keep the
+verdict what reading every copy gives:
+
+- A line's *shape* is its bytes with every digit made `0` (the same length,
+  the same letters). Shapes are followed per file, so per stream of state.
+- The first copies of a shape are read in full, and each reading's *outcome*
+  is kept: the drafts it gave (kind, every field, device, rank, host),
+  whether an extractor claimed the line, and the unrecognized group it was
+  offered to. A shape folds only after WARM copies in a row gave the same
+  outcome, and only while every event signature of that outcome is past the
+  EventStore's cap (a folded copy is counted on the last kept event, exactly
+  as a read copy past the cap is).
+- Only the digits that already varied between copies read in full, with the
+  outcome unchanged, may vary in a folded copy (tracked bit by bit). A copy
+  whose other digits differ (an Xid 79 after thirty Xid 13 of the same
+  shape, a rank, an exit code, a count of 0) is read in full; if its outcome
+  is the same its digits join the varied ones, else the shape starts over.
+- Extractors keep per-stream state keyed by line numbers (the last NCCL
+  report, a traceback in progress). So the last folded copy before a line
+  that does not fold, and the file's last, are read in full instead of
+  counted: the state then holds what the last copy wrote, as when every
+  copy is read. And any line read in full whose outcome is new for its
+  shape (a new shape, a real error) may have changed the state the folded
+  shapes were checked against: each shape is read in full once more, with
+  the same outcome, before it folds again.
+- A folded copy's time is not read, so it is never its unrecognized group's
+  earliest line (a copy read in full before it always is, or an earlier line).
+
+Off with the other fast paths (`FIRSTFAULT_FASTPATH=0`): tests/test_fold.py
+compares the two on chatty files built to break each rule above.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from firstfault.collect.scan import EventStore, Extraction
+    from firstfault.extract.base import Candidate
+
+WARM: Final = 16  # copies in a row with one outcome, read in full, before a shape folds
+MAX_SHAPES: Final = 4096  # shapes followed per file; lines of further shapes are read in full
+MAX_VARIANTS: Final = 16  # outcomes followed per shape
+MAX_LINE: Final = 2000  # bytes: longer lines are read in full (their shape is not kept)
+
+_ZERO: Final = bytes.maketrans(b"123456789", b"000000000")
+
+# The outcome of reading one line, to compare copies: the drafts (kind, fields, device, rank, host),
+# claimed, and the unrecognized offer (its key, host, node, rank) or None.
+Outcome = tuple[tuple[tuple[object, ...], ...], bool, tuple[object, ...] | None]
+# An EventStore signature with the weight a copy adds to it.
+Signature = tuple[tuple[object, ...], int]
+
+
+@dataclass(slots=True)
+class Reading:
+    """What the extraction reports about one line it read in full (Extraction.add_events_read)."""
+
+    outcome: Outcome
+    signatures: tuple[Signature, ...]
+    offer: tuple[str, str, str | None, str | None, int | None] | None  # body, key, host, node, rank
+    foldable: bool  # False: copies of this line must each be read (a count of 0 decides its template)
+
+
+@dataclass(slots=True)
+class _Variant:
+    """Copies of one shape that read to one outcome (a shape may have several: one per GPU of an NCCL line)."""
+
+    rep: int  # the bytes of the first copy read to this outcome, as one integer
+    hits: list[int] | None  # the prefilter's literal hits on it
+    reading: Reading
+    reads: int  # copies read in full to this outcome
+    varied: int  # the bits in which they differed from rep
+    epoch: int  # the file's epoch when a copy was last read to this outcome
+    same_hits: bool  # every line of its shape has its prefilter hits (the shape holds no digit-bearing literal)
+    past_cap: bool = False  # every signature of the outcome is past the store's cap (once true, always)
+    counted: int = 0  # copies counted and not yet added to the store and the unrecognized groups
+    fixed: int = -1  # ~varied: the bits a copy shares with rep
+    rep_fixed: int = 0  # rep & fixed
+
+    def __post_init__(self) -> None:
+        self.fixed = ~self.varied
+        self.rep_fixed = self.rep & self.fixed
+
+    def widen(self, x: int) -> None:
+        self.varied |= x ^ self.rep
+        self.fixed = ~self.varied
+        self.rep_fixed = self.rep & self.fixed
+
+    def holds(self, x: int) -> bool:
+        """Does a copy with bytes `x` differ from rep only in bits that varied?"""
+        return x & self.fixed == self.rep_fixed
+
+
+class _Shape:
+    """The variants of one shape, indexed by the bits none of them lets vary."""
+
+    __slots__ = ("fixed", "index", "stable", "variants")
+
+    def __init__(self) -> None:
+        self.variants: list[_Variant] = []
+        self.fixed = -1
+        self.index: dict[int, list[_Variant]] = {}
+        # False: copies with the same bits read to different outcomes (the outcome hangs on the state, or the
+        # time, not on the line alone): the shape's copies are all read, in this file.
+        self.stable = True
+
+    def reindex(self) -> None:
+        varied = 0
+        for v in self.variants:
+            varied |= v.varied
+        self.fixed = ~varied
+        self.index = {}
+        for v in self.variants:
+            self.index.setdefault(v.rep & self.fixed, []).append(v)
+        if any(w is not v and w.holds(v.rep) for v in self.variants for w in self.variants):
+            self.stable = False
+            self.index = {}
+
+
+class LineFold:
+    """One file's shapes, for the scanner (collect/scan.py): `fold` says whether a copy may be counted,
+    `read` reads a line in full and keeps its outcome, `count` counts a copy."""
+
+    __slots__ = ("_counted", "_digit_words", "_epoch", "_shapes", "extraction", "store")
+
+    def __init__(self, extraction: Extraction, store: EventStore) -> None:
+        self.extraction = extraction
+        self.store = store
+        self._shapes: dict[bytes, _Shape] = {}
+        self._epoch = 0
+        self._counted: list[_Variant] = []
+        self._digit_words: tuple[bytes, ...] = ()
+
+    def start_file(self, digit_words: tuple[bytes, ...] = ()) -> None:
+        """A new file, whose scanner's prefilter words that hold a digit are `digit_words` (their digits zeroed)."""
+        self._shapes = {}
+        self._epoch = 0
+        self._digit_words = digit_words
+
+    def end_file(self) -> None:
+        """Add the counted copies to the store and the unrecognized groups. Adding them once a file gives what
+        adding each as it came gives: they add to counts and to signatures past the cap (nothing a later line's
+        reading looks at but the cap, which they are past), and to places their groups already hold."""
+        put = self.store.repeat
+        for v in self._counted:
+            n, v.counted = v.counted, 0
+            for key, weight in v.reading.signatures:
+                put(key, weight * n, n)
+            if v.reading.offer is not None:
+                self.extraction.unrecognized.repeat(*v.reading.offer, n)
+        self._counted = []
+
+    def fold(self, raw: bytes, hits: list[int] | None) -> _Variant | None:
+        """The variant whose outcome a copy `raw` (its prefilter hits `hits`) has, when it may be counted."""
+        v = self.fold_copy(raw, False)
+        return v if v is not None and hits == v.hits else None
+
+    def fold_copy(self, raw: bytes, unscanned: bool = True) -> _Variant | None:
+        """fold() for a line not searched for the prefilter's words (`unscanned`): it may be counted only where
+        its shape tells its hits."""
+        if len(raw) > MAX_LINE:
+            return None
+        sh = self._shapes.get(raw.translate(_ZERO))
+        if sh is None:
+            return None
+        x = int.from_bytes(raw)
+        for v in sh.index.get(x & sh.fixed, ()):
+            if not v.holds(x):
+                continue
+            if v.epoch != self._epoch or v.reads < WARM or not v.reading.foldable or (unscanned and not v.same_hits):
+                return None
+            if not v.past_cap:
+                counts, cap = self.store.counts, self.store.cap
+                if any(counts.get(k, 0) < cap for k, _ in v.reading.signatures):
+                    return None
+                if not self.extraction.unrecognized.can_repeat(v.reading.offer):
+                    return None
+                v.past_cap = True
+            return v
+        return None
+
+    def count(self, v: _Variant) -> None:
+        """One more copy of `v`'s line, counted as reading it would count it (added at the file's end)."""
+        if not v.counted:
+            self._counted.append(v)
+        v.counted += 1
+
+    def read(self, c: Candidate, raw: bytes, hits: list[int] | None) -> None:
+        """Read candidate `c` (whose line is `raw`) in full, and keep its outcome for its shape."""
+        r = self.extraction.add_events_read(c, self.store)
+        if len(raw) > MAX_LINE:
+            self._epoch += 1
+            return
+        key = raw.translate(_ZERO)
+        sh = self._shapes.get(key)
+        if sh is not None and not sh.stable:  # its lines are read, and each may have changed the state
+            self._epoch += 1
+            return
+        x = int.from_bytes(raw)
+        if sh is not None:
+            for v in sh.variants:
+                if r.outcome == v.reading.outcome and hits == v.hits:
+                    v.reads += 1
+                    v.epoch = self._epoch
+                    if not v.holds(x):
+                        v.widen(x)
+                        sh.reindex()
+                    elif any(w is not v and w.holds(x) for w in sh.variants):
+                        sh.stable = False
+                        sh.index = {}
+                    return
+        # A new outcome for this shape: whatever it did to the per-stream state, the other variants were
+        # checked against the state before it.
+        self._epoch += 1
+        if sh is None:
+            if len(self._shapes) >= MAX_SHAPES:
+                return
+            sh = self._shapes[key] = _Shape()
+        if any(v.holds(x) for v in sh.variants):
+            # Bits another outcome was read for: this shape's outcome hangs on more than its line.
+            sh.stable = False
+            sh.index = {}
+        elif len(sh.variants) < MAX_VARIANTS:
+            same_hits = not any(w in key for w in self._digit_words)
+            sh.variants.append(_Variant(x, hits, r, 1, 0, self._epoch, same_hits))
+            sh.reindex()
