@@ -73,6 +73,22 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def test_a_chatty_bundle_gets_one_verdict_for_one_and_two_workers(analyzer: Analyzer, tmp_path: Path) -> None:
+    """Workers fold their files' copies (collect/fold.py) and their unrecognized offers (OfferFold.repeat): the
+    verdict is the one process's, and the one of reading every line."""
+    from firstfault.extract import memo
+    from tests import chatty
+
+    case = chatty.two_ranks_and_a_kernel(tmp_path)
+    one = _verdict(analyzer, case.path, 1)
+    # The dataloader lines of both ranks in one unrecognized group: rank 0's every other of 5,000, rank 1's two of
+    # every three of 4,000.
+    assert '"count": 5166' in one
+    assert _verdict(analyzer, case.path, 2) == one
+    with memo.fastpath(False):
+        assert _verdict(analyzer, case.path, 2) == one
+
+
 def test_a_generated_job_gets_one_verdict_for_one_and_two_workers(analyzer: Analyzer, generated: Path) -> None:
     one = _verdict(analyzer, generated, 1)
     assert '"attributed_domain": "hardware"' in one  # the generator's Xid 79 is found, not an empty verdict

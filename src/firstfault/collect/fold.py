@@ -11,12 +11,15 @@ verdict what reading every copy gives:
 - A line's *shape* is its bytes with every digit made `0` (the same length,
   the same letters). Shapes are followed per file, so per stream of state.
 - The first copies of a shape are read in full, and each reading's *outcome*
-  is kept: the drafts it gave (kind, every field, device, rank, host),
-  whether an extractor claimed the line, and the unrecognized group it was
-  offered to. A shape folds only after WARM copies in a row gave the same
-  outcome, and only while every event signature of that outcome is past the
-  EventStore's cap (a folded copy is counted on the last kept event, exactly
-  as a read copy past the cap is).
+  is kept: the event signatures its drafts have (kind, source, file, node,
+  rank, device and the key field: EventStore's) with their weights, whether
+  an extractor claimed the line, and the unrecognized group it was offered
+  to. Copies that read to one outcome form a variant of the shape (one per
+  GPU of an NCCL line, say). A variant folds only after WARM copies read to
+  its outcome, and only while every signature of that outcome is past the
+  EventStore's cap: a copy is then counted on the last kept event of each,
+  exactly as a copy read in full past the cap is, and its other fields (a
+  pid) are never seen, whether read or not.
 - Only the digits that already varied between copies read in full, with the
   outcome unchanged, may vary in a folded copy (tracked bit by bit). A copy
   whose other digits differ (an Xid 79 after thirty Xid 13 of the same
@@ -53,11 +56,11 @@ MAX_LINE: Final = 2000  # bytes: longer lines are read in full (their shape is n
 
 _ZERO: Final = bytes.maketrans(b"123456789", b"000000000")
 
-# The outcome of reading one line, to compare copies: the drafts (kind, fields, device, rank, host),
-# claimed, and the unrecognized offer (its key, host, node, rank) or None.
-Outcome = tuple[tuple[tuple[object, ...], ...], bool, tuple[object, ...] | None]
 # An EventStore signature with the weight a copy adds to it.
 Signature = tuple[tuple[object, ...], int]
+# The outcome of reading one line, to compare copies: what a copy past the store's cap leaves (its
+# signatures with their weights), claimed, and the unrecognized offer (its key, host, node, rank) or None.
+Outcome = tuple[tuple[Signature, ...], bool, tuple[object, ...] | None]
 
 
 @dataclass(slots=True)

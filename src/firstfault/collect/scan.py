@@ -500,14 +500,12 @@ class Extraction:
         """add_events, and what the line gave (collect/fold.py compares the copies of a line by it)."""
         self._offered = None
         drafts, ctx = self.drafts(c)
-        out: list[tuple[object, ...]] = []
         sigs: list[Signature] = []
         if drafts and ctx is not None:
             store.add_drafts(drafts, ctx, c.text[:TEXT_CLIP])
             key = EventStore._key
             for d in drafts:
                 rank = d.rank if d.rank is not None else ctx.rank
-                out.append((d.kind, tuple(d.fields.items()), d.device, rank, d.host or ctx.host))
                 sigs.append((key(d.kind, ctx.source, ctx.file, ctx.node, rank, d.device, d.fields),
                              int(d.fields.get("repeat") or 1)))
         offer = None
@@ -518,8 +516,8 @@ class Extraction:
             zkey = zeroed(body)
             offer = (body, zkey, host, c.node, c.rank)
             foldable = not decided_by_count(zkey)
-        outcome = (tuple(out), ctx.claimed if ctx is not None else False,
-                   None if offer is None else offer[1:])
+        # Past the store's cap a copy is its signatures and weights, whatever its other fields (a pid).
+        outcome = (tuple(sigs), ctx.claimed if ctx is not None else False, None if offer is None else offer[1:])
         return Reading(outcome, tuple(sigs), offer, foldable)
 
     def drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:

@@ -1,0 +1,199 @@
+"""Chatty evidence bundles for the fold (collect/fold.py): thousands of copies of a few lines, with the one
+line that matters somewhere among them, each built to break one of the fold's rules.
+
+Every builder returns the bundle directory and what its verdict must hold, decided from the construction:
+the fold must find the same thing reading every line finds (tests/test_fold.py, tests/test_parallel.py).
+The noise lines follow real wordings: a dataloader's retry warning, NCCL's socket retry (NCCL 2.18
+net_socket.cc), the NVRM Xid line, the srun --label prefix.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+T0 = datetime(2026, 11, 2, 10, 0, 0, tzinfo=UTC)
+
+
+@dataclass
+class Chatty:
+    path: Path
+    expect: dict[str, object] = field(default_factory=dict)  # what the verdict must hold
+
+
+def _workload(out: Path, sources: str, nodes: str = "[node-01]", ranks: str = "{node-01: 0-7}") -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "workload.yaml").write_text(
+        "apiVersion: firstfault/v1\n"
+        "workload:\n  id: '5150'\n  name: chatty\n  scheduler: slurm\n"
+        "  window: {start: '2026-11-02T09:59:00Z', end: '2026-11-02T12:00:00Z'}\n"
+        f"  nodes: {nodes}\n  ranks: {ranks}\n  timezone: UTC\n"
+        f"sources:\n{sources}", encoding="utf-8")
+
+
+def _iso(t: datetime) -> str:
+    return t.strftime("%Y-%m-%d %H:%M:%S,") + f"{t.microsecond // 1000:03d}"
+
+
+def _bsd(t: datetime) -> str:
+    return t.strftime("%b %e %H:%M:%S")
+
+
+def _dataloader(rng: random.Random, t: datetime, i: int) -> str:
+    return (f"{_iso(t)} WARNING [dataloader] Error fetching batch {i} from shard-{rng.randrange(100000):05d}.tar: "
+            "ConnectionError: HTTPSConnectionPool(host='store.internal', port=443): Read timed out. (read timeout=30)")
+
+
+def _nccl_retry(rng: random.Random, dev: int | None = None) -> str:
+    d = rng.randrange(8) if dev is None else dev
+    return (f"node-01:{41000 + rng.randrange(8)}:{41100 + rng.randrange(8)} [{d}] NCCL WARN NET/Socket : "
+            "Call to connect returned Connection refused, retrying")
+
+
+def noise_then_cuda_error(root: Path, before: int = 3000, after: int = 2000) -> Chatty:
+    """A rank's log of dataloader and NCCL retries, a CUDA error with its traceback among them, more noise."""
+    out = root / "noise-then-cuda-error"
+    _workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
+    rng = random.Random(11)
+    lines: list[str] = []
+    t = T0
+    for i in range(before):
+        t += timedelta(milliseconds=7)
+        lines.append(_dataloader(rng, t, i) if i % 2 == 0 else _nccl_retry(rng))
+    fault_line = len(lines) + 6  # the RuntimeError line, 1-based
+    lines += [
+        "Traceback (most recent call last):",
+        '  File "/workspace/train.py", line 212, in <module>',
+        "    loss = model(batch).loss",
+        '  File "/workspace/model.py", line 88, in forward',
+        "    out = self.attn(x)",
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+        "might be incorrect.",
+    ]
+    for i in range(before, before + after):
+        t += timedelta(milliseconds=7)
+        lines.append(_dataloader(rng, t, i) if i % 2 == 0 else _nccl_retry(rng))
+    (out / "app").mkdir()
+    (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"evidence_line": ("app/rank-0.log", fault_line)})
+
+
+def xid_behind_its_own_shape(root: Path, copies: int = 600) -> Chatty:
+    """A kernel log of Xid 13 lines and, among them, one Xid 79 of the very same shape (digit for digit)."""
+    out = root / "xid-behind-its-shape"
+    _workload(out, "- {kind: kernel, path: 'nodes/{node}/kern.log'}\n")
+    rng = random.Random(12)
+    lines: list[str] = []
+    t = T0
+    at = copies // 2
+    for i in range(copies):
+        t += timedelta(milliseconds=900)
+        xid = 79 if i == at else 13
+        lines.append(f"{_bsd(t)} node-01 kernel: [{618000 + i}.{rng.randrange(1000000):06d}] NVRM: Xid "
+                     f"(PCI:0000:3b:00): {xid}, pid={20000 + rng.randrange(9999)}, name=python3, Ch 00000008")
+    (out / "nodes" / "node-01").mkdir(parents=True)
+    (out / "nodes" / "node-01" / "kern.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"evidence_line": ("nodes/node-01/kern.log", at + 1), "xid79": True})
+
+
+def srun_labelled_ranks(root: Path, rounds: int = 500) -> Chatty:
+    """One srun --label file for 8 ranks: every rank's NCCL retries (the rank is in the label's digits), then
+    rank 5 alone reports a remote error, then more retries."""
+    out = root / "srun-labelled"
+    _workload(out, "- {kind: application, path: 'slurm-5150.out', rank_prefix: srun}\n")
+    rng = random.Random(13)
+    lines: list[str] = []
+    for r in range(rounds):
+        for rank in range(8):
+            lines.append(f"{rank}: " + _nccl_retry(rng, dev=rank))
+        if r == rounds // 2:
+            lines.append("5: node-01:41005:41105 [5] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion "
+                         "from peer 10.0.0.2<41565> with status=12 opcode=0 len=0 vendor err 129 (Recv)")
+            fault_line = len(lines)
+    (out / "slurm-5150.out").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"evidence_line": ("slurm-5150.out", fault_line), "rank": 5})
+
+
+def count_of_zero(root: Path, copies: int = 600) -> Chatty:
+    """`errors=0` (benign) hundreds of times, then `errors=7` of the same shape once: the one to list."""
+    out = root / "count-of-zero"
+    _workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
+    rng = random.Random(14)
+    lines: list[str] = []
+    t = T0
+    at = copies * 2 // 3
+    for i in range(copies):
+        t += timedelta(milliseconds=250)
+        n = 7 if i == at else 0
+        lines.append(f"{_iso(t)} WARNING [health] link check {i % 10} done: errors={n} drops={rng.randrange(90) + 10}")
+    (out / "app").mkdir()
+    (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"unrecognized_line": ("app/rank-0.log", at + 1)})
+
+
+def unstamped_burst(root: Path, copies: int = 1500) -> Chatty:
+    """A stamped line, unstamped NCCL retries, another stamped line, a thousand more retries, then an unstamped
+    NCCL error: its time is the second stamped line's, found by walking back over every copy the fold did not
+    read (the walk's own limit is 400 lines)."""
+    out = root / "unstamped-burst"
+    _workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
+    rng = random.Random(15)
+    stamp = T0 + timedelta(minutes=3, seconds=7, milliseconds=250)
+    lines = [f"{_iso(stamp)} INFO [trainer] step 1200 started"]
+    for i in range(copies):
+        lines.append(_nccl_retry(rng))
+        if i == copies // 3:
+            lines.append(f"{_iso(stamp + timedelta(seconds=1))} INFO [trainer] step 1201 started")
+    lines.append("node-01:41002:41106 [2] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer "
+                 "10.0.0.2<41565> with status=12 opcode=0 len=0 vendor err 129 (Recv)")
+    (out / "app").mkdir()
+    (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"evidence_line": ("app/rank-0.log", len(lines)),
+                        "evidence_time": (stamp + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")})
+
+
+def two_ranks_and_a_kernel(root: Path) -> Chatty:
+    """Three files (for the parallel reader): two ranks' chatty logs, one with the CUDA error, and the node's
+    kernel log of Xid 13 copies with the one Xid 79 among them."""
+    out = root / "two-ranks-and-a-kernel"
+    _workload(out, "- {kind: kernel, path: 'nodes/{node}/kern.log'}\n"
+                   "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-1}")
+    one = noise_then_cuda_error(root / "parts")
+    xid = xid_behind_its_own_shape(root / "parts")
+    (out / "app").mkdir()
+    (out / "app" / "rank-0.log").write_bytes((one.path / "app" / "rank-0.log").read_bytes())
+    rng = random.Random(16)
+    t = T0
+    lines = []
+    for i in range(4000):
+        t += timedelta(milliseconds=5)
+        lines.append(_dataloader(rng, t, i) if i % 3 else _nccl_retry(rng))
+    (out / "app" / "rank-1.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out / "nodes" / "node-01").mkdir(parents=True)
+    (out / "nodes" / "node-01" / "kern.log").write_bytes((xid.path / "nodes" / "node-01" / "kern.log").read_bytes())
+    return Chatty(out, {"evidence_line": xid.expect["evidence_line"], "xid79": True})
+
+
+def what_after_terminate(root: Path, copies: int = 800) -> Chatty:
+    """`what():` lines printed again and again with no terminate before them (unrecognized), then the line
+    `terminate called after throwing an instance of ...`: the `what():` right after it is that exception's
+    message, read with the state the terminate line left, not counted as one more copy."""
+    out = root / "what-after-terminate"
+    _workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
+    lines: list[str] = []
+    at = copies // 2
+    for i in range(copies):
+        if i == at:
+            lines.append("terminate called after throwing an instance of 'c10::DistBackendError'")
+            fault_line = len(lines) + 1
+        # The counters cycle: every digit value the line after the terminate holds was read, and folded, before.
+        lines.append(f"  what():  [PG ID 0 PG GUID 0(default_pg) Rank 0] Error: request {1000 + i % 64} failed with "
+                     f"code 1 after {2000 + i * 7 % 100} ms")
+    (out / "app").mkdir()
+    (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # After the terminate the copies read to other outcomes for a while (the state it left): the shape is then
+    # read line by line, so only the copies before it fold.
+    return Chatty(out, {"evidence_line": ("app/rank-0.log", fault_line), "min_folded": copies // 3})

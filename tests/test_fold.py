@@ -1,0 +1,101 @@
+"""The fold (collect/fold.py) counts a chatty file's copies of a line instead of reading them: the verdict must
+be the bytes that reading every line gives (the fast paths off), on bundles built to break each of its rules,
+and the line that matters must be found among the copies (tests/chatty.py says where it is)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from firstfault.bundle import load_bundle
+from firstfault.collect import fold
+from firstfault.collect.wire import request_from_bundle
+from firstfault.engine.analyze import Analyzer, analyze_request
+from firstfault.extract import memo
+from tests import chatty
+
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+BUILDERS: list[Callable[[Path], chatty.Chatty]] = [
+    chatty.noise_then_cuda_error, chatty.xid_behind_its_own_shape, chatty.srun_labelled_ranks, chatty.count_of_zero,
+    chatty.unstamped_burst, chatty.two_ranks_and_a_kernel, chatty.what_after_terminate,
+]
+
+
+@pytest.fixture(scope="module")
+def analyzer() -> Analyzer:
+    return Analyzer()
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many copies the fold counts (a list of one, filled as it runs)."""
+    n = [0]
+    count = fold.LineFold.count
+
+    def counting(self: fold.LineFold, v: fold._Variant) -> None:
+        n[0] += 1
+        count(self, v)
+
+    monkeypatch.setattr(fold.LineFold, "count", counting)
+    return n
+
+
+@pytest.mark.parametrize("build", BUILDERS, ids=lambda b: b.__name__)
+def test_a_chatty_bundle_gets_the_verdict_of_reading_every_line(
+        build: Callable[[Path], chatty.Chatty], analyzer: Analyzer, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    case = build(tmp_path)
+    with memo.fastpath(False):
+        every = analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2)
+    counted = _counted(monkeypatch)
+    with memo.fastpath(True):
+        folded = analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2)
+    assert folded == every
+    v = json.loads(folded)
+    if build is chatty.count_of_zero:
+        assert counted[0] == 0  # a count of 0 decides the template: every copy is read
+    else:
+        least = int(case.expect.get("min_folded", 500))  # type: ignore[call-overload]
+        assert counted[0] >= least, "the fold did not engage: the test would prove nothing"
+    evidence = {(e["file"], e["line"]): e for e in v["evidence"]}
+    if "evidence_line" in case.expect:
+        assert case.expect["evidence_line"] in evidence, sorted(evidence)
+    e = evidence.get(case.expect.get("evidence_line"))  # type: ignore[arg-type]
+    if "rank" in case.expect:
+        assert e is not None and e["rank"] == case.expect["rank"]
+    if "evidence_time" in case.expect:
+        assert e is not None and e["time"] == case.expect["evidence_time"]
+    if "xid79" in case.expect:
+        assert e is not None and ": 79," in e["text"] and e["event"] == "gpu.xid"
+    if "unrecognized_line" in case.expect:
+        firsts = {(u["first"]["file"], u["first"]["line"]) for u in v["unrecognized"]}
+        assert case.expect["unrecognized_line"] in firsts
+
+
+def test_the_service_reading_every_line_agrees_with_the_fold(analyzer: Analyzer, tmp_path: Path) -> None:
+    """A request's candidates are never folded (the Service reads each): same verdict as the embedded fold."""
+    case = chatty.two_ranks_and_a_kernel(tmp_path)
+    embedded = analyzer.analyze_path(str(case.path), now=NOW)
+    served = analyze_request(analyzer, request_from_bundle(analyzer, load_bundle(str(case.path))), now=NOW)
+    assert served.model_dump_json(indent=2) == embedded.model_dump_json(indent=2)
+
+
+def test_copies_below_the_cap_are_read_and_kept(analyzer: Analyzer, tmp_path: Path) -> None:
+    """The store keeps the first 32 events of a signature with their own lines: the fold starts after them."""
+    case = chatty.unstamped_burst(tmp_path)
+    analysis = analyzer.start(load_bundle(str(case.path)).context)
+    from firstfault.collect.sink import collect_bundle
+
+    collect_bundle(analyzer, load_bundle(str(case.path)), analysis)
+    retries = [ev for ev in analysis.store.events if ev.kind == "nccl.remote_error"]
+    kept_by_device: dict[str | None, list[int]] = {}
+    for ev in retries:
+        kept_by_device.setdefault(ev.device, []).append(ev.evidence.line or 0)
+    assert all(len(lines) == analysis.store.cap for lines in kept_by_device.values()), kept_by_device
+    # Every retry line is counted once: the kept events and the repeats on the last kept one of each device.
+    last = {d: max(lines) for d, lines in kept_by_device.items()}
+    counted = sum(int(ev.fields.get("repeat") or 1) - 1 for ev in retries if ev.evidence.line == last[ev.device])
+    assert len(retries) + counted == 1500
