@@ -31,15 +31,15 @@ def analyzer() -> Analyzer:
 
 
 def _counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many copies the fold counts (a list of one, filled as it runs)."""
+    """How many copies the fold counts (a list of one, filled as each file ends)."""
     n = [0]
-    count = fold.LineFold.count
+    end_file = fold.LineFold.end_file
 
-    def counting(self: fold.LineFold, v: fold._Variant) -> None:
-        n[0] += 1
-        count(self, v)
+    def counting(self: fold.LineFold) -> None:
+        n[0] += sum(v.counted for sh in self._shapes.values() for v in sh.variants)
+        end_file(self)
 
-    monkeypatch.setattr(fold.LineFold, "count", counting)
+    monkeypatch.setattr(fold.LineFold, "end_file", counting)
     return n
 
 

@@ -86,16 +86,17 @@ class _Variant:
     same_hits: bool  # every line of its shape has its prefilter hits (the shape holds no digit-bearing literal)
     past_cap: bool = False  # every signature of the outcome is past the store's cap (once true, always)
     counted: int = 0  # copies counted and not yet added to the store and the unrecognized groups
+    ready: int = -1  # the epoch in which it was last found ready to fold (WARM reads, past the cap, ...)
     fixed: int = -1  # ~varied: the bits a copy shares with rep
     rep_fixed: int = 0  # rep & fixed
 
     def __post_init__(self) -> None:
-        self.fixed = ~self.varied
-        self.rep_fixed = self.rep & self.fixed
+        self.widen(self.rep)
 
     def widen(self, x: int) -> None:
         self.varied |= x ^ self.rep
-        self.fixed = ~self.varied
+        # A positive mask (the line's bytes all set, less the varied bits): `&` with a negative int converts it.
+        self.fixed = ((1 << -(-self.rep.bit_length() // 8) * 8) - 1) & ~self.varied
         self.rep_fixed = self.rep & self.fixed
 
     def holds(self, x: int) -> bool:
@@ -106,12 +107,13 @@ class _Variant:
 class _Shape:
     """The variants of one shape, indexed by the bits none of them lets vary."""
 
-    __slots__ = ("fixed", "index", "stable", "variants")
+    __slots__ = ("fixed", "index", "last", "stable", "variants")
 
     def __init__(self) -> None:
         self.variants: list[_Variant] = []
         self.fixed = -1
         self.index: dict[int, list[_Variant]] = {}
+        self.last: _Variant | None = None  # the variant a copy was last counted on (looked at first)
         # False: copies with the same bits read to different outcomes (the outcome hangs on the state, or the
         # time, not on the line alone): the shape's copies are all read, in this file.
         self.stable = True
@@ -120,7 +122,8 @@ class _Shape:
         varied = 0
         for v in self.variants:
             varied |= v.varied
-        self.fixed = ~varied
+        self.fixed = ((1 << -(-self.variants[0].rep.bit_length() // 8) * 8) - 1) & ~varied if self.variants else -1
+        self.last = None
         self.index = {}
         for v in self.variants:
             self.index.setdefault(v.rep & self.fixed, []).append(v)
@@ -133,14 +136,13 @@ class LineFold:
     """One file's shapes, for the scanner (collect/scan.py): `fold` says whether a copy may be counted,
     `read` reads a line in full and keeps its outcome, `count` counts a copy."""
 
-    __slots__ = ("_counted", "_digit_words", "_epoch", "_shapes", "extraction", "store")
+    __slots__ = ("_digit_words", "_epoch", "_shapes", "extraction", "store")
 
     def __init__(self, extraction: Extraction, store: EventStore) -> None:
         self.extraction = extraction
         self.store = store
         self._shapes: dict[bytes, _Shape] = {}
         self._epoch = 0
-        self._counted: list[_Variant] = []
         self._digit_words: tuple[bytes, ...] = ()
 
     def start_file(self, digit_words: tuple[bytes, ...] = ()) -> None:
@@ -154,13 +156,15 @@ class LineFold:
         adding each as it came gives: they add to counts and to signatures past the cap (nothing a later line's
         reading looks at but the cap, which they are past), and to places their groups already hold."""
         put = self.store.repeat
-        for v in self._counted:
-            n, v.counted = v.counted, 0
-            for key, weight in v.reading.signatures:
-                put(key, weight * n, n)
-            if v.reading.offer is not None:
-                self.extraction.unrecognized.repeat(*v.reading.offer, n)
-        self._counted = []
+        for sh in self._shapes.values():
+            for v in sh.variants:
+                n, v.counted = v.counted, 0
+                if not n:
+                    continue
+                for key, weight in v.reading.signatures:
+                    put(key, weight * n, n)
+                if v.reading.offer is not None:
+                    self.extraction.unrecognized.repeat(*v.reading.offer, n)
 
     def fold(self, raw: bytes, hits: list[int] | None) -> _Variant | None:
         """The variant whose outcome a copy `raw` (its prefilter hits `hits`) has, when it may be counted."""
@@ -176,9 +180,15 @@ class LineFold:
         if sh is None:
             return None
         x = int.from_bytes(raw)
+        v = sh.last
+        if v is not None and x & v.fixed == v.rep_fixed and v.ready == self._epoch and (v.same_hits or not unscanned):
+            return v
         for v in sh.index.get(x & sh.fixed, ()):
-            if not v.holds(x):
+            if x & v.fixed != v.rep_fixed:
                 continue
+            if v.ready == self._epoch and (v.same_hits or not unscanned):
+                sh.last = v
+                return v
             if v.epoch != self._epoch or v.reads < WARM or not v.reading.foldable or (unscanned and not v.same_hits):
                 return None
             if not v.past_cap:
@@ -188,13 +198,13 @@ class LineFold:
                 if not self.extraction.unrecognized.can_repeat(v.reading.offer):
                     return None
                 v.past_cap = True
+            v.ready = self._epoch
+            sh.last = v
             return v
         return None
 
     def count(self, v: _Variant) -> None:
         """One more copy of `v`'s line, counted as reading it would count it (added at the file's end)."""
-        if not v.counted:
-            self._counted.append(v)
         v.counted += 1
 
     def read(self, c: Candidate, raw: bytes, hits: list[int] | None) -> None:

@@ -768,25 +768,25 @@ class LineScanner:
             if dense and fold is not None:
                 # Most lines are copies the fold counts: a copy is known by its shape alone, so each line is
                 # looked up, and only the others are searched for the prefilter's words, one by one.
-                find, ids_of, fold_copy = buf.find, self.matcher.line_ids, fold.fold_copy
-                s, end = 0, len(buf)
-                while s < end:
-                    e = find(b"\n", s)
+                ids_of, fold_copy = self.matcher.line_ids, fold.fold_copy
+                s = 0
+                for raw in buf.split(b"\n")[:-1]:  # the buffer ends with a newline: the last piece is empty
                     line_no += 1
-                    v = fold_copy(buf[s:e])
+                    v = fold_copy(raw)
                     if v is not None:
-                        stats.candidates += 1
                         folded += 1
                         if held_variant is not None:
-                            fold.count(held_variant)
+                            held_variant.counted += 1  # LineFold.count, without the call
                         held_variant = v
-                        held = (s, e, line_no, v.hits, prev_start, prev_t, have_prev)
+                        # What else the held copy's reading needs (prev_*) stays as it is until it is read.
+                        held = (s, s + len(raw), line_no, v.hits, prev_start, prev_t, have_prev)
                     else:
-                        ids = ids_of(buf[s:e])
+                        ids = ids_of(raw)
                         if ids is None or ids:
                             stats.candidates += 1
-                            take(buf, s, e, line_no, ids)
-                    s = e + 1
+                            take(buf, s, s + len(raw), line_no, ids)
+                    s += len(raw) + 1
+                stats.candidates += folded
             else:
                 starts, hit_ids = self.matcher.line_hits(buf)
                 line_no += 1
