@@ -197,3 +197,19 @@ def what_after_terminate(root: Path, copies: int = 800) -> Chatty:
     # After the terminate the copies read to other outcomes for a while (the state it left): the shape is then
     # read line by line, so only the copies before it fold.
     return Chatty(out, {"evidence_line": ("app/rank-0.log", fault_line), "min_folded": copies // 3})
+
+
+def not_utf8(root: Path, copies: int = 600) -> Chatty:
+    """Chatty lines with a Latin-1 byte (a file written by a tool that is not UTF-8): every copy counts among the
+    file's lines that are not valid UTF-8, so none is folded."""
+    out = root / "not-utf8"
+    _workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
+    t = T0
+    lines: list[bytes] = []
+    for i in range(copies):
+        t += timedelta(milliseconds=100)
+        lines.append(f"{_iso(t)} ERROR [io] Fehler beim Lesen von Datei {1000 + i}: ".encode() + "Zugriff verweigert"
+                     .replace("u", "\u00fc", 1).encode("latin-1"))
+    (out / "app").mkdir()
+    (out / "app" / "rank-0.log").write_bytes(b"\n".join(lines) + b"\n")
+    return Chatty(out, {"bad_utf8": copies, "min_folded": 0})

@@ -21,7 +21,7 @@ from tests import chatty
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 BUILDERS: list[Callable[[Path], chatty.Chatty]] = [
     chatty.noise_then_cuda_error, chatty.xid_behind_its_own_shape, chatty.srun_labelled_ranks, chatty.count_of_zero,
-    chatty.unstamped_burst, chatty.two_ranks_and_a_kernel, chatty.what_after_terminate,
+    chatty.unstamped_burst, chatty.two_ranks_and_a_kernel, chatty.what_after_terminate, chatty.not_utf8,
 ]
 
 
@@ -55,8 +55,8 @@ def test_a_chatty_bundle_gets_the_verdict_of_reading_every_line(
         folded = analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2)
     assert folded == every
     v = json.loads(folded)
-    if build is chatty.count_of_zero:
-        assert counted[0] == 0  # a count of 0 decides the template: every copy is read
+    if build in (chatty.count_of_zero, chatty.not_utf8):
+        assert counted[0] == 0  # a count of 0 decides the template, each bad line is counted: every copy is read
     else:
         least = int(case.expect.get("min_folded", 500))  # type: ignore[call-overload]
         assert counted[0] >= least, "the fold did not engage: the test would prove nothing"
@@ -70,6 +70,8 @@ def test_a_chatty_bundle_gets_the_verdict_of_reading_every_line(
         assert e is not None and e["time"] == case.expect["evidence_time"]
     if "xid79" in case.expect:
         assert e is not None and ": 79," in e["text"] and e["event"] == "gpu.xid"
+    if "bad_utf8" in case.expect:
+        assert any(f"{case.expect['bad_utf8']} matching line(s) not valid UTF-8" in e["message"] for e in v["errors"])
     if "unrecognized_line" in case.expect:
         firsts = {(u["first"]["file"], u["first"]["line"]) for u in v["unrecognized"]}
         assert case.expect["unrecognized_line"] in firsts

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 WARM: Final = 16  # copies in a row with one outcome, read in full, before a shape folds
 MAX_SHAPES: Final = 4096  # shapes followed per file; lines of further shapes are read in full
 MAX_VARIANTS: Final = 16  # outcomes followed per shape
+MAX_BYTES: Final = 8 << 20  # the shapes' and variants' line bytes kept per file (each holds one line or two)
 MAX_LINE: Final = 2000  # bytes: longer lines are read in full (their shape is not kept)
 
 _ZERO: Final = bytes.maketrans(b"123456789", b"000000000")
@@ -136,19 +137,21 @@ class LineFold:
     """One file's shapes, for the scanner (collect/scan.py): `fold` says whether a copy may be counted,
     `read` reads a line in full and keeps its outcome, `count` counts a copy."""
 
-    __slots__ = ("_digit_words", "_epoch", "_shapes", "extraction", "store")
+    __slots__ = ("_bytes", "_digit_words", "_epoch", "_shapes", "extraction", "store")
 
     def __init__(self, extraction: Extraction, store: EventStore) -> None:
         self.extraction = extraction
         self.store = store
         self._shapes: dict[bytes, _Shape] = {}
         self._epoch = 0
+        self._bytes = 0
         self._digit_words: tuple[bytes, ...] = ()
 
     def start_file(self, digit_words: tuple[bytes, ...] = ()) -> None:
         """A new file, whose scanner's prefilter words that hold a digit are `digit_words` (their digits zeroed)."""
         self._shapes = {}
         self._epoch = 0
+        self._bytes = 0
         self._digit_words = digit_words
 
     def end_file(self) -> None:
@@ -210,6 +213,11 @@ class LineFold:
     def read(self, c: Candidate, raw: bytes, hits: list[int] | None) -> None:
         """Read candidate `c` (whose line is `raw`) in full, and keep its outcome for its shape."""
         r = self.extraction.add_events_read(c, self.store)
+        if not raw.isascii():
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:  # each copy counts in the file's bad-UTF-8 lines: all are read
+                r.foldable = False
         if len(raw) > MAX_LINE:
             self._epoch += 1
             return
@@ -234,10 +242,13 @@ class LineFold:
         # A new outcome for this shape: whatever it did to the per-stream state, the other variants were
         # checked against the state before it.
         self._epoch += 1
+        if self._bytes > MAX_BYTES:
+            return
         if sh is None:
             if len(self._shapes) >= MAX_SHAPES:
                 return
             sh = self._shapes[key] = _Shape()
+            self._bytes += len(key)
         if any(v.holds(x) for v in sh.variants):
             # Bits another outcome was read for: this shape's outcome hangs on more than its line.
             sh.stable = False
@@ -245,4 +256,5 @@ class LineFold:
         elif len(sh.variants) < MAX_VARIANTS:
             same_hits = not any(w in key for w in self._digit_words)
             sh.variants.append(_Variant(x, hits, r, 1, 0, self._epoch, same_hits))
+            self._bytes += 3 * len(raw)  # rep, fixed, rep_fixed
             sh.reindex()
