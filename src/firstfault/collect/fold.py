@@ -137,12 +137,13 @@ class LineFold:
     """One file's shapes, for the scanner (collect/scan.py): `fold` says whether a copy may be counted,
     `read` reads a line in full and keeps its outcome, `count` counts a copy."""
 
-    __slots__ = ("_bytes", "_digit_words", "_epoch", "_shapes", "extraction", "store")
+    __slots__ = ("_bytes", "_digit_words", "_epoch", "_once", "_shapes", "extraction", "store")
 
     def __init__(self, extraction: Extraction, store: EventStore) -> None:
         self.extraction = extraction
         self.store = store
         self._shapes: dict[bytes, _Shape] = {}
+        self._once: set[bytes] = set()  # shapes read once: followed from their second line
         self._epoch = 0
         self._bytes = 0
         self._digit_words: tuple[bytes, ...] = ()
@@ -150,6 +151,7 @@ class LineFold:
     def start_file(self, digit_words: tuple[bytes, ...] = ()) -> None:
         """A new file, whose scanner's prefilter words that hold a digit are `digit_words` (their digits zeroed)."""
         self._shapes = {}
+        self._once = set()
         self._epoch = 0
         self._bytes = 0
         self._digit_words = digit_words
@@ -211,21 +213,24 @@ class LineFold:
         v.counted += 1
 
     def read(self, c: Candidate, raw: bytes, hits: list[int] | None) -> None:
-        """Read candidate `c` (whose line is `raw`) in full, and keep its outcome for its shape."""
+        """Read candidate `c` (whose line is `raw`) in full, and keep its outcome for its shape (from the shape's
+        second line on: most lines of a log are the only one of their shape)."""
+        key = raw.translate(_ZERO) if len(raw) <= MAX_LINE else None
+        sh = self._shapes.get(key) if key is not None else None
+        if key is None or (sh is None and key not in self._once) or (sh is not None and not sh.stable):
+            # Whatever this line did to the per-stream state, the variants were checked against the state before.
+            self.extraction.add_events(c, self.store)
+            self._epoch += 1
+            if key is not None and sh is None and len(self._once) < MAX_SHAPES and self._bytes <= MAX_BYTES:
+                self._once.add(key)
+                self._bytes += len(key)
+            return
         r = self.extraction.add_events_read(c, self.store)
         if not raw.isascii():
             try:
                 raw.decode("utf-8")
             except UnicodeDecodeError:  # each copy counts in the file's bad-UTF-8 lines: all are read
                 r.foldable = False
-        if len(raw) > MAX_LINE:
-            self._epoch += 1
-            return
-        key = raw.translate(_ZERO)
-        sh = self._shapes.get(key)
-        if sh is not None and not sh.stable:  # its lines are read, and each may have changed the state
-            self._epoch += 1
-            return
         x = int.from_bytes(raw)
         if sh is not None:
             for v in sh.variants:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Never, cast
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
@@ -122,6 +123,7 @@ def zeroed(line: str) -> str:
     return key
 
 
+@lru_cache(maxsize=4096)
 def decided_by_count(key: str) -> bool:
     """Does a line's key (`zeroed`) hold a count whose value decides its template (`errors=0`)? Such lines are
     templated by their very text, one by one."""
