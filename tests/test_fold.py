@@ -101,3 +101,27 @@ def test_copies_below_the_cap_are_read_and_kept(analyzer: Analyzer, tmp_path: Pa
     last = {d: max(lines) for d, lines in kept_by_device.items()}
     counted = sum(int(ev.fields.get("repeat") or 1) - 1 for ev in retries if ev.evidence.line == last[ev.device])
     assert len(retries) + counted == 1500
+
+
+def test_past_its_bounds_the_fold_reads_lines_and_stays_right(
+        analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shapes, variants and bytes kept per file are bounded; a line past the bounds is read, as with no fold."""
+    case = chatty.two_ranks_and_a_kernel(tmp_path)
+    with memo.fastpath(False):
+        every = analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2)
+    kept: list[int] = []
+    end_file = fold.LineFold.end_file
+
+    def watching(self: fold.LineFold) -> None:
+        kept.append(len(self._shapes))
+        assert all(len(sh.variants) <= fold.MAX_VARIANTS for sh in self._shapes.values())
+        end_file(self)
+
+    monkeypatch.setattr(fold.LineFold, "end_file", watching)
+    for shapes, variants, size in ((1, 16, 8 << 20), (4, 2, 8 << 20), (4096, 16, 300)):
+        monkeypatch.setattr(fold, "MAX_SHAPES", shapes)
+        monkeypatch.setattr(fold, "MAX_VARIANTS", variants)
+        monkeypatch.setattr(fold, "MAX_BYTES", size)
+        kept.clear()
+        assert analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2) == every
+        assert kept and max(kept) <= shapes
