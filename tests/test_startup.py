@@ -150,3 +150,17 @@ def test_a_start_up_with_the_cache_validates_no_table_row(tmp_path: Path) -> Non
                            env=env).stdout.split() for _ in range(2)]
     assert runs[0] == ["fallen_off_bus", "True", "True"]  # the first run validated them (and filled the cache)
     assert runs[1] == ["fallen_off_bus", "False", "False"]
+
+
+def test_a_one_shot_command_looks_for_no_pydantic_plugin() -> None:
+    # pydantic reads every installed distribution's entry points to find its plugins (cli.ONE_SHOT);
+    # `analyze` skips that unless PYDANTIC_DISABLE_PLUGINS is set, and leaves the environment as it was.
+    code = PROBE.replace("finally:\n", "finally:\n    import os\n    from pydantic.plugin import _loader\n"
+                                        "    print(_loader._plugins, os.environ.get('PYDANTIC_DISABLE_PLUGINS'))\n")
+    args = [sys.executable, "-c", code, "analyze", str(ROOT / "examples" / "nvlink-xid149"), "--format", "json"]
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    off = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, env=env)
+    on = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, env={**env, "PYDANTIC_DISABLE_PLUGINS": ""})
+    assert off.returncode == 0 and on.returncode == 0, off.stderr + on.stderr
+    assert off.stdout.splitlines()[-1] == "None None"  # never looked for; the variable is unset again
+    assert on.stdout.splitlines()[-1] == "{} "  # looked for (none is installed); the user's value kept

@@ -7,6 +7,8 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -495,9 +497,29 @@ def _group() -> None:
     """Find where a failed distributed GPU workload began."""
 
 
+# Commands that run once and exit. pydantic looks for its plugins (the "pydantic" entry-point group) when
+# it builds its first model: it imports importlib.metadata and reads every installed distribution's
+# metadata, about 5% of the showcase's instructions. These commands load no plugin unless the user set
+# PYDANTIC_DISABLE_PLUGINS (empty: load them all); the long-running ones (serve, run, ...) load them.
+ONE_SHOT = ("analyze", "show", "rules")
+
+
+@contextmanager
+def _pydantic_plugins_off(argv: list[str]) -> Iterator[None]:
+    if not argv or argv[0] not in ONE_SHOT or "PYDANTIC_DISABLE_PLUGINS" in os.environ:
+        yield
+        return
+    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+    try:
+        yield
+    finally:
+        os.environ.pop("PYDANTIC_DISABLE_PLUGINS", None)
+
+
 def main() -> None:
     try:
-        app_for(sys.argv[1:])()
+        with _pydantic_plugins_off(sys.argv[1:]):
+            app_for(sys.argv[1:])()
     except ModuleNotFoundError as exc:
         extra = EXTRA_OF.get((exc.name or "").split(".")[0])
         if extra is None:
