@@ -34,10 +34,11 @@ finally:
 # analyse a bundle directory. rich is the text view's: `--format json` prints without it.
 NOT_ON_THE_ANALYZE_PATH = ("sqlalchemy", "alembic", "fastapi", "starlette", "uvicorn", "httpx", "tenacity", "jinja2",
                            "kubernetes", "psycopg", "prometheus_client", "pydantic_settings", "rich")
-# firstfault's own modules for other commands (the Service's request types, the store, the sinks).
+# firstfault's own modules for other commands (the Service's request types, the store, the sinks), and
+# the text and markdown views (render: --format json prints the document itself).
 OURS_NOT_ON_THE_ANALYZE_PATH = ("firstfault.collect.wire", "firstfault.store.db", "firstfault.store.repo",
                                 "firstfault.service.app", "firstfault.sinks", "firstfault.replay",
-                                "firstfault.client", "firstfault.protocol")
+                                "firstfault.client", "firstfault.protocol", "firstfault.render")
 
 
 def _analyze_modules(*args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
@@ -58,6 +59,7 @@ def test_analyze_json_loads_no_server_store_or_text_view_library() -> None:
     # The check above can fail: the text view does load rich.
     r_text, mods_text = _analyze_modules(str(ROOT / "examples" / "nvlink-xid149"))
     assert r_text.returncode == 0 and "rich" in {m.split(".")[0] for m in mods_text}
+    assert "firstfault.render" in mods_text
 
 
 def test_a_slurm_connector_does_not_import_the_kubernetes_client() -> None:

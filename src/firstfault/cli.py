@@ -159,7 +159,6 @@ def analyze(
     """
     from firstfault.bundle import BundleError
     from firstfault.engine.analyze import Analyzer
-    from firstfault.render import write
 
     if output is not None:
         _check_output(output, "--output")
@@ -173,8 +172,15 @@ def analyze(
     except BundleError as exc:
         _err(str(exc))
         raise typer.Exit(2) from exc
+    doc = verdict.model_dump_json(indent=2) + "\n" if output is not None or fmt is ViewFmt.json else ""
     if output is not None:
-        _write_atomic(output, verdict.model_dump_json(indent=2) + "\n")
+        _write_atomic(output, doc)
+    if fmt is ViewFmt.json:  # render.write's json, without importing the text and markdown views
+        sys.stdout.write(doc)
+        sys.stdout.flush()
+        return
+    from firstfault.render import write
+
     write(verdict, fmt.value, sys.stdout, width=width, verbose=verbose)
 
 
