@@ -5,8 +5,6 @@ validator id, Sigma-style (engine/validators.py), so `firstfault rules
 check` points at the fault.
 """
 
-from __future__ import annotations
-
 import hashlib
 import re
 from dataclasses import dataclass
