@@ -34,10 +34,11 @@ finally:
 # analyse a bundle directory. rich is the text view's: `--format json` prints without it.
 NOT_ON_THE_ANALYZE_PATH = ("sqlalchemy", "alembic", "fastapi", "starlette", "uvicorn", "httpx", "tenacity", "jinja2",
                            "kubernetes", "psycopg", "prometheus_client", "pydantic_settings", "rich")
-# firstfault's own modules for other commands (the Service's request types, the store, the sinks).
+# firstfault's own modules for other commands (the Service's request types, the store, the sinks), and
+# the text and markdown views (render: --format json prints the document itself).
 OURS_NOT_ON_THE_ANALYZE_PATH = ("firstfault.collect.wire", "firstfault.store.db", "firstfault.store.repo",
                                 "firstfault.service.app", "firstfault.sinks", "firstfault.replay",
-                                "firstfault.client", "firstfault.protocol")
+                                "firstfault.client", "firstfault.protocol", "firstfault.render")
 
 
 def _analyze_modules(*args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
@@ -58,6 +59,7 @@ def test_analyze_json_loads_no_server_store_or_text_view_library() -> None:
     # The check above can fail: the text view does load rich.
     r_text, mods_text = _analyze_modules(str(ROOT / "examples" / "nvlink-xid149"))
     assert r_text.returncode == 0 and "rich" in {m.split(".")[0] for m in mods_text}
+    assert "firstfault.render" in mods_text
 
 
 def test_a_slurm_connector_does_not_import_the_kubernetes_client() -> None:
@@ -150,3 +152,17 @@ def test_a_start_up_with_the_cache_validates_no_table_row(tmp_path: Path) -> Non
                            env=env).stdout.split() for _ in range(2)]
     assert runs[0] == ["fallen_off_bus", "True", "True"]  # the first run validated them (and filled the cache)
     assert runs[1] == ["fallen_off_bus", "False", "False"]
+
+
+def test_a_one_shot_command_looks_for_no_pydantic_plugin() -> None:
+    # pydantic reads every installed distribution's entry points to find its plugins (cli.ONE_SHOT);
+    # `analyze` skips that unless PYDANTIC_DISABLE_PLUGINS is set, and leaves the environment as it was.
+    code = PROBE.replace("finally:\n", "finally:\n    import os\n    from pydantic.plugin import _loader\n"
+                                        "    print(_loader._plugins, os.environ.get('PYDANTIC_DISABLE_PLUGINS'))\n")
+    args = [sys.executable, "-c", code, "analyze", str(ROOT / "examples" / "nvlink-xid149"), "--format", "json"]
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    off = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, env=env)
+    on = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, env={**env, "PYDANTIC_DISABLE_PLUGINS": ""})
+    assert off.returncode == 0 and on.returncode == 0, off.stderr + on.stderr
+    assert off.stdout.splitlines()[-1] == "None None"  # never looked for; the variable is unset again
+    assert on.stdout.splitlines()[-1] == "{} "  # looked for (none is installed); the user's value kept

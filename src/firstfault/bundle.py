@@ -6,8 +6,6 @@ names, binding `{node}` / `{rank}` placeholders. Reading the files is the
 scanner's job (collect/scan.py).
 """
 
-from __future__ import annotations
-
 import errno
 import glob
 import os
@@ -256,7 +254,7 @@ class Context:
     gpu_index: dict[tuple[str, str], int]  # (node, normalised pci) -> GPU index
 
     @classmethod
-    def from_spec(cls, wl: WorkloadSpec) -> Context:
+    def from_spec(cls, wl: WorkloadSpec) -> "Context":
         """Raises ValueError naming the field when the rank map is malformed."""
         from firstfault.pci import norm_pci
 

@@ -7,6 +7,8 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -157,7 +159,6 @@ def analyze(
     """
     from firstfault.bundle import BundleError
     from firstfault.engine.analyze import Analyzer
-    from firstfault.render import write
 
     if output is not None:
         _check_output(output, "--output")
@@ -171,8 +172,15 @@ def analyze(
     except BundleError as exc:
         _err(str(exc))
         raise typer.Exit(2) from exc
+    doc = verdict.model_dump_json(indent=2) + "\n" if output is not None or fmt is ViewFmt.json else ""
     if output is not None:
-        _write_atomic(output, verdict.model_dump_json(indent=2) + "\n")
+        _write_atomic(output, doc)
+    if fmt is ViewFmt.json:  # render.write's json, without importing the text and markdown views
+        sys.stdout.write(doc)
+        sys.stdout.flush()
+        return
+    from firstfault.render import write
+
     write(verdict, fmt.value, sys.stdout, width=width, verbose=verbose)
 
 
@@ -495,9 +503,29 @@ def _group() -> None:
     """Find where a failed distributed GPU workload began."""
 
 
+# Commands that run once and exit. pydantic looks for its plugins (the "pydantic" entry-point group) when
+# it builds its first model: it imports importlib.metadata and reads every installed distribution's
+# metadata, about 5% of the showcase's instructions. These commands load no plugin unless the user set
+# PYDANTIC_DISABLE_PLUGINS (empty: load them all); the long-running ones (serve, run, ...) load them.
+ONE_SHOT = ("analyze", "show", "rules")
+
+
+@contextmanager
+def _pydantic_plugins_off(argv: list[str]) -> Iterator[None]:
+    if not argv or argv[0] not in ONE_SHOT or "PYDANTIC_DISABLE_PLUGINS" in os.environ:
+        yield
+        return
+    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+    try:
+        yield
+    finally:
+        os.environ.pop("PYDANTIC_DISABLE_PLUGINS", None)
+
+
 def main() -> None:
     try:
-        app_for(sys.argv[1:])()
+        with _pydantic_plugins_off(sys.argv[1:]):
+            app_for(sys.argv[1:])()
     except ModuleNotFoundError as exc:
         extra = EXTRA_OF.get((exc.name or "").split(".")[0])
         if extra is None:

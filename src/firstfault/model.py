@@ -6,8 +6,6 @@ public contract of spec/verdict.md and is a pydantic model so the Service,
 the sinks and the CLI serialise it the same way.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache

@@ -4,8 +4,6 @@ The data lives in `xid.yaml` / `sxid.yaml` / `cuda.yaml` (vendor knowledge is da
 code branches); this module only reads and validates it, once, on first use.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Mapping
 from contextlib import suppress
 from functools import lru_cache, wraps

@@ -5,8 +5,6 @@ validator id, Sigma-style (engine/validators.py), so `firstfault rules
 check` points at the fault.
 """
 
-from __future__ import annotations
-
 import hashlib
 import re
 from dataclasses import dataclass
@@ -19,7 +17,6 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from firstfault import yamlio
-from firstfault.engine.validators import run_validators
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 CATEGORY_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
@@ -311,6 +308,8 @@ def load_catalog(root: str | Path | None = None) -> Catalog:
         rules.append(LoadedRule(rule, str(path), key_lines))
     if settings is not None:
         problems.extend(_expand_sets(rules, settings))
+    from firstfault.engine.validators import run_validators  # a start-up from the cache validates nothing
+
     problems.extend(str(p) for p in run_validators(rules, settings))
     if problems or settings is None:
         raise CatalogError(problems)
