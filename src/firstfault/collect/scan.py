@@ -18,7 +18,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import IO, Any, cast
 
 from firstfault.collect.fold import _ZERO, LineFold, Reading, Signature
@@ -113,9 +113,6 @@ class _Matcher:
         # list (interned), so the comparison is an identity test.
         key = tuple(literals)
         self.key = _KEYS.setdefault(key, key)
-        # The literals that hold a digit, their digits zeroed: a line whose shape holds none of these has the
-        # hits of every line of its shape (collect/fold.py).
-        self.digit_words = tuple({w.translate(_ZERO) for w in self.literals if any(48 <= b <= 57 for b in w)})
         self._db: Any = None
         self._rx: re.Pattern[bytes] | None = None
         self._local = threading.local()
@@ -144,6 +141,12 @@ class _Matcher:
 
         self._db.scan(data, match_event_handler=on_match, scratch=self._scratch())
         return found
+
+    @cached_property
+    def digit_words(self) -> tuple[bytes, ...]:
+        """The literals that hold a digit, their digits zeroed: a line whose shape holds none of these has the
+        hits of every line of its shape (collect/fold.py)."""
+        return tuple(sorted({w.translate(_ZERO) for w in self.literals if w.translate(None, b"0123456789") != w}))
 
     def line_ids(self, line: bytes) -> list[int] | None:
         """The literal indices found on one line, as line_hits finds them in a buffer (in the order of their
