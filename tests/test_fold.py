@@ -125,3 +125,26 @@ def test_past_its_bounds_the_fold_reads_lines_and_stays_right(
         kept.clear()
         assert analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2) == every
         assert kept and max(kept) <= shapes
+
+
+def test_two_outcomes_a_line_could_both_have_make_the_shape_read_line_by_line() -> None:
+    """Variants whose copies could be one line (their reps agree on every bit both keep fixed) leave the outcome
+    of such a line untold by its bits: the shape is no longer folded. Variants told apart by a bit both keep
+    fixed (an NCCL line's GPU) stay."""
+    def variant(line: bytes, *others: bytes) -> fold._Variant:
+        v = fold._Variant(int.from_bytes(line), None, fold.Reading(((), False, None), (), None, True), 1, 0, 0, True)
+        for o in others:
+            v.widen(int.from_bytes(o))
+        return v
+
+    gpus = fold._Shape()
+    gpus.variants = [variant(b"[1] retry 10", b"[1] retry 42"), variant(b"[2] retry 10", b"[2] retry 57")]
+    gpus.reindex()
+    assert gpus.stable
+    x = int.from_bytes(b"[2] retry 17")
+    assert [v.holds(x) for v in gpus.variants] == [False, True]
+    crossed = fold._Shape()
+    # The first let its GPU digit vary, the second its last digit: `[2] retry 12` could be a copy of either.
+    crossed.variants = [variant(b"[1] retry 12", b"[2] retry 12"), variant(b"[2] retry 17", b"[2] retry 12")]
+    crossed.reindex()
+    assert not crossed.stable and crossed.index == {}

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from firstfault.collect.scan import EventStore, Extraction
     from firstfault.extract.base import Candidate
 
-WARM: Final = 16  # copies in a row with one outcome, read in full, before a shape folds
+WARM: Final = 16  # copies read in full to one outcome before that variant of the shape folds
 MAX_SHAPES: Final = 4096  # shapes followed per file; lines of further shapes are read in full
 MAX_VARIANTS: Final = 16  # outcomes followed per shape
 MAX_BYTES: Final = 8 << 20  # the shapes' and variants' line bytes kept per file (each holds one line or two)
@@ -128,7 +128,10 @@ class _Shape:
         self.index = {}
         for v in self.variants:
             self.index.setdefault(v.rep & self.fixed, []).append(v)
-        if any(w is not v and w.holds(v.rep) for v in self.variants for w in self.variants):
+        # Two variants whose copies could be one line (their reps agree on the bits both keep fixed): which
+        # outcome such a line reads to is not told by its bits.
+        vs = self.variants
+        if any((v.rep ^ w.rep) & v.fixed & w.fixed == 0 for i, v in enumerate(vs) for w in vs[i + 1:]):
             self.stable = False
             self.index = {}
 
@@ -240,9 +243,6 @@ class LineFold:
                     if not v.holds(x):
                         v.widen(x)
                         sh.reindex()
-                    elif any(w is not v and w.holds(x) for w in sh.variants):
-                        sh.stable = False
-                        sh.index = {}
                     return
         # A new outcome for this shape: whatever it did to the per-stream state, the other variants were
         # checked against the state before it.
