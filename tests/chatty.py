@@ -185,13 +185,17 @@ def what_after_terminate(root: Path, copies: int = 800) -> Chatty:
     _workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
     lines: list[str] = []
     at = copies // 2
+    t = T0
     for i in range(copies):
+        # Every line stamped by the log collector (its stamp orders the copies: collect/fold.py folds an
+        # unrecognized line's copies only then).
+        t += timedelta(milliseconds=10)
         if i == at:
-            lines.append("terminate called after throwing an instance of 'c10::DistBackendError'")
+            lines.append(f"{_iso(t)} terminate called after throwing an instance of 'c10::DistBackendError'")
             fault_line = len(lines) + 1
         # The counters cycle: every digit value the line after the terminate holds was read, and folded, before.
-        lines.append(f"  what():  [PG ID 0 PG GUID 0(default_pg) Rank 0] Error: request {1000 + i % 64} failed with "
-                     f"code 1 after {2000 + i * 7 % 100} ms")
+        lines.append(f"{_iso(t)}   what():  [PG ID 0 PG GUID 0(default_pg) Rank 0] Error: request {1000 + i % 64} "
+                     f"failed with code 1 after {2000 + i * 7 % 100} ms")
     (out / "app").mkdir()
     (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
     # After the terminate the copies read to other outcomes for a while (the state it left): the shape is then
@@ -213,3 +217,54 @@ def not_utf8(root: Path, copies: int = 600) -> Chatty:
     (out / "app").mkdir()
     (out / "app" / "rank-0.log").write_bytes(b"\n".join(lines) + b"\n")
     return Chatty(out, {"bad_utf8": copies, "min_folded": 0})
+
+
+def _corpus_lines(roots: list[Path], kind: str) -> list[str]:
+    """The lines of the corpora's log files of one source kind (as their workload.yaml declares them)."""
+    import yaml
+
+    out: list[str] = []
+    for wl in sorted(p for root in roots for p in root.glob("*/workload.yaml")):
+        spec = yaml.safe_load(wl.read_text(encoding="utf-8"))
+        for src in spec.get("sources", []):
+            if src.get("kind") != kind or "{" in src.get("path", "") and "*" in src.get("path", ""):
+                continue
+            pattern = src["path"].replace("{node}", "*").replace("{rank}", "*")
+            for f in sorted(wl.parent.glob(pattern)):
+                if f.is_file():
+                    out.extend(f.read_text(encoding="utf-8", errors="replace").splitlines())
+    return [ln for ln in out if ln.strip()]
+
+
+def _mutate(rng: random.Random, line: str, p: float) -> str:
+    """The line with each digit replaced by a random one with probability p (lengths kept)."""
+    return "".join(rng.choice("0123456789") if ch.isdigit() and rng.random() < p else ch for ch in line)
+
+
+def from_corpus(root: Path, corpora: list[Path], kind: str, seed: int, chatty_lines: int = 12,
+                copies: int = 250, singles: int = 400) -> Chatty:
+    """A chatty file made of real lines: `chatty_lines` lines of the corpora repeated `copies` times each, their
+    digits changed at random (none, a few, or most: each line its own rate), interleaved with `singles` other
+    corpus lines in their order. What the verdict must be is what reading every line gives."""
+    lines = _corpus_lines(corpora, kind)
+    rng = random.Random(seed)
+    noisy = [(rng.choice(lines), rng.choice((0.0, 0.05, 0.3, 0.9))) for _ in range(chatty_lines)]
+    start = rng.randrange(max(1, len(lines) - singles))
+    others = lines[start:start + singles]
+    pool = [i for i in range(chatty_lines) for _ in range(copies)]
+    rng.shuffle(pool)
+    step = max(1, len(pool) // max(1, len(others)))
+    out: list[str] = []
+    for n, i in enumerate(pool):
+        if n % step == 0 and others:
+            out.append(others.pop(0))
+        line, p = noisy[i]
+        out.append(_mutate(rng, line, p))
+    out.extend(others)
+    d = root / f"corpus-{kind}-{seed}"
+    path = {"application": "app/rank-0.log", "kernel": "nodes/node-01/kern.log", "syslog": "nodes/node-01/syslog"}[kind]
+    _workload(d, f"- {{kind: {kind}, path: '{path.replace('0.log', '{rank}.log').replace('node-01', '{node}')}'}}\n",
+              ranks="{node-01: 0-0}")
+    (d / path).parent.mkdir(parents=True, exist_ok=True)
+    (d / path).write_text("\n".join(out) + "\n", encoding="utf-8")
+    return Chatty(d, {"min_folded": 0})

@@ -148,3 +148,21 @@ def test_two_outcomes_a_line_could_both_have_make_the_shape_read_line_by_line() 
     crossed.variants = [variant(b"[1] retry 12", b"[2] retry 12"), variant(b"[2] retry 17", b"[2] retry 12")]
     crossed.reindex()
     assert not crossed.stable and crossed.index == {}
+
+
+CORPORA = [Path(__file__).parent / "wild", Path(__file__).parent / "lab" / "captured", Path(__file__).parent / "scenarios"]
+
+
+@pytest.mark.parametrize(("kind", "seed"), [("application", s) for s in range(6)] + [("kernel", s) for s in range(4)])
+def test_chatty_files_made_of_real_lines_get_the_verdict_of_reading_every_line(
+        kind: str, seed: int, analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines from the public threads and the lab's runs, a dozen of them repeated hundreds of times with their
+    digits changed at random, among others read once: the fold must change nothing."""
+    case = chatty.from_corpus(tmp_path, CORPORA, kind, seed)
+    with memo.fastpath(False):
+        every = analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2)
+    counted = _counted(monkeypatch)
+    with memo.fastpath(True):
+        folded = analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2)
+    assert folded == every
+    assert counted[0] > 0, "nothing folded: the case tests nothing"

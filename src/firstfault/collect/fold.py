@@ -90,6 +90,11 @@ class _Variant:
     ready: int = -1  # the epoch in which it was last found ready to fold (WARM reads, past the cap, ...)
     fixed: int = -1  # ~varied: the bits a copy shares with rep
     rep_fixed: int = 0  # rep & fixed
+    # For an unrecognized line: the length of the stamp it starts with, whose bytes order as its times do (0:
+    # none such, and its copies are all read), and rep's stamp. A copy whose stamp is earlier is read: it may
+    # be its group's earliest line, and a folded copy's time is not read.
+    lead: int = 0
+    lead_rep: bytes = b""
 
     def __post_init__(self) -> None:
         self.widen(self.rep)
@@ -103,6 +108,28 @@ class _Variant:
     def holds(self, x: int) -> bool:
         """Does a copy with bytes `x` differ from rep only in bits that varied?"""
         return x & self.fixed == self.rep_fixed
+
+
+# Stamps at the very start of a line (its shape's bytes) whose bytes, in lines of one shape, order as their
+# times do: zone-less ISO with or without a fraction (the bundle's one zone), and syslog's (one month: the
+# letters are the shape's).
+_MONTHS: Final = (b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov", b"Dec")
+_LEADING: Final = (b"0000-00-00 00:00:00", b"0000-00-00T00:00:00",
+                   *(m + day + b" 00:00:00" for m in _MONTHS for day in (b" 00", b"  0")))
+
+
+def _leading_stamp(shape: bytes) -> int:
+    """The length of the stamp a shape starts with, when its bytes order as its times (0: none such)."""
+    for head in _LEADING:
+        if shape.startswith(head):
+            n = len(head)
+            if shape[n:n + 1] in (b",", b".") and shape[n + 1:n + 2] == b"0":  # a fraction: its digits too
+                n += 1
+                while shape[n:n + 1] == b"0":
+                    n += 1
+            # A zone or another digit after it would order otherwise (`+02:00` is earlier than `+01:00`).
+            return n if shape[n:n + 1] in (b" ", b"\t", b"]", b"|") else 0
+    return 0
 
 
 class _Shape:
@@ -189,11 +216,14 @@ class LineFold:
             return None
         x = int.from_bytes(raw)
         v = sh.last
-        if v is not None and x & v.fixed == v.rep_fixed and v.ready == self._epoch and (v.same_hits or not unscanned):
+        if v is not None and x & v.fixed == v.rep_fixed and v.ready == self._epoch and (v.same_hits or not unscanned) \
+                and raw[:v.lead] >= v.lead_rep:
             return v
         for v in sh.index.get(x & sh.fixed, ()):
             if x & v.fixed != v.rep_fixed:
                 continue
+            if raw[:v.lead] < v.lead_rep:
+                return None
             if v.ready == self._epoch and (v.same_hits or not unscanned):
                 sh.last = v
                 return v
@@ -260,6 +290,12 @@ class LineFold:
             sh.index = {}
         elif len(sh.variants) < MAX_VARIANTS:
             same_hits = not any(w in key for w in self._digit_words)
-            sh.variants.append(_Variant(x, hits, r, 1, 0, self._epoch, same_hits))
+            v = _Variant(x, hits, r, 1, 0, self._epoch, same_hits)
+            if r.offer is not None:
+                v.lead = _leading_stamp(key)
+                if not v.lead:
+                    r.foldable = False
+                v.lead_rep = raw[:v.lead]
+            sh.variants.append(v)
             self._bytes += 3 * len(raw)  # rep, fixed, rep_fixed
             sh.reindex()
