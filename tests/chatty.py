@@ -227,7 +227,7 @@ def _corpus_lines(roots: list[Path], kind: str) -> list[str]:
     for wl in sorted(p for root in roots for p in root.glob("*/workload.yaml")):
         spec = yaml.safe_load(wl.read_text(encoding="utf-8"))
         for src in spec.get("sources", []):
-            if src.get("kind") != kind or "{" in src.get("path", "") and "*" in src.get("path", ""):
+            if src.get("kind") != kind:
                 continue
             pattern = src["path"].replace("{node}", "*").replace("{rank}", "*")
             for f in sorted(wl.parent.glob(pattern)):

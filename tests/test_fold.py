@@ -150,7 +150,8 @@ def test_two_outcomes_a_line_could_both_have_make_the_shape_read_line_by_line() 
     assert not crossed.stable and crossed.index == {}
 
 
-CORPORA = [Path(__file__).parent / "wild", Path(__file__).parent / "lab" / "captured", Path(__file__).parent / "scenarios"]
+TESTS = Path(__file__).parent
+CORPORA = [TESTS / "wild", TESTS / "lab" / "captured", TESTS / "scenarios"]
 
 
 @pytest.mark.parametrize(("kind", "seed"), [("application", s) for s in range(6)] + [("kernel", s) for s in range(4)])
