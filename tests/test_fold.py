@@ -128,23 +128,25 @@ def test_past_its_bounds_the_fold_reads_lines_and_stays_right(
 
 
 def test_two_outcomes_a_line_could_both_have_make_the_shape_read_line_by_line() -> None:
-    """Variants whose copies could be one line (their reps agree on every bit both keep fixed) leave the outcome
-    of such a line untold by its bits: the shape is no longer folded. Variants told apart by a bit both keep
-    fixed (an NCCL line's GPU) stay."""
+    """Variants whose copies could be one line (their digits' ranges meet at every byte) leave the outcome of
+    such a line untold by its bytes: the shape is no longer folded. Variants told apart by a digit that never
+    varied in either (an NCCL line's GPU) stay, and a copy is held by the one whose ranges take its digits."""
     def variant(line: bytes, *others: bytes) -> fold._Variant:
-        v = fold._Variant(int.from_bytes(line), None, fold.Reading(((), False, None), (), None, True), 1, 0, 0, True)
+        reading = fold.Reading(((), False, None), (), None, True)
+        v = fold._Variant(int.from_bytes(line), None, reading, 1, len(line), 0, True)
         for o in others:
-            v.widen(int.from_bytes(o))
+            v.widen(o)
         return v
 
     gpus = fold._Shape()
     gpus.variants = [variant(b"[1] retry 10", b"[1] retry 42"), variant(b"[2] retry 10", b"[2] retry 57")]
     gpus.reindex()
     assert gpus.stable
-    x = int.from_bytes(b"[2] retry 17")
-    assert [v.holds(x) for v in gpus.variants] == [False, True]
+    assert [v.holds(int.from_bytes(b"[2] retry 17")) for v in gpus.variants] == [False, True]
+    assert [v.holds(int.from_bytes(b"[2] retry 19")) for v in gpus.variants] == [False, False]  # 9 > 7
     crossed = fold._Shape()
-    # The first let its GPU digit vary, the second its last digit: `[2] retry 12` could be a copy of either.
+    # The first let its GPU digit range over 1-2, the second its last digit over 2-7: `[2] retry 12` could be
+    # a copy of either.
     crossed.variants = [variant(b"[1] retry 12", b"[2] retry 12"), variant(b"[2] retry 17", b"[2] retry 12")]
     crossed.reindex()
     assert not crossed.stable and crossed.index == {}

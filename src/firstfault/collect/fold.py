@@ -20,11 +20,13 @@ verdict what reading every copy gives:
   EventStore's cap: a copy is then counted on the last kept event of each,
   exactly as a copy read in full past the cap is, and its other fields (a
   pid) are never seen, whether read or not.
-- Only the digits that already varied between copies read in full, with the
-  outcome unchanged, may vary in a folded copy (tracked bit by bit). A copy
-  whose other digits differ (an Xid 79 after thirty Xid 13 of the same
-  shape, a rank, an exit code, a count of 0) is read in full; if its outcome
-  is the same its digits join the varied ones, else the shape starts over.
+- Each digit of a folded copy must lie between the least and the greatest
+  value that digit had in the copies read to the outcome (tracked byte by
+  byte). A copy with any other digit (an Xid 79 after thirty Xid 13 of the
+  same shape, a rank outside the ones seen, an exit code, a count of 0) is
+  read in full; if its outcome is the same the range grows to take it in,
+  else it reads to another variant. Two variants whose ranges meet at every
+  byte could both claim a line, so their shape is then read line by line.
 - Extractors keep per-stream state keyed by line numbers (the last NCCL
   report, a traceback in progress). So the last folded copy before a line
   that does not fold, and the file's last, are read in full instead of
@@ -82,14 +84,18 @@ class _Variant:
     hits: list[int] | None  # the prefilter's literal hits on it
     reading: Reading
     reads: int  # copies read in full to this outcome
-    varied: int  # the bits in which they differed from rep
+    size: int  # the line's length in bytes (the shape's)
     epoch: int  # the file's epoch when a copy was last read to this outcome
     same_hits: bool  # every line of its shape has its prefilter hits (the shape holds no digit-bearing literal)
     past_cap: bool = False  # every signature of the outcome is past the store's cap (once true, always)
     counted: int = 0  # copies counted and not yet added to the store and the unrecognized groups
     ready: int = -1  # the epoch in which it was last found ready to fold (WARM reads, past the cap, ...)
-    fixed: int = -1  # ~varied: the bits a copy shares with rep
-    rep_fixed: int = 0  # rep & fixed
+    # Byte by byte, the least and the greatest value each digit had in the copies read to this outcome (the
+    # other bytes are the shape's, the same in every copy); and 0x80 in every byte.
+    lo: int = 0
+    hi: int = 0
+    top: int = 0
+    fixed: int = 0  # 0xff in the bytes where lo == hi (a digit that never varied), 0 elsewhere
     # For an unrecognized line: the length of the stamp it starts with, whose bytes order as its times do (0:
     # none such, and its copies are all read), and rep's stamp. A copy whose stamp is earlier is read: it may
     # be its group's earliest line, and a folded copy's time is not read.
@@ -97,17 +103,24 @@ class _Variant:
     lead_rep: bytes = b""
 
     def __post_init__(self) -> None:
-        self.widen(self.rep)
+        self.lo = self.hi = self.rep
+        self.top = int.from_bytes(b"\x80" * self.size)
+        self.fixed = (1 << 8 * self.size) - 1
 
-    def widen(self, x: int) -> None:
-        self.varied |= x ^ self.rep
-        # A positive mask (the line's bytes all set, less the varied bits): `&` with a negative int converts it.
-        self.fixed = ((1 << -(-self.rep.bit_length() // 8) * 8) - 1) & ~self.varied
-        self.rep_fixed = self.rep & self.fixed
+    def widen(self, raw: bytes) -> None:
+        """Take in a copy read to this outcome: each of its digits is now a value its position had."""
+        lo, hi = self.lo.to_bytes(self.size), self.hi.to_bytes(self.size)
+        new_lo, new_hi = bytes(map(min, lo, raw)), bytes(map(max, hi, raw))
+        self.lo, self.hi = int.from_bytes(new_lo), int.from_bytes(new_hi)
+        self.fixed = int.from_bytes(bytes(0xFF if a == b else 0 for a, b in zip(new_lo, new_hi, strict=True)))
 
     def holds(self, x: int) -> bool:
-        """Does a copy with bytes `x` differ from rep only in bits that varied?"""
-        return x & self.fixed == self.rep_fixed
+        """Is every byte of the copy with bytes `x` within the values its position had (lo <= x <= hi, byte by
+        byte: with 0x80 set in every byte of the greater side, a byte's difference keeps its 0x80 exactly when
+        it is not negative, and never borrows from the next; every byte of a line here is below 0x80 or the
+        same in lo, hi and x, the shape's)."""
+        top = self.top
+        return ((x | top) - self.lo) & top == top and ((self.hi | top) - x) & top == top
 
 
 # Stamps at the very start of a line (its shape's bytes) whose bytes, in lines of one shape, order as their
@@ -139,7 +152,7 @@ class _Shape:
 
     def __init__(self) -> None:
         self.variants: list[_Variant] = []
-        self.fixed = -1
+        self.fixed = -1  # the bytes no variant lets vary (their fixed, together)
         self.index: dict[int, list[_Variant]] = {}
         self.last: _Variant | None = None  # the variant a copy was last counted on (looked at first)
         # False: copies with the same bits read to different outcomes (the outcome hangs on the state, or the
@@ -147,20 +160,26 @@ class _Shape:
         self.stable = True
 
     def reindex(self) -> None:
-        varied = 0
+        fixed = -1
         for v in self.variants:
-            varied |= v.varied
-        self.fixed = ((1 << -(-self.variants[0].rep.bit_length() // 8) * 8) - 1) & ~varied if self.variants else -1
+            fixed &= v.fixed
+        self.fixed = fixed
         self.last = None
         self.index = {}
         for v in self.variants:
-            self.index.setdefault(v.rep & self.fixed, []).append(v)
-        # Two variants whose copies could be one line (their reps agree on the bits both keep fixed): which
-        # outcome such a line reads to is not told by its bits.
+            self.index.setdefault(v.lo & fixed, []).append(v)
+        # Two variants whose copies could be one line (their ranges meet at every byte): which outcome such a
+        # line reads to is not told by its bytes.
         vs = self.variants
-        if any((v.rep ^ w.rep) & v.fixed & w.fixed == 0 for i, v in enumerate(vs) for w in vs[i + 1:]):
+        if any(_meet(v, w) for i, v in enumerate(vs) for w in vs[i + 1:]):
             self.stable = False
             self.index = {}
+
+
+def _meet(v: _Variant, w: _Variant) -> bool:
+    """Do the byte ranges of two variants of one shape meet at every byte (v.lo <= w.hi and w.lo <= v.hi)?"""
+    top = v.top
+    return ((w.hi | top) - v.lo) & top == top and ((v.hi | top) - w.lo) & top == top
 
 
 class LineFold:
@@ -216,11 +235,11 @@ class LineFold:
             return None
         x = int.from_bytes(raw)
         v = sh.last
-        if v is not None and x & v.fixed == v.rep_fixed and v.ready == self._epoch and (v.same_hits or not unscanned) \
+        if v is not None and v.ready == self._epoch and (v.same_hits or not unscanned) and v.holds(x) \
                 and raw[:v.lead] >= v.lead_rep:
             return v
         for v in sh.index.get(x & sh.fixed, ()):
-            if x & v.fixed != v.rep_fixed:
+            if not v.holds(x):
                 continue
             if raw[:v.lead] < v.lead_rep:
                 return None
@@ -271,7 +290,7 @@ class LineFold:
                     v.reads += 1
                     v.epoch = self._epoch
                     if not v.holds(x):
-                        v.widen(x)
+                        v.widen(raw)
                         sh.reindex()
                     return
         # A new outcome for this shape: whatever it did to the per-stream state, the other variants were
@@ -290,12 +309,12 @@ class LineFold:
             sh.index = {}
         elif len(sh.variants) < MAX_VARIANTS:
             same_hits = not any(w in key for w in self._digit_words)
-            v = _Variant(x, hits, r, 1, 0, self._epoch, same_hits)
+            v = _Variant(x, hits, r, 1, len(raw), self._epoch, same_hits)
             if r.offer is not None:
                 v.lead = _leading_stamp(key)
                 if not v.lead:
                     r.foldable = False
                 v.lead_rep = raw[:v.lead]
             sh.variants.append(v)
-            self._bytes += 3 * len(raw)  # rep, fixed, rep_fixed
+            self._bytes += 5 * len(raw)  # rep, lo, hi, top, fixed
             sh.reindex()
