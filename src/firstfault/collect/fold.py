@@ -35,8 +35,10 @@ verdict what reading every copy gives:
   shape (a new shape, a real error) may have changed the state the folded
   shapes were checked against: each shape is read in full once more, with
   the same outcome, before it folds again.
-- A folded copy's time is not read, so it is never its unrecognized group's
-  earliest line (a copy read in full before it always is, or an earlier line).
+- A folded copy's time is not read. So an unrecognized line's copies fold
+  only where the line starts with a stamp whose bytes order as its times
+  (zone-less ISO, syslog), and only those whose stamp is not earlier than
+  the variant's first copy: none of them can be its group's earliest line.
 
 Off with the other fast paths (`FIRSTFAULT_FASTPATH=0`): tests/test_fold.py
 compares the two on chatty files built to break each rule above.
