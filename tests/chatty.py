@@ -277,3 +277,25 @@ def from_corpus(root: Path, corpora: list[Path], kind: str, seed: int, chatty_li
     (d / path).parent.mkdir(parents=True, exist_ok=True)
     (d / path).write_text("\n".join(out) + "\n", encoding="utf-8")
     return Chatty(d, {"min_folded": 0})
+
+
+def repeated_traceback(root: Path, copies: int = 400) -> Chatty:
+    """A worker's retry warning, then its traceback, hundreds of times: a record followed across lines (header,
+    frames, exception) whose lines are each claimed or read with the state the lines before it left."""
+    out = root / "repeated-traceback"
+    _workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
+    rng = random.Random(17)
+    t = T0
+    lines: list[str] = []
+    for i in range(copies):
+        t += timedelta(milliseconds=137)
+        lines += [f"{_iso(t)} WARNING [worker] batch {1000 + i} failed, retrying",
+                  "Traceback (most recent call last):",
+                  f'  File "/workspace/data.py", line {100 + rng.randrange(9)}, in __getitem__',
+                  "    blob = self.store.get(key)",
+                  f'  File "/usr/lib/python3/dist-packages/store.py", line {300 + rng.randrange(50)}, in get',
+                  "    raise TimeoutError(key)",
+                  f"TimeoutError: shard-{rng.randrange(100000):05d}"]
+    (out / "app").mkdir()
+    (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"min_folded": 0})

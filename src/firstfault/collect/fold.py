@@ -31,8 +31,10 @@ verdict what reading every copy gives:
   report, a traceback in progress). So the last folded copy before a line
   that does not fold, and the file's last, are read in full instead of
   counted: the state then holds what the last copy wrote, as when every
-  copy is read. And any line read in full whose outcome is new for its
-  shape (a new shape, a real error) may have changed the state the folded
+  copy is read. A line an extractor claimed (a traceback's header or frame,
+  a torchrun block: a record followed across lines) is never folded. And
+  any line read in full whose outcome is new for its shape (a new shape, a
+  real error) or that was claimed may have changed the state the folded
   shapes were checked against: each shape is read in full once more, with
   the same outcome, before it folds again.
 - A folded copy's time is not read. So an unrecognized line's copies fold
@@ -285,6 +287,12 @@ class LineFold:
                 raw.decode("utf-8")
             except UnicodeDecodeError:  # each copy counts in the file's bad-UTF-8 lines: all are read
                 r.foldable = False
+        if r.outcome[1]:
+            # Claimed: a line of a record an extractor follows across lines (a traceback's header or frame, a
+            # torchrun block, a terminate awaiting its what()). Its copies are read, and the state it moved on
+            # is not the one the shapes were checked against.
+            r.foldable = False
+            self._epoch += 1
         x = int.from_bytes(raw)
         if sh is not None:
             for v in sh.variants:
