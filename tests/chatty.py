@@ -239,15 +239,17 @@ def _corpus_lines(roots: list[Path], kind: str) -> list[str]:
 
 def _mutate(rng: random.Random, line: str, p: float) -> str:
     """The line with each digit replaced by a random one with probability p (lengths kept), but for the stamp it
-    starts with, if any, whose seconds and fraction only change: a log's stamps are times (no hour 43)."""
+    starts with, if any, whose last digit of the seconds and fraction only change: a log's stamps are times (no
+    hour 43, no second 84)."""
     head = _STAMP_HEAD.match(line)
     keep = head.end() if head else 0
     return line[:keep] + "".join(rng.choice("0123456789") if ch.isdigit() and rng.random() < p else ch
                                  for ch in line[keep:])
 
 
-# A leading ISO or syslog stamp to its minute (what _mutate leaves as it is).
-_STAMP_HEAD = re.compile(r"^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:)")
+# A leading ISO or syslog stamp to its tens of seconds (what _mutate leaves as it is: any other digit of it
+# may change and it stays a time).
+_STAMP_HEAD = re.compile(r"^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d)")
 
 
 def from_corpus(root: Path, corpora: list[Path], kind: str, seed: int, chatty_lines: int = 12,
