@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from firstfault.bundle import load_bundle
 from firstfault.collect import fold
@@ -136,7 +138,7 @@ def test_two_outcomes_a_line_could_both_have_make_the_shape_read_line_by_line() 
         reading = fold.Reading(((), False, None), (), None, True)
         v = fold._Variant(int.from_bytes(line), None, reading, 1, len(line), 0, True)
         for o in others:
-            v.widen(o)
+            v.widen(int.from_bytes(o))
         return v
 
     gpus = fold._Shape()
@@ -184,3 +186,27 @@ def test_the_fold_engages_on_most_chatty_files_made_of_real_lines(
         analyzer.analyze_path(str(chatty.from_corpus(tmp_path, CORPORA, kind, seed).path), now=NOW)
         engaged += counted[0] > before
     assert engaged >= len(REAL) // 2, engaged
+
+
+@given(st.lists(st.text(alphabet="0123456789", min_size=6, max_size=6), min_size=1, max_size=8),
+       st.text(alphabet="0123456789", min_size=6, max_size=6))
+@settings(max_examples=300, deadline=None)
+def test_digit_ranges_taken_in_and_checked_a_whole_line_at_once_are_the_byte_by_byte_ones(
+        copies: list[str], probe: str) -> None:
+    """widen() and holds() work on a line as one integer (a subtraction with 0x80 in every byte): the same as
+    taking each byte's least and greatest value, and checking each byte against them."""
+    def line(digits: str) -> bytes:
+        return f"E{digits[:2]} x:{digits[2:]} ok".encode()
+
+    reading = fold.Reading(((), False, None), (), None, True)
+    first = line(copies[0])
+    v = fold._Variant(int.from_bytes(first), None, reading, 1, len(first), 0, True)
+    for c in copies[1:]:
+        v.widen(int.from_bytes(line(c)))
+    lines = [line(c) for c in copies]
+    lo = bytes(min(col) for col in zip(*lines, strict=True))
+    hi = bytes(max(col) for col in zip(*lines, strict=True))
+    assert v.lo.to_bytes(len(first)) == lo and v.hi.to_bytes(len(first)) == hi
+    assert v.fixed.to_bytes(len(first)) == bytes(0xFF if a == b else 0 for a, b in zip(lo, hi, strict=True))
+    p = line(probe)
+    assert v.holds(int.from_bytes(p)) == all(a <= b <= c for a, b, c in zip(lo, p, hi, strict=True))

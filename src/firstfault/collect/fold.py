@@ -99,6 +99,7 @@ class _Variant:
     lo: int = 0
     hi: int = 0
     top: int = 0
+    hi_top: int = 0  # hi | top
     fixed: int = 0  # 0xff in the bytes where lo == hi (a digit that never varied), 0 elsewhere
     # For an unrecognized line: the length of the stamp it starts with, whose bytes order as its times do (0:
     # none such, and its copies are all read), and rep's stamp. A copy whose stamp is earlier is read: it may
@@ -109,14 +110,19 @@ class _Variant:
     def __post_init__(self) -> None:
         self.lo = self.hi = self.rep
         self.top = int.from_bytes(b"\x80" * self.size)
+        self.hi_top = self.hi | self.top
         self.fixed = (1 << 8 * self.size) - 1
 
-    def widen(self, raw: bytes) -> None:
-        """Take in a copy read to this outcome: each of its digits is now a value its position had."""
-        lo, hi = self.lo.to_bytes(self.size), self.hi.to_bytes(self.size)
-        new_lo, new_hi = bytes(map(min, lo, raw)), bytes(map(max, hi, raw))
-        self.lo, self.hi = int.from_bytes(new_lo), int.from_bytes(new_hi)
-        self.fixed = int.from_bytes(bytes(0xFF if a == b else 0 for a, b in zip(new_lo, new_hi, strict=True)))
+    def widen(self, x: int) -> None:
+        """Take in a copy read to this outcome (its bytes `x`): each of its digits is now a value its position
+        had. Byte by byte, with the sign trick of holds(), in a few operations on the whole line."""
+        top, full = self.top, (1 << 8 * self.size) - 1
+        lower = ((((self.lo | top) - x) & top) >> 7) * 0xFF  # 0xff where x <= lo
+        self.lo = (x & lower) | (self.lo & (full ^ lower))
+        higher = ((((x | top) - self.hi) & top) >> 7) * 0xFF  # 0xff where x >= hi
+        self.hi = (x & higher) | (self.hi & (full ^ higher))
+        self.hi_top = self.hi | top
+        self.fixed = ((((self.lo | top) - self.hi) & top) >> 7) * 0xFF  # 0xff where lo >= hi: lo == hi
 
     def holds(self, x: int) -> bool:
         """Is every byte of the copy with bytes `x` within the values its position had (lo <= x <= hi, byte by
@@ -124,7 +130,7 @@ class _Variant:
         it is not negative, and never borrows from the next; every byte of a line here is below 0x80 or the
         same in lo, hi and x, the shape's)."""
         top = self.top
-        return ((x | top) - self.lo) & top == top and ((self.hi | top) - x) & top == top
+        return ((x | top) - self.lo) & top == top and (self.hi_top - x) & top == top
 
 
 # Stamps at the very start of a line (its shape's bytes) whose bytes, in lines of one shape, order as their
@@ -239,9 +245,10 @@ class LineFold:
             return None
         x = int.from_bytes(raw)
         v = sh.last
-        if v is not None and v.ready == self._epoch and (v.same_hits or not unscanned) and v.holds(x) \
-                and raw[:v.lead] >= v.lead_rep:
-            return v
+        if v is not None and v.ready == self._epoch and (v.same_hits or not unscanned):
+            top = v.top  # v.holds(x), without the call
+            if ((x | top) - v.lo) & top == top and (v.hi_top - x) & top == top and raw[:v.lead] >= v.lead_rep:
+                return v
         for v in sh.index.get(x & sh.fixed, ()):
             if not v.holds(x):
                 continue
@@ -300,7 +307,7 @@ class LineFold:
                     v.reads += 1
                     v.epoch = self._epoch
                     if not v.holds(x):
-                        v.widen(raw)
+                        v.widen(x)
                         sh.reindex()
                     return
         # A new outcome for this shape: whatever it did to the per-stream state, the other variants were
