@@ -130,7 +130,7 @@ class _Variant:
         it is not negative, and never borrows from the next; every byte of a line here is below 0x80 or the
         same in lo, hi and x, the shape's)."""
         top = self.top
-        return ((x | top) - self.lo) & top == top and (self.hi_top - x) & top == top
+        return ((x | top) - self.lo) & (self.hi_top - x) & top == top
 
 
 # Stamps at the very start of a line (its shape's bytes) whose bytes, in lines of one shape, order as their
@@ -246,8 +246,8 @@ class LineFold:
         x = int.from_bytes(raw)
         v = sh.last
         if v is not None and v.ready == self._epoch and (v.same_hits or not unscanned):
-            top = v.top  # v.holds(x), without the call
-            if ((x | top) - v.lo) & top == top and (v.hi_top - x) & top == top and raw[:v.lead] >= v.lead_rep:
+            top = v.top  # v.holds(x), without the call: each difference keeps 0x80 in every byte
+            if ((x | top) - v.lo) & (v.hi_top - x) & top == top and (not v.lead or raw[:v.lead] >= v.lead_rep):
                 return v
         for v in sh.index.get(x & sh.fixed, ()):
             if not v.holds(x):
