@@ -238,26 +238,27 @@ class LineFold:
     def fold_copy(self, raw: bytes, unscanned: bool = True) -> _Variant | None:
         """fold() for a line not searched for the prefilter's words (`unscanned`): it may be counted only where
         its shape tells its hits."""
-        if len(raw) > MAX_LINE:
-            return None
+        # A line longer than MAX_LINE has no shape here (read() keeps none): the lookup misses.
         sh = self._shapes.get(raw.translate(_ZERO))
         if sh is None:
             return None
         x = int.from_bytes(raw)
+        epoch = self._epoch
         v = sh.last
-        if v is not None and v.ready == self._epoch and (v.same_hits or not unscanned):
+        if v is not None and v.ready == epoch and (v.same_hits or not unscanned):
             top = v.top  # v.holds(x), without the call: each difference keeps 0x80 in every byte
             if ((x | top) - v.lo) & (v.hi_top - x) & top == top and (not v.lead or raw[:v.lead] >= v.lead_rep):
                 return v
         for v in sh.index.get(x & sh.fixed, ()):
-            if not v.holds(x):
+            top = v.top
+            if ((x | top) - v.lo) & (v.hi_top - x) & top != top:
                 continue
-            if raw[:v.lead] < v.lead_rep:
+            if v.lead and raw[:v.lead] < v.lead_rep:
                 return None
-            if v.ready == self._epoch and (v.same_hits or not unscanned):
+            if v.ready == epoch and (v.same_hits or not unscanned):
                 sh.last = v
                 return v
-            if v.epoch != self._epoch or v.reads < WARM or not v.reading.foldable or (unscanned and not v.same_hits):
+            if v.epoch != epoch or v.reads < WARM or not v.reading.foldable or (unscanned and not v.same_hits):
                 return None
             if not v.past_cap:
                 counts, cap = self.store.counts, self.store.cap
@@ -266,7 +267,7 @@ class LineFold:
                 if not self.extraction.unrecognized.can_repeat(v.reading.offer):
                     return None
                 v.past_cap = True
-            v.ready = self._epoch
+            v.ready = epoch
             sh.last = v
             return v
         return None

@@ -714,7 +714,7 @@ class LineScanner:
         seen = [0]
         count = count_newlines
         # With a fold, the last copy it would count is held back, and read in full when a line that does not
-        # fold comes or the chunk ends (collect/fold.py): its variant and candidate()'s arguments.
+        # fold comes or the chunk ends (collect/fold.py): its variant, its place, line number and hits.
         held: tuple[Any, ...] | None = None
         held_variant: Any = None
         # The previous candidate read's start and resolved time: walking back from a line stops at the
@@ -726,9 +726,10 @@ class LineScanner:
             goes over all of them (at most a chunk), as reading each would have."""
             nonlocal held, held_variant, prev_start, prev_t, have_prev
             assert fold is not None and held is not None
-            s, e, line_no, ids, ps, pt, hp = held
+            s, e, line_no, ids = held
             hits = tuple(ids) if ids is not None else None
-            c = candidate(buf, s, e, line_no, hits, ps, pt, hp, carried, limit=1 << 30)
+            # prev_* are still what they were when the copy was held: no line was read since.
+            c = candidate(buf, s, e, line_no, hits, prev_start, prev_t, have_prev, carried, limit=1 << 30)
             fold.read(c, buf[s:e], ids)
             prev_start, prev_t, have_prev = s, c.time, True
             held = held_variant = None
@@ -742,7 +743,7 @@ class LineScanner:
                     if held_variant is not None:
                         fold.count(held_variant)
                     held_variant = v
-                    held = (s, e, line_no, ids, prev_start, prev_t, have_prev)
+                    held = (s, e, line_no, ids)
                     return
                 if held is not None:  # the candidate before this one
                     read_held(buf)
@@ -781,8 +782,7 @@ class LineScanner:
                         if held_variant is not None:
                             held_variant.counted += 1  # LineFold.count, without the call
                         held_variant = v
-                        # What else the held copy's reading needs (prev_*) stays as it is until it is read.
-                        held = (s, s + len(raw), line_no, v.hits, prev_start, prev_t, have_prev)
+                        held = (s, s + len(raw), line_no, v.hits)
                     else:
                         ids = ids_of(raw)
                         if ids is None or ids:
