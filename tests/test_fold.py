@@ -135,7 +135,7 @@ def test_two_outcomes_a_line_could_both_have_make_the_shape_read_line_by_line() 
     such a line untold by its bytes: the shape is no longer folded. Variants told apart by a digit that never
     varied in either (an NCCL line's GPU) stay, and a copy is held by the one whose ranges take its digits."""
     def variant(line: bytes, *others: bytes) -> fold._Variant:
-        reading = fold.Reading(((), False, None), (), None, True)
+        reading = fold.Reading(((), False, None), None, True)
         v = fold._Variant(int.from_bytes(line), None, reading, 1, len(line), 0, True)
         for o in others:
             v.widen(int.from_bytes(o))
@@ -198,7 +198,7 @@ def test_digit_ranges_taken_in_and_checked_a_whole_line_at_once_are_the_byte_by_
     def line(digits: str) -> bytes:
         return f"E{digits[:2]} x:{digits[2:]} ok".encode()
 
-    reading = fold.Reading(((), False, None), (), None, True)
+    reading = fold.Reading(((), False, None), None, True)
     first = line(copies[0])
     v = fold._Variant(int.from_bytes(first), None, reading, 1, len(first), 0, True)
     for c in copies[1:]:

@@ -51,6 +51,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from firstfault.extract.memo import ZERO_DIGITS as _ZERO
+
 if TYPE_CHECKING:
     from firstfault.collect.scan import EventStore, Extraction
     from firstfault.extract.base import Candidate
@@ -60,8 +62,6 @@ MAX_SHAPES: Final = 4096  # shapes followed per file; lines of further shapes ar
 MAX_VARIANTS: Final = 16  # outcomes followed per shape
 MAX_BYTES: Final = 8 << 20  # the shapes' and variants' line bytes kept per file (each holds one line or two)
 MAX_LINE: Final = 2000  # bytes: longer lines are read in full (their shape is not kept)
-
-_ZERO: Final = bytes.maketrans(b"123456789", b"000000000")
 
 # An EventStore signature with the weight a copy adds to it.
 Signature = tuple[tuple[object, ...], int]
@@ -75,9 +75,12 @@ class Reading:
     """What the extraction reports about one line it read in full (Extraction.add_events_read)."""
 
     outcome: Outcome
-    signatures: tuple[Signature, ...]
     offer: tuple[str, str, str | None, str | None, int | None] | None  # body, key, host, node, rank
     foldable: bool  # False: copies of this line must each be read (a count of 0 decides its template)
+
+    @property
+    def signatures(self) -> tuple[Signature, ...]:
+        return self.outcome[0]
 
 
 @dataclass(slots=True)

@@ -21,8 +21,9 @@ from datetime import datetime, timedelta
 from functools import cached_property, lru_cache
 from typing import IO, Any, cast
 
-from firstfault.collect.fold import _ZERO, LineFold, Reading, Signature
+from firstfault.collect.fold import LineFold, Reading, Signature
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
+from firstfault.extract.memo import ZERO_DIGITS
 from firstfault.extract.unrecognized import decided_by_count, zeroed
 from firstfault.model import Event, Evidence
 from firstfault.timeparse import Stamp, TimeParser, _fast
@@ -134,19 +135,13 @@ class _Matcher:
         """Indices of the literals that occur in `data` (one line)."""
         if self._db is None:
             return {i for i, w in enumerate(self.literals) if w in data}
-        found: set[int] = set()
-
-        def on_match(i: int, _frm: int, _to: int, _flags: int, _ctx: object) -> None:
-            found.add(i)
-
-        self._db.scan(data, match_event_handler=on_match, scratch=self._scratch())
-        return found
+        return set(self.line_ids(data) or ())
 
     @cached_property
     def digit_words(self) -> tuple[bytes, ...]:
         """The literals that hold a digit, their digits zeroed: a line whose shape holds none of these has the
         hits of every line of its shape (collect/fold.py)."""
-        return tuple(sorted({w.translate(_ZERO) for w in self.literals if w.translate(None, b"0123456789") != w}))
+        return tuple(sorted({w.translate(ZERO_DIGITS) for w in self.literals if w.translate(None, b"0123456789") != w}))
 
     def line_ids(self, line: bytes) -> list[int] | None:
         """The literal indices found on one line, as line_hits finds them in a buffer (in the order of their
@@ -264,8 +259,7 @@ class EventStore:
         n = self._counts.get(key, 0) + 1
         self._counts[key] = n
         if ev is None or n > self.cap:
-            last = self._seen[key]
-            last.fields["repeat"] = int(last.fields.get("repeat") or 1) + weight
+            self._on_last(key, weight)
             return
         self._seen[key] = ev
         self.events.append(ev)
@@ -279,6 +273,10 @@ class EventStore:
         """`n` more events of signature `key`, which is past the cap, weighing `weight` together: counted on its
         last kept event, as add() counts them one by one (collect/fold.py)."""
         self._counts[key] += n
+        self._on_last(key, weight)
+
+    def _on_last(self, key: tuple[object, ...], weight: int) -> None:
+        """Count `weight` copies on the last kept event of signature `key`."""
         last = self._seen[key]
         last.fields["repeat"] = int(last.fields.get("repeat") or 1) + weight
 
@@ -521,7 +519,7 @@ class Extraction:
             foldable = not decided_by_count(zkey)
         # Past the store's cap a copy is its signatures and weights, whatever its other fields (a pid).
         outcome = (tuple(sigs), ctx.claimed if ctx is not None else False, None if offer is None else offer[1:])
-        return Reading(outcome, tuple(sigs), offer, foldable)
+        return Reading(outcome, offer, foldable)
 
     def drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
         """What the extractors found on one line, and the context they saw, before it becomes events.

@@ -34,7 +34,8 @@ V = TypeVar("V")
 
 DEFAULT_SIZE: Final = 4096
 MAX_KEY: Final = 1000  # characters: 4096 keys of at most this, a few MB a memo at worst
-_ZERO: Final = bytes.maketrans(b"123456789", b"000000000")
+# Every ASCII digit made `0`, for bytes.translate (a line's key here, its shape in collect/fold.py).
+ZERO_DIGITS: Final = bytes.maketrans(b"123456789", b"000000000")
 
 # The switch itself, one element: hot code reads ON[0] (a call per line costs more than the lookup).
 ON: Final[list[bool]] = [os.environ.get("FIRSTFAULT_FASTPATH", "1").strip().lower() not in ("0", "false", "no", "off")]
@@ -71,7 +72,7 @@ def digits_zeroed(text: str) -> str:
 
     Through UTF-8 bytes (no multi-byte sequence holds an ASCII digit byte): str.translate with a
     table is ten times slower on a log line."""
-    return text.encode("utf-8", "surrogatepass").translate(_ZERO).decode("utf-8", "surrogatepass")
+    return text.encode("utf-8", "surrogatepass").translate(ZERO_DIGITS).decode("utf-8", "surrogatepass")
 
 
 _ALL: list[Memo[object]] = []

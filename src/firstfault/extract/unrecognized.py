@@ -196,15 +196,10 @@ class OfferFold:
     def __init__(self) -> None:
         self._entries: dict[str, list[Any]] = {}
         self._n = 0
-        self._counted: dict[str, bool] = {}
 
     def offer(self, c: Candidate, body: str, host: str | None = None) -> None:
         key = zeroed(body)
-        counted = self._counted.get(key)
-        if counted is None:
-            counted = _BENIGN_ZERO.search(key) is not None
-            if len(self._counted) < _CACHE_MAX:
-                self._counted[key] = counted
+        counted = decided_by_count(key)
         n = self._n
         self._n = n + 1
         w = (c.node, host, c.rank)
