@@ -156,6 +156,27 @@ def unstamped_burst(root: Path, copies: int = 1500) -> Chatty:
                         "evidence_time": (stamp + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")})
 
 
+def clock_steps_back(root: Path, copies: int = 1500) -> Chatty:
+    """An unrecognized error repeated every 100 ms from 10:10:05, and one copy, late in the file, stamped 10:10:01.5
+    (the collector's clock stepped back): every digit of it lies within the values its position had, but it is the
+    group's earliest line by time, so it must be read, not counted."""
+    out = root / "clock-steps-back"
+    _workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
+    t = T0 + timedelta(minutes=10, seconds=5)
+    lines: list[str] = []
+    early = 0
+    for i in range(copies):
+        t += timedelta(milliseconds=100)
+        if i == copies * 2 // 3:
+            lines.append(f"{_iso(T0 + timedelta(minutes=10, seconds=1, milliseconds=500))} ERROR [telemetry] export "
+                         f"to collector returned status 13, dropping batch {i % 40:02d}")
+            early = len(lines)
+        lines.append(f"{_iso(t)} ERROR [telemetry] export to collector returned status 13, dropping batch {i % 40:02d}")
+    (out / "app").mkdir()
+    (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"unrecognized_line": ("app/rank-0.log", early)})
+
+
 def two_ranks_and_a_kernel(root: Path) -> Chatty:
     """Three files (for the parallel reader): two ranks' chatty logs, one with the CUDA error, and the node's
     kernel log of Xid 13 copies with the one Xid 79 among them."""

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from firstfault.bundle import load_bundle
-from firstfault.collect import fold
+from firstfault.collect import fold, scan
 from firstfault.collect.wire import request_from_bundle
 from firstfault.engine.analyze import Analyzer, analyze_request
 from firstfault.extract import memo
@@ -24,7 +24,7 @@ NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 BUILDERS: list[Callable[[Path], chatty.Chatty]] = [
     chatty.noise_then_cuda_error, chatty.xid_behind_its_own_shape, chatty.srun_labelled_ranks, chatty.count_of_zero,
     chatty.unstamped_burst, chatty.two_ranks_and_a_kernel, chatty.what_after_terminate, chatty.not_utf8,
-    chatty.repeated_traceback,
+    chatty.repeated_traceback, chatty.clock_steps_back,
 ]
 
 
@@ -186,6 +186,40 @@ def test_the_fold_engages_on_most_chatty_files_made_of_real_lines(
         analyzer.analyze_path(str(chatty.from_corpus(tmp_path, CORPORA, kind, seed).path), now=NOW)
         engaged += counted[0] > before
     assert engaged >= len(REAL) // 2, engaged
+
+
+SMALL_CHUNKS = [(b, None) for b in BUILDERS] + [(None, r) for r in REAL[::3]]
+
+
+@pytest.mark.parametrize(("build", "real"), SMALL_CHUNKS,
+                         ids=lambda x: getattr(x, "__name__", None) or (x and "{}-{}".format(*x)))
+def test_the_dense_loop_in_c_and_in_python_gets_the_verdict_of_reading_every_line(
+        build: Callable[[Path], chatty.Chatty] | None, real: tuple[str, int] | None, analyzer: Analyzer,
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In chunks of 4 KiB, a chunk after one whose lines mostly folded is read line by line (the dense loop), its
+    copies of ready variants counted in C (_lines.fold_run) when the module is built: the three give the same
+    bytes as reading every line, and the C loop does count copies."""
+    case = build(tmp_path) if build is not None else chatty.from_corpus(tmp_path, CORPORA, *real)  # type: ignore[misc]
+    monkeypatch.setattr(scan, "CHUNK", 4096)
+    with memo.fastpath(False):
+        every = analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2)
+    run, in_c = scan._fold_run, [0]
+    if run is not None:
+        def counting(*args: object) -> object:
+            out = run(*args)  # type: ignore[arg-type]
+            in_c[0] += out[2]
+            return out
+
+        monkeypatch.setattr(scan, "_fold_run", counting)
+        with memo.fastpath(True):
+            assert analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2) == every
+        # Every copy of these is read (a count of 0, bad UTF-8, a traceback's lines); the corpus-made files' copies
+        # have random digits, so their chunks seldom fold enough to be read line by line: equality is their test.
+        if build is not None and build not in (chatty.count_of_zero, chatty.not_utf8, chatty.repeated_traceback):
+            assert in_c[0] > 0, "no copy folded in C: the comparison would prove nothing"
+    monkeypatch.setattr(scan, "_fold_run", None)
+    with memo.fastpath(True):
+        assert analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2) == every
 
 
 @given(st.lists(st.text(alphabet="0123456789", min_size=6, max_size=6), min_size=1, max_size=8),

@@ -7,6 +7,9 @@
  * with a stamp skips, in C, the lines that cannot hold one (a burst of NCCL INFO
  * lines), so that Python parses only the lines that may.
  *
+ * fold_run: the fold's dense loop (collect/fold.py), over the copies of a chatty
+ * file whose variants are known, counts them without a Python call each.
+ *
  * Optional: scan.py falls back to bytes.count and to parsing every line when
  * this module is not built; the results are the same.
  */
@@ -118,12 +121,159 @@ lines_prev_stamped(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return Py_BuildValue("(nnn)", start, text_end, n);
 }
 
+
+/* fold_run(buffer, pos, line_no, table, held) -> (pos, line_no, folded, held, counts)
+ *
+ * The fold's dense loop (collect/scan.py, collect/fold.py) over the copies it already knows.
+ * `table` maps a shape (a line's bytes with every digit made '0') to a list of
+ * (lo, hi, lead_rep, variant): the variants of that shape that LineFold.fold_copy would
+ * count now, with their byte ranges. From offset `pos` (a line's start), each line whose
+ * shape is a key of `table` and whose every byte lies between an entry's lo and hi (and
+ * whose first len(lead_rep) bytes are not less than lead_rep) is such a copy: it is held
+ * (the last copy seen is read in full later, not counted) and the copy held before it is
+ * counted. The loop stops at the first other line (and at a line longer than MAX_LINE,
+ * a byte over 0x7f: the Python check never folds those, or a line with no newline):
+ * its offset is returned, with the line number of the last line passed, how many lines
+ * folded, the held copy (s, e, line_no, variant) or None, and [(variant, count), ...]. */
+#define FOLD_MAX_LINE 2000
+#define FOLD_MAX_COUNTED 64
+static PyObject *
+lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    Py_ssize_t pos, line_no, folded = 0, hs = 0, he = 0, hl = 0;
+    PyObject *table, *held, *hv = NULL, *result = NULL;
+    PyObject *cv[FOLD_MAX_COUNTED];
+    Py_ssize_t cn[FOLD_MAX_COUNTED];
+    int k = 0;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "fold_run(buffer, pos, line_no, table, held) takes 5 arguments");
+        return NULL;
+    }
+    pos = PyLong_AsSsize_t(args[1]);
+    if (pos == -1 && PyErr_Occurred()) return NULL;
+    line_no = PyLong_AsSsize_t(args[2]);
+    if (line_no == -1 && PyErr_Occurred()) return NULL;
+    table = args[3];
+    held = args[4];
+    if (!PyDict_Check(table)) {
+        PyErr_SetString(PyExc_TypeError, "fold_run: table must be a dict");
+        return NULL;
+    }
+    if (held != Py_None) {
+        if (!PyTuple_Check(held) || PyTuple_GET_SIZE(held) != 4) {
+            PyErr_SetString(PyExc_TypeError, "fold_run: held must be None or (s, e, line_no, variant)");
+            return NULL;
+        }
+        hs = PyLong_AsSsize_t(PyTuple_GET_ITEM(held, 0));
+        he = PyLong_AsSsize_t(PyTuple_GET_ITEM(held, 1));
+        hl = PyLong_AsSsize_t(PyTuple_GET_ITEM(held, 2));
+        if (PyErr_Occurred()) return NULL;
+        hv = PyTuple_GET_ITEM(held, 3);
+    }
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    {
+        const unsigned char *buf = (const unsigned char *)view.buf;
+        Py_ssize_t len = view.len;
+        while (pos < len) {
+            const unsigned char *line = buf + pos;
+            const unsigned char *nl = memchr(line, '\n', (size_t)(len - pos));
+            if (nl == NULL) break;
+            Py_ssize_t n = nl - line, i;
+            if (n > FOLD_MAX_LINE) break;
+            PyObject *key = PyBytes_FromStringAndSize(NULL, n);
+            if (key == NULL) goto fail;
+            unsigned char *shape = (unsigned char *)PyBytes_AS_STRING(key);
+            int ascii = 1;
+            for (i = 0; i < n; i++) {
+                unsigned char c = line[i];
+                ascii &= c < 0x80;
+                shape[i] = (c >= '0' && c <= '9') ? '0' : c;
+            }
+            if (!ascii) { Py_DECREF(key); break; }
+            PyObject *entries = PyDict_GetItemWithError(table, key);  /* borrowed */
+            Py_DECREF(key);
+            if (entries == NULL) {
+                if (PyErr_Occurred()) goto fail;
+                break;
+            }
+            if (!PyList_Check(entries)) {
+                PyErr_SetString(PyExc_TypeError, "fold_run: a table value must be a list");
+                goto fail;
+            }
+            PyObject *found = NULL;
+            int late = 0;  /* within a variant's ranges, but its stamp is earlier than the variant's first */
+            for (Py_ssize_t j = 0; j < PyList_GET_SIZE(entries) && found == NULL; j++) {
+                PyObject *entry = PyList_GET_ITEM(entries, j);
+                if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4
+                        || !PyBytes_Check(PyTuple_GET_ITEM(entry, 0)) || !PyBytes_Check(PyTuple_GET_ITEM(entry, 1))
+                        || !PyBytes_Check(PyTuple_GET_ITEM(entry, 2))) {
+                    PyErr_SetString(PyExc_TypeError, "fold_run: an entry must be (lo, hi, lead_rep, variant)");
+                    goto fail;
+                }
+                PyObject *lo_o = PyTuple_GET_ITEM(entry, 0), *hi_o = PyTuple_GET_ITEM(entry, 1);
+                PyObject *lead_o = PyTuple_GET_ITEM(entry, 2);
+                if (PyBytes_GET_SIZE(lo_o) != n || PyBytes_GET_SIZE(hi_o) != n || PyBytes_GET_SIZE(lead_o) > n)
+                    continue;
+                const unsigned char *lo = (const unsigned char *)PyBytes_AS_STRING(lo_o);
+                const unsigned char *hi = (const unsigned char *)PyBytes_AS_STRING(hi_o);
+                for (i = 0; i < n; i++)
+                    if (line[i] < lo[i] || line[i] > hi[i]) break;
+                if (i < n) continue;
+                if (memcmp(line, PyBytes_AS_STRING(lead_o), (size_t)PyBytes_GET_SIZE(lead_o)) < 0) {
+                    late = 1;
+                    break;
+                }
+                found = PyTuple_GET_ITEM(entry, 3);
+            }
+            if (found == NULL || late) break;
+            if (hv != NULL) {  /* the copy held before this one is counted */
+                int c;
+                for (c = 0; c < k && cv[c] != hv; c++)
+                    ;
+                if (c == k) {
+                    if (k == FOLD_MAX_COUNTED) break;  /* leave this line to the caller */
+                    cv[k] = hv;
+                    cn[k++] = 0;
+                }
+                cn[c]++;
+            }
+            line_no++;
+            hs = pos;
+            he = pos + n;
+            hl = line_no;
+            hv = found;
+            folded++;
+            pos = he + 1;
+        }
+    }
+    {
+        PyObject *counts = PyList_New(k);
+        if (counts == NULL) goto fail;
+        for (int c = 0; c < k; c++) {
+            PyObject *pair = Py_BuildValue("(On)", cv[c], cn[c]);
+            if (pair == NULL) { Py_DECREF(counts); goto fail; }
+            PyList_SET_ITEM(counts, c, pair);
+        }
+        if (hv != NULL)
+            result = Py_BuildValue("(nnn(nnnO)N)", pos, line_no, folded, hs, he, hl, hv, counts);
+        else
+            result = Py_BuildValue("(nnnON)", pos, line_no, folded, Py_None, counts);
+    }
+fail:
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef lines_methods[] = {
     {"count", (PyCFunction)(void (*)(void))lines_count, METH_FASTCALL,
      "count(buffer, start, end) -> number of newlines in buffer[start:end]"},
     {"prev_stamped", (PyCFunction)(void (*)(void))lines_prev_stamped, METH_FASTCALL,
      "prev_stamped(buffer, stop, end, limit) -> (start, text_end, lines): the nearest line before end "
      "that may hold a stamp"},
+    {"fold_run", (PyCFunction)(void (*)(void))lines_fold_run, METH_FASTCALL,
+     "fold_run(buffer, pos, line_no, table, held) -> (pos, line_no, folded, held, counts): the fold's "
+     "dense loop over the copies it already knows"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,4 +1,9 @@
 """Types of the line scanner's C loops (_lines.c)."""
 
+from typing import Any
+
 def count(buffer: bytes, start: int, end: int, /) -> int: ...
 def prev_stamped(buffer: bytes, stop: int, end: int, limit: int, /) -> tuple[int, int, int]: ...
+def fold_run(buffer: bytes, pos: int, line_no: int, table: dict[bytes, list[tuple[bytes, bytes, bytes, Any]]],
+             held: tuple[int, int, int, Any] | None, /) -> tuple[int, int, int, tuple[int, int, int, Any] | None,
+                                                         list[tuple[Any, int]]]: ...

@@ -97,6 +97,7 @@ class _Variant:
     past_cap: bool = False  # every signature of the outcome is past the store's cap (once true, always)
     counted: int = 0  # copies counted and not yet added to the store and the unrecognized groups
     ready: int = -1  # the epoch in which it was last found ready to fold (WARM reads, past the cap, ...)
+    tabled: int = -1  # the LineFold.table generation it is in (-1: none)
     # Byte by byte, the least and the greatest value each digit had in the copies read to this outcome (the
     # other bytes are the shape's, the same in every copy); and 0x80 in every byte.
     lo: int = 0
@@ -199,7 +200,7 @@ class LineFold:
     """One file's shapes, for the scanner (collect/scan.py): `fold` says whether a copy may be counted,
     `read` reads a line in full and keeps its outcome, `count` counts a copy."""
 
-    __slots__ = ("_bytes", "_digit_words", "_epoch", "_once", "_shapes", "extraction", "store")
+    __slots__ = ("_bytes", "_digit_words", "_epoch", "_gen", "_once", "_shapes", "extraction", "store", "table")
 
     def __init__(self, extraction: Extraction, store: EventStore) -> None:
         self.extraction = extraction
@@ -209,6 +210,15 @@ class LineFold:
         self._epoch = 0
         self._bytes = 0
         self._digit_words: tuple[bytes, ...] = ()
+        # The variants a line not searched for the prefilter's words folds on now (ready, same_hits), by shape,
+        # as (lo, hi, lead_rep, variant): for the dense loop in C (_lines.fold_run). Emptied whenever a line is
+        # read in full (an epoch, or a variant's ranges, may change); `_gen` tells the variants it held.
+        self.table: dict[bytes, list[tuple[bytes, bytes, bytes, _Variant]]] = {}
+        self._gen = 0
+
+    def _untable(self) -> None:
+        self.table = {}
+        self._gen += 1
 
     def start_file(self, digit_words: tuple[bytes, ...] = ()) -> None:
         """A new file, whose scanner's prefilter words that hold a digit are `digit_words` (their digits zeroed)."""
@@ -217,11 +227,13 @@ class LineFold:
         self._epoch = 0
         self._bytes = 0
         self._digit_words = digit_words
+        self._untable()
 
     def end_file(self) -> None:
         """Add the counted copies to the store and the unrecognized groups. Adding them once a file gives what
         adding each as it came gives: they add to counts and to signatures past the cap (nothing a later line's
         reading looks at but the cap, which they are past), and to places their groups already hold."""
+        self._untable()
         put = self.store.repeat
         for sh in self._shapes.values():
             for v in sh.variants:
@@ -275,6 +287,13 @@ class LineFold:
             return v
         return None
 
+    def table_add(self, raw: bytes, v: _Variant) -> None:
+        """Put `v`, which fold_copy(raw) just gave, in the table, so that its next copies fold in C."""
+        if v.tabled != self._gen and v.same_hits:
+            v.tabled = self._gen
+            self.table.setdefault(raw.translate(_ZERO), []).append(
+                (v.lo.to_bytes(v.size), v.hi.to_bytes(v.size), v.lead_rep, v))
+
     def count(self, v: _Variant) -> None:
         """One more copy of `v`'s line, counted as reading it would count it (added at the file's end)."""
         v.counted += 1
@@ -282,6 +301,8 @@ class LineFold:
     def read(self, c: Candidate, raw: bytes, hits: list[int] | None) -> None:
         """Read candidate `c` (whose line is `raw`) in full, and keep its outcome for its shape (from the shape's
         second line on: most lines of a log are the only one of their shape)."""
+        if self.table:
+            self._untable()
         key = raw.translate(_ZERO) if len(raw) <= MAX_LINE else None
         sh = self._shapes.get(key) if key is not None else None
         if key is None or (sh is None and key not in self._once) or (sh is not None and not sh.stable):

@@ -53,6 +53,10 @@ except ImportError:  # pragma: no cover - depends on the build
         return buf.count(b"\n", start, end)
 
     _prev_stamped = None  # type: ignore[assignment]
+try:  # the fold's dense loop in C (an older build of the module lacks it)
+    from firstfault._lines import fold_run as _fold_run
+except ImportError:  # pragma: no cover - depends on the build
+    _fold_run = None  # type: ignore[assignment]
 
 
 def all_line_extractors() -> tuple[LineExtractor, ...]:
@@ -771,8 +775,23 @@ class LineScanner:
                 # Most lines are copies the fold counts: a copy is known by its shape alone, so each line is
                 # looked up, and only the others are searched for the prefilter's words, one by one.
                 ids_of, fold_copy = self.matcher.line_ids, fold.fold_copy
-                s = 0
-                for raw in buf.split(b"\n")[:-1]:  # the buffer ends with a newline: the last piece is empty
+                run = _fold_run if _fast[0] else None
+                s, end = 0, len(buf)  # the buffer ends with a newline
+                while s < end:
+                    if run is not None and fold.table:
+                        # The copies of variants already found ready, in C, up to the first other line.
+                        s, line_no, n, h, counts = run(buf, s, line_no, fold.table,
+                                                       None if held is None else (*held[:3], held_variant))
+                        if n and h is not None:
+                            folded += n
+                            for v, k in counts:
+                                v.counted += k
+                            held_variant = h[3]
+                            held = (h[0], h[1], h[2], held_variant.hits)
+                        if s >= end:
+                            break
+                    e = buf.index(b"\n", s)
+                    raw = buf[s:e]
                     line_no += 1
                     v = fold_copy(raw)
                     if v is not None:
@@ -780,13 +799,15 @@ class LineScanner:
                         if held_variant is not None:
                             held_variant.counted += 1  # LineFold.count, without the call
                         held_variant = v
-                        held = (s, s + len(raw), line_no, v.hits)
+                        held = (s, e, line_no, v.hits)
+                        if run is not None:
+                            fold.table_add(raw, v)
                     else:
                         ids = ids_of(raw)
                         if ids is None or ids:
                             stats.candidates += 1
-                            take(buf, s, s + len(raw), line_no, ids)
-                    s += len(raw) + 1
+                            take(buf, s, e, line_no, ids)
+                    s = e + 1
                 stats.candidates += folded
             else:
                 starts, hit_ids = self.matcher.line_hits(buf)
