@@ -70,3 +70,12 @@ def test_a_prefilter_from_the_cache_finds_what_a_compiled_one_finds(cdir: Path) 
            b"quiet line\n" * 3 + b"Nov  2 10:00:01 n1 kernel: mlx5_core 0000:0c:00.0: failed\n")
     assert cached.line_hits(buf) == fresh.line_hits(buf)
     assert cached.line_hits(buf)[0]
+
+
+def test_a_stamp_holds_the_version_of_the_package_that_validated_an_entry() -> None:
+    import pydantic
+
+    # What the catalog's and tables' keys use for pydantic.VERSION (a start-up from the cache imports no pydantic).
+    assert f"VERSION = '{pydantic.VERSION}'".encode() in cache.stamp("pydantic", "version.py")
+    assert cache.stamp("pydantic", "no-such-file.py") == b""
+    assert cache.stamp("no_such_package_here", "version.py") == b""

@@ -21,6 +21,7 @@ import hashlib
 import os
 import stat
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 
 
@@ -42,6 +43,25 @@ def key(*parts: bytes | str) -> str:
         h.update(len(b).to_bytes(8, "little"))
         h.update(b)
     return h.hexdigest()
+
+
+@lru_cache(maxsize=16)
+def stamp(package: str, file: str) -> bytes:
+    """The bytes of `file` in the installed top-level `package`, found without importing the package: a
+    key part that changes with its version (`stamp("pydantic", "version.py")`) where importing it to read
+    the version would cost more than the entry saves. Empty when the package or file is not there."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec(package)
+    except (ImportError, ValueError):
+        return b""
+    for loc in (spec.submodule_search_locations or []) if spec is not None else []:
+        try:
+            return Path(loc, file).read_bytes()
+        except OSError:
+            continue
+    return b""
 
 
 def _private(path: Path) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from firstfault.engine.attribute import Finding, attribute
@@ -19,7 +20,7 @@ def ev(kind: str, node: str, t: float, **fields: FieldValue) -> Event:
 
 def run(events: list[Event], **settings: object) -> tuple[Finding | None, list[Finding]]:
     cat = shipped_catalog()
-    s: Settings = cat.settings.model_copy(update=settings)
+    s: Settings = replace(cat.settings, **settings)  # type: ignore[arg-type]
     att = attribute(events, cat.active(), s, NODES, leads=[])
     return att.root, att.findings
 

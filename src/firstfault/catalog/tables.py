@@ -1,20 +1,18 @@
 """The vendor tables shipped beside the rules: NVIDIA Xids, NVSwitch SXids, CUDA errors, NCCL results.
 
 The data lives in `xid.yaml` / `sxid.yaml` / `cuda.yaml` (vendor knowledge is data, not
-code branches); this module only reads and validates it, once, on first use.
+code branches); this module only reads and validates it, once, on first use. The rows are the records
+below; the pydantic models that validate them are in catalog/tableschema.py, imported only when a
+table is built from its YAML, not when it is read back from the on-disk cache.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import suppress
 from functools import lru_cache, wraps
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, TypeVar, cast, get_args
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from firstfault import yamlio
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar, cast, get_args
 
 XidClass = Literal[
     "memory", "memory_info", "nvlink", "nvlink5", "fallen_off_bus", "firmware", "pcie", "app", "sympathetic",
@@ -29,25 +27,26 @@ class CatalogTableError(ValueError):
     """A shipped table is malformed: a packaging bug, never user input."""
 
 
-class _Row(BaseModel):
-    # defer_build: the rows of a start-up come from the on-disk cache (_kept), not through validation.
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
+# The rows: one record per model of catalog/tableschema.py, with its fields (a `class:` key of the YAML
+# is the record's `<table>_class`); read-only, hashed and compared by value, as the models were. Named
+# tuples (fields with a default last): a start-up builds each class, and one costs a fifth of a frozen
+# dataclass.
 
-    code: int = Field(gt=0)
 
-
-class XidInfo(_Row):
-    mnemonic: str = Field(min_length=1)
-    description: str = Field(min_length=1)
+class XidInfo(NamedTuple):
+    code: int
+    mnemonic: str
+    description: str
+    xid_class: XidClass  # firstfault's attribution class (see the header of xid.yaml)
     immediate: str | None = None  # NVIDIA immediate resolution bucket
     investigatory: str | None = None  # NVIDIA investigatory resolution bucket
-    xid_class: XidClass = Field(alias="class")  # firstfault's attribution class (see the header of xid.yaml)
     legacy_causes: tuple[str, ...] = ()
 
 
-class SxidInfo(_Row):
-    name: str = Field(min_length=1)
-    sxid_class: SxidClass = Field(alias="class")
+class SxidInfo(NamedTuple):
+    code: int
+    name: str
+    sxid_class: SxidClass
 
 
 CudaClass = Literal[
@@ -57,28 +56,37 @@ CudaClass = Literal[
 ]
 
 
-class CudaErrorInfo(_Row):
-    runtime: str = Field(pattern=r"^cudaError[A-Z]\w*$")
-    driver: str | None = Field(default=None, pattern=r"^CUDA_ERROR_[A-Z0-9_]+$")
-    message: str = Field(min_length=3)
+class CudaErrorInfo(NamedTuple):
+    code: int
+    runtime: str  # cudaErrorX
+    message: str
+    cuda_class: CudaClass
+    driver: str | None = None  # CUDA_ERROR_X
     aliases: tuple[str, ...] = ()  # other texts that name the same error (PyTorch's, old CUDA's)
-    cuda_class: CudaClass = Field(alias="class")
 
 
-class NcclResultInfo(_Row):
-    name: str = Field(pattern=r"^nccl[A-Z]\w*$")
+class NcclResultInfo(NamedTuple):
+    code: int
+    name: str  # ncclX
     phrases: tuple[str, ...] = ()
 
 
-R = TypeVar("R", bound=_Row)
+class _Coded(Protocol):
+    @property
+    def code(self) -> int: ...
+
+
+R = TypeVar("R")
+C = TypeVar("C", bound=_Coded)
 T = TypeVar("T")
 
 
 def _kept(file: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
     """A table built from catalog/<file> and validated once, then kept in the on-disk cache (pickled,
-    firstfault/cache.py) by the sha256 of the file, of this module and of the pydantic that validated it:
-    a start-up reads the rows back instead of validating them (and never builds their validators).
-    A table that cannot be pickled, or an entry that does not load, is built again."""
+    firstfault/cache.py) by the sha256 of the file, of this module and its schema and of the pydantic that
+    validated it: a start-up reads the records back instead of parsing and validating them (and imports
+    neither yaml nor pydantic). A table that cannot be pickled, or an entry that does not load, is built
+    again."""
 
     def wrap(build: Callable[[], T]) -> Callable[[], T]:
         @wraps(build)
@@ -86,13 +94,11 @@ def _kept(file: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
             import pickle
             import sys
 
-            import pydantic
-
             from firstfault import cache
 
             raw = resources.files("firstfault").joinpath("catalog", file).read_bytes()
-            name = "tables-" + cache.key(build.__name__, file, raw, _module_source(), sys.version,
-                                         pydantic.VERSION) + ".pickle"
+            name = "tables-" + cache.key(build.__name__, file, raw, *_module_source(), sys.version,
+                                         cache.stamp("pydantic", "version.py")) + ".pickle"
             data = cache.get(name)
             if data is not None:
                 try:
@@ -112,8 +118,9 @@ def _kept(file: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
 
 
 @lru_cache(maxsize=1)
-def _module_source() -> bytes:
-    return Path(__file__).read_bytes()
+def _module_source() -> tuple[bytes, bytes]:
+    here = Path(__file__)
+    return here.read_bytes(), here.with_name("tableschema.py").read_bytes()
 
 
 @lru_cache(maxsize=16)  # one per table file
@@ -129,7 +136,7 @@ def _document(name: str) -> Any:
 
     import yaml
 
-    from firstfault import cache
+    from firstfault import cache, yamlio
 
     raw = resources.files("firstfault").joinpath("catalog", name).read_bytes()
     entry = "table-" + cache.key(name, raw, sys.version, yaml.__version__, str(yamlio.SafeLoader)) + ".marshal"
@@ -148,20 +155,24 @@ def _document(name: str) -> Any:
     return doc
 
 
-def _table(name: str, key: str, row: type[R]) -> Mapping[int, R]:
-    """Rows of catalog/<name> under `key`, by code; each problem names its row and field."""
+def _rows(name: str, key: str, row: type[R]) -> Iterator[tuple[str, R]]:
+    """The rows of catalog/<name> under `key` in order, each validated (catalog/tableschema.py) as a `row`
+    record, with where it is; a problem names its row and field."""
+    from firstfault.catalog.tableschema import validate
+
     data = _document(name)
     rows = data.get(key) if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise CatalogTableError(f"catalog/{name}: `{key}` must be a list")
-    table: dict[int, R] = {}
     for i, raw in enumerate(rows):
         where = f"catalog/{name}: {key}[{i}]"
-        try:
-            item = row.model_validate(raw)
-        except ValidationError as exc:
-            problems = [f"{where}.{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()]
-            raise CatalogTableError("; ".join(problems)) from exc
+        yield where, cast(R, validate(row, raw, where))
+
+
+def _table(name: str, key: str, row: type[C]) -> Mapping[int, C]:
+    """Rows of catalog/<name> under `key`, by code; each problem names its row and field."""
+    table: dict[int, C] = {}
+    for where, item in _rows(name, key, row):
         if item.code in table:
             raise CatalogTableError(f"{where}: duplicate code {item.code}")
         table[item.code] = item
@@ -222,18 +233,17 @@ def sxid_class(code: int) -> str:
 NvmlClass = Literal["driver", "no_devices", "lost", "unresponsive", "unknown"]
 
 
-class NvmlErrorInfo(_Row):
-    name: str = Field(pattern=r"^[A-Z][A-Z0-9_]+$")
-    message: str = Field(min_length=3)
+class NvmlErrorInfo(NamedTuple):
+    code: int
+    name: str
+    message: str
+    nvml_class: NvmlClass
     aliases: tuple[str, ...] = ()
-    nvml_class: NvmlClass = Field(alias="class")
 
 
-class NcclTransportInfo(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
-    file: str = Field(min_length=3)  # a file name, or a prefix ending in `*`
-    transport: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+class NcclTransportInfo(NamedTuple):
+    file: str  # a file name, or a prefix ending in `*`
+    transport: str
 
 
 @lru_cache(maxsize=1)
@@ -252,24 +262,28 @@ def _strings(name: str, key: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def nvml_anchors() -> tuple[str, ...]:
     """Words before which a line reports an NVML result (catalog/platform.yaml)."""
     return _strings("platform.yaml", "nvml_anchors")
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def nvml_device_anchors() -> tuple[str, ...]:
     """Anchors of NVML messages about one named GPU (catalog/platform.yaml)."""
     return _strings("platform.yaml", "nvml_device_anchors")
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def nvidia_smi_field_errors() -> tuple[str, ...]:
     """What nvidia-smi prints in a table cell it could not read (catalog/platform.yaml)."""
     return _strings("platform.yaml", "nvidia_smi_field_errors")
 
 
 @lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def driver_libraries() -> tuple[str, ...]:
     """File-name prefixes of the NVIDIA driver's user-space libraries."""
     return _strings("platform.yaml", "driver_libraries")
@@ -279,28 +293,17 @@ def driver_libraries() -> tuple[str, ...]:
 @_kept("platform.yaml")
 def nccl_transports() -> Mapping[str, str]:
     """NCCL source file (`transport/nvls.cc`, or a prefix `nccl_net_ofi*`) -> transport / subsystem name."""
-    data = _document("platform.yaml")
-    rows = data.get("nccl_transports") if isinstance(data, dict) else None
-    if not isinstance(rows, list):
-        raise CatalogTableError("catalog/platform.yaml: `nccl_transports` must be a list")
-    out: dict[str, str] = {}
-    for i, raw in enumerate(rows):
-        try:
-            item = NcclTransportInfo.model_validate(raw)
-        except ValidationError as exc:
-            problems = [f"catalog/platform.yaml: nccl_transports[{i}].{'.'.join(str(x) for x in e['loc'])}: "
-                        f"{e['msg']}" for e in exc.errors()]
-            raise CatalogTableError("; ".join(problems)) from exc
-        out[item.file] = item.transport
-    return MappingProxyType(out)
+    return MappingProxyType({item.file: item.transport
+                             for _, item in _rows("platform.yaml", "nccl_transports", NcclTransportInfo)})
 
 
 IbWcClass = Literal["path", "local_access", "flush", "remote_access", "remote", "local", "fatal", "other"]
 
 
-class IbWcStatusInfo(_Row):
-    name: str = Field(pattern=r"^IBV_WC_[A-Z_]+$")
-    wc_class: IbWcClass = Field(alias="class")
+class IbWcStatusInfo(NamedTuple):
+    code: int
+    name: str  # IBV_WC_X
+    wc_class: IbWcClass
     texts: tuple[str, ...] = ()  # other verbs users' wording of the status (extract/verbs.py)
 
 
@@ -311,27 +314,16 @@ def ib_wc_status_table() -> Mapping[int, IbWcStatusInfo]:
     return _table("platform.yaml", "ib_wc_status", IbWcStatusInfo)
 
 
-class IpmiBusEvent(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
 
-    text: str = Field(min_length=3)
-    severity: Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
+
+class IpmiBusEvent(NamedTuple):
+    text: str
+    severity: IpmiSeverity
 
 
 @lru_cache(maxsize=1)
 @_kept("platform.yaml")
 def ipmi_bus_events() -> tuple[IpmiBusEvent, ...]:
     """BMC Critical Interrupt event texts -> AER severity (catalog/platform.yaml)."""
-    data = _document("platform.yaml")
-    rows = data.get("ipmi_bus_events") if isinstance(data, dict) else None
-    if not isinstance(rows, list):
-        raise CatalogTableError("catalog/platform.yaml: `ipmi_bus_events` must be a list")
-    out: list[IpmiBusEvent] = []
-    for i, raw in enumerate(rows):
-        try:
-            out.append(IpmiBusEvent.model_validate(raw))
-        except ValidationError as exc:
-            problems = [f"catalog/platform.yaml: ipmi_bus_events[{i}].{'.'.join(str(x) for x in e['loc'])}: "
-                        f"{e['msg']}" for e in exc.errors()]
-            raise CatalogTableError("; ".join(problems)) from exc
-    return tuple(out)
+    return tuple(item for _, item in _rows("platform.yaml", "ipmi_bus_events", IpmiBusEvent))

@@ -3,20 +3,19 @@
 Validation errors carry file:line (from the YAML node marks) and a
 validator id, Sigma-style (engine/validators.py), so `firstfault rules
 check` points at the fault.
+
+The engine works on the plain records below. The pydantic models that validate the YAML are in
+engine/ruleschema.py, imported only to validate: a start-up that reads the catalog from the on-disk
+cache (load_catalog_cached) imports neither them nor pydantic, and gets the same records.
 """
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Literal
-
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from firstfault import yamlio
+from typing import Any, Literal
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 CATEGORY_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
@@ -27,53 +26,41 @@ class CatalogError(Exception):
         self.problems = problems
 
 
-class _Strict(BaseModel):
-    # defer_build: a start-up unpickles the cached catalog (load_catalog_cached) and never validates a
-    # rule, so the validators are built only when a catalog is loaded from its YAML.
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-
 Scalar = str | int | float | bool
 
+# The records: one per model of engine/ruleschema.py, with its fields, in its order, with its defaults.
+# Mutable, compared by value and unhashable, as the models were.
 
-class Op(_Strict):
-    # `not` is a Python keyword: aliased.
-    not_: Scalar | list[Scalar] | None = Field(default=None, alias="not")
+
+@dataclass(slots=True, kw_only=True)
+class Op:
+    not_: Scalar | list[Scalar] | None = None  # `not:` in YAML
     re: str | None = None
     gte: float | None = None
     lte: float | None = None
     exists: bool | None = None
     startswith: str | None = None
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    @field_validator("re")
-    @classmethod
-    def _compiles(cls, v: str | None) -> str | None:
-        if v is not None:
-            try:
-                re.compile(v)
-            except re.error as exc:
-                raise ValueError(f"bad regex {v!r}: {exc}") from exc
-        return v
-
 
 Condition = Scalar | list[Scalar] | Op
 
 
-class Selection(_Strict):
+@dataclass(slots=True, kw_only=True)
+class Selection:
     event: str
-    where: dict[str, Condition] = Field(default_factory=dict)
-    where_not: dict[str, Condition] = Field(default_factory=dict)
+    where: dict[str, Condition] = field(default_factory=dict)
+    where_not: dict[str, Condition] = field(default_factory=dict)
 
 
-class Explains(_Strict):
+@dataclass(slots=True, kw_only=True)
+class Explains:
     category: str | None = None
     set: str | None = None  # a named list from catalog.yaml `explain_sets`
     same_node: bool = False
 
 
-class WithLead(_Strict):
+@dataclass(slots=True, kw_only=True)
+class WithLead:
     """The rule stands only on a node that a lead of this kind names (the lead's
     evidence and the rule's together make a cause): `{lead}` and `{lead_ranks}`
     in the summary say so."""
@@ -81,14 +68,16 @@ class WithLead(_Strict):
     kind: Literal["laggard_rank", "desync", "first_exit", "stuck_frame"] = "laggard_rank"
 
 
-class Widespread(_Strict):
+@dataclass(slots=True, kw_only=True)
+class Widespread:
     domain: str
     category: str
     summary: str
     recommended_action: str | None = None
 
 
-class TestLine(_Strict):
+@dataclass(slots=True, kw_only=True)
+class TestLine:
     source: str = "kernel"
     node: str | None = "node-01"
     rank: int | None = None
@@ -96,16 +85,18 @@ class TestLine(_Strict):
     text: str
 
 
-class TestEvent(BaseModel):
-    model_config = ConfigDict(extra="allow", defer_build=True)
+@dataclass(slots=True, kw_only=True)
+class TestEvent:
     t: float | None = 0
     kind: str
     node: str | None = "node-01"
     rank: int | None = None
     device: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # the test's other keys: the event's fields
 
 
-class Expect(_Strict):
+@dataclass(slots=True, kw_only=True)
+class Expect:
     category: str
     nodes: list[str] | None = None
     # For a symptom rule: the category of the finding that must explain it
@@ -113,10 +104,11 @@ class Expect(_Strict):
     explained_by: str | None = None
 
 
-class RuleTest(_Strict):
+@dataclass(slots=True, kw_only=True)
+class RuleTest:
     name: str
-    lines: list[TestLine] = Field(default_factory=list)
-    events: list[TestEvent] = Field(default_factory=list)
+    lines: list[TestLine] = field(default_factory=list)
+    events: list[TestEvent] = field(default_factory=list)
     nodes: list[str] | None = None  # the allocation, for widespread checks
     expect: list[Expect]
     # The whole catalog's root cause for these inputs (a category prefix, or
@@ -127,7 +119,8 @@ class RuleTest(_Strict):
 GroupKey = Literal["node", "device", "rank"]
 
 
-class Rule(_Strict):
+@dataclass(slots=True, kw_only=True)
+class Rule:
     id: str
     title: str
     status: Literal["experimental", "stable", "deprecated"] = "experimental"
@@ -135,31 +128,33 @@ class Rule(_Strict):
     role: Literal["cause", "symptom"]
     domain: str | None = None
     category: str
-    priority: int = Field(default=50, ge=0, le=100)
+    priority: int = 50  # 0..100
     weak: bool = False
     description: str | None = None
-    references: list[str] = Field(default_factory=list)
+    references: list[str] = field(default_factory=list)
     match: list[Selection]
-    group_by: list[GroupKey] = Field(default_factory=lambda: list[GroupKey](["node"]))
-    min_count: int = Field(default=1, ge=1)
+    group_by: list[GroupKey] = field(default_factory=lambda: list[GroupKey](["node"]))
+    min_count: int = 1
     # The finding is about the whole job (a scheduler decision): it names no node.
     whole_job: bool = False
     widespread: Widespread | None = None
     # Promotes a lead to a cause: the rule's events count only on the lead's nodes.
     with_lead: WithLead | None = None
-    explains: list[Explains] = Field(default_factory=list)
+    explains: list[Explains] = field(default_factory=list)
     summary: str = "{title} on {nodes}"
     recommended_action: str | None = None
-    tests: list[RuleTest] = Field(default_factory=list)
+    tests: list[RuleTest] = field(default_factory=list)
 
 
-class WidespreadSettings(_Strict):
+@dataclass(slots=True, kw_only=True)
+class WidespreadSettings:
     min_nodes: int = 3
     min_fraction: float = 0.5
     window: float = 60.0
 
 
-class CommonEndpointSettings(_Strict):
+@dataclass(slots=True, kw_only=True)
+class CommonEndpointSettings:
     """When reports of a peer-to-peer fault (NCCL, IB) name a peer, the node most of them involve is the finding's.
 
     The nodes taking part (as reporter or named peer) in the most reports are the finding's
@@ -167,24 +162,25 @@ class CommonEndpointSettings(_Strict):
     at least `min_share` of all of them; otherwise the finding keeps its reporters.
     """
 
-    min_reports: int = Field(default=2, ge=1)
-    max_nodes: int = Field(default=2, ge=1)
-    min_share: float = Field(default=0.6, gt=0, le=1)
+    min_reports: int = 2
+    max_nodes: int = 2
+    min_share: float = 0.6
 
 
-class Settings(_Strict):
+@dataclass(slots=True, kw_only=True)
+class Settings:
     version: str
     clock_skew: float = 5.0
     merge_window: float = 30.0
     ambiguity_window: float = 30.0
-    widespread: WidespreadSettings = Field(default_factory=WidespreadSettings)
+    widespread: WidespreadSettings = field(default_factory=WidespreadSettings)
     silent_node_gap: float = 60.0
     evidence_per_finding: int = 5
     evidence_per_symptom: int = 2
-    explain_sets: dict[str, list[Explains]] = Field(default_factory=dict)
+    explain_sets: dict[str, list[Explains]] = field(default_factory=dict)
     # Xid classes that no rule needs to match (validator xid-lands).
-    ignore_xid_classes: list[str] = Field(default_factory=list)
-    common_endpoint: CommonEndpointSettings = Field(default_factory=CommonEndpointSettings)
+    ignore_xid_classes: list[str] = field(default_factory=list)
+    common_endpoint: CommonEndpointSettings = field(default_factory=CommonEndpointSettings)
     # Weak root causes once a strong one stands: `first_strong` makes the earliest strong root
     # explain each of them, whatever its node or time; `same_node` the earliest strong root on one
     # of its nodes, else the earliest strong root.
@@ -267,6 +263,12 @@ def _expand_sets(rules: list[LoadedRule], settings: Settings) -> list[str]:
 
 def load_catalog(root: str | Path | None = None) -> Catalog:
     """Loads and validates a catalog directory (catalog.yaml + rules/*.yaml)."""
+    import yaml
+    from pydantic import ValidationError
+
+    from firstfault import yamlio
+    from firstfault.engine import ruleschema
+
     base = Path(root) if root is not None else default_root()
     problems: list[str] = []
     digest = hashlib.sha256()
@@ -278,7 +280,7 @@ def load_catalog(root: str | Path | None = None) -> Catalog:
         digest.update(data_file.name.encode() + b"\0" + data_file.read_bytes() + b"\0")
     text = settings_file.read_text(encoding="utf-8")
     try:
-        settings = Settings.model_validate(yamlio.load(text))
+        settings = ruleschema.to_records(ruleschema.Settings.model_validate(yamlio.load(text)))
     except (yaml.YAMLError, ValidationError) as exc:
         problems.append(f"{settings_file}:1: [catalog-settings] {exc}")
     rules: list[LoadedRule] = []
@@ -301,7 +303,7 @@ def load_catalog(root: str | Path | None = None) -> Catalog:
             problems.append(f"{path}:1: [yaml] a rule file holds one mapping")
             continue
         try:
-            rule = Rule.model_validate(data)
+            rule = ruleschema.to_records(ruleschema.Rule.model_validate(data))
         except ValidationError as exc:
             problems.extend(yamlio.validation_problems(exc, text, str(path), "[schema]"))
             continue
@@ -322,19 +324,20 @@ def shipped_catalog() -> Catalog:
 
 
 def load_catalog_cached(root: str | Path | None = None) -> Catalog:
-    """load_catalog, kept on disk by the sha256 of the catalog's files and of the code that reads
-    them (firstfault/cache.py): a start-up reads one pickle instead of parsing and validating every
-    rule. An invalid catalog is never cached, so its errors are reported as by load_catalog."""
+    """load_catalog, kept on disk by the sha256 of the catalog's files, of the code that reads them
+    and of the pydantic that validated them (firstfault/cache.py): a start-up reads one pickle of plain
+    records instead of parsing and validating every rule, and imports neither yaml nor pydantic. An
+    invalid catalog is never cached, so its errors are reported as by load_catalog."""
     import pickle
     import sys
-
-    import pydantic
 
     from firstfault import cache
 
     base = Path(root) if root is not None else default_root()
-    parts: list[bytes | str] = [str(base.resolve()), sys.version, pydantic.VERSION]
-    for mod in (__file__, yamlio.__file__, str(Path(yamlio.__file__).parent / "model.py")):
+    here = Path(__file__)
+    parts: list[bytes | str] = [str(base.resolve()), sys.version, cache.stamp("pydantic", "version.py")]
+    for mod in (__file__, str(here.with_name("ruleschema.py")), str(here.with_name("validators.py")),
+                str(here.parents[1] / "yamlio.py"), str(here.parents[1] / "model.py")):
         try:
             parts += [mod, Path(mod).read_bytes()]
         except OSError:

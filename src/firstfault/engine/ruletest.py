@@ -42,7 +42,7 @@ def _events_for(test: RuleTest) -> list[Event]:
             ev.device = "pci:" + norm_pci(ev.device[4:])
     for j, te in enumerate(test.events):
         extra: dict[str, FieldValue] = {}
-        for k, v in (te.model_extra or {}).items():
+        for k, v in te.extra.items():
             extra[k] = v if isinstance(v, (str, int, float, bool)) or v is None else str(v)
         te_t = None if te.t is None else EPOCH + timedelta(seconds=te.t)
         events.append(Event(kind=te.kind, time=te_t, node=te.node, rank=te.rank, device=te.device,
