@@ -140,12 +140,16 @@ _NAMES: dict[type, tuple[str, ...]] = {}
 
 @dataclass(slots=True, kw_only=True, init=False)
 class WindowSpec(_Spec):
+    """When the attempt ran (RFC 3339 strings; end not before start)."""
+
     start: str | None = None  # RFC 3339
     end: str | None = None
 
 
 @dataclass(slots=True, kw_only=True, init=False)
 class WorkloadSpec(_Spec):
+    """The execution context: which attempt of which job, where it ran, its rank and GPU maps."""
+
     id: str
     attempt: int = 0
     name: str | None = None
@@ -161,6 +165,8 @@ class WorkloadSpec(_Spec):
 
 @dataclass(slots=True, kw_only=True, init=False)
 class SourceSpec(_Spec):
+    """One kind of evidence and the path template of its files."""
+
     kind: Literal["kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics", "flight_recorder",
                   "stack_dump"]
     path: str
@@ -170,6 +176,8 @@ class SourceSpec(_Spec):
 
 @dataclass(slots=True, kw_only=True, init=False)
 class WorkloadFile(_Spec):
+    """workload.yaml as a whole."""
+
     apiVersion: Literal["firstfault/v1"]
     workload: WorkloadSpec
     sources: list[SourceSpec] = field(default_factory=list)
