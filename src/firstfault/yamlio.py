@@ -1,14 +1,28 @@
-"""YAML through libyaml when it is there (10x faster than pure Python)."""
+"""YAML through libyaml when it is there (10x faster than pure Python).
+
+pydantic is imported only when a document is validated by a model (not by a `fast` check) or its
+errors are listed.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
 
-M = TypeVar("M", bound=BaseModel)
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+M = TypeVar("M")
+M_co = TypeVar("M_co", covariant=True)
+
+
+class Validates(Protocol[M_co]):
+    """A model class (pydantic's, or a record class with the same method)."""
+
+    def model_validate(self, obj: Any) -> M_co: ...
 
 SafeLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -115,8 +129,13 @@ def validation_problems(exc: ValidationError, text: str, name: str, tag: str = "
     return out
 
 
-def load_model(path: Path, model: type[M], error: type[Exception]) -> M:
-    """Reads a YAML file into a strict model; every problem raises `error` naming file:line and key path."""
+def load_model(path: Path, model: Validates[M], error: type[Exception],
+               fast: Callable[[dict[Any, Any]], M | None] | None = None) -> M:
+    """Reads a YAML file into a strict model; every problem raises `error` naming file:line and key path.
+
+    `fast`, when given, may build the result from the parsed document without the model (None: it cannot
+    vouch for the document); it must accept only what the model accepts, and build what the model would.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -131,6 +150,12 @@ def load_model(path: Path, model: type[M], error: type[Exception]) -> M:
         raise error(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict):
         raise error(f"{path}: expected a mapping at the top level")
+    if fast is not None:
+        made = fast(data)
+        if made is not None:
+            return made
+    from pydantic import ValidationError
+
     try:
         return model.model_validate(data)
     except ValidationError as exc:
