@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
@@ -20,6 +17,7 @@ from firstfault.commands import catalog as _catalog
 from firstfault.commands import check_output as _check_output
 from firstfault.commands import err as _err
 from firstfault.commands import write_atomic as _write_atomic
+from firstfault.entry import main  # the `firstfault` command (it runs `analyze` without typer)
 
 # rich (tables, colour) is imported where a command prints with it: `analyze` does not.
 if TYPE_CHECKING:
@@ -384,15 +382,6 @@ from firstfault.store.cli import store_app as _store_app  # noqa: E402
 app.add_typer(_store_app, name="store")
 
 
-# The optional dependency -> the extra that installs it (pyproject's optional-dependencies).
-EXTRA_OF = {
-    "fastapi": "service", "uvicorn": "service", "starlette": "service", "pydantic_settings": "service",
-    "prometheus_client": "service", "httpx": "blueprint", "tenacity": "blueprint",
-    "sqlalchemy": "blueprint", "alembic": "blueprint",
-    "jinja2": "dashboard", "kubernetes": "kubernetes", "psycopg": "postgres",
-}
-
-
 def app_for(argv: list[str]) -> typer.Typer:
     """The app that runs `firstfault ARGV`: for one of the top-level commands, an app of that command
     alone (the same function, options and help), since typer builds every registered command's
@@ -413,39 +402,6 @@ def app_for(argv: list[str]) -> typer.Typer:
 
 def _group() -> None:
     """Find where a failed distributed GPU workload began."""
-
-
-# Commands that run once and exit. pydantic looks for its plugins (the "pydantic" entry-point group) when
-# it builds its first model: it imports importlib.metadata and reads every installed distribution's
-# metadata, about 5% of the showcase's instructions. These commands load no plugin unless the user set
-# PYDANTIC_DISABLE_PLUGINS (empty: load them all); the long-running ones (serve, run, ...) load them.
-ONE_SHOT = ("analyze", "show", "rules")
-
-
-@contextmanager
-def _pydantic_plugins_off(argv: list[str]) -> Iterator[None]:
-    if not argv or argv[0] not in ONE_SHOT or "PYDANTIC_DISABLE_PLUGINS" in os.environ:
-        yield
-        return
-    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
-    try:
-        yield
-    finally:
-        os.environ.pop("PYDANTIC_DISABLE_PLUGINS", None)
-
-
-def main() -> None:
-    try:
-        with _pydantic_plugins_off(sys.argv[1:]):
-            app_for(sys.argv[1:])()
-    except ModuleNotFoundError as exc:
-        extra = EXTRA_OF.get((exc.name or "").split(".")[0])
-        if extra is None:
-            raise
-        command = " ".join(a for a in sys.argv[1:3] if not a.startswith("-")) or "this command"
-        print(f"firstfault {command}: needs the optional dependency {exc.name!r}; "
-              f"install it with: pip install 'firstfault[{extra}]'", file=sys.stderr)
-        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":
