@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROBE = """
 import json, sys
 sys.argv = ['firstfault', *sys.argv[1:]]
-from firstfault.cli import main
+from firstfault.entry import main
 try:
     main()
 finally:

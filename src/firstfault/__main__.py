@@ -1,6 +1,6 @@
 """`python -m firstfault` runs the same CLI as the `firstfault` script."""
 
-from firstfault.cli import main
+from firstfault.entry import main
 
 if __name__ == "__main__":
     main()

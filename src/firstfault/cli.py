@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import json
-import os
-import stat
 import sys
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
+
+from firstfault import commands
+
+# The output helpers are typer-free (firstfault/commands.py): entry.py runs `analyze` without typer.
+from firstfault.commands import catalog as _catalog
+from firstfault.commands import check_output as _check_output
+from firstfault.commands import err as _err
+from firstfault.commands import write_atomic as _write_atomic
+from firstfault.entry import main  # the `firstfault` command (it runs `analyze` without typer)
 
 # rich (tables, colour) is imported where a command prints with it: `analyze` does not.
 if TYPE_CHECKING:
@@ -64,76 +68,6 @@ VerboseOpt = Annotated[
 ]
 
 
-def _err(msg: str) -> None:
-    from rich.console import Console
-
-    Console(stderr=True).print(f"[bold red]error:[/] {msg}", highlight=False, markup=True)
-
-
-def _catalog(rules: Path | None):  # type: ignore[no-untyped-def]
-    from firstfault.engine.catalog import CatalogError, load_catalog, shipped_catalog
-
-    try:
-        return shipped_catalog() if rules is None else load_catalog(rules)
-    except CatalogError as exc:
-        _err("the rule catalog is invalid:\n" + "\n".join(exc.problems))
-        raise typer.Exit(2) from exc
-
-
-def _special(path: Path) -> bool:
-    """Is `path` an existing file that is neither regular nor a directory (/dev/null, /dev/stdout, a FIFO)?"""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return False
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
-
-
-def _check_output(path: Path, flag: str) -> None:
-    """Exit 2 naming the path when `path` cannot be written: before any work, and creating nothing."""
-    why = None
-    if path.is_dir():
-        why = "is a directory"
-    elif _special(path):
-        if not os.access(path, os.W_OK):
-            why = "is not writable"
-    elif not path.parent.is_dir():
-        why = f"its directory {path.parent} does not exist"
-    elif not os.access(path.parent, os.W_OK):
-        why = f"its directory {path.parent} is not writable"
-    if why:
-        _err(f"{flag} {path}: {why}")
-        raise typer.Exit(2)
-
-
-def _write_atomic(path: Path, data: str, flag: str = "--output") -> None:
-    """Write-then-rename: a crash leaves the old file or the new one, never half of one.
-
-    The directory must exist (it is never created); a failure exits 2 naming the path. A device or a
-    FIFO (`-o /dev/stdout`, `-o /dev/null`) is written in place: renaming over it would replace the
-    device node with a regular file (`-o /dev/null` run as root once did).
-    """
-    _check_output(path, flag)
-    try:
-        if _special(path):
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(data)
-            return
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        _err(f"{flag} {path}: cannot write: {exc.strerror or exc}")
-        raise typer.Exit(2) from exc
-
-
 @app.command()
 def analyze(
     bundle: Annotated[Path, typer.Argument(help="Evidence bundle directory (with workload.yaml).")],
@@ -157,31 +91,7 @@ def analyze(
     Exits 0 when a verdict was built (whatever it says), 2 when none could be
     (the message names the file and why).
     """
-    from firstfault.bundle import BundleError
-    from firstfault.engine.analyze import Analyzer
-
-    if output is not None:
-        _check_output(output, "--output")
-    cat = _catalog(rules)
-    try:
-        if workers == 0:
-            from firstfault.engine.parallel import default_workers
-
-            workers = default_workers()
-        verdict = Analyzer(cat).analyze_path(str(bundle), workers=workers)
-    except BundleError as exc:
-        _err(str(exc))
-        raise typer.Exit(2) from exc
-    doc = verdict.model_dump_json(indent=2) + "\n" if output is not None or fmt is ViewFmt.json else ""
-    if output is not None:
-        _write_atomic(output, doc)
-    if fmt is ViewFmt.json:  # render.write's json, without importing the text and markdown views
-        sys.stdout.write(doc)
-        sys.stdout.flush()
-        return
-    from firstfault.render import write
-
-    write(verdict, fmt.value, sys.stdout, width=width, verbose=verbose)
+    commands.analyze(bundle, fmt.value, output, rules, width, verbose, workers)
 
 
 @app.command()
@@ -472,15 +382,6 @@ from firstfault.store.cli import store_app as _store_app  # noqa: E402
 app.add_typer(_store_app, name="store")
 
 
-# The optional dependency -> the extra that installs it (pyproject's optional-dependencies).
-EXTRA_OF = {
-    "fastapi": "service", "uvicorn": "service", "starlette": "service", "pydantic_settings": "service",
-    "prometheus_client": "service", "httpx": "blueprint", "tenacity": "blueprint",
-    "sqlalchemy": "blueprint", "alembic": "blueprint",
-    "jinja2": "dashboard", "kubernetes": "kubernetes", "psycopg": "postgres",
-}
-
-
 def app_for(argv: list[str]) -> typer.Typer:
     """The app that runs `firstfault ARGV`: for one of the top-level commands, an app of that command
     alone (the same function, options and help), since typer builds every registered command's
@@ -501,39 +402,6 @@ def app_for(argv: list[str]) -> typer.Typer:
 
 def _group() -> None:
     """Find where a failed distributed GPU workload began."""
-
-
-# Commands that run once and exit. pydantic looks for its plugins (the "pydantic" entry-point group) when
-# it builds its first model: it imports importlib.metadata and reads every installed distribution's
-# metadata, about 5% of the showcase's instructions. These commands load no plugin unless the user set
-# PYDANTIC_DISABLE_PLUGINS (empty: load them all); the long-running ones (serve, run, ...) load them.
-ONE_SHOT = ("analyze", "show", "rules")
-
-
-@contextmanager
-def _pydantic_plugins_off(argv: list[str]) -> Iterator[None]:
-    if not argv or argv[0] not in ONE_SHOT or "PYDANTIC_DISABLE_PLUGINS" in os.environ:
-        yield
-        return
-    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
-    try:
-        yield
-    finally:
-        os.environ.pop("PYDANTIC_DISABLE_PLUGINS", None)
-
-
-def main() -> None:
-    try:
-        with _pydantic_plugins_off(sys.argv[1:]):
-            app_for(sys.argv[1:])()
-    except ModuleNotFoundError as exc:
-        extra = EXTRA_OF.get((exc.name or "").split(".")[0])
-        if extra is None:
-            raise
-        command = " ".join(a for a in sys.argv[1:3] if not a.startswith("-")) or "this command"
-        print(f"firstfault {command}: needs the optional dependency {exc.name!r}; "
-              f"install it with: pip install 'firstfault[{extra}]'", file=sys.stderr)
-        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":
