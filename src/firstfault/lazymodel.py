@@ -6,6 +6,12 @@ costs what a dataclass costs, and pydantic is imported only when a method below 
 methods keep pydantic's names and meaning (validate from Python or JSON, dump to Python or JSON,
 copy, JSON schema), through one `TypeAdapter` per class, built once.
 
+`model_dump_json` (with no option but `indent`) needs no pydantic for records whose fields hold
+only str, int, bool, None, lists of these and other such records: it writes the bytes pydantic
+would (same key order, separators, escaping, non-ASCII written as is). A value of any other type,
+or of a type the field does not declare, goes to pydantic, so its output (and its error for a lone
+surrogate) is pydantic's own.
+
 Declare a record as
 
     @dataclass(slots=True, kw_only=True)
@@ -14,11 +20,15 @@ Declare a record as
         names: list[str] = field(default_factory=list)
 
 Field order is the output order (kw_only: defaults may come first). Unknown keys are refused
-(`extra="forbid"`, as the verdict contract says). Validation errors are pydantic's `ValidationError`.
+(`extra="forbid"`, as the verdict contract says). Validation errors are pydantic's `ValidationError`;
+`model_errors` lists them in the words pydantic uses for a BaseModel (a record's unknown key is
+`unexpected_keyword_argument` to pydantic, `extra_forbidden` to a BaseModel and to our clients).
 """
 
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+import types
+import typing
+from dataclasses import MISSING, fields, is_dataclass, replace
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self, Union
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -56,6 +66,135 @@ def adapter(cls: type) -> "TypeAdapter[Any]":
     return found
 
 
+class _Spec:
+    """What a field (or a list's items) may hold for the plain writer: exact types, no subclasses."""
+
+    __slots__ = ("items", "records", "scalars")
+
+    def __init__(self) -> None:
+        self.scalars: set[type] = set()  # of str, int, bool, NoneType
+        self.records: set[type] = set()  # Model classes
+        self.items: _Spec | None = None  # a list's items, when the field may be a list
+
+
+class _Unplain(Exception):
+    """A value (or a class) the plain writer leaves to pydantic."""
+
+
+_SCALARS = (str, int, bool, type(None))
+
+
+def _add(spec: _Spec, tp: Any) -> None:
+    """Fold annotation `tp` into `spec`; _Unplain for anything whose pydantic output is not plain."""
+    origin = typing.get_origin(tp)
+    if tp is None or tp in _SCALARS:
+        spec.scalars.add(type(None) if tp is None else tp)
+    elif isinstance(tp, type) and issubclass(tp, Model) and is_dataclass(tp):
+        spec.records.add(tp)
+    elif origin is Annotated:
+        if any(m is not STRICT for m in tp.__metadata__):  # a constraint or serializer pydantic applies
+            raise _Unplain(tp)
+        _add(spec, typing.get_args(tp)[0])
+    elif origin is Union or origin is types.UnionType:
+        for arg in typing.get_args(tp):
+            _add(spec, arg)
+    elif origin is Literal:
+        for arg in typing.get_args(tp):
+            if type(arg) not in _SCALARS:
+                raise _Unplain(tp)
+            spec.scalars.add(type(arg))
+    elif origin is list:
+        (item,) = typing.get_args(tp) or (Any,)
+        spec.items = spec.items or _Spec()
+        _add(spec.items, item)
+    else:
+        raise _Unplain(tp)
+
+
+_PLANS: dict[type, tuple[tuple[str, _Spec], ...] | None] = {}
+
+
+def _plan(cls: type) -> tuple[tuple[str, _Spec], ...] | None:
+    """(field name, spec) in output order, or None where pydantic must write the class."""
+    if cls in _PLANS:
+        return _PLANS[cls]
+    plan: tuple[tuple[str, _Spec], ...] | None = None
+    try:
+        if set(getattr(cls, "__pydantic_config__", {})) - {"extra"}:  # aliases, custom encoders, ...
+            raise _Unplain(cls)
+        hints = typing.get_type_hints(cls, include_extras=True)
+        out = []
+        for f in fields(cls):
+            if f.default is not MISSING and type(f.default).__module__.startswith("pydantic"):  # a Field(...)
+                raise _Unplain(cls)
+            spec = _Spec()
+            _add(spec, hints[f.name])
+            out.append((f.name, spec))
+        plan = tuple(out)
+    except (_Unplain, NameError, TypeError, KeyError):
+        plan = None
+    _PLANS[cls] = plan
+    return plan
+
+
+def _plain(value: Any, spec: _Spec) -> Any:
+    """`value` as JSON-ready Python (dicts, lists, scalars), checked against `spec`."""
+    t = type(value)
+    if t in spec.scalars:
+        return value
+    if t is list and spec.items is not None:
+        items = spec.items
+        return [_plain(v, items) for v in value]
+    if t in spec.records:
+        return _record(value)
+    raise _Unplain(value)
+
+
+def _record(obj: Any) -> dict[str, Any]:
+    plan = _plan(type(obj))
+    if plan is None:
+        raise _Unplain(obj)
+    return {name: _plain(getattr(obj, name), spec) for name, spec in plan}
+
+
+def plain_json(obj: Any, indent: int | None = None) -> str | None:
+    """The JSON pydantic writes for record `obj`, or None where only pydantic can write it."""
+    if indent is not None and (type(indent) is not int or indent < 0):
+        return None
+    import json  # here: importing the records should cost nothing they do not use
+
+    try:
+        tree = _record(obj)
+        if indent is None:
+            out = json.dumps(tree, ensure_ascii=False, separators=(",", ":"))
+        else:
+            out = json.dumps(tree, ensure_ascii=False, indent=indent)
+        out.encode("utf-8")  # a lone surrogate: pydantic refuses it, with its own error
+    except (_Unplain, ValueError, RecursionError):  # ValueError: an int past str()'s digit limit
+        return None
+    return out
+
+
+# pydantic's error type for a dataclass -> (the type a BaseModel reports, its message or None to keep)
+_AS_MODEL = {
+    "unexpected_keyword_argument": ("extra_forbidden", "Extra inputs are not permitted"),
+    "dataclass_type": ("model_type", None),
+}
+
+
+def model_errors(exc: Any) -> list[dict[str, Any]]:
+    """`exc.errors(include_url=False)` of a pydantic ValidationError, a record's errors named as a
+    BaseModel's are: an unknown key is `extra_forbidden`, a non-object where a record goes `model_type`."""
+    out: list[dict[str, Any]] = exc.errors(include_url=False)
+    for err in out:
+        alias = _AS_MODEL.get(err["type"])
+        if alias is not None:
+            err["type"] = alias[0]
+            if alias[1] is not None:
+                err["msg"] = alias[1]
+    return out
+
+
 class Model:
     """Base of the lazily validated records (a mixin: the subclass is the dataclass)."""
 
@@ -75,6 +214,10 @@ class Model:
         return adapter(type(self)).dump_python(self, **kw)  # type: ignore[no-any-return]
 
     def model_dump_json(self, **kw: Any) -> str:
+        if kw.keys() <= {"indent"}:
+            out = plain_json(self, kw.get("indent"))
+            if out is not None:
+                return out
         return adapter(type(self)).dump_json(self, **kw).decode("utf-8")
 
     def model_copy(self, *, update: dict[str, Any] | None = None) -> Self:
