@@ -198,3 +198,11 @@ def test_building_and_writing_a_verdict_imports_no_pydantic() -> None:
     assert out["compact"] == _pydantic(v, None)
     assert out["indent"] == _pydantic(v, 2)
     assert v.root_cause is not None and v.root_cause.count == 2**70
+
+
+def test_model_copy_shallow_and_deep() -> None:
+    w = WorkloadRef(id="1", window=Window(), nodes=["a"])
+    shallow, deep = w.model_copy(update={"id": "2"}), w.model_copy(update={"id": "3"}, deep=True)
+    w.nodes.append("b")
+    assert (shallow.id, shallow.nodes, shallow.window is w.window) == ("2", ["a", "b"], True)
+    assert (deep.id, deep.nodes, deep.window is w.window, deep.window == w.window) == ("3", ["a"], False, True)

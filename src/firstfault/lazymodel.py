@@ -220,7 +220,12 @@ class Model:
                 return out
         return adapter(type(self)).dump_json(self, **kw).decode("utf-8")
 
-    def model_copy(self, *, update: dict[str, Any] | None = None) -> Self:
+    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Self:
+        """A shallow copy (deep: of everything it holds too), with `update`'s fields replaced, unvalidated."""
+        if deep:
+            from copy import deepcopy
+
+            return replace(deepcopy(self), **(update or {}))  # type: ignore[type-var]
         return replace(self, **(update or {}))  # type: ignore[type-var]
 
     @classmethod
