@@ -206,3 +206,23 @@ def test_model_copy_shallow_and_deep() -> None:
     w.nodes.append("b")
     assert (shallow.id, shallow.nodes, shallow.window is w.window) == ("2", ["a", "b"], True)
     assert (deep.id, deep.nodes, deep.window is w.window, deep.window == w.window) == ("3", ["a"], False, True)
+
+
+def test_models_eq_and_repr_are_what_dataclass_generates() -> None:
+    from dataclasses import dataclass, field, fields
+
+    @dataclass(slots=True, kw_only=True)
+    class Twin:  # UnrecognizedLine's fields, with dataclass's own == and repr
+        file: str | None
+        line: int | None
+        time: str | None
+        text: str = field(default="")
+
+    assert [f.name for f in fields(Twin)] == [f.name for f in fields(UnrecognizedLine)]
+    kw: dict[str, Any] = {"file": "a'b", "line": 3, "time": None, "text": "x\n"}
+    rec = UnrecognizedLine(**kw)
+    assert repr(rec) == repr(Twin(**kw)).replace(Twin.__qualname__, "UnrecognizedLine", 1)
+    assert rec == UnrecognizedLine(**kw) and rec != UnrecognizedLine(**{**kw, "line": 4})
+    assert rec != Twin(**kw) and rec.__eq__(Twin(**kw)) is NotImplemented
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(rec)

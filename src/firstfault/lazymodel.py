@@ -19,7 +19,9 @@ Declare a record as
         count: Annotated[int, STRICT]
         names: list[str] = field(default_factory=list)
 
-Field order is the output order (kw_only: defaults may come first). Unknown keys are refused
+With `eq=False, repr=False` the record takes `Model`'s `==` and repr (the same results, without
+the two methods per class that `dataclass` compiles at import). Field order is the output order
+(kw_only: defaults may come first). Unknown keys are refused
 (`extra="forbid"`, as the verdict contract says). Validation errors are pydantic's `ValidationError`;
 `model_errors` lists them in the words pydantic uses for a BaseModel (a record's unknown key is
 `unexpected_keyword_argument` to pydantic, `extra_forbidden` to a BaseModel and to our clients).
@@ -81,17 +83,20 @@ class _Unplain(Exception):
     """A value (or a class) the plain writer leaves to pydantic."""
 
 
-_SCALARS = (str, int, bool, type(None))
+_NONE = type(None)
+_SCALARS = (str, int, bool, _NONE)
 
 
 def _add(spec: _Spec, tp: Any) -> None:
     """Fold annotation `tp` into `spec`; _Unplain for anything whose pydantic output is not plain."""
-    origin = typing.get_origin(tp)
-    if tp is None or tp in _SCALARS:
-        spec.scalars.add(type(None) if tp is None else tp)
-    elif isinstance(tp, type) and issubclass(tp, Model) and is_dataclass(tp):
+    if tp is str or tp is int or tp is bool or tp is None or tp is _NONE:  # identity: cheaper than ==
+        spec.scalars.add(_NONE if tp is None else tp)
+        return
+    if isinstance(tp, type) and issubclass(tp, Model) and is_dataclass(tp):
         spec.records.add(tp)
-    elif origin is Annotated:
+        return
+    origin = typing.get_origin(tp)
+    if origin is Annotated:
         if any(m is not STRICT for m in tp.__metadata__):  # a constraint or serializer pydantic applies
             raise _Unplain(tp)
         _add(spec, typing.get_args(tp)[0])
@@ -122,9 +127,13 @@ def _plan(cls: type) -> tuple[tuple[str, _Spec], ...] | None:
     try:
         if set(getattr(cls, "__pydantic_config__", {})) - {"extra"}:  # aliases, custom encoders, ...
             raise _Unplain(cls)
-        hints = typing.get_type_hints(cls, include_extras=True)
+        fs = fields(cls)
+        # The annotations as written, unless a module's `from __future__ import annotations` left strings.
+        hints = {f.name: f.type for f in fs}
+        if any(isinstance(t, str) for t in hints.values()):
+            hints = typing.get_type_hints(cls, include_extras=True)
         out = []
-        for f in fields(cls):
+        for f in fs:
             if f.default is not MISSING and type(f.default).__module__.startswith("pydantic"):  # a Field(...)
                 raise _Unplain(cls)
             spec = _Spec()
@@ -137,38 +146,53 @@ def _plan(cls: type) -> tuple[tuple[str, _Spec], ...] | None:
     return plan
 
 
-def _plain(value: Any, spec: _Spec) -> Any:
-    """`value` as JSON-ready Python (dicts, lists, scalars), checked against `spec`."""
+def _write(value: Any, spec: _Spec, enc: Any, nl: str | None, step: str) -> str:
+    """`value` as JSON text, checked against `spec`; `nl` is a newline and the current indentation
+    (None: the compact form), `step` one level of indentation. Separators and escaping are
+    json.dumps's with ensure_ascii=False, which are pydantic's."""
     t = type(value)
     if t in spec.scalars:
-        return value
+        if t is str:
+            return enc(value)  # type: ignore[no-any-return]
+        if value is None:
+            return "null"
+        if t is bool:
+            return "true" if value else "false"
+        return int.__repr__(value)  # ValueError past the digit limit
     if t is list and spec.items is not None:
+        if not value:
+            return "[]"
         items = spec.items
-        return [_plain(v, items) for v in value]
+        if nl is None:
+            return "[" + ",".join([_write(v, items, enc, None, step) for v in value]) + "]"
+        inner = nl + step
+        return "[" + inner + ("," + inner).join([_write(v, items, enc, inner, step) for v in value]) + nl + "]"
     if t in spec.records:
-        return _record(value)
+        plan = _plan(t)
+        if plan is None:
+            raise _Unplain(value)
+        if not plan:
+            return "{}"
+        if nl is None:
+            return "{" + ",".join([f'"{name}":' + _write(getattr(value, name), fs, enc, None, step)
+                                   for name, fs in plan]) + "}"
+        inner = nl + step
+        return "{" + inner + ("," + inner).join([f'"{name}": ' + _write(getattr(value, name), fs, enc, inner, step)
+                                                 for name, fs in plan]) + nl + "}"
     raise _Unplain(value)
-
-
-def _record(obj: Any) -> dict[str, Any]:
-    plan = _plan(type(obj))
-    if plan is None:
-        raise _Unplain(obj)
-    return {name: _plain(getattr(obj, name), spec) for name, spec in plan}
 
 
 def plain_json(obj: Any, indent: int | None = None) -> str | None:
     """The JSON pydantic writes for record `obj`, or None where only pydantic can write it."""
     if indent is not None and (type(indent) is not int or indent < 0):
         return None
-    import json  # here: importing the records should cost nothing they do not use
+    # Here: importing the records should cost nothing they do not use. The C escaper when built.
+    from json.encoder import encode_basestring
 
+    spec = _Spec()
+    spec.records.add(type(obj))
     try:
-        tree = _record(obj)
-        if indent is None:
-            out = json.dumps(tree, ensure_ascii=False, separators=(",", ":"))
-        else:
-            out = json.dumps(tree, ensure_ascii=False, indent=indent)
+        out = _write(obj, spec, encode_basestring, None if indent is None else "\n", " " * (indent or 0))
         out.encode("utf-8")  # a lone surrogate: pydantic refuses it, with its own error
     except (_Unplain, ValueError, RecursionError):  # ValueError: an int past str()'s digit limit
         return None
@@ -195,12 +219,34 @@ def model_errors(exc: Any) -> list[dict[str, Any]]:
     return out
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _names(cls: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
+
+
 class Model:
     """Base of the lazily validated records (a mixin: the subclass is the dataclass)."""
 
     __slots__ = ()
     # Read by pydantic when it builds the adapter; a plain dict is a valid ConfigDict.
     __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "forbid"}
+
+    # For records declared eq=False, repr=False: what dataclass would generate, for every class at once.
+    # (Defining __eq__ leaves Model, and so the records, unhashable, as dataclass's eq=True does.)
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        names = _names(self.__class__)
+        return tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
+
+    def __repr__(self) -> str:
+        cls = self.__class__
+        return f"{cls.__qualname__}({', '.join(f'{n}={getattr(self, n)!r}' for n in _names(cls))})"
 
     @classmethod
     def model_validate(cls, obj: Any, **kw: Any) -> Self:

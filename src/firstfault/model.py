@@ -139,13 +139,13 @@ CAUSE_DOMAINS: tuple[str, ...] = (
 )
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Window(Model):
     start: str | None = None
     end: str | None = None
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class WorkloadRef(Model):
     id: str
     attempt: int = 0
@@ -155,7 +155,7 @@ class WorkloadRef(Model):
     nodes: list[str]
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Cause(Model):
     category: str
     domain: str
@@ -169,7 +169,7 @@ class Cause(Model):
     why: str | None = None
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Symptom(Model):
     category: str
     nodes: list[str]
@@ -179,7 +179,7 @@ class Symptom(Model):
     explained_by: str | None
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EvidenceItem(Model):
     role: Literal["cause", "candidate", "symptom", "secondary", "context", "lead"]
     source: str
@@ -199,7 +199,7 @@ class EvidenceItem(Model):
 LeadKind = Literal["laggard_rank", "desync", "first_exit", "stuck_frame"]
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Lead(Model):
     """Where the evidence points when it does not establish a cause (spec: Leads)."""
 
@@ -213,7 +213,7 @@ class Lead(Model):
     devices: list[str] = field(default_factory=list)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class CoverageItem(Model):
     source: str
     status: Literal["complete", "partial", "missing", "empty", "error"]
@@ -226,7 +226,7 @@ class CoverageItem(Model):
     note: str | None = None
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class ErrorItem(Model):
     source: str
     file: str | None = None
@@ -234,7 +234,7 @@ class ErrorItem(Model):
     message: str
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class UnrecognizedLine(Model):
     """The earliest line of an unrecognized group."""
 
@@ -244,7 +244,7 @@ class UnrecognizedLine(Model):
     text: str
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Unrecognized(Model):
     """Error-looking lines that no extractor understood, grouped by masked template."""
 
@@ -254,13 +254,13 @@ class Unrecognized(Model):
     first: UnrecognizedLine
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class CatalogRef(Model):
     version: str
     sha256: str
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Verdict(Model):
     apiVersion: str = API_VERSION
     workload: WorkloadRef
