@@ -162,6 +162,10 @@ def test_an_unknown_key_is_reported_as_a_models_is() -> None:
         Verdict.model_validate_json(json.dumps({"root_cause": "x"}))
     types = {e["loc"][0]: e["type"] for e in model_errors(exc.value)}
     assert types["root_cause"] == "model_type" and types["workload"] == "missing"
+    with pytest.raises(ValidationError) as exc:
+        Cause.model_validate("x")
+    assert [(e["type"], e["msg"]) for e in model_errors(exc.value)] == [
+        ("model_type", "Input should be a valid dictionary or instance of Cause")]
 
 
 # Build a verdict with every record kind and write it both ways, in an interpreter that has not

@@ -199,23 +199,17 @@ def plain_json(obj: Any, indent: int | None = None) -> str | None:
     return out
 
 
-# pydantic's error type for a dataclass -> (the type a BaseModel reports, its message or None to keep)
-_AS_MODEL = {
-    "unexpected_keyword_argument": ("extra_forbidden", "Extra inputs are not permitted"),
-    "dataclass_type": ("model_type", None),
-}
-
-
 def model_errors(exc: Any) -> list[dict[str, Any]]:
     """`exc.errors(include_url=False)` of a pydantic ValidationError, a record's errors named as a
     BaseModel's are: an unknown key is `extra_forbidden`, a non-object where a record goes `model_type`."""
     out: list[dict[str, Any]] = exc.errors(include_url=False)
     for err in out:
-        alias = _AS_MODEL.get(err["type"])
-        if alias is not None:
-            err["type"] = alias[0]
-            if alias[1] is not None:
-                err["msg"] = alias[1]
+        if err["type"] == "unexpected_keyword_argument":
+            err["type"], err["msg"] = "extra_forbidden", "Extra inputs are not permitted"
+        elif err["type"] == "dataclass_type":  # the message from Python input; from JSON both say "an object"
+            err["type"] = "model_type"
+            err["msg"] = err["msg"].replace("should be a dictionary or an instance of",
+                                            "should be a valid dictionary or instance of")
     return out
 
 
