@@ -103,6 +103,9 @@ def _iso(t: datetime, _fold: int) -> str:
 
 # --------------------------------------------------------------------------
 # Verdict (spec/verdict.md). Field order here is the output order.
+# A docstring spares dataclass an inspect.signature per class at import; one
+# that begins "Name(" is not put in the JSON schema (pydantic takes it for
+# dataclass's own), so the OpenAPI document keeps the descriptions it had.
 # --------------------------------------------------------------------------
 
 Outcome = Literal[
@@ -141,12 +144,16 @@ CAUSE_DOMAINS: tuple[str, ...] = (
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Window(Model):
+    """Window(start, end): when the attempt ran (RFC 3339, UTC)."""
+
     start: str | None = None
     end: str | None = None
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class WorkloadRef(Model):
+    """WorkloadRef(id, attempt, ...): which attempt of which job, where it ran."""
+
     id: str
     attempt: int = 0
     name: str | None = None
@@ -157,6 +164,8 @@ class WorkloadRef(Model):
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Cause(Model):
+    """Cause(category, domain, ...): a finding that says where the failure began."""
+
     category: str
     domain: str
     summary: str
@@ -171,6 +180,8 @@ class Cause(Model):
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Symptom(Model):
+    """Symptom(category, nodes, ...): events that follow a failure, grouped by category."""
+
     category: str
     nodes: list[str]
     ranks: list[int]
@@ -181,6 +192,8 @@ class Symptom(Model):
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EvidenceItem(Model):
+    """EvidenceItem(role, source, ...): one line (or sample) the verdict cites."""
+
     role: Literal["cause", "candidate", "symptom", "secondary", "context", "lead"]
     source: str
     node: str | None
@@ -215,6 +228,8 @@ class Lead(Model):
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class CoverageItem(Model):
+    """CoverageItem(source, status, ...): how much of one source kind was read."""
+
     source: str
     status: Literal["complete", "partial", "missing", "empty", "error"]
     # Strict: a JSON `false` or "3" is refused, not read as 0 or 3 (the schema says integer).
@@ -228,6 +243,8 @@ class CoverageItem(Model):
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class ErrorItem(Model):
+    """ErrorItem(source, file, line, message): a source that could not be read (in part)."""
+
     source: str
     file: str | None = None
     line: Annotated[int, STRICT] | None = None
@@ -256,12 +273,16 @@ class Unrecognized(Model):
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class CatalogRef(Model):
+    """CatalogRef(version, sha256): the rule catalog that judged."""
+
     version: str
     sha256: str
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Verdict(Model):
+    """Verdict(apiVersion, workload, ...): the verdict document (docs/verdict.md)."""
+
     apiVersion: str = API_VERSION
     workload: WorkloadRef
     terminal_state: str | None
