@@ -145,6 +145,7 @@ def _saved(path: Path) -> tuple[Verdict, Enrichment | None]:
     """A verdict document, alone or as a webhook body ("enrichment") or a GET /v1/verdicts/ID record."""
     from pydantic import ValidationError
 
+    from firstfault.lazymodel import model_errors
     from firstfault.model import Enrichment, Verdict
 
     try:
@@ -174,7 +175,7 @@ def _saved(path: Path) -> tuple[Verdict, Enrichment | None]:
         return Verdict.model_validate(doc), enrichment
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-                             for e in exc.errors(include_url=False)[:5])
+                             for e in model_errors(exc)[:5])
         _err(f"{path}: not a verdict of this version ({problems})")
         raise typer.Exit(2) from exc
 

@@ -2,16 +2,18 @@
 
 Events are internal (plain slotted dataclasses: thousands are built per
 analysis and they never cross a process boundary). The verdict is the
-public contract of spec/verdict.md and is a pydantic model so the Service,
-the sinks and the CLI serialise it the same way.
+public contract of spec/verdict.md: its records are lazymodel records
+(slotted dataclasses that pydantic validates and describes when asked, and
+that serialise to JSON without it), so the Service, the sinks and the CLI
+write it the same way and a short command need not import pydantic.
 """
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from firstfault.lazymodel import STRICT, Model
 
 FieldValue = str | int | float | bool | None
 
@@ -101,6 +103,9 @@ def _iso(t: datetime, _fold: int) -> str:
 
 # --------------------------------------------------------------------------
 # Verdict (spec/verdict.md). Field order here is the output order.
+# A docstring spares dataclass an inspect.signature per class at import; one
+# that begins "Name(" is not put in the JSON schema (pydantic takes it for
+# dataclass's own), so the OpenAPI document keeps the descriptions it had.
 # --------------------------------------------------------------------------
 
 Outcome = Literal[
@@ -137,16 +142,18 @@ CAUSE_DOMAINS: tuple[str, ...] = (
 )
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class Window(Model):
+    """Window(start, end): when the attempt ran (RFC 3339, UTC)."""
 
-
-class Window(_Strict):
     start: str | None = None
     end: str | None = None
 
 
-class WorkloadRef(_Strict):
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class WorkloadRef(Model):
+    """WorkloadRef(id, attempt, ...): which attempt of which job, where it ran."""
+
     id: str
     attempt: int = 0
     name: str | None = None
@@ -155,7 +162,10 @@ class WorkloadRef(_Strict):
     nodes: list[str]
 
 
-class Cause(_Strict):
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class Cause(Model):
+    """Cause(category, domain, ...): a finding that says where the failure began."""
+
     category: str
     domain: str
     summary: str
@@ -168,7 +178,10 @@ class Cause(_Strict):
     why: str | None = None
 
 
-class Symptom(_Strict):
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class Symptom(Model):
+    """Symptom(category, nodes, ...): events that follow a failure, grouped by category."""
+
     category: str
     nodes: list[str]
     ranks: list[int]
@@ -177,7 +190,10 @@ class Symptom(_Strict):
     explained_by: str | None
 
 
-class EvidenceItem(_Strict):
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class EvidenceItem(Model):
+    """EvidenceItem(role, source, ...): one line (or sample) the verdict cites."""
+
     role: Literal["cause", "candidate", "symptom", "secondary", "context", "lead"]
     source: str
     node: str | None
@@ -196,7 +212,8 @@ class EvidenceItem(_Strict):
 LeadKind = Literal["laggard_rank", "desync", "first_exit", "stuck_frame"]
 
 
-class Lead(_Strict):
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class Lead(Model):
     """Where the evidence points when it does not establish a cause (spec: Leads)."""
 
     kind: LeadKind
@@ -204,31 +221,38 @@ class Lead(_Strict):
     ranks: list[int]
     summary: str
     first_seen: str | None
-    evidence: list[int] = Field(default_factory=list)  # indexes into Verdict.evidence
+    evidence: list[int] = field(default_factory=list)  # indexes into Verdict.evidence
     # The lead ranks' GPUs ("node-02/gpu3": local rank i on GPU i, as NCCL's [dev]), when the rank map gives them.
-    devices: list[str] = Field(default_factory=list)
+    devices: list[str] = field(default_factory=list)
 
 
-class CoverageItem(_Strict):
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class CoverageItem(Model):
+    """CoverageItem(source, status, ...): how much of one source kind was read."""
+
     source: str
     status: Literal["complete", "partial", "missing", "empty", "error"]
     # Strict: a JSON `false` or "3" is refused, not read as 0 or 3 (the schema says integer).
-    nodes_seen: StrictInt
-    nodes_expected: StrictInt
-    lines: StrictInt
-    files: StrictInt = 0
-    missing_nodes: list[str] = Field(default_factory=list)
+    nodes_seen: Annotated[int, STRICT]
+    nodes_expected: Annotated[int, STRICT]
+    lines: Annotated[int, STRICT]
+    files: Annotated[int, STRICT] = 0
+    missing_nodes: list[str] = field(default_factory=list)
     note: str | None = None
 
 
-class ErrorItem(_Strict):
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class ErrorItem(Model):
+    """ErrorItem(source, file, line, message): a source that could not be read (in part)."""
+
     source: str
     file: str | None = None
-    line: StrictInt | None = None
+    line: Annotated[int, STRICT] | None = None
     message: str
 
 
-class UnrecognizedLine(_Strict):
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class UnrecognizedLine(Model):
     """The earliest line of an unrecognized group."""
 
     file: str | None
@@ -237,7 +261,8 @@ class UnrecognizedLine(_Strict):
     text: str
 
 
-class Unrecognized(_Strict):
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class Unrecognized(Model):
     """Error-looking lines that no extractor understood, grouped by masked template."""
 
     template: str
@@ -246,12 +271,18 @@ class Unrecognized(_Strict):
     first: UnrecognizedLine
 
 
-class CatalogRef(_Strict):
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class CatalogRef(Model):
+    """CatalogRef(version, sha256): the rule catalog that judged."""
+
     version: str
     sha256: str
 
 
-class Verdict(_Strict):
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class Verdict(Model):
+    """Verdict(apiVersion, workload, ...): the verdict document (docs/verdict.md)."""
+
     apiVersion: str = API_VERSION
     workload: WorkloadRef
     terminal_state: str | None
@@ -261,15 +292,15 @@ class Verdict(_Strict):
     candidates: list[Cause]
     affected_nodes: list[str]
     symptoms: list[Symptom]
-    leads: list[Lead] = Field(default_factory=list)
+    leads: list[Lead] = field(default_factory=list)
     evidence: list[EvidenceItem]
     coverage: list[CoverageItem]
     errors: list[ErrorItem]
     catalog: CatalogRef
     analyzed_at: str
-    secondary_causes: list[Cause] = Field(default_factory=list)
-    explanation: list[str] = Field(default_factory=list)
-    unrecognized: list[Unrecognized] = Field(default_factory=list)
+    secondary_causes: list[Cause] = field(default_factory=list)
+    explanation: list[str] = field(default_factory=list)
+    unrecognized: list[Unrecognized] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -32,6 +32,7 @@ from firstfault.collect.wire import AnalyzeRequest, DocumentObservation, LineObs
 from firstfault.engine.analyze import Analysis, Analyzer
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import PER_FILE_DOCUMENTS
+from firstfault.lazymodel import model_errors
 from firstfault.model import CoverageItem, ErrorItem, Verdict
 
 if TYPE_CHECKING:
@@ -271,7 +272,7 @@ def unpack(codec: str, data: bytes) -> AnalyzeRequest:
     try:
         return AnalyzeRequest.model_validate_json(raw)
     except ValidationError as exc:
-        raise ReplayError(f"replay evidence is not a request of this version: {exc.errors()[0]['msg']}") from exc
+        raise ReplayError(f"replay evidence is not a request of this version: {model_errors(exc)[0]['msg']}") from exc
 
 
 # ---------------------------------------------------------------------------

@@ -192,7 +192,7 @@ def build_verdict(
         symptoms=_symptoms(att.symptoms),
         leads=leads,
         evidence=evidence,
-        coverage=coverage,
+        coverage=list(coverage),  # the verdict's own list: a connector may still append to the sink's
         errors=sorted(errors, key=lambda e: (e.source, e.file or "", e.line or 0, e.message)),
         catalog=CatalogRef(version=catalog.version, sha256=catalog.sha256),
         analyzed_at=iso(when) or "",

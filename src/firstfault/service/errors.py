@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from firstfault.lazymodel import model_errors
 from firstfault.protocol import ProblemBody, ProblemDetail
 
 
@@ -40,7 +41,7 @@ def invalid(message: str, detail: Sequence[ProblemDetail] = ()) -> Problem:
 def from_validation(exc: Any, prefix: str = "", line: int | None = None, limit: int = 50) -> Problem:
     """A pydantic ValidationError as a 422 naming each field path (and the NDJSON line)."""
     details = []
-    for err in exc.errors(include_url=False)[:limit]:
+    for err in model_errors(exc)[:limit]:  # a record's unknown key is extra_forbidden too
         msg = "unknown field" if err["type"] == "extra_forbidden" else str(err["msg"])
         details.append(ProblemDetail(loc=json_path(err["loc"], prefix), msg=msg, type=err["type"], line=line))
     first = details[0] if details else None

@@ -24,12 +24,13 @@ from firstfault.collect.wire import (
     Record,
     record_dict,
 )
+from firstfault.lazymodel import Model
 from firstfault.model import CoverageItem, ErrorItem
 from firstfault.protocol import ProblemDetail
 from firstfault.service.body import too_large
 from firstfault.service.errors import from_validation, invalid
 
-RECORD_TYPES: dict[str, type[BaseModel]] = {
+RECORD_TYPES: dict[str, type[BaseModel] | type[Model]] = {  # coverage and error: lazymodel records
     "line": LineObservation,
     "document": DocumentObservation,
     "activity": NodeActivity,
