@@ -439,6 +439,8 @@ def _real(path: str, dirs: dict[str, str]) -> tuple[str, os.stat_result | None]:
 
 @dataclass(slots=True)
 class SourceFile:
+    """One file a source's path template names, with the node and rank its placeholders bound."""
+
     path: str  # the bundle root joined with rel's file-system name (opens the file)
     rel: str  # bundle-relative, as reported in evidence
     node: str | None
@@ -447,6 +449,8 @@ class SourceFile:
 
 @dataclass(slots=True)
 class ResolvedSource:
+    """A source of workload.yaml with the files its path template names (and why any could not be)."""
+
     index: int
     spec: SourceSpec
     files: list[SourceFile]
@@ -502,6 +506,8 @@ class Context:
 
 @dataclass(slots=True)
 class Bundle:
+    """A loaded evidence bundle: its root, its workload.yaml, the execution context and the resolved sources."""
+
     root: Path
     spec: WorkloadFile
     context: Context

@@ -227,6 +227,8 @@ class _Matcher:
 
 @dataclass(slots=True)
 class FileStats:
+    """What reading one file gave: its lines, bytes, candidates, events, bad UTF-8 lines, errors."""
+
     lines: int = 0
     bytes: int = 0
     candidates: int = 0

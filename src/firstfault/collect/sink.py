@@ -25,6 +25,8 @@ from firstfault.timeparse import TimeParser
 
 @dataclass(slots=True)
 class _Cov:
+    """One source's coverage as the files are read: files, lines, nodes seen and expected, errors."""
+
     files: int = 0
     lines: int = 0
     nodes_seen: set[str] = field(default_factory=set)

@@ -38,6 +38,8 @@ def weight(ev: Event) -> int:
 
 @dataclass(slots=True, eq=False)
 class Finding:
+    """A rule that matched: its category and domain, the events, nodes and devices it covers."""
+
     rule: Rule
     category: str
     domain: str
@@ -72,6 +74,8 @@ class Finding:
 
 @dataclass(slots=True)
 class SymptomHit:
+    """An event a symptom rule matched, and the finding that explains it, if one does."""
+
     category: str
     event: Event
     explained_by: Finding | None = None
@@ -79,6 +83,8 @@ class SymptomHit:
 
 @dataclass(slots=True)
 class Attribution:
+    """The outcome of attribution: the root cause or the candidates, secondary causes, findings, symptoms."""
+
     roots: list[Finding]
     candidates: list[Finding]  # non-empty only when ambiguous
     root: Finding | None

@@ -34,6 +34,8 @@ Scalar = str | int | float | bool
 
 @dataclass(slots=True, kw_only=True)
 class Op:
+    """A condition on a field that is not a plain value: not, re, gte, lte, exists, startswith."""
+
     not_: Scalar | list[Scalar] | None = None  # `not:` in YAML
     re: str | None = None
     gte: float | None = None
@@ -47,6 +49,8 @@ Condition = Scalar | list[Scalar] | Op
 
 @dataclass(slots=True, kw_only=True)
 class Selection:
+    """The events a rule selects: their kind and the conditions their fields meet (or must not)."""
+
     event: str
     where: dict[str, Condition] = field(default_factory=dict)
     where_not: dict[str, Condition] = field(default_factory=dict)
@@ -54,6 +58,8 @@ class Selection:
 
 @dataclass(slots=True, kw_only=True)
 class Explains:
+    """What a cause rule explains: a symptom category or a named set of them, on the same node or anywhere."""
+
     category: str | None = None
     set: str | None = None  # a named list from catalog.yaml `explain_sets`
     same_node: bool = False
@@ -70,6 +76,8 @@ class WithLead:
 
 @dataclass(slots=True, kw_only=True)
 class Widespread:
+    """What a rule's events mean when they come from most of the allocation at once."""
+
     domain: str
     category: str
     summary: str
@@ -78,6 +86,8 @@ class Widespread:
 
 @dataclass(slots=True, kw_only=True)
 class TestLine:
+    """A log line of a rule test, read by the production extractors."""
+
     source: str = "kernel"
     node: str | None = "node-01"
     rank: int | None = None
@@ -87,6 +97,8 @@ class TestLine:
 
 @dataclass(slots=True, kw_only=True)
 class TestEvent:
+    """An event of a rule test, given as it would be extracted (other keys are its fields)."""
+
     t: float | None = 0
     kind: str
     node: str | None = "node-01"
@@ -97,6 +109,8 @@ class TestEvent:
 
 @dataclass(slots=True, kw_only=True)
 class Expect:
+    """A finding a rule test expects, on the nodes it names."""
+
     category: str
     nodes: list[str] | None = None
     # For a symptom rule: the category of the finding that must explain it
@@ -106,6 +120,8 @@ class Expect:
 
 @dataclass(slots=True, kw_only=True)
 class RuleTest:
+    """One of a rule's own tests: its inputs and the findings (and root cause) they must give."""
+
     name: str
     lines: list[TestLine] = field(default_factory=list)
     events: list[TestEvent] = field(default_factory=list)
@@ -121,6 +137,8 @@ GroupKey = Literal["node", "device", "rank"]
 
 @dataclass(slots=True, kw_only=True)
 class Rule:
+    """A rule of the catalog, as the engine reads it."""
+
     id: str
     title: str
     status: Literal["experimental", "stable", "deprecated"] = "experimental"
@@ -148,6 +166,8 @@ class Rule:
 
 @dataclass(slots=True, kw_only=True)
 class WidespreadSettings:
+    """When events count as widespread: the least number and share of the allocation's nodes, within a window."""
+
     min_nodes: int = 3
     min_fraction: float = 0.5
     window: float = 60.0
@@ -169,6 +189,8 @@ class CommonEndpointSettings:
 
 @dataclass(slots=True, kw_only=True)
 class Settings:
+    """The catalog's own settings (catalog.yaml): its version, time windows, named explain sets, thresholds."""
+
     version: str
     clock_skew: float = 5.0
     merge_window: float = 30.0
@@ -189,6 +211,8 @@ class Settings:
 
 @dataclass(slots=True)
 class LoadedRule:
+    """A rule with the file it came from and the lines of its keys (for messages)."""
+
     rule: Rule
     file: str
     line_of: dict[str, int]  # top-level key -> line, for error messages
@@ -196,6 +220,8 @@ class LoadedRule:
 
 @dataclass(slots=True)
 class Catalog:
+    """The loaded catalog: settings, rules, the sha256 of its files and where it was read from."""
+
     settings: Settings
     rules: list[LoadedRule]
     sha256: str

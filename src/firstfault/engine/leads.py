@@ -42,6 +42,8 @@ _FAILURE_KINDS = ("nccl.", "gloo.timeout", "app.", "torch.child_failed", "proces
 
 @dataclass(slots=True)
 class LeadDraft:
+    """A lead before it is placed in the verdict: kind, ranks, nodes, summary and the events behind it."""
+
     kind: str
     ranks: list[int]
     nodes: list[str]
@@ -131,6 +133,8 @@ def _draft(ctx: _Ctx, kind: str, ranks: Iterable[int], summary: str, evs: list[E
 
 @dataclass(slots=True)
 class _Pos:
+    """Where one rank stands in a collective's sequence: the last enqueued and completed numbers, and their report."""
+
     enq: int | None = None
     done: int | None = None
     ev: Event | None = None  # the report the numbers come from

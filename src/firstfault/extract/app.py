@@ -307,6 +307,8 @@ def _model(state: dict[str, object]) -> tb.TracebackModel:
 
 @dataclass(slots=True)
 class _Terminate:
+    """A `terminate called after throwing` line awaiting its `what():`."""
+
     lineno: int
     type: str
 

@@ -35,6 +35,8 @@ class Draft:
 
 @dataclass(slots=True)
 class LineContext:
+    """Where a line was read and what is known of it before an extractor looks: file, line, node, rank, time."""
+
     source: str  # source kind of the file
     file: str  # bundle-relative path
     lineno: int  # 1-based

@@ -177,6 +177,8 @@ def is_shm(path: str | None, text: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class CudaError:
+    """A CUDA error as the vendor table names it: code, name, message and class."""
+
     code: int | None
     name: str
     message: str

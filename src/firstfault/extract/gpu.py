@@ -105,12 +105,16 @@ _SAME_LINK_SECONDS = 60.0
 
 @dataclass(frozen=True, slots=True)
 class _Pending:
+    """An NVRM line that named a PCI address, awaiting the Xid line that goes with it."""
+
     pci: str | None
     lineno: int
 
 
 @dataclass(frozen=True, slots=True)
 class _LinkError:
+    """An NVLink Xid seen on a GPU: its code, line and time."""
+
     xid: int
     lineno: int
     time: datetime | None
@@ -488,6 +492,8 @@ _K_NVML = "gpu.nvml.recent"  # (class, name) -> lineno of the last report
 
 @dataclass(frozen=True, slots=True)
 class _NvmlRow:
+    """An NVML return code as the vendor table names it."""
+
     name: str
     message: str
     cls: str

@@ -54,6 +54,8 @@ COLLECTIVES: Final = frozenset({
 
 @dataclass(slots=True)
 class _Frame:
+    """One frame of a stack dump: function, file and line, and the dump's line that shows it."""
+
     func: str
     file: str
     line: int
@@ -62,6 +64,8 @@ class _Frame:
 
 @dataclass(slots=True)
 class _Thread:
+    """One thread of a stack dump, with its frames, innermost last."""
+
     ident: str
     name: str | None
     current: bool
@@ -71,6 +75,8 @@ class _Thread:
 
 @dataclass(slots=True)
 class _Process:
+    """One process of a stack dump, with its threads."""
+
     pid: str | None
     lineno: int
     threads: list[_Thread] = field(default_factory=list)

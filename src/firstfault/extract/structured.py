@@ -17,12 +17,16 @@ TEXT_LIMIT = 500
 
 @dataclass(slots=True)
 class ParseIssue:
+    """A problem in a structured document (sacct, a Kueue object, metrics): the line and what is wrong."""
+
     line: int | None
     message: str  # names the field / key path and what is wrong
 
 
 @dataclass(slots=True)
 class StructuredResult:
+    """The events a structured document gave, its problems, and the hosts it names."""
+
     events: list[Event] = field(default_factory=list)
     issues: list[ParseIssue] = field(default_factory=list)
     lines: int = 0  # lines (or records) read

@@ -412,6 +412,8 @@ def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
 
 @dataclass(slots=True)
 class _Stream:
+    """The state of one output stream's Python traceback, as its lines come."""
+
     opened: int | None = None  # line of the open traceback's header
     closed: int | None = None  # line of the last final exception line
     marker: int | None = None  # line of the last chain marker

@@ -136,6 +136,8 @@ _Repeat = tuple[str, str, str | None, str | None, int | None]
 
 @dataclass(slots=True)
 class _Group:
+    """The lines of one template, as they come: how many, where, and the earliest."""
+
     count: int = 0
     where: set[tuple[str | None, str | None, int | None]] = field(default_factory=set)  # node, host, rank
     first: tuple[str, int, str] | None = None  # file, line and text of the earliest line
@@ -144,6 +146,8 @@ class _Group:
 
 @dataclass(slots=True, frozen=True)
 class UnrecognizedGroup:
+    """One template of error-looking lines no extractor understood, for the verdict's `unrecognized`."""
+
     template: str
     count: int
     nodes: list[str]
