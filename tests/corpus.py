@@ -2,13 +2,17 @@
 
     .venv/bin/python -m tests.corpus tests/wild [more dirs...] [--verbose]
 
+    .venv/bin/python -m tests.corpus tests/wild --by batch     # or --by ecosystem; default: family
+
 Each bundle holds `expected.yaml` (decided from the thread or the injected
 fault before the tool ran): `domain`, optionally `category` (a prefix),
-`affected_nodes`, `family` (for the table; else the domain). Per family it
-prints how many bundles, the domain and category accuracy, false definitive
-verdicts (a cause claimed where the evidence establishes none: expected
-`unknown` or `ambiguous`, got a cause domain) and false alarms (expected
-`none`, got a cause or `ambiguous`).
+`affected_nodes`, `family` (for the table; else the domain), and for the
+wild corpus's later batches `batch` and `ecosystem`. Per group it prints how
+many bundles, the domain and category accuracy, false definitive verdicts (a
+cause claimed where the evidence establishes none: expected `unknown` or
+`ambiguous`, got a cause domain) and false alarms (expected `none`, got a
+cause or `ambiguous`). A bundle the tool cannot read at all is scored as
+wrong (got `error`): that is what a user meets.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from firstfault.model import CAUSE_DOMAINS, Verdict
 class Score:
     bundle: str
     family: str
+    batch: str
+    ecosystem: str
     expected: str
     got: str
     domain_ok: bool
@@ -59,6 +65,7 @@ def score(bundle: Path, v: Verdict, exp: dict[str, Any]) -> Score:
     false_alarm = want_domain == "none" and (v.attributed_domain in CAUSE_DOMAINS or v.attributed_domain == "ambiguous")
     return Score(
         bundle=bundle.name, family=str(exp.get("family") or want_domain),
+        batch=str(exp.get("batch") or "-"), ecosystem=str(exp.get("ecosystem") or "-"),
         expected=f"{want_domain} {exp.get('category') or '-'}", got=f"{v.attributed_domain} {got_cat or '-'}",
         domain_ok=domain_ok, category_ok=category_ok, nodes_ok=nodes_ok,
         false_definitive=false_definitive, false_alarm=false_alarm,
@@ -73,21 +80,32 @@ def score_all(roots: list[Path], analyzer: Analyzer | None = None) -> list[Score
     an = analyzer or Analyzer()
     out = []
     for b in bundles(roots):
+        exp = yaml.safe_load((b / "expected.yaml").read_text())
         try:
-            exp = yaml.safe_load((b / "expected.yaml").read_text())
             v = an.analyze_path(str(b))
-        except Exception as exc:  # a broken bundle is reported, never hides the others
+        except Exception as exc:  # a bundle the tool cannot read is wrong, and never hides the others
             print(f"{b}: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
+            out.append(unreadable(b, exp))
             continue
         out.append(score(b, v, exp))
     return out
 
 
-def table(scores: list[Score]) -> str:
-    fams = sorted({s.family for s in scores})
-    rows = [("family", "n", "domain", "category", "false definitive", "false alarm")]
+def unreadable(bundle: Path, exp: dict[str, Any]) -> Score:
+    want_domain = exp["domain"]
+    return Score(
+        bundle=bundle.name, family=str(exp.get("family") or want_domain),
+        batch=str(exp.get("batch") or "-"), ecosystem=str(exp.get("ecosystem") or "-"),
+        expected=f"{want_domain} {exp.get('category') or '-'}", got="error -",
+        domain_ok=False, category_ok=False, nodes_ok=False, false_definitive=False, false_alarm=False,
+    )
+
+
+def table(scores: list[Score], by: str = "family") -> str:
+    fams = sorted({getattr(s, by) for s in scores})
+    rows = [(by, "n", "domain", "category", "false definitive", "false alarm")]
     for fam in [*fams, "all"]:
-        ss = [s for s in scores if fam == "all" or s.family == fam]
+        ss = [s for s in scores if fam == "all" or getattr(s, by) == fam]
         n = len(ss)
         dom, cat = sum(s.domain_ok for s in ss) / n, sum(s.category_ok for s in ss) / n
         rows.append((fam, str(n), f"{dom:.2f}", f"{cat:.2f}", str(sum(s.false_definitive for s in ss)),
@@ -98,6 +116,13 @@ def table(scores: list[Score]) -> str:
 
 def main(argv: list[str]) -> int:
     verbose = "--verbose" in argv
+    by = "family"
+    if "--by" in argv:
+        by = argv[argv.index("--by") + 1]
+        argv = [a for i, a in enumerate(argv) if a != "--by" and (i == 0 or argv[i - 1] != "--by")]
+    if by not in ("family", "batch", "ecosystem"):
+        print(f"--by {by}: one of family, batch, ecosystem", file=sys.stderr)
+        return 2
     roots = [Path(a) for a in argv if not a.startswith("--")] or [Path(__file__).parent / "wild"]
     scores = score_all(roots)
     if verbose:
@@ -106,7 +131,7 @@ def main(argv: list[str]) -> int:
                 " FALSE-ALARM" if s.false_alarm else "")
             print(f"{flag:8} {s.bundle:60} expected {s.expected:40} got {s.got}")
         print()
-    print(table(scores))
+    print(table(scores, by))
     return 0
 
 
