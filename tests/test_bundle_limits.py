@@ -25,10 +25,10 @@ SHOWCASE = ROOT / "examples" / "nvlink-xid149"
 # -- item 2: rank ranges are counted before they are expanded ---------------------------------------------------------
 
 def test_parse_ranges_counts_before_allocating() -> None:
-    t0 = time.monotonic()
+    t0 = time.process_time()
     with pytest.raises(ValueError, match=rf"more than {MAX_RANKS} ranks"):
         parse_ranges(",".join(["0-1000000"] * 50))
-    assert time.monotonic() - t0 < 1.0  # nothing was expanded
+    assert time.process_time() - t0 < 1.0  # nothing was expanded
     assert parse_ranges("0-3,2-5") == [0, 1, 2, 3, 4, 5]
 
 
@@ -149,10 +149,10 @@ def _many_nodes(tmp_path: Path, nodes: list[object]) -> Path:
 
 def test_many_bad_nodes_are_refused_fast_with_a_bounded_message(tmp_path: Path) -> None:
     root = _many_nodes(tmp_path, list(range(4000)))  # ints, not strings: 4000 errors
-    t0 = time.monotonic()
+    t0 = time.process_time()
     with pytest.raises(BundleError) as exc:
         load_bundle(root)
-    assert time.monotonic() - t0 < 5.0  # was 68 s: every error re-parsed the whole file
+    assert time.process_time() - t0 < 5.0  # was 68 s: every error re-parsed the whole file
     msg = str(exc.value)
     assert "workload.nodes.0:" in msg and "more problem" in msg
     assert msg.count("\n") < 60
@@ -160,9 +160,9 @@ def test_many_bad_nodes_are_refused_fast_with_a_bounded_message(tmp_path: Path) 
 
 def test_forty_thousand_nodes_are_handled_in_linear_time(tmp_path: Path) -> None:
     root = _many_nodes(tmp_path, [f"n{i:05d}" for i in range(40_000)])
-    t0 = time.monotonic()
+    t0 = time.process_time()
     v = Analyzer().analyze_path(str(root))
-    assert time.monotonic() - t0 < 8.0  # quadratic: ~20 s here (20k nodes took 4.9 s)
+    assert time.process_time() - t0 < 8.0  # CPU seconds (a busy machine must not fail it); quadratic: ~20 s
     kernel = next(c for c in v.coverage if c.source == "kernel")
     assert kernel.nodes_expected == 40_000
 
