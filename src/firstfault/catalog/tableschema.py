@@ -1,5 +1,5 @@
-"""The vendor tables' schema: pydantic models that validate the rows of xid.yaml, sxid.yaml, cuda.yaml and
-platform.yaml.
+"""The vendor tables' schema: pydantic models that validate the rows of xid.yaml, sxid.yaml, cuda.yaml,
+platform.yaml and exceptions.yaml.
 
 Imported only to validate a table (on a miss of the on-disk cache, catalog/tables.py `_kept`): the
 tables hold the records (named tuples) of catalog/tables.py of the same names, built from the validated
@@ -7,12 +7,22 @@ rows. Each model here has a record with its fields (tests/test_records.py holds 
 constraints live here only.
 """
 
+import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from firstfault.catalog import tables as records
-from firstfault.catalog.tables import CudaClass, IbWcClass, NvmlClass, SxidClass, XidClass
+from firstfault.catalog.tables import (
+    CudaClass,
+    ErrnoSide,
+    ExceptionFamily,
+    IbWcClass,
+    NvmlClass,
+    StoreSide,
+    SxidClass,
+    XidClass,
+)
 
 
 class _Row(BaseModel):
@@ -75,8 +85,44 @@ class IpmiBusEvent(BaseModel):
     severity: records.IpmiSeverity
 
 
+class _Plain(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+
+class ExceptionClassInfo(_Plain):
+    match: str = Field(pattern=r"^(?:\*|\*?[A-Za-z_][\w.]*(?:\.\*)?)$")
+    family: ExceptionFamily
+    message: str | None = Field(default=None, min_length=3)
+    status: str | None = Field(default=None, pattern=r"^[A-Z][A-Z_]+$")
+
+    @field_validator("message")
+    @classmethod
+    def _compiles(cls, v: str | None) -> str | None:
+        if v is not None:
+            re.compile(v)  # a bad pattern is the row's problem, named with its field
+        return v
+
+
+class StatusWordInfo(_Plain):
+    word: str = Field(pattern=r"^[A-Z][A-Z_]+$")
+    family: ExceptionFamily
+
+
+class ErrnoInfo(_Plain):
+    name: str = Field(pattern=r"^E[A-Z0-9]+$")
+    side: ErrnoSide
+    fs: str | None = Field(default=None, pattern=r"^[a-z][a-z_]*$")
+    network_only: bool = False
+
+
+class ObjectStoreCodeInfo(_Plain):
+    code: str = Field(pattern=r"^[A-Za-z0-9]+$")
+    side: StoreSide
+
+
 MODELS: tuple[type[BaseModel], ...] = (XidInfo, SxidInfo, CudaErrorInfo, NcclResultInfo, NvmlErrorInfo,
-                                       NcclTransportInfo, IbWcStatusInfo, IpmiBusEvent)
+                                       NcclTransportInfo, IbWcStatusInfo, IpmiBusEvent, ExceptionClassInfo,
+                                       StatusWordInfo, ErrnoInfo, ObjectStoreCodeInfo)
 
 
 def validate(record: type[Any], raw: Any, where: str) -> Any:

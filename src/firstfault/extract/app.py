@@ -319,20 +319,23 @@ class ExceptionExtractor:
     name = "app.exception"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "app.cuda_error": frozenset({"cuda_code", "cuda_error", "error", "message"}),
-        "app.cuda_oom": frozenset({"message"}),
-        "app.exception": frozenset({"errno", "exc_type", "message", "path", "shm", "signal", "cache_race", "exec"}),
-        "nccl.error": frozenset({"detail"}),
-        "nccl.remote_error": frozenset({"detail", "phase"}),
-        "nccl.timeout": frozenset({"detail"}),
-        "process.signal": frozenset({"by", "detail", "signal"}),
-        "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path"}),
+        "app.cuda_error": frozenset({"cuda_code", "cuda_error", "error", "message", "terminal"}),
+        "app.exception": frozenset({"errno", "exc_type", "message", "path", "shm", "signal", "cache_race", "exec",
+                                    "setup", "store_code", "terminal"}),
+        "nccl.communicator_aborted": frozenset({"detail", "terminal"}),
+        "nccl.error": frozenset({"detail", "nccl_result", "terminal"}),
+        "nccl.remote_error": frozenset({"detail", "phase", "terminal"}),
+        "nccl.timeout": frozenset({"detail", "terminal"}),
+        "process.signal": frozenset({"by", "detail", "signal", "terminal"}),
+        "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path", "store_code", "terminal"}),
+        "app.cuda_oom": frozenset({"message", "terminal"}),
     }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (
         tb.TRACEBACK,
         *tb.CHAIN_MARKERS,
         *tb.EXC_SUFFIXES[:2],  # "Error", "Exception": the final line of a traceback
+        *tb.EXCEPTION_MODULE_LITERALS,  # ... or a class of an exceptions module (`...exceptions.TooManyRequests`)
         "KeyboardInterrupt",
         "SystemExit",
         "StopIteration",
