@@ -290,6 +290,42 @@ def _alone(body: str) -> list[Draft]:
     got = _ALONE.get(body, lambda: tuple(_alone_uncached(body)))
     return [Draft(d.kind, dict(d.fields), d.device, d.rank, d.host) for d in got]
 
+
+# A lone uncaught exception line (extract/traceback.py `lone_exception`): a log that holds the last line of a
+# traceback without the traceback. It is read as the traceback's last line would be, and what it gives is marked
+# `terminal` (the engine takes it only as the last word of its stream, and only where no cause read from fuller
+# evidence stands: engine/normalise.py `terminal_lines`, engine/attribute.py). Its reading is a pure function of
+# the body (classify reads no frames here), remembered by the body; whether a line has the shape at all reads only
+# the shape and the class's name (no digit's value), remembered by the body with its digits zeroed.
+_LONE: Memo[tuple[Draft, ...]] = Memo("app.lone")
+_NOT_LONE: Memo[bool] = Memo("app.lone.zeroed")  # holds True only: a line shape that is no exception's last line
+
+
+def _lone_uncached(body: str) -> list[Draft]:
+    exc = tb.lone_exception(body)
+    if exc is None:
+        return []
+    drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None,
+                            other_owned=memory_limit_kill(body) is not None)
+    for d in drafts:
+        d.fields["terminal"] = True
+    return drafts
+
+
+def _lone(body: str) -> list[Draft]:
+    """The drafts of a lone uncaught exception line (fresh objects: callers set ranks)."""
+    if not ON[0]:
+        return _lone_uncached(body)
+    key = digits_zeroed(body)
+    if _NOT_LONE.find(key) is not None:
+        return []
+    if tb.lone_exception(body) is None:
+        _NOT_LONE.put(key, True)
+        return []
+    got = _LONE.get(body, lambda: tuple(_lone_uncached(body)))
+    return [Draft(d.kind, dict(d.fields), d.device, d.rank, d.host) for d in got]
+
+
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
 _WHAT = re.compile(r"what\(\):\s*(?P<msg>.*)$")
 _WHAT_WINDOW: Final = 3
@@ -382,7 +418,7 @@ class ExceptionExtractor:
             if exc is not None:
                 drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
             else:
-                drafts = _alone(body)
+                drafts = _alone(body) or _lone(body)
         for draft in drafts:
             if rank is not None:
                 draft.rank = rank
