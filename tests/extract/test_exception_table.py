@@ -236,3 +236,31 @@ def test_a_google_api_error_about_another_service_is_not_the_object_store() -> N
     # (a synthetic message naming another service)
     assert excclass.class_row("google.api_core.exceptions.TooManyRequests", "TooManyRequests",
                               "429 Quota exceeded for aiplatform.googleapis.com") is None
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    # jax-ml/jax#23599: the coordination service lost a task's heartbeat
+    ("2024-10-09 15:47:38.568412: E external/xla/xla/tsl/distributed_runtime/coordination/coordination_service.cc:"
+     "1170] /job:jax_worker/replica:0/task:0 has been set to ERROR in coordination service: UNAVAILABLE: Task "
+     "/job:jax_worker/replica:0/task:0 heartbeat timeout. This indicates that the remote task has failed, got "
+     "preempted, or crashed unexpectedly. Check the task logs for an earlier error to debug further. "
+     "[type.googleapis.com/tensorflow.CoordinationServiceError='']", "nccl.remote_error"),
+    # vwxyzjn/cleanrl#338: the agent's disconnect timed out
+    ("2023-02-17 06:08:24.084633: E external/org_tensorflow/tensorflow/tsl/distributed_runtime/coordination/"
+     "coordination_service_agent.cc:481] Failed to disconnect from coordination service with status: "
+     "DEADLINE_EXCEEDED: Deadline Exceeded", "nccl.timeout"),
+    # mlcommons/training#272: TensorFlow 1.13's collective, in its own spelling of the status
+    ("2019-05-19 15:08:13.128241: E tensorflow/core/common_runtime/ring_reducer.cc:369] Aborting RingReduce with "
+     "Unavailable: Socket closed", "nccl.remote_error"),
+    ("2019-05-19 15:08:13.128323: W tensorflow/core/common_runtime/base_collective_executor.cc:203] "
+     "BaseCollectiveExecutor::StartAbort Unavailable: Socket closed", "nccl.remote_error"),
+])
+def test_a_status_logged_about_the_coordination_service_or_a_collective_is_a_symptom(line: str, kind: str) -> None:
+    assert [d.kind for d in helpers.scan(ALL, [line], "application")] == [kind]
+
+
+def test_the_coordination_service_without_a_status_is_nothing() -> None:
+    # an anchor and no status word (a synthetic glog line in JAX's form): nothing failed
+    line = "I0929 17:40:00.000000 1044529 coordination_service.cc:100] Connected to coordination service"
+    assert excclass.logged_status(line) is None
+    assert helpers.scan(ALL, [line], "application") == []

@@ -352,6 +352,7 @@ class ExceptionClassInfo(NamedTuple):
 class StatusWordInfo(NamedTuple):
     word: str  # RESOURCE_EXHAUSTED, UNAVAILABLE, ...
     family: ExceptionFamily
+    texts: tuple[str, ...] = ()  # other spellings (TensorFlow 1.x: `Unavailable`, `Deadline Exceeded`)
 
 
 class ErrnoInfo(NamedTuple):
@@ -391,6 +392,13 @@ def exception_class_table() -> tuple[ExceptionClassInfo, ...]:
 def status_word_table() -> Mapping[str, StatusWordInfo]:
     """gRPC / absl status words -> family (catalog/exceptions.yaml)."""
     return MappingProxyType({r.word: r for r in _unique("exceptions.yaml", "status_words", StatusWordInfo, "word")})
+
+
+@lru_cache(maxsize=1)
+@_kept("exceptions.yaml")
+def status_anchors() -> tuple[str, ...]:
+    """Words that place a logged status in the coordination service or a collective (catalog/exceptions.yaml)."""
+    return _strings("exceptions.yaml", "status_anchors")
 
 
 @lru_cache(maxsize=1)

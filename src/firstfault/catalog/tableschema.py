@@ -106,6 +106,7 @@ class ExceptionClassInfo(_Plain):
 class StatusWordInfo(_Plain):
     word: str = Field(pattern=r"^[A-Z][A-Z_]+$")
     family: ExceptionFamily
+    texts: tuple[str, ...] = ()
 
 
 class ErrnoInfo(_Plain):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import status_anchors, status_word_table
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
@@ -267,6 +268,7 @@ _zeroed_ok: list[bool] = []
 def _zeroed_safe() -> bool:
     if not _zeroed_ok:
         words = (*storage_strerror_texts(), *tb.EXEC_WHY_TEXTS, "No module named", "shared memory", "/dev/shm",
+                 *status_anchors(), *(t for r in status_word_table().values() for t in (r.word, *r.texts)),
                  *_DIGIT_WORDS)
         _zeroed_ok.append(not any(c.isdigit() for w in words for c in w))
     return _zeroed_ok[0]
@@ -372,6 +374,7 @@ class ExceptionExtractor:
         *tb.CHAIN_MARKERS,
         *tb.EXC_SUFFIXES[:2],  # "Error", "Exception": the final line of a traceback
         *tb.EXCEPTION_MODULE_LITERALS,  # ... or a class of an exceptions module (`...exceptions.TooManyRequests`)
+        *status_anchors(),  # a status JAX / TensorFlow log about the coordination service or a collective
         "KeyboardInterrupt",
         "SystemExit",
         "StopIteration",

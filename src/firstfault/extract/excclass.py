@@ -21,6 +21,7 @@ from firstfault.catalog.tables import (
     errno_table,
     exception_class_table,
     object_store_code_table,
+    status_anchors,
     status_word_table,
 )
 from firstfault.extract.codes import errno_of
@@ -74,19 +75,38 @@ def class_row(qual: str, cls: str, msg: str) -> ExceptionClassInfo | None:
     return None
 
 
-# `DEADLINE_EXCEEDED: Barrier timed out`, `UNAVAILABLE: Socket closed`: the status word that XLA, JAX and
-# TensorFlow put at the head of a message.
-_STATUS_HEAD = re.compile(r"^\s*(?P<word>[A-Z][A-Z_]{3,}):")
+@lru_cache(maxsize=1)
+def _status_index() -> tuple[dict[str, str], re.Pattern[str]]:
+    """Each spelling of a status word -> its family, and one pattern of them all followed by `:`."""
+    by_text: dict[str, str] = {}
+    for row in status_word_table().values():
+        for text in (row.word, *row.texts):
+            by_text.setdefault(text, row.family)
+    alternation = "|".join(re.escape(t) for t in sorted(by_text, key=lambda t: (-len(t), t)))
+    return by_text, re.compile(rf"\b(?P<word>{alternation}):")
 
 
 def status_family(msg: str, implied: str | None = None) -> str | None:
-    """The family of the status word a message begins with (or the one the class stands for), if listed."""
-    word = implied
-    if word is None:
-        m = _STATUS_HEAD.match(msg)
-        word = m.group("word") if m else None
-    row = status_word_table().get(word) if word else None
-    return row.family if row is not None else None
+    """The family of the status word a message begins with (or the one the class stands for), if listed:
+    `DEADLINE_EXCEEDED: Barrier timed out`, `UNAVAILABLE: Socket closed` at the head of XLA's, JAX's and
+    TensorFlow's messages."""
+    by_text, rx = _status_index()
+    if implied is not None:
+        return by_text.get(implied)
+    m = rx.match(msg.lstrip())
+    return by_text[m.group("word")] if m else None
+
+
+def logged_status(body: str) -> str | None:
+    """The family of a status a line logs about the coordination service or a collective, outside any exception
+    (catalog/exceptions.yaml `status_anchors`): `has been set to ERROR in coordination service: UNAVAILABLE:
+    Task ... heartbeat timeout`, `Aborting RingReduce with Unavailable: Socket closed`. The line's first status
+    word decides (absl prints it before the message or after `status:`)."""
+    if not any(a in body for a in status_anchors()):
+        return None
+    by_text, rx = _status_index()
+    m = rx.search(body)
+    return by_text[m.group("word")] if m else None
 
 
 # A network operation, where an errno such as EACCES is about a socket rather than a file.

@@ -63,6 +63,7 @@ from firstfault.extract.codes import (
 from firstfault.extract.excclass import (
     SYMPTOM_KINDS,
     class_row,
+    logged_status,
     peer_errno,
     setup_errno,
     status_family,
@@ -283,8 +284,10 @@ def standalone(body: str) -> Draft | None:
     `[Errno N]` (a logger's line about a checkpoint write), a program's error
     line that ends in a storage errno's strerror (`tee: x: No space left on
     device`; codes.storage_strerror_rx), Python's `No module named X` from
-    `python -m` or an import in a launcher, and a launcher that could not start
-    the program (`_EXEC_FAILED`).
+    `python -m` or an import in a launcher, a launcher that could not start
+    the program (`_EXEC_FAILED`); and, as a symptom, a status that JAX or
+    TensorFlow logs about its coordination service or a collective
+    (excclass.logged_status).
     """
     m5 = _EXEC_FAILED.search(body)
     if m5:
@@ -304,6 +307,10 @@ def standalone(body: str) -> Draft | None:
     m2 = _NO_MODULE.search(body)
     if m2:
         return Draft("app.exception", {"exc_type": "ModuleNotFoundError", "message": clip(m2.group(0))})
+    kind = SYMPTOM_KINDS.get(logged_status(body) or "")
+    if kind is not None:
+        # JAX's / TensorFlow's own report that the coordination service or a collective lost a peer: a symptom.
+        return Draft(kind, {"detail": clip(body)})
     return None
 
 
