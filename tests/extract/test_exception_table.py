@@ -66,6 +66,32 @@ def test_a_key_the_job_named_wrong_is_the_workloads(line: str, code: str) -> Non
     helpers.assert_fields(d, {"store_code": code, "exc_type": "NoSuchKey"})
 
 
+@pytest.mark.parametrize("line", [
+    # rh-aiservices-bu/jumpstart-library#13: requests, to an S3 endpoint, out of retries
+    "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='public-license-plate-dataset.s3.ap-south-1."
+    "amazonaws.com', port=443): Max retries exceeded with url: /0.png (Caused by NewConnectionError('<urllib3."
+    "connection.HTTPSConnection object at 0x7f1fd4042340>: Failed to establish a new connection: [Errno -2] Name or "
+    "service not known'))",
+    # tensorflow/datasets#2187: re-raised by a pipeline, the store's endpoint in the message
+    "RuntimeError: requests.exceptions.ConnectionError: HTTPSConnectionPool(host='commoncrawl.s3.amazonaws.com', "
+    "port=443): Max retries exceeded with url: /crawl-data/CC-MAIN-2019-18/segments/1555578530176.6/wet/"
+    "CC-MAIN-20190421040427-20190421062427-00300.warc.wet.gz (Caused by NewConnectionError('<urllib3.connection."
+    "HTTPSConnection object at 0x7f1dcd61ba90>: Failed to establish a new connection: [Errno 110] Connection timed "
+    "out')) [while running 'Map(download_url)']",
+])
+def test_any_client_that_names_an_object_stores_endpoint(line: str) -> None:
+    d = one(line)
+    assert d.kind == "storage.error" and d.fields["fs"] == "object_store" and "store_code" not in d.fields
+
+
+def test_a_client_out_of_retries_on_another_server_is_not_an_object_store() -> None:
+    # castacks/tartan_drive_2.0#6: the same retries, to a server that names no object store
+    d = one("urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='airlab-share-01.andrew.cmu.edu', port=9000): "
+            "Max retries exceeded with url: /tartandrive2/bags/2023-10-26-15-32-25_turnpike_warehouse_fall/"
+            "config.yaml (Caused by ResponseError('too many 503 error responses'))")
+    assert d.kind == "app.exception" and "fs" not in d.fields
+
+
 def test_an_http_error_that_names_no_object_store_is_not_one() -> None:
     # cockpit-project/bots#3991: S3's words, from urllib, with no store named in the exception itself
     d = one("urllib.error.HTTPError: HTTP Error 503: Slow Down")
