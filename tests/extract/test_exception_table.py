@@ -290,3 +290,16 @@ def test_the_coordination_service_without_a_status_is_nothing() -> None:
     line = "I0929 17:40:00.000000 1044529 coordination_service.cc:100] Connected to coordination service"
     assert excclass.logged_status(line) is None
     assert helpers.scan(ALL, [line], "application") == []
+
+
+def test_a_bad_row_names_its_table_row_and_field() -> None:
+    from firstfault.catalog.tables import CatalogTableError, ExceptionClassInfo
+    from firstfault.catalog.tableschema import validate
+
+    where = "catalog/exceptions.yaml: exception_classes[3]"
+    with pytest.raises(CatalogTableError, match=r"exception_classes\[3\]\.message: .*not a regular expression"):
+        validate(ExceptionClassInfo, {"match": "botocore.*", "family": "object_store", "message": "(unclosed"}, where)
+    with pytest.raises(CatalogTableError, match=r"exception_classes\[3\]\.family"):
+        validate(ExceptionClassInfo, {"match": "botocore.*", "family": "storage"}, where)
+    row = validate(ExceptionClassInfo, {"match": "botocore.*", "family": "object_store"}, where)
+    assert row.family == "object_store"

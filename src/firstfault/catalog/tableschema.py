@@ -99,7 +99,10 @@ class ExceptionClassInfo(_Plain):
     @classmethod
     def _compiles(cls, v: str | None) -> str | None:
         if v is not None:
-            re.compile(v)  # a bad pattern is the row's problem, named with its field
+            try:
+                re.compile(v)
+            except re.error as exc:  # the row's problem, named with its field (validate)
+                raise ValueError(f"not a regular expression: {exc}") from None
         return v
 
 
