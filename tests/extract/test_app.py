@@ -214,8 +214,12 @@ def test_standard_library_frames(frame: str, stdlib: bool) -> None:
     assert tb._stdlib(frame) is stdlib
 
 
-def test_exception_line_without_traceback_is_not_an_exception() -> None:
-    assert scan(EXC, ["ValueError: logged by a handler, not raised"]) == []
+def test_exception_line_without_traceback_is_read_as_terminal() -> None:
+    # Alone, the line may be an uncaught exception's last line (spec: read as its traceback would be) or a
+    # logger's remark: it is marked `terminal`, and the engine decides from its place in the stream
+    # (tests/engine/test_terminal_lines.py). A C++ stack's header is no exception line at all.
+    drafts = scan(EXC, ["ValueError: logged by a handler, not raised"])
+    assert kinds(drafts) == ["app.exception"] and drafts[0].fields["terminal"] is True
     assert scan(EXC, ["Exception raised from checkTimeout at ProcessGroupNCCL.cpp:567 (most recent call first):"]) == []
 
 

@@ -479,7 +479,8 @@ def test_a_checkpoint_file_that_cannot_be_opened_is_a_failed_write_only_inside_t
         ("Pod The node had condition: [DiskPressure]. ", "k8s.pod"),
         # memory pressure stays an OOM kill, not an eviction of the scheduler's
         ("Message:        The node was low on resource: memory. Container x was using 9Gi", "host.oom_kill"),
-        ("ValueError: the node was low on samples", None),
+        # no memory kill: a lone exception line of the workload's own (read as terminal)
+        ("ValueError: the node was low on samples", "app.exception"),
     ],
 )
 def test_memory_kills_and_kubelet_evictions(line: str, kind: str | None) -> None:

@@ -1,9 +1,10 @@
-"""The vendor tables shipped beside the rules: NVIDIA Xids, NVSwitch SXids, CUDA errors, NCCL results.
+"""The vendor tables shipped beside the rules: NVIDIA Xids, NVSwitch SXids, CUDA errors, NCCL results,
+exception classes, status words, errno and object-store codes.
 
-The data lives in `xid.yaml` / `sxid.yaml` / `cuda.yaml` (vendor knowledge is data, not
-code branches); this module only reads and validates it, once, on first use. The rows are the records
-below; the pydantic models that validate them are in catalog/tableschema.py, imported only when a
-table is built from its YAML, not when it is read back from the on-disk cache.
+The data lives in `xid.yaml` / `sxid.yaml` / `cuda.yaml` / `platform.yaml` / `exceptions.yaml` (vendor
+knowledge is data, not code branches); this module only reads and validates it, once, on first use. The
+rows are the records below; the pydantic models that validate them are in catalog/tableschema.py,
+imported only when a table is built from its YAML, not when it is read back from the on-disk cache.
 """
 
 from collections.abc import Callable, Iterator, Mapping
@@ -327,3 +328,89 @@ class IpmiBusEvent(NamedTuple):
 def ipmi_bus_events() -> tuple[IpmiBusEvent, ...]:
     """BMC Critical Interrupt event texts -> AER severity (catalog/platform.yaml)."""
     return tuple(item for _, item in _rows("platform.yaml", "ipmi_bus_events", IpmiBusEvent))
+
+
+# --------------------------------------------------------------------------
+# Exceptions, status words, errno and object-store codes (catalog/exceptions.yaml)
+# --------------------------------------------------------------------------
+
+ExceptionFamily = Literal[
+    "object_store", "setup", "peer", "timeout", "collective", "aborted", "accelerator_oom", "status", "exception",
+    "envelope",
+]
+ErrnoSide = Literal["storage", "setup", "peer"]
+StoreSide = Literal["store", "workload"]
+
+
+class ExceptionClassInfo(NamedTuple):
+    match: str  # `pkg.mod.Name`, `pkg.*`, `*Suffix`; without a dot, the class's own name
+    family: ExceptionFamily
+    message: str | None = None  # a regex the message must hold a match of
+    status: str | None = None  # the status word the class stands for (TensorFlow's errors_impl classes)
+
+
+class StatusWordInfo(NamedTuple):
+    word: str  # RESOURCE_EXHAUSTED, UNAVAILABLE, ...
+    family: ExceptionFamily
+    texts: tuple[str, ...] = ()  # other spellings (TensorFlow 1.x: `Unavailable`, `Deadline Exceeded`)
+
+
+class ErrnoInfo(NamedTuple):
+    name: str  # ENOSPC, EADDRINUSE, ...
+    side: ErrnoSide
+    fs: str | None = None  # the kind of file system the errno itself implies (ENOTCONN: a FUSE mount's daemon gone)
+    network_only: bool = False  # the set-up side only on a bind / listen / socket (EACCES)
+
+
+class ObjectStoreCodeInfo(NamedTuple):
+    code: str  # SlowDown, NoSuchKey, 429, ...
+    side: StoreSide
+
+
+def _unique(name: str, key: str, row: type[R], field: str) -> tuple[R, ...]:
+    """Rows of catalog/<name> under `key` in order; two rows with one `field` value are a problem."""
+    out: list[R] = []
+    seen: set[object] = set()
+    for where, item in _rows(name, key, row):
+        value = getattr(item, field)
+        if value in seen:
+            raise CatalogTableError(f"{where}: duplicate {field} {value!r}")
+        seen.add(value)
+        out.append(item)
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+@_kept("exceptions.yaml")
+def exception_class_table() -> tuple[ExceptionClassInfo, ...]:
+    """Exception classes -> family, in the order they are tried (catalog/exceptions.yaml)."""
+    return tuple(item for _, item in _rows("exceptions.yaml", "exception_classes", ExceptionClassInfo))
+
+
+@lru_cache(maxsize=1)
+@_kept("exceptions.yaml")
+def status_word_table() -> Mapping[str, StatusWordInfo]:
+    """gRPC / absl status words -> family (catalog/exceptions.yaml)."""
+    return MappingProxyType({r.word: r for r in _unique("exceptions.yaml", "status_words", StatusWordInfo, "word")})
+
+
+@lru_cache(maxsize=1)
+@_kept("exceptions.yaml")
+def status_anchors() -> tuple[str, ...]:
+    """Words that place a logged status in the coordination service or a collective (catalog/exceptions.yaml)."""
+    return _strings("exceptions.yaml", "status_anchors")
+
+
+@lru_cache(maxsize=1)
+@_kept("exceptions.yaml")
+def errno_table() -> Mapping[str, ErrnoInfo]:
+    """errno names -> whose side the error is on (catalog/exceptions.yaml)."""
+    return MappingProxyType({r.name: r for r in _unique("exceptions.yaml", "errnos", ErrnoInfo, "name")})
+
+
+@lru_cache(maxsize=1)
+@_kept("exceptions.yaml")
+def object_store_code_table() -> Mapping[str, ObjectStoreCodeInfo]:
+    """Object-store error codes and HTTP statuses -> side (catalog/exceptions.yaml)."""
+    return MappingProxyType({r.code: r for r in _unique("exceptions.yaml", "object_store_codes",
+                                                        ObjectStoreCodeInfo, "code")})

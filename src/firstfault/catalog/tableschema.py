@@ -1,5 +1,5 @@
-"""The vendor tables' schema: pydantic models that validate the rows of xid.yaml, sxid.yaml, cuda.yaml and
-platform.yaml.
+"""The vendor tables' schema: pydantic models that validate the rows of xid.yaml, sxid.yaml, cuda.yaml,
+platform.yaml and exceptions.yaml.
 
 Imported only to validate a table (on a miss of the on-disk cache, catalog/tables.py `_kept`): the
 tables hold the records (named tuples) of catalog/tables.py of the same names, built from the validated
@@ -7,12 +7,26 @@ rows. Each model here has a record with its fields (tests/test_records.py holds 
 constraints live here only.
 """
 
+import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from firstfault.catalog import tables as records
-from firstfault.catalog.tables import CudaClass, IbWcClass, NvmlClass, SxidClass, XidClass
+from firstfault.catalog.tables import (
+    CudaClass,
+    ErrnoSide,
+    ExceptionFamily,
+    IbWcClass,
+    NvmlClass,
+    StoreSide,
+    SxidClass,
+    XidClass,
+)
+
+
+class _Plain(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class _Row(BaseModel):
@@ -55,9 +69,7 @@ class NvmlErrorInfo(_Row):
     nvml_class: NvmlClass = Field(alias="class")
 
 
-class NcclTransportInfo(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
+class NcclTransportInfo(_Plain):
     file: str = Field(min_length=3)
     transport: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
 
@@ -68,15 +80,52 @@ class IbWcStatusInfo(_Row):
     texts: tuple[str, ...] = ()
 
 
-class IpmiBusEvent(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
-
+class IpmiBusEvent(_Plain):
     text: str = Field(min_length=3)
     severity: records.IpmiSeverity
 
 
+def regex(v: str | None) -> str | None:
+    """A field that must be a regular expression: re.error becomes the ValueError pydantic reports with the
+    field's place (pydantic passes other exceptions through unwrapped). Rules use it too (engine/ruleschema.py)."""
+    if v is not None:
+        try:
+            re.compile(v)
+        except re.error as exc:
+            raise ValueError(f"bad regex {v!r}: {exc}") from exc
+    return v
+
+
+class ExceptionClassInfo(_Plain):
+    match: str = Field(pattern=r"^(?:\*|\*?[A-Za-z_][\w.]*(?:\.\*)?)$")
+    family: ExceptionFamily
+    message: str | None = Field(default=None, min_length=3)
+    status: str | None = Field(default=None, pattern=r"^[A-Z][A-Z_]+$")
+
+    _message_is_a_regex = field_validator("message")(regex)
+
+
+class StatusWordInfo(_Plain):
+    word: str = Field(pattern=r"^[A-Z][A-Z_]+$")
+    family: ExceptionFamily
+    texts: tuple[str, ...] = ()
+
+
+class ErrnoInfo(_Plain):
+    name: str = Field(pattern=r"^E[A-Z0-9]+$")
+    side: ErrnoSide
+    fs: str | None = Field(default=None, pattern=r"^[a-z][a-z_]*$")
+    network_only: bool = False
+
+
+class ObjectStoreCodeInfo(_Plain):
+    code: str = Field(pattern=r"^[A-Za-z0-9]+$")
+    side: StoreSide
+
+
 MODELS: tuple[type[BaseModel], ...] = (XidInfo, SxidInfo, CudaErrorInfo, NcclResultInfo, NvmlErrorInfo,
-                                       NcclTransportInfo, IbWcStatusInfo, IpmiBusEvent)
+                                       NcclTransportInfo, IbWcStatusInfo, IpmiBusEvent, ExceptionClassInfo,
+                                       StatusWordInfo, ErrnoInfo, ObjectStoreCodeInfo)
 
 
 def validate(record: type[Any], raw: Any, where: str) -> Any:

@@ -28,6 +28,7 @@ from firstfault.engine.normalise import (
     normalise,
     one_record_per_job,
     silent_nodes,
+    terminal_lines,
     terminal_state,
 )
 from firstfault.engine.verdict import build_verdict
@@ -90,8 +91,8 @@ class Analysis:
         settings = self.analyzer.catalog.settings
         allocation = list(wl.nodes)
         mapper = NodeMapper(allocation, ctx.rank_to_node)
-        events = one_record_per_job(
-            normalise(self.store.events, ctx, mapper, timedelta(seconds=settings.clock_skew + 120)))
+        events = terminal_lines(one_record_per_job(
+            normalise(self.store.events, ctx, mapper, timedelta(seconds=settings.clock_skew + 120))))
         state, state_ev = terminal_state(events, wl.terminal_state)
         if state_ev is None and wl.terminal_state:
             events.append(declared_state(ctx))

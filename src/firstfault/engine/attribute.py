@@ -31,6 +31,11 @@ def event_sort_key(ev: Event) -> tuple[object, ...]:
     return (*_tkey(ev.earliest()), ev.node or "", ev.evidence.file or "", ev.evidence.line or 0, ev.kind)
 
 
+def is_terminal(ev: Event) -> bool:
+    """An event read from a lone uncaught exception line, without its traceback (extract/app.py)."""
+    return ev.fields.get("terminal") is True
+
+
 def weight(ev: Event) -> int:
     r = ev.fields.get("repeat")
     return int(r) if isinstance(r, int) and r > 1 else 1
@@ -146,7 +151,8 @@ def _build(rule: Rule, events: list[Event], nodes_hint: list[str] | None = None)
         devices=devices,
         first=first,
         count=sum(weight(e) for e in events),
-        weak=rule.weak,
+        # Read only from lone exception lines (no traceback in the evidence): a cause where no other stands.
+        weak=rule.weak or all(is_terminal(e) for e in events),
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ipaddress
 from datetime import datetime, timedelta
+from typing import Final
 
 from firstfault.bundle import Context
 from firstfault.hostlist import NodeNames
@@ -124,6 +125,30 @@ def one_record_per_job(events: list[Event]) -> list[Event]:
         best = max(recs, key=lambda r: (r.fields.get("by_uid") is not None, len(r.fields), -recs.index(r)))
         drop.update(id(r) for r in recs if r is not best)
     return [e for e in events if id(e) not in drop] if drop else events
+
+
+# What reports how a process ended, and so may follow its last words: the launcher's and the scheduler's.
+_EXIT_REPORTS: Final = ("process.signal", "torch.child_failed", "launcher.exit", "sched.", "k8s.", "kueue.")
+
+
+def terminal_lines(events: list[Event]) -> list[Event]:
+    """Lone uncaught exception lines (events marked `terminal` by extract/app.py) that are their process's last
+    word: the last event of their stream (file and rank), followed at most by reports of how a process ended.
+
+    Python prints an uncaught exception last, then exits; the launcher and the scheduler report the exit.
+    An exception line with more of its stream after it was a passing mention (a logged error the job went
+    on from) or was superseded by what came later, and is dropped. A lone line's reading is also weak
+    (engine/attribute.py): it is a cause only where no cause read from fuller evidence stands.
+    """
+    last: dict[tuple[str | None, int | None], int] = {}
+    for ev in events:
+        if ev.fields.get("terminal") is True or not ev.kind.startswith(_EXIT_REPORTS):
+            key = (ev.evidence.file, ev.rank)
+            line = ev.evidence.line or 0
+            if line > last.get(key, -1):
+                last[key] = line
+    return [ev for ev in events
+            if ev.fields.get("terminal") is not True or (ev.evidence.line or 0) >= last[(ev.evidence.file, ev.rank)]]
 
 
 def silent_nodes(last: dict[str, datetime], gap: float) -> list[Event]:

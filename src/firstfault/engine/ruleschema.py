@@ -6,11 +6,11 @@ the validated models by `to_records`. Each model here has a record of the same n
 (tests/test_records.py holds them together); the constraints live here only.
 """
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from firstfault.catalog.tableschema import regex
 from firstfault.engine import catalog as records
 from firstfault.engine.catalog import GroupKey, Scalar
 
@@ -31,15 +31,7 @@ class Op(_Strict):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    @field_validator("re")
-    @classmethod
-    def _compiles(cls, v: str | None) -> str | None:
-        if v is not None:
-            try:
-                re.compile(v)
-            except re.error as exc:
-                raise ValueError(f"bad regex {v!r}: {exc}") from exc
-        return v
+    _re_is_a_regex = field_validator("re")(regex)
 
 
 Condition = Scalar | list[Scalar] | Op

@@ -9,6 +9,7 @@ from xml.etree import ElementTree as ET
 from firstfault.engine.attribute import Finding, attribute
 from firstfault.engine.catalog import Catalog, Rule, RuleTest
 from firstfault.engine.match import category_matches
+from firstfault.engine.normalise import terminal_lines
 from firstfault.model import Event, Evidence, FieldValue
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
@@ -48,7 +49,7 @@ def _events_for(test: RuleTest) -> list[Event]:
         events.append(Event(kind=te.kind, time=te_t, node=te.node, rank=te.rank, device=te.device,
                             fields=extra,
                             evidence=Evidence(source="test", file="test", line=j + 1, text=te.kind)))
-    return events
+    return terminal_lines(events)
 
 
 def run_case(rule: Rule, test: RuleTest, catalog: Catalog) -> tuple[bool, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from firstfault.engine.attribute import Attribution, Finding, SymptomHit, event_sort_key, render, weight
+from firstfault.engine.attribute import Attribution, Finding, SymptomHit, event_sort_key, is_terminal, render, weight
 from firstfault.engine.catalog import Catalog
 from firstfault.engine.leads import verdict_leads
 from firstfault.engine.ports import port_of
@@ -36,6 +36,10 @@ def _cause(f: Finding) -> Cause:
         f"rule {rule.id}: {f.count} matching event(s) on {len(f.nodes)} node(s), first at "
         f"{iso(f.first) or 'an unknown time'}"
     )
+    if f.events and all(is_terminal(e) for e in f.events):
+        ev = f.events[0].evidence
+        why += (f"; the traceback was not in the evidence, only its last line ({ev.file}:{ev.line}), read as the"
+                " traceback would be")
     return Cause(
         category=f.category,
         domain=f.domain,

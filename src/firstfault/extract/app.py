@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import status_anchors, status_word_table
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
@@ -267,6 +268,7 @@ _zeroed_ok: list[bool] = []
 def _zeroed_safe() -> bool:
     if not _zeroed_ok:
         words = (*storage_strerror_texts(), *tb.EXEC_WHY_TEXTS, "No module named", "shared memory", "/dev/shm",
+                 *status_anchors(), *(t for r in status_word_table().values() for t in (r.word, *r.texts)),
                  *_DIGIT_WORDS)
         _zeroed_ok.append(not any(c.isdigit() for w in words for c in w))
     return _zeroed_ok[0]
@@ -289,6 +291,42 @@ def _alone(body: str) -> list[Draft]:
             return drafts  # an answer with words of this very body is not shared between bodies
     got = _ALONE.get(body, lambda: tuple(_alone_uncached(body)))
     return [Draft(d.kind, dict(d.fields), d.device, d.rank, d.host) for d in got]
+
+
+# A lone uncaught exception line (extract/traceback.py `lone_exception`): a log that holds the last line of a
+# traceback without the traceback. It is read as the traceback's last line would be, and what it gives is marked
+# `terminal` (the engine takes it only as the last word of its stream, and only where no cause read from fuller
+# evidence stands: engine/normalise.py `terminal_lines`, engine/attribute.py). Its reading is a pure function of
+# the body (classify reads no frames here), remembered by the body; whether a line has the shape at all reads only
+# the shape and the class's name (no digit's value), remembered by the body with its digits zeroed.
+_LONE: Memo[tuple[Draft, ...]] = Memo("app.lone")
+_NOT_LONE: Memo[bool] = Memo("app.lone.zeroed")  # holds True only: a line shape that is no exception's last line
+
+
+def _lone_uncached(body: str) -> list[Draft]:
+    exc = tb.lone_exception(body)
+    if exc is None:
+        return []
+    drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None,
+                            other_owned=memory_limit_kill(body) is not None)
+    for d in drafts:
+        d.fields["terminal"] = True
+    return drafts
+
+
+def _lone(body: str) -> list[Draft]:
+    """The drafts of a lone uncaught exception line (fresh objects: callers set ranks)."""
+    if not ON[0]:
+        return _lone_uncached(body)
+    key = digits_zeroed(body)
+    if _NOT_LONE.find(key) is not None:
+        return []
+    if tb.lone_exception(body) is None:
+        _NOT_LONE.put(key, True)
+        return []
+    got = _LONE.get(body, lambda: tuple(_lone_uncached(body)))
+    return [Draft(d.kind, dict(d.fields), d.device, d.rank, d.host) for d in got]
+
 
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
 _WHAT = re.compile(r"what\(\):\s*(?P<msg>.*)$")
@@ -319,20 +357,24 @@ class ExceptionExtractor:
     name = "app.exception"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "app.cuda_error": frozenset({"cuda_code", "cuda_error", "error", "message"}),
-        "app.cuda_oom": frozenset({"message"}),
-        "app.exception": frozenset({"errno", "exc_type", "message", "path", "shm", "signal", "cache_race", "exec"}),
-        "nccl.error": frozenset({"detail"}),
-        "nccl.remote_error": frozenset({"detail", "phase"}),
-        "nccl.timeout": frozenset({"detail"}),
-        "process.signal": frozenset({"by", "detail", "signal"}),
-        "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path"}),
+        "app.cuda_error": frozenset({"cuda_code", "cuda_error", "error", "message", "terminal"}),
+        "app.exception": frozenset({"errno", "exc_type", "message", "path", "shm", "signal", "cache_race", "exec",
+                                    "setup", "store_code", "terminal"}),
+        "nccl.communicator_aborted": frozenset({"detail", "terminal"}),
+        "nccl.error": frozenset({"detail", "nccl_result", "terminal"}),
+        "nccl.remote_error": frozenset({"detail", "phase", "terminal"}),
+        "nccl.timeout": frozenset({"detail", "terminal"}),
+        "process.signal": frozenset({"by", "detail", "signal", "terminal"}),
+        "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path", "store_code", "terminal"}),
+        "app.cuda_oom": frozenset({"message", "terminal"}),
     }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (
         tb.TRACEBACK,
         *tb.CHAIN_MARKERS,
         *tb.EXC_SUFFIXES[:2],  # "Error", "Exception": the final line of a traceback
+        *tb.EXCEPTION_MODULE_LITERALS,  # ... or a class of an exceptions module (`...exceptions.TooManyRequests`)
+        *status_anchors(),  # a status JAX / TensorFlow log about the coordination service or a collective
         "KeyboardInterrupt",
         "SystemExit",
         "StopIteration",
@@ -379,7 +421,7 @@ class ExceptionExtractor:
             if exc is not None:
                 drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
             else:
-                drafts = _alone(body)
+                drafts = _alone(body) or _lone(body)
         for draft in drafts:
             if rank is not None:
                 draft.rank = rank

@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import cuda_table, nccl_result_table
+from firstfault.catalog.tables import ErrnoInfo, cuda_table, errno_table, nccl_result_table
 
 # --------------------------------------------------------------------------
 # Signals
@@ -98,10 +98,22 @@ def by_whom(signal: str, reporter: str) -> str:
 # errno
 # --------------------------------------------------------------------------
 
-# A full file system, a dead disk, a stale NFS handle: the storage, not the workload
-# (unless the path is the node's /dev/shm, which the workload's container sizes).
-STORAGE_ERRNOS: Final = frozenset({"ENOSPC", "EIO", "EDQUOT", "ESTALE", "EROFS", "EREMOTEIO", "ENOTCONN",
-                                   "EHOSTDOWN", "ENOLINK", "ECOMM"})
+# Whose side an errno is on (catalog/exceptions.yaml `errnos`): a full file system, a dead disk, a stale
+# NFS handle, a FUSE daemon gone are the storage's (unless the path is the node's /dev/shm, which the
+# workload's container sizes); a port in use or an address the node lacks the job's own set-up; a
+# connection refused or reset a peer's.
+
+
+@lru_cache(maxsize=1)
+def storage_errnos() -> frozenset[str]:
+    """The errno names on the storage's side."""
+    return frozenset(name for name, row in errno_table().items() if row.side == "storage")
+
+
+def errno_row(name: str | None) -> ErrnoInfo | None:
+    """The errno table's row for an errno name, if it has one."""
+    return errno_table().get(name) if name else None
+
 _ERRNO_NUM = re.compile(r"\[Errno (?P<num>-?\d+)\]\s*(?P<text>[^:'\"]*)")
 _ERRNO_NAME = re.compile(r"\b(?P<name>E[A-Z]{2,14})\b")
 
@@ -147,14 +159,15 @@ def errno_of(text: str) -> str | None:
 def storage_strerror_rx() -> re.Pattern[str]:
     """A program's own error report ending in a storage errno's strerror: `tee: out.log: No space left on device`,
     `cp: error writing 'ckpt.pt': Disk quota exceeded`, `write /var/lib/...: no space left on device`."""
-    texts = sorted((t for t, name in _strerror_table().items() if name in STORAGE_ERRNOS), key=len, reverse=True)
+    texts = sorted((t for t, name in _strerror_table().items() if name in storage_errnos()), key=len, reverse=True)
     alternation = "|".join(re.escape(t) for t in texts)
     return re.compile(r":\s+(?P<text>" + alternation + r")\s*[.)\]'\"]*(?:\s*\[[^\]]*\])?\s*$", re.IGNORECASE)
 
 
 def storage_strerror_texts() -> tuple[str, ...]:
-    """The strerror texts of STORAGE_ERRNOS, as printed and lower-case (prefilter words for storage_strerror_rx)."""
-    texts = {t for t, name in _strerror_table().items() if name in STORAGE_ERRNOS}
+    """The strerror texts of the storage errnos, as printed and lower-case (prefilter words for
+    storage_strerror_rx)."""
+    texts = {t for t, name in _strerror_table().items() if name in storage_errnos()}
     return tuple(sorted(texts | {t.lower() for t in texts}))
 
 
@@ -261,9 +274,10 @@ def nccl_result_of(text: str) -> str | None:
 # runtime enums, JAX/XLA (`XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate N
 # bytes`, `... Out of memory allocating N bytes`), TensorFlow's BFC allocator (`Resource exhausted: OOM when
 # allocating tensor with shape[...] ... on /job:localhost/replica:0/task:0/device:GPU:0 by allocator
-# GPU_0_bfc`) and XLA on TPUs (`Error allocating device buffer`). Not one: `RESOURCE_EXHAUSTED` alone (gRPC
-# and cloud quotas say it too), and the BFC allocator's warning `Allocator (GPU_0_bfc) ran out of memory trying
-# to allocate 2.18GiB ... The caller indicates that this is not a failure` (it retries with less).
+# GPU_0_bfc`) and XLA on TPUs (`Error allocating device buffer`, a memory space of the chip). Not one:
+# `RESOURCE_EXHAUSTED` alone (gRPC and cloud quotas say it too), and the BFC allocator's warning `Allocator
+# (GPU_0_bfc) ran out of memory trying to allocate 2.18GiB ... The caller indicates that this is not a failure`
+# (it retries with less).
 ACCEL_OOM_PHRASES: Final = (
     # The CUDA libraries' own allocation failures (cuBLAS handle, cuDNN workspace, cuSOLVER, cuFFT).
     "CUBLAS_STATUS_ALLOC_FAILED",
@@ -280,6 +294,12 @@ ACCEL_OOM_PHRASES: Final = (
     "Resource exhausted: Out of memory",
     "OOM when allocating tensor",
     "Error allocating device buffer",
+    # XLA's allocator on a GPU that cannot serve a request (`XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to
+    # allocate request for 2.99GiB (3206250496B) on device ordinal 0`) and XLA on a TPU running out of a
+    # memory space of the chip (`RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory
+    # space vmem.`, `... in memory space hbm`).
+    "RESOURCE_EXHAUSTED: Failed to allocate request for",
+    "Ran out of memory in memory space",
 )
 # The device a TensorFlow / XLA report names; a host allocator (`device:CPU:0 by allocator cpu`) ran out
 # of host memory, which is not the accelerator's.
@@ -292,15 +312,20 @@ def _accel_oom_rx() -> re.Pattern[str]:
     return re.compile("|".join(re.escape(p) for p in sorted(ACCEL_OOM_PHRASES, key=len, reverse=True)))
 
 
-def accelerator_oom(text: str) -> int | None:
-    """Where an accelerator OOM report starts in `text`, or None (also for a host allocator's OOM)."""
-    m = _accel_oom_rx().search(text)
-    if m is None:
-        return None
+def host_allocator(text: str) -> bool:
+    """Does a memory report name a host device or allocator (`device:CPU:0`, `by allocator cpu`)?"""
     for d in _OOM_DEVICE.finditer(text):
         dev = (d.group("dev") or d.group("alloc") or d.group("alloc2") or "").lower()
         if dev in _HOST_DEVICES:
-            return None
+            return True
+    return False
+
+
+def accelerator_oom(text: str) -> int | None:
+    """Where an accelerator OOM report starts in `text`, or None (also for a host allocator's OOM)."""
+    m = _accel_oom_rx().search(text)
+    if m is None or host_allocator(text):
+        return None
     return m.start()
 
 

@@ -17,29 +17,40 @@ folded into it. Members that decide nothing (`queue.Empty`, a bare
 "exited unexpectedly") leave the decision to the next member.
 
 Classification, in order: CUDA OOM and CUDA errors (extract/codes.py), lines
-an NCCL extractor owns, messages that say a peer failed or timed out
-(symptoms of another rank's failure, whatever the exception type),
-torch.distributed's own types, signals (KeyboardInterrupt, SystemExit(-N),
-a DataLoader worker "killed by signal"), errno (a storage errno on a storage
-path is a storage error; on /dev/shm it is the workload's configuration),
-and last, any other exception: `app.exception`.
+an NCCL extractor owns, envelopes, signals (KeyboardInterrupt, SystemExit(-N),
+a DataLoader worker "killed by signal"), the exception table
+(catalog/exceptions.yaml through extract/excclass.py: an errno on the job's
+own set-up side, then the class and its module: an object store's client, the
+job's set-up, a collective library or runtime reporting another worker's
+death, a status word of XLA / TensorFlow), messages that say a peer failed or
+timed out (symptoms of another rank's failure, whatever the exception type),
+torch.distributed's own types, errno (a storage errno on a storage path is a
+storage error; on /dev/shm it is the workload's configuration), and last, any
+other exception: `app.exception`.
+
+The same classification reads a lone uncaught exception line (`lone_exception`:
+a log that holds the last line without its `Traceback` header); extract/app.py
+marks what it gives `terminal`, and the engine attributes it only as the last
+word of its stream and only when no cause read from fuller evidence stands.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
-    STORAGE_ERRNOS,
     accelerator_oom,
     by_whom,
     cache_race,
     cuda_error_of,
     errno_of,
+    errno_row,
     exit_signal,
+    host_allocator,
     is_shm,
     nccl_result_of,
     path_of,
@@ -48,6 +59,16 @@ from firstfault.extract.codes import (
     signal_of_text,
     storage_strerror_rx,
     strsignal_alternation,
+)
+from firstfault.extract.excclass import (
+    SYMPTOM_KINDS,
+    class_row,
+    logged_status,
+    peer_errno,
+    setup_errno,
+    status_family,
+    store_code,
+    store_side,
 )
 from firstfault.model import FieldValue
 
@@ -95,6 +116,43 @@ def exception_shape(body: str) -> Exc | None:
     if not (cls.endswith(EXC_SUFFIXES) or cls in _BARE or "." in qual):
         return None
     return Exc(qual, cls, (m.group("msg") or "").strip())
+
+
+@lru_cache(maxsize=1)
+def _builtin_exceptions() -> frozenset[str]:
+    """The names of Python's built-in exceptions (warnings are not: `UserWarning: ...` is no failure)."""
+    import builtins
+
+    return frozenset(name for name, v in vars(builtins).items()
+                     if isinstance(v, type) and issubclass(v, BaseException) and not issubclass(v, Warning))
+
+
+# Where Python packages keep their exception classes: `botocore.exceptions`, `minio.error`,
+# `tensorflow.python.framework.errors_impl`, `botocore.errorfactory`.
+_EXCEPTION_MODULES: Final = frozenset({"exceptions", "errors", "error", "errorfactory", "errors_impl"})
+# Prefilter words for a class of such a module whose name holds neither `Error` nor `Exception`
+# (`google.api_core.exceptions.TooManyRequests`, `minio.error.NoSuchKey`).
+EXCEPTION_MODULE_LITERALS: Final = tuple(f".{m}." for m in sorted(_EXCEPTION_MODULES))
+
+
+def lone_exception(body: str) -> Exc | None:
+    """A line shaped as Python prints an uncaught exception's last line, outside any traceback: a built-in
+    exception (`ValueError: ...`, `KeyboardInterrupt`), a class named like one (`XlaRuntimeError: ...`;
+    not a bare `Error: ...`, which command-line tools print), or any class of a package's exceptions module
+    (`google.api_core.exceptions.TooManyRequests: 429 ...`). Only the shape and the class's name decide,
+    never the message or a digit (extract/app.py keys its memo of the shape by the line with digits zeroed).
+    """
+    exc = exception_shape(body)
+    if exc is None:
+        return None
+    cls = exc.cls
+    if cls in _builtin_exceptions():
+        return exc
+    if any(cls.endswith(s) and len(cls) > len(s) for s in EXC_SUFFIXES):
+        return exc
+    if any(part in _EXCEPTION_MODULES for part in exc.qual.split(".")[:-1]):
+        return exc
+    return None
 
 
 # --------------------------------------------------------------------------
@@ -226,8 +284,10 @@ def standalone(body: str) -> Draft | None:
     `[Errno N]` (a logger's line about a checkpoint write), a program's error
     line that ends in a storage errno's strerror (`tee: x: No space left on
     device`; codes.storage_strerror_rx), Python's `No module named X` from
-    `python -m` or an import in a launcher, and a launcher that could not start
-    the program (`_EXEC_FAILED`).
+    `python -m` or an import in a launcher, a launcher that could not start
+    the program (`_EXEC_FAILED`); and, as a symptom, a status that JAX or
+    TensorFlow logs about its coordination service or a collective
+    (excclass.logged_status).
     """
     m5 = _EXEC_FAILED.search(body)
     if m5:
@@ -247,6 +307,10 @@ def standalone(body: str) -> Draft | None:
     m2 = _NO_MODULE.search(body)
     if m2:
         return Draft("app.exception", {"exc_type": "ModuleNotFoundError", "message": clip(m2.group(0))})
+    kind = SYMPTOM_KINDS.get(logged_status(body) or "")
+    if kind is not None:
+        # JAX's / TensorFlow's own report that the coordination service or a collective lost a peer: a symptom.
+        return Draft(kind, {"detail": clip(body)})
     return None
 
 
@@ -307,17 +371,13 @@ def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
     return [Draft("app.cuda_error", fields)]
 
 
-def _peer(exc: Exc, body: str) -> Draft | None:
-    detail = clip(f"{exc.cls}: {exc.msg}" if exc.msg else exc.cls)
-    for peer_kind, rx in PEER_FAILURE:
-        if rx.search(body):
-            return Draft(peer_kind, {"detail": detail})
-    kind = DIST_TYPES.get(exc.cls)
-    if kind is None and _DIST_MESSAGE.search(exc.msg):
-        kind = "nccl.error"
-    if kind is None:
-        return None
-    fields: dict[str, FieldValue] = {"detail": detail}
+def _detail(exc: Exc) -> str:
+    return clip(f"{exc.cls}: {exc.msg}" if exc.msg else exc.cls)
+
+
+def _symptom(kind: str, exc: Exc) -> Draft:
+    """A symptom kind read from an exception; an nccl.error keeps the NCCL result its message names."""
+    fields: dict[str, FieldValue] = {"detail": _detail(exc)}
     if kind == "nccl.error":
         result = nccl_result_of(exc.msg)
         if result is not None:
@@ -325,8 +385,62 @@ def _peer(exc: Exc, body: str) -> Draft | None:
     return Draft(kind, fields)
 
 
+def _peer(exc: Exc, body: str) -> Draft | None:
+    for peer_kind, rx in PEER_FAILURE:
+        if rx.search(body):
+            return Draft(peer_kind, {"detail": _detail(exc)})
+    if peer_errno(exc.msg) is not None:
+        return Draft("nccl.remote_error", {"detail": _detail(exc)})  # a socket a peer refused, reset or left
+    kind = DIST_TYPES.get(exc.cls)
+    if kind is None and _DIST_MESSAGE.search(exc.msg):
+        kind = "nccl.error"
+    if kind is None:
+        return None
+    return _symptom(kind, exc)
+
+
+def _setup(exc: Exc, errno: str | None = None) -> Draft:
+    """The job's own set-up failed (a port in use, a backend or device the build lacks, sizes that do not fit)."""
+    return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), errno=errno, setup=True))
+
+
+def _object_store(exc: Exc) -> Draft:
+    """An object store's error: the store's side (throttling, its own errors, timeouts) is storage; a key,
+    bucket or credential the job got wrong is the workload's."""
+    code = store_code(exc.cls, exc.msg)
+    if store_side(code) == "store":
+        return Draft("storage.error", _fields(fs="object_store", store_code=code, exc_type=exc.cls,
+                                              detail=_detail(exc)))
+    return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), store_code=code))
+
+
+def _by_class(exc: Exc, body: str) -> tuple[list[Draft], bool] | None:
+    """What the exception table (catalog/exceptions.yaml, extract/excclass.py) makes of an exception: its
+    errno on the job's own side, then its class (and message), then a status word. None: it decides nothing
+    here (a class the table does not list, or the workload's own exception), the generic steps go on."""
+    name = setup_errno(exc.msg)
+    if name is not None:
+        return [_setup(exc, name)], True
+    row = class_row(exc.qual, exc.cls, exc.msg)
+    if row is None:
+        return None
+    family: str | None = row.family
+    if family == "status":
+        family = status_family(exc.msg, row.status)
+    if family == "object_store":
+        return [_object_store(exc)], True
+    if family == "setup":
+        return [_setup(exc)], True
+    if family == "envelope":
+        return [], False
+    if family == "accelerator_oom" and not host_allocator(body):
+        return [Draft("app.cuda_oom", {"message": clip(exc.msg or exc.cls)})], True
+    kind = SYMPTOM_KINDS.get(family or "")
+    return ([_symptom(kind, exc)], True) if kind is not None else None
+
+
 def _signal(exc: Exc) -> Draft | None:
-    detail = clip(f"{exc.cls}: {exc.msg}" if exc.msg else exc.cls)
+    detail = _detail(exc)
     sig: str | None = None
     reporter = "launcher"
     if exc.cls == "KeyboardInterrupt":
@@ -363,9 +477,14 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
         # Ranks racing on a shared cache (extract/codes.py): the workload's I/O, not the file system.
         return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), errno=name, path=path,
                                               cache_race=True))
-    if (name in STORAGE_ERRNOS or (name is None and write_failed)) and not is_shm(path, exc.msg):
-        return Draft("storage.error", _fields(fs="posix", errno=name, path=path, exc_type=exc.cls,
-                                              detail=clip(f"{exc.cls}: {exc.msg}")))
+    row = errno_row(name)
+    storage = row is not None and row.side == "storage"
+    if (storage or (name is None and write_failed)) and not is_shm(path, exc.msg):
+        # The errno may name the kind of file system: ENOTCONN, a FUSE mount whose daemon (s3fs, gcsfuse,
+        # blobfuse, JuiceFS) is gone.
+        fs = (row.fs if row is not None else None) or "posix"
+        return Draft("storage.error", _fields(fs=fs, errno=name, path=path, exc_type=exc.cls,
+                                              detail=_detail(exc)))
     return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), errno=name, path=path,
                                           shm=True if is_shm(path, exc.msg) else None))
 
@@ -389,12 +508,14 @@ def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
         if sig.fields.get("signal") == "SIGBUS" and _DATALOADER.search(exc.msg):
             return [shm_exhausted(exc.cls, exc.msg)], True
         return [sig], True
+    by_class = _by_class(exc, body)
+    if by_class is not None:
+        return by_class
     peer = _peer(exc, body)
     if peer is not None:
         return [peer], True
     if frames and _RENDEZVOUS_FRAME.search(frames[-1]) and _UNREACHABLE.search(exc.msg):
-        detail = clip(f"{exc.cls}: {exc.msg}" if exc.msg else exc.cls)
-        return [Draft("nccl.remote_error", {"detail": detail, "phase": "rendezvous"})], True
+        return [Draft("nccl.remote_error", {"detail": _detail(exc), "phase": "rendezvous"})], True
     err = _errno(exc, body, frames)
     if err is not None:
         return [err], True

@@ -1,0 +1,178 @@
+"""What an exception's class, status word, errno and object-store code say, as data (catalog/exceptions.yaml).
+
+The traceback model (extract/traceback.py) asks this module about a
+traceback's last line, and about a lone uncaught exception line, the same
+questions: which family the class belongs to (`class_row`), which family a
+status word at the head of its message makes (`status_family`), whether its
+errno is on the job's own set-up side (`setup_errno`) or a peer's
+(`peer_errno`), and for an object store's error whose side its code is on
+(`store_code`, `store_side`). No answer here builds an event; each is a
+lookup in one of the tables.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Final, NamedTuple
+
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import (
+    ExceptionClassInfo,
+    errno_table,
+    exception_class_table,
+    object_store_code_table,
+    status_anchors,
+    status_word_table,
+)
+from firstfault.extract.codes import errno_of
+
+
+class _Row(NamedTuple):
+    """A class row made ready to test: how its `match` is read, and its message regex."""
+
+    kind: str  # "any", "prefix", "suffix", "qual", "name"
+    text: str  # the prefix, suffix, qualified or bare name
+    message: re.Pattern[str] | None
+    info: ExceptionClassInfo
+
+
+@lru_cache(maxsize=1)
+def _rows() -> tuple[_Row, ...]:
+    out: list[_Row] = []
+    for info in exception_class_table():
+        m = info.match
+        if m == "*":
+            kind, text = "any", ""
+        elif m.endswith(".*"):
+            kind, text = "prefix", m[:-1]  # `pkg.*` -> `pkg.`
+        elif m.startswith("*"):
+            kind, text = "suffix", m[1:]
+        elif "." in m:
+            kind, text = "qual", m
+        else:
+            kind, text = "name", m
+        out.append(_Row(kind, text, re.compile(info.message) if info.message else None, info))
+    return tuple(out)
+
+
+def _fits(row: _Row, qual: str, cls: str) -> bool:
+    if row.kind == "any":
+        return True
+    if row.kind == "prefix":
+        return qual.startswith(row.text)
+    if row.kind == "suffix":
+        return qual.endswith(row.text)
+    if row.kind == "qual":
+        return qual == row.text
+    return cls == row.text
+
+
+def class_row(qual: str, cls: str, msg: str) -> ExceptionClassInfo | None:
+    """The first row of the class table that fits the exception (its class, then its message)."""
+    for row in _rows():
+        if _fits(row, qual, cls) and (row.message is None or row.message.search(msg) is not None):
+            return row.info
+    return None
+
+
+@lru_cache(maxsize=1)
+def _status_index() -> tuple[dict[str, str], re.Pattern[str]]:
+    """Each spelling of a status word -> its family, and one pattern of them all followed by `:`."""
+    by_text: dict[str, str] = {}
+    for row in status_word_table().values():
+        for text in (row.word, *row.texts):
+            by_text.setdefault(text, row.family)
+    alternation = "|".join(re.escape(t) for t in sorted(by_text, key=lambda t: (-len(t), t)))
+    return by_text, re.compile(rf"\b(?P<word>{alternation}):")
+
+
+def status_family(msg: str, implied: str | None = None) -> str | None:
+    """The family of the status word a message begins with (or the one the class stands for), if listed:
+    `DEADLINE_EXCEEDED: Barrier timed out`, `UNAVAILABLE: Socket closed` at the head of XLA's, JAX's and
+    TensorFlow's messages."""
+    by_text, rx = _status_index()
+    if implied is not None:
+        return by_text.get(implied)
+    m = rx.match(msg.lstrip())
+    return by_text[m.group("word")] if m else None
+
+
+def logged_status(body: str) -> str | None:
+    """The family of a status a line logs about the coordination service or a collective, outside any exception
+    (catalog/exceptions.yaml `status_anchors`): `has been set to ERROR in coordination service: UNAVAILABLE:
+    Task ... heartbeat timeout`, `Aborting RingReduce with Unavailable: Socket closed`. The line's first status
+    word decides (absl prints it before the message or after `status:`)."""
+    if not any(a in body for a in status_anchors()):
+        return None
+    by_text, rx = _status_index()
+    m = rx.search(body)
+    return by_text[m.group("word")] if m else None
+
+
+# A network operation, where an errno such as EACCES is about a socket rather than a file.
+_NETWORK_OP = re.compile(r"\b(?:bind|listen|socket|connect)\b", re.IGNORECASE)
+
+
+def setup_errno(msg: str) -> str | None:
+    """The errno of a message when it is on the job's own set-up side (a port in use, an address the node
+    does not have, a privileged port): `errno: 98 - Address already in use`, `name: EADDRINUSE`."""
+    name = errno_of(msg)
+    row = errno_table().get(name) if name else None
+    if row is None or row.side != "setup":
+        return None
+    if row.network_only and _NETWORK_OP.search(msg) is None:
+        return None
+    return name
+
+
+def peer_errno(msg: str) -> str | None:
+    """The errno of a network error on a peer's side (refused, reset, timed out), if the message has one."""
+    if _NETWORK_OP.search(msg) is None:
+        return None
+    name = errno_of(msg)
+    row = errno_table().get(name) if name else None
+    return name if row is not None and row.side == "peer" else None
+
+
+# Where an object store's client puts the error code: boto3 / botocore `An error occurred (SlowDown) when
+# calling the PutObject operation`, MinIO `S3 operation failed; code: SlowDown`, Azure `ErrorCode:ServerBusy` /
+# `ErrorCode=ServerBusy` / `X-Ms-Error-Code: [OperationTimedOut]`, the S3 XML `<Code>SlowDown</Code>`, urllib
+# `HTTP Error 503: Slow Down`, requests `404 Client Error`, google-api-core `429 POST https://...`.
+_STORE_CODE = re.compile(
+    r"An error occurred \((?P<a>\w+)\) when calling"
+    r"|\bcode: (?P<b>\w+)"
+    r"|Error-?Code[:=]\s*\[?(?P<c>\w+)"
+    r"|<Code>(?P<d>\w+)</Code>"
+    r"|HTTP Error (?P<e>\d{3})\b"
+    r"|\b(?P<f>\d{3}) (?:Client|Server) Error\b"
+    r"|^\s*(?P<g>\d{3}) (?:GET|POST|PUT|PATCH|DELETE|HEAD)\b"
+)
+_HTTP_STATUS = re.compile(r"\d{3}")
+
+
+def store_code(cls: str, msg: str) -> str | None:
+    """The error code or HTTP status an object store's error names: in its message, else its class's name
+    where the table knows it (google-api-core's `TooManyRequests`, MinIO's `NoSuchKey`)."""
+    m = _STORE_CODE.search(msg)
+    if m is not None:
+        return next(g for g in m.groups() if g is not None)
+    return cls if cls in object_store_code_table() else None
+
+
+def store_side(code: str | None) -> str:
+    """`store` (throttling, the service's errors and timeouts) or `workload` (the job's request)."""
+    if code is None:
+        return "store"  # no answer at all: the connection or the read timed out, the store's side
+    row = object_store_code_table().get(code)
+    if row is not None:
+        return row.side
+    return "store" if _HTTP_STATUS.fullmatch(code) and code.startswith("5") else "workload"
+
+
+# What a family makes of a traceback's last line where it names a symptom kind.
+SYMPTOM_KINDS: Final[dict[str, str]] = {
+    "peer": "nccl.remote_error",
+    "timeout": "nccl.timeout",
+    "collective": "nccl.error",
+    "aborted": "nccl.communicator_aborted",
+}

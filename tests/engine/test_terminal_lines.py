@@ -1,0 +1,108 @@
+"""A failed attempt whose only error is one uncaught exception line, without its traceback (spec: verdict.md).
+
+It is attributed as the traceback would be, on that line's node, and the
+cause's `why` says the traceback was not in the evidence. The guards: the line
+is the last word of its stream (only the exit reports may follow it), the
+attempt failed, and no cause read from fuller evidence stands (a lone line's
+finding is weak). Each guard has its near miss below.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from firstfault.engine.analyze import Analyzer
+from firstfault.engine.normalise import terminal_lines
+from firstfault.model import Event, Evidence
+from tests.conftest import WORKLOAD, XID79, BundleMaker
+
+# The lab's real KeyError (tests/lab/captured/key_error/nodes/vm/torchrun.log), printed alone as a launcher
+# that keeps only the last line of a worker's traceback would.
+KEY_ERROR = "KeyError: 'warmup_steps'"
+# mosaicml/composer#3543: the user reported the last line only
+S3 = ("boto3.exceptions.S3UploadFailedError: Failed to upload /tmp/tmpn7sa44l2/26aecfcf-aa70-4385-951a-0ab28f00bf8c to "
+      "data-force-one-datasets/mosaicml-internal-checkpoints/jacob/lora/atnmlp-r16-lr0.0001-mlp-ep-4-a-32-sd-17/"
+      "ep1-ba193-rank0.pt: An error occurred (SlowDown) when calling the CreateMultipartUpload operation (reached max "
+      "retries: 4): Please reduce your request rate.")
+STEPS = [f"2026-11-02 10:0{m}:00,000 INFO step {m}" for m in range(5)]
+
+
+def _app(lines: list[str]) -> str:
+    return "".join(line + "\n" for line in lines)
+
+
+def test_a_lone_last_line_is_attributed_as_its_traceback_would_be(make_bundle: BundleMaker) -> None:
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": _app([*STEPS, KEY_ERROR])})))
+    assert v.attributed_domain == "software"
+    assert v.root_cause is not None and v.root_cause.category == "app.exception"
+    assert v.root_cause.nodes == ["node-02"]
+    assert v.root_cause.why is not None and "the traceback was not in the evidence" in v.root_cause.why
+    assert "app/rank-2.log:6" in v.root_cause.why
+
+
+def test_an_object_stores_error_alone_is_the_object_store(make_bundle: BundleMaker) -> None:
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app([*STEPS, S3])})))
+    assert v.attributed_domain == "storage"
+    assert v.root_cause is not None and v.root_cause.category == "storage.object_store"
+    assert v.root_cause.nodes == ["node-01"]
+
+
+def test_the_launchers_report_of_the_exit_may_follow(make_bundle: BundleMaker) -> None:
+    # srun's report of the task's exit (its form in tests/scenarios/sch-scancel-user) and of its kill of the
+    # other tasks (the form tests/extract/test_app.py reads); host names of this bundle
+    lines = [*STEPS, KEY_ERROR, "srun: error: node-02: task 2: Exited with exit code 1",
+             "srun: error: node-01: task 0: Killed"]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": _app(lines)})))
+    assert v.root_cause is not None and v.root_cause.category == "app.exception"
+
+
+def test_near_miss_the_job_went_on_after_the_line(make_bundle: BundleMaker) -> None:
+    # an exception line the rank logged and went on from: a later error of the same stream supersedes it
+    # (the watchdog's line of tests/wild/unk-ofa-allreduce-watchdog-single-node-271, as this file's rank 2 says it)
+    lines = [*STEPS[:2], KEY_ERROR, *STEPS[2:],
+             "[E ProcessGroupNCCL.cpp:737] [Rank 2] Watchdog caught collective operation timeout: "
+             "WorkNCCL(SeqNum=469508, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before "
+             "timing out."]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": _app(lines)})))
+    assert v.attributed_domain == "unknown" and v.root_cause is None
+
+
+def test_near_miss_a_completed_run(make_bundle: BundleMaker) -> None:
+    wl = copy.deepcopy(WORKLOAD)
+    wl["workload"]["terminal_state"] = "COMPLETED"
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": _app([*STEPS, KEY_ERROR])}, wl)))
+    assert v.attributed_domain == "none" and v.root_cause is None
+
+
+def test_near_miss_a_cause_read_from_fuller_evidence_stands(make_bundle: BundleMaker) -> None:
+    # the lone line on node-01 comes first, yet the Xid 79 on node-02 is the root: a lone line's finding is weak
+    files = {"nodes/node-02/kern.log": XID79,
+             "app/rank-0.log": _app([*STEPS, "2026-11-02 10:04:30,000 INFO saving", KEY_ERROR])}
+    v = Analyzer().analyze_path(str(make_bundle(files)))
+    assert v.attributed_domain == "hardware"
+    assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
+
+
+def test_near_miss_a_loggers_line_is_no_exception_line(make_bundle: BundleMaker) -> None:
+    # the same words behind a logger's level and name (Python's logging default format)
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": _app([*STEPS, f"ERROR:root:{KEY_ERROR}"])})))
+    assert v.attributed_domain == "unknown"
+
+
+def _ev(kind: str, line: int, terminal: bool = False, rank: int | None = 0, file: str = "f.log") -> Event:
+    fields: dict[str, str | int | float | bool | None] = {"terminal": True} if terminal else {}
+    return Event(kind=kind, time=None, node="n1", rank=rank, fields=fields,
+                 evidence=Evidence(source="application", file=file, line=line, text=kind))
+
+
+def test_only_the_last_word_of_each_stream_stands() -> None:
+    events = [
+        _ev("app.exception", 3, terminal=True),  # superseded by the later lone line
+        _ev("app.exception", 9, terminal=True),
+        _ev("torch.child_failed", 12),  # an exit report may follow
+        _ev("app.exception", 4, terminal=True, rank=1),  # another rank: its own stream
+        _ev("nccl.timeout", 20, rank=1),  # ... which went on to another error
+        _ev("app.exception", 2, terminal=True, file="g.log"),  # another file
+    ]
+    kept = [(e.evidence.file, e.rank, e.evidence.line) for e in terminal_lines(events) if e.fields.get("terminal")]
+    assert kept == [("f.log", 0, 9), ("g.log", 0, 2)]

@@ -1,0 +1,305 @@
+"""The exception table (catalog/exceptions.yaml, extract/excclass.py) read through the traceback model.
+
+Each mechanism is tested both ways: a line it must read and one that looks
+alike and must not. Lines are verbatim from the public threads cited next to
+them, or the real output of the software named, run here (`run here`).
+Each is fed as the last line of a traceback (the header first), the way the
+scanner feeds it; tests/extract/test_lone_exception.py feeds them alone.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from firstfault.extract import app, excclass, nccl
+from firstfault.extract.base import Draft, LineExtractor
+from tests.extract import helpers
+
+ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *app.EXTRACTORS)
+TB = "Traceback (most recent call last):"
+
+
+def last_line(line: str) -> list[Draft]:
+    return helpers.scan(ALL, [TB, line], "application")
+
+
+def one(line: str) -> Draft:
+    drafts = last_line(line)
+    assert len(drafts) == 1, drafts
+    return drafts[0]
+
+
+# ------------------------------------------------------------------ object stores
+
+
+@pytest.mark.parametrize(("line", "code"), [
+    # ray-project/deltacat#51
+    ("botocore.exceptions.ClientError: An error occurred (SlowDown) when calling the CompleteMultipartUpload "
+     "operation", "SlowDown"),
+    # mosaicml/composer#3543: a checkpoint upload that exhausted its retries
+    ("boto3.exceptions.S3UploadFailedError: Failed to upload /tmp/tmpn7sa44l2/26aecfcf-aa70-4385-951a-0ab28f00bf8c "
+     "to data-force-one-datasets/mosaicml-internal-checkpoints/jacob/lora/atnmlp-r16-lr0.0001-mlp-ep-4-a-32-sd-17/"
+     "ep1-ba193-rank0.pt: An error occurred (SlowDown) when calling the CreateMultipartUpload operation (reached max "
+     "retries: 4): Please reduce your request rate.", "SlowDown"),
+    # ssl-hep/ServiceX#958: a Ceph object store overwhelmed, through MinIO
+    ("minio.error.S3Error: S3 operation failed; code: SlowDown, message: None, resource: None, request_id: "
+     "tx0000032ac6ddfe2121a06-0067943977-aeca260-af-object-store, host_id: aeca260-af-object-store-af-object-store",
+     "SlowDown"),
+    # GoogleCloudPlatform/python-docs-samples#4033: GCS's rate limit (the class is the code, the message its status)
+    ("google.api_core.exceptions.TooManyRequests: 429 PATCH https://storage.googleapis.com/storage/v1/b/storage-"
+     "snippets-test-a8fbc25f-3ad2-467c-8fda-3421552f077a?projection=full: The project exceeded the rate limit for "
+     "creating and deleting buckets.", "429"),
+])
+def test_an_object_stores_own_errors_are_storage(line: str, code: str) -> None:
+    d = one(line)
+    assert d.kind == "storage.error"
+    helpers.assert_fields(d, {"fs": "object_store", "store_code": code})
+
+
+@pytest.mark.parametrize(("line", "code"), [
+    # minio/minio-py#1150: a key the job named that is not in the bucket
+    ("minio.error.NoSuchKey: NoSuchKey: message: The specified key does not exist.", "NoSuchKey"),
+])
+def test_a_key_the_job_named_wrong_is_the_workloads(line: str, code: str) -> None:
+    d = one(line)
+    assert d.kind == "app.exception"
+    helpers.assert_fields(d, {"store_code": code, "exc_type": "NoSuchKey"})
+
+
+@pytest.mark.parametrize("line", [
+    # rh-aiservices-bu/jumpstart-library#13: requests, to an S3 endpoint, out of retries
+    "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='public-license-plate-dataset.s3.ap-south-1."
+    "amazonaws.com', port=443): Max retries exceeded with url: /0.png (Caused by NewConnectionError('<urllib3."
+    "connection.HTTPSConnection object at 0x7f1fd4042340>: Failed to establish a new connection: [Errno -2] Name or "
+    "service not known'))",
+    # tensorflow/datasets#2187: re-raised by a pipeline, the store's endpoint in the message
+    "RuntimeError: requests.exceptions.ConnectionError: HTTPSConnectionPool(host='commoncrawl.s3.amazonaws.com', "
+    "port=443): Max retries exceeded with url: /crawl-data/CC-MAIN-2019-18/segments/1555578530176.6/wet/"
+    "CC-MAIN-20190421040427-20190421062427-00300.warc.wet.gz (Caused by NewConnectionError('<urllib3.connection."
+    "HTTPSConnection object at 0x7f1dcd61ba90>: Failed to establish a new connection: [Errno 110] Connection timed "
+    "out')) [while running 'Map(download_url)']",
+])
+def test_any_client_that_names_an_object_stores_endpoint(line: str) -> None:
+    d = one(line)
+    assert d.kind == "storage.error" and d.fields["fs"] == "object_store" and "store_code" not in d.fields
+
+
+def test_a_client_out_of_retries_on_another_server_is_not_an_object_store() -> None:
+    # castacks/tartan_drive_2.0#6: the same retries, to a server that names no object store
+    d = one("urllib3.exceptions.MaxRetryError: HTTPSConnectionPool(host='airlab-share-01.andrew.cmu.edu', port=9000): "
+            "Max retries exceeded with url: /tartandrive2/bags/2023-10-26-15-32-25_turnpike_warehouse_fall/"
+            "config.yaml (Caused by ResponseError('too many 503 error responses'))")
+    assert d.kind == "app.exception" and "fs" not in d.fields
+
+
+def test_an_http_error_that_names_no_object_store_is_not_one() -> None:
+    # cockpit-project/bots#3991: S3's words, from urllib, with no store named in the exception itself
+    d = one("urllib.error.HTTPError: HTTP Error 503: Slow Down")
+    assert d.kind == "app.exception" and "fs" not in d.fields
+
+
+@pytest.mark.parametrize(("message", "code", "side"), [
+    # Azure/azure-vhd-utils#52 (the Go SDK's form)
+    ("storage: service returned error: StatusCode=503, ErrorCode=ServerBusy, ErrorMessage=The server is busy.",
+     "ServerBusy", "store"),
+    # Azure/azure-storage-azcopy#701 (azcopy's response dump)
+    ("X-Ms-Error-Code: [OperationTimedOut]", "OperationTimedOut", "store"),
+    # scylladb/scylla-manager#3195: the S3 XML body
+    ("<Error><Code>RequestTimeout</Code><Message>Your socket connection to the server was not read from or written "
+     "to within the timeout period. Idle connections will be closed.</Message>", "RequestTimeout", "store"),
+    # cockpit-project/bots#3991
+    ("HTTP Error 503: Slow Down", "503", "store"),
+    # carloscarcamo/aws-lambda-unzip-py#2
+    ("An error occurred (NoSuchKey) when calling the GetObject operation: The specified key does not exist.",
+     "NoSuchKey", "workload"),
+    # fsspec/s3fs#858: a bad request is the client's
+    ("An error occurred (400) when calling the PutObject operation: Bad Request", "400", "workload"),
+])
+def test_object_store_codes_in_every_sdks_wording(message: str, code: str, side: str) -> None:
+    assert excclass.store_code("ClientError", message) == code
+    assert excclass.store_side(code) == side
+
+
+def test_no_code_at_all_is_the_stores_side() -> None:
+    # a connection or read that timed out names no code: the store did not answer
+    assert excclass.store_side(None) == "store"
+
+
+# ------------------------------------------------------------------ the job's own set-up
+
+
+@pytest.mark.parametrize(("line", "errno"), [
+    # meta-pytorch/torchtune#1025: two runs on one machine
+    ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. The "
+     "server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use). The server socket has "
+     "failed to bind to ?UNKNOWN? (errno: 98 - Address already in use).", "EADDRINUSE"),
+    # vllm-project/vllm#39015 (PyTorch >= 2.4's form)
+    ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: "
+     "29500, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use", "EADDRINUSE"),
+    # intelligent-machine-learning/dlrover#443 (PyTorch 1.x raised a RuntimeError)
+    ("RuntimeError: The server socket has failed to listen on any local network address. The server socket has "
+     "failed to bind to [::]:44796 (errno: 98 - Address already in use). The server socket has failed to bind to "
+     "0.0.0.0:44796 (errno: 98 - Address already in use).", "EADDRINUSE"),
+    # KimMeen/Time-LLM#158: a privileged port
+    ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. The "
+     "server socket has failed to bind to [::]:98 (errno: 13 - Permission denied). The server socket has failed to "
+     "bind to 0.0.0.0:98 (errno: 13 - Permission denied).", "EACCES"),
+    # run here: a second socket bound to a port another holds (Python 3.11)
+    ("OSError: [Errno 98] Address already in use", "EADDRINUSE"),
+])
+def test_a_local_errno_on_bind_or_listen_is_the_jobs_set_up_not_a_peer(line: str, errno: str) -> None:
+    d = one(line)
+    assert d.kind == "app.exception"
+    helpers.assert_fields(d, {"setup": True, "errno": errno})
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    # run here: a connection to a port nobody listens on is refused, the peer's side (Python 3.11)
+    ("ConnectionRefusedError: [Errno 111] Connection refused", "nccl.remote_error"),
+    # run here: EACCES on a file is the workload's I/O, not its set-up (/usr/bin/python3.11 as uid 65534)
+    ("PermissionError: [Errno 13] Permission denied: '/etc/shadow'", "app.exception"),
+])
+def test_a_peers_errno_or_a_files_is_not_set_up(line: str, kind: str) -> None:
+    d = one(line)
+    assert d.kind == kind and "setup" not in d.fields
+
+
+@pytest.mark.parametrize("line", [
+    # pytorch/pytorch#159742, FacePerceiver/FaRL#10: a build without the backend
+    "RuntimeError: Distributed package doesn't have NCCL built in",
+    # meta-llama/codellama#125: a process that sees no GPU
+    "RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!",
+    # deepspeedai/DeepSpeed#6914: batch sizes that do not fit the world size
+    "AssertionError: Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * "
+    "gradient_acc_step * world_size 8 != 2 * 1 * 1 ",
+    # modelscope/ms-swift#5737: layers that do not divide among the pipeline stages
+    "AssertionError: Number of layers should be divisible by the pipeline-model-parallel size",
+])
+def test_a_backend_device_or_size_the_job_lacks_is_its_set_up(line: str) -> None:
+    d = one(line)
+    assert d.kind == "app.exception" and d.fields.get("setup") is True
+
+
+def test_an_op_that_did_not_build_is_the_set_up_and_the_chain_decides_once() -> None:
+    # deepspeedai/DeepSpeed#694: ninja fails, DeepSpeed's op builder re-raises
+    lines = [
+        TB,
+        '  File "/home/axe/VirtualEnvs/dspeed/lib/python3.6/site-packages/torch/utils/cpp_extension.py", line 1539, '
+        "in _run_ninja_build",
+        "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.",
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        TB,
+        "RuntimeError: Error building extension 'fused_adam'",
+    ]
+    drafts = helpers.scan(ALL, lines, "application")
+    assert [d.kind for d in drafts] == ["app.exception"]
+    assert drafts[0].fields.get("setup") is True and drafts[0].fields["exc_type"] == "CalledProcessError"
+
+
+def test_another_command_that_failed_is_not_a_build() -> None:
+    # the ninja row is narrowed by its message: a CalledProcessError of another command is the workload's own
+    # (run here: subprocess.run(['git', 'rev-parse', 'HEAD'], check=True) outside a repository, Python 3.11)
+    d = one("subprocess.CalledProcessError: Command '['git', 'rev-parse', 'HEAD']' returned non-zero exit status 128.")
+    assert d.kind == "app.exception" and "setup" not in d.fields
+
+
+# ------------------------------------------------------------------ frameworks other than PyTorch
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    # ayaka14732/llama-2-jax#20: a coordination barrier timed out (the other processes never came)
+    ("jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: PjRT_Client_Connect. "
+     "Timed out task names:", "nccl.timeout"),
+    # vwxyzjn/cleanrl#338: the coordination service did not answer at shutdown
+    ("jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Deadline Exceeded", "nccl.timeout"),
+    # tensorflow/models#9109: a collective's peer closed its socket
+    ("tensorflow.python.framework.errors_impl.UnavailableError: Socket closed", "nccl.remote_error"),
+    # horovod/horovod#3618: Horovod's collective failed (what failed is said elsewhere)
+    ("horovod.common.exceptions.HorovodInternalError: ncclAllReduce failed: unhandled cuda error", "nccl.error"),
+    # ray-project/ray#18586: an actor died (it names no cause)
+    ("ray.exceptions.RayActorError: The actor died unexpectedly before finishing this task.", "nccl.remote_error"),
+    # LMCache/LMCache#2306: vLLM's engine died (its worker's error is reported above it)
+    ("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the "
+     "root cause.", "nccl.remote_error"),
+])
+def test_other_frameworks_collective_and_coordination_errors_are_symptoms(line: str, kind: str) -> None:
+    assert one(line).kind == kind
+
+
+def test_horovods_symptom_keeps_the_nccl_result_it_names() -> None:
+    d = one("horovod.common.exceptions.HorovodInternalError: ncclAllReduce failed: unhandled cuda error")
+    assert d.fields.get("nccl_result") == "ncclUnhandledCudaError"
+
+
+@pytest.mark.parametrize("line", [
+    # ecmwf-lab/ai-models-graphcast#18: XLA's GPU allocator
+    "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for 2.99GiB "
+    "(3206250496B) on device ordinal 0",
+    # pytorch/xla#9524: XLA on a TPU, out of a memory space of the chip
+    "RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in "
+    "memory space vmem.",
+    # google-deepmind/alphafold#1023
+    "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 7406166528 "
+    "bytes.",
+])
+def test_accelerator_memory_in_xla_words_is_the_accelerator_oom(line: str) -> None:
+    assert one(line).kind == "app.cuda_oom"
+
+
+def test_a_status_word_that_names_no_peer_leaves_the_workloads_exception() -> None:
+    # the class table sends XlaRuntimeError to its status word; INTERNAL is the workload's own exception
+    # (synthetic messages: only the status word at their head is read)
+    row = excclass.class_row("jaxlib.xla_extension.XlaRuntimeError", "XlaRuntimeError", "INTERNAL: x")
+    assert row is not None and row.family == "status"
+    assert excclass.status_family("INTERNAL: Failed to execute XLA Runtime executable") == "exception"
+    assert excclass.status_family("Socket closed") is None  # no status word, nothing decided here
+
+
+def test_a_google_api_error_about_another_service_is_not_the_object_store() -> None:
+    # the Google SDK serves every service: only a message naming Cloud Storage makes it the store's
+    # (a synthetic message naming another service)
+    assert excclass.class_row("google.api_core.exceptions.TooManyRequests", "TooManyRequests",
+                              "429 Quota exceeded for aiplatform.googleapis.com") is None
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    # jax-ml/jax#23599: the coordination service lost a task's heartbeat
+    ("2024-10-09 15:47:38.568412: E external/xla/xla/tsl/distributed_runtime/coordination/coordination_service.cc:"
+     "1170] /job:jax_worker/replica:0/task:0 has been set to ERROR in coordination service: UNAVAILABLE: Task "
+     "/job:jax_worker/replica:0/task:0 heartbeat timeout. This indicates that the remote task has failed, got "
+     "preempted, or crashed unexpectedly. Check the task logs for an earlier error to debug further. "
+     "[type.googleapis.com/tensorflow.CoordinationServiceError='']", "nccl.remote_error"),
+    # vwxyzjn/cleanrl#338: the agent's disconnect timed out
+    ("2023-02-17 06:08:24.084633: E external/org_tensorflow/tensorflow/tsl/distributed_runtime/coordination/"
+     "coordination_service_agent.cc:481] Failed to disconnect from coordination service with status: "
+     "DEADLINE_EXCEEDED: Deadline Exceeded", "nccl.timeout"),
+    # mlcommons/training#272: TensorFlow 1.13's collective, in its own spelling of the status
+    ("2019-05-19 15:08:13.128241: E tensorflow/core/common_runtime/ring_reducer.cc:369] Aborting RingReduce with "
+     "Unavailable: Socket closed", "nccl.remote_error"),
+    ("2019-05-19 15:08:13.128323: W tensorflow/core/common_runtime/base_collective_executor.cc:203] "
+     "BaseCollectiveExecutor::StartAbort Unavailable: Socket closed", "nccl.remote_error"),
+])
+def test_a_status_logged_about_the_coordination_service_or_a_collective_is_a_symptom(line: str, kind: str) -> None:
+    assert [d.kind for d in helpers.scan(ALL, [line], "application")] == [kind]
+
+
+def test_the_coordination_service_without_a_status_is_nothing() -> None:
+    # an anchor and no status word (a synthetic glog line in JAX's form): nothing failed
+    line = "I0929 17:40:00.000000 1044529 coordination_service.cc:100] Connected to coordination service"
+    assert excclass.logged_status(line) is None
+    assert helpers.scan(ALL, [line], "application") == []
+
+
+def test_a_bad_row_names_its_table_row_and_field() -> None:
+    from firstfault.catalog.tables import CatalogTableError, ExceptionClassInfo
+    from firstfault.catalog.tableschema import validate
+
+    where = "catalog/exceptions.yaml: exception_classes[3]"
+    with pytest.raises(CatalogTableError, match=r"exception_classes\[3\]\.message: .*bad regex"):
+        validate(ExceptionClassInfo, {"match": "botocore.*", "family": "object_store", "message": "(unclosed"}, where)
+    with pytest.raises(CatalogTableError, match=r"exception_classes\[3\]\.family"):
+        validate(ExceptionClassInfo, {"match": "botocore.*", "family": "storage"}, where)
+    row = validate(ExceptionClassInfo, {"match": "botocore.*", "family": "object_store"}, where)
+    assert row.family == "object_store"
