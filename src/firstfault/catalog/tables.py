@@ -327,3 +327,88 @@ class IpmiBusEvent(NamedTuple):
 def ipmi_bus_events() -> tuple[IpmiBusEvent, ...]:
     """BMC Critical Interrupt event texts -> AER severity (catalog/platform.yaml)."""
     return tuple(item for _, item in _rows("platform.yaml", "ipmi_bus_events", IpmiBusEvent))
+
+
+# --------------------------------------------------------------------------
+# Why schedulers and orchestrators end jobs (catalog/scheduler.yaml)
+# --------------------------------------------------------------------------
+
+SchedReasonName = Literal[
+    "time_limit", "memory_limit", "preemption", "node_failure", "cancelled", "admin_cancelled", "eviction",
+    "backoff_limit", "resource_limit",
+]
+SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes"]
+# Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness.
+ReasonField = Literal["reason", "result", "phase", "node_status"]
+# The Slurm-form job states a reason may stand for (extract/scheduler.SLURM_STATES).
+ReasonState = Literal["TIMEOUT", "OUT_OF_MEMORY", "PREEMPTED", "NODE_FAIL", "CANCELLED", "FAILED"]
+
+
+class SchedReason(NamedTuple):
+    reason: SchedReasonName
+    state: ReasonState  # the job state a record ended for this reason gets
+
+
+class SchedWord(NamedTuple):
+    scheduler: SchedulerName
+    word: str
+    reason: SchedReasonName | None
+    field: ReasonField = "reason"
+    text: bool = False  # also a reason where it stands as a whole word in a job's own output
+
+
+class SchedText(NamedTuple):
+    scheduler: SchedulerName
+    text: str  # `{n}` is a number with an optional unit
+    reason: SchedReasonName | None  # None: understood, names no cause
+    lines: bool = True  # False: the line form is another extractor's; only the record readers use it
+    resource: str | None = None  # the node resource a kubelet eviction names
+
+
+class SchedTables(NamedTuple):
+    reasons: tuple[SchedReason, ...]
+    words: tuple[SchedWord, ...]
+    texts: tuple[SchedText, ...]
+
+
+def _phrase_inside(outer: str, inner: str) -> bool:
+    """Whether `inner` can match somewhere in `outer` other than at its start (whole-word edges honoured)."""
+    start = outer.find(inner, 1)
+    while start > 0:
+        edge_ok = not (inner[0].isalnum() and (outer[start - 1].isalnum() or outer[start - 1] == "_"))
+        if edge_ok:
+            return True
+        start = outer.find(inner, start + 1)
+    return False
+
+
+@lru_cache(maxsize=1)
+@_kept("scheduler.yaml")
+def sched_tables() -> SchedTables:
+    """catalog/scheduler.yaml: the normalised reasons, each scheduler's words and phrases for them."""
+    reasons: dict[str, SchedReason] = {}
+    for where, r in _rows("scheduler.yaml", "reasons", SchedReason):
+        if r.reason in reasons:
+            raise CatalogTableError(f"{where}: duplicate reason {r.reason}")
+        reasons[r.reason] = r
+    missing = set(get_args(SchedReasonName)) - set(reasons)
+    if missing:
+        raise CatalogTableError(f"catalog/scheduler.yaml: reasons: no row for {', '.join(sorted(missing))}")
+    words: list[SchedWord] = []
+    seen: set[tuple[str, str, str]] = set()
+    for where, w in _rows("scheduler.yaml", "words", SchedWord):
+        key = (w.scheduler, w.field, w.word)
+        if key in seen:
+            raise CatalogTableError(f"{where}: duplicate word {w.word!r} of {w.scheduler} {w.field}")
+        seen.add(key)
+        words.append(w)
+    texts: list[SchedText] = []
+    for where, t in _rows("scheduler.yaml", "texts", SchedText):
+        for other in texts:
+            if t.text == other.text:
+                raise CatalogTableError(f"{where}: duplicate text {t.text!r}")
+            if _phrase_inside(t.text, other.text) or _phrase_inside(other.text, t.text):
+                raise CatalogTableError(f"{where}: {t.text!r} and {other.text!r} can match one inside the other;"
+                                        " a refining phrase extends the other at its end")
+        texts.append(t)
+    return SchedTables(tuple(reasons.values()), tuple(words), tuple(texts))

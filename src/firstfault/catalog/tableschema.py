@@ -1,5 +1,5 @@
-"""The vendor tables' schema: pydantic models that validate the rows of xid.yaml, sxid.yaml, cuda.yaml and
-platform.yaml.
+"""The vendor tables' schema: pydantic models that validate the rows of xid.yaml, sxid.yaml, cuda.yaml,
+platform.yaml and scheduler.yaml.
 
 Imported only to validate a table (on a miss of the on-disk cache, catalog/tables.py `_kept`): the
 tables hold the records (named tuples) of catalog/tables.py of the same names, built from the validated
@@ -12,7 +12,17 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from firstfault.catalog import tables as records
-from firstfault.catalog.tables import CudaClass, IbWcClass, NvmlClass, SxidClass, XidClass
+from firstfault.catalog.tables import (
+    CudaClass,
+    IbWcClass,
+    NvmlClass,
+    ReasonField,
+    ReasonState,
+    SchedReasonName,
+    SchedulerName,
+    SxidClass,
+    XidClass,
+)
 
 
 class _Row(BaseModel):
@@ -75,8 +85,35 @@ class IpmiBusEvent(BaseModel):
     severity: records.IpmiSeverity
 
 
+class _Plain(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+
+class SchedReason(_Plain):
+    reason: SchedReasonName
+    state: ReasonState
+
+
+class SchedWord(_Plain):
+    scheduler: SchedulerName
+    word: str = Field(pattern=r"^[A-Za-z][\w\-]*$")
+    reason: SchedReasonName | None
+    field: ReasonField = "reason"
+    text: bool = False
+
+
+class SchedText(_Plain):
+    scheduler: SchedulerName
+    # `{n}` is the one placeholder; no other brace
+    text: str = Field(min_length=5, pattern=r"^(?:[^{}]|\{n\})+$")
+    reason: SchedReasonName | None
+    lines: bool = True
+    resource: str | None = Field(default=None, min_length=2)
+
+
 MODELS: tuple[type[BaseModel], ...] = (XidInfo, SxidInfo, CudaErrorInfo, NcclResultInfo, NvmlErrorInfo,
-                                       NcclTransportInfo, IbWcStatusInfo, IpmiBusEvent)
+                                       NcclTransportInfo, IbWcStatusInfo, IpmiBusEvent, SchedReason, SchedWord,
+                                       SchedText)
 
 
 def validate(record: type[Any], raw: Any, where: str) -> Any:

@@ -13,6 +13,7 @@ import ipaddress
 from datetime import datetime, timedelta
 
 from firstfault.bundle import Context
+from firstfault.extract.reasons import state_of
 from firstfault.hostlist import NodeNames
 from firstfault.model import Event, Evidence, iso
 from firstfault.pci import norm_pci
@@ -175,27 +176,29 @@ def terminal_state(events: list[Event], declared: str | None) -> tuple[str | Non
     return declared, None
 
 
-# What slurmstepd's `*** JOB N ON host CANCELLED AT t [DUE TO X] ***` says of the job's end.
-_BANNER_STATES = {None: "CANCELLED", "time_limit": "TIMEOUT", "preemption": "PREEMPTED", "node_failure": "NODE_FAIL"}
-
-
 def banner_state(events: list[Event]) -> Event | None:
-    """The job's end as slurmstepd's JOB banner tells it, when no scheduler record or workload.yaml does.
+    """The job's end as the scheduler's own word in the job's output tells it, when no scheduler record or
+    workload.yaml does: slurmstepd's JOB banner, or another scheduler's reason (LSF's `TERM_RUNLIMIT`,
+    PBS's `job killed: walltime ... exceeded limit`; extract/jobend.py).
 
     Accounting (sacct, scontrol) says more, who cancelled above all, so it always wins; without it the
     banner is still the scheduler's own word that the allocation ended, and why.
     """
-    banners = [e for e in events if e.kind == "process.signal" and e.fields.get("slurm_scope") == "job"]
+    banners = [e for e in events if e.kind == "process.signal"
+               and (e.fields.get("slurm_scope") == "job" or e.fields.get("scheduler") is not None)]
     if not banners:
         return None
     first = min(banners, key=lambda e: (e.time is None, e.time, e.evidence.file or "", e.evidence.line or 0))
     due = first.fields.get("due_to")
-    state = _BANNER_STATES.get(due if isinstance(due, str) else None)
+    # A JOB banner without `DUE TO` is a cancel (scancel); every reason has its state in catalog/scheduler.yaml.
+    state = state_of(due) if isinstance(due, str) else "CANCELLED" if due is None else None
     if state is None:
         return None
-    return Event(kind="sched.job", time=first.time, node=None,
-                 fields={"state": state, "raw_state": f"{state} (slurmstepd banner)", "scope": "job"},
-                 evidence=first.evidence)
+    fields: dict[str, str | int | float | bool | None] = {
+        "state": state, "raw_state": f"{state} (the scheduler's word in the job's output)", "scope": "job"}
+    if isinstance(due, str):
+        fields["due_to"] = due
+    return Event(kind="sched.job", time=first.time, node=None, fields=fields, evidence=first.evidence)
 
 
 def launcher_state(events: list[Event]) -> Event | None:

@@ -1,0 +1,125 @@
+"""Why a scheduler or an orchestrator ended a job: each one's words and phrases read through one table.
+
+catalog/scheduler.yaml maps every spelling (LSF's `TERM_MEMLIMIT`, PBS's `walltime 3610 exceeded limit
+3600`, SGE's `qmaster enforced h_rt limit`, Flux's `timeout` exception, Kubernetes' `OOMKilled` and the
+kubelet's `The node was low on resource: memory`) to one normalised reason (`time_limit`, `memory_limit`,
+`preemption`, `node_failure`, `cancelled`, `admin_cancelled`, `eviction`, `backoff_limit`,
+`resource_limit`). The record readers (batch.py, kube.py, kubetext.py) and the job-output extractor
+(jobend.py) all ask here, so one spelling added to the table reaches every form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import NamedTuple
+
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import SchedText, SchedWord, sched_tables
+
+# A number with an optional unit, where a phrase of the table says `{n}`: `3610`, `105gb`, `38427376kb`,
+# `0.5`. Linear: one class run, then letters.
+_NUMBER = r"\d[\d.]*[A-Za-z]*"
+
+
+class ReasonHit(NamedTuple):
+    """A phrase (or a distinctive word) of the table found in a text: which row, and where."""
+
+    scheduler: str
+    reason: str | None  # None: understood, names no cause
+    spelling: str  # the table's text or word
+    resource: str | None  # the node resource a kubelet eviction names
+    start: int
+    end: int
+
+
+@lru_cache(maxsize=1)
+def _states() -> Mapping[str, str]:
+    return {r.reason: r.state for r in sched_tables().reasons}
+
+
+def state_of(reason: str) -> str | None:
+    """The Slurm-form job state (`TIMEOUT`, `OUT_OF_MEMORY`, ...) of a job that ended for `reason`; None for a
+    word that is not one of the table's reasons."""
+    return _states().get(reason)
+
+
+@lru_cache(maxsize=1)
+def _words() -> Mapping[tuple[str, str, str], SchedWord]:
+    return {(w.scheduler, w.field, w.word): w for w in sched_tables().words}
+
+
+def word_reason(scheduler: str, word: str | None, field: str = "reason") -> SchedWord | None:
+    """The table's row for `word` as the value of `scheduler`'s `field` (exact, case as printed)."""
+    if not word:
+        return None
+    return _words().get((scheduler, field, word.strip()))
+
+
+def _edge(piece: str, at_start: bool) -> str:
+    ch = piece[0] if at_start else piece[-1]
+    if not (ch.isalnum() or ch == "_"):
+        return ""
+    return r"(?<![\w])" if at_start else r"(?![\w])"
+
+
+def _pattern(phrase: str) -> str:
+    body = _NUMBER.join(re.escape(p) for p in phrase.split("{n}"))
+    return _edge(phrase.replace("{n}", "0"), True) + body + _edge(phrase.replace("{n}", "0"), False)
+
+
+class _Matcher(NamedTuple):
+    rx: re.Pattern[str]
+    rows: tuple[SchedText | SchedWord, ...]  # group i+1 is rows[i]
+
+
+@lru_cache(maxsize=2)
+def _matcher(lines: bool) -> _Matcher:
+    """One alternation of every phrase (and distinctive word): longest first, so that at one place the
+    longer, more specific spelling wins; each in its own group, so the match says which row it was."""
+    tables = sched_tables()
+    rows: list[SchedText | SchedWord] = [t for t in tables.texts if t.lines or not lines]
+    rows += [w for w in tables.words if w.text]
+    rows.sort(key=lambda r: (-len(r.text if isinstance(r, SchedText) else r.word), r.scheduler))
+    alts = [_pattern(r.text if isinstance(r, SchedText) else r.word) for r in rows]
+    return _Matcher(re.compile("|".join(f"({a})" for a in alts)), tuple(rows))
+
+
+def text_reasons(text: str, *, lines: bool = False) -> list[ReasonHit]:
+    """Every spelling of the table in `text`, left to right (the longest where several start at one place).
+
+    `lines`: only the rows the job-output extractor reads (`lines: true`), else every row (the record
+    readers read their messages, notes and comments with all of them).
+    """
+    m = _matcher(lines)
+    out: list[ReasonHit] = []
+    for hit in m.rx.finditer(text):
+        row = m.rows[(hit.lastindex or 1) - 1]
+        if isinstance(row, SchedText):
+            out.append(ReasonHit(row.scheduler, row.reason, row.text, row.resource, hit.start(), hit.end()))
+        else:
+            out.append(ReasonHit(row.scheduler, row.reason, row.word, None, hit.start(), hit.end()))
+    return out
+
+
+def first_reason(text: str, *, lines: bool = False) -> ReasonHit | None:
+    """The first spelling of the table in `text`, if any."""
+    hits = text_reasons(text, lines=lines)
+    return hits[0] if hits else None
+
+
+@lru_cache(maxsize=1)
+def line_literals() -> tuple[str, ...]:
+    """Words every line the job-output extractor can match holds (its prefilter literals): the longest
+    fixed piece of each phrase it reads, and each distinctive word."""
+    tables = sched_tables()
+    out: set[str] = set()
+    for t in tables.texts:
+        if t.lines:
+            out.add(max(t.text.split("{n}"), key=len).strip() or t.text)
+    out.update(w.word for w in tables.words if w.text)
+    # A literal that holds another adds nothing to the prefilter: the shorter one hands the line over.
+    return tuple(sorted(w for w in out if not any(o != w and o in w for o in out)))
+
+
+__all__ = ["ReasonHit", "first_reason", "line_literals", "state_of", "text_reasons", "word_reason"]
