@@ -359,7 +359,7 @@ class SchedWord(NamedTuple):
 
 class SchedText(NamedTuple):
     scheduler: SchedulerName
-    text: str  # `{n}` is a number with an optional unit
+    text: str  # `{n}` is a number with an optional unit, `{host}` the host the phrase names
     reason: SchedReasonName | None  # None: understood, names no cause
     lines: bool = True  # False: the line form is another extractor's; only the record readers use it
     resource: str | None = None  # the node resource a kubelet eviction names
@@ -404,6 +404,8 @@ def sched_tables() -> SchedTables:
         words.append(w)
     texts: list[SchedText] = []
     for where, t in _rows("scheduler.yaml", "texts", SchedText):
+        if t.text.count("{host}") > 1:
+            raise CatalogTableError(f"{where}.text: at most one {{host}}")
         for other in texts:
             if t.text == other.text:
                 raise CatalogTableError(f"{where}: duplicate text {t.text!r}")

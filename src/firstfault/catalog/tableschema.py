@@ -104,8 +104,8 @@ class SchedWord(_Plain):
 
 class SchedText(_Plain):
     scheduler: SchedulerName
-    # `{n}` is the one placeholder; no other brace
-    text: str = Field(min_length=5, pattern=r"^(?:[^{}]|\{n\})+$")
+    # `{n}` (a number) and `{host}` (at most one) are the placeholders; no other brace
+    text: str = Field(min_length=5, pattern=r"^(?:[^{}]|\{n\}|\{host\})+$")
     reason: SchedReasonName | None
     lines: bool = True
     resource: str | None = Field(default=None, min_length=2)

@@ -17,6 +17,8 @@ import yaml
 from firstfault.extract.structured import ParseIssue, StructuredResult, clip
 from firstfault.model import Event, Evidence, FieldValue
 
+K8S_FORMATS: tuple[str, ...] = ("kueue-workload", "k8s-pods", "k8s-events")
+
 EMITS: Mapping[str, frozenset[str]] = {
     "k8s.event": frozenset({"message", "object_kind", "object_name", "reason", "type"}),
     "k8s.pod": frozenset({"container", "exit_code", "message", "phase", "pod", "reason", "restart", "signal"}),

@@ -20,6 +20,8 @@ from firstfault.catalog.tables import SchedText, SchedWord, sched_tables
 # A number with an optional unit, where a phrase of the table says `{n}`: `3610`, `105gb`, `38427376kb`,
 # `0.5`. Linear: one class run, then letters.
 _NUMBER = r"\d[\d.]*[A-Za-z]*"
+# A host name, where a phrase says `{host}`: `elcap8767`, `gpu-2-17.cluster`.
+_HOST = r"(?P<host>[A-Za-z0-9][\w.\-]*[A-Za-z0-9]|[A-Za-z0-9])"
 
 
 class ReasonHit(NamedTuple):
@@ -31,6 +33,7 @@ class ReasonHit(NamedTuple):
     resource: str | None  # the node resource a kubelet eviction names
     start: int
     end: int
+    host: str | None = None  # the host the phrase names (`{host}`)
 
 
 @lru_cache(maxsize=1)
@@ -63,14 +66,16 @@ def _edge(piece: str, at_start: bool) -> str:
     return r"(?<![\w])" if at_start else r"(?![\w])"
 
 
-def _pattern(phrase: str) -> str:
-    body = _NUMBER.join(re.escape(p) for p in phrase.split("{n}"))
-    return _edge(phrase.replace("{n}", "0"), True) + body + _edge(phrase.replace("{n}", "0"), False)
+def _pattern(phrase: str, group: int) -> str:
+    host = _HOST.replace("(?P<host>", f"(?P<host{group}>")
+    body = host.join(_NUMBER.join(re.escape(p) for p in part.split("{n}")) for part in phrase.split("{host}"))
+    plain = phrase.replace("{n}", "0").replace("{host}", "h")
+    return _edge(plain, True) + body + _edge(plain, False)
 
 
 class _Matcher(NamedTuple):
     rx: re.Pattern[str]
-    rows: tuple[SchedText | SchedWord, ...]  # group i+1 is rows[i]
+    rows: tuple[SchedText | SchedWord, ...]  # the alternative in group `r<i>` is rows[i]
 
 
 @lru_cache(maxsize=2)
@@ -81,8 +86,8 @@ def _matcher(lines: bool) -> _Matcher:
     rows: list[SchedText | SchedWord] = [t for t in tables.texts if t.lines or not lines]
     rows += [w for w in tables.words if w.text]
     rows.sort(key=lambda r: (-len(r.text if isinstance(r, SchedText) else r.word), r.scheduler))
-    alts = [_pattern(r.text if isinstance(r, SchedText) else r.word) for r in rows]
-    return _Matcher(re.compile("|".join(f"({a})" for a in alts)), tuple(rows))
+    alts = [f"(?P<r{i}>{_pattern(r.text if isinstance(r, SchedText) else r.word, i)})" for i, r in enumerate(rows)]
+    return _Matcher(re.compile("|".join(alts)), tuple(rows))
 
 
 def text_reasons(text: str, *, lines: bool = False) -> list[ReasonHit]:
@@ -94,9 +99,12 @@ def text_reasons(text: str, *, lines: bool = False) -> list[ReasonHit]:
     m = _matcher(lines)
     out: list[ReasonHit] = []
     for hit in m.rx.finditer(text):
-        row = m.rows[(hit.lastindex or 1) - 1]
+        # The alternative's own group closes last (after a `{host}` group inside it).
+        i = int((hit.lastgroup or "r0")[1:])
+        row = m.rows[i]
         if isinstance(row, SchedText):
-            out.append(ReasonHit(row.scheduler, row.reason, row.text, row.resource, hit.start(), hit.end()))
+            host = hit.group(f"host{i}") if "{host}" in row.text else None
+            out.append(ReasonHit(row.scheduler, row.reason, row.text, row.resource, hit.start(), hit.end(), host))
         else:
             out.append(ReasonHit(row.scheduler, row.reason, row.word, None, hit.start(), hit.end()))
     return out
@@ -116,7 +124,8 @@ def line_literals() -> tuple[str, ...]:
     out: set[str] = set()
     for t in tables.texts:
         if t.lines:
-            out.add(max(t.text.split("{n}"), key=len).strip() or t.text)
+            pieces = t.text.replace("{host}", "{n}").split("{n}")
+            out.add(max(pieces, key=len).strip())
     out.update(w.word for w in tables.words if w.text)
     # A literal that holds another adds nothing to the prefilter: the shorter one hands the line over.
     return tuple(sorted(w for w in out if not any(o != w and o in w for o in out)))
