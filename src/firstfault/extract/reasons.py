@@ -116,6 +116,20 @@ def first_reason(text: str, *, lines: bool = False) -> ReasonHit | None:
     return hits[0] if hits else None
 
 
+def k8s_reason(word: str | None, message: str | None, field: str = "reason") -> tuple[str | None, str | None]:
+    """A Kubernetes reason word (a container's, a pod's, an event's, a condition's) and its message, read
+    together: (the normalised reason, the node resource an eviction names). The word decides; the message
+    refines a generic eviction (`The node was low on resource: memory.` is the workload's memory) and
+    speaks where there is no word."""
+    row = word_reason("kubernetes", word, field)
+    due = row.reason if row else None
+    if message and due in (None, "eviction"):
+        for hit in text_reasons(message):
+            if hit.scheduler == "kubernetes" and hit.reason is not None:
+                return hit.reason, hit.resource
+    return due, None
+
+
 @lru_cache(maxsize=1)
 def line_literals() -> tuple[str, ...]:
     """Words every line the job-output extractor can match holds (its prefilter literals): the longest
@@ -131,4 +145,4 @@ def line_literals() -> tuple[str, ...]:
     return tuple(sorted(w for w in out if not any(o != w and o in w for o in out)))
 
 
-__all__ = ["ReasonHit", "first_reason", "line_literals", "state_of", "text_reasons", "word_reason"]
+__all__ = ["ReasonHit", "first_reason", "k8s_reason", "line_literals", "state_of", "text_reasons", "word_reason"]

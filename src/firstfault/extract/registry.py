@@ -30,11 +30,12 @@ def event_kinds() -> Mapping[str, frozenset[str]]:
     `EMITS`; the catalog's validators take the known kinds and template
     fields from here, so a new extractor needs no second list.
     """
-    from firstfault.extract import batch, flightrec, kube, metrics, scheduler, stackdump
+    from firstfault.extract import batch, flightrec, kube, kubetext, metrics, scheduler, stackdump
 
     out: dict[str, set[str]] = {}
     declared: list[Mapping[str, frozenset[str]]] = [ex.emits for ex in line_extractors()]
-    declared += [batch.EMITS, flightrec.EMITS, kube.EMITS, metrics.EMITS, scheduler.EMITS, stackdump.EMITS]
+    declared += [batch.EMITS, flightrec.EMITS, kube.EMITS, kubetext.EMITS, metrics.EMITS, scheduler.EMITS,
+                 stackdump.EMITS]
     for emits in declared:
         for kind, fields in emits.items():
             out.setdefault(kind, set(COMMON_FIELDS)).update(fields)
