@@ -66,8 +66,10 @@ class SchedulerReasonExtractor:
             # The Job controller's word, pasted: its pods failed first (a symptom; sym-process-exited).
             yield Draft("k8s.event", {"reason": "BackoffLimitExceeded", "message": clip(body), "due_to": reason})
         elif reason in _SIGNALLED:
-            yield Draft("process.signal", {"signal": "SIGTERM", "by": "scheduler", "detail": clip(body),
-                                           "due_to": reason, "scheduler": hit.scheduler})
+            draft = Draft("process.signal", {"signal": "SIGTERM", "by": "scheduler", "detail": clip(body),
+                                             "due_to": reason, "scheduler": hit.scheduler})
+            draft.host = hit.host  # the node a scheduler says it lost (Flux's `on broker HOST`)
+            yield draft
         else:
             # Understood, but no cause: root deleting a job (for a failed node or a limit it does not name),
             # "a limit" of SGE's without the job's use to tell which.
