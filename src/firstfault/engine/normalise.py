@@ -3,8 +3,9 @@
 Hosts, ranks, addresses and PCI ids are mapped onto the allocation's node
 names; events outside the attempt's window are dropped; sacct and scontrol
 records of one job become one; the job's terminal state is taken from the
-scheduler, Kueue, the pods, slurmstepd's banner or workload.yaml, in that
-order of authority.
+scheduler, Kueue, the pods, workload.yaml or, where none of them says,
+slurmstepd's banner or another scheduler's word in the job's output (LSF's
+`TERM_RUNLIMIT`, PBS's `job killed: walltime ...`).
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from firstfault.model import Event, Evidence, iso
 from firstfault.pci import norm_pci
 
 # What normalisation adds to the extractors' kinds (extract/registry.event_kinds): the lost node
-# it infers from NODE_FAIL, the job record of a context's terminal state, and the node of an IB peer.
+# it infers from NODE_FAIL, the job record of a context's terminal state (or of a scheduler's word in the job's
+# output, with its reason), and the node of an IB peer.
 EMITS: dict[str, frozenset[str]] = {
     "node.silent": frozenset({"last_seen", "lag_s"}),
-    "sched.job": frozenset({"state", "raw_state", "scope", "exit_code", "signal"}),
+    "sched.job": frozenset({"state", "raw_state", "scope", "exit_code", "signal", "due_to"}),
     "nccl.ib_completion_error": frozenset({"peer_node"}),
 }
 
