@@ -239,6 +239,18 @@ def test_flux_jobs_node_failure_names_the_lost_node() -> None:
     assert [e.fields["job_id"] for e in jobs(res)] == ["fcod73yYa6b"]
 
 
+def test_flux_jobs_listing_with_its_header() -> None:
+    # flux-framework/flux-workflow-examples, job-submit-cli/README.md: `flux jobs` of two running jobs, as the
+    # README prints it (its padding lost to one space).
+    listing = ("JOBID USER NAME ST NTASKS NNODES RUNTIME RANKS\n"
+               "ƒ3ETxsR9H moussa1 io-forward R 1 1 2.858s 2\n"
+               "ƒ38rBqEWT moussa1 compute.lu R 4 2 15.6s [0-1]\n").encode()
+    res = read("jobs.txt", "flux-jobs", data=listing)
+    assert [(e.fields["job_id"], e.fields["state"]) for e in jobs(res)] == [
+        ("ƒ3ETxsR9H", "RUNNING"), ("ƒ38rBqEWT", "RUNNING")]
+    assert all("due_to" not in e.fields for e in jobs(res))
+
+
 def test_flux_a_bad_eventlog_line_is_an_issue_and_the_rest_is_read() -> None:
     data = (FIX / "flux-eventlog-sched-805.json").read_bytes().replace(b'{"timestamp":1611769319.5972605',
                                                                       b'{"timestamp":', 1)

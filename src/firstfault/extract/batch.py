@@ -734,7 +734,10 @@ def _flux_listing(lines: list[tuple[int, str]], issues: list[ParseIssue]) -> Ite
         tokens = [(m.group(0), m.start(), m.end()) for m in re.finditer(r"\S+", row)]
         if not tokens:
             continue
-        if columns:
+        if columns and len(tokens) == len(columns):
+            # One word a column (a listing pasted without its padding): in order.
+            cells = {name: tok for (name, _, _), (tok, _, _) in zip(columns, tokens, strict=True)}
+        elif columns:
             for tok, a, b in tokens:
                 # Each word goes to the column its span overlaps most (columns are left- or right-aligned);
                 # the last column takes the rest of the line.
