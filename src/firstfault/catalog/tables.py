@@ -372,13 +372,15 @@ class SchedTables(NamedTuple):
 
 
 def _phrase_inside(outer: str, inner: str) -> bool:
-    """Whether `inner` can match somewhere in `outer` other than at its start (whole-word edges honoured)."""
-    start = outer.find(inner, 1)
-    while start > 0:
-        edge_ok = not (inner[0].isalnum() and (outer[start - 1].isalnum() or outer[start - 1] == "_"))
-        if edge_ok:
+    """Whether `inner` can match in a text where `outer` does, starting after `outer`'s start: inside it, or
+    overlapping its end (whole-word edges honoured; placeholders compared as placeholders)."""
+    a, b = outer.replace("{host}", "{n}"), inner.replace("{host}", "{n}")
+    for start in range(1, len(a)):
+        if (a[start - 1].isalnum() or a[start - 1] == "_") and (b[0].isalnum() or b[0] == "_"):
+            continue  # `mem` inside `vmem`: a whole-word phrase cannot start mid-word
+        tail = a[start:]
+        if tail.startswith(b) or (len(tail) >= 4 and b.startswith(tail)):
             return True
-        start = outer.find(inner, start + 1)
     return False
 
 
@@ -409,8 +411,9 @@ def sched_tables() -> SchedTables:
         for other in texts:
             if t.text == other.text:
                 raise CatalogTableError(f"{where}: duplicate text {t.text!r}")
-            if _phrase_inside(t.text, other.text) or _phrase_inside(other.text, t.text):
-                raise CatalogTableError(f"{where}: {t.text!r} and {other.text!r} can match one inside the other;"
-                                        " a refining phrase extends the other at its end")
+            differ = (t.reason, t.resource) != (other.reason, other.resource)
+            if differ and (_phrase_inside(t.text, other.text) or _phrase_inside(other.text, t.text)):
+                raise CatalogTableError(f"{where}: {t.text!r} and {other.text!r} can match one inside the other and"
+                                        " say different things; a refining phrase extends the other at its end")
         texts.append(t)
     return SchedTables(tuple(reasons.values()), tuple(words), tuple(texts))
