@@ -15,7 +15,7 @@ import stat
 from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self, get_args
 from zoneinfo import ZoneInfo
 
 from firstfault import yamlio
@@ -35,9 +35,12 @@ SCHEDULERS = frozenset({"slurm", "kueue", "static"})
 SOURCE_KINDS = frozenset({"kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics",
                           "flight_recorder", "stack_dump"})
 RANK_PREFIXES = frozenset({"srun", "none"})
-# The last four are optional: the readers sniff.
-FORMATS = frozenset({"sacct", "scontrol", "kueue-workload", "k8s-pods", "k8s-events", "openmetrics",
-                     "prometheus-json", "pickle", "json", "py-spy", "faulthandler"})
+# Scheduler, metrics, flight-recorder and stack-dump formats; the last four are optional: the readers sniff.
+# One list: collect/wire.py's request form takes its type from here.
+Format = Literal["sacct", "scontrol", "sge-qacct", "pbs-tracejob", "pbs-qstat", "lsf-bjobs", "lsf-bhist", "flux-jobs",
+                 "kueue-workload", "k8s-pods", "k8s-events", "k8s-table", "k8s-describe", "openmetrics",
+                 "prometheus-json", "pickle", "json", "py-spy", "faulthandler"]
+FORMATS = frozenset(get_args(Format))
 
 
 class _Spec:

@@ -414,3 +414,93 @@ def object_store_code_table() -> Mapping[str, ObjectStoreCodeInfo]:
     """Object-store error codes and HTTP statuses -> side (catalog/exceptions.yaml)."""
     return MappingProxyType({r.code: r for r in _unique("exceptions.yaml", "object_store_codes",
                                                         ObjectStoreCodeInfo, "code")})
+
+
+# --------------------------------------------------------------------------
+# Why schedulers and orchestrators end jobs (catalog/scheduler.yaml)
+# --------------------------------------------------------------------------
+
+SchedReasonName = Literal[
+    "time_limit", "memory_limit", "preemption", "node_failure", "cancelled", "admin_cancelled", "eviction",
+    "backoff_limit", "resource_limit",
+]
+SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes"]
+# Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness.
+ReasonField = Literal["reason", "result", "phase", "node_status"]
+# The Slurm-form job states a reason may stand for (extract/scheduler.SLURM_STATES).
+ReasonState = Literal["TIMEOUT", "OUT_OF_MEMORY", "PREEMPTED", "NODE_FAIL", "CANCELLED", "FAILED"]
+
+
+class SchedReason(NamedTuple):
+    reason: SchedReasonName
+    state: ReasonState  # the job state a record ended for this reason gets
+
+
+class SchedWord(NamedTuple):
+    scheduler: SchedulerName
+    word: str
+    reason: SchedReasonName | None
+    field: ReasonField = "reason"
+    text: bool = False  # also a reason where it stands as a whole word in a job's own output
+
+
+class SchedText(NamedTuple):
+    scheduler: SchedulerName
+    text: str  # `{n}` is a number with an optional unit, `{host}` the host the phrase names
+    reason: SchedReasonName | None  # None: understood, names no cause
+    lines: bool = True  # False: the line form is another extractor's; only the record readers use it
+    resource: str | None = None  # the node resource a kubelet eviction names
+
+
+class SchedTables(NamedTuple):
+    reasons: tuple[SchedReason, ...]
+    words: tuple[SchedWord, ...]
+    texts: tuple[SchedText, ...]
+
+
+def _phrase_inside(outer: str, inner: str) -> bool:
+    """Whether `inner` can match in a text where `outer` does, starting after `outer`'s start: inside it, or
+    overlapping its end (whole-word edges honoured; placeholders compared as placeholders)."""
+    a, b = outer.replace("{host}", "{n}"), inner.replace("{host}", "{n}")
+    for start in range(1, len(a)):
+        if (a[start - 1].isalnum() or a[start - 1] == "_") and (b[0].isalnum() or b[0] == "_"):
+            continue  # `mem` inside `vmem`: a whole-word phrase cannot start mid-word
+        tail = a[start:]
+        if tail.startswith(b) or (len(tail) >= 4 and b.startswith(tail)):
+            return True
+    return False
+
+
+@lru_cache(maxsize=1)
+@_kept("scheduler.yaml")
+def sched_tables() -> SchedTables:
+    """catalog/scheduler.yaml: the normalised reasons, each scheduler's words and phrases for them."""
+    reasons: dict[str, SchedReason] = {}
+    for where, r in _rows("scheduler.yaml", "reasons", SchedReason):
+        if r.reason in reasons:
+            raise CatalogTableError(f"{where}: duplicate reason {r.reason}")
+        reasons[r.reason] = r
+    missing = set(get_args(SchedReasonName)) - set(reasons)
+    if missing:
+        raise CatalogTableError(f"catalog/scheduler.yaml: reasons: no row for {', '.join(sorted(missing))}")
+    words: list[SchedWord] = []
+    seen: set[tuple[str, str, str]] = set()
+    for where, w in _rows("scheduler.yaml", "words", SchedWord):
+        key = (w.scheduler, w.field, w.word)
+        if key in seen:
+            raise CatalogTableError(f"{where}: duplicate word {w.word!r} of {w.scheduler} {w.field}")
+        seen.add(key)
+        words.append(w)
+    texts: list[SchedText] = []
+    for where, t in _rows("scheduler.yaml", "texts", SchedText):
+        if t.text.count("{host}") > 1:
+            raise CatalogTableError(f"{where}.text: at most one {{host}}")
+        for other in texts:
+            if t.text == other.text:
+                raise CatalogTableError(f"{where}: duplicate text {t.text!r}")
+            differ = (t.reason, t.resource) != (other.reason, other.resource)
+            if differ and (_phrase_inside(t.text, other.text) or _phrase_inside(other.text, t.text)):
+                raise CatalogTableError(f"{where}: {t.text!r} and {other.text!r} can match one inside the other and"
+                                        " say different things; a refining phrase extends the other at its end")
+        texts.append(t)
+    return SchedTables(tuple(reasons.values()), tuple(words), tuple(texts))

@@ -1,5 +1,5 @@
 """The vendor tables' schema: pydantic models that validate the rows of xid.yaml, sxid.yaml, cuda.yaml,
-platform.yaml and exceptions.yaml.
+platform.yaml, exceptions.yaml and scheduler.yaml.
 
 Imported only to validate a table (on a miss of the on-disk cache, catalog/tables.py `_kept`): the
 tables hold the records (named tuples) of catalog/tables.py of the same names, built from the validated
@@ -19,6 +19,10 @@ from firstfault.catalog.tables import (
     ExceptionFamily,
     IbWcClass,
     NvmlClass,
+    ReasonField,
+    ReasonState,
+    SchedReasonName,
+    SchedulerName,
     StoreSide,
     SxidClass,
     XidClass,
@@ -123,9 +127,32 @@ class ObjectStoreCodeInfo(_Plain):
     side: StoreSide
 
 
+class SchedReason(_Plain):
+    reason: SchedReasonName
+    state: ReasonState
+
+
+class SchedWord(_Plain):
+    scheduler: SchedulerName
+    word: str = Field(pattern=r"^[A-Za-z][\w\-]*$")
+    reason: SchedReasonName | None
+    field: ReasonField = "reason"
+    text: bool = False
+
+
+class SchedText(_Plain):
+    scheduler: SchedulerName
+    # `{n}` (a number) and `{host}` (at most one) are the placeholders; no other brace
+    text: str = Field(min_length=5, pattern=r"^(?:[^{}]|\{n\}|\{host\})+$")
+    reason: SchedReasonName | None
+    lines: bool = True
+    resource: str | None = Field(default=None, min_length=2)
+
+
 MODELS: tuple[type[BaseModel], ...] = (XidInfo, SxidInfo, CudaErrorInfo, NcclResultInfo, NvmlErrorInfo,
                                        NcclTransportInfo, IbWcStatusInfo, IpmiBusEvent, ExceptionClassInfo,
-                                       StatusWordInfo, ErrnoInfo, ObjectStoreCodeInfo)
+                                       StatusWordInfo, ErrnoInfo, ObjectStoreCodeInfo, SchedReason, SchedWord,
+                                       SchedText)
 
 
 def validate(record: type[Any], raw: Any, where: str) -> Any:

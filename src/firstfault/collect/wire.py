@@ -18,7 +18,7 @@ from typing import IO, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from firstfault.bundle import Bundle, Context, WorkloadSpec
+from firstfault.bundle import Bundle, Context, Format, WorkloadSpec
 from firstfault.collect.sink import ScannerSource, collect_bundle
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import PER_FILE_DOCUMENTS, read_document
@@ -58,8 +58,7 @@ class DocumentObservation(_Strict):
     type: Literal["document"] = "document"
     source: Literal["scheduler", "metrics", "flight_recorder", "stack_dump"]
     # Flight-recorder and stack dumps need no format (the readers sniff pickle / JSON / text).
-    format: Literal["sacct", "scontrol", "kueue-workload", "k8s-pods", "k8s-events", "openmetrics",
-                    "prometheus-json", "pickle", "json", "py-spy", "faulthandler"] | None = None
+    format: Format | None = None
     file: str = Field(max_length=4096)
     content: str
     # A pickled flight-recorder dump is binary: sent as base64.

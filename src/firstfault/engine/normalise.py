@@ -3,8 +3,9 @@
 Hosts, ranks, addresses and PCI ids are mapped onto the allocation's node
 names; events outside the attempt's window are dropped; sacct and scontrol
 records of one job become one; the job's terminal state is taken from the
-scheduler, Kueue, the pods, slurmstepd's banner or workload.yaml, in that
-order of authority.
+scheduler, Kueue, the pods, workload.yaml or, where none of them says,
+slurmstepd's banner or another scheduler's word in the job's output (LSF's
+`TERM_RUNLIMIT`, PBS's `job killed: walltime ...`).
 """
 
 from __future__ import annotations
@@ -14,15 +15,17 @@ from datetime import datetime, timedelta
 from typing import Final
 
 from firstfault.bundle import Context
+from firstfault.extract.reasons import state_of
 from firstfault.hostlist import NodeNames
 from firstfault.model import Event, Evidence, iso
 from firstfault.pci import norm_pci
 
 # What normalisation adds to the extractors' kinds (extract/registry.event_kinds): the lost node
-# it infers from NODE_FAIL, the job record of a context's terminal state, and the node of an IB peer.
+# it infers from NODE_FAIL, the job record of a context's terminal state (or of a scheduler's word in the job's
+# output, with its reason), and the node of an IB peer.
 EMITS: dict[str, frozenset[str]] = {
     "node.silent": frozenset({"last_seen", "lag_s"}),
-    "sched.job": frozenset({"state", "raw_state", "scope", "exit_code", "signal"}),
+    "sched.job": frozenset({"state", "raw_state", "scope", "exit_code", "signal", "due_to"}),
     "nccl.ib_completion_error": frozenset({"peer_node"}),
 }
 
@@ -200,27 +203,29 @@ def terminal_state(events: list[Event], declared: str | None) -> tuple[str | Non
     return declared, None
 
 
-# What slurmstepd's `*** JOB N ON host CANCELLED AT t [DUE TO X] ***` says of the job's end.
-_BANNER_STATES = {None: "CANCELLED", "time_limit": "TIMEOUT", "preemption": "PREEMPTED", "node_failure": "NODE_FAIL"}
-
-
 def banner_state(events: list[Event]) -> Event | None:
-    """The job's end as slurmstepd's JOB banner tells it, when no scheduler record or workload.yaml does.
+    """The job's end as the scheduler's own word in the job's output tells it, when no scheduler record or
+    workload.yaml does: slurmstepd's JOB banner, or another scheduler's reason (LSF's `TERM_RUNLIMIT`,
+    PBS's `job killed: walltime ... exceeded limit`; extract/jobend.py).
 
     Accounting (sacct, scontrol) says more, who cancelled above all, so it always wins; without it the
     banner is still the scheduler's own word that the allocation ended, and why.
     """
-    banners = [e for e in events if e.kind == "process.signal" and e.fields.get("slurm_scope") == "job"]
+    banners = [e for e in events if e.kind == "process.signal"
+               and (e.fields.get("slurm_scope") == "job" or e.fields.get("scheduler") is not None)]
     if not banners:
         return None
     first = min(banners, key=lambda e: (e.time is None, e.time, e.evidence.file or "", e.evidence.line or 0))
     due = first.fields.get("due_to")
-    state = _BANNER_STATES.get(due if isinstance(due, str) else None)
+    # A JOB banner without `DUE TO` is a cancel (scancel); every reason has its state in catalog/scheduler.yaml.
+    state = state_of(due) if isinstance(due, str) else "CANCELLED" if due is None else None
     if state is None:
         return None
-    return Event(kind="sched.job", time=first.time, node=None,
-                 fields={"state": state, "raw_state": f"{state} (slurmstepd banner)", "scope": "job"},
-                 evidence=first.evidence)
+    fields: dict[str, str | int | float | bool | None] = {
+        "state": state, "raw_state": f"{state} (the scheduler's word in the job's output)", "scope": "job"}
+    if isinstance(due, str):
+        fields["due_to"] = due
+    return Event(kind="sched.job", time=first.time, node=None, fields=fields, evidence=first.evidence)
 
 
 def launcher_state(events: list[Event]) -> Event | None:

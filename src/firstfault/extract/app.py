@@ -34,6 +34,7 @@ from firstfault.extract.codes import (
     storage_strerror_texts,
     strsignal_alternation,
 )
+from firstfault.extract.jobend import memory_limit_kill
 from firstfault.extract.memo import ON, Memo, digits_zeroed
 from firstfault.extract.nccl import NCCL_ERROR_LITERALS, NCCL_MARK, clip, nccl_owns, recent, split_rank_prefix
 from firstfault.model import FieldValue
@@ -644,12 +645,6 @@ _EXIT_CODE = re.compile(
     r"[:= ]+\(?(?P<code>-?\d+)\b"
 )
 
-# Wall-time limits of other schedulers, as their mails and logs say it: PBS/Torque `=>> PBS: job killed:
-# walltime 3610 exceeded limit 3600`, Moab `job exceeded its wallclock limit`, LSF `TERM_RUNLIMIT`.
-_WALLTIME = re.compile(r"job killed: walltime \d+ exceeded limit|exceeded (?:its )?wall ?(?:clock|time) limit"
-                       r"|TERM_RUNLIMIT")
-# LSF's preemption: `TERM_PREEMPT: job killed after preemption.`
-_LSF_PREEMPT = re.compile(r"\bTERM_PREEMPT\b")
 # PBS/Torque's `Exit_status=271`: above 256 the job was killed by signal N-256.
 _PBS_EXIT = re.compile(r"\bExit_status=(?P<code>-?\d+)")
 
@@ -685,11 +680,6 @@ class ProcessSignalExtractor:
         "Exit Code",
         "return code",
         ": line ",
-        "walltime",
-        "wallclock limit",
-        "wall clock limit",
-        "TERM_RUNLIMIT",
-        "TERM_PREEMPT",
         "Exit_status=",
     )
 
@@ -753,12 +743,6 @@ class ProcessSignalExtractor:
             # faulthandler's "Fatal Python error: Aborted" is the process's own word on an abort.
             by = "self" if fatal is not None and sig == "SIGABRT" else by_whom(sig, "launcher")
             return Draft("process.signal", {"signal": sig, "by": by, "detail": detail})
-        if _WALLTIME.search(body):
-            return Draft("process.signal", {"signal": "SIGTERM", "by": "scheduler", "detail": detail,
-                                            "due_to": "time_limit"})
-        if _LSF_PREEMPT.search(body):
-            return Draft("process.signal", {"signal": "SIGTERM", "by": "scheduler", "detail": detail,
-                                            "due_to": "preemption"})
         m = _PBS_EXIT.search(body)
         if m:
             code = int(m.group("code"))
@@ -782,111 +766,8 @@ class ProcessSignalExtractor:
         return None
 
 
-# --------------------------------------------------------------------------
-# Memory limits enforced by the scheduler or the container runtime
-# --------------------------------------------------------------------------
-
-# slurmstepd (jobacct_gather OverMemoryKill): `Job 4242 exceeded memory limit (52 > 50), being killed`,
-# `Step 4242.0 exceeded memory limit ...`; task/cgroup: `Detected 1 oom-kill event(s) in StepId=4242.0
-# cgroup` (`in step 4242.0 cgroup` before 21.08); PBS/Torque: `=>> PBS: job killed: mem 105gb exceeded
-# limit 100gb`, `exceeded MEM usage hard limit`; Kubernetes, pasted: `Reason: OOMKilled`,
-# `The node was low on resource: memory.`
-_MEM_LIMIT: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
-    ("slurmstepd", re.compile(r"(?:Job|Step|StepId=?)\s*(?P<id>[\w.+]+) exceeded (?:virtual )?memory limit"
-                              # `Exceeded step memory limit at some point.` is only a failcnt above 0 at the
-                              # end of the step (page cache counts too): no kill by itself.
-                              r"|Exceeded (?:job|step) memory limit(?! at some point)")),
-    ("slurmstepd", re.compile(
-        r"Detected (?P<n>\d+) oom[-_ ]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<id>[\w.+]+)")),
-    ("srun", re.compile(r"error:\s+[A-Za-z0-9][\w.\-]*:\s+tasks?\s+[\d\-, ]+:\s+Out Of Memory")),
-    ("pbs", re.compile(r"PBS: job killed: (?:v?mem|pmem) \S+ exceeded limit|exceeded MEM usage hard limit")),
-    ("lsf", re.compile(r"\bTERM_MEMLIMIT\b")),  # `TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.`
-    ("kubelet", re.compile(r"\bOOMKilled\b|The node was low on resource: memory"
-                           r"|The node had condition: \[MemoryPressure\]")),
-    # Ray's memory monitor, as the driver re-raises it (`ray.exceptions.OutOfMemoryError: Task was killed due to
-    # the node running low on memory.`) and as the raylet sums it up (`2 Workers (tasks / actors) killed due to
-    # memory pressure (OOM)`).
-    ("ray", re.compile(r"killed due to the node running low on memory|killed due to memory pressure \(OOM\)")),
-)
-
-
-def memory_limit_kill(body: str) -> str | None:
-    """Who killed a process for memory on this line (`_MEM_LIMIT`'s first column), if anyone."""
-    for proc, rx in _MEM_LIMIT:
-        if rx.search(body):
-            return proc
-    return None
-
-
-_MEMCG_FULL = re.compile(r"memory: usage (?P<usage>\d+)kB, limit (?P<limit>\d+)kB, failcnt (?P<failcnt>\d+)")
-
-
-class MemoryLimitExtractor:
-    """A rank killed for memory by the scheduler's or the container runtime's limit (host.oom_kill)."""
-
-    name = "host.memory_limit"
-    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
-    emits: Mapping[str, frozenset[str]] = {
-        "host.oom_kill": frozenset({"by", "cgroup", "detail", "proc"}),
-    }
-    sources: frozenset[str] = frozenset({"application", "syslog", "kernel"})
-    literals: tuple[str, ...] = (
-        "exceeded memory limit", "exceeded virtual memory limit", "oom-kill event", "oom_kill event",
-        "PBS: job killed", "exceeded MEM usage", "OOMKilled", "low on resource: memory", "Out Of Memory",
-        "failcnt", "[MemoryPressure]", "Exceeded job memory limit", "Exceeded step memory limit", "TERM_MEMLIMIT",
-        "running low on memory", "memory pressure (OOM)",
-    )
-
-    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        _, body = split_rank_prefix(line)
-        m = _MEMCG_FULL.search(body)
-        if m:
-            # A memory cgroup at its limit that failed allocations: the report of a cgroup OOM kill.
-            usage, limit, failcnt = (int(m.group(k)) for k in ("usage", "limit", "failcnt"))
-            if failcnt > 0 and limit > 0 and usage >= limit:
-                yield Draft("host.oom_kill", {"proc": "memcg", "cgroup": True, "by": "limit", "detail": clip(body)})
-            else:
-                ctx.claimed = True
-            return
-        for proc, rx in _MEM_LIMIT:
-            m = rx.search(body)
-            if m:
-                yield Draft("host.oom_kill", {"proc": proc, "cgroup": True, "by": "limit", "detail": clip(body)})
-                return
-
-
-# The kubelet's eviction of a pod for a node resource other than memory (memory is a host.oom kill, above):
-# `The node was low on resource: ephemeral-storage. Container x was using 73712Ki, which exceeds its request
-# of 0.`, `Pod The node had condition: [DiskPressure].`, as `kubectl describe` / `get -o yaml` print it.
-_KUBELET_EVICTION = re.compile(
-    r"The node was low on resource: (?P<res>[A-Za-z][\w.\-]*?)\.?(?=[\s'\"]|$)"
-    r"|The node had condition: \[(?P<cond>\w+)\]"
-)
-
-
-class PodEvictionExtractor:
-    """A pod evicted by the kubelet for node pressure, from pasted kubectl output (k8s.pod, reason Evicted)."""
-
-    name = "k8s.eviction"
-    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
-    emits: Mapping[str, frozenset[str]] = {"k8s.pod": frozenset({"message", "phase", "pressure", "reason"})}
-    sources: frozenset[str] = frozenset({"application"})
-    literals: tuple[str, ...] = ("low on resource: ", "had condition: [")
-
-    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        _, body = split_rank_prefix(line)
-        if memory_limit_kill(body) is not None:
-            return  # memory pressure: MemoryLimitExtractor's host.oom_kill
-        m = _KUBELET_EVICTION.search(body)
-        if m:
-            what = m.group("res") or m.group("cond")
-            yield Draft("k8s.pod", {"reason": "Evicted", "phase": "Failed", "pressure": what, "message": clip(body)})
-
-
 EXTRACTORS: tuple[LineExtractor, ...] = (
     ExceptionExtractor(),
-    MemoryLimitExtractor(),
-    PodEvictionExtractor(),
     NumericsExtractor(),
     TorchrunExtractor(),
     ProcessSignalExtractor(),

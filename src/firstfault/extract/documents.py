@@ -34,7 +34,8 @@ def read_document(source: str, fmt: str | None, file: str, data: bytes | IO[byte
         from firstfault.extract.scheduler import read_scheduler
 
         raw = data if isinstance(data, bytes) else data.read(MAX_STRUCTURED_BYTES)
-        res = read_scheduler(raw, fmt, file, job_id=ctx.workload.id, tz=ctx.tz)
+        res = read_scheduler(raw, fmt, file, job_id=ctx.workload.id, tz=ctx.tz,
+                             window=(ctx.window_start, ctx.window_end))
     elif source == "metrics":
         from firstfault.extract.metrics import read_metrics
 

@@ -14,13 +14,18 @@ from typing import Any
 
 import yaml
 
+from firstfault.extract.reasons import k8s_reason
 from firstfault.extract.structured import ParseIssue, StructuredResult, clip
 from firstfault.model import Event, Evidence, FieldValue
 
+K8S_FORMATS: tuple[str, ...] = ("kueue-workload", "k8s-pods", "k8s-events", "k8s-table", "k8s-describe")
+
 EMITS: Mapping[str, frozenset[str]] = {
-    "k8s.event": frozenset({"message", "object_kind", "object_name", "reason", "type"}),
-    "k8s.pod": frozenset({"container", "exit_code", "message", "phase", "pod", "reason", "restart", "signal"}),
+    "k8s.event": frozenset({"due_to", "message", "object_kind", "object_name", "reason", "type"}),
+    "k8s.pod": frozenset({"container", "due_to", "exit_code", "message", "phase", "pod", "pressure", "reason",
+                          "restart", "signal"}),
     "kueue.condition": frozenset({"message", "reason", "status", "type", "workload"}),
+    "sched.node_down": frozenset({"host", "reason"}),
 }
 
 
@@ -75,37 +80,41 @@ def _load_documents(text: str, issues: list[ParseIssue]) -> list[Any]:
     return docs
 
 
-def _items(doc: Any, expected_kind: str, issues: list[ParseIssue]) -> list[tuple[str, Any]]:
-    """Objects of `expected_kind` in a doc: the object itself, or the items of a (typed) List."""
+def _items(doc: Any, kinds: tuple[str, ...], issues: list[ParseIssue]) -> list[tuple[str, Any, str]]:
+    """Objects of the `kinds` in a doc, each with its path and kind: the object itself, or the items of a List
+    (`kubectl get pods,nodes -o yaml` mixes them). An item that names no kind is its typed List's (a NodeList's
+    items are Nodes), else the first of `kinds`."""
+    expected_kind = kinds[0]
     if not isinstance(doc, dict):
         issues.append(ParseIssue(None, f"top level: expected a {expected_kind} object, got {type(doc).__name__}"))
         return []
     kind = doc.get("kind")
     if "items" in doc or (isinstance(kind, str) and kind.endswith("List")):
-        if kind not in (None, "List", expected_kind + "List"):
+        if kind not in (None, "List", *(k + "List" for k in kinds)):
             issues.append(ParseIssue(_line_of(doc), f"kind: expected {expected_kind}List, got {kind!r}"))
             return []
         items = doc.get("items") or []
         if not isinstance(items, list):
             issues.append(ParseIssue(_line_of(doc), "items: expected a list"))
             return []
-        out: list[tuple[str, Any]] = []
+        listed = kind[: -len("List")] if isinstance(kind, str) and kind[: -len("List")] in kinds else expected_kind
+        out: list[tuple[str, Any, str]] = []
         for i, item in enumerate(items):
             if not isinstance(item, dict):
                 issues.append(ParseIssue(None, f"items[{i}]: expected an object"))
                 continue
             item_kind = item.get("kind")
-            if item_kind not in (None, expected_kind):
+            if item_kind is not None and item_kind not in kinds:
                 issues.append(
-                    ParseIssue(_line_of(item), f"items[{i}].kind: expected {expected_kind}, got {item_kind!r}")
+                    ParseIssue(_line_of(item), f"items[{i}].kind: expected {' or '.join(kinds)}, got {item_kind!r}")
                 )
                 continue
-            out.append((f"items[{i}]", item))
+            out.append((f"items[{i}]", item, item_kind or listed))
         return out
-    if kind not in (None, expected_kind):
-        issues.append(ParseIssue(_line_of(doc), f"kind: expected {expected_kind}, got {kind!r}"))
+    if kind is not None and kind not in kinds:
+        issues.append(ParseIssue(_line_of(doc), f"kind: expected {' or '.join(kinds)}, got {kind!r}"))
         return []
-    return [("", doc)]
+    return [("", doc, kind or expected_kind)]
 
 
 def _k8s_time(value: Any, path: str, line: int | None, issues: list[ParseIssue]) -> datetime | None:
@@ -172,13 +181,22 @@ def _compact(fields: dict[str, FieldValue]) -> dict[str, FieldValue]:
     return {k: v for k, v in fields.items() if v is not None}
 
 
+# The object kinds each format holds: the first is assumed for an object that names none.
+_KINDS = {"kueue-workload": ("Workload",), "k8s-pods": ("Pod", "Node"), "k8s-events": ("Event",)}
+
+
 def read_k8s(text: str, fmt: str, file: str) -> StructuredResult:
     result = StructuredResult(events=[], issues=[], lines=len(text.splitlines()), hosts=set())
-    expected = {"kueue-workload": "Workload", "k8s-pods": "Pod", "k8s-events": "Event"}[fmt]
+    if fmt in ("k8s-table", "k8s-describe"):
+        from firstfault.extract.kubetext import read_kubectl_text
+
+        return read_kubectl_text(text, fmt, file)
     for doc in _load_documents(text, result.issues):
-        for path, obj in _items(doc, expected, result.issues):
+        for path, obj, kind in _items(doc, _KINDS[fmt], result.issues):
             if fmt == "kueue-workload":
                 _workload_events(obj, path, file, result)
+            elif kind == "Node":
+                _node_events(obj, path, file, result)
             elif fmt == "k8s-pods":
                 _pod_events(obj, path, file, result)
             else:
@@ -257,12 +275,15 @@ def _pod_events(obj: dict[str, Any], path: str, file: str, result: StructuredRes
                 signal = _int(term.get("signal"), f"{here}.signal", line, result.issues)
                 if signal is None and exit_code is not None and reason != "Completed" and 128 < exit_code <= 192:
                     signal = exit_code - 128
+                due_to, pressure = k8s_reason(reason, _str(term.get("message")))
                 fields = _compact(
                     {
                         "pod": pod,
                         "container": _str(cs.get("name")),
                         "phase": phase,
                         "reason": reason,
+                        "due_to": due_to,
+                        "pressure": pressure,
                         "exit_code": exit_code,
                         "signal": signal,
                         "message": _str(term.get("message")),
@@ -286,26 +307,85 @@ def _pod_events(obj: dict[str, Any], path: str, file: str, result: StructuredRes
                 )
                 emitted = True
     pod_reason = _str(status.get("reason"))
-    if not emitted and pod_reason:
+    message = _str(status.get("message"))
+    due_to, pressure = k8s_reason(pod_reason, message)
+    if due_to is None and pod_reason is None and phase:
+        # A pod whose phase alone says what happened: `Unknown` (its node stopped answering).
+        due_to, _ = k8s_reason(phase, None, "phase")
+    disruption = _disruption(status)
+    if not emitted and (pod_reason or due_to):
         # Evicted / Terminated (node shutdown) / NodeLost / UnexpectedAdmissionError: the kubelet
         # killed or refused the pod as a whole, so no container state tells when.
-        line = _line_of(status)
-        fields = _compact(
-            {
-                "pod": pod,
-                "phase": phase,
-                "reason": pod_reason,
-                "message": _str(status.get("message")),
-                "restart": False,
-            }
+        _pod_level(pod, node, phase, pod_reason or phase or "", message, due_to, pressure,
+                   _line_of(status), _pod_status_time(status, _p(path, "status"), result.issues), file, result)
+    if disruption is not None:
+        # The DisruptionTarget condition says why the pod is being ended (the kubelet's eviction, the scheduler's
+        # preemption), also where its containers' states say only `Completed` or `Error`.
+        cond, when = disruption
+        cond_due, cond_pressure = k8s_reason(_str(cond.get("reason")), _str(cond.get("message")))
+        if cond_due is not None and (emitted or cond_due != due_to):
+            _pod_level(pod, node, phase, _str(cond.get("reason")) or "", _str(cond.get("message")), cond_due,
+                       cond_pressure, _line_of(cond), when, file, result)
+
+
+def _pod_level(pod: str | None, node: str | None, phase: str | None, reason: str, message: str | None,
+               due_to: str | None, pressure: str | None, line: int | None, when: datetime | None, file: str,
+               result: StructuredResult) -> None:
+    fields = _compact({"pod": pod, "phase": phase, "reason": reason, "due_to": due_to, "pressure": pressure,
+                       "message": message, "restart": False})
+    result.events.append(
+        Event(
+            kind="k8s.pod",
+            time=when,
+            node=node,
+            evidence=Evidence(source="scheduler", file=file, line=line, text=_summary({**fields, "node": node})),
+            fields=fields,
         )
+    )
+
+
+def _disruption(status: dict[str, Any]) -> tuple[dict[str, Any], datetime | None] | None:
+    """The pod's DisruptionTarget condition when it holds (Kubernetes >= 1.26), with its time."""
+    conditions = status.get("conditions")
+    if not isinstance(conditions, list):
+        return None
+    for cond in conditions:
+        if isinstance(cond, dict) and cond.get("type") == "DisruptionTarget" and _str(cond.get("status")) == "True":
+            return cond, _k8s_time(cond.get("lastTransitionTime"), "DisruptionTarget.lastTransitionTime",
+                                   _line_of(cond), [])
+    return None
+
+
+def _node_events(obj: dict[str, Any], path: str, file: str, result: StructuredResult) -> None:
+    """A Node whose Ready condition is not True (False: the kubelet says it is not ready; Unknown: the node
+    stopped posting its status): the scheduler lost it (`sched.node_down`)."""
+    name = _str(_mapping(obj, "metadata").get("name"))
+    if not name:
+        result.issues.append(ParseIssue(_line_of(obj), f"{_p(path, 'metadata.name')}: a Node needs a name; skipped"))
+        return
+    result.hosts.add(name)
+    conditions = _mapping(obj, "status").get("conditions")
+    if not isinstance(conditions, list):
+        return
+    for i, cond in enumerate(conditions):
+        if not isinstance(cond, dict) or cond.get("type") != "Ready" or _str(cond.get("status")) == "True":
+            continue
+        word = "NotReady" if _str(cond.get("status")) == "False" else _str(cond.get("status")) or "Unknown"
+        due_to, _ = k8s_reason(word, None, "node_status")
+        if due_to != "node_failure":
+            continue
+        line = _line_of(cond)
+        here = _p(path, f"status.conditions[{i}]")
+        when = _k8s_time(cond.get("lastTransitionTime"), f"{here}.lastTransitionTime", line, result.issues)
+        reason = " ".join(x for x in (f"Ready={_str(cond.get('status'))}", _str(cond.get("reason")),
+                                      _str(cond.get("message"))) if x)
         result.events.append(
             Event(
-                kind="k8s.pod",
-                time=_pod_status_time(status, _p(path, "status"), result.issues),
-                node=node,
-                evidence=Evidence(source="scheduler", file=file, line=line, text=_summary({**fields, "node": node})),
-                fields=fields,
+                kind="sched.node_down",
+                time=when,
+                node=name,
+                evidence=Evidence(source="scheduler", file=file, line=line, text=clip(f"node {name} {reason}")),
+                fields={"host": name, "reason": clip(reason, 120)},
             )
         )
 
@@ -344,12 +424,15 @@ def _event_item(obj: dict[str, Any], path: str, file: str, result: StructuredRes
     host = _str(source.get("host"))
     node = name if kind == "Node" else host
     line = _line_of(obj)
+    message = _str(obj.get("message") if obj.get("message") is not None else obj.get("note"))
+    due_to, _ = k8s_reason(_str(obj.get("reason")), message)
     fields = _compact(
         {
             "reason": _str(obj.get("reason")),
+            "due_to": due_to,
             "object_kind": kind,
             "object_name": name,
-            "message": _str(obj.get("message") if obj.get("message") is not None else obj.get("note")),
+            "message": message,
             "type": _str(obj.get("type")),
         }
     )

@@ -10,11 +10,11 @@ from firstfault.extract.base import LineExtractor
 
 @lru_cache(maxsize=1)
 def line_extractors() -> tuple[LineExtractor, ...]:
-    from firstfault.extract import app, gpu, hang, host, launcher, nccl, verbs
+    from firstfault.extract import app, gpu, hang, host, jobend, launcher, nccl, verbs
     from firstfault.extract.unrecognized import ErrorWords
 
     return (*gpu.EXTRACTORS, *host.EXTRACTORS, *nccl.EXTRACTORS, *verbs.EXTRACTORS, *hang.EXTRACTORS,
-            *app.EXTRACTORS, *launcher.EXTRACTORS, ErrorWords())
+            *app.EXTRACTORS, *jobend.EXTRACTORS, *launcher.EXTRACTORS, ErrorWords())
 
 
 # Fields any event may carry besides its kind's own: the host a launcher prefix or the line names
@@ -30,11 +30,12 @@ def event_kinds() -> Mapping[str, frozenset[str]]:
     `EMITS`; the catalog's validators take the known kinds and template
     fields from here, so a new extractor needs no second list.
     """
-    from firstfault.extract import flightrec, kube, metrics, scheduler, stackdump
+    from firstfault.extract import batch, flightrec, kube, kubetext, metrics, scheduler, stackdump
 
     out: dict[str, set[str]] = {}
     declared: list[Mapping[str, frozenset[str]]] = [ex.emits for ex in line_extractors()]
-    declared += [flightrec.EMITS, kube.EMITS, metrics.EMITS, scheduler.EMITS, stackdump.EMITS]
+    declared += [batch.EMITS, flightrec.EMITS, kube.EMITS, kubetext.EMITS, metrics.EMITS, scheduler.EMITS,
+                 stackdump.EMITS]
     for emits in declared:
         for kind, fields in emits.items():
             out.setdefault(kind, set(COMMON_FIELDS)).update(fields)

@@ -1,4 +1,5 @@
-"""Scheduler files: sacct and scontrol here; Kueue Workloads, PodLists and EventLists in kube.py.
+"""Scheduler files: sacct and scontrol here; SGE, PBS, LSF and Flux accounting in batch.py; Kueue Workloads,
+PodLists and EventLists in kube.py, `kubectl` tables and describe text in kubetext.py.
 
 Each format becomes the events of docs/events.md (`sched.job`, `k8s.pod`,
 `k8s.event`, `kueue.condition`). Hosts are kept as the record names them;
@@ -12,7 +13,8 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, tzinfo
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.extract.kube import read_k8s
+from firstfault.extract.batch import BATCH_FORMATS, read_batch
+from firstfault.extract.kube import K8S_FORMATS, read_k8s
 from firstfault.extract.structured import ParseIssue, StructuredResult, clip
 from firstfault.hostlist import hostlist_expand
 from firstfault.model import Event, Evidence, FieldValue
@@ -23,7 +25,7 @@ EMITS: Mapping[str, frozenset[str]] = {
                             "scope", "signal", "state", "step"}),
 }
 
-SCHEDULER_FORMATS: tuple[str, ...] = ("sacct", "scontrol", "kueue-workload", "k8s-pods", "k8s-events")
+SCHEDULER_FORMATS: tuple[str, ...] = ("sacct", "scontrol", *BATCH_FORMATS, *K8S_FORMATS)
 
 # Slurm job states (sacct/squeue long names). Used to undo the '+' truncation of
 # fixed-width sacct output ("CANCELLED+", "OUT_OF_ME+").
@@ -76,19 +78,24 @@ _SCONTROL_KEY_RE = re.compile(r"^([A-Za-z][\w/:]*)=(.*)$")
 _DASHES_RE = re.compile(r"-+")
 
 
-def read_scheduler(data: bytes, fmt: str, file: str, *, job_id: str | None, tz: tzinfo) -> StructuredResult:
+def read_scheduler(data: bytes, fmt: str, file: str, *, job_id: str | None, tz: tzinfo,
+                   window: tuple[datetime | None, datetime | None] = (None, None)) -> StructuredResult:
     """Read one scheduler file of format `fmt` (spec: evidence-bundle.md, 'Scheduler formats').
 
     `job_id` keeps only the Slurm records of that job (its steps, array tasks
-    and het components included); Kubernetes objects are not filtered.
-    `tz` is the zone of Slurm's zone-less local times.
+    and het components included), and the other batch schedulers' records of
+    it where the file holds it; Kubernetes objects are not filtered.
+    `tz` is the zone of the tools' zone-less local times, `window` (the
+    attempt's start and end) the year of a time printed without one.
     """
     text = data.decode("utf-8", errors="replace")
     if fmt == "sacct":
         return _read_sacct(text, file, job_id, tz)
     if fmt == "scontrol":
         return _read_scontrol(text, file, job_id, tz)
-    if fmt in ("kueue-workload", "k8s-pods", "k8s-events"):
+    if fmt in BATCH_FORMATS:
+        return read_batch(text, fmt, file, job_id=job_id, tz=tz, window=window)
+    if fmt in K8S_FORMATS:
         return read_k8s(text, fmt, file)
     # A metrics format on a scheduler source gets past the bundle schema; one file's
     # mistake must not stop the analysis, so it is an issue, not an exception.

@@ -1,0 +1,373 @@
+"""Kubernetes as `kubectl` prints it for people: `get` tables and `describe` text.
+
+Formats (docs/evidence-bundle.md): `k8s-table` (`kubectl get events`, `kubectl events`, `kubectl get pods`
+(`-o wide` too), `kubectl get nodes`, several tables in one file) and `k8s-describe` (`kubectl describe
+pod|node|job`, one or more objects). They become the events the YAML / JSON objects give (kube.py):
+`k8s.pod` for a pod's terminated containers and its own end, `k8s.event` for the rows of an Events
+table, `sched.node_down` for a node that is not Ready, each with `due_to` from the one reasons table
+(extract/reasons.py). A table's relative ages (`4m11s`) are no time: such events have none. Lines that
+are not part of a table or an object (a shell prompt, `No resources found`) are passed over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.extract.reasons import k8s_reason
+from firstfault.extract.structured import ParseIssue, StructuredResult, clip
+from firstfault.model import Event, Evidence, FieldValue
+
+# The event kinds this reader emits and their fields (docs/events.md; extract/registry.py): those the
+# objects give (kube.py).
+EMITS: Mapping[str, frozenset[str]] = {
+    "k8s.event": frozenset({"due_to", "message", "object_kind", "object_name", "reason", "type"}),
+    "k8s.pod": frozenset({"container", "due_to", "exit_code", "message", "phase", "pod", "pressure", "reason",
+                          "restart", "signal"}),
+    "sched.node_down": frozenset({"host", "reason"}),
+}
+
+# A table's header: upper-case column names (one may hold a space: `LAST SEEN`, `NOMINATED NODE`), split
+# from each other by two spaces or more (kubectl's tabwriter pads with at least three).
+_HEADER_WORD = re.compile(r"[A-Z][A-Z0-9_()%-]*(?: [A-Z][A-Z0-9_()%-]*)?")
+_CELL_GAP = re.compile(r"\s{2,}|\t+")
+# Pod statuses that are a container's or the pod's end (the others are a pod on its way: Running, Pending,
+# ContainerCreating, Terminating, Init:0/1, ...). Reasons of the table are ends too.
+_ENDED = frozenset({"Completed", "Error", "ContainerCannotRun", "StartError", "ContainerStatusUnknown"})
+
+
+@dataclass(slots=True)
+class _Table:
+    kind: str  # events, pods, nodes
+    columns: list[tuple[str, int]]  # name, start column
+
+
+def read_kubectl_text(text: str, fmt: str, file: str) -> StructuredResult:
+    result = StructuredResult(events=[], issues=[], lines=len(text.splitlines()), hosts=set())
+    if fmt == "k8s-table":
+        _read_tables(text, file, result)
+    else:
+        _read_describe(text, file, result)
+    if not result.events and text.strip():
+        result.issues.append(ParseIssue(None, f"{fmt}: no kubectl {'table' if fmt == 'k8s-table' else 'object'}"
+                                              " with a pod's, node's or event's end in this file"))
+    return result
+
+
+def _event(kind: str, node: str | None, when: datetime | None, fields: dict[str, FieldValue], file: str,
+           line: int, text: str) -> Event:
+    return Event(kind=kind, time=when, node=node, fields={k: v for k, v in fields.items() if v is not None},
+                 evidence=Evidence(source="scheduler", file=file, line=line, text=clip(text)))
+
+
+# --------------------------------------------------------------------------
+# kubectl get: tables
+# --------------------------------------------------------------------------
+
+
+def _table_of(line: str) -> _Table | None:
+    """The table a header line starts, if it is one kubectl prints for events, pods or nodes."""
+    stripped = line.rstrip()
+    if not stripped or stripped != stripped.upper() or not stripped[:1].isalpha():
+        return None
+    columns = [(m.group(0), m.start()) for m in _HEADER_WORD.finditer(stripped)]
+    names = {c for c, _ in columns}
+    if "REASON" in names and ("OBJECT" in names or "KIND" in names):
+        kind = "events"
+    elif {"NAME", "READY", "STATUS"} <= names:
+        kind = "pods"
+    elif {"NAME", "STATUS"} <= names and ("ROLES" in names or "VERSION" in names or names == {"NAME", "STATUS", "AGE"}):
+        kind = "nodes"  # (a pods table always has READY; old kubectl printed nodes as NAME STATUS AGE)
+    else:
+        return None
+    return _Table(kind, columns)
+
+
+def _cells(table: _Table, row: str) -> dict[str, str]:
+    """A row's cells by column: split where kubectl padded (two spaces or more), else at the header's
+    columns; the last column takes the rest of the line (a message holds spaces)."""
+    n = len(table.columns)
+    parts = _CELL_GAP.split(row.strip(), maxsplit=n - 1)
+    if len(parts) < n:
+        # A pasted table that lost its padding: single spaces between all but the last cells.
+        parts = row.split(maxsplit=n - 1)
+    return {name: value.strip() for (name, _), value in zip(table.columns, parts, strict=False)}
+
+
+# `kubectl get events` / `kubectl events` columns, for rows pasted without their header: a row is one when
+# its second cell is an event type.
+_EVENT_COLUMNS = _Table("events", [("LAST SEEN", 0), ("TYPE", 0), ("REASON", 0), ("OBJECT", 0), ("MESSAGE", 0)])
+_EVENT_TYPES = frozenset({"Normal", "Warning"})
+
+
+def _read_tables(text: str, file: str, result: StructuredResult) -> None:
+    table: _Table | None = None
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        header = _table_of(line)
+        if header is not None:
+            table = header
+            continue
+        if not line.strip() or line.lstrip().startswith(("$", "#", ">", "kubectl ", "No resources found")):
+            continue  # a prompt, a command, a note between tables: the next header starts the next table
+        if table is None:
+            parts = _CELL_GAP.split(line.strip(), maxsplit=4)
+            if len(parts) == 5 and parts[1] in _EVENT_TYPES and "/" in parts[3]:
+                _table_event(_cells(_EVENT_COLUMNS, line), file, lineno, line, result)
+            continue
+        cells = _cells(table, line)
+        if table.kind == "events":
+            _table_event(cells, file, lineno, line, result)
+        elif table.kind == "pods":
+            _table_pod(cells, file, lineno, line, result)
+        else:
+            _table_node(cells, file, lineno, line, result)
+
+
+def _object(ref: str) -> tuple[str | None, str | None]:
+    """`pod/egg-x` -> ("Pod", "egg-x"); `node/gpu-7` -> ("Node", "gpu-7")."""
+    kind, slash, name = ref.partition("/")
+    if not slash:
+        return None, ref or None
+    return kind[:1].upper() + kind[1:], name or None
+
+
+def _table_event(cells: dict[str, str], file: str, lineno: int, line: str, result: StructuredResult) -> None:
+    reason = cells.get("REASON")
+    if not reason:
+        return
+    kind, name = _object(cells.get("OBJECT", ""))
+    if kind is None and cells.get("KIND"):
+        kind, name = cells["KIND"], cells.get("NAME")
+    message = cells.get("MESSAGE")
+    due_to, _ = k8s_reason(reason, message)
+    node = name if kind == "Node" else None
+    if node:
+        result.hosts.add(node)
+    result.events.append(_event("k8s.event", node, None, {
+        "reason": reason, "due_to": due_to, "object_kind": kind, "object_name": name, "message": message,
+        "type": cells.get("TYPE")}, file, lineno, line))
+
+
+def _table_pod(cells: dict[str, str], file: str, lineno: int, line: str, result: StructuredResult) -> None:
+    status = cells.get("STATUS", "")
+    due_to, _ = k8s_reason(status, None)
+    if due_to is None:
+        due_to, _ = k8s_reason(status, None, "phase")
+    if due_to is None and status not in _ENDED:
+        return
+    node = cells.get("NODE")
+    node = node if node and node not in ("<none>", "<unknown>") else None
+    if node:
+        result.hosts.add(node)
+    result.events.append(_event("k8s.pod", node, None, {
+        "pod": cells.get("NAME"), "reason": status, "due_to": due_to, "restart": False}, file, lineno, line))
+
+
+def _table_node(cells: dict[str, str], file: str, lineno: int, line: str, result: StructuredResult) -> None:
+    name, status = cells.get("NAME"), cells.get("STATUS", "")
+    if not name:
+        return
+    result.hosts.add(name)
+    # `NotReady`, `NotReady,SchedulingDisabled`, `Unknown`; `Ready,SchedulingDisabled` (cordoned) is no failure.
+    due_to, _ = k8s_reason(status.split(",")[0], None, "node_status")
+    if due_to == "node_failure":
+        result.events.append(_event("sched.node_down", name, None, {"host": name, "reason": status},
+                                    file, lineno, line))
+
+
+# --------------------------------------------------------------------------
+# kubectl describe
+# --------------------------------------------------------------------------
+
+# `Status:   Failed`, `IP:`, `Last State:     Terminated`, `QoS Class:  Burstable` (a key starts upper-case; a
+# wrapped line of a message starts where the cut fell, most often lower-case).
+_FIELD = re.compile(r"^(?P<indent> *)(?P<key>[A-Z][\w()./ -]*?):(?:\s+(?P<value>.*?))?\s*$")
+
+
+@dataclass(slots=True)
+class _Described:
+    """One object of `kubectl describe` output: its top-level fields, its containers' states, its tables."""
+
+    line: int
+    kind: str = ""  # what the command line said it describes (`pod`, `node`, `job`), if it was pasted
+    fields: dict[str, str] = field(default_factory=dict)
+    field_lines: dict[str, int] = field(default_factory=dict)
+    containers: list[dict[str, tuple[str, int]]] = field(default_factory=list)
+    conditions: list[tuple[int, list[str]]] = field(default_factory=list)
+    events: list[tuple[int, list[str], str]] = field(default_factory=list)  # line, cells, the raw line
+
+
+# A container's own line under `Containers:` (its name is whatever the pod spec says: `  pytorch:`).
+_CONTAINER = re.compile(r"^  (?P<name>[^\s:][^:]*):\s*$")
+# The command a pasted block often starts with: `kubectl describe pod -n rl NAME`, `kubectl describe node/NAME`.
+_COMMAND = re.compile(r"kubectl\s+describe\s+(?P<kind>pods?|nodes?|jobs?)(?:/(?P<slashed>\S+))?(?P<rest>.*)$")
+
+
+def _describe_objects(text: str) -> Iterator[_Described]:
+    obj: _Described | None = None
+    section = ""
+    container: dict[str, tuple[str, int]] | None = None
+    state = ""
+    last_key = ""
+    named = kind = ""  # the name and kind the command line gave
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        cmd = _COMMAND.search(line)
+        if cmd:
+            words = cmd.group("rest").split()
+            # `-n rl NAME`: an option's value is not the name.
+            names = [w for i, w in enumerate(words) if not w.startswith("-") and not (i and words[i - 1] in
+                                                                                      ("-n", "--namespace"))]
+            named = cmd.group("slashed") or (names[-1] if names else "")
+            kind = cmd.group("kind").rstrip("s")
+            continue
+        m = _FIELD.match(line)
+        if line.startswith("Name:") or (obj is None and m is not None and not m.group("indent")):
+            # An object starts at its Name (or, pasted without it, at its first field).
+            if obj is not None:
+                yield obj
+            obj, section, container, state, last_key = _Described(lineno, kind), "", None, "", ""
+            if named and not line.startswith("Name:"):
+                obj.fields["Name"], obj.field_lines["Name"] = named, lineno
+        if obj is None or not line.strip() or line.strip() in ("...", "...."):
+            continue  # nothing, or a pasting person's elision
+        indent = len(line) - len(line.lstrip(" "))
+        if m and indent == 0:
+            key, value = m.group("key"), m.group("value") or ""
+            section, last_key = key, key
+            obj.fields.setdefault(key, value)
+            obj.field_lines.setdefault(key, lineno)
+            container, state = None, ""
+            continue
+        if indent == 0 and not line.startswith("\t") and last_key in ("Message", "Reason"):
+            # A long message kubectl (or the person pasting it) wrapped onto the next line.
+            obj.fields[last_key] += line.strip()
+            continue
+        last_key = ""
+        if section == "Containers" or section == "Init Containers":
+            head = _CONTAINER.match(line)
+            if head:
+                container, state = {"Name": (head.group("name"), lineno)}, ""
+                obj.containers.append(container)
+            elif m and container is not None and indent == 4 and m.group("key") in ("State", "Last State"):
+                state = m.group("key")
+                container[state] = (m.group("value") or "", lineno)
+            elif m and container is not None and indent >= 6 and state:
+                container[f"{state}.{m.group('key')}"] = (m.group("value") or "", lineno)
+            elif m and container is not None and indent == 4:
+                state = ""
+        elif section == "Conditions":
+            cells = _CELL_GAP.split(line.strip())
+            if cells and cells[0] not in ("Type", "----"):
+                obj.conditions.append((lineno, cells))
+        elif section == "Events":
+            cells = _CELL_GAP.split(line.strip(), maxsplit=4)
+            if cells and cells[0] in ("Normal", "Warning"):
+                obj.events.append((lineno, cells, line))
+    if obj is not None:
+        yield obj
+
+
+def _rfc1123(value: str | None) -> datetime | None:
+    """`Fri, 15 Sep 2023 09:56:17 +0200` (kubectl describe's times) -> UTC."""
+    if not value:
+        return None
+    try:
+        t = parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    return (t if t.tzinfo else t.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def _read_describe(text: str, file: str, result: StructuredResult) -> None:
+    for obj in _describe_objects(text):
+        fields = obj.fields
+        name = fields.get("Name") or None
+        kind: str | None
+        pod_like = "Containers" in fields or ("Node" in fields and "Status" in fields)
+        if obj.kind == "pod" or (not obj.kind and pod_like):
+            kind = "Pod"
+            _described_pod(obj, name, file, result)
+        elif obj.kind == "node" or (not obj.kind and "Conditions" in fields and (
+                "Roles" in fields or "Taints" in fields or "Addresses" in fields)):
+            kind = "Node"
+            _described_node(obj, name, file, result)
+        elif obj.kind == "job" or "Pods Statuses" in fields or "Completions" in fields or "Parallelism" in fields:
+            kind = "Job"
+        else:
+            kind = None
+        node = name if kind == "Node" else _pod_node(fields)
+        for lineno, cells, line in obj.events:
+            if len(cells) < 2:
+                continue
+            message = cells[4] if len(cells) > 4 else None
+            due_to, _ = k8s_reason(cells[1], message)
+            result.events.append(_event("k8s.event", node, None, {
+                "reason": cells[1], "due_to": due_to, "object_kind": kind, "object_name": name,
+                "message": message, "type": cells[0]}, file, lineno, line))
+
+
+def _pod_node(fields: dict[str, str]) -> str | None:
+    """`Node: gke-general-preemptible-.../` or `kubernetes-minion-tf0f/10.240.216.66` -> the node's name."""
+    node = fields.get("Node", "").split("/", 1)[0].strip()
+    return node if node and node != "<none>" else None
+
+
+def _described_pod(obj: _Described, name: str | None, file: str, result: StructuredResult) -> None:
+    fields = obj.fields
+    node = _pod_node(fields)
+    if node:
+        result.hosts.add(node)
+    phase = fields.get("Status") or None
+    emitted = False
+    for container in obj.containers:
+        for state, restart in (("State", False), ("Last State", True)):
+            value, line = container.get(state, ("", obj.line))
+            if value != "Terminated":
+                continue
+            reason = container.get(f"{state}.Reason", ("", line))[0] or None
+            code_raw = container.get(f"{state}.Exit Code", ("", line))[0]
+            exit_code = int(code_raw) if code_raw.lstrip("-").isdigit() else None
+            signal = exit_code - 128 if exit_code is not None and 128 < exit_code <= 192 else None
+            message = container.get(f"{state}.Message", ("", line))[0] or None
+            due_to, pressure = k8s_reason(reason, message)
+            when = _rfc1123(container.get(f"{state}.Finished", ("", line))[0])
+            text = f"pod {name} container {container['Name'][0]} {state}: Terminated {reason or ''} exit {code_raw}"
+            result.events.append(_event("k8s.pod", node, when, {
+                "pod": name, "container": container["Name"][0], "phase": phase, "reason": reason,
+                "due_to": due_to, "pressure": pressure, "exit_code": exit_code, "signal": signal,
+                "message": message, "restart": restart}, file, line, text))
+            emitted = True
+    reason = fields.get("Reason") or None
+    message = fields.get("Message") or None
+    due_to, pressure = k8s_reason(reason, message)
+    if due_to is None and reason is None and phase:
+        due_to, _ = k8s_reason(phase, None, "phase")
+    if (reason or due_to) and not (emitted and due_to is None):
+        line = obj.field_lines.get("Reason", obj.field_lines.get("Status", obj.line))
+        text = " ".join(x for x in (f"pod {name}", f"Status: {phase}" if phase else "",
+                                    f"Reason: {reason}" if reason else "", f"Message: {message}" if message else "")
+                        if x)
+        result.events.append(_event("k8s.pod", node, None, {
+            "pod": name, "phase": phase, "reason": reason or phase, "due_to": due_to, "pressure": pressure,
+            "message": message, "restart": False}, file, line, text))
+
+
+def _described_node(obj: _Described, name: str | None, file: str, result: StructuredResult) -> None:
+    if not name:
+        return
+    result.hosts.add(name)
+    for lineno, cells in obj.conditions:
+        # Type, Status, LastHeartbeatTime, LastTransitionTime, Reason, Message
+        if len(cells) < 2 or cells[0] != "Ready" or cells[1] == "True":
+            continue
+        word = "NotReady" if cells[1] == "False" else cells[1]
+        due_to, _ = k8s_reason(word, None, "node_status")
+        if due_to != "node_failure":
+            continue
+        when = _rfc1123(cells[3]) if len(cells) > 3 else None
+        reason = " ".join([f"Ready={cells[1]}", *cells[4:6]])
+        result.events.append(_event("sched.node_down", name, when, {"host": name, "reason": clip(reason, 120)},
+                                    file, lineno, f"node {name} {reason}"))

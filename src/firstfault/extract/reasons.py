@@ -1,0 +1,148 @@
+"""Why a scheduler or an orchestrator ended a job: each one's words and phrases read through one table.
+
+catalog/scheduler.yaml maps every spelling (LSF's `TERM_MEMLIMIT`, PBS's `walltime 3610 exceeded limit
+3600`, SGE's `qmaster enforced h_rt limit`, Flux's `timeout` exception, Kubernetes' `OOMKilled` and the
+kubelet's `The node was low on resource: memory`) to one normalised reason (`time_limit`, `memory_limit`,
+`preemption`, `node_failure`, `cancelled`, `admin_cancelled`, `eviction`, `backoff_limit`,
+`resource_limit`). The record readers (batch.py, kube.py, kubetext.py) and the job-output extractor
+(jobend.py) all ask here, so one spelling added to the table reaches every form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import NamedTuple
+
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import SchedText, SchedWord, sched_tables
+
+# A number with an optional unit, where a phrase of the table says `{n}`: `3610`, `105gb`, `38427376kb`,
+# `0.5`. Linear: one class run, then letters.
+_NUMBER = r"\d[\d.]*[A-Za-z]*"
+# A host name, where a phrase says `{host}`: `elcap8767`, `gpu-2-17.cluster`.
+_HOST = r"(?P<host>[A-Za-z0-9][\w.\-]*[A-Za-z0-9]|[A-Za-z0-9])"
+
+
+class ReasonHit(NamedTuple):
+    """A phrase (or a distinctive word) of the table found in a text: which row, and where."""
+
+    scheduler: str
+    reason: str | None  # None: understood, names no cause
+    spelling: str  # the table's text or word
+    resource: str | None  # the node resource a kubelet eviction names
+    start: int
+    end: int
+    host: str | None = None  # the host the phrase names (`{host}`)
+
+
+@lru_cache(maxsize=1)
+def _states() -> Mapping[str, str]:
+    return {r.reason: r.state for r in sched_tables().reasons}
+
+
+def state_of(reason: str) -> str | None:
+    """The Slurm-form job state (`TIMEOUT`, `OUT_OF_MEMORY`, ...) of a job that ended for `reason`; None for a
+    word that is not one of the table's reasons."""
+    return _states().get(reason)
+
+
+@lru_cache(maxsize=1)
+def _words() -> Mapping[tuple[str, str, str], SchedWord]:
+    return {(w.scheduler, w.field, w.word): w for w in sched_tables().words}
+
+
+def word_reason(scheduler: str, word: str | None, field: str = "reason") -> SchedWord | None:
+    """The table's row for `word` as the value of `scheduler`'s `field` (exact, case as printed)."""
+    if not word:
+        return None
+    return _words().get((scheduler, field, word.strip()))
+
+
+def _edge(piece: str, at_start: bool) -> str:
+    ch = piece[0] if at_start else piece[-1]
+    if not (ch.isalnum() or ch == "_"):
+        return ""
+    return r"(?<![\w])" if at_start else r"(?![\w])"
+
+
+def _pattern(phrase: str, group: int) -> str:
+    host = _HOST.replace("(?P<host>", f"(?P<host{group}>")
+    body = host.join(_NUMBER.join(re.escape(p) for p in part.split("{n}")) for part in phrase.split("{host}"))
+    plain = phrase.replace("{n}", "0").replace("{host}", "h")
+    return _edge(plain, True) + body + _edge(plain, False)
+
+
+class _Matcher(NamedTuple):
+    rx: re.Pattern[str]
+    rows: tuple[SchedText | SchedWord, ...]  # the alternative in group `r<i>` is rows[i]
+
+
+@lru_cache(maxsize=2)
+def _matcher(lines: bool) -> _Matcher:
+    """One alternation of every phrase (and distinctive word): longest first, so that at one place the
+    longer, more specific spelling wins; each in its own group, so the match says which row it was."""
+    tables = sched_tables()
+    rows: list[SchedText | SchedWord] = [t for t in tables.texts if t.lines or not lines]
+    rows += [w for w in tables.words if w.text]
+    rows.sort(key=lambda r: (-len(r.text if isinstance(r, SchedText) else r.word), r.scheduler))
+    alts = [f"(?P<r{i}>{_pattern(r.text if isinstance(r, SchedText) else r.word, i)})" for i, r in enumerate(rows)]
+    return _Matcher(re.compile("|".join(alts)), tuple(rows))
+
+
+def text_reasons(text: str, *, lines: bool = False) -> list[ReasonHit]:
+    """Every spelling of the table in `text`, left to right (the longest where several start at one place).
+
+    `lines`: only the rows the job-output extractor reads (`lines: true`), else every row (the record
+    readers read their messages, notes and comments with all of them).
+    """
+    m = _matcher(lines)
+    out: list[ReasonHit] = []
+    for hit in m.rx.finditer(text):
+        # The alternative's own group closes last (after a `{host}` group inside it).
+        i = int((hit.lastgroup or "r0")[1:])
+        row = m.rows[i]
+        if isinstance(row, SchedText):
+            host = hit.group(f"host{i}") if "{host}" in row.text else None
+            out.append(ReasonHit(row.scheduler, row.reason, row.text, row.resource, hit.start(), hit.end(), host))
+        else:
+            out.append(ReasonHit(row.scheduler, row.reason, row.word, None, hit.start(), hit.end()))
+    return out
+
+
+def first_reason(text: str, *, lines: bool = False) -> ReasonHit | None:
+    """The first spelling of the table in `text`, if any."""
+    hits = text_reasons(text, lines=lines)
+    return hits[0] if hits else None
+
+
+def k8s_reason(word: str | None, message: str | None, field: str = "reason") -> tuple[str | None, str | None]:
+    """A Kubernetes reason word (a container's, a pod's, an event's, a condition's) and its message, read
+    together: (the normalised reason, the node resource an eviction names). The word decides; the message
+    refines a generic eviction (`The node was low on resource: memory.` is the workload's memory) and
+    speaks where there is no word."""
+    row = word_reason("kubernetes", word, field)
+    due = row.reason if row else None
+    if message and due in (None, "eviction"):
+        for hit in text_reasons(message):
+            if hit.scheduler == "kubernetes" and hit.reason is not None:
+                return hit.reason, hit.resource
+    return due, None
+
+
+@lru_cache(maxsize=1)
+def line_literals() -> tuple[str, ...]:
+    """Words every line the job-output extractor can match holds (its prefilter literals): the longest
+    fixed piece of each phrase it reads, and each distinctive word."""
+    tables = sched_tables()
+    out: set[str] = set()
+    for t in tables.texts:
+        if t.lines:
+            pieces = t.text.replace("{host}", "{n}").split("{n}")
+            out.add(max(pieces, key=len).strip())
+    out.update(w.word for w in tables.words if w.text)
+    # A literal that holds another adds nothing to the prefilter: the shorter one hands the line over.
+    return tuple(sorted(w for w in out if not any(o != w and o in w for o in out)))
+
+
+__all__ = ["ReasonHit", "first_reason", "k8s_reason", "line_literals", "state_of", "text_reasons", "word_reason"]

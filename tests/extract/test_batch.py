@@ -1,0 +1,266 @@
+"""The accounting readers of SGE, PBS/Torque, LSF and Flux (extract/batch.py).
+
+None of these schedulers can run here, so every input is output their tools printed on a real cluster and
+someone posted; each fixture's source is named where it is used (tests/fixtures/scheduler/). The expected
+states are what the posted record and its thread say happened, decided before the reader ran.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, tzinfo
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from firstfault.extract.scheduler import read_scheduler
+from firstfault.extract.structured import StructuredResult
+from firstfault.model import Event
+
+FIX = Path(__file__).resolve().parent.parent / "fixtures" / "scheduler"
+WINDOW = (datetime(2021, 1, 1, tzinfo=UTC), datetime(2021, 12, 31, tzinfo=UTC))
+
+
+def read(name: str, fmt: str, *, job_id: str | None = None, tz: tzinfo = UTC,
+         window: tuple[datetime | None, datetime | None] = WINDOW, data: bytes | None = None) -> StructuredResult:
+    raw = data if data is not None else (FIX / name).read_bytes()
+    return read_scheduler(raw, fmt, f"scheduler/{name}", job_id=job_id, tz=tz, window=window)
+
+
+def jobs(res: StructuredResult) -> list[Event]:
+    return [e for e in res.events if e.kind == "sched.job"]
+
+
+def the_job(res: StructuredResult) -> Event:
+    [job] = jobs(res)
+    return job
+
+
+# --------------------------------------------------------------------------
+# SGE / UGE: qacct -j
+# --------------------------------------------------------------------------
+
+
+def test_qacct_a_job_that_exited_1_failed() -> None:
+    # marbl/canu#1279 (https://github.com/marbl/canu/issues/1279), `qacct -j 3192235` as posted (the post stops
+    # after ru_nvcsw): failed 0, exit_status 1, the job's own error.
+    res = read("qacct-canu-1279.txt", "sge-qacct")
+    job = the_job(res)
+    assert job.fields["state"] == "FAILED" and job.fields["exit_code"] == 1
+    assert "due_to" not in job.fields and "signal" not in job.fields
+    assert job.fields["scheduler"] == "sge" and job.fields["job_id"] == "3192235"
+    assert job.fields["nodelist"] == "node008.cm.cluster" and res.hosts == {"node008.cm.cluster"}
+    assert job.time == datetime(2019, 3, 13, 15, 41, 2, tzinfo=UTC)
+    assert job.evidence.line == 2 and "exit_status=1" in job.evidence.text
+
+
+def test_qacct_failed_37_that_names_three_limits_is_decided_by_the_jobs_use() -> None:
+    # PennLINC/babs, its notes on failed fMRIPrep jobs: `qacct -j 9638568` as posted (elided with `....`):
+    # `failed 37 : qmaster enforced h_rt, h_cpu, or h_vmem limit`, exit_status 137, `-l h_rt=86400,...,h_vmem=25G`;
+    # the notes' author: "the job has been running for 24h (see h_rt) and finally got killed because it
+    # reached h_rt". The job ran 24 h 1 s against h_rt 86400: the time limit, not the memory one.
+    res = read("qacct-h_rt-babs.txt", "sge-qacct")
+    job = the_job(res)
+    assert (job.fields["state"], job.fields["due_to"], job.fields["signal"]) == ("TIMEOUT", "time_limit", 9)
+    assert job.fields["reason"] == "qmaster enforced h_rt, h_cpu, or h_vmem limit"
+    assert job.time == datetime(2022, 3, 24, 13, 33, 32, tzinfo=UTC)
+    # The posted record lost its jobnumber line: said, not guessed.
+    assert [i.message for i in res.issues] == ["qacct record without jobnumber: job id unknown"]
+
+
+def test_qacct_failed_37_without_the_limits_names_no_limit() -> None:
+    # Near miss: the same record without its `category` line (no limit known): "a limit" of three is not a
+    # cause the record can name.
+    text = b"".join(ln for ln in (FIX / "qacct-h_rt-babs.txt").read_bytes().splitlines(keepends=True)
+                    if not ln.startswith(b"category"))
+    job = the_job(read("qacct-h_rt-babs.txt", "sge-qacct", data=text))
+    assert job.fields["state"] == "FAILED" and "due_to" not in job.fields and job.fields["signal"] == 9
+
+
+def test_qacct_failed_100_with_a_signal_and_no_limit_reached_is_no_limit() -> None:
+    # hpc-gridware/clusterscheduler#66 (https://github.com/hpc-gridware/clusterscheduler/issues/66): a job under
+    # h_vmem=14G that its own application ended with SIGUSR2 (`failed: 100 : assumedly after job`,
+    # `exit_status: 140`, in the `key:` form of that report). A signal is not a scheduler's limit.
+    job = the_job(read("qacct-failed100-ocs66.txt", "sge-qacct"))
+    assert (job.fields["state"], job.fields["signal"], job.fields["exit_code"]) == ("FAILED", 12, 140)
+    assert "due_to" not in job.fields
+
+
+def test_qacct_job_id_keeps_that_jobs_record() -> None:
+    # qacct prints a line of `=` before each record.
+    both = (FIX / "qacct-canu-1279.txt").read_bytes() + b"=" * 62 + b"\n" + (FIX / "qacct-h_rt-babs.txt").read_bytes()
+    res = read("two.txt", "sge-qacct", data=both, job_id="3192235")
+    assert [e.fields["job_id"] for e in jobs(res)] == ["3192235"]
+    # An id no record has: the file is read whole, and the reader says so.
+    res = read("two.txt", "sge-qacct", data=both, job_id="4242")
+    assert len(jobs(res)) == 2 and any("no record of job 4242" in i.message for i in res.issues)
+
+
+def test_qacct_times_are_the_bundles_local_time() -> None:
+    job = the_job(read("qacct-canu-1279.txt", "sge-qacct", tz=ZoneInfo("Europe/London")))
+    assert job.time == datetime(2019, 3, 13, 15, 41, 2, tzinfo=UTC)  # GMT in March
+    job = the_job(read("qacct-canu-1279.txt", "sge-qacct", tz=ZoneInfo("America/New_York")))
+    assert job.time == datetime(2019, 3, 13, 19, 41, 2, tzinfo=UTC)
+
+
+# --------------------------------------------------------------------------
+# PBS / Torque: qstat -f, tracejob
+# --------------------------------------------------------------------------
+
+
+def test_qstat_fx_a_signal_past_the_walltime_limit_is_the_time_limit() -> None:
+    # Griffith University's HPC lesson ("Running and querying your job"), `qstat -xf 49223` of its
+    # `simple_failing_test` job on PBS Pro: resources_used.walltime 00:00:49 against Resource_List.walltime
+    # 00:00:30, Exit_status 271 (256 + SIGTERM): PBS ended it at its walltime.
+    res = read("qstat-fx-griffith-49223.txt", "pbs-qstat")
+    job = the_job(res)
+    assert (job.fields["state"], job.fields["due_to"], job.fields["signal"], job.fields["exit_code"]) == (
+        "TIMEOUT", "time_limit", 15, 271)
+    assert job.fields["job_id"] == "49223.gc-prd-hpcadm" and job.fields["nodelist"] == "gc-prd-hpcn001"
+    assert job.time == datetime(2020, 6, 24, 15, 34, 9, tzinfo=UTC)  # mtime
+    # The comment PBS cut at the width is read whole again.
+    assert "(gc-prd-hpcn001:ncpus=1) and failed" in job.evidence.text
+
+
+def test_qstat_f_a_signal_within_the_limits_is_no_limit() -> None:
+    # bcgsc/mavis's Torque scheduler tests, a `qstat -f` of array task 48[1] on torque01.bcgsc.ca: job_state C,
+    # exit_status 271, "deleted because its dependency ... can never be satisfied", walltime 16:00:00 and no
+    # use recorded. Killed, but by no limit.
+    job = the_job(read("qstat-f-torque-mavis-48.txt", "pbs-qstat", job_id="48"))
+    assert (job.fields["state"], job.fields["signal"]) == ("FAILED", 15) and "due_to" not in job.fields
+    assert job.fields["job_id"] == "48[1].torque01.bcgsc.ca"
+
+
+def test_tracejob_without_an_end_says_nothing_of_the_end() -> None:
+    # cBio/cbio-cluster#188 (https://github.com/cBio/cbio-cluster/issues/188), the posted tracejob: queued,
+    # run, cut there. No record of how it ended, so no job state.
+    assert read("tracejob-cbio-188.txt", "pbs-tracejob").events == []
+
+
+def test_pbs_server_log_root_deleting_the_job_is_an_admin_cancel() -> None:
+    # cBio/cbio-cluster#403 (https://github.com/cBio/cbio-cluster/issues/403), PBS server log lines: "Job deleted
+    # at request of root@hal-sched1"; the admin: "I'm the only person that would ..." (root deleted it).
+    job = the_job(read("pbs-server-log-cbio-403.txt", "pbs-tracejob"))
+    assert (job.fields["state"], job.fields["due_to"], job.fields["job_id"]) == (
+        "CANCELLED", "admin_cancelled", "7082041.hal-sched1.local")
+    assert job.time == datetime(2016, 4, 18, 22, 55, 25, tzinfo=UTC)
+
+
+def test_tracejob_moms_walltime_kill() -> None:
+    # The Torque 4.2 administrator guide, "Using tracejob to locate job failures" (docs.adaptivecomputing.com),
+    # its MOM line as quoted there.
+    line = b"03/02/2005 18:02:11 M walltime 210 exceeded limit 100\n"
+    job = the_job(read("tracejob.txt", "pbs-tracejob", data=line))
+    assert (job.fields["state"], job.fields["due_to"]) == ("TIMEOUT", "time_limit")
+    # Near miss: the use of walltime in an accounting line is no kill.
+    acct = b"06/06/2005 14:07:17;E;407.ign1.zeta2.org;user=guest queue=batch Resource_List.walltime=00:16:40\n"
+    assert jobs(read("acct.txt", "pbs-tracejob", data=acct)) == []
+
+
+# --------------------------------------------------------------------------
+# LSF: bjobs -l, bhist -l (and bacct -l, the same records)
+# --------------------------------------------------------------------------
+
+
+def test_bjobs_exit_code_done_and_the_width_cut_joined() -> None:
+    # gc3pie/gc3pie's LSF backend tests (gc3libs/tests/test_lsf.py): `bjobs -l` of ETH Brutus jobs 132286
+    # (exit code 42) and 131851 (Done successfully), and of job 2073 at dri.edu (stamps with the year).
+    failed = the_job(read("bjobs-l-gc3pie-132286.txt", "lsf-bjobs"))
+    assert (failed.fields["state"], failed.fields["exit_code"], failed.fields["nodelist"]) == ("FAILED", 42, "a3010")
+    assert failed.time == datetime(2021, 7, 24, 10, 26, 53, tzinfo=UTC)  # the year from the window
+    done = the_job(read("bjobs-l-gc3pie-131851.txt", "lsf-bjobs"))
+    assert (done.fields["state"], done.fields["exit_code"]) == ("COMPLETED", 0) and "due_to" not in done.fields
+    dri = the_job(read("bjobs-l-gc3pie-2073.txt", "lsf-bjobs"))
+    # `St\n                          atus <EXIT>`: the 26-column continuation is joined back.
+    assert (dri.fields["state"], dri.fields["raw_state"], dri.fields["exit_code"]) == ("FAILED", "EXIT", 127)
+    assert dri.time == datetime(2014, 8, 4, 12, 28, 51, tzinfo=UTC) and dri.fields["nodelist"] == "pa54.dri.edu"
+
+
+def test_bacct_owner_kill_is_a_cancel() -> None:
+    # gc3pie/gc3pie's LSF tests again: `bacct -l` of Brutus job 3224113, `Completed <exit>; TERM_OWNER: job killed
+    # by owner.` (bacct -l prints bhist -l's record).
+    job = the_job(read("bacct-l-gc3pie-3224113.txt", "lsf-bhist"))
+    assert (job.fields["state"], job.fields["due_to"], job.fields["reason"]) == ("CANCELLED", "cancelled", "TERM_OWNER")
+    assert job.fields["nodelist"] == "a3191" and job.time == datetime(2021, 10, 5, 17, 51, 30, tzinfo=UTC)
+
+
+def test_bhist_memlimit_without_its_job_line() -> None:
+    # hbs-rcs/hbsgrid-docs, "Jobs Exceeding Memory Limit": `bhist -a -l` on the HBS grid, the docs' own excerpt
+    # (its `Job <...>` line elided): `Completed <exit>; TERM_MEMLIMIT: job killed after reaching\n LSF memory
+    # usage limit;`, MAX MEM 48 Gbytes against MEMLIMIT 48 G.
+    res = read("bhist-l-hbs-memlimit.txt", "lsf-bhist")
+    job = the_job(res)
+    assert (job.fields["state"], job.fields["due_to"], job.fields["exit_code"]) == ("OUT_OF_MEMORY", "memory_limit", 1)
+    assert job.fields["nodelist"] == "rhrcsnod19"
+    assert "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit" in job.evidence.text
+    assert [i.message for i in res.issues] == ["LSF record without its `Job <ID>` line: job id unknown"]
+
+
+# --------------------------------------------------------------------------
+# Flux: eventlogs and flux jobs
+# --------------------------------------------------------------------------
+
+
+def test_flux_eventlog_json_timeout() -> None:
+    # flux-framework/flux-sched#805 (https://github.com/flux-framework/flux-sched/issues/805): `flux job info
+    # ƒNNzkJm7 eventlog` of a job that failed with `exception type=timeout ... resource allocation expired`.
+    job = the_job(read("flux-eventlog-sched-805.json", "flux-jobs"))
+    assert (job.fields["state"], job.fields["due_to"]) == ("TIMEOUT", "time_limit")
+    # finish status 36352 is a wait status: the job shell exited 142 (128 + SIGALRM).
+    assert (job.fields["exit_code"], job.fields["signal"]) == (142, 14)
+    assert job.time == datetime.fromtimestamp(1611769351.0589771, UTC)  # the exception's time
+
+
+def test_flux_eventlog_human_form() -> None:
+    # flux-framework/flux-core#6713 (https://github.com/flux-framework/flux-core/issues/6713): `flux job eventlog
+    # -HF`: `[Mar16 08:11] exception type="timeout" ... note="resource allocation expired"`.
+    job = the_job(read("flux-eventlog-human-6713.txt", "flux-jobs"))
+    assert (job.fields["state"], job.fields["due_to"]) == ("TIMEOUT", "time_limit")
+    assert job.time == datetime(2021, 3, 16, 8, 11, tzinfo=UTC)
+
+
+def test_flux_eventlog_of_a_job_that_finished_well() -> None:
+    # Near miss: flux-framework/flux-core#5300 (https://github.com/flux-framework/flux-core/issues/5300), the raw
+    # eventlog of a job without exception: `finish status=0`.
+    job = the_job(read("flux-eventlog-raw-5300.txt", "flux-jobs"))
+    assert (job.fields["state"], job.fields["exit_code"]) == ("COMPLETED", 0) and "due_to" not in job.fields
+
+
+def test_flux_jobs_node_failure_names_the_lost_node() -> None:
+    # flux-framework/flux-core#6653 (https://github.com/flux-framework/flux-core/issues/6653): `flux jobs -Af failed
+    # -no '{id.f58:<12} {exception.type:<25} {exception.note}'` on El Capitan.
+    res = read("flux-jobs-node-failure-6653.txt", "flux-jobs")
+    assert [(e.fields["job_id"], e.fields["state"], e.fields["due_to"]) for e in jobs(res)] == [
+        ("fdFmCpYwQZ5", "NODE_FAIL", "node_failure"), ("fcod73yYa6b", "NODE_FAIL", "node_failure")]
+    down = [e.fields["host"] for e in res.events if e.kind == "sched.node_down"]
+    assert down == ["elcap8767", "elcap8659"] and res.hosts == {"elcap8767", "elcap8659"}
+    # The job asked for: its own record.
+    res = read("flux-jobs-node-failure-6653.txt", "flux-jobs", job_id="ƒcod73yYa6b")
+    assert [e.fields["job_id"] for e in jobs(res)] == ["fcod73yYa6b"]
+
+
+def test_flux_jobs_listing_with_its_header() -> None:
+    # flux-framework/flux-workflow-examples, job-submit-cli/README.md: `flux jobs` of two running jobs, as the
+    # README prints it (its padding lost to one space).
+    listing = ("JOBID USER NAME ST NTASKS NNODES RUNTIME RANKS\n"
+               "ƒ3ETxsR9H moussa1 io-forward R 1 1 2.858s 2\n"
+               "ƒ38rBqEWT moussa1 compute.lu R 4 2 15.6s [0-1]\n").encode()
+    res = read("jobs.txt", "flux-jobs", data=listing)
+    assert [(e.fields["job_id"], e.fields["state"]) for e in jobs(res)] == [
+        ("ƒ3ETxsR9H", "RUNNING"), ("ƒ38rBqEWT", "RUNNING")]
+    assert all("due_to" not in e.fields for e in jobs(res))
+
+
+def test_flux_a_bad_eventlog_line_is_an_issue_and_the_rest_is_read() -> None:
+    data = (FIX / "flux-eventlog-sched-805.json").read_bytes().replace(b'{"timestamp":1611769319.5972605',
+                                                                      b'{"timestamp":', 1)
+    res = read("bad.json", "flux-jobs", data=data)
+    assert the_job(res).fields["state"] == "TIMEOUT"
+    assert [(i.line, i.message.split(":")[0]) for i in res.issues] == [(2, "eventlog")]
+
+
+@pytest.mark.parametrize("fmt", ["sge-qacct", "pbs-qstat", "pbs-tracejob", "lsf-bjobs", "lsf-bhist", "flux-jobs"])
+def test_empty_and_unrelated_text_give_nothing(fmt: str) -> None:
+    for data in (b"", b"hello world\nnothing here\n"):
+        res = read("x.txt", fmt, data=data)
+        assert jobs(res) == []
