@@ -1,5 +1,5 @@
-"""The vendor tables' schema: pydantic models that validate the rows of xid.yaml, sxid.yaml, cuda.yaml and
-platform.yaml.
+"""The vendor tables' schema: pydantic models that validate the rows of xid.yaml, sxid.yaml, cuda.yaml,
+platform.yaml and transport.yaml.
 
 Imported only to validate a table (on a miss of the on-disk cache, catalog/tables.py `_kept`): the
 tables hold the records (named tuples) of catalog/tables.py of the same names, built from the validated
@@ -62,10 +62,33 @@ class NcclTransportInfo(BaseModel):
     transport: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
 
 
-class IbWcStatusInfo(_Row):
-    name: str = Field(pattern=r"^IBV_WC_[A-Z_]+$")
-    wc_class: IbWcClass = Field(alias="class")
+class CompletionStatus(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
+
+    stack: records.CompletionStack
+    code: int = Field(ge=0)
+    name: str = Field(pattern=r"^[A-Z][A-Z0-9_]+$")
+    wc_class: IbWcClass | None = Field(default=None, alias="class")
+    same_as: int | None = Field(default=None, ge=0)
     texts: tuple[str, ...] = ()
+
+
+class AsyncEvent(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    code: int = Field(ge=0)
+    name: str = Field(pattern=r"^IBV_EVENT_[A-Z_]+$")
+    text: str = Field(min_length=3)
+    means: records.AsyncMeans
+
+
+class PeerStatus(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    stack: records.PeerStack
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]+$")
+    means: records.PeerMeans
+    texts: tuple[str, ...] = Field(min_length=1)
 
 
 class IpmiBusEvent(BaseModel):
@@ -76,7 +99,7 @@ class IpmiBusEvent(BaseModel):
 
 
 MODELS: tuple[type[BaseModel], ...] = (XidInfo, SxidInfo, CudaErrorInfo, NcclResultInfo, NvmlErrorInfo,
-                                       NcclTransportInfo, IbWcStatusInfo, IpmiBusEvent)
+                                       NcclTransportInfo, CompletionStatus, AsyncEvent, PeerStatus, IpmiBusEvent)
 
 
 def validate(record: type[Any], raw: Any, where: str) -> Any:
