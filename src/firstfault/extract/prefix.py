@@ -11,6 +11,7 @@ prepend its own tag, and they stack:
 | container runtime (CRI, docker, `kubectl logs --timestamps`) | `2026-11-02T10:03:07.123456789Z stderr F ` | - |
 | mpirun `--tag-output` | `[1,2]<stderr>:` | rank 2 |
 | PyTorch rank prefix (`TORCH_...`, >= 2.2) | `[rank2]:` | rank 2 |
+| MPICH's PMI client | `[cli_2]:` | rank 2 |
 | torchrun `--tee` / `--redirects` | `[default1]:` | local rank 1 (a stream of its own) |
 | pdsh / DeepSpeed multi-node runner | `worker-3: ` | host worker-3 |
 | Ray's log monitor (workers, the raylet) | `(RayTrainWorker pid=4331, ip=10.0.0.7) ` | host 10.0.0.7, pid 4331 |
@@ -48,6 +49,8 @@ _RUNTIME = re.compile(
 _MPI = re.compile(r"\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?")
 _RANK = re.compile(r"\[rank(?P<rank>\d+)\]:\s?")
 _TEE = re.compile(r"\[(?P<name>[A-Za-z_][\w\-]*?)(?P<local>\d+)\]:\s?")
+# MPICH's PMI client, before its own lines: `[cli_1]: aborting job:` (the client's id is the rank).
+_CLI = re.compile(r"\[cli_(?P<rank>\d+)\]:\s?")
 _HOST = re.compile(r"(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]{0,252}):\s")
 _BRACKET_HOST = re.compile(r"\[(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]{0,252})\]:?\s")
 _RANK_WORD = re.compile(r"rank(?P<rank>\d+)")
@@ -162,7 +165,7 @@ class PrefixLayer:
                     rank = int(m.group("rank"))
                     body = body[m.end():]
                     continue
-                m = _RANK.match(body)
+                m = _RANK.match(body) or _CLI.match(body)
                 if m:
                     rank = int(m.group("rank"))
                     body = body[m.end():]
