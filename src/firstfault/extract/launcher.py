@@ -141,7 +141,9 @@ _MPD = re.compile(r"exit status of rank (?P<rank>\d+): (?:killed by signal (?P<n
 # `MPICH ERROR [Rank 11122] [job id 41595204.0] [Thu Aug 14 08:27:11 2025] [nid006700] - Abort(2695311) (rank 11122
 # in comm 0): ...`, and MPICH's PMI client announcing it: `[cli_1]: aborting job:` (the prefix layer reads the rank).
 _MPI_FATAL = re.compile(r"\bFatal error in (?P<call>P?MPI_\w+)")
-_CRAY_HEAD = re.compile(r"MPICH ERROR \[Rank (?P<rank>\d+)\](?: \[job id [^\]]*\])?(?: \[[^\]]*\])? \[(?P<host>[\w.\-]+)\]")
+_CRAY_HEAD = re.compile(
+    r"MPICH ERROR \[Rank (?P<rank>\d+)\](?: \[job id [^\]]*\])?(?: \[[^\]]*\])? \[(?P<host>[\w.\-]+)\]"
+)
 _ABORTING: Final = "aborting job:"
 # Hydra's proxies and mpiexec tearing the job down once a process ended badly: `[proxy:0:1@host] HYD_pmcd_pmip_...
 # (pm/pmiserv/pmip_cb.c:878): assert (!closed) failed`, `[mpiexec@host] HYDT_bscu_wait_for_completion (...): one of
