@@ -19,6 +19,10 @@ prepend its own tag, and they stack:
 | docker compose | `trainer-1`, padded, then a bar | process trainer-1 |
 | Open MPI `--timestamp-output` | `Sun Apr 22 11:13:01 2018` before mpirun's tag | - |
 | a Markdown / e-mail quote (text pasted by people) | `> ` | - |
+| a forwarded syslog message (RFC 5424, or RFC 3164 behind its PRI) | `<12>1 2026-11-02T10:03:07.12Z node-02 kernel - - - ` | host node-02 |
+| `dmesg --decode` | `kern  :warn  : ` (its ISO stamp is the runtime's layer) | - |
+| `grep -H` / `-n` / `-C` over log files | `nodes/node-02/kern.log:12:`, `kern.log-13-` | - |
+| a progress bar the line was glued to (tqdm; a carriage return) | `  0%|          | 0/801 [00:00<?, ?it/s]` | - |
 
 A tracker's automatic links in pasted text (`[net_ib.cc:101](http://net_ib.cc:101/)`,
 a link whose target is its own text) are put back to their text.
@@ -73,6 +77,32 @@ _MPI_STAMP = re.compile(
     r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
     r"\d\d:\d\d:\d\d \d{4}(?=\[\d+,\d+\]<std(?:out|err)>:)"
 )
+
+# A forwarded syslog message: the PRI, then RFC 5424's version, stamp, host, app, procid, msgid and structured data
+# (util-linux logger: `<12>1 2026-12-03T15:31:35.530881+00:00 vm kernel - - [timeQuality tzKnown="1"] msg`), or
+# RFC 3164's stamp (BSD or, rsyslog's forward format, RFC 3339), host and tag (`<12>Dec  3 15:31:35 vm kernel: msg`).
+_SYSLOG_5424 = re.compile(
+    r"<\d{1,3}>1 \S+ (?P<host>\S+) \S+ \S+ \S+ (?:-|(?:\[[^\]]*\])+) ?"
+)
+_SYSLOG_3164 = re.compile(
+    r"<\d{1,3}>(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\S+) (?P<host>[\w.\-]+) [^\s:\[]+(?:\[\d+\])?: ?"
+)
+# dmesg --decode's facility and level (`kern  :warn  : `), names from syslog(3).
+_DMESG_DECODE = re.compile(
+    r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7]) *:"
+    r"(?:emerg|alert|crit|err|warn|notice|info|debug) *: "
+)
+# grep -H over log files: a path and, with -n, the line number (`-N-` on -A/-B/-C context lines), glued to the line
+# it found. A log file's name (`.log`, `.out`, `.err`, `.txt`, a rotation's number) takes any line; another path
+# (`/var/log/syslog`) only one that starts with a syslog, ISO or dmesg stamp, so a Python warning's
+# `/usr/lib/x.py:42:` stays.
+_GREP = re.compile(
+    r"(?:[\w.\-]*/)*[\w.\-]+\.(?:log|out|err|txt)(?:\.\d+)?(?::\d+:|-\d+-|:)(?=\S)"
+    r"|(?:[\w.\-]*/)+[\w.\-]+(?::\d+:|-\d+-|:)"
+    r"(?=[A-Z][a-z]{2} [ \d]\d \d\d:|\d{4}-\d\d-\d\d[T ]\d\d:|\[\s*\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2} )"
+)
+# A tqdm progress bar the line was printed right after (`desc:  45%|####     | 7361/16384 [05:43<06:50, 21.99it/s]`).
+_TQDM = re.compile(r".{0,200}?\|[^|]{0,200}\|\s*\S+/\S+\s*\[[^\[\]]{0,120}(?:it/s|s/it)[^\[\]]{0,80}\]")
 
 # Words a program itself prints before `: ` that are never host names.
 _NOT_HOSTS: Final = frozenset(
@@ -140,9 +170,25 @@ class PrefixLayer:
         local: int | None = None
         proc: str | None = None
         stopped = True  # the rounds ended by a `break` (the body's first character starts no layer)
+        cr = body.rfind("\r", 0, len(body.rstrip()))
+        if cr >= 0:
+            body = body[cr + 1:]  # a progress bar overwritten in place: the line is what follows the last return
+        bar = "it/s]" in body or "s/it]" in body
         for _ in range(MAX_LAYERS):
             c = body[:1]
             if not c:
+                break
+            if bar:
+                m = _TQDM.match(body)
+                if m and m.end() < len(body):
+                    body = body[m.end():]
+                    continue
+            if c == "<":
+                m = _SYSLOG_5424.match(body) or _SYSLOG_3164.match(body)
+                if m and host is None:
+                    host = m.group("host")
+                    body = body[m.end():]
+                    continue
                 break
             if c == "(" and proc is None:
                 m = _RAY.match(body)
@@ -193,6 +239,14 @@ class PrefixLayer:
                     continue
                 break
             m = _MPI_STAMP.match(body) if c in "MTWFS" else None
+            if m:
+                body = body[m.end():]
+                continue
+            m = _DMESG_DECODE.match(body) if c.islower() else None
+            if m:
+                body = body[m.end():]
+                continue
+            m = _GREP.match(body)
             if m:
                 body = body[m.end():]
                 continue
