@@ -391,6 +391,22 @@ def ib_wc_status_table() -> Mapping[int, CompletionStatus]:
     return MappingProxyType({r.code: r for r in transport_table().completions if r.stack == "ibv"})
 
 
+HostSeverity = Literal["uncorrected", "corrected", "informational"]
+
+
+class CperSeverity(NamedTuple):
+    text: str  # cper_severity_str()
+    severity: HostSeverity
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def cper_severities() -> Mapping[str, HostSeverity]:
+    """The CPER severity a GHES record names (`event severity: recoverable`) -> host.mce's severity."""
+    return MappingProxyType({item.text: item.severity for _, item in _rows("platform.yaml", "cper_severities",
+                                                                           CperSeverity)})
+
+
 IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
 
 

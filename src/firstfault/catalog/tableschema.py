@@ -91,6 +91,13 @@ class PeerStatus(BaseModel):
     texts: tuple[str, ...] = Field(min_length=1)
 
 
+class CperSeverity(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    text: str = Field(pattern=r"^[a-z]+$")
+    severity: records.HostSeverity
+
+
 class IpmiBusEvent(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
@@ -99,7 +106,8 @@ class IpmiBusEvent(BaseModel):
 
 
 MODELS: tuple[type[BaseModel], ...] = (XidInfo, SxidInfo, CudaErrorInfo, NcclResultInfo, NvmlErrorInfo,
-                                       NcclTransportInfo, CompletionStatus, AsyncEvent, PeerStatus, IpmiBusEvent)
+                                       NcclTransportInfo, CompletionStatus, AsyncEvent, PeerStatus, CperSeverity,
+                                       IpmiBusEvent)
 
 
 def validate(record: type[Any], raw: Any, where: str) -> Any:
