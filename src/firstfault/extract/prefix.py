@@ -19,7 +19,7 @@ prepend its own tag, and they stack:
 | docker compose | `trainer-1`, padded, then a bar | process trainer-1 |
 | Open MPI `--timestamp-output` | `Sun Apr 22 11:13:01 2018` before mpirun's tag | - |
 | a Markdown / e-mail quote (text pasted by people) | `> ` | - |
-| forwarded syslog (RFC 5424; RFC 3164 behind a PRI) | `<12>1 2026-11-02T10:03:07Z node-02 kernel - - - ` | host node-02 |
+| forwarded syslog (RFC 5424; 3164 behind a PRI) | `<12>1 2026-11-02T10:03:07Z node-02 kernel - - - ` | host node-02 |
 | `dmesg --decode` | `kern  :warn  : ` (its ISO stamp is the runtime's layer) | - |
 | `grep -H` / `-n` / `-C` over log files | `nodes/node-02/kern.log:12:`, `kern.log-13-` | - |
 | a progress bar the line was glued to (tqdm; a carriage return) | `  0%|          | 0/801 [00:00<?, ?it/s]` | - |
