@@ -31,7 +31,7 @@ _LEADS = re.compile(
     r"|\[[A-Za-z_]+\d+\]: ?"  # [rank3]:, [default3]:, MPICH's [cli_3]:
     r"|(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7]) *:"
     r"(?:emerg|alert|crit|err|warn|notice|info|debug) *: "  # dmesg --decode
-    r"|(?:[\w.\-]*/)*[\w.\-]*[\d./][\w.\-]*(?::\d+:|-\d+-|: ?)"  # grep -H FILE: / FILE:N: / FILE-N-, pdsh `node01: `
+    r"|(?:[\w.\-]*/)*[\w.\-]*[\d./][\w.\-]*(?::\d+:|-\d+-|: ?|-)"  # grep -H FILE: / FILE:N: / FILE-N- / FILE-, pdsh
     r"|\d+[:\-]"  # grep -n
     r"|> "  # a quote
     r"|\[(?=\d{4}-\d\d-\d\d[T ])"  # NCCL_DEBUG_TIMESTAMP_FORMAT's bracket: `[2026-11-02 10:03:07] host:pid:tid`

@@ -98,7 +98,7 @@ _DMESG_DECODE = re.compile(
 # `/usr/lib/x.py:42:` stays.
 _GREP = re.compile(
     r"(?:[\w.\-]*/)*[\w.\-]+\.(?:log|out|err|txt)(?:\.\d+)?(?::\d+:|-\d+-|:)(?=\S)"
-    r"|(?:[\w.\-]*/)+[\w.\-]+(?::\d+:|-\d+-|:)"
+    r"|(?:[\w.\-]*/)*[\w.\-]+(?:\.(?:log|out|err|txt)(?:\.\d+)?-|(?:/[\w.\-]+)(?::\d+:|-\d+-|:|-))"
     r"(?=[A-Z][a-z]{2} [ \d]\d \d\d:|\d{4}-\d\d-\d\d[T ]\d\d:|\[\s*\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2} )"
 )
 # A tqdm progress bar the line was printed right after (`desc:  45%|####     | 7361/16384 [05:43<06:50, 21.99it/s]`).

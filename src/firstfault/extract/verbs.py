@@ -57,7 +57,8 @@ _EFA_CONTEXT = re.compile(r"(?i:\befa\b)|fi_addr_efa|\bprov_errno\b|NET/OFI")
 _UCX_HEAD = re.compile(
     r"^(?:\[\d{9,10}\.\d+\]\s+)?\[(?P<host>[A-Za-z0-9][\w.\-]*):(?P<pid>\d+)\s*:\d+(?::\d+)?\]\s+"
 )
-_UCX_WORD = re.compile(r"\bUCX\b")
+# ... or, where a paste lost the header, UCX's name or one of its source files (`ud_ep.c:270`, `ucp_worker.c:373`).
+_UCX_WORD = re.compile(r"\bUCX\b|\b(?:ud|rc|dc|ucp|uct|ucs)_\w+\.c:\d+")
 _DEVICE = re.compile(r"\b(?P<dev>(?:mlx\d_|hfi1_|bnxt_re|irdma|qedr|efa_?|rxe)\d+)(?::(?P<port>\d+))?")
 _VENDOR = re.compile(r"\bvend(?:or)?(?:[ _]err(?:or)?)?[ =:]+(?P<v>0x[0-9a-fA-F]+|\d+)")
 _SYNDROME = re.compile(r"\bsynd(?:rome)?[ =:]+(?P<s>0x[0-9a-fA-F]+|\d+)")
