@@ -96,8 +96,8 @@ def test_a_bad_row_is_named(monkeypatch: pytest.MonkeyPatch, rows: list[dict[str
     ("line", "status", "stack", "hca"),
     [
         # openucx/ucx#6000: newer UCX, the mlx5 syndrome (0x15) decides
-        ("[compute001:31180:0:31180] ib_mlx5_log.c:143  Transport retry count exceeded on mlx5_0:1/RoCE (synd 0x15 vend "
-         "0x81 hw_synd 0/0)", 12, "ucx", "mlx5_0"),
+        ("[compute001:31180:0:31180] ib_mlx5_log.c:143  Transport retry count exceeded on mlx5_0:1/RoCE (synd 0x15 "
+         "vend 0x81 hw_synd 0/0)", 12, "ucx", "mlx5_0"),
         # openucx/ucx#2545: older UCX's words, under Open MPI's --timestamp-output tag
         ("Sun Apr 22 11:13:01 2018[1,305]<stderr>:[hpc-arm-hp03:94092:0:94092] ib_mlx5_log.c:113  FATAL: Error on QP "
          "0x2396e wqe[001]: Transport retry count exceeded (synd 0x15 vend 0x81) opcode RDMA_READ", 12, "ucx", None),
@@ -105,9 +105,10 @@ def test_a_bad_row_is_named(monkeypatch: pytest.MonkeyPatch, rows: list[dict[str
         ("[node-07:4242:0:4242] rc_verbs_iface.c:124 UCX  ERROR send completion with error: transport retry counter "
          "exceeded [qpn 0x1a2 wrid 0x9 vendor_err 0x81]", 12, "verbs", None),
         # aws/aws-ofi-nccl#346: the EFA provider gives the status by its number, (7)
-        ("libfabric:451707:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address My "
-         "EFA addr: fi_addr_efa://[fe80::13:c2ff:fe6f:f03d]:0:1072483550 My host id: i-0db7083f3fcbebb65 Peer EFA addr: "
-         "fi_addr_efa://[fe80::b8:aff:fe44:425]:0:947699476 Peer host id: i-0ce6d3d57139f053c (7)", 7, "efa", None),
+        ("libfabric:451707:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address "
+         "My EFA addr: fi_addr_efa://[fe80::13:c2ff:fe6f:f03d]:0:1072483550 My host id: i-0db7083f3fcbebb65 Peer EFA "
+         "addr: fi_addr_efa://[fe80::b8:aff:fe44:425]:0:947699476 Peer host id: i-0ce6d3d57139f053c (7)", 7, "efa",
+         None),
     ],
 )
 def test_each_stacks_completion_words(line: str, status: int, stack: str, hca: str | None) -> None:
@@ -174,7 +175,8 @@ def test_a_port_or_adapter_going_away_is_the_link_going_down(line: str, iface: s
         # a queue pair's own failure names no link: a symptom
         ("node-1:100:200 [0] NCCL WARN NET/IB : mlx5_0:1 async fatal event on QP (0x55d) qpn=12 handle=1 send_cq=2 "
          "recv_cq=3 state=6 sq_psn=1 rq_psn=2: local work queue catastrophic error", "nccl.error"),
-        ("node-1:100:200 [0] NCCL WARN NET/IB : Got async event : local access violation work queue error", "nccl.error"),
+        ("node-1:100:200 [0] NCCL WARN NET/IB : Got async event : local access violation work queue error",
+         "nccl.error"),
         # routine events: nothing, and understood
         ("gpu-l40s-12:8791:8931 [1] NCCL WARN NET/IB : Got async event : GID table change", None),
         ("node-1:100:200 [0] NCCL WARN NET/IB : mlx5_0:1 GID table changed", None),
