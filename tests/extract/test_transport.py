@@ -55,7 +55,7 @@ def test_the_table_holds_each_stacks_numbering_and_the_ibv_view_is_unchanged() -
     efa = {r.code: r for r in t.completions if r.stack == "efa"}
     assert efa[15].wc_class == "path" and efa[1].wc_class == "flush" and efa[5].wc_class == "local_access"
     assert {e.means for e in t.async_events} == {"link_down", "device_fatal", "queue_error", "info"}
-    assert {p.stack for p in t.peers} == {"ucx", "ompi", "orte", "pmix", "mpich"}
+    assert {p.stack for p in t.peers} == {"ucx", "ompi", "orte", "pmix", "mpich", "nccl"}
 
 
 def _build_with(monkeypatch: pytest.MonkeyPatch, doc: dict[str, Any]) -> object:
@@ -353,3 +353,37 @@ def test_hydras_teardown_chatter_is_understood_without_an_event() -> None:
              "[mpiexec@IIPLab-WS2] HYDT_bscu_wait_for_completion (tools/bootstrap/utils/bscu_wait.c:75): one of the "
              "processes terminated badly; aborting"]
     assert feed(lines) == [] and claimed(lines) == [True, True]
+
+
+# ---------------------------------------------------------------- NCCL's socket layer failing to reach a peer
+
+
+@pytest.mark.parametrize(
+    ("line", "status", "peer"),
+    [
+        # NVIDIA/nccl-tests#166
+        ("ubuntu:39964:40075 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : "
+         "Software caused connection abort", "ECONNABORTED", "10.0.0.2"),
+        # NVIDIA/nccl#1618 (a site's own log format around NCCL's WARN)
+        ("[03/16][2025-02-25 15:46:48,389] [misc/socket.cc:602] [s11gn1268:pid=3987720] NCCL WARN socketPollConnect "
+         "poll() failed, ret 1, error Connection timed out, revents 8, connect to 172.16.30.229:39953", "ETIMEDOUT",
+         "172.16.30.229"),
+    ],
+)
+def test_a_socket_connect_that_fails_names_the_peer(line: str, status: str, peer: str) -> None:
+    [e] = feed([line])
+    assert (e.kind, e.fields["stack"], e.fields["peer_status"], e.fields["peer"]) == (
+        "nccl.remote_error", "nccl", status, peer)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a local errno on connect is this node's own refusal, not a peer gone (synthetic, NCCL 2.4's wording)
+        "node1:1:2 [0] NCCL WARN Net : Connect to 10.0.0.2<40811> failed : Permission denied",
+        # NCCL's retry notice is INFO: it retries (Oneflow-Inc/oneflow#3586)
+        "worker:101542:101934 [0] NCCL INFO Call to connect returned Connection timed out, retrying",
+    ],
+)
+def test_a_socket_failure_that_is_no_lost_peer(line: str) -> None:
+    assert only(feed([line]), "nccl.remote_error") == []

@@ -329,7 +329,7 @@ class AsyncEvent(NamedTuple):
     means: AsyncMeans
 
 
-PeerStack = Literal["ucx", "ompi", "orte", "pmix", "mpich"]
+PeerStack = Literal["ucx", "ompi", "orte", "pmix", "mpich", "nccl"]
 PeerMeans = Literal["timeout", "reset", "unreachable", "refused", "lost"]
 
 

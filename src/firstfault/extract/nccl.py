@@ -26,7 +26,7 @@ from firstfault.extract.codes import cuda_error_of, errno_of, nccl_result_of
 from firstfault.extract.memo import ON, Memo
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import PEER_FAILURE_PATTERNS
-from firstfault.extract.verbs import async_drafts, async_event_of
+from firstfault.extract.verbs import async_drafts, async_event_of, socket_peer_status
 from firstfault.model import FieldValue
 
 _DETAIL_CLIP: Final = 400
@@ -125,6 +125,9 @@ _IBV_CALL = re.compile(
     r"Call to ibv_(?P<verb>\w+) failed with (?:(?P<err>\d+)\b|error (?P<text>[^,]+))[^,]*(?:, on dev (?P<dev>[\w\-]+))?"
 )
 _NETWORK_ERRNOS: Final = frozenset({"ETIMEDOUT", "ENETUNREACH", "EHOSTUNREACH", "ENETDOWN", "EHOSTDOWN"})
+# NCCL's socket layer failing to reach a peer, which it names: `Connect to 10.0.0.2<45763> failed : <strerror>`,
+# `socketPollConnect poll() failed, ret 1, error <strerror>, revents 8, connect to 172.16.30.229:39953`.
+_SOCKET_CONNECT = re.compile(r"\b[Cc]onnect to (?P<peer>[\w.\-]+|\[[0-9a-fA-F:.%\w]+\])(?:<\d+>|:\d+)?(?: failed\b|,|\s*$)")
 # A peer dropping out, as NCCL's socket layer, gloo and PyTorch's store report it: one table, the
 # traceback model's (extract/traceback.py).
 PEER_LOSS = PEER_FAILURE_PATTERNS["nccl.remote_error"]
@@ -226,6 +229,14 @@ def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
         if "nccl.error" in out:
             out["nccl.error"].update(_where_in_nccl(head, warn, body))
         return out
+    sock = _SOCKET_CONNECT.search(warn) if warn is not None else None
+    peer = socket_peer_status(warn) if sock is not None and warn is not None else None
+    if sock is not None and peer is not None:
+        # The peer could not be reached: it may be gone, or the path to it; a symptom, with the peer it names.
+        fields: dict[str, FieldValue] = {"detail": detail, "stack": "nccl", "peer_status": peer.name,
+                                         "peer": sock.group("peer")}
+        fields.update(_where_in_nccl(head, warn, body))
+        return {"nccl.remote_error": fields}
     vb = _IBV_CALL.search(body)
     if vb:
         name = _errno.errorcode.get(int(vb.group("err"))) if vb.group("err") else errno_of(vb.group("text"))
@@ -265,7 +276,7 @@ def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
     if result == "ncclRemoteError" or peer_loss:
         found["nccl.remote_error"] = {"detail": detail}
     elif not found and (warn is not None or result is not None or "NCCL error" in body or "DistBackendError:" in body):
-        fields: dict[str, FieldValue] = {"detail": detail}
+        fields = {"detail": detail}
         if result is not None:
             fields["nccl_result"] = result
         fields.update(_where_in_nccl(head, warn, body))
@@ -549,7 +560,8 @@ class NcclErrorExtractor:
                                  "transport"}),
         "nccl.ib_completion_error": frozenset({"hca", "opcode", "peer", "status", "vendor_err", "status_class",
                                                "status_name"}),
-        "nccl.remote_error": frozenset({"detail"}),
+        "nccl.remote_error": frozenset({"detail", "stack", "peer_status", "peer", "errno", "nccl_source",
+                                        "transport"}),
         "net.ib_verbs_error": frozenset({"detail", "dev", "errno", "verb"}),
         "net.link": frozenset({"async_event", "detail", "iface", "port", "state"}),
     }

@@ -129,8 +129,19 @@ def async_event_of(text: str) -> AsyncEvent | None:
 
 @lru_cache(maxsize=1)
 def _peer_words() -> tuple[tuple[str, PeerStatus], ...]:
-    out = [(t, row) for row in transport_table().peers for t in row.texts]
+    """The words of every stack this module reads (NCCL's socket layer is extract/nccl.py's), longest first."""
+    out = [(t, row) for row in transport_table().peers if row.stack != "nccl" for t in row.texts]
     return tuple(sorted(out, key=lambda w: (-len(w[0]), w[0])))
+
+
+@lru_cache(maxsize=1)
+def _nccl_socket_words() -> tuple[tuple[str, PeerStatus], ...]:
+    return tuple((t, row) for row in transport_table().peers if row.stack == "nccl" for t in row.texts)
+
+
+def socket_peer_status(message: str) -> PeerStatus | None:
+    """The peer status NCCL's socket layer words in a WARN about a connection (catalog/transport.yaml)."""
+    return next((row for w, row in _nccl_socket_words() if w in message), None)
 
 
 def verbs_literals() -> tuple[str, ...]:
