@@ -127,7 +127,9 @@ _IBV_CALL = re.compile(
 _NETWORK_ERRNOS: Final = frozenset({"ETIMEDOUT", "ENETUNREACH", "EHOSTUNREACH", "ENETDOWN", "EHOSTDOWN"})
 # NCCL's socket layer failing to reach a peer, which it names: `Connect to 10.0.0.2<45763> failed : <strerror>`,
 # `socketPollConnect poll() failed, ret 1, error <strerror>, revents 8, connect to 172.16.30.229:39953`.
-_SOCKET_CONNECT = re.compile(r"\b[Cc]onnect to (?P<peer>[\w.\-]+|\[[0-9a-fA-F:.%\w]+\])(?:<\d+>|:\d+)?(?: failed\b|,|\s*$)")
+_SOCKET_CONNECT = re.compile(
+    r"\b[Cc]onnect to (?P<peer>[\w.\-]+|\[[0-9a-fA-F:.%\w]+\])(?:<\d+>|:\d+)?(?: failed\b|,|\s*$)"
+)
 # A peer dropping out, as NCCL's socket layer, gloo and PyTorch's store report it: one table, the
 # traceback model's (extract/traceback.py).
 PEER_LOSS = PEER_FAILURE_PATTERNS["nccl.remote_error"]
