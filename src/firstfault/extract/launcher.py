@@ -23,6 +23,7 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import by_whom, exit_signal, signal_name, signal_of_text
 from firstfault.extract.prefix import split_prefixes
+from firstfault.extract.traceback import clip
 from firstfault.model import FieldValue
 
 _TORCHRUN_OK = re.compile(r"\[(?P<role>[\w\-]+)\] worker group successfully finished\b"
@@ -269,11 +270,6 @@ class MpiExitExtractor:
                 return
         if "EXIT STRING:" in body:
             ctx.claimed = True  # Hydra's closing line, after the banner it sums up
-
-
-def clip(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= 400 else text[:397] + "..."
 
 
 EXTRACTORS: tuple[LineExtractor, ...] = (LauncherExitExtractor(), LauncherSignalExtractor(), MpiExitExtractor())

@@ -39,9 +39,8 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import AsyncEvent, CompletionStatus, PeerStatus, transport_table
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.prefix import split_prefixes
+from firstfault.extract.traceback import clip
 from firstfault.model import FieldValue
-
-_DETAIL_CLIP: Final = 400
 
 # Something on the line that makes it a verbs report: an RDMA device (`mlx5_0`, `hfi1_0`,
 # `bnxt_re0`, `irdma1`, `qedr0`, `efa0`), a queue pair, an ibverbs call or constant, a port's link layer.
@@ -72,11 +71,6 @@ _NCCL_OWNED: Final = "Got completion"
 _UCX_ASYNC = re.compile(
     r"IB Async event on (?P<dev>[\w\-]+): (?P<what>.+?)(?: on (?:port (?P<port>\d+)|QPN|CQ|SRQ)\b.*)?$"
 )
-
-
-def clip(text: str) -> str:
-    text = text.strip()
-    return text if len(text) <= _DETAIL_CLIP else text[: _DETAIL_CLIP - 3] + "..."
 
 
 def _number(text: str) -> int:
