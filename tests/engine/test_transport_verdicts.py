@@ -35,11 +35,13 @@ def bundle(tmp: Path, files: dict[str, str], nodes: tuple[str, ...] = ("node-a",
 
 
 # One Xid, the first, wrapped by a layer; the other, two minutes later on the other node, plain. Each layer as
-# its program printed it here (util-linux 2.38.1 logger, GNU grep 3.8, dmesg --decode's layout).
+# its program printed it here (util-linux 2.38.1 logger, GNU grep 3.8, dmesg --decode's layout; rsyslog's
+# RSYSLOG_ForwardFormat by its documented template).
 LAYERED_15_54_42 = {
     "rfc5424": f"<11>1 2026-12-03T15:54:42.513181+00:00 vm kernel - - - {XID79}",
     "rfc5424-sd": f'<11>1 2026-12-03T15:54:42.513181+00:00 vm kernel - - [timeQuality tzKnown="1"] {XID79}',
     "rfc3164-pri": f"<11>Dec  3 15:54:42 vm kernel: {XID79}",
+    "rsyslog-forward": f"<4>2026-12-03T15:54:42.513181+00:00 node-a kernel: [ 817.312044] {XID79}",
     "grep-H": f"logs/kern.log:Dec  3 15:54:42 node-a kernel: [ 817.312044] {XID79}",
     "grep-Hn": f"kern.log:1:Dec  3 15:54:42 node-a kernel: [ 817.312044] {XID79}",
     "dmesg-decode": f"kern  :err   : 2026-12-03T15:54:42,513181+00:00 {XID79}",

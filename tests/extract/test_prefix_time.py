@@ -42,6 +42,10 @@ def at(text: str) -> datetime:
          "2026-12-03T15:54:42.513181Z"),
         # ... `--rfc3164`: a PRI before the classic header
         (f"<11>Dec  3 15:54:42 vm kernel: {XID79}", XID79, "vm", None, "2026-12-03T15:54:42Z"),
+        # rsyslog's RSYSLOG_ForwardFormat (`<%PRI%>%TIMESTAMP:::date-rfc3339% %HOSTNAME% %syslogtag%%msg%`; synthetic
+        # host and time around the thread's line)
+        (f"<4>2026-12-03T15:31:35.123456+00:00 node-02 kernel: [ 817.312044] {XID79}", f"[ 817.312044] {XID79}",
+         "node-02", None, "2026-12-03T15:31:35.123456Z"),
         # rsyslog/rsyslog#1120: rsyslogd's own RFC 5424 line (its "[origin ...]" is the message, not structured data)
         ('<46>1 2016-08-18T10:35:20.662120+00:00 MYHOSTNAME rsyslogd - - - [origin software="rsyslogd" '
          'swVersion="8.20.0" x-pid="21741" x-info="http://www.rsyslog.com"] start',
