@@ -23,20 +23,37 @@ _MONTHS = {
 _PREFIX = re.compile(r"^\[[A-Za-z]+\d+\]:")
 # What else a writer or a collector may put before a line's own stamp (tried only when the line does not start
 # with one; a few rounds, each followed by the stamp forms again; the layers are those of extract/prefix.py, whose
-# hosts and ranks this module does not need):
+# hosts and ranks this module does not need). Every alternative is linear: a character class, then its end.
 _LEADS = re.compile(
-    r"\r"  # the carriage return of a progress bar the line overwrote (what is left is after the last one)
-    r"|<\d{1,3}>(?:1 )?"  # a forwarded syslog message's PRI (RFC 3164), and RFC 5424's version
+    r"<\d{1,3}>(?:1 )?"  # a forwarded syslog message's PRI (RFC 3164), and RFC 5424's version
     r"|\[\d+,\d+\]<std(?:out|err)>: ?"  # Open MPI --tag-output
     r"|\[[A-Za-z_]+\d+\]: ?"  # [rank3]:, [default3]:, MPICH's [cli_3]:
     r"|(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7]) *:"
     r"(?:emerg|alert|crit|err|warn|notice|info|debug) *: "  # dmesg --decode
-    r"|(?:[\w.\-]*/)*[\w.\-]*[\d./][\w.\-]*(?::\d+:|-\d+-|: ?|-)"  # grep -H FILE: / FILE:N: / FILE-N- / FILE-, pdsh
+    r"|(?=[\w.\-/]*[\d./])[\w.\-/]+(?::\d+:|-\d+-|: ?|-)(?=[\d\[<A-Z])"  # grep -H FILE: / FILE:N: / FILE-N-, pdsh
     r"|\d+[:\-]"  # grep -n
     r"|> "  # a quote
     r"|\[(?=\d{4}-\d\d-\d\d[T ])"  # NCCL_DEBUG_TIMESTAMP_FORMAT's bracket: `[2026-11-02 10:03:07] host:pid:tid`
-    r"|.{0,200}?\|[^|]{0,200}\|\s*\S+/\S+\s*\[[^\[\]]{0,120}(?:it/s|s/it)[^\[\]]{0,80}\]"  # a glued tqdm bar
 )
+_BAR_COUNT = re.compile(r"\s*[\d.]+[kMG]?(?:/(?:[\d.]+[kMG]?|\?))?\s*")  # tqdm's `1/801` between its bar and stats
+
+
+def progress_bar_end(text: str) -> int:
+    """Where a tqdm progress bar that starts the text ends (`  0%|####      | 1/801 [00:00<06:40,  2.00it/s]`,
+    after the `]`), or -1: its rate's `it/s]` / `s/it]`, the `[` that opens its stats, the `|` that closes the bar
+    and an opening `|` before it, by position, so the reading is linear."""
+    at = text.find("it/s]")
+    if at < 0:
+        at = text.find("s/it]")
+    if at < 0 or at > 500:
+        return -1
+    stats = text.rfind("[", 0, at)
+    close = text.rfind("|", 0, stats) if stats > 0 else -1
+    if close <= 0 or text.rfind("|", 0, close) < 0 or not _BAR_COUNT.fullmatch(text, close + 1, stats):
+        return -1
+    return text.index("]", at) + 1
+
+
 _MAX_LEADS: Final = 4
 # The Unix time some libraries stamp their own lines with: UCX's `[1506867524.064665] [host:pid:tid]`, libfabric's
 # `libfabric:451707:1708520807::efa:cq:...` (process id, then seconds).
@@ -168,16 +185,20 @@ class TimeParser:
         return Stamp(wall, up)
 
     def _behind_leads(self, text: str) -> datetime | None:
-        """The stamp behind the layers a writer or collector put first (_LEADS), or None."""
+        """The stamp behind the layers a writer or collector put first (_LEADS, a progress bar the line overwrote
+        or was glued to), or None."""
+        if "\r" in text:
+            cut = text.rfind("\r", 0, len(text.rstrip()))
+            text = text[cut + 1 :]
+            wall = self._wall(text)
+            if wall is not None:
+                return wall
         for _ in range(_MAX_LEADS):
             m = _LEADS.match(text)
-            if m is None or not m.end():
+            end = m.end() if m is not None else progress_bar_end(text)
+            if end <= 0 or end >= len(text):
                 return None
-            if text[:1] == "\r" or "\r" in text[: m.end()]:
-                cut = text.rfind("\r", 0, len(text.rstrip()))
-                text = text[cut + 1 :]
-            else:
-                text = text[m.end() :]
+            text = text[end:]
             wall = self._wall(text)
             if wall is not None:
                 return wall

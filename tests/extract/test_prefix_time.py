@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import pytest
 
 from firstfault.extract.prefix import PrefixLayer, split_prefixes
-from firstfault.timeparse import TimeParser, parse_rfc3339
+from firstfault.timeparse import TimeParser, parse_rfc3339, progress_bar_end
 
 # illinois-scicomp/machine-shop-maintenance#80
 XID79 = "NVRM: Xid (PCI:0000:02:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
@@ -131,3 +131,22 @@ def test_times_that_are_not_a_lines_stamp() -> None:
     # a real uptime still is one
     st = TimeParser(UTC, None, None).parse("[12345.678901] NVRM: Xid (PCI:0000:3b:00): 79")
     assert st is not None and st.uptime == pytest.approx(12345.678901)
+
+
+@pytest.mark.parametrize(
+    ("text", "glued"),
+    [
+        # tqdm 4.70.1, run here (see above); with a description and a bar drawn in blocks, the form of SGLang's
+        # DeepGEMM warmup in posted logs (synthetic counts)
+        (f"  0%|          | 1/801 [00:00<06:40,  2.00it/s]{WATCHDOG}", WATCHDOG),
+        (f"DeepGEMM warmup:  45%|████▍     | 7361/16384 [05:43<06:50, 21.99it/s]{WATCHDOG}", WATCHDOG),
+        # a slow bar's rate is seconds per item
+        (f" 10%|█         | 1/10 [00:12<01:48, 12.03s/it]{WATCHDOG}", WATCHDOG),
+        # look-alikes: a rate in a log line, pipes of a table: no bar
+        (f"throughput 2.00it/s] {WATCHDOG}", None),
+        (f"| rank | 3/8 | [ok, 2.00it/s] {WATCHDOG}", None),
+    ],
+)
+def test_a_progress_bar_is_read_by_position(text: str, glued: str | None) -> None:
+    end = progress_bar_end(text)
+    assert (text[end:] if end > 0 else None) == glued

@@ -45,6 +45,7 @@ from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.hostlist import NodeNames
+from firstfault.timeparse import progress_bar_end
 
 # The container runtime's stamp: RFC 3339 with a `T`, then CRI's stream and tag.
 _RUNTIME = re.compile(
@@ -97,12 +98,12 @@ _DMESG_DECODE = re.compile(
 # (`/var/log/syslog`) only one that starts with a syslog, ISO or dmesg stamp, so a Python warning's
 # `/usr/lib/x.py:42:` stays.
 _GREP = re.compile(
-    r"(?:[\w.\-]*/)*[\w.\-]+\.(?:log|out|err|txt)(?:\.\d+)?(?::\d+:|-\d+-|:)(?=\S)"
-    r"|(?:[\w.\-]*/)*[\w.\-]+(?:\.(?:log|out|err|txt)(?:\.\d+)?-|(?:/[\w.\-]+)(?::\d+:|-\d+-|:|-))"
+    r"[\w.\-/]*?\.(?:log|out|err|txt)(?:\.\d+)?(?::\d+:|-\d+-|:)(?=\S)"
+    r"|[\w.\-]*/[\w.\-/]*?(?:\.(?:log|out|err|txt)(?:\.\d+)?-|:\d+:|-\d+-|:|-)"
     r"(?=[A-Z][a-z]{2} [ \d]\d \d\d:|\d{4}-\d\d-\d\d[T ]\d\d:|\[\s*\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2} )"
 )
-# A tqdm progress bar the line was printed right after (`desc:  45%|####     | 7361/16384 [05:43<06:50, 21.99it/s]`).
-_TQDM = re.compile(r".{0,200}?\|[^|]{0,200}\|\s*\S+/\S+\s*\[[^\[\]]{0,120}(?:it/s|s/it)[^\[\]]{0,80}\]")
+# A tqdm progress bar the line was printed right after (`desc:  45%|####     | 7361/16384 [05:43<06:50, 21.99it/s]`)
+# is read by position (timeparse.progress_bar_end).
 
 # Words a program itself prints before `: ` that are never host names.
 _NOT_HOSTS: Final = frozenset(
@@ -170,18 +171,17 @@ class PrefixLayer:
         local: int | None = None
         proc: str | None = None
         stopped = True  # the rounds ended by a `break` (the body's first character starts no layer)
-        cr = body.rfind("\r", 0, len(body.rstrip()))
-        if cr >= 0:
-            body = body[cr + 1:]  # a progress bar overwritten in place: the line is what follows the last return
+        if "\r" in body:  # a progress bar overwritten in place: the line is what follows the last return
+            body = body[body.rfind("\r", 0, len(body.rstrip())) + 1:]
         bar = "it/s]" in body or "s/it]" in body
         for _ in range(MAX_LAYERS):
             c = body[:1]
             if not c:
                 break
             if bar:
-                m = _TQDM.match(body)
-                if m and m.end() < len(body):
-                    body = body[m.end():]
+                end = progress_bar_end(body)
+                if 0 < end < len(body):
+                    body = body[end:]
                     continue
             if c == "<":
                 m = _SYSLOG_5424.match(body) or _SYSLOG_3164.match(body)
