@@ -119,9 +119,10 @@ def test_a_corrupt_table_entry_is_parsed_again(cdir: Path) -> None:
 
 
 # Every table kept in the on-disk cache (tables._kept).
-KEPT_TABLES = ("xid_table", "sxid_table", "cuda_table", "nccl_result_table", "nvml_table", "ib_wc_status_table",
-               "ipmi_bus_events", "nccl_transports", "driver_libraries", "nvml_anchors", "nvml_device_anchors",
-               "nvidia_smi_field_errors", "sched_tables")
+KEPT_TABLES = ("xid_table", "sxid_table", "cuda_table", "nccl_result_table", "nvml_table", "transport_table",
+               "ipmi_bus_events", "cper_severities", "nccl_transports", "driver_libraries", "nvml_anchors",
+               "nvml_device_anchors", "nvidia_smi_field_errors", "sched_tables", "exception_class_table",
+               "status_word_table", "status_anchors", "errno_table", "object_store_code_table")
 
 
 def test_tables_from_the_cache_are_the_tables_from_the_yaml(cdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -139,7 +140,7 @@ def test_tables_from_the_cache_are_the_tables_from_the_yaml(cdir: Path, monkeypa
         assert not cdir.exists()
         monkeypatch.delenv("FIRSTFAULT_CACHE")
         build()  # writes the entries: each file's document, each validated table
-        assert cache.cache_dir() == cdir and len(list(cdir.glob("table-*.marshal"))) == 5
+        assert cache.cache_dir() == cdir and len(list(cdir.glob("table-*.marshal"))) == 7
         assert len(list(cdir.glob("tables-*.pickle"))) == len(KEPT_TABLES)
         assert build() == plain  # read back from them
         for entry in cdir.glob("tables-*.pickle"):  # a corrupt entry: the table is built again

@@ -21,6 +21,48 @@ _MONTHS = {
 # Launcher prefixes that stand before a timestamp: torchrun --tee "[default3]:",
 # PyTorch 2.x "[rank3]:".
 _PREFIX = re.compile(r"^\[[A-Za-z]+\d+\]:")
+# What else a writer or a collector may put before a line's own stamp (tried only when the line does not start
+# with one; a few rounds, each followed by the stamp forms again; the layers are those of extract/prefix.py, whose
+# hosts and ranks this module does not need). Every alternative is linear: a character class, then its end.
+_LEADS = re.compile(
+    r"<\d{1,3}>(?:1 )?"  # a forwarded syslog message's PRI (RFC 3164), and RFC 5424's version
+    r"|\[\d+,\d+\]<std(?:out|err)>: ?"  # Open MPI --tag-output
+    r"|\[[A-Za-z_]+\d+\]: ?"  # [rank3]:, [default3]:, MPICH's [cli_3]:
+    r"|(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7]) *:"
+    r"(?:emerg|alert|crit|err|warn|notice|info|debug) *: "  # dmesg --decode
+    r"|(?=[\w.\-/]*[\d./])[\w.\-/]+(?::\d+:|-\d+-|: ?|-)(?=[\d\[<A-Z])"  # grep -H FILE: / FILE:N: / FILE-N-, pdsh
+    r"|\d+[:\-]"  # grep -n
+    r"|> "  # a quote
+    r"|\[(?=\d{4}-\d\d-\d\d[T ])"  # NCCL_DEBUG_TIMESTAMP_FORMAT's bracket: `[2026-11-02 10:03:07] host:pid:tid`
+)
+_BAR_COUNT = re.compile(r"\s*[\d.]+[kMG]?(?:/(?:[\d.]+[kMG]?|\?))?\s*")  # tqdm's `1/801` between its bar and stats
+
+
+def progress_bar_end(text: str) -> int:
+    """Where a tqdm progress bar that starts the text ends (`  0%|####      | 1/801 [00:00<06:40,  2.00it/s]`,
+    after the `]`), or -1: its rate's `it/s]` / `s/it]`, the `[` that opens its stats, the `|` that closes the bar
+    and an opening `|` before it, by position, so the reading is linear."""
+    at = text.find("it/s]")
+    if at < 0:
+        at = text.find("s/it]")
+    if at < 0 or at > 500:
+        return -1
+    stats = text.rfind("[", 0, at)
+    close = text.rfind("|", 0, stats) if stats > 0 else -1
+    if close <= 0 or text.rfind("|", 0, close) < 0 or not _BAR_COUNT.fullmatch(text, close + 1, stats):
+        return -1
+    return text.index("]", at) + 1
+
+
+_MAX_LEADS: Final = 4
+# The Unix time some libraries stamp their own lines with: UCX's `[1506867524.064665] [host:pid:tid]`, libfabric's
+# `libfabric:451707:1708520807::efa:cq:...` (process id, then seconds).
+_EPOCH_UCX = re.compile(r"^\[(\d{10})\.(\d{1,9})\] +\[[\w.\-]+: *\d+")
+_EPOCH_LIBFABRIC = re.compile(r"^libfabric:\d+:(\d{10})::")
+# ctime(3) with the weekday, as Open MPI's --timestamp-output glues it before its tag: `Sun Apr 22 11:13:01 2018[1,3]`.
+_CTIME = re.compile(r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})")
+# An uptime this large is a Unix time in brackets (UCX's), not seconds since boot.
+_UPTIME_MAX: Final = 1e9
 
 _ISO = re.compile(
     r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?\s?(Z|[+-]\d{2}:?\d{2}|UTC)?"
@@ -124,6 +166,46 @@ class TimeParser:
         m0 = _PREFIX.match(text) if text[:1] == "[" else None  # the pattern starts with `[`
         if m0:
             text = text[m0.end() :]
+        wall = self._wall(text)
+        if wall is None and "*** " in text:
+            mb = _SLURM_BANNER.search(text)
+            if mb:
+                y, mo, d, h, mi, s = (int(mb.group(i)) for i in range(1, 7))
+                wall = self._local(y, mo, d, h, mi, s, 0)
+        if wall is None:
+            wall = self._behind_leads(text)
+        up: float | None = None
+        mu = _UPTIME.search(text, 0, 80)
+        if mu and not (text[:1] == "[" and wall is not None and mu.start() == 0):
+            up = float(mu.group(1))
+            if up >= _UPTIME_MAX:
+                up = None
+        if wall is None and up is None:
+            return None
+        return Stamp(wall, up)
+
+    def _behind_leads(self, text: str) -> datetime | None:
+        """The stamp behind the layers a writer or collector put first (_LEADS, a progress bar the line overwrote
+        or was glued to), or None."""
+        if "\r" in text:
+            cut = text.rfind("\r", 0, len(text.rstrip()))
+            text = text[cut + 1 :]
+            wall = self._wall(text)
+            if wall is not None:
+                return wall
+        for _ in range(_MAX_LEADS):
+            m = _LEADS.match(text)
+            end = m.end() if m is not None else progress_bar_end(text)
+            if end <= 0 or end >= len(text):
+                return None
+            text = text[end:]
+            wall = self._wall(text)
+            if wall is not None:
+                return wall
+        return None
+
+    def _wall(self, text: str) -> datetime | None:
+        """The wall-clock stamp a line starts with (every form but the Slurm banner), or None."""
         wall: datetime | None = None
         c = text[:1]
         if c.isdigit():
@@ -154,6 +236,10 @@ class TimeParser:
                     m = _GLOG.match(text)
                     if m:
                         wall = self._glog(m)
+                    else:
+                        m = _EPOCH_UCX.match(text)
+                        if m:
+                            wall = _epoch(int(m.group(1)), _frac(m.group(2)))
         elif c.isupper():
             m = _GLOG.match(text) if c in "IWEF" else None
             if m:
@@ -171,18 +257,17 @@ class TimeParser:
                                 mo, int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)),
                                 _frac(m.group(6)),
                             )
-        if wall is None and "*** " in text:
-            mb = _SLURM_BANNER.search(text)
-            if mb:
-                y, mo, d, h, mi, s = (int(mb.group(i)) for i in range(1, 7))
-                wall = self._local(y, mo, d, h, mi, s, 0)
-        up: float | None = None
-        mu = _UPTIME.search(text, 0, 80)
-        if mu and not (c == "[" and wall is not None and mu.start() == 0):
-            up = float(mu.group(1))
-        if wall is None and up is None:
-            return None
-        return Stamp(wall, up)
+                    else:
+                        m = _CTIME.match(text)
+                        mo = _MONTHS.get(m.group(1)) if m else None
+                        if m and mo:
+                            wall = self._local(int(m.group(6)), mo, int(m.group(2)), int(m.group(3)),
+                                               int(m.group(4)), int(m.group(5)), 0)
+        elif c == "l":
+            m = _EPOCH_LIBFABRIC.match(text)
+            if m:
+                wall = _epoch(int(m.group(1)), 0)
+        return wall
 
     def _iso_second(self, text: str) -> datetime | None:
         """A zone-less ISO stamp whose second an earlier line's match read, without the pattern (None:
@@ -287,6 +372,10 @@ class TimeParser:
             int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)),
             _frac(m.group(6)),
         )
+
+
+def _epoch(seconds: int, us: int) -> datetime:
+    return datetime.fromtimestamp(seconds, UTC) + timedelta(0, 0, us)
 
 
 def parse_rfc3339(value: str) -> datetime:

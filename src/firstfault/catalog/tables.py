@@ -1,10 +1,12 @@
-"""The vendor tables shipped beside the rules: NVIDIA Xids, NVSwitch SXids, CUDA errors, NCCL results,
-exception classes, status words, errno and object-store codes.
+"""The vendor tables shipped beside the rules: NVIDIA Xids, NVSwitch SXids, CUDA errors, NCCL results, the GPU
+platform from user space, the transports' statuses, exception classes, status words, errno and object-store
+codes, and the schedulers' reasons.
 
-The data lives in `xid.yaml` / `sxid.yaml` / `cuda.yaml` / `platform.yaml` / `exceptions.yaml` (vendor
-knowledge is data, not code branches); this module only reads and validates it, once, on first use. The
-rows are the records below; the pydantic models that validate them are in catalog/tableschema.py,
-imported only when a table is built from its YAML, not when it is read back from the on-disk cache.
+The data lives in `xid.yaml` / `sxid.yaml` / `cuda.yaml` / `platform.yaml` / `transport.yaml` /
+`exceptions.yaml` / `scheduler.yaml` (vendor knowledge is data, not code branches); this module only reads and
+validates it, once, on first use. The rows are the records below; the pydantic models that validate them are
+in catalog/tableschema.py, imported only when a table is built from its YAML, not when it is read back from the
+on-disk cache.
 """
 
 from collections.abc import Callable, Iterator, Mapping
@@ -298,21 +300,113 @@ def nccl_transports() -> Mapping[str, str]:
                              for _, item in _rows("platform.yaml", "nccl_transports", NcclTransportInfo)})
 
 
+# --------------------------------------------------------------------------
+# The transports' statuses and events, spelled by each stack (catalog/transport.yaml)
+# --------------------------------------------------------------------------
+
 IbWcClass = Literal["path", "local_access", "flush", "remote_access", "remote", "local", "fatal", "other"]
+CompletionStack = Literal["ibv", "mlx5", "efa"]
 
 
-class IbWcStatusInfo(NamedTuple):
+class CompletionStatus(NamedTuple):
+    """One work-completion status in one stack's numbering; `same_as` rows (mlx5) take the ibv row's class."""
+
+    stack: CompletionStack
     code: int
-    name: str  # IBV_WC_X
-    wc_class: IbWcClass
-    texts: tuple[str, ...] = ()  # other verbs users' wording of the status (extract/verbs.py)
+    name: str  # IBV_WC_X, MLX5_CQE_SYNDROME_X, EFA_IO_COMP_STATUS_X
+    wc_class: IbWcClass | None = None
+    same_as: int | None = None  # the ibv status this one reports (mlx5 syndromes)
+    texts: tuple[str, ...] = ()  # the stack's words for it (extract/verbs.py)
+
+
+AsyncMeans = Literal["link_down", "device_fatal", "queue_error", "info"]
+
+
+class AsyncEvent(NamedTuple):
+    """An RDMA adapter's asynchronous event (enum ibv_event_type) and the words ibv_event_type_str() gives it."""
+
+    code: int
+    name: str  # IBV_EVENT_X
+    text: str
+    means: AsyncMeans
+
+
+PeerStack = Literal["ucx", "ompi", "orte", "pmix", "mpich", "nccl"]
+PeerMeans = Literal["timeout", "reset", "unreachable", "refused", "lost"]
+
+
+class PeerStatus(NamedTuple):
+    """A stack's words for a peer that stopped answering or went away."""
+
+    stack: PeerStack
+    name: str
+    means: PeerMeans
+    texts: tuple[str, ...]
+
+
+class TransportTable(NamedTuple):
+    """catalog/transport.yaml, validated: completion statuses, adapter async events, peer statuses (kept pickled)."""
+
+    completions: tuple[CompletionStatus, ...]  # every row with its class (an mlx5 row has its ibv status's)
+    async_events: tuple[AsyncEvent, ...]
+    peers: tuple[PeerStatus, ...]
+
+
+@lru_cache(maxsize=1)
+@_kept("transport.yaml")
+def transport_table() -> TransportTable:
+    """catalog/transport.yaml, its rows validated one by one and against each other: a stack's codes are unique,
+    an ibv or efa row has a class, an mlx5 row names an ibv status it is `same_as` (and takes its class)."""
+    name = "transport.yaml"
+    ibv: dict[int, CompletionStatus] = {}
+    rows: list[tuple[str, CompletionStatus]] = []
+    seen: set[tuple[str, int]] = set()
+    for where, row in _rows(name, "completion_statuses", CompletionStatus):
+        if (row.stack, row.code) in seen:
+            raise CatalogTableError(f"{where}: duplicate code {row.code} for stack {row.stack}")
+        seen.add((row.stack, row.code))
+        if (row.same_as is None) == (row.wc_class is None):
+            raise CatalogTableError(f"{where}: give exactly one of `class` and `same_as`")
+        if row.stack == "ibv":
+            if row.same_as is not None:
+                raise CatalogTableError(f"{where}: an ibv row is the reference, it has no `same_as`")
+            ibv[row.code] = row
+        rows.append((where, row))
+    completions: list[CompletionStatus] = []
+    for where, row in rows:
+        if row.same_as is not None:
+            ref = ibv.get(row.same_as)
+            if ref is None:
+                raise CatalogTableError(f"{where}: same_as {row.same_as} is no ibv status of the table")
+            row = row._replace(wc_class=ref.wc_class)
+        completions.append(row)
+    events = tuple(item for _, item in _rows(name, "async_events", AsyncEvent))
+    if len({e.text for e in events}) != len(events) or len({e.code for e in events}) != len(events):
+        raise CatalogTableError(f"catalog/{name}: async_events: a code or text appears twice")
+    peers = tuple(item for _, item in _rows(name, "peer_statuses", PeerStatus))
+    return TransportTable(tuple(completions), events, peers)
+
+
+@lru_cache(maxsize=1)
+def ib_wc_status_table() -> Mapping[int, CompletionStatus]:
+    """ibverbs work-completion statuses (enum ibv_wc_status) by code: catalog/transport.yaml's ibv rows."""
+    return MappingProxyType({r.code: r for r in transport_table().completions if r.stack == "ibv"})
+
+
+HostSeverity = Literal["uncorrected", "corrected", "informational"]
+
+
+class CperSeverity(NamedTuple):
+    text: str  # cper_severity_str()
+    severity: HostSeverity
 
 
 @lru_cache(maxsize=1)
 @_kept("platform.yaml")
-def ib_wc_status_table() -> Mapping[int, IbWcStatusInfo]:
-    """ibverbs work-completion statuses of catalog/platform.yaml by code."""
-    return _table("platform.yaml", "ib_wc_status", IbWcStatusInfo)
+def cper_severities() -> Mapping[str, HostSeverity]:
+    """The CPER severity a GHES record names (`event severity: recoverable`) -> host.mce's severity."""
+    return MappingProxyType({item.text: item.severity for _, item in _rows("platform.yaml", "cper_severities",
+                                                                           CperSeverity)})
 
 
 IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]

@@ -1,5 +1,5 @@
 """The vendor tables' schema: pydantic models that validate the rows of xid.yaml, sxid.yaml, cuda.yaml,
-platform.yaml, exceptions.yaml and scheduler.yaml.
+platform.yaml, transport.yaml, exceptions.yaml and scheduler.yaml.
 
 Imported only to validate a table (on a miss of the on-disk cache, catalog/tables.py `_kept`): the
 tables hold the records (named tuples) of catalog/tables.py of the same names, built from the validated
@@ -78,10 +78,34 @@ class NcclTransportInfo(_Plain):
     transport: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
 
 
-class IbWcStatusInfo(_Row):
-    name: str = Field(pattern=r"^IBV_WC_[A-Z_]+$")
-    wc_class: IbWcClass = Field(alias="class")
+class CompletionStatus(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
+
+    stack: records.CompletionStack
+    code: int = Field(ge=0)
+    name: str = Field(pattern=r"^[A-Z][A-Z0-9_]+$")
+    wc_class: IbWcClass | None = Field(default=None, alias="class")
+    same_as: int | None = Field(default=None, ge=0)
     texts: tuple[str, ...] = ()
+
+
+class AsyncEvent(_Plain):
+    code: int = Field(ge=0)
+    name: str = Field(pattern=r"^IBV_EVENT_[A-Z_]+$")
+    text: str = Field(min_length=3)
+    means: records.AsyncMeans
+
+
+class PeerStatus(_Plain):
+    stack: records.PeerStack
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]+$")
+    means: records.PeerMeans
+    texts: tuple[str, ...] = Field(min_length=1)
+
+
+class CperSeverity(_Plain):
+    text: str = Field(pattern=r"^[a-z]+$")
+    severity: records.HostSeverity
 
 
 class IpmiBusEvent(_Plain):
@@ -150,9 +174,9 @@ class SchedText(_Plain):
 
 
 MODELS: tuple[type[BaseModel], ...] = (XidInfo, SxidInfo, CudaErrorInfo, NcclResultInfo, NvmlErrorInfo,
-                                       NcclTransportInfo, IbWcStatusInfo, IpmiBusEvent, ExceptionClassInfo,
-                                       StatusWordInfo, ErrnoInfo, ObjectStoreCodeInfo, SchedReason, SchedWord,
-                                       SchedText)
+                                       NcclTransportInfo, CompletionStatus, AsyncEvent, PeerStatus, CperSeverity,
+                                       IpmiBusEvent, ExceptionClassInfo, StatusWordInfo, ErrnoInfo,
+                                       ObjectStoreCodeInfo, SchedReason, SchedWord, SchedText)
 
 
 def validate(record: type[Any], raw: Any, where: str) -> Any:

@@ -8,9 +8,10 @@ prefix. Field names follow docs/events.md.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import driver_libraries, ipmi_bus_events
+from firstfault.catalog.tables import cper_severities, driver_libraries, ipmi_bus_events
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.model import FieldValue
 from firstfault.pci import norm_pci
@@ -326,9 +327,10 @@ class HungTaskExtractor:
 # Machine checks / EDAC
 # --------------------------------------------------------------------------
 
+# The MCE handler's and EDAC's dump of a bank: `mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 5: be00...`,
+# `EDAC skx MC3: CPU 10: Machine Check Event: 0 Bank 8: fc00010001010092`; the status's UC bit decides.
 _MCE_BANK = re.compile(
-    r"\[Hardware Error\]: CPU \d+: Machine Check(?: Exception)?: [0-9a-fA-F]+ Bank \d+: "
-    r"(?P<status>[0-9a-fA-F]+)"
+    r"CPU \d+: Machine Check(?: Exception| Event)?: [0-9a-fA-F]+ Bank \d+: (?P<status>[0-9a-fA-F]+)"
 )
 _MCE_LOGGED = re.compile(r"\[Hardware Error\]: Machine check events logged")
 _MCE_FATAL = re.compile(
@@ -339,21 +341,46 @@ _EDAC = re.compile(r"EDAC .*?\b(?P<kind>UE|CE)\b")
 # @P2-DIMMF1 - Assertion`, `Memory #0x87 | Uncorrectable ECC | Asserted`; corrected ones are logged too.
 _SEL_ECC = re.compile(r"\b(?P<kind>Uncorrectable|Correctable) ECC\b")
 _MCI_STATUS_UC = 1 << 61  # IA32_MCi_STATUS.UC: the error was not corrected
+# The firmware's record of a hardware error (APEI GHES, printed by the kernel's CPER code), one record over many
+# lines behind `{N}[Hardware Error]: ` (N numbers the record; older kernels print none):
+#   {7}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 4
+#   {7}[Hardware Error]: event severity: recoverable
+#   {7}[Hardware Error]:  Error 0, type: recoverable
+#   {7}[Hardware Error]:   section_type: memory error
+#   {7}[Hardware Error]:   error_type: 3, multi-bit ECC
+# The record's severity decides (catalog/platform.yaml `cper_severities`): one event, on its `event severity` line;
+# the record's other lines are understood with it.
+_GHES = re.compile(r"(?:\{(?P<seq>\d+)\})?\[Hardware Error\]: (?P<msg>.*)$")
+_GHES_SEVERITY = re.compile(r"^event severity: (?P<sev>\w+)")
+_GHES_HEAD: Final = ("Hardware error from APEI Generic Hardware Error Source", "It has been corrected by h/w")
+_GHES_LINES: Final = 60  # how far a record's lines reach below its severity
+_K_GHES = "host.ghes"  # record number (or None) -> line of its severity
 
 
 class MceExtractor:
-    """CPU / DRAM machine checks, from the MCE handler and from EDAC."""
+    """CPU / DRAM machine checks, from the MCE handler, EDAC, the BMC's log and the firmware's (APEI GHES)."""
 
     name = "host.mce"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "host.mce": frozenset({"detail", "severity"}),
+        "host.mce": frozenset({"detail", "severity", "source", "cper_severity"}),
     }
     sources: frozenset[str] = _KERNEL
     literals: tuple[str, ...] = ("Machine check events", "Machine Check", "Fatal machine check", "EDAC ",
-                                 "Uncorrectable ECC", "Correctable ECC")
+                                 "Uncorrectable ECC", "Correctable ECC", "[Hardware Error]: ",
+                                 "Processor context corrupt")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        if "[Hardware Error]: " in line:
+            ghes = _GHES.search(line)
+            if ghes is not None and self._ghes(ghes, ctx):
+                if (sev := _GHES_SEVERITY.match(ghes.group("msg"))) is not None:
+                    cper = cper_severities().get(sev.group("sev").lower())
+                    if cper in ("uncorrected", "corrected"):
+                        yield Draft(kind="host.mce", fields={"severity": cper, "source": "ghes",
+                                                             "cper_severity": sev.group("sev").lower(),
+                                                             "detail": _clip(line[ghes.start():])})
+                return
         severity: str
         if (m := _MCE_BANK.search(line)) is not None:
             status = int(m.group("status"), 16)
@@ -374,6 +401,22 @@ class MceExtractor:
         if start < 0 or start > m.start():
             start = m.start()
         yield Draft(kind="host.mce", fields={"severity": severity, "detail": _clip(line[start:])})
+
+    @staticmethod
+    def _ghes(m: re.Match[str], ctx: LineContext) -> bool:
+        """Whether the line is one of a GHES record's (and claimed): its severity (the record starts there), its
+        header, or a line of a record whose severity was read above."""
+        records = ctx.state.setdefault(_K_GHES, {})
+        assert isinstance(records, dict)
+        seq, msg = m.group("seq"), m.group("msg")
+        if _GHES_SEVERITY.match(msg):
+            records[seq] = ctx.lineno
+        elif not msg.startswith(_GHES_HEAD):
+            at = records.get(seq)
+            if not isinstance(at, int) or ctx.lineno - at > _GHES_LINES:
+                return False
+        ctx.claimed = True
+        return True
 
 
 # --------------------------------------------------------------------------

@@ -21,8 +21,10 @@ from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.codes import by_whom, signal_name, signal_of_text
+from firstfault.extract.codes import by_whom, exit_signal, signal_name, signal_of_text
 from firstfault.extract.prefix import split_prefixes
+from firstfault.extract.traceback import clip
+from firstfault.model import FieldValue
 
 _TORCHRUN_OK = re.compile(r"\[(?P<role>[\w\-]+)\] worker group successfully finished\b"
                           r"|Local worker group finished \((?:WorkerState\.)?SUCCEEDED\)")
@@ -113,4 +115,161 @@ class LauncherSignalExtractor:
                                            "detail": body.strip()[:400]}, host=n.group("host"))
 
 
-EXTRACTORS: tuple[LineExtractor, ...] = (LauncherExitExtractor(), LauncherSignalExtractor())
+# --------------------------------------------------------------------------
+# MPI launchers' and runtimes' word on the rank that exited
+# --------------------------------------------------------------------------
+
+# Open MPI's errmgr, the first process to exit non-zero, over three lines after its opening sentence:
+#   mpirun detected that one or more processes exited with non-zero status, thus causing
+#   the job to be terminated. The first process to do so was:
+#     Process name: [[50371,1],0]          (Open MPI 5 / PRRTE: [prterun-host-4242@1,3])
+#     Exit code:    1
+_OMPI_FIRST: Final = "exited with non-zero status"
+_OMPI_PROC = re.compile(r"^\s*Process name:\s*\[(?:\[\d+,\d+\],(?P<rank>\d+)\]|[^\]\s]*@\d+,(?P<rank5>\d+)\])")
+_OMPI_EXIT = re.compile(r"^\s*Exit code:\s*(?P<code>-?\d+)\s*$")
+# A rank that called MPI_Abort: `MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD with errorcode 1.`
+_MPI_ABORT = re.compile(r"MPI_ABORT was invoked on rank (?P<rank>\d+)\b(?:.*?\bwith errorcode (?P<code>-?\d+))?")
+# MPICH's Hydra (and Intel MPI's), in a banner of `=` lines:
+#   =   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES
+#   =   RANK 6 PID 2447372 RUNNING AT node0009           (older: `=   PID 9665 RUNNING AT NeuroRTX6000`)
+#   =   KILLED BY SIGNAL: 9 (Killed)                      (older: `=   EXIT CODE: 139`)
+_HYDRA_BANNER: Final = "BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"
+_HYDRA_WHERE = re.compile(r"^=?\s*(?:RANK (?P<rank>\d+) )?PID (?P<pid>\d+) RUNNING AT (?:[^@\s]+@)?(?P<host>[\w.\-]+)")
+_HYDRA_HOW = re.compile(r"^=?\s*(?:EXIT CODE: (?P<code>-?\d+)|KILLED BY SIGNAL: (?P<num>\d+)(?: \((?P<what>[^)]+)\))?)")
+# MPICH before Hydra (mpd): `exit status of rank 59: killed by signal 9`, `exit status of rank 42: return code 1`.
+_MPD = re.compile(r"exit status of rank (?P<rank>\d+): (?:killed by signal (?P<num>\d+)|return code (?P<code>-?\d+))")
+# A rank's MPI library giving up: `Fatal error in PMPI_Allreduce: Other MPI error, error stack:`, under Cray MPICH's
+# `MPICH ERROR [Rank 11122] [job id 41595204.0] [Thu Aug 14 08:27:11 2025] [nid006700] - Abort(2695311) (rank 11122
+# in comm 0): ...`, and MPICH's PMI client announcing it: `[cli_1]: aborting job:` (the prefix layer reads the rank).
+_MPI_FATAL = re.compile(r"\bFatal error in (?P<call>P?MPI_\w+)")
+_CRAY_HEAD = re.compile(
+    r"MPICH ERROR \[Rank (?P<rank>\d+)\](?: \[job id [^\]]*\])?(?: \[[^\]]*\])? \[(?P<host>[\w.\-]+)\]"
+)
+_ABORTING: Final = "aborting job:"
+# Hydra's proxies and mpiexec tearing the job down once a process ended badly: `[proxy:0:1@host] HYD_pmcd_pmip_...
+# (pm/pmiserv/pmip_cb.c:878): assert (!closed) failed`, `[mpiexec@host] HYDT_bscu_wait_for_completion (...): one of
+# the processes terminated badly; aborting`. The launcher's reaction: understood, nothing of its own.
+_HYDRA_TEARDOWN = re.compile(r"^\[(?:proxy:[\d:]+|mpiexec)@[\w.\-]+\] HYDT?_\w+")
+_BLOCK_LINES: Final = 8
+_K_OMPI = "ff.mpi.ompi_first"  # (lineno, rank) of Open MPI's first-exit block
+_K_HYDRA = "ff.mpi.hydra"  # (lineno, rank, pid, host) of Hydra's banner
+
+
+def _exit_fields(detail: str, code: int | None = None, sig: str | None = None) -> dict[str, FieldValue]:
+    """A launcher's report of how a rank exited: a signal by name, else an exit code (128+N is signal N)."""
+    fields: dict[str, FieldValue] = {"by": "launcher", "detail": detail}
+    if code is not None:
+        fields["exitcode"] = code
+        sig = sig or exit_signal(code)
+    if sig is not None:
+        fields["signal"] = sig
+        fields["by"] = by_whom(sig, "launcher")
+    return fields
+
+
+class MpiExitExtractor:
+    """The MPI launchers' and runtimes' report of the rank that exited (Open MPI's errmgr and MPI_ABORT, MPICH's
+    Hydra banner, mpd and fatal errors): process.signal with the rank, host, pid and signal or exit code each gives.
+    A launcher saying a rank died names no cause: these are the leads' first exit, and symptoms."""
+
+    name = "launcher.mpi_exit"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "process.signal": frozenset({"by", "detail", "exitcode", "mpi_call", "pid", "signal"}),
+    }
+    sources: frozenset[str] = frozenset({"application"})
+    literals: tuple[str, ...] = (_OMPI_FIRST, "Process name:", "Exit code:", "MPI_ABORT was invoked on rank",
+                                 _HYDRA_BANNER, " RUNNING AT ", "EXIT CODE:", "KILLED BY SIGNAL:", "EXIT STRING:",
+                                 "exit status of rank ", "Fatal error in ", _ABORTING, "] HYD")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        p = split_prefixes(line)
+        body = p.body
+        if _OMPI_FIRST in body:
+            ctx.state[_K_OMPI] = (ctx.lineno, None)
+            ctx.claimed = True
+            return
+        if _HYDRA_BANNER in body:
+            ctx.state[_K_HYDRA] = (ctx.lineno, None, None, None)
+            ctx.claimed = True
+            return
+        yield from self._blocks(body, p.rank, p.host, ctx)
+        if ctx.claimed:
+            return
+        m = _MPI_ABORT.search(body)
+        if m:
+            code = int(m.group("code")) if m.group("code") else None
+            yield Draft("process.signal", _exit_fields(clip(body), code), rank=int(m.group("rank")), host=p.host)
+            return
+        m = _MPD.search(body)
+        if m:
+            sig = signal_name(int(m.group("num"))) if m.group("num") else None
+            code = int(m.group("code")) if m.group("code") else None
+            yield Draft("process.signal", _exit_fields(clip(body), code, sig), rank=int(m.group("rank")), host=p.host)
+            return
+        fatal = _MPI_FATAL.search(body)
+        rank = p.rank if p.rank is not None else ctx.rank
+        if fatal or (body.startswith(_ABORTING) and rank is not None):
+            yield self._fatal(body, fatal, rank, p.host)
+            return
+        if _HYDRA_TEARDOWN.match(body):
+            ctx.claimed = True
+
+    @staticmethod
+    def _fatal(body: str, fatal: re.Match[str] | None, rank: int | None, host: str | None) -> Draft:
+        """A rank's MPI library aborting it on a fatal error: the rank's exit (by its runtime), with the rank and
+        host a prefix or Cray's header names."""
+        cray = _CRAY_HEAD.search(body)
+        if cray:
+            rank, host = int(cray.group("rank")), host or cray.group("host")
+        fields = _exit_fields(clip(body))
+        fields["by"] = "runtime"
+        if fatal:
+            fields["mpi_call"] = fatal.group("call")
+        return Draft("process.signal", fields, rank=rank, host=host)
+
+    @staticmethod
+    def _blocks(body: str, rank: int | None, host: str | None, ctx: LineContext) -> Iterator[Draft]:
+        """The lines of Open MPI's first-exit block and of Hydra's banner after their opening line."""
+        ompi = ctx.state.get(_K_OMPI)
+        if isinstance(ompi, tuple) and ctx.lineno - ompi[0] <= _BLOCK_LINES:
+            m = _OMPI_PROC.match(body)
+            if m:
+                ctx.state[_K_OMPI] = (ompi[0], int(m.group("rank") or m.group("rank5")))
+                ctx.claimed = True
+                return
+            m = _OMPI_EXIT.match(body)
+            if m:
+                ctx.state.pop(_K_OMPI, None)
+                ctx.claimed = True
+                yield Draft("process.signal", _exit_fields(clip(body), int(m.group("code"))),
+                            rank=ompi[1] if ompi[1] is not None else rank, host=host)
+                return
+        hydra = ctx.state.get(_K_HYDRA)
+        if isinstance(hydra, tuple) and ctx.lineno - hydra[0] <= _BLOCK_LINES:
+            m = _HYDRA_WHERE.match(body)
+            if m:
+                ctx.state[_K_HYDRA] = (hydra[0], int(m.group("rank")) if m.group("rank") else None,
+                                       int(m.group("pid")), m.group("host"))
+                ctx.claimed = True
+                return
+            m = _HYDRA_HOW.match(body)
+            if m:
+                ctx.state.pop(_K_HYDRA, None)
+                ctx.claimed = True
+                if m.group("num"):
+                    sig = (signal_of_text(m.group("what")) if m.group("what") else None) or signal_name(
+                        int(m.group("num")))
+                    fields = _exit_fields(clip(body), None, sig)
+                else:
+                    fields = _exit_fields(clip(body), int(m.group("code")))
+                if hydra[2] is not None:
+                    fields["pid"] = hydra[2]
+                _, r, _, h = hydra
+                yield Draft("process.signal", fields, rank=r if r is not None else rank, host=h or host)
+                return
+        if "EXIT STRING:" in body:
+            ctx.claimed = True  # Hydra's closing line, after the banner it sums up
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (LauncherExitExtractor(), LauncherSignalExtractor(), MpiExitExtractor())

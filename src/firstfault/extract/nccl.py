@@ -26,6 +26,7 @@ from firstfault.extract.codes import cuda_error_of, errno_of, nccl_result_of
 from firstfault.extract.memo import ON, Memo
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import PEER_FAILURE_PATTERNS
+from firstfault.extract.verbs import async_drafts, async_event_of, socket_peer_status
 from firstfault.model import FieldValue
 
 _DETAIL_CLIP: Final = 400
@@ -109,17 +110,26 @@ _IB_COMPLETION = re.compile(
     r"(?:\s*vendor[ _]err[= ](?P<vendor>\d+))?"
     r"(?:.*?\bhca (?P<hca>[\w\-]+))?"
 )
-# `NET/IB : Got async event : port error` (ibv_event_type_str); newer NCCL adds `on dev mlx5_0`.
-_IB_ASYNC = re.compile(r"Got async event\s*:\s*(?P<event>[^,:]+?)(?:\s+on (?:dev )?(?P<dev>[\w\-]+))?\s*(?:[,:]|$)")
-_IB_ASYNC_LINK: Final = frozenset({"port error", "local catastrophic error", "device fatal"})
-_IB_ASYNC_BENIGN: Final = frozenset({"gid table change", "port active", "lid change", "client reregistration",
-                                     "sm change", "pkey change", "communication established", "port flapping"})
+# An adapter's async event as each NCCL release words it (ibv_event_type_str(); catalog/transport.yaml says what
+# each one means): `NET/IB : Got async event : port error` (to 2.22), `NET/IB : mlx5_0:1 Got async error event:
+# port error` and `... async fatal event: local catastrophic error` / `... async fatal event on QP (0x..) qpn=..:
+# <event>` (2.23-2.27), `... Got non-fatal async event: port error(10)` (2.28+), and its own `GID table changed`.
+_IB_ASYNC = re.compile(
+    r"NET/IB\s*:\s*(?:(?P<dev>[\w\-]+):(?P<port>\d+)\s+)?"
+    r"(?:(?:Got (?:(?:non-fatal|error) )?async (?:error )?event|async fatal event(?: on (?:CQ|QP|SRQ)\b[^:]*)?)"
+    r"\s*:\s*(?P<event>[^,]+?)(?:\s+on (?:dev )?(?P<ondev>[\w\-]+))?\s*$|(?P<gid>GID table changed))"
+)
 # `Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_3:1, curr state INIT, next state RTR`.
 # Newer NCCL prints the errno number, older ones `failed with error <strerror>`.
 _IBV_CALL = re.compile(
     r"Call to ibv_(?P<verb>\w+) failed with (?:(?P<err>\d+)\b|error (?P<text>[^,]+))[^,]*(?:, on dev (?P<dev>[\w\-]+))?"
 )
 _NETWORK_ERRNOS: Final = frozenset({"ETIMEDOUT", "ENETUNREACH", "EHOSTUNREACH", "ENETDOWN", "EHOSTDOWN"})
+# NCCL's socket layer failing to reach a peer, which it names: `Connect to 10.0.0.2<45763> failed : <strerror>`,
+# `socketPollConnect poll() failed, ret 1, error <strerror>, revents 8, connect to 172.16.30.229:39953`.
+_SOCKET_CONNECT = re.compile(
+    r"\b[Cc]onnect to (?P<peer>[\w.\-]+|\[[0-9a-fA-F:.%\w]+\])(?:<\d+>|:\d+)?(?: failed\b|,|\s*$)"
+)
 # A peer dropping out, as NCCL's socket layer, gloo and PyTorch's store report it: one table, the
 # traceback model's (extract/traceback.py).
 PEER_LOSS = PEER_FAILURE_PATTERNS["nccl.remote_error"]
@@ -213,14 +223,22 @@ def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
         return {}
     found: dict[str, dict[str, FieldValue]] = {}
 
-    ae = _IB_ASYNC.search(body)
-    if ae:
-        event = ae.group("event").strip().rstrip(".")
-        if event.lower() in _IB_ASYNC_LINK:
-            # The HCA's port went down (IBV_EVENT_PORT_ERR) or the device died: the link, not NCCL.
-            return {"net.link": {"state": "down", "iface": ae.group("dev") or "ib", "detail": detail}}
-        if event.lower() in _IB_ASYNC_BENIGN:
-            return {}
+    ae = _IB_ASYNC.search(body) if "NET/IB" in body else None
+    event = async_event_of(ae.group("event") or ae.group("gid")) if ae else None
+    if ae is not None and event is not None:
+        dev = ae.group("dev") or ae.group("ondev")
+        out = {d.kind: d.fields for d in async_drafts(event, dev, ae.group("port"), detail, None, None)}
+        if "nccl.error" in out:
+            out["nccl.error"].update(_where_in_nccl(head, warn, body))
+        return out
+    sock = _SOCKET_CONNECT.search(warn) if warn is not None else None
+    peer = socket_peer_status(warn) if sock is not None and warn is not None else None
+    if sock is not None and peer is not None:
+        # The peer could not be reached: it may be gone, or the path to it; a symptom, with the peer it names.
+        fields: dict[str, FieldValue] = {"detail": detail, "stack": "nccl", "peer_status": peer.name,
+                                         "peer": sock.group("peer")}
+        fields.update(_where_in_nccl(head, warn, body))
+        return {"nccl.remote_error": fields}
     vb = _IBV_CALL.search(body)
     if vb:
         name = _errno.errorcode.get(int(vb.group("err"))) if vb.group("err") else errno_of(vb.group("text"))
@@ -260,7 +278,7 @@ def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
     if result == "ncclRemoteError" or peer_loss:
         found["nccl.remote_error"] = {"detail": detail}
     elif not found and (warn is not None or result is not None or "NCCL error" in body or "DistBackendError:" in body):
-        fields: dict[str, FieldValue] = {"detail": detail}
+        fields = {"detail": detail}
         if result is not None:
             fields["nccl_result"] = result
         fields.update(_where_in_nccl(head, warn, body))
@@ -540,12 +558,14 @@ class NcclErrorExtractor:
     emits: Mapping[str, frozenset[str]] = {
         "app.exception": frozenset({"errno", "exc_type", "message", "shm"}),
         "nccl.communicator_aborted": frozenset({"detail"}),
-        "nccl.error": frozenset({"detail", "nccl_result", "cuda_class", "errno", "nccl_source", "transport"}),
+        "nccl.error": frozenset({"async_event", "detail", "nccl_result", "cuda_class", "errno", "nccl_source",
+                                 "transport"}),
         "nccl.ib_completion_error": frozenset({"hca", "opcode", "peer", "status", "vendor_err", "status_class",
                                                "status_name"}),
-        "nccl.remote_error": frozenset({"detail"}),
+        "nccl.remote_error": frozenset({"detail", "stack", "peer_status", "peer", "errno", "nccl_source",
+                                        "transport"}),
         "net.ib_verbs_error": frozenset({"detail", "dev", "errno", "verb"}),
-        "net.link": frozenset({"detail", "iface", "state"}),
+        "net.link": frozenset({"async_event", "detail", "iface", "port", "state"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
     literals: tuple[str, ...] = NCCL_ERROR_LITERALS
@@ -554,6 +574,8 @@ class NcclErrorExtractor:
         rank, body = split_rank_prefix(line)
         found, head, warn = _read_error(body)  # read only: each draft copies its fields
         if not found:
+            if "NET/IB" in body and _IB_ASYNC.search(body):
+                ctx.claimed = True  # a routine adapter event (a GID table change): understood, nothing failed
             return
         if warn is not None and _shm_in(warn):
             # NCCL could not size its shared-memory segment: the container's /dev/shm is too
@@ -588,7 +610,10 @@ class NcclErrorExtractor:
                 if prev is not None and ctx.lineno - prev <= _REPORT_LINES:
                     ctx.claimed = True
                     continue
-            yield _place(Draft(kind, dict(fields), rank=rank), head)
+            draft = _place(Draft(kind, dict(fields), rank=rank), head)
+            if kind == "net.link" and fields.get("iface") != "ib":
+                draft.device = str(fields["iface"])  # the adapter whose port went down, not the rank's GPU
+            yield draft
 
 
 # --------------------------------------------------------------------------

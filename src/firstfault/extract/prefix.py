@@ -11,6 +11,7 @@ prepend its own tag, and they stack:
 | container runtime (CRI, docker, `kubectl logs --timestamps`) | `2026-11-02T10:03:07.123456789Z stderr F ` | - |
 | mpirun `--tag-output` | `[1,2]<stderr>:` | rank 2 |
 | PyTorch rank prefix (`TORCH_...`, >= 2.2) | `[rank2]:` | rank 2 |
+| MPICH's PMI client | `[cli_2]:` | rank 2 |
 | torchrun `--tee` / `--redirects` | `[default1]:` | local rank 1 (a stream of its own) |
 | pdsh / DeepSpeed multi-node runner | `worker-3: ` | host worker-3 |
 | Ray's log monitor (workers, the raylet) | `(RayTrainWorker pid=4331, ip=10.0.0.7) ` | host 10.0.0.7, pid 4331 |
@@ -18,6 +19,10 @@ prepend its own tag, and they stack:
 | docker compose | `trainer-1`, padded, then a bar | process trainer-1 |
 | Open MPI `--timestamp-output` | `Sun Apr 22 11:13:01 2018` before mpirun's tag | - |
 | a Markdown / e-mail quote (text pasted by people) | `> ` | - |
+| forwarded syslog (RFC 5424; 3164 behind a PRI) | `<12>1 2026-11-02T10:03:07Z node-02 kernel - - - ` | host node-02 |
+| `dmesg --decode` | `kern  :warn  : ` (its ISO stamp is the runtime's layer) | - |
+| `grep -H` / `-n` / `-C` over log files | `nodes/node-02/kern.log:12:`, `kern.log-13-` | - |
+| a progress bar the line was glued to (tqdm; a carriage return) | `  0%|          | 0/801 [00:00<?, ?it/s]` | - |
 
 A tracker's automatic links in pasted text (`[net_ib.cc:101](http://net_ib.cc:101/)`,
 a link whose target is its own text) are put back to their text.
@@ -40,6 +45,7 @@ from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.hostlist import NodeNames
+from firstfault.timeparse import progress_bar_end
 
 # The container runtime's stamp: RFC 3339 with a `T`, then CRI's stream and tag.
 _RUNTIME = re.compile(
@@ -48,6 +54,8 @@ _RUNTIME = re.compile(
 _MPI = re.compile(r"\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?")
 _RANK = re.compile(r"\[rank(?P<rank>\d+)\]:\s?")
 _TEE = re.compile(r"\[(?P<name>[A-Za-z_][\w\-]*?)(?P<local>\d+)\]:\s?")
+# MPICH's PMI client, before its own lines: `[cli_1]: aborting job:` (the client's id is the rank).
+_CLI = re.compile(r"\[cli_(?P<rank>\d+)\]:\s?")
 _HOST = re.compile(r"(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]{0,252}):\s")
 _BRACKET_HOST = re.compile(r"\[(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]{0,252})\]:?\s")
 _RANK_WORD = re.compile(r"rank(?P<rank>\d+)")
@@ -70,6 +78,32 @@ _MPI_STAMP = re.compile(
     r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
     r"\d\d:\d\d:\d\d \d{4}(?=\[\d+,\d+\]<std(?:out|err)>:)"
 )
+
+# A forwarded syslog message: the PRI, then RFC 5424's version, stamp, host, app, procid, msgid and structured data
+# (util-linux logger: `<12>1 2026-12-03T15:31:35.530881+00:00 vm kernel - - [timeQuality tzKnown="1"] msg`), or
+# RFC 3164's stamp (BSD or, rsyslog's forward format, RFC 3339), host and tag (`<12>Dec  3 15:31:35 vm kernel: msg`).
+_SYSLOG_5424 = re.compile(
+    r"<\d{1,3}>1 \S+ (?P<host>\S+) \S+ \S+ \S+ (?:-|(?:\[[^\]]*\])+) ?"
+)
+_SYSLOG_3164 = re.compile(
+    r"<\d{1,3}>(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\S+) (?P<host>[\w.\-]+) [^\s:\[]+(?:\[\d+\])?: ?"
+)
+# dmesg --decode's facility and level (`kern  :warn  : `), names from syslog(3).
+_DMESG_DECODE = re.compile(
+    r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7]) *:"
+    r"(?:emerg|alert|crit|err|warn|notice|info|debug) *: "
+)
+# grep -H over log files: a path and, with -n, the line number (`-N-` on -A/-B/-C context lines), glued to the line
+# it found. A log file's name (`.log`, `.out`, `.err`, `.txt`, a rotation's number) takes any line; another path
+# (`/var/log/syslog`) only one that starts with a syslog, ISO or dmesg stamp, so a Python warning's
+# `/usr/lib/x.py:42:` stays.
+_GREP = re.compile(
+    r"[\w.\-/]*?\.(?:log|out|err|txt)(?:\.\d+)?(?::\d+:|-\d+-|:)(?=\S)"
+    r"|[\w.\-]*/[\w.\-/]*?(?:\.(?:log|out|err|txt)(?:\.\d+)?-|:\d+:|-\d+-|:|-)"
+    r"(?=[A-Z][a-z]{2} [ \d]\d \d\d:|\d{4}-\d\d-\d\d[T ]\d\d:|\[\s*\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2} )"
+)
+# A tqdm progress bar the line was printed right after (`desc:  45%|####     | 7361/16384 [05:43<06:50, 21.99it/s]`)
+# is read by position (timeparse.progress_bar_end).
 
 # Words a program itself prints before `: ` that are never host names.
 _NOT_HOSTS: Final = frozenset(
@@ -137,9 +171,24 @@ class PrefixLayer:
         local: int | None = None
         proc: str | None = None
         stopped = True  # the rounds ended by a `break` (the body's first character starts no layer)
+        if "\r" in body:  # a progress bar overwritten in place: the line is what follows the last return
+            body = body[body.rfind("\r", 0, len(body.rstrip())) + 1:]
+        bar = "it/s]" in body or "s/it]" in body
         for _ in range(MAX_LAYERS):
             c = body[:1]
             if not c:
+                break
+            if bar:
+                end = progress_bar_end(body)
+                if 0 < end < len(body):
+                    body = body[end:]
+                    continue
+            if c == "<":
+                m = _SYSLOG_5424.match(body) or _SYSLOG_3164.match(body)
+                if m and host is None:
+                    host = m.group("host")
+                    body = body[m.end():]
+                    continue
                 break
             if c == "(" and proc is None:
                 m = _RAY.match(body)
@@ -162,7 +211,7 @@ class PrefixLayer:
                     rank = int(m.group("rank"))
                     body = body[m.end():]
                     continue
-                m = _RANK.match(body)
+                m = _RANK.match(body) or _CLI.match(body)
                 if m:
                     rank = int(m.group("rank"))
                     body = body[m.end():]
@@ -190,6 +239,14 @@ class PrefixLayer:
                     continue
                 break
             m = _MPI_STAMP.match(body) if c in "MTWFS" else None
+            if m:
+                body = body[m.end():]
+                continue
+            m = _DMESG_DECODE.match(body) if c.islower() else None
+            if m:
+                body = body[m.end():]
+                continue
+            m = _GREP.match(body)
             if m:
                 body = body[m.end():]
                 continue

@@ -1,21 +1,32 @@
-"""ibverbs work-completion errors as the other verbs users word them (UCX, libibverbs' status strings).
+"""The transports' statuses in the words of the stacks other than NCCL: UCX, libibverbs programs, AWS EFA, MPI.
 
 NCCL prints a failed completion as `Got completion from peer ... with status=12`
-(extract/nccl.py reads that). Open MPI, MPICH and other MPI stacks over UCX print
-the same fact in UCX's words, behind UCX's `[host:pid:tid:tid]` header:
+(extract/nccl.py reads that). The same facts reach a log in other words, and
+which fact each wording stands for is data (catalog/transport.yaml):
 
-    [compute001:31180:0:31180] ib_mlx5_log.c:143  Transport retry count exceeded
-        on mlx5_0:1/RoCE (synd 0x15 vend 0x81 hw_synd 0/0)
+- a work completion that failed. UCX over mlx5, behind its `[host:pid:tid:tid]`
+  header:
 
-and programs that call `ibv_wc_status_str()` print libibverbs' text
-("transport retry counter exceeded"). Which status each wording stands for is
-data: the `texts` of catalog/platform.yaml's `ib_wc_status` rows, with the enum
-names themselves (`IBV_WC_RETRY_EXC_ERR`). A wording is only read on a line
-that also names a verbs device, queue pair or call (`mlx5_0`, `QP`, `ibv_`,
-`/RoCE`), so "remote access error" in an HTTP client's log means nothing here.
+      [compute001:31180:0:31180] ib_mlx5_log.c:143  Transport retry count exceeded
+          on mlx5_0:1/RoCE (synd 0x15 vend 0x81 hw_synd 0/0)
 
-The event is the same `nccl.ib_completion_error` the NCCL extractor emits (the
-rules read the completion status, not who printed it), with `via: verbs`.
+  (the mlx5 syndrome decides when it is printed, else UCX's words), programs that
+  call `ibv_wc_status_str()` ("transport retry counter exceeded") or name the
+  `IBV_WC_*` constant, and libfabric's EFA provider (`err: 5, message: ... (15)`,
+  its `prov_errno`, or the words its releases gave the status). A wording is only
+  read on a line that also names a verbs device, queue pair or call (`mlx5_0`,
+  `QP`, `ibv_`, `/RoCE`), or for EFA's, the EFA provider or the OFI plugin, so
+  "remote access error" in an HTTP client's log means nothing here. The event is
+  the same `nccl.ib_completion_error` the NCCL extractor emits (the rules read the
+  completion status, not who printed it), with `via: verbs` and the `stack` whose
+  numbering `status` is in;
+- an event on the adapter or its port, as UCX logs it (`IB Async event on mlx5_0:
+  port error on port 1`): the port going down is `net.link`, a queue pair's
+  failure an `nccl.error`, the routine ones nothing;
+- a peer that stopped answering or went away (UCX's `Endpoint timeout`, Open MPI's
+  "peer process has unexpectedly disconnected", ORTE losing a daemon, PMIx's
+  `UNREACHABLE`, MPICH's "Communication error with rank 1"): `nccl.remote_error`,
+  a symptom, with the peer the line (or the lines of its block) names.
 """
 
 from __future__ import annotations
@@ -25,78 +36,190 @@ from functools import lru_cache
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import IbWcStatusInfo, ib_wc_status_table
+from firstfault.catalog.tables import AsyncEvent, CompletionStatus, PeerStatus, transport_table
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.prefix import split_prefixes
+from firstfault.extract.traceback import clip
 from firstfault.model import FieldValue
 
 # Something on the line that makes it a verbs report: an RDMA device (`mlx5_0`, `hfi1_0`,
 # `bnxt_re0`, `irdma1`, `qedr0`, `efa0`), a queue pair, an ibverbs call or constant, a port's link layer.
 _VERBS_CONTEXT = re.compile(
     r"\b(?:mlx\d_\d+|hfi1_\d+|bnxt_re\d+|irdma\d+|qedr\d+|efa_?\d+|rxe\d+)\b|\bQP\b|\bibv_|\bIBV_|/(?:RoCE|IB)\b"
-    r"|\bsynd 0x|\bwc[ _]status"
+    r"|\bsynd 0x|\bwc[ _]status|\b(?:rc|ud|dc)_(?:verbs|mlx5)\b"
 )
-# UCX's line header `[host:pid:tid:tid]` (ucs_log_default_handler), ahead of the source file.
-_UCX_HEAD = re.compile(r"^\[(?P<host>[A-Za-z0-9][\w.\-]*):(?P<pid>\d+):\d+(?::\d+)?\]\s+")
+# ... and a line of the EFA provider (libfabric's `libfabric:PID:EPOCH::efa:cq:...` header, its `fi_addr_efa://`
+# addresses, `prov_errno`) or of the OFI plugin NCCL loads for it.
+_EFA_CONTEXT = re.compile(r"(?i:\befa\b)|fi_addr_efa|\bprov_errno\b|NET/OFI")
+# UCX's line header `[host:pid:tid:tid]` (ucs_log_default_handler; the pid may be padded, `[h:9358 :0:9358]`),
+# with the Unix time it puts in front of it in some builds (`[1506867524.064665] [host:pid:tid]`).
+_UCX_HEAD = re.compile(
+    r"^(?:\[\d{9,10}\.\d+\]\s+)?\[(?P<host>[A-Za-z0-9][\w.\-]*):(?P<pid>\d+)\s*:\d+(?::\d+)?\]\s+"
+)
+# ... or, where a paste lost the header, UCX's name or one of its source files (`ud_ep.c:270`, `ucp_worker.c:373`).
+_UCX_WORD = re.compile(r"\bUCX\b|\b(?:ud|rc|dc|ucp|uct|ucs)_\w+\.c:\d+")
 _DEVICE = re.compile(r"\b(?P<dev>(?:mlx\d_|hfi1_|bnxt_re|irdma|qedr|efa_?|rxe)\d+)(?::(?P<port>\d+))?")
 _VENDOR = re.compile(r"\bvend(?:or)?(?:[ _]err(?:or)?)?[ =:]+(?P<v>0x[0-9a-fA-F]+|\d+)")
 _SYNDROME = re.compile(r"\bsynd(?:rome)?[ =:]+(?P<s>0x[0-9a-fA-F]+|\d+)")
+# The EFA provider's completion error (`err: 5, message: <text> (15)`) and EQ error (`prov_errno: <text> (15)`):
+# the number in brackets is the EFA status (efa_errno.h).
+_EFA_ERRNO = re.compile(r"\b(?:message|prov_errno):.*\((?P<n>\d{1,5})\)\s*$")
 # NCCL's own completion report (extract/nccl.py owns it).
 _NCCL_OWNED: Final = "Got completion"
-
-
-@lru_cache(maxsize=1)
-def _wordings() -> tuple[tuple[str, IbWcStatusInfo, int], ...]:
-    """(wording, status row, code) for every name and text of the table, longest first."""
-    out: list[tuple[str, IbWcStatusInfo, int]] = []
-    for code, row in ib_wc_status_table().items():
-        out.append((row.name, row, code))
-        out.extend((t, row, code) for t in row.texts)
-    return tuple(sorted(out, key=lambda w: (-len(w[0]), w[0])))
-
-
-def verbs_literals() -> tuple[str, ...]:
-    """The prefilter words: every wording the table holds (so the two never drift apart)."""
-    return tuple(sorted({w for w, _, _ in _wordings()}))
+# UCX's async event (uct_ib_handle_async_event): `IB Async event on mlx5_0: port error on port 1`,
+# `... on QPN 0x1a2`, `... on CQ 0x...`.
+_UCX_ASYNC = re.compile(
+    r"IB Async event on (?P<dev>[\w\-]+): (?P<what>.+?)(?: on (?:port (?P<port>\d+)|QPN|CQ|SRQ)\b.*)?$"
+)
 
 
 def _number(text: str) -> int:
     return int(text, 16) if text.lower().startswith("0x") else int(text)
 
 
-def read_completion(body: str) -> dict[str, FieldValue] | None:
-    """The completion error one line states in a verbs user's words, or None."""
-    if _NCCL_OWNED in body or not _VERBS_CONTEXT.search(body):
+# --------------------------------------------------------------------------
+# The table, by the keys each reader looks it up by
+# --------------------------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def _completion_words() -> tuple[tuple[str, CompletionStatus], ...]:
+    """(wording, row) for every verbs and UCX word of a status (the ibv names too), longest first."""
+    out: list[tuple[str, CompletionStatus]] = []
+    for row in transport_table().completions:
+        if row.stack == "ibv":
+            out.append((row.name, row))
+        if row.stack in ("ibv", "mlx5"):
+            out.extend((t, row) for t in row.texts)
+    return tuple(sorted(out, key=lambda w: (-len(w[0]), w[0])))
+
+
+@lru_cache(maxsize=1)
+def _efa_words() -> tuple[tuple[str, CompletionStatus], ...]:
+    out = [(t, row) for row in transport_table().completions if row.stack == "efa" for t in row.texts]
+    return tuple(sorted(out, key=lambda w: (-len(w[0]), w[0])))
+
+
+@lru_cache(maxsize=1)
+def _by_code() -> Mapping[tuple[str, int], CompletionStatus]:
+    return {(row.stack, row.code): row for row in transport_table().completions}
+
+
+@lru_cache(maxsize=1)
+def _async_by_text() -> Mapping[str, AsyncEvent]:
+    return {e.text.lower(): e for e in transport_table().async_events}
+
+
+def async_event_of(text: str) -> AsyncEvent | None:
+    """The adapter event ibv_event_type_str() words as `text` (any case; NCCL's `port error(10)` and its
+    `GID table changed` read too), or None."""
+    key = text.strip().rstrip(".").lower()
+    key = re.sub(r"\(\d+\)$", "", key).strip()
+    table = _async_by_text()
+    hit = table.get(key)
+    if hit is None and key.endswith("d"):
+        hit = table.get(key[:-1])  # NCCL's own `GID table changed`
+    return hit
+
+
+@lru_cache(maxsize=1)
+def _peer_words() -> tuple[tuple[str, PeerStatus], ...]:
+    """The words of every stack this module reads (NCCL's socket layer is extract/nccl.py's), longest first."""
+    out = [(t, row) for row in transport_table().peers if row.stack != "nccl" for t in row.texts]
+    return tuple(sorted(out, key=lambda w: (-len(w[0]), w[0])))
+
+
+@lru_cache(maxsize=1)
+def _nccl_socket_words() -> tuple[tuple[str, PeerStatus], ...]:
+    return tuple((t, row) for row in transport_table().peers if row.stack == "nccl" for t in row.texts)
+
+
+def socket_peer_status(message: str) -> PeerStatus | None:
+    """The peer status NCCL's socket layer words in a WARN about a connection (catalog/transport.yaml)."""
+    return next((row for w, row in _nccl_socket_words() if w in message), None)
+
+
+def verbs_literals() -> tuple[str, ...]:
+    """The prefilter words of the completion reader: every wording the table holds for it, and UCX's async
+    event (so the two never drift apart)."""
+    words = {w for w, _ in _completion_words()} | {w for w, _ in _efa_words()}
+    # the EFA provider's own lines, which may give the status by its number only (`err: 5, message: ... (7)`)
+    return tuple(sorted(words | {"IB Async event on ", "::efa:", "prov_errno"}))
+
+
+def peer_literals() -> tuple[str, ...]:
+    """The prefilter words of the peer-status reader: the table's words and the lines of the blocks that name
+    the peer after them."""
+    return tuple(sorted({w for w, _ in _peer_words()} | set(_PEER_DETAIL_WORDS)))
+
+
+# --------------------------------------------------------------------------
+# Completion statuses
+# --------------------------------------------------------------------------
+
+def _fields(row: CompletionStatus, stack: str) -> dict[str, FieldValue]:
+    """The event's status fields: an mlx5 syndrome reports the ibv status it stands for (rules read one
+    numbering), the EFA status keeps its own."""
+    ref = _by_code().get(("ibv", row.same_as)) if row.same_as is not None else row
+    assert ref is not None  # transport_table() checked every same_as
+    assert ref.wc_class is not None
+    return {"status": ref.code, "status_name": ref.name, "status_class": ref.wc_class, "peer": "unknown",
+            "via": "verbs", "stack": stack}
+
+
+def read_completion(body: str, ucx: bool = False) -> dict[str, FieldValue] | None:
+    """The completion error one line states in a verbs user's words, or None; `ucx`: the line had UCX's header
+    (UCX's transports are verbs users: its line is a verbs report)."""
+    if _NCCL_OWNED in body:
         return None
-    hit = next(((row, code) for wording, row, code in _wordings() if wording in body), None)
-    if hit is None:
+    fields: dict[str, FieldValue] | None = None
+    if ucx or _VERBS_CONTEXT.search(body):
+        synd = _SYNDROME.search(body)
+        row = _by_code().get(("mlx5", _number(synd.group("s")))) if synd else None
+        if row is None:
+            row = next((r for w, r in _completion_words() if w in body), None)
+        if row is not None:
+            fields = _fields(row, "ucx" if row.stack == "mlx5" else "verbs")
+            if synd:
+                fields["syndrome"] = _number(synd.group("s"))
+    if fields is None and _EFA_CONTEXT.search(body):
+        num = _EFA_ERRNO.search(body)
+        row = _by_code().get(("efa", int(num.group("n")))) if num else None
+        if row is None:
+            row = next((r for w, r in _efa_words() if w in body), None)
+        if row is not None:
+            fields = _fields(row, "efa")
+    if fields is None:
         return None
-    row, code = hit
-    fields: dict[str, FieldValue] = {
-        "status": code, "status_name": row.name, "status_class": row.wc_class, "peer": "unknown", "via": "verbs",
-    }
     dev = _DEVICE.search(body)
     if dev:
         fields["hca"] = dev.group("dev")
     vendor = _VENDOR.search(body)
     if vendor:
         fields["vendor_err"] = _number(vendor.group("v"))
-    synd = _SYNDROME.search(body)
-    if synd:
-        fields["syndrome"] = _number(synd.group("s"))
-    fields["detail"] = body.strip()[:400]
+    fields["detail"] = clip(body)
     return fields
 
 
+def _ucx_head(body: str, host: str | None) -> tuple[str, str | None, bool]:
+    """The body without UCX's `[host:pid:tid]` header, the host (a prefix's first), whether the header was there."""
+    head = _UCX_HEAD.match(body)
+    if head is None:
+        return body, host, False
+    return body[head.end():], host or head.group("host"), True
+
+
 class VerbsCompletionExtractor:
-    """Work-completion errors of UCX and other ibverbs users: nccl.ib_completion_error (via verbs)."""
+    """Work-completion errors and adapter events of UCX, ibverbs programs and EFA: nccl.ib_completion_error
+    (via verbs), net.link, nccl.error."""
 
     name = "verbs.completion"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "nccl.ib_completion_error": frozenset({
-            "detail", "hca", "peer", "status", "status_class", "status_name", "syndrome", "vendor_err", "via"
+            "detail", "hca", "peer", "stack", "status", "status_class", "status_name", "syndrome", "vendor_err", "via"
         }),
+        "net.link": frozenset({"detail", "iface", "port", "state", "async_event"}),
+        "nccl.error": frozenset({"detail", "async_event"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
@@ -105,16 +228,127 @@ class VerbsCompletionExtractor:
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         p = split_prefixes(line)
-        body = p.body
-        host = p.host
-        head = _UCX_HEAD.match(body)
-        if head:
-            host = host or head.group("host")
-            body = body[head.end():]
-        fields = read_completion(body)
+        body, host, ucx = _ucx_head(p.body, p.host)
+        if "IB Async event on " in body:
+            yield from self._async(body, p.rank, host, ctx)
+            return
+        fields = read_completion(body, ucx)
         if fields is None:
             return
         yield Draft("nccl.ib_completion_error", fields, rank=p.rank, host=host)
 
+    @staticmethod
+    def _async(body: str, rank: int | None, host: str | None, ctx: LineContext) -> Iterator[Draft]:
+        m = _UCX_ASYNC.search(body)
+        event = async_event_of(m.group("what")) if m else None
+        if m is None or event is None:
+            return
+        ctx.claimed = True  # an adapter event of the table: understood, whatever it means
+        yield from async_drafts(event, m.group("dev"), m.group("port"), clip(body), rank, host)
 
-EXTRACTORS: tuple[LineExtractor, ...] = (VerbsCompletionExtractor(),)
+
+def async_drafts(event: AsyncEvent, dev: str | None, port: str | None, detail: str, rank: int | None,
+                 host: str | None) -> Iterator[Draft]:
+    """What an adapter's async event means (catalog/transport.yaml): its port or the adapter going away is the
+    link going down, a queue's failure an NCCL-side symptom, the routine ones nothing."""
+    if event.means in ("link_down", "device_fatal"):
+        fields: dict[str, FieldValue] = {"state": "down", "iface": dev or "ib", "detail": detail,
+                                         "async_event": event.name}
+        if port is not None:
+            fields["port"] = int(port)
+        yield Draft("net.link", fields, device=dev, rank=rank, host=host)
+    elif event.means == "queue_error":
+        yield Draft("nccl.error", {"detail": detail, "async_event": event.name}, rank=rank, host=host)
+
+
+# --------------------------------------------------------------------------
+# Peers that stopped answering
+# --------------------------------------------------------------------------
+
+# The lines of a multi-line report that name the peer, after the table's words that open it (Open MPI's help
+# texts): `  Peer host:  ip-172-31-1-32`, `  Remote daemon: [[64112,0],1] on node 10.126.10.10`, and the
+# old ORTE form's `   hostname:  ip-10-15-20-17.ec2.internal`.
+_PEER_DETAIL: Final = re.compile(
+    r"^\s*(?:Peer host:\s+(?P<peer>\S+)|Remote daemon\s*:\s*\S+ on node (?P<daemon>\S+)|hostname:\s+(?P<old>\S+))\s*$"
+)
+_PEER_DETAIL_WORDS: Final = ("Peer host:", "Remote daemon", "hostname:")
+_BLOCK_LINES: Final = 12  # how far below its opening line a block's peer line may be
+_K_PENDING = "ff.transport.peer_block"  # (lineno, row, detail) of a block waiting for its peer line
+_K_SEEN = "ff.transport.peer_seen"
+# UCX's UD endpoint names its peer: `UD endpoint 0x973660 to jazz25:70567: unhandled timeout error`.
+_UCX_PEER = re.compile(r"\bto (?P<peer>[A-Za-z0-9][\w.\-]*):\d+:")
+# MPICH's error stack: `MPID_nem_tcp_connpoll(1845): Communication error with rank 1: Connection refused`.
+_MPICH_RANK = re.compile(r"Communication error with rank (?P<rank>\d+)")
+# PMIx's own head: `[ip-172-31-1-68:27726] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2257`.
+_PMIX_HEAD = re.compile(r"^\[(?P<host>[A-Za-z0-9][\w.\-]*):\d+\]\s")
+# The blocks whose peer comes on a later line.
+_BLOCKS: Final = frozenset({"ompi", "orte"})
+
+
+class PeerStatusExtractor:
+    """A peer that stopped answering, in UCX's, Open MPI's, PMIx's or MPICH's words: nccl.remote_error."""
+
+    name = "transport.peer"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "nccl.remote_error": frozenset({"detail", "stack", "peer_status", "peer", "peer_rank"}),
+    }
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+
+    def __init__(self) -> None:
+        self.literals: tuple[str, ...] = peer_literals()
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        p = split_prefixes(line)
+        body, host, ucx_head = _ucx_head(p.body, p.host)
+        hit = next(((w, row) for w, row in _peer_words() if w in body), None)
+        if hit is None:
+            yield from self._detail(body, p.rank, host, ctx)
+            return
+        _, row = hit
+        if row.stack == "ucx" and not (ucx_head or _UCX_WORD.search(body)):
+            return  # the same words in another program's log are not UCX's
+        fields: dict[str, FieldValue] = {"detail": clip(body), "stack": row.stack, "peer_status": row.name}
+        if row.stack in _BLOCKS:
+            ctx.claimed = True
+            ctx.state[_K_PENDING] = (ctx.lineno, row.stack, row.name, clip(body))
+            return
+        if row.stack == "ucx":
+            peer = _UCX_PEER.search(body)
+            if peer:
+                fields["peer"] = peer.group("peer")
+        elif row.stack == "mpich":
+            m = _MPICH_RANK.search(body)
+            if m:
+                fields["peer_rank"] = int(m.group("rank"))
+        elif row.stack == "pmix":
+            head = _PMIX_HEAD.match(body)
+            host = host or (head.group("host") if head else None)
+        key = (row.name, fields.get("peer"), fields.get("peer_rank"), p.rank, host)
+        seen = ctx.state.setdefault(_K_SEEN, set())
+        if isinstance(seen, set):
+            if key in seen:
+                ctx.claimed = True  # the same loss again (PMIx prints it once per request)
+                return
+            seen.add(key)
+        yield Draft("nccl.remote_error", fields, rank=p.rank, host=host)
+
+    @staticmethod
+    def _detail(body: str, rank: int | None, host: str | None, ctx: LineContext) -> Iterator[Draft]:
+        pending = ctx.state.get(_K_PENDING)
+        if not isinstance(pending, tuple):
+            return
+        m = _PEER_DETAIL.match(body)
+        if m is None:
+            return
+        start, stack, name, detail = pending
+        if not isinstance(start, int) or ctx.lineno - start > _BLOCK_LINES:
+            ctx.state.pop(_K_PENDING, None)
+            return
+        ctx.state.pop(_K_PENDING, None)
+        peer = m.group("peer") or m.group("daemon") or m.group("old")
+        yield Draft("nccl.remote_error", {"detail": detail, "stack": stack, "peer_status": name, "peer": peer},
+                    rank=rank, host=host)
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (VerbsCompletionExtractor(), PeerStatusExtractor())

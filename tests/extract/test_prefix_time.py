@@ -1,0 +1,152 @@
+"""The layers a writer or a collector puts before a log line, read both ways: what the prefix layer peels (and the
+host it names) and the stamp the time parser finds behind them.
+
+Layered lines are real output: of the program named (run here, around a log line of the thread named), or of
+the thread named.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from firstfault.extract.prefix import PrefixLayer, split_prefixes
+from firstfault.timeparse import TimeParser, parse_rfc3339, progress_bar_end
+
+# illinois-scicomp/machine-shop-maintenance#80
+XID79 = "NVRM: Xid (PCI:0000:02:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
+# hiyouga/LlamaFactory#6269
+WATCHDOG = ("[rank0]:[E1206 18:44:12.715298746 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation "
+            "timeout: WorkNCCL(SeqNum=7753, OpType=_REDUCE_SCATTER_BASE, NumelIn=544997376, NumelOut=68124672, "
+            "Timeout(ms)=600000) ran for 600061 milliseconds before timing out.")
+
+
+def stamp(line: str, start: str = "2026-12-03T15:00:00Z", end: str = "2026-12-03T16:00:00Z") -> datetime | None:
+    st = TimeParser(UTC, parse_rfc3339(start), parse_rfc3339(end)).parse(line)
+    return st.wall if st is not None else None
+
+
+def at(text: str) -> datetime:
+    return parse_rfc3339(text)
+
+
+@pytest.mark.parametrize(
+    ("line", "body", "host", "rank", "when"),
+    [
+        # util-linux 2.38.1 `logger --rfc5424 -s -t kernel`, run here
+        (f'<11>1 2026-12-03T15:58:03.158260+00:00 vm kernel - - [timeQuality tzKnown="1" isSynced="0"] {XID79}',
+         XID79, "vm", None, "2026-12-03T15:58:03.158260Z"),
+        # ... `--rfc5424=notq`, no structured data
+        (f"<11>1 2026-12-03T15:54:42.513181+00:00 vm kernel - - - {XID79}", XID79, "vm", None,
+         "2026-12-03T15:54:42.513181Z"),
+        # ... `--rfc3164`: a PRI before the classic header
+        (f"<11>Dec  3 15:54:42 vm kernel: {XID79}", XID79, "vm", None, "2026-12-03T15:54:42Z"),
+        # rsyslog's RSYSLOG_ForwardFormat (`<%PRI%>%TIMESTAMP:::date-rfc3339% %HOSTNAME% %syslogtag%%msg%`; synthetic
+        # host and time around the thread's line)
+        (f"<4>2026-12-03T15:31:35.123456+00:00 node-02 kernel: [ 817.312044] {XID79}", f"[ 817.312044] {XID79}",
+         "node-02", None, "2026-12-03T15:31:35.123456Z"),
+        # rsyslog/rsyslog#1120: rsyslogd's own RFC 5424 line (its "[origin ...]" is the message, not structured data)
+        ('<46>1 2016-08-18T10:35:20.662120+00:00 MYHOSTNAME rsyslogd - - - [origin software="rsyslogd" '
+         'swVersion="8.20.0" x-pid="21741" x-info="http://www.rsyslog.com"] start',
+         '[origin software="rsyslogd" swVersion="8.20.0" x-pid="21741" x-info="http://www.rsyslog.com"] start',
+         "MYHOSTNAME", None, None),
+        # leptonai/gpud#870: `dmesg --decode --time-format=iso`
+        ("syslog:err   : 2025-05-27T04:18:56,089671+00:00 NVRM: Xid (PCI:0000:04:00): 79, GPU has fallen off the bus",
+         "NVRM: Xid (PCI:0000:04:00): 79, GPU has fallen off the bus", None, None, None),
+        # GNU grep 3.8 `grep -H`, `grep -Hn`, `grep -H -B1` over a kern.log holding the thread's line, run here
+        (f"logs/kern.log:Dec  3 15:31:35 node-a kernel: [ 817.312044] {XID79}",
+         f"Dec  3 15:31:35 node-a kernel: [ 817.312044] {XID79}", None, None, "2026-12-03T15:31:35Z"),
+        (f"kern.log:1:Dec  3 15:31:35 node-a kernel: [ 817.312044] {XID79}",
+         f"Dec  3 15:31:35 node-a kernel: [ 817.312044] {XID79}", None, None, "2026-12-03T15:31:35Z"),
+        ("logs/kern.log-Dec  3 15:31:30 node-a kernel: [ 812.100001] nvidia-modeset: loading",
+         "Dec  3 15:31:30 node-a kernel: [ 812.100001] nvidia-modeset: loading", None, None, "2026-12-03T15:31:30Z"),
+        # tqdm 4.70.1's bar overwritten in place, another process's line glued to it (two writers on one
+        # stderr, run here; the line is the thread's)
+        (f"\r  0%|          | 0/801 [00:00<?, ?it/s]\r  0%|          | 1/801 [00:00<06:40,  2.00it/s]{WATCHDOG}",
+         WATCHDOG[len("[rank0]:"):], None, 0, "2026-12-06T18:44:12.715298Z"),
+        # aws/aws-ofi-nccl#1020: NCCL_DEBUG_TIMESTAMP_FORMAT's bracket
+        ("[2025-10-16 22:16:08] ip-172-31-3-90:1929:1937 [0] nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI OFI "
+         "fi_getinfo() call failed: No data available", None, None, None, None),
+    ],
+)
+def test_layers_are_peeled_and_the_stamp_behind_them_read(line: str, body: str | None, host: str | None,
+                                                          rank: int | None, when: str | None) -> None:
+    p, settled = PrefixLayer().split_settled(line)
+    if body is not None:
+        assert (p.body, p.host, p.rank) == (body, host, rank)
+    # what the scanner proves settled is what a fresh split of the body gives
+    if settled:
+        again = split_prefixes(p.body)
+        assert (again.body, again.host, again.rank) == (p.body, None, None)
+    if when is not None:
+        assert stamp(line) == at(when)
+
+
+@pytest.mark.parametrize(
+    ("line", "when"),
+    [
+        ("syslog:err   : 2025-05-27T04:18:56,089671+00:00 NVRM: Xid", "2025-05-27T04:18:56.089671Z"),
+        ("[2025-10-16 22:16:08] ip-172-31-3-90:1929:1937 [0] nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI OFI",
+         "2025-10-16T22:16:08Z"),
+        # openucx/ucx#1881: Open MPI's ctime glued to its tag, and UCX's own Unix time behind the tag
+        ("Sun Oct  1 17:18:44 2017[1,7]<stdout>:[1506867524.064665] [clx-hercules-012:26727:0]     ucp_worker.c:373  "
+         "UCX  ERROR Error Endpoint timeout was not handled for ep 0xac1510", "2017-10-01T17:18:44Z"),
+        ("[1,7]<stdout>:[1506867524.064665] [clx-hercules-012:26727:0]     ucp_worker.c:373  UCX  ERROR Error Endpoint "
+         "timeout was not handled for ep 0xac1510", "2017-10-01T14:18:44.064665Z"),
+        # aws/aws-ofi-nccl#346: libfabric's header holds the Unix time
+        ("libfabric:451707:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address",
+         "2024-02-21T13:06:47Z"),
+    ],
+)
+def test_stamps_behind_layers_and_libraries_unix_times(line: str, when: str) -> None:
+    assert stamp(line, "2017-01-01T00:00:00Z", "2026-12-31T00:00:00Z") == at(when)
+
+
+@pytest.mark.parametrize(
+    ("line", "body"),
+    [
+        # a Python warning's source path is not grep's file name (nothing of a log, no stamp behind it)
+        ("/usr/lib/python3/dist-packages/torch/cuda/__init__.py:118: UserWarning: CUDA initialization: CUDA unknown "
+         "error", None),
+        # an angle bracket that opens no syslog header
+        ("<12> is not a priority here", "<12> is not a priority here"),
+        # a word and a colon before a stamp is not grep's file name unless the word is a log file's or a path
+        ("Start: 2026-11-02 09:00:00", "Start: 2026-11-02 09:00:00"),
+        # a progress bar alone, with nothing glued to it, stays
+        ("  0%|          | 0/801 [00:00<?, ?it/s]", "0%|          | 0/801 [00:00<?, ?it/s]"),
+    ],
+)
+def test_look_alikes_keep_their_text(line: str, body: str | None) -> None:
+    p = split_prefixes(line)
+    assert p.body == (body if body is not None else line) and p.host is None
+
+
+def test_times_that_are_not_a_lines_stamp() -> None:
+    # a clock time inside a sentence, a word and a colon before a date: no stamp
+    assert stamp("step 100 at 10:03:07 loss 2.0") is None
+    assert stamp("Start: 2026-11-02 09:00:00") is None
+    # a Unix time in brackets is no uptime (UCX's, with no header to say so): neither a wall nor an uptime
+    assert TimeParser(UTC, None, None).parse("[1506867524.064665] something") is None
+    # a real uptime still is one
+    st = TimeParser(UTC, None, None).parse("[12345.678901] NVRM: Xid (PCI:0000:3b:00): 79")
+    assert st is not None and st.uptime == pytest.approx(12345.678901)
+
+
+@pytest.mark.parametrize(
+    ("text", "glued"),
+    [
+        # tqdm 4.70.1, run here (see above); with a description and a bar drawn in blocks, the form of SGLang's
+        # DeepGEMM warmup in posted logs (synthetic counts)
+        (f"  0%|          | 1/801 [00:00<06:40,  2.00it/s]{WATCHDOG}", WATCHDOG),
+        (f"DeepGEMM warmup:  45%|████▍     | 7361/16384 [05:43<06:50, 21.99it/s]{WATCHDOG}", WATCHDOG),
+        # a slow bar's rate is seconds per item
+        (f" 10%|█         | 1/10 [00:12<01:48, 12.03s/it]{WATCHDOG}", WATCHDOG),
+        # look-alikes: a rate in a log line, pipes of a table: no bar
+        (f"throughput 2.00it/s] {WATCHDOG}", None),
+        (f"| rank | 3/8 | [ok, 2.00it/s] {WATCHDOG}", None),
+    ],
+)
+def test_a_progress_bar_is_read_by_position(text: str, glued: str | None) -> None:
+    end = progress_bar_end(text)
+    assert (text[end:] if end > 0 else None) == glued

@@ -1,0 +1,389 @@
+"""The transports' statuses and events spelled by each stack (catalog/transport.yaml), and the MPI launchers' word
+on the rank that exited.
+
+Lines marked with a thread are verbatim from that public report; lines marked as real output were printed by
+the software named, run here; the few marked synthetic follow the format string of the source named.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from firstfault.catalog import tables
+from firstfault.catalog.tables import CatalogTableError, ib_wc_status_table, transport_table
+from firstfault.collect.scan import Extraction, all_line_extractors
+from firstfault.extract.base import Candidate
+from firstfault.extract.prefix import split_prefixes
+from firstfault.extract.verbs import async_event_of, read_completion
+from firstfault.model import Event
+
+
+def feed(lines: list[str], source: str = "application") -> list[Event]:
+    ex = Extraction(all_line_extractors())
+    out: list[Event] = []
+    for i, text in enumerate(lines, 1):
+        out.extend(ex.events(Candidate(source, "app.log", i, None, None, None, text)))
+    return out
+
+
+def claimed(lines: list[str], source: str = "application") -> list[bool]:
+    """Whether each line was understood (an event, or claimed without one)."""
+    ex = Extraction(all_line_extractors())
+    out = []
+    for i, text in enumerate(lines, 1):
+        drafts, ctx = ex.drafts(Candidate(source, "app.log", i, None, None, None, text))
+        out.append(bool(drafts) or (ctx is not None and ctx.claimed))
+    return out
+
+
+def only(events: list[Event], kind: str) -> list[Event]:
+    return [e for e in events if e.kind == kind]
+
+
+# ---------------------------------------------------------------- the table
+
+
+def test_the_table_holds_each_stacks_numbering_and_the_ibv_view_is_unchanged() -> None:
+    t = transport_table()
+    assert sorted(ib_wc_status_table()) == list(range(1, 22))
+    mlx5 = {r.code: r for r in t.completions if r.stack == "mlx5"}
+    # an mlx5 syndrome takes the class of the ibv status it reports
+    assert mlx5[0x15].same_as == 12 and mlx5[0x15].wc_class == "path"
+    assert mlx5[0x13].wc_class == "remote_access"
+    efa = {r.code: r for r in t.completions if r.stack == "efa"}
+    assert efa[15].wc_class == "path" and efa[1].wc_class == "flush" and efa[5].wc_class == "local_access"
+    assert {e.means for e in t.async_events} == {"link_down", "device_fatal", "queue_error", "info"}
+    assert {p.stack for p in t.peers} == {"ucx", "ompi", "orte", "pmix", "mpich", "nccl"}
+
+
+def _build_with(monkeypatch: pytest.MonkeyPatch, doc: dict[str, Any]) -> object:
+    real = tables._document
+
+    def fake(name: str) -> Any:
+        return doc if name == "transport.yaml" else real(name)
+
+    monkeypatch.setattr(tables, "_document", fake)
+    build = transport_table.__wrapped__.__wrapped__  # type: ignore[attr-defined]  # lru_cache, then _kept
+    return build()
+
+
+GOOD_IBV = {"stack": "ibv", "code": 12, "name": "IBV_WC_RETRY_EXC_ERR", "class": "path"}
+
+
+@pytest.mark.parametrize(
+    ("rows", "problem"),
+    [
+        ([GOOD_IBV, {**GOOD_IBV}], "completion_statuses[1]: duplicate code 12 for stack ibv"),
+        ([GOOD_IBV, {"stack": "mlx5", "code": 21, "name": "MLX5_X", "same_as": 99}],
+         "completion_statuses[1]: same_as 99 is no ibv status"),
+        ([{**GOOD_IBV, "same_as": 12}], "completion_statuses[0]: give exactly one of `class` and `same_as`"),
+        ([{"stack": "efa", "code": 15, "name": "EFA_X"}], "completion_statuses[0]: give exactly one"),
+        ([{**GOOD_IBV, "class": "broken"}], "completion_statuses[0].class"),
+    ],
+)
+def test_a_bad_row_is_named(monkeypatch: pytest.MonkeyPatch, rows: list[dict[str, Any]], problem: str) -> None:
+    doc = {"completion_statuses": rows, "async_events": [], "peer_statuses": []}
+    with pytest.raises(CatalogTableError, match=problem.replace("[", r"\[").replace("]", r"\]")):
+        _build_with(monkeypatch, doc)
+
+
+# ---------------------------------------------------------------- completion statuses
+
+
+@pytest.mark.parametrize(
+    ("line", "status", "stack", "hca"),
+    [
+        # openucx/ucx#6000: newer UCX, the mlx5 syndrome (0x15) decides
+        ("[compute001:31180:0:31180] ib_mlx5_log.c:143  Transport retry count exceeded on mlx5_0:1/RoCE (synd 0x15 "
+         "vend 0x81 hw_synd 0/0)", 12, "ucx", "mlx5_0"),
+        # openucx/ucx#2545: older UCX's words, under Open MPI's --timestamp-output tag
+        ("Sun Apr 22 11:13:01 2018[1,305]<stderr>:[hpc-arm-hp03:94092:0:94092] ib_mlx5_log.c:113  FATAL: Error on QP "
+         "0x2396e wqe[001]: Transport retry count exceeded (synd 0x15 vend 0x81) opcode RDMA_READ", 12, "ucx", None),
+        # UCX's rc_verbs transport prints libibverbs' words (synthetic, rc_verbs_iface.c's format string)
+        ("[node-07:4242:0:4242] rc_verbs_iface.c:124 UCX  ERROR send completion with error: transport retry counter "
+         "exceeded [qpn 0x1a2 wrid 0x9 vendor_err 0x81]", 12, "verbs", None),
+        # aws/aws-ofi-nccl#346: the EFA provider gives the status by its number, (7)
+        ("libfabric:451707:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address "
+         "My EFA addr: fi_addr_efa://[fe80::13:c2ff:fe6f:f03d]:0:1072483550 My host id: i-0db7083f3fcbebb65 Peer EFA "
+         "addr: fi_addr_efa://[fe80::b8:aff:fe44:425]:0:947699476 Peer host id: i-0ce6d3d57139f053c (7)", 7, "efa",
+         None),
+    ],
+)
+def test_each_stacks_completion_words(line: str, status: int, stack: str, hca: str | None) -> None:
+    [e] = only(feed([line]), "nccl.ib_completion_error")
+    assert (e.fields["status"], e.fields["stack"], e.fields.get("hca")) == (status, stack, hca)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # libfabric's EFA provider by its words only: efa_dgram_cq.c's `Work completion status: %s` (synthetic)
+        "libfabric:4242:1708520807::efa:cq:efa_dgram_cq_readerr():64<warn> Work completion status: Unreachable remote "
+        "(never received a response)",
+        # ... and its EQ error with the number: efa_base_ep.c's `err: %s (%zd) prov_errno: %s (%zd)` (synthetic)
+        "libfabric:4242:1708520807::efa:ep_ctrl:efa_base_ep_write_eq_error():835<warn> Writing error to EQ: err: No "
+        "route to host (113) prov_errno: Unreachable remote (never received a response) (15)",
+    ],
+)
+def test_an_efa_status_by_its_words_or_its_number(line: str) -> None:
+    f = read_completion(line)
+    assert f is not None and (f["status"], f["status_class"], f["stack"]) == (15, "path", "efa")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # EFA's words for statuses 6 and 10 are everyday words: without the EFA provider on the line, nothing
+        "OSError: [Errno 90] Message too long",
+        "Receiver not ready, retrying in 5s",
+        # UCX's words without UCX: an HTTP client's retry log
+        "WARNING urllib3: Retrying after connection broken: Remote access error",
+    ],
+)
+def test_a_stacks_words_without_the_stack_are_not_read(line: str) -> None:
+    assert read_completion(split_prefixes(line).body) is None
+    assert only(feed([line]), "nccl.ib_completion_error") == []
+
+
+# ---------------------------------------------------------------- adapter async events
+
+
+@pytest.mark.parametrize(
+    ("line", "iface", "port"),
+    [
+        # NVIDIA/nccl#905, NCCL <= 2.22
+        ("node-1:100:200 [0] NCCL WARN NET/IB : Got async event : port error", "ib", None),
+        # NCCL 2.23-2.27 and 2.28+ (synthetic, net_ib's format strings)
+        ("node-1:100:200 [0] NCCL WARN NET/IB : mlx5_3:1 Got async error event: port error", "mlx5_3", 1),
+        ("node-1:100:200 [0] transport/net_ib/common.cc:179 NCCL WARN NET/IB : mlx5_3:1 Got non-fatal async event: "
+         "port error(10)", "mlx5_3", 1),
+        ("node-1:100:200 [0] NCCL WARN NET/IB : mlx5_0:1 async fatal event: local catastrophic error", "mlx5_0", 1),
+        # UCX (synthetic, ib_device.c's format string)
+        ("[node-1:4242:0:4242] ib_device.c:530 UCX DIAG IB Async event on mlx5_2: port error on port 1", "mlx5_2", 1),
+    ],
+)
+def test_a_port_or_adapter_going_away_is_the_link_going_down(line: str, iface: str, port: int | None) -> None:
+    [e] = feed([line])
+    assert (e.kind, e.fields["state"], e.fields["iface"], e.fields.get("port")) == ("net.link", "down", iface, port)
+
+
+@pytest.mark.parametrize(
+    ("line", "kind"),
+    [
+        # a queue pair's own failure names no link: a symptom
+        ("node-1:100:200 [0] NCCL WARN NET/IB : mlx5_0:1 async fatal event on QP (0x55d) qpn=12 handle=1 send_cq=2 "
+         "recv_cq=3 state=6 sq_psn=1 rq_psn=2: local work queue catastrophic error", "nccl.error"),
+        ("node-1:100:200 [0] NCCL WARN NET/IB : Got async event : local access violation work queue error",
+         "nccl.error"),
+        # routine events: nothing, and understood
+        ("gpu-l40s-12:8791:8931 [1] NCCL WARN NET/IB : Got async event : GID table change", None),
+        ("node-1:100:200 [0] NCCL WARN NET/IB : mlx5_0:1 GID table changed", None),
+        ("node-1:100:200 [0] NCCL WARN NET/IB : mlx5_0:1 Got non-fatal async event: port active(9)", None),
+    ],
+)
+def test_other_async_events(line: str, kind: str | None) -> None:
+    assert [e.kind for e in feed([line])] == ([kind] if kind else [])
+    assert claimed([line]) == [True]
+
+
+def test_async_event_words_follow_ibv_event_type_str() -> None:
+    row = async_event_of("port error(10)")
+    assert row is not None and (row.code, row.means) == (10, "link_down")
+    assert async_event_of("port errors") is None
+
+
+# ---------------------------------------------------------------- peers that stopped answering
+
+
+@pytest.mark.parametrize(
+    ("line", "status", "peer", "host"),
+    [
+        # openucx/ucx#5159
+        ("[jazz15:39570:0:39570]       ud_ep.c:248  Fatal: UD endpoint 0x3b9a060: unhandled timeout error",
+         "UCS_ERR_ENDPOINT_TIMEOUT", None, "jazz15"),
+        # openucx/ucx#6679 (its title, posted without UCX's header): the UD endpoint names its peer
+        ("ud_ep.c:270 Fatal: UD endpoint 0x973660 to jazz25:70567: unhandled timeout error",
+         "UCS_ERR_ENDPOINT_TIMEOUT", "jazz25", None),
+        # openucx/ucx#6253 (Intel MPI; the pid padded in UCX's header)
+        ("[compute-0-20:9358 :0:9358]    ud_iface.c:737  UCX Fatal: transport error: Endpoint timeout",
+         "UCS_ERR_ENDPOINT_TIMEOUT", None, "compute-0-20"),
+        # openucx/ucx#1881 (Open MPI --timestamp-output --tag-output, UCX's Unix time)
+        ("Sun Oct  1 17:18:44 2017[1,7]<stdout>:[1506867524.064665] [clx-hercules-012:26727:0]     ucp_worker.c:373  "
+         "UCX  ERROR Error Endpoint timeout was not handled for ep 0xac1510", "UCS_ERR_ENDPOINT_TIMEOUT", None,
+         "clx-hercules-012"),
+        # open-mpi/ompi#7735
+        ("[ip-172-31-1-68:27726] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2257",
+         "PMIX_ERR_UNREACH", None, "ip-172-31-1-68"),
+    ],
+)
+def test_a_peer_that_stopped_answering_is_a_remote_error(line: str, status: str, peer: str | None,
+                                                           host: str) -> None:
+    [e] = feed([line])
+    assert e.kind == "nccl.remote_error"
+    assert (e.fields["peer_status"], e.fields.get("peer"), e.fields.get("host")) == (status, peer, host)
+
+
+def test_mpich_names_the_rank_it_lost() -> None:
+    # microsoft/LightLDA#62
+    [e] = feed(["MPID_nem_tcp_connpoll(1826): Communication error with rank 1: Connection reset by peer"])
+    assert (e.kind, e.fields["stack"], e.fields["peer_rank"]) == ("nccl.remote_error", "mpich", 1)
+
+
+def test_open_mpis_blocks_name_the_peer_on_a_later_line() -> None:
+    # garyexplains/examples#13
+    orte = ["ORTE has lost communication with a remote daemon.", "",
+            "  HNP daemon   : [[64112,0],0] on node wmaster-desktop",
+            "  Remote daemon: [[64112,0],1] on node 10.126.10.10", ""]
+    [e] = feed(orte)
+    assert (e.fields["stack"], e.fields["peer"]) == ("orte", "10.126.10.10")
+    # aws/aws-parallelcluster#301: the older ORTE form
+    old = ["ORTE has lost communication with its daemon located on node:", "",
+           "  hostname:  ip-10-15-20-17.ec2.internal", ""]
+    [e] = feed(old)
+    assert e.fields["peer"] == "ip-10-15-20-17.ec2.internal"
+    # open-mpi/ompi#7735
+    ompi = ["An MPI communication peer process has unexpectedly disconnected.  This",
+            "usually indicates a failure in the peer process (e.g., a crash or", "",
+            "  Local host: ip-172-31-6-3", "  Local PID:  12741", "  Peer host:  ip-172-31-1-32"]
+    [e] = feed(ompi)
+    assert (e.fields["stack"], e.fields["peer"]) == ("ompi", "ip-172-31-1-32")
+
+
+def test_pmix_repeating_itself_is_one_loss() -> None:
+    line = "[ip-172-31-1-68:27726] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2257"
+    assert len(feed([line, line, line])) == 1
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # UCX's status words in another program's log
+        ["requests.exceptions.ReadTimeout: Endpoint timeout after 30s"],
+        # a `hostname:` line with no Open MPI block above it
+        ["  hostname:  login-01"],
+        # the block's peer line too far below its opening
+        ["ORTE has lost communication with a remote daemon.", *[f"filler {i}" for i in range(15)],
+         "  Remote daemon: [[64112,0],1] on node 10.126.10.10"],
+    ],
+)
+def test_peer_words_out_of_place_are_not_read(lines: list[str]) -> None:
+    assert only(feed(lines), "nccl.remote_error") == []
+
+
+# ---------------------------------------------------------------- the MPI launchers' word on the rank that exited
+
+
+def test_open_mpis_first_process_block_names_the_rank_and_its_exit_code() -> None:
+    # tests/wild/sw-mpirun-horovod-shutdown-cuda-oom-uniter (its PROVENANCE names the thread)
+    lines = ["Primary job  terminated normally, but 1 process returned",
+             "a non-zero exit code. Per user-direction, the job has been aborted.",
+             "mpirun detected that one or more processes exited with non-zero status, thus causing",
+             "the job to be terminated. The first process to do so was:", "",
+             "  Process name: [[50371,1],0]", "  Exit code:    1"]
+    [e] = only(feed(lines), "process.signal")
+    assert (e.rank, e.fields["exitcode"], e.fields["by"], "signal" in e.fields) == (0, 1, "launcher", False)
+
+
+@pytest.mark.parametrize(
+    ("lines", "rank", "host", "pid", "signal", "exitcode"),
+    [
+        # bsc-performance-tools/extrae#101 (MPICH 4 / Intel MPI)
+        (["===================================================================================",
+          "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "=   RANK 6 PID 2447372 RUNNING AT node0009",
+          "=   KILLED BY SIGNAL: 9 (Killed)"], 6, "node0009", 2447372, "SIGKILL", None),
+        # IntelligentSoftwareSystems/Galois#37 (older Hydra: 139 is 128 + SIGSEGV)
+        (["=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "=   PID 4774 RUNNING AT IIPLab-WS1",
+          "=   EXIT CODE: 139", "=   CLEANING UP REMAINING PROCESSES"], None, "IIPLab-WS1", 4774, "SIGSEGV", 139),
+        # ggml-org/llama.cpp#4792 (a user@ before the host)
+        (["=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES", "=   PID 108257 RUNNING AT jetson@node1",
+          "=   EXIT CODE: 134"], None, "node1", 108257, "SIGABRT", 134),
+    ],
+)
+def test_hydras_banner_names_the_rank_host_and_how_it_ended(lines: list[str], rank: int | None, host: str,
+                                                            pid: int, signal: str, exitcode: int | None) -> None:
+    [e] = only(feed(lines), "process.signal")
+    assert (e.rank, e.fields["host"], e.fields["pid"], e.fields["signal"], e.fields.get("exitcode")) == (
+        rank, host, pid, signal, exitcode)
+    assert all(c for c, text in zip(claimed(lines), lines, strict=True) if "=   " in text and "CLEANING" not in text)
+
+
+@pytest.mark.parametrize(
+    ("line", "rank", "fields"),
+    [
+        # pmodels/mpich#831 (mpd)
+        ("  exit status of rank 59: killed by signal 9", 59, {"signal": "SIGKILL"}),
+        ("  exit status of rank 42: return code 1", 42, {"exitcode": 1}),
+        # ofiwg/libfabric#11307 (Cray MPICH names the rank and its node)
+        ("MPICH ERROR [Rank 11122] [job id 41595204.0] [Thu Aug 14 08:27:11 2025] [nid006700] - Abort(2695311) (rank "
+         "11122 in comm 0): Fatal error in PMPI_Allreduce: Other MPI error, error stack:", 11122,
+         {"host": "nid006700", "mpi_call": "PMPI_Allreduce", "by": "runtime"}),
+        # pmodels/mpich#361 (MPICH's PMI client tag is the rank)
+        ("[cli_1]: aborting job:", 1, {"by": "runtime"}),
+        # open-mpi/ompi's MPI_ABORT help text (synthetic rank)
+        ("MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD", 3, {"by": "launcher"}),
+    ],
+)
+def test_mpich_and_open_mpi_exit_reports(line: str, rank: int, fields: dict[str, object]) -> None:
+    [e] = only(feed([line]), "process.signal")
+    assert e.rank == rank
+    assert {k: e.fields.get(k) for k in fields} == fields
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # the words of the blocks' detail lines, without the block
+        ["  Exit code:    1"],
+        ["=   EXIT CODE: 9"],
+        ["=   PID 9665 RUNNING AT NeuroRTX6000"],
+        # an exit code past the block's reach
+        ["mpirun detected that one or more processes exited with non-zero status, thus causing",
+         *[f"filler {i}" for i in range(10)], "  Exit code:    1"],
+    ],
+)
+def test_an_exit_report_out_of_its_block_is_not_read(lines: list[str]) -> None:
+    assert [e for e in only(feed(lines), "process.signal") if e.fields.get("by") in ("launcher", "runtime")] == []
+
+
+def test_hydras_teardown_chatter_is_understood_without_an_event() -> None:
+    # IntelligentSoftwareSystems/Galois#37
+    lines = ["[proxy:0:1@IIPLab-WS2] HYD_pmcd_pmip_control_cmd_cb (pm/pmiserv/pmip_cb.c:878): assert (!closed) failed",
+             "[mpiexec@IIPLab-WS2] HYDT_bscu_wait_for_completion (tools/bootstrap/utils/bscu_wait.c:75): one of the "
+             "processes terminated badly; aborting"]
+    assert feed(lines) == [] and claimed(lines) == [True, True]
+
+
+# ---------------------------------------------------------------- NCCL's socket layer failing to reach a peer
+
+
+@pytest.mark.parametrize(
+    ("line", "status", "peer"),
+    [
+        # NVIDIA/nccl-tests#166
+        ("ubuntu:39964:40075 [0] misc/socket.cc:483 NCCL WARN socketStartConnect: Connect to 10.0.0.2<45763> failed : "
+         "Software caused connection abort", "ECONNABORTED", "10.0.0.2"),
+        # NVIDIA/nccl#1618 (a site's own log format around NCCL's WARN)
+        ("[03/16][2025-02-25 15:46:48,389] [misc/socket.cc:602] [s11gn1268:pid=3987720] NCCL WARN socketPollConnect "
+         "poll() failed, ret 1, error Connection timed out, revents 8, connect to 172.16.30.229:39953", "ETIMEDOUT",
+         "172.16.30.229"),
+    ],
+)
+def test_a_socket_connect_that_fails_names_the_peer(line: str, status: str, peer: str) -> None:
+    [e] = feed([line])
+    assert (e.kind, e.fields["stack"], e.fields["peer_status"], e.fields["peer"]) == (
+        "nccl.remote_error", "nccl", status, peer)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a local errno on connect is this node's own refusal, not a peer gone (synthetic, NCCL 2.4's wording)
+        "node1:1:2 [0] NCCL WARN Net : Connect to 10.0.0.2<40811> failed : Permission denied",
+        # NCCL's retry notice is INFO: it retries (Oneflow-Inc/oneflow#3586)
+        "worker:101542:101934 [0] NCCL INFO Call to connect returned Connection timed out, retrying",
+    ],
+)
+def test_a_socket_failure_that_is_no_lost_peer(line: str) -> None:
+    assert only(feed([line]), "nccl.remote_error") == []
