@@ -213,3 +213,19 @@ def test_mpirun_saw_the_first_exit_the_peers_lost_it(make_bundle: BundleMaker) -
     assert [(x.ranks, x.nodes) for x in fe] == [([0], ["host01"])]
     assert fe[0].summary.startswith("rank 0 on host01 exited first (SIGKILL; the launcher reported it without a "
                                     "time); 3 other ranks failed after it")
+
+
+def test_a_report_that_names_only_a_node_is_placed_by_the_other_nodes_losses() -> None:
+    # accelerate launch / DeepSpeed's runner report a child's signal with the node, not the rank
+    kill_b = _ev("process.signal", None, None, "n1", signal="SIGKILL", by="launcher")
+    lost_on_a = [_ev("nccl.remote_error", 0, 5, "n0"), _ev("nccl.remote_error", 1, 6, "n0")]
+    r2n = {0: "n0", 1: "n0", 2: "n1", 3: "n1"}
+    fe = [d for d in find_leads([kill_b, *lost_on_a], r2n) if d.kind == "first_exit"]
+    assert [(d.ranks, d.nodes) for d in fe] == [([], ["n1"])]
+    # the losses reported on its own node do not place it: they may be its own ranks' collateral
+    lost_on_b = [_ev("nccl.remote_error", 2, 5, "n1"), _ev("nccl.remote_error", 3, 6, "n1")]
+    assert [d for d in find_leads([kill_b, *lost_on_b], r2n) if d.kind == "first_exit" and d.nodes == ["n1"]
+            and "launcher reported" in d.summary] == []
+    # two nodes' reports placed at the same loss: neither is first
+    kill_c = _ev("process.signal", None, None, "n2", signal="SIGKILL", by="launcher")
+    assert [d for d in find_leads([kill_b, kill_c, *lost_on_a], {**r2n, 4: "n2"}) if d.kind == "first_exit"] == []

@@ -106,12 +106,14 @@ class _Ctx:
         self.known_ranks = set(rank_to_node) | {e.rank for e in events if e.rank is not None}
 
         self.local: dict[int, int] = {}  # rank -> its index among its node's ranks (the GPU it drives)
+        self.by_local: dict[tuple[str, int], int] = {}  # (node, local rank) -> rank
         per_node: dict[str, list[int]] = {}
         for r, n in rank_to_node.items():
             per_node.setdefault(n, []).append(r)
-        for rs in per_node.values():
+        for n, rs in per_node.items():
             for i, r in enumerate(sorted(rs)):
                 self.local[r] = i
+                self.by_local[(n, i)] = r
 
     def node(self, rank: int) -> str | None:
         return self.rank_nodes.get(rank) or self.rank_to_node.get(rank)
@@ -120,7 +122,7 @@ class _Ctx:
         """torchrun's `local_rank: 3` on a node -> the node's fourth rank (from the rank map)."""
         if node is None or not isinstance(local, int):
             return None
-        return next((r for r, i in self.local.items() if i == local and self.rank_to_node.get(r) == node), None)
+        return self.by_local.get((node, local))
 
     def devices(self, ranks: Iterable[int]) -> list[str]:
         return sorted({f"{n}/gpu{self.local[r]}" for r in ranks if r in self.local and (n := self.node(r))})
@@ -548,9 +550,8 @@ def _first_exit(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
             return fr
         return ctx.global_rank(e.node, e.fields.get("local_rank")) if "local_rank" in e.fields else e.rank
 
-    def victim(e: Event) -> bool:
+    def victim(e: Event, r: int | None) -> bool:
         t = e.earliest()
-        r = subject(e)
         key = ("rank", r) if r is not None else ("node", e.node)
         if t is None:  # a death with no time: a rank that waited or lost a peer went after someone
             return _reported_after(e) and key in hung_at
@@ -558,32 +559,45 @@ def _first_exit(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
 
     # The first time another rank said it lost a peer: a death the launcher reported later (or with no
     # time) had happened by then, when the reporting rank is the only one whose death explains the loss.
-    losses = sorted(((t, e.rank) for e in events if _lost_peer(e) and (t := e.earliest()) is not None),
-                    key=lambda x: (x[0], x[1] if x[1] is not None else -1))
+    # (A report that names no rank, only its node, is placed by the ranks of the other nodes.)
+    losses = sorted((t, e.rank if e.rank is not None else -1, e.node or "") for e in events
+                     if _lost_peer(e) and (t := e.earliest()) is not None)
 
-    def placed(e: Event) -> datetime | None:
+    def placed(e: Event, r: int | None) -> datetime | None:
         t = e.earliest()
         if not _reported_after(e):
             return t
-        r = subject(e)
-        loss = next((lt for lt, lr in losses if lr != r), None) if r is not None else None
+        if r is not None:
+            loss = next((lt for lt, lr, _ in losses if lr != r), None)
+        else:
+            loss = next((lt for lt, _, ln in losses if e.node and ln and ln != e.node), None)
         return loss if loss is not None and (t is None or loss < t) else t
 
-    exits = [e for e in events if _is_exit(e) and placed(e) is not None and not victim(e)]
+    dead: dict[int, int | None] = {}  # id(exit) -> the rank that died
+    at: dict[int, datetime] = {}  # id(exit) -> when it is placed
+    exits: list[Event] = []
+    for e in events:
+        if _is_exit(e):
+            r = subject(e)
+            t = placed(e, r)
+            if t is not None and not victim(e, r):
+                dead[id(e)], at[id(e)] = r, t
+                exits.append(e)
     if not exits:
         return _left_silently(ctx, events)
 
     def key(e: Event) -> tuple[object, ...]:
-        return (placed(e), not e.fields.get("root_cause"), e.rank if e.rank is not None else 1 << 30,
+        return (at[id(e)], not e.fields.get("root_cause"), e.rank if e.rank is not None else 1 << 30,
                 *_ev_key(e))
 
     first = min(exits, key=key)
-    t0 = placed(first)
+    t0 = at[id(first)]
     assert t0 is not None
     moved = t0 != first.earliest()
-    if moved and len({subject(e) for e in exits if placed(e) == t0 and e.earliest() != t0}) > 1:
+    if moved and len({(dead[id(e)], None if dead[id(e)] is not None else e.node) for e in exits
+                     if at[id(e)] == t0 and e.earliest() != t0}) > 1:
         return _left_silently(ctx, events)  # two launcher-reported deaths before the same loss: neither is first
-    who_rank = subject(first)
+    who_rank = dead[id(first)]
     later: list[Event] = []
     for e in events:
         t = e.earliest()
@@ -607,7 +621,7 @@ def _first_exit(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     others = f"{n} other {unit}{'s' if n != 1 else ''} failed after it"
     # the same death told twice (torchrun's agent and its failure summary): the fuller telling says how
     sig = first.fields.get("signal")
-    how = max((_exit_how(e) for e in exits if subject(e) == who_rank and e.node == first.node
+    how = max((_exit_how(e) for e in exits if dead[id(e)] == who_rank and e.node == first.node
                and e.fields.get("signal") == sig), key=len, default=_exit_how(first))
     if moved:
         reported = f"at {iso(first.earliest())}" if first.earliest() is not None else "without a time"
