@@ -14,6 +14,7 @@ process, once per --repeat, and reports the median of:
   judge     Analysis.finish: normalise, leads, rules, attribution, verdict
   events    the events kept (what judge works on)
   RSS       the process's peak RSS (ru_maxrss)
+  leads     each lead of the verdict as kind:N, N the ranks it names (docs/verdict.md: at most 64)
 
 and judge's growth against the events kept and against the ranks: linear
 means the last column (microseconds of judge per event kept) stays flat
@@ -56,6 +57,7 @@ def one(bundle: str) -> None:
         "read_s": t1 - t0, "judge_s": t2 - t1, "events": kept,
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "verdict": [v.attributed_domain, v.root_cause.category if v.root_cause else None, v.affected_nodes],
+        "leads": ["%s:%d" % (x.kind, len(x.ranks)) for x in v.leads],
     }))
 
 
@@ -89,15 +91,15 @@ def main(argv: list[str] | None = None) -> int:
                                env=env, check=True)
             runs.append(json.loads(p.stdout.strip().splitlines()[-1]))
         med = {k: statistics.median(r[k] for r in runs) for k in ("read_s", "judge_s", "events", "rss_mb")}
-        rows.append((ranks, med, runs[0]["verdict"]))
+        rows.append((ranks, med, runs[0]["verdict"], runs[0]["leads"]))
     print("\n%8s %9s %9s %9s %9s %14s  %s" % ("ranks", "read s", "judge s", "events", "RSS MB", "judge us/event",
-                                             "verdict"))
-    for ranks, m, verdict in rows:
-        print("%8d %9.2f %9.3f %9d %9.1f %14.1f  %s" % (
+                                             "verdict; leads (kind:ranks named)"))
+    for ranks, m, verdict, leads in rows:
+        print("%8d %9.2f %9.3f %9d %9.1f %14.1f  %s; %s" % (
             ranks, m["read_s"], m["judge_s"], m["events"], m["rss_mb"], m["judge_s"] / max(m["events"], 1) * 1e6,
-            verdict))
+            verdict, " ".join(leads) or "none"))
     if len(rows) >= 2:
-        (r0, m0, _), (r1, m1, _) = rows[0], rows[-1]
+        (r0, m0, _, _), (r1, m1, _, _) = rows[0], rows[-1]
         print("\nranks x%.0f: events kept x%.1f, judge time x%.1f, RSS x%.2f" % (
             r1 / r0, m1["events"] / max(m0["events"], 1), m1["judge_s"] / max(m0["judge_s"], 1e-9),
             m1["rss_mb"] / m0["rss_mb"]))

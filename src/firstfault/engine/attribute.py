@@ -55,6 +55,9 @@ class Finding:
     count: int
     weak: bool
     widespread: bool = False
+    # The latest moment it can have begun: its earliest event's own time. Equal to `first` for log
+    # lines; later for a metric change, which happened somewhere after the previous sample (`t_lo`).
+    began_by: datetime | None = None
     explained_by: Finding | None = None
     lead: LeadDraft | None = None  # the lead a `with_lead` rule promoted
 
@@ -142,6 +145,7 @@ def _build(rule: Rule, events: list[Event], nodes_hint: list[str] | None = None)
     if rule.whole_job:
         nodes = []
     first = next((e.earliest() for e in events if e.earliest() is not None), None)
+    began_by = min((e.time for e in events if e.time is not None), default=None)
     return Finding(
         rule=rule,
         category=rule.category,
@@ -153,6 +157,7 @@ def _build(rule: Rule, events: list[Event], nodes_hint: list[str] | None = None)
         count=sum(weight(e) for e in events),
         # Read only from lone exception lines (no traceback in the evidence): a cause where no other stands.
         weak=rule.weak or all(is_terminal(e) for e in events),
+        began_by=began_by if began_by is not None and first is not None and began_by > first else first,
     )
 
 
@@ -224,6 +229,21 @@ def finding_explains(a: Finding, b: Finding, skew: timedelta) -> bool:
     if a.widespread and a.category == b.category:
         return False
     return _explains(a, b.category, b.nodes, b.first, a.first, a.nodes, skew)
+
+
+def unordered(a: Finding, b: Finding, window: timedelta) -> bool:
+    """Whether the evidence cannot put root `b` more than `window` after root `a` (the earlier one).
+
+    Two roots that nothing links (neither explains the other, and a weak one has already yielded
+    to a strong one) are independent causes; the verdict names one of them only when the evidence
+    orders them. A start is known to its evidence's resolution: from `first` (the earliest it can
+    have happened: a metric change's previous sample) to `began_by` (its own time), so `b` counts
+    as later only when its earliest start is more than `window` after `a`'s latest. A finding with
+    no time at all (a stamp that was not read) cannot be ordered against any other.
+    """
+    if a.first is None or b.first is None:
+        return True
+    return b.first - (a.began_by or a.first) <= window
 
 
 def _strong_for(weak: Finding, strong: list[Finding], settings: Settings) -> Finding:
@@ -306,10 +326,7 @@ def attribute(events: list[Event], rules: list[Rule], settings: Settings,
     if roots:
         primary = roots[0]
         window = timedelta(seconds=settings.ambiguity_window)
-        concurrent = [
-            f for f in roots[1:]
-            if f.first is not None and primary.first is not None and f.first - primary.first <= window
-        ]
+        concurrent = [f for f in roots[1:] if unordered(primary, f, window)]
         if concurrent:
             candidates = [primary, *concurrent]
             secondary = [f for f in roots[1:] if f not in concurrent]

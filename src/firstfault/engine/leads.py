@@ -33,9 +33,26 @@ from firstfault.model import Event, EvidenceItem, Lead, iso
 KIND_ORDER = {"laggard_rank": 0, "desync": 1, "stuck_frame": 2, "first_exit": 3}
 EVIDENCE_PER_LEAD = 4
 MAX_STACK_LEADS = 4
-# A rank that printed nothing is a laggard only when it is one of very few: at
-# most this fraction of the ranks (and at least one) while all others reported.
+# A lead names at most this many ranks (and nodes), or it is not given: one that names half of a
+# 16k-rank job points nowhere (docs/verdict.md, "Leads").
+MAX_LEAD_RANKS = 64
+# Silence may be a log that was not collected rather than a rank that never got there, so a rank
+# that printed nothing is a laggard only when it is one of very few: at most this fraction of the
+# ranks (and at least one) while all others reported.
 SILENT_FRACTION = 1 / 32
+
+
+def differ(odd: int, rest: int, *, directed: bool = False) -> bool:
+    """Whether `odd` ranks differ from the `rest` they are compared with: a minority against a majority.
+
+    Fewer than the rest, and no more than a lead names (MAX_LEAD_RANKS). One rank against one other
+    counts only where the evidence has a direction (`directed`): the rank that waited in a collective
+    names the one it waited for, the rank that lost its peer names the peer that left. Without one, an
+    even split has no odd one out.
+    """
+    if odd < 1 or odd > MAX_LEAD_RANKS:
+        return False
+    return odd < rest or (directed and odd == rest == 1)
 
 _FAILURE_KINDS = ("nccl.", "gloo.timeout", "app.", "torch.child_failed", "process.signal", "c10d.")
 
@@ -72,7 +89,7 @@ def _fmt_ranks(ranks: Iterable[int], limit: int = 8) -> str:
 
 
 def _others(n: int) -> str:
-    return f"the {n} other rank{'s' if n != 1 else ''}"
+    return "the other rank" if n == 1 else f"the {n} other ranks"
 
 
 def _ints(text: object) -> list[int]:
@@ -89,12 +106,14 @@ class _Ctx:
         self.known_ranks = set(rank_to_node) | {e.rank for e in events if e.rank is not None}
 
         self.local: dict[int, int] = {}  # rank -> its index among its node's ranks (the GPU it drives)
+        self.by_local: dict[tuple[str, int], int] = {}  # (node, local rank) -> rank
         per_node: dict[str, list[int]] = {}
         for r, n in rank_to_node.items():
             per_node.setdefault(n, []).append(r)
-        for rs in per_node.values():
+        for n, rs in per_node.items():
             for i, r in enumerate(sorted(rs)):
                 self.local[r] = i
+                self.by_local[(n, i)] = r
 
     def node(self, rank: int) -> str | None:
         return self.rank_nodes.get(rank) or self.rank_to_node.get(rank)
@@ -103,7 +122,7 @@ class _Ctx:
         """torchrun's `local_rank: 3` on a node -> the node's fourth rank (from the rank map)."""
         if node is None or not isinstance(local, int):
             return None
-        return next((r for r, i in self.local.items() if i == local and self.rank_to_node.get(r) == node), None)
+        return self.by_local.get((node, local))
 
     def devices(self, ranks: Iterable[int]) -> list[str]:
         return sorted({f"{n}/gpu{self.local[r]}" for r in ranks if r in self.local and (n := self.node(r))})
@@ -233,7 +252,7 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
             what = (f"{ops.most_common(1)[0][0]} SeqNum {waited}" if ops else f"collective SeqNum {waited}")
             maj_evs = sorted((x for r, p in with_enq.items() if r in in_majority
                               if (x := p.timeout or p.ev) is not None), key=_ev_key)
-            if behind and len(behind) < len(majority):
+            if differ(len(behind), len(majority), directed=True):
                 enqs = sorted({q for r in behind if (q := with_enq[r].enq) is not None})
                 where = ", ".join(str(x) for x in enqs[:4])
                 own = [with_enq[r].ev or with_enq[r].timeout for r in behind]
@@ -248,7 +267,7 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
                     mc = _mode(list(comps.values()))
                     unfinished = sorted(r for r, d in comps.items() if d < mc)
                     finished = [r for r, d in comps.items() if d >= mc]
-                    if unfinished and len(unfinished) < len(finished):
+                    if differ(len(unfinished), len(finished), directed=True):
                         own = [with_enq[r].ev or with_enq[r].timeout for r in unfinished]
                         ops2 = op_at.get((pg, mc))
                         what2 = (f"{ops2.most_common(1)[0][0]} SeqNum {mc}" if ops2 else f"collective SeqNum {mc}")
@@ -257,7 +276,7 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
                             f"{_fmt_ranks(unfinished)} entered but never finished {what2}{pg_label}; "
                             f"{_others(len(finished))} completed it",
                             [e for e in own if e is not None] + maj_evs[:1]))
-            if ahead and len(ahead) < len(majority):
+            if differ(len(ahead), len(majority)):
                 own = [with_enq[r].ev or with_enq[r].timeout for r in ahead]
                 top = max(with_enq[r].enq or 0 for r in ahead)
                 out.append(_draft(
@@ -267,7 +286,7 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
                     [e for e in own if e is not None] + maj_evs[:1], order=1))
         # Ranks with no report at all while the others timed out.
         reporters = {r for r, p in ranks.items() if p.timeout is not None}
-        if len(reporters) >= 2 and not any(d.kind == "laggard_rank" for d in out):
+        if reporters and not any(d.kind == "laggard_rank" for d in out):
             seqs = [seq_of[(pg, r)] for r in reporters if (pg, r) in seq_of]
             s = _mode(seqs) if seqs else None
             ops = op_at.get((pg, s)) if s is not None else None
@@ -288,14 +307,21 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
 
 
 def _silent(ctx: _Ctx, present: set[int], reporters: set[int]) -> list[int]:
-    """Known ranks that reported nothing, on nodes where other ranks did (their logs were read)."""
+    """Known ranks that reported nothing, on nodes where other ranks did (their logs were read).
+
+    The reporters each say they waited for a peer (a timeout) or lost one (a closed connection): the
+    silent ranks are what they waited for when few against them (`differ`, directed: in a two-rank job
+    the one rank that did not time out is the one the other waited for).
+    """
     expected = ctx.known_ranks
-    if len(expected) < 2:
+    if len(expected) < 2 or not reporters:
         return []
     rep_nodes = {n for r in reporters if (n := ctx.node(r))}
     silent = sorted(r for r in expected - present - reporters
                     if (n := ctx.node(r)) is not None and n in rep_nodes)
-    if not silent or len(silent) > max(1, int(len(expected) * SILENT_FRACTION)):
+    if len(silent) > max(1, int(len(expected) * SILENT_FRACTION)):
+        return []
+    if not differ(len(silent), len(reporters), directed=True):
         return []
     if len(reporters) < len(expected) - len(silent):
         return []  # some ranks neither reported nor are silent laggards: coverage, not a hang signature
@@ -331,11 +357,9 @@ def _desync(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
             continue
         top_n = max(c.values())
         major = min(k for k, n in c.items() if n == top_n)
-        # On an even split the lower-sorted signature is called the majority, except where
-        # the group is unknown (two groups' numbers may share a sequence number there).
         odd = sorted(r for r, (op, size, _) in per.items() if (op, size) != major)
-        if pg == UNKNOWN_PG and 2 * len(odd) >= len(per):
-            continue
+        if not differ(len(odd), len(per) - len(odd)):
+            continue  # an even split (or half the job) has no odd one out
         odd_ops = sorted({per[r][0] for r in odd})
         if odd_ops != [major[0]]:
             what = f"{'/'.join(odd_ops)} where {_others(len(per) - len(odd))} issued {major[0]}"
@@ -364,8 +388,9 @@ def _named(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
         reporters = sorted({r for e in barrier if (r := _reporter(e)) is not None})
         ms = barrier[0].fields.get("timeout_ms")
         by = f" (reported by {_fmt_ranks(reporters)})" if reporters else ""
-        out.append(_draft(ctx, "laggard_rank", ranks,
-                          f"{_fmt_ranks(ranks)} failed to pass monitoredBarrier in {ms} ms{by}", barrier))
+        if 0 < len(ranks) <= MAX_LEAD_RANKS:  # named by the report itself: only its width is judged
+            out.append(_draft(ctx, "laggard_rank", ranks,
+                              f"{_fmt_ranks(ranks)} failed to pass monitoredBarrier in {ms} ms{by}", barrier))
     report = sorted((e for e in events if e.kind == "c10d.desync_report"), key=_ev_key)
     if report:
         by_state: dict[tuple[str, int | None], list[Event]] = {}
@@ -380,21 +405,25 @@ def _named(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
                 what = f"never joined collective #{seq}"
             else:
                 what = "never joined the collective the others wait in"
-            out.append(_draft(ctx, "laggard_rank", ranks, f"{_fmt_ranks(ranks)} {what} (desync debug report)", evs))
+            if 0 < len(ranks) <= MAX_LEAD_RANKS:
+                out.append(_draft(ctx, "laggard_rank", ranks, f"{_fmt_ranks(ranks)} {what} (desync debug report)",
+                                  evs))
     gloo = [e for e in events if e.kind == "gloo.timeout" and e.rank is not None]
     reporters_g = {e.rank for e in gloo if e.rank is not None}
-    if len(reporters_g) >= 2:
+    if reporters_g:
         silent = _silent(ctx, set(), reporters_g)
         if silent:
             op = Counter(str(e.fields.get("op")) for e in gloo).most_common(1)[0][0]
+            they = "it" if len(reporters_g) == 1 else "they"
             out.append(_draft(ctx, "laggard_rank", silent,
                               f"{_fmt_ranks(silent)} printed no gloo timeout while {_others(len(reporters_g))} timed "
-                              f"out waiting for a {op}: they waited for it", sorted(gloo, key=_ev_key)[:2], order=2))
+                              f"out waiting for a {op}: {they} waited for it", sorted(gloo, key=_ev_key)[:2],
+                              order=2))
     stuck = [e for e in events if e.kind == "nccl.timeout" and e.fields.get("stuck") and e.rank is not None]
     waiting = {e.rank for e in events if e.kind == "nccl.timeout" and not e.fields.get("stuck")
                and e.rank is not None}
     stuck_ranks = sorted({e.rank for e in stuck if e.rank is not None} - waiting)
-    if stuck_ranks and len(waiting) >= 2 and len(stuck_ranks) < len(waiting):
+    if differ(len(stuck_ranks), len(waiting), directed=True):
         out.append(_draft(ctx, "laggard_rank", stuck_ranks,
                           f"the watchdog of {_fmt_ranks(stuck_ranks)} got stuck (heartbeat monitor) while "
                           f"{_others(len(waiting))} timed out in a collective",
@@ -427,6 +456,8 @@ def _stacks(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     for i, ((cat, func, where), evs) in enumerate(ordered[:MAX_STACK_LEADS]):
         ranks = sorted({e.rank for e in evs if e.rank is not None})
         nodes = sorted({n for e in evs if (n := e.node or (ctx.node(e.rank) if e.rank is not None else None))})
+        if len(evs) > MAX_LEAD_RANKS:
+            continue  # where most ranks were is the tail of the few's summary, not a lead of its own
         who = _fmt_ranks(ranks) if ranks else f"{len(evs)} process{'es' if len(evs) != 1 else ''}"
         rest = total - len(evs)
         tail = ""
@@ -475,37 +506,98 @@ def _is_exit(e: Event) -> bool:
 _HANG_KINDS = ("nccl.", "gloo.timeout", "c10d.")
 
 
+def _waited(e: Event) -> bool:
+    """A rank's report that it waited for, or lost, a peer: a collective hang's or a dead peer's mark.
+
+    Not an NCCL error about the rank's own GPU (`Cuda failure 999`, ncclUnhandledCudaError): that rank
+    failed by itself, and may well be the first.
+    """
+    if e.kind == "nccl.error":
+        return "cuda_class" not in e.fields and e.fields.get("nccl_result") != "ncclUnhandledCudaError"
+    return e.kind.startswith(_HANG_KINDS)
+
+
+def _lost_peer(e: Event) -> bool:
+    """A rank's report that a peer went away mid-run (a closed or reset connection, ncclRemoteError)."""
+    return e.kind == "nccl.remote_error" and e.rank is not None and e.fields.get("phase") != "rendezvous"
+
+
+def _reported_after(e: Event) -> bool:
+    """A launcher's report of a rank's death (srun, mpirun, torchrun's agent, accelerate launch).
+
+    It comes after the death, so its time, read or taken from the line before it, or none at all, is
+    no earlier than the death: a bound, not the moment.
+    """
+    return e.kind == "process.signal" and e.fields.get("by") == "launcher"
+
+
 def _first_exit(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     # A rank that timed out or lost a peer before it died is a victim of the
     # hang (the watchdog's SIGABRT), not the first to fail.
     hung_at: dict[object, datetime] = {}
     for e in events:
         t = e.earliest()
-        if t is not None and e.kind.startswith(_HANG_KINDS):
+        if t is not None and _waited(e):
             for k in ((("rank", e.rank),) if e.rank is not None else ()) + ((("node", e.node),) if e.node else ()):
                 if k not in hung_at or t < hung_at[k]:
                     hung_at[k] = t
 
-    def victim(e: Event) -> bool:
-        t = e.earliest()
-        key = ("rank", e.rank) if e.rank is not None else ("node", e.node)
-        return t is not None and key in hung_at and hung_at[key] <= t
+    def subject(e: Event) -> int | None:
+        """The rank that died: the one a report names (torchrun's failed rank, its agent's local rank on the
+        node), else the rank of the log that holds the line."""
+        fr = e.fields.get("failed_rank")
+        if isinstance(fr, int):
+            return fr
+        return ctx.global_rank(e.node, e.fields.get("local_rank")) if "local_rank" in e.fields else e.rank
 
-    exits = [e for e in events if _is_exit(e) and e.earliest() is not None and not victim(e)]
+    def victim(e: Event, r: int | None) -> bool:
+        t = e.earliest()
+        key = ("rank", r) if r is not None else ("node", e.node)
+        if t is None:  # a death with no time: a rank that waited or lost a peer went after someone
+            return _reported_after(e) and key in hung_at
+        return key in hung_at and hung_at[key] <= t
+
+    # The first time another rank said it lost a peer: a death the launcher reported later (or with no
+    # time) had happened by then, when the reporting rank is the only one whose death explains the loss.
+    # (A report that names no rank, only its node, is placed by the ranks of the other nodes.)
+    losses = sorted((t, e.rank if e.rank is not None else -1, e.node or "") for e in events
+                     if _lost_peer(e) and (t := e.earliest()) is not None)
+
+    def placed(e: Event, r: int | None) -> datetime | None:
+        t = e.earliest()
+        if not _reported_after(e):
+            return t
+        if r is not None:
+            loss = next((lt for lt, lr, _ in losses if lr != r), None)
+        else:
+            loss = next((lt for lt, _, ln in losses if e.node and ln and ln != e.node), None)
+        return loss if loss is not None and (t is None or loss < t) else t
+
+    dead: dict[int, int | None] = {}  # id(exit) -> the rank that died
+    at: dict[int, datetime] = {}  # id(exit) -> when it is placed
+    exits: list[Event] = []
+    for e in events:
+        if _is_exit(e):
+            r = subject(e)
+            t = placed(e, r)
+            if t is not None and not victim(e, r):
+                dead[id(e)], at[id(e)] = r, t
+                exits.append(e)
     if not exits:
         return _left_silently(ctx, events)
 
     def key(e: Event) -> tuple[object, ...]:
-        return (e.earliest(), not e.fields.get("root_cause"), e.rank if e.rank is not None else 1 << 30,
+        return (at[id(e)], not e.fields.get("root_cause"), e.rank if e.rank is not None else 1 << 30,
                 *_ev_key(e))
 
     first = min(exits, key=key)
-    t0 = first.earliest()
+    t0 = at[id(first)]
     assert t0 is not None
-    who_rank = first.rank
-    if who_rank is None:
-        fr = first.fields.get("failed_rank")
-        who_rank = fr if isinstance(fr, int) else ctx.global_rank(first.node, first.fields.get("local_rank"))
+    moved = t0 != first.earliest()
+    if moved and len({(dead[id(e)], None if dead[id(e)] is not None else e.node) for e in exits
+                     if at[id(e)] == t0 and e.earliest() != t0}) > 1:
+        return _left_silently(ctx, events)  # two launcher-reported deaths before the same loss: neither is first
+    who_rank = dead[id(first)]
     later: list[Event] = []
     for e in events:
         t = e.earliest()
@@ -526,8 +618,17 @@ def _first_exit(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     node = first.node or (ctx.node(who_rank) if who_rank is not None else None)
     who = f"rank {who_rank}" if who_rank is not None else "a process"
     on = f" on {node}" if node else ""
-    summary = (f"{who}{on} exited first ({_exit_how(first)}) at {iso(t0)}; {n} other {unit}{'s' if n != 1 else ''} "
-               f"failed after it")
+    others = f"{n} other {unit}{'s' if n != 1 else ''} failed after it"
+    # the same death told twice (torchrun's agent and its failure summary): the fuller telling says how
+    sig = first.fields.get("signal")
+    how = max((_exit_how(e) for e in exits if dead[id(e)] == who_rank and e.node == first.node
+               and e.fields.get("signal") == sig), key=len, default=_exit_how(first))
+    if moved:
+        reported = f"at {iso(first.earliest())}" if first.earliest() is not None else "without a time"
+        summary = (f"{who}{on} exited first ({how}; the launcher reported it {reported}); {others}, "
+                   f"the first losing its connection to a peer at {iso(t0)}")
+    else:
+        summary = f"{who}{on} exited first ({how}) at {iso(t0)}; {others}"
     later.sort(key=_ev_key)
     return [_draft(ctx, "first_exit", [who_rank] if who_rank is not None else [], summary, [first, later[0]],
                    nodes=[node] if node else [])]
@@ -537,12 +638,12 @@ def _left_silently(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     """The rank that went away without a word while every other one lost its connection to a peer.
 
     A rank that returns early (exit 0) or vanishes leaves no exit record; the survivors' "Connection closed
-    by peer" (nccl.remote_error) is all there is. When at least two ranks report the loss and the only rank
-    with no failure of its own is one of very few (`_silent`), that rank is where it began.
+    by peer" (nccl.remote_error) is all there is. When ranks report the loss and the ranks with no failure of
+    their own are few against them (`_silent`: one against one in a two-rank job), they are where it began.
     """
-    lost = sorted((e for e in events if e.kind == "nccl.remote_error" and e.rank is not None), key=_ev_key)
+    lost = sorted((e for e in events if _lost_peer(e)), key=_ev_key)
     reporters = {e.rank for e in lost if e.rank is not None}
-    if len(reporters) < 2:
+    if not reporters:
         return []
     failed = {e.rank for e in events if e.rank is not None and e.kind.startswith(_FAILURE_KINDS)
               and not (e.kind == "process.signal" and e.fields.get("by") == "launcher")}
@@ -579,7 +680,9 @@ def find_leads(events: list[Event], rank_to_node: dict[int, str] | None = None) 
     ctx = _Ctx(events, rank_to_node or {})
     drafts = _progress(ctx, events) + _named(ctx, events) + _desync(ctx, events)
     drafts += _stacks(ctx, events) + _first_exit(ctx, events)
-    leads = _merge(drafts)
+    # Every kind judged its own "few"; none names more than a lead may (a lead that names half of a
+    # 16k-rank job is no lead).
+    leads = [d for d in _merge(drafts) if len(d.ranks) <= MAX_LEAD_RANKS and len(d.nodes) <= MAX_LEAD_RANKS]
     leads.sort(key=LeadDraft.sort_key)
     return leads
 

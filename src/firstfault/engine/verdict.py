@@ -95,6 +95,19 @@ def _symptoms(hits: list[SymptomHit]) -> list[Symptom]:
     return out
 
 
+def _unordered_notes(candidates: list[Finding]) -> list[str]:
+    """Why a candidate's time does not order it: no stamp read, or a start known only between two samples."""
+    out: list[str] = []
+    for c in candidates:
+        where = ", ".join(c.nodes) or "the job"
+        if c.first is None:
+            out.append(f"{c.category} on {where} has no time in the evidence, so nothing orders it against the others.")
+        elif c.began_by is not None and c.began_by > c.first:
+            out.append(f"{c.category} on {where} began between {iso(c.first)} and {iso(c.began_by)} "
+                       f"(the samples before and at the change).")
+    return out
+
+
 def build_verdict(
     *,
     catalog: Catalog,
@@ -119,12 +132,12 @@ def build_verdict(
         notes.append(f"The workload did not fail (terminal state {terminal_state}); nothing is attributed.")
     elif candidates:
         domain = "ambiguous"
-        a, b = candidates[0], candidates[1]
         notes.append(
             f"{len(candidates)} independent causes began within {settings.ambiguity_window:g} s of each other "
-            f"and none explains the others: {', '.join(c.category for c in candidates)}."
+            f"(as far as their times tell) and none explains the others: "
+            f"{', '.join(c.category for c in candidates)}."
         )
-        del a, b
+        notes += _unordered_notes(candidates)
     elif root is not None:
         domain = root.domain
         notes.append(

@@ -1,0 +1,217 @@
+"""Two hard faults on two nodes: independent causes (ambiguous) or one explaining the other.
+
+engine/attribute.py `unordered` and the catalog's explain sets decide. Two strong roots that
+nothing links are independent; the verdict names one of them only when the evidence orders
+them: the later begins more than `ambiguity_window` after the earlier could have begun.
+
+The kernel lines are real, under a syslog prefix with this test's hosts and times:
+- Xid 79: pop-os/pop#3363 (https://github.com/pop-os/pop/issues/3363) and
+  NVIDIA/open-gpu-kernel-modules#1151 (the Xid line and the "GPU ... fallen off the bus" line);
+- Xid 119: leptonai/gpud testdata `dmesg-with-xid-119.log` (H100, a GSP RPC timeout);
+- IB port down: the dmesg an SGLang user posted of a two-node DeepSeek-R1 deployment
+  (tpgds-aihub0007/0008), `mlx5_3: Port: 1 Link DOWN` after its netdev's `Link down`
+  (also in tests/extract/test_host.py);
+- NCCL's `NET/IB : Got async event : port error` (IBV_EVENT_PORT_ERR): NVIDIA/nccl#905;
+- a hung task: `INFO: task strat1_sim:78808 blocked for more than 120 seconds.` (as in
+  tests/extract/test_host.py).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from firstfault.engine.analyze import Analyzer
+from firstfault.engine.attribute import Attribution, attribute
+from firstfault.engine.catalog import shipped_catalog
+from firstfault.model import Event, Evidence, FieldValue, Verdict
+from tests.conftest import BundleMaker
+
+NOW = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
+NODES = ["node-01", "node-02", "node-03"]
+
+XID79 = ["NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.",
+         "NVRM: GPU 0000:01:00.0: GPU has fallen off the bus."]
+XID119 = ["NVRM: Xid (PCI:0000:9b:00): 119, pid=2024380, name=nvidia-smi, Timeout after 6s of waiting for RPC "
+          "response from GPU4 GSP! Expected function 103 (GSP_RM_ALLOC) (0x2081 0x4)."]
+IB_DOWN = ["mlx5_core 0000:53:00.0 enp83s0f0np0: Link down",
+           "mlx5_core 0000:53:00.0 mlx5_3: Port: 1 Link DOWN"]
+HUNG = ["INFO: task strat1_sim:78808 blocked for more than 120 seconds."]
+
+
+def _workload() -> dict[str, Any]:
+    return {
+        "apiVersion": "firstfault/v1",
+        "workload": {
+            "id": "77", "scheduler": "static",
+            "window": {"start": "2026-11-02T10:00:00Z", "end": "2026-11-02T11:00:00Z"},
+            "nodes": NODES, "ranks": {"node-01": "0-7", "node-02": "8-15", "node-03": "16-23"},
+            "terminal_state": "FAILED",
+        },
+        "sources": [{"kind": "kernel", "path": "nodes/{node}/kern.log"},
+                    {"kind": "application", "path": "app/{node}.log"}],
+    }
+
+
+def _kern(node: str, at: str, bodies: list[str]) -> list[tuple[str, str]]:
+    return [(node, f"Nov  2 {at} {node} kernel: {b}") for b in bodies]
+
+
+def _analyze(make_bundle: BundleMaker, lines: list[tuple[str, str]], app: dict[str, str] | None = None,
+             name: str = "b") -> Verdict:
+    files: dict[str, str | bytes] = {}
+    by_node: dict[str, list[str]] = {}
+    for node, line in sorted(lines, key=lambda x: x[1][7:15]):  # each node's log in time order
+        by_node.setdefault(node, []).append(line)
+    for node, ls in by_node.items():
+        files[f"nodes/{node}/kern.log"] = "".join(x + "\n" for x in ls)
+    for node, text in (app or {}).items():
+        files[f"app/{node}.log"] = text
+    root: Path = make_bundle(files, _workload(), name=name)
+    return Analyzer().analyze_path(str(root), now=NOW)
+
+
+def _cands(v: Verdict) -> list[tuple[str, list[str]]]:
+    return [(c.category, c.nodes) for c in v.candidates]
+
+
+# ------------------------------------------------------------------ positive: independent, seconds apart
+
+@pytest.mark.parametrize("gpu_first", [True, False])
+def test_xid79_and_an_ib_port_down_on_two_nodes_seconds_apart_are_both_candidates(
+        make_bundle: BundleMaker, gpu_first: bool) -> None:
+    a, b = ("10:15:46", "10:15:52") if gpu_first else ("10:15:52", "10:15:46")
+    v = _analyze(make_bundle, _kern("node-01", a, XID79) + _kern("node-02", b, IB_DOWN))
+    assert v.attributed_domain == "ambiguous" and v.root_cause is None
+    want = [("gpu.fallen_off_bus", ["node-01"]), ("network.link", ["node-02"])]
+    assert _cands(v) == (want if gpu_first else want[::-1])  # the earlier first
+    assert v.affected_nodes == ["node-01", "node-02"]
+    assert "none explains the others" in v.explanation[0]
+
+
+@pytest.mark.parametrize("link_first", [True, False])
+def test_an_ib_link_down_and_xid119_on_two_nodes_are_both_candidates(make_bundle: BundleMaker,
+                                                                     link_first: bool) -> None:
+    a, b = ("10:20:03", "10:20:10") if link_first else ("10:20:10", "10:20:03")
+    v = _analyze(make_bundle, _kern("node-03", a, IB_DOWN) + _kern("node-02", b, XID119))
+    assert v.attributed_domain == "ambiguous"
+    want = [("network.link", ["node-03"]), ("gpu.firmware", ["node-02"])]
+    assert _cands(v) == (want if link_first else want[::-1])
+
+
+def test_a_port_error_nccl_saw_is_a_link_down_that_competes_with_a_gpu_fault(make_bundle: BundleMaker) -> None:
+    # NCCL's own report of the port going down (IBV_EVENT_PORT_ERR) on node-02; its stamp is the
+    # rank's log line before it.
+    app = {"node-02": "2026-11-02 10:15:49,500 INFO step 7740\n"
+                      "node-02:4242:4300 [0] NCCL WARN NET/IB : Got async event : port error\n"}
+    v = _analyze(make_bundle, _kern("node-01", "10:15:46", XID79), app)
+    assert v.attributed_domain == "ambiguous"
+    assert _cands(v) == [("gpu.fallen_off_bus", ["node-01"]), ("network.link", ["node-02"])]
+
+
+# ------------------------------------------------------------------ near misses: one root
+
+def test_same_node_the_gpu_fault_explains_its_nics_port_going_down(make_bundle: BundleMaker) -> None:
+    v = _analyze(make_bundle, _kern("node-01", "10:15:46", XID79) + _kern("node-01", "10:15:52", IB_DOWN))
+    assert v.attributed_domain == "hardware"
+    assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
+    assert v.candidates == [] and v.secondary_causes == []
+    link = [s for s in v.symptoms if s.category == "network.link"]
+    assert link and link[0].explained_by == "gpu.fallen_off_bus"
+
+
+def test_same_node_a_port_down_just_before_the_gpu_fault_is_still_the_gpu_faults(make_bundle: BundleMaker) -> None:
+    # Within the clock-skew tolerance (5 s) a device fault explains what its node printed just before it.
+    v = _analyze(make_bundle, _kern("node-01", "10:15:44", IB_DOWN) + _kern("node-01", "10:15:46", XID119))
+    assert v.root_cause is not None and v.root_cause.category == "gpu.firmware"
+    assert v.candidates == []
+
+
+def test_far_apart_the_earlier_is_the_cause_and_the_later_is_secondary(make_bundle: BundleMaker) -> None:
+    v = _analyze(make_bundle, _kern("node-01", "10:15:46", XID79) + _kern("node-02", "10:20:46", IB_DOWN))
+    assert v.attributed_domain == "hardware"
+    assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
+    assert [(c.category, c.nodes) for c in v.secondary_causes] == [("network.link", ["node-02"])]
+
+
+def test_just_past_the_window_is_ordered(make_bundle: BundleMaker) -> None:
+    # 31 s apart with the shipped 30 s window: ordered; 30 s: not.
+    v = _analyze(make_bundle, _kern("node-01", "10:15:46", XID79) + _kern("node-02", "10:16:17", IB_DOWN))
+    assert v.attributed_domain == "hardware"
+    v = _analyze(make_bundle, _kern("node-01", "10:15:46", XID79) + _kern("node-02", "10:16:16", IB_DOWN),
+                 name="c")
+    assert v.attributed_domain == "ambiguous"
+
+
+def test_a_weak_cause_beside_a_hard_one_yields(make_bundle: BundleMaker) -> None:
+    v = _analyze(make_bundle, _kern("node-02", "10:15:44", HUNG) + _kern("node-01", "10:15:46", XID79))
+    assert v.attributed_domain == "hardware" and v.candidates == []
+    assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
+
+
+# ------------------------------------------------------------------ time resolution (events)
+
+T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
+
+
+def _ev(kind: str, node: str, t: float | None, t_lo: float | None = None, **fields: FieldValue) -> Event:
+    return Event(kind=kind, time=None if t is None else T0 + timedelta(seconds=t), node=node, fields=dict(fields),
+                 t_lo=None if t_lo is None else T0 + timedelta(seconds=t_lo),
+                 evidence=Evidence(source="test", file=f"test/{node}", line=1, text=kind))
+
+
+def _attr(events: list[Event]) -> Attribution:
+    cat = shipped_catalog()
+    return attribute(events, cat.active(), cat.settings, NODES, leads=[])
+
+
+def _xid79(node: str, t: float | None) -> Event:
+    return _ev("gpu.xid", node, t, xid=79, xid_class="fallen_off_bus")
+
+
+def _port_sampled(node: str, t: float, prev: float) -> Event:
+    # node_exporter's port state left ACTIVE between two samples
+    return _ev("metric.condition", node, t, t_lo=prev, condition="ib_port_state_down",
+               metric="node_infiniband_state_id", value=1)
+
+
+def test_a_sampled_link_down_whose_interval_holds_the_xid_is_not_ordered_before_it() -> None:
+    # Sampled every 60 s: the port went down somewhere in [0, 60]; the Xid is at 45.
+    att = _attr([_xid79("node-01", 45), _port_sampled("node-02", 60, 0)])
+    assert att.root is None
+    assert [(c.category, c.nodes) for c in att.candidates] == [("network.link", ["node-02"]),
+                                                               ("gpu.fallen_off_bus", ["node-01"])]
+
+
+def test_a_sampled_link_down_long_before_the_xid_is_the_cause() -> None:
+    # [0, 60], and the Xid 31 s after the sample that saw it: ordered.
+    att = _attr([_xid79("node-01", 91), _port_sampled("node-02", 60, 0)])
+    assert att.root is not None and att.root.category == "network.link" and att.candidates == []
+    assert [f.category for f in att.secondary] == ["gpu.fallen_off_bus"]
+
+
+def test_a_fault_with_no_time_is_not_ordered_against_a_timed_one() -> None:
+    # an Xid whose stamp was not read (a prefix no layer peels) must not lose to a later timed link down
+    att = _attr([_xid79("node-01", None), _ev("net.link", "node-02", 3, state="down", iface="mlx5_0")])
+    assert att.root is None
+    assert sorted(c.category for c in att.candidates) == ["gpu.fallen_off_bus", "network.link"]
+
+
+def test_a_fault_with_no_time_on_the_same_node_still_explains_its_port() -> None:
+    att = _attr([_xid79("node-01", None), _ev("net.link", "node-01", 3, state="down", iface="mlx5_0")])
+    assert att.root is not None and att.root.category == "gpu.fallen_off_bus" and att.candidates == []
+
+
+def test_the_verdict_says_why_a_sampled_or_untimed_candidate_is_not_ordered() -> None:
+    from firstfault.engine.verdict import _unordered_notes
+
+    att = _attr([_xid79("node-01", 45), _port_sampled("node-02", 60, 0)])
+    notes = _unordered_notes(att.candidates)
+    assert notes == ["network.link on node-02 began between 2026-11-02T10:00:00.000000Z and "
+                     "2026-11-02T10:01:00.000000Z (the samples before and at the change)."]
+    att = _attr([_xid79("node-01", None), _ev("net.link", "node-02", 3, state="down", iface="mlx5_0")])
+    assert _unordered_notes(att.candidates) == [
+        "gpu.fallen_off_bus on node-01 has no time in the evidence, so nothing orders it against the others."]
