@@ -44,6 +44,8 @@ def _verdict(make_bundle: BundleMaker, fixture: str, fmt: str, *, job_id: str = 
         ("kubectl-events-kubefate-64.txt", "k8s-table", "t", "unknown", "host.oom"),  # events say no end state
         ("kubectl-describe-pod-treetracker-49.txt", "k8s-describe", "t", "failed", "host.oom"),
         ("pod-status-disruption-105467.yaml", "k8s-pods", "t", "failed", "scheduler.evicted"),
+        # the job's own set-up (a weak cause, standing where nothing stronger does)
+        ("qacct-failed28-smrt-213.txt", "sge-qacct", "24930", "failed", "app.exception.setup"),
     ],
 )
 def test_a_schedulers_record_decides_through_the_rules(make_bundle: BundleMaker, fixture: str, fmt: str,
@@ -95,3 +97,24 @@ def test_the_schedulers_word_in_the_jobs_output_ends_the_job(make_bundle: Bundle
     # LSF's owner kill in the output: the job was cancelled.
     v = Analyzer().analyze_path(str(make_bundle({"job.out": "TERM_OWNER: job killed by owner.\n"}, wl, name="c")))
     assert (v.outcome, v.root_cause.category if v.root_cause else None) == ("cancelled", "scheduler.cancelled")
+
+
+@pytest.mark.parametrize(
+    ("fixture", "outcome", "category"),
+    [
+        # LSF's report in the job's output is the job's record: a report that says the job completed is `none`
+        # whatever else the output holds; one of LSF's run limit is the time limit.
+        ("lsf-report-done-dtu-example3.txt", "succeeded", None),
+        ("lsf-report-runlimit-deeplearningproject.txt", "timeout", "scheduler.time_limit"),
+        ("lsf-report-exit120-myretuen.txt", "failed", None),
+    ],
+)
+def test_lsf_report_in_the_jobs_output(make_bundle: BundleMaker, fixture: str, outcome: str,
+                                        category: str | None) -> None:
+    wl = {"id": "t", "scheduler": "static"}
+    root = make_bundle({"job.out": (FIX / fixture).read_bytes()},
+                       {"apiVersion": "firstfault/v1", "workload": wl,
+                        "sources": [{"kind": "application", "path": "job.out"}]}, name=fixture.split(".")[0])
+    v = Analyzer().analyze_path(str(root))
+    assert v.outcome == outcome
+    assert (v.root_cause.category if v.root_cause else None) == category

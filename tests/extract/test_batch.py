@@ -86,6 +86,19 @@ def test_qacct_failed_100_with_a_signal_and_no_limit_reached_is_no_limit() -> No
     assert "due_to" not in job.fields
 
 
+def test_qacct_failed_28_is_the_jobs_own_set_up() -> None:
+    # PacificBiosciences/SMRT-Analysis#213 (https://github.com/PacificBiosciences/SMRT-Analysis/issues/213): the
+    # job's working directory (`cwd /tmp/smrtanalysis/tmpHMRv1N`) was not on the node it ran on; "This all does work
+    # if I manually create the tmp work file on each member of the cluster". `failed 28 : changing into working
+    # directory` (SGE's SSTATE_NO_CWD): the job never ran, for its own set-up.
+    job = the_job(read("qacct-failed28-smrt-213.txt", "sge-qacct"))
+    assert (job.fields["state"], job.fields["due_to"]) == ("FAILED", "setup")
+    assert job.fields["reason"] == "changing into working directory"
+    assert job.fields["nodelist"] == "node11.na.agrogroup.net"
+    # Near miss: failed 100 (`assumedly after job`, above) is a code of the table's kind that names no set-up.
+    assert "due_to" not in the_job(read("qacct-failed100-ocs66.txt", "sge-qacct")).fields
+
+
 def test_qacct_job_id_keeps_that_jobs_record() -> None:
     # qacct prints a line of `=` before each record.
     both = (FIX / "qacct-canu-1279.txt").read_bytes() + b"=" * 62 + b"\n" + (FIX / "qacct-h_rt-babs.txt").read_bytes()

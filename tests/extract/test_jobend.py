@@ -3,10 +3,15 @@ reasons table (catalog/scheduler.yaml). Every line is as posted in the thread na
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from firstfault.extract.base import Draft
 from firstfault.extract.jobend import EXTRACTORS, memory_limit_kill
 from tests.extract.helpers import scan
+
+FIX = Path(__file__).resolve().parent.parent / "fixtures" / "scheduler"
 
 
 def read(line: str) -> list[tuple[str, object]]:
@@ -38,6 +43,20 @@ def read(line: str) -> list[tuple[str, object]]:
         ("The node was low on resource: ephemeral-storage. Threshold quantity: 30Gi, available: 24094024Ki. Container "
          "infras-logstash was using 2456Ki, request is 0, has larger consumption of ephemeral-storage. ",
          ("k8s.pod", "eviction")),
+        # argoproj/argo-workflows#6135: a workflow node's message, the kubelet's for a pod's activeDeadlineSeconds.
+        ("        message: Pod was active on the node longer than the specified deadline",
+         ("process.signal", "time_limit")),
+        # climate-cms.org "How and when to use PBS Jobfs on NCI HPC systems" (2022-11-10), the message it quotes:
+        # NCI Gadi's PBS killing a job over its node-local jobfs quota.
+        ("Job 12345678.gadi-pbs killed due to exceeding jobfs quota", ("process.signal", "eviction")),
+        # dask/dask-jobqueue#178: PBS Pro's MOM summing the job's memory over its hosts (posted with grep's file name).
+        ("dask-worker.o1838772:=>> PBS: job killed: mem job total 115343360 kb exceeded limit 115343360 kb",
+         ("host.oom_kill", "pbs")),
+        # LibreTexts/metalc#133 and kubernetes/kubernetes#66889: `kubectl get pods -A -o wide | grep Evicted` rows.
+        ("binderhub        binder-7c5df8bbf6-2vqvt                                     0/1     Evicted    0        "
+         "  38d     <none>           chick18   <none>           <none>", ("k8s.pod", "eviction")),
+        ("huan-a             account-local-8447bc8dbc-l5z7b                                 0/1       Evicted       "
+         "      0          32m       <none>            10.171.2.38", ("k8s.pod", "eviction")),
         # kubernetes/kubernetes#96038: the Job controller's event, as kube-controller-manager logs it.
         ('I1030 01:08:14.634565      12 event.go:291] "Event occurred" object="test-9dedmf-11/big-job-0" kind="Job" '
          'apiVersion="batch/v1" type="Warning" reason="BackoffLimitExceeded" message="Job has reached the specified '
@@ -61,6 +80,15 @@ def test_each_schedulers_words(line: str, want: tuple[str, object]) -> None:
         "qacct: failed: 37  : qmaster enforced h_rt, h_cpu, or h_vmem limit",
         # A word inside another: not LSF's.
         "MY_TERM_OWNERSHIP: see docs",
+        # argoproj/argo-workflows#9934: a person's words for the kubelet's message are not its message.
+        "After 10 seconds the pod received an error: the pod was active on the node for more than the specified "
+        "deadline",
+        # payu-org/payu#587: Gadi's usage report names the jobfs it used, and kills nothing.
+        "   JobFS requested:    60.0GB                 JobFS used: 11.74GB         ",
+        # marbl/canu#530: the PBS epilogue's memory use is no kill.
+        "Mem usage : 38427376kb",
+        # kubernetes/kubernetes#86023: `Evicted` in prose is not a pod row.
+        "If a pod's status become `Evicted`, its previous info should be cleaned up, only keep its event is better.",
     ],
 )
 def test_near_misses(line: str) -> None:
@@ -80,3 +108,100 @@ def test_memory_limit_kill_names_who() -> None:
     assert memory_limit_kill("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.") == "lsf"
     assert memory_limit_kill("slurmstepd: error: Exceeded job memory limit") == "slurmstepd"
     assert memory_limit_kill("The node was low on resource: ephemeral-storage.") is None
+
+
+def test_a_pasted_pod_row_names_its_pod_and_node() -> None:
+    # LibreTexts/metalc#133: `kubectl get pods -A -o wide | grep Evict` (NAMESPACE first, IP `<none>`, NODE chick18).
+    [d] = scan(EXTRACTORS, ["default          quickstart-nginx-ingress-controller-68c6f57975-t5tc5        0/1     "
+                            "Evicted    0          84d     <none>           chick18   <none>           <none>"],
+               "application")
+    assert (d.kind, d.fields["pod"], d.fields["reason"], d.host) == (
+        "k8s.pod", "quickstart-nginx-ingress-controller-68c6f57975-t5tc5", "Evicted", "chick18")
+    assert d.fields["restart"] is False
+
+
+# --------------------------------------------------------------------------
+# LSF's job report
+# --------------------------------------------------------------------------
+
+
+def records(lines: list[str]) -> list[Draft]:
+    return [d for d in scan(EXTRACTORS, lines, "application") if d.kind == "sched.job"]
+
+
+def report(name: str) -> list[str]:
+    return (FIX / name).read_text().splitlines()
+
+
+def test_lsf_report_of_a_job_that_completed() -> None:
+    # FredslundMagnus/dtu-server-example outputs/Example3/Markdown/Example3_1.md (tests/fixtures/scheduler/SOURCES.md).
+    [d] = records(report("lsf-report-done-dtu-example3.txt"))
+    assert d.fields == {"scope": "job", "scheduler": "lsf", "state": "COMPLETED",
+                        "raw_state": "Successfully completed.", "job_id": "12548598", "nodelist": "n-62-31-21"}
+
+
+def test_lsf_report_of_a_job_that_exited_and_one_lsf_killed() -> None:
+    # FredslundMagnus/Myretuen: the job's own exit 120; FredslundMagnus/DeepLearningProject: LSF's run limit
+    # (exit 140 = 128 + SIGUSR2, the run-limit warning), both in one stream as `bsub -o` appends reports.
+    first, second = records(report("lsf-report-exit120-myretuen.txt") + report(
+        "lsf-report-runlimit-deeplearningproject.txt"))
+    assert (first.fields["state"], first.fields["exit_code"], first.fields["job_id"]) == ("FAILED", 120, "6068150")
+    assert "due_to" not in first.fields and "signal" not in first.fields
+    assert (second.fields["state"], second.fields["due_to"], second.fields["reason"]) == (
+        "TIMEOUT", "time_limit", "TERM_RUNLIMIT")
+    assert (second.fields["exit_code"], second.fields["signal"], second.fields["job_id"]) == (140, 12, "8254049")
+
+
+def test_lsf_report_of_a_signal_by_number() -> None:
+    # nextflow-io/nextflow#1592 (https://github.com/nextflow-io/nextflow/issues/1592), the task's .command.log from
+    # the report's end: the owner's bkill, the job's signal 7 with a core.
+    [d] = records(["TERM_OWNER: job killed by owner.", "Exited with signal termination: 7, and core dumped.", "",
+                   "Resource usage summary:", "", "    CPU time :                                   117037.00 sec."])
+    assert (d.fields["state"], d.fields["due_to"], d.fields["signal"]) == ("CANCELLED", "cancelled", 7)
+    assert "exit_code" not in d.fields
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # wheaton5/souporcell#20 (https://github.com/wheaton5/souporcell/issues/20): the report's end as posted, cut
+        # before its summary: the TERM_ line speaks (host.oom_kill), the end alone is no record.
+        ["TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.", "Exited with exit code 143."],
+        # srun's words for a task's exit (tests/lab/captured/slurm_segv, real srun output): no LSF report follows.
+        ["srun: error: ffnode1: tasks 0,2: Exited with exit code 1", "srun: error: ffnode1: task 1: Exited with exit "
+         "code 1"],
+        # PacificBiosciences/FALCON-integrate#94 (https://github.com/PacificBiosciences/FALCON-integrate/issues/94),
+        # its `grep Exit */*` over the jobs' outputs: LSF's lines, taken out of their reports.
+        ["J1744346edb1387c55cce7afb0050342daf80521b129465eedfa55c452ec3b0db/stdout:Exited with signal termination: "
+         "Alarm clock."],
+    ],
+)
+def test_an_end_line_without_the_reports_summary_is_no_record(lines: list[str]) -> None:
+    assert records(lines) == []
+
+
+# --------------------------------------------------------------------------
+# SGE: the qmaster on a job that failed on a host
+# --------------------------------------------------------------------------
+
+
+def test_sge_qmaster_on_an_output_file_the_job_may_not_open() -> None:
+    # kaldi-asr/kaldi#4358 (https://github.com/kaldi-asr/kaldi/issues/4358): the queue log queue.pl names, in a
+    # directory the user cannot write; the maintainer: "make sure you can write into that directory".
+    [d] = scan(EXTRACTORS, ["12/01/2020 22:46:24|worker|master|W|job 84.1 failed on host ubuntu general opening "
+                            "input/output file because: 12/02/2020 11:46:22 [1006:5837]: error: can't open output "
+                            'file "/home/ybZhang/changcheng_asr_ch/./q/test.log": Permission denied'], "syslog")
+    assert (d.kind, d.host, d.fields["setup"], d.fields["errno"], d.fields["exc_type"]) == (
+        "app.exception", "ubuntu", True, "EACCES", "PermissionError")
+    assert d.fields["path"] == "/home/ybZhang/changcheng_asr_ch/./q/test.log"
+    assert d.fields["message"] == ("opening input/output file: can't open output file "
+                                   '"/home/ybZhang/changcheng_asr_ch/./q/test.log": Permission denied')
+
+
+def test_sge_qmaster_with_an_errno_that_names_no_side() -> None:
+    # TIGRLab/admin#227 (https://github.com/TIGRLab/admin/issues/227): EPERM on /scratch of two nodes, which the
+    # admins took for the nodes' /scratch; the errno is not the path's permissions, and this reader does not guess.
+    assert scan(EXTRACTORS, ["06/03/2015 17:58:32|worker|mrsdti|W|job 208911.1 failed on host tesla.kimel.ric general "
+                             "opening input/output file because: 06/03/2015 17:58:31 [1008:300]: error: can't open "
+                             'output file "/scratch/anne/Julie_CIVET/nusdast/output/NM1089/logs/'
+                             'NM1089.nuc_inorm_t1.log": Operation not permitted'], "syslog") == []

@@ -90,6 +90,21 @@ def test_a_cordoned_node_and_a_running_pod_are_no_failure() -> None:
     assert res.events == [] and res.hosts == {"kubernetes-master"}
 
 
+def test_pods_rows_pasted_without_their_header() -> None:
+    # LibreTexts/metalc#133 (https://github.com/LibreTexts/metalc/issues/133): `kubectl get pods -A -o wide | grep
+    # Evict`, no header; kubernetes/kubernetes#105467 (https://github.com/kubernetes/kubernetes/issues/105467): a
+    # grep of `-A -o wide` with a Running row, a pod on its way (the near miss).
+    rows = (b"spicy@rooster:~$ kubectl get pods -A -o wide | grep Evict\n"
+            b"binderhub        binder-7c5df8bbf6-2vqvt                                     0/1     Evicted    0   "
+            b"       38d     <none>           chick18   <none>           <none>\n"
+            b"kube-system   istio-cni-node-btrxw                                 1/1  Running                      0"
+            b"              13d    10.128.6.133   192.168.250.5  \n")
+    res = read("t.txt", "k8s-table", data=rows)
+    [pod] = kinds(res, "k8s.pod")
+    assert (pod.fields["pod"], pod.fields["due_to"], pod.node) == ("binder-7c5df8bbf6-2vqvt", "eviction", "chick18")
+    assert res.hosts == {"chick18"}
+
+
 def test_text_that_is_no_table_is_said() -> None:
     res = read("t.txt", "k8s-table", data=b"The connection to the server localhost:8080 was refused\n")
     assert res.events == [] and len(res.issues) == 1 and "no kubectl table" in res.issues[0].message

@@ -516,7 +516,7 @@ def object_store_code_table() -> Mapping[str, ObjectStoreCodeInfo]:
 
 SchedReasonName = Literal[
     "time_limit", "memory_limit", "preemption", "node_failure", "cancelled", "admin_cancelled", "eviction",
-    "backoff_limit", "resource_limit",
+    "backoff_limit", "resource_limit", "setup",
 ]
 SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes"]
 # Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness.

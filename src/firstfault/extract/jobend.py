@@ -9,19 +9,36 @@ low on resource: memory.`; each becomes the event its reason calls for. `MemoryL
 the memory-limit kills that are not a scheduler's reason word: slurmstepd's and srun's, Ray's memory
 monitor, a memory cgroup at its limit.
 
+`LsfReportExtractor` reads the report LSF appends to a job's output (or mails): its end (`Successfully
+completed.`, `Exited with exit code 1.`, a TERM_ reason) becomes the job's record (`sched.job`).
+`SgeFailureExtractor` reads the qmaster's word on a job that failed on a host before it ran (`job 84.1 failed
+on host ubuntu general opening input/output file because: ...`), whose errno says whose the failure was.
+
 Slurm's own `*** JOB ... CANCELLED AT ... DUE TO TIME LIMIT ***` banner is read in app.py with the other
 slurmstepd lines; its `DUE TO` words are the same normalised reasons.
 """
 
 from __future__ import annotations
 
+import errno as _errno
+import signal as _signal
 from collections.abc import Iterator, Mapping
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.codes import errno_of, path_of, signal_of_text
+from firstfault.extract.kubetext import pod_row, pod_row_fields
 from firstfault.extract.nccl import clip, split_rank_prefix
-from firstfault.extract.reasons import first_reason, line_literals, text_reasons
+from firstfault.extract.reasons import (
+    first_reason,
+    kube_status_words,
+    line_literals,
+    scheduler_words,
+    state_of,
+    text_reasons,
+    word_reason,
+)
 
 # --------------------------------------------------------------------------
 # A scheduler's reason in the job's output
@@ -30,7 +47,9 @@ from firstfault.extract.reasons import first_reason, line_literals, text_reasons
 # Reasons the scheduler ended the job for, told as its signal to the job (process.signal `due_to`): the
 # rules read `due_to`, and the engine takes the job's end state from it where no record gives one
 # (engine/normalise.banner_state).
-_SIGNALLED: Final = frozenset({"time_limit", "preemption", "node_failure", "cancelled", "admin_cancelled"})
+# A batch scheduler's eviction (LSF's host load, Gadi's jobfs quota) is its signal too; the kubelet's is the pod's.
+_SIGNALLED: Final = frozenset({"time_limit", "preemption", "node_failure", "cancelled", "admin_cancelled",
+                               "eviction"})
 
 
 class SchedulerReasonExtractor:
@@ -41,27 +60,39 @@ class SchedulerReasonExtractor:
     emits: Mapping[str, frozenset[str]] = {
         "host.oom_kill": frozenset({"by", "cgroup", "detail", "proc"}),
         "k8s.event": frozenset({"due_to", "message", "reason"}),
-        "k8s.pod": frozenset({"due_to", "message", "phase", "pressure", "reason"}),
+        "k8s.pod": frozenset({"due_to", "message", "phase", "pod", "pressure", "reason", "restart"}),
         "process.signal": frozenset({"by", "detail", "due_to", "scheduler", "signal"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
     def __init__(self) -> None:
-        # The table's phrases and distinctive words are this extractor's prefilter words.
-        self.literals: tuple[str, ...] = line_literals()
+        # The table's phrases and distinctive words are this extractor's prefilter words, and the Kubernetes
+        # reasons a pasted `kubectl get pods` row shows as its STATUS.
+        self.literals: tuple[str, ...] = tuple(sorted(set(line_literals()) | set(kube_status_words())))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         _, body = split_rank_prefix(line)
+        cells = pod_row(body)
+        if cells is not None:
+            # A `kubectl get pods` row pasted into text (`... 0/1  Evicted  0  7m9s`): its STATUS, when it is a
+            # reason the table knows, is the pod's end, read as the k8s-table reader reads the row.
+            fields = pod_row_fields(cells)
+            if fields is not None and fields.get("due_to") is not None:
+                draft = Draft("k8s.pod", {k: v for k, v in fields.items() if k != "node"})
+                node = fields.get("node")
+                draft.host = node if isinstance(node, str) else None
+                yield draft
+                return
         hit = first_reason(body, lines=True)
         if hit is None:
             return
         reason = hit.reason
         if reason == "memory_limit":
             yield Draft("host.oom_kill", {"proc": hit.scheduler, "cgroup": True, "by": "limit", "detail": clip(body)})
-        elif reason == "eviction":
-            fields: dict[str, str | None] = {"reason": "Evicted", "phase": "Failed", "pressure": hit.resource,
-                                             "message": clip(body), "due_to": reason}
-            yield Draft("k8s.pod", {k: v for k, v in fields.items() if v is not None})
+        elif reason == "eviction" and hit.scheduler == "kubernetes":
+            said: dict[str, str | None] = {"reason": "Evicted", "phase": "Failed", "pressure": hit.resource,
+                                           "message": clip(body), "due_to": reason}
+            yield Draft("k8s.pod", {k: v for k, v in said.items() if v is not None})
         elif reason == "backoff_limit":
             # The Job controller's word, pasted: its pods failed first (a symptom; sym-process-exited).
             yield Draft("k8s.event", {"reason": "BackoffLimitExceeded", "message": clip(body), "due_to": reason})
@@ -145,7 +176,179 @@ class MemoryLimitExtractor:
                 return
 
 
+# --------------------------------------------------------------------------
+# LSF's job report in the job's output
+# --------------------------------------------------------------------------
+
+# The report LSF appends to the job's output file (or mails) when the job ends (FredslundMagnus/Myretuen's
+# outputs/*.md, ncbi/fcs#81, nextflow-io/nextflow#1592):
+#
+#   Sender: LSF System <lsfadmin@n-62-20-14>
+#   Subject: Job 8451045: <UUncertainty...> in cluster <dcc> Exited
+#   Job was executed on host(s) <n-62-20-14>, in queue <gpuv100>, as user <s183914> in cluster <dcc> at ...
+#   ...                                   (the times, `Your job looked like:` and the job's script)
+#   TERM_RUNLIMIT: job killed after reaching LSF run time limit.      (when LSF ended it)
+#   Exited with exit code 140.            (or `Successfully completed.`, `Exited with signal termination: 7, and
+#                                          core dumped.`, `... termination: Alarm clock.`)
+#
+#   Resource usage summary:
+#
+# The end line counts only where `Resource usage summary:` follows it at once (srun says `Exited with exit code`
+# too, and a program may print `Successfully completed.`); the report is then the job's record.
+_LSF_SUBJECT = re.compile(r"^Subject: Job (?P<id>[\w\[\].]+): <.*> (?:in cluster <[^>]*> )?(?:Done|Exited)\s*$")
+_LSF_EXECUTED = re.compile(r"^Job was executed on host\(s\) (?P<hosts>(?:<[^>]+>,? ?)+)")
+_LSF_END = re.compile(r"^(?:(?P<ok>Successfully completed)|Exited with exit code (?P<code>\d+)"
+                      r"|Exited with signal termination: (?P<sig>[^,.]+?)(?:, and core dumped)?)\.\s*$")
+_LSF_TERM_LINE = re.compile(r"^(?P<word>TERM_[A-Z_]+): ")
+_LSF_SUMMARY = "Resource usage summary:"
+_K_LSF = "sched.lsf_report"  # per stream: what the report said so far (its id, hosts, TERM_ word, end line)
+# How far `Resource usage summary:` may follow the end line (a blank line between them), and the end line the
+# TERM_ line it follows.
+_LSF_GAP = 3
+
+
+class LsfReportExtractor:
+    """LSF's job report in the job's output: how the job ended, as a job record (`sched.job`)."""
+
+    name = "sched.lsf_report"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "sched.job": frozenset({"due_to", "exit_code", "job_id", "nodelist", "raw_state", "reason", "scheduler",
+                                "scope", "signal", "state"}),
+    }
+    sources: frozenset[str] = frozenset({"application"})
+
+    def __init__(self) -> None:
+        self.literals: tuple[str, ...] = (
+            "Subject: Job ", "Job was executed on host(s)", "Successfully completed.", "Exited with exit code ",
+            "Exited with signal termination: ", _LSF_SUMMARY, *scheduler_words("lsf"))
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        _, body = split_rank_prefix(line)
+        text = body.strip()
+        report = ctx.state.get(_K_LSF)
+        seen: dict[str, object] = report if isinstance(report, dict) else {}
+        if (m := _LSF_SUBJECT.match(text)) is not None:
+            ctx.state[_K_LSF] = {"job": m.group("id")}  # a new report starts
+        elif (m := _LSF_EXECUTED.match(text)) is not None:
+            seen["hosts"] = [h.split("*", 1)[-1] for h in re.findall(r"<([^>]+)>", m.group("hosts"))]
+            ctx.state[_K_LSF] = seen
+        elif (m := _LSF_TERM_LINE.match(text)) is not None:
+            seen["term"] = (ctx.lineno, m.group("word"))
+            ctx.state[_K_LSF] = seen
+        elif (m := _LSF_END.match(text)) is not None:
+            seen["end"] = (ctx.lineno, m, text)
+            ctx.state[_K_LSF] = seen
+        elif text == _LSF_SUMMARY:
+            ctx.state.pop(_K_LSF, None)
+            draft = _lsf_record(seen, ctx.lineno)
+            if draft is not None:
+                yield draft
+
+
+def _lsf_record(seen: Mapping[str, object], lineno: int) -> Draft | None:
+    """The job record of a report whose end line `Resource usage summary:` (at `lineno`) follows."""
+    end = seen.get("end")
+    if not isinstance(end, tuple) or not 0 < lineno - end[0] <= _LSF_GAP:
+        return None
+    at, m, said = end
+    fields: dict[str, str | int] = {"scope": "job", "scheduler": "lsf"}
+    term = seen.get("term")
+    raw = said
+    if isinstance(term, tuple) and 0 < at - term[0] <= _LSF_GAP - 1:
+        row = word_reason("lsf", term[1])
+        fields["reason"] = term[1]
+        raw = f"{term[1]} {said}"
+        if row is not None and row.reason is not None:
+            fields["due_to"] = row.reason
+    if m.group("code") is not None:
+        code = int(m.group("code"))
+        fields["exit_code"] = code
+        if code > 128:
+            fields["signal"] = code - 128
+    elif m.group("sig") is not None:
+        # A number (`7`) or strsignal's text (`Alarm clock`).
+        sig = m.group("sig").strip()
+        name = signal_of_text(sig)
+        if sig.isdigit():
+            fields["signal"] = int(sig)
+        elif name is not None:
+            fields["signal"] = _signal.Signals[name].value
+    due = fields.get("due_to")
+    state = "COMPLETED" if m.group("ok") else (state_of(str(due)) if due is not None else None) or "FAILED"
+    fields["state"] = state
+    fields["raw_state"] = clip(raw)
+    job = seen.get("job")
+    if isinstance(job, str):
+        fields["job_id"] = job
+    hosts = seen.get("hosts")
+    if isinstance(hosts, list) and hosts:
+        fields["nodelist"] = ",".join(dict.fromkeys(str(h) for h in hosts))
+    return Draft("sched.job", dict(fields))
+
+
+# --------------------------------------------------------------------------
+# SGE: the qmaster's word on a job that failed on a host
+# --------------------------------------------------------------------------
+
+# The qmaster's messages file (and the execd's) when a job could not run on a host, and was rescheduled or set to
+# an error state (kaldi-asr/kaldi#4358, TIGRLab/admin#227):
+#   12/01/2020 22:46:24|worker|master|W|job 84.1 failed on host ubuntu general opening input/output file because:
+#   12/02/2020 11:46:22 [1006:5837]: error: can't open output file "/home/.../q/test.log": Permission denied
+# The words after the host are the `failed` code's (catalog/scheduler.yaml), what follows `because:` the shepherd's
+# own error, whose errno says whose the failure was.
+_SGE_FAILED = re.compile(r"\bjob (?P<job>\d+(?:\.\d+)?) failed on host (?P<host>[A-Za-z0-9][\w.\-]*) "
+                         r"(?P<what>[^:]+?) because: (?P<why>.*)$")
+# Errnos that say the path the job named is not there or not the job's to open: its own set-up. Any other names no
+# side this reader decides: EPERM is a file system or a file's attribute refusing, not the path's permissions; a
+# full or failing file system (ENOSPC, EIO) is the storage's, whose own reports say so.
+_JOB_PATH_ERRNOS: Final = frozenset({"EACCES", "ENOENT", "ENOTDIR"})
+_SHEPHERD_STAMP = re.compile(r"^(?:\d\d/\d\d/\d{4} \d\d:\d\d:\d\d(?:\.\d+)? )?(?:\[[\d:]+\]: )?(?:error: )?")
+
+
+class SgeFailureExtractor:
+    """SGE's qmaster on a job that failed on a host for its own set-up (its output file, shell, working directory):
+    `app.exception` (set-up) on that host, where the errno it names (if any) is the path's."""
+
+    name = "sched.sge_failure"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "app.exception": frozenset({"errno", "exc_type", "message", "path", "setup"}),
+    }
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+    literals: tuple[str, ...] = (" failed on host ",)
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        _, body = split_rank_prefix(line)
+        m = _SGE_FAILED.search(body)
+        if m is None:
+            return
+        hit = next((h for h in text_reasons(m.group("what")) if h.scheduler == "sge"), None)
+        if hit is None or hit.reason != "setup":
+            return
+        # `12/02/2020 11:46:22 [1006:5837]: error: can't open ...`: the shepherd's stamp and ids are not the error.
+        why = _SHEPHERD_STAMP.sub("", m.group("why").strip())
+        failure = m.group("what")[hit.start:hit.end]
+        name = errno_of(why)
+        path = path_of(why)
+        if name is not None and name not in _JOB_PATH_ERRNOS:
+            ctx.claimed = True  # understood; the errno names no side the job's set-up could be blamed for
+            return
+        # The class Python gives the errno (OSError's own table): PermissionError, FileNotFoundError, ...
+        exc = type(OSError(getattr(_errno, name), "")).__name__ if name else "OSError"
+        fields: dict[str, str | bool] = {"exc_type": exc, "message": clip(f"{failure}: {why}"), "setup": True}
+        if name:
+            fields["errno"] = name
+        if path:
+            fields["path"] = path
+        draft = Draft("app.exception", dict(fields))
+        draft.host = m.group("host")
+        yield draft
+
+
 EXTRACTORS: tuple[LineExtractor, ...] = (
     MemoryLimitExtractor(),
     SchedulerReasonExtractor(),
+    LsfReportExtractor(),
+    SgeFailureExtractor(),
 )

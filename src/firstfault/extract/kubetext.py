@@ -103,6 +103,41 @@ _EVENT_COLUMNS = _Table("events", [("LAST SEEN", 0), ("TYPE", 0), ("REASON", 0),
 _EVENT_TYPES = frozenset({"Normal", "Warning"})
 
 
+# A `kubectl get pods` row pasted without its header, as `kubectl get pods -A -o wide | grep Evict` prints it
+# (LibreTexts/metalc#133, kubernetes/kubernetes#66889): NAME (after the NAMESPACE with -A), READY (`0/1`),
+# STATUS, RESTARTS (`0`, `3 (2m ago)`), AGE (`7m9s`, `38d`), then with -o wide IP and NODE. Names are DNS labels
+# and subdomains (lower case, digits, `-`, `.`); each cell is one run of a class, so the match is linear.
+_POD_ROW = re.compile(
+    r"^\s*(?:(?P<ns>[a-z0-9][a-z0-9.-]*)\s+)?(?P<name>[a-z0-9][a-z0-9.-]*)\s+(?P<ready>\d+/\d+)\s+"
+    r"(?P<status>[A-Za-z][\w:-]*)\s+(?P<restarts>\d+)(?:\s+\([\w.]+ ago\))?\s+"
+    r"(?P<age>(?:\d+[smhdy])+|<unknown>|<invalid>)(?:\s+(?P<ip>\S+)\s+(?P<node>\S+))?(?:\s.*)?$")
+
+
+def pod_row(line: str) -> dict[str, str] | None:
+    """A `kubectl get pods` row without its header: its cells by the header's names, or None."""
+    m = _POD_ROW.match(line)
+    if m is None:
+        return None
+    cells = {"NAME": m.group("name"), "READY": m.group("ready"), "STATUS": m.group("status")}
+    if m.group("node"):
+        cells["NODE"] = m.group("node")
+    return cells
+
+
+def pod_row_fields(cells: Mapping[str, str]) -> dict[str, FieldValue] | None:
+    """What a `kubectl get pods` row says of its pod's end (k8s.pod's fields, and `node`), or None for a pod on its
+    way (Running, Pending, ContainerCreating, ...). Its STATUS is a reason of the table, a phase or an end."""
+    status = cells.get("STATUS", "")
+    due_to, _ = k8s_reason(status, None)
+    if due_to is None:
+        due_to, _ = k8s_reason(status, None, "phase")
+    if due_to is None and status not in _ENDED:
+        return None
+    node = cells.get("NODE")
+    return {"pod": cells.get("NAME"), "reason": status, "due_to": due_to, "restart": False,
+            "node": node if node and node not in ("<none>", "<unknown>") else None}
+
+
 def _read_tables(text: str, file: str, result: StructuredResult) -> None:
     table: _Table | None = None
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -116,6 +151,8 @@ def _read_tables(text: str, file: str, result: StructuredResult) -> None:
             parts = _CELL_GAP.split(line.strip(), maxsplit=4)
             if len(parts) == 5 and parts[1] in _EVENT_TYPES and "/" in parts[3]:
                 _table_event(_cells(_EVENT_COLUMNS, line), file, lineno, line, result)
+            elif (row := pod_row(line)) is not None:
+                _table_pod(row, file, lineno, line, result)
             continue
         cells = _cells(table, line)
         if table.kind == "events":
@@ -152,18 +189,14 @@ def _table_event(cells: dict[str, str], file: str, lineno: int, line: str, resul
 
 
 def _table_pod(cells: dict[str, str], file: str, lineno: int, line: str, result: StructuredResult) -> None:
-    status = cells.get("STATUS", "")
-    due_to, _ = k8s_reason(status, None)
-    if due_to is None:
-        due_to, _ = k8s_reason(status, None, "phase")
-    if due_to is None and status not in _ENDED:
+    fields = pod_row_fields(cells)
+    if fields is None:
         return
-    node = cells.get("NODE")
-    node = node if node and node not in ("<none>", "<unknown>") else None
-    if node:
+    node = fields.pop("node")
+    if isinstance(node, str):
         result.hosts.add(node)
-    result.events.append(_event("k8s.pod", node, None, {
-        "pod": cells.get("NAME"), "reason": status, "due_to": due_to, "restart": False}, file, lineno, line))
+    result.events.append(_event("k8s.pod", node if isinstance(node, str) else None, None, fields, file, lineno,
+                                line))
 
 
 def _table_node(cells: dict[str, str], file: str, lineno: int, line: str, result: StructuredResult) -> None:

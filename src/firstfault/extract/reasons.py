@@ -59,6 +59,16 @@ def word_reason(scheduler: str, word: str | None, field: str = "reason") -> Sche
     return _words().get((scheduler, field, word.strip()))
 
 
+def scheduler_words(scheduler: str, field: str = "reason") -> tuple[str, ...]:
+    """Every word of `scheduler`'s `field` the table knows (LSF's TERM_ reasons, Kubernetes' reasons)."""
+    return tuple(sorted(w.word for (sched, fld, _), w in _words().items() if sched == scheduler and fld == field))
+
+
+def kube_status_words() -> tuple[str, ...]:
+    """The Kubernetes reasons a `kubectl get pods` row can show as its STATUS (`Evicted`, `OOMKilled`, ...)."""
+    return scheduler_words("kubernetes")
+
+
 def _edge(piece: str, at_start: bool) -> str:
     ch = piece[0] if at_start else piece[-1]
     if not (ch.isalnum() or ch == "_"):
@@ -145,4 +155,5 @@ def line_literals() -> tuple[str, ...]:
     return tuple(sorted(w for w in out if not any(o != w and o in w for o in out)))
 
 
-__all__ = ["ReasonHit", "first_reason", "k8s_reason", "line_literals", "state_of", "text_reasons", "word_reason"]
+__all__ = ["ReasonHit", "first_reason", "k8s_reason", "kube_status_words", "line_literals", "scheduler_words",
+           "state_of", "text_reasons", "word_reason"]
