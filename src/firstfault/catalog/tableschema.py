@@ -10,7 +10,7 @@ constraints live here only.
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from firstfault.catalog import tables as records
 from firstfault.catalog.tables import (
@@ -103,6 +103,12 @@ class PeerStatus(_Plain):
     texts: tuple[str, ...] = Field(min_length=1)
 
 
+class LocalStatus(_Plain):
+    stack: records.LocalStack
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]+$")
+    texts: tuple[str, ...] = Field(min_length=1)
+
+
 class CperSeverity(_Plain):
     text: str = Field(pattern=r"^[a-z]+$")
     severity: records.HostSeverity
@@ -144,6 +150,15 @@ class ErrnoInfo(_Plain):
     side: ErrnoSide
     fs: str | None = Field(default=None, pattern=r"^[a-z][a-z_]*$")
     network_only: bool = False
+    transport_only: bool = False
+
+    @model_validator(mode="after")
+    def _scoped_setup(self) -> "ErrnoInfo":
+        if (self.network_only or self.transport_only) and self.side != "setup":
+            raise ValueError("network_only / transport_only narrow the setup side only")
+        if self.network_only and self.transport_only:
+            raise ValueError("an errno is either network_only or transport_only")
+        return self
 
 
 class ObjectStoreCodeInfo(_Plain):
@@ -174,8 +189,8 @@ class SchedText(_Plain):
 
 
 MODELS: tuple[type[BaseModel], ...] = (XidInfo, SxidInfo, CudaErrorInfo, NcclResultInfo, NvmlErrorInfo,
-                                       NcclTransportInfo, CompletionStatus, AsyncEvent, PeerStatus, CperSeverity,
-                                       IpmiBusEvent, ExceptionClassInfo, StatusWordInfo, ErrnoInfo,
+                                       NcclTransportInfo, CompletionStatus, AsyncEvent, PeerStatus, LocalStatus,
+                                       CperSeverity, IpmiBusEvent, ExceptionClassInfo, StatusWordInfo, ErrnoInfo,
                                        ObjectStoreCodeInfo, SchedReason, SchedWord, SchedText)
 
 
@@ -186,6 +201,6 @@ def validate(record: type[Any], raw: Any, where: str) -> Any:
     try:
         item = model.model_validate(raw)
     except ValidationError as exc:
-        problems = [f"{where}.{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()]
+        problems = [f"{where}{''.join('.' + str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()]
         raise records.CatalogTableError("; ".join(problems)) from exc
     return record(**{name: getattr(item, name) for name in model.model_fields})
