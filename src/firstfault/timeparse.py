@@ -18,6 +18,12 @@ _MONTHS = {
     for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"))
 }
 
+# A banner rule a harness printed without its newline, glued to the line after it (MTT's `=====...=====` before
+# `Tue Jun 12 18:14:48 2018[1,15]<stderr>:`, or before UCX's own header): 8 or more of one rule character, then a
+# character that is neither it nor a space. A rule alone, or one a space follows (`==== backtrace ====`), is the
+# line itself. Linear: a run of one character, then one look at the next. (extract/prefix.py peels it too.)
+BANNER_RULE: Final = r"={8,}(?=[^=\s])|-{8,}(?=[^-\s])|\*{8,}(?=[^*\s])|#{8,}(?=[^#\s])|~{8,}(?=[^~\s])"
+
 # Launcher prefixes that stand before a timestamp: torchrun --tee "[default3]:",
 # PyTorch 2.x "[rank3]:".
 _PREFIX = re.compile(r"^\[[A-Za-z]+\d+\]:")
@@ -34,6 +40,7 @@ _LEADS = re.compile(
     r"|\d+[:\-]"  # grep -n
     r"|> "  # a quote
     r"|\[(?=\d{4}-\d\d-\d\d[T ])"  # NCCL_DEBUG_TIMESTAMP_FORMAT's bracket: `[2026-11-02 10:03:07] host:pid:tid`
+    r"|" + BANNER_RULE  # a banner the line was glued to
 )
 _BAR_COUNT = re.compile(r"\s*[\d.]+[kMG]?(?:/(?:[\d.]+[kMG]?|\?))?\s*")  # tqdm's `1/801` between its bar and stats
 

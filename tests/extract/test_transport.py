@@ -494,3 +494,12 @@ def test_an_address_the_efa_provider_cannot_reach_is_the_path() -> None:
                      "[rank1]: NET/OFI Unable to insert remote address into address vector for device 1. RC: 0"]),
                "nccl.ib_completion_error")
     assert (e.fields["stack"], e.fields["status"], e.fields["status_class"]) == ("efa", 4110, "path")
+
+
+def test_a_banner_glued_to_ucxs_line_hides_neither_the_status_nor_the_host() -> None:
+    # openucx/ucx#4182: MTT's banner glued to the first line of the output
+    [e] = feed(["=============================================================[clx-orion-084:24830:0:24830]    "
+                "ud_iface.c:761  Fatal: transport error: Endpoint timeout"])
+    assert (e.kind, e.fields["peer_status"], e.fields["host"]) == ("nccl.remote_error", "UCS_ERR_ENDPOINT_TIMEOUT",
+                                                                   "clx-orion-084")
+

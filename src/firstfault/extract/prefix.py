@@ -23,6 +23,7 @@ prepend its own tag, and they stack:
 | `dmesg --decode` | `kern  :warn  : ` (its ISO stamp is the runtime's layer) | - |
 | `grep -H` / `-n` / `-C` over log files | `nodes/node-02/kern.log:12:`, `kern.log-13-` | - |
 | a progress bar the line was glued to (tqdm; a carriage return) | `  0%|          | 0/801 [00:00<?, ?it/s]` | - |
+| a banner rule the first line was glued to (a test harness's separator, printed without its newline) | `========` (8 or more of one of `= - * # ~`) | - |
 
 A tracker's automatic links in pasted text (`[net_ib.cc:101](http://net_ib.cc:101/)`,
 a link whose target is its own text) are put back to their text.
@@ -45,7 +46,7 @@ from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.hostlist import NodeNames
-from firstfault.timeparse import progress_bar_end
+from firstfault.timeparse import BANNER_RULE, progress_bar_end
 
 # The container runtime's stamp: RFC 3339 with a `T`, then CRI's stream and tag.
 _RUNTIME = re.compile(
@@ -102,6 +103,8 @@ _GREP = re.compile(
     r"|[\w.\-]*/[\w.\-/]*?(?:\.(?:log|out|err|txt)(?:\.\d+)?-|:\d+:|-\d+-|:|-)"
     r"(?=[A-Z][a-z]{2} [ \d]\d \d\d:|\d{4}-\d\d-\d\d[T ]\d\d:|\[\s*\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2} )"
 )
+# A banner rule a harness printed without its newline, glued to the line after it (timeparse.BANNER_RULE).
+_BANNER = re.compile(BANNER_RULE)
 # A tqdm progress bar the line was printed right after (`desc:  45%|####     | 7361/16384 [05:43<06:50, 21.99it/s]`)
 # is read by position (timeparse.progress_bar_end).
 
@@ -230,6 +233,11 @@ class PrefixLayer:
             if c.isdigit():
                 m = _RUNTIME.match(body)
                 if m and m.end() < len(body):
+                    body = body[m.end():]
+                    continue
+            if c in "=-*#~":
+                m = _BANNER.match(body)
+                if m:
                     body = body[m.end():]
                     continue
             if c == ">":
