@@ -105,7 +105,8 @@ def test_layers_are_peeled_and_the_stamp_behind_them_read(line: str, body: str |
          "timeout was not handled for ep 0xac1510", "2017-10-01T14:18:44.064665Z"),
         # openucx/ucx#2684: the ctime behind a glued banner
         ("=============================================================Tue Jun 12 18:14:48 2018[1,15]<stderr>:"
-         "[clx-orion-097:26451:0:26451] rc_verbs_iface.c:63   FATAL: send completion with error", "2018-06-12T18:14:48Z"),
+         "[clx-orion-097:26451:0:26451] rc_verbs_iface.c:63   FATAL: send completion with error",
+         "2018-06-12T18:14:48Z"),
         # aws/aws-ofi-nccl#346: libfabric's header holds the Unix time
         ("libfabric:451707:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address",
          "2024-02-21T13:06:47Z"),

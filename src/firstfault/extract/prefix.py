@@ -23,7 +23,7 @@ prepend its own tag, and they stack:
 | `dmesg --decode` | `kern  :warn  : ` (its ISO stamp is the runtime's layer) | - |
 | `grep -H` / `-n` / `-C` over log files | `nodes/node-02/kern.log:12:`, `kern.log-13-` | - |
 | a progress bar the line was glued to (tqdm; a carriage return) | `  0%|          | 0/801 [00:00<?, ?it/s]` | - |
-| a banner rule the first line was glued to (a test harness's separator, printed without its newline) | `========` (8 or more of one of `= - * # ~`) | - |
+| a harness's banner rule printed without its newline | `========` (8+ of one of `= - * # ~`) | - |
 
 A tracker's automatic links in pasted text (`[net_ib.cc:101](http://net_ib.cc:101/)`,
 a link whose target is its own text) are put back to their text.
