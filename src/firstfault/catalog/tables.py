@@ -431,6 +431,19 @@ def cper_severities() -> Mapping[str, HostSeverity]:
                                                                            CperSeverity)})
 
 
+class FirmwareMemoryEvent(NamedTuple):
+    text: str  # the words of a BMC's or firmware's event log for a memory error
+    severity: HostSeverity
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def firmware_memory_events() -> tuple[FirmwareMemoryEvent, ...]:
+    """A server event log's memory-error words -> host.mce's severity, longest first (catalog/platform.yaml)."""
+    rows = [item for _, item in _rows("platform.yaml", "firmware_memory_events", FirmwareMemoryEvent)]
+    return tuple(sorted(rows, key=lambda r: (-len(r.text), r.text)))
+
+
 IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
 
 

@@ -114,6 +114,11 @@ class CperSeverity(_Plain):
     severity: records.HostSeverity
 
 
+class FirmwareMemoryEvent(_Plain):
+    text: str = Field(min_length=5)
+    severity: records.HostSeverity
+
+
 class IpmiBusEvent(_Plain):
     text: str = Field(min_length=3)
     severity: records.IpmiSeverity
@@ -190,8 +195,9 @@ class SchedText(_Plain):
 
 MODELS: tuple[type[BaseModel], ...] = (XidInfo, SxidInfo, CudaErrorInfo, NcclResultInfo, NvmlErrorInfo,
                                        NcclTransportInfo, CompletionStatus, AsyncEvent, PeerStatus, LocalStatus,
-                                       CperSeverity, IpmiBusEvent, ExceptionClassInfo, StatusWordInfo, ErrnoInfo,
-                                       ObjectStoreCodeInfo, SchedReason, SchedWord, SchedText)
+                                       CperSeverity, FirmwareMemoryEvent, IpmiBusEvent, ExceptionClassInfo,
+                                       StatusWordInfo, ErrnoInfo, ObjectStoreCodeInfo, SchedReason, SchedWord,
+                                       SchedText)
 
 
 def validate(record: type[Any], raw: Any, where: str) -> Any:
