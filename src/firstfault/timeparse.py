@@ -40,6 +40,8 @@ _LEADS = re.compile(
     r"|\d+[:\-]"  # grep -n
     r"|> "  # a quote
     r"|\[(?=\d{4}-\d\d-\d\d[T ])"  # NCCL_DEBUG_TIMESTAMP_FORMAT's bracket: `[2026-11-02 10:03:07] host:pid:tid`
+    r"|\((?:[A-Za-z_][\w.\-]*(?: |, ))?(?:rank=\d+(?: |, ))?pid=\d+(?:, ip=[\w.:\-]+)?\) ?"  # Ray's / vLLM's worker
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?=\d\d-\d\d \d\d:\d\d:\d\d)"  # vLLM's level, before its stamp
     r"|" + BANNER_RULE  # a banner the line was glued to
 )
 _BAR_COUNT = re.compile(r"\s*[\d.]+[kMG]?(?:/(?:[\d.]+[kMG]?|\?))?\s*")  # tqdm's `1/801` between its bar and stats
@@ -78,6 +80,8 @@ _ISO_TAIL = re.compile(r"(?:[.,](\d{1,9}))?\s?(Z|[+-]\d{2}:?\d{2}|UTC)?")  # _IS
 _BSD = re.compile(r"^([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\s")
 _DMESG_T = re.compile(r"^\[(?:[A-Z][a-z]{2}) ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})\]")
 _FM = re.compile(r"^\[([A-Z][a-z]{2}) (\d{1,2}) (\d{4}) (\d{2}):(\d{2}):(\d{2})\]")
+# vLLM's logger stamp (`%m-%d %H:%M:%S`, after its level: `ERROR 08-23 08:25:25 multiproc_worker_utils.py:226]`).
+_MONTH_DAY = re.compile(r"^(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))? \[?[\w.\-]+:\d+\]")
 _GLOG = re.compile(r"^\[?[IWEF](\d{1,2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\s")
 # slurmstepd's banner carries its own (local, zone-less) time after "AT".
 _SLURM_BANNER = re.compile(
@@ -221,6 +225,9 @@ class TimeParser:
                 m = _ISO.match(text)
                 if m:
                     wall = self._iso(m)
+                elif (m := _MONTH_DAY.match(text)) is not None and 1 <= int(m.group(1)) <= 12:
+                    wall = self._yearless(int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)),
+                                          int(m.group(5)), _frac(m.group(6)))
         elif c == "[":
             m = _DMESG_T.match(text)
             if m:

@@ -68,6 +68,16 @@ def at(text: str) -> datetime:
         # aws/aws-ofi-nccl#1020: NCCL_DEBUG_TIMESTAMP_FORMAT's bracket
         ("[2025-10-16 22:16:08] ip-172-31-3-90:1929:1937 [0] nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI OFI "
          "fi_getinfo() call failed: No data available", None, None, None, None),
+        # vllm-project/vllm#7800 (https://github.com/vllm-project/vllm/issues/7800): vLLM 0.5's worker tag and logger
+        # before a traceback's frame, whose own indentation stays
+        ('(VllmWorkerProcess pid=232) ERROR 08-23 08:25:25 multiproc_worker_utils.py:226]   File "/usr/local/lib/'
+         'python3.10/dist-packages/vllm/worker/worker.py", line 132, in init_device',
+         '  File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 132, in init_device', None,
+         None, None),
+        # vllm-project/vllm#17756 (https://github.com/vllm-project/vllm/issues/17756): vLLM 0.9's, with the rank
+        ("(VllmWorker rank=3 pid=406) ERROR 07-23 19:34:51 [multiproc_executor.py:487] RuntimeError: NCCL error: "
+         "unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+         "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)", None, 3, None),
         # openucx/ucx#4182 (https://github.com/openucx/ucx/issues/4182): MTT's banner glued to UCX's first line
         ("=============================================================[clx-orion-084:24830:0:24830]    "
          "ud_iface.c:761  Fatal: transport error: Endpoint timeout",
@@ -117,6 +127,24 @@ def test_stamps_behind_layers_and_libraries_unix_times(line: str, when: str) -> 
 
 
 @pytest.mark.parametrize(
+    ("line", "when"),
+    [
+        # vllm-project/vllm#17756, #7800: vLLM's yearless stamp behind its worker tag and level (the year is the
+        # window's)
+        ("(VllmWorker rank=3 pid=406) ERROR 07-23 19:34:51 [multiproc_executor.py:487] RuntimeError: NCCL error",
+         "2025-07-23T19:34:51Z"),
+        ("(VllmWorkerProcess pid=232) ERROR 08-23 08:25:25 multiproc_worker_utils.py:226] Exception in worker",
+         "2025-08-23T08:25:25Z"),
+        # vllm-project/vllm#2084: the main process's line, with no worker tag (its first letter is cut in the
+        # stored copy of the thread)
+        ("INFO 12-13 13:07:31 llm_engine.py:72] Initializing an LLM engine with config", "2025-12-13T13:07:31Z"),
+    ],
+)
+def test_vllms_logger_stamp_has_no_year(line: str, when: str) -> None:
+    assert stamp(line, "2025-01-01T00:00:00Z", "2025-12-31T00:00:00Z") == at(when)
+
+
+@pytest.mark.parametrize(
     ("line", "body"),
     [
         # a Python warning's source path is not grep's file name (nothing of a log, no stamp behind it)
@@ -132,6 +160,10 @@ def test_stamps_behind_layers_and_libraries_unix_times(line: str, when: str) -> 
         # (Open MPI's help-text border)
         ("==== backtrace (tid:  24830) ====", None),
         ("--------------------------------------------------------------------------", None),
+        # a level and a time that are not vLLM's logger (no source file and line after them) are the line's own
+        # (uvicorn's access log, which vLLM's API server prints)
+        ('INFO:     10.0.0.1:5000 - "GET /health HTTP/1.1" 200 OK', None),
+        ("WARNING 08-23 08:25:25 the rest is prose", None),
         # fewer than 8 before a word are the line's own (openssl's PEM armour)
         ("-----BEGIN CERTIFICATE-----", None),
     ],

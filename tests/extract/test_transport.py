@@ -503,3 +503,10 @@ def test_a_banner_glued_to_ucxs_line_hides_neither_the_status_nor_the_host() -> 
     assert (e.kind, e.fields["peer_status"], e.fields["host"]) == ("nccl.remote_error", "UCS_ERR_ENDPOINT_TIMEOUT",
                                                                    "clx-orion-084")
 
+
+
+def test_a_vllm_workers_line_is_read_behind_its_tag_and_logger_with_its_rank() -> None:
+    # vllm-project/vllm#17756 (https://github.com/vllm-project/vllm/issues/17756): vLLM 0.9's worker, rank 3
+    [e] = feed(["(VllmWorker rank=3 pid=406) ERROR 07-23 19:34:51 [multiproc_executor.py:487] RuntimeError: NCCL "
+                "error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)"])
+    assert (e.kind, e.rank, e.fields.get("nccl_result")) == ("nccl.error", 3, "ncclUnhandledCudaError")
