@@ -14,7 +14,8 @@ prepend its own tag, and they stack:
 | MPICH's PMI client | `[cli_2]:` | rank 2 |
 | torchrun `--tee` / `--redirects` | `[default1]:` | local rank 1 (a stream of its own) |
 | pdsh / DeepSpeed multi-node runner | `worker-3: ` | host worker-3 |
-| Ray's log monitor (workers, the raylet); vLLM's workers | `(RayTrainWorker pid=4331, ip=10.0.0.7) `, `(VllmWorker rank=3 pid=406) ` | host 10.0.0.7, pid 4331; rank 3 |
+| Ray's log monitor (workers, the raylet) | `(RayTrainWorker pid=4331, ip=10.0.0.7) ` | host 10.0.0.7, pid 4331 |
+| vLLM's workers | `(VllmWorker rank=3 pid=406) ` | rank 3, pid 406 |
 | vLLM's logger | `ERROR 07-23 19:34:51 [multiproc_executor.py:487] ` | - |
 | `kubectl logs --prefix` | `[pod/trainer-0/pytorch] ` | process pod/trainer-0/pytorch |
 | docker compose | `trainer-1`, padded, then a bar | process trainer-1 |
