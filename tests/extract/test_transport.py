@@ -287,6 +287,46 @@ def test_open_mpis_first_process_block_names_the_rank_and_its_exit_code() -> Non
 
 
 @pytest.mark.parametrize(
+    ("lines", "rank", "fields"),
+    [
+        # real output: Open MPI 4.1.4's mpirun, run here, rank 1 of 2 exiting with code 137 (`exit 137`): one exit,
+        # one event, with its rank (not also the generic exit-code reading's, without it)
+        (["--------------------------------------------------------------------------",
+          "Primary job  terminated normally, but 1 process returned",
+          "a non-zero exit code. Per user-direction, the job has been aborted.",
+          "--------------------------------------------------------------------------",
+          "--------------------------------------------------------------------------",
+          "mpirun detected that one or more processes exited with non-zero status, thus causing",
+          "the job to be terminated. The first process to do so was:", "",
+          "  Process name: [[10441,1],1]", "  Exit code:    137",
+          "--------------------------------------------------------------------------"],
+         1, {"exitcode": 137, "signal": "SIGKILL", "by": "launcher"}),
+        # ... the same rank killed by SIGKILL (`kill -9 $$`)
+        (["mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 9 (Killed)."],
+         1, {"signal": "SIGKILL", "by": "launcher", "host": "vm"}),
+        # open-mpi/ompi#10307 (https://github.com/open-mpi/ompi/issues/10307): srun's word on a task that exited 1
+        (["srun: error: snowflake7: task 0: Exited with exit code 1"], 0,
+         {"exitcode": 1, "by": "launcher", "host": "snowflake7"}),
+        # Open MPI users list, "OpenMPI and SLURM" (Beat Rubischon, 2012, message 21113): a range of tasks names no
+        # one rank
+        (["srun: error: node30: tasks 0-1: Exited with exit code 1"], None,
+         {"exitcode": 1, "by": "launcher", "host": "node30"}),
+    ],
+)
+def test_a_launchers_word_on_an_exit_is_one_event_with_its_rank(lines: list[str], rank: int | None,
+                                                                 fields: dict[str, object]) -> None:
+    [e] = only(feed(lines), "process.signal")
+    assert e.rank == rank and {k: e.fields.get(k) for k in fields} == fields
+
+
+def test_a_generic_exit_code_outside_a_launchers_block_is_still_read() -> None:
+    # a trainer's own exit-code line is no launcher's block: FfDL's learner (IBM/FfDL#127,
+    # https://github.com/IBM/FfDL/issues/127)
+    [e] = only(feed(["136 | 1534166953118 | Training process finished. Exit code: 137"]), "process.signal")
+    assert (e.rank, e.fields["signal"], e.fields["exitcode"]) == (None, "SIGKILL", 137)
+
+
+@pytest.mark.parametrize(
     ("lines", "rank", "host", "pid", "signal", "exitcode"),
     [
         # bsc-performance-tools/extrae#101 (MPICH 4 / Intel MPI)
