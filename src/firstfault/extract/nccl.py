@@ -171,9 +171,13 @@ NCCL_ERROR_LITERALS: Final[tuple[str, ...]] = (
     "ncclInvalidArgument",
     "ncclInvalidUsage",
     "DistBackendError",
-    # NCCL up to 2.2's WARN header, which had no `NCCL` (_NCCL_HEAD): its sources were `.cu` files and headers
-    ".cu:",
+    # NCCL up to 2.2's WARN header, which had no `NCCL` (_NCCL_HEAD): `[0] include/socket.h:311 WARN`; its
+    # sources' folders and top files right after the device's `]` (a CUDA kernel's own `Loss.cu:250:` stays out)
     "] include/",
+    "] misc/",
+    "] transport/",
+    "] init.cu:",
+    "] bootstrap.cu:",
 )
 # Watchdog progress lines (PyTorch >= 2.2): where each rank's queue stood when
 # the watchdog fired, or when another rank's timeout asked it to dump.
