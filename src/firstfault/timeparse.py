@@ -18,6 +18,12 @@ _MONTHS = {
     for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"))
 }
 
+# A banner rule a harness printed without its newline, glued to the line after it (MTT's `=====...=====` before
+# `Tue Jun 12 18:14:48 2018[1,15]<stderr>:`, or before UCX's own header): 8 or more of one rule character, then a
+# character that is neither it nor a space. A rule alone, or one a space follows (`==== backtrace ====`), is the
+# line itself. Linear: a run of one character, then one look at the next. (extract/prefix.py peels it too.)
+BANNER_RULE: Final = r"={8,}(?=[^=\s])|-{8,}(?=[^-\s])|\*{8,}(?=[^*\s])|#{8,}(?=[^#\s])|~{8,}(?=[^~\s])"
+
 # Launcher prefixes that stand before a timestamp: torchrun --tee "[default3]:",
 # PyTorch 2.x "[rank3]:".
 _PREFIX = re.compile(r"^\[[A-Za-z]+\d+\]:")
@@ -34,6 +40,9 @@ _LEADS = re.compile(
     r"|\d+[:\-]"  # grep -n
     r"|> "  # a quote
     r"|\[(?=\d{4}-\d\d-\d\d[T ])"  # NCCL_DEBUG_TIMESTAMP_FORMAT's bracket: `[2026-11-02 10:03:07] host:pid:tid`
+    r"|\((?:[A-Za-z_][\w.\-]*(?: |, ))?(?:rank=\d+(?: |, ))?pid=\d+(?:, ip=[\w.:\-]+)?\) ?"  # Ray's / vLLM's worker
+    r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?=\d\d-\d\d \d\d:\d\d:\d\d)"  # vLLM's level, before its stamp
+    r"|" + BANNER_RULE  # a banner the line was glued to
 )
 _BAR_COUNT = re.compile(r"\s*[\d.]+[kMG]?(?:/(?:[\d.]+[kMG]?|\?))?\s*")  # tqdm's `1/801` between its bar and stats
 
@@ -71,6 +80,8 @@ _ISO_TAIL = re.compile(r"(?:[.,](\d{1,9}))?\s?(Z|[+-]\d{2}:?\d{2}|UTC)?")  # _IS
 _BSD = re.compile(r"^([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\s")
 _DMESG_T = re.compile(r"^\[(?:[A-Z][a-z]{2}) ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})\]")
 _FM = re.compile(r"^\[([A-Z][a-z]{2}) (\d{1,2}) (\d{4}) (\d{2}):(\d{2}):(\d{2})\]")
+# vLLM's logger stamp (`%m-%d %H:%M:%S`, after its level: `ERROR 08-23 08:25:25 multiproc_worker_utils.py:226]`).
+_MONTH_DAY = re.compile(r"^(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))? \[?[\w.\-]+:\d+\]")
 _GLOG = re.compile(r"^\[?[IWEF](\d{1,2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\s")
 # slurmstepd's banner carries its own (local, zone-less) time after "AT".
 _SLURM_BANNER = re.compile(
@@ -214,6 +225,9 @@ class TimeParser:
                 m = _ISO.match(text)
                 if m:
                     wall = self._iso(m)
+                elif (m := _MONTH_DAY.match(text)) is not None and 1 <= int(m.group(1)) <= 12:
+                    wall = self._yearless(int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)),
+                                          int(m.group(5)), _frac(m.group(6)))
         elif c == "[":
             m = _DMESG_T.match(text)
             if m:

@@ -165,6 +165,31 @@ def test_a_peers_errno_or_a_files_is_not_set_up(line: str, kind: str) -> None:
 
 
 @pytest.mark.parametrize("line", [
+    # run here (Python 3.11): an mmap larger than the machine; a seek to a negative offset. In a transport's own
+    # report these errnos are the set-up's (memory it may not pin, an argument of its configuration:
+    # `transport_only`, tests/extract/test_transport.py); in a Python exception they say nothing of it
+    "OSError: [Errno 12] Cannot allocate memory",
+    "OSError: [Errno 22] Invalid argument",
+])
+def test_a_transport_only_errno_in_a_python_exception_is_not_set_up(line: str) -> None:
+    d = one(line)
+    assert d.kind == "app.exception" and "setup" not in d.fields
+    assert excclass.setup_errno(line) is None and excclass.setup_errno(line, transport=True) is not None
+
+
+def test_an_errno_row_narrows_the_set_up_side_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from firstfault.catalog import tables
+    from firstfault.catalog.tables import CatalogTableError
+
+    real = tables._document
+    rows = [{"name": "ENOSPC", "side": "storage", "transport_only": True}]
+    monkeypatch.setattr(tables, "_document", lambda name: {**real(name), "errnos": rows}
+                        if name == "exceptions.yaml" else real(name))
+    with pytest.raises(CatalogTableError, match=r"errnos\[0\]: .*narrow the setup side only"):
+        tables.errno_table.__wrapped__.__wrapped__()  # lru_cache, then _kept
+
+
+@pytest.mark.parametrize("line", [
     # pytorch/pytorch#159742, FacePerceiver/FaRL#10: a build without the backend
     "RuntimeError: Distributed package doesn't have NCCL built in",
     # meta-llama/codellama#125: a process that sees no GPU

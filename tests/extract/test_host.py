@@ -50,6 +50,13 @@ NET_CASES: list[tuple[str, dict[str, Any], str | None]] = [
     ("mlx5_core 0000:03:00.0: wait_func:964:(pid 112): ENABLE_HCA(0x104) timeout. Will cause a leak of a "
      "command resource", {"state": "error"}, "pci:0000:03:00"),
     ("systemd-networkd[1234]: ib0: Lost carrier", {"state": "down", "iface": "ib0"}, "ib0"),  # synthetic
+    # a NIC's own ECC error, which the driver resets the adapter for: intel-wired-lan (lists.osuosl.org), April
+    # 2020, "ECC error" on X550 NICs with ixgbe 5.1.0 (its quoted-printable line break undone), and
+    # openstreetmap/operations#1308 (the card was replaced)
+    ("2020-04-06T08:35:16.077662-05:00 dell-server1 kernel: [155528.916479] ixgbe 0000:19:00.1 eno2: Received ECC "
+     "Err, initiating reset", {"state": "error", "iface": "eno2"}, "eno2"),
+    ("[  757.936687] ixgbe 0000:5d:00.1 eno6: Received ECC Err, initiating reset", {"state": "error", "iface": "eno6"},
+     "eno6"),
 ]
 
 
@@ -89,6 +96,11 @@ def test_net_link_module_error_without_bdf_prefix() -> None:
         "insufficient power on the PCIe slot (27W).",
         "node-02:1234:1290 [3] NCCL WARN NET/IB : Got async event : port error",
         "mlx5_core: INFO: synd 0x8: unrecoverable hardware error.".replace("mlx5_core", "ixgbe"),
+        # an ECC error without a NIC driver's header is not a NIC's (nagadit/DeepFaceLab_Linux#89: a GPU's, through
+        # TensorFlow)
+        "F tensorflow/stream_executor/lib/statusor.cc:34] Attempting to fetch value instead of handling error "
+        "Internal: failed initializing StreamExecutor for CUDA device ordinal 0: Internal: failed call to "
+        "cuDevicePrimaryCtxRetain: CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered",
     ],
 )
 def test_net_link_negatives(line: str) -> None:
@@ -234,6 +246,9 @@ def test_oom_negatives(line: str) -> None:
          "block", "I/O error, dev nvme0n1"),
         ("Buffer I/O error on dev sda1, logical block 0, async page read", "block", "Buffer I/O error"),
         ("nvme nvme4: Disabling device after reset failure: -19", "block", "Disabling device"),
+        # Malshare/MalShare#32 (https://github.com/Malshare/MalShare/issues/32): posted by hand without `dev`; the
+        # block layer's function says the name is a disk's
+        ("blk_update_request: I/O error, sdb, sector 2403408872", "block", "blk_update_request: I/O error, sdb"),
     ],
 )
 def test_storage(line: str, fs: str, detail_start: str) -> None:
@@ -253,6 +268,9 @@ def test_storage(line: str, fs: str, detail_start: str) -> None:
         "mmfs: [I] Command: mount gpfs0",
         "-bash: cd: /home/ryczkok: Stale file handle",
         "sshd[123]: Connection closed by 10.0.0.1 port 22",
+        # without `dev`, only the block layer's own function makes a name a disk's (Malshare/MalShare#32's line
+        # without it)
+        "I/O error, sdb, sector 2403408872",
     ],
 )
 def test_storage_negatives(line: str) -> None:
@@ -499,3 +517,40 @@ def test_bmc_bus_events(line: str, severity: str) -> None:
 def test_bmc_deasserted_bus_event_is_not_an_error() -> None:
     line = "  7d | 04/12/2024 | 03:29:31 PM CDT | Critical Interrupt | Bus Fatal Error | Deasserted"  # synthetic
     assert scan(BMC, [line], source="syslog") == []
+
+
+# ------------------------------------------------------------------ a server event log's memory errors
+
+MCE = host.MceExtractor()
+
+
+@pytest.mark.parametrize(
+    ("line", "severity"),
+    [
+        # HPE's Integrated Management Log, as check_hpasm's event subsystem (lausser/check_hpasm,
+        # HP::Proliant::Component::EventSubsystem) quotes its class-3 entries
+        ("Uncorrectable Memory Error detected by ROM-based memory validation (Board 1, Memory Module 4)",
+         "uncorrected"),
+        ("Corrected Memory Error threshold exceeded (System Memory, Memory Module 1)", "corrected"),
+        # openstreetmap/operations#1182 (https://github.com/openstreetmap/operations/issues/1182): the DIMM excluded
+        ("DIMM Failure - Uncorrectable Memory Error (Processor 2, DIMM 3)", "uncorrected"),
+    ],
+)
+def test_a_server_event_logs_memory_error(line: str, severity: str) -> None:
+    d = one(MCE, line, source="syslog")
+    assert d.kind == "host.mce"
+    assert_fields(d, {"severity": severity})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # BaldMansMojo/check_vmware_esx#176: ESXi's view of the SEL sensors, every one deasserted (healthy)
+        "[Ok] [Type: Memory] [Name: Memory Device 1 B  12: Uncorrectable ECC - Deassert] [Label: Green] [Summary: "
+        "Sensor is operating under normal conditions]",
+        # the same table's other classes are not memory (check_hpasm's quote of a class-5 entry)
+        "Processor Correctable error threshold exceeded (Board 0, Processor 2)",
+    ],
+)
+def test_what_is_no_memory_error_of_a_server_event_log(line: str) -> None:
+    assert scan(MCE, [line], source="syslog") == []

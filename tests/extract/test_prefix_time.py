@@ -68,6 +68,25 @@ def at(text: str) -> datetime:
         # aws/aws-ofi-nccl#1020: NCCL_DEBUG_TIMESTAMP_FORMAT's bracket
         ("[2025-10-16 22:16:08] ip-172-31-3-90:1929:1937 [0] nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI OFI "
          "fi_getinfo() call failed: No data available", None, None, None, None),
+        # vllm-project/vllm#7800 (https://github.com/vllm-project/vllm/issues/7800): vLLM 0.5's worker tag and logger
+        # before a traceback's frame, whose own indentation stays
+        ('(VllmWorkerProcess pid=232) ERROR 08-23 08:25:25 multiproc_worker_utils.py:226]   File "/usr/local/lib/'
+         'python3.10/dist-packages/vllm/worker/worker.py", line 132, in init_device',
+         '  File "/usr/local/lib/python3.10/dist-packages/vllm/worker/worker.py", line 132, in init_device', None,
+         None, None),
+        # vllm-project/vllm#17756 (https://github.com/vllm-project/vllm/issues/17756): vLLM 0.9's, with the rank
+        ("(VllmWorker rank=3 pid=406) ERROR 07-23 19:34:51 [multiproc_executor.py:487] RuntimeError: NCCL error: "
+         "unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
+         "RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)", None, 3, None),
+        # openucx/ucx#4182 (https://github.com/openucx/ucx/issues/4182): MTT's banner glued to UCX's first line
+        ("=============================================================[clx-orion-084:24830:0:24830]    "
+         "ud_iface.c:761  Fatal: transport error: Endpoint timeout",
+         "[clx-orion-084:24830:0:24830]    ud_iface.c:761  Fatal: transport error: Endpoint timeout", None, None, None),
+        # openucx/ucx#2684: the banner, then Open MPI's ctime and tag
+        ("=============================================================Tue Jun 12 18:14:48 2018[1,15]<stderr>:"
+         "[clx-orion-097:26451:0:26451] rc_verbs_iface.c:63   FATAL: send completion with error: transport retry "
+         "counter exceeded", "[clx-orion-097:26451:0:26451] rc_verbs_iface.c:63   FATAL: send completion with error: "
+         "transport retry counter exceeded", None, 15, None),
     ],
 )
 def test_layers_are_peeled_and_the_stamp_behind_them_read(line: str, body: str | None, host: str | None,
@@ -94,6 +113,10 @@ def test_layers_are_peeled_and_the_stamp_behind_them_read(line: str, body: str |
          "UCX  ERROR Error Endpoint timeout was not handled for ep 0xac1510", "2017-10-01T17:18:44Z"),
         ("[1,7]<stdout>:[1506867524.064665] [clx-hercules-012:26727:0]     ucp_worker.c:373  UCX  ERROR Error Endpoint "
          "timeout was not handled for ep 0xac1510", "2017-10-01T14:18:44.064665Z"),
+        # openucx/ucx#2684: the ctime behind a glued banner
+        ("=============================================================Tue Jun 12 18:14:48 2018[1,15]<stderr>:"
+         "[clx-orion-097:26451:0:26451] rc_verbs_iface.c:63   FATAL: send completion with error",
+         "2018-06-12T18:14:48Z"),
         # aws/aws-ofi-nccl#346: libfabric's header holds the Unix time
         ("libfabric:451707:1708520807::efa:cq:efa_rdm_txe_handle_error():737<warn> err: 5, message: Invalid address",
          "2024-02-21T13:06:47Z"),
@@ -101,6 +124,24 @@ def test_layers_are_peeled_and_the_stamp_behind_them_read(line: str, body: str |
 )
 def test_stamps_behind_layers_and_libraries_unix_times(line: str, when: str) -> None:
     assert stamp(line, "2017-01-01T00:00:00Z", "2026-12-31T00:00:00Z") == at(when)
+
+
+@pytest.mark.parametrize(
+    ("line", "when"),
+    [
+        # vllm-project/vllm#17756, #7800: vLLM's yearless stamp behind its worker tag and level (the year is the
+        # window's)
+        ("(VllmWorker rank=3 pid=406) ERROR 07-23 19:34:51 [multiproc_executor.py:487] RuntimeError: NCCL error",
+         "2025-07-23T19:34:51Z"),
+        ("(VllmWorkerProcess pid=232) ERROR 08-23 08:25:25 multiproc_worker_utils.py:226] Exception in worker",
+         "2025-08-23T08:25:25Z"),
+        # vllm-project/vllm#2084: the main process's line, with no worker tag (its first letter is cut in the
+        # stored copy of the thread)
+        ("INFO 12-13 13:07:31 llm_engine.py:72] Initializing an LLM engine with config", "2025-12-13T13:07:31Z"),
+    ],
+)
+def test_vllms_logger_stamp_has_no_year(line: str, when: str) -> None:
+    assert stamp(line, "2025-01-01T00:00:00Z", "2025-12-31T00:00:00Z") == at(when)
 
 
 @pytest.mark.parametrize(
@@ -115,6 +156,16 @@ def test_stamps_behind_layers_and_libraries_unix_times(line: str, when: str) -> 
         ("Start: 2026-11-02 09:00:00", "Start: 2026-11-02 09:00:00"),
         # a progress bar alone, with nothing glued to it, stays
         ("  0%|          | 0/801 [00:00<?, ?it/s]", "0%|          | 0/801 [00:00<?, ?it/s]"),
+        # openucx/ucx#4182: a rule a space follows is the line's own (UCX's backtrace header), and so is a rule alone
+        # (Open MPI's help-text border)
+        ("==== backtrace (tid:  24830) ====", None),
+        ("--------------------------------------------------------------------------", None),
+        # a level and a time that are not vLLM's logger (no source file and line after them) are the line's own
+        # (uvicorn's access log, which vLLM's API server prints)
+        ('INFO:     10.0.0.1:5000 - "GET /health HTTP/1.1" 200 OK', None),
+        ("WARNING 08-23 08:25:25 the rest is prose", None),
+        # fewer than 8 before a word are the line's own (openssl's PEM armour)
+        ("-----BEGIN CERTIFICATE-----", None),
     ],
 )
 def test_look_alikes_keep_their_text(line: str, body: str | None) -> None:

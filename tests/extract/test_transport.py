@@ -287,6 +287,46 @@ def test_open_mpis_first_process_block_names_the_rank_and_its_exit_code() -> Non
 
 
 @pytest.mark.parametrize(
+    ("lines", "rank", "fields"),
+    [
+        # real output: Open MPI 4.1.4's mpirun, run here, rank 1 of 2 exiting with code 137 (`exit 137`): one exit,
+        # one event, with its rank (not also the generic exit-code reading's, without it)
+        (["--------------------------------------------------------------------------",
+          "Primary job  terminated normally, but 1 process returned",
+          "a non-zero exit code. Per user-direction, the job has been aborted.",
+          "--------------------------------------------------------------------------",
+          "--------------------------------------------------------------------------",
+          "mpirun detected that one or more processes exited with non-zero status, thus causing",
+          "the job to be terminated. The first process to do so was:", "",
+          "  Process name: [[10441,1],1]", "  Exit code:    137",
+          "--------------------------------------------------------------------------"],
+         1, {"exitcode": 137, "signal": "SIGKILL", "by": "launcher"}),
+        # ... the same rank killed by SIGKILL (`kill -9 $$`)
+        (["mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 9 (Killed)."],
+         1, {"signal": "SIGKILL", "by": "launcher", "host": "vm"}),
+        # open-mpi/ompi#10307 (https://github.com/open-mpi/ompi/issues/10307): srun's word on a task that exited 1
+        (["srun: error: snowflake7: task 0: Exited with exit code 1"], 0,
+         {"exitcode": 1, "by": "launcher", "host": "snowflake7"}),
+        # Open MPI users list, "OpenMPI and SLURM" (Beat Rubischon, 2012, message 21113): a range of tasks names no
+        # one rank
+        (["srun: error: node30: tasks 0-1: Exited with exit code 1"], None,
+         {"exitcode": 1, "by": "launcher", "host": "node30"}),
+    ],
+)
+def test_a_launchers_word_on_an_exit_is_one_event_with_its_rank(lines: list[str], rank: int | None,
+                                                                 fields: dict[str, object]) -> None:
+    [e] = only(feed(lines), "process.signal")
+    assert e.rank == rank and {k: e.fields.get(k) for k in fields} == fields
+
+
+def test_a_generic_exit_code_outside_a_launchers_block_is_still_read() -> None:
+    # a trainer's own exit-code line is no launcher's block: FfDL's learner (IBM/FfDL#127,
+    # https://github.com/IBM/FfDL/issues/127)
+    [e] = only(feed(["136 | 1534166953118 | Training process finished. Exit code: 137"]), "process.signal")
+    assert (e.rank, e.fields["signal"], e.fields["exitcode"]) == (None, "SIGKILL", 137)
+
+
+@pytest.mark.parametrize(
     ("lines", "rank", "host", "pid", "signal", "exitcode"),
     [
         # bsc-performance-tools/extrae#101 (MPICH 4 / Intel MPI)
@@ -387,3 +427,126 @@ def test_a_socket_connect_that_fails_names_the_peer(line: str, status: str, peer
 )
 def test_a_socket_failure_that_is_no_lost_peer(line: str) -> None:
     assert only(feed([line]), "nccl.remote_error") == []
+
+
+# ---------------------------------------------------------------- the job's own set-up in a transport's words
+
+
+def setup_of(lines: list[str]) -> list[Event]:
+    return [e for e in feed(lines) if e.kind == "nccl.error" and e.fields.get("setup") is True]
+
+
+@pytest.mark.parametrize(
+    ("lines", "fields"),
+    [
+        # NVIDIA/nccl#563 (https://github.com/NVIDIA/nccl/issues/563), behind pdsh's two host tags: the OFI plugin
+        # could not pin the buffer (ENOMEM: the job's locked-memory limit)
+        (["10.0.87.143: 10.0.87.143: ip-10-0-87-143:149:298 [5] register_mr_buffers:465 NCCL WARN NET/OFI Unable to "
+          "register memory (type = 1) for device 0. RC: 12, Error: Cannot allocate memory"], {"errno": "ENOMEM"}),
+        # awslabs/awsome-distributed-ai#203: the plugin and an old libfabric disagree (EINVAL)
+        (["register_rail_mr_buffer:617 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 4. RC: -22, "
+          "Error: Invalid argument"], {"errno": "EINVAL"}),
+        # NVIDIA/nccl-tests#14 (https://github.com/NVIDIA/nccl-tests/issues/14): NCCL 2.2's header, no `NCCL`; a
+        # container without the host's network has no address family for NCCL's sockets
+        (["e66aa18dc444:3171:3171 [0] include/socket.h:311 WARN Socket creation failed : Address family not "
+          "supported by protocol"], {"errno": "EAFNOSUPPORT"}),
+        # vllm-project/vllm#2084 (https://github.com/vllm-project/vllm/issues/2084), behind Ray's worker tag:
+        # NCCL_SOCKET_IFNAME=^lo,docker,veth left no interface
+        (["(RayWorker pid=14391) pytorch-2-0-1-gpu-ml-g4dn-12xlarge-a1771cff5b2706f02b86883798ff:14391:14391 [0] "
+          "bootstrap.cc:45 NCCL WARN Bootstrap : no socket interface found"], {"local_status": "no_interface"}),
+        # NVIDIA/nccl#1837: the same, before NCCL said so, as PyTorch quotes the WARN after `Last error:`
+        (["[trainer0|0]:ncclInternalError: Internal check failed.", "[trainer0|0]:Last error:",
+          "[trainer0|0]:ncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor "
+          "AF_INET6(10)"], {"local_status": "no_interface"}),
+        # awslabs/awsome-distributed-ai#647: the EFA provider's abort report; the libfabric errno (ENOMEM, the
+        # locked-memory limit) comes on the line before its own status (4112)
+        (["Libfabric EFA provider has encountered an internal error:", "", "Libfabric error: (-12) Cannot allocate "
+          "memory", "EFA internal error: (4112) Failure to post internal receive buffers", "",
+          "Your application will now abort()."],
+         {"errno": "ENOMEM", "stack": "efa", "status": 4112, "status_name": "FI_EFA_ERR_INTERNAL_RX_BUF_POST"}),
+    ],
+)
+def test_a_transport_saying_the_node_lacks_what_the_job_asked_is_its_set_up(
+        lines: list[str], fields: dict[str, object]) -> None:
+    [e] = setup_of(lines)
+    assert {k: e.fields.get(k) for k in fields} == fields
+    assert only(feed(lines), "nccl.remote_error") == [] and only(feed(lines), "nccl.ib_completion_error") == []
+
+
+def test_the_component_framework_names_the_node_that_lacks_the_component() -> None:
+    # Open MPI users list, "OpenMPI and SLURM" (Beat Rubischon, 2012, message 21113; open-mpi/ompi-www's archive):
+    # Open MPI under srun, built without the grpcomm component the job asked for
+    lines = [
+        "--------------------------------------------------------------------------",
+        "A requested component was not found, or was unable to be opened.  This",
+        "means that this component is either not installed or is unable to be",
+        "used on your system (e.g., sometimes this means that shared libraries",
+        "that the component requires are unable to be found/loaded).  Note that",
+        "Open MPI stopped checking at the first component that it did not find.",
+        "",
+        "Host:      node30.cluster",
+        "Framework: grpcomm",
+        "Component: hier",
+    ]
+    [e] = setup_of(lines)
+    assert (e.fields["stack"], e.fields["local_status"], e.fields["host"]) == ("mca", "component_not_found",
+                                                                               "node30.cluster")
+    assert claimed(lines)[1] and claimed(lines)[7]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # aws/aws-ofi-nccl#70 (https://github.com/aws/aws-ofi-nccl/issues/70): the same registration failing with a
+        # code that is no errno says nothing of the set-up: an NCCL error, a symptom
+        ["10.0.87.143: 10.0.78.113: ip-10-0-78-113:3234:3425 [5] register_mr_buffers:469 NCCL WARN NET/OFI Unable to "
+         "register memory (type = 1) for device 0. RC: -736476143, Error:"],
+        # NVIDIA/nccl-tests#14: the IB library missing is NCCL falling back to its sockets (the maintainer: to be
+        # ignored), and nccl-tests' own report names no set-up
+        ["e66aa18dc444:3171:3171 [0] misc/ibvwrap.cu:61 WARN Failed to open libibverbs.so[.1]",
+         "NCCL failure common.cu:874 'unhandled system error'"],
+        # vllm-project/vllm#2084: the environment naming the interfaces is no failure
+        ["(RayWorker pid=14391) pytorch-2-0-1-gpu-ml-g4dn-12xlarge-a1771cff5b2706f02b86883798ff:14391:14391 [0] NCCL "
+         "INFO NCCL_SOCKET_IFNAME set by environment to ^lo,docker,veth"],
+        # a `Host:` line with no component help text above it (Open MPI's peer-loss block prints one too)
+        ["Host:      node30.cluster"],
+        # ofiwg/libfabric#6249 (https://github.com/ofiwg/libfabric/issues/6249): an EFA report holding ENOMEM's
+        # number as its provider errno, which names no status of the table
+        ["Unable to write to EQ: Missing or unavailable event queue. err: Input/output error (5) prov_errno: Unknown "
+         "error -12 (-12) prov/efa/src/rxr/rxr.h:1343"],
+        # an address vector insert failing is the path to the peer (the EFA row of the table), whatever errno the
+        # plugin returned (synthetic: aws-ofi-nccl's nccl_ofi_sendrecv.c format string, `RC: %s` of fi_strerror)
+        ["ip-10-0-0-1:100:200 [0] nccl_net_ofi_connect:1123 NCCL WARN NET/OFI Unable to insert remote address into "
+         "address vector for device 1. RC: Invalid argument"],
+        # a CUDA error's words are the CUDA table's, never an errno's (NVIDIA/nccl#1488, tests/wild's
+        # inf-fabricmanager-restart-nvls-invalid-argument: NVLS without its Fabric Manager)
+        ["node23:12098:12141 [2] transport/nvls.cc:244 NCCL WARN Cuda failure 1 'invalid argument'"],
+    ],
+)
+def test_what_names_no_set_up_is_not_read_as_one(lines: list[str]) -> None:
+    assert setup_of(lines) == []
+
+
+def test_an_address_the_efa_provider_cannot_reach_is_the_path() -> None:
+    # aws/aws-ofi-nccl#663: PyTorch quoting the plugin's WARN after `Last error:` (a security group without EFA's
+    # outbound rule); the format string's other spelling, above, reads the same
+    [e] = only(feed(["[rank1]: ncclInternalError: Internal check failed.", "[rank1]: Last error:",
+                     "[rank1]: NET/OFI Unable to insert remote address into address vector for device 1. RC: 0"]),
+               "nccl.ib_completion_error")
+    assert (e.fields["stack"], e.fields["status"], e.fields["status_class"]) == ("efa", 4110, "path")
+
+
+def test_a_banner_glued_to_ucxs_line_hides_neither_the_status_nor_the_host() -> None:
+    # openucx/ucx#4182: MTT's banner glued to the first line of the output
+    [e] = feed(["=============================================================[clx-orion-084:24830:0:24830]    "
+                "ud_iface.c:761  Fatal: transport error: Endpoint timeout"])
+    assert (e.kind, e.fields["peer_status"], e.fields["host"]) == ("nccl.remote_error", "UCS_ERR_ENDPOINT_TIMEOUT",
+                                                                   "clx-orion-084")
+
+
+
+def test_a_vllm_workers_line_is_read_behind_its_tag_and_logger_with_its_rank() -> None:
+    # vllm-project/vllm#17756 (https://github.com/vllm-project/vllm/issues/17756): vLLM 0.9's worker, rank 3
+    [e] = feed(["(VllmWorker rank=3 pid=406) ERROR 07-23 19:34:51 [multiproc_executor.py:487] RuntimeError: NCCL "
+                "error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)"])
+    assert (e.kind, e.rank, e.fields.get("nccl_result")) == ("nccl.error", 3, "ncclUnhandledCudaError")

@@ -304,7 +304,8 @@ def nccl_transports() -> Mapping[str, str]:
 # The transports' statuses and events, spelled by each stack (catalog/transport.yaml)
 # --------------------------------------------------------------------------
 
-IbWcClass = Literal["path", "local_access", "flush", "remote_access", "remote", "local", "fatal", "other"]
+IbWcClass = Literal["path", "local_access", "flush", "remote_access", "resource", "remote", "local", "fatal",
+                    "other"]
 CompletionStack = Literal["ibv", "mlx5", "efa"]
 
 
@@ -344,12 +345,25 @@ class PeerStatus(NamedTuple):
     texts: tuple[str, ...]
 
 
+LocalStack = Literal["nccl", "mca"]
+
+
+class LocalStatus(NamedTuple):
+    """A stack's words for its node, as the job set it up, lacking what it needs (the job's own set-up)."""
+
+    stack: LocalStack
+    name: str
+    texts: tuple[str, ...]
+
+
 class TransportTable(NamedTuple):
-    """catalog/transport.yaml, validated: completion statuses, adapter async events, peer statuses (kept pickled)."""
+    """catalog/transport.yaml, validated: completion statuses, adapter async events, peer and local statuses
+    (kept pickled)."""
 
     completions: tuple[CompletionStatus, ...]  # every row with its class (an mlx5 row has its ibv status's)
     async_events: tuple[AsyncEvent, ...]
     peers: tuple[PeerStatus, ...]
+    local: tuple[LocalStatus, ...] = ()
 
 
 @lru_cache(maxsize=1)
@@ -384,7 +398,15 @@ def transport_table() -> TransportTable:
     if len({e.text for e in events}) != len(events) or len({e.code for e in events}) != len(events):
         raise CatalogTableError(f"catalog/{name}: async_events: a code or text appears twice")
     peers = tuple(item for _, item in _rows(name, "peer_statuses", PeerStatus))
-    return TransportTable(tuple(completions), events, peers)
+    # A line is read as a peer's loss or as the node's own set-up, never both: no words of one inside the other's.
+    peer_words = {t for p in peers for t in p.texts}
+    local: list[LocalStatus] = []
+    for where, item in _rows(name, "local_statuses", LocalStatus):
+        clash = next((t for t in item.texts if any(t in w or w in t for w in peer_words)), None)
+        if clash is not None:
+            raise CatalogTableError(f"{where}: {clash!r} meets a peer status's words")
+        local.append(item)
+    return TransportTable(tuple(completions), events, peers, tuple(local))
 
 
 @lru_cache(maxsize=1)
@@ -407,6 +429,19 @@ def cper_severities() -> Mapping[str, HostSeverity]:
     """The CPER severity a GHES record names (`event severity: recoverable`) -> host.mce's severity."""
     return MappingProxyType({item.text: item.severity for _, item in _rows("platform.yaml", "cper_severities",
                                                                            CperSeverity)})
+
+
+class FirmwareMemoryEvent(NamedTuple):
+    text: str  # the words of a BMC's or firmware's event log for a memory error
+    severity: HostSeverity
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def firmware_memory_events() -> tuple[FirmwareMemoryEvent, ...]:
+    """A server event log's memory-error words -> host.mce's severity, longest first (catalog/platform.yaml)."""
+    rows = [item for _, item in _rows("platform.yaml", "firmware_memory_events", FirmwareMemoryEvent)]
+    return tuple(sorted(rows, key=lambda r: (-len(r.text), r.text)))
 
 
 IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
@@ -454,6 +489,7 @@ class ErrnoInfo(NamedTuple):
     side: ErrnoSide
     fs: str | None = None  # the kind of file system the errno itself implies (ENOTCONN: a FUSE mount's daemon gone)
     network_only: bool = False  # the set-up side only on a bind / listen / socket (EACCES)
+    transport_only: bool = False  # the set-up side only in a transport's own report (ENOMEM pinning memory)
 
 
 class ObjectStoreCodeInfo(NamedTuple):

@@ -10,7 +10,7 @@ constraints live here only.
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from firstfault.catalog import tables as records
 from firstfault.catalog.tables import (
@@ -103,8 +103,19 @@ class PeerStatus(_Plain):
     texts: tuple[str, ...] = Field(min_length=1)
 
 
+class LocalStatus(_Plain):
+    stack: records.LocalStack
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]+$")
+    texts: tuple[str, ...] = Field(min_length=1)
+
+
 class CperSeverity(_Plain):
     text: str = Field(pattern=r"^[a-z]+$")
+    severity: records.HostSeverity
+
+
+class FirmwareMemoryEvent(_Plain):
+    text: str = Field(min_length=5)
     severity: records.HostSeverity
 
 
@@ -144,6 +155,15 @@ class ErrnoInfo(_Plain):
     side: ErrnoSide
     fs: str | None = Field(default=None, pattern=r"^[a-z][a-z_]*$")
     network_only: bool = False
+    transport_only: bool = False
+
+    @model_validator(mode="after")
+    def _scoped_setup(self) -> "ErrnoInfo":
+        if (self.network_only or self.transport_only) and self.side != "setup":
+            raise ValueError("network_only / transport_only narrow the setup side only")
+        if self.network_only and self.transport_only:
+            raise ValueError("an errno is either network_only or transport_only")
+        return self
 
 
 class ObjectStoreCodeInfo(_Plain):
@@ -174,9 +194,10 @@ class SchedText(_Plain):
 
 
 MODELS: tuple[type[BaseModel], ...] = (XidInfo, SxidInfo, CudaErrorInfo, NcclResultInfo, NvmlErrorInfo,
-                                       NcclTransportInfo, CompletionStatus, AsyncEvent, PeerStatus, CperSeverity,
-                                       IpmiBusEvent, ExceptionClassInfo, StatusWordInfo, ErrnoInfo,
-                                       ObjectStoreCodeInfo, SchedReason, SchedWord, SchedText)
+                                       NcclTransportInfo, CompletionStatus, AsyncEvent, PeerStatus, LocalStatus,
+                                       CperSeverity, FirmwareMemoryEvent, IpmiBusEvent, ExceptionClassInfo,
+                                       StatusWordInfo, ErrnoInfo, ObjectStoreCodeInfo, SchedReason, SchedWord,
+                                       SchedText)
 
 
 def validate(record: type[Any], raw: Any, where: str) -> Any:
@@ -186,6 +207,6 @@ def validate(record: type[Any], raw: Any, where: str) -> Any:
     try:
         item = model.model_validate(raw)
     except ValidationError as exc:
-        problems = [f"{where}.{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()]
+        problems = [f"{where}{''.join('.' + str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()]
         raise records.CatalogTableError("; ".join(problems)) from exc
     return record(**{name: getattr(item, name) for name in model.model_fields})

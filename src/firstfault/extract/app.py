@@ -35,6 +35,7 @@ from firstfault.extract.codes import (
     strsignal_alternation,
 )
 from firstfault.extract.jobend import memory_limit_kill
+from firstfault.extract.launcher import reports_exit
 from firstfault.extract.memo import ON, Memo, digits_zeroed
 from firstfault.extract.nccl import NCCL_ERROR_LITERALS, NCCL_MARK, clip, nccl_owns, recent, split_rank_prefix
 from firstfault.model import FieldValue
@@ -685,7 +686,7 @@ class ProcessSignalExtractor:
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
-        draft = self._match(body)
+        draft = self._match(body, ctx.state, ctx.lineno)
         if draft is None:
             return
         if rank is not None:
@@ -707,7 +708,7 @@ class ProcessSignalExtractor:
                 return
         yield draft
 
-    def _match(self, body: str) -> Draft | None:
+    def _match(self, body: str, state: Mapping[str, object], lineno: int) -> Draft | None:
         detail = clip(body)
         m = _SRUN_TASK.search(body)
         if m:
@@ -758,7 +759,7 @@ class ProcessSignalExtractor:
             return Draft("process.signal", {"signal": sig, "by": by_whom(sig, "scheduler"), "detail": detail})
         if "exitcode" not in body and "local_rank" not in body:  # torchrun's own lines: TorchrunExtractor
             m = _EXIT_CODE.search(body)
-            if m:
+            if m and not reports_exit(body, state, lineno):  # srun's or Open MPI's, with the rank: launcher.py
                 sig_or_none = exit_signal(int(m.group("code")))
                 if sig_or_none is not None:
                     return Draft("process.signal", {"signal": sig_or_none, "by": by_whom(sig_or_none, "launcher"),

@@ -113,12 +113,14 @@ def logged_status(body: str) -> str | None:
 _NETWORK_OP = re.compile(r"\b(?:bind|listen|socket|connect)\b", re.IGNORECASE)
 
 
-def setup_errno(msg: str) -> str | None:
+def setup_errno(msg: str, transport: bool = False) -> str | None:
     """The errno of a message when it is on the job's own set-up side (a port in use, an address the node
-    does not have, a privileged port): `errno: 98 - Address already in use`, `name: EADDRINUSE`."""
+    does not have, a privileged port): `errno: 98 - Address already in use`, `name: EADDRINUSE`; with
+    `transport`, the message is a transport's own report, where the table's `transport_only` rows count too
+    (`Unable to register memory ... RC: -22, Error: Invalid argument`)."""
     name = errno_of(msg)
     row = errno_table().get(name) if name else None
-    if row is None or row.side != "setup":
+    if row is None or row.side != "setup" or (row.transport_only and not transport):
         return None
     if row.network_only and _NETWORK_OP.search(msg) is None:
         return None

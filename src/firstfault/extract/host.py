@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import cper_severities, driver_libraries, ipmi_bus_events
+from firstfault.catalog.tables import cper_severities, driver_libraries, firmware_memory_events, ipmi_bus_events
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.model import FieldValue
 from firstfault.pci import norm_pci
@@ -47,6 +47,10 @@ _NETDEV = re.compile(
 )
 _CARRIER = re.compile(rf"\b(?P<iface>{_IFACE}): (?P<st>Lost|Gained) carrier\b")
 _MODULE = re.compile(r"Port module event(?P<err>\[error\])?: module (?P<module>\d+), (?P<status>[^,\n]+)")
+# A netdev driver reporting an ECC error in the adapter's own memories, which it resets the adapter for (the port
+# goes away with it): `ixgbe 0000:5d:00.1 eno6: Received ECC Err, initiating reset`. The driver's header (driver,
+# PCI function, interface) says it is a NIC's, not a GPU's or the host memory's.
+_NIC_ECC = re.compile(rf"\b[a-z][a-z0-9_]* {_BDF} (?P<iface>[\w.\-]+): .*?\bECC [Ee]rr")
 # NIC faults that take the port(s) away (NVSentinel's fatal mlx5 syslog patterns).
 _NIC_FATAL = re.compile(
     r"device's health compromised|unrecoverable hardware error"
@@ -78,6 +82,8 @@ class NetLinkExtractor:
         "health compromised",
         "unrecoverable hardware error",
         "Will cause a leak of a command resource",
+        "ECC Err",
+        "ECC err",
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -102,6 +108,8 @@ class NetLinkExtractor:
             if "mlx5" not in line:
                 return
             state, anchor = "error", m
+        elif (m := _NIC_ECC.search(line)) is not None:
+            state, iface, anchor = "error", m.group("iface"), m
         elif (m := _NETDEV.search(line)) is not None:
             word = (m.group("s1") or m.group("s2")).lower()
             state, iface, anchor = ("down" if word == "down" else "up"), m.group("iface"), m
@@ -257,8 +265,12 @@ _LUSTRE_LOST = re.compile(r"Lustre: .*?(?:Connection to .*? was lost|lost connec
 _NFS = re.compile(r"nfs: server (?P<server>\S+) not responding")
 # GPFS writes `mmfs: [E] ...` / `mmfsd: [X] ...` (severity letters I N W E X) to syslog.
 _GPFS = re.compile(r"mmfsd?(?:\[\d+\])?: (?:\[[EX]\] |.*(?:[Ee]xpel|lease renewal|[Ll]ost membership)).*")
+# The block layer's report of a failed request names the disk after `dev`; a report posted by hand may drop the
+# word, and then the block layer's function before it (`blk_update_request: I/O error, sdb, sector 2403408872`)
+# is what says that the name is a disk's.
 _BLOCK = re.compile(
     r"(?:blk_update_request: )?I/O error, dev \S+.*"
+    r"|(?:blk_update_request|end_request|print_req_error): (?:[\w ]+ )?I/O error, [a-z]+\w*, sector \d+.*"
     r"|critical (?:medium|target) error, dev \S+.*"
     r"|Buffer I/O error on dev(?:ice)? .*"
     r"|Disabling device after reset failure.*"
@@ -337,9 +349,6 @@ _MCE_FATAL = re.compile(
     r"Machine Check Exception|Fatal machine check|[Mm]achine check: Processor context corrupt"
 )
 _EDAC = re.compile(r"EDAC .*?\b(?P<kind>UE|CE)\b")
-# The BMC's event log (ipmitool sel elist / ipmi-sel): `Uncorrectable ECC / other uncorrectable memory error
-# @P2-DIMMF1 - Assertion`, `Memory #0x87 | Uncorrectable ECC | Asserted`; corrected ones are logged too.
-_SEL_ECC = re.compile(r"\b(?P<kind>Uncorrectable|Correctable) ECC\b")
 _MCI_STATUS_UC = 1 << 61  # IA32_MCi_STATUS.UC: the error was not corrected
 # The firmware's record of a hardware error (APEI GHES, printed by the kernel's CPER code), one record over many
 # lines behind `{N}[Hardware Error]: ` (N numbers the record; older kernels print none):
@@ -357,6 +366,20 @@ _GHES_LINES: Final = 60  # how far a record's lines reach below its severity
 _K_GHES = "host.ghes"  # record number (or None) -> line of its severity
 
 
+def _firmware_memory(line: str) -> tuple[int, str] | None:
+    """Where a server event log's memory-error words stand on the line, and the severity they say
+    (catalog/platform.yaml `firmware_memory_events`): the BMC's SEL (`Memory #0x87 | Uncorrectable ECC |
+    Asserted`), HPE's IML (`Uncorrectable Memory Error (Processor 2, DIMM 3)`). A deasserted event is the error
+    going away; NVRM's words are a GPU's ECC (extract/gpu.py)."""
+    if "Deassert" in line or "NVRM" in line:
+        return None
+    for ev in firmware_memory_events():
+        at = line.find(ev.text)
+        if at >= 0:
+            return at, ev.severity
+    return None
+
+
 class MceExtractor:
     """CPU / DRAM machine checks, from the MCE handler, EDAC, the BMC's log and the firmware's (APEI GHES)."""
 
@@ -366,9 +389,11 @@ class MceExtractor:
         "host.mce": frozenset({"detail", "severity", "source", "cper_severity"}),
     }
     sources: frozenset[str] = _KERNEL
-    literals: tuple[str, ...] = ("Machine check events", "Machine Check", "Fatal machine check", "EDAC ",
-                                 "Uncorrectable ECC", "Correctable ECC", "[Hardware Error]: ",
-                                 "Processor context corrupt")
+    def __init__(self) -> None:
+        # the server event log's memory-error words are catalog/platform.yaml's (`firmware_memory_events`)
+        self.literals: tuple[str, ...] = ("Machine check events", "Machine Check", "Fatal machine check", "EDAC ",
+                                          "[Hardware Error]: ", "Processor context corrupt",
+                                          *(e.text for e in firmware_memory_events()))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         if "[Hardware Error]: " in line:
@@ -382,24 +407,25 @@ class MceExtractor:
                                                              "detail": _clip(line[ghes.start():])})
                 return
         severity: str
+        at: int
         if (m := _MCE_BANK.search(line)) is not None:
             status = int(m.group("status"), 16)
-            severity = "uncorrected" if status & _MCI_STATUS_UC else "corrected"
+            severity, at = ("uncorrected" if status & _MCI_STATUS_UC else "corrected"), m.start()
         elif (m := _MCE_FATAL.search(line)) is not None:
-            severity = "uncorrected"
+            severity, at = "uncorrected", m.start()
         elif (m := _MCE_LOGGED.search(line)) is not None:
             # The kernel says only this when a consumer (mcelog/rasdaemon) took the
             # record; uncorrected errors come with their own panic / bank lines.
-            severity = "corrected"
+            severity, at = "corrected", m.start()
         elif (m := _EDAC.search(line)) is not None:
-            severity = "uncorrected" if m.group("kind") == "UE" else "corrected"
-        elif (m := _SEL_ECC.search(line)) is not None and "Deassert" not in line and "NVRM" not in line:
-            severity = "uncorrected" if m.group("kind") == "Uncorrectable" else "corrected"
+            severity, at = ("uncorrected" if m.group("kind") == "UE" else "corrected"), m.start()
+        elif (fw := _firmware_memory(line)) is not None:
+            at, severity = fw
         else:
             return
         start = line.find("mce:")
-        if start < 0 or start > m.start():
-            start = m.start()
+        if start < 0 or start > at:
+            start = at
         yield Draft(kind="host.mce", fields={"severity": severity, "detail": _clip(line[start:])})
 
     @staticmethod

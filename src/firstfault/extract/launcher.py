@@ -84,6 +84,13 @@ _MPI_SIGNAL = re.compile(
 _FAULTS: Final = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"})
 # srun told by slurmctld that a node of its step failed: `srun: error: Node failure on gpu-node-12`.
 _SRUN_NODE_FAILURE = re.compile(r"\bsrun: error: Node failure on (?P<host>[A-Za-z0-9][\w.\-\[\],]*)")
+# srun's word on tasks that exited non-zero by themselves: `srun: error: snowflake7: task 0: Exited with exit code 1`,
+# `srun: error: node30: tasks 0-1: Exited with exit code 1` (a task killed by a signal is extract/app.py's
+# `task 1: Killed`).
+_SRUN_EXIT = re.compile(
+    r"\berror:\s+(?P<host>[A-Za-z0-9][\w.\-]*):\s+tasks?\s+(?P<tasks>\d+(?:\s*[-,]\s*\d+)*):\s+"
+    r"Exited with exit code (?P<code>\d+)"
+)
 
 
 class LauncherSignalExtractor:
@@ -91,9 +98,11 @@ class LauncherSignalExtractor:
 
     name = "launcher.signal"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
-    emits: Mapping[str, frozenset[str]] = {"process.signal": frozenset({"by", "detail", "due_to", "signal", "pid"})}
+    emits: Mapping[str, frozenset[str]] = {
+        "process.signal": frozenset({"by", "detail", "due_to", "signal", "pid", "exitcode"}),
+    }
     sources: frozenset[str] = frozenset({"application"})
-    literals: tuple[str, ...] = (" noticed that process rank ", "Node failure on ")
+    literals: tuple[str, ...] = (" noticed that process rank ", "Node failure on ", "Exited with exit code ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         body = split_prefixes(line).body
@@ -113,6 +122,24 @@ class LauncherSignalExtractor:
             # The scheduler's word that the node failed, as slurmstepd's `DUE TO NODE FAILURE` banner says it.
             yield Draft("process.signal", {"signal": "SIGKILL", "by": "scheduler", "due_to": "node_failure",
                                            "detail": body.strip()[:400]}, host=n.group("host"))
+            return
+        x = _SRUN_EXIT.search(body)
+        if x:
+            # The tasks' own exit, as srun saw it (the task id is the rank): names no cause, the leads' first exit.
+            tasks = x.group("tasks")
+            yield Draft("process.signal", _exit_fields(clip(body), int(x.group("code"))),
+                        rank=int(tasks) if tasks.isdigit() else None, host=x.group("host"))
+
+
+def reports_exit(body: str, state: Mapping[str, object], lineno: int) -> bool:
+    """Whether an exit-code line is a launcher's report of a rank's exit that this module reads, with the rank and
+    host it names: srun's `task 0: Exited with exit code 137`, the `Exit code:` line of Open MPI's first-exit block
+    (`state`: the stream's, `lineno`: the line's). The generic exit-code reading (extract/app.py) leaves it, so one
+    exit is one event."""
+    if _SRUN_EXIT.search(body):
+        return True
+    ompi = state.get(_K_OMPI)
+    return isinstance(ompi, tuple) and lineno - ompi[0] <= _BLOCK_LINES and _OMPI_EXIT.match(body) is not None
 
 
 # --------------------------------------------------------------------------

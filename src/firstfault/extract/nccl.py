@@ -23,10 +23,18 @@ from firstfault.catalog.tables import ib_wc_status_table, nccl_transports
 from firstfault.extract import prefix as _prefix
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import cuda_error_of, errno_of, nccl_result_of
+from firstfault.extract.excclass import setup_errno
 from firstfault.extract.memo import ON, Memo
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import PEER_FAILURE_PATTERNS
-from firstfault.extract.verbs import async_drafts, async_event_of, socket_peer_status
+from firstfault.extract.verbs import (
+    async_drafts,
+    async_event_of,
+    local_literals,
+    local_status,
+    read_completion,
+    socket_peer_status,
+)
 from firstfault.model import FieldValue
 
 _DETAIL_CLIP: Final = 400
@@ -68,10 +76,13 @@ def recent(state: dict[str, object], key: str) -> dict[object, int]:
 
 # `host:pid:tid [dev] file.cc:123 NCCL WARN msg`; the source location is
 # missing from older NCCL and from INFO lines, the host may be an FQDN, and
-# NCCL_DEBUG_TIMESTAMP_FORMAT can put `[2026-11-02 10:03:07]` in front.
+# NCCL_DEBUG_TIMESTAMP_FORMAT can put `[2026-11-02 10:03:07]` in front. NCCL up
+# to 2.2 printed no `NCCL` after the source file (`[0] include/socket.h:311 WARN
+# Socket creation failed : ...`, `[0] misc/ibvwrap.cu:61 WARN ...`).
 _NCCL_HEAD = re.compile(
     r"(?:^|[\s\]:])(?P<host>[A-Za-z0-9][\w.\-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
-    r"(?:(?P<src>\S+):\d+ )?NCCL (?P<level>WARN|INFO|ERROR|ABORT)\b ?(?P<msg>.*)$"
+    r"(?:(?P<src>\S+):\d+ NCCL |NCCL |(?P<old>[\w./\-]+\.(?:cu|h|cc)):\d+ )"
+    r"(?P<level>WARN|INFO|ERROR|ABORT)\b ?(?P<msg>.*)$"
 )
 _NCCL_WARN_BARE = re.compile(r"NCCL WARN (?P<msg>.*)$")
 
@@ -142,6 +153,7 @@ _BENIGN_WARN: Final = (
     "No plugin found",
     "Could not find real path",
     "Got CQE with error",  # followed by the completion line itself
+    "Failed to open libibverbs",  # no IB/RoCE library: NCCL uses its sockets (an INFO line since 2.3)
 )
 
 # Literals the NCCL error extractor declares (every line it reads contains one).
@@ -159,6 +171,13 @@ NCCL_ERROR_LITERALS: Final[tuple[str, ...]] = (
     "ncclInvalidArgument",
     "ncclInvalidUsage",
     "DistBackendError",
+    # NCCL up to 2.2's WARN header, which had no `NCCL` (_NCCL_HEAD): `[0] include/socket.h:311 WARN`; its
+    # sources' folders and top files right after the device's `]` (a CUDA kernel's own `Loss.cu:250:` stays out)
+    "] include/",
+    "] misc/",
+    "] transport/",
+    "] init.cu:",
+    "] bootstrap.cu:",
 )
 # Watchdog progress lines (PyTorch >= 2.2): where each rank's queue stood when
 # the watchdog fired, or when another rank's timeout asked it to dump.
@@ -212,8 +231,14 @@ def _classified(body: str) -> dict[str, dict[str, FieldValue]]:
     return _CLASSIFIED.get(body, lambda: _classify_nccl(body))
 
 
+def nccl_error_literals() -> tuple[str, ...]:
+    """The NCCL error extractor's words: NCCL's and PyTorch's report words, and the words of the local statuses
+    of NCCL's socket layer (catalog/transport.yaml), which PyTorch quotes after `Last error:` without them."""
+    return tuple(sorted(set(NCCL_ERROR_LITERALS) | set(local_literals("nccl"))))
+
+
 def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
-    if not any(lit in body for lit in NCCL_ERROR_LITERALS):
+    if not any(lit in body for lit in nccl_error_literals()):
         return {}
     if "terminate called after throwing" in body and "what()" not in body:
         return {}  # the type alone; its what() line says what failed
@@ -275,7 +300,14 @@ def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
 
     result = nccl_result_of(body)
     peer_loss = PEER_LOSS.search(body) is not None and (warn is not None or any(c in body for c in _NCCL_CONTEXT))
-    if result == "ncclRemoteError" or peer_loss:
+    local = local_status("nccl", warn if warn is not None else body)
+    if local is not None:
+        # The node, as the job set it up, has no interface of the name or kind asked: the job's set-up, whatever
+        # result PyTorch wraps it in; also where PyTorch quotes the WARN after `Last error:`.
+        fields = {"detail": detail, "setup": True, "local_status": local.name}
+        fields.update(_where_in_nccl(head, warn, body))
+        found["nccl.error"] = fields
+    elif result == "ncclRemoteError" or peer_loss:
         found["nccl.remote_error"] = {"detail": detail}
     elif not found and (warn is not None or result is not None or "NCCL error" in body or "DistBackendError:" in body):
         fields = {"detail": detail}
@@ -300,7 +332,8 @@ def _where_in_nccl(head: re.Match[str] | None, warn: str | None, body: str) -> d
         transport = _transport_of(src)
         if transport is not None:
             out["transport"] = transport
-    if warn is not None and "Cuda failure" in warn:
+    cuda = warn is not None and "Cuda failure" in warn
+    if cuda and warn is not None:
         err = cuda_error_of(warn)
         if err is not None:
             out["cuda_class"] = err.cls
@@ -308,6 +341,13 @@ def _where_in_nccl(head: re.Match[str] | None, warn: str | None, body: str) -> d
         name = errno_of(warn)
         if name is not None:
             out["errno"] = name
+            if not cuda and setup_errno(warn, transport=True) is not None and read_completion(warn) is None:
+                # An errno of the job's set-up (catalog/exceptions.yaml): a port held, an address family the
+                # node lacks, memory it may not pin, an argument of its configuration. A CUDA error's words
+                # (`Cuda failure 'invalid argument'`) are the CUDA table's, never an errno's; a status of the
+                # transports' table on the line (an address vector insert that failed, `RC: Invalid argument`)
+                # says what failed, the errno it returned does not.
+                out["setup"] = True
     return out
 
 
@@ -559,7 +599,7 @@ class NcclErrorExtractor:
         "app.exception": frozenset({"errno", "exc_type", "message", "shm"}),
         "nccl.communicator_aborted": frozenset({"detail"}),
         "nccl.error": frozenset({"async_event", "detail", "nccl_result", "cuda_class", "errno", "nccl_source",
-                                 "transport"}),
+                                 "transport", "setup", "local_status"}),
         "nccl.ib_completion_error": frozenset({"hca", "opcode", "peer", "status", "vendor_err", "status_class",
                                                "status_name"}),
         "nccl.remote_error": frozenset({"detail", "stack", "peer_status", "peer", "errno", "nccl_source",
@@ -568,7 +608,8 @@ class NcclErrorExtractor:
         "net.link": frozenset({"async_event", "detail", "iface", "port", "state"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
-    literals: tuple[str, ...] = NCCL_ERROR_LITERALS
+    def __init__(self) -> None:
+        self.literals: tuple[str, ...] = nccl_error_literals()
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
@@ -603,10 +644,12 @@ class NcclErrorExtractor:
                 ib_seen[key] = ctx.lineno
             elif warn is None:
                 # A continuation line with no rank at all (`ncclRemoteError: ...`
-                # in an unlabelled file) belongs to the stream's last report.
-                prev = last.get((kind, who if who is not None else _ANY))
-                last[(kind, who)] = ctx.lineno
-                last[(kind, _ANY)] = ctx.lineno
+                # in an unlabelled file) belongs to the stream's last report; the
+                # quoted WARN that says the report was the job's set-up is news to it.
+                said = (kind, bool(fields.get("setup")))
+                prev = last.get((said, who if who is not None else _ANY))
+                last[(said, who)] = ctx.lineno
+                last[(said, _ANY)] = ctx.lineno
                 if prev is not None and ctx.lineno - prev <= _REPORT_LINES:
                     ctx.claimed = True
                     continue

@@ -15,6 +15,8 @@ prepend its own tag, and they stack:
 | torchrun `--tee` / `--redirects` | `[default1]:` | local rank 1 (a stream of its own) |
 | pdsh / DeepSpeed multi-node runner | `worker-3: ` | host worker-3 |
 | Ray's log monitor (workers, the raylet) | `(RayTrainWorker pid=4331, ip=10.0.0.7) ` | host 10.0.0.7, pid 4331 |
+| vLLM's workers | `(VllmWorker rank=3 pid=406) ` | rank 3, pid 406 |
+| vLLM's logger | `ERROR 07-23 19:34:51 [multiproc_executor.py:487] ` | - |
 | `kubectl logs --prefix` | `[pod/trainer-0/pytorch] ` | process pod/trainer-0/pytorch |
 | docker compose | `trainer-1`, padded, then a bar | process trainer-1 |
 | Open MPI `--timestamp-output` | `Sun Apr 22 11:13:01 2018` before mpirun's tag | - |
@@ -23,6 +25,7 @@ prepend its own tag, and they stack:
 | `dmesg --decode` | `kern  :warn  : ` (its ISO stamp is the runtime's layer) | - |
 | `grep -H` / `-n` / `-C` over log files | `nodes/node-02/kern.log:12:`, `kern.log-13-` | - |
 | a progress bar the line was glued to (tqdm; a carriage return) | `  0%|          | 0/801 [00:00<?, ?it/s]` | - |
+| a harness's banner rule printed without its newline | `========` (8+ of one of `= - * # ~`) | - |
 
 A tracker's automatic links in pasted text (`[net_ib.cc:101](http://net_ib.cc:101/)`,
 a link whose target is its own text) are put back to their text.
@@ -45,7 +48,7 @@ from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.hostlist import NodeNames
-from firstfault.timeparse import progress_bar_end
+from firstfault.timeparse import BANNER_RULE, progress_bar_end
 
 # The container runtime's stamp: RFC 3339 with a `T`, then CRI's stream and tag.
 _RUNTIME = re.compile(
@@ -60,9 +63,11 @@ _HOST = re.compile(r"(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]{0,252}):\s")
 _BRACKET_HOST = re.compile(r"\[(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]{0,252})\]:?\s")
 _RANK_WORD = re.compile(r"rank(?P<rank>\d+)")
 # Ray prints a worker's line behind its actor or task name, pid and (on another node) ip; the raylet and
-# other daemons by name. A bare `(word) ` is not one (a conda prompt `(base) user@host$`).
+# other daemons by name. vLLM's own worker processes take the form with their rank (`(VllmWorker rank=3 pid=406)`,
+# `(VllmWorkerProcess pid=232)`). A bare `(word) ` is not one (a conda prompt `(base) user@host$`).
 _RAY = re.compile(
-    r"\((?:(?P<name>[A-Za-z_][\w.\-]*)(?: |, ))?pid=(?P<pid>\d+)(?:, ip=(?P<ip>[\w.:\-]+))?\)\s?"
+    r"\((?:(?P<name>[A-Za-z_][\w.\-]*)(?: |, ))?(?:rank=(?P<rank>\d+)(?: |, ))?pid=(?P<pid>\d+)"
+    r"(?:, ip=(?P<ip>[\w.:\-]+))?\)\s?"
     r"|\((?P<daemon>raylet|gcs_server|autoscaler|monitor|dashboard_agent)(?:, ip=(?P<dip>[\w.:\-]+))?\)\s?"
 )
 _KUBECTL = re.compile(r"\[(?P<proc>pod/[\w.\-]+/[\w.\-]+)\]\s?")
@@ -73,6 +78,12 @@ _QUOTE = re.compile(r">(?: |$)")
 # ... and the automatic links a tracker writes into pasted text (`[net_ib.cc:101](http://net_ib.cc:101/)`): only a
 # link whose target is its own text, so a real Markdown link keeps its words.
 _AUTOLINK = re.compile(r"\[(?P<text>[^\[\]\s]+)\]\(https?://(?P=text)/?\)")
+# vLLM's logger before each line of its record, the traceback's too: level, a yearless stamp, the source file and
+# line (`ERROR 08-23 08:25:25 multiproc_worker_utils.py:226] `, bracketed since 0.7: `ERROR 07-23 19:34:51
+# [multiproc_executor.py:487] `); one space after the `]` is the logger's, the rest the line's own (a frame's).
+_VLLM_LOG = re.compile(
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[\w.\-]+:\d+\]|[\w.\-]+:\d+\]) ?"
+)
 # Open MPI's `--timestamp-output`: a ctime stamp glued to the `[1,N]<stderr>:` tag that follows it.
 _MPI_STAMP = re.compile(
     r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
@@ -102,6 +113,8 @@ _GREP = re.compile(
     r"|[\w.\-]*/[\w.\-/]*?(?:\.(?:log|out|err|txt)(?:\.\d+)?-|:\d+:|-\d+-|:|-)"
     r"(?=[A-Z][a-z]{2} [ \d]\d \d\d:|\d{4}-\d\d-\d\d[T ]\d\d:|\[\s*\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2} )"
 )
+# A banner rule a harness printed without its newline, glued to the line after it (timeparse.BANNER_RULE).
+_BANNER = re.compile(BANNER_RULE)
 # A tqdm progress bar the line was printed right after (`desc:  45%|####     | 7361/16384 [05:43<06:50, 21.99it/s]`)
 # is read by position (timeparse.progress_bar_end).
 
@@ -196,6 +209,8 @@ class PrefixLayer:
                     ip = m.group("ip") or m.group("dip")
                     if ip and host is None:
                         host = ip
+                    if m.group("rank") is not None and rank is None:
+                        rank = int(m.group("rank"))
                     proc = m.group("pid") or m.group("daemon")
                     body = body[m.end():]
                     continue
@@ -232,6 +247,11 @@ class PrefixLayer:
                 if m and m.end() < len(body):
                     body = body[m.end():]
                     continue
+            if c in "=-*#~":
+                m = _BANNER.match(body)
+                if m:
+                    body = body[m.end():]
+                    continue
             if c == ">":
                 m = _QUOTE.match(body)
                 if m and m.end() < len(body):
@@ -240,6 +260,10 @@ class PrefixLayer:
                 break
             m = _MPI_STAMP.match(body) if c in "MTWFS" else None
             if m:
+                body = body[m.end():]
+                continue
+            m = _VLLM_LOG.match(body) if c in "DIWEC" else None
+            if m and m.end() < len(body):
                 body = body[m.end():]
                 continue
             m = _DMESG_DECODE.match(body) if c.islower() else None

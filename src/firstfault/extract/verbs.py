@@ -36,8 +36,9 @@ from functools import lru_cache
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import AsyncEvent, CompletionStatus, PeerStatus, transport_table
+from firstfault.catalog.tables import AsyncEvent, CompletionStatus, LocalStatus, PeerStatus, transport_table
 from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.excclass import setup_errno
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import clip
 from firstfault.model import FieldValue
@@ -62,8 +63,15 @@ _DEVICE = re.compile(r"\b(?P<dev>(?:mlx\d_|hfi1_|bnxt_re|irdma|qedr|efa_?|rxe)\d
 _VENDOR = re.compile(r"\bvend(?:or)?(?:[ _]err(?:or)?)?[ =:]+(?P<v>0x[0-9a-fA-F]+|\d+)")
 _SYNDROME = re.compile(r"\bsynd(?:rome)?[ =:]+(?P<s>0x[0-9a-fA-F]+|\d+)")
 # The EFA provider's completion error (`err: 5, message: <text> (15)`) and EQ error (`prov_errno: <text> (15)`):
-# the number in brackets is the EFA status (efa_errno.h).
-_EFA_ERRNO = re.compile(r"\b(?:message|prov_errno):.*\((?P<n>\d{1,5})\)\s*$")
+# the number in brackets is the EFA status (efa_errno.h); its abort report puts it first (`EFA internal error:
+# (4112) Failure to post internal receive buffers`).
+_EFA_ERRNO = re.compile(r"\b(?:message|prov_errno):.*\((?P<n>\d{1,5})\)\s*$|\bEFA internal error: \((?P<m>\d{1,5})\)")
+# The libfabric errno the EFA provider's abort report gives on the line before its own (`Libfabric error: (-12)
+# Cannot allocate memory`): remembered for the report's status line (_EFA_REPORT_LINES below it at most).
+_FI_ERRNO = re.compile(r"^Libfabric error: \((?P<n>-?\d{1,5})\)")
+_EFA_REPORT_LINES: Final = 4
+_EFA_ABORT: Final = "Libfabric EFA provider has encountered an internal error"
+_K_FI_ERRNO = "ff.transport.fi_errno"  # (lineno, the errno's line) of the report's libfabric errno
 # NCCL's own completion report (extract/nccl.py owns it).
 _NCCL_OWNED: Final = "Got completion"
 # UCX's async event (uct_ib_handle_async_event): `IB Async event on mlx5_0: port error on port 1`,
@@ -142,8 +150,25 @@ def verbs_literals() -> tuple[str, ...]:
     """The prefilter words of the completion reader: every wording the table holds for it, and UCX's async
     event (so the two never drift apart)."""
     words = {w for w, _ in _completion_words()} | {w for w, _ in _efa_words()}
-    # the EFA provider's own lines, which may give the status by its number only (`err: 5, message: ... (7)`)
-    return tuple(sorted(words | {"IB Async event on ", "::efa:", "prov_errno"}))
+    # the EFA provider's own lines, which may give the status by its number only (`err: 5, message: ... (7)`),
+    # and its abort report's two lines
+    return tuple(sorted(words | {"IB Async event on ", "::efa:", "prov_errno", "EFA internal error: (",
+                                 "Libfabric error: (", _EFA_ABORT}))
+
+
+@lru_cache(maxsize=4)
+def _local_words(stack: str) -> tuple[tuple[str, LocalStatus], ...]:
+    return tuple((t, row) for row in transport_table().local if row.stack == stack for t in row.texts)
+
+
+def local_status(stack: str, text: str) -> LocalStatus | None:
+    """The local status (catalog/transport.yaml `local_statuses`) of `stack` that `text` words, if any."""
+    return next((row for w, row in _local_words(stack) if w in text), None)
+
+
+def local_literals(stack: str) -> tuple[str, ...]:
+    """The words of a stack's local statuses (prefilter words of its reader)."""
+    return tuple(sorted({w for w, _ in _local_words(stack)}))
 
 
 def peer_literals() -> tuple[str, ...]:
@@ -183,7 +208,7 @@ def read_completion(body: str, ucx: bool = False) -> dict[str, FieldValue] | Non
                 fields["syndrome"] = _number(synd.group("s"))
     if fields is None and _EFA_CONTEXT.search(body):
         num = _EFA_ERRNO.search(body)
-        row = _by_code().get(("efa", int(num.group("n")))) if num else None
+        row = _by_code().get(("efa", int(num.group("n") or num.group("m")))) if num else None
         if row is None:
             row = next((r for w, r in _efa_words() if w in body), None)
         if row is not None:
@@ -219,7 +244,7 @@ class VerbsCompletionExtractor:
             "detail", "hca", "peer", "stack", "status", "status_class", "status_name", "syndrome", "vendor_err", "via"
         }),
         "net.link": frozenset({"detail", "iface", "port", "state", "async_event"}),
-        "nccl.error": frozenset({"detail", "async_event"}),
+        "nccl.error": frozenset({"detail", "async_event", "stack", "status", "status_name", "errno", "setup"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
@@ -232,10 +257,37 @@ class VerbsCompletionExtractor:
         if "IB Async event on " in body:
             yield from self._async(body, p.rank, host, ctx)
             return
+        if _EFA_ABORT in body:
+            ctx.claimed = True  # the EFA provider's abort report opens: its status line says what failed
+            return
+        if _FI_ERRNO.match(body):
+            ctx.claimed = True
+            ctx.state[_K_FI_ERRNO] = (ctx.lineno, body)
+            return
         fields = read_completion(body, ucx)
         if fields is None:
             return
+        if fields["status_class"] == "resource":
+            yield from self._resource(fields, body, p.rank, host, ctx)
+            return
         yield Draft("nccl.ib_completion_error", fields, rank=p.rank, host=host)
+
+    @staticmethod
+    def _resource(fields: dict[str, FieldValue], body: str, rank: int | None, host: str | None,
+                  ctx: LineContext) -> Iterator[Draft]:
+        """A status of the local provider's resources: with an errno of the job's set-up (on the line, or the
+        libfabric errno its abort report gave just before), the set-up's; else what it is."""
+        said = body
+        before = ctx.state.pop(_K_FI_ERRNO, None)
+        if isinstance(before, tuple) and ctx.lineno - before[0] <= _EFA_REPORT_LINES:
+            said = f"{before[1]} {body}"
+        name = setup_errno(said, transport=True)
+        if name is None:
+            yield Draft("nccl.ib_completion_error", fields, rank=rank, host=host)
+            return
+        yield Draft("nccl.error", {"detail": clip(said), "stack": fields["stack"], "status": fields["status"],
+                                   "status_name": fields["status_name"], "errno": name, "setup": True},
+                    rank=rank, host=host)
 
     @staticmethod
     def _async(body: str, rank: int | None, host: str | None, ctx: LineContext) -> Iterator[Draft]:
@@ -351,4 +403,48 @@ class PeerStatusExtractor:
                     rank=rank, host=host)
 
 
-EXTRACTORS: tuple[LineExtractor, ...] = (VerbsCompletionExtractor(), PeerStatusExtractor())
+# --------------------------------------------------------------------------
+# The node, as the job set it up, lacking what a transport needs
+# --------------------------------------------------------------------------
+
+# The help text of the component framework (Open MPI, PMIx, PRRTE) names the node it ran on a few lines below
+# its opening: `Host:      snowflake`, then `Framework: psec`, `Component: munge`.
+_HOST_LINE: Final = re.compile(r"^\s*Host:\s+(?P<host>[A-Za-z0-9][\w.\-]*)\s*$")
+_K_LOCAL = "ff.transport.local_block"  # (lineno, status name, detail) of a help text waiting for its Host line
+
+
+class LocalStatusExtractor:
+    """A transport's word that its node, as the job set it up, lacks what it needs (catalog/transport.yaml
+    `local_statuses`; NCCL's are extract/nccl.py's): nccl.error with `setup`, the job's own set-up."""
+
+    name = "transport.local"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "nccl.error": frozenset({"detail", "stack", "local_status", "setup"}),
+    }
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+
+    def __init__(self) -> None:
+        self.literals: tuple[str, ...] = (*local_literals("mca"), "Host:")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        p = split_prefixes(line)
+        row = local_status("mca", p.body)
+        if row is not None:
+            ctx.claimed = True
+            ctx.state[_K_LOCAL] = (ctx.lineno, row.name, clip(p.body))
+            return
+        pending = ctx.state.get(_K_LOCAL)
+        m = _HOST_LINE.match(p.body)
+        if m is None or not isinstance(pending, tuple):
+            return
+        del ctx.state[_K_LOCAL]
+        start, name, detail = pending
+        if not isinstance(start, int) or ctx.lineno - start > _BLOCK_LINES:
+            return
+        ctx.claimed = True
+        yield Draft("nccl.error", {"detail": detail, "stack": "mca", "local_status": name, "setup": True},
+                    rank=p.rank, host=p.host or m.group("host"))
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (VerbsCompletionExtractor(), PeerStatusExtractor(), LocalStatusExtractor())
