@@ -86,3 +86,11 @@ def test_the_deadline_is_called_as_lines_are_read() -> None:
 
     with pytest.raises(_Stop):
         read_stack_dump(processes(2000), "s", check=expired)
+
+
+def test_line_numbers_count_newlines_only() -> None:
+    """Found by the property test: a form feed or U+2028 inside a line (splitlines() breaks there) shifted
+    every later evidence line number off the file's."""
+    text = 'Thread 1 (idle): "MainThread"\n# page\x0cbreak\u2028here\n    all_reduce (torch/distributed/c10d.py:7)\n'
+    (ev,) = read_stack_dump(text.encode(), "s").events
+    assert ev.evidence.line == 3 and ev.fields["func"] == "all_reduce"

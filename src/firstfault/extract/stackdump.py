@@ -180,7 +180,9 @@ def read_stack_dump(data: bytes, file: str, *, node: str | None = None, rank: in
     res = StructuredResult()
     text = data.decode("utf-8", errors="replace")
     res.lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-    lines = text.splitlines()
+    lines = text.split("\n")  # not splitlines(): a form feed or U+2028 in a line does not start a new one
+    if lines[-1] == "":
+        lines.pop()
     procs = _parse(lines, res.issues, check)
     if len(procs) > MAX_PROCESSES:
         res.issues.append(ParseIssue(procs[MAX_PROCESSES].lineno, f"{len(procs) - MAX_PROCESSES:,} more processes "
