@@ -70,13 +70,14 @@ def encode(doc: Any, how: str) -> bytes:
     if how == "json":
         # JSON has no memo: a shared structure is written out whole, so only modest ones are sent that way.
         assume(_measure(doc, lambda _x: 1)[1] < 100_000)
-        old = sys.get_int_max_str_digits()
-        sys.set_int_max_str_digits(0)  # only to write the input: the reader meets these digits as text
-        try:
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)  # only to write the input (JSON, pickle 0 and 1 write integers in decimal)
+    try:
+        if how == "json":
             return json.dumps(doc, default=lambda b: b.hex()).encode()
-        finally:
-            sys.set_int_max_str_digits(old)
-    return pickle.dumps(doc, protocol=int(how.rsplit("-", 1)[1]))
+        return pickle.dumps(doc, protocol=int(how.rsplit("-", 1)[1]))
+    finally:
+        sys.set_int_max_str_digits(old)
 
 
 @seed(SEED)

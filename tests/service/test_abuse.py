@@ -86,6 +86,19 @@ def _answer(s: socket.socket) -> tuple[int, dict[str, str], bytes] | None:
     return int(lines[0].split()[1]), headers, body
 
 
+def _trickle(s: socket.socket, piece: bytes, gap: float, limit: float) -> tuple[int, dict[str, str], bytes] | None:
+    """Sends `piece` every `gap` seconds until the server answers (or `limit` seconds pass)."""
+    s.settimeout(gap)
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        try:
+            s.sendall(piece)
+            return _answer(s)
+        except (TimeoutError, BrokenPipeError):
+            continue
+    return None
+
+
 def _rss(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -115,15 +128,7 @@ def test_a_head_that_trickles_is_cut_at_the_header_timeout(svc: ServiceProcess) 
     with _connect(svc) as s:
         t0 = time.monotonic()
         s.sendall(b"GET /v1/catalog HTTP/1.1\r\nHost: x\r\n")
-        s.settimeout(0.2)
-        answer = None
-        while time.monotonic() - t0 < 5 * HEADER_TIMEOUT:
-            try:
-                s.sendall(b"X-Slow: 1\r\n")
-                answer = _answer(s)
-                break
-            except (TimeoutError, BrokenPipeError):
-                continue
+        answer = _trickle(s, b"X-Slow: 1\r\n", 0.2, 5 * HEADER_TIMEOUT)
         took = time.monotonic() - t0
     assert answer is not None and answer[0] == 408, answer
     assert json.loads(answer[2])["error"] == "header_timeout"
@@ -168,15 +173,7 @@ def test_a_slow_body_is_the_body_timeout_not_the_header_timeout(svc: ServiceProc
         t0 = time.monotonic()
         s.sendall(b"POST /v1/analyze HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\n"
                   b"Authorization: Bearer " + FULL_TOKEN.encode() + b"\r\nContent-Length: 100000\r\n\r\n")
-        s.settimeout(0.25)
-        answer = None
-        while time.monotonic() - t0 < 10:
-            try:
-                s.sendall(b" ")
-                answer = _answer(s)
-                break
-            except (TimeoutError, BrokenPipeError):
-                continue
+        answer = _trickle(s, b" ", 0.25, 10)
         took = time.monotonic() - t0
     assert answer is not None and answer[0] == 408 and json.loads(answer[2])["error"] == "body_timeout"
     assert 2 - 0.1 < took < 4

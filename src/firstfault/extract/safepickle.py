@@ -112,13 +112,10 @@ def check_pickle(data: bytes, limits: PickleLimits = PickleLimits(),
                 if check is not None:
                     check()
             # The hottest opcodes of a dump (protocols 2 to 5) first; _other reads the rest.
-            if code in (0x68, 0x6A):  # BINGET, LONG_BINGET
-                if code == 0x68:
-                    idx = data[pos]
-                    pos += 1
-                else:
-                    idx = int.from_bytes(data[pos:pos + 4], "little")
-                    pos += 4
+            if code in (0x68, 0x6A):  # BINGET, LONG_BINGET: a 1- or 4-byte index
+                width = 1 if code == 0x68 else 4
+                idx = int.from_bytes(data[pos:pos + width], "little")
+                pos += width
                 got = memo.get(idx)
                 if got is None:
                     raise _Refused(f"memo index {idx:,} was never stored")
@@ -128,12 +125,10 @@ def check_pickle(data: bytes, limits: PickleLimits = PickleLimits(),
                     raise _Refused("a memo store with nothing to store")
                 if code == 0x94:
                     idx = len(memo)
-                elif code == 0x71:
-                    idx = data[pos]
-                    pos += 1
-                else:
-                    idx = int.from_bytes(data[pos:pos + 4], "little")
-                    pos += 4
+                else:  # BINPUT, LONG_BINPUT: a 1- or 4-byte index
+                    width = 1 if code == 0x71 else 4
+                    idx = int.from_bytes(data[pos:pos + width], "little")
+                    pos += width
                 if idx > created:  # a pickler numbers what it stores from 0; a far index makes the C memo huge
                     raise _Refused(f"memo index {idx:,} beyond the {created:,} objects read so far")
                 memo[idx] = stack[-1]
