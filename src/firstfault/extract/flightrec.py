@@ -97,10 +97,12 @@ class _Values:
                 return v
             self._bad(path, f"an integer of {v.bit_length():,} bits")
             return None
-        if isinstance(v, str) and v.lstrip("-").isdigit():
-            if len(v.lstrip("-")) <= MAX_INT_DIGITS:
-                return int(v)
-            self._bad(path, f"a number of {len(v.lstrip('-')):,} digits")
+        if isinstance(v, str):
+            digits = v[1:] if v[:1] == "-" else v
+            if digits.isascii() and digits.isdigit():  # not "²" or "--5", which str.isdigit() or lstrip let by
+                if len(digits) <= MAX_INT_DIGITS and fits_int64(n := int(v)):
+                    return n
+                self._bad(path, f"a number of {len(digits):,} digits, past 64 bits")
         return None
 
     def text(self, v: Any, path: str) -> str:
