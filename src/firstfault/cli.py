@@ -297,7 +297,8 @@ def rules_replay(
     max_changed_share: Annotated[
         Optional[float],  # noqa: UP045
         typer.Option("--max-changed-share", min=0.0, max=1.0,
-                     help="Exit 1 when more than this share (0-1) of the replayed verdicts would change."),
+                     help="Exit 1 when more than this share (0-1) of the verdicts with evidence would change "
+                          "or could not be replayed."),
     ] = None,
 ) -> None:
     """Judge the stored verdicts' evidence again with a catalog; print every verdict that would change.
@@ -306,7 +307,8 @@ def rules_replay(
     analysis used) is re-attributed with --rules (default: the shipped
     catalog); a change is a different domain, cause categories or affected
     nodes. Exit codes: 0 done (and within --max-changed-share), 1 more than
-    that share changed, 2 the store or the catalog cannot be read.
+    that share would change or could not be replayed (a verdict that failed
+    to replay is not known to stay), 2 the store or the catalog cannot be read.
     """
     from datetime import UTC, datetime
 
@@ -332,7 +334,7 @@ def rules_replay(
     except (StoreError, SQLAlchemyError, ValueError) as exc:
         _err(f"cannot read the verdict store: {exc}")
         raise typer.Exit(2) from exc
-    over = max_changed_share is not None and report.share > max_changed_share
+    over = max_changed_share is not None and report.unsure_share > max_changed_share
     if fmt is ReplayFmt.json:
         doc = report.as_dict() | {"since": start.isoformat() if start else None,
                                   "max_changed_share": max_changed_share, "over": over}
@@ -359,7 +361,8 @@ def rules_replay(
                       f"{report.truncated} from truncated evidence, {report.without_evidence} stored without "
                       f"evidence, {len(report.failed)} failed", highlight=False)
         if over:
-            console.print(f"[bold red]more than {max_changed_share:.1%} would change[/]", highlight=False)
+            console.print(f"[bold red]more than {max_changed_share:.1%} would change or could not be replayed "
+                          f"({report.unsure_share:.1%})[/]", highlight=False)
     if over:
         raise typer.Exit(1)
 

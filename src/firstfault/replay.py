@@ -326,12 +326,21 @@ class ReplayReport:
 
     @property
     def share(self) -> float:
+        """The share of the replayed verdicts that would change."""
         return len(self.changed) / self.replayed if self.replayed else 0.0
+
+    @property
+    def unsure_share(self) -> float:
+        """What a gate compares (--max-changed-share): of the verdicts with evidence, those that would
+        change or could not be replayed. A verdict that failed to replay is not known to stay the same."""
+        judged = self.replayed + len(self.failed)
+        return (len(self.changed) + len(self.failed)) / judged if judged else 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {"catalog": {"version": self.catalog_version, "sha256": self.catalog_sha256},
                 "replayed": self.replayed, "changed": [c.as_dict() for c in self.changed],
-                "changed_share": round(self.share, 6), "truncated": self.truncated,
+                "changed_share": round(self.share, 6), "changed_or_failed_share": round(self.unsure_share, 6),
+                "truncated": self.truncated,
                 "without_evidence": self.without_evidence,
                 "failed": [{"id": i, "error": m} for i, m in self.failed]}
 

@@ -93,6 +93,32 @@ def test_cli_table_json_and_the_share_gate(tmp_path: Path, netir_renamed: Path) 
     assert "0 replayed" in runner.invoke(app, [*gate, "--since", "2099-01-01"]).output
 
 
+def test_verdicts_that_fail_to_replay_count_against_the_gate(tmp_path: Path) -> None:
+    """Issue 26, item 14: with every record failing to replay, --max-changed-share 0 passed (0 of 0 changed)."""
+    import sqlite3
+
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+    ids = _fill(url, (SHOWCASE, *OTHERS))
+    with sqlite3.connect(tmp_path / "v.db") as db:
+        db.execute("UPDATE replay_evidence SET codec = 'zlib+json/lost'")
+    res = runner.invoke(app, ["rules", "replay", "--db", url, "--max-changed-share", "0", "-f", "json"])
+    assert res.exit_code == 1, res.output
+    doc = json.loads(res.output)
+    assert (doc["replayed"], len(doc["failed"]), doc["changed_share"]) == (0, 4, 0)
+    assert doc["changed_or_failed_share"] == 1.0 and doc["over"] is True
+
+    # The near miss: one record of four cannot be read, so 25 % are not known to stay.
+    url = f"sqlite:///{tmp_path / 'w.db'}"
+    ids = _fill(url, (SHOWCASE, *OTHERS))
+    with sqlite3.connect(tmp_path / "w.db") as db:
+        db.execute("UPDATE replay_evidence SET codec = 'zlib+json/lost' WHERE verdict_id = ?", (ids[SHOWCASE],))
+    gate = ["rules", "replay", "--db", url, "--max-changed-share"]
+    assert runner.invoke(app, [*gate, "0.25"]).exit_code == 0
+    over = runner.invoke(app, [*gate, "0.2"])
+    assert over.exit_code == 1
+    assert "more than 20.0% would change or could not be replayed (25.0%)" in " ".join(over.output.split())
+
+
 def test_cli_errors_name_what_is_wrong(tmp_path: Path) -> None:
     missing = runner.invoke(app, ["rules", "replay", "--db", f"sqlite:///{tmp_path / 'typo.db'}"])
     assert missing.exit_code == 2 and "no such database file" in " ".join(missing.output.split())

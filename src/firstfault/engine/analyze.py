@@ -9,7 +9,7 @@ leads, attribution and the verdict.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import IO, TYPE_CHECKING
 
@@ -49,9 +49,10 @@ class Analysis:
     verdict.
     """
 
-    def __init__(self, analyzer: Analyzer, ctx: Context) -> None:
+    def __init__(self, analyzer: Analyzer, ctx: Context, check: Callable[[], None] | None = None) -> None:
         self.analyzer = analyzer
         self.ctx = ctx
+        self.check = check  # a deadline (the Service's): the document readers call it as they read
         self.store = EventStore()
         self.extraction = Extraction(all_line_extractors(), hosts=ctx.workload.nodes)
         self.coverage: list[CoverageItem] = []
@@ -74,7 +75,7 @@ class Analysis:
         Returns the lines read and the (line, message) problems, which are
         also kept in `errors`.
         """
-        res, problems = read_document(source, fmt, file, data, self.ctx, node=node, rank=rank)
+        res, problems = read_document(source, fmt, file, data, self.ctx, node=node, rank=rank, check=self.check)
         if res is not None:
             for ev in res.events:
                 self.store.add(ev)
@@ -143,8 +144,9 @@ class Analyzer:
             self._scanners[kind] = LineScanner(kind, all_line_extractors())
         return self._scanners[kind]
 
-    def start(self, ctx: Context) -> Analysis:
-        return Analysis(self, ctx)
+    def start(self, ctx: Context, check: Callable[[], None] | None = None) -> Analysis:
+        """A new analysis of one attempt; `check` is its deadline, called inside long documents too."""
+        return Analysis(self, ctx, check)
 
     def analyze_path(self, path: str, now: datetime | None = None, workers: int = 1) -> Verdict:
         return self.analyze_bundle(load_bundle(path), now=now, workers=workers)
@@ -168,11 +170,12 @@ def analyze_request(analyzer: Analyzer, req: AnalyzeRequest, now: datetime | Non
 
 
 def analyze_observations(analyzer: Analyzer, context: WorkloadSpec, records: Iterable[Record],
-                         now: datetime | None = None) -> Verdict:
-    """Feeds records (in their order) to an Analysis; the streaming (NDJSON) path uses this too."""
+                         now: datetime | None = None, check: Callable[[], None] | None = None) -> Verdict:
+    """Feeds records (in their order) to an Analysis; the streaming (NDJSON) path uses this too.
+    `check` (a deadline) is called inside each document as it is read."""
     from firstfault.collect.wire import DocumentObservation, LineObservation, NodeActivity
 
-    analysis = analyzer.start(Context.from_spec(context))
+    analysis = analyzer.start(Context.from_spec(context), check)
     for r in records:
         if isinstance(r, LineObservation):
             analysis.add_candidate(r.candidate())

@@ -8,14 +8,22 @@ ParseIssue naming its path, never allowed to hide the objects around it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 import yaml
 
 from firstfault.extract.reasons import k8s_reason
-from firstfault.extract.structured import ParseIssue, StructuredResult, clip
+from firstfault.extract.structured import (
+    CHECK_EVERY,
+    MAX_INT_DIGITS,
+    ParseIssue,
+    StructuredResult,
+    clip,
+    fits_int64,
+    int_or_text,
+)
 from firstfault.model import Event, Evidence, FieldValue
 
 K8S_FORMATS: tuple[str, ...] = ("kueue-workload", "k8s-pods", "k8s-events", "k8s-table", "k8s-describe")
@@ -50,7 +58,17 @@ def _construct_line_map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Iter
     data.update(loader.construct_mapping(node))
 
 
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int | str:
+    """An integer wider than 64 bits stays text (the field's reader reports it), as in JSON (int_or_text)."""
+    text = str(loader.construct_scalar(node))
+    if len(text.replace("_", "").lstrip("+-")) > MAX_INT_DIGITS:
+        return text
+    value: int = loader.construct_yaml_int(node)
+    return value
+
+
 _LineLoader.add_constructor("tag:yaml.org,2002:map", _construct_line_map)
+_LineLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 def _line_of(obj: object) -> int | None:
@@ -63,7 +81,7 @@ def _load_documents(text: str, issues: list[ParseIssue]) -> list[Any]:
         return []
     if stripped[0] in "{[":
         try:
-            return [json.loads(text)]
+            return [json.loads(text, parse_int=int_or_text)]
         except json.JSONDecodeError as exc:
             issues.append(ParseIssue(exc.lineno, f"JSON: {exc.msg} (column {exc.colno}); no events"))
             return []
@@ -152,13 +170,19 @@ def _int(value: Any, path: str, line: int | None, issues: list[ParseIssue]) -> i
     if isinstance(value, bool):
         issues.append(ParseIssue(line, f"{path}: expected an integer, got {value!r}"))
         return None
-    if isinstance(value, int):
+    if isinstance(value, int) and fits_int64(value):
         return value
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        issues.append(ParseIssue(line, f"{path}: expected an integer, got {value!r}"))
-        return None
+    text = str(value).strip() if not isinstance(value, int) else ""
+    if text and len(text.lstrip("+-")) <= MAX_INT_DIGITS:
+        try:
+            number = int(text)
+        except ValueError:
+            pass
+        else:
+            if fits_int64(number):
+                return number
+    issues.append(ParseIssue(line, f"{path}: expected an integer, got {clip(repr(value), 80)}"))
+    return None
 
 
 def _mapping(obj: Any, key: str) -> dict[str, Any]:
@@ -185,14 +209,19 @@ def _compact(fields: dict[str, FieldValue]) -> dict[str, FieldValue]:
 _KINDS = {"kueue-workload": ("Workload",), "k8s-pods": ("Pod", "Node"), "k8s-events": ("Event",)}
 
 
-def read_k8s(text: str, fmt: str, file: str) -> StructuredResult:
+def read_k8s(text: str, fmt: str, file: str, check: Callable[[], None] | None = None) -> StructuredResult:
+    """`check` (a deadline) is called every CHECK_EVERY objects."""
     result = StructuredResult(events=[], issues=[], lines=len(text.splitlines()), hosts=set())
     if fmt in ("k8s-table", "k8s-describe"):
         from firstfault.extract.kubetext import read_kubectl_text
 
         return read_kubectl_text(text, fmt, file)
+    n = 0
     for doc in _load_documents(text, result.issues):
         for path, obj, kind in _items(doc, _KINDS[fmt], result.issues):
+            n += 1
+            if check is not None and not n % CHECK_EVERY:
+                check()
             if fmt == "kueue-workload":
                 _workload_events(obj, path, file, result)
             elif kind == "Node":

@@ -7,20 +7,17 @@ its line count, not its size; hosts come from the identity labels.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.metric_conditions import MetricCondition
-from firstfault.extract.structured import ParseIssue, StructuredResult
+from firstfault.extract.structured import CHECK_EVERY, ParseIssue, StructuredResult, int_or_text
 from firstfault.querytext import label_value
 
 # Node identity labels, most specific first (dcgm-exporter sets Hostname; Prometheus sets instance).
 HOST_LABELS: tuple[str, ...] = ("Hostname", "hostname", "node", "instance")
-
-# A broken file must not turn into millions of issues.
-MAX_ISSUES = 100
 
 
 # --------------------------------------------------------------------------
@@ -74,19 +71,13 @@ def resolve_metric(name: str, wanted: Mapping[str, object]) -> str | None:
 
 
 class Issues:
+    """The metric readers' problems, into the result's list (capped there: structured.IssueList)."""
+
     def __init__(self, issues: list[ParseIssue]) -> None:
         self.issues = issues
-        self.suppressed = 0
 
     def add(self, line: int | None, message: str) -> None:
-        if len(self.issues) < MAX_ISSUES:
-            self.issues.append(ParseIssue(line, message))
-        else:
-            self.suppressed += 1
-
-    def close(self) -> None:
-        if self.suppressed:
-            self.issues.append(ParseIssue(None, f"{self.suppressed} more issues not listed"))
+        self.issues.append(ParseIssue(line, message))
 
 
 # --------------------------------------------------------------------------
@@ -136,6 +127,7 @@ def read_openmetrics(
     wanted: Mapping[str, list[MetricCondition]],
     result: StructuredResult,
     issues: Issues,
+    check: Callable[[], None] | None = None,
 ) -> Iterator[Series]:
     series: dict[tuple[str, str], Series] = {}
     # Hosts per label text: the same series repeats on thousands of lines.
@@ -146,6 +138,8 @@ def read_openmetrics(
     lineno = 0
     for raw in stream:
         lineno += 1
+        if check is not None and not lineno % CHECK_EVERY:
+            check()
         line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
         if eof_line is not None:
             if line.strip():
@@ -252,7 +246,7 @@ def read_prometheus_json(
     issues: Issues,
 ) -> Iterator[Series]:
     try:
-        body: Any = json.load(stream)
+        body: Any = json.load(stream, parse_int=int_or_text)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         issues.add(getattr(exc, "lineno", None), f"prometheus-json: not JSON: {exc}")
         return iter(())

@@ -18,7 +18,7 @@ from typing import BinaryIO
 from firstfault.extract.gpu import xid_fields
 from firstfault.extract.metric_conditions import MetricCondition, conditions_by_metric, metric_conditions
 from firstfault.extract.metric_formats import Issues, Series, read_openmetrics, read_prometheus_json
-from firstfault.extract.structured import TEXT_LIMIT, StructuredResult, clip
+from firstfault.extract.structured import CHECK_EVERY, TEXT_LIMIT, StructuredResult, clip
 from firstfault.model import Event, Evidence, FieldValue
 from firstfault.pci import norm_pci
 
@@ -42,28 +42,31 @@ def read_metrics(
     file: str,
     *,
     conditions: Iterable[MetricCondition] | None = None,
+    check: Callable[[], None] | None = None,
 ) -> StructuredResult:
     """Read one metric file and evaluate the metric conditions over its series.
 
     `conditions` defaults to the shipped catalog (tests and the PromQL
-    connector may pass their own).
+    connector may pass their own). `check` (a deadline) is called every
+    CHECK_EVERY lines and series.
     """
     conds = list(conditions) if conditions is not None else metric_conditions()
     wanted = conditions_by_metric(conds)
     result = StructuredResult(events=[], issues=[], lines=0, hosts=set())
     issues = Issues(result.issues)
     if fmt == "openmetrics":
-        series = read_openmetrics(stream, wanted, result, issues)
+        series = read_openmetrics(stream, wanted, result, issues, check)
     elif fmt == "prometheus-json":
         series = read_prometheus_json(stream, wanted, result, issues)
     else:
         # See read_scheduler: a wrong format is this file's problem, not the analysis'.
         issues.add(None, f"cannot read as a metrics file: format {fmt!r} is not one of {', '.join(METRIC_FORMATS)}")
         return result
-    for s in series:
+    for n, s in enumerate(series, start=1):
+        if check is not None and not n % CHECK_EVERY:
+            check()
         for cond in wanted[s.metric]:
             result.events.extend(_evaluate(cond, s, file))
-    issues.close()
     result.events.sort(key=lambda e: (e.time or _EPOCH, e.node or "", e.evidence.query or ""))
     return result
 

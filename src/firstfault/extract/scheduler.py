@@ -9,13 +9,13 @@ a ParseIssue and skipped, never allowed to hide the records around it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, tzinfo
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.batch import BATCH_FORMATS, read_batch
 from firstfault.extract.kube import K8S_FORMATS, read_k8s
-from firstfault.extract.structured import ParseIssue, StructuredResult, clip
+from firstfault.extract.structured import CHECK_EVERY, ParseIssue, StructuredResult, clip
 from firstfault.hostlist import hostlist_expand
 from firstfault.model import Event, Evidence, FieldValue
 
@@ -73,13 +73,14 @@ SACCT_DEFAULT_COLUMNS: tuple[str, ...] = (
 _SLURM_NONE = frozenset({"", "none", "unknown", "(null)", "n/a"})
 
 _BY_UID_RE = re.compile(r"\bby\s+(\d+)")
-_EXIT_RE = re.compile(r"^\s*(-?\d+)(?::(-?\d+))?\s*$")
+_EXIT_RE = re.compile(r"^\s*(-?\d{1,19})(?::(-?\d{1,19}))?\s*$")  # 64 bits at most (MAX_INT_DIGITS)
 _SCONTROL_KEY_RE = re.compile(r"^([A-Za-z][\w/:]*)=(.*)$")
 _DASHES_RE = re.compile(r"-+")
 
 
 def read_scheduler(data: bytes, fmt: str, file: str, *, job_id: str | None, tz: tzinfo,
-                   window: tuple[datetime | None, datetime | None] = (None, None)) -> StructuredResult:
+                   window: tuple[datetime | None, datetime | None] = (None, None),
+                   check: Callable[[], None] | None = None) -> StructuredResult:
     """Read one scheduler file of format `fmt` (spec: evidence-bundle.md, 'Scheduler formats').
 
     `job_id` keeps only the Slurm records of that job (its steps, array tasks
@@ -87,16 +88,17 @@ def read_scheduler(data: bytes, fmt: str, file: str, *, job_id: str | None, tz: 
     it where the file holds it; Kubernetes objects are not filtered.
     `tz` is the zone of the tools' zone-less local times, `window` (the
     attempt's start and end) the year of a time printed without one.
+    `check` (a deadline) is called every CHECK_EVERY records.
     """
     text = data.decode("utf-8", errors="replace")
     if fmt == "sacct":
-        return _read_sacct(text, file, job_id, tz)
+        return _read_sacct(text, file, job_id, tz, check)
     if fmt == "scontrol":
-        return _read_scontrol(text, file, job_id, tz)
+        return _read_scontrol(text, file, job_id, tz, check)
     if fmt in BATCH_FORMATS:
         return read_batch(text, fmt, file, job_id=job_id, tz=tz, window=window)
     if fmt in K8S_FORMATS:
-        return read_k8s(text, fmt, file)
+        return read_k8s(text, fmt, file, check)
     # A metrics format on a scheduler source gets past the bundle schema; one file's
     # mistake must not stop the analysis, so it is an issue, not an exception.
     return StructuredResult(
@@ -180,7 +182,8 @@ def _slurm_event(
             if m.group(2) is not None:
                 fields["signal"] = int(m.group(2))
         else:
-            issues.append(ParseIssue(line, f"{where}ExitCode: expected 'return:signal', got {exit_raw!r}"))
+            got = clip(repr(exit_raw), 80)
+            issues.append(ParseIssue(line, f"{where}ExitCode: expected 'return:signal', got {got}"))
 
     reason = values.get("Reason", "").strip()
     if reason.lower() not in _SLURM_NONE:
@@ -233,7 +236,8 @@ def _add_nodelist_hosts(nodelist: str, hosts: set[str], issues: list[ParseIssue]
 # --------------------------------------------------------------------------
 
 
-def _read_sacct(text: str, file: str, job_id: str | None, tz: tzinfo) -> StructuredResult:
+def _read_sacct(text: str, file: str, job_id: str | None, tz: tzinfo,
+                check: Callable[[], None] | None) -> StructuredResult:
     result = StructuredResult(events=[], issues=[], lines=0, hosts=set())
     lines = text.splitlines()
     result.lines = len(lines)
@@ -266,7 +270,9 @@ def _read_sacct(text: str, file: str, job_id: str | None, tz: tzinfo) -> Structu
         result.issues.append(ParseIssue(header_no or None, "sacct header: needs the JobID and State columns"))
         return result
 
-    for lineno, row in rows:
+    for n, (lineno, row) in enumerate(rows, start=1):
+        if check is not None and not n % CHECK_EVERY:
+            check()
         if fixed_spans is not None:
             cells = [row[a:b].strip() if b < len(row) else row[a:].strip() for a, b in fixed_spans]
         else:
@@ -334,9 +340,12 @@ def _scontrol_records(text: str) -> Iterator[tuple[int, dict[str, str]]]:
         yield start, record
 
 
-def _read_scontrol(text: str, file: str, job_id: str | None, tz: tzinfo) -> StructuredResult:
+def _read_scontrol(text: str, file: str, job_id: str | None, tz: tzinfo,
+                   check: Callable[[], None] | None) -> StructuredResult:
     result = StructuredResult(events=[], issues=[], lines=len(text.splitlines()), hosts=set())
-    for lineno, rec in _scontrol_records(text):
+    for n, (lineno, rec) in enumerate(_scontrol_records(text), start=1):
+        if check is not None and not n % CHECK_EVERY:
+            check()
         if "JobId" not in rec:
             result.issues.append(ParseIssue(lineno, "scontrol: key=value record without JobId; skipped"))
             continue

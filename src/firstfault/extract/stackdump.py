@@ -19,16 +19,20 @@ Each process (a file, or each `Process N:` block of one) gives one
 collective, a data-loader wait, a checkpoint write), else of any thread for
 a checkpoint write, else the main thread's innermost frame (category
 `other`). engine/leads.py makes `stuck_frame` leads of them.
+
+Reading is linear in the dump. A number wider than 64 bits (a line number,
+a pid) is a problem naming its line, and that frame or pid is left out; at
+most MAX_PROCESSES processes of one dump are read, the rest counted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.extract.structured import StructuredResult, clip
+from firstfault.extract.structured import CHECK_EVERY, MAX_INT_DIGITS, ParseIssue, StructuredResult, clip, fits_int64
 from firstfault.model import Event, Evidence, FieldValue
 
 # The event kinds this reader emits and their fields (docs/events.md; extract/registry.py).
@@ -43,6 +47,8 @@ _THREAD = re.compile(
 )
 _PYSPY_FRAME = re.compile(r"^\s+(?P<func>[^\s()][^()]*?) \((?P<file>[^()]*?):(?P<line>\d+)\)\s*$")
 _FH_FRAME = re.compile(r"^\s+File \"(?P<file>[^\"]+)\", line (?P<line>\d+) in (?P<func>\S+)")
+
+MAX_PROCESSES: Final = 4096  # processes read from one dump (py-spy dumps one; a node's worth is a few dozen)
 
 COLLECTIVES: Final = frozenset({
     "all_reduce", "all_gather", "all_gather_into_tensor", "_all_gather_base", "all_gather_object",
@@ -106,15 +112,27 @@ def describe(cat: str) -> str:
     return _WHAT.get(cat, cat)
 
 
-def _parse(text: str) -> list[_Process]:
+def _fits(digits: str) -> bool:
+    """Whether a number the dump prints fits 64 bits (its digits are never converted when they cannot)."""
+    return len(digits) <= MAX_INT_DIGITS and fits_int64(int(digits))
+
+
+def _parse(lines: list[str], issues: list[ParseIssue], check: Callable[[], None] | None = None) -> list[_Process]:
     procs: list[_Process] = []
     cur: _Process | None = None
     th: _Thread | None = None
-    for i, raw in enumerate(text.splitlines(), start=1):
+    for i, raw in enumerate(lines, start=1):
+        if check is not None and not i % CHECK_EVERY:
+            check()
         line = raw.rstrip()
         m = _PROCESS.match(line)
         if m:
-            cur = _Process(m.group("pid"), i)
+            pid: str | None = m.group("pid")
+            if pid is not None and not _fits(pid):
+                issues.append(ParseIssue(i, f"a pid of {len(pid):,} digits, past 64 bits; the process is read "
+                                            "without it"))
+                pid = None
+            cur = _Process(pid, i)
             procs.append(cur)
             th = None
             continue
@@ -130,7 +148,12 @@ def _parse(text: str) -> list[_Process]:
             continue
         fm = _PYSPY_FRAME.match(line) or _FH_FRAME.match(line)
         if fm:
-            th.frames.append(_Frame(fm.group("func").strip(), fm.group("file"), int(fm.group("line")), i))
+            number = fm.group("line")
+            if not _fits(number):
+                issues.append(ParseIssue(i, f"a frame line number of {len(number):,} digits, past 64 bits; the "
+                                            "frame is left out"))
+                continue
+            th.frames.append(_Frame(fm.group("func").strip(), fm.group("file"), int(number), i))
     return procs
 
 
@@ -151,20 +174,30 @@ def _pick(proc: _Process) -> tuple[_Thread, _Frame, str] | None:
     return main, main.frames[0], "other"
 
 
-def read_stack_dump(data: bytes, file: str, *, node: str | None = None, rank: int | None = None) -> StructuredResult:
+def read_stack_dump(data: bytes, file: str, *, node: str | None = None, rank: int | None = None,
+                    check: Callable[[], None] | None = None) -> StructuredResult:
+    """One `stack.frame` event per process. `check` is the caller's deadline, called every CHECK_EVERY lines."""
     res = StructuredResult()
     text = data.decode("utf-8", errors="replace")
     res.lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-    for proc in _parse(text):
+    lines = text.split("\n")  # not splitlines(): a form feed or U+2028 in a line does not start a new one
+    if lines[-1] == "":
+        lines.pop()
+    procs = _parse(lines, res.issues, check)
+    if len(procs) > MAX_PROCESSES:
+        res.issues.append(ParseIssue(procs[MAX_PROCESSES].lineno, f"{len(procs) - MAX_PROCESSES:,} more processes "
+                                     f"than {MAX_PROCESSES:,}; not read"))
+        del procs[MAX_PROCESSES:]
+    for proc in procs:
         picked = _pick(proc)
         if picked is None:
             continue
         th, fr, cat = picked
-        fields: dict[str, FieldValue] = {"func": fr.func, "file": fr.file, "line": fr.line, "category": cat,
-                                         "thread": th.name or th.ident, "depth": len(th.frames)}
+        fields: dict[str, FieldValue] = {"func": clip(fr.func), "file": clip(fr.file), "line": fr.line,
+                                         "category": cat, "thread": clip(th.name or th.ident), "depth": len(th.frames)}
         if proc.pid is not None:
             fields["pid"] = int(proc.pid)
         res.events.append(Event(kind="stack.frame", time=None, node=node, rank=rank, fields=fields,
                                 evidence=Evidence(source="stack_dump", file=file, line=fr.lineno,
-                                                  text=clip(text.splitlines()[fr.lineno - 1].strip()))))
+                                                  text=clip(lines[fr.lineno - 1].strip()))))
     return res

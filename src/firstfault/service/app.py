@@ -24,7 +24,7 @@ from firstfault.engine.catalog import Catalog, load_catalog, shipped_catalog
 from firstfault.protocol import ProblemBody
 from firstfault.service.auth import TokenCheck
 from firstfault.service.errors import Problem
-from firstfault.service.limits import AnalysisPool
+from firstfault.service.limits import CONNECTION_LIMITS, AnalysisPool, ConnectionLimits
 from firstfault.service.logs import RequestLog, configure_logging
 from firstfault.service.metrics import ServiceMetrics
 from firstfault.service.routes import build_router, problem_response
@@ -57,12 +57,19 @@ def create_app(settings: ServiceSettings | None = None, catalog: Catalog | None 
 
     life = WorkerLife()  # serve --workers N: stale gauges, the supervisor watch
 
+    def refused(status: int, error: str) -> None:  # by service.protocol, before a request reached the app
+        metrics.errors.labels(str(status), error).inc()
+        log.warning("connection refused", extra={"fields": {"status": status, "outcome": error}})
+
+    limits = ConnectionLimits(header_timeout=settings.header_timeout, max_connections=settings.max_connections,
+                              retry_after=settings.retry_after, refused=refused)
+
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(_: FastAPI) -> AsyncIterator[dict[str, Any]]:
         life.start()
         log.info("ready", extra={"fields": {"catalog": cat.version, "sha256": cat.sha256, "rules": len(cat.rules),
                                             "auth": bool(settings.tokens), "dashboard": store is not None}})
-        yield
+        yield {CONNECTION_LIMITS: limits}  # the lifespan state: what ServiceProtocol reads for each connection
         pool.shutdown()
         life.stop()
         if store is not None:

@@ -13,9 +13,7 @@ from firstfault.service.errors import Problem
 from firstfault.service.settings import Scope, Token
 
 MAX_AUTHORIZATION = 8 << 10  # bytes of the Authorization header; longer is a 431, never compared
-# Header bytes uvicorn's h11 parser holds for one request (its default, 16 KiB, would close the
-# connection on a long token instead of letting the app answer 431). `firstfault serve` sets it.
-MAX_HEADER_BYTES = 2 << 20
+# (The whole request head is bounded before the app, by service.protocol: 64 KiB.)
 
 
 class TokenCheck:

@@ -75,7 +75,6 @@ def serve(
             os.environ[f"FIRSTFAULT_{key.upper()}"] = str(value)
     import uvicorn
 
-    from firstfault.service.auth import MAX_HEADER_BYTES
     from firstfault.service.workers import supervisor_env
 
     with supervisor_env(cat.sha256, settings.workers) as metrics_dir:
@@ -90,7 +89,8 @@ def serve(
             access_log=False,  # the app logs one structured line per request itself
             log_level=settings.log_level,
             timeout_graceful_shutdown=30,
-            h11_max_incomplete_event_size=MAX_HEADER_BYTES,  # a long token gets its 431, not a reset connection
+            # h11 with a header timeout, a header size limit and a connection cap (service/protocol.py)
+            http="firstfault.service.protocol:ServiceProtocol",
         )
 
 

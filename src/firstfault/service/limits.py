@@ -24,9 +24,21 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
+from dataclasses import dataclass
+from typing import Final, TypeVar
 
 T = TypeVar("T")
+CONNECTION_LIMITS: Final = "firstfault.connection_limits"  # their key in the app's lifespan state
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionLimits:
+    """The limits a connection meets before the app (service.protocol reads them from the lifespan state)."""
+
+    header_timeout: float = 10.0
+    max_connections: int = 256
+    retry_after: int = 5
+    refused: Callable[[int, str], None] | None = None  # (status, error): the app counts and logs a refusal
 
 
 class Overloaded(Exception):

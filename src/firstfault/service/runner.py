@@ -74,7 +74,7 @@ def run_json(engine: Engine, body: Iterator[bytes], gzip: bool, max_bytes: int,
              deadline: Deadline) -> Verdict:
     """The JSON form, held whole: at most `max_bytes` (after inflating) are ever held."""
     raw = bytearray()
-    for chunk in inflate(body, max_bytes) if gzip else body:
+    for chunk in _checked(inflate(body, max_bytes), deadline) if gzip else body:
         if len(raw) + len(chunk) > max_bytes:
             raise too_large(max_bytes, "decompressed body" if gzip else "JSON body")
         raw += chunk
@@ -85,16 +85,18 @@ def run_json(engine: Engine, body: Iterator[bytes], gzip: bool, max_bytes: int,
         raise from_validation(exc) from exc
     del raw
     _context(req.context, "context.")
-    return analyze_observations(engine.analyzer(), req.context, _checked(wire_records(req), deadline))
+    return analyze_observations(engine.analyzer(), req.context, _checked(wire_records(req), deadline),
+                                check=deadline.check)
 
 
 def run_ndjson(engine: Engine, body: Iterator[bytes], gzip: bool, max_decompressed: int, max_record: int,
                deadline: Deadline) -> Verdict:
-    lines = ndjson.split_lines(inflate(body, max_decompressed) if gzip else body, max_record)
+    # Each inflated step is checked too: a small body can inflate to millions of blank lines.
+    lines = ndjson.split_lines(_checked(inflate(body, max_decompressed), deadline) if gzip else body, max_record)
     spec = ndjson.read_context(lines)
     _context(spec, "", line=1)
     records: Iterator[Record] = ndjson.read_records(lines)
-    return analyze_observations(engine.analyzer(), spec, _checked(records, deadline))
+    return analyze_observations(engine.analyzer(), spec, _checked(records, deadline), check=deadline.check)
 
 
 class _DeadlineSink:
@@ -144,6 +146,6 @@ def run_tar(engine: Engine, body: Iterator[bytes], limits: tarball.TarLimits, de
             # Name the file as it is in the archive, not where it was unpacked.
             raise invalid(str(exc).replace(str(root) + "/", "").replace(str(root), "<archive>")) from exc
         analyzer = engine.analyzer()
-        analysis = analyzer.start(bundle.context)
+        analysis = analyzer.start(bundle.context, check=deadline.check)
         collect_bundle(analyzer, bundle, _DeadlineSink(analysis, deadline), check=deadline.check)
         return analysis.finish()

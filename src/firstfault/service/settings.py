@@ -59,6 +59,10 @@ class ServiceSettings(BaseSettings):
     max_archive_members: int = Field(default=200_000, ge=1)
     max_json_bytes: int = Field(default=64 << 20, ge=1,
                                 description="the JSON form, inflated (it is parsed whole; larger: NDJSON)")
+    max_connections: int = Field(default=256, ge=1,
+                                 description="connections open at once (per worker); beyond: 503 and closed")
+    header_timeout: float = Field(default=10.0, gt=0,
+                                  description="seconds for a request's head (line and headers) to arrive; beyond: 408")
     max_uploads: int = Field(default=64, ge=1, description="request bodies being received at once; beyond: 503")
     body_timeout: float = Field(default=120.0, gt=0,
                                 description="seconds to receive a whole body (before a slot is taken); beyond: 408")

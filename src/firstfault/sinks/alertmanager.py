@@ -22,9 +22,10 @@ default is every failed outcome whose verdict names a cause or candidates
 (domains hardware, network, software, storage, infrastructure, scheduler,
 ambiguous), never `none` or `unknown`.
 
-Retried with exponential backoff and full jitter after connection errors,
-timeouts, 429 and 5xx, `retries` more times at most; any other status is
-final. `deliver()` never raises; `write()` (the Sink contract) raises
+Each try has `timeout` seconds in all, connecting, sending and every read
+together (firstfault.httptry). Retried with exponential backoff and full
+jitter after connection errors, timeouts, 429 and 5xx, `retries` more times
+at most; any other status is final. `deliver()` never raises; `write()` (the Sink contract) raises
 AlertmanagerDeliveryError (a SinkError) when Alertmanager did not take the
 alerts, which the pipeline records as that output's failure.
 """
@@ -44,6 +45,7 @@ from urllib.parse import urlencode
 import httpx
 
 from firstfault import __version__
+from firstfault.httptry import KEEPALIVE_OFF, request_within
 from firstfault.model import Cause, Enrichment, Verdict
 from firstfault.sinks import SinkError
 
@@ -256,7 +258,9 @@ class AlertmanagerSink:
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._clock = clock
+        self.timeout = timeout
         self._client = httpx.Client(transport=transport, timeout=timeout, follow_redirects=False, verify=verify,
+                                    limits=KEEPALIVE_OFF,
                                     headers={"User-Agent": f"firstfault/{__version__}", **dict(headers or {})})
         self.last: AlertDelivery | None = None
 
@@ -305,7 +309,7 @@ class AlertmanagerSink:
         for attempt in range(self.retries + 1):
             attempts = attempt + 1
             try:
-                resp = self._client.post(self.endpoint, json=alerts)
+                resp = request_within(self._client, self.timeout, "POST", self.endpoint, json=alerts)
             except httpx.TransportError as e:  # refused, reset, timeouts
                 status, error = None, f"{type(e).__name__}: {e or 'no detail'}"
                 if isinstance(e, httpx.UnsupportedProtocol):

@@ -13,9 +13,11 @@ The request (docs/storage.md, "Webhook deliveries"):
      "enrichment": {"cluster": ..., "links": {...}, "owner": ..., "previous_attempts": [...]},
      "delivery": "<the delivery id>"}
 
-Retried with exponential backoff and full jitter (a Retry-After header on 429
-or 503 is honoured, up to the backoff cap) after connection errors, timeouts,
-429 and 5xx; any other status is final. When the last try fails, the
+Each try has `timeout` seconds in all, connecting, sending and every read
+together (firstfault.httptry): a receiver that trickles its answer is cut
+there. Retried with exponential backoff and full jitter (a Retry-After header
+on 429 or 503 is honoured, up to the backoff cap) after connection errors,
+timeouts, 429 and 5xx; any other status is final. When the last try fails, the
 delivery (body, headers, last error, time) is appended as one JSON line to
 the dead-letter file and fsynced, so it can be replayed byte for byte.
 
@@ -43,6 +45,7 @@ from pathlib import Path
 import httpx
 
 from firstfault import __version__
+from firstfault.httptry import KEEPALIVE_OFF, request_within
 from firstfault.model import Enrichment, Verdict
 from firstfault.retry import RetryPolicy, parse_retry_after
 from firstfault.sinks import SinkError
@@ -133,8 +136,9 @@ class WebhookSink:
         # The shared policy (firstfault.retry): full jitter; a Retry-After is honoured up to the backoff cap.
         self._retry = RetryPolicy(retries=retries, backoff=backoff, max_backoff=max_backoff, jitter="full",
                                   sleep=sleep, rng=self._rng)
+        self.timeout = timeout
         self._client = httpx.Client(transport=transport, timeout=timeout, follow_redirects=False,
-                                    headers={"User-Agent": f"firstfault/{__version__}"})
+                                    limits=KEEPALIVE_OFF, headers={"User-Agent": f"firstfault/{__version__}"})
 
     def close(self) -> None:
         self._client.close()
@@ -167,7 +171,7 @@ class WebhookSink:
 
         def once() -> httpx.Response | _Failed:
             try:
-                return self._client.post(self.url, content=body, headers=headers)
+                return request_within(self._client, self.timeout, "POST", self.url, content=body, headers=headers)
             except httpx.TransportError as e:  # connection refused/reset, timeouts, protocol errors
                 # A bad URL scheme stays bad.
                 return _Failed(f"{type(e).__name__}: {e or 'no detail'}", not isinstance(e, httpx.UnsupportedProtocol))
