@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from typing import Any
 import pytest
 import yaml
 from lab.check import DEFINITIVE, compare
-from lab.faults import FAULTS
+from lab.faults import FAULTS, LOCAL_MODES
 
 from firstfault.engine.analyze import Analyzer
 from lab import driver
@@ -36,9 +37,21 @@ pytestmark = pytest.mark.integration
 
 TORCHRUN = [f.name for f in FAULTS.values() if f.mode == "torchrun"]
 SLURM = [f.name for f in FAULTS.values() if f.mode == "slurm"]
+LOCAL = [f.name for f in FAULTS.values() if f.mode in LOCAL_MODES]  # mpirun, Lightning, JAX, Ray
 # Runs at once. A run is CPU-bound for a few seconds (4 Python processes importing torch) and then mostly
 # waits (gloo timeouts, scancel, the time limit), so 3 at a time keep 2 cores busy.
 WORKERS = 3
+
+
+def _launcher_missing(mode: str) -> str | None:
+    """Why a new launcher's faults cannot run here (None when they can): its package or binary is missing."""
+    if mode == "mpirun" and shutil.which("mpirun") is None:
+        return "mpirun not installed (scripts/ci/install-servers.sh: openmpi-bin)"
+    module = {"mpirun": "mpi4py", "lightning": "lightning", "jax": "jax", "ray": "ray.train"}[mode]
+    top = module.split(".")[0]
+    if importlib.util.find_spec(top) is None:
+        return f"{top} is not installed (pip install -e '.[lab]')"
+    return None
 
 
 def _torch_ok() -> str | None:
@@ -76,7 +89,8 @@ def lab_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
         memcg_skip = driver.memcg_unavailable()
         faults = [f for f in FAULTS.values()
                   if (f.mode == "torchrun" and not (f.memcg_limit and memcg_skip))
-                  or (f.mode == "slurm" and f.slurm_profile in clusters)]
+                  or (f.mode == "slurm" and f.slurm_profile in clusters)
+                  or (f.mode in LOCAL_MODES and not _launcher_missing(f.mode))]
         keep = os.environ.get("LAB_KEEP")  # a directory to keep the bundles in, for reading them afterwards
         out = Path(keep) if keep else tmp_path_factory.mktemp("lab-bundles")
         t0 = time.monotonic()
@@ -100,6 +114,8 @@ def _analyse(lab_runs: dict[str, Any], analyzer: Analyzer, name: str) -> None:
         pytest.skip(lab_runs["slurm_skip"])
     if fault.mode == "slurm" and fault.slurm_profile not in lab_runs["clusters"]:
         pytest.skip(f"{name}: no Slurm of profile {fault.slurm_profile} here (cgroup v1 memory+freezer needed)")
+    if fault.mode in LOCAL_MODES and (why := _launcher_missing(fault.mode)):
+        pytest.skip(f"{name}: {why}")
     if fault.memcg_limit and lab_runs["memcg_skip"]:
         pytest.skip(f"{name}: {lab_runs['memcg_skip']}")
     r = lab_runs["results"][name]
@@ -127,6 +143,11 @@ def test_slurm_fault(lab_runs: dict[str, Any], analyzer: Analyzer, name: str) ->
     _analyse(lab_runs, analyzer, name)
 
 
+@pytest.mark.parametrize("name", LOCAL)
+def test_launcher_fault(lab_runs: dict[str, Any], analyzer: Analyzer, name: str) -> None:
+    _analyse(lab_runs, analyzer, name)
+
+
 def test_fault_catalogue() -> None:
     """At least 16 faults, every expectation in the verdict's vocabulary, unknown/none never with a cause."""
     assert len(FAULTS) >= 16
@@ -137,7 +158,7 @@ def test_fault_catalogue() -> None:
             assert f.category is None and f.affected_nodes == [], f.name
         else:
             assert f.category, f.name
-    assert {f.mode for f in FAULTS.values()} == {"torchrun", "slurm"}
+    assert {f.mode for f in FAULTS.values()} == {"torchrun", "slurm", *LOCAL_MODES}
 
 
 def test_captured_bundles_are_readable() -> None:
