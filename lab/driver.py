@@ -116,7 +116,7 @@ def _env(fault: Fault, work: Path) -> dict[str, str]:
             env.pop(k)
     env.update({
         "LAB_FAULT": fault.train_fault, "LAB_FAULT_RANKS": fault.ranks, "LAB_FAULT_STEP": str(fault.step),
-        "LAB_STEPS": str(fault.steps), "LAB_WORKDIR": str(work), "LAB_PG_TIMEOUT": f"{fault.pg_timeout:g}",
+        "LAB_STEPS": str(fault.steps), "LAB_WORKDIR": str(work), "LAB_PG_TIMEOUT": "10",
         "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "TZ": "UTC",
     })
     return env
@@ -345,10 +345,18 @@ def run_local(fault: Fault, out: Path) -> RunResult:
             _wait_marker(work, [int(r) for r in fault.ranks.split(",")], None, fault.timeout,
                          alive=lambda: all(p.poll() is None for p in procs))
             time.sleep(fault.term_after_marker)
-            for p in procs:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(p.pid, signal.SIGTERM)
-            detail = f"kill -15 {' '.join(str(p.pid) for p in procs)} {fault.term_after_marker:g}s into the hang; "
+            # as `timeout --kill-after=5` does: SIGTERM, and SIGKILL for what is still there 5 s later (JAX's
+            # preemption notifier takes SIGTERM as a notice to checkpoint and goes on)
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                for p in procs:
+                    with contextlib.suppress(ProcessLookupError):
+                        if p.poll() is None:
+                            os.kill(p.pid, sig)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    for p in procs:
+                        p.wait(5)
+            pids_ = " ".join(str(p.pid) for p in procs)
+            detail = f"kill -15, then -9, {pids_} {fault.term_after_marker:g}s into the hang; "
         deadline = time.monotonic() + fault.timeout
         rcs = [p.wait(max(1.0, deadline - time.monotonic())) for p in procs]
     finally:

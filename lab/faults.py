@@ -104,7 +104,6 @@ class Fault:
     omit_master_env: bool = False  # slurm only: the batch script does not export MASTER_ADDR / MASTER_PORT
     admin_at_marker: tuple[tuple[str, ...], ...] = ()  # slurm only: scontrol commands once every rank paused
     admin_after: tuple[tuple[str, ...], ...] = ()  # slurm only: scontrol commands that undo them after the job
-    pg_timeout: float = 10.0  # LAB_PG_TIMEOUT: the process group's (and collectives') timeout in seconds
     term_after_marker: float | None = None  # SIGTERM every launched process this long after the fault's marker
 
     @property
@@ -136,14 +135,15 @@ def _launcher_faults(mode: Mode, words: str) -> list[Fault]:
     """One launcher's four faults: an exception on rank 1, rank 1 killed from outside, rank 1 hung, a clean run."""
     hang_end = {
         "mpirun": "MPI has no collective timeout: mpirun --timeout 20 ends the job",
-        "lightning": "the others time out in the DDP allreduce (gloo, 30 s) and Lightning ends the job",
-        "jax": "XLA's gloo all-gather has no timeout and the others wait in it; 15 s later the job is sent SIGTERM "
-               "from outside (as a wrapper's `timeout` does), which JAX's preemption notifier reports",
+        "lightning": "the others time out in the DDP allreduce (gloo, 10 s) and Lightning ends the job",
+        "jax": "XLA's gloo all-gather has no timeout and the others wait in it; 15 s later every process gets "
+               "SIGTERM from outside and SIGKILL 5 s after (as `timeout --kill-after` does; JAX's preemption notifier "
+               "takes the SIGTERM as a notice and goes on)",
         "ray": "the others time out in the DDP allreduce (gloo, 10 s) and Ray Train ends the run",
     }[mode]
     kw: dict[str, Any] = {"mode": mode, "lane": "ray" if mode == "ray" else ""}
-    if mode == "lightning":  # ranks 1 and 2 start after rank 0 is up: their imports must fit in the store's wait
-        kw["pg_timeout"] = 30.0
+    if mode in ("lightning", "ray"):  # 4 processes import torch and Lightning (Ray: its actors) one after the other
+        kw["timeout"] = 300.0 if mode == "lightning" else 420.0
     return [
         _sw(f"{mode}_exception", "app.exception",
             f"{words}: rank 1 raises an exception at step 3; the launcher then ends the other ranks.",
@@ -410,8 +410,9 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
         lab_fault="ckpt_truncated", ranks="0,1,2"),
     _sw("ckpt_missing_shard", "app.exception",
         "At step 3 the ranks save a sharded checkpoint (torch.distributed.checkpoint, one file per rank) and "
-        "rank 1's shard file is lost before they load it back: the load fails on rank 1 (file not found) and "
-        "torch.distributed.checkpoint reports it on every rank. No storage error: software.",
+        "rank 1's shard file is lost before they load it back: every rank reads from that file (the checkpoint "
+        "spreads the replicated weights over the ranks' files) and fails with FileNotFoundError inside a "
+        "CheckpointException. No storage error: software.",
         lab_fault="ckpt_missing_shard", ranks="0,1,2"),
     # ------------------------------------------------ third round: the scheduler acting on nodes and partitions
     Fault("slurm_node_down", "slurm",

@@ -28,8 +28,11 @@ log = jobenv.setup_logging(RANK)
 
 
 def main() -> None:
+    # short heartbeat and shutdown limits (defaults 100 s and 300 s): a rank that raised waits at exit in the
+    # shutdown barrier for its peers, which wait for it in the all-gather, until the shutdown limit
     jax.distributed.initialize(num_processes=WORLD, process_id=RANK,
                                heartbeat_timeout_seconds=int(jobenv.PG_TIMEOUT),
+                               shutdown_timeout_seconds=int(jobenv.PG_TIMEOUT),
                                initialization_timeout=int(6 * jobenv.PG_TIMEOUT))
     log.info("JAX process %d of %d: %d global devices (%s)", jax.process_index(), jax.process_count(),
              jax.device_count(), jax.devices()[0].platform)

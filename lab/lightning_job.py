@@ -12,7 +12,9 @@ see jobenv):
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 from datetime import timedelta
 
 import jobenv
@@ -20,6 +22,7 @@ import lightning as L
 import torch
 import torch.nn.functional as F
 from lightning.pytorch.strategies import DDPStrategy
+from torch.distributed.distributed_c10d import _set_pg_timeout
 from torch.utils.data import DataLoader, TensorDataset
 
 
@@ -28,6 +31,11 @@ class Regressor(L.LightningModule):
         super().__init__()
         torch.manual_seed(0)
         self.net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+
+    def setup(self, stage: str) -> None:
+        # The strategy's timeout covers the rendezvous too, where rank 0 waits for ranks 1 and 2 to start and
+        # import torch and Lightning (slow on a loaded machine); the collectives then get the job's short one.
+        _set_pg_timeout(timedelta(seconds=jobenv.PG_TIMEOUT))
 
     def training_step(self, batch: tuple[torch.Tensor, torch.Tensor], batch_idx: int) -> torch.Tensor:
         x, y = batch
@@ -55,13 +63,19 @@ def main() -> None:
     loader = DataLoader(TensorDataset(x, y), batch_size=4)
     trainer = L.Trainer(
         accelerator="cpu", devices=3, num_nodes=1,
-        strategy=DDPStrategy(process_group_backend="gloo", timeout=timedelta(seconds=jobenv.PG_TIMEOUT)),
+        strategy=DDPStrategy(process_group_backend="gloo", timeout=timedelta(seconds=180)),
         max_steps=jobenv.STEPS, logger=False, enable_checkpointing=False, enable_progress_bar=False,
         enable_model_summary=False, default_root_dir=str(jobenv.WORKDIR),
     )
     trainer.fit(Regressor(), loader)
     jobenv.setup_logging(trainer.global_rank).info("training finished after %d steps (pid %d)",
                                                    trainer.global_step, os.getpid())
+    # as train.py's teardown: after a clean run gloo's process-group teardown at exit can keep a rank forever
+    # (seen here: every rank's last line written, the processes still there 30 s later); the run is over
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
