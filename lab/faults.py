@@ -436,7 +436,8 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
           admin_after=(("update", "partitionname=debug", "state=up"),)),
     Fault("slurm_requeue", "slurm",
           "While every rank waits at step 3 the job is requeued (scontrol requeue): Slurm kills the running "
-          "attempt and runs the job again; the second run completes. The job succeeded: none.", domain="none",
+          "attempt ('CANCELLED ... DUE TO JOB REQUEUE') and, after the requeue's begin-time delay of about two "
+          "minutes, runs the job again; the second run completes. The job succeeded: none.", domain="none",
           outcome="succeeded", affected_nodes=[], lab_fault="pause", lane="slurm-admin", slurm_profile="admin",
-          admin_at_marker=(("requeue", "{jobid}"),), timeout=240),
+          admin_at_marker=(("requeue", "{jobid}"),), timeout=480),
 ]}
