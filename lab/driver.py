@@ -198,6 +198,26 @@ def _kernel_log(start: float, end: float) -> str:
     return "\n".join(keep) + ("\n" if keep else "")
 
 
+def _static_workload(fault: Fault, host: str, t0: float, t1: float, rc: int,
+                     sources: list[dict[str, Any]]) -> dict[str, Any]:
+    """workload.yaml of a job on this host with no scheduler: its window, its ranks, how the launcher exited."""
+    return {
+        "apiVersion": "firstfault/v1",
+        "workload": {
+            "id": f"lab-{fault.name}-{int(t0)}",
+            "name": f"lab-{fault.name}",
+            "scheduler": "static",
+            "window": {"start": _utc(t0), "end": _utc(t1 + 1)},
+            "nodes": [host],
+            "ranks": {host: f"0-{NPROC - 1}"},
+            "terminal_state": "COMPLETED" if rc == 0 else "FAILED",
+            "exit_code": f"{rc}:0" if rc >= 0 else f"0:{-rc}",
+            "timezone": "UTC",
+        },
+        "sources": sources,
+    }
+
+
 # ---------------------------------------------------------------- torchrun
 
 
@@ -258,26 +278,12 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
     if runs:
         shutil.copytree(runs[-1], bundle / "torchrun-logs")
     attempts = sorted(p.name for p in (bundle / "torchrun-logs").glob("attempt_*")) or ["attempt_0"]
-    workload = {
-        "apiVersion": "firstfault/v1",
-        "workload": {
-            "id": f"lab-{fault.name}-{int(t0)}",
-            "name": f"lab-{fault.name}",
-            "scheduler": "static",
-            "window": {"start": _utc(t0), "end": _utc(t1 + 1)},
-            "nodes": [host],
-            "ranks": {host: f"0-{NPROC - 1}"},
-            "terminal_state": "COMPLETED" if rc == 0 else "FAILED",
-            "exit_code": f"{rc}:0" if rc >= 0 else f"0:{-rc}",
-            "timezone": "UTC",
-        },
-        "sources": [
-            *sources,
-            *({"kind": "application", "path": f"torchrun-logs/{a}/{{rank}}/{std}.log"}
-              for a in attempts for std in ("stdout", "stderr")),
-            {"kind": "application", "path": "nodes/{node}/torchrun.log"},
-        ],
-    }
+    workload = _static_workload(fault, host, t0, t1, rc, [
+        *sources,
+        *({"kind": "application", "path": f"torchrun-logs/{a}/{{rank}}/{std}.log"}
+          for a in attempts for std in ("stdout", "stderr")),
+        {"kind": "application", "path": "nodes/{node}/torchrun.log"},
+    ])
     _write_yaml(bundle / "workload.yaml", workload)
     shutil.rmtree(work, ignore_errors=True)
     return RunResult(fault.name, bundle, t1 - t0, detail or f"torchrun exit {rc}")
@@ -366,21 +372,11 @@ def run_local(fault: Fault, out: Path) -> RunResult:
             p.wait()
     t1 = time.time()
     rc = next((c for c in rcs if c != 0), 0)
-    workload = {
-        "apiVersion": "firstfault/v1",
-        "workload": {
-            "id": f"lab-{fault.name}-{int(t0)}",
-            "name": f"lab-{fault.name}",
-            "scheduler": "static",
-            "window": {"start": _utc(t0), "end": _utc(t1 + 1)},
-            "nodes": [host],
-            "ranks": {host: f"0-{NPROC - 1}"},
-            "terminal_state": "COMPLETED" if rc == 0 else "FAILED",
-            "exit_code": f"{rc}:0" if rc >= 0 else f"0:{-rc}",
-            "timezone": "UTC",
-        },
-        "sources": [{"kind": "application", "path": LOCAL_LOGS[fault.mode]}],
-    }
+    if fault.train_fault in ("hang", "sigkill_external") and not all(
+            (work / f"marker-rank{r}").exists() for r in fault.ranks.split(",")):
+        # seen on a loaded machine: Ray's node timed out during start-up, before any rank ran a step
+        raise RuntimeError(f"the fault never fired: no marker of ranks {fault.ranks} (exit {rcs}); see {bundle}")
+    workload = _static_workload(fault, host, t0, t1, rc, [{"kind": "application", "path": LOCAL_LOGS[fault.mode]}])
     _write_yaml(bundle / "workload.yaml", workload)
     shutil.rmtree(work, ignore_errors=True)
     return RunResult(fault.name, bundle, t1 - t0, f"{detail}{fault.mode} exit {' '.join(map(str, rcs))}")

@@ -162,6 +162,17 @@ def _launcher_faults(mode: Mode, words: str) -> list[Fault]:
     ]
 
 
+def _admin(name: str, description: str, action: tuple[str, ...], undo: tuple[str, ...] | None,
+           **kw: Any) -> Fault:
+    """A Slurm fault where scontrol acts on the job's node, partition or the job itself mid-job (`action`, once
+    every rank waits at step 3), on a Slurm of its own; `undo` restores the node or partition after the job.
+    Unless said otherwise the job completes: none."""
+    base: dict[str, Any] = {"domain": "none", "outcome": "succeeded", "affected_nodes": []}
+    return Fault(name=name, mode="slurm", description=description, **{**base, **kw}, lab_fault="pause",
+                 lane="slurm-admin", slurm_profile="admin", admin_at_marker=(action,),
+                 admin_after=(undo,) if undo else ())
+
+
 FAULTS: dict[str, Fault] = {f.name: f for f in [
     # ------------------------------------------------------------ bare torchrun
     _sw("value_error", "app.exception",
@@ -415,29 +426,25 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
         "CheckpointException. No storage error: software.",
         lab_fault="ckpt_missing_shard", ranks="0,1,2"),
     # ------------------------------------------------ third round: the scheduler acting on nodes and partitions
-    Fault("slurm_node_down", "slurm",
-          "While every rank waits at step 3 the job's node is set DOWN (scontrol update state=down, as a health "
-          "check does with a bad node); the job was submitted --no-requeue, so slurmctld ends it NODE_FAIL. The "
-          "job was lost with its node: infrastructure, on that node.", domain="infrastructure", category="node",
-          outcome=None, lab_fault="pause", lane="slurm-admin", slurm_profile="admin", sbatch_opts=("--no-requeue",),
-          admin_at_marker=(("update", "nodename={node}", "state=down", "reason=lab: node taken out of service"),),
-          admin_after=(("update", "nodename={node}", "state=resume"),)),
-    Fault("slurm_node_drain", "slurm",
-          "While every rank waits at step 3 the job's node is DRAINed (scontrol update state=drain); a drain "
-          "stops new work only, the running job finishes and completes. Nothing failed: none.", domain="none",
-          outcome="succeeded", affected_nodes=[], lab_fault="pause", lane="slurm-admin", slurm_profile="admin",
-          admin_at_marker=(("update", "nodename={node}", "state=drain", "reason=lab: drain for maintenance"),),
-          admin_after=(("update", "nodename={node}", "state=resume"),)),
-    Fault("slurm_partition_down", "slurm",
-          "While every rank waits at step 3 the job's partition is set DOWN (scontrol update partitionname=debug "
-          "state=down); running jobs go on, the job completes. Nothing failed: none.", domain="none",
-          outcome="succeeded", affected_nodes=[], lab_fault="pause", lane="slurm-admin", slurm_profile="admin",
-          admin_at_marker=(("update", "partitionname=debug", "state=down"),),
-          admin_after=(("update", "partitionname=debug", "state=up"),)),
-    Fault("slurm_requeue", "slurm",
-          "While every rank waits at step 3 the job is requeued (scontrol requeue): Slurm kills the running "
-          "attempt ('CANCELLED ... DUE TO JOB REQUEUE') and, after the requeue's begin-time delay of about two "
-          "minutes, runs the job again; the second run completes. The job succeeded: none.", domain="none",
-          outcome="succeeded", affected_nodes=[], lab_fault="pause", lane="slurm-admin", slurm_profile="admin",
-          admin_at_marker=(("requeue", "{jobid}"),), timeout=480),
+    _admin("slurm_node_down",
+           "While every rank waits at step 3 the job's node is set DOWN (scontrol update state=down, as a health "
+           "check does with a bad node); the job was submitted --no-requeue, so slurmctld ends it NODE_FAIL. The "
+           "job was lost with its node: infrastructure, on that node.",
+           ("update", "nodename={node}", "state=down", "reason=lab: node taken out of service"),
+           ("update", "nodename={node}", "state=resume"), domain="infrastructure", category="node", outcome=None,
+           affected_nodes=list(SOFTWARE_NODE), sbatch_opts=("--no-requeue",)),
+    _admin("slurm_node_drain",
+           "While every rank waits at step 3 the job's node is DRAINed (scontrol update state=drain); a drain "
+           "stops new work only, the running job finishes and completes. Nothing failed: none.",
+           ("update", "nodename={node}", "state=drain", "reason=lab: drain for maintenance"),
+           ("update", "nodename={node}", "state=resume")),
+    _admin("slurm_partition_down",
+           "While every rank waits at step 3 the job's partition is set DOWN (scontrol update partitionname=debug "
+           "state=down); running jobs go on, the job completes. Nothing failed: none.",
+           ("update", "partitionname=debug", "state=down"), ("update", "partitionname=debug", "state=up")),
+    _admin("slurm_requeue",
+           "While every rank waits at step 3 the job is requeued (scontrol requeue): Slurm kills the running "
+           "attempt ('CANCELLED ... DUE TO JOB REQUEUE') and, after the requeue's begin-time delay of about two "
+           "minutes, runs the job again; the second run completes. The job succeeded: none.",
+           ("requeue", "{jobid}"), None, timeout=480),
 ]}
