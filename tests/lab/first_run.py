@@ -9,4 +9,26 @@ Owners of extractors and rules: remove an entry once its fault passes.
 
 from __future__ import annotations
 
-WRONG: dict[str, str] = {}
+WRONG: dict[str, str] = {
+    "setup_port_in_use": (
+        "unknown, want software/app.exception on the node: torchrun's own "
+        "'torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+        "port: P, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use' "
+        "(nodes/<host>/torchrun.log) is read as nccl.remote_error; a listen failure with a local errno is the "
+        "job's set-up (issue 25, family 2)"),
+    "setup_backend_nccl": (
+        "unknown, want software/app.exception on the node: every rank's traceback ends in "
+        "\"RuntimeError: Distributed package doesn't have NCCL built in\" (init_process_group('nccl') on a CPU build), "
+        "read as the symptom nccl.error; a backend the build lacks is configuration (issue 25, family 2)"),
+    "ckpt_missing_shard": (
+        "ambiguous between app.exception (\"torch.distributed.checkpoint.api.CheckpointException: CheckpointException "
+        "ranks:dict_keys([0, 1, 2])\") and app.exception.io (\"FileNotFoundError: [Errno 2] No such file or "
+        "directory: '.../__1_0.distcp'\", the same exception's cause, in the same traceback): one exception "
+        "chain, one cause; want software/app.exception"),
+    "ray_sigkill_external": (
+        "FALSE DEFINITIVE software/app.exception, want unknown: rank 1 was kill -9'ed from outside; the driver's "
+        "'ray.train.WorkerGroupError: Training failed due to worker errors:' wraps Ray's 'The actor died "
+        "unexpectedly before finishing this task ... Worker exit type: SYSTEM_ERROR' (a peer's death, no "
+        "exception of the workload), and the other ranks' gloo 'Connection closed by peer' are its fallout; "
+        "Ray's hint '(1) the process was killed by the OOM killer' is no OOM record"),
+}

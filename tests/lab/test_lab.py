@@ -8,12 +8,15 @@ jobacct_gather OverMemoryKill) and get the lab's own Slurm clusters
 expectation of each fault is lab/faults.py's, decided from the fault, never
 from firstfault's answer.
 
-All runs happen once per module, WORKERS at a time (the machine has 2 cores);
-each test then analyses one bundle. LAB_KEEP=DIR keeps the bundles in DIR.
+All runs happen once per module, WORKERS at a time (the machine has 2 cores), the lanes (the Slurm admin
+faults, the Ray faults) each in a thread of its own; each test then analyses one bundle. LAB_KEEP=DIR keeps
+the bundles in DIR; LAB_ONLY="PATTERN ..." (shell-style patterns of fault names) runs only those faults and
+skips the others' tests, for working on a few faults (CI runs them all).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import importlib.util
 import os
 import shutil
@@ -92,6 +95,9 @@ def lab_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
                   if (f.mode == "torchrun" and not (f.memcg_limit and memcg_skip))
                   or (f.mode == "slurm" and f.slurm_profile in clusters)
                   or (f.mode in LOCAL_MODES and not _launcher_missing(f.mode))]
+        only = os.environ.get("LAB_ONLY", "").split()
+        if only:
+            faults = [f for f in faults if any(fnmatch.fnmatchcase(f.name, pat) for pat in only)]
         keep = os.environ.get("LAB_KEEP")  # a directory to keep the bundles in, for reading them afterwards
         out = Path(keep) if keep else tmp_path_factory.mktemp("lab-bundles")
         t0 = time.monotonic()
@@ -119,6 +125,8 @@ def _analyse(lab_runs: dict[str, Any], analyzer: Analyzer, name: str) -> None:
         pytest.skip(f"{name}: {why}")
     if fault.memcg_limit and lab_runs["memcg_skip"]:
         pytest.skip(f"{name}: {lab_runs['memcg_skip']}")
+    if name not in lab_runs["results"]:
+        pytest.skip(f"{name}: not in LAB_ONLY")
     r = lab_runs["results"][name]
     assert not r.error, f"{name}: the run itself failed: {r.error}"
     if name in WRONG:  # wrong on its first run (tests/lab/first_run.py): a fresh run may differ, so not strict
