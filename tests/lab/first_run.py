@@ -31,4 +31,19 @@ WRONG: dict[str, str] = {
         "unexpectedly before finishing this task ... Worker exit type: SYSTEM_ERROR' (a peer's death, no "
         "exception of the workload), and the other ranks' gloo 'Connection closed by peer' are its fallout; "
         "Ray's hint '(1) the process was killed by the OOM killer' is no OOM record"),
+    "ray_hang": (
+        "FALSE DEFINITIVE software/app.exception, want unknown: rank 1 stopped in step 3 ('step 3: fetching remote "
+        "sample index'); ranks 0 and 2 time out in gloo ('RuntimeError: [...unbound_buffer.cc:78] Timed out "
+        "waiting 10000ms for recv operation to complete'), and the driver's 'ray.train.WorkerGroupError: Training "
+        "failed due to worker errors:' with its '[Rank 0 Error Snippet]:' / '[Rank 2 Error Snippet]:' only wraps "
+        "those timeouts: a launcher's summary of its workers' symptoms is no exception of the workload"),
+}
+
+
+# Faults whose verdict is right (`unknown`) but whose first run gave no lead, or another, than the one the
+# fault decides (tests/lab/test_captured.py's LEADS): strict expected failures of the lead test.
+LEADS_WRONG: dict[str, str] = {
+    "mpirun_sigkill_external": (
+        "no lead, want first_exit on rank 1: 'mpirun noticed that process rank 1 with PID 0 on node vm exited on "
+        "signal 9 (Killed).' names the rank and the signal; the ranks' lines carry Open MPI's [1,N]<stdout>: tag"),
 }

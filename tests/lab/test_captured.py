@@ -9,7 +9,7 @@ import pytest
 from lab.check import check_bundle
 
 from firstfault.engine.analyze import Analyzer
-from tests.lab.first_run import WRONG
+from tests.lab.first_run import LEADS_WRONG, WRONG
 
 CAPTURED = Path(__file__).parent / "captured"
 BUNDLES = sorted(p.parent for p in CAPTURED.glob("*/expected.yaml"))
@@ -37,6 +37,7 @@ def test_first_run_table_names_real_faults() -> None:
     from lab.faults import FAULTS
 
     assert set(WRONG) <= set(FAULTS)
+    assert set(LEADS_WRONG) <= set(LEADS)
 
 
 @pytest.mark.parametrize("bundle", [_param(b) for b in BUNDLES])
@@ -59,10 +60,16 @@ LEADS = {
     "os_exit_torn_error_file": "first_exit",
     "early_exit_clean": "first_exit",
     "store_timeout": "laggard_rank",
+    # the new launchers (a JAX or MPI hang has no collective timeout that could tell a laggard: no lead asked)
+    "mpirun_sigkill_external": "first_exit",
+    "jax_sigkill_external": "first_exit",
+    "lightning_sigkill_external": "first_exit",
+    "lightning_hang": "laggard_rank",
 }
 
 
-@pytest.mark.parametrize("fault", sorted(LEADS))
+@pytest.mark.parametrize("fault", [pytest.param(f, marks=[pytest.mark.xfail(strict=True, reason=LEADS_WRONG[f])]
+                                                  if f in LEADS_WRONG else []) for f in sorted(LEADS)])
 def test_captured_runs_name_the_faulty_rank_as_a_lead(fault: str, analyzer: Analyzer) -> None:
     from lab.faults import FAULTS
 
