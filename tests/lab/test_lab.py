@@ -68,6 +68,12 @@ def _torch_ok() -> str | None:
     return None
 
 
+def _selected(name: str) -> bool:
+    """LAB_ONLY's shell-style patterns select the faults to run (all when it is unset)."""
+    only = os.environ.get("LAB_ONLY", "").split()
+    return not only or any(fnmatch.fnmatchcase(name, pat) for pat in only)
+
+
 @pytest.fixture(scope="module")
 def lab_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     why = _torch_ok()
@@ -84,7 +90,7 @@ def lab_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
         if clusters:
             from lab import slurm
 
-            for profile in sorted({f.slurm_profile for f in FAULTS.values()} - {"harness"}):
+            for profile in sorted({f.slurm_profile for f in FAULTS.values() if _selected(f.name)} - {"harness"}):
                 if profile == "cgroup" and not slurm.cgroup_available():
                     continue  # its faults skip (a failure in CI), the others still run
                 c = slurm.start(tmp_path_factory.mktemp(f"lab-slurm-{profile}"), profile)
@@ -95,9 +101,7 @@ def lab_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
                   if (f.mode == "torchrun" and not (f.memcg_limit and memcg_skip))
                   or (f.mode == "slurm" and f.slurm_profile in clusters)
                   or (f.mode in LOCAL_MODES and not _launcher_missing(f.mode))]
-        only = os.environ.get("LAB_ONLY", "").split()
-        if only:
-            faults = [f for f in faults if any(fnmatch.fnmatchcase(f.name, pat) for pat in only)]
+        faults = [f for f in faults if _selected(f.name)]
         keep = os.environ.get("LAB_KEEP")  # a directory to keep the bundles in, for reading them afterwards
         out = Path(keep) if keep else tmp_path_factory.mktemp("lab-bundles")
         t0 = time.monotonic()
