@@ -218,10 +218,8 @@ def _static_workload(fault: Fault, host: str, t0: float, t1: float, rc: int,
     }
 
 
-# ---------------------------------------------------------------- torchrun
-
-
-def run_torchrun(fault: Fault, out: Path) -> RunResult:
+def _host_bundle(fault: Fault, out: Path) -> tuple[str, Path, Path]:
+    """A fresh bundle for a job on this host, its expected.yaml written before the job starts, and its workdir."""
     out = out.resolve()
     host = socket.gethostname()
     bundle = out / fault.name
@@ -231,6 +229,14 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
     (bundle / "nodes" / host).mkdir(parents=True)
     _write_yaml(bundle / "expected.yaml", fault.expected(host))
     _prepare_workdir(fault, work)
+    return host, bundle, work
+
+
+# ---------------------------------------------------------------- torchrun
+
+
+def run_torchrun(fault: Fault, out: Path) -> RunResult:
+    host, bundle, work = _host_bundle(fault, out)
     logdir = work / "torchrun-logs"
     port = _free_port()
     rdzv = [a.replace("{port}", str(port)) for a in fault.rdzv] or ["--standalone"]
@@ -323,15 +329,7 @@ LOCAL_LOGS = {"mpirun": "nodes/{node}/mpirun.log", "lightning": "nodes/{node}/li
 
 def run_local(fault: Fault, out: Path) -> RunResult:
     """A new launcher's job on this host (mpirun, Lightning's own launcher, JAX's processes, a Ray driver)."""
-    out = out.resolve()
-    host = socket.gethostname()
-    bundle = out / fault.name
-    work = out / ".work" / fault.name
-    if bundle.exists():
-        shutil.rmtree(bundle)
-    (bundle / "nodes" / host).mkdir(parents=True)
-    _write_yaml(bundle / "expected.yaml", fault.expected(host))
-    _prepare_workdir(fault, work)
+    host, bundle, work = _host_bundle(fault, out)
     base_env = _env(fault, work)
     procs: list[subprocess.Popen[bytes]] = []
     t0 = time.time()
