@@ -327,6 +327,19 @@ LOCAL_LOGS = {"mpirun": "nodes/{node}/mpirun.log", "lightning": "nodes/{node}/li
               "ray": "nodes/{node}/ray-driver.log", "jax": "nodes/{node}/jax-rank{rank}.log"}
 
 
+class NotFired(RuntimeError):
+    """The job ended, or stalled, before its fault fired: the lab's own failure, not the fault's."""
+
+
+def _fired(work: Path, fault: Fault, procs: list[subprocess.Popen[bytes]]) -> dict[int, int]:
+    """The pids in the fault ranks' markers, once every one is written."""
+    try:
+        return _wait_marker(work, [int(r) for r in fault.ranks.split(",")], None, fault.timeout,
+                            alive=lambda: all(p.poll() is None for p in procs))
+    except RuntimeError as exc:
+        raise NotFired(str(exc)) from exc
+
+
 def run_local(fault: Fault, out: Path) -> RunResult:
     """A new launcher's job on this host (mpirun, Lightning's own launcher, JAX's processes, a Ray driver)."""
     host, bundle, work = _host_bundle(fault, out)
@@ -340,14 +353,12 @@ def run_local(fault: Fault, out: Path) -> RunResult:
                 procs.append(subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, env={**base_env, **extra},
                                               cwd=work, start_new_session=True))
         if fault.kill_from_outside:
-            pids = _wait_marker(work, [int(r) for r in fault.ranks.split(",")], None, fault.timeout,
-                                alive=lambda: all(p.poll() is None for p in procs))
+            pids = _fired(work, fault, procs)
             for pid in pids.values():
                 os.kill(pid, fault.outside_signal)
             detail = f"kill -{fault.outside_signal} {' '.join(map(str, pids.values()))}; "
         if fault.term_after_marker is not None:
-            _wait_marker(work, [int(r) for r in fault.ranks.split(",")], None, fault.timeout,
-                         alive=lambda: all(p.poll() is None for p in procs))
+            _fired(work, fault, procs)
             time.sleep(fault.term_after_marker)
             # as `timeout --kill-after=5` does: SIGTERM, and SIGKILL for what is still there 5 s later (JAX's
             # preemption notifier takes SIGTERM as a notice to checkpoint and goes on)
@@ -373,7 +384,7 @@ def run_local(fault: Fault, out: Path) -> RunResult:
     if fault.train_fault in ("hang", "sigkill_external") and not all(
             (work / f"marker-rank{r}").exists() for r in fault.ranks.split(",")):
         # seen on a loaded machine: Ray's node timed out during start-up, before any rank ran a step
-        raise RuntimeError(f"the fault never fired: no marker of ranks {fault.ranks} (exit {rcs}); see {bundle}")
+        raise NotFired(f"the fault never fired: no marker of ranks {fault.ranks} (exit {rcs})")
     workload = _static_workload(fault, host, t0, t1, rc, [{"kind": "application", "path": LOCAL_LOGS[fault.mode]}])
     _write_yaml(bundle / "workload.yaml", workload)
     shutil.rmtree(work, ignore_errors=True)
@@ -522,7 +533,13 @@ def run_many(faults: list[Fault], out: Path, workers: int = 2, clusters: dict[st
         t0 = time.monotonic()
         try:
             if f.mode in LOCAL_MODES:
-                r = run_local(f, out)
+                try:
+                    r = run_local(f, out)
+                except NotFired as exc:
+                    # as for a stuck torchrun run: the job broke before its fault fired (seen on a loaded
+                    # machine: Ray's node timed out during start-up), the lab's failure: once more, and say so
+                    r = run_local(f, out)
+                    r.detail = f"{r.detail} (second try: {exc})"
             elif f.mode == "torchrun":
                 try:
                     r = run_torchrun(f, out)

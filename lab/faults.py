@@ -167,7 +167,8 @@ def _admin(name: str, description: str, action: tuple[str, ...], undo: tuple[str
     """A Slurm fault where scontrol acts on the job's node, partition or the job itself mid-job (`action`, once
     every rank waits at step 3), on a Slurm of its own; `undo` restores the node or partition after the job.
     Unless said otherwise the job completes: none."""
-    base: dict[str, Any] = {"domain": "none", "outcome": "succeeded", "affected_nodes": []}
+    # 300 s: the markers come once 3 ranks have imported torch, slow on a loaded machine; then it mostly waits
+    base: dict[str, Any] = {"domain": "none", "outcome": "succeeded", "affected_nodes": [], "timeout": 300.0}
     return Fault(name=name, mode="slurm", description=description, **{**base, **kw}, lab_fault="pause",
                  lane="slurm-admin", slurm_profile="admin", admin_at_marker=(action,),
                  admin_after=(undo,) if undo else ())
