@@ -49,11 +49,15 @@ def compare(verdict: Any, exp: dict[str, Any]) -> list[str]:
 
 
 def check_bundle(bundle: Path, analyzer: Any = None) -> Check:
+    from firstfault.bundle import BundleError
     from firstfault.engine.analyze import Analyzer
 
     analyzer = analyzer or Analyzer()
     exp = yaml.safe_load((bundle / "expected.yaml").read_text())
-    v = analyzer.analyze_path(str(bundle))
+    try:
+        v = analyzer.analyze_path(str(bundle))
+    except BundleError as exc:  # a run that broke before its workload.yaml was written: a row, not a crash
+        return Check(bundle.name, exp, "unreadable", None, [], "", [f"bundle not readable: {exc}"])
     cat = v.root_cause.category if v.root_cause else None
     c = Check(bundle.name, exp, v.attributed_domain, cat, list(v.affected_nodes), v.outcome, compare(v, exp))
     c.summary = v.root_cause.summary if v.root_cause else ""

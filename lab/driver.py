@@ -7,6 +7,13 @@ Bundle layout (torchrun):
   torchrun-logs/attempt_0/<rank>/stderr.log
   torchrun-logs/attempt_0/<rank>/error.json (when @record wrote one)
 
+Bundle layout (mpirun, Lightning, Ray: one launcher process; JAX: one process per rank):
+  workload.yaml, expected.yaml
+  nodes/<host>/mpirun.log                   mpirun --tag-output's stdout+stderr ([1,N]<stdout>: before each line)
+  nodes/<host>/lightning.log                `python lab/lightning_job.py` (Lightning starts ranks 1, 2 as children)
+  nodes/<host>/ray-driver.log               `python lab/ray_job.py` (the workers' lines come back through Ray)
+  nodes/<host>/jax-rank<r>.log              one `python lab/jax_job.py` per rank
+
 Bundle layout (Slurm):
   workload.yaml, expected.yaml
   slurm-<jobid>.out                         the batch output (srun --label, or slurmstepd's lines only)
@@ -33,7 +40,7 @@ from typing import Any
 
 import yaml
 
-from lab.faults import FAULTS, Fault
+from lab.faults import FAULTS, LOCAL_MODES, Fault
 
 HERE = Path(__file__).resolve().parent
 TRAIN = HERE / "train.py"
@@ -58,6 +65,14 @@ def _free_port() -> int:
     with contextlib.closing(socket.socket()) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def _hold_port(port: int) -> socket.socket:
+    """Listens on `port` on every address, as a leftover process of an earlier job does."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("", port))
+    s.listen()
+    return s
 
 
 def _python() -> str:
@@ -183,10 +198,28 @@ def _kernel_log(start: float, end: float) -> str:
     return "\n".join(keep) + ("\n" if keep else "")
 
 
-# ---------------------------------------------------------------- torchrun
+def _static_workload(fault: Fault, host: str, t0: float, t1: float, rc: int,
+                     sources: list[dict[str, Any]]) -> dict[str, Any]:
+    """workload.yaml of a job on this host with no scheduler: its window, its ranks, how the launcher exited."""
+    return {
+        "apiVersion": "firstfault/v1",
+        "workload": {
+            "id": f"lab-{fault.name}-{int(t0)}",
+            "name": f"lab-{fault.name}",
+            "scheduler": "static",
+            "window": {"start": _utc(t0), "end": _utc(t1 + 1)},
+            "nodes": [host],
+            "ranks": {host: f"0-{NPROC - 1}"},
+            "terminal_state": "COMPLETED" if rc == 0 else "FAILED",
+            "exit_code": f"{rc}:0" if rc >= 0 else f"0:{-rc}",
+            "timezone": "UTC",
+        },
+        "sources": sources,
+    }
 
 
-def run_torchrun(fault: Fault, out: Path) -> RunResult:
+def _host_bundle(fault: Fault, out: Path) -> tuple[str, Path, Path]:
+    """A fresh bundle for a job on this host, its expected.yaml written before the job starts, and its workdir."""
     out = out.resolve()
     host = socket.gethostname()
     bundle = out / fault.name
@@ -196,8 +229,18 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
     (bundle / "nodes" / host).mkdir(parents=True)
     _write_yaml(bundle / "expected.yaml", fault.expected(host))
     _prepare_workdir(fault, work)
+    return host, bundle, work
+
+
+# ---------------------------------------------------------------- torchrun
+
+
+def run_torchrun(fault: Fault, out: Path) -> RunResult:
+    host, bundle, work = _host_bundle(fault, out)
     logdir = work / "torchrun-logs"
-    rdzv = [a.replace("{port}", str(_free_port())) for a in fault.rdzv] or ["--standalone"]
+    port = _free_port()
+    rdzv = [a.replace("{port}", str(port)) for a in fault.rdzv] or ["--standalone"]
+    holder = _hold_port(port) if fault.occupy_port else None
     cmd = [*_torchrun(), f"--nproc-per-node={NPROC}", *rdzv, "--log-dir", str(logdir),
            "--redirects", "3", "--tee", "3", *([f"--max-restarts={fault.max_restarts}"] if fault.max_restarts else []),
            str(TRAIN)]
@@ -227,6 +270,8 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
             raise
         finally:
             _umount(work / "ckpt-small")
+            if holder is not None:
+                holder.close()
     t1 = time.time()
     sources: list[dict[str, Any]] = []
     if memcg is not None:
@@ -239,29 +284,111 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
     if runs:
         shutil.copytree(runs[-1], bundle / "torchrun-logs")
     attempts = sorted(p.name for p in (bundle / "torchrun-logs").glob("attempt_*")) or ["attempt_0"]
-    workload = {
-        "apiVersion": "firstfault/v1",
-        "workload": {
-            "id": f"lab-{fault.name}-{int(t0)}",
-            "name": f"lab-{fault.name}",
-            "scheduler": "static",
-            "window": {"start": _utc(t0), "end": _utc(t1 + 1)},
-            "nodes": [host],
-            "ranks": {host: f"0-{NPROC - 1}"},
-            "terminal_state": "COMPLETED" if rc == 0 else "FAILED",
-            "exit_code": f"{rc}:0" if rc >= 0 else f"0:{-rc}",
-            "timezone": "UTC",
-        },
-        "sources": [
-            *sources,
-            *({"kind": "application", "path": f"torchrun-logs/{a}/{{rank}}/{std}.log"}
-              for a in attempts for std in ("stdout", "stderr")),
-            {"kind": "application", "path": "nodes/{node}/torchrun.log"},
-        ],
-    }
+    workload = _static_workload(fault, host, t0, t1, rc, [
+        *sources,
+        *({"kind": "application", "path": f"torchrun-logs/{a}/{{rank}}/{std}.log"}
+          for a in attempts for std in ("stdout", "stderr")),
+        {"kind": "application", "path": "nodes/{node}/torchrun.log"},
+    ])
     _write_yaml(bundle / "workload.yaml", workload)
     shutil.rmtree(work, ignore_errors=True)
     return RunResult(fault.name, bundle, t1 - t0, detail or f"torchrun exit {rc}")
+
+
+# ---------------------------------------------------------------- mpirun, Lightning, JAX, Ray
+
+# Open MPI refuses root unless both are set; vader's single-copy (CMA) needs ptrace rights a container
+# may lack, so the copy-in/copy-out path is used (Open MPI prints a warning otherwise).
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
+
+
+def _launches(fault: Fault, host: str, port: int) -> list[tuple[list[str], dict[str, str], str]]:
+    """(argv, extra environment, log path in the bundle) of each process the driver starts for `fault`."""
+    py = _python()
+    if fault.mode == "mpirun":
+        argv = [shutil.which("mpirun") or "mpirun", "--allow-run-as-root", "--oversubscribe", "--tag-output",
+                "-np", str(NPROC), *fault.launcher_opts, py, "-m", "mpi4py", str(HERE / "mpi_job.py")]
+        return [(argv, MPI_ENV, f"nodes/{host}/mpirun.log")]
+    if fault.mode == "lightning":
+        return [([py, str(HERE / "lightning_job.py")], {}, f"nodes/{host}/lightning.log")]
+    if fault.mode == "ray":
+        # the workers unpickle the training loop, which imports jobenv: its folder goes on their path
+        env = {"RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": str(HERE)}
+        return [([py, str(HERE / "ray_job.py")], env, f"nodes/{host}/ray-driver.log")]
+    if fault.mode == "jax":
+        env = {"WORLD_SIZE": str(NPROC), "JAX_COORDINATOR_ADDRESS": f"127.0.0.1:{port}", "JAX_PLATFORMS": "cpu"}
+        return [([py, str(HERE / "jax_job.py")], {**env, "RANK": str(r)}, f"nodes/{host}/jax-rank{r}.log")
+                for r in range(NPROC)]
+    raise ValueError(f"{fault.name}: no launcher for mode {fault.mode!r}")
+
+
+LOCAL_LOGS = {"mpirun": "nodes/{node}/mpirun.log", "lightning": "nodes/{node}/lightning.log",
+              "ray": "nodes/{node}/ray-driver.log", "jax": "nodes/{node}/jax-rank{rank}.log"}
+
+
+class NotFired(RuntimeError):
+    """The job ended, or stalled, before its fault fired: the lab's own failure, not the fault's."""
+
+
+def _fired(work: Path, fault: Fault, procs: list[subprocess.Popen[bytes]]) -> dict[int, int]:
+    """The pids in the fault ranks' markers, once every one is written."""
+    try:
+        return _wait_marker(work, [int(r) for r in fault.ranks.split(",")], None, fault.timeout,
+                            alive=lambda: all(p.poll() is None for p in procs))
+    except RuntimeError as exc:
+        raise NotFired(str(exc)) from exc
+
+
+def run_local(fault: Fault, out: Path) -> RunResult:
+    """A new launcher's job on this host (mpirun, Lightning's own launcher, JAX's processes, a Ray driver)."""
+    host, bundle, work = _host_bundle(fault, out)
+    base_env = _env(fault, work)
+    procs: list[subprocess.Popen[bytes]] = []
+    t0 = time.time()
+    detail = ""
+    try:
+        for argv, extra, log in _launches(fault, host, _free_port()):
+            with open(bundle / log, "wb") as f:
+                procs.append(subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, env={**base_env, **extra},
+                                              cwd=work, start_new_session=True))
+        if fault.kill_from_outside:
+            pids = _fired(work, fault, procs)
+            for pid in pids.values():
+                os.kill(pid, fault.outside_signal)
+            detail = f"kill -{fault.outside_signal} {' '.join(map(str, pids.values()))}; "
+        if fault.term_after_marker is not None:
+            _fired(work, fault, procs)
+            time.sleep(fault.term_after_marker)
+            # as `timeout --kill-after=5` does: SIGTERM, and SIGKILL for what is still there 5 s later (JAX's
+            # preemption notifier takes SIGTERM as a notice to checkpoint and goes on)
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                for p in procs:
+                    with contextlib.suppress(ProcessLookupError):
+                        if p.poll() is None:
+                            os.kill(p.pid, sig)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    for p in procs:
+                        p.wait(5)
+            pids_ = " ".join(str(p.pid) for p in procs)
+            detail = f"kill -15, then -9, {pids_} {fault.term_after_marker:g}s into the hang; "
+        deadline = time.monotonic() + fault.timeout
+        rcs = [p.wait(max(1.0, deadline - time.monotonic())) for p in procs]
+    finally:
+        for p in procs:  # what a launcher left behind (a Ray daemon, an orphaned rank) goes with it
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    t1 = time.time()
+    rc = next((c for c in rcs if c != 0), 0)
+    if fault.train_fault in ("hang", "sigkill_external") and not all(
+            (work / f"marker-rank{r}").exists() for r in fault.ranks.split(",")):
+        # seen on a loaded machine: Ray's node timed out during start-up, before any rank ran a step
+        raise NotFired(f"the fault never fired: no marker of ranks {fault.ranks} (exit {rcs})")
+    workload = _static_workload(fault, host, t0, t1, rc, [{"kind": "application", "path": LOCAL_LOGS[fault.mode]}])
+    _write_yaml(bundle / "workload.yaml", workload)
+    shutil.rmtree(work, ignore_errors=True)
+    return RunResult(fault.name, bundle, t1 - t0, f"{detail}{fault.mode} exit {' '.join(map(str, rcs))}")
 
 
 # ---------------------------------------------------------------- slurm
@@ -276,11 +403,11 @@ def _sbatch_script(fault: Fault, work: Path, bundle: Path, port: int) -> str:
     env = _env(fault, work)
     exports = " ".join(f"{k}={env[k]}" for k in env if k.startswith("LAB_") or k in (
         "OMP_NUM_THREADS", "PYTHONUNBUFFERED", "TZ"))
+    master = "" if fault.omit_master_env else f"export MASTER_ADDR=127.0.0.1 MASTER_PORT={port}\n"
     return f"""#!/bin/bash
 #SBATCH --job-name=lab-{fault.name}
 #SBATCH --ntasks={NPROC}
-export MASTER_ADDR=127.0.0.1 MASTER_PORT={port}
-export {exports}
+{master}export {exports}
 echo "lab: job $SLURM_JOB_ID on $SLURMD_NODENAME, {NPROC} tasks, fault {fault.name}"
 {' '.join(srun)} {fault.python or _python()} {TRAIN}
 """
@@ -306,11 +433,19 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
     jid = cluster.run("sbatch", "--parsable", *opts, input=script).stdout.strip().split(";")[0]
     detail = f"job {jid}"
     try:
-        if fault.scancel_at_marker:
+        if fault.scancel_at_marker or fault.admin_at_marker:
             _wait_marker(work, range(NPROC), None, fault.timeout,
                          alive=lambda: cluster.state(jid) not in harness_terminal())
+        if fault.scancel_at_marker:
             cluster.run("scancel", *fault.scancel_opts, jid)
             detail += f", scancel {' '.join(fault.scancel_opts)}".rstrip()
+        for cmd in fault.admin_at_marker:
+            args = [a.format(node=node, jobid=jid) for a in cmd]
+            cluster.run("scontrol", *args)
+            detail += f", scontrol {' '.join(args)}"
+        if fault.admin_at_marker:
+            time.sleep(1)  # slurmctld acts on the job (or leaves it be) before the ranks go on
+            (work / "go").write_text("")
         state = cluster.wait_state(jid, timeout=fault.timeout)
         # the steps' records land a moment after the allocation's
         deadline = time.monotonic() + 15
@@ -324,6 +459,8 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
         raise
     finally:
         _umount(work / "ckpt-small")
+        for cmd in fault.admin_after:
+            cluster.run("scontrol", *(a.format(node=node, jobid=jid) for a in cmd), check=False)
     detail += f", {state}"
     (bundle / "scheduler" / "sacct.txt").write_text(sacct)
     # right after the end scontrol still says JobState=COMPLETING (KillWait, epilog); take it once settled
@@ -395,7 +532,15 @@ def run_many(faults: list[Fault], out: Path, workers: int = 2, clusters: dict[st
     def one(f: Fault) -> RunResult:
         t0 = time.monotonic()
         try:
-            if f.mode == "torchrun":
+            if f.mode in LOCAL_MODES:
+                try:
+                    r = run_local(f, out)
+                except NotFired as exc:
+                    # as for a stuck torchrun run: the job broke before its fault fired (seen on a loaded
+                    # machine: Ray's node timed out during start-up), the lab's failure: once more, and say so
+                    r = run_local(f, out)
+                    r.detail = f"{r.detail} (second try: {exc})"
+            elif f.mode == "torchrun":
                 try:
                     r = run_torchrun(f, out)
                 except subprocess.TimeoutExpired:
@@ -415,12 +560,23 @@ def run_many(faults: list[Fault], out: Path, workers: int = 2, clusters: dict[st
             on_done(r)
         return r
 
-    # the time-limit job only sleeps: it gets its own thread so it never holds up a CPU-bound slot
+    # the time-limit job only sleeps: it gets its own thread so it never holds up a CPU-bound slot; so does
+    # each lane (faults that share a Slurm node they act on, or that each start a Ray cluster), whose faults
+    # run one after the other
     sleepers = [f for f in order if f.name == "slurm_time_limit"]
-    rest = [f for f in order if f not in sleepers]
-    with ThreadPoolExecutor(max_workers=workers + len(sleepers)) as pool, \
+    lanes: dict[str, list[Fault]] = {}
+    for f in order:
+        if f.lane:
+            lanes.setdefault(f.lane, []).append(f)
+    rest = [f for f in order if f not in sleepers and not f.lane]
+
+    def lane(faults: list[Fault]) -> list[RunResult]:
+        return [one(f) for f in faults]
+
+    with ThreadPoolExecutor(max_workers=workers + len(sleepers) + len(lanes)) as pool, \
             ThreadPoolExecutor(max_workers=workers) as cpu:
-        futs = [pool.submit(one, f) for f in sleepers] + [cpu.submit(one, f) for f in rest]
-        results = [fu.result() for fu in futs]
+        futs = [pool.submit(lane, [f]) for f in sleepers] + [pool.submit(lane, fs) for fs in lanes.values()]
+        futs += [cpu.submit(lane, [f]) for f in rest]
+        results = [r for fu in futs for r in fu.result()]
     shutil.rmtree(out / ".work", ignore_errors=True)
     return results

@@ -28,6 +28,28 @@ Rules used to decide the expectations:
 - a Python MemoryError or a failed tensor allocation under a per-process address-space limit
   (RLIMIT_AS, `ulimit -v`) is an exception the workload raised, not an OOM kill: software / app.exception;
 - EROFS writing a checkpoint: storage / storage.filesystem, like ENOSPC.
+
+Third round (new launchers, the job's own set-up, the scheduler acting on nodes, checkpoints read back):
+- the same rules hold under every launcher (mpirun + mpi4py, PyTorch Lightning's own launcher, JAX's processes,
+  a Ray Train job): an exception is app.exception, a SIGKILL from outside and a hang are `unknown`, a clean
+  run is `none`, whatever the launcher then says about the peers (MPI_ABORT, "exited on signal 9", Ray's
+  "actor died", Lightning's "terminated with code"); a hang that a launcher's own limit ends (mpirun
+  --timeout) is still a hang: the limit names no cause, unlike a scheduler's time limit on a job that was
+  only slow;
+- the job's own set-up and environment (its master port already taken, a backend the machine lacks, a
+  parallel layout that does not fit the world size, an environment variable the rendezvous needs and the
+  script does not set): the workload's configuration, software / app.exception on the node that reported
+  it, never a network cause, whatever errno a socket call gave;
+- a checkpoint that cannot be read back (cut short, a shard missing) with no error from the storage
+  itself: the workload's exception reading it, software / app.exception; the storage is the cause only
+  when it reports an error (ENOSPC, EROFS, EIO ...);
+- a node set DOWN while the job runs (`scontrol update state=down`, as an administrator or a health
+  check does with a bad node): slurmctld ends the job NODE_FAIL; the job was lost with its node, below
+  the workload: infrastructure / node, on that node (why the node went down is not in the job's evidence);
+- a node DRAINed, or a partition set DOWN, while the job runs: Slurm lets the running job finish (both
+  stop new work only); it completes: `none`;
+- `scontrol requeue` of a running job: Slurm kills it and runs it again; the run that ends the job
+  completes: `none`, like a torchrun restart that recovers.
 """
 
 from __future__ import annotations
@@ -35,7 +57,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Mode = Literal["torchrun", "slurm"]
+Mode = Literal["torchrun", "slurm", "mpirun", "lightning", "jax", "ray"]
+LOCAL_MODES = ("mpirun", "lightning", "jax", "ray")  # run on this host by lab.driver.run_local
 
 SOFTWARE_NODE = ["{node}"]
 
@@ -74,6 +97,14 @@ class Fault:
     shm_size: str | None = None  # torchrun only: a private /dev/shm of this size (a mount namespace)
     rdzv: tuple[str, ...] = ()  # torchrun only: rendezvous options instead of --standalone ({port}: a free port)
     python: str | None = None  # slurm only: the interpreter path the batch script runs (a wrong one)
+    # third round: new launchers, the job's own set-up, the scheduler acting on nodes and partitions
+    launcher_opts: tuple[str, ...] = ()  # mpirun only: more mpirun options (--timeout N)
+    lane: str = ""  # faults of one lane run one after the other (they share a Slurm node or a Ray cluster)
+    occupy_port: bool = False  # torchrun only: something already listens on the rdzv option's {port}
+    omit_master_env: bool = False  # slurm only: the batch script does not export MASTER_ADDR / MASTER_PORT
+    admin_at_marker: tuple[tuple[str, ...], ...] = ()  # slurm only: scontrol commands once every rank paused
+    admin_after: tuple[tuple[str, ...], ...] = ()  # slurm only: scontrol commands that undo them after the job
+    term_after_marker: float | None = None  # SIGTERM every launched process this long after the fault's marker
 
     @property
     def train_fault(self) -> str:
@@ -98,6 +129,49 @@ def _sw(name: str, category: str, description: str, **kw: Any) -> Fault:
 def _unknown(name: str, description: str, **kw: Any) -> Fault:
     return Fault(name=name, mode=kw.pop("mode", "torchrun"), description=description, domain="unknown",
                  category=None, affected_nodes=[], **kw)
+
+
+def _launcher_faults(mode: Mode, words: str) -> list[Fault]:
+    """One launcher's four faults: an exception on rank 1, rank 1 killed from outside, rank 1 hung, a clean run."""
+    hang_end = {
+        "mpirun": "MPI has no collective timeout: mpirun --timeout 20 ends the job",
+        "lightning": "the others time out in the DDP allreduce (gloo, 10 s) and Lightning ends the job",
+        "jax": "XLA's gloo all-gather has no timeout and the others wait in it; 15 s later every process gets "
+               "SIGTERM from outside and SIGKILL 5 s after (as `timeout --kill-after` does; JAX's preemption notifier "
+               "takes the SIGTERM as a notice and goes on)",
+        "ray": "the others time out in the DDP allreduce (gloo, 10 s) and Ray Train ends the run",
+    }[mode]
+    kw: dict[str, Any] = {"mode": mode, "lane": "ray" if mode == "ray" else ""}
+    if mode in ("lightning", "ray"):  # 4 processes import torch and Lightning (Ray: its actors) one after the other
+        kw["timeout"] = 300.0 if mode == "lightning" else 420.0
+    return [
+        _sw(f"{mode}_exception", "app.exception",
+            f"{words}: rank 1 raises an exception at step 3; the launcher then ends the other ranks.",
+            lab_fault="exception", **kw),
+        _unknown(f"{mode}_sigkill_external",
+                 f"{words}: the driver kill -9s rank 1 from outside at step 3. No OOM record, no scheduler record: "
+                 "nothing establishes who killed it or why, whatever the launcher then says.",
+                 lab_fault="sigkill_external", kill_from_outside=True, **kw),
+        _unknown(f"{mode}_hang",
+                 f"{words}: rank 1 stops inside step 3 (nothing logged about why); {hang_end}. Nothing records why "
+                 "rank 1 stopped: unknown.", lab_fault="hang",
+                 launcher_opts=("--timeout", "20") if mode == "mpirun" else (),
+                 term_after_marker=15.0 if mode == "jax" else None, **kw),
+        Fault(f"{mode}_completed", description=f"{words}: a clean run; every rank finishes. Nothing failed.",
+              domain="none", outcome="succeeded", affected_nodes=[], lab_fault="none", **kw),
+    ]
+
+
+def _admin(name: str, description: str, action: tuple[str, ...], undo: tuple[str, ...] | None,
+           **kw: Any) -> Fault:
+    """A Slurm fault where scontrol acts on the job's node, partition or the job itself mid-job (`action`, once
+    every rank waits at step 3), on a Slurm of its own; `undo` restores the node or partition after the job.
+    Unless said otherwise the job completes: none."""
+    # 300 s: the markers come once 3 ranks have imported torch, slow on a loaded machine; then it mostly waits
+    base: dict[str, Any] = {"domain": "none", "outcome": "succeeded", "affected_nodes": [], "timeout": 300.0}
+    return Fault(name=name, mode="slurm", description=description, **{**base, **kw}, lab_fault="pause",
+                 lane="slurm-admin", slurm_profile="admin", admin_at_marker=(action,),
+                 admin_after=(undo,) if undo else ())
 
 
 FAULTS: dict[str, Fault] = {f.name: f for f in [
@@ -312,4 +386,66 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
              "handler, so each task dies of SIGUSR1 ('User defined signal 1'); sacct records a failure, no CANCELLED "
              "state. No record says why the signal was sent: unknown.", mode="slurm", lab_fault="scancel",
              outcome=None, scancel_at_marker=True, scancel_opts=("--signal=USR1",)),
+
+    # ------------------------------------------------ third round: new launchers (each: exception, kill -9,
+    # hang, clean run), so that each launcher's own words for a failed peer are in the lab
+    *(f for launcher, words in (
+        ("mpirun", "mpirun -np 3 --tag-output python -m mpi4py (Debian's Open MPI), MPI_Allreduce"),
+        ("lightning", "PyTorch Lightning Trainer(devices=3, strategy=DDPStrategy on gloo), its own launcher"),
+        ("jax", "3 JAX processes, jax.distributed.initialize on 127.0.0.1, gloo all-gathers on the CPU"),
+        ("ray", "a local Ray cluster, Ray Train TorchTrainer with 3 workers, DDP on gloo"),
+    ) for f in _launcher_faults(launcher, words)),
+    # ------------------------------------------------ third round: the job's own set-up and environment
+    _sw("setup_port_in_use", "app.exception",
+        "torchrun --nnodes=1 --master-addr=127.0.0.1 --master-port=P while another process already listens on "
+        "P (a leftover of an earlier job): torchrun's agent cannot start its TCP store (EADDRINUSE) and no rank "
+        "starts. The job's own set-up on this node: software, not the network.", lab_fault="none",
+        occupy_port=True, rdzv=("--nnodes=1", "--master-addr=127.0.0.1", "--master-port={port}")),
+    _sw("setup_backend_nccl", "app.exception",
+        "Every rank calls init_process_group('nccl') on a machine without GPUs and a CPU build of PyTorch: the "
+        "backend does not exist here and every rank fails at start. The job's configuration: software.",
+        lab_fault="backend_nccl", ranks="0,1,2"),
+    _sw("setup_mesh_mismatch", "app.exception",
+        "The job asks for a 2 x 2 (data x tensor parallel) device mesh with init_device_mesh, but got 3 "
+        "processes: the mesh does not fit the world size and every rank raises. The job's configuration.",
+        lab_fault="mesh_mismatch", ranks="0,1,2"),
+    _sw("slurm_missing_master_env", "app.exception",
+        "The batch script forgets to export MASTER_ADDR / MASTER_PORT; every task's init_process_group (env:// "
+        "rendezvous) fails at start ('environment variable MASTER_ADDR expected, but not set'), srun reports "
+        "the tasks' exit code 1, sacct FAILED. The job's own environment: software.", mode="slurm",
+        lab_fault="none", omit_master_env=True),
+    # ------------------------------------------------ third round: checkpoints that cannot be read back
+    _sw("ckpt_truncated", "app.exception",
+        "At step 3 rank 0 saves a checkpoint with torch.save and the file is cut to half its size (as an "
+        "interrupted copy leaves it); every rank then loads it to roll back and torch.load fails (the zip "
+        "archive has no central directory). No storage error: the workload's exception reading it.",
+        lab_fault="ckpt_truncated", ranks="0,1,2"),
+    _sw("ckpt_missing_shard", "app.exception",
+        "At step 3 the ranks save a sharded checkpoint (torch.distributed.checkpoint, one file per rank) and "
+        "rank 1's shard file is lost before they load it back: every rank reads from that file (the checkpoint "
+        "spreads the replicated weights over the ranks' files) and fails with FileNotFoundError inside a "
+        "CheckpointException. No storage error: software.",
+        lab_fault="ckpt_missing_shard", ranks="0,1,2"),
+    # ------------------------------------------------ third round: the scheduler acting on nodes and partitions
+    _admin("slurm_node_down",
+           "While every rank waits at step 3 the job's node is set DOWN (scontrol update state=down, as a health "
+           "check does with a bad node); the job was submitted --no-requeue, so slurmctld ends it NODE_FAIL. The "
+           "job was lost with its node: infrastructure, on that node.",
+           ("update", "nodename={node}", "state=down", "reason=lab: node taken out of service"),
+           ("update", "nodename={node}", "state=resume"), domain="infrastructure", category="node", outcome=None,
+           affected_nodes=list(SOFTWARE_NODE), sbatch_opts=("--no-requeue",)),
+    _admin("slurm_node_drain",
+           "While every rank waits at step 3 the job's node is DRAINed (scontrol update state=drain); a drain "
+           "stops new work only, the running job finishes and completes. Nothing failed: none.",
+           ("update", "nodename={node}", "state=drain", "reason=lab: drain for maintenance"),
+           ("update", "nodename={node}", "state=resume")),
+    _admin("slurm_partition_down",
+           "While every rank waits at step 3 the job's partition is set DOWN (scontrol update partitionname=debug "
+           "state=down); running jobs go on, the job completes. Nothing failed: none.",
+           ("update", "partitionname=debug", "state=down"), ("update", "partitionname=debug", "state=up")),
+    _admin("slurm_requeue",
+           "While every rank waits at step 3 the job is requeued (scontrol requeue): Slurm kills the running "
+           "attempt ('CANCELLED ... DUE TO JOB REQUEUE') and, after the requeue's begin-time delay of about two "
+           "minutes, runs the job again; the second run completes. The job succeeded: none.",
+           ("requeue", "{jobid}"), None, timeout=480),
 ]}

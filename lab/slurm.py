@@ -4,7 +4,7 @@ The harness (tests/blueprint/slurm_harness.py) configures proctrack/linuxproc,
 task/none and jobacct_gather/none, so `--mem` is enforced by nothing there.
 The lab's memory faults need a Slurm that enforces it; `start(base, profile)`
 starts a fresh harness cluster whose slurm.conf is changed before the daemons
-start. Two profiles, two real mechanisms with different evidence:
+start. Two memory profiles, two real mechanisms with different evidence:
 
 - "cgroup": task/cgroup + proctrack/cgroup with cgroup/v1 and
   ConstrainRAMSpace=yes, the usual production setup: the kernel's memcg OOM
@@ -15,7 +15,10 @@ start. Two profiles, two real mechanisms with different evidence:
   ("StepId=N.0 exceeded memory limit (A > B), being killed"); sacct shows the
   job FAILED and the step "CANCELLED by 0".
 
-Both make memory a consumable resource (CR_Core_Memory, 1000M per CPU by
+A third profile, "admin", keeps the harness's configuration: it is a cluster of its own for the faults
+that act on the node or the partition while a job runs (lab/faults.py, lane "slurm-admin").
+
+"jobacct" and "cgroup" make memory a consumable resource (CR_Core_Memory, 1000M per CPU by
 default) and let the node claim 16000M so that a few jobs run at once. Only one
 "cgroup" cluster may run at a time on a host: cgroup paths are named after the
 node (slurm_ffnode1).
@@ -46,6 +49,9 @@ PROFILES: dict[str, dict[str, str]] = {
         "JobAcctGatherParams": "OverMemoryKill",
         "JobAcctGatherFrequency": "task=1",
     },
+    # the harness's own configuration, in a cluster of its own: its faults set the node DOWN or DRAIN, set the
+    # partition DOWN or requeue the job, which must not touch the jobs of other faults
+    "admin": {},
     "cgroup": {
         **COMMON,
         "TaskPlugin": "task/cgroup",

@@ -125,6 +125,48 @@ def checkpoint(model: torch.nn.Module, step: int) -> None:
     log.info("saved checkpoint %s", path)
 
 
+def rollback(model: torch.nn.Module, step: int) -> None:
+    """Saves a checkpoint and reads it straight back, as a job that rolls back after a loss spike does.
+
+    The injected fault damages the checkpoint between the two, as an interrupted copy or a clean-up
+    leaves one: ckpt_truncated cuts rank 0's torch.save file to half its size; ckpt_missing_shard saves
+    a sharded checkpoint (torch.distributed.checkpoint, one file per rank) and loses rank 1's shard.
+    """
+    target = WORKDIR / "ckpt"
+    target.mkdir(parents=True, exist_ok=True)
+    if FAULT == "ckpt_truncated":
+        path = target / f"step-{step:04d}.pt"
+        if RANK == 0:
+            torch.save({"model": model.state_dict(), "step": step}, path)
+            os.truncate(path, path.stat().st_size // 2)
+        dist.barrier()
+        log.info("step %d: rolling back to %s", step, path)
+        model.load_state_dict(torch.load(path, weights_only=True)["model"])
+        return
+    import torch.distributed.checkpoint as dcp
+
+    shards = target / f"step-{step:04d}"
+    # every rank also keeps its own data-loader position, so every rank's shard file holds something
+    state: dict[str, object] = {"model": model.state_dict(), f"loader.rank{RANK}": torch.tensor([step, RANK])}
+    dcp.save(state, checkpoint_id=shards)
+    dist.barrier()
+    if RANK == 1:
+        for f in shards.glob("__1_*.distcp"):
+            f.unlink()
+    dist.barrier()
+    log.info("step %d: rolling back to %s", step, shards)
+    dcp.load(state, checkpoint_id=shards)
+
+
+def pause(step: int) -> None:
+    """Every rank waits at the step until the driver has acted on the job's node or partition (or 60 s)."""
+    (WORKDIR / f"marker-rank{RANK}").write_text(str(os.getpid()))
+    log.info("step %d: evaluating", step)
+    deadline = time.monotonic() + 60
+    while not (WORKDIR / "go").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
 def lower_address_space() -> None:
     """What `ulimit -v` does, from inside: the address-space limit just above what the process maps now."""
     with open("/proc/self/status") as f:
@@ -177,9 +219,15 @@ def main() -> None:
         dist.init_process_group("gloo", store=store, rank=RANK, world_size=WORLD,
                                 timeout=timedelta(seconds=PG_TIMEOUT))
     else:
-        dist.init_process_group("gloo", timeout=timedelta(seconds=PG_TIMEOUT))
+        # backend_nccl: the job's configuration asks for NCCL on a machine without GPUs
+        dist.init_process_group("nccl" if FAULT == "backend_nccl" else "gloo", timeout=timedelta(seconds=PG_TIMEOUT))
     log.info("initialized gloo process group: rank %d of %d (local rank %d, pid %d)",
              RANK, WORLD, LOCAL_RANK, os.getpid())
+    if FAULT == "mesh_mismatch":
+        # a 2 x 2 (data x tensor parallel) layout configured for a job that got 3 processes
+        from torch.distributed.device_mesh import init_device_mesh
+
+        init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
 
     ds = Shards()
     sampler = DistributedSampler(ds, num_replicas=WORLD, rank=RANK, shuffle=False)
@@ -218,6 +266,10 @@ def main() -> None:
                 sys.exit(1)
         if FAULT == "file_not_found":
             load_shard(step)
+        if FAULT in ("ckpt_truncated", "ckpt_missing_shard") and step == FAULT_STEP:
+            rollback(model.module, step)
+        if FAULT == "pause" and step == FAULT_STEP:
+            pause(step)
         if FAULT == "sigkill_external" and fires(step):
             (WORKDIR / f"marker-rank{RANK}").write_text(str(os.getpid()))
             log.info("step %d: waiting for the next batch", step)

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs the real servers the integration tests start themselves
+# Installs the real servers the integration tests start themselves (and Open MPI's mpirun for the lab)
 # (Debian packages; apt never starts services here). Needs root.
 set -euo pipefail
 pkgs=(prometheus prometheus-alertmanager
       slurm-wlm slurmctld slurmd slurm-client slurmdbd slurmrestd munge mariadb-server
       postgresql-15
-      chromium chromium-driver)
+      chromium chromium-driver
+      openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
