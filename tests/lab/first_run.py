@@ -10,16 +10,6 @@ Owners of extractors and rules: remove an entry once its fault passes.
 from __future__ import annotations
 
 WRONG: dict[str, str] = {
-    "setup_port_in_use": (
-        "unknown, want software/app.exception on the node: torchrun's own "
-        "'torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
-        "port: P, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use' "
-        "(nodes/<host>/torchrun.log) is read as nccl.remote_error; a listen failure with a local errno is the "
-        "job's set-up (issue 25, family 2)"),
-    "setup_backend_nccl": (
-        "unknown, want software/app.exception on the node: every rank's traceback ends in "
-        "\"RuntimeError: Distributed package doesn't have NCCL built in\" (init_process_group('nccl') on a CPU build), "
-        "read as the symptom nccl.error; a backend the build lacks is configuration (issue 25, family 2)"),
     "ckpt_missing_shard": (
         "ambiguous between app.exception (\"torch.distributed.checkpoint.api.CheckpointException: CheckpointException "
         "ranks:dict_keys([0, 1, 2])\") and app.exception.io (\"FileNotFoundError: [Errno 2] No such file or "
