@@ -25,7 +25,8 @@ from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
     ACCEL_OOM_PHRASES,
-    CUDA_ANCHORS,
+    CODED_CUDA_MESSAGE,
+    CUDA_LITERALS,
     WEAK_CUDA_ANCHORS,
     by_whom,
     exit_signal,
@@ -256,11 +257,14 @@ def _alone_uncached(body: str) -> list[Draft]:
 #   _DIGIT_WORDS. Without them the steps decide "nothing" by words and by digit-blind patterns alone
 #   (\d, \w, [^:\s], lengths all unchanged by zeroing): the CUDA error code and OOM allocator names, the
 #   `[Errno N]` number and NCCL's status codes are the only digits they compare, and each of those needs
-#   one of these words first. `_zeroed_safe` checks at first use that the words the steps compare (storage
-#   strerror texts, exec failure reasons) hold no digit; if one did, only exact repeats would be remembered.
-_DIGIT_WORDS: Final = (*CUDA_ANCHORS, *WEAK_CUDA_ANCHORS, *ACCEL_OOM_PHRASES, *NCCL_ERROR_LITERALS, "[Errno")
+#   one of these words first, or the shape of a CUDA code before its message (`Error 803: `, which a body
+#   holds exactly when its zeroed form does). `_zeroed_safe` checks at first use that the words the steps
+#   compare (storage strerror texts, exec failure reasons) hold no digit; if one did, only exact repeats
+#   would be remembered.
+_DIGIT_WORDS: Final = (*CUDA_LITERALS, *WEAK_CUDA_ANCHORS, *ACCEL_OOM_PHRASES, *NCCL_ERROR_LITERALS, "[Errno")
 _DIGIT_WORDS_RX: Final = re.compile("|".join(re.escape(w) for w in sorted(set(_DIGIT_WORDS),
-                                                                     key=lambda w: (-len(w), w))))
+                                                                     key=lambda w: (-len(w), w)))
+                                    + "|" + CODED_CUDA_MESSAGE.pattern)
 _ALONE: Memo[tuple[Draft, ...]] = Memo("app.alone")
 _ALONE_QUIET: Memo[bool] = Memo("app.alone.zeroed")  # holds True only: a known-quiet template
 _zeroed_ok: list[bool] = []
@@ -381,7 +385,7 @@ class ExceptionExtractor:
         "StopIteration",
         "Empty",
         *ACCEL_OOM_PHRASES,
-        *CUDA_ANCHORS,
+        *CUDA_LITERALS,
         *WEAK_CUDA_ANCHORS,
         "CUDA-capable device",
         "No CUDA GPUs are available",
