@@ -248,6 +248,51 @@ def test_accelerator_memory_in_xla_words_is_the_accelerator_oom(line: str) -> No
     assert one(line).kind == "app.cuda_oom"
 
 
+# ------------------------------------------------------------------ a status about one file (TensorFlow's I/O)
+
+
+@pytest.mark.parametrize(("line", "errno"), [
+    # keras-team/keras-tuner#390 (a comment): TF 2 appends the strerror to the path
+    ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: models/singleton_classifiers/context.model/"
+     "variables/variables_temp_d0c7555bd2aa4ae682695465c0d0e2f4/part-00000-of-00002.data-00000-of-00001.tempstate"
+     "8490917510693379885; No space left on device", "ENOSPC"),
+    # keras-team/keras-tuner#390 (its title): the strerror alone, lower-case
+    ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: disk quota exceeded [Op:SaveV2]", "EDQUOT"),
+])
+def test_resource_exhausted_with_a_storage_errno_is_the_file_system_not_the_accelerator(line: str, errno: str) -> None:
+    d = one(line)
+    assert d.kind == "storage.error" and d.fields["errno"] == errno
+
+
+def test_resource_exhausted_on_a_file_being_written_is_the_file_system() -> None:
+    # mozilla/DeepSpeech#374 ("home isn't large ... run out of space"): TensorFlow 1.x gave the path alone after the
+    # status, and its session's reprint of the error (`(see above for traceback)`) is the last line
+    d = one("InternalError (see above for traceback): Error writing (tmp) checkpoint file: /home/doyouunderstand/"
+            ".local/share/deepspeech_wer/checkpoint/205aed8/model.ckpt-6.tempstate9784191321997661396: Resource "
+            "exhausted: /home/doyouunderstand/.local/share/deepspeech_wer/checkpoint/205aed8/model.ckpt-6.tempstate"
+            "9784191321997661396")
+    assert d.kind == "storage.error" and d.fields["fs"] == "posix" and d.fields["exc_type"] == "InternalError"
+    assert str(d.fields["path"]).endswith("model.ckpt-6.tempstate9784191321997661396")
+
+
+@pytest.mark.parametrize("line", [
+    # tensorflow/tensorflow#10162: a restore (a read) in a loop; too many open files is RESOURCE_EXHAUSTED too
+    "ResourceExhaustedError (see above for traceback): ./models/m9-6/model.ckpt-826.data-00000-of-00001",
+    # tensorflow/tensorflow#4350: the path alone, nothing says what was done to it
+    "ResourceExhaustedError: ./model/model-49.tempstate5787507096018461664",
+])
+def test_resource_exhausted_about_a_file_without_a_write_or_an_errno_is_the_workloads(line: str) -> None:
+    d = one(line)
+    assert d.kind == "app.exception" and d.fields["path"] == line.rsplit(" ", 1)[-1].rsplit(": ", 1)[-1]
+
+
+def test_resource_exhausted_about_tensors_is_still_the_accelerator() -> None:
+    # lc222/seq2seq_chatbot_new#19: no file, no errno
+    d = one("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor of shape [4096] "
+            "and type float")
+    assert d.kind == "app.cuda_oom"
+
+
 def test_a_status_word_that_names_no_peer_leaves_the_workloads_exception() -> None:
     # the class table sends XlaRuntimeError to its status word; INTERNAL is the workload's own exception
     # (synthetic messages: only the status word at their head is read)

@@ -353,6 +353,7 @@ class StatusWordInfo(NamedTuple):
     word: str  # RESOURCE_EXHAUSTED, UNAVAILABLE, ...
     family: ExceptionFamily
     texts: tuple[str, ...] = ()  # other spellings (TensorFlow 1.x: `Unavailable`, `Deadline Exceeded`)
+    on_write: Literal["storage"] | None = None  # what it is about a file being written (its message a path)
 
 
 class ErrnoInfo(NamedTuple):

@@ -8,7 +8,7 @@ constraints live here only.
 """
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -113,6 +113,7 @@ class StatusWordInfo(_Plain):
     word: str = Field(pattern=r"^[A-Z][A-Z_]+$")
     family: ExceptionFamily
     texts: tuple[str, ...] = ()
+    on_write: Literal["storage"] | None = None
 
 
 class ErrnoInfo(_Plain):

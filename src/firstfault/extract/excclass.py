@@ -3,7 +3,8 @@
 The traceback model (extract/traceback.py) asks this module about a
 traceback's last line, and about a lone uncaught exception line, the same
 questions: which family the class belongs to (`class_row`), which family a
-status word at the head of its message makes (`status_family`), whether its
+status word at the head of its message makes (`status_family`), whether the
+status is about one file (`file_status`: TensorFlow's I/O errors), whether its
 errno is on the job's own set-up side (`setup_errno`) or a peer's
 (`peer_errno`), and for an object store's error whose side its code is on
 (`store_code`, `store_side`). No answer here builds an event; each is a
@@ -95,6 +96,45 @@ def status_family(msg: str, implied: str | None = None) -> str | None:
         return by_text.get(implied)
     m = rx.match(msg.lstrip())
     return by_text[m.group("word")] if m else None
+
+
+# A file's path as TensorFlow's file systems print it (a word with a `/`, or a Windows drive's), then at most
+# the strerror that TF 2 appends after `; `.
+_FILE = r"(?P<path>[A-Za-z]:[\\/][^\s;]*|[^\s;:]*/[^\s;]*)(?:; (?P<why>[^;]*))?\s*$"
+_PATH_ONLY = re.compile(_FILE)
+
+
+@lru_cache(maxsize=1)
+def _file_status_rx() -> re.Pattern[str]:
+    by_text, _ = _status_index()
+    alternation = "|".join(re.escape(t) for t in sorted(by_text, key=lambda t: (-len(t), t)))
+    return re.compile(rf"\b(?P<word>{alternation}): ?" + _FILE)
+
+
+class FileStatus(NamedTuple):
+    """A status about one file: TensorFlow's report of a failed file operation (catalog/exceptions.yaml)."""
+
+    word: str  # the canonical status word (RESOURCE_EXHAUSTED)
+    path: str
+    why: str | None  # the strerror TF 2 appends, if any
+    on_write: str | None  # what the status is about a file being written (the table's `on_write`)
+
+
+def file_status(msg: str, implied: str | None = None) -> FileStatus | None:
+    """The status a message gives about a file and nothing else: `...: Resource exhausted: /home/u/model.ckpt-6.
+    tempstate...` (TensorFlow before 2.x), `/ckpt/model.data-00000-of-00001; No space left on device` from a class
+    that stands for the status (`ResourceExhaustedError`). None: the message says more than a file's status."""
+    by_text, _ = _status_index()
+    m = _file_status_rx().search(msg)
+    if m is not None:
+        text = m.group("word")
+    elif implied is not None and implied in by_text:
+        m = _PATH_ONLY.match(msg.strip())
+        text = implied
+    if m is None:
+        return None
+    word = next(w for w, row in status_word_table().items() if text == w or text in row.texts)
+    return FileStatus(word, m.group("path"), m.group("why"), status_word_table()[word].on_write)
 
 
 def logged_status(body: str) -> str | None:

@@ -62,7 +62,9 @@ from firstfault.extract.codes import (
 )
 from firstfault.extract.excclass import (
     SYMPTOM_KINDS,
+    FileStatus,
     class_row,
+    file_status,
     logged_status,
     peer_errno,
     setup_errno,
@@ -99,7 +101,10 @@ class Exc(NamedTuple):
 
 # The last line of a traceback: `ValueError: msg`, `torch.OutOfMemoryError: ...`,
 # a bare `KeyboardInterrupt`; torchrun reprints a child's traceback indented.
-_EXC_LINE = re.compile(r"^\s*(?P<qual>(?:[A-Za-z_]\w*\.)*(?P<cls>[A-Za-z_]\w*))(?::[ \t]?(?P<msg>.*))?$")
+# TensorFlow 1.x's session reprints the error after the op's creation stack: `InternalError (see above for
+# traceback): Error writing (tmp) checkpoint file: ...`.
+_EXC_LINE = re.compile(r"^\s*(?P<qual>(?:[A-Za-z_]\w*\.)*(?P<cls>[A-Za-z_]\w*))(?: \(see above for traceback\))?"
+                       r"(?::[ \t]?(?P<msg>.*))?$")
 EXC_SUFFIXES: Final = ("Error", "Exception", "Exit", "Interrupt", "Iteration", "Failure", "Fault", "Timeout")
 _BARE: Final = ("KeyboardInterrupt", "SystemExit", "StopIteration", "GeneratorExit", "Empty")
 
@@ -414,6 +419,21 @@ def _object_store(exc: Exc) -> Draft:
     return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), store_code=code))
 
 
+# A message that says the file was being written (TensorFlow's `Error writing (tmp) checkpoint file: ...`).
+_WRITING = re.compile(r"\b[Ww]rit(?:e|es|ing)\b")
+
+
+def _file_failed(exc: Exc, body: str, about: FileStatus) -> Draft:
+    """A status about one file (excclass.file_status): the errno it names decides; else the status's meaning for a
+    file being written (a full file system), where the message says it was; else the workload's exception."""
+    by_errno = _errno(exc, body) if errno_of(exc.msg) is not None else None
+    if by_errno is not None:
+        return by_errno
+    if about.on_write == "storage" and _WRITING.search(exc.msg) and not is_shm(about.path, exc.msg):
+        return Draft("storage.error", _fields(fs="posix", path=about.path, exc_type=exc.cls, detail=_detail(exc)))
+    return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), path=about.path))
+
+
 def _by_class(exc: Exc, body: str) -> tuple[list[Draft], bool] | None:
     """What the exception table (catalog/exceptions.yaml, extract/excclass.py) makes of an exception: its
     errno on the job's own side, then its class (and message), then a status word. None: it decides nothing
@@ -422,6 +442,9 @@ def _by_class(exc: Exc, body: str) -> tuple[list[Draft], bool] | None:
     if name is not None:
         return [_setup(exc, name)], True
     row = class_row(exc.qual, exc.cls, exc.msg)
+    about_file = file_status(exc.msg, row.status if row is not None else None)
+    if about_file is not None:
+        return [_file_failed(exc, body, about_file)], True
     if row is None:
         return None
     family: str | None = row.family
@@ -433,6 +456,8 @@ def _by_class(exc: Exc, body: str) -> tuple[list[Draft], bool] | None:
         return [_setup(exc)], True
     if family == "envelope":
         return [], False
+    if family == "accelerator_oom" and errno_of(exc.msg) is not None:
+        return None  # what ran out is named by an errno (`disk quota exceeded`): the errno step reads it
     if family == "accelerator_oom" and not host_allocator(body):
         return [Draft("app.cuda_oom", {"message": clip(exc.msg or exc.cls)})], True
     kind = SYMPTOM_KINDS.get(family or "")
