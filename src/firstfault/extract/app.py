@@ -337,7 +337,7 @@ _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<ty
 _WHAT = re.compile(r"what\(\):\s*(?P<msg>.*)$")
 _WHAT_WINDOW: Final = 3
 _MODEL: Final = "ff.app.traceback_model"
-_TERMINATED: Final = "ff.app.terminated"  # line of the stream's last `terminate called after throwing`
+_TERMINATED: Final = "ff.app.terminated"  # line of the stream's last `terminate called after throwing` or fatal record
 
 
 def _model(state: dict[str, object]) -> tb.TracebackModel:
@@ -391,6 +391,7 @@ class ExceptionExtractor:
         "No CUDA GPUs are available",
         "terminate called after throwing",
         "what():",
+        *tb.FATAL_LOG_LITERALS,
         'File "',
         "frame #",
         "Exception raised from",
@@ -426,13 +427,24 @@ class ExceptionExtractor:
             if exc is not None:
                 drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
             else:
-                drafts = _alone(body) or _lone(body)
+                drafts = _alone(body) or self._fatal(body, ctx) or _lone(body)
         for draft in drafts:
             if rank is not None:
                 draft.rank = rank
             elif owner_entry is not None:
                 draft.rank, draft.host = owner_entry
             yield draft
+
+    def _fatal(self, body: str, ctx: LineContext) -> list[Draft]:
+        """A C++ framework's fatal log record (extract/traceback.py `fatal_log`), read as an uncaught exception;
+        the abort that follows it is its consequence, as after `terminate called`."""
+        exc = tb.fatal_log(body)
+        if exc is None:
+            return []
+        ctx.state[_TERMINATED] = ctx.lineno
+        ctx.claimed = True
+        drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
+        return drafts
 
     def _terminate(self, body: str, who: int | None, ctx: LineContext) -> tb.Exc | None:
         """`terminate called after throwing an instance of 'T'` + `what(): msg` (same or next lines)."""

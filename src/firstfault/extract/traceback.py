@@ -160,6 +160,30 @@ def lone_exception(body: str) -> Exc | None:
     return None
 
 
+# A C++ framework's fatal log record: glog's and absl's `LOG(FATAL)` and failed `CHECK`s (`F0407 01:31:07.673615
+# 5759 math_functions.cpp:250] Check failed: a <= b`, absl's `F0000 00:00:1739961418.129995 ...`) and TensorFlow's
+# own form (`2017-11-28 16:36:15.720252: F tensorflow/core/lib/io/zlib_outputbuffer.cc:77] Check failed: ...`, before
+# 1.0 without the date). The process aborts right after it: the C++ counterpart of an uncaught exception's last line.
+_FATAL_LOG = re.compile(
+    r"^\s*\[?(?:F\d{4} \d\d:\d\d:\d+(?:\.\d+)?\s+\d+"
+    r"|(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?: )?F)"
+    r" (?P<where>[\w.@/\\-]+:\d+)\]\s?(?P<msg>.*)$"
+)
+# Prefilter words for the records read: TensorFlow's dated form, and a failed CHECK in any form.
+FATAL_LOG_LITERALS: Final = (": F ", "Check failed")
+FATAL_LOG_CLASS: Final = "FATAL"  # the exc_type of a fatal record's reading
+
+
+def fatal_log(body: str) -> Exc | None:
+    """A glog / absl / TensorFlow fatal log record (_FATAL_LOG) as the exception it stands for."""
+    if "] " not in body:
+        return None
+    m = _FATAL_LOG.match(body)
+    if m is None:
+        return None
+    return Exc(FATAL_LOG_CLASS, FATAL_LOG_CLASS, m.group("msg").strip())
+
+
 # --------------------------------------------------------------------------
 # Classification tables
 # --------------------------------------------------------------------------
