@@ -392,6 +392,7 @@ class ExceptionExtractor:
         "terminate called after throwing",
         "what():",
         *tb.FATAL_LOG_LITERALS,
+        *tb.THREAD_LITERALS,
         'File "',
         "frame #",
         "Exception raised from",
@@ -414,7 +415,8 @@ class ExceptionExtractor:
         if closed is not None:
             exc, owner_entry = closed.exc, closed.owner
             drafts, decisive = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None, closed.frames,
-                                           other_owned=memory_limit_kill(body) is not None)
+                                           other_owned=memory_limit_kill(body) is not None,
+                                           in_library_thread=closed.library_thread)
             if closed.chained:
                 ctx.claimed = True  # an envelope of a chain that already decided
                 return

@@ -293,6 +293,23 @@ def _stdlib(frame: str) -> bool:
 _RECORD_WRAPPER = re.compile(r"[/\\]errors[/\\]__init__\.py\S*, line \d+, in wrapper\b")
 
 
+# Python's report of an exception that ended a thread, not the process (threading's excepthook, `_thread`'s):
+# `Exception in thread Thread-4:` / `Exception in thread prefetch (worker):`, `Unhandled exception in thread
+# started by <function f at 0x...>`, `Exception ignored in thread started by: <function f at 0x...>`; its
+# traceback follows on the next line.
+_THREAD_HEADER = re.compile(r"^\s*(?:Exception in thread \S.*:|(?:Unhandled exception|Exception ignored) in thread "
+                            r"started by\b.*)\s*$")
+THREAD_LITERALS: Final = ("Exception in thread", "exception in thread", "Exception ignored in thread")
+# An installed package's code (not the workload's own files): where a thread whose first frame is there was started.
+_INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
+
+
+def library_thread(entry: str | None) -> bool:
+    """Whether a thread's first frame outside the standard library (its target, or its `run`) is an installed
+    package's: a framework's own background thread (a watcher, a prefetcher, a logger), not the workload's."""
+    return entry is not None and _INSTALLED.search(entry) is not None
+
+
 def launcher_plumbing(frames: tuple[str, ...]) -> bool:
     """Whether the innermost frame outside the standard library is the launcher's code around its workers."""
     for f in reversed(frames):
@@ -539,12 +556,24 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
 
 
 def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
-             frames: tuple[str, ...] = (), other_owned: bool = False) -> tuple[list[Draft], bool]:
+             frames: tuple[str, ...] = (), other_owned: bool = False,
+             in_library_thread: bool = False) -> tuple[list[Draft], bool]:
     """The events a traceback's final line holds, and whether it decides its chain.
 
     `other_owned`: another extractor reads this line as its own event (a memory-limit kill raised as an
     exception, such as Ray's OutOfMemoryError), so the chain is decided without an exception of its own.
+    `in_library_thread`: the traceback ended a thread that an installed package started (`library_thread`);
+    the thread's death does not end the process, so what would be the workload's own exception is none of its
+    failures (a CUDA error, a storage errno, a signal or a peer's failure is still read as such).
     """
+    drafts, decisive = _classify(body, exc, nccl_owned, numerics_owned, frames, other_owned)
+    if in_library_thread:
+        drafts = [d for d in drafts if d.kind != "app.exception"]
+    return drafts, decisive
+
+
+def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
+              frames: tuple[str, ...], other_owned: bool) -> tuple[list[Draft], bool]:
     cuda = cuda_drafts(body, exc)
     if cuda:
         return cuda, True
@@ -590,6 +619,9 @@ class _Stream:
     decided: bool = False  # the current chain already produced its event
     owner: tuple[int | None, str | None] | None = None  # torchrun summary entry owning the open traceback
     frames: list[str] = field(default_factory=list)  # the open traceback's `File "..."` lines, innermost last
+    thread_header: int | None = None  # line of the last `Exception in thread ...:`
+    in_thread: bool = False  # the open traceback (and its chain) ended a thread, not the process
+    entry: str | None = None  # the open traceback's first frame outside the standard library
 
 
 @dataclass(slots=True)
@@ -600,6 +632,7 @@ class Closed:
     chained: bool  # a later member of a chain that already decided
     owner: tuple[int | None, str | None] | None
     frames: tuple[str, ...] = ()
+    library_thread: bool = False  # it ended a thread an installed package started (traceback.library_thread)
 
 
 @dataclass(slots=True)
@@ -619,7 +652,12 @@ class TracebackModel:
                           and st.marker - st.closed <= CHAIN_GAP)
             if not continuing:
                 st.decided = False
-            st.opened, st.owner, st.frames = ctx.lineno, owner, []
+                st.in_thread = st.thread_header is not None and ctx.lineno - st.thread_header <= 1
+            st.opened, st.owner, st.frames, st.entry = ctx.lineno, owner, [], None
+            ctx.claimed = True
+            return None
+        if _THREAD_HEADER.match(body):
+            st.thread_header = ctx.lineno
             ctx.claimed = True
             return None
         for marker in CHAIN_MARKERS:
@@ -636,7 +674,9 @@ class TracebackModel:
             # A traceback whose header was cut off (a posted or clipped log): its frames open it.
             if not (st.marker is not None and st.closed is not None and 0 <= st.marker - st.closed <= CHAIN_GAP):
                 st.decided = False
+                st.in_thread = False
             st.opened, st.owner, st.frames = ctx.lineno, owner, [body.strip()]
+            st.entry = None if _stdlib(body) else body.strip()
             ctx.claimed = True
             return None
         if ctx.lineno - st.opened > TB_WINDOW:
@@ -648,9 +688,11 @@ class TracebackModel:
             if FRAME.match(body):
                 st.frames.append(body.strip())
                 del st.frames[:-MAX_FRAMES]
+                if st.entry is None and not _stdlib(body):
+                    st.entry = body.strip()
             return None
         chained = st.decided
-        closed = Closed(exc, chained, st.owner, tuple(st.frames))
+        closed = Closed(exc, chained, st.owner, tuple(st.frames), st.in_thread and library_thread(st.entry))
         st.opened, st.closed, st.owner, st.frames = None, ctx.lineno, None, []
         return closed
 
