@@ -347,6 +347,7 @@ class ExceptionClassInfo(NamedTuple):
     family: ExceptionFamily
     message: str | None = None  # a regex the message must hold a match of
     status: str | None = None  # the status word the class stands for (TensorFlow's errors_impl classes)
+    logged: tuple[str, ...] = ()  # the message decides in a line of its own too; words such a line holds
 
 
 class StatusWordInfo(NamedTuple):

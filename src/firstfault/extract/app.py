@@ -23,6 +23,7 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import status_anchors, status_word_table
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.excclass import logged_words, setup_errno_words
 from firstfault.extract.codes import (
     ACCEL_OOM_PHRASES,
     CODED_CUDA_MESSAGE,
@@ -393,6 +394,8 @@ class ExceptionExtractor:
         "what():",
         *tb.FATAL_LOG_LITERALS,
         *tb.THREAD_LITERALS,
+        *logged_words(),  # a line the exception table reads on its own (`No OpKernel was registered`)
+        *setup_errno_words(),  # ... and a logged bind that failed with a set-up errno
         'File "',
         "frame #",
         "Exception raised from",

@@ -60,11 +60,13 @@ from firstfault.extract.codes import (
     storage_strerror_rx,
     strsignal_alternation,
 )
+from firstfault.catalog.tables import ExceptionClassInfo
 from firstfault.extract.excclass import (
     SYMPTOM_KINDS,
     FileStatus,
     class_row,
     file_status,
+    logged_row,
     logged_status,
     peer_errno,
     setup_errno,
@@ -333,7 +335,7 @@ def standalone(body: str) -> Draft | None:
     `python -m` or an import in a launcher, a launcher that could not start
     the program (`_EXEC_FAILED`); and, as a symptom, a status that JAX or
     TensorFlow logs about its coordination service or a collective
-    (excclass.logged_status).
+    (excclass.logged_status); and what the exception table reads in a line of its own (`_logged`).
     """
     m5 = _EXEC_FAILED.search(body)
     if m5:
@@ -357,7 +359,31 @@ def standalone(body: str) -> Draft | None:
     if kind is not None:
         # JAX's / TensorFlow's own report that the coordination service or a collective lost a peer: a symptom.
         return Draft(kind, {"detail": clip(body)})
-    return None
+    if exception_shape(body) is not None:
+        return None  # an exception's line: the traceback model reads it (a lone one as its traceback's last line)
+    return _logged(body)
+
+
+def _logged(body: str) -> Draft | None:
+    """A line of its own that the exception table reads without an exception around it: a row whose message
+    decides alone (excclass.logged_row), or a socket's bind / listen that failed with a set-up errno (c10d's
+    `[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:50002 (errno: 98 - Address already in
+    use).`). A cause read so is `terminal`, as a lone exception line's: the last word of its stream only, and weak
+    (a logged line is no record of what ended the process); a symptom is a symptom."""
+    exc = Exc("", "", body.strip())
+    name = setup_errno(body, on_socket=True)
+    if name is not None:
+        drafts: list[Draft] = [_setup(exc, name)]
+    else:
+        row = logged_row(body)
+        got = _by_row(row, exc, body) if row is not None else None
+        drafts = got[0] if got is not None else []
+    if not drafts:
+        return None
+    d = drafts[0]
+    if d.kind in ("app.exception", "storage.error"):
+        d.fields["terminal"] = True
+    return d
 
 
 # A launcher that could not start the workload's program: slurmstepd's `error: execve(): /opt/venv/bin/python3:
@@ -418,7 +444,7 @@ def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
 
 
 def _detail(exc: Exc) -> str:
-    return clip(f"{exc.cls}: {exc.msg}" if exc.msg else exc.cls)
+    return clip(f"{exc.cls}: {exc.msg}" if exc.msg and exc.cls else exc.msg or exc.cls)
 
 
 def _symptom(kind: str, exc: Exc) -> Draft:
@@ -447,7 +473,7 @@ def _peer(exc: Exc, body: str) -> Draft | None:
 
 def _setup(exc: Exc, errno: str | None = None) -> Draft:
     """The job's own set-up failed (a port in use, a backend or device the build lacks, sizes that do not fit)."""
-    return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), errno=errno, setup=True))
+    return Draft("app.exception", _fields(exc_type=exc.cls or None, message=clip(exc.msg), errno=errno, setup=True))
 
 
 def _object_store(exc: Exc) -> Draft:
@@ -455,9 +481,9 @@ def _object_store(exc: Exc) -> Draft:
     bucket or credential the job got wrong is the workload's."""
     code = store_code(exc.cls, exc.msg)
     if store_side(code) == "store":
-        return Draft("storage.error", _fields(fs="object_store", store_code=code, exc_type=exc.cls,
+        return Draft("storage.error", _fields(fs="object_store", store_code=code, exc_type=exc.cls or None,
                                               detail=_detail(exc)))
-    return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), store_code=code))
+    return Draft("app.exception", _fields(exc_type=exc.cls or None, message=clip(exc.msg), store_code=code))
 
 
 # A message that says the file was being written (TensorFlow's `Error writing (tmp) checkpoint file: ...`).
@@ -488,6 +514,11 @@ def _by_class(exc: Exc, body: str) -> tuple[list[Draft], bool] | None:
         return [_file_failed(exc, body, about_file)], True
     if row is None:
         return None
+    return _by_row(row, exc, body)
+
+
+def _by_row(row: ExceptionClassInfo, exc: Exc, body: str) -> tuple[list[Draft], bool] | None:
+    """What a row of the exception table makes of the exception (or the logged line) it fits."""
     family: str | None = row.family
     if family == "status":
         family = status_family(exc.msg, row.status)
