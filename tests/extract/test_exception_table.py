@@ -265,7 +265,8 @@ def test_a_serving_engines_word_that_a_worker_died_is_a_symptom(line: str) -> No
 
 @pytest.mark.parametrize("line", [
     # vllm-project/vllm#23582: the workers' own goodbye after the executor went
-    "(VllmWorker TP0 pid=405) INFO 08-25 12:24:19 [multiproc_executor.py:520] Parent process exited, terminating worker",
+    "(VllmWorker TP0 pid=405) INFO 08-25 12:24:19 [multiproc_executor.py:520] Parent process exited, terminating "
+    "worker",
     # verl-project/verl#4921: Ray's words in an exception's message continued on a line of its own
     "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker "
     "unexpectedly exits with a connection error code 2.",
@@ -418,8 +419,8 @@ def test_resource_exhausted_about_a_file_without_a_write_or_an_errno_is_the_work
 
 def test_resource_exhausted_about_tensors_is_still_the_accelerator() -> None:
     # lc222/seq2seq_chatbot_new#19: no file, no errno
-    d = one("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor of shape [4096] "
-            "and type float")
+    d = one("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor of shape "
+            "[4096] and type float")
     assert d.kind == "app.cuda_oom"
 
 

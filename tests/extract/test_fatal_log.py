@@ -19,7 +19,8 @@ ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *app.EXTRACTORS)
 @pytest.mark.parametrize(("line", "message"), [
     # CharlesShang/FastMaskRCNN#177: TensorFlow's dated form
     ("2017-11-28 16:36:15.720252: F tensorflow/core/lib/io/zlib_outputbuffer.cc:77] Check failed: bytes_to_write <= "
-     "AvailableInputSpace() (12 vs. -1814274)", "Check failed: bytes_to_write <= AvailableInputSpace() (12 vs. -1814274)"),
+     "AvailableInputSpace() (12 vs. -1814274)",
+     "Check failed: bytes_to_write <= AvailableInputSpace() (12 vs. -1814274)"),
     # tensorflow/tensorflow#6088: TensorFlow before 1.0, no date
     ("F tensorflow/core/kernels/strided_slice_op.cc:316] Check failed: tmp.CopyFrom(input.Slice(begin[0], end[0]), "
      "final_shape) ", "Check failed: tmp.CopyFrom(input.Slice(begin[0], end[0]), final_shape)"),

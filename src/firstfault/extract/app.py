@@ -23,7 +23,6 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import status_anchors, status_word_table
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.excclass import logged_words, setup_errno_words
 from firstfault.extract.codes import (
     ACCEL_OOM_PHRASES,
     CODED_CUDA_MESSAGE,
@@ -36,6 +35,7 @@ from firstfault.extract.codes import (
     storage_strerror_texts,
     strsignal_alternation,
 )
+from firstfault.extract.excclass import logged_words, setup_errno_words
 from firstfault.extract.jobend import memory_limit_kill
 from firstfault.extract.memo import ON, Memo, digits_zeroed
 from firstfault.extract.nccl import NCCL_ERROR_LITERALS, NCCL_MARK, clip, nccl_owns, recent, split_rank_prefix

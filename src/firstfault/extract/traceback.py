@@ -41,6 +41,7 @@ from functools import lru_cache
 from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import ExceptionClassInfo
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
     accelerator_oom,
@@ -60,7 +61,6 @@ from firstfault.extract.codes import (
     storage_strerror_rx,
     strsignal_alternation,
 )
-from firstfault.catalog.tables import ExceptionClassInfo
 from firstfault.extract.excclass import (
     SYMPTOM_KINDS,
     FileStatus,
