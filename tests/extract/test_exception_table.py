@@ -258,8 +258,12 @@ def test_a_kernel_listing_is_no_missing_kernel() -> None:
     # SGLang's launcher after a child's SIGQUIT (sgl-project/sglang, python/sglang/srt/entrypoints/engine.py's
     # sigquit handler; the line as a posted server log shows it, after a scheduler's NCCL error)
     "[2026-02-27 15:27:13] Received sigquit from a child process. It usually means the child failed.",
+    # OpenNMT/OpenNMT-tf#985: Horovod's shutdown notice in a line of its own, after a rank left early
+    "[1,3]<stderr>:Horovod has been shut down. This was caused by an exception on one of the ranks or an attempt to "
+    "allreduce, allgather or broadcast a tensor after one of the ranks finished execution. If the shutdown was caused "
+    "by an exception, you should see the exception in the log before the first shutdown message.",
 ])
-def test_a_serving_engines_word_that_a_worker_died_is_a_symptom(line: str) -> None:
+def test_a_runtimes_word_that_another_process_died_is_a_symptom(line: str) -> None:
     assert [d.kind for d in alone(line)] == ["nccl.remote_error"]
 
 
