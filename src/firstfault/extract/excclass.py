@@ -180,11 +180,13 @@ def setup_errno(msg: str, on_socket: bool = False) -> str | None:
     """The errno of a message when it is on the job's own set-up side (a port in use, an address the node
     does not have, a privileged port): `errno: 98 - Address already in use`, `name: EADDRINUSE`. `on_socket`:
     only where the message names a socket's operation (a line that no exception frames)."""
+    if on_socket and _NETWORK_OP.search(msg) is None:
+        return None  # before the errno: the cheaper test, on every line of its own that reaches this
     name = errno_of(msg)
     row = errno_table().get(name) if name else None
     if row is None or row.side != "setup":
         return None
-    if (row.network_only or on_socket) and _NETWORK_OP.search(msg) is None:
+    if row.network_only and not on_socket and _NETWORK_OP.search(msg) is None:
         return None
     return name
 
