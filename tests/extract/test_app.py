@@ -214,6 +214,67 @@ def test_standard_library_frames(frame: str, stdlib: bool) -> None:
     assert tb._stdlib(frame) is stdlib
 
 
+# A thread's uncaught exception ends the thread, not the process: in a thread an installed package started (a
+# framework's watcher, a logger's writer) it is none of the workload's failures; in the workload's own thread it is.
+LIBRARY_THREADS = [
+    # tensorflow/tpu#590: TensorFlow's TPU preemption watcher, on an answer without a `health` field
+    ["Exception in thread Thread-4:",
+     TB,
+     '  File "/usr/lib/python3.6/threading.py", line 916, in _bootstrap_inner',
+     "    self.run()",
+     '  File "/usr/local/lib/python3.6/dist-packages/tensorflow/python/tpu/preempted_hook.py", line 89, in run',
+     "    self._cluster._tpu, response['state'], response['health'])  # pylint: disable=protected-access",
+     "KeyError: 'health'"],
+    # uzh-rpg/rpg_ramnet#17: tensorboard's event writer on Windows, its directory gone (the stored copy of the
+    # thread ends the last line there)
+    ["Exception in thread Thread-4:",
+     TB,
+     r'  File "I:\anaconda3\envs\RAMNET\lib\threading.py", line 926, in _bootstrap_inner',
+     "    self.run()",
+     r'  File "I:\anaconda3\envs\RAMNET\lib\site-packages\tensorboard\summary\writer\event_file_writer.py", '
+     "line 233, in run",
+     "    self._record_writer.write(data)",
+     r'  File "I:\anaconda3\envs\RAMNET\lib\site-packages\tensorboard\summary\writer\record_writer.py", line 40, '
+     "in write",
+     "    self._writer.write(header + header_crc + data + footer_crc)",
+     r'  File "I:\anaconda3\envs\RAMNET\lib\site-packages\tensorboard\compat\tensorflow_stub\io\gfile.py", line '
+     "761, in write",
+     "    self.fs.write(self.filename, file_content, self.binary_mode)",
+     r'  File "I:\anaconda3\envs\RAMNET\lib\site-packages\tensorboard\compat\tensorflow_stub\io\gfile.py", line '
+     "150, in write",
+     '    self._write(filename, file_content, "wb" if binary_mode else "w")',
+     r'  File "I:\anaconda3\envs\RAMNET\lib\site-packages\tensorboard\compat\tensorflow_stub\io\gfile.py", line '
+     "164, in _write",
+     "    with io.open(filename, mode, encoding=encoding) as f:",
+     r"FileNotFoundError: [Errno 2] No such file or directory: b'I:\\PHD_study\\Projects\\RAMnet\\data\\"
+     r"trained_model_test\\ergb2depth\\e2depth_si_grad_loss_statenet_skip_conv_convgru_every5rgbframes_"
+     r"imageevents4loss_LR0003_S5_100_scale1_clip80_regf3_2\\tensorboard/losses_L_grad\\events.out.tfevents."
+     r"1686365193.PC-20230210LQF"],
+]
+
+
+@pytest.mark.parametrize("lines", LIBRARY_THREADS)
+def test_an_exception_that_ended_a_librarys_own_thread_is_no_failure_of_the_workloads(lines: list[str]) -> None:
+    assert scan(ALL, lines) == []
+    # the same traceback in the main thread is the workload's exception
+    assert kinds(scan(ALL, lines[1:])) == ["app.exception"]
+
+
+def test_an_exception_that_ended_the_workloads_own_thread_is_its_exception() -> None:
+    # tests/lab/captured/thread_exception (run here): the workload's prefetch thread; the main thread waits on it
+    lines = ["Exception in thread prefetch:",
+             TB,
+             '  File "/root/.pyenv/versions/3.11.7/lib/python3.11/threading.py", line 1045, in _bootstrap_inner',
+             "    self.run()",
+             '  File "/root/.pyenv/versions/3.11.7/lib/python3.11/threading.py", line 982, in run',
+             "    self._target(*self._args, **self._kwargs)",
+             '  File "/work/wt-lab2/lab/train.py", line 205, in prefetch',
+             '    raise ValueError(f"unexpected record header {header!r} in shard {shard}")',
+             "ValueError: unexpected record header b'\\x00\\x07RECD' in shard 3"]
+    drafts = scan(ALL, lines)
+    assert kinds(drafts) == ["app.exception"] and drafts[0].fields["exc_type"] == "ValueError"
+
+
 def test_exception_line_without_traceback_is_read_as_terminal() -> None:
     # Alone, the line may be an uncaught exception's last line (spec: read as its traceback would be) or a
     # logger's remark: it is marked `terminal`, and the engine decides from its place in the stream

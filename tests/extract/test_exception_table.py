@@ -230,6 +230,141 @@ def test_another_command_that_failed_is_not_a_build() -> None:
     assert d.kind == "app.exception" and "setup" not in d.fields
 
 
+@pytest.mark.parametrize("line", [
+    # jyh2986/Active-Shift-TF#1 (a test run on a machine with fewer GPUs than the code chose): TensorFlow 1.x's form
+    "InvalidArgumentError (see above for traceback): No OpKernel was registered to support Op 'ActiveShift2DOp' with "
+    "these attrs.  Registered devices: [CPU], Registered kernels:",
+    # salesforce/ctrl#22 (a setup step skipped)
+    "tensorflow.python.framework.errors_impl.InvalidArgumentError: No OpKernel was registered to support Op "
+    "'CrossReplicaSum' used by {{node training/CrossReplicaSum}}with these attrs: [T=DT_FLOAT, _class=[\"loc:@training/"
+    "gradients/concat\"]]",
+])
+def test_an_op_the_build_has_no_kernel_for_is_the_set_up(line: str) -> None:
+    d = one(line)
+    assert d.kind == "app.exception" and d.fields.get("setup") is True
+
+
+# ------------------------------------------------------------------ a line of its own (`logged` rows, c10d's bind)
+
+
+def alone(line: str) -> list[Draft]:
+    return helpers.scan(ALL, [line], "application")
+
+
+@pytest.mark.parametrize("line", [
+    # tensorflow/tensorflow#25492 (its title: the executor's log line, no exception line)
+    "Executor failed to create kernel. Not found: No registered 'NGraphVariable' OpKernel for GPU devices compatible "
+    "with node {{node FirstStageFeatureExtractor/InceptionV2/Conv2d_1a_7x7/BatchNorm/beta}} =",
+])
+def test_a_set_up_message_in_a_line_of_its_own_is_a_weak_last_word(line: str) -> None:
+    (d,) = alone(line)
+    assert d.kind == "app.exception" and d.fields.get("setup") is True and d.fields.get("terminal") is True
+    assert "exc_type" not in d.fields
+
+
+def test_a_kernel_listing_is_no_missing_kernel() -> None:
+    # tensorflow/tensorflow#9443: TensorFlow lists the kernels it has at INFO
+    line = ('2017-04-25 18:19:08.450602: I tensorflow/core/framework/op_kernel.cc:996] OpKernel (\'op: "StackPop" '
+            'device_type: "GPU" constraint { name: "elem_type" allowed_values { list { type: DT_FLOAT } } } '
+            'host_memory_arg: "handle"\')')
+    assert alone(line) == []
+
+
+@pytest.mark.parametrize("line", [
+    # OpenPipe/ART#201: vLLM's executor on a worker's death
+    "ERROR 07-04 17:35:16 [multiproc_executor.py:140] Worker proc VllmWorker-1 died unexpectedly, shutting down "
+    "executor.",
+    # vllm-project/vllm#23582: the same behind the engine core's prefix
+    "(EngineCore_0 pid=271) ERROR 08-25 12:24:19 [multiproc_executor.py:146] Worker proc VllmWorker-1 died "
+    "unexpectedly, shutting down executor.",
+    # vllm-project/vllm#14452 (vLLM's own spelling)
+    "CRITICAL 03-15 17:24:18 [multiproc_executor.py:48] MulitprocExecutor got fatal signal from worker processes, "
+    "shutting down. See stack trace above for root cause issue.",
+    # SGLang's launcher after a child's SIGQUIT (sgl-project/sglang, python/sglang/srt/entrypoints/engine.py's
+    # sigquit handler; the line as a posted server log shows it, after a scheduler's NCCL error)
+    "[2026-02-27 15:27:13] Received sigquit from a child process. It usually means the child failed.",
+    # OpenNMT/OpenNMT-tf#985: Horovod's shutdown notice in a line of its own, after a rank left early
+    "[1,3]<stderr>:Horovod has been shut down. This was caused by an exception on one of the ranks or an attempt to "
+    "allreduce, allgather or broadcast a tensor after one of the ranks finished execution. If the shutdown was caused "
+    "by an exception, you should see the exception in the log before the first shutdown message.",
+])
+def test_a_runtimes_word_that_another_process_died_is_a_symptom(line: str) -> None:
+    assert [d.kind for d in alone(line)] == ["nccl.remote_error"]
+
+
+@pytest.mark.parametrize("line", [
+    # vllm-project/vllm#23582: the workers' own goodbye after the executor went
+    "(VllmWorker TP0 pid=405) INFO 08-25 12:24:19 [multiproc_executor.py:520] Parent process exited, terminating "
+    "worker",
+    # verl-project/verl#4921: Ray's words in an exception's message continued on a line of its own
+    "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker "
+    "unexpectedly exits with a connection error code 2.",
+])
+def test_other_words_about_a_worker_are_not_the_serving_engines_report(line: str) -> None:
+    assert [d.kind for d in alone(line) if d.kind == "nccl.remote_error"] == []
+
+
+@pytest.mark.parametrize(("lines", "errno"), [
+    # wenet-e2e/wekws#93 (a second training on a machine already running one): the log ends there
+    (["[W socket.cpp:401] [c10d] The server socket has failed to bind to [::]:29400 (errno: 98 - Address already in "
+      "use).",
+      "[W socket.cpp:401] [c10d] The server socket has failed to bind to 0.0.0.0:29400 (errno: 98 - Address already "
+      "in use).",
+      "[E socket.cpp:435] [c10d] The server socket has failed to listen on any local network address."], "EADDRINUSE"),
+    # pytorch/pytorch#85604: `listen` on the IPv6 address
+    (["[W socket.cpp:401] [c10d] The server socket has failed to listen on [::]:47531 (errno: 98 - Address already in "
+      "use)."], "EADDRINUSE"),
+])
+def test_a_logged_bind_with_a_set_up_errno_is_the_jobs_set_up(lines: list[str], errno: str) -> None:
+    drafts = helpers.scan(ALL, lines, "application")
+    assert {(d.kind, d.fields.get("errno"), d.fields.get("setup"), d.fields.get("terminal")) for d in drafts} == {
+        ("app.exception", errno, True, True)}
+
+
+@pytest.mark.parametrize("line", [
+    # NVIDIA-NeMo/Speech#7351: a client's connect warning with EINVAL (not a set-up errno); the run went on
+    "[W socket.cpp:601] [c10d] The client socket has failed to connect to [ip-26-0-146-37]:22456 (errno: 22 - Invalid "
+    "argument).",
+    # hpcaitech/Open-Sora#667: a peer's timeout on connect is no set-up failure
+    "[W socket.cpp:697] [c10d] The client socket has failed to connect to 0.104.99.143:47389 (errno: 110 - Connection "
+    "timed out).",
+])
+def test_a_logged_connect_failure_is_not_the_set_up(line: str) -> None:
+    assert [d for d in alone(line) if d.fields.get("setup")] == []
+
+
+@pytest.mark.parametrize(("line", "code"), [
+    # Azure/azure-vhd-utils#52: the Azure SDK for Go's storage error, one line per failed block
+    (" {29808918528, 29811015679}: storage: service returned error: StatusCode=503, ErrorCode=ServerBusy, "
+     "ErrorMessage=The server is busy.", "ServerBusy"),
+    # scylladb/scylla-manager#3195: the S3 REST error document
+    ("<Error><Code>RequestTimeout</Code><Message>Your socket connection to the server was not read from or written "
+     "to within the timeout period. Idle connections will be closed.</Message>", "RequestTimeout"),
+])
+def test_an_object_stores_error_from_a_client_that_is_no_python(line: str, code: str) -> None:
+    (d,) = alone(line)
+    assert d.kind == "storage.error" and d.fields.get("terminal") is True
+    helpers.assert_fields(d, {"fs": "object_store", "store_code": code})
+
+
+def test_a_go_clients_error_the_job_caused_is_the_workloads() -> None:
+    # Azure's AKS documentation (Azure Files provisioning through a storage account's network rules): the
+    # store refused the request, on the job's side
+    (d,) = alone("storage: service returned error: StatusCode=403, ErrorCode=AuthorizationFailure, ErrorMessage=This "
+                 "request is not authorized to perform this operation.")
+    assert d.kind == "app.exception" and d.fields["store_code"] == "AuthorizationFailure"
+
+
+def test_a_gcs_error_of_google_cloud_python_before_api_core_is_the_stores() -> None:
+    # googleapis/google-cloud-python#3072 (0.23): the module that google.api_core.exceptions replaced
+    d = one("google.cloud.exceptions.ServiceUnavailable: 503 Service Unavailable (GET https://www.googleapis.com/"
+            "storage/v1/b/xxx/yyy.zzz)")
+    assert d.kind == "storage.error" and d.fields["store_code"] == "ServiceUnavailable"
+    # ... and the same module's error about another service is not the store's (a synthetic message)
+    assert excclass.class_row("google.cloud.exceptions.NotFound", "NotFound",
+                              "404 GET https://bigquery.googleapis.com/bigquery/v2/projects/p/datasets/d") is None
+
+
 # ------------------------------------------------------------------ frameworks other than PyTorch
 
 
@@ -271,6 +406,51 @@ def test_horovods_symptom_keeps_the_nccl_result_it_names() -> None:
 ])
 def test_accelerator_memory_in_xla_words_is_the_accelerator_oom(line: str) -> None:
     assert one(line).kind == "app.cuda_oom"
+
+
+# ------------------------------------------------------------------ a status about one file (TensorFlow's I/O)
+
+
+@pytest.mark.parametrize(("line", "errno"), [
+    # keras-team/keras-tuner#390 (a comment): TF 2 appends the strerror to the path
+    ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: models/singleton_classifiers/context.model/"
+     "variables/variables_temp_d0c7555bd2aa4ae682695465c0d0e2f4/part-00000-of-00002.data-00000-of-00001.tempstate"
+     "8490917510693379885; No space left on device", "ENOSPC"),
+    # keras-team/keras-tuner#390 (its title): the strerror alone, lower-case
+    ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: disk quota exceeded [Op:SaveV2]", "EDQUOT"),
+])
+def test_resource_exhausted_with_a_storage_errno_is_the_file_system_not_the_accelerator(line: str, errno: str) -> None:
+    d = one(line)
+    assert d.kind == "storage.error" and d.fields["errno"] == errno
+
+
+def test_resource_exhausted_on_a_file_being_written_is_the_file_system() -> None:
+    # mozilla/DeepSpeech#374 ("home isn't large ... run out of space"): TensorFlow 1.x gave the path alone after the
+    # status, and its session's reprint of the error (`(see above for traceback)`) is the last line
+    d = one("InternalError (see above for traceback): Error writing (tmp) checkpoint file: /home/doyouunderstand/"
+            ".local/share/deepspeech_wer/checkpoint/205aed8/model.ckpt-6.tempstate9784191321997661396: Resource "
+            "exhausted: /home/doyouunderstand/.local/share/deepspeech_wer/checkpoint/205aed8/model.ckpt-6.tempstate"
+            "9784191321997661396")
+    assert d.kind == "storage.error" and d.fields["fs"] == "posix" and d.fields["exc_type"] == "InternalError"
+    assert str(d.fields["path"]).endswith("model.ckpt-6.tempstate9784191321997661396")
+
+
+@pytest.mark.parametrize("line", [
+    # tensorflow/tensorflow#10162: a restore (a read) in a loop; too many open files is RESOURCE_EXHAUSTED too
+    "ResourceExhaustedError (see above for traceback): ./models/m9-6/model.ckpt-826.data-00000-of-00001",
+    # tensorflow/tensorflow#4350: the path alone, nothing says what was done to it
+    "ResourceExhaustedError: ./model/model-49.tempstate5787507096018461664",
+])
+def test_resource_exhausted_about_a_file_without_a_write_or_an_errno_is_the_workloads(line: str) -> None:
+    d = one(line)
+    assert d.kind == "app.exception" and d.fields["path"] == line.rsplit(" ", 1)[-1].rsplit(": ", 1)[-1]
+
+
+def test_resource_exhausted_about_tensors_is_still_the_accelerator() -> None:
+    # lc222/seq2seq_chatbot_new#19: no file, no errno
+    d = one("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor of shape "
+            "[4096] and type float")
+    assert d.kind == "app.cuda_oom"
 
 
 def test_a_status_word_that_names_no_peer_leaves_the_workloads_exception() -> None:
@@ -328,3 +508,18 @@ def test_a_bad_row_names_its_table_row_and_field() -> None:
         validate(ExceptionClassInfo, {"match": "botocore.*", "family": "storage"}, where)
     row = validate(ExceptionClassInfo, {"match": "botocore.*", "family": "object_store"}, where)
     assert row.family == "object_store"
+
+
+def test_a_logged_row_must_be_about_the_message_alone() -> None:
+    from firstfault.catalog.tables import CatalogTableError, ExceptionClassInfo
+    from firstfault.catalog.tableschema import validate
+
+    where = "catalog/exceptions.yaml: exception_classes[7]"
+    with pytest.raises(CatalogTableError, match=r"exception_classes\[7\]: .*`logged` needs"):
+        validate(ExceptionClassInfo, {"match": "RayActorError", "family": "peer", "logged": ["died unexpectedly"]},
+                 where)
+    with pytest.raises(CatalogTableError, match=r"exception_classes\[7\]: .*6 characters"):
+        validate(ExceptionClassInfo, {"match": "*", "family": "peer", "message": "died", "logged": ["died"]}, where)
+    row = validate(ExceptionClassInfo, {"match": "*", "family": "peer", "message": "proc \\S+ died unexpectedly",
+                                        "logged": ["died unexpectedly"]}, where)
+    assert row.logged == ("died unexpectedly",)

@@ -39,6 +39,8 @@ LONE = [
     "gradient_acc_step * world_size 16 != 1 * 1 * 1",
     # FacePerceiver/FaRL#10
     "RuntimeError: Distributed package doesn't have NCCL built in",
+    # tensorflow/tensorflow#10162: TensorFlow 1.x's session reprints the error after the op's creation stack
+    "ResourceExhaustedError (see above for traceback): ./models/m9-6/model.ckpt-826.data-00000-of-00001",
 ]
 
 
@@ -64,6 +66,9 @@ def test_a_lone_line_reads_as_the_last_line_of_its_traceback_would(line: str) ->
     "C:\\anaconda\\envs\\clip\\python.exe",
     # the C++ stack's header of a c10 exception
     "Exception raised from checkTimeout at ProcessGroupNCCL.cpp:567 (most recent call first):",
+    # TensorFlow 1.x's header of the op's creation stack, before its `(see above for traceback)` line
+    # (xuanzebi/BERT-CH-NER#10)
+    "Caused by op 'save/SaveV2', defined at:",
 ])
 def test_lines_that_are_no_uncaught_exception(line: str) -> None:
     assert tb.lone_exception(line) is None

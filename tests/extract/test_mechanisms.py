@@ -163,6 +163,41 @@ def test_cuda_errors_in_every_wording(text: str, cls: str) -> None:
     assert err is not None and err.cls == cls
 
 
+@pytest.mark.parametrize(
+    ("text", "code", "cls"),
+    [
+        # AIR-DISCOVER/ICRA2024-Sim2Real-AXS#5 ("fixed by updating the driver"): PyTorch prints the code, then
+        # cudaGetErrorString's message, with no CUDA anchor word on the line
+        ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling "
+         "NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on "
+         "non supported HW", 804, "driver"),
+        # PKU-YuanGroup/Video-LLaVA#22: the same report as torch.cuda's warning
+        ("UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+         "functions before calling NumCudaDevices() that might have already set an error? Error 804: forward "
+         "compatibility was attempted on non supported HW (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:109.)",
+         804, "driver"),
+        # gpustack/gpustack#1254 (a comment quoting it; fixed by installing nvidia-fabricmanager)
+        ("Error 802: system not yet initialized", 802, "system_not_ready"),
+    ],
+)
+def test_a_cuda_code_before_its_own_message_needs_no_anchor(text: str, code: int, cls: str) -> None:
+    err = codes.cuda_error_of(text)
+    assert err is not None and (err.code, err.cls) == (code, cls)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Azure/azure-vhd-utils#52: the Azure SDK for Go's error, `returned error` after no CUDA call
+        "storage: service returned error: StatusCode=503, ErrorCode=ServerBusy, ErrorMessage=The server is busy.",
+        # constructed from the 804 line above with another number: the code and its message must agree
+        "Error 12: forward compatibility was attempted on non supported HW",
+    ],
+)
+def test_no_cuda_call_and_no_agreeing_code_is_no_cuda_error(text: str) -> None:
+    assert codes.cuda_error_of(text) is None
+
+
 def test_signals_and_exit_codes_come_from_the_stdlib() -> None:
     assert codes.exit_signal(137) == "SIGKILL" and codes.exit_signal(-11) == "SIGSEGV"
     assert codes.exit_signal(1) is None

@@ -476,12 +476,14 @@ class ExceptionClassInfo(NamedTuple):
     family: ExceptionFamily
     message: str | None = None  # a regex the message must hold a match of
     status: str | None = None  # the status word the class stands for (TensorFlow's errors_impl classes)
+    logged: tuple[str, ...] = ()  # the message decides in a line of its own too; words such a line holds
 
 
 class StatusWordInfo(NamedTuple):
     word: str  # RESOURCE_EXHAUSTED, UNAVAILABLE, ...
     family: ExceptionFamily
     texts: tuple[str, ...] = ()  # other spellings (TensorFlow 1.x: `Unavailable`, `Deadline Exceeded`)
+    on_write: Literal["storage"] | None = None  # what it is about a file being written (its message a path)
 
 
 class ErrnoInfo(NamedTuple):

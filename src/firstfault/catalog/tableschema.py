@@ -8,7 +8,7 @@ constraints live here only.
 """
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -140,14 +140,25 @@ class ExceptionClassInfo(_Plain):
     family: ExceptionFamily
     message: str | None = Field(default=None, min_length=3)
     status: str | None = Field(default=None, pattern=r"^[A-Z][A-Z_]+$")
+    logged: tuple[str, ...] = ()
 
     _message_is_a_regex = field_validator("message")(regex)
+
+    @model_validator(mode="after")
+    def _logged_is_a_message_row(self) -> "ExceptionClassInfo":
+        # a line of its own has no class: only a row about the message alone can read one
+        if self.logged and (self.match != "*" or self.message is None):
+            raise ValueError("`logged` needs `match: \"*\"` and a `message`")
+        if any(len(w) < 6 for w in self.logged):
+            raise ValueError("a `logged` word is a prefilter word: 6 characters at least")
+        return self
 
 
 class StatusWordInfo(_Plain):
     word: str = Field(pattern=r"^[A-Z][A-Z_]+$")
     family: ExceptionFamily
     texts: tuple[str, ...] = ()
+    on_write: Literal["storage"] | None = None
 
 
 class ErrnoInfo(_Plain):
@@ -207,6 +218,6 @@ def validate(record: type[Any], raw: Any, where: str) -> Any:
     try:
         item = model.model_validate(raw)
     except ValidationError as exc:
-        problems = [f"{where}{''.join('.' + str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()]
+        problems = [f"{where}{''.join(f'.{x}' for x in e['loc'])}: {e['msg']}" for e in exc.errors()]
         raise records.CatalogTableError("; ".join(problems)) from exc
     return record(**{name: getattr(item, name) for name in model.model_fields})

@@ -25,7 +25,8 @@ from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
     ACCEL_OOM_PHRASES,
-    CUDA_ANCHORS,
+    CODED_CUDA_MESSAGE,
+    CUDA_LITERALS,
     WEAK_CUDA_ANCHORS,
     by_whom,
     exit_signal,
@@ -34,6 +35,7 @@ from firstfault.extract.codes import (
     storage_strerror_texts,
     strsignal_alternation,
 )
+from firstfault.extract.excclass import logged_words, setup_errno_words
 from firstfault.extract.jobend import memory_limit_kill
 from firstfault.extract.launcher import reports_exit
 from firstfault.extract.memo import ON, Memo, digits_zeroed
@@ -257,11 +259,14 @@ def _alone_uncached(body: str) -> list[Draft]:
 #   _DIGIT_WORDS. Without them the steps decide "nothing" by words and by digit-blind patterns alone
 #   (\d, \w, [^:\s], lengths all unchanged by zeroing): the CUDA error code and OOM allocator names, the
 #   `[Errno N]` number and NCCL's status codes are the only digits they compare, and each of those needs
-#   one of these words first. `_zeroed_safe` checks at first use that the words the steps compare (storage
-#   strerror texts, exec failure reasons) hold no digit; if one did, only exact repeats would be remembered.
-_DIGIT_WORDS: Final = (*CUDA_ANCHORS, *WEAK_CUDA_ANCHORS, *ACCEL_OOM_PHRASES, *NCCL_ERROR_LITERALS, "[Errno")
+#   one of these words first, or the shape of a CUDA code before its message (`Error 803: `, which a body
+#   holds exactly when its zeroed form does). `_zeroed_safe` checks at first use that the words the steps
+#   compare (storage strerror texts, exec failure reasons) hold no digit; if one did, only exact repeats
+#   would be remembered.
+_DIGIT_WORDS: Final = (*CUDA_LITERALS, *WEAK_CUDA_ANCHORS, *ACCEL_OOM_PHRASES, *NCCL_ERROR_LITERALS, "[Errno")
 _DIGIT_WORDS_RX: Final = re.compile("|".join(re.escape(w) for w in sorted(set(_DIGIT_WORDS),
-                                                                     key=lambda w: (-len(w), w))))
+                                                                     key=lambda w: (-len(w), w)))
+                                    + "|" + CODED_CUDA_MESSAGE.pattern)
 _ALONE: Memo[tuple[Draft, ...]] = Memo("app.alone")
 _ALONE_QUIET: Memo[bool] = Memo("app.alone.zeroed")  # holds True only: a known-quiet template
 _zeroed_ok: list[bool] = []
@@ -334,7 +339,7 @@ _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<ty
 _WHAT = re.compile(r"what\(\):\s*(?P<msg>.*)$")
 _WHAT_WINDOW: Final = 3
 _MODEL: Final = "ff.app.traceback_model"
-_TERMINATED: Final = "ff.app.terminated"  # line of the stream's last `terminate called after throwing`
+_TERMINATED: Final = "ff.app.terminated"  # line of the stream's last `terminate called after throwing` or fatal record
 
 
 def _model(state: dict[str, object]) -> tb.TracebackModel:
@@ -382,12 +387,16 @@ class ExceptionExtractor:
         "StopIteration",
         "Empty",
         *ACCEL_OOM_PHRASES,
-        *CUDA_ANCHORS,
+        *CUDA_LITERALS,
         *WEAK_CUDA_ANCHORS,
         "CUDA-capable device",
         "No CUDA GPUs are available",
         "terminate called after throwing",
         "what():",
+        *tb.FATAL_LOG_LITERALS,
+        *tb.THREAD_LITERALS,
+        *logged_words(),  # a line the exception table reads on its own (`No OpKernel was registered`)
+        *setup_errno_words(),  # ... and a logged bind that failed with a set-up errno
         'File "',
         "frame #",
         "Exception raised from",
@@ -410,7 +419,8 @@ class ExceptionExtractor:
         if closed is not None:
             exc, owner_entry = closed.exc, closed.owner
             drafts, decisive = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None, closed.frames,
-                                           other_owned=memory_limit_kill(body) is not None)
+                                           other_owned=memory_limit_kill(body) is not None,
+                                           in_library_thread=closed.library_thread)
             if closed.chained:
                 ctx.claimed = True  # an envelope of a chain that already decided
                 return
@@ -423,13 +433,24 @@ class ExceptionExtractor:
             if exc is not None:
                 drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
             else:
-                drafts = _alone(body) or _lone(body)
+                drafts = _alone(body) or self._fatal(body, ctx) or _lone(body)
         for draft in drafts:
             if rank is not None:
                 draft.rank = rank
             elif owner_entry is not None:
                 draft.rank, draft.host = owner_entry
             yield draft
+
+    def _fatal(self, body: str, ctx: LineContext) -> list[Draft]:
+        """A C++ framework's fatal log record (extract/traceback.py `fatal_log`), read as an uncaught exception;
+        the abort that follows it is its consequence, as after `terminate called`."""
+        exc = tb.fatal_log(body)
+        if exc is None:
+            return []
+        ctx.state[_TERMINATED] = ctx.lineno
+        ctx.claimed = True
+        drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
+        return drafts
 
     def _terminate(self, body: str, who: int | None, ctx: LineContext) -> tb.Exc | None:
         """`terminate called after throwing an instance of 'T'` + `what(): msg` (same or next lines)."""

@@ -203,10 +203,21 @@ class CudaError:
 CUDA_ANCHORS: Final = (
     "CUDA error", "cuda runtime error", "CUDA kernel failed", "Cuda failure", "THCudaCheck FAIL",
     "CUDA driver error", "CUDA_ERROR_", "cudaError", "CUDA Error", "CUresult", "cuCtxCreate", "cuInit",
-    "returned error", "cudaGetLastError", "CUDA call failed", "Triton Error [CUDA]", "No CUDA GPUs are available",
+    "cudaGetLastError", "CUDA call failed", "Triton Error [CUDA]", "No CUDA GPUs are available",
     "CUDA-capable device",
 )
+# A CUDA API call reporting its own failure (`call to cuMemAlloc returned error 2`): `returned error` is an
+# anchor only after the call's name; other programs say it too (the Azure SDK for Go's `storage: service
+# returned error: StatusCode=503, ErrorCode=ServerBusy`).
+_CALL_RETURNED = re.compile(r"\bcu(?:da)?[A-Z]\w*(?:\(\))? returned error\b")
+# The literals of every anchor (the prefilter's words for the lines cuda_error_of reads).
+CUDA_LITERALS: Final = (*CUDA_ANCHORS, "returned error")
 _CODE = re.compile(r"(?:error[ =(:]+|\()(?P<code>\d{1,3})\)?(?:\s*[:(]|\s|$)")
+# A code followed by its own message, as a caller prints cudaGetErrorString after the number: PyTorch's
+# `Unexpected error from cudaGetDeviceCount(). ... Error 803: system has unsupported display driver / cuda
+# driver combination`, onnxruntime's `CUDA failure 804: forward compatibility was attempted on non supported HW`.
+# The number and the table's message for it must agree, so no anchor word is needed.
+CODED_CUDA_MESSAGE: Final = re.compile(r"(?:[Ee]rror|ERROR|[Ff]ailure)[ =(:]*(?P<code>\d{1,3})\)?:\s+")
 
 
 @lru_cache(maxsize=1)
@@ -230,12 +241,25 @@ def _cuda_index() -> tuple[dict[str, CudaError], re.Pattern[str], dict[int, Cuda
 WEAK_CUDA_ANCHORS: Final = ("error code ", "CUDA failure", "cuda error")
 
 
+def _coded(text: str, by_code: dict[int, CudaError]) -> CudaError | None:
+    """The error of `Error N: <the table's message for N>` (CODED_CUDA_MESSAGE), if the line has one."""
+    for m in CODED_CUDA_MESSAGE.finditer(text):
+        err = by_code.get(int(m.group("code")))
+        if err is not None and len(err.message) >= 16 and text.startswith(err.message, m.end()):
+            return err
+    return None
+
+
 def cuda_error_of(text: str) -> CudaError | None:
-    """The CUDA error a line reports, if it reports one (see CUDA_ANCHORS)."""
-    strong = any(a in text for a in CUDA_ANCHORS)
+    """The CUDA error a line reports, if it reports one (see CUDA_ANCHORS and CODED_CUDA_MESSAGE)."""
+    strong = any(a in text for a in CUDA_ANCHORS) or (
+        "returned error" in text and _CALL_RETURNED.search(text) is not None)
     if not strong and not any(a in text for a in WEAK_CUDA_ANCHORS):
-        return None
+        return _coded(text, _cuda_index()[2]) if "rror" in text or "ailure" in text else None
     by_key, rx, by_code = _cuda_index()
+    coded = _coded(text, by_code)
+    if coded is not None:
+        return coded
     m = rx.search(text)
     if m and (strong or len(m.group(0)) >= 16):
         return by_key[m.group(0).lower()]

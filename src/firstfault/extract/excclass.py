@@ -3,7 +3,9 @@
 The traceback model (extract/traceback.py) asks this module about a
 traceback's last line, and about a lone uncaught exception line, the same
 questions: which family the class belongs to (`class_row`), which family a
-status word at the head of its message makes (`status_family`), whether its
+status word at the head of its message makes (`status_family`), whether the
+status is about one file (`file_status`: TensorFlow's I/O errors), which row a
+line of its own says (`logged_row`: the rows whose message decides alone), whether its
 errno is on the job's own set-up side (`setup_errno`) or a peer's
 (`peer_errno`), and for an object store's error whose side its code is on
 (`store_code`, `store_side`). No answer here builds an event; each is a
@@ -67,6 +69,28 @@ def _fits(row: _Row, qual: str, cls: str) -> bool:
     return cls == row.text
 
 
+@lru_cache(maxsize=1)
+def _logged_rows() -> tuple[_Row, ...]:
+    return tuple(r for r in _rows() if r.info.logged)
+
+
+@lru_cache(maxsize=1)
+def logged_words() -> tuple[str, ...]:
+    """The words of the rows whose message decides in a line of its own (the prefilter's words for them)."""
+    return tuple(sorted({w for r in _logged_rows() for w in r.info.logged}))
+
+
+def logged_row(body: str) -> ExceptionClassInfo | None:
+    """The row whose message a line of its own (no exception around it) says, if one does: a framework's logger
+    (`Worker proc VllmWorker-1 died unexpectedly`), an exception's message posted without its class line (`No
+    OpKernel was registered to support Op 'NcclAllReduce' ...`), an object store client's error printed by a
+    program that is no Python (`storage: service returned error: StatusCode=503, ErrorCode=ServerBusy`)."""
+    for row in _logged_rows():
+        if any(w in body for w in row.info.logged) and row.message is not None and row.message.search(body):
+            return row.info
+    return None
+
+
 def class_row(qual: str, cls: str, msg: str) -> ExceptionClassInfo | None:
     """The first row of the class table that fits the exception (its class, then its message)."""
     for row in _rows():
@@ -97,6 +121,45 @@ def status_family(msg: str, implied: str | None = None) -> str | None:
     return by_text[m.group("word")] if m else None
 
 
+# A file's path as TensorFlow's file systems print it (a word with a `/`, or a Windows drive's), then at most
+# the strerror that TF 2 appends after `; `.
+_FILE = r"(?P<path>[A-Za-z]:[\\/][^\s;]*|[^\s;:]*/[^\s;]*)(?:; (?P<why>[^;]*))?\s*$"
+_PATH_ONLY = re.compile(_FILE)
+
+
+@lru_cache(maxsize=1)
+def _file_status_rx() -> re.Pattern[str]:
+    by_text, _ = _status_index()
+    alternation = "|".join(re.escape(t) for t in sorted(by_text, key=lambda t: (-len(t), t)))
+    return re.compile(rf"\b(?P<word>{alternation}): ?" + _FILE)
+
+
+class FileStatus(NamedTuple):
+    """A status about one file: TensorFlow's report of a failed file operation (catalog/exceptions.yaml)."""
+
+    word: str  # the canonical status word (RESOURCE_EXHAUSTED)
+    path: str
+    why: str | None  # the strerror TF 2 appends, if any
+    on_write: str | None  # what the status is about a file being written (the table's `on_write`)
+
+
+def file_status(msg: str, implied: str | None = None) -> FileStatus | None:
+    """The status a message gives about a file and nothing else: `...: Resource exhausted: /home/u/model.ckpt-6.
+    tempstate...` (TensorFlow before 2.x), `/ckpt/model.data-00000-of-00001; No space left on device` from a class
+    that stands for the status (`ResourceExhaustedError`). None: the message says more than a file's status."""
+    by_text, _ = _status_index()
+    m = _file_status_rx().search(msg)
+    if m is not None:
+        text = m.group("word")
+    elif implied is not None and implied in by_text:
+        m = _PATH_ONLY.match(msg.strip())
+        text = implied
+    if m is None:
+        return None
+    word = next(w for w, row in status_word_table().items() if text == w or text in row.texts)
+    return FileStatus(word, m.group("path"), m.group("why"), status_word_table()[word].on_write)
+
+
 def logged_status(body: str) -> str | None:
     """The family of a status a line logs about the coordination service or a collective, outside any exception
     (catalog/exceptions.yaml `status_anchors`): `has been set to ERROR in coordination service: UNAVAILABLE:
@@ -113,18 +176,33 @@ def logged_status(body: str) -> str | None:
 _NETWORK_OP = re.compile(r"\b(?:bind|listen|socket|connect)\b", re.IGNORECASE)
 
 
-def setup_errno(msg: str, transport: bool = False) -> str | None:
+def setup_errno(msg: str, transport: bool = False, on_socket: bool = False) -> str | None:
     """The errno of a message when it is on the job's own set-up side (a port in use, an address the node
     does not have, a privileged port): `errno: 98 - Address already in use`, `name: EADDRINUSE`; with
     `transport`, the message is a transport's own report, where the table's `transport_only` rows count too
-    (`Unable to register memory ... RC: -22, Error: Invalid argument`)."""
+    (`Unable to register memory ... RC: -22, Error: Invalid argument`). `on_socket`: only where the message
+    names a socket's operation (a line that no exception frames)."""
+    if on_socket and _NETWORK_OP.search(msg) is None:
+        return None  # before the errno: the cheaper test, on every line of its own that reaches this
     name = errno_of(msg)
     row = errno_table().get(name) if name else None
     if row is None or row.side != "setup" or (row.transport_only and not transport):
         return None
-    if row.network_only and _NETWORK_OP.search(msg) is None:
+    if row.network_only and not on_socket and _NETWORK_OP.search(msg) is None:
         return None
     return name
+
+
+@lru_cache(maxsize=1)
+def setup_errno_words() -> tuple[str, ...]:
+    """The strerror texts and names of the set-up errnos that are the set-up's on any operation (the prefilter's
+    words for a logged bind failure: `(errno: 98 - Address already in use)`)."""
+    import errno
+    import os
+
+    names = [name for name, row in errno_table().items()
+             if row.side == "setup" and not row.network_only and not row.transport_only]
+    return tuple(sorted({*names, *(os.strerror(getattr(errno, n)) for n in names if hasattr(errno, n))}))
 
 
 def peer_errno(msg: str) -> str | None:
@@ -139,7 +217,8 @@ def peer_errno(msg: str) -> str | None:
 # Where an object store's client puts the error code: boto3 / botocore `An error occurred (SlowDown) when
 # calling the PutObject operation`, MinIO `S3 operation failed; code: SlowDown`, Azure `ErrorCode:ServerBusy` /
 # `ErrorCode=ServerBusy` / `X-Ms-Error-Code: [OperationTimedOut]`, the S3 XML `<Code>SlowDown</Code>`, urllib
-# `HTTP Error 503: Slow Down`, requests `404 Client Error`, google-api-core `429 POST https://...`.
+# `HTTP Error 503: Slow Down`, requests `404 Client Error`, google-api-core `429 POST https://...`, a Rust or Go
+# client's `HTTP error status (status: 503, body: ...)`.
 _STORE_CODE = re.compile(
     r"An error occurred \((?P<a>\w+)\) when calling"
     r"|\bcode: (?P<b>\w+)"
@@ -148,6 +227,7 @@ _STORE_CODE = re.compile(
     r"|HTTP Error (?P<e>\d{3})\b"
     r"|\b(?P<f>\d{3}) (?:Client|Server) Error\b"
     r"|^\s*(?P<g>\d{3}) (?:GET|POST|PUT|PATCH|DELETE|HEAD)\b"
+    r"|\bstatus(?: code)?: (?P<h>\d{3})\b"
 )
 _HTTP_STATUS = re.compile(r"\d{3}")
 

@@ -41,6 +41,7 @@ from functools import lru_cache
 from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import ExceptionClassInfo
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
     accelerator_oom,
@@ -62,7 +63,10 @@ from firstfault.extract.codes import (
 )
 from firstfault.extract.excclass import (
     SYMPTOM_KINDS,
+    FileStatus,
     class_row,
+    file_status,
+    logged_row,
     logged_status,
     peer_errno,
     setup_errno,
@@ -99,7 +103,10 @@ class Exc(NamedTuple):
 
 # The last line of a traceback: `ValueError: msg`, `torch.OutOfMemoryError: ...`,
 # a bare `KeyboardInterrupt`; torchrun reprints a child's traceback indented.
-_EXC_LINE = re.compile(r"^\s*(?P<qual>(?:[A-Za-z_]\w*\.)*(?P<cls>[A-Za-z_]\w*))(?::[ \t]?(?P<msg>.*))?$")
+# TensorFlow 1.x's session reprints the error after the op's creation stack: `InternalError (see above for
+# traceback): Error writing (tmp) checkpoint file: ...`.
+_EXC_LINE = re.compile(r"^\s*(?P<qual>(?:[A-Za-z_]\w*\.)*(?P<cls>[A-Za-z_]\w*))(?: \(see above for traceback\))?"
+                       r"(?::[ \t]?(?P<msg>.*))?$")
 EXC_SUFFIXES: Final = ("Error", "Exception", "Exit", "Interrupt", "Iteration", "Failure", "Fault", "Timeout")
 _BARE: Final = ("KeyboardInterrupt", "SystemExit", "StopIteration", "GeneratorExit", "Empty")
 
@@ -155,6 +162,30 @@ def lone_exception(body: str) -> Exc | None:
     return None
 
 
+# A C++ framework's fatal log record: glog's and absl's `LOG(FATAL)` and failed `CHECK`s (`F0407 01:31:07.673615
+# 5759 math_functions.cpp:250] Check failed: a <= b`, absl's `F0000 00:00:1739961418.129995 ...`) and TensorFlow's
+# own form (`2017-11-28 16:36:15.720252: F tensorflow/core/lib/io/zlib_outputbuffer.cc:77] Check failed: ...`, before
+# 1.0 without the date). The process aborts right after it: the C++ counterpart of an uncaught exception's last line.
+_FATAL_LOG = re.compile(
+    r"^\s*\[?(?:F\d{4} \d\d:\d\d:\d+(?:\.\d+)?\s+\d+"
+    r"|(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?: )?F)"
+    r" (?P<where>[\w.@/\\-]+:\d+)\]\s?(?P<msg>.*)$"
+)
+# Prefilter words for the records read: TensorFlow's dated form, and a failed CHECK in any form.
+FATAL_LOG_LITERALS: Final = (": F ", "Check failed")
+FATAL_LOG_CLASS: Final = "FATAL"  # the exc_type of a fatal record's reading
+
+
+def fatal_log(body: str) -> Exc | None:
+    """A glog / absl / TensorFlow fatal log record (_FATAL_LOG) as the exception it stands for."""
+    if "] " not in body:
+        return None
+    m = _FATAL_LOG.match(body)
+    if m is None:
+        return None
+    return Exc(FATAL_LOG_CLASS, FATAL_LOG_CLASS, m.group("msg").strip())
+
+
 # --------------------------------------------------------------------------
 # Classification tables
 # --------------------------------------------------------------------------
@@ -172,7 +203,9 @@ PEER_FAILURE: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     ("nccl.remote_error", re.compile(
         r"Connection closed by (?:remote )?peer|Connection closed by localRank|Connection reset by peer|Broken pipe"
         r"|Connection refused"
-        r"|remote (?:worker|process|peer|rank)s? (?:\w+ )?(?:crash|hang|exit|fail|die|disconnect)\w*"
+        # `remote process exited`, JAX's `This most likely indicates that another task died` (a task: a process).
+        r"|(?:remote|another|other) (?:worker|process|peer|rank|task)(?:e?s)? (?:\w+ )?"
+        r"(?:crash|hang|exit|fail|die|disconnect)\w*"
         r"|typically caused by a remote|remote process exited or there was a network error"
         r"|peer (?:process )?(?:has )?(?:exited|crashed|died|closed|disconnected)"
         r"|failed to recv, got 0 bytes|unexpected EOF|Read error \[|Write error \[|ncclRemoteError"
@@ -264,6 +297,23 @@ def _stdlib(frame: str) -> bool:
 _RECORD_WRAPPER = re.compile(r"[/\\]errors[/\\]__init__\.py\S*, line \d+, in wrapper\b")
 
 
+# Python's report of an exception that ended a thread, not the process (threading's excepthook, `_thread`'s):
+# `Exception in thread Thread-4:` / `Exception in thread prefetch (worker):`, `Unhandled exception in thread
+# started by <function f at 0x...>`, `Exception ignored in thread started by: <function f at 0x...>`; its
+# traceback follows on the next line.
+_THREAD_HEADER = re.compile(r"^\s*(?:Exception in thread \S.*:|(?:Unhandled exception|Exception ignored) in thread "
+                            r"started by\b.*)\s*$")
+THREAD_LITERALS: Final = ("Exception in thread", "exception in thread", "Exception ignored in thread")
+# An installed package's code (not the workload's own files): where a thread whose first frame is there was started.
+_INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
+
+
+def library_thread(entry: str | None) -> bool:
+    """Whether a thread's first frame outside the standard library (its target, or its `run`) is an installed
+    package's: a framework's own background thread (a watcher, a prefetcher, a logger), not the workload's."""
+    return entry is not None and _INSTALLED.search(entry) is not None
+
+
 def launcher_plumbing(frames: tuple[str, ...]) -> bool:
     """Whether the innermost frame outside the standard library is the launcher's code around its workers."""
     for f in reversed(frames):
@@ -287,7 +337,7 @@ def standalone(body: str) -> Draft | None:
     `python -m` or an import in a launcher, a launcher that could not start
     the program (`_EXEC_FAILED`); and, as a symptom, a status that JAX or
     TensorFlow logs about its coordination service or a collective
-    (excclass.logged_status).
+    (excclass.logged_status); and what the exception table reads in a line of its own (`_logged`).
     """
     m5 = _EXEC_FAILED.search(body)
     if m5:
@@ -311,7 +361,31 @@ def standalone(body: str) -> Draft | None:
     if kind is not None:
         # JAX's / TensorFlow's own report that the coordination service or a collective lost a peer: a symptom.
         return Draft(kind, {"detail": clip(body)})
-    return None
+    if exception_shape(body) is not None:
+        return None  # an exception's line: the traceback model reads it (a lone one as its traceback's last line)
+    return _logged(body)
+
+
+def _logged(body: str) -> Draft | None:
+    """A line of its own that the exception table reads without an exception around it: a row whose message
+    decides alone (excclass.logged_row), or a socket's bind / listen that failed with a set-up errno (c10d's
+    `[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:50002 (errno: 98 - Address already in
+    use).`). A cause read so is `terminal`, as a lone exception line's: the last word of its stream only, and weak
+    (a logged line is no record of what ended the process); a symptom is a symptom."""
+    exc = Exc("", "", body.strip())
+    name = setup_errno(body, on_socket=True)
+    if name is not None:
+        drafts: list[Draft] = [_setup(exc, name)]
+    else:
+        row = logged_row(body)
+        got = _by_row(row, exc, body) if row is not None else None
+        drafts = got[0] if got is not None else []
+    if not drafts:
+        return None
+    d = drafts[0]
+    if d.kind in ("app.exception", "storage.error"):
+        d.fields["terminal"] = True
+    return d
 
 
 # A launcher that could not start the workload's program: slurmstepd's `error: execve(): /opt/venv/bin/python3:
@@ -372,7 +446,7 @@ def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
 
 
 def _detail(exc: Exc) -> str:
-    return clip(f"{exc.cls}: {exc.msg}" if exc.msg else exc.cls)
+    return clip(f"{exc.cls}: {exc.msg}" if exc.msg and exc.cls else exc.msg or exc.cls)
 
 
 def _symptom(kind: str, exc: Exc) -> Draft:
@@ -401,7 +475,7 @@ def _peer(exc: Exc, body: str) -> Draft | None:
 
 def _setup(exc: Exc, errno: str | None = None) -> Draft:
     """The job's own set-up failed (a port in use, a backend or device the build lacks, sizes that do not fit)."""
-    return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), errno=errno, setup=True))
+    return Draft("app.exception", _fields(exc_type=exc.cls or None, message=clip(exc.msg), errno=errno, setup=True))
 
 
 def _object_store(exc: Exc) -> Draft:
@@ -409,9 +483,24 @@ def _object_store(exc: Exc) -> Draft:
     bucket or credential the job got wrong is the workload's."""
     code = store_code(exc.cls, exc.msg)
     if store_side(code) == "store":
-        return Draft("storage.error", _fields(fs="object_store", store_code=code, exc_type=exc.cls,
+        return Draft("storage.error", _fields(fs="object_store", store_code=code, exc_type=exc.cls or None,
                                               detail=_detail(exc)))
-    return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), store_code=code))
+    return Draft("app.exception", _fields(exc_type=exc.cls or None, message=clip(exc.msg), store_code=code))
+
+
+# A message that says the file was being written (TensorFlow's `Error writing (tmp) checkpoint file: ...`).
+_WRITING = re.compile(r"\b[Ww]rit(?:e|es|ing)\b")
+
+
+def _file_failed(exc: Exc, body: str, about: FileStatus) -> Draft:
+    """A status about one file (excclass.file_status): the errno it names decides; else the status's meaning for a
+    file being written (a full file system), where the message says it was; else the workload's exception."""
+    by_errno = _errno(exc, body) if errno_of(exc.msg) is not None else None
+    if by_errno is not None:
+        return by_errno
+    if about.on_write == "storage" and _WRITING.search(exc.msg) and not is_shm(about.path, exc.msg):
+        return Draft("storage.error", _fields(fs="posix", path=about.path, exc_type=exc.cls, detail=_detail(exc)))
+    return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), path=about.path))
 
 
 def _by_class(exc: Exc, body: str) -> tuple[list[Draft], bool] | None:
@@ -422,8 +511,16 @@ def _by_class(exc: Exc, body: str) -> tuple[list[Draft], bool] | None:
     if name is not None:
         return [_setup(exc, name)], True
     row = class_row(exc.qual, exc.cls, exc.msg)
+    about_file = file_status(exc.msg, row.status if row is not None else None)
+    if about_file is not None:
+        return [_file_failed(exc, body, about_file)], True
     if row is None:
         return None
+    return _by_row(row, exc, body)
+
+
+def _by_row(row: ExceptionClassInfo, exc: Exc, body: str) -> tuple[list[Draft], bool] | None:
+    """What a row of the exception table makes of the exception (or the logged line) it fits."""
     family: str | None = row.family
     if family == "status":
         family = status_family(exc.msg, row.status)
@@ -433,6 +530,8 @@ def _by_class(exc: Exc, body: str) -> tuple[list[Draft], bool] | None:
         return [_setup(exc)], True
     if family == "envelope":
         return [], False
+    if family == "accelerator_oom" and errno_of(exc.msg) is not None:
+        return None  # what ran out is named by an errno (`disk quota exceeded`): the errno step reads it
     if family == "accelerator_oom" and not host_allocator(body):
         return [Draft("app.cuda_oom", {"message": clip(exc.msg or exc.cls)})], True
     kind = SYMPTOM_KINDS.get(family or "")
@@ -490,12 +589,24 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
 
 
 def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
-             frames: tuple[str, ...] = (), other_owned: bool = False) -> tuple[list[Draft], bool]:
+             frames: tuple[str, ...] = (), other_owned: bool = False,
+             in_library_thread: bool = False) -> tuple[list[Draft], bool]:
     """The events a traceback's final line holds, and whether it decides its chain.
 
     `other_owned`: another extractor reads this line as its own event (a memory-limit kill raised as an
     exception, such as Ray's OutOfMemoryError), so the chain is decided without an exception of its own.
+    `in_library_thread`: the traceback ended a thread that an installed package started (`library_thread`);
+    the thread's death does not end the process, so what would be the workload's own exception is none of its
+    failures (a CUDA error, a storage errno, a signal or a peer's failure is still read as such).
     """
+    drafts, decisive = _classify(body, exc, nccl_owned, numerics_owned, frames, other_owned)
+    if in_library_thread:
+        drafts = [d for d in drafts if d.kind != "app.exception"]
+    return drafts, decisive
+
+
+def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
+              frames: tuple[str, ...], other_owned: bool) -> tuple[list[Draft], bool]:
     cuda = cuda_drafts(body, exc)
     if cuda:
         return cuda, True
@@ -541,6 +652,9 @@ class _Stream:
     decided: bool = False  # the current chain already produced its event
     owner: tuple[int | None, str | None] | None = None  # torchrun summary entry owning the open traceback
     frames: list[str] = field(default_factory=list)  # the open traceback's `File "..."` lines, innermost last
+    thread_header: int | None = None  # line of the last `Exception in thread ...:`
+    in_thread: bool = False  # the open traceback (and its chain) ended a thread, not the process
+    entry: str | None = None  # the open traceback's first frame outside the standard library
 
 
 @dataclass(slots=True)
@@ -551,6 +665,7 @@ class Closed:
     chained: bool  # a later member of a chain that already decided
     owner: tuple[int | None, str | None] | None
     frames: tuple[str, ...] = ()
+    library_thread: bool = False  # it ended a thread an installed package started (traceback.library_thread)
 
 
 @dataclass(slots=True)
@@ -570,7 +685,12 @@ class TracebackModel:
                           and st.marker - st.closed <= CHAIN_GAP)
             if not continuing:
                 st.decided = False
-            st.opened, st.owner, st.frames = ctx.lineno, owner, []
+                st.in_thread = st.thread_header is not None and ctx.lineno - st.thread_header <= 1
+            st.opened, st.owner, st.frames, st.entry = ctx.lineno, owner, [], None
+            ctx.claimed = True
+            return None
+        if _THREAD_HEADER.match(body):
+            st.thread_header = ctx.lineno
             ctx.claimed = True
             return None
         for marker in CHAIN_MARKERS:
@@ -587,7 +707,9 @@ class TracebackModel:
             # A traceback whose header was cut off (a posted or clipped log): its frames open it.
             if not (st.marker is not None and st.closed is not None and 0 <= st.marker - st.closed <= CHAIN_GAP):
                 st.decided = False
+                st.in_thread = False
             st.opened, st.owner, st.frames = ctx.lineno, owner, [body.strip()]
+            st.entry = None if _stdlib(body) else body.strip()
             ctx.claimed = True
             return None
         if ctx.lineno - st.opened > TB_WINDOW:
@@ -599,9 +721,11 @@ class TracebackModel:
             if FRAME.match(body):
                 st.frames.append(body.strip())
                 del st.frames[:-MAX_FRAMES]
+                if st.entry is None and not _stdlib(body):
+                    st.entry = body.strip()
             return None
         chained = st.decided
-        closed = Closed(exc, chained, st.owner, tuple(st.frames))
+        closed = Closed(exc, chained, st.owner, tuple(st.frames), st.in_thread and library_thread(st.entry))
         st.opened, st.closed, st.owner, st.frames = None, ctx.lineno, None, []
         return closed
 

@@ -1,0 +1,87 @@
+"""A C++ framework's fatal log record (glog / absl `LOG(FATAL)`, a failed `CHECK`, TensorFlow's own form) is read
+as an uncaught exception (extract/traceback.py `fatal_log`): the process aborts right after it.
+
+Lines are verbatim from the public threads cited next to them.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from firstfault.extract import app, nccl
+from firstfault.extract import traceback as tb
+from firstfault.extract.base import LineExtractor
+from tests.extract import helpers
+
+ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *app.EXTRACTORS)
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    # CharlesShang/FastMaskRCNN#177: TensorFlow's dated form
+    ("2017-11-28 16:36:15.720252: F tensorflow/core/lib/io/zlib_outputbuffer.cc:77] Check failed: bytes_to_write <= "
+     "AvailableInputSpace() (12 vs. -1814274)",
+     "Check failed: bytes_to_write <= AvailableInputSpace() (12 vs. -1814274)"),
+    # tensorflow/tensorflow#6088: TensorFlow before 1.0, no date
+    ("F tensorflow/core/kernels/strided_slice_op.cc:316] Check failed: tmp.CopyFrom(input.Slice(begin[0], end[0]), "
+     "final_shape) ", "Check failed: tmp.CopyFrom(input.Slice(begin[0], end[0]), final_shape)"),
+    # torrvision/siamfc-tf#21: the same form, cuDNN's algorithms not found
+    ("F tensorflow/core/kernels/conv_ops.cc:659] Check failed: stream->parent()->GetConvolveAlgorithms(&algorithms) ",
+     "Check failed: stream->parent()->GetConvolveAlgorithms(&algorithms)"),
+    # chuanqi305/MobileNet-SSD#180: glog (Caffe)
+    ("F0407 01:31:07.673615  5759 math_functions.cpp:250] Check failed: a <= b (0 vs. -1.19209e-07) ",
+     "Check failed: a <= b (0 vs. -1.19209e-07)"),
+])
+def test_a_fatal_record_is_the_processs_uncaught_failure(line: str, message: str) -> None:
+    drafts = helpers.scan(ALL, [line], "application")
+    assert [(d.kind, d.fields.get("exc_type"), d.fields.get("message")) for d in drafts] == [
+        ("app.exception", tb.FATAL_LOG_CLASS, message)]
+
+
+def test_the_abort_after_a_fatal_record_is_its_consequence() -> None:
+    # openxla/xprof#1250: faulthandler reports the abort the CHECK caused; it is the runtime's, not a crash of its own
+    lines = ["2025-02-19 10:36:59.486345: F external/org_tensorflow/tensorflow/core/profiler/utils/kernel_stats_utils"
+             ".cc:339] Check failed: stats.is_op_tensor_core_eligible == kernel_report.is_op_tensor_core_eligible() "
+             "(1 vs. 0)",
+             "Fatal Python error: Aborted"]
+    drafts = helpers.scan(ALL, lines, "application")
+    assert [(d.kind, d.fields.get("by")) for d in drafts] == [("app.exception", None), ("process.signal", "runtime")]
+
+
+@pytest.mark.parametrize("line", [
+    # xprof's own warning (openxla/xprof#1250): glog's form at another severity, with the word `error`
+    "W0219 10:36:53.961225 140124482418240 security_validator.py:60] In 3.0, this warning will become an error:",
+    # rwth-i6/returnn#299: TensorFlow's dated form at INFO
+    "2020-06-09 14:03:19.232834: I tensorflow/core/platform/cpu_feature_guard.cc:142] Your CPU supports instructions "
+    "that this TensorFlow binary was not compiled to use: SSE4.1 SSE4.2 AVX",
+    # google/paxml#77: an ERROR record, not a fatal one (nothing ends the process here)
+    "2024-04-12 23:39:41.656900: E external/xla/xla/pjrt/distributed/client.cc:96] Coordination service agent in "
+    "error status: DEADLINE_EXCEEDED: Deadline Exceeded",
+])
+def test_records_of_other_severities_are_no_fatal_record(line: str) -> None:
+    assert tb.fatal_log(line) is None
+    assert all(d.fields.get("exc_type") != tb.FATAL_LOG_CLASS for d in helpers.scan(ALL, [line], "application"))
+
+
+
+@pytest.mark.parametrize("line", [
+    # The lab's jax_sigkill_external capture (tests/lab/captured/jax_sigkill_external): rank 1 was kill -9'ed from
+    # outside; ranks 0 and 2 end on this record.
+    "F1203 16:40:05.603844   32524 client.h:80] Terminating process because the JAX distributed service detected "
+    "fatal errors. This most likely indicates that another task died; see the other task logs for more details. "
+    "Disable Python buffering, i.e. `python -u`, to be sure to see all the previous output. absl::Status: INTERNAL: "
+    "Failed to disconnect from coordination service with status: INTERNAL: Shutdown barrier has failed.",
+    # JAX 0.10.2 run here: process 1 of 2 given a coordinator address nothing listens on. JAX says the same words
+    # whoever failed, so the record names no cause of its own, as any peer's failure.
+    "F1203 18:09:24.197726   26828 client.h:80] Terminating process because the JAX distributed service detected "
+    "fatal errors. This most likely indicates that another task died; see the other task logs for more details. "
+    "Disable Python buffering, i.e. `python -u`, to be sure to see all the previous output. absl::Status: "
+    "DEADLINE_EXCEEDED: Deadline Exceeded",
+])
+def test_a_fatal_record_that_says_another_task_died_names_no_cause(line: str) -> None:
+    # The near misses are the records above that name a failed check of the process's own: app.exception. (The
+    # second line holds none of the prefilter's words for a fatal record, so no extractor reads it at all.)
+    drafts = helpers.scan(ALL, [line], "application")
+    assert "app.exception" not in [d.kind for d in drafts]
+    exc = tb.fatal_log(line)
+    assert exc is not None
+    assert [d.kind for d in tb.classify(line, exc, False, False)[0]] == ["nccl.remote_error"]
