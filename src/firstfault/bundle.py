@@ -33,11 +33,12 @@ class BundleError(Exception):
 # (tests/test_bundle_fastpath.py checks they agree).
 SCHEDULERS = frozenset({"slurm", "kueue", "static"})
 SOURCE_KINDS = frozenset({"kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics",
-                          "flight_recorder", "stack_dump"})
+                          "flight_recorder", "stack_dump", "fabric"})
 RANK_PREFIXES = frozenset({"srun", "none"})
 # The last four are optional: the readers sniff.
 FORMATS = frozenset({"sacct", "scontrol", "kueue-workload", "k8s-pods", "k8s-events", "openmetrics",
-                     "prometheus-json", "pickle", "json", "py-spy", "faulthandler"})
+                     "prometheus-json", "pickle", "json", "py-spy", "faulthandler",
+                     "perfquery", "ibnetdiscover", "iblinkinfo", "lldp-json", "fabric-csv"})
 
 
 class _Spec:
@@ -168,7 +169,7 @@ class SourceSpec(_Spec):
     """One kind of evidence and the path template of its files."""
 
     kind: Literal["kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics", "flight_recorder",
-                  "stack_dump"]
+                  "stack_dump", "fabric"]
     path: str
     rank_prefix: Literal["srun", "none"] = "none"
     format: str | None = None

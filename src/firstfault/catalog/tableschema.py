@@ -75,8 +75,15 @@ class IpmiBusEvent(BaseModel):
     severity: records.IpmiSeverity
 
 
+class PerfqueryCounter(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    counter: str = Field(pattern=r"^[A-Z][A-Za-z0-9]+$")
+    metric: str = Field(pattern=r"^node_infiniband_[a-z0-9_]+$")
+
+
 MODELS: tuple[type[BaseModel], ...] = (XidInfo, SxidInfo, CudaErrorInfo, NcclResultInfo, NvmlErrorInfo,
-                                       NcclTransportInfo, IbWcStatusInfo, IpmiBusEvent)
+                                       NcclTransportInfo, IbWcStatusInfo, IpmiBusEvent, PerfqueryCounter)
 
 
 def validate(record: type[Any], raw: Any, where: str) -> Any:

@@ -56,10 +56,11 @@ class DocumentObservation(_Strict):
     """A scheduler record set or a metrics answer, whole (sacct text, Workload YAML, query_range JSON)."""
 
     type: Literal["document"] = "document"
-    source: Literal["scheduler", "metrics", "flight_recorder", "stack_dump"]
+    source: Literal["scheduler", "metrics", "flight_recorder", "stack_dump", "fabric"]
     # Flight-recorder and stack dumps need no format (the readers sniff pickle / JSON / text).
     format: Literal["sacct", "scontrol", "kueue-workload", "k8s-pods", "k8s-events", "openmetrics",
-                    "prometheus-json", "pickle", "json", "py-spy", "faulthandler"] | None = None
+                    "prometheus-json", "pickle", "json", "py-spy", "faulthandler", "perfquery",
+                    "ibnetdiscover", "iblinkinfo", "lldp-json", "fabric-csv"] | None = None
     file: str = Field(max_length=4096)
     content: str
     # A pickled flight-recorder dump is binary: sent as base64.
