@@ -1,0 +1,84 @@
+"""Bundles on the recorded fabric (tests/fabric/recorded/): the real tools' topology, and failures placed on it.
+
+The topology, LIDs and counters are the real output of ibsim, opensm, ibnetdiscover, iblinkinfo and
+perfquery (tests/fabric/record.py); the switch port whose link the simulator took down is leaf01 port 3,
+cabled to node-03's mlx5_0 port 1, at 2026-12-03T15:56:25Z (the second perfquery run).
+
+Log lines are real wordings placed on these hosts (host names, addresses and times changed):
+- NCCL's bootstrap line `NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:ADDR<0>` (NCCL's INFO output, as in
+  tests/extract/test_nccl.py), which maps a peer address to its host;
+- NCCL's completion error `NET/IB : Got completion from peer ADDR<PORT> with error 12, opcode 1, len 0,
+  vendor err 129` (NVIDIA/nccl#733, https://github.com/NVIDIA/nccl/issues/733: "error 12 is a timeout. It
+  means the NICs can't talk to each other");
+- mlx5's port state change `mlx5_core BDF mlx5_0: Port: 1 Link DOWN` (drivers/net/ethernet/mellanox/mlx5;
+  the INIT/ACTIVE forms of the same message are quoted in leptonai/gpud#1209).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+RECORDED = Path(__file__).parent / "recorded"
+NODES = [f"node-0{i}" for i in range(1, 9)]
+ADDR = {n: f"10.0.0.{10 + i}" for i, n in enumerate(NODES, 1)}  # node-01 -> 10.0.0.11
+DOWN_AT = "15:56:25"  # the second perfquery run, after the simulator set the counters and unlinked the port
+
+
+def workload(nodes: list[str], sources: list[dict[str, Any]]) -> dict[str, Any]:
+    ranks = {n: str(i) for i, n in enumerate(nodes)}
+    return {
+        "apiVersion": "firstfault/v1",
+        "workload": {"id": "29", "scheduler": "static",
+                     "window": {"start": "2026-12-03T15:50:00Z", "end": "2026-12-03T16:05:00Z"},
+                     "nodes": nodes, "ranks": ranks, "terminal_state": "FAILED"},
+        "sources": sources,
+    }
+
+
+FABRIC_SOURCE = {"kind": "fabric", "path": "fabric/ibnetdiscover.txt", "format": "ibnetdiscover"}
+APP_SOURCE = {"kind": "application", "path": "nodes/{node}/nccl.log"}
+KERNEL_SOURCE = {"kind": "kernel", "path": "nodes/{node}/kern.log"}
+PERFQUERY_SOURCE = {"kind": "metrics", "path": "fabric/perfquery-leaf01-p3.txt", "format": "perfquery"}
+
+
+def bootstrap(node: str, at: str = "15:55:00") -> str:
+    return (f"2026-12-03 {at},000 INFO start\n"
+            f"{node}:91:91 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:{ADDR[node]}<0>\n")
+
+
+def completion_error(node: str, peer: str, at: str) -> str:
+    return (f"2026-12-03 {at},000 INFO step\n"
+            f"{node}:91:123 [0] transport/net_ib.cc:881 NCCL WARN NET/IB : Got completion from peer "
+            f"{ADDR[peer]}<49577> with error 12, opcode 1, len 0, vendor err 129\n")
+
+
+def link_down(node: str, at: str = DOWN_AT) -> str:
+    return f"Dec  3 {at} {node} kernel: [4242.000001] mlx5_core 0000:0c:00.0 mlx5_0: Port: 1 Link DOWN\n"
+
+
+def write(root: Path, wl: dict[str, Any], files: dict[str, str]) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "workload.yaml").write_text(yaml.safe_dump(wl, sort_keys=False))
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return root
+
+
+def pairs_bundle(root: Path, pairs: list[tuple[str, str]], nodes: list[str], *, fabric: bool = True,
+                 extra: dict[str, str] | None = None, sources: list[dict[str, Any]] | None = None) -> Path:
+    """Each (reporter, peer) pair: the reporter's NCCL reports a retry-exceeded completion from the peer."""
+    logs: dict[str, str] = {n: bootstrap(n) for n in nodes}
+    for i, (a, b) in enumerate(pairs):
+        logs[a] += completion_error(a, b, f"15:56:{30 + i:02d}")
+    files = {f"nodes/{n}/nccl.log": text for n, text in logs.items()}
+    srcs = [APP_SOURCE, *(sources or [])]
+    if fabric:
+        files["fabric/ibnetdiscover.txt"] = (RECORDED / "ibnetdiscover.txt").read_text()
+        srcs.append(FABRIC_SOURCE)
+    files.update(extra or {})
+    return write(root, workload(nodes, srcs), files)
