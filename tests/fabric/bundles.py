@@ -2,7 +2,7 @@
 
 The topology, LIDs and counters are the real output of ibsim, opensm, ibnetdiscover, iblinkinfo and
 perfquery (tests/fabric/record.py); the switch port whose link the simulator took down is leaf01 port 3,
-cabled to node-03's mlx5_0 port 1, at 2026-12-03T15:56:25Z (the second perfquery run).
+cabled to node-03's mlx5_0 port 1, at the time of the second perfquery run (DOWN).
 
 Log lines are real wordings placed on these hosts (host names, addresses and times changed):
 - NCCL's bootstrap line `NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:ADDR<0>` (NCCL's INFO output, as in
@@ -16,6 +16,7 @@ Log lines are real wordings placed on these hosts (host names, addresses and tim
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,18 @@ import yaml
 RECORDED = Path(__file__).parent / "recorded"
 NODES = [f"node-0{i}" for i in range(1, 9)]
 ADDR = {n: f"10.0.0.{10 + i}" for i, n in enumerate(NODES, 1)}  # node-01 -> 10.0.0.11
-DOWN_AT = "15:56:25"  # the second perfquery run, after the simulator set the counters and unlinked the port
+# The second perfquery run, after the simulator set the counters and unlinked the port: the fault's time.
+DOWN = datetime.fromisoformat([line for line in (RECORDED / "perfquery-leaf01-p3.txt").read_text().splitlines()
+                               if line[:1].isdigit()][-1])
+
+
+def _py(t: datetime) -> str:
+    """Python logging's stamp (the spec's `2026-11-02 10:03:07,123`)."""
+    return t.strftime("%Y-%m-%d %H:%M:%S,000")
+
+
+def _syslog(t: datetime) -> str:
+    return f"{t:%b} {t.day:2d} {t:%H:%M:%S}"
 
 
 def workload(nodes: list[str], sources: list[dict[str, Any]]) -> dict[str, Any]:
@@ -32,7 +44,8 @@ def workload(nodes: list[str], sources: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "apiVersion": "firstfault/v1",
         "workload": {"id": "29", "scheduler": "static",
-                     "window": {"start": "2026-12-03T15:50:00Z", "end": "2026-12-03T16:05:00Z"},
+                     "window": {"start": (DOWN - timedelta(minutes=10)).isoformat(),
+                                "end": (DOWN + timedelta(minutes=10)).isoformat()},
                      "nodes": nodes, "ranks": ranks, "terminal_state": "FAILED"},
         "sources": sources,
     }
@@ -44,19 +57,20 @@ KERNEL_SOURCE = {"kind": "kernel", "path": "nodes/{node}/kern.log"}
 PERFQUERY_SOURCE = {"kind": "metrics", "path": "fabric/perfquery-leaf01-p3.txt", "format": "perfquery"}
 
 
-def bootstrap(node: str, at: str = "15:55:00") -> str:
-    return (f"2026-12-03 {at},000 INFO start\n"
+def bootstrap(node: str) -> str:
+    return (f"{_py(DOWN - timedelta(minutes=1))} INFO start\n"
             f"{node}:91:91 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:{ADDR[node]}<0>\n")
 
 
-def completion_error(node: str, peer: str, at: str) -> str:
-    return (f"2026-12-03 {at},000 INFO step\n"
+def completion_error(node: str, peer: str, after: int) -> str:
+    """`after` seconds after the fault."""
+    return (f"{_py(DOWN + timedelta(seconds=after))} INFO step\n"
             f"{node}:91:123 [0] transport/net_ib.cc:881 NCCL WARN NET/IB : Got completion from peer "
             f"{ADDR[peer]}<49577> with error 12, opcode 1, len 0, vendor err 129\n")
 
 
-def link_down(node: str, at: str = DOWN_AT) -> str:
-    return f"Dec  3 {at} {node} kernel: [4242.000001] mlx5_core 0000:0c:00.0 mlx5_0: Port: 1 Link DOWN\n"
+def link_down(node: str, iface: str = "mlx5_0: Port: 1 Link DOWN") -> str:
+    return f"{_syslog(DOWN)} {node} kernel: [4242.000001] mlx5_core 0000:0c:00.0 {iface}\n"
 
 
 def write(root: Path, wl: dict[str, Any], files: dict[str, str]) -> Path:
@@ -74,7 +88,7 @@ def pairs_bundle(root: Path, pairs: list[tuple[str, str]], nodes: list[str], *, 
     """Each (reporter, peer) pair: the reporter's NCCL reports a retry-exceeded completion from the peer."""
     logs: dict[str, str] = {n: bootstrap(n) for n in nodes}
     for i, (a, b) in enumerate(pairs):
-        logs[a] += completion_error(a, b, f"15:56:{30 + i:02d}")
+        logs[a] += completion_error(a, b, 5 + i)
     files = {f"nodes/{n}/nccl.log": text for n, text in logs.items()}
     srcs = [APP_SOURCE, *(sources or [])]
     if fabric:

@@ -133,8 +133,7 @@ def test_a_switch_port_of_another_jobs_host_is_left_out(analyzer: Analyzer, tmp_
 
 
 def test_lldp_fabric_and_csv_inventory_name_the_same_cable(analyzer: Analyzer, tmp_path: Path) -> None:
-    kern = ("Dec  3 15:56:25 node-03 kernel: [4242.000001] mlx5_core 0000:0c:00.0 ens1f0np0: "
-            "Link down\n")  # the netdev form of mlx5's link message (tests/scenarios/net-ib-port-down-mlx5)
+    kern = link_down("node-03", "ens1f0np0: Link down")  # mlx5's netdev form (tests/scenarios/net-ib-port-down-mlx5)
     lldp = {f"fabric/lldp/{n}.json": (RECORDED / "lldp" / f"{n}.json").read_text() for n in NODES[:4]}
     src = {"kind": "fabric", "path": "fabric/lldp/{node}.json", "format": "lldp-json"}
     v = _verdict(analyzer, write(tmp_path / "lldp", workload(NODES[:4], [KERNEL_SOURCE, src]),
@@ -150,8 +149,8 @@ def test_lldp_fabric_and_csv_inventory_name_the_same_cable(analyzer: Analyzer, t
 
 def test_a_fabric_source_changes_nothing_where_no_port_is_named(analyzer: Analyzer, tmp_path: Path) -> None:
     """An Xid names no host port: the verdict with the fabric is the verdict without it, but for the note."""
-    xid = ("Dec  3 15:56:25 node-02 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=123, name=python, "
-           "GPU has fallen off the bus.\n")
+    xid = link_down("node-02").split(" kernel: ")[0] + (
+        " kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=123, name=python, GPU has fallen off the bus.\n")
     files = {"nodes/node-02/kern.log": xid}
     a = _verdict(analyzer, write(tmp_path / "a", workload(NODES[:4], [KERNEL_SOURCE]), files))
     files["fabric/ibnetdiscover.txt"] = (RECORDED / "ibnetdiscover.txt").read_text()
