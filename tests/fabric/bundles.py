@@ -39,13 +39,13 @@ def _syslog(t: datetime) -> str:
     return f"{t:%b} {t.day:2d} {t:%H:%M:%S}"
 
 
-def workload(nodes: list[str], sources: list[dict[str, Any]]) -> dict[str, Any]:
+def workload(nodes: list[str], sources: list[dict[str, Any]], down: datetime = DOWN) -> dict[str, Any]:
     ranks = {n: str(i) for i, n in enumerate(nodes)}
     return {
         "apiVersion": "firstfault/v1",
         "workload": {"id": "29", "scheduler": "static",
-                     "window": {"start": (DOWN - timedelta(minutes=10)).isoformat(),
-                                "end": (DOWN + timedelta(minutes=10)).isoformat()},
+                     "window": {"start": (down - timedelta(minutes=10)).isoformat(),
+                                "end": (down + timedelta(minutes=10)).isoformat()},
                      "nodes": nodes, "ranks": ranks, "terminal_state": "FAILED"},
         "sources": sources,
     }
@@ -57,20 +57,20 @@ KERNEL_SOURCE = {"kind": "kernel", "path": "nodes/{node}/kern.log"}
 PERFQUERY_SOURCE = {"kind": "metrics", "path": "fabric/perfquery-leaf01-p3.txt", "format": "perfquery"}
 
 
-def bootstrap(node: str) -> str:
-    return (f"{_py(DOWN - timedelta(minutes=1))} INFO start\n"
+def bootstrap(node: str, down: datetime = DOWN) -> str:
+    return (f"{_py(down - timedelta(minutes=1))} INFO start\n"
             f"{node}:91:91 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:{ADDR[node]}<0>\n")
 
 
-def completion_error(node: str, peer: str, after: int) -> str:
+def completion_error(node: str, peer: str, after: int, down: datetime = DOWN) -> str:
     """`after` seconds after the fault."""
-    return (f"{_py(DOWN + timedelta(seconds=after))} INFO step\n"
+    return (f"{_py(down + timedelta(seconds=after))} INFO step\n"
             f"{node}:91:123 [0] transport/net_ib.cc:881 NCCL WARN NET/IB : Got completion from peer "
             f"{ADDR[peer]}<49577> with error 12, opcode 1, len 0, vendor err 129\n")
 
 
-def link_down(node: str, iface: str = "mlx5_0: Port: 1 Link DOWN") -> str:
-    return f"{_syslog(DOWN)} {node} kernel: [4242.000001] mlx5_core 0000:0c:00.0 {iface}\n"
+def link_down(node: str, iface: str = "mlx5_0: Port: 1 Link DOWN", down: datetime = DOWN) -> str:
+    return f"{_syslog(down)} {node} kernel: [4242.000001] mlx5_core 0000:0c:00.0 {iface}\n"
 
 
 def write(root: Path, wl: dict[str, Any], files: dict[str, str]) -> Path:
@@ -84,15 +84,17 @@ def write(root: Path, wl: dict[str, Any], files: dict[str, str]) -> Path:
 
 
 def pairs_bundle(root: Path, pairs: list[tuple[str, str]], nodes: list[str], *, fabric: bool = True,
-                 extra: dict[str, str] | None = None, sources: list[dict[str, Any]] | None = None) -> Path:
-    """Each (reporter, peer) pair: the reporter's NCCL reports a retry-exceeded completion from the peer."""
-    logs: dict[str, str] = {n: bootstrap(n) for n in nodes}
+                 extra: dict[str, str] | None = None, sources: list[dict[str, Any]] | None = None,
+                 down: datetime = DOWN, topology: str | None = None, topology_format: str = "ibnetdiscover") -> Path:
+    """Each (reporter, peer) pair: the reporter's NCCL reports a retry-exceeded completion from the peer,
+    seconds after `down`. `topology`: the fabric tool's output (default: the recorded ibnetdiscover)."""
+    logs: dict[str, str] = {n: bootstrap(n, down) for n in nodes}
     for i, (a, b) in enumerate(pairs):
-        logs[a] += completion_error(a, b, 5 + i)
+        logs[a] += completion_error(a, b, 5 + i, down)
     files = {f"nodes/{n}/nccl.log": text for n, text in logs.items()}
     srcs = [APP_SOURCE, *(sources or [])]
     if fabric:
-        files["fabric/ibnetdiscover.txt"] = (RECORDED / "ibnetdiscover.txt").read_text()
-        srcs.append(FABRIC_SOURCE)
+        files["fabric/ibnetdiscover.txt"] = topology or (RECORDED / "ibnetdiscover.txt").read_text()
+        srcs.append({**FABRIC_SOURCE, "format": topology_format})
     files.update(extra or {})
-    return write(root, workload(nodes, srcs), files)
+    return write(root, workload(nodes, srcs, down), files)

@@ -21,9 +21,11 @@ import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import IO
 
 SIM_SO = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 IB_TOOLS = ("ibsim", "ibnetdiscover", "iblinkinfo", "perfquery", "opensm")
@@ -57,6 +59,7 @@ class IbSim:
         self.sock = f"ffsim{os.getpid()}_{time.monotonic_ns() % 10**9}"
         self.log = workdir / "ibsim.out"
         self.proc: subprocess.Popen[bytes] | None = None
+        self._out: IO[bytes] | None = None
 
     def env(self) -> dict[str, str]:
         return {**os.environ, "IBSIM_SOCKNAME": self.sock, "LD_PRELOAD": SIM_SO,
@@ -64,9 +67,9 @@ class IbSim:
 
     def start(self) -> IbSim:
         (self.workdir / "osm").mkdir(exist_ok=True)
-        out = self.log.open("wb")
+        self._out = self.log.open("wb")
         env = {**os.environ, "IBSIM_SOCKNAME": self.sock}
-        self.proc = subprocess.Popen(["ibsim", "-s", str(self.topo)], stdin=subprocess.PIPE, stdout=out,
+        self.proc = subprocess.Popen(["ibsim", "-s", str(self.topo)], stdin=subprocess.PIPE, stdout=self._out,
                                      stderr=subprocess.STDOUT, env=env, cwd=self.workdir)
         self._wait_for("Network simulator ready")
         return self
@@ -113,6 +116,9 @@ class IbSim:
                 self.proc.send_signal(signal.SIGTERM)
                 self.proc.wait(timeout=5)
         self.proc = None
+        if self._out is not None:
+            self._out.close()
+            self._out = None
 
     def __enter__(self) -> IbSim:
         return self.start()
@@ -137,19 +143,25 @@ class LldpLab:
         self.hosts = list(hosts)
         self.tag = tag  # namespace prefix: unique per run
         self.procs: list[subprocess.Popen[bytes]] = []
+        self.logs: list[IO[bytes]] = []
         self.namespaces: list[str] = []
+        self.sockdir: Path | None = None
 
     def ns(self, name: str) -> str:
         return f"{self.tag}-{name}"
 
     def sock(self, name: str) -> str:
-        return str(self.workdir / f"lldpd-{name}.socket")
+        assert self.sockdir is not None
+        return str(self.sockdir / f"lldpd-{name}.socket")
 
     def _ip(self, *argv: str) -> None:
         subprocess.run(["ip", *argv], check=True, capture_output=True)
 
     def start(self) -> LldpLab:
-        self.workdir.chmod(0o755)  # lldpd drops to its own user: it must reach its socket here
+        # lldpd drops to its own user: every directory above its socket must let it through (a test's
+        # tmp_path sits under a 0700 directory)
+        self.sockdir = Path(tempfile.mkdtemp(prefix=f"{self.tag}-"))
+        self.sockdir.chmod(0o755)
         sw = self.ns(self.switch)
         self._ip("netns", "add", sw)
         self.namespaces.append(sw)
@@ -179,6 +191,7 @@ class LldpLab:
         if descr:
             argv += ["-S", descr]
         log = (self.workdir / f"lldpd-{name}.log").open("wb")
+        self.logs.append(log)
         self.procs.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT))
         end = time.monotonic() + 10
         while not Path(self.sock(name)).exists():
@@ -223,9 +236,15 @@ class LldpLab:
                 p.kill()
                 p.wait(timeout=5)
         self.procs = []
+        for log in self.logs:
+            log.close()
+        self.logs = []
         for ns in reversed(self.namespaces):
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
         self.namespaces = []
+        if self.sockdir is not None:
+            shutil.rmtree(self.sockdir, ignore_errors=True)
+            self.sockdir = None
 
     def __enter__(self) -> LldpLab:
         try:
