@@ -205,6 +205,16 @@ class Cable(Model):
     port: str
 
 
+def switch_port_key(switch: str, port: str) -> str:
+    """How a verdict's devices and the fleet name a switch port: `leaf01/3`."""
+    return f"{switch}/{port}"
+
+
+def cable_key(switch: str, switch_port: str, node: str, port: str) -> str:
+    """How the fleet names a cable: its switch port, then its other end (`leaf01/3 - node-03/mlx5_0:1`)."""
+    return f"{switch_port_key(switch, switch_port)} - {node}/{port}"
+
+
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EvidenceItem(Model):
     """EvidenceItem(role, source, ...): one line (or sample) the verdict cites."""

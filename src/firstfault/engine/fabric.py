@@ -38,7 +38,7 @@ from firstfault.engine.leads import EVIDENCE_PER_LEAD, LeadDraft
 from firstfault.engine.normalise import NodeMapper
 from firstfault.engine.ports import CABLE_FIELDS, host_port_of
 from firstfault.extract.fabric import End, Link
-from firstfault.model import Event
+from firstfault.model import Event, switch_port_key
 
 # Transport errors: a report between two hosts over the fabric. One that names no port is on the host's
 # only cable, when it has one.
@@ -57,11 +57,6 @@ def _device(port: str) -> str:
     """The device of a host port: `mlx5_0:1` -> `mlx5_0`; a netdev is its own."""
     head, sep, tail = port.rpartition(":")
     return head if sep and tail.isdigit() else port
-
-
-def switch_port_label(switch: str, port: str) -> str:
-    """How the verdict's devices and the fleet name a switch port: `leaf01/3`."""
-    return f"{switch}/{port}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,17 +190,17 @@ def _labels(f: Finding, fabric: Fabric) -> list[str]:
             continue
         named = True
         if node in fabric.switches:
-            out.setdefault(switch_port_label(node, port))
+            out.setdefault(switch_port_key(node, port))
         else:
             out.setdefault(f"{node}/{_device(port)}")
-        out.setdefault(switch_port_label(sw, sp))
+        out.setdefault(switch_port_key(sw, sp))
     if not named:  # the common endpoint a transport finding named as a peer: its only cable
         for n in f.nodes:
             hit = fabric.cable(n, None)
             if hit is not None and hit[1].switch:
                 me, far = hit
                 out.setdefault(f"{me.node}/{_device(me.port)}")
-                out.setdefault(switch_port_label(far.node, far.port))
+                out.setdefault(switch_port_key(far.node, far.port))
     return list(out)
 
 
@@ -309,5 +304,4 @@ def note(fabric: Fabric, files: list[str]) -> str:
             f"{len(fabric.host_cables)} host(s) and {len(fabric.switches)} switch(es).")
 
 
-__all__ = ["LEAD_KIND", "Fabric", "annotate", "common_switch", "note", "place", "switch_port_label",
-           "widen"]
+__all__ = ["LEAD_KIND", "Fabric", "annotate", "common_switch", "note", "place", "widen"]
