@@ -58,7 +58,7 @@ def fleet(
 
     try:
         params = FleetParams(since=since, until=until, domain=domain or [], limit=limit, cluster=cluster or [],
-                             by=by or [])
+                             by=by or [])  # type: ignore[arg-type]  # validated by the model
         now = datetime.now(UTC)
         params.span(now)
     except ValidationError as exc:
