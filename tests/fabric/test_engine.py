@@ -171,3 +171,25 @@ def test_a_broken_fabric_file_is_an_error_and_loses_nothing_else(analyzer: Analy
     assert v.root_cause is not None and v.root_cause.devices == ["node-03/mlx5_0"]
     assert [(e.source, e.file, e.line) for e in v.errors] == [("fabric", "fabric/inventory.csv", 1)]
     assert "missing: host, host_port, switch, switch_port" in v.errors[0].message
+
+
+@pytest.mark.parametrize("oob,devices", [
+    ("ens1f0np0", ["node-03/ens1f0np0", "leaf01/swp3"]),  # the address is on the port cabled to leaf01
+    ("ens1f1np1", ["node-03/ens1f1np1", "leaf02/swp3"]),  # ... or on the other one
+    ("eth9", []),  # an interface no cable names: two cables, no telling which
+])
+def test_a_peer_address_maps_to_the_port_it_is_on(analyzer: Analyzer, tmp_path: Path, oob: str,
+                                                  devices: list[str]) -> None:
+    """node-03 has two cabled ports (a site's inventory); NCCL's bootstrap line says which interface its
+    address is on (the RoCE form, `NET/IB : Using [0]mlx5_0:1/RoCE ; OOB eth0:ADDR<0>`, tests/extract/test_nccl.py),
+    and the reports from the other hosts name that address."""
+    csv = ("host,host_port,switch,switch_port\n" + "".join(f"node-0{i},ens1f0np0,leaf01,swp{i}\n" for i in (1, 2, 4))
+           + "node-03,ens1f0np0,leaf01,swp3\nnode-03,ens1f1np1,leaf02,swp3\n")
+    src = {"kind": "fabric", "path": "fabric/inventory.csv", "format": "fabric-csv"}
+    root = pairs_bundle(tmp_path / "b", TO_NODE_03, NODES[:4], fabric=False, sources=[src],
+                        extra={"fabric/inventory.csv": csv})
+    log = root / "nodes" / "node-03" / "nccl.log"
+    log.write_text(log.read_text().replace("/IB ; OOB ib0:", f"/RoCE ; OOB {oob}:"))
+    v = _verdict(analyzer, root)
+    assert v.root_cause is not None and v.root_cause.nodes == ["node-03"]
+    assert [d for d in v.root_cause.devices if "/gpu" not in d] == devices

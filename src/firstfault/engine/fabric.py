@@ -15,6 +15,9 @@ A fabric source (extract/fabric.py) lists cables: pairs of ends, a node
   a transport error that names no port, on a host with one cable, gets it;
 - names both ends in the `devices` of a `network.*` finding: the host's
   device (`node-03/mlx5_0`) and the switch port (`leaf01/3`);
+- maps a transport error's peer address to the host (normalise, from NCCL's
+  bootstrap lines) and to its port: the interface the address is on when
+  the fabric knows it (LLDP, an inventory), else the host's only cable;
 - looks for the switch common to a transport finding's host pairs: when
   the reports pass between several pairs of hosts and no host takes part in
   enough of them to be the common endpoint (settings.common_endpoint), but
@@ -78,6 +81,9 @@ class Fabric:
         self.by_lid: dict[tuple[int, int], tuple[Side, Side]] = {}
         self.host_cables: dict[str, list[tuple[Side, Side]]] = {}
         self.switches: set[str] = set()
+        # address -> (host, interface), from NCCL's bootstrap lines (`OOB ens1f0np0:10.0.0.13<0>`): a peer
+        # address in a transport error is that interface of that host
+        self.addresses: dict[str, tuple[str, str]] = {}
         self.cables = 0
         for link in links:
             a, b = self._side(link.a), self._side(link.b)
@@ -119,6 +125,21 @@ class Fabric:
                 return found[0]
         return None
 
+    def learn_address(self, ev: Event) -> None:
+        addr, iface = ev.fields.get("addr"), ev.fields.get("iface")
+        node = self.mapper.node_for(ev)
+        if isinstance(addr, str) and isinstance(iface, str) and node:
+            self.addresses.setdefault(addr, (node, iface))
+
+    def peer_cable(self, node: str, addr: object) -> tuple[Side, Side] | None:
+        """The cable of a peer host: the interface its address is on, when the fabric knows that interface;
+        else the host's only cable."""
+        if isinstance(addr, str) and addr in self.addresses:
+            host, iface = self.addresses[addr]
+            if host == node and (hit := self.cable(node, iface)) is not None:
+                return hit
+        return self.cable(node, None)
+
     def host_switches(self, node: str) -> set[str]:
         return {far.node for _, far in self.host_cables.get(node, []) if far.switch}
 
@@ -138,6 +159,8 @@ def place(events: list[Event], fabric: Fabric) -> list[Event]:
     allocation does not take it), and `annotate` clears it."""
     out: list[Event] = []
     for ev in events:
+        if ev.kind == "net.address":
+            fabric.learn_address(ev)
         lid, port = ev.fields.get("lid"), ev.fields.get("port")
         if ev.kind != "metric.condition" or not isinstance(lid, int) or not isinstance(port, int):
             out.append(ev)
@@ -194,9 +217,10 @@ def _labels(f: Finding, fabric: Fabric) -> list[str]:
         else:
             out.setdefault(f"{node}/{_device(port)}")
         out.setdefault(switch_port_key(sw, sp))
-    if not named:  # the common endpoint a transport finding named as a peer: its only cable
+    if not named:  # the common endpoint a transport finding named as a peer: the cable its address is on
+        peers = {str(ev.fields.get("peer_node")): ev.fields.get("peer") for ev in f.events}
         for n in f.nodes:
-            hit = fabric.cable(n, None)
+            hit = fabric.peer_cable(n, peers.get(n))
             if hit is not None and hit[1].switch:
                 me, far = hit
                 out.setdefault(f"{me.node}/{_device(me.port)}")
@@ -237,7 +261,7 @@ def _pair_ends(ev: Event, fabric: Fabric) -> tuple[str, str, set[str], set[tuple
         mine = fabric.host_switches(ev.node)
         if len(mine) == 1:  # every cable of the host goes to one switch: that one, port unknown
             switches |= mine
-    hit = fabric.cable(peer, None)
+    hit = fabric.peer_cable(peer, ev.fields.get("peer"))
     if hit is not None and hit[1].switch:
         switches.add(hit[1].node)
         ports.add((hit[1].node, hit[1].port))
