@@ -100,3 +100,32 @@ def test_fabric_config_loads(tmp_path: Path) -> None:
                                                                   "command": ["iblinkinfo"], "timeout": 30}})
     cfg = load_config(tmp_path / "c.yaml")
     assert cfg.fabric is not None and cfg.fabric.command == ["iblinkinfo"]
+
+
+def test_firstfault_run_collects_the_fabric_and_stores_the_cables(tmp_path: Path) -> None:
+    """`firstfault run` with logs.files (node-03's kernel log) and `fabric: {command: [cat, ...]}`: the stored
+    verdict names leaf01 port 3 and its evidence the cable."""
+    from firstfault.store import VerdictStore
+    from tests.blueprint.e2e_util import invoke
+    from tests.fabric.bundles import DOWN
+
+    logs = tmp_path / "logs"
+    (logs / "nodes" / "node-03").mkdir(parents=True)
+    (logs / "nodes" / "node-03" / "kern.log").write_text(link_down("node-03"))
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+    write_config(tmp_path / "c.yaml", {
+        "cluster": "ib", "logs": {"files": {"root": str(logs), "sources": [KERNEL_SOURCE]}},
+        "fabric": {"format": "ibnetdiscover", "command": ["cat", str(TOPOLOGY)]},
+        "outputs": {"stdout": None, "database": {"url": url}}})
+    start, end = (DOWN.replace(minute=0, second=0), DOWN.replace(minute=59, second=0))
+    res = invoke(["run", "-c", str(tmp_path / "c.yaml"), "--window", start.isoformat(), end.isoformat(),
+                  "--nodes", "node-[01-04]", "-q"])
+    assert res.exit_code == 0, res.output
+    with VerdictStore.open(url) as store:
+        (row,) = store.list()
+        v = store.get(row.id)
+    assert v is not None and v.root_cause is not None
+    assert v.root_cause.devices == ["node-03/mlx5_0", "leaf01/3"]
+    assert any(e.cable is not None and e.cable.switch_port == "3" for e in v.evidence)
+    (cov,) = [c for c in v.coverage if c.source == "fabric"]
+    assert cov.status == "complete" and cov.note is not None and cov.note.startswith("ibnetdiscover taken at ")

@@ -31,6 +31,7 @@ WITHIN_LEAF01 = [("node-01", "node-02"), ("node-03", "node-04"), ("node-01", "no
 ACROSS = [("node-01", "node-05"), ("node-02", "node-06"), ("node-03", "node-07"), ("node-04", "node-08")]
 SPLIT = [("node-01", "node-02"), ("node-05", "node-06"), ("node-03", "node-04"), ("node-07", "node-08")]
 PERFQUERY = {"fabric/perfquery-leaf01-p3.txt": (RECORDED / "perfquery-leaf01-p3.txt").read_text()}
+SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 
 
 @pytest.fixture(scope="module")
@@ -193,3 +194,26 @@ def test_a_peer_address_maps_to_the_port_it_is_on(analyzer: Analyzer, tmp_path: 
     v = _verdict(analyzer, root)
     assert v.root_cause is not None and v.root_cause.nodes == ["node-03"]
     assert [d for d in v.root_cause.devices if "/gpu" not in d] == devices
+
+
+@pytest.mark.parametrize("name", ["net-ib-switch-port-down-fabric", "net-ib-transport-common-leaf-fabric"])
+def test_the_service_and_the_parallel_reader_give_the_same_verdict(analyzer: Analyzer, name: str) -> None:
+    """The fabric document travels in a Service request (collect/wire.py) and survives a replay's capture;
+    reading the logs in worker processes changes nothing."""
+    from datetime import UTC, datetime
+
+    from firstfault.bundle import load_bundle
+    from firstfault.collect.wire import AnalyzeRequest, request_from_bundle
+    from firstfault.engine.analyze import analyze_request
+    from firstfault.replay import capture_bundle
+
+    now = datetime(2026, 12, 4, tzinfo=UTC)
+    bundle = load_bundle(SCENARIOS / name)
+    embedded = analyzer.analyze_bundle(bundle, now=now).model_dump_json()
+    request = AnalyzeRequest.model_validate_json(request_from_bundle(analyzer, bundle).model_dump_json())
+    assert analyze_request(analyzer, request, now=now).model_dump_json() == embedded
+    assert analyzer.analyze_bundle(bundle, now=now, workers=2).model_dump_json() == embedded
+    verdict, captured = capture_bundle(analyzer, bundle, now=now)
+    assert verdict.model_dump_json() == embedded
+    assert analyze_request(analyzer, captured.request, now=now).model_dump_json() == embedded
+    assert '"cable"' in embedded
