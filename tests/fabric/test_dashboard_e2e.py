@@ -7,10 +7,8 @@ test-artifacts/screenshots/ (docs/images/switches.png is one of them, looked at)
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
@@ -18,7 +16,7 @@ from firstfault.engine.analyze import Analyzer
 from firstfault.model import Enrichment
 from firstfault.store import VerdictStore
 from tests.dashboard.conftest import NOW, SCENARIOS, dashboard_app, healthy_runs, variant
-from tests.dashboard.test_e2e import CHROMIUM, FLAGS, SHOTS, VIEWPORT, ThreadServer
+from tests.dashboard.test_e2e import SHOTS, VIEWPORT, ThreadServer
 
 pytestmark = pytest.mark.integration
 
@@ -43,20 +41,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
     finally:
         server.stop()
         store.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
-        pytest.skip("Debian chromium is not installed (scripts/ci/install-servers.sh installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def test_switches_view_and_far_ends_in_a_real_browser(site: tuple[str, int], browser: object) -> None:
