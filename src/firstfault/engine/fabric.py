@@ -107,9 +107,6 @@ class Fabric:
         node = end.node if end.switch else (self.mapper.host(end.node) or end.node)
         return Side(node=node, port=end.port, switch=end.switch)
 
-    def __bool__(self) -> bool:
-        return self.cables > 0
-
     def cable(self, node: str, port: str | None) -> tuple[Side, Side] | None:
         """(this end, far end) of a host's port: `mlx5_0:1` as it is, `mlx5_0` when the device has one cabled
         port, a netdev as LLDP or the inventory names it; no port: the host's only cable."""
