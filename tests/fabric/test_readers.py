@@ -165,3 +165,21 @@ def test_perfquery_without_a_time_line_is_not_placed() -> None:
     series, issues = _perfquery(bad)
     assert any("is not a valid time" in i.message for i in issues)
     assert all(len(s.samples) == 1 for s in series)  # only the second run
+
+
+def test_a_vendor_switch_and_hosts_without_their_device_name() -> None:
+    """Real iblinkinfo output (tests/fabric/public/README.md): the switch's description holds ';', ':' and '/'
+    and is its name as it stands; `n02 HCA-1` names the host, and its port is HCA-1's; n01 is only in the
+    switch's block (the run was on n01)."""
+    public = RECORDED.parent / "public" / "iblinkinfo-sb7700-edr.txt"
+    res = read_fabric(public.read_bytes(), "iblinkinfo", public.name)
+    assert res.issues == []
+    sw = "MF0;SB7700:MSB7700/U1"
+    assert _pairs(res.links) == {
+        ((sw, "17", True), ("n02", "HCA-1:1", False)),
+        ((sw, "36", True), ("mgt", "mlx5_0:1", False)),
+        ((sw, "18", True), ("n01", "HCA-1:1", False)),
+    }
+    ends = {(e.node, e.port): e for c in res.links for e in (c.a, c.b)}
+    assert ends[("n02", "HCA-1:1")].guid == "0xec0d9a03003d62be" and ends[("n02", "HCA-1:1")].lid == 4
+    assert ends[(sw, "17")].lid == 2
