@@ -46,6 +46,10 @@ from firstfault.model import Event, switch_port_key
 # Transport errors: a report between two hosts over the fabric. One that names no port is on the host's
 # only cable, when it has one.
 TRANSPORT_KINDS = frozenset({"nccl.ib_completion_error", "net.ib_verbs_error"})
+# The kinds whose host port can be on a cable (a link event, a port counter, a transport error), and the fields
+# this module gives them (engine/validators.py: the kinds and fields rules may name; docs/events.md).
+EMITS: dict[str, frozenset[str]] = {kind: frozenset(CABLE_FIELDS)
+                                    for kind in ("net.link", "metric.condition", *sorted(TRANSPORT_KINDS))}
 LEAD_KIND = "common_switch"
 MAX_PAIRS_NAMED = 4
 
@@ -187,7 +191,7 @@ def annotate(events: list[Event], fabric: Fabric) -> None:
         if ev.node in fabric.switches and ev.node not in fabric.allocation:
             ev.node = None  # a cable between switches: no host's
             continue
-        if "fabric_switch" in ev.fields or not ev.node:
+        if "fabric_switch" in ev.fields or not ev.node or ev.kind not in EMITS:
             continue
         port = host_port_of(ev)
         if port is None and ev.kind not in TRANSPORT_KINDS:
@@ -325,4 +329,4 @@ def note(fabric: Fabric, files: list[str]) -> str:
             f"{len(fabric.host_cables)} host(s) and {len(fabric.switches)} switch(es).")
 
 
-__all__ = ["LEAD_KIND", "Fabric", "annotate", "common_switch", "note", "place", "widen"]
+__all__ = ["EMITS", "LEAD_KIND", "Fabric", "annotate", "common_switch", "note", "place", "widen"]
