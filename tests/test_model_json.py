@@ -22,6 +22,7 @@ from pydantic_core import PydanticSerializationError
 
 from firstfault.lazymodel import adapter, model_errors, plain_json
 from firstfault.model import (
+    Cable,
     CatalogRef,
     Cause,
     CoverageItem,
@@ -61,7 +62,9 @@ def _verdicts() -> st.SearchStrategy[Verdict]:
                         first_seen=opt_s, explained_by=opt_s)
     evidence = st.builds(EvidenceItem, role=st.sampled_from(["cause", "candidate", "symptom", "lead"]), source=s,
                          node=opt_s, file=opt_s, line=opt_i, time=opt_s, event=s, text=s, query=opt_s, rank=opt_i,
-                         category=opt_s, port=opt_s)
+                         category=opt_s, port=opt_s,
+                         # OMIT_NONE: absent from both writers' output while None (a fabric source sets it)
+                         cable=st.none() | st.builds(Cable, switch=s, switch_port=s, node=s, port=s))
     lead = st.builds(Lead, kind=st.sampled_from(["laggard_rank", "desync", "first_exit", "stuck_frame"]), nodes=strs,
                      ranks=st.lists(ints, max_size=3), summary=s, first_seen=opt_s,
                      evidence=st.lists(ints, max_size=3), devices=strs)
@@ -131,6 +134,20 @@ def test_what_the_plain_writer_does_not_know_goes_to_pydantic(record: Any) -> No
         warnings.simplefilter("ignore")  # pydantic warns of the unexpected type; its output is still the reference
         for indent in INDENTS:
             assert record.model_dump_json(**({} if indent is None else {"indent": indent})) == _pydantic(record, indent)
+
+
+def test_an_omitted_field_is_absent_while_none_and_reads_back() -> None:
+    e = EvidenceItem(role="cause", source="kernel", node="n", file=None, line=None, time=None, event="net.link",
+                     text="t")
+    assert '"cable"' not in e.model_dump_json() and '"cable"' not in _pydantic(e, None)
+    assert EvidenceItem.model_validate_json(e.model_dump_json()) == e
+    e.cable = Cable(switch="leaf01", switch_port="3", node="n", port="mlx5_0:1")
+    for indent in INDENTS:
+        mine = plain_json(e, indent)
+        assert mine is not None and '"cable"' in mine and mine == _pydantic(e, indent)
+    assert EvidenceItem.model_validate_json(e.model_dump_json()) == e
+    # a record with no omitted field still writes its None fields (the contract's nulls)
+    assert '"port":null' in e.model_dump_json()
 
 
 def test_other_options_go_to_pydantic() -> None:

@@ -1,7 +1,8 @@
 """Every scenario bundle in tests/scenarios/ against its expected verdict.
 
 A scenario is an evidence bundle plus expected.yaml (domain, category prefix,
-affected nodes, symptoms that must appear, candidates for ambiguous ones).
+affected nodes, symptoms that must appear, candidates for ambiguous ones, the
+root cause's devices and the leads that must be there).
 """
 
 from __future__ import annotations
@@ -43,6 +44,15 @@ def _check(v: Verdict, exp: dict[str, Any]) -> list[str]:
                 problems.append(f"candidate {want} missing from {got_c}")
         if len(got_c) != len(exp["candidates"]):
             problems.append(f"{len(got_c)} candidates, expected {len(exp['candidates'])}: {got_c}")
+    if exp.get("devices"):
+        got_d = v.root_cause.devices if v.root_cause else []
+        missing = [d for d in exp["devices"] if d not in got_d]
+        if missing:
+            problems.append(f"devices {missing} missing from the root cause's {got_d}")
+    for want_lead in exp.get("leads") or []:
+        if not any(ld.kind == want_lead["kind"] and all(d in ld.devices for d in want_lead.get("devices", []))
+                   for ld in v.leads):
+            problems.append(f"lead {want_lead} missing from {[(ld.kind, ld.devices) for ld in v.leads]}")
     cats = {s.category: s for s in v.symptoms}
     for want in exp.get("symptoms") or []:
         if isinstance(want, str):

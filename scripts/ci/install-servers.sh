@@ -6,7 +6,9 @@ pkgs=(prometheus prometheus-alertmanager
       slurm-wlm slurmctld slurmd slurm-client slurmdbd slurmrestd munge mariadb-server
       postgresql-15
       chromium chromium-driver
-      openmpi-bin libopenmpi-dev)
+      openmpi-bin libopenmpi-dev
+      # the fabric: an InfiniBand simulator the diagnostics and the SM run against, and LLDP (tests/fabric)
+      ibsim-utils infiniband-diags opensm lldpd iproute2)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

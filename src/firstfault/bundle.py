@@ -33,13 +33,14 @@ class BundleError(Exception):
 # (tests/test_bundle_fastpath.py checks they agree).
 SCHEDULERS = frozenset({"slurm", "kueue", "static"})
 SOURCE_KINDS = frozenset({"kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics",
-                          "flight_recorder", "stack_dump"})
+                          "flight_recorder", "stack_dump", "fabric"})
 RANK_PREFIXES = frozenset({"srun", "none"})
-# Scheduler, metrics, flight-recorder and stack-dump formats; the last four are optional: the readers sniff.
-# One list: collect/wire.py's request form takes its type from here.
+# Scheduler, metrics, flight-recorder, stack-dump and fabric formats; flight-recorder and stack-dump formats are
+# optional: the readers sniff. One list: collect/wire.py's request form takes its type from here.
 Format = Literal["sacct", "scontrol", "sge-qacct", "pbs-tracejob", "pbs-qstat", "lsf-bjobs", "lsf-bhist", "flux-jobs",
                  "kueue-workload", "k8s-pods", "k8s-events", "k8s-table", "k8s-describe", "openmetrics",
-                 "prometheus-json", "pickle", "json", "py-spy", "faulthandler"]
+                 "prometheus-json", "pickle", "json", "py-spy", "faulthandler", "perfquery", "ibnetdiscover",
+                 "iblinkinfo", "lldp-json", "fabric-csv"]
 FORMATS = frozenset(get_args(Format))
 
 
@@ -171,7 +172,7 @@ class SourceSpec(_Spec):
     """One kind of evidence and the path template of its files."""
 
     kind: Literal["kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics", "flight_recorder",
-                  "stack_dump"]
+                  "stack_dump", "fabric"]
     path: str
     rank_prefix: Literal["srun", "none"] = "none"
     format: str | None = None

@@ -21,7 +21,9 @@ Declare a record as
 
 With `eq=False, repr=False` the record takes `Model`'s `==` and repr (the same results, without
 the two methods per class that `dataclass` compiles at import). Field order is the output order
-(kw_only: defaults may come first). Unknown keys are refused
+(kw_only: defaults may come first). A field declared `Annotated[X | None, OMIT_NONE] = None` is left out
+of the JSON while it is None (a field added to a document whose readers, and whose byte-for-byte
+output, predate it). Unknown keys are refused
 (`extra="forbid"`, as the verdict contract says). Validation errors are pydantic's `ValidationError`;
 `model_errors` lists them in the words pydantic uses for a BaseModel (a record's unknown key is
 `unexpected_keyword_argument` to pydantic, `extra_forbidden` to a BaseModel and to our clients).
@@ -53,6 +55,37 @@ class _Strict:
 
 
 STRICT = _Strict()
+
+
+class _OmitNone:
+    """`Annotated` marker: the field is not written while its value is None (both writers)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "OMIT_NONE"
+
+
+OMIT_NONE = _OmitNone()
+
+
+def _is_none(value: Any) -> bool:
+    return value is None
+
+
+_OMITTED: dict[type, frozenset[str]] = {}
+
+
+def omitted(cls: type) -> frozenset[str]:
+    """The fields of record class `cls` marked OMIT_NONE."""
+    found = _OMITTED.get(cls)
+    if found is None:
+        hints = typing.get_type_hints(cls, include_extras=True) if is_dataclass(cls) else {}
+        found = _OMITTED[cls] = frozenset(
+            f.name for f in fields(cls)
+            if typing.get_origin(hints.get(f.name)) is Annotated and any(
+                m is OMIT_NONE for m in hints[f.name].__metadata__)) if hints else frozenset()
+    return found
 
 
 _ADAPTERS: dict[type, "TypeAdapter[Any]"] = {}
@@ -97,7 +130,7 @@ def _add(spec: _Spec, tp: Any) -> None:
         return
     origin = typing.get_origin(tp)
     if origin is Annotated:
-        if any(m is not STRICT for m in tp.__metadata__):  # a constraint or serializer pydantic applies
+        if any(m is not STRICT and m is not OMIT_NONE for m in tp.__metadata__):  # a constraint pydantic applies
             raise _Unplain(tp)
         _add(spec, typing.get_args(tp)[0])
     elif origin is Union or origin is types.UnionType:
@@ -116,14 +149,14 @@ def _add(spec: _Spec, tp: Any) -> None:
         raise _Unplain(tp)
 
 
-_PLANS: dict[type, tuple[tuple[str, _Spec], ...] | None] = {}
+_PLANS: dict[type, tuple[tuple[str, _Spec, bool], ...] | None] = {}
 
 
-def _plan(cls: type) -> tuple[tuple[str, _Spec], ...] | None:
-    """(field name, spec) in output order, or None where pydantic must write the class."""
+def _plan(cls: type) -> tuple[tuple[str, _Spec, bool], ...] | None:
+    """(field name, spec, left out while None) in output order, or None where pydantic must write the class."""
     if cls in _PLANS:
         return _PLANS[cls]
-    plan: tuple[tuple[str, _Spec], ...] | None = None
+    plan: tuple[tuple[str, _Spec, bool], ...] | None = None
     try:
         if set(getattr(cls, "__pydantic_config__", {})) - {"extra"}:  # aliases, custom encoders, ...
             raise _Unplain(cls)
@@ -133,12 +166,13 @@ def _plan(cls: type) -> tuple[tuple[str, _Spec], ...] | None:
         if any(isinstance(t, str) for t in hints.values()):
             hints = typing.get_type_hints(cls, include_extras=True)
         out = []
+        omit = omitted(cls)
         for f in fs:
             if f.default is not MISSING and type(f.default).__module__.startswith("pydantic"):  # a Field(...)
                 raise _Unplain(cls)
             spec = _Spec()
             _add(spec, hints[f.name])
-            out.append((f.name, spec))
+            out.append((f.name, spec, f.name in omit))
         plan = tuple(out)
     except (_Unplain, NameError, TypeError, KeyError):
         plan = None
@@ -171,14 +205,15 @@ def _write(value: Any, spec: _Spec, enc: Any, nl: str | None, step: str) -> str:
         plan = _plan(t)
         if plan is None:
             raise _Unplain(value)
-        if not plan:
+        here = [(name, fs) for name, fs, omit in plan if not omit or getattr(value, name) is not None]
+        if not here:
             return "{}"
         if nl is None:
             return "{" + ",".join([f'"{name}":' + _write(getattr(value, name), fs, enc, None, step)
-                                   for name, fs in plan]) + "}"
+                                   for name, fs in here]) + "}"
         inner = nl + step
         return "{" + inner + ("," + inner).join([f'"{name}": ' + _write(getattr(value, name), fs, enc, inner, step)
-                                                 for name, fs in plan]) + nl + "}"
+                                                 for name, fs in here]) + nl + "}"
     raise _Unplain(value)
 
 
@@ -223,6 +258,22 @@ def _names(cls: type) -> tuple[str, ...]:
     return names
 
 
+def _exclude_none(schema: Any, cls: type, names: frozenset[str]) -> bool:
+    """Set `serialization_exclude_if` on the fields `names` of `cls`'s dataclass schema (found inside
+    whatever pydantic wrapped it in)."""
+    if not isinstance(schema, dict):
+        return False
+    if schema.get("type") == "dataclass" and schema.get("cls") is cls:
+        for f in schema["schema"]["fields"]:
+            if f["name"] in names:
+                f["serialization_exclude_if"] = _is_none
+        return True
+    if schema.get("type") == "definitions":
+        return any(_exclude_none(d, cls, names) for d in schema.get("definitions", ())) or _exclude_none(
+            schema.get("schema"), cls, names)
+    return _exclude_none(schema.get("schema"), cls, names)
+
+
 class Model:
     """Base of the lazily validated records (a mixin: the subclass is the dataclass)."""
 
@@ -241,6 +292,15 @@ class Model:
     def __repr__(self) -> str:
         cls = self.__class__
         return f"{cls.__qualname__}({', '.join(f'{n}={getattr(self, n)!r}' for n in _names(cls))})"
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
+        """pydantic's schema of the dataclass, with each OMIT_NONE field left out of a dump while None."""
+        schema = handler(source)
+        names = omitted(cls)
+        if names:
+            _exclude_none(schema, cls, names)
+        return schema
 
     @classmethod
     def model_validate(cls, obj: Any, **kw: Any) -> Self:

@@ -13,14 +13,15 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Annotated, Literal
 
-from firstfault.lazymodel import STRICT, Model
+from firstfault.lazymodel import OMIT_NONE, STRICT, Model
 
 FieldValue = str | int | float | bool | None
 
 API_VERSION = "firstfault/v1"
 
 SourceKind = Literal[
-    "kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics", "flight_recorder", "stack_dump"
+    "kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics", "flight_recorder", "stack_dump",
+    "fabric",
 ]
 SOURCE_KINDS: tuple[str, ...] = (
     "kernel",
@@ -31,6 +32,7 @@ SOURCE_KINDS: tuple[str, ...] = (
     "metrics",
     "flight_recorder",
     "stack_dump",
+    "fabric",
 )
 
 
@@ -191,6 +193,29 @@ class Symptom(Model):
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class Cable(Model):
+    """Cable(switch, switch_port, node, port): the cable of the port an evidence item names, from a fabric source.
+
+    The switch end, and the other end: a host (`node-03`, `mlx5_0:1`) or, for a cable between
+    switches, another switch and its port."""
+
+    switch: str
+    switch_port: str
+    node: str
+    port: str
+
+
+def switch_port_key(switch: str, port: str) -> str:
+    """How a verdict's devices and the fleet name a switch port: `leaf01/3`."""
+    return f"{switch}/{port}"
+
+
+def cable_key(switch: str, switch_port: str, node: str, port: str) -> str:
+    """How the fleet names a cable: its switch port, then its other end (`leaf01/3 - node-03/mlx5_0:1`)."""
+    return f"{switch_port_key(switch, switch_port)} - {node}/{port}"
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EvidenceItem(Model):
     """EvidenceItem(role, source, ...): one line (or sample) the verdict cites."""
 
@@ -207,9 +232,11 @@ class EvidenceItem(Model):
     category: str | None = None
     # The host or switch port the event names (engine/ports.py): `mlx5_5:1`, `ibp94s0`, `nvswitch2:30`.
     port: str | None = None
+    # The cable that port is on, when a fabric source says (engine/fabric.py); absent otherwise.
+    cable: Annotated[Cable | None, OMIT_NONE] = None
 
 
-LeadKind = Literal["laggard_rank", "desync", "first_exit", "stuck_frame"]
+LeadKind = Literal["laggard_rank", "desync", "first_exit", "stuck_frame", "common_switch"]
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)

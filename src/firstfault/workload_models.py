@@ -87,7 +87,7 @@ class WorkloadSpec(_Strict):
 
 class SourceSpec(_Strict):
     kind: Literal["kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics", "flight_recorder",
-                  "stack_dump"]
+                  "stack_dump", "fabric"]
     path: str
     rank_prefix: Literal["srun", "none"] = "none"
     format: str | None = None

@@ -37,12 +37,24 @@ PICKS = {
     "ok": SCENARIOS / "ok-completed-nccl-noise",
     "unknown": SCENARIOS / "unk-watchdog-only",
 }
+# With a fabric source (kept apart: the tests above count the samples): switch leaf01 port 3 is the cause
+# (both ends of its cable named), and transport errors behind leaf01 make it a common-switch lead.
+FABRIC_PICKS = {
+    "fabric": SCENARIOS / "net-ib-switch-port-down-fabric",
+    "leaf": SCENARIOS / "net-ib-transport-common-leaf-fabric",
+}
 
 
 @pytest.fixture(scope="session")
 def samples() -> dict[str, Verdict]:
     analyzer = Analyzer()
     return {name: analyzer.analyze_path(str(path), now=NOW) for name, path in PICKS.items()}
+
+
+@pytest.fixture(scope="session")
+def fabric_samples() -> dict[str, Verdict]:
+    analyzer = Analyzer()
+    return {name: analyzer.analyze_path(str(path), now=NOW) for name, path in FABRIC_PICKS.items()}
 
 
 def variant(v: Verdict, workload_id: str, *, analyzed_at: datetime | None = None,

@@ -20,7 +20,8 @@ def test_empty_store_answers_empty_lists_not_errors(client: Client) -> None:
     assert f.status_code == 200
     body = f.json()
     assert body["verdicts"] == 0 and body["node_jobs"] == 0 and sum(body["failures"]) == 0
-    assert [t["kind"] for t in body["tables"]] == ["nodes", "devices", "host_ports", "switch_ports"]
+    assert [t["kind"] for t in body["tables"]] == ["nodes", "devices", "host_ports", "switch_ports", "switches",
+                                                  "cables"]
     assert all(t["entries"] == [] for t in body["tables"])
     assert len(body["buckets"]) == 8  # 7 days back from noon: 8 calendar days
     missing = client.get("/v1/verdicts/1")

@@ -84,12 +84,16 @@ def test_a_verdict_without_a_window_end_counts_when_analysed(db: VerdictStore, s
     assert sum(body["failures"]) == 1
 
 
-def _fleet_store(db: VerdictStore, samples: dict[str, Verdict]) -> None:
+def _fleet_store(db: VerdictStore, samples: dict[str, Verdict], fabric: dict[str, Verdict] | None = None) -> None:
     load(db, samples)  # every sample in its own cluster, named after it
     repeat_failures(db, samples["xid149"], 5)
     repeat_failures(db, samples["port-down"], 4, prefix="ib")
     repeat_failures(db, samples["sxid"], 3, prefix="sw")
     repeat_failures(db, samples["ambiguous"], 3, prefix="amb")
+    if fabric:  # switches, switch ports and cables from a fabric source
+        load(db, fabric)
+        repeat_failures(db, fabric["fabric"], 3, prefix="fab")
+        repeat_failures(db, fabric["leaf"], 2, prefix="leaf")
     healthy_runs(db, samples["ok"], 12, ["node-01", "node-03", "node-04", "node-05"])
 
 
@@ -99,13 +103,14 @@ CASES: list[dict[str, Any]] = [
     {"days": 30, "domains": ["software", "scheduler", "storage"], "clusters": []},
     {"days": 7, "domains": ["hardware", "network", "infrastructure"], "clusters": ["xid149", "port-down"]},
     {"days": 7, "domains": ["network"], "clusters": ["port-down"]},
+    {"days": 7, "domains": ["network"], "clusters": ["fabric", "leaf"]},
 ]
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c['days']}d-{'+'.join(c['domains'])}-{len(c['clusters'])}")
 def test_the_sql_counts_equal_the_reference_reading(db: VerdictStore, samples: dict[str, Verdict],
-                                                    case: dict[str, Any]) -> None:
-    _fleet_store(db, samples)
+                                                    fabric_samples: dict[str, Verdict], case: dict[str, Any]) -> None:
+    _fleet_store(db, samples, fabric_samples)
     since, until = NOW - timedelta(days=case["days"]), NOW
     size, starts = buckets_for(since, until)
     ref = count_rows(fleet_rows(db.engine, since, until, case["clusters"]), case["domains"], starts, size, 20)
@@ -132,9 +137,10 @@ def test_the_fleet_view_filters_by_cluster(db: VerdictStore, samples: dict[str, 
     assert page.status_code == 200 and 'value="port-down"' in page.text
 
 
-def test_migration_0002_spells_out_verdicts_stored_before_it(url: str, samples: dict[str, Verdict]) -> None:
+def test_migration_0002_spells_out_verdicts_stored_before_it(url: str, samples: dict[str, Verdict],
+                                                            fabric_samples: dict[str, Verdict]) -> None:
     with VerdictStore.open(url) as db:
-        _fleet_store(db, samples)
+        _fleet_store(db, samples, fabric_samples)
         db.write(variant(samples["ambiguous"], "no-cluster"), Enrichment())
         written = _fleet_snapshot(db)
         assert written["hits"] and written["exposure"]

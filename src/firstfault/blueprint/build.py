@@ -102,6 +102,11 @@ def log_connectors(cfg: BlueprintConfig, job_id: str | None = None) -> list[LogC
             out.append(K8sPodLogsConnector(api, kk.namespace, label_selector=selector, rank_env=kk.rank_env))
         except ValueError as exc:
             raise ConfigError(f"logs.kubernetes: {exc}") from exc
+    if cfg.fabric is not None:
+        from firstfault.collect.fabric import FabricConnector
+
+        fb = cfg.fabric
+        out.append(FabricConnector(fb.format, file=fb.file, command=fb.command, timeout=fb.timeout))
     return out
 
 

@@ -155,6 +155,23 @@ class MetricsConfig(_Strict):
     prometheus: PrometheusConfig | None = None
 
 
+class FabricConfig(_Strict):
+    """What the hosts' ports are cabled to, read once per attempt (docs/blueprint.md, "The fabric"): a file
+    the site keeps, or the output of a command run then (an argument list, no shell)."""
+
+    format: Literal["ibnetdiscover", "iblinkinfo", "fabric-csv"]
+    file: Path | None = None
+    command: list[str] | None = Field(default=None, min_length=1)
+    timeout: float = Field(default=60.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one(self) -> FabricConfig:
+        if (self.file is None) == (self.command is None):
+            raise ValueError("give exactly one of `file` or `command` (lldpctl's JSON is one file per host: "
+                             "a `fabric` source with {node} under logs.files)")
+        return self
+
+
 class ServiceConfig(_Strict):
     url: str
     token: Secret | None = None
@@ -269,6 +286,7 @@ class BlueprintConfig(_Strict):
     scheduler: SchedulerConfig = Field(default_factory=SchedulerConfig)
     logs: LogsConfig = Field(default_factory=LogsConfig)
     metrics: MetricsConfig = Field(default_factory=MetricsConfig)
+    fabric: FabricConfig | None = None  # absent: no cable is known (a `fabric` source under logs.files also gives them)
     service: ServiceConfig | None = None  # absent: the embedded engine
     outputs: OutputsConfig = Field(default_factory=OutputsConfig)
     watch: WatchConfig = Field(default_factory=WatchConfig)

@@ -636,3 +636,26 @@ def sched_tables() -> SchedTables:
                                         " say different things; a refining phrase extends the other at its end")
         texts.append(t)
     return SchedTables(tuple(reasons.values()), tuple(words), tuple(texts))
+
+
+# --------------------------------------------------------------------------
+# The InfiniBand fabric (catalog/fabric/perfquery.yaml: a reading table, outside the catalog's sha256, which
+# covers the files that judge: catalog/*.yaml and the rules)
+# --------------------------------------------------------------------------
+
+
+class PerfqueryCounter(NamedTuple):
+    counter: str  # as perfquery prints it: SymbolErrorCounter
+    metric: str  # the node_exporter InfiniBand collector's name: node_infiniband_symbol_error_total
+
+
+@lru_cache(maxsize=1)
+@_kept("fabric/perfquery.yaml")
+def perfquery_counters() -> Mapping[str, str]:
+    """perfquery counter name -> the node_exporter metric of the same counter (catalog/fabric/perfquery.yaml)."""
+    out: dict[str, str] = {}
+    for where, item in _rows("fabric/perfquery.yaml", "perfquery_counters", PerfqueryCounter):
+        if item.counter in out:
+            raise CatalogTableError(f"{where}: duplicate counter {item.counter}")
+        out[item.counter] = item.metric
+    return MappingProxyType(out)

@@ -124,6 +124,11 @@ class IpmiBusEvent(_Plain):
     severity: records.IpmiSeverity
 
 
+class PerfqueryCounter(_Plain):
+    counter: str = Field(pattern=r"^[A-Z][A-Za-z0-9]+$")
+    metric: str = Field(pattern=r"^node_infiniband_[a-z0-9_]+$")
+
+
 def regex(v: str | None) -> str | None:
     """A field that must be a regular expression: re.error becomes the ValueError pydantic reports with the
     field's place (pydantic passes other exceptions through unwrapped). Rules use it too (engine/ruleschema.py)."""
@@ -208,7 +213,7 @@ MODELS: tuple[type[BaseModel], ...] = (XidInfo, SxidInfo, CudaErrorInfo, NcclRes
                                        NcclTransportInfo, CompletionStatus, AsyncEvent, PeerStatus, LocalStatus,
                                        CperSeverity, FirmwareMemoryEvent, IpmiBusEvent, ExceptionClassInfo,
                                        StatusWordInfo, ErrnoInfo, ObjectStoreCodeInfo, SchedReason, SchedWord,
-                                       SchedText)
+                                       SchedText, PerfqueryCounter)
 
 
 def validate(record: type[Any], raw: Any, where: str) -> Any:

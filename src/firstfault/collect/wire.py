@@ -56,7 +56,7 @@ class DocumentObservation(_Strict):
     """A scheduler record set or a metrics answer, whole (sacct text, Workload YAML, query_range JSON)."""
 
     type: Literal["document"] = "document"
-    source: Literal["scheduler", "metrics", "flight_recorder", "stack_dump"]
+    source: Literal["scheduler", "metrics", "flight_recorder", "stack_dump", "fabric"]
     # Flight-recorder and stack dumps need no format (the readers sniff pickle / JSON / text).
     format: Format | None = None
     file: str = Field(max_length=4096)

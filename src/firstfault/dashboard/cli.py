@@ -40,8 +40,12 @@ def fleet(
     cluster: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
         "--cluster", help="Count only this cluster's verdicts (repeat); default all.")] = None,
     fmt: Annotated[Fmt, typer.Option("--format", "-f", help="table or json (the GET /v1/fleet document).")] = Fmt.table,
+    by: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--by", help="Rank only these (repeat): node, device, host-port, switch-port, switch, cable "
+                     "(switches, their ports and cables come from fabric sources); default all.")] = None,
 ) -> None:
-    """Nodes, GPUs, host ports and switch ports most often where failures began, with repeat offenders.
+    """Nodes, GPUs, host ports, switch ports, switches and cables most often where failures began, with repeat
+    offenders.
 
     The window is of failure time (each attempt's window end), not of analysis time.
     """
@@ -53,7 +57,8 @@ def fleet(
     from firstfault.store import StoreError, VerdictStore
 
     try:
-        params = FleetParams(since=since, until=until, domain=domain or [], limit=limit, cluster=cluster or [])
+        params = FleetParams(since=since, until=until, domain=domain or [], limit=limit, cluster=cluster or [],
+                             by=by or [])  # type: ignore[arg-type]  # validated by the model
         now = datetime.now(UTC)
         params.span(now)
     except ValidationError as exc:

@@ -82,10 +82,21 @@ def timeline(v: Verdict) -> dict[str, Any]:
 
 
 def evidence_rows(v: Verdict) -> list[dict[str, Any]]:
-    """The evidence trail in document order (already by time, node, file, line)."""
+    """The evidence trail in document order (already by time, node, file, line), each port with its far end."""
     return [
         {"i": i, "role": e.role, "time": e.time, "node": e.node, "where": f"{e.file}:{e.line}" if e.file else None,
          "query": e.query, "source": e.source, "event": e.event, "category": e.category, "rank": e.rank,
-         "text": e.text}
+         "text": e.text, "port": e.port or (e.cable.port if e.cable and e.cable.node == e.node else None),
+         "far": far_end(e)}
         for i, e in enumerate(v.evidence)
     ]
+
+
+def far_end(e: EvidenceItem) -> str | None:
+    """The other end of the cable of the port an evidence item names (`leaf01 port 3`), when a fabric said."""
+    c = e.cable
+    if c is None:
+        return None
+    if e.node == c.switch:
+        return f"{c.node} {c.port}"
+    return f"{c.switch} port {c.switch_port}"

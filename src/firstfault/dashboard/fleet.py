@@ -47,12 +47,15 @@ MIN_REPEAT = 3
 ALPHA = 0.05
 MAX_BUCKETS = 60
 
-Kind = Literal["nodes", "devices", "host_ports", "switch_ports"]
+Kind = Literal["nodes", "devices", "host_ports", "switch_ports", "switches", "cables"]
+KINDS: tuple[Kind, ...] = ("nodes", "devices", "host_ports", "switch_ports", "switches", "cables")
 TITLES: dict[str, str] = {
     "nodes": "Nodes",
     "devices": "GPUs and other devices",
     "host_ports": "Host ports",
     "switch_ports": "Switch ports",
+    "switches": "Switches",
+    "cables": "Cables",
 }
 
 RULE = (
@@ -230,14 +233,19 @@ def count_rows(rows: FleetRows, domains: Sequence[str], starts: list[datetime], 
             jobs[n] += 1
     host_hits = [h for h in rows.ports if _in(domains, h) and port_kind(h.key) == "host_ports"]
     switch_hits = [h for h in rows.ports if _in(domains, h) and port_kind(h.key) == "switch_ports"]
+    switch_hits += [h for h in rows.fabric_ports if _in(domains, h)]
     seen_host = {p for p in rows.seen_ports if port_kind(p) == "host_ports"}
+    seen_switch_ports = (rows.seen_ports - seen_host) | rows.seen_fabric_ports
     kinds: dict[Kind, KindCounts] = {
         "nodes": _counts([h for h in rows.nodes if _in(domains, h)], len(set(jobs) | {h.key for h in rows.nodes}),
                          starts, size, limit),
         "devices": _counts([h for h in rows.devices if _in(domains, h)], len(rows.seen_devices), starts, size,
                            limit),
         "host_ports": _counts(host_hits, len(seen_host), starts, size, limit),
-        "switch_ports": _counts(switch_hits, len(rows.seen_ports - seen_host), starts, size, limit),
+        "switch_ports": _counts(switch_hits, len(seen_switch_ports), starts, size, limit),
+        "switches": _counts([h for h in rows.switches if _in(domains, h)], len(rows.seen_switches), starts, size,
+                            limit),
+        "cables": _counts([h for h in rows.cables if _in(domains, h)], len(rows.seen_cables), starts, size, limit),
     }
     failures = [0] * len(starts)
     for vid, at, _nodes in rows.verdicts:
@@ -274,8 +282,7 @@ def report_from(counts: FleetCounts, since: datetime, until: datetime, domains: 
     size, starts = buckets_for(since, until)
     node_jobs = counts.node_jobs
     mean_jobs = node_jobs / counts.job_nodes if counts.job_nodes else 0.0
-    kinds: tuple[Kind, ...] = ("nodes", "devices", "host_ports", "switch_ports")
-    tables = [_table(k, counts.kinds[k], counts.jobs, node_jobs, mean_jobs) for k in kinds]
+    tables = [_table(k, counts.kinds[k], counts.jobs, node_jobs, mean_jobs) for k in KINDS if k in counts.kinds]
     return FleetReport(since=since, until=until, domains=list(domains), clusters=list(clusters), bucket_days=size,
                        buckets=starts, verdicts=counts.verdicts, node_jobs=node_jobs, failures=counts.failures,
                        rule=RULE, tables=tables)

@@ -46,7 +46,7 @@ from firstfault.store.rollups import COUNTED_ROLES, day_masks, has_blocks
 
 # fleet_hits.kind for each table of the report.
 KINDS: dict[Kind, str] = {"nodes": "node", "devices": "device", "host_ports": "host_port",
-                          "switch_ports": "switch_port"}
+                          "switch_ports": "switch_port", "switches": "switch", "cables": "cable"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,12 +108,16 @@ def _both(rolled: Select[Any] | None, edges: Select[Any] | None) -> Any:
 
 
 def fleet_counts(engine: Engine, since: datetime, until: datetime, domains: Sequence[str], limit: int,
-                 clusters: Sequence[str] = ()) -> FleetCounts:
+                 clusters: Sequence[str] = (), kinds: Sequence[str] | None = None) -> FleetCounts:
+    """`kinds`: the report's tables to count (fleet.KINDS, the default: all)."""
     size, starts = buckets_for(since, until)
     with engine.connect() as conn:
         rolled = has_blocks(conn)
     if not rolled:  # a store not yet at 0004_key_blocks (opened without migrating): the reference reading, exact
-        return count_rows(fleet_rows(engine, since, until, clusters), domains, starts, size, limit)
+        counts = count_rows(fleet_rows(engine, since, until, clusters), domains, starts, size, limit)
+        if kinds is not None:
+            counts.kinds = {k: c for k, c in counts.kinds.items() if k in kinds}
+        return counts
     first_day = day_number(starts[0])
     span = split(since, until)
     mask = domain_mask(domains)
@@ -127,7 +131,10 @@ def fleet_counts(engine: Engine, since: datetime, until: datetime, domains: Sequ
 
     # Longest first (devices and nodes are the most keys), so that side by side they finish together.
     tasks: dict[object, Callable[[Connection], Any]] = {}
-    for hk in ("device", "node", "host_port", "switch_port"):
+    wanted = {KINDS[k] for k in KINDS if kinds is None or k in kinds}
+    for hk in ("device", "node", "host_port", "switch_port", "switch", "cable"):
+        if hk not in wanted:
+            continue
         tasks[("top", hk)] = partial(ranked, hk=hk)
         tasks[("seen", hk)] = partial(_seen, span=span, clusters=clusters, kind=hk)
     tasks["job_nodes"] = partial(_seen, span=span, clusters=clusters, kind="node", jobs_only=True)
@@ -135,15 +142,16 @@ def fleet_counts(engine: Engine, since: datetime, until: datetime, domains: Sequ
                               buckets=n)
     got = _run(engine, tasks)
     verdicts, node_jobs, failures = got["totals"]
-    kinds: dict[Kind, KindCounts] = {}
+    counted: dict[Kind, KindCounts] = {}
     for kind, hk in KINDS.items():
-        top, total_root = got[("top", hk)]
-        kinds[kind] = KindCounts(seen=got[("seen", hk)], total_root=total_root, top=top)
-    listed = sorted({e.node for k in kinds.values() for e in k.top if e.node})
+        if hk in wanted:
+            top, total_root = got[("top", hk)]
+            counted[kind] = KindCounts(seen=got[("seen", hk)], total_root=total_root, top=top)
+    listed = sorted({e.node for k in counted.values() for e in k.top if e.node})
     with engine.connect() as conn:
         jobs = _jobs(conn, span, clusters, listed)
     return FleetCounts(verdicts=verdicts, jobs=jobs, failures=failures, node_jobs=node_jobs,
-                       job_nodes=got["job_nodes"], kinds=kinds)
+                       job_nodes=got["job_nodes"], kinds=counted)
 
 
 # PostgreSQL runs the view's independent statements side by side, each on a pooled connection of its own

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any, ClassVar, get_args
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -129,6 +129,10 @@ class VerdictFilters(_Params):
 
 
 CauseDomain = Annotated[str, Field(pattern="^(" + "|".join(CAUSE_DOMAINS) + ")$")]
+# What a fleet table ranks (`--by` / `by=`), and the report's table of each.
+FleetBy = Literal["node", "device", "host-port", "switch-port", "switch", "cable"]
+BY_TABLE: dict[str, str] = {"node": "nodes", "device": "devices", "host-port": "host_ports",
+                            "switch-port": "switch_ports", "switch": "switches", "cable": "cables"}
 
 
 class FleetParams(_Params):
@@ -141,8 +145,16 @@ class FleetParams(_Params):
     limit: int = Field(default=20, ge=1, le=1000, description="rows per table")
     cluster: list[Annotated[str, Field(max_length=253)]] = Field(
         default_factory=list, description="clusters that count (the Blueprint's cluster name); default all")
+    by: list[FleetBy] = Field(
+        default_factory=list, description="the tables to rank: node, device, host-port, switch-port, switch, "
+                                          "cable (repeat); default all")
 
     until_is_now: ClassVar[bool] = True
+
+    def tables(self) -> list[str]:
+        """The report's tables these parameters ask for, in the report's order (fleet.KINDS)."""
+        wanted = {BY_TABLE[b] for b in self.by}
+        return [k for k in BY_TABLE.values() if not wanted or k in wanted]
 
     def span(self, now: datetime) -> tuple[datetime, datetime]:
         since, until = self.window(now)

@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, ColumnElement, Engine, cast, select, type_coerce
+from sqlalchemy import JSON, ColumnElement, Engine, cast, inspect, select, type_coerce
 
+from firstfault.model import cable_key, switch_port_key
 from firstfault.store import schema as t
+from firstfault.store.fleetrows import SWITCH_LEAD, fabric_switch_ports
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +49,15 @@ class FleetRows:
     nodes: list[Hit] = field(default_factory=list)
     devices: list[Hit] = field(default_factory=list)
     ports: list[Hit] = field(default_factory=list)
+    # From the evidence's cables (a fabric source): switches, their ports (`leaf01/3`) and the cables.
+    switches: list[Hit] = field(default_factory=list)
+    fabric_ports: list[Hit] = field(default_factory=list)
+    cables: list[Hit] = field(default_factory=list)
     seen_devices: set[str] = field(default_factory=set)
     seen_ports: set[str] = field(default_factory=set)
+    seen_switches: set[str] = field(default_factory=set)
+    seen_fabric_ports: set[str] = field(default_factory=set)
+    seen_cables: set[str] = field(default_factory=set)
     cause_domains: dict[int, set[str]] = field(default_factory=dict)  # verdict -> domains of root/candidates
 
 
@@ -91,15 +100,20 @@ def _lead_hits(out: FleetRows, vid: int, at: datetime, leads: Any) -> None:
         return
     nodes: dict[str, None] = {}
     devices: dict[str, None] = {}
+    switches: dict[str, None] = {}
     for ld in leads:
         if isinstance(ld, dict):
             nodes.update(dict.fromkeys(n for n in ld.get("nodes") or [] if isinstance(n, str)))
-            devices.update(dict.fromkeys(d for d in ld.get("devices") or [] if isinstance(d, str)))
+            named = dict.fromkeys(d for d in ld.get("devices") or [] if isinstance(d, str))
+            (switches if ld.get("kind") == SWITCH_LEAD else devices).update(named)
     for n in nodes:
         out.nodes.append(Hit(vid, at, "lead", ("lead",), n, n))
     for d in devices:
         out.seen_devices.add(d)
         out.devices.append(Hit(vid, at, "lead", ("lead",), d, d.split("/", 1)[0]))
+    for sw in switches:
+        out.seen_switches.add(sw)
+        out.switches.append(Hit(vid, at, "lead", ("lead",), sw, sw))
 
 
 def _as_nodes(value: Any) -> tuple[str, ...]:
@@ -141,9 +155,24 @@ def fleet_rows(engine: Engine, since: datetime | None, until: datetime | None,
             for n, domains in per_node.items():
                 out.nodes.append(Hit(vid, times[vid], role, tuple(dict.fromkeys(domains)), n, n))
 
+        # Cables (0005_fabric; a store opened without migrating may not have the columns yet).
+        cabled: dict[int, list[Any]] = {}
+        if any(col["name"] == "cable_switch" for col in inspect(conn).get_columns(t.evidence.name)):
+            for row in conn.execute(
+                select(e.verdict_id, e.role, e.category, e.cable_switch, e.cable_switch_port, e.cable_node,
+                       e.cable_port)
+                .join(t.verdicts, v.id == e.verdict_id).where(*window, e.cable_switch.is_not(None))
+            ):
+                cabled.setdefault(int(row.verdict_id), []).append(row)
+        fabric_ports = {vid: fabric_switch_ports(r._mapping for r in rows) for vid, rows in cabled.items()}
+        named: dict[int, set[tuple[str, str]]] = {}
+
         for vid, role, node, device in conn.execute(
             select(d.verdict_id, d.role, d.node, d.device).join(t.verdicts, v.id == d.verdict_id).where(*window)
         ):
+            named.setdefault(int(vid), set()).add((role, device))
+            if device in fabric_ports.get(int(vid), ()):
+                continue  # a switch port the fabric names: a switch port, not a device
             out.seen_devices.add(device)
             if role not in ("root", "candidate"):
                 continue
@@ -164,6 +193,24 @@ def fleet_rows(engine: Engine, since: datetime | None, until: datetime | None,
             items = causes.get((int(vid), crole), [])
             domains = [dom for cat, dom, _n in items if cat == category] or [dom for _c, dom, _n in items]
             out.ports.append(Hit(int(vid), times[int(vid)], crole, tuple(dict.fromkeys(domains)), port, node))
+
+        for vid, rows in cabled.items():
+            for r in rows:
+                spk = switch_port_key(r.cable_switch, r.cable_switch_port)
+                ck = cable_key(r.cable_switch, r.cable_switch_port, r.cable_node, r.cable_port)
+                out.seen_switches.add(r.cable_switch)
+                out.seen_fabric_ports.add(spk)
+                out.seen_cables.add(ck)
+                blamed = {"cause": "root", "candidate": "candidate"}.get(r.role)
+                if blamed is None or (blamed, spk) not in named.get(vid, set()):
+                    continue
+                items = causes.get((vid, blamed), [])
+                domains = [dom for cat, dom, _n in items if cat == r.category] or [dom for _c, dom, _n in items]
+                doms = tuple(dict.fromkeys(domains))
+                at = times[vid]
+                out.switches.append(Hit(vid, at, blamed, doms, r.cable_switch, r.cable_switch))
+                out.fabric_ports.append(Hit(vid, at, blamed, doms, spk, r.cable_switch))
+                out.cables.append(Hit(vid, at, blamed, doms, ck, r.cable_node))
     return out
 
 

@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
 from firstfault.dashboard import detail
-from firstfault.dashboard.fleet import DEFAULT_DOMAINS, FleetReport, report_from
+from firstfault.dashboard.fleet import DEFAULT_DOMAINS, FleetEntry, FleetReport, report_from
 from firstfault.dashboard.fleetsql import fleet_counts
 from firstfault.dashboard.params import DOMAINS, OUTCOMES, FleetParams, VerdictFilters
 from firstfault.dashboard.queries import known_nodes, known_values
@@ -229,8 +229,20 @@ def fleet_report(store: VerdictStore, p: FleetParams, now: datetime) -> FleetRep
     """The fleet figures for validated parameters (also `firstfault fleet`)."""
     since, until = p.span(now)
     domains = list(p.domain) or list(DEFAULT_DOMAINS)
-    counts = fleet_counts(store.engine, since, until, domains, p.limit, p.cluster)
+    counts = fleet_counts(store.engine, since, until, domains, p.limit, p.cluster, kinds=p.tables())
     return report_from(counts, since, until, domains, p.cluster)
+
+
+# The ports and cables the Switches page lists under its switches, at most.
+SWITCH_PORTS = 500
+
+
+def switch_groups(report: FleetReport, limit: int) -> list[tuple[FleetEntry, list[FleetEntry], list[FleetEntry]]]:
+    """(switch, its ports, its cables) for the first `limit` switches of a report."""
+    ports = report.table("switch_ports").entries
+    cables = report.table("cables").entries
+    return [(sw, [e for e in ports if e.node == sw.key], [c for c in cables if c.key.startswith(sw.key + "/")])
+            for sw in report.table("switches").entries[:limit]]
 
 
 def make_router(store_provider: StoreProvider, *, clock: Clock = _utcnow,
@@ -331,6 +343,26 @@ def make_router(store_provider: StoreProvider, *, clock: Clock = _utcnow,
             return store_down(request, exc)
         return page(request, "fleet.html", p=p, report=report, error=None, cause_domains=CAUSE_DOMAINS,
                     default_domains=DEFAULT_DOMAINS)
+
+    @router.get("/fleet/switches", include_in_schema=False, name="switches_page")
+    def switches_page(request: Request) -> Response:
+        """The fabric's switches ranked as the Fleet page ranks them, each with the ports and cables that carried
+        the failures (from fabric sources: engine/fabric.py)."""
+        now = clock()
+        try:
+            p, _since, _until = validate_query(FleetParams, request, now)
+        except BadParams as exc:
+            return page(request, "switches.html", status=422, error=exc.message, p=FleetParams(), report=None,
+                        switches=[], cause_domains=CAUSE_DOMAINS, default_domains=DEFAULT_DOMAINS)
+        store = store_provider()
+        # Every port and cable of the listed switches, not only the fleet's top ones.
+        wide = p.model_copy(update={"by": ["switch", "switch-port", "cable"], "limit": max(p.limit, SWITCH_PORTS)})
+        try:
+            report = fleet_report(store, wide, now)
+        except SQLAlchemyError as exc:
+            return store_down(request, exc)
+        return page(request, "switches.html", p=p, report=report, switches=switch_groups(report, p.limit),
+                    error=None, cause_domains=CAUSE_DOMAINS, default_domains=DEFAULT_DOMAINS)
 
     @router.get("/static/{name}", include_in_schema=False, name="dashboard_static")
     def static(name: str) -> Response:

@@ -39,6 +39,7 @@ from firstfault.spec import is_failure, outcome_of
 
 if TYPE_CHECKING:  # the Service's request types: imported where a request is analysed, not by `analyze`
     from firstfault.collect.wire import AnalyzeRequest, Record
+    from firstfault.extract.fabric import Link
 
 
 class Analysis:
@@ -58,6 +59,8 @@ class Analysis:
         self.coverage: list[CoverageItem] = []
         self.errors: list[ErrorItem] = []
         self.node_last_seen: dict[str, datetime] = {}  # node -> last stamped application line
+        self.fabric_links: list[Link] = []  # the cables of the fabric sources (engine/fabric.py)
+        self.fabric_files: list[str] = []
 
     def add_candidate(self, c: Candidate) -> None:
         self.extraction.add_events(c, self.store)
@@ -76,6 +79,12 @@ class Analysis:
         also kept in `errors`.
         """
         res, problems = read_document(source, fmt, file, data, self.ctx, node=node, rank=rank, check=self.check)
+        if res is not None and source == "fabric":
+            from firstfault.extract.fabric import FabricResult
+
+            if isinstance(res, FabricResult) and res.links:
+                self.fabric_links.extend(res.links)
+                self.fabric_files.append(file)
         if res is not None:
             for ev in res.events:
                 self.store.add(ev)
@@ -92,8 +101,17 @@ class Analysis:
         settings = self.analyzer.catalog.settings
         allocation = list(wl.nodes)
         mapper = NodeMapper(allocation, ctx.rank_to_node)
+        extracted = self.store.events
+        fabric = None
+        if self.fabric_links:  # the far end of every cabled port (engine/fabric.py); nothing without one
+            from firstfault.engine import fabric as fab
+
+            fabric = fab.Fabric(self.fabric_links, mapper)
+            extracted = fab.place(extracted, fabric)
         events = terminal_lines(one_record_per_job(
-            normalise(self.store.events, ctx, mapper, timedelta(seconds=settings.clock_skew + 120))))
+            normalise(extracted, ctx, mapper, timedelta(seconds=settings.clock_skew + 120))))
+        if fabric is not None:
+            fab.annotate(events, fabric)
         state, state_ev = terminal_state(events, wl.terminal_state)
         if state_ev is None and wl.terminal_state:
             events.append(declared_state(ctx))
@@ -106,16 +124,21 @@ class Analysis:
             events.extend(silent_nodes(self.node_last_seen, settings.silent_node_gap))
         leads = find_leads(events, ctx.rank_to_node)
         att = attribute(events, self.analyzer.catalog.active(), settings, allocation, leads=leads)
+        if fabric is not None:
+            fab.widen(att, fabric, settings.common_endpoint)
         ref = WorkloadRef(
             id=wl.id, attempt=wl.attempt, name=wl.name, scheduler=wl.scheduler,
             window=Window(start=iso(ctx.window_start), end=iso(ctx.window_end)),
             nodes=allocation,
         )
-        return build_verdict(
+        verdict = build_verdict(
             catalog=self.analyzer.catalog, workload=ref, terminal_state=state, att=att,
             coverage=self.coverage, errors=self.errors, now=now,
             unrecognized=self._unrecognized(mapper),
         )
+        if fabric is not None:
+            verdict.explanation.append(fab.note(fabric, self.fabric_files))
+        return verdict
 
     def _unrecognized(self, mapper: NodeMapper) -> list[Unrecognized]:
         def node_of(node: str | None, host: str | None, rank: int | None) -> str | None:

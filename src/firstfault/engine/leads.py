@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from firstfault.engine.ports import cable_of
 from firstfault.model import Event, EvidenceItem, Lead, iso
 
 KIND_ORDER = {"laggard_rank": 0, "desync": 1, "stuck_frame": 2, "first_exit": 3}
@@ -710,7 +711,7 @@ def verdict_leads(leads: list[LeadDraft], evidence: list[EvidenceItem]) -> list[
                 evidence.append(EvidenceItem(
                     role="lead", source=e.evidence.source, node=e.node, file=e.evidence.file,
                     line=e.evidence.line, time=iso(e.time), event=e.kind, text=e.evidence.text,
-                    query=e.evidence.query, rank=e.rank, category=d.kind,
+                    query=e.evidence.query, rank=e.rank, category=d.kind, cable=cable_of(e),
                 ))
             if index[k] not in idx:
                 idx.append(index[k])

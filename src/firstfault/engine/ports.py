@@ -5,13 +5,18 @@ read the line. HCA port `mlx5_5:1` (a net.link with iface and port, or a
 metric with `device`/`port` labels); netdev `ibp94s0`; NVSwitch link
 `nvswitch2:30` (an SXid's switch and link); `nvswitch-phys2:30` (Fabric
 Manager names the switch by its physical id). GPU faults name no port.
+
+`host_port_of` adds the HCA a transport error names (`hca mlx5_0` in NCCL's
+completion error, `on dev mlx5_3:1` in a failed verbs call): what the
+fabric's cables are looked up by (engine/fabric.py). `cable_of` is the cable
+the engine found for the event (its `fabric_*` fields), for the verdict.
 """
 
 from __future__ import annotations
 
-from firstfault.model import Event
+from firstfault.model import Cable, Event
 
-__all__ = ["port_of"]
+__all__ = ["CABLE_FIELDS", "cable_of", "host_port_of", "port_of"]
 
 
 # What the extractors write as `iface` when the line names no interface (host.py, nccl.py).
@@ -40,3 +45,28 @@ def port_of(ev: Event) -> str | None:
         phys = _int(f.get("physical_id"))
         return f"nvswitch-phys{phys}:{port}" if phys is not None and port is not None else None
     return None
+
+
+def host_port_of(ev: Event) -> str | None:
+    """The host port an event names for the fabric: port_of's, else the HCA (or HCA port) of a transport
+    error. Not the verdict's `port` (that stays port_of's, whatever the fabric)."""
+    port = port_of(ev)
+    if port is not None or ev.kind.startswith("gpu."):
+        return port
+    for name in ("hca", "dev"):
+        value = ev.fields.get(name)
+        if isinstance(value, str) and value and value not in _UNNAMED:
+            return value
+    return None
+
+
+# The fields engine/fabric.py gives an event whose port it found on a cable (docs/events.md).
+CABLE_FIELDS = ("fabric_switch", "fabric_switch_port", "fabric_node", "fabric_port")
+
+
+def cable_of(ev: Event) -> Cable | None:
+    values = [ev.fields.get(k) for k in CABLE_FIELDS]
+    if not all(isinstance(v, str) and v for v in values):
+        return None
+    switch, switch_port, node, port = (str(v) for v in values)
+    return Cable(switch=switch, switch_port=switch_port, node=node, port=port)

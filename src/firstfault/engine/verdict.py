@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from firstfault.engine.attribute import Attribution, Finding, SymptomHit, event_sort_key, is_terminal, render, weight
 from firstfault.engine.catalog import Catalog
 from firstfault.engine.leads import verdict_leads
-from firstfault.engine.ports import port_of
+from firstfault.engine.ports import cable_of, port_of
 from firstfault.model import (
     CatalogRef,
     Cause,
@@ -69,6 +69,7 @@ def _evidence(ev: Event, role: str, category: str | None) -> EvidenceItem:
         rank=ev.rank,
         category=category,
         port=port_of(ev),
+        cable=cable_of(ev),
     )
 
 

@@ -1,4 +1,4 @@
-"""Whole documents (scheduler records, metrics, flight-recorder dumps, stack dumps) read into events.
+"""Whole documents (scheduler records, metrics, flight-recorder dumps, stack dumps, fabric maps) read into events.
 
 One dispatch by source kind and format for the embedded engine and for the
 Blueprint's request form (which reads a document only to count its lines).
@@ -18,14 +18,21 @@ from firstfault.bundle import Context
 from firstfault.extract.structured import StructuredResult
 
 MAX_STRUCTURED_BYTES = 256 << 20
-# Structured sources read one file at a time with the file's {node}/{rank} binding.
-PER_FILE_DOCUMENTS = ("flight_recorder", "stack_dump")
+# Structured sources read one file at a time with the file's {node}/{rank} binding (a fabric file: the host
+# an lldpctl answer was taken on).
+PER_FILE_DOCUMENTS = ("flight_recorder", "stack_dump", "fabric")
 
 
 def read_document(source: str, fmt: str | None, file: str, data: bytes | IO[bytes],
                      ctx: Context, *, node: str | None = None,
                      rank: int | None = None, check: Callable[[], None] | None = None,
                      ) -> tuple[StructuredResult | None, list[tuple[int | None, str]]]:
+    if source == "fabric":  # no event: the cables between host ports and switch ports (extract/fabric.py)
+        from firstfault.extract.fabric import read_fabric
+
+        raw = data if isinstance(data, bytes) else data.read(MAX_STRUCTURED_BYTES)
+        fab = read_fabric(raw, fmt, file, node=node)
+        return fab, [(i.line, i.message) for i in fab.issues]
     if source in PER_FILE_DOCUMENTS:
         from firstfault.extract.flightrec import read_flight_recorder
         from firstfault.extract.stackdump import read_stack_dump

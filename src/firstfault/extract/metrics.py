@@ -25,10 +25,10 @@ from firstfault.pci import norm_pci
 # The event kinds this reader emits and their fields (docs/events.md; extract/registry.py).
 EMITS: Mapping[str, frozenset[str]] = {
     "gpu.xid": frozenset({"detail", "immediate_action", "mnemonic", "pci", "via", "xid", "xid_class"}),
-    "metric.condition": frozenset({"condition", "delta", "gpu", "iface", "metric", "port", "value"}),
+    "metric.condition": frozenset({"condition", "delta", "gpu", "iface", "lid", "metric", "port", "value"}),
 }
 
-METRIC_FORMATS: tuple[str, ...] = ("openmetrics", "prometheus-json")
+METRIC_FORMATS: tuple[str, ...] = ("openmetrics", "prometheus-json", "perfquery")
 
 
 # --------------------------------------------------------------------------
@@ -58,6 +58,10 @@ def read_metrics(
         series = read_openmetrics(stream, wanted, result, issues, check)
     elif fmt == "prometheus-json":
         series = read_prometheus_json(stream, wanted, result, issues)
+    elif fmt == "perfquery":
+        from firstfault.extract.perfquery import read_perfquery
+
+        series = read_perfquery(stream, wanted, result, issues)
     else:
         # See read_scheduler: a wrong format is this file's problem, not the analysis'.
         issues.add(None, f"cannot read as a metrics file: format {fmt!r} is not one of {', '.join(METRIC_FORMATS)}")
@@ -135,6 +139,7 @@ def _evaluate(cond: MetricCondition, s: Series, file: str) -> list[Event]:
     samples = sorted(s.samples, key=lambda x: x[0])  # stable: file order breaks ties
     gpu = _label_int(s.labels.get("gpu"))
     port = _label_int(s.labels.get("port"))
+    lid = _label_int(s.labels.get("lid"))  # perfquery's port address (extract/perfquery.py)
     iface: str | None = None
     if gpu is not None:
         device: str | None = f"gpu{gpu}"
@@ -164,6 +169,8 @@ def _evaluate(cond: MetricCondition, s: Series, file: str) -> list[Event]:
                 fields["port"] = port
             if iface is not None:
                 fields["iface"] = iface
+            if lid is not None:
+                fields["lid"] = lid
             evidence = Evidence(
                 source="metrics",
                 file=file,

@@ -8,14 +8,21 @@ fleet is hundreds of thousands of verdicts), so the same facts are spelled
 out once, at write time, into two narrow tables that SQL can aggregate:
 
 - `fleet_hits`: one row per (verdict, kind, key, role). kind is "node",
-  "device", "host_port", "switch_port" or "verdict" (one row per failing
-  verdict, key "", for the failures-per-day figure); role is "root",
+  "device", "host_port", "switch_port", "switch", "cable" or "verdict" (one
+  row per failing verdict, key "", for the failures-per-day figure); role is "root",
   "candidate", "lead" or "seen" (a device or port the verdict mentions
   without blaming it: it counts towards "entities seen", never as a hit).
   `domains` is a bit mask over model.CAUSE_DOMAINS: the domains of the
   cause(s) that name the key (leads: every bit, they are shown whatever the
   domain filter). A candidate row is left out when the same verdict names
   the key as its root.
+  A fabric switch port (`leaf01/3`, node: the switch), its switch and its
+  cable (`leaf01/3 - node-03/mlx5_0:1`, node: the other end) come from the
+  evidence's cables (a fabric source); they count for a cause only where
+  that cause names the switch port among its devices (engine/fabric.py
+  names both ends of a link it blames; a transport error's reporter's own
+  cable is seen, not blamed), and that switch port is then not also a
+  device. A `common_switch` lead counts for its switches.
 - `fleet_exposure`: one row per (verdict, node the workload ran on): the
   node-jobs the repeat-offender rule measures against.
 
@@ -31,7 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from firstfault.model import CAUSE_DOMAINS
+from firstfault.model import CAUSE_DOMAINS, cable_key, switch_port_key
 
 ALL_DOMAINS = (1 << len(CAUSE_DOMAINS)) - 1
 _BIT = {d: 1 << i for i, d in enumerate(CAUSE_DOMAINS)}
@@ -56,6 +63,12 @@ def port_kind(port: str) -> str:
     return "switch_port" if port.lower().startswith(SWITCH_PREFIXES) else "host_port"
 
 
+def fabric_switch_ports(cables: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The switch ports (`leaf01/3`) of a verdict's evidence cables: in its causes' devices they are switch
+    ports, not devices."""
+    return {switch_port_key(e["cable_switch"], e["cable_switch_port"]) for e in cables}
+
+
 def failure_time(window_end: datetime | None, analyzed_at: datetime) -> datetime:
     """When the attempt failed: its window's end, else (no end known) when it was analysed."""
     return window_end if window_end is not None else analyzed_at
@@ -66,16 +79,22 @@ def day_number(at: datetime) -> int:
     return (at.astimezone(UTC) - EPOCH).days
 
 
+SWITCH_LEAD = "common_switch"  # a lead whose devices are switches (engine/fabric.py)
+
+
 def hit_rows(vid: int, failed_at: datetime, cluster: str, *,
              causes: Sequence[Mapping[str, Any]], devices: Sequence[Mapping[str, Any]],
              ports: Sequence[Mapping[str, Any]], leads: Any,
-             workload_nodes: Iterable[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+             workload_nodes: Iterable[str],
+             cables: Sequence[Mapping[str, Any]] = ()) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(fleet_hits rows, fleet_exposure rows) of one verdict.
 
     causes: rows with role, domain, category, nodes (roles other than root
     and candidate are ignored); devices: role, node, device; ports: evidence
     rows with role, node, port, category (port not None); leads: the
-    document's `leads` list (dicts); workload_nodes: the workload's nodes.
+    document's `leads` list (dicts); workload_nodes: the workload's nodes;
+    cables: evidence rows with role, category and the cable_* columns
+    (cable_switch not None).
     """
     day = day_number(failed_at)
     hits: dict[tuple[str, str, str], tuple[str | None, int]] = {}
@@ -105,9 +124,30 @@ def hit_rows(vid: int, failed_at: datetime, cluster: str, *,
                     add("node", n, n, "lead", ALL_DOMAINS)
             for d in ld.get("devices") or []:
                 if isinstance(d, str):
-                    add("device", d, d.split("/", 1)[0], "lead", ALL_DOMAINS)
+                    if ld.get("kind") == SWITCH_LEAD:
+                        add("switch", d, d, "lead", ALL_DOMAINS)
+                    else:
+                        add("device", d, d.split("/", 1)[0], "lead", ALL_DOMAINS)
+    fabric_ports = fabric_switch_ports(cables)
+    named = {(d["role"], d["device"]) for d in devices}
+    for e in cables:
+        sw, sp, other, oport = e["cable_switch"], e["cable_switch_port"], e["cable_node"], e["cable_port"]
+        spk, ck = switch_port_key(sw, sp), cable_key(sw, sp, other, oport)
+        add("switch", sw, sw, "seen", 0)
+        add("switch_port", spk, sw, "seen", 0)
+        add("cable", ck, other, "seen", 0)
+        crole = {"cause": "root", "candidate": "candidate"}.get(e["role"])
+        if crole is None or (crole, spk) not in named:
+            continue
+        items = by_role.get(crole, [])
+        mask = domain_mask([dom for cat, dom, _n in items if cat == e["category"]] or [dom for _c, dom, _n in items])
+        add("switch", sw, sw, crole, mask)
+        add("switch_port", spk, sw, crole, mask)
+        add("cable", ck, other, crole, mask)
     for d in devices:
         node, device, role = d["node"], d["device"], d["role"]
+        if device in fabric_ports:
+            continue  # a switch port the fabric names: counted as one above, not as a device
         add("device", device, node, "seen", 0)
         if role not in ("root", "candidate"):
             continue

@@ -220,6 +220,15 @@ def _verdict_row(v: Verdict, enr: Enrichment, now: datetime) -> dict[str, Any]:
     }
 
 
+CABLE_COLUMNS = ("cable_switch", "cable_switch_port", "cable_node", "cable_port")
+
+
+def _cable_columns(e: EvidenceItem) -> dict[str, str | None]:
+    c = e.cable
+    return {"cable_switch": clean(c.switch) if c else None, "cable_switch_port": clean(c.switch_port) if c else None,
+            "cable_node": clean(c.node) if c else None, "cable_port": clean(c.port) if c else None}
+
+
 def _device_node(device: str, cause: Cause) -> str | None:
     if "/" in device:
         return device.split("/", 1)[0]
@@ -252,7 +261,7 @@ def child_rows(v: Verdict, vid: int) -> dict[str, list[dict[str, Any]]]:
             "verdict_id": vid, "position": i, "role": e.role, "source": clean(e.source), "node": clean(e.node),
             "file": clean(e.file), "line": e.line, "time": _ts(e.time), "event": clean(e.event),
             "category": clean(e.category), "rank": e.rank, "query": clean(e.query), "text": clean(e.text),
-            "port": clean(port_of(e)),
+            "port": clean(port_of(e)), **_cable_columns(e),
         })
     for i, cv in enumerate(v.coverage):
         rows["coverage"].append({
@@ -272,7 +281,8 @@ def fleet_rows_of(v: Verdict, vid: int, row: dict[str, Any],
     """The verdict's fleet_hits and fleet_exposure rows (fleetrows.py), from its row and child rows."""
     return hit_rows(vid, row["failed_at"], row["cluster"], causes=children["causes"], devices=children["devices"],
                     ports=[e for e in children["evidence"] if e["port"] is not None],
-                    leads=[ld.model_dump() for ld in v.leads], workload_nodes=v.workload.nodes)
+                    leads=[ld.model_dump() for ld in v.leads], workload_nodes=v.workload.nodes,
+                    cables=[e for e in children["evidence"] if e["cable_switch"] is not None])
 
 
 def _many(values: str | Sequence[str] | None) -> list[str]:
@@ -295,6 +305,7 @@ class VerdictStore:
         self.replay_cap = replay_cap  # compressed bytes of replay evidence per verdict; 0 keeps none
         self._rollups = False  # the rollup tables are known to exist (see _has_rollups)
         self._blocks = False  # ... and fleet_key_blocks (0004_key_blocks)
+        self._cables = False  # ... and the evidence's cable columns (0005_fabric)
 
     @classmethod
     def open(cls, url: str | URL, *, auto_migrate: bool = True, clock: Clock = _utcnow,
@@ -401,6 +412,10 @@ class VerdictStore:
         vid = int(pk[0])
         children = child_rows(v, vid)
         for name, rows in children.items():
+            if rows and name == t.evidence.name and not self._has_cables(conn):
+                # a store not yet at 0005_fabric: the document keeps the cables, and the migration spells
+                # them out (the fleet rows below have them already)
+                rows = [{k: val for k, val in r.items() if k not in CABLE_COLUMNS} for r in rows]
             if rows:  # executemany: one round trip per table
                 conn.execute(insert(t.metadata.tables[name]), rows)
         fleet = fleet_rows_of(v, vid, row, children)
@@ -414,6 +429,14 @@ class VerdictStore:
             rollups.apply(conn, rollups.deltas({vid: (row["failed_at"], row["cluster"])}, *fleet),
                           blocks=self._blocks)
         return vid
+
+    def _has_cables(self, conn: Connection) -> bool:
+        """Whether the evidence table has the cable columns (0005_fabric). Only a yes is remembered."""
+        if not self._cables:
+            from sqlalchemy import inspect
+
+            self._cables = any(c["name"] == "cable_switch" for c in inspect(conn).get_columns(t.evidence.name))
+        return self._cables
 
     def _has_rollups(self, conn: Connection) -> bool:
         """Whether the store is at 0003_rollup (a store opened without migrating may not be yet; once it is

@@ -50,7 +50,7 @@ from firstfault.store.fleetrows import day_number
 COUNTED_ROLES = ("root", "candidate", "lead")
 # Days per fleet_key_blocks row: 63, so that every bit of a day mask is below the sign bit of a 64-bit integer.
 BLOCK_DAYS = 63
-ENTITY_KINDS = ("node", "device", "host_port", "switch_port")
+ENTITY_KINDS = ("node", "device", "host_port", "switch_port", "switch", "cable")
 
 DayVerdictKey = tuple[int, str, int]  # failed_day, cluster, domains
 DayKeyKey = tuple[str, str, int, str]  # kind, key, failed_day, cluster

@@ -195,6 +195,12 @@ class EvidenceRow(Base):
     text: Mapped[str] = mapped_column(Text, nullable=False)
     # Host or switch port the line names (derived at write time, see repo.port_of).
     port: Mapped[str | None] = mapped_column(Text)
+    # The cable of that port, from a fabric source (the verdict's `cable`; 0005_fabric): its switch end and
+    # the other end (a host port, or another switch's port).
+    cable_switch: Mapped[str | None] = mapped_column(Text)
+    cable_switch_port: Mapped[str | None] = mapped_column(Text)
+    cable_node: Mapped[str | None] = mapped_column(Text)
+    cable_port: Mapped[str | None] = mapped_column(Text)
 
 
 class CoverageRow(Base):
@@ -289,7 +295,8 @@ class FleetHitRow(Base):
     failed_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
     failed_day: Mapped[int] = mapped_column(Integer, nullable=False)  # UTC days since 1970-01-01
     cluster: Mapped[str] = mapped_column(Text, nullable=False)
-    kind: Mapped[str] = mapped_column(Text, nullable=False)  # node | device | host_port | switch_port | verdict
+    # node | device | host_port | switch_port | switch | cable (0005_fabric) | verdict
+    kind: Mapped[str] = mapped_column(Text, nullable=False)
     key: Mapped[str] = mapped_column(Text, nullable=False)
     node: Mapped[str | None] = mapped_column(Text)
     role: Mapped[str] = mapped_column(Text, nullable=False)  # root | candidate | lead | seen | cause
