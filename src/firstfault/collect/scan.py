@@ -396,16 +396,23 @@ def _chunks(fh: IO[bytes], stats: FileStats, seen: list[int] | None = None,
 # Bytes a text log may hold besides printable text: tab, newline, CR, form feed, backspace, ESC (colours).
 _TEXT_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
 _ODD_BYTES = bytes(b for b in range(32) if b not in _TEXT_CONTROLS) + b"\x7f"
+_ZERO_RUN = 64
+_ZERO_RUNS = re.compile(rb"\x00{%d,}" % _ZERO_RUN)
 _BINARY_SHARE = 0.30
 
 
 def binary_share(head: bytes) -> float:
-    """The share of a file's first bytes that no text log holds: NULs, other control bytes, invalid UTF-8.
+    """The share of a file's first bytes, runs of zeros aside, that no text log holds: NULs, other control
+    bytes, invalid UTF-8.
 
-    A kernel log cut by a crash carries a few stray NULs and stays text; an
-    executable, an image or a compressed file read as-is is mostly such bytes.
+    A crash often leaves zeros in a log: a stray NUL, or a whole block of them
+    (a 4 KiB page at the end of the file). A run of _ZERO_RUN or more is left
+    out of the sample, as the scanner reads around it; a stray NUL counts. An
+    executable, an image or a compressed file read as-is is still mostly such
+    bytes besides its runs of zeros (the ELF files of a Debian system: 30% and
+    more, their NULs between other bytes counted).
     """
-    sample = head[:8192]
+    sample = _ZERO_RUNS.sub(b"", head[:8192])
     if not sample:
         return 0.0
     odd = len(sample) - len(sample.translate(None, _ODD_BYTES))
@@ -645,8 +652,8 @@ class LineScanner:
             head = first[:8192]
             share = binary_share(head)
             if share > _BINARY_SHARE:
-                stats.errors.append((None, f"binary content ({share:.0%} of the first {len(head)} bytes "
-                                           "are not text): skipped"))
+                stats.errors.append((None, f"binary content ({share:.0%} of the first {len(head)} bytes, runs "
+                                           "of zeros aside, are not text): skipped"))
                 return stats
             if fold is not None and not _fast[0]:
                 fold = None
