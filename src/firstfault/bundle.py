@@ -6,9 +6,11 @@ names, binding `{node}` / `{rank}` placeholders. Reading the files is the
 scanner's job (collect/scan.py).
 """
 
+import contextlib
 import copy
 import errno
 import glob
+import io
 import os
 import re
 import stat
@@ -441,10 +443,44 @@ def _real(path: str, dirs: dict[str, str]) -> tuple[str, os.stat_result | None]:
 class SourceFile:
     """One file a source's path template names, with the node and rank its placeholders bound."""
 
-    path: str  # the bundle root joined with rel's file-system name (opens the file)
+    path: str  # the file's real path, found inside the bundle root when the source was resolved (opens the file)
     rel: str  # bundle-relative, as reported in evidence
     node: str | None
     rank: int | None
+    ident: tuple[int, int] | None = None  # (st_dev, st_ino) of the file found there: open_evidence opens no other
+
+
+def open_evidence(path: str, ident: tuple[int, int] | None = None) -> io.FileIO:
+    """The one way an evidence file is opened: for reading, unbuffered, following no symbolic link.
+
+    `path` is the real path the file had when its source was resolved, so a link in its last part
+    means the file was swapped after the check: O_NOFOLLOW refuses it. The opened descriptor is
+    then checked (fstat): it must be a regular file (a FIFO swapped in is opened without blocking,
+    then refused) and, with `ident` (SourceFile.ident), the very file found inside the bundle: a
+    directory above it swapped for a link to /etc between the check and the open leads the open
+    to another file, and that is refused too. Raises OSError, its strerror saying why.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(exc.errno, "a symbolic link now, where the bundle had a file when it was read; "
+                                     "refused") from exc
+        raise
+    try:
+        st = os.fstat(fd)
+        why = _not_a_file(path, st)
+        if why is not None:
+            raise OSError(errno.EINVAL, f"{why}, not a regular file (it changed after the bundle was read); "
+                                        "refused")
+        if ident is not None and (st.st_dev, st.st_ino) != ident:
+            raise OSError(errno.ESTALE, "another file than the one the bundle held when it was read (a file or a "
+                                        "directory on its path was swapped, for a link say); refused")
+        # O_NONBLOCK only kept a FIFO from blocking the open; reads of a regular file never wait on it.
+        return io.FileIO(fd, "rb", closefd=True)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 @dataclass(slots=True)
@@ -596,16 +632,21 @@ def resolve_source(root: Path, index: int, spec: SourceSpec, nodes: list[str],
         if not real.startswith(inside) and real != inside[:-1]:
             src.errors.append(f"{rel}: symlink points outside the bundle root; refused")
             continue
+        if st is None:  # a symlink (inside the bundle): its target is the file
+            with contextlib.suppress(OSError):  # _not_a_file says why
+                st = os.stat(p)
         why = _not_a_file(p, st)
         if why is not None:
             src.errors.append(f"{rel}: cannot read: {why}, not a regular file; skipped")
             continue
+        assert st is not None  # _not_a_file found a regular file
+        ident = (st.st_dev, st.st_ino)
         gd = m.groupdict()
         node = _escaped(gd["node"]) if gd.get("node") is not None else None
         rank = int(gd["rank"]) if gd.get("rank") is not None else None
         if node is None and rank is not None:
             node = rank_to_node.get(rank)
-        src.files.append(SourceFile(path=p, rel=rel, node=node, rank=rank))
+        src.files.append(SourceFile(path=real, rel=rel, node=node, rank=rank, ident=ident))
     return src
 
 

@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from functools import cached_property, lru_cache
 from typing import IO, Any, cast
 
+from firstfault.bundle import open_evidence
 from firstfault.collect.fold import LineFold, Reading, Signature
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
 from firstfault.extract.memo import ZERO_DIGITS
@@ -306,13 +307,15 @@ class EventStore:
             self._put(key, ev, int(d.fields.get("repeat") or 1))
 
 
-def _open(path: str) -> IO[bytes]:
-    if path.endswith(".gz"):
-        return cast(IO[bytes], gzip.open(path, "rb"))
-    # Unbuffered: each read is one read(2) into the bytes object it returns. Through a buffer, a
-    # look at the head first would leave 8 KB in it, and the chunk built from that and the rest
-    # would copy every byte of the file once more.
-    return open(path, "rb", buffering=0)
+def _decoded(raw: IO[bytes], name: str) -> IO[bytes]:
+    """The text of an opened file: gunzipped when its name ends in .gz (closing it leaves `raw` open).
+
+    `raw` is unbuffered (bundle.open_evidence): each read is one read(2) into the bytes object it
+    returns. Through a buffer, a look at the head first would leave 8 KB in it, and the chunk built
+    from that and the rest would copy every byte of the file once more."""
+    if name.endswith(".gz"):
+        return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
+    return raw
 
 
 def _reader(fh: IO[bytes]) -> Callable[[int], bytes]:
@@ -633,17 +636,19 @@ class LineScanner:
         emit: Callable[[Candidate], None],
         check: Callable[[], None] | None = None,
         fold: LineFold | None = None,
+        ident: tuple[int, int] | None = None,
     ) -> FileStats:
         """Scan one file, handing each candidate to `emit`; with `fold` (a sink that is an analysis: it keeps the
         events), copies of a chatty line are counted through it instead and the others read through it
-        (collect/fold.py), when the fast paths are on."""
+        (collect/fold.py), when the fast paths are on. The file is opened by bundle.open_evidence: no link
+        followed, and with `ident` (SourceFile.ident) no other file than the one the bundle held."""
         stats = FileStats()
         try:
-            fh = _open(path)
+            raw = open_evidence(path, ident)
         except OSError as exc:
             stats.errors.append((None, f"cannot open: {exc.strerror or exc}"))
             return stats
-        with fh:
+        with raw, _decoded(raw, rel) as fh:
             try:
                 first = _reader(fh)(CHUNK)  # the first piece of the first chunk (_chunks)
             except (EOFError, OSError, zlib.error) as exc:

@@ -52,6 +52,7 @@ class _Task:
     node: str | None
     rank: int | None
     srun: bool
+    ident: tuple[int, int] | None  # SourceFile.ident
 
 
 @dataclass(slots=True)
@@ -95,7 +96,7 @@ def _scan_task(job: _Job, ex: Extraction, i: int, fold: bool = True) -> tuple[Fi
 
     stats = job.analyzer.scanner(t.kind).scan_file(
         t.path, t.rel, node=t.node, rank=t.rank, srun_prefix=t.srun, tp=job.tp, emit=emit,
-        fold=LineFold(ex, store) if fold else None)
+        fold=LineFold(ex, store) if fold else None, ident=t.ident)
     return stats, store.events
 
 
@@ -125,7 +126,7 @@ def _offers_of(job: _Job, i: int) -> list[_Offer]:
 def line_tasks(bundle: Bundle) -> list[_Task]:
     """The line files of a bundle, in the order collect_bundle reads them."""
     return [
-        _Task(src.spec.kind, sf.path, sf.rel, sf.node, sf.rank, src.spec.rank_prefix == "srun")
+        _Task(src.spec.kind, sf.path, sf.rel, sf.node, sf.rank, src.spec.rank_prefix == "srun", sf.ident)
         for src in bundle.sources if src.spec.kind in LINE_SOURCES
         for sf in src.files
     ]
