@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self
 from zoneinfo import ZoneInfo
 
 from firstfault import yamlio
+from firstfault.hostlist import NodeNames
 from firstfault.timeparse import parse_rfc3339
 
 if TYPE_CHECKING:
@@ -492,6 +493,7 @@ class ResolvedSource:
     files: list[SourceFile]
     expected_nodes: list[str]  # nodes this source should cover
     errors: list[str] = field(default_factory=list)
+    outside: list[tuple[str, str]] = field(default_factory=list)  # (rel, host): files `{node}` bound to another host
 
 
 @dataclass(slots=True)
@@ -618,6 +620,7 @@ def resolve_source(root: Path, index: int, spec: SourceSpec, nodes: list[str],
     head = str(root) + "/"  # what every name glob returns starts with
     inside = os.path.realpath(root).rstrip("/") + "/"
     dirs: dict[str, str] = {}
+    names = NodeNames(nodes) if per_node and nodes else None
     for p in sorted(glob.glob(pattern, recursive=False)):
         raw_rel = p[len(head):] if p.startswith(head) else Path(p).relative_to(root).as_posix()
         m = rx.match(raw_rel)
@@ -643,6 +646,14 @@ def resolve_source(root: Path, index: int, spec: SourceSpec, nodes: list[str],
         ident = (st.st_dev, st.st_ino)
         gd = m.groupdict()
         node = _escaped(gd["node"]) if gd.get("node") is not None else None
+        if node is not None and names is not None:
+            # The allocation guard: `{node}` binds a node of the allocation (by any spelling NodeNames knows), never
+            # another host's directory in a site's per-host log tree.
+            alloc = names.lookup(node)
+            if alloc is None:
+                src.outside.append((rel, node))
+                continue
+            node = alloc
         rank = int(gd["rank"]) if gd.get("rank") is not None else None
         if node is None and rank is not None:
             node = rank_to_node.get(rank)

@@ -89,6 +89,7 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
         for msg in src.errors:
             sink.errors.append(ErrorItem(source=kind, file=src.spec.path, message=msg))
             c.errors += 1
+        _list_outside(sink, kind, src)
         for sf in src.files:
             if check is not None:
                 check()
@@ -149,6 +150,22 @@ def _collect_document(sink: EvidenceSink, kind: str, fmt: str | None, sf: Source
         msg = f"cannot read: {exc.strerror or exc}"
     sink.errors.append(ErrorItem(source=kind, file=rel, message=msg))
     return 0, [(None, msg)]
+
+
+MAX_OUTSIDE_FILES = 20  # files of hosts outside the allocation named per source; the rest are counted
+
+
+def _list_outside(sink: EvidenceSink, kind: str, src: ResolvedSource) -> None:
+    """The files a source's `{node}` found for hosts outside the allocation, which are not read: named in the
+    errors (at most MAX_OUTSIDE_FILES per source, then one entry that counts the rest)."""
+    for rel, host in src.outside[:MAX_OUTSIDE_FILES]:
+        sink.errors.append(ErrorItem(source=kind, file=rel,
+                                     message=f"host {host!r} is not in the allocation: not read"))
+    rest = src.outside[MAX_OUTSIDE_FILES:]
+    if rest:
+        sink.errors.append(ErrorItem(source=kind, file=src.spec.path, message=(
+            f"... and {len(rest)} more file(s) of {len({h for _, h in rest})} host(s) outside the allocation: "
+            "not read")))
 
 
 def _read_at_most(fh: IO[bytes], n: int) -> bytes:

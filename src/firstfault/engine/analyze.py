@@ -22,6 +22,7 @@ from firstfault.engine.catalog import Catalog, shipped_catalog
 from firstfault.engine.leads import find_leads
 from firstfault.engine.normalise import (
     NodeMapper,
+    Outside,
     banner_state,
     declared_state,
     launcher_state,
@@ -56,8 +57,23 @@ class Analysis:
         self.coverage: list[CoverageItem] = []
         self.errors: list[ErrorItem] = []
         self.node_last_seen: dict[str, datetime] = {}  # node -> last stamped application line
+        # The allocation guard (engine/normalise.py): what comes with a node outside the allocation is kept out.
+        self.mapper = NodeMapper(list(ctx.workload.nodes), ctx.rank_to_node)
+        self.outside = Outside()
+        self._guarded = self.mapper.node_set
+
+    def _kept_out(self, source: str, file: str | None, node: str, what: str) -> bool:
+        """Is `node` a host outside the allocation (then counted as kept out)?"""
+        if self.mapper.inside(node) is not None:
+            return False
+        self.outside.add(source, file, node, what)
+        return True
 
     def add_candidate(self, c: Candidate) -> None:
+        node = c.node
+        if node is not None and self._guarded and node not in self._guarded and \
+                self._kept_out(c.source, c.file, node, "line"):
+            return
         self.extraction.add_events(c, self.store)
 
     def line_fold(self) -> LineFold:
@@ -73,6 +89,8 @@ class Analysis:
         Returns the lines read and the (line, message) problems, which are
         also kept in `errors`.
         """
+        if node is not None and self._kept_out(source, file, node, "document"):
+            return 0, []
         res, problems = read_document(source, fmt, file, data, self.ctx, node=node, rank=rank)
         if res is not None:
             for ev in res.events:
@@ -82,6 +100,8 @@ class Analysis:
         return (res.lines if res is not None else 0), problems
 
     def saw_node(self, node: str, last: datetime) -> None:
+        if self._kept_out("application", None, node, "node activity record"):
+            return
         prev = self.node_last_seen.get(node)
         self.node_last_seen[node] = max(prev, last) if prev else last
 
@@ -89,9 +109,9 @@ class Analysis:
         ctx, wl = self.ctx, self.ctx.workload
         settings = self.analyzer.catalog.settings
         allocation = list(wl.nodes)
-        mapper = NodeMapper(allocation, ctx.rank_to_node)
-        events = one_record_per_job(
-            normalise(self.store.events, ctx, mapper, timedelta(seconds=settings.clock_skew + 120)))
+        mapper = self.mapper
+        events = one_record_per_job(normalise(self.store.events, ctx, mapper,
+                                              timedelta(seconds=settings.clock_skew + 120), self.outside))
         state, state_ev = terminal_state(events, wl.terminal_state)
         if state_ev is None and wl.terminal_state:
             events.append(declared_state(ctx))
@@ -111,7 +131,7 @@ class Analysis:
         )
         return build_verdict(
             catalog=self.analyzer.catalog, workload=ref, terminal_state=state, att=att,
-            coverage=self.coverage, errors=self.errors, now=now,
+            coverage=self.coverage, errors=[*self.errors, *self.outside.errors()], now=now,
             unrecognized=self._unrecognized(mapper),
         )
 

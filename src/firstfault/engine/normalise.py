@@ -1,10 +1,12 @@
 """Normalisation: the extracted events placed on the allocation before attribution.
 
 Hosts, ranks, addresses and PCI ids are mapped onto the allocation's node
-names; events outside the attempt's window are dropped; sacct and scontrol
-records of one job become one; the job's terminal state is taken from the
-scheduler, Kueue, the pods, slurmstepd's banner or workload.yaml, in that
-order of authority.
+names; events outside the attempt's window are dropped, and so are events of
+hosts outside the allocation (the allocation guard: NodeMapper.inside, which
+the Analysis also applies to the lines, documents and node activity it is
+given); sacct and scontrol records of one job become one; the job's terminal
+state is taken from the scheduler, Kueue, the pods, slurmstepd's banner or
+workload.yaml, in that order of authority.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from datetime import datetime, timedelta
 
 from firstfault.bundle import Context
 from firstfault.hostlist import NodeNames
-from firstfault.model import Event, Evidence, iso
+from firstfault.model import ErrorItem, Event, Evidence, iso
 from firstfault.pci import norm_pci
 
 # What normalisation adds to the extractors' kinds (extract/registry.event_kinds): the lost node
@@ -58,6 +60,15 @@ class NodeMapper:
             return None
         return None if self.nodes else name
 
+    def inside(self, name: str) -> str | None:
+        """The allocation node a node name stands for (itself, or a spelling NodeNames knows: FQDN, short
+        name, case); None for a host outside the allocation. With no allocation known, every name is its own
+        node. The one test of the allocation guard: evidence of a host it answers None for never enters the
+        verdict."""
+        if not self.nodes or name in self.node_set:
+            return name
+        return self.names.lookup(name)
+
     def node_for(self, ev: Event) -> str | None:
         if ev.node and (not self.nodes or ev.node in self.node_set):
             return ev.node
@@ -77,7 +88,41 @@ class NodeMapper:
         return ev.node
 
 
-def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: timedelta) -> list[Event]:
+MAX_OUTSIDE_LISTED = 20  # (source, file, host) entries of evidence kept out, each an errors entry; then one sum
+
+
+class Outside:
+    """Evidence of hosts outside the allocation, kept out of the verdict: counted per source, file, host and
+    what it was (a line, a document, an event, node activity), and listed in the verdict's errors (at most
+    MAX_OUTSIDE_LISTED entries, then one that sums the rest)."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str, str, str], int] = {}
+
+    def add(self, source: str, file: str | None, host: str, what: str) -> None:
+        key = (source, file or "", host, what)
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def errors(self) -> list[ErrorItem]:
+        ordered = sorted(self.counts.items())
+        out = [ErrorItem(source=source, file=file or None, message=(
+                   f"{n} {what}(s) of host {host!r}, which is not in the allocation: ignored"))
+               for (source, file, host, what), n in ordered[:MAX_OUTSIDE_LISTED]]
+        rest = ordered[MAX_OUTSIDE_LISTED:]
+        if rest:
+            hosts = len({key[2] for key, _ in rest})
+            out.append(ErrorItem(source=rest[0][0][0], message=(
+                f"... and {sum(n for _, n in rest)} more piece(s) of evidence of {hosts} host(s) outside the "
+                "allocation: ignored")))
+        return out
+
+
+def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: timedelta,
+              outside: Outside | None = None) -> list[Event]:
+    """The events of the attempt placed on its allocation: those of other times or other hosts dropped
+    (the latter counted in `outside`)."""
     for ev in events:
         if ev.kind == "net.address":
             addr = ev.fields.get("addr")
@@ -93,7 +138,12 @@ def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: time
         t = ev.time
         if t is not None and ((start is not None and t < start) or (end is not None and t > end)):
             continue  # outside this attempt's window: another job's evidence
-        ev.node = mapper.node_for(ev)
+        node = mapper.node_for(ev)
+        if node is not None and mapper.nodes and node not in mapper.node_set:
+            if outside is not None:  # another host's evidence: never attributed
+                outside.add(ev.evidence.source, ev.evidence.file, node, "event")
+            continue
+        ev.node = node
         if ev.device and ev.device.startswith("pci:") and ev.node:
             idx = ctx.gpu_index.get((ev.node, norm_pci(ev.device[4:])))
             if idx is not None:
