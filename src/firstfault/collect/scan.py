@@ -27,7 +27,7 @@ from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
 from firstfault.extract.memo import ZERO_DIGITS
 from firstfault.extract.unrecognized import decided_by_count, zeroed
 from firstfault.model import Event, Evidence
-from firstfault.timeparse import Stamp, TimeParser, _fast
+from firstfault.timeparse import TIME_MAX, TIME_MIN, Stamp, TimeParser, _fast
 
 CHUNK = 8 << 20
 MAX_LINE = 1 << 20  # longer lines are clipped to this and reported
@@ -664,7 +664,12 @@ class LineScanner:
                 fold = None
             if fold is not None:
                 fold.start_file(self.matcher.digit_words)
+            unplaced = tp.out_of_range
             self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first, fold)
+            if tp.out_of_range > unplaced:
+                stats.errors.append((None, f"{tp.out_of_range - unplaced} time stamp(s) outside the years "
+                                           f"{TIME_MIN.year}-{TIME_MAX.year - 1} read as none (such a line takes "
+                                           "the time of the nearest earlier stamped line)"))
         return stats
 
     def _scan(self, fh: IO[bytes], stats: FileStats, rel: str, node: str | None, rank: int | None,

@@ -91,7 +91,11 @@ class Analysis:
         """
         if node is not None and self._kept_out(source, file, node, "document"):
             return 0, []
-        res, problems = read_document(source, fmt, file, data, self.ctx, node=node, rank=rank)
+        try:
+            res, problems = read_document(source, fmt, file, data, self.ctx, node=node, rank=rank)
+        except OverflowError as exc:  # a reader's time at datetime's limits: year 1 or 9999, taken past by its zone
+            res, problems = None, [(None, f"cannot read: a time past the years 1-9999 once its zone is applied "
+                                          f"({exc})")]
         if res is not None:
             for ev in res.events:
                 self.store.add(ev)

@@ -18,6 +18,7 @@ from firstfault.bundle import Context
 from firstfault.hostlist import NodeNames
 from firstfault.model import ErrorItem, Event, Evidence, iso
 from firstfault.pci import norm_pci
+from firstfault.timeparse import TIME_MAX, TIME_MIN, in_range
 
 # What normalisation adds to the extractors' kinds (extract/registry.event_kinds): the lost node
 # it infers from NODE_FAIL, the job record of a context's terminal state, and the node of an IB peer.
@@ -88,34 +89,40 @@ class NodeMapper:
         return ev.node
 
 
-MAX_OUTSIDE_LISTED = 20  # (source, file, host) entries of evidence kept out, each an errors entry; then one sum
+MAX_OUTSIDE_LISTED = 20  # (source, file, why) entries of evidence kept out, each an errors entry; then one sum
 
 
 class Outside:
-    """Evidence of hosts outside the allocation, kept out of the verdict: counted per source, file, host and
-    what it was (a line, a document, an event, node activity), and listed in the verdict's errors (at most
-    MAX_OUTSIDE_LISTED entries, then one that sums the rest)."""
+    """Evidence kept out of the verdict: of hosts outside the allocation (what it was: a line, a document, an
+    event, node activity), or at times outside timeparse's range. Counted per source, file and why, and listed in
+    the verdict's errors (at most MAX_OUTSIDE_LISTED entries, then one that sums the rest)."""
 
     __slots__ = ("counts",)
 
     def __init__(self) -> None:
-        self.counts: dict[tuple[str, str, str, str], int] = {}
+        self.counts: dict[tuple[str, str, str], int] = {}
 
     def add(self, source: str, file: str | None, host: str, what: str) -> None:
-        key = (source, file or "", host, what)
+        """One `what` (line, document, event ...) of `host`, which is not in the allocation."""
+        self._count(source, file, f"{what}(s) of host {host!r}, which is not in the allocation")
+
+    def add_time(self, source: str, file: str | None) -> None:
+        """One event at a time outside TIME_MIN..TIME_MAX."""
+        self._count(source, file, f"event(s) at a time outside the years {TIME_MIN.year}-{TIME_MAX.year - 1}")
+
+    def _count(self, source: str, file: str | None, why: str) -> None:
+        key = (source, file or "", why)
         self.counts[key] = self.counts.get(key, 0) + 1
 
     def errors(self) -> list[ErrorItem]:
         ordered = sorted(self.counts.items())
-        out = [ErrorItem(source=source, file=file or None, message=(
-                   f"{n} {what}(s) of host {host!r}, which is not in the allocation: ignored"))
-               for (source, file, host, what), n in ordered[:MAX_OUTSIDE_LISTED]]
+        out = [ErrorItem(source=source, file=file or None, message=f"{n} {why}: ignored")
+               for (source, file, why), n in ordered[:MAX_OUTSIDE_LISTED]]
         rest = ordered[MAX_OUTSIDE_LISTED:]
         if rest:
-            hosts = len({key[2] for key, _ in rest})
             out.append(ErrorItem(source=rest[0][0][0], message=(
-                f"... and {sum(n for _, n in rest)} more piece(s) of evidence of {hosts} host(s) outside the "
-                "allocation: ignored")))
+                f"... and {sum(n for _, n in rest)} more piece(s) of evidence of other hosts or times, in "
+                f"{len(rest)} more file(s) or source(s): ignored")))
         return out
 
 
@@ -138,6 +145,10 @@ def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: time
         t = ev.time
         if t is not None and ((start is not None and t < start) or (end is not None and t > end)):
             continue  # outside this attempt's window: another job's evidence
+        if t is not None and not in_range(t):
+            if outside is not None:  # a time no sum can be made with (a window without an end lets it through)
+                outside.add_time(ev.evidence.source, ev.evidence.file)
+            continue
         node = mapper.node_for(ev)
         if node is not None and mapper.nodes and node not in mapper.node_set:
             if outside is not None:  # another host's evidence: never attributed
