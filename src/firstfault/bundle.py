@@ -337,6 +337,9 @@ _FILE_KEYS = frozenset(_names(WorkloadFile))
 
 
 MAX_RANKS = 1 << 20  # ranks in one rank map, all nodes together (docs/evidence-bundle.md)
+# The greatest rank: ranks are 32-bit ints (NCCL's, MPI's, torch.distributed's world), and the verdict store keeps
+# them in INTEGER columns (PostgreSQL's are 32-bit). A larger number is no rank of any job.
+MAX_RANK = (1 << 31) - 1
 MAX_WORKLOAD_BYTES = 4 << 20  # workload.yaml (about 700,000 node names); larger is refused unread
 
 
@@ -361,11 +364,11 @@ def parse_ranges(spec: str | int | list[int], limit: int = MAX_RANKS) -> list[in
     never becomes gigabytes of integers.
     """
     if isinstance(spec, int):
-        return [spec]
+        return [_rank(spec)]
     if isinstance(spec, list):
         if len(spec) > limit:
             raise TooManyRanks(f"more than {limit} ranks")
-        return sorted(int(x) for x in spec)
+        return sorted(_rank(int(x)) for x in spec)
     bounds: list[tuple[int, int]] = []
     count = 0
     for part in str(spec).split(","):
@@ -374,11 +377,11 @@ def parse_ranges(spec: str | int | list[int], limit: int = MAX_RANKS) -> list[in
             continue
         if "-" in part:
             a, b = part.split("-", 1)
-            lo, hi = int(a), int(b)
+            lo, hi = _rank(a), _rank(b)
             if hi < lo:
                 raise ValueError(f"bad rank range {part!r}")
         else:
-            lo = hi = int(part)
+            lo = hi = _rank(part)
         count += hi - lo + 1
         if count > limit:
             raise TooManyRanks(f"more than {limit} ranks")
@@ -387,6 +390,20 @@ def parse_ranges(spec: str | int | list[int], limit: int = MAX_RANKS) -> list[in
     for lo, hi in bounds:
         out.update(range(lo, hi + 1))
     return sorted(out)
+
+
+def _rank(value: int | str) -> int:
+    """A rank, from an int or its digits; a ValueError naming it past MAX_RANK (read without building a number
+    of thousands of digits)."""
+    if isinstance(value, str):
+        digits = value.strip()
+        if len(digits) > len(str(MAX_RANK)) and digits.lstrip("+").isdigit():
+            raise ValueError(f"rank {digits[:24]}{'...' if len(digits) > 24 else ''} is over {MAX_RANK}, the "
+                             "greatest rank")
+        value = int(digits)
+    if not 0 <= value <= MAX_RANK:
+        raise ValueError(f"rank {value} is not a rank (0 to {MAX_RANK})")
+    return value
 
 
 def _escaped(name: str) -> str:
@@ -571,35 +588,71 @@ def load_workload(root: Path) -> WorkloadFile:
     return yamlio.load_model(wf, WorkloadFile, BundleError, fast=fast_workload_file)
 
 
+# Bounds on a source's path template (docs/evidence-bundle.md): glob walks one directory level per path part
+# (recursively: 1,100 parts were a RecursionError), and the placeholders are bound by a regex whose backtracking
+# grows with the `*` and placeholders that share a path part (eight `{rank}*` in one part: a minute per name).
+MAX_TEMPLATE_CHARS = 4096  # PATH_MAX
+MAX_TEMPLATE_PARTS = 32
+MAX_TEMPLATE_WILDCARDS = 16  # `*` (a run of them is one), `?`, `[...]`, `{node}`, `{rank}`, all parts together
+MAX_PART_SPANS = 2  # `*` and placeholders in a path part that holds a placeholder
+
+_TEMPLATE_TOKEN = re.compile(r"\{(node|rank)\}|\*+|\?|\[[^\]]*\]")
+
+
+def template_problem(template: str) -> str | None:
+    """Why a path template is refused (over the bounds above), or None."""
+    parts = template.split("/")
+    if len(parts) > MAX_TEMPLATE_PARTS:
+        return f"has {len(parts)} path parts; at most {MAX_TEMPLATE_PARTS}"
+    wildcards = 0
+    for part in parts:
+        tokens = [m.group(0) for m in _TEMPLATE_TOKEN.finditer(part)]
+        wildcards += len(tokens)
+        spans = sum(1 for t in tokens if t[0] in "*{")
+        if spans > MAX_PART_SPANS and any(t[0] == "{" for t in tokens):
+            return (f"path part {part[:80]!r} holds {spans} of `*`, `{{node}}` and `{{rank}}`; a part with a "
+                    f"placeholder holds at most {MAX_PART_SPANS}")
+    if wildcards > MAX_TEMPLATE_WILDCARDS:
+        return f"holds {wildcards} glob characters and placeholders; at most {MAX_TEMPLATE_WILDCARDS}"
+    if len(template) > MAX_TEMPLATE_CHARS:
+        return f"is {len(template)} characters long; at most {MAX_TEMPLATE_CHARS}"
+    return None
+
+
 def _template_regex(template: str) -> re.Pattern[str]:
+    """The regex that binds a template's placeholders in a name glob found (so it matches glob's pattern).
+
+    Glob has decided the wildcards, so a part without a placeholder is any part here; a part with one is
+    matched whole, atomically (backtracking never re-enters a part already matched: a placeholder's value is
+    the first binding its part allows, the longest), and a placeholder named again must repeat its value."""
+    parts = template.split("/")
     out = []
-    i = 0
-    for m in re.finditer(r"\{(node|rank)\}|[*?]|\[[^\]]*\]", template):
-        out.append(re.escape(template[i : m.start()]))
-        tok = m.group(0)
-        if tok == "{node}":
-            out.append(r"(?P<node>[^/]+)")
-        elif tok == "{rank}":
-            out.append(r"(?P<rank>\d+)")
-        elif tok == "*":
-            out.append(r"[^/]*")
-        elif tok == "?":
-            out.append(r"[^/]")
-        else:
-            out.append(tok)
-        i = m.end()
-    out.append(re.escape(template[i:]))
-    # A template may name the same placeholder twice; later ones must repeat the first.
-    pattern = "".join(out)
-    for name in ("node", "rank"):
-        first = pattern.find(f"(?P<{name}>")
-        if first >= 0:
-            head, tail = pattern[: first + 1], pattern[first + 1 :]
-            tail = tail.replace(f"(?P<{name}>[^/]+)", f"(?P={name})").replace(
-                f"(?P<{name}>\\d+)", f"(?P={name})"
-            )
-            pattern = head + tail
-    return re.compile(pattern + r"\Z")
+    named: set[str] = set()
+    for n, part in enumerate(parts):
+        end = "/" if n < len(parts) - 1 else r"\Z"
+        if "{node}" not in part and "{rank}" not in part:
+            out.append(r"[^/]*" + end)
+            continue
+        rx = []
+        i = 0
+        for m in _TEMPLATE_TOKEN.finditer(part):
+            rx.append(re.escape(part[i : m.start()]))
+            tok = m.group(0)
+            if tok[0] == "{":
+                name = m.group(1)
+                rx.append(f"(?P={name})" if name in named else
+                          f"(?P<{name}>[^/]+)" if name == "node" else rf"(?P<{name}>\d+)")
+                named.add(name)
+            elif tok[0] == "*":
+                rx.append(r"[^/]*")
+            elif tok == "?":
+                rx.append(r"[^/]")
+            else:
+                rx.append(tok)
+            i = m.end()
+        rx.append(re.escape(part[i:]))
+        out.append("(?>" + "".join(rx) + end + ")")
+    return re.compile("".join(out))
 
 
 def resolve_source(root: Path, index: int, spec: SourceSpec, nodes: list[str],
@@ -608,6 +661,10 @@ def resolve_source(root: Path, index: int, spec: SourceSpec, nodes: list[str],
     template = spec.path
     if os.path.isabs(template) or template.startswith("~") or ".." in Path(template).parts:
         src.errors.append(f"source {index} ({spec.kind}): path {template!r} leaves the bundle root; refused")
+        return src
+    problem = template_problem(template)
+    if problem is not None:
+        src.errors.append(f"source {index} ({spec.kind}): path template {template[:120]!r} {problem}; refused")
         return src
     per_node = "{node}" in template
     per_rank = "{rank}" in template
@@ -645,6 +702,13 @@ def resolve_source(root: Path, index: int, spec: SourceSpec, nodes: list[str],
         assert st is not None  # _not_a_file found a regular file
         ident = (st.st_dev, st.st_ino)
         gd = m.groupdict()
+        rank = None
+        if gd.get("rank") is not None:
+            try:
+                rank = _rank(gd["rank"])
+            except ValueError as exc:  # a number in the name that is no rank of any job: not bound, not read
+                src.errors.append(f"{rel}: {exc}; refused as a rank, not read")
+                continue
         node = _escaped(gd["node"]) if gd.get("node") is not None else None
         if node is not None and names is not None:
             # The allocation guard: `{node}` binds a node of the allocation (by any spelling NodeNames knows), never
@@ -654,7 +718,6 @@ def resolve_source(root: Path, index: int, spec: SourceSpec, nodes: list[str],
                 src.outside.append((rel, node))
                 continue
             node = alloc
-        rank = int(gd["rank"]) if gd.get("rank") is not None else None
         if node is None and rank is not None:
             node = rank_to_node.get(rank)
         src.files.append(SourceFile(path=real, rel=rel, node=node, rank=rank, ident=ident))

@@ -42,7 +42,7 @@ try:  # Hyperscan: a multi-literal matcher at memory speed; optional.
 except ImportError:  # pragma: no cover - depends on the platform
     HAVE_HYPERSCAN = False
 
-_SRUN = re.compile(rb"^\s*(\d+): ")
+_SRUN = re.compile(rb"^\s*(\d{1,9}): ")  # srun --label: a task id (more digits: no rank, MAX_RANK)
 
 try:  # newlines counted with memchr, stamps looked for in C (firstfault/_lines.c), when built; optional.
     from firstfault._lines import count as count_newlines

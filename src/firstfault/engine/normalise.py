@@ -14,7 +14,7 @@ from __future__ import annotations
 import ipaddress
 from datetime import datetime, timedelta
 
-from firstfault.bundle import Context
+from firstfault.bundle import MAX_RANK, Context
 from firstfault.hostlist import NodeNames
 from firstfault.model import ErrorItem, Event, Evidence, iso
 from firstfault.pci import norm_pci
@@ -106,6 +106,10 @@ class Outside:
         """One `what` (line, document, event ...) of `host`, which is not in the allocation."""
         self._count(source, file, f"{what}(s) of host {host!r}, which is not in the allocation")
 
+    def add_rank(self, source: str, file: str | None) -> None:
+        """One event whose rank was no rank (over MAX_RANK): kept without it."""
+        self._count(source, file, f"event(s) of a rank over {MAX_RANK}, the greatest rank, kept without it")
+
     def add_time(self, source: str, file: str | None) -> None:
         """One event at a time outside TIME_MIN..TIME_MAX."""
         self._count(source, file, f"event(s) at a time outside the years {TIME_MIN.year}-{TIME_MAX.year - 1}")
@@ -116,7 +120,8 @@ class Outside:
 
     def errors(self) -> list[ErrorItem]:
         ordered = sorted(self.counts.items())
-        out = [ErrorItem(source=source, file=file or None, message=f"{n} {why}: ignored")
+        out = [ErrorItem(source=source, file=file or None, message=f"{n} {why}" + ("" if "kept" in why else
+                                                                                   ": ignored"))
                for (source, file, why), n in ordered[:MAX_OUTSIDE_LISTED]]
         rest = ordered[MAX_OUTSIDE_LISTED:]
         if rest:
@@ -149,6 +154,10 @@ def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: time
             if outside is not None:  # a time no sum can be made with (a window without an end lets it through)
                 outside.add_time(ev.evidence.source, ev.evidence.file)
             continue
+        if ev.rank is not None and ev.rank > MAX_RANK:  # a number a line called a rank: unstorable, no job's
+            ev.rank = None
+            if outside is not None:
+                outside.add_rank(ev.evidence.source, ev.evidence.file)
         node = mapper.node_for(ev)
         if node is not None and mapper.nodes and node not in mapper.node_set:
             if outside is not None:  # another host's evidence: never attributed
