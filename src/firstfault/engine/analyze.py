@@ -34,6 +34,7 @@ from firstfault.engine.normalise import (
 from firstfault.engine.verdict import build_verdict
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import read_document
+from firstfault.extract.unrecognized import MAX_GROUPS
 from firstfault.model import CoverageItem, ErrorItem, Unrecognized, UnrecognizedLine, Verdict, Window, WorkloadRef, iso
 from firstfault.spec import is_failure, outcome_of
 
@@ -135,9 +136,16 @@ class Analysis:
         )
         return build_verdict(
             catalog=self.analyzer.catalog, workload=ref, terminal_state=state, att=att,
-            coverage=self.coverage, errors=[*self.errors, *self.outside.errors()], now=now,
+            coverage=self.coverage, errors=[*self.errors, *self.outside.errors(), *self._overflow()], now=now,
             unrecognized=self._unrecognized(mapper),
         )
+
+    def _overflow(self) -> list[ErrorItem]:
+        """How many error-looking lines were only counted: their templates came past the group limit."""
+        n = self.extraction.unrecognized.overflow
+        return [ErrorItem(source="unrecognized", message=(
+            f"{n} unrecognized error-looking line(s) were counted, not grouped: their templates came after the "
+            f"first {MAX_GROUPS}"))] if n else []
 
     def _unrecognized(self, mapper: NodeMapper) -> list[Unrecognized]:
         def node_of(node: str | None, host: str | None, rank: int | None) -> str | None:
