@@ -619,12 +619,13 @@ def template_problem(template: str) -> str | None:
     return None
 
 
-def _template_regex(template: str) -> re.Pattern[str]:
+def _template_regex(template: str, node: str | None = None) -> re.Pattern[str]:
     """The regex that binds a template's placeholders in a name glob found (so it matches glob's pattern).
 
     Glob has decided the wildcards, so a part without a placeholder is any part here; a part with one is
     matched whole, atomically (backtracking never re-enters a part already matched: a placeholder's value is
-    the first binding its part allows, the longest), and a placeholder named again must repeat its value."""
+    the first binding its part allows, the longest), and a placeholder named again must repeat its value.
+    With `node`, `{node}` binds that value only."""
     parts = template.split("/")
     out = []
     named: set[str] = set()
@@ -640,8 +641,9 @@ def _template_regex(template: str) -> re.Pattern[str]:
             tok = m.group(0)
             if tok[0] == "{":
                 name = m.group(1)
+                value = r"[^/]+" if node is None else re.escape(node)
                 rx.append(f"(?P={name})" if name in named else
-                          f"(?P<{name}>[^/]+)" if name == "node" else rf"(?P<{name}>\d+)")
+                          f"(?P<{name}>{value})" if name == "node" else rf"(?P<{name}>\d+)")
                 named.add(name)
             elif tok[0] == "*":
                 rx.append(r"[^/]*")
@@ -678,9 +680,17 @@ def resolve_source(root: Path, index: int, spec: SourceSpec, nodes: list[str],
     inside = os.path.realpath(root).rstrip("/") + "/"
     dirs: dict[str, str] = {}
     names = NodeNames(nodes) if per_node and nodes else None
+    ambiguous = per_node and any("{node}" in part and len(_TEMPLATE_TOKEN.findall(part)) > 1
+                                 for part in template.split("/"))
     for p in sorted(glob.glob(pattern, recursive=False)):
         raw_rel = p[len(head):] if p.startswith(head) else Path(p).relative_to(root).as_posix()
         m = rx.match(raw_rel)
+        if names is not None and ambiguous and (m is None or names.lookup(m.group("node")) is None):
+            # The other glob characters of `{node}`'s part leave its value open (`*{node}`, `{node}*`): the
+            # longest value that is an allocation node's (the guard below refuses any other).
+            values = sorted({v for part in raw_rel.split("/") for v in names.spelled_in(part)},
+                            key=lambda v: (-len(v), v))
+            m = next((mv for mv in (_template_regex(template, v).match(raw_rel) for v in values) if mv is not None), m)
         if not m:
             continue
         rel = _escaped(raw_rel)  # what evidence and errors show; `path` still opens the file

@@ -126,3 +126,16 @@ def test_a_metric_series_of_another_host_is_kept_out(make_bundle: BundleMaker) -
     v = Analyzer().analyze_path(str(make_bundle({"metrics/dcgm.om": DCGM_OTHER_HOST.replace("node-77", "node-02")},
                                                 wl, name="inside")))
     assert v.root_cause is not None and v.root_cause.nodes == ["node-02"]
+
+
+def test_a_placeholder_beside_a_star_binds_the_allocation_node_the_name_holds(make_bundle: BundleMaker) -> None:
+    # `*{node}`: the star could take any head of the name; the binding taken is the one that is an allocation node
+    # (greedy, it bound "2" of "site-a-node-02" before, and the file was another host's)
+    wl = copy.deepcopy(WORKLOAD)
+    wl["sources"] = [{"kind": "kernel", "path": "nodes/*{node}/kern.log"}]
+    root = make_bundle({"nodes/site-a-node-02/kern.log": XID79, "nodes/site-a-node-77/kern.log": OTHER_JOBS_XID79},
+                       wl)
+    v = Analyzer().analyze_path(str(root))
+    assert v.root_cause is not None and v.root_cause.nodes == ["node-02"]
+    assert [(e.file, e.message) for e in v.errors] == [
+        ("nodes/site-a-node-77/kern.log", "host '7' is not in the allocation: not read")]
