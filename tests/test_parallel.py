@@ -218,6 +218,16 @@ def test_events_past_the_cap_are_counted_alike_by_one_store_two_workers_and_one_
     assert symptom["count"] == (400 if twice else 200)
 
 
+def _rank_files_workload(root: Path, last_rank: int) -> None:
+    """workload.yaml of a bundle of app/rank-N.log files, ranks 0 to last_rank on one node."""
+    (root / "workload.yaml").write_text(
+        "apiVersion: firstfault/v1\n"
+        "workload:\n  id: '9'\n  scheduler: slurm\n"
+        "  window: {start: '2026-11-02T10:00:00Z', end: '2026-11-02T11:00:00Z'}\n"
+        f"  nodes: [node-001]\n  ranks: {{node-001: 0-{last_rank}}}\n  timezone: UTC\n"
+        "sources:\n- {kind: application, path: 'app/rank-{rank}.log'}\n", encoding="utf-8")
+
+
 @pytest.mark.parametrize("cache_max", [20000, 2])
 def test_unrecognized_lines_are_listed_alike_by_one_process_and_two_workers(
         analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache_max: int) -> None:
@@ -235,12 +245,7 @@ def test_unrecognized_lines_are_listed_alike_by_one_process_and_two_workers(
         lines += [f"2026-11-02 10:01:{i:02d},000 ERROR link eth{(i + rank) % 2} failed: carrier lost after {i} s"
                   for i in range(30)]
         (root / "app" / f"rank-{rank}.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (root / "workload.yaml").write_text(
-        "apiVersion: firstfault/v1\n"
-        "workload:\n  id: '9'\n  scheduler: slurm\n"
-        "  window: {start: '2026-11-02T10:00:00Z', end: '2026-11-02T11:00:00Z'}\n"
-        "  nodes: [node-001]\n  ranks: {node-001: 0-1}\n  timezone: UTC\n"
-        "sources:\n- {kind: application, path: 'app/rank-{rank}.log'}\n", encoding="utf-8")
+    _rank_files_workload(root, 1)
     refused: list[str] = []
     real = parallel._reoffer
 
@@ -280,12 +285,7 @@ def test_a_file_of_more_line_shapes_than_a_worker_folds_is_read_by_the_parent(
         n = 3 if rank == 1 else len(words)  # rank 1's file stays under the fold's bound: its worker folds it
         lines = [f"2026-11-02 10:00:{i:02d},000 ERROR {words[i]} {words[-1 - i]} failed" for i in range(n)]
         (root / "app" / f"rank-{rank}.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (root / "workload.yaml").write_text(
-        "apiVersion: firstfault/v1\n"
-        "workload:\n  id: '9'\n  scheduler: slurm\n"
-        "  window: {start: '2026-11-02T10:00:00Z', end: '2026-11-02T11:00:00Z'}\n"
-        "  nodes: [node-001]\n  ranks: {node-001: 0-2}\n  timezone: UTC\n"
-        "sources:\n- {kind: application, path: 'app/rank-{rank}.log'}\n", encoding="utf-8")
+    _rank_files_workload(root, 2)
     read_here: list[str] = []
     real = LineScanner.scan_file
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -144,17 +145,23 @@ def test_sinfo_states() -> None:
     }
 
 
+def _run_failed_job(c: SlurmCluster, tmp_path: Path, script: str, *, dry_run: bool) -> tuple[str, Any, Verdict]:
+    """A job of `script` run to FAILED, then `firstfault run --job` on it with actions.drain: (job, result, verdict)."""
+    db = tmp_path / "verdicts.db"
+    write_config(tmp_path / "cluster.yaml", job_config(c, db, dry_run=dry_run) | {"outputs": {
+        "stdout": {"format": "json"}, "database": {"url": f"sqlite:///{db}"}}})
+    job = c.sbatch(script.format(base=c.base, node=NODE))
+    c.wait_state(job, {"FAILED"}, 60)
+    res = invoke(["run", "-c", str(tmp_path / "cluster.yaml"), "--job", job], {"SLURM_CONF": str(c.conf)})
+    assert res.exit_code == 0, (res.stdout, res.stderr)
+    return job, res, Verdict.model_validate_json(res.stdout)
+
+
 def test_firstfault_run_dry_run_prints_what_it_would_do(idle_node: SlurmCluster, tmp_path: Path) -> None:
     """`firstfault run --job` with actions.drain (dry run): the decision on stderr, the node untouched."""
     c = idle_node
     db = tmp_path / "verdicts.db"
-    write_config(tmp_path / "cluster.yaml", job_config(c, db, dry_run=True) | {"outputs": {
-        "stdout": {"format": "json"}, "database": {"url": f"sqlite:///{db}"}}})
-    job = c.sbatch(XID79_JOB.format(base=c.base, node=NODE))
-    c.wait_state(job, {"FAILED"}, 60)
-    res = invoke(["run", "-c", str(tmp_path / "cluster.yaml"), "--job", job], {"SLURM_CONF": str(c.conf)})
-    assert res.exit_code == 0, (res.stdout, res.stderr)
-    v = Verdict.model_validate_json(res.stdout)
+    _, res, v = _run_failed_job(c, tmp_path, XID79_JOB, dry_run=True)
     assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
     with VerdictStore.open(f"sqlite:///{db}") as s:
         (row,) = s.list()
@@ -197,14 +204,7 @@ exit 1
 
 def test_another_hosts_log_in_the_jobs_tree_drains_nothing(idle_node: SlurmCluster, tmp_path: Path) -> None:
     c = idle_node
-    db = tmp_path / "verdicts.db"
-    write_config(tmp_path / "cluster.yaml", job_config(c, db, dry_run=False) | {"outputs": {
-        "stdout": {"format": "json"}, "database": {"url": f"sqlite:///{db}"}}})
-    job = c.sbatch(OTHER_HOSTS_XID79_JOB.format(base=c.base, node=NODE))
-    c.wait_state(job, {"FAILED"}, 60)
-    res = invoke(["run", "-c", str(tmp_path / "cluster.yaml"), "--job", job], {"SLURM_CONF": str(c.conf)})
-    assert res.exit_code == 0, (res.stdout, res.stderr)
-    v = Verdict.model_validate_json(res.stdout)
+    job, res, v = _run_failed_job(c, tmp_path, OTHER_HOSTS_XID79_JOB, dry_run=False)
     assert v.workload.nodes == [NODE]  # the allocation, from Slurm's own accounting
     assert v.root_cause is None and "ffother9" not in v.affected_nodes
     assert any(e.file == f"kern/{job}/ffother9/kern.log" and "not in the allocation" in e.message
