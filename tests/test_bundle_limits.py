@@ -234,3 +234,90 @@ def test_collect_bundle_checks_the_deadline_per_file(tmp_path: Path) -> None:
     bundle = load_bundle(root)
     collect_bundle(a, bundle, a.start(bundle.context), check=lambda: calls.append(1))
     assert len(calls) >= sum(len(s.files) for s in bundle.sources)
+
+
+# -- issue 26, item 16: a path template is bounded before glob or a regex sees it -------------------------------------
+
+def _showcase_with(tmp_path: Path, template: str, files: dict[str, str] | None = None) -> Path:
+    b = tmp_path / "b"
+    shutil.copytree(SHOWCASE, b)
+    doc = yaml.safe_load((b / "workload.yaml").read_text())
+    doc["sources"].append({"kind": "syslog", "path": template})
+    (b / "workload.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    for rel, text in (files or {}).items():
+        (b / rel).parent.mkdir(parents=True, exist_ok=True)
+        (b / rel).write_text(text)
+    return b
+
+
+@pytest.mark.parametrize(("template", "problem"), [
+    ("logs/" + "*/" * 1100 + "a.log", "has 1102 path parts; at most 32"),  # was a RecursionError in glob
+    ("logs/" + "a*" * 20 + ".log", "holds 20 glob characters and placeholders; at most 16"),
+    ("logs/" + "{rank}*" * 8 + "x.log", "path part '" + "{rank}*" * 8 + "x.log' holds 16 of `*`, `{node}` and "
+                                        "`{rank}`; a part with a placeholder holds at most 2"),  # a minute per name
+    ("logs/" + "x" * 5000, "is 5005 characters long; at most 4096"),
+])
+def test_a_template_over_the_bounds_is_a_named_error_and_the_rest_is_read(tmp_path: Path, template: str,
+                                                                         problem: str) -> None:
+    t0 = time.monotonic()
+    v = Analyzer().analyze_path(str(_showcase_with(tmp_path, template, {"logs/" + "1" * 250 + "x.log": "x\n"})))
+    assert time.monotonic() - t0 < 30
+    assert [(e.source, e.file, e.message) for e in v.errors] == [
+        ("syslog", template, f"source 4 (syslog): path template {template[:120]!r} {problem}; refused")]
+    assert v.root_cause is not None and v.root_cause.category == "gpu.nvlink.signal_integrity"
+
+
+def test_a_run_of_stars_is_one_and_a_placeholder_beside_a_star_binds(tmp_path: Path) -> None:
+    # near miss: 1,100 `*` in a row are one glob part (they used to backtrack without end); `{rank}*` is allowed
+    b = _showcase_with(tmp_path, "logs/" + "*" * 1100 + ".log", {"logs/a.log": XID79.replace("node-02", "node-01")})
+    t0 = time.monotonic()
+    v = Analyzer().analyze_path(str(b))
+    assert time.monotonic() - t0 < 30 and not v.errors
+    syslog = next(c for c in v.coverage if c.source == "syslog")
+    assert syslog.files == 1
+    from firstfault.bundle import SourceSpec, resolve_source
+
+    (b / "fr").mkdir()
+    (b / "fr" / "rank-12-of-32.txt").write_text("x\n")
+    src = resolve_source(b, 0, SourceSpec(kind="stack_dump", path="fr/rank-{rank}*.txt"), [],
+                         {12: "node-02"})
+    assert [(f.rel, f.rank, f.node) for f in src.files] == [("fr/rank-12-of-32.txt", 12, "node-02")]
+
+
+# -- issue 26, item 17: a rank is a 32-bit int --------------------------------------------------------------------
+
+def test_a_rank_beyond_64_bits_in_a_file_name_is_refused_and_the_verdict_stays_storable(tmp_path: Path) -> None:
+    from firstfault.store import VerdictStore
+
+    b = tmp_path / "b"
+    shutil.copytree(SHOWCASE, b)
+    big = 2 ** 70
+    shutil.copy(b / "app" / "rank-0.log", b / "app" / f"rank-{big}.log")
+    v = Analyzer().analyze_path(str(b))
+    assert [(e.file, e.message) for e in v.errors] == [("app/rank-{rank}.log", (
+        f"app/rank-{big}.log: rank {big} is over 2147483647, the greatest rank; refused as a rank, not read"))]
+    assert v.root_cause is not None and v.root_cause.category == "gpu.nvlink.signal_integrity"
+    ranks = [r for s in v.symptoms for r in s.ranks] + [e.rank for e in v.evidence if e.rank is not None]
+    assert ranks and max(ranks) < 2 ** 31
+    with VerdictStore.open(f"sqlite:///{tmp_path / 'v.db'}") as store:
+        assert store.get(store.write(v)) is not None
+
+
+@pytest.mark.parametrize("ranks", ["0-7,99999999999999999999999", [0, 2 ** 40], "1" * 5000])
+def test_a_rank_map_naming_a_number_past_the_greatest_rank_is_refused(make_bundle: BundleMaker,
+                                                                      ranks: str | list[int]) -> None:
+    wl = copy.deepcopy(WORKLOAD)
+    wl["workload"]["ranks"] = {"node-01": ranks}
+    with pytest.raises(BundleError, match=r"workload\.ranks\.node-01: rank .* (is over|is not a rank)"):
+        load_bundle(make_bundle({}, wl))
+
+
+def test_srun_labels_past_the_greatest_rank_are_no_rank_and_no_crash(make_bundle: BundleMaker) -> None:
+    # a 5,000-digit "label" (int() refuses past 4,300 digits) and a 2^70 one: the line is read, with no rank from it
+    wl = copy.deepcopy(WORKLOAD)
+    wl["sources"] = [{"kind": "application", "path": "out.log", "rank_prefix": "srun"}]
+    err = "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:219, unhandled system error\n"
+    root = make_bundle({"out.log": f"{'9' * 5000}: {err}{2 ** 70}: {err}3: {err}"}, wl)
+    v = Analyzer().analyze_path(str(root))
+    assert all(e.rank is None or e.rank == 3 for e in v.evidence), v.evidence
+    assert not v.errors, v.errors

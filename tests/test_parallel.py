@@ -218,6 +218,16 @@ def test_events_past_the_cap_are_counted_alike_by_one_store_two_workers_and_one_
     assert symptom["count"] == (400 if twice else 200)
 
 
+def _rank_files_workload(root: Path, last_rank: int) -> None:
+    """workload.yaml of a bundle of app/rank-N.log files, ranks 0 to last_rank on one node."""
+    (root / "workload.yaml").write_text(
+        "apiVersion: firstfault/v1\n"
+        "workload:\n  id: '9'\n  scheduler: slurm\n"
+        "  window: {start: '2026-11-02T10:00:00Z', end: '2026-11-02T11:00:00Z'}\n"
+        f"  nodes: [node-001]\n  ranks: {{node-001: 0-{last_rank}}}\n  timezone: UTC\n"
+        "sources:\n- {kind: application, path: 'app/rank-{rank}.log'}\n", encoding="utf-8")
+
+
 @pytest.mark.parametrize("cache_max", [20000, 2])
 def test_unrecognized_lines_are_listed_alike_by_one_process_and_two_workers(
         analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cache_max: int) -> None:
@@ -235,20 +245,15 @@ def test_unrecognized_lines_are_listed_alike_by_one_process_and_two_workers(
         lines += [f"2026-11-02 10:01:{i:02d},000 ERROR link eth{(i + rank) % 2} failed: carrier lost after {i} s"
                   for i in range(30)]
         (root / "app" / f"rank-{rank}.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (root / "workload.yaml").write_text(
-        "apiVersion: firstfault/v1\n"
-        "workload:\n  id: '9'\n  scheduler: slurm\n"
-        "  window: {start: '2026-11-02T10:00:00Z', end: '2026-11-02T11:00:00Z'}\n"
-        "  nodes: [node-001]\n  ranks: {node-001: 0-1}\n  timezone: UTC\n"
-        "sources:\n- {kind: application, path: 'app/rank-{rank}.log'}\n", encoding="utf-8")
+    _rank_files_workload(root, 1)
     refused: list[str] = []
-    real = parallel._offers_of
+    real = parallel._reoffer
 
-    def spy(job: object, i: int) -> object:
+    def spy(job: object, i: int, target: object) -> None:
         refused.append(job.tasks[i].rel)  # type: ignore[attr-defined]
-        return real(job, i)  # type: ignore[arg-type]
+        real(job, i, target)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(parallel, "_offers_of", spy)
+    monkeypatch.setattr(parallel, "_reoffer", spy)
     one, two = _verdict(analyzer, root, 1), _verdict(analyzer, root, 2)
     assert one == two
     listed = {g["template"]: g["count"] for g in __import__("json").loads(one)["unrecognized"]}
@@ -259,3 +264,81 @@ def test_unrecognized_lines_are_listed_alike_by_one_process_and_two_workers(
     else:
         assert refused == [] and listed["<TIME> ERROR link eth0 failed: carrier lost after <N> s"] == 60
     assert listed["<TIME> ERROR shard <N> failed to load"] == 10
+
+
+def test_a_file_of_more_line_shapes_than_a_worker_folds_is_read_by_the_parent(
+        analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26, item 18: a file of a million distinct error-looking lines held 1.6 GB in the worker that folded its
+    offers (one entry per shape). Past MAX_FOLDED shapes the worker gives the file up and the parent reads it, in
+    its place in the reading order: the verdict is the one-process one, and it says how many lines overflowed the
+    group limit. Here the limits are made small (before the fork: the workers inherit them)."""
+    from firstfault.extract import unrecognized
+
+    monkeypatch.setattr(unrecognized, "MAX_FOLDED", 5)
+    monkeypatch.setattr(unrecognized, "MAX_GROUPS", 8)
+    monkeypatch.setattr("firstfault.engine.analyze.MAX_GROUPS", 8)
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo",
+             "lima"]
+    root = tmp_path / "b"
+    (root / "app").mkdir(parents=True)
+    for rank in (0, 1, 2):
+        n = 3 if rank == 1 else len(words)  # rank 1's file stays under the fold's bound: its worker folds it
+        lines = [f"2026-11-02 10:00:{i:02d},000 ERROR {words[i]} {words[-1 - i]} failed" for i in range(n)]
+        (root / "app" / f"rank-{rank}.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _rank_files_workload(root, 2)
+    read_here: list[str] = []
+    real = LineScanner.scan_file
+
+    def spy(self: LineScanner, path: str, rel: str, **kw: object) -> object:
+        if multiprocessing_parent():
+            read_here.append(rel)
+        return real(self, path, rel, **kw)  # type: ignore[arg-type]
+
+    def multiprocessing_parent() -> bool:
+        import multiprocessing
+
+        return multiprocessing.parent_process() is None
+
+    monkeypatch.setattr(LineScanner, "scan_file", spy)
+    two = _verdict(analyzer, root, 2)
+    assert read_here == ["app/rank-0.log", "app/rank-2.log"]
+    assert two == _verdict(analyzer, root, 1)
+    # twelve templates in rank 0's and rank 2's files, eight kept: four lines of each file past the limit
+    errors = __import__("json").loads(two)["errors"]
+    assert [e["message"] for e in errors] == [
+        "8 unrecognized error-looking line(s) were counted, not grouped: their templates came after the first 8"]
+
+
+def test_a_hundred_thousand_distinct_error_lines_cost_little_memory_in_every_process(tmp_path: Path) -> None:
+    """Issue 26, item 18 at scale: 100,000 distinct error-looking lines (random words, no two alike) in one kernel
+    log of the showcase, read with two workers. The worker that folded them held an entry per line (a million
+    lines: 1.6 GB) and the parent took them all back; now both stay small, and the verdict counts the lines past
+    the group limit."""
+    import random
+    import shutil
+
+    from tests.memory import MB, run_measured
+
+    b = tmp_path / "b"
+    shutil.copytree(Path(__file__).parent.parent / "examples" / "nvlink-xid149", b)
+    rnd = random.Random(26)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    with (b / "nodes" / "node-03" / "kern.log").open("a") as f:
+        for i in range(100_000):
+            a, c = ("".join(rnd.choice(letters) for _ in range(n)) for n in (8, 6))
+            f.write(f"Nov  2 10:06:{i % 60:02d} node-03 kernel: {a} {c} error\n")
+    out, peak = run_measured(f"""
+        import resource
+        from firstfault.engine import parallel
+        from firstfault.engine.analyze import Analyzer
+        parallel.MIN_BYTES = 0
+        v = Analyzer().analyze_path({str(b)!r}, workers=2)
+        print("CAUSE", v.root_cause.category if v.root_cause else None)
+        print("ERRORS", [e.message for e in v.errors])
+        print("CHILDREN", resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)
+    """, timeout=600)
+    assert "CAUSE gpu.nvlink.signal_integrity" in out
+    assert "unrecognized error-looking line(s) were counted, not grouped: their templates came after the first " \
+           "2000" in out, out
+    children = int(out.split("CHILDREN ")[1].split()[0])
+    assert peak < 100 * MB and children < 100 * MB, (peak, children)

@@ -74,3 +74,32 @@ def test_the_deadline_is_checked_per_chunk_even_without_candidates(tmp_path: Pat
         scanner.scan_file(str(log), "quiet.log", node=None, rank=None, srun_prefix=False,
                           tp=TimeParser(UTC, None, None), emit=lambda c: None, check=check)
     assert len(calls) == 4
+
+
+@pytest.mark.parametrize("where", ["end", "start", "middle"])
+def test_a_block_of_zeros_is_read_around_not_taken_for_binary(tmp_path: Path, where: str) -> None:
+    # issue 26, item 3: a 4 KiB page of zeros (what a crash often leaves at the end of a log) made the whole file
+    # "binary": node-02's deciding Xid was lost and the verdict flipped to gpu.nvswitch
+    b = _copy(tmp_path)
+    kern = b / "nodes" / "node-02" / "kern.log"
+    text = kern.read_bytes()
+    zeros = b"\x00" * 4096
+    mid = text.index(b"\n", len(text) // 2) + 1
+    kern.write_bytes({"end": text + zeros, "start": zeros + text, "middle": text[:mid] + zeros + text[mid:]}[where])
+    v = Analyzer().analyze_path(str(b))
+    assert v.root_cause is not None
+    assert (v.root_cause.category, v.root_cause.devices) == ("gpu.nvlink.signal_integrity", ["node-02/gpu3"])
+    assert any(e.file == "nodes/node-02/kern.log" and e.message.startswith("4096 NUL byte(s)") for e in v.errors)
+    assert not any(e.message.startswith("binary") for e in v.errors), v.errors
+
+
+def test_an_executable_is_still_binary_for_all_its_zeros(tmp_path: Path) -> None:
+    # near miss: a real ELF file (this Python's own executable) holds runs of zeros too, and other control bytes
+    import sys
+
+    b = _copy(tmp_path)
+    (b / "nodes" / "node-01" / "kern.log").write_bytes(Path(sys.executable).read_bytes()[:65536])
+    v = Analyzer().analyze_path(str(b))
+    assert any(e.file == "nodes/node-01/kern.log" and e.message.startswith("binary content") for e in v.errors), \
+        v.errors
+    assert v.root_cause is not None and v.root_cause.category == "gpu.nvlink.signal_integrity"

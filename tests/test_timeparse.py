@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from datetime import UTC, datetime
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from firstfault.engine.analyze import Analyzer
 from firstfault.timeparse import TimeParser, parse_rfc3339
 
 START = parse_rfc3339("2026-11-02T10:00:00Z")
@@ -60,3 +63,105 @@ def test_new_year_crossing() -> None:
     tp = TimeParser(UTC, parse_rfc3339("2027-01-01T00:10:00Z"), parse_rfc3339("2027-01-01T02:00:00Z"))
     st = tp.parse("Dec 31 23:59:58 node-01 kernel: x")
     assert st is not None and st.wall is not None and st.wall.year == 2026
+
+
+# Issue 26, item 15: times at datetime's limits (year 1, year 9999) crashed the analysis with OverflowError once
+# their zone was applied. A stamp outside timeparse's range (years 1000-8999) is read as no stamp and counted; a
+# window outside it is refused, naming the field.
+
+@pytest.mark.parametrize("line", [
+    "0001-01-01T00:00:00+05:00 node-01 kernel: x",  # UTC would be year 0
+    "9999-12-31T23:59:59-05:00 node-01 kernel: x",  # UTC would be year 10000
+    "0001-01-01 00:00:00,000 INFO x",  # zone-less: the bundle's zone (Asia/Tokyo) takes it past year 1
+    "[Mon Jan  1 00:00:00 0001] NVRM: x",
+    "[Dec 31 9999 23:59:59] [ERROR] [tid 1] x",
+    "0500-06-01T00:00:00Z a time datetime holds but firstfault does not",
+])
+def test_a_stamp_at_the_limits_is_read_as_none_and_counted(line: str) -> None:
+    tp = TimeParser(ZoneInfo("Asia/Tokyo"), START, END)
+    assert tp.parse(line) is None
+    assert tp.out_of_range == 1
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    ("1970-01-01T00:00:00Z kernel: a node whose clock was never set", "1970-01-01T00:00:00"),
+    ("8999-12-31T23:59:59Z x", "8999-12-31T23:59:59"),
+    ("1000-01-01T09:00:00+09:00 x", "1000-01-01T00:00:00"),
+])
+def test_stamps_inside_the_range_are_read(line: str, expected: str) -> None:
+    # near miss of the above
+    tp = TimeParser(ZoneInfo("Asia/Tokyo"), START, END)
+    st = tp.parse(line)
+    assert st is not None and st.wall is not None
+    assert st.wall.replace(tzinfo=None).isoformat() == expected and tp.out_of_range == 0
+
+
+@pytest.mark.parametrize("value", ["0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00", "0999-12-31T23:59:59Z",
+                                   "9000-01-01T00:00:00Z"])
+def test_a_time_outside_the_range_is_a_named_value_error(value: str) -> None:
+    from firstfault.timeparse import TimeRangeError
+
+    with pytest.raises(TimeRangeError, match="outside the times firstfault reads"):
+        parse_rfc3339(value)
+
+
+def test_a_window_at_the_limits_is_refused_naming_the_field(tmp_path: Path) -> None:
+    from firstfault.bundle import BundleError, load_bundle
+
+    (tmp_path / "workload.yaml").write_text(
+        "apiVersion: firstfault/v1\nworkload:\n  id: '1'\n  window: {start: '2026-01-01T00:00:00Z', "
+        "end: '9999-12-31T23:59:59-05:00'}\n")
+    with pytest.raises(BundleError, match=r"workload\.window\.end: .*outside the times firstfault reads"):
+        load_bundle(tmp_path)
+
+
+SHOWCASE = Path(__file__).parent.parent / "examples" / "nvlink-xid149"
+# An Xid that is a symptom (45: a channel stopped because its process ended): an untimed cause beside the
+# showcase's would (rightly) make the verdict ambiguous, since it cannot be ordered; here the stamps are tested.
+PLAIN_AT = "{t} node-01 kernel: NVRM: Xid (PCI:0000:3b:00): 45, pid=1, name=python, Ch 00000008\n"
+XID79_AT = "{t} node-01 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n"
+
+
+def test_stamps_at_the_limits_in_a_log_leave_the_verdict_and_name_the_file(tmp_path: Path) -> None:
+    b = tmp_path / "b"
+    shutil.copytree(SHOWCASE, b)
+    kern = b / "nodes" / "node-01" / "kern.log"
+    kern.write_text(PLAIN_AT.format(t="0001-01-01T00:00:00+05:00") + PLAIN_AT.format(t="9999-12-31T23:59:59-05:00")
+                    + kern.read_text())
+    v = Analyzer().analyze_path(str(b))
+    assert v.root_cause is not None and v.root_cause.category == "gpu.nvlink.signal_integrity"
+    assert [(e.file, e.message) for e in v.errors] == [("nodes/node-01/kern.log", (
+        "2 time stamp(s) outside the years 1000-8999 read as none (such a line takes the time of the nearest "
+        "earlier stamped line)"))]
+
+
+@pytest.mark.parametrize(("fmt", "text"), [
+    ("sacct", "JobID|JobName|State|ExitCode|Start|End|NodeList|Reason\n"
+              "77|x|FAILED|1:0|0001-01-01T00:00:00|0001-01-01T00:10:00|node-01|None\n"),
+    ("scontrol", "JobId=77 JobName=x\n   JobState=FAILED Reason=NonZeroExitCode ExitCode=1:0\n"
+                 "   StartTime=0001-01-01T00:00:00 EndTime=0001-01-01T00:10:00\n   NodeList=node-01\n"),
+])
+def test_a_scheduler_record_at_the_limits_is_an_error_not_a_crash(tmp_path: Path, fmt: str, text: str) -> None:
+    # Slurm prints local times: year 1 in Asia/Tokyo is before year 1 in UTC
+    (tmp_path / "s.txt").write_text(text)
+    (tmp_path / "workload.yaml").write_text(
+        "apiVersion: firstfault/v1\nworkload: {id: '77', nodes: [node-01], timezone: Asia/Tokyo, terminal_state: "
+        f"FAILED}}\nsources: [{{kind: scheduler, path: s.txt, format: {fmt}}}]\n")
+    v = Analyzer().analyze_path(str(tmp_path))
+    assert any(e.file == "s.txt" and e.message.startswith("cannot read: a time past the years 1-9999")
+               for e in v.errors), v.errors
+
+
+def test_a_requests_lines_at_the_limits_are_ignored_with_an_error() -> None:
+    from firstfault.bundle import Context, WorkloadSpec
+    from firstfault.extract.base import Candidate
+
+    wl = WorkloadSpec.model_validate({"id": "1", "nodes": ["node-01"], "window": {"start": "2026-11-02T10:00:00Z"}})
+    analysis = Analyzer().start(Context.from_spec(wl))
+    line = XID79_AT.format(t="").strip()
+    analysis.add_candidate(Candidate("kernel", "k.log", 1, "node-01", None, datetime(9999, 12, 31, 23, 59, tzinfo=UTC),
+                                     line))
+    v = analysis.finish()
+    assert v.root_cause is None
+    assert [(e.file, e.message) for e in v.errors] == [("k.log", "1 event(s) at a time outside the years 1000-8999: "
+                                                                  "ignored")]

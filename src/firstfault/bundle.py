@@ -6,9 +6,11 @@ names, binding `{node}` / `{rank}` placeholders. Reading the files is the
 scanner's job (collect/scan.py).
 """
 
+import contextlib
 import copy
 import errno
 import glob
+import io
 import os
 import re
 import stat
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self, get_args
 from zoneinfo import ZoneInfo
 
 from firstfault import yamlio
+from firstfault.hostlist import NodeNames
 from firstfault.timeparse import parse_rfc3339
 
 if TYPE_CHECKING:
@@ -338,6 +341,9 @@ _FILE_KEYS = frozenset(_names(WorkloadFile))
 
 
 MAX_RANKS = 1 << 20  # ranks in one rank map, all nodes together (docs/evidence-bundle.md)
+# The greatest rank: ranks are 32-bit ints (NCCL's, MPI's, torch.distributed's world), and the verdict store keeps
+# them in INTEGER columns (PostgreSQL's are 32-bit). A larger number is no rank of any job.
+MAX_RANK = (1 << 31) - 1
 MAX_WORKLOAD_BYTES = 4 << 20  # workload.yaml (about 700,000 node names); larger is refused unread
 
 
@@ -362,11 +368,11 @@ def parse_ranges(spec: str | int | list[int], limit: int = MAX_RANKS) -> list[in
     never becomes gigabytes of integers.
     """
     if isinstance(spec, int):
-        return [spec]
+        return [_rank(spec)]
     if isinstance(spec, list):
         if len(spec) > limit:
             raise TooManyRanks(f"more than {limit} ranks")
-        return sorted(int(x) for x in spec)
+        return sorted(_rank(int(x)) for x in spec)
     bounds: list[tuple[int, int]] = []
     count = 0
     for part in str(spec).split(","):
@@ -375,11 +381,11 @@ def parse_ranges(spec: str | int | list[int], limit: int = MAX_RANKS) -> list[in
             continue
         if "-" in part:
             a, b = part.split("-", 1)
-            lo, hi = int(a), int(b)
+            lo, hi = _rank(a), _rank(b)
             if hi < lo:
                 raise ValueError(f"bad rank range {part!r}")
         else:
-            lo = hi = int(part)
+            lo = hi = _rank(part)
         count += hi - lo + 1
         if count > limit:
             raise TooManyRanks(f"more than {limit} ranks")
@@ -388,6 +394,20 @@ def parse_ranges(spec: str | int | list[int], limit: int = MAX_RANKS) -> list[in
     for lo, hi in bounds:
         out.update(range(lo, hi + 1))
     return sorted(out)
+
+
+def _rank(value: int | str) -> int:
+    """A rank, from an int or its digits; a ValueError naming it past MAX_RANK (read without building a number
+    of thousands of digits)."""
+    if isinstance(value, str):
+        digits = value.strip()
+        if len(digits) > len(str(MAX_RANK)) and digits.lstrip("+").isdigit():
+            raise ValueError(f"rank {digits[:24]}{'...' if len(digits) > 24 else ''} is over {MAX_RANK}, the "
+                             "greatest rank")
+        value = int(digits)
+    if not 0 <= value <= MAX_RANK:
+        raise ValueError(f"rank {value} is not a rank (0 to {MAX_RANK})")
+    return value
 
 
 def _escaped(name: str) -> str:
@@ -445,10 +465,44 @@ def _real(path: str, dirs: dict[str, str]) -> tuple[str, os.stat_result | None]:
 class SourceFile:
     """One file a source's path template names, with the node and rank its placeholders bound."""
 
-    path: str  # the bundle root joined with rel's file-system name (opens the file)
+    path: str  # the file's real path, found inside the bundle root when the source was resolved (opens the file)
     rel: str  # bundle-relative, as reported in evidence
     node: str | None
     rank: int | None
+    ident: tuple[int, int] | None = None  # (st_dev, st_ino) of the file found there: open_evidence opens no other
+
+
+def open_evidence(path: str, ident: tuple[int, int] | None = None) -> io.FileIO:
+    """The one way an evidence file is opened: for reading, unbuffered, following no symbolic link.
+
+    `path` is the real path the file had when its source was resolved, so a link in its last part
+    means the file was swapped after the check: O_NOFOLLOW refuses it. The opened descriptor is
+    then checked (fstat): it must be a regular file (a FIFO swapped in is opened without blocking,
+    then refused) and, with `ident` (SourceFile.ident), the very file found inside the bundle: a
+    directory above it swapped for a link to /etc between the check and the open leads the open
+    to another file, and that is refused too. Raises OSError, its strerror saying why.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(exc.errno, "a symbolic link now, where the bundle had a file when it was read; "
+                                     "refused") from exc
+        raise
+    try:
+        st = os.fstat(fd)
+        why = _not_a_file(path, st)
+        if why is not None:
+            raise OSError(errno.EINVAL, f"{why}, not a regular file (it changed after the bundle was read); "
+                                        "refused")
+        if ident is not None and (st.st_dev, st.st_ino) != ident:
+            raise OSError(errno.ESTALE, "another file than the one the bundle held when it was read (a file or a "
+                                        "directory on its path was swapped, for a link say); refused")
+        # O_NONBLOCK only kept a FIFO from blocking the open; reads of a regular file never wait on it.
+        return io.FileIO(fd, "rb", closefd=True)
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 @dataclass(slots=True)
@@ -460,6 +514,7 @@ class ResolvedSource:
     files: list[SourceFile]
     expected_nodes: list[str]  # nodes this source should cover
     errors: list[str] = field(default_factory=list)
+    outside: list[tuple[str, str]] = field(default_factory=list)  # (rel, host): files `{node}` bound to another host
 
 
 @dataclass(slots=True)
@@ -537,35 +592,73 @@ def load_workload(root: Path) -> WorkloadFile:
     return yamlio.load_model(wf, WorkloadFile, BundleError, fast=fast_workload_file)
 
 
-def _template_regex(template: str) -> re.Pattern[str]:
+# Bounds on a source's path template (docs/evidence-bundle.md): glob walks one directory level per path part
+# (recursively: 1,100 parts were a RecursionError), and the placeholders are bound by a regex whose backtracking
+# grows with the `*` and placeholders that share a path part (eight `{rank}*` in one part: a minute per name).
+MAX_TEMPLATE_CHARS = 4096  # PATH_MAX
+MAX_TEMPLATE_PARTS = 32
+MAX_TEMPLATE_WILDCARDS = 16  # `*` (a run of them is one), `?`, `[...]`, `{node}`, `{rank}`, all parts together
+MAX_PART_SPANS = 2  # `*` and placeholders in a path part that holds a placeholder
+
+_TEMPLATE_TOKEN = re.compile(r"\{(node|rank)\}|\*+|\?|\[[^\]]*\]")
+
+
+def template_problem(template: str) -> str | None:
+    """Why a path template is refused (over the bounds above), or None."""
+    parts = template.split("/")
+    if len(parts) > MAX_TEMPLATE_PARTS:
+        return f"has {len(parts)} path parts; at most {MAX_TEMPLATE_PARTS}"
+    wildcards = 0
+    for part in parts:
+        tokens = [m.group(0) for m in _TEMPLATE_TOKEN.finditer(part)]
+        wildcards += len(tokens)
+        spans = sum(1 for t in tokens if t[0] in "*{")
+        if spans > MAX_PART_SPANS and any(t[0] == "{" for t in tokens):
+            return (f"path part {part[:80]!r} holds {spans} of `*`, `{{node}}` and `{{rank}}`; a part with a "
+                    f"placeholder holds at most {MAX_PART_SPANS}")
+    if wildcards > MAX_TEMPLATE_WILDCARDS:
+        return f"holds {wildcards} glob characters and placeholders; at most {MAX_TEMPLATE_WILDCARDS}"
+    if len(template) > MAX_TEMPLATE_CHARS:
+        return f"is {len(template)} characters long; at most {MAX_TEMPLATE_CHARS}"
+    return None
+
+
+def _template_regex(template: str, node: str | None = None) -> re.Pattern[str]:
+    """The regex that binds a template's placeholders in a name glob found (so it matches glob's pattern).
+
+    Glob has decided the wildcards, so a part without a placeholder is any part here; a part with one is
+    matched whole, atomically (backtracking never re-enters a part already matched: a placeholder's value is
+    the first binding its part allows, the longest), and a placeholder named again must repeat its value.
+    With `node`, `{node}` binds that value only."""
+    parts = template.split("/")
     out = []
-    i = 0
-    for m in re.finditer(r"\{(node|rank)\}|[*?]|\[[^\]]*\]", template):
-        out.append(re.escape(template[i : m.start()]))
-        tok = m.group(0)
-        if tok == "{node}":
-            out.append(r"(?P<node>[^/]+)")
-        elif tok == "{rank}":
-            out.append(r"(?P<rank>\d+)")
-        elif tok == "*":
-            out.append(r"[^/]*")
-        elif tok == "?":
-            out.append(r"[^/]")
-        else:
-            out.append(tok)
-        i = m.end()
-    out.append(re.escape(template[i:]))
-    # A template may name the same placeholder twice; later ones must repeat the first.
-    pattern = "".join(out)
-    for name in ("node", "rank"):
-        first = pattern.find(f"(?P<{name}>")
-        if first >= 0:
-            head, tail = pattern[: first + 1], pattern[first + 1 :]
-            tail = tail.replace(f"(?P<{name}>[^/]+)", f"(?P={name})").replace(
-                f"(?P<{name}>\\d+)", f"(?P={name})"
-            )
-            pattern = head + tail
-    return re.compile(pattern + r"\Z")
+    named: set[str] = set()
+    for n, part in enumerate(parts):
+        end = "/" if n < len(parts) - 1 else r"\Z"
+        if "{node}" not in part and "{rank}" not in part:
+            out.append(r"[^/]*" + end)
+            continue
+        rx = []
+        i = 0
+        for m in _TEMPLATE_TOKEN.finditer(part):
+            rx.append(re.escape(part[i : m.start()]))
+            tok = m.group(0)
+            if tok[0] == "{":
+                name = m.group(1)
+                value = r"[^/]+" if node is None else re.escape(node)
+                rx.append(f"(?P={name})" if name in named else
+                          f"(?P<{name}>{value})" if name == "node" else rf"(?P<{name}>\d+)")
+                named.add(name)
+            elif tok[0] == "*":
+                rx.append(r"[^/]*")
+            elif tok == "?":
+                rx.append(r"[^/]")
+            else:
+                rx.append(tok)
+            i = m.end()
+        rx.append(re.escape(part[i:]))
+        out.append("(?>" + "".join(rx) + end + ")")
+    return re.compile("".join(out))
 
 
 def resolve_source(root: Path, index: int, spec: SourceSpec, nodes: list[str],
@@ -574,6 +667,10 @@ def resolve_source(root: Path, index: int, spec: SourceSpec, nodes: list[str],
     template = spec.path
     if os.path.isabs(template) or template.startswith("~") or ".." in Path(template).parts:
         src.errors.append(f"source {index} ({spec.kind}): path {template!r} leaves the bundle root; refused")
+        return src
+    problem = template_problem(template)
+    if problem is not None:
+        src.errors.append(f"source {index} ({spec.kind}): path template {template[:120]!r} {problem}; refused")
         return src
     per_node = "{node}" in template
     per_rank = "{rank}" in template
@@ -586,9 +683,18 @@ def resolve_source(root: Path, index: int, spec: SourceSpec, nodes: list[str],
     head = str(root) + "/"  # what every name glob returns starts with
     inside = os.path.realpath(root).rstrip("/") + "/"
     dirs: dict[str, str] = {}
+    names = NodeNames(nodes) if per_node and nodes else None
+    ambiguous = per_node and any("{node}" in part and len(_TEMPLATE_TOKEN.findall(part)) > 1
+                                 for part in template.split("/"))
     for p in sorted(glob.glob(pattern, recursive=False)):
         raw_rel = p[len(head):] if p.startswith(head) else Path(p).relative_to(root).as_posix()
         m = rx.match(raw_rel)
+        if names is not None and ambiguous and (m is None or names.lookup(m.group("node")) is None):
+            # The other glob characters of `{node}`'s part leave its value open (`*{node}`, `{node}*`): the
+            # longest value that is an allocation node's (the guard below refuses any other).
+            values = sorted({v for part in raw_rel.split("/") for v in names.spelled_in(part)},
+                            key=lambda v: (-len(v), v))
+            m = next((mv for mv in (_template_regex(template, v).match(raw_rel) for v in values) if mv is not None), m)
         if not m:
             continue
         rel = _escaped(raw_rel)  # what evidence and errors show; `path` still opens the file
@@ -600,16 +706,35 @@ def resolve_source(root: Path, index: int, spec: SourceSpec, nodes: list[str],
         if not real.startswith(inside) and real != inside[:-1]:
             src.errors.append(f"{rel}: symlink points outside the bundle root; refused")
             continue
+        if st is None:  # a symlink (inside the bundle): its target is the file
+            with contextlib.suppress(OSError):  # _not_a_file says why
+                st = os.stat(p)
         why = _not_a_file(p, st)
         if why is not None:
             src.errors.append(f"{rel}: cannot read: {why}, not a regular file; skipped")
             continue
+        assert st is not None  # _not_a_file found a regular file
+        ident = (st.st_dev, st.st_ino)
         gd = m.groupdict()
+        rank = None
+        if gd.get("rank") is not None:
+            try:
+                rank = _rank(gd["rank"])
+            except ValueError as exc:  # a number in the name that is no rank of any job: not bound, not read
+                src.errors.append(f"{rel}: {exc}; refused as a rank, not read")
+                continue
         node = _escaped(gd["node"]) if gd.get("node") is not None else None
-        rank = int(gd["rank"]) if gd.get("rank") is not None else None
+        if node is not None and names is not None:
+            # The allocation guard: `{node}` binds a node of the allocation (by any spelling NodeNames knows), never
+            # another host's directory in a site's per-host log tree.
+            alloc = names.lookup(node)
+            if alloc is None:
+                src.outside.append((rel, node))
+                continue
+            node = alloc
         if node is None and rank is not None:
             node = rank_to_node.get(rank)
-        src.files.append(SourceFile(path=p, rel=rel, node=node, rank=rank))
+        src.files.append(SourceFile(path=real, rel=rel, node=node, rank=rank, ident=ident))
     return src
 
 

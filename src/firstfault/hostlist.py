@@ -146,5 +146,20 @@ class NodeNames:
         key = name.strip().lower()
         return self._names.get(key) or self._names.get(key.split(".")[0])
 
+    def spelled_in(self, text: str) -> list[str]:
+        """The substrings of `text` that `lookup` maps onto a node (an allocation name or short name, whole or
+        followed by a DNS suffix, in any case), longest first: the values a `{node}` placeholder may bind in a
+        path part (a name of a file or directory) whose other glob characters leave it ambiguous."""
+        low = text.lower()
+        lengths = sorted({len(k) for k in self._names}, reverse=True)
+        found: set[str] = set()
+        for i in range(len(low)):
+            for n in lengths:
+                if low[i : i + n] in self._names:
+                    found.add(text[i : i + n])
+                    if low[i + n : i + n + 1] == ".":
+                        found.update(text[i:j] for j in range(i + n + 2, len(text) + 1))
+        return sorted(found, key=lambda v: (-len(v), v))
+
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self.lookup(name) is not None

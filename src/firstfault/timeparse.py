@@ -90,6 +90,19 @@ _SLURM_BANNER = re.compile(
 _UPTIME = re.compile(r"\[\s*(\d{1,10}\.\d{3,9})\]")
 
 
+# The times the analysis holds: a stamp outside is read as no stamp (counted: TimeParser.out_of_range), a window
+# outside is refused, an event outside is dropped (engine/normalise.py). Far enough inside datetime's own range
+# (years 1-9999) that no sum the analysis makes with one (a window's grace, a rule's window, a dmesg uptime of up
+# to 10^10 s: 317 years) can overflow; far enough out that no log of a real clock is refused (1970 included).
+TIME_MIN: Final = datetime(1000, 1, 1, tzinfo=UTC)
+TIME_MAX: Final = datetime(9000, 1, 1, tzinfo=UTC)
+
+
+def in_range(t: datetime) -> bool:
+    """Is `t` (aware) between TIME_MIN and TIME_MAX?"""
+    return TIME_MIN <= t < TIME_MAX
+
+
 _UNSEEN: datetime | None = datetime.min  # a cache miss (None is a cached "no such minute")
 _MINUTES_MAX = 65536
 
@@ -139,6 +152,7 @@ class TimeParser:
         self._iso_seconds: dict[str, datetime] = {}  # `2026-11-02 10:00:07` -> that second (zone-less)
         self._bsd_seconds: dict[str, datetime] = {}  # `Nov  2 10:00:07` (then a space) -> that second
         self._bsd_minutes: dict[str, tuple[datetime | None, int, int, int, int]] = {}
+        self.out_of_range = 0  # stamps read as no stamp: outside TIME_MIN..TIME_MAX (a minute's all count)
 
     def _local(self, y: int, mo: int, d: int, h: int, mi: int, s: int, us: int) -> datetime | None:
         # A log's lines fall in few minutes: the zone is applied once per minute, and a line adds its
@@ -152,11 +166,26 @@ class TimeParser:
         if minute is not None and s < 60:
             return minute + _offset(s, us)
         try:
-            return datetime(y, mo, d, h, mi, s, us, tzinfo=self.tz).astimezone(UTC)
-        except ValueError:
+            return self._bounded(datetime(y, mo, d, h, mi, s, us, tzinfo=self.tz).astimezone(UTC))
+        except OverflowError:  # a year 1 or 9999 stamp that its zone takes past datetime's limits
+            self.out_of_range += 1
+            return None
+        except ValueError:  # no such date (31 February), or year 0
+            if y < 1:
+                self.out_of_range += 1
             return None
 
+    def _bounded(self, t: datetime) -> datetime | None:
+        if in_range(t):
+            return t
+        self.out_of_range += 1
+        return None
+
     def _minute(self, y: int, mo: int, d: int, h: int, mi: int) -> datetime | None:
+        """The minute in UTC, or None where the general path must read each line (a zone change inside the
+        minute, no such date, a time outside TIME_MIN..TIME_MAX: that path counts them line by line)."""
+        if not TIME_MIN.year < y < TIME_MAX.year - 1:
+            return None
         try:
             first = datetime(y, mo, d, h, mi, 0, 0, tzinfo=self.tz)
         except ValueError:
@@ -377,7 +406,10 @@ class TimeParser:
                 sign = 1 if zone[0] == "+" else -1
                 digits = zone[1:].replace(":", "")
                 tz = timezone(sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4])))
-            return datetime(y, mo, d, h, mi, s, us, tzinfo=tz).astimezone(UTC)
+            return self._bounded(datetime(y, mo, d, h, mi, s, us, tzinfo=tz).astimezone(UTC))
+        except OverflowError:  # a year 1 or 9999 stamp that its offset takes past datetime's limits
+            self.out_of_range += 1
+            return None
         except ValueError:
             return None
 
@@ -393,8 +425,20 @@ def _epoch(seconds: int, us: int) -> datetime:
 
 
 def parse_rfc3339(value: str) -> datetime:
-    """Strict-enough RFC 3339 for workload.yaml; naive values are UTC."""
+    """Strict-enough RFC 3339 for workload.yaml; naive values are UTC. A ValueError for a time outside
+    TIME_MIN..TIME_MAX (a window there could not be computed with)."""
     t = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     if t.tzinfo is None:
         t = t.replace(tzinfo=UTC)
-    return t.astimezone(UTC)
+    try:
+        t = t.astimezone(UTC)
+    except OverflowError:  # its offset takes it past datetime's own limits
+        t = TIME_MAX if t.year > 5000 else datetime.min.replace(tzinfo=UTC)
+    if not in_range(t):
+        raise TimeRangeError(f"{value.strip()!r} is outside the times firstfault reads (years {TIME_MIN.year} "
+                             f"to {TIME_MAX.year - 1})")
+    return t
+
+
+class TimeRangeError(ValueError):
+    """A well-formed time outside TIME_MIN..TIME_MAX."""

@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator
 
 from firstfault import bundle as records
-from firstfault.timeparse import parse_rfc3339
+from firstfault.timeparse import TimeRangeError, parse_rfc3339
 
 
 class _Strict(BaseModel):
@@ -38,6 +38,8 @@ class WindowSpec(_Strict):
         if v is not None:
             try:
                 parse_rfc3339(str(v))
+            except TimeRangeError:
+                raise
             except ValueError as exc:
                 raise ValueError(f"not an RFC 3339 time: {v!r}") from exc
             return str(v)

@@ -67,6 +67,9 @@ def test_device_categories_are_allowed(pattern: str) -> None:
     assert not forbidden_category(pattern)
 
 
+ALL = frozenset({"a", "b", "c", "d", "zz", *(f"n{i}" for i in range(10))})  # the attempts held every node here
+
+
 def _inv(states: dict[str, tuple[str, bool, bool]], group: str = "debug") -> Inventory:
     return Inventory({n: NodeState(n, (group,), out, acted, st) for n, (st, out, acted) in states.items()})
 
@@ -75,9 +78,9 @@ def test_share_counts_nodes_out_for_any_reason() -> None:
     # 10 nodes, one down already: a second one out is 20%.
     inv = _inv({f"n{i}": ("idle", False, False) for i in range(10)} | {"n9": ("down", True, False)})
     p = Policy(max_share=0.2, max_per_hour=10, dry_run=False)
-    assert decide(p, "n0", inv, 0, [], kind="drain", group_word="partition") == ("act", "")
+    assert decide(p, "n0", inv, 0, [], kind="drain", group_word="partition", allocation=ALL) == ("act", "")
     # This run took n0 already: n1 would make three of ten.
-    outcome, why = decide(p, "n1", inv, 1, ["n0"], kind="drain", group_word="partition")
+    outcome, why = decide(p, "n1", inv, 1, ["n0"], kind="drain", group_word="partition", allocation=ALL)
     assert outcome == "refused"
     assert why == ("share limit: draining n1 would leave 3 of 10 nodes of partition debug out of service (30%), "
                    "over max_share 20%")
@@ -86,13 +89,13 @@ def test_share_counts_nodes_out_for_any_reason() -> None:
 def test_rate_limit_and_already_drained_and_unknown() -> None:
     inv = _inv({"a": ("idle", False, False), "b": ("drained", True, True)})
     p = Policy(max_share=1.0, max_per_hour=2, dry_run=False)
-    assert decide(p, "a", inv, 1, [], kind="drain", group_word="partition")[0] == "act"
-    assert decide(p, "a", inv, 2, [], kind="drain", group_word="partition") == (
+    assert decide(p, "a", inv, 1, [], kind="drain", group_word="partition", allocation=ALL)[0] == "act"
+    assert decide(p, "a", inv, 2, [], kind="drain", group_word="partition", allocation=ALL) == (
         "refused", "rate limit: 2 drain(s) in the last hour on this cluster (max_per_hour 2)")
     # Already drained beats the rate limit: nothing would be done anyway.
-    assert decide(p, "b", inv, 5, [], kind="drain", group_word="partition") == (
+    assert decide(p, "b", inv, 5, [], kind="drain", group_word="partition", allocation=ALL) == (
         "skipped", "node b is already drained: not drained twice")
-    assert decide(p, "zz", inv, 0, [], kind="drain", group_word="partition") == (
+    assert decide(p, "zz", inv, 0, [], kind="drain", group_word="partition", allocation=ALL) == (
         "refused", "node zz is not known to the scheduler")
 
 
@@ -105,5 +108,23 @@ def test_a_node_in_several_partitions_is_bounded_in_each() -> None:
     })
     p = Policy(max_share=0.5, max_per_hour=10, dry_run=False)
     # big: 1 of 3 is fine; small: a and d would be 2 of 2.
-    outcome, why = decide(p, "a", inv, 0, [], kind="drain", group_word="partition")
+    outcome, why = decide(p, "a", inv, 0, [], kind="drain", group_word="partition", allocation=ALL)
     assert outcome == "refused" and "2 of 2 nodes of partition small" in why
+
+
+def test_a_node_outside_the_attempts_allocation_is_never_acted_on() -> None:
+    # Issue 26, item 1: whatever a verdict names, only nodes its attempt held are drained or cordoned.
+    inv = _inv({"a": ("idle", False, False), "n7": ("idle", False, False)})
+    p = Policy(max_share=1.0, max_per_hour=10, dry_run=False)
+    assert decide(p, "n7", inv, 0, [], kind="drain", group_word="partition", allocation=["a", "b"]) == (
+        "refused", "node n7 is not in the attempt's allocation (a, b): never drained for it")
+    # near miss: the held node passes
+    assert decide(p, "a", inv, 0, [], kind="drain", group_word="partition", allocation=["a", "b"]) == ("act", "")
+
+
+def test_a_verdict_that_names_no_allocation_is_ineligible() -> None:
+    v = Analyzer().analyze_path(str(ROOT / "examples/nvlink-xid149"), now=NOW)
+    assert eligible(Policy(), v)[0] == ["node-02"]
+    nodes, why = eligible(Policy(), v.model_copy(update={"workload": v.workload.model_copy(update={"nodes": []})}))
+    assert nodes == [] and why == ("the verdict names no allocation: no node of root cause "
+                                   "gpu.nvlink.signal_integrity is known to be the attempt's")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -144,17 +145,23 @@ def test_sinfo_states() -> None:
     }
 
 
+def _run_failed_job(c: SlurmCluster, tmp_path: Path, script: str, *, dry_run: bool) -> tuple[str, Any, Verdict]:
+    """A job of `script` run to FAILED, then `firstfault run --job` on it with actions.drain: (job, result, verdict)."""
+    db = tmp_path / "verdicts.db"
+    write_config(tmp_path / "cluster.yaml", job_config(c, db, dry_run=dry_run) | {"outputs": {
+        "stdout": {"format": "json"}, "database": {"url": f"sqlite:///{db}"}}})
+    job = c.sbatch(script.format(base=c.base, node=NODE))
+    c.wait_state(job, {"FAILED"}, 60)
+    res = invoke(["run", "-c", str(tmp_path / "cluster.yaml"), "--job", job], {"SLURM_CONF": str(c.conf)})
+    assert res.exit_code == 0, (res.stdout, res.stderr)
+    return job, res, Verdict.model_validate_json(res.stdout)
+
+
 def test_firstfault_run_dry_run_prints_what_it_would_do(idle_node: SlurmCluster, tmp_path: Path) -> None:
     """`firstfault run --job` with actions.drain (dry run): the decision on stderr, the node untouched."""
     c = idle_node
     db = tmp_path / "verdicts.db"
-    write_config(tmp_path / "cluster.yaml", job_config(c, db, dry_run=True) | {"outputs": {
-        "stdout": {"format": "json"}, "database": {"url": f"sqlite:///{db}"}}})
-    job = c.sbatch(XID79_JOB.format(base=c.base, node=NODE))
-    c.wait_state(job, {"FAILED"}, 60)
-    res = invoke(["run", "-c", str(tmp_path / "cluster.yaml"), "--job", job], {"SLURM_CONF": str(c.conf)})
-    assert res.exit_code == 0, (res.stdout, res.stderr)
-    v = Verdict.model_validate_json(res.stdout)
+    _, res, v = _run_failed_job(c, tmp_path, XID79_JOB, dry_run=True)
     assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
     with VerdictStore.open(f"sqlite:///{db}") as s:
         (row,) = s.list()
@@ -179,3 +186,43 @@ def test_watch_acts_after_the_commit(idle_node: SlurmCluster, tmp_path: Path) ->
     assert (rec.outcome, rec.target, rec.category) == ("dry_run", NODE, "gpu.fallen_off_bus")
     assert f"{hw} attempt 0: action drain {NODE}: dry_run: would run: scontrol update" in res.stderr
     assert node_state(c) == ("idle", "none")
+
+
+# Issue 26, item 1 on a real Slurm. A failed job on ffact1 whose kernel-log tree (per host, under one root, as many
+# sites keep it) also holds another host's log with an Xid 79: before the allocation guard the verdict named that
+# host and `scontrol update nodename=<it> state=drain` ran. Now its evidence is not read, and nothing is drained.
+OTHER_HOSTS_XID79_JOB = """#!/bin/sh
+mkdir -p {base}/kern/$SLURM_JOB_ID/{node} {base}/kern/$SLURM_JOB_ID/ffother9
+echo "$(date -u +%Y-%m-%dT%H:%M:%S.%6N+00:00) {node} kernel: usb 1-1: new high-speed USB device" \\
+  > {base}/kern/$SLURM_JOB_ID/{node}/kern.log
+echo "$(date -u +%Y-%m-%dT%H:%M:%S.%6N+00:00) ffother9 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=$$, \\
+name=python, GPU has fallen off the bus." > {base}/kern/$SLURM_JOB_ID/ffother9/kern.log
+sleep 1
+exit 1
+"""
+
+
+def test_another_hosts_log_in_the_jobs_tree_drains_nothing(idle_node: SlurmCluster, tmp_path: Path) -> None:
+    c = idle_node
+    job, res, v = _run_failed_job(c, tmp_path, OTHER_HOSTS_XID79_JOB, dry_run=False)
+    assert v.workload.nodes == [NODE]  # the allocation, from Slurm's own accounting
+    assert v.root_cause is None and "ffother9" not in v.affected_nodes
+    assert any(e.file == f"kern/{job}/ffother9/kern.log" and "not in the allocation" in e.message
+               for e in v.errors), v.errors
+    assert "action drain: ineligible" in res.stderr and "ffother9" not in res.stderr.replace(
+        f"kern/{job}/ffother9", "")
+    assert node_state(c) == ("idle", "none")
+
+
+def test_a_verdict_naming_a_node_its_attempt_did_not_hold_drains_nothing(idle_node: SlurmCluster,
+                                                                         store: VerdictStore,
+                                                                         verdicts: Verdicts) -> None:
+    # A verdict whose root cause names ffact1 while its attempt held another node (a stored verdict of an older
+    # version, a Service answering for another attempt): the actor refuses, whatever the verdict says.
+    v = verdicts.hardware()
+    v = v.model_copy(update={"workload": v.workload.model_copy(update={"nodes": ["ffother9"]})})
+    vid = store.write(v, Enrichment(cluster="ffact"))
+    (rec,) = _drain(idle_node, store).act(v, vid)
+    assert (rec.outcome, rec.target) == ("refused", NODE)
+    assert rec.detail == f"node {NODE} is not in the attempt's allocation (ffother9): never drained for it"
+    assert node_state(idle_node) == ("idle", "none")

@@ -86,3 +86,24 @@ def test_a_failing_rule_test_is_reported(tmp_path: Path) -> None:
     p.write_text(p.read_text().replace("nodes: [gpu-a17]", "nodes: [gpu-a18]"))
     results = run_all(load_catalog(root), only="app-cuda-oom")
     assert any(not r.ok and "gpu-a18" in r.message for r in results)
+
+
+def test_a_key_given_twice_in_catalog_yaml_is_refused(tmp_path: Path) -> None:
+    # issue 26, item 2: every YAML file goes through the one strict loader, the catalog's settings too
+    root = _copy(tmp_path)
+    p = root / "catalog.yaml"
+    p.write_text(p.read_text() + "clock_skew: 600\n")
+    with pytest.raises(CatalogError) as exc:
+        load_catalog(root)
+    assert "duplicate key 'clock_skew'" in "\n".join(exc.value.problems)
+
+
+def test_metric_conditions_refuse_a_key_given_twice() -> None:
+    from firstfault.extract.metric_conditions import MetricCatalogError, load_metric_conditions
+
+    good = ("version: 1\nconditions:\n  - name: a\n    metrics: [DCGM_FI_DEV_XID_ERRORS]\n    type: nonzero\n"
+            "    description: any\n    threshold: 0\n")
+    assert [c.name for c in load_metric_conditions(good)] == ["a"]
+    with pytest.raises(MetricCatalogError) as exc:
+        load_metric_conditions(good + "    threshold: 5\n")
+    assert "duplicate key 'threshold'" in str(exc.value)

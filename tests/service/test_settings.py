@@ -85,3 +85,27 @@ def test_serve_refuses_bad_settings(tmp_path: Path) -> None:
     result = CliRunner().invoke(_serve_app(), ["--port", "99999"])
     assert result.exit_code == 2
     assert "port" in result.output
+
+
+@pytest.mark.parametrize("text", [
+    # issue 26, item 2: the second `tokens:` used to win silently, starting the Service with authentication off
+    "tokens:\n  - {name: ops, secret: aaaaaaaaaaaaaaaaaaaa}\nport: 9000\ntokens: []\n",
+    "port: 9000\nmax_queue: 3\nport: 9001\n",
+])
+def test_a_key_given_twice_in_the_settings_file_is_refused_naming_both_lines(tmp_path: Path, text: str) -> None:
+    cfg = tmp_path / "ff.yaml"
+    cfg.write_text(text)
+    with pytest.raises(SettingsError) as err:
+        load_settings(cfg)
+    msg = str(err.value)
+    assert "duplicate key" in msg and f"{cfg}:" in msg, msg
+    first, again = ("1", "4") if text.startswith("tokens") else ("1", "3")
+    assert f"first at line {first}, again at line {again}" in msg, msg
+
+
+def test_the_same_key_in_two_token_entries_is_no_duplicate(tmp_path: Path) -> None:
+    # near miss: `name` and `secret` repeat across list items, each once per mapping
+    cfg = tmp_path / "ff.yaml"
+    cfg.write_text("tokens:\n  - {name: a, secret: aaaaaaaaaaaaaaaaaaaa}\n"
+                   "  - {name: b, secret: bbbbbbbbbbbbbbbbbbbb}\n")
+    assert [t.name for t in load_settings(cfg).tokens] == ["a", "b"]

@@ -184,3 +184,93 @@ def test_a_member_name_too_long_is_refused(tmp_path: Path) -> None:
     with pytest.raises(Problem) as err:
         extract(io.BytesIO(gzip.compress(buf.getvalue())), tmp_path, LIMITS)
     assert err.value.status == 422 and "a name over 4096 bytes" in err.value.message
+
+
+# Issue 26, item 9: a sparse member (`tar --sparse`) took 0.5-1.6 GB and gave a 500. A few hundred bytes of archive
+# stand for gigabytes of zeros once written out, and tarfile reads a GNU sparse map's extension blocks for as long as
+# each says another follows. Refused when its header is read, naming it: the archives below are GNU tar's own
+# output (every sparse format it writes) for a 600 MiB log with six bytes in it.
+SPARSE_FORMATS = {"gnu": ["--format=gnu"], "pax-0.0": ["--format=posix", "--sparse-version=0.0"],
+                  "pax-0.1": ["--format=posix", "--sparse-version=0.1"],
+                  "pax-1.0": ["--format=posix", "--sparse-version=1.0"]}
+
+
+def _gnu_tar_sparse(tmp_path: Path, fmt: str) -> bytes:
+    import shutil
+    import subprocess
+
+    tar = shutil.which("tar")
+    if tar is None or "GNU tar" not in subprocess.run([tar, "--version"], capture_output=True, text=True).stdout:
+        pytest.skip("GNU tar is not installed")
+    b = tmp_path / "src" / "b"
+    b.mkdir(parents=True, exist_ok=True)
+    (b / "workload.yaml").write_bytes(WORKLOAD)
+    with (b / "kern.log").open("wb") as f:
+        f.truncate(600 << 20)
+        f.seek(1000)
+        f.write(b"hello\n")
+    out = tmp_path / f"{fmt}.tgz"
+    subprocess.run([tar, "--sparse", *SPARSE_FORMATS[fmt], "-czf", str(out), "-C", str(b.parent), "b"], check=True)
+    data = out.read_bytes()
+    assert len(data) < 1000  # the bomb: a few hundred bytes for 600 MiB
+    return data
+
+
+@pytest.mark.parametrize("fmt", sorted(SPARSE_FORMATS))
+def test_a_sparse_member_is_refused_unexpanded(tmp_path: Path, fmt: str) -> None:
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    with pytest.raises(Problem) as err:
+        extract(io.BytesIO(_gnu_tar_sparse(tmp_path, fmt)), dest, TarLimits(200_000, 4 << 30))
+    assert err.value.status == 422
+    assert err.value.message.startswith("archive member 'b/kern.log': a sparse file (a GNU sparse header)")
+    assert sum(p.stat().st_size for p in dest.rglob("*") if p.is_file()) < 4096
+
+
+def test_the_same_bundle_packed_without_sparse_is_read(tmp_path: Path) -> None:
+    # near miss: a regular member of the same name and a little content
+    data = _tar([_file("b/workload.yaml", WORKLOAD), _file("b/kern.log", b"\0" * 1000 + b"hello\n")])
+    root = extract(io.BytesIO(data), tmp_path, LIMITS)
+    assert (root / "kern.log").read_bytes().endswith(b"hello\n")
+
+
+def test_a_sparse_map_that_never_ends_is_refused_in_little_memory() -> None:
+    """A GNU sparse header whose extension blocks each say another follows, 64 MiB of them: tarfile used to read
+    them all into a list (then fail with an IndexError at the end of the stream: a 500)."""
+    out, peak = run_measured("""
+        import io, tarfile, zlib, tempfile, pathlib
+        from firstfault.service.errors import Problem
+        from firstfault.service.tarball import TarLimits, extract
+
+        head = bytearray(tarfile.TarInfo("b/kern.log").tobuf(format=tarfile.GNU_FORMAT))
+        head[156:157] = tarfile.GNUTYPE_SPARSE
+        head[482] = 1  # isextended: an extension block follows
+        head[483:495] = b"%011o\\0" % (1 << 30)  # realsize
+        head[148:156] = b" " * 8
+        head[148:156] = b"%06o\\0 " % sum(head)
+        block = bytearray(512)
+        block[504] = 1  # and another, and another
+        comp = zlib.compressobj(9, zlib.DEFLATED, 31)
+        parts = [comp.compress(bytes(head))] + [comp.compress(bytes(block) * 2048) for _ in range(64)]
+        parts.append(comp.flush())
+        body = b"".join(parts)
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                extract(io.BytesIO(body), pathlib.Path(d), TarLimits(200_000, 4 << 30))
+            print("EXTRACTED")
+        except Problem as exc:
+            print("STATUS", exc.status, exc.message)
+        except Exception as exc:
+            print("CRASH", type(exc).__name__, exc)
+    """)
+    assert "STATUS 422 archive member 'b/kern.log': a sparse file" in out, out
+    assert peak < 150 * MB, peak
+
+
+@pytest.mark.integration
+def test_service_refuses_a_sparse_member(tight: ServiceProcess, tmp_path: Path) -> None:
+    r = httpx.post(tight.url + "/v1/analyze", content=_gnu_tar_sparse(tmp_path, "gnu"),
+                   headers={"Content-Type": "application/gzip"})
+    assert r.status_code == 422, r.text
+    assert "a sparse file" in r.json()["message"]
+    assert httpx.get(tight.url + "/healthz").status_code == 200

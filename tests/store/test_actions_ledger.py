@@ -56,7 +56,7 @@ def _race(url: str) -> tuple[Fleet, list[str]]:
         ids = []
         for i in range(8):
             rc = base.root_cause.model_copy(update={"nodes": [f"n{i:02d}"]})
-            wl = base.workload.model_copy(update={"id": f"job-{i}"})
+            wl = base.workload.model_copy(update={"id": f"job-{i}", "nodes": [f"n{i:02d}"]})
             ids.append((s.write(base.model_copy(update={"root_cause": rc, "workload": wl})),
                         base.model_copy(update={"root_cause": rc, "workload": wl})))
     fleet = Fleet()
@@ -105,3 +105,91 @@ def pg_url() -> Iterator[str]:
 @pytest.mark.integration
 def test_postgresql_lets_three_of_eight_act(pg_url: str) -> None:
     _check(pg_url)
+
+
+class SlowFleet(Fleet):
+    """A fleet whose node states and drains take their time (a slow slurmctld), and say when they start."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reading, self.acting = threading.Event(), threading.Event()
+
+    def inventory(self) -> Inventory:
+        self.reading.set()
+        time.sleep(1.0)
+        return super().inventory()
+
+    def act(self, node: str, reason: str, category: str, verdict_id: int) -> str:
+        self.acting.set()
+        time.sleep(1.0)
+        return super().act(node, reason, category, verdict_id)
+
+
+def test_no_command_runs_inside_the_write_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26, item 4: sinfo and scontrol ran inside the ledger's write transaction, so SQLite's write lock was
+    held while they ran, and a concurrent `run` storing its verdict failed with "database is locked" (its verdict
+    lost). With a busy timeout far shorter than the commands, the other writer must get through while each runs."""
+    from firstfault.store import db
+
+    monkeypatch.setattr(db, "BUSY_TIMEOUT_MS", 300)
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+    base = scenario("hw-nvlink-xid149-showcase")
+    assert base.root_cause is not None
+    v = base.model_copy(update={"root_cause": base.root_cause.model_copy(update={"nodes": ["n00"]}),
+                                "workload": base.workload.model_copy(update={"nodes": ["n00", "n01"]})})
+    with VerdictStore.open(url) as s:
+        vid = s.write(v)
+    fleet = SlowFleet()
+    done: list[str] = []
+
+    def act() -> None:
+        with VerdictStore.open(url) as store:
+            done.extend(r.outcome for r in Actor(fleet, Policy(max_per_hour=3, max_share=1.0, dry_run=False),
+                                                 store=store, cluster="c").act(v, vid))
+
+    worker = threading.Thread(target=act)
+    worker.start()
+    stored = []
+    with VerdictStore.open(url) as other:
+        for started, job in ((fleet.reading, "other-1"), (fleet.acting, "other-2")):
+            assert started.wait(30)
+            time.sleep(0.2)  # well inside the command
+            stored.append(other.write(base.model_copy(update={
+                "workload": base.workload.model_copy(update={"id": job})})))
+    worker.join(60)
+    assert done == ["done"] and fleet.drained == ["n00"]
+    assert len(stored) == 2
+    with VerdictStore.open(url) as s:
+        (rec,) = ActionLedger(s).for_verdict(vid)
+    assert (rec.outcome, rec.target, rec.detail) == ("done", "n00", "drained n00")
+
+
+def test_a_run_of_the_same_verdict_while_its_claim_is_open_does_not_act_again(tmp_path: Path) -> None:
+    """Near miss of the above: the claim is committed before the command runs, so a second run of the same verdict
+    (the epilog and `watch` at once) sees it and does not drain the node a second time."""
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+    base = scenario("hw-nvlink-xid149-showcase")
+    assert base.root_cause is not None
+    v = base.model_copy(update={"root_cause": base.root_cause.model_copy(update={"nodes": ["n00"]}),
+                                "workload": base.workload.model_copy(update={"nodes": ["n00"]})})
+    with VerdictStore.open(url) as s:
+        vid = s.write(v)
+    fleet = SlowFleet()
+    first: list[str] = []
+    policy = Policy(max_per_hour=3, max_share=1.0, dry_run=False)
+
+    def act() -> None:
+        with VerdictStore.open(url) as store:
+            first.extend(r.outcome for r in Actor(fleet, policy, store=store, cluster="c").act(v, vid))
+
+    worker = threading.Thread(target=act)
+    worker.start()
+    assert fleet.acting.wait(30)
+    with VerdictStore.open(url) as store:
+        (again,) = Actor(fleet, policy, store=store, cluster="c").act(v, vid)
+    worker.join(60)
+    # the claim, or its settled record if the drain answered before the second run looked: one record either way
+    assert (again.outcome, again.target) in (("pending", "n00"), ("done", "n00"))
+    assert first == ["done"] and fleet.drained == ["n00"]
+    with VerdictStore.open(url) as s:
+        assert [r.id for r in ActionLedger(s).for_verdict(vid)] == [again.id]

@@ -10,7 +10,9 @@ actor (actor.py) records every decision in the store.
   software, the scheduler, or one that is unknown, ambiguous or did not
   fail: those domains are refused whatever the list says.
 - Only the root cause's own nodes (never the nodes that merely reported
-  symptoms).
+  symptoms), and of those only the ones the attempt held (the verdict's
+  `workload.nodes`): a node outside the allocation is refused, whatever
+  the verdict says of it.
 - At most `max_per_hour` nodes per hour and per cluster, and never so many
   that more than `max_share` of a partition (Slurm) or node pool
   (Kubernetes) is out of service, counting nodes already out for any reason.
@@ -19,7 +21,7 @@ actor (actor.py) records every decision in the store.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -78,6 +80,9 @@ def eligible(policy: Policy, v: Verdict) -> tuple[list[str], str | None]:
     nodes = sorted(dict.fromkeys(n for n in rc.nodes if n))
     if not nodes:
         return [], f"root cause {rc.category} names no node"
+    if not v.workload.nodes:
+        return [], (f"the verdict names no allocation: no node of root cause {rc.category} is known to be the "
+                    "attempt's")
     return nodes, None
 
 
@@ -98,13 +103,17 @@ class Inventory:
         return [n for n in self.nodes.values() if name in n.groups]
 
 
-def decide(policy: Policy, node: str, inv: Inventory, recent: int, taken: Sequence[str], *, kind: str,
-           group_word: str) -> tuple[str, str]:
+def decide(policy: Policy, node: str, inv: Inventory, recent: int, taken: Collection[str], *, kind: str,
+           group_word: str, allocation: Collection[str]) -> tuple[str, str]:
     """("act" | "skipped" | "refused", why) for one node.
 
     `recent`: actions of this kind counted in the last hour (this run's included);
-    `taken`: nodes this run has already taken out (not yet in `inv`).
+    `taken`: nodes taken out but not yet in `inv` (by this run, or by others since `inv` was read);
+    `allocation`: the nodes the attempt held (the verdict's `workload.nodes`): no other node is ever acted on.
     """
+    if node not in allocation:
+        shown = ", ".join(sorted(allocation)[:8]) + (", ..." if len(allocation) > 8 else "")
+        return "refused", f"node {node} is not in the attempt's allocation ({shown}): never {kind}ed for it"
     st = inv.nodes.get(node)
     if st is None:
         return "refused", f"node {node} is not known to the scheduler"

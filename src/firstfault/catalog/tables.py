@@ -142,7 +142,7 @@ def _document(name: str) -> Any:
     from firstfault import cache, yamlio
 
     raw = resources.files("firstfault").joinpath("catalog", name).read_bytes()
-    entry = "table-" + cache.key(name, raw, sys.version, yaml.__version__, str(yamlio.SafeLoader)) + ".marshal"
+    entry = "table-" + cache.key(name, raw, sys.version, yaml.__version__, str(yamlio.StrictLoader)) + ".marshal"
     data = cache.get(entry)
     if data is not None:
         try:

@@ -21,12 +21,13 @@ from datetime import datetime, timedelta
 from functools import cached_property, lru_cache
 from typing import IO, Any, cast
 
+from firstfault.bundle import open_evidence
 from firstfault.collect.fold import LineFold, Reading, Signature
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
 from firstfault.extract.memo import ZERO_DIGITS
 from firstfault.extract.unrecognized import decided_by_count, zeroed
 from firstfault.model import Event, Evidence
-from firstfault.timeparse import Stamp, TimeParser, _fast
+from firstfault.timeparse import TIME_MAX, TIME_MIN, Stamp, TimeParser, _fast
 
 CHUNK = 8 << 20
 MAX_LINE = 1 << 20  # longer lines are clipped to this and reported
@@ -41,7 +42,7 @@ try:  # Hyperscan: a multi-literal matcher at memory speed; optional.
 except ImportError:  # pragma: no cover - depends on the platform
     HAVE_HYPERSCAN = False
 
-_SRUN = re.compile(rb"^\s*(\d+): ")
+_SRUN = re.compile(rb"^\s*(\d{1,9}): ")  # srun --label: a task id (more digits: no rank, MAX_RANK)
 
 try:  # newlines counted with memchr, stamps looked for in C (firstfault/_lines.c), when built; optional.
     from firstfault._lines import count as count_newlines
@@ -306,13 +307,15 @@ class EventStore:
             self._put(key, ev, int(d.fields.get("repeat") or 1))
 
 
-def _open(path: str) -> IO[bytes]:
-    if path.endswith(".gz"):
-        return cast(IO[bytes], gzip.open(path, "rb"))
-    # Unbuffered: each read is one read(2) into the bytes object it returns. Through a buffer, a
-    # look at the head first would leave 8 KB in it, and the chunk built from that and the rest
-    # would copy every byte of the file once more.
-    return open(path, "rb", buffering=0)
+def _decoded(raw: IO[bytes], name: str) -> IO[bytes]:
+    """The text of an opened file: gunzipped when its name ends in .gz (closing it leaves `raw` open).
+
+    `raw` is unbuffered (bundle.open_evidence): each read is one read(2) into the bytes object it
+    returns. Through a buffer, a look at the head first would leave 8 KB in it, and the chunk built
+    from that and the rest would copy every byte of the file once more."""
+    if name.endswith(".gz"):
+        return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
+    return raw
 
 
 def _reader(fh: IO[bytes]) -> Callable[[int], bytes]:
@@ -396,16 +399,23 @@ def _chunks(fh: IO[bytes], stats: FileStats, seen: list[int] | None = None,
 # Bytes a text log may hold besides printable text: tab, newline, CR, form feed, backspace, ESC (colours).
 _TEXT_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
 _ODD_BYTES = bytes(b for b in range(32) if b not in _TEXT_CONTROLS) + b"\x7f"
+_ZERO_RUN = 64
+_ZERO_RUNS = re.compile(rb"\x00{%d,}" % _ZERO_RUN)
 _BINARY_SHARE = 0.30
 
 
 def binary_share(head: bytes) -> float:
-    """The share of a file's first bytes that no text log holds: NULs, other control bytes, invalid UTF-8.
+    """The share of a file's first bytes, runs of zeros aside, that no text log holds: NULs, other control
+    bytes, invalid UTF-8.
 
-    A kernel log cut by a crash carries a few stray NULs and stays text; an
-    executable, an image or a compressed file read as-is is mostly such bytes.
+    A crash often leaves zeros in a log: a stray NUL, or a whole block of them
+    (a 4 KiB page at the end of the file). A run of _ZERO_RUN or more is left
+    out of the sample, as the scanner reads around it; a stray NUL counts. An
+    executable, an image or a compressed file read as-is is still mostly such
+    bytes besides its runs of zeros (the ELF files of a Debian system: 30% and
+    more, their NULs between other bytes counted).
     """
-    sample = head[:8192]
+    sample = _ZERO_RUNS.sub(b"", head[:8192])
     if not sample:
         return 0.0
     odd = len(sample) - len(sample.translate(None, _ODD_BYTES))
@@ -626,17 +636,19 @@ class LineScanner:
         emit: Callable[[Candidate], None],
         check: Callable[[], None] | None = None,
         fold: LineFold | None = None,
+        ident: tuple[int, int] | None = None,
     ) -> FileStats:
         """Scan one file, handing each candidate to `emit`; with `fold` (a sink that is an analysis: it keeps the
         events), copies of a chatty line are counted through it instead and the others read through it
-        (collect/fold.py), when the fast paths are on."""
+        (collect/fold.py), when the fast paths are on. The file is opened by bundle.open_evidence: no link
+        followed, and with `ident` (SourceFile.ident) no other file than the one the bundle held."""
         stats = FileStats()
         try:
-            fh = _open(path)
+            raw = open_evidence(path, ident)
         except OSError as exc:
             stats.errors.append((None, f"cannot open: {exc.strerror or exc}"))
             return stats
-        with fh:
+        with raw, _decoded(raw, rel) as fh:
             try:
                 first = _reader(fh)(CHUNK)  # the first piece of the first chunk (_chunks)
             except (EOFError, OSError, zlib.error) as exc:
@@ -645,14 +657,19 @@ class LineScanner:
             head = first[:8192]
             share = binary_share(head)
             if share > _BINARY_SHARE:
-                stats.errors.append((None, f"binary content ({share:.0%} of the first {len(head)} bytes "
-                                           "are not text): skipped"))
+                stats.errors.append((None, f"binary content ({share:.0%} of the first {len(head)} bytes, runs "
+                                           "of zeros aside, are not text): skipped"))
                 return stats
             if fold is not None and not _fast[0]:
                 fold = None
             if fold is not None:
                 fold.start_file(self.matcher.digit_words)
+            unplaced = tp.out_of_range
             self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first, fold)
+            if tp.out_of_range > unplaced:
+                stats.errors.append((None, f"{tp.out_of_range - unplaced} time stamp(s) outside the years "
+                                           f"{TIME_MIN.year}-{TIME_MAX.year - 1} read as none (such a line takes "
+                                           "the time of the nearest earlier stamped line)"))
         return stats
 
     def _scan(self, fh: IO[bytes], stats: FileStats, rel: str, node: str | None, rank: int | None,

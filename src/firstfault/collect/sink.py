@@ -9,13 +9,13 @@ collect_bundle reads a bundle's files into any sink.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import IO, Literal, Protocol
 
-from firstfault.bundle import Bundle, ResolvedSource, SourceFile
+from firstfault.bundle import Bundle, ResolvedSource, SourceFile, open_evidence
 from firstfault.collect.scan import LINE_SOURCES, FileStats, LineScanner
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import MAX_STRUCTURED_BYTES, PER_FILE_DOCUMENTS
@@ -89,6 +89,7 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
         for msg in src.errors:
             sink.errors.append(ErrorItem(source=kind, file=src.spec.path, message=msg))
             c.errors += 1
+        _list_outside(sink, kind, src)
         for sf in src.files:
             if check is not None:
                 check()
@@ -100,7 +101,7 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
                     stats = analyzer.scanner(kind).scan_file(
                         sf.path, sf.rel, node=sf.node, rank=sf.rank,
                         srun_prefix=src.spec.rank_prefix == "srun", tp=tp, emit=sink.add_candidate, check=check,
-                        fold=fold,
+                        fold=fold, ident=sf.ident,
                     )
                 lines, errs = stats.lines, stats.errors
                 if kind == "application" and sf.node and stats.last_time is not None:
@@ -111,8 +112,7 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
                 for line, msg in errs:
                     sink.errors.append(ErrorItem(source=kind, file=sf.rel, line=line, message=msg))
             else:
-                lines, errs = _collect_document(sink, kind, src.spec.format, Path(sf.path), sf.rel,
-                                                node=sf.node, rank=sf.rank)
+                lines, errs = _collect_document(sink, kind, src.spec.format, sf, node=sf.node, rank=sf.rank)
             c.lines += lines
             if any(m.startswith(("binary", "cannot")) for _, m in errs):
                 c.errors += 1
@@ -130,24 +130,53 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
     sink.coverage.extend(_coverage(cov, allocation))
 
 
-def _collect_document(sink: EvidenceSink, kind: str, fmt: str | None, path: Path, rel: str, *,
+def _collect_document(sink: EvidenceSink, kind: str, fmt: str | None, sf: SourceFile, *,
                       node: str | None = None, rank: int | None = None) -> tuple[int, list[tuple[int | None, str]]]:
     """Scheduler files are small and read whole; metric files are streamed."""
+    rel = sf.rel
     try:
-        if kind == "metrics":
-            with path.open("rb") as fh:
+        with open_evidence(sf.path, sf.ident) as fh:
+            if kind == "metrics":
                 return sink.add_document(kind, fmt, rel, fh)
-        size = path.stat().st_size
-        if size > MAX_STRUCTURED_BYTES:
-            msg = f"cannot read: {size} bytes is over the {MAX_STRUCTURED_BYTES} byte limit"
+            size = os.fstat(fh.fileno()).st_size
+            data = _read_at_most(fh, MAX_STRUCTURED_BYTES + 1) if size <= MAX_STRUCTURED_BYTES else b""
+        if size > MAX_STRUCTURED_BYTES or len(data) > MAX_STRUCTURED_BYTES:  # or it grew while being read
+            msg = f"cannot read: {max(size, len(data))} bytes is over the {MAX_STRUCTURED_BYTES} byte limit"
         else:
             if kind in PER_FILE_DOCUMENTS:
-                return sink.add_document(kind, fmt, rel, path.read_bytes(), node=node, rank=rank)
-            return sink.add_document(kind, fmt, rel, path.read_bytes())
+                return sink.add_document(kind, fmt, rel, data, node=node, rank=rank)
+            return sink.add_document(kind, fmt, rel, data)
     except OSError as exc:
         msg = f"cannot read: {exc.strerror or exc}"
     sink.errors.append(ErrorItem(source=kind, file=rel, message=msg))
     return 0, [(None, msg)]
+
+
+MAX_OUTSIDE_FILES = 20  # files of hosts outside the allocation named per source; the rest are counted
+
+
+def _list_outside(sink: EvidenceSink, kind: str, src: ResolvedSource) -> None:
+    """The files a source's `{node}` found for hosts outside the allocation, which are not read: named in the
+    errors (at most MAX_OUTSIDE_FILES per source, then one entry that counts the rest)."""
+    for rel, host in src.outside[:MAX_OUTSIDE_FILES]:
+        sink.errors.append(ErrorItem(source=kind, file=rel,
+                                     message=f"host {host!r} is not in the allocation: not read"))
+    rest = src.outside[MAX_OUTSIDE_FILES:]
+    if rest:
+        sink.errors.append(ErrorItem(source=kind, file=src.spec.path, message=(
+            f"... and {len(rest)} more file(s) of {len({h for _, h in rest})} host(s) outside the allocation: "
+            "not read")))
+
+
+def _read_at_most(fh: IO[bytes], n: int) -> bytes:
+    parts: list[bytes] = []
+    while n > 0:
+        piece = fh.read(n)
+        if not piece:
+            break
+        parts.append(piece)
+        n -= len(piece)
+    return b"".join(parts)
 
 
 def _coverage(cov: dict[str, _Cov], allocation: list[str]) -> list[CoverageItem]:

@@ -22,6 +22,7 @@ from firstfault.engine.catalog import Catalog, shipped_catalog
 from firstfault.engine.leads import find_leads
 from firstfault.engine.normalise import (
     NodeMapper,
+    Outside,
     banner_state,
     declared_state,
     launcher_state,
@@ -34,6 +35,7 @@ from firstfault.engine.normalise import (
 from firstfault.engine.verdict import build_verdict
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import read_document
+from firstfault.extract.unrecognized import MAX_GROUPS
 from firstfault.model import CoverageItem, ErrorItem, Unrecognized, UnrecognizedLine, Verdict, Window, WorkloadRef, iso
 from firstfault.spec import is_failure, outcome_of
 
@@ -61,8 +63,23 @@ class Analysis:
         self.node_last_seen: dict[str, datetime] = {}  # node -> last stamped application line
         self.fabric_links: list[Link] = []  # the cables of the fabric sources (engine/fabric.py)
         self.fabric_files: list[str] = []
+        # The allocation guard (engine/normalise.py): what comes with a node outside the allocation is kept out.
+        self.mapper = NodeMapper(list(ctx.workload.nodes), ctx.rank_to_node)
+        self.outside = Outside()
+        self._guarded = self.mapper.node_set
+
+    def _kept_out(self, source: str, file: str | None, node: str, what: str) -> bool:
+        """Is `node` a host outside the allocation (then counted as kept out)?"""
+        if self.mapper.inside(node) is not None:
+            return False
+        self.outside.add(source, file, node, what)
+        return True
 
     def add_candidate(self, c: Candidate) -> None:
+        node = c.node
+        if node is not None and self._guarded and node not in self._guarded and \
+                self._kept_out(c.source, c.file, node, "line"):
+            return
         self.extraction.add_events(c, self.store)
 
     def line_fold(self) -> LineFold:
@@ -78,7 +95,13 @@ class Analysis:
         Returns the lines read and the (line, message) problems, which are
         also kept in `errors`.
         """
-        res, problems = read_document(source, fmt, file, data, self.ctx, node=node, rank=rank, check=self.check)
+        if node is not None and self._kept_out(source, file, node, "document"):
+            return 0, []
+        try:
+            res, problems = read_document(source, fmt, file, data, self.ctx, node=node, rank=rank, check=self.check)
+        except OverflowError as exc:  # a reader's time at datetime's limits: year 1 or 9999, taken past by its zone
+            res, problems = None, [(None, f"cannot read: a time past the years 1-9999 once its zone is applied "
+                                          f"({exc})")]
         if res is not None and source == "fabric":
             from firstfault.extract.fabric import FabricResult
 
@@ -93,6 +116,8 @@ class Analysis:
         return (res.lines if res is not None else 0), problems
 
     def saw_node(self, node: str, last: datetime) -> None:
+        if self._kept_out("application", None, node, "node activity record"):
+            return
         prev = self.node_last_seen.get(node)
         self.node_last_seen[node] = max(prev, last) if prev else last
 
@@ -100,7 +125,7 @@ class Analysis:
         ctx, wl = self.ctx, self.ctx.workload
         settings = self.analyzer.catalog.settings
         allocation = list(wl.nodes)
-        mapper = NodeMapper(allocation, ctx.rank_to_node)
+        mapper = self.mapper
         extracted = self.store.events
         fabric = None
         if self.fabric_links:  # the far end of every cabled port (engine/fabric.py); nothing without one
@@ -109,7 +134,7 @@ class Analysis:
             fabric = fab.Fabric(self.fabric_links, mapper)
             extracted = fab.place(extracted, fabric)
         events = terminal_lines(one_record_per_job(
-            normalise(extracted, ctx, mapper, timedelta(seconds=settings.clock_skew + 120))))
+            normalise(extracted, ctx, mapper, timedelta(seconds=settings.clock_skew + 120), self.outside)))
         if fabric is not None:
             fab.annotate(events, fabric)
         state, state_ev = terminal_state(events, wl.terminal_state)
@@ -133,12 +158,19 @@ class Analysis:
         )
         verdict = build_verdict(
             catalog=self.analyzer.catalog, workload=ref, terminal_state=state, att=att,
-            coverage=self.coverage, errors=self.errors, now=now,
+            coverage=self.coverage, errors=[*self.errors, *self.outside.errors(), *self._overflow()], now=now,
             unrecognized=self._unrecognized(mapper),
         )
         if fabric is not None:
             verdict.explanation.append(fab.note(fabric, self.fabric_files))
         return verdict
+
+    def _overflow(self) -> list[ErrorItem]:
+        """How many error-looking lines were only counted: their templates came past the group limit."""
+        n = self.extraction.unrecognized.overflow
+        return [ErrorItem(source="unrecognized", message=(
+            f"{n} unrecognized error-looking line(s) were counted, not grouped: their templates came after the "
+            f"first {MAX_GROUPS}"))] if n else []
 
     def _unrecognized(self, mapper: NodeMapper) -> list[Unrecognized]:
         def node_of(node: str | None, host: str | None, rank: int | None) -> str | None:

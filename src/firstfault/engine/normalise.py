@@ -1,11 +1,13 @@
 """Normalisation: the extracted events placed on the allocation before attribution.
 
 Hosts, ranks, addresses and PCI ids are mapped onto the allocation's node
-names; events outside the attempt's window are dropped; sacct and scontrol
-records of one job become one; the job's terminal state is taken from the
-scheduler, Kueue, the pods, workload.yaml or, where none of them says,
-slurmstepd's banner or another scheduler's word in the job's output (LSF's
-`TERM_RUNLIMIT`, PBS's `job killed: walltime ...`).
+names; events outside the attempt's window are dropped, and so are events of
+hosts outside the allocation (the allocation guard: NodeMapper.inside, which
+the Analysis also applies to the lines, documents and node activity it is
+given); sacct and scontrol records of one job become one; the job's terminal
+state is taken from the scheduler, Kueue, the pods, workload.yaml or, where
+none of them says, slurmstepd's banner or another scheduler's word in the
+job's output (LSF's `TERM_RUNLIMIT`, PBS's `job killed: walltime ...`).
 """
 
 from __future__ import annotations
@@ -14,11 +16,12 @@ import ipaddress
 from datetime import datetime, timedelta
 from typing import Final
 
-from firstfault.bundle import Context
+from firstfault.bundle import MAX_RANK, Context
 from firstfault.extract.reasons import state_of
 from firstfault.hostlist import NodeNames
-from firstfault.model import Event, Evidence, iso
+from firstfault.model import ErrorItem, Event, Evidence, iso
 from firstfault.pci import norm_pci
+from firstfault.timeparse import TIME_MAX, TIME_MIN, in_range
 
 # What normalisation adds to the extractors' kinds (extract/registry.event_kinds): the lost node
 # it infers from NODE_FAIL, the job record of a context's terminal state (or of a scheduler's word in the job's
@@ -62,6 +65,15 @@ class NodeMapper:
             return None
         return None if self.nodes else name
 
+    def inside(self, name: str) -> str | None:
+        """The allocation node a node name stands for (itself, or a spelling NodeNames knows: FQDN, short
+        name, case); None for a host outside the allocation. With no allocation known, every name is its own
+        node. The one test of the allocation guard: evidence of a host it answers None for never enters the
+        verdict."""
+        if not self.nodes or name in self.node_set:
+            return name
+        return self.names.lookup(name)
+
     def node_for(self, ev: Event) -> str | None:
         if ev.node and (not self.nodes or ev.node in self.node_set):
             return ev.node
@@ -81,7 +93,52 @@ class NodeMapper:
         return ev.node
 
 
-def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: timedelta) -> list[Event]:
+MAX_OUTSIDE_LISTED = 20  # (source, file, why) entries of evidence kept out, each an errors entry; then one sum
+
+
+class Outside:
+    """Evidence kept out of the verdict: of hosts outside the allocation (what it was: a line, a document, an
+    event, node activity), or at times outside timeparse's range. Counted per source, file and why, and listed in
+    the verdict's errors (at most MAX_OUTSIDE_LISTED entries, then one that sums the rest)."""
+
+    __slots__ = ("counts",)
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str, str], int] = {}
+
+    def add(self, source: str, file: str | None, host: str, what: str) -> None:
+        """One `what` (line, document, event ...) of `host`, which is not in the allocation."""
+        self._count(source, file, f"{what}(s) of host {host!r}, which is not in the allocation")
+
+    def add_rank(self, source: str, file: str | None) -> None:
+        """One event whose rank was no rank (over MAX_RANK): kept without it."""
+        self._count(source, file, f"event(s) of a rank over {MAX_RANK}, the greatest rank, kept without it")
+
+    def add_time(self, source: str, file: str | None) -> None:
+        """One event at a time outside TIME_MIN..TIME_MAX."""
+        self._count(source, file, f"event(s) at a time outside the years {TIME_MIN.year}-{TIME_MAX.year - 1}")
+
+    def _count(self, source: str, file: str | None, why: str) -> None:
+        key = (source, file or "", why)
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def errors(self) -> list[ErrorItem]:
+        ordered = sorted(self.counts.items())
+        out = [ErrorItem(source=source, file=file or None, message=f"{n} {why}" + ("" if "kept" in why else
+                                                                                   ": ignored"))
+               for (source, file, why), n in ordered[:MAX_OUTSIDE_LISTED]]
+        rest = ordered[MAX_OUTSIDE_LISTED:]
+        if rest:
+            out.append(ErrorItem(source=rest[0][0][0], message=(
+                f"... and {sum(n for _, n in rest)} more piece(s) of evidence of other hosts or times, in "
+                f"{len(rest)} more file(s) or source(s): ignored")))
+        return out
+
+
+def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: timedelta,
+              outside: Outside | None = None) -> list[Event]:
+    """The events of the attempt placed on its allocation: those of other times or other hosts dropped
+    (the latter counted in `outside`)."""
     for ev in events:
         if ev.kind == "net.address":
             addr = ev.fields.get("addr")
@@ -97,7 +154,20 @@ def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: time
         t = ev.time
         if t is not None and ((start is not None and t < start) or (end is not None and t > end)):
             continue  # outside this attempt's window: another job's evidence
-        ev.node = mapper.node_for(ev)
+        if t is not None and not in_range(t):
+            if outside is not None:  # a time no sum can be made with (a window without an end lets it through)
+                outside.add_time(ev.evidence.source, ev.evidence.file)
+            continue
+        if ev.rank is not None and ev.rank > MAX_RANK:  # a number a line called a rank: unstorable, no job's
+            ev.rank = None
+            if outside is not None:
+                outside.add_rank(ev.evidence.source, ev.evidence.file)
+        node = mapper.node_for(ev)
+        if node is not None and mapper.nodes and node not in mapper.node_set:
+            if outside is not None:  # another host's evidence: never attributed
+                outside.add(ev.evidence.source, ev.evidence.file, node, "event")
+            continue
+        ev.node = node
         if ev.device and ev.device.startswith("pci:") and ev.node:
             idx = ctx.gpu_index.get((ev.node, norm_pci(ev.device[4:])))
             if idx is not None:

@@ -29,14 +29,13 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from firstfault.bundle import Bundle, ResolvedSource, SourceFile
 from firstfault.collect.fold import LineFold
 from firstfault.collect.scan import LINE_SOURCES, EventStore, Extraction, FileStats, all_line_extractors
 from firstfault.extract.base import Candidate
-from firstfault.extract.unrecognized import Folded, OfferFold, zeroed
+from firstfault.extract.unrecognized import Folded, FoldFull, OfferFold, Unrecognized, zeroed
 from firstfault.model import Event
 from firstfault.timeparse import TimeParser
 
@@ -52,6 +51,7 @@ class _Task:
     node: str | None
     rank: int | None
     srun: bool
+    ident: tuple[int, int] | None  # SourceFile.ident
 
 
 @dataclass(slots=True)
@@ -63,22 +63,16 @@ class _Job:
     extraction: Extraction | None = None
 
 
-# A line offered as unrecognized: the candidate's wire fields (source, file, line, node, rank, time, text),
-# then the body (None: the text), the host and the template key. Plain tuples: pickling a Candidate (a
-# slotted dataclass) cost twenty times as much.
-_Offer = tuple[str, str, int, str | None, int | None, datetime | None, str, str | None, str | None, str]
+class _Reoffer:
+    """Stands in for the Unrecognized collector of a file read again in the parent (one whose folded offers
+    Unrecognized.merge cannot take): hands each offer on to `target`, in order, as the one-process reader
+    does, holding none of them (a file of millions of offers costs no memory)."""
 
-
-class _Offers:
-    """Stands in for the Unrecognized collector: records the offers, in order (the parent's rescan of a
-    file whose folded offers Unrecognized.merge cannot take)."""
-
-    def __init__(self) -> None:
-        self.offers: list[_Offer] = []
+    def __init__(self, target: Unrecognized) -> None:
+        self.target = target
 
     def offer(self, c: Candidate, body: str, host: str | None = None) -> None:
-        self.offers.append((c.source, c.file, c.line, c.node, c.rank, c.time, c.text,
-                            None if body == c.text else body, host, zeroed(body)))
+        self.target.offer(c, body, host, zeroed(body))
 
 
 _JOB: _Job | None = None  # set in the parent just before the fork; the workers inherit it
@@ -95,11 +89,16 @@ def _scan_task(job: _Job, ex: Extraction, i: int, fold: bool = True) -> tuple[Fi
 
     stats = job.analyzer.scanner(t.kind).scan_file(
         t.path, t.rel, node=t.node, rank=t.rank, srun_prefix=t.srun, tp=job.tp, emit=emit,
-        fold=LineFold(ex, store) if fold else None)
+        fold=LineFold(ex, store) if fold else None, ident=t.ident)
     return stats, store.events
 
 
-def _work(i: int) -> tuple[str, FileStats, list[Event], list[Folded]]:
+_Result = tuple[str, FileStats | None, list[Event], list[Folded]]  # _work's
+
+
+def _work(i: int) -> _Result:
+    """A file's stats, events and folded offers; no stats for a file of more line shapes than an OfferFold
+    holds (FoldFull), which the parent reads itself."""
     job = _JOB
     assert job is not None
     if job.extraction is None:
@@ -108,24 +107,26 @@ def _work(i: int) -> tuple[str, FileStats, list[Event], list[Folded]]:
     ex = job.extraction
     fold = ex.unrecognized
     assert isinstance(fold, OfferFold)
-    stats, events = _scan_task(job, ex, i)
+    try:
+        stats, events = _scan_task(job, ex, i)
+    except FoldFull:
+        return job.tasks[i].rel, None, [], []
     return job.tasks[i].rel, stats, events, fold.take()
 
 
-def _offers_of(job: _Job, i: int) -> list[_Offer]:
-    """The lines of task i offered as unrecognized, one by one (read again, in this process)."""
+def _reoffer(job: _Job, i: int, target: Unrecognized) -> None:
+    """Offers the lines of task i that are unrecognized to `target`, one by one (read again, in this process)."""
     ex = Extraction(all_line_extractors(), hosts=job.hosts)
-    rec = ex.unrecognized = _Offers()  # type: ignore[assignment]
+    ex.unrecognized = _Reoffer(target)  # type: ignore[assignment]
     # Every line read (no fold): the parent offers each as the one-process reader would, its template
     # cache being nearly full.
     _scan_task(job, ex, i, fold=False)
-    return rec.offers
 
 
 def line_tasks(bundle: Bundle) -> list[_Task]:
     """The line files of a bundle, in the order collect_bundle reads them."""
     return [
-        _Task(src.spec.kind, sf.path, sf.rel, sf.node, sf.rank, src.spec.rank_prefix == "srun")
+        _Task(src.spec.kind, sf.path, sf.rel, sf.node, sf.rank, src.spec.rank_prefix == "srun", sf.ident)
         for src in bundle.sources if src.spec.kind in LINE_SOURCES
         for sf in src.files
     ]
@@ -154,7 +155,6 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-_Result = tuple[str, FileStats, list[Event], list[Folded]]
 
 
 def _work_range(start: int, stop: int) -> list[_Result]:
@@ -227,15 +227,19 @@ def collect_bundle_parallel(analyzer: Analyzer, bundle: Bundle, analysis: Analys
                 rel, stats, events, folded = next(results)
                 if rel != sf.rel:  # the reader's order and the tasks' order are one order
                     raise RuntimeError(f"parallel reader out of step: got {rel}, expected {sf.rel}")
+                if stats is None:
+                    # More line shapes than a worker folds (a million distinct error-looking lines): read here,
+                    # in the reading order, as the one-process reader does, in its bounded memory.
+                    return analyzer.scanner(kind).scan_file(
+                        sf.path, sf.rel, node=sf.node, rank=sf.rank, srun_prefix=src.spec.rank_prefix == "srun",
+                        tp=tp, emit=analysis.add_candidate, fold=analysis.line_fold(), ident=sf.ident)
                 for ev in events:
                     analysis.store.add(ev)
                 if not unrecognized.merge(folded):
                     # The template cache is nearly full (a bundle of very many line shapes): this file's
                     # lines are offered one by one, as the one-process reader offers them.
                     assert _JOB is not None
-                    for source, file, line, node, rank, time, text, body, host, key in _offers_of(_JOB, index[rel]):
-                        unrecognized.offer(Candidate(source, file, line, node, rank, time, text),
-                                           text if body is None else body, host, key)
+                    _reoffer(_JOB, index[rel], unrecognized)
                 return stats
 
             collect_bundle(analyzer, bundle, analysis, scan=scan)

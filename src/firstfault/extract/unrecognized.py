@@ -188,6 +188,13 @@ class Folded(NamedTuple):
     first: tuple[bool, datetime | None, str, int, str]  # its earliest line: no time?, time, file, line, text
 
 
+MAX_FOLDED: Final = _CACHE_MAX  # line shapes one file's OfferFold holds; past them, FoldFull
+
+
+class FoldFull(Exception):
+    """A file offered more line shapes than an OfferFold holds (MAX_FOLDED): the parent reads it instead."""
+
+
 class OfferFold:
     """Stands in for Unrecognized in a parallel reader's worker (engine/parallel.py): it folds a file's
     offers by line shape (the template cache's key), so the parent takes a few entries, not a line
@@ -195,7 +202,8 @@ class OfferFold:
 
     Lines of one shape get their first line's template (Unrecognized.template), so a shape's count,
     its places and its earliest line are all the parent needs. A shape that _BENIGN_ZERO finds is
-    decided line by line (by its text), so its lines fold by their very text."""
+    decided line by line (by its text), so its lines fold by their very text. At most MAX_FOLDED shapes
+    per file (a million distinct error-looking lines held 1.6 GB here): one more raises FoldFull."""
 
     def __init__(self) -> None:
         self._entries: dict[str, list[Any]] = {}
@@ -210,6 +218,9 @@ class OfferFold:
         fold = body if counted else key
         e = self._entries.get(fold)
         if e is None:  # Folded's fields: seq, body, key, lines, same, where, first
+            if len(self._entries) >= MAX_FOLDED:
+                self._entries, self._n = {}, 0
+                raise FoldFull
             self._entries[fold] = [n, body, key, 1, True, {w: n},
                                    (c.time is None, c.time, c.file, c.line, c.text[:_TEXT_CLIP])]
             return

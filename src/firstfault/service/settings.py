@@ -2,7 +2,9 @@
 
 The settings file is optional: `--config FILE` or FIRSTFAULT_CONFIG. An
 unknown key anywhere is an error that names it, so a typo never silently
-falls back to a default.
+falls back to a default; a key given twice is an error naming both lines
+(the file is read by firstfault's one YAML loader, yamlio), so a second
+`tokens: []` can never switch authentication off.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
+    InitSettingsSource,
     NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
-    YamlConfigSettingsSource,
 )
+
+from firstfault import yamlio
 
 Scope = Literal["analyze", "catalog"]
 ALL_SCOPES: tuple[Scope, ...] = ("analyze", "catalog")
@@ -97,6 +101,15 @@ def load_settings(config: Path | str | None = None, **flags: Any) -> ServiceSett
     if path is not None and not Path(path).is_file():
         raise SettingsError(f"{path}: settings file not found")
     given = {k: v for k, v in flags.items() if v is not None}
+    from_file: dict[str, Any] = {}
+    if path is not None:
+        try:
+            doc = yamlio.load_file(Path(path), SettingsError)
+        except SettingsError as exc:
+            raise SettingsError(f"cannot read settings: {exc}") from exc
+        if doc is not None and not isinstance(doc, dict):
+            raise SettingsError(f"{path}: cannot read settings: expected a mapping at the top level")
+        from_file = doc or {}
 
     class _Sourced(ServiceSettings):
         @classmethod
@@ -108,10 +121,7 @@ def load_settings(config: Path | str | None = None, **flags: Any) -> ServiceSett
             dotenv_settings: PydanticBaseSettingsSource,
             file_secret_settings: PydanticBaseSettingsSource,
         ) -> tuple[PydanticBaseSettingsSource, ...]:
-            sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-            if path is not None:
-                sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=path))
-            return tuple(sources)
+            return init_settings, env_settings, InitSettingsSource(settings_cls, init_kwargs=from_file)
 
     try:
         built = _Sourced(**given)
@@ -123,6 +133,4 @@ def load_settings(config: Path | str | None = None, **flags: Any) -> ServiceSett
             for e in exc.errors()
         ]
         raise SettingsError("invalid settings" + where + ":\n" + "\n".join(problems)) from exc
-    except Exception as exc:  # a YAML syntax error, a file that is not a mapping
-        raise SettingsError(f"{path}: cannot read settings: {exc}") from exc
     return ServiceSettings.model_construct(**{k: getattr(built, k) for k in ServiceSettings.model_fields})

@@ -2,9 +2,9 @@
 
 Only regular files and directories are extracted, by copying their bytes
 (never tarfile.extract): no member may name an absolute path or step out
-with `..`, links and device files are refused, and the member count, the
-bytes extracted and the bytes inflated are capped, so a decompression bomb
-stops at the limit instead of filling the disk.
+with `..`, links, device files and sparse files are refused, and the member
+count, the bytes extracted and the bytes inflated are capped, so a
+decompression bomb stops at the limit instead of filling the disk.
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ MAX_PAX_BYTES = 64 << 10  # one pax extended header
 
 
 class _BoundedTarInfo(tarfile.TarInfo):
-    """tarfile reads a GNU long-name or pax header whole into memory: check its size first."""
+    """tarfile reads a GNU long-name or pax header whole into memory: check its size first. And it expands a
+    sparse member's map (GNU 'S' headers and their extension blocks, pax GNU.sparse.*) before the member is
+    seen: a sparse member is refused there, unread (below)."""
 
     def _proc_gnulong(self, tf: tarfile.TarFile) -> tarfile.TarInfo:
         if self.size > MAX_NAME_BYTES:
@@ -38,6 +40,27 @@ class _BoundedTarInfo(tarfile.TarInfo):
         if self.size > MAX_PAX_BYTES:
             raise _header_too_large(f"a pax extended header of {self.size} bytes (limit {MAX_PAX_BYTES})")
         return super()._proc_pax(tf)  # type: ignore[misc,no-any-return]
+
+    # Sparse members (`tar --sparse`): a few hundred bytes of archive stand for gigabytes of zeros once written
+    # out, and tarfile reads a GNU map's extension blocks one after another as long as each says another
+    # follows (memory without bound, then an IndexError at the end of the stream). An evidence bundle has no
+    # use for holes: refused when the header is read, before any of it is expanded.
+    def _proc_sparse(self, tf: tarfile.TarFile) -> tarfile.TarInfo:
+        raise _sparse(self.name)
+
+    def _proc_gnusparse_00(self, nxt: tarfile.TarInfo, pax: dict[str, str], *_: object) -> None:
+        raise _sparse(pax.get("GNU.sparse.name", nxt.name))
+
+    def _proc_gnusparse_01(self, nxt: tarfile.TarInfo, pax: dict[str, str], *_: object) -> None:
+        raise _sparse(pax.get("GNU.sparse.name", nxt.name))
+
+    def _proc_gnusparse_10(self, nxt: tarfile.TarInfo, pax: dict[str, str], *_: object) -> None:
+        raise _sparse(pax.get("GNU.sparse.name", nxt.name))
+
+
+def _sparse(name: str) -> Problem:
+    return _refuse(name, "a sparse file (a GNU sparse header): its holes would be written out in full; "
+                         "pack the bundle without --sparse")
 
 
 def _header_too_large(what: str) -> Problem:

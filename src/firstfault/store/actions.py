@@ -6,6 +6,12 @@ SQLite, BEGIN IMMEDIATE already admits one writer at a time). So two
 Blueprints finishing at the same moment (fifty epilogs after one fabric
 fault) take turns: the second one counts the first one's drain against the
 hourly limit instead of both seeing "none yet".
+
+No external command runs inside that transaction (a `scontrol` that takes
+its time would hold SQLite's write lock, and a concurrent `run` would lose
+its verdict to "database is locked"): a node to act on is claimed inside it
+(a `pending` record, which counts as done), the command runs after the
+commit, and its result settles the claim in a second short transaction.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from sqlalchemy import Connection, func, insert, select, text
+from sqlalchemy import Connection, func, insert, select, text, update
 
 from firstfault.store import schema as t
 from firstfault.store.db import WRITE
@@ -27,6 +33,8 @@ PG_ACTIONS_LOCK = 0x66666163746E  # "ffactn"
 # Outcomes that settle a decision: running the same verdict again changes nothing.
 # An `error` (the command failed) is not final: the next run tries again.
 FINAL = ("done", "dry_run", "refused", "skipped", "ineligible")
+# A node claimed for the action, its command not yet answered (settled to done, skipped or error after it ran).
+PENDING = "pending"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +43,7 @@ class ActionRecord:
     kind: str  # drain | cordon
     cluster: str
     target: str  # the node; '' for a decision about the whole verdict
-    outcome: str  # done | dry_run | refused | skipped | ineligible | error
+    outcome: str  # done | dry_run | refused | skipped | ineligible | error | pending (claimed, command running)
     dry_run: bool
     category: str | None
     detail: str
@@ -64,6 +72,12 @@ class ActionLedger:
                 conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": PG_ACTIONS_LOCK})
             yield conn
 
+    @contextmanager
+    def reading(self) -> Iterator[Connection]:
+        """A connection for reads outside any write transaction."""
+        with self.store.engine.connect() as conn:
+            yield conn
+
     def decided(self, conn: Connection, verdict_id: int, kind: str, target: str, dry_run: bool) -> ActionRecord | None:
         """The settled decision for this verdict, action and node in this mode, if there is one."""
         a = t.actions.c
@@ -72,6 +86,41 @@ class ActionLedger:
                                     a.dry_run == dry_run, a.outcome.in_(FINAL)).order_by(a.id).limit(1)
         ).first()
         return None if row is None else _record(row)
+
+    def claim(self, conn: Connection, verdict_id: int, kind: str, target: str, since: datetime) -> ActionRecord | None:
+        """A live claim on this node for this verdict made since `since` and not yet settled (a run of the same
+        verdict acting at this moment), if there is one."""
+        a = t.actions.c
+        row = conn.execute(
+            select(t.actions).where(a.verdict_id == verdict_id, a.kind == kind, a.target == target,
+                                    a.dry_run.is_(False), a.outcome == PENDING, a.created_at >= since)
+            .order_by(a.id.desc()).limit(1)
+        ).first()
+        return None if row is None else _record(row)
+
+    def taken_since(self, conn: Connection, kind: str, cluster: str, since: datetime,
+                    claimed_since: datetime) -> dict[str, int | None]:
+        """Nodes this action took out live on this cluster that a node-state snapshot read at `since` may not show,
+        with the verdict each was taken for: those done since (a settled record's time is when its command
+        answered), and those claimed since `claimed_since` whose command has not answered yet."""
+        a = t.actions.c
+        rows = conn.execute(
+            select(a.target, a.verdict_id).where(
+                a.kind == kind, a.cluster == cluster, a.dry_run.is_(False),
+                ((a.outcome == "done") & (a.created_at >= since))
+                | ((a.outcome == PENDING) & (a.created_at >= claimed_since)))
+            .order_by(a.id)
+        ).all()
+        return {str(r[0]): r[1] for r in rows if r[0]}
+
+    def settle(self, conn: Connection, claim: ActionRecord, outcome: str, detail: str) -> ActionRecord:
+        """A claim's result: its record's outcome and detail, and its time: when the command answered."""
+        assert claim.id is not None
+        detail = clean(detail) or ""
+        now = self.now()
+        conn.execute(update(t.actions).where(t.actions.c.id == claim.id).values(outcome=outcome, detail=detail,
+                                                                                  created_at=now))
+        return replace(claim, outcome=outcome, detail=detail, created_at=now)
 
     def recent(self, conn: Connection, kind: str, cluster: str, since: datetime, outcomes: tuple[str, ...]) -> int:
         a = t.actions.c
