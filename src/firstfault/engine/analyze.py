@@ -85,7 +85,10 @@ class Analysis:
         prev = self.node_last_seen.get(node)
         self.node_last_seen[node] = max(prev, last) if prev else last
 
-    def finish(self, now: datetime | None = None) -> Verdict:
+    def finish(self, now: datetime | None = None, *, provisional: bool = False) -> Verdict:
+        """The verdict on what was fed so far. `provisional`: the attempt still runs (a follower judging it as
+        its evidence is written): outcome `running`, and only a cause that stands while it runs is named
+        (engine/verdict.py `provisional_root`). May be called again after more evidence was fed."""
         ctx, wl = self.ctx, self.ctx.workload
         settings = self.analyzer.catalog.settings
         allocation = list(wl.nodes)
@@ -112,7 +115,7 @@ class Analysis:
         return build_verdict(
             catalog=self.analyzer.catalog, workload=ref, terminal_state=state, att=att,
             coverage=self.coverage, errors=self.errors, now=now,
-            unrecognized=self._unrecognized(mapper),
+            unrecognized=self._unrecognized(mapper), provisional=provisional,
         )
 
     def _unrecognized(self, mapper: NodeMapper) -> list[Unrecognized]:
