@@ -167,7 +167,7 @@ def alertmanager_sink(am: AlertmanagerOutput) -> Sink:
     return AlertmanagerSink(am.url, dashboard_url=am.dashboard_url, outcomes=am.outcomes, domains=am.domains,
                             alertname=am.alertname, labels=am.labels, resolve_after=am.resolve_after,
                             max_alerts=am.max_alerts, timeout=h.timeout, retries=h.retries, headers=headers,
-                            verify=verify)
+                            verify=verify, provisional_alertname=am.provisional_alertname)
 
 
 def service_client(cfg: BlueprintConfig) -> Any:

@@ -188,6 +188,8 @@ class AlertmanagerOutput(_Strict):
     outcomes: list[Outcome] = Field(default_factory=lambda: list(ALERT_OUTCOMES), min_length=1)
     domains: list[Domain] = Field(default_factory=lambda: list(ALERT_DOMAINS), min_length=1)
     alertname: str = Field(default="FirstfaultVerdict", min_length=1)
+    # Provisional verdicts (watch --follow) alert under their own name, resolved when the final verdict lands.
+    provisional_alertname: str = Field(default="FirstfaultProvisional", min_length=1)
     labels: dict[str, str] = Field(default_factory=dict)  # added to every alert (severity, team)
     resolve_after: float = Field(default=6 * 3600.0, gt=0)  # seconds an alert stays active after a send
     max_alerts: int = Field(default=32, ge=1, le=1000)  # per verdict (one per node of each cause)
@@ -202,6 +204,8 @@ class AlertmanagerOutput(_Strict):
                 raise ValueError(f"labels: {k!r} is not an Alertmanager label name ([a-zA-Z_][a-zA-Z0-9_]*)")
             if k in OWN_LABELS:
                 raise ValueError(f"labels: {k!r} is set by firstfault itself")
+        if self.provisional_alertname == self.alertname:
+            raise ValueError("provisional_alertname must differ from alertname")
         return self
 
 

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from firstfault.engine.attribute import Attribution, Finding, SymptomHit, event_sort_key, render, weight
 from firstfault.engine.catalog import Catalog
 from firstfault.engine.leads import verdict_leads
+from firstfault.engine.match import category_matches
 from firstfault.engine.ports import port_of
 from firstfault.model import (
     CatalogRef,
@@ -21,7 +22,6 @@ from firstfault.model import (
     WorkloadRef,
     iso,
 )
-from firstfault.engine.match import category_matches
 from firstfault.spec import PROVISIONAL_AT_ONCE, PROVISIONAL_CONFIRM, is_failure, outcome_of
 
 

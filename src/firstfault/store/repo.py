@@ -344,6 +344,9 @@ class VerdictStore:
         `firstfault rules replay`. `also(connection, verdict id)` runs inside the same transaction (the
         follower settles the attempt's provisional verdicts there: store/provisional.py).
         """
+        if verdict.provisional:
+            raise StoreError(f"workload {verdict.workload.id!r} attempt {verdict.workload.attempt}: a provisional "
+                             "verdict is not a stored verdict (the follower records it in store/provisional.py)")
         enr = enrichment or Enrichment()
         packed = None
         if evidence is not None and self.replay_cap > 0:
