@@ -30,7 +30,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from firstfault.bundle import WindowSpec, WorkloadSpec
 from firstfault.extract.scheduler import SACCT_DEFAULT_COLUMNS
 from firstfault.hostlist import hostlist_expand
-from firstfault.identify.base import ContextError, Identified
+from firstfault.identify.base import ContextError, Identified, Running
 from firstfault.identify.cursor import format_cursor, parse_cursor
 from firstfault.identify.cursor import iso as _iso
 
@@ -103,6 +103,7 @@ class SlurmContext:
         *,
         sacct: str = "sacct",
         scontrol: str = "scontrol",
+        squeue: str = "squeue",
         timeout: float = 30.0,
         cluster: str | None = None,
         tz: str | None = None,
@@ -115,6 +116,7 @@ class SlurmContext:
         name to a URL template with {job_id}, {attempt} and {cluster}; `lookback` is how far
         back ended_since(None) starts (None: from the beginning of accounting)."""
         self.sacct, self.scontrol, self.timeout, self.cluster = sacct, scontrol, timeout, cluster
+        self.squeue = squeue
         self.runner: Runner = runner or subprocess_runner
         self.links = dict(links or {})
         self.lookback = lookback
@@ -296,6 +298,41 @@ class SlurmContext:
         newest = max(stamps)
         keep = {(j, t) for j, t in ended | seen if t >= newest - SETTLE.total_seconds()}
         return ids, format_cursor(datetime.fromtimestamp(newest, UTC), keep)
+
+
+    # ---------------------------------------------------------------- running
+
+    def running(self) -> list[Running]:
+        """The jobs running now (`squeue -h -a -t RUNNING -o %i|%S`): ids as identify() takes them (a het
+        job's components are its leader's id), each with its start time, in job-id order."""
+        argv = [self.squeue, "-h", "-a", *self._cluster_args(), "-t", "RUNNING", "-o", "%i|%S"]
+        res = self.runner(argv, self._env, self.timeout)
+        if res.returncode != 0:
+            detail = (res.stderr.strip() or res.stdout.strip() or "no message").splitlines()[-1]
+            raise ContextError(f"slurm: squeue failed (exit {res.returncode}): {detail}")
+        return parse_squeue(res.stdout)
+
+
+def parse_squeue(text: str) -> list[Running]:
+    """`%i|%S` lines -> Running, one per job (het components folded); `CLUSTER: name` headers (squeue -M)
+    and blank lines are skipped; a line of another shape is a ContextError that quotes it."""
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or (line.startswith("CLUSTER:") and "|" not in line):
+            continue
+        ref, bar, since = line.partition("|")
+        ref = ref.strip().split("+", 1)[0]
+        if not bar or not REF_RE.match(ref):
+            raise ContextError(f"slurm: squeue: unexpected line {line[:120]!r} (wanted JOBID|START)")
+        found.setdefault(ref, since.strip())
+    return [Running(r, found[r]) for r in sorted(found, key=job_order)]
+
+
+def job_order(ref: str) -> tuple[int, int, str]:
+    """Job ids in submission order: 9 before 10, 4242 before 4242_7."""
+    head = re.match(r"\d+", ref)
+    return (int(head.group(0)) if head else 0, len(ref), ref)
 
 
 # --------------------------------------------------------------------------
