@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from firstfault.actions.policy import ActionError, AlreadyDone, Backend, Policy, decide, eligible
+from firstfault.actions.slurm import SlurmJob
 from firstfault.model import Verdict
 from firstfault.store.actions import ActionLedger, ActionRecord
 from firstfault.store.repo import VerdictStore
@@ -21,8 +22,9 @@ HOUR = timedelta(hours=1)
 Log = Callable[[str], None]
 
 
-def reason_for(category: str, verdict_id: int) -> str:
-    """The drain reason / cordon annotation: `firstfault: <category> <verdict id>`."""
+def reason_for(category: str, verdict_id: int | str) -> str:
+    """The drain reason / cordon annotation: `firstfault: <category> <verdict id>` (`p<id>` for a provisional
+    verdict, which has no verdict id yet)."""
     return f"firstfault: {category} {verdict_id}"
 
 
@@ -57,27 +59,37 @@ class Actor:
         with VerdictStore.open(self.store_url) as store:
             return self._act(ActionLedger(store), verdict, verdict_id)
 
+    def act_provisional(self, verdict: Verdict, provisional_id: int, ref: str = "") -> list[ActionRecord]:
+        """The same policy on a provisional verdict (watch --follow), recorded under its provisional id; the
+        drain reason names it `p<id>`. The final verdict's own decision later finds the node drained."""
+        if self._store is not None:
+            return self._act(ActionLedger(self._store), verdict, None, provisional_id)
+        assert self.store_url is not None
+        with VerdictStore.open(self.store_url) as store:
+            return self._act(ActionLedger(store), verdict, None, provisional_id)
+
     def _rec(self, vid: int | None, target: str, outcome: str, v: Verdict, detail: str,
-             ledger: ActionLedger | None = None) -> ActionRecord:
+             ledger: ActionLedger | None = None, pid: int | None = None) -> ActionRecord:
         from datetime import UTC, datetime
 
         now = ledger.now() if ledger is not None else datetime.now(UTC)
         return ActionRecord(verdict_id=vid, kind=self.backend.kind, cluster=self.cluster, target=target,
                             outcome=outcome, dry_run=self.policy.dry_run,
-                            category=v.root_cause.category if v.root_cause else None, detail=detail, created_at=now)
+                            category=v.root_cause.category if v.root_cause else None, detail=detail, created_at=now,
+                            provisional_id=pid)
 
-    def _act(self, ledger: ActionLedger, v: Verdict, vid: int) -> list[ActionRecord]:
+    def _act(self, ledger: ActionLedger, v: Verdict, vid: int | None, pid: int | None = None) -> list[ActionRecord]:
         kind, dry = self.backend.kind, self.policy.dry_run
         nodes, why = eligible(self.policy, v)
         out: list[ActionRecord] = []
         with ledger.locked() as conn:
             def settle(target: str, outcome: str, detail: str) -> None:
-                rec = ledger.record(conn, self._rec(vid, target, outcome, v, detail, ledger))
+                rec = ledger.record(conn, self._rec(vid, target, outcome, v, detail, ledger, pid))
                 self.log(rec.line())
                 out.append(rec)
 
             if why is not None:
-                prior = ledger.decided(conn, vid, kind, "", dry)
+                prior = ledger.decided(conn, vid, kind, "", dry, provisional_id=pid)
                 if prior is None:
                     settle("", "ineligible", why)
                 else:
@@ -85,7 +97,7 @@ class Actor:
                 return out
             todo = []
             for node in nodes:
-                prior = ledger.decided(conn, vid, kind, node, dry)
+                prior = ledger.decided(conn, vid, kind, node, dry, provisional_id=pid)
                 if prior is not None:
                     out.append(prior)  # decided before: the same verdict never acts twice
                 else:
@@ -103,7 +115,7 @@ class Actor:
             taken: list[str] = []
             assert v.root_cause is not None  # eligible() gave nodes
             category = v.root_cause.category
-            reason = reason_for(category, vid)
+            reason = reason_for(category, vid if vid is not None else f"p{pid}")
             for node in todo:
                 verdict_, detail = decide(self.policy, node, inv, recent, taken, kind=kind,
                                           group_word=self.backend.group_word)
@@ -126,4 +138,77 @@ class Actor:
                 settle(node, "done", detail)
                 recent += 1
                 taken.append(node)
+        return out
+
+
+class JobActor:
+    """Requeue or cancel a provisional verdict's Slurm job (watch --follow), under the same policy, once its
+    cause's nodes are out of service: drained by this verdict's drain decision (a dry-run drain counts in a
+    dry run), or out already. Never for a final verdict: the job has ended."""
+
+    def __init__(self, backend: SlurmJob, policy: Policy, nodes: Backend, *, store: VerdictStore,
+                 cluster: str | None = None, log: Log | None = None) -> None:
+        self.backend = backend
+        self.policy = policy
+        self.nodes = nodes  # the node states (a SlurmDrain's inventory)
+        self._store = store
+        self.cluster = cluster or ""
+        self.log = log or (lambda _m: None)
+
+    @property
+    def name(self) -> str:
+        return self.backend.kind
+
+    def act(self, verdict: Verdict, verdict_id: int | None) -> list[ActionRecord]:
+        return []  # the attempt ended: nothing to requeue or cancel
+
+    def act_provisional(self, verdict: Verdict, provisional_id: int, ref: str = "") -> list[ActionRecord]:
+        ledger = ActionLedger(self._store)
+        kind, dry, pid = self.backend.kind, self.policy.dry_run, provisional_id
+        target = f"job {ref}" if ref else "job"
+        nodes, why = eligible(self.policy, verdict)
+        out: list[ActionRecord] = []
+        with ledger.locked() as conn:
+            def settle(outcome: str, detail: str) -> None:
+                rec = ledger.record(conn, ActionRecord(
+                    verdict_id=None, kind=kind, cluster=self.cluster, target=target, outcome=outcome, dry_run=dry,
+                    category=verdict.root_cause.category if verdict.root_cause else None, detail=detail,
+                    created_at=ledger.now(), provisional_id=pid))
+                self.log(rec.line())
+                out.append(rec)
+
+            prior = ledger.decided(conn, None, kind, target, dry, provisional_id=pid)
+            if prior is not None:
+                return [prior]
+            if why is not None:
+                settle("ineligible", why)
+                return out
+            if not ref:
+                settle("refused", "the attempt's job id is not known")
+                return out
+            drained = {r.target for r in ledger.taken(conn, pid, ("drain", "cordon"),
+                                                       ("done", "skipped", "dry_run") if dry else ("done", "skipped"))}
+            try:
+                inv = self.nodes.inventory()
+            except ActionError as exc:
+                settle("error", f"could not read node states: {exc}")
+                return out
+            left = [n for n in nodes if n not in drained and not (n in inv.nodes and inv.nodes[n].out)]
+            if left:
+                settle("refused", f"node(s) {', '.join(left)} still in service: the job could start on them again "
+                                  "(drain them first: actions.drain)")
+                return out
+            counted = ("done", "dry_run") if dry else ("done",)
+            recent = ledger.recent(conn, kind, self.cluster, ledger.now() - HOUR, counted)
+            if recent >= self.policy.max_per_hour:
+                settle("refused", f"rate limit: {recent} {kind}(s) in the last hour on this cluster "
+                                  f"(max_per_hour {self.policy.max_per_hour})")
+                return out
+            if dry:
+                settle("dry_run", f"would run: {self.backend.command(ref)}")
+                return out
+            try:
+                settle("done", self.backend.act(ref))
+            except ActionError as exc:
+                settle("error", str(exc))
         return out

@@ -86,6 +86,7 @@ class Http(_Strict):
 class SlurmConfig(_Strict):
     sacct: str = "sacct"
     scontrol: str = "scontrol"
+    squeue: str = "squeue"  # watch --follow: the jobs running now
     cluster: str | None = None
     timezone: str | None = None  # zone of sacct's local times (default: this machine's)
     timeout: float = 30.0
@@ -225,6 +226,28 @@ class WatchConfig(_Strict):
     concurrency: int | None = Field(default=None, ge=1, le=64)
 
 
+class StaticAttempt(_Strict):
+    """A running attempt to follow without a scheduler to ask (watch --follow --scheduler static)."""
+
+    id: str = Field(min_length=1)
+    start: str  # RFC 3339
+    nodes: str | list[str]  # a Slurm hostlist (node-[01-04]) or a list
+    ranks: dict[str, str | int | list[int]] | None = None
+    name: str | None = None
+
+
+class FollowConfig(_Strict):
+    """`watch --follow`: attempts followed while they run (docs/blueprint.md, "watch --follow")."""
+
+    interval: float = Field(default=2.0, gt=0)  # seconds between two reads of the followed evidence
+    list_interval: float = Field(default=10.0, gt=0)  # seconds between asking the scheduler what runs
+    metrics_interval: float = Field(default=15.0, gt=0)  # seconds between Prometheus instant queries
+    loki_lag: float = Field(default=2.0, ge=0)  # seconds behind now a Loki read stops (late ingestion)
+    resolve_every: float = Field(default=30.0, gt=0)  # seconds between resolving the file templates again
+    max_attempts: int = Field(default=1000, ge=1, le=100000)  # attempts followed at once
+    static: list[StaticAttempt] = Field(default_factory=list)
+
+
 class DrainActionConfig(_Strict):
     """Slurm: `scontrol update nodename=N state=drain reason="firstfault: <category> <verdict id>"`."""
 
@@ -246,6 +269,16 @@ class CordonActionConfig(_Strict):
     timeout: float = Field(default=30.0, gt=0)
 
 
+class JobActionConfig(_Strict):
+    """Slurm, on a provisional verdict only: `scontrol requeue JOB` (or `scancel JOB`) once its cause's nodes
+    are out of service, so that the job starts again without them."""
+
+    dry_run: bool = True
+    scontrol: str = "scontrol"
+    scancel: str = "scancel"
+    timeout: float = Field(default=30.0, gt=0)
+
+
 class ActionsConfig(_Strict):
     """Recovery actions after the outputs (docs/actions.md); one policy for all of them."""
 
@@ -254,9 +287,17 @@ class ActionsConfig(_Strict):
     max_share: float = Field(default=0.1, ge=0, le=1)  # of a partition / pool out of service, at most
     drain: DrainActionConfig | None = None
     cordon: CordonActionConfig | None = None
+    # watch --follow: also act on provisional verdicts (drain / cordon the cause's nodes, then the job action).
+    provisional: bool = False
+    requeue: JobActionConfig | None = None
+    cancel: JobActionConfig | None = None
 
     @model_validator(mode="after")
     def _safe(self) -> ActionsConfig:
+        if self.requeue is not None and self.cancel is not None:
+            raise ValueError("give requeue or cancel, not both: the job is either started again or ended")
+        if (self.requeue is not None or self.cancel is not None) and not self.provisional:
+            raise ValueError("requeue and cancel act on provisional verdicts: set provisional: true")
         from firstfault.actions.policy import forbidden_category
 
         if not self.categories:
@@ -276,6 +317,7 @@ class BlueprintConfig(_Strict):
     service: ServiceConfig | None = None  # absent: the embedded engine
     outputs: OutputsConfig = Field(default_factory=OutputsConfig)
     watch: WatchConfig = Field(default_factory=WatchConfig)
+    follow: FollowConfig = Field(default_factory=FollowConfig)
     actions: ActionsConfig | None = None  # absent: nothing is ever drained or cordoned
 
 

@@ -33,7 +33,17 @@ from firstfault.engine.normalise import (
 from firstfault.engine.verdict import build_verdict
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import read_document
-from firstfault.model import CoverageItem, ErrorItem, Unrecognized, UnrecognizedLine, Verdict, Window, WorkloadRef, iso
+from firstfault.model import (
+    CoverageItem,
+    ErrorItem,
+    Event,
+    Unrecognized,
+    UnrecognizedLine,
+    Verdict,
+    Window,
+    WorkloadRef,
+    iso,
+)
 from firstfault.spec import is_failure, outcome_of
 
 if TYPE_CHECKING:  # the Service's request types: imported where a request is analysed, not by `analyze`
@@ -80,6 +90,11 @@ class Analysis:
         for line, msg in problems:
             self.errors.append(ErrorItem(source=source, file=file, line=line, message=msg))
         return (res.lines if res is not None else 0), problems
+
+    def add_event(self, ev: Event) -> None:
+        """An event read outside a line or a whole document: a followed metric series' new condition
+        (collect/follow.py PromFollow), which reads the series with the metrics reader itself."""
+        self.store.add(ev)
 
     def saw_node(self, node: str, last: datetime) -> None:
         prev = self.node_last_seen.get(node)

@@ -41,6 +41,7 @@ class ActionRecord:
     detail: str
     created_at: datetime
     id: int | None = None  # None: not stored (e.g. no ledger to store it in)
+    provisional_id: int | None = None  # a decision on a provisional verdict (watch --follow; 0005_provisional)
 
     def line(self) -> str:
         """One line for a terminal or a log: `drain ffnode1: done: scontrol update ...`."""
@@ -64,11 +65,14 @@ class ActionLedger:
                 conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": PG_ACTIONS_LOCK})
             yield conn
 
-    def decided(self, conn: Connection, verdict_id: int, kind: str, target: str, dry_run: bool) -> ActionRecord | None:
-        """The settled decision for this verdict, action and node in this mode, if there is one."""
+    def decided(self, conn: Connection, verdict_id: int | None, kind: str, target: str, dry_run: bool, *,
+                provisional_id: int | None = None) -> ActionRecord | None:
+        """The settled decision for this verdict (or, with `provisional_id`, this provisional verdict), action
+        and node in this mode, if there is one."""
         a = t.actions.c
+        which = a.provisional_id == provisional_id if provisional_id is not None else a.verdict_id == verdict_id
         row = conn.execute(
-            select(t.actions).where(a.verdict_id == verdict_id, a.kind == kind, a.target == target,
+            select(t.actions).where(which, a.kind == kind, a.target == target,
                                     a.dry_run == dry_run, a.outcome.in_(FINAL)).order_by(a.id).limit(1)
         ).first()
         return None if row is None else _record(row)
@@ -84,9 +88,26 @@ class ActionLedger:
                     detail=clean(r.detail) or "", id=None)
         values = {f: getattr(r, f) for f in ("verdict_id", "kind", "cluster", "target", "outcome", "dry_run",
                                              "category", "detail", "created_at")}
+        if r.provisional_id is not None:  # a store before 0005_provisional has no such column
+            values["provisional_id"] = r.provisional_id
         pk = conn.execute(insert(t.actions).values(values)).inserted_primary_key
         assert pk is not None
         return replace(r, id=int(pk[0]))
+
+    def taken(self, conn: Connection, provisional_id: int, kinds: tuple[str, ...],
+              outcomes: tuple[str, ...]) -> list[ActionRecord]:
+        """Inside the lock: the decisions of these kinds and outcomes already taken on a provisional verdict."""
+        a = t.actions.c
+        rows = conn.execute(select(t.actions).where(a.provisional_id == provisional_id, a.kind.in_(kinds),
+                                                    a.outcome.in_(outcomes)).order_by(a.id)).all()
+        return [_record(r) for r in rows]
+
+    def for_provisional(self, provisional_id: int) -> list[ActionRecord]:
+        """Every decision taken on a provisional verdict, oldest first."""
+        a = t.actions.c
+        with self.store.engine.connect() as conn:
+            rows = conn.execute(select(t.actions).where(a.provisional_id == provisional_id).order_by(a.id)).all()
+        return [_record(r) for r in rows]
 
     def for_verdict(self, verdict_id: int) -> list[ActionRecord]:
         """Every decision taken on a verdict, oldest first (the dashboard's Actions section)."""
@@ -102,4 +123,5 @@ def _record(row: object) -> ActionRecord:
     return ActionRecord(id=m["id"], verdict_id=m["verdict_id"], kind=m["kind"], cluster=m["cluster"],
                         target=m["target"], outcome=m["outcome"], dry_run=bool(m["dry_run"]),
                         category=m["category"], detail=m["detail"],
-                        created_at=created if created.tzinfo else created.replace(tzinfo=UTC))
+                        created_at=created if created.tzinfo else created.replace(tzinfo=UTC),
+                        provisional_id=m.get("provisional_id"))
