@@ -127,6 +127,7 @@ class FileFollow:
         self._clock = clock
         self._resolved_at: float | None = None
         self.tails: dict[str, _Tail] = {}
+        self._order: list[str] = []
         self.expected: dict[str, set[str]] = {}
         self.errors_seen: set[str] = set()
         # What the daemon read before a restart, by file: (dev, inode, offset).
@@ -136,21 +137,32 @@ class FileFollow:
                 self._before[str(rel)] = (v[0], v[1], v[2])
 
     def _resolve(self) -> None:
-        """The files the templates name now (a template's errors, a file not written yet, are the final
-        analysis's to report)."""
+        """The files the templates name now, on the allocation's nodes and ranks only (a Blueprint's root
+        holds the whole cluster's logs). A template whose only placeholder is `{node}` is filled in per node,
+        not globbed; a template's errors, a file not written yet, are the final analysis's to report."""
         nodes = list(self.ctx.workload.nodes)
+        on = set(nodes)
+        ranks = self.ctx.rank_to_node
         for i, spec in enumerate(self.sources):
-            src = resolve_source(self.root, i, spec, nodes, self.ctx.rank_to_node)
-            self.expected.setdefault(spec.kind, set()).update(src.expected_nodes or nodes)
-            for sf in src.files:
-                if sf.rel in self.tails:
+            self.expected.setdefault(spec.kind, set()).update(nodes)
+            direct = "{node}" in spec.path and "{rank}" not in spec.path and not any(c in spec.path for c in "*?[")
+            if direct:
+                files = [(str(self.root / spec.path.replace("{node}", n)), spec.path.replace("{node}", n), n, None)
+                         for n in nodes]
+            else:
+                src = resolve_source(self.root, i, spec, nodes, ranks)
+                files = [(sf.path, sf.rel, sf.node, sf.rank) for sf in src.files
+                         if (sf.node is None or sf.node in on) and (sf.rank is None or not ranks or sf.rank in ranks)]
+            for path, rel, node, rank in files:
+                if rel in self.tails:
                     continue
-                t = _Tail(sf.path, sf.rel, spec.kind, sf.node, sf.rank, spec.rank_prefix == "srun")
-                if spec.kind in LINE_SOURCES and sf.path.endswith(".gz"):
+                t = _Tail(path, rel, spec.kind, node, rank, spec.rank_prefix == "srun")
+                if spec.kind in LINE_SOURCES and path.endswith(".gz"):
                     t.dead = "compressed: not followed (read whole by the final analysis)"
                 elif spec.kind not in LINE_SOURCES and spec.kind not in PER_FILE_DOCUMENTS:
                     t.dead = f"{spec.kind} files are not followed (read by the final analysis)"
-                self.tails[sf.rel] = t
+                self.tails[rel] = t
+        self._order = sorted(self.tails)
 
     def poll(self, sink: EvidenceSink, now: datetime) -> int:
         tick = self._clock()
@@ -158,7 +170,7 @@ class FileFollow:
             self._resolved_at = tick
             self._resolve()
         fed = 0
-        for rel in sorted(self.tails):
+        for rel in self._order:
             t = self.tails[rel]
             if t.dead is not None or t.done:
                 continue
