@@ -146,6 +146,7 @@ class FileFollow:
         for i, spec in enumerate(self.sources):
             self.expected.setdefault(spec.kind, set()).update(nodes)
             direct = "{node}" in spec.path and "{rank}" not in spec.path and not any(c in spec.path for c in "*?[")
+            files: list[tuple[str, str, str | None, int | None]]
             if direct:
                 files = [(str(self.root / spec.path.replace("{node}", n)), spec.path.replace("{node}", n), n, None)
                          for n in nodes]
