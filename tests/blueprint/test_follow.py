@@ -321,7 +321,8 @@ def test_the_store_refuses_a_provisional_verdict(tmp_path: Path, store: VerdictS
 
 
 def test_provisional_and_final_webhook_ids_differ_and_tie() -> None:
-    v = Analyzer().analyze_path(str(Path(__file__).resolve().parents[1] / "wild" / "hw-xid79-titanv-overheating-porter"))
+    wild = Path(__file__).resolve().parents[1] / "wild"
+    v = Analyzer().analyze_path(str(wild / "hw-xid79-titanv-overheating-porter"))
     enr = Enrichment(cluster="lab")
     p = v.model_copy(update={"provisional": True, "outcome": "running"})
     assert delivery_id(p, enr) != delivery_id(v, enr)
