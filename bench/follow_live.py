@@ -8,7 +8,7 @@
 `slurm`: the test suite's real Slurm (tests/blueprint/slurm_harness.py), a real Alertmanager
 (tests/sinks/am_harness.py), a webhook receiver, and the installed `firstfault watch --follow --json` as its own
 process (tests/blueprint/follow_harness.py). Each run submits the lab's real DDP job (lab/train.py: 3 ranks under
-`srun --label`, gloo on the CPU) with fault `hang_collective` (rank 1 stops in step 3, the others wait in the
+`srun --label --kill-on-bad-exit=1`, gloo on the CPU) with fault `hang_collective` (rank 1 stops in step 3, the others wait in the
 allreduce until gloo's timeout, LAB_PG_TIMEOUT s, ends the job FAILED). Once the job runs and the daemon follows
 it, the Xid 79 block of machine-shop-maintenance#80 is written to the node's kernel log, stamped with the time
 it is written; latency = when Alertmanager first lists the provisional alert (polled every 50 ms through its own
@@ -73,7 +73,7 @@ def _job_script(root: Path, port: int, pg_timeout: int) -> str:
 export MASTER_ADDR=127.0.0.1 MASTER_PORT={port}
 export LAB_FAULT=hang_collective LAB_FAULT_STEP=3 LAB_STEPS=6 LAB_PG_TIMEOUT={pg_timeout} LAB_WORKDIR={work}
 export OMP_NUM_THREADS=1 PYTHONUNBUFFERED=1 TZ=UTC
-srun --label {sys.executable} {train}
+srun --label --kill-on-bad-exit=1 {sys.executable} {train}
 """
 
 
