@@ -383,6 +383,7 @@ class PodLogFollow:
 
     name = "k8s-pod-logs"
     QUEUE = 100_000  # lines a stream may hold between polls; its thread waits while the queue is full
+    IDLE = 300.0  # seconds a followed stream may stay silent before it is opened again (a dead connection)
 
     def __init__(self, conn: Any, ctx: Context, words: Sequence[str], *, cursor: Cursor | None = None,
                  relist_every: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
@@ -433,8 +434,8 @@ class PodLogFollow:
             try:
                 resp = self.conn.api.read_namespaced_pod_log(
                     pod, self.conn.namespace, container=container, follow=True, timestamps=True,
-                    since_seconds=since, _preload_content=False, _request_timeout=(self.conn.http.connect_timeout,
-                                                                                   None))
+                    since_seconds=since, _preload_content=False,
+                    _request_timeout=(self.conn.http.connect_timeout, self.IDLE))
             except Exception as exc:  # the API said no (the pod is gone): the final analysis reads what is left
                 ps.error = f"follow {pod}/{container}: {type(exc).__name__}: {exc}"
                 ps.ended = True
