@@ -50,6 +50,7 @@ NONE_VALUES = frozenset({"", "unknown", "none", "(null)", "none assigned"})
 REF_RE = re.compile(r"^\d+(?:_\d+|\+\d+)?$")
 _NUMTASKS_RE = re.compile(r"\bNumTasks=(\d+)")
 _NODELIST_RE = re.compile(r"(?:^|\s)NodeList=(\S*)")
+_JOBSTATE_RE = re.compile(r"(?:^|\s)JobState=(\S+)")
 # Ends seen this long before the newest one stay in the cursor: slurmctld hands
 # finished jobs to slurmdbd asynchronously, so one may appear late with an older End.
 SETTLE = timedelta(minutes=2)
@@ -237,7 +238,10 @@ class SlurmContext:
         header = "|".join(SACCT_DEFAULT_COLUMNS)
         rows = [header] + ["|".join(r.cells[:_DOC_WIDTH]) for c in chosen for r in [c, *c.steps]]
         documents = [("sacct", f"sacct-{ref}.txt", ("\n".join(rows) + "\n").encode())]
-        if scontrol is not None:
+        if scontrol is not None and not (terminal and _still_ending(scontrol)):
+            # Right after the end slurmctld still says JobState=COMPLETING (KillWait, the epilog) while the
+            # accounting has the end: that record is from before the end settled, and the engine would read
+            # the job as still running. It is left out (its NumTasks still gave the ranks).
             documents.append(("scontrol", f"scontrol-{ref}.txt", scontrol.encode()))
         fmt = {"job_id": ref, "attempt": picked, "cluster": self.cluster or ""}
         links = {k: t.format(**fmt) for k, t in self.links.items()}
@@ -393,6 +397,12 @@ def block_layout(ntasks: int, nodes: list[str]) -> dict[str, str | int | list[in
         return None
     per = ntasks // len(nodes)
     return {n: (f"{i * per}-{(i + 1) * per - 1}" if per > 1 else str(i * per)) for i, n in enumerate(nodes)}
+
+
+def _still_ending(scontrol: str) -> bool:
+    """`scontrol show job` says the job is not over yet (COMPLETING, or any other state that is not an end)."""
+    m = _JOBSTATE_RE.search(scontrol)
+    return m is not None and m.group(1).upper() not in TERMINAL_STATES
 
 
 def _ranks(alloc: _Record, scontrol: str | None) -> dict[str, str | int | list[int]] | None:
