@@ -8,15 +8,15 @@
 `slurm`: the test suite's real Slurm (tests/blueprint/slurm_harness.py), a real Alertmanager
 (tests/sinks/am_harness.py), a webhook receiver, and the installed `firstfault watch --follow --json` as its own
 process (tests/blueprint/follow_harness.py). Each run submits the lab's real DDP job (lab/train.py: 3 ranks under
-`srun --label --kill-on-bad-exit=1`, gloo on the CPU) with fault `hang_collective` (rank 1 stops in step 3, the others wait in the
-allreduce until gloo's timeout, LAB_PG_TIMEOUT s, ends the job FAILED). Once the job runs and the daemon follows
-it, the Xid 79 block of machine-shop-maintenance#80 is written to the node's kernel log, stamped with the time
-it is written; latency = when Alertmanager first lists the provisional alert (polled every 50 ms through its own
-API) minus when the write returned. Then the job fails on its own and the final verdict must name the same cause
-and node, say it held, and resolve the provisional alert. The kernel log is moved aside between runs (after the
-final verdict), so each run's window holds its own fault only. Restart runs: the daemon is killed (SIGKILL)
-before the fault is written and started again after, or killed right after the provisional alert and started
-again; Alertmanager, the webhook receiver and the store must then hold each cause exactly once.
+`srun --label --kill-on-bad-exit=1`, gloo on the CPU) with fault `hang_collective` (rank 1 stops in step 3, the
+others wait in the allreduce until gloo's timeout, LAB_PG_TIMEOUT s, ends the job FAILED). Once the job runs and
+the daemon follows it, the Xid 79 block of machine-shop-maintenance#80 is written to the node's kernel log, stamped
+with the time it is written; latency = when Alertmanager first lists the provisional alert (polled every 50 ms
+through its own API) minus when the write returned. Then the job fails on its own and the final verdict must name
+the same cause and node, say it held, and resolve the provisional alert. The kernel log is moved aside between runs
+(after the final verdict), so each run's window holds its own fault only. Restart runs: the daemon is killed
+(SIGKILL) before the fault is written and started again after, or killed right after the provisional alert and
+started again; Alertmanager, the webhook receiver and the store must then hold each cause exactly once.
 
 `lab`: each captured lab bundle (tests/lab/captured) is written, line files in chunks of 4 KiB, into a
 directory that a FollowDaemon (static attempts: the bundle's window start and nodes, no end) polls between two

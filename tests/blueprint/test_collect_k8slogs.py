@@ -22,7 +22,7 @@ from firstfault.collect.k8slogs import K8sPodLogsConnector, split_timestamp
 from firstfault.collect.scan import prefilter_words
 from firstfault.engine.analyze import Analysis, Analyzer
 from firstfault.extract.base import Candidate
-from tests.blueprint.replay import K8sReplay, ReplayServer
+from tests.blueprint.replay import K8sReplay, ReplayServer, spy_candidates
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "k8slogs"
 NODES = ["node-01", "node-02", "node-03"]
@@ -41,14 +41,7 @@ def _run(srv: ReplayServer, **kw: object) -> tuple[Analysis, list[Candidate]]:
     api = ApiClient(Configuration(host=srv.url))
     conn = K8sPodLogsConnector(api, "train", **kw)  # type: ignore[arg-type]
     analysis = Analyzer().start(ctx)
-    got: list[Candidate] = []
-    add = analysis.add_candidate
-
-    def spy(c: Candidate) -> None:
-        got.append(c)
-        add(c)
-
-    analysis.add_candidate = spy  # type: ignore[method-assign]
+    got: list[Candidate] = spy_candidates(analysis)
     conn.collect(ctx, prefilter_words(), analysis)
     api.close()
     return analysis, got
@@ -147,14 +140,7 @@ def test_followed_pod_logs_give_the_current_instances_lines_once(kube: ReplaySer
                                                                                        sleep=lambda _s: None))
     follow = PodLogFollow(conn, running, prefilter_words())
     analysis = Analyzer().start(running)
-    got: list[Candidate] = []
-    add = analysis.add_candidate
-
-    def spy(c: Candidate) -> None:
-        got.append(c)
-        add(c)
-
-    analysis.add_candidate = spy  # type: ignore[method-assign]
+    got: list[Candidate] = spy_candidates(analysis)
     try:
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:

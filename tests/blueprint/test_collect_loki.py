@@ -28,7 +28,7 @@ from firstfault.collect.loki import LokiConnector, line_filter, render_selector
 from firstfault.collect.scan import prefilter_words
 from firstfault.engine.analyze import Analysis, Analyzer
 from firstfault.extract.base import Candidate
-from tests.blueprint.replay import LokiReplay, ReplayServer, Request, _go_unquote
+from tests.blueprint.replay import LokiReplay, ReplayServer, Request, _go_unquote, spy_candidates
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "loki" / "query_range_streams.json"
 NODES = ["node-01", "node-02", "node-03"]
@@ -53,14 +53,7 @@ def _run(url: str, ctx: Context | None = None, **kw: object) -> tuple[Analysis, 
     kw.setdefault("http", _opts())
     conn = LokiConnector(url, QUERIES, node_label="host", rank_label="rank", **kw)  # type: ignore[arg-type]
     analysis = Analyzer().start(ctx)
-    got: list[Candidate] = []
-    add = analysis.add_candidate
-
-    def spy(c: Candidate) -> None:
-        got.append(c)
-        add(c)
-
-    analysis.add_candidate = spy  # type: ignore[method-assign]
+    got: list[Candidate] = spy_candidates(analysis)
     conn.collect(ctx, WORDS, analysis)
     return analysis, got
 
@@ -242,14 +235,7 @@ def test_followed_loki_reads_each_entry_once_across_polls_and_finds_the_fault_as
     conn = LokiConnector(loki.url, QUERIES, node_label="host", rank_label="rank", http=_opts(), limit=3)
     follow = LokiFollow(conn, running, WORDS, lag=timedelta(0))
     analysis = Analyzer().start(running)
-    got: list[Candidate] = []
-    add = analysis.add_candidate
-
-    def spy(c: Candidate) -> None:
-        got.append(c)
-        add(c)
-
-    analysis.add_candidate = spy  # type: ignore[method-assign]
+    got: list[Candidate] = spy_candidates(analysis)
     at = [datetime(2026, 10, 20, 10, 5, tzinfo=UTC), datetime(2026, 10, 20, 10, 12, 0, 500000, tzinfo=UTC)]
     for now in at:
         follow.poll(analysis, now)

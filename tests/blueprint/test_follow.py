@@ -336,15 +336,6 @@ def test_provisional_and_final_webhook_ids_differ_and_tie() -> None:
 # -- Alertmanager, for real -------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def am(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from tests.sinks.am_harness import alertmanager, binary
-
-    if binary() is None:
-        pytest.skip("not installed: prometheus-alertmanager")
-    with alertmanager(tmp_path_factory.mktemp("am")) as a:
-        yield a
-
 
 @pytest.mark.integration
 def test_alertmanager_gets_the_provisional_alert_then_its_resolution(am: Any, tmp_path: Path,

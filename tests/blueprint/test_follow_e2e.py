@@ -10,7 +10,6 @@ The 20-run figures (a real PyTorch job that hangs) are bench/follow_live.py's.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,16 +26,6 @@ from tests.blueprint.follow_harness import (
     write_config,
     write_fault,
 )
-
-
-@pytest.fixture(scope="module")
-def am(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from tests.sinks.am_harness import alertmanager, binary
-
-    if binary() is None:
-        pytest.skip("not installed: prometheus-alertmanager")
-    with alertmanager(tmp_path_factory.mktemp("am")) as a:
-        yield a
 
 
 @pytest.mark.integration

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 from firstfault.actions.policy import ActionError, AlreadyDone, Backend, Policy, decide, eligible
 from firstfault.actions.slurm import SlurmJob
@@ -28,15 +29,15 @@ def reason_for(category: str, verdict_id: int | str) -> str:
     return f"firstfault: {category} {verdict_id}"
 
 
-class Actor:
-    """One action (a backend) under one policy; `act` returns the decisions it took (or found taken)."""
+class _Decider:
+    """What every action holds: its policy, the store its ledger is in, the cluster, where decisions are logged."""
 
-    def __init__(self, backend: Backend, policy: Policy, *, store_url: str | None = None,
-                 store: VerdictStore | None = None, cluster: str | None = None,
-                 log: Log | None = None) -> None:
+    backend: Any  # its `kind` names the action in the ledger
+
+    def __init__(self, policy: Policy, *, store_url: str | None = None, store: VerdictStore | None = None,
+                 cluster: str | None = None, log: Log | None = None) -> None:
         if (store_url is None) == (store is None):
-            raise ValueError("Actor needs a store URL or a VerdictStore (one of them)")
-        self.backend = backend
+            raise ValueError(f"{type(self).__name__} needs a store URL or a VerdictStore (one of them)")
         self.policy = policy
         self.store_url = store_url
         self._store = store
@@ -45,7 +46,17 @@ class Actor:
 
     @property
     def name(self) -> str:
-        return self.backend.kind
+        return str(self.backend.kind)
+
+
+class Actor(_Decider):
+    """One action (a backend) under one policy; `act` returns the decisions it took (or found taken)."""
+
+    def __init__(self, backend: Backend, policy: Policy, *, store_url: str | None = None,
+                 store: VerdictStore | None = None, cluster: str | None = None,
+                 log: Log | None = None) -> None:
+        self.backend = backend
+        super().__init__(policy, store_url=store_url, store=store, cluster=cluster, log=log)
 
     def act(self, verdict: Verdict, verdict_id: int | None) -> list[ActionRecord]:
         if verdict_id is None:
@@ -141,7 +152,7 @@ class Actor:
         return out
 
 
-class JobActor:
+class JobActor(_Decider):
     """Requeue or cancel a provisional verdict's Slurm job (watch --follow), under the same policy, once its
     cause's nodes are out of service: drained by this verdict's drain decision (a dry-run drain counts in a
     dry run), or out already. Never for a final verdict: the job has ended."""
@@ -149,20 +160,14 @@ class JobActor:
     def __init__(self, backend: SlurmJob, policy: Policy, nodes: Backend, *, store: VerdictStore,
                  cluster: str | None = None, log: Log | None = None) -> None:
         self.backend = backend
-        self.policy = policy
         self.nodes = nodes  # the node states (a SlurmDrain's inventory)
-        self._store = store
-        self.cluster = cluster or ""
-        self.log = log or (lambda _m: None)
-
-    @property
-    def name(self) -> str:
-        return self.backend.kind
+        super().__init__(policy, store=store, cluster=cluster, log=log)
 
     def act(self, verdict: Verdict, verdict_id: int | None) -> list[ActionRecord]:
         return []  # the attempt ended: nothing to requeue or cancel
 
     def act_provisional(self, verdict: Verdict, provisional_id: int, ref: str = "") -> list[ActionRecord]:
+        assert self._store is not None
         ledger = ActionLedger(self._store)
         kind, dry, pid = self.backend.kind, self.policy.dry_run, provisional_id
         target = f"job {ref}" if ref else "job"

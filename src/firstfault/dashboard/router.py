@@ -361,9 +361,13 @@ def make_router(store_provider: StoreProvider, *, clock: Clock = _utcnow,
         if rec is None:
             return page(request, "error.html", status=404, title="No such verdict",
                         message=f"verdict {vid} is not in the store")
+        return verdict_view(request, rec, actions)
+
+    def verdict_view(request: Request, rec: StoredVerdict, actions: list[Any], settled: int | None = None) -> Response:
+        """The verdict page of a stored verdict, or of a provisional one (`settled`: the verdict that superseded it)."""
         v = rec.verdict
         return page(request, "verdict.html", rec=rec, v=v, causes=detail.causes(v), timeline=detail.timeline(v),
-                    evidence=detail.evidence_rows(v), actions=actions, settled=None)
+                    evidence=detail.evidence_rows(v), actions=actions, settled=settled)
 
     @router.get("/provisional/{pid}", include_in_schema=False, name="provisional_page")
     def provisional_page(request: Request, pid: str) -> Response:
@@ -379,10 +383,8 @@ def make_router(store_provider: StoreProvider, *, clock: Clock = _utcnow,
         if p is None:
             return page(request, "error.html", status=404, title="No such provisional verdict",
                         message=f"provisional verdict {pid} is not in the store")
-        v = p.verdict
-        rec = StoredVerdict(p.id, v, Enrichment(cluster=p.cluster or None), p.sent_at)
-        return page(request, "verdict.html", rec=rec, v=v, causes=detail.causes(v), timeline=detail.timeline(v),
-                    evidence=detail.evidence_rows(v), actions=actions, settled=p.final_verdict_id)
+        rec = StoredVerdict(p.id, p.verdict, Enrichment(cluster=p.cluster or None), p.sent_at)
+        return verdict_view(request, rec, actions, p.final_verdict_id)
 
     @router.get("/fleet", include_in_schema=False, name="fleet_page")
     def fleet_page(request: Request) -> Response:
