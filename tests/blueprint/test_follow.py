@@ -156,6 +156,27 @@ def test_a_truncated_file_is_read_again_and_said(tmp_path: Path) -> None:
     assert follow.tails["nodes/porter/kern.log"].lines == 1
 
 
+def test_a_file_cut_while_the_follower_was_stopped_is_said(tmp_path: Path) -> None:
+    """The stored cursor says the file had more than it has now (logrotate ran while the daemon was down): the
+    lines it held are not in this verdict, and the verdict says so. Near miss: the same file grown is not."""
+    root = tmp_path / "ev"
+    path = root / "nodes" / "porter" / "kern.log"
+    ctx = Context.from_spec(_static().workload)
+    _append(path, PORTER)
+    first = FileFollow([KERNEL], root, ctx, WORDS)
+    first.poll(Analyzer().start(ctx), datetime.now(UTC))
+    cursor = first.cursor()
+    _append(path, PORTER)  # grew: nothing lost
+    grown = Analyzer().start(ctx)
+    FileFollow([KERNEL], root, ctx, WORDS, cursor=cursor).poll(grown, datetime.now(UTC))
+    assert grown.errors == []
+    path.write_text(PORTER.splitlines(keepends=True)[2])  # cut to one line
+    cut = Analyzer().start(ctx)
+    FileFollow([KERNEL], root, ctx, WORDS, cursor=cursor).poll(cut, datetime.now(UTC))
+    assert [(e.file, e.message.split(":")[0]) for e in cut.errors] == [
+        ("nodes/porter/kern.log", "replaced or truncated while the follower was stopped")]
+
+
 def test_only_the_allocations_files_are_followed(tmp_path: Path) -> None:
     """The root holds the cluster's logs: another job's node is not this attempt's evidence (near miss: the
     same template, the same line)."""

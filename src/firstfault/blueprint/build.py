@@ -258,11 +258,11 @@ def followers(cfg: BlueprintConfig, identified: Identified, cursor: dict[str, An
             out.append(FileFollow(conn.sources, conn.root, ctx, words, cursor=cur.get("files"),
                                   resolve_every=f.resolve_every))
         elif conn.name == "loki":
-            out.append(LokiFollow(conn, ctx, words, lag=timedelta(seconds=f.loki_lag), cursor=cur.get("loki")))
+            out.append(LokiFollow(conn, ctx, words, lag=timedelta(seconds=f.loki_lag)))
         else:
-            out.append(PodLogFollow(conn, ctx, words, cursor=cur.get(conn.name), relist_every=f.resolve_every))
+            out.append(PodLogFollow(conn, ctx, words, relist_every=f.resolve_every))
     for mconn in metric_connectors(cfg):
-        out.append(PromFollow(mconn, ctx, metric_names(), interval=f.metrics_interval, cursor=cur.get("promql")))
+        out.append(PromFollow(mconn, ctx, metric_names(), interval=f.metrics_interval))
     return out
 
 

@@ -27,10 +27,12 @@ lines become the same candidates:
 
 A cursor says what a follower has read. After a restart the daemon reads
 each source again from its start, to rebuild the engine's state (a line is
-judged with the events before it), and compares with the stored cursor: a
-file that is now shorter or another file is reported, as lost evidence, in
-the verdict's errors. What was sent is the provisional ledger's business
-(store/provisional.py), not the cursor's: a cause is never sent twice.
+judged with the events before it); a file follower compares with the stored
+cursor, and a file that is now shorter, or another file, is reported in the
+verdict's errors as evidence lost while the daemon was stopped (Loki keeps
+its history, the pod logs and Prometheus are read from the start again).
+What was sent is the provisional ledger's business (store/provisional.py),
+not the cursor's: a cause is never sent twice.
 """
 
 from __future__ import annotations
@@ -277,8 +279,8 @@ class LokiFollow:
 
     name = "loki"
 
-    def __init__(self, conn: Any, ctx: Context, words: Sequence[str], *, lag: timedelta = timedelta(seconds=2),
-                 cursor: Cursor | None = None) -> None:
+    def __init__(self, conn: Any, ctx: Context, words: Sequence[str], *, lag: timedelta = timedelta(seconds=2)
+                 ) -> None:
         from firstfault.collect.http import make_client
         from firstfault.collect.loki import _ns, line_filter
 
@@ -291,7 +293,6 @@ class LokiFollow:
         self.lag = lag
         start = (ctx.window_start or datetime.now(UTC)) - conn.margin
         self.since = _ns(start)  # a restart reads again from the start (module docstring)
-        self.before = int((cursor or {}).get("ns") or 0)
         self.readers: dict[tuple[str, Any], StreamReader] = {}
         self.requests = self.failures = 0
         self.seen: dict[str, set[str]] = {}
@@ -385,8 +386,8 @@ class PodLogFollow:
     QUEUE = 100_000  # lines a stream may hold between polls; its thread waits while the queue is full
     IDLE = 300.0  # seconds a followed stream may stay silent before it is opened again (a dead connection)
 
-    def __init__(self, conn: Any, ctx: Context, words: Sequence[str], *, cursor: Cursor | None = None,
-                 relist_every: float = 30.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, conn: Any, ctx: Context, words: Sequence[str], *, relist_every: float = 30.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.conn = conn  # a collect.k8slogs.K8sPodLogsConnector
         self.ctx = ctx
         self.words = WordFilter(words)
@@ -408,10 +409,9 @@ class PodLogFollow:
                 file = f"k8s:{self.conn.namespace}/{s.file}"
                 if file in self.streams:
                     continue
-                q: queue.Queue[tuple[datetime | None, str]] = queue.Queue(self.QUEUE)
-                ps = _PodStream(file, s.node, s.rank, None, q)  # type: ignore[arg-type]
-                ps.reader = StreamReader(source=self.conn.source, file=file, node=s.node, rank=s.rank,
-                                         words=self.words, tp=self.tp, emit=self._emit)
+                reader = StreamReader(source=self.conn.source, file=file, node=s.node, rank=s.rank,
+                                      words=self.words, tp=self.tp, emit=self._emit)
+                ps = _PodStream(file, s.node, s.rank, reader, queue.Queue(self.QUEUE))
                 ps.thread = threading.Thread(target=self._follow, args=(ps, s.pod, s.container), daemon=True,
                                              name=f"ff-follow-{s.pod}")
                 self.streams[file] = ps
@@ -522,8 +522,7 @@ class PromFollow:
     name = "promql"
 
     def __init__(self, conn: Any, ctx: Context, metrics: Sequence[str], *, interval: float = 15.0,
-                 max_samples: int = 2880, cursor: Cursor | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 max_samples: int = 2880, clock: Callable[[], float] = time.monotonic) -> None:
         from firstfault.collect.http import make_client
 
         self.conn = conn  # a collect.promql.PromQLConnector
