@@ -307,6 +307,18 @@ class CatalogRef(Model):
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class Superseded(Model):
+    """A provisional verdict sent while the attempt ran, as its final verdict judges it (spec: Provisional)."""
+
+    category: str
+    nodes: list[str]
+    first_seen: str | None
+    sent_at: str | None  # when the provisional verdict was sent
+    delivery: str  # its webhook delivery id (X-Firstfault-Delivery)
+    held: bool  # the final verdict names the same cause on those nodes
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Verdict(Model):
     """Verdict(apiVersion, workload, ...): the verdict document (docs/verdict.md)."""
 
@@ -328,6 +340,10 @@ class Verdict(Model):
     secondary_causes: list[Cause] = field(default_factory=list)
     explanation: list[str] = field(default_factory=list)
     unrecognized: list[Unrecognized] = field(default_factory=list)
+    # Built while the attempt still runs (outcome `running`), from a cause alone (docs/verdict.md).
+    provisional: bool = False
+    # The final verdict's word on the provisional verdicts it replaces.
+    supersedes: list[Superseded] = field(default_factory=list)
 
 
 @dataclass(slots=True)

@@ -308,6 +308,11 @@ def _content(v: Verdict, verbose: bool, enrichment: Enrichment | None) -> _Conte
     name = f" {w.name}" if w.name else ""
     workload = (f"workload {w.id}{name}, attempt {w.attempt} ({w.scheduler}): "
                 f"{v.terminal_state or 'end state not recorded'} -> {v.outcome}")
+    if v.provisional:
+        workload += " (provisional: the attempt still runs)"
+    for sup in v.supersedes:
+        workload += (f"; supersedes the provisional {sup.category}{on(sup.nodes)}: "
+                     f"{'it held' if sup.held else 'it did not hold'}")
     win = w.window
     window = ""
     if win.start or win.end:

@@ -5,6 +5,8 @@
 - STATE_OUTCOMES: a scheduler's terminal state (Slurm's upper-case form, and
   Kubernetes' OOMKilled / Succeeded) -> the verdict's `outcome`.
 - NOT_FAILED: the outcomes for which nothing is attributed (domain `none`).
+- PROVISIONAL_AT_ONCE / PROVISIONAL_CONFIRM: which causes a provisional verdict
+  (an attempt that still runs) may name, and what the others need first.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from typing import Final, get_args
 
 from firstfault.model import CAUSE_DOMAINS, Outcome
 
-__all__ = ["CATEGORY_DOMAINS", "NOT_FAILED", "STATE_OUTCOMES", "is_failure", "outcome_of"]
+__all__ = ["CATEGORY_DOMAINS", "NOT_FAILED", "PROVISIONAL_AT_ONCE", "PROVISIONAL_CONFIRM", "STATE_OUTCOMES",
+           "is_failure", "outcome_of"]
 
 # A cause category must sit under one of these prefixes with the domain given here.
 CATEGORY_DOMAINS: Final[dict[str, str]] = {
@@ -55,6 +58,15 @@ STATE_OUTCOMES: Final[dict[str, str]] = {
 }
 
 NOT_FAILED: Final = frozenset({"succeeded", "running"})
+
+# Provisional verdicts (docs/verdict.md): while an attempt runs, a cause that a strong rule of one of these
+# domains established stands at once: the device, link or node is broken whatever the workload does next.
+PROVISIONAL_AT_ONCE: Final = frozenset({"hardware", "network", "infrastructure"})
+# Any other cause (software, storage, or a weak rule's) stands only once it explains a symptom of one of these
+# families: the launcher gave up on the workers, or a collective timed out. A caught exception logged with its
+# traceback, a worker group that torchrun restarts, a thermal slowdown are not yet a failure of the attempt.
+# Scheduler causes never stand while the attempt runs.
+PROVISIONAL_CONFIRM: Final = ("torch.child_failed", "nccl.timeout")
 
 assert set(CATEGORY_DOMAINS.values()) <= set(CAUSE_DOMAINS)
 assert set(STATE_OUTCOMES.values()) | NOT_FAILED <= set(get_args(Outcome))

@@ -346,3 +346,16 @@ class K8sReplay:
             pod = self._pod(m.group(2))
             return Reply(200, json.dumps(pod).encode()) if pod else _status_404("pods", m.group(2))
         return _status_404("path", req.path)
+
+
+def spy_candidates(analysis: Any) -> list[Any]:
+    """The candidates fed to `analysis` from now on, in order, still fed to it (the collectors' tests)."""
+    got: list[Any] = []
+    add = analysis.add_candidate
+
+    def spy(c: Any) -> None:
+        got.append(c)
+        add(c)
+
+    analysis.add_candidate = spy
+    return got

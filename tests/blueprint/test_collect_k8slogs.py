@@ -22,7 +22,7 @@ from firstfault.collect.k8slogs import K8sPodLogsConnector, split_timestamp
 from firstfault.collect.scan import prefilter_words
 from firstfault.engine.analyze import Analysis, Analyzer
 from firstfault.extract.base import Candidate
-from tests.blueprint.replay import K8sReplay, ReplayServer
+from tests.blueprint.replay import K8sReplay, ReplayServer, spy_candidates
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "k8slogs"
 NODES = ["node-01", "node-02", "node-03"]
@@ -41,14 +41,7 @@ def _run(srv: ReplayServer, **kw: object) -> tuple[Analysis, list[Candidate]]:
     api = ApiClient(Configuration(host=srv.url))
     conn = K8sPodLogsConnector(api, "train", **kw)  # type: ignore[arg-type]
     analysis = Analyzer().start(ctx)
-    got: list[Candidate] = []
-    add = analysis.add_candidate
-
-    def spy(c: Candidate) -> None:
-        got.append(c)
-        add(c)
-
-    analysis.add_candidate = spy  # type: ignore[method-assign]
+    got: list[Candidate] = spy_candidates(analysis)
     conn.collect(ctx, prefilter_words(), analysis)
     api.close()
     return analysis, got
@@ -130,3 +123,39 @@ def test_rank_from_an_env_var_when_the_label_is_not_used(kube: ReplayServer) -> 
 def test_needs_a_selector_or_pods() -> None:
     with pytest.raises(ValueError, match="label_selector or pod names"):
         K8sPodLogsConnector(ApiClient(Configuration(host="http://127.0.0.1:9")), "train")
+
+
+def test_followed_pod_logs_give_the_current_instances_lines_once(kube: ReplayServer) -> None:
+    """watch --follow (collect/follow.py): each container's current instance followed (`follow=true`) by a thread;
+    the replay ends each stream after its recorded text, as a container that stopped writing does, and the
+    follower opens it again from `sinceSeconds` before its last line: every line once all the same."""
+    import time
+
+    from firstfault.collect.follow import PodLogFollow
+
+    running = Context.from_spec(WorkloadSpec(id="llm", scheduler="kueue", nodes=NODES,
+                                             window={"start": "2026-10-20T10:00:00Z"}))
+    api = ApiClient(Configuration(host=kube.url))
+    conn = K8sPodLogsConnector(api, "train", label_selector="app=llm", http=HttpOptions(retries=2,
+                                                                                       sleep=lambda _s: None))
+    follow = PodLogFollow(conn, running, prefilter_words())
+    analysis = Analyzer().start(running)
+    got: list[Candidate] = spy_candidates(analysis)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            follow.poll(analysis, datetime.now(UTC))
+            if sum(1 for r in kube.stats.requests if r.params.get("follow") == "true") >= 2 * len(
+                    follow.streams) > 0:
+                break  # every stream read, ended and opened again
+            time.sleep(0.2)
+        follow.poll(analysis, datetime.now(UTC))
+    finally:
+        follow.close()
+        api.close()
+    followed = [r for r in kube.stats.requests if r.path.endswith("/log")]
+    assert followed and all(r.params.get("follow") == "true" and r.params.get("previous") is None for r in followed)
+    assert any("sinceSeconds" in r.params for r in followed)  # opened again after it ended
+    _, once = _run(kube, label_selector="app=llm")
+    current = [c for c in once if not c.file.endswith("#previous")]
+    assert sorted((c.file, c.line, c.text) for c in got) == sorted((c.file, c.line, c.text) for c in current)

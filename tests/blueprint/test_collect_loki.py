@@ -28,7 +28,7 @@ from firstfault.collect.loki import LokiConnector, line_filter, render_selector
 from firstfault.collect.scan import prefilter_words
 from firstfault.engine.analyze import Analysis, Analyzer
 from firstfault.extract.base import Candidate
-from tests.blueprint.replay import LokiReplay, ReplayServer, Request, _go_unquote
+from tests.blueprint.replay import LokiReplay, ReplayServer, Request, _go_unquote, spy_candidates
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "loki" / "query_range_streams.json"
 NODES = ["node-01", "node-02", "node-03"]
@@ -53,14 +53,7 @@ def _run(url: str, ctx: Context | None = None, **kw: object) -> tuple[Analysis, 
     kw.setdefault("http", _opts())
     conn = LokiConnector(url, QUERIES, node_label="host", rank_label="rank", **kw)  # type: ignore[arg-type]
     analysis = Analyzer().start(ctx)
-    got: list[Candidate] = []
-    add = analysis.add_candidate
-
-    def spy(c: Candidate) -> None:
-        got.append(c)
-        add(c)
-
-    analysis.add_candidate = spy  # type: ignore[method-assign]
+    got: list[Candidate] = spy_candidates(analysis)
     conn.collect(ctx, WORDS, analysis)
     return analysis, got
 
@@ -226,3 +219,37 @@ def test_a_thousand_node_job_keeps_to_the_concurrency_limit() -> None:
         assert srv.stats.max_open_connections <= 4 and srv.stats.connections <= 4
     cov = analysis.coverage[0]
     assert cov.nodes_expected == 1000 and cov.nodes_seen == 1  # only node-02 has matching kernel lines
+
+
+# -- followed while the attempt runs (collect/follow.py) ---------------------------------------------------------
+
+
+def test_followed_loki_reads_each_entry_once_across_polls_and_finds_the_fault_as_it_comes(loki: ReplayServer) -> None:
+    """The attempt as it ran (no end): polls whose bounds fall between, and on, the fixture's entries (10:12:00.5
+    holds two entries of one nanosecond) give every entry of the one-shot read, once; the Xid is judged a cause
+    once it has been read, not before."""
+    from firstfault.collect.follow import LokiFollow
+
+    running = Context.from_spec(WorkloadSpec(
+        id="9001", name="llm-worker", scheduler="kueue", nodes=NODES, window={"start": "2026-10-20T10:00:00Z"}))
+    conn = LokiConnector(loki.url, QUERIES, node_label="host", rank_label="rank", http=_opts(), limit=3)
+    follow = LokiFollow(conn, running, WORDS, lag=timedelta(0))
+    analysis = Analyzer().start(running)
+    got: list[Candidate] = spy_candidates(analysis)
+    at = [datetime(2026, 10, 20, 10, 5, tzinfo=UTC), datetime(2026, 10, 20, 10, 12, 0, 500000, tzinfo=UTC)]
+    for now in at:
+        follow.poll(analysis, now)
+    assert analysis.finish(provisional=True).root_cause is None  # [.., 10:12:00.5): the fault not yet read
+    for now in (datetime(2026, 10, 20, 10, 12, 3, tzinfo=UTC), datetime(2026, 10, 20, 10, 40, tzinfo=UTC)):
+        follow.poll(analysis, now)
+        if now.minute == 12:
+            v = analysis.finish(provisional=True)
+            assert v.root_cause is not None and (v.root_cause.category, v.root_cause.nodes) == (
+                "gpu.fallen_off_bus", ["node-02"])
+    expected = _expected_entries(datetime(2026, 10, 20, 9, 55, tzinfo=UTC), datetime(2026, 10, 20, 10, 40, tzinfo=UTC))
+    assert sorted((c.node, c.text) for c in got) == sorted((h, line) for h, _ts, line in expected)
+    assert follow.cursor() == {"ns": int(datetime(2026, 10, 20, 10, 40, tzinfo=UTC).timestamp()) * 10**9}
+    # Line numbers go on across polls: one stream's are 1, 2, 3 ... in time order.
+    app = [c for c in got if c.source == "application" and c.node == "node-01"]
+    assert [c.line for c in app] == list(range(1, len(app) + 1))
+    follow.close()

@@ -198,3 +198,31 @@ def test_a_rejected_query_is_recorded_and_the_others_go_on(prom: Prometheus) -> 
     assert "HTTP 400" in msg and "bad_data" in msg and "/api/v1/query_range?query=" in msg
     assert analysis.coverage[0].status == "partial"
     assert f"1 of {len(good)} request(s) failed" in (analysis.coverage[0].note or "")
+
+
+@pytest.mark.integration
+def test_followed_by_instant_queries_the_conditions_come_once_as_the_samples_do(prom: Prometheus) -> None:
+    """watch --follow (collect/follow.py PromFollow): an instant query every 30 s of the history, as if it were
+    now; each condition is fed once, when its samples have been read (gpu-a02's ECC increase at 10:13:30, its
+    Xid at 10:14:00), and the running attempt is then judged a hardware cause on gpu-a02."""
+    from firstfault.collect.follow import PromFollow
+
+    ctx = Context.from_spec(WorkloadSpec(id="9002", name="llm", scheduler="slurm", nodes=NODES,
+                                         window={"start": "2026-10-20T10:00:00Z"}))
+    conn = PromQLConnector(prom.url, node_label="Hostname", http=HttpOptions(retries=1))
+    follow = PromFollow(conn, ctx, metric_names(), interval=0.0)
+    analysis = Analyzer().start(ctx)
+    fed: dict[str, int] = {}
+    try:
+        for k in range(0, 41):  # 10:00:00 .. 10:20:00
+            now = _t("10:00:00").replace(minute=k // 2, second=30 * (k % 2))
+            fed[now.strftime("%H:%M:%S")] = follow.poll(analysis, now)
+            if now == _t("10:13:00"):
+                assert analysis.finish(provisional=True).root_cause is None
+    finally:
+        follow.close()
+    # 10:13:30 the ECC increase; 10:14:00 the Xid gauge's condition and the Xid it reports. Once each.
+    assert {t: n for t, n in fed.items() if n} == {"10:13:30": 1, "10:14:00": 2}
+    v = analysis.finish(provisional=True)
+    assert v.root_cause is not None and v.root_cause.nodes == ["gpu-a02"] and v.root_cause.domain == "hardware"
+    assert all("gpu-z99" not in (e.node or "") for e in v.evidence)

@@ -169,3 +169,45 @@ def test_actions_refuse_software_and_scheduler_categories(tmp_path: Path, cats: 
 def test_actions_bad_values_name_the_field(tmp_path: Path, old: str, new: str, field: str) -> None:
     with pytest.raises(ConfigError, match=rf"actions\.{field}"):
         load_config(_write(tmp_path, ACTIONS.replace(old, new)))
+
+
+def test_follow_defaults_and_a_static_list(tmp_path: Path) -> None:
+    from firstfault.blueprint import build
+
+    cfg = load_config(_write(tmp_path, GOOD + "follow:\n  static:\n    - {id: run-7, start: '2026-12-01T10:00:00Z', "
+                                              "nodes: 'gpu-[01-02]'}\n"))
+    assert (cfg.follow.interval, cfg.follow.list_interval, cfg.follow.max_attempts) == (2.0, 10.0, 1000)
+    src = build.running_source(cfg, "static")
+    assert [r.ref for r in src.running()] == ["run-7"]
+    assert src.identify("run-7").workload.nodes == ["gpu-01", "gpu-02"]
+    # --scheduler static without follow.static, or a node list that is not one: the config's error.
+    with pytest.raises(ConfigError, match=r"needs follow\.static"):
+        build.running_source(load_config(_write(tmp_path, GOOD)), "static")
+    bad = GOOD + "follow:\n  static:\n    - {id: r, start: '2026-12-01T10:00:00Z', nodes: 'gpu-[02-01]'}\n"
+    with pytest.raises(ConfigError, match=r"follow\.static"):
+        build.running_source(load_config(_write(tmp_path, bad)), "static")
+
+
+@pytest.mark.parametrize(("block", "message"), [
+    ("actions:\n  requeue: {}\n", "set provisional: true"),
+    ("actions:\n  provisional: true\n  requeue: {}\n  cancel: {}\n", "requeue or cancel, not both"),
+    ("outputs:\n  alertmanager:\n    - {url: 'http://am:9093', provisional_alertname: FirstfaultVerdict}\n",
+     "must differ from alertname"),
+])
+def test_follow_actions_and_alerts_refuse_what_cannot_work(tmp_path: Path, block: str, message: str) -> None:
+    text = (GOOD.split("outputs:")[0] + block) if block.startswith("outputs") else GOOD + block
+    with pytest.raises(ConfigError, match=message):
+        load_config(_write(tmp_path, text))
+
+
+def test_provisional_actions_are_built_only_when_asked(tmp_path: Path) -> None:
+    from firstfault.blueprint import build
+    from firstfault.store.repo import VerdictStore
+
+    with VerdictStore.open(f"sqlite:///{tmp_path / 'v.db'}") as store:
+        cfg = load_config(_write(tmp_path, GOOD + "actions:\n  drain: {}\n"))
+        assert build.provisional_actors(cfg, store) == []  # provisional: false by default
+        cfg = load_config(_write(tmp_path, GOOD + "actions:\n  provisional: true\n  drain: {}\n  cancel: {}\n"))
+        got = build.provisional_actors(cfg, store)
+        assert [a.name for a in got] == ["drain", "cancel"]
+        assert all(a.policy.dry_run for a in got)

@@ -316,3 +316,22 @@ def test_local_zone_without_tz(monkeypatch: pytest.MonkeyPatch) -> None:
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_scontrol_still_completing_after_the_end_is_left_out() -> None:
+    """Right after a job ends, sacct has its end (FAILED) while `scontrol show job` still says JobState=COMPLETING
+    (KillWait, the epilog; seen by bench/follow_live.py on the test Slurm): that record would read as a job still
+    running, so it is not a document; its NumTasks still places the ranks. The texts are the lab's real ones
+    (tests/lab/captured/slurm_value_error/scheduler), the scontrol one with the state it had a moment before it
+    was taken. Near miss: the same record once it says FAILED is kept."""
+    lab = Path(__file__).resolve().parents[1] / "lab" / "captured" / "slurm_value_error" / "scheduler"
+    sacct = (lab / "sacct.txt").read_text()
+    settled = (lab / "scontrol.txt").read_text()
+    assert "JobState=FAILED" in settled
+    completing = settled.replace("JobState=FAILED", "JobState=COMPLETING")
+    for text, kept in ((completing, False), (settled, True)):
+        runner = Recorded({"sacct": RunResult(0, sacct, ""), "scontrol": RunResult(0, text, "")})
+        ident = SlurmContext(runner=runner, tz="UTC").identify("2")
+        assert ident.workload.terminal_state == "FAILED"
+        assert ident.workload.ranks == {"ffnode1": "0-2"}
+        assert ("scontrol" in [fmt for fmt, _, _ in ident.documents]) is kept

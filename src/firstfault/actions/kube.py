@@ -105,7 +105,7 @@ class KubeCordon:
             "spec": {"unschedulable": True, "taints": [*taints, mine]},
         }
 
-    def act(self, node: str, reason: str, category: str, verdict_id: int) -> str:
+    def act(self, node: str, reason: str, category: str, verdict_id: int | None) -> str:
         current = self._call(f"read node {node}", self.api.read_node, node)
         if current.spec and current.spec.unschedulable:
             raise AlreadyDone(f"node {node} was cordoned meanwhile: left as it is")

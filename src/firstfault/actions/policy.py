@@ -152,4 +152,4 @@ class Backend(Protocol):
 
     def command(self, node: str, reason: str, category: str) -> str: ...  # what act() would do, for dry runs
 
-    def act(self, node: str, reason: str, category: str, verdict_id: int) -> str: ...  # raises ActionError
+    def act(self, node: str, reason: str, category: str, verdict_id: int | None) -> str: ...  # raises ActionError

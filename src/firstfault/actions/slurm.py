@@ -81,6 +81,31 @@ class SlurmDrain:
     def command(self, node: str, reason: str, category: str = "") -> str:
         return shlex.join(self.argv(node, reason))
 
-    def act(self, node: str, reason: str, category: str, verdict_id: int) -> str:
+    def act(self, node: str, reason: str, category: str, verdict_id: int | None) -> str:
         self._run(self.argv(node, reason))
         return f"ran {self.command(node, reason)}"
+
+
+class SlurmJob:
+    """`scontrol requeue JOB` or `scancel JOB` (a provisional verdict's job, once its broken nodes are out of
+    service): requeued, Slurm starts it again on other nodes; cancelled, it stops burning the allocation."""
+
+    group_word = "job"
+
+    def __init__(self, kind: str, *, scontrol: str = "scontrol", scancel: str = "scancel",
+                 timeout: float = 30.0) -> None:
+        if kind not in ("requeue", "cancel"):
+            raise ValueError(f"job action {kind!r}: requeue or cancel")
+        self.kind = kind
+        self.scontrol, self.scancel, self.timeout = scontrol, scancel, timeout
+        self._runner = SlurmDrain(scontrol=scontrol, timeout=timeout)
+
+    def argv(self, job: str) -> list[str]:
+        return [self.scontrol, "requeue", job] if self.kind == "requeue" else [self.scancel, job]
+
+    def command(self, job: str) -> str:
+        return shlex.join(self.argv(job))
+
+    def act(self, job: str) -> str:
+        self._runner._run(self.argv(job))
+        return f"ran {self.command(job)}"

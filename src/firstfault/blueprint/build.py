@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 from firstfault.blueprint.config import AlertmanagerOutput, Auth, BlueprintConfig, ConfigError, Http
 from firstfault.blueprint.pipeline import Pipeline, Progress
 from firstfault.collect.base import LogConnector, MetricConnector
-from firstfault.identify.base import ContextConnector
+from firstfault.identify.base import ContextConnector, ContextError, Identified, RunningSource
 from firstfault.sinks.base import Sink
 
 if TYPE_CHECKING:
     from firstfault.actions.actor import Actor
+    from firstfault.collect.follow import Follower
     from firstfault.collect.http import HttpOptions
     from firstfault.store.repo import VerdictStore
 
@@ -61,7 +62,8 @@ def context_connector(cfg: BlueprintConfig, kind: str, static: dict[str, Any] | 
         s = cfg.scheduler.slurm
         if s is None:
             raise ConfigError("--job needs scheduler.slurm (or scheduler.slurmrest) in the config")
-        return SlurmContext(sacct=s.sacct, scontrol=s.scontrol, timeout=s.timeout, cluster=s.cluster, tz=s.timezone)
+        return SlurmContext(sacct=s.sacct, scontrol=s.scontrol, squeue=s.squeue, timeout=s.timeout, cluster=s.cluster,
+                            tz=s.timezone)
     if kind == "kueue":
         from firstfault.identify.kueue import KueueContext
 
@@ -172,7 +174,7 @@ def alertmanager_sink(am: AlertmanagerOutput) -> Sink:
     return AlertmanagerSink(am.url, dashboard_url=am.dashboard_url, outcomes=am.outcomes, domains=am.domains,
                             alertname=am.alertname, labels=am.labels, resolve_after=am.resolve_after,
                             max_alerts=am.max_alerts, timeout=h.timeout, retries=h.retries, headers=headers,
-                            verify=verify)
+                            verify=verify, provisional_alertname=am.provisional_alertname)
 
 
 def service_client(cfg: BlueprintConfig) -> Any:
@@ -219,6 +221,78 @@ def actors(cfg: BlueprintConfig, store_url: str | None, *, log: Callable[[str], 
                else _kube_client(k.kubeconfig, k.context, k.in_cluster))
         out.append(Actor(KubeCordon(api, taint_key=c.taint_key, pool_label=c.pool_label, timeout=c.timeout),
                          policy(c.dry_run), **where, cluster=cfg.cluster, log=log))
+    return out
+
+
+def running_source(cfg: BlueprintConfig, kind: str) -> RunningSource:
+    """What `watch --follow` asks which attempts run: the scheduler's connector (slurm, kueue), or the
+    attempts `follow.static` lists (static)."""
+    if kind == "static":
+        from firstfault.identify.static import StaticContext, StaticList
+
+        if not cfg.follow.static:
+            raise ConfigError("watch --follow --scheduler static needs follow.static: the running attempts")
+        try:
+            return StaticList([StaticContext(id=a.id, name=a.name, start=a.start, end=None, nodes=a.nodes,
+                                             ranks=a.ranks) for a in cfg.follow.static])
+        except ContextError as exc:
+            raise ConfigError(f"follow.static: {exc}") from exc
+    conn = context_connector(cfg, kind)
+    if not hasattr(conn, "running"):
+        raise ConfigError(f"the {kind} connector cannot list running attempts")
+    return conn  # type: ignore[return-value]
+
+
+def followers(cfg: BlueprintConfig, identified: Identified, cursor: dict[str, Any] | None) -> list[Follower]:
+    """The followers of one running attempt: one per configured log and metric source (collect/follow.py),
+    judging with the embedded catalog's prefilter and metric names."""
+    from firstfault.bundle import Context
+    from firstfault.collect.files import FilesConnector
+    from firstfault.collect.follow import FileFollow, LokiFollow, PodLogFollow, PromFollow
+    from firstfault.collect.scan import prefilter_words
+    from firstfault.extract.metric_conditions import metric_names
+
+    wl = identified.workload
+    ctx = Context.from_spec(wl)
+    words = prefilter_words()
+    cur = cursor or {}
+    f = cfg.follow
+    out: list[Follower] = []
+    for conn in log_connectors(cfg, None if wl.scheduler == "static" else wl.id):
+        if isinstance(conn, FilesConnector):
+            out.append(FileFollow(conn.sources, conn.root, ctx, words, cursor=cur.get("files"),
+                                  resolve_every=f.resolve_every))
+        elif conn.name == "loki":
+            out.append(LokiFollow(conn, ctx, words, lag=timedelta(seconds=f.loki_lag)))
+        else:
+            out.append(PodLogFollow(conn, ctx, words, relist_every=f.resolve_every))
+    for mconn in metric_connectors(cfg):
+        out.append(PromFollow(mconn, ctx, metric_names(), interval=f.metrics_interval))
+    return out
+
+
+def provisional_actors(cfg: BlueprintConfig, store: VerdictStore, *, log: Callable[[str], None] | None = None
+                       ) -> list[Any]:
+    """The actions `watch --follow` takes on provisional verdicts (actions.provisional: true): drain / cordon as
+    configured, then the Slurm job's requeue or cancel (docs/actions.md)."""
+    acts = cfg.actions
+    if acts is None or not acts.provisional:
+        return []
+    out: list[Any] = list(actors(cfg, store.engine.url.render_as_string(hide_password=True), store=store, log=log))
+    job = acts.requeue or acts.cancel
+    if job is not None:
+        from firstfault.actions.actor import JobActor
+        from firstfault.actions.policy import Policy
+        from firstfault.actions.slurm import SlurmDrain, SlurmJob
+
+        kind = "requeue" if acts.requeue is not None else "cancel"
+        d = acts.drain
+        nodes = SlurmDrain(scontrol=d.scontrol if d else "scontrol", sinfo=d.sinfo if d else "sinfo",
+                           timeout=job.timeout)
+        policy = Policy(categories=tuple(acts.categories), max_per_hour=acts.max_per_hour, max_share=acts.max_share,
+                        dry_run=job.dry_run)
+        out.append(JobActor(SlurmJob(kind, scontrol=job.scontrol, scancel=job.scancel, timeout=job.timeout), policy,
+                            nodes, store=store, cluster=cfg.cluster, log=log))
     return out
 
 

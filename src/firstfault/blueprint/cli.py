@@ -152,8 +152,12 @@ def run(
 
 def watch(
     config: ConfigOpt,
-    scheduler: Annotated[str, typer.Option("--scheduler", help="slurm or kueue.")] = "slurm",
+    scheduler: Annotated[str, typer.Option("--scheduler", help="slurm or kueue (static: --follow only).")] = "slurm",
     once: Annotated[bool, typer.Option("--once", help="One pass, then exit (for cron and tests).")] = False,
+    follow: Annotated[
+        bool, typer.Option("--follow", help="Also follow the attempts that run: a provisional verdict as soon as "
+                                            "their evidence shows a cause (cluster.yaml follow:).")
+    ] = False,
     json_log: Annotated[bool, typer.Option("--json", help="One JSON line per attempt on stdout.")] = False,
     concurrency: Annotated[
         Optional[int],  # noqa: UP045
@@ -169,6 +173,11 @@ def watch(
     (watch.state_url, or outputs.database.url). Each attempt's verdict and
     mark commit in one transaction; the cursor moves when every attempt of
     the pass is settled. SIGTERM lets the attempts in flight commit, then stops.
+
+    With --follow, the attempts that run are followed too (their files,
+    Loki, pod logs and Prometheus, as configured): when a cause appears on
+    one of their nodes, a provisional verdict (outcome running) goes to the
+    outputs, once per attempt and cause; the final verdict supersedes it.
     """
     from rich.console import Console
 
@@ -183,14 +192,18 @@ def watch(
         url = cfg.watch.state_url or build.database_url(cfg)
         if not url:
             raise ConfigError("watch needs a database: set outputs.database.url (or watch.state_url)")
-        source = build.context_connector(cfg, scheduler)
-        if not hasattr(source, "ended_since"):
+        source = build.context_connector(cfg, scheduler) if scheduler != "static" else None
+        if source is not None and not hasattr(source, "ended_since"):
             raise ConfigError(f"the {scheduler} connector cannot list ended attempts")
+        if source is None and not follow:
+            raise ConfigError("--scheduler static lists running attempts only: it goes with --follow")
+        running = build.running_source(cfg, scheduler) if follow else None
         db = cfg.outputs.database
         store = VerdictStore.open(url, replay_cap=db.replay_evidence_max_bytes) if db else VerdictStore.open(url)
         other_sinks = [s for s in build.sinks(cfg, with_database=False) if not (json_log and s.name == "stdout")]
         # Decide against the store the verdicts are committed to (one engine, its pool shared by the threads).
         actors = build.actors(cfg, url, store=store)
+        early_actors = build.provisional_actors(cfg, store) if follow else []
     except ConfigError as exc:
         raise _fail(str(exc)) from exc
 
@@ -207,7 +220,8 @@ def watch(
                       highlight=False, markup=False, soft_wrap=True)
         threads = 1
     shared = SharedService(build.service_client(cfg)) if cfg.service is not None else None
-    serial_sinks = serialized(other_sinks) if threads > 1 else other_sinks
+    # --follow: the follower and the watch passes write from two threads.
+    serial_sinks = serialized(other_sinks) if threads > 1 or follow else other_sinks
 
     def log(msg: str) -> None:
         err.print(msg, highlight=False, markup=False, soft_wrap=True)
@@ -216,21 +230,65 @@ def watch(
         sys.stdout.write(json.dumps({"event": msg, **fields}) + "\n")
         sys.stdout.flush()
 
-    watcher = Watcher(
-        source=source,  # type: ignore[arg-type]
-        store=store,
-        make_pipeline=lambda ref: build.pipeline(cfg, source, job_id=ref, output_sinks=serial_sinks, actions=actors,
-                                                 client=shared),
-        cluster=cfg.cluster,
-        log=log,
-        event=event if json_log else None,
-        concurrency=threads,
-        begin_pass=shared.new_pass if shared is not None else None,
-    )
-    watcher.install_signal_handlers()
+    from firstfault.store.provisional import ProvisionalLedger
+
+    watcher = None
+    if source is not None:
+        watcher = Watcher(
+            source=source,  # type: ignore[arg-type]
+            store=store,
+            make_pipeline=lambda ref: build.pipeline(cfg, source, job_id=ref, output_sinks=serial_sinks,
+                                                     actions=actors, client=shared),
+            cluster=cfg.cluster,
+            log=log,
+            event=event if json_log else None,
+            concurrency=threads,
+            begin_pass=shared.new_pass if shared is not None else None,
+            provisional=ProvisionalLedger(store),
+        )
+    daemon = None
+    if running is not None:
+        from firstfault.blueprint.follow import FollowDaemon
+
+        daemon = FollowDaemon(
+            source=running, store=store, make_followers=lambda ident, cur: build.followers(cfg, ident, cur),
+            sinks=serial_sinks, cluster=cfg.cluster,
+            ledger=f"{running.name}@{cfg.cluster}" if cfg.cluster else running.name, actions=early_actors,
+            interval=cfg.follow.interval, list_interval=cfg.follow.list_interval,
+            max_attempts=cfg.follow.max_attempts,
+            log=(lambda msg, fields: event(msg, fields)) if json_log else (lambda msg, _fields: log(msg)))
+
+    def stop(*_: object) -> None:
+        if watcher is not None:
+            watcher.stop()
+        if daemon is not None:
+            daemon.stop()
+
+    import signal
+    import threading
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, stop)
+    background = None
     try:
-        watcher.run_forever(cfg.watch.poll_interval, max_passes=1 if once else None)
+        if daemon is None:
+            assert watcher is not None
+            watcher.run_forever(cfg.watch.poll_interval, max_passes=1 if once else None)
+        elif once:
+            daemon.run_forever(max_steps=1)
+            if watcher is not None:
+                watcher.run_pass()
+        else:
+            if watcher is not None:  # the ended attempts on a thread of their own: a long pass never delays a poll
+                w = watcher
+                background = threading.Thread(target=lambda: w.run_forever(cfg.watch.poll_interval),
+                                              name="ff-watch-passes", daemon=True)
+                background.start()
+            daemon.run_forever()
     finally:
+        stop()
+        if background is not None:
+            background.join()
         if shared is not None:
             shared.shutdown()
         for sk in other_sinks:  # their HTTP connections

@@ -86,6 +86,7 @@ class Http(_Strict):
 class SlurmConfig(_Strict):
     sacct: str = "sacct"
     scontrol: str = "scontrol"
+    squeue: str = "squeue"  # watch --follow: the jobs running now
     cluster: str | None = None
     timezone: str | None = None  # zone of sacct's local times (default: this machine's)
     timeout: float = 30.0
@@ -205,6 +206,8 @@ class AlertmanagerOutput(_Strict):
     outcomes: list[Outcome] = Field(default_factory=lambda: list(ALERT_OUTCOMES), min_length=1)
     domains: list[Domain] = Field(default_factory=lambda: list(ALERT_DOMAINS), min_length=1)
     alertname: str = Field(default="FirstfaultVerdict", min_length=1)
+    # Provisional verdicts (watch --follow) alert under their own name, resolved when the final verdict lands.
+    provisional_alertname: str = Field(default="FirstfaultProvisional", min_length=1)
     labels: dict[str, str] = Field(default_factory=dict)  # added to every alert (severity, team)
     resolve_after: float = Field(default=6 * 3600.0, gt=0)  # seconds an alert stays active after a send
     max_alerts: int = Field(default=32, ge=1, le=1000)  # per verdict (one per node of each cause)
@@ -219,6 +222,8 @@ class AlertmanagerOutput(_Strict):
                 raise ValueError(f"labels: {k!r} is not an Alertmanager label name ([a-zA-Z_][a-zA-Z0-9_]*)")
             if k in OWN_LABELS:
                 raise ValueError(f"labels: {k!r} is set by firstfault itself")
+        if self.provisional_alertname == self.alertname:
+            raise ValueError("provisional_alertname must differ from alertname")
         return self
 
 
@@ -236,6 +241,28 @@ class WatchConfig(_Strict):
     # Attempts of one pass settled at once, by that many threads (None: the default, 4). With no
     # `service:` (the embedded engine analyses in-process, CPU-bound) attempts go one at a time.
     concurrency: int | None = Field(default=None, ge=1, le=64)
+
+
+class StaticAttempt(_Strict):
+    """A running attempt to follow without a scheduler to ask (watch --follow --scheduler static)."""
+
+    id: str = Field(min_length=1)
+    start: str  # RFC 3339
+    nodes: str | list[str]  # a Slurm hostlist (node-[01-04]) or a list
+    ranks: dict[str, str | int | list[int]] | None = None
+    name: str | None = None
+
+
+class FollowConfig(_Strict):
+    """`watch --follow`: attempts followed while they run (docs/blueprint.md, "watch --follow")."""
+
+    interval: float = Field(default=2.0, gt=0)  # seconds between two reads of the followed evidence
+    list_interval: float = Field(default=10.0, gt=0)  # seconds between asking the scheduler what runs
+    metrics_interval: float = Field(default=15.0, gt=0)  # seconds between Prometheus instant queries
+    loki_lag: float = Field(default=2.0, ge=0)  # seconds behind now a Loki read stops (late ingestion)
+    resolve_every: float = Field(default=30.0, gt=0)  # seconds between resolving the file templates again
+    max_attempts: int = Field(default=1000, ge=1, le=100000)  # attempts followed at once
+    static: list[StaticAttempt] = Field(default_factory=list)
 
 
 class DrainActionConfig(_Strict):
@@ -259,6 +286,16 @@ class CordonActionConfig(_Strict):
     timeout: float = Field(default=30.0, gt=0)
 
 
+class JobActionConfig(_Strict):
+    """Slurm, on a provisional verdict only: `scontrol requeue JOB` (or `scancel JOB`) once its cause's nodes
+    are out of service, so that the job starts again without them."""
+
+    dry_run: bool = True
+    scontrol: str = "scontrol"
+    scancel: str = "scancel"
+    timeout: float = Field(default=30.0, gt=0)
+
+
 class ActionsConfig(_Strict):
     """Recovery actions after the outputs (docs/actions.md); one policy for all of them."""
 
@@ -267,9 +304,17 @@ class ActionsConfig(_Strict):
     max_share: float = Field(default=0.1, ge=0, le=1)  # of a partition / pool out of service, at most
     drain: DrainActionConfig | None = None
     cordon: CordonActionConfig | None = None
+    # watch --follow: also act on provisional verdicts (drain / cordon the cause's nodes, then the job action).
+    provisional: bool = False
+    requeue: JobActionConfig | None = None
+    cancel: JobActionConfig | None = None
 
     @model_validator(mode="after")
     def _safe(self) -> ActionsConfig:
+        if self.requeue is not None and self.cancel is not None:
+            raise ValueError("give requeue or cancel, not both: the job is either started again or ended")
+        if (self.requeue is not None or self.cancel is not None) and not self.provisional:
+            raise ValueError("requeue and cancel act on provisional verdicts: set provisional: true")
         from firstfault.actions.policy import forbidden_category
 
         if not self.categories:
@@ -290,6 +335,7 @@ class BlueprintConfig(_Strict):
     service: ServiceConfig | None = None  # absent: the embedded engine
     outputs: OutputsConfig = Field(default_factory=OutputsConfig)
     watch: WatchConfig = Field(default_factory=WatchConfig)
+    follow: FollowConfig = Field(default_factory=FollowConfig)
     actions: ActionsConfig | None = None  # absent: nothing is ever drained or cordoned
 
 

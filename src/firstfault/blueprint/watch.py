@@ -26,11 +26,14 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from firstfault.blueprint.pipeline import Pipeline, SinkOutcome
 from firstfault.identify.base import ContextConnector, Identified
 from firstfault.sinks.base import Sink
+
+if TYPE_CHECKING:
+    from firstfault.store.provisional import ProvisionalLedger
 
 
 class EndedSource(ContextConnector, Protocol):
@@ -154,16 +157,20 @@ class Watcher:
         concurrency: int = 1,
         event: Event | None = None,
         begin_pass: Callable[[], None] | None = None,
+        provisional: ProvisionalLedger | None = None,
     ) -> None:
         """`concurrency`: threads settling the attempts of a pass (1: in this thread, one at a time).
         `event(message, fields)`, when given, is called instead of `log` with the message's fields
-        (ref, attempt, outcome, seconds per step). `begin_pass` runs before each pass."""
+        (ref, attempt, outcome, seconds per step). `begin_pass` runs before each pass. `provisional`: the
+        ledger of provisional verdicts (watch --follow) that each final verdict supersedes and settles."""
         if concurrency < 1:
             raise ValueError("watch concurrency must be at least 1")
         self.source = source
         self.store = store
         self.make_pipeline = make_pipeline
         self.cursor_name = f"watch:{source.name}:{cluster}"
+        self.cluster = cluster
+        self.provisional = provisional
         # The ledger's source names the cluster too: Blueprints of several clusters share one database,
         # and their schedulers hand out the same job ids (job 4242 on two clusters is two attempts).
         self.ledger = f"{source.name}@{cluster}" if cluster else source.name
@@ -240,15 +247,27 @@ class Watcher:
                     continue
                 laps.to("collect")
                 verdict = pipe.analyze(identified)
+                evidence = pipe.evidence(verdict)
                 enrichment = pipe.enrich(identified)
+                settled: list[Any] = []
+                also = None
+                if self.provisional is not None:  # it supersedes the provisional verdicts sent while it ran
+                    from firstfault.blueprint.follow import settle_provisional
+
+                    verdict, settled, also = settle_provisional(self.provisional, verdict, self.cluster)
                 laps.to("sinks")
                 for outcome in pipe.write(verdict, enrichment):
                     if not outcome.ok:
                         out.sink_failures.append((ref, outcome))
                 laps.to("store")
-                # The commit point: verdict + processed mark, one transaction.
+                # The commit point: verdict + processed mark (+ the provisional verdicts settled), one transaction.
+                extra = {"also": also} if also is not None else {}
                 vid = self.store.write(verdict, enrichment, mark=ProcessedMark(self.ledger, ref, attempt),
-                                       evidence=pipe.evidence(verdict))
+                                       evidence=evidence, **extra)
+                if settled:  # their alerts resolved, now that the final verdict is stored
+                    from firstfault.blueprint.follow import resolve_provisional
+
+                    resolve_provisional(pipe.sinks, settled, enrichment)
                 laps.to("actions")
                 # Recovery actions after the commit, on the stored verdict (a crash here: the
                 # verdict is kept and marked, the action is not taken; nothing is done twice).

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import re
 import threading
 import zlib
@@ -672,10 +673,25 @@ class LineScanner:
                                            "the time of the nearest earlier stamped line)"))
         return stats
 
+    def scan_bytes(self, data: bytes, rel: str, *, node: str | None, rank: int | None, srun_prefix: bool,
+                   tp: TimeParser, emit: Callable[[Candidate], None], line_base: int = 0,
+                   carried: Stamp | None = None) -> tuple[FileStats, Stamp | None]:
+        """Scan `data`, whole lines that follow line `line_base` of a file (what a followed file grew by:
+        collect/follow.py), as scan_file scans a file; `carried` is the last stamp before them, for their
+        unstamped lines. Returns the stats (`lines`: of `data`) and the last stamp read, else `carried`."""
+        stats = FileStats()
+        out: list[Stamp | None] = [carried]
+        self._scan(io.BytesIO(data), stats, rel, node, rank, srun_prefix, tp, emit, line_base=line_base,
+                   carried=carried, last_stamp=out)
+        return stats, out[0]
+
     def _scan(self, fh: IO[bytes], stats: FileStats, rel: str, node: str | None, rank: int | None,
               srun_prefix: bool, tp: TimeParser, emit: Callable[[Candidate], None],
-              check: Callable[[], None] | None = None, first: bytes = b"", fold: LineFold | None = None) -> None:
-        carried: Stamp | None = None  # last stamp of the previous chunk
+              check: Callable[[], None] | None = None, first: bytes = b"", fold: LineFold | None = None,
+              line_base: int = 0, carried: Stamp | None = None,
+              last_stamp: list[Stamp | None] | None = None) -> None:
+        """`carried`: the last stamp of the lines before (the previous chunk's, then); `line_base`: the lines
+        before `fh`'s first; `last_stamp[0]` is set to the last stamp read."""
         # The boot time (wall - uptime) comes from the last line with both; it is worked out only when a
         # line with an uptime alone needs it (a kernel log stamps every line with both).
         both: list[tuple[datetime, float] | None] = [None]
@@ -787,7 +803,7 @@ class LineScanner:
                 # ("NVRM: \0Xid") is whole again for the prefilter.
                 nuls += n
                 buf = buf.replace(b"\x00", b"")
-            line_no = before
+            line_no = before + line_base
             prev_start, prev_t, have_prev = -1, None, False
             folded = 0
             if dense and fold is not None:
@@ -842,7 +858,7 @@ class LineScanner:
                 line_no += count(buf, pos, len(buf)) - 1
             if held is not None:  # read before the chunk's last stamp, as in order
                 read_held(buf)
-            lines = line_no - before
+            lines = line_no - before - line_base
             seen[0] = lines
             dense = fold is not None and folded * 2 >= lines > 0
             last = self._last_stamp(buf, tp, srun_prefix)
@@ -851,6 +867,8 @@ class LineScanner:
                 stats.last_time = wall_of(last) or stats.last_time
         if fold is not None:
             fold.end_file()
+        if last_stamp is not None:
+            last_stamp[0] = carried
         if nuls:
             stats.errors.append((None, f"{nuls} NUL byte(s) in the text (a log cut by a crash?): read around them"))
 

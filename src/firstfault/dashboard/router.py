@@ -7,11 +7,14 @@ it has a store (`app.include_router(make_router(lambda: store))`):
     GET /verdicts            verdict list (filters in the URL)
     GET /verdicts/{id}       one verdict: cause, timeline, symptoms, evidence, coverage
     GET /verdicts/find       -> /verdicts/{id} of ?workload=&attempt=&cluster=&catalog= (alert links)
+    GET /provisional/{id}    a provisional verdict (sent while its attempt ran; watch --follow)
     GET /fleet               nodes/devices/ports most often where failures began
     GET /static/{name}       app.css, app.js (shipped with the package: works offline)
     GET /v1/verdicts         the list as JSON (VerdictPage)
     GET /v1/verdicts/{id}    the stored verdict document and its enrichment
     GET /v1/fleet            the fleet figures as JSON (FleetReport)
+    GET /v1/provisional      provisional verdicts of attempts still running, newest first (ProvisionalItem)
+    GET /v1/provisional/{id} one provisional verdict and what superseded it
 
 Query parameters are validated by the models in params.py; a bad value is a
 422 in the Service's error form ({error, message, detail[]}) for the API and
@@ -40,9 +43,10 @@ from firstfault.dashboard.fleet import DEFAULT_DOMAINS, FleetEntry, FleetReport,
 from firstfault.dashboard.fleetsql import fleet_counts
 from firstfault.dashboard.params import DOMAINS, OUTCOMES, FleetParams, VerdictFilters
 from firstfault.dashboard.queries import known_nodes, known_values
-from firstfault.model import CAUSE_DOMAINS, Verdict
-from firstfault.store import VerdictStore, VerdictSummary
+from firstfault.model import CAUSE_DOMAINS, Enrichment, Verdict
+from firstfault.store import StoredVerdict, VerdictStore, VerdictSummary
 from firstfault.store.actions import ActionLedger
+from firstfault.store.provisional import ProvisionalLedger, ProvisionalRecord
 
 log = logging.getLogger("firstfault.dashboard")
 
@@ -104,6 +108,33 @@ class VerdictPage(BaseModel):
     limit: int
     offset: int
     items: list[VerdictItem]
+
+
+class ProvisionalItem(BaseModel):
+    id: int
+    workload_id: str
+    attempt: int
+    cluster: str | None
+    category: str
+    domain: str
+    summary: str
+    nodes: list[str]
+    first_seen: datetime | None
+    sent_at: datetime
+    delivery: str
+    final_verdict_id: int | None
+    held: bool | None
+
+    @classmethod
+    def of(cls, r: ProvisionalRecord) -> ProvisionalItem:
+        return cls(id=r.id, workload_id=r.workload_id, attempt=r.attempt, cluster=r.cluster or None,
+                   category=r.category, domain=r.domain, summary=r.summary, nodes=list(r.nodes),
+                   first_seen=r.first_seen, sent_at=r.sent_at, delivery=r.delivery,
+                   final_verdict_id=r.final_verdict_id, held=r.held)
+
+
+class ProvisionalRecordBody(ProvisionalItem):
+    verdict: Verdict
 
 
 class VerdictRecord(BaseModel):
@@ -225,6 +256,15 @@ def _page(store: VerdictStore, f: VerdictFilters, since: datetime | None,
     return rows, _count(store, f, since, until, f.domain)
 
 
+def _running(store: VerdictStore) -> list[ProvisionalRecord]:
+    """The provisional verdicts of attempts still running (a store before 0006_provisional has none)."""
+    try:
+        return ProvisionalLedger(store).running(20)
+    except SQLAlchemyError as exc:
+        log.warning("provisional verdicts unavailable: %s", exc)
+        return []
+
+
 def fleet_report(store: VerdictStore, p: FleetParams, now: datetime) -> FleetReport:
     """The fleet figures for validated parameters (also `firstfault fleet`)."""
     since, until = p.span(now)
@@ -278,7 +318,7 @@ def make_router(store_provider: StoreProvider, *, clock: Clock = _utcnow,
             f, since, until = validate_query(VerdictFilters, request, now)
         except BadParams as exc:
             return page(request, "verdicts.html", status=422, error=exc.message, f=VerdictFilters(), rows=[],
-                        total=0, chips=[], outcomes=OUTCOMES, domains=DOMAINS, categories=[], nodes=[])
+                        total=0, chips=[], outcomes=OUTCOMES, domains=DOMAINS, categories=[], nodes=[], running=[])
         store = store_provider()
         try:
             rows, total = _page(store, f, since, until)
@@ -288,7 +328,8 @@ def make_router(store_provider: StoreProvider, *, clock: Clock = _utcnow,
         except SQLAlchemyError as exc:
             return store_down(request, exc)
         return page(request, "verdicts.html", f=f, rows=rows, total=total, chips=chips, outcomes=OUTCOMES,
-                    domains=DOMAINS, categories=categories, nodes=nodes, error=None)
+                    domains=DOMAINS, categories=categories, nodes=nodes, error=None,
+                    running=_running(store) if f.offset == 0 else [])
 
     # Before /verdicts/{vid}, which would take "find" for an id. Alerts link here (sinks/alertmanager.py).
     @router.get("/verdicts/find", include_in_schema=False, name="verdict_find")
@@ -301,7 +342,15 @@ def make_router(store_provider: StoreProvider, *, clock: Clock = _utcnow,
             vid = store_provider().find(workload, int(attempt), cluster or None, catalog or None)
         except SQLAlchemyError as exc:
             return store_down(request, exc)
-        if vid is None:
+        if vid is None:  # a provisional alert's link while the attempt runs: its provisional verdict
+            try:
+                running = [r for r in ProvisionalLedger(store_provider()).open_for(workload, int(attempt),
+                                                                                     cluster or None)]
+            except SQLAlchemyError:
+                running = []
+            if running:
+                return RedirectResponse(str(request.url_for("provisional_page", pid=str(running[-1].id))),
+                                        status_code=302)
             return page(request, "error.html", status=404, title="No such verdict",
                         message=f"no verdict for workload {workload!r} attempt {attempt} is in the store (yet)")
         return RedirectResponse(str(request.url_for("verdict_page", vid=str(vid))), status_code=302)
@@ -324,9 +373,30 @@ def make_router(store_provider: StoreProvider, *, clock: Clock = _utcnow,
         if rec is None:
             return page(request, "error.html", status=404, title="No such verdict",
                         message=f"verdict {vid} is not in the store")
+        return verdict_view(request, rec, actions)
+
+    def verdict_view(request: Request, rec: StoredVerdict, actions: list[Any], settled: int | None = None) -> Response:
+        """The verdict page of a stored verdict, or of a provisional one (`settled`: the verdict that superseded it)."""
         v = rec.verdict
         return page(request, "verdict.html", rec=rec, v=v, causes=detail.causes(v), timeline=detail.timeline(v),
-                    evidence=detail.evidence_rows(v), actions=actions)
+                    evidence=detail.evidence_rows(v), actions=actions, settled=settled)
+
+    @router.get("/provisional/{pid}", include_in_schema=False, name="provisional_page")
+    def provisional_page(request: Request, pid: str) -> Response:
+        if not pid.isdigit() or len(pid) > 18:
+            return page(request, "error.html", status=404, title="No such provisional verdict",
+                        message=f"{pid!r} is not a provisional verdict id")
+        try:
+            store = store_provider()
+            p = ProvisionalLedger(store).get(int(pid))
+            actions = ActionLedger(store).for_provisional(int(pid)) if p is not None else []
+        except SQLAlchemyError as exc:
+            return store_down(request, exc)
+        if p is None:
+            return page(request, "error.html", status=404, title="No such provisional verdict",
+                        message=f"provisional verdict {pid} is not in the store")
+        rec = StoredVerdict(p.id, p.verdict, Enrichment(cluster=p.cluster or None), p.sent_at)
+        return verdict_view(request, rec, actions, p.final_verdict_id)
 
     @router.get("/fleet", include_in_schema=False, name="fleet_page")
     def fleet_page(request: Request) -> Response:
@@ -407,6 +477,30 @@ def make_router(store_provider: StoreProvider, *, clock: Clock = _utcnow,
         e = rec.enrichment
         body = VerdictRecord(id=rec.id, created_at=rec.created_at, cluster=e.cluster, owner=e.owner,
                              links=dict(e.links), previous_attempts=list(e.previous_attempts), verdict=rec.verdict)
+        return JSONResponse(body.model_dump(mode="json"))
+
+    @router.get("/v1/provisional", response_model=list[ProvisionalItem], tags=["verdicts"], responses=ERRORS,
+                summary="Provisional verdicts of attempts that still run (watch --follow), newest first")
+    def list_provisional() -> Response:
+        try:
+            rows = ProvisionalLedger(store_provider()).running(200)
+        except SQLAlchemyError as exc:
+            return store_down(None, exc)
+        return JSONResponse([ProvisionalItem.of(r).model_dump(mode="json") for r in rows])
+
+    @router.get("/v1/provisional/{pid}", response_model=ProvisionalRecordBody, tags=["verdicts"],
+                responses={404: {"model": Problem, "description": "no provisional verdict with this id"}, **ERRORS},
+                summary="One provisional verdict, and the final verdict that superseded it (when there is one)")
+    def get_provisional(pid: str) -> Response:
+        if not pid.isdigit() or len(pid) > 18:
+            return _problem(404, "not_found", f"{pid!r} is not a provisional verdict id")
+        try:
+            p = ProvisionalLedger(store_provider()).get(int(pid))
+        except SQLAlchemyError as exc:
+            return store_down(None, exc)
+        if p is None:
+            return _problem(404, "not_found", f"provisional verdict {pid} is not in the store")
+        body = ProvisionalRecordBody(**ProvisionalItem.of(p).model_dump(), verdict=p.verdict)
         return JSONResponse(body.model_dump(mode="json"))
 
     @router.get("/v1/fleet", response_model=FleetReport, tags=["verdicts"], responses=ERRORS,

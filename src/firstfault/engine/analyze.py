@@ -36,7 +36,17 @@ from firstfault.engine.verdict import build_verdict
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import read_document
 from firstfault.extract.unrecognized import MAX_GROUPS
-from firstfault.model import CoverageItem, ErrorItem, Unrecognized, UnrecognizedLine, Verdict, Window, WorkloadRef, iso
+from firstfault.model import (
+    CoverageItem,
+    ErrorItem,
+    Event,
+    Unrecognized,
+    UnrecognizedLine,
+    Verdict,
+    Window,
+    WorkloadRef,
+    iso,
+)
 from firstfault.spec import is_failure, outcome_of
 
 if TYPE_CHECKING:  # the Service's request types: imported where a request is analysed, not by `analyze`
@@ -115,13 +125,21 @@ class Analysis:
             self.errors.append(ErrorItem(source=source, file=file, line=line, message=msg))
         return (res.lines if res is not None else 0), problems
 
+    def add_event(self, ev: Event) -> None:
+        """An event read outside a line or a whole document: a followed metric series' new condition
+        (collect/follow.py PromFollow), which reads the series with the metrics reader itself."""
+        self.store.add(ev)
+
     def saw_node(self, node: str, last: datetime) -> None:
         if self._kept_out("application", None, node, "node activity record"):
             return
         prev = self.node_last_seen.get(node)
         self.node_last_seen[node] = max(prev, last) if prev else last
 
-    def finish(self, now: datetime | None = None) -> Verdict:
+    def finish(self, now: datetime | None = None, *, provisional: bool = False) -> Verdict:
+        """The verdict on what was fed so far. `provisional`: the attempt still runs (a follower judging it as
+        its evidence is written): outcome `running`, and only a cause that stands while it runs is named
+        (engine/verdict.py `provisional_root`). May be called again after more evidence was fed."""
         ctx, wl = self.ctx, self.ctx.workload
         settings = self.analyzer.catalog.settings
         allocation = list(wl.nodes)
@@ -159,7 +177,7 @@ class Analysis:
         verdict = build_verdict(
             catalog=self.analyzer.catalog, workload=ref, terminal_state=state, att=att,
             coverage=self.coverage, errors=[*self.errors, *self.outside.errors(), *self._overflow()], now=now,
-            unrecognized=self._unrecognized(mapper),
+            unrecognized=self._unrecognized(mapper), provisional=provisional,
         )
         if fabric is not None:
             verdict.explanation.append(fab.note(fabric, self.fabric_files))

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from firstfault.engine.attribute import Attribution, Finding, SymptomHit, event_sort_key, is_terminal, render, weight
 from firstfault.engine.catalog import Catalog
 from firstfault.engine.leads import verdict_leads
+from firstfault.engine.match import category_matches
 from firstfault.engine.ports import cable_of, port_of
 from firstfault.model import (
     CatalogRef,
@@ -21,7 +22,7 @@ from firstfault.model import (
     WorkloadRef,
     iso,
 )
-from firstfault.spec import is_failure, outcome_of
+from firstfault.spec import PROVISIONAL_AT_ONCE, PROVISIONAL_CONFIRM, is_failure, outcome_of
 
 
 def _cause(f: Finding) -> Cause:
@@ -119,14 +120,30 @@ def build_verdict(
     errors: list[ErrorItem],
     now: datetime | None = None,
     unrecognized: list[Unrecognized] | None = None,
+    provisional: bool = False,
 ) -> Verdict:
-    outcome = outcome_of(terminal_state)
+    """`provisional`: the attempt still runs (outcome `running`); the attribution is judged as for a failure,
+    and only a root cause that may stand while it runs (`provisional_root`) is named."""
+    outcome = "running" if provisional else outcome_of(terminal_state)
     settings = catalog.settings
     notes: list[str] = []
     root = att.root
     candidates = att.candidates
     secondary = list(att.secondary)
-    if not is_failure(outcome):
+    if provisional:
+        # Ambiguity is not a provisional verdict: precision first, the final verdict says it.
+        why = (provisional_root(root, att) if root is not None else
+               f"ambiguous between {', '.join(c.category for c in candidates)}" if candidates else None)
+        if why is not None:
+            notes.append(f"The attempt still runs and no cause stands yet ({why}).")
+            root, candidates = None, []
+        elif root is not None:
+            notes.append(f"Provisional: the attempt still runs. Earliest causal event: "
+                         f"{render(root.rule.summary, root) if not root.widespread else root.category}"
+                         f" at {iso(root.first) or 'an unknown time'} (rule {root.rule.id}).")
+        domain = root.domain if root is not None else "unknown"
+        secondary = []  # while it runs, only the cause that stands is said
+    elif not is_failure(outcome):
         domain = "none"
         secondary = ([root] if root else []) + candidates + secondary
         root, candidates = None, []
@@ -217,4 +234,18 @@ def build_verdict(
         secondary_causes=[_cause(s) for s in secondary],
         explanation=notes,
         unrecognized=list(unrecognized or []),
+        provisional=provisional,
     )
+
+
+def provisional_root(f: Finding, att: Attribution) -> str | None:
+    """None when finding `f` may stand in a provisional verdict; else why not (spec.PROVISIONAL_*)."""
+    if f.domain in PROVISIONAL_AT_ONCE and not f.weak:
+        return None
+    if f.domain == "scheduler":
+        return f"{f.category}: the scheduler has not ended the attempt"
+    confirmed = any(h.explained_by is f and any(category_matches(p, h.category) for p in PROVISIONAL_CONFIRM)
+                    for h in att.symptoms)
+    if confirmed:
+        return None
+    return f"{f.category}: not yet followed by {' or '.join(PROVISIONAL_CONFIRM)}"

@@ -36,4 +36,20 @@ class ContextConnector(Protocol):
     def identify(self, ref: str) -> Identified: ...
 
 
-__all__ = ["ContextConnector", "ContextError", "Identified"]
+@dataclass(frozen=True, slots=True)
+class Running:
+    """An attempt that runs now, as the scheduler lists it (`watch --follow`).
+
+    `since` is when this run of it began, in the scheduler's own words: a requeued job runs again
+    under the same ref with another `since`, which tells the follower to identify it again.
+    """
+
+    ref: str
+    since: str
+
+
+class RunningSource(ContextConnector, Protocol):
+    def running(self) -> list[Running]: ...
+
+
+__all__ = ["ContextConnector", "ContextError", "Identified", "Running", "RunningSource"]

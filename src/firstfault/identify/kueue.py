@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -39,7 +39,7 @@ from kubernetes.client import ApiClient, CoreV1Api, CustomObjectsApi
 from kubernetes.client.exceptions import ApiException
 
 from firstfault.bundle import WindowSpec, WorkloadSpec
-from firstfault.identify.base import ContextError, Identified
+from firstfault.identify.base import ContextError, Identified, Running
 from firstfault.identify.cursor import format_cursor, iso, parse_cursor
 
 GROUP, VERSION, PLURAL = "kueue.x-k8s.io", "v1beta1", "workloads"
@@ -216,26 +216,11 @@ class KueueContext:
             since = datetime.now(UTC) - self.lookback if self.lookback is not None else None
             seen = set()
         ended: set[tuple[str, int]] = set()
-        token: str | None = None
-        while True:
-            kwargs: dict[str, Any] = {"limit": 500}
-            if token:
-                kwargs["_continue"] = token
-            if self.namespace:
-                page = self._call(f"listing Workloads in {self.namespace}", self.custom.list_namespaced_custom_object,
-                                  GROUP, VERSION, self.namespace, PLURAL, **kwargs)
-            else:
-                page = self._call("listing Workloads", self.custom.list_cluster_custom_object, GROUP, VERSION,
-                                  PLURAL, **kwargs)
-            for wl in page.get("items") or []:
-                meta = _dict(wl.get("metadata"))
-                conds = {str(c.get("type")): _dict(c) for c in _dict(wl.get("status")).get("conditions") or []}
-                _, end = _terminal(conds)
-                if end is not None:
-                    ended.add((f"{meta.get('namespace')}/{meta.get('name')}", int(end.timestamp())))
-            token = _dict(page.get("metadata")).get("continue") or None
-            if not token:
-                break
+        for wl in self._workloads():
+            meta = _dict(wl.get("metadata"))
+            _, end = _terminal(_conditions(wl))
+            if end is not None:
+                ended.add((f"{meta.get('namespace')}/{meta.get('name')}", int(end.timestamp())))
         floor = int(since.timestamp()) if since is not None else None
         new = sorted((t, r) for r, t in ended - seen if floor is None or t >= floor)
         refs = list(dict.fromkeys(r for _, r in new))
@@ -247,9 +232,48 @@ class KueueContext:
         return refs, format_cursor(datetime.fromtimestamp(newest, UTC), keep)
 
 
+    def _workloads(self) -> Iterator[dict[str, Any]]:
+        """Every Workload (of `namespace`, else of the cluster), 500 to a page."""
+        token: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {"limit": 500}
+            if token:
+                kwargs["_continue"] = token
+            if self.namespace:
+                page = self._call(f"listing Workloads in {self.namespace}", self.custom.list_namespaced_custom_object,
+                                  GROUP, VERSION, self.namespace, PLURAL, **kwargs)
+            else:
+                page = self._call("listing Workloads", self.custom.list_cluster_custom_object, GROUP, VERSION,
+                                  PLURAL, **kwargs)
+            yield from (_dict(wl) for wl in page.get("items") or [])
+            token = _dict(page.get("metadata")).get("continue") or None
+            if not token:
+                return
+
+    # ---------------------------------------------------------------- running
+
+    def running(self) -> list[Running]:
+        """Workloads admitted (Admitted True) and not Finished or Evicted: 'namespace/name', each with when it
+        was admitted and its requeue count (a requeued Workload is admitted again: another run)."""
+        out: dict[str, str] = {}
+        for wl in self._workloads():
+            conds = _conditions(wl)
+            admitted = _true(conds, "Admitted")
+            if admitted is None or _terminal(conds)[0] is not None:
+                continue
+            meta = _dict(wl.get("metadata"))
+            requeue = _dict(_dict(wl.get("status")).get("requeueState")).get("count") or 0
+            out[f"{meta.get('namespace')}/{meta.get('name')}"] = f"{admitted.get('lastTransitionTime')}#{requeue}"
+        return [Running(r, out[r]) for r in sorted(out)]
+
+
 # --------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------
+
+
+def _conditions(wl: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {str(c.get("type")): _dict(c) for c in _dict(wl.get("status")).get("conditions") or []}
 
 
 def _dict(v: Any) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from firstfault.bundle import WindowSpec, WorkloadSpec
 from firstfault.extract.scheduler import SACCT_DEFAULT_COLUMNS
 from firstfault.hostlist import hostlist_expand
-from firstfault.identify.base import ContextError, Identified
+from firstfault.identify.base import ContextError, Identified, Running
 from firstfault.identify.cursor import format_cursor, parse_cursor
 from firstfault.identify.cursor import iso as _iso
 
@@ -50,6 +50,7 @@ NONE_VALUES = frozenset({"", "unknown", "none", "(null)", "none assigned"})
 REF_RE = re.compile(r"^\d+(?:_\d+|\+\d+)?$")
 _NUMTASKS_RE = re.compile(r"\bNumTasks=(\d+)")
 _NODELIST_RE = re.compile(r"(?:^|\s)NodeList=(\S*)")
+_JOBSTATE_RE = re.compile(r"(?:^|\s)JobState=(\S+)")
 # Ends seen this long before the newest one stay in the cursor: slurmctld hands
 # finished jobs to slurmdbd asynchronously, so one may appear late with an older End.
 SETTLE = timedelta(minutes=2)
@@ -103,6 +104,7 @@ class SlurmContext:
         *,
         sacct: str = "sacct",
         scontrol: str = "scontrol",
+        squeue: str = "squeue",
         timeout: float = 30.0,
         cluster: str | None = None,
         tz: str | None = None,
@@ -115,6 +117,7 @@ class SlurmContext:
         name to a URL template with {job_id}, {attempt} and {cluster}; `lookback` is how far
         back ended_since(None) starts (None: from the beginning of accounting)."""
         self.sacct, self.scontrol, self.timeout, self.cluster = sacct, scontrol, timeout, cluster
+        self.squeue = squeue
         self.runner: Runner = runner or subprocess_runner
         self.links = dict(links or {})
         self.lookback = lookback
@@ -235,7 +238,10 @@ class SlurmContext:
         header = "|".join(SACCT_DEFAULT_COLUMNS)
         rows = [header] + ["|".join(r.cells[:_DOC_WIDTH]) for c in chosen for r in [c, *c.steps]]
         documents = [("sacct", f"sacct-{ref}.txt", ("\n".join(rows) + "\n").encode())]
-        if scontrol is not None:
+        if scontrol is not None and not (terminal and _still_ending(scontrol)):
+            # Right after the end slurmctld still says JobState=COMPLETING (KillWait, the epilog) while the
+            # accounting has the end: that record is from before the end settled, and the engine would read
+            # the job as still running. It is left out (its NumTasks still gave the ranks).
             documents.append(("scontrol", f"scontrol-{ref}.txt", scontrol.encode()))
         fmt = {"job_id": ref, "attempt": picked, "cluster": self.cluster or ""}
         links = {k: t.format(**fmt) for k, t in self.links.items()}
@@ -298,6 +304,41 @@ class SlurmContext:
         return ids, format_cursor(datetime.fromtimestamp(newest, UTC), keep)
 
 
+    # ---------------------------------------------------------------- running
+
+    def running(self) -> list[Running]:
+        """The jobs running now (`squeue -h -a -t RUNNING -o %i|%S`): ids as identify() takes them (a het
+        job's components are its leader's id), each with its start time, in job-id order."""
+        argv = [self.squeue, "-h", "-a", *self._cluster_args(), "-t", "RUNNING", "-o", "%i|%S"]
+        res = self.runner(argv, self._env, self.timeout)
+        if res.returncode != 0:
+            detail = (res.stderr.strip() or res.stdout.strip() or "no message").splitlines()[-1]
+            raise ContextError(f"slurm: squeue failed (exit {res.returncode}): {detail}")
+        return parse_squeue(res.stdout)
+
+
+def parse_squeue(text: str) -> list[Running]:
+    """`%i|%S` lines -> Running, one per job (het components folded); `CLUSTER: name` headers (squeue -M)
+    and blank lines are skipped; a line of another shape is a ContextError that quotes it."""
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or (line.startswith("CLUSTER:") and "|" not in line):
+            continue
+        ref, bar, since = line.partition("|")
+        ref = ref.strip().split("+", 1)[0]
+        if not bar or not REF_RE.match(ref):
+            raise ContextError(f"slurm: squeue: unexpected line {line[:120]!r} (wanted JOBID|START)")
+        found.setdefault(ref, since.strip())
+    return [Running(r, found[r]) for r in sorted(found, key=job_order)]
+
+
+def job_order(ref: str) -> tuple[int, int, str]:
+    """Job ids in submission order: 9 before 10, 4242 before 4242_7."""
+    head = re.match(r"\d+", ref)
+    return (int(head.group(0)) if head else 0, len(ref), ref)
+
+
 # --------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------
@@ -356,6 +397,12 @@ def block_layout(ntasks: int, nodes: list[str]) -> dict[str, str | int | list[in
         return None
     per = ntasks // len(nodes)
     return {n: (f"{i * per}-{(i + 1) * per - 1}" if per > 1 else str(i * per)) for i, n in enumerate(nodes)}
+
+
+def _still_ending(scontrol: str) -> bool:
+    """`scontrol show job` says the job is not over yet (COMPLETING, or any other state that is not an end)."""
+    m = _JOBSTATE_RE.search(scontrol)
+    return m is not None and m.group(1).upper() not in TERMINAL_STATES
 
 
 def _ranks(alloc: _Record, scontrol: str | None) -> dict[str, str | int | list[int]] | None:

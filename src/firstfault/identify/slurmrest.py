@@ -62,10 +62,18 @@ import httpx
 
 from firstfault.bundle import WindowSpec, WorkloadSpec
 from firstfault.hostlist import hostlist_expand
-from firstfault.identify.base import ContextError, Identified
+from firstfault.identify.base import ContextError, Identified, Running
 from firstfault.identify.cursor import format_cursor, parse_cursor
 from firstfault.identify.cursor import iso as _iso
-from firstfault.identify.slurm import NONE_VALUES, REF_RE, SETTLE, TERMINAL_STATES, block_layout, one_job_or_het
+from firstfault.identify.slurm import (
+    NONE_VALUES,
+    REF_RE,
+    SETTLE,
+    TERMINAL_STATES,
+    block_layout,
+    job_order,
+    one_job_or_het,
+)
 
 Job = dict[str, Any]
 
@@ -258,6 +266,22 @@ class SlurmRestContext:
         newest = max(stamps)
         keep = {(j, t) for j, t in ended | seen if t >= newest - SETTLE.total_seconds()}
         return ids, format_cursor(datetime.fromtimestamp(newest, UTC), keep)
+
+
+    # ---------------------------------------------------------------- running
+
+    def running(self) -> list[Running]:
+        """The jobs slurmctld runs now (GET /slurm/{version}/jobs, `job_state` RUNNING): ids as identify()
+        takes them (a het job's components are its leader's id), each with its `start_time`."""
+        jobs = self._jobs(f"/slurm/{self.api_version}/jobs", None, _ESLURM_REST_EMPTY_RESULT)
+        found: dict[str, str] = {}
+        for j in jobs:
+            if _str(j.get("job_state")).upper() != "RUNNING":
+                continue
+            ref = _ctld_keys(j)[0].split("+", 1)[0]
+            if REF_RE.match(ref):
+                found.setdefault(ref, str(_int(j.get("start_time")) or ""))
+        return [Running(r, found[r]) for r in sorted(found, key=job_order)]
 
 
 # --------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 
 The operator says when and where (`--start`, `--end`, `--nodes node-[01-04]`);
 the ref given to identify() is ignored. Everything is validated once, at
-construction, so a typo fails before any collector runs.
+construction, so a typo fails before any collector runs. Without an end the
+attempt still runs: `StaticList` holds such attempts for `watch --follow`
+(cluster.yaml `follow.static`), by id.
 """
 
 from __future__ import annotations
@@ -18,13 +20,13 @@ from pydantic import ValidationError
 
 from firstfault.bundle import Context, WindowSpec, WorkloadSpec
 from firstfault.hostlist import hostlist_expand
-from firstfault.identify.base import ContextError, Identified
+from firstfault.identify.base import ContextError, Identified, Running
 from firstfault.timeparse import parse_rfc3339
 
 _EXIT_RE = re.compile(r"^-?\d+:-?\d+$")
 
 
-def static_id(start: datetime, end: datetime, nodes: Sequence[str],
+def static_id(start: datetime, end: datetime | None, nodes: Sequence[str],
               ranks: Mapping[str, str | int | list[int]] | None) -> str:
     """'static-' and 12 hex digits of a hash of the window (as UTC instants), the node set and the rank map.
 
@@ -32,7 +34,7 @@ def static_id(start: datetime, end: datetime, nodes: Sequence[str],
     runs over other windows or nodes must not share one (they all shared
     "static", and the second verdict was silently not stored).
     """
-    doc = {"start": start.astimezone(UTC).isoformat(), "end": end.astimezone(UTC).isoformat(),
+    doc = {"start": start.astimezone(UTC).isoformat(), "end": end.astimezone(UTC).isoformat() if end else None,
            "nodes": sorted(nodes), "ranks": {k: str(v) for k, v in sorted((ranks or {}).items())}}
     digest = hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()
     return f"static-{digest[:12]}"
@@ -45,7 +47,7 @@ class StaticContext:
         self,
         *,
         start: str,
-        end: str,
+        end: str | None,
         nodes: str | Sequence[str],
         id: str | None = None,
         name: str | None = None,
@@ -54,14 +56,18 @@ class StaticContext:
         exit_code: str | None = None,
         timezone: str = "UTC",
     ) -> None:
-        times = {}
+        times: dict[str, datetime | None] = {"end": None}
         for key, value in (("start", start), ("end", end)):
+            if key == "end" and value is None:
+                continue  # the attempt still runs
             try:
-                t = parse_rfc3339(value)
+                t = parse_rfc3339(value)  # type: ignore[arg-type]
             except (ValueError, TypeError) as exc:
                 raise ContextError(f"static context: window.{key}: not an RFC 3339 time: {value!r}") from exc
             times[key] = t  # naive means UTC, as in workload.yaml
-        if times["end"] <= times["start"]:
+        begin, finish = times["start"], times["end"]
+        assert begin is not None
+        if finish is not None and finish <= begin:
             raise ContextError(f"static context: window.end {end!r} is not after window.start {start!r}")
 
         if isinstance(nodes, str):
@@ -85,7 +91,7 @@ class StaticContext:
                 raise ContextError(f"static context: ranks: nodes not in the node list: {', '.join(unknown)}")
 
         if id is None:
-            id = static_id(times["start"], times["end"], node_list, ranks)
+            id = static_id(begin, finish, node_list, ranks)
         try:
             spec = WorkloadSpec(
                 id=id,
@@ -110,3 +116,29 @@ class StaticContext:
     def identify(self, ref: str = "") -> Identified:
         """The configured context, whatever the ref (a static context names one attempt only)."""
         return Identified(workload=self.workload.model_copy(deep=True))
+
+
+class StaticList:
+    """Attempts that run now, as the operator lists them (cluster.yaml `follow.static`): `watch --follow`
+    follows each; identify(id) gives its context (no end: it runs)."""
+
+    name = "static"
+
+    def __init__(self, attempts: Sequence[StaticContext]) -> None:
+        self.attempts: dict[str, StaticContext] = {}
+        for a in attempts:
+            wid = a.workload.id
+            if wid in self.attempts:
+                raise ContextError(f"static list: attempt id {wid!r} is listed twice")
+            if a.workload.window.end is not None:
+                raise ContextError(f"static list: attempt {wid!r} has an end: only running attempts are followed")
+            self.attempts[wid] = a
+
+    def identify(self, ref: str) -> Identified:
+        found = self.attempts.get(ref)
+        if found is None:
+            raise ContextError(f"static list: no attempt {ref!r} (listed: {', '.join(sorted(self.attempts))})")
+        return found.identify(ref)
+
+    def running(self) -> list[Running]:
+        return [Running(wid, a.workload.window.start or "") for wid, a in sorted(self.attempts.items())]

@@ -22,6 +22,12 @@ default is every failed outcome whose verdict names a cause or candidates
 (domains hardware, network, software, storage, infrastructure, scheduler,
 ambiguous), never `none` or `unknown`.
 
+A provisional verdict (outcome `running`, sent by `watch --follow` while the
+attempt runs) alerts under its own alert name (`FirstfaultProvisional`) when
+it names a root cause of an alerting domain, whatever the outcome filter says;
+`resolve` sends its alerts again with `endsAt` now, which resolves them, when
+the attempt's final verdict lands.
+
 Each try has `timeout` seconds in all, connecting, sending and every read
 together (firstfault.httptry). Retried with exponential backoff and full
 jitter after connection errors, timeouts, 429 and 5xx, `retries` more times
@@ -53,6 +59,7 @@ log = logging.getLogger("firstfault.sinks.alertmanager")
 
 RETRY_STATUS = frozenset({429}) | frozenset(range(500, 600))
 DEFAULT_ALERTNAME = "FirstfaultVerdict"
+DEFAULT_PROVISIONAL_ALERTNAME = "FirstfaultProvisional"
 DEFAULT_DOMAINS: tuple[str, ...] = ("hardware", "network", "software", "storage", "infrastructure", "scheduler",
                                     "ambiguous")
 DEFAULT_OUTCOMES: tuple[str, ...] = ("failed", "timeout", "cancelled", "preempted", "node_fail", "out_of_memory",
@@ -233,9 +240,13 @@ class AlertmanagerSink:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        provisional_alertname: str = DEFAULT_PROVISIONAL_ALERTNAME,
     ) -> None:
         if retries < 0:
             raise ValueError("alertmanager retries must not be negative")
+        if provisional_alertname == alertname:
+            raise ValueError("alertmanager provisional_alertname must differ from alertname: the final verdict's "
+                             "alerts would overwrite the provisional ones")
         if resolve_after <= 0:
             raise ValueError("alertmanager resolve_after must be positive")
         if max_alerts < 1:
@@ -249,6 +260,7 @@ class AlertmanagerSink:
         self.outcomes = frozenset(outcomes)
         self.domains = frozenset(domains)
         self.alertname = alertname
+        self.provisional_alertname = provisional_alertname
         self.labels = dict(labels or {})
         self.resolve_after = timedelta(seconds=resolve_after)
         self.max_alerts = max_alerts
@@ -275,16 +287,31 @@ class AlertmanagerSink:
 
     def wanted(self, verdict: Verdict) -> str | None:
         """None when the verdict alerts; else why not (the filter it fails)."""
-        if verdict.outcome not in self.outcomes:
+        if verdict.provisional:  # the outcome is `running`: the cause it names is why it was sent
+            if verdict.root_cause is None:
+                return "a provisional verdict without a root cause is not sent"
+        elif verdict.outcome not in self.outcomes:
             return f"outcome {verdict.outcome} is not among the alerting outcomes"
         if verdict.attributed_domain not in self.domains:
             return f"domain {verdict.attributed_domain} is not among the alerting domains"
         return None
 
     def alerts(self, verdict: Verdict, enrichment: Enrichment) -> list[dict[str, Any]]:
+        name = self.provisional_alertname if verdict.provisional else self.alertname
         return alerts_for(verdict, enrichment, now=self._clock(), resolve_after=self.resolve_after,
-                          dashboard_url=self.dashboard_url, alertname=self.alertname, labels=self.labels,
+                          dashboard_url=self.dashboard_url, alertname=name, labels=self.labels,
                           max_alerts=self.max_alerts)
+
+    def resolve(self, verdict: Verdict, enrichment: Enrichment) -> AlertDelivery:
+        """Resolve the alerts `verdict` (a provisional one) raised: the same label sets, `endsAt` now.
+        Never raises; nothing is sent for a verdict that never alerted."""
+        if not verdict.provisional or self.wanted(verdict) is not None:
+            return AlertDelivery(True, 0, 0, None, None, "not a provisional verdict that alerted")
+        now = _rfc3339(self._clock())
+        alerts = self.alerts(verdict, enrichment)
+        for a in alerts:
+            a["endsAt"] = max(now, a["startsAt"])  # same form: the strings order as the times
+        return self._post(alerts)
 
     def write(self, verdict: Verdict, enrichment: Enrichment) -> None:
         d = self.deliver(verdict, enrichment)

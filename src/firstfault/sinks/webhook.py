@@ -66,7 +66,16 @@ def delivery_id(verdict: Verdict, enrichment: Enrichment) -> str:
     sha256 (the verdict store's key): retries, a rerun of `firstfault run`
     and a redo by `watch` after a crash all carry the same id; the same
     attempt judged by another catalog gets another one.
+
+    A provisional verdict (sent while the attempt runs, one per cause) has an id of its own, of the same
+    fields and its root-cause category (not the catalog: a catalog reload does not make the cause new);
+    the final verdict lists it under `supersedes[].delivery`, which ties the two together.
     """
+    if verdict.provisional:
+        cat = verdict.root_cause.category if verdict.root_cause is not None else ""
+        key = "\x1f".join(("provisional", enrichment.cluster or "", verdict.workload.id,
+                            str(verdict.workload.attempt), cat))
+        return str(uuid.uuid5(DELIVERY_NAMESPACE, key))
     key = "\x1f".join((enrichment.cluster or "", verdict.workload.id, str(verdict.workload.attempt),
                         verdict.catalog.sha256))
     return str(uuid.uuid5(DELIVERY_NAMESPACE, key))

@@ -49,6 +49,7 @@ class ActionRecord:
     detail: str
     created_at: datetime
     id: int | None = None  # None: not stored (e.g. no ledger to store it in)
+    provisional_id: int | None = None  # a decision on a provisional verdict (watch --follow; 0006_provisional)
 
     def line(self) -> str:
         """One line for a terminal or a log: `drain ffnode1: done: scontrol update ...`."""
@@ -78,40 +79,61 @@ class ActionLedger:
         with self.store.engine.connect() as conn:
             yield conn
 
-    def decided(self, conn: Connection, verdict_id: int, kind: str, target: str, dry_run: bool) -> ActionRecord | None:
-        """The settled decision for this verdict, action and node in this mode, if there is one."""
+    def decided(self, conn: Connection, verdict_id: int | None, kind: str, target: str, dry_run: bool, *,
+                provisional_id: int | None = None) -> ActionRecord | None:
+        """The settled decision for this verdict (or, with `provisional_id`, this provisional verdict), action
+        and node in this mode, if there is one."""
         a = t.actions.c
+        which = a.provisional_id == provisional_id if provisional_id is not None else a.verdict_id == verdict_id
         row = conn.execute(
-            select(t.actions).where(a.verdict_id == verdict_id, a.kind == kind, a.target == target,
+            select(t.actions).where(which, a.kind == kind, a.target == target,
                                     a.dry_run == dry_run, a.outcome.in_(FINAL)).order_by(a.id).limit(1)
         ).first()
         return None if row is None else _record(row)
 
-    def claim(self, conn: Connection, verdict_id: int, kind: str, target: str, since: datetime) -> ActionRecord | None:
-        """A live claim on this node for this verdict made since `since` and not yet settled (a run of the same
-        verdict acting at this moment), if there is one."""
+    def taken(self, conn: Connection, provisional_id: int, kinds: tuple[str, ...],
+              outcomes: tuple[str, ...]) -> list[ActionRecord]:
+        """Inside the lock: the decisions of these kinds and outcomes already taken on a provisional verdict."""
         a = t.actions.c
+        rows = conn.execute(select(t.actions).where(a.provisional_id == provisional_id, a.kind.in_(kinds),
+                                                    a.outcome.in_(outcomes)).order_by(a.id)).all()
+        return [_record(r) for r in rows]
+
+    def for_provisional(self, provisional_id: int) -> list[ActionRecord]:
+        """Every decision taken on a provisional verdict, oldest first."""
+        a = t.actions.c
+        with self.store.engine.connect() as conn:
+            rows = conn.execute(select(t.actions).where(a.provisional_id == provisional_id).order_by(a.id)).all()
+        return [_record(r) for r in rows]
+
+    def claim(self, conn: Connection, verdict_id: int | None, kind: str, target: str, since: datetime, *,
+              provisional_id: int | None = None) -> ActionRecord | None:
+        """A live claim on this node for this verdict (or provisional verdict) made since `since` and not yet
+        settled (a run of the same verdict acting at this moment), if there is one."""
+        a = t.actions.c
+        which = a.provisional_id == provisional_id if provisional_id is not None else a.verdict_id == verdict_id
         row = conn.execute(
-            select(t.actions).where(a.verdict_id == verdict_id, a.kind == kind, a.target == target,
+            select(t.actions).where(which, a.kind == kind, a.target == target,
                                     a.dry_run.is_(False), a.outcome == PENDING, a.created_at >= since)
             .order_by(a.id.desc()).limit(1)
         ).first()
         return None if row is None else _record(row)
 
     def taken_since(self, conn: Connection, kind: str, cluster: str, since: datetime,
-                    claimed_since: datetime) -> dict[str, int | None]:
+                    claimed_since: datetime) -> dict[str, tuple[int | None, int | None]]:
         """Nodes this action took out live on this cluster that a node-state snapshot read at `since` may not show,
-        with the verdict each was taken for: those done since (a settled record's time is when its command
-        answered), and those claimed since `claimed_since` whose command has not answered yet."""
+        with the verdict each was taken for (its id, or its provisional verdict's id): those done since (a
+        settled record's time is when its command answered), and those claimed since `claimed_since` whose
+        command has not answered yet."""
         a = t.actions.c
         rows = conn.execute(
-            select(a.target, a.verdict_id).where(
+            select(a.target, a.verdict_id, a.provisional_id).where(
                 a.kind == kind, a.cluster == cluster, a.dry_run.is_(False),
                 ((a.outcome == "done") & (a.created_at >= since))
                 | ((a.outcome == PENDING) & (a.created_at >= claimed_since)))
             .order_by(a.id)
         ).all()
-        return {str(r[0]): r[1] for r in rows if r[0]}
+        return {str(r[0]): (r[1], r[2]) for r in rows if r[0]}
 
     def settle(self, conn: Connection, claim: ActionRecord, outcome: str, detail: str) -> ActionRecord:
         """A claim's result: its record's outcome and detail, and its time: when the command answered."""
@@ -133,6 +155,8 @@ class ActionLedger:
                     detail=clean(r.detail) or "", id=None)
         values = {f: getattr(r, f) for f in ("verdict_id", "kind", "cluster", "target", "outcome", "dry_run",
                                              "category", "detail", "created_at")}
+        if r.provisional_id is not None:  # a store before 0006_provisional has no such column
+            values["provisional_id"] = r.provisional_id
         pk = conn.execute(insert(t.actions).values(values)).inserted_primary_key
         assert pk is not None
         return replace(r, id=int(pk[0]))
@@ -151,4 +175,5 @@ def _record(row: object) -> ActionRecord:
     return ActionRecord(id=m["id"], verdict_id=m["verdict_id"], kind=m["kind"], cluster=m["cluster"],
                         target=m["target"], outcome=m["outcome"], dry_run=bool(m["dry_run"]),
                         category=m["category"], detail=m["detail"],
-                        created_at=created if created.tzinfo else created.replace(tzinfo=UTC))
+                        created_at=created if created.tzinfo else created.replace(tzinfo=UTC),
+                        provisional_id=m.get("provisional_id"))

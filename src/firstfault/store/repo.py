@@ -341,7 +341,8 @@ class VerdictStore:
     # -- writing ----------------------------------------------------------------
 
     def write(self, verdict: Verdict, enrichment: Enrichment | None = None, *,
-              mark: ProcessedMark | None = None, evidence: ReplayPacker | None = None) -> int:
+              mark: ProcessedMark | None = None, evidence: ReplayPacker | None = None,
+              also: Callable[[Connection, int], None] | None = None) -> int:
         """Store a verdict (and the daemon's processed mark) in one transaction; returns its id.
 
         Idempotent on (workload id, attempt, catalog sha256, cluster): when the
@@ -351,8 +352,12 @@ class VerdictStore:
         attempt under the same key, not a re-analysis: StoreConflict, and
         nothing is written. `evidence` (what the analysis was fed) is packed
         to at most `replay_cap` bytes and stored with a new verdict, for
-        `firstfault rules replay`.
+        `firstfault rules replay`. `also(connection, verdict id)` runs inside the same transaction (the
+        follower settles the attempt's provisional verdicts there: store/provisional.py).
         """
+        if verdict.provisional:
+            raise StoreError(f"workload {verdict.workload.id!r} attempt {verdict.workload.attempt}: a provisional "
+                             "verdict is not a stored verdict (the follower records it in store/provisional.py)")
         enr = enrichment or Enrichment()
         packed = None
         if evidence is not None and self.replay_cap > 0:
@@ -371,6 +376,8 @@ class VerdictStore:
                             self._insert_evidence(conn, vid, packed)
                     if mark is not None:
                         self._mark(conn, mark, vid)
+                    if also is not None:
+                        also(conn, vid)
                     return vid
             except IntegrityError:
                 if retry == 2:
@@ -476,15 +483,32 @@ class VerdictStore:
             return conn.execute(q).first() is not None
 
     def set_cursor(self, name: str, value: str) -> None:
+        with self._write_tx() as conn:
+            self.put_cursor(conn, name, value)
+
+    def put_cursor(self, conn: Connection, name: str, value: str) -> None:
+        """set_cursor inside a transaction of the caller's."""
         values = {"name": name, "value": value, "updated_at": self._clock()}
         update = {"value": value, "updated_at": values["updated_at"]}
+        if conn.dialect.name == "postgresql":
+            pq = postgresql.insert(t.cursors).values(values)
+            conn.execute(pq.on_conflict_do_update(index_elements=["name"], set_=update))
+        else:
+            sq = sqlite.insert(t.cursors).values(values)
+            conn.execute(sq.on_conflict_do_update(index_elements=["name"], set_=update))
+
+    def cursors(self, prefix: str) -> dict[str, str]:
+        """Every cursor whose name starts with `prefix` (the follower's, one per followed attempt)."""
+        c = t.cursors.c
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(c.name, c.value).where(c.name.startswith(prefix, autoescape=True)))
+            return {r.name: r.value for r in rows}
+
+    def drop_cursor(self, name: str) -> None:
+        from sqlalchemy import delete
+
         with self._write_tx() as conn:
-            if conn.dialect.name == "postgresql":
-                pq = postgresql.insert(t.cursors).values(values)
-                conn.execute(pq.on_conflict_do_update(index_elements=["name"], set_=update))
-            else:
-                sq = sqlite.insert(t.cursors).values(values)
-                conn.execute(sq.on_conflict_do_update(index_elements=["name"], set_=update))
+            conn.execute(delete(t.cursors).where(t.cursors.c.name == name))
 
     def get_cursor(self, name: str) -> str | None:
         with self.engine.connect() as conn:

@@ -366,6 +366,9 @@ class ActionRow(Base):
     category: Mapped[str | None] = mapped_column(Text)
     detail: Mapped[str] = mapped_column(Text, nullable=False)  # why, or the command and what it answered
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False)
+    # 0006_provisional: a decision taken on a provisional verdict (verdict_id is NULL then).
+    provisional_id: Mapped[int | None] = mapped_column(Id, ForeignKey("provisional.id", ondelete="SET NULL"),
+                                                       index=True)
 
 
 actions = cast(Table, ActionRow.__table__)
@@ -456,3 +459,38 @@ fleet_day_keys = cast(Table, FleetDayKeyRow.__table__)
 fleet_day_hits = cast(Table, FleetDayHitRow.__table__)
 fleet_key_blocks = cast(Table, FleetKeyBlockRow.__table__)
 ROLLUP_TABLES = (fleet_keys, fleet_day_verdicts, fleet_day_keys, fleet_day_hits, fleet_key_blocks)
+
+
+# ---------------------------------------------------------------------------
+# 0006_provisional: verdicts sent while an attempt ran (watch --follow; docs/storage.md, "Provisional verdicts")
+# ---------------------------------------------------------------------------
+
+
+class ProvisionalRow(Base):
+    """One provisional verdict: one per attempt (workload id, attempt, cluster) and cause category, the
+    follower's exactly-once ledger. `final_verdict_id` and `held` are set, in the final verdict's own
+    transaction, when the attempt's final verdict supersedes it (`settled_at`)."""
+
+    __tablename__ = "provisional"
+    __table_args__ = (UniqueConstraint("workload_id", "attempt", "cluster", "category"),)
+
+    id: Mapped[int] = mapped_column(Id, primary_key=True, autoincrement=True)
+    workload_id: Mapped[str] = mapped_column(Text, nullable=False)
+    attempt: Mapped[int] = mapped_column(Integer, nullable=False)
+    cluster: Mapped[str] = mapped_column(Text, nullable=False, default="")
+    ref: Mapped[str] = mapped_column(Text, nullable=False)  # the scheduler's name for the job (requeue, cancel)
+    category: Mapped[str] = mapped_column(Text, nullable=False)
+    domain: Mapped[str] = mapped_column(Text, nullable=False)
+    summary: Mapped[str] = mapped_column(Text, nullable=False)
+    nodes: Mapped[list[str]] = mapped_column(JSON, nullable=False)
+    first_seen: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    delivery: Mapped[str] = mapped_column(Text, nullable=False)  # the webhook delivery id it was sent under
+    verdict_json: Mapped[str] = mapped_column(Text, nullable=False)
+    sent_at: Mapped[datetime] = mapped_column(UTCDateTime, nullable=False, index=True)
+    final_verdict_id: Mapped[int | None] = mapped_column(Id, ForeignKey("verdicts.id", ondelete="SET NULL"),
+                                                         index=True)
+    held: Mapped[bool | None] = mapped_column(Boolean)
+    settled_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+provisional = cast(Table, ProvisionalRow.__table__)
