@@ -27,8 +27,10 @@ from firstfault.extract.codes import (
     ACCEL_OOM_PHRASES,
     CODED_CUDA_MESSAGE,
     CUDA_LITERALS,
+    MESSAGE_CUDA_CODE,
     WEAK_CUDA_ANCHORS,
     by_whom,
+    cuda_message_literals,
     exit_signal,
     signal_name,
     signal_of_text,
@@ -259,14 +261,15 @@ def _alone_uncached(body: str) -> list[Draft]:
 #   _DIGIT_WORDS. Without them the steps decide "nothing" by words and by digit-blind patterns alone
 #   (\d, \w, [^:\s], lengths all unchanged by zeroing): the CUDA error code and OOM allocator names, the
 #   `[Errno N]` number and NCCL's status codes are the only digits they compare, and each of those needs
-#   one of these words first, or the shape of a CUDA code before its message (`Error 803: `, which a body
-#   holds exactly when its zeroed form does). `_zeroed_safe` checks at first use that the words the steps
+#   one of these words first, or the shape of a CUDA code before or after its message (`Error 803: `,
+#   `(error 803)`, which a body holds exactly when its zeroed form does). `_zeroed_safe` checks at first use that the words the steps
 #   compare (storage strerror texts, exec failure reasons) hold no digit; if one did, only exact repeats
 #   would be remembered.
 _DIGIT_WORDS: Final = (*CUDA_LITERALS, *WEAK_CUDA_ANCHORS, *ACCEL_OOM_PHRASES, *NCCL_ERROR_LITERALS, "[Errno")
 _DIGIT_WORDS_RX: Final = re.compile("|".join(re.escape(w) for w in sorted(set(_DIGIT_WORDS),
                                                                      key=lambda w: (-len(w), w)))
-                                    + "|" + CODED_CUDA_MESSAGE.pattern)
+                                    + "|" + CODED_CUDA_MESSAGE.pattern.replace("?P<code>", "?:")
+                                    + "|" + MESSAGE_CUDA_CODE.pattern.replace("?P<code>", "?:"))
 _ALONE: Memo[tuple[Draft, ...]] = Memo("app.alone")
 _ALONE_QUIET: Memo[bool] = Memo("app.alone.zeroed")  # holds True only: a known-quiet template
 _zeroed_ok: list[bool] = []
@@ -276,7 +279,7 @@ def _zeroed_safe() -> bool:
     if not _zeroed_ok:
         words = (*storage_strerror_texts(), *tb.EXEC_WHY_TEXTS, "No module named", "shared memory", "/dev/shm",
                  *status_anchors(), *(t for r in status_word_table().values() for t in (r.word, *r.texts)),
-                 *_DIGIT_WORDS)
+                 *cuda_message_literals(), *_DIGIT_WORDS)
         _zeroed_ok.append(not any(c.isdigit() for w in words for c in w))
     return _zeroed_ok[0]
 
@@ -389,6 +392,7 @@ class ExceptionExtractor:
         *ACCEL_OOM_PHRASES,
         *CUDA_LITERALS,
         *WEAK_CUDA_ANCHORS,
+        *cuda_message_literals(),  # a CUDA error's message followed by its number (`... combination (error 803)`)
         "CUDA-capable device",
         "No CUDA GPUs are available",
         "terminate called after throwing",

@@ -209,15 +209,26 @@ CUDA_ANCHORS: Final = (
 # A CUDA API call reporting its own failure (`call to cuMemAlloc returned error 2`): `returned error` is an
 # anchor only after the call's name; other programs say it too (the Azure SDK for Go's `storage: service
 # returned error: StatusCode=503, ErrorCode=ServerBusy`).
-_CALL_RETURNED = re.compile(r"\bcu(?:da)?[A-Z]\w*(?:\(\))? returned error\b")
+_CALL_RETURNED = re.compile(r"\bcu(?:da)?[A-Z]\w*(?:\([^()]*\))? returned error\b")
 # The literals of every anchor (the prefilter's words for the lines cuda_error_of reads).
 CUDA_LITERALS: Final = (*CUDA_ANCHORS, "returned error")
 _CODE = re.compile(r"(?:error[ =(:]+|\()(?P<code>\d{1,3})\)?(?:\s*[:(]|\s|$)")
+# The number a named call returned, before any other number of the line (the call's own arguments among them):
+# the NGC containers' start-up check `[[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]`, `call to cuCtxCreate
+# returned error 2`.
+_RETURNED_CODE = re.compile(r"\bcu(?:da)?[A-Z]\w*(?:\([^()]*\))? returned (?:error )?(?P<code>\d{1,3})\b")
 # A code followed by its own message, as a caller prints cudaGetErrorString after the number: PyTorch's
 # `Unexpected error from cudaGetDeviceCount(). ... Error 803: system has unsupported display driver / cuda
 # driver combination`, onnxruntime's `CUDA failure 804: forward compatibility was attempted on non supported HW`.
 # The number and the table's message for it must agree, so no anchor word is needed.
 CODED_CUDA_MESSAGE: Final = re.compile(r"(?:[Ee]rror|ERROR|[Ff]ailure)[ =(:]*(?P<code>\d{1,3})\)?:\s+")
+# ... and a message followed by its own number in parentheses, as cudaGetErrorString's caller prints it after the
+# text: the NGC containers' banner `[[ System has unsupported display driver / cuda driver combination (error 803)
+# ]]`, cuSZ's `CUDA API failed at src/cusz.cu:154 with error: initialization error (3)`. Again the number and the
+# message before it must agree.
+MESSAGE_CUDA_CODE: Final = re.compile(r"\((?:[Ee]rror |[Cc]ode )?(?P<code>\d{1,3})\)")
+# A table message must be this long to count without an anchor word (`unknown error (999)` says nothing of CUDA).
+_UNANCHORED_MIN: Final = 16
 
 
 @lru_cache(maxsize=1)
@@ -242,12 +253,29 @@ WEAK_CUDA_ANCHORS: Final = ("error code ", "CUDA failure", "cuda error")
 
 
 def _coded(text: str, by_code: dict[int, CudaError]) -> CudaError | None:
-    """The error of `Error N: <the table's message for N>` (CODED_CUDA_MESSAGE), if the line has one."""
+    """The error of `Error N: <the table's message for N>` (CODED_CUDA_MESSAGE) or `<the message> (error N)`
+    (MESSAGE_CUDA_CODE), if the line has one: the number and the message agree."""
     for m in CODED_CUDA_MESSAGE.finditer(text):
         err = by_code.get(int(m.group("code")))
-        if err is not None and len(err.message) >= 16 and text.startswith(err.message, m.end()):
+        if err is not None and len(err.message) >= _UNANCHORED_MIN and text.startswith(err.message, m.end()):
+            return err
+    if ")" not in text:
+        return None
+    for m2 in MESSAGE_CUDA_CODE.finditer(text):
+        err = by_code.get(int(m2.group("code")))
+        if err is None or len(err.message) < _UNANCHORED_MIN:
+            continue
+        before = text[:m2.start()].rstrip()
+        if before[-len(err.message):].lower() == err.message.lower():
             return err
     return None
+
+
+@lru_cache(maxsize=1)
+def cuda_message_literals() -> tuple[str, ...]:
+    """Prefilter words for a table message that its number follows (MESSAGE_CUDA_CODE): each message long enough
+    to count alone, less its first letter (the NGC banner capitalises it: `System has unsupported ...`)."""
+    return tuple(sorted({row.message[1:] for row in cuda_table().values() if len(row.message) >= _UNANCHORED_MIN}))
 
 
 def cuda_error_of(text: str) -> CudaError | None:
@@ -255,17 +283,17 @@ def cuda_error_of(text: str) -> CudaError | None:
     strong = any(a in text for a in CUDA_ANCHORS) or (
         "returned error" in text and _CALL_RETURNED.search(text) is not None)
     if not strong and not any(a in text for a in WEAK_CUDA_ANCHORS):
-        return _coded(text, _cuda_index()[2]) if "rror" in text or "ailure" in text else None
+        return _coded(text, _cuda_index()[2]) if "rror" in text or "ailure" in text or ")" in text else None
     by_key, rx, by_code = _cuda_index()
     coded = _coded(text, by_code)
     if coded is not None:
         return coded
     m = rx.search(text)
-    if m and (strong or len(m.group(0)) >= 16):
+    if m and (strong or len(m.group(0)) >= _UNANCHORED_MIN):
         return by_key[m.group(0).lower()]
     if not strong:
         return None
-    c = _CODE.search(text)
+    c = _RETURNED_CODE.search(text) or _CODE.search(text)
     if c:
         hit = by_code.get(int(c.group("code")))
         if hit is not None:

@@ -91,6 +91,18 @@ def logged_row(body: str) -> ExceptionClassInfo | None:
     return None
 
 
+@lru_cache(maxsize=1)
+def _envelope_rows() -> tuple[_Row, ...]:
+    return tuple(r for r in _rows() if r.info.family == "envelope")
+
+
+def envelope(qual: str, cls: str, msg: str) -> bool:
+    """Whether the exception only wraps others (the table's `envelope` rows: a launcher's summary of its workers'
+    exceptions, a DataLoader's word that a worker exited), whatever the other rows say."""
+    return any(_fits(row, qual, cls) and (row.message is None or row.message.search(msg) is not None)
+               for row in _envelope_rows())
+
+
 def class_row(qual: str, cls: str, msg: str) -> ExceptionClassInfo | None:
     """The first row of the class table that fits the exception (its class, then its message)."""
     for row in _rows():

@@ -17,7 +17,8 @@ folded into it. Members that decide nothing (`queue.Empty`, a bare
 "exited unexpectedly") leave the decision to the next member.
 
 Classification, in order: CUDA OOM and CUDA errors (extract/codes.py), lines
-an NCCL extractor owns, envelopes, signals (KeyboardInterrupt, SystemExit(-N),
+an NCCL extractor owns, envelopes (the exception table's: a launcher's summary
+of its workers' exceptions), signals (KeyboardInterrupt, SystemExit(-N),
 a DataLoader worker "killed by signal"), the exception table
 (catalog/exceptions.yaml through extract/excclass.py: an errno on the job's
 own set-up side, then the class and its module: an object store's client, the
@@ -65,6 +66,7 @@ from firstfault.extract.excclass import (
     SYMPTOM_KINDS,
     FileStatus,
     class_row,
+    envelope,
     file_status,
     logged_row,
     logged_status,
@@ -229,9 +231,6 @@ DIST_TYPES: Final[dict[str, str]] = {
     "RendezvousConnectionError": "nccl.remote_error",
 }
 _DIST_MESSAGE = re.compile(r"\bNCCL\b|ncclUniqueId|ProcessGroup|\bc10d\b|[Pp]rocess group|\bgloo\b")
-# Exceptions that wrap another and decide nothing themselves.
-ENVELOPE_TYPES: Final = frozenset({"ChildFailedError", "Empty"})
-ENVELOPE_MESSAGES: Final = re.compile(r"exited unexpectedly|worker \(pid\(s\) [\d, ]+\) exited")
 _SIGNAL_EXCEPTION = re.compile(r"got signal:?\s*(?P<num>\d+)")
 _KILLED_BY = re.compile(rf"killed by signal: (?P<what>{strsignal_alternation()})")
 _SIGNALS_REPR = re.compile(r"<Signals\.(?P<sig>SIG[A-Z0-9]+): \d+>")
@@ -612,8 +611,8 @@ def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
         return cuda, True
     if nccl_owned or other_owned:
         return [], True  # the NCCL (or memory-limit) extractor reads this line
-    if exc.cls in ENVELOPE_TYPES or ENVELOPE_MESSAGES.search(exc.msg):
-        return [], False
+    if envelope(exc.qual, exc.cls, exc.msg):
+        return [], False  # it wraps other exceptions (catalog/exceptions.yaml `envelope`): they decide
     sig = _signal(exc)
     if sig is not None:
         if sig.fields.get("signal") == "SIGBUS" and _DATALOADER.search(exc.msg):

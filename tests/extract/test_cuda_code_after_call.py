@@ -1,0 +1,85 @@
+"""A CUDA error given by its number after the call that returned it, or after its own message.
+
+extract/codes.py finds a CUDA error by message, by name or by number; a number only counts where it is the
+error's: the number a named CUDA call `returned` (never the call's own arguments: `cuInit(0)`), or a number in
+parentheses right after the table's message for that very number (`... combination (error 803)`). The lines are
+real (the thread in each comment); the near misses are lines that look alike and must not be read so.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from firstfault.extract import app, codes
+from tests.extract import helpers
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "cls"),
+    [
+        # triton-inference-server/server#2245 (NGC container start-up check on a driver older than the container's)
+        ("       [[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]", 804, "driver"),
+        # the same check, the other wording of the NGC banner: ai-dynamo/nixl#441
+        ("   [[ System has unsupported display driver / cuda driver combination (error 803) ]]", 803, "driver"),
+        # szcompressor/cuSZ#43 ("an issue of CUDA driver configuration", the maintainer)
+        ("CUDA API failed at src/cusz.cu:154 with error: initialization error (3)", 3, "unavailable"),
+        # numba/numba#8638 (the issue's title: the error as numba prints it)
+        ("CudaSupportError: Error at driver init: Call to cuInit results in CUDA_ERROR_UNKNOWN (999):", 999, "other"),
+    ],
+)
+def test_the_number_a_call_returned_or_that_follows_its_message(text: str, code: int, cls: str) -> None:
+    err = codes.cuda_error_of(text)
+    assert err is not None and (err.code, err.cls) == (code, cls)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # triton-inference-server/server#6413: TensorRT's words, no call's result and no table message before the
+        # number (the thread shows the job failed for another reason: this line must not be read as the driver's)
+        "E1011 08:02:59.085540 1 logging.cc:40] [runtime.cpp::isCudaInstalledCorrectly::38] Error Code 6: Internal "
+        "Error (CUDA initialization failure with error 35. Please check your CUDA installation:  "
+        "http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html)",
+        # NVIDIA/nvidia-container-toolkit's start-up failure (the words `initialization error`, no CUDA number)
+        "nvidia-container-cli: initialization error: nvml error: driver not loaded",
+        # the cuSZ line with another number: the number and the message before it must agree
+        "CUDA API failed at src/cusz.cu:154 with error: initialization error (4)",
+        # a message too short to stand without an anchor word, followed by its number
+        "unknown error (999)",
+    ],
+)
+def test_a_number_that_is_not_the_errors_own_is_no_cuda_error(text: str) -> None:
+    assert codes.cuda_error_of(text) is None
+
+
+def test_the_call_s_arguments_are_not_its_result() -> None:
+    # triton-inference-server/server#2245 again: before, `(0)` was read as the code (no such error: unknown)
+    err = codes.cuda_error_of("[[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]")
+    assert err is not None and err.code == 804
+    # a call that returned 0 names no error of the table (success is no error's number)
+    nothing = codes.cuda_error_of("[[CUDA Driver UNAVAILABLE (cuInit(0) returned 0)]]")
+    assert nothing is not None and nothing.code is None
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        ("       [[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]", 804),
+        ("   [[ System has unsupported display driver / cuda driver combination (error 803) ]]", 803),
+        ("CUDA API failed at src/cusz.cu:154 with error: initialization error (3)", 3),
+    ],
+)
+def test_the_lines_reach_the_exception_extractor_and_become_cuda_errors(line: str, code: int) -> None:
+    ex = app.ExceptionExtractor()
+    assert helpers.holds_literal(ex, line)
+    drafts = helpers.scan(app.EXTRACTORS, [line], "application")
+    assert [(d.kind, d.fields.get("cuda_code")) for d in drafts] == [("app.cuda_error", code)]
+
+
+def test_a_zeroed_twin_of_a_quiet_line_is_still_read() -> None:
+    # The memo of quiet lines is keyed by the line with its digits zeroed (extract/app.py): a line whose number
+    # agrees with its message must not be taken for its twin whose number does not.
+    quiet = "CUDA API failed at src/cusz.cu:154 with error: initialization error (0)"
+    loud = "CUDA API failed at src/cusz.cu:154 with error: initialization error (3)"
+    drafts = helpers.scan(app.EXTRACTORS, [quiet, loud], "application")
+    assert [d.fields.get("cuda_code") for d in drafts if d.kind == "app.cuda_error"] == [3]
