@@ -371,6 +371,23 @@ def test_a_launchers_word_on_an_exit_is_one_event_with_its_rank(lines: list[str]
     assert e.rank == rank and {k: e.fields.get(k) for k in fields} == fields
 
 
+@pytest.mark.parametrize(
+    ("lines", "aborted"),
+    [
+        # real output: Open MPI 4.1.4's mpirun, run here, ending the job when one of 3 ranks exited 3
+        (["Primary job  terminated normally, but 1 process returned",
+          "a non-zero exit code. Per user-direction, the job has been aborted."], True),
+        # srun's own word on a step it is ending (Slurm's srun) is not mpirun's
+        (["srun: Job step aborted: Waiting up to 32 seconds for job step to finish."], False),
+        # ... and a job's own prose about an abort is no launcher's
+        (["INFO training: the job has been aborted by the user, saving a checkpoint"], False),
+    ],
+)
+def test_mpirun_ending_the_job_for_a_process_that_failed(lines: list[str], aborted: bool) -> None:
+    got = [e for e in only(feed(lines), "launcher.exit") if e.fields.get("aborted") is True]
+    assert [(e.fields["state"], e.fields["launcher"]) for e in got] == ([("FAILED", "mpirun")] if aborted else [])
+
+
 def test_a_generic_exit_code_outside_a_launchers_block_is_still_read() -> None:
     # a trainer's own exit-code line is no launcher's block: FfDL's learner (IBM/FfDL#127,
     # https://github.com/IBM/FfDL/issues/127)
