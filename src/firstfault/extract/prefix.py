@@ -12,10 +12,11 @@ prepend its own tag, and they stack:
 | mpirun `--tag-output` | `[1,2]<stderr>:` | rank 2 |
 | PyTorch rank prefix (`TORCH_...`, >= 2.2) | `[rank2]:` | rank 2 |
 | MPICH's PMI client | `[cli_2]:` | rank 2 |
-| torchrun `--tee` / `--redirects` (and a prefix template's `[trainer1|1]:`) | `[default1]:` | local rank 1 (a stream of its own) |
+| torchrun `--tee` / `--redirects`; a prefix template's | `[default1]:`; `[trainer1|1]:` | local rank 1 (a stream) |
 | pdsh / DeepSpeed multi-node runner | `worker-3: ` | host worker-3 |
 | Ray's log monitor (workers, the raylet) | `(RayTrainWorker pid=4331, ip=10.0.0.7) ` | host 10.0.0.7, pid 4331 |
-| ... its colour codes around the tag, and its deduplication after the line | `\x1b[36m(RayTrainWorker pid=6806)\x1b[0m `, pasted `[36m(`; ` [repeated 14x across cluster]` | - |
+| ... its colour codes (SGR) around the tag | `\x1b[36m(...)\x1b[0m `, pasted `[36m(` | - |
+| ... its deduplication, after the line | ` [repeated 14x across cluster]` | - |
 | SGLang's scheduler processes | `[2025-04-01 09:58:02 TP0] `, `[... DP1 TP3] ` | process TP0 |
 | vLLM's workers | `(VllmWorker rank=3 pid=406) ` | rank 3, pid 406 |
 | vLLM's logger | `ERROR 07-23 19:34:51 [multiproc_executor.py:487] ` | - |
