@@ -33,7 +33,9 @@ _PREFIX = re.compile(r"^\[[A-Za-z]+\d+\]:")
 _LEADS = re.compile(
     r"<\d{1,3}>(?:1 )?"  # a forwarded syslog message's PRI (RFC 3164), and RFC 5424's version
     r"|\[\d+,\d+\]<std(?:out|err)>: ?"  # Open MPI --tag-output
-    r"|\[[A-Za-z_]+\d+\]: ?"  # [rank3]:, [default3]:, MPICH's [cli_3]:
+    r"|\[[A-Za-z_]+\d+(?:\|\d+)?\]: ?"  # [rank3]:, [default3]:, MPICH's [cli_3]:, a torchrun template's [trainer3|3]:
+    # a terminal's colour code (before Ray's tag), or its pasted residue
+    r"|\x1b\[[\d;]{0,12}m ?|\[\d{1,3}(?:;\d{1,3}){0,3}m(?=\()"
     r"|(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7]) *:"
     r"(?:emerg|alert|crit|err|warn|notice|info|debug) *: "  # dmesg --decode
     r"|(?=[\w.\-/]*[\d./])[\w.\-/]+(?::\d+:|-\d+-|: ?|-)(?=[\d\[<A-Z])"  # grep -H FILE: / FILE:N: / FILE-N-, pdsh

@@ -69,3 +69,38 @@ def test_no_silent_rank_when_every_rank_lost_a_peer(make_bundle: BundleMaker) ->
     lines = [x for r in range(3) for x in (TB.format(r=r, ms=400), CLOSED.format(r=r))]
     v = _analyze(make_bundle, lines)
     assert not [ld for ld in v.leads if ld.kind == "first_exit"], v.leads
+
+
+# Real output: Open MPI 4.1.4's mpirun --tag-output, run here, 3 ranks of `sh -c`; one rank kill -9s itself (or
+# exits 3) while the others sleep, and mpirun ends the job for it. The others say nothing: they were stopped.
+_OMPI_RULE = "-" * 74
+_OMPI_ABORT = [_OMPI_RULE, "Primary job  terminated normally, but 1 process returned",
+               "a non-zero exit code. Per user-direction, the job has been aborted.", _OMPI_RULE]
+
+
+def _mpirun(make_bundle: BundleMaker, lines: list[str]) -> Verdict:
+    wl = _workload()
+    wl["sources"] = [{"kind": "application", "path": "nodes/{node}/mpirun.log"}]
+    stamped = [f"[1,{r}]<stdout>:2026-12-01 11:55:2{r},000 INFO step 1 of rank {r}" for r in range(3)]
+    root = make_bundle({"nodes/vm/mpirun.log": "".join(x + "\n" for x in [*stamped, *lines])}, wl)
+    return Analyzer().analyze_path(str(root))
+
+
+def test_the_one_exit_mpirun_aborted_the_job_for_is_the_first_exit(make_bundle: BundleMaker) -> None:
+    v = _mpirun(make_bundle, [*_OMPI_ABORT, _OMPI_RULE,
+                              "mpirun noticed that process rank 2 with PID 0 on node vm exited on signal 9 (Killed).",
+                              _OMPI_RULE])
+    assert v.attributed_domain == "unknown"
+    assert [(ld.kind, ld.ranks, ld.nodes) for ld in v.leads] == [("first_exit", [2], ["vm"])]
+    assert "aborted the job" in v.leads[0].summary
+
+
+def test_an_abort_that_names_no_rank_gives_no_lead(make_bundle: BundleMaker) -> None:
+    # the same mpirun when the rank exited 3: its help text is all there is, and names no rank
+    assert _mpirun(make_bundle, _OMPI_ABORT).leads == []
+
+
+def test_an_exit_without_the_launchers_abort_gives_no_lead(make_bundle: BundleMaker) -> None:
+    # the rank's death without the launcher's word that it ended the job for it: nothing failed after it
+    assert _mpirun(make_bundle, [
+        "mpirun noticed that process rank 2 with PID 0 on node vm exited on signal 9 (Killed)."]).leads == []

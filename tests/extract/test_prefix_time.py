@@ -87,6 +87,29 @@ def at(text: str) -> datetime:
          "[clx-orion-097:26451:0:26451] rc_verbs_iface.c:63   FATAL: send completion with error: transport retry "
          "counter exceeded", "[clx-orion-097:26451:0:26451] rc_verbs_iface.c:63   FATAL: send completion with error: "
          "transport retry counter exceeded", None, 15, None),
+        # real output: torchrun (PyTorch 2.13) with TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE='[${role_name}${local_rank}|
+        # ${rank}]:' and --role trainer --tee 3, run here: the template's tag, with a number after the bar
+        ("[trainer1|1]:ValueError: bad shape", "ValueError: bad shape", None, None, None),
+        # real output: Ray Train's driver, run here (tests/lab/captured/ray_completed): Ray's colour codes around its
+        # worker tag and its deduplication after the line
+        ("\x1b[36m(RayTrainWorker pid=6806)\x1b[0m step 5 loss 0.6745\x1b[32m [repeated 14x across cluster] (Ray "
+         "deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log deduplication, or see https://docs.ray.io/"
+         "en/master/ray-observability/user-guides/configure-logging.html#log-deduplication for more options.)\x1b[0m",
+         "step 5 loss 0.6745", None, None, None),
+        ("\x1b[36m(RayTrainWorker pid=6806)\x1b[0m training finished after 6 steps (pid 6806)\x1b[32m [repeated 2x "
+         "across cluster]\x1b[0m", "training finished after 6 steps (pid 6806)", None, None, None),
+        # vllm-project/vllm#6042 (tests/wild's unk-vllm-ray-gather-watchdog-6042): the colour code pasted without
+        # its escape character, before Ray's tag and PyTorch's rank
+        ("[36m(RayWorkerWrapper pid=4009) [rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective "
+         "operation timeout", "[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collective operation timeout",
+         None, 1, None),
+        # sgl-project/sglang#4978 (https://github.com/sgl-project/sglang/issues/4978): SGLang's scheduler process,
+        # its stamp and tensor-parallel rank
+        ("[2025-04-01 09:58:02 TP0] Custom allreduce is disabled because this process group spans across nodes.",
+         "Custom allreduce is disabled because this process group spans across nodes.", None, None,
+         "2025-04-01T09:58:02Z"),
+        # sgl-project/sglang#23603 (https://github.com/sgl-project/sglang/issues/23603): without the stamp
+        ("[TP0] Scheduler hit an exception:", "Scheduler hit an exception:", None, None, None),
     ],
 )
 def test_layers_are_peeled_and_the_stamp_behind_them_read(line: str, body: str | None, host: str | None,
@@ -166,6 +189,11 @@ def test_vllms_logger_stamp_has_no_year(line: str, when: str) -> None:
         ("WARNING 08-23 08:25:25 the rest is prose", None),
         # fewer than 8 before a word are the line's own (openssl's PEM armour)
         ("-----BEGIN CERTIFICATE-----", None),
+        # a colour code's residue before no Ray tag, and Ray's deduplication words inside a message, stay
+        ("[36m is a colour", None),
+        ("the note [repeated 3x across cluster] is quoted here", None),
+        # a bracketed word and number that is no parallel rank of SGLang's (a TPU's index)
+        ("[TPU0] device ready", None),
     ],
 )
 def test_look_alikes_keep_their_text(line: str, body: str | None) -> None:

@@ -133,6 +133,58 @@ def test_an_efa_status_by_its_words_or_its_number(line: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("line", "status", "status_class", "stack"),
+    [
+        # ofiwg/libfabric#4283 (https://github.com/ofiwg/libfabric/issues/4283): rxm over the verbs provider, whose
+        # error entry's prov_errno is the ibv status, in ibv_wc_status_str()'s words with its number; no device or
+        # queue pair is named on the line
+        ("libfabric:ofi_rxm:cq:rxm_cq_read_write_error():819<warn> fi_cq_readerr: err: 5, prov_err: remote access "
+         "error (10)", 10, "remote_access", "verbs"),
+        # ... rxm's later format, the libfabric errno in words too (synthetic: v1.15.2 prov/rxm/src/rxm_cq.c)
+        ("libfabric:4242:1668017255:ofi_rxm:cq:rxm_handle_comp_error():1726<warn> fi_cq_readerr: err: Input/output "
+         "error (5), prov_err: transport retry counter exceeded (12)", 12, "path", "verbs"),
+        # libfabric 1.14-1.15's EFA provider put ibv_wc.status into both numbers and printed it through strerror()
+        # (synthetic: v1.15.2 prov/efa/src/rxr/rxr_cq.c's format string, rxr_ep.c's `err = prov_errno =
+        # ibv_wc.status`); 21, the number aws/aws-ofi-nccl#161's plugin passed on (`RC: 21`), is IBV_WC_GENERAL_ERR
+        ("libfabric:462:1673041636::efa:cq:rxr_cq_write_tx_error():243<warn> rxr_cq_write_tx_error: err: 21, "
+         "prov_err: Is a directory (21)", 21, "other", "efa"),
+        # ... and rdma-core's EFA provider reports an unresponsive or unreachable remote as IBV_WC_RESP_TIMEOUT_ERR
+        ("libfabric:462:1673041636::efa:cq:rxr_cq_write_rx_error():121<warn> rxr_cq_write_rx_error: err: 20, "
+         "prov_err: Not a directory (20)", 20, "path", "efa"),
+        # libfabric 1.16's EFA provider: the EFA status in its own words (synthetic, v1.16.1 rxr_cq.c)
+        ("libfabric:462:1673041636::efa:cq:rxr_cq_write_tx_error():227<warn> rxr_cq_write_tx_error: err: 5, "
+         "prov_err: Unresponsive remote (13)", 13, "path", "efa"),
+    ],
+)
+def test_a_providers_completion_queue_error_entry_in_its_numbering(line: str, status: int, status_class: str,
+                                                                   stack: str) -> None:
+    [e] = only(feed([line]), "nccl.ib_completion_error")
+    assert (e.fields["status"], e.fields["status_class"], e.fields["stack"]) == (status, status_class, stack)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # the EFA provider's other reports put a libfabric errno into both numbers (a post that failed: ENOMEM),
+        # so a number that is one is no completion status (synthetic: v1.15.2 rxr_ep.c's `-ret, -ret`)
+        "libfabric:462:1673041636::efa:cq:rxr_cq_write_tx_error():243<warn> rxr_cq_write_tx_error: err: 12, "
+        "prov_err: Cannot allocate memory (12)",
+        # ... and two numbers that differ are no status put into both
+        "libfabric:462:1673041636::efa:cq:rxr_cq_write_tx_error():243<warn> rxr_cq_write_tx_error: err: 5, "
+        "prov_err: Not a directory (20)",
+        # mercury-hpc/mercury#313 (https://github.com/mercury-hpc/mercury/issues/313): the sockets provider's entry
+        # holds errnos, no verbs status
+        " # na_ofi_cq_read(): fi_cq_readerr got err: 5(Input/output error), prov_errno: -5(Input/output error).",
+        # ibv_wc_status_str()'s words with a number that is not theirs are no ibv status (rxm over tcp)
+        "libfabric:4242:1668017255:ofi_rxm:cq:rxm_handle_comp_error():1726<warn> fi_cq_readerr: err: Input/output "
+        "error (5), prov_err: remote access error (104)",
+    ],
+)
+def test_an_error_entry_whose_number_is_an_errno_is_no_completion_status(line: str) -> None:
+    assert only(feed([line]), "nccl.ib_completion_error") == []
+
+
+@pytest.mark.parametrize(
     "line",
     [
         # EFA's words for statuses 6 and 10 are everyday words: without the EFA provider on the line, nothing
@@ -319,6 +371,23 @@ def test_a_launchers_word_on_an_exit_is_one_event_with_its_rank(lines: list[str]
     assert e.rank == rank and {k: e.fields.get(k) for k in fields} == fields
 
 
+@pytest.mark.parametrize(
+    ("lines", "aborted"),
+    [
+        # real output: Open MPI 4.1.4's mpirun, run here, ending the job when one of 3 ranks exited 3
+        (["Primary job  terminated normally, but 1 process returned",
+          "a non-zero exit code. Per user-direction, the job has been aborted."], True),
+        # srun's own word on a step it is ending (Slurm's srun) is not mpirun's
+        (["srun: Job step aborted: Waiting up to 32 seconds for job step to finish."], False),
+        # ... and a job's own prose about an abort is no launcher's
+        (["INFO training: the job has been aborted by the user, saving a checkpoint"], False),
+    ],
+)
+def test_mpirun_ending_the_job_for_a_process_that_failed(lines: list[str], aborted: bool) -> None:
+    got = [e for e in only(feed(lines), "launcher.exit") if e.fields.get("aborted") is True]
+    assert [(e.fields["state"], e.fields["launcher"]) for e in got] == ([("FAILED", "mpirun")] if aborted else [])
+
+
 def test_a_generic_exit_code_outside_a_launchers_block_is_still_read() -> None:
     # a trainer's own exit-code line is no launcher's block: FfDL's learner (IBM/FfDL#127,
     # https://github.com/IBM/FfDL/issues/127)
@@ -492,6 +561,63 @@ def test_the_component_framework_names_the_node_that_lacks_the_component() -> No
     assert (e.fields["stack"], e.fields["local_status"], e.fields["host"]) == ("mca", "component_not_found",
                                                                                "node30.cluster")
     assert claimed(lines)[1] and claimed(lines)[7]
+
+
+_RULE = "-" * 74
+
+
+@pytest.mark.parametrize(
+    ("lines", "status", "stack", "host"),
+    [
+        # real output: Open MPI 4.1.4's mpirun, run here as root with --allow-run-as-root, asked for 8 ranks of
+        # `hostname` on a 2-core machine
+        ([_RULE, "There are not enough slots available in the system to satisfy the 8",
+          "slots that were requested by the application:", "", "  hostname", "",
+          "Either request fewer slots for your application, or make more slots", "available for use.", _RULE],
+         "not_enough_slots", "ompi", None),
+        # ... the same mpirun run as root without the override
+        ([_RULE, "mpirun has detected an attempt to run as root.", "",
+          "Running as root is *strongly* discouraged as any mistake (e.g., in"], "run_as_root", "ompi", None),
+        # ... and asked to start a program that is not there: the `Node:` line names the node
+        ([_RULE, "mpirun was unable to launch the specified application as it could not access",
+          "or execute an executable:", "", "Executable: /nonexistent/prog", "Node: vm", "",
+          "while attempting to start process rank 0.", _RULE], "executable_not_launched", "ompi", "vm"),
+        # UCL-ARC/rcps-buildscripts#50 (https://github.com/UCL-ARC/rcps-buildscripts/issues/50): STAR-CD's own Intel
+        # MPI asked for the tmi fabric the cluster does not have
+        (["[0] MPI startup(): tmi fabric is not available and fallback fabric is not enabled"],
+         "fabric_not_available", "impi", None),
+        # Azure/azure-bigcompute#1 (https://github.com/Azure/azure-bigcompute/issues/1): dapl, after a custom script
+        # changed the image
+        ([" [0] MPI startup(): dapl fabric is not available and fallback fabric is not enabled"],
+         "fabric_not_available", "impi", None),
+        # intel/MLSL#25 (https://github.com/intel/MLSL/issues/25): ofi with I_MPI_FALLBACK=0, behind mpirun -l's label
+        (["[1] [1] MPI startup(): ofi fabric is not available and fallback fabric is not enabled"],
+         "fabric_not_available", "impi", None),
+    ],
+)
+def test_a_launcher_or_mpi_refusing_the_job_as_it_was_set_up(lines: list[str], status: str, stack: str,
+                                                             host: str | None) -> None:
+    [e] = setup_of(lines)
+    assert (e.fields["local_status"], e.fields["stack"], e.fields.get("host")) == (status, stack, host)
+    assert only(feed(lines), "nccl.remote_error") == []
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # open-mpi/ompi#10693 (https://github.com/open-mpi/ompi/issues/10693): the openib BTL declining a device
+        # while the program runs on (over UCX) is no refusal of the job
+        ([_RULE, "WARNING: There was an error initializing an OpenFabrics device.", "", "  Local host:   lxbk1039",
+          "  Local device: mlx5_0", _RULE]),
+        # UCL-ARC/rcps-buildscripts#224: Intel MPI saying which fabric it took
+        (["[0] MPI startup(): libfabric provider: sockets"]),
+        # a `Node:` line with no help text above it, and one below a help text whose label is `Host:`
+        (["Node: vm"]),
+        ([_RULE, "A requested component was not found, or was unable to be opened.  This", "Node: vm"]),
+    ],
+)
+def test_what_only_resembles_a_refused_set_up_is_not_one(lines: list[str]) -> None:
+    assert setup_of(lines) == []
 
 
 @pytest.mark.parametrize(

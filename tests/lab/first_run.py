@@ -15,7 +15,4 @@ WRONG: dict[str, str] = {}
 # Faults whose verdict is right (`unknown`) but whose first run gave no lead, or another, than the one the
 # fault decides (tests/lab/test_captured.py's LEADS): strict expected failures of the lead test.
 LEADS_WRONG: dict[str, str] = {
-    "mpirun_sigkill_external": (
-        "no lead, want first_exit on rank 1: 'mpirun noticed that process rank 1 with PID 0 on node vm exited on "
-        "signal 9 (Killed).' names the rank and the signal; the ranks' lines carry Open MPI's [1,N]<stdout>: tag"),
 }

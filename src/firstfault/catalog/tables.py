@@ -345,7 +345,7 @@ class PeerStatus(NamedTuple):
     texts: tuple[str, ...]
 
 
-LocalStack = Literal["nccl", "mca"]
+LocalStack = Literal["nccl", "mca", "ompi", "impi"]
 
 
 class LocalStatus(NamedTuple):
@@ -354,6 +354,7 @@ class LocalStatus(NamedTuple):
     stack: LocalStack
     name: str
     texts: tuple[str, ...]
+    host_label: str | None = None  # the label of the help text's line that names the node (`Host:`), if any
 
 
 class TransportTable(NamedTuple):
@@ -407,6 +408,13 @@ def transport_table() -> TransportTable:
             raise CatalogTableError(f"{where}: {clash!r} meets a peer status's words")
         local.append(item)
     return TransportTable(tuple(completions), events, peers, tuple(local))
+
+
+@lru_cache(maxsize=1)
+@_kept("transport.yaml")
+def libfabric_errnos() -> tuple[str, ...]:
+    """The errno names libfabric defines as its own error numbers (catalog/transport.yaml `libfabric_errnos`)."""
+    return _strings("transport.yaml", "libfabric_errnos")
 
 
 @lru_cache(maxsize=1)

@@ -107,6 +107,7 @@ class LocalStatus(_Plain):
     stack: records.LocalStack
     name: str = Field(pattern=r"^[a-z][a-z0-9_]+$")
     texts: tuple[str, ...] = Field(min_length=1)
+    host_label: str | None = Field(default=None, pattern=r"^[A-Z][A-Za-z ]*:$")
 
 
 class CperSeverity(_Plain):

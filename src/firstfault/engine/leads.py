@@ -611,7 +611,9 @@ def _first_exit(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
         if not same and (e.rank is not None or e.node != first.node):
             later.append(e)
     if not later:
-        return []
+        return _ended_for(ctx, events, first, who_rank, t0, how=max(
+            (_exit_how(e) for e in exits if dead[id(e)] == who_rank and e.node == first.node), key=len,
+            default=_exit_how(first)))
     other_ranks = {e.rank for e in later if e.rank is not None}
     other_nodes = {e.node for e in later if e.node and e.rank is None}
     n = len(other_ranks) or len(other_nodes)
@@ -632,6 +634,26 @@ def _first_exit(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
         summary = f"{who}{on} exited first ({how}) at {iso(t0)}; {others}"
     later.sort(key=_ev_key)
     return [_draft(ctx, "first_exit", [who_rank] if who_rank is not None else [], summary, [first, later[0]],
+                   nodes=[node] if node else [])]
+
+
+def _ended_for(ctx: _Ctx, events: list[Event], first: Event, who_rank: int | None, t0: datetime,
+               how: str) -> list[LeadDraft]:
+    """The one exit the launcher then ended the whole job for (Open MPI's `Per user-direction, the job has been
+    aborted.`: launcher.exit with `aborted`), when no other rank failed by itself: the others were stopped for it."""
+    def after(e: Event) -> bool:
+        t = e.earliest()
+        return t is None or t >= t0
+
+    abort = next((e for e in sorted(events, key=_ev_key)
+                  if e.kind == "launcher.exit" and e.fields.get("aborted") is True and after(e)), None)
+    if abort is None:
+        return []
+    node = first.node or (ctx.node(who_rank) if who_rank is not None else None)
+    who = f"rank {who_rank}" if who_rank is not None else "a process"
+    on = f" on {node}" if node else ""
+    summary = f"{who}{on} exited first ({how}) at {iso(t0)}; the launcher then aborted the job for it"
+    return [_draft(ctx, "first_exit", [who_rank] if who_rank is not None else [], summary, [first, abort],
                    nodes=[node] if node else [])]
 
 

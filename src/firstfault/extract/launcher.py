@@ -1,4 +1,4 @@
-"""The launcher's own word that the workers finished: torchrun's elastic agent, DeepSpeed's launcher.
+"""The launcher's own word that the workers finished: torchrun's elastic agent, DeepSpeed's launcher, Open MPI's.
 
 Where no scheduler record and no workload.yaml says how the attempt ended (a
 log posted in a thread, a bare torchrun on a workstation), the launcher that
@@ -9,7 +9,9 @@ started the workers still says whether they all exited 0:
     [launch.py:351:main] Process 4242 exits successfully.
 
 and, for a group that failed and is restarted, `[default] Worker group FAILED.
-3/3 attempts left; will restart worker group`. Each becomes `launcher.exit`
+3/3 attempts left; will restart worker group`; Open MPI's mpirun, that it ended
+the job because a process exited non-zero (`Per user-direction, the job has been
+aborted.`: FAILED, `aborted`). Each becomes `launcher.exit`
 (`state` SUCCEEDED or FAILED); the engine reads the last one of each stream
 (engine/normalise.py `launcher_state`), like slurmstepd's JOB banner.
 """
@@ -31,6 +33,10 @@ _TORCHRUN_OK = re.compile(r"\[(?P<role>[\w\-]+)\] worker group successfully fini
 _TORCHRUN_FAILED = re.compile(r"\[(?P<role>[\w\-]+)\] Worker group (?P<state>FAILED|UNHEALTHY)\b"
                               r"(?:\. (?P<left>\d+)/(?P<max>\d+) attempts left)?")
 _DEEPSPEED_OK = re.compile(r"\bProcess (?P<pid>\d+) exits successfully\.")
+# Open MPI's launcher (mpirun, prterun) ending the job because a process exited non-zero, as its errmgr's help text
+# closes: `Primary job  terminated normally, but 1 process returned` / `a non-zero exit code. Per user-direction,
+# the job has been aborted.` (the MCA default orte_abort_on_non_zero_status): the other ranks were stopped by it.
+_OMPI_ABORTED: Final = "Per user-direction, the job has been aborted."
 
 LITERALS: Final[tuple[str, ...]] = (
     "worker group successfully finished",
@@ -38,6 +44,7 @@ LITERALS: Final[tuple[str, ...]] = (
     "] Worker group FAILED",
     "] Worker group UNHEALTHY",
     "exits successfully.",
+    _OMPI_ABORTED,
 )
 
 
@@ -48,7 +55,7 @@ class LauncherExitExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "launcher.exit": frozenset({
-            "state", "launcher", "pid", "restart", "attempts_left"
+            "state", "launcher", "pid", "restart", "attempts_left", "aborted"
         }),
     }
     sources: frozenset[str] = frozenset({"application"})
@@ -68,6 +75,10 @@ class LauncherExitExtractor:
             if bad.group("left") is not None:
                 fields["attempts_left"] = int(bad.group("left"))
             yield Draft("launcher.exit", dict(fields), host=p.host)
+            return
+        if _OMPI_ABORTED in body:
+            # the launcher's word that it stopped the job's other processes for the one that failed
+            yield Draft("launcher.exit", {"state": "FAILED", "launcher": "mpirun", "aborted": True}, host=p.host)
             return
         ds = _DEEPSPEED_OK.search(body)
         if ds and "launch.py" in body:

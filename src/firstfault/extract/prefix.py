@@ -12,9 +12,12 @@ prepend its own tag, and they stack:
 | mpirun `--tag-output` | `[1,2]<stderr>:` | rank 2 |
 | PyTorch rank prefix (`TORCH_...`, >= 2.2) | `[rank2]:` | rank 2 |
 | MPICH's PMI client | `[cli_2]:` | rank 2 |
-| torchrun `--tee` / `--redirects` | `[default1]:` | local rank 1 (a stream of its own) |
+| torchrun `--tee` / `--redirects`; a prefix template's | `[default1]:`; `[trainer1|1]:` | local rank 1 (a stream) |
 | pdsh / DeepSpeed multi-node runner | `worker-3: ` | host worker-3 |
 | Ray's log monitor (workers, the raylet) | `(RayTrainWorker pid=4331, ip=10.0.0.7) ` | host 10.0.0.7, pid 4331 |
+| ... its colour codes (SGR) around the tag | `\x1b[36m(...)\x1b[0m `, pasted `[36m(` | - |
+| ... its deduplication, after the line | ` [repeated 14x across cluster]` | - |
+| SGLang's scheduler processes | `[2025-04-01 09:58:02 TP0] `, `[... DP1 TP3] ` | process TP0 |
 | vLLM's workers | `(VllmWorker rank=3 pid=406) ` | rank 3, pid 406 |
 | vLLM's logger | `ERROR 07-23 19:34:51 [multiproc_executor.py:487] ` | - |
 | `kubectl logs --prefix` | `[pod/trainer-0/pytorch] ` | process pod/trainer-0/pytorch |
@@ -56,7 +59,9 @@ _RUNTIME = re.compile(
 )
 _MPI = re.compile(r"\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?")
 _RANK = re.compile(r"\[rank(?P<rank>\d+)\]:\s?")
-_TEE = re.compile(r"\[(?P<name>[A-Za-z_][\w\-]*?)(?P<local>\d+)\]:\s?")
+# torchrun's default `[default1]:`, and a TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE that adds a number after a bar
+# (`[${role_name}${local_rank}|${rank}]:` gives `[trainer1|1]:`; what that number is, the template says).
+_TEE = re.compile(r"\[(?P<name>[A-Za-z_][\w\-]*?)(?P<local>\d+)(?:\|\d+)?\]:\s?")
 # MPICH's PMI client, before its own lines: `[cli_1]: aborting job:` (the client's id is the rank).
 _CLI = re.compile(r"\[cli_(?P<rank>\d+)\]:\s?")
 _HOST = re.compile(r"(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]{0,252}):\s")
@@ -71,6 +76,23 @@ _RAY = re.compile(
     r"|\((?P<daemon>raylet|gcs_server|autoscaler|monitor|dashboard_agent)(?:, ip=(?P<dip>[\w.:\-]+))?\)\s?"
 )
 _KUBECTL = re.compile(r"\[(?P<proc>pod/[\w.\-]+/[\w.\-]+)\]\s?")
+# SGLang's scheduler processes log behind their stamp and parallel ranks (`[2025-04-01 09:58:02 TP0] `, `[... DP1
+# TP3] `; some builds without the stamp, `[TP0] `): a process of its own (the stamp is timeparse's).
+_SGLANG = re.compile(
+    r"\[(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:[.,]\d+)? )?(?P<proc>(?:DP|TP|PP|EP)\d+(?: (?:DP|TP|PP|EP)\d+)*)\] ?"
+)
+# A terminal's colour codes (SGR) a program printed around its tag: Ray colours its worker tag (`\x1b[36m(RayTrainWorker
+# pid=6806)\x1b[0m `); text pasted from a terminal keeps them without the escape character (`[36m(RayWorkerWrapper
+# pid=4009) `), read so only before a Ray tag or right after one.
+_SGR = re.compile(r"\x1b\[[\d;]{0,12}m")
+_SGR_RESIDUE = re.compile(r"\[\d{1,3}(?:;\d{1,3}){0,3}m(?=\()")
+_SGR_RESET = re.compile(r"(?:\x1b)?\[0?m ?")
+# ... and Ray's log deduplication, after the line (`... step 5 loss 0.6745\x1b[32m [repeated 14x across cluster] (Ray
+# deduplicates logs by default. Set RAY_DEDUP_LOGS=0 ...)\x1b[0m`): the line stands for copies on other workers.
+_RAY_REPEATED = re.compile(
+    r"(?:\x1b\[[\d;]{0,12}m|\[\d{1,3}m)? ?\[repeated \d+x across cluster\](?: \(Ray deduplicates logs[^)]{0,400}\))?"
+    r"(?:\x1b\[0?m|\[0m)?\s*$"
+)
 # compose names its containers `<service>-<N>` (v2) or `<project>_<service>_<N>` (v1), then pads to a column.
 _COMPOSE = re.compile(r"(?P<proc>[A-Za-z0-9][\w.\-]*[-_]\d+)\s+\|\s?")
 # Text pasted by people: a Markdown / e-mail quote marker (`> `, nested `> > `) in front of the log line.
@@ -203,6 +225,12 @@ class PrefixLayer:
                     body = body[m.end():]
                     continue
                 break
+            if c == "\x1b":
+                m = _SGR.match(body)
+                if m:
+                    body = body[m.end():]
+                    continue
+                break
             if c == "(" and proc is None:
                 m = _RAY.match(body)
                 if m:
@@ -213,9 +241,21 @@ class PrefixLayer:
                         rank = int(m.group("rank"))
                     proc = m.group("pid") or m.group("daemon")
                     body = body[m.end():]
+                    reset = _SGR_RESET.match(body) if body[:1] in ("\x1b", "[") else None
+                    if reset is not None and reset.end() < len(body):
+                        body = body[reset.end():]
                     continue
                 break
             if c == "[":
+                m = _SGR_RESIDUE.match(body)
+                if m:
+                    body = body[m.end():]
+                    continue
+                m = _SGLANG.match(body) if proc is None else None
+                if m and m.end() < len(body):
+                    proc = m.group("proc")
+                    body = body[m.end():]
+                    continue
                 m = _KUBECTL.match(body)
                 if m and proc is None:
                     proc = m.group("proc")
@@ -295,6 +335,12 @@ class PrefixLayer:
         else:
             stopped = False
         settled = stopped and host is None and proc is None and not body[:1].isspace()
+        if "across cluster]" in body:
+            at = body.rfind(" [repeated ")
+            m = _RAY_REPEATED.search(body, max(0, at - 8)) if at > 0 else None  # its colour code stands before
+            if m is not None and m.start() > 0:
+                body = body[:m.start()]
+                settled = False
         if "](http" in body:
             body = _AUTOLINK.sub(r"\g<text>", body)
             settled = False

@@ -36,7 +36,14 @@ from functools import lru_cache
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import AsyncEvent, CompletionStatus, LocalStatus, PeerStatus, transport_table
+from firstfault.catalog.tables import (
+    AsyncEvent,
+    CompletionStatus,
+    LocalStatus,
+    PeerStatus,
+    libfabric_errnos,
+    transport_table,
+)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.excclass import setup_errno
 from firstfault.extract.prefix import split_prefixes
@@ -66,6 +73,15 @@ _SYNDROME = re.compile(r"\bsynd(?:rome)?[ =:]+(?P<s>0x[0-9a-fA-F]+|\d+)")
 # the number in brackets is the EFA status (efa_errno.h); its abort report puts it first (`EFA internal error:
 # (4112) Failure to post internal receive buffers`).
 _EFA_ERRNO = re.compile(r"\b(?:message|prov_errno):.*\((?P<n>\d{1,5})\)\s*$|\bEFA internal error: \((?P<m>\d{1,5})\)")
+# A provider's report of a completion queue's error entry (libfabric's `fi_cq_err_entry`): its `err` (a libfabric
+# errno, by its number, or its words and number) and its `prov_errno`, in the provider's words and number:
+#   fi_cq_readerr: err: 5, prov_err: remote access error (10)                       (rxm over verbs)
+#   fi_cq_readerr: err: Input/output error (5), prov_err: remote access error (10)  (rxm, later releases)
+#   rxr_cq_write_tx_error: err: 20, prov_err: Not a directory (20)                  (EFA, libfabric 1.14-1.15)
+# Each class excludes the character that ends it: linear.
+_CQ_ENTRY = re.compile(
+    r"\berr: (?:[A-Za-z][^,()]*\()?(?P<err>-?\d{1,5})\)?, prov_err(?:no)?: (?P<text>[^()]*)\((?P<n>-?\d{1,5})\)"
+)
 # The libfabric errno the EFA provider's abort report gives on the line before its own (`Libfabric error: (-12)
 # Cannot allocate memory`): remembered for the report's status line (_EFA_REPORT_LINES below it at most).
 _FI_ERRNO = re.compile(r"^Libfabric error: \((?P<n>-?\d{1,5})\)")
@@ -113,6 +129,15 @@ def _by_code() -> Mapping[tuple[str, int], CompletionStatus]:
 
 
 @lru_cache(maxsize=1)
+def _libfabric_numbers() -> frozenset[int]:
+    """The numbers of libfabric's own errnos (catalog/transport.yaml `libfabric_errnos`, by this platform's errno
+    module; a name it lacks is no number here)."""
+    import errno
+
+    return frozenset(getattr(errno, n) for n in libfabric_errnos() if hasattr(errno, n))
+
+
+@lru_cache(maxsize=1)
 def _async_by_text() -> Mapping[str, AsyncEvent]:
     return {e.text.lower(): e for e in transport_table().async_events}
 
@@ -153,10 +178,10 @@ def verbs_literals() -> tuple[str, ...]:
     # the EFA provider's own lines, which may give the status by its number only (`err: 5, message: ... (7)`),
     # and its abort report's two lines
     return tuple(sorted(words | {"IB Async event on ", "::efa:", "prov_errno", "EFA internal error: (",
-                                 "Libfabric error: (", _EFA_ABORT}))
+                                 "Libfabric error: (", _EFA_ABORT, ", prov_err: "}))
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=8)
 def _local_words(stack: str) -> tuple[tuple[str, LocalStatus], ...]:
     return tuple((t, row) for row in transport_table().local if row.stack == stack for t in row.texts)
 
@@ -191,6 +216,25 @@ def _fields(row: CompletionStatus, stack: str) -> dict[str, FieldValue]:
             "via": "verbs", "stack": stack}
 
 
+def _entry_ibv(entry: re.Match[str]) -> CompletionStatus | None:
+    """The ibv status a completion-queue error entry gives in ibv_wc_status_str()'s words with its own number (the
+    verbs provider's `prov_err: remote access error (10)`), or None."""
+    row = _by_code().get(("ibv", int(entry.group("n"))))
+    text = entry.group("text").strip().lower()
+    return row if row is not None and any(t.lower() == text for t in row.texts) else None
+
+
+def _entry_legacy_efa(entry: re.Match[str], body: str) -> CompletionStatus | None:
+    """The ibv status libfabric 1.14-1.15's EFA provider put into both numbers of an error entry and printed
+    through strerror() (`err: 20, prov_err: Not a directory (20)`): only a number that is no libfabric errno (its
+    other reports put one of those into both), whose words are none of the EFA provider's (catalog/transport.yaml
+    `libfabric_errnos`)."""
+    n = int(entry.group("n"))
+    if int(entry.group("err")) != n or n in _libfabric_numbers() or any(w in body for w, _ in _efa_words()):
+        return None
+    return _by_code().get(("ibv", n))
+
+
 def read_completion(body: str, ucx: bool = False) -> dict[str, FieldValue] | None:
     """The completion error one line states in a verbs user's words, or None; `ucx`: the line had UCX's header
     (UCX's transports are verbs users: its line is a verbs report)."""
@@ -206,11 +250,16 @@ def read_completion(body: str, ucx: bool = False) -> dict[str, FieldValue] | Non
             fields = _fields(row, "ucx" if row.stack == "mlx5" else "verbs")
             if synd:
                 fields["syndrome"] = _number(synd.group("s"))
+    entry = _CQ_ENTRY.search(body) if fields is None and "prov_err" in body else None
+    if entry is not None and (row := _entry_ibv(entry)) is not None:
+        fields = _fields(row, "verbs")
     if fields is None and _EFA_CONTEXT.search(body):
         num = _EFA_ERRNO.search(body)
         row = _by_code().get(("efa", int(num.group("n") or num.group("m")))) if num else None
         if row is None:
             row = next((r for w, r in _efa_words() if w in body), None)
+        if row is None and entry is not None:
+            row = _entry_legacy_efa(entry, body)
         if row is not None:
             fields = _fields(row, "efa")
     if fields is None:
@@ -407,15 +456,23 @@ class PeerStatusExtractor:
 # The node, as the job set it up, lacking what a transport needs
 # --------------------------------------------------------------------------
 
-# The help text of the component framework (Open MPI, PMIx, PRRTE) names the node it ran on a few lines below
-# its opening: `Host:      snowflake`, then `Framework: psec`, `Component: munge`.
-_HOST_LINE: Final = re.compile(r"^\s*Host:\s+(?P<host>[A-Za-z0-9][\w.\-]*)\s*$")
-_K_LOCAL = "ff.transport.local_block"  # (lineno, status name, detail) of a help text waiting for its Host line
+# A help text (Open MPI's, PMIx's, PRRTE's) names the node a few lines below its opening, on the line of the
+# label its row gives (catalog/transport.yaml `host_label`): `Host:      snowflake` (then `Framework: psec`),
+# `Node: vm`.
+_LABELLED_HOST: Final = re.compile(r"^\s*(?P<label>[A-Z][A-Za-z ]*:)\s+(?P<host>[A-Za-z0-9][\w.\-]*)\s*$")
+_K_LOCAL = "ff.transport.local_block"  # (lineno, status name, stack, label, detail) of a help text waiting for its host
+_LOCAL_STACKS: Final = ("mca", "ompi", "impi")  # NCCL's are extract/nccl.py's
+
+
+@lru_cache(maxsize=1)
+def _local_rows() -> tuple[tuple[str, LocalStatus], ...]:
+    return tuple((w, row) for stack in _LOCAL_STACKS for w, row in _local_words(stack))
 
 
 class LocalStatusExtractor:
-    """A transport's word that its node, as the job set it up, lacks what it needs (catalog/transport.yaml
-    `local_statuses`; NCCL's are extract/nccl.py's): nccl.error with `setup`, the job's own set-up."""
+    """A transport's or launcher's word that its node, as the job set it up, lacks what the job asked for or cannot
+    run it as asked (catalog/transport.yaml `local_statuses`; NCCL's are extract/nccl.py's): nccl.error with
+    `setup`, the job's own set-up, on the node the text names (its `host_label` line) or that printed it."""
 
     name = "transport.local"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
@@ -425,25 +482,32 @@ class LocalStatusExtractor:
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
     def __init__(self) -> None:
-        self.literals: tuple[str, ...] = (*local_literals("mca"), "Host:")
+        labels = {row.host_label for _, row in _local_rows() if row.host_label}
+        self.literals: tuple[str, ...] = (*sorted({w for w, _ in _local_rows()}), *sorted(labels))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         p = split_prefixes(line)
-        row = local_status("mca", p.body)
+        row = next((r for w, r in _local_rows() if w in p.body), None)
         if row is not None:
             ctx.claimed = True
-            ctx.state[_K_LOCAL] = (ctx.lineno, row.name, clip(p.body))
+            if row.host_label is None:
+                yield Draft("nccl.error", {"detail": clip(p.body), "stack": row.stack, "local_status": row.name,
+                                           "setup": True}, rank=p.rank, host=p.host)
+                return
+            ctx.state[_K_LOCAL] = (ctx.lineno, row.name, row.stack, row.host_label, clip(p.body))
             return
         pending = ctx.state.get(_K_LOCAL)
-        m = _HOST_LINE.match(p.body)
+        m = _LABELLED_HOST.match(p.body)
         if m is None or not isinstance(pending, tuple):
             return
+        start, name, stack, label, detail = pending
+        if m.group("label") != label:
+            return
         del ctx.state[_K_LOCAL]
-        start, name, detail = pending
         if not isinstance(start, int) or ctx.lineno - start > _BLOCK_LINES:
             return
         ctx.claimed = True
-        yield Draft("nccl.error", {"detail": detail, "stack": "mca", "local_status": name, "setup": True},
+        yield Draft("nccl.error", {"detail": detail, "stack": stack, "local_status": name, "setup": True},
                     rank=p.rank, host=p.host or m.group("host"))
 
 
