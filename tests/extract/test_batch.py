@@ -180,6 +180,36 @@ def test_pbs_server_log_root_deleting_the_job_is_an_admin_cancel() -> None:
     assert job.time == datetime(2016, 4, 18, 22, 55, 25, tzinfo=UTC)
 
 
+@pytest.mark.parametrize("message", [
+    "Job Rerun at request of Scheduler@pbs-server",
+    "job signaled with suspend by Scheduler@pbs-server",
+    "Job preempted by requeuing",
+    "Job preempted by suspension",
+])
+def test_pbs_preempting_a_job_is_preemption(message: str) -> None:
+    # OpenPBS runs the scheduler's preemption as a request of the scheduler's own (src/server/req_preemptjob.c): a
+    # requeue is a rerun the server logs as `Job Rerun at request of Scheduler@HOST` (req_rerun.c, msg_manager), a
+    # suspension a signal (`job signaled with suspend by Scheduler@HOST`, the server log line OpenPBS's functional
+    # tests wait for); the scheduler logs the method it took (src/scheduler/job_info.cpp). No posted log of these
+    # was found beyond one thread's tracejob: each message here stands in the server log's line form (as
+    # cBio/cbio-cluster#403's, above), so these lines are composed, not posted.
+    line = f"11/06/2019 14:54:53;0008;Server@pbs-server;Job;7537771.pbs-server;{message}\n".encode()
+    job = the_job(read("server.log", "pbs-tracejob", data=line))
+    assert (job.fields["state"], job.fields["due_to"]) == ("PREEMPTED", "preemption")
+
+
+@pytest.mark.parametrize("message", [
+    # `qrerun` by an operator: the same message, another requester
+    "Job Rerun at request of root@pbs-server",
+    # the scheduler weighing a job it may still spare (`Simulation: preemption of job not needed.`)
+    "Simulation: preempting job",
+])
+def test_pbs_rerun_by_an_operator_or_a_simulated_preemption_is_none(message: str) -> None:
+    # Near miss of the above.
+    line = f"11/06/2019 14:54:53;0040;pbs_sched;Job;7537771.pbs-server;{message}\n".encode()
+    assert jobs(read("sched.log", "pbs-tracejob", data=line)) == []
+
+
 def test_tracejob_moms_walltime_kill() -> None:
     # The Torque 4.2 administrator guide, "Using tracejob to locate job failures" (docs.adaptivecomputing.com),
     # its MOM line as quoted there.
