@@ -166,10 +166,18 @@ def test_describe_node_not_ready() -> None:
     assert len(res.events) == 1
 
 
-def test_describe_node_conditions_without_the_nodes_name_name_no_node() -> None:
-    # Near miss: kubernetes/kubernetes#36273 (https://github.com/kubernetes/kubernetes/issues/36273), the posted
-    # Conditions block alone (Ready Unknown): with no Name there is no node to say was lost.
+def test_describe_node_conditions_without_the_nodes_name_still_lose_a_node() -> None:
+    # kubernetes/kubernetes#36273 (https://github.com/kubernetes/kubernetes/issues/36273), the posted Conditions
+    # block alone ("I just found a cluster like this"): Ready Unknown, NodeStatusUnknown. The heartbeat column says
+    # it is a node's table; which node, the block does not say, so the event names none.
     res = read("scheduler/kubectl-describe-node-conditions-36273.txt", "k8s-describe")
+    [down] = res.events
+    assert (down.kind, down.node, "host" in down.fields) == ("sched.node_down", None, False)
+    assert down.fields["reason"] == "Ready=Unknown NodeStatusUnknown Kubelet stopped posting node status."
+    assert down.time == datetime(2016, 11, 3, 12, 19, 12, tzinfo=UTC) and res.hosts == set()
+    # Near miss: kubernetes/kubernetes#73397 (https://github.com/kubernetes/kubernetes/issues/73397), the block its
+    # reporter expected: a stale OutOfDisk Unknown, but Ready True. A node that is Ready was not lost.
+    res = read("scheduler/kubectl-describe-node-conditions-73397.txt", "k8s-describe")
     assert res.events == [] and len(res.issues) == 1
 
 

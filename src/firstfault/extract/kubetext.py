@@ -230,6 +230,8 @@ class _Described:
     field_lines: dict[str, int] = field(default_factory=dict)
     containers: list[dict[str, tuple[str, int]]] = field(default_factory=list)
     conditions: list[tuple[int, list[str]]] = field(default_factory=list)
+    # A node's Conditions table has the kubelet's heartbeat column; a pod's has Type and Status only.
+    node_conditions: bool = False
     events: list[tuple[int, list[str], str]] = field(default_factory=list)  # line, cells, the raw line
 
 
@@ -310,7 +312,9 @@ def _describe_objects(text: str) -> Iterator[_Described]:
                 state = ""
         elif section == "Conditions":
             cells = _CELL_GAP.split(line.strip())
-            if cells and cells[0] not in ("Type", "----"):
+            if cells and cells[0] == "Type":
+                obj.node_conditions = "LastHeartbeatTime" in cells
+            elif cells and cells[0] != "----":
                 obj.conditions.append((lineno, cells))
         elif section == "Events":
             cells = _CELL_GAP.split(line.strip(), maxsplit=4)
@@ -341,7 +345,7 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
             kind = "Pod"
             _described_pod(obj, name, file, result)
         elif obj.kind == "node" or (not obj.kind and "Conditions" in fields and (
-                "Roles" in fields or "Taints" in fields or "Addresses" in fields)):
+                "Roles" in fields or "Taints" in fields or "Addresses" in fields or obj.node_conditions)):
             kind = "Node"
             _described_node(obj, name, file, result)
         elif obj.kind == "job" or "Pods Statuses" in fields or "Completions" in fields or "Parallelism" in fields:
@@ -406,9 +410,10 @@ def _described_pod(obj: _Described, name: str | None, file: str, result: Structu
 
 
 def _described_node(obj: _Described, name: str | None, file: str, result: StructuredResult) -> None:
-    if not name:
-        return
-    result.hosts.add(name)
+    """A node whose Ready condition is not True. Its Conditions table pasted alone (no `Name:`, no command naming
+    it) still says a node was lost: the event names no host (the engine places it on a one-node allocation)."""
+    if name:
+        result.hosts.add(name)
     for lineno, cells in obj.conditions:
         # Type, Status, LastHeartbeatTime, LastTransitionTime, Reason, Message
         if len(cells) < 2 or cells[0] != "Ready" or cells[1] == "True":
@@ -420,4 +425,4 @@ def _described_node(obj: _Described, name: str | None, file: str, result: Struct
         when = _rfc1123(cells[3]) if len(cells) > 3 else None
         reason = " ".join([f"Ready={cells[1]}", *cells[4:6]])
         result.events.append(_event("sched.node_down", name, when, {"host": name, "reason": clip(reason, 120)},
-                                    file, lineno, f"node {name} {reason}"))
+                                    file, lineno, f"node {name or '(not named)'} {reason}"))
