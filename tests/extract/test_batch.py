@@ -68,12 +68,33 @@ def test_qacct_failed_37_that_names_three_limits_is_decided_by_the_jobs_use() ->
     assert [i.message for i in res.issues] == ["qacct record without jobnumber: job id unknown"]
 
 
-def test_qacct_failed_37_without_the_limits_names_no_limit() -> None:
-    # Near miss: the same record without its `category` line (no limit known): "a limit" of three is not a
-    # cause the record can name.
+def test_qacct_failed_37_without_its_limits_ends_at_a_whole_limit() -> None:
+    # StatFunGen/xqtl-protocol#571 (https://github.com/StatFunGen/xqtl-protocol/issues/571), `qacct -j 5473097`
+    # pasted with the prompt line above it: `failed 37` (three limits named), no `category`, ru_wallclock 18001s;
+    # the maintainer: "Apparently the two samples' STAR failed due to walltime". 5 h and the second the
+    # qmaster's check took: a time limit a person asked for, not a memory one.
+    res = read("qacct-failed37-xqtl-571.txt", "sge-qacct", job_id="5473097")
+    job = the_job(res)
+    assert (job.fields["state"], job.fields["due_to"], job.fields["signal"]) == ("TIMEOUT", "time_limit", 9)
+    assert job.fields["job_id"] == "5473097" and job.fields["nodelist"] == "node48" and res.issues == []
+    # PennLINC/babs's record (above) without its `category` line: 24 h 1 s, the same end.
     text = b"".join(ln for ln in (FIX / "qacct-h_rt-babs.txt").read_bytes().splitlines(keepends=True)
                     if not ln.startswith(b"category"))
     job = the_job(read("qacct-h_rt-babs.txt", "sge-qacct", data=text))
+    assert (job.fields["state"], job.fields["due_to"]) == ("TIMEOUT", "time_limit")
+
+
+def test_qacct_failed_37_that_ends_at_no_whole_limit_names_no_limit() -> None:
+    # Near miss: the xqtl-protocol#571 record with its end moved 7 min 30 s earlier (ru_wallclock 17551s; the
+    # end_time line left out): "a limit" of three, and a time used that no limit a person sets explains.
+    raw = (FIX / "qacct-failed37-xqtl-571.txt").read_bytes()
+    text = raw.replace(b"ru_wallclock 18001s", b"ru_wallclock 17551s").replace(b"end_time", b"#end_time")
+    job = the_job(read("x.txt", "sge-qacct", data=text))
+    assert job.fields["state"] == "FAILED" and "due_to" not in job.fields and job.fields["signal"] == 9
+    # Near miss: the same 5 h, but `failed 100` (killed, no limit said enforced): a kill at a round time is
+    # no limit by itself.
+    text = raw.replace(b"37  : qmaster enforced h_rt, h_cpu, or h_vmem limit", b"100 : assumedly after job")
+    job = the_job(read("x.txt", "sge-qacct", data=text))
     assert job.fields["state"] == "FAILED" and "due_to" not in job.fields and job.fields["signal"] == 9
 
 
@@ -159,6 +180,36 @@ def test_pbs_server_log_root_deleting_the_job_is_an_admin_cancel() -> None:
     assert job.time == datetime(2016, 4, 18, 22, 55, 25, tzinfo=UTC)
 
 
+@pytest.mark.parametrize("message", [
+    "Job Rerun at request of Scheduler@pbs-server",
+    "job signaled with suspend by Scheduler@pbs-server",
+    "Job preempted by requeuing",
+    "Job preempted by suspension",
+])
+def test_pbs_preempting_a_job_is_preemption(message: str) -> None:
+    # OpenPBS runs the scheduler's preemption as a request of the scheduler's own (src/server/req_preemptjob.c): a
+    # requeue is a rerun the server logs as `Job Rerun at request of Scheduler@HOST` (req_rerun.c, msg_manager), a
+    # suspension a signal (`job signaled with suspend by Scheduler@HOST`, the server log line OpenPBS's functional
+    # tests wait for); the scheduler logs the method it took (src/scheduler/job_info.cpp). No posted log of these
+    # was found beyond one thread's tracejob: each message here stands in the server log's line form (as
+    # cBio/cbio-cluster#403's, above), so these lines are composed, not posted.
+    line = f"11/06/2019 14:54:53;0008;Server@pbs-server;Job;7537771.pbs-server;{message}\n".encode()
+    job = the_job(read("server.log", "pbs-tracejob", data=line))
+    assert (job.fields["state"], job.fields["due_to"]) == ("PREEMPTED", "preemption")
+
+
+@pytest.mark.parametrize("message", [
+    # `qrerun` by an operator: the same message, another requester
+    "Job Rerun at request of root@pbs-server",
+    # the scheduler weighing a job it may still spare (`Simulation: preemption of job not needed.`)
+    "Simulation: preempting job",
+])
+def test_pbs_rerun_by_an_operator_or_a_simulated_preemption_is_none(message: str) -> None:
+    # Near miss of the above.
+    line = f"11/06/2019 14:54:53;0040;pbs_sched;Job;7537771.pbs-server;{message}\n".encode()
+    assert jobs(read("sched.log", "pbs-tracejob", data=line)) == []
+
+
 def test_tracejob_moms_walltime_kill() -> None:
     # The Torque 4.2 administrator guide, "Using tracejob to locate job failures" (docs.adaptivecomputing.com),
     # its MOM line as quoted there.
@@ -237,6 +288,25 @@ def test_flux_eventlog_of_a_job_that_finished_well() -> None:
     # eventlog of a job without exception: `finish status=0`.
     job = the_job(read("flux-eventlog-raw-5300.txt", "flux-jobs"))
     assert (job.fields["state"], job.fields["exit_code"]) == ("COMPLETED", 0) and "due_to" not in job.fields
+
+
+def test_flux_outputs_under_their_commands_are_read_each_as_what_its_command_printed() -> None:
+    # Three outputs in one file, each under its command (the prompt as flux-framework/flux-core#6892 posted
+    # it): `flux jobs --stats-only` (its line from flux-framework/flux-sched#805), `flux job info ID R` (a job's
+    # resources, the R of flux-sched#805) and `flux job eventlog -HF ID` (flux-core#6713, above). The counts and
+    # R are no record; the eventlog is its job's, named by the command.
+    data = ("[garlick@fluke2:t]$ flux jobs --stats-only\n0 running, 2658 completed, 342 failed, 0 pending\n"
+            "[garlick@fluke2:t]$ flux job info ƒNNzkJm7 R\n"
+            '{"version": 1, "execution": {"R_lite": [{"rank": "10", "children": {"core": "9"}}], '
+            '"nodelist": ["opal109"], "starttime": 1611769321, "expiration": 1611769351}}\n'
+            "[garlick@fluke2:t]$ flux job eventlog -HF ƒNNzkJm7\n").encode() + (
+        FIX / "flux-eventlog-human-6713.txt").read_bytes()
+    res = read("flux.txt", "flux-jobs", data=data, job_id="fNNzkJm7")
+    job = the_job(res)
+    assert (job.fields["job_id"], job.fields["state"], job.fields["due_to"]) == ("ƒNNzkJm7", "TIMEOUT", "time_limit")
+    assert job.evidence.line == 6 and res.issues == []  # the eventlog's first line
+    # Near miss: the counts and R without the eventlog are no record of any job.
+    assert read("flux.txt", "flux-jobs", data=data.split(b"[garlick@fluke2:t]$ flux job eventlog")[0]).events == []
 
 
 def test_flux_jobs_node_failure_names_the_lost_node() -> None:

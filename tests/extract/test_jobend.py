@@ -104,6 +104,32 @@ def test_the_node_a_scheduler_says_it_lost_is_the_events_host() -> None:
     assert (d.kind, d.fields["due_to"], d.host) == ("process.signal", "node_failure", "elcap8767")
 
 
+def test_a_flux_exec_exception_for_a_program_the_job_named_is_its_own() -> None:
+    # flux-framework/flux-core#6892 (https://github.com/flux-framework/flux-core/issues/6892), garlick on fluke: `flux
+    # run -N1 /g/g0/garlick/nosuchcommand`. The exception names the job, the task's host and the program that
+    # could not start: the job's own configuration on fluke120, not the node's.
+    [d] = scan(EXTRACTORS, ["3.417s: job.exception fdsPAmQhXV1 type=exec severity=0 task 0 (host fluke120): start "
+                            "failed: /g/g0/garlick/nosuchcommand: No such file or directory"], "application")
+    assert (d.kind, d.fields["exc_type"], d.fields["path"], d.host) == (
+        "app.exception", "FileNotFoundError", "/g/g0/garlick/nosuchcommand", "fluke120")
+    assert str(d.fields["message"]).startswith("job.exception fdsPAmQhXV1 type=exec")
+    # flux-framework/flux-core#4195 (https://github.com/flux-framework/flux-core/issues/4195): the older form, no job
+    # id and no host; the exec failures come before the timeout the hung job then met.
+    got = scan(EXTRACTORS, ["0.784s: job.exception type=exec severity=0 task 0: start failed: stress: No such file or "
+                            "directory",
+                            "5.488s: job.exception type=timeout severity=0 resource allocation expired"], "application")
+    assert [(d.kind, d.fields.get("path") or d.fields.get("due_to")) for d in got] == [
+        ("app.exception", "stress"), ("process.signal", "time_limit")]
+
+
+def test_a_flux_exec_exception_that_names_no_program_names_no_cause() -> None:
+    # Near miss, flux-core#6892 again, on tuolumne (sdexec): the same missing command, but the exception only says
+    # the unit could not start; whose failure that is, it does not say.
+    assert scan(EXTRACTORS, ["5.099s: job.exception f23uHVxHxGXZ type=exec severity=0 job shell exec error on broker "
+                             "tuolumne1216 (rank 216): unit process could not be started (systemd error 255)"],
+                "application") == []
+
+
 def test_memory_limit_kill_names_who() -> None:
     assert memory_limit_kill("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.") == "lsf"
     assert memory_limit_kill("slurmstepd: error: Exceeded job memory limit") == "slurmstepd"

@@ -166,10 +166,18 @@ def test_describe_node_not_ready() -> None:
     assert len(res.events) == 1
 
 
-def test_describe_node_conditions_without_the_nodes_name_name_no_node() -> None:
-    # Near miss: kubernetes/kubernetes#36273 (https://github.com/kubernetes/kubernetes/issues/36273), the posted
-    # Conditions block alone (Ready Unknown): with no Name there is no node to say was lost.
+def test_describe_node_conditions_without_the_nodes_name_still_lose_a_node() -> None:
+    # kubernetes/kubernetes#36273 (https://github.com/kubernetes/kubernetes/issues/36273), the posted Conditions
+    # block alone ("I just found a cluster like this"): Ready Unknown, NodeStatusUnknown. The heartbeat column says
+    # it is a node's table; which node, the block does not say, so the event names none.
     res = read("scheduler/kubectl-describe-node-conditions-36273.txt", "k8s-describe")
+    [down] = res.events
+    assert (down.kind, down.node, "host" in down.fields) == ("sched.node_down", None, False)
+    assert down.fields["reason"] == "Ready=Unknown NodeStatusUnknown Kubelet stopped posting node status."
+    assert down.time == datetime(2016, 11, 3, 12, 19, 12, tzinfo=UTC) and res.hosts == set()
+    # Near miss: kubernetes/kubernetes#73397 (https://github.com/kubernetes/kubernetes/issues/73397), the block its
+    # reporter expected: a stale OutOfDisk Unknown, but Ready True. A node that is Ready was not lost.
+    res = read("scheduler/kubectl-describe-node-conditions-73397.txt", "k8s-describe")
     assert res.events == [] and len(res.issues) == 1
 
 
@@ -203,3 +211,24 @@ def test_pod_objects_get_the_tables_reason() -> None:
     assert due[("llama-pretrain-worker-1", "pytorch")] == "memory_limit"  # OOMKilled
     assert due[("llama-pretrain-worker-2", None)] == "memory_limit"  # Evicted, low on memory
     assert due[("llama-pretrain-worker-0", "pytorch")] is None  # Error: the container's own
+
+
+def test_objects_pasted_under_their_commands_are_read_one_output_at_a_time() -> None:
+    # Two outputs in one file, each under the command that printed it (the prompt as LibreTexts/metalc#133 posted
+    # it, `spicy@rooster:~$`): the YAML of kubernetes/kubernetes#105467 (above) and the JSON of
+    # tests/fixtures/kube-nodes/nodes.json. Neither parses with the other or with a command line in it; each is
+    # read on its own, its lines numbered in the file.
+    yaml_part = (FIX / "scheduler/pod-status-disruption-105467.yaml").read_bytes()
+    json_part = (FIX / "kube-nodes/nodes.json").read_bytes()
+    data = (b"spicy@rooster:~$ kubectl get pod -o yaml\n" + yaml_part.rstrip(b"\n") + b"\n"
+            b"spicy@rooster:~$ kubectl get nodes -o json\n" + json_part)
+    res = read("two.txt", "k8s-pods", data=data)
+    assert res.issues == []
+    [pod] = kinds(res, "k8s.pod")
+    assert pod.fields["reason"] == "TerminationByKubelet"
+    alone = read("scheduler/pod-status-disruption-105467.yaml", "k8s-pods").events[0]
+    assert pod.evidence.line == (alone.evidence.line or 0) + 1
+    assert [e.node for e in kinds(res, "sched.node_down")] == ["gpu-node-04"]
+    # Near miss: the same file without its command lines is one broken document.
+    bare = read("two.txt", "k8s-pods", data=yaml_part.rstrip(b"\n") + b"\n" + json_part)
+    assert bare.events == [] and len(bare.issues) == 1

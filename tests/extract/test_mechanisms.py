@@ -52,6 +52,11 @@ def feed(lines: list[str], hosts: tuple[str, ...] = ()) -> tuple[list[Event], Ex
         ("slurmstepd: error: *** JOB 1 ON n1 CANCELLED AT 2026-01-01T00:00:00 ***", None, None, None,
          "slurmstepd: error: *** JOB 1 ON n1 CANCELLED AT 2026-01-01T00:00:00 ***"),
         ("12: text", None, None, None, "12: text"),
+        # Flux's `flux run` relays each line after the time since the job started (flux-framework/flux-core#6892):
+        # a number and a unit, no host.
+        ("3.416s: flux-shell[0]: FATAL: task 0 (host fluke120): start failed: /g/g0/garlick/nosuchcommand: No such "
+         "file or directory", None, None, None, "3.416s: flux-shell[0]: FATAL: task 0 (host fluke120): start "
+         "failed: /g/g0/garlick/nosuchcommand: No such file or directory"),
     ],
 )
 def test_prefix_layers(line: str, host: str | None, rank: int | None, local: int | None, body: str) -> None:

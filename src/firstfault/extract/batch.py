@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.reasons import state_of, text_reasons, word_reason
-from firstfault.extract.structured import ParseIssue, StructuredResult, clip
+from firstfault.extract.structured import Output, ParseIssue, StructuredResult, clip, outputs
 from firstfault.hostlist import hostlist_expand
 from firstfault.model import Event, Evidence, FieldValue
 from firstfault.timeparse import TimeParser
@@ -42,6 +42,14 @@ BATCH_FORMATS: tuple[str, ...] = ("sge-qacct", "pbs-tracejob", "pbs-qstat", "lsf
 # using may be a little short of the limit it hit).
 _TIME_REACHED = 0.99
 _MEMORY_REACHED = 0.95
+# Where a record says a limit was enforced but not which, and names no time limit to compare with (SGE's `failed
+# 37` without the `-l h_rt=` of its `category`): a limit a person asks for is a whole number of quarter hours
+# (`h_rt=05:00:00`, `-l walltime=72:00:00`), and the scheduler kills at its next check after it, within a minute.
+# So a wall clock (or CPU time) from 0 to 60 s past a whole quarter hour is the time limit. Real ends at a limit:
+# SGE 18001 s and 86401 s (StatFunGen/xqtl-protocol#156, #571; PennLINC/babs), PBS 259217 s for 259200
+# (biocore/qiime#1048) and 72:00:25 (cBio/cbio-cluster#256). A memory kill lands there by chance 1 time in 15.
+_WHOLE_LIMIT = 900.0
+_LIMIT_LAG = 60.0
 # Signals a scheduler kills with: SIGKILL / SIGTERM; SGE's soft limits: SIGUSR1 (s_rt), SIGXCPU (s_cpu,
 # s_vmem, s_rss); LSF's run-limit warning: SIGUSR2.
 _KILL_SIGNALS = frozenset({9, 15, 10, 12, 24})
@@ -95,7 +103,8 @@ def read_batch(text: str, fmt: str, file: str, *, job_id: str | None, tz: tzinfo
     times = TimeParser(tz, *window)
     readers = {"sge-qacct": _qacct, "pbs-tracejob": _tracejob, "pbs-qstat": _qstat, "lsf-bjobs": _lsf,
                "lsf-bhist": _lsf, "flux-jobs": _flux}
-    jobs = list(readers[fmt](text, tz, times, result.issues))
+    # Each command's output on its own (a prompt and a command line above each part, several in one file).
+    jobs = [job for out in outputs(text) for job in readers[fmt](out, tz, times, result.issues)]
     if job_id is not None and jobs:
         mine = [j for j in jobs if _same_job(j.job_id, job_id)]
         if mine:
@@ -121,10 +130,19 @@ def _same_job(record_id: str, job_id: str) -> bool:
 # --------------------------------------------------------------------------
 
 
-def _limit_reached(job: _Job) -> str | None:
-    """`time_limit` or `memory_limit` when the job's use reached that limit (and not the other), else None."""
+def _at_whole_limit(used: float | None) -> bool:
+    """Whether a time used ends just past a limit a person would ask for (_WHOLE_LIMIT)."""
+    return used is not None and used >= _WHOLE_LIMIT and used % _WHOLE_LIMIT <= _LIMIT_LAG
+
+
+def _limit_reached(job: _Job, *, enforced: bool = False) -> str | None:
+    """`time_limit` or `memory_limit` when the job's use reached that limit (and not the other), else None.
+    `enforced`: the record says a limit was enforced; where it names no time limit, a time used that ends just
+    past a whole quarter hour is one (_WHOLE_LIMIT)."""
     time = any(used is not None and limit and used >= limit * _TIME_REACHED
                for used, limit in ((job.used_time, job.time_limit), (job.used_cpu, job.cpu_limit)))
+    if not time and enforced and not job.time_limit and not job.cpu_limit:
+        time = _at_whole_limit(job.used_time) or _at_whole_limit(job.used_cpu)
     memory = job.used_mem is not None and bool(job.mem_limit) and job.used_mem >= (job.mem_limit or 0) * _MEMORY_REACHED
     if time == memory:
         return None
@@ -135,7 +153,7 @@ def _decide(job: _Job) -> str | None:
     """The job's state (Slurm's words), or None when the record says nothing of how it ended."""
     killed = job.negative_exit or (job.signal is not None and job.signal in _KILL_SIGNALS)
     if job.due_to == "resource_limit" or (job.due_to is None and killed):
-        limit = _limit_reached(job)
+        limit = _limit_reached(job, enforced=job.due_to == "resource_limit")
         job.due_to = limit if limit is not None else (None if job.due_to == "resource_limit" else job.due_to)
     if job.due_to is not None:
         return state_of(job.due_to)
@@ -265,10 +283,10 @@ _FAILED = re.compile(r"^(?P<code>\d+)\s*(?::\s*(?P<text>.*))?$")
 _CATEGORY_LIMIT = re.compile(r"(?:^|[\s,])(?P<key>[hs]_(?:rt|cpu|vmem|rss))=(?P<value>[^,\s]+)")
 
 
-def _qacct_records(text: str) -> Iterator[tuple[int, dict[str, str]]]:
+def _qacct_records(lines: list[tuple[int, str]]) -> Iterator[tuple[int, dict[str, str]]]:
     record: dict[str, str] = {}
     start = 0
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in lines:
         if line.startswith("=====") or not line.strip():
             if record:
                 yield start, record
@@ -284,8 +302,8 @@ def _qacct_records(text: str) -> Iterator[tuple[int, dict[str, str]]]:
         yield start, record
 
 
-def _qacct(text: str, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -> Iterator[_Job]:
-    for lineno, rec in _qacct_records(text):
+def _qacct(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -> Iterator[_Job]:
+    for lineno, rec in _qacct_records(out.lines):
         number = rec.get("jobnumber", "").strip()
         if "failed" not in rec and "exit_status" not in rec:
             if number:
@@ -388,10 +406,10 @@ def _pbs_resources(job: _Job, values: Mapping[str, str]) -> None:
         job.used_mem, job.mem_limit = vmem, vmem_limit
 
 
-def _qstat_records(text: str) -> Iterator[tuple[int, str, dict[str, str]]]:
+def _qstat_records(lines: list[tuple[int, str]]) -> Iterator[tuple[int, str, dict[str, str]]]:
     job_id, start, last = "", 0, ""
     values: dict[str, str] = {}
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in lines:
         head = _JOB_ID_LINE.match(line)
         if head:
             if job_id:
@@ -411,8 +429,8 @@ def _qstat_records(text: str) -> Iterator[tuple[int, str, dict[str, str]]]:
         yield start, job_id, values
 
 
-def _qstat(text: str, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -> Iterator[_Job]:
-    for lineno, job_id, values in _qstat_records(text):
+def _qstat(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -> Iterator[_Job]:
+    for lineno, job_id, values in _qstat_records(out.lines):
         job = _Job("pbs", job_id, lineno)
         letter = values.get("job_state", "").strip()
         job.raw_state = f"job_state {letter}" if letter else ""
@@ -451,11 +469,11 @@ _KV = re.compile(r"(?P<k>[A-Za-z_][\w.]*)=(?P<v>\S*)")
 _EXIT_KV = re.compile(r"\bExit_status=(?P<code>-?\d+)")
 
 
-def _tracejob(text: str, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -> Iterator[_Job]:
+def _tracejob(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -> Iterator[_Job]:
     jobs: dict[str, _Job] = {}
     values: dict[str, dict[str, str]] = {}
     current = ""
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in out.lines:
         head = _TRACE_JOB.match(line)
         if head:
             current = head.group("id")
@@ -521,11 +539,11 @@ _LSF_STATES = {"RUN": "RUNNING", "PEND": "PENDING", "PSUSP": "SUSPENDED", "USUSP
                "SSUSP": "SUSPENDED", "WAIT": "PENDING"}
 
 
-def _lsf_records(text: str) -> Iterator[tuple[int, list[tuple[int, str]]]]:
+def _lsf_records(lines: list[tuple[int, str]]) -> Iterator[tuple[int, list[tuple[int, str]]]]:
     """Each `Job <ID>` record, its lines joined again where LSF cut them at the width (a continuation
     line is indented by the width of the record's time stamps, and the cut falls anywhere, mid-word too)."""
     raw: list[tuple[int, str]] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in lines:
         if _LSF_JOB.match(line) or line.startswith("-----"):
             if raw:
                 yield raw[0][0], _lsf_join(raw)
@@ -557,8 +575,8 @@ def _lsf_time(m: re.Match[str], tz: tzinfo, times: TimeParser) -> datetime | Non
     return stamp.wall if stamp else None
 
 
-def _lsf(text: str, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -> Iterator[_Job]:
-    for start, lines in _lsf_records(text):
+def _lsf(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -> Iterator[_Job]:
+    for start, lines in _lsf_records(out.lines):
         head = _LSF_JOB.match(lines[0][1])
         if head is None:
             issues.append(ParseIssue(start, "LSF record without its `Job <ID>` line: job id unknown"))
@@ -630,15 +648,34 @@ _FLUX_EVENT = re.compile(r"^(?:(?P<epoch>\d{9,}\.\d+)|\[(?P<human>[^\]]+)\])\s+(
 _FLUX_CTX = re.compile(r'(?P<k>[\w.\-]+)=(?:"(?P<q>(?:[^"\\]|\\.)*)"|(?P<v>\S*))')
 _FLUX_HUMAN = re.compile(r"^(?P<mon>[A-Z][a-z]{2})(?P<day>\d{1,2}) (?P<hm>\d\d:\d\d)$")
 _FLUX_OFFSET = re.compile(r"^\s*\+(?P<s>\d+(?:\.\d+)?)$")
+# `flux jobs --stats` / `--stats-only`: `0 running, 2658 completed, 342 failed, 0 pending` (older: `... 0 inactive`).
+_FLUX_STATS = re.compile(r"^\s*\d+ running, \d+ completed, \d+ failed")
 
 
-def _flux(text: str, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -> Iterator[_Job]:
-    lines = [(n, ln) for n, ln in enumerate(text.splitlines(), start=1) if ln.strip()]
+def _flux_command(words: list[str]) -> tuple[str | None, str]:
+    """What a pasted `flux` command printed, and the job it names: (`eventlog`, id) for `flux job eventlog ID` and
+    `flux job info ID eventlog`; (`other`, id) for another key of `flux job info` (`R`, `jobspec`), which holds no
+    event; (None, "") for anything else (what the output looks like decides)."""
+    args = [w for w in words[1:] if not w.startswith("-")]
+    if words[:1] != ["flux"] or args[:1] != ["job"] or len(args) < 3:
+        return None, ""
+    if args[1] == "eventlog":
+        return "eventlog", args[2]
+    if args[1] == "info" and len(args) >= 4:
+        return ("eventlog" if args[3] == "eventlog" else "other"), args[2]
+    return None, ""
+
+
+def _flux(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -> Iterator[_Job]:
+    lines = [(n, ln) for n, ln in out.lines if ln.strip()]
     if not lines:
         return
+    what, job_id = _flux_command(out.words())
+    if what == "other":
+        return  # R, the jobspec: the job's resources and request, no record of how it ended
     first = lines[0][1].lstrip()
-    if first.startswith("{") or _FLUX_EVENT.match(first):
-        yield from _flux_eventlog(lines, tz, times, issues)
+    if what == "eventlog" or first.startswith("{") or _FLUX_EVENT.match(first):
+        yield from _flux_eventlog(lines, tz, times, issues, job_id)
     else:
         yield from _flux_listing(lines, issues)
 
@@ -657,8 +694,8 @@ def _flux_exception(job: _Job, ctx: Mapping[str, object]) -> None:
 
 
 def _flux_eventlog(lines: list[tuple[int, str]], tz: tzinfo, times: TimeParser,
-                   issues: list[ParseIssue]) -> Iterator[_Job]:
-    job = _Job("flux", "", lines[0][0])
+                   issues: list[ParseIssue], job_id: str = "") -> Iterator[_Job]:
+    job = _Job("flux", job_id, lines[0][0])
     base: datetime | None = None
     for lineno, line in lines:
         name: str
@@ -726,9 +763,11 @@ def _flux_columns(header: str) -> list[tuple[str, int, int]]:
 
 
 def _flux_listing(lines: list[tuple[int, str]], issues: list[ParseIssue]) -> Iterator[_Job]:
-    header = lines[0][1]
-    columns = _flux_columns(header) if "JOBID" in header.split() else []
-    rows = lines[1:] if columns else lines
+    # The header may follow `flux jobs --stats`' own line (`0 running, 2658 completed, 342 failed, 0 pending`);
+    # a listing without one (`-n`) is rows from its first line, and a line of counts is no row.
+    at = next((i for i, (_, ln) in enumerate(lines[:3]) if "JOBID" in ln.split()), None)
+    columns = _flux_columns(lines[at][1]) if at is not None else []
+    rows = lines[at + 1:] if at is not None else [r for r in lines if not _FLUX_STATS.match(r[1])]
     for lineno, row in rows:
         cells: dict[str, str] = {}
         tokens = [(m.group(0), m.start(), m.end()) for m in re.finditer(r"\S+", row)]

@@ -39,6 +39,7 @@ from firstfault.extract.reasons import (
     text_reasons,
     word_reason,
 )
+from firstfault.extract.traceback import EXEC_WHY_TEXTS, exec_failure
 
 # --------------------------------------------------------------------------
 # A scheduler's reason in the job's output
@@ -68,10 +69,15 @@ class SchedulerReasonExtractor:
     def __init__(self) -> None:
         # The table's phrases and distinctive words are this extractor's prefilter words, and the Kubernetes
         # reasons a pasted `kubectl get pods` row shows as its STATUS.
-        self.literals: tuple[str, ...] = tuple(sorted(set(line_literals()) | set(kube_status_words())))
+        self.literals: tuple[str, ...] = tuple(sorted(set(line_literals()) | set(kube_status_words())
+                                                      | {"job.exception"}))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         _, body = split_rank_prefix(line)
+        flux = _FLUX_EXCEPTION.search(body)
+        if flux is not None:
+            yield from _flux_exception(flux, body, ctx)
+            return
         cells = pod_row(body)
         if cells is not None:
             # A `kubectl get pods` row pasted into text (`... 0/1  Evicted  0  7m9s`): its STATUS, when it is a
@@ -86,25 +92,70 @@ class SchedulerReasonExtractor:
         hit = first_reason(body, lines=True)
         if hit is None:
             return
-        reason = hit.reason
-        if reason == "memory_limit":
-            yield Draft("host.oom_kill", {"proc": hit.scheduler, "cgroup": True, "by": "limit", "detail": clip(body)})
-        elif reason == "eviction" and hit.scheduler == "kubernetes":
-            said: dict[str, str | None] = {"reason": "Evicted", "phase": "Failed", "pressure": hit.resource,
-                                           "message": clip(body), "due_to": reason}
-            yield Draft("k8s.pod", {k: v for k, v in said.items() if v is not None})
-        elif reason == "backoff_limit":
-            # The Job controller's word, pasted: its pods failed first (a symptom; sym-process-exited).
-            yield Draft("k8s.event", {"reason": "BackoffLimitExceeded", "message": clip(body), "due_to": reason})
-        elif reason in _SIGNALLED:
-            draft = Draft("process.signal", {"signal": "SIGTERM", "by": "scheduler", "detail": clip(body),
-                                             "due_to": reason, "scheduler": hit.scheduler})
-            draft.host = hit.host  # the node a scheduler says it lost (Flux's `on broker HOST`)
-            yield draft
-        else:
-            # Understood, but no cause: root deleting a job (for a failed node or a limit it does not name),
-            # "a limit" of SGE's without the job's use to tell which.
-            ctx.claimed = True
+        yield from _said(hit.reason, hit.scheduler, hit.host, hit.resource, body, ctx)
+
+
+def _said(reason: str | None, scheduler: str, host: str | None, resource: str | None, body: str,
+          ctx: LineContext) -> Iterator[Draft]:
+    """The event a scheduler's reason in the job's output calls for."""
+    if reason == "memory_limit":
+        yield Draft("host.oom_kill", {"proc": scheduler, "cgroup": True, "by": "limit", "detail": clip(body)})
+    elif reason == "eviction" and scheduler == "kubernetes":
+        said: dict[str, str | None] = {"reason": "Evicted", "phase": "Failed", "pressure": resource,
+                                       "message": clip(body), "due_to": reason}
+        yield Draft("k8s.pod", {k: v for k, v in said.items() if v is not None})
+    elif reason == "backoff_limit":
+        # The Job controller's word, pasted: its pods failed first (a symptom; sym-process-exited).
+        yield Draft("k8s.event", {"reason": "BackoffLimitExceeded", "message": clip(body), "due_to": reason})
+    elif reason in _SIGNALLED:
+        draft = Draft("process.signal", {"signal": "SIGTERM", "by": "scheduler", "detail": clip(body),
+                                         "due_to": reason, "scheduler": scheduler})
+        draft.host = host  # the node a scheduler says it lost (Flux's `on broker HOST`)
+        yield draft
+    else:
+        # Understood, but no cause: root deleting a job (for a failed node or a limit it does not name),
+        # "a limit" of SGE's without the job's use to tell which.
+        ctx.claimed = True
+
+
+# Flux's job exception as `flux run` and `flux job attach` print it (flux-framework/flux-core#4195, #5304):
+# `0.784s: job.exception type=exec severity=0 task 0: start failed: stress: No such file or directory`, with the
+# job's id before the type since (#6892: `job.exception fdsPAmQhXV1 type=exec severity=0 task 0 (host fluke120):
+# start failed: ...`). Its type is a word of the table (`timeout`, `cancel`, `node-failure`, `exec`), its note
+# says more; only severity 0 ends the job.
+_FLUX_EXCEPTION = re.compile(r"\bjob\.exception(?: [^\s=]+)? type=(?P<type>[\w.\-]+) severity=(?P<sev>\d+)"
+                             r"(?: (?P<note>.*))?$")
+# An `exec` exception's note when a task could not start: the job shell's `task 0 (host fluke120): start failed:
+# PROG: strerror` (the host since #6892).
+_FLUX_START_FAILED = re.compile(r"\btask \d+(?: \(host (?P<host>[\w.\-]+)\))?: start failed: (?P<prog>[^:]+?): "
+                                r"(?P<why>[^:]+?)\s*$")
+
+
+def _flux_exception(m: re.Match[str], body: str, ctx: LineContext) -> Iterator[Draft]:
+    """A Flux job exception in the job's output: its note's phrase of the table where it has one (`lost contact
+    with job shell on broker HOST` is a node lost, whatever the type), else the table's word for its type. An
+    `exec` one whose task could not start the program the job named (missing, not executable) is the job's own
+    set-up; one whose note says neither names no cause."""
+    note = m.group("note") or ""
+    body = body[m.start():]  # what came before (`0.784s: `, `flux-job: `) is the relay's
+    row = word_reason("flux", m.group("type"))
+    if m.group("sev") != "0" or row is None:
+        ctx.claimed = True  # a non-fatal exception, or a type no table row names a cause for
+        return
+    hit = next((h for h in text_reasons(note) if h.scheduler == "flux" and h.reason is not None), None)
+    if hit is not None:
+        yield from _said(hit.reason, "flux", hit.host, None, body, ctx)
+        return
+    if row.reason == "setup":
+        start = _FLUX_START_FAILED.search(note)
+        if start is None or start.group("why") not in EXEC_WHY_TEXTS:
+            ctx.claimed = True  # the shell could not exec, for a reason it does not say is the program's
+            return
+        draft = exec_failure(start.group("prog"), start.group("why"), body)
+        draft.host = start.group("host")
+        yield draft
+        return
+    yield from _said(row.reason, "flux", None, None, body, ctx)
 
 
 # --------------------------------------------------------------------------

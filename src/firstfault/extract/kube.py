@@ -23,6 +23,7 @@ from firstfault.extract.structured import (
     clip,
     fits_int64,
     int_or_text,
+    output_spans,
 )
 from firstfault.model import Event, Evidence, FieldValue
 
@@ -48,12 +49,15 @@ class _LineDict(dict[Any, Any]):
 
 
 class _LineLoader(yaml.SafeLoader):
-    """SafeLoader whose mappings carry their line, so evidence can point into the file."""
+    """SafeLoader whose mappings carry their line, so evidence can point into the file (`first_line`: the lines
+    of the file before the text it reads)."""
+
+    first_line = 0
 
 
 def _construct_line_map(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Iterator[_LineDict]:
     data = _LineDict()
-    data.line = node.start_mark.line + 1
+    data.line = node.start_mark.line + 1 + getattr(loader, "first_line", 0)
     yield data
     data.update(loader.construct_mapping(node))
 
@@ -76,6 +80,17 @@ def _line_of(obj: object) -> int | None:
 
 
 def _load_documents(text: str, issues: list[ParseIssue]) -> list[Any]:
+    """The documents of a file: each command's output on its own where the commands were pasted above them
+    (`$ kubectl get pod x -o yaml`; structured.output_spans), the whole file where none was."""
+    lines = text.splitlines()
+    spans = output_spans(lines)
+    if len(spans) == 1 and spans[0][0] is None:
+        return _load_output(text, 0, issues)
+    return [doc for _, start, end in spans for doc in _load_output("\n".join(lines[start:end]), start, issues)]
+
+
+def _load_output(text: str, before: int, issues: list[ParseIssue]) -> list[Any]:
+    """One output's documents; `before`: how many lines of the file come before it (its lines are numbered on)."""
     stripped = text.lstrip()
     if not stripped:
         return []
@@ -83,16 +98,17 @@ def _load_documents(text: str, issues: list[ParseIssue]) -> list[Any]:
         try:
             return [json.loads(text, parse_int=int_or_text)]
         except json.JSONDecodeError as exc:
-            issues.append(ParseIssue(exc.lineno, f"JSON: {exc.msg} (column {exc.colno}); no events"))
+            issues.append(ParseIssue(exc.lineno + before, f"JSON: {exc.msg} (column {exc.colno}); no events"))
             return []
     docs: list[Any] = []
+    loader = _LineLoader if not before else type("_LineLoaderAfter", (_LineLoader,), {"first_line": before})
     try:
-        for doc in yaml.load_all(text, Loader=_LineLoader):
+        for doc in yaml.load_all(text, Loader=loader):
             if doc is not None:
                 docs.append(doc)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
+        line = mark.line + 1 + before if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         issues.append(ParseIssue(line, f"YAML: {problem}; no events from this document"))
     return docs

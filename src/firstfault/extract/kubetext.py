@@ -18,7 +18,7 @@ from email.utils import parsedate_to_datetime
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.reasons import k8s_reason
-from firstfault.extract.structured import ParseIssue, StructuredResult, clip
+from firstfault.extract.structured import ParseIssue, StructuredResult, clip, command_line
 from firstfault.model import Event, Evidence, FieldValue
 
 # The event kinds this reader emits and their fields (docs/events.md; extract/registry.py): those the
@@ -145,7 +145,7 @@ def _read_tables(text: str, file: str, result: StructuredResult) -> None:
         if header is not None:
             table = header
             continue
-        if not line.strip() or line.lstrip().startswith(("$", "#", ">", "kubectl ", "No resources found")):
+        if not line.strip() or command_line(line) is not None or line.startswith("No resources found"):
             continue  # a prompt, a command, a note between tables: the next header starts the next table
         if table is None:
             parts = _CELL_GAP.split(line.strip(), maxsplit=4)
@@ -230,13 +230,33 @@ class _Described:
     field_lines: dict[str, int] = field(default_factory=dict)
     containers: list[dict[str, tuple[str, int]]] = field(default_factory=list)
     conditions: list[tuple[int, list[str]]] = field(default_factory=list)
+    # A node's Conditions table has the kubelet's heartbeat column; a pod's has Type and Status only.
+    node_conditions: bool = False
     events: list[tuple[int, list[str], str]] = field(default_factory=list)  # line, cells, the raw line
 
 
 # A container's own line under `Containers:` (its name is whatever the pod spec says: `  pytorch:`).
 _CONTAINER = re.compile(r"^  (?P<name>[^\s:][^:]*):\s*$")
-# The command a pasted block often starts with: `kubectl describe pod -n rl NAME`, `kubectl describe node/NAME`.
-_COMMAND = re.compile(r"kubectl\s+describe\s+(?P<kind>pods?|nodes?|jobs?)(?:/(?P<slashed>\S+))?(?P<rest>.*)$")
+# The command a pasted block often starts with (structured.command_line takes its prompt off):
+# `kubectl describe pod -n rl NAME`, `kubectl describe node/NAME`, `k describe po NAME` (kubectl's usual alias).
+_KUBECTL = frozenset({"kubectl", "k", "oc"})
+_DESCRIBED = {"pod": "pod", "pods": "pod", "po": "pod", "node": "node", "nodes": "node", "no": "node", "job": "job",
+              "jobs": "job"}
+
+
+def _describe_command(command: str) -> tuple[str, str]:
+    """(the kind, the name) a `kubectl describe` command names; ("", "") for another command."""
+    words = command.split()
+    words = words[1:] if words[:1] == ["sudo"] else words
+    if len(words) < 3 or words[0] not in _KUBECTL or words[1] != "describe":
+        return "", ""
+    what, slash, slashed = words[2].partition("/")
+    kind = _DESCRIBED.get(what, "")
+    rest = words[3:]
+    # `-n rl NAME`: an option's value is not the name.
+    names = [w for i, w in enumerate(rest) if not w.startswith("-") and not (i and rest[i - 1] in
+                                                                            ("-n", "--namespace"))]
+    return kind, slashed if slash else (names[-1] if names else "")
 
 
 def _describe_objects(text: str) -> Iterator[_Described]:
@@ -247,14 +267,13 @@ def _describe_objects(text: str) -> Iterator[_Described]:
     last_key = ""
     named = kind = ""  # the name and kind the command line gave
     for lineno, line in enumerate(text.splitlines(), start=1):
-        cmd = _COMMAND.search(line)
-        if cmd:
-            words = cmd.group("rest").split()
-            # `-n rl NAME`: an option's value is not the name.
-            names = [w for i, w in enumerate(words) if not w.startswith("-") and not (i and words[i - 1] in
-                                                                                      ("-n", "--namespace"))]
-            named = cmd.group("slashed") or (names[-1] if names else "")
-            kind = cmd.group("kind").rstrip("s")
+        command = command_line(line)
+        if command is not None:
+            # A command ends the object above it; what it describes names the next.
+            if obj is not None:
+                yield obj
+            obj = None
+            kind, named = _describe_command(command)
             continue
         m = _FIELD.match(line)
         if line.startswith("Name:") or (obj is None and m is not None and not m.group("indent")):
@@ -293,7 +312,9 @@ def _describe_objects(text: str) -> Iterator[_Described]:
                 state = ""
         elif section == "Conditions":
             cells = _CELL_GAP.split(line.strip())
-            if cells and cells[0] not in ("Type", "----"):
+            if cells and cells[0] == "Type":
+                obj.node_conditions = "LastHeartbeatTime" in cells
+            elif cells and cells[0] != "----":
                 obj.conditions.append((lineno, cells))
         elif section == "Events":
             cells = _CELL_GAP.split(line.strip(), maxsplit=4)
@@ -324,7 +345,7 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
             kind = "Pod"
             _described_pod(obj, name, file, result)
         elif obj.kind == "node" or (not obj.kind and "Conditions" in fields and (
-                "Roles" in fields or "Taints" in fields or "Addresses" in fields)):
+                "Roles" in fields or "Taints" in fields or "Addresses" in fields or obj.node_conditions)):
             kind = "Node"
             _described_node(obj, name, file, result)
         elif obj.kind == "job" or "Pods Statuses" in fields or "Completions" in fields or "Parallelism" in fields:
@@ -389,9 +410,10 @@ def _described_pod(obj: _Described, name: str | None, file: str, result: Structu
 
 
 def _described_node(obj: _Described, name: str | None, file: str, result: StructuredResult) -> None:
-    if not name:
-        return
-    result.hosts.add(name)
+    """A node whose Ready condition is not True. Its Conditions table pasted alone (no `Name:`, no command naming
+    it) still says a node was lost: the event names no host (the engine places it on a one-node allocation)."""
+    if name:
+        result.hosts.add(name)
     for lineno, cells in obj.conditions:
         # Type, Status, LastHeartbeatTime, LastTransitionTime, Reason, Message
         if len(cells) < 2 or cells[0] != "Ready" or cells[1] == "True":
@@ -403,4 +425,4 @@ def _described_node(obj: _Described, name: str | None, file: str, result: Struct
         when = _rfc1123(cells[3]) if len(cells) > 3 else None
         reason = " ".join([f"Ready={cells[1]}", *cells[4:6]])
         result.events.append(_event("sched.node_down", name, when, {"host": name, "reason": clip(reason, 120)},
-                                    file, lineno, f"node {name} {reason}"))
+                                    file, lineno, f"node {name or '(not named)'} {reason}"))

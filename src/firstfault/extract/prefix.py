@@ -150,6 +150,9 @@ _NOT_HOSTS: Final = frozenset(
     )
 )
 _EXC_TAIL: Final = ("error", "exception", "warning", "exit", "interrupt", "failure", "fault", "timeout")
+# A time since the job started, as Flux's `flux run` puts it before each line it relays (`0.784s: flux-shell[1]:
+# FATAL: ...`, `5.099s: job.exception ...`): a number and a unit is no host.
+_ELAPSED = re.compile(r"\d+(?:\.\d+)?(?:s|ms|us|m|h)")
 MAX_LAYERS: Final = 6
 
 
@@ -171,7 +174,7 @@ def _looks_like_host(word: str, hosts: NodeNames) -> bool:
     if word in hosts:
         return True
     low = word.lower()
-    if low in _NOT_HOSTS or low.endswith(_EXC_TAIL) or word.isdigit():
+    if low in _NOT_HOSTS or low.endswith(_EXC_TAIL) or word.isdigit() or _ELAPSED.fullmatch(word):
         return False
     if any(c.isdigit() for c in word):
         # `worker-3`, `node001`, `ip-10-0-0-1`, `10.0.0.7`; not `cuda:0`-like words (no colon here).

@@ -15,7 +15,7 @@ from datetime import UTC, datetime, tzinfo
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.batch import BATCH_FORMATS, read_batch
 from firstfault.extract.kube import K8S_FORMATS, read_k8s
-from firstfault.extract.structured import CHECK_EVERY, ParseIssue, StructuredResult, clip
+from firstfault.extract.structured import CHECK_EVERY, Output, ParseIssue, StructuredResult, clip, command_line, outputs
 from firstfault.hostlist import hostlist_expand
 from firstfault.model import Event, Evidence, FieldValue
 
@@ -238,12 +238,18 @@ def _add_nodelist_hosts(nodelist: str, hosts: set[str], issues: list[ParseIssue]
 
 def _read_sacct(text: str, file: str, job_id: str | None, tz: tzinfo,
                 check: Callable[[], None] | None) -> StructuredResult:
-    result = StructuredResult(events=[], issues=[], lines=0, hosts=set())
-    lines = text.splitlines()
-    result.lines = len(lines)
-    numbered = [(i + 1, ln) for i, ln in enumerate(lines) if ln.strip()]
+    result = StructuredResult(events=[], issues=[], lines=len(text.splitlines()), hosts=set())
+    # Each command's output on its own (a prompt and `sacct ...` above each part, several in one file).
+    for out in outputs(text):
+        _sacct_output(out, file, job_id, tz, check, result)
+    return result
+
+
+def _sacct_output(out: Output, file: str, job_id: str | None, tz: tzinfo,
+                  check: Callable[[], None] | None, result: StructuredResult) -> None:
+    numbered = [(i, ln) for i, ln in out.lines if ln.strip()]
     if not numbered:
-        return result
+        return
 
     header_no, header = numbered[0]
     rows = numbered[1:]
@@ -264,11 +270,11 @@ def _read_sacct(text: str, file: str, job_id: str | None, tz: tzinfo,
             result.issues.append(
                 ParseIssue(header_no, "sacct header: fixed-width output without a matching '----' line")
             )
-            return result
+            return
 
     if "JobID" not in columns or "State" not in columns:
         result.issues.append(ParseIssue(header_no or None, "sacct header: needs the JobID and State columns"))
-        return result
+        return
 
     for n, (lineno, row) in enumerate(rows, start=1):
         if check is not None and not n % CHECK_EVERY:
@@ -305,7 +311,6 @@ def _read_sacct(text: str, file: str, job_id: str | None, tz: tzinfo,
         nodelist = event.fields.get("nodelist")
         if isinstance(nodelist, str):
             _add_nodelist_hosts(nodelist, result.hosts, result.issues, lineno)
-    return result
 
 
 # --------------------------------------------------------------------------
@@ -316,11 +321,15 @@ _SCONTROL_SUMMARY = ("JobId", "JobState", "Reason", "ExitCode", "StartTime", "En
 
 
 def _scontrol_records(text: str) -> Iterator[tuple[int, dict[str, str]]]:
-    """Split `scontrol show job` output into one key=value dict per job (at each JobId=)."""
+    """Split `scontrol show job` output into one key=value dict per job (at each JobId=); a pasted command line
+    ends the record above it (its words are no value)."""
     record: dict[str, str] = {}
     start = 0
     last_key: str | None = None
     for lineno, line in enumerate(text.splitlines(), start=1):
+        if command_line(line) is not None:
+            last_key = None
+            continue
         for token in line.split():
             m = _SCONTROL_KEY_RE.match(token)
             if m is None:
