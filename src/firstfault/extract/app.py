@@ -262,9 +262,9 @@ def _alone_uncached(body: str) -> list[Draft]:
 #   (\d, \w, [^:\s], lengths all unchanged by zeroing): the CUDA error code and OOM allocator names, the
 #   `[Errno N]` number and NCCL's status codes are the only digits they compare, and each of those needs
 #   one of these words first, or the shape of a CUDA code before or after its message (`Error 803: `,
-#   `(error 803)`, which a body holds exactly when its zeroed form does). `_zeroed_safe` checks at first use that the words the steps
-#   compare (storage strerror texts, exec failure reasons) hold no digit; if one did, only exact repeats
-#   would be remembered.
+#   `(error 803)`, which a body holds exactly when its zeroed form does). `_zeroed_safe` checks at first use
+#   that the words the steps compare (storage strerror texts, exec failure reasons) hold no digit; if one
+#   did, only exact repeats would be remembered.
 _DIGIT_WORDS: Final = (*CUDA_LITERALS, *WEAK_CUDA_ANCHORS, *ACCEL_OOM_PHRASES, *NCCL_ERROR_LITERALS, "[Errno")
 _DIGIT_WORDS_RX: Final = re.compile("|".join(re.escape(w) for w in sorted(set(_DIGIT_WORDS),
                                                                      key=lambda w: (-len(w), w)))
