@@ -12,6 +12,11 @@ import yaml
 from tests.blueprint.slurm_harness import SlurmCluster, missing_binaries, start_slurm
 from tests.lab import selection
 
+try:
+    from _pytest.nodeid import NodeId  # pytest >= 9.2
+except ImportError:  # older pytest: xdist's own `--dist loadgroup` renaming works
+    NodeId = None  # type: ignore
+
 WORKLOAD = {
     "apiVersion": "firstfault/v1",
     "workload": {
@@ -118,6 +123,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             slurm = SLURM_FIXTURES.intersection(getattr(item, "fixturenames", ()))
             group = "slurm" if slurm else item.path.relative_to(config.rootpath).as_posix()
             item.add_marker(pytest.mark.xdist_group(group))
+            if getattr(config.option, "loadgroup", False) and NodeId is not None:
+                # xdist 3.8 puts the group into the test's id through `item._nodeid`, which pytest >= 9.2 no
+                # longer reads (the id is `item._id`): without this every group is silently split up.
+                item._id = NodeId.parse(f"{item.nodeid}@{group}")
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
