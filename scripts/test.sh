@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Sets up a virtualenv (if needed) and runs every check: lint, types, the
 # rule catalog's own tests, and the test suite. Used by CI (.ci/run).
+#
+# The quick checks run at once (each one's output is printed whole when all are done), then pytest on
+# pytest-xdist workers (PYTEST_XDIST_AUTO_NUM_WORKERS, default: one per CPU). The failure lab makes one fault
+# afresh per launcher and mode; FIRSTFAULT_LAB=all makes every one of them (CI sets it: .ci/run).
+# Arguments go to the main pytest run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -9,12 +14,41 @@ PY=${PYTHON:-python3}
 # Real servers for the integration tests (Prometheus, Slurm, PostgreSQL,
 # Chromium): installed in CI, or whenever we run as root and they are missing.
 if [ "${CI:-}" = "true" ] || [ "$(id -u)" = 0 ]; then ./scripts/ci/install-servers.sh; fi
-mkdir -p test-artifacts
-echo "== ruff";            .venv/bin/ruff check src tests bench lab
-echo "== mypy --strict";   .venv/bin/mypy
-echo "== rules check";     .venv/bin/firstfault rules check
-echo "== rules test";      .venv/bin/firstfault rules test --junit test-artifacts/rules-junit.xml
+mkdir -p test-artifacts/logs
+start=$SECONDS
+
+# name, then the command: started in the background, its output kept in test-artifacts/logs/NAME.log.
+names=() pids=()
+check() {
+  local name=$1; shift
+  "$@" > "test-artifacts/logs/$name.log" 2>&1 &
+  names+=("$name") pids+=($!)
+}
+check ruff          .venv/bin/ruff check src tests bench lab
+check mypy-strict   .venv/bin/mypy
+check rules-check   .venv/bin/firstfault rules check
+check rules-test    .venv/bin/firstfault rules test --junit test-artifacts/rules-junit.xml
 # The parallel reader forks, which it does only in a process without other threads: its tests run in
-# a pytest process of their own, before the suite's servers start threads in the main one.
-echo "== pytest (parallel reader)"; .venv/bin/python -m pytest --junitxml=test-artifacts/pytest-parallel-junit.xml tests/test_parallel.py
-echo "== pytest";          .venv/bin/python -m pytest --junitxml=test-artifacts/pytest-junit.xml --ignore=tests/test_parallel.py "$@"
+# a pytest process of their own (no xdist), before the suite's servers start threads.
+check pytest-parallel-reader \
+  .venv/bin/python -m pytest --junitxml=test-artifacts/pytest-parallel-junit.xml tests/test_parallel.py
+failed=()
+for i in "${!names[@]}"; do
+  rc=0; wait "${pids[$i]}" || rc=$?
+  echo "== ${names[$i]}$([ "$rc" = 0 ] || echo " FAILED (exit $rc)")"
+  cat "test-artifacts/logs/${names[$i]}.log"
+  [ "$rc" = 0 ] || failed+=("${names[$i]}")
+done
+echo "== quick checks: $((SECONDS - start)) s"
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+
+# Tests that share a server run on one worker (tests/conftest.py groups them: --dist loadgroup).
+echo "== pytest (lab: ${FIRSTFAULT_LAB:-sample})"
+rc=0
+.venv/bin/python -m pytest -n auto --dist loadgroup --junitxml=test-artifacts/pytest-junit.xml \
+  --ignore=tests/test_parallel.py "$@" || rc=$?
+echo "== all checks: $((SECONDS - start)) s"
+exit "$rc"

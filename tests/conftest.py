@@ -10,6 +10,12 @@ import pytest
 import yaml
 
 from tests.blueprint.slurm_harness import SlurmCluster, missing_binaries, start_slurm
+from tests.lab import selection
+
+try:
+    from _pytest.nodeid import NodeId  # pytest >= 9.2
+except ImportError:  # older pytest: xdist's own `--dist loadgroup` renaming works
+    NodeId = None  # type: ignore
 
 WORKLOAD = {
     "apiVersion": "firstfault/v1",
@@ -85,3 +91,63 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
     ):
         report.outcome = "failed"
         report.longrepr = f"integration test skipped in CI: {report.longrepr}"
+
+
+# Fixtures that start a Slurm (or use the session's): one munged serves every Slurm on the host and the Slurm
+# that started it stops it, so under pytest-xdist (scripts/test.sh) their tests all run on one worker.
+SLURM_FIXTURES = frozenset({"slurm_cluster", "action_slurm", "lab_runs"})
+LAB_TESTS = Path(__file__).parent / "lab" / "test_lab.py"
+LAB_LEFT_OUT = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselects the fresh lab runs this session does not make (tests/lab/selection.py), and groups the tests
+    for `--dist loadgroup`: each test file on one worker (its module fixtures start once), every Slurm user
+    on one worker."""
+    try:
+        selection.mode()
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    keep, left_out = [], []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        name = callspec.params.get("name") if callspec is not None and item.path == LAB_TESTS else None
+        (keep if name is None or selection.selected(name) else left_out).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = keep
+    config.stash[LAB_LEFT_OUT] = len({item.callspec.params["name"] for item in left_out})  # type: ignore
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            slurm = SLURM_FIXTURES.intersection(getattr(item, "fixturenames", ()))
+            group = "slurm" if slurm else item.path.relative_to(config.rootpath).as_posix()
+            item.add_marker(pytest.mark.xdist_group(group))
+            if getattr(config.option, "loadgroup", False) and NodeId is not None:
+                # xdist 3.8 puts the group into the test's id through `item._nodeid`, which pytest >= 9.2 no
+                # longer reads (the id is `item._id`): without this every group is silently split up.
+                item._id = NodeId.parse(f"{item.nodeid}@{group}")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)  # an xdist worker's report to the controller
+    if workeroutput is not None:
+        workeroutput["lab_left_out"] = session.config.stash.get(LAB_LEFT_OUT, 0)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """The xdist controller: what its workers deselected (each collects the same tests)."""
+    left = getattr(node, "workeroutput", {}).get("lab_left_out", 0)
+    config: pytest.Config = node.config  # type: ignore[attr-defined]
+    config.stash[LAB_LEFT_OUT] = max(config.stash.get(LAB_LEFT_OUT, 0), left)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+    left = config.stash.get(LAB_LEFT_OUT, 0)
+    if left:
+        how = "FIRSTFAULT_LAB=all runs every fault (CI does)"
+        if os.environ.get("LAB_ONLY", "").split():
+            how = "LAB_ONLY names the faults to run"
+        terminalreporter.write_line(f"lab: {left} of {len(selection.FAULTS)} faults not run afresh (deselected; "
+                                    f"their captured runs are checked all the same); {how}")

@@ -10,13 +10,13 @@ from firstfault's answer.
 
 All runs happen once per module, WORKERS at a time (the machine has 2 cores), the lanes (the Slurm admin
 faults, the Ray faults) each in a thread of its own; each test then analyses one bundle. LAB_KEEP=DIR keeps
-the bundles in DIR; LAB_ONLY="PATTERN ..." (shell-style patterns of fault names) runs only those faults and
-skips the others' tests, for working on a few faults (CI runs them all).
+the bundles in DIR. Which faults run afresh is tests/lab/selection.py's: by default one per launcher and mode,
+every fault with FIRSTFAULT_LAB=all (CI), LAB_ONLY="PATTERN ..." (shell-style patterns of fault names) only
+those; the others' tests are deselected (tests/conftest.py).
 """
 
 from __future__ import annotations
 
-import fnmatch
 import importlib.util
 import os
 import shutil
@@ -36,6 +36,7 @@ from lab.faults import FAULTS, LOCAL_MODES
 from firstfault.engine.analyze import Analyzer
 from lab import driver
 from tests.lab.first_run import WRONG
+from tests.lab.selection import selected
 
 pytestmark = pytest.mark.integration
 
@@ -68,12 +69,6 @@ def _torch_ok() -> str | None:
     return None
 
 
-def _selected(name: str) -> bool:
-    """LAB_ONLY's shell-style patterns select the faults to run (all when it is unset)."""
-    only = os.environ.get("LAB_ONLY", "").split()
-    return not only or any(fnmatch.fnmatchcase(name, pat) for pat in only)
-
-
 @pytest.fixture(scope="module")
 def lab_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     why = _torch_ok()
@@ -90,7 +85,7 @@ def lab_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
         if clusters:
             from lab import slurm
 
-            for profile in sorted({f.slurm_profile for f in FAULTS.values() if _selected(f.name)} - {"harness"}):
+            for profile in sorted({f.slurm_profile for f in FAULTS.values() if selected(f.name)} - {"harness"}):
                 if profile == "cgroup" and not slurm.cgroup_available():
                     continue  # its faults skip (a failure in CI), the others still run
                 c = slurm.start(tmp_path_factory.mktemp(f"lab-slurm-{profile}"), profile)
@@ -101,7 +96,7 @@ def lab_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
                   if (f.mode == "torchrun" and not (f.memcg_limit and memcg_skip))
                   or (f.mode == "slurm" and f.slurm_profile in clusters)
                   or (f.mode in LOCAL_MODES and not _launcher_missing(f.mode))]
-        faults = [f for f in faults if _selected(f.name)]
+        faults = [f for f in faults if selected(f.name)]
         keep = os.environ.get("LAB_KEEP")  # a directory to keep the bundles in, for reading them afterwards
         out = Path(keep) if keep else tmp_path_factory.mktemp("lab-bundles")
         t0 = time.monotonic()
@@ -130,7 +125,7 @@ def _analyse(lab_runs: dict[str, Any], analyzer: Analyzer, name: str) -> None:
     if fault.memcg_limit and lab_runs["memcg_skip"]:
         pytest.skip(f"{name}: {lab_runs['memcg_skip']}")
     if name not in lab_runs["results"]:
-        pytest.skip(f"{name}: not in LAB_ONLY")
+        pytest.skip(f"{name}: not selected (tests/lab/selection.py)")
     r = lab_runs["results"][name]
     assert not r.error, f"{name}: the run itself failed: {r.error}"
     if name in WRONG:  # wrong on its first run (tests/lab/first_run.py): a fresh run may differ, so not strict
