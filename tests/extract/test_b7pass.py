@@ -95,3 +95,55 @@ def test_transport_node_lacks_what_the_job_named(line: str, status: str) -> None
 )
 def test_transport_node_lacks_near_misses(line: str) -> None:
     assert not [e for e in feed([line]) if e.fields.get("setup")]
+
+
+# ---------------------------------------------------------------- the kubelet's preemption for a critical pod
+# The kubelet fails a running pod to admit a critical one: reason `Preempting`, message `Preempted in order to
+# admit critical pod` (pkg/kubelet/preemption/preemption.go), in a pod's status, its describe, or a client
+# repeating it.
+
+
+def test_kubelet_preempting_reason_and_message() -> None:
+    from firstfault.extract.reasons import k8s_reason
+
+    # Shopify/krane#317 (test/unit/.../pod_test.rb): the status a preempted unmanaged pod has
+    assert k8s_reason("Preempting", "Preempted in order to admit critical pod") == ("preemption", None)
+    # kubernetes/kubernetes#136702 proposes the admitting pod's UID after the message: the phrase still reads
+    assert k8s_reason(None, "Preempted in order to admit critical pod: 5f0c") == ("preemption", None)
+
+
+def test_spark_executor_lost_to_kubelet_preemption() -> None:
+    # A Spark-on-Kubernetes driver's log (a public TPC-DS on JuiceFS notes file): it repeats the pod's reason and
+    # message for its lost executor.
+    events = feed(["23/01/12 12:18:02 ERROR TaskSchedulerImpl: Lost executor 12 on 100.110.242.89:",
+                   "The executor with id 12 exited with exit code -1(unexpected).",
+                   "The API gave the following brief reason: Preempting",
+                   "The API gave the following message: Preempted in order to admit critical pod"])
+    assert [e.fields.get("due_to") for e in events if e.fields.get("due_to")] == ["preemption"]
+
+
+def test_critical_pod_admission_failure_is_not_a_preemption() -> None:
+    # Near miss, kubernetes/kubernetes#78405: the critical pod's own admission failed while preempting another
+    events = feed(["Unexpected error while attempting to recover from admission failure: preemption: pod "
+                   "worker-async-ad-stitching-tracking-5f89bb489d-mvdq4_www(829b7759-7c9d-11e9-ac16-06903246ae0c) "
+                   "failed to evict timeout waiting to kill pod"])
+    assert not [e for e in events if e.fields.get("due_to") == "preemption"]
+
+
+def test_describe_pod_pasted_from_its_middle() -> None:
+    # derailed/k9s#174's `kubectl describe pod` (tests/fixtures/scheduler) as people paste it: the lines above
+    # `Start Time:` elided. Still a pod's, and still evicted for memory.
+    from pathlib import Path
+
+    from firstfault.extract.scheduler import read_scheduler
+
+    fixture = Path(__file__).resolve().parent.parent / "fixtures" / "scheduler" / "kubectl-describe-pod-k9s-174.txt"
+    lines = fixture.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Start Time:"))
+    cut = "\n".join([lines[start], "...", *[x for x in lines[start:] if x.startswith(("Status:", "Reason:",
+                                                                                        "Message:"))]]) + "\n"
+    res = read_scheduler(cut.encode(), "k8s-describe", "describe.txt", job_id=None, tz=None)
+    assert [(e.kind, e.fields["due_to"]) for e in res.events] == [("k8s.pod", "memory_limit")]
+    # Near miss: a Job's describe cut the same way has a Start Time but no Status: no pod is made of it
+    job = "Start Time:     Wed, 08 Jul 2020 10:49:49 +0300\nPods Statuses:  0 Running / 0 Succeeded / 1 Failed\n"
+    assert not read_scheduler(job.encode(), "k8s-describe", "job.txt", job_id=None, tz=None).events
