@@ -147,3 +147,35 @@ def test_describe_pod_pasted_from_its_middle() -> None:
     # Near miss: a Job's describe cut the same way has a Start Time but no Status: no pod is made of it
     job = "Start Time:     Wed, 08 Jul 2020 10:49:49 +0300\nPods Statuses:  0 Running / 0 Succeeded / 1 Failed\n"
     assert not read_scheduler(job.encode(), "k8s-describe", "job.txt", job_id=None, tz=None).events
+
+
+# ---------------------------------------------------------------- a storage strerror with its number around it
+# A program's error line whose storage strerror is preceded by the errno's number (`failed, errno 28, <text>`, the
+# form of IOR / mdtest) or followed by it (`(os error 28)`, Rust's io::Error) or by the C source line that
+# reported it (`(aiori-POSIX.c:413)`).
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # bghira/SimpleTuner#2353: safetensors' Rust writer on a full disk, the line it printed before the traceback
+        "Error while serializing: I/O error: No space left on device (os error 28)",
+        # uv installing into a Docker build layer on a full disk (a public project's notes quoting its build log)
+        "23.31   Caused by: No space left on device (os error 28)",
+    ],
+)
+def test_storage_strerror_with_its_number(line: str) -> None:
+    assert [(e.kind, e.fields.get("errno")) for e in feed([line])] == [("storage.error", "ENOSPC")]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # an IOR run on a file system it may not write (a Kubernetes filebench issue's paste): EACCES, not the storage's
+        'ior ERROR: open64("testFile", 66, 0664) failed, errno 13, Permission denied (aiori-POSIX.c:412)',
+        # modelscope/ms-swift#6493: EINVAL from the same Rust writer is not the storage's either
+        "Error while serializing: I/O error: Invalid argument (os error 22)",
+    ],
+)
+def test_storage_strerror_with_its_number_near_misses(line: str) -> None:
+    assert not [e for e in feed([line]) if e.kind == "storage.error"]
