@@ -179,3 +179,33 @@ def test_storage_strerror_with_its_number(line: str) -> None:
 )
 def test_storage_strerror_with_its_number_near_misses(line: str) -> None:
     assert not [e for e in feed([line]) if e.kind == "storage.error"]
+
+
+# ---------------------------------------------------------------- the driver's device nodes missing on the host
+# The container runtime cannot add the driver's control / UVM device nodes: the driver, or nvidia-uvm, is not loaded.
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # NVIDIA/nvidia-docker#139: after a reboot
+        "lstat /dev/nvidia-uvm: no such file or directory",
+        # NVIDIA/nvidia-docker#145: after a reboot with a changed driver
+        'Error response from daemon: linux runtime spec devices: error gathering device information while adding '
+        'custom device "/dev/nvidia-uvm-tools": lstat /dev/nvidia-uvm-tools: no such file or directory',
+        # cBio/cbio-cluster#389: the node's nvidia-uvm module not loaded after an upgrade
+        "Error response from daemon: Cannot start container "
+        "23e6442e787ba326729d9fb8a3214f4f1f5dd200e31c78a891885e14aff91670: error gathering"
+        ' device information while adding custom device "/dev/nvidia-uvm": lstat /dev/nvidia-uvm: '
+        "no such file or directory",
+    ],
+)
+def test_driver_device_node_missing(line: str) -> None:
+    assert [(e.kind, e.fields.get("error")) for e in feed([line])] == [("gpu.nvml_error", "driver")]
+
+
+def test_driver_device_nodes_listed_are_no_error() -> None:
+    # Near miss, NVIDIA/nvidia-container-toolkit#50: `ls -l /dev/nv*` naming the nodes, all present
+    events = feed(["crw-rw-rw- 1 root root 234,   1 Feb 17 13:47 /dev/nvidia-uvm-tools",
+                   "crw-rw-rw- 1 root root 234,   0 Feb 17 13:47 /dev/nvidia-uvm"])
+    assert not events
