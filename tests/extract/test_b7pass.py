@@ -209,3 +209,49 @@ def test_driver_device_nodes_listed_are_no_error() -> None:
     events = feed(["crw-rw-rw- 1 root root 234,   1 Feb 17 13:47 /dev/nvidia-uvm-tools",
                    "crw-rw-rw- 1 root root 234,   0 Feb 17 13:47 /dev/nvidia-uvm"])
     assert not events
+
+
+# ---------------------------------------------------------------- a cuDNN other than the one the build expects
+# The framework finds a cuDNN older than, or incompatible with, the one it was built against: the job's environment.
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # tensorflow/tensorflow#37606 (TensorFlow 1.15's logged line, StyleGAN2 on a Jetson Nano)
+        ["2020-07-02 18:49:18.254447: E tensorflow/stream_executor/cuda/cuda_dnn.cc:320] Loaded runtime CuDNN library: "
+         "7.5.0 but source was compiled with: 7.6.3.  CuDNN library major and minor version needs to match or have "
+         "higher minor version in case of CuDNN 7.0 or later version."],
+        # conda-forge/jaxlib-feedstock#329 (XLA's, absl's log prefix)
+        ["E1027 15:11:27.184481 3266602 cuda_dnn.cc:456] Loaded runtime CuDNN library: 9.10.1 but source was compiled "
+         "with: 9.13.1.  CuDNN library needs to have matching major version and equal or higher minor version."],
+        # carpedm20/DCGAN-tensorflow#242 (TensorFlow 1.x's numbers)
+        ["E tensorflow/stream_executor/cuda/cuda_dnn.cc:352] Loaded runtime CuDNN library: 5005 (compatibility version "
+         "5000) but source was compiled with 5110 (compatibility version 5100)."],
+        # RaleLee/Co-GAT#2 (PyTorch's RuntimeError)
+        ["RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 5, 0) but found runtime "
+         "version (8, 3, 3). PyTorch already comes bundled with cuDNN."],
+        # pytorch/pytorch#5369 (PyTorch before 1.0)
+        ["RuntimeError: cuDNN version mismatch: PyTorch was compiled against 6021 but linked against 5110"],
+        # facebookresearch/Detectron#574 (Caffe2's enforce)
+        ["RuntimeError: [enforce fail at common_cudnn.h:108] version_match || backwards_compatible_7 || "
+         "patch_compatible. cuDNN compiled (7102) and runtime (7005) versions mismatch"],
+    ],
+)
+def test_cudnn_other_than_the_build_expects(lines: list[str]) -> None:
+    events = feed(lines)
+    assert [(e.kind, e.fields.get("setup")) for e in events] == [("app.exception", True)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # tensorflow/tensorflow#2437: a cuDNN handle that could not be made (memory) is not the version's
+        "E tensorflow/stream_executor/cuda/cuda_dnn.cc:289] could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR",
+        # tensorflow/tensorflow#37606: the library loading, nothing failed
+        "2020-07-02 18:49:12.161725: I tensorflow/stream_executor/platform/default/dso_loader.cc:44] Successfully "
+        "opened dynamic library libcudnn.so.7",
+    ],
+)
+def test_cudnn_version_near_misses(line: str) -> None:
+    assert not [e for e in feed([line]) if e.fields.get("setup")]
