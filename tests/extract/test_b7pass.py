@@ -255,3 +255,28 @@ def test_cudnn_other_than_the_build_expects(lines: list[str]) -> None:
 )
 def test_cudnn_version_near_misses(line: str) -> None:
     assert not [e for e in feed([line]) if e.fields.get("setup")]
+
+
+# ---------------------------------------------------------------- a read-only root answering for the job's own path
+# EROFS for an entry right under `/`: the job creating a directory at the root of a host whose root is read-only by
+# design (macOS since 10.15, a container's read-only root), a hard-coded path, not a file system failing under it.
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "OSError: [Errno 30] Read-only file system: '/sites/'",  # UltimaHoarder/UltimaScraper#110 (macOS)
+        "OSError: [Errno 30] Read-only file system: '/.environment'",  # project-chip/connectedhomeip#25451 (macOS)
+        "OSError: [Errno 30] Read-only file system: '//logdir'",  # matterport/Mask_RCNN#2880 (macOS, a joined path)
+    ],
+)
+def test_read_only_root_entry_is_the_jobs_path(line: str) -> None:
+    events = feed(["Traceback (most recent call last):", '  File "x.py", line 1, in <module>', line])
+    assert [(e.kind, e.fields.get("errno")) for e in events] == [("app.exception", "EROFS")]
+
+
+def test_read_only_file_system_below_the_roots_entries_stays_the_storage() -> None:
+    # Near miss, gdha/rear-automated-testing#78: macOS's read-only root again, but the path is below a root entry,
+    # where a file system remounted read-only under the job says the same: the path alone cannot tell, the storage's.
+    events = feed(["mkdir: /export/rear-tests/logs: Read-only file system"])
+    assert [(e.kind, e.fields.get("errno")) for e in events] == [("storage.error", "EROFS")]
