@@ -345,7 +345,7 @@ class PeerStatus(NamedTuple):
     texts: tuple[str, ...]
 
 
-LocalStack = Literal["nccl", "mca", "ompi", "impi"]
+LocalStack = Literal["nccl", "mca", "ompi", "impi", "gloo"]
 
 
 class LocalStatus(NamedTuple):

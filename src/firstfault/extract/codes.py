@@ -158,10 +158,15 @@ def errno_of(text: str) -> str | None:
 @lru_cache(maxsize=1)
 def storage_strerror_rx() -> re.Pattern[str]:
     """A program's own error report ending in a storage errno's strerror: `tee: out.log: No space left on device`,
-    `cp: error writing 'ckpt.pt': Disk quota exceeded`, `write /var/lib/...: no space left on device`."""
+    `cp: error writing 'ckpt.pt': Disk quota exceeded`, `write /var/lib/...: no space left on device`. The strerror
+    may follow the errno's number (`open64(...) failed, errno 28, No space left on device`, IOR's and mdtest's
+    form) and be followed by the number (`(28)`, Rust's `(os error 28)`) or the C source line that reported it
+    (`(aiori-POSIX.c:413)`)."""
     texts = sorted((t for t, name in _strerror_table().items() if name in storage_errnos()), key=len, reverse=True)
     alternation = "|".join(re.escape(t) for t in texts)
-    return re.compile(r":\s+(?P<text>" + alternation + r")\s*[.)\]'\"]*(?:\s*\[[^\]]*\])?\s*$", re.IGNORECASE)
+    return re.compile(r"(?::|\berrno \d+,)\s+(?P<text>" + alternation + r")\s*[.)\]'\"]*"
+                      r"(?:\s*\((?:os error |errno )?\d+\)|\s*\([\w.\-]+\.(?:c|cc|cpp|h):\d+\))?"
+                      r"(?:\s*\[[^\]]*\])?\s*$", re.IGNORECASE)
 
 
 def storage_strerror_texts() -> tuple[str, ...]:

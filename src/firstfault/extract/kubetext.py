@@ -340,7 +340,9 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
         fields = obj.fields
         name = fields.get("Name") or None
         kind: str | None
-        pod_like = "Containers" in fields or ("Node" in fields and "Status" in fields)
+        # A pod's describe pasted from its middle (`Start Time:` ... `Status:`, the lines above it elided) is still
+        # a pod's: a Job's has a Start Time but no Status, a node's neither.
+        pod_like = "Containers" in fields or ("Status" in fields and ("Node" in fields or "Start Time" in fields))
         if obj.kind == "pod" or (not obj.kind and pod_like):
             kind = "Pod"
             _described_pod(obj, name, file, result)

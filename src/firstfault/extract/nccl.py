@@ -156,6 +156,9 @@ _BENIGN_WARN: Final = (
     "Failed to open libibverbs",  # no IB/RoCE library: NCCL uses its sockets (an INFO line since 2.3)
 )
 
+# NCCL's words for its shared-memory segment (misc/shmutils.cc), with or without its WARN header (_SHM below).
+SHM_SEGMENT_LITERALS: Final[tuple[str, ...]] = ("Error while creating shared memory segment",
+                                                "failed to extend /dev/shm")
 # Literals the NCCL error extractor declares (every line it reads contains one).
 NCCL_ERROR_LITERALS: Final[tuple[str, ...]] = (
     "NCCL WARN",
@@ -178,6 +181,8 @@ NCCL_ERROR_LITERALS: Final[tuple[str, ...]] = (
     "] transport/",
     "] init.cu:",
     "] bootstrap.cu:",
+    # its shared-memory segment's reports, also where they stand without the WARN header
+    *SHM_SEGMENT_LITERALS,
 )
 # Watchdog progress lines (PyTorch >= 2.2): where each rank's queue stood when
 # the watchdog fired, or when another rank's timeout asked it to dump.
@@ -549,10 +554,15 @@ class C10dTimeoutExtractor:
 # NCCL errors: remote_error, communicator_aborted, ib_completion_error, error
 # --------------------------------------------------------------------------
 
-# NCCL's shared-memory transport failing to create or grow its segment in /dev/shm.
-_SHM = re.compile(r"(?:posix_fallocate failed|failed to extend /dev/shm|Error while creating shared memory segment"
-                  r"|unable to allocate shared memory|shm_open).*?(?:No space left on device|Cannot allocate memory"
-                  r"|\(28\)|\(12\))|(?:No space left on device|\(28\)).*?/dev/shm")
+# NCCL's shared-memory transport failing to create or grow its segment in /dev/shm. Its own words for the
+# segment (`Error while creating shared memory segment /dev/shm/nccl-X (size N)`, `failed to extend
+# /dev/shm/nccl-X to N bytes`, misc/shmutils.cc) say so with or without the errno after them, and are often
+# posted alone or quoted after PyTorch's `Last error:` without NCCL's header; the older calls name the errno.
+# Attaching to a peer's segment that is gone (`Error while attaching to shared memory segment`) is not one: the
+# segment was made, the peer's side of it is what failed.
+_SHM = re.compile(r"Error while creating shared memory segment|failed to extend /dev/shm"
+                  r"|(?:posix_fallocate failed|unable to allocate shared memory|shm_open).*?(?:No space left on"
+                  r" device|Cannot allocate memory|\(28\)|\(12\))|(?:No space left on device|\(28\)).*?/dev/shm")
 
 
 # PyTorch's report of one NCCL failure spans adjacent lines (`NCCL error in:`,
@@ -611,24 +621,35 @@ class NcclErrorExtractor:
     def __init__(self) -> None:
         self.literals: tuple[str, ...] = nccl_error_literals()
 
+    @staticmethod
+    def _shm(rank: int | None, body: str, head: re.Match[str] | None, warn: str,
+             ctx: LineContext) -> Iterator[Draft]:
+        """NCCL could not make or size its shared-memory segment: the container's /dev/shm is too small for
+        the job (or the host will not register it), a configuration of the workload, not a communication
+        failure. One report per rank however many of its lines say it."""
+        shm_seen = recent(ctx.state, "ff.nccl.shm")
+        if _who(rank, ctx, body) in shm_seen:
+            ctx.claimed = True
+            return
+        shm_seen[_who(rank, ctx, body)] = ctx.lineno
+        errno = ("ENOSPC" if "No space left" in warn or "(28)" in warn else
+                 "ENOMEM" if "Cannot allocate memory" in warn or "(12)" in warn else None)
+        fields: dict[str, FieldValue] = {"exc_type": "NCCL shared memory", "message": clip(warn), "shm": True}
+        if errno is not None:
+            fields["errno"] = errno
+        yield _place(Draft("app.exception", fields, rank=rank), head)
+
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
         found, head, warn = _read_error(body)  # read only: each draft copies its fields
+        if warn is None and any(lit in body for lit in SHM_SEGMENT_LITERALS):
+            warn = body  # NCCL's segment report without its header: posted alone, or quoted after `Last error:`
+        if warn is not None and _shm_in(warn):
+            yield from self._shm(rank, body, head, warn, ctx)
+            return
         if not found:
             if "NET/IB" in body and _IB_ASYNC.search(body):
                 ctx.claimed = True  # a routine adapter event (a GID table change): understood, nothing failed
-            return
-        if warn is not None and _shm_in(warn):
-            # NCCL could not size its shared-memory segment: the container's /dev/shm is too
-            # small for the job, a configuration of the workload, not a communication failure.
-            shm_seen = recent(ctx.state, "ff.nccl.shm")
-            if _who(rank, ctx, body) in shm_seen:
-                ctx.claimed = True
-                return
-            shm_seen[_who(rank, ctx, body)] = ctx.lineno
-            yield _place(Draft("app.exception", {"exc_type": "NCCL shared memory", "message": clip(warn),
-                                                 "errno": "ENOSPC" if "No space left" in warn else "ENOMEM",
-                                                 "shm": True}, rank=rank), head)
             return
         who = _who(rank, ctx, body)
         last = recent(ctx.state, "ff.nccl.report")

@@ -563,6 +563,19 @@ def _signal(exc: Exc) -> Draft | None:
     return Draft("process.signal", {"signal": sig, "by": by_whom(sig, reporter), "detail": detail})
 
 
+# A read-only file system answering for an entry right under `/` (`Read-only file system: '/media'`, `'/sites/'`,
+# `'/.environment'`, `'//logdir'` joined from an empty prefix): the job asked to create a directory of its own at
+# the root of a host whose root is read-only by design (macOS's sealed system volume since 10.15, a container's
+# read-only root), a path it hard-coded, not a file system that failed under it (UltimaHoarder/UltimaScraper#110,
+# project-chip/connectedhomeip#25451, matterport/Mask_RCNN#2880). A file system that went read-only under the job
+# answers for the paths on it (`/data/ckpt/step_100.pt`), and a deeper path cannot tell the two apart.
+_ROOT_ENTRY = re.compile(r"^/+[^/]+/?$")
+
+
+def _root_entry_read_only(name: str | None, path: str | None) -> bool:
+    return name == "EROFS" and path is not None and _ROOT_ENTRY.match(path) is not None
+
+
 def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
     name = errno_of(exc.msg)
     in_save = any(_CHECKPOINT_FRAME.search(f) for f in frames)
@@ -576,7 +589,7 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
         return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), errno=name, path=path,
                                               cache_race=True))
     row = errno_row(name)
-    storage = row is not None and row.side == "storage"
+    storage = row is not None and row.side == "storage" and not _root_entry_read_only(name, path)
     if (storage or (name is None and write_failed)) and not is_shm(path, exc.msg):
         # The errno may name the kind of file system: ENOTCONN, a FUSE mount whose daemon (s3fs, gcsfuse,
         # blobfuse, JuiceFS) is gone.

@@ -461,7 +461,7 @@ class PeerStatusExtractor:
 # `Node: vm`.
 _LABELLED_HOST: Final = re.compile(r"^\s*(?P<label>[A-Z][A-Za-z ]*:)\s+(?P<host>[A-Za-z0-9][\w.\-]*)\s*$")
 _K_LOCAL = "ff.transport.local_block"  # (lineno, status name, stack, label, detail) of a help text waiting for its host
-_LOCAL_STACKS: Final = ("mca", "ompi", "impi")  # NCCL's are extract/nccl.py's
+_LOCAL_STACKS: Final = ("mca", "ompi", "impi", "gloo")  # NCCL's are extract/nccl.py's
 
 
 @lru_cache(maxsize=1)
