@@ -39,17 +39,10 @@ from firstfault.engine.attribute import Attribution, Finding, event_sort_key, we
 from firstfault.engine.catalog import CommonEndpointSettings
 from firstfault.engine.leads import EVIDENCE_PER_LEAD, LeadDraft
 from firstfault.engine.normalise import NodeMapper
-from firstfault.engine.ports import CABLE_FIELDS, host_port_of
+from firstfault.engine.ports import CABLE_FIELDS, EMITS, TRANSPORT_KINDS, host_port_of
 from firstfault.extract.fabric import End, Link
 from firstfault.model import Event, switch_port_key
 
-# Transport errors: a report between two hosts over the fabric. One that names no port is on the host's
-# only cable, when it has one.
-TRANSPORT_KINDS = frozenset({"nccl.ib_completion_error", "net.ib_verbs_error"})
-# The kinds whose host port can be on a cable (a link event, a port counter, a transport error), and the fields
-# this module gives them (engine/validators.py: the kinds and fields rules may name; docs/events.md).
-EMITS: dict[str, frozenset[str]] = {kind: frozenset(CABLE_FIELDS)
-                                    for kind in ("net.link", "metric.condition", *sorted(TRANSPORT_KINDS))}
 LEAD_KIND = "common_switch"
 MAX_PAIRS_NAMED = 4
 
@@ -329,4 +322,4 @@ def note(fabric: Fabric, files: list[str]) -> str:
             f"{len(fabric.host_cables)} host(s) and {len(fabric.switches)} switch(es).")
 
 
-__all__ = ["EMITS", "LEAD_KIND", "Fabric", "annotate", "common_switch", "note", "place", "widen"]
+__all__ = ["LEAD_KIND", "Fabric", "annotate", "common_switch", "note", "place", "widen"]

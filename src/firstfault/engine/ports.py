@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from firstfault.model import Cable, Event
 
-__all__ = ["CABLE_FIELDS", "cable_of", "host_port_of", "port_of"]
+__all__ = ["CABLE_FIELDS", "EMITS", "TRANSPORT_KINDS", "cable_of", "host_port_of", "port_of"]
 
 
 # What the extractors write as `iface` when the line names no interface (host.py, nccl.py).
@@ -62,6 +62,13 @@ def host_port_of(ev: Event) -> str | None:
 
 # The fields engine/fabric.py gives an event whose port it found on a cable (docs/events.md).
 CABLE_FIELDS = ("fabric_switch", "fabric_switch_port", "fabric_node", "fabric_port")
+# Transport errors: a report between two hosts over the fabric. One that names no port is on the host's
+# only cable, when it has one.
+TRANSPORT_KINDS = frozenset({"nccl.ib_completion_error", "net.ib_verbs_error"})
+# The kinds whose host port can be on a cable (a link event, a port counter, a transport error), and the fields
+# engine/fabric.py gives them (engine/validators.py: the kinds and fields rules may name; docs/events.md).
+EMITS: dict[str, frozenset[str]] = {kind: frozenset(CABLE_FIELDS)
+                                    for kind in ("net.link", "metric.condition", *sorted(TRANSPORT_KINDS))}
 
 
 def cable_of(ev: Event) -> Cable | None:

@@ -7,7 +7,7 @@ catalog with any problem does not load.
 
 The known event kinds and their fields come from the extractors
 (extract/registry.event_kinds) and what normalisation adds
-(engine/normalise.EMITS, engine/fabric.EMITS); the spec's category families from firstfault.spec.
+(engine/normalise.EMITS, engine/ports.EMITS); the spec's category families from firstfault.spec.
 """
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ class Problem:
 @lru_cache(maxsize=1)
 def event_kinds() -> Mapping[str, frozenset[str]]:
     """Every event kind the engine can see, with the fields it may carry."""
-    from firstfault.engine.fabric import EMITS as FABRIC_EMITS
     from firstfault.engine.normalise import EMITS
+    from firstfault.engine.ports import EMITS as FABRIC_EMITS
     from firstfault.extract.registry import COMMON_FIELDS
     from firstfault.extract.registry import event_kinds as extracted
 
