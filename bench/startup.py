@@ -9,9 +9,8 @@ Times, interleaved (run 1 of every row, then run 2, ...), with the bytecode
 written beforehand (as an installed package has it):
 
   python        python -c pass                                  the interpreter
-  typer floor   a typer app of one command with analyze's kind of options, doing
-                nothing (typer 0.2x builds a pydantic TypeAdapter per option, so
-                this imports pydantic and builds its first schemas)
+  click floor   a click group of two commands, one with analyze's kind of options,
+                doing nothing (the parser firstfault/cli is built on)
   help          python -m firstfault --help
   ff            python -m firstfault analyze examples/nvlink-xid149 --format json -j 1
   base          the same with PYTHONPATH=--base-src (another checkout's src/, e.g. main's)
@@ -38,17 +37,19 @@ ROOT = Path(__file__).resolve().parents[1]
 SHOWCASE = ROOT / "examples" / "nvlink-xid149"
 TARGET_S = 0.2
 
-TYPER_FLOOR = '''
+CLICK_FLOOR = '''
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
-import typer
-app = typer.Typer(add_completion=False)
+import click
+@click.group()
+def app() -> None:
+    pass
 @app.command()
-def analyze(bundle: Annotated[Path, typer.Argument()],
-            fmt: Annotated[str, typer.Option("--format")] = "text",
-            output: Annotated[Optional[Path], typer.Option("--output")] = None,
-            workers: Annotated[int, typer.Option("-j")] = 0) -> None:
+@click.argument("bundle", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--output", type=click.Path(path_type=Path))
+@click.option("-j", "workers", type=click.IntRange(min=0), default=0)
+def analyze(bundle: Path, fmt: str, output: Path | None, workers: int) -> None:
     sys.stdout.write("{}\\n")
 @app.command()
 def other() -> None:
@@ -67,7 +68,7 @@ def rows(src: Path, base: Path | None, floor_script: Path) -> list[tuple[str, li
     py = sys.executable
     analyze = ["-m", "firstfault", "analyze", str(SHOWCASE), "--format", "json", "-j", "1"]
     out = [("python", [py, "-c", "pass"], _env(src)),
-           ("typer floor", [py, str(floor_script), "analyze", str(SHOWCASE), "--format", "json"], _env(src)),
+           ("click floor", [py, str(floor_script), "analyze", str(SHOWCASE), "--format", "json"], _env(src)),
            ("help", [py, "-m", "firstfault", "--help"], _env(src)),
            ("ff", [py, *analyze], _env(src))]
     if base is not None:
@@ -115,8 +116,8 @@ def main() -> int:
     ap.add_argument("--instructions", action="store_true", help="also count instructions under valgrind")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
-        floor_script = Path(d) / "typer_floor.py"
-        floor_script.write_text(TYPER_FLOOR, encoding="utf-8")
+        floor_script = Path(d) / "click_floor.py"
+        floor_script.write_text(CLICK_FLOOR, encoding="utf-8")
         table = rows(a.src, a.base_src, floor_script)
         for _, cmd, env in table:  # bytecode and the on-disk caches, untimed
             timed(cmd, env)

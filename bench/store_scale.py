@@ -234,13 +234,10 @@ def queries(store: VerdictStore, url: str, rng: random.Random,
     def verdicts(params: Callable[[int], dict[str, Any]]) -> Callable[[int], Any]:
         return lambda i: client.get("/v1/verdicts", params=params(i))
 
-    import typer
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
-    from firstfault.dashboard.cli import fleet as fleet_cmd
+    from firstfault.cli.fleet import fleet as cli
 
-    cli = typer.Typer()
-    cli.command()(fleet_cmd)
     runner = CliRunner()
 
     def cli_fleet(i: int) -> Any:

@@ -65,7 +65,7 @@ def test_reversed_window_names_the_field(make_bundle: BundleMaker) -> None:
 
 
 def test_reversed_window_cli_exits_2(make_bundle: BundleMaker) -> None:
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
     from firstfault.cli import app
 

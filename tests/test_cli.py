@@ -7,10 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
-from firstfault.cli import app
+from firstfault.cli import COMMANDS, app
 
 ROOT = Path(__file__).resolve().parent.parent
 SHOWCASE = ROOT / "examples" / "nvlink-xid149"
@@ -226,25 +227,73 @@ def test_readme_shows_the_current_short_form() -> None:
     assert sample + "\n" == out, "README's sample is stale: paste `firstfault analyze examples/nvlink-xid149 -w 80`"
 
 
-def _commands() -> list[str]:
-    return [(c.name or c.callback.__name__).replace("_", "-") for c in app.registered_commands if c.callback]
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_command_has_its_help(name: str) -> None:
+    res = runner.invoke(app, [name, "--help"], prog_name="firstfault")
+    assert res.exit_code == 0, res.output
+    cmd = app.get_command(click.Context(app), name)
+    assert cmd is not None and cmd.help
+    assert res.output.startswith(f"Usage: firstfault {name} ")
+    assert " ".join(cmd.help.split("\n\n")[0].split()) in " ".join(res.output.split())
 
 
-@pytest.mark.parametrize("args", [[name, "--help"] for name in _commands()] + [
-    ["analyze"], ["analyze", "--no-such-option"], ["analyze", str(SHOWCASE), "--format", "yaml"]])
-def test_a_command_run_alone_says_what_the_whole_app_says(args: list[str]) -> None:
-    """main() runs `firstfault CMD ...` through an app of that command alone (cli.app_for): its help,
-    usage errors and exit codes are the whole app's."""
-    from firstfault.cli import app_for
-
-    alone = app_for(args)
-    assert alone is not app and [c.callback for c in alone.registered_commands] == [
-        c.callback for c in app.registered_commands if (c.name or c.callback.__name__).replace("_", "-") == args[0]]
-    whole, one = (CliRunner().invoke(a, args, prog_name="firstfault") for a in (app, alone))
-    assert (one.exit_code, one.output) == (whole.exit_code, whole.output)
+# `python -m firstfault ARGS` in a fresh interpreter; it reports the firstfault.cli modules it loaded.
+LOADED = """
+import json, runpy, sys
+try:
+    runpy.run_module("firstfault", run_name="__main__", alter_sys=True)
+finally:
+    sys.stderr.write("\\nMODULES " + json.dumps(sorted(m for m in sys.modules if m.startswith("firstfault.cli"))))
+"""
 
 
-def test_a_group_or_an_option_first_runs_the_whole_app() -> None:
-    from firstfault.cli import app_for
+def _cli_modules(*args: str) -> set[str]:
+    r = subprocess.run([sys.executable, "-c", LOADED, *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return set(json.loads(r.stderr.rsplit("MODULES ", 1)[1]))
 
-    assert app_for([]) is app and app_for(["--help"]) is app and app_for(["rules", "list"]) is app
+
+def test_a_command_loads_only_its_own_module() -> None:
+    base = {"firstfault.cli", "firstfault.cli.base"}
+    assert _cli_modules("analyze", str(SHOWCASE), "-f", "json", "-j", "1") == base | {"firstfault.cli.analyze"}
+    assert _cli_modules("store", "prune", "--help") == base | {"firstfault.cli.store"}
+    # the top-level help lists every command with its help: it loads them all (the check can fail)
+    every = {f"firstfault.cli.{target.split(':')[0].rsplit('.', 1)[1]}" for target in COMMANDS.values()}
+    assert _cli_modules("--help") == base | every
+
+
+# `python -m firstfault ARGS` with a failure raised where analyze loads its catalog.
+FAILING = """
+import runpy, sys
+import firstfault.cli.analyze as analyze
+boom = sys.argv.pop(1)
+def catalog(rules):
+    raise {"eof": EOFError(), "interrupt": KeyboardInterrupt(), "epipe": BrokenPipeError(32, "Broken pipe"),
+           "other": OSError(5, "I/O error"), "extra": ModuleNotFoundError("No module named 'uvicorn'", name="uvicorn"),
+           "missing": ModuleNotFoundError("No module named 'numpy'", name="numpy")}[boom]
+analyze.catalog = catalog
+runpy.run_module("firstfault", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.parametrize(("boom", "rc", "last"), [
+    ("eof", 1, "Aborted!"),
+    ("interrupt", 130, None),  # Ctrl-C: 128 + SIGINT, no traceback
+    ("epipe", 1, None),  # the reader went away (firstfault analyze ... | head)
+    ("other", 1, "OSError: [Errno 5] I/O error"),  # an unexpected error keeps its traceback
+    # a command that needs an optional dependency names the extra that installs it ...
+    ("extra", 2, "error: firstfault analyze: needs the optional dependency 'uvicorn'; "
+                 "install it with: pip install 'firstfault[service]'"),
+    # ... and a module that no extra installs is not passed off as one
+    ("missing", 1, "ModuleNotFoundError: No module named 'numpy'"),
+])
+def test_how_a_command_that_fails_midway_ends(boom: str, rc: int, last: str | None) -> None:
+    r = subprocess.run([sys.executable, "-c", FAILING, boom, "analyze", str(SHOWCASE), "-f", "json"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert r.returncode == rc, r.stderr
+    assert r.stdout == ""
+    if last is None:
+        assert r.stderr == ""
+    else:
+        assert r.stderr.splitlines()[-1] == last
+        assert ("Traceback" in r.stderr) == (rc == 1 and boom != "eof")

@@ -35,27 +35,20 @@ ALLOWED: dict[str, set[str]] = {
     "actions": {"engine", "store"},
     "blueprint": {"identify", "collect", "engine", "client", "sinks", "store", "extract", "replay", "actions"},
     "dashboard": {"store", "render"},
+    # The `firstfault` program (firstfault/cli/): every command, wiring the steps together.
     "cli": {"*"},
-    # The `firstfault` command (entry.py) and the typer-free command bodies it shares with cli.py.
-    "entry": {"*"},
-    "commands": {"*"},
     "api": {"*"},
-    "__main__": {"entry"},
+    "__main__": {"cli"},
 }
 
 
 def unit_of(module: str) -> str:
-    """firstfault.collect.scan -> collect; firstfault.model -> foundation; firstfault.service.cli -> cli.
-
-    Every `cli.py` is a command: the top of the flow, wiring the steps together.
-    """
+    """firstfault.collect.scan -> collect; firstfault.model -> foundation; firstfault.cli.serve -> cli."""
     parts = module.split(".")
     if parts[0] != "firstfault":
         return ""
     if len(parts) == 1 or parts[1] == "__version__":
         return "foundation"
-    if parts[-1] == "cli":
-        return "cli"
     top = parts[1]
     return "foundation" if top in FOUNDATION else top
 

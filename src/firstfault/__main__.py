@@ -1,6 +1,6 @@
-"""`python -m firstfault` runs the same CLI as the `firstfault` script."""
+"""`python -m firstfault` runs the same program as the `firstfault` script."""
 
-from firstfault.entry import main
+from firstfault.cli import main
 
 if __name__ == "__main__":
     main()

@@ -1,7 +1,7 @@
 """Shared helpers for the Blueprint's end-to-end tests (test_e2e_*.py).
 
 Everything here drives real components: the venv's `firstfault` (in process
-through typer's CliRunner, or as a subprocess), a real `firstfault serve`,
+through click's CliRunner, or as a subprocess), a real `firstfault serve`,
 a loopback webhook receiver that checks signatures itself, and Slurm jobs
 on the session's real single-node Slurm (tests/blueprint/slurm_harness.py).
 """
@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from click.testing import CliRunner, Result
 from sqlalchemy import create_engine, text
-from typer.testing import CliRunner, Result
 
 from firstfault.blueprint.config import BlueprintConfig, load_config
 from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster
@@ -49,7 +49,7 @@ def write_config(path: Path, doc: Mapping[str, Any]) -> BlueprintConfig:
 
 
 def invoke(args: list[str], env: Mapping[str, str] | None = None) -> Result:
-    """`firstfault ARGS` in process (typer's CliRunner); stdout and stderr are kept apart."""
+    """`firstfault ARGS` in process (click's CliRunner); stdout and stderr are kept apart."""
     from firstfault.cli import app
 
     return CliRunner().invoke(app, args, env=dict(env or {}), catch_exceptions=True)

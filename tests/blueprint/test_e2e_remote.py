@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 import yaml
-from typer.testing import Result
+from click.testing import Result
 
 from firstfault.blueprint.pipeline import Pipeline
 from firstfault.bundle import SourceSpec

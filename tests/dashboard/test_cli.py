@@ -13,17 +13,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-import typer
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
-from firstfault.dashboard.cli import demo, fleet, load_samples, sample_dirs
+from firstfault.cli import app
+from firstfault.cli.demo import load_samples, sample_dirs
 from firstfault.model import Verdict
 from firstfault.store import VerdictStore
 from tests.dashboard.conftest import EXAMPLES, SCENARIOS, variant
 
-app = typer.Typer()
-app.command()(fleet)
-app.command()(demo)
 runner = CliRunner()
 
 
@@ -102,7 +99,7 @@ def test_demo_serves_the_dashboard_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTFAULT_")}
     err = (tmp_path / "demo.err").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "firstfault.dashboard.cli", "demo", "--port", "0", "--db", str(tmp_path / "d.db"),
+        [sys.executable, "-m", "firstfault", "demo", "--port", "0", "--db", str(tmp_path / "d.db"),
          "--samples", str(EXAMPLES)],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=err, text=True,
     )

@@ -25,7 +25,7 @@ import httpx
 import kubernetes_validate
 import pytest
 import yaml
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from firstfault.blueprint.config import BlueprintConfig
 from firstfault.cli import app

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from sqlalchemy import select
-from typer.testing import CliRunner
 
-from firstfault.dashboard.cli import fleet
+from firstfault.cli.fleet import fleet
 from firstfault.engine.analyze import Analyzer
 from firstfault.model import Enrichment, Verdict
 from firstfault.store import VerdictStore
@@ -158,11 +158,7 @@ def test_fleet_by_ranks_only_the_tables_asked_for(tmp_path: Path, port_down: Ver
 
 
 def _app() -> Any:
-    import typer
-
-    app = typer.Typer()
-    app.command()(fleet)
-    return app
+    return fleet
 
 
 def test_the_switches_view_and_the_verdict_page(tmp_path: Path, port_down: Verdict, leaf_lead: Verdict) -> None:

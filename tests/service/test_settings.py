@@ -6,11 +6,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-import typer
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
+from firstfault.cli.serve import serve
 from firstfault.engine.catalog import default_root
-from firstfault.service.cli import serve
 from firstfault.service.settings import SettingsError, load_settings
 
 
@@ -65,24 +64,18 @@ def test_missing_settings_file() -> None:
         load_settings("/nonexistent/ff.yaml")
 
 
-def _serve_app() -> typer.Typer:
-    app = typer.Typer()
-    app.command()(serve)
-    return app
-
-
 def test_serve_refuses_a_catalog_that_fails_validation(tmp_path: Path) -> None:
     rules = tmp_path / "catalog"
     shutil.copytree(default_root(), rules)
     victim = sorted((rules / "rules").glob("*.yaml"))[0]
     victim.write_text(victim.read_text().replace("category:", "categroy:", 1))
-    result = CliRunner().invoke(_serve_app(), ["--rules", str(rules), "--port", "1"])
+    result = CliRunner().invoke(serve, ["--rules", str(rules), "--port", "1"])
     assert result.exit_code == 2
     assert f"{victim}:" in result.output and "categroy" in result.output
 
 
 def test_serve_refuses_bad_settings(tmp_path: Path) -> None:
-    result = CliRunner().invoke(_serve_app(), ["--port", "99999"])
+    result = CliRunner().invoke(serve, ["--port", "99999"])
     assert result.exit_code == 2
     assert "port" in result.output
 

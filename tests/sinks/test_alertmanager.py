@@ -225,7 +225,7 @@ def test_bad_configuration_is_refused() -> None:
 def test_run_with_an_alertmanager_output(am: Alertmanager, tmp_path: Path) -> None:
     """cluster.yaml -> `firstfault run` -> the alert in Alertmanager; a second, down Alertmanager is exit 1."""
     import yaml
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
     from firstfault.cli import app
 

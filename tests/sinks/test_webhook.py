@@ -274,7 +274,7 @@ def test_delivery_id_is_derived_from_the_verdict(server: Receiver, tmp_path: Pat
 
 
 def test_the_body_with_a_delivery_id_reads_back_with_show(server: Receiver, tmp_path: Path, verdict: Verdict) -> None:
-    from typer.testing import CliRunner
+    from click.testing import CliRunner
 
     from firstfault.cli import app
 

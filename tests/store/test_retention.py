@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from sqlalchemy import func, select
-from typer.testing import CliRunner
 
 from firstfault.cli import app
 from firstfault.model import Enrichment, Verdict, Window, iso

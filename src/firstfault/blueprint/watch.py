@@ -33,6 +33,7 @@ from firstfault.identify.base import ContextConnector, Identified
 from firstfault.sinks.base import Sink
 
 if TYPE_CHECKING:
+    from firstfault.model import Enrichment, Verdict
     from firstfault.store.provisional import ProvisionalLedger
 
 
@@ -326,4 +327,29 @@ def without(sinks: list[Sink], name: str) -> list[Sink]:
     return [s for s in sinks if s.name != name]
 
 
-__all__ = ["PassReport", "SharedService", "Watcher", "without"]
+__all__ = ["PassReport", "SharedService", "Watcher", "serialized", "without"]
+
+
+# Outputs whose write() may run on several threads at once: an httpx.Client is thread-safe, and a
+# dead-letter line is one O_APPEND write. Any other output (stdout: a verdict is many writes) is
+# written by one thread at a time.
+THREAD_SAFE_SINKS = frozenset({"webhook", "alertmanager"})
+
+
+class _Serialized:
+    """A sink whose writes take a lock (the watch daemon's threads share the outputs)."""
+
+    def __init__(self, sink: Sink) -> None:
+        self.sink = sink
+        self._lock = threading.Lock()
+        self.name = sink.name
+        self.takes_evidence = getattr(sink, "takes_evidence", False)
+
+    def write(self, verdict: Verdict, enrichment: Enrichment, **kwargs: Any) -> None:
+        with self._lock:
+            self.sink.write(verdict, enrichment, **kwargs)
+
+
+def serialized(sinks: list[Sink]) -> list[Sink]:
+    """`sinks`, each one that is not known to be thread-safe behind a lock of its own."""
+    return [s if s.name in THREAD_SAFE_SINKS else _Serialized(s) for s in sinks]

@@ -5,63 +5,31 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
 
-import typer
+import click
 
-# rich is imported where a command prints with it: importing this module (every `firstfault` command
-# does, to register `run` and `watch`) stays cheap.
+from firstfault.cli.base import PATH, command, fail, verbose_option, width_option
 
-if TYPE_CHECKING:
-    from firstfault.model import Enrichment, Verdict
-    from firstfault.sinks.base import Sink
-
-ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="The cluster's cluster.yaml.")]
+config_option = click.option("--config", "-c", type=PATH, required=True, help="The cluster's cluster.yaml.")
 
 
-def _fail(msg: str, code: int = 2) -> typer.Exit:
-    from rich.console import Console
-
-    Console(stderr=True).print(f"[bold red]error:[/] {msg}", highlight=False)
-    return typer.Exit(code)
-
-
-def run(
-    config: ConfigOpt,
-    job: Annotated[Optional[str], typer.Option("--job", help="Slurm job id (4242, 4242_7, 4242+1).")] = None,  # noqa: UP045
-    workload: Annotated[
-        Optional[str], typer.Option("--workload", help="Kueue Workload as NAMESPACE/NAME.")  # noqa: UP045
-    ] = None,
-    window: Annotated[
-        Optional[tuple[str, str]],  # noqa: UP045
-        typer.Option("--window", help="Static window: START END (RFC 3339)."),
-    ] = None,
-    nodes: Annotated[
-        Optional[str], typer.Option("--nodes", help="Static node list, Slurm hostlist syntax: node-[01-04].")  # noqa: UP045
-    ] = None,
-    ranks_per_node: Annotated[
-        Optional[int],  # noqa: UP045
-        typer.Option("--ranks-per-node", min=1, help="Static: ranks 0..N-1 on the first node, N..2N-1 on the next..."),
-    ] = None,
-    attempt_id: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--id", help="Static: the attempt's workload id [default: a hash of window and nodes]."),
-    ] = None,
-    fmt: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--format", "-f", help="stdout format: text, markdown or json (as analyze); "
-                                            "default: outputs.stdout.format."),
-    ] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress and no stdout verdict.")] = False,
-    width: Annotated[
-        Optional[int],  # noqa: UP045
-        typer.Option("--width", "-w", min=40,
-                     help="Text width; default: COLUMNS, else the terminal's, else 80 (piped or redirected)."),
-    ] = None,
-    verbose: Annotated[
-        bool, typer.Option("--verbose", "-v", help="Every evidence line, lead and coverage row, not the short form."),
-    ] = False,
-) -> None:
+@command()
+@config_option
+@click.option("--job", help="Slurm job id (4242, 4242_7, 4242+1).")
+@click.option("--workload", help="Kueue Workload as NAMESPACE/NAME.")
+@click.option("--window", type=(str, str), default=None, help="Static window: START END (RFC 3339).")
+@click.option("--nodes", help="Static node list, Slurm hostlist syntax: node-[01-04].")
+@click.option("--ranks-per-node", type=click.IntRange(min=1),
+              help="Static: ranks 0..N-1 on the first node, N..2N-1 on the next...")
+@click.option("--id", "attempt_id", help="Static: the attempt's workload id [default: a hash of window and nodes].")
+@click.option("--format", "-f", "fmt", help="stdout format: text, markdown or json (as analyze); "
+                                            "default: outputs.stdout.format.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress and no stdout verdict.")
+@width_option
+@verbose_option
+def run(config: Path, job: str | None, workload: str | None, window: tuple[str, str] | None, nodes: str | None,
+        ranks_per_node: int | None, attempt_id: str | None, fmt: str | None, quiet: bool, width: int | None,
+        verbose: bool) -> None:
     """Attribute one workload attempt and write the verdict to every configured output.
 
     Exit codes: 0 verdict written everywhere; 1 verdict built but an output
@@ -78,13 +46,13 @@ def run(
 
     chosen = [x for x in (job, workload, window) if x]
     if len(chosen) != 1:
-        raise _fail("give exactly one of --job, --workload or --window START END (with --nodes)")
+        raise fail("give exactly one of --job, --workload or --window START END (with --nodes)")
     if window and not nodes:
-        raise _fail("--window needs --nodes")
+        raise fail("--window needs --nodes")
     if attempt_id is not None and not window:
-        raise _fail("--id names a static attempt: it goes with --window (a job or Workload has its own id)")
+        raise fail("--id names a static attempt: it goes with --window (a job or Workload has its own id)")
     if fmt not in (None, "text", "markdown", "json"):
-        raise _fail("--format is text, markdown or json")
+        raise fail("--format is text, markdown or json")
     from rich.console import Console
 
     err = Console(stderr=True)
@@ -139,34 +107,29 @@ def run(
         for a in actions:
             err.print(f"action {a.line()}", highlight=False, markup=False, soft_wrap=True)
     except (ConfigError, ContextError) as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
     except (FirstfaultError, httpx.HTTPError) as exc:
         where = cfg.service.url if cfg.service else "?"
-        raise _fail(f"the Service at {where} could not analyse it: {exc}") from exc
+        raise fail(f"the Service at {where} could not analyse it: {exc}") from exc
     failed = [s for s in outcomes if not s.ok]
     for s in failed:
         err.print(f"[bold red]output {s.sink} failed:[/] {s.message}", highlight=False)
     if failed or any(a.outcome == "error" for a in actions):
-        raise typer.Exit(1)
+        raise SystemExit(1)
 
 
-def watch(
-    config: ConfigOpt,
-    scheduler: Annotated[str, typer.Option("--scheduler", help="slurm or kueue (static: --follow only).")] = "slurm",
-    once: Annotated[bool, typer.Option("--once", help="One pass, then exit (for cron and tests).")] = False,
-    follow: Annotated[
-        bool, typer.Option("--follow", help="Also follow the attempts that run: a provisional verdict as soon as "
-                                            "their evidence shows a cause (cluster.yaml follow:).")
-    ] = False,
-    json_log: Annotated[bool, typer.Option("--json", help="One JSON line per attempt on stdout.")] = False,
-    concurrency: Annotated[
-        Optional[int],  # noqa: UP045
-        typer.Option("--concurrency", "-j", min=1, max=64,
-                     help="Attempts of a pass settled at once, by that many threads (default: watch.concurrency "
-                          "in cluster.yaml, else 4). Without service: in cluster.yaml (the embedded engine) "
-                          "attempts go one at a time whatever this says."),
-    ] = None,
-) -> None:
+@command()
+@config_option
+@click.option("--scheduler", default="slurm", help="slurm or kueue (static: --follow only).")
+@click.option("--once", is_flag=True, help="One pass, then exit (for cron and tests).")
+@click.option("--follow", is_flag=True, help="Also follow the attempts that run: a provisional verdict as soon as "
+                                             "their evidence shows a cause (cluster.yaml follow:).")
+@click.option("--json", "json_log", is_flag=True, help="One JSON line per attempt on stdout.")
+@click.option("--concurrency", "-j", type=click.IntRange(1, 64),
+              help="Attempts of a pass settled at once, by that many threads (default: watch.concurrency "
+                   "in cluster.yaml, else 4). Without service: in cluster.yaml (the embedded engine) "
+                   "attempts go one at a time whatever this says.")
+def watch(config: Path, scheduler: str, once: bool, follow: bool, json_log: bool, concurrency: int | None) -> None:
     """Attribute every workload attempt that ends, exactly once, across restarts.
 
     The cursor and the processed marks live in the database
@@ -183,7 +146,7 @@ def watch(
 
     from firstfault.blueprint import build
     from firstfault.blueprint.config import ConfigError, load_config
-    from firstfault.blueprint.watch import SharedService, Watcher
+    from firstfault.blueprint.watch import SharedService, Watcher, serialized
     from firstfault.store.repo import VerdictStore
 
     err = Console(stderr=True)
@@ -205,7 +168,7 @@ def watch(
         actors = build.actors(cfg, url, store=store)
         early_actors = build.provisional_actors(cfg, store) if follow else []
     except ConfigError as exc:
-        raise _fail(str(exc)) from exc
+        raise fail(str(exc)) from exc
 
     asked = concurrency if concurrency is not None else cfg.watch.concurrency
     threads = asked if asked is not None else 4
@@ -296,30 +259,3 @@ def watch(
             if close is not None:
                 close()
         store.close()
-
-
-# Outputs whose write() may run on several threads at once: an httpx.Client is thread-safe, and a
-# dead-letter line is one O_APPEND write. Any other output (stdout: a verdict is many writes) is
-# written by one thread at a time.
-THREAD_SAFE_SINKS = frozenset({"webhook", "alertmanager"})
-
-
-class _Serialized:
-    """A sink whose writes take a lock (the watch daemon's threads share the outputs)."""
-
-    def __init__(self, sink: Sink) -> None:
-        import threading
-
-        self.sink = sink
-        self._lock = threading.Lock()
-        self.name = sink.name
-        self.takes_evidence = getattr(sink, "takes_evidence", False)
-
-    def write(self, verdict: Verdict, enrichment: Enrichment, **kwargs: Any) -> None:
-        with self._lock:
-            self.sink.write(verdict, enrichment, **kwargs)
-
-
-def serialized(sinks: list[Sink]) -> list[Sink]:
-    """`sinks`, each one that is not known to be thread-safe behind a lock of its own."""
-    return [s if s.name in THREAD_SAFE_SINKS else _Serialized(s) for s in sinks]

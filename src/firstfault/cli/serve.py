@@ -11,41 +11,28 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Optional
 
-import typer
+import click
 
-
-def _err(msg: str) -> None:
-    typer.echo(f"error: {msg}", err=True)
+from firstfault.cli.base import PATH, command, fail, rules_option
 
 
-def serve(
-    host: Annotated[Optional[str], typer.Option(help="Address to listen on [default: 127.0.0.1].")] = None,  # noqa: UP045
-    port: Annotated[Optional[int], typer.Option(help="Port [default: 8080].")] = None,  # noqa: UP045
-    workers: Annotated[
-        Optional[int],  # noqa: UP045
-        typer.Option(help="Worker processes, each with the same catalog and its own limits; "
-                          "one /metrics view over all [default: 1]."),
-    ] = None,
-    rules: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option("--rules", help="Catalog directory (catalog.yaml + rules/); default: the shipped catalog."),
-    ] = None,
-    config: Annotated[
-        Optional[Path],  # noqa: UP045
-        typer.Option("--config", help="YAML settings file (also FIRSTFAULT_CONFIG)."),
-    ] = None,
-    max_body_bytes: Annotated[Optional[int], typer.Option(help="Largest request body.")] = None,  # noqa: UP045
-    max_concurrent: Annotated[Optional[int], typer.Option(help="Analyses at once per worker.")] = None,  # noqa: UP045
-    max_queue: Annotated[Optional[int], typer.Option(help="Analyses waiting; beyond: 503.")] = None,  # noqa: UP045
-    analysis_timeout: Annotated[Optional[float], typer.Option(help="Seconds per analysis; beyond: 504.")] = None,  # noqa: UP045
-    log_level: Annotated[Optional[str], typer.Option(help="debug, info, warning or error.")] = None,  # noqa: UP045
-    db: Annotated[
-        Optional[str],  # noqa: UP045
-        typer.Option("--db", help="Verdict store URL (sqlite:///v.db, postgresql+psycopg://...): serve the dashboard."),
-    ] = None,
-) -> None:
+@command()
+@click.option("--host", help="Address to listen on [default: 127.0.0.1].")
+@click.option("--port", type=int, help="Port [default: 8080].")
+@click.option("--workers", type=int, help="Worker processes, each with the same catalog and its own limits; "
+                                          "one /metrics view over all [default: 1].")
+@rules_option
+@click.option("--config", type=PATH, help="YAML settings file (also FIRSTFAULT_CONFIG).")
+@click.option("--max-body-bytes", type=int, help="Largest request body.")
+@click.option("--max-concurrent", type=int, help="Analyses at once per worker.")
+@click.option("--max-queue", type=int, help="Analyses waiting; beyond: 503.")
+@click.option("--analysis-timeout", type=float, help="Seconds per analysis; beyond: 504.")
+@click.option("--log-level", help="debug, info, warning or error.")
+@click.option("--db", help="Verdict store URL (sqlite:///v.db, postgresql+psycopg://...): serve the dashboard.")
+def serve(host: str | None, port: int | None, workers: int | None, rules: Path | None, config: Path | None,
+          max_body_bytes: int | None, max_concurrent: int | None, max_queue: int | None,
+          analysis_timeout: float | None, log_level: str | None, db: str | None) -> None:
     """Run the firstfault Service (HTTP API, docs at /docs)."""
     from firstfault.engine.catalog import CatalogError
     from firstfault.service.app import load_service_catalog
@@ -59,14 +46,12 @@ def serve(
     try:
         settings = load_settings(config, **flags)
     except SettingsError as exc:
-        _err(str(exc))
-        raise typer.Exit(2) from exc
+        raise fail(str(exc)) from exc
     try:
         cat = load_service_catalog(settings)
     except CatalogError as exc:
-        _err("the rule catalog is invalid:\n" + "\n".join(exc.problems))
-        raise typer.Exit(2) from exc
-    typer.echo(f"catalog {cat.version}: {len(cat.rules)} rules (sha256 {cat.sha256})", err=True)
+        raise fail("the rule catalog is invalid:\n" + "\n".join(exc.problems)) from exc
+    click.echo(f"catalog {cat.version}: {len(cat.rules)} rules (sha256 {cat.sha256})", err=True)
     # Worker processes rebuild the settings from the environment: hand the flags down that way.
     if config is not None:
         os.environ["FIRSTFAULT_CONFIG"] = str(config)
@@ -79,7 +64,7 @@ def serve(
 
     with supervisor_env(cat.sha256, settings.workers) as metrics_dir:
         if metrics_dir is not None:
-            typer.echo(f"{settings.workers} workers; metrics of all of them in {metrics_dir}", err=True)
+            click.echo(f"{settings.workers} workers; metrics of all of them in {metrics_dir}", err=True)
         uvicorn.run(
             "firstfault.service.app:create_app_from_env",
             factory=True,
@@ -92,9 +77,3 @@ def serve(
             # h11 with a header timeout, a header size limit and a connection cap (service/protocol.py)
             http="firstfault.service.protocol:ServiceProtocol",
         )
-
-
-
-
-if __name__ == "__main__":
-    typer.run(serve)
