@@ -108,7 +108,7 @@ verbose_option = click.option("--verbose", "-v", is_flag=True,
 
 def view_options(f: F) -> F:
     """--format, --width and --verbose: how a verdict is printed (firstfault.render)."""
-    f = verbose_option(width_option(f))
+    f = width_option(verbose_option(f))
     return click.option("--format", "-f", "fmt", type=click.Choice(VIEW_FORMATS), default="text",
                         help="text (readable, short unless --verbose), markdown (for tickets and chat) "
                              "or json (the verdict document of spec/verdict.md).")(f)
