@@ -259,6 +259,20 @@ def _describe_command(command: str) -> tuple[str, str]:
     return kind, slashed if slash else (names[-1] if names else "")
 
 
+# A row of a describe's Events table (Type, Reason, Age, From, Message) pasted without the `Events:` line and its
+# header, often alone (kserve/kserve#3792, kubeflow/trainer#1661): its type, a reason, then an age as kubectl prints
+# it (`5s`, `2m29s`, `3m (x4 over 10m)`, `<unknown>`). Each cell is one run of a class: linear.
+_EVENT_AGE = re.compile(r"^(?:(?:\d+[smhdy])+|<unknown>|<invalid>)(?: \(x\d+ over (?:\d+[smhdy])+\))?$")
+
+
+def _event_row(line: str) -> list[str] | None:
+    """The cells of a describe Events row outside its section, or None for any other line."""
+    cells = _CELL_GAP.split(line.strip(), maxsplit=4)
+    if len(cells) >= 4 and cells[0] in ("Normal", "Warning") and _EVENT_AGE.match(cells[2]):
+        return cells
+    return None
+
+
 def _describe_objects(text: str) -> Iterator[_Described]:
     obj: _Described | None = None
     section = ""
@@ -274,6 +288,13 @@ def _describe_objects(text: str) -> Iterator[_Described]:
                 yield obj
             obj = None
             kind, named = _describe_command(command)
+            continue
+        if section != "Events" and (row := _event_row(line)) is not None:
+            # Events rows pasted without their section: the rows of an object the paste does not show.
+            if obj is None:
+                obj, container, state = _Described(lineno, kind), None, ""
+            section, last_key = "Events", ""
+            obj.events.append((lineno, row, line))
             continue
         m = _FIELD.match(line)
         if line.startswith("Name:") or (obj is None and m is not None and not m.group("indent")):
