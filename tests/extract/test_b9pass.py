@@ -1,0 +1,145 @@
+"""Classes of input batch b9 showed unread, each tested on real instances from other threads (not the bundle).
+
+Each block names the class, the threads its lines come from, and the look-alikes that must not match.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC
+
+import pytest
+
+from firstfault.collect.scan import Extraction, all_line_extractors
+from firstfault.extract.base import Candidate
+from firstfault.extract.scheduler import read_scheduler
+from firstfault.model import Event
+
+
+def feed(lines: list[str], source: str = "application") -> list[Event]:
+    ex = Extraction(all_line_extractors())
+    out: list[Event] = []
+    node = None if source == "application" else "n1"
+    for i, text in enumerate(lines, 1):
+        out.extend(ex.events(Candidate(source, "app.log", i, node, None, None, text)))
+    return out
+
+
+def describe(text: str) -> list[Event]:
+    return read_scheduler(text.encode(), "k8s-describe", "describe.txt", job_id=None, tz=UTC).events
+
+
+# ---------------------------------------------------------------- the NVIDIA container stack refusing the host
+# nvidia-container-cli's CUDA requirement (the host driver is older than the image's CUDA) and Docker finding no
+# runtime for `--gpus` (the NVIDIA Container Toolkit is not installed or configured): the node's install
+# (catalog/platform.yaml rows 1002, 1003; positive rule tests in catalog/rules/node-driver.yaml).
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # SyneRBI/PETRIC2#27 (cuda>=12.8 on a driver of CUDA 12.4)
+        "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.8, please update your driver to a "
+        "newer version, or use an earlier cuda container",
+        # NVIDIA/nvidia-docker#1352 (`docker run --gpus 2`, no container toolkit set up)
+        'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].',
+        # infiniflow/ragflow#9573 (Compose's `driver: nvidia`)
+        'Error response from daemon: could not select device driver "nvidia" with capabilities: [[gpu]]',
+    ],
+)
+def test_container_stack_refusing_the_host_is_the_driver(line: str) -> None:
+    events = [e for e in feed([line]) if e.kind == "gpu.nvml_error"]
+    assert [e.fields["error"] for e in events] == ["driver"]
+
+
+def test_an_image_brand_condition_is_not_the_driver() -> None:
+    # NVIDIA/nvidia-container-toolkit#24: the image asks for a GPU brand the toolkit did not know (fixed by a newer
+    # toolkit): neither the host driver nor NVML failing.
+    events = feed(["nvidia-container-cli: requirement error: unsatisfied condition: brand = quadrortx: unknown"])
+    assert [e for e in events if e.kind == "gpu.nvml_error"] == []
+
+
+# ---------------------------------------------------------------- kubelet local-storage evictions, Events rows alone
+# The kubelet's eviction for a pod's own local-storage limit (EmptyDir size limit, container ephemeral-storage
+# limit, the pod's total) is an eviction for ephemeral storage (catalog/scheduler.yaml), in a pod's Message and in
+# describe's Events rows, which people paste without the `Events:` line and its header.
+
+
+def test_events_rows_pasted_without_their_section() -> None:
+    # substratusai/runbooks#246: the one row posted
+    events = describe("  Warning  Evicted              60s                kubelet            Pod ephemeral local "
+                      "storage usage exceeds the total limit of containers 100Gi.\n")
+    assert [(e.kind, e.fields["reason"], e.fields.get("due_to")) for e in events] == [
+        ("k8s.event", "Evicted", "eviction")]
+
+
+def test_events_rows_inside_their_section_read_as_before() -> None:
+    # kubernetes/kubernetes#122160: the Events table with its header; the eviction, then the kubelet's kill
+    text = "\n".join([
+        "Events:",
+        "  Type     Reason               Age    From               Message",
+        "  ----     ------               ----   ----               -------",
+        "  Normal   Started              3m8s   kubelet            Started container grow-test",
+        "  Warning  Evicted              2m57s  kubelet            Pod ephemeral local storage usage exceeds the "
+        "total limit of containers 5Mi.",
+        "  Normal   Killing              2m57s  kubelet            Stopping container grow-test",
+    ])
+    events = describe(text)
+    assert [(e.fields["reason"], e.fields.get("due_to")) for e in events] == [
+        ("Started", None), ("Evicted", "eviction"), ("Killing", None)]
+
+
+def test_a_container_over_its_ephemeral_storage_limit() -> None:
+    # cloud-ark/kubeplus#1389: the pod's own Reason and Message
+    text = "\n".join([
+        "Name:             kubeplus-deployment-dbd87546-kttck",
+        "Namespace:        default",
+        "Node:             ip-10-0-2-27.us-west-2.compute.internal/10.0.2.27",
+        "Status:           Failed",
+        "Reason:           Evicted",
+        'Message:          Container consumerui exceeded its local ephemeral storage limit "20Mi".',
+    ])
+    pods = [e for e in describe(text) if e.kind == "k8s.pod"]
+    assert [(e.fields.get("due_to"), e.fields.get("pressure")) for e in pods] == [("eviction", "ephemeral-storage")]
+
+
+def test_a_line_that_only_starts_with_a_type_word_is_no_event_row() -> None:
+    # a field line of a describe (`Warning:` is no Events row: no age in the third cell)
+    assert describe("Normal  operation resumed after the node came back\n") == []
+
+
+# ---------------------------------------------------------------- the OCI runtime's OOM-killed container init
+# runc's `container init was OOM-killed (memory limit too low?)`: the container's memory limit, however it is quoted
+# (the kubelet's event, Docker's and ECS's error).
+
+
+def test_runc_init_oom_killed_as_ecs_quotes_it() -> None:
+    # aws/amazon-ecs-agent#3021
+    events = feed(["Status reason | CannotStartContainerError: Error response from daemon: OCI runtime create "
+                   "failed: container_linux.go:380: starting container process caused: container init was "
+                   "OOM-killed (memory limit too low?): unknown"])
+    assert "memory_limit" in {e.fields.get("due_to") for e in events} or "host.oom_kill" in {e.kind for e in events}
+
+
+def test_a_hook_killed_while_the_container_started_is_no_oom() -> None:
+    # eclipse-che/che#21765: the kubelet's Failed row for runc; the NVIDIA hook was `Killed` and runc only says it
+    # could not read the OOM count: no memory limit is named
+    events = describe('  Warning  Failed  5m1s  kubelet  Error: container create failed: time="2022-10-13T15:59:14Z" '
+                      'level=warning msg="unable to get oom kill count" error="open /sys/fs/cgroup/memory/'
+                      'kubepods.slice/memory.oom_control: no such file or directory"\n')
+    assert [(e.fields["reason"], e.fields.get("due_to")) for e in events] == [("Failed", None)]
+
+
+# ---------------------------------------------------------------- a NIC driver naming itself inside its message
+# Intel's igb (and older e1000/e1000e/ixgbe) print `igb: eth0 NIC Link is Down` after the netdev header.
+
+
+def test_igb_link_down_with_the_driver_name_inside() -> None:
+    # an OpenWrt dual-WAN test note on GitHub (the cable pulled from eth0, then put back)
+    events = feed(["[  384.605483] igb 0000:56:00.0 eth0: igb: eth0 NIC Link is Down"], source="kernel")
+    assert [(e.kind, e.fields["state"], e.fields["iface"]) for e in events] == [("net.link", "down", "eth0")]
+
+
+def test_igb_link_up_is_never_down() -> None:
+    events = feed(["[  395.065444] igb 0000:56:00.0 eth0: igb: eth0 NIC Link is Up 100 Mbps Full Duplex, Flow "
+                   "Control: RX/TX"], source="kernel")
+    assert [e.fields["state"] for e in events if e.kind == "net.link"] == ["up"]
