@@ -249,6 +249,11 @@ class NcclTransportInfo(NamedTuple):
     transport: str
 
 
+class NcclTransportName(NamedTuple):
+    name: str  # the words NCCL's own messages name the transport by
+    transport: str
+
+
 @lru_cache(maxsize=1)
 @_kept("platform.yaml")
 def nvml_table() -> Mapping[int, NvmlErrorInfo]:
@@ -298,6 +303,15 @@ def nccl_transports() -> Mapping[str, str]:
     """NCCL source file (`transport/nvls.cc`, or a prefix `nccl_net_ofi*`) -> transport / subsystem name."""
     return MappingProxyType({item.file: item.transport
                              for _, item in _rows("platform.yaml", "nccl_transports", NcclTransportInfo)})
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def nccl_transport_names() -> Mapping[str, str]:
+    """The words an NCCL message names its transport by (`NVLink SHARP (NVLS)`) -> transport name: where a WARN
+    stands without its `file.cc:line` (quoted after PyTorch's `Last error:`, posted alone)."""
+    return MappingProxyType({item.name: item.transport
+                             for _, item in _rows("platform.yaml", "nccl_transport_names", NcclTransportName)})
 
 
 # --------------------------------------------------------------------------
@@ -564,7 +578,7 @@ SchedReasonName = Literal[
     "time_limit", "memory_limit", "preemption", "node_failure", "cancelled", "admin_cancelled", "eviction",
     "backoff_limit", "resource_limit", "setup",
 ]
-SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes"]
+SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes", "htcondor"]
 # Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness.
 ReasonField = Literal["reason", "result", "phase", "node_status"]
 # The Slurm-form job states a reason may stand for (extract/scheduler.SLURM_STATES).
