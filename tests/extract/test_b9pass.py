@@ -143,3 +143,84 @@ def test_igb_link_up_is_never_down() -> None:
     events = feed(["[  395.065444] igb 0000:56:00.0 eth0: igb: eth0 NIC Link is Up 100 Mbps Full Duplex, Flow "
                    "Control: RX/TX"], source="kernel")
     assert [e.fields["state"] for e in events if e.kind == "net.link"] == ["up"]
+
+
+# ---------------------------------------------------------------- NCCL's NVLS report without its source file
+# NCCL's transport/nvls.cc names its transport in its own words (`NVLink SHARP (NVLS)`) and its CUDA failure as
+# `CUDA error 401 '...'`; PyTorch quotes it after `Last error:` without NCCL's header (catalog/platform.yaml
+# `nccl_transport_names`; cuda.yaml's row 401).
+
+
+def test_nvls_report_needs_its_transport_and_cuda_failure_on_one_line() -> None:
+    # pytorch/ci-infra#541: the report wrapped onto two lines as posted: the first names the transport, the second
+    # the CUDA error; neither alone is NCCL's report (a near miss each)
+    events = feed(["Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152:",
+                   "CUDA error 401 'the operation cannot be performed in the present state'."])
+    nccl = [e for e in events if e.kind == "nccl.error"]
+    assert nccl == []  # neither half names both: the transport and the CUDA failure are on different lines
+    # aarora79/agentic-coding-harness-benchmarks#173: with its header (the source file names the transport)
+    events = feed(["transport/nvls.cc:287 NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size "
+                   "2097152 : CUDA error 401 'the operation cannot be performed in the present state'."])
+    assert [(e.fields.get("transport"), e.fields.get("cuda_class")) for e in events if e.kind == "nccl.error"] == [
+        ("nvls", "other")]
+
+
+def test_nvls_named_without_a_failure_is_no_error() -> None:
+    # NVIDIA/nccl#1788: NCCL's INFO that NVLS is there, and the WARN's follow-up without the CUDA words
+    events = feed(["node004:27907:27907 [1] NCCL INFO NVLS multicast support is available on dev 1",
+                   "This is usually caused by a system or configuration error in the Fabric Manager or NVSwitches."])
+    assert [e for e in events if e.kind == "nccl.error"] == []
+
+
+# ---------------------------------------------------------------- HTCondor's memory holds
+# HTCondor's starter (and a pool's periodic-hold policy) putting a job on hold for its memory: the job's memory
+# limit, as Slurm's and LSF's are (catalog/scheduler.yaml, scheduler htcondor).
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a CHTC user's `condor_q -held` rows, posted on GitHub (Docker universe)
+        "15872426.5184 erees           5/25 14:51 Error from slot1_3@e327.chtc.wisc.edu: Docker job has gone over "
+        "memory limit of 16384 Mb",
+        # a research log on GitHub quoting the hold reason of its held jobs
+        "Job has gone over memory limit of 2048 megabytes. Peak usage: 2048 megabytes.",
+    ],
+)
+def test_htcondor_memory_hold_is_the_memory_limit(line: str) -> None:
+    kills = [e for e in feed([line]) if e.kind == "host.oom_kill"]
+    assert [(e.fields["proc"], e.fields["by"]) for e in kills] == [("htcondor", "limit")]
+
+
+def test_htcondor_hold_for_run_time_is_no_memory_limit() -> None:
+    # CHTC's list of common hold reasons (a course page on GitHub): the time limit's hold names no memory
+    events = feed(['* "Job failed to complete in 72 hrs"'])
+    assert [e for e in events if e.kind == "host.oom_kill"] == []
+
+
+# ---------------------------------------------------------------- a cloud taking a Spot node back, as Karpenter says
+# Karpenter's interruption controller names the message's kind; a Spot interruption is the provider's preemption
+# of the node (catalog/scheduler.yaml).
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # aws/karpenter-provider-aws#4772 (an AWS FIS Spot interruption test, the controller's console log)
+        '2023-10-10T05:24:20.236Z\tINFO\tcontroller.interruption\tinitiating delete for machine from interruption '
+        'message\t{"commit": "34d50bf-dirty", "queue": "karpenter-venture-preprod-queue-interruption", '
+        '"messageKind": "SpotInterruptionKind", "machine": "karpenter-spot-worker-preprod-66tr5", "action": '
+        '"CordonAndDrain", "node": "ip-172-27-13-123.ap-southeast-2.compute.internal"}',
+        # spack/spack-infrastructure#1297 (Karpenter v1's kind, its JSON log pretty-printed)
+        '  "messageKind": "spot_interrupted",',
+    ],
+)
+def test_karpenter_spot_interruption_is_a_preemption(line: str) -> None:
+    signals = [e for e in feed([line]) if e.kind == "process.signal"]
+    assert [e.fields.get("due_to") for e in signals] == ["preemption"]
+
+
+def test_karpenter_deleting_for_another_interruption_is_no_preemption() -> None:
+    # aws/karpenter-provider-aws#7017: an instance-stop event (AWS scheduled maintenance), the reporter's timeline
+    events = feed(["- 7:41:25.295 pm - initiating delete from interruption message"])
+    assert [e for e in events if e.fields.get("due_to") == "preemption"] == []
