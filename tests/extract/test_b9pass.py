@@ -224,3 +224,31 @@ def test_karpenter_deleting_for_another_interruption_is_no_preemption() -> None:
     # aws/karpenter-provider-aws#7017: an instance-stop event (AWS scheduled maintenance), the reporter's timeline
     events = feed(["- 7:41:25.295 pm - initiating delete from interruption message"])
     assert [e for e in events if e.fields.get("due_to") == "preemption"] == []
+
+
+# ---------------------------------------------------------------- NVML's result quoted by another program
+# The Kubernetes device plugin and Slurm's gpu/nvml plugin quote NVML's result after their own words; a pod's or an
+# event's message that quotes the device plugin is read the same way by the kubectl readers.
+
+
+def test_slurm_gpu_plugin_quoting_nvml() -> None:
+    # LSSI-ETH/plmfit#40 (multi-GPU runs on TITAN RTX; the cluster's GPU)
+    events = [e for e in feed(["slurmstepd: error: NVML: Failed to get usage(15): GPU is lost"])
+              if e.kind == "gpu.nvml_error"]
+    assert [(e.fields["error"], e.fields.get("nvml_error")) for e in events] == [("lost", "NVML_ERROR_GPU_IS_LOST")]
+
+
+def test_device_plugin_message_in_a_describe() -> None:
+    # NVIDIA/k8s-device-plugin#231: the pod's allocation failure as `kubectl describe pod` shows its message
+    text = ("Message:        Pod Allocate failed due to device plugin GetPreferredAllocation rpc failed with err: rpc "
+            "error: code = Unknown desc = Unable to retrieve list of available devices: error creating nvml.Device 3: "
+            "nvml: GPU is lost, which is unexpected\n")
+    events = [e for e in describe(text) if e.kind == "gpu.nvml_error"]
+    assert [e.fields["error"] for e in events] == ["lost"]
+
+
+def test_a_message_without_nvml_words_is_no_device_report() -> None:
+    # kubernetes/kubernetes#122160's rows: the kubelet's own words, no NVML result
+    text = ("  Warning  Evicted  2m57s  kubelet  Pod ephemeral local storage usage exceeds the total limit of "
+            "containers 5Mi.\n")
+    assert [e for e in describe(text) if e.kind == "gpu.nvml_error"] == []

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.extract.gpu import nvml_fields
 from firstfault.extract.reasons import k8s_reason
 from firstfault.extract.structured import ParseIssue, StructuredResult, clip, command_line
 from firstfault.model import Event, Evidence, FieldValue
@@ -28,6 +29,7 @@ EMITS: Mapping[str, frozenset[str]] = {
     "k8s.pod": frozenset({"container", "due_to", "exit_code", "message", "phase", "pod", "pressure", "reason",
                           "restart", "signal"}),
     "sched.node_down": frozenset({"host", "reason"}),
+    "gpu.nvml_error": frozenset({"error", "message", "nvml_error"}),
 }
 
 # A table's header: upper-case column names (one may hold a space: `LAST SEEN`, `NOMINATED NODE`), split
@@ -61,6 +63,16 @@ def _event(kind: str, node: str | None, when: datetime | None, fields: dict[str,
            line: int, text: str) -> Event:
     return Event(kind=kind, time=when, node=node, fields={k: v for k, v in fields.items() if v is not None},
                  evidence=Evidence(source="scheduler", file=file, line=line, text=clip(text)))
+
+
+def _device_report(message: str | None, node: str | None, file: str, line: int, text: str,
+                   result: StructuredResult) -> None:
+    """A message (a pod's, an event's) that quotes the GPU stack's own report: the device plugin failing an
+    allocation because NVML says a GPU is lost (`error creating nvml.Device 5: nvml: GPU is lost`) is that GPU's
+    fault, as nvidia-smi saying so on the node would be (extract/gpu.py, catalog/platform.yaml)."""
+    fields = nvml_fields(message) if message else None
+    if fields is not None:
+        result.events.append(_event("gpu.nvml_error", node, None, fields, file, line, text))
 
 
 # --------------------------------------------------------------------------
@@ -186,6 +198,7 @@ def _table_event(cells: dict[str, str], file: str, lineno: int, line: str, resul
     result.events.append(_event("k8s.event", node, None, {
         "reason": reason, "due_to": due_to, "object_kind": kind, "object_name": name, "message": message,
         "type": cells.get("TYPE")}, file, lineno, line))
+    _device_report(message, node, file, lineno, line, result)
 
 
 def _table_pod(cells: dict[str, str], file: str, lineno: int, line: str, result: StructuredResult) -> None:
@@ -376,6 +389,9 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
         else:
             kind = None
         node = name if kind == "Node" else _pod_node(fields)
+        if fields.get("Message"):
+            at = obj.field_lines.get("Message", obj.line)
+            _device_report(fields["Message"], node, file, at, f"Message: {fields['Message']}", result)
         for lineno, cells, line in obj.events:
             if len(cells) < 2:
                 continue
@@ -384,6 +400,7 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
             result.events.append(_event("k8s.event", node, None, {
                 "reason": cells[1], "due_to": due_to, "object_kind": kind, "object_name": name,
                 "message": message, "type": cells[0]}, file, lineno, line))
+            _device_report(message, node, file, lineno, line, result)
 
 
 def _pod_node(fields: dict[str, str]) -> str | None:
