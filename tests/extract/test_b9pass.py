@@ -231,10 +231,17 @@ def test_karpenter_deleting_for_another_interruption_is_no_preemption() -> None:
 # event's message that quotes the device plugin is read the same way by the kubectl readers.
 
 
-def test_slurm_gpu_plugin_quoting_nvml() -> None:
-    # LSSI-ETH/plmfit#40 (multi-GPU runs on TITAN RTX; the cluster's GPU)
-    events = [e for e in feed(["slurmstepd: error: NVML: Failed to get usage(15): GPU is lost"])
-              if e.kind == "gpu.nvml_error"]
+@pytest.mark.parametrize(
+    "line",
+    [
+        # LSSI-ETH/plmfit#40 (multi-GPU runs on TITAN RTX; the cluster's GPU)
+        "slurmstepd: error: NVML: Failed to get usage(15): GPU is lost",
+        # a university GPU cluster's FAQ on GitHub (an interactive srun that stopped)
+        "slurmstepd-gypsum-gpu182: error: NVML: Failed to get usage(15): GPU is lost",
+    ],
+)
+def test_slurm_gpu_plugin_quoting_nvml(line: str) -> None:
+    events = [e for e in feed([line]) if e.kind == "gpu.nvml_error"]
     assert [(e.fields["error"], e.fields.get("nvml_error")) for e in events] == [("lost", "NVML_ERROR_GPU_IS_LOST")]
 
 
@@ -252,3 +259,11 @@ def test_a_message_without_nvml_words_is_no_device_report() -> None:
     text = ("  Warning  Evicted  2m57s  kubelet  Pod ephemeral local storage usage exceeds the total limit of "
             "containers 5Mi.\n")
     assert [e for e in describe(text) if e.kind == "gpu.nvml_error"] == []
+
+
+def test_slurm_gpu_plugin_quoting_a_result_without_its_text() -> None:
+    # a run log on GitHub counting Slurm's `NVML: Failed to get usage(999)` lines (a code, no result text): the quote
+    # names no result of the table, so it is no event, never NVML failing for an unnamed reason
+    events = feed(["    produced **zero** forward passes: progress frozen at `forget_ppl 0/400` after 94 s, and 3087",
+                   "    `NVML: Failed to get usage(999)` lines in the log. Sibling arms of the *same array* ran the"])
+    assert [e for e in events if e.kind == "gpu.nvml_error"] == []

@@ -278,6 +278,14 @@ def nvml_anchors() -> tuple[str, ...]:
 
 @lru_cache(maxsize=1)
 @_kept("platform.yaml")
+def nvml_quote_anchors() -> tuple[str, ...]:
+    """Words of programs that quote NVML's result after them; a line counts only with a result of the table
+    (catalog/platform.yaml)."""
+    return _strings("platform.yaml", "nvml_quote_anchors")
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
 def nvml_device_anchors() -> tuple[str, ...]:
     """Anchors of NVML messages about one named GPU (catalog/platform.yaml)."""
     return _strings("platform.yaml", "nvml_device_anchors")

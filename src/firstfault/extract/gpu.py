@@ -15,6 +15,7 @@ from firstfault.catalog.tables import (
     nvidia_smi_field_errors,
     nvml_anchors,
     nvml_device_anchors,
+    nvml_quote_anchors,
     nvml_table,
     sxid_info,
     xid_class,
@@ -523,6 +524,9 @@ def nvml_report(text: str) -> tuple[_NvmlRow, int] | None:
     anchored = [a for a in anchors if a in text]
     m = rx.search(text)
     row = by_text[m.group(0).lower()] if m else None
+    if not anchored and row is not None:
+        # another program quoting NVML's result (the device plugin, Slurm's gpu plugin): only a result of the table
+        anchored = [a for a in nvml_quote_anchors() if a in text]
     if not anchored and (row is None or row.cls != "no_devices" or not any(b in text for b in bare)):
         # "Unknown Error" or "GPU is lost" alone may be anyone's words; nvidia-smi's
         # "No devices were found" is its own.
@@ -559,7 +563,7 @@ class NvmlErrorExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {"gpu.nvml_error": frozenset({"error", "message", "nvml_error"})}
     sources: frozenset[str] = frozenset({"application", "syslog", "kernel"})
-    literals: tuple[str, ...] = (*_NVML_INDEX[2], *_NVML_INDEX[3], *nvidia_smi_field_errors())
+    literals: tuple[str, ...] = (*_NVML_INDEX[2], *_NVML_INDEX[3], *nvml_quote_anchors(), *nvidia_smi_field_errors())
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         cell = next((e for e in nvidia_smi_field_errors() if e in line), None)
