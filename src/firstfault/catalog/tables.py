@@ -249,6 +249,11 @@ class NcclTransportInfo(NamedTuple):
     transport: str
 
 
+class NcclTransportName(NamedTuple):
+    name: str  # the words NCCL's own messages name the transport by
+    transport: str
+
+
 @lru_cache(maxsize=1)
 @_kept("platform.yaml")
 def nvml_table() -> Mapping[int, NvmlErrorInfo]:
@@ -269,6 +274,14 @@ def _strings(name: str, key: str) -> tuple[str, ...]:
 def nvml_anchors() -> tuple[str, ...]:
     """Words before which a line reports an NVML result (catalog/platform.yaml)."""
     return _strings("platform.yaml", "nvml_anchors")
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def nvml_quote_anchors() -> tuple[str, ...]:
+    """Words of programs that quote NVML's result after them; a line counts only with a result of the table
+    (catalog/platform.yaml)."""
+    return _strings("platform.yaml", "nvml_quote_anchors")
 
 
 @lru_cache(maxsize=1)
@@ -298,6 +311,15 @@ def nccl_transports() -> Mapping[str, str]:
     """NCCL source file (`transport/nvls.cc`, or a prefix `nccl_net_ofi*`) -> transport / subsystem name."""
     return MappingProxyType({item.file: item.transport
                              for _, item in _rows("platform.yaml", "nccl_transports", NcclTransportInfo)})
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def nccl_transport_names() -> Mapping[str, str]:
+    """The words an NCCL message names its transport by (`NVLink SHARP (NVLS)`) -> transport name: where a WARN
+    stands without its `file.cc:line` (quoted after PyTorch's `Last error:`, posted alone)."""
+    return MappingProxyType({item.name: item.transport
+                             for _, item in _rows("platform.yaml", "nccl_transport_names", NcclTransportName)})
 
 
 # --------------------------------------------------------------------------
@@ -564,7 +586,7 @@ SchedReasonName = Literal[
     "time_limit", "memory_limit", "preemption", "node_failure", "cancelled", "admin_cancelled", "eviction",
     "backoff_limit", "resource_limit", "setup",
 ]
-SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes"]
+SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes", "htcondor"]
 # Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness.
 ReasonField = Literal["reason", "result", "phase", "node_status"]
 # The Slurm-form job states a reason may stand for (extract/scheduler.SLURM_STATES).

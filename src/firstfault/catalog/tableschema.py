@@ -78,6 +78,11 @@ class NcclTransportInfo(_Plain):
     transport: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
 
 
+class NcclTransportName(_Plain):
+    name: str = Field(min_length=3)
+    transport: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+
+
 class CompletionStatus(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
@@ -214,7 +219,7 @@ MODELS: tuple[type[BaseModel], ...] = (XidInfo, SxidInfo, CudaErrorInfo, NcclRes
                                        NcclTransportInfo, CompletionStatus, AsyncEvent, PeerStatus, LocalStatus,
                                        CperSeverity, FirmwareMemoryEvent, IpmiBusEvent, ExceptionClassInfo,
                                        StatusWordInfo, ErrnoInfo, ObjectStoreCodeInfo, SchedReason, SchedWord,
-                                       SchedText, PerfqueryCounter)
+                                       SchedText, PerfqueryCounter, NcclTransportName)
 
 
 def validate(record: type[Any], raw: Any, where: str) -> Any:

@@ -15,6 +15,7 @@ from firstfault.catalog.tables import (
     nvidia_smi_field_errors,
     nvml_anchors,
     nvml_device_anchors,
+    nvml_quote_anchors,
     nvml_table,
     sxid_info,
     xid_class,
@@ -516,6 +517,40 @@ def _nvml_index() -> tuple[dict[str, _NvmlRow], re.Pattern[str], tuple[str, ...]
 _NVML_INDEX = _nvml_index()
 
 
+def nvml_report(text: str) -> tuple[_NvmlRow, int] | None:
+    """The NVML result a text reports (catalog/platform.yaml's row, where its report starts), or None: a line of
+    nvidia-smi, an NVML client or the container runtime, or a message that quotes one (a Kubernetes event's)."""
+    by_text, rx, anchors, bare = _NVML_INDEX
+    anchored = [a for a in anchors if a in text]
+    m = rx.search(text)
+    row = by_text[m.group(0).lower()] if m else None
+    if not anchored and row is not None:
+        # another program quoting NVML's result (the device plugin, Slurm's gpu plugin): only a result of the table
+        anchored = [a for a in nvml_quote_anchors() if a in text]
+    if not anchored and (row is None or row.cls != "no_devices" or not any(b in text for b in bare)):
+        # "Unknown Error" or "GPU is lost" alone may be anyone's words; nvidia-smi's
+        # "No devices were found" is its own.
+        return None
+    if row is None:
+        # NVML could not start and says why in words the table does not hold.
+        row = _NvmlRow("", "", "unknown")
+    if row.cls == "unknown" and any(a in text for a in nvml_device_anchors()):
+        row = _NvmlRow(row.name, row.message, "unresponsive")  # one named GPU does not answer
+    return row, min([text.find(a) for a in anchored] + ([m.start()] if m else []))
+
+
+def nvml_fields(text: str) -> dict[str, FieldValue] | None:
+    """gpu.nvml_error's fields for a text that reports an NVML result (nvml_report), or None."""
+    read = nvml_report(text)
+    if read is None:
+        return None
+    row, start = read
+    fields: dict[str, FieldValue] = {"error": row.cls, "message": _clip(text[start:])}
+    if row.name:
+        fields["nvml_error"] = row.name
+    return fields
+
+
 class NvmlErrorExtractor:
     """nvidia-smi, NVML clients and the NVIDIA container runtime failing to see or use the GPUs.
 
@@ -528,28 +563,18 @@ class NvmlErrorExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {"gpu.nvml_error": frozenset({"error", "message", "nvml_error"})}
     sources: frozenset[str] = frozenset({"application", "syslog", "kernel"})
-    literals: tuple[str, ...] = (*_NVML_INDEX[2], *_NVML_INDEX[3], *nvidia_smi_field_errors())
+    literals: tuple[str, ...] = (*_NVML_INDEX[2], *_NVML_INDEX[3], *nvml_quote_anchors(), *nvidia_smi_field_errors())
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        by_text, rx, anchors, bare = _NVML_INDEX
         cell = next((e for e in nvidia_smi_field_errors() if e in line), None)
         if cell is not None and line.lstrip().startswith("|"):
             # nvidia-smi could not read a field of a GPU in its table: that GPU is not answering.
             yield from self._report(_NvmlRow("", "", "unresponsive"), line, 0, None, ctx)
             return
-        anchored = [a for a in anchors if a in line]
-        m = rx.search(line)
-        row = by_text[m.group(0).lower()] if m else None
-        if not anchored and (row is None or row.cls != "no_devices" or not any(b in line for b in bare)):
-            # "Unknown Error" or "GPU is lost" alone may be anyone's words; nvidia-smi's
-            # "No devices were found" is its own.
+        read = nvml_report(line)
+        if read is None:
             return
-        if row is None:
-            # NVML could not start and says why in words the table does not hold.
-            row = _NvmlRow("", "", "unknown")
-        if row.cls == "unknown" and any(a in line for a in nvml_device_anchors()):
-            row = _NvmlRow(row.name, row.message, "unresponsive")  # one named GPU does not answer
-        start = min([line.find(a) for a in anchored] + ([m.start()] if m else []))
+        row, start = read
         g = _NVML_GPU.search(line)
         yield from self._report(row, line, start, _pci(g.group("pci")) if g else None, ctx)
 

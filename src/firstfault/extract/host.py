@@ -41,9 +41,13 @@ _IFACE = r"(?:mlx5_[\w]+|ib[a-z]*\d[\w.]*|roce\w+|rdma\w+|en[a-z]\w*|eth\d[\w.]*
 _MLX = re.compile(rf"mlx5_core (?P<bdf>{_BDF})(?: (?P<iface>[\w.]+))?:")
 # IB core: `<ibdev>: Port: 1 Link DOWN` (also ACTIVE / INIT / ARMED).
 _IB_PORT = re.compile(r"(?P<iface>[\w.]+): Port: (?P<port>\d+) Link (?P<st>DOWN|ACTIVE)\b")
-# netdev drivers: `<iface>: Link down`, `<iface>: NIC Link is Down`, `<iface>: link down`.
+# netdev drivers: `<iface>: Link down`, `<iface>: NIC Link is Down`, `<iface>: link down`; Intel's igb (and the
+# older e1000/e1000e/ixgbe) put their own name before the interface inside the message, after the netdev
+# header: `igb 0000:00:14.0 eth0: igb: eth0 NIC Link is Down` (sonic-net/sonic-buildimage#7310; an OpenWrt
+# dual-WAN test note: `igb 0000:56:00.0 eth0: igb: eth0 NIC Link is Down`).
 _NETDEV = re.compile(
     rf"\b(?P<iface>{_IFACE}): (?:NIC )?(?:Link is (?P<s1>Down|Up)|[Ll]ink (?P<s2>down|up))\b"
+    rf"|\b[a-z][a-z0-9_]*: (?P<iface2>{_IFACE}) NIC Link is (?P<s3>Down|Up)\b"
 )
 _CARRIER = re.compile(rf"\b(?P<iface>{_IFACE}): (?P<st>Lost|Gained) carrier\b")
 _MODULE = re.compile(r"Port module event(?P<err>\[error\])?: module (?P<module>\d+), (?P<status>[^,\n]+)")
@@ -111,8 +115,8 @@ class NetLinkExtractor:
         elif (m := _NIC_ECC.search(line)) is not None:
             state, iface, anchor = "error", m.group("iface"), m
         elif (m := _NETDEV.search(line)) is not None:
-            word = (m.group("s1") or m.group("s2")).lower()
-            state, iface, anchor = ("down" if word == "down" else "up"), m.group("iface"), m
+            word = (m.group("s1") or m.group("s2") or m.group("s3")).lower()
+            state, iface, anchor = ("down" if word == "down" else "up"), m.group("iface") or m.group("iface2"), m
         elif (m := _CARRIER.search(line)) is not None:
             state = "down" if m.group("st") == "Lost" else "up"
             iface, anchor = m.group("iface"), m

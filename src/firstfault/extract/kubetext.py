@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.extract.gpu import nvml_fields
 from firstfault.extract.reasons import k8s_reason
 from firstfault.extract.structured import ParseIssue, StructuredResult, clip, command_line
 from firstfault.model import Event, Evidence, FieldValue
@@ -28,6 +29,7 @@ EMITS: Mapping[str, frozenset[str]] = {
     "k8s.pod": frozenset({"container", "due_to", "exit_code", "message", "phase", "pod", "pressure", "reason",
                           "restart", "signal"}),
     "sched.node_down": frozenset({"host", "reason"}),
+    "gpu.nvml_error": frozenset({"error", "message", "nvml_error"}),
 }
 
 # A table's header: upper-case column names (one may hold a space: `LAST SEEN`, `NOMINATED NODE`), split
@@ -61,6 +63,16 @@ def _event(kind: str, node: str | None, when: datetime | None, fields: dict[str,
            line: int, text: str) -> Event:
     return Event(kind=kind, time=when, node=node, fields={k: v for k, v in fields.items() if v is not None},
                  evidence=Evidence(source="scheduler", file=file, line=line, text=clip(text)))
+
+
+def _device_report(message: str | None, node: str | None, file: str, line: int, text: str,
+                   result: StructuredResult) -> None:
+    """A message (a pod's, an event's) that quotes the GPU stack's own report: the device plugin failing an
+    allocation because NVML says a GPU is lost (`error creating nvml.Device 5: nvml: GPU is lost`) is that GPU's
+    fault, as nvidia-smi saying so on the node would be (extract/gpu.py, catalog/platform.yaml)."""
+    fields = nvml_fields(message) if message else None
+    if fields is not None:
+        result.events.append(_event("gpu.nvml_error", node, None, fields, file, line, text))
 
 
 # --------------------------------------------------------------------------
@@ -186,6 +198,7 @@ def _table_event(cells: dict[str, str], file: str, lineno: int, line: str, resul
     result.events.append(_event("k8s.event", node, None, {
         "reason": reason, "due_to": due_to, "object_kind": kind, "object_name": name, "message": message,
         "type": cells.get("TYPE")}, file, lineno, line))
+    _device_report(message, node, file, lineno, line, result)
 
 
 def _table_pod(cells: dict[str, str], file: str, lineno: int, line: str, result: StructuredResult) -> None:
@@ -259,6 +272,20 @@ def _describe_command(command: str) -> tuple[str, str]:
     return kind, slashed if slash else (names[-1] if names else "")
 
 
+# A row of a describe's Events table (Type, Reason, Age, From, Message) pasted without the `Events:` line and its
+# header, often alone (kserve/kserve#3792, kubeflow/trainer#1661): its type, a reason, then an age as kubectl prints
+# it (`5s`, `2m29s`, `3m (x4 over 10m)`, `<unknown>`). Each cell is one run of a class: linear.
+_EVENT_AGE = re.compile(r"^(?:(?:\d+[smhdy])+|<unknown>|<invalid>)(?: \(x\d+ over (?:\d+[smhdy])+\))?$")
+
+
+def _event_row(line: str) -> list[str] | None:
+    """The cells of a describe Events row outside its section, or None for any other line."""
+    cells = _CELL_GAP.split(line.strip(), maxsplit=4)
+    if len(cells) >= 4 and cells[0] in ("Normal", "Warning") and _EVENT_AGE.match(cells[2]):
+        return cells
+    return None
+
+
 def _describe_objects(text: str) -> Iterator[_Described]:
     obj: _Described | None = None
     section = ""
@@ -274,6 +301,13 @@ def _describe_objects(text: str) -> Iterator[_Described]:
                 yield obj
             obj = None
             kind, named = _describe_command(command)
+            continue
+        if section != "Events" and (row := _event_row(line)) is not None:
+            # Events rows pasted without their section: the rows of an object the paste does not show.
+            if obj is None:
+                obj, container, state = _Described(lineno, kind), None, ""
+            section, last_key = "Events", ""
+            obj.events.append((lineno, row, line))
             continue
         m = _FIELD.match(line)
         if line.startswith("Name:") or (obj is None and m is not None and not m.group("indent")):
@@ -355,6 +389,9 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
         else:
             kind = None
         node = name if kind == "Node" else _pod_node(fields)
+        if fields.get("Message"):
+            at = obj.field_lines.get("Message", obj.line)
+            _device_report(fields["Message"], node, file, at, f"Message: {fields['Message']}", result)
         for lineno, cells, line in obj.events:
             if len(cells) < 2:
                 continue
@@ -363,6 +400,7 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
             result.events.append(_event("k8s.event", node, None, {
                 "reason": cells[1], "due_to": due_to, "object_kind": kind, "object_name": name,
                 "message": message, "type": cells[0]}, file, lineno, line))
+            _device_report(message, node, file, lineno, line, result)
 
 
 def _pod_node(fields: dict[str, str]) -> str | None:

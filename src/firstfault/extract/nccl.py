@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import ib_wc_status_table, nccl_transports
+from firstfault.catalog.tables import ib_wc_status_table, nccl_transport_names, nccl_transports
 from firstfault.extract import prefix as _prefix
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import cuda_error_of, errno_of, nccl_result_of
@@ -237,9 +237,30 @@ def _classified(body: str) -> dict[str, dict[str, FieldValue]]:
 
 
 def nccl_error_literals() -> tuple[str, ...]:
-    """The NCCL error extractor's words: NCCL's and PyTorch's report words, and the words of the local statuses
-    of NCCL's socket layer (catalog/transport.yaml), which PyTorch quotes after `Last error:` without them."""
-    return tuple(sorted(set(NCCL_ERROR_LITERALS) | set(local_literals("nccl"))))
+    """The NCCL error extractor's words: NCCL's and PyTorch's report words, the words of the local statuses
+    of NCCL's socket layer (catalog/transport.yaml), which PyTorch quotes after `Last error:` without them, and
+    NCCL's own names of its transports (catalog/platform.yaml), which its reports quoted the same way hold."""
+    return tuple(sorted(set(NCCL_ERROR_LITERALS) | set(local_literals("nccl")) | set(nccl_transport_names())))
+
+
+# NCCL's report of a CUDA call failing, in its two spellings: CUDACHECK's `Cuda failure 1 'invalid argument'` and
+# the NVLS setup's own `CUDA error 401 'the operation ...'`.
+_NCCL_CUDA_WORDS: Final = ("Cuda failure", "CUDA error")
+
+
+def _named_transport(text: str) -> str | None:
+    """The transport an NCCL message names in its own words (catalog/platform.yaml `nccl_transport_names`)."""
+    return next((t for name, t in nccl_transport_names().items() if name in text), None)
+
+
+def _report_head(body: str) -> tuple[re.Match[str] | None, str | None]:
+    """_nccl_head, and NCCL's report of a CUDA failure in a transport it names (`Failed to bind NVLink SHARP (NVLS)
+    Multicast memory ...: CUDA error 401 ...`) without its WARN header, quoted after `Last error:` or posted alone:
+    the WARN's message all the same."""
+    head, warn = _nccl_head(body)
+    if warn is None and any(w in body for w in _NCCL_CUDA_WORDS) and _named_transport(body) is not None:
+        warn = body
+    return head, warn
 
 
 def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
@@ -247,7 +268,7 @@ def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
         return {}
     if "terminate called after throwing" in body and "what()" not in body:
         return {}  # the type alone; its what() line says what failed
-    head, warn = _nccl_head(body)
+    head, warn = _report_head(body)
     detail = clip(warn if warn is not None else body)
     if warn is not None and any(b in warn for b in _BENIGN_WARN):
         return {}
@@ -337,7 +358,9 @@ def _where_in_nccl(head: re.Match[str] | None, warn: str | None, body: str) -> d
         transport = _transport_of(src)
         if transport is not None:
             out["transport"] = transport
-    cuda = warn is not None and "Cuda failure" in warn
+    elif warn is not None and (named := _named_transport(warn)) is not None:
+        out["transport"] = named  # no source file: the transport as the message names it
+    cuda = warn is not None and any(w in warn for w in _NCCL_CUDA_WORDS)
     if cuda and warn is not None:
         err = cuda_error_of(warn)
         if err is not None:
@@ -583,7 +606,7 @@ def _read_error_uncached(body: str) -> _ErrorRead:
     found = _classify_nccl(body)
     if not found:
         return found, None, None
-    head, warn = _nccl_head(body)
+    head, warn = _report_head(body)
     return found, head, warn
 
 
