@@ -8,18 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from firstfault.collect.scan import Extraction, all_line_extractors
-from firstfault.extract.base import Candidate
 from firstfault.extract.prefix import split_prefixes
-from firstfault.model import Event
-
-
-def feed(lines: list[str]) -> list[Event]:
-    ex = Extraction(all_line_extractors())
-    out: list[Event] = []
-    for i, text in enumerate(lines, 1):
-        out.extend(ex.events(Candidate("application", "app.log", i, None, None, None, text)))
-    return out
+from tests.extract.test_b7pass import feed  # every extractor, as the scanner runs them, on an application log
 
 
 def kinds(lines: list[str]) -> list[str]:
