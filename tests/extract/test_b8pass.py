@@ -258,3 +258,55 @@ def test_a_read_that_timed_out_on_the_hub_is_the_stores(line: str) -> None:
 )
 def test_no_hub_or_no_connection_is_not_the_stores(line: str) -> None:
     assert all(e.kind != "storage.error" for e in feed([line]))
+
+
+# ---------------------------------------------------------------- nccl-tests' check of an NCCL call
+# nccl-tests print a failed NCCL call as `Test NCCL failure <file>:<line> '<ncclGetErrorString> / <last error>'`:
+# NCCL's own result, read as PyTorch's `NCCL error` report is (a symptom; the result it names is kept).
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # NVIDIA/nccl-tests#219: behind the host the test prints first
+        "fengyun: Test NCCL failure common.cu:959 'internal error - please report this issue to the NCCL "
+        "developers / '",
+        # NVIDIA/nccl-tests#166 (its title): the line alone
+        "Test NCCL failure common.cu:958 'internal error - please report this issue to the NCCL developers / '",
+    ],
+)
+def test_nccl_tests_report_of_a_failed_nccl_call_is_an_nccl_error(line: str) -> None:
+    events = feed([line])
+    assert [(e.kind, e.fields.get("nccl_result")) for e in events] == [("nccl.error", "ncclInternalError")]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # NVIDIA/nccl-tests#92: the same check of a CUDA call is the CUDA error's
+        "node1: Test CUDA failure common.cu:963 'invalid device ordinal'",
+        # NVIDIA/nccl-tests#219: the test's own word that it failed, after the NCCL one
+        " .. fengyun pid 3164639: Test failure common.cu:844",
+    ],
+)
+def test_nccl_tests_other_failures_are_not_an_nccl_error(line: str) -> None:
+    assert all(not e.kind.startswith("nccl.") for e in feed([line]))
+
+
+# ---------------------------------------------------------------- MPICH's abort in its 4.1 words
+# MPICH 4.1 and later name the internal function in its fatal error (`Fatal error in internal_Init_thread`), where
+# earlier releases named the MPI call (`Fatal error in PMPI_Init`): the rank's MPI library ending it, either way.
+
+
+def test_mpichs_fatal_error_in_an_internal_function_is_the_ranks_exit() -> None:
+    # pmodels/mpich#6612 (mpi4py on GitHub Actions, ch4:ofi)
+    events = feed(["Abort(204069007): Fatal error in internal_Init_thread: Other MPI error, error stack:"])
+    assert [(e.kind, e.fields.get("by"), e.fields.get("mpi_call")) for e in events] == [
+        ("process.signal", "runtime", "internal_Init_thread")]
+
+
+def test_the_error_stacks_own_frame_is_no_second_exit() -> None:
+    # pmodels/mpich#6612: the stack's first frame names the same function without the fatal error's words
+    line = ("internal_Init_thread(45784): MPI_Init_thread(argc=(nil), argv=(nil), required=3, provided=0x7fff3aff24d4) "
+            "failed")
+    assert all(e.kind != "process.signal" for e in feed([line]))
