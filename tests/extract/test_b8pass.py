@@ -310,3 +310,65 @@ def test_the_error_stacks_own_frame_is_no_second_exit() -> None:
     line = ("internal_Init_thread(45784): MPI_Init_thread(argc=(nil), argv=(nil), required=3, provided=0x7fff3aff24d4) "
             "failed")
     assert all(e.kind != "process.signal" for e in feed([line]))
+
+
+# ---------------------------------------------------------------- the driver older than the CUDA the job needs
+# PyTorch's check of the driver's CUDA version (cudaErrorInsufficientDriver, 35, in its words), raised, asserted or
+# warned: the node's driver stack (node.driver), as the table's message for 35 is.
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # IEIT-Yuan/Yuan-2.0#65 (a CUDA 12.1 container on driver 450; fixed by driver 535): the warning at CUDA's start
+        "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:124: UserWarning: CUDA initialization: The "
+        "NVIDIA driver on your system is too old (found version 11000). Please update your GPU driver by downloading "
+        "and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx Alternatively, go to: "
+        "https://pytorch.org to install a PyTorch version that has been compiled with your version of the CUDA "
+        "driver. (Triggered internally at /opt/pytorch/pytorch/c10/cuda/CUDAFunctions.cpp:108.)",
+        # zai-org/ChatGLM3#100: the exception's line
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 11060). Please update your GPU "
+        "driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx "
+        "Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your "
+        "version of the CUDA driver.",
+        # ai4d-iasc/trixie#9 (a Slurm cluster, PyTorch 1.x): the AssertionError's message on its own line
+        "The NVIDIA driver on your system is too old (found version 10010).",
+    ],
+)
+def test_a_driver_older_than_the_jobs_cuda_is_the_driver(line: str) -> None:
+    events = [e for e in feed([line]) if e.kind == "app.cuda_error"]
+    assert [e.fields.get("error") for e in events] == ["driver"]
+
+
+def test_the_same_advice_in_another_message_is_not_the_driver() -> None:
+    # ai4d-iasc/trixie#9: PyTorch's advice, the lines after the message, says nothing by itself
+    assert feed(["a PyTorch version that has been compiled with your version"]) == []
+
+
+# ---------------------------------------------------------------- the kernel module's word on a mismatched client
+# `NVRM: API mismatch`: a client of the user-space driver of another version than the loaded module (an upgrade
+# without a reboot): NVML's LIB_RM_VERSION_MISMATCH in the kernel's words, the node's driver stack.
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # stackhpc/ansible-slurm-appliance#287 (fixed by a reboot): syslog with its #012 newlines
+        "Jun 30 11:07:05 gpu-0 kernel: NVRM: API mismatch: the client has the version 535.54.03, but#012NVRM: this "
+        "kernel module has the version 530.30.02.  Please#012NVRM: make sure that this kernel module and all NVIDIA "
+        "driver#012NVRM: components have the same version.",
+        # saharmor/dalle-playground#104: dmesg, the older wording
+        "[ 7386.259769] NVRM: API mismatch: the client has the version 515.48.07, but",
+        # Frogging-Family/nvidia-all#394: dmesg, the newer wording that names the client
+        "[    9.424670] NVRM: API mismatch: the client 'kwin_wayland' (pid 1005)",
+    ],
+)
+def test_the_kernel_modules_api_mismatch_is_the_driver(line: str) -> None:
+    events = feed([line])
+    assert [(e.kind, e.fields.get("error")) for e in events] == [("gpu.nvml_error", "driver")]
+
+
+def test_the_kernel_module_loading_is_nothing() -> None:
+    # nvidiavgpuarchive/index#1: the module's banner, before the mismatch
+    assert feed(["[    6.252567] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  570.148.06  Mon May  5 11:36:21 UTC "
+                 "2025"]) == []

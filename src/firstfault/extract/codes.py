@@ -218,6 +218,8 @@ CUDA_ANCHORS: Final = (
     # was compiled with an unsupported toolchain. .../cuda_utils.h:393`, `[TensorRT-LLM][ERROR] CUDA runtime error
     # in cudaMalloc...`), capitalised where PyTorch's THC wrote `cuda runtime error (2)`.
     "CUDA runtime error",
+    # PyTorch's check of the driver's CUDA version (cuda.yaml, 35's alias).
+    "The NVIDIA driver on your system is too old",
 )
 # A CUDA API call reporting its own failure (`call to cuMemAlloc returned error 2`): `returned error` is an
 # anchor only after the call's name; other programs say it too (the Azure SDK for Go's `storage: service
