@@ -143,7 +143,7 @@ def test_tensorflows_gpu_set_up_that_succeeded_is_nothing() -> None:
 
 
 def test_pytests_exception_line_is_read_behind_its_marker() -> None:
-    # run here: pytest 8 on a test that writes to /dev/full (the two spellings: in the frame and at the call)
+    # run here: pytest 9 on a test that writes to /dev/full (the two spellings: in the frame and at the call)
     for line in ("E           OSError: [Errno 28] No space left on device",
                  "E       OSError: [Errno 28] No space left on device"):
         assert split_prefixes(line).body == "OSError: [Errno 28] No space left on device"
