@@ -210,6 +210,16 @@ CUDA_ANCHORS: Final = (
     "CUDA driver error", "CUDA_ERROR_", "cudaError", "CUDA Error", "CUresult", "cuCtxCreate", "cuInit",
     "cudaGetLastError", "CUDA call failed", "Triton Error [CUDA]", "No CUDA GPUs are available",
     "CUDA-capable device",
+    # TensorFlow's GPU device set-up quoting cudaGetErrorString after its own words (`CUDA runtime implicit
+    # initialization on GPU:0 failed. Status: device kernel image is invalid`), as it reaches a Python
+    # InternalError, Triton's model loader and the C++ session log alike.
+    "CUDA runtime implicit initialization",
+    # FasterTransformer's and TensorRT-LLM's check_cuda_error (`[FT][ERROR] CUDA runtime error: the provided PTX
+    # was compiled with an unsupported toolchain. .../cuda_utils.h:393`, `[TensorRT-LLM][ERROR] CUDA runtime error
+    # in cudaMalloc...`), capitalised where PyTorch's THC wrote `cuda runtime error (2)`.
+    "CUDA runtime error",
+    # PyTorch's check of the driver's CUDA version (cuda.yaml, 35's alias).
+    "The NVIDIA driver on your system is too old",
 )
 # A CUDA API call reporting its own failure (`call to cuMemAlloc returned error 2`): `returned error` is an
 # anchor only after the call's name; other programs say it too (the Azure SDK for Go's `storage: service
@@ -357,6 +367,11 @@ ACCEL_OOM_PHRASES: Final = (
     # space vmem.`, `... in memory space hbm`).
     "RESOURCE_EXHAUSTED: Failed to allocate request for",
     "Ran out of memory in memory space",
+    # The TPU runtime's allocator refusing a buffer or a program's reservation in the chip's HBM, with the
+    # status word or without it, as PyTorch/XLA, JAX and TensorFlow pass it on (`Resource exhausted:
+    # Attempting to allocate 180.59M. That was not possible. There are 142.58M free.; (0x3x0_HBM1)`,
+    # `RESOURCE_EXHAUSTED: Attempting to reserve 10.51G at the bottom of memory. That was not possible.`).
+    "That was not possible. There are",
 )
 # The device a TensorFlow / XLA report names; a host allocator (`device:CPU:0 by allocator cpu`) ran out
 # of host memory, which is not the accelerator's.

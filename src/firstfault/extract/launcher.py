@@ -179,7 +179,9 @@ _MPD = re.compile(r"exit status of rank (?P<rank>\d+): (?:killed by signal (?P<n
 # A rank's MPI library giving up: `Fatal error in PMPI_Allreduce: Other MPI error, error stack:`, under Cray MPICH's
 # `MPICH ERROR [Rank 11122] [job id 41595204.0] [Thu Aug 14 08:27:11 2025] [nid006700] - Abort(2695311) (rank 11122
 # in comm 0): ...`, and MPICH's PMI client announcing it: `[cli_1]: aborting job:` (the prefix layer reads the rank).
-_MPI_FATAL = re.compile(r"\bFatal error in (?P<call>P?MPI_\w+)")
+# MPICH 4.1 and later name the internal function the call went through (`Abort(204069007): Fatal error in
+# internal_Init_thread: Other MPI error, error stack:`).
+_MPI_FATAL = re.compile(r"\bFatal error in (?P<call>P?MPI_\w+|internal_\w+)")
 _CRAY_HEAD = re.compile(
     r"MPICH ERROR \[Rank (?P<rank>\d+)\](?: \[job id [^\]]*\])?(?: \[[^\]]*\])? \[(?P<host>[\w.\-]+)\]"
 )

@@ -163,6 +163,9 @@ SHM_SEGMENT_LITERALS: Final[tuple[str, ...]] = ("Error while creating shared mem
 NCCL_ERROR_LITERALS: Final[tuple[str, ...]] = (
     "NCCL WARN",
     "NCCL error",
+    # nccl-tests' check of an NCCL call (`Test NCCL failure common.cu:959 'internal error - please report this issue to
+    # the NCCL developers / '`): ncclGetErrorString and ncclGetLastError of the result, as PyTorch's `NCCL error`
+    "Test NCCL failure",
     "Got completion ",
     "remote process exited or there was a network error",
     "communicator was aborted",
@@ -335,7 +338,8 @@ def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
         found["nccl.error"] = fields
     elif result == "ncclRemoteError" or peer_loss:
         found["nccl.remote_error"] = {"detail": detail}
-    elif not found and (warn is not None or result is not None or "NCCL error" in body or "DistBackendError:" in body):
+    elif not found and (warn is not None or result is not None or "NCCL error" in body or "DistBackendError:" in body
+                       or "Test NCCL failure" in body):
         fields = {"detail": detail}
         if result is not None:
             fields["nccl_result"] = result

@@ -29,6 +29,7 @@ prepend its own tag, and they stack:
 | `grep -H` / `-n` / `-C` over log files | `nodes/node-02/kern.log:12:`, `kern.log-13-` | - |
 | a progress bar the line was glued to (tqdm; a carriage return) | `  0%|          | 0/801 [00:00<?, ?it/s]` | - |
 | a harness's banner rule printed without its newline | `========` (8+ of one of `= - * # ~`) | - |
+| pytest's failure report (its `E` marker, then the source's indentation) | `E           ` | - |
 
 A tracker's automatic links in pasted text (`[net_ib.cc:101](http://net_ib.cc:101/)`,
 a link whose target is its own text) are put back to their text.
@@ -135,6 +136,10 @@ _GREP = re.compile(
     r"|[\w.\-]*/[\w.\-/]*?(?:\.(?:log|out|err|txt)(?:\.\d+)?-|:\d+:|-\d+-|:|-)"
     r"(?=[A-Z][a-z]{2} [ \d]\d \d\d:|\d{4}-\d\d-\d\d[T ]\d\d:|\[\s*\d+\.\d+\]|\[[A-Z][a-z]{2} [A-Z][a-z]{2} )"
 )
+# pytest's report of a failed test marks each line of the exception with `E` in the first column of the source's
+# indentation (`E           RuntimeError: Unable to JIT load the async_io op ...`, `E       torch.OutOfMemoryError:
+# CUDA out of memory.`): three spaces at least, then the line. glog's `E1029 03:56:30.380349` has none.
+_PYTEST = re.compile(r"E {3,}(?=\S)")
 # A banner rule a harness printed without its newline, glued to the line after it (timeparse.BANNER_RULE).
 _BANNER = re.compile(BANNER_RULE)
 # A tqdm progress bar the line was printed right after (`desc:  45%|####     | 7361/16384 [05:43<06:50, 21.99it/s]`)
@@ -305,6 +310,11 @@ class PrefixLayer:
             if m:
                 body = body[m.end():]
                 continue
+            if c == "E":
+                m = _PYTEST.match(body)
+                if m:
+                    body = body[m.end():]
+                    continue
             m = _VLLM_LOG.match(body) if c in "DIWEC" else None
             if m and m.end() < len(body):
                 body = body[m.end():]

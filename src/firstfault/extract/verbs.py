@@ -464,6 +464,16 @@ _K_LOCAL = "ff.transport.local_block"  # (lineno, status name, stack, label, det
 _LOCAL_STACKS: Final = ("mca", "ompi", "impi", "gloo")  # NCCL's are extract/nccl.py's
 
 
+# MPICH's ch4/OFI netmod reporting a libfabric call that failed, in its error stack: the call, then where and
+# fi_strerror() of what libfabric returned (`MPIDI_OFI_init_local(580): OFI fi_fabric failed (ofi_init.c:580:
+# MPIDI_OFI_init_local:Invalid argument)`, `create_vni_context(2253).....: OFI endpoint open failed (ofi_init.c:
+# 2253:create_vni_context:Invalid argument)`). With an errno of the set-up side in a transport's report (EINVAL: a
+# provider the node does not have or the configuration does not fit; ENOMEM: memory it could not register) it is the
+# job's set-up; any other (`No data available`) leaves the stack to what else the log says.
+_MPICH_OFI: Final = re.compile(r"\bOFI [\w ()]{1,40}? failed \((?P<where>[\w.\-]+:\d+:\w+):(?P<why>[^()]{1,80})\)")
+_MPICH_OFI_WORD: Final = "OFI "
+
+
 @lru_cache(maxsize=1)
 def _local_rows() -> tuple[tuple[str, LocalStatus], ...]:
     return tuple((w, row) for stack in _LOCAL_STACKS for w, row in _local_words(stack))
@@ -477,16 +487,24 @@ class LocalStatusExtractor:
     name = "transport.local"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "nccl.error": frozenset({"detail", "stack", "local_status", "setup"}),
+        "nccl.error": frozenset({"detail", "stack", "local_status", "setup", "errno"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
     def __init__(self) -> None:
         labels = {row.host_label for _, row in _local_rows() if row.host_label}
-        self.literals: tuple[str, ...] = (*sorted({w for w, _ in _local_rows()}), *sorted(labels))
+        self.literals: tuple[str, ...] = (*sorted({w for w, _ in _local_rows()}), *sorted(labels), _MPICH_OFI_WORD)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         p = split_prefixes(line)
+        if _MPICH_OFI_WORD in p.body:
+            ofi = _MPICH_OFI.search(p.body)
+            name = setup_errno(ofi.group("why"), transport=True) if ofi else None
+            if name is not None:
+                ctx.claimed = True
+                yield Draft("nccl.error", {"detail": clip(p.body), "stack": "mpich", "local_status": "ofi_call_failed",
+                                           "errno": name, "setup": True}, rank=p.rank, host=p.host)
+                return
         row = next((r for w, r in _local_rows() if w in p.body), None)
         if row is not None:
             ctx.claimed = True
