@@ -22,18 +22,21 @@ ALLOWED: dict[str, set[str]] = {
     "extract": set(),
     "identify": {"extract"},
     "collect": {"extract"},
-    "engine": {"extract", "collect"},
+    "engine": {"extract"},
+    # The orchestrator: evidence read (collect, extract) and judged (engine).
+    "analysis": {"extract", "collect", "engine"},
     "render": set(),
     "store": set(),
     "sinks": {"render", "store"},
     "client": {"collect"},
     # The Service mounts the dashboard and, when configured, its store.
-    "service": {"extract", "collect", "engine", "store", "dashboard"},
+    "service": {"extract", "collect", "engine", "analysis", "store", "dashboard"},
     # Catalog replay: stored evidence re-attributed with another catalog.
-    "replay": {"extract", "collect", "engine", "store"},
+    "replay": {"extract", "collect", "engine", "analysis", "store"},
     # Recovery actions (drain, cordon) decided on stored verdicts.
     "actions": {"engine", "store"},
-    "blueprint": {"identify", "collect", "engine", "client", "sinks", "store", "extract", "replay", "actions"},
+    "blueprint": {"identify", "collect", "engine", "analysis", "client", "sinks", "store", "extract", "replay",
+                  "actions"},
     "dashboard": {"store", "render"},
     "cli": {"*"},
     # The `firstfault` command (entry.py) and the typer-free command bodies it shares with cli.py.
@@ -103,8 +106,8 @@ def test_imports_go_down(path: Path) -> None:
 
 def test_the_rule_catches_an_upward_import(tmp_path: Path) -> None:
     p = tmp_path / "x.py"
-    p.write_text("def f():\n    from firstfault.engine.analyze import Analyzer\n")
-    want = "collect/x.py:2 (collect) imports firstfault.engine.analyze (engine)"
+    p.write_text("def f():\n    from firstfault.analysis.analyze import Analyzer\n")
+    want = "collect/x.py:2 (collect) imports firstfault.analysis.analyze (analysis)"
     assert violations(p, Path("collect/x.py")) == [want]
     assert violations(p, Path("blueprint/x.py")) == []
     assert violations(p, Path("service/cli.py")) == []

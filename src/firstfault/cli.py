@@ -221,7 +221,7 @@ def rules_test(
     """Run every rule's own positive and negative test cases."""
     from rich.console import Console
 
-    from firstfault.engine.ruletest import junit_xml, run_all
+    from firstfault.analysis.ruletest import junit_xml, run_all
 
     if junit is not None:
         _check_output(junit, "--junit")

@@ -91,15 +91,15 @@ def write_atomic(path: Path, data: str, flag: str = "--output") -> None:
 def analyze(bundle: Path, fmt: str = "text", output: Path | None = None, rules: Path | None = None,
             width: int | None = None, verbose: bool = False, workers: int = 0) -> None:
     """`firstfault analyze`: its options' defaults are these (tests/test_entry.py checks them against cli's)."""
+    from firstfault.analysis.analyze import Analyzer
     from firstfault.bundle import BundleError
-    from firstfault.engine.analyze import Analyzer
 
     if output is not None:
         check_output(output, "--output")
     cat = catalog(rules)
     try:
         if workers == 0:
-            from firstfault.engine.parallel import default_workers
+            from firstfault.analysis.parallel import default_workers
 
             workers = default_workers()
         verdict = Analyzer(cat).analyze_path(str(bundle), workers=workers)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from firstfault.engine import analyze as analyze_mod
+from firstfault.analysis import analyze as analyze_mod
 from firstfault.engine.attribute import Finding, render
 from firstfault.engine.catalog import CatalogError, Rule, default_root, load_catalog, shipped_catalog
 from firstfault.engine.validators import VALIDATORS, event_kinds, explain_set_cycle

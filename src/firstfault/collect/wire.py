@@ -3,7 +3,7 @@
 The Blueprint (or anyone) sends the execution context, the candidate log
 lines its collectors kept (already placed in time, in file order), the
 scheduler and metric documents, and the collectors' own coverage and
-errors. `engine.analyze.analyze_request` feeds them to the same Analysis
+errors. `analysis.analyze.analyze_request` feeds them to the same Analysis
 the embedded engine uses; `request_from_bundle` builds such a request from a bundle
 with the same scanner, which is how the parity tests and the Blueprint's
 local-files path produce identical verdicts either way.
