@@ -41,10 +41,10 @@ from typing import TYPE_CHECKING, Any
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import Context
 from firstfault.collect.follow import Follower
-from firstfault.engine.match import category_matches
 from firstfault.identify.base import ContextError, Identified, Running, RunningSource
 from firstfault.model import Enrichment, Superseded, Verdict, iso
 from firstfault.sinks.base import Sink
+from firstfault.spec import category_matches
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
