@@ -18,10 +18,11 @@ from typing import IO, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from firstfault.bundle import Bundle, Context, Format, WorkloadSpec
+from firstfault.bundle import Bundle, Context, WorkloadSpec
 from firstfault.collect.sink import ScannerSource, collect_bundle
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import PER_FILE_DOCUMENTS, read_document
+from firstfault.formats import Format
 from firstfault.model import CoverageItem, ErrorItem
 
 MAX_TEXT = 1 << 20
