@@ -70,7 +70,7 @@ class Block(importlib.abc.MetaPathFinder):
             raise ModuleNotFoundError(f'No module named {name!r}', name=name)
 sys.meta_path.insert(0, Block())
 sys.argv = ['firstfault', *sys.argv[1:]]
-from firstfault.cli import main
+from firstfault.entry import main
 main()
 """
 

@@ -17,7 +17,6 @@ from firstfault.commands import catalog as _catalog
 from firstfault.commands import check_output as _check_output
 from firstfault.commands import err as _err
 from firstfault.commands import write_atomic as _write_atomic
-from firstfault.entry import main  # the `firstfault` command (it runs `analyze` without typer)
 
 # rich (tables, colour) is imported where a command prints with it: `analyze` does not.
 if TYPE_CHECKING:
@@ -408,5 +407,5 @@ def _group() -> None:
     """Find where a failed distributed GPU workload began."""
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # `python -m firstfault.cli`: the typer app (`firstfault`, firstfault/entry.py, runs it too)
+    app()
