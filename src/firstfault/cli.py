@@ -183,11 +183,10 @@ def _stored(db: str, vid: int) -> tuple[Verdict, Enrichment | None]:
     """The verdict and its enrichment, read the way the dashboard's GET /v1/verdicts/ID reads them."""
     from sqlalchemy.exc import SQLAlchemyError
 
-    from firstfault.dashboard.cli import _must_exist
-    from firstfault.store import StoreError, VerdictStore
+    from firstfault.store import StoreError, VerdictStore, must_exist
 
     try:
-        _must_exist(db)
+        must_exist(db)
         with VerdictStore.open(db, auto_migrate=False) as store:
             rec = store.get_record(vid)
     except (StoreError, SQLAlchemyError, ValueError) as exc:
@@ -315,10 +314,9 @@ def rules_replay(
     from rich.table import Table
     from sqlalchemy.exc import SQLAlchemyError
 
-    from firstfault.dashboard.cli import _must_exist
     from firstfault.dashboard.params import resolve
     from firstfault.replay import replay
-    from firstfault.store import StoreError, VerdictStore
+    from firstfault.store import StoreError, VerdictStore, must_exist
 
     try:
         start = resolve(since, datetime.now(UTC))
@@ -327,7 +325,7 @@ def rules_replay(
         raise typer.Exit(2) from exc
     cat = _catalog(rules)
     try:
-        _must_exist(db)
+        must_exist(db)
         with VerdictStore.open(db, auto_migrate=False) as store:
             report = replay(store, cat, since=start)
     except (StoreError, SQLAlchemyError, ValueError) as exc:
@@ -372,8 +370,8 @@ app.command("serve")(_serve)
 
 from firstfault.blueprint.cli import run as _run  # noqa: E402
 from firstfault.blueprint.cli import watch as _watch  # noqa: E402
-from firstfault.dashboard.cli import demo as _demo  # noqa: E402
 from firstfault.dashboard.cli import fleet as _fleet  # noqa: E402
+from firstfault.demo import demo as _demo  # noqa: E402
 
 app.command("run")(_run)
 app.command("watch")(_watch)

@@ -2,7 +2,9 @@
 
 Scheduler, metrics, flight-recorder, stack-dump and fabric formats; flight-recorder and stack-dump formats are
 optional: the readers sniff. One list: the bundle's fast path (bundle.py), its pydantic models
-(workload_models.py) and collect/wire.py's request form take it from here.
+(workload_models.py) and collect/wire.py's request form take it from here. Also the columns of the `sacct`
+format, which the Slurm connector (identify/slurm.py) writes and the scheduler reader (extract/scheduler.py)
+reads.
 """
 
 from typing import Literal, get_args
@@ -12,3 +14,16 @@ Format = Literal["sacct", "scontrol", "sge-qacct", "pbs-tracejob", "pbs-qstat", 
                  "prometheus-json", "pickle", "json", "py-spy", "faulthandler", "perfquery", "ibnetdiscover",
                  "iblinkinfo", "lldp-json", "fabric-csv"]
 FORMATS = frozenset(get_args(Format))
+
+# `sacct -P -o JobID,JobName,State,ExitCode,Start,End,NodeList,Reason` (the bundle spec's form),
+# assumed when the header line is missing.
+SACCT_DEFAULT_COLUMNS: tuple[str, ...] = (
+    "JobID",
+    "JobName",
+    "State",
+    "ExitCode",
+    "Start",
+    "End",
+    "NodeList",
+    "Reason",
+)

@@ -16,7 +16,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from firstfault.dashboard.cli import demo, fleet, load_samples, sample_dirs
+from firstfault.dashboard.cli import fleet
+from firstfault.demo import demo, load_samples, sample_dirs
 from firstfault.model import Verdict
 from firstfault.store import VerdictStore
 from tests.dashboard.conftest import EXAMPLES, SCENARIOS, variant
@@ -102,7 +103,7 @@ def test_demo_serves_the_dashboard_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FIRSTFAULT_")}
     err = (tmp_path / "demo.err").open("w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "firstfault.dashboard.cli", "demo", "--port", "0", "--db", str(tmp_path / "d.db"),
+        [sys.executable, "-m", "firstfault", "demo", "--port", "0", "--db", str(tmp_path / "d.db"),
          "--samples", str(EXAMPLES)],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=err, text=True,
     )

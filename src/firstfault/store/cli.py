@@ -40,14 +40,13 @@ def prune_cmd(
     """
     from sqlalchemy.exc import SQLAlchemyError
 
-    from firstfault.dashboard.cli import _must_exist
-    from firstfault.store import StoreError, VerdictStore
+    from firstfault.store import StoreError, VerdictStore, must_exist
     from firstfault.store.retention import count_older, prune
 
     age = parse_age(older_than)
     cutoff = datetime.now(UTC) - age
     try:
-        _must_exist(db)
+        must_exist(db)
         with VerdictStore.open(db) as store:
             if dry_run:
                 typer.echo(f"would prune {count_older(store, cutoff)} verdict(s) that failed before "
