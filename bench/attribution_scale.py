@@ -40,9 +40,9 @@ SRC = HERE.parent / "src"
 def one(bundle: str) -> None:
     """Child mode: analyse one bundle, print the figures as JSON."""
     sys.path.insert(0, str(SRC))
+    from firstfault.analysis.analyze import Analyzer
     from firstfault.bundle import load_bundle
     from firstfault.collect.sink import collect_bundle
-    from firstfault.engine.analyze import Analyzer
 
     t0 = time.perf_counter()
     b = load_bundle(bundle)

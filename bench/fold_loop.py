@@ -21,8 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from headline import write_noisy
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.collect import scan
-from firstfault.engine.analyze import Analyzer
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,9 +40,9 @@ from pathlib import Path
 
 import httpx
 
+from firstfault.analysis.analyze import Analyzer, analyze_request
 from firstfault.bundle import load_bundle
 from firstfault.collect.wire import AnalyzeRequest, request_from_bundle
-from firstfault.engine.analyze import Analyzer, analyze_request
 from firstfault.service.ndjson import request_records
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -45,8 +45,8 @@ def main() -> int:
 
     from datetime import UTC, datetime
 
+    from firstfault.analysis.analyze import Analyzer, analyze_request
     from firstfault.bundle import load_bundle
-    from firstfault.engine.analyze import Analyzer, analyze_request
     from firstfault.replay import capture_bundle, unpack
 
     now = datetime(2026, 11, 2, 12, tzinfo=UTC)

@@ -56,8 +56,8 @@ from sqlalchemy import event, text  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 from tests.store.bulkload import Batch  # noqa: E402
 
+from firstfault.analysis.analyze import Analyzer  # noqa: E402
 from firstfault.dashboard import make_router  # noqa: E402
-from firstfault.engine.analyze import Analyzer  # noqa: E402
 from firstfault.model import (  # noqa: E402
     Enrichment,
     Verdict,

@@ -54,7 +54,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from firstfault.engine.analyze import Analyzer
+    from firstfault.analysis.analyze import Analyzer
     from lab.check import bundles_in, check_bundle, table
 
     bundles = bundles_in(Path(args.dir))

@@ -49,8 +49,8 @@ def compare(verdict: Any, exp: dict[str, Any]) -> list[str]:
 
 
 def check_bundle(bundle: Path, analyzer: Any = None) -> Check:
+    from firstfault.analysis.analyze import Analyzer
     from firstfault.bundle import BundleError
-    from firstfault.engine.analyze import Analyzer
 
     analyzer = analyzer or Analyzer()
     exp = yaml.safe_load((bundle / "expected.yaml").read_text())

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.model import CAUSE_DOMAINS, Verdict
 
 

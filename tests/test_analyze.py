@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from tests.conftest import WORKLOAD, XID79, BundleMaker
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import BundleError, load_bundle, parse_ranges
-from firstfault.engine.analyze import Analyzer
 from firstfault.model import Verdict
 from tests.conftest import NCCL_REMOTE, WORKLOAD, XID79, BundleMaker
 

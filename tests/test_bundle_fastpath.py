@@ -21,10 +21,11 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from firstfault import bundle, workload_models
 from firstfault.bundle import BundleError, WindowSpec, WorkloadFile, WorkloadSpec, fast_workload_file, load_workload
+from firstfault.formats import FORMATS
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 20261203
@@ -32,9 +33,12 @@ RECORDS = (bundle.WindowSpec, bundle.WorkloadSpec, bundle.SourceSpec, bundle.Wor
 
 
 def typed(x: Any) -> Any:
-    """`x` as nested tuples that also compare types (1 == True, but not here)."""
+    """`x` as nested tuples that also compare types (1 == True, but not here); a model as the record of its name
+    (the models nest their own models, which the records' conversion makes records)."""
     if isinstance(x, RECORDS):
         return type(x).__name__, tuple((f.name, typed(getattr(x, f.name))) for f in fields(x))
+    if isinstance(x, BaseModel):
+        return type(x).__name__, tuple((name, typed(getattr(x, name))) for name in type(x).model_fields)
     if isinstance(x, dict):
         return "dict", tuple((typed(k), typed(v)) for k, v in x.items())
     if isinstance(x, list):
@@ -229,7 +233,7 @@ def _workload_file(draw: st.DrawFn) -> Any:
         "kind": (st.sampled_from(sorted(bundle.SOURCE_KINDS)), st.sampled_from(["Kernel", "dmesg"]) | _WILD),
         "path": (st.sampled_from(["nodes/{node}/kern.log", "app/rank-{rank}.log", "../x"]), _WILD),
         "rank_prefix": (st.sampled_from(["srun", "none"]), st.sampled_from(["SRUN", ""]) | st.none() | _WILD),
-        "format": (st.sampled_from(sorted(bundle.FORMATS)) | st.none(), st.sampled_from(["csv", "SACCT"]) | _WILD),
+        "format": (st.sampled_from(sorted(FORMATS)) | st.none(), st.sampled_from(["csv", "SACCT"]) | _WILD),
     }, ("kind", "path"), fault, w)
     return draw(_mapping("file", {
         "apiVersion": (st.just("firstfault/v1"), st.sampled_from(["firstfault/v2", "v1"]) | _WILD),

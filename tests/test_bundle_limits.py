@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import MAX_RANKS, BundleError, load_bundle, parse_ranges
-from firstfault.engine.analyze import Analyzer
 from tests.conftest import WORKLOAD, XID79, BundleMaker
 from tests.memory import MB, run_measured
 

@@ -170,7 +170,7 @@ def test_show_of_a_saved_verdict_prints_what_analyze_printed(tmp_path: Path, fmt
 
 
 def test_show_from_the_store_by_id(tmp_path: Path) -> None:
-    from firstfault.engine.analyze import Analyzer
+    from firstfault.analysis.analyze import Analyzer
     from firstfault.model import Enrichment
     from firstfault.store import VerdictStore
 

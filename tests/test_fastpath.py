@@ -16,8 +16,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.collect.scan import Extraction, all_line_extractors, feed_lines
-from firstfault.engine.analyze import Analyzer
 from firstfault.extract import app, memo, nccl
 from firstfault.extract.base import Candidate
 from firstfault.extract.prefix import Prefixed, PrefixLayer, split_prefixes

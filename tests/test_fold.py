@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from firstfault.analysis.analyze import Analyzer, analyze_request
 from firstfault.bundle import load_bundle
 from firstfault.collect import fold, scan
 from firstfault.collect.wire import request_from_bundle
-from firstfault.engine.analyze import Analyzer, analyze_request
 from firstfault.extract import memo
 from tests import chatty
 

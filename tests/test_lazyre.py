@@ -102,7 +102,7 @@ PROBE = """
 import json, re, sys
 from firstfault import lazyre
 from firstfault.collect.scan import all_line_extractors
-import firstfault.engine.analyze as a
+import firstfault.analysis.analyze as a
 all_line_extractors()
 made = lazyre.created()
 at_import = sum(lazyre.is_compiled(p) for p in made)

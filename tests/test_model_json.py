@@ -157,7 +157,7 @@ def test_other_options_go_to_pydantic() -> None:
 
 
 def test_examples_verdicts_are_written_by_the_plain_writer() -> None:
-    from firstfault.engine.analyze import Analyzer
+    from firstfault.analysis.analyze import Analyzer
 
     analyzer = Analyzer()
     for bundle in sorted(p for p in (ROOT / "examples").iterdir() if p.is_dir()):

@@ -1,4 +1,4 @@
-"""The parallel reader (firstfault.engine.parallel) and the scanner's line accounting.
+"""The parallel reader (firstfault.analysis.parallel) and the scanner's line accounting.
 
 Reading the line files in two worker processes must give the one-process
 verdict byte for byte, on every scenario and on a generated job with a fault;
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from firstfault.analysis import parallel
+from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import load_bundle
 from firstfault.collect import scan
 from firstfault.collect.scan import LineScanner, all_line_extractors
-from firstfault.engine import parallel
-from firstfault.engine.analyze import Analyzer
 from firstfault.extract.base import Candidate
 from firstfault.timeparse import TimeParser
 
@@ -201,7 +201,7 @@ def test_events_past_the_cap_are_counted_alike_by_one_store_two_workers_and_one_
     """The scanner's store never builds the events that only count (EventStore.add_drafts), and each
     worker folds its file in a store of its own whose counts the parent's store takes back: both
     must give what adding every event, one at a time, to one store gives."""
-    from firstfault.engine.analyze import Analysis
+    from firstfault.analysis.analyze import Analysis
 
     bundle = _chatty(tmp_path / "b", twice)
     fast = [_verdict(analyzer, bundle, w) for w in (1, 2)]
@@ -276,7 +276,7 @@ def test_a_file_of_more_line_shapes_than_a_worker_folds_is_read_by_the_parent(
 
     monkeypatch.setattr(unrecognized, "MAX_FOLDED", 5)
     monkeypatch.setattr(unrecognized, "MAX_GROUPS", 8)
-    monkeypatch.setattr("firstfault.engine.analyze.MAX_GROUPS", 8)
+    monkeypatch.setattr("firstfault.analysis.analyze.MAX_GROUPS", 8)
     words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo",
              "lima"]
     root = tmp_path / "b"
@@ -329,8 +329,8 @@ def test_a_hundred_thousand_distinct_error_lines_cost_little_memory_in_every_pro
             f.write(f"Nov  2 10:06:{i % 60:02d} node-03 kernel: {a} {c} error\n")
     out, peak = run_measured(f"""
         import resource
-        from firstfault.engine import parallel
-        from firstfault.engine.analyze import Analyzer
+        from firstfault.analysis import parallel
+        from firstfault.analysis.analyze import Analyzer
         parallel.MIN_BYTES = 0
         v = Analyzer().analyze_path({str(b)!r}, workers=2)
         print("CAUSE", v.root_cause.category if v.root_cause else None)

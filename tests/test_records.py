@@ -1,6 +1,6 @@
 """The engine's records of the rule catalog and vendor tables agree with the pydantic models that validate them.
 
-The rules and table rows a start-up reads from the on-disk cache are plain records (engine/catalog.py,
+The rules and table rows a start-up reads from the on-disk cache are plain records (engine/rules.py,
 catalog/tables.py); the models of engine/ruleschema.py and catalog/tableschema.py validate the YAML and
 are turned into those records. A field added to one side only, or given another type or default, fails
 here rather than being dropped or defaulted silently.
@@ -18,7 +18,7 @@ import pytest
 from pydantic import BaseModel
 
 from firstfault.catalog import tables, tableschema
-from firstfault.engine import catalog, ruleschema
+from firstfault.engine import rules, ruleschema
 
 REQUIRED = "<required>"
 
@@ -56,7 +56,7 @@ def _pairs(schema: ModuleType, records: ModuleType) -> list[tuple[type[BaseModel
     return [(m, getattr(records, m.__name__)) for m in schema.MODELS]
 
 
-@pytest.mark.parametrize(("model", "record"), [*_pairs(ruleschema, catalog), *_pairs(tableschema, tables)],
+@pytest.mark.parametrize(("model", "record"), [*_pairs(ruleschema, rules), *_pairs(tableschema, tables)],
                          ids=lambda x: x.__name__)
 def test_a_record_has_its_models_fields_types_and_defaults(model: type[BaseModel], record: type) -> None:
     fields = _record_fields(record)
@@ -82,7 +82,7 @@ def test_the_check_sees_a_changed_default() -> None:
         window: float = 60.0
 
     assert _record_fields(WidespreadSettings) != _model_fields(ruleschema.WidespreadSettings)
-    assert _record_fields(catalog.WidespreadSettings) == _model_fields(ruleschema.WidespreadSettings)
+    assert _record_fields(rules.WidespreadSettings) == _model_fields(ruleschema.WidespreadSettings)
 
 
 def test_a_validated_rule_becomes_records_all_the_way_down() -> None:
@@ -91,7 +91,7 @@ def test_a_validated_rule_becomes_records_all_the_way_down() -> None:
         "match": [{"event": "gpu.xid", "where": {"xid": {"not": [1, 2]}, "n": [3]}}],
         "tests": [{"name": "t", "events": [{"kind": "gpu.xid", "xid": 79}], "expect": []}]})
     rec = ruleschema.to_records(rule)
-    assert isinstance(rec, catalog.Rule) and isinstance(rec.match[0], catalog.Selection)
-    assert rec.match[0].where == {"xid": catalog.Op(not_=[1, 2]), "n": [3]}
-    assert rec.tests[0].events[0] == catalog.TestEvent(kind="gpu.xid", extra={"xid": 79})
+    assert isinstance(rec, rules.Rule) and isinstance(rec.match[0], rules.Selection)
+    assert rec.match[0].where == {"xid": rules.Op(not_=[1, 2]), "n": [3]}
+    assert rec.tests[0].events[0] == rules.TestEvent(kind="gpu.xid", extra={"xid": 79})
     assert rec.group_by == ["node"] and rec.priority == 50

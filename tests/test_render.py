@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import pytest
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Enrichment, Verdict
 from firstfault.render import make_console, ranks_text, render_markdown, terminal_width, text_lines, write
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.collect import scan
-from firstfault.engine.analyze import Analyzer
 from firstfault.timeparse import TimeParser
 
 SHOWCASE = Path(__file__).parent.parent / "examples" / "nvlink-xid149"

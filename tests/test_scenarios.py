@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Verdict
 
 ROOT = Path(__file__).parent / "scenarios"

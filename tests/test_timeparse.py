@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.timeparse import TimeParser, parse_rfc3339
 
 START = parse_rfc3339("2026-11-02T10:00:00Z")

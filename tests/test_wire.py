@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from firstfault.analysis.analyze import Analyzer, analyze_request
 from firstfault.bundle import load_bundle
 from firstfault.collect.wire import AnalyzeRequest, request_from_bundle
-from firstfault.engine.analyze import Analyzer, analyze_request
 
 ROOT = Path(__file__).parent
 BUNDLES = sorted({p.parent for p in (ROOT / "scenarios").glob("*/workload.yaml")}

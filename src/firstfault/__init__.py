@@ -25,16 +25,16 @@ from typing import TYPE_CHECKING
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
+    from firstfault.analysis.analyze import Analyzer, analyze
     from firstfault.bundle import Bundle, BundleError, load_bundle
     from firstfault.client import FirstfaultClient, FirstfaultError
-    from firstfault.engine.analyze import Analyzer, analyze
     from firstfault.engine.catalog import Catalog, CatalogError, load_catalog, shipped_catalog
     from firstfault.model import Cause, Event, Verdict
 
 # name -> the module that defines it
 _HOME = {
-    "analyze": "firstfault.engine.analyze",
-    "Analyzer": "firstfault.engine.analyze",
+    "analyze": "firstfault.analysis.analyze",
+    "Analyzer": "firstfault.analysis.analyze",
     "Verdict": "firstfault.model",
     "Cause": "firstfault.model",
     "Event": "firstfault.model",

@@ -17,10 +17,11 @@ import stat
 from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Self, get_args
+from typing import TYPE_CHECKING, Any, Literal, Self
 from zoneinfo import ZoneInfo
 
 from firstfault import yamlio
+from firstfault.formats import FORMATS
 from firstfault.hostlist import NodeNames
 from firstfault.timeparse import parse_rfc3339
 
@@ -38,13 +39,6 @@ SCHEDULERS = frozenset({"slurm", "kueue", "static"})
 SOURCE_KINDS = frozenset({"kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics",
                           "flight_recorder", "stack_dump", "fabric"})
 RANK_PREFIXES = frozenset({"srun", "none"})
-# Scheduler, metrics, flight-recorder, stack-dump and fabric formats; flight-recorder and stack-dump formats are
-# optional: the readers sniff. One list: collect/wire.py's request form takes its type from here.
-Format = Literal["sacct", "scontrol", "sge-qacct", "pbs-tracejob", "pbs-qstat", "lsf-bjobs", "lsf-bhist", "flux-jobs",
-                 "kueue-workload", "k8s-pods", "k8s-events", "k8s-table", "k8s-describe", "openmetrics",
-                 "prometheus-json", "pickle", "json", "py-spy", "faulthandler", "perfquery", "ibnetdiscover",
-                 "iblinkinfo", "lldp-json", "fabric-csv"]
-FORMATS = frozenset(get_args(Format))
 
 
 class _Spec:
@@ -55,14 +49,20 @@ class _Spec:
     pydantic model does, raising its ValidationError; so do model_validate(_json). Dumps and schemas are
     the model's. A record is also a pydantic type (a field of another model validates as the model).
     Only the fast path of load_workload, which has checked every value, builds records unchecked (`_build`).
+    The models nest their own models (workload_models.py does not import this module): a nested model
+    becomes its record here (`_of`), and a nested record is handed to a model as its model (`_as_model`).
     """
 
     __slots__ = ()
 
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        _RECORDS[cls.__name__] = cls
+
     def __init__(self, **data: Any) -> None:
-        made = _model(type(self))(**data)
+        made = _model(type(self))(**{k: _model_value(v) for k, v in data.items()})
         for name in _names(type(self)):
-            object.__setattr__(self, name, getattr(made, name))
+            object.__setattr__(self, name, _record_value(getattr(made, name)))
 
     @classmethod
     def _build(cls, **values: Any) -> Self:
@@ -80,13 +80,16 @@ class _Spec:
 
     @classmethod
     def _of(cls, made: "BaseModel") -> Self:
-        return cls._build(**{name: getattr(made, name) for name in _names(cls)})
+        return cls._build(**{name: _record_value(getattr(made, name)) for name in _names(cls)})
 
     def _as_model(self) -> "BaseModel":
-        return _model(type(self)).model_construct(**{name: getattr(self, name) for name in _names(type(self))})
+        return _model(type(self)).model_construct(
+            **{name: _model_value(getattr(self, name)) for name in _names(type(self))})
 
     @classmethod
     def model_validate(cls, obj: Any, **kw: Any) -> Self:
+        if isinstance(obj, dict):
+            obj = {k: _model_value(v) for k, v in obj.items()}
         return cls._of(_model(cls).model_validate(obj, **kw))
 
     @classmethod
@@ -133,6 +136,29 @@ def _model(cls: type) -> "type[BaseModel]":
 
     found: type[BaseModel] = getattr(workload_models, cls.__name__)
     return found
+
+
+_RECORDS: dict[str, type[_Spec]] = {}  # record classes by name (= their models' names)
+
+
+def _record_value(value: Any) -> Any:
+    """A model's field value as the record's: a nested model (in a list too) becomes the record of its name."""
+    if isinstance(value, list):
+        return [_record_value(v) for v in value]
+    rec = _RECORDS.get(type(value).__name__)
+    return rec._of(value) if rec is not None and type(value) is not rec else value
+
+
+def _model_value(value: Any) -> Any:
+    """A value given to a model as a record's would be: a nested record (in a list or a mapping too) becomes
+    its model, which the model takes as it is (the record was validated)."""
+    if isinstance(value, _Spec):
+        return value._as_model()
+    if isinstance(value, list):
+        return [_model_value(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _model_value(v) for k, v in value.items()}
+    return value
 
 
 def _names(cls: type) -> tuple[str, ...]:

@@ -27,9 +27,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from firstfault.analysis.analyze import Analysis, Analyzer
 from firstfault.bundle import Bundle, WorkloadSpec
 from firstfault.collect.wire import AnalyzeRequest, DocumentObservation, LineObservation, NodeActivity
-from firstfault.engine.analyze import Analysis, Analyzer
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import PER_FILE_DOCUMENTS
 from firstfault.lazymodel import model_errors
@@ -348,7 +348,7 @@ class ReplayReport:
 def replay(store: VerdictStore, catalog: Catalog, *, since: datetime | None = None,
            until: datetime | None = None) -> ReplayReport:
     """Judge every stored verdict in the window (by analysis time) again with `catalog`."""
-    from firstfault.engine.analyze import analyze_request
+    from firstfault.analysis.analyze import analyze_request
 
     analyzer = Analyzer(catalog)
     report = ReplayReport(catalog.version, catalog.sha256)

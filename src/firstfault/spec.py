@@ -7,6 +7,9 @@
 - NOT_FAILED: the outcomes for which nothing is attributed (domain `none`).
 - PROVISIONAL_AT_ONCE / PROVISIONAL_CONFIRM: which causes a provisional verdict
   (an attempt that still runs) may name, and what the others need first.
+- category_matches: whether a category pattern (`nccl.*`, `gpu.memory`) covers a
+  category; rules, recovery policies and followers' expectations all name
+  categories so.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import Final, get_args
 from firstfault.model import CAUSE_DOMAINS, Outcome
 
 __all__ = ["CATEGORY_DOMAINS", "NOT_FAILED", "PROVISIONAL_AT_ONCE", "PROVISIONAL_CONFIRM", "STATE_OUTCOMES",
-           "is_failure", "outcome_of"]
+           "category_matches", "is_failure", "outcome_of"]
 
 # A cause category must sit under one of these prefixes with the domain given here.
 CATEGORY_DOMAINS: Final[dict[str, str]] = {
@@ -81,3 +84,9 @@ def outcome_of(state: str | None) -> str:
 
 def is_failure(outcome: str) -> bool:
     return outcome not in NOT_FAILED
+
+
+def category_matches(pattern: str, category: str) -> bool:
+    """`nccl.*` and `nccl` both cover `nccl.timeout`; `app.cuda_oom` covers itself."""
+    base = pattern[:-2] if pattern.endswith(".*") else pattern
+    return category == base or category.startswith(base + ".")

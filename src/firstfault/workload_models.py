@@ -2,10 +2,10 @@
 
 These classes are the definition of a valid workload.yaml (types, literals, time and zone checks) and
 of its error messages and JSON schema. Code outside bundle.py uses the records of `firstfault.bundle`
-(same names, same fields); a record validates through its class here, which holds the nested records
-(`window`, `workload`, `sources`) directly, so nothing is converted twice. Importing this module
-imports pydantic: only a document that needs checking, a record built by hand, a dump or a schema
-comes here.
+(same names, same fields); a record validates through its class here, which nests the models of this
+module (`window`, `workload`, `sources`): bundle.py turns them into records, and this module does not
+import it. Importing this module imports pydantic: only a document that needs checking, a record built
+by hand, a dump or a schema comes here.
 """
 
 from datetime import datetime
@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator
 
-from firstfault import bundle as records
+from firstfault.formats import FORMATS
 from firstfault.timeparse import TimeRangeError, parse_rfc3339
 
 
@@ -59,7 +59,7 @@ class WorkloadSpec(_Strict):
     attempt: StrictInt = 0
     name: str | None = None
     scheduler: Literal["slurm", "kueue", "static"] = "static"
-    window: records.WindowSpec = Field(default_factory=records.WindowSpec._build)
+    window: WindowSpec = Field(default_factory=WindowSpec)
     nodes: list[str] = Field(default_factory=list)
     ranks: dict[str, str | int | list[int]] | None = None
     gpus: dict[str, dict[str, int]] | None = None
@@ -97,12 +97,12 @@ class SourceSpec(_Strict):
     @field_validator("format")
     @classmethod
     def _fmt(cls, v: str | None) -> str | None:
-        if v is not None and v not in records.FORMATS:
-            raise ValueError(f"unknown format {v!r} (one of {', '.join(sorted(records.FORMATS))})")
+        if v is not None and v not in FORMATS:
+            raise ValueError(f"unknown format {v!r} (one of {', '.join(sorted(FORMATS))})")
         return v
 
 
 class WorkloadFile(_Strict):
     apiVersion: Literal["firstfault/v1"]
-    workload: records.WorkloadSpec
-    sources: list[records.SourceSpec] = Field(default_factory=list)
+    workload: WorkloadSpec
+    sources: list[SourceSpec] = Field(default_factory=list)

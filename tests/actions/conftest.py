@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 import firstfault
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Verdict
 from tests.blueprint.slurm_harness import SlurmCluster, missing_binaries, start_slurm
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from firstfault.actions.policy import Inventory, NodeState, Policy, decide, eligible, forbidden_category
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from tests.actions.conftest import NOW, Verdicts
 
 ROOT = Path(__file__).resolve().parents[2]

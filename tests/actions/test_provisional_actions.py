@@ -17,9 +17,9 @@ import pytest
 from firstfault.actions.actor import Actor, JobActor
 from firstfault.actions.policy import Policy
 from firstfault.actions.slurm import SlurmDrain, SlurmJob
+from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import Context, load_bundle
 from firstfault.collect.sink import collect_bundle
-from firstfault.engine.analyze import Analyzer
 from firstfault.model import Enrichment, Verdict
 from firstfault.store import VerdictStore
 from firstfault.store.actions import ActionLedger

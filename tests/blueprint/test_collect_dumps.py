@@ -9,11 +9,11 @@ from pathlib import Path
 
 import yaml
 
+from firstfault.analysis.analyze import Analyzer, analyze_request
 from firstfault.blueprint.config import FilesConfig
 from firstfault.bundle import load_bundle
 from firstfault.collect.files import FilesConnector
 from firstfault.collect.wire import AnalyzeRequest, RequestBuilder
-from firstfault.engine.analyze import Analyzer, analyze_request
 from tests.extract.test_flightrec import PYSPY, dump
 
 NOW = datetime(2026, 11, 29, tzinfo=UTC)

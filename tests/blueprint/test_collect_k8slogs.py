@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from kubernetes.client import ApiClient, Configuration
 
+from firstfault.analysis.analyze import Analysis, Analyzer
 from firstfault.bundle import Context, WorkloadSpec
 from firstfault.collect.http import HttpOptions
 from firstfault.collect.k8slogs import K8sPodLogsConnector, split_timestamp
 from firstfault.collect.scan import prefilter_words
-from firstfault.engine.analyze import Analysis, Analyzer
 from firstfault.extract.base import Candidate
 from tests.blueprint.replay import K8sReplay, ReplayServer, spy_candidates
 

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
+from firstfault.analysis.analyze import Analysis, Analyzer
 from firstfault.bundle import Context, WorkloadSpec
 from firstfault.collect.http import BearerAuth, HttpOptions
 from firstfault.collect.lines import WordFilter
 from firstfault.collect.loki import LokiConnector, line_filter, render_selector
 from firstfault.collect.scan import prefilter_words
-from firstfault.engine.analyze import Analysis, Analyzer
 from firstfault.extract.base import Candidate
 from tests.blueprint.replay import LokiReplay, ReplayServer, Request, _go_unquote, spy_candidates
 

@@ -19,10 +19,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from firstfault.analysis.analyze import Analysis, Analyzer
 from firstfault.bundle import Context, WorkloadSpec
 from firstfault.collect.http import HttpOptions
 from firstfault.collect.promql import PromQLConnector, build_query
-from firstfault.engine.analyze import Analysis, Analyzer
 from firstfault.extract.metric_conditions import metric_names
 from tests.blueprint.prom_harness import Prometheus, missing_binaries, prometheus
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.blueprint.follow import FollowDaemon, cursor_name
 from firstfault.blueprint.pipeline import Pipeline
 from firstfault.blueprint.watch import Watcher
@@ -27,7 +28,6 @@ from firstfault.bundle import Context, SourceSpec
 from firstfault.collect.files import FilesConnector
 from firstfault.collect.follow import FileFollow
 from firstfault.collect.scan import LineScanner, all_line_extractors, prefilter_words
-from firstfault.engine.analyze import Analyzer
 from firstfault.identify.base import ContextError, Identified
 from firstfault.identify.slurm import parse_squeue
 from firstfault.identify.static import StaticContext, StaticList

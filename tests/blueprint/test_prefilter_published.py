@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import httpx
 
+from firstfault.analysis.analyze import Analyzer, analyze_request
 from firstfault.blueprint.pipeline import Pipeline
 from firstfault.bundle import Context
 from firstfault.collect.http import HttpOptions
@@ -21,7 +22,6 @@ from firstfault.collect.promql import PromQLConnector
 from firstfault.collect.scan import LINE_SOURCES, prefilter_words
 from firstfault.collect.sink import EvidenceSink
 from firstfault.collect.wire import AnalyzeRequest
-from firstfault.engine.analyze import Analyzer, analyze_request
 from firstfault.extract.metric_conditions import metric_names
 from firstfault.identify.static import StaticContext
 from firstfault.model import CatalogRef, Verdict

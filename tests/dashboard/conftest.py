@@ -12,8 +12,8 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.dashboard import make_router
-from firstfault.engine.analyze import Analyzer
 from firstfault.model import Enrichment, Verdict, Window, iso
 from firstfault.store import VerdictStore
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import Context, load_bundle
 from firstfault.collect.sink import collect_bundle
-from firstfault.engine.analyze import Analyzer
 from firstfault.model import Enrichment, Superseded, Verdict
 from firstfault.store import VerdictStore
 from firstfault.store.provisional import ProvisionalLedger

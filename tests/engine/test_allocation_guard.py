@@ -15,8 +15,8 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import Context, WorkloadSpec
-from firstfault.engine.analyze import Analyzer
 from firstfault.extract.base import Candidate
 from firstfault.model import Verdict
 from tests.conftest import WORKLOAD, XID79, BundleMaker

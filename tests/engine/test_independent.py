@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.engine.attribute import Attribution, attribute
 from firstfault.engine.catalog import shipped_catalog
 from firstfault.model import Event, Evidence, FieldValue, Verdict

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from tests.conftest import BundleMaker
 
 # A completed torchrun (a public log, ncnn-style detection training: the agent's two success lines).

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.engine.attribute import attribute
 from firstfault.engine.catalog import shipped_catalog
 from firstfault.engine.leads import find_leads

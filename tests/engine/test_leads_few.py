@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.engine.leads import MAX_LEAD_RANKS, differ, find_leads
 from firstfault.model import Event, Evidence, FieldValue, Verdict
 from tests.conftest import BundleMaker

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Verdict
 from tests.conftest import BundleMaker
 

@@ -6,7 +6,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from firstfault.engine.attribute import Finding, attribute
-from firstfault.engine.catalog import CommonEndpointSettings, Settings, shipped_catalog
+from firstfault.engine.catalog import shipped_catalog
+from firstfault.engine.rules import CommonEndpointSettings, Settings
 from firstfault.model import Event, Evidence, FieldValue
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)

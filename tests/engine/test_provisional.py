@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import Bundle, Context, load_bundle
 from firstfault.collect.sink import collect_bundle
-from firstfault.engine.analyze import Analyzer
 from firstfault.model import Verdict
 from tests.test_wild import KNOWN_FALSE_DEFINITIVE
 

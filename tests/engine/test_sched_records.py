@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from tests.conftest import BundleMaker
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "scheduler"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.engine.normalise import terminal_lines
 from firstfault.model import Event, Evidence
 from tests.conftest import WORKLOAD, XID79, BundleMaker

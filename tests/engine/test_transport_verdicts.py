@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Verdict
 
 # illinois-scicomp/machine-shop-maintenance#80

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from firstfault.engine import analyze as analyze_mod
+from firstfault.analysis import analyze as analyze_mod
 from firstfault.engine.attribute import Finding, render
-from firstfault.engine.catalog import CatalogError, Rule, default_root, load_catalog, shipped_catalog
+from firstfault.engine.catalog import CatalogError, default_root, load_catalog, shipped_catalog
+from firstfault.engine.rules import Rule
 from firstfault.engine.validators import VALIDATORS, event_kinds, explain_set_cycle
 from firstfault.model import Event, Evidence
 
@@ -79,7 +80,7 @@ def test_a_loop_of_explain_sets_is_rejected(tmp_path: Path) -> None:
 
 
 def test_explain_sets_may_name_other_sets() -> None:
-    from firstfault.engine.catalog import Explains
+    from firstfault.engine.rules import Explains
 
     sets = {"a": [Explains(set="b"), Explains(category="x.y")], "b": [Explains(category="z")]}
     assert explain_set_cycle(sets) is None

@@ -160,7 +160,7 @@ _ACCELERATE_TB = [
 def test_accelerates_report_of_its_childs_exit_status_is_not_the_workloads_exception(tmp_path: Path) -> None:
     assert scan(EXC, _ACCELERATE_TB) == []
     # The same bundle end to end: nothing says why train.py exited 1, so no cause may be named.
-    from firstfault.engine.analyze import Analyzer
+    from firstfault.analysis.analyze import Analyzer
 
     v = Analyzer().analyze_path(str(_one_node_bundle(tmp_path, "\n".join(_ACCELERATE_TB) + "\n")))
     assert v.attributed_domain == "unknown" and v.root_cause is None
@@ -182,7 +182,7 @@ def test_mp_spawn_reports_are_the_launchers(tmp_path: Path, mode: str, domain: s
     """mp.spawn's join raises ProcessRaisedException (a worker's traceback in its message) or
     ProcessExitedException (a worker's exit code or signal): the launcher's report, never the cause itself
     (tests/fixtures/mpspawn/PROVENANCE.md: real torch 2.13 runs, expectations from the fault)."""
-    from firstfault.engine.analyze import Analyzer
+    from firstfault.analysis.analyze import Analyzer
 
     v = Analyzer().analyze_path(str(_one_node_bundle(tmp_path, (MPSPAWN / f"{mode}.log").read_text())))
     assert v.attributed_domain == domain

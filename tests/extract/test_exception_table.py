@@ -179,7 +179,7 @@ def test_a_transport_only_errno_in_a_python_exception_is_not_set_up(line: str) -
 
 def test_an_errno_row_narrows_the_set_up_side_only(monkeypatch: pytest.MonkeyPatch) -> None:
     from firstfault.catalog import tables
-    from firstfault.catalog.tables import CatalogTableError
+    from firstfault.catalog.vocab import CatalogTableError
 
     real = tables._document
     rows = [{"name": "ENOSPC", "side": "storage", "transport_only": True}]
@@ -498,8 +498,9 @@ def test_the_coordination_service_without_a_status_is_nothing() -> None:
 
 
 def test_a_bad_row_names_its_table_row_and_field() -> None:
-    from firstfault.catalog.tables import CatalogTableError, ExceptionClassInfo
+    from firstfault.catalog.tables import ExceptionClassInfo
     from firstfault.catalog.tableschema import validate
+    from firstfault.catalog.vocab import CatalogTableError
 
     where = "catalog/exceptions.yaml: exception_classes[3]"
     with pytest.raises(CatalogTableError, match=r"exception_classes\[3\]\.message: .*bad regex"):
@@ -511,8 +512,9 @@ def test_a_bad_row_names_its_table_row_and_field() -> None:
 
 
 def test_a_logged_row_must_be_about_the_message_alone() -> None:
-    from firstfault.catalog.tables import CatalogTableError, ExceptionClassInfo
+    from firstfault.catalog.tables import ExceptionClassInfo
     from firstfault.catalog.tableschema import validate
+    from firstfault.catalog.vocab import CatalogTableError
 
     where = "catalog/exceptions.yaml: exception_classes[7]"
     with pytest.raises(CatalogTableError, match=r"exception_classes\[7\]: .*`logged` needs"):

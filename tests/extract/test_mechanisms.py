@@ -375,7 +375,7 @@ def test_scheduler_banners_say_scope_and_reason(line: str, fields: dict[str, obj
 )
 def test_without_accounting_the_job_banner_is_the_schedulers_word(tmp_path: Path, banner: str, state: str,
                                                                  category: str) -> None:
-    from firstfault.engine.analyze import Analyzer
+    from firstfault.analysis.analyze import Analyzer
 
     (tmp_path / "slurm-3.out").write_text(f"step 10 loss 2.31\n{banner}\n")
     (tmp_path / "workload.yaml").write_text(

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from firstfault.catalog import tables
-from firstfault.catalog.tables import CatalogTableError, _phrase_inside
+from firstfault.catalog.tables import _phrase_inside
+from firstfault.catalog.vocab import CatalogTableError
 from firstfault.extract import reasons
 from firstfault.spec import STATE_OUTCOMES
 

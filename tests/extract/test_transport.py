@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from firstfault.catalog import tables
-from firstfault.catalog.tables import CatalogTableError, ib_wc_status_table, transport_table
+from firstfault.catalog.tables import ib_wc_status_table, transport_table
+from firstfault.catalog.vocab import CatalogTableError
 from firstfault.collect.scan import Extraction, all_line_extractors
 from firstfault.extract.base import Candidate
 from firstfault.extract.prefix import split_prefixes

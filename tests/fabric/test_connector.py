@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.blueprint.config import ConfigError, load_config
 from firstfault.bundle import Context, SourceSpec, WorkloadSpec
 from firstfault.collect import fabric as fabric_mod
 from firstfault.collect.fabric import FabricConnector
 from firstfault.collect.files import FilesConnector
-from firstfault.engine.analyze import Analyzer
 from firstfault.model import Verdict
 from tests.blueprint.e2e_util import write_config
 from tests.fabric.bundles import KERNEL_SOURCE, NODES, RECORDED, link_down, workload

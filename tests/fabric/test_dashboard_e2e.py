@@ -12,7 +12,7 @@ from datetime import timedelta
 
 import pytest
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Enrichment
 from firstfault.store import VerdictStore
 from tests.dashboard.conftest import NOW, SCENARIOS, dashboard_app, healthy_runs, variant

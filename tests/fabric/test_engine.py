@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Verdict
 from tests.fabric.bundles import (
     ADDR,
@@ -202,9 +202,9 @@ def test_the_service_and_the_parallel_reader_give_the_same_verdict(analyzer: Ana
     reading the logs in worker processes changes nothing."""
     from datetime import UTC, datetime
 
+    from firstfault.analysis.analyze import analyze_request
     from firstfault.bundle import load_bundle
     from firstfault.collect.wire import AnalyzeRequest, request_from_bundle
-    from firstfault.engine.analyze import analyze_request
     from firstfault.replay import capture_bundle
 
     now = datetime(2026, 12, 4, tzinfo=UTC)

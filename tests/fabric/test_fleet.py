@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import select
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.cli.fleet import fleet
-from firstfault.engine.analyze import Analyzer
 from firstfault.model import Enrichment, Verdict
 from firstfault.store import VerdictStore
 from firstfault.store import db as store_db

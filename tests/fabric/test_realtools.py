@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.extract.fabric import read_fabric
 from tests.fabric.bundles import (
     KERNEL_SOURCE,

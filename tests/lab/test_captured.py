@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from lab.check import check_bundle
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from tests.lab.first_run import LEADS_WRONG, WRONG
 
 CAPTURED = Path(__file__).parent / "captured"

@@ -33,7 +33,7 @@ import yaml
 from lab.check import DEFINITIVE, compare
 from lab.faults import FAULTS, LOCAL_MODES
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from lab import driver
 from tests.lab.first_run import WRONG
 from tests.lab.selection import selected

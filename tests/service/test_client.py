@@ -9,11 +9,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import load_bundle
 from firstfault.client import FirstfaultClient, FirstfaultError
 from firstfault.collect.wire import records as request_records_of
 from firstfault.collect.wire import request_from_bundle
-from firstfault.engine.analyze import Analyzer
 from tests.service.conftest import ROOT
 from tests.service.server import FULL_TOKEN, VIEW_TOKEN, ServiceProcess
 

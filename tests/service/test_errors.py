@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import load_bundle
 from firstfault.collect.wire import request_from_bundle
-from firstfault.engine.analyze import Analyzer
 from firstfault.service.ndjson import request_records
 from tests.service.conftest import ROOT
 from tests.service.server import FULL_TOKEN, VIEW_TOKEN, ServiceProcess

@@ -8,10 +8,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import load_bundle
 from firstfault.collect.scan import prefilter_words
 from firstfault.collect.wire import LineObservation, request_from_bundle
-from firstfault.engine.analyze import Analyzer
 from firstfault.extract.metric_conditions import metric_names
 from tests.service.conftest import ROOT
 from tests.service.server import FULL_TOKEN, ServiceProcess

@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.blueprint.pipeline import Pipeline
-from firstfault.engine.analyze import Analyzer
 from firstfault.model import Enrichment, Verdict
 from firstfault.sinks import SinkError
 from firstfault.sinks.alertmanager import AlertmanagerDeliveryError, AlertmanagerSink, alerts_for

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Enrichment, Verdict
 from firstfault.sinks import StdoutSink
 

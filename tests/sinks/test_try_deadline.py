@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.httptry import KEEPALIVE_OFF, request_within
 from firstfault.model import Enrichment, Verdict
 from firstfault.sinks.alertmanager import AlertmanagerSink

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Enrichment, Verdict
 from firstfault.sinks import SinkError
 from firstfault.sinks.webhook import WebhookDeliveryError, WebhookSink

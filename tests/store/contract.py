@@ -24,7 +24,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import event, func, inspect, select, text
 
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Enrichment, Verdict
 from firstfault.store import ProcessedMark, StoreError, VerdictStore, create_store_engine, migrate
 from firstfault.store import schema as t
@@ -173,8 +173,8 @@ class StoreContract:
 
     def test_replay_with_the_same_catalog_changes_nothing(self, store: VerdictStore) -> None:
         """The stored evidence gives back each verdict, byte for byte, on this database."""
+        from firstfault.analysis.analyze import analyze_request
         from firstfault.bundle import load_bundle
-        from firstfault.engine.analyze import analyze_request
         from firstfault.engine.catalog import shipped_catalog
         from firstfault.replay import capture_bundle, replay, unpack
 

@@ -25,8 +25,8 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from firstfault.engine.match import category_matches
 from firstfault.model import Verdict
+from firstfault.spec import category_matches
 
 DEFAULT_CATEGORIES = ("gpu.*", "host.hardware", "network.link")
 # Never acted on, whatever `categories` says: the node is not at fault.

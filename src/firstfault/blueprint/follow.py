@@ -38,13 +38,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import Context
 from firstfault.collect.follow import Follower
-from firstfault.engine.analyze import Analyzer
-from firstfault.engine.match import category_matches
 from firstfault.identify.base import ContextError, Identified, Running, RunningSource
 from firstfault.model import Enrichment, Superseded, Verdict, iso
 from firstfault.sinks.base import Sink
+from firstfault.spec import category_matches
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection
@@ -73,7 +73,7 @@ class Followed:
     ref: str
     since: str
     identified: Identified
-    analysis: Any  # engine.analyze.Analysis
+    analysis: Any  # analysis.analyze.Analysis
     followers: list[Follower]
     cursor_name: str
     sent: set[str] = field(default_factory=set)

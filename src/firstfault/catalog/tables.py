@@ -17,17 +17,31 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar, cast, get_args
 
-XidClass = Literal[
-    "memory", "memory_info", "nvlink", "nvlink5", "fallen_off_bus", "firmware", "pcie", "app", "sympathetic",
-    "recovery", "informational", "other",
-]
-SxidClass = Literal["fatal", "nonfatal", "always_fatal", "other"]
+from firstfault.catalog.vocab import (
+    AsyncMeans,
+    CatalogTableError,
+    CompletionStack,
+    CudaClass,
+    ErrnoSide,
+    ExceptionFamily,
+    HostSeverity,
+    IbWcClass,
+    IpmiSeverity,
+    LocalStack,
+    NvmlClass,
+    PeerMeans,
+    PeerStack,
+    ReasonField,
+    ReasonState,
+    SchedReasonName,
+    SchedulerName,
+    StoreSide,
+    SxidClass,
+    XidClass,
+)
+
 XID_CLASSES: frozenset[str] = frozenset(get_args(XidClass))
 SXID_CLASSES: frozenset[str] = frozenset(get_args(SxidClass))
-
-
-class CatalogTableError(ValueError):
-    """A shipped table is malformed: a packaging bug, never user input."""
 
 
 # The rows: one record per model of catalog/tableschema.py, with its fields (a `class:` key of the YAML
@@ -50,13 +64,6 @@ class SxidInfo(NamedTuple):
     code: int
     name: str
     sxid_class: SxidClass
-
-
-CudaClass = Literal[
-    "illegal_address", "misaligned_address", "illegal_instruction", "device_assert", "invalid_pc",
-    "hardware_stack", "oom", "ecc", "nvlink", "driver", "system_not_ready", "unavailable", "launch_failure",
-    "launch_timeout", "deinitialized", "config", "other",
-]
 
 
 class CudaErrorInfo(NamedTuple):
@@ -121,9 +128,9 @@ def _kept(file: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
 
 
 @lru_cache(maxsize=1)
-def _module_source() -> tuple[bytes, bytes]:
+def _module_source() -> tuple[bytes, bytes, bytes]:
     here = Path(__file__)
-    return here.read_bytes(), here.with_name("tableschema.py").read_bytes()
+    return here.read_bytes(), here.with_name("tableschema.py").read_bytes(), here.with_name("vocab.py").read_bytes()
 
 
 @lru_cache(maxsize=16)  # one per table file
@@ -233,8 +240,6 @@ def sxid_class(code: int) -> str:
 # The GPU platform from user space (catalog/platform.yaml)
 # --------------------------------------------------------------------------
 
-NvmlClass = Literal["driver", "no_devices", "lost", "unresponsive", "unknown"]
-
 
 class NvmlErrorInfo(NamedTuple):
     code: int
@@ -326,10 +331,6 @@ def nccl_transport_names() -> Mapping[str, str]:
 # The transports' statuses and events, spelled by each stack (catalog/transport.yaml)
 # --------------------------------------------------------------------------
 
-IbWcClass = Literal["path", "local_access", "flush", "remote_access", "resource", "remote", "local", "fatal",
-                    "other"]
-CompletionStack = Literal["ibv", "mlx5", "efa"]
-
 
 class CompletionStatus(NamedTuple):
     """One work-completion status in one stack's numbering; `same_as` rows (mlx5) take the ibv row's class."""
@@ -342,9 +343,6 @@ class CompletionStatus(NamedTuple):
     texts: tuple[str, ...] = ()  # the stack's words for it (extract/verbs.py)
 
 
-AsyncMeans = Literal["link_down", "device_fatal", "queue_error", "info"]
-
-
 class AsyncEvent(NamedTuple):
     """An RDMA adapter's asynchronous event (enum ibv_event_type) and the words ibv_event_type_str() gives it."""
 
@@ -354,10 +352,6 @@ class AsyncEvent(NamedTuple):
     means: AsyncMeans
 
 
-PeerStack = Literal["ucx", "ompi", "orte", "pmix", "mpich", "nccl"]
-PeerMeans = Literal["timeout", "reset", "unreachable", "refused", "lost"]
-
-
 class PeerStatus(NamedTuple):
     """A stack's words for a peer that stopped answering or went away."""
 
@@ -365,9 +359,6 @@ class PeerStatus(NamedTuple):
     name: str
     means: PeerMeans
     texts: tuple[str, ...]
-
-
-LocalStack = Literal["nccl", "mca", "ompi", "impi", "gloo"]
 
 
 class LocalStatus(NamedTuple):
@@ -445,9 +436,6 @@ def ib_wc_status_table() -> Mapping[int, CompletionStatus]:
     return MappingProxyType({r.code: r for r in transport_table().completions if r.stack == "ibv"})
 
 
-HostSeverity = Literal["uncorrected", "corrected", "informational"]
-
-
 class CperSeverity(NamedTuple):
     text: str  # cper_severity_str()
     severity: HostSeverity
@@ -474,9 +462,6 @@ def firmware_memory_events() -> tuple[FirmwareMemoryEvent, ...]:
     return tuple(sorted(rows, key=lambda r: (-len(r.text), r.text)))
 
 
-IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
-
-
 class IpmiBusEvent(NamedTuple):
     text: str
     severity: IpmiSeverity
@@ -492,13 +477,6 @@ def ipmi_bus_events() -> tuple[IpmiBusEvent, ...]:
 # --------------------------------------------------------------------------
 # Exceptions, status words, errno and object-store codes (catalog/exceptions.yaml)
 # --------------------------------------------------------------------------
-
-ExceptionFamily = Literal[
-    "object_store", "setup", "peer", "timeout", "collective", "aborted", "accelerator_oom", "status", "exception",
-    "envelope",
-]
-ErrnoSide = Literal["storage", "setup", "peer"]
-StoreSide = Literal["store", "workload"]
 
 
 class ExceptionClassInfo(NamedTuple):
@@ -581,16 +559,6 @@ def object_store_code_table() -> Mapping[str, ObjectStoreCodeInfo]:
 # --------------------------------------------------------------------------
 # Why schedulers and orchestrators end jobs (catalog/scheduler.yaml)
 # --------------------------------------------------------------------------
-
-SchedReasonName = Literal[
-    "time_limit", "memory_limit", "preemption", "node_failure", "cancelled", "admin_cancelled", "eviction",
-    "backoff_limit", "resource_limit", "setup",
-]
-SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes", "htcondor"]
-# Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness.
-ReasonField = Literal["reason", "result", "phase", "node_status"]
-# The Slurm-form job states a reason may stand for (extract/scheduler.SLURM_STATES).
-ReasonState = Literal["TIMEOUT", "OUT_OF_MEMORY", "PREEMPTED", "NODE_FAIL", "CANCELLED", "FAILED"]
 
 
 class SchedReason(NamedTuple):

@@ -3,8 +3,9 @@ platform.yaml, transport.yaml, exceptions.yaml and scheduler.yaml.
 
 Imported only to validate a table (on a miss of the on-disk cache, catalog/tables.py `_kept`): the
 tables hold the records (named tuples) of catalog/tables.py of the same names, built from the validated
-rows. Each model here has a record with its fields (tests/test_records.py holds them together); the
-constraints live here only.
+rows (`validate` is given the record's class; the vocabularies both read are in catalog/vocab.py). Each
+model here has a record with its fields (tests/test_records.py holds them together); the constraints live
+here only.
 """
 
 import re
@@ -12,13 +13,20 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from firstfault.catalog import tables as records
-from firstfault.catalog.tables import (
+from firstfault.catalog.vocab import (
+    AsyncMeans,
+    CatalogTableError,
+    CompletionStack,
     CudaClass,
     ErrnoSide,
     ExceptionFamily,
+    HostSeverity,
     IbWcClass,
+    IpmiSeverity,
+    LocalStack,
     NvmlClass,
+    PeerMeans,
+    PeerStack,
     ReasonField,
     ReasonState,
     SchedReasonName,
@@ -86,7 +94,7 @@ class NcclTransportName(_Plain):
 class CompletionStatus(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
-    stack: records.CompletionStack
+    stack: CompletionStack
     code: int = Field(ge=0)
     name: str = Field(pattern=r"^[A-Z][A-Z0-9_]+$")
     wc_class: IbWcClass | None = Field(default=None, alias="class")
@@ -98,18 +106,18 @@ class AsyncEvent(_Plain):
     code: int = Field(ge=0)
     name: str = Field(pattern=r"^IBV_EVENT_[A-Z_]+$")
     text: str = Field(min_length=3)
-    means: records.AsyncMeans
+    means: AsyncMeans
 
 
 class PeerStatus(_Plain):
-    stack: records.PeerStack
+    stack: PeerStack
     name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]+$")
-    means: records.PeerMeans
+    means: PeerMeans
     texts: tuple[str, ...] = Field(min_length=1)
 
 
 class LocalStatus(_Plain):
-    stack: records.LocalStack
+    stack: LocalStack
     name: str = Field(pattern=r"^[a-z][a-z0-9_]+$")
     texts: tuple[str, ...] = Field(min_length=1)
     host_label: str | None = Field(default=None, pattern=r"^[A-Z][A-Za-z ]*:$")
@@ -117,17 +125,17 @@ class LocalStatus(_Plain):
 
 class CperSeverity(_Plain):
     text: str = Field(pattern=r"^[a-z]+$")
-    severity: records.HostSeverity
+    severity: HostSeverity
 
 
 class FirmwareMemoryEvent(_Plain):
     text: str = Field(min_length=5)
-    severity: records.HostSeverity
+    severity: HostSeverity
 
 
 class IpmiBusEvent(_Plain):
     text: str = Field(min_length=3)
-    severity: records.IpmiSeverity
+    severity: IpmiSeverity
 
 
 class PerfqueryCounter(_Plain):
@@ -230,5 +238,5 @@ def validate(record: type[Any], raw: Any, where: str) -> Any:
         item = model.model_validate(raw)
     except ValidationError as exc:
         problems = [f"{where}{''.join(f'.{x}' for x in e['loc'])}: {e['msg']}" for e in exc.errors()]
-        raise records.CatalogTableError("; ".join(problems)) from exc
+        raise CatalogTableError("; ".join(problems)) from exc
     return record(**{name: getattr(item, name) for name in model.model_fields})

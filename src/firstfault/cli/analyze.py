@@ -41,15 +41,15 @@ def analyze(bundle: Path, fmt: str, width: int | None, verbose: bool, output: Pa
     Exits 0 when a verdict was built (whatever it says), 2 when none could be
     (the message names the file and why).
     """
+    from firstfault.analysis.analyze import Analyzer
     from firstfault.bundle import BundleError
-    from firstfault.engine.analyze import Analyzer
 
     if output is not None:
         check_output(output, "--output")
     cat = catalog(rules)
     try:
         if workers == 0:
-            from firstfault.engine.parallel import default_workers
+            from firstfault.analysis.parallel import default_workers
 
             workers = default_workers()
         verdict = Analyzer(cat).analyze_path(str(bundle), workers=workers)

@@ -186,10 +186,8 @@ def write_atomic(path: Path, data: str, flag: str = "--output") -> None:
 
 
 def must_exist(url: str) -> None:
-    """A command that reads a store must not create an empty SQLite file because of a typo in the path."""
-    from sqlalchemy.engine import make_url
+    """A command that reads a store must not create an empty SQLite file because of a typo in the path
+    (the store's own check, imported when a command runs: SQLAlchemy stays out of start-up)."""
+    from firstfault.store.db import must_exist as check
 
-    u = make_url(url)
-    local = u.get_backend_name() == "sqlite" and u.database not in (None, "", ":memory:")
-    if local and not Path(str(u.database)).expanduser().is_file():
-        raise ValueError(f"{u.database}: no such database file")
+    check(url)

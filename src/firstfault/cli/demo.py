@@ -74,7 +74,7 @@ def load_samples(store_url: str, bundles: list[Path], echo: bool = True) -> int:
     (its directory name) because several samples reuse a job id such as 4242,
     and the store keeps one verdict per (job, attempt, catalog, cluster).
     """
-    from firstfault.engine.analyze import Analyzer
+    from firstfault.analysis.analyze import Analyzer
     from firstfault.model import Enrichment
     from firstfault.store import VerdictStore
 

@@ -40,7 +40,7 @@ def rules_check(rules: Path | None) -> None:
 @click.option("--rule", help="Only this rule id.")
 def rules_test(rules: Path | None, junit: Path | None, rule: str | None) -> None:
     """Run every rule's own positive and negative test cases."""
-    from firstfault.engine.ruletest import junit_xml, run_all
+    from firstfault.analysis.ruletest import junit_xml, run_all
 
     if junit is not None:
         check_output(junit, "--junit")

@@ -4,7 +4,7 @@ A FilesConnector is a bundle without workload.yaml: the context comes from
 the identify step, the sources (kind, path template with `{node}`/`{rank}`
 and globs, `rank_prefix`, `format`) from the Blueprint's configuration, and
 `root` anchors the templates. Resolution and reading are exactly
-`firstfault.bundle.resolve_source` and `firstfault.engine.analyze.collect_bundle`,
+`firstfault.bundle.resolve_source` and `firstfault.analysis.analyze.collect_bundle`,
 so a directory read here and the same directory analysed as a bundle give
 the same candidates, documents, coverage and verdict. The only difference:
 coverage is reported only for the kinds these sources declare, because other

@@ -60,7 +60,7 @@ class ScannerSource(Protocol):
 
 
 # Scans one line file (kind, its source, the file, the time parser) into the sink: what the parallel
-# reader (engine/parallel.py) puts in place of the scanner, with the same results in the same order.
+# reader (analysis/parallel.py) puts in place of the scanner, with the same results in the same order.
 LineFileScan = Callable[[str, ResolvedSource, SourceFile, TimeParser], FileStats]
 
 

@@ -3,7 +3,7 @@
 The Blueprint (or anyone) sends the execution context, the candidate log
 lines its collectors kept (already placed in time, in file order), the
 scheduler and metric documents, and the collectors' own coverage and
-errors. `engine.analyze.analyze_request` feeds them to the same Analysis
+errors. `analysis.analyze.analyze_request` feeds them to the same Analysis
 the embedded engine uses; `request_from_bundle` builds such a request from a bundle
 with the same scanner, which is how the parity tests and the Blueprint's
 local-files path produce identical verdicts either way.
@@ -18,10 +18,11 @@ from typing import IO, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from firstfault.bundle import Bundle, Context, Format, WorkloadSpec
+from firstfault.bundle import Bundle, Context, WorkloadSpec
 from firstfault.collect.sink import ScannerSource, collect_bundle
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import PER_FILE_DOCUMENTS, read_document
+from firstfault.formats import Format
 from firstfault.model import CoverageItem, ErrorItem
 
 MAX_TEXT = 1 << 20

@@ -1,9 +1,10 @@
 """The dashboard: HTML pages and a read-only JSON API over the verdict store.
 
 `make_router(store_provider)` returns the routes; the Service includes them
-when it is given a store (`firstfault serve --db URL`). `firstfault demo`
-and `firstfault fleet` live in dashboard/cli.py. Importing this package does
-no work.
+when it is given a store (`firstfault serve --db URL`). `firstfault fleet`
+and `firstfault demo` live in cli/ (above the Service and the engine, which the
+dashboard does not import). Importing this
+package does no work.
 """
 
 from __future__ import annotations

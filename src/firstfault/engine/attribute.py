@@ -15,10 +15,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.engine.catalog import CommonEndpointSettings, Rule, Settings
 from firstfault.engine.leads import LeadDraft, find_leads, lead_nodes
-from firstfault.engine.match import RuleIndex, category_matches, rule_matches
+from firstfault.engine.match import RuleIndex, rule_matches
+from firstfault.engine.rules import CommonEndpointSettings, Rule, Settings
 from firstfault.model import Event, FieldValue, iso
+from firstfault.spec import category_matches
 
 _FAR = datetime.max.replace(tzinfo=None)
 

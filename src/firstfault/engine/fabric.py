@@ -36,10 +36,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from firstfault.engine.attribute import Attribution, Finding, event_sort_key, weight
-from firstfault.engine.catalog import CommonEndpointSettings
 from firstfault.engine.leads import EVIDENCE_PER_LEAD, LeadDraft
 from firstfault.engine.normalise import NodeMapper
 from firstfault.engine.ports import CABLE_FIELDS, EMITS, TRANSPORT_KINDS, host_port_of
+from firstfault.engine.rules import CommonEndpointSettings
 from firstfault.extract.fabric import End, Link
 from firstfault.model import Event, switch_port_key
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from firstfault.engine.catalog import Condition, Op, Rule, Selection
+from firstfault.engine.rules import Condition, Op, Rule, Selection
 from firstfault.model import Event, FieldValue
 
 
@@ -78,12 +78,6 @@ def selection_matches(sel: Selection, ev: Event) -> bool:
 
 def rule_matches(rule: Rule, ev: Event) -> bool:
     return any(selection_matches(sel, ev) for sel in rule.match)
-
-
-def category_matches(pattern: str, category: str) -> bool:
-    """`nccl.*` and `nccl` both cover `nccl.timeout`; `app.cuda_oom` covers itself."""
-    base = pattern[:-2] if pattern.endswith(".*") else pattern
-    return category == base or category.startswith(base + ".")
 
 
 class RuleIndex:

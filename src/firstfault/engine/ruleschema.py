@@ -1,7 +1,7 @@
 """The rule catalog's schema: pydantic models that validate catalog.yaml and the rule files.
 
 Imported only to validate (load_catalog, `firstfault rules check/test`), never by a start-up that reads
-the catalog from the on-disk cache: the engine works on the records of engine/catalog.py, built from
+the catalog from the on-disk cache: the engine works on the records of engine/rules.py, built from
 the validated models by `to_records`. Each model here has a record of the same name and the same fields
 (tests/test_records.py holds them together); the constraints live here only.
 """
@@ -11,8 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from firstfault.catalog.tableschema import regex
-from firstfault.engine import catalog as records
-from firstfault.engine.catalog import GroupKey, Scalar
+from firstfault.engine import rules as records
+from firstfault.engine.rules import GroupKey, Scalar
 
 
 class _Strict(BaseModel):

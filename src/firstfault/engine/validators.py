@@ -23,7 +23,7 @@ from firstfault.model import CAUSE_DOMAINS, Event, Evidence, FieldValue
 from firstfault.spec import CATEGORY_DOMAINS
 
 if TYPE_CHECKING:
-    from firstfault.engine.catalog import Explains, LoadedRule, Rule, Settings
+    from firstfault.engine.rules import Explains, LoadedRule, Rule, Settings
 
 __all__ = ["VALIDATORS", "Problem", "Validator", "event_kinds", "run_validators", "template_fields"]
 
@@ -107,7 +107,7 @@ class IdFormat(RuleValidator):
     description = "a rule id is lower-case words joined by -"
 
     def check_rule(self, lr: LoadedRule) -> Iterator[Problem]:
-        from firstfault.engine.catalog import ID_RE
+        from firstfault.engine.rules import ID_RE
 
         if not ID_RE.match(lr.rule.id):
             yield self.problem(lr, "id", f"rule id {lr.rule.id!r} must be lower-case words joined by -")
@@ -139,7 +139,7 @@ class CategoryFormat(RuleValidator):
     description = "a category is a dotted id of lower-case words"
 
     def check_rule(self, lr: LoadedRule) -> Iterator[Problem]:
-        from firstfault.engine.catalog import CATEGORY_RE
+        from firstfault.engine.rules import CATEGORY_RE
 
         if not CATEGORY_RE.match(lr.rule.category):
             yield self.problem(lr, "category", f"{lr.rule.category!r} is not a dotted id")

@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 from firstfault.engine.attribute import Attribution, Finding, SymptomHit, event_sort_key, is_terminal, render, weight
 from firstfault.engine.catalog import Catalog
 from firstfault.engine.leads import verdict_leads
-from firstfault.engine.match import category_matches
 from firstfault.engine.ports import cable_of, port_of
 from firstfault.model import (
     CatalogRef,
@@ -22,7 +21,7 @@ from firstfault.model import (
     WorkloadRef,
     iso,
 )
-from firstfault.spec import PROVISIONAL_AT_ONCE, PROVISIONAL_CONFIRM, is_failure, outcome_of
+from firstfault.spec import PROVISIONAL_AT_ONCE, PROVISIONAL_CONFIRM, category_matches, is_failure, outcome_of
 
 
 def _cause(f: Finding) -> Cause:

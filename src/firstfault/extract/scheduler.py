@@ -16,6 +16,7 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.extract.batch import BATCH_FORMATS, read_batch
 from firstfault.extract.kube import K8S_FORMATS, read_k8s
 from firstfault.extract.structured import CHECK_EVERY, Output, ParseIssue, StructuredResult, clip, command_line, outputs
+from firstfault.formats import SACCT_DEFAULT_COLUMNS
 from firstfault.hostlist import hostlist_expand
 from firstfault.model import Event, Evidence, FieldValue
 
@@ -54,19 +55,6 @@ SLURM_STATES: tuple[str, ...] = (
     "STOPPED",
     "SUSPENDED",
     "TIMEOUT",
-)
-
-# `sacct -P -o JobID,JobName,State,ExitCode,Start,End,NodeList,Reason` (the bundle spec's form),
-# assumed when the header line is missing.
-SACCT_DEFAULT_COLUMNS: tuple[str, ...] = (
-    "JobID",
-    "JobName",
-    "State",
-    "ExitCode",
-    "Start",
-    "End",
-    "NodeList",
-    "Reason",
 )
 
 # Values Slurm prints for "nothing here".

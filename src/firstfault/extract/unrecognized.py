@@ -196,7 +196,7 @@ class FoldFull(Exception):
 
 
 class OfferFold:
-    """Stands in for Unrecognized in a parallel reader's worker (engine/parallel.py): it folds a file's
+    """Stands in for Unrecognized in a parallel reader's worker (analysis/parallel.py): it folds a file's
     offers by line shape (the template cache's key), so the parent takes a few entries, not a line
     each, and Unrecognized.merge gives what offering the lines one by one would have.
 

@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from firstfault.bundle import WindowSpec, WorkloadSpec
-from firstfault.extract.scheduler import SACCT_DEFAULT_COLUMNS
+from firstfault.formats import SACCT_DEFAULT_COLUMNS
 from firstfault.hostlist import hostlist_expand
 from firstfault.identify.base import ContextError, Identified, Running
 from firstfault.identify.cursor import format_cursor, parse_cursor

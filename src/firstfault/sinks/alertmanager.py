@@ -53,7 +53,7 @@ import httpx
 from firstfault import __version__
 from firstfault.httptry import KEEPALIVE_OFF, request_within
 from firstfault.model import Cause, Enrichment, Verdict
-from firstfault.sinks import SinkError
+from firstfault.sinks.base import SinkError
 
 log = logging.getLogger("firstfault.sinks.alertmanager")
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.exc import SQLAlchemyError
 
 from firstfault.model import Enrichment, Verdict
-from firstfault.sinks import SinkError
+from firstfault.sinks.base import SinkError
 from firstfault.store import ProcessedMark, StoreError, VerdictStore
 
 if TYPE_CHECKING:

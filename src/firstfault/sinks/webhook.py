@@ -48,7 +48,7 @@ from firstfault import __version__
 from firstfault.httptry import KEEPALIVE_OFF, request_within
 from firstfault.model import Enrichment, Verdict
 from firstfault.retry import RetryPolicy, parse_retry_after
-from firstfault.sinks import SinkError
+from firstfault.sinks.base import SinkError
 
 log = logging.getLogger("firstfault.sinks.webhook")
 

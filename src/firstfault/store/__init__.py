@@ -11,7 +11,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from firstfault.store.db import StoreError, create_store_engine, migrate
+    from firstfault.store.db import StoreError, create_store_engine, migrate, must_exist
     from firstfault.store.repo import (
         Fleet,
         FleetCount,
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         VerdictSummary,
     )
 
-_DB = {"StoreError", "create_store_engine", "migrate"}
+_DB = {"StoreError", "create_store_engine", "migrate", "must_exist"}
 
 __all__ = [
     "Fleet",
@@ -41,6 +41,7 @@ __all__ = [
     "VerdictSummary",
     "create_store_engine",
     "migrate",
+    "must_exist",
 ]
 
 

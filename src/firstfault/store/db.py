@@ -124,3 +124,12 @@ def migrate(engine: Engine) -> None:
     with _ALEMBIC, engine.connect().execution_options(**WRITE) as conn, conn.begin():
         cfg.attributes["connection"] = conn
         command.upgrade(cfg, "head")
+
+
+def must_exist(url: str) -> None:
+    """A read-only command must not create an empty SQLite file because of a typo in the path: ValueError
+    when `url` names a SQLite file that is not there."""
+    u = make_url(url)
+    local = u.get_backend_name() == "sqlite" and u.database not in (None, "", ":memory:")
+    if local and not Path(str(u.database)).expanduser().is_file():
+        raise ValueError(f"{u.database}: no such database file")

@@ -225,10 +225,10 @@ class Analyzer:
         return self.analyze_bundle(load_bundle(path), now=now, workers=workers)
 
     def analyze_bundle(self, bundle: Bundle, now: datetime | None = None, workers: int = 1) -> Verdict:
-        """`workers` > 1 reads the line files in that many processes (engine/parallel.py): same verdict."""
+        """`workers` > 1 reads the line files in that many processes (analysis/parallel.py): same verdict."""
         analysis = self.start(bundle.context)
         if workers > 1:
-            from firstfault.engine.parallel import collect_bundle_parallel
+            from firstfault.analysis.parallel import collect_bundle_parallel
 
             collect_bundle_parallel(self, bundle, analysis, workers)
         else:

@@ -7,10 +7,11 @@ from datetime import UTC, datetime, timedelta
 from xml.etree import ElementTree as ET
 
 from firstfault.engine.attribute import Finding, attribute
-from firstfault.engine.catalog import Catalog, Rule, RuleTest
-from firstfault.engine.match import category_matches
+from firstfault.engine.catalog import Catalog
 from firstfault.engine.normalise import terminal_lines
+from firstfault.engine.rules import Rule, RuleTest
 from firstfault.model import Event, Evidence, FieldValue
+from firstfault.spec import category_matches
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 

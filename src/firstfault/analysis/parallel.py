@@ -29,18 +29,26 @@ import threading
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from firstfault.bundle import Bundle, ResolvedSource, SourceFile
 from firstfault.collect.fold import LineFold
 from firstfault.collect.scan import LINE_SOURCES, EventStore, Extraction, FileStats, all_line_extractors
+from firstfault.collect.sink import EvidenceSink, ScannerSource, collect_bundle
 from firstfault.extract.base import Candidate
 from firstfault.extract.unrecognized import Folded, FoldFull, OfferFold, Unrecognized, zeroed
 from firstfault.model import Event
 from firstfault.timeparse import TimeParser
 
-if TYPE_CHECKING:
-    from firstfault.engine.analyze import Analysis, Analyzer
+
+class KeepingSink(EvidenceSink, Protocol):
+    """A sink that keeps the events itself (an Analysis, analysis/analyze.py): the workers' events go to its
+    store, their folded offers to its extraction's Unrecognized collector."""
+
+    store: EventStore
+    extraction: Extraction
+
+    def line_fold(self) -> LineFold: ...
 
 
 @dataclass(slots=True, frozen=True)
@@ -56,7 +64,7 @@ class _Task:
 
 @dataclass(slots=True)
 class _Job:
-    analyzer: Analyzer
+    analyzer: ScannerSource
     tasks: list[_Task]
     tp: TimeParser
     hosts: list[str]
@@ -200,10 +208,8 @@ def _in_order(pool: Any, tasks: list[_Task], workers: int) -> Iterator[_Result]:
         yield from done
 
 
-def collect_bundle_parallel(analyzer: Analyzer, bundle: Bundle, analysis: Analysis, workers: int) -> None:
+def collect_bundle_parallel(analyzer: ScannerSource, bundle: Bundle, analysis: KeepingSink, workers: int) -> None:
     """collect_bundle with the line files read by `workers` processes (see the module docstring)."""
-    from firstfault.collect.sink import collect_bundle
-
     global _JOB
     tasks = line_tasks(bundle)
     # Forking a process that runs other threads can copy a lock some thread holds, and the child then

@@ -1,0 +1,59 @@
+"""The vendor tables' closed vocabularies: the classes, sides and states a row may name, and the error a malformed
+table raises.
+
+Both sides of a table read them: the records (catalog/tables.py) type their fields with them, and the pydantic
+models that validate the YAML (catalog/tableschema.py) check a row against them. Neither of those imports the
+other's module for them.
+"""
+
+from typing import Literal
+
+
+class CatalogTableError(ValueError):
+    """A shipped table is malformed: a packaging bug, never user input."""
+
+
+# The GPU: Xids, SXids, CUDA errors (catalog/xid.yaml, sxid.yaml, cuda.yaml)
+XidClass = Literal[
+    "memory", "memory_info", "nvlink", "nvlink5", "fallen_off_bus", "firmware", "pcie", "app", "sympathetic",
+    "recovery", "informational", "other",
+]
+SxidClass = Literal["fatal", "nonfatal", "always_fatal", "other"]
+CudaClass = Literal[
+    "illegal_address", "misaligned_address", "illegal_instruction", "device_assert", "invalid_pc",
+    "hardware_stack", "oom", "ecc", "nvlink", "driver", "system_not_ready", "unavailable", "launch_failure",
+    "launch_timeout", "deinitialized", "config", "other",
+]
+
+# The GPU platform from user space (catalog/platform.yaml)
+NvmlClass = Literal["driver", "no_devices", "lost", "unresponsive", "unknown"]
+HostSeverity = Literal["uncorrected", "corrected", "informational"]
+IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
+
+# The transports' statuses and events (catalog/transport.yaml)
+IbWcClass = Literal["path", "local_access", "flush", "remote_access", "resource", "remote", "local", "fatal",
+                    "other"]
+CompletionStack = Literal["ibv", "mlx5", "efa"]
+AsyncMeans = Literal["link_down", "device_fatal", "queue_error", "info"]
+PeerStack = Literal["ucx", "ompi", "orte", "pmix", "mpich", "nccl"]
+PeerMeans = Literal["timeout", "reset", "unreachable", "refused", "lost"]
+LocalStack = Literal["nccl", "mca", "ompi", "impi", "gloo"]
+
+# Exceptions, status words, errno and object-store codes (catalog/exceptions.yaml)
+ExceptionFamily = Literal[
+    "object_store", "setup", "peer", "timeout", "collective", "aborted", "accelerator_oom", "status", "exception",
+    "envelope",
+]
+ErrnoSide = Literal["storage", "setup", "peer"]
+StoreSide = Literal["store", "workload"]
+
+# Why schedulers and orchestrators end jobs (catalog/scheduler.yaml)
+SchedReasonName = Literal[
+    "time_limit", "memory_limit", "preemption", "node_failure", "cancelled", "admin_cancelled", "eviction",
+    "backoff_limit", "resource_limit", "setup",
+]
+SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes", "htcondor"]
+# Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness.
+ReasonField = Literal["reason", "result", "phase", "node_status"]
+# The Slurm-form job states a reason may stand for (extract/scheduler.SLURM_STATES).
+ReasonState = Literal["TIMEOUT", "OUT_OF_MEMORY", "PREEMPTED", "NODE_FAIL", "CANCELLED", "FAILED"]
