@@ -49,13 +49,14 @@ compares the two on chatty files built to break each rule above.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from firstfault.extract.memo import ZERO_DIGITS as _ZERO
 
 if TYPE_CHECKING:
-    from firstfault.collect.scan import EventStore, Extraction
+    from firstfault.collect.events import EventStore
     from firstfault.extract.base import Candidate
+    from firstfault.extract.unrecognized import Unrecognized
 
 WARM: Final = 16  # copies read in full to one outcome before that variant of the shape folds
 MAX_SHAPES: Final = 4096  # shapes followed per file; lines of further shapes are read in full
@@ -68,6 +69,18 @@ Signature = tuple[tuple[object, ...], int]
 # The outcome of reading one line, to compare copies: what a copy past the store's cap leaves (its
 # signatures with their weights), claimed, and the unrecognized offer (its key, host, node, rank) or None.
 Outcome = tuple[tuple[Signature, ...], bool, tuple[object, ...] | None]
+
+
+class Reader(Protocol):
+    """What the folder reads a line through (collect/scan.py's Extraction): the folder sits below the scanner
+    and knows the extraction by this alone."""
+
+    @property
+    def unrecognized(self) -> Unrecognized: ...
+
+    def add_events(self, c: Candidate, store: EventStore) -> None: ...
+
+    def add_events_read(self, c: Candidate, store: EventStore) -> Reading: ...
 
 
 @dataclass(slots=True)
@@ -202,7 +215,7 @@ class LineFold:
 
     __slots__ = ("_bytes", "_digit_words", "_epoch", "_gen", "_once", "_shapes", "extraction", "store", "table")
 
-    def __init__(self, extraction: Extraction, store: EventStore) -> None:
+    def __init__(self, extraction: Reader, store: EventStore) -> None:
         self.extraction = extraction
         self.store = store
         self._shapes: dict[bytes, _Shape] = {}
