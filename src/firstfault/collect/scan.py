@@ -17,7 +17,7 @@ import threading
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import cached_property, lru_cache
 from typing import IO, Any
 
@@ -29,6 +29,8 @@ from firstfault.collect.chunks import binary_share as binary_share
 from firstfault.collect.chunks import count_newlines as count_newlines
 from firstfault.collect.events import EventStore, draft_to_event
 from firstfault.collect.fold import LineFold, Reading, Signature
+from firstfault.collect.stamps import SRUN, Clock, walk_back, walk_back_py
+from firstfault.collect.stamps import prev_stamped as _prev_stamped  # noqa: F401  (tests ask whether C is built)
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
 from firstfault.extract.memo import ZERO_DIGITS
 from firstfault.extract.unrecognized import decided_by_count, zeroed
@@ -46,12 +48,6 @@ try:  # Hyperscan: a multi-literal matcher at memory speed; optional.
 except ImportError:  # pragma: no cover - depends on the platform
     HAVE_HYPERSCAN = False
 
-_SRUN = re.compile(rb"^\s*(\d{1,9}): ")  # srun --label: a task id (more digits: no rank, MAX_RANK)
-
-try:  # stamps looked for in C (firstfault/_lines.c), when built; optional.
-    from firstfault._lines import prev_stamped as _prev_stamped
-except ImportError:  # pragma: no cover - depends on the build
-    _prev_stamped = None  # type: ignore[assignment]
 try:  # the fold's dense loop in C (an older build of the module lacks it)
     from firstfault._lines import fold_run as _fold_run
 except ImportError:  # pragma: no cover - depends on the build
@@ -492,25 +488,11 @@ class LineScanner:
               last_stamp: list[Stamp | None] | None = None) -> None:
         """`carried`: the last stamp of the lines before (the previous chunk's, then); `line_base`: the lines
         before `fh`'s first; `last_stamp[0]` is set to the last stamp read."""
-        # The boot time (wall - uptime) comes from the last line with both; it is worked out only when a
-        # line with an uptime alone needs it (a kernel log stamps every line with both).
-        both: list[tuple[datetime, float] | None] = [None]
-
-        def wall_of(st: Stamp | None) -> datetime | None:
-            if st is None:
-                return None
-            if st.wall is not None:
-                if st.uptime is not None:
-                    both[0] = (st.wall, st.uptime)
-                return st.wall
-            b = both[0]
-            if st.uptime is not None and b is not None:
-                return b[0] - timedelta(seconds=b[1]) + timedelta(seconds=st.uptime)
-            return None
+        wall_of = Clock().wall_of
 
         def strip(raw: bytes) -> tuple[bytes, int | None]:
             if srun_prefix:
-                m = _SRUN.match(raw)
+                m = SRUN.match(raw)
                 if m:
                     return raw[m.end() :], int(m.group(1))
             return raw, None
@@ -541,7 +523,7 @@ class LineScanner:
             # wall_of's own answer for a wall-clock stamp without uptime, without its call.
             t = st.wall if st is not None and st.uptime is None else wall_of(st)
             if t is None:
-                t = wall_of(self._walk_back(buf, s, tp, srun_prefix, stop=prev_start, limit=limit))
+                t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, BACKWALK_LINES if limit is None else limit))
                 if t is None:
                     t = prev_t if have_prev else wall_of(carried)
             return Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
@@ -673,54 +655,16 @@ class LineScanner:
             stats.errors.append((None, f"{nuls} NUL byte(s) in the text (a log cut by a crash?): read around them"))
 
     @staticmethod
-    def _line_stamp(raw: bytes, tp: TimeParser, srun_prefix: bool) -> Stamp | None:
-        """The stamp of one line of a walk back (its srun label off, its first 200 bytes read)."""
-        if srun_prefix:
-            m = _SRUN.match(raw)
-            if m:
-                raw = raw[m.end() :]
-        return tp.parse(raw[:200].decode("utf-8", errors="replace"))
-
-    @staticmethod
     def _walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int = -1,
                    limit: int | None = None) -> Stamp | None:
-        """The stamp of the nearest line before offset `end` that has one (lines after `stop` only, and
-        `limit` of them at most, BACKWALK_LINES by default)."""
-        if _prev_stamped is None or not _fast[0]:
-            return LineScanner._walk_back_py(buf, end, tp, srun_prefix, stop, limit)
-        # The C loop passes over the lines that cannot hold a stamp (none of the forms' characters:
-        # _lines.c may_hold_stamp), so a burst of unstamped lines costs no parse each.
-        left = BACKWALK_LINES if limit is None else limit
-        while left > 0:
-            s, e, n = _prev_stamped(buf, stop, end, left)
-            if s < 0:
-                return None
-            raw = buf[s:e]
-            st = LineScanner._line_stamp(raw, tp, srun_prefix)
-            if st is not None:
-                return st
-            end = s
-            left -= n
-        return None
+        """collect/stamps.walk_back, `limit` BACKWALK_LINES by default."""
+        return walk_back(buf, end, tp, srun_prefix, stop, BACKWALK_LINES if limit is None else limit)
 
     @staticmethod
     def _walk_back_py(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int = -1,
                       limit: int | None = None) -> Stamp | None:
-        """_walk_back parsing every line (without the C module, and FIRSTFAULT_FASTPATH=0)."""
-        n = 0
-        if limit is None:
-            limit = BACKWALK_LINES
-        while end > 0 and n < limit:
-            s = buf.rfind(b"\n", 0, end - 1) + 1
-            if s <= stop:
-                return None
-            raw = buf[s : end - 1] if buf[end - 1 : end] == b"\n" else buf[s:end]
-            st = LineScanner._line_stamp(raw, tp, srun_prefix)
-            if st is not None:
-                return st
-            end = s
-            n += 1
-        return None
+        """collect/stamps.walk_back_py (the walk without the C module), `limit` BACKWALK_LINES by default."""
+        return walk_back_py(buf, end, tp, srun_prefix, stop, BACKWALK_LINES if limit is None else limit)
 
     def _last_stamp(self, buf: bytes, tp: TimeParser, srun_prefix: bool) -> Stamp | None:
         return self._walk_back(buf, len(buf), tp, srun_prefix)
