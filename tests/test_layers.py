@@ -222,13 +222,8 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-# Being broken on another branch (issue 28, the scanner split: the fold and the scanner); the test fails
-# once it is gone, so that this line goes too.
-PENDING = [["firstfault.collect.fold", "firstfault.collect.scan"]]
-
-
 def test_no_import_circle() -> None:
-    assert circles(import_graph(modules())) == PENDING
+    assert circles(import_graph(modules())) == []
 
 
 def test_a_circle_is_found(tmp_path: Path) -> None:

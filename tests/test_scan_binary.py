@@ -103,3 +103,20 @@ def test_an_executable_is_still_binary_for_all_its_zeros(tmp_path: Path) -> None
     assert any(e.file == "nodes/node-01/kern.log" and e.message.startswith("binary content") for e in v.errors), \
         v.errors
     assert v.root_cause is not None and v.root_cause.category == "gpu.nvlink.signal_integrity"
+
+
+def test_a_run_of_zeros_is_dropped_from_the_sample_from_its_64th_byte_on() -> None:
+    # The run that a crash leaves is taken out (64 NULs and more); a shorter run counts, byte by byte, as stray NULs.
+    text = b"NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n" * 20
+    assert scan.binary_share(text) == 0.0
+    assert scan.binary_share(text + b"\x00" * 64) == 0.0
+    assert scan.binary_share(text + b"\x00" * 63) == pytest.approx(63 / (len(text) + 63))
+    assert scan.binary_share(b"\x00" * 4096) == 0.0  # nothing left to judge: not binary
+
+
+def test_invalid_utf8_counts_and_a_real_replacement_character_too() -> None:
+    text = b"Xid 79 on GPU 0\n" * 10
+    assert scan.binary_share(text + b"\xff\xfe") == pytest.approx(2 / (len(text) + 2))
+    # near miss: valid UTF-8 beyond ASCII is text (only the U+FFFD a writer itself printed counts, as before)
+    assert scan.binary_share(text + "é\n".encode()) == 0.0
+    assert scan.binary_share(text + "\ufffd".encode()) == pytest.approx(1 / (len(text) + 3))

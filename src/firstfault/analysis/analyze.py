@@ -14,8 +14,9 @@ from datetime import datetime, timedelta
 from typing import IO, TYPE_CHECKING
 
 from firstfault.bundle import Bundle, Context, WorkloadSpec, load_bundle
+from firstfault.collect.events import EventStore
 from firstfault.collect.fold import LineFold
-from firstfault.collect.scan import EventStore, Extraction, LineScanner, all_line_extractors
+from firstfault.collect.scan import Extraction, LineScanner, all_line_extractors
 from firstfault.collect.sink import collect_bundle
 from firstfault.engine.attribute import attribute
 from firstfault.engine.catalog import Catalog, shipped_catalog

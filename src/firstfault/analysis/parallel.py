@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from firstfault.bundle import Bundle, ResolvedSource, SourceFile
+from firstfault.collect.events import EventStore
 from firstfault.collect.fold import LineFold
-from firstfault.collect.scan import LINE_SOURCES, EventStore, Extraction, FileStats, all_line_extractors
+from firstfault.collect.scan import LINE_SOURCES, Extraction, FileStats, all_line_extractors
 from firstfault.collect.sink import EvidenceSink, ScannerSource, collect_bundle
 from firstfault.extract.base import Candidate
 from firstfault.extract.unrecognized import Folded, FoldFull, OfferFold, Unrecognized, zeroed

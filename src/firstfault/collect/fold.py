@@ -49,13 +49,14 @@ compares the two on chatty files built to break each rule above.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from firstfault.extract.memo import ZERO_DIGITS as _ZERO
 
 if TYPE_CHECKING:
-    from firstfault.collect.scan import EventStore, Extraction
+    from firstfault.collect.events import EventStore
     from firstfault.extract.base import Candidate
+    from firstfault.extract.unrecognized import Unrecognized
 
 WARM: Final = 16  # copies read in full to one outcome before that variant of the shape folds
 MAX_SHAPES: Final = 4096  # shapes followed per file; lines of further shapes are read in full
@@ -68,6 +69,18 @@ Signature = tuple[tuple[object, ...], int]
 # The outcome of reading one line, to compare copies: what a copy past the store's cap leaves (its
 # signatures with their weights), claimed, and the unrecognized offer (its key, host, node, rank) or None.
 Outcome = tuple[tuple[Signature, ...], bool, tuple[object, ...] | None]
+
+
+class Reader(Protocol):
+    """What the folder reads a line through (collect/scan.py's Extraction): the folder sits below the scanner
+    and knows the extraction by this alone."""
+
+    @property
+    def unrecognized(self) -> Unrecognized: ...
+
+    def add_events(self, c: Candidate, store: EventStore) -> None: ...
+
+    def add_events_read(self, c: Candidate, store: EventStore) -> Reading: ...
 
 
 @dataclass(slots=True)
@@ -202,7 +215,7 @@ class LineFold:
 
     __slots__ = ("_bytes", "_digit_words", "_epoch", "_gen", "_once", "_shapes", "extraction", "store", "table")
 
-    def __init__(self, extraction: Extraction, store: EventStore) -> None:
+    def __init__(self, extraction: Reader, store: EventStore) -> None:
         self.extraction = extraction
         self.store = store
         self._shapes: dict[bytes, _Shape] = {}
@@ -293,6 +306,21 @@ class LineFold:
             v.tabled = self._gen
             self.table.setdefault(raw.translate(_ZERO), []).append(
                 (v.lo.to_bytes(v.size), v.hi.to_bytes(v.size), v.lead_rep, v))
+
+    def unstable(self, raw: bytes) -> None:
+        """Read every later copy of `raw`'s shape in this file: its stamp was read as none (outside the years
+        the analysis holds), and a folded copy's time is not read, so it could not be counted as one."""
+        key = raw.translate(_ZERO) if len(raw) <= MAX_LINE else None
+        if key is None:
+            return
+        sh = self._shapes.get(key)
+        if sh is None:
+            if len(self._shapes) >= MAX_SHAPES:
+                return
+            sh = self._shapes[key] = _Shape()
+            self._bytes += len(key)
+        sh.stable = False
+        sh.index = {}
 
     def count(self, v: _Variant) -> None:
         """One more copy of `v`'s line, counted as reading it would count it (added at the file's end)."""

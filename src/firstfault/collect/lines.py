@@ -21,7 +21,7 @@ from firstfault.hostlist import NodeNames
 from firstfault.model import CoverageItem
 from firstfault.timeparse import Stamp, TimeParser
 
-_SRUN = re.compile(r"^\s*(\d{1,9}): ")  # as collect/scan.py's
+_SRUN = re.compile(r"^\s*(\d{1,9}): ")  # as collect/stamps.py's SRUN
 
 
 class WordFilter:

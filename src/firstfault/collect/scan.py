@@ -11,27 +11,32 @@ from it, so unmatched lines are never parsed.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import io
 import re
 import threading
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
 from functools import cached_property, lru_cache
-from typing import IO, Any, cast
+from typing import IO, Any
 
 from firstfault.bundle import open_evidence
+from firstfault.collect.chunks import BINARY_SHARE, CHUNK, chunks, decoded, reader
+from firstfault.collect.chunks import MAX_LINE as MAX_LINE
+from firstfault.collect.chunks import FileStats as FileStats
+from firstfault.collect.chunks import binary_share as binary_share
+from firstfault.collect.chunks import count_newlines as count_newlines
+from firstfault.collect.events import EventStore, draft_to_event
 from firstfault.collect.fold import LineFold, Reading, Signature
+from firstfault.collect.stamps import SRUN, Clock, walk_back, walk_back_py
+from firstfault.collect.stamps import prev_stamped as _prev_stamped  # noqa: F401  (tests ask whether C is built)
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
 from firstfault.extract.memo import ZERO_DIGITS
 from firstfault.extract.unrecognized import decided_by_count, zeroed
-from firstfault.model import Event, Evidence
+from firstfault.model import Event
 from firstfault.timeparse import TIME_MAX, TIME_MIN, Stamp, TimeParser, _fast
 
-CHUNK = 8 << 20
-MAX_LINE = 1 << 20  # longer lines are clipped to this and reported
 TEXT_CLIP = 2000  # evidence text kept per line
 BACKWALK_LINES = 400  # how far back to look for a stamp inside a chunk
 LINE_SOURCES = ("kernel", "syslog", "fabricmanager", "application")
@@ -43,18 +48,6 @@ try:  # Hyperscan: a multi-literal matcher at memory speed; optional.
 except ImportError:  # pragma: no cover - depends on the platform
     HAVE_HYPERSCAN = False
 
-_SRUN = re.compile(rb"^\s*(\d{1,9}): ")  # srun --label: a task id (more digits: no rank, MAX_RANK)
-
-try:  # newlines counted with memchr, stamps looked for in C (firstfault/_lines.c), when built; optional.
-    from firstfault._lines import count as count_newlines
-    from firstfault._lines import prev_stamped as _prev_stamped
-except ImportError:  # pragma: no cover - depends on the build
-
-    def count_newlines(buf: bytes, start: int, end: int, /) -> int:
-        """The number of newlines in buf[start:end]."""
-        return buf.count(b"\n", start, end)
-
-    _prev_stamped = None  # type: ignore[assignment]
 try:  # the fold's dense loop in C (an older build of the module lacks it)
     from firstfault._lines import fold_run as _fold_run
 except ImportError:  # pragma: no cover - depends on the build
@@ -225,203 +218,6 @@ class _Matcher:
                     break
                 pos = e + 1
         return sorted(starts)
-
-
-@dataclass(slots=True)
-class FileStats:
-    """What reading one file gave: its lines, bytes, candidates, events, bad UTF-8 lines, errors."""
-
-    lines: int = 0
-    bytes: int = 0
-    candidates: int = 0
-    events: int = 0
-    bad_utf8: int = 0
-    last_time: datetime | None = None  # the file's last stamped line
-    errors: list[tuple[int | None, str]] = field(default_factory=list)
-
-
-class EventStore:
-    """Collects events, keeping memory flat when one line repeats a million times.
-
-    Past `cap` events of one signature (kind, node, rank, device, key field)
-    only a count is kept, on the last stored event's `repeat` field.
-    """
-
-    def __init__(self, cap: int = 32) -> None:
-        self.cap = cap
-        self.events: list[Event] = []
-        self._seen: dict[tuple[object, ...], Event] = {}
-        self._counts: dict[tuple[object, ...], int] = {}
-
-    @staticmethod
-    def _key(kind: str, source: str, file: str | None, node: str | None, rank: int | None, device: str | None,
-             f: Mapping[str, object]) -> tuple[object, ...]:
-        # The source and file are in the key so the kept set does not depend
-        # on the order in which sources arrive (bundle vs Service request).
-        return (kind, source, file, node, rank, device,
-                f.get("xid", f.get("condition", f.get("exc_type", f.get("state")))))
-
-    def _put(self, key: tuple[object, ...], ev: Event | None, weight: int) -> None:
-        """Keep `ev` as its signature's next event, or count `weight` copies on the last kept one
-        (`ev` is None only past the cap: the caller did not build an event that only counts)."""
-        n = self._counts.get(key, 0) + 1
-        self._counts[key] = n
-        if ev is None or n > self.cap:
-            self._on_last(key, weight)
-            return
-        self._seen[key] = ev
-        self.events.append(ev)
-
-    @property
-    def counts(self) -> Mapping[tuple[object, ...], int]:
-        """How many events of each signature were added (kept or counted)."""
-        return self._counts
-
-    def repeat(self, key: tuple[object, ...], weight: int, n: int = 1) -> None:
-        """`n` more events of signature `key`, which is past the cap, weighing `weight` together: counted on its
-        last kept event, as add() counts them one by one (collect/fold.py)."""
-        self._counts[key] += n
-        self._on_last(key, weight)
-
-    def _on_last(self, key: tuple[object, ...], weight: int) -> None:
-        """Count `weight` copies on the last kept event of signature `key`."""
-        last = self._seen[key]
-        last.fields["repeat"] = int(last.fields.get("repeat") or 1) + weight
-
-    def add(self, ev: Event) -> None:
-        """Keep `ev`, or count it on the last kept event of its signature.
-
-        An event that arrives with a `repeat` of its own (a parallel reader's worker folded its file's
-        copies into it with a store of its own) counts that many: the signature holds the file, and
-        a file is read by one worker, so the result is the one-store result.
-        """
-        key = self._key(ev.kind, ev.evidence.source, ev.evidence.file, ev.node, ev.rank, ev.device, ev.fields)
-        self._put(key, ev, int(ev.fields.get("repeat") or 1))
-
-    def add_drafts(self, drafts: list[Draft], ctx: LineContext, text: str) -> None:
-        """`add(draft_to_event(d, ctx, text))` for each draft, without building the events that only
-        count (past `cap` of their signature): a chatty log's ten-thousandth copy of a line."""
-        for d in drafts:
-            rank = d.rank if d.rank is not None else ctx.rank
-            key = self._key(d.kind, ctx.source, ctx.file, ctx.node, rank, d.device, d.fields)
-            ev = draft_to_event(d, ctx, text) if self._counts.get(key, 0) < self.cap else None
-            self._put(key, ev, int(d.fields.get("repeat") or 1))
-
-
-def _decoded(raw: IO[bytes], name: str) -> IO[bytes]:
-    """The text of an opened file: gunzipped when its name ends in .gz (closing it leaves `raw` open).
-
-    `raw` is unbuffered (bundle.open_evidence): each read is one read(2) into the bytes object it
-    returns. Through a buffer, a look at the head first would leave 8 KB in it, and the chunk built
-    from that and the rest would copy every byte of the file once more."""
-    if name.endswith(".gz"):
-        return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
-    return raw
-
-
-def _reader(fh: IO[bytes]) -> Callable[[int], bytes]:
-    """The read that returns what the stream has now: read1 for a compressed stream (a truncated .gz
-    still yields everything before the cut), read (one system call) for a raw file."""
-    return cast(Callable[[int], bytes], getattr(fh, "read1", fh.read))
-
-
-def _chunks(fh: IO[bytes], stats: FileStats, seen: list[int] | None = None,
-            first: bytes = b"") -> Iterator[tuple[bytes, int]]:
-    """Yields (buffer of whole lines, number of lines before it).
-
-    With `seen`, the consumer counts the newlines of each buffer it was given (it walks them
-    anyway, candidate to candidate) and adds them to seen[0] before asking for the next one, so
-    no byte is counted twice; without it, each buffer is counted here. `first` is what the
-    caller already read of the stream (its head, to tell text from binary).
-    """
-    carry = b""
-    lines_before = 0
-    skipping = False  # inside an over-long line, dropping until its end
-    read = _reader(fh)
-    failed = False
-    while not failed:
-        # Gather about CHUNK bytes.
-        parts: list[bytes] = [first] if first else []
-        size = len(first)
-        first = b""
-        while size < CHUNK:
-            try:
-                piece = read(CHUNK - size)
-            except (EOFError, OSError, zlib.error) as exc:
-                stats.errors.append((None, f"read stopped early: {exc}; what was read is kept"))
-                failed = True
-                break
-            if not piece:
-                break
-            parts.append(piece)
-            size += len(piece)
-        data = b"".join(parts)
-        if not data:
-            break
-        stats.bytes += len(data)
-        if skipping:
-            nl = data.find(b"\n")
-            if nl < 0:
-                continue
-            data = data[nl + 1 :]
-            skipping = False
-            lines_before += 1
-        buf = carry + data if carry else data
-        cut = buf.rfind(b"\n")
-        if cut < 0:
-            if len(buf) > MAX_LINE:
-                stats.errors.append((lines_before + 1, f"line longer than {MAX_LINE} bytes: clipped"))
-                yield buf[:MAX_LINE] + b"\n", lines_before
-                carry = b""
-                skipping = True
-            else:
-                carry = buf
-            continue
-        whole, carry = buf[: cut + 1], buf[cut + 1 :]
-        if seen is None:
-            n = whole.count(b"\n")
-            yield whole, lines_before
-        else:
-            seen[0] = 0
-            yield whole, lines_before
-            n = seen[0]
-        lines_before += n
-        if len(carry) > MAX_LINE:
-            stats.errors.append((lines_before + 1, f"line longer than {MAX_LINE} bytes: clipped"))
-            yield carry[:MAX_LINE] + b"\n", lines_before
-            carry = b""
-            skipping = True
-    if carry and not skipping:
-        yield carry + b"\n", lines_before
-        lines_before += 1
-    stats.lines = lines_before + (1 if skipping else 0)
-
-
-# Bytes a text log may hold besides printable text: tab, newline, CR, form feed, backspace, ESC (colours).
-_TEXT_CONTROLS = frozenset(b"\t\n\r\f\b\x1b")
-_ODD_BYTES = bytes(b for b in range(32) if b not in _TEXT_CONTROLS) + b"\x7f"
-_ZERO_RUN = 64
-_ZERO_RUNS = re.compile(rb"\x00{%d,}" % _ZERO_RUN)
-_BINARY_SHARE = 0.30
-
-
-def binary_share(head: bytes) -> float:
-    """The share of a file's first bytes, runs of zeros aside, that no text log holds: NULs, other control
-    bytes, invalid UTF-8.
-
-    A crash often leaves zeros in a log: a stray NUL, or a whole block of them
-    (a 4 KiB page at the end of the file). A run of _ZERO_RUN or more is left
-    out of the sample, as the scanner reads around it; a stray NUL counts. An
-    executable, an image or a compressed file read as-is is still mostly such
-    bytes besides its runs of zeros (the ELF files of a Debian system: 30% and
-    more, their NULs between other bytes counted).
-    """
-    sample = _ZERO_RUNS.sub(b"", head[:8192])
-    if not sample:
-        return 0.0
-    odd = len(sample) - len(sample.translate(None, _ODD_BYTES))
-    odd += sample.decode("utf-8", errors="replace").count("\ufffd")
-    return odd / len(sample)
 
 
 @dataclass(slots=True, frozen=True)
@@ -649,15 +445,15 @@ class LineScanner:
         except OSError as exc:
             stats.errors.append((None, f"cannot open: {exc.strerror or exc}"))
             return stats
-        with raw, _decoded(raw, rel) as fh:
+        with raw, decoded(raw, rel) as fh:
             try:
-                first = _reader(fh)(CHUNK)  # the first piece of the first chunk (_chunks)
+                first = reader(fh)(CHUNK)  # the first piece of the first chunk (chunks)
             except (EOFError, OSError, zlib.error) as exc:
                 stats.errors.append((None, f"cannot read: {exc}"))
                 return stats
             head = first[:8192]
             share = binary_share(head)
-            if share > _BINARY_SHARE:
+            if share > BINARY_SHARE:
                 stats.errors.append((None, f"binary content ({share:.0%} of the first {len(head)} bytes, runs "
                                            "of zeros aside, are not text): skipped"))
                 return stats
@@ -692,25 +488,11 @@ class LineScanner:
               last_stamp: list[Stamp | None] | None = None) -> None:
         """`carried`: the last stamp of the lines before (the previous chunk's, then); `line_base`: the lines
         before `fh`'s first; `last_stamp[0]` is set to the last stamp read."""
-        # The boot time (wall - uptime) comes from the last line with both; it is worked out only when a
-        # line with an uptime alone needs it (a kernel log stamps every line with both).
-        both: list[tuple[datetime, float] | None] = [None]
-
-        def wall_of(st: Stamp | None) -> datetime | None:
-            if st is None:
-                return None
-            if st.wall is not None:
-                if st.uptime is not None:
-                    both[0] = (st.wall, st.uptime)
-                return st.wall
-            b = both[0]
-            if st.uptime is not None and b is not None:
-                return b[0] - timedelta(seconds=b[1]) + timedelta(seconds=st.uptime)
-            return None
+        wall_of = Clock().wall_of
 
         def strip(raw: bytes) -> tuple[bytes, int | None]:
             if srun_prefix:
-                m = _SRUN.match(raw)
+                m = SRUN.match(raw)
                 if m:
                     return raw[m.end() :], int(m.group(1))
             return raw, None
@@ -741,7 +523,7 @@ class LineScanner:
             # wall_of's own answer for a wall-clock stamp without uptime, without its call.
             t = st.wall if st is not None and st.uptime is None else wall_of(st)
             if t is None:
-                t = wall_of(self._walk_back(buf, s, tp, srun_prefix, stop=prev_start, limit=limit))
+                t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, BACKWALK_LINES if limit is None else limit))
                 if t is None:
                     t = prev_t if have_prev else wall_of(carried)
             return Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
@@ -766,8 +548,11 @@ class LineScanner:
             s, e, line_no, ids = held
             hits = tuple(ids) if ids is not None else None
             # prev_* are still what they were when the copy was held: no line was read since.
+            unplaced = tp.out_of_range
             c = candidate(buf, s, e, line_no, hits, prev_start, prev_t, have_prev, carried, limit=1 << 30)
             fold.read(c, buf[s:e], ids)
+            if tp.out_of_range != unplaced:
+                fold.unstable(buf[s:e])
             prev_start, prev_t, have_prev = s, c.time, True
             held = held_variant = None
 
@@ -785,15 +570,18 @@ class LineScanner:
                 if held is not None:  # the candidate before this one
                     read_held(buf)
             hits = tuple(ids) if ids is not None else None
+            unplaced = tp.out_of_range
             c = candidate(buf, s, e, line_no, hits, prev_start, prev_t, have_prev, carried)
             if fold is not None:
                 fold.read(c, buf[s:e], ids)
+                if tp.out_of_range != unplaced:
+                    fold.unstable(buf[s:e])
             else:
                 emit(c)
             prev_start, prev_t, have_prev = s, c.time, True
 
         dense = False  # this chunk's lines are read one by one (most of the last chunk's folded)
-        for buf, before in _chunks(fh, stats, seen, first):
+        for buf, before in chunks(fh, stats, seen, first, CHUNK):
             if check is not None:
                 check()  # a deadline: one chunk of work at most after it passes
             # `in` is a memchr (many GB/s); count() walks byte by byte, so it runs only when a NUL is there.
@@ -873,67 +661,16 @@ class LineScanner:
             stats.errors.append((None, f"{nuls} NUL byte(s) in the text (a log cut by a crash?): read around them"))
 
     @staticmethod
-    def _line_stamp(raw: bytes, tp: TimeParser, srun_prefix: bool) -> Stamp | None:
-        """The stamp of one line of a walk back (its srun label off, its first 200 bytes read)."""
-        if srun_prefix:
-            m = _SRUN.match(raw)
-            if m:
-                raw = raw[m.end() :]
-        return tp.parse(raw[:200].decode("utf-8", errors="replace"))
-
-    @staticmethod
     def _walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int = -1,
                    limit: int | None = None) -> Stamp | None:
-        """The stamp of the nearest line before offset `end` that has one (lines after `stop` only, and
-        `limit` of them at most, BACKWALK_LINES by default)."""
-        if _prev_stamped is None or not _fast[0]:
-            return LineScanner._walk_back_py(buf, end, tp, srun_prefix, stop, limit)
-        # The C loop passes over the lines that cannot hold a stamp (none of the forms' characters:
-        # _lines.c may_hold_stamp), so a burst of unstamped lines costs no parse each.
-        left = BACKWALK_LINES if limit is None else limit
-        while left > 0:
-            s, e, n = _prev_stamped(buf, stop, end, left)
-            if s < 0:
-                return None
-            raw = buf[s:e]
-            st = LineScanner._line_stamp(raw, tp, srun_prefix)
-            if st is not None:
-                return st
-            end = s
-            left -= n
-        return None
+        """collect/stamps.walk_back, `limit` BACKWALK_LINES by default."""
+        return walk_back(buf, end, tp, srun_prefix, stop, BACKWALK_LINES if limit is None else limit)
 
     @staticmethod
     def _walk_back_py(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int = -1,
                       limit: int | None = None) -> Stamp | None:
-        """_walk_back parsing every line (without the C module, and FIRSTFAULT_FASTPATH=0)."""
-        n = 0
-        if limit is None:
-            limit = BACKWALK_LINES
-        while end > 0 and n < limit:
-            s = buf.rfind(b"\n", 0, end - 1) + 1
-            if s <= stop:
-                return None
-            raw = buf[s : end - 1] if buf[end - 1 : end] == b"\n" else buf[s:end]
-            st = LineScanner._line_stamp(raw, tp, srun_prefix)
-            if st is not None:
-                return st
-            end = s
-            n += 1
-        return None
+        """collect/stamps.walk_back_py (the walk without the C module), `limit` BACKWALK_LINES by default."""
+        return walk_back_py(buf, end, tp, srun_prefix, stop, BACKWALK_LINES if limit is None else limit)
 
     def _last_stamp(self, buf: bytes, tp: TimeParser, srun_prefix: bool) -> Stamp | None:
         return self._walk_back(buf, len(buf), tp, srun_prefix)
-
-
-def draft_to_event(d: Draft, ctx: LineContext, text: str) -> Event:
-    host = d.host or ctx.host
-    return Event(
-        kind=d.kind,
-        time=ctx.time,
-        node=ctx.node,
-        rank=d.rank if d.rank is not None else ctx.rank,
-        device=d.device,
-        fields=dict(d.fields, **({"host": host} if host else {})),
-        evidence=Evidence(source=ctx.source, file=ctx.file, line=ctx.lineno, text=text),
-    )

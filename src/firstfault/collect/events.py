@@ -1,0 +1,94 @@
+"""The events an analysis keeps: one store, flat in memory however often a line repeats.
+
+Below the scanner (collect/scan.py) and the folder (collect/fold.py), which both add to it: a
+draft an extractor returned becomes an event here (`draft_to_event`), and past a cap of
+copies per signature only a count is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from firstfault.extract.base import Draft, LineContext
+from firstfault.model import Event, Evidence
+
+
+class EventStore:
+    """Collects events, keeping memory flat when one line repeats a million times.
+
+    Past `cap` events of one signature (kind, node, rank, device, key field)
+    only a count is kept, on the last stored event's `repeat` field.
+    """
+
+    def __init__(self, cap: int = 32) -> None:
+        self.cap = cap
+        self.events: list[Event] = []
+        self._seen: dict[tuple[object, ...], Event] = {}
+        self._counts: dict[tuple[object, ...], int] = {}
+
+    @staticmethod
+    def _key(kind: str, source: str, file: str | None, node: str | None, rank: int | None, device: str | None,
+             f: Mapping[str, object]) -> tuple[object, ...]:
+        # The source and file are in the key so the kept set does not depend
+        # on the order in which sources arrive (bundle vs Service request).
+        return (kind, source, file, node, rank, device,
+                f.get("xid", f.get("condition", f.get("exc_type", f.get("state")))))
+
+    def _put(self, key: tuple[object, ...], ev: Event | None, weight: int) -> None:
+        """Keep `ev` as its signature's next event, or count `weight` copies on the last kept one
+        (`ev` is None only past the cap: the caller did not build an event that only counts)."""
+        n = self._counts.get(key, 0) + 1
+        self._counts[key] = n
+        if ev is None or n > self.cap:
+            self._on_last(key, weight)
+            return
+        self._seen[key] = ev
+        self.events.append(ev)
+
+    @property
+    def counts(self) -> Mapping[tuple[object, ...], int]:
+        """How many events of each signature were added (kept or counted)."""
+        return self._counts
+
+    def repeat(self, key: tuple[object, ...], weight: int, n: int = 1) -> None:
+        """`n` more events of signature `key`, which is past the cap, weighing `weight` together: counted on its
+        last kept event, as add() counts them one by one (collect/fold.py)."""
+        self._counts[key] += n
+        self._on_last(key, weight)
+
+    def _on_last(self, key: tuple[object, ...], weight: int) -> None:
+        """Count `weight` copies on the last kept event of signature `key`."""
+        last = self._seen[key]
+        last.fields["repeat"] = int(last.fields.get("repeat") or 1) + weight
+
+    def add(self, ev: Event) -> None:
+        """Keep `ev`, or count it on the last kept event of its signature.
+
+        An event that arrives with a `repeat` of its own (a parallel reader's worker folded its file's
+        copies into it with a store of its own) counts that many: the signature holds the file, and
+        a file is read by one worker, so the result is the one-store result.
+        """
+        key = self._key(ev.kind, ev.evidence.source, ev.evidence.file, ev.node, ev.rank, ev.device, ev.fields)
+        self._put(key, ev, int(ev.fields.get("repeat") or 1))
+
+    def add_drafts(self, drafts: list[Draft], ctx: LineContext, text: str) -> None:
+        """`add(draft_to_event(d, ctx, text))` for each draft, without building the events that only
+        count (past `cap` of their signature): a chatty log's ten-thousandth copy of a line."""
+        for d in drafts:
+            rank = d.rank if d.rank is not None else ctx.rank
+            key = self._key(d.kind, ctx.source, ctx.file, ctx.node, rank, d.device, d.fields)
+            ev = draft_to_event(d, ctx, text) if self._counts.get(key, 0) < self.cap else None
+            self._put(key, ev, int(d.fields.get("repeat") or 1))
+
+
+def draft_to_event(d: Draft, ctx: LineContext, text: str) -> Event:
+    host = d.host or ctx.host
+    return Event(
+        kind=d.kind,
+        time=ctx.time,
+        node=ctx.node,
+        rank=d.rank if d.rank is not None else ctx.rank,
+        device=d.device,
+        fields=dict(d.fields, **({"host": host} if host else {})),
+        evidence=Evidence(source=ctx.source, file=ctx.file, line=ctx.lineno, text=text),
+    )
