@@ -191,3 +191,15 @@ def test_a_generated_bundle_gives_the_same_verdict_with_hyperscan_blocked_within
     assert verdict["affected_nodes"] == summary["expected"]["affected_nodes"]
     ratio = statistics.median(times["blocked"]) / statistics.median(times["fast"])
     assert ratio <= 6.0, f"blocked/fast {ratio:.2f}x: {times}"
+
+
+def test_the_remote_streams_word_filter_reads_text_through_the_matcher() -> None:
+    from firstfault.collect.lines import WordFilter
+
+    wf = WordFilter(["NCCL WARN", "Xid", ""])
+    assert wf.words == ["NCCL WARN", "Xid"]
+    assert wf("node-1:1:2 [0] NCCL WARN NET/Socket : Connection refused")
+    assert wf("déjà vu: NVRM: Xid (PCI:0000:3b:00): 79")  # the words found in the UTF-8 of any text
+    assert wf("\udcff NVRM: Xid 79")  # a lone surrogate (a stream decoded with surrogateescape) is no error
+    assert not wf("node-1:1:2 [0] NCCL  WARN spaced apart, nvrm: xid in lower case")
+    assert not WordFilter([])("NCCL WARN")
