@@ -203,3 +203,13 @@ def test_the_remote_streams_word_filter_reads_text_through_the_matcher() -> None
     assert wf("\udcff NVRM: Xid 79")  # a lone surrogate (a stream decoded with surrogateescape) is no error
     assert not wf("node-1:1:2 [0] NCCL  WARN spaced apart, nvrm: xid in lower case")
     assert not WordFilter([])("NCCL WARN")
+
+
+def test_a_word_list_builds_its_engine_once_and_the_engines_kept_are_bounded() -> None:
+    words = ["NVRM: Xid", "NCCL WARN"]
+    assert scan._Matcher(list(words))._engine is scan._Matcher(list(words))._engine
+    for n in range(scan.MAX_ENGINES + 3):
+        scan._Matcher([f"word-{n}", "NCCL WARN"])
+    assert len(scan._ENGINES) <= scan.MAX_ENGINES
+    starts, ids = scan._Matcher(words).line_hits(b"a NCCL WARN b\n")  # rebuilt after its engine was dropped
+    assert starts == [0] and ids in ([[1]], None)

@@ -263,8 +263,10 @@ _ENGINE_TYPES: Final[dict[str, Callable[[list[bytes]], _Engine]]] = {
 
 
 # One engine per word list (a source's scanner and its extraction's dispatch search for the same words); an
-# engine is immutable once built and safe to share between threads.
+# engine is immutable once built and safe to share between threads. A few MB each: a process that meets more word
+# lists (catalogs reloaded) keeps the latest MAX_ENGINES.
 _ENGINES: dict[tuple[str, ...], _Engine] = {}
+MAX_ENGINES: Final = 16
 
 
 class _Matcher:
@@ -282,6 +284,8 @@ class _Matcher:
         self.key = _KEYS.setdefault(key, key)
         engine = _ENGINES.get(self.key)
         if engine is None and self.literals:
+            while len(_ENGINES) >= MAX_ENGINES:
+                del _ENGINES[next(iter(_ENGINES))]
             engine = _ENGINES[self.key] = _ENGINE_TYPES[MATCHER_ENGINE](self.literals)
         self._engine = engine
 
