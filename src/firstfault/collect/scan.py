@@ -165,7 +165,7 @@ class _Engine(Protocol):
 
 class _HyperscanEngine:
     """One Hyperscan database, shared by threads: each thread scans with its own scratch space (Hyperscan's rule
-    for concurrent scans). The matches come to a Python callback, which groups them by line as they come."""
+    for concurrent scans). The matches come to a Python callback, one call each."""
 
     def __init__(self, literals: list[bytes]) -> None:
         self._db = _hs_database(literals)
