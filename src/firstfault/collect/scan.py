@@ -266,6 +266,7 @@ _ENGINE_TYPES: Final[dict[str, Callable[[list[bytes]], _Engine]]] = {
 # engine is immutable once built and safe to share between threads. A few MB each: a process that meets more word
 # lists (catalogs reloaded) keeps the latest MAX_ENGINES.
 _ENGINES: dict[tuple[str, ...], _Engine] = {}
+_ENGINES_LOCK = threading.Lock()
 MAX_ENGINES: Final = 16
 
 
@@ -284,9 +285,12 @@ class _Matcher:
         self.key = _KEYS.setdefault(key, key)
         engine = _ENGINES.get(self.key)
         if engine is None and self.literals:
-            while len(_ENGINES) >= MAX_ENGINES:
-                del _ENGINES[next(iter(_ENGINES))]
-            engine = _ENGINES[self.key] = _ENGINE_TYPES[MATCHER_ENGINE](self.literals)
+            with _ENGINES_LOCK:  # a Service's threads may build scanners at once
+                engine = _ENGINES.get(self.key)
+                if engine is None:
+                    while len(_ENGINES) >= MAX_ENGINES:
+                        del _ENGINES[next(iter(_ENGINES))]
+                    engine = _ENGINES[self.key] = _ENGINE_TYPES[MATCHER_ENGINE](self.literals)
         self._engine = engine
 
     def ids_in(self, data: bytes) -> set[int]:
