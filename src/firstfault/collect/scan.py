@@ -266,7 +266,6 @@ _ENGINE_TYPES: Final[dict[str, Callable[[list[bytes]], _Engine]]] = {
 # engine is immutable once built and safe to share between threads. A few MB each: a process that meets more word
 # lists (catalogs reloaded) keeps the latest MAX_ENGINES.
 _ENGINES: dict[tuple[str, ...], _Engine] = {}
-_ENGINES_LOCK = threading.Lock()
 MAX_ENGINES: Final = 16
 
 
@@ -285,12 +284,12 @@ class _Matcher:
         self.key = _KEYS.setdefault(key, key)
         engine = _ENGINES.get(self.key)
         if engine is None and self.literals:
-            with _ENGINES_LOCK:  # a Service's threads may build scanners at once
-                engine = _ENGINES.get(self.key)
-                if engine is None:
-                    while len(_ENGINES) >= MAX_ENGINES:
-                        del _ENGINES[next(iter(_ENGINES))]
-                    engine = _ENGINES[self.key] = _ENGINE_TYPES[MATCHER_ENGINE](self.literals)
+            engine = _ENGINE_TYPES[MATCHER_ENGINE](self.literals)
+            # Without a lock (a worker forked while another thread held it would wait forever): two threads may
+            # build the same engine once each, and what one drops the other's pop finds gone.
+            for old in list(_ENGINES)[: max(0, len(_ENGINES) + 1 - MAX_ENGINES)]:
+                _ENGINES.pop(old, None)
+            _ENGINES[self.key] = engine
         self._engine = engine
 
     def ids_in(self, data: bytes) -> set[int]:
