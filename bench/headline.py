@@ -4,7 +4,7 @@
 """The headline benchmark of issue 11: firstfault analyze against the floor and grep, in one run.
 
     python bench/headline.py [--sizes 1,4] [--repeat 3] [--workers 1,2] [--base-src DIR] [--instructions LINES]
-                             [--instructions-bundle]
+                             [--instructions-bundle] [--blocked ENGINE]
 
 For each size it uses (or generates, 128 nodes x 8 ranks, seed 1) a bundle
 under --workdir and times, interleaved (run 1 of every tool, then run 2, ...)
@@ -15,6 +15,8 @@ so that the load of other processes on the machine falls on all of them alike:
   grep-cat  grep -c -E -f <catalog prefilter words> FILES     the catalog's own words (second column)
   ff -jN    python -m firstfault analyze BUNDLE --format json -j N     this tree
   base      the same with PYTHONPATH=--base-src (another checkout, e.g. main), no -j
+  blocked   with --blocked ENGINE: ff with the first -j and FIRSTFAULT_MATCHER=ENGINE (aho-corasick: Hyperscan
+            blocked; re: both compiled engines blocked), its verdict compared and its time as a ratio of ff's
 
 Then two end-to-end cases: the noisy log (one application log of
 --noisy-lines lines, every one passing the prefilter: half "Error fetching
@@ -26,6 +28,7 @@ for -jN the parent or one worker), and the ratios against the issue's targets:
   analyze <= 1.0x grep-14 on every size       peak RSS < 150 MB and flat (<= 1.25x) from smallest to largest
   noisy log <= 4 s                            showcase < 0.2 s
   verdict bytes the same for every -jN (the analyzed_at line aside)
+  with --blocked: blocked <= 3x ff (same -j) on every size and on the noisy log (issue 27)
 
 With --instructions LINES it also counts instructions under valgrind (callgrind), which the load of
 other processes does not change: per noisy line (a LINES-line log less a 10-line one) and the
@@ -64,6 +67,7 @@ TARGET_RSS_MB = 150.0
 FLAT = 1.25
 TARGET_NOISY_S = 4.0
 TARGET_SMALL_S = 0.2
+TARGET_BLOCKED = 3.0  # issue 27: the fast scanner blocked, at most this many times the fast path
 
 
 @dataclass
@@ -95,10 +99,14 @@ def _env(src: Path) -> dict[str, str]:
     return env
 
 
-def analyze_tools(bundle: Path, workers: list[int], base_src: Path | None, work: Path) -> list[Tool]:
+def analyze_tools(bundle: Path, workers: list[int], base_src: Path | None, work: Path,
+                  blocked: str | None = None) -> list[Tool]:
     py = sys.executable
     tools = [Tool("ff -j%d" % w, [py, "-m", "firstfault", "analyze", str(bundle), "--format", "json", "-j", str(w)],
                   _env(FF_SRC), work / ("verdict-j%d.json" % w)) for w in workers]
+    if blocked is not None:
+        tools.append(Tool("ff blocked", tools[0].cmd, dict(_env(FF_SRC), FIRSTFAULT_MATCHER=blocked),
+                          work / "verdict-blocked.json"))
     if base_src is not None:
         tools.append(Tool("base", [py, "-m", "firstfault", "analyze", str(bundle), "--format", "json"],
                           _env(base_src), work / "verdict-base.json"))
@@ -183,6 +191,18 @@ def fmt_rows(tools: list[Tool], nbytes: int, ref: Tool | None, floor: Tool | Non
     return rows
 
 
+def blocked_target(what: str, ff: list[Tool]) -> list[tuple[str, str, bool]]:
+    """The blocked run's ratio to the fast one with the same -j (its first tool), as a target row (none without
+    --blocked)."""
+    blocked = [t for t in ff if t.name == "ff blocked"]
+    if not blocked:
+        return []
+    r = blocked[0].median / ff[0].median
+    print("  %s: ff blocked / %s = %.2fx (%.3f s / %.3f s)" % (what, ff[0].name, r, blocked[0].median, ff[0].median))
+    return [("%s: blocked (%s) <= %.0fx %s" % (what, blocked[0].env["FIRSTFAULT_MATCHER"], TARGET_BLOCKED,
+                                               ff[0].name), "%.2fx" % r, r <= TARGET_BLOCKED)]
+
+
 def check_verdicts(tools: list[Tool], expected: Path | None) -> tuple[bool, list[str]]:
     ok = True
     notes: list[str] = []
@@ -262,6 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-small", action="store_true", help="skip the showcase case")
     ap.add_argument("--no-grep-catalog", action="store_true", help="skip the (slow) catalog-words grep")
     ap.add_argument("--enforce", action="store_true", help="exit 3 when a target is missed")
+    ap.add_argument("--blocked", choices=("aho-corasick", "re"), default=None,
+                    help="also time ff (first -j) with FIRSTFAULT_MATCHER=this (aho-corasick: Hyperscan blocked) on "
+                         "every size and the noisy log, and print its ratio to ff")
     ap.add_argument("--instructions", type=int, default=0, metavar="LINES",
                     help="also count instructions under valgrind (callgrind; the load does not change them): "
                          "per line on a noisy log of LINES lines (less one of 10), and the showcase's")
@@ -298,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         tools = [floor, ref]
         if cat_pat is not None:
             tools.append(Tool("grep-cat", ["grep", "-c", "-E", "-f", str(cat_pat), *files], env, work / "grepcat.out"))
-        ff = analyze_tools(bdir, workers, a.base_src, work)
+        ff = analyze_tools(bdir, workers, a.base_src, work, a.blocked)
         run_all(tools + ff, bdir, a.repeat)
         print("\n== %g GB bundle: %d files, %.3f GB, 128 nodes x 8 ranks" % (gb, len(files), nbytes / 1e9))
         print("\n".join(fmt_rows(tools + ff, nbytes, ref, floor)))
@@ -307,11 +330,12 @@ def main(argv: list[str] | None = None) -> int:
             print("  " + n)
         if not ok:
             status = 1
-        best = min((t for t in ff if t.name.startswith("ff ")), key=lambda t: t.median)
+        best = min((t for t in ff if t.name.startswith("ff -j")), key=lambda t: t.median)
         ratio = best.median / ref.median
-        rss_by_size[gb] = max(t.rss_mb for t in ff if t.name.startswith("ff "))
+        rss_by_size[gb] = max(t.rss_mb for t in ff if t.name.startswith("ff -j"))
         targets.append(("%g GB: analyze (%s) <= %.1fx grep-14" % (gb, best.name, TARGET_RATIO), "%.2fx" % ratio,
                         ratio <= TARGET_RATIO))
+        targets.extend(blocked_target("%g GB" % gb, ff))
     if rss_by_size:
         lo, hi = min(rss_by_size.values()), max(rss_by_size.values())
         targets.append(("peak RSS < %.0f MB, flat (<= %.2fx) over %s GB" % (TARGET_RSS_MB, FLAT, sizes),
@@ -324,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
         nbytes = sum((ndir / f).stat().st_size for f in files)
         timed(["cat", *files], ndir)
         ref = Tool("grep-14", ["grep", "-c", "-E", GREP_14, *files], _env(SRC), work / "grep14.out")
-        ff = analyze_tools(ndir, workers[:1], a.base_src, work)
+        ff = analyze_tools(ndir, workers[:1], a.base_src, work, a.blocked)
         run_all([ref, *ff], ndir, a.repeat)
         print("\n== noisy log: %d lines, %.0f MB, every line a candidate" % (a.noisy_lines, nbytes / 1e6))
         print("\n".join(fmt_rows([ref, *ff], nbytes, ref, None)))
@@ -337,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
         print("  %s: %.0f lines/s, %.2f us a line" % (ff[0].name, a.noisy_lines / m, m / a.noisy_lines * 1e6))
         targets.append(("noisy log (%d lines) <= %.0f s" % (a.noisy_lines, TARGET_NOISY_S), "%.2f s" % m,
                         m <= TARGET_NOISY_S))
+        targets.extend(blocked_target("noisy log", ff))
     if not a.no_small:
         work = a.workdir / "work-small"
         work.mkdir(exist_ok=True)
@@ -354,7 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     if a.instructions:
         first = a.workdir / ("bundle-%gg" % sizes[0]) if sizes and a.instructions_bundle else None
         print_instructions(a.workdir, a.instructions, a.base_src, first, max(workers))
-    print("\n== targets (issue 11)")
+    print("\n== targets (issue 11; --blocked: issue 27)")
     for what, got, ok in targets:
         print("  %-58s %-22s %s" % (what, got, "MET" if ok else "NOT MET"))
     if status == 0 and a.enforce and not all(ok for _, _, ok in targets):

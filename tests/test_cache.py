@@ -63,9 +63,10 @@ def test_off_writes_nothing_and_a_shared_directory_is_not_read(cdir: Path, monke
 @pytest.mark.skipif(not scan.HAVE_HYPERSCAN, reason="Hyperscan is not installed on this platform")
 def test_a_prefilter_from_the_cache_finds_what_a_compiled_one_finds(cdir: Path) -> None:
     words = scan.prefilter_words("kernel")
-    fresh = scan._Matcher(words)
+    literals = [w.encode() for w in words]
+    fresh = scan._HyperscanEngine(literals)  # the engines themselves: a _Matcher shares one per word list
     assert list(cdir.glob("hs-*.db"))
-    cached = scan._Matcher(words)
+    cached = scan._HyperscanEngine(literals)
     buf = (b"Nov  2 10:00:00 n1 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n"
            b"quiet line\n" * 3 + b"Nov  2 10:00:01 n1 kernel: mlx5_core 0000:0c:00.0: failed\n")
     assert cached.line_hits(buf) == fresh.line_hits(buf)

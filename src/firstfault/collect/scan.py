@@ -1,9 +1,10 @@
 """Streaming line scanner: large chunks, a literal prefilter, then extractors.
 
 Files are read in chunks of several MiB and never held whole. A multi-literal
-prefilter (Hyperscan when installed, else one alternation regex) finds the
-few lines that contain a word some extractor declared; only those lines are
-decoded, stamped and handed to the extractors. A line without a timestamp
+prefilter (`_Matcher`: Hyperscan when installed, else an Aho-Corasick automaton,
+else one alternation regex) finds the few lines that contain a word some
+extractor declared; only those lines are decoded, stamped and handed to the
+extractors. A line without a timestamp
 takes the nearest earlier stamped line of its file, found by walking back
 from it, so unmatched lines are never parsed.
 """
@@ -11,7 +12,9 @@ from it, so unmatched lines are never parsed.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
+import os
 import re
 import threading
 import zlib
@@ -19,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property, lru_cache
-from typing import IO, Any
+from typing import IO, Any, Final, Protocol
 
 from firstfault.bundle import open_evidence
 from firstfault.collect.chunks import BINARY_SHARE, CHUNK, chunks, decoded, reader
@@ -41,12 +44,35 @@ TEXT_CLIP = 2000  # evidence text kept per line
 BACKWALK_LINES = 400  # how far back to look for a stamp inside a chunk
 LINE_SOURCES = ("kernel", "syslog", "fabricmanager", "application")
 
-try:  # Hyperscan: a multi-literal matcher at memory speed; optional.
-    import hyperscan as _hs
+# The prefilter's engines, fastest first (`_Matcher`). FIRSTFAULT_MATCHER names the fastest one that may be used
+# (a test or a benchmark blocks the faster ones with it: `aho-corasick` blocks Hyperscan, `re` both); it is read
+# here and nowhere else.
+MATCHER_ENGINES: Final = ("hyperscan", "aho-corasick", "re")
+MATCHER_ENV: Final = "FIRSTFAULT_MATCHER"
 
-    HAVE_HYPERSCAN = True
-except ImportError:  # pragma: no cover - depends on the platform
-    HAVE_HYPERSCAN = False
+
+def _allowed_engines() -> tuple[str, ...]:
+    name = os.environ.get(MATCHER_ENV, "").strip().lower() or MATCHER_ENGINES[0]
+    if name not in MATCHER_ENGINES:
+        raise SystemExit(f"{MATCHER_ENV}={name!r}: expected one of {', '.join(MATCHER_ENGINES)}")
+    return MATCHER_ENGINES[MATCHER_ENGINES.index(name) :]
+
+
+_ALLOWED = _allowed_engines()
+HAVE_HYPERSCAN = False
+HAVE_AHOCORASICK = False
+if "hyperscan" in _ALLOWED:
+    try:  # Hyperscan: a multi-literal matcher at memory speed (wheels for x86_64 and aarch64).
+        import hyperscan as _hs
+
+        HAVE_HYPERSCAN = True
+    except ImportError:  # pragma: no cover - depends on the platform
+        pass
+if not HAVE_HYPERSCAN and "aho-corasick" in _ALLOWED:
+    # Rust's aho-corasick crate (the `fallback` extra), imported by its engine when one is built.
+    HAVE_AHOCORASICK = importlib.util.find_spec("ahocorasick_rs") is not None
+# The engine every _Matcher uses in this process.
+MATCHER_ENGINE: Final = "hyperscan" if HAVE_HYPERSCAN else "aho-corasick" if HAVE_AHOCORASICK else "re"
 
 try:  # the fold's dense loop in C (an older build of the module lacks it)
     from firstfault._lines import fold_run as _fold_run
@@ -100,28 +126,43 @@ def _hs_database(literals: list[bytes]) -> Any:
     return db
 
 
-class _Matcher:
-    """Finds the lines of a buffer, or the literals of a line, among a set of literals.
+def _lines_of(buf: bytes, matches: Iterable[tuple[int, int]]) -> tuple[list[int], list[list[int]]]:
+    """The sorted start offsets of the lines of `buf` holding a match, and the literal indices of each line's
+    matches, from (literal index, end offset) pairs in order of their end offsets: a match that ends inside the
+    current line belongs to it (literals hold no newline)."""
+    starts: list[int] = []
+    ids: list[list[int]] = []
+    rfind, find = buf.rfind, buf.find
+    n = len(buf)
+    last_end = -1
+    cur: list[int] = []
+    for i, to in matches:
+        if to <= last_end:
+            cur.append(i)
+            continue
+        starts.append(rfind(b"\n", 0, to) + 1)
+        cur = [i]
+        ids.append(cur)
+        e = find(b"\n", to)
+        last_end = n if e < 0 else e
+    return starts, ids
 
-    One Hyperscan database per matcher, shared by threads: each thread scans
-    with its own scratch space (Hyperscan's rule for concurrent scans).
-    """
 
-    def __init__(self, literals: list[str]) -> None:
-        self.literals = [w.encode() for w in literals]
-        # What a literal index means: scanners and extractions compare it. One tuple object per word
-        # list (interned), so the comparison is an identity test.
-        key = tuple(literals)
-        self.key = _KEYS.setdefault(key, key)
-        self._db: Any = None
-        self._rx: re.Pattern[bytes] | None = None
+class _Engine(Protocol):
+    """What a _Matcher's engine does: its literals' matches in a buffer of lines, and on one line."""
+
+    def line_hits(self, buf: bytes) -> tuple[list[int], list[list[int]] | None]: ...
+
+    def line_ids(self, line: bytes) -> list[int] | None: ...
+
+
+class _HyperscanEngine:
+    """One Hyperscan database, shared by threads: each thread scans with its own scratch space (Hyperscan's rule
+    for concurrent scans). The matches come to a Python callback, one call each."""
+
+    def __init__(self, literals: list[bytes]) -> None:
+        self._db = _hs_database(literals)
         self._local = threading.local()
-        if not self.literals:
-            return
-        if HAVE_HYPERSCAN:
-            self._db = _hs_database(self.literals)
-        else:
-            self._rx = re.compile(b"|".join(re.escape(w) for w in self.literals))
 
     def _scratch(self) -> Any:
         s = getattr(self._local, "scratch", None)
@@ -130,11 +171,126 @@ class _Matcher:
             self._local.scratch = s
         return s
 
+    def line_ids(self, line: bytes) -> list[int]:
+        found: list[int] = []
+        self._db.scan(line, match_event_handler=lambda i, _f, _t, _fl, _c: found.append(i), scratch=self._scratch())
+        return found
+
+    def line_hits(self, buf: bytes) -> tuple[list[int], list[list[int]]]:
+        # Hyperscan reports matches in order of their end offsets, as _lines_of wants them. (Grouping them in the
+        # callback instead would save about a tenth of this on a log whose every line matches, for a second copy
+        # of _lines_of's loop; the dense chunks of such a log go through line_ids.)
+        matches: list[tuple[int, int]] = []
+        add = matches.append
+        self._db.scan(buf, match_event_handler=lambda i, _f, to, _fl, _c: add((i, to)), scratch=self._scratch())
+        return _lines_of(buf, matches)
+
+
+class _AhoCorasickEngine:
+    """Rust's aho-corasick automaton (ahocorasick_rs), as a DFA: every match, overlapping ones too, in one call
+    that returns them all in order of their ends, as Hyperscan reports them (the order of two matches that end
+    at the same byte may differ: the hits are read as a set, tests/test_matcher.py)."""
+
+    def __init__(self, literals: list[bytes]) -> None:
+        import ahocorasick_rs as ac
+
+        self._ac = ac.BytesAhoCorasick(literals, implementation=ac.Implementation.DFA)
+
+    def line_ids(self, line: bytes) -> list[int]:
+        return [i for i, _s, _e in self._ac.find_matches_as_indexes(line, overlapping=True)]
+
+    def line_hits(self, buf: bytes) -> tuple[list[int], list[list[int]]]:
+        return _lines_of(buf, [(i, e) for i, _s, e in self._ac.find_matches_as_indexes(buf, overlapping=True)])
+
+
+def _trie_pattern(literals: list[bytes]) -> bytes:
+    """One regex that matches where any of `literals` starts, its alternatives nested by common prefix
+    (`ab(?:c|d)?` for ab, abc, abd): Python's engine tries one branch per distinct next byte at each position,
+    not one per word, which made a flat alternation of the catalog's words about 20 times slower."""
+    trie: dict[int, Any] = {}
+    for w in literals:
+        node = trie
+        for b in w:
+            node = node.setdefault(b, {})
+        node[-1] = {}  # a word ends here
+
+    def pattern(node: dict[int, Any]) -> bytes:
+        alts = [re.escape(bytes([b])) + pattern(node[b]) for b in sorted(node) if b >= 0]
+        ends = -1 in node  # a word ends before these: what follows is optional
+        if not alts or (len(alts) == 1 and not ends):
+            return alts[0] if alts else b""
+        return b"(?:" + b"|".join(alts) + (b")?" if ends else b")")
+
+    return pattern(trie)
+
+
+class _AlternationEngine:
+    """The last resort, pure Python: one regex of every word, nested by common prefix, finds the lines (a few
+    MB/s with the catalog's words: for a platform without the other two engines' wheels); which words a line
+    holds is left to _Matcher.ids_in."""
+
+    def __init__(self, literals: list[bytes]) -> None:
+        self._rx = re.compile(_trie_pattern(literals))
+
+    def line_ids(self, line: bytes) -> list[int] | None:
+        return None if self._rx.search(line) else []
+
+    def line_hits(self, buf: bytes) -> tuple[list[int], None]:
+        starts: list[int] = []
+        rfind, find, search = buf.rfind, buf.find, self._rx.search
+        pos = 0
+        while True:
+            m = search(buf, pos)
+            if m is None:
+                break
+            starts.append(rfind(b"\n", 0, m.start()) + 1)
+            e = find(b"\n", m.end())
+            if e < 0:
+                break
+            pos = e + 1
+        return starts, None
+
+
+_ENGINE_TYPES: Final[dict[str, Callable[[list[bytes]], _Engine]]] = {
+    "hyperscan": _HyperscanEngine, "aho-corasick": _AhoCorasickEngine, "re": _AlternationEngine}
+
+
+# One engine per word list (a source's scanner and its extraction's dispatch search for the same words); an
+# engine is immutable once built and safe to share between threads. A few MB each: a process that meets more word
+# lists (catalogs reloaded) keeps the latest MAX_ENGINES.
+_ENGINES: dict[tuple[str, ...], _Engine] = {}
+MAX_ENGINES: Final = 16
+
+
+class _Matcher:
+    """Finds the lines of a buffer, or the literals of a line, among a set of literals.
+
+    The engine (MATCHER_ENGINE) is chosen once per process; every engine finds the same lines with the same
+    literals on each (tests/test_matcher.py), so the verdict does not depend on it.
+    """
+
+    def __init__(self, literals: list[str]) -> None:
+        self.literals = [w.encode() for w in literals]
+        # What a literal index means: scanners and extractions compare it. One tuple object per word
+        # list (interned), so the comparison is an identity test.
+        key = tuple(literals)
+        self.key = _KEYS.setdefault(key, key)
+        engine = _ENGINES.get(self.key)
+        if engine is None and self.literals:
+            engine = _ENGINE_TYPES[MATCHER_ENGINE](self.literals)
+            # Without a lock (a worker forked while another thread held it would wait forever): two threads may
+            # build the same engine once each, and what one drops the other's pop finds gone.
+            for old in list(_ENGINES)[: max(0, len(_ENGINES) + 1 - MAX_ENGINES)]:
+                _ENGINES.pop(old, None)
+            _ENGINES[self.key] = engine
+        self._engine = engine
+
     def ids_in(self, data: bytes) -> set[int]:
         """Indices of the literals that occur in `data` (one line)."""
-        if self._db is None:
+        ids = self.line_ids(data)
+        if ids is None:
             return {i for i, w in enumerate(self.literals) if w in data}
-        return set(self.line_ids(data) or ())
+        return set(ids)
 
     @cached_property
     def digit_words(self) -> tuple[bytes, ...]:
@@ -144,80 +300,13 @@ class _Matcher:
 
     def line_ids(self, line: bytes) -> list[int] | None:
         """The literal indices found on one line, as line_hits finds them in a buffer (in the order of their
-        matches' ends; empty: none), or None without Hyperscan when the line holds one."""
-        if self._db is None:
-            return None if any(w in line for w in self.literals) else []
-        found: list[int] = []
-        if self.literals:
-            self._db.scan(line, match_event_handler=lambda i, _f, _t, _fl, _c: found.append(i),
-                          scratch=self._scratch())
-        return found
+        matches' ends; empty: none), or None when the engine does not tell them and the line holds one."""
+        return [] if self._engine is None else self._engine.line_ids(line)
 
     def line_hits(self, buf: bytes) -> tuple[list[int], list[list[int]] | None]:
-        """The sorted start offsets of the lines of `buf` holding a literal and, with Hyperscan,
-        the literal indices found on each of them (from the same scan: no second pass per line).
-
-        Hyperscan reports matches in order of their end offset, so the lines come in order and a
-        match that ends inside the current line belongs to it (literals hold no newline).
-        """
-        if self._db is None:
-            return self.line_starts(buf), None
-        starts: list[int] = []
-        ids: list[list[int]] = []
-        rfind, find = buf.rfind, buf.find
-        n = len(buf)
-        last_end = -1
-        cur: list[int] = []
-
-        def on_match(i: int, _frm: int, to: int, _flags: int, _ctx: object) -> None:
-            nonlocal last_end, cur
-            if to <= last_end:
-                cur.append(i)
-                return
-            starts.append(rfind(b"\n", 0, to) + 1)
-            cur = [i]
-            ids.append(cur)
-            e = find(b"\n", to)
-            last_end = n if e < 0 else e
-
-        if self.literals:
-            self._db.scan(buf, match_event_handler=on_match, scratch=self._scratch())
-        return starts, ids
-
-    def line_starts(self, buf: bytes) -> list[int]:
-        """Sorted start offsets of the lines of `buf` holding a literal."""
-        if not self.literals:
-            return []
-        starts: set[int] = set()
-        rfind = buf.rfind
-        if self._db is not None:
-            last_end = -1
-
-            def on_match(_id: int, _frm: int, to: int, _flags: int, _ctx: object) -> None:
-                nonlocal last_end
-                if to <= last_end:
-                    return
-                s = rfind(b"\n", 0, to) + 1
-                starts.add(s)
-                e = buf.find(b"\n", to)
-                last_end = len(buf) if e < 0 else e
-
-            self._db.scan(buf, match_event_handler=on_match, scratch=self._scratch())
-        else:
-            assert self._rx is not None
-            pos = 0
-            search = self._rx.search
-            while True:
-                m = search(buf, pos)
-                if m is None:
-                    break
-                s = rfind(b"\n", 0, m.start()) + 1
-                starts.add(s)
-                e = buf.find(b"\n", m.end())
-                if e < 0:
-                    break
-                pos = e + 1
-        return sorted(starts)
+        """The sorted start offsets of the lines of `buf` holding a literal and the literal indices found on
+        each of them, from the same scan (no second pass per line), or None when the engine does not tell them."""
+        return ([], []) if self._engine is None else self._engine.line_hits(buf)
 
 
 @dataclass(slots=True, frozen=True)
