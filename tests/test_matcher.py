@@ -133,7 +133,7 @@ def _corpus_verdicts(engine: str) -> dict[str, str]:
         "from datetime import UTC, datetime\n"
         "from pathlib import Path\n"
         "from firstfault.collect import scan\n"
-        "from firstfault.engine.analyze import Analyzer\n"
+        "from firstfault.analysis.analyze import Analyzer\n"
         "a = Analyzer()\n"
         "paths = sorted(p.parent for r in sys.argv[1:] for p in Path(r).glob('*/workload.yaml'))\n"
         "now = datetime(2026, 12, 1, tzinfo=UTC)\n"
