@@ -428,7 +428,18 @@ class Extraction:
 
         `events` is built on it; the extractor tests read the drafts through it, so they feed
         lines the way production does (dispatch by literal, prefix layer, per-stream state).
+        A line no extractor can read without failing (a rank of 5,000 digits that int() refuses) gives
+        nothing and is listed as an unrecognized line, with its file and line: one hostile line never
+        stops the analysis or hides the rest of the evidence.
         """
+        try:
+            return self._drafts(c)
+        except (ValueError, OverflowError, RecursionError):
+            self._offered = None
+            self.unrecognized.offer(c, c.text, None)
+            return [], None
+
+    def _drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
         dispatch = self._by_source.get(c.source)
         if dispatch is None:
             return [], None
