@@ -96,14 +96,20 @@ def metrics_dir(svc: ServiceProcess) -> Path | None:
     return Path(m.group(1)) if m else None
 
 
-def request_workers(svc: ServiceProcess, ids: set[str]) -> dict[str, int]:
-    out = {}
-    for line in svc.log_text().splitlines():
-        if line.startswith("{") and '"route": "/v1/analyze"' in line:
-            entry = json.loads(line)
-            if entry["id"] in ids:
-                out[entry["id"]] = entry["worker"]
-    return out
+def request_workers(svc: ServiceProcess, ids: set[str], wait_s: float = 15.0) -> dict[str, int]:
+    """The worker that answered each request, from the access log. A worker writes a request's log line
+    after its response has gone out, so a loaded machine may show the response first: read again, a while."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        out = {}
+        for line in svc.log_text().splitlines():
+            if line.startswith("{") and '"route": "/v1/analyze"' in line:
+                entry = json.loads(line)
+                if entry["id"] in ids:
+                    out[entry["id"]] = entry["worker"]
+        if len(out) == len(ids) or time.monotonic() > deadline:
+            return out
+        time.sleep(0.1)
 
 
 @functools.cache
