@@ -499,7 +499,7 @@ class _NvmlRow:
     cls: str
 
 
-def _nvml_index() -> tuple[dict[str, _NvmlRow], re.Pattern[str], tuple[str, ...], tuple[str, ...]]:
+def _nvml_index() -> tuple[dict[str, _NvmlRow], re.Literals, tuple[str, ...], tuple[str, ...]]:
     """Texts -> row, one regex over them (longest first), the anchors, and the texts that need none."""
     by_text: dict[str, _NvmlRow] = {}
     bare: list[str] = []
@@ -509,7 +509,7 @@ def _nvml_index() -> tuple[dict[str, _NvmlRow], re.Pattern[str], tuple[str, ...]
             by_text.setdefault(text.lower(), r)
             if row.nvml_class == "no_devices":
                 bare.append(text)
-    rx = re.compile("|".join(re.escape(k) for k in sorted(by_text, key=len, reverse=True)), re.IGNORECASE)
+    rx = re.Literals(by_text, re.IGNORECASE)
     return by_text, rx, nvml_anchors(), tuple(bare)
 
 
