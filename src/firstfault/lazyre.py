@@ -92,9 +92,9 @@ from typing import Any, AnyStr, cast
 from weakref import WeakSet
 
 __all__ = [
-    "ASCII", "DOTALL", "IGNORECASE", "LOCALE", "MULTILINE", "NOFLAG", "UNICODE", "VERBOSE", "A", "I", "L", "M",
-    "Literals", "Match", "Pattern", "RegexFlag", "S", "U", "X", "alternation", "compile", "created", "error", "escape", "findall", "finditer",
-    "fullmatch", "is_compiled", "match", "purge", "search", "split", "sub", "subn",
+    "ASCII", "DOTALL", "IGNORECASE", "LOCALE", "MULTILINE", "NOFLAG", "UNICODE", "VERBOSE", "A", "I", "L", "Literals",
+    "M", "Match", "Pattern", "RegexFlag", "S", "U", "X", "alternation", "compile", "created", "error", "escape",
+    "findall", "finditer", "fullmatch", "is_compiled", "match", "purge", "search", "split", "sub", "subn",
 ]
 
 # The compiled pattern's methods, which a stand-in holds as its own attributes: before the first

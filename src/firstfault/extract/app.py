@@ -99,7 +99,7 @@ _NAN_ITERATIONS = re.compile(r"number of nan iterations:\s*[1-9]\d*")
 # DeepSpeed's fp16 loss scaler gives up after overflowing down to its floor.
 _SCALE_FLOOR = re.compile(r"loss scale already at minimum|Minimum loss scale reached")
 _OTHER_NAN = re.compile(
-    r"NaN or Inf found in input tensor|Loss became infinite or NaN|returned nan values in its \d+\w* output"
+    r"NaN or Inf found in input tensor|Loss became infinite or NaN|returned nan values in its \d\w*+ output"
 )
 
 

@@ -440,7 +440,8 @@ _RESET_GPU = re.compile(
     r"NVRM: GPU (?:at PCI:)?(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)"
 )
 # GSP allocation failures whose status is 0x62 = NV_ERR_RESET_REQUIRED.
-_RESET_STATUS = re.compile(r"GspRmAlloc failed:.*\bstatus=0x0*62\b")
+# From the first report on (a later one matches only where the first does): one pass over the line.
+_RESET_STATUS = re.compile(r"^(?>.*?GspRmAlloc failed:).*\bstatus=0x0*62\b")
 
 
 class ResetRequiredExtractor:

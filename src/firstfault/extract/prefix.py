@@ -94,7 +94,7 @@ _RAY_REPEATED = re.compile(
     r"(?:\x1b\[0?m|\[0m)?\s*$"
 )
 # compose names its containers `<service>-<N>` (v2) or `<project>_<service>_<N>` (v1), then pads to a column.
-_COMPOSE = re.compile(r"(?P<proc>[A-Za-z0-9][\w.\-]*[-_]\d+)\s+\|\s?")
+_COMPOSE = re.compile(r"(?<![A-Za-z0-9])(?P<proc>[A-Za-z0-9][\w.\-]*[-_]\d+)\s+\|\s?")
 # Text pasted by people: a Markdown / e-mail quote marker (`> `, nested `> > `) in front of the log line.
 _QUOTE = re.compile(r">(?: |$)")
 # ... and the automatic links a tracker writes into pasted text (`[net_ib.cc:101](http://net_ib.cc:101/)`): only a
@@ -152,7 +152,7 @@ _NOT_HOSTS: Final = frozenset(
 _EXC_TAIL: Final = ("error", "exception", "warning", "exit", "interrupt", "failure", "fault", "timeout")
 # A time since the job started, as Flux's `flux run` puts it before each line it relays (`0.784s: flux-shell[1]:
 # FATAL: ...`, `5.099s: job.exception ...`): a number and a unit is no host.
-_ELAPSED = re.compile(r"\d+(?:\.\d+)?(?:s|ms|us|m|h)")
+_ELAPSED = re.compile(r"(?<!\d)\d+(?:\.\d+)?(?:s|ms|us|m|h)")
 MAX_LAYERS: Final = 6
 
 
