@@ -227,7 +227,7 @@ class Slow:
 def check(pattern: str, flags: int, n: int, ratio: float, floor: float, absolute: float) -> Slow | None:
     """The first attack on which search's time from n to 4n characters grows more than `ratio` times
     (when it takes over `floor` seconds at 4n) or passes `absolute` seconds; None when there is none.
-    A time over `floor` is taken again (the least of three), so a pause of the machine fails nothing."""
+    A time over `floor` is taken again (the least of five), so a pause of the machine fails nothing."""
     search = re.compile(pattern, flags).search
     cap = 4 * absolute
     for at in attacks(pattern, flags):
@@ -235,8 +235,8 @@ def check(pattern: str, flags: int, n: int, ratio: float, floor: float, absolute
         t1, t4 = timed(search, small, cap), timed(search, big, cap)
         if t4 <= floor:
             continue
-        t1 = min(t1, timed(search, small, cap), timed(search, small, cap))
-        t4 = min(t4, timed(search, big, cap), timed(search, big, cap))
+        t1 = min([t1] + [timed(search, small, cap) for _ in range(4)])
+        t4 = min([t4] + [timed(search, big, cap) for _ in range(4)])
         if t4 > absolute or (t4 > floor and t4 > ratio * t1):
             return Slow(at, t1, t4)
     return None

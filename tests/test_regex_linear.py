@@ -25,7 +25,9 @@ from tests import regexattack
 ROOT = Path(__file__).resolve().parents[1]
 N = 2000  # characters; the lines a scanner hands on go to 1 MiB (collect/scan.py MAX_LINE)
 RATIO = 8.0  # linear: 4; quadratic: 16
-FLOOR = 0.002  # seconds at 4n under which growth is not judged (a linear pattern takes microseconds)
+# Seconds at 4n under which growth is not judged: a linear pattern takes microseconds to a few milliseconds
+# there, a quadratic one tens to thousands; below this, a machine shared with other work decides the ratio.
+FLOOR = 0.02
 ABSOLUTE = 0.05  # seconds at 4n (8,000 characters) for any pattern
 
 # Patterns this check finds super-linear under `search` that are not rewritten yet (issue 27 keeps them open):
@@ -56,7 +58,6 @@ KNOWN_SUPERLINEAR: frozenset[str] = frozenset({  # sha256(pattern)[:12], and how
     "6d7f0be2b2b9",  # [^/]*/(?>rank\\-(?P<rank>\\d+)\\.log\\Z)'
     "a896233279b6",  # [^/]*/[^/]*\\Z'
     "7ab0c728961c",  # \\*\\*\\* (?P<scope>STEP|JOB) (?P<id>\\S+) (?:ON (?P<host>\\S+) )?CANCELLED AT (
-    "a6995940558c",  # \\[(?P<name>[A-Za-z_][\\w\\-]*?)(?P<local>\\d+)(?:\\|\\d+)?\\]:\\s?'
     "63ad5cfec3e5",  # \\b(?:\\d{1,3}\\.){3}\\d{1,3}(?::\\d+)?\\b|\\[[0-9a-fA-F:]*::[0-9a-fA-F:]*\\](?:
     "6e7ecd02fa7b",  # \\b(?:message|prov_errno):.*\\((?P<n>\\d{1,5})\\)\\s*$|\\bEFA internal error: \\
     "fdbc7e3a43bd",  # \\b(?:mlx\\d_\\d+|hfi1_\\d+|bnxt_re\\d+|irdma\\d+|qedr\\d+|efa_?\\d+|rxe\\d+)\\b
