@@ -36,42 +36,42 @@ ABSOLUTE = 0.05  # seconds at 4n (8,000 characters) for any pattern
 # rewritten (a start only where a run starts, possessive runs, word-by-word lazy runs, as nccl._IB_ASYNC and
 # prefix._ELAPSED were) and taken off this list. A pattern not collected any more must leave it too.
 KNOWN_SUPERLINEAR: frozenset[str] = frozenset({  # sha256(pattern)[:12], and how the pattern begins
-    "ebf77d5af9b2",  # (?:(?P<type>[A-Z]\\w*Error):\\s*)?(?P<errno>\\[Errno \\d+\\][^\\n]*)'
-    "29df963d8e57",  # (?:Started|Dispatched)(?: \\d+ Task\\(s\\))? on (?:Host\\(s\\) )?(?P<hosts>(?:<[
-    "e67cbdaf7ddb",  # (?:blk_update_request: )?I/O error, dev \\S+.*|(?:blk_update_request|end_request
-    "fa41d499b803",  # (?P<host>[A-Za-z0-9][A-Za-z0-9_.\\-]{0,252}):\\s'
-    "73473317a02f",  # (?P<iface>[\\w.]+): Port: (?P<port>\\d+) Link (?P<st>DOWN|ACTIVE)\\b'
-    "a66adf42a88e",  # (?P<k>[A-Za-z_][\\w.]*)=(?P<v>\\S*)'
-    "69b62751f583",  # (?P<k>[\\w.\\-]+)=(?:"(?P<q>(?:[^"\\\\]|\\\\.)*)"|(?P<v>\\S*))'
-    "a4bbb0314fcd",  # (?P<memcg>Memory cgroup out of memory: )?Killed process (?P<pid>\\d+) \\((?P<pro
-    "5656ef522491",  # (?P<path>[A-Za-z]:[\\\\/][^\\s;]*|[^\\s;:]*/[^\\s;]*)(?:; (?P<why>[^;]*))?\\s*$'
-    "68af37ee3f71",  # (?P<proc>[^\\s\\[\\]]{1,64})\\[(?P<pid>\\d+)\\]:? (?P<what>segfault at|general p
-    "4f822c0d7770",  # (?P<r0>(?<![\\w])Pod\\ was\\ active\\ on\\ the\\ node\\ longer\\ than\\ the\\ sp
-    "d66a6a3e57d4",  # <\\d{1,3}>(?:1 )?|\\[\\d+,\\d+\\]<std(?:out|err)>: ?|\\[[A-Za-z_]+\\d+(?:\\|\\d+
-    "6166445e8a22",  # ={8,}(?=[^=\\s])|-{8,}(?=[^-\\s])|\\*{8,}(?=[^*\\s])|#{8,}(?=[^#\\s])|~{8,}(?=[^
-    "edb6a7eec121",  # EDAC .*?\\b(?P<kind>UE|CE)\\b'
-    "c285d27e1ed8",  # INFO: task (?P<proc>.+):(?P<pid>\\d+) blocked for more than (?P<sec>\\d+) second
-    "9df027a76b2c",  # Loaded runtime CuDNN library: \\S+.{0,40}? but source was compiled with|cuDNN ve
-    "3fb28c9f79af",  # Lustre: .*?(?:Connection to .*? was lost|lost connection)'
-    "0228204b0bd0",  # [\\w.\\-/]*?\\.(?:log|out|err|txt)(?:\\.\\d+)?(?::\\d+:|-\\d+-|:)(?=\\S)|[\\w.\\
-    "a04a6d9f7512",  # [^/]*/(?>(?P<node>[^/]+)/)[^/]*\\Z'
-    "6d7f0be2b2b9",  # [^/]*/(?>rank\\-(?P<rank>\\d+)\\.log\\Z)'
-    "a896233279b6",  # [^/]*/[^/]*\\Z'
-    "7ab0c728961c",  # \\*\\*\\* (?P<scope>STEP|JOB) (?P<id>\\S+) (?:ON (?P<host>\\S+) )?CANCELLED AT (
-    "63ad5cfec3e5",  # \\b(?:\\d{1,3}\\.){3}\\d{1,3}(?::\\d+)?\\b|\\[[0-9a-fA-F:]*::[0-9a-fA-F:]*\\](?:
-    "6e7ecd02fa7b",  # \\b(?:message|prov_errno):.*\\((?P<n>\\d{1,5})\\)\\s*$|\\bEFA internal error: \\
-    "fdbc7e3a43bd",  # \\b(?:mlx\\d_\\d+|hfi1_\\d+|bnxt_re\\d+|irdma\\d+|qedr\\d+|efa_?\\d+|rxe\\d+)\\b
-    "76f9a38e349a",  # \\b[a-z][a-z0-9_]* [0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-7] (?P<if
-    "a32f75d7e1d0",  # \\btask \\d+(?: \\(host (?P<host>[\\w.\\-]+)\\))?: start failed: (?P<prog>[^:]+?
-    "d792d4da6a9c",  # \\s*([a-zA-Z_][a-zA-Z0-9_]*)\\s*=\\s*"((?:[^"\\\\]|\\\\.)*)"\\s*(,|\\})'
-    "2186aa62ed07",  # \\s*[\\d.]+[kMG]?(?:/(?:[\\d.]+[kMG]?|\\?))?\\s*'
-    "6a347ff90a9e",  # \\{(?:[^"}]|"(?:[^"\\\\]|\\\\.)*")*\\}'
-    "2448002b7c9e",  # \\{(node|rank)\\}|\\*+|\\?|\\[[^\\]]*\\]'
-    "2e8256ba4068",  # ^#\\s*Topology file: generated on (?P<when>.+?)\\s*$'
-    "1dbbee217a4c",  # ^(.*?)(\\d+)$'
-    "ae77f58efe02",  # ^(?:(?P<lguid>0x[0-9a-fA-F]+)\\s+"\\s*(?P<ldesc>[^"]*)"\\s+)?(?:(?P<pguid>0x[0-9
-    "edb2481e75da",  # error:\\s+[A-Za-z0-9][\\w.\\-]*:\\s+tasks?\\s+[\\d\\-, ]+:\\s+Out Of Memory'
-    "5e4c5dac208f",  # mmfsd?(?:\\[\\d+\\])?: (?:\\[[EX]\\] |.*(?:[Ee]xpel|lease renewal|[Ll]ost member
+    "ebf77d5af9b2",  # (?:(?P<type>[A-Z]\w*Error):\s*)?(?P<errno>\[Errno \d+\][^\n]*)
+    "29df963d8e57",  # (?:Started|Dispatched)(?: \d+ Task\(s\))? on (?:Host\(s\) )?(?P<hosts>(?:<[^>]+>,? ?)+)|Di
+    "e67cbdaf7ddb",  # (?:blk_update_request: )?I/O error, dev \S+.*|(?:blk_update_request|end_request|print_req_
+    "fa41d499b803",  # (?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]{0,252}):\s
+    "73473317a02f",  # (?P<iface>[\w.]+): Port: (?P<port>\d+) Link (?P<st>DOWN|ACTIVE)\b
+    "a66adf42a88e",  # (?P<k>[A-Za-z_][\w.]*)=(?P<v>\S*)
+    "69b62751f583",  # (?P<k>[\w.\-]+)=(?:"(?P<q>(?:[^"\\]|\\.)*)"|(?P<v>\S*))
+    "a4bbb0314fcd",  # (?P<memcg>Memory cgroup out of memory: )?Killed process (?P<pid>\d+) \((?P<proc>[^)]*)\)
+    "5656ef522491",  # (?P<path>[A-Za-z]:[\\/][^\s;]*|[^\s;:]*/[^\s;]*)(?:; (?P<why>[^;]*))?\s*$
+    "68af37ee3f71",  # (?P<proc>[^\s\[\]]{1,64})\[(?P<pid>\d+)\]:? (?P<what>segfault at|general protection fault|
+    "4f822c0d7770",  # (?P<r0>(?<![\w])Pod\ was\ active\ on\ the\ node\ longer\ than\ the\ specified\ deadline(?!
+    "d66a6a3e57d4",  # <\d{1,3}>(?:1 )?|\[\d+,\d+\]<std(?:out|err)>: ?|\[[A-Za-z_]+\d+(?:\|\d+)?\]: ?|\x1b\[[\d;]
+    "6166445e8a22",  # ={8,}(?=[^=\s])|-{8,}(?=[^-\s])|\*{8,}(?=[^*\s])|#{8,}(?=[^#\s])|~{8,}(?=[^~\s])
+    "edb6a7eec121",  # EDAC .*?\b(?P<kind>UE|CE)\b
+    "c285d27e1ed8",  # INFO: task (?P<proc>.+):(?P<pid>\d+) blocked for more than (?P<sec>\d+) seconds
+    "9df027a76b2c",  # Loaded runtime CuDNN library: \S+.{0,40}? but source was compiled with|cuDNN version (?:in
+    "3fb28c9f79af",  # Lustre: .*?(?:Connection to .*? was lost|lost connection)
+    "0228204b0bd0",  # [\w.\-/]*?\.(?:log|out|err|txt)(?:\.\d+)?(?::\d+:|-\d+-|:)(?=\S)|[\w.\-]*/[\w.\-/]*?(?:\.(
+    "a04a6d9f7512",  # [^/]*/(?>(?P<node>[^/]+)/)[^/]*\Z
+    "6d7f0be2b2b9",  # [^/]*/(?>rank\-(?P<rank>\d+)\.log\Z)
+    "a896233279b6",  # [^/]*/[^/]*\Z
+    "7ab0c728961c",  # \*\*\* (?P<scope>STEP|JOB) (?P<id>\S+) (?:ON (?P<host>\S+) )?CANCELLED AT (?P<at>\S+)(?P<r
+    "63ad5cfec3e5",  # \b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b|\[[0-9a-fA-F:]*::[0-9a-fA-F:]*\](?::\d+)?
+    "6e7ecd02fa7b",  # \b(?:message|prov_errno):.*\((?P<n>\d{1,5})\)\s*$|\bEFA internal error: \((?P<m>\d{1,5})\)
+    "fdbc7e3a43bd",  # \b(?:mlx\d_\d+|hfi1_\d+|bnxt_re\d+|irdma\d+|qedr\d+|efa_?\d+|rxe\d+)\b|\bQP\b|\bibv_|\bIBV
+    "76f9a38e349a",  # \b[a-z][a-z0-9_]* [0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] (?P<iface>[\w.\-]+
+    "a32f75d7e1d0",  # \btask \d+(?: \(host (?P<host>[\w.\-]+)\))?: start failed: (?P<prog>[^:]+?): (?P<why>[^:]+
+    "d792d4da6a9c",  # \s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*(,|\})
+    "2186aa62ed07",  # \s*[\d.]+[kMG]?(?:/(?:[\d.]+[kMG]?|\?))?\s*
+    "6a347ff90a9e",  # \{(?:[^"}]|"(?:[^"\\]|\\.)*")*\}
+    "2448002b7c9e",  # \{(node|rank)\}|\*+|\?|\[[^\]]*\]
+    "2e8256ba4068",  # ^#\s*Topology file: generated on (?P<when>.+?)\s*$
+    "1dbbee217a4c",  # ^(.*?)(\d+)$
+    "ae77f58efe02",  # ^(?:(?P<lguid>0x[0-9a-fA-F]+)\s+"\s*(?P<ldesc>[^"]*)"\s+)?(?:(?P<pguid>0x[0-9a-fA-F]+)\s+)
+    "edb2481e75da",  # error:\s+[A-Za-z0-9][\w.\-]*:\s+tasks?\s+[\d\-, ]+:\s+Out Of Memory
+    "5e4c5dac208f",  # mmfsd?(?:\[\d+\])?: (?:\[[EX]\] |.*(?:[Ee]xpel|lease renewal|[Ll]ost membership)).*
 })
 
 COLLECT = r"""
