@@ -20,7 +20,9 @@ so that the load of other processes on the machine falls on all of them alike:
 
 Then two end-to-end cases: the noisy log (one application log of
 --noisy-lines lines, every one passing the prefilter: half "Error fetching
-batch ... ConnectionError", half "NCCL WARN NET/Socket ... retrying") and the
+batch ... ConnectionError", half "NCCL WARN NET/Socket ... retrying", whose
+numbers (batch, shard, pid, tid, GPU, timeout) vary from line to line, in
+value and in width, as a real process's do) and the
 small showcase bundle (examples/nvlink-xid149). It prints median wall times
 (of --repeat runs), peak RSS (GNU time's %M: the largest single process, so
 for -jN the parent or one worker), and the ratios against the issue's targets:
@@ -148,7 +150,8 @@ def write_noisy(out: Path, lines: int, seed: int = 7) -> Path:
     # bundle written for another count is written again (one marker per count once let a 200,000-line run
     # time the 2 million lines written after it).
     done = out.parent / ("%s.done" % out.name)
-    if done.exists() and done.read_text(encoding="utf-8") == str(lines):
+    version = "%d varying" % lines  # the generator's version too: an older copy had the same numbers on every line
+    if done.exists() and done.read_text(encoding="utf-8") == version:
         return out
     done.unlink(missing_ok=True)
     (out / "app").mkdir(parents=True, exist_ok=True)
@@ -166,18 +169,19 @@ def write_noisy(out: Path, lines: int, seed: int = 7) -> Path:
             s = int(t)
             stamp = "2026-11-02 %02d:%02d:%02d,%03d" % (10 + s // 3600, s // 60 % 60, s % 60, int(t * 1000) % 1000)
             if i % 2 == 0:
-                buf.append("%s WARNING [dataloader] Error fetching batch %d from shard-%05d.tar: ConnectionError: "
-                           "HTTPSConnectionPool(host='store.internal', port=443): Read timed out. (read timeout=30)"
-                           % (stamp, i // 2, rng.randrange(100000)))
+                buf.append("%s WARNING [dataloader] Error fetching batch %d from shard-%d.tar: ConnectionError: "
+                           "HTTPSConnectionPool(host='store.internal', port=443): Read timed out. (read timeout=%d)"
+                           % (stamp, i // 2, rng.randrange(10 ** rng.randrange(1, 7)), rng.choice((5, 30, 120))))
             else:
+                pid = rng.randrange(10 ** rng.randrange(3, 8))
                 buf.append("node-001:%d:%d [%d] NCCL WARN NET/Socket : Call to connect returned Connection refused,"
-                           " retrying" % (41000 + rng.randrange(8), 41100 + rng.randrange(8), rng.randrange(8)))
+                           " retrying" % (pid, pid + rng.randrange(1, 300), rng.randrange(8)))
             if len(buf) >= 20000:
                 fh.write("\n".join(buf) + "\n")
                 buf = []
         if buf:
             fh.write("\n".join(buf) + "\n")
-    done.write_text(str(lines), encoding="utf-8")
+    done.write_text(version, encoding="utf-8")
     return out
 
 

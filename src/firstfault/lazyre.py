@@ -55,7 +55,7 @@ import marshal
 import re as _re
 import sys
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import partial
 from re import (
     ASCII,
@@ -92,9 +92,9 @@ from typing import Any, AnyStr, cast
 from weakref import WeakSet
 
 __all__ = [
-    "ASCII", "DOTALL", "IGNORECASE", "LOCALE", "MULTILINE", "NOFLAG", "UNICODE", "VERBOSE", "A", "I", "L", "M",
-    "Match", "Pattern", "RegexFlag", "S", "U", "X", "compile", "created", "error", "escape", "findall", "finditer",
-    "fullmatch", "is_compiled", "match", "purge", "search", "split", "sub", "subn",
+    "ASCII", "DOTALL", "IGNORECASE", "LOCALE", "MULTILINE", "NOFLAG", "UNICODE", "VERBOSE", "A", "I", "L", "Literals",
+    "M", "Match", "Pattern", "RegexFlag", "S", "U", "X", "alternation", "compile", "created", "error", "escape",
+    "findall", "finditer", "fullmatch", "is_compiled", "match", "purge", "search", "split", "sub", "subn",
 ]
 
 # The compiled pattern's methods, which a stand-in holds as its own attributes: before the first
@@ -296,3 +296,67 @@ def is_compiled(p: Pattern[Any]) -> bool:
 def created() -> list[Pattern[Any]]:
     """The stand-ins alive in this process, for tests."""
     return cast("list[Pattern[Any]]", list(_created))
+
+
+def alternation(words: Iterable[str]) -> str:
+    """A regex that matches, where any of `words` starts, the longest of them: what the alternation of
+    the escaped words sorted longest first matches, there and inside a larger pattern (it tries the
+    words that match at a position longest first too), with the same spans.
+
+    The words are factored by their common prefixes (a trie): `re` tries an alternation's branches one
+    by one at every position of a line, so a table of a hundred texts cost a hundred tries a character;
+    factored, a position costs a look at each distinct first character (one check, in C, when the
+    pattern is matched case-sensitively) and a step down one branch. With IGNORECASE, pass the words
+    lower-cased (as `Literals` does): words that differ only in case would otherwise sit in two
+    branches, and the first branch's shorter word could win over the second's longer one.
+    """
+    root: dict[str, Any] = {}
+    for w in set(words):
+        node = root
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}  # a word ends here
+    return _branches(root)
+
+
+def _branches(node: dict[str, Any]) -> str:
+    alts: list[str] = []
+    for ch in sorted(k for k in node if k):
+        run, child = ch, node[ch]
+        while len(child) == 1 and "" not in child:  # a chain of single children: one literal
+            ((c, child),) = child.items()
+            run += c
+        alts.append(escape(run) + _branches(child))
+    if not alts:
+        return ""
+    body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+    return "(?:" + body + ")?" if "" in node else body
+
+
+class Literals:
+    """The leftmost, longest of some words in a text: `search` answers what `compile` of their alternation
+    sorted longest first answers (the same match: span, group 0 as the text holds it), in time linear in
+    the text, case-blind with IGNORECASE.
+
+    Case-blind, `re` has no quick test of a branch's first character, so a line of pure ASCII (every line
+    of most logs) is looked for lower-cased in the case-sensitive factored pattern, and the match is then
+    taken, at the one position found, from the case-blind pattern: ASCII letters fold only to each other,
+    so both find the same position and the same longest word. Other lines, or words that are not all
+    ASCII, are read by the case-blind factored pattern alone."""
+
+    def __init__(self, words: Iterable[str], flags: int = 0) -> None:
+        folding = bool(flags & IGNORECASE)
+        keys = sorted({w.lower() for w in words} if folding else set(words))
+        self.words: tuple[str, ...] = tuple(keys)
+        self.pattern = alternation(keys)
+        self._exact: Pattern[str] = compile(self.pattern, flags)
+        self._lowered: Pattern[str] | None = None
+        if folding and all(w.isascii() for w in keys):
+            self._lowered = compile(self.pattern, flags & ~IGNORECASE)
+
+    def search(self, text: str) -> Match[str] | None:
+        lowered = self._lowered
+        if lowered is not None and text.isascii():
+            m = lowered.search(text.lower())
+            return None if m is None else self._exact.match(text, m.start())
+        return self._exact.search(text)

@@ -378,7 +378,7 @@ _FORMATTER = _TemplateFormatter()
 # is tidied ("({a})" with no a goes whole, "x {a} y" keeps one space), never a value's text.
 _NOTHING = "\x00"
 _EMPTY_PARENS = re.compile(r"\(\s*\x00\s*\)")
-_SPACED_NOTHING = re.compile(r"[ \t]*\x00")
+_SPACED_NOTHING = re.compile(r"(?<![ \t])[ \t]*\x00")  # from a run's first blank: linear in a run of them
 
 
 def render(template: str, f: Finding) -> str:

@@ -99,7 +99,7 @@ _NAN_ITERATIONS = re.compile(r"number of nan iterations:\s*[1-9]\d*")
 # DeepSpeed's fp16 loss scaler gives up after overflowing down to its floor.
 _SCALE_FLOOR = re.compile(r"loss scale already at minimum|Minimum loss scale reached")
 _OTHER_NAN = re.compile(
-    r"NaN or Inf found in input tensor|Loss became infinite or NaN|returned nan values in its \d+\w* output"
+    r"NaN or Inf found in input tensor|Loss became infinite or NaN|returned nan values in its \d\w*+ output"
 )
 
 
@@ -266,8 +266,7 @@ def _alone_uncached(body: str) -> list[Draft]:
 #   that the words the steps compare (storage strerror texts, exec failure reasons) hold no digit; if one
 #   did, only exact repeats would be remembered.
 _DIGIT_WORDS: Final = (*CUDA_LITERALS, *WEAK_CUDA_ANCHORS, *ACCEL_OOM_PHRASES, *NCCL_ERROR_LITERALS, "[Errno")
-_DIGIT_WORDS_RX: Final = re.compile("|".join(re.escape(w) for w in sorted(set(_DIGIT_WORDS),
-                                                                     key=lambda w: (-len(w), w)))
+_DIGIT_WORDS_RX: Final = re.compile(re.alternation(_DIGIT_WORDS)
                                     + "|" + CODED_CUDA_MESSAGE.pattern.replace("?P<code>", "?:")
                                     + "|" + MESSAGE_CUDA_CODE.pattern.replace("?P<code>", "?:"))
 _ALONE: Memo[tuple[Draft, ...]] = Memo("app.alone")

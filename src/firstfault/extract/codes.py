@@ -77,7 +77,7 @@ def signal_of_text(text: str) -> str | None:
 
 def strsignal_alternation() -> str:
     """A regex alternation of every strsignal() text, longest first."""
-    return "|".join(re.escape(k) for k in sorted(strsignal_table(), key=len, reverse=True))
+    return re.alternation(strsignal_table())
 
 
 def exit_signal(exitcode: int) -> str | None:
@@ -129,11 +129,10 @@ def _strerror_table() -> dict[str, str]:
 
 
 @lru_cache(maxsize=1)
-def _strerror_rx() -> re.Pattern[str]:
+def _strerror_rx() -> re.Literals:
     # Case-blind: Go programs (containerd, kubelet, docker) and TensorFlow's statuses print strerror lower-case
     # (`write /var/lib/docker/...: no space left on device`, `disk quota exceeded [Op:SaveV2]`).
-    texts = sorted((t for t in _strerror_table() if len(t) >= 12), key=len, reverse=True)
-    return re.compile("|".join(re.escape(t) for t in texts), re.IGNORECASE)
+    return re.Literals((t for t in _strerror_table() if len(t) >= 12), re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)
@@ -162,11 +161,11 @@ def storage_strerror_rx() -> re.Pattern[str]:
     may follow the errno's number (`open64(...) failed, errno 28, No space left on device`, IOR's and mdtest's
     form) and be followed by the number (`(28)`, Rust's `(os error 28)`) or the C source line that reported it
     (`(aiori-POSIX.c:413)`)."""
-    texts = sorted((t for t, name in _strerror_table().items() if name in storage_errnos()), key=len, reverse=True)
-    alternation = "|".join(re.escape(t) for t in texts)
-    return re.compile(r"(?::|\berrno \d+,)\s+(?P<text>" + alternation + r")\s*[.)\]'\"]*"
-                      r"(?:\s*\((?:os error |errno )?\d+\)|\s*\([\w.\-]+\.(?:c|cc|cpp|h):\d+\))?"
-                      r"(?:\s*\[[^\]]*\])?\s*$", re.IGNORECASE)
+    alternation = re.alternation(t.lower() for t, name in _strerror_table().items() if name in storage_errnos())
+    # Possessive after the text: each run of blanks is read once (three `\s*` in a row over one run were cubic).
+    return re.compile(r"(?::|\berrno \d+,)\s+(?P<text>" + alternation + r")\s*+[.)\]'\"]*+"
+                      r"(?:\s*+\((?:os error |errno )?\d++\)|\s*+\([\w.\-]+\.(?:c|cc|cpp|h):\d+\))?"
+                      r"(?:\s*+\[[^\]]*+\])?\s*+$", re.IGNORECASE)
 
 
 def storage_strerror_texts() -> tuple[str, ...]:
@@ -247,7 +246,7 @@ _UNANCHORED_MIN: Final = 16
 
 
 @lru_cache(maxsize=1)
-def _cuda_index() -> tuple[dict[str, CudaError], re.Pattern[str], dict[int, CudaError]]:
+def _cuda_index() -> tuple[dict[str, CudaError], re.Literals, dict[int, CudaError]]:
     by_key: dict[str, CudaError] = {}
     by_code: dict[int, CudaError] = {}
     for code, row in sorted(cuda_table().items()):
@@ -257,9 +256,7 @@ def _cuda_index() -> tuple[dict[str, CudaError], re.Pattern[str], dict[int, Cuda
                     *(a.lower() for a in row.aliases)):
             if key:
                 by_key.setdefault(key, err)
-    keys = sorted(by_key, key=len, reverse=True)
-    rx = re.compile("|".join(re.escape(k) for k in keys), re.IGNORECASE)
-    return by_key, rx, by_code
+    return by_key, re.Literals(by_key, re.IGNORECASE), by_code
 
 
 # Generic words before which a CUDA sample or library prints cudaGetErrorString():
@@ -381,7 +378,7 @@ _HOST_DEVICES: Final = frozenset({"cpu", "cpu_0_bfc"})
 
 @lru_cache(maxsize=1)
 def _accel_oom_rx() -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(p) for p in sorted(ACCEL_OOM_PHRASES, key=len, reverse=True)))
+    return re.compile(re.alternation(ACCEL_OOM_PHRASES))
 
 
 def host_allocator(text: str) -> bool:

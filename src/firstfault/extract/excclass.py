@@ -118,8 +118,7 @@ def _status_index() -> tuple[dict[str, str], re.Pattern[str]]:
     for row in status_word_table().values():
         for text in (row.word, *row.texts):
             by_text.setdefault(text, row.family)
-    alternation = "|".join(re.escape(t) for t in sorted(by_text, key=lambda t: (-len(t), t)))
-    return by_text, re.compile(rf"\b(?P<word>{alternation}):")
+    return by_text, re.compile(rf"\b(?P<word>{re.alternation(by_text)}):")
 
 
 def status_family(msg: str, implied: str | None = None) -> str | None:
@@ -142,8 +141,7 @@ _PATH_ONLY = re.compile(_FILE)
 @lru_cache(maxsize=1)
 def _file_status_rx() -> re.Pattern[str]:
     by_text, _ = _status_index()
-    alternation = "|".join(re.escape(t) for t in sorted(by_text, key=lambda t: (-len(t), t)))
-    return re.compile(rf"\b(?P<word>{alternation}): ?" + _FILE)
+    return re.compile(rf"\b(?P<word>{re.alternation(by_text)}): ?" + _FILE)
 
 
 class FileStatus(NamedTuple):

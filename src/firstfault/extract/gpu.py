@@ -441,7 +441,8 @@ _RESET_GPU = re.compile(
     r"NVRM: GPU (?:at PCI:)?(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)"
 )
 # GSP allocation failures whose status is 0x62 = NV_ERR_RESET_REQUIRED.
-_RESET_STATUS = re.compile(r"GspRmAlloc failed:.*\bstatus=0x0*62\b")
+# From the first report on (a later one matches only where the first does): one pass over the line.
+_RESET_STATUS = re.compile(r"^(?>.*?GspRmAlloc failed:).*\bstatus=0x0*62\b")
 
 
 class ResetRequiredExtractor:
@@ -500,7 +501,7 @@ class _NvmlRow:
     cls: str
 
 
-def _nvml_index() -> tuple[dict[str, _NvmlRow], re.Pattern[str], tuple[str, ...], tuple[str, ...]]:
+def _nvml_index() -> tuple[dict[str, _NvmlRow], re.Literals, tuple[str, ...], tuple[str, ...]]:
     """Texts -> row, one regex over them (longest first), the anchors, and the texts that need none."""
     by_text: dict[str, _NvmlRow] = {}
     bare: list[str] = []
@@ -510,7 +511,7 @@ def _nvml_index() -> tuple[dict[str, _NvmlRow], re.Pattern[str], tuple[str, ...]
             by_text.setdefault(text.lower(), r)
             if row.nvml_class == "no_devices":
                 bare.append(text)
-    rx = re.compile("|".join(re.escape(k) for k in sorted(by_text, key=len, reverse=True)), re.IGNORECASE)
+    rx = re.Literals(by_text, re.IGNORECASE)
     return by_text, rx, nvml_anchors(), tuple(bare)
 
 

@@ -128,8 +128,12 @@ _IB_COMPLETION = re.compile(
 _IB_ASYNC = re.compile(
     r"NET/IB\s*:\s*(?:(?P<dev>[\w\-]+):(?P<port>\d+)\s+)?"
     r"(?:(?:Got (?:(?:non-fatal|error) )?async (?:error )?event|async fatal event(?: on (?:CQ|QP|SRQ)\b[^:]*)?)"
-    r"\s*:\s*(?P<event>[^,]+?)(?:\s+on (?:dev )?(?P<ondev>[\w\-]+))?\s*$|(?P<gid>GID table changed))"
+    r"\s*:\s*(?P<event>[^,\s]++(?:\s+[^,\s]++)*?)(?:\s++on (?:dev )?(?P<ondev>[\w\-]++))?\s*+$"
+    r"|(?P<gid>GID table changed))"
 )
+# The event is taken word by word (it ends where a word does, before `on <dev>` or the end): a run of
+# characters taken one at a time, each followed by a look at the spaces after it, was quadratic in a run of
+# spaces (tests/test_regex_linear.py).
 # `Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_3:1, curr state INIT, next state RTR`.
 # Newer NCCL prints the errno number, older ones `failed with error <strerror>`.
 _IBV_CALL = re.compile(

@@ -62,7 +62,9 @@ _MPI = re.compile(r"\[\d+,(?P<rank>\d+)\]<std(?:out|err)>:\s?")
 _RANK = re.compile(r"\[rank(?P<rank>\d+)\]:\s?")
 # torchrun's default `[default1]:`, and a TORCHELASTIC_LOG_LINE_PREFIX_TEMPLATE that adds a number after a bar
 # (`[${role_name}${local_rank}|${rank}]:` gives `[trainer1|1]:`; what that number is, the template says).
-_TEE = re.compile(r"\[(?P<name>[A-Za-z_][\w\-]*?)(?P<local>\d+)(?:\|\d+)?\]:\s?")
+_TEE = re.compile(r"\[(?P<name>[A-Za-z_][\w\-]*?)(?<!\d)(?P<local>\d++)(?:\|\d+)?\]:\s?")
+# (The name ends before a digit: the shortest name leaves the longest number, so no other split can match;
+# a split inside the number, each followed by a read of the rest of it, made `[a` and 2,000 digits cost 0.3 s.)
 # MPICH's PMI client, before its own lines: `[cli_1]: aborting job:` (the client's id is the rank).
 _CLI = re.compile(r"\[cli_(?P<rank>\d+)\]:\s?")
 _HOST = re.compile(r"(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]{0,252}):\s")
@@ -95,7 +97,7 @@ _RAY_REPEATED = re.compile(
     r"(?:\x1b\[0?m|\[0m)?\s*$"
 )
 # compose names its containers `<service>-<N>` (v2) or `<project>_<service>_<N>` (v1), then pads to a column.
-_COMPOSE = re.compile(r"(?P<proc>[A-Za-z0-9][\w.\-]*[-_]\d+)\s+\|\s?")
+_COMPOSE = re.compile(r"(?<![A-Za-z0-9])(?P<proc>[A-Za-z0-9][\w.\-]*[-_]\d+)\s+\|\s?")
 # Text pasted by people: a Markdown / e-mail quote marker (`> `, nested `> > `) in front of the log line.
 _QUOTE = re.compile(r">(?: |$)")
 # ... and the automatic links a tracker writes into pasted text (`[net_ib.cc:101](http://net_ib.cc:101/)`): only a
@@ -157,7 +159,7 @@ _NOT_HOSTS: Final = frozenset(
 _EXC_TAIL: Final = ("error", "exception", "warning", "exit", "interrupt", "failure", "fault", "timeout")
 # A time since the job started, as Flux's `flux run` puts it before each line it relays (`0.784s: flux-shell[1]:
 # FATAL: ...`, `5.099s: job.exception ...`): a number and a unit is no host.
-_ELAPSED = re.compile(r"\d+(?:\.\d+)?(?:s|ms|us|m|h)")
+_ELAPSED = re.compile(r"(?<!\d)\d+(?:\.\d+)?(?:s|ms|us|m|h)")
 MAX_LAYERS: Final = 6
 
 
