@@ -46,7 +46,7 @@ KNOWN_SUPERLINEAR: frozenset[str] = frozenset({  # sha256(pattern)[:12], and how
     "a4bbb0314fcd",  # (?P<memcg>Memory cgroup out of memory: )?Killed process (?P<pid>\d+) \((?P<proc>[^)]*)\)
     "5656ef522491",  # (?P<path>[A-Za-z]:[\\/][^\s;]*|[^\s;:]*/[^\s;]*)(?:; (?P<why>[^;]*))?\s*$
     "68af37ee3f71",  # (?P<proc>[^\s\[\]]{1,64})\[(?P<pid>\d+)\]:? (?P<what>segfault at|general protection fault|
-    "4f822c0d7770",  # (?P<r0>(?<![\w])Pod\ was\ active\ on\ the\ node\ longer\ than\ the\ specified\ deadline(?!
+    "04b7b8b16b4c",  # extract/reasons.py: the reasons table as one alternation (a row added to catalog/scheduler.yaml changes this key)
     "d66a6a3e57d4",  # <\d{1,3}>(?:1 )?|\[\d+,\d+\]<std(?:out|err)>: ?|\[[A-Za-z_]+\d+(?:\|\d+)?\]: ?|\x1b\[[\d;]
     "6166445e8a22",  # ={8,}(?=[^=\s])|-{8,}(?=[^-\s])|\*{8,}(?=[^*\s])|#{8,}(?=[^#\s])|~{8,}(?=[^~\s])
     "edb6a7eec121",  # EDAC .*?\b(?P<kind>UE|CE)\b
@@ -102,7 +102,7 @@ for m in modules:  # the tables built on first use
             except TypeError:
                 pass  # takes arguments
 from firstfault.collect.scan import all_line_extractors
-from firstfault.engine.analyze import Analyzer
+from firstfault.analysis.analyze import Analyzer
 Analyzer().analyze_path(sys.argv[1])
 
 def walk(o, depth, visited):
