@@ -63,6 +63,7 @@ HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 sys.path.insert(0, str(HERE))
 import gen_bundle  # noqa: E402  (sibling script)
+import headline  # noqa: E402
 from headline import GREP_14, verdict_body  # noqa: E402
 from run_bench import EXPECTED_FILE, TIMED_OUT, bundle_files, timed  # noqa: E402
 
@@ -440,16 +441,11 @@ def shape_dir(workdir: Path, shape: Shape) -> Path:
 
 
 @dataclass
-class Tool:
-    name: str
-    cmd: list[str]
-    env: dict[str, str]
-    out: Path | None = None
+class Tool(headline.Tool):
+    """headline.py's tool, with a timeout, a first-round-only mark and the verdicts its runs gave."""
+
     timeout: float | None = None
     once: bool = False  # run in the first round only
-    secs: list[float] = field(default_factory=list)
-    rss_kb: list[int] = field(default_factory=list)
-    rcs: list[int] = field(default_factory=list)
     bodies: set[str] = field(default_factory=set)
     doc: dict[str, Any] | None = None
 
@@ -457,16 +453,12 @@ class Tool:
     def timed_out(self) -> bool:
         return TIMED_OUT in self.rcs
 
-    @property
-    def median(self) -> float:
-        return statistics.median(self.secs)
-
 
 def _env(extra: dict[str, str] | None = None, path_first: Path | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(str(p) for p in (path_first, SRC) if p is not None)
-    env["LC_ALL"] = "C"
-    env.pop("PYTHONDONTWRITEBYTECODE", None)  # time the installed kind of run, bytecode cached
+    """headline.py's environment for this tree's src/, with `path_first` before it on PYTHONPATH."""
+    env = headline._env(SRC)
+    if path_first is not None:
+        env["PYTHONPATH"] = os.pathsep.join((str(path_first), env["PYTHONPATH"]))
     env.update(extra or {})
     return env
 
@@ -489,8 +481,8 @@ def run_shape(
     ana = [py, "-m", "firstfault", "analyze", str(bundle), "--format", "json"]
     grep = Tool("grep-14", ["grep", "-c", "-E", GREP_14, *files], _env(), work / "grep14.out")
     ff = [
-        Tool("ff", [*ana, "-j", "2"], _env(), work / "verdict-j2.json", timeout),
-        Tool("ff -j1", [*ana, "-j", "1"], _env(), work / "verdict-j1.json", timeout, once=not j1_each),
+        Tool("ff", [*ana, "-j", "2"], _env(), work / "verdict-j2.json", timeout=timeout),
+        Tool("ff -j1", [*ana, "-j", "1"], _env(), work / "verdict-j1.json", timeout=timeout, once=not j1_each),
     ]
     if blocked is not None:
         ff.append(
@@ -499,7 +491,7 @@ def run_shape(
                 [*ana, "-j", "2"],
                 _env({"FIRSTFAULT_NO_HYPERSCAN": "1"}, blocked),
                 work / "verdict-blocked.json",
-                blocked_timeout,
+                timeout=blocked_timeout,
             )
         )
     timed(["cat", *files], bundle)  # warm the page cache
@@ -561,14 +553,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--generate-only", action="store_true", help="write the shapes, time nothing")
     ap.add_argument("--enforce", action="store_true", help="exit 3 when a target is missed")
     a = ap.parse_args(argv)
-    want = {w.strip() for w in a.shapes.split(",") if w.strip()}
-    shapes = [s for s in SHAPES if (s.key in want or s.name in want) if want] or [
-        s for s in SHAPES if not s.big or a.big
-    ]
-    if want and len(shapes) != len(want):
+    want = [w.strip() for w in a.shapes.split(",") if w.strip()]  # in the order given: the order they run in
+    by_word = {s.key: s for s in SHAPES} | {s.name: s for s in SHAPES}
+    unknown = [w for w in want if w not in by_word]
+    if unknown:
         known = ", ".join("%s (%s)" % (s.key, s.name) for s in SHAPES)
-        print("error: unknown shape in --shapes %r; known: %s" % (a.shapes, known), file=sys.stderr)
+        print("error: unknown shape %s in --shapes; known: %s" % (", ".join(unknown), known), file=sys.stderr)
         return 2
+    shapes = [by_word[w] for w in want] if want else [s for s in SHAPES if not s.big or a.big]
     a.workdir.mkdir(parents=True, exist_ok=True)
     dirs = {}
     for s in shapes:
@@ -656,6 +648,7 @@ def main(argv: list[str] | None = None) -> int:
                 same,
             ]
         )
+        print("| " + " | ".join(rows[-1]) + " |")
         print(
             "  %s done: grep %.2f s, ff %s s (%s)"
             % (s.name, g, _secs(fast), "; ".join("%s rc %s" % (t.name, sorted(set(t.rcs))) for t in ff)),
@@ -679,6 +672,7 @@ def main(argv: list[str] | None = None) -> int:
         "widest lead (ranks)",
         "bytes j2=j1" + ("=blocked" if block is not None else ""),
     ]
+    rows.sort(key=lambda r: r[0])
     print()
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))

@@ -8,6 +8,7 @@ generated once for its parameters; a run past its timeout is killed and says so.
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -127,3 +128,16 @@ def test_the_widest_lead_counts_the_ranks_one_lead_names(bench: dict[str, Module
     assert widest(doc) == (70, "laggard_rank")
     assert widest({"leads": [{"kind": "stuck_frame", "ranks": []}]}) == (0, "-")
     assert widest(None) == (0, "-")
+
+
+def _has_hyperscan(env: dict[str, str]) -> str:
+    code = "import firstfault.collect.scan as s; print(s.HAVE_HYPERSCAN)"
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+
+
+def test_the_blocked_runs_scanner_has_no_hyperscan(bench: dict[str, ModuleType], tmp_path: Path) -> None:
+    shapes = bench["shapes"]
+    pytest.importorskip("hyperscan")  # where it is not installed there is nothing to block
+    assert _has_hyperscan(shapes._env()).strip() == "True"  # the fast run has it
+    blocked = shapes._env({"FIRSTFAULT_NO_HYPERSCAN": "1"}, shapes.blocker(tmp_path))
+    assert _has_hyperscan(blocked).strip() == "False"
