@@ -69,6 +69,7 @@ class Plan:
     kern_lines: int  # noise lines per node
     peers: frozenset[int]  # ranks that see NCCL remote errors
     job_end_s: float
+    kern_repeat: bool = False  # the same kernel noise lines on every node (only hosts and times differ)
 
 
 # Shared, read-only tables (filled by _prepare before the workers fork).
@@ -461,6 +462,16 @@ KERN_NOISE = (
     "%s %s systemd-logind[1344]: New session %d of user root.\n",
     '%s %s dcgm-exporter[2211]: time="%s" level=info msg="Collecting metrics" gpus=8 fields=42\n',
 )
+# Corrected PCIe errors a root port reports over and over on every node of a fleet, in the kernel's AER wording
+# (the four lines as in GSConnect#1052 / pop-os/pop#751); corrected errors are noise, never a cause, and each
+# line holds a word a user greps for ("AER", "error"). Written with kern_repeat only, after every 8th noise line.
+KERN_AER_CORRECTED = (
+    "%s %s kernel: [%5d.%06d] pcieport 0000:00:1c.5: AER: Corrected error received: 0000:00:1c.5\n"
+    "%s %s kernel: [%5d.%06d] pcieport 0000:00:1c.5: AER: PCIe Bus Error: severity=Corrected, type=Physical Layer, "
+    "(Receiver ID)\n"
+    "%s %s kernel: [%5d.%06d] pcieport 0000:00:1c.5: AER:   device [8086:9d15] error status/mask=00000001/00002000\n"
+    "%s %s kernel: [%5d.%06d] pcieport 0000:00:1c.5: AER:    [ 0] RxErr                  (First)\n"
+)
 
 
 def _kern_start(host: str, stamp: str) -> list[str]:
@@ -514,6 +525,10 @@ def write_node(ni: int) -> int:
     fault_done = not faulted
     sess = 4000 + rng.randrange(1000)
     serial = rng.randrange(1000, 9000)
+    # kern_repeat: every node prints the same lines (counters and template order do not depend on the node).
+    rot = 0 if plan.kern_repeat else ni
+    if plan.kern_repeat:
+        sess, serial = 4500, 5000
     nn = len(KERN_NOISE)
     syslog = SYSLOG_SEC
     end = int(plan.job_end_s) + 1
@@ -530,8 +545,10 @@ def write_node(ni: int) -> int:
         up = boot + t
         upi = int(up)
         upu = int((up - upi) * 1e6)
-        i = (j * 7 + ni) % nn  # rotate through templates without per-line random calls
+        i = (j * 7 + rot) % nn  # rotate through templates without per-line random calls
         serial += 1
+        if plan.kern_repeat and j % 8 == 7:
+            lines.append(KERN_AER_CORRECTED % ((st, host, upi, upu) * 4))
         if i == 0 or i == 1 or i == 8:
             sess += i == 0
             lines.append(KERN_NOISE[i] % (st, host, sess))
@@ -631,7 +648,17 @@ def _peers(nodes: int, rpn: int, fault_node: int, gpu: int) -> frozenset[int]:
     return frozenset(out)
 
 
-def make_plan(out: str, nodes: int, rpn: int, target_gb: float, seed: int, window_h: float, fault_at: float) -> Plan:
+def make_plan(
+    out: str,
+    nodes: int,
+    rpn: int,
+    target_gb: float,
+    seed: int,
+    window_h: float,
+    fault_at: float,
+    kernel_share: float = KERNEL_SHARE,
+    kern_repeat: bool = False,
+) -> Plan:
     rng = random.Random(seed)
     window_s = int(window_h * 3600)
     fault_s = window_s * fault_at + rng.uniform(-90, 90)
@@ -639,15 +666,16 @@ def make_plan(out: str, nodes: int, rpn: int, target_gb: float, seed: int, windo
     fault_node = rng.randrange(nodes // 4, max(nodes // 4 + 1, 3 * nodes // 4)) if nodes > 1 else 0
     fault_gpu = rng.randrange(rpn)
     target = target_gb * 1e9
-    kern_bytes_node = target * KERNEL_SHARE / nodes
-    kern_lines = max(50, int(kern_bytes_node / 146))
+    kern_bytes_node = target * kernel_share / nodes
+    # 146 bytes a noise line; with kern_repeat every 8th is followed by the AER block (4 lines, about 115 each)
+    kern_lines = max(50, int(kern_bytes_node / (146 + (460 / 8 if kern_repeat else 0))))
     _prepare_time_tables(window_s + 5)
     # Calibrate the step count from a provisional table, then rebuild it for real.
     _prepare_steps(200, fault_s, seed)
     avg = _avg_step_len() * (1 + 1 / 250 + 2 / 1000) + 1.0
     world = nodes * rpn
     fixed = 6000  # NCCL init, start-up and the watchdog tail, per rank (measured)
-    per_rank = target * (1 - KERNEL_SHARE) / world - fixed
+    per_rank = target * (1 - kernel_share) / world - fixed
     n_steps = max(10, int(per_rank / avg))
     _prepare_steps(n_steps, fault_s, seed)
     return Plan(
@@ -663,6 +691,7 @@ def make_plan(out: str, nodes: int, rpn: int, target_gb: float, seed: int, windo
         kern_lines=kern_lines,
         peers=_peers(nodes, rpn, fault_node, fault_gpu),
         job_end_s=fault_s + NCCL_TIMEOUT_S + 45.0,
+        kern_repeat=kern_repeat,
     )
 
 
@@ -681,15 +710,23 @@ def generate(
     window_h: float = 2.0,
     fault_at: float = 0.5,
     quiet: bool = False,
+    kernel_share: float = KERNEL_SHARE,
+    kern_repeat: bool = False,
 ) -> dict[str, Any]:
-    """Write the bundle to `out`; return a summary (sizes, the faulted node and rank)."""
+    """Write the bundle to `out`; return a summary (sizes, the faulted node and rank).
+
+    `kernel_share` is the fraction of the bytes spent on kernel logs; `kern_repeat` writes the same kernel
+    noise on every node (only host names and times differ), with corrected-AER blocks among it.
+    """
     global PLAN
     if nodes < 1 or rpn < 1 or rpn > len(GPU_BUS) or target_gb <= 0:
         raise ValueError("need nodes >= 1, 1 <= ranks-per-node <= 8, target-gb > 0")
+    if not 0 < kernel_share < 1:
+        raise ValueError("need 0 < kernel-share < 1")
     t_start = time.perf_counter()
     os.makedirs(os.path.join(out, "app"), exist_ok=True)
     os.makedirs(os.path.join(out, "nodes"), exist_ok=True)
-    PLAN = make_plan(out, nodes, rpn, target_gb, seed, window_h, fault_at)
+    PLAN = make_plan(out, nodes, rpn, target_gb, seed, window_h, fault_at, kernel_share, kern_repeat)
     total = write_meta(PLAN)
     tasks = [("n", i) for i in range(nodes)] + [("r", r) for r in range(nodes * rpn)]
     jobs = jobs or min(2, os.cpu_count() or 1)
@@ -743,12 +780,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=0, help="writer processes (default: min(2, cpus))")
     ap.add_argument("--window-hours", type=float, default=2.0)
     ap.add_argument("--fault-at", type=float, default=0.5, help="fault time as a fraction of the window")
+    ap.add_argument("--kernel-share", type=float, default=KERNEL_SHARE, help="fraction of the bytes in kernel logs")
+    ap.add_argument(
+        "--kern-repeat",
+        action="store_true",
+        help="the same kernel noise on every node (hosts and times differ), corrected AER among it",
+    )
     a = ap.parse_args(argv)
     if os.path.exists(os.path.join(a.outdir, "workload.yaml")) or (os.path.isdir(a.outdir) and os.listdir(a.outdir)):
         print("error: %s exists and is not empty; refusing to mix bundles" % a.outdir, file=sys.stderr)
         return 2
     try:
-        generate(a.outdir, a.nodes, a.ranks_per_node, a.target_gb, a.seed, a.jobs, a.window_hours, a.fault_at)
+        generate(
+            a.outdir,
+            a.nodes,
+            a.ranks_per_node,
+            a.target_gb,
+            a.seed,
+            a.jobs,
+            a.window_hours,
+            a.fault_at,
+            kernel_share=a.kernel_share,
+            kern_repeat=a.kern_repeat,
+        )
     except ValueError as e:
         print("error: %s" % e, file=sys.stderr)
         return 2

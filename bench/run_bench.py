@@ -31,13 +31,16 @@ was missed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,29 +108,57 @@ def _time_tool() -> str | None:
 GNU_TIME = _time_tool()
 
 
-def timed(cmd: list[str], cwd: Path, stdout: Any = subprocess.DEVNULL, env: dict[str, str] | None = None) -> Run:
+TIMED_OUT = 124  # Run.rc of a run that `timed` killed at its timeout (what coreutils' timeout exits with)
+
+
+def timed(
+    cmd: list[str],
+    cwd: Path,
+    stdout: Any = subprocess.DEVNULL,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+) -> Run:
     """Run one child; its wall time and its own peak RSS.
 
     ru_maxrss of a child includes the memory of whatever process exec'ed it (the kernel keeps the
     pre-exec high-water mark), so a child forked straight from this Python would never read below
     this interpreter's size. GNU time forks from a tiny process; without it, os.wait4 is the
     fallback and small tools show this runner's own RSS as a floor.
+
+    With `timeout` (seconds) the child runs in a session of its own, which is killed whole (GNU time,
+    the tool and its workers) when the time is up; the run's rc is then TIMED_OUT.
     """
     with tempfile.TemporaryFile() as errf, tempfile.NamedTemporaryFile("r", suffix=".rss") as rssf:
         full = [GNU_TIME, "-f", "%M", "-o", rssf.name, *cmd] if GNU_TIME else cmd
         t0 = time.perf_counter()
         # stderr to a file, not a pipe: a chatty child must never block on a full pipe
-        p = subprocess.Popen(full, cwd=cwd, stdout=stdout, stderr=errf, env=env)
+        p = subprocess.Popen(full, cwd=cwd, stdout=stdout, stderr=errf, env=env, start_new_session=timeout is not None)
+        killed: list[bool] = []
+        timer = None
+        if timeout is not None:
+
+            def _kill() -> None:
+                killed.append(True)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGKILL)
+
+            timer = threading.Timer(timeout, _kill)
+            timer.start()
         _, status, ru = os.wait4(p.pid, 0)
         dt = time.perf_counter() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
+        if timer is not None:
+            timer.cancel()
+            if not killed:  # the tool's own workers, should any outlive it
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGKILL)
+        p.returncode = TIMED_OUT if killed else os.waitstatus_to_exitcode(status)
         rss_kb = int(ru.ru_maxrss)
         if GNU_TIME:
             # GNU time writes "Command exited with non-zero status N" before the figure.
             lines = [ln for ln in rssf.read().split() if ln.isdigit()]
             if lines:
                 rss_kb = int(lines[-1])
-        if p.returncode not in (0, 1):
+        if p.returncode not in (0, 1, TIMED_OUT):
             errf.seek(0)
             err = errf.read().decode(errors="replace").strip()
             if err:
