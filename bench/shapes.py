@@ -531,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shapes", default="", help="comma list of shape keys or names (default: all but --big's)")
     ap.add_argument("--big", action="store_true", help="also the ~4 GB shape (f), generated on demand")
     ap.add_argument("--blocked", nargs="?", const="aho-corasick", default=None, choices=("aho-corasick", "re"),
-                    help="also each shape with the fast scanner blocked (FIRSTFAULT_MATCHER=ENGINE; default aho-corasick)")
+                    help="also each shape with the fast scanner blocked (FIRSTFAULT_MATCHER=ENGINE)")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds before an ff run is killed")
     ap.add_argument("--blocked-timeout", type=float, default=300.0, help="the same for a blocked run")
     ap.add_argument(

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import load_bundle
-from firstfault.engine.analyze import Analyzer
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 NOW = datetime(2026, 11, 3, 12, 0, tzinfo=UTC)
