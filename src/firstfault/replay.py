@@ -177,7 +177,7 @@ def _document(source: str, fmt: str | None, file: str, raw: bytes, node: str | N
 
 def capture_bundle(analyzer: Analyzer, bundle: Bundle, now: datetime | None = None) -> tuple[Verdict, Captured]:
     """Analyse a bundle as the embedded engine does, keeping what it was fed."""
-    from firstfault.collect.sink import collect_bundle
+    from firstfault.collect.evidence import collect_bundle
 
     analysis = analyzer.start(bundle.context)
     rec = Recorder(analysis, bundle.workload)

@@ -17,10 +17,10 @@ import httpx
 from firstfault.analysis.analyze import Analyzer, analyze_request
 from firstfault.blueprint.pipeline import Pipeline
 from firstfault.bundle import Context
+from firstfault.collect.evidence import EvidenceSink
 from firstfault.collect.http import HttpOptions
 from firstfault.collect.promql import PromQLConnector
 from firstfault.collect.scan import LINE_SOURCES, prefilter_words
-from firstfault.collect.sink import EvidenceSink
 from firstfault.collect.wire import AnalyzeRequest
 from firstfault.extract.metric_conditions import metric_names
 from firstfault.identify.static import StaticContext

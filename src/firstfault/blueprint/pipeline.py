@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import Context
 from firstfault.collect.base import LogConnector, MetricConnector
+from firstfault.collect.evidence import EvidenceSink
 from firstfault.collect.scan import prefilter_words
-from firstfault.collect.sink import EvidenceSink
 from firstfault.collect.wire import AnalyzeRequest, RequestBuilder
 from firstfault.extract.metric_conditions import metric_names
 from firstfault.identify.base import ContextConnector, Identified

@@ -18,8 +18,8 @@ from pydantic import ValidationError
 
 from firstfault.analysis.analyze import Analysis, Analyzer, analyze_observations
 from firstfault.bundle import BundleError, Context, SpecError, WorkloadSpec, load_bundle
+from firstfault.collect.evidence import collect_bundle
 from firstfault.collect.fold import LineFold
-from firstfault.collect.sink import collect_bundle
 from firstfault.collect.wire import AnalyzeRequest, Record
 from firstfault.collect.wire import records as wire_records
 from firstfault.engine.catalog import Catalog
