@@ -161,7 +161,7 @@ def test_tables_from_the_cache_are_the_tables_from_the_yaml(cdir: Path, monkeypa
 WARM_PROBE = """
 import json, os, sys
 from firstfault.catalog import tables
-from firstfault.engine.catalog import load_catalog, shipped_catalog
+from firstfault.engine.loader import load_catalog, shipped_catalog
 fns = [getattr(tables, name) for name in sys.argv[1:]]
 cat, rows = shipped_catalog(), [f() for f in fns]
 loaded = sorted(m for m in ("pydantic", "yaml", "firstfault.engine.ruleschema", "firstfault.catalog.tableschema")

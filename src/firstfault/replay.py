@@ -36,7 +36,7 @@ from firstfault.lazymodel import model_errors
 from firstfault.model import CoverageItem, ErrorItem, Verdict
 
 if TYPE_CHECKING:
-    from firstfault.engine.catalog import Catalog
+    from firstfault.engine.loader import Catalog
     from firstfault.store.repo import ReplayEvidence, VerdictStore
 
 CODEC = "zlib+json/firstfault-v1"

@@ -19,8 +19,8 @@ from firstfault.collect.evidence import collect_bundle
 from firstfault.collect.fold import LineFold
 from firstfault.collect.scan import Extraction, LineScanner, all_line_extractors
 from firstfault.engine.attribute import attribute
-from firstfault.engine.catalog import Catalog, shipped_catalog
 from firstfault.engine.leads import find_leads
+from firstfault.engine.loader import Catalog, shipped_catalog
 from firstfault.engine.normalise import (
     NodeMapper,
     Outside,

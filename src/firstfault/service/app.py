@@ -20,7 +20,7 @@ from starlette.types import Scope
 
 import firstfault
 from firstfault.collect.wire import AnalyzeRequest
-from firstfault.engine.catalog import Catalog, load_catalog, shipped_catalog
+from firstfault.engine.loader import Catalog, load_catalog, shipped_catalog
 from firstfault.protocol import ProblemBody
 from firstfault.service.auth import TokenCheck
 from firstfault.service.errors import Problem

@@ -22,7 +22,7 @@ from firstfault.collect.evidence import collect_bundle
 from firstfault.collect.fold import LineFold
 from firstfault.collect.wire import AnalyzeRequest, Record
 from firstfault.collect.wire import records as wire_records
-from firstfault.engine.catalog import Catalog
+from firstfault.engine.loader import Catalog
 from firstfault.extract.base import Candidate
 from firstfault.model import Verdict
 from firstfault.protocol import ProblemDetail
