@@ -42,7 +42,7 @@ NOT_ON_THE_ANALYZE_PATH = ("sqlalchemy", "alembic", "fastapi", "starlette", "uvi
 # the text and markdown views (render: --format json prints the document itself).
 OURS_NOT_ON_THE_ANALYZE_PATH = ("firstfault.collect.wire", "firstfault.store.db", "firstfault.store.repo",
                                 "firstfault.service.app", "firstfault.sinks", "firstfault.replay",
-                                "firstfault.client", "firstfault.protocol", "firstfault.render",
+                                "firstfault.client", "firstfault.responses", "firstfault.render",
                                 # the other commands' declarations (firstfault/cli loads a command's alone)
                                 "firstfault.cli.serve", "firstfault.cli.blueprint", "firstfault.cli.fleet",
                                 "firstfault.cli.demo", "firstfault.cli.rules", "firstfault.cli.store")

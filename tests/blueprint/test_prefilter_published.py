@@ -25,7 +25,7 @@ from firstfault.collect.wire import AnalyzeRequest
 from firstfault.extract.metric_conditions import metric_names
 from firstfault.identify.static import StaticContext
 from firstfault.model import CatalogRef, Verdict
-from firstfault.protocol import Prefilter
+from firstfault.responses import Prefilter
 
 WINDOW = ("2026-10-20T10:00:00Z", "2026-10-20T10:30:00Z")
 

@@ -22,7 +22,7 @@ from firstfault.collect.wire import AnalyzeRequest, RequestBuilder
 from firstfault.extract.metric_conditions import metric_names
 from firstfault.identify.base import ContextConnector, Identified
 from firstfault.model import CoverageItem, Enrichment, ErrorItem, Verdict
-from firstfault.protocol import Prefilter
+from firstfault.responses import Prefilter
 from firstfault.sinks.base import Sink
 
 if TYPE_CHECKING:

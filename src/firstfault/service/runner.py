@@ -25,7 +25,7 @@ from firstfault.collect.wire import records as wire_records
 from firstfault.engine.loader import Catalog
 from firstfault.extract.base import Candidate
 from firstfault.model import Verdict
-from firstfault.protocol import ProblemDetail
+from firstfault.responses import ProblemDetail
 from firstfault.service import ndjson, tarball
 from firstfault.service.body import inflate, too_large
 from firstfault.service.errors import from_validation, invalid
