@@ -42,7 +42,7 @@ def one(bundle: str) -> None:
     sys.path.insert(0, str(SRC))
     from firstfault.analysis.analyze import Analyzer
     from firstfault.bundle import load_bundle
-    from firstfault.collect.sink import collect_bundle
+    from firstfault.collect.evidence import collect_bundle
 
     t0 = time.perf_counter()
     b = load_bundle(bundle)

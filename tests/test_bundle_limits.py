@@ -226,7 +226,7 @@ def test_an_oversized_workload_yaml_is_refused_unread(tmp_path: Path) -> None:
 
 def test_collect_bundle_checks_the_deadline_per_file(tmp_path: Path) -> None:
     """Files with no candidate line never reach the sink: the deadline is checked between files too."""
-    from firstfault.collect.sink import collect_bundle
+    from firstfault.collect.evidence import collect_bundle
 
     root = _showcase(tmp_path)
     calls: list[int] = []

@@ -9,7 +9,7 @@ import pytest
 
 from firstfault import cache
 from firstfault.collect import scan
-from firstfault.engine.catalog import default_root, load_catalog, load_catalog_cached
+from firstfault.engine.loader import default_root, load_catalog, load_catalog_cached
 
 
 @pytest.fixture()

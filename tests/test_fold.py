@@ -92,7 +92,7 @@ def test_copies_below_the_cap_are_read_and_kept(analyzer: Analyzer, tmp_path: Pa
     """The store keeps the first 32 events of a signature with their own lines: the fold starts after them."""
     case = chatty.unstamped_burst(tmp_path)
     analysis = analyzer.start(load_bundle(str(case.path)).context)
-    from firstfault.collect.sink import collect_bundle
+    from firstfault.collect.evidence import collect_bundle
 
     collect_bundle(analyzer, load_bundle(str(case.path)), analysis)
     retries = [ev for ev in analysis.store.events if ev.kind == "nccl.remote_error"]

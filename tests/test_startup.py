@@ -42,7 +42,7 @@ NOT_ON_THE_ANALYZE_PATH = ("sqlalchemy", "alembic", "fastapi", "starlette", "uvi
 # the text and markdown views (render: --format json prints the document itself).
 OURS_NOT_ON_THE_ANALYZE_PATH = ("firstfault.collect.wire", "firstfault.store.db", "firstfault.store.repo",
                                 "firstfault.service.app", "firstfault.sinks", "firstfault.replay",
-                                "firstfault.client", "firstfault.protocol", "firstfault.render",
+                                "firstfault.client", "firstfault.responses", "firstfault.render",
                                 # the other commands' declarations (firstfault/cli loads a command's alone)
                                 "firstfault.cli.serve", "firstfault.cli.blueprint", "firstfault.cli.fleet",
                                 "firstfault.cli.demo", "firstfault.cli.rules", "firstfault.cli.store")
@@ -161,7 +161,7 @@ def test_tables_from_the_cache_are_the_tables_from_the_yaml(cdir: Path, monkeypa
 WARM_PROBE = """
 import json, os, sys
 from firstfault.catalog import tables
-from firstfault.engine.catalog import load_catalog, shipped_catalog
+from firstfault.engine.loader import load_catalog, shipped_catalog
 fns = [getattr(tables, name) for name in sys.argv[1:]]
 cat, rows = shipped_catalog(), [f() for f in fns]
 loaded = sorted(m for m in ("pydantic", "yaml", "firstfault.engine.ruleschema", "firstfault.catalog.tableschema")

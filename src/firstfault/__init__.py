@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from firstfault.analysis.analyze import Analyzer, analyze
     from firstfault.bundle import Bundle, BundleError, load_bundle
     from firstfault.client import FirstfaultClient, FirstfaultError
-    from firstfault.engine.catalog import Catalog, CatalogError, load_catalog, shipped_catalog
+    from firstfault.engine.loader import Catalog, CatalogError, load_catalog, shipped_catalog
     from firstfault.model import Cause, Event, Verdict
 
 # name -> the module that defines it
@@ -38,10 +38,10 @@ _HOME = {
     "Verdict": "firstfault.model",
     "Cause": "firstfault.model",
     "Event": "firstfault.model",
-    "Catalog": "firstfault.engine.catalog",
-    "CatalogError": "firstfault.engine.catalog",
-    "load_catalog": "firstfault.engine.catalog",
-    "shipped_catalog": "firstfault.engine.catalog",
+    "Catalog": "firstfault.engine.loader",
+    "CatalogError": "firstfault.engine.loader",
+    "load_catalog": "firstfault.engine.loader",
+    "shipped_catalog": "firstfault.engine.loader",
     "Bundle": "firstfault.bundle",
     "BundleError": "firstfault.bundle",
     "load_bundle": "firstfault.bundle",

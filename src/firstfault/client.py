@@ -31,7 +31,7 @@ import httpx
 from firstfault.bundle import WorkloadSpec
 from firstfault.collect.wire import AnalyzeRequest, Record
 from firstfault.model import Verdict
-from firstfault.protocol import CatalogInfo, Prefilter, ProblemBody
+from firstfault.responses import CatalogInfo, Prefilter, ProblemBody
 from firstfault.retry import RetryPolicy, parse_retry_after
 
 SPOOL_MEMORY = 8 << 20  # bodies up to this size stay in memory

@@ -36,7 +36,7 @@ from firstfault.lazymodel import model_errors
 from firstfault.model import CoverageItem, ErrorItem, Verdict
 
 if TYPE_CHECKING:
-    from firstfault.engine.catalog import Catalog
+    from firstfault.engine.loader import Catalog
     from firstfault.store.repo import ReplayEvidence, VerdictStore
 
 CODEC = "zlib+json/firstfault-v1"
@@ -177,7 +177,7 @@ def _document(source: str, fmt: str | None, file: str, raw: bytes, node: str | N
 
 def capture_bundle(analyzer: Analyzer, bundle: Bundle, now: datetime | None = None) -> tuple[Verdict, Captured]:
     """Analyse a bundle as the embedded engine does, keeping what it was fed."""
-    from firstfault.collect.sink import collect_bundle
+    from firstfault.collect.evidence import collect_bundle
 
     analysis = analyzer.start(bundle.context)
     rec = Recorder(analysis, bundle.workload)

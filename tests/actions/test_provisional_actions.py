@@ -19,7 +19,7 @@ from firstfault.actions.policy import Policy
 from firstfault.actions.slurm import SlurmDrain, SlurmJob
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import Context, load_bundle
-from firstfault.collect.sink import collect_bundle
+from firstfault.collect.evidence import collect_bundle
 from firstfault.model import Enrichment, Verdict
 from firstfault.store import VerdictStore
 from firstfault.store.actions import ActionLedger

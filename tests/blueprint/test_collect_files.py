@@ -10,9 +10,9 @@ import pytest
 
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import Bundle, SourceSpec, load_bundle
+from firstfault.collect.evidence import collect_bundle
 from firstfault.collect.files import FilesConnector
 from firstfault.collect.scan import prefilter_words
-from firstfault.collect.sink import collect_bundle
 from firstfault.extract.base import Candidate
 from firstfault.model import CoverageItem, ErrorItem, Verdict
 

@@ -17,15 +17,15 @@ import httpx
 from firstfault.analysis.analyze import Analyzer, analyze_request
 from firstfault.blueprint.pipeline import Pipeline
 from firstfault.bundle import Context
+from firstfault.collect.evidence import EvidenceSink
 from firstfault.collect.http import HttpOptions
 from firstfault.collect.promql import PromQLConnector
 from firstfault.collect.scan import LINE_SOURCES, prefilter_words
-from firstfault.collect.sink import EvidenceSink
 from firstfault.collect.wire import AnalyzeRequest
 from firstfault.extract.metric_conditions import metric_names
 from firstfault.identify.static import StaticContext
 from firstfault.model import CatalogRef, Verdict
-from firstfault.protocol import Prefilter
+from firstfault.responses import Prefilter
 
 WINDOW = ("2026-10-20T10:00:00Z", "2026-10-20T10:30:00Z")
 

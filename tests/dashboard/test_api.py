@@ -117,7 +117,7 @@ def test_bad_fleet_parameters_are_422(client: Client, query: str, field: str) ->
 
 
 def test_problem_shape_is_the_services(client: Client) -> None:
-    from firstfault.protocol import ProblemBody
+    from firstfault.responses import ProblemBody
 
     assert set(Problem.model_fields) == set(ProblemBody.model_fields)
     ProblemBody.model_validate(client.get("/v1/verdicts?limit=0").json())

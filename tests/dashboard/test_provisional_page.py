@@ -8,7 +8,7 @@ import re
 
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import Context, load_bundle
-from firstfault.collect.sink import collect_bundle
+from firstfault.collect.evidence import collect_bundle
 from firstfault.model import Enrichment, Superseded, Verdict
 from firstfault.store import VerdictStore
 from firstfault.store.provisional import ProvisionalLedger

@@ -26,7 +26,7 @@ import pytest
 
 from firstfault.analysis.analyze import Analyzer
 from firstfault.engine.attribute import Attribution, attribute
-from firstfault.engine.catalog import shipped_catalog
+from firstfault.engine.loader import shipped_catalog
 from firstfault.model import Event, Evidence, FieldValue, Verdict
 from tests.conftest import BundleMaker
 

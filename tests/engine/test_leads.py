@@ -10,8 +10,8 @@ from typing import Any
 
 from firstfault.analysis.analyze import Analyzer
 from firstfault.engine.attribute import attribute
-from firstfault.engine.catalog import shipped_catalog
 from firstfault.engine.leads import find_leads
+from firstfault.engine.loader import shipped_catalog
 from firstfault.model import Event, Evidence, Lead, Verdict
 from tests.conftest import BundleMaker
 from tests.extract.test_flightrec import PYSPY, dump

@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from firstfault.engine.attribute import Finding, attribute
-from firstfault.engine.catalog import shipped_catalog
+from firstfault.engine.loader import shipped_catalog
 from firstfault.engine.rules import CommonEndpointSettings, Settings
 from firstfault.model import Event, Evidence, FieldValue
 

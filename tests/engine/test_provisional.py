@@ -16,7 +16,7 @@ import yaml
 
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import Bundle, Context, load_bundle
-from firstfault.collect.sink import collect_bundle
+from firstfault.collect.evidence import collect_bundle
 from firstfault.model import Verdict
 from tests.test_wild import KNOWN_FALSE_DEFINITIVE
 

@@ -11,7 +11,7 @@ import pytest
 
 from firstfault.analysis import analyze as analyze_mod
 from firstfault.engine.attribute import Finding, render
-from firstfault.engine.catalog import CatalogError, default_root, load_catalog, shipped_catalog
+from firstfault.engine.loader import CatalogError, default_root, load_catalog, shipped_catalog
 from firstfault.engine.rules import Rule
 from firstfault.engine.validators import VALIDATORS, event_kinds, explain_set_cycle
 from firstfault.model import Event, Evidence

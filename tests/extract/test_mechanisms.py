@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from firstfault.collect.scan import Extraction, all_line_extractors
-from firstfault.engine.catalog import CatalogError, load_catalog
+from firstfault.engine.loader import CatalogError, load_catalog
 from firstfault.extract import app as app_extract
 from firstfault.extract import codes
 from firstfault.extract.base import Candidate
@@ -283,7 +283,7 @@ def test_an_xid_class_that_no_rule_matches_fails_the_catalog(tmp_path: object) -
     import shutil
     from pathlib import Path
 
-    from firstfault.engine.catalog import default_root
+    from firstfault.engine.loader import default_root
 
     dst = Path(str(tmp_path)) / "cat"
     shutil.copytree(default_root(), dst)

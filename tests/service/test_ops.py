@@ -30,7 +30,7 @@ def test_health_and_readiness(service: ServiceProcess) -> None:
 
 
 def test_catalog_lists_the_loaded_rules(service: ServiceProcess) -> None:
-    from firstfault.engine.catalog import shipped_catalog
+    from firstfault.engine.loader import shipped_catalog
 
     shipped = shipped_catalog()
     cat = httpx.get(service.url + "/v1/catalog", headers=AUTH).json()

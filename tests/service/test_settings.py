@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from firstfault.cli.serve import serve
-from firstfault.engine.catalog import default_root
+from firstfault.engine.loader import default_root
 from firstfault.service.settings import SettingsError, load_settings
 
 

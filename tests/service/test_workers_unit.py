@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from firstfault.engine.catalog import shipped_catalog
+from firstfault.engine.loader import shipped_catalog
 from firstfault.service import workers
 from firstfault.service.app import create_app_from_env
 

@@ -175,7 +175,7 @@ class StoreContract:
         """The stored evidence gives back each verdict, byte for byte, on this database."""
         from firstfault.analysis.analyze import analyze_request
         from firstfault.bundle import load_bundle
-        from firstfault.engine.catalog import shipped_catalog
+        from firstfault.engine.loader import shipped_catalog
         from firstfault.replay import capture_bundle, replay, unpack
 
         analyzer = Analyzer()

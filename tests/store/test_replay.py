@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from firstfault.analysis.analyze import Analyzer, analyze_request
 from firstfault.bundle import load_bundle
 from firstfault.cli import app
-from firstfault.engine.catalog import load_catalog, shipped_catalog
+from firstfault.engine.loader import load_catalog, shipped_catalog
 from firstfault.model import Enrichment
 from firstfault.replay import CODEC, ReplayError, capture_bundle, pack, replay, unpack
 from firstfault.store import VerdictStore

@@ -1,6 +1,6 @@
 """One analysis: an attempt's evidence in, a verdict out (the embedded engine).
 
-Evidence arrives through the EvidenceSink interface (collect/sink.py): from
+Evidence arrives through the EvidenceSink interface (collect/evidence.py): from
 a bundle's files (collect_bundle) or from a request's observations
 (analyze_request). Documents go through their readers, lines through the
 extraction; then normalisation onto the allocation (engine/normalise.py),
@@ -15,12 +15,12 @@ from typing import IO, TYPE_CHECKING
 
 from firstfault.bundle import Bundle, Context, WorkloadSpec, load_bundle
 from firstfault.collect.events import EventStore
+from firstfault.collect.evidence import collect_bundle
 from firstfault.collect.fold import LineFold
 from firstfault.collect.scan import Extraction, LineScanner, all_line_extractors
-from firstfault.collect.sink import collect_bundle
 from firstfault.engine.attribute import attribute
-from firstfault.engine.catalog import Catalog, shipped_catalog
 from firstfault.engine.leads import find_leads
+from firstfault.engine.loader import Catalog, shipped_catalog
 from firstfault.engine.normalise import (
     NodeMapper,
     Outside,

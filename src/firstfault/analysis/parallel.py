@@ -33,9 +33,9 @@ from typing import Any, Protocol
 
 from firstfault.bundle import Bundle, ResolvedSource, SourceFile
 from firstfault.collect.events import EventStore
+from firstfault.collect.evidence import EvidenceSink, ScannerSource, collect_bundle
 from firstfault.collect.fold import LineFold
 from firstfault.collect.scan import LINE_SOURCES, Extraction, FileStats, all_line_extractors
-from firstfault.collect.sink import EvidenceSink, ScannerSource, collect_bundle
 from firstfault.extract.base import Candidate
 from firstfault.extract.unrecognized import Folded, FoldFull, OfferFold, Unrecognized, zeroed
 from firstfault.model import Event

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from xml.etree import ElementTree as ET
 
 from firstfault.engine.attribute import Finding, attribute
-from firstfault.engine.catalog import Catalog
+from firstfault.engine.loader import Catalog
 from firstfault.engine.normalise import terminal_lines
 from firstfault.engine.rules import Rule, RuleTest
 from firstfault.model import Event, Evidence, FieldValue

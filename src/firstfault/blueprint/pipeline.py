@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import Context
 from firstfault.collect.base import LogConnector, MetricConnector
+from firstfault.collect.evidence import EvidenceSink
 from firstfault.collect.scan import prefilter_words
-from firstfault.collect.sink import EvidenceSink
 from firstfault.collect.wire import AnalyzeRequest, RequestBuilder
 from firstfault.extract.metric_conditions import metric_names
 from firstfault.identify.base import ContextConnector, Identified
 from firstfault.model import CoverageItem, Enrichment, ErrorItem, Verdict
-from firstfault.protocol import Prefilter
+from firstfault.responses import Prefilter
 from firstfault.sinks.base import Sink
 
 if TYPE_CHECKING:

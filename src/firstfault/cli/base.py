@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 if TYPE_CHECKING:
-    from firstfault.engine.catalog import Catalog
+    from firstfault.engine.loader import Catalog
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -125,7 +125,7 @@ def db_option(help: str, required: bool = True) -> Callable[[F], F]:
 
 def catalog(rules: Path | None) -> Catalog:
     """The shipped catalog, or the one at `rules`; an invalid one exits 2 with its file:line problems."""
-    from firstfault.engine.catalog import CatalogError, load_catalog, shipped_catalog
+    from firstfault.engine.loader import CatalogError, load_catalog, shipped_catalog
 
     try:
         return shipped_catalog() if rules is None else load_catalog(rules)

@@ -34,7 +34,7 @@ def serve(host: str | None, port: int | None, workers: int | None, rules: Path |
           max_body_bytes: int | None, max_concurrent: int | None, max_queue: int | None,
           analysis_timeout: float | None, log_level: str | None, db: str | None) -> None:
     """Run the firstfault Service (HTTP API, docs at /docs)."""
-    from firstfault.engine.catalog import CatalogError
+    from firstfault.engine.loader import CatalogError
     from firstfault.service.app import load_service_catalog
     from firstfault.service.settings import SettingsError, load_settings
 

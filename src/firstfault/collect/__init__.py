@@ -1,4 +1,4 @@
-"""The collect step: an attempt's evidence read into an EvidenceSink (collect/sink.py).
+"""The collect step: an attempt's evidence read into an EvidenceSink (collect/evidence.py).
 
 - scan.py: the chunked, prefiltered line scanner; sink.py: the sink contract, bundle reading, coverage;
   wire.py: the Service's request form; base.py: the connector contracts; http.py: the HTTP layer.

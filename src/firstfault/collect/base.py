@@ -1,7 +1,7 @@
 """The collect step's contract: connectors that read an attempt's evidence into an EvidenceSink.
 
 LogConnectors and MetricConnectors read evidence for an execution context
-into an EvidenceSink (collect/sink.py): candidate lines that contain a
+into an EvidenceSink (collect/evidence.py): candidate lines that contain a
 prefilter word (already placed in time), whole documents (scheduler records,
 metric answers), node activity, and their own coverage and errors. A
 connector never raises for a failed remote call: it records an ErrorItem and
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from firstfault.bundle import Context
-from firstfault.collect.sink import EvidenceSink
+from firstfault.collect.evidence import EvidenceSink
 
 
 class LogConnector(Protocol):

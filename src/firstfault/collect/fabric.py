@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from firstfault.bundle import Context
-from firstfault.collect.sink import EvidenceSink
+from firstfault.collect.evidence import EvidenceSink
 from firstfault.extract.documents import MAX_STRUCTURED_BYTES
 from firstfault.model import CoverageItem, ErrorItem, iso
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import IO
 
 from firstfault.bundle import Bundle, Context, SourceSpec, WorkloadFile, resolve_source
+from firstfault.collect.evidence import EvidenceSink, collect_bundle
 from firstfault.collect.scan import LineScanner, all_line_extractors
-from firstfault.collect.sink import EvidenceSink, collect_bundle
 from firstfault.extract.base import Candidate
 from firstfault.model import CoverageItem, ErrorItem
 

@@ -52,10 +52,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from firstfault.bundle import Context, SourceFile, SourceSpec, open_evidence, resolve_source
+from firstfault.collect.evidence import EvidenceSink, _collect_document
 from firstfault.collect.files import scanners_for
 from firstfault.collect.lines import StreamReader, WordFilter, coverage_item, match_node
 from firstfault.collect.scan import LINE_SOURCES, MAX_LINE, binary_share
-from firstfault.collect.sink import EvidenceSink, _collect_document
 from firstfault.extract.documents import PER_FILE_DOCUMENTS
 from firstfault.model import CoverageItem, ErrorItem
 from firstfault.timeparse import Stamp, TimeParser

@@ -34,9 +34,9 @@ from urllib3 import HTTPResponse
 from urllib3.exceptions import HTTPError
 
 from firstfault.bundle import Context
+from firstfault.collect.evidence import EvidenceSink
 from firstfault.collect.http import RETRY_STATUSES, HttpOptions
 from firstfault.collect.lines import StreamReader, WordFilter, coverage_item
-from firstfault.collect.sink import EvidenceSink
 from firstfault.model import ErrorItem
 from firstfault.retry import parse_retry_after
 from firstfault.timeparse import TimeParser

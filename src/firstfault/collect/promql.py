@@ -35,9 +35,9 @@ from typing import Any
 import httpx
 
 from firstfault.bundle import Context
+from firstfault.collect.evidence import EvidenceSink
 from firstfault.collect.http import FetchError, HttpOptions, get, make_client
 from firstfault.collect.lines import coverage_item, match_node, remote_window
-from firstfault.collect.sink import EvidenceSink
 from firstfault.extract.metric_formats import host_of
 from firstfault.model import ErrorItem
 from firstfault.querytext import quoted, re2_literal

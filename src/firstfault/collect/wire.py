@@ -19,7 +19,7 @@ from typing import IO, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from firstfault.bundle import Bundle, Context, WorkloadSpec
-from firstfault.collect.sink import ScannerSource, collect_bundle
+from firstfault.collect.evidence import ScannerSource, collect_bundle
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import PER_FILE_DOCUMENTS, read_document
 from firstfault.formats import Format

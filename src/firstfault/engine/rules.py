@@ -1,6 +1,6 @@
 """The rule catalog's records: what the engine reads (a rule, its selections, its tests, the settings).
 
-Plain dataclasses, built by engine/ruleschema.py from the validated YAML (engine/catalog.py loads it) or read
+Plain dataclasses, built by engine/ruleschema.py from the validated YAML (engine/loader.py loads it) or read
 back from the on-disk cache; matching (engine/match.py), the validators and attribution read them. This module
 imports nothing of the engine.
 """

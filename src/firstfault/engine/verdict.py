@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from firstfault.engine.attribute import Attribution, Finding, SymptomHit, event_sort_key, is_terminal, render, weight
-from firstfault.engine.catalog import Catalog
 from firstfault.engine.leads import verdict_leads
+from firstfault.engine.loader import Catalog
 from firstfault.engine.ports import cable_of, port_of
 from firstfault.model import (
     CatalogRef,

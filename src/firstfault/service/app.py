@@ -20,8 +20,8 @@ from starlette.types import Scope
 
 import firstfault
 from firstfault.collect.wire import AnalyzeRequest
-from firstfault.engine.catalog import Catalog, load_catalog, shipped_catalog
-from firstfault.protocol import ProblemBody
+from firstfault.engine.loader import Catalog, load_catalog, shipped_catalog
+from firstfault.responses import ProblemBody
 from firstfault.service.auth import TokenCheck
 from firstfault.service.errors import Problem
 from firstfault.service.limits import CONNECTION_LIMITS, AnalysisPool, ConnectionLimits

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from firstfault.lazymodel import model_errors
-from firstfault.protocol import ProblemBody, ProblemDetail
+from firstfault.responses import ProblemBody, ProblemDetail
 
 
 class Problem(Exception):

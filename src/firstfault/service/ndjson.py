@@ -26,7 +26,7 @@ from firstfault.collect.wire import (
 )
 from firstfault.lazymodel import Model
 from firstfault.model import CoverageItem, ErrorItem
-from firstfault.protocol import ProblemDetail
+from firstfault.responses import ProblemDetail
 from firstfault.service.body import too_large
 from firstfault.service.errors import from_validation, invalid
 

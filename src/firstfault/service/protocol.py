@@ -29,7 +29,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
-from firstfault.protocol import ProblemBody
+from firstfault.responses import ProblemBody
 from firstfault.service.limits import CONNECTION_LIMITS, ConnectionLimits
 
 MAX_HEADER_BYTES: Final = 64 << 10  # a request head; the Authorization header alone is 8 KiB at most (auth.py)

@@ -15,7 +15,7 @@ from starlette.requests import ClientDisconnect
 from firstfault.collect.scan import LINE_SOURCES, prefilter_words
 from firstfault.extract.metric_conditions import metric_names
 from firstfault.model import CatalogRef, Verdict
-from firstfault.protocol import CatalogInfo, Health, Prefilter, ProblemBody, RuleInfo
+from firstfault.responses import CatalogInfo, Health, Prefilter, ProblemBody, RuleInfo
 from firstfault.service import runner, tarball
 from firstfault.service.auth import TokenCheck
 from firstfault.service.body import UploadSlots, receive_body, spooled_chunks, too_large

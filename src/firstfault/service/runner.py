@@ -18,14 +18,14 @@ from pydantic import ValidationError
 
 from firstfault.analysis.analyze import Analysis, Analyzer, analyze_observations
 from firstfault.bundle import BundleError, Context, SpecError, WorkloadSpec, load_bundle
+from firstfault.collect.evidence import collect_bundle
 from firstfault.collect.fold import LineFold
-from firstfault.collect.sink import collect_bundle
 from firstfault.collect.wire import AnalyzeRequest, Record
 from firstfault.collect.wire import records as wire_records
-from firstfault.engine.catalog import Catalog
+from firstfault.engine.loader import Catalog
 from firstfault.extract.base import Candidate
 from firstfault.model import Verdict
-from firstfault.protocol import ProblemDetail
+from firstfault.responses import ProblemDetail
 from firstfault.service import ndjson, tarball
 from firstfault.service.body import inflate, too_large
 from firstfault.service.errors import from_validation, invalid

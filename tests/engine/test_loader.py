@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from firstfault.analysis.ruletest import run_all
-from firstfault.engine.catalog import CatalogError, default_root, load_catalog, shipped_catalog
+from firstfault.engine.loader import CatalogError, default_root, load_catalog, shipped_catalog
 
 
 def _copy(tmp_path: Path) -> Path:
