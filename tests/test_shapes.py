@@ -73,7 +73,10 @@ def _kern_masked(path: Path) -> list[str]:
 
 
 def _two_nodes(bench: dict[str, ModuleType], out: Path, repeat: bool) -> tuple[list[str], list[str], str]:
-    s = bench["gen_bundle"].generate(str(out), 3, 2, 0.003, seed=5, quiet=True, kernel_share=0.5, kern_repeat=repeat)
+    # jobs=1: written in this process. A writer pool forked from a pytest worker (which holds threads) hung
+    # here once: one writer exited, the other waited on the pool's task queue, the test never ended.
+    s = bench["gen_bundle"].generate(str(out), 3, 2, 0.003, seed=5, jobs=1, quiet=True, kernel_share=0.5,
+                                     kern_repeat=repeat)
     quiet = [n for n in ("node-001", "node-002", "node-003") if n != s["fault_node"]]
     return (
         _kern_masked(out / "nodes" / quiet[0] / "kern.log"),
