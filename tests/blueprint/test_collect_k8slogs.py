@@ -9,9 +9,15 @@ restarted once (restartCount 1): its previous instance holds the crash.
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import socket
+import threading
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from kubernetes.client import ApiClient, Configuration
@@ -159,3 +165,93 @@ def test_followed_pod_logs_give_the_current_instances_lines_once(kube: ReplaySer
     _, once = _run(kube, label_selector="app=llm")
     current = [c for c in once if not c.file.endswith("#previous")]
     assert sorted((c.file, c.line, c.text) for c in got) == sorted((c.file, c.line, c.text) for c in current)
+
+
+def _held_log_server(first: bytes, release: threading.Event) -> tuple[socket.socket, threading.Thread]:
+    """A kube-apiserver stand-in for one `follow=true` log request: the headers and one chunk (`first`),
+    then nothing until `release` is set, then one more chunk and the end: a container that writes, pauses
+    and writes again, so the follower's reader thread is blocked in a read in between."""
+    srv = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        conn, _ = srv.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         + b"%x\r\n%s\r\n" % (len(first), first))
+            release.wait(10)
+            later = b"2026-10-20T10:00:02.000000000Z written after the follower let go\n"
+            with contextlib.suppress(OSError):
+                conn.sendall(b"%x\r\n%s\r\n0\r\n\r\n" % (len(later), later))
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return srv, t
+
+
+def _one_followed_stream(srv: socket.socket, room: int) -> tuple[ApiClient, Any, Any]:
+    """A PodLogFollow with one stream (pod p0, container c) on `srv`, its thread not started, its queue
+    holding `room` lines."""
+    from firstfault.collect.follow import PodLogFollow, _PodStream
+
+    running = Context.from_spec(WorkloadSpec(id="llm", scheduler="kueue", nodes=NODES,
+                                             window={"start": "2026-10-20T10:00:00Z"}))
+    api = ApiClient(Configuration(host=f"http://127.0.0.1:{srv.getsockname()[1]}"))
+    follow = PodLogFollow(K8sPodLogsConnector(api, "train", pods=["p0"], http=HttpOptions(retries=0)),
+                          running, prefilter_words())
+    ps = _PodStream("k8s:train/p0/c", None, None, cast(Any, None), queue.Queue(room))
+    ps.thread = threading.Thread(target=follow._follow, args=(ps, "p0", "c"), daemon=True)
+    follow.streams[ps.file] = ps
+    return api, follow, ps
+
+
+def test_closing_the_pod_log_follower_while_its_reader_is_blocked_ends_the_reader_cleanly() -> None:
+    """close() while a stream's thread is blocked reading it (the pod is silent): the thread ends within
+    close(), without an exception, and reads nothing the stream sends afterwards. Before the reader owned
+    its response's close, close() closed it under the blocked read, which woke on the next bytes and read
+    a closed http.client response (AttributeError in the thread, the flaky failure of the test above)."""
+    crashed: list[threading.ExceptHookArgs] = []
+    hook = threading.excepthook
+    threading.excepthook = crashed.append
+    release = threading.Event()
+    srv, server = _held_log_server(b"2026-10-20T10:00:01.000000000Z step 1\n", release)
+    api, follow, ps = _one_followed_stream(srv, 100)
+    try:
+        ps.thread.start()
+        first = ps.lines.get(timeout=10)  # the reader has the first chunk and waits for the next one
+        time.sleep(0.2)
+        follow.close()
+        assert not ps.thread.is_alive()  # close() ended the read, it did not leave the thread blocked
+        release.set()
+        server.join(10)
+        ps.thread.join(5)
+        assert not crashed, crashed[0].exc_value
+        assert first[1] == "step 1" and ps.lines.empty()
+    finally:
+        threading.excepthook = hook
+        release.set()
+        srv.close()
+        api.close()
+
+
+def test_closing_the_pod_log_follower_lets_a_reader_waiting_on_a_full_queue_end() -> None:
+    """close() while a stream's thread waits to put a line into its full queue (nobody polls any more): the
+    thread ends within close() instead of staying blocked in put() for good. Near miss of the test above: the
+    thread is not in a read, so shutting the socket alone would not end it."""
+    release = threading.Event()
+    lines = b"".join(b"2026-10-20T10:00:01.%09dZ step %d\n" % (i, i) for i in range(3))
+    srv, server = _held_log_server(lines, release)
+    api, follow, ps = _one_followed_stream(srv, 1)
+    try:
+        ps.thread.start()
+        deadline = time.monotonic() + 10
+        while not ps.lines.full() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert ps.lines.full()  # one line queued, the thread holds the next one
+        follow.close()
+        assert not ps.thread.is_alive()
+    finally:
+        release.set()
+        server.join(10)
+        srv.close()
+        api.close()

@@ -377,7 +377,10 @@ class _PodStream:
     thread: threading.Thread | None = None
     ended: bool = False
     error: str | None = None
-    closer: list[Any] = field(default_factory=list)
+    # The response being read, while its thread reads it. Only that thread reads and closes it; close() only
+    # shuts the socket's read side (under `lock`), which ends a blocked read as an end of stream.
+    resp: Any = None
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class PodLogFollow:
@@ -441,7 +444,11 @@ class PodLogFollow:
                 ps.error = f"follow {pod}/{container}: {type(exc).__name__}: {exc}"
                 ps.ended = True
                 return
-            ps.closer[:] = [resp]
+            with ps.lock:
+                if self._stop.is_set():  # close() ran while the stream was being opened: nothing to read
+                    resp.close()
+                    return
+                ps.resp = resp
             same = 0
             try:
                 for line in _lines(resp.stream(1 << 16)):
@@ -461,8 +468,12 @@ class PodLogFollow:
                     if self._stop.is_set():
                         return
             except (HTTPError, OSError, ValueError):
-                pass  # cut: opened again below
+                pass  # cut, or shut by close(): opened again below unless stopping
             finally:
+                with ps.lock:
+                    ps.resp = None
+                if self._stop.is_set():
+                    resp.close()  # a stream let go of in the middle: its connection is not reused
                 resp.release_conn()
             self._stop.wait(1.0)  # the stream ended (container done, or the API server let go)
 
@@ -505,11 +516,20 @@ class PodLogFollow:
                               notes=["followed while the attempt runs"])]
 
     def close(self) -> None:
+        """Stop every stream's thread: a read in progress ends (its socket's read side shut, which the read
+        sees as the end of the stream), a thread waiting on a full queue is let through; each thread then
+        closes its own response. Closing the response here instead, under the thread still reading it,
+        made the read fail inside http.client (AttributeError on its emptied file)."""
         self._stop.set()
         for ps in self.streams.values():
-            for r in ps.closer:
-                with contextlib.suppress(Exception):
-                    r.close()
+            with ps.lock:
+                if ps.resp is not None:
+                    with contextlib.suppress(OSError, ValueError, RuntimeError):
+                        ps.resp.shutdown()  # ValueError/RuntimeError: its connection already let go of
+            with contextlib.suppress(queue.Empty):
+                while True:  # a put() blocked on a full queue returns, and the thread sees the stop
+                    ps.lines.get_nowait()
+        for ps in self.streams.values():
             if ps.thread is not None:
                 ps.thread.join(timeout=2)
 
