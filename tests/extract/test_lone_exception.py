@@ -75,6 +75,15 @@ def test_lines_that_are_no_uncaught_exception(line: str) -> None:
     assert helpers.scan(ALL, [line], "application") == []
 
 
+def test_a_bare_class_shaped_word_is_no_exception_line() -> None:
+    # A word shaped like a class name alone on its line (hypothesis found `AError`) is no uncaught exception;
+    # Python prints a bare name only for a built-in raised without arguments, and a lone built-in still reads.
+    assert tb.lone_exception("AError") is None
+    assert tb.lone_exception("XlaRuntimeError") is None
+    assert tb.lone_exception("KeyError") is not None
+    assert tb.lone_exception("XlaRuntimeError: INTERNAL: Failed to execute XLA Runtime executable") is not None
+
+
 def test_a_qualified_class_outside_an_exceptions_module_is_no_exception_line() -> None:
     # the shape alone (`pkg.Name: text`) is not enough: the class must be named like an exception or come from
     # an exceptions / errors module (a synthetic configuration dump, `config.Model: llama`)

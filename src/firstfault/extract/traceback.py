@@ -148,7 +148,8 @@ def lone_exception(body: str) -> Exc | None:
     """A line shaped as Python prints an uncaught exception's last line, outside any traceback: a built-in
     exception (`ValueError: ...`, `KeyboardInterrupt`), a class named like one (`XlaRuntimeError: ...`;
     not a bare `Error: ...`, which command-line tools print), or any class of a package's exceptions module
-    (`google.api_core.exceptions.TooManyRequests: 429 ...`). Only the shape and the class's name decide,
+    (`google.api_core.exceptions.TooManyRequests: 429 ...`); a bare unqualified name that is not a built-in
+    exception (`AError` alone on its line) is not one. Only the shape and the class's name decide,
     never the message or a digit (extract/app.py keys its memo of the shape by the line with digits zeroed).
     """
     exc = exception_shape(body)
@@ -157,6 +158,10 @@ def lone_exception(body: str) -> Exc | None:
     cls = exc.cls
     if cls in _builtin_exceptions():
         return exc
+    if not exc.msg and "." not in exc.qual:
+        # A bare word shaped like a class (`AError`, `ConnectionError` of a program's own) with nothing after it
+        # is a word, not an uncaught exception: Python prints a bare name for a built-in raised without args.
+        return None
     if any(cls.endswith(s) and len(cls) > len(s) for s in EXC_SUFFIXES):
         return exc
     if any(part in _EXCEPTION_MODULES for part in exc.qual.split(".")[:-1]):
