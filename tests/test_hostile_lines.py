@@ -39,31 +39,33 @@ def _verdict(analyzer: Analyzer, path: Path) -> dict[str, object]:
     return json.loads(analyzer.analyze_path(str(path)).model_dump_json())  # type: ignore[no-any-return]
 
 
-def test_hostile_numbers_cost_their_lines_only(analyzer: Analyzer, tmp_path: Path) -> None:
+def _showcase_with(tmp_path: Path, lines: list[str]) -> tuple[Path, int]:
+    """The showcase with `lines` after rank 0's log; the number of the first of them."""
     bundle = tmp_path / "b"
     shutil.copytree(SHOWCASE, bundle)
     log = bundle / "app" / "rank-0.log"
-    before = len(log.read_text(encoding="utf-8").splitlines())
+    first = len(log.read_text(encoding="utf-8").splitlines()) + 1
     with log.open("a", encoding="utf-8") as fh:
-        fh.write("\n".join(HOSTILE) + "\n")
+        fh.write("\n".join(lines) + "\n")
+    return bundle, first
+
+
+def _unrecognized_places(v: dict[str, object]) -> set[tuple[str, int]]:
+    return {(u["first"]["file"], u["first"]["line"]) for u in v["unrecognized"]}  # type: ignore[index,union-attr]
+
+
+def test_hostile_numbers_cost_their_lines_only(analyzer: Analyzer, tmp_path: Path) -> None:
+    bundle, first = _showcase_with(tmp_path, HOSTILE)
     clean = _verdict(analyzer, SHOWCASE)
     v = _verdict(analyzer, bundle)
     root, clean_root = v["root_cause"], clean["root_cause"]
     assert isinstance(root, dict) and isinstance(clean_root, dict)
     assert (v["attributed_domain"], root["category"]) == (clean["attributed_domain"], clean_root["category"])
     # The first hostile line (a rank no int() takes) is listed where to look, by file and line.
-    places = {(u["first"]["file"], u["first"]["line"]) for u in v["unrecognized"]}  # type: ignore[index,union-attr]
-    assert ("app/rank-0.log", before + 1) in places
+    assert ("app/rank-0.log", first) in _unrecognized_places(v)
 
 
 def test_a_rank_of_nine_digits_is_still_read(analyzer: Analyzer, tmp_path: Path) -> None:
     """Near miss: a large but readable rank is peeled as a rank, not listed as unreadable."""
-    bundle = tmp_path / "b"
-    shutil.copytree(SHOWCASE, bundle)
-    log = bundle / "app" / "rank-0.log"
-    before = len(log.read_text(encoding="utf-8").splitlines())
-    with log.open("a", encoding="utf-8") as fh:
-        fh.write("[rank123456789]: NCCL WARN NET/IB : Got completion with error 12\n")
-    v = _verdict(analyzer, bundle)
-    places = {(u["first"]["file"], u["first"]["line"]) for u in v["unrecognized"]}  # type: ignore[index,union-attr]
-    assert ("app/rank-0.log", before + 1) not in places
+    bundle, first = _showcase_with(tmp_path, ["[rank123456789]: NCCL WARN NET/IB : Got completion with error 12"])
+    assert ("app/rank-0.log", first) not in _unrecognized_places(_verdict(analyzer, bundle))

@@ -433,67 +433,64 @@ class Extraction:
         stops the analysis or hides the rest of the evidence.
         """
         try:
-            return self._drafts(c)
+            dispatch = self._by_source.get(c.source)
+            if dispatch is None:
+                return [], None
+            text = c.text
+            hk = c.hits_key
+            ids = c.hits if c.hits is not None and hk is not None and (hk is dispatch.matcher.key
+                                                                       or self._same_words(hk, dispatch)) \
+                else dispatch.matcher.ids_in(text.encode("utf-8", "replace"))
+            if isinstance(ids, tuple):  # the scanner's hits: a few literal sets recur line after line
+                hit = self._hits.get((c.source, ids))
+                if hit is None:
+                    hit = sorted({e for i in ids for e in dispatch.owners[i]})
+                    if len(self._hits) < 4096:
+                        self._hits[(c.source, ids)] = hit
+            else:
+                hit = sorted({e for i in ids for e in dispatch.owners[i]})
+            if self._fast:
+                # Split once: the extractors split the body again (so that one fed directly reads the same);
+                # a settled body answers that for one identity test (extract/prefix.py).
+                p, settled = self._prefix.split_settled(text)
+                if len(hit) == 1 and hit[0] == dispatch.error_words and dispatch.probe_alone:
+                    # Only the error words' probe reads this line (most error-looking lines of a kernel log):
+                    # it reads the body alone (ErrorWords.known), so no state and no context are needed.
+                    if not self._known(p.body):
+                        self.unrecognized.offer(c, p.body, p.host)
+                        self._offered = (p.body, p.host)
+                    return [], None
+                if settled:
+                    self._note_settled(p.body)
+            else:
+                p = self._prefix.split(text)
+            rank = p.rank if p.rank is not None else c.rank
+            skey = (c.file, c.rank, *p.stream)
+            state = self._states.get(skey)
+            if state is None:
+                state = self._states[skey] = {}
+            ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=rank, time=c.time,
+                              state=state, host=p.host)
+            out: list[Draft] = []
+            probe = dispatch.error_words
+            defer = dispatch.defer_probe
+            for e in hit:
+                if defer and e == probe:
+                    continue
+                out.extend(dispatch.extractors[e].extract(p.body, ctx))
+            if defer and not out and not ctx.claimed and probe in hit:
+                for _ in dispatch.extractors[probe].extract(p.body, ctx):
+                    pass
+            if not out and not ctx.claimed and dispatch.error_words in hit:
+                # Error-looking is decided by the prefilter's own literal hits (ErrorWords'), so it costs
+                # nothing more, and a Service given unfiltered lines lists what one given candidates does.
+                self.unrecognized.offer(c, p.body, p.host)
+                self._offered = (p.body, p.host)
+            return out, ctx
         except (ValueError, OverflowError, RecursionError):
             self._offered = None
             self.unrecognized.offer(c, c.text, None)
             return [], None
-
-    def _drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
-        dispatch = self._by_source.get(c.source)
-        if dispatch is None:
-            return [], None
-        text = c.text
-        hk = c.hits_key
-        ids = c.hits if c.hits is not None and hk is not None and (hk is dispatch.matcher.key
-                                                                   or self._same_words(hk, dispatch)) \
-            else dispatch.matcher.ids_in(text.encode("utf-8", "replace"))
-        if isinstance(ids, tuple):  # the scanner's hits: a few literal sets recur line after line
-            hit = self._hits.get((c.source, ids))
-            if hit is None:
-                hit = sorted({e for i in ids for e in dispatch.owners[i]})
-                if len(self._hits) < 4096:
-                    self._hits[(c.source, ids)] = hit
-        else:
-            hit = sorted({e for i in ids for e in dispatch.owners[i]})
-        if self._fast:
-            # Split once: the extractors split the body again (so that one fed directly reads the same);
-            # a settled body answers that for one identity test (extract/prefix.py).
-            p, settled = self._prefix.split_settled(text)
-            if len(hit) == 1 and hit[0] == dispatch.error_words and dispatch.probe_alone:
-                # Only the error words' probe reads this line (most error-looking lines of a kernel log):
-                # it reads the body alone (ErrorWords.known), so no state and no context are needed.
-                if not self._known(p.body):
-                    self.unrecognized.offer(c, p.body, p.host)
-                    self._offered = (p.body, p.host)
-                return [], None
-            if settled:
-                self._note_settled(p.body)
-        else:
-            p = self._prefix.split(text)
-        rank = p.rank if p.rank is not None else c.rank
-        skey = (c.file, c.rank, *p.stream)
-        state = self._states.get(skey)
-        if state is None:
-            state = self._states[skey] = {}
-        ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=rank, time=c.time,
-                          state=state, host=p.host)
-        out: list[Draft] = []
-        probe = dispatch.error_words
-        defer = dispatch.defer_probe
-        for e in hit:
-            if defer and e == probe:
-                continue
-            out.extend(dispatch.extractors[e].extract(p.body, ctx))
-        if defer and not out and not ctx.claimed and probe in hit:
-            for _ in dispatch.extractors[probe].extract(p.body, ctx):
-                pass
-        if not out and not ctx.claimed and dispatch.error_words in hit:
-            # Error-looking is decided by the prefilter's own literal hits (ErrorWords'), so it costs
-            # nothing more, and a Service given unfiltered lines lists what one given candidates does.
-            self.unrecognized.offer(c, p.body, p.host)
-            self._offered = (p.body, p.host)
-        return out, ctx
 
 
 def feed_lines(lines: Iterable[Candidate], extractors: Iterable[LineExtractor] | None = None,
