@@ -1,0 +1,102 @@
+"""Records: one declaration per concept, a msgspec Struct that msgspec validates, encodes and describes.
+
+A rule, a vendor table row, workload.yaml and the verdict are each declared once, as a subclass of
+`Record`. msgspec builds them as cheaply as a slotted dataclass, validates a parsed YAML or JSON
+document into them (`convert`, `decode`), writes their JSON (`encode`, `dumps`) and their JSON Schema
+(`schemas`), and imports in a few milliseconds, so a short command pays nothing for validation it does
+not do. Field order is the output order; unknown keys are refused (the verdict contract says so);
+a field whose type is `X | UnsetType = UNSET` is left out of the JSON while it is unset (a field added
+to a document whose readers, and whose byte-for-byte output, predate it).
+
+Validation is strict: a YAML `"3"` is not an int, a `false` is not a string. msgspec stops at a
+document's first problem; `problems` names it as `file:line: [tag] key.path: message`, the line
+found from the key path in the YAML text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypeVar
+
+import msgspec
+from msgspec import UNSET, UnsetType, ValidationError, field
+
+__all__ = ["UNSET", "Record", "UnsetType", "ValidationError", "convert", "decode", "dumps", "encode", "field",
+           "location", "problems", "schemas", "to_builtins"]
+
+T = TypeVar("T")
+
+
+class Record(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """The base of every record read from or written to a document: keyword-only, unknown keys refused."""
+
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def encode(value: Any) -> bytes:
+    """The compact JSON of a record (or of builtins holding records): keys in field order, no spaces."""
+    return _ENCODER.encode(value)
+
+
+def dumps(value: Any, indent: int | None = None) -> str:
+    """The JSON text of a record; `indent` spaces per level when given (a key's colon then has a space)."""
+    raw = _ENCODER.encode(value)
+    if indent is not None:
+        raw = msgspec.json.format(raw, indent=indent)
+    return raw.decode("utf-8")
+
+
+def decode(data: bytes | bytearray | memoryview | str, type_: type[T]) -> T:
+    """A JSON document validated into `type_` (strict: no string for a number); ValidationError otherwise."""
+    return msgspec.json.decode(data, type=type_, strict=True)
+
+
+def convert(data: Any, type_: type[T], *, strict: bool = True) -> T:
+    """Parsed Python data (a YAML document, say) validated into `type_`; ValidationError otherwise."""
+    return msgspec.convert(data, type=type_, strict=strict)
+
+
+def to_builtins(value: Any) -> Any:
+    """A record as dicts, lists and scalars (what its JSON would decode to), unset fields left out."""
+    return msgspec.to_builtins(value)
+
+
+def schemas(types: list[Any], ref_template: str = "#/components/schemas/{name}") -> tuple[list[dict[str, Any]],
+                                                                                           dict[str, Any]]:
+    """The JSON Schema of each type and the definitions they refer to (for an OpenAPI document)."""
+    out, components = msgspec.json.schema_components(types, ref_template=ref_template)
+    return list(out), dict(components)
+
+
+_AT = re.compile(r" - at `\$(.*)`$")
+_STEP = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
+_UNKNOWN = re.compile(r"^Object contains unknown field `(.*)`$")
+
+
+def location(exc: ValidationError) -> tuple[tuple[str | int, ...], str]:
+    """The key path and the message of a validation error (`$.match[0].where` -> ("match", 0, "where")).
+
+    A mapping's key, which msgspec does not name, is "*". An unknown key's path ends at the key itself and
+    its message is "unknown key"."""
+    text = str(exc)
+    m = _AT.search(text)
+    msg, steps = (text[:m.start()], m.group(1)) if m else (text, "")
+    # msgspec does not name a mapping's key (`[...]`): "*" stands for it, and the line is the mapping's.
+    loc: list[str | int] = [s.group(1) if s.group(1) is not None else "*" if s.group(2) == "..." else int(s.group(2))
+                            for s in _STEP.finditer(steps)]
+    unknown = _UNKNOWN.match(msg)
+    if unknown:
+        loc.append(unknown.group(1))
+        msg = "unknown key"
+    return tuple(loc), msg
+
+
+def problems(exc: ValidationError, text: str | None, name: str, tag: str = "") -> list[str]:
+    """The error as one 'file:line: [tag] key.path: message' (the line of the key path in the YAML `text`)."""
+    from firstfault.yamlio import line_of
+
+    loc, msg = location(exc)
+    path = ".".join(str(p) for p in loc) or "(root)"
+    line = line_of(text, loc) if text is not None else None
+    return [f"{name}:{line or 1}: {tag + ' ' if tag else ''}{path}: {msg}"]
