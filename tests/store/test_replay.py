@@ -202,3 +202,23 @@ def test_the_pipeline_stores_what_it_analysed(tmp_path: Path) -> None:
     assert (report.replayed, report.changed) == (1, [])
     again = analyze_request(Analyzer(), unpack(rec.evidence.codec, rec.evidence.data))
     assert again.model_copy(update={"analyzed_at": ""}) == rec.verdict.model_copy(update={"analyzed_at": ""})
+
+
+def test_text_report_prints_stored_words_as_text_not_markup(tmp_path: Path) -> None:
+    """A stored word that looks like rich markup (a cluster `[/gpu]`, a codec `[/lost]`) is printed as
+    written: rich would read it as a closing tag and stop the report with a MarkupError."""
+    import sqlite3
+
+    url = f"sqlite:///{tmp_path / 'v.db'}"
+    ids = _fill(url, (SHOWCASE, "sw-segfault"))
+    with sqlite3.connect(tmp_path / "v.db") as db:
+        db.execute("UPDATE replay_evidence SET codec = 'zlib+json/[/lost]' WHERE verdict_id = ?", (ids["sw-segfault"],))
+        db.execute("UPDATE verdicts SET cluster = '[/gpu]' WHERE id = ?", (ids[SHOWCASE],))
+    netir = tmp_path / "catalog"
+    shutil.copytree(CATALOG, netir, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    rule = netir / "rules" / "gpu-nvlink5-netir.yaml"
+    rule.write_text(rule.read_text().replace("\ncategory: gpu.nvlink.signal_integrity\n",
+                                             "\ncategory: gpu.nvlink.netir\n"))
+    res = runner.invoke(app, ["rules", "replay", "--db", url, "--rules", str(netir)], env={"COLUMNS": "250"})
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    assert "[/lost]" in res.output and "[/gpu]" in res.output, res.output

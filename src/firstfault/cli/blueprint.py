@@ -54,6 +54,7 @@ def run(config: Path, job: str | None, workload: str | None, window: tuple[str, 
     if fmt not in (None, "text", "markdown", "json"):
         raise fail("--format is text, markdown or json")
     from rich.console import Console
+    from rich.markup import escape
 
     err = Console(stderr=True)
     try:
@@ -84,9 +85,9 @@ def run(config: Path, job: str | None, workload: str | None, window: tuple[str, 
         with err.status("starting", spinner="dots") as status:
             def progress(msg: str) -> None:
                 if not quiet:
-                    status.update(msg)
+                    status.update(escape(msg))
                     if not err.is_terminal:
-                        err.print(f"· {msg}", highlight=False, style="dim")
+                        err.print(f"· {msg}", highlight=False, markup=False, style="dim")
 
             pipe = build.pipeline(cfg, ctx_conn, job_id=None if kind == "static" else ref, output_sinks=sinks,
                                   progress=progress)
@@ -113,7 +114,7 @@ def run(config: Path, job: str | None, workload: str | None, window: tuple[str, 
         raise fail(f"the Service at {where} could not analyse it: {exc}") from exc
     failed = [s for s in outcomes if not s.ok]
     for s in failed:
-        err.print(f"[bold red]output {s.sink} failed:[/] {s.message}", highlight=False)
+        err.print(f"[bold red]output {s.sink} failed:[/] {escape(s.message)}", highlight=False)
     if failed or any(a.outcome == "error" for a in actions):
         raise SystemExit(1)
 

@@ -67,6 +67,7 @@ def fleet(db: str, since: str, until: str | None, domain: tuple[str, ...], limit
 
 def _print_tables(report: FleetReport) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     out = Console()
@@ -83,7 +84,7 @@ def _print_tables(report: FleetReport) -> None:
             table.add_column(col, justify=just)  # type: ignore[arg-type]
         for i, e in enumerate(t.entries, 1):
             trend = "".join(bars[min(9, round(9 * v / top))] if v else " " for v in e.trend)
-            table.add_row(str(i), e.key, e.node if e.node and e.node != e.key else "", str(e.root),
+            table.add_row(str(i), escape(e.key), escape(e.node) if e.node and e.node != e.key else "", str(e.root),
                           str(e.candidate or ""), str(e.lead or ""), str(e.jobs or ""),
                           f"{e.ratio:.1f}" if e.ratio else "", trend, "REPEAT OFFENDER" if e.repeat_offender else "")
         if t.entries:

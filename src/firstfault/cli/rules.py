@@ -72,14 +72,15 @@ def rules_list(rules: Path | None, fmt: str) -> None:
         sys.stdout.write(json.dumps({"version": cat.version, "sha256": cat.sha256, "rules": rows}, indent=2) + "\n")
         return
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     t = Table(title=f"catalog {cat.version} ({len(rows)} rules)")
     for col in ("id", "role", "domain", "category", "status", "title"):
         t.add_column(col)
     for r in rows:
-        t.add_row(str(r["id"]), str(r["role"]), str(r["domain"] or "-"), str(r["category"]), str(r["status"]),
-                  str(r["title"]))
+        t.add_row(*(escape(str(v)) for v in (r["id"], r["role"], r["domain"] or "-", r["category"], r["status"],
+                                             r["title"])))
     Console().print(t)
 
 
@@ -143,6 +144,7 @@ def rules_replay(db: str, rules: Path | None, since: str, fmt: str, max_changed_
         sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
     else:
         from rich.console import Console
+        from rich.markup import escape
         from rich.table import Table
 
         console = Console()
@@ -157,11 +159,12 @@ def rules_replay(db: str, rules: Path | None, since: str, fmt: str, max_changed_
             for c in report.changed:
                 cats = (", ".join(c.before.categories) or "-", ", ".join(c.after.categories) or "-")
                 nodes = (",".join(c.before.nodes) or "-", ",".join(c.after.nodes) or "-")
-                t.add_row(str(c.id) + (" (truncated)" if c.truncated else ""), f"{c.workload}#{c.attempt}",
-                          c.cluster or "-", arrow(c.before.domain, c.after.domain), arrow(*cats), arrow(*nodes))
+                t.add_row(*(escape(cell) for cell in (
+                    str(c.id) + (" (truncated)" if c.truncated else ""), f"{c.workload}#{c.attempt}",
+                    c.cluster or "-", arrow(c.before.domain, c.after.domain), arrow(*cats), arrow(*nodes))))
             console.print(t)
         for vid, msg in report.failed:
-            console.print(f"[red]verdict {vid}: cannot replay:[/] {msg}", highlight=False)
+            console.print(f"[red]verdict {vid}: cannot replay:[/] {escape(msg)}", highlight=False)
         console.print(f"{report.replayed} replayed, {len(report.changed)} would change ({report.share:.1%}); "
                       f"{report.truncated} from truncated evidence, {report.without_evidence} stored without "
                       f"evidence, {len(report.failed)} failed", highlight=False)
