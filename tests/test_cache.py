@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ def test_a_cached_catalog_is_the_loaded_one_and_follows_its_files(cdir: Path, tm
     root = tmp_path / "catalog"
     shutil.copytree(default_root(), root)
     first = load_catalog_cached(root)
-    entries = sorted(p.name for p in cdir.glob("catalog-*.pickle"))
+    entries = sorted(p.name for p in cdir.glob("catalog-*.msgpack"))
     assert len(entries) == 1
     again = load_catalog_cached(root)
     assert again.sha256 == first.sha256 == load_catalog(root).sha256
@@ -38,15 +39,44 @@ def test_a_cached_catalog_is_the_loaded_one_and_follows_its_files(cdir: Path, tm
     rule.write_text(rule.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     edited = load_catalog_cached(root)
     assert edited.sha256 != first.sha256
-    assert len(list(cdir.glob("catalog-*.pickle"))) == 2
+    assert len(list(cdir.glob("catalog-*.msgpack"))) == 2
 
 
 def test_a_corrupt_entry_is_rebuilt(cdir: Path) -> None:
     load_catalog_cached(None)
-    (entry,) = cdir.glob("catalog-*.pickle")
-    entry.write_bytes(b"not a pickle")
+    (entry,) = cdir.glob("catalog-*.msgpack")
+    entry.write_bytes(b"not msgpack")
     assert load_catalog_cached(None).sha256 == load_catalog(None).sha256
-    assert entry.read_bytes() != b"not a pickle"
+    assert entry.read_bytes() != b"not msgpack"
+
+
+def test_a_stale_entry_is_read_again_from_the_yaml(cdir: Path) -> None:
+    import msgspec
+
+    load_catalog_cached(None)
+    (entry,) = cdir.glob("catalog-*.msgpack")
+    # Well-formed msgpack of another shape (a record since changed): it does not decode into today's Catalog.
+    stale = msgspec.msgpack.encode({"settings": {}, "rules": [], "sha256": "0" * 64, "root": "/elsewhere"})
+    entry.write_bytes(stale)
+    assert load_catalog_cached(None).sha256 == load_catalog(None).sha256
+    assert entry.read_bytes() != stale
+
+
+def test_an_entry_is_written_only_when_it_reads_back_as_the_catalog(cdir: Path, tmp_path: Path) -> None:
+    root = tmp_path / "catalog"
+    shutil.copytree(default_root(), root)
+    rule = root / "rules" / "app-crash.yaml"
+    # A test event's field given as a YAML date: msgpack would read it back as text, another catalog.
+    rule.write_text(rule.read_text(encoding="utf-8").replace("signal: SIGSEGV, by: self}",
+                                                              "signal: SIGSEGV, by: self, day: 2026-01-02}", 1),
+                    encoding="utf-8")
+    loaded = load_catalog_cached(root)
+    assert [t.events[0].extra["day"] for t in loaded.by_id("app-crash").tests[:1]] == [date(2026, 1, 2)]
+    assert not list(cdir.glob("catalog-*.msgpack"))
+    rule.write_text(rule.read_text(encoding="utf-8").replace("day: 2026-01-02", "day: '2026-01-02'"),
+                    encoding="utf-8")
+    assert load_catalog_cached(root).by_id("app-crash") is not None
+    assert len(list(cdir.glob("catalog-*.msgpack"))) == 1
 
 
 def test_off_writes_nothing_and_a_shared_directory_is_not_read(cdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,7 +106,7 @@ def test_a_prefilter_from_the_cache_finds_what_a_compiled_one_finds(cdir: Path) 
 def test_a_stamp_holds_the_version_of_the_package_that_validated_an_entry() -> None:
     import pydantic
 
-    # What the catalog's and tables' keys use for pydantic.VERSION (a start-up from the cache imports no pydantic).
+    # What the tables' keys use for pydantic.VERSION (a start-up from the cache imports no pydantic).
     assert f"VERSION = '{pydantic.VERSION}'".encode() in cache.stamp("pydantic", "version.py")
     assert cache.stamp("pydantic", "no-such-file.py") == b""
     assert cache.stamp("no_such_package_here", "version.py") == b""

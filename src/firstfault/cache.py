@@ -12,7 +12,8 @@ rebuilt; a cache that cannot be written is skipped. FIRSTFAULT_CACHE=off
 turns it off. Verdicts do not depend on it.
 
 Entries are only read from a directory of this user's own that no one else
-may write to, as a catalog entry is a pickle.
+may write to, as a vendor table's entry is a pickle (the catalog's is msgpack, decoded into its
+records).
 """
 
 from __future__ import annotations

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+
+from msgspec.structs import replace
 
 from firstfault.engine.attribute import Finding, attribute
 from firstfault.engine.loader import shipped_catalog
@@ -21,7 +22,7 @@ def ev(kind: str, node: str, t: float, **fields: FieldValue) -> Event:
 
 def run(events: list[Event], **settings: object) -> tuple[Finding | None, list[Finding]]:
     cat = shipped_catalog()
-    s: Settings = replace(cat.settings, **settings)  # type: ignore[arg-type]
+    s: Settings = replace(cat.settings, **settings)
     att = attribute(events, cat.active(), s, NODES, leads=[])
     return att.root, att.findings
 

@@ -4,18 +4,18 @@ Validation errors carry file:line (from the YAML node marks) and a
 validator id, Sigma-style (engine/validators.py), so `firstfault rules
 check` points at the fault.
 
-The engine works on the plain records of engine/rules.py. The pydantic models that validate the YAML are
-in engine/ruleschema.py, imported only to validate: a start-up that reads the catalog from the on-disk
-cache (load_catalog_cached) imports neither them nor pydantic, and gets the same records.
+The engine works on the records of engine/rules.py, which msgspec validates from the YAML. A start-up
+that reads the catalog from the on-disk cache (load_catalog_cached) decodes one msgpack entry into the
+`Catalog` record: it imports neither yaml nor the validators, and gets the same records.
 """
 
 import hashlib
-from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
 from firstfault.engine.rules import Explains, LoadedRule, Rule, Settings
+from firstfault.records import Record
 
 
 class CatalogError(Exception):
@@ -24,8 +24,7 @@ class CatalogError(Exception):
         self.problems = problems
 
 
-@dataclass(slots=True)
-class Catalog:
+class Catalog(Record, kw_only=True):
     """The loaded catalog: settings, rules, the sha256 of its files and where it was read from."""
 
     settings: Settings
@@ -96,10 +95,11 @@ def _expand_sets(rules: list[LoadedRule], settings: Settings) -> list[str]:
 def load_catalog(root: str | Path | None = None) -> Catalog:
     """Loads and validates a catalog directory (catalog.yaml + rules/*.yaml)."""
     import yaml
-    from pydantic import ValidationError
 
     from firstfault import yamlio
-    from firstfault.engine import ruleschema
+    from firstfault.engine.rules import read_rule, read_settings
+    from firstfault.records import ValidationError
+    from firstfault.records import problems as schema_problems
 
     base = Path(root) if root is not None else default_root()
     problems: list[str] = []
@@ -112,9 +112,12 @@ def load_catalog(root: str | Path | None = None) -> Catalog:
         digest.update(data_file.name.encode() + b"\0" + data_file.read_bytes() + b"\0")
     text = settings_file.read_text(encoding="utf-8")
     try:
-        settings = ruleschema.to_records(ruleschema.Settings.model_validate(yamlio.load(text)))
-    except (yaml.YAMLError, ValidationError) as exc:
-        problems.append(f"{settings_file}:1: [catalog-settings] {exc}")
+        settings = read_settings(yamlio.load(text))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problems.append(f"{settings_file}:{mark.line + 1 if mark is not None else 1}: [catalog-settings] {exc}")
+    except ValidationError as exc:
+        problems.extend(schema_problems(exc, text, str(settings_file), "[catalog-settings]"))
     rules: list[LoadedRule] = []
     rule_dir = base / "rules"
     files = sorted(rule_dir.glob("*.yaml")) if rule_dir.is_dir() else []
@@ -135,11 +138,11 @@ def load_catalog(root: str | Path | None = None) -> Catalog:
             problems.append(f"{path}:1: [yaml] a rule file holds one mapping")
             continue
         try:
-            rule = ruleschema.to_records(ruleschema.Rule.model_validate(data))
-        except ValidationError as exc:
-            problems.extend(yamlio.validation_problems(exc, text, str(path), "[schema]"))
+            rule = read_rule(data)
+        except ValidationError as exc:  # msgspec stops at a file's first problem
+            problems.extend(schema_problems(exc, text, str(path), "[schema]"))
             continue
-        rules.append(LoadedRule(rule, str(path), key_lines))
+        rules.append(LoadedRule(rule=rule, file=str(path), line_of=key_lines))
     if settings is not None:
         problems.extend(_expand_sets(rules, settings))
     from firstfault.engine.validators import run_validators  # a start-up from the cache validates nothing
@@ -156,21 +159,23 @@ def shipped_catalog() -> Catalog:
 
 
 def load_catalog_cached(root: str | Path | None = None) -> Catalog:
-    """load_catalog, kept on disk by the sha256 of the catalog's files, of the code that reads them
-    and of the pydantic that validated them (firstfault/cache.py): a start-up reads one pickle of plain
-    records instead of parsing and validating every rule, and imports neither yaml nor pydantic. An
-    invalid catalog is never cached, so its errors are reported as by load_catalog."""
-    import pickle
+    """load_catalog, kept on disk by the sha256 of the catalog's files, of the code that reads them and of
+    the msgspec that validated them (firstfault/cache.py): a start-up decodes one msgpack entry into the
+    `Catalog` record instead of parsing and validating every rule, and imports no yaml. A corrupt or stale
+    entry (one that does not decode into today's records) is read again from the YAML. An invalid catalog
+    is never cached, so its errors are reported as by load_catalog."""
     import sys
+
+    import msgspec
 
     from firstfault import cache
 
     base = Path(root) if root is not None else default_root()
     here = Path(__file__)
-    parts: list[bytes | str] = [str(base.resolve()), sys.version, cache.stamp("pydantic", "version.py")]
-    for mod in (__file__, str(here.with_name("rules.py")), str(here.with_name("ruleschema.py")),
-                str(here.with_name("validators.py")),
-                str(here.parents[1] / "yamlio.py"), str(here.parents[1] / "model.py")):
+    parts: list[bytes | str] = [str(base.resolve()), sys.version, msgspec.__version__]
+    for mod in (__file__, str(here.with_name("rules.py")), str(here.with_name("validators.py")),
+                str(here.parents[1] / "records.py"), str(here.parents[1] / "yamlio.py"),
+                str(here.parents[1] / "model.py")):
         try:
             parts += [mod, Path(mod).read_bytes()]
         except OSError:
@@ -180,15 +185,17 @@ def load_catalog_cached(root: str | Path | None = None) -> Catalog:
             parts += [str(f.relative_to(base)), f.read_bytes()]
         except OSError:
             return load_catalog(root)
-    name = "catalog-" + cache.key(*parts) + ".pickle"
+    name = "catalog-" + cache.key(*parts) + ".msgpack"
     data = cache.get(name)
     if data is not None:
         try:
-            cat = pickle.loads(data)  # our own entry, in a directory only this user writes
-        except Exception:  # a corrupt or stale entry: load it again
-            cat = None
-        if isinstance(cat, Catalog):
-            return cat
+            return msgspec.msgpack.decode(data, type=Catalog)
+        except (msgspec.DecodeError, msgspec.ValidationError):  # a corrupt or stale entry: load it again
+            pass
     cat = load_catalog(root)
-    cache.put(name, pickle.dumps(cat, protocol=pickle.HIGHEST_PROTOCOL))
+    entry = msgspec.msgpack.encode(cat)
+    # Written only when it reads back as this very catalog (a test event's field may hold a YAML date, which
+    # msgpack keeps as text).
+    if msgspec.msgpack.decode(entry, type=Catalog) == cat:
+        cache.put(name, entry)
     return cat

@@ -1,40 +1,55 @@
-"""The rule catalog's records: what the engine reads (a rule, its selections, its tests, the settings).
+"""The rule catalog's records, declared once: a rule, its selections, ops, explains and tests, the settings.
 
-Plain dataclasses, built by engine/ruleschema.py from the validated YAML (engine/loader.py loads it) or read
-back from the on-disk cache; matching (engine/match.py), the validators and attribution read them. This module
-imports nothing of the engine.
+Each is a `Record` (firstfault/records.py): msgspec validates a parsed rule file or catalog.yaml into it
+(`read_rule`, `read_settings`: every constraint is here, strict, unknown keys refused), the on-disk cache
+keeps the loaded catalog as its msgpack (engine/loader.py), and the engine reads the fields as attributes,
+as cheaply as a slotted dataclass's. A regex that must compile is the one check msgspec cannot express: it
+is `__post_init__`'s, which msgspec reports at the record's key path. This module imports nothing of the
+engine.
 """
 
+from __future__ import annotations
+
 import re
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from msgspec import Meta
+
+from firstfault.records import Record, convert, field
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 CATEGORY_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
 
 Scalar = str | int | float | bool
 
-# The records: one per model of engine/ruleschema.py, with its fields, in its order, with its defaults.
-# Mutable, compared by value and unhashable, as the models were.
+
+def _check_regex(pattern: str | None) -> None:
+    """A field that must be a regular expression: re.error becomes the ValueError msgspec reports at its place."""
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"bad regex {pattern!r}: {exc}") from exc
 
 
-@dataclass(slots=True, kw_only=True)
-class Op:
+class Op(Record, kw_only=True):
     """A condition on a field that is not a plain value: not, re, gte, lte, exists, startswith."""
 
-    not_: Scalar | list[Scalar] | None = None  # `not:` in YAML
+    not_: Scalar | list[Scalar] | None = field(default=None, name="not")  # `not` is a Python keyword
     re: str | None = None
     gte: float | None = None
     lte: float | None = None
     exists: bool | None = None
     startswith: str | None = None
 
+    def __post_init__(self) -> None:
+        _check_regex(self.re)
+
 
 Condition = Scalar | list[Scalar] | Op
 
 
-@dataclass(slots=True, kw_only=True)
-class Selection:
+class Selection(Record, kw_only=True):
     """The events a rule selects: their kind and the conditions their fields meet (or must not)."""
 
     event: str
@@ -42,8 +57,7 @@ class Selection:
     where_not: dict[str, Condition] = field(default_factory=dict)
 
 
-@dataclass(slots=True, kw_only=True)
-class Explains:
+class Explains(Record, kw_only=True):
     """What a cause rule explains: a symptom category or a named set of them, on the same node or anywhere."""
 
     category: str | None = None
@@ -51,8 +65,7 @@ class Explains:
     same_node: bool = False
 
 
-@dataclass(slots=True, kw_only=True)
-class WithLead:
+class WithLead(Record, kw_only=True):
     """The rule stands only on a node that a lead of this kind names (the lead's
     evidence and the rule's together make a cause): `{lead}` and `{lead_ranks}`
     in the summary say so."""
@@ -60,8 +73,7 @@ class WithLead:
     kind: Literal["laggard_rank", "desync", "first_exit", "stuck_frame"] = "laggard_rank"
 
 
-@dataclass(slots=True, kw_only=True)
-class Widespread:
+class Widespread(Record, kw_only=True):
     """What a rule's events mean when they come from most of the allocation at once."""
 
     domain: str
@@ -70,22 +82,24 @@ class Widespread:
     recommended_action: str | None = None
 
 
-@dataclass(slots=True, kw_only=True)
-class TestLine:
+class TestLine(Record, kw_only=True):
     """A log line of a rule test, read by the production extractors."""
 
     source: str = "kernel"
     node: str | None = "node-01"
     rank: int | None = None
-    t: float = 0
+    t: float = 0.0
     text: str
 
 
-@dataclass(slots=True, kw_only=True)
-class TestEvent:
+# The keys a test event names itself; its other keys are the event's fields (`extra`, gathered by read_rule).
+TEST_EVENT_KEYS = frozenset({"t", "kind", "node", "rank", "device"})
+
+
+class TestEvent(Record, kw_only=True):
     """An event of a rule test, given as it would be extracted (other keys are its fields)."""
 
-    t: float | None = 0
+    t: float | None = 0.0
     kind: str
     node: str | None = "node-01"
     rank: int | None = None
@@ -93,8 +107,7 @@ class TestEvent:
     extra: dict[str, Any] = field(default_factory=dict)  # the test's other keys: the event's fields
 
 
-@dataclass(slots=True, kw_only=True)
-class Expect:
+class Expect(Record, kw_only=True):
     """A finding a rule test expects, on the nodes it names."""
 
     category: str
@@ -104,8 +117,7 @@ class Expect:
     explained_by: str | None = None
 
 
-@dataclass(slots=True, kw_only=True)
-class RuleTest:
+class RuleTest(Record, kw_only=True):
     """One of a rule's own tests: its inputs and the findings (and root cause) they must give."""
 
     name: str
@@ -121,8 +133,11 @@ class RuleTest:
 GroupKey = Literal["node", "device", "rank"]
 
 
-@dataclass(slots=True, kw_only=True)
-class Rule:
+def _by_node() -> list[GroupKey]:
+    return ["node"]
+
+
+class Rule(Record, kw_only=True):
     """A rule of the catalog, as the engine reads it."""
 
     id: str
@@ -132,13 +147,13 @@ class Rule:
     role: Literal["cause", "symptom"]
     domain: str | None = None
     category: str
-    priority: int = 50  # 0..100
+    priority: Annotated[int, Meta(ge=0, le=100)] = 50
     weak: bool = False
     description: str | None = None
     references: list[str] = field(default_factory=list)
     match: list[Selection]
-    group_by: list[GroupKey] = field(default_factory=lambda: list[GroupKey](["node"]))
-    min_count: int = 1
+    group_by: list[GroupKey] = field(default_factory=_by_node)
+    min_count: Annotated[int, Meta(ge=1)] = 1
     # The finding is about the whole job (a scheduler decision): it names no node.
     whole_job: bool = False
     widespread: Widespread | None = None
@@ -150,8 +165,7 @@ class Rule:
     tests: list[RuleTest] = field(default_factory=list)
 
 
-@dataclass(slots=True, kw_only=True)
-class WidespreadSettings:
+class WidespreadSettings(Record, kw_only=True):
     """When events count as widespread: the least number and share of the allocation's nodes, within a window."""
 
     min_nodes: int = 3
@@ -159,8 +173,7 @@ class WidespreadSettings:
     window: float = 60.0
 
 
-@dataclass(slots=True, kw_only=True)
-class CommonEndpointSettings:
+class CommonEndpointSettings(Record, kw_only=True):
     """When reports of a peer-to-peer fault (NCCL, IB) name a peer, the node most of them involve is the finding's.
 
     The nodes taking part (as reporter or named peer) in the most reports are the finding's
@@ -168,13 +181,12 @@ class CommonEndpointSettings:
     at least `min_share` of all of them; otherwise the finding keeps its reporters.
     """
 
-    min_reports: int = 2
-    max_nodes: int = 2
-    min_share: float = 0.6
+    min_reports: Annotated[int, Meta(ge=1)] = 2
+    max_nodes: Annotated[int, Meta(ge=1)] = 2
+    min_share: Annotated[float, Meta(gt=0, le=1)] = 0.6
 
 
-@dataclass(slots=True, kw_only=True)
-class Settings:
+class Settings(Record, kw_only=True):
     """The catalog's own settings (catalog.yaml): its version, time windows, named explain sets, thresholds."""
 
     version: str
@@ -195,10 +207,35 @@ class Settings:
     weak_causes: Literal["first_strong", "same_node"] = "first_strong"
 
 
-@dataclass(slots=True)
-class LoadedRule:
+class LoadedRule(Record, kw_only=True):
     """A rule with the file it came from and the lines of its keys (for messages)."""
 
     rule: Rule
     file: str
     line_of: dict[str, int]  # top-level key -> line, for error messages
+
+
+def _gather_extra(event: Any) -> Any:
+    """A test event's mapping with its own keys kept and the others (the event's fields) under `extra`."""
+    if not isinstance(event, dict):
+        return event  # msgspec names the wrong type at its place
+    own = {k: v for k, v in event.items() if k in TEST_EVENT_KEYS}
+    own["extra"] = {k: v for k, v in event.items() if k not in TEST_EVENT_KEYS}
+    return own
+
+
+def read_rule(data: Any) -> Rule:
+    """A parsed rule file validated into its record; records.ValidationError (with the key path) otherwise."""
+    if isinstance(data, dict) and isinstance(data.get("tests"), list):
+        tests = []
+        for test in data["tests"]:
+            if isinstance(test, dict) and isinstance(test.get("events"), list):
+                test = {**test, "events": [_gather_extra(ev) for ev in test["events"]]}
+            tests.append(test)
+        data = {**data, "tests": tests}
+    return convert(data, Rule)
+
+
+def read_settings(data: Any) -> Settings:
+    """A parsed catalog.yaml validated into its record; records.ValidationError (with the key path) otherwise."""
+    return convert(data, Settings)
