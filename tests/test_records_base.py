@@ -9,12 +9,12 @@ from firstfault import yamlio
 from firstfault.records import UNSET, Record, UnsetType, ValidationError, convert, dumps, field, location, problems
 
 
-class Inner(Record):
+class Inner(Record, kw_only=True):
     a: int
     b: list[str] = field(default_factory=list)
 
 
-class Outer(Record):
+class Outer(Record, kw_only=True):
     where: dict[str, Inner] = field(default_factory=dict)
     items: list[Inner] = field(default_factory=list)
     priority: Annotated[int, msgspec.Meta(ge=0, le=100)] = 50

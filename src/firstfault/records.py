@@ -4,9 +4,10 @@ A rule, a vendor table row, workload.yaml and the verdict are each declared once
 `Record`. msgspec builds them as cheaply as a slotted dataclass, validates a parsed YAML or JSON
 document into them (`convert`, `decode`), writes their JSON (`encode`, `dumps`) and their JSON Schema
 (`schemas`), and imports in a few milliseconds, so a short command pays nothing for validation it does
-not do. Field order is the output order; unknown keys are refused (the verdict contract says so);
-a field whose type is `X | UnsetType = UNSET` is left out of the JSON while it is unset (a field added
-to a document whose readers, and whose byte-for-byte output, predate it).
+not do. Declare one as `class Thing(Record, kw_only=True)`. Field order is the output order; unknown
+keys are refused (the verdict contract says so); a field whose type is `X | UnsetType = UNSET` is left
+out of the JSON while it is unset (a field added to a document whose readers, and whose byte-for-byte
+output, predate it).
 
 Validation is strict: a YAML `"3"` is not an int, a `false` is not a string. msgspec stops at a
 document's first problem; `problems` names it as `file:line: [tag] key.path: message`, the line
@@ -28,7 +29,10 @@ T = TypeVar("T")
 
 
 class Record(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """The base of every record read from or written to a document: keyword-only, unknown keys refused."""
+    """The base of every record read from or written to a document: unknown keys refused.
+
+    msgspec applies `kw_only` to the fields a class itself declares, so each record says it again:
+    `class Thing(Record, kw_only=True)` (keyword-only, and a required field may follow a default)."""
 
 
 _ENCODER = msgspec.json.Encoder()
