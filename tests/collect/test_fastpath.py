@@ -22,7 +22,7 @@ from firstfault.extract import exceptions, memo, nccl
 from firstfault.extract.base import Candidate
 from firstfault.extract.prefix import Prefixed, PrefixLayer, split_prefixes
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parents[1]
 CORPORA = [TESTS / "wild", TESTS / "lab" / "captured"]
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
