@@ -31,7 +31,7 @@ check rules-test    .venv/bin/firstfault rules test --junit test-artifacts/rules
 # The parallel reader forks, which it does only in a process without other threads: its tests run in
 # a pytest process of their own (no xdist), before the suite's servers start threads.
 check pytest-parallel-reader \
-  .venv/bin/python -m pytest --junitxml=test-artifacts/pytest-parallel-junit.xml tests/test_parallel.py
+  .venv/bin/python -m pytest --junitxml=test-artifacts/pytest-parallel-junit.xml tests/analysis/test_parallel.py
 failed=()
 for i in "${!names[@]}"; do
   rc=0; wait "${pids[$i]}" || rc=$?
@@ -49,6 +49,6 @@ fi
 echo "== pytest (lab: ${FIRSTFAULT_LAB:-sample})"
 rc=0
 .venv/bin/python -m pytest -n auto --dist loadgroup --junitxml=test-artifacts/pytest-junit.xml \
-  --ignore=tests/test_parallel.py "$@" || rc=$?
+  --ignore=tests/analysis/test_parallel.py "$@" || rc=$?
 echo "== all checks: $((SECONDS - start)) s"
 exit "$rc"

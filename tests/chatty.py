@@ -2,9 +2,9 @@
 line that matters somewhere among them, each built to break one of the fold's rules.
 
 Every builder returns the bundle directory and what its verdict must hold, decided from the construction:
-the fold must find the same thing reading every line finds (tests/test_fold.py, tests/test_parallel.py).
-The noise lines follow real wordings: a dataloader's retry warning, NCCL's socket retry (NCCL 2.18
-net_socket.cc), the NVRM Xid line, the srun --label prefix.
+the fold must find the same thing reading every line finds (tests/collect/test_fold.py,
+tests/analysis/test_parallel.py). The noise lines follow real wordings: a dataloader's retry warning, NCCL's
+socket retry (NCCL 2.18 net_socket.cc), the NVRM Xid line, the srun --label prefix.
 """
 
 from __future__ import annotations

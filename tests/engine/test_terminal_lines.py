@@ -49,7 +49,7 @@ def test_an_object_stores_error_alone_is_the_object_store(make_bundle: BundleMak
 
 def test_the_launchers_report_of_the_exit_may_follow(make_bundle: BundleMaker) -> None:
     # srun's report of the task's exit (its form in tests/scenarios/sch-scancel-user) and of its kill of the
-    # other tasks (the form tests/extract/test_app.py reads); host names of this bundle
+    # other tasks (the form tests/extract/test_torchrun.py reads); host names of this bundle
     lines = [*STEPS, KEY_ERROR, "srun: error: node-02: task 2: Exited with exit code 1",
              "srun: error: node-01: task 0: Killed"]
     v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": _app(lines)})))

@@ -6,6 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from firstfault.collect.scan import Extraction
+from firstfault.extract import exceptions, numerics, signals, torchrun
 from firstfault.extract.base import Candidate, Draft, LineExtractor
 
 FILES = {"application": "slurm-4242.out"}
@@ -53,3 +54,20 @@ def kinds(drafts: list[Draft]) -> list[str]:
 def assert_fields(d: Draft, expected: dict[str, Any]) -> None:
     for k, v in expected.items():
         assert d.fields.get(k) == v, (k, d.fields.get(k), v)
+
+
+TB = "Traceback (most recent call last):"
+
+# The extractors of the training processes' own output, in the registry's order (extract/registry.py).
+APPLICATION: tuple[LineExtractor, ...] = (
+    *exceptions.EXTRACTORS, *numerics.EXTRACTORS, *torchrun.EXTRACTORS, *signals.EXTRACTORS)
+
+
+def scan_application(extractors: tuple[LineExtractor, ...] | LineExtractor, lines: list[str],
+                     rank: int | None = None) -> list[Draft]:
+    """scan() of lines of the application source (a training process's output)."""
+    return scan(extractors, lines, "application", rank)
+
+
+def one_application(ex: LineExtractor, line: str) -> Draft:
+    return one(ex, line, "application")

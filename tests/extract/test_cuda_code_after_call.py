@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from firstfault.extract import app, codes
+from firstfault.extract import codes, exceptions
 from tests.extract import helpers
 
 
@@ -70,16 +70,16 @@ def test_the_call_s_arguments_are_not_its_result() -> None:
     ],
 )
 def test_the_lines_reach_the_exception_extractor_and_become_cuda_errors(line: str, code: int) -> None:
-    ex = app.ExceptionExtractor()
+    ex = exceptions.ExceptionExtractor()
     assert helpers.holds_literal(ex, line)
-    drafts = helpers.scan(app.EXTRACTORS, [line], "application")
+    drafts = helpers.scan(helpers.APPLICATION, [line], "application")
     assert [(d.kind, d.fields.get("cuda_code")) for d in drafts] == [("app.cuda_error", code)]
 
 
 def test_a_zeroed_twin_of_a_quiet_line_is_still_read() -> None:
-    # The memo of quiet lines is keyed by the line with its digits zeroed (extract/app.py): a line whose number
+    # The memo of quiet lines is keyed by the line with its digits zeroed (extract/exceptions.py): a line whose number
     # agrees with its message must not be taken for its twin whose number does not.
     quiet = "CUDA API failed at src/cusz.cu:154 with error: initialization error (0)"
     loud = "CUDA API failed at src/cusz.cu:154 with error: initialization error (3)"
-    drafts = helpers.scan(app.EXTRACTORS, [quiet, loud], "application")
+    drafts = helpers.scan(helpers.APPLICATION, [quiet, loud], "application")
     assert [d.fields.get("cuda_code") for d in drafts if d.kind == "app.cuda_error"] == [3]

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from firstfault.extract import app, excclass, nccl
+from firstfault.extract import excclass, nccl
 from firstfault.extract.base import Draft, LineExtractor
 from tests.extract import helpers
 
-ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *app.EXTRACTORS)
+ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *helpers.APPLICATION)
 TB = "Traceback (most recent call last):"
 
 

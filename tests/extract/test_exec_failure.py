@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from firstfault.extract import app
+from firstfault.extract import exceptions
 from tests.extract.helpers import assert_fields, holds_literal, scan
 
-EXC = app.ExceptionExtractor()
+EXC = exceptions.ExceptionExtractor()
 
 
 @pytest.mark.parametrize(

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from firstfault.extract import app, nccl
+from firstfault.extract import nccl
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import LineExtractor
 from tests.extract import helpers
 
-ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *app.EXTRACTORS)
+ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *helpers.APPLICATION)
 
 
 @pytest.mark.parametrize(("line", "message"), [

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from firstfault.extract import app, hang, nccl
+from firstfault.extract import hang, nccl
 from firstfault.extract.registry import line_extractors
-from tests.extract.helpers import assert_fields, kinds, one, scan
+from tests.extract.helpers import APPLICATION, assert_fields, kinds, one, scan
 
 WATCHDOG = nccl.C10dTimeoutExtractor()
 HANG = hang.HangReportExtractor()
@@ -208,7 +208,7 @@ def test_desync_report(line: str, expected: dict[str, object]) -> None:
 
 def test_app_extractor_still_sees_ordinary_runtime_errors() -> None:
     line = "RuntimeError: shape mismatch in layer 3"
-    assert "app.exception" in kinds(scan(app.EXTRACTORS, [TB, line], source="application"))
+    assert "app.exception" in kinds(scan(APPLICATION, [TB, line], source="application"))
 
 
 def test_heartbeat_monitor_line_names_its_process_group() -> None:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import pytest
 
-from firstfault.extract import app, nccl
+from firstfault.extract import nccl
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import LineExtractor
 from firstfault.extract.memo import fastpath
 from tests.extract import helpers
 
-ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *app.EXTRACTORS)
+ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *helpers.APPLICATION)
 TB = "Traceback (most recent call last):"
 
 LONE = [

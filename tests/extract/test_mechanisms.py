@@ -15,8 +15,7 @@ from hypothesis import strategies as st
 
 from firstfault.collect.scan import Extraction, all_line_extractors
 from firstfault.engine.loader import CatalogError, load_catalog
-from firstfault.extract import app as app_extract
-from firstfault.extract import codes
+from firstfault.extract import codes, numerics
 from firstfault.extract.base import Candidate
 from firstfault.extract.prefix import PrefixLayer, split_prefixes
 from firstfault.model import Event
@@ -300,17 +299,17 @@ def test_an_xid_class_that_no_rule_matches_fails_the_catalog(tmp_path: object) -
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(
     pre=st.sampled_from(["", "step 10 | lm ", "train_", "'", "{'", "epoch 1: val_", "\t"]),
-    name=st.sampled_from(app_extract._METRIC_NAMES),
-    joiner=st.sampled_from(app_extract._JOINERS),
-    opener=st.sampled_from(app_extract._OPENS),
-    value=st.sampled_from(app_extract._VALUES),
+    name=st.sampled_from(numerics._METRIC_NAMES),
+    joiner=st.sampled_from(numerics._JOINERS),
+    opener=st.sampled_from(numerics._OPENS),
+    value=st.sampled_from(numerics._VALUES),
     post=st.sampled_from(["", ", device='cuda:0')", " | lr 1e-4", "\t", "}"]),
 )
 def test_a_numerics_line_the_regex_reads_always_passes_the_prefilter(pre: str, name: str, joiner: str, opener: str,
                                                                        value: str, post: str) -> None:
     line = f"{pre}{name}{joiner}{opener}{value}{post}"
-    assert app_extract.numerics(line) is not None, line
-    assert any(w in line for w in app_extract.NumericsExtractor.literals), line
+    assert numerics.numerics(line) is not None, line
+    assert any(w in line for w in numerics.NumericsExtractor.literals), line
 
 
 @pytest.mark.parametrize("line", [
@@ -323,9 +322,9 @@ def test_a_numerics_line_the_regex_reads_always_passes_the_prefilter(pre: str, n
 def test_the_fixed_nan_phrases_pass_the_prefilter_without_a_bare_nan_word(line: str) -> None:
     """The numerics literals hold no bare `NaN` (it slowed the whole scan): each phrase the fixed
     patterns read still holds one of them."""
-    assert "NaN" not in app_extract.NumericsExtractor.literals
-    assert app_extract.numerics(line) is not None, line
-    assert any(w in line for w in app_extract.NumericsExtractor.literals), line
+    assert "NaN" not in numerics.NumericsExtractor.literals
+    assert numerics.numerics(line) is not None, line
+    assert any(w in line for w in numerics.NumericsExtractor.literals), line
 
 
 @pytest.mark.parametrize("line", [

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from firstfault.extract import app, nccl
+from firstfault.extract import nccl
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from tests.extract import helpers
 from tests.extract.helpers import assert_fields, kinds
@@ -19,7 +19,7 @@ from tests.extract.helpers import assert_fields, kinds
 TIMEOUT = nccl.C10dTimeoutExtractor()
 ERROR = nccl.NcclErrorExtractor()
 ADDRESS = nccl.NcclAddressExtractor()
-ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *app.EXTRACTORS)
+ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *helpers.APPLICATION)
 
 
 def scan(

@@ -1,14 +1,14 @@
-"""A stop signal the torchrun agent did not send came from outside (extract/app.py `unprompted`).
+"""A stop signal the torchrun agent did not send came from outside (extract/torchrun.py `unprompted`).
 
 Lines from the lab's own real runs (lab/faults.py sigterm_external, tests/lab/captured/): the agent
 SIGTERMs the survivors, then reports the rank that had been SIGTERMed from outside."""
 
 from __future__ import annotations
 
-from firstfault.extract import app
+from firstfault.extract import torchrun
 from tests.extract.helpers import scan
 
-TORCHRUN = app.TorchrunExtractor()
+TORCHRUN = torchrun.TorchrunExtractor()
 API = "torch/distributed/elastic/multiprocessing/api.py"
 SENT = [
     f"W1201 11:55:23.299000 6732 {API}:1028] Sending process 7146 closing signal SIGTERM",

@@ -11,7 +11,7 @@ in the worker (OfferFold), are taken by the one Unrecognized collector in
 the same order, as offering them one by one would leave it (its grouping
 depends on the order it sees lines in: Unrecognized.merge). Scheduler,
 metric and other structured files stay in the parent. Hence the verdict is
-the same, byte for byte, for any number of workers; tests/test_parallel.py
+the same, byte for byte, for any number of workers; tests/analysis/test_parallel.py
 holds that.
 
 The workers are forked (they inherit the analyzer with its compiled

@@ -42,7 +42,7 @@ verdict what reading every copy gives:
   (zone-less ISO, syslog), and only those whose stamp is not earlier than
   the variant's first copy: none of them can be its group's earliest line.
 
-Off with the other fast paths (`FIRSTFAULT_FASTPATH=0`): tests/test_fold.py
+Off with the other fast paths (`FIRSTFAULT_FASTPATH=0`): tests/collect/test_fold.py
 compares the two on chatty files built to break each rule above.
 """
 

@@ -189,7 +189,7 @@ class _HyperscanEngine:
 class _AhoCorasickEngine:
     """Rust's aho-corasick automaton (ahocorasick_rs), as a DFA: every match, overlapping ones too, in one call
     that returns them all in order of their ends, as Hyperscan reports them (the order of two matches that end
-    at the same byte may differ: the hits are read as a set, tests/test_matcher.py)."""
+    at the same byte may differ: the hits are read as a set, tests/collect/test_matcher.py)."""
 
     def __init__(self, literals: list[bytes]) -> None:
         import ahocorasick_rs as ac
@@ -266,7 +266,7 @@ class _Matcher:
     """Finds the lines of a buffer, or the literals of a line, among a set of literals.
 
     The engine (MATCHER_ENGINE) is chosen once per process; every engine finds the same lines with the same
-    literals on each (tests/test_matcher.py), so the verdict does not depend on it.
+    literals on each (tests/collect/test_matcher.py), so the verdict does not depend on it.
     """
 
     def __init__(self, literals: list[str]) -> None:

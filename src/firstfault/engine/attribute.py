@@ -33,7 +33,7 @@ def event_sort_key(ev: Event) -> tuple[object, ...]:
 
 
 def is_terminal(ev: Event) -> bool:
-    """An event read from a lone uncaught exception line, without its traceback (extract/app.py)."""
+    """An event read from a lone uncaught exception line, without its traceback (extract/exceptions.py)."""
     return ev.fields.get("terminal") is True
 
 

@@ -496,7 +496,7 @@ _STOPS = ("SIGTERM", "SIGINT")  # how a launcher stops the survivors: collateral
 
 def _is_exit(e: Event) -> bool:
     if e.kind in ("torch.child_failed", "process.signal"):
-        # a stop signal the launcher did not send (extract/app.py `unprompted`) came from outside: a first exit
+        # a stop signal the launcher did not send (extract/torchrun.py `unprompted`) came from outside: a first exit
         return str(e.fields.get("signal")) not in _STOPS or e.fields.get("unprompted") is True
     if e.kind == "k8s.pod":
         code = e.fields.get("exit_code")

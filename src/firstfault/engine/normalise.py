@@ -205,7 +205,7 @@ _EXIT_REPORTS: Final = ("process.signal", "torch.child_failed", "launcher.exit",
 
 
 def terminal_lines(events: list[Event]) -> list[Event]:
-    """Lone uncaught exception lines (events marked `terminal` by extract/app.py) that are their process's last
+    """Lone uncaught exception lines (events marked `terminal` by extract/exceptions.py) that are their process's last
     word: the last event of their stream (file and rank), followed at most by reports of how a process ended.
 
     Python prints an uncaught exception last, then exits; the launcher and the scheduler report the exit.

@@ -27,7 +27,7 @@ from firstfault.catalog.tables import ErrnoInfo, cuda_table, errno_table, nccl_r
 
 # Signals a process raises on itself (a fault), as opposed to ones sent from outside. SIGABRT is not
 # among them: abort() is as often the runtime's reaction to another failure (the c10d watchdog,
-# std::terminate) as a crash, so only the process's own report of it counts as one (extract/app.py).
+# std::terminate) as a crash, so only the process's own report of it counts as one (extract/signals.py).
 SELF_SIGNALS: Final = frozenset({"SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGTRAP", "SIGSYS"})
 
 

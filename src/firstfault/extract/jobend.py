@@ -14,7 +14,7 @@ completed.`, `Exited with exit code 1.`, a TERM_ reason) becomes the job's recor
 `SgeFailureExtractor` reads the qmaster's word on a job that failed on a host before it ran (`job 84.1 failed
 on host ubuntu general opening input/output file because: ...`), whose errno says whose the failure was.
 
-Slurm's own `*** JOB ... CANCELLED AT ... DUE TO TIME LIMIT ***` banner is read in app.py with the other
+Slurm's own `*** JOB ... CANCELLED AT ... DUE TO TIME LIMIT ***` banner is read in signals.py with the other
 slurmstepd lines; its `DUE TO` words are the same normalised reasons.
 """
 

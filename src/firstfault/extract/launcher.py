@@ -96,7 +96,7 @@ _FAULTS: Final = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"})
 # srun told by slurmctld that a node of its step failed: `srun: error: Node failure on gpu-node-12`.
 _SRUN_NODE_FAILURE = re.compile(r"\bsrun: error: Node failure on (?P<host>[A-Za-z0-9][\w.\-\[\],]*)")
 # srun's word on tasks that exited non-zero by themselves: `srun: error: snowflake7: task 0: Exited with exit code 1`,
-# `srun: error: node30: tasks 0-1: Exited with exit code 1` (a task killed by a signal is extract/app.py's
+# `srun: error: node30: tasks 0-1: Exited with exit code 1` (a task killed by a signal is extract/signals.py's
 # `task 1: Killed`).
 _SRUN_EXIT = re.compile(
     r"\berror:\s+(?P<host>[A-Za-z0-9][\w.\-]*):\s+tasks?\s+(?P<tasks>\d+(?:\s*[-,]\s*\d+)*):\s+"
@@ -145,7 +145,7 @@ class LauncherSignalExtractor:
 def reports_exit(body: str, state: Mapping[str, object], lineno: int) -> bool:
     """Whether an exit-code line is a launcher's report of a rank's exit that this module reads, with the rank and
     host it names: srun's `task 0: Exited with exit code 137`, the `Exit code:` line of Open MPI's first-exit block
-    (`state`: the stream's, `lineno`: the line's). The generic exit-code reading (extract/app.py) leaves it, so one
+    (`state`: the stream's, `lineno`: the line's). The generic exit-code reading (extract/signals.py) leaves it, so one
     exit is one event."""
     if _SRUN_EXIT.search(body):
         return True

@@ -19,7 +19,7 @@ line is answered afresh each time). Counts stay exact because only answers are r
 line still runs its extractors' stateful part and becomes its own events.
 
 `FIRSTFAULT_FASTPATH=0` in the environment (or `set_enabled(False)`, the
-test of record in tests/test_fastpath.py) turns every memo and fast path
+test of record in tests/collect/test_fastpath.py) turns every memo and fast path
 here off: the verdicts must be byte-identical either way.
 """
 

@@ -10,11 +10,24 @@ from firstfault.extract.base import LineExtractor
 
 @lru_cache(maxsize=1)
 def line_extractors() -> tuple[LineExtractor, ...]:
-    from firstfault.extract import app, gpu, hang, host, jobend, launcher, nccl, verbs
+    from firstfault.extract import (
+        exceptions,
+        gpu,
+        hang,
+        host,
+        jobend,
+        launcher,
+        nccl,
+        numerics,
+        signals,
+        torchrun,
+        verbs,
+    )
     from firstfault.extract.unrecognized import ErrorWords
 
     return (*gpu.EXTRACTORS, *host.EXTRACTORS, *nccl.EXTRACTORS, *verbs.EXTRACTORS, *hang.EXTRACTORS,
-            *app.EXTRACTORS, *jobend.EXTRACTORS, *launcher.EXTRACTORS, ErrorWords())
+            *exceptions.EXTRACTORS, *numerics.EXTRACTORS, *torchrun.EXTRACTORS, *signals.EXTRACTORS,
+            *jobend.EXTRACTORS, *launcher.EXTRACTORS, ErrorWords())
 
 
 # Fields any event may carry besides its kind's own: the host a launcher prefix or the line names

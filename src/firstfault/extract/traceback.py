@@ -30,7 +30,7 @@ storage error; on /dev/shm it is the workload's configuration), and last, any
 other exception: `app.exception`.
 
 The same classification reads a lone uncaught exception line (`lone_exception`:
-a log that holds the last line without its `Traceback` header); extract/app.py
+a log that holds the last line without its `Traceback` header); extract/exceptions.py
 marks what it gives `terminal`, and the engine attributes it only as the last
 word of its stream and only when no cause read from fuller evidence stands.
 """
@@ -150,7 +150,7 @@ def lone_exception(body: str) -> Exc | None:
     not a bare `Error: ...`, which command-line tools print), or any class of a package's exceptions module
     (`google.api_core.exceptions.TooManyRequests: 429 ...`); a bare unqualified name that is not a built-in
     exception (`AError` alone on its line) is not one. Only the shape and the class's name decide,
-    never the message or a digit (extract/app.py keys its memo of the shape by the line with digits zeroed).
+    never the message or a digit (extract/exceptions.py keys its memo of the shape by the line with digits zeroed).
     """
     exc = exception_shape(body)
     if exc is None:
@@ -401,7 +401,7 @@ EXEC_LITERALS: Final = ("execve(", "command not found", "can't open file", ": No
                          ": Permission denied", ": Exec format error")
 _EXEC_WHY: Final = {"No such file or directory": "FileNotFoundError", "command not found": "FileNotFoundError",
                     "Permission denied": "PermissionError", "Exec format error": "OSError"}
-EXEC_WHY_TEXTS: Final = tuple(_EXEC_WHY)  # the reasons _EXEC_FAILED compares (extract/app.py's memo checks them)
+EXEC_WHY_TEXTS: Final = tuple(_EXEC_WHY)  # the reasons _EXEC_FAILED compares (extract/exceptions.py's memo checks them)
 _EXEC_FAILED = re.compile(
     r"(?:\bexecve\(\):\s*(?P<p1>\S+?)"
     r"|: line \d+: (?P<p2>[^:\s]+)"

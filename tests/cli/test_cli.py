@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from firstfault.cli import COMMANDS, app
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHOWCASE = ROOT / "examples" / "nvlink-xid149"
 runner = CliRunner()
 

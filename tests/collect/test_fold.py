@@ -155,7 +155,7 @@ def test_two_outcomes_a_line_could_both_have_make_the_shape_read_line_by_line() 
     assert not crossed.stable and crossed.index == {}
 
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parents[1]
 CORPORA = [TESTS / "wild", TESTS / "lab" / "captured", TESTS / "scenarios"]
 
 

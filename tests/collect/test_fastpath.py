@@ -18,11 +18,11 @@ from hypothesis import strategies as st
 
 from firstfault.analysis.analyze import Analyzer
 from firstfault.collect.scan import Extraction, all_line_extractors, feed_lines
-from firstfault.extract import app, memo, nccl
+from firstfault.extract import exceptions, memo, nccl
 from firstfault.extract.base import Candidate
 from firstfault.extract.prefix import Prefixed, PrefixLayer, split_prefixes
 
-TESTS = Path(__file__).parent
+TESTS = Path(__file__).parents[1]
 CORPORA = [TESTS / "wild", TESTS / "lab" / "captured"]
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -122,7 +122,7 @@ def test_a_number_that_decides_is_never_answered_from_another_lines_memo(fast: b
     # the quiet line is still a lone exception line, the workload's own: read as terminal, another kind.)
     quiet, loud = "OSError: [Errno 11] write failed", "OSError: [Errno 28] write failed"
     with memo.fastpath(fast):
-        assert app._alone(quiet) == []
+        assert exceptions._alone(quiet) == []
         got = _events([quiet, loud, quiet, loud])
     assert [k for k, _ in got] == ["app.exception", "storage.error"] * 2, got
     assert [f["errno"] for _, f in got] == ["EAGAIN", "ENOSPC"] * 2
@@ -141,7 +141,7 @@ def test_cuda_error_codes_keep_their_own_class(fast: bool) -> None:
 def test_lines_that_differ_only_in_numbers_share_one_quiet_answer() -> None:
     with memo.fastpath(True):
         for i in range(50):
-            assert app._alone(f"WARNING [dataloader] Error fetching batch {i} from shard-{i * 7:05d}.tar") == []
+            assert exceptions._alone(f"WARNING [dataloader] Error fetching batch {i} from shard-{i * 7:05d}.tar") == []
         m = next(x for x in memo._ALL if x.name == "app.alone.zeroed")
         assert m.misses <= 10 and m.hits >= 40, (m.hits, m.misses)  # one miss per digit count of i
 

@@ -22,7 +22,7 @@ import pytest
 
 from firstfault.collect import scan
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WILD = ROOT / "tests" / "wild"
 SHOWCASE = ROOT / "examples" / "nvlink-xid149"
 HAVE_AC = importlib.util.find_spec("ahocorasick_rs") is not None

@@ -13,7 +13,7 @@ from firstfault.analysis.analyze import Analyzer
 from firstfault.collect import scan
 from firstfault.timeparse import TimeParser
 
-SHOWCASE = Path(__file__).parent.parent / "examples" / "nvlink-xid149"
+SHOWCASE = Path(__file__).parents[2] / "examples" / "nvlink-xid149"
 
 
 def _copy(tmp_path: Path) -> Path:

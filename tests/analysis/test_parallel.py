@@ -24,10 +24,10 @@ from firstfault.collect.scan import LineScanner, all_line_extractors
 from firstfault.extract.base import Candidate
 from firstfault.timeparse import TimeParser
 
-ROOT = Path(__file__).parent / "scenarios"
+ROOT = Path(__file__).parents[1] / "scenarios"
 SCENARIOS = sorted(p.parent for p in ROOT.glob("*/expected.yaml"))
 NOW = datetime(2026, 11, 3, 12, 0, tzinfo=UTC)
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.fixture(scope="module")
@@ -320,7 +320,7 @@ def test_a_hundred_thousand_distinct_error_lines_cost_little_memory_in_every_pro
     from tests.memory import MB, run_measured
 
     b = tmp_path / "b"
-    shutil.copytree(Path(__file__).parent.parent / "examples" / "nvlink-xid149", b)
+    shutil.copytree(Path(__file__).parents[2] / "examples" / "nvlink-xid149", b)
     rnd = random.Random(26)
     letters = "abcdefghijklmnopqrstuvwxyz"
     with (b / "nodes" / "node-03" / "kern.log").open("a") as f:

@@ -1,0 +1,279 @@
+"""Python exceptions (tracebacks, std::terminate, fatal log records) and CUDA errors printed on their own.
+
+The scanner hands an extractor only the lines holding one of its literals, so
+a traceback is followed through the per-stream `ctx.state`: it is opened by
+its `Traceback (most recent call last):` line and closed by the first later
+line shaped like an exception (`pkg.mod.XError: msg`); the frames in between
+may never arrive (extract/traceback.py holds the model). A lone exception
+line, with no traceback before it, is read as its last line would be.
+
+Ownership, so one line never counts twice: the NCCL extractors (nccl.py) own
+every line `nccl_owns` accepts; the numerics extractor (numerics.py) owns
+NaN/Inf lines; this extractor emits `app.exception` only for a traceback's
+last line that no other kind describes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import status_anchors, status_word_table
+from firstfault.extract import traceback as tb
+from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.codes import (
+    ACCEL_OOM_PHRASES,
+    CODED_CUDA_MESSAGE,
+    CUDA_LITERALS,
+    MESSAGE_CUDA_CODE,
+    WEAK_CUDA_ANCHORS,
+    cuda_message_literals,
+    storage_strerror_texts,
+)
+from firstfault.extract.excclass import logged_words, setup_errno_words
+from firstfault.extract.jobend import memory_limit_kill
+from firstfault.extract.memo import ON, Memo, digits_zeroed
+from firstfault.extract.nccl import NCCL_ERROR_LITERALS, nccl_owns, split_rank_prefix
+from firstfault.extract.numerics import numerics
+from firstfault.extract.torchrun import torchrun_entry
+
+
+def _alone_uncached(body: str) -> list[Draft]:
+    drafts = tb.cuda_drafts(body, None)
+    if not drafts and not nccl_owns(body):  # NCCL's `posix_fallocate failed : No space ...` is its own
+        one = tb.standalone(body)
+        drafts = [one] if one is not None else []
+    return drafts
+
+
+# What a line outside any traceback or abort says on its own is a pure function of its body (cuda_drafts,
+# nccl_owns, standalone read nothing else), remembered two ways (extract/memo.py):
+# - by the body: any answer, replayed as fresh drafts;
+# - by the body with its digits zeroed, only the answer "nothing", and only for a body that holds none of
+#   _DIGIT_WORDS. Without them the steps decide "nothing" by words and by digit-blind patterns alone
+#   (\d, \w, [^:\s], lengths all unchanged by zeroing): the CUDA error code and OOM allocator names, the
+#   `[Errno N]` number and NCCL's status codes are the only digits they compare, and each of those needs
+#   one of these words first, or the shape of a CUDA code before or after its message (`Error 803: `,
+#   `(error 803)`, which a body holds exactly when its zeroed form does). `_zeroed_safe` checks at first use
+#   that the words the steps compare (storage strerror texts, exec failure reasons) hold no digit; if one
+#   did, only exact repeats would be remembered.
+_DIGIT_WORDS: Final = (*CUDA_LITERALS, *WEAK_CUDA_ANCHORS, *ACCEL_OOM_PHRASES, *NCCL_ERROR_LITERALS, "[Errno")
+_DIGIT_WORDS_RX: Final = re.compile(re.alternation(_DIGIT_WORDS)
+                                    + "|" + CODED_CUDA_MESSAGE.pattern.replace("?P<code>", "?:")
+                                    + "|" + MESSAGE_CUDA_CODE.pattern.replace("?P<code>", "?:"))
+_ALONE: Memo[tuple[Draft, ...]] = Memo("app.alone")
+_ALONE_QUIET: Memo[bool] = Memo("app.alone.zeroed")  # holds True only: a known-quiet template
+_zeroed_ok: list[bool] = []
+
+
+def _zeroed_safe() -> bool:
+    if not _zeroed_ok:
+        words = (*storage_strerror_texts(), *tb.EXEC_WHY_TEXTS, "No module named", "shared memory", "/dev/shm",
+                 *status_anchors(), *(t for r in status_word_table().values() for t in (r.word, *r.texts)),
+                 *cuda_message_literals(), *_DIGIT_WORDS)
+        _zeroed_ok.append(not any(c.isdigit() for w in words for c in w))
+    return _zeroed_ok[0]
+
+
+def _alone(body: str) -> list[Draft]:
+    """The drafts of a line that no traceback or abort around it explains (fresh objects: callers set ranks)."""
+    if not ON[0]:
+        return _alone_uncached(body)
+    if _zeroed_ok[0] if _zeroed_ok else _zeroed_safe():
+        # No word of _DIGIT_WORDS holds a digit, so a body holds one exactly when its zeroed form does:
+        # a known-quiet key came from a body without them, and this body has none either.
+        key = digits_zeroed(body)
+        if _ALONE_QUIET.find(key) is not None:
+            return []
+        if _DIGIT_WORDS_RX.search(body) is None:
+            drafts = _alone_uncached(body)
+            if not drafts:
+                _ALONE_QUIET.put(key, True)
+            return drafts  # an answer with words of this very body is not shared between bodies
+    got = _ALONE.get(body, lambda: tuple(_alone_uncached(body)))
+    return [Draft(d.kind, dict(d.fields), d.device, d.rank, d.host) for d in got]
+
+
+# A lone uncaught exception line (extract/traceback.py `lone_exception`): a log that holds the last line of a
+# traceback without the traceback. It is read as the traceback's last line would be, and what it gives is marked
+# `terminal` (the engine takes it only as the last word of its stream, and only where no cause read from fuller
+# evidence stands: engine/normalise.py `terminal_lines`, engine/attribute.py). Its reading is a pure function of
+# the body (classify reads no frames here), remembered by the body; whether a line has the shape at all reads only
+# the shape and the class's name (no digit's value), remembered by the body with its digits zeroed.
+_LONE: Memo[tuple[Draft, ...]] = Memo("app.lone")
+_NOT_LONE: Memo[bool] = Memo("app.lone.zeroed")  # holds True only: a line shape that is no exception's last line
+
+
+def _lone_uncached(body: str) -> list[Draft]:
+    exc = tb.lone_exception(body)
+    if exc is None:
+        return []
+    drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None,
+                            other_owned=memory_limit_kill(body) is not None)
+    for d in drafts:
+        d.fields["terminal"] = True
+    return drafts
+
+
+def _lone(body: str) -> list[Draft]:
+    """The drafts of a lone uncaught exception line (fresh objects: callers set ranks)."""
+    if not ON[0]:
+        return _lone_uncached(body)
+    key = digits_zeroed(body)
+    if _NOT_LONE.find(key) is not None:
+        return []
+    if tb.lone_exception(body) is None:
+        _NOT_LONE.put(key, True)
+        return []
+    got = _LONE.get(body, lambda: tuple(_lone_uncached(body)))
+    return [Draft(d.kind, dict(d.fields), d.device, d.rank, d.host) for d in got]
+
+
+_TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
+_WHAT = re.compile(r"what\(\):\s*(?P<msg>.*)$")
+_WHAT_WINDOW: Final = 3
+_MODEL: Final = "ff.app.traceback_model"
+TERMINATED: Final = "ff.app.terminated"  # line of the stream's last `terminate called after throwing` or fatal record
+
+
+def _model(state: dict[str, object]) -> tb.TracebackModel:
+    m = state.get(_MODEL)
+    if not isinstance(m, tb.TracebackModel):
+        m = tb.TracebackModel()
+        state[_MODEL] = m
+    return m
+
+
+@dataclass(slots=True)
+class _Terminate:
+    """A `terminate called after throwing` line awaiting its `what():`."""
+
+    lineno: int
+    type: str
+
+
+class ExceptionExtractor:
+    """Python tracebacks (extract/traceback.py), C++ `terminate called` aborts, CUDA errors printed on their own."""
+
+    name = "app.exception"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "app.cuda_error": frozenset({"cuda_code", "cuda_error", "error", "message", "terminal"}),
+        "app.exception": frozenset({"errno", "exc_type", "message", "path", "shm", "signal", "cache_race", "exec",
+                                    "setup", "store_code", "terminal"}),
+        "nccl.communicator_aborted": frozenset({"detail", "terminal"}),
+        "nccl.error": frozenset({"detail", "nccl_result", "terminal"}),
+        "nccl.remote_error": frozenset({"detail", "phase", "terminal"}),
+        "nccl.timeout": frozenset({"detail", "terminal"}),
+        "process.signal": frozenset({"by", "detail", "signal", "terminal"}),
+        "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path", "store_code", "terminal"}),
+        "app.cuda_oom": frozenset({"message", "terminal"}),
+    }
+    sources: frozenset[str] = frozenset({"application"})
+    literals: tuple[str, ...] = (
+        tb.TRACEBACK,
+        *tb.CHAIN_MARKERS,
+        *tb.EXC_SUFFIXES[:2],  # "Error", "Exception": the final line of a traceback
+        *tb.EXCEPTION_MODULE_LITERALS,  # ... or a class of an exceptions module (`...exceptions.TooManyRequests`)
+        *status_anchors(),  # a status JAX / TensorFlow log about the coordination service or a collective
+        "KeyboardInterrupt",
+        "SystemExit",
+        "StopIteration",
+        "Empty",
+        *ACCEL_OOM_PHRASES,
+        *CUDA_LITERALS,
+        *WEAK_CUDA_ANCHORS,
+        *cuda_message_literals(),  # a CUDA error's message followed by its number (`... combination (error 803)`)
+        "CUDA-capable device",
+        "No CUDA GPUs are available",
+        "terminate called after throwing",
+        "what():",
+        *tb.FATAL_LOG_LITERALS,
+        *tb.THREAD_LITERALS,
+        *logged_words(),  # a line the exception table reads on its own (`No OpKernel was registered`)
+        *setup_errno_words(),  # ... and a logged bind that failed with a set-up errno
+        'File "',
+        "frame #",
+        "Exception raised from",
+        "[Errno ",
+        "No module named",
+        *tb.EXEC_LITERALS,
+        *storage_strerror_texts(),
+    )
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        rank, body = split_rank_prefix(line)
+        who = rank if rank is not None else ctx.rank
+        owner = torchrun_entry(ctx.state) if "traceback :" in body else None
+        was, ctx.claimed = ctx.claimed, False
+        closed = _model(ctx.state).feed(body, who, ctx, owner)
+        consumed, ctx.claimed = ctx.claimed, was or ctx.claimed
+        exc: tb.Exc | None = None
+        owner_entry: tuple[int | None, str | None] | None = None
+        drafts: list[Draft]
+        if closed is not None:
+            exc, owner_entry = closed.exc, closed.owner
+            drafts, decisive = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None, closed.frames,
+                                           other_owned=memory_limit_kill(body) is not None,
+                                           in_library_thread=closed.library_thread)
+            if closed.chained:
+                ctx.claimed = True  # an envelope of a chain that already decided
+                return
+            _model(ctx.state).decided(who, decisive)
+            ctx.claimed = True
+        elif consumed:
+            return  # a traceback header, chain marker or frame
+        else:
+            exc = self._terminate(body, who, ctx)
+            if exc is not None:
+                drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
+            else:
+                drafts = _alone(body) or self._fatal(body, ctx) or _lone(body)
+        for draft in drafts:
+            if rank is not None:
+                draft.rank = rank
+            elif owner_entry is not None:
+                draft.rank, draft.host = owner_entry
+            yield draft
+
+    def _fatal(self, body: str, ctx: LineContext) -> list[Draft]:
+        """A C++ framework's fatal log record (extract/traceback.py `fatal_log`), read as an uncaught exception;
+        the abort that follows it is its consequence, as after `terminate called`."""
+        exc = tb.fatal_log(body)
+        if exc is None:
+            return []
+        ctx.state[TERMINATED] = ctx.lineno
+        ctx.claimed = True
+        drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
+        return drafts
+
+    def _terminate(self, body: str, who: int | None, ctx: LineContext) -> tb.Exc | None:
+        """`terminate called after throwing an instance of 'T'` + `what(): msg` (same or next lines)."""
+        pending = ctx.state.setdefault("ff.app.terminate", {})
+        if not isinstance(pending, dict):
+            return None
+        if "what():" not in body and "terminate called after throwing" not in body:
+            return None  # neither regex below can match (both hold these words)
+        t = _TERMINATE.search(body)
+        if t:
+            ctx.state[TERMINATED] = ctx.lineno
+            w = _WHAT.search(body, t.end())
+            if w is None:
+                pending[who] = _Terminate(ctx.lineno, t.group("type"))
+                ctx.claimed = True
+                return None
+            qual, msg = t.group("type"), w.group("msg")
+        else:
+            w = _WHAT.search(body)
+            if w is None:
+                return None
+            prior = pending.pop(who, None)
+            if not isinstance(prior, _Terminate) or ctx.lineno - prior.lineno > _WHAT_WINDOW:
+                return None
+            qual, msg = prior.type, w.group("msg")
+        return tb.Exc(qual, qual.rsplit("::", 1)[-1].rsplit(".", 1)[-1], msg.strip())
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (ExceptionExtractor(),)

@@ -1,0 +1,187 @@
+"""Process signals as srun, slurmstepd, the shell, PBS and the process itself report them.
+
+srun's task kills, slurmstepd's cancellation banners, faulthandler's and the
+shell's fault reports, exit codes that are 128+N or -N. torchrun's own signal
+lines are torchrun.py's; srun's and Open MPI's exit reports with a rank are
+launcher.py's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Final
+
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.extract import traceback as tb
+from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.codes import by_whom, exit_signal, signal_name, signal_of_text, strsignal_alternation
+from firstfault.extract.exceptions import TERMINATED
+from firstfault.extract.launcher import reports_exit
+from firstfault.extract.nccl import NCCL_MARK, clip, recent, split_rank_prefix
+from firstfault.model import FieldValue
+
+_STRSIGNAL_ALT = strsignal_alternation()
+_FAULT_ALT = "Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction"
+
+# `srun: error: node-03: task 17: Killed`, `... tasks 0-3: Segmentation fault (core dumped)`.
+_SRUN_TASK = re.compile(
+    r"error:\s+(?P<host>[A-Za-z0-9][\w.\-]*):\s+tasks?\s+(?P<tasks>\d+(?:\s*[-,]\s*\d+)*):\s+"
+    rf"(?P<what>{_STRSIGNAL_ALT})"
+)
+# `slurmstepd: error: *** STEP 4242.0 ON node-01 CANCELLED AT 2026-11-02T10:05:00 ***`
+# and `*** JOB 4242 ON node-01 CANCELLED AT ... DUE TO TIME LIMIT ***`.
+# Before Slurm 17.11 the node came last:
+# `*** JOB 830329 CANCELLED AT 2018-08-06T17:21:44 DUE TO TIME LIMIT on n447 ***`.
+_SLURM_CANCELLED = re.compile(
+    r"\*\*\* (?P<scope>STEP|JOB) (?P<id>\S+) (?:ON (?P<host>\S+) )?CANCELLED AT (?P<at>\S+)(?P<rest>[^*]*)\*\*\*"
+)
+_LEGACY_ON = re.compile(r"\bon (?P<host>[A-Za-z0-9][\w.\-]*)\s*$")
+_FATAL_PYTHON = re.compile(rf"Fatal Python error: (?P<what>{_FAULT_ALT})")
+# The shell's report: `Segmentation fault (core dumped)`, `line 12: 4242 Aborted
+# (core dumped) python train.py`; UCX `Caught signal 11 (Segmentation fault: ...`.
+_SHELL_FAULT = re.compile(
+    rf"(?:^|\s|\d)(?P<what>{_FAULT_ALT})\s*\(core dumped\)"
+    rf"|^\s*(?:\S+: line \d+:\s+\d+\s+)?(?P<bare>Segmentation fault)\b"
+    rf"|^\s*\S+: line \d+:\s+\d+\s+(?P<job>{_STRSIGNAL_ALT})\s"
+    rf"|Caught signal \d+ \((?P<ucx>{_FAULT_ALT})"
+)
+
+
+# The DataLoader's worker signal handler: `ERROR: Unexpected segmentation fault
+# encountered in worker.`, `... bus error ...` (a too-small /dev/shm), `... floating-point exception ...`:
+# strsignal() texts in lower case (codes.signal_of_text reads them).
+_WORKER_FAULT = re.compile(r"Unexpected (?P<what>segmentation fault|bus error|floating-point exception) encountered"
+                           r" in worker")
+# The elastic agent's own signal: `Signal 9 (SIGKILL) received by PID 4242`;
+# `subprocess` / multiprocessing reprs `<Signals.SIGKILL: 9>`.
+_AGENT_SIGNAL = re.compile(r"Signal (?P<num>\d+) \((?P<sig>SIG[A-Z0-9]+)\) received by PID")
+# A container's or process's exit code: `exited with exit code 137`, `exit status 139`,
+# `Exit code: 137`, `ExitCode 9`, `returned non-zero exit status -9`; 128+N and -N are signals.
+_EXIT_CODE = re.compile(
+    r"\b(?:exit(?:ed)?(?: with)?(?: exit)? (?:code|status)|[Ee]xit [Cc]ode|returned non-zero exit status"
+    r"|exits with return code)"
+    r"[:= ]+\(?(?P<code>-?\d+)\b"
+)
+
+# PBS/Torque's `Exit_status=271`: above 256 the job was killed by signal N-256.
+_PBS_EXIT = re.compile(r"\bExit_status=(?P<code>-?\d+)")
+
+# How far the shell's report of a fault may trail faulthandler's (which dumps
+# every thread's stack in between).
+_FAULT_REPORT_LINES: Final = 300
+
+
+class ProcessSignalExtractor:
+    """srun task kills, slurmstepd cancellations, Python / shell fault reports."""
+
+    name = "process.signal"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "app.exception": frozenset({"exc_type", "message", "shm", "signal"}),
+        "process.signal": frozenset({"by", "detail", "due_to", "exitcode", "signal", "slurm_scope", "unprompted"}),
+    }
+    sources: frozenset[str] = frozenset({"application", "syslog"})  # slurmstepd also logs to syslog
+    literals: tuple[str, ...] = (
+        ": task ",
+        ": tasks ",
+        "*** STEP ",
+        "*** JOB ",
+        "Fatal Python error: ",
+        "Segmentation fault",
+        "(core dumped)",
+        "encountered in worker",
+        ") received by PID",
+        "exit code",
+        "exited with code",
+        "exit status",
+        "Exit code",
+        "Exit Code",
+        "return code",
+        ": line ",
+        "Exit_status=",
+    )
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        rank, body = split_rank_prefix(line)
+        draft = self._match(body, ctx.state, ctx.lineno)
+        if draft is None:
+            return
+        if rank is not None:
+            draft.rank = rank
+        if draft.fields.get("signal") == "SIGABRT" and draft.fields.get("by") == "self" and (
+                ctx.state.get(NCCL_MARK) or ctx.state.get(TERMINATED)):
+            # The stream already reported an NCCL failure or a C++ terminate: the abort is the runtime's
+            # reaction (the c10d watchdog, std::terminate), not a crash of its own.
+            draft.fields["by"] = "runtime"
+        if draft.fields.get("by") == "self":
+            # faulthandler's "Fatal Python error: Segmentation fault", its
+            # thread dump, then the shell's "Segmentation fault (core dumped)":
+            # one fault of one process.
+            key = (draft.fields["signal"], draft.rank if draft.rank is not None else ctx.rank, draft.host)
+            seen = recent(ctx.state, "ff.app.self_signal")
+            prev = seen.get(key)
+            seen[key] = ctx.lineno
+            if prev is not None and ctx.lineno - prev <= _FAULT_REPORT_LINES:
+                return
+        yield draft
+
+    def _match(self, body: str, state: Mapping[str, object], lineno: int) -> Draft | None:
+        detail = clip(body)
+        m = _SRUN_TASK.search(body)
+        if m:
+            sig = signal_of_text(m.group("what")) or "SIGKILL"
+            tasks = m.group("tasks")
+            draft = Draft("process.signal", {"signal": sig, "by": by_whom(sig, "launcher"), "detail": detail})
+            draft.host = m.group("host")
+            if tasks.isdigit():
+                draft.rank = int(tasks)  # srun task id == rank
+            return draft
+        m = _SLURM_CANCELLED.search(body)
+        if m:
+            # Slurm cancels with SIGTERM, then SIGKILL after KillWait. A JOB banner means the
+            # allocation was ended (scancel, or the reason after DUE TO); a STEP banner alone
+            # is also printed when srun tears a step down after one task failed.
+            due = re.search(r"DUE TO ([A-Z][A-Z ]*[A-Z])", m.group("rest"))
+            fields: dict[str, FieldValue] = {"signal": "SIGTERM", "by": "scheduler", "detail": detail,
+                                             "slurm_scope": m.group("scope").lower()}
+            if due:
+                fields["due_to"] = due.group(1).lower().replace(" ", "_")
+            draft = Draft("process.signal", fields)
+            legacy = _LEGACY_ON.search(m.group("rest")) if m.group("host") is None else None
+            draft.host = m.group("host") or (legacy.group("host") if legacy else None)
+            return draft
+        m = _WORKER_FAULT.search(body)
+        if m and m.group("what") == "bus error":
+            return tb.shm_exhausted("DataLoader worker bus error", body)
+        fatal = _FATAL_PYTHON.search(body)
+        m = m or fatal or _SHELL_FAULT.search(body)
+        if m:
+            what = next(g for g in m.groups() if g is not None)
+            sig = signal_of_text(what) or "SIGSEGV"
+            # faulthandler's "Fatal Python error: Aborted" is the process's own word on an abort.
+            by = "self" if fatal is not None and sig == "SIGABRT" else by_whom(sig, "launcher")
+            return Draft("process.signal", {"signal": sig, "by": by, "detail": detail})
+        m = _PBS_EXIT.search(body)
+        if m:
+            code = int(m.group("code"))
+            if code > 256:
+                sig = signal_name(code - 256)
+                return Draft("process.signal", {"signal": sig, "by": by_whom(sig, "scheduler"), "detail": detail,
+                                                "exitcode": code})
+            return None
+        m = _AGENT_SIGNAL.search(body) if "traceback :" not in body else None
+        if m:
+            # Sent to torchrun's agent from above it (scancel, the kubelet, an operator).
+            sig = m.group("sig")
+            return Draft("process.signal", {"signal": sig, "by": by_whom(sig, "scheduler"), "detail": detail})
+        if "exitcode" not in body and "local_rank" not in body:  # torchrun's own lines: TorchrunExtractor
+            m = _EXIT_CODE.search(body)
+            if m and not reports_exit(body, state, lineno):  # srun's or Open MPI's, with the rank: launcher.py
+                sig_or_none = exit_signal(int(m.group("code")))
+                if sig_or_none is not None:
+                    return Draft("process.signal", {"signal": sig_or_none, "by": by_whom(sig_or_none, "launcher"),
+                                                    "detail": detail, "exitcode": int(m.group("code"))})
+        return None
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (ProcessSignalExtractor(),)

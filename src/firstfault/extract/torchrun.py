@@ -1,0 +1,160 @@
+"""torchrun's (torch.distributed.elastic) agent output: the ChildFailedError summary and its signal lines.
+
+The summary is a small state machine over its section and field lines, kept
+in the per-stream `ctx.state`; the exception extractor (exceptions.py) asks
+`torchrun_entry` which entry a reprinted worker traceback belongs to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.codes import by_whom, exit_signal
+from firstfault.extract.nccl import clip, split_rank_prefix
+from firstfault.model import FieldValue
+
+_ROOT = re.compile(r"^\s*Root Cause(?: \(first observed failure\))?:\s*$")
+_FAILURES = re.compile(r"^\s*(?:Other )?Failures:\s*$")
+_HOST_FIELD = re.compile(r"^\s*host\s*:\s*(?P<host>\S+)\s*$")
+_RANK_FIELD = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d+)\s*\(local_rank:\s*(?P<local>\d+)\)")
+_EXIT_FIELD = re.compile(r"^\s*exitcode\s*:\s*(?P<code>-?\d+)\s*\(pid:\s*(?P<pid>\d+)\)")
+_SENDING = re.compile(r"Sending process (?P<pid>\d+) closing signal (?P<sig>SIG[A-Z0-9]+)")
+_AGENT_FAILED = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local>\d+) \(pid: (?P<pid>\d+)\)")
+_BLOCK: Final = "ff.app.torchrun"
+# The pids this agent sent a closing signal to. A worker that died of SIGTERM / SIGINT the agent never sent
+# was signalled from outside the launcher (a person, a script, a node agent): `unprompted`, a first exit
+# the leads may name, where the agent's own SIGTERMs to the survivors are collateral.
+_SENT: Final = "ff.app.torchrun.sent"
+_STOP_SIGNALS: Final = ("SIGTERM", "SIGINT")
+
+
+def _sent(state: dict[str, object]) -> set[int]:
+    sent = state.get(_SENT)
+    if not isinstance(sent, set):
+        sent = set()
+        state[_SENT] = sent
+    return sent
+
+
+def _unprompted(state: dict[str, object], sig: str | None, pid: int) -> bool:
+    return sig in _STOP_SIGNALS and pid not in _sent(state)
+
+
+@dataclass(slots=True)
+class _Block:
+    """Where we are in one agent's ChildFailedError summary."""
+
+    section: str | None = None  # "failures" | "root"
+    host: str | None = None
+    rank: int | None = None
+    emitted: bool = False
+    last: tuple[int | None, str | None] | None = None  # (rank, host) of the last entry
+
+
+def _block(state: dict[str, object]) -> _Block:
+    blk = state.get(_BLOCK)
+    if not isinstance(blk, _Block):
+        blk = _Block()
+        state[_BLOCK] = blk
+    return blk
+
+
+def torchrun_entry(state: dict[str, object]) -> tuple[int | None, str | None] | None:
+    blk = state.get(_BLOCK)
+    return blk.last if isinstance(blk, _Block) else None
+
+
+class TorchrunExtractor:
+    """ChildFailedError summaries and the elastic agent's signal / failure lines."""
+
+    name = "torch.child_failed"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "process.signal": frozenset({"by", "detail", "local_rank", "signal", "unprompted"}),
+        "torch.child_failed": frozenset({"exitcode", "failed_rank", "root_cause", "signal", "unprompted"}),
+    }
+    sources: frozenset[str] = frozenset({"application"})
+    literals: tuple[str, ...] = (
+        "ChildFailedError",
+        "Failures:",
+        "Root Cause",
+        "host      : ",
+        "(local_rank: ",
+        "exitcode  : ",
+        "exitcode: ",
+        "closing signal SIG",
+    )
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        prefix_rank, body = split_rank_prefix(line)
+        blk = _block(ctx.state)
+        ctx.claimed = True  # the agent's summary and signal lines, all understood here
+        if "ChildFailedError" in body:
+            # A new summary (or the agent's traceback announcing one).
+            blk.section, blk.host, blk.rank, blk.emitted = None, None, None, False
+            return
+        if _ROOT.match(body):
+            blk.section = "root"
+            return
+        if _FAILURES.match(body):
+            blk.section = "failures"
+            return
+        m = _SENDING.search(body)
+        if m:
+            sig = m.group("sig")
+            _sent(ctx.state).add(int(m.group("pid")))
+            yield Draft(
+                "process.signal",
+                {"signal": sig, "by": "launcher", "detail": clip(body)},
+                rank=prefix_rank,
+            )
+            return
+        m = _AGENT_FAILED.search(body)
+        if m:
+            sig_or_none = exit_signal(int(m.group("code")))
+            if sig_or_none is not None:
+                fields: dict[str, FieldValue] = {
+                    "signal": sig_or_none,
+                    "by": by_whom(sig_or_none, "launcher"),
+                    "detail": clip(body),
+                    "local_rank": int(m.group("local")),  # the leads map it to the node's rank
+                }
+                if _unprompted(ctx.state, sig_or_none, int(m.group("pid"))):
+                    fields["unprompted"] = True
+                yield Draft("process.signal", fields, rank=prefix_rank)
+            return
+        if blk.section is None:
+            return
+        m = _HOST_FIELD.match(body)
+        if m:
+            blk.host, blk.rank, blk.emitted = m.group("host"), None, False
+            return
+        m = _RANK_FIELD.match(body)
+        if m:
+            if blk.emitted:  # pre-2.0 summaries print no host line
+                blk.host = None
+            blk.rank, blk.emitted = int(m.group("rank")), False
+            return
+        m = _EXIT_FIELD.match(body)
+        if m and blk.rank is not None and not blk.emitted:
+            code = int(m.group("code"))
+            fields = {
+                "exitcode": code,
+                "root_cause": blk.section == "root",
+                "failed_rank": blk.rank,
+            }
+            sig = exit_signal(code)
+            if sig is not None:
+                fields["signal"] = sig
+                if _unprompted(ctx.state, sig, int(m.group("pid"))):
+                    fields["unprompted"] = True
+            blk.emitted = True
+            blk.last = (blk.rank, blk.host)
+            yield Draft("torch.child_failed", fields, rank=blk.rank, host=blk.host)
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (TorchrunExtractor(),)

@@ -1,0 +1,141 @@
+"""The numerics extractor (extract/numerics.py) on real lines: NaN / Inf losses and gradient norms, fp16
+loss-scale overflows.
+
+Lines are verbatim from the public issues cited next to them unless marked
+`synthetic`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from firstfault.extract import nccl, numerics
+from firstfault.extract.base import LineExtractor
+from tests.extract.helpers import APPLICATION, TB, kinds
+from tests.extract.helpers import one_application as one
+from tests.extract.helpers import scan_application as scan
+
+NUM = numerics.NumericsExtractor()
+ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *APPLICATION)
+
+
+# ---------------------------------------------------------------- app.numerics
+
+NUMERICS_CASES: list[tuple[str, str, str | None, int | None]] = [
+    # alibaba/Pai-Megatron-Patch#366
+    (
+        "AssertionError: Rank 11: found NaN in local grad norm in backward pass before data-parallel "
+        "communication collective. Device: 3",
+        "nan",
+        "grad_norm",
+        11,
+    ),
+    # Megatron-Core RerunStateMachine
+    (
+        "RuntimeError: Rank 126, node nvl72085-T08, device 0, iteration 1: Unexpected result nan "
+        "(message='found NaN in local grad norm for bucket #0 in backward pass before data-parallel "
+        "communication collective')",
+        "nan",
+        "grad_norm",
+        126,
+    ),
+    (
+        "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 65536, reducing to 32768",
+        "inf",
+        "loss_scale",
+        0,
+    ),
+    ("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0", "inf", "loss_scale", None),
+    # bigscience-workshop/Megatron-DeepSpeed#396 (lm loss gone, grad norm nan)
+    (
+        " iteration     3384/    8000 | consumed samples:       216576 | elapsed time per iteration (ms): "
+        "7501.2 | learning rate: 6.680E-06 | global batch size:    64 | loss scale: 1.0 | grad norm: nan | "
+        "number of skipped iterations:   1 | number of nan iterations:   1 |",
+        "nan",
+        "grad_norm",
+        None,
+    ),
+    # epfLLM/Megatron-LLM#34
+    ("***WARNING*** Bad grad_norm detected (grad_norm=nan)", "nan", "grad_norm", None),
+    # NVIDIA/Megatron-LM#375
+    ("NaN or Inf found in input tensor.", "nan", None, None),
+    ("Epoch 3: 41%|████ | 410/1000 [10:02<14:26, v_num=0, train_loss=nan]", "nan", "train_loss", None),
+    ("{'loss': nan, 'grad_norm': nan, 'learning_rate': 1.9e-05, 'epoch': 0.42}", "nan", "loss", None),
+    ("step 1200: loss is nan, stopping", "nan", "loss", None),
+    ("Loss: NaN", "nan", "loss", None),
+    ("[NeMo I 2026-11-02 10:03:07 train:12] reduced_train_loss=nan lr=0.0003", "nan", "reduced_train_loss", None),
+    ("lm loss: inf", "inf", "lm_loss", None),
+    ("loss = -inf at step 9", "inf", "loss", None),
+    ("FloatingPointError: Loss became infinite or NaN at iteration=1234!", "nan", None, None),
+    # space-separated step prints (synthetic, the common `loss 2.31` form)
+    (
+        "2026-09-15 01:40:33,785 INFO [train_sft.py:188] step 6145 loss nan lr 1.8e-05 loss_scale 1024.0",
+        "nan",
+        "loss",
+        None,
+    ),
+    ("step 12 | loss inf | lr 3e-4", "inf", "loss", None),
+    # DeepSpeed fp16 loss scaler at its floor (deepspeed/runtime/fp16/loss_scaler.py)
+    (
+        "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+        "inf",
+        "loss_scale_floor",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "value", "metric", "rank"), NUMERICS_CASES)
+def test_numerics(line: str, value: str, metric: str | None, rank: int | None) -> None:
+    d = one(NUM, line)
+    assert d.kind == "app.numerics"
+    assert d.fields["value"] == value
+    assert d.fields.get("metric") == metric
+    assert d.rank == rank
+
+
+def test_megatron_nan_names_node_and_device() -> None:
+    d = one(NUM, NUMERICS_CASES[1][0])
+    assert (d.host, d.device) == ("nvl72085-T08", "gpu0")
+    d = one(
+        NUM,
+        "AssertionError: Rank 3: found NaN in local grad norm in backwards pass. Device: 3, node: "
+        "set-zw04-kubernetes-pc133.mt",
+    )
+    assert (d.rank, d.host, d.device) == (3, "set-zw04-kubernetes-pc133.mt", "gpu3")
+
+
+def test_rank_prefix_wins_for_numerics() -> None:
+    d = one(NUM, "[rank9]: loss=nan")
+    assert d.rank == 9
+
+
+@pytest.mark.parametrize(
+    "closing",
+    [
+        NUMERICS_CASES[0][0],
+        "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+    ],
+)
+def test_numerics_traceback_is_numerics_not_exception(closing: str) -> None:
+    drafts = scan(ALL, [TB, '  File "engine.py", line 2213, in step', "    raise Exception(", closing])
+    assert kinds(drafts) == ["app.numerics"], drafts
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "iteration 100 | loss 2.31 | grad norm 0.9",
+        " iteration     3383/    8000 | consumed samples:       216512 | elapsed time per iteration (ms): "
+        "7613.1 | learning rate: 6.680E-06 | global batch size:    64 | lm loss: 7.334521E-01 | loss scale: "
+        "1.0 | grad norm: 0.752 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+        "loss: nanoseconds per token 12.5",
+        "dataset: finance-qa, maintenance window 02:00",
+        "elapsed: 1200 nanoseconds",
+        "TORCH_NCCL_NAN_CHECK=0",
+        "x = torch.nan_to_num(loss)",
+        "info: loss=2.5 inference ok",
+    ],
+)
+def test_numerics_negatives(line: str) -> None:
+    assert scan(NUM, [line]) == []

@@ -1,0 +1,103 @@
+"""The process-signal extractor (extract/signals.py) on real lines: srun, slurmstepd, the shell, faulthandler.
+
+Lines are verbatim from the public issues cited next to them unless marked
+`synthetic`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from firstfault.extract import signals
+from tests.extract.helpers import assert_fields
+from tests.extract.helpers import one_application as one
+from tests.extract.helpers import scan_application as scan
+
+SIG = signals.ProcessSignalExtractor()
+
+
+# ---------------------------------------------------------------- process.signal (srun, slurmstepd, self)
+
+
+@pytest.mark.parametrize(
+    ("line", "signal", "by", "rank", "host"),
+    [
+        ("srun: error: node-03: task 17: Killed", "SIGKILL", "launcher", 17, "node-03"),
+        ("srun: error: node-03: task 5: Segmentation fault (core dumped)", "SIGSEGV", "self", 5, "node-03"),
+        ("srun: error: gpu-a17.cluster: tasks 0-3: Terminated", "SIGTERM", "launcher", None, "gpu-a17.cluster"),
+        ("srun: error: node-01: task 2: Aborted (core dumped)", "SIGABRT", "launcher", 2, "node-01"),
+        (
+            "slurmstepd: error: *** STEP 4242.0 ON node-01 CANCELLED AT 2026-11-02T10:05:00 ***",
+            "SIGTERM",
+            "scheduler",
+            None,
+            "node-01",
+        ),
+        (
+            "slurmstepd: error: *** JOB 4242 ON node-01 CANCELLED AT 2026-11-02T10:05:00 DUE TO TIME LIMIT ***",
+            "SIGTERM",
+            "scheduler",
+            None,
+            "node-01",
+        ),
+        (
+            "slurmstepd: error: *** JOB 4242 ON node-01 CANCELLED AT 2026-11-02T10:05:00 DUE TO PREEMPTION ***",
+            "SIGTERM",
+            "scheduler",
+            None,
+            "node-01",
+        ),
+        ("Fatal Python error: Segmentation fault", "SIGSEGV", "self", None, None),
+        ("[rank6]: Fatal Python error: Aborted", "SIGABRT", "self", 6, None),
+        ("Segmentation fault (core dumped)", "SIGSEGV", "self", None, None),
+        (
+            "/var/spool/slurmd/job4242/slurm_script: line 12: 31337 Bus error               (core dumped) python "
+            "train.py",
+            "SIGBUS",
+            "self",
+            None,
+            None,
+        ),
+        (
+            "[node-02:12345:0:12399] Caught signal 11 (Segmentation fault: address not mapped to object at "
+            "address 0x8)",
+            "SIGSEGV",
+            "self",
+            None,
+            None,
+        ),
+    ],
+)
+def test_process_signal_lines(line: str, signal: str, by: str, rank: int | None, host: str | None) -> None:
+    d = one(SIG, line)
+    assert d.kind == "process.signal"
+    assert_fields(d, {"signal": signal, "by": by})
+    assert (d.rank, d.host) == (rank, host)
+    assert "DUE TO TIME LIMIT" not in line or "TIME LIMIT" in str(d.fields["detail"])
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "srun: error: node-03: task 17: Exited with exit code 1",
+        "srun: error: node-03: tasks 0-7: Exited with exit code 1",
+        "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Segmentation fault. ",
+        "Fatal Python error: init_fs_encoding: failed to get the Python codec of the filesystem encoding",
+    ],
+)
+def test_process_signal_negatives(line: str) -> None:
+    assert scan(SIG, [line]) == []
+
+
+def test_faulthandler_and_shell_report_one_segfault() -> None:
+    lines = [
+        "Fatal Python error: Segmentation fault",
+        "",
+        "Thread 0x00007f3c2a7fe700 (most recent call first):",
+        '  File "/usr/lib/python3.10/threading.py", line 324 in wait',
+        "Segmentation fault (core dumped)",
+        "Segmentation fault (core dumped)",  # much later: a second fault would be a new event
+    ]
+    lines[5:5] = ["step 1"] * 400
+    drafts = scan(SIG, lines)
+    assert [d.fields["signal"] for d in drafts] == ["SIGSEGV", "SIGSEGV"]
