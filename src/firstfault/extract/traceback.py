@@ -48,7 +48,7 @@ from functools import lru_cache
 from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import ExceptionClassInfo
+from firstfault.catalog.tables import ExceptionClassInfo, object_store_code_table
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
     accelerator_oom,
@@ -618,6 +618,45 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
                                               detail=_detail(exc)))
     return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), errno=name, path=path,
                                           shm=True if is_shm(path, exc.msg) else None))
+
+
+# An error line's head word, where a program that is no Python names its error class (`SlowDown: ...`,
+# `OSError: ...` quoted inside a launcher's line is not at the head and stays part of the message).
+# A line that calls itself a warning (a level word, glog's `W0612 ...]`).
+_WARNING_WORD = re.compile(r"\b(?:[Ww]arning|WARNING|WARN|W\d{4} \d\d:\d\d:\d\d\.\d+)\b")
+_HEAD_WORD = re.compile(r"^\s*(?P<qual>(?:[A-Za-z_]\w*\.)*(?P<cls>[A-Za-z_]\w{2,60})):\s")
+
+
+def words_cause(text: str) -> Draft | None:
+    """The cause an error line's own words name through the exception table, for a line no extractor read
+    (a scheduler's hold reason, a daemon's or a tool's error in words of its own): what its message would
+    make of the same words in an exception, and only where that is a cause of the shared kinds that need no
+    context, a storage errno (by number, name or strerror text: `(errno 28) No space left on device`,
+    `open ... failed: Read-only file system (os error 30)`), an object store's own code on the store's side
+    in a store's own spelling (`<Code>SlowDown</Code>`, `code: ServerBusy`), a port or address the job's
+    own set-up could not have (EADDRINUSE, EADDRNOTAVAIL). A peer's errno is a symptom, anything else says
+    nothing here; an errno on the node's /dev/shm is the workload's configuration. The caller decides when
+    such a reading may stand (analysis: a failed attempt where nothing else established a cause)."""
+    if _WARNING_WORD.search(text):
+        return None  # a warning: what it reports was met and gone on from (parted's `Warning: Unable to open ...`)
+    head = _HEAD_WORD.match(text)
+    if head is not None and not any(ch.islower() for ch in head.group("cls")):
+        head = None  # a log level (`ERROR: ...`), not a class
+    exc = (Exc(head.group("qual"), head.group("cls"), text[head.end():].strip()) if head
+           else Exc("", "", text.strip()))
+    name = errno_of(exc.msg)
+    row = errno_row(name)
+    if row is not None and row.side == "storage":
+        if not row.file_only and path_of(exc.msg) is None:
+            return None  # EIO, ENOTCONN: a transport's or a socket's too (libfabric's `Input/output error`)
+        d = _errno(exc, text)
+        return d if d is not None and d.kind == "storage.error" else None
+    if row is not None and row.side == "setup" and not (row.network_only or row.transport_only):
+        return _setup(exc, name)
+    code = store_code("", exc.msg)  # the store's own spellings only: a class-like head word may be anyone's
+    if code is not None and not code.isdigit() and code in object_store_code_table() and store_side(code) == "store":
+        return _object_store(exc)
+    return None
 
 
 def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
