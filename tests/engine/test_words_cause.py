@@ -45,6 +45,10 @@ NEAR_MISS = [
     # (ofiwg/libfabric#10072, https://github.com/ofiwg/libfabric/issues/10072)
     "MPIDI_OFI_handle_cq_error(1075): OFI poll failed (ofi_events.c:1077:MPIDI_OFI_handle_cq_error:Input/output "
     "error - PTLTE_NOT_FOUND)",
+    # the Chia plotter's copy that will be retried (quoted by a log parser, the search index's id 31307791831)
+    "Could not copy \"/chia/plottemp4/plot-k32-2021-05-26-02-29-422d6204f0e59df87f48bb9778b79194b656868bafeae9c9e731"
+    "87ec670a1aa9.plot.2.tmp\" to \"/chia/plots/205/plot-k32-2021-05-26-02-29-422d6204f0e59df87f48bb9778b79194b6568"
+    "68bafeae9c9e73187ec670a1aa9.plot.2.tmp\". Error No space left on device. Retrying in five minutes.",
     # a peer's errno is a symptom (Node's S3 client after the throttling, uwazi, the corpus's b10 thread's line)
     "Error: connect ECONNREFUSED 10.0.0.5:443",
     # an HTTP status alone names no object store

@@ -624,6 +624,9 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
 # `OSError: ...` quoted inside a launcher's line is not at the head and stays part of the message).
 # A line that calls itself a warning (a level word, glog's `W0612 ...]`).
 _WARNING_WORD = re.compile(r"\b(?:[Ww]arning|WARNING|WARN|W\d{4} \d\d:\d\d:\d\d\.\d+)\b")
+# ... or says what it reports will be retried (`Error No space left on device. Retrying in five minutes.`);
+# retries that ran out (`reached max retries`) are final and stay.
+_RETRYING = re.compile(r"\b(?:[Rr]etrying|RETRYING|will (?:be )?(?:automatically )?retr(?:y|ied))\b")
 _HEAD_WORD = re.compile(r"^\s*(?P<qual>(?:[A-Za-z_]\w*\.)*(?P<cls>[A-Za-z_]\w{2,60})):\s")
 
 
@@ -637,8 +640,8 @@ def words_cause(text: str) -> Draft | None:
     own set-up could not have (EADDRINUSE, EADDRNOTAVAIL). A peer's errno is a symptom, anything else says
     nothing here; an errno on the node's /dev/shm is the workload's configuration. The caller decides when
     such a reading may stand (analysis: a failed attempt where nothing else established a cause)."""
-    if _WARNING_WORD.search(text):
-        return None  # a warning: what it reports was met and gone on from (parted's `Warning: Unable to open ...`)
+    if _WARNING_WORD.search(text) or _RETRYING.search(text):
+        return None  # a warning, a step to be retried: what it reports was met and gone on from
     head = _HEAD_WORD.match(text)
     if head is not None and not any(ch.islower() for ch in head.group("cls")):
         head = None  # a log level (`ERROR: ...`), not a class

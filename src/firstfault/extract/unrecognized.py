@@ -51,7 +51,7 @@ class ErrorWords:
     # holds one (`(errno 28) No space left on device`) is an error however it is worded.
     literals: tuple[str, ...] = ("error", "ERROR", "Error", "failed", "FAILED", "Failed", "fatal", "Fatal", "FATAL",
                                  "Exception", "panic", *file_only_strerror_texts(),
-                                 *sorted({*setup_errno_words(), *(w.lower() for w in setup_errno_words())}))
+                                 *sorted({v for w in setup_errno_words() if " " in w for v in (w, w.lower())}))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Never]:
         if self.known(line):
