@@ -149,3 +149,14 @@ def test_the_tags_remembered_are_bounded() -> None:
     ctx = LineContext("application", "job.out", 999, None, None, None, state)
     model.feed("x" * (tb.MAX_LEAD + 1) + " Traceback (most recent call last):", "w", ctx)
     assert "w" not in model.leads
+
+
+def test_a_loggers_later_lines_are_read_after_its_bare_traceback_closed() -> None:
+    # After HAT's first traceback (its frames bare) closed, the logger's next record with the same tag is a
+    # record, not a frame of a traceback left open by the tag.
+    lines = [*HAT[:6], HAT[7].replace("Node[1]", "Node[0]"), *HAT[8:]]
+    model = tb.TracebackModel()
+    state: dict[str, object] = {}
+    for n, line in enumerate(lines, 1):
+        model.feed(line, None, LineContext("application", "job.out", n, None, None, None, state))
+    assert all(st.opened is None for st in model.streams.values())

@@ -785,11 +785,28 @@ class TracebackModel:
             for key, (n, zkey) in reversed(tags.items()):
                 if len(body) > n and digits_zeroed(body[:n]) == zkey:
                     if _lead_key(body[:n]) == key:
-                        return self._feed(body[n:], (who, key), ctx, owner)
+                        return self._settled(who, (who, key), body[n:], ctx, owner)
                     like = like or (key, n)
             if like is not None:
-                return self._feed(body[like[1]:], (who, like[0]), ctx, owner)
+                return self._settled(who, (who, like[0]), body[like[1]:], ctx, owner)
+            return self._settled(who, who, body, ctx, owner)
         return self._feed(body, who, ctx, owner)
+
+    def _settled(self, who: object, stream: object, body: str, ctx: LineContext,
+                 owner: tuple[int | None, str | None] | None) -> Closed | None:
+        """`_feed` into one of the two streams a tagged header opened (the plain one and the tag's): when one
+        closes, the other, opened by that header and given no frame since, is closed too, so that a logger's
+        header whose frames came bare (`... ERROR - Traceback ...`, then `  File ...`) leaves no open stream
+        behind to take the logger's later lines for frames."""
+        st = self.streams.get(stream)
+        at = st.opened if st is not None else None
+        closed = self._feed(body, stream, ctx, owner)
+        if closed is not None and at is not None:
+            for other in (who, *((who, key) for key in self.leads.get(who, {}))):
+                twin = self.streams.get(other)
+                if other != stream and twin is not None and twin.opened == at and not twin.frames:
+                    twin.opened = None
+        return closed
 
     def _feed(self, body: str, who: object, ctx: LineContext,
               owner: tuple[int | None, str | None] | None) -> Closed | None:
