@@ -36,11 +36,14 @@ from firstfault.engine.normalise import (
 from firstfault.engine.verdict import build_verdict
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import read_document
+from firstfault.extract.traceback import words_cause
 from firstfault.extract.unrecognized import MAX_GROUPS
 from firstfault.model import (
     CoverageItem,
     ErrorItem,
     Event,
+    Evidence,
+    FieldValue,
     Unrecognized,
     UnrecognizedLine,
     Verdict,
@@ -49,6 +52,12 @@ from firstfault.model import (
     iso,
 )
 from firstfault.spec import is_failure, outcome_of
+
+
+def failed(state: str | None) -> bool:
+    """Did the attempt end in a failure its terminal state says (not one whose end is not recorded)?"""
+    outcome = outcome_of(state)
+    return outcome != "unknown" and is_failure(outcome)
 
 if TYPE_CHECKING:  # the Service's request types: imported where a request is analysed, not by `analyze`
     from firstfault.collect.wire import AnalyzeRequest, Record
@@ -168,6 +177,10 @@ class Analysis:
             events.extend(silent_nodes(self.node_last_seen, settings.silent_node_gap))
         leads = find_leads(events, ctx.rank_to_node)
         att = attribute(events, self.analyzer.catalog.active(), settings, allocation, leads=leads)
+        if att.root is None and not att.candidates and not provisional and failed(state):
+            worded = self._worded(mapper)
+            if worded:
+                att = attribute([*events, *worded], self.analyzer.catalog.active(), settings, allocation, leads=leads)
         if fabric is not None:
             fab.widen(att, fabric, settings.common_endpoint)
         ref = WorkloadRef(
@@ -191,7 +204,8 @@ class Analysis:
             f"{n} unrecognized error-looking line(s) were counted, not grouped: their templates came after the "
             f"first {MAX_GROUPS}"))] if n else []
 
-    def _unrecognized(self, mapper: NodeMapper) -> list[Unrecognized]:
+    @staticmethod
+    def _node_of(mapper: NodeMapper) -> Callable[[str | None, str | None, int | None], str | None]:
         def node_of(node: str | None, host: str | None, rank: int | None) -> str | None:
             if node:
                 return mapper.host(node) or node
@@ -199,6 +213,29 @@ class Analysis:
                 return mapper.host(host)
             return mapper.rank_to_node.get(rank) if rank is not None else None
 
+        return node_of
+
+    def _worded(self, mapper: NodeMapper) -> list[Event]:
+        """The last resort of a failed attempt where nothing established a cause: the error-looking lines no
+        extractor read, each read for the words a cause is said in by every stack (extract/traceback.py
+        `words_cause`: a storage errno, an object store's own code, a port the job's set-up could not have).
+        Each such line becomes its event, marked `words` (the verdict says where it was read); in template
+        order, so the same evidence gives the same events."""
+        out: list[Event] = []
+        for g in sorted(self.extraction.unrecognized.groups(self._node_of(mapper), limit=MAX_GROUPS),
+                        key=lambda u: u.template):
+            d = words_cause(g.text)
+            if d is None:
+                continue
+            fields: dict[str, FieldValue] = {k: v for k, v in d.fields.items() if v not in (None, "")}
+            fields["words"] = True
+            out.append(Event(kind=d.kind, time=g.time, node=g.nodes[0] if len(g.nodes) == 1 else None,
+                             fields=fields, evidence=Evidence(source=g.source or "application", file=g.file,
+                                                              line=g.line, text=g.text)))
+        return out
+
+    def _unrecognized(self, mapper: NodeMapper) -> list[Unrecognized]:
+        node_of = self._node_of(mapper)
         return [
             Unrecognized(template=g.template, count=g.count, nodes=g.nodes,
                          first=UnrecognizedLine(file=g.file, line=g.line, time=iso(g.time), text=g.text))

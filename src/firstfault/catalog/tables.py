@@ -500,6 +500,7 @@ class ErrnoInfo(NamedTuple):
     fs: str | None = None  # the kind of file system the errno itself implies (ENOTCONN: a FUSE mount's daemon gone)
     network_only: bool = False  # the set-up side only on a bind / listen / socket (EACCES)
     transport_only: bool = False  # the set-up side only in a transport's own report (ENOMEM pinning memory)
+    file_only: bool = False  # only a file system says it: the storage's in any line's words, no path needed (ENOSPC)
 
 
 class ObjectStoreCodeInfo(NamedTuple):

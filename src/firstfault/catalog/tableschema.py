@@ -186,11 +186,14 @@ class ErrnoInfo(_Plain):
     fs: str | None = Field(default=None, pattern=r"^[a-z][a-z_]*$")
     network_only: bool = False
     transport_only: bool = False
+    file_only: bool = False
 
     @model_validator(mode="after")
     def _scoped_setup(self) -> "ErrnoInfo":
         if (self.network_only or self.transport_only) and self.side != "setup":
             raise ValueError("network_only / transport_only narrow the setup side only")
+        if self.file_only and self.side != "storage":
+            raise ValueError("file_only marks a storage errno")
         if self.network_only and self.transport_only:
             raise ValueError("an errno is either network_only or transport_only")
         return self

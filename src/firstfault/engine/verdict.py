@@ -40,6 +40,10 @@ def _cause(f: Finding) -> Cause:
         ev = f.events[0].evidence
         why += (f"; the traceback was not in the evidence, only its last line ({ev.file}:{ev.line}), read as the"
                 " traceback would be")
+    elif f.events and all(e.fields.get("words") is True for e in f.events):
+        ev = f.events[0].evidence
+        why += (f"; read from the words of an error line no rule understood ({ev.file}:{ev.line}), in a failed"
+                " attempt where nothing else established a cause")
     return Cause(
         category=f.category,
         domain=f.domain,

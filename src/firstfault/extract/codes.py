@@ -175,6 +175,13 @@ def storage_strerror_texts() -> tuple[str, ...]:
     return tuple(sorted(texts | {t.lower() for t in texts}))
 
 
+def file_only_strerror_texts() -> tuple[str, ...]:
+    """The strerror texts of the errnos only a file system says (catalog/exceptions.yaml `file_only`), as
+    printed and lower-case."""
+    texts = {t for t, name in _strerror_table().items() if (row := errno_row(name)) is not None and row.file_only}
+    return tuple(sorted(texts | {t.lower() for t in texts}))
+
+
 _PATH = re.compile(r"""(?:'|"|\s|^)(?P<path>/[^\s'":,]+)""")
 
 

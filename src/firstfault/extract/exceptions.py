@@ -214,14 +214,14 @@ class ExceptionExtractor:
         owner_entry: tuple[int | None, str | None] | None = None
         drafts: list[Draft]
         if closed is not None:
-            exc, owner_entry = closed.exc, closed.owner
-            drafts, decisive = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None, closed.frames,
-                                           other_owned=memory_limit_kill(body) is not None,
+            exc, owner_entry, text = closed.exc, closed.owner, closed.text
+            drafts, decisive = tb.classify(text, exc, nccl_owns(text), numerics(text) is not None, closed.frames,
+                                           other_owned=memory_limit_kill(text) is not None,
                                            in_library_thread=closed.library_thread)
             if closed.chained:
                 ctx.claimed = True  # an envelope of a chain that already decided
                 return
-            _model(ctx.state).decided(who, decisive)
+            _model(ctx.state).decided(closed.who, decisive)
             ctx.claimed = True
         elif consumed:
             return  # a traceback header, chain marker or frame

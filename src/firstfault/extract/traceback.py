@@ -10,7 +10,13 @@ DistBackendError around an NCCL error, a RuntimeError a framework re-raises).
 Per stream (the scanner's: file, rank, launcher host), the model follows
 `Traceback (most recent call last):` headers, the chain markers and the final
 `pkg.XError: message` lines; the frames in between are claimed (understood,
-never "unrecognized") and otherwise ignored. Each final line is classified
+never "unrecognized") and otherwise ignored. Text before a header that no
+prefix layer took off (a workflow engine's, a process multiplexer's or a
+logger's tag: Metaflow's `<stamp> [run/step/task (pid N)] `, `concurrently`'s
+`[1] `) is that writer's tag: the later lines that start with it (its clock
+aside; else, a logger that numbers each line, its digits aside) are read
+without it, in a stream of their own per tag, so interleaved writers stay
+apart; a line without it is read as before. Each final line is classified
 through data (`classify`); the first member of a chain whose class decides
 (a cause or a symptom) is the chain's event, and every later member is
 folded into it. Members that decide nothing (`queue.Empty`, a bare
@@ -42,7 +48,7 @@ from functools import lru_cache
 from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import ExceptionClassInfo
+from firstfault.catalog.tables import ExceptionClassInfo, object_store_code_table
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
     accelerator_oom,
@@ -76,6 +82,7 @@ from firstfault.extract.excclass import (
     store_code,
     store_side,
 )
+from firstfault.extract.memo import digits_zeroed
 from firstfault.model import FieldValue
 
 _CLIP: Final = 400
@@ -90,6 +97,14 @@ CHAIN_MARKERS: Final = (
 TB_WINDOW: Final = 5000
 # How far after a closed traceback a chain marker may come.
 CHAIN_GAP: Final = 8
+# A wrapper's text before the header (a workflow engine's or log shipper's tag that no prefix layer knows:
+# Metaflow's `2024-08-04 20:06:04.881 [1722801944329017/optimize/6 (pid 19491)] `): at most this long, and at
+# most this many such tags remembered per stream (each names one writer: interleaved tasks keep theirs apart).
+MAX_LEAD: Final = 200
+MAX_LEADS: Final = 16
+# What of a tag changes from line to line of one writer: its date and time of day (their digits are zeroed
+# in the tag's key; a pid, a task id or a host stay, so two tasks' tags stay two keys).
+_LEAD_CLOCK = re.compile(r"\d{4}-\d\d-\d\d|\d{1,2}:\d\d:\d\d(?:[.,]\d+)?")
 
 
 def clip(text: str) -> str:
@@ -605,6 +620,48 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
                                           shm=True if is_shm(path, exc.msg) else None))
 
 
+# An error line's head word, where a program that is no Python names its error class (`SlowDown: ...`,
+# `OSError: ...` quoted inside a launcher's line is not at the head and stays part of the message).
+# A line that calls itself a warning (a level word, glog's `W0612 ...]`).
+_WARNING_WORD = re.compile(r"\b(?:[Ww]arning|WARNING|WARN|W\d{4} \d\d:\d\d:\d\d\.\d+)\b")
+# ... or says what it reports will be retried (`Error No space left on device. Retrying in five minutes.`);
+# retries that ran out (`reached max retries`) are final and stay.
+_RETRYING = re.compile(r"\b(?:[Rr]etrying|RETRYING|will (?:be )?(?:automatically )?retr(?:y|ied))\b")
+_HEAD_WORD = re.compile(r"^\s*(?P<qual>(?:[A-Za-z_]\w*\.)*(?P<cls>[A-Za-z_]\w{2,60})):\s")
+
+
+def words_cause(text: str) -> Draft | None:
+    """The cause an error line's own words name through the exception table, for a line no extractor read
+    (a scheduler's hold reason, a daemon's or a tool's error in words of its own): what its message would
+    make of the same words in an exception, and only where that is a cause of the shared kinds that need no
+    context, a storage errno (by number, name or strerror text: `(errno 28) No space left on device`,
+    `open ... failed: Read-only file system (os error 30)`), an object store's own code on the store's side
+    in a store's own spelling (`<Code>SlowDown</Code>`, `code: ServerBusy`), a port or address the job's
+    own set-up could not have (EADDRINUSE, EADDRNOTAVAIL). A peer's errno is a symptom, anything else says
+    nothing here; an errno on the node's /dev/shm is the workload's configuration. The caller decides when
+    such a reading may stand (analysis: a failed attempt where nothing else established a cause)."""
+    if _WARNING_WORD.search(text) or _RETRYING.search(text):
+        return None  # a warning, a step to be retried: what it reports was met and gone on from
+    head = _HEAD_WORD.match(text)
+    if head is not None and not any(ch.islower() for ch in head.group("cls")):
+        head = None  # a log level (`ERROR: ...`), not a class
+    exc = (Exc(head.group("qual"), head.group("cls"), text[head.end():].strip()) if head
+           else Exc("", "", text.strip()))
+    name = errno_of(exc.msg)
+    row = errno_row(name)
+    if row is not None and row.side == "storage":
+        if not row.file_only and path_of(exc.msg) is None:
+            return None  # EIO, ENOTCONN: a transport's or a socket's too (libfabric's `Input/output error`)
+        d = _errno(exc, text)
+        return d if d is not None and d.kind == "storage.error" else None
+    if row is not None and row.side == "setup" and not (row.network_only or row.transport_only):
+        return _setup(exc, name)
+    code = store_code("", exc.msg)  # the store's own spellings only: a class-like head word may be anyone's
+    if code is not None and not code.isdigit() and code in object_store_code_table() and store_side(code) == "store":
+        return _object_store(exc)
+    return None
+
+
 def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
              frames: tuple[str, ...] = (), other_owned: bool = False,
              in_library_thread: bool = False) -> tuple[list[Draft], bool]:
@@ -683,6 +740,13 @@ class Closed:
     owner: tuple[int | None, str | None] | None
     frames: tuple[str, ...] = ()
     library_thread: bool = False  # it ended a thread an installed package started (traceback.library_thread)
+    text: str = ""  # the final line as its process wrote it (a wrapper's tag, read off the header, taken off)
+    who: object = None  # the stream it closed (`who`, or `who` and the tag's key)
+
+
+def _lead_key(lead: str) -> str:
+    """The key of a wrapper's tag: the tag with its clock's digits zeroed (_LEAD_CLOCK)."""
+    return _LEAD_CLOCK.sub(lambda m: digits_zeroed(m.group(0)), lead)
 
 
 @dataclass(slots=True)
@@ -690,10 +754,62 @@ class TracebackModel:
     """Per-stream traceback state (one per rank or `who` within a stream)."""
 
     streams: dict[object, _Stream] = field(default_factory=dict)
+    # Per stream, the wrappers' tags seen before a header: key (_lead_key) -> its length and its digits zeroed.
+    leads: dict[object, dict[str, tuple[int, str]]] = field(default_factory=dict)
 
     def feed(self, body: str, who: object, ctx: LineContext,
              owner: tuple[int | None, str | None] | None = None) -> Closed | None:
-        """Feeds one candidate line; returns the exception when the line closes a traceback."""
+        """Feeds one candidate line; returns the exception when the line closes a traceback.
+
+        A header behind text no prefix layer took off (`<stamp> [run/step/task (pid N)] Traceback ...`) names
+        that text as its writer's tag: the later lines of the stream that start with the same tag (its clock
+        aside) are that writer's, read without it in a stream of their own, so its frames and final line are
+        read as the traceback's and another writer's lines interleaved with them stay apart. A line without a
+        remembered tag is read as before."""
+        at = body.find(TRACEBACK)
+        if 0 < at <= MAX_LEAD and body[:at].strip():
+            lead = body[:at]
+            key = _lead_key(lead)
+            seen = self.leads.setdefault(who, {})
+            seen.pop(key, None)
+            seen[key] = (at, digits_zeroed(lead))
+            while len(seen) > MAX_LEADS:
+                del seen[next(iter(seen))]
+            self._feed(body, who, ctx, owner)  # the stream reads its headers as before: its other lines stay its own
+            return self._feed(body[at:], (who, key), ctx, owner)
+        tags = self.leads.get(who)
+        if tags:
+            # The tag of the same writer (its clock aside) first; else the latest tag that differs from the
+            # line's only in digits (a logger that numbers each line of the traceback it logs: `traceback-001: `).
+            like: tuple[str, int] | None = None
+            for key, (n, zkey) in reversed(tags.items()):
+                if len(body) > n and digits_zeroed(body[:n]) == zkey:
+                    if _lead_key(body[:n]) == key:
+                        return self._settled(who, (who, key), body[n:], ctx, owner)
+                    like = like or (key, n)
+            if like is not None:
+                return self._settled(who, (who, like[0]), body[like[1]:], ctx, owner)
+            return self._settled(who, who, body, ctx, owner)
+        return self._feed(body, who, ctx, owner)
+
+    def _settled(self, who: object, stream: object, body: str, ctx: LineContext,
+                 owner: tuple[int | None, str | None] | None) -> Closed | None:
+        """`_feed` into one of the two streams a tagged header opened (the plain one and the tag's): when one
+        closes, the other, opened by that header and given no frame since, is closed too, so that a logger's
+        header whose frames came bare (`... ERROR - Traceback ...`, then `  File ...`) leaves no open stream
+        behind to take the logger's later lines for frames."""
+        st = self.streams.get(stream)
+        at = st.opened if st is not None else None
+        closed = self._feed(body, stream, ctx, owner)
+        if closed is not None and at is not None:
+            for other in (who, *((who, key) for key in self.leads.get(who, {}))):
+                twin = self.streams.get(other)
+                if other != stream and twin is not None and twin.opened == at and not twin.frames:
+                    twin.opened = None
+        return closed
+
+    def _feed(self, body: str, who: object, ctx: LineContext,
+              owner: tuple[int | None, str | None] | None) -> Closed | None:
         st = self.streams.get(who)
         if st is None:
             st = self.streams[who] = _Stream()
@@ -742,7 +858,8 @@ class TracebackModel:
                     st.entry = body.strip()
             return None
         chained = st.decided
-        closed = Closed(exc, chained, st.owner, tuple(st.frames), st.in_thread and library_thread(st.entry))
+        closed = Closed(exc, chained, st.owner, tuple(st.frames), st.in_thread and library_thread(st.entry),
+                        body, who)
         st.opened, st.closed, st.owner, st.frames = None, ctx.lineno, None, []
         return closed
 

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple, Never, cast
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import LineContext
+from firstfault.extract.codes import file_only_strerror_texts
+from firstfault.extract.excclass import setup_errno_words
 from firstfault.extract.memo import digits_zeroed
 
 if TYPE_CHECKING:
@@ -44,8 +46,12 @@ class ErrorWords:
     name = "unrecognized"
     emits: Mapping[str, frozenset[str]] = {}  # it emits nothing: it collects what no extractor understood
     sources: frozenset[str] = frozenset({"kernel", "syslog", "fabricmanager", "application"})
+    # ... and the strerror texts of the errnos only a file system says (catalog/exceptions.yaml `file_only`) and
+    # of those on the job's own set-up side on any operation (`bind: address already in use`): a line that
+    # holds one (`(errno 28) No space left on device`) is an error however it is worded.
     literals: tuple[str, ...] = ("error", "ERROR", "Error", "failed", "FAILED", "Failed", "fatal", "Fatal", "FATAL",
-                                 "Exception", "panic")
+                                 "Exception", "panic", *file_only_strerror_texts(),
+                                 *sorted({v for w in setup_errno_words() if " " in w for v in (w, w.lower())}))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Never]:
         if self.known(line):
@@ -142,6 +148,7 @@ class _Group:
     where: set[tuple[str | None, str | None, int | None]] = field(default_factory=set)  # node, host, rank
     first: tuple[str, int, str] | None = None  # file, line and text of the earliest line
     first_time: datetime | None = None
+    first_source: str = ""  # the source kind of its file
 
 
 @dataclass(slots=True, frozen=True)
@@ -155,6 +162,7 @@ class UnrecognizedGroup:
     line: int
     time: datetime | None
     text: str
+    source: str = ""  # the source kind of its file (kernel, application, ...)
 
 
 def _earlier(c: Candidate, time: datetime | None, first: tuple[str, int, str]) -> bool:
@@ -185,7 +193,8 @@ class Folded(NamedTuple):
     lines: int  # how many
     same: bool  # did all its lines have that body?
     where: tuple[tuple[_Where, int], ...]  # distinct places, each with its first line's seq (_WHERE_MAX at most)
-    first: tuple[bool, datetime | None, str, int, str]  # its earliest line: no time?, time, file, line, text
+    first: tuple[bool, datetime | None, str, int, str, str]  # its earliest line: no time?, time, file, line, text,
+    # and its source kind
 
 
 MAX_FOLDED: Final = _CACHE_MAX  # line shapes one file's OfferFold holds; past them, FoldFull
@@ -222,7 +231,7 @@ class OfferFold:
                 self._entries, self._n = {}, 0
                 raise FoldFull
             self._entries[fold] = [n, body, key, 1, True, {w: n},
-                                   (c.time is None, c.time, c.file, c.line, c.text[:_TEXT_CLIP])]
+                                   (c.time is None, c.time, c.file, c.line, c.text[:_TEXT_CLIP], c.source)]
             return
         e[3] += 1
         if e[4] and body != e[1]:
@@ -232,7 +241,7 @@ class OfferFold:
             places[w] = n
         first = e[6]
         if _earlier_than(c.time is None, c.time, c.file, c.line, first[1], first[2:4]):
-            e[6] = (c.time is None, c.time, c.file, c.line, c.text[:_TEXT_CLIP])
+            e[6] = (c.time is None, c.time, c.file, c.line, c.text[:_TEXT_CLIP], c.source)
 
     def can_repeat(self, offer: _Repeat | None) -> bool:
         """May a copy of the line that made `offer` be counted by `repeat`? (Always: entries fold by key.)"""
@@ -316,7 +325,7 @@ class Unrecognized:
         if len(g.where) < _WHERE_MAX:
             g.where.add((c.node, host, c.rank))
         if g.first is None or _earlier(c, g.first_time, g.first):
-            g.first, g.first_time = (c.file, c.line, c.text[:_TEXT_CLIP]), c.time
+            g.first, g.first_time, g.first_source = (c.file, c.line, c.text[:_TEXT_CLIP]), c.time, c.source
 
     def can_repeat(self, offer: _Repeat | None) -> bool:
         """May a copy of the line that made `offer` be counted by `repeat`: is its template the one the cache
@@ -359,9 +368,9 @@ class Unrecognized:
                 g = self._groups[t] = _Group()
             g.count += e.lines
             where.setdefault(t, []).extend((seq, w) for w, seq in e.where)
-            no_time, time, file, line, text = e.first
+            no_time, time, file, line, text, source = e.first
             if g.first is None or _earlier_than(no_time, time, file, line, g.first_time, g.first):
-                g.first, g.first_time = (file, line, text), time
+                g.first, g.first_time, g.first_source = (file, line, text), time, source
         for t, seen in where.items():
             # A place joins its group at its first line while the group holds fewer than _WHERE_MAX.
             places = self._groups[t].where
@@ -378,6 +387,6 @@ class Unrecognized:
             assert g.first is not None
             nodes = sorted({n for w in g.where if (n := node_of(*w))})
             file, line, text = g.first
-            out.append(UnrecognizedGroup(t, g.count, nodes, file, line, g.first_time, text))
+            out.append(UnrecognizedGroup(t, g.count, nodes, file, line, g.first_time, text, g.first_source))
         out.sort(key=lambda u: (-u.count, u.template))
         return out[:limit]

@@ -1,0 +1,109 @@
+"""The last resort of a failed attempt: the words of an error line no rule understood (extract/traceback.py
+`words_cause`, analysis/analyze.py `Analysis._worded`).
+
+When the attempt's terminal state says it failed and nothing established a cause, the error-looking lines
+that no extractor read are read for the words every stack shares for a cause: an errno only a file system
+says (ENOSPC, EDQUOT, EROFS, ESTALE; the others beside a path), an object store's own code on the store's
+side, a port or address the job's set-up could not have. Positive lines are real output quoted from public
+material outside the corpus (provenance above each); the near misses are the same words where they must
+not decide: in a warning, in a job that succeeded or whose end is not recorded, beside a specific cause,
+in a transport's report without a path.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from firstfault.analysis.analyze import analyze
+from firstfault.extract import traceback as tb
+from tests.conftest import WORKLOAD, XID79, BundleMaker
+
+POSITIVE = [
+    # Azure/Batch#47 (https://github.com/Azure/Batch/issues/47): a task's failure message, the exception's repr
+    ("Message: OSError(28, 'No space left on device')", "storage.error", "ENOSPC"),
+    # Android's DropBoxManagerService on a read-only /data (public logcat, the search index's id 8993914253)
+    ("11-17 18:31:00.262   960  4204 E DropBoxManagerService: java.io.FileNotFoundException: "
+     "/data/system/dropbox/drop88.tmp: open failed: EROFS (Read-only file system)", "storage.error", "EROFS"),
+    # kubectl proxy's fatal log when its port is taken (Kubernetes dashboard docs, the search index's id 208344093)
+    ("F0612 21:49:22.459111   59621 proxy.go:137] listen tcp 127.0.0.1:8001: bind: address already in use",
+     "app.exception", "EADDRINUSE"),
+    # Docker's port publisher (a WSO2 compose README's troubleshooting, the search index's id 33134448633)
+    ("Error starting userland proxy: listen tcp 0.0.0.0:9446: bind: address already in use", "app.exception",
+     "EADDRINUSE"),
+    # S3's error body as aws-sdk-kotlin's 200-error test quotes it (the search index's id 43039672747), on one line
+    ("S3 request failed: <Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message>"
+     "<RequestId>K2H6N7ZGQT6WHCEG</RequestId></Error>", "storage.error", None),
+]
+
+NEAR_MISS = [
+    # parted goes on read-only (the search index's id 57078320768): a warning, what it says was gone on from
+    "Warning: Unable to open /dev/sr0 read-write (Read-only file system).  /dev/sr0 has been opened read-only.",
+    # libfabric's cxi provider's completion error: EIO's words in a transport's report, no path
+    # (ofiwg/libfabric#10072, https://github.com/ofiwg/libfabric/issues/10072)
+    "MPIDI_OFI_handle_cq_error(1075): OFI poll failed (ofi_events.c:1077:MPIDI_OFI_handle_cq_error:Input/output "
+    "error - PTLTE_NOT_FOUND)",
+    # the Chia plotter's copy that will be retried (quoted by a log parser, the search index's id 31307791831)
+    "Could not copy \"/chia/plottemp4/plot-k32-2021-05-26-02-29-422d6204f0e59df87f48bb9778b79194b656868bafeae9c9e731"
+    "87ec670a1aa9.plot.2.tmp\" to \"/chia/plots/205/plot-k32-2021-05-26-02-29-422d6204f0e59df87f48bb9778b79194b6568"
+    "68bafeae9c9e73187ec670a1aa9.plot.2.tmp\". Error No space left on device. Retrying in five minutes.",
+    # a peer's errno is a symptom (Node's S3 client after the throttling, uwazi, the corpus's b10 thread's line)
+    "Error: connect ECONNREFUSED 10.0.0.5:443",
+    # an HTTP status alone names no object store
+    "HTTP Error 503: Service Unavailable",
+]
+
+
+@pytest.mark.parametrize(("line", "kind", "errno"), POSITIVE)
+def test_the_shared_cause_words_are_read(line: str, kind: str, errno: str | None) -> None:
+    d = tb.words_cause(line)
+    assert d is not None and d.kind == kind
+    assert d.fields.get("errno") == errno
+    if kind == "app.exception":
+        assert d.fields.get("setup") is True
+    if errno is None:
+        assert d.fields.get("fs") == "object_store" and d.fields.get("store_code") == "SlowDown"
+
+
+@pytest.mark.parametrize("line", NEAR_MISS)
+def test_the_same_words_where_they_name_no_cause(line: str) -> None:
+    assert tb.words_cause(line) is None
+
+
+def _workload(state: str | None) -> dict[str, Any]:
+    wl = copy.deepcopy(WORKLOAD)
+    if state is None:
+        del wl["workload"]["terminal_state"]
+    else:
+        wl["workload"]["terminal_state"] = state
+    return wl
+
+
+AZURE = "Message: OSError(28, 'No space left on device')\n"
+ANDROID = POSITIVE[1][0] + "\n"
+
+
+def test_a_failed_attempt_with_nothing_else_takes_the_words(make_bundle: BundleMaker) -> None:
+    v = analyze(str(make_bundle({"app/rank-0.log": AZURE + ANDROID}, _workload("FAILED"))))
+    assert v.attributed_domain == "storage" and v.root_cause is not None
+    assert v.root_cause.category == "storage.filesystem"
+    assert "words of an error line no rule understood" in (v.root_cause.why or "")
+
+
+@pytest.mark.parametrize("state", ["COMPLETED", None])
+def test_words_decide_nothing_where_the_attempt_did_not_fail_or_its_end_is_unknown(
+        make_bundle: BundleMaker, state: str | None) -> None:
+    v = analyze(str(make_bundle({"app/rank-0.log": AZURE}, _workload(state))))
+    assert v.root_cause is None and not v.candidates
+
+
+def test_a_specific_cause_stands_over_the_words(make_bundle: BundleMaker) -> None:
+    v = analyze(str(make_bundle({"app/rank-2.log": AZURE, "nodes/node-02/kern.log": XID79}, _workload("FAILED"))))
+    assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
+
+
+def test_a_warning_with_the_words_leaves_the_failure_unknown(make_bundle: BundleMaker) -> None:
+    v = analyze(str(make_bundle({"app/rank-0.log": NEAR_MISS[0] + "\n"}, _workload("FAILED"))))
+    assert v.attributed_domain == "unknown"
