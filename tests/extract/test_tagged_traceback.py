@@ -10,12 +10,12 @@ exactly as before.
 
 from __future__ import annotations
 
-from firstfault.extract import app, nccl
+from firstfault.extract import nccl
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import LineContext, LineExtractor
 from tests.extract import helpers
 
-ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *app.EXTRACTORS)
+ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *helpers.APPLICATION)
 
 # Metaflow (`python flow.py run`), two foreach tasks failing at once: each line behind the run/step/task and pid
 # tag, the two tasks' tracebacks interleaved. Public file (a course's week-4 RAG flow, `OptimizeRagParams`), the
