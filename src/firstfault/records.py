@@ -57,8 +57,14 @@ def decode(data: bytes | bytearray | memoryview | str, type_: type[T]) -> T:
 
 
 def convert(data: Any, type_: type[T], *, strict: bool = True) -> T:
-    """Parsed Python data (a YAML document, say) validated into `type_`; ValidationError otherwise."""
-    return msgspec.convert(data, type=type_, strict=strict)
+    """Parsed Python data (a YAML document, say) validated into `type_`; ValidationError otherwise (a lone
+    surrogate where a Literal's value is expected too: msgspec compares it as UTF-8, which cannot hold one)."""
+    try:
+        return msgspec.convert(data, type=type_, strict=strict)
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start:exc.end] if isinstance(exc.object, str) else ""
+        raise ValidationError(f"a lone surrogate ({bad.encode('unicode_escape').decode()}) where one of a fixed "
+                              "set of values is expected") from None
 
 
 def replace(record: R, **changes: Any) -> R:
