@@ -328,3 +328,20 @@ def test_any_document_is_a_record_or_a_refusal_naming_its_key(doc: Any) -> None:
     assert isinstance(made, WorkloadFile)
     assert workload_file(records.to_builtins(made)) == made  # what it holds, written out, is read back the same
 
+
+# -- the source kinds: one Literal (model.SourceKind), the spec's list --
+
+def test_the_source_kinds_are_the_specs() -> None:
+    import re
+    import typing
+
+    from firstfault.model import LINE_SOURCES, DocumentSource, LineSource, SourceKind
+
+    text = (ROOT / "docs" / "evidence-bundle.md").read_text(encoding="utf-8")
+    listed = re.search(r"Kinds: ((?:`\w+`,?\s*)+)", text)
+    assert listed is not None
+    assert tuple(re.findall(r"`(\w+)`", listed.group(1))) == SOURCE_KINDS == typing.get_args(SourceKind)
+    assert set(re.findall(r"- kind: (\w+)", text)) <= set(SOURCE_KINDS)  # the example's
+    assert typing.get_args(SourceKind) == typing.get_args(LineSource) + typing.get_args(DocumentSource)
+    assert LINE_SOURCES == ("kernel", "syslog", "fabricmanager", "application")
+    assert typing.get_type_hints(SourceSpec)["kind"] == SourceKind

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from firstfault import records, yamlio
 from firstfault.bundle import SourceSpec
-from firstfault.model import Domain, Outcome
+from firstfault.model import Domain, LineSource, Outcome
 
 if TYPE_CHECKING:
     _Source = SourceSpec
@@ -127,7 +127,7 @@ class FilesConfig(_Strict):
 
 class LokiConfig(_Strict):
     url: str
-    queries: dict[Literal["kernel", "syslog", "fabricmanager", "application"], str]
+    queries: dict[LineSource, str]
     node_label: str = "host"
     rank_label: str | None = None
     limit: int = Field(default=5000, ge=1, le=100000)
