@@ -1,9 +1,7 @@
 """The vendor tables' closed vocabularies: the classes, sides and states a row may name, the error a malformed
 table raises, and the check of a field that must be a regular expression (tables and rules).
 
-Both sides of a table read them: the records (catalog/tables.py) type their fields with them, and the pydantic
-models that validate the YAML (catalog/tableschema.py) check a row against them. Neither of those imports the
-other's module for them.
+The records of the rows (catalog/tables.py) type their fields with them; the rules read the regex check too.
 """
 
 import re
