@@ -145,12 +145,15 @@ def test_tables_from_the_cache_are_the_tables_from_the_yaml(cdir: Path, monkeypa
         monkeypatch.delenv("FIRSTFAULT_CACHE")
         build()  # writes the entries: each file's document, each validated table
         assert cache.cache_dir() == cdir and len(list(cdir.glob("table-*.marshal"))) == 7
-        assert len(list(cdir.glob("tables-*.pickle"))) == len(KEPT_TABLES)
-        assert build() == plain  # read back from them
-        for entry in cdir.glob("tables-*.pickle"):  # a corrupt entry: the table is built again
-            entry.write_bytes(b"not a pickle")
+        assert len(list(cdir.glob("tables-*.msgpack"))) == len(KEPT_TABLES)
+        back = build()  # read back from them, typed: the same rows, of the same classes
+        assert back == plain and [type(t) for t in back] == [type(t) for t in plain]
+        assert [type(r) for t in back for r in (t.values() if hasattr(t, "values") else t)] == [
+            type(r) for t in plain for r in (t.values() if hasattr(t, "values") else t)]
+        for entry in cdir.glob("tables-*.msgpack"):  # a corrupt entry: the table is built again
+            entry.write_bytes(b"\xc1 not msgpack")
         assert build() == plain
-        assert all(e.read_bytes() != b"not a pickle" for e in cdir.glob("tables-*.pickle"))
+        assert all(e.read_bytes() != b"\xc1 not msgpack" for e in cdir.glob("tables-*.msgpack"))
     finally:
         for f in fns:
             f.cache_clear()
@@ -164,8 +167,7 @@ from firstfault.catalog import tables
 from firstfault.engine.loader import load_catalog, shipped_catalog
 fns = [getattr(tables, name) for name in sys.argv[1:]]
 cat, rows = shipped_catalog(), [f() for f in fns]
-loaded = sorted(m for m in ("pydantic", "yaml", "firstfault.catalog.tableschema")
-                if m in sys.modules)
+loaded = sorted(m for m in ("pydantic", "yaml") if m in sys.modules)
 os.environ["FIRSTFAULT_CACHE"] = "off"
 fresh = load_catalog(None)
 tables._document.cache_clear()
@@ -183,7 +185,7 @@ def test_a_start_up_from_the_cache_imports_no_pydantic_and_loads_what_validation
     cold, warm = [json.loads(subprocess.run([sys.executable, "-c", WARM_PROBE, *KEPT_TABLES], capture_output=True,
                                             text=True, check=True, cwd=ROOT, env=env).stdout) for _ in range(2)]
     # The first run validated the YAML (and filled the cache): the check can fail.
-    assert cold["loaded"] == ["firstfault.catalog.tableschema", "pydantic", "yaml"]
+    assert cold["loaded"] == ["yaml"]  # msgspec validated the catalog and the tables: no pydantic
     assert warm["loaded"] == []
     assert cold["same"] and warm["same"] and warm["rules"] == cold["rules"] > 30
 

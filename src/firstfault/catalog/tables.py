@@ -4,19 +4,22 @@ codes, and the schedulers' reasons.
 
 The data lives in `xid.yaml` / `sxid.yaml` / `cuda.yaml` / `platform.yaml` / `transport.yaml` /
 `exceptions.yaml` / `scheduler.yaml` (vendor knowledge is data, not code branches); this module only reads and
-validates it, once, on first use. The rows are the records below; the pydantic models that validate them are
-in catalog/tableschema.py, imported only when a table is built from its YAML, not when it is read back from the
-on-disk cache.
+validates it, once, on first use. The rows are the records below, each declared once with its constraints
+(records.py validates a row of the YAML into one, on a miss of the on-disk cache; the cache gives them back).
 """
 
+from collections import abc
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import suppress
 from functools import lru_cache, wraps
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple, Protocol, TypeVar, cast, get_args
+from typing import Annotated, Any, Literal, NamedTuple, Protocol, TypeVar, cast, get_args, get_origin, get_type_hints
 
+from msgspec import Meta
+
+from firstfault import records
 from firstfault.catalog.vocab import (
     AsyncMeans,
     CatalogTableError,
@@ -38,48 +41,50 @@ from firstfault.catalog.vocab import (
     StoreSide,
     SxidClass,
     XidClass,
+    check_regex,
 )
 
 XID_CLASSES: frozenset[str] = frozenset(get_args(XidClass))
 SXID_CLASSES: frozenset[str] = frozenset(get_args(SxidClass))
 
 
-# The rows: one record per model of catalog/tableschema.py, with its fields (a `class:` key of the YAML
-# is the record's `<table>_class`); read-only, hashed and compared by value, as the models were. Named
-# tuples (fields with a default last): a start-up builds each class, and one costs a fifth of a frozen
-# dataclass.
+# The rows: one record per row kind, declared once with its constraints (records.py; a `class:` key of the YAML is
+# the record's `<table>_class`), read-only, hashed and compared by value. records.convert validates a row of the
+# YAML into its record on a miss of the cache; the cache gives the records back typed.
+Code = Annotated[int, Meta(gt=0)]  # a row's code in a vendor's numbering (an Xid, a CUDA error, ...)
+Text = Annotated[str, Meta(min_length=1)]
 
 
-class XidInfo(NamedTuple):
-    code: int
-    mnemonic: str
-    description: str
-    xid_class: XidClass  # firstfault's attribution class (see the header of xid.yaml)
+class _Row(records.FrozenRecord, kw_only=True, frozen=True):
+    """A row of a vendor table."""
+
+
+class XidInfo(_Row, frozen=True):
+    code: Code
+    mnemonic: Text
+    description: Text
+    xid_class: XidClass = records.field(name="class")  # firstfault's attribution class (see the header of xid.yaml)
     immediate: str | None = None  # NVIDIA immediate resolution bucket
     investigatory: str | None = None  # NVIDIA investigatory resolution bucket
     legacy_causes: tuple[str, ...] = ()
 
+class SxidInfo(_Row, frozen=True):
+    code: Code
+    name: Text
+    sxid_class: SxidClass = records.field(name="class")
 
-class SxidInfo(NamedTuple):
-    code: int
-    name: str
-    sxid_class: SxidClass
-
-
-class CudaErrorInfo(NamedTuple):
-    code: int
-    runtime: str  # cudaErrorX
-    message: str
-    cuda_class: CudaClass
-    driver: str | None = None  # CUDA_ERROR_X
+class CudaErrorInfo(_Row, frozen=True):
+    code: Code
+    runtime: Annotated[str, Meta(pattern=r"^cudaError[A-Z]\w*$")]  # cudaErrorX
+    message: Annotated[str, Meta(min_length=3)]
+    cuda_class: CudaClass = records.field(name="class")
+    driver: Annotated[str, Meta(pattern=r"^CUDA_ERROR_[A-Z0-9_]+$")] | None = None  # CUDA_ERROR_X
     aliases: tuple[str, ...] = ()  # other texts that name the same error (PyTorch's, old CUDA's)
 
-
-class NcclResultInfo(NamedTuple):
-    code: int
-    name: str  # ncclX
+class NcclResultInfo(_Row, frozen=True):
+    code: Code
+    name: Annotated[str, Meta(pattern=r"^nccl[A-Z]\w*$")]  # ncclX
     phrases: tuple[str, ...] = ()
-
 
 class _Coded(Protocol):
     @property
@@ -92,34 +97,36 @@ T = TypeVar("T")
 
 
 def _kept(file: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
-    """A table built from catalog/<file> and validated once, then kept in the on-disk cache (pickled,
-    firstfault/cache.py) by the sha256 of the file, of this module and its schema and of the pydantic that
-    validated it: a start-up reads the records back instead of parsing and validating them (and imports
-    neither yaml nor pydantic). A table that cannot be pickled, or an entry that does not load, is built
-    again."""
+    """A table built from catalog/<file> and validated once, then kept in the on-disk cache (firstfault/cache.py)
+    as msgpack, typed by the build's return annotation (msgspec decodes it back into the same rows, checking their
+    types: no pickle), by the sha256 of the file, of this module and its schema and of the pydantic that validated
+    it: a start-up reads the records back instead of parsing and validating them (and imports neither yaml nor
+    pydantic). A table that cannot be encoded, or an entry that does not decode, is built again."""
 
     def wrap(build: Callable[[], T]) -> Callable[[], T]:
         @wraps(build)
         def load() -> T:
-            import pickle
             import sys
+
+            import msgspec
 
             from firstfault import cache
 
+            kind = get_type_hints(build)["return"]
+            mapping = get_origin(kind) is abc.Mapping
             raw = resources.files("firstfault").joinpath("catalog", file).read_bytes()
             name = "tables-" + cache.key(build.__name__, file, raw, *_module_source(), sys.version,
-                                         cache.stamp("pydantic", "version.py")) + ".pickle"
+                                         cache.stamp("msgspec", "__init__.py")) + ".msgpack"
             data = cache.get(name)
             if data is not None:
                 try:
-                    kind, value = pickle.loads(data)  # our own entry, in a directory only this user writes
-                    return cast(T, MappingProxyType(value) if kind == "mapping" else value)
-                except Exception:  # a corrupt or foreign entry: build it again
+                    value = msgspec.msgpack.decode(data, type=kind)
+                    return cast(T, MappingProxyType(value) if mapping else value)
+                except (msgspec.DecodeError, TypeError, ValueError):  # a corrupt or foreign entry: build it again
                     pass
             table = build()
-            entry = ("mapping", dict(table)) if isinstance(table, MappingProxyType) else ("value", table)
             with suppress(Exception):  # the cache is an optimisation only
-                cache.put(name, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+                cache.put(name, msgspec.msgpack.encode(dict(table) if mapping else table))  # type: ignore[call-overload]
             return table
 
         return load
@@ -130,7 +137,7 @@ def _kept(file: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
 @lru_cache(maxsize=1)
 def _module_source() -> tuple[bytes, bytes, bytes]:
     here = Path(__file__)
-    return here.read_bytes(), here.with_name("tableschema.py").read_bytes(), here.with_name("vocab.py").read_bytes()
+    return here.read_bytes(), here.with_name("vocab.py").read_bytes(), here.parent.with_name("records.py").read_bytes()
 
 
 @lru_cache(maxsize=16)  # one per table file
@@ -166,17 +173,30 @@ def _document(name: str) -> Any:
 
 
 def _rows(name: str, key: str, row: type[R]) -> Iterator[tuple[str, R]]:
-    """The rows of catalog/<name> under `key` in order, each validated (catalog/tableschema.py) as a `row`
-    record, with where it is; a problem names its row and field."""
-    from firstfault.catalog.tableschema import validate
-
+    """The rows of catalog/<name> under `key` in order, each validated (records.convert) as a `row` record, with
+    where it is; a problem raises CatalogTableError naming the file, the line and the field."""
     data = _document(name)
     rows = data.get(key) if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise CatalogTableError(f"catalog/{name}: `{key}` must be a list")
     for i, raw in enumerate(rows):
         where = f"catalog/{name}: {key}[{i}]"
-        yield where, cast(R, validate(row, raw, where))
+        try:
+            item = records.convert(raw, row)
+        except records.ValidationError as exc:
+            loc, msg = records.location(exc)
+            raise CatalogTableError(f"{_line(name, data, (key, i, *loc))}{key}[{i}]"
+                                    f"{''.join(f'.{x}' for x in loc)}: {msg}") from exc
+        yield where, item
+
+
+def _line(name: str, data: Any, loc: tuple[str | int, ...]) -> str:
+    """`catalog/<name>:<line>: `, the line of the key path in the file (when `data` is the file's document)."""
+    from firstfault import yamlio
+
+    text = resources.files("firstfault").joinpath("catalog", name).read_text(encoding="utf-8")
+    line = yamlio.line_of(text, loc) if yamlio.load(text) == data else None
+    return f"catalog/{name}:{line}: " if line else f"catalog/{name}: "
 
 
 def _table(name: str, key: str, row: type[C]) -> Mapping[int, C]:
@@ -241,23 +261,20 @@ def sxid_class(code: int) -> str:
 # --------------------------------------------------------------------------
 
 
-class NvmlErrorInfo(NamedTuple):
-    code: int
-    name: str
-    message: str
-    nvml_class: NvmlClass
+class NvmlErrorInfo(_Row, frozen=True):
+    code: Code
+    name: Annotated[str, Meta(pattern=r"^[A-Z][A-Z0-9_]+$")]
+    message: Annotated[str, Meta(min_length=3)]
+    nvml_class: NvmlClass = records.field(name="class")
     aliases: tuple[str, ...] = ()
 
+class NcclTransportInfo(_Row, frozen=True):
+    file: Annotated[str, Meta(min_length=3)]  # a file name, or a prefix ending in `*`
+    transport: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]
 
-class NcclTransportInfo(NamedTuple):
-    file: str  # a file name, or a prefix ending in `*`
-    transport: str
-
-
-class NcclTransportName(NamedTuple):
-    name: str  # the words NCCL's own messages name the transport by
-    transport: str
-
+class NcclTransportName(_Row, frozen=True):
+    name: Annotated[str, Meta(min_length=3)]  # the words NCCL's own messages name the transport by
+    transport: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]
 
 @lru_cache(maxsize=1)
 @_kept("platform.yaml")
@@ -332,47 +349,44 @@ def nccl_transport_names() -> Mapping[str, str]:
 # --------------------------------------------------------------------------
 
 
-class CompletionStatus(NamedTuple):
+class CompletionStatus(_Row, frozen=True):
     """One work-completion status in one stack's numbering; `same_as` rows (mlx5) take the ibv row's class."""
 
     stack: CompletionStack
-    code: int
-    name: str  # IBV_WC_X, MLX5_CQE_SYNDROME_X, EFA_IO_COMP_STATUS_X
-    wc_class: IbWcClass | None = None
-    same_as: int | None = None  # the ibv status this one reports (mlx5 syndromes)
+    code: Annotated[int, Meta(ge=0)]
+    name: Annotated[str, Meta(pattern=r"^[A-Z][A-Z0-9_]+$")]  # IBV_WC_X, MLX5_CQE_SYNDROME_X, EFA_IO_COMP_STATUS_X
+    wc_class: IbWcClass | None = records.field(default=None, name="class")
+    same_as: Annotated[int, Meta(ge=0)] | None = None  # the ibv status this one reports (mlx5 syndromes)
     texts: tuple[str, ...] = ()  # the stack's words for it (extract/verbs.py)
 
-
-class AsyncEvent(NamedTuple):
+class AsyncEvent(_Row, frozen=True):
     """An RDMA adapter's asynchronous event (enum ibv_event_type) and the words ibv_event_type_str() gives it."""
 
-    code: int
-    name: str  # IBV_EVENT_X
-    text: str
+    code: Annotated[int, Meta(ge=0)]
+    name: Annotated[str, Meta(pattern=r"^IBV_EVENT_[A-Z_]+$")]  # IBV_EVENT_X
+    text: Annotated[str, Meta(min_length=3)]
     means: AsyncMeans
 
-
-class PeerStatus(NamedTuple):
+class PeerStatus(_Row, frozen=True):
     """A stack's words for a peer that stopped answering or went away."""
 
     stack: PeerStack
-    name: str
+    name: Annotated[str, Meta(pattern=r"^[A-Za-z][A-Za-z0-9_]+$")]
     means: PeerMeans
-    texts: tuple[str, ...]
+    texts: Annotated[tuple[str, ...], Meta(min_length=1)]
 
-
-class LocalStatus(NamedTuple):
+class LocalStatus(_Row, frozen=True):
     """A stack's words for its node, as the job set it up, lacking what it needs (the job's own set-up)."""
 
     stack: LocalStack
-    name: str
-    texts: tuple[str, ...]
-    host_label: str | None = None  # the label of the help text's line that names the node (`Host:`), if any
-
+    name: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]+$")]
+    texts: Annotated[tuple[str, ...], Meta(min_length=1)]
+    # the label of the help text's line that names the node (`Host:`), if any
+    host_label: Annotated[str, Meta(pattern=r"^[A-Z][A-Za-z ]*:$")] | None = None
 
 class TransportTable(NamedTuple):
     """catalog/transport.yaml, validated: completion statuses, adapter async events, peer and local statuses
-    (kept pickled)."""
+    (kept in the cache)."""
 
     completions: tuple[CompletionStatus, ...]  # every row with its class (an mlx5 row has its ibv status's)
     async_events: tuple[AsyncEvent, ...]
@@ -406,7 +420,7 @@ def transport_table() -> TransportTable:
             ref = ibv.get(row.same_as)
             if ref is None:
                 raise CatalogTableError(f"{where}: same_as {row.same_as} is no ibv status of the table")
-            row = row._replace(wc_class=ref.wc_class)
+            row = records.replace(row, wc_class=ref.wc_class)
         completions.append(row)
     events = tuple(item for _, item in _rows(name, "async_events", AsyncEvent))
     if len({e.text for e in events}) != len(events) or len({e.code for e in events}) != len(events):
@@ -436,10 +450,9 @@ def ib_wc_status_table() -> Mapping[int, CompletionStatus]:
     return MappingProxyType({r.code: r for r in transport_table().completions if r.stack == "ibv"})
 
 
-class CperSeverity(NamedTuple):
-    text: str  # cper_severity_str()
+class CperSeverity(_Row, frozen=True):
+    text: Annotated[str, Meta(pattern=r"^[a-z]+$")]  # cper_severity_str()
     severity: HostSeverity
-
 
 @lru_cache(maxsize=1)
 @_kept("platform.yaml")
@@ -449,10 +462,9 @@ def cper_severities() -> Mapping[str, HostSeverity]:
                                                                            CperSeverity)})
 
 
-class FirmwareMemoryEvent(NamedTuple):
-    text: str  # the words of a BMC's or firmware's event log for a memory error
+class FirmwareMemoryEvent(_Row, frozen=True):
+    text: Annotated[str, Meta(min_length=5)]  # the words of a BMC's or firmware's event log for a memory error
     severity: HostSeverity
-
 
 @lru_cache(maxsize=1)
 @_kept("platform.yaml")
@@ -462,10 +474,9 @@ def firmware_memory_events() -> tuple[FirmwareMemoryEvent, ...]:
     return tuple(sorted(rows, key=lambda r: (-len(r.text), r.text)))
 
 
-class IpmiBusEvent(NamedTuple):
-    text: str
+class IpmiBusEvent(_Row, frozen=True):
+    text: Annotated[str, Meta(min_length=3)]
     severity: IpmiSeverity
-
 
 @lru_cache(maxsize=1)
 @_kept("platform.yaml")
@@ -479,34 +490,52 @@ def ipmi_bus_events() -> tuple[IpmiBusEvent, ...]:
 # --------------------------------------------------------------------------
 
 
-class ExceptionClassInfo(NamedTuple):
-    match: str  # `pkg.mod.Name`, `pkg.*`, `*Suffix`; without a dot, the class's own name
+class ExceptionClassInfo(_Row, frozen=True):
+    match: Annotated[str, Meta(pattern=r"^(?:\*|\*?[A-Za-z_][\w.]*(?:\.\*)?)$")]  # `pkg.mod.Name`, `pkg.*`, `*Suffix`
     family: ExceptionFamily
-    message: str | None = None  # a regex the message must hold a match of
-    status: str | None = None  # the status word the class stands for (TensorFlow's errors_impl classes)
+    message: Annotated[str, Meta(min_length=3)] | None = None  # a regex the message must hold a match of
+    # the status word the class stands for (TensorFlow's errors_impl classes)
+    status: Annotated[str, Meta(pattern=r"^[A-Z][A-Z_]+$")] | None = None
     logged: tuple[str, ...] = ()  # the message decides in a line of its own too; words such a line holds
 
+    def __post_init__(self) -> None:
+        if self.message is not None:
+            try:
+                check_regex(self.message)
+            except ValueError as exc:
+                raise ValueError(f"message: {exc}") from None
+        # a line of its own has no class: only a row about the message alone can read one
+        if self.logged and (self.match != "*" or self.message is None):
+            raise ValueError("`logged` needs `match: \"*\"` and a `message`")
+        if any(len(w) < 6 for w in self.logged):
+            raise ValueError("a `logged` word is a prefilter word: 6 characters at least")
 
-class StatusWordInfo(NamedTuple):
-    word: str  # RESOURCE_EXHAUSTED, UNAVAILABLE, ...
+class StatusWordInfo(_Row, frozen=True):
+    word: Annotated[str, Meta(pattern=r"^[A-Z][A-Z_]+$")]  # RESOURCE_EXHAUSTED, UNAVAILABLE, ...
     family: ExceptionFamily
     texts: tuple[str, ...] = ()  # other spellings (TensorFlow 1.x: `Unavailable`, `Deadline Exceeded`)
     on_write: Literal["storage"] | None = None  # what it is about a file being written (its message a path)
 
-
-class ErrnoInfo(NamedTuple):
-    name: str  # ENOSPC, EADDRINUSE, ...
+class ErrnoInfo(_Row, frozen=True):
+    name: Annotated[str, Meta(pattern=r"^E[A-Z0-9]+$")]  # ENOSPC, EADDRINUSE, ...
     side: ErrnoSide
-    fs: str | None = None  # the kind of file system the errno itself implies (ENOTCONN: a FUSE mount's daemon gone)
+    # the kind of file system the errno itself implies (ENOTCONN: a FUSE mount's daemon gone)
+    fs: Annotated[str, Meta(pattern=r"^[a-z][a-z_]*$")] | None = None
     network_only: bool = False  # the set-up side only on a bind / listen / socket (EACCES)
     transport_only: bool = False  # the set-up side only in a transport's own report (ENOMEM pinning memory)
     file_only: bool = False  # only a file system says it: the storage's in any line's words, no path needed (ENOSPC)
 
+    def __post_init__(self) -> None:
+        if (self.network_only or self.transport_only) and self.side != "setup":
+            raise ValueError("network_only / transport_only narrow the setup side only")
+        if self.file_only and self.side != "storage":
+            raise ValueError("file_only marks a storage errno")
+        if self.network_only and self.transport_only:
+            raise ValueError("an errno is either network_only or transport_only")
 
-class ObjectStoreCodeInfo(NamedTuple):
-    code: str  # SlowDown, NoSuchKey, 429, ...
+class ObjectStoreCodeInfo(_Row, frozen=True):
+    code: Annotated[str, Meta(pattern=r"^[A-Za-z0-9]+$")]  # SlowDown, NoSuchKey, 429, ...
     side: StoreSide
-
 
 def _unique(name: str, key: str, row: type[R], field: str) -> tuple[R, ...]:
     """Rows of catalog/<name> under `key` in order; two rows with one `field` value are a problem."""
@@ -562,26 +591,24 @@ def object_store_code_table() -> Mapping[str, ObjectStoreCodeInfo]:
 # --------------------------------------------------------------------------
 
 
-class SchedReason(NamedTuple):
+class SchedReason(_Row, frozen=True):
     reason: SchedReasonName
     state: ReasonState  # the job state a record ended for this reason gets
 
-
-class SchedWord(NamedTuple):
+class SchedWord(_Row, frozen=True):
     scheduler: SchedulerName
-    word: str
+    word: Annotated[str, Meta(pattern=r"^[A-Za-z][\w\-]*$")]
     reason: SchedReasonName | None
     field: ReasonField = "reason"
     text: bool = False  # also a reason where it stands as a whole word in a job's own output
 
-
-class SchedText(NamedTuple):
+class SchedText(_Row, frozen=True):
     scheduler: SchedulerName
-    text: str  # `{n}` is a number with an optional unit, `{host}` the host the phrase names
+    # `{n}` is a number with an optional unit, `{host}` the host the phrase names (at most one); no other brace
+    text: Annotated[str, Meta(min_length=5, pattern=r"^(?:[^{}]|\{n\}|\{host\})+$")]
     reason: SchedReasonName | None  # None: understood, names no cause
     lines: bool = True  # False: the line form is another extractor's; only the record readers use it
-    resource: str | None = None  # the node resource a kubelet eviction names
-
+    resource: Annotated[str, Meta(min_length=2)] | None = None  # the node resource a kubelet eviction names
 
 class SchedTables(NamedTuple):
     reasons: tuple[SchedReason, ...]
@@ -643,10 +670,10 @@ def sched_tables() -> SchedTables:
 # --------------------------------------------------------------------------
 
 
-class PerfqueryCounter(NamedTuple):
-    counter: str  # as perfquery prints it: SymbolErrorCounter
-    metric: str  # the node_exporter InfiniBand collector's name: node_infiniband_symbol_error_total
-
+class PerfqueryCounter(_Row, frozen=True):
+    counter: Annotated[str, Meta(pattern=r"^[A-Z][A-Za-z0-9]+$")]  # as perfquery prints it: SymbolErrorCounter
+    # the node_exporter InfiniBand collector's name: node_infiniband_symbol_error_total
+    metric: Annotated[str, Meta(pattern=r"^node_infiniband_[a-z0-9_]+$")]
 
 @lru_cache(maxsize=1)
 @_kept("fabric/perfquery.yaml")

@@ -14,11 +14,12 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable
 from datetime import datetime
-from typing import IO, Annotated, Any, Literal
+from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from firstfault.bundle import Bundle, Context, WorkloadSpec
+from firstfault import records as _records
+from firstfault.bundle import Bundle, Context, WorkloadSpec, workload_spec
 from firstfault.collect.evidence import ScannerSource, collect_bundle
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import PER_FILE_DOCUMENTS, read_document
@@ -79,9 +80,15 @@ class NodeActivity(_Strict):
     last_seen: datetime
 
 
+if TYPE_CHECKING:
+    _Context = WorkloadSpec
+else:  # the record, validated and written by records.py inside this pydantic model
+    _Context = _records.as_pydantic(WorkloadSpec, workload_spec)
+
+
 class AnalyzeRequest(_Strict):
     apiVersion: Literal["firstfault/v1"] = "firstfault/v1"
-    context: WorkloadSpec
+    context: _Context
     lines: list[LineObservation] = Field(default_factory=list)
     documents: list[DocumentObservation] = Field(default_factory=list)
     activity: list[NodeActivity] = Field(default_factory=list)

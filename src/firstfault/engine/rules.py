@@ -15,21 +15,13 @@ from typing import Annotated, Any, Literal
 
 from msgspec import Meta
 
+from firstfault.catalog.vocab import check_regex
 from firstfault.records import Record, convert, field
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 CATEGORY_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
 
 Scalar = str | int | float | bool
-
-
-def _check_regex(pattern: str | None) -> None:
-    """A field that must be a regular expression: re.error becomes the ValueError msgspec reports at its place."""
-    if pattern is not None:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"bad regex {pattern!r}: {exc}") from exc
 
 
 class Op(Record, kw_only=True):
@@ -43,7 +35,8 @@ class Op(Record, kw_only=True):
     startswith: str | None = None
 
     def __post_init__(self) -> None:
-        _check_regex(self.re)
+        if self.re is not None:
+            check_regex(self.re)
 
 
 Condition = Scalar | list[Scalar] | Op

@@ -10,12 +10,13 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
-from typing import Literal
+from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from msgspec import Meta
 
 from firstfault import yamlio
+from firstfault.records import FrozenRecord, Record, ValidationError, convert, problems
 
 # --------------------------------------------------------------------------
 # The condition catalog
@@ -28,30 +29,22 @@ class MetricCatalogError(ValueError):
     """catalog/metrics.yaml (or a replacement text) is not a valid condition catalog."""
 
 
-class MetricCondition(BaseModel):
+class MetricCondition(FrozenRecord, kw_only=True, frozen=True):
     """One condition of catalog/metrics.yaml; also what the PromQL connector turns into a query."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
-    metrics: tuple[str, ...] = Field(min_length=1)
+    name: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]
+    metrics: Annotated[tuple[str, ...], Meta(min_length=1)]
     type: ConditionType
-    description: str = Field(min_length=1)
+    description: Annotated[str, Meta(min_length=1)]
     threshold: float = 0.0
     mask: int | None = None
     expected: float | None = None
     also_emit: Literal["gpu.xid"] | None = None
 
-    @field_validator("metrics")
-    @classmethod
-    def _metric_names(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for name in value:
+    def __post_init__(self) -> None:
+        for name in self.metrics:
             if not _METRIC_NAME_RE.fullmatch(name):
-                raise ValueError(f"not a metric name: {name!r}")
-        return value
-
-    @model_validator(mode="after")
-    def _type_keys(self) -> MetricCondition:
+                raise ValueError(f"metrics: not a metric name: {name!r}")
         if self.type == "bitmask" and (self.mask is None or self.mask <= 0):
             raise ValueError("type bitmask needs a positive mask")
         if self.type != "bitmask" and self.mask is not None:
@@ -62,12 +55,9 @@ class MetricCondition(BaseModel):
             raise ValueError(f"expected is only for type not_equal, not {self.type}")
         if self.also_emit == "gpu.xid" and self.type != "change":
             raise ValueError("also_emit gpu.xid needs type change (the gauge holds the Xid code)")
-        return self
 
 
-class _Catalog(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class _Catalog(Record, kw_only=True):
     version: int
     conditions: list[MetricCondition]
 
@@ -82,10 +72,9 @@ def load_metric_conditions(text: str, origin: str = "catalog/metrics.yaml") -> l
     except yaml.YAMLError as exc:
         raise MetricCatalogError(f"{origin}: not valid YAML: {exc}") from exc
     try:
-        catalog = _Catalog.model_validate(raw)
+        catalog = convert(raw, _Catalog)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or '(top)'}: {err['msg']}" for err in exc.errors())
-        raise MetricCatalogError(f"{origin}: {problems}") from exc
+        raise MetricCatalogError(problems(exc, text, origin)[0]) from exc
     seen: set[str] = set()
     for i, cond in enumerate(catalog.conditions):
         if cond.name in seen:
