@@ -18,7 +18,8 @@ from firstfault.extract.base import Candidate
 from firstfault.extract.unrecognized import OfferFold, Unrecognized
 
 # Line shapes that share a key (memo.line_shape) but not a template (eth0 / eth1: a digit after a letter is
-# not masked), hex ids that share a key, shapes whose key holds a count of 0 (errors=0 is benign, errors=7 is not), and plain ones.
+# not masked), hex ids that share a key, shapes whose key holds a count of 0 (errors=0 is benign, errors=7
+# is not), and plain ones.
 BODIES = [
     "link eth0 failed: carrier lost",
     "link eth1 failed: carrier lost",
