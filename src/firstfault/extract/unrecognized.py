@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple, Never, cast
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import LineContext
-from firstfault.extract.memo import digits_zeroed, text_shape
+from firstfault.extract.memo import MAX_KEY, digits_zeroed, text_shape
 
 if TYPE_CHECKING:
     from firstfault.extract.base import Candidate
@@ -57,7 +57,11 @@ class ErrorWords:
         """Is the line known context (KNOWN_CONTEXT)? What `extract` decides, from the line alone."""
         # KNOWN_CONTEXT holds no digit and reads digits only as \d / \S / \w, so its answer for a
         # line is its answer for the line with its digits zeroed: the thousands of copies of a
-        # line that differ in times and counters cost one search.
+        # line that differ in times and counters cost one search. A line longer than memo.MAX_KEY is
+        # searched, not kept: a megabyte key held per line of a configuration dump (a line the
+        # template cache keys on its shape as well) is memory, where a copy of it is rare.
+        if len(line) > MAX_KEY:
+            return KNOWN_CONTEXT.search(line) is not None
         key = digits_zeroed(line)
         known = _KNOWN_CACHE.get(key)
         if known is None:
