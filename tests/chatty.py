@@ -53,6 +53,51 @@ def _nccl_retry(rng: random.Random, dev: int | None = None) -> str:
             "Call to connect returned Connection refused, retrying")
 
 
+def _urllib3_retry(rng: random.Random, t: datetime) -> str:
+    """urllib3's retry warning (connectionpool.py: "Retrying (%r) after connection broken by '%r': %s") for a
+    dataset shard named by a UUID: its hex letters vary from copy to copy, not only its digits."""
+    uuid = (f"{rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-4{rng.getrandbits(12):03x}-"
+            f"{0x8000 | rng.getrandbits(14):04x}-{rng.getrandbits(48):012x}")
+    return (f"{_iso(t)} WARNING urllib3.connectionpool: Retrying (Retry(total={rng.randrange(5)}, connect=None, "
+            "read=None, redirect=None, status=None)) after connection broken by 'ReadTimeoutError(\"HTTPSConnectionPool"
+            "(host='store.internal', port=443): Read timed out. (read timeout=30)\")': "
+            f"/datasets/{uuid}/shard-{rng.randrange(100000):05d}.tar")
+
+
+def hex_ids_then_cuda_error(root: Path, before: int = 3000, after: int = 1500) -> Chatty:
+    """noise_then_cuda_error with urllib3's retries for shards named by UUIDs (an unrecognized line whose hex
+    letters vary: the shape masks them) among the NCCL retries, and a line of NCCL's that carries a 0x id."""
+    out = root / "hex-ids-then-cuda-error"
+    _workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
+    rng = random.Random(13)
+    lines: list[str] = []
+    t = T0
+
+    def noise(i: int) -> str:
+        k = i % 3
+        if k == 0:
+            return _urllib3_retry(rng, t)
+        if k == 1:
+            return _nccl_retry(rng)
+        return (f"node-01:41003:{41100 + rng.randrange(8)} [{rng.randrange(8)}] NCCL INFO comm "
+                f"0x{rng.getrandbits(40):x} rank 0 nRanks 8 nNodes 1 localRanks 8 localRank 0 MNNVL 0 - Init COMPLETE")
+
+    for i in range(before):
+        t += timedelta(milliseconds=7)
+        lines.append(noise(i))
+    fault_line = len(lines) + 2
+    lines += [
+        "Traceback (most recent call last):",
+        "RuntimeError: CUDA error: an illegal memory access was encountered",
+    ]
+    for i in range(before, before + after):
+        t += timedelta(milliseconds=7)
+        lines.append(noise(i))
+    (out / "app").mkdir()
+    (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"evidence_line": ("app/rank-0.log", fault_line)})
+
+
 def noise_then_cuda_error(root: Path, before: int = 3000, after: int = 2000) -> Chatty:
     """A rank's log of dataloader and NCCL retries, a CUDA error with its traceback among them, more noise."""
     out = root / "noise-then-cuda-error"
@@ -258,14 +303,25 @@ def _corpus_lines(roots: list[Path], kind: str) -> list[str]:
     return [ln for ln in out if ln.strip()]
 
 
-def _mutate(rng: random.Random, line: str, p: float) -> str:
+def _mutate(rng: random.Random, line: str, p: float, hex_ids: bool = False) -> str:
     """The line with each digit replaced by a random one with probability p (lengths kept), but for the stamp it
     starts with, if any, whose last digit of the seconds and fraction only change: a log's stamps are times (no
-    hour 43, no second 84)."""
+    hour 43, no second 84). With `hex_ids`, each hex digit of a hex id (memo.line_shape's: 8 or more hex digits
+    as one token, `0x...`, a UUID) is replaced by a random hex digit of its case with probability p too."""
     head = _STAMP_HEAD.match(line)
     keep = head.end() if head else 0
+    body = line[keep:]
+    if hex_ids:
+        body = _HEX_ID.sub(lambda m: "".join(
+            rng.choice("0123456789ABCDEF" if ch.isupper() else "0123456789abcdef") if ch in _HEXDIGITS
+            and rng.random() < p else ch for ch in m.group()), body)
     return line[:keep] + "".join(rng.choice("0123456789") if ch.isdigit() and rng.random() < p else ch
-                                 for ch in line[keep:])
+                                 for ch in body)
+
+
+_HEXDIGITS = frozenset("0123456789abcdefABCDEF")
+_HEX_ID = re.compile(r"(?<![\w\x80-\U0010ffff])(?:0x[0-9a-fA-F]+|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}"
+                     r"|[0-9a-fA-F]{8,})(?![\w\x80-\U0010ffff])", re.ASCII)
 
 
 # A leading ISO or syslog stamp to its tens of seconds (what _mutate leaves as it is: any other digit of it
@@ -274,7 +330,7 @@ _STAMP_HEAD = re.compile(r"^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d|[A-Z][a-z]{2} [ \
 
 
 def from_corpus(root: Path, corpora: list[Path], kind: str, seed: int, chatty_lines: int = 12,
-                copies: int = 250, singles: int = 400) -> Chatty:
+                copies: int = 250, singles: int = 400, hex_ids: bool = False) -> Chatty:
     """A chatty file made of real lines: `chatty_lines` lines of the corpora repeated `copies` times each, their
     digits changed at random (none, a few, or most: each line its own rate), interleaved with `singles` other
     corpus lines in their order. What the verdict must be is what reading every line gives."""
@@ -291,9 +347,9 @@ def from_corpus(root: Path, corpora: list[Path], kind: str, seed: int, chatty_li
         if n % step == 0 and others:
             out.append(others.pop(0))
         line, p = noisy[i]
-        out.append(_mutate(rng, line, p))
+        out.append(_mutate(rng, line, p, hex_ids))
     out.extend(others)
-    d = root / f"corpus-{kind}-{seed}"
+    d = root / f"corpus-{kind}-{seed}{'-hex' if hex_ids else ''}"
     path = {"application": "app/rank-0.log", "kernel": "nodes/node-01/kern.log", "syslog": "nodes/node-01/syslog"}[kind]
     _workload(d, f"- {{kind: {kind}, path: '{path.replace('0.log', '{rank}.log').replace('node-01', '{node}')}'}}\n",
               ranks="{node-01: 0-0}")

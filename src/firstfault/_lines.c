@@ -122,10 +122,87 @@ lines_prev_stamped(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 
+/* The hex ids of a line whose digits are already '0' (memo.line_shape, the one definition): a token, the
+ * longest run of word bytes ([0-9A-Za-z_] and any byte over 0x7f), that is HEX_MIN or more hex digits, or
+ * "0x" and one or more hex digits, has its hex letters made '0', and so has a UUID (five such tokens of 8, 4,
+ * 4, 4 and 12 hex digits joined by '-'). One pass; each byte is looked at a bounded number of times. */
+#define HEX_MIN 8
+static int is_word(unsigned char c) {
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
+}
+static int is_hex0(unsigned char c) {  /* a hex digit, the digits already '0' */
+    return c == '0' || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+static int hex_run(const unsigned char *s, Py_ssize_t n, Py_ssize_t at, Py_ssize_t len) {
+    if (at + len > n) return 0;
+    for (Py_ssize_t j = at; j < at + len; j++)
+        if (!is_hex0(s[j])) return 0;
+    return 1;
+}
+/* The end of a UUID (8-4-4-4-12 hex digits joined by '-', a whole token each) that starts at a token's
+ * start `a`, or -1. */
+static Py_ssize_t uuid_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t a) {
+    static const Py_ssize_t groups[5] = {8, 4, 4, 4, 12};
+    Py_ssize_t p = a;
+    for (int g = 0; g < 5; g++) {
+        if (g > 0) {
+            if (p >= n || s[p] != '-') return -1;
+            p++;
+        }
+        if (!hex_run(s, n, p, groups[g])) return -1;
+        p += groups[g];
+    }
+    return (p < n && is_word(s[p])) ? -1 : p;
+}
+static void shape_hex(unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        if (!is_word(s[i])) { i++; continue; }
+        Py_ssize_t a = i, from, u = uuid_end(s, n, i);
+        if (u >= 0) {
+            for (; i < u; i++)
+                if (s[i] != '-') s[i] = '0';
+            continue;
+        }
+        int hex = 1;
+        while (i < n && is_word(s[i])) { hex &= is_hex0(s[i]); i++; }
+        if (hex && i - a >= HEX_MIN) from = a;
+        else if (i - a >= 3 && s[a] == '0' && s[a + 1] == 'x') {
+            Py_ssize_t j;
+            for (j = a + 2; j < i && is_hex0(s[j]); j++)
+                ;
+            if (j < i) continue;
+            from = a + 2;
+        } else continue;
+        for (Py_ssize_t j = from; j < i; j++) s[j] = '0';
+    }
+}
+
+/* line_shape(bytes) -> bytes: memo.line_shape_py in one call (every digit '0', hex ids' letters '0'). */
+static PyObject *
+lines_line_shape(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, view.len);
+    if (out != NULL) {
+        const unsigned char *src = (const unsigned char *)view.buf;
+        unsigned char *s = (unsigned char *)PyBytes_AS_STRING(out);
+        for (Py_ssize_t i = 0; i < view.len; i++) {
+            unsigned char c = src[i];
+            s[i] = (c >= '0' && c <= '9') ? '0' : c;
+        }
+        shape_hex(s, view.len);
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
+
 /* fold_run(buffer, pos, line_no, table, held) -> (pos, line_no, folded, held, counts)
  *
  * The fold's dense loop (collect/scan.py, collect/fold.py) over the copies it already knows.
- * `table` maps a shape (a line's bytes with every digit made '0') to a list of
+ * `table` maps a shape (memo.line_shape: digits and hex ids' letters made '0') to a list of
  * (lo, hi, lead_rep, variant): the variants of that shape that LineFold.fold_copy would
  * count now, with their byte ranges. From offset `pos` (a line's start), each line whose
  * shape is a key of `table` and whose every byte lies between an entry's lo and hi (and
@@ -191,6 +268,7 @@ lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 shape[i] = (c >= '0' && c <= '9') ? '0' : c;
             }
             if (!ascii) { Py_DECREF(key); break; }
+            shape_hex(shape, n);
             PyObject *entries = PyDict_GetItemWithError(table, key);  /* borrowed */
             Py_DECREF(key);
             if (entries == NULL) {
@@ -271,6 +349,8 @@ static PyMethodDef lines_methods[] = {
     {"prev_stamped", (PyCFunction)(void (*)(void))lines_prev_stamped, METH_FASTCALL,
      "prev_stamped(buffer, stop, end, limit) -> (start, text_end, lines): the nearest line before end "
      "that may hold a stamp"},
+    {"line_shape", (PyCFunction)lines_line_shape, METH_O,
+     "line_shape(bytes) -> bytes: every digit '0', and the hex letters of hex ids '0' (memo.line_shape)"},
     {"fold_run", (PyCFunction)(void (*)(void))lines_fold_run, METH_FASTCALL,
      "fold_run(buffer, pos, line_no, table, held) -> (pos, line_no, folded, held, counts): the fold's "
      "dense loop over the copies it already knows"},

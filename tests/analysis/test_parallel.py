@@ -343,3 +343,30 @@ def test_a_hundred_thousand_distinct_error_lines_cost_little_memory_in_every_pro
            "2000" in out, out
     children = int(out.split("CHILDREN ")[1].split()[0])
     assert peak < 100 * MB and children < 100 * MB, (peak, children)
+
+
+def test_a_worker_killed_midway_gives_the_one_process_verdict_and_no_hang(
+        analyzer: Analyzer, generated: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The OOM killer takes a worker (SIGKILL, while it reads the third file): with multiprocessing.Pool the parent
+    waited for its result forever; the pool now breaks, and the files not yet handed back are read here."""
+    import os
+    import signal
+
+    one = _verdict(analyzer, generated, 1)
+    parent = os.getpid()
+    real = parallel._work
+    victim = parallel.line_tasks(load_bundle(str(generated)))[2].rel
+
+    def dying(i: int) -> object:
+        job = parallel._JOB
+        assert job is not None
+        if os.getpid() != parent and job.tasks[i].rel == victim:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(i)
+
+    monkeypatch.setattr(parallel, "_work", dying)  # before the fork: the workers inherit it
+    monkeypatch.setattr(parallel, "GROUP_BYTES", 1)  # a group a file: the victim's group is its own
+    assert _verdict(analyzer, generated, 2) == one
+    err = capsys.readouterr().err
+    assert "a reader process died" in err and victim in err

@@ -24,7 +24,7 @@ NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 BUILDERS: list[Callable[[Path], chatty.Chatty]] = [
     chatty.noise_then_cuda_error, chatty.xid_behind_its_own_shape, chatty.srun_labelled_ranks, chatty.count_of_zero,
     chatty.unstamped_burst, chatty.two_ranks_and_a_kernel, chatty.what_after_terminate, chatty.not_utf8,
-    chatty.repeated_traceback, chatty.clock_steps_back,
+    chatty.repeated_traceback, chatty.clock_steps_back, chatty.hex_ids_then_cuda_error,
 ]
 
 
@@ -162,12 +162,14 @@ CORPORA = [TESTS / "wild", TESTS / "lab" / "captured", TESTS / "scenarios"]
 REAL = [("application", s) for s in range(6)] + [("kernel", s) for s in range(4)]
 
 
-@pytest.mark.parametrize(("kind", "seed"), REAL)
+@pytest.mark.parametrize(("kind", "seed", "hex_ids"),
+                         [(k, s, False) for k, s in REAL] + [(k, s, True) for k, s in REAL])
 def test_chatty_files_made_of_real_lines_get_the_verdict_of_reading_every_line(
-        kind: str, seed: int, analyzer: Analyzer, tmp_path: Path) -> None:
+        kind: str, seed: int, hex_ids: bool, analyzer: Analyzer, tmp_path: Path) -> None:
     """Lines from the public threads and the lab's runs, a dozen of them repeated hundreds of times with their
-    digits changed at random, among others read once: the fold must change nothing."""
-    case = chatty.from_corpus(tmp_path, CORPORA, kind, seed)
+    digits (and, `hex_ids`, the hex digits of their hex ids: PCI and GPU ids, addresses, hashes) changed at
+    random, among others read once: the fold must change nothing."""
+    case = chatty.from_corpus(tmp_path, CORPORA, kind, seed, hex_ids=hex_ids)
     with memo.fastpath(False):
         every = analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2)
     with memo.fastpath(True):
@@ -244,3 +246,36 @@ def test_digit_ranges_taken_in_and_checked_a_whole_line_at_once_are_the_byte_by_
     assert v.fixed.to_bytes(len(first)) == bytes(0xFF if a == b else 0 for a, b in zip(lo, hi, strict=True))
     p = line(probe)
     assert v.holds(int.from_bytes(p)) == all(a <= b <= c for a, b, c in zip(lo, p, hi, strict=True))
+
+
+@given(st.lists(st.sampled_from([b"deadbeef", b"DEADBEEF0", b"-", b"d609577e-baff-4330-9c9f-2ba1fa227274", b"0x",
+                                 b"0x1fA", b"feed", b"cafe", b"x", b"_", b" ", b":", b"9c9f", b"g", b"\xc3\xa9",
+                                 b"12345678", b"Z"]), max_size=12))
+@settings(max_examples=500, deadline=None)
+def test_the_shape_in_c_is_the_shape_in_python(parts: list[bytes]) -> None:
+    """memo.line_shape (in C where built) and memo.line_shape_py mask the same bytes: the fold's C loop looks up
+    the shapes Python keyed."""
+    raw = b"".join(parts)
+    assert memo.line_shape(raw) == memo.line_shape_py(raw)
+    assert len(memo.line_shape(raw)) == len(raw)
+
+
+def test_a_shape_masks_digits_and_hex_ids_and_nothing_else() -> None:
+    """Digits, 8 or more hex digits standing as a token, `0x...` and UUIDs are masked; a word of hex letters
+    shorter than 8 (`cafe`), a token with another letter (`deadbeefg`), and letters beside a hex id are not."""
+    for shape in (memo.line_shape, memo.line_shape_py):
+        assert shape(b"/datasets/d609577e-baff-4330-9c9f-2ba1fa227274/shard-28763.tar") == \
+            b"/datasets/00000000-0000-0000-0000-000000000000/shard-00000.tar"
+        assert shape(b"comm 0x7f3ac0 rank 3 busId 1b000 id deadbeef12") == \
+            b"comm 0x000000 rank 0 busId 0b000 id 0000000000"
+        # Near misses: too short, another letter in the token, a UUID with a group too long, 0x with no hex digit.
+        line = b"cafe face deadbeefg 0xg1 dead_beef d609577e-baff-4330-9c9f-2ba1fa2272745"
+        assert shape(line) == b"cafe face deadbeefg 0xg0 dead_beef 00000000-baff-0000-0c0f-0000000000000"
+        assert shape("é".encode() + b"deadbeef") == "é".encode() + b"deadbeef"  # a UTF-8 letter joins the token
+
+
+def test_hits_of_literals_a_hex_id_may_hold_are_not_taken_for_the_shapes() -> None:
+    """A literal whose word is hex digits (`dead`) could lie in a masked hex id: lines of one shape may differ in
+    it, so the fold's dense loop (which does not scan) must not count such copies; `error` never lies in one."""
+    assert memo.hex_words([b"dead", b"error", b"Xid 79", b"0x1f", b"NCCL WARN", b"ECC error"]) == \
+        tuple(sorted({b"0000", b"Xi0 00", b"0x00", b"ECC error".translate(memo.ALL_HEX_ZERO)}))

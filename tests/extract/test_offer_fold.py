@@ -17,8 +17,9 @@ from firstfault.extract import unrecognized as u
 from firstfault.extract.base import Candidate
 from firstfault.extract.unrecognized import OfferFold, Unrecognized
 
-# Line shapes that share a zeroed key but not a template (eth0 / eth1: a digit after a letter is not
-# masked), shapes whose key holds a count of 0 (errors=0 is benign, errors=7 is not), and plain ones.
+# Line shapes that share a key (memo.line_shape) but not a template (eth0 / eth1: a digit after a letter is
+# not masked), hex ids that share a key, shapes whose key holds a count of 0 (errors=0 is benign, errors=7
+# is not), and plain ones.
 BODIES = [
     "link eth0 failed: carrier lost",
     "link eth1 failed: carrier lost",
@@ -30,6 +31,10 @@ BODIES = [
     "shard 123 failed to load",
     "FATAL: allocator failed at 0x7f00",
     "FATAL: allocator failed at 0x7f99",
+    "FATAL: allocator failed at 0x7fab",  # the shape of 0x7f00's: hex ids are masked with the digits
+    "checksum deadbeef failed",
+    "checksum cafef00d failed",
+    "checksum cafe failed",  # too short for a hex id: a shape of its own
     "mount node-01:/scratch failed",
     "mount node-02:/scratch failed",
     "no errors found",
@@ -116,3 +121,15 @@ def test_the_earliest_line_is_by_time_then_place_and_a_line_without_time_comes_l
     assert folded == one
     (template, count, _, _, line, time, _), = one[0]
     assert (template, count, line, time) == ("shard <N> failed to load", 4, 3, T0 + timedelta(seconds=10))
+
+
+def test_a_long_line_is_templated_from_its_first_characters_and_judged_benign_over_all_of_them() -> None:
+    """The masks read TEMPLATE_SCAN characters of a line (a 1 MB line cost 20 ms a line in them); whether it is
+    benign (`no errors`) is read over the whole line, however far the words are."""
+    cfg = "".join(f'"timeout_s_{i}": {i * 7}, ' for i in range(40000))  # about 1 MB, a configuration dump
+    un = Unrecognized()
+    t = un.template("config error: {" + cfg)
+    assert t is not None and t.startswith("config error: {<TEXT>: <N>, <TEXT>: <N>,")
+    assert t == Unrecognized().template("config error: {" + cfg[:u.TEMPLATE_SCAN])
+    # Near miss: the benign words at the end of the same megabyte make it benign, as on a short line.
+    assert Unrecognized().template("config error: {" + cfg + " no errors") is None

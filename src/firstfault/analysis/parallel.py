@@ -18,6 +18,13 @@ The workers are forked (they inherit the analyzer with its compiled
 prefilters and the parsed bundle); where fork is not available, or there
 are fewer than two line files or under MIN_BYTES of them, the bundle is
 read in this process.
+
+A worker that dies (the kernel's OOM killer, a signal) breaks the pool
+(concurrent.futures' BrokenProcessPool) instead of leaving the parent
+waiting forever for its result: the files it and the other workers had not
+yet handed back are then read in this process, in order, so the verdict is
+still the one-process verdict, and a warning on stderr names the first file
+of the group the dead worker was reading.
 """
 
 from __future__ import annotations
@@ -25,11 +32,14 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import sys
 import threading
 from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from firstfault.bundle import Bundle, ResolvedSource, SourceFile
 from firstfault.collect.events import EventStore
@@ -189,22 +199,45 @@ def _groups(tasks: list[_Task], workers: int) -> list[tuple[int, int]]:
     return out
 
 
-def _in_order(pool: Any, tasks: list[_Task], workers: int) -> Iterator[_Result]:
+def _in_order(pool: ProcessPoolExecutor, tasks: list[_Task], workers: int) -> Iterator[_Result]:
     """The results of the tasks in order, with a bounded number of file groups in flight: a parent
     that falls behind (a busy machine) holds a few groups' results (their events and the lines
-    offered as unrecognized, which grow with the files), not the whole bundle's."""
+    offered as unrecognized, which grow with the files), not the whole bundle's. Once a worker has
+    died, the groups not yet handed back are read here (_work_range in this process: what a worker
+    gives, as every worker's results are the same whichever worker reads a file)."""
     ranges = iter(_groups(tasks, workers))
-    pending: deque[Any] = deque()
+    pending: deque[tuple[tuple[int, int], Future[list[_Result]] | None]] = deque()
+    broken = False
 
     def submit() -> None:
+        nonlocal broken
         r = next(ranges, None)
-        if r is not None:
-            pending.append(pool.apply_async(_work_range, r))
+        if r is None:
+            return
+        if not broken:
+            try:
+                pending.append((r, pool.submit(_work_range, *r)))
+                return
+            except BrokenProcessPool:
+                broken = True
+        pending.append((r, None))
 
     for _ in range(2 * workers):
         submit()
     while pending:
-        done = pending.popleft().get()
+        r, fut = pending.popleft()
+        done: list[_Result] | None = None
+        if fut is not None:
+            try:
+                done = fut.result()
+            except BrokenProcessPool:
+                if not broken:
+                    print(f"firstfault: a reader process died (killed, or out of memory?) while reading "
+                          f"{tasks[r[0]].rel} and the {r[1] - r[0] - 1} file(s) after it; the files not yet read "
+                          "are read in this process", file=sys.stderr)
+                broken = True
+        if done is None:
+            done = _work_range(*r)
         submit()
         yield from done
 
@@ -224,7 +257,7 @@ def collect_bundle_parallel(analyzer: ScannerSource, bundle: Bundle, analysis: K
         analyzer.scanner(kind)  # compiled once here, inherited by every worker
     _JOB = _Job(analyzer, tasks, TimeParser(ctx.tz, ctx.window_start, ctx.window_end), list(ctx.workload.nodes))
     try:
-        with multiprocessing.get_context("fork").Pool(min(workers, len(tasks))) as pool:
+        with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=multiprocessing.get_context("fork")) as pool:
             results = _in_order(pool, tasks, workers)
             unrecognized = analysis.extraction.unrecognized
 

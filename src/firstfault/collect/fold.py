@@ -8,8 +8,11 @@ templates) only to add one to a count the verdict already holds. This module
 lets the line scanner count such copies instead, under rules that keep the
 verdict what reading every copy gives:
 
-- A line's *shape* is its bytes with every digit made `0` (the same length,
-  the same letters). Shapes are followed per file, so per stream of state.
+- A line's *shape* is memo.line_shape: its bytes with every digit made `0`,
+  and the hex letters of its hex ids (a hash, a UUID, `0x...`) too (the same
+  length; the other letters the line's). It is the one masking the
+  unrecognized-line templates key on too. Shapes are followed per file, so
+  per stream of state.
 - The first copies of a shape are read in full, and each reading's *outcome*
   is kept: the event signatures its drafts have (kind, source, file, node,
   rank, device and the key field: EventStore's) with their weights, whether
@@ -20,9 +23,9 @@ verdict what reading every copy gives:
   EventStore's cap: a copy is then counted on the last kept event of each,
   exactly as a copy read in full past the cap is, and its other fields (a
   pid) are never seen, whether read or not.
-- Each digit of a folded copy must lie between the least and the greatest
-  value that digit had in the copies read to the outcome (tracked byte by
-  byte). A copy with any other digit (an Xid 79 after thirty Xid 13 of the
+- Each digit (and hex digit of a hex id) of a folded copy must lie between
+  the least and the greatest value that byte had in the copies read to the
+  outcome (tracked byte by byte). A copy with any other digit (an Xid 79 after thirty Xid 13 of the
   same shape, a rank outside the ones seen, an exit code, a count of 0) is
   read in full; if its outcome is the same the range grows to take it in,
   else it reads to another variant. Two variants whose ranges meet at every
@@ -51,6 +54,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
+from firstfault.extract.memo import ALL_HEX_ZERO, line_shape
 from firstfault.extract.memo import ZERO_DIGITS as _ZERO
 
 if TYPE_CHECKING:
@@ -213,7 +217,8 @@ class LineFold:
     """One file's shapes, for the scanner (collect/scan.py): `fold` says whether a copy may be counted,
     `read` reads a line in full and keeps its outcome, `count` counts a copy."""
 
-    __slots__ = ("_bytes", "_digit_words", "_epoch", "_gen", "_once", "_shapes", "extraction", "store", "table")
+    __slots__ = ("_bytes", "_digit_words", "_epoch", "_gen", "_hex_words", "_once", "_shapes", "extraction", "store",
+                 "table")
 
     def __init__(self, extraction: Reader, store: EventStore) -> None:
         self.extraction = extraction
@@ -223,6 +228,7 @@ class LineFold:
         self._epoch = 0
         self._bytes = 0
         self._digit_words: tuple[bytes, ...] = ()
+        self._hex_words: tuple[bytes, ...] = ()
         # The variants a line not searched for the prefilter's words folds on now (ready, same_hits), by shape,
         # as (lo, hi, lead_rep, variant): for the dense loop in C (_lines.fold_run). Emptied whenever a line is
         # read in full (an epoch, or a variant's ranges, may change); `_gen` tells the variants it held.
@@ -233,13 +239,15 @@ class LineFold:
         self.table = {}
         self._gen += 1
 
-    def start_file(self, digit_words: tuple[bytes, ...] = ()) -> None:
-        """A new file, whose scanner's prefilter words that hold a digit are `digit_words` (their digits zeroed)."""
+    def start_file(self, digit_words: tuple[bytes, ...] = (), hex_words: tuple[bytes, ...] = ()) -> None:
+        """A new file, whose scanner's prefilter words that hold a digit are `digit_words` (their digits zeroed), and
+        those a hex id could hold in part are `hex_words` (memo.hex_words)."""
         self._shapes = {}
         self._once = set()
         self._epoch = 0
         self._bytes = 0
         self._digit_words = digit_words
+        self._hex_words = hex_words
         self._untable()
 
     def end_file(self) -> None:
@@ -267,7 +275,7 @@ class LineFold:
         """fold() for a line not searched for the prefilter's words (`unscanned`): it may be counted only where
         its shape tells its hits."""
         # A line longer than MAX_LINE has no shape here (read() keeps none): the lookup misses.
-        sh = self._shapes.get(raw.translate(_ZERO))
+        sh = self._shapes.get(line_shape(raw))
         if sh is None:
             return None
         x = int.from_bytes(raw)
@@ -304,13 +312,13 @@ class LineFold:
         """Put `v`, which fold_copy(raw) just gave, in the table, so that its next copies fold in C."""
         if v.tabled != self._gen and v.same_hits:
             v.tabled = self._gen
-            self.table.setdefault(raw.translate(_ZERO), []).append(
+            self.table.setdefault(line_shape(raw), []).append(
                 (v.lo.to_bytes(v.size), v.hi.to_bytes(v.size), v.lead_rep, v))
 
     def unstable(self, raw: bytes) -> None:
         """Read every later copy of `raw`'s shape in this file: its stamp was read as none (outside the years
         the analysis holds), and a folded copy's time is not read, so it could not be counted as one."""
-        key = raw.translate(_ZERO) if len(raw) <= MAX_LINE else None
+        key = line_shape(raw) if len(raw) <= MAX_LINE else None
         if key is None:
             return
         sh = self._shapes.get(key)
@@ -331,7 +339,7 @@ class LineFold:
         second line on: most lines of a log are the only one of their shape)."""
         if self.table:
             self._untable()
-        key = raw.translate(_ZERO) if len(raw) <= MAX_LINE else None
+        key = line_shape(raw) if len(raw) <= MAX_LINE else None
         sh = self._shapes.get(key) if key is not None else None
         if key is None or (sh is None and key not in self._once) or (sh is not None and not sh.stable):
             # Whatever this line did to the per-stream state, the variants were checked against the state before.
@@ -379,6 +387,9 @@ class LineFold:
             sh.index = {}
         elif len(sh.variants) < MAX_VARIANTS:
             same_hits = not any(w in key for w in self._digit_words)
+            if same_hits and self._hex_words and key != raw.translate(_ZERO):  # a hex id was masked
+                full = key.translate(ALL_HEX_ZERO)
+                same_hits = not any(w in full for w in self._hex_words)
             v = _Variant(x, hits, r, 1, len(raw), self._epoch, same_hits)
             if r.offer is not None:
                 v.lead = _leading_stamp(key)

@@ -35,7 +35,7 @@ from firstfault.collect.fold import LineFold, Reading, Signature
 from firstfault.collect.stamps import SRUN, Clock, walk_back, walk_back_py
 from firstfault.collect.stamps import prev_stamped as _prev_stamped  # noqa: F401  (tests ask whether C is built)
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
-from firstfault.extract.memo import ZERO_DIGITS
+from firstfault.extract.memo import ZERO_DIGITS, hex_words
 from firstfault.extract.unrecognized import decided_by_count, zeroed
 from firstfault.model import Event
 from firstfault.timeparse import TIME_MAX, TIME_MIN, Stamp, TimeParser, _fast
@@ -297,6 +297,11 @@ class _Matcher:
         hits of every line of its shape (collect/fold.py)."""
         return tuple(sorted({w.translate(ZERO_DIGITS) for w in self.literals if w.translate(None, b"0123456789") != w}))
 
+    @cached_property
+    def hex_words(self) -> tuple[bytes, ...]:
+        """The literals a hex id could hold in part (memo.hex_words; collect/fold.py)."""
+        return hex_words(self.literals)
+
     def line_ids(self, line: bytes) -> list[int] | None:
         """The literal indices found on one line, as line_hits finds them in a buffer (in the order of their
         matches' ends; empty: none), or None when the engine does not tell them and the line holds one."""
@@ -556,7 +561,7 @@ class LineScanner:
             if fold is not None and not _fast[0]:
                 fold = None
             if fold is not None:
-                fold.start_file(self.matcher.digit_words)
+                fold.start_file(self.matcher.digit_words, self.matcher.hex_words)
             unplaced = tp.out_of_range
             self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first, fold)
             if tp.out_of_range > unplaced:

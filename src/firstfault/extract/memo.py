@@ -26,9 +26,12 @@ here off: the verdicts must be byte-identical either way.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from re import Match
 from typing import Final, Generic, TypeVar
+
+from firstfault import lazyre as re  # compiled at its first use
 
 V = TypeVar("V")
 
@@ -65,6 +68,74 @@ def fastpath(on: bool) -> Iterator[None]:
         yield
     finally:
         set_enabled(was)
+
+
+# A hex id (a hash, an address, a dataset id): a token, the longest run of word bytes ([0-9A-Za-z_] and any
+# byte over 0x7f, so a UTF-8 letter never splits one), that is HEX_MIN or more hex digits, or `0x` and one or
+# more hex digits; or a UUID, five such tokens of 8, 4, 4, 4 and 12 hex digits joined by `-`. Its hex letters
+# are made `0` too in a line's shape.
+HEX_MIN: Final = 8
+_HEX_LETTERS: Final = bytes.maketrans(b"abcdefABCDEF", b"000000000000")
+# After the digits are zeroed: every hex digit made one byte, so that a run of HEX_MIN of them is one find.
+_HEX_CLASS: Final = bytes.maketrans(b"0abcdefABCDEF", b"\0" * 13)
+_HEX_RUN: Final = b"\0" * HEX_MIN
+_HEX_TOKEN: Final = re.compile(
+    rb"(?<![\w\x80-\xff])(?:0x[0a-fA-F]+|[0a-fA-F]{8}(?:-[0a-fA-F]{4}){3}-[0a-fA-F]{12}|[0a-fA-F]{%d,})"
+    rb"(?![\w\x80-\xff])" % HEX_MIN)
+
+
+def _hex_zeroed(m: Match[bytes]) -> bytes:
+    return m.group().translate(_HEX_LETTERS)
+
+
+def line_shape_py(raw: bytes) -> bytes:
+    """A line's shape: the ONE masking of what varies between copies of a line, which the fold (collect/fold.py)
+    and the unrecognized-line templates (extract/unrecognized.py) both key on. Every ASCII digit made `0`, and
+    the hex letters of every hex id (HEX_MIN or more hex digits standing as one token, `0x` and hex digits, or
+    a UUID) made `0` too; every other byte kept. So the shape has the line's length, and each byte of a copy of the
+    shape is the shape's byte, or a digit where the shape has `0` from a digit, or a hex digit where it has `0`
+    from a hex id (the fold's byte ranges rest on this). Hosts, IPs and paths vary in their digits and hex ids
+    here; a part that varies in its other letters or in its length makes another shape.
+
+    Linear in the line: two translations and two finds, and a token regex (matched whole or not at all, no
+    backtracking) only on a line that holds a run of HEX_MIN hex digits or `0x`. `line_shape` is this in C
+    (_lines.c) where the module is built; tests/test_fold.py holds the two to each other."""
+    zeroed = raw.translate(ZERO_DIGITS)
+    if b"0x" not in zeroed and _HEX_RUN not in zeroed.translate(_HEX_CLASS):
+        return zeroed  # no hex id: the common line
+    return _HEX_TOKEN.sub(_hex_zeroed, zeroed)
+
+
+def _shape_in_c() -> Callable[[bytes], bytes]:
+    try:
+        from firstfault._lines import line_shape as in_c
+    except ImportError:  # pragma: no cover - a build without the C module (or an older one)
+        return line_shape_py
+    return in_c
+
+
+line_shape: Final[Callable[[bytes], bytes]] = _shape_in_c()
+
+
+# Every digit and every hex letter made `0`: a shape's bytes as they may hold a literal through a hex id.
+ALL_HEX_ZERO: Final = bytes.maketrans(b"123456789abcdefABCDEF", b"0" * 21)
+_WORD_RUN: Final = re.compile(rb"[\w\x80-\xff]+")
+_HEXISH: Final = re.compile(rb"(?:0x)?[0-9a-fA-F]*")
+
+
+def hex_words(literals: Iterable[bytes]) -> tuple[bytes, ...]:
+    """The literals whose presence may differ between two lines of one shape through a hex id, with every digit
+    and hex letter made `0` (ALL_HEX_ZERO): those with a run of word bytes that is hex digits, or `0x` and hex
+    digits (a hex id could hold that run, whole or, at the literal's ends, in part; a run with another letter
+    never lies in one). A line whose shape, with its hex letters made `0` too, holds none of these has the
+    literals' hits of every line of its shape, wherever its hex ids differ (collect/fold.py)."""
+    return tuple(sorted({w.translate(ALL_HEX_ZERO) for w in literals
+                         if any(_HEXISH.fullmatch(r.group()) for r in _WORD_RUN.finditer(w))}))
+
+
+def text_shape(text: str) -> str:
+    """line_shape of a text (through UTF-8 bytes: no multi-byte sequence holds an ASCII byte)."""
+    return line_shape(text.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
 
 
 def digits_zeroed(text: str) -> str:

@@ -21,7 +21,7 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.extract.base import LineContext
 from firstfault.extract.codes import file_only_strerror_texts
 from firstfault.extract.excclass import setup_errno_words
-from firstfault.extract.memo import digits_zeroed
+from firstfault.extract.memo import MAX_KEY, digits_zeroed, text_shape
 
 if TYPE_CHECKING:
     from firstfault.extract.base import Candidate
@@ -63,8 +63,12 @@ class ErrorWords:
         """Is the line known context (KNOWN_CONTEXT)? What `extract` decides, from the line alone."""
         # KNOWN_CONTEXT holds no digit and reads digits only as \d / \S / \w, so its answer for a
         # line is its answer for the line with its digits zeroed: the thousands of copies of a
-        # line that differ in times and counters cost one search.
-        key = zeroed(line)
+        # line that differ in times and counters cost one search. A line longer than memo.MAX_KEY is
+        # searched, not kept: a megabyte key held per line of a configuration dump (a line the
+        # template cache keys on its shape as well) is memory, where a copy of it is rare.
+        if len(line) > MAX_KEY:
+            return KNOWN_CONTEXT.search(line) is not None
+        key = digits_zeroed(line)
         known = _KNOWN_CACHE.get(key)
         if known is None:
             known = KNOWN_CONTEXT.search(line) is not None
@@ -76,6 +80,10 @@ class ErrorWords:
 MAX_GROUPS: Final = 2000
 MAX_OUTPUT: Final = 20
 _TEXT_CLIP: Final = 500
+# A template is made of a line's first TEMPLATE_SCAN characters: the verdict shows its first _TEXT_CLIP, and the
+# masks (a dozen substitutions) cost a line of 1 MB 20 ms where its first 8 kB cost 0.2 ms. Whether a line is
+# benign is still read over all of it (one search, linear).
+TEMPLATE_SCAN: Final = 8192
 _CACHE_MAX: Final = 20000
 
 # Lines that look like errors and are not: counters at zero, "no errors", help text.
@@ -87,7 +95,8 @@ _BENIGN = re.compile(
 # template is not shared with the lines of its key (`errors=0` is benign, `errors=5` is not). _BENIGN's
 # count is one digit standing alone (`\b0 `, `=0\b`), and zeroing keeps lengths, so one `0` alone here:
 # `0+` would also take a stamp's milliseconds (`10:00:07,000 ERROR`), and every Python-logging error line
-# would be templated line by line.
+# would be templated line by line. A hex id masked in the shape (memo.line_shape) is 8 or more `0` or
+# follows `0x`: never a `0` standing alone.
 _BENIGN_ZERO = re.compile(r"(?i)\b0 (?:errors?|failures?)\b|\berrors?[=:]\s*0\b|\bfailed[=:]\s*0\b")
 _MISS: Final = object()
 _COUNTED: Final = object()  # the template cache's mark for a key that _BENIGN_ZERO finds
@@ -108,23 +117,24 @@ _MASKS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
     (re.compile(r"\s+"), " "),
 )
 _KNOWN_CACHE: dict[str, bool] = {}
-# The last line zeroed and its key (one tuple, so threads never see a half-updated pair): the probe
+# The last line shaped and its key (one tuple, so threads never see a half-updated pair): the probe
 # and then the template ask for the same line.
 _last: tuple[str, str] = ("", "")
 
 
 def zeroed(line: str) -> str:
-    """The line with every ASCII digit made `0` (memo.digits_zeroed): the key of the caches here.
+    """The line's shape (memo.line_shape: every ASCII digit made `0`, and the hex letters of its hex ids): the
+    key of the template caches here, the one the fold (collect/fold.py) keys a line's copies on.
 
-    The same length and the same character classes, so lines that differ only in the values of their
-    times and counters share it, and a line whose counter grew a digit does not (the masks read
-    lengths: `\\d{4}-`, `[0-9a-fA-F]{8,}`). One pass of bytes.translate: collapsing each digit run to
-    one `0` as well took ten times as long on a kernel line as the rest of the key."""
+    The same length, so lines that differ only in the values of their times, counters and hex ids share
+    it, and a line whose counter grew a digit does not (the masks read lengths: `\\d{4}-`). One pass in C
+    where the module is built: collapsing each digit run to one `0` as well took ten times as long on a
+    kernel line as the rest of the key. (KNOWN_CONTEXT's cache keys on the digits alone: it reads letters.)"""
     global _last
     last = _last
     if line is last[0]:
         return last[1]
-    key = digits_zeroed(line)
+    key = text_shape(line)
     _last = (line, key)
     return key
 
@@ -253,7 +263,7 @@ class OfferFold:
         e = self._entries[key]
         self._n += n
         e[3] += n
-        e[4] = False  # their bodies may differ from the entry's in their digits
+        e[4] = False  # their bodies may differ from the entry's in their digits and hex ids
 
     def take(self) -> list[Folded]:
         """The entries so far, in the order of their first lines, and a fresh start (the next file)."""
@@ -276,14 +286,15 @@ class Unrecognized:
         self.overflow = 0  # lines whose template was past MAX_GROUPS
 
     def template(self, body: str, key: str | None = None) -> str | None:
-        """The masked template of a line, or None for a benign one; cached by the line with its digits
-        zeroed (`key`, when the caller has it), so the ten-thousandth copy of a line costs one
+        """The masked template of a line, or None for a benign one; cached by the line's shape
+        (`zeroed`: `key`, when the caller has it), so the ten-thousandth copy of a line costs one
         translation and a lookup.
 
         A key's template is its first line's (in reading order): lines that differ only in the values
-        of their digits group together, `eth0` and `eth1` under the first one's words. Whether a line
+        of their digits and hex ids group together, `eth0` and `eth1` under the first one's words. Whether a line
         is benign is never shared: a count of 0 makes one (`errors=0`, `0 errors`) where 5 does not,
-        so a line whose key holds such a count is remembered by its very text."""
+        so a line whose key holds such a count is remembered by its very text. The masks read the line's
+        first TEMPLATE_SCAN characters (the template's first _TEXT_CLIP are what a verdict shows)."""
         if key is None:
             key = zeroed(body)
         cache = self._cache
@@ -298,7 +309,7 @@ class Unrecognized:
             return cast("str | None", got)
         t: str | None = None
         if not _BENIGN.search(body):
-            t = body
+            t = body[:TEMPLATE_SCAN]
             if self._hosts is not None:
                 t = self._hosts.sub("<HOST>", t)
             for rx, repl in _MASKS:
