@@ -19,10 +19,11 @@ import re
 from typing import Any, TypeVar
 
 import msgspec
+import msgspec.structs
 from msgspec import UNSET, UnsetType, ValidationError, field
 
 __all__ = ["UNSET", "Record", "UnsetType", "ValidationError", "convert", "decode", "dumps", "encode", "field",
-           "location", "problems", "schemas", "to_builtins"]
+           "location", "problems", "replace", "schemas", "to_builtins"]
 
 T = TypeVar("T")
 
@@ -55,6 +56,14 @@ def decode(data: bytes | bytearray | memoryview | str, type_: type[T]) -> T:
 def convert(data: Any, type_: type[T], *, strict: bool = True) -> T:
     """Parsed Python data (a YAML document, say) validated into `type_`; ValidationError otherwise."""
     return msgspec.convert(data, type=type_, strict=strict)
+
+
+R = TypeVar("R", bound=msgspec.Struct)
+
+
+def replace(record: R, **changes: Any) -> R:
+    """A shallow copy of `record` with `changes` set, unvalidated (copy.deepcopy first for a deep one)."""
+    return msgspec.structs.replace(record, **changes)
 
 
 def to_builtins(value: Any) -> Any:

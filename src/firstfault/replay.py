@@ -32,7 +32,6 @@ from firstfault.bundle import Bundle, WorkloadSpec
 from firstfault.collect.wire import AnalyzeRequest, DocumentObservation, LineObservation, NodeActivity
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import PER_FILE_DOCUMENTS
-from firstfault.lazymodel import model_errors
 from firstfault.model import CoverageItem, ErrorItem, Verdict
 
 if TYPE_CHECKING:
@@ -272,7 +271,8 @@ def unpack(codec: str, data: bytes) -> AnalyzeRequest:
     try:
         return AnalyzeRequest.model_validate_json(raw)
     except ValidationError as exc:
-        raise ReplayError(f"replay evidence is not a request of this version: {model_errors(exc)[0]['msg']}") from exc
+        first = exc.errors(include_url=False)[0]["msg"]
+        raise ReplayError(f"replay evidence is not a request of this version: {first}") from exc
 
 
 # ---------------------------------------------------------------------------

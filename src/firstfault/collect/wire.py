@@ -14,10 +14,11 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable
 from datetime import datetime
-from typing import IO, Annotated, Any, Literal
+from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, StrictInt, WithJsonSchema
 
+from firstfault import records as _records
 from firstfault.bundle import Bundle, Context, WorkloadSpec
 from firstfault.collect.evidence import ScannerSource, collect_bundle
 from firstfault.extract.base import Candidate
@@ -30,6 +31,24 @@ MAX_TEXT = 1 << 20
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _as_record(cls: type[Any]) -> Any:
+    """`cls`, a records.Record of scalars and lists, as a field of the pydantic request: validated and
+    written by records.py, described inline by its own schema."""
+    def check(value: Any) -> Any:
+        return value if isinstance(value, cls) else _records.convert(value, cls)  # ValidationError: a ValueError
+
+    return Annotated[cls, PlainValidator(check), PlainSerializer(_records.to_builtins),
+                     WithJsonSchema(_records.schemas([cls])[1][cls.__name__])]
+
+
+if TYPE_CHECKING:
+    _Coverage = CoverageItem
+    _Error = ErrorItem
+else:
+    _Coverage = _as_record(CoverageItem)
+    _Error = _as_record(ErrorItem)
 
 
 class LineObservation(_Strict):
@@ -85,8 +104,8 @@ class AnalyzeRequest(_Strict):
     lines: list[LineObservation] = Field(default_factory=list)
     documents: list[DocumentObservation] = Field(default_factory=list)
     activity: list[NodeActivity] = Field(default_factory=list)
-    coverage: list[CoverageItem] = Field(default_factory=list)
-    errors: list[ErrorItem] = Field(default_factory=list)
+    coverage: list[_Coverage] = Field(default_factory=list)
+    errors: list[_Error] = Field(default_factory=list)
 
 
 class RequestBuilder:
@@ -167,7 +186,7 @@ def records(req: AnalyzeRequest) -> Iterable[Record]:
 def record_dict(r: Record) -> dict[str, Any]:
     """One observation as its NDJSON record."""
     if isinstance(r, CoverageItem):
-        return {"type": "coverage", **r.model_dump(mode="json")}
+        return {"type": "coverage", **_records.to_builtins(r)}
     if isinstance(r, ErrorItem):
-        return {"type": "error", **r.model_dump(mode="json")}
+        return {"type": "error", **_records.to_builtins(r)}
     return r.model_dump(mode="json", exclude_none=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from firstfault.lazymodel import model_errors
+from firstfault import records
 from firstfault.responses import ProblemBody, ProblemDetail
 
 
@@ -38,12 +38,28 @@ def invalid(message: str, detail: Sequence[ProblemDetail] = ()) -> Problem:
     return Problem(422, "invalid_request", message, detail)
 
 
+def _record_detail(exc: records.ValidationError, at: Sequence[Any], prefix: str, line: int | None) -> ProblemDetail:
+    """A records.ValidationError (msgspec's first problem) of the record at key path `at`."""
+    loc, msg = records.location(exc)
+    unknown = msg == "unknown key"
+    return ProblemDetail(loc=json_path((*at, *loc), prefix), msg="unknown field" if unknown else msg,
+                         type="extra_forbidden" if unknown else "invalid", line=line)
+
+
 def from_validation(exc: Any, prefix: str = "", line: int | None = None, limit: int = 50) -> Problem:
-    """A pydantic ValidationError as a 422 naming each field path (and the NDJSON line)."""
+    """A validation error as a 422 naming each field path (and the NDJSON line): a records.ValidationError
+    (its first problem, which is all msgspec reports) or a pydantic one (up to `limit` problems)."""
     details = []
-    for err in model_errors(exc)[:limit]:  # a record's unknown key is extra_forbidden too
-        msg = "unknown field" if err["type"] == "extra_forbidden" else str(err["msg"])
-        details.append(ProblemDetail(loc=json_path(err["loc"], prefix), msg=msg, type=err["type"], line=line))
+    if isinstance(exc, records.ValidationError):
+        details.append(_record_detail(exc, (), prefix, line))
+    else:
+        for err in exc.errors(include_url=False)[:limit]:
+            inner = err.get("ctx", {}).get("error")
+            if isinstance(inner, records.ValidationError):  # a record inside a pydantic model (collect/wire.py)
+                details.append(_record_detail(inner, err["loc"], prefix, line))
+                continue
+            msg = "unknown field" if err["type"] == "extra_forbidden" else str(err["msg"])
+            details.append(ProblemDetail(loc=json_path(err["loc"], prefix), msg=msg, type=err["type"], line=line))
     first = details[0] if details else None
     where = f"line {line}: " if line is not None else ""
     head = f"{where}{first.loc or '(body)'}: {first.msg}" if first else f"{where}invalid request"

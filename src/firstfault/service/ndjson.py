@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 from pydantic_core import from_json
 
+from firstfault import records
 from firstfault.bundle import WorkloadSpec
 from firstfault.collect.wire import (
     AnalyzeRequest,
@@ -24,13 +25,12 @@ from firstfault.collect.wire import (
     Record,
     record_dict,
 )
-from firstfault.lazymodel import Model
 from firstfault.model import CoverageItem, ErrorItem
 from firstfault.responses import ProblemDetail
 from firstfault.service.body import too_large
 from firstfault.service.errors import from_validation, invalid
 
-RECORD_TYPES: dict[str, type[BaseModel] | type[Model]] = {  # coverage and error: lazymodel records
+RECORD_TYPES: dict[str, type[BaseModel] | type[records.Record]] = {  # coverage and error: records.py's
     "line": LineObservation,
     "document": DocumentObservation,
     "activity": NodeActivity,
@@ -114,8 +114,9 @@ def read_records(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
         if kind in _TYPE_STRIPPED:
             obj.pop("type")
         try:
-            yield model.model_validate(obj)  # type: ignore[misc]
-        except ValidationError as exc:
+            yield (records.convert(obj, model) if issubclass(model, records.Record)  # type: ignore[misc]
+                   else model.model_validate(obj))
+        except (ValidationError, records.ValidationError) as exc:
             raise from_validation(exc, line=lineno) from exc
 
 
