@@ -149,14 +149,13 @@ def _many_nodes(tmp_path: Path, nodes: list[object]) -> Path:
 
 
 def test_many_bad_nodes_are_refused_fast_with_a_bounded_message(tmp_path: Path) -> None:
-    root = _many_nodes(tmp_path, list(range(4000)))  # ints, not strings: 4000 errors
+    root = _many_nodes(tmp_path, list(range(4000)))  # ints, not strings: 4000 errors, the first one reported
     t0 = time.process_time()
     with pytest.raises(BundleError) as exc:
         load_bundle(root)
     assert time.process_time() - t0 < 5.0  # was 68 s: every error re-parsed the whole file
     msg = str(exc.value)
-    assert "workload.nodes.0:" in msg and "more problem" in msg
-    assert msg.count("\n") < 60
+    assert msg.endswith(": workload.nodes.0: Expected `str`, got `int`") and "\n" not in msg
 
 
 def test_forty_thousand_nodes_are_handled_in_linear_time(tmp_path: Path) -> None:

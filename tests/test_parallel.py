@@ -23,6 +23,7 @@ from firstfault.bundle import load_bundle
 from firstfault.collect import scan
 from firstfault.collect.scan import LineScanner, all_line_extractors
 from firstfault.extract.base import Candidate
+from firstfault.model import LINE_SOURCES
 from firstfault.timeparse import TimeParser
 
 ROOT = Path(__file__).parent / "scenarios"
@@ -107,7 +108,7 @@ def test_coverage_counts_every_line_of_every_file(analyzer: Analyzer, generated:
     bundle = load_bundle(str(generated))
     want: dict[str, int] = {}
     for src in bundle.sources:
-        if src.spec.kind in scan.LINE_SOURCES:
+        if src.spec.kind in LINE_SOURCES:
             want[src.spec.kind] = want.get(src.spec.kind, 0) + sum(_own_lines(Path(f.path)) for f in src.files)
     for workers in (1, 2):
         v = analyzer.analyze_bundle(load_bundle(str(generated)), now=NOW, workers=workers)

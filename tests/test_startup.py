@@ -145,12 +145,15 @@ def test_tables_from_the_cache_are_the_tables_from_the_yaml(cdir: Path, monkeypa
         monkeypatch.delenv("FIRSTFAULT_CACHE")
         build()  # writes the entries: each file's document, each validated table
         assert cache.cache_dir() == cdir and len(list(cdir.glob("table-*.marshal"))) == 7
-        assert len(list(cdir.glob("tables-*.pickle"))) == len(KEPT_TABLES)
-        assert build() == plain  # read back from them
-        for entry in cdir.glob("tables-*.pickle"):  # a corrupt entry: the table is built again
-            entry.write_bytes(b"not a pickle")
+        assert len(list(cdir.glob("tables-*.msgpack"))) == len(KEPT_TABLES)
+        back = build()  # read back from them, typed: the same rows, of the same classes
+        assert back == plain and [type(t) for t in back] == [type(t) for t in plain]
+        assert [type(r) for t in back for r in (t.values() if hasattr(t, "values") else t)] == [
+            type(r) for t in plain for r in (t.values() if hasattr(t, "values") else t)]
+        for entry in cdir.glob("tables-*.msgpack"):  # a corrupt entry: the table is built again
+            entry.write_bytes(b"\xc1 not msgpack")
         assert build() == plain
-        assert all(e.read_bytes() != b"not a pickle" for e in cdir.glob("tables-*.pickle"))
+        assert all(e.read_bytes() != b"\xc1 not msgpack" for e in cdir.glob("tables-*.msgpack"))
     finally:
         for f in fns:
             f.cache_clear()

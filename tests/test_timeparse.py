@@ -153,10 +153,10 @@ def test_a_scheduler_record_at_the_limits_is_an_error_not_a_crash(tmp_path: Path
 
 
 def test_a_requests_lines_at_the_limits_are_ignored_with_an_error() -> None:
-    from firstfault.bundle import Context, WorkloadSpec
+    from firstfault.bundle import Context, workload_spec
     from firstfault.extract.base import Candidate
 
-    wl = WorkloadSpec.model_validate({"id": "1", "nodes": ["node-01"], "window": {"start": "2026-11-02T10:00:00Z"}})
+    wl = workload_spec({"id": "1", "nodes": ["node-01"], "window": {"start": "2026-11-02T10:00:00Z"}})
     analysis = Analyzer().start(Context.from_spec(wl))
     line = XID79_AT.format(t="").strip()
     analysis.add_candidate(Candidate("kernel", "k.log", 1, "node-01", None, datetime(9999, 12, 31, 23, 59, tzinfo=UTC),

@@ -7,363 +7,125 @@ scanner's job (collect/scan.py).
 """
 
 import contextlib
-import copy
 import errno
 import glob
 import io
 import os
 import re
 import stat
-from dataclasses import MISSING, dataclass, field, fields
-from datetime import datetime, tzinfo
+from dataclasses import dataclass, field
+from datetime import date, datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Self
-from zoneinfo import ZoneInfo
+from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from firstfault import yamlio
-from firstfault.formats import FORMATS
+import msgspec
+
+from firstfault import records
+from firstfault.formats import Format
 from firstfault.hostlist import NodeNames
-from firstfault.timeparse import parse_rfc3339
-
-if TYPE_CHECKING:
-    from pydantic import BaseModel
+from firstfault.model import SourceKind
+from firstfault.records import Record, convert
+from firstfault.timeparse import TimeRangeError, parse_rfc3339
 
 
 class BundleError(Exception):
     """The bundle cannot be analysed at all (no verdict can be built)."""
 
 
-# What workload.yaml allows, for the fast path below; workload_models.py spells the same in its types
-# (tests/test_bundle_fastpath.py checks they agree).
-SCHEDULERS = frozenset({"slurm", "kueue", "static"})
-SOURCE_KINDS = frozenset({"kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics",
-                          "flight_recorder", "stack_dump", "fabric"})
-RANK_PREFIXES = frozenset({"srun", "none"})
+_TIME_DOC = "RFC 3339 time, e.g. 2026-11-02T10:00:00Z (no zone: UTC); end may not be before start"
+# An RFC 3339 time as text: its JSON Schema says so; WindowSpec checks that it parses.
+Time = Annotated[str, msgspec.Meta(description=_TIME_DOC, extra_json_schema={"format": "date-time"})]
 
 
-class _Spec:
-    """Base of the workload.yaml records: dataclasses that behave like the pydantic models of
-    workload_models.py (the class of the same name), without importing pydantic until asked.
-
-    Building one by hand (`WorkloadSpec(id="1", window={...})`) validates and coerces exactly as the
-    pydantic model does, raising its ValidationError; so do model_validate(_json). Dumps and schemas are
-    the model's. A record is also a pydantic type (a field of another model validates as the model).
-    Only the fast path of load_workload, which has checked every value, builds records unchecked (`_build`).
-    The models nest their own models (workload_models.py does not import this module): a nested model
-    becomes its record here (`_of`), and a nested record is handed to a model as its model (`_as_model`).
-    """
-
-    __slots__ = ()
-
-    def __init_subclass__(cls, **kw: Any) -> None:
-        super().__init_subclass__(**kw)
-        _RECORDS[cls.__name__] = cls
-
-    def __init__(self, **data: Any) -> None:
-        made = _model(type(self))(**{k: _model_value(v) for k, v in data.items()})
-        for name in _names(type(self)):
-            object.__setattr__(self, name, _record_value(getattr(made, name)))
-
-    @classmethod
-    def _build(cls, **values: Any) -> Self:
-        """A record of values already valid; a field left out takes its default."""
-        obj = object.__new__(cls)
-        for f in fields(cls):  # type: ignore[arg-type]
-            if f.name in values:
-                v = values[f.name]
-            elif f.default_factory is not MISSING:
-                v = f.default_factory()
-            else:
-                v = f.default
-            object.__setattr__(obj, f.name, v)
-        return obj
-
-    @classmethod
-    def _of(cls, made: "BaseModel") -> Self:
-        return cls._build(**{name: _record_value(getattr(made, name)) for name in _names(cls)})
-
-    def _as_model(self) -> "BaseModel":
-        return _model(type(self)).model_construct(
-            **{name: _model_value(getattr(self, name)) for name in _names(type(self))})
-
-    @classmethod
-    def model_validate(cls, obj: Any, **kw: Any) -> Self:
-        if isinstance(obj, dict):
-            obj = {k: _model_value(v) for k, v in obj.items()}
-        return cls._of(_model(cls).model_validate(obj, **kw))
-
-    @classmethod
-    def model_validate_json(cls, data: str | bytes | bytearray, **kw: Any) -> Self:
-        return cls._of(_model(cls).model_validate_json(data, **kw))
-
-    def model_dump(self, **kw: Any) -> dict[str, Any]:
-        return self._as_model().model_dump(**kw)
-
-    def model_dump_json(self, **kw: Any) -> str:
-        return self._as_model().model_dump_json(**kw)
-
-    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Self:
-        """As pydantic's: a shallow (or deep) copy with `update` set as given, unvalidated."""
-        new = copy.deepcopy(self) if deep else copy.copy(self)
-        for name, value in (update or {}).items():
-            object.__setattr__(new, name, value)
-        return new
-
-    @classmethod
-    def model_json_schema(cls, **kw: Any) -> dict[str, Any]:
-        return _model(cls).model_json_schema(**kw)
-
-    @classmethod
-    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> Any:
-        """As a field of a pydantic model: validated, dumped and described as the model of the same name."""
-        from pydantic_core import core_schema
-
-        inner = handler.generate_schema(_model(cls))
-
-        def check(value: Any, nxt: Any) -> Any:
-            return value if isinstance(value, cls) else cls._of(nxt(value))
-
-        def dump(value: Any, nxt: Any) -> Any:
-            return nxt(value._as_model() if isinstance(value, cls) else value)
-
-        return core_schema.no_info_wrap_validator_function(
-            check, inner, serialization=core_schema.wrap_serializer_function_ser_schema(dump, schema=inner))
+def _check_time(name: str, value: str | None) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_rfc3339(value)
+    except TimeRangeError as exc:
+        raise ValueError(f"{name}: {exc}") from exc
+    except ValueError as exc:
+        raise ValueError(f"{name}: not an RFC 3339 time: {value!r}") from exc
 
 
-def _model(cls: type) -> "type[BaseModel]":
-    """The pydantic model of a record class (imports pydantic)."""
-    from firstfault import workload_models
-
-    found: type[BaseModel] = getattr(workload_models, cls.__name__)
-    return found
-
-
-_RECORDS: dict[str, type[_Spec]] = {}  # record classes by name (= their models' names)
-
-
-def _record_value(value: Any) -> Any:
-    """A model's field value as the record's: a nested model (in a list too) becomes the record of its name."""
-    if isinstance(value, list):
-        return [_record_value(v) for v in value]
-    rec = _RECORDS.get(type(value).__name__)
-    return rec._of(value) if rec is not None and type(value) is not rec else value
-
-
-def _model_value(value: Any) -> Any:
-    """A value given to a model as a record's would be: a nested record (in a list or a mapping too) becomes
-    its model, which the model takes as it is (the record was validated)."""
-    if isinstance(value, _Spec):
-        return value._as_model()
-    if isinstance(value, list):
-        return [_model_value(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _model_value(v) for k, v in value.items()}
-    return value
-
-
-def _names(cls: type) -> tuple[str, ...]:
-    names: tuple[str, ...] | None = _NAMES.get(cls)
-    if names is None:
-        names = _NAMES[cls] = tuple(f.name for f in fields(cls))
-    return names
-
-
-_NAMES: dict[type, tuple[str, ...]] = {}
-
-
-@dataclass(slots=True, kw_only=True, init=False)
-class WindowSpec(_Spec):
+class WindowSpec(Record):
     """When the attempt ran (RFC 3339 strings; end not before start)."""
 
-    start: str | None = None  # RFC 3339
-    end: str | None = None
+    start: Time | None = None
+    end: Time | None = None
+
+    def __post_init__(self) -> None:
+        start, end = _check_time("start", self.start), _check_time("end", self.end)
+        if start is not None and end is not None and end < start:
+            raise ValueError(f"end: {self.end!r} is before start {self.start!r} (reversed window)")
 
 
-@dataclass(slots=True, kw_only=True, init=False)
-class WorkloadSpec(_Spec):
+class WorkloadSpec(Record):
     """The execution context: which attempt of which job, where it ran, its rank and GPU maps."""
 
     id: str
     attempt: int = 0
     name: str | None = None
     scheduler: Literal["slurm", "kueue", "static"] = "static"
-    window: WindowSpec = field(default_factory=WindowSpec._build)
-    nodes: list[str] = field(default_factory=list)
+    window: WindowSpec = records.field(default_factory=WindowSpec)
+    nodes: list[str] = records.field(default_factory=list)
     ranks: dict[str, str | int | list[int]] | None = None
     gpus: dict[str, dict[str, int]] | None = None
     terminal_state: str | None = None
     exit_code: str | None = None
     timezone: str = "UTC"
 
+    def __post_init__(self) -> None:
+        try:
+            ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError, OSError) as exc:  # "America" is a directory of zones
+            raise ValueError(f"timezone: unknown time zone {self.timezone!r}") from exc
 
-@dataclass(slots=True, kw_only=True, init=False)
-class SourceSpec(_Spec):
+
+class SourceSpec(Record):
     """One kind of evidence and the path template of its files."""
 
-    kind: Literal["kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics", "flight_recorder",
-                  "stack_dump", "fabric"]
+    kind: SourceKind
     path: str
     rank_prefix: Literal["srun", "none"] = "none"
-    format: str | None = None
+    format: Format | None = None
 
 
-@dataclass(slots=True, kw_only=True, init=False)
-class WorkloadFile(_Spec):
+class WorkloadFile(Record):
     """workload.yaml as a whole."""
 
     apiVersion: Literal["firstfault/v1"]
     workload: WorkloadSpec
-    sources: list[SourceSpec] = field(default_factory=list)
+    sources: list[SourceSpec] = records.field(default_factory=list)
 
 
-class _Doubt(Exception):
-    """The fast path cannot vouch for a value: the pydantic models decide."""
-
-
-def _time(v: Any) -> str | None:
-    if v is None:
-        return None
-    if isinstance(v, datetime):  # YAML parses unquoted timestamps itself
-        v = v.isoformat()
-    elif type(v) is not str:
-        raise _Doubt
-    parse_rfc3339(v)
-    text: str = v
-    return text
-
-
-def _keys(v: Any, allowed: frozenset[str]) -> dict[str, Any]:
-    if type(v) is not dict or not v.keys() <= allowed:
-        raise _Doubt
-    return v
-
-
-def _text(v: Any, none: bool = True) -> str | None:
-    if (v is None and none) or type(v) is str:
-        return v
-    raise _Doubt
-
-
-def _int(v: Any) -> int:
-    if type(v) is int:  # not a bool
-        return v
-    raise _Doubt
-
-
-def _digits(v: Any) -> str | None:
-    """A string field the model also takes as an int (its string)."""
-    return str(v) if type(v) is int else _text(v)
-
-
-def _ranks(v: Any) -> dict[str, str | int | list[int]] | None:
-    if v is None:
-        return None
-    if type(v) is not dict:
-        raise _Doubt
-    out: dict[str, str | int | list[int]] = {}
-    for node, spec in v.items():
-        _text(node, none=False)
-        if type(spec) is list:
-            out[node] = [_int(r) for r in spec]
-        elif type(spec) is str or type(spec) is int:
-            out[node] = spec
-        else:
-            raise _Doubt
+def _plain(workload: Any) -> Any:
+    """A workload mapping as its record takes it: YAML's own dates and timestamps (an unquoted window time) as
+    their ISO text, and an int `id` or `exit_code` as its digits (a job id reads as a number in YAML and JSON)."""
+    if not isinstance(workload, dict):
+        return workload
+    out = dict(workload)
+    for key in ("id", "exit_code"):
+        if type(out.get(key)) is int:
+            out[key] = str(out[key])
+    window = out.get("window")
+    if isinstance(window, dict) and any(isinstance(v, date) for v in window.values()):
+        out["window"] = {k: v.isoformat() if isinstance(v, date) else v for k, v in window.items()}
     return out
 
 
-def _gpus(v: Any) -> dict[str, dict[str, int]] | None:
-    if v is None:
-        return None
-    if type(v) is not dict:
-        raise _Doubt
-    out: dict[str, dict[str, int]] = {}
-    for node, m in v.items():
-        _text(node, none=False)
-        if type(m) is not dict:
-            raise _Doubt
-        out[node] = {_text(pci, none=False): _int(idx) for pci, idx in m.items()}  # type: ignore[misc]
-    return out
+def workload_spec(data: Any) -> WorkloadSpec:
+    """The execution context in parsed JSON or YAML (the Service's context record); records.ValidationError
+    naming the key path otherwise."""
+    return convert(_plain(data), WorkloadSpec)
 
 
-def _window(v: Any) -> WindowSpec:
-    d = _keys(v, _WINDOW_KEYS)
-    start, end = _time(d.get("start")), _time(d.get("end"))
-    if start is not None and end is not None and parse_rfc3339(end) < parse_rfc3339(start):
-        raise _Doubt  # reversed: the model words the error
-    return WindowSpec._build(start=start, end=end)
-
-
-def _workload(v: Any) -> WorkloadSpec:
-    d = _keys(v, _WORKLOAD_KEYS)
-    if "id" not in d:
-        raise _Doubt
-    out: dict[str, Any] = {"id": _digits(d["id"])}
-    if out["id"] is None:
-        raise _Doubt
-    for key, value in d.items():
-        if key == "attempt":
-            out[key] = _int(value)
-        elif key in ("name", "terminal_state"):
-            out[key] = _text(value)
-        elif key == "exit_code":
-            out[key] = _digits(value)
-        elif key == "scheduler":
-            if type(value) is not str or value not in SCHEDULERS:
-                raise _Doubt
-            out[key] = value
-        elif key == "window":
-            out[key] = _window(value)
-        elif key == "nodes":
-            if type(value) is not list:
-                raise _Doubt
-            out[key] = [_text(n, none=False) for n in value]
-        elif key == "ranks":
-            out[key] = _ranks(value)
-        elif key == "gpus":
-            out[key] = _gpus(value)
-        elif key == "timezone":
-            _text(value, none=False)
-            ZoneInfo(value)
-            out[key] = value
-    return WorkloadSpec._build(**out)
-
-
-def _source(v: Any) -> SourceSpec:
-    d = _keys(v, _SOURCE_KEYS)
-    kind, path = d.get("kind"), d.get("path")
-    if type(kind) is not str or kind not in SOURCE_KINDS or type(path) is not str:
-        raise _Doubt
-    prefix = d.get("rank_prefix", "none")
-    fmt = d.get("format")
-    if type(prefix) is not str or prefix not in RANK_PREFIXES or (fmt is not None and not (
-            type(fmt) is str and fmt in FORMATS)):
-        raise _Doubt
-    return SourceSpec._build(kind=kind, path=path, rank_prefix=prefix, format=fmt)
-
-
-def fast_workload_file(data: Any) -> WorkloadFile | None:
-    """The records of a parsed workload.yaml when every value is certainly valid as it stands (or becomes
-    what the models make of it: an int id is its string); None when in any doubt, for the models to decide.
-
-    Never accepts what the models refuse, and builds what they would (tests/test_bundle_fastpath.py)."""
-    try:
-        d = _keys(data, _FILE_KEYS)
-        if d.get("apiVersion") != "firstfault/v1" or type(d["apiVersion"]) is not str or "workload" not in d:
-            return None
-        sources = d.get("sources", [])
-        if type(sources) is not list:
-            return None
-        return WorkloadFile._build(apiVersion="firstfault/v1", workload=_workload(d["workload"]),
-                                   sources=[_source(s) for s in sources])
-    except Exception:  # _Doubt, and whatever a check raised (a zone or time that does not parse)
-        return None
-
-
-_WINDOW_KEYS = frozenset(_names(WindowSpec))
-_WORKLOAD_KEYS = frozenset(_names(WorkloadSpec))
-_SOURCE_KEYS = frozenset(_names(SourceSpec))
-_FILE_KEYS = frozenset(_names(WorkloadFile))
+def workload_file(data: Any) -> WorkloadFile:
+    """A parsed workload.yaml as its record; records.ValidationError naming the key path otherwise."""
+    if isinstance(data, dict) and "workload" in data:
+        data = {**data, "workload": _plain(data["workload"])}
+    return convert(data, WorkloadFile)
 
 
 MAX_RANKS = 1 << 20  # ranks in one rank map, all nodes together (docs/evidence-bundle.md)
@@ -615,7 +377,7 @@ def load_workload(root: Path) -> WorkloadFile:
     size = wf.stat().st_size
     if size > MAX_WORKLOAD_BYTES:
         raise BundleError(f"{wf}: {size} bytes is over the {MAX_WORKLOAD_BYTES} byte limit; not read")
-    return yamlio.load_model(wf, WorkloadFile, BundleError, fast=fast_workload_file)
+    return records.load_yaml(wf, workload_file, BundleError)
 
 
 # Bounds on a source's path template (docs/evidence-bundle.md): glob walks one directory level per path part

@@ -32,6 +32,7 @@ from firstfault import records
 from firstfault.bundle import WorkloadSpec
 from firstfault.collect.wire import AnalyzeRequest, Record
 from firstfault.model import Verdict
+from firstfault.records import to_builtins
 from firstfault.responses import CatalogInfo, Prefilter, ProblemBody
 from firstfault.retry import RetryPolicy, parse_retry_after
 
@@ -123,7 +124,7 @@ class FirstfaultClient:
 
         with _spool() as body:
             with gzip.GzipFile(fileobj=body, mode="wb", compresslevel=5) as gz:
-                gz.write(_ndjson_line({"type": "context", **context.model_dump(mode="json")}))
+                gz.write(_ndjson_line({"type": "context", **to_builtins(context)}))
                 for r in records:
                     gz.write(_ndjson_line(record_dict(r)))
             headers = {"Content-Type": "application/x-ndjson", "Content-Encoding": "gzip"}

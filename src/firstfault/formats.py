@@ -1,8 +1,8 @@
 """The formats a workload.yaml source may declare (spec/evidence-bundle.md `format`).
 
 Scheduler, metrics, flight-recorder, stack-dump and fabric formats; flight-recorder and stack-dump formats are
-optional: the readers sniff. One list: the bundle's fast path (bundle.py), its pydantic models
-(workload_models.py) and collect/wire.py's request form take it from here. Also the columns of the `sacct`
+optional: the readers sniff. One list: workload.yaml's SourceSpec (bundle.py) and collect/wire.py's request form
+take it from here. Also the columns of the `sacct`
 format, which the Slurm connector (identify/slurm.py) writes and the scheduler reader (extract/scheduler.py)
 reads.
 """

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, get_args
 
 from firstfault.records import UNSET, Record, UnsetType, field
 
@@ -19,21 +19,13 @@ FieldValue = str | int | float | bool | None
 
 API_VERSION = "firstfault/v1"
 
-SourceKind = Literal[
-    "kernel", "syslog", "fabricmanager", "application", "scheduler", "metrics", "flight_recorder", "stack_dump",
-    "fabric",
-]
-SOURCE_KINDS: tuple[str, ...] = (
-    "kernel",
-    "syslog",
-    "fabricmanager",
-    "application",
-    "scheduler",
-    "metrics",
-    "flight_recorder",
-    "stack_dump",
-    "fabric",
-)
+# The kinds of evidence a source holds (spec/evidence-bundle.md `kind`): declared here once; the tuples below, the
+# workload.yaml record (bundle.SourceSpec) and the readers take them from here.
+LineSource = Literal["kernel", "syslog", "fabricmanager", "application"]  # read line by line by the scanner
+DocumentSource = Literal["scheduler", "metrics", "flight_recorder", "stack_dump", "fabric"]  # read whole
+SourceKind = Literal[LineSource, DocumentSource]
+SOURCE_KINDS: tuple[str, ...] = get_args(SourceKind)
+LINE_SOURCES: tuple[str, ...] = get_args(LineSource)
 
 
 @dataclass(slots=True, frozen=True)

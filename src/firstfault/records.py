@@ -16,6 +16,8 @@ found from the key path in the YAML text.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
@@ -26,6 +28,7 @@ __all__ = ["UNSET", "Record", "UnsetType", "ValidationError", "convert", "decode
            "location", "problems", "replace", "schemas", "to_builtins"]
 
 T = TypeVar("T")
+R = TypeVar("R", bound=msgspec.Struct)
 
 
 class Record(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -54,11 +57,14 @@ def decode(data: bytes | bytearray | memoryview | str, type_: type[T]) -> T:
 
 
 def convert(data: Any, type_: type[T], *, strict: bool = True) -> T:
-    """Parsed Python data (a YAML document, say) validated into `type_`; ValidationError otherwise."""
-    return msgspec.convert(data, type=type_, strict=strict)
-
-
-R = TypeVar("R", bound=msgspec.Struct)
+    """Parsed Python data (a YAML document, say) validated into `type_`; ValidationError otherwise (a lone
+    surrogate where a Literal's value is expected too: msgspec compares it as UTF-8, which cannot hold one)."""
+    try:
+        return msgspec.convert(data, type=type_, strict=strict)
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start:exc.end] if isinstance(exc.object, str) else ""
+        raise ValidationError(f"a lone surrogate ({bad.encode('unicode_escape').decode()}) where one of a fixed "
+                              "set of values is expected") from None
 
 
 def replace(record: R, **changes: Any) -> R:
@@ -81,13 +87,15 @@ def schemas(types: list[Any], ref_template: str = "#/components/schemas/{name}")
 _AT = re.compile(r" - at `\$(.*)`$")
 _STEP = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
 _UNKNOWN = re.compile(r"^Object contains unknown field `(.*)`$")
+_FIELD_CHECK = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): (.+)$", re.DOTALL)
 
 
 def location(exc: ValidationError) -> tuple[tuple[str | int, ...], str]:
     """The key path and the message of a validation error (`$.match[0].where` -> ("match", 0, "where")).
 
     A mapping's key, which msgspec does not name, is "*". An unknown key's path ends at the key itself and
-    its message is "unknown key"."""
+    its message is "unknown key". A record's own check (`__post_init__`) names the field it refuses by
+    beginning its message with it (`ValueError("end: ... is before start")`): the path then ends at that field."""
     text = str(exc)
     m = _AT.search(text)
     msg, steps = (text[:m.start()], m.group(1)) if m else (text, "")
@@ -98,6 +106,11 @@ def location(exc: ValidationError) -> tuple[tuple[str | int, ...], str]:
     if unknown:
         loc.append(unknown.group(1))
         msg = "unknown key"
+    else:
+        field_check = _FIELD_CHECK.match(msg)
+        if field_check:  # a record's own check (__post_init__) that names its field first: "end: before start"
+            loc.append(field_check.group(1))
+            msg = field_check.group(2)
     return tuple(loc), msg
 
 
@@ -109,3 +122,55 @@ def problems(exc: ValidationError, text: str | None, name: str, tag: str = "") -
     path = ".".join(str(p) for p in loc) or "(root)"
     line = line_of(text, loc) if text is not None else None
     return [f"{name}:{line or 1}: {tag + ' ' if tag else ''}{path}: {msg}"]
+
+
+def load_yaml(path: Path, read: Callable[[dict[Any, Any]], T], error: type[Exception]) -> T:
+    """A YAML file as a record: `read` validates its mapping (`convert` into the record's type, say); a problem
+    raises `error` naming file:line and key path (yamlio reads the file strictly: a duplicate key is one)."""
+    from firstfault import yamlio
+
+    text, data = yamlio.load_text(path, error)
+    if not isinstance(data, dict):
+        raise error(f"{path}: expected a mapping at the top level")
+    try:
+        return read(data)
+    except ValidationError as exc:
+        raise error("\n".join(problems(exc, text, str(path)))) from exc
+
+
+def as_pydantic(type_: type[T], read: Any = None) -> Any:
+    """`type_`, a Record, as the type of a field of a pydantic model that still nests one (the Service's request,
+    the Blueprint's settings): validated by `read` (default: `convert` into it) and written by records.py, its JSON
+    Schema written out in full (pydantic resolves every `$ref` among its own definitions). Imports pydantic: only
+    modules that already use it call this."""
+    from typing import Annotated
+
+    from pydantic import PlainSerializer, PlainValidator
+    from pydantic_core import InitErrorDetails, PydanticCustomError
+    from pydantic_core import ValidationError as PydanticValidationError
+
+    def check(value: Any) -> Any:
+        if isinstance(value, type_):
+            return value
+        try:
+            return read(value) if read is not None else convert(value, type_)
+        except ValidationError as exc:  # as pydantic's own error, at the key path under the field
+            loc, msg = location(exc)
+            kind = "extra_forbidden" if msg == "unknown key" else "value_error"
+            detail = InitErrorDetails(type=PydanticCustomError(kind, msg.replace("{", "{{").replace("}", "}}")),
+                                      loc=loc, input=value)
+            raise PydanticValidationError.from_exception_data(type_.__name__, [detail]) from None
+
+    class Schema:
+        def __get_pydantic_json_schema__(self, core: Any, handler: Any) -> dict[str, Any]:
+            (out,), parts = schemas([type_], ref_template="{name}")
+
+            def inline(node: Any) -> Any:
+                if isinstance(node, dict):
+                    return inline(parts[node["$ref"]]) if "$ref" in node else {k: inline(v) for k, v in node.items()}
+                return [inline(v) for v in node] if isinstance(node, list) else node
+
+            found: dict[str, Any] = inline(out)
+            return found
+
+    return Annotated[type_, PlainValidator(check), PlainSerializer(to_builtins), Schema()]

@@ -70,6 +70,12 @@ def load_file(path: Path, error: type[Exception]) -> Any:
     return _parse(_read(path, error), path, error)
 
 
+def load_text(path: Path, error: type[Exception]) -> tuple[str, Any]:
+    """A file's text (for the lines of errors) and its document, as load_file reads it."""
+    text = _read(path, error)
+    return text, _parse(text, path, error)
+
+
 def _read(path: Path, error: type[Exception]) -> str:
     try:
         return path.read_text(encoding="utf-8")

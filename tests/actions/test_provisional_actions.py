@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from firstfault import records
 from firstfault.actions.actor import Actor, JobActor
 from firstfault.actions.policy import Policy
 from firstfault.actions.slurm import SlurmDrain, SlurmJob
@@ -35,8 +36,7 @@ DRY = Policy(max_per_hour=5, max_share=1.0, dry_run=True)
 
 def _provisional(root: Path, wid: str, **files: str) -> Verdict:
     b = load_bundle(str(bundle(root, wid, **files)))
-    wl = b.workload.model_copy(update={"terminal_state": None})
-    wl.window = wl.window.model_copy(update={"end": None})
+    wl = records.replace(b.workload, terminal_state=None, window=records.replace(b.workload.window, end=None))
     b.context = Context.from_spec(wl)
     an = Analyzer()
     analysis = an.start(b.context)

@@ -23,7 +23,7 @@ import pytest
 from kubernetes.client import ApiClient, Configuration
 
 from firstfault.analysis.analyze import Analysis, Analyzer
-from firstfault.bundle import Context, WorkloadSpec
+from firstfault.bundle import Context, WindowSpec, WorkloadSpec
 from firstfault.collect.http import HttpOptions
 from firstfault.collect.k8slogs import K8sPodLogsConnector, split_timestamp
 from firstfault.collect.scan import prefilter_words
@@ -42,7 +42,7 @@ def kube() -> Iterator[ReplayServer]:
 
 def _run(srv: ReplayServer, **kw: object) -> tuple[Analysis, list[Candidate]]:
     ctx = Context.from_spec(WorkloadSpec(id="llm", scheduler="kueue", nodes=NODES, terminal_state="FAILED",
-                                         window={"start": "2026-10-20T10:00:00Z", "end": "2026-10-20T10:30:00Z"}))
+                                         window=WindowSpec(start="2026-10-20T10:00:00Z", end="2026-10-20T10:30:00Z")))
     kw.setdefault("http", HttpOptions(retries=2, sleep=lambda _s: None))
     api = ApiClient(Configuration(host=srv.url))
     conn = K8sPodLogsConnector(api, "train", **kw)  # type: ignore[arg-type]
@@ -140,7 +140,7 @@ def test_followed_pod_logs_give_the_current_instances_lines_once(kube: ReplaySer
     from firstfault.collect.follow import PodLogFollow
 
     running = Context.from_spec(WorkloadSpec(id="llm", scheduler="kueue", nodes=NODES,
-                                             window={"start": "2026-10-20T10:00:00Z"}))
+                                             window=WindowSpec(start="2026-10-20T10:00:00Z")))
     api = ApiClient(Configuration(host=kube.url))
     conn = K8sPodLogsConnector(api, "train", label_selector="app=llm", http=HttpOptions(retries=2,
                                                                                        sleep=lambda _s: None))
@@ -195,7 +195,7 @@ def _one_followed_stream(srv: socket.socket, room: int) -> tuple[ApiClient, Any,
     from firstfault.collect.follow import PodLogFollow, _PodStream
 
     running = Context.from_spec(WorkloadSpec(id="llm", scheduler="kueue", nodes=NODES,
-                                             window={"start": "2026-10-20T10:00:00Z"}))
+                                             window=WindowSpec(start="2026-10-20T10:00:00Z")))
     api = ApiClient(Configuration(host=f"http://127.0.0.1:{srv.getsockname()[1]}"))
     follow = PodLogFollow(K8sPodLogsConnector(api, "train", pods=["p0"], http=HttpOptions(retries=0)),
                           running, prefilter_words())

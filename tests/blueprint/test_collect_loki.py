@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from firstfault.analysis.analyze import Analysis, Analyzer
-from firstfault.bundle import Context, WorkloadSpec
+from firstfault.bundle import Context, WindowSpec, WorkloadSpec
 from firstfault.collect.http import BearerAuth, HttpOptions
 from firstfault.collect.lines import WordFilter
 from firstfault.collect.loki import LokiConnector, line_filter, render_selector
@@ -39,7 +39,7 @@ WORDS = prefilter_words()
 def _ctx(nodes: list[str] = NODES) -> Context:
     return Context.from_spec(WorkloadSpec(
         id="9001", name="llm-worker", scheduler="kueue", nodes=nodes, terminal_state="FAILED",
-        window={"start": "2026-10-20T10:00:00Z", "end": "2026-10-20T10:30:00Z"}))
+        window=WindowSpec(start="2026-10-20T10:00:00Z", end="2026-10-20T10:30:00Z")))
 
 
 def _opts(**kw: object) -> HttpOptions:
@@ -231,7 +231,7 @@ def test_followed_loki_reads_each_entry_once_across_polls_and_finds_the_fault_as
     from firstfault.collect.follow import LokiFollow
 
     running = Context.from_spec(WorkloadSpec(
-        id="9001", name="llm-worker", scheduler="kueue", nodes=NODES, window={"start": "2026-10-20T10:00:00Z"}))
+        id="9001", name="llm-worker", scheduler="kueue", nodes=NODES, window=WindowSpec(start="2026-10-20T10:00:00Z")))
     conn = LokiConnector(loki.url, QUERIES, node_label="host", rank_label="rank", http=_opts(), limit=3)
     follow = LokiFollow(conn, running, WORDS, lag=timedelta(0))
     analysis = Analyzer().start(running)

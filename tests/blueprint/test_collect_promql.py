@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from firstfault.analysis.analyze import Analysis, Analyzer
-from firstfault.bundle import Context, WorkloadSpec
+from firstfault.bundle import Context, WindowSpec, WorkloadSpec
 from firstfault.collect.http import HttpOptions
 from firstfault.collect.promql import PromQLConnector, build_query
 from firstfault.extract.metric_conditions import metric_names
@@ -31,8 +31,9 @@ NODES = ["gpu-a01", "gpu-a02", "gpu-a03", "gpu-a04"]
 
 
 def _ctx(nodes: list[str], start: str, end: str) -> Context:
-    return Context.from_spec(WorkloadSpec(id="9002", name="llm", scheduler="slurm", window={"start": start, "end": end},
-                                          nodes=nodes, terminal_state="FAILED"))
+    return Context.from_spec(WorkloadSpec(id="9002", name="llm", scheduler="slurm",
+                                          window=WindowSpec(start=start, end=end), nodes=nodes,
+                                          terminal_state="FAILED"))
 
 
 def _t(hms: str) -> datetime:
@@ -208,7 +209,7 @@ def test_followed_by_instant_queries_the_conditions_come_once_as_the_samples_do(
     from firstfault.collect.follow import PromFollow
 
     ctx = Context.from_spec(WorkloadSpec(id="9002", name="llm", scheduler="slurm", nodes=NODES,
-                                         window={"start": "2026-10-20T10:00:00Z"}))
+                                         window=WindowSpec(start="2026-10-20T10:00:00Z")))
     conn = PromQLConnector(prom.url, node_label="Hostname", http=HttpOptions(retries=1))
     follow = PromFollow(conn, ctx, metric_names(), interval=0.0)
     analysis = Analyzer().start(ctx)

@@ -101,7 +101,7 @@ def test_pipeline_static_context_with_ranks_remote_equals_embedded(serve: Serve)
     wl = _showcase()["workload"]
     ctx = StaticContext(start=WINDOW[0], end=WINDOW[1], nodes=wl["nodes"], id=wl["id"], name=wl["name"],
                         ranks=wl["ranks"], terminal_state="FAILED", exit_code="1:0")
-    files = FilesConnector([SourceSpec.model_validate(s) for s in _showcase()["sources"]], SHOWCASE)
+    files = FilesConnector([SourceSpec(**s) for s in _showcase()["sources"]], SHOWCASE)
     embedded = Pipeline(context=ctx, logs=[files]).run("4242").verdict
     with FirstfaultClient(serve.url, TOKEN) as client:
         remote = Pipeline(context=ctx, logs=[files], client=client).run("4242").verdict

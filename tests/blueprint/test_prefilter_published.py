@@ -20,11 +20,11 @@ from firstfault.bundle import Context
 from firstfault.collect.evidence import EvidenceSink
 from firstfault.collect.http import HttpOptions
 from firstfault.collect.promql import PromQLConnector
-from firstfault.collect.scan import LINE_SOURCES, prefilter_words
+from firstfault.collect.scan import prefilter_words
 from firstfault.collect.wire import AnalyzeRequest
 from firstfault.extract.metric_conditions import metric_names
 from firstfault.identify.static import StaticContext
-from firstfault.model import CatalogRef, Verdict
+from firstfault.model import LINE_SOURCES, CatalogRef, Verdict
 from firstfault.responses import Prefilter
 
 WINDOW = ("2026-10-20T10:00:00Z", "2026-10-20T10:30:00Z")

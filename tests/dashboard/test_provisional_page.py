@@ -18,8 +18,8 @@ from tests.dashboard.conftest import EXAMPLES, NOW, Client
 
 def _provisional() -> Verdict:
     b = load_bundle(str(EXAMPLES / "nvlink-xid149"))
-    wl = b.workload.model_copy(update={"terminal_state": None, "exit_code": None})
-    wl.window = wl.window.model_copy(update={"end": None})
+    wl = records.replace(b.workload, terminal_state=None, exit_code=None,
+                         window=records.replace(b.workload.window, end=None))
     b.context = Context.from_spec(wl)
     b.sources = [s for s in b.sources if s.spec.kind != "scheduler"]
     an = Analyzer()

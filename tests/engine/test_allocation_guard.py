@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from firstfault.analysis.analyze import Analyzer
-from firstfault.bundle import Context, WorkloadSpec
+from firstfault.bundle import Context, workload_spec
 from firstfault.extract.base import Candidate
 from firstfault.model import Verdict
 from tests.conftest import WORKLOAD, XID79, BundleMaker
@@ -79,7 +79,7 @@ def test_no_allocation_no_guard(make_bundle: BundleMaker) -> None:
 
 
 def _context() -> Context:
-    return Context.from_spec(WorkloadSpec.model_validate(WORKLOAD["workload"]))
+    return Context.from_spec(workload_spec(WORKLOAD["workload"]))
 
 
 def test_a_requests_line_from_another_host_is_kept_out() -> None:

@@ -28,8 +28,8 @@ WILD = ROOT / "wild"
 
 def _live(path: Path) -> Bundle:
     b = load_bundle(str(path))
-    wl = b.workload.model_copy(update={"terminal_state": None, "exit_code": None})
-    wl.window = wl.window.model_copy(update={"end": None})
+    wl = records.replace(b.workload, terminal_state=None, exit_code=None,
+                         window=records.replace(b.workload.window, end=None))
     b.context = Context.from_spec(wl)
     b.sources = [s for s in b.sources if s.spec.kind != "scheduler"]
     return b

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from firstfault.bundle import Context, WorkloadSpec
+from firstfault.bundle import Context, workload_spec
 from firstfault.extract.documents import read_document
 from firstfault.extract.flightrec import MAX_PGS, read_flight_recorder
 from firstfault.extract.safepickle import PickleLimits, PickleRefused, UnsafeDumpError, check_pickle, load
@@ -264,7 +264,7 @@ def test_integers_at_the_64_bit_edge() -> None:
 
 # -- item 10: a document's problems are capped --
 
-CTX = Context.from_spec(WorkloadSpec.model_validate({"id": "42", "nodes": ["node-01"]}))
+CTX = Context.from_spec(workload_spec({"id": "42", "nodes": ["node-01"]}))
 
 
 def test_a_million_problems_in_one_pickle_are_a_hundred_and_a_count() -> None:

@@ -11,7 +11,7 @@ import yaml
 
 from firstfault.analysis.analyze import Analyzer
 from firstfault.blueprint.config import ConfigError, load_config
-from firstfault.bundle import Context, SourceSpec, WorkloadSpec
+from firstfault.bundle import Context, SourceSpec, workload_spec
 from firstfault.collect import fabric as fabric_mod
 from firstfault.collect.fabric import FabricConnector
 from firstfault.collect.files import FilesConnector
@@ -23,7 +23,7 @@ TOPOLOGY = RECORDED / "ibnetdiscover.txt"
 
 
 def _context() -> Context:
-    return Context.from_spec(WorkloadSpec.model_validate(workload(NODES[:4], [])["workload"]))
+    return Context.from_spec(workload_spec(workload(NODES[:4], [])["workload"]))
 
 
 def _analyse(tmp_path: Path, conn: FabricConnector) -> Verdict:
@@ -32,7 +32,7 @@ def _analyse(tmp_path: Path, conn: FabricConnector) -> Verdict:
     (tmp_path / "nodes" / "node-03" / "kern.log").write_text(link_down("node-03"))
     ctx = _context()
     analysis = Analyzer().start(ctx)
-    FilesConnector([SourceSpec.model_validate(KERNEL_SOURCE)], tmp_path).collect(ctx, (), analysis)
+    FilesConnector([SourceSpec(**KERNEL_SOURCE)], tmp_path).collect(ctx, (), analysis)
     conn.collect(ctx, (), analysis)
     return analysis.finish()
 

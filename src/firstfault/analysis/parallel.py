@@ -35,10 +35,10 @@ from firstfault.bundle import Bundle, ResolvedSource, SourceFile
 from firstfault.collect.events import EventStore
 from firstfault.collect.evidence import EvidenceSink, ScannerSource, collect_bundle
 from firstfault.collect.fold import LineFold
-from firstfault.collect.scan import LINE_SOURCES, Extraction, FileStats, all_line_extractors
+from firstfault.collect.scan import Extraction, FileStats, all_line_extractors
 from firstfault.extract.base import Candidate
 from firstfault.extract.unrecognized import Folded, FoldFull, OfferFold, Unrecognized, zeroed
-from firstfault.model import Event
+from firstfault.model import LINE_SOURCES, Event
 from firstfault.timeparse import TimeParser
 
 

@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from firstfault import records
 from firstfault.blueprint.config import AlertmanagerOutput, Auth, BlueprintConfig, ConfigError, Http
 from firstfault.blueprint.pipeline import Pipeline, Progress
 from firstfault.collect.base import LogConnector, MetricConnector
@@ -82,7 +83,7 @@ def log_connectors(cfg: BlueprintConfig, job_id: str | None = None) -> list[LogC
 
         job = job_id or ""
         root = logs.files.root.replace("{job}", job)
-        sources = [s.model_copy(update={"path": s.path.replace("{job}", job)}) for s in logs.files.sources]
+        sources = [records.replace(s, path=s.path.replace("{job}", job)) for s in logs.files.sources]
         out.append(FilesConnector(sources, Path(root)))
     if logs.loki is not None:
         from firstfault.collect.loki import LokiConnector

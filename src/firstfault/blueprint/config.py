@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from firstfault import yamlio
+from firstfault import records, yamlio
 from firstfault.bundle import SourceSpec
-from firstfault.model import Domain, Outcome
+from firstfault.model import Domain, LineSource, Outcome
+
+if TYPE_CHECKING:
+    _Source = SourceSpec
+else:  # the record, validated by records.py inside these pydantic settings
+    _Source = records.as_pydantic(SourceSpec)
 
 # Which verdicts alert by default (firstfault.sinks.alertmanager keeps the same tuples).
 ALERT_OUTCOMES: tuple[Outcome, ...] = ("failed", "timeout", "cancelled", "preempted", "node_fail", "out_of_memory",
@@ -117,12 +122,12 @@ class FilesConfig(_Strict):
     """Local files, like a bundle's sources; `{job}` in `root` and in source paths is the job id."""
 
     root: str
-    sources: list[SourceSpec]
+    sources: list[_Source]
 
 
 class LokiConfig(_Strict):
     url: str
-    queries: dict[Literal["kernel", "syslog", "fabricmanager", "application"], str]
+    queries: dict[LineSource, str]
     node_label: str = "host"
     rank_label: str | None = None
     limit: int = Field(default=5000, ge=1, le=100000)

@@ -9,13 +9,14 @@ in catalog/tableschema.py, imported only when a table is built from its YAML, no
 on-disk cache.
 """
 
+from collections import abc
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import suppress
 from functools import lru_cache, wraps
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple, Protocol, TypeVar, cast, get_args
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar, cast, get_args, get_origin, get_type_hints
 
 from firstfault.catalog.vocab import (
     AsyncMeans,
@@ -92,34 +93,36 @@ T = TypeVar("T")
 
 
 def _kept(file: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
-    """A table built from catalog/<file> and validated once, then kept in the on-disk cache (pickled,
-    firstfault/cache.py) by the sha256 of the file, of this module and its schema and of the pydantic that
-    validated it: a start-up reads the records back instead of parsing and validating them (and imports
-    neither yaml nor pydantic). A table that cannot be pickled, or an entry that does not load, is built
-    again."""
+    """A table built from catalog/<file> and validated once, then kept in the on-disk cache (firstfault/cache.py)
+    as msgpack, typed by the build's return annotation (msgspec decodes it back into the same rows, checking their
+    types: no pickle), by the sha256 of the file, of this module and its schema and of the pydantic that validated
+    it: a start-up reads the records back instead of parsing and validating them (and imports neither yaml nor
+    pydantic). A table that cannot be encoded, or an entry that does not decode, is built again."""
 
     def wrap(build: Callable[[], T]) -> Callable[[], T]:
         @wraps(build)
         def load() -> T:
-            import pickle
             import sys
+
+            import msgspec
 
             from firstfault import cache
 
+            kind = get_type_hints(build)["return"]
+            mapping = get_origin(kind) is abc.Mapping
             raw = resources.files("firstfault").joinpath("catalog", file).read_bytes()
             name = "tables-" + cache.key(build.__name__, file, raw, *_module_source(), sys.version,
-                                         cache.stamp("pydantic", "version.py")) + ".pickle"
+                                         cache.stamp("pydantic", "version.py")) + ".msgpack"
             data = cache.get(name)
             if data is not None:
                 try:
-                    kind, value = pickle.loads(data)  # our own entry, in a directory only this user writes
-                    return cast(T, MappingProxyType(value) if kind == "mapping" else value)
-                except Exception:  # a corrupt or foreign entry: build it again
+                    value = msgspec.msgpack.decode(data, type=kind)
+                    return cast(T, MappingProxyType(value) if mapping else value)
+                except (msgspec.DecodeError, TypeError, ValueError):  # a corrupt or foreign entry: build it again
                     pass
             table = build()
-            entry = ("mapping", dict(table)) if isinstance(table, MappingProxyType) else ("value", table)
             with suppress(Exception):  # the cache is an optimisation only
-                cache.put(name, pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL))
+                cache.put(name, msgspec.msgpack.encode(dict(table) if mapping else table))  # type: ignore[call-overload]
             return table
 
         return load
@@ -372,7 +375,7 @@ class LocalStatus(NamedTuple):
 
 class TransportTable(NamedTuple):
     """catalog/transport.yaml, validated: completion statuses, adapter async events, peer and local statuses
-    (kept pickled)."""
+    (kept in the cache)."""
 
     completions: tuple[CompletionStatus, ...]  # every row with its class (an mlx5 row has its ibv status's)
     async_events: tuple[AsyncEvent, ...]

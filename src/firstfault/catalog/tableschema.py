@@ -8,7 +8,6 @@ model here has a record with its fields (tests/test_records.py holds them togeth
 here only.
 """
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -34,6 +33,7 @@ from firstfault.catalog.vocab import (
     StoreSide,
     SxidClass,
     XidClass,
+    check_regex,
 )
 
 
@@ -144,13 +144,9 @@ class PerfqueryCounter(_Plain):
 
 
 def regex(v: str | None) -> str | None:
-    """A field that must be a regular expression: re.error becomes the ValueError pydantic reports with the
-    field's place (pydantic passes other exceptions through unwrapped). Rules use it too (engine/ruleschema.py)."""
+    """A field that must be a regular expression (vocab.check_regex), as a pydantic field validator."""
     if v is not None:
-        try:
-            re.compile(v)
-        except re.error as exc:
-            raise ValueError(f"bad regex {v!r}: {exc}") from exc
+        check_regex(v)
     return v
 
 

@@ -1,16 +1,26 @@
-"""The vendor tables' closed vocabularies: the classes, sides and states a row may name, and the error a malformed
-table raises.
+"""The vendor tables' closed vocabularies: the classes, sides and states a row may name, the error a malformed
+table raises, and the check of a field that must be a regular expression (tables and rules).
 
 Both sides of a table read them: the records (catalog/tables.py) type their fields with them, and the pydantic
 models that validate the YAML (catalog/tableschema.py) check a row against them. Neither of those imports the
 other's module for them.
 """
 
+import re
 from typing import Literal
 
 
 class CatalogTableError(ValueError):
     """A shipped table is malformed: a packaging bug, never user input."""
+
+
+def check_regex(value: str) -> None:
+    """A field that must be a regular expression (a table's, a rule's): a ValueError naming it when it does not
+    compile (a record's check raises it; records.py reports it at the record's path)."""
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"bad regex {value!r}: {exc}") from exc
 
 
 # The GPU: Xids, SXids, CUDA errors (catalog/xid.yaml, sxid.yaml, cuda.yaml)

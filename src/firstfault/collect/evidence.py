@@ -16,10 +16,10 @@ from datetime import datetime
 from typing import IO, Literal, Protocol
 
 from firstfault.bundle import Bundle, ResolvedSource, SourceFile, open_evidence
-from firstfault.collect.scan import LINE_SOURCES, FileStats, LineScanner
+from firstfault.collect.scan import FileStats, LineScanner
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import MAX_STRUCTURED_BYTES, PER_FILE_DOCUMENTS
-from firstfault.model import CoverageItem, ErrorItem
+from firstfault.model import LINE_SOURCES, CoverageItem, ErrorItem
 from firstfault.timeparse import TimeParser
 
 

@@ -55,9 +55,9 @@ from firstfault.bundle import Context, SourceFile, SourceSpec, open_evidence, re
 from firstfault.collect.evidence import EvidenceSink, _collect_document
 from firstfault.collect.files import scanners_for
 from firstfault.collect.lines import StreamReader, WordFilter, coverage_item, match_node
-from firstfault.collect.scan import LINE_SOURCES, MAX_LINE, binary_share
+from firstfault.collect.scan import MAX_LINE, binary_share
 from firstfault.extract.documents import PER_FILE_DOCUMENTS
-from firstfault.model import CoverageItem, ErrorItem
+from firstfault.model import LINE_SOURCES, CoverageItem, ErrorItem
 from firstfault.timeparse import Stamp, TimeParser
 
 MAX_READ = 64 << 20  # bytes read from one file in one poll: the rest waits for the next one

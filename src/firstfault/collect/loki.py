@@ -39,8 +39,7 @@ from firstfault.bundle import Context
 from firstfault.collect.evidence import EvidenceSink
 from firstfault.collect.http import FetchError, HttpOptions, describe, get, make_client
 from firstfault.collect.lines import StreamReader, WordFilter, coverage_item, match_node, remote_window
-from firstfault.collect.scan import LINE_SOURCES
-from firstfault.model import ErrorItem
+from firstfault.model import LINE_SOURCES, ErrorItem
 from firstfault.querytext import label_value, quoted, re2_literal
 from firstfault.timeparse import TimeParser
 

@@ -42,7 +42,6 @@ from firstfault.timeparse import TIME_MAX, TIME_MIN, Stamp, TimeParser, _fast
 
 TEXT_CLIP = 2000  # evidence text kept per line
 BACKWALK_LINES = 400  # how far back to look for a stamp inside a chunk
-LINE_SOURCES = ("kernel", "syslog", "fabricmanager", "application")
 
 # The prefilter's engines, fastest first (`_Matcher`). FIRSTFAULT_MATCHER names the fastest one that may be used
 # (a test or a benchmark blocks the faster ones with it: `aho-corasick` blocks Hyperscan, `re` both); it is read

@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, StrictInt, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from firstfault import records as _records
-from firstfault.bundle import Bundle, Context, WorkloadSpec
+from firstfault.bundle import Bundle, Context, WorkloadSpec, workload_spec
 from firstfault.collect.evidence import ScannerSource, collect_bundle
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import PER_FILE_DOCUMENTS, read_document
@@ -33,22 +33,12 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def _as_record(cls: type[Any]) -> Any:
-    """`cls`, a records.Record of scalars and lists, as a field of the pydantic request: validated and
-    written by records.py, described inline by its own schema."""
-    def check(value: Any) -> Any:
-        return value if isinstance(value, cls) else _records.convert(value, cls)  # ValidationError: a ValueError
-
-    return Annotated[cls, PlainValidator(check), PlainSerializer(_records.to_builtins),
-                     WithJsonSchema(_records.schemas([cls])[1][cls.__name__])]
-
-
 if TYPE_CHECKING:
     _Coverage = CoverageItem
     _Error = ErrorItem
-else:
-    _Coverage = _as_record(CoverageItem)
-    _Error = _as_record(ErrorItem)
+else:  # records, validated and written by records.py inside this pydantic model
+    _Coverage = _records.as_pydantic(CoverageItem)
+    _Error = _records.as_pydantic(ErrorItem)
 
 
 class LineObservation(_Strict):
@@ -98,9 +88,15 @@ class NodeActivity(_Strict):
     last_seen: datetime
 
 
+if TYPE_CHECKING:
+    _Context = WorkloadSpec
+else:  # the record, validated and written by records.py inside this pydantic model
+    _Context = _records.as_pydantic(WorkloadSpec, workload_spec)
+
+
 class AnalyzeRequest(_Strict):
     apiVersion: Literal["firstfault/v1"] = "firstfault/v1"
-    context: WorkloadSpec
+    context: _Context
     lines: list[LineObservation] = Field(default_factory=list)
     documents: list[DocumentObservation] = Field(default_factory=list)
     activity: list[NodeActivity] = Field(default_factory=list)

@@ -9,6 +9,7 @@ attempt still runs: `StaticList` holds such attempts for `watch --follow`
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import re
@@ -16,9 +17,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
-from pydantic import ValidationError
-
-from firstfault.bundle import Context, WindowSpec, WorkloadSpec
+from firstfault import records
+from firstfault.bundle import Context, workload_spec
 from firstfault.hostlist import hostlist_expand
 from firstfault.identify.base import ContextError, Identified, Running
 from firstfault.timeparse import parse_rfc3339
@@ -93,29 +93,22 @@ class StaticContext:
         if id is None:
             id = static_id(begin, finish, node_list, ranks)
         try:
-            spec = WorkloadSpec(
-                id=id,
-                name=name,
-                scheduler="static",
-                window=WindowSpec(start=start, end=end),
-                nodes=node_list,
-                ranks=dict(ranks) if ranks is not None else None,
-                terminal_state=terminal_state,
-                exit_code=exit_code,
-                timezone=timezone,
-            )
+            spec = workload_spec({
+                "id": id, "name": name, "scheduler": "static", "window": {"start": start, "end": end},
+                "nodes": node_list, "ranks": dict(ranks) if ranks is not None else None,
+                "terminal_state": terminal_state, "exit_code": exit_code, "timezone": timezone,
+            })
             Context.from_spec(spec)  # checks the rank ranges and the zone
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise ContextError(f"static context: {where}: {first['msg']}") from exc
+        except records.ValidationError as exc:
+            loc, msg = records.location(exc)
+            raise ContextError(f"static context: {'.'.join(str(p) for p in loc) or '(root)'}: {msg}") from exc
         except ValueError as exc:
             raise ContextError(f"static context: {exc}") from exc
         self.workload = spec
 
     def identify(self, ref: str = "") -> Identified:
         """The configured context, whatever the ref (a static context names one attempt only)."""
-        return Identified(workload=self.workload.model_copy(deep=True))
+        return Identified(workload=copy.deepcopy(self.workload))
 
 
 class StaticList:

@@ -20,6 +20,7 @@ from starlette.types import Scope
 
 import firstfault
 from firstfault import records
+from firstfault.bundle import WorkloadSpec
 from firstfault.collect.wire import AnalyzeRequest
 from firstfault.engine.loader import Catalog, load_catalog, shipped_catalog
 from firstfault.model import Verdict
@@ -128,6 +129,8 @@ def create_app(settings: ServiceSettings | None = None, catalog: Catalog | None 
             for name, sch in extra.pop("$defs", {}).items():
                 schemas.setdefault(name, sch)
             schemas["AnalyzeRequest"] = extra
+            # The request's records (written out in full where the request nests them) as components too.
+            schemas.update(records.schemas([WorkloadSpec])[1])
             app.openapi_schema = doc
         return app.openapi_schema
 

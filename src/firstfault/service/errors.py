@@ -38,11 +38,11 @@ def invalid(message: str, detail: Sequence[ProblemDetail] = ()) -> Problem:
     return Problem(422, "invalid_request", message, detail)
 
 
-def _record_detail(exc: records.ValidationError, at: Sequence[Any], prefix: str, line: int | None) -> ProblemDetail:
-    """A records.ValidationError (msgspec's first problem) of the record at key path `at`."""
+def _record_detail(exc: records.ValidationError, prefix: str, line: int | None) -> ProblemDetail:
+    """A records.ValidationError (msgspec's first problem) as the detail naming its key path."""
     loc, msg = records.location(exc)
     unknown = msg == "unknown key"
-    return ProblemDetail(loc=json_path((*at, *loc), prefix), msg="unknown field" if unknown else msg,
+    return ProblemDetail(loc=json_path(loc, prefix), msg="unknown field" if unknown else msg,
                          type="extra_forbidden" if unknown else "invalid", line=line)
 
 
@@ -51,13 +51,9 @@ def from_validation(exc: Any, prefix: str = "", line: int | None = None, limit: 
     (its first problem, which is all msgspec reports) or a pydantic one (up to `limit` problems)."""
     details = []
     if isinstance(exc, records.ValidationError):
-        details.append(_record_detail(exc, (), prefix, line))
+        details.append(_record_detail(exc, prefix, line))
     else:
         for err in exc.errors(include_url=False)[:limit]:
-            inner = err.get("ctx", {}).get("error")
-            if isinstance(inner, records.ValidationError):  # a record inside a pydantic model (collect/wire.py)
-                details.append(_record_detail(inner, err["loc"], prefix, line))
-                continue
             msg = "unknown field" if err["type"] == "extra_forbidden" else str(err["msg"])
             details.append(ProblemDetail(loc=json_path(err["loc"], prefix), msg=msg, type=err["type"], line=line))
     first = details[0] if details else None

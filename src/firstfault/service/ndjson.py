@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import from_json
 
 from firstfault import records
-from firstfault.bundle import WorkloadSpec
+from firstfault.bundle import WorkloadSpec, workload_spec
 from firstfault.collect.wire import (
     AnalyzeRequest,
     DocumentObservation,
@@ -28,7 +28,7 @@ from firstfault.collect.wire import (
 from firstfault.model import CoverageItem, ErrorItem
 from firstfault.responses import ProblemDetail
 from firstfault.service.body import too_large
-from firstfault.service.errors import from_validation, invalid
+from firstfault.service.errors import from_validation, invalid, json_path
 
 RECORD_TYPES: dict[str, type[BaseModel] | type[records.Record]] = {  # coverage and error: records.py's
     "line": LineObservation,
@@ -97,9 +97,12 @@ def read_context(lines: Iterator[tuple[int, bytes]]) -> WorkloadSpec:
         raise _bad_type(lineno, obj.get("type"), "'context' first")
     obj.pop("type")
     try:
-        return WorkloadSpec.model_validate(obj)
-    except ValidationError as exc:
-        raise from_validation(exc, line=lineno) from exc
+        return workload_spec(obj)
+    except records.ValidationError as exc:
+        loc, msg = records.location(exc)
+        path = json_path(loc)
+        raise invalid(f"line {lineno}: {path or '(body)'}: {msg}",
+                      [ProblemDetail(loc=path, msg=msg, type="value_error", line=lineno)]) from exc
 
 
 def read_records(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
@@ -122,7 +125,7 @@ def read_records(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
 
 def request_records(req: AnalyzeRequest) -> Iterator[dict[str, Any]]:
     """An AnalyzeRequest as NDJSON records (JSON-ready dicts), in the order the Service feeds them."""
-    yield {"type": "context", **req.context.model_dump(mode="json")}
+    yield {"type": "context", **records.to_builtins(req.context)}
     for group in (req.documents, req.lines, req.activity, req.coverage, req.errors):
         for r in group:
             yield record_dict(r)

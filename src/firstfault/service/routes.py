@@ -13,9 +13,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import ClientDisconnect
 
 from firstfault import records
-from firstfault.collect.scan import LINE_SOURCES, prefilter_words
+from firstfault.collect.scan import prefilter_words
 from firstfault.extract.metric_conditions import metric_names
-from firstfault.model import CatalogRef, Verdict
+from firstfault.model import LINE_SOURCES, CatalogRef, Verdict
 from firstfault.responses import CatalogInfo, Health, Prefilter, ProblemBody, RuleInfo, described
 from firstfault.service import runner, tarball
 from firstfault.service.auth import TokenCheck
