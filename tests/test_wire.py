@@ -30,7 +30,7 @@ def test_request_form_gives_the_embedded_verdict(bundle: Path, analyzer: Analyze
     embedded = records.dumps(analyzer.analyze_bundle(b, now=NOW))
     req = request_from_bundle(analyzer, b)
     # Through JSON and back, as it would cross the network.
-    req2 = AnalyzeRequest.model_validate_json(req.model_dump_json())
+    req2 = records.decode(records.dumps(req), AnalyzeRequest)
     remote = records.dumps(analyze_request(analyzer, req2, now=NOW))
     assert json.loads(remote) == json.loads(embedded)
     assert remote == embedded

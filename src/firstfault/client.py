@@ -100,7 +100,7 @@ class FirstfaultClient:
 
     def analyze(self, request: AnalyzeRequest) -> Verdict:
         """The JSON form; bodies over 64 KiB travel gzip-compressed, over JSON_ABOVE as NDJSON."""
-        raw = request.model_dump_json().encode()
+        raw = records.encode(request)
         if len(raw) > JSON_ABOVE:
             from firstfault.collect.wire import records as request_records
 

@@ -211,7 +211,7 @@ def test_the_service_and_the_parallel_reader_give_the_same_verdict(analyzer: Ana
     now = datetime(2026, 12, 4, tzinfo=UTC)
     bundle = load_bundle(SCENARIOS / name)
     embedded = records.dumps(analyzer.analyze_bundle(bundle, now=now))
-    request = AnalyzeRequest.model_validate_json(request_from_bundle(analyzer, bundle).model_dump_json())
+    request = records.decode(records.dumps(request_from_bundle(analyzer, bundle)), AnalyzeRequest)
     assert records.dumps(analyze_request(analyzer, request, now=now)) == embedded
     assert records.dumps(analyzer.analyze_bundle(bundle, now=now, workers=2)) == embedded
     verdict, captured = capture_bundle(analyzer, bundle, now=now)

@@ -20,7 +20,6 @@ from starlette.types import Scope
 
 import firstfault
 from firstfault import records
-from firstfault.bundle import WorkloadSpec
 from firstfault.collect.wire import AnalyzeRequest
 from firstfault.engine.loader import Catalog, load_catalog, shipped_catalog
 from firstfault.model import Verdict
@@ -122,15 +121,9 @@ def create_app(settings: ServiceSettings | None = None, catalog: Catalog | None 
         if app.openapi_schema is None:
             doc = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
             schemas = doc.setdefault("components", {}).setdefault("schemas", {})
-            # The records' schemas (the routes refer to them by name), then the request's.
-            for name, sch in records.schemas(described)[1].items():
+            # The records' schemas: the routes refer to them by name (the request's is in ANALYZE_BODY).
+            for name, sch in records.schemas([AnalyzeRequest, *described])[1].items():
                 schemas.setdefault(name, sch)
-            extra = AnalyzeRequest.model_json_schema(ref_template="#/components/schemas/{model}")
-            for name, sch in extra.pop("$defs", {}).items():
-                schemas.setdefault(name, sch)
-            schemas["AnalyzeRequest"] = extra
-            # The request's records (written out in full where the request nests them) as components too.
-            schemas.update(records.schemas([WorkloadSpec])[1])
             app.openapi_schema = doc
         return app.openapi_schema
 
