@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from headline import write_noisy
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.collect import scan
 
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
             t, c = time.perf_counter(), time.process_time()
             v = analyzer.analyze_path(str(bundle), now=now, workers=1)
             times[name].append((time.process_time() - c, time.perf_counter() - t))
-            docs[name] = v.model_dump_json(indent=2)
+            docs[name] = records.dumps(v, indent=2)
     scan._fold_run = run
     print("noisy log, %d lines, %d runs each (medians)" % (a.lines, a.repeat))
     for name, ts in times.items():

@@ -40,6 +40,7 @@ from pathlib import Path
 
 import httpx
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer, analyze_request
 from firstfault.bundle import load_bundle
 from firstfault.collect.wire import AnalyzeRequest, request_from_bundle
@@ -77,7 +78,7 @@ def build_payloads(form: str, analyzer: Analyzer, repeat: int, roots: list[Path]
         b = load_bundle(root)
         req = request_from_bundle(analyzer, b)
         if form == "json":
-            p = Payload(root.name, req.model_dump_json().encode(), {"Content-Type": "application/json"})
+            p = Payload(root.name, records.dumps(req).encode(), {"Content-Type": "application/json"})
         elif form == "ndjson":
             raw = b"".join(json.dumps(r).encode() + b"\n" for r in request_records(req))
             p = Payload(root.name, gzip.compress(raw, 5),
@@ -93,8 +94,8 @@ def build_payloads(form: str, analyzer: Analyzer, repeat: int, roots: list[Path]
             if form == "tar":
                 analyzer.analyze_bundle(load_bundle(root))
             else:
-                analyze_request(analyzer, AnalyzeRequest.model_validate_json(p.body if form == "json"
-                                                                              else req.model_dump_json()))
+                analyze_request(analyzer, records.decode(p.body if form == "json"
+                                                                              else records.dumps(req), AnalyzeRequest))
 
         embedded()
         t0 = time.perf_counter()

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from firstfault import records
+
 
 def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     times, out = [], None
@@ -66,7 +68,7 @@ def main() -> int:
     print("lines kept %d of %d, documents %d of %d; raw %.2f MiB, stored %.3f MiB (cap %.2f MiB), truncated %s"
           % (ev.lines_kept, ev.lines_total, ev.documents_kept, ev.documents_total, ev.raw_bytes / 2**20,
              len(ev.data) / 2**20, args.cap / 2**20, ev.truncated))
-    same = again.model_dump_json() == verdict.model_dump_json() == plain.model_dump_json()
+    same = records.dumps(again) == records.dumps(verdict) == records.dumps(plain)
     print("replayed verdict is the verdict: %s" % same)
     return 0 if same or ev.truncated else 1
 

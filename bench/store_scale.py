@@ -56,6 +56,7 @@ from sqlalchemy import event, text  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 from tests.store.bulkload import Batch  # noqa: E402
 
+from firstfault import records  # noqa: E402
 from firstfault.analysis.analyze import Analyzer  # noqa: E402
 from firstfault.dashboard import make_router  # noqa: E402
 from firstfault.model import (  # noqa: E402
@@ -100,7 +101,7 @@ class Generator:
         now = NOW
         self.templates: dict[str, list[dict[str, Any]]] = {}
         for dom, paths in SAMPLES.items():
-            self.templates[dom] = [json.loads(analyzer.analyze_path(str(ROOT / p), now=now).model_dump_json())
+            self.templates[dom] = [records.to_builtins(analyzer.analyze_path(str(ROOT / p), now=now))
                                    for p in paths]
         self.domains = list(MIX)
         self.weights = [MIX[d] for d in self.domains]
@@ -142,7 +143,7 @@ class Generator:
         doc["workload"]["id"] = f"{cluster}-{100000 + i}"
         doc["workload"]["window"] = {"start": iso(end - length), "end": iso(end)}
         doc["analyzed_at"] = iso(min(end + lag, NOW))
-        return Verdict.model_validate(doc), Enrichment(cluster=cluster)
+        return records.convert(doc, Verdict), Enrichment(cluster=cluster)
 
 
 def _rename(x: Any, m: dict[str, str]) -> Any:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 
 SHOWCASE = Path(__file__).resolve().parent.parent / "examples" / "nvlink-xid149"
@@ -36,7 +37,7 @@ def analyzer() -> Analyzer:
 
 
 def _verdict(analyzer: Analyzer, path: Path) -> dict[str, object]:
-    return json.loads(analyzer.analyze_path(str(path)).model_dump_json())  # type: ignore[no-any-return]
+    return json.loads(records.dumps(analyzer.analyze_path(str(path))))  # type: ignore[no-any-return]
 
 
 def _showcase_with(tmp_path: Path, lines: list[str]) -> tuple[Path, int]:

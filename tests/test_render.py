@@ -9,6 +9,7 @@ from typing import Any, cast
 
 import pytest
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Enrichment, Verdict
 from firstfault.render import make_console, ranks_text, render_markdown, terminal_width, text_lines, write
@@ -195,7 +196,7 @@ def test_markdown_has_the_heading_bullets_and_a_fenced_block(verdicts: dict[str,
 @pytest.mark.parametrize("name", list(BUNDLES))
 def test_markdown_is_deterministic(verdicts: dict[str, Verdict], name: str) -> None:
     v = verdicts[name]
-    later = v.model_copy(update={"analyzed_at": "2099-01-01T00:00:00.000000Z"})
+    later = records.replace(v, analyzed_at="2099-01-01T00:00:00.000000Z")
     assert render_markdown(v) == render_markdown(later)
     assert render_markdown(v, verbose=True) == render_markdown(later, verbose=True)
     assert v.analyzed_at not in render_markdown(v, verbose=True)
@@ -215,9 +216,9 @@ def test_markdown_verbose_has_every_evidence_line(verdicts: dict[str, Verdict]) 
 def test_markdown_escapes_what_would_become_markup(verdicts: dict[str, Verdict]) -> None:
     v = verdicts["showcase"]
     assert v.root_cause is not None
-    rc = v.root_cause.model_copy(update={"summary": "a *bold* <b>claim</b> with `ticks`"})
-    ev = [v.evidence[0].model_copy(update={"text": "before ``` after"}), *v.evidence[1:]]
-    md = render_markdown(v.model_copy(update={"root_cause": rc, "evidence": ev}))
+    rc = records.replace(v.root_cause, summary="a *bold* <b>claim</b> with `ticks`")
+    ev = [records.replace(v.evidence[0], text="before ``` after"), *v.evidence[1:]]
+    md = render_markdown(records.replace(v, root_cause=rc, evidence=ev))
     assert r"a \*bold\* \<b>claim\</b> with \`ticks\`" in md
     assert "````text" in md and "\n````\n" in md  # a fence longer than any run of backticks inside
     assert "node-[01-04]" in md and "NETIR_LINK_EVT" in md  # nothing escaped that needs no escaping
@@ -252,8 +253,8 @@ def test_leads_and_unrecognized_are_shown_when_present(verdicts: dict[str, Verdi
 def test_many_nodes_and_ranks_stay_on_a_few_lines(verdicts: dict[str, Verdict]) -> None:
     v = verdicts["unknown"]
     nodes = [f"node-{i:03d}" for i in range(1, 513)]
-    sym = v.symptoms[0].model_copy(update={"nodes": nodes, "ranks": list(range(4096))})
-    big = v.model_copy(update={"symptoms": [sym]})
+    sym = records.replace(v.symptoms[0], nodes=nodes, ranks=list(range(4096)))
+    big = records.replace(v, symptoms=[sym])
     short = _text(big, 80)
     assert "node-[001-512] (512 nodes); ranks 0-4095" in short
     assert len(short.splitlines()) <= SHORT_BOUND["unknown"]

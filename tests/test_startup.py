@@ -35,7 +35,7 @@ finally:
 NOT_ON_THE_ANALYZE_PATH = ("sqlalchemy", "alembic", "fastapi", "starlette", "uvicorn", "httpx", "tenacity", "jinja2",
                            "kubernetes", "psycopg", "prometheus_client", "pydantic_settings", "rich",
                            # A valid bundle's records are read and its verdict written without pydantic
-                           # (lazymodel, bundle's hand check, the catalog's records); the command line is
+                           # (records.py, bundle's hand check, the catalog's records); the command line is
                            # click's (firstfault/cli), typer is no dependency.
                            "pydantic", "pydantic_core", "typer")
 # firstfault's own modules for other commands (the Service's request types, the store, the sinks), and
@@ -191,19 +191,18 @@ def test_a_start_up_from_the_cache_imports_no_pydantic_and_loads_what_validation
 
 
 def test_a_one_shot_command_looks_for_no_pydantic_plugin(tmp_path: Path) -> None:
-    # pydantic reads every installed distribution's entry points to find its plugins (firstfault.cli.ONE_SHOT); `show`
-    # validates the saved verdict with pydantic, and skips that search unless PYDANTIC_DISABLE_PLUGINS is set,
-    # leaving the environment as it was. (`analyze` imports no pydantic at all.)
-    saved = tmp_path / "verdict.json"
-    made = subprocess.run([sys.executable, "-m", "firstfault", "analyze", str(ROOT / "examples" / "nvlink-xid149"),
-                           "--format", "json", "-o", str(saved)], capture_output=True, text=True, cwd=ROOT)
-    assert made.returncode == 0, made.stderr
+    # pydantic reads every installed distribution's entry points to find its plugins (firstfault.cli.ONE_SHOT);
+    # `rules check` on a cold cache validates the catalog with pydantic, and skips that search unless
+    # PYDANTIC_DISABLE_PLUGINS is set, leaving the environment as it was. (`analyze` and `show` import no
+    # pydantic at all: records.py reads a verdict.)
     code = PROBE.replace("finally:\n", "finally:\n    import os\n    from pydantic.plugin import _loader\n"
                                         "    print(_loader._plugins, os.environ.get('PYDANTIC_DISABLE_PLUGINS'))\n")
-    args = [sys.executable, "-c", code, "show", str(saved), "--format", "json"]
-    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
-    off = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, env=env)
-    on = subprocess.run(args, capture_output=True, text=True, cwd=ROOT, env={**env, "PYDANTIC_DISABLE_PLUGINS": ""})
+    args = [sys.executable, "-c", code, "rules", "check"]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYDANTIC_DISABLE_PLUGINS", "FIRSTFAULT_CACHE")}
+    off = subprocess.run(args, capture_output=True, text=True, cwd=ROOT,
+                         env={**env, "FIRSTFAULT_CACHE_DIR": str(tmp_path / "off")})
+    on = subprocess.run(args, capture_output=True, text=True, cwd=ROOT,
+                        env={**env, "FIRSTFAULT_CACHE_DIR": str(tmp_path / "on"), "PYDANTIC_DISABLE_PLUGINS": ""})
     assert off.returncode == 0 and on.returncode == 0, off.stderr + on.stderr
     assert off.stdout.splitlines()[-1] == "None None"  # never looked for; the variable is unset again
     assert on.stdout.splitlines()[-1] == "{} "  # looked for (none is installed); the user's value kept

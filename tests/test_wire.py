@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer, analyze_request
 from firstfault.bundle import load_bundle
 from firstfault.collect.wire import AnalyzeRequest, request_from_bundle
@@ -26,10 +27,10 @@ def analyzer() -> Analyzer:
 @pytest.mark.parametrize("bundle", BUNDLES, ids=[p.name for p in BUNDLES])
 def test_request_form_gives_the_embedded_verdict(bundle: Path, analyzer: Analyzer) -> None:
     b = load_bundle(bundle)
-    embedded = analyzer.analyze_bundle(b, now=NOW).model_dump_json()
+    embedded = records.dumps(analyzer.analyze_bundle(b, now=NOW))
     req = request_from_bundle(analyzer, b)
     # Through JSON and back, as it would cross the network.
-    req2 = AnalyzeRequest.model_validate_json(req.model_dump_json())
-    remote = analyze_request(analyzer, req2, now=NOW).model_dump_json()
+    req2 = records.decode(records.dumps(req), AnalyzeRequest)
+    remote = records.dumps(analyze_request(analyzer, req2, now=NOW))
     assert json.loads(remote) == json.loads(embedded)
     assert remote == embedded

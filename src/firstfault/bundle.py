@@ -100,7 +100,7 @@ class WorkloadFile(Record):
     sources: list[SourceSpec] = records.field(default_factory=list)
 
 
-def _plain(workload: Any) -> Any:
+def plain_workload(workload: Any) -> Any:
     """A workload mapping as its record takes it: YAML's own dates and timestamps (an unquoted window time) as
     their ISO text, and an int `id` or `exit_code` as its digits (a job id reads as a number in YAML and JSON)."""
     if not isinstance(workload, dict):
@@ -118,13 +118,13 @@ def _plain(workload: Any) -> Any:
 def workload_spec(data: Any) -> WorkloadSpec:
     """The execution context in parsed JSON or YAML (the Service's context record); records.ValidationError
     naming the key path otherwise."""
-    return convert(_plain(data), WorkloadSpec)
+    return convert(plain_workload(data), WorkloadSpec)
 
 
 def workload_file(data: Any) -> WorkloadFile:
     """A parsed workload.yaml as its record; records.ValidationError naming the key path otherwise."""
     if isinstance(data, dict) and "workload" in data:
-        data = {**data, "workload": _plain(data["workload"])}
+        data = {**data, "workload": plain_workload(data["workload"])}
     return convert(data, WorkloadFile)
 
 

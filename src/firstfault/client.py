@@ -28,6 +28,7 @@ from typing import IO, Any
 
 import httpx
 
+from firstfault import records
 from firstfault.bundle import WorkloadSpec
 from firstfault.collect.wire import AnalyzeRequest, Record
 from firstfault.model import Verdict
@@ -99,12 +100,12 @@ class FirstfaultClient:
 
     def analyze(self, request: AnalyzeRequest) -> Verdict:
         """The JSON form; bodies over 64 KiB travel gzip-compressed, over JSON_ABOVE as NDJSON."""
-        raw = request.model_dump_json().encode()
+        raw = records.encode(request)
         if len(raw) > JSON_ABOVE:
-            from firstfault.collect.wire import records
+            from firstfault.collect.wire import records as request_records
 
             del raw
-            return self.analyze_ndjson(request.context, records(request))
+            return self.analyze_ndjson(request.context, request_records(request))
         with _spool() as body:
             headers = {"Content-Type": "application/json"}
             if len(raw) > GZIP_ABOVE:
@@ -143,14 +144,14 @@ class FirstfaultClient:
             return self._verdict(self._send("POST", "/v1/analyze", {"Content-Type": "application/gzip"}, body))
 
     def catalog(self) -> CatalogInfo:
-        return CatalogInfo.model_validate_json(self._send("GET", "/v1/catalog").content)
+        return records.decode(self._send("GET", "/v1/catalog").content, CatalogInfo)
 
     def prefilter(self) -> list[str]:
         """The literal words a line must contain to matter (the Blueprint's prefilter)."""
         return self.prefilter_info().words
 
     def prefilter_info(self) -> Prefilter:
-        return Prefilter.model_validate_json(self._send("GET", "/v1/catalog/prefilter").content)
+        return records.decode(self._send("GET", "/v1/catalog/prefilter").content, Prefilter)
 
     def ready(self) -> bool:
         try:
@@ -161,7 +162,7 @@ class FirstfaultClient:
     # -- plumbing ------------------------------------------------------------------------------------------------
 
     def _verdict(self, resp: httpx.Response) -> Verdict:
-        return Verdict.model_validate_json(resp.content)
+        return records.decode(resp.content, Verdict)
 
     def _send(self, method: str, url: str, headers: dict[str, str] | None = None,
               body: IO[bytes] | None = None) -> httpx.Response:
@@ -210,10 +211,10 @@ def _plain_members(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
 
 def _error(resp: httpx.Response) -> FirstfaultError:
     try:
-        body = ProblemBody.model_validate_json(resp.content)
-    except ValueError:
+        body = records.decode(resp.content, ProblemBody)
+    except ValueError:  # not JSON, or not a problem body (msgspec.DecodeError, ValidationError)
         return FirstfaultError(resp.status_code, "http_error", resp.text[:500] or resp.reason_phrase)
-    return FirstfaultError(resp.status_code, body.error, body.message, [d.model_dump() for d in body.detail])
+    return FirstfaultError(resp.status_code, body.error, body.message, [records.to_builtins(d) for d in body.detail])
 
 
 __all__ = ["FirstfaultClient", "FirstfaultError"]

@@ -2,18 +2,18 @@
 
 Events are internal (plain slotted dataclasses: thousands are built per
 analysis and they never cross a process boundary). The verdict is the
-public contract of spec/verdict.md: its records are lazymodel records
-(slotted dataclasses that pydantic validates and describes when asked, and
-that serialise to JSON without it), so the Service, the sinks and the CLI
-write it the same way and a short command need not import pydantic.
+public contract of spec/verdict.md: its records are `records.Record`s
+(msgspec Structs: validated, written as JSON and described as JSON Schema by
+records.py), so the Service, the sinks and the CLI write it the same way.
 """
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Annotated, Literal, get_args
+from typing import Literal, get_args
 
-from firstfault.lazymodel import OMIT_NONE, STRICT, Model
+from firstfault.records import UNSET, Record, UnsetType, field
 
 FieldValue = str | int | float | bool | None
 
@@ -55,7 +55,7 @@ class Event:
     evidence: Evidence
     rank: int | None = None
     device: str | None = None
-    fields: dict[str, FieldValue] = field(default_factory=dict)
+    fields: dict[str, FieldValue] = dataclasses.field(default_factory=dict)
     t_lo: datetime | None = None
 
     def earliest(self) -> datetime | None:
@@ -96,10 +96,8 @@ def _iso(t: datetime, _fold: int) -> str:
 
 
 # --------------------------------------------------------------------------
-# Verdict (spec/verdict.md). Field order here is the output order.
-# A docstring spares dataclass an inspect.signature per class at import; one
-# that begins "Name(" is not put in the JSON schema (pydantic takes it for
-# dataclass's own), so the OpenAPI document keeps the descriptions it had.
+# Verdict (spec/verdict.md). Field order here is the output order; a
+# record's docstring is its description in the JSON schema (OpenAPI).
 # --------------------------------------------------------------------------
 
 Outcome = Literal[
@@ -136,17 +134,15 @@ CAUSE_DOMAINS: tuple[str, ...] = (
 )
 
 
-@dataclass(slots=True, kw_only=True, eq=False, repr=False)
-class Window(Model):
-    """Window(start, end): when the attempt ran (RFC 3339, UTC)."""
+class Window(Record, kw_only=True):
+    """When the attempt ran (RFC 3339, UTC)."""
 
     start: str | None = None
     end: str | None = None
 
 
-@dataclass(slots=True, kw_only=True, eq=False, repr=False)
-class WorkloadRef(Model):
-    """WorkloadRef(id, attempt, ...): which attempt of which job, where it ran."""
+class WorkloadRef(Record, kw_only=True):
+    """Which attempt of which job, where it ran."""
 
     id: str
     attempt: int = 0
@@ -156,9 +152,8 @@ class WorkloadRef(Model):
     nodes: list[str]
 
 
-@dataclass(slots=True, kw_only=True, eq=False, repr=False)
-class Cause(Model):
-    """Cause(category, domain, ...): a finding that says where the failure began."""
+class Cause(Record, kw_only=True):
+    """A finding that says where the failure began."""
 
     category: str
     domain: str
@@ -172,9 +167,8 @@ class Cause(Model):
     why: str | None = None
 
 
-@dataclass(slots=True, kw_only=True, eq=False, repr=False)
-class Symptom(Model):
-    """Symptom(category, nodes, ...): events that follow a failure, grouped by category."""
+class Symptom(Record, kw_only=True):
+    """Events that follow a failure, grouped by category."""
 
     category: str
     nodes: list[str]
@@ -184,9 +178,8 @@ class Symptom(Model):
     explained_by: str | None
 
 
-@dataclass(slots=True, kw_only=True, eq=False, repr=False)
-class Cable(Model):
-    """Cable(switch, switch_port, node, port): the cable of the port an evidence item names, from a fabric source.
+class Cable(Record, kw_only=True):
+    """The cable of the port an evidence item names, from a fabric source.
 
     The switch end, and the other end: a host (`node-03`, `mlx5_0:1`) or, for a cable between
     switches, another switch and its port."""
@@ -207,9 +200,8 @@ def cable_key(switch: str, switch_port: str, node: str, port: str) -> str:
     return f"{switch_port_key(switch, switch_port)} - {node}/{port}"
 
 
-@dataclass(slots=True, kw_only=True, eq=False, repr=False)
-class EvidenceItem(Model):
-    """EvidenceItem(role, source, ...): one line (or sample) the verdict cites."""
+class EvidenceItem(Record, kw_only=True):
+    """One line (or sample) the verdict cites."""
 
     role: Literal["cause", "candidate", "symptom", "secondary", "context", "lead"]
     source: str
@@ -225,14 +217,13 @@ class EvidenceItem(Model):
     # The host or switch port the event names (engine/ports.py): `mlx5_5:1`, `ibp94s0`, `nvswitch2:30`.
     port: str | None = None
     # The cable that port is on, when a fabric source says (engine/fabric.py); absent otherwise.
-    cable: Annotated[Cable | None, OMIT_NONE] = None
+    cable: Cable | UnsetType = UNSET
 
 
 LeadKind = Literal["laggard_rank", "desync", "first_exit", "stuck_frame", "common_switch"]
 
 
-@dataclass(slots=True, kw_only=True, eq=False, repr=False)
-class Lead(Model):
+class Lead(Record, kw_only=True):
     """Where the evidence points when it does not establish a cause (spec: Leads)."""
 
     kind: LeadKind
@@ -245,33 +236,30 @@ class Lead(Model):
     devices: list[str] = field(default_factory=list)
 
 
-@dataclass(slots=True, kw_only=True, eq=False, repr=False)
-class CoverageItem(Model):
-    """CoverageItem(source, status, ...): how much of one source kind was read."""
+class CoverageItem(Record, kw_only=True):
+    """How much of one source kind was read."""
 
     source: str
     status: Literal["complete", "partial", "missing", "empty", "error"]
-    # Strict: a JSON `false` or "3" is refused, not read as 0 or 3 (the schema says integer).
-    nodes_seen: Annotated[int, STRICT]
-    nodes_expected: Annotated[int, STRICT]
-    lines: Annotated[int, STRICT]
-    files: Annotated[int, STRICT] = 0
+    # Validation is strict: a JSON `false` or "3" is refused, not read as 0 or 3 (the schema says integer).
+    nodes_seen: int
+    nodes_expected: int
+    lines: int
+    files: int = 0
     missing_nodes: list[str] = field(default_factory=list)
     note: str | None = None
 
 
-@dataclass(slots=True, kw_only=True, eq=False, repr=False)
-class ErrorItem(Model):
-    """ErrorItem(source, file, line, message): a source that could not be read (in part)."""
+class ErrorItem(Record, kw_only=True):
+    """A source that could not be read (in part)."""
 
     source: str
     file: str | None = None
-    line: Annotated[int, STRICT] | None = None
+    line: int | None = None
     message: str
 
 
-@dataclass(slots=True, kw_only=True, eq=False, repr=False)
-class UnrecognizedLine(Model):
+class UnrecognizedLine(Record, kw_only=True):
     """The earliest line of an unrecognized group."""
 
     file: str | None
@@ -280,8 +268,7 @@ class UnrecognizedLine(Model):
     text: str
 
 
-@dataclass(slots=True, kw_only=True, eq=False, repr=False)
-class Unrecognized(Model):
+class Unrecognized(Record, kw_only=True):
     """Error-looking lines that no extractor understood, grouped by masked template."""
 
     template: str
@@ -290,16 +277,14 @@ class Unrecognized(Model):
     first: UnrecognizedLine
 
 
-@dataclass(slots=True, kw_only=True, eq=False, repr=False)
-class CatalogRef(Model):
-    """CatalogRef(version, sha256): the rule catalog that judged."""
+class CatalogRef(Record, kw_only=True):
+    """The rule catalog that judged."""
 
     version: str
     sha256: str
 
 
-@dataclass(slots=True, kw_only=True, eq=False, repr=False)
-class Superseded(Model):
+class Superseded(Record, kw_only=True):
     """A provisional verdict sent while the attempt ran, as its final verdict judges it (spec: Provisional)."""
 
     category: str
@@ -310,9 +295,8 @@ class Superseded(Model):
     held: bool  # the final verdict names the same cause on those nodes
 
 
-@dataclass(slots=True, kw_only=True, eq=False, repr=False)
-class Verdict(Model):
-    """Verdict(apiVersion, workload, ...): the verdict document (docs/verdict.md)."""
+class Verdict(Record, kw_only=True):
+    """The verdict document (docs/verdict.md)."""
 
     apiVersion: str = API_VERSION
     workload: WorkloadRef
@@ -343,7 +327,7 @@ class Enrichment:
     """What the Blueprint adds to a verdict before writing it (not part of the verdict document)."""
 
     cluster: str | None = None
-    links: dict[str, str] = field(default_factory=dict)
+    links: dict[str, str] = dataclasses.field(default_factory=dict)
     owner: str | None = None
-    previous_attempts: list[str] = field(default_factory=list)
+    previous_attempts: list[str] = dataclasses.field(default_factory=list)
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault import records
 from firstfault.model import Cause, EvidenceItem, Verdict
 
 if TYPE_CHECKING:
@@ -730,7 +731,7 @@ def write(v: Verdict, fmt: str, stream: TextIO, *, width: int | None = None, ver
           enrichment: Enrichment | None = None, color: bool | None = None) -> None:
     """`fmt` text, markdown or json (the verdict document, exactly `analyze --format json`)."""
     if fmt == "json":
-        stream.write(v.model_dump_json(indent=2) + "\n")
+        stream.write(records.dumps(v, indent=2) + "\n")
     elif fmt == "markdown":
         stream.write(render_markdown(v, verbose=verbose, enrichment=enrichment))
     elif fmt == "text":

@@ -25,14 +25,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
+from firstfault import records
 from firstfault.analysis.analyze import Analysis, Analyzer
 from firstfault.bundle import Bundle, WorkloadSpec
-from firstfault.collect.wire import AnalyzeRequest, DocumentObservation, LineObservation, NodeActivity
+from firstfault.collect.wire import AnalyzeRequest, DocumentObservation, LineObservation, NodeActivity, read_request
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import PER_FILE_DOCUMENTS
-from firstfault.lazymodel import model_errors
 from firstfault.model import CoverageItem, ErrorItem, Verdict
 
 if TYPE_CHECKING:
@@ -144,18 +142,18 @@ class Recorder:
         for c in self._lines:
             try:
                 lines.append(LineObservation.of(c))
-            except ValidationError:
+            except records.ValidationError:
                 dropped_lines += 1
         docs: list[DocumentObservation] = []
         kept_doc_errors = set(self._doc_errors)
         for source, fmt, file, raw, node, rank in self._documents:
             try:
                 docs.append(_document(source, fmt, file, raw, node, rank))
-            except ValidationError:
+            except records.ValidationError:
                 dropped_docs += 1
                 kept_doc_errors.clear()  # cannot tell which errors were this one's: keep them all
         errors = [e for e in self.errors if id(e) not in kept_doc_errors]
-        req = AnalyzeRequest.model_construct(
+        req = AnalyzeRequest(
             context=self.workload, lines=lines, documents=docs,
             activity=[NodeActivity(node=n, last_seen=t) for n, t in sorted(self._activity.items())],
             coverage=list(self.coverage), errors=errors)
@@ -171,8 +169,8 @@ def _document(source: str, fmt: str | None, file: str, raw: bytes, node: str | N
             content, encoding = base64.b64encode(raw).decode("ascii"), "base64"
     else:
         content, encoding = raw.decode("utf-8", errors="replace"), "utf-8"
-    return DocumentObservation.model_validate({"source": source, "format": fmt, "file": file, "content": content,
-                                               "encoding": encoding, "node": node, "rank": rank})
+    return records.convert({"source": source, "format": fmt, "file": file, "content": content,
+                            "encoding": encoding, "node": node, "rank": rank}, DocumentObservation)
 
 
 def capture_bundle(analyzer: Analyzer, bundle: Bundle, now: datetime | None = None) -> tuple[Verdict, Captured]:
@@ -207,7 +205,7 @@ def pack(cap_: Captured, verdict: Verdict | None = None, cap: int = DEFAULT_CAP)
     from firstfault.store.repo import ReplayEvidence
 
     req = cap_.request
-    full = req.model_dump_json().encode("utf-8")
+    full = records.encode(req)
     data = zlib.compress(full, 6)
     n_lines, n_docs = len(req.lines), len(req.documents)
     lines_total, docs_total = n_lines + cap_.dropped_lines, n_docs + cap_.dropped_documents
@@ -222,7 +220,7 @@ def pack(cap_: Captured, verdict: Verdict | None = None, cap: int = DEFAULT_CAP)
     for i, ln in enumerate(req.lines):
         items.append((1 if (ln.file, ln.line) in cited else 3, i, "line", i))
     items.sort()
-    sizes = {(k, i): len((req.documents[i] if k == "doc" else req.lines[i]).model_dump_json())
+    sizes = {(k, i): len(records.encode(req.documents[i] if k == "doc" else req.lines[i]))
              for _, _, k, i in items}
     fixed = len(full) - sum(sizes.values())
     budget = max(0, int((len(full) - fixed) * cap / len(data) * 0.9))
@@ -236,10 +234,9 @@ def pack(cap_: Captured, verdict: Verdict | None = None, cap: int = DEFAULT_CAP)
                 break
             used += s
             (keep_docs if k == "doc" else keep_lines).add(i)
-        small = req.model_copy(update={
-            "documents": [d for i, d in enumerate(req.documents) if i in keep_docs],
-            "lines": [ln for i, ln in enumerate(req.lines) if i in keep_lines]})
-        raw = small.model_dump_json().encode("utf-8")
+        small = records.replace(req, documents=[d for i, d in enumerate(req.documents) if i in keep_docs],
+                                lines=[ln for i, ln in enumerate(req.lines) if i in keep_lines])
+        raw = records.encode(small)
         data = zlib.compress(raw, 6)
         if len(data) <= cap:
             return ReplayEvidence(CODEC, data, len(raw), True, len(keep_lines), lines_total, len(keep_docs),
@@ -247,8 +244,7 @@ def pack(cap_: Captured, verdict: Verdict | None = None, cap: int = DEFAULT_CAP)
         budget = int(budget * 0.6)
         if budget == 0:
             break
-    bare = req.model_copy(update={"documents": [], "lines": []})
-    raw = bare.model_dump_json().encode("utf-8")
+    raw = records.encode(records.replace(req, documents=[], lines=[]))
     data = zlib.compress(raw, 6)
     if len(data) > cap:
         return None
@@ -270,9 +266,9 @@ def unpack(codec: str, data: bytes) -> AnalyzeRequest:
     if d.unconsumed_tail:
         raise ReplayError(f"replay evidence inflates past {MAX_UNPACKED} bytes")
     try:
-        return AnalyzeRequest.model_validate_json(raw)
-    except ValidationError as exc:
-        raise ReplayError(f"replay evidence is not a request of this version: {model_errors(exc)[0]['msg']}") from exc
+        return read_request(raw)
+    except ValueError as exc:  # msgspec.DecodeError, records.ValidationError
+        raise ReplayError(f"replay evidence is not a request of this version: {exc}") from exc
 
 
 # ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from firstfault import records
 from firstfault.actions.policy import Inventory, NodeState, Policy, decide, eligible, forbidden_category
 from firstfault.analysis.analyze import Analyzer
 from tests.actions.conftest import NOW, Verdicts
@@ -125,6 +126,6 @@ def test_a_node_outside_the_attempts_allocation_is_never_acted_on() -> None:
 def test_a_verdict_that_names_no_allocation_is_ineligible() -> None:
     v = Analyzer().analyze_path(str(ROOT / "examples/nvlink-xid149"), now=NOW)
     assert eligible(Policy(), v)[0] == ["node-02"]
-    nodes, why = eligible(Policy(), v.model_copy(update={"workload": v.workload.model_copy(update={"nodes": []})}))
+    nodes, why = eligible(Policy(), records.replace(v, workload=records.replace(v.workload, nodes=[])))
     assert nodes == [] and why == ("the verdict names no allocation: no node of root cause "
                                    "gpu.nvlink.signal_integrity is known to be the attempt's")

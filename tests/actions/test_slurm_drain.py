@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from firstfault import records
 from firstfault.actions.actor import Actor
 from firstfault.actions.policy import Policy
 from firstfault.actions.slurm import SlurmDrain, parse_sinfo
@@ -154,7 +155,7 @@ def _run_failed_job(c: SlurmCluster, tmp_path: Path, script: str, *, dry_run: bo
     c.wait_state(job, {"FAILED"}, 60)
     res = invoke(["run", "-c", str(tmp_path / "cluster.yaml"), "--job", job], {"SLURM_CONF": str(c.conf)})
     assert res.exit_code == 0, (res.stdout, res.stderr)
-    return job, res, Verdict.model_validate_json(res.stdout)
+    return job, res, records.decode(res.stdout, Verdict)
 
 
 def test_firstfault_run_dry_run_prints_what_it_would_do(idle_node: SlurmCluster, tmp_path: Path) -> None:
@@ -220,7 +221,7 @@ def test_a_verdict_naming_a_node_its_attempt_did_not_hold_drains_nothing(idle_no
     # A verdict whose root cause names ffact1 while its attempt held another node (a stored verdict of an older
     # version, a Service answering for another attempt): the actor refuses, whatever the verdict says.
     v = verdicts.hardware()
-    v = v.model_copy(update={"workload": v.workload.model_copy(update={"nodes": ["ffother9"]})})
+    v = records.replace(v, workload=records.replace(v.workload, nodes=["ffother9"]))
     vid = store.write(v, Enrichment(cluster="ffact"))
     (rec,) = _drain(idle_node, store).act(v, vid)
     assert (rec.outcome, rec.target) == ("refused", NODE)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from firstfault import records
 from firstfault.analysis import parallel
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import load_bundle
@@ -53,7 +54,7 @@ def test_a_small_bundle_is_read_in_this_process(analyzer: Analyzer, monkeypatch:
 
 
 def _verdict(analyzer: Analyzer, path: Path, workers: int) -> str:
-    return analyzer.analyze_bundle(load_bundle(str(path)), now=NOW, workers=workers).model_dump_json(indent=2)
+    return records.dumps(analyzer.analyze_bundle(load_bundle(str(path)), now=NOW, workers=workers), indent=2)
 
 
 def test_two_workers_give_every_scenario_the_same_verdict_bytes(analyzer: Analyzer) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import yaml
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer, analyze_request
 from firstfault.blueprint.config import FilesConfig
 from firstfault.bundle import load_bundle
@@ -53,7 +54,7 @@ def test_dumps_through_the_request_give_the_bundles_leads(tmp_path: Path) -> Non
 
     rec = RequestBuilder(bundle.workload)
     FilesConnector(bundle.spec.sources, bundle.root).collect(bundle.context, (), rec)
-    req = AnalyzeRequest.model_validate_json(rec.request().model_dump_json())  # over the wire
+    req = records.decode(records.dumps(rec.request()), AnalyzeRequest)  # over the wire
     assert {d.encoding for d in req.documents if d.source == "flight_recorder"} == {"base64"}
     via = analyze_request(analyzer, req, now=NOW)
     assert via.leads == direct.leads

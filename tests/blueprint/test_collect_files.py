@@ -8,6 +8,7 @@ from typing import IO
 
 import pytest
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import Bundle, SourceSpec, load_bundle
 from firstfault.collect.evidence import collect_bundle
@@ -24,7 +25,7 @@ def _verdict(v: Verdict, declared: set[str]) -> str:
     # A bundle analysis also lists the kinds it has no source for as "missing"; a connector covers
     # only its own kinds (the pipeline adds the gaps nobody covered), so those entries are left out.
     v.coverage = [c for c in v.coverage if c.source in declared]
-    return v.model_dump_json()
+    return records.dumps(v)
 
 
 class _Seen:

@@ -29,6 +29,7 @@ import pytest
 import yaml
 from click.testing import Result
 
+from firstfault import records
 from firstfault.blueprint.pipeline import Pipeline
 from firstfault.bundle import SourceSpec
 from firstfault.client import FirstfaultClient
@@ -87,7 +88,7 @@ def test_cli_static_window_remote_equals_embedded(serve: Serve, tmp_path: Path) 
     assert "analyze (embedded)" in emb.stderr and "analyze (service)" in rem.stderr
     assert serve.log_text().count("/v1/analyze") == before + 1  # the remote run really went to the Service
     assert unstamped(rem.stdout) == unstamped(emb.stdout)
-    v = Verdict.model_validate_json(rem.stdout)
+    v = records.decode(rem.stdout, Verdict)
     # Without the job id (so the bundle's sacct rows are another job's) the NVLink fault on node-02 is still found.
     assert v.attributed_domain == "hardware"
     assert v.root_cause is not None and v.root_cause.category.startswith("gpu.nvlink")
@@ -104,7 +105,7 @@ def test_pipeline_static_context_with_ranks_remote_equals_embedded(serve: Serve)
     embedded = Pipeline(context=ctx, logs=[files]).run("4242").verdict
     with FirstfaultClient(serve.url, TOKEN) as client:
         remote = Pipeline(context=ctx, logs=[files], client=client).run("4242").verdict
-    assert unstamped(remote.model_dump_json()) == unstamped(embedded.model_dump_json())
+    assert unstamped(records.dumps(remote)) == unstamped(records.dumps(embedded))
     expected = yaml.safe_load((SHOWCASE / "expected.yaml").read_text())
     assert (remote.outcome, remote.attributed_domain) == (expected["outcome"], expected["domain"])
     assert remote.root_cause is not None and remote.root_cause.category.startswith(expected["category"])
@@ -133,7 +134,7 @@ def test_slurm_job_remote_equals_embedded(serve: Serve, slurm_cluster: SlurmClus
     rem = _run(["run", "-c", str(remote_cfg), "--job", job], env)
     assert emb.exit_code == 0 and rem.exit_code == 0, (emb.stderr, rem.stderr)
     assert unstamped(rem.stdout) == unstamped(emb.stdout)
-    v = Verdict.model_validate_json(rem.stdout)
+    v = records.decode(rem.stdout, Verdict)
     assert (v.workload.id, v.terminal_state, v.attributed_domain) == (job, "FAILED", "software")
     assert v.root_cause is not None and v.root_cause.category == "app.exception"
 

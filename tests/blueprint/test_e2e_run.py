@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from firstfault import records
 from firstfault.model import Verdict
 from firstfault.store import VerdictStore
 from tests.blueprint.e2e_util import (
@@ -112,7 +113,7 @@ def config(jobs: Jobs, tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _verdict(config: Path, job: str, env: dict[str, str]) -> Verdict:
     res = invoke(["run", "--config", str(config), "--job", job, "--format", "json"], env)
     assert res.exit_code == 0, (res.stdout, res.stderr, res.exception)
-    return Verdict.model_validate_json(res.stdout)
+    return records.decode(res.stdout, Verdict)
 
 
 CASES = [
@@ -186,7 +187,7 @@ def test_outputs_sqlite_webhook_and_stdout(jobs: Jobs, env: dict[str, str], tmp_
         write_config(tmp_path / "cluster.yaml", cfg)
         res = invoke(["run", "-c", str(tmp_path / "cluster.yaml"), "--job", jobs.valueerror], env)
         assert res.exit_code == 0, (res.stdout, res.stderr)
-        printed = Verdict.model_validate_json(res.stdout)
+        printed = records.decode(res.stdout, Verdict)
         assert printed.root_cause is not None and printed.root_cause.category == "app.exception"
 
         with VerdictStore.open(f"sqlite:///{db}") as store:
@@ -202,7 +203,7 @@ def test_outputs_sqlite_webhook_and_stdout(jobs: Jobs, env: dict[str, str], tmp_
         doc = d.doc
         assert doc.pop("delivery") == d.headers["X-Firstfault-Delivery"] == d.headers["Idempotency-Key"]
         assert doc.pop("enrichment") == {"cluster": "fftest", "links": {}, "owner": "root", "previous_attempts": []}
-        assert Verdict.model_validate(doc) == printed
+        assert records.convert(doc, Verdict) == printed
         assert not (tmp_path / "dead.jsonl").exists()
     finally:
         hook.stop()
@@ -250,7 +251,7 @@ def test_failing_loki_does_not_stop_the_files(jobs: Jobs, env: dict[str, str], t
     write_config(tmp_path / "cluster.yaml", cfg)
     res = invoke(["run", "-c", str(tmp_path / "cluster.yaml"), "--job", jobs.valueerror, "-f", "json"], env)
     assert res.exit_code == 0, (res.stdout, res.stderr)
-    v = Verdict.model_validate_json(res.stdout)
+    v = records.decode(res.stdout, Verdict)
     assert v.root_cause is not None and v.root_cause.category == "app.exception"
     loki = [e for e in v.errors if (e.file or "").startswith("loki:")]
     assert loki and len(loki) == len(v.errors), v.errors  # the Loki failure, and nothing else
@@ -292,7 +293,7 @@ current-context: x
     res = invoke(["run", "-c", str(tmp_path / "c.yaml"), "--window", "2026-11-02T10:00:00Z", "2026-11-02T10:05:00Z",
                   "--nodes", "node-01", "-f", "json"])
     assert res.exit_code == 0, (res.stderr, repr(res.exception))
-    v = Verdict.model_validate_json(res.stdout)
+    v = records.decode(res.stdout, Verdict)
     (err,) = v.errors
     assert (err.source, err.file) == ("application", "k8s:train") and "Connection refused" in err.message
     assert {c.source: c.status for c in v.coverage}["application"] == "error"

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.blueprint.follow import FollowDaemon, cursor_name
 from firstfault.blueprint.pipeline import Pipeline
@@ -322,11 +323,12 @@ def test_a_cause_that_did_not_hold_is_said(tmp_path: Path, store: VerdictStore) 
     (prov, pid), = d.step()
     rec = ProvisionalLedger(store).get(pid)
     assert rec is not None
-    other = prov.model_copy(update={"provisional": False, "outcome": "failed", "root_cause":
-                                    prov.root_cause.model_copy(update={"nodes": ["stout"]})})  # type: ignore[union-attr]
+    assert prov.root_cause is not None
+    other = records.replace(prov, provisional=False, outcome="failed",
+                            root_cause=records.replace(prov.root_cause, nodes=["stout"]))
     notes, held = supersedes([rec], other)
     assert held == {pid: False} and not notes[0].held
-    notes, held = supersedes([rec], prov.model_copy(update={"root_cause": None, "attributed_domain": "unknown"}))
+    notes, held = supersedes([rec], records.replace(prov, root_cause=None, attributed_domain="unknown"))
     assert held == {pid: False}
 
 
@@ -345,12 +347,13 @@ def test_provisional_and_final_webhook_ids_differ_and_tie() -> None:
     wild = Path(__file__).resolve().parents[1] / "wild"
     v = Analyzer().analyze_path(str(wild / "hw-xid79-titanv-overheating-porter"))
     enr = Enrichment(cluster="lab")
-    p = v.model_copy(update={"provisional": True, "outcome": "running"})
+    p = records.replace(v, provisional=True, outcome="running")
     assert delivery_id(p, enr) != delivery_id(v, enr)
     # The provisional id does not depend on the catalog (a reload does not make the same cause new), the cause does.
-    assert delivery_id(p, enr) == delivery_id(p.model_copy(update={"catalog": p.catalog.model_copy(
-        update={"sha256": "0" * 64})}), enr)
-    other = p.model_copy(update={"root_cause": p.root_cause.model_copy(update={"category": "gpu.memory"})})  # type: ignore[union-attr]
+    assert delivery_id(p, enr) == delivery_id(records.replace(p, catalog=records.replace(p.catalog, sha256="0" * 64)),
+                                              enr)
+    assert p.root_cause is not None
+    other = records.replace(p, root_cause=records.replace(p.root_cause, category="gpu.memory"))
     assert delivery_id(other, enr) != delivery_id(p, enr)
 
 

@@ -34,6 +34,7 @@ from typing import Any
 import pytest
 import yaml
 
+from firstfault import records
 from firstfault.blueprint import build
 from firstfault.blueprint.config import load_config
 from firstfault.blueprint.watch import PassReport, SharedService, Watcher
@@ -239,7 +240,7 @@ def _verdicts(url: str) -> dict[tuple[str, int], dict[str, Any]]:
         for row in s.list(limit=1000):
             stored = s.get(row.id)
             assert stored is not None
-            doc = stored.model_dump(mode="json")
+            doc = records.to_builtins(stored)
             doc.pop("analyzed_at")  # the one field that is the time of analysis, not of the evidence
             out[(row.workload_id, row.attempt)] = doc
         return out

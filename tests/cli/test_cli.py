@@ -11,6 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+from firstfault import records
 from firstfault.cli import COMMANDS, app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -179,7 +180,7 @@ def test_show_from_the_store_by_id(tmp_path: Path) -> None:
     with VerdictStore.open(url) as store:
         vid = store.write(verdict, Enrichment(cluster="eos", owner="alice", links={"job": "https://slurm/4242"}))
     saved = tmp_path / "verdict.json"
-    saved.write_text(verdict.model_dump_json(indent=2))
+    saved.write_text(records.dumps(verdict, indent=2))
     out = _ok(["show", "--db", url, "--id", str(vid)])
     assert "cluster eos" in out and "owner alice" in out and "job: https://slurm/4242" in out
     facts = ("cluster eos", "owner alice", "job: https://slurm/4242")
@@ -189,7 +190,7 @@ def test_show_from_the_store_by_id(tmp_path: Path) -> None:
         == _ok(["show", str(saved), "-f", "markdown"])
     doc = json.loads(_ok(["show", "--db", url, "--id", str(vid), "-f", "json"]))
     assert doc.pop("enrichment")["cluster"] == "eos"
-    assert doc == json.loads(verdict.model_dump_json())
+    assert doc == json.loads(records.dumps(verdict))
     # the webhook body that JSON is, read back, is the same verdict again
     body = tmp_path / "body.json"
     body.write_text(json.dumps({**doc, "enrichment": {"cluster": "eos", "owner": "alice", "links": {},

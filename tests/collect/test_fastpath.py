@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.collect.scan import Extraction, all_line_extractors, feed_lines
 from firstfault.extract import exceptions, memo, nccl
@@ -32,7 +33,7 @@ def _bundles() -> list[Path]:
 
 
 def _verdicts(analyzer: Analyzer, bundles: list[Path]) -> dict[str, str]:
-    return {b.name: analyzer.analyze_path(str(b), now=NOW).model_dump_json(indent=2) for b in bundles}
+    return {b.name: records.dumps(analyzer.analyze_path(str(b), now=NOW), indent=2) for b in bundles}
 
 
 def test_wild_and_lab_verdicts_are_the_same_bytes_with_the_fast_paths_on_and_off() -> None:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer, analyze_request
 from firstfault.bundle import load_bundle
 from firstfault.collect import fold, scan
@@ -52,10 +53,10 @@ def test_a_chatty_bundle_gets_the_verdict_of_reading_every_line(
         monkeypatch: pytest.MonkeyPatch) -> None:
     case = build(tmp_path)
     with memo.fastpath(False):
-        every = analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2)
+        every = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
     counted = _counted(monkeypatch)
     with memo.fastpath(True):
-        folded = analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2)
+        folded = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
     assert folded == every
     v = json.loads(folded)
     if build in (chatty.count_of_zero, chatty.not_utf8):
@@ -85,7 +86,7 @@ def test_the_service_reading_every_line_agrees_with_the_fold(analyzer: Analyzer,
     case = chatty.two_ranks_and_a_kernel(tmp_path)
     embedded = analyzer.analyze_path(str(case.path), now=NOW)
     served = analyze_request(analyzer, request_from_bundle(analyzer, load_bundle(str(case.path))), now=NOW)
-    assert served.model_dump_json(indent=2) == embedded.model_dump_json(indent=2)
+    assert records.dumps(served, indent=2) == records.dumps(embedded, indent=2)
 
 
 def test_copies_below_the_cap_are_read_and_kept(analyzer: Analyzer, tmp_path: Path) -> None:
@@ -111,7 +112,7 @@ def test_past_its_bounds_the_fold_reads_lines_and_stays_right(
     """Shapes, variants and bytes kept per file are bounded; a line past the bounds is read, as with no fold."""
     case = chatty.two_ranks_and_a_kernel(tmp_path)
     with memo.fastpath(False):
-        every = analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2)
+        every = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
     kept: list[int] = []
     end_file = fold.LineFold.end_file
 
@@ -126,7 +127,7 @@ def test_past_its_bounds_the_fold_reads_lines_and_stays_right(
         monkeypatch.setattr(fold, "MAX_VARIANTS", variants)
         monkeypatch.setattr(fold, "MAX_BYTES", size)
         kept.clear()
-        assert analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2) == every
+        assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
         assert kept and max(kept) <= shapes
 
 
@@ -171,9 +172,9 @@ def test_chatty_files_made_of_real_lines_get_the_verdict_of_reading_every_line(
     random, among others read once: the fold must change nothing."""
     case = chatty.from_corpus(tmp_path, CORPORA, kind, seed, hex_ids=hex_ids)
     with memo.fastpath(False):
-        every = analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2)
+        every = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
     with memo.fastpath(True):
-        folded = analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2)
+        folded = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
     assert folded == every
 
 
@@ -204,7 +205,7 @@ def test_the_dense_loop_in_c_and_in_python_gets_the_verdict_of_reading_every_lin
     case = build(tmp_path) if build is not None else chatty.from_corpus(tmp_path, CORPORA, *real)  # type: ignore[misc]
     monkeypatch.setattr(scan, "CHUNK", 4096)
     with memo.fastpath(False):
-        every = analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2)
+        every = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
     run, in_c = scan._fold_run, [0]
     if run is not None:
         def counting(*args: object) -> object:
@@ -214,14 +215,14 @@ def test_the_dense_loop_in_c_and_in_python_gets_the_verdict_of_reading_every_lin
 
         monkeypatch.setattr(scan, "_fold_run", counting)
         with memo.fastpath(True):
-            assert analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2) == every
+            assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
         # Every copy of these is read (a count of 0, bad UTF-8, a traceback's lines); the corpus-made files' copies
         # have random digits, so their chunks seldom fold enough to be read line by line: equality is their test.
         if build is not None and build not in (chatty.count_of_zero, chatty.not_utf8, chatty.repeated_traceback):
             assert in_c[0] > 0, "no copy folded in C: the comparison would prove nothing"
     monkeypatch.setattr(scan, "_fold_run", None)
     with memo.fastpath(True):
-        assert analyzer.analyze_path(str(case.path), now=NOW).model_dump_json(indent=2) == every
+        assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
 
 
 @given(st.lists(st.text(alphabet="0123456789", min_size=6, max_size=6), min_size=1, max_size=8),

@@ -133,12 +133,13 @@ def _corpus_verdicts(engine: str) -> dict[str, str]:
         "from datetime import UTC, datetime\n"
         "from pathlib import Path\n"
         "from firstfault.collect import scan\n"
+        "from firstfault import records\n"
         "from firstfault.analysis.analyze import Analyzer\n"
         "a = Analyzer()\n"
         "paths = sorted(p.parent for r in sys.argv[1:] for p in Path(r).glob('*/workload.yaml'))\n"
         "now = datetime(2026, 12, 1, tzinfo=UTC)\n"
-        "json.dump({'engine': scan.MATCHER_ENGINE, 'verdicts': {p.name: a.analyze_path(str(p), now=now)"
-        ".model_dump_json() for p in paths}}, sys.stdout)\n")
+        "json.dump({'engine': scan.MATCHER_ENGINE, 'verdicts': {p.name: records.dumps(a.analyze_path(str(p), now=now))"
+        " for p in paths}}, sys.stdout)\n")
     p = subprocess.run([sys.executable, "-c", code, str(WILD), str(SHOWCASE.parent)], capture_output=True, text=True,
                        env=_env(FIRSTFAULT_MATCHER=engine), check=True)
     out: dict[str, object] = json.loads(p.stdout)

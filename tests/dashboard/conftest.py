@@ -12,6 +12,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.dashboard import make_router
 from firstfault.model import Enrichment, Verdict, Window, iso
@@ -71,8 +72,8 @@ def variant(v: Verdict, workload_id: str, *, analyzed_at: datetime | None = None
         start = iso(end - length)
     window = Window(start=start, end=iso(end))
     changes = {"id": workload_id, "window": window, **({"nodes": nodes} if nodes else {})}
-    workload = v.workload.model_copy(update=changes)
-    return v.model_copy(update={"workload": workload, "analyzed_at": iso(at)})
+    workload = records.replace(v.workload, **changes)
+    return records.replace(v, workload=workload, analyzed_at=iso(at))
 
 
 def load(store: VerdictStore, samples: dict[str, Verdict], names: list[str] | None = None,

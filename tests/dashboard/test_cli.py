@@ -15,6 +15,7 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
+from firstfault import records
 from firstfault.cli import app
 from firstfault.cli.demo import load_samples, sample_dirs
 from firstfault.model import Verdict
@@ -145,9 +146,9 @@ def test_fleet_counts_leads(tmp_path: Path, samples: dict[str, Verdict]) -> None
     with VerdictStore.open(url) as store:
         for i in range(2):
             v = variant(samples["xid149"], f"hang-{i}", analyzed_at=now - timedelta(hours=i + 1))
-            v = v.model_copy(update={"root_cause": None, "attributed_domain": "unknown", "affected_nodes": [],
-                                     "leads": [Lead(kind="laggard_rank", nodes=["node-09"], ranks=[70],
-                                                    summary="rank 70 lagged", first_seen=None)]})
+            v = records.replace(v, root_cause=None, attributed_domain="unknown", affected_nodes=[],
+                                leads=[Lead(kind="laggard_rank", nodes=["node-09"], ranks=[70],
+                                            summary="rank 70 lagged", first_seen=None)])
             store.write(v)
     r = runner.invoke(app, ["fleet", "--db", url, "--since", "7d", "--format", "json"])
     doc = json.loads(r.stdout)

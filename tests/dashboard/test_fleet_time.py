@@ -23,6 +23,7 @@ import pytest
 from alembic import command
 from sqlalchemy import select
 
+from firstfault import records
 from firstfault.dashboard.fleet import buckets_for, count_rows
 from firstfault.dashboard.fleetsql import fleet_counts
 from firstfault.dashboard.queries import fleet_rows
@@ -75,7 +76,7 @@ def test_a_backfilled_week_lands_on_the_days_it_failed(db: VerdictStore, samples
 
 def test_a_verdict_without_a_window_end_counts_when_analysed(db: VerdictStore, samples: dict[str, Verdict]) -> None:
     v = variant(samples["xid149"], "open-window", analyzed_at=NOW - timedelta(hours=5))
-    v = v.model_copy(update={"workload": v.workload.model_copy(update={"window": Window(start=None, end=None)})})
+    v = records.replace(v, workload=records.replace(v.workload, window=Window(start=None, end=None)))
     vid = db.write(v)
     with db.engine.connect() as conn:
         at = conn.execute(select(t.verdicts.c.failed_at).where(t.verdicts.c.id == vid)).scalar_one()

@@ -49,9 +49,9 @@ def test_a_running_attempt_is_listed_with_its_badge_until_its_final_verdict(clie
     assert found.status_code == 302 and found.headers["location"].endswith(f"/provisional/{pid}")
 
     final = Analyzer().analyze_path(str(EXAMPLES / "nvlink-xid149"), now=NOW)
-    final = final.model_copy(update={"supersedes": [Superseded(
+    final = records.replace(final, supersedes=[Superseded(
         category=v.root_cause.category, nodes=v.root_cause.nodes, first_seen=v.root_cause.first_seen,
-        sent_at="2026-11-29T11:00:00Z", delivery="d-1", held=True)]})
+        sent_at="2026-11-29T11:00:00Z", delivery="d-1", held=True)])
     vid = store.write(final, Enrichment(cluster="eos"), also=lambda conn, vid: ledger.settle(conn, {pid: True}, vid))
     assert 'data-provisional' not in client.get("/verdicts").text  # no longer running
     assert client.get("/v1/provisional").json() == []

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.engine.attribute import attribute
 from firstfault.engine.leads import find_leads
@@ -88,7 +89,7 @@ def test_1024_rank_hang_names_the_laggard_and_its_node(make_bundle: BundleMaker)
     assert v.evidence[lead.evidence[0]].rank == lag
     assert [x.kind for x in v.leads].count("laggard_rank") == 1
     # byte-identical for the same input
-    assert _analyze(root).model_dump_json() == v.model_dump_json()
+    assert records.dumps(_analyze(root)) == records.dumps(v)
 
 
 def test_1024_rank_hang_from_flight_recorder_dumps(make_bundle: BundleMaker) -> None:
@@ -268,14 +269,14 @@ def test_promoted_summary_names_the_lead(make_bundle: BundleMaker) -> None:
 
 def test_leads_survive_a_json_round_trip() -> None:
     lead = Lead(kind="laggard_rank", nodes=["n1"], ranks=[11], summary="s", first_seen=None, evidence=[0])
-    v = Verdict.model_validate_json(json.dumps({
+    v = records.decode(json.dumps({
         "workload": {"id": "1", "window": {}, "nodes": []}, "terminal_state": None, "outcome": "unknown",
         "attributed_domain": "unknown", "root_cause": None, "candidates": [], "affected_nodes": [],
-        "symptoms": [], "leads": [lead.model_dump()], "evidence": [], "coverage": [], "errors": [],
+        "symptoms": [], "leads": [records.to_builtins(lead)], "evidence": [], "coverage": [], "errors": [],
         "catalog": {"version": "1", "sha256": "x"}, "analyzed_at": "t",
-    }))
+    }), Verdict)
     assert v.leads == [lead]
-    assert Verdict.model_validate_json(v.model_dump_json()) == v
+    assert records.decode(records.dumps(v), Verdict) == v
 
 
 def test_text_view_shows_a_leads_section(make_bundle: BundleMaker) -> None:

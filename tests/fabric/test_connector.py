@@ -126,6 +126,6 @@ def test_firstfault_run_collects_the_fabric_and_stores_the_cables(tmp_path: Path
         v = store.get(row.id)
     assert v is not None and v.root_cause is not None
     assert v.root_cause.devices == ["node-03/mlx5_0", "leaf01/3"]
-    assert any(e.cable is not None and e.cable.switch_port == "3" for e in v.evidence)
+    assert any(e.cable and e.cable.switch_port == "3" for e in v.evidence)
     (cov,) = [c for c in v.coverage if c.source == "fabric"]
     assert cov.status == "complete" and cov.note is not None and cov.note.startswith("ibnetdiscover taken at ")

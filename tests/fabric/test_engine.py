@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Verdict
 from tests.fabric.bundles import (
@@ -51,7 +52,7 @@ def test_a_switch_port_that_logged_the_fault_is_the_cause(analyzer: Analyzer, tm
     assert v.root_cause.devices == ["node-03/mlx5_0", "leaf01/3"]  # both ends of the cable
     assert {s.category: s.explained_by for s in v.symptoms}["nccl.ib_completion_error"] == "network.link"
     cause = [e for e in v.evidence if e.role == "cause"]
-    assert cause and all(e.cable is not None and (e.cable.switch, e.cable.switch_port, e.cable.node, e.cable.port)
+    assert cause and all(e.cable and (e.cable.switch, e.cable.switch_port, e.cable.node, e.cable.port)
                          == ("leaf01", "3", "node-03", "mlx5_0:1") for e in cause)
 
 
@@ -60,7 +61,7 @@ def test_without_the_fabric_the_switch_counters_name_no_node(analyzer: Analyzer,
                                         sources=[PERFQUERY_SOURCE], fabric=False))
     assert v.root_cause is not None and v.root_cause.category == "network.link"
     assert v.root_cause.nodes == [] and v.root_cause.devices == []
-    assert '"cable"' not in v.model_dump_json()
+    assert '"cable"' not in records.dumps(v)
 
 
 def test_a_link_event_seen_on_both_ends_is_one_fault(analyzer: Analyzer, tmp_path: Path) -> None:
@@ -72,7 +73,7 @@ def test_a_link_event_seen_on_both_ends_is_one_fault(analyzer: Analyzer, tmp_pat
     assert sorted(e.event for e in v.evidence if e.role == "cause") == ["metric.condition", "net.link"]
     assert v.candidates == [] and v.secondary_causes == []
     host_side = next(e for e in v.evidence if e.event == "net.link")
-    assert host_side.port == "mlx5_0:1" and host_side.cable is not None and host_side.cable.switch_port == "3"
+    assert host_side.port == "mlx5_0:1" and host_side.cable and host_side.cable.switch_port == "3"
 
 
 def test_the_host_port_alone_names_its_switch_port(analyzer: Analyzer, tmp_path: Path) -> None:
@@ -92,7 +93,7 @@ def test_pairs_behind_one_leaf_make_it_a_lead(analyzer: Analyzer, tmp_path: Path
     assert len(leads) == 1
     assert leads[0].devices == ["leaf01"] and leads[0].nodes == NODES[:4]
     assert "switch leaf01 (ports 1, 2, 3, 4)" in leads[0].summary
-    assert all(v.evidence[i].cable is not None for i in leads[0].evidence)
+    assert all(v.evidence[i].cable for i in leads[0].evidence)
     # the transport cause keeps its reporters: no host is common, and the switch is a lead, not the cause
     assert "leaf01/1" not in v.root_cause.devices
 
@@ -156,7 +157,7 @@ def test_a_fabric_source_changes_nothing_where_no_port_is_named(analyzer: Analyz
     a = _verdict(analyzer, write(tmp_path / "a", workload(NODES[:4], [KERNEL_SOURCE]), files))
     files["fabric/ibnetdiscover.txt"] = (RECORDED / "ibnetdiscover.txt").read_text()
     b = _verdict(analyzer, write(tmp_path / "b", workload(NODES[:4], [KERNEL_SOURCE, FABRIC_SOURCE]), files))
-    da, db = json.loads(a.model_dump_json()), json.loads(b.model_dump_json())
+    da, db = json.loads(records.dumps(a)), json.loads(records.dumps(b))
     for d in (da, db):
         d.pop("analyzed_at")
     assert db["explanation"][-1].startswith("Fabric: 11 cable(s) from fabric/ibnetdiscover.txt")
@@ -209,11 +210,11 @@ def test_the_service_and_the_parallel_reader_give_the_same_verdict(analyzer: Ana
 
     now = datetime(2026, 12, 4, tzinfo=UTC)
     bundle = load_bundle(SCENARIOS / name)
-    embedded = analyzer.analyze_bundle(bundle, now=now).model_dump_json()
-    request = AnalyzeRequest.model_validate_json(request_from_bundle(analyzer, bundle).model_dump_json())
-    assert analyze_request(analyzer, request, now=now).model_dump_json() == embedded
-    assert analyzer.analyze_bundle(bundle, now=now, workers=2).model_dump_json() == embedded
+    embedded = records.dumps(analyzer.analyze_bundle(bundle, now=now))
+    request = records.decode(records.dumps(request_from_bundle(analyzer, bundle)), AnalyzeRequest)
+    assert records.dumps(analyze_request(analyzer, request, now=now)) == embedded
+    assert records.dumps(analyzer.analyze_bundle(bundle, now=now, workers=2)) == embedded
     verdict, captured = capture_bundle(analyzer, bundle, now=now)
-    assert verdict.model_dump_json() == embedded
-    assert analyze_request(analyzer, captured.request, now=now).model_dump_json() == embedded
+    assert records.dumps(verdict) == embedded
+    assert records.dumps(analyze_request(analyzer, captured.request, now=now)) == embedded
     assert '"cable"' in embedded

@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import select
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.cli.fleet import fleet
 from firstfault.model import Enrichment, Verdict
@@ -90,7 +91,7 @@ def test_the_store_keeps_the_cables(url: str, port_down: Verdict) -> None:
                                 .where(t.evidence.c.verdict_id == vid, t.evidence.c.role == "cause")).all()
         assert rows and all(tuple(r)[1:] == ("leaf01", "3", "node-03", "mlx5_0:1") for r in rows)
         got = store.get(vid)
-    assert got is not None and got.model_dump_json() == port_down.model_dump_json()
+    assert got is not None and records.dumps(got) == records.dumps(port_down)
 
 
 def test_a_store_written_before_0005_is_spelled_out_by_it(url: str, port_down: Verdict, leaf_lead: Verdict) -> None:
@@ -139,7 +140,7 @@ def _snapshot(store: VerdictStore) -> dict[str, Any]:
 def test_fleet_by_ranks_only_the_tables_asked_for(tmp_path: Path, port_down: Verdict, leaf_lead: Verdict) -> None:
     url = f"sqlite:///{tmp_path / 'v.db'}"
     with VerdictStore.open(url) as store:
-        _fill(store, port_down.model_copy(), leaf_lead)
+        _fill(store, records.replace(port_down), leaf_lead)
     from datetime import UTC, datetime
 
     age = datetime.now(UTC) - NOW  # the CLI's window ends now: the samples are from NOW

@@ -9,6 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import load_bundle
 from firstfault.client import FirstfaultClient, FirstfaultError
@@ -22,14 +23,14 @@ EXAMPLE = ROOT.parent / "examples" / "cuda-oom"
 
 @pytest.fixture(scope="module")
 def embedded() -> dict[str, object]:
-    doc = json.loads(Analyzer().analyze_path(str(EXAMPLE)).model_dump_json())
+    doc = json.loads(records.dumps(Analyzer().analyze_path(str(EXAMPLE))))
     doc.pop("analyzed_at")
     return doc
 
 
 @pytest.fixture(scope="module")
 def verdict_bytes() -> bytes:
-    return Analyzer().analyze_path(str(EXAMPLE)).model_dump_json().encode()
+    return records.dumps(Analyzer().analyze_path(str(EXAMPLE))).encode()
 
 
 def _client(handler: httpx.MockTransport, sleeps: list[float], **kw: object) -> FirstfaultClient:
@@ -123,7 +124,7 @@ def test_real_service_all_forms(service: ServiceProcess, embedded: dict[str, obj
             ff.analyze_bundle_tar(EXAMPLE),
         )
         for v in forms:
-            doc = json.loads(v.model_dump_json())
+            doc = json.loads(records.dumps(v))
             doc.pop("analyzed_at")
             assert doc == embedded
         # An existing .tar.gz file is sent as it is.

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import load_bundle
 from firstfault.collect.wire import request_from_bundle
@@ -30,7 +31,7 @@ def _ndjson(*records: dict[str, object]) -> bytes:
 
 def _small_request() -> dict[str, object]:
     a = Analyzer()
-    return json.loads(request_from_bundle(a, load_bundle(ROOT.parent / "examples" / "cuda-oom")).model_dump_json())
+    return json.loads(records.dumps(request_from_bundle(a, load_bundle(ROOT.parent / "examples" / "cuda-oom"))))
 
 
 # -- authentication -------------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import load_bundle
 from firstfault.collect.scan import prefilter_words
@@ -64,10 +65,10 @@ def test_same_verdict_with_or_without_prefiltered_input(service: ServiceProcess)
                     noise.append(LineObservation(source=src.spec.kind, file=f.rel, line=n,  # type: ignore[arg-type]
                                                  node=f.node, rank=f.rank, text=text))
     assert len(noise) > 50
-    unfiltered = req.model_copy(update={"lines": sorted([*req.lines, *noise], key=lambda o: (o.file, o.line))})
-    a = httpx.post(service.url + "/v1/analyze", content=req.model_dump_json(),
+    unfiltered = records.replace(req, lines=sorted([*req.lines, *noise], key=lambda o: (o.file, o.line)))
+    a = httpx.post(service.url + "/v1/analyze", content=records.dumps(req),
                    headers={**AUTH, "Content-Type": "application/json"}).json()
-    b = httpx.post(service.url + "/v1/analyze", content=unfiltered.model_dump_json(),
+    b = httpx.post(service.url + "/v1/analyze", content=records.dumps(unfiltered),
                    headers={**AUTH, "Content-Type": "application/json"}).json()
     a.pop("analyzed_at"), b.pop("analyzed_at")
     assert a == b

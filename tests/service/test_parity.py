@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import load_bundle
 from firstfault.collect.wire import request_from_bundle
@@ -53,10 +54,10 @@ def http(service: ServiceProcess, ) -> httpx.Client:
 @pytest.mark.parametrize("bundle", BUNDLES, ids=[p.name for p in BUNDLES])
 def test_three_forms_give_the_embedded_verdict(bundle: Path, analyzer: Analyzer, http: httpx.Client) -> None:
     b = load_bundle(bundle)
-    embedded = _unstamped(analyzer.analyze_bundle(b).model_dump_json().encode())
+    embedded = _unstamped(records.dumps(analyzer.analyze_bundle(b)).encode())
     req = request_from_bundle(analyzer, b)
 
-    as_json = http.post("/v1/analyze", content=req.model_dump_json(), headers={"Content-Type": "application/json"})
+    as_json = http.post("/v1/analyze", content=records.dumps(req), headers={"Content-Type": "application/json"})
     assert as_json.status_code == 200, as_json.text
     assert _unstamped(as_json.content) == embedded
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import load_bundle
 from firstfault.collect.wire import request_from_bundle
@@ -114,7 +115,7 @@ def request_workers(svc: ServiceProcess, ids: set[str], wait_s: float = 15.0) ->
 
 @functools.cache
 def body() -> bytes:
-    return request_from_bundle(Analyzer(), load_bundle(EXAMPLE)).model_dump_json().encode()
+    return records.dumps(request_from_bundle(Analyzer(), load_bundle(EXAMPLE))).encode()
 
 
 def post_batch(url: str, n: int) -> dict[str, dict]:

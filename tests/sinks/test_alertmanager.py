@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.blueprint.pipeline import Pipeline
 from firstfault.model import Enrichment, Verdict
@@ -91,15 +92,15 @@ def test_a_repeat_updates_the_alert_instead_of_adding_one(am: Alertmanager, verd
         s.write(v, enr)
         first = listed(am, "eos-repeat")
         # A rerun: analysed again later (another analyzed_at), sent again.
-        s.write(v.model_copy(update={"analyzed_at": "2031-01-01T00:00:00.000000Z"}), enr)
+        s.write(records.replace(v, analyzed_at="2031-01-01T00:00:00.000000Z"), enr)
         s.write(v, enr)
     again = listed(am, "eos-repeat")
     assert len(first) == len(again) == 1
     assert first[0]["fingerprint"] == again[0]["fingerprint"]
     # ...while another attempt of the same job is another alert.
-    wl = v.workload.model_copy(update={"attempt": 1})
+    wl = records.replace(v.workload, attempt=1)
     with sink(am) as s:
-        s.write(v.model_copy(update={"workload": wl}), enr)
+        s.write(records.replace(v, workload=wl), enr)
     assert sorted(a["labels"]["attempt"] for a in listed(am, "eos-repeat")) == ["0", "1"]
 
 
@@ -202,7 +203,7 @@ def test_many_nodes_collapse_into_one_alert_per_cause(verdicts: dict[str, Verdic
     v = verdicts["hw-nvlink-xid149-showcase"]
     assert v.root_cause is not None
     nodes = [f"n{i:03d}" for i in range(40)]
-    wide = v.model_copy(update={"root_cause": v.root_cause.model_copy(update={"nodes": nodes})})
+    wide = records.replace(v, root_cause=records.replace(v.root_cause, nodes=nodes))
     now = datetime(2026, 11, 2, 12, tzinfo=UTC)
     (one,) = alerts_for(wide, Enrichment(), now=now, resolve_after=timedelta(hours=1), max_alerts=32)
     assert "node" not in one["labels"] and one["annotations"]["nodes"].startswith("n000, n001")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Enrichment, Verdict
 from firstfault.sinks import StdoutSink
@@ -41,8 +42,8 @@ def test_text_without_enrichment_prints_no_empty_lines_for_it(verdict: Verdict) 
 def test_json_is_the_verdict_document(verdict: Verdict) -> None:
     out = io.StringIO()
     StdoutSink("json", out).write(verdict, ENRICH)
-    assert Verdict.model_validate_json(out.getvalue()) == verdict
-    assert out.getvalue() == verdict.model_dump_json(indent=2) + "\n"  # what `analyze --format json` prints
+    assert records.decode(out.getvalue(), Verdict) == verdict
+    assert out.getvalue() == records.dumps(verdict, indent=2) + "\n"  # what `analyze --format json` prints
 
 
 def test_json_with_enrichment(verdict: Verdict) -> None:
@@ -50,7 +51,7 @@ def test_json_with_enrichment(verdict: Verdict) -> None:
     StdoutSink("json", out, with_enrichment=True).write(verdict, ENRICH)
     doc = json.loads(out.getvalue())
     assert doc.pop("enrichment")["owner"] == "alice"
-    assert Verdict.model_validate(doc) == verdict
+    assert records.convert(doc, Verdict) == verdict
 
 
 def test_default_stream_is_the_current_stdout(verdict: Verdict, capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Enrichment, Verdict
 from firstfault.sinks import SinkError
@@ -129,7 +130,7 @@ def test_retries_5xx_then_delivers_a_verifiable_body(server: Receiver, tmp_path:
     assert doc.pop("delivery") == d.id
     assert doc.pop("enrichment") == {"cluster": "eos", "links": {"job": "https://slurm.example/4242"},
                                      "owner": "alice", "previous_attempts": []}
-    assert Verdict.model_validate(doc) == verdict
+    assert records.convert(doc, Verdict) == verdict
     # Exponential backoff with full jitter: each wait within [0, backoff * 2**n].
     assert len(delays) == 3 and all(0 <= w <= 0.5 * 2**i for i, w in enumerate(delays))
     assert not (tmp_path / "dead.jsonl").exists()
@@ -262,14 +263,14 @@ def test_delivery_id_is_derived_from_the_verdict(server: Receiver, tmp_path: Pat
     # Each part of the key changes the id; the enrichment's other facts and the analysis time do not.
     wl = verdict.workload
     others = {
-        delivery_id(verdict.model_copy(update={"workload": wl.model_copy(update={"attempt": wl.attempt + 1})}), ENRICH),
-        delivery_id(verdict.model_copy(update={"workload": wl.model_copy(update={"id": wl.id + "x"})}), ENRICH),
-        delivery_id(verdict.model_copy(update={"catalog": verdict.catalog.model_copy(update={"sha256": "0" * 64})}),
+        delivery_id(records.replace(verdict, workload=records.replace(wl, attempt=wl.attempt + 1)), ENRICH),
+        delivery_id(records.replace(verdict, workload=records.replace(wl, id=wl.id + "x")), ENRICH),
+        delivery_id(records.replace(verdict, catalog=records.replace(verdict.catalog, sha256="0" * 64)),
                     ENRICH),
         delivery_id(verdict, Enrichment(cluster="other")),
     }
     assert first.id not in others and len(others) == 4
-    assert delivery_id(verdict.model_copy(update={"analyzed_at": "2030-01-01T00:00:00.000000Z"}),
+    assert delivery_id(records.replace(verdict, analyzed_at="2030-01-01T00:00:00.000000Z"),
                        Enrichment(cluster="eos", owner="bob")) == first.id
 
 
@@ -287,4 +288,4 @@ def test_the_body_with_a_delivery_id_reads_back_with_show(server: Receiver, tmp_
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
     assert doc.pop("enrichment")["cluster"] == "eos" and "delivery" not in doc
-    assert Verdict.model_validate(doc) == verdict
+    assert records.convert(doc, Verdict) == verdict

@@ -24,6 +24,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import event, func, inspect, select, text
 
+from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Enrichment, Verdict
 from firstfault.store import ProcessedMark, StoreError, VerdictStore, create_store_engine, migrate
@@ -46,19 +47,19 @@ BUNDLES = (
 @cache
 def _scenario_json() -> dict[str, str]:
     analyzer = Analyzer()
-    return {name: analyzer.analyze_path(str(SCENARIOS / name)).model_dump_json() for name in BUNDLES}
+    return {name: records.dumps(analyzer.analyze_path(str(SCENARIOS / name))) for name in BUNDLES}
 
 
 def scenario(name: str, **workload: Any) -> Verdict:
     """A scenario's verdict (a fresh copy), with workload fields overridden."""
-    v = Verdict.model_validate_json(_scenario_json()[name])
+    v = records.decode(_scenario_json()[name], Verdict)
     if workload:
-        v = v.model_copy(update={"workload": v.workload.model_copy(update=workload)})
+        v = records.replace(v, workload=records.replace(v.workload, **workload))
     return v
 
 
 def at(v: Verdict, when: datetime) -> Verdict:
-    return v.model_copy(update={"analyzed_at": when.strftime("%Y-%m-%dT%H:%M:%S.%fZ")})
+    return records.replace(v, analyzed_at=when.strftime("%Y-%m-%dT%H:%M:%S.%fZ"))
 
 
 def _count(url: str) -> int:
@@ -91,7 +92,7 @@ def assert_whole(url: str) -> int:
             totals = {"causes": 0, "affected_nodes": 0, "devices": 0, "symptoms": 0, "evidence": 0,
                       "coverage": 0, "errors": 0}
             for vid, doc in docs.items():
-                v = Verdict.model_validate_json(doc)
+                v = records.decode(doc, Verdict)
 
                 def rows(table: Any, *cols: str, vid: int = vid) -> list[tuple[Any, ...]]:
                     q = select(*(table.c[c] for c in cols)).where(table.c.verdict_id == vid).order_by(table.c.id)
@@ -127,18 +128,19 @@ def assert_whole(url: str) -> int:
 # The kill -9 child: writes distinct verdicts (each with its processed mark) until killed.
 CHILD = r"""
 import sys
+from firstfault import records
 from firstfault.model import Verdict
 from firstfault.store import ProcessedMark, VerdictStore
 
 url, docs_path, run = sys.argv[1], sys.argv[2], sys.argv[3]
-docs = [Verdict.model_validate_json(line) for line in open(docs_path)]
+docs = [records.decode(line, Verdict) for line in open(docs_path)]
 store = VerdictStore.open(url)
 print("ready", flush=True)
 i = 0
 while True:
     v = docs[i % len(docs)]
     ref = f"kill-{run}-{i}"
-    v = v.model_copy(update={"workload": v.workload.model_copy(update={"id": ref})})
+    v = records.replace(v, workload=records.replace(v.workload, id=ref))
     store.write(v, mark=ProcessedMark("test", ref, 0))
     i += 1
 """
@@ -159,7 +161,7 @@ class StoreContract:
         for name, vid in ids.items():
             got = store.get(vid)
             assert got is not None
-            assert got.model_dump_json() == scenario(name).model_dump_json(), name
+            assert records.dumps(got) == records.dumps(scenario(name)), name
             rec = store.get_record(vid)
             assert rec is not None and rec.enrichment == enr and rec.verdict == got
         assert store.get(max(ids.values()) + 1000) is None
@@ -187,7 +189,7 @@ class StoreContract:
             ev = store.replay_evidence(ids[name])
             assert ev is not None and not ev.truncated and ev.lines_kept == ev.lines_total
             again = analyze_request(analyzer, unpack(ev.codec, ev.data), now=now)
-            assert again.model_dump_json() == v.model_dump_json(), name
+            assert records.dumps(again) == records.dumps(v), name
         report = replay(store, shipped_catalog(), since=now - timedelta(days=7))
         assert (report.replayed, report.changed, report.failed, report.without_evidence) == (len(BUNDLES), [], [], 0)
         # A verdict stored without evidence is counted, not replayed; the window bounds what is read.
@@ -211,7 +213,7 @@ class StoreContract:
         no_cluster = store.write(v)
         assert store.write(v, None) == no_cluster  # None cluster is a key value too, not "always new"
         retry = store.write(scenario("hw-nvlink-xid149-showcase", attempt=1), Enrichment(cluster="eos"))
-        cat = v.model_copy(update={"catalog": v.catalog.model_copy(update={"sha256": "0" * 64})})
+        cat = records.replace(v, catalog=records.replace(v.catalog, sha256="0" * 64))
         new_catalog = store.write(cat, Enrichment(cluster="eos"))
         assert len({first, other_cluster, no_cluster, retry, new_catalog}) == 5
         assert store.count() == 5
@@ -221,9 +223,9 @@ class StoreContract:
         v = scenario("hw-nvlink-xid149-showcase")
         first = store.write(v, Enrichment(cluster="eos"))
         wl = v.workload
-        moved = v.model_copy(update={"workload": wl.model_copy(update={
-            "window": wl.window.model_copy(update={"start": "2026-11-03T00:00:00Z"})})})
-        fewer = v.model_copy(update={"workload": wl.model_copy(update={"nodes": wl.nodes[:1]})})
+        moved = records.replace(v, workload=records.replace(
+            wl, window=records.replace(wl.window, start="2026-11-03T00:00:00Z")))
+        fewer = records.replace(v, workload=records.replace(wl, nodes=wl.nodes[:1]))
         for other in (moved, fewer):
             with pytest.raises(StoreError, match=r"stored already .* not stored"):
                 store.write(other, Enrichment(cluster="eos"))
@@ -333,8 +335,8 @@ class StoreContract:
 
     def test_text_with_nul_survives(self, store: VerdictStore) -> None:
         v = scenario("sw-cuda-oom-rank3")
-        ev = v.evidence[0].model_copy(update={"text": "garbage\x00in a log line"})
-        v = v.model_copy(update={"evidence": [ev, *v.evidence[1:]]})
+        ev = records.replace(v.evidence[0], text="garbage\x00in a log line")
+        v = records.replace(v, evidence=[ev, *v.evidence[1:]])
         vid = store.write(v)
         got = store.get(vid)
         assert got is not None and got.evidence[0].text == "garbage\x00in a log line"
@@ -369,7 +371,7 @@ class StoreContract:
 
     def test_kill_9_leaves_only_whole_verdicts(self, url: str, tmp_path: Path) -> None:
         docs = tmp_path / "verdicts.jsonl"
-        docs.write_text("".join(scenario(n).model_dump_json() + "\n" for n in BUNDLES))
+        docs.write_text("".join(records.dumps(scenario(n)) + "\n" for n in BUNDLES))
         child = tmp_path / "writer.py"
         child.write_text(CHILD)
         rng = random.Random(9)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from firstfault import records
 from firstfault.actions.actor import Actor
 from firstfault.actions.policy import Inventory, NodeState, Policy
 from firstfault.store import VerdictStore
@@ -55,10 +56,10 @@ def _race(url: str) -> tuple[Fleet, list[str]]:
     with VerdictStore.open(url) as s:
         ids = []
         for i in range(8):
-            rc = base.root_cause.model_copy(update={"nodes": [f"n{i:02d}"]})
-            wl = base.workload.model_copy(update={"id": f"job-{i}", "nodes": [f"n{i:02d}"]})
-            ids.append((s.write(base.model_copy(update={"root_cause": rc, "workload": wl})),
-                        base.model_copy(update={"root_cause": rc, "workload": wl})))
+            rc = records.replace(base.root_cause, nodes=[f"n{i:02d}"])
+            wl = records.replace(base.workload, id=f"job-{i}", nodes=[f"n{i:02d}"])
+            ids.append((s.write(records.replace(base, root_cause=rc, workload=wl)),
+                        records.replace(base, root_cause=rc, workload=wl)))
     fleet = Fleet()
     outcomes: list[str] = []
     start = threading.Barrier(len(ids))
@@ -135,8 +136,8 @@ def test_no_command_runs_inside_the_write_transaction(tmp_path: Path, monkeypatc
     url = f"sqlite:///{tmp_path / 'v.db'}"
     base = scenario("hw-nvlink-xid149-showcase")
     assert base.root_cause is not None
-    v = base.model_copy(update={"root_cause": base.root_cause.model_copy(update={"nodes": ["n00"]}),
-                                "workload": base.workload.model_copy(update={"nodes": ["n00", "n01"]})})
+    v = records.replace(base, root_cause=records.replace(base.root_cause, nodes=["n00"]),
+                        workload=records.replace(base.workload, nodes=["n00", "n01"]))
     with VerdictStore.open(url) as s:
         vid = s.write(v)
     fleet = SlowFleet()
@@ -154,8 +155,7 @@ def test_no_command_runs_inside_the_write_transaction(tmp_path: Path, monkeypatc
         for started, job in ((fleet.reading, "other-1"), (fleet.acting, "other-2")):
             assert started.wait(30)
             time.sleep(0.2)  # well inside the command
-            stored.append(other.write(base.model_copy(update={
-                "workload": base.workload.model_copy(update={"id": job})})))
+            stored.append(other.write(records.replace(base, workload=records.replace(base.workload, id=job))))
     worker.join(60)
     assert done == ["done"] and fleet.drained == ["n00"]
     assert len(stored) == 2
@@ -170,8 +170,8 @@ def test_a_run_of_the_same_verdict_while_its_claim_is_open_does_not_act_again(tm
     url = f"sqlite:///{tmp_path / 'v.db'}"
     base = scenario("hw-nvlink-xid149-showcase")
     assert base.root_cause is not None
-    v = base.model_copy(update={"root_cause": base.root_cause.model_copy(update={"nodes": ["n00"]}),
-                                "workload": base.workload.model_copy(update={"nodes": ["n00"]})})
+    v = records.replace(base, root_cause=records.replace(base.root_cause, nodes=["n00"]),
+                        workload=records.replace(base.workload, nodes=["n00"]))
     with VerdictStore.open(url) as s:
         vid = s.write(v)
     fleet = SlowFleet()

@@ -26,6 +26,7 @@ import psycopg
 import pytest
 from sqlalchemy import Engine, event
 
+from firstfault import records
 from firstfault.dashboard.fleetsql import fleet_counts
 from firstfault.model import Enrichment
 from firstfault.store import VerdictStore
@@ -55,7 +56,7 @@ def _load(url: str) -> None:
         start = rng.randrange(0, len(nodes) - len(old))
         rename = dict(zip(old, nodes[start:start + len(old)], strict=True))
         end = NOW - timedelta(seconds=rng.randrange(DAYS * 86400))
-        doc = json.loads(v.model_dump_json())
+        doc = json.loads(records.dumps(v))
         text = json.dumps(doc)
         for a, b in rename.items():
             text = text.replace(f'"{a}"', f'"{b}"').replace(f'"{a}/', f'"{b}/')
@@ -63,7 +64,7 @@ def _load(url: str) -> None:
         doc["workload"]["id"] = f"w{vid}"
         doc["workload"]["window"] = {"start": (end - timedelta(hours=1)).isoformat(), "end": end.isoformat()}
         doc["analyzed_at"] = (end + timedelta(minutes=5)).isoformat()
-        v = type(v).model_validate(doc)
+        v = records.convert(doc, type(v))
         batch.add(v, Enrichment(cluster=["east", "west"][vid % 2]), vid, end)
     with VerdictStore.open(url) as store, store.engine.connect() as sconn:
         batch.copy(sconn)

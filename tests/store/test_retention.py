@@ -17,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import func, select
 
+from firstfault import records
 from firstfault.cli import app
 from firstfault.model import Enrichment, Verdict, Window, iso
 from firstfault.store import ProcessedMark, VerdictStore
@@ -37,9 +38,9 @@ def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 def failed(v: Verdict, wid: str, days_ago: float) -> Verdict:
     end = NOW - timedelta(days=days_ago)
-    wl = v.workload.model_copy(update={"id": wid, "window": Window(start=iso(end - timedelta(hours=1)),
-                                                                    end=iso(end))})
-    return v.model_copy(update={"workload": wl, "analyzed_at": iso(NOW)})  # all analysed today: a back-fill
+    wl = records.replace(v.workload, id=wid, window=Window(start=iso(end - timedelta(hours=1)),
+                                                                    end=iso(end)))
+    return records.replace(v, workload=wl, analyzed_at=iso(NOW))  # all analysed today: a back-fill
 
 
 def _count(store: VerdictStore, table: str, ids: list[int]) -> int:

@@ -24,6 +24,7 @@ import pytest
 from alembic import command
 from sqlalchemy import delete, select
 
+from firstfault import records
 from firstfault.model import Enrichment, Verdict, Window, iso
 from firstfault.store import VerdictStore, rollups
 from firstfault.store import db as store_db
@@ -54,10 +55,10 @@ def store(url: str) -> Iterator[VerdictStore]:
 
 
 def failing(v: Verdict, wid: str, failed_at: datetime, nodes: list[str] | None = None) -> Verdict:
-    wl = v.workload.model_copy(update={"id": wid, "window": Window(start=iso(failed_at - timedelta(hours=1)),
+    wl = records.replace(v.workload, **{"id": wid, "window": Window(start=iso(failed_at - timedelta(hours=1)),
                                                                     end=iso(failed_at)),
                                        **({"nodes": nodes} if nodes else {})})
-    return v.model_copy(update={"workload": wl, "analyzed_at": iso(failed_at + timedelta(minutes=5))})
+    return records.replace(v, workload=wl, analyzed_at=iso(failed_at + timedelta(minutes=5)))
 
 
 def snapshot(store: VerdictStore) -> dict[str, list[tuple[Any, ...]]]:

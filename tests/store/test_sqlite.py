@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
+from firstfault import records
 from firstfault.store import StoreError, VerdictStore, create_store_engine
 from firstfault.store.db import BUSY_TIMEOUT_MS
 from tests.store.contract import StoreContract, scenario
@@ -129,7 +130,7 @@ def test_ports_named_by_evidence(source: str, line: str, port: str | None) -> No
     assert item.port == port
     assert port_of(item) == port
     # The store never re-reads the text: an item without the structured port names none.
-    assert port_of(item.model_copy(update={"port": None})) is None
+    assert port_of(records.replace(item, port=None)) is None
 
 
 def test_a_metric_names_its_hca_port() -> None:

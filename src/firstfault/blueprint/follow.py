@@ -43,6 +43,7 @@ from firstfault.bundle import Context
 from firstfault.collect.follow import Follower
 from firstfault.identify.base import ContextError, Identified, Running, RunningSource
 from firstfault.model import Enrichment, Superseded, Verdict, iso
+from firstfault.records import replace
 from firstfault.sinks.base import Sink
 from firstfault.spec import category_matches
 
@@ -329,7 +330,7 @@ def settle_provisional(ledger: ProvisionalLedger, verdict: Verdict, cluster: str
     if not records:
         return verdict, [], None
     notes, held = supersedes(records, verdict)
-    final = verdict.model_copy(update={"supersedes": notes})
+    final = replace(verdict, supersedes=notes)
 
     def also(conn: Connection, vid: int) -> None:
         ledger.settle(conn, held, vid)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from firstfault import records
 from firstfault.cli.base import (
     PATH,
     catalog,
@@ -55,7 +56,7 @@ def analyze(bundle: Path, fmt: str, width: int | None, verbose: bool, output: Pa
         verdict = Analyzer(cat).analyze_path(str(bundle), workers=workers)
     except BundleError as exc:
         raise fail(str(exc)) from exc
-    doc = verdict.model_dump_json(indent=2) + "\n" if output is not None or fmt == "json" else ""
+    doc = records.dumps(verdict, indent=2) + "\n" if output is not None or fmt == "json" else ""
     if output is not None:
         write_atomic(output, doc)
     if fmt == "json":  # render.write's json, without importing the text and markdown views
@@ -105,9 +106,6 @@ def _has_facts(e: Enrichment) -> bool:
 
 def _saved(path: Path) -> tuple[Verdict, Enrichment | None]:
     """A verdict document, alone or as a webhook body ("enrichment") or a GET /v1/verdicts/ID record."""
-    from pydantic import ValidationError
-
-    from firstfault.lazymodel import model_errors
     from firstfault.model import Enrichment, Verdict
 
     try:
@@ -131,11 +129,11 @@ def _saved(path: Path) -> tuple[Verdict, Enrichment | None]:
         enrichment = Enrichment(cluster=e.get("cluster"), owner=e.get("owner"), links=dict(e.get("links") or {}),
                                 previous_attempts=list(e.get("previous_attempts") or []))
     try:
-        return Verdict.model_validate(doc), enrichment
-    except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
-                             for e in model_errors(exc)[:5])
-        raise fail(f"{path}: not a verdict of this version ({problems})") from exc
+        return records.convert(doc, Verdict), enrichment
+    except records.ValidationError as exc:
+        loc, msg = records.location(exc)
+        raise fail(f"{path}: not a verdict of this version ({'.'.join(str(p) for p in loc) or '(root)'}: {msg})"
+                   ) from exc
 
 
 def _stored(db: str, vid: int) -> tuple[Verdict, Enrichment | None]:

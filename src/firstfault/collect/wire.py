@@ -14,12 +14,13 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterable
 from datetime import datetime
-from typing import IO, TYPE_CHECKING, Annotated, Any, Literal
+from typing import IO, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+import msgspec
+from msgspec import Meta
 
 from firstfault import records as _records
-from firstfault.bundle import Bundle, Context, WorkloadSpec, workload_spec
+from firstfault.bundle import Bundle, Context, WorkloadSpec, plain_workload
 from firstfault.collect.evidence import ScannerSource, collect_bundle
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import PER_FILE_DOCUMENTS, read_document
@@ -27,41 +28,39 @@ from firstfault.formats import Format
 from firstfault.model import CoverageItem, ErrorItem
 
 MAX_TEXT = 1 << 20
+Path_ = Annotated[str, Meta(max_length=4096)]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class LineObservation(_Strict):
+class LineObservation(_records.Record, kw_only=True):
     """A log line that passed the prefilter (the wire form of scan.Candidate)."""
 
     type: Literal["line"] = "line"
     source: Literal["kernel", "syslog", "fabricmanager", "application"]
-    file: str = Field(max_length=4096)
-    line: StrictInt = Field(ge=1)
+    file: Path_
+    line: Annotated[int, Meta(ge=1)]
     node: str | None = None
-    rank: StrictInt | None = None
+    rank: int | None = None
     time: datetime | None = None
-    text: Annotated[str, Field(max_length=MAX_TEXT)]
+    text: Annotated[str, Meta(max_length=MAX_TEXT)]
 
     def candidate(self) -> Candidate:
         return Candidate(self.source, self.file, self.line, self.node, self.rank, self.time, self.text)
 
     @classmethod
     def of(cls, c: Candidate) -> LineObservation:
-        return cls(source=c.source, file=c.file, line=c.line, node=c.node, rank=c.rank,  # type: ignore[arg-type]
-                   time=c.time, text=c.text)
+        """The candidate as an observation, checked (records.ValidationError: a line the Service would refuse)."""
+        return _records.convert({"source": c.source, "file": c.file, "line": c.line, "node": c.node, "rank": c.rank,
+                                 "time": c.time, "text": c.text}, cls)
 
 
-class DocumentObservation(_Strict):
+class DocumentObservation(_records.Record, kw_only=True):
     """A scheduler record set or a metrics answer, whole (sacct text, Workload YAML, query_range JSON)."""
 
     type: Literal["document"] = "document"
     source: Literal["scheduler", "metrics", "flight_recorder", "stack_dump", "fabric"]
     # Flight-recorder and stack dumps need no format (the readers sniff pickle / JSON / text).
     format: Format | None = None
-    file: str = Field(max_length=4096)
+    file: Path_
     content: str
     # A pickled flight-recorder dump is binary: sent as base64.
     encoding: Literal["utf-8", "base64"] = "utf-8"
@@ -72,7 +71,7 @@ class DocumentObservation(_Strict):
         return base64.b64decode(self.content) if self.encoding == "base64" else self.content.encode("utf-8")
 
 
-class NodeActivity(_Strict):
+class NodeActivity(_records.Record, kw_only=True):
     """When a node's application logs last wrote (for NODE_FAIL's silent-node check)."""
 
     type: Literal["activity"] = "activity"
@@ -80,20 +79,25 @@ class NodeActivity(_Strict):
     last_seen: datetime
 
 
-if TYPE_CHECKING:
-    _Context = WorkloadSpec
-else:  # the record, validated and written by records.py inside this pydantic model
-    _Context = _records.as_pydantic(WorkloadSpec, workload_spec)
+class AnalyzeRequest(_records.Record, kw_only=True):
+    """One attempt's evidence as observations: the JSON form of POST /v1/analyze."""
 
-
-class AnalyzeRequest(_Strict):
     apiVersion: Literal["firstfault/v1"] = "firstfault/v1"
-    context: _Context
-    lines: list[LineObservation] = Field(default_factory=list)
-    documents: list[DocumentObservation] = Field(default_factory=list)
-    activity: list[NodeActivity] = Field(default_factory=list)
-    coverage: list[CoverageItem] = Field(default_factory=list)
-    errors: list[ErrorItem] = Field(default_factory=list)
+    context: WorkloadSpec
+    lines: list[LineObservation] = _records.field(default_factory=list)
+    documents: list[DocumentObservation] = _records.field(default_factory=list)
+    activity: list[NodeActivity] = _records.field(default_factory=list)
+    coverage: list[CoverageItem] = _records.field(default_factory=list)
+    errors: list[ErrorItem] = _records.field(default_factory=list)
+
+
+def read_request(raw: bytes | bytearray | str) -> AnalyzeRequest:
+    """The JSON form: msgspec.DecodeError when it is not JSON, records.ValidationError naming the key path
+    when it is not a request (the context read as workload.yaml's, an int job id as its digits)."""
+    doc = msgspec.json.decode(raw)
+    if isinstance(doc, dict) and "context" in doc:
+        doc["context"] = plain_workload(doc["context"])
+    return _records.convert(doc, AnalyzeRequest)
 
 
 class RequestBuilder:
@@ -174,7 +178,7 @@ def records(req: AnalyzeRequest) -> Iterable[Record]:
 def record_dict(r: Record) -> dict[str, Any]:
     """One observation as its NDJSON record."""
     if isinstance(r, CoverageItem):
-        return {"type": "coverage", **r.model_dump(mode="json")}
+        return {"type": "coverage", **_records.to_builtins(r)}
     if isinstance(r, ErrorItem):
-        return {"type": "error", **r.model_dump(mode="json")}
-    return r.model_dump(mode="json", exclude_none=True)
+        return {"type": "error", **_records.to_builtins(r)}
+    return {k: v for k, v in _records.to_builtins(r).items() if v is not None}

@@ -95,7 +95,7 @@ def evidence_rows(v: Verdict) -> list[dict[str, Any]]:
 def far_end(e: EvidenceItem) -> str | None:
     """The other end of the cable of the port an evidence item names (`leaf01 port 3`), when a fabric said."""
     c = e.cable
-    if c is None:
+    if not c:  # unset: no fabric source named it
         return None
     if e.node == c.switch:
         return f"{c.node} {c.port}"

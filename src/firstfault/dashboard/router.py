@@ -35,15 +35,17 @@ from fastapi import APIRouter, Request
 from fastapi.params import Depends
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
+from firstfault import records
 from firstfault.dashboard import detail
 from firstfault.dashboard.fleet import DEFAULT_DOMAINS, FleetEntry, FleetReport, report_from
 from firstfault.dashboard.fleetsql import fleet_counts
 from firstfault.dashboard.params import DOMAINS, OUTCOMES, FleetParams, VerdictFilters
 from firstfault.dashboard.queries import known_nodes, known_values
 from firstfault.model import CAUSE_DOMAINS, Enrichment, Verdict
+from firstfault.responses import ProblemBody, ProblemDetail, described
 from firstfault.store import StoredVerdict, VerdictStore, VerdictSummary
 from firstfault.store.actions import ActionLedger
 from firstfault.store.provisional import ProvisionalLedger, ProvisionalRecord
@@ -65,14 +67,6 @@ def _utcnow() -> datetime:
 # ---------------------------------------------------------------------------
 # API shapes
 # ---------------------------------------------------------------------------
-
-
-class Problem(BaseModel):
-    """The Service's error form (firstfault.service.errors.ProblemBody), kept in step by a test."""
-
-    error: str
-    message: str
-    detail: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class VerdictItem(BaseModel):
@@ -110,7 +104,9 @@ class VerdictPage(BaseModel):
     items: list[VerdictItem]
 
 
-class ProvisionalItem(BaseModel):
+class ProvisionalItem(records.Record, kw_only=True):
+    """A provisional verdict as the ledger holds it (store.provisional), without the document."""
+
     id: int
     workload_id: str
     attempt: int
@@ -125,19 +121,27 @@ class ProvisionalItem(BaseModel):
     final_verdict_id: int | None
     held: bool | None
 
+    @staticmethod
+    def fields_of(r: ProvisionalRecord) -> dict[str, Any]:
+        return {"id": r.id, "workload_id": r.workload_id, "attempt": r.attempt, "cluster": r.cluster or None,
+                "category": r.category, "domain": r.domain, "summary": r.summary, "nodes": list(r.nodes),
+                "first_seen": r.first_seen, "sent_at": r.sent_at, "delivery": r.delivery,
+                "final_verdict_id": r.final_verdict_id, "held": r.held}
+
     @classmethod
     def of(cls, r: ProvisionalRecord) -> ProvisionalItem:
-        return cls(id=r.id, workload_id=r.workload_id, attempt=r.attempt, cluster=r.cluster or None,
-                   category=r.category, domain=r.domain, summary=r.summary, nodes=list(r.nodes),
-                   first_seen=r.first_seen, sent_at=r.sent_at, delivery=r.delivery,
-                   final_verdict_id=r.final_verdict_id, held=r.held)
+        return cls(**cls.fields_of(r))
 
 
-class ProvisionalRecordBody(ProvisionalItem):
+class ProvisionalRecordBody(ProvisionalItem, kw_only=True):
+    """A provisional verdict with its document."""
+
     verdict: Verdict
 
 
-class VerdictRecord(BaseModel):
+class VerdictRecord(records.Record, kw_only=True):
+    """A stored verdict (the document of docs/verdict.md) with its enrichment."""
+
     id: int
     created_at: datetime
     cluster: str | None
@@ -145,6 +149,14 @@ class VerdictRecord(BaseModel):
     links: dict[str, str]
     previous_attempts: list[str]
     verdict: Verdict
+
+
+# The dashboard's records in the OpenAPI document (service/app.py adds their schemas as components).
+RECORDS: tuple[type[records.Record], ...] = (ProvisionalItem, ProvisionalRecordBody, VerdictRecord)
+
+
+def _json(value: Any) -> Response:
+    return Response(records.encode(value), media_type="application/json")
 
 
 # ---------------------------------------------------------------------------
@@ -190,8 +202,10 @@ def validate_query(model: type[P], request: Request, now: datetime) -> tuple[P, 
     return params, since, until
 
 
-def _problem(status: int, error: str, message: str, detail: list[dict[str, Any]] | None = None) -> JSONResponse:
-    return JSONResponse(Problem(error=error, message=message, detail=detail or []).model_dump(), status_code=status)
+def _problem(status: int, error: str, message: str, detail: list[dict[str, Any]] | None = None) -> Response:
+    """The Service's error form (responses.ProblemBody)."""
+    body = ProblemBody(error=error, message=message, detail=[ProblemDetail(**d) for d in detail or []])
+    return Response(records.encode(body), status_code=status, media_type="application/json")
 
 
 def _query_doc(model: type[BaseModel]) -> dict[str, Any]:
@@ -206,8 +220,8 @@ def _query_doc(model: type[BaseModel]) -> dict[str, Any]:
 
 
 ERRORS: dict[int | str, dict[str, Any]] = {
-    422: {"model": Problem, "description": "a filter value is invalid (the detail names it)"},
-    503: {"model": Problem, "description": "the verdict store cannot be read"},
+    422: described(ProblemBody, "a filter value is invalid (the detail names it)"),
+    503: described(ProblemBody, "the verdict store cannot be read"),
 }
 
 
@@ -462,8 +476,9 @@ def make_router(store_provider: StoreProvider, *, clock: Clock = _utcnow,
         body = VerdictPage(total=total, limit=f.limit, offset=f.offset, items=[VerdictItem.of(r) for r in rows])
         return JSONResponse(body.model_dump(mode="json"))
 
-    @router.get("/v1/verdicts/{vid}", response_model=VerdictRecord, tags=["verdicts"],
-                responses={404: {"model": Problem, "description": "no verdict with this id"}, **ERRORS},
+    @router.get("/v1/verdicts/{vid}", tags=["verdicts"],
+                responses={200: described(VerdictRecord, "Successful Response"),
+                           404: described(ProblemBody, "no verdict with this id"), **ERRORS},
                 summary="One stored verdict (the document of docs/verdict.md) with its enrichment")
     def get_verdict(vid: str) -> Response:
         if not vid.isdigit() or len(vid) > 18:
@@ -477,19 +492,21 @@ def make_router(store_provider: StoreProvider, *, clock: Clock = _utcnow,
         e = rec.enrichment
         body = VerdictRecord(id=rec.id, created_at=rec.created_at, cluster=e.cluster, owner=e.owner,
                              links=dict(e.links), previous_attempts=list(e.previous_attempts), verdict=rec.verdict)
-        return JSONResponse(body.model_dump(mode="json"))
+        return _json(body)
 
-    @router.get("/v1/provisional", response_model=list[ProvisionalItem], tags=["verdicts"], responses=ERRORS,
+    @router.get("/v1/provisional", tags=["verdicts"],
+                responses={200: described(ProvisionalItem, "Successful Response", many=True), **ERRORS},
                 summary="Provisional verdicts of attempts that still run (watch --follow), newest first")
     def list_provisional() -> Response:
         try:
             rows = ProvisionalLedger(store_provider()).running(200)
         except SQLAlchemyError as exc:
             return store_down(None, exc)
-        return JSONResponse([ProvisionalItem.of(r).model_dump(mode="json") for r in rows])
+        return _json([ProvisionalItem.of(r) for r in rows])
 
-    @router.get("/v1/provisional/{pid}", response_model=ProvisionalRecordBody, tags=["verdicts"],
-                responses={404: {"model": Problem, "description": "no provisional verdict with this id"}, **ERRORS},
+    @router.get("/v1/provisional/{pid}", tags=["verdicts"],
+                responses={200: described(ProvisionalRecordBody, "Successful Response"),
+                           404: described(ProblemBody, "no provisional verdict with this id"), **ERRORS},
                 summary="One provisional verdict, and the final verdict that superseded it (when there is one)")
     def get_provisional(pid: str) -> Response:
         if not pid.isdigit() or len(pid) > 18:
@@ -500,8 +517,7 @@ def make_router(store_provider: StoreProvider, *, clock: Clock = _utcnow,
             return store_down(None, exc)
         if p is None:
             return _problem(404, "not_found", f"provisional verdict {pid} is not in the store")
-        body = ProvisionalRecordBody(**ProvisionalItem.of(p).model_dump(), verdict=p.verdict)
-        return JSONResponse(body.model_dump(mode="json"))
+        return _json(ProvisionalRecordBody(**ProvisionalItem.fields_of(p), verdict=p.verdict))
 
     @router.get("/v1/fleet", response_model=FleetReport, tags=["verdicts"], responses=ERRORS,
                 openapi_extra=_query_doc(FleetParams),

@@ -15,6 +15,7 @@ the engine found for the event (its `fabric_*` fields), for the verdict.
 from __future__ import annotations
 
 from firstfault.model import Cable, Event
+from firstfault.records import UNSET, UnsetType
 
 __all__ = ["CABLE_FIELDS", "EMITS", "TRANSPORT_KINDS", "cable_of", "host_port_of", "port_of"]
 
@@ -71,9 +72,9 @@ EMITS: dict[str, frozenset[str]] = {kind: frozenset(CABLE_FIELDS)
                                     for kind in ("net.link", "metric.condition", *sorted(TRANSPORT_KINDS))}
 
 
-def cable_of(ev: Event) -> Cable | None:
+def cable_of(ev: Event) -> Cable | UnsetType:
     values = [ev.fields.get(k) for k in CABLE_FIELDS]
     if not all(isinstance(v, str) and v for v in values):
-        return None
+        return UNSET
     switch, switch_port, node, port = (str(v) for v in values)
     return Cable(switch=switch, switch_port=switch_port, node=node, port=port)

@@ -15,15 +15,15 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from starlette.types import Scope
 
 import firstfault
 from firstfault import records
-from firstfault.bundle import WorkloadSpec
 from firstfault.collect.wire import AnalyzeRequest
 from firstfault.engine.loader import Catalog, load_catalog, shipped_catalog
-from firstfault.responses import ProblemBody
+from firstfault.model import Verdict
+from firstfault.responses import RESPONSE_RECORDS, ProblemBody
 from firstfault.service.auth import TokenCheck
 from firstfault.service.errors import Problem
 from firstfault.service.limits import CONNECTION_LIMITS, AnalysisPool, ConnectionLimits
@@ -88,10 +88,13 @@ def create_app(settings: ServiceSettings | None = None, catalog: Catalog | None 
     app.state.pool = pool
     app.state.metrics = metrics
     app.include_router(build_router(settings, engine, pool, metrics, TokenCheck(settings.tokens)))
+    described: list[type[records.Record]] = [Verdict, *RESPONSE_RECORDS]  # the routes' answers, by name
     if store is not None:
         from firstfault.dashboard import make_router
+        from firstfault.dashboard.router import RECORDS as DASHBOARD_RECORDS
 
         app.include_router(make_router(lambda: store))
+        described += DASHBOARD_RECORDS
     app.add_exception_handler(Problem, problem_response)
 
     async def unexpected(request: Request, exc: Exception) -> Response:
@@ -99,7 +102,7 @@ def create_app(settings: ServiceSettings | None = None, catalog: Catalog | None 
         log.error("unhandled error", exc_info=exc, extra={"fields": {"route": request.url.path}})
         request.scope.setdefault("firstfault", {})["outcome"] = "internal_error"
         body = ProblemBody(error="internal_error", message="the analysis failed unexpectedly; see the server log")
-        return JSONResponse(body.model_dump(mode="json"), status_code=500)
+        return Response(records.encode(body), status_code=500, media_type="application/json")
 
     app.add_exception_handler(Exception, unexpected)
 
@@ -118,12 +121,9 @@ def create_app(settings: ServiceSettings | None = None, catalog: Catalog | None 
         if app.openapi_schema is None:
             doc = get_openapi(title=app.title, version=app.version, summary=app.summary, routes=app.routes)
             schemas = doc.setdefault("components", {}).setdefault("schemas", {})
-            extra = AnalyzeRequest.model_json_schema(ref_template="#/components/schemas/{model}")
-            for name, sch in extra.pop("$defs", {}).items():
+            # The records' schemas: the routes refer to them by name (the request's is in ANALYZE_BODY).
+            for name, sch in records.schemas([AnalyzeRequest, *described])[1].items():
                 schemas.setdefault(name, sch)
-            schemas["AnalyzeRequest"] = extra
-            # The request's records (written out in full where the request nests them) as components too.
-            schemas.update(records.schemas([WorkloadSpec])[1])
             app.openapi_schema = doc
         return app.openapi_schema
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from firstfault.lazymodel import model_errors
+from firstfault import records
 from firstfault.responses import ProblemBody, ProblemDetail
 
 
@@ -38,14 +38,12 @@ def invalid(message: str, detail: Sequence[ProblemDetail] = ()) -> Problem:
     return Problem(422, "invalid_request", message, detail)
 
 
-def from_validation(exc: Any, prefix: str = "", line: int | None = None, limit: int = 50) -> Problem:
-    """A pydantic ValidationError as a 422 naming each field path (and the NDJSON line)."""
-    details = []
-    for err in model_errors(exc)[:limit]:  # a record's unknown key is extra_forbidden too
-        msg = "unknown field" if err["type"] == "extra_forbidden" else str(err["msg"])
-        details.append(ProblemDetail(loc=json_path(err["loc"], prefix), msg=msg, type=err["type"], line=line))
-    first = details[0] if details else None
+def from_validation(exc: records.ValidationError, prefix: str = "", line: int | None = None) -> Problem:
+    """A validation error as a 422 naming the field path (and the NDJSON line): msgspec reports a
+    document's first problem only."""
+    loc, msg = records.location(exc)
+    unknown = msg == "unknown key"
+    first = ProblemDetail(loc=json_path(loc, prefix), msg="unknown field" if unknown else msg,
+                          type="extra_forbidden" if unknown else "value_error", line=line)
     where = f"line {line}: " if line is not None else ""
-    head = f"{where}{first.loc or '(body)'}: {first.msg}" if first else f"{where}invalid request"
-    more = f" (and {len(details) - 1} more)" if len(details) > 1 else ""
-    return invalid(head + more, details)
+    return invalid(f"{where}{first.loc or '(body)'}: {first.msg}", [first])

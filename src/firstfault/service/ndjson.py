@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-from pydantic_core import from_json
+import msgspec
 
 from firstfault import records
 from firstfault.bundle import WorkloadSpec, workload_spec
@@ -25,13 +24,12 @@ from firstfault.collect.wire import (
     Record,
     record_dict,
 )
-from firstfault.lazymodel import Model
 from firstfault.model import CoverageItem, ErrorItem
 from firstfault.responses import ProblemDetail
 from firstfault.service.body import too_large
-from firstfault.service.errors import from_validation, invalid, json_path
+from firstfault.service.errors import from_validation, invalid
 
-RECORD_TYPES: dict[str, type[BaseModel] | type[Model]] = {  # coverage and error: lazymodel records
+RECORD_TYPES: dict[str, type[records.Record]] = {
     "line": LineObservation,
     "document": DocumentObservation,
     "activity": NodeActivity,
@@ -69,9 +67,9 @@ def split_lines(chunks: Iterable[bytes], max_record: int) -> Iterator[tuple[int,
 
 def _object(lineno: int, raw: bytes) -> dict[str, Any]:
     try:
-        # pydantic's parser, as for the JSON form: it refuses a lone surrogate ("\udcff"), which
+        # msgspec's parser, as for the JSON form: it refuses a lone surrogate ("\udcff"), which
         # json.loads lets through and no verdict can hold (a 500 when it is sent back).
-        obj = from_json(raw)
+        obj = msgspec.json.decode(raw)
     except (UnicodeDecodeError, ValueError) as exc:
         raise invalid(f"line {lineno}: not valid JSON: {exc}",
                       [ProblemDetail(loc="", msg=f"not valid JSON: {exc}", type="json_invalid", line=lineno)]) from exc
@@ -100,10 +98,7 @@ def read_context(lines: Iterator[tuple[int, bytes]]) -> WorkloadSpec:
     try:
         return workload_spec(obj)
     except records.ValidationError as exc:
-        loc, msg = records.location(exc)
-        path = json_path(loc)
-        raise invalid(f"line {lineno}: {path or '(body)'}: {msg}",
-                      [ProblemDetail(loc=path, msg=msg, type="value_error", line=lineno)]) from exc
+        raise from_validation(exc, line=lineno) from exc
 
 
 def read_records(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
@@ -118,8 +113,8 @@ def read_records(lines: Iterator[tuple[int, bytes]]) -> Iterator[Record]:
         if kind in _TYPE_STRIPPED:
             obj.pop("type")
         try:
-            yield model.model_validate(obj)  # type: ignore[misc]
-        except ValidationError as exc:
+            yield records.convert(obj, model)  # type: ignore[misc]
+        except records.ValidationError as exc:
             raise from_validation(exc, line=lineno) from exc
 
 

@@ -29,6 +29,7 @@ from uvicorn.config import Config
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
+from firstfault import records
 from firstfault.responses import ProblemBody
 from firstfault.service.limits import CONNECTION_LIMITS, ConnectionLimits
 
@@ -94,7 +95,7 @@ class ServiceProtocol(H11Protocol):
     def _refuse(self, status: int, error: str, message: str, headers: dict[str, str] | None = None) -> None:
         """Answers before any request reached the app (written raw: h11 has no request to answer), and closes."""
         self._stop_head_timer()
-        body = ProblemBody(error=error, message=message).model_dump_json().encode()
+        body = records.encode(ProblemBody(error=error, message=message))
         head = [f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}", "content-type: application/json",
                 f"content-length: {len(body)}", "connection: close",
                 *(f"{k}: {v}" for k, v in (headers or {}).items())]

@@ -8,14 +8,15 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request, Security
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.requests import ClientDisconnect
 
+from firstfault import records
 from firstfault.collect.scan import prefilter_words
 from firstfault.extract.metric_conditions import metric_names
 from firstfault.model import LINE_SOURCES, CatalogRef, Verdict
-from firstfault.responses import CatalogInfo, Health, Prefilter, ProblemBody, RuleInfo
+from firstfault.responses import CatalogInfo, Health, Prefilter, ProblemBody, RuleInfo, described
 from firstfault.service import runner, tarball
 from firstfault.service.auth import TokenCheck
 from firstfault.service.body import UploadSlots, receive_body, spooled_chunks, too_large
@@ -47,6 +48,10 @@ def media_form(content_type: str | None) -> runner.Form | None:
     return MEDIA_FORMS.get(content_type.split(";", 1)[0].strip().lower())
 
 
+def _json(record: records.Record, status: int = 200) -> Response:
+    return Response(records.encode(record), status_code=status, media_type="application/json")
+
+
 def _problem_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     why = {
         401: "no or unknown bearer token", 403: "the token lacks the scope",
@@ -55,7 +60,7 @@ def _problem_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
         431: "a header (the bearer token) over its limit",
         503: "overloaded: retry after Retry-After seconds", 504: "the analysis ran past its time limit",
     }
-    return {c: {"model": ProblemBody, "description": why[c]} for c in codes}
+    return {c: described(ProblemBody, why[c]) for c in codes}
 
 
 ANALYZE_BODY: dict[str, Any] = {
@@ -92,16 +97,16 @@ def build_router(settings: ServiceSettings, engine: runner.Engine, pool: Analysi
 
         return check
 
-    @router.get("/healthz", response_model=Health, tags=["ops"])
-    async def healthz() -> Health:
+    @router.get("/healthz", tags=["ops"], responses={200: described(Health, "Successful Response")})
+    async def healthz() -> Response:
         """The process answers."""
-        return Health(status="ok")
+        return _json(Health(status="ok"))
 
-    @router.get("/readyz", response_model=Health, tags=["ops"],
-                responses={503: {"model": Health, "description": "not ready"}})
-    async def readyz() -> Any:
+    @router.get("/readyz", tags=["ops"],
+                responses={200: described(Health, "Successful Response"), 503: described(Health, "not ready")})
+    async def readyz() -> Response:
         """The catalog is loaded and the analysis pool takes work."""
-        return Health(status="ready", catalog=cat_ref)
+        return _json(Health(status="ready", catalog=cat_ref))
 
     @router.get("/metrics", tags=["ops"], response_class=Response,
                 responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}},
@@ -110,21 +115,24 @@ def build_router(settings: ServiceSettings, engine: runner.Engine, pool: Analysi
         """Prometheus metrics."""
         return Response(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
-    @router.get("/v1/catalog", response_model=CatalogInfo, tags=["catalog"],
-                dependencies=[Depends(require("catalog"))], responses=_problem_responses(401, 403, 431))
-    async def catalog() -> CatalogInfo:
+    catalog_doc = records.encode(CatalogInfo(version=cat.version, sha256=cat.sha256, rules=[
+        RuleInfo(id=r.id, title=r.title, status=r.status, role=r.role, domain=r.domain, category=r.category,
+                 version=r.version)
+        for r in (lr.rule for lr in cat.rules)]))
+
+    @router.get("/v1/catalog", tags=["catalog"], dependencies=[Depends(require("catalog"))],
+                responses={200: described(CatalogInfo, "Successful Response"), **_problem_responses(401, 403, 431)})
+    async def catalog() -> Response:
         """The loaded rules and the catalog's version and sha256."""
-        return CatalogInfo(version=cat.version, sha256=cat.sha256, rules=[
-            RuleInfo(id=r.id, title=r.title, status=r.status, role=r.role, domain=r.domain, category=r.category,
-                     version=r.version)
-            for r in (lr.rule for lr in cat.rules)])
+        return Response(catalog_doc, media_type="application/json")
 
-    prefilter_doc = Prefilter(words=prefilter_words(), by_source={k: prefilter_words(k) for k in LINE_SOURCES},
-                              metrics=metric_names(), catalog=cat_ref)
+    prefilter_doc = records.encode(Prefilter(words=prefilter_words(),
+                                             by_source={k: prefilter_words(k) for k in LINE_SOURCES},
+                                             metrics=metric_names(), catalog=cat_ref))
 
-    @router.get("/v1/catalog/prefilter", response_model=Prefilter, tags=["catalog"],
-                dependencies=[Depends(require("catalog"))], responses=_problem_responses(401, 403, 431))
-    async def prefilter() -> Prefilter:
+    @router.get("/v1/catalog/prefilter", tags=["catalog"], dependencies=[Depends(require("catalog"))],
+                responses={200: described(Prefilter, "Successful Response"), **_problem_responses(401, 403, 431)})
+    async def prefilter() -> Response:
         """The literal words a log line must contain for any extractor to match it, and the metric
         names the catalog's metric conditions read.
 
@@ -132,11 +140,12 @@ def build_router(settings: ServiceSettings, engine: runner.Engine, pool: Analysi
         Prometheus for these metrics only; the verdict is the same with or
         without that filtering.
         """
-        return prefilter_doc
+        return Response(prefilter_doc, media_type="application/json")
 
-    @router.post("/v1/analyze", response_model=Verdict, tags=["analyze"], openapi_extra={"requestBody": ANALYZE_BODY},
+    @router.post("/v1/analyze", tags=["analyze"], openapi_extra={"requestBody": ANALYZE_BODY},
                  dependencies=[Depends(require("analyze"))],
-                 responses=_problem_responses(401, 403, 408, 413, 415, 422, 431, 503, 504))
+                 responses={200: described(Verdict, "Successful Response"),
+                            **_problem_responses(401, 403, 408, 413, 415, 422, 431, 503, 504)})
     async def analyze(request: Request) -> Response:
         """Analyse one workload attempt's evidence and return its verdict (docs/verdict.md)."""
         info: dict[str, Any] = request.scope.setdefault("firstfault", {})
@@ -189,7 +198,7 @@ def build_router(settings: ServiceSettings, engine: runner.Engine, pool: Analysi
             # Closed on every way out: a timed-out analysis still reading it stops at its next read.
             spool.close()
             metrics.latency.labels(form).observe(time.perf_counter() - t0)
-        doc = verdict.model_dump_json()  # before counting: a verdict that cannot be sent is a 500, not an outcome
+        doc = records.encode(verdict)  # before counting: a verdict that cannot be sent is a 500, not an outcome
         metrics.analyses.labels(form, verdict.outcome, verdict.attributed_domain).inc()
         info["outcome"] = verdict.outcome
         info["domain"] = verdict.attributed_domain
@@ -202,4 +211,5 @@ def build_router(settings: ServiceSettings, engine: runner.Engine, pool: Analysi
 def problem_response(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, Problem)
     request.scope.setdefault("firstfault", {})["outcome"] = exc.error
-    return JSONResponse(exc.body().model_dump(mode="json"), status_code=exc.status, headers=exc.headers)
+    return Response(records.encode(exc.body()), status_code=exc.status, headers=exc.headers,
+                    media_type="application/json")

@@ -14,13 +14,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Literal, TypeVar
 
-from pydantic import ValidationError
+import msgspec
 
+from firstfault import records
 from firstfault.analysis.analyze import Analysis, Analyzer, analyze_observations
 from firstfault.bundle import BundleError, Context, SpecError, WorkloadSpec, load_bundle
 from firstfault.collect.evidence import collect_bundle
 from firstfault.collect.fold import LineFold
-from firstfault.collect.wire import AnalyzeRequest, Record
+from firstfault.collect.wire import Record, read_request
 from firstfault.collect.wire import records as wire_records
 from firstfault.engine.loader import Catalog
 from firstfault.extract.base import Candidate
@@ -80,9 +81,12 @@ def run_json(engine: Engine, body: Iterator[bytes], gzip: bool, max_bytes: int,
         raw += chunk
     deadline.check()
     try:
-        req = AnalyzeRequest.model_validate_json(raw)
-    except ValidationError as exc:
+        req = read_request(raw)
+    except records.ValidationError as exc:
         raise from_validation(exc) from exc
+    except msgspec.DecodeError as exc:  # not JSON (a lone surrogate's escape included)
+        raise invalid(f"not valid JSON: {exc}", [ProblemDetail(loc="", msg=f"not valid JSON: {exc}",
+                                                               type="json_invalid")]) from exc
     del raw
     _context(req.context, "context.")
     return analyze_observations(engine.analyzer(), req.context, _checked(wire_records(req), deadline),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Literal, TextIO
 
+from firstfault import records
 from firstfault.model import Enrichment, Verdict
 from firstfault.render import FORMATS, write
 
@@ -46,7 +47,7 @@ class StdoutSink:
 
                 out.write(document(verdict, enrichment).decode("utf-8") + "\n")
             else:
-                out.write(verdict.model_dump_json(indent=2) + "\n")
+                out.write(records.dumps(verdict, indent=2) + "\n")
             out.flush()
             return
         write(verdict, self.format, out, width=self.width, verbose=self.verbose, enrichment=enrichment)

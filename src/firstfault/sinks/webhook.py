@@ -44,7 +44,7 @@ from pathlib import Path
 
 import httpx
 
-from firstfault import __version__
+from firstfault import __version__, records
 from firstfault.httptry import KEEPALIVE_OFF, request_within
 from firstfault.model import Enrichment, Verdict
 from firstfault.retry import RetryPolicy, parse_retry_after
@@ -84,7 +84,7 @@ def delivery_id(verdict: Verdict, enrichment: Enrichment) -> str:
 def document(verdict: Verdict, enrichment: Enrichment, delivery: str | None = None) -> bytes:
     """The delivery body: the verdict document with the enrichment under "enrichment"
     (and, for a webhook, the delivery id under "delivery")."""
-    doc = verdict.model_dump(mode="json")
+    doc = records.to_builtins(verdict)
     doc["enrichment"] = asdict(enrichment)
     if delivery is not None:
         doc["delivery"] = delivery

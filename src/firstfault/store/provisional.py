@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from sqlalchemy import ColumnElement, Connection, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from firstfault import records
 from firstfault.model import Verdict
 from firstfault.store import schema as t
 from firstfault.store.repo import VerdictStore, clean
@@ -45,7 +46,7 @@ class ProvisionalRecord:
 
     @property
     def verdict(self) -> Verdict:
-        return Verdict.model_validate_json(self.verdict_json)
+        return records.decode(self.verdict_json, Verdict)
 
 
 def _ts(s: str | None) -> datetime | None:
@@ -95,7 +96,7 @@ class ProvisionalLedger:
         values = {"workload_id": clean(wl.id), "attempt": wl.attempt, "cluster": clean(cluster) or "",
                   "ref": clean(ref) or "", "category": clean(rc.category), "domain": rc.domain,
                   "summary": clean(rc.summary) or "", "nodes": list(rc.nodes), "first_seen": _ts(rc.first_seen),
-                  "delivery": delivery, "verdict_json": verdict.model_dump_json(), "sent_at": self.store._clock()}
+                  "delivery": delivery, "verdict_json": records.dumps(verdict), "sent_at": self.store._clock()}
         p = t.provisional.c
         for retry in range(3):
             try:

@@ -26,6 +26,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from firstfault import records
 from firstfault.model import Cause, Enrichment, EvidenceItem, Verdict
 from firstfault.store import rollups
 from firstfault.store import schema as t
@@ -214,7 +215,7 @@ def _verdict_row(v: Verdict, enr: Enrichment, now: datetime) -> dict[str, Any]:
         "owner": clean(enr.owner),
         "links": dict(enr.links),
         "previous_attempts": list(enr.previous_attempts),
-        "verdict_json": v.model_dump_json(),
+        "verdict_json": records.dumps(v),
         "created_at": now,
         "failed_at": failure_time(_ts(v.workload.window.end), _ts(v.analyzed_at) or now),
     }
@@ -281,7 +282,7 @@ def fleet_rows_of(v: Verdict, vid: int, row: dict[str, Any],
     """The verdict's fleet_hits and fleet_exposure rows (fleetrows.py), from its row and child rows."""
     return hit_rows(vid, row["failed_at"], row["cluster"], causes=children["causes"], devices=children["devices"],
                     ports=[e for e in children["evidence"] if e["port"] is not None],
-                    leads=[ld.model_dump() for ld in v.leads], workload_nodes=v.workload.nodes,
+                    leads=[records.to_builtins(ld) for ld in v.leads], workload_nodes=v.workload.nodes,
                     cables=[e for e in children["evidence"] if e["cable_switch"] is not None])
 
 
@@ -397,7 +398,7 @@ class VerdictStore:
         """Raises StoreConflict when stored verdict `vid` is for another window or node set than `v`."""
         row = conn.execute(select(t.verdicts.c.window_start, t.verdicts.c.window_end, t.verdicts.c.verdict_json)
                            .where(t.verdicts.c.id == vid)).one()
-        stored = Verdict.model_validate_json(row.verdict_json).workload
+        stored = records.decode(row.verdict_json, Verdict).workload
         window = (_ts(v.workload.window.start), _ts(v.workload.window.end))
         if (row.window_start, row.window_end) == window and sorted(stored.nodes) == sorted(v.workload.nodes):
             return
@@ -521,7 +522,7 @@ class VerdictStore:
             doc = conn.execute(
                 select(t.verdicts.c.verdict_json).where(t.verdicts.c.id == verdict_id)
             ).scalar_one_or_none()
-        return None if doc is None else Verdict.model_validate_json(doc)
+        return None if doc is None else records.decode(doc, Verdict)
 
     def find(self, workload_id: str, attempt: int, cluster: str | None = None,
              catalog_sha256: str | None = None) -> int | None:
@@ -546,7 +547,7 @@ class VerdictStore:
             return None
         enr = Enrichment(cluster=row.cluster or None, links=dict(row.links or {}), owner=row.owner,
                          previous_attempts=builtins.list(row.previous_attempts or []))
-        return StoredVerdict(verdict_id, Verdict.model_validate_json(row.verdict_json), enr, row.created_at)
+        return StoredVerdict(verdict_id, records.decode(row.verdict_json, Verdict), enr, row.created_at)
 
     def replay_evidence(self, verdict_id: int) -> ReplayEvidence | None:
         r = t.replay_evidence.c
@@ -574,7 +575,7 @@ class VerdictStore:
                 row = conn.execute(select(v.verdict_json, v.cluster).where(v.id == vid)).first()
             if row is None:  # pruned meanwhile
                 continue
-            yield ReplayRecord(vid, Verdict.model_validate_json(row.verdict_json), row.cluster or None,
+            yield ReplayRecord(vid, records.decode(row.verdict_json, Verdict), row.cluster or None,
                                self.replay_evidence(vid) if has_evidence else None)
 
     def _where(self, outcome: str | Sequence[str] | None, domain: str | Sequence[str] | None,

@@ -46,6 +46,7 @@ def upgrade() -> None:
 
 
 def _respell(bind: sa.Connection) -> None:
+    from firstfault import records
     from firstfault.model import Verdict
     from firstfault.store import rollups
     from firstfault.store import schema as t
@@ -66,7 +67,7 @@ def _respell(bind: sa.Connection) -> None:
         when: dict[int, tuple[Any, str]] = {}
         for vid, cluster, failed_at, doc in bind.execute(
                 sa.select(v.id, v.cluster, v.failed_at, v.verdict_json).where(v.id.in_(chunk))):
-            verdict = Verdict.model_validate_json(doc)
+            verdict = records.decode(doc, Verdict)
             children = child_rows(verdict, vid)
             for pos, row in enumerate(children["evidence"]):
                 if row["cable_switch"] is not None:
