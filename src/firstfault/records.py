@@ -93,7 +93,7 @@ def schemas(types: list[Any], ref_template: str = "#/components/schemas/{name}")
     return list(out), dict(components)
 
 
-_AT = re.compile(r" - at `\$(.*)`$")
+_AT = " - at `$"  # msgspec ends a message with the path it refers to: "Expected `int` - at `$.a[0]`"
 _STEP = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
 _UNKNOWN = re.compile(r"^Object contains unknown field `(.*)`$")
 _FIELD_CHECK = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*): (.+)$", re.DOTALL)
@@ -106,8 +106,8 @@ def location(exc: ValidationError) -> tuple[tuple[str | int, ...], str]:
     its message is "unknown key". A record's own check (`__post_init__`) names the field it refuses by
     beginning its message with it (`ValueError("end: ... is before start")`): the path then ends at that field."""
     text = str(exc)
-    m = _AT.search(text)
-    msg, steps = (text[:m.start()], m.group(1)) if m else (text, "")
+    at = text.rfind(_AT) if text.endswith("`") else -1
+    msg, steps = (text[:at], text[at + len(_AT):-1]) if at >= 0 else (text, "")
     # msgspec does not name a mapping's key (`[...]`): "*" stands for it, and the line is the mapping's.
     loc: list[str | int] = [s.group(1) if s.group(1) is not None else "*" if s.group(2) == "..." else int(s.group(2))
                             for s in _STEP.finditer(steps)]

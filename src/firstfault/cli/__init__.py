@@ -10,10 +10,7 @@ command's libraries (tests/test_startup.py pins it). A command whose extra is no
 from __future__ import annotations
 
 import importlib
-import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -57,27 +54,6 @@ class LazyGroup(Group):
 app = LazyGroup(name="firstfault", help="Find where a failed distributed GPU workload began.", lazy=COMMANDS,
                 context_settings={"show_default": True})
 
-# Commands that run once and exit. pydantic looks for its plugins (the "pydantic" entry-point group) when
-# it builds its first model: it imports importlib.metadata and reads every installed distribution's
-# metadata, about 5% of a short command's instructions. These commands load no plugin unless the user
-# set PYDANTIC_DISABLE_PLUGINS (empty: load them all); the long-running ones (serve, run, ...) load them.
-ONE_SHOT = ("analyze", "show", "rules")
-
-
-@contextmanager
-def _pydantic_plugins_off(argv: list[str]) -> Iterator[None]:
-    if not argv or argv[0] not in ONE_SHOT or "PYDANTIC_DISABLE_PLUGINS" in os.environ:
-        yield
-        return
-    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
-    try:
-        yield
-    finally:
-        os.environ.pop("PYDANTIC_DISABLE_PLUGINS", None)
-
-
 def main() -> None:
     """The console script `firstfault` and `python -m firstfault`."""
-    argv = sys.argv[1:]
-    with _pydantic_plugins_off(argv):
-        app.main(argv, prog_name="firstfault")
+    app.main(sys.argv[1:], prog_name="firstfault")
