@@ -61,6 +61,9 @@ def _epilog_run(c: SlurmCluster, db: Path) -> None:
     assert {c.wait_state(j, TERMINAL, 60) for j in (ok, oom, hw)} == {"COMPLETED", "FAILED"}
 
     hw_id, oom_id = _wait_verdict(db, hw), _wait_verdict(db, oom)
+    # The verdict is stored before its action runs (a `pending` claim, then `done`): read the ledger once the
+    # epilog says the run ended.
+    log = _wait_for(c.base / "log" / "firstfault-epilog.log", f"job {hw}: done", 60)
     with VerdictStore.open(f"sqlite:///{db}") as store:
         hw_v, oom_v = store.get(hw_id), store.get(oom_id)
         assert hw_v is not None and oom_v is not None
@@ -71,7 +74,6 @@ def _epilog_run(c: SlurmCluster, db: Path) -> None:
         assert [(a.outcome, a.target) for a in ledger.for_verdict(hw_id)] == [("done", NODE)]
         assert [a.outcome for a in ledger.for_verdict(oom_id)] == ["ineligible"]
     assert node_state(c) == ("drained", f"firstfault: gpu.fallen_off_bus {hw_id}")
-    log = _wait_for(c.base / "log" / "firstfault-epilog.log", f"job {hw}: done", 30)
     assert f"job {ok}: completed: not analysed" in log
     assert f"job {hw}: FAILED: running firstfault" in log and f"job {oom}: FAILED: running firstfault" in log
     # The drain went to the log too (firstfault run prints each decision on stderr).
