@@ -13,7 +13,7 @@ from firstfault.analysis.analyze import Analyzer, analyze_request
 from firstfault.bundle import load_bundle
 from firstfault.collect.wire import AnalyzeRequest, request_from_bundle
 
-ROOT = Path(__file__).parent
+ROOT = Path(__file__).parents[1]  # tests/
 BUNDLES = sorted({p.parent for p in (ROOT / "scenarios").glob("*/workload.yaml")}
                  | {p.parent for p in (ROOT.parent / "examples").glob("*/workload.yaml")})
 NOW = datetime(2026, 11, 29, tzinfo=UTC)

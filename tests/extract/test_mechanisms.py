@@ -63,6 +63,25 @@ def test_prefix_layers(line: str, host: str | None, rank: int | None, local: int
     assert (p.host, p.rank, p.local, p.body) == (host, rank, local, body)
 
 
+def test_mpirun_tags_repeated_mid_line_are_peeled_and_the_exception_read() -> None:
+    """Open MPI 4.1.4's `--tag-output` tags each write of a rank's stream: on a loaded machine Python's traceback
+    reached mpirun in pieces, and the tag came again inside the line (a run of the lab's `mpirun_exception`
+    fault on this project's CI machine, 2026-12-04). The same rank's tag is taken out wherever it is; another
+    rank's tag inside a line is text (near miss)."""
+    events, _ = feed([
+        "[1,1]<stderr>:Traceback (most recent call last):",
+        '[1,1]<stderr>:  File "/work/main/lab/mpi_job.py", line 36, in main',
+        '[1,1]<stderr>:    [1,1]<stderr>:raise ValueError(f"gradient buffer holds {len(grads)} values, the model '
+        'has {len(weights)}")[1,1]<stderr>:',
+        "[1,1]<stderr>:ValueError[1,1]<stderr>:: [1,1]<stderr>:gradient buffer holds 7 values, the model has 8"
+        "[1,1]<stderr>:",
+    ])
+    assert [(e.kind, e.rank, e.fields.get("exc_type"), e.fields.get("message")) for e in events] == [
+        ("app.exception", 1, "ValueError", "gradient buffer holds 7 values, the model has 8")]
+    p = split_prefixes("[1,0]<stderr>:ValueError: [1,2]<stderr>: a peer's tag")
+    assert (p.rank, p.body) == (0, "ValueError: [1,2]<stderr>: a peer's tag")
+
+
 def test_known_node_names_are_hosts_even_without_digits() -> None:
     assert PrefixLayer(["alpha"]).split("alpha: ValueError: x").host == "alpha"
     assert split_prefixes("alpha: ValueError: x").host is None

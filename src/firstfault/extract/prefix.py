@@ -274,7 +274,12 @@ class PrefixLayer:
                 m = _MPI.match(body)
                 if m:
                     rank = int(m.group("rank"))
+                    tag = m.group().rstrip()
                     body = body[m.end():]
+                    # Open MPI tags each write of a rank's stream: a line a program wrote in pieces
+                    # (Python's traceback under load) holds the same tag again mid-line.
+                    if tag in body:
+                        body = body.replace(tag, "")
                     continue
                 m = _RANK.match(body) or _CLI.match(body)
                 if m:
