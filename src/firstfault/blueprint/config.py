@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -18,10 +18,48 @@ from firstfault import records, yamlio
 from firstfault.bundle import SourceSpec
 from firstfault.model import Domain, LineSource, Outcome
 
+
+def _as_pydantic(type_: type[Any], read: Any = None) -> Any:
+    """`type_`, a record (records.py), as the type of a field of these pydantic settings: validated by `read`
+    (default: records.convert into it) and written by records.py, its JSON Schema written out in full (pydantic
+    resolves every `$ref` among its own definitions); a problem is pydantic's own error at the key path."""
+    from typing import Annotated
+
+    from pydantic import PlainSerializer, PlainValidator
+    from pydantic_core import InitErrorDetails, PydanticCustomError
+    from pydantic_core import ValidationError as PydanticValidationError
+
+    def check(value: Any) -> Any:
+        if isinstance(value, type_):
+            return value
+        try:
+            return read(value) if read is not None else records.convert(value, type_)
+        except records.ValidationError as exc:  # as pydantic's own error, at the key path under the field
+            loc, msg = records.location(exc)
+            kind = "extra_forbidden" if msg == "unknown key" else "value_error"
+            detail = InitErrorDetails(type=PydanticCustomError(kind, msg.replace("{", "{{").replace("}", "}}")),
+                                      loc=loc, input=value)
+            raise PydanticValidationError.from_exception_data(type_.__name__, [detail]) from None
+
+    class Schema:
+        def __get_pydantic_json_schema__(self, core: Any, handler: Any) -> dict[str, Any]:
+            (out,), parts = records.schemas([type_], ref_template="{name}")
+
+            def inline(node: Any) -> Any:
+                if isinstance(node, dict):
+                    return inline(parts[node["$ref"]]) if "$ref" in node else {k: inline(v) for k, v in node.items()}
+                return [inline(v) for v in node] if isinstance(node, list) else node
+
+            found: dict[str, Any] = inline(out)
+            return found
+
+    return Annotated[type_, PlainValidator(check), PlainSerializer(records.to_builtins), Schema()]
+
+
 if TYPE_CHECKING:
     _Source = SourceSpec
 else:  # the record, validated by records.py inside these pydantic settings
-    _Source = records.as_pydantic(SourceSpec)
+    _Source = _as_pydantic(SourceSpec)
 
 # Which verdicts alert by default (firstfault.sinks.alertmanager keeps the same tuples).
 ALERT_OUTCOMES: tuple[Outcome, ...] = ("failed", "timeout", "cancelled", "preempted", "node_fail", "out_of_memory",

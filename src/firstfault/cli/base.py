@@ -25,7 +25,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 EXTRA_OF = {
     "fastapi": "service", "uvicorn": "service", "starlette": "service", "pydantic_settings": "service",
     "prometheus_client": "service", "httpx": "blueprint", "tenacity": "blueprint",
-    "sqlalchemy": "blueprint", "alembic": "blueprint",
+    "sqlalchemy": "blueprint", "alembic": "blueprint", "pydantic": "blueprint", "pydantic_core": "blueprint",
     "jinja2": "dashboard", "kubernetes": "kubernetes", "psycopg": "postgres",
 }
 
