@@ -207,7 +207,8 @@ def _in_order(pool: ProcessPoolExecutor, tasks: list[_Task], workers: int) -> It
     gives, as every worker's results are the same whichever worker reads a file)."""
     ranges = iter(_groups(tasks, workers))
     pending: deque[tuple[tuple[int, int], Future[list[_Result]] | None]] = deque()
-    broken = False
+    broken = False  # known to the submitter (a submit to a broken pool raises) or to the reader
+    warned = False
 
     def submit() -> None:
         nonlocal broken
@@ -231,10 +232,11 @@ def _in_order(pool: ProcessPoolExecutor, tasks: list[_Task], workers: int) -> It
             try:
                 done = fut.result()
             except BrokenProcessPool:
-                if not broken:
-                    print(f"firstfault: a reader process died (killed, or out of memory?) while reading "
-                          f"{tasks[r[0]].rel} and the {r[1] - r[0] - 1} file(s) after it; the files not yet read "
-                          "are read in this process", file=sys.stderr)
+                # The first group not handed back: the dead worker's, or one still waiting for a worker.
+                if not warned:
+                    print(f"firstfault: a reader process died (killed, or out of memory?); the files not yet "
+                          f"handed back, from {tasks[r[0]].rel} on, are read in this process", file=sys.stderr)
+                    warned = True
                 broken = True
         if done is None:
             done = _work_range(*r)
