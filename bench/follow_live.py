@@ -180,7 +180,7 @@ def run_lab(args: argparse.Namespace) -> dict[str, Any]:
     from firstfault.bundle import Context, load_bundle
     from firstfault.collect.follow import FileFollow
     from firstfault.collect.scan import LINE_SOURCES, prefilter_words
-    from firstfault.identify.static import StaticContext, StaticList
+    from firstfault.identify.static import StaticAttempts, StaticList
     from firstfault.store.repo import VerdictStore
 
     words = prefilter_words()
@@ -195,7 +195,7 @@ def run_lab(args: argparse.Namespace) -> dict[str, Any]:
             root = base / bundle.name
             specs = [s.spec for s in b.sources if s.spec.kind in LINE_SOURCES or s.spec.kind in (
                 "flight_recorder", "stack_dump")]
-            attempt = StaticContext(id=wl.id, start=wl.window.start or "", end=None, nodes=list(wl.nodes),
+            attempt = StaticAttempts(id=wl.id, start=wl.window.start or "", end=None, nodes=list(wl.nodes),
                                     ranks=wl.ranks)
             store = VerdictStore.open(f"sqlite:///{base / (bundle.name + '.db')}")
 
@@ -246,12 +246,12 @@ from firstfault.blueprint.follow import FollowDaemon
 from firstfault.bundle import Context, SourceSpec
 from firstfault.collect.follow import FileFollow
 from firstfault.collect.scan import prefilter_words
-from firstfault.identify.static import StaticContext, StaticList
+from firstfault.identify.static import StaticAttempts, StaticList
 from firstfault.store.repo import VerdictStore
 
 root, attempts, nodes, seconds = Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
 start = (datetime.now(UTC) - timedelta(minutes=5)).isoformat()
-atts = [StaticContext(id=f"j{a}", start=start, end=None, nodes=[f"n{a:04d}-{i}" for i in range(nodes)],
+atts = [StaticAttempts(id=f"j{a}", start=start, end=None, nodes=[f"n{a:04d}-{i}" for i in range(nodes)],
                       ranks={f"n{a:04d}-{i}": str(i) for i in range(nodes)}) for a in range(attempts)]
 words = prefilter_words()
 specs = [SourceSpec(kind="kernel", path="nodes/{node}/kern.log"),

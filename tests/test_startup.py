@@ -76,7 +76,7 @@ def test_a_slurm_connector_does_not_import_the_kubernetes_client() -> None:
     # identify/ resolves its connectors on first use: a Slurm watch or run never pays for the Kubernetes
     # client (seconds to import); a Kueue one does, and the probe shows the check can fail.
     probe = ("import sys; import firstfault.identify.slurm; a = 'kubernetes' in sys.modules; "
-             "from firstfault.identify import KueueContext; print(a, 'kubernetes' in sys.modules)")
+             "from firstfault.identify import KueueAttempts; print(a, 'kubernetes' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["False", "True"]

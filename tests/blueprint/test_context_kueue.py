@@ -1,4 +1,4 @@
-"""KueueContext through the official kubernetes client against a replay server.
+"""KueueAttempts through the official kubernetes client against a replay server.
 
 No real Kubernetes API server can run here, so `kube_replay` (a loopback
 HTTP server) answers with recorded bodies in the documented shapes of the
@@ -18,9 +18,9 @@ from kubernetes.client import ApiClient, Configuration
 
 from firstfault.bundle import Context
 from firstfault.extract.scheduler import read_scheduler
-from firstfault.identify.base import ContextError
+from firstfault.identify.base import IdentifyError
 from firstfault.identify.cursor import parse_cursor
-from firstfault.identify.kueue import KueueContext
+from firstfault.identify.kueue import KueueAttempts
 from tests.blueprint.kube_replay import KubeReplay
 
 WL = "/apis/kueue.x-k8s.io/v1beta1"
@@ -42,7 +42,7 @@ def api(kube_replay: KubeReplay) -> Iterator[ApiClient]:
 
 
 def test_failed_job_workload(api: ApiClient, kube_replay: KubeReplay) -> None:
-    ident = KueueContext(api, links={"workload": "https://k8s.example/{namespace}/{name}"}).identify(
+    ident = KueueAttempts(api, links={"workload": "https://k8s.example/{namespace}/{name}"}).identify(
         "team-a/job-llm-pretrain-5d2c1")
     wl = ident.workload
     assert (wl.id, wl.name, wl.scheduler, wl.attempt) == ("team-a/job-llm-pretrain-5d2c1", "llm-pretrain", "kueue", 0)
@@ -65,7 +65,7 @@ def test_failed_job_workload(api: ApiClient, kube_replay: KubeReplay) -> None:
 
 
 def test_documents_read_back_by_the_extractor(api: ApiClient) -> None:
-    ident = KueueContext(api).identify("team-a/job-llm-pretrain-5d2c1")
+    ident = KueueAttempts(api).identify("team-a/job-llm-pretrain-5d2c1")
     assert [(f, n) for f, n, _ in ident.documents] == [
         ("kueue-workload", "workload-team-a-job-llm-pretrain-5d2c1.json"),
         ("k8s-pods", "pods-team-a-job-llm-pretrain-5d2c1.json"),
@@ -87,7 +87,7 @@ def test_documents_read_back_by_the_extractor(api: ApiClient) -> None:
 
 
 def test_evicted_jobset_with_its_pods_gone(api: ApiClient) -> None:
-    wl = KueueContext(api).identify("team-b/jobset-sweep-7a1b2").workload
+    wl = KueueAttempts(api).identify("team-b/jobset-sweep-7a1b2").workload
     assert (wl.terminal_state, wl.attempt, wl.name) == ("FAILED", 1, "sweep")  # PodsReadyTimeout, requeued once
     # Admitted is False after the eviction: the Workload's Admitted event gives the start.
     assert (wl.window.start, wl.window.end) == ("2026-11-02T11:00:00Z", "2026-11-02T11:10:00Z")
@@ -95,22 +95,22 @@ def test_evicted_jobset_with_its_pods_gone(api: ApiClient) -> None:
 
 
 def test_unknown_owner_kind_uses_owner_uid(api: ApiClient, kube_replay: KubeReplay) -> None:
-    wl = KueueContext(api).identify("team-c/pytorchjob-ddp-1f2e3").workload
+    wl = KueueAttempts(api).identify("team-c/pytorchjob-ddp-1f2e3").workload
     assert wl.nodes == ["gpu-node-05"]  # the other owner's pod on gpu-node-09 is left out
     assert (wl.terminal_state, wl.window.end, wl.exit_code) == (None, None, None)  # still running
     assert ("GET", "/api/v1/namespaces/team-c/pods", {}) in kube_replay.requests
 
 
 def test_errors_name_the_call_and_the_reason(api: ApiClient) -> None:
-    ctx = KueueContext(api)
-    with pytest.raises(ContextError, match=r"no Workload team-a/nope \(NotFound"):
+    ctx = KueueAttempts(api)
+    with pytest.raises(IdentifyError, match=r"no Workload team-a/nope \(NotFound"):
         ctx.identify("team-a/nope")
-    with pytest.raises(ContextError, match=r"HTTP 403 Forbidden: .*cannot get resource \"workloads\""):
+    with pytest.raises(IdentifyError, match=r"HTTP 403 Forbidden: .*cannot get resource \"workloads\""):
         ctx.identify("locked/x")
     for bad in ("no-namespace", "a/b/c", "Team/X", ""):
-        with pytest.raises(ContextError, match="not 'namespace/name'"):
+        with pytest.raises(IdentifyError, match="not 'namespace/name'"):
             ctx.identify(bad)
-    with pytest.raises(ContextError, match="cursor"):
+    with pytest.raises(IdentifyError, match="cursor"):
         ctx.ended_since("not a cursor|a@b")
 
 
@@ -120,16 +120,16 @@ def test_unreachable_api_server() -> None:
         port = s.getsockname()[1]
     client = _client(f"http://127.0.0.1:{port}")
     try:
-        with pytest.raises(ContextError, match="API server unreachable"):
-            KueueContext(client, request_timeout=5).identify("team-a/job-llm-pretrain-5d2c1")
-        with pytest.raises(ContextError, match="listing Workloads: API server unreachable"):
-            KueueContext(client, request_timeout=5).ended_since(None)
+        with pytest.raises(IdentifyError, match="API server unreachable"):
+            KueueAttempts(client, request_timeout=5).identify("team-a/job-llm-pretrain-5d2c1")
+        with pytest.raises(IdentifyError, match="listing Workloads: API server unreachable"):
+            KueueAttempts(client, request_timeout=5).ended_since(None)
     finally:
         client.close()
 
 
 def test_ended_since_pages_and_cursor(api: ApiClient, kube_replay: KubeReplay) -> None:
-    ctx = KueueContext(api, lookback=None)
+    ctx = KueueAttempts(api, lookback=None)
     refs, cursor = ctx.ended_since(None)
     assert refs == ["team-a/job-eval-9c8d7", "team-a/job-llm-pretrain-5d2c1", "team-b/jobset-sweep-7a1b2"]
     assert sum(1 for r in kube_replay.requests if r[1] == f"{WL}/workloads") == 2  # followed `continue`
@@ -139,7 +139,7 @@ def test_ended_since_pages_and_cursor(api: ApiClient, kube_replay: KubeReplay) -
     # An older cursor returns only what ended after it (and what it did not hold at its own second).
     older = "2026-11-02T10:42:10Z|team-a/job-eval-9c8d7@1793616130"
     assert ctx.ended_since(older)[0] == ["team-a/job-llm-pretrain-5d2c1", "team-b/jobset-sweep-7a1b2"]
-    scoped = KueueContext(api, namespace="team-b", lookback=None).ended_since(None)[0]
+    scoped = KueueAttempts(api, namespace="team-b", lookback=None).ended_since(None)[0]
     assert scoped == ["team-b/jobset-sweep-7a1b2"]
     # Default lookback: an hour before now, long after these recordings.
-    assert KueueContext(api).ended_since(None)[0] == []
+    assert KueueAttempts(api).ended_since(None)[0] == []

@@ -1,4 +1,4 @@
-"""SlurmContext against a real single-node Slurm 22.05 with accounting (slurmdbd + MariaDB).
+"""SlurmAttempts against a real single-node Slurm 22.05 with accounting (slurmdbd + MariaDB).
 
 Jobs really fail, are killed, cancelled, time out and lose their node; the
 connector must read what sacct recorded. The time-limit job is submitted
@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from firstfault.bundle import Context
-from firstfault.identify.base import ContextError
+from firstfault.identify.base import IdentifyError
 from firstfault.identify.cursor import parse_cursor
-from firstfault.identify.slurm import RunResult, SlurmContext
+from firstfault.identify.slurm import RunResult, SlurmAttempts
 from firstfault.timeparse import parse_rfc3339
 from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster
 
@@ -85,8 +85,8 @@ def jobs(slurm_cluster: SlurmCluster) -> Jobs:
 
 
 @pytest.fixture(scope="module")
-def ctx(slurm_cluster: SlurmCluster) -> SlurmContext:
-    return SlurmContext(env={"SLURM_CONF": str(slurm_cluster.conf)}, timeout=20)
+def ctx(slurm_cluster: SlurmCluster) -> SlurmAttempts:
+    return SlurmAttempts(env={"SLURM_CONF": str(slurm_cluster.conf)}, timeout=20)
 
 
 def _window_inside(wl_start: str | None, wl_end: str | None, t0: datetime) -> tuple[datetime, datetime]:
@@ -104,7 +104,7 @@ def _doc(ident: object, fmt: str) -> str:
 
 
 @pytest.mark.integration
-def test_nonzero_exit_is_failed_3_0(ctx: SlurmContext, jobs: Jobs, slurm_cluster: SlurmCluster) -> None:
+def test_nonzero_exit_is_failed_3_0(ctx: SlurmAttempts, jobs: Jobs, slurm_cluster: SlurmCluster) -> None:
     ident = ctx.identify(jobs.exit3)
     wl = ident.workload
     assert (wl.id, wl.attempt, wl.name, wl.scheduler) == (jobs.exit3, 0, "ff-exit3", "slurm")
@@ -122,13 +122,13 @@ def test_nonzero_exit_is_failed_3_0(ctx: SlurmContext, jobs: Jobs, slurm_cluster
 
 
 @pytest.mark.integration
-def test_kill_9_is_failed_0_9(ctx: SlurmContext, jobs: Jobs) -> None:
+def test_kill_9_is_failed_0_9(ctx: SlurmAttempts, jobs: Jobs) -> None:
     wl = ctx.identify(jobs.kill9).workload
     assert (wl.terminal_state, wl.exit_code) == ("FAILED", "0:9")
 
 
 @pytest.mark.integration
-def test_scancel_is_cancelled_by_root(ctx: SlurmContext, jobs: Jobs, slurm_cluster: SlurmCluster) -> None:
+def test_scancel_is_cancelled_by_root(ctx: SlurmAttempts, jobs: Jobs, slurm_cluster: SlurmCluster) -> None:
     ident = ctx.identify(jobs.cancelled)
     wl = ident.workload
     assert wl.terminal_state == "CANCELLED by 0"
@@ -138,7 +138,7 @@ def test_scancel_is_cancelled_by_root(ctx: SlurmContext, jobs: Jobs, slurm_clust
 
 
 @pytest.mark.integration
-def test_ranks_follow_the_largest_step(ctx: SlurmContext, jobs: Jobs, slurm_cluster: SlurmCluster) -> None:
+def test_ranks_follow_the_largest_step(ctx: SlurmAttempts, jobs: Jobs, slurm_cluster: SlurmCluster) -> None:
     ident = ctx.identify(jobs.ranks4)
     assert ident.workload.ranks == {slurm_cluster.node: "0-3"}
     assert ident.workload.exit_code == "1:0"
@@ -146,7 +146,7 @@ def test_ranks_follow_the_largest_step(ctx: SlurmContext, jobs: Jobs, slurm_clus
 
 
 @pytest.mark.integration
-def test_node_failure_and_requeued_attempt(ctx: SlurmContext, jobs: Jobs, slurm_cluster: SlurmCluster) -> None:
+def test_node_failure_and_requeued_attempt(ctx: SlurmAttempts, jobs: Jobs, slurm_cluster: SlurmCluster) -> None:
     latest = ctx.identify(jobs.nodefail)
     assert (latest.workload.attempt, latest.workload.terminal_state) == (1, "COMPLETED")
     first = ctx.identify(jobs.nodefail, attempt=0)
@@ -157,43 +157,43 @@ def test_node_failure_and_requeued_attempt(ctx: SlurmContext, jobs: Jobs, slurm_
     sacct = _doc(first, "sacct")
     assert "NODE_FAIL" in sacct and "COMPLETED" not in sacct  # only that attempt's rows
     assert [d[0] for d in first.documents] == ["sacct"]  # scontrol only knows the latest attempt
-    with pytest.raises(ContextError, match="2 attempt"):
+    with pytest.raises(IdentifyError, match="2 attempt"):
         ctx.identify(jobs.nodefail, attempt=2)
 
 
 @pytest.mark.integration
-def test_array_task_and_array_job(ctx: SlurmContext, jobs: Jobs) -> None:
+def test_array_task_and_array_job(ctx: SlurmAttempts, jobs: Jobs) -> None:
     wl = ctx.identify(f"{jobs.array}_6").workload
     assert (wl.id, wl.terminal_state, wl.exit_code) == (f"{jobs.array}_6", "FAILED", "6:0")
-    with pytest.raises(ContextError, match=r"array of 2 tasks .*name one task"):
+    with pytest.raises(IdentifyError, match=r"array of 2 tasks .*name one task"):
         ctx.identify(jobs.array)
 
 
 @pytest.mark.integration
-def test_configured_zone_reads_the_same_instants(ctx: SlurmContext, jobs: Jobs,
+def test_configured_zone_reads_the_same_instants(ctx: SlurmAttempts, jobs: Jobs,
                                                  slurm_cluster: SlurmCluster) -> None:
     """sacct prints wall time in its TZ; read in that zone, the instants must not move."""
-    kolkata = SlurmContext(env={"SLURM_CONF": str(slurm_cluster.conf)}, tz="Asia/Kolkata")
+    kolkata = SlurmAttempts(env={"SLURM_CONF": str(slurm_cluster.conf)}, tz="Asia/Kolkata")
     a, b = ctx.identify(jobs.exit3), kolkata.identify(jobs.exit3)
     assert a.workload.window == b.workload.window
     assert _doc(a, "sacct") != _doc(b, "sacct")  # the printed wall times differ by 5:30
 
 
 @pytest.mark.integration
-def test_unknown_job_and_unreachable_accounting(ctx: SlurmContext, slurm_cluster: SlurmCluster,
+def test_unknown_job_and_unreachable_accounting(ctx: SlurmAttempts, slurm_cluster: SlurmCluster,
                                                 tmp_path: Path) -> None:
-    with pytest.raises(ContextError, match="no job 987654 in the accounting database"):
+    with pytest.raises(IdentifyError, match="no job 987654 in the accounting database"):
         ctx.identify("987654")
     conf = tmp_path / "slurm.conf"
     text = slurm_cluster.conf.read_text()
     conf.write_text(text.replace(f"AccountingStoragePort={slurm_cluster.ports['dbd']}", "AccountingStoragePort=9"))
-    dead = SlurmContext(env={"SLURM_CONF": str(conf)}, timeout=20)
-    with pytest.raises(ContextError, match=r"sacct failed .*Connection refused"):
+    dead = SlurmAttempts(env={"SLURM_CONF": str(conf)}, timeout=20)
+    with pytest.raises(IdentifyError, match=r"sacct failed .*Connection refused"):
         dead.identify("1")
 
 
 @pytest.mark.integration
-def test_ended_since_is_monotone(ctx: SlurmContext, jobs: Jobs, slurm_cluster: SlurmCluster) -> None:
+def test_ended_since_is_monotone(ctx: SlurmAttempts, jobs: Jobs, slurm_cluster: SlurmCluster) -> None:
     # The time-limit job may end at any moment during this test: it is left out of the comparisons.
     def ended(cursor: str | None) -> tuple[list[str], str]:
         ids, nxt = ctx.ended_since(cursor)
@@ -214,7 +214,7 @@ def test_ended_since_is_monotone(ctx: SlurmContext, jobs: Jobs, slurm_cluster: S
 
 
 @pytest.mark.integration
-def test_time_limit_is_timeout(ctx: SlurmContext, jobs: Jobs, slurm_cluster: SlurmCluster) -> None:
+def test_time_limit_is_timeout(ctx: SlurmAttempts, jobs: Jobs, slurm_cluster: SlurmCluster) -> None:
     """Last on purpose: the one-minute limit has been running since the module started."""
     slurm_cluster.wait_state(jobs.timeout, TERMINAL, timeout=150)
     wl = ctx.identify(jobs.timeout).workload
@@ -248,7 +248,7 @@ class Recorded:
 
 def test_het_job_is_one_workload_over_its_components() -> None:
     runner = Recorded({"sacct": RunResult(0, HET, "")})
-    ident = SlurmContext(runner=runner, tz="UTC", cluster="c1").identify("4242")
+    ident = SlurmAttempts(runner=runner, tz="UTC", cluster="c1").identify("4242")
     wl = ident.workload
     assert wl.nodes == ["gpu-01", "gpu-02", "gpu-03", "gpu-04"]
     assert (wl.terminal_state, wl.exit_code, wl.ranks) == ("FAILED", "1:0", None)
@@ -263,27 +263,27 @@ def test_pipe_in_job_name_and_uneven_tasks() -> None:
     text = ("JobID|JobName|State|ExitCode|Start|End|NodeList|Reason|NTasks|User\n"
             "7|a|b|FAILED|2:0|2026-11-02T10:00:00|2026-11-02T10:01:00|n[1-2]|None||bob\n"
             "7.0|python|FAILED|2:0|2026-11-02T10:00:00|2026-11-02T10:01:00|n[1-2]||3|\n")
-    wl = SlurmContext(runner=Recorded({"sacct": RunResult(0, text, "")}), tz="UTC").identify("7").workload
+    wl = SlurmAttempts(runner=Recorded({"sacct": RunResult(0, text, "")}), tz="UTC").identify("7").workload
     assert (wl.name, wl.nodes, wl.ranks) == ("a|b", ["n1", "n2"], None)  # 3 tasks over 2 nodes: unknown
 
 
 def test_bad_refs_and_failing_clients(tmp_path: Path) -> None:
-    ctx = SlurmContext(runner=Recorded({}))
+    ctx = SlurmAttempts(runner=Recorded({}))
     for bad in ("", "abc", "42.0", "42_", "4242+1_2"):
-        with pytest.raises(ContextError, match="not a job id"):
+        with pytest.raises(IdentifyError, match="not a job id"):
             ctx.identify(bad)
-    with pytest.raises(ContextError, match=r"sacct failed for job 42 .*no answer recorded"):
+    with pytest.raises(IdentifyError, match=r"sacct failed for job 42 .*no answer recorded"):
         ctx.identify("42")
-    with pytest.raises(ContextError, match="not found"):
-        SlurmContext(sacct=str(tmp_path / "no-sacct")).identify("42")
+    with pytest.raises(IdentifyError, match="not found"):
+        SlurmAttempts(sacct=str(tmp_path / "no-sacct")).identify("42")
     hang = tmp_path / "sacct"
     hang.write_text("#!/bin/sh\nexec sleep 5\n")
     hang.chmod(hang.stat().st_mode | stat.S_IXUSR)
-    with pytest.raises(ContextError, match=r"did not answer within 0\.3s"):
-        SlurmContext(sacct=str(hang), timeout=0.3).identify("42")
-    with pytest.raises(ContextError, match="unknown time zone"):
-        SlurmContext(tz="Mars/Olympus")
-    with pytest.raises(ContextError, match="cursor"):
+    with pytest.raises(IdentifyError, match=r"did not answer within 0\.3s"):
+        SlurmAttempts(sacct=str(hang), timeout=0.3).identify("42")
+    with pytest.raises(IdentifyError, match="unknown time zone"):
+        SlurmAttempts(tz="Mars/Olympus")
+    with pytest.raises(IdentifyError, match="cursor"):
         ctx.ended_since("yesterday|x")
 
 
@@ -291,7 +291,7 @@ def test_ended_since_cursor_with_late_records() -> None:
     """A record that reaches slurmdbd late, with an End before the cursor, is still returned once."""
     rows = ["JobID|State|End", "10|COMPLETED|2026-11-02T10:00:00", "11|FAILED|2026-11-02T10:00:00"]
     runner = Recorded({"sacct": RunResult(0, "\n".join(rows) + "\n", "")})
-    ctx = SlurmContext(runner=runner, tz="UTC", lookback=None)
+    ctx = SlurmAttempts(runner=runner, tz="UTC", lookback=None)
     ids, cur = ctx.ended_since(None)
     assert ids == ["10", "11"] and cur.startswith("2026-11-02T10:00:00Z|")
     assert "1970-01-02T00:00:00" in runner.calls[0]
@@ -311,7 +311,7 @@ def test_local_zone_without_tz(monkeypatch: pytest.MonkeyPatch) -> None:
     try:
         text = ("JobID|JobName|State|ExitCode|Start|End|NodeList|Reason|NTasks|User\n"
                 "8|x|FAILED|1:0|2026-07-01T12:00:00|2026-07-01T12:10:00|n1|None||u\n")
-        wl = SlurmContext(runner=Recorded({"sacct": RunResult(0, text, "")})).identify("8").workload
+        wl = SlurmAttempts(runner=Recorded({"sacct": RunResult(0, text, "")})).identify("8").workload
         assert (wl.window.start, wl.window.end) == ("2026-07-01T10:00:00Z", "2026-07-01T10:10:00Z")
     finally:
         monkeypatch.undo()
@@ -331,7 +331,7 @@ def test_scontrol_still_completing_after_the_end_is_left_out() -> None:
     completing = settled.replace("JobState=FAILED", "JobState=COMPLETING")
     for text, kept in ((completing, False), (settled, True)):
         runner = Recorded({"sacct": RunResult(0, sacct, ""), "scontrol": RunResult(0, text, "")})
-        ident = SlurmContext(runner=runner, tz="UTC").identify("2")
+        ident = SlurmAttempts(runner=runner, tz="UTC").identify("2")
         assert ident.workload.terminal_state == "FAILED"
         assert ident.workload.ranks == {"ffnode1": "0-2"}
         assert ("scontrol" in [fmt for fmt, _, _ in ident.documents]) is kept

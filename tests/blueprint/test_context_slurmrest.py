@@ -1,4 +1,4 @@
-"""SlurmRestContext: slurmrestd (OpenAPI v0.0.38) over its Unix socket.
+"""SlurmRestAttempts: slurmrestd (OpenAPI v0.0.38) over its Unix socket.
 
 Unit tests replay bodies recorded from a real slurmrestd 22.05.8 beside the
 harness's single-node cluster (tests/fixtures/slurmrest/, listed with their
@@ -7,7 +7,7 @@ README.md) through httpx.MockTransport: the connector's real httpx client
 sees the exact bytes, statuses and content types the server sent. The
 integration tests start a real slurmrestd on a Unix socket against the
 `slurm_cluster` session cluster and check a job that exited 3, a cancelled
-job and an unknown job, and compare with SlurmContext (sacct text).
+job and an unknown job, and compare with SlurmAttempts (sacct text).
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ import httpx
 import pytest
 
 from firstfault.bundle import Context
-from firstfault.identify.base import ContextError
+from firstfault.identify.base import IdentifyError
 from firstfault.identify.cursor import parse_cursor
-from firstfault.identify.slurm import SlurmContext
-from firstfault.identify.slurmrest import SlurmRestContext
+from firstfault.identify.slurm import SlurmAttempts
+from firstfault.identify.slurmrest import SlurmRestAttempts
 from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "slurmrest"
@@ -91,8 +91,8 @@ class Replay:
         return [r.url.raw_path.decode() for r in self.requests]
 
 
-def _ctx(replay: Replay | None = None, **kw: object) -> SlurmRestContext:
-    return SlurmRestContext(Path("/nonexistent/rest.sock"), transport=httpx.MockTransport(replay or Replay()),
+def _ctx(replay: Replay | None = None, **kw: object) -> SlurmRestAttempts:
+    return SlurmRestAttempts(Path("/nonexistent/rest.sock"), transport=httpx.MockTransport(replay or Replay()),
                             **kw)  # type: ignore[arg-type]
 
 
@@ -139,7 +139,7 @@ def test_running_job_has_no_end_or_state() -> None:
 def test_array_task_and_array_job() -> None:
     wl = _ctx().identify("4_6").workload  # slurmctld returns the whole array; the task is picked out
     assert (wl.id, wl.terminal_state, wl.exit_code) == ("4_6", "FAILED", "6:0")
-    with pytest.raises(ContextError, match=r"array of 2 tasks \(4_6, 4_5\); name one task"):
+    with pytest.raises(IdentifyError, match=r"array of 2 tasks \(4_6, 4_5\); name one task"):
         _ctx().identify("4")
 
 
@@ -158,7 +158,7 @@ def test_requeued_job_attempts() -> None:
     first = _ctx().identify("11", attempt=0).workload  # from the database only: no exit code
     assert (first.attempt, first.terminal_state, first.exit_code) == (0, None, None)  # REQUEUED is not an end
     assert first.window.start == "2026-11-29T19:16:53Z" and first.nodes == ["ffnode1"]
-    with pytest.raises(ContextError, match="2 attempt"):
+    with pytest.raises(IdentifyError, match="2 attempt"):
         _ctx().identify("11", attempt=2)
 
 
@@ -174,32 +174,32 @@ def test_forgotten_by_slurmctld_falls_back_without_exit_code() -> None:
 
 
 def test_unknown_job_bad_refs_and_http_errors() -> None:
-    with pytest.raises(ContextError, match="no job 987654 known to slurmctld or in the accounting database"):
+    with pytest.raises(IdentifyError, match="no job 987654 known to slurmctld or in the accounting database"):
         _ctx().identify("987654")
     for bad in ("", "abc", "42.0", "42_", "4242+1_2"):
-        with pytest.raises(ContextError, match="not a job id"):
+        with pytest.raises(IdentifyError, match="not a job id"):
             _ctx().identify(bad)
     # A text body (the recorded 400) and an error other than 'unknown job' name the URL and the status.
-    with pytest.raises(ContextError, match=r"GET http://slurmrestd/slurm/v0\.0\.38/job/1 -> HTTP 400: "
+    with pytest.raises(IdentifyError, match=r"GET http://slurmrestd/slurm/v0\.0\.38/job/1 -> HTTP 400: "
                                            r"Unable to parse URL path\."):
         _ctx(Replay({f"{V}/job/1": REC[f"{V}/job/9+1"]})).identify("1")
-    with pytest.raises(ContextError, match=r"slurmdb/v0\.0\.38/job/1 -> HTTP 500: Unable to find JobId=987654"):
+    with pytest.raises(IdentifyError, match=r"slurmdb/v0\.0\.38/job/1 -> HTTP 500: Unable to find JobId=987654"):
         _ctx(Replay({f"{DB}/job/1": UNKNOWN_CTLD})).identify("1")
 
 
 def test_socket_missing_and_silent(tmp_path: Path) -> None:
     """The real Unix-socket transport: no socket file, then a socket that accepts and never answers."""
     missing = tmp_path / "none.sock"
-    with SlurmRestContext(missing, timeout=2) as ctx, \
-            pytest.raises(ContextError, match=rf"GET http://slurmrestd/slurm/v0\.0\.38/job/1 \(socket {missing}\): "
+    with SlurmRestAttempts(missing, timeout=2) as ctx, \
+            pytest.raises(IdentifyError, match=rf"GET http://slurmrestd/slurm/v0\.0\.38/job/1 \(socket {missing}\): "
                                               r"no such socket \(is slurmrestd running"):
         ctx.identify("1")
     path = tmp_path / "silent.sock"
     with socket.socket(socket.AF_UNIX) as srv:
         srv.bind(str(path))
         srv.listen(1)
-        with SlurmRestContext(path, timeout=0.3) as ctx, \
-                pytest.raises(ContextError, match=r"no answer within 0\.3s"):
+        with SlurmRestAttempts(path, timeout=0.3) as ctx, \
+                pytest.raises(IdentifyError, match=r"no answer within 0\.3s"):
             ctx.identify("1")
 
 
@@ -219,7 +219,7 @@ def test_ended_since_from_the_jobs_listing() -> None:
     ago = int(replay.requests[1].url.params["start_time"][4:-7])
     expected = (datetime.now(UTC) - parse_cursor(cursor)[0]).total_seconds() + 120
     assert expected <= ago <= expected + 5
-    with pytest.raises(ContextError, match="cursor"):
+    with pytest.raises(IdentifyError, match="cursor"):
         ctx.ended_since("yesterday|x")
 
 
@@ -316,12 +316,12 @@ def _poll(fn: Callable[[], T], ok: Callable[[T], bool], timeout: float = 15) -> 
 
 @pytest.mark.integration
 def test_real_exit_3_reads_failed_3_0(restd: RestD, rest_jobs: RestJobs, slurm_cluster: SlurmCluster) -> None:
-    with SlurmRestContext(restd.socket, timeout=20) as ctx:
+    with SlurmRestAttempts(restd.socket, timeout=20) as ctx:
         wl = ctx.identify(rest_jobs.exit3).workload
     assert (wl.terminal_state, wl.exit_code, wl.name) == ("FAILED", "3:0", "ffr-exit3")
     assert wl.nodes == [slurm_cluster.node] and wl.ranks == {slurm_cluster.node: "0"}
     # The same attempt as sacct's text says, field for field (sacct has whole seconds too).
-    sacct = SlurmContext(env={"SLURM_CONF": str(slurm_cluster.conf)}, timeout=20).identify(rest_jobs.exit3).workload
+    sacct = SlurmAttempts(env={"SLURM_CONF": str(slurm_cluster.conf)}, timeout=20).identify(rest_jobs.exit3).workload
     assert (wl.window, wl.nodes, wl.exit_code, wl.terminal_state, wl.attempt) == \
         (sacct.window, sacct.nodes, sacct.exit_code, sacct.terminal_state, sacct.attempt)
     # And the bug it avoids is there on this server: the database's answer says SUCCESS.
@@ -332,17 +332,17 @@ def test_real_exit_3_reads_failed_3_0(restd: RestD, rest_jobs: RestJobs, slurm_c
 
 @pytest.mark.integration
 def test_real_cancelled_and_unknown(restd: RestD, rest_jobs: RestJobs, slurm_cluster: SlurmCluster) -> None:
-    with SlurmRestContext(restd.socket, timeout=20) as ctx:
+    with SlurmRestAttempts(restd.socket, timeout=20) as ctx:
         wl = ctx.identify(rest_jobs.cancelled).workload
         assert (wl.terminal_state, wl.exit_code, wl.nodes) == ("CANCELLED", "0:15", [slurm_cluster.node])
         assert wl.window.start and wl.window.end and wl.window.start <= wl.window.end
-        with pytest.raises(ContextError, match="no job 987654 known to slurmctld or in the accounting database"):
+        with pytest.raises(IdentifyError, match="no job 987654 known to slurmctld or in the accounting database"):
             ctx.identify("987654")
 
 
 @pytest.mark.integration
 def test_real_ended_since(restd: RestD, rest_jobs: RestJobs) -> None:
-    with SlurmRestContext(restd.socket, timeout=20) as ctx:
+    with SlurmRestAttempts(restd.socket, timeout=20) as ctx:
         ids, cursor = _poll(lambda: ctx.ended_since(None), lambda r: rest_jobs.cancelled in r[0])
         assert rest_jobs.exit3 in ids and rest_jobs.cancelled in ids
         assert not set(ctx.ended_since(cursor)[0]) & {rest_jobs.exit3, rest_jobs.cancelled}

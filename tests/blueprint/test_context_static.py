@@ -1,4 +1,4 @@
-"""StaticContext: a window and a Slurm hostlist, validated once with errors that name the field."""
+"""StaticAttempts: a window and a Slurm hostlist, validated once with errors that name the field."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import pytest
 
 from firstfault.bundle import Context
 from firstfault.hostlist import hostlist_compress, hostlist_expand
-from firstfault.identify.base import ContextError
-from firstfault.identify.static import StaticContext
+from firstfault.identify.base import IdentifyError
+from firstfault.identify.static import StaticAttempts
 
 START, END = "2026-11-02T10:00:00Z", "2026-11-02T12:00:00+01:00"
 
 
 def test_hostlist_window_and_ranks() -> None:
-    ctx = StaticContext(start=START, end="2026-11-02T10:30:00Z", nodes="node-[01-03,07]", id="run-9", name="pretrain",
+    ctx = StaticAttempts(start=START, end="2026-11-02T10:30:00Z", nodes="node-[01-03,07]", id="run-9", name="pretrain",
                         ranks={"node-01": "0-7", "node-02": "8-15"}, terminal_state="FAILED", exit_code="1:0")
     ident = ctx.identify("whatever the ref")
     wl = ident.workload
@@ -28,7 +28,7 @@ def test_hostlist_window_and_ranks() -> None:
 
 
 def test_node_sequence_and_defaults() -> None:
-    wl = StaticContext(start=START, end=END, nodes=["gpu1", " gpu2 "]).identify("").workload
+    wl = StaticAttempts(start=START, end=END, nodes=["gpu1", " gpu2 "]).identify("").workload
     assert (wl.nodes, wl.ranks, wl.terminal_state) == (["gpu1", "gpu2"], None, None)
     assert wl.id.startswith("static-")
 
@@ -51,8 +51,8 @@ def test_node_sequence_and_defaults() -> None:
 )
 def test_bad_input_names_the_field(kwargs: dict[str, object], message: str) -> None:
     args: dict[str, object] = {"start": START, "end": END, "nodes": "node-[01-02]"} | kwargs
-    with pytest.raises(ContextError, match=message):
-        StaticContext(**args)  # type: ignore[arg-type]
+    with pytest.raises(IdentifyError, match=message):
+        StaticAttempts(**args)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -76,10 +76,11 @@ def test_hostlist_compress_shape() -> None:
 
 def test_default_id_is_a_hash_of_window_and_nodes() -> None:
     """Two static attempts with other windows or nodes must not share a store key ("static" did)."""
-    a = StaticContext(start=START, end=END, nodes="node-[01-02]").identify("").workload.id
-    again = StaticContext(start=START, end=END, nodes="node-[02,01]").identify("").workload.id
-    other_window = StaticContext(start=START, end="2026-11-02T10:30:00Z", nodes="node-[01-02]").identify("").workload.id
-    other_nodes = StaticContext(start=START, end=END, nodes="node-[01-03]").identify("").workload.id
+    a = StaticAttempts(start=START, end=END, nodes="node-[01-02]").identify("").workload.id
+    again = StaticAttempts(start=START, end=END, nodes="node-[02,01]").identify("").workload.id
+    other_window = StaticAttempts(start=START, end="2026-11-02T10:30:00Z",
+                                  nodes="node-[01-02]").identify("").workload.id
+    other_nodes = StaticAttempts(start=START, end=END, nodes="node-[01-03]").identify("").workload.id
     assert a.startswith("static-") and a == again
     assert len({a, other_window, other_nodes}) == 3
-    assert StaticContext(start=START, end=END, nodes="node-01", id="run-7").identify("").workload.id == "run-7"
+    assert StaticAttempts(start=START, end=END, nodes="node-01", id="run-7").identify("").workload.id == "run-7"

@@ -9,7 +9,7 @@ one byte for byte, apart from `analyzed_at`:
   tests/scenarios/hw-nvlink-xid149-showcase, through the CLI (window,
   nodes and --ranks-per-node). The CLI's static context has no job id or end
   state, so the same evidence is also run through the pipeline API with a
-  StaticContext that has the bundle's id, ranks and end state, which is what
+  StaticAttempts that has the bundle's id, ranks and end state, which is what
   lets the engine reach the scenario's expected verdict;
 - a real Slurm job (sacct and scontrol documents from the real cluster)
   whose output holds a Python traceback.
@@ -34,7 +34,7 @@ from firstfault.blueprint.pipeline import Pipeline
 from firstfault.bundle import SourceSpec
 from firstfault.client import FirstfaultClient
 from firstfault.collect.files import FilesConnector
-from firstfault.identify.static import StaticContext
+from firstfault.identify.static import StaticAttempts
 from firstfault.model import Verdict
 from tests.blueprint.e2e_util import SHOWCASE, Serve, closed_port, invoke, submit, unstamped, write_config
 from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster
@@ -99,7 +99,7 @@ def test_cli_static_window_remote_equals_embedded(serve: Serve, tmp_path: Path) 
 def test_pipeline_static_context_with_ranks_remote_equals_embedded(serve: Serve) -> None:
     """The CLI cannot give a static context ranks; the pipeline API can, and then the remote path must still agree."""
     wl = _showcase()["workload"]
-    ctx = StaticContext(start=WINDOW[0], end=WINDOW[1], nodes=wl["nodes"], id=wl["id"], name=wl["name"],
+    ctx = StaticAttempts(start=WINDOW[0], end=WINDOW[1], nodes=wl["nodes"], id=wl["id"], name=wl["name"],
                         ranks=wl["ranks"], terminal_state="FAILED", exit_code="1:0")
     files = FilesConnector([SourceSpec(**s) for s in _showcase()["sources"]], SHOWCASE)
     embedded = Pipeline(context=ctx, logs=[files]).run("4242").verdict

@@ -29,9 +29,9 @@ from firstfault.bundle import Context, SourceSpec
 from firstfault.collect.files import FilesConnector
 from firstfault.collect.follow import FileFollow
 from firstfault.collect.scan import LineScanner, all_line_extractors, prefilter_words
-from firstfault.identify.base import ContextError, Identified
+from firstfault.identify.base import Identified, IdentifyError
 from firstfault.identify.slurm import parse_squeue
-from firstfault.identify.static import StaticContext, StaticList
+from firstfault.identify.static import StaticAttempts, StaticList
 from firstfault.model import Enrichment, Verdict
 from firstfault.sinks.alertmanager import AlertmanagerSink
 from firstfault.sinks.webhook import delivery_id
@@ -57,8 +57,8 @@ APP = SourceSpec(kind="application", path="app/{id}/train.log")
 
 
 def _static(id: str = "job-1", start: str = "2025-04-15T16:00:00Z", end: str | None = None,
-            nodes: tuple[str, ...] = ("porter", "stout"), state: str | None = None) -> StaticContext:
-    return StaticContext(id=id, start=start, end=end, nodes=list(nodes), terminal_state=state)
+            nodes: tuple[str, ...] = ("porter", "stout"), state: str | None = None) -> StaticAttempts:
+    return StaticAttempts(id=id, start=start, end=end, nodes=list(nodes), terminal_state=state)
 
 
 def _files(root: Path, ident: Identified) -> list[SourceSpec]:
@@ -77,7 +77,7 @@ class Outputs:
         self.got.append(verdict)
 
 
-def _daemon(root: Path, store: VerdictStore, attempts: list[StaticContext], **kw: Any) -> FollowDaemon:
+def _daemon(root: Path, store: VerdictStore, attempts: list[StaticAttempts], **kw: Any) -> FollowDaemon:
     def make(ident: Identified, cur: dict[str, Any] | None) -> list[Any]:
         ctx = Context.from_spec(ident.workload)
         return [FileFollow(_files(root, ident), root, ctx, WORDS, cursor=(cur or {}).get("files"))]
@@ -203,17 +203,17 @@ def test_squeue_lines_become_running_attempts() -> None:
 
 
 def test_a_squeue_line_of_another_shape_is_an_error_that_quotes_it() -> None:
-    with pytest.raises(ContextError, match="JOBID  PARTITION"):
+    with pytest.raises(IdentifyError, match="JOBID  PARTITION"):
         parse_squeue("JOBID  PARTITION  NAME\n")  # squeue without -h -o (near miss: a header, not a job)
 
 
 def test_a_static_list_holds_running_attempts_only() -> None:
-    with pytest.raises(ContextError, match="has an end"):
+    with pytest.raises(IdentifyError, match="has an end"):
         StaticList([_static(end="2025-04-15T17:00:00Z")])
     lst = StaticList([_static("a"), _static("b")])
     assert [r.ref for r in lst.running()] == ["a", "b"]
     assert lst.identify("b").workload.window.end is None
-    with pytest.raises(ContextError, match="no attempt 'c'"):
+    with pytest.raises(IdentifyError, match="no attempt 'c'"):
         lst.identify("c")
 
 
@@ -385,9 +385,9 @@ def test_alertmanager_gets_the_provisional_alert_then_its_resolution(am: Any, tm
 
 @pytest.mark.integration
 def test_squeue_lists_a_running_job_that_identify_then_reads_as_running(slurm_cluster: Any) -> None:
-    from firstfault.identify.slurm import SlurmContext
+    from firstfault.identify.slurm import SlurmAttempts
 
-    ctx = SlurmContext(env={"SLURM_CONF": str(slurm_cluster.conf)}, timeout=20)
+    ctx = SlurmAttempts(env={"SLURM_CONF": str(slurm_cluster.conf)}, timeout=20)
     jid = slurm_cluster.sbatch("#!/bin/sh\nsleep 60\n")
     try:
         slurm_cluster.wait_state(jid, ("RUNNING",))

@@ -23,7 +23,7 @@ from firstfault.collect.promql import PromQLConnector
 from firstfault.collect.scan import prefilter_words
 from firstfault.collect.wire import AnalyzeRequest
 from firstfault.extract.metric_conditions import metric_names
-from firstfault.identify.static import StaticContext
+from firstfault.identify.static import StaticAttempts
 from firstfault.model import LINE_SOURCES, CatalogRef, Verdict
 from firstfault.responses import Prefilter
 
@@ -74,7 +74,7 @@ def _names(queries: list[str]) -> set[str]:
 def _pipeline(client: _Service | None) -> tuple[Pipeline, _Logs, list[str]]:
     prom, asked = _prometheus()
     logs = _Logs()
-    ctx = StaticContext(start=WINDOW[0], end=WINDOW[1], nodes=["gpu-a01", "gpu-a02"], id="77",
+    ctx = StaticAttempts(start=WINDOW[0], end=WINDOW[1], nodes=["gpu-a01", "gpu-a02"], id="77",
                         terminal_state="FAILED")
     return Pipeline(context=ctx, logs=[logs], metrics=[prom], client=client), logs, asked
 

@@ -2,10 +2,10 @@
 
 Real pieces: the Service (`firstfault serve`, a subprocess) analysing every attempt; the verdict
 store (a SQLite file, and the suite's private PostgreSQL from tests/store/pg_harness.py); the
-Blueprint's own SlurmContext, files connector and Service client. The scheduler's answers are
+Blueprint's own SlurmAttempts, files connector and Service client. The scheduler's answers are
 sacct pages recorded from the suite's real Slurm (tests/fixtures/scheduler/sacct-replay.json,
 tests/blueprint/sacct_replay.py), moved in time and renamed per job: in process through the
-SlurmContext's injectable runner, and as the bash `sacct` of sacct_replay.install_fast for the
+SlurmAttempts's injectable runner, and as the bash `sacct` of sacct_replay.install_fast for the
 `firstfault watch` subprocess that is killed. A requeued job's page is two recorded allocations
 under one id (attempt 0 the recorded SIGKILLed job, attempt 1 the job's own kind), since
 `sacct -D` prints one allocation record per attempt, earliest first. A flaky slurmdbd is sacct
@@ -38,7 +38,7 @@ from firstfault import records
 from firstfault.blueprint import build
 from firstfault.blueprint.config import load_config
 from firstfault.blueprint.watch import PassReport, SharedService, Watcher
-from firstfault.identify.slurm import RunResult, SlurmContext
+from firstfault.identify.slurm import RunResult, SlurmAttempts
 from firstfault.store import VerdictStore
 from tests.blueprint.e2e_util import store_rows
 from tests.blueprint.sacct_replay import KINDS, RECORDING, Stream, install_fast, write_logs
@@ -214,7 +214,7 @@ def _watcher(tmp_path: Path, sched: Scheduler, service: ServiceProcess, url: str
     }))
     os.environ["FF_THREADS_TOKEN"] = TOKEN
     cfg = load_config(cfg_path)
-    ctx = SlurmContext(runner=sched.run, tz="UTC")
+    ctx = SlurmAttempts(runner=sched.run, tz="UTC")
     shared = Counting(build.service_client(cfg), on_analyze, wait_for_second=concurrency > 1)
     _OPEN.append(shared)
     lines: list[str] = []

@@ -11,7 +11,7 @@ from firstfault import records
 from firstfault.blueprint.config import AlertmanagerOutput, Auth, BlueprintConfig, ConfigError, Http
 from firstfault.blueprint.pipeline import Pipeline, Progress
 from firstfault.collect.base import LogConnector, MetricConnector
-from firstfault.identify.base import ContextConnector, ContextError, Identified, RunningSource
+from firstfault.identify.base import AttemptSource, Identified, IdentifyError, RunningSource
 from firstfault.sinks.base import Sink
 
 if TYPE_CHECKING:
@@ -46,32 +46,32 @@ def _kube_client(kubeconfig: Path | None, context: str | None, in_cluster: bool)
     return client.ApiClient(cfg)
 
 
-def context_connector(cfg: BlueprintConfig, kind: str, static: dict[str, Any] | None = None) -> ContextConnector:
+def context_connector(cfg: BlueprintConfig, kind: str, static: dict[str, Any] | None = None) -> AttemptSource:
     """`kind` is slurm, kueue or static (with `static` holding start/end/nodes)."""
     if kind == "static":
-        from firstfault.identify.static import StaticContext
+        from firstfault.identify.static import StaticAttempts
 
-        return StaticContext(**(static or {}))
+        return StaticAttempts(**(static or {}))
     if kind == "slurm":
         if cfg.scheduler.slurmrest is not None:
-            from firstfault.identify.slurmrest import SlurmRestContext
+            from firstfault.identify.slurmrest import SlurmRestAttempts
 
             r = cfg.scheduler.slurmrest
-            return SlurmRestContext(r.socket, api_version=r.api_version, timeout=r.timeout, cluster=r.cluster)
-        from firstfault.identify.slurm import SlurmContext
+            return SlurmRestAttempts(r.socket, api_version=r.api_version, timeout=r.timeout, cluster=r.cluster)
+        from firstfault.identify.slurm import SlurmAttempts
 
         s = cfg.scheduler.slurm
         if s is None:
             raise ConfigError("--job needs scheduler.slurm (or scheduler.slurmrest) in the config")
-        return SlurmContext(sacct=s.sacct, scontrol=s.scontrol, squeue=s.squeue, timeout=s.timeout, cluster=s.cluster,
+        return SlurmAttempts(sacct=s.sacct, scontrol=s.scontrol, squeue=s.squeue, timeout=s.timeout, cluster=s.cluster,
                             tz=s.timezone)
     if kind == "kueue":
-        from firstfault.identify.kueue import KueueContext
+        from firstfault.identify.kueue import KueueAttempts
 
         k = cfg.scheduler.kueue
         if k is None:
             raise ConfigError("--workload needs scheduler.kueue in the config")
-        return KueueContext(_kube_client(k.kubeconfig, k.context, k.in_cluster))
+        return KueueAttempts(_kube_client(k.kubeconfig, k.context, k.in_cluster))
     raise ConfigError(f"unknown scheduler kind {kind!r}")
 
 
@@ -229,14 +229,14 @@ def running_source(cfg: BlueprintConfig, kind: str) -> RunningSource:
     """What `watch --follow` asks which attempts run: the scheduler's connector (slurm, kueue), or the
     attempts `follow.static` lists (static)."""
     if kind == "static":
-        from firstfault.identify.static import StaticContext, StaticList
+        from firstfault.identify.static import StaticAttempts, StaticList
 
         if not cfg.follow.static:
             raise ConfigError("watch --follow --scheduler static needs follow.static: the running attempts")
         try:
-            return StaticList([StaticContext(id=a.id, name=a.name, start=a.start, end=None, nodes=a.nodes,
+            return StaticList([StaticAttempts(id=a.id, name=a.name, start=a.start, end=None, nodes=a.nodes,
                                              ranks=a.ranks) for a in cfg.follow.static])
-        except ContextError as exc:
+        except IdentifyError as exc:
             raise ConfigError(f"follow.static: {exc}") from exc
     conn = context_connector(cfg, kind)
     if not hasattr(conn, "running"):
@@ -297,7 +297,7 @@ def provisional_actors(cfg: BlueprintConfig, store: VerdictStore, *, log: Callab
     return out
 
 
-def pipeline(cfg: BlueprintConfig, context: ContextConnector, *, job_id: str | None = None,
+def pipeline(cfg: BlueprintConfig, context: AttemptSource, *, job_id: str | None = None,
              output_sinks: list[Sink] | None = None, progress: Progress | None = None,
              actions: list[Actor] | None = None, client: Any = None) -> Pipeline:
     """`client`: the Service client to analyse on (default: a new one from `service:`, none without it)."""

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import Context
 from firstfault.collect.follow import Follower
-from firstfault.identify.base import ContextError, Identified, Running, RunningSource
+from firstfault.identify.base import Identified, IdentifyError, Running, RunningSource
 from firstfault.model import Enrichment, Superseded, Verdict, iso
 from firstfault.records import replace
 from firstfault.sinks.base import Sink
@@ -137,7 +137,7 @@ class FollowDaemon:
     def _refresh(self) -> None:
         try:
             running = self.source.running()
-        except ContextError as exc:
+        except IdentifyError as exc:
             self.log(f"follow: cannot list running attempts: {exc}", error=str(exc))
             return
         now_running = {r.ref: r for r in running}
@@ -157,7 +157,7 @@ class FollowDaemon:
     def _add(self, r: Running, stored: dict[str, str]) -> None:
         try:
             identified = self.source.identify(r.ref)
-        except ContextError as exc:
+        except IdentifyError as exc:
             self.log(f"follow {r.ref}: cannot identify: {exc}", ref=r.ref, error=str(exc))
             return
         wl = identified.workload

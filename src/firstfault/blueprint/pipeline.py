@@ -20,7 +20,7 @@ from firstfault.collect.evidence import EvidenceSink
 from firstfault.collect.scan import prefilter_words
 from firstfault.collect.wire import AnalyzeRequest, RequestBuilder
 from firstfault.extract.metric_conditions import metric_names
-from firstfault.identify.base import ContextConnector, Identified
+from firstfault.identify.base import AttemptSource, Identified
 from firstfault.model import CoverageItem, Enrichment, ErrorItem, Verdict
 from firstfault.responses import Prefilter
 from firstfault.sinks.base import Sink
@@ -75,7 +75,7 @@ class Pipeline:
     def __init__(
         self,
         *,
-        context: ContextConnector,
+        context: AttemptSource,
         logs: Sequence[LogConnector] = (),
         metrics: Sequence[MetricConnector] = (),
         sinks: Sequence[Sink] = (),

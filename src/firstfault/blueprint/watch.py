@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from firstfault.blueprint.pipeline import Pipeline, SinkOutcome
-from firstfault.identify.base import ContextConnector, Identified
+from firstfault.identify.base import AttemptSource, Identified
 from firstfault.sinks.base import Sink
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from firstfault.store.provisional import ProvisionalLedger
 
 
-class EndedSource(ContextConnector, Protocol):
+class EndedSource(AttemptSource, Protocol):
     def ended_since(self, cursor: str | None) -> tuple[list[str], str]: ...
 
 

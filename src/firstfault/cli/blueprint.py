@@ -42,7 +42,7 @@ def run(config: Path, job: str | None, workload: str | None, window: tuple[str, 
     from firstfault.blueprint import build
     from firstfault.blueprint.config import ConfigError, load_config
     from firstfault.client import FirstfaultError
-    from firstfault.identify.base import ContextError
+    from firstfault.identify.base import IdentifyError
 
     chosen = [x for x in (job, workload, window) if x]
     if len(chosen) != 1:
@@ -107,7 +107,7 @@ def run(config: Path, job: str | None, workload: str | None, window: tuple[str, 
                     close()
         for a in actions:
             err.print(f"action {a.line()}", highlight=False, markup=False, soft_wrap=True)
-    except (ConfigError, ContextError) as exc:
+    except (ConfigError, IdentifyError) as exc:
         raise fail(str(exc)) from exc
     except (FirstfaultError, httpx.HTTPError) as exc:
         where = cfg.service.url if cfg.service else "?"

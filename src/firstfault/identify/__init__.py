@@ -1,9 +1,9 @@
-"""Execution-context connectors (the Blueprint's identify step).
+"""Attempt sources (the Blueprint's identify step): where a workload attempt is found.
 
 Each turns a reference (a Slurm job id, a Kueue Workload 'namespace/name', or
 nothing for a static window) into an Identified: the attempt's WorkloadSpec,
 the scheduler documents read on the way, links and an owner. An unknown
-workload or an unreachable scheduler raises ContextError with the reason.
+workload or an unreachable scheduler raises IdentifyError with the reason.
 
 The connectors are resolved on first use: importing `identify.slurm` (every
 Slurm `watch` and `run` does) must not import the Kubernetes client, which
@@ -16,13 +16,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from firstfault.identify.kueue import KueueContext
-    from firstfault.identify.slurm import SlurmContext
-    from firstfault.identify.static import StaticContext
+    from firstfault.identify.kueue import KueueAttempts
+    from firstfault.identify.slurm import SlurmAttempts
+    from firstfault.identify.static import StaticAttempts
 
-_WHERE = {"KueueContext": "kueue", "SlurmContext": "slurm", "StaticContext": "static"}
+_WHERE = {"KueueAttempts": "kueue", "SlurmAttempts": "slurm", "StaticAttempts": "static"}
 
-__all__ = ["KueueContext", "SlurmContext", "StaticContext"]
+__all__ = ["KueueAttempts", "SlurmAttempts", "StaticAttempts"]
 
 
 def __getattr__(name: str) -> Any:

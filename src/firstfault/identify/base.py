@@ -1,10 +1,10 @@
-"""The identify step's contract: a reference in, the attempt's execution context out.
+"""The identify step's contract: a reference in, the attempt (its WorkloadSpec and what was read on the way) out.
 
-A ContextConnector turns a job id, a Workload 'namespace/name' or nothing
+An AttemptSource turns a job id, a Workload 'namespace/name' or nothing
 (a static window) into an Identified: the attempt's WorkloadSpec (the same
 model as a bundle's workload.yaml), the scheduler documents read on the way,
 links and an owner. An unknown workload or an unreachable scheduler raises
-ContextError with the reason.
+IdentifyError with the reason.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Protocol
 from firstfault.bundle import WorkloadSpec
 
 
-class ContextError(Exception):
+class IdentifyError(Exception):
     """The attempt cannot be identified (unknown job, scheduler unreachable)."""
 
 
@@ -30,7 +30,7 @@ class Identified:
     owner: str | None = None
 
 
-class ContextConnector(Protocol):
+class AttemptSource(Protocol):
     name: str
 
     def identify(self, ref: str) -> Identified: ...
@@ -48,8 +48,8 @@ class Running:
     since: str
 
 
-class RunningSource(ContextConnector, Protocol):
+class RunningSource(AttemptSource, Protocol):
     def running(self) -> list[Running]: ...
 
 
-__all__ = ["ContextConnector", "ContextError", "Identified", "Running", "RunningSource"]
+__all__ = ["AttemptSource", "Identified", "IdentifyError", "Running", "RunningSource"]

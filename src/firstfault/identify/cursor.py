@@ -1,4 +1,4 @@
-"""The watch cursor shared by the context connectors' ended_since().
+"""The watch cursor shared by the attempt sources' ended_since().
 
 '<newest end, RFC 3339>|<ref>@<end epoch>,...': the newest end time seen and
 the attempts already returned near it. It only moves forward; a connector
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from firstfault.identify.base import ContextError
+from firstfault.identify.base import IdentifyError
 
 
 def iso(t: datetime) -> str:
@@ -22,7 +22,7 @@ def format_cursor(t: datetime, attempts: set[tuple[str, int]]) -> str:
 
 
 def parse_cursor(cursor: str) -> tuple[datetime, set[tuple[str, int]]]:
-    """'<RFC 3339>|4242@1764441999,...' -> (time, {(ref, end epoch)}); ContextError when malformed."""
+    """'<RFC 3339>|4242@1764441999,...' -> (time, {(ref, end epoch)}); IdentifyError when malformed."""
     stamp, _, rest = cursor.partition("|")
     try:
         t = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
@@ -33,7 +33,7 @@ def parse_cursor(cursor: str) -> tuple[datetime, set[tuple[str, int]]]:
                 raise ValueError(item)
             seen.add((ref, int(epoch)))
     except ValueError as exc:
-        raise ContextError(f"cursor {cursor[:80]!r}: expected '<RFC 3339 time>|<ref>@<epoch>,...'") from exc
+        raise IdentifyError(f"cursor {cursor[:80]!r}: expected '<RFC 3339 time>|<ref>@<epoch>,...'") from exc
     if t.tzinfo is None:
-        raise ContextError(f"cursor {cursor[:80]!r}: the time needs a zone")
+        raise IdentifyError(f"cursor {cursor[:80]!r}: the time needs a zone")
     return t.astimezone(UTC), seen

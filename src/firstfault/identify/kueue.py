@@ -1,4 +1,4 @@
-"""Kueue execution context: a kueue.x-k8s.io/v1beta1 Workload, its pods and their events.
+"""Kueue attempts: a kueue.x-k8s.io/v1beta1 Workload, its pods and their events.
 
 Read through the official `kubernetes` client (CustomObjectsApi, CoreV1Api).
 
@@ -39,7 +39,7 @@ from kubernetes.client import ApiClient, CoreV1Api, CustomObjectsApi
 from kubernetes.client.exceptions import ApiException
 
 from firstfault.bundle import WindowSpec, WorkloadSpec
-from firstfault.identify.base import ContextError, Identified, Running
+from firstfault.identify.base import Identified, IdentifyError, Running
 from firstfault.identify.cursor import format_cursor, iso, parse_cursor
 
 GROUP, VERSION, PLURAL = "kueue.x-k8s.io", "v1beta1", "workloads"
@@ -61,7 +61,7 @@ _PREEMPTION_REASONS = frozenset({"Preempted", "InClusterQueue", "InCohortReclama
                                  "InCohortReclaimWhileBorrowing"})
 
 
-class KueueContext:
+class KueueAttempts:
     name = "kueue"
 
     def __init__(
@@ -91,13 +91,13 @@ class KueueContext:
     # ---------------------------------------------------------------- calls
 
     def _call(self, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """One API call; every failure becomes a ContextError that says which call and why."""
+        """One API call; every failure becomes a IdentifyError that says which call and why."""
         try:
             return fn(*args, _request_timeout=self.timeout, **kwargs)
         except ApiException as exc:
-            raise ContextError(f"kueue: {what}: HTTP {exc.status} {_status_message(exc)}") from exc
+            raise IdentifyError(f"kueue: {what}: HTTP {exc.status} {_status_message(exc)}") from exc
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise ContextError(f"kueue: {what}: API server unreachable ({type(exc).__name__}: {exc})") from exc
+            raise IdentifyError(f"kueue: {what}: API server unreachable ({type(exc).__name__}: {exc})") from exc
 
     def _plain(self, model: Any) -> dict[str, Any]:
         """A client model as the API's JSON form (camelCase keys, RFC 3339 times)."""
@@ -137,18 +137,18 @@ class KueueContext:
         """The Workload 'namespace/name' as it stands now (its latest attempt)."""
         m = _REF_RE.match(ref.strip())
         if m is None:
-            raise ContextError(f"kueue: {ref!r} is not 'namespace/name' of a Workload")
+            raise IdentifyError(f"kueue: {ref!r} is not 'namespace/name' of a Workload")
         namespace, name = m.group(1), m.group(3)
         try:
             got = self.custom.get_namespaced_custom_object(
                 GROUP, VERSION, namespace, PLURAL, name, _request_timeout=self.timeout)
         except ApiException as exc:
             if exc.status == 404:
-                raise ContextError(f"kueue: no Workload {namespace}/{name} ({_status_message(exc)})") from exc
-            raise ContextError(f"kueue: reading Workload {namespace}/{name}: HTTP {exc.status} "
+                raise IdentifyError(f"kueue: no Workload {namespace}/{name} ({_status_message(exc)})") from exc
+            raise IdentifyError(f"kueue: reading Workload {namespace}/{name}: HTTP {exc.status} "
                                f"{_status_message(exc)}") from exc
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise ContextError(f"kueue: reading Workload {namespace}/{name}: API server unreachable "
+            raise IdentifyError(f"kueue: reading Workload {namespace}/{name}: API server unreachable "
                                f"({type(exc).__name__}: {exc})") from exc
 
         wl = _dict(got)

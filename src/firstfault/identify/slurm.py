@@ -1,4 +1,4 @@
-"""Slurm execution context: `sacct -P` (and `scontrol show job`) for one job attempt.
+"""Slurm attempts: `sacct -P` (and `scontrol show job`) for one job attempt.
 
 sacct's pipe-separated text is the source of truth: Slurm 22.05's `--json`
 (and slurmrestd's /slurmdb/ job endpoint) report exit code 0 for jobs that
@@ -30,7 +30,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from firstfault.bundle import WindowSpec, WorkloadSpec
 from firstfault.formats import SACCT_DEFAULT_COLUMNS
 from firstfault.hostlist import hostlist_expand
-from firstfault.identify.base import ContextError, Identified, Running
+from firstfault.identify.base import Identified, IdentifyError, Running
 from firstfault.identify.cursor import format_cursor, parse_cursor
 from firstfault.identify.cursor import iso as _iso
 
@@ -67,13 +67,13 @@ Runner = Callable[[Sequence[str], Mapping[str, str], float], RunResult]
 
 
 def subprocess_runner(argv: Sequence[str], env: Mapping[str, str], timeout: float) -> RunResult:
-    """Run a Slurm client; a missing binary or a hang becomes a ContextError."""
+    """Run a Slurm client; a missing binary or a hang becomes a IdentifyError."""
     try:
         proc = subprocess.run(list(argv), capture_output=True, text=True, env=dict(env), timeout=timeout, check=False)
     except FileNotFoundError as exc:
-        raise ContextError(f"slurm: {argv[0]} not found (is the Slurm client installed and on PATH?)") from exc
+        raise IdentifyError(f"slurm: {argv[0]} not found (is the Slurm client installed and on PATH?)") from exc
     except subprocess.TimeoutExpired as exc:
-        raise ContextError(
+        raise IdentifyError(
             f"slurm: {argv[0]} did not answer within {timeout:g}s (slurmctld/slurmdbd unreachable?)"
         ) from exc
     return RunResult(proc.returncode, proc.stdout, proc.stderr)
@@ -96,7 +96,7 @@ class _Record:
         return self.job_id.split(".", 1)[0]
 
 
-class SlurmContext:
+class SlurmAttempts:
     name = "slurm"
 
     def __init__(
@@ -127,7 +127,7 @@ class SlurmContext:
             try:
                 self._tz = ZoneInfo(tz)
             except (ZoneInfoNotFoundError, ValueError) as exc:
-                raise ContextError(f"slurm: unknown time zone {tz!r}") from exc
+                raise IdentifyError(f"slurm: unknown time zone {tz!r}") from exc
             self._env["TZ"] = tz
 
     # ------------------------------------------------------------------ time
@@ -156,14 +156,14 @@ class SlurmContext:
         res = self.runner(argv, self._env, self.timeout)
         if res.returncode != 0:
             detail = (res.stderr.strip() or res.stdout.strip() or "no message").splitlines()[-1]
-            raise ContextError(f"slurm: sacct failed for {what} (exit {res.returncode}): {detail}")
+            raise IdentifyError(f"slurm: sacct failed for {what} (exit {res.returncode}): {detail}")
         return _parse_sacct(res.stdout, what)
 
     def _scontrol(self, ref: str) -> str | None:
         """`scontrol show job` text, or None once slurmctld has forgotten the job (MinJobAge)."""
         try:
             res = self.runner([self.scontrol, *self._cluster_args(), "show", "job", ref], self._env, self.timeout)
-        except ContextError:
+        except IdentifyError:
             return None  # sacct answered; scontrol only adds detail
         if res.returncode != 0 or "JobId=" not in res.stdout:
             return None
@@ -175,17 +175,17 @@ class SlurmContext:
         """The attempt of job `ref` ('4242', array task '4242_7', het component '4242+1').
 
         `attempt` picks a requeued attempt (0 = first); default the latest.
-        Raises ContextError for a malformed or unknown id, an array job named
+        Raises IdentifyError for a malformed or unknown id, an array job named
         without its task, or a failing sacct.
         """
         ref = ref.strip()
         if not REF_RE.match(ref):
-            raise ContextError(f"slurm: {ref!r} is not a job id (expected 4242, 4242_7 or 4242+1)")
+            raise IdentifyError(f"slurm: {ref!r} is not a job id (expected 4242, 4242_7 or 4242+1)")
         cols = ",".join(_COLUMNS)
         records = self._sacct(["-D", "-o", cols, "-j", ref], f"job {ref}")
         allocs = _group(records)
         if not allocs:
-            raise ContextError(f"slurm: no job {ref} in the accounting database" +
+            raise IdentifyError(f"slurm: no job {ref} in the accounting database" +
                                (f" of cluster {self.cluster}" if self.cluster else ""))
         bases = list(dict.fromkeys(a.base for a in allocs))
         one_job_or_het(bases, ref, "slurm")
@@ -199,7 +199,7 @@ class SlurmContext:
             n_attempts = max(n_attempts, len(runs))
             idx = len(runs) - 1 if attempt is None else attempt
             if not 0 <= idx < len(runs):
-                raise ContextError(f"slurm: job {ref} has {len(runs)} attempt(s); attempt {attempt} does not exist")
+                raise IdentifyError(f"slurm: job {ref} has {len(runs)} attempt(s); attempt {attempt} does not exist")
             chosen.append(runs[idx])
             picked = max(picked, idx)
         latest = attempt is None or picked == n_attempts - 1
@@ -252,14 +252,14 @@ class SlurmContext:
         try:
             return self._to_utc(rec.values[column])
         except ValueError as exc:
-            raise ContextError(f"slurm: sacct {rec.job_id} {column}: not a time: {rec.values[column]!r}") from exc
+            raise IdentifyError(f"slurm: sacct {rec.job_id} {column}: not a time: {rec.values[column]!r}") from exc
 
     @staticmethod
     def _nodes(rec: _Record, ref: str) -> list[str]:
         try:
             return hostlist_expand(rec.values["NodeList"])
         except ValueError as exc:
-            raise ContextError(f"slurm: job {ref} NodeList: {exc}") from exc
+            raise IdentifyError(f"slurm: job {ref} NodeList: {exc}") from exc
 
     # ------------------------------------------------------------ ended_since
 
@@ -313,13 +313,13 @@ class SlurmContext:
         res = self.runner(argv, self._env, self.timeout)
         if res.returncode != 0:
             detail = (res.stderr.strip() or res.stdout.strip() or "no message").splitlines()[-1]
-            raise ContextError(f"slurm: squeue failed (exit {res.returncode}): {detail}")
+            raise IdentifyError(f"slurm: squeue failed (exit {res.returncode}): {detail}")
         return parse_squeue(res.stdout)
 
 
 def parse_squeue(text: str) -> list[Running]:
     """`%i|%S` lines -> Running, one per job (het components folded); `CLUSTER: name` headers (squeue -M)
-    and blank lines are skipped; a line of another shape is a ContextError that quotes it."""
+    and blank lines are skipped; a line of another shape is a IdentifyError that quotes it."""
     found: dict[str, str] = {}
     for line in text.splitlines():
         line = line.strip()
@@ -328,7 +328,7 @@ def parse_squeue(text: str) -> list[Running]:
         ref, bar, since = line.partition("|")
         ref = ref.strip().split("+", 1)[0]
         if not bar or not REF_RE.match(ref):
-            raise ContextError(f"slurm: squeue: unexpected line {line[:120]!r} (wanted JOBID|START)")
+            raise IdentifyError(f"slurm: squeue: unexpected line {line[:120]!r} (wanted JOBID|START)")
         found.setdefault(ref, since.strip())
     return [Running(r, found[r]) for r in sorted(found, key=job_order)]
 
@@ -348,7 +348,7 @@ def one_job_or_het(ids: list[str], ref: str, who: str) -> None:
     """Several ids for one ref are a het job's components, or an array: then ask for one task."""
     if len(ids) > 1 and not all("+" in i for i in ids):
         shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-        raise ContextError(f"{who}: job {ref} is an array of {len(ids)} tasks ({shown}); name one task")
+        raise IdentifyError(f"{who}: job {ref} is an array of {len(ids)} tasks ({shown}); name one task")
 
 
 def _parse_sacct(text: str, what: str) -> list[_Record]:
@@ -357,7 +357,7 @@ def _parse_sacct(text: str, what: str) -> list[_Record]:
         return []
     columns = lines[0].split("|")
     if "JobID" not in columns:
-        raise ContextError(f"slurm: sacct for {what}: no header line (got {lines[0][:80]!r})")
+        raise IdentifyError(f"slurm: sacct for {what}: no header line (got {lines[0][:80]!r})")
     out: list[_Record] = []
     for line in lines[1:]:
         cells = line.split("|")
@@ -367,7 +367,7 @@ def _parse_sacct(text: str, what: str) -> list[_Record]:
             at = columns.index("JobName")
             cells[at : at + extra + 1] = ["|".join(cells[at : at + extra + 1])]
         if len(cells) != len(columns):
-            raise ContextError(f"slurm: sacct for {what}: row has {len(cells)} cells, header {len(columns)}: "
+            raise IdentifyError(f"slurm: sacct for {what}: row has {len(cells)} cells, header {len(columns)}: "
                                f"{line[:120]!r}")
         out.append(_Record(cells=cells, values=dict(zip(columns, cells, strict=True))))
     return out

@@ -1,6 +1,6 @@
-"""Slurm execution context through slurmrestd's Unix socket (OpenAPI v0.0.38, Slurm 22.05).
+"""Slurm attempts through slurmrestd's Unix socket (OpenAPI v0.0.38, Slurm 22.05).
 
-An option beside SlurmContext (sacct text) for sites that run slurmrestd and
+An option beside SlurmAttempts (sacct text) for sites that run slurmrestd and
 not the Slurm client commands where the Blueprint runs. Same output: one
 WorkloadSpec per attempt, same ids ('4242', '4242_7', '4242+1'), same attempt
 numbering, same ranks rule, same ended_since cursor.
@@ -24,7 +24,7 @@ Where each field comes from, and why:
   (a job that ran `exit 3` reads SUCCESS 0; measured). So an attempt read
   from the database alone has exit_code None (unknown), never a wrong '0:0'.
 
-Differences from SlurmContext, all measured on a real 22.05.8:
+Differences from SlurmAttempts, all measured on a real 22.05.8:
 - terminal_state is slurmctld's / the database's bare state name: a scancel
   reads 'CANCELLED', where sacct prints 'CANCELLED by 0' (the REST API gives
   the canceller's name, `kill_request_user`, not the uid sacct prints).
@@ -62,7 +62,7 @@ import httpx
 
 from firstfault.bundle import WindowSpec, WorkloadSpec
 from firstfault.hostlist import hostlist_expand
-from firstfault.identify.base import ContextError, Identified, Running
+from firstfault.identify.base import Identified, IdentifyError, Running
 from firstfault.identify.cursor import format_cursor, parse_cursor
 from firstfault.identify.cursor import iso as _iso
 from firstfault.identify.slurm import (
@@ -85,7 +85,7 @@ _ESLURM_REST_EMPTY_RESULT = 9003
 _UNSET = frozenset({0xFFFFFFFE, 0xFFFFFFFF, 0xFFFFFFFFFFFFFFFE, 0xFFFFFFFFFFFFFFFF})
 
 
-class SlurmRestContext:
+class SlurmRestAttempts:
     name = "slurmrest"
 
     def __init__(
@@ -101,7 +101,7 @@ class SlurmRestContext:
     ) -> None:
         """`socket` is slurmrestd's Unix socket (`slurmrestd unix:PATH`); `transport` replaces
         it (tests); `cluster` only fills the {cluster} of `links` (slurmrestd serves one
-        cluster); `links` and `lookback` as in SlurmContext."""
+        cluster); `links` and `lookback` as in SlurmAttempts."""
         self.socket, self.api_version, self.timeout, self.cluster = Path(socket), api_version, timeout, cluster
         self.links = dict(links or {})
         self.lookback = lookback
@@ -115,7 +115,7 @@ class SlurmRestContext:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> SlurmRestContext:
+    def __enter__(self) -> SlurmRestAttempts:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -127,25 +127,25 @@ class SlurmRestContext:
     # ------------------------------------------------------------------ HTTP
 
     def _get(self, path: str, params: Mapping[str, str] | None = None) -> tuple[int, Job]:
-        """(status, body) for a JSON answer; ContextError for a dead socket or a body that is not JSON."""
+        """(status, body) for a JSON answer; IdentifyError for a dead socket or a body that is not JSON."""
         where = f"slurmrest: GET {self._url(path)} (socket {self.socket})"
         # Checked first: httpcore leaks its socket object when connecting to a missing path fails.
         if self._own_socket and not self.socket.is_socket():
-            raise ContextError(f"{where}: no such socket (is slurmrestd running with unix:{self.socket}?)")
+            raise IdentifyError(f"{where}: no such socket (is slurmrestd running with unix:{self.socket}?)")
         try:
             res = self._http.get(path, params=params)
         except httpx.TimeoutException as exc:
-            raise ContextError(f"{where}: no answer within {self.timeout:g}s") from exc
+            raise IdentifyError(f"{where}: no answer within {self.timeout:g}s") from exc
         except httpx.TransportError as exc:
-            raise ContextError(f"{where}: {exc or type(exc).__name__} (is slurmrestd running on it?)") from exc
+            raise IdentifyError(f"{where}: {exc or type(exc).__name__} (is slurmrestd running on it?)") from exc
         url = str(res.request.url)
         try:
             body = res.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
             text = res.text.strip()[:200] or "empty body"
-            raise ContextError(f"slurmrest: GET {url} -> HTTP {res.status_code}: {text}") from None
+            raise IdentifyError(f"slurmrest: GET {url} -> HTTP {res.status_code}: {text}") from None
         if not isinstance(body, dict):
-            raise ContextError(f"slurmrest: GET {url} -> HTTP {res.status_code}: not a JSON object")
+            raise IdentifyError(f"slurmrest: GET {url} -> HTTP {res.status_code}: not a JSON object")
         return res.status_code, body
 
     def _jobs(self, path: str, params: Mapping[str, str] | None, tolerated: int) -> list[Job]:
@@ -156,10 +156,10 @@ class SlurmRestContext:
             return []
         if status != 200 or errors:
             detail = "; ".join(str(e.get("description") or e.get("error") or e) for e in errors) or "no message"
-            raise ContextError(f"slurmrest: GET {self._url(path)} -> HTTP {status}: {detail}")
+            raise IdentifyError(f"slurmrest: GET {self._url(path)} -> HTTP {status}: {detail}")
         jobs = body.get("jobs")
         if not isinstance(jobs, list) or not all(isinstance(j, dict) for j in jobs):
-            raise ContextError(f"slurmrest: GET {self._url(path)}: no 'jobs' list in the answer")
+            raise IdentifyError(f"slurmrest: GET {self._url(path)}: no 'jobs' list in the answer")
         return jobs
 
     # --------------------------------------------------------------- identify
@@ -168,18 +168,18 @@ class SlurmRestContext:
         """The attempt of job `ref` ('4242', array task '4242_7', het component '4242+1').
 
         `attempt` picks a requeued attempt (0 = first); default the latest.
-        Raises ContextError for a malformed or unknown id, an array job named
+        Raises IdentifyError for a malformed or unknown id, an array job named
         without its task, a dead socket or an HTTP error (naming the URL and status).
         """
         ref = ref.strip()
         if not REF_RE.match(ref):
-            raise ContextError(f"slurmrest: {ref!r} is not a job id (expected 4242, 4242_7 or 4242+1)")
+            raise IdentifyError(f"slurmrest: {ref!r} is not a job id (expected 4242, 4242_7 or 4242+1)")
         enc = quote(ref, safe="")  # '+' must be %2B: slurmrestd answers 400 to a bare '+'
         v = self.api_version
         ctld = _select(self._jobs(f"/slurm/{v}/job/{enc}", None, _ESLURM_INVALID_JOB_ID), ref, _ctld_keys)
         db = _select(self._jobs(f"/slurmdb/{v}/job/{enc}", None, _ESLURM_REST_EMPTY_RESULT), ref, _db_keys)
         if not ctld and not db:
-            raise ContextError(f"slurmrest: no job {ref} known to slurmctld or in the accounting database")
+            raise IdentifyError(f"slurmrest: no job {ref} known to slurmctld or in the accounting database")
         ids = list(dict.fromkeys([_ctld_keys(j)[0] for j in ctld] + [_db_keys(j)[0] for j in db]))
         one_job_or_het(ids, ref, "slurmrest")
 
@@ -195,7 +195,7 @@ class SlurmRestContext:
             n_attempts = max(n_attempts, count)
             idx = count - 1 if attempt is None else attempt
             if not 0 <= idx < count:
-                raise ContextError(f"slurmrest: job {ref} has {count} attempt(s); attempt {attempt} does not exist")
+                raise IdentifyError(f"slurmrest: job {ref} has {count} attempt(s); attempt {attempt} does not exist")
             picked = max(picked, idx)
             rec = runs[idx] if idx < len(runs) else None
             parts.append(_Part.of(live if idx == count - 1 else None, rec))
@@ -209,7 +209,7 @@ class SlurmRestContext:
             try:
                 expanded = hostlist_expand(p.nodes)
             except ValueError as exc:
-                raise ContextError(f"slurmrest: job {ref} nodes: {exc}") from exc
+                raise IdentifyError(f"slurmrest: job {ref} nodes: {exc}") from exc
             node_keys.update(dict.fromkeys(expanded))
         nodes = list(node_keys)
         spec = WorkloadSpec(
@@ -235,7 +235,7 @@ class SlurmRestContext:
     def ended_since(self, cursor: str | None) -> tuple[list[str], str]:
         """Job ids whose allocation ended after `cursor`, oldest end first, and the next cursor.
 
-        Same contract and cursor as SlurmContext.ended_since (looks back SETTLE
+        Same contract and cursor as SlurmAttempts.ended_since (looks back SETTLE
         before the cursor, leaves out the attempts the cursor holds); reads the
         accounting database's job listing (see the module docstring).
         """

@@ -1,4 +1,4 @@
-"""A fixed execution context: a window and a node list, for clusters without a scheduler we can ask.
+"""A fixed attempt: a window and a node list, for clusters without a scheduler we can ask.
 
 The operator says when and where (`--start`, `--end`, `--nodes node-[01-04]`);
 the ref given to identify() is ignored. Everything is validated once, at
@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from firstfault import records
 from firstfault.bundle import Context, workload_spec
 from firstfault.hostlist import hostlist_expand
-from firstfault.identify.base import ContextError, Identified, Running
+from firstfault.identify.base import Identified, IdentifyError, Running
 from firstfault.timeparse import parse_rfc3339
 
 _EXIT_RE = re.compile(r"^-?\d+:-?\d+$")
@@ -40,7 +40,7 @@ def static_id(start: datetime, end: datetime | None, nodes: Sequence[str],
     return f"static-{digest[:12]}"
 
 
-class StaticContext:
+class StaticAttempts:
     name = "static"
 
     def __init__(
@@ -63,32 +63,32 @@ class StaticContext:
             try:
                 t = parse_rfc3339(value)  # type: ignore[arg-type]
             except (ValueError, TypeError) as exc:
-                raise ContextError(f"static context: window.{key}: not an RFC 3339 time: {value!r}") from exc
+                raise IdentifyError(f"static context: window.{key}: not an RFC 3339 time: {value!r}") from exc
             times[key] = t  # naive means UTC, as in workload.yaml
         begin, finish = times["start"], times["end"]
         assert begin is not None
         if finish is not None and finish <= begin:
-            raise ContextError(f"static context: window.end {end!r} is not after window.start {start!r}")
+            raise IdentifyError(f"static context: window.end {end!r} is not after window.start {start!r}")
 
         if isinstance(nodes, str):
             try:
                 node_list = hostlist_expand(nodes)
             except ValueError as exc:
-                raise ContextError(f"static context: nodes: {exc}") from exc
+                raise IdentifyError(f"static context: nodes: {exc}") from exc
         else:
             node_list = [str(n).strip() for n in nodes if str(n).strip()]
         if not node_list:
-            raise ContextError("static context: nodes: no node given (e.g. 'node-[01-04]')")
+            raise IdentifyError("static context: nodes: no node given (e.g. 'node-[01-04]')")
         counts = Counter(node_list)
         dupes = sorted(n for n, k in counts.items() if k > 1)
         if dupes:
-            raise ContextError(f"static context: nodes: listed twice: {', '.join(dupes)}")
+            raise IdentifyError(f"static context: nodes: listed twice: {', '.join(dupes)}")
         if exit_code is not None and not _EXIT_RE.match(exit_code):
-            raise ContextError(f"static context: exit_code: expected 'return:signal' such as '1:0', got {exit_code!r}")
+            raise IdentifyError(f"static context: exit_code: expected 'return:signal' such as '1:0', got {exit_code!r}")
         if ranks is not None:
             unknown = sorted(set(ranks) - set(node_list))
             if unknown:
-                raise ContextError(f"static context: ranks: nodes not in the node list: {', '.join(unknown)}")
+                raise IdentifyError(f"static context: ranks: nodes not in the node list: {', '.join(unknown)}")
 
         if id is None:
             id = static_id(begin, finish, node_list, ranks)
@@ -101,9 +101,9 @@ class StaticContext:
             Context.from_spec(spec)  # checks the rank ranges and the zone
         except records.ValidationError as exc:
             loc, msg = records.location(exc)
-            raise ContextError(f"static context: {'.'.join(str(p) for p in loc) or '(root)'}: {msg}") from exc
+            raise IdentifyError(f"static context: {'.'.join(str(p) for p in loc) or '(root)'}: {msg}") from exc
         except ValueError as exc:
-            raise ContextError(f"static context: {exc}") from exc
+            raise IdentifyError(f"static context: {exc}") from exc
         self.workload = spec
 
     def identify(self, ref: str = "") -> Identified:
@@ -117,20 +117,20 @@ class StaticList:
 
     name = "static"
 
-    def __init__(self, attempts: Sequence[StaticContext]) -> None:
-        self.attempts: dict[str, StaticContext] = {}
+    def __init__(self, attempts: Sequence[StaticAttempts]) -> None:
+        self.attempts: dict[str, StaticAttempts] = {}
         for a in attempts:
             wid = a.workload.id
             if wid in self.attempts:
-                raise ContextError(f"static list: attempt id {wid!r} is listed twice")
+                raise IdentifyError(f"static list: attempt id {wid!r} is listed twice")
             if a.workload.window.end is not None:
-                raise ContextError(f"static list: attempt {wid!r} has an end: only running attempts are followed")
+                raise IdentifyError(f"static list: attempt {wid!r} has an end: only running attempts are followed")
             self.attempts[wid] = a
 
     def identify(self, ref: str) -> Identified:
         found = self.attempts.get(ref)
         if found is None:
-            raise ContextError(f"static list: no attempt {ref!r} (listed: {', '.join(sorted(self.attempts))})")
+            raise IdentifyError(f"static list: no attempt {ref!r} (listed: {', '.join(sorted(self.attempts))})")
         return found.identify(ref)
 
     def running(self) -> list[Running]:
