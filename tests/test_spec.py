@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from firstfault.spec import category_matches
+from firstfault.spec import category_matches, ended_in_failure
 
 
 @pytest.mark.parametrize(("pattern", "category"), [
@@ -25,3 +25,12 @@ def test_a_pattern_covers_its_category_and_those_below(pattern: str, category: s
 ])
 def test_near_misses_are_not_covered(pattern: str, category: str) -> None:
     assert not category_matches(pattern, category)
+
+
+@pytest.mark.parametrize(("state", "failed"), [
+    ("FAILED", True), ("NODE_FAIL", True), ("CANCELLED by 0", True), ("OUT_OF_MEMORY", True),
+    ("COMPLETED", False), (None, False), ("", False), ("SOMETHING_ELSE", False),
+])
+def test_ended_in_failure_needs_a_recorded_failing_end(state: str | None, failed: bool) -> None:
+    # the cause-words last resort runs only where this holds (analysis/analyze.py)
+    assert ended_in_failure(state) is failed

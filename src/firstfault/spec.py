@@ -86,6 +86,12 @@ def is_failure(outcome: str) -> bool:
     return outcome not in NOT_FAILED
 
 
+def ended_in_failure(state: str | None) -> bool:
+    """Does the terminal state say the attempt failed (not: succeeded, or its end not recorded)?"""
+    outcome = outcome_of(state)
+    return outcome != "unknown" and is_failure(outcome)
+
+
 def category_matches(pattern: str, category: str) -> bool:
     """`nccl.*` and `nccl` both cover `nccl.timeout`; `app.cuda_oom` covers itself."""
     base = pattern[:-2] if pattern.endswith(".*") else pattern

@@ -51,13 +51,7 @@ from firstfault.model import (
     WorkloadRef,
     iso,
 )
-from firstfault.spec import is_failure, outcome_of
-
-
-def failed(state: str | None) -> bool:
-    """Did the attempt end in a failure its terminal state says (not one whose end is not recorded)?"""
-    outcome = outcome_of(state)
-    return outcome != "unknown" and is_failure(outcome)
+from firstfault.spec import ended_in_failure, is_failure, outcome_of
 
 if TYPE_CHECKING:  # the Service's request types: imported where a request is analysed, not by `analyze`
     from firstfault.collect.wire import AnalyzeRequest, Record
@@ -177,7 +171,7 @@ class Analysis:
             events.extend(silent_nodes(self.node_last_seen, settings.silent_node_gap))
         leads = find_leads(events, ctx.rank_to_node)
         att = attribute(events, self.analyzer.catalog.active(), settings, allocation, leads=leads)
-        if att.root is None and not att.candidates and not provisional and failed(state):
+        if att.root is None and not att.candidates and not provisional and ended_in_failure(state):
             worded = self._worded(mapper)
             if worded:
                 att = attribute([*events, *worded], self.analyzer.catalog.active(), settings, allocation, leads=leads)
