@@ -84,20 +84,29 @@ def test_writers_keep_writing_while_a_prune_runs(url: str) -> None:
         stop = threading.Event()
         errors: list[BaseException] = []
 
+        wrote = threading.Condition(lock)
+
         def writer() -> None:
             i = 0
             try:
                 while not stop.is_set():
                     store.write(failed(base, f"live-{i}", 0.01))
-                    with lock:
+                    with wrote:
                         events.append("write")
+                        wrote.notify_all()
                     i += 1
             except BaseException as e:
                 errors.append(e)
 
         def batch_done(_n: int) -> None:
-            with lock:
+            # After a committed batch, a writer must get through before the next one. Waiting for
+            # it (not a sleep) keeps the proof independent of the machine's load: a prune that held
+            # the database between batches would time out here.
+            with wrote:
                 events.append("prune")
+                if events.count("prune") <= 3:
+                    seen = events.count("write")
+                    assert wrote.wait_for(lambda: events.count("write") > seen, timeout=30)
 
         th = threading.Thread(target=writer)
         th.start()
