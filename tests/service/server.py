@@ -54,6 +54,16 @@ class ServiceProcess:
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def log_text_with(self, needle: str, timeout: float = 10.0) -> str:
+        """The log once a line holding `needle` is in it (the access line is written after the
+        response is sent, so a test that reads at once can be ahead of it); the log as it is at the end otherwise."""
+        end = time.monotonic() + timeout
+        while True:
+            text = self.log_text()
+            if needle in text or time.monotonic() > end:
+                return text
+            time.sleep(0.02)
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

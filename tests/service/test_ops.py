@@ -113,7 +113,7 @@ def test_one_log_line_per_request_without_tokens_or_evidence(service: ServicePro
         {"source": "kernel", "file": "kern.log", "line": 1, "time": "2026-11-02T10:00:00Z", "text": secret_text}]}
     r = httpx.post(service.url + "/v1/analyze", json=body, headers={**AUTH, "X-Request-ID": "log-test-1"})
     assert r.status_code == 200 and r.headers["x-request-id"] == "log-test-1"
-    log = service.log_text()
+    log = service.log_text_with('"log-test-1"')
     assert FULL_TOKEN not in log and secret_text not in log and "pid=4242" not in log
     lines = [json.loads(x) for x in log.splitlines() if '"log-test-1"' in x]
     assert len(lines) == 1
