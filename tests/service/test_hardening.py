@@ -14,7 +14,7 @@ import tarfile
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -202,19 +202,37 @@ def test_a_huge_bearer_token_is_answered(tmp_path: Path) -> None:
         proc.stop()
 
 
+@pytest.fixture
+def make_app() -> Iterator[Callable[[ServiceSettings], Any]]:
+    """create_app for the in-process tests, whose requests run without the app's lifespan: their
+    analysis pools are shut down here, so that no worker thread outlives the test."""
+    made: list[Any] = []
+
+    def make(settings: ServiceSettings) -> Any:
+        made.append(create_app(settings))
+        return made[-1]
+
+    yield make
+    for app in made:
+        app.state.pool.shutdown()
+    for th in threading.enumerate():
+        if th.name.startswith("firstfault-analysis"):
+            th.join(10)  # idle workers leave at once; one still analysing leaves at its deadline
+
+
 async def _asgi(app: Any, method: str, path: str, **kw: Any) -> httpx.Response:
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://svc") as c:
         return await c.request(method, path, **kw)
 
 
-def test_a_500_is_not_counted_as_an_outcome(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_500_is_not_counted_as_an_outcome(monkeypatch: pytest.MonkeyPatch, make_app: Any) -> None:
     def broken(*_a: object, **_k: object) -> object:
         # Not a record: records.encode cannot write it (TypeError), after the analysis "succeeded".
         return SimpleNamespace(outcome="failed", attributed_domain="hardware", workload=SimpleNamespace(id="9"))
 
     monkeypatch.setattr(runner, "run_json", broken)
-    app = create_app(ServiceSettings())
+    app = make_app(ServiceSettings())
     r = asyncio.run(_asgi(app, "POST", "/v1/analyze", json={"context": {"id": "9"}}))
     assert r.status_code == 500
     text = asyncio.run(_asgi(app, "GET", "/metrics")).text
@@ -222,7 +240,7 @@ def test_a_500_is_not_counted_as_an_outcome(monkeypatch: pytest.MonkeyPatch) -> 
     assert 'firstfault_request_errors_total{error="internal_error",status="500"} 1.0' in text
 
 
-def test_overload_is_503_while_a_slot_is_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_overload_is_503_while_a_slot_is_busy(monkeypatch: pytest.MonkeyPatch, make_app: Any) -> None:
     """One slot, no wait list: a second request while one analyses is refused at once."""
     real = runner.run_ndjson
 
@@ -231,7 +249,7 @@ def test_overload_is_503_while_a_slot_is_busy(monkeypatch: pytest.MonkeyPatch) -
         return real(*a, **k)
 
     monkeypatch.setattr(runner, "run_ndjson", slow)
-    app = create_app(ServiceSettings(max_concurrent=1, max_queue=0, retry_after=7))
+    app = make_app(ServiceSettings(max_concurrent=1, max_queue=0, retry_after=7))
 
     async def both() -> tuple[httpx.Response, httpx.Response, float]:
         first = asyncio.ensure_future(_asgi(app, "POST", "/v1/analyze", content=_ndjson(CONTEXT), headers=NDJSON))
@@ -246,22 +264,22 @@ def test_overload_is_503_while_a_slot_is_busy(monkeypatch: pytest.MonkeyPatch) -
     assert second.status_code == 503 and second.headers["retry-after"] == "7" and dt < 0.5
 
 
-def test_a_timed_out_analysis_gives_its_slot_back(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_timed_out_analysis_gives_its_slot_back(monkeypatch: pytest.MonkeyPatch, make_app: Any) -> None:
     def spin(engine: object, body: object, gz: bool, max_d: int, max_r: int, deadline: Any) -> Any:
         while True:  # an analysis checks its deadline between pieces of evidence
             deadline.check()
             time.sleep(0.01)
 
     monkeypatch.setattr(runner, "run_ndjson", spin)
-    app = create_app(ServiceSettings(max_concurrent=1, max_queue=0, analysis_timeout=0.5))
+    app = make_app(ServiceSettings(max_concurrent=1, max_queue=0, analysis_timeout=0.5))
     r = asyncio.run(_asgi(app, "POST", "/v1/analyze", content=_ndjson(CONTEXT), headers=NDJSON))
     assert r.status_code == 504
     time.sleep(0.2)
     assert app.state.pool.admitted == 0 and app.state.pool.running == 0
 
 
-def test_openapi_states_time_formats_and_strict_integers() -> None:
-    app = create_app(ServiceSettings())
+def test_openapi_states_time_formats_and_strict_integers(make_app: Any) -> None:
+    app = make_app(ServiceSettings())
     doc = app.openapi()
     win = doc["components"]["schemas"]["WindowSpec"]["properties"]
     assert all("date-time" in json.dumps(win[k]) for k in ("start", "end"))
@@ -272,9 +290,9 @@ def test_openapi_states_time_formats_and_strict_integers() -> None:
 
 
 
-def test_a_lone_surrogate_in_ndjson_is_422_like_in_json() -> None:
+def test_a_lone_surrogate_in_ndjson_is_422_like_in_json(make_app: Any) -> None:
     """JSON may escape a lone surrogate ("\\udcff"); no verdict can hold one, so it is refused as in the JSON form."""
-    app = create_app(ServiceSettings())
+    app = make_app(ServiceSettings())
     body = b'{"type": "context", "id": "\\udcff", "nodes": ["n1"]}\n'
     r = asyncio.run(_asgi(app, "POST", "/v1/analyze", content=body, headers=NDJSON))
     assert r.status_code == 422 and r.json()["detail"][0]["line"] == 1, r.text
