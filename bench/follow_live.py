@@ -5,9 +5,9 @@
     .venv/bin/python bench/follow_live.py lab                # the lab's captured runs, followed as they are written
     .venv/bin/python bench/follow_live.py idle               # 200 running attempts x 8 nodes, idle logs: CPU, memory
 
-`slurm`: the test suite's real Slurm (tests/blueprint/slurm_harness.py), a real Alertmanager
+`slurm`: the test suite's real Slurm (tests/harness/slurm_harness.py), a real Alertmanager
 (tests/sinks/am_harness.py), a webhook receiver, and the installed `firstfault watch --follow --json` as its own
-process (tests/blueprint/follow_harness.py). Each run submits the lab's real DDP job (lab/train.py: 3 ranks under
+process (tests/harness/follow_harness.py). Each run submits the lab's real DDP job (lab/train.py: 3 ranks under
 `srun --label --kill-on-bad-exit=1`, gloo on the CPU) with fault `hang_collective` (rank 1 stops in step 3, the
 others wait in the allreduce until gloo's timeout, LAB_PG_TIMEOUT s, ends the job FAILED). Once the job runs and
 the daemon follows it, the Xid 79 block of machine-shop-maintenance#80 is written to the node's kernel log, stamped
@@ -51,7 +51,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.blueprint import follow_harness as fh  # noqa: E402
+from tests.harness import follow_harness as fh  # noqa: E402
 
 OUT = REPO / "bench" / "out" / "follow_live"
 
@@ -78,7 +78,7 @@ srun --label --kill-on-bad-exit=1 {sys.executable} {train}
 
 
 def run_slurm(args: argparse.Namespace) -> dict[str, Any]:
-    from tests.blueprint.slurm_harness import start_slurm
+    from tests.harness.slurm_harness import start_slurm
     from tests.sinks.am_harness import alertmanager
 
     base = Path(tempfile.mkdtemp(prefix="ff-follow-"))

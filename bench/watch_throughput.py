@@ -4,7 +4,7 @@
     .venv/bin/python bench/watch_throughput.py --speed 1 --attempts 300 --workers 1
     .venv/bin/python bench/watch_throughput.py --speed 1 --attempts 300 --workers 2 --concurrency 1
 
-The stream: tests/blueprint/sacct_replay.py replays sacct pages recorded from the suite's
+The stream: tests/harness/sacct_replay.py replays sacct pages recorded from the suite's
 real Slurm (tests/fixtures/scheduler/sacct-replay.json) as `--per-hour` finished attempts an
 hour (7 in 10 succeed, 2 a CUDA OOM, 1 SIGKILL), `--speed` times faster than real time, on
 `--nodes` nodes, each with its recorded job output as its log file. The replayed `sacct` and
@@ -48,7 +48,7 @@ os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), os.environ.get("P
 import httpx  # noqa: E402
 import yaml  # noqa: E402
 from sqlalchemy import create_engine, text  # noqa: E402
-from tests.blueprint.sacct_replay import Stream, install_fast, write_logs  # noqa: E402
+from tests.harness.sacct_replay import Stream, install_fast, write_logs  # noqa: E402
 from tests.service.server import ServiceProcess  # noqa: E402
 from tests.store.pg_harness import PgServer, find_bindir  # noqa: E402
 

@@ -504,7 +504,7 @@ def run_slurm(fault: Fault, out: Path, cluster: Any) -> RunResult:
 
 
 def harness_terminal() -> frozenset[str]:
-    from tests.blueprint.slurm_harness import TERMINAL
+    from tests.harness.slurm_harness import TERMINAL
 
     return TERMINAL
 

@@ -1,6 +1,6 @@
 """The lab's Slurm: the test suite's real single-node Slurm harness, plus memory enforcement.
 
-The harness (tests/blueprint/slurm_harness.py) configures proctrack/linuxproc,
+The harness (tests/harness/slurm_harness.py) configures proctrack/linuxproc,
 task/none and jobacct_gather/none, so `--mem` is enforced by nothing there.
 The lab's memory faults need a Slurm that enforces it; `start(base, profile)`
 starts a fresh harness cluster whose slurm.conf is changed before the daemons
@@ -35,8 +35,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from tests.blueprint import slurm_harness as harness  # noqa: E402
-from tests.blueprint.slurm_harness import SlurmCluster  # noqa: E402
+from tests.harness import slurm_harness as harness  # noqa: E402
+from tests.harness.slurm_harness import SlurmCluster  # noqa: E402
 
 COMMON = {
     "SelectTypeParameters": "CR_Core_Memory",

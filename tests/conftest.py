@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.blueprint.slurm_harness import SlurmCluster, missing_binaries, start_slurm
+from tests.harness.slurm_harness import SlurmCluster, missing_binaries, start_slurm
 from tests.lab import selection
 
 try:
@@ -67,7 +67,8 @@ def make_bundle(tmp_path: Path) -> BundleMaker:
 def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
     """munge + MariaDB + slurmdbd + slurmctld + slurmd on 127.0.0.1, once per session, stopped by PID.
 
-    Used by the execution-context connector tests (tests/blueprint) and the failure lab (tests/lab)."""
+    Used by the attempt sources' tests (tests/identify), the Blueprint's and the actions' end-to-end tests
+    and the failure lab (tests/lab)."""
     missing = missing_binaries()
     if missing:
         pytest.skip(f"Slurm test stack not installed (missing {', '.join(missing)}); "

@@ -28,7 +28,7 @@ import yaml
 import firstfault
 from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Verdict
-from tests.blueprint.slurm_harness import SlurmCluster, missing_binaries, start_slurm
+from tests.harness.slurm_harness import SlurmCluster, missing_binaries, start_slurm
 
 NODE = "ffact1"
 NOW = datetime(2026, 12, 1, 11, 0, tzinfo=UTC)

@@ -24,7 +24,7 @@ from firstfault.model import Enrichment
 from firstfault.store import VerdictStore
 from firstfault.store.actions import ActionLedger, ActionRecord
 from tests.actions.conftest import NODE, Verdicts, node_state
-from tests.blueprint.slurm_harness import SlurmCluster
+from tests.harness.slurm_harness import SlurmCluster
 from tests.store.pg_harness import store_url
 
 pytestmark = pytest.mark.integration

@@ -21,8 +21,8 @@ import pytest
 from firstfault.store import VerdictStore
 from firstfault.store.actions import ActionLedger
 from tests.actions.conftest import EPILOG, NODE, XID79_JOB, job_config, node_state
-from tests.blueprint.e2e_util import write_config
-from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster, _pids_under
+from tests.harness.e2e_util import write_config
+from tests.harness.slurm_harness import TERMINAL, SlurmCluster, _pids_under
 
 OOM_JOB = """#!/bin/sh
 echo '[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity \

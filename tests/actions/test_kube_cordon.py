@@ -1,6 +1,6 @@
 """`cordon` through the official kubernetes client against recorded Node responses.
 
-No API server can run here: tests/blueprint/kube_replay.py answers from the bodies under
+No API server can run here: tests/harness/kube_replay.py answers from the bodies under
 tests/fixtures/kube-nodes/ (their provenance is in its README.md) and keeps every PATCH body,
 so these tests check what the real client sent, and what the actor made of the answers.
 """
@@ -22,7 +22,7 @@ from firstfault.blueprint.config import load_config
 from firstfault.model import Enrichment
 from firstfault.store import VerdictStore
 from tests.actions.conftest import Verdicts
-from tests.blueprint.kube_replay import KubeReplay, start_kube_replay
+from tests.harness.kube_replay import KubeReplay, start_kube_replay
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "kube-nodes"
 POOL = "karpenter.sh/nodepool"

@@ -26,7 +26,7 @@ from firstfault.store import VerdictStore
 from firstfault.store.actions import ActionLedger
 from firstfault.store.provisional import ProvisionalLedger
 from tests.actions.conftest import CUDA_OOM, NODE, XID79, bundle, node_state
-from tests.blueprint.slurm_harness import SlurmCluster
+from tests.harness.slurm_harness import SlurmCluster
 
 pytestmark = pytest.mark.integration
 

@@ -20,8 +20,8 @@ from firstfault.model import Enrichment, Verdict
 from firstfault.store import VerdictStore
 from firstfault.store.actions import ActionLedger
 from tests.actions.conftest import NODE, XID79_JOB, Verdicts, job_config, node_state
-from tests.blueprint.e2e_util import invoke, write_config
-from tests.blueprint.slurm_harness import SlurmCluster
+from tests.harness.e2e_util import invoke, write_config
+from tests.harness.slurm_harness import SlurmCluster
 
 pytestmark = pytest.mark.integration
 

@@ -36,8 +36,8 @@ from firstfault.client import FirstfaultClient
 from firstfault.collect.files import FilesConnector
 from firstfault.identify.static import StaticAttempts
 from firstfault.model import Verdict
-from tests.blueprint.e2e_util import SHOWCASE, Serve, closed_port, invoke, submit, unstamped, write_config
-from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster
+from tests.harness.e2e_util import SHOWCASE, Serve, closed_port, invoke, submit, unstamped, write_config
+from tests.harness.slurm_harness import TERMINAL, SlurmCluster
 
 pytestmark = pytest.mark.integration
 TOKEN = "e2e-remote-token-0123456789abcdef"

@@ -9,7 +9,7 @@ The one remote source, Loki, points at a closed loopback port (no Loki server
 can run here): that is the failure under test, nothing is replayed.
 
 Cost: the time-limit job takes ~75 s. When the session's Slurm already holds
-a TIMEOUT job (test_context_slurm.py makes one) it is reused; otherwise ours
+a TIMEOUT job (tests/identify/test_slurm.py makes one) it is reused; otherwise ours
 is submitted first and checked last, so its wait overlaps the other tests.
 """
 
@@ -26,7 +26,7 @@ import pytest
 from firstfault import records
 from firstfault.model import Verdict
 from firstfault.store import VerdictStore
-from tests.blueprint.e2e_util import (
+from tests.harness.e2e_util import (
     WebhookReceiver,
     closed_port,
     existing_timeout_job,
@@ -38,7 +38,7 @@ from tests.blueprint.e2e_util import (
     wait_queue_empty,
     write_config,
 )
-from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster
+from tests.harness.slurm_harness import TERMINAL, SlurmCluster
 
 pytestmark = pytest.mark.integration
 SECRET = "e2e-webhook-secret-0123456789"

@@ -1,7 +1,7 @@
 """`firstfault watch` on a real Slurm with a real verdict store (PostgreSQL and SQLite): exactly once, across kill -9.
 
 Real pieces: the session's single-node Slurm with accounting
-(tests/blueprint/slurm_harness.py), a private PostgreSQL server
+(tests/harness/slurm_harness.py), a private PostgreSQL server
 (tests/store/pg_harness.py) or a SQLite file, the venv's `firstfault watch`
 as a subprocess, and a loopback webhook receiver that verifies signatures.
 
@@ -34,7 +34,7 @@ from typing import Any
 import pytest
 
 from firstfault.store import VerdictStore
-from tests.blueprint.e2e_util import (
+from tests.harness.e2e_util import (
     FIRSTFAULT,
     Delivery,
     WebhookReceiver,
@@ -46,7 +46,7 @@ from tests.blueprint.e2e_util import (
     wait_queue_empty,
     write_config,
 )
-from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster
+from tests.harness.slurm_harness import TERMINAL, SlurmCluster
 from tests.store.pg_harness import store_url
 
 pytestmark = pytest.mark.integration

@@ -1,7 +1,7 @@
 """`firstfault watch --follow` end to end: a real Slurm job, a real Alertmanager, the daemon as its own process.
 
 A batch job runs (it sleeps, then exits 1: FAILED); while it runs, the Xid 79 block of illinois-scicomp/
-machine-shop-maintenance#80 is written to its node's kernel log (tests/blueprint/follow_harness.py). The
+machine-shop-maintenance#80 is written to its node's kernel log (tests/harness/follow_harness.py). The
 provisional alert must be listed by Alertmanager within 10 s of the write, naming the node and the cause; once
 the job has failed, the final verdict names the same cause, says it held, and the provisional alert is resolved.
 The 20-run figures (a real PyTorch job that hangs) are bench/follow_live.py's.
@@ -17,7 +17,7 @@ import pytest
 
 from firstfault.store.provisional import ProvisionalLedger
 from firstfault.store.repo import VerdictStore
-from tests.blueprint.follow_harness import (
+from tests.harness.follow_harness import (
     Daemon,
     alerts,
     receiver,

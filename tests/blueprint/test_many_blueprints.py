@@ -1,7 +1,7 @@
 """Many Blueprints, one Service, one database: three `firstfault watch` processes for three clusters.
 
 Real pieces: three `firstfault watch` subprocesses, each with its own cluster.yaml and its own
-replayed Slurm (tests/blueprint/sacct_replay.py: sacct pages recorded from the suite's real
+replayed Slurm (tests/harness/sacct_replay.py: sacct pages recorded from the suite's real
 Slurm, as ten finished attempts per cluster), one real Service (`firstfault serve`, which
 analyses for all three and serves the dashboard API over the store), one real PostgreSQL
 (tests/store/pg_harness.py).
@@ -31,7 +31,7 @@ import yaml
 from sqlalchemy import create_engine, text
 
 from firstfault.store import VerdictStore
-from tests.blueprint.sacct_replay import KINDS, Stream, install, save_stream, write_logs
+from tests.harness.sacct_replay import KINDS, Stream, install, save_stream, write_logs
 from tests.service.server import ServiceProcess
 from tests.store.pg_harness import fresh_database
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from firstfault.store import VerdictStore
-from tests.blueprint.e2e_util import invoke, write_config
+from tests.harness.e2e_util import invoke, write_config
 
 W1 = ("2026-11-02T10:00:00Z", "2026-11-02T10:05:00Z")
 W2 = ("2026-11-02T11:00:00Z", "2026-11-02T11:05:00Z")

@@ -4,7 +4,7 @@ Real pieces: the Service (`firstfault serve`, a subprocess) analysing every atte
 store (a SQLite file, and the suite's private PostgreSQL from tests/store/pg_harness.py); the
 Blueprint's own SlurmAttempts, files connector and Service client. The scheduler's answers are
 sacct pages recorded from the suite's real Slurm (tests/fixtures/scheduler/sacct-replay.json,
-tests/blueprint/sacct_replay.py), moved in time and renamed per job: in process through the
+tests/harness/sacct_replay.py), moved in time and renamed per job: in process through the
 SlurmAttempts's injectable runner, and as the bash `sacct` of sacct_replay.install_fast for the
 `firstfault watch` subprocess that is killed. A requeued job's page is two recorded allocations
 under one id (attempt 0 the recorded SIGKILLed job, attempt 1 the job's own kind), since
@@ -40,8 +40,8 @@ from firstfault.blueprint.config import load_config
 from firstfault.blueprint.watch import PassReport, SharedService, Watcher
 from firstfault.identify.slurm import RunResult, SlurmAttempts
 from firstfault.store import VerdictStore
-from tests.blueprint.e2e_util import store_rows
-from tests.blueprint.sacct_replay import KINDS, RECORDING, Stream, install_fast, write_logs
+from tests.harness.e2e_util import store_rows
+from tests.harness.sacct_replay import KINDS, RECORDING, Stream, install_fast, write_logs
 from tests.service.server import ServiceProcess
 from tests.store.pg_harness import fresh_database, store_url
 
@@ -398,7 +398,7 @@ def test_kill_9_mid_pass_then_restart_leaves_one_verdict_and_one_mark_each(tmp_p
 
 def test_without_a_service_attempts_go_one_at_a_time_and_it_says_so(tmp_path: Path) -> None:
     """The embedded engine analyses in-process: `--concurrency 4` is refused aloud, the pass still settles."""
-    from tests.blueprint.e2e_util import invoke
+    from tests.harness.e2e_util import invoke
 
     stream = Stream.per_hour(3600, 1.0, 6, 930000, ["gpu000"], t0=time.time() - 600)
     write_logs(tmp_path / "logs", stream)

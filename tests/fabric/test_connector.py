@@ -16,8 +16,8 @@ from firstfault.collect import fabric as fabric_mod
 from firstfault.collect.fabric import FabricConnector
 from firstfault.collect.files import FilesConnector
 from firstfault.model import Verdict
-from tests.blueprint.e2e_util import write_config
 from tests.fabric.bundles import KERNEL_SOURCE, NODES, RECORDED, link_down, workload
+from tests.harness.e2e_util import write_config
 
 TOPOLOGY = RECORDED / "ibnetdiscover.txt"
 
@@ -106,8 +106,8 @@ def test_firstfault_run_collects_the_fabric_and_stores_the_cables(tmp_path: Path
     """`firstfault run` with logs.files (node-03's kernel log) and `fabric: {command: [cat, ...]}`: the stored
     verdict names leaf01 port 3 and its evidence the cable."""
     from firstfault.store import VerdictStore
-    from tests.blueprint.e2e_util import invoke
     from tests.fabric.bundles import DOWN
+    from tests.harness.e2e_util import invoke
 
     logs = tmp_path / "logs"
     (logs / "nodes" / "node-03").mkdir(parents=True)

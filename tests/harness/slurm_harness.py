@@ -348,7 +348,7 @@ def slurm_cluster(base: Path) -> Iterator[SlurmCluster]:
         c.stop()
 
 
-if __name__ == "__main__":  # manual check: python tests/blueprint/slurm_harness.py DIR
+if __name__ == "__main__":  # manual check: python tests/harness/slurm_harness.py DIR
     import sys
 
     with slurm_cluster(Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/ffslurm")) as cl:

@@ -23,7 +23,7 @@ from firstfault.identify.base import IdentifyError
 from firstfault.identify.cursor import parse_cursor
 from firstfault.identify.slurm import RunResult, SlurmAttempts
 from firstfault.timeparse import parse_rfc3339
-from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster
+from tests.harness.slurm_harness import TERMINAL, SlurmCluster
 
 # --------------------------------------------------------------------------
 # real Slurm

@@ -34,7 +34,7 @@ from firstfault.identify.base import IdentifyError
 from firstfault.identify.cursor import parse_cursor
 from firstfault.identify.slurm import SlurmAttempts
 from firstfault.identify.slurmrest import SlurmRestAttempts
-from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster
+from tests.harness.slurm_harness import TERMINAL, SlurmCluster
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "slurmrest"
 T = TypeVar("T")

@@ -1,7 +1,7 @@
 """Loki connector: httpx against a loopback replay of a recorded query_range answer.
 
 No Loki server can run here (none is packaged for Debian, PyPI or npm), so
-tests/blueprint/replay.py serves tests/fixtures/loki/query_range_streams.json
+tests/harness/replay.py serves tests/fixtures/loki/query_range_streams.json
 (a recorded `streams` answer in Loki's documented format) and applies the
 documented request semantics to it: stream matchers, the `|~` line filter,
 inclusive start, exclusive end, limit and direction. The fixture: kernel
@@ -28,7 +28,7 @@ from firstfault.collect.lines import WordFilter
 from firstfault.collect.loki import LokiConnector, line_filter, render_selector
 from firstfault.collect.scan import prefilter_words
 from firstfault.extract.base import Candidate
-from tests.blueprint.replay import LokiReplay, ReplayServer, Request, _go_unquote, spy_candidates
+from tests.harness.replay import LokiReplay, ReplayServer, Request, _go_unquote, spy_candidates
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "loki" / "query_range_streams.json"
 NODES = ["node-01", "node-02", "node-03"]

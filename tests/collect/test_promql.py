@@ -24,7 +24,7 @@ from firstfault.bundle import Context, WindowSpec, WorkloadSpec
 from firstfault.collect.http import HttpOptions
 from firstfault.collect.promql import PromQLConnector, build_query
 from firstfault.extract.metric_conditions import metric_names
-from tests.blueprint.prom_harness import Prometheus, missing_binaries, prometheus
+from tests.harness.prom_harness import Prometheus, missing_binaries, prometheus
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "prom" / "dcgm_node_history.om"
 NODES = ["gpu-a01", "gpu-a02", "gpu-a03", "gpu-a04"]

@@ -1,6 +1,6 @@
 """Kubernetes pod logs: the official `kubernetes` client against a loopback replay.
 
-No Kubernetes API server can run here, so tests/blueprint/replay.py serves a
+No Kubernetes API server can run here, so tests/harness/replay.py serves a
 recorded PodList (tests/fixtures/k8slogs/pods.json) and the kubelet's log text
 per container, with `--timestamps` prefixes, on the API server's own paths;
 an unknown pod gets the API server's 404 Status body. llm-worker-1's trainer
@@ -28,7 +28,7 @@ from firstfault.collect.http import HttpOptions
 from firstfault.collect.k8slogs import K8sPodLogsConnector, split_timestamp
 from firstfault.collect.scan import prefilter_words
 from firstfault.extract.base import Candidate
-from tests.blueprint.replay import K8sReplay, ReplayServer, spy_candidates
+from tests.harness.replay import K8sReplay, ReplayServer, spy_candidates
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "k8slogs"
 NODES = ["node-01", "node-02", "node-03"]

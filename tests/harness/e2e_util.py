@@ -3,7 +3,7 @@
 Everything here drives real components: the venv's `firstfault` (in process
 through click's CliRunner, or as a subprocess), a real `firstfault serve`,
 a loopback webhook receiver that checks signatures itself, and Slurm jobs
-on the session's real single-node Slurm (tests/blueprint/slurm_harness.py).
+on the session's real single-node Slurm (tests/harness/slurm_harness.py).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from click.testing import CliRunner, Result
 from sqlalchemy import create_engine, text
 
 from firstfault.blueprint.config import BlueprintConfig, load_config
-from tests.blueprint.slurm_harness import TERMINAL, SlurmCluster
+from tests.harness.slurm_harness import TERMINAL, SlurmCluster
 from tests.service.server import ServiceProcess
 
 FIRSTFAULT = Path(sys.executable).parent / "firstfault"
@@ -219,7 +219,7 @@ def lose_node_running(c: SlurmCluster, job: str, timeout: float = 30) -> None:
 
 
 def existing_timeout_job(c: SlurmCluster) -> str | None:
-    """A job of this session's Slurm that already hit its time limit (test_context_slurm makes one)."""
+    """A job of this session's Slurm that already hit its time limit (tests/identify/test_slurm.py makes one)."""
     out = c.run("sacct", "-P", "-n", "-X", "-a", "--state=TO", "-S", "now-6hours", "-E", "now",
                 "-o", "JobID,State", check=False).stdout
     for line in out.splitlines():

@@ -1,7 +1,7 @@
 """Recorded sacct pages from the suite's real Slurm, replayed as a stream of finished attempts.
 
-Recording (`record`, or `python -m tests.blueprint.sacct_replay record OUT.json`): on the real
-single-node Slurm of tests/blueprint/slurm_harness.py, three batch jobs run to their end (one
+Recording (`record`, or `python -m tests.harness.sacct_replay record OUT.json`): on the real
+single-node Slurm of tests/harness/slurm_harness.py, three batch jobs run to their end (one
 exits 0 after a few training-log lines, one prints a PyTorch CUDA OOM traceback taken from
 tests/scenarios/sw-cuda-oom-example (its untimed lines) and exits 1, one is killed by SIGKILL), and what the
 Blueprint's Slurm context asks about them is kept verbatim: `sacct -P -a -D -o <its columns>
@@ -69,8 +69,8 @@ def record(cluster: Any, out: Path) -> dict[str, Any]:
                           f"--state={','.join(TERMINAL_STATE_CODES)}", "-S", began.strftime(_FMT), "-E", "now",
                           env=env).stdout
     doc = {
-        "provenance": "recorded by tests/blueprint/sacct_replay.py from the suite's single-node Slurm "
-                      "(tests/blueprint/slurm_harness.py), TZ=UTC",
+        "provenance": "recorded by tests/harness/sacct_replay.py from the suite's single-node Slurm "
+                      "(tests/harness/slurm_harness.py), TZ=UTC",
         "slurm": cluster.run("sacct", "--version", env=env).stdout.strip(),
         "node": cluster.node,
         "listing": listing,
@@ -184,7 +184,7 @@ def install(bin_dir: Path, stream_file: Path) -> dict[str, str]:
 
 
 _FAST_SACCT = r"""#!/bin/bash
-# Replayed sacct (tests/blueprint/sacct_replay.py, install_fast): pre-rendered pages, no Python per call.
+# Replayed sacct (tests/harness/sacct_replay.py, install_fast): pre-rendered pages, no Python per call.
 D=%(dir)s
 job=""; start=""
 args=("$@")
@@ -282,7 +282,7 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["record"]:
-        from tests.blueprint.slurm_harness import slurm_cluster
+        from tests.harness.slurm_harness import slurm_cluster
 
         with slurm_cluster(Path("/tmp/ff-sacct-record")) as c:
             doc = record(c, Path(sys.argv[2]) if len(sys.argv) > 2 else RECORDING)

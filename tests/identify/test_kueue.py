@@ -21,7 +21,7 @@ from firstfault.extract.scheduler import read_scheduler
 from firstfault.identify.base import IdentifyError
 from firstfault.identify.cursor import parse_cursor
 from firstfault.identify.kueue import KueueAttempts
-from tests.blueprint.kube_replay import KubeReplay
+from tests.harness.kube_replay import KubeReplay
 
 WL = "/apis/kueue.x-k8s.io/v1beta1"
 
