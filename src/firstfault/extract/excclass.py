@@ -132,6 +132,24 @@ def status_family(msg: str, implied: str | None = None) -> str | None:
     return by_text[m.group("word")] if m else None
 
 
+# gRPC's spelling of a status in an exception's message or on a line of its own (Python's `<_InactiveRpcError of RPC
+# that terminated with:` then `status = StatusCode.UNAVAILABLE`; older `(StatusCode.UNAVAILABLE, Connect Failed)`).
+_GRPC_STATUS = re.compile(r"\bStatusCode\.(?P<word>[A-Z][A-Z_]{2,30})\b")
+GRPC_STATUS_LITERAL: Final = "StatusCode."
+
+
+def message_status(msg: str) -> str | None:
+    """The family of the status word an exception's message holds, whatever its class: at the message's head
+    (`UNKNOWN: Gloo AllGather failed`) or in gRPC's spelling anywhere in it (`StatusCode.UNAVAILABLE`)."""
+    family = status_family(msg)
+    if family is not None:
+        return family
+    if GRPC_STATUS_LITERAL not in msg:
+        return None
+    m = _GRPC_STATUS.search(msg)
+    return status_family("", m.group("word")) if m else None
+
+
 # A file's path as TensorFlow's file systems print it (a word with a `/`, or a Windows drive's), then at most
 # the strerror that TF 2 appends after `; `.
 _FILE = r"(?P<path>[A-Za-z]:[\\/][^\s;]*|[^\s;:]*/[^\s;]*)(?:; (?P<why>[^;]*))?\s*$"

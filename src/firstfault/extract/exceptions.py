@@ -32,7 +32,7 @@ from firstfault.extract.codes import (
     cuda_message_literals,
     storage_strerror_texts,
 )
-from firstfault.extract.excclass import logged_words, setup_errno_words
+from firstfault.extract.excclass import GRPC_STATUS_LITERAL, logged_words, setup_errno_words
 from firstfault.extract.jobend import memory_limit_kill
 from firstfault.extract.memo import ON, Memo, digits_zeroed
 from firstfault.extract.nccl import NCCL_ERROR_LITERALS, nccl_owns, split_rank_prefix
@@ -117,6 +117,38 @@ def _lone_uncached(body: str) -> list[Draft]:
     return drafts
 
 
+# An exception spelled elsewhere in a line (extract/traceback.py `spelled_exception`: after a logger's words, in repr
+# form, in a framework's wrapper, a panic), read as a lone line is and marked `terminal` alike; it is looked for
+# only in a line that the lone-line reading and every step before it left alone, and remembered the same two ways.
+_SPELLED: Memo[tuple[Draft, ...]] = Memo("app.spelled")
+_NOT_SPELLED: Memo[bool] = Memo("app.spelled.zeroed")  # holds True only: a line shape that spells no exception
+
+
+def _spelled_uncached(body: str) -> list[Draft]:
+    exc = tb.spelled_exception(body)
+    if exc is None:
+        return []
+    drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None,
+                            other_owned=memory_limit_kill(body) is not None)
+    for d in drafts:
+        d.fields["terminal"] = True
+    return drafts
+
+
+def _spelled(body: str) -> list[Draft]:
+    """The drafts of an exception spelled elsewhere in a line (fresh objects: callers set ranks)."""
+    if not ON[0]:
+        return _spelled_uncached(body)
+    key = digits_zeroed(body)
+    if _NOT_SPELLED.find(key) is not None:
+        return []
+    if tb.spelled_exception(body) is None:
+        _NOT_SPELLED.put(key, True)
+        return []
+    got = _SPELLED.get(body, lambda: tuple(_spelled_uncached(body)))
+    return [Draft(d.kind, dict(d.fields), d.device, d.rank, d.host) for d in got]
+
+
 def _lone(body: str) -> list[Draft]:
     """The drafts of a lone uncaught exception line (fresh objects: callers set ranks)."""
     if not ON[0]:
@@ -191,6 +223,8 @@ class ExceptionExtractor:
         "terminate called after throwing",
         "what():",
         *tb.FATAL_LOG_LITERALS,
+        *tb.PANIC_LITERALS,  # another language's uncaught error (Rust's panic)
+        GRPC_STATUS_LITERAL,  # gRPC's status line under its Python error
         *tb.THREAD_LITERALS,
         *logged_words(),  # a line the exception table reads on its own (`No OpKernel was registered`)
         *setup_errno_words(),  # ... and a logged bind that failed with a set-up errno
@@ -230,7 +264,7 @@ class ExceptionExtractor:
             if exc is not None:
                 drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
             else:
-                drafts = _alone(body) or self._fatal(body, ctx) or _lone(body)
+                drafts = _alone(body) or self._fatal(body, ctx) or _lone(body) or _spelled(body)
         for draft in drafts:
             if rank is not None:
                 draft.rank = rank
