@@ -269,6 +269,25 @@ def store_code(cls: str, msg: str) -> str | None:
     return cls if cls in object_store_code_table() else None
 
 
+# The spellings of an object store's code that only a store's client writes, whatever exception carries them: boto's
+# `An error occurred (SlowDown) when calling`, the REST error document's `<Code>SlowDown</Code>`, and the AWS SDK for
+# C++'s `AWS Error SLOW_DOWN during PutObject operation` (pyarrow's and TensorFlow's S3 file systems raise it as an
+# OSError or a status): its enum name, read as the code it spells (SLOW_DOWN -> SlowDown).
+_STORE_SPELLED = re.compile(r"An error occurred \((?P<a>\w+)\) when calling|<Code>(?P<d>\w+)</Code>"
+                            r"|\bAWS Error (?P<x>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)\b")
+
+
+def spelled_store_code(msg: str) -> str | None:
+    """A listed object-store code (catalog/exceptions.yaml `object_store_codes`) that a message spells in a store
+    client's own words (_STORE_SPELLED), whatever the exception's class; None for a code the table does not list
+    (`AWS Error NETWORK_CONNECTION`: the client's own failure, which says nothing of the store)."""
+    m = _STORE_SPELLED.search(msg)
+    if m is None:
+        return None
+    code = m.group("a") or m.group("d") or "".join(p.capitalize() for p in (m.group("x") or "").split("_"))
+    return code if code in object_store_code_table() else None
+
+
 def store_side(code: str | None) -> str:
     """`store` (throttling, the service's errors and timeouts) or `workload` (the job's request)."""
     if code is None:

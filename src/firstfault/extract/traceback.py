@@ -80,6 +80,7 @@ from firstfault.extract.excclass import (
     message_status,
     peer_errno,
     setup_errno,
+    spelled_store_code,
     status_family,
     store_code,
     store_side,
@@ -340,8 +341,8 @@ def _spelled_at(body: str, at: int, seen_end: int) -> tuple[Exc, str] | None:
     if start <= seen_end or end - at >= _CLASS_MAX:
         return None  # the same word as a spot already looked at, or no class's name
     cls = body[start:end]
-    if not cls.lstrip("_")[:1].isupper():
-        return None
+    if not cls[:1].isupper():
+        return None  # a private class (gRPC's `_InactiveRpcError`) says nothing its status line under it does not
     if not (any(cls.endswith(s) and len(cls) > len(s) for s in _SPELL_SUFFIXES) or cls in _builtin_exceptions()):
         return None
     qstart = start
@@ -695,10 +696,10 @@ def _setup(exc: Exc, errno: str | None = None) -> Draft:
     return Draft("app.exception", _fields(exc_type=exc.cls or None, message=clip(exc.msg), errno=errno, setup=True))
 
 
-def _object_store(exc: Exc) -> Draft:
+def _object_store(exc: Exc, code: str | None = None) -> Draft:
     """An object store's error: the store's side (throttling, its own errors, timeouts) is storage; a key,
     bucket or credential the job got wrong is the workload's."""
-    code = store_code(exc.cls, exc.msg)
+    code = code or store_code(exc.cls, exc.msg)
     if store_side(code) == "store":
         return Draft("storage.error", _fields(fs="object_store", store_code=code, exc_type=exc.cls or None,
                                               detail=_detail(exc)))
@@ -907,6 +908,9 @@ def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
         return [], False  # CANCELLED: cancelled because of something else, which decides
     if said in SYMPTOM_KINDS:
         return [_symptom(SYMPTOM_KINDS[said], exc)], True  # a status that names another's failure, whatever the class
+    code = spelled_store_code(exc.msg)
+    if code is not None:
+        return [_object_store(exc, code)], True  # an object store's own code, whatever client's exception carries it
     if launcher_plumbing(frames):
         return [], True  # the launcher's fallout of a worker's exit (the exit itself is read from its own lines)
     if numerics_owned:
