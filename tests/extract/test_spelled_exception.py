@@ -114,6 +114,10 @@ def test_a_quoted_exception_ends_where_its_quote_does() -> None:
     "class DistNetworkError(RuntimeError):",
     '    raise ValueError("batch size must be positive")',
     "except RuntimeError: pass",
+    # a docstring's and a configuration dump's class names (written here, in Google's docstring style and a YAML
+    # dump's form)
+    "    Raises: ValueError: if the batch size is not positive.",
+    "  retry_on: [ConnectionError, TimeoutError]",
     # a C++ stack's frame (absl's symbolized stack dump, tests/lab/captured/jax_sigkill_external)
     "    @     0x7f71c37040ee  xla::CoordinationServiceAgent::SetError()",
     # a Java frame whose method's owner is class-shaped (written here, in the JVM's frame form)

@@ -241,6 +241,8 @@ def _code_or_frame(lead: str) -> bool:
     tail = near[len(near) - code.end():] if code is not None else ""
     if tail and _CODE_WORD.search(tail):
         return True
+    if near.rstrip().endswith(("Raises:", "raises:")):
+        return True  # a docstring's `Raises: ValueError: if ...`
     if "0x" in near and _HEX_ADDRESS.search(near):
         return True
     if _FRAME_HEAD.match(lead):
