@@ -101,6 +101,8 @@ for m in modules:  # the tables built on first use
                 fn()
             except TypeError:
                 pass  # takes arguments
+from firstfault.extract import reasons
+reasons.text_reasons("", lines=True)  # the line path's reasons alternation: built on first use, by its argument
 from firstfault.collect.scan import all_line_extractors
 from firstfault.analysis.analyze import Analyzer
 Analyzer().analyze_path(sys.argv[1])

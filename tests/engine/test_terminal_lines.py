@@ -83,10 +83,38 @@ def test_near_miss_a_cause_read_from_fuller_evidence_stands(make_bundle: BundleM
     assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
 
 
-def test_near_miss_a_loggers_line_is_no_exception_line(make_bundle: BundleMaker) -> None:
-    # the same words behind a logger's level and name (Python's logging default format)
+def test_a_loggers_line_of_the_exception_is_read_as_the_lone_line_would_be(make_bundle: BundleMaker) -> None:
+    # the same words behind a logger's level and name (Python's logging default format): the exception spelled
+    # after the logger's own words (extract/traceback.py `spelled_exception`), under the same guards
     v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": _app([*STEPS, f"ERROR:root:{KEY_ERROR}"])})))
-    assert v.attributed_domain == "unknown"
+    assert v.attributed_domain == "software"
+    assert v.root_cause is not None and v.root_cause.category == "app.exception"
+    assert v.root_cause.why is not None and "the traceback was not in the evidence" in v.root_cause.why
+
+
+def test_near_miss_a_loggers_info_or_warning_line_is_no_exception_line(make_bundle: BundleMaker) -> None:
+    # the same words in a record that calls itself an info or a warning: reported, then gone on from
+    for level in ("INFO", "WARNING"):
+        v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": _app([*STEPS, f"{level}:root:{KEY_ERROR}"])},
+                                                    name=level)))
+        assert v.attributed_domain == "unknown", level
+
+
+def test_near_miss_a_spelled_exception_in_a_completed_run(make_bundle: BundleMaker) -> None:
+    wl = copy.deepcopy(WORKLOAD)
+    wl["workload"]["terminal_state"] = "COMPLETED"
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": _app([*STEPS, f"ERROR:root:{KEY_ERROR}"])}, wl)))
+    assert v.attributed_domain == "none" and v.root_cause is None
+
+
+def test_near_miss_a_spelled_exception_the_rank_went_on_from(make_bundle: BundleMaker) -> None:
+    # logged mid-run, then more of the stream's own errors: not its last word
+    lines = [*STEPS[:2], f"ERROR:root:{KEY_ERROR}", *STEPS[2:],
+             "[E ProcessGroupNCCL.cpp:737] [Rank 2] Watchdog caught collective operation timeout: "
+             "WorkNCCL(SeqNum=469508, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before "
+             "timing out."]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": _app(lines)})))
+    assert v.attributed_domain == "unknown" and v.root_cause is None
 
 
 def _ev(kind: str, line: int, terminal: bool = False, rank: int | None = 0, file: str = "f.log") -> Event:

@@ -132,6 +132,24 @@ def status_family(msg: str, implied: str | None = None) -> str | None:
     return by_text[m.group("word")] if m else None
 
 
+# gRPC's spelling of a status in an exception's message or on a line of its own (Python's `<_InactiveRpcError of RPC
+# that terminated with:` then `status = StatusCode.UNAVAILABLE`; older `(StatusCode.UNAVAILABLE, Connect Failed)`).
+_GRPC_STATUS = re.compile(r"\bStatusCode\.(?P<word>[A-Z][A-Z_]{2,30})\b")
+GRPC_STATUS_LITERAL: Final = "StatusCode."
+
+
+def message_status(msg: str) -> str | None:
+    """The family of the status word an exception's message holds, whatever its class: at the message's head
+    (`UNKNOWN: Gloo AllGather failed`) or in gRPC's spelling anywhere in it (`StatusCode.UNAVAILABLE`)."""
+    family = status_family(msg)
+    if family is not None:
+        return family
+    if GRPC_STATUS_LITERAL not in msg:
+        return None
+    m = _GRPC_STATUS.search(msg)
+    return status_family("", m.group("word")) if m else None
+
+
 # A file's path as TensorFlow's file systems print it (a word with a `/`, or a Windows drive's), then at most
 # the strerror that TF 2 appends after `; `.
 _FILE = r"(?P<path>[A-Za-z]:[\\/][^\s;]*|[^\s;:]*/[^\s;]*)(?:; (?P<why>[^;]*))?\s*$"
@@ -249,6 +267,25 @@ def store_code(cls: str, msg: str) -> str | None:
     if m is not None:
         return next(g for g in m.groups() if g is not None)
     return cls if cls in object_store_code_table() else None
+
+
+# The spellings of an object store's code that only a store's client writes, whatever exception carries them: boto's
+# `An error occurred (SlowDown) when calling`, the REST error document's `<Code>SlowDown</Code>`, and the AWS SDK for
+# C++'s `AWS Error SLOW_DOWN during PutObject operation` (pyarrow's and TensorFlow's S3 file systems raise it as an
+# OSError or a status): its enum name, read as the code it spells (SLOW_DOWN -> SlowDown).
+_STORE_SPELLED = re.compile(r"An error occurred \((?P<a>\w+)\) when calling|<Code>(?P<d>\w+)</Code>"
+                            r"|\bAWS Error (?P<x>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)\b")
+
+
+def spelled_store_code(msg: str) -> str | None:
+    """A listed object-store code (catalog/exceptions.yaml `object_store_codes`) that a message spells in a store
+    client's own words (_STORE_SPELLED), whatever the exception's class; None for a code the table does not list
+    (`AWS Error NETWORK_CONNECTION`: the client's own failure, which says nothing of the store)."""
+    m = _STORE_SPELLED.search(msg)
+    if m is None:
+        return None
+    code = m.group("a") or m.group("d") or "".join(p.capitalize() for p in (m.group("x") or "").split("_"))
+    return code if code in object_store_code_table() else None
 
 
 def store_side(code: str | None) -> str:

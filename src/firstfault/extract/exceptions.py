@@ -15,7 +15,7 @@ last line that no other kind describes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -32,7 +32,7 @@ from firstfault.extract.codes import (
     cuda_message_literals,
     storage_strerror_texts,
 )
-from firstfault.extract.excclass import logged_words, setup_errno_words
+from firstfault.extract.excclass import GRPC_STATUS_LITERAL, logged_words, setup_errno_words
 from firstfault.extract.jobend import memory_limit_kill
 from firstfault.extract.memo import ON, Memo, digits_zeroed
 from firstfault.extract.nccl import NCCL_ERROR_LITERALS, nccl_owns, split_rank_prefix
@@ -97,38 +97,48 @@ def _alone(body: str) -> list[Draft]:
 
 
 # A lone uncaught exception line (extract/traceback.py `lone_exception`): a log that holds the last line of a
-# traceback without the traceback. It is read as the traceback's last line would be, and what it gives is marked
-# `terminal` (the engine takes it only as the last word of its stream, and only where no cause read from fuller
-# evidence stands: engine/normalise.py `terminal_lines`, engine/attribute.py). Its reading is a pure function of
-# the body (classify reads no frames here), remembered by the body; whether a line has the shape at all reads only
-# the shape and the class's name (no digit's value), remembered by the body with its digits zeroed.
-_LONE: Memo[tuple[Draft, ...]] = Memo("app.lone")
-_NOT_LONE: Memo[bool] = Memo("app.lone.zeroed")  # holds True only: a line shape that is no exception's last line
+# traceback without the traceback; and an exception a line spells elsewhere than at its head (`spelled_exception`:
+# after a logger's or a person's words, in repr form, in a framework's wrapper, Rust's panic, gRPC's status line),
+# looked for only in a line that the lone-line reading and every step before it left alone. Each is read as the
+# traceback's last line would be, and what it gives is marked `terminal` (the engine takes it only as the last word
+# of its stream, and only where no cause read from fuller evidence stands: engine/normalise.py `terminal_lines`,
+# engine/attribute.py). Its reading is a pure function of the body (classify reads no frames here), remembered by
+# the body; whether a line has the shape at all reads only the shape and the class's name (no digit's value),
+# remembered by the body with its digits zeroed.
+class _TerminalLine:
+    """One way a line may hold an uncaught exception's last line without its traceback, read and remembered."""
+
+    def __init__(self, name: str, shape: Callable[[str], tb.Exc | None]) -> None:
+        self.shape = shape
+        self.got: Memo[tuple[Draft, ...]] = Memo(name)
+        self.quiet: Memo[bool] = Memo(name + ".zeroed")  # holds True only: a line shape that holds no such line
+
+    def uncached(self, body: str) -> list[Draft]:
+        exc = self.shape(body)
+        if exc is None:
+            return []
+        drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None,
+                                other_owned=memory_limit_kill(body) is not None)
+        for d in drafts:
+            d.fields["terminal"] = True
+        return drafts
+
+    def __call__(self, body: str) -> list[Draft]:
+        """The drafts of the line (fresh objects: callers set ranks)."""
+        if not ON[0]:
+            return self.uncached(body)
+        key = digits_zeroed(body)
+        if self.quiet.find(key) is not None:
+            return []
+        if self.shape(body) is None:
+            self.quiet.put(key, True)
+            return []
+        got = self.got.get(body, lambda: tuple(self.uncached(body)))
+        return [Draft(d.kind, dict(d.fields), d.device, d.rank, d.host) for d in got]
 
 
-def _lone_uncached(body: str) -> list[Draft]:
-    exc = tb.lone_exception(body)
-    if exc is None:
-        return []
-    drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None,
-                            other_owned=memory_limit_kill(body) is not None)
-    for d in drafts:
-        d.fields["terminal"] = True
-    return drafts
-
-
-def _lone(body: str) -> list[Draft]:
-    """The drafts of a lone uncaught exception line (fresh objects: callers set ranks)."""
-    if not ON[0]:
-        return _lone_uncached(body)
-    key = digits_zeroed(body)
-    if _NOT_LONE.find(key) is not None:
-        return []
-    if tb.lone_exception(body) is None:
-        _NOT_LONE.put(key, True)
-        return []
-    got = _LONE.get(body, lambda: tuple(_lone_uncached(body)))
-    return [Draft(d.kind, dict(d.fields), d.device, d.rank, d.host) for d in got]
+_lone = _TerminalLine("app.lone", tb.lone_exception)
+_spelled = _TerminalLine("app.spelled", tb.spelled_exception)
 
 
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
@@ -191,6 +201,8 @@ class ExceptionExtractor:
         "terminate called after throwing",
         "what():",
         *tb.FATAL_LOG_LITERALS,
+        *tb.PANIC_LITERALS,  # another language's uncaught error (Rust's panic)
+        GRPC_STATUS_LITERAL,  # gRPC's status line under its Python error
         *tb.THREAD_LITERALS,
         *logged_words(),  # a line the exception table reads on its own (`No OpKernel was registered`)
         *setup_errno_words(),  # ... and a logged bind that failed with a set-up errno
@@ -230,7 +242,7 @@ class ExceptionExtractor:
             if exc is not None:
                 drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
             else:
-                drafts = _alone(body) or self._fatal(body, ctx) or _lone(body)
+                drafts = _alone(body) or self._fatal(body, ctx) or _lone(body) or _spelled(body)
         for draft in drafts:
             if rank is not None:
                 draft.rank = rank

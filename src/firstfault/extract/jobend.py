@@ -34,6 +34,7 @@ from firstfault.extract.reasons import (
     first_reason,
     kube_status_words,
     line_literals,
+    reason_anchors,
     scheduler_words,
     state_of,
     text_reasons,
@@ -186,6 +187,8 @@ def memory_limit_kill(body: str) -> str | None:
     for proc, rx in _MEM_LIMIT:
         if rx.search(body):
             return proc
+    if not any(a in body for a in reason_anchors("memory_limit")):
+        return None  # none of the memory-limit rows can match: the whole table's pattern is not run
     for hit in text_reasons(body, lines=True):
         if hit.reason == "memory_limit":
             return hit.scheduler

@@ -11,7 +11,7 @@ kubelet's `The node was low on resource: memory`) to one normalised reason (`tim
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
@@ -98,6 +98,21 @@ def _matcher(lines: bool) -> _Matcher:
     rows.sort(key=lambda r: (-len(r.text if isinstance(r, SchedText) else r.word), r.scheduler))
     alts = [f"(?P<r{i}>{_pattern(r.text if isinstance(r, SchedText) else r.word, i)})" for i, r in enumerate(rows)]
     return _Matcher(re.compile("|".join(alts)), tuple(rows))
+
+
+@cache
+def reason_anchors(reason: str) -> tuple[str, ...]:
+    """For each row of `reason` that `text_reasons(..., lines=True)` reads, the longest piece of its text that
+    every match holds verbatim (the pieces between `{n}` and `{host}` are matched as they are spelled), or its
+    word: a line that holds none of them holds no spelling of `reason`, and the table's pattern need not run."""
+    tables = sched_tables()
+    out: set[str] = set()
+    for t in tables.texts:
+        if t.lines and t.reason == reason:
+            pieces = [q.strip() for p in t.text.split("{host}") for q in p.split("{n}")]
+            out.add(max(pieces, key=len))
+    out.update(w.word for w in tables.words if w.text and w.reason == reason)
+    return tuple(sorted(out))
 
 
 def text_reasons(text: str, *, lines: bool = False) -> list[ReasonHit]:

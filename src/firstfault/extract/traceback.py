@@ -69,6 +69,7 @@ from firstfault.extract.codes import (
     strsignal_alternation,
 )
 from firstfault.extract.excclass import (
+    GRPC_STATUS_LITERAL,
     SYMPTOM_KINDS,
     FileStatus,
     class_row,
@@ -76,8 +77,10 @@ from firstfault.extract.excclass import (
     file_status,
     logged_row,
     logged_status,
+    message_status,
     peer_errno,
     setup_errno,
+    spelled_store_code,
     status_family,
     store_code,
     store_side,
@@ -182,6 +185,204 @@ def lone_exception(body: str) -> Exc | None:
     if any(part in _EXCEPTION_MODULES for part in exc.qual.split(".")[:-1]):
         return exc
     return None
+
+
+# --------------------------------------------------------------------------
+# An exception spelled elsewhere in a line
+# --------------------------------------------------------------------------
+# Where the uncaught exception is not at the head of its line: after a logger's or a launcher's own words (`ERROR
+# root: RuntimeError: ...`, `... failed with error.AssertionError: ...`, `Caused by: java.io.IOException: ...`), in
+# repr form (`MisconfigurationException('...')`, `OSError(28, 'No space left on device')`), inside a framework's
+# wrapper that names the exception it carries (`ray.exceptions.RayTaskError(ValueError): ...`), as a class repr
+# (`<class 'KeyError'>: ...`), as Rust's panic (`thread 'main' panicked at ...`), or as the status gRPC prints on a
+# line of its own under its error (`status = StatusCode.UNAVAILABLE`). The class must be shaped like an exception's
+# (a name ending in `Error` or `Exception`, or a built-in exception); what follows it must be one of those
+# spellings; a line whose words before the class call it a warning or an info or debug record, a line that says
+# it retries, ignores or recovers, and code or a stack's frame (`raise`, `except`, `class X(Exception):`, `at`, an
+# address) hold none. Only the shape and the class's name decide, never a digit's value.
+_SPELL_SUFFIXES: Final = ("Error", "Exception")
+_SPELL_TRIES: Final = 8  # class-shaped words looked at per line, at most
+_LEAD_READ: Final = 200  # how much of the text before the class is read for code or a frame
+_CLASS_MAX: Final = 100  # the longest class name read, and the longest module path before it
+_QUAL_MAX: Final = 200
+_IDENT_RUN = re.compile(r"[A-Za-z0-9_]+")
+
+_IDENT_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+# After the class: a wrapper's inner class, a repr's arguments (a quote, a number, a nested class, or none), a
+# class repr's close, or `: message`.
+_AFTER_CLASS = re.compile(r"\((?P<inner>[A-Z]\w{0,80})\)(?::[ \t]?(?P<wmsg>.*))?$"
+                          r"|\((?P<args>['\"\d\-]|[A-Z]\w{0,80}\(|\)(?P<bare>)).*$"
+                          r"|(?P<classrepr>'>)[: \t]*(?P<cmsg>.*)$"
+                          r"|:(?:[ \t](?P<msg>.*))?$")
+# Text before the class that makes the line code (a keyword, then only words, spaces, dots, commas and parentheses
+# up to the class: `raise ValueError(`, `except (KeyError, ValueError)`, `class XError(RuntimeError)`).
+_CODE_WORD = re.compile(r"\b(?:raise|except|class|def|isinstance|issubclass|import|throws?|catch|new|[Rr]aises)\b")
+_CODE_TAIL_REVERSED = re.compile(r"[\s\w.,(]*")
+# ... or a stack's frame: an address (absl's `@ 0x7f... xla::...`, gdb's), or `at`/`in`/`#N` at the line's head or
+# `at` right before the class (Java's, JavaScript's, gdb's frames).
+_HEX_ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{4,}\b")
+_FRAME_HEAD = re.compile(r"^\s*(?:(?:at|in)\s|#)")
+# The words of a step gone on from, a level that is no error's, anywhere in the line (looked for only where their
+# lower-cased stems are in it: `retr`, `ignor`, ...).
+_WENT_ON = re.compile(r"\b(?:[Ii]gnor(?:e|ed|ing)|IGNORED|[Ss]kipp(?:ed|ing)|[Ff]all(?:ing)? ?back|[Rr]ecover(?:ed|ing)"
+                      r"|[Cc]ontinuing)\b")
+_WENT_ON_STEMS: Final = ("ignor", "skipp", "fall", "recover", "continuing")
+_LEVEL_WORD = re.compile(r"\b(?:[Ww]arning|WARNING|WARN|INFO|DEBUG|TRACE|NOTICE)\b")
+_LEVEL_STEMS: Final = ("warn", "info", "debug", "trace", "notice")
+# glog's and absl's levels (`W0612 10:00:00`, `I0612 ...`) and TensorFlow's (`: I tensorflow/...cc:77]`), at the head.
+_GLOG_CALM = re.compile(r"\b[WID]\d{4} \d\d:\d\d:\d\d|: [WID] \S+:\d+\]")
+
+
+def _code_or_frame(lead: str) -> bool:
+    """Whether the text before a class makes its line code or a stack's frame (bounded: the lead's last
+    _LEAD_READ characters, its head)."""
+    near = lead[-_LEAD_READ:]
+    code = _CODE_TAIL_REVERSED.match(near[::-1])
+    tail = near[len(near) - code.end():] if code is not None else ""
+    if tail and _CODE_WORD.search(tail):
+        return True
+    if near.rstrip().endswith(("Raises:", "raises:")):
+        return True  # a docstring's `Raises: ValueError: if ...`
+    if "0x" in near and _HEX_ADDRESS.search(near):
+        return True
+    if _FRAME_HEAD.match(lead):
+        return True
+    return bool(near[-1:].isspace() and (near.rstrip().endswith(" at") or near.strip() == "at"))
+
+
+def _is_count(msg: str) -> bool:
+    """Whether a message is a number alone, or a number that a list goes on from (`3, TimeoutError: 0`)."""
+    head, _, rest = msg.partition(" ")
+    number = head.rstrip(",;|%")
+    if not number or not number.replace(".", "", 1).isdigit() or not number.isascii():
+        return False
+    return not rest or head[-1] in ",;|"
+
+
+def _went_on(lead: str, body: str) -> bool:
+    """Whether the line calls itself a warning or an info / debug record (the words before the class), or says
+    what it reports is retried, ignored, skipped, fallen back from or recovered (anywhere in it)."""
+    low_lead = lead.lower()
+    if any(w in low_lead for w in _LEVEL_STEMS) and _LEVEL_WORD.search(lead):
+        return True
+    if _GLOG_CALM.search(lead[:_LEAD_READ]):
+        return True
+    low = body.lower()
+    if "retr" in low and _RETRYING.search(body):
+        return True
+    return any(w in low for w in _WENT_ON_STEMS) and _WENT_ON.search(body) is not None
+
+
+# Rust's panic (`thread 'main' panicked at 'msg', src/main.rs:2:5`; since 1.73 `thread 'main' panicked at
+# src/main.rs:2:5:` with the message on the next line). Go's `panic: ` is not read: in the evidence it is mostly
+# a daemon's (a FUSE mount, the kubelet, a container runtime), which is not the workload's own failure.
+_PANIC = re.compile(r"^\s*thread '[^']{0,200}' panicked at "
+                    r"(?:'(?P<rmsg>.*)', \S+:\d+:\d+|\S+:\d+:\d+:?\s*(?P<rnext>.*))$")
+PANIC_LITERALS: Final = ("panicked at",)
+# gRPC's Python error prints its status on a line of its own under the class's (`grpc._channel._InactiveRpcError:
+# <_InactiveRpcError of RPC that terminated with:`, then `\tstatus = StatusCode.UNAVAILABLE`): the status the RPC
+# ended with, read as that error's message (the class line before it says nothing the status does not).
+_GRPC_STATUS_LINE = re.compile(r"^\s*status = StatusCode\.[A-Z_]+\s*$")
+GRPC_STATUS_CLASS: Final = "StatusCode"
+PANIC_CLASS: Final = "panic"  # the exc_type of a panic's reading
+
+
+def _unquote(args: str) -> str:
+    """A repr's arguments as the message: the first quoted string's text (`'boom'` -> boom), else the arguments."""
+    args = args.strip()
+    if args[:1] in "'\"":
+        end = args.find(args[0], 1)
+        return args[1:end] if end > 0 else args[1:]
+    return args[:-1] if args.endswith(")") else args
+
+
+def spelled_exception(body: str) -> Exc | None:
+    """The uncaught exception a line spells somewhere other than at its head (see above), if any: the first
+    class-shaped word followed by one of the spellings, or a panic. None where the line is no such record."""
+    m = _PANIC.match(body) if "panicked at" in body else None
+    if m is not None:
+        msg = m.group("rmsg") or m.group("rnext") or ""
+        return Exc(PANIC_CLASS, PANIC_CLASS, msg.strip())
+    g = _GRPC_STATUS_LINE.match(body) if GRPC_STATUS_LITERAL in body else None
+    if g is not None:
+        return Exc(GRPC_STATUS_CLASS, GRPC_STATUS_CLASS, body.strip())
+    spots = sorted(i for s in _SPELL_SUFFIXES for i in _find_all(body, s))
+    if not spots:
+        return None
+    seen_end = -1
+    for at in spots[:_SPELL_TRIES]:
+        found = _spelled_at(body, at, seen_end)
+        if found is not None:
+            exc, lead = found
+            if _went_on(lead, body):
+                return None  # a warning's, an info's, a step retried or gone on from: not what the process ended with
+            return exc
+        seen_end = at
+    return None
+
+
+def _find_all(body: str, word: str) -> list[int]:
+    out: list[int] = []
+    i = body.find(word)
+    while i >= 0 and len(out) < _SPELL_TRIES:
+        out.append(i)
+        i = body.find(word, i + len(word))
+    return out
+
+
+def _spelled_at(body: str, at: int, seen_end: int) -> tuple[Exc, str] | None:
+    """The exception spelled by the class-shaped word around `at` (where a suffix begins), if that word is one,
+    with the text before it."""
+    tail = _IDENT_RUN.match(body, at, at + _CLASS_MAX)
+    end = tail.end() if tail is not None else at
+    start = at
+    while start > 0 and body[start - 1] in _IDENT_CHARS:
+        start -= 1
+        if at - start > _CLASS_MAX:
+            return None  # a run of word characters longer than any class's name
+    if start <= seen_end or end - at >= _CLASS_MAX:
+        return None  # the same word as a spot already looked at, or no class's name
+    cls = body[start:end]
+    if not cls[:1].isupper():
+        return None  # a private class (gRPC's `_InactiveRpcError`) says nothing its status line under it does not
+    if not (any(cls.endswith(s) and len(cls) > len(s) for s in _SPELL_SUFFIXES) or cls in _builtin_exceptions()):
+        return None
+    qstart = start
+    while qstart > 1 and body[qstart - 1] == "." and body[qstart - 2] in _IDENT_CHARS and start - qstart < _QUAL_MAX:
+        j = qstart - 1
+        while j > 0 and body[j - 1] in _IDENT_CHARS and qstart - j < _CLASS_MAX:
+            j -= 1
+        qstart = j
+    before = body[qstart - 1] if qstart > 0 else " "
+    if before in "/\\-$%@#&*+~" or before in _IDENT_CHARS or body[max(qstart - 2, 0):qstart] == "::":
+        return None  # a path's, an option's, a variable's or a C++ name's part
+    m = _AFTER_CLASS.match(body, end)
+    if m is None:
+        return None
+    lead = body[:qstart]
+    if _code_or_frame(lead):
+        return None
+    qual = body[qstart:end]
+    if m.group("classrepr"):
+        if not lead.endswith(("<class '", "<type '")):
+            return None
+        return Exc(qual, cls, (m.group("cmsg") or "").strip()), lead
+    inner = m.group("inner")
+    if inner is not None:
+        if not (any(inner.endswith(s) for s in EXC_SUFFIXES) or inner in _builtin_exceptions()):
+            return None
+        return Exc(inner, inner, (m.group("wmsg") or "").strip()), lead
+    args = m.group("args")
+    if args is not None:
+        if m.group("bare") is not None and cls not in _builtin_exceptions():
+            return None  # `Name()`: a call, unless a built-in exception's repr (`TimeoutError()`)
+        return Exc(qual, cls, _unquote(body[m.start("args"):])), lead
+    msg = (m.group("msg") or "").strip()
+    if before in "'\"`" and before in msg:
+        msg = msg[:msg.rindex(before)].rstrip()  # quoted (a JSON string, a person's quote): up to its close
+    if _is_count(msg):
+        return None  # a count by class (`ConnectionError: 0, TimeoutError: 3`): a table of numbers, no exception
+    return Exc(qual, cls, msg), lead
 
 
 # A C++ framework's fatal log record: glog's and absl's `LOG(FATAL)` and failed `CHECK`s (`F0407 01:31:07.673615
@@ -497,10 +698,10 @@ def _setup(exc: Exc, errno: str | None = None) -> Draft:
     return Draft("app.exception", _fields(exc_type=exc.cls or None, message=clip(exc.msg), errno=errno, setup=True))
 
 
-def _object_store(exc: Exc) -> Draft:
+def _object_store(exc: Exc, code: str | None = None) -> Draft:
     """An object store's error: the store's side (throttling, its own errors, timeouts) is storage; a key,
     bucket or credential the job got wrong is the workload's."""
-    code = store_code(exc.cls, exc.msg)
+    code = code or store_code(exc.cls, exc.msg)
     if store_side(code) == "store":
         return Draft("storage.error", _fields(fs="object_store", store_code=code, exc_type=exc.cls or None,
                                               detail=_detail(exc)))
@@ -704,6 +905,14 @@ def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
     err = _errno(exc, body, frames)
     if err is not None:
         return [err], True
+    said = message_status(exc.msg)
+    if said == "envelope":
+        return [], False  # CANCELLED: cancelled because of something else, which decides
+    if said in SYMPTOM_KINDS:
+        return [_symptom(SYMPTOM_KINDS[said], exc)], True  # a status that names another's failure, whatever the class
+    code = spelled_store_code(exc.msg)
+    if code is not None:
+        return [_object_store(exc, code)], True  # an object store's own code, whatever client's exception carries it
     if launcher_plumbing(frames):
         return [], True  # the launcher's fallout of a worker's exit (the exit itself is read from its own lines)
     if numerics_owned:
