@@ -286,3 +286,49 @@ def test_htcondor_job_ad_keys(line: str) -> None:
 def test_a_hold_code_in_a_policy_is_no_hold() -> None:
     # gwastro/pycbc#1428's own release policy: the code compared, not a job's.
     assert causes(["periodic_release = ((HoldReasonCode =?= 34) && (RequestMemory < 8000))"]) == []
+
+
+# --------------------------------------------------------------------------
+# Slurm's job states and Kubernetes events, pasted as text
+# --------------------------------------------------------------------------
+
+# Real `sacct` rows as HPC centres' user guides in public repositories show a job that ran out of memory (the search
+# tool's code index; `OUT_OF_ME+`: the State column cut at its width).
+SACCT_ROWS = [
+    "3851291.0        python              rc_admin          1 OUT_OF_ME+    0:125 ",
+    "12064697        pi-cpu2    regular       wehi          2 OUT_OF_ME+    0:125 ",
+]
+
+
+@pytest.mark.parametrize("row", SACCT_ROWS)
+def test_an_sacct_row_pasted_as_text_gives_its_state(row: str) -> None:
+    assert causes([row]) == [("host.oom_kill", "slurm")]
+
+
+def test_slurm_states_in_a_records_pairs() -> None:
+    # A test fixture of a public Slurm client holding `scontrol show job` of a job past its limit (one line).
+    scontrol = ("JobId=3 JobName=test.jcf UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=4294901757 Nice=0 "
+                "Account=root QOS=normal JobState=TIMEOUT Reason=TimeLimit Dependency=(null) Requeue=1 Restarts=0 "
+                "BatchFlag=1 Reboot=0 ExitCode=0:15 RunTime=00:01:12 TimeLimit=00:01:00")
+    assert causes([scontrol]) == [("process.signal", "time_limit")]
+
+
+def test_slurm_states_that_name_no_cause_and_rows_that_are_no_job_table() -> None:
+    # The same guides' rows of a job that completed, or failed on its own.
+    assert causes(["3851291.ext+     extern              rc_admin          1  COMPLETED      0:0 ",
+                   "3851291        mem_test       test   rc_admin          1     FAILED      1:0 "]) == []
+    # A word of the states in a line that is no job's row: no id first, no exit code.
+    assert causes(["NCCL WARN Call to connect returned TIMEOUT, retrying"]) == []
+
+
+def test_kubernetes_events_pasted_as_text() -> None:
+    # AliyunContainerService/kube-eventer#131 (https://github.com/AliyunContainerService/kube-eventer/issues/131):
+    # kube-eventer's record of node-problem-detector's event, `key:value` without a space.
+    assert causes(["Reason:OOMKilling "]) == [("host.oom_kill", "kubernetes")]
+    # sapcc/kubernikus#321 (https://github.com/sapcc/kubernikus/pull/321): a node's describe Events row whose reason a
+    # site's rule named: the kernel's words in its message decide.
+    row = ("  Warning  PodOOMKilling  2m    kernel-monitor, <node>  Memory cgroup out of memory: Kill process 25169 "
+           "(hyperkube) score 2109 or sacrifice child")
+    assert causes([row]) == [("host.oom_kill", "kubernetes")]
+    # An event that names no cause: the kubelet stopping a container.
+    assert causes(["  Normal   Killing    2m    kubelet  Stopping container trainer"]) == []

@@ -95,6 +95,17 @@ def _word(scheduler: str | None, field: str, value: str) -> tuple[str, str | Non
     return None
 
 
+def _uncut(scheduler: str | None, field: str, word: str) -> str:
+    """A word a fixed-width column cut and marked with `+` (sacct's `OUT_OF_ME+`): the one word of the table it
+    begins, else as it is."""
+    if not word.endswith("+"):
+        return word
+    stem = word[:-1]
+    found = {w.word for w in sched_tables().words
+             if w.field == field and (scheduler is None or w.scheduler == scheduler) and w.word.startswith(stem)}
+    return found.pop() if len(found) == 1 else word
+
+
 def read_value(key: SchedKey, raw_key: str, raw_value: str) -> Reading | None:
     """What `key`'s value says; None where the value is none of the table's (then the line names no end)."""
     value = _unquote(raw_value)
@@ -107,7 +118,8 @@ def read_value(key: SchedKey, raw_key: str, raw_value: str) -> Reading | None:
             return Reading(key.reason, key.scheduler or "docker", spelling)
         return Reading(None, key.scheduler or "docker", spelling) if low in _FALSE else None
     if key.role == "code":
-        hit = _word(key.scheduler, key.field, value)
+        # The code is the value's first word (`OUT_OF_MEMORY (exit code 0)`, `34`), whole or cut by a column.
+        hit = _word(key.scheduler, key.field, _uncut(key.scheduler, key.field, value.split(None, 1)[0]))
         return Reading(hit[1], hit[0], spelling) if hit else None
     if key.role == "reason":
         hit = _word(key.scheduler, "reason", value)
@@ -259,7 +271,33 @@ def line_reading(line: str) -> Reading | None:
         return named[0]
     if found is None and body != line:
         return Reading(None, "", "a query's label matcher")
-    return found
+    return found or state_row(line)
+
+
+# A row of a job table (`sacct`, `squeue`-like listings) pasted as text: the job's id first (`123456`,
+# `123456.batch`, `4242_7`, `1234+0`), and beside its state an exit code as `return:signal` (`0:125`). Its state
+# cell is a word of the table's job states.
+_JOB_ID_CELL = re.compile(r"^\d+(?:[._+][\w\[\]\-]+)?$")
+_EXIT_CELL = re.compile(r"^-?\d{1,3}:-?\d{1,3}$")
+_ROW_CELLS = 16  # a row with more cells than this is no job table's
+
+
+@lru_cache(maxsize=1)
+def _state_schedulers() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(w.scheduler for w in sched_tables().words if w.field == "state"))
+
+
+def state_row(line: str) -> Reading | None:
+    """A job table's row whose State cell says why the job ended (`123456  train  OUT_OF_ME+  0:125`), or None."""
+    cells = line.split(None, _ROW_CELLS)
+    if not (2 < len(cells) <= _ROW_CELLS and _JOB_ID_CELL.match(cells[0]) and any(_EXIT_CELL.match(c) for c in cells)):
+        return None
+    for cell in cells[1:]:
+        for sched in _state_schedulers():
+            row = word_reason(sched, _uncut(sched, "state", cell), "state")
+            if row is not None:
+                return Reading(row.reason, sched, f"{cells[0]} {cell}")
+    return None
 
 
 @lru_cache(maxsize=1)
@@ -267,10 +305,11 @@ def literals() -> tuple[str, ...]:
     """Words a line this module reads holds, beyond the table's phrases and words (reasons.line_literals): the
     keys' words that are no reason words (`HoldReasonCode`, `OOMKilled` as a flag), the two phrase readers'."""
     tables = sched_tables()
-    out = {w.word for w in tables.words if w.field == "reason"}
-    out.update({"HoldReasonCode", "OOMKilled", "OOM Killed", "evaluated to", "excessive", "exceeding"})
+    out = {w.word for w in tables.words if w.field in ("reason", "state")}
+    # (`OUT_OF_ME`: sacct's column cuts the state to `OUT_OF_ME+`)
+    out.update({"HoldReasonCode", "OOMKilled", "OOM Killed", "evaluated to", "excessive", "exceeding", "OUT_OF_ME"})
     return tuple(sorted(out))
 
 
 __all__ = ["LinePair", "Reading", "excessive_use", "key_name", "leading_pair", "line_reading", "literals",
-           "message_reading", "policy_expression", "read_value"]
+           "message_reading", "policy_expression", "read_value", "state_row"]

@@ -30,10 +30,11 @@ from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import errno_of, path_of, signal_of_text
 from firstfault.extract.endstate import excessive_use, leading_pair, line_reading, policy_expression
 from firstfault.extract.endstate import literals as endstate_literals
-from firstfault.extract.kubetext import pod_row, pod_row_fields
+from firstfault.extract.kubetext import event_row, pod_row, pod_row_fields
 from firstfault.extract.nccl import clip, split_rank_prefix
 from firstfault.extract.reasons import (
     first_reason,
+    k8s_reason,
     kube_status_words,
     line_literals,
     scheduler_words,
@@ -82,6 +83,15 @@ class SchedulerReasonExtractor:
             yield from _flux_exception(flux, body, ctx)
             return
         # The indentation says which container state a reason is under: read it off the whole line.
+        event = event_row(body)
+        if event is not None:
+            # An Events row pasted into text (`Warning  OOMKilling  node/n  Memory cgroup out of memory: ...`,
+            # `Warning  Evicted  60s  kubelet  The node was low on resource: ...`): its reason and message read as
+            # the k8s-table and k8s-describe readers read them.
+            due, resource = k8s_reason(event[0], event[1])
+            if due is not None:
+                yield from _said(due, "kubernetes", None, resource, body, ctx)
+                return
         if _container_state(line if line.strip() == body.strip() else body, ctx):
             return
         reading = line_reading(body)
@@ -124,12 +134,13 @@ class SchedulerReasonExtractor:
 _K_RUNNING = "endstate.running"
 _K_LAST = "endstate.last"
 _STATE_SPAN = 12  # lines from a container's State to its Last State's reason
+_CONTAINER_STATES = frozenset({"Running", "Terminated", "Waiting"})
 
 
 def _container_state(body: str, ctx: LineContext) -> bool:
     """Note a describe container's `State:` / `Last State:` line (True: the line was one)."""
     pair = leading_pair(body)
-    if pair is None or pair.key not in ("state", "laststate"):
+    if pair is None or pair.key not in ("state", "laststate") or pair.value.strip() not in _CONTAINER_STATES:
         return False
     if pair.key == "state":
         running = pair.value.strip() == "Running"

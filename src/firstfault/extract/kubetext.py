@@ -288,6 +288,19 @@ def _event_row(line: str) -> list[str] | None:
     return None
 
 
+def event_row(line: str) -> tuple[str, str | None] | None:
+    """(the reason, the message) of an Events row pasted into text without its table: `kubectl get events`'s
+    (`LAST SEEN  TYPE  REASON  OBJECT  MESSAGE`, an object as `kind/name`) or a describe's (`TYPE  REASON  AGE  FROM
+    MESSAGE`), or None for any other line."""
+    parts = _CELL_GAP.split(line.strip(), maxsplit=4)
+    if len(parts) >= 4 and parts[1] in _EVENT_TYPES and "/" in parts[3]:
+        return parts[2], parts[4] if len(parts) > 4 else None
+    cells = _event_row(line)
+    if cells is not None:
+        return cells[1], cells[4] if len(cells) > 4 else None
+    return None
+
+
 def _describe_objects(text: str) -> Iterator[_Described]:
     obj: _Described | None = None
     section = ""
