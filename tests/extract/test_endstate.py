@@ -5,8 +5,11 @@ them is a wild-corpus bundle's); expectations are the thread's own diagnosis."""
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import pytest
 
+from firstfault.extract.batch import read_batch
 from firstfault.extract.endstate import excessive_use, key_name, line_reading, policy_expression
 from firstfault.extract.jobend import EXTRACTORS
 from firstfault.extract.kube import read_k8s
@@ -332,3 +335,16 @@ def test_kubernetes_events_pasted_as_text() -> None:
     assert causes([row]) == [("host.oom_kill", "kubernetes")]
     # An event that names no cause: the kubelet stopping a container.
     assert causes(["  Normal   Killing    2m    kubelet  Stopping container trainer"]) == []
+
+
+# CESNET MetaCentrum's user documentation (its public docs repository, the search tool's code index): "In case the job
+# uses more resources than it has reserved, PBS server sends a SIGKILL ... You can see the signal as `Exit_status`":
+#   (BULLSEYE)user123@tarkil:~$ qstat -x -f 13030457.pbs-m1.metacentrum.cz | grep Exit_status
+#       Exit_status = -29
+def test_pbs_mom_kill_codes_name_their_limit() -> None:
+    assert causes(["        Exit_status = -29"]) == [("process.signal", "time_limit")]
+    # The same line as the qstat reader reads it (a record cut to it, its id unknown).
+    [job] = read_batch("        Exit_status = -29\n", "pbs-qstat", "qstat.txt", job_id=None, tz=UTC).events
+    assert (job.fields["state"], job.fields["due_to"]) == ("TIMEOUT", "time_limit")
+    # near miss: a code of the MOM's that names no limit (JOB_EXEC_RETRY, the job never ran), and a job's own exit.
+    assert causes(["    Exit_status = -3", "    Exit_status = 1"]) == []

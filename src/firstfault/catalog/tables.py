@@ -598,8 +598,9 @@ class SchedReason(_Row, frozen=True):
 
 class SchedWord(_Row, frozen=True):
     scheduler: SchedulerName
-    # a word (`OOMKilled`, `TERM_MEMLIMIT`), a code (`34`), or two words as an old release spelled one (`OOM Killed`)
-    word: Annotated[str, Meta(pattern=r"^[A-Za-z0-9][\w\-]*(?: [A-Za-z][\w\-]*)?$")]
+    # a word (`OOMKilled`, `TERM_MEMLIMIT`), a code (`34`, `-29`), or two words as an old release spelled one
+    # (`OOM Killed`)
+    word: Annotated[str, Meta(pattern=r"^-?[A-Za-z0-9][\w\-]*(?: [A-Za-z][\w\-]*)?$")]
     reason: SchedReasonName | None
     field: ReasonField = "reason"
     text: bool = False  # also a reason where it stands as a whole word in a job's own output

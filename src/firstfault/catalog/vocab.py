@@ -63,8 +63,10 @@ SchedReasonName = Literal[
 SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes", "htcondor", "docker", "ecs", "nomad",
                         "slurm"]
 # Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness, a node
-# condition's reason (any condition's, not only Ready's), HTCondor's HoldReasonCode, a job state (Slurm's).
-ReasonField = Literal["reason", "result", "phase", "node_status", "condition_reason", "hold_code", "state"]
+# condition's reason (any condition's, not only Ready's), HTCondor's HoldReasonCode, a job state (Slurm's), the MOM's
+# own (negative) Exit_status (PBS's).
+ReasonField = Literal["reason", "result", "phase", "node_status", "condition_reason", "hold_code", "state",
+                      "exit_status"]
 # What the value of a key of a workload manager's record says (catalog/scheduler.yaml `keys`; extract/endstate.py):
 # a reason word (`reason: OOMKilled`), a message in prose (`message: The node was low on resource: memory.`),
 # a flag whose true names its reason (docker's `"OOMKilled": true`), a code of the table (`HoldReasonCode = 34`).

@@ -381,6 +381,10 @@ def _pbs_exit(job: _Job, raw: str, issues: list[ParseIssue], line: int) -> None:
     if code < 0:
         job.exit_code = code
         job.negative_exit = True
+        row = word_reason("pbs", str(code), "exit_status")
+        if row is not None:
+            # The MOM's code names the limit it killed the job over (JOB_EXEC_KILL_*).
+            job.say(row.reason, f"Exit_status {code}")
     elif code > 256:
         _signal_exit(job, code, base=256)
     else:

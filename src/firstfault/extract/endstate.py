@@ -307,7 +307,8 @@ def literals() -> tuple[str, ...]:
     tables = sched_tables()
     out = {w.word for w in tables.words if w.field in ("reason", "state")}
     # (`OUT_OF_ME`: sacct's column cuts the state to `OUT_OF_ME+`)
-    out.update({"HoldReasonCode", "OOMKilled", "OOM Killed", "evaluated to", "excessive", "exceeding", "OUT_OF_ME"})
+    out.update({"HoldReasonCode", "OOMKilled", "OOM Killed", "evaluated to", "excessive", "exceeding", "OUT_OF_ME",
+                "Exit_status"})
     return tuple(sorted(out))
 
 
