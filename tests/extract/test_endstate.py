@@ -348,3 +348,17 @@ def test_pbs_mom_kill_codes_name_their_limit() -> None:
     assert (job.fields["state"], job.fields["due_to"]) == ("TIMEOUT", "time_limit")
     # near miss: a code of the MOM's that names no limit (JOB_EXEC_RETRY, the job never ran), and a job's own exit.
     assert causes(["    Exit_status = -3", "    Exit_status = 1"]) == []
+
+
+def test_slurms_mail_subject_names_the_state_the_job_ended_in() -> None:
+    # A Trinity assembly's notes in a public repository (the search tool's code index) keep the subjects of Slurm's
+    # mails about its jobs, grouped by how they ended.
+    assert causes(["Slurm Job_id=12495794 Name=G2PA.S16C1.15m.3um.A.trinity.slurm Ended, Run time 7-00:00:27, TIMEOUT,"
+                   " ExitCode 0"]) == [("process.signal", "time_limit")]
+    assert causes(["Slurm Job_id=12495799 Name=G2PA.S17C1.15m.3um.A.trinity.slurm Ended, Run time 00:19:01, NODE_FAIL,"
+                   " ExitCode 0"]) == [("process.signal", "node_failure")]
+    # near miss: a job that completed (a centre's guide: "a subject line like this") and one that failed on its own
+    # (a mail-watching script's comment), both in public repositories (the search tool's code index).
+    assert causes(["Slurm Job_id=48886649 Name=submit.sh Ended, Run time 00:00:01, COMPLETED, ExitCode 0",
+                   "Slurm Job_id=927584 Name=SHNO_512cells_2axis-yz-400oe_bias_0.1mA Failed, Run time 00:00:07,"
+                   " FAILED, ExitCode 1"]) == []

@@ -287,8 +287,21 @@ def _state_schedulers() -> tuple[str, ...]:
     return tuple(dict.fromkeys(w.scheduler for w in sched_tables().words if w.field == "state"))
 
 
+# Slurm's mail about a job's end, as its subject reads where people paste it: `Slurm Job_id=12495794 Name=x Ended, Run
+# time 7-00:00:27, TIMEOUT, ExitCode 0` (slurmctld's mail; the state one of its comma-separated parts).
+_MAIL_JOB = re.compile(r"\bJob_id=\d+ Name=\S+ (?:Ended|Failed), Run time [\d:-]+, (?P<state>[A-Z_]+)\b")
+
+
 def state_row(line: str) -> Reading | None:
-    """A job table's row whose State cell says why the job ended (`123456  train  OUT_OF_ME+  0:125`), or None."""
+    """A job table's row whose State cell says why the job ended (`123456  train  OUT_OF_ME+  0:125`), or a
+    scheduler's mail subject naming that state, or None."""
+    mail = _MAIL_JOB.search(line)
+    if mail is not None:
+        for sched in _state_schedulers():
+            row = word_reason(sched, mail.group("state"), "state")
+            if row is not None:
+                return Reading(row.reason, sched, mail.group(0))
+        return None
     cells = line.split(None, _ROW_CELLS)
     if not (2 < len(cells) <= _ROW_CELLS and _JOB_ID_CELL.match(cells[0]) and any(_EXIT_CELL.match(c) for c in cells)):
         return None
@@ -308,7 +321,7 @@ def literals() -> tuple[str, ...]:
     out = {w.word for w in tables.words if w.field in ("reason", "state")}
     # (`OUT_OF_ME`: sacct's column cuts the state to `OUT_OF_ME+`)
     out.update({"HoldReasonCode", "OOMKilled", "OOM Killed", "evaluated to", "excessive", "exceeding", "OUT_OF_ME",
-                "Exit_status"})
+                "Exit_status", "Job_id="})
     return tuple(sorted(out))
 
 
