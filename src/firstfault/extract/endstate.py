@@ -313,15 +313,22 @@ def state_row(line: str) -> Reading | None:
     return None
 
 
+def _distinctive(word: str) -> bool:
+    """A word rare enough in text to be a prefilter literal: one with `_` (`OUT_OF_MEMORY`, `TERM_RUNLIMIT`), two
+    words (`OOM Killed`), or camel case (`OOMKilled`, `NodeLost`). A word in one case alone (Flux's `timeout`,
+    Slurm's `TIMEOUT`) is every other log's: its records reach here by their keys (`JobState=`, `State:`)."""
+    return "_" in word or " " in word or (word != word.upper() and sum(c.isupper() for c in word) >= 2)
+
+
 @lru_cache(maxsize=1)
 def literals() -> tuple[str, ...]:
     """Words a line this module reads holds, beyond the table's phrases and words (reasons.line_literals): the
     keys' words that are no reason words (`HoldReasonCode`, `OOMKilled` as a flag), the two phrase readers'."""
     tables = sched_tables()
-    out = {w.word for w in tables.words if w.field in ("reason", "state")}
+    out = {w.word for w in tables.words if w.field in ("reason", "state") and _distinctive(w.word)}
     # (`OUT_OF_ME`: sacct's column cuts the state to `OUT_OF_ME+`)
     out.update({"HoldReasonCode", "OOMKilled", "OOM Killed", "evaluated to", "excessive", "exceeding", "OUT_OF_ME",
-                "Exit_status", "Job_id="})
+                "Exit_status", "Job_id=", "JobState="})
     return tuple(sorted(out))
 
 
