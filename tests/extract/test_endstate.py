@@ -362,3 +362,10 @@ def test_slurms_mail_subject_names_the_state_the_job_ended_in() -> None:
     assert causes(["Slurm Job_id=48886649 Name=submit.sh Ended, Run time 00:00:01, COMPLETED, ExitCode 0",
                    "Slurm Job_id=927584 Name=SHNO_512cells_2axis-yz-400oe_bias_0.1mA Failed, Run time 00:00:07,"
                    " FAILED, ExitCode 1"]) == []
+
+
+def test_another_records_key_of_the_same_name_is_no_end_state() -> None:
+    # microsoft/mscclpp#493 (https://github.com/microsoft/mscclpp/issues/493): `ibstat`'s port `State:`, a key of
+    # Slurm's table by its name, with values none of its states: not read, not claimed as understood.
+    assert line_reading("\t\tState: Active") is None
+    assert line_reading("\t\tState: Down") is None

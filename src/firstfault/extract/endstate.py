@@ -248,8 +248,9 @@ def line_reading(line: str) -> Reading | None:
         reading = read_value(keys[lead.key], lead.raw_key, lead.value)
         if reading is not None:
             return reading
-        if keys[lead.key].role != "message":
-            # A reason, flag or code the table does not name a cause for (`Reason: Completed`, `reason: Error`).
+        if keys[lead.key].role in ("reason", "flag"):
+            # A reason or flag the table does not name a cause for (`Reason: Completed`, `reason: Error`); a code it
+            # does not know is another record's key of that name (ibstat's `State: Active`), no end state.
             return Reading(None, keys[lead.key].scheduler or "kubernetes", f"{lead.raw_key}: {lead.value.strip()}")
     body = _SELECTOR.sub(" ", line)
     found: Reading | None = None
