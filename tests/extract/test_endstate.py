@@ -369,3 +369,14 @@ def test_another_records_key_of_the_same_name_is_no_end_state() -> None:
     # Slurm's table by its name, with values none of its states: not read, not claimed as understood.
     assert line_reading("\t\tState: Active") is None
     assert line_reading("\t\tState: Down") is None
+
+
+def test_a_clouds_record_of_taking_a_vm_back() -> None:
+    # cloudpilot-ai/karpenter-provider-gcp#37 (https://github.com/cloudpilot-ai/karpenter-provider-gcp/pull/37): the
+    # CLI output its author posted, a Spot VM of a GKE pool preempted.
+    row = ("systemevent-1746631209934-6348d44d25ec7-a6b1f0df-60d95dad  compute.instances.preempted                 "
+           "us-central1-a/instances/gke-helen-c1-spot-cast-pool-df29e951           200          DONE    "
+           "2025-05-07T08:20:20.201-07:00")
+    assert causes([row]) == [("process.signal", "preemption")]
+    # near miss: the filter that lists such operations names the type, no VM taken back.
+    assert causes(['gcloud compute operations list     --filter="operationType=compute.instances"']) == []

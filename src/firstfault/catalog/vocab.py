@@ -61,7 +61,7 @@ SchedReasonName = Literal[
     "backoff_limit", "resource_limit", "setup",
 ]
 SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes", "htcondor", "docker", "ecs", "nomad",
-                        "slurm"]
+                        "slurm", "gcp"]
 # Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness, a node
 # condition's reason (any condition's, not only Ready's), HTCondor's HoldReasonCode, a job state (Slurm's), the MOM's
 # own (negative) Exit_status (PBS's).
