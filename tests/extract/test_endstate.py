@@ -380,3 +380,14 @@ def test_a_clouds_record_of_taking_a_vm_back() -> None:
     assert causes([row]) == [("process.signal", "preemption")]
     # near miss: the filter that lists such operations names the type, no VM taken back.
     assert causes(['gcloud compute operations list     --filter="operationType=compute.instances"']) == []
+
+
+def test_a_pair_inside_a_line() -> None:
+    # A Nomad smoke test's notes in a public repository (the search tool's code index): `stress` over its memory,
+    # the task event as `nomad alloc status` prints it.
+    assert causes(['Exit Code: 1 / Exit Message: "OOM Killed"']) == [("host.oom_kill", "nomad")]
+    # near miss: a reason key inside prose whose value is no reason word; another table's word as a reason's value
+    # (Flux's `timeout`) is no Kubernetes reason.
+    assert causes(["the job failed, Reason: Error in step 3"]) == []
+    assert causes(["  reason: timeout"]) == []
+    assert line_reading("  reason: timeout") is not None and line_reading("  reason: timeout").scheduler == ""

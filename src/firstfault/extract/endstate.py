@@ -52,6 +52,11 @@ _LEADING = re.compile(r"^(?P<indent>[ \t]*)(?:- )?(?P<q>\"?)(?P<key>[A-Za-z][\w.
 # Members inside a line: JSON's `"key": value` (a string or a bare word: `true`, `137`), and `key=value` outside a
 # comparison (`=?=`, `==`, `!=`, `=~`) as an accounting line or a policy prints them.
 _MEMBER = re.compile(r"\"(?P<key>[A-Za-z][\w.\-]{0,60})\"[ \t]*:[ \t]*(?P<value>\"(?:[^\"\\]|\\.)*\"|[\w.\-]+)")
+# `Key: value` inside a line: Nomad's task event (`Exit Code: 137, Exit Message: "OOM Killed"`), a Go struct as
+# controllers log it (`&ContainerStateTerminated{ExitCode:137,Signal:0,Reason:OOMKilled,...}`), a describe block
+# flattened onto one line. A key of one or two words after a separator, its value one word or a quoted string.
+_INLINE = re.compile(r"(?:^|(?<=[\s,;{(]))(?P<key>[A-Za-z][A-Za-z]{0,40}(?: [A-Za-z][A-Za-z]{0,40})?):[ \t]*"
+                     r"(?P<value>\"[^\"]*\"|[^\s,;{}\"]+)")
 _ASSIGN = re.compile(r"(?<![\w=!<>~?])(?P<key>[A-Za-z][\w.\-]{0,60})=(?![=~?])(?P<value>\"[^\"]*\"|[^\s,;}]+)")
 # A query's label matchers (`kube_pod_container_status_last_terminated_reason{reason="OOMKilled"}`): names, not a
 # record's pairs.
@@ -250,12 +255,15 @@ def line_reading(line: str) -> Reading | None:
             return reading
         if keys[lead.key].role in ("reason", "flag"):
             # A reason or flag the table does not name a cause for (`Reason: Completed`, `reason: Error`); a code it
-            # does not know is another record's key of that name (ibstat's `State: Active`), no end state.
-            return Reading(None, keys[lead.key].scheduler or "kubernetes", f"{lead.raw_key}: {lead.value.strip()}")
+            # does not know is another record's key of that name (ibstat's `State: Active`), no end state. A value
+            # that is no reason word in its record's spelling (`reason: timeout`) is understood by nobody here.
+            value = _unquote(lead.value)
+            owner = (keys[lead.key].scheduler or "kubernetes") if value[:1].isupper() else ""
+            return Reading(None, owner, f"{lead.raw_key}: {value}")
     body = _SELECTOR.sub(" ", line)
     found: Reading | None = None
     named: list[Reading] = []
-    for rx in (_MEMBER, _ASSIGN):
+    for rx in (_MEMBER, _ASSIGN, _INLINE):
         for m in rx.finditer(body):
             key = keys.get(key_name(m.group("key")))
             if key is None:
