@@ -391,3 +391,14 @@ def test_a_pair_inside_a_line() -> None:
     assert causes(["the job failed, Reason: Error in step 3"]) == []
     assert causes(["  reason: timeout"]) == []
     assert line_reading("  reason: timeout") is not None and line_reading("  reason: timeout").scheduler == ""
+
+
+def test_grid_engines_execd_names_the_hard_limit_it_killed_over() -> None:
+    # Built from the execd's own format (Grid Engine execd_ck_to_do.c, MSG_JOB_EXCEEDHLIM_USSFF: `job %u exceeds job
+    # hard limit "%s" of queue "%s" (%8.5f > limit:%8.5f) - sending SIGKILL`), the values this test's; no thread's.
+    kill = ('job 4242.1 exceeds job hard limit "h_vmem" of queue "all.q@node01" (8589934592.00000 > '
+            'limit:8589934592.00000) - sending SIGKILL')
+    assert causes([kill]) == [("host.oom_kill", "sge")]
+    assert causes([kill.replace('"h_vmem"', '"h_cpu"')]) == [("process.signal", "time_limit")]
+    # near miss: the soft limit's warning (SIGXCPU), which the job may outlive.
+    assert causes([kill.replace("hard", "soft").replace('"h_vmem"', '"s_vmem"').replace("SIGKILL", "SIGXCPU")]) == []
