@@ -402,3 +402,23 @@ def test_grid_engines_execd_names_the_hard_limit_it_killed_over() -> None:
     assert causes([kill.replace('"h_vmem"', '"h_cpu"')]) == [("process.signal", "time_limit")]
     # near miss: the soft limit's warning (SIGXCPU), which the job may outlive.
     assert causes([kill.replace("hard", "soft").replace('"h_vmem"', '"s_vmem"').replace("SIGKILL", "SIGXCPU")]) == []
+
+
+def test_a_memory_kill_reason_over_an_exit_0_is_no_cause() -> None:
+    # kubernetes/kubernetes#131530 (https://github.com/kubernetes/kubernetes/issues/131530): "The exit code of one pod
+    # main container is 0. But the reason for the exit is OOM killed. However, the final status of the pod is
+    # successed." -- the state as posted.
+    state = """\
+State:          Terminated
+  Reason:       OOMKilled
+  Exit Code:    0
+  Started:      Tue, 29 Apr 2025 13:43:32 +0800
+  Finished:     Tue, 29 Apr 2025 14:10:51 +0800
+Ready:          False
+Restart Count:  0
+"""
+    assert describe(state) == [("k8s.pod", None)]
+    # near miss: the same state with the kill's exit code is the container's end.
+    assert describe(state.replace("Exit Code:    0", "Exit Code:    137")) == [("k8s.pod", "memory_limit")]
+    # the pod YAML's form (cortexlabs/cortex#1806 reports the same from container statuses).
+    assert pods("- state:\n    terminated:\n      exitCode: 0\n      reason: OOMKilled\n") == [("k8s.pod", None)]

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from firstfault.extract.reasons import k8s_reason
+from firstfault.extract.reasons import k8s_reason, recovered_or_clean
 from firstfault.extract.structured import (
     CHECK_EVERY,
     MAX_INT_DIGITS,
@@ -343,9 +343,9 @@ def _pod_events(obj: dict[str, Any], path: str, file: str, result: StructuredRes
                 if signal is None and exit_code is not None and reason != "Completed" and 128 < exit_code <= 192:
                     signal = exit_code - 128
                 due_to, pressure = k8s_reason(reason, _str(term.get("message")))
-                if restart and _mapping(cs, "state").get("running") is not None:
-                    # An earlier end of a container that is running again: its restart recovered, no cause of an
-                    # end (kubectl describe's `State: Running` over `Last State: Terminated`; kubetext.py).
+                running_again = restart and _mapping(cs, "state").get("running") is not None
+                if recovered_or_clean(due_to, exit_code, running_again=running_again):
+                    # (a container running again, or one that exited 0 under a memory-kill reason: reasons.py)
                     due_to = pressure = None
                 fields = _compact(
                     {

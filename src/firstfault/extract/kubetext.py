@@ -18,7 +18,7 @@ from email.utils import parsedate_to_datetime
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.gpu import nvml_fields
-from firstfault.extract.reasons import k8s_reason
+from firstfault.extract.reasons import k8s_reason, recovered_or_clean
 from firstfault.extract.structured import ParseIssue, StructuredResult, clip, command_line
 from firstfault.model import Event, Evidence, FieldValue
 
@@ -465,9 +465,10 @@ def _described_pod(obj: _Described, name: str | None, file: str, result: Structu
             signal = exit_code - 128 if exit_code is not None and 128 < exit_code <= 192 else None
             message = container.get(f"{state}.Message", ("", line))[0] or None
             due_to, pressure = k8s_reason(reason, message)
-            if restart and container.get("State", ("", line))[0] == "Running":
-                # An earlier end of a container that is running again: its restart recovered, no cause of an end
-                # (kubernetes/kubernetes#122256: `State: Running` / `Last State: Terminated` / `Exit Code: 137`).
+            # A container running again (kubernetes/kubernetes#122256: `State: Running` / `Last State: Terminated`),
+            # or one whose process exited 0 under a memory-kill reason: no cause of an end.
+            if recovered_or_clean(due_to, exit_code,
+                                  running_again=restart and container.get("State", ("", line))[0] == "Running"):
                 due_to = pressure = None
             when = _rfc1123(container.get(f"{state}.Finished", ("", line))[0])
             text = f"pod {name} container {container['Name'][0]} {state}: Terminated {reason or ''} exit {code_raw}"
