@@ -139,3 +139,28 @@ def test_a_placeholder_beside_a_star_binds_the_allocation_node_the_name_holds(ma
     assert v.root_cause is not None and v.root_cause.nodes == ["node-02"]
     assert [(e.file, e.message) for e in v.errors] == [
         ("nodes/site-a-node-77/kern.log", "host '7' is not in the allocation: not read")]
+
+
+# hmcts/cnp-flux-config#28772's pod row (https://github.com/hmcts/cnp-flux-config/pull/28772), with -o wide's IP and
+# NODE as kubectl prints them (the node names are this test's): a pod that was OOMKilled, on a node of its own.
+OTHER_POD = ("NAME                                                 READY   STATUS      RESTARTS      AGE     IP"
+             "           NODE\n"
+             "tax-tribunals-application-base-74464f6b98-2kj6g      0/1     OOMKilled   4 (57s ago)   2m40s   "
+             "10.0.0.9     node-77\n")
+
+
+def test_a_pod_row_naming_another_node_is_another_workloads_pod(tmp_path: Path) -> None:
+    # The reason is another pod's than the workload's: the row names a node outside the allocation. Pasted into the
+    # job's output on a one-node allocation it was placed on that node, a host OOM the job never had.
+    b = tmp_path / "b"
+    b.mkdir()
+    (b / "pods.txt").write_text(OTHER_POD)
+    (b / "workload.yaml").write_text(
+        "apiVersion: firstfault/v1\nworkload:\n  id: train\n  scheduler: static\n  nodes: [node-02]\n"
+        "  terminal_state: FAILED\nsources:\n  - kind: application\n    path: pods.txt\n")
+    v = Analyzer().analyze_path(str(b))
+    assert v.root_cause is None and not _names_node(v, "node-77")
+    # near miss: the same row on the allocation's node is the workload's pod.
+    (b / "pods.txt").write_text(OTHER_POD.replace("node-77", "node-02"))
+    v = Analyzer().analyze_path(str(b))
+    assert v.root_cause is not None and (v.root_cause.category, v.root_cause.nodes) == ("host.oom", ["node-02"])

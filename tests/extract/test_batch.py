@@ -347,3 +347,21 @@ def test_empty_and_unrelated_text_give_nothing(fmt: str) -> None:
     for data in (b"", b"hello world\nnothing here\n"):
         res = read("x.txt", fmt, data=data)
         assert jobs(res) == []
+
+
+def _cut(name: str) -> bytes:
+    """A real record cut as threads paste it: its `Job Id:` line (and the command) left out, the lines of the
+    keys that say how it ended kept, without their indentation."""
+    keep = ("resources_used.", "Resource_List.", "Exit_status", "exit_status", "job_state")
+    lines = (FIX / name).read_text().splitlines()
+    return "\n".join(line.strip() for line in lines if line.strip().startswith(keep)).encode() + b"\n"
+
+
+def test_qstat_f_cut_to_its_lines_without_the_job_id_is_still_read() -> None:
+    # Griffith University's `qstat -xf 49223` above, cut to its state, exit and resource lines: the walltime kill.
+    job = the_job(read("griffith-cut.txt", "pbs-qstat", data=_cut("qstat-fx-griffith-49223.txt")))
+    assert (job.fields["state"], job.fields["due_to"], job.fields["signal"]) == ("TIMEOUT", "time_limit", 15)
+    assert job.fields["job_id"] == ""
+    # bcgsc/mavis's task killed within its limits, cut likewise: killed, by no limit.
+    job = the_job(read("mavis-cut.txt", "pbs-qstat", data=_cut("qstat-f-torque-mavis-48.txt")))
+    assert job.fields["state"] == "FAILED" and "due_to" not in job.fields

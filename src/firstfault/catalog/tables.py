@@ -25,6 +25,7 @@ from firstfault.catalog.vocab import (
     CatalogTableError,
     CompletionStack,
     CudaClass,
+    EndKeyRole,
     ErrnoSide,
     ExceptionFamily,
     HostSeverity,
@@ -597,7 +598,9 @@ class SchedReason(_Row, frozen=True):
 
 class SchedWord(_Row, frozen=True):
     scheduler: SchedulerName
-    word: Annotated[str, Meta(pattern=r"^[A-Za-z][\w\-]*$")]
+    # a word (`OOMKilled`, `TERM_MEMLIMIT`), a code (`34`, `-29`), or two words as an old release spelled one
+    # (`OOM Killed`)
+    word: Annotated[str, Meta(pattern=r"^-?[A-Za-z0-9][\w\-]*(?: [A-Za-z][\w\-]*)?$")]
     reason: SchedReasonName | None
     field: ReasonField = "reason"
     text: bool = False  # also a reason where it stands as a whole word in a job's own output
@@ -610,10 +613,30 @@ class SchedText(_Row, frozen=True):
     lines: bool = True  # False: the line form is another extractor's; only the record readers use it
     resource: Annotated[str, Meta(min_length=2)] | None = None  # the node resource a kubelet eviction names
 
+class SchedKey(_Row, frozen=True):
+    # the key as its record spells it, compared without case, spaces, `_`, `-` or quotes (`Last State`,
+    # `exitCode`, `"OOMKilled"`, `HoldReason`: extract/endstate.key_name), and the last part of a dotted path
+    key: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9]*$")]
+    role: EndKeyRole
+    scheduler: SchedulerName | None = None  # the one whose record has the key; None: any of the table's
+    field: ReasonField = "reason"  # a `code` key's words are the table's words of this field
+    reason: SchedReasonName | None = None  # a `flag` key's reason when it is true
+
+
+class SchedResource(_Row, frozen=True):
+    # a word a scheduler's message, or an attribute its policy expression, names a resource by
+    word: Annotated[str, Meta(min_length=2, pattern=r"^[A-Za-z][\w \-]*$")]
+    reason: SchedReasonName  # what a job ended for going over it is (memory_limit, eviction, time_limit)
+    resource: Annotated[str, Meta(min_length=2)]  # memory, disk, time
+    attribute: bool = False  # an HTCondor job ad attribute (`MemoryUsage`), matched whole and with its case
+
+
 class SchedTables(NamedTuple):
     reasons: tuple[SchedReason, ...]
     words: tuple[SchedWord, ...]
     texts: tuple[SchedText, ...]
+    keys: tuple[SchedKey, ...] = ()
+    resources: tuple[SchedResource, ...] = ()
 
 
 def _phrase_inside(outer: str, inner: str) -> bool:
@@ -661,7 +684,13 @@ def sched_tables() -> SchedTables:
                 raise CatalogTableError(f"{where}: {t.text!r} and {other.text!r} can match one inside the other and"
                                         " say different things; a refining phrase extends the other at its end")
         texts.append(t)
-    return SchedTables(tuple(reasons.values()), tuple(words), tuple(texts))
+    keys = tuple(_unique("scheduler.yaml", "keys", SchedKey, "key"))
+    for k in keys:
+        if (k.role == "flag") != (k.reason is not None):
+            raise CatalogTableError(f"catalog/scheduler.yaml: keys: {k.key}: a flag names its reason,"
+                                    " no other role does")
+    resources = tuple(_unique("scheduler.yaml", "resources", SchedResource, "word"))
+    return SchedTables(tuple(reasons.values()), tuple(words), tuple(texts), keys, resources)
 
 
 # --------------------------------------------------------------------------

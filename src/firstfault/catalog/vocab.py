@@ -60,8 +60,16 @@ SchedReasonName = Literal[
     "time_limit", "memory_limit", "preemption", "node_failure", "cancelled", "admin_cancelled", "eviction",
     "backoff_limit", "resource_limit", "setup",
 ]
-SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes", "htcondor"]
-# Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness.
-ReasonField = Literal["reason", "result", "phase", "node_status"]
+SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes", "htcondor", "docker", "ecs", "nomad",
+                        "slurm", "gcp"]
+# Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness, a node
+# condition's reason (any condition's, not only Ready's), HTCondor's HoldReasonCode, a job state (Slurm's), the MOM's
+# own (negative) Exit_status (PBS's).
+ReasonField = Literal["reason", "result", "phase", "node_status", "condition_reason", "hold_code", "state",
+                      "exit_status"]
+# What the value of a key of a workload manager's record says (catalog/scheduler.yaml `keys`; extract/endstate.py):
+# a reason word (`reason: OOMKilled`), a message in prose (`message: The node was low on resource: memory.`),
+# a flag whose true names its reason (docker's `"OOMKilled": true`), a code of the table (`HoldReasonCode = 34`).
+EndKeyRole = Literal["reason", "message", "flag", "code"]
 # The Slurm-form job states a reason may stand for (extract/scheduler.SLURM_STATES).
 ReasonState = Literal["TIMEOUT", "OUT_OF_MEMORY", "PREEMPTED", "NODE_FAIL", "CANCELLED", "FAILED"]

@@ -33,6 +33,19 @@ EMITS: dict[str, frozenset[str]] = {
 }
 
 
+# Event kinds whose `host` is the node a scheduler's record says the thing ran on (a pod's, an event's object).
+_NAMES_ITS_NODE = frozenset({"k8s.pod", "k8s.event"})
+
+
+def _a_host_name(name: str) -> bool:
+    """A node's name, not an address (an address is no node's spelling the allocation could fail to know)."""
+    try:
+        ipaddress.ip_address(name.split("%")[0])
+    except ValueError:
+        return bool(name.strip())
+    return False
+
+
 class NodeMapper:
     """Maps the many spellings of a node (FQDN, short name, IP, rank) onto the allocation."""
 
@@ -86,6 +99,10 @@ class NodeMapper:
             mapped = self.host(host)
             if mapped:
                 return mapped
+            if self.nodes and ev.kind in _NAMES_ITS_NODE and _a_host_name(host):
+                # A record that names the node it ran on (a pod row's NODE), one outside the allocation: another
+                # workload's pod (kept out as outside), never this one's.
+                return host
         if ev.rank is not None and ev.rank in self.rank_to_node:
             return self.rank_to_node[ev.rank]
         if ev.node is None and len(self.nodes) == 1:

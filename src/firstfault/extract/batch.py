@@ -381,6 +381,10 @@ def _pbs_exit(job: _Job, raw: str, issues: list[ParseIssue], line: int) -> None:
     if code < 0:
         job.exit_code = code
         job.negative_exit = True
+        row = word_reason("pbs", str(code), "exit_status")
+        if row is not None:
+            # The MOM's code names the limit it killed the job over (JOB_EXEC_KILL_*).
+            job.say(row.reason, f"Exit_status {code}")
     elif code > 256:
         _signal_exit(job, code, base=256)
     else:
@@ -406,26 +410,36 @@ def _pbs_resources(job: _Job, values: Mapping[str, str]) -> None:
         job.used_mem, job.mem_limit = vmem, vmem_limit
 
 
+# A record pasted without its `Job Id:` line, as threads cut `qstat -f` to the lines that matter (`Exit_status = 271`,
+# `resources_used.walltime = ...`), at whatever indentation the paste left: the keys qstat prints.
+_QSTAT_LOOSE_KEY = re.compile(r"^\s*(?P<key>(?:resources_used|Resource_List)\.\w+|Exit_status|exit_status|job_state|"
+                              r"exec_host|comment) = (?P<value>.*)$")
+
+
 def _qstat_records(lines: list[tuple[int, str]]) -> Iterator[tuple[int, str, dict[str, str]]]:
     job_id, start, last = "", 0, ""
+    fragment = False  # a record whose `Job Id:` line the paste left out (its id unknown)
     values: dict[str, str] = {}
     for lineno, line in lines:
         head = _JOB_ID_LINE.match(line)
         if head:
-            if job_id:
+            if job_id or fragment:
                 yield start, job_id, values
-            job_id, start, values, last = head.group("id"), lineno, {}, ""
+            job_id, start, values, last, fragment = head.group("id"), lineno, {}, "", False
             continue
-        if not job_id or not line.strip():
+        if not job_id and not fragment and (loose := _QSTAT_LOOSE_KEY.match(line)) is not None:
+            fragment, start, values, last = True, lineno, {loose.group("key"): loose.group("value").strip()}, ""
+            continue  # (a fragment's lines are its keys only: what else a paste holds is no value's rest)
+        if not (job_id or fragment) or not line.strip():
             continue
-        m = _QSTAT_KEY.match(line)
+        m = _QSTAT_KEY.match(line) or (_QSTAT_LOOSE_KEY.match(line) if fragment else None)
         if m:
             last = m.group("key")
             values[last] = m.group("value").strip()
-        elif last:
+        elif last and not fragment:
             # A long value goes on in the next lines (a tab or a deeper indent), cut where the width ran out.
             values[last] += line.strip()
-    if job_id:
+    if job_id or fragment:
         yield start, job_id, values
 
 

@@ -28,10 +28,13 @@ from typing import Final
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import errno_of, path_of, signal_of_text
-from firstfault.extract.kubetext import pod_row, pod_row_fields
+from firstfault.extract.endstate import excessive_use, leading_pair, line_reading, policy_expression
+from firstfault.extract.endstate import literals as endstate_literals
+from firstfault.extract.kubetext import event_row, pod_row, pod_row_fields
 from firstfault.extract.nccl import clip, split_rank_prefix
 from firstfault.extract.reasons import (
     first_reason,
+    k8s_reason,
     kube_status_words,
     line_literals,
     reason_anchors,
@@ -70,14 +73,36 @@ class SchedulerReasonExtractor:
     def __init__(self) -> None:
         # The table's phrases and distinctive words are this extractor's prefilter words, and the Kubernetes
         # reasons a pasted `kubectl get pods` row shows as its STATUS.
+        # The end-state pairs' words (extract/endstate.py) and `State:`, a describe container's state line.
         self.literals: tuple[str, ...] = tuple(sorted(set(line_literals()) | set(kube_status_words())
-                                                      | {"job.exception"}))
+                                                      | set(endstate_literals()) | {"job.exception", "State:"}))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         _, body = split_rank_prefix(line)
         flux = _FLUX_EXCEPTION.search(body)
         if flux is not None:
             yield from _flux_exception(flux, body, ctx)
+            return
+        # The indentation says which container state a reason is under: read it off the whole line.
+        event = event_row(body)
+        if event is not None:
+            # An Events row pasted into text (`Warning  OOMKilling  node/n  Memory cgroup out of memory: ...`,
+            # `Warning  Evicted  60s  kubelet  The node was low on resource: ...`): its reason and message read as
+            # the k8s-table and k8s-describe readers read them.
+            due, resource = k8s_reason(event[0], event[1])
+            if due is not None:
+                yield from _said(due, "kubernetes", None, resource, body, ctx)
+                return
+        if _container_state(line if line.strip() == body.strip() else body, ctx):
+            return
+        reading = line_reading(body)
+        if reading is not None:
+            # A line that is a workload manager's (key, value) pair decides by its key (extract/endstate.py): a
+            # reason, or a guard (a false flag, a comment, a reason that names no cause, a query's matcher).
+            if reading.reason is None or _recovered(line if line.strip() == body.strip() else body, ctx):
+                ctx.claimed = reading.scheduler != ""
+                return
+            yield from _said(reading.reason, reading.scheduler, reading.host, reading.resource, body, ctx)
             return
         cells = pod_row(body)
         if cells is not None:
@@ -92,8 +117,51 @@ class SchedulerReasonExtractor:
                 return
         hit = first_reason(body, lines=True)
         if hit is None:
+            # A scheduler's own message in prose: an HTCondor policy that removed or held the job, a kill for
+            # excessive use of a named resource (extract/endstate.py).
+            said = policy_expression(body) or excessive_use(body)
+            if said is not None and said.reason is not None:
+                yield from _said(said.reason, said.scheduler, said.host, said.resource, body, ctx)
+            elif said is not None:
+                ctx.claimed = True
             return
         yield from _said(hit.reason, hit.scheduler, hit.host, hit.resource, body, ctx)
+
+
+# kubectl describe prints a container's `State:` above its `Last State:` (kubernetes/kubernetes#122256:
+# `State: Running` / `Last State: Terminated` / `Reason: Error` / `Exit Code: 137` / `Restart Count: 1`): a reason
+# under `Last State` of a container that is Running again is an earlier end its restart recovered from, no cause of
+# the job's end. Per stream: where the last `State: Running` and `Last State:` were (line, indent).
+_K_RUNNING = "endstate.running"
+_K_LAST = "endstate.last"
+_STATE_SPAN = 12  # lines from a container's State to its Last State's reason
+_CONTAINER_STATES = frozenset({"Running", "Terminated", "Waiting"})
+
+
+def _container_state(body: str, ctx: LineContext) -> bool:
+    """Note a describe container's `State:` / `Last State:` line (True: the line was one)."""
+    pair = leading_pair(body)
+    if pair is None or pair.key not in ("state", "laststate") or pair.value.strip() not in _CONTAINER_STATES:
+        return False
+    if pair.key == "state":
+        running = pair.value.strip() == "Running"
+        ctx.state[_K_RUNNING] = (ctx.lineno, pair.indent) if running else None
+    else:
+        ctx.state[_K_LAST] = (ctx.lineno, pair.indent)
+    ctx.claimed = True
+    return True
+
+
+def _recovered(body: str, ctx: LineContext) -> bool:
+    """Whether this reason line is under a `Last State:` whose container's `State:` above it is Running."""
+    last, running = ctx.state.get(_K_LAST), ctx.state.get(_K_RUNNING)
+    pair = leading_pair(body)
+    if not (isinstance(last, tuple) and isinstance(running, tuple) and pair is not None):
+        return False
+    (last_at, last_indent), (running_at, running_indent) = last, running
+    # (`>=`: a line may reach here with its indentation taken off by a prefix layer)
+    return bool(0 < ctx.lineno - last_at <= _STATE_SPAN and pair.indent >= last_indent
+                and running_indent == last_indent and 0 < last_at - running_at <= _STATE_SPAN)
 
 
 def _said(reason: str | None, scheduler: str, host: str | None, resource: str | None, body: str,

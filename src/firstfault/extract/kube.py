@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from firstfault.extract.reasons import k8s_reason
+from firstfault.extract.reasons import k8s_reason, recovered_or_clean
 from firstfault.extract.structured import (
     CHECK_EVERY,
     MAX_INT_DIGITS,
@@ -234,6 +234,8 @@ def read_k8s(text: str, fmt: str, file: str, check: Callable[[], None] | None = 
         return read_kubectl_text(text, fmt, file)
     n = 0
     for doc in _load_documents(text, result.issues):
+        if fmt == "k8s-pods":
+            doc = _pod_fragment(doc)
         for path, obj, kind in _items(doc, _KINDS[fmt], result.issues):
             n += 1
             if check is not None and not n % CHECK_EVERY:
@@ -247,6 +249,26 @@ def read_k8s(text: str, fmt: str, file: str, check: Callable[[], None] | None = 
             else:
                 _event_item(obj, path, file, result)
     return result
+
+
+def _pod_fragment(doc: Any) -> Any:
+    """A pod pasted in part, as people cut `kubectl get pod -o yaml` or `-o json` in threads, read as the pod it is
+    part of: its status without the `status:` line above (`phase`, `containerStatuses`), one container's status
+    (`lastState:` / `state:` with `terminated:`; kubernetes/kubernetes#3044 posts its `state.termination` of the
+    time), or the list of them. A whole object (one with `kind`, `metadata`, `spec`, `status` or `items`) is itself."""
+    if isinstance(doc, list) and doc and all(isinstance(d, dict) and _container_like(d) for d in doc):
+        return {"status": {"containerStatuses": doc}}
+    if not isinstance(doc, dict) or {"kind", "metadata", "spec", "status", "items"} & doc.keys():
+        return doc
+    if {"containerStatuses", "initContainerStatuses", "phase"} & doc.keys():
+        return {"status": doc}
+    if _container_like(doc):
+        return {"status": {"containerStatuses": [doc]}}
+    return doc
+
+
+def _container_like(d: dict[Any, Any]) -> bool:
+    return bool({"state", "lastState"} & d.keys())
 
 
 def _p(path: str, key: str) -> str:
@@ -321,6 +343,10 @@ def _pod_events(obj: dict[str, Any], path: str, file: str, result: StructuredRes
                 if signal is None and exit_code is not None and reason != "Completed" and 128 < exit_code <= 192:
                     signal = exit_code - 128
                 due_to, pressure = k8s_reason(reason, _str(term.get("message")))
+                running_again = restart and _mapping(cs, "state").get("running") is not None
+                if recovered_or_clean(due_to, exit_code, running_again=running_again):
+                    # (a container running again, or one that exited 0 under a memory-kill reason: reasons.py)
+                    due_to = pressure = None
                 fields = _compact(
                     {
                         "pod": pod,

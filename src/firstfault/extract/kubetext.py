@@ -18,7 +18,7 @@ from email.utils import parsedate_to_datetime
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.gpu import nvml_fields
-from firstfault.extract.reasons import k8s_reason
+from firstfault.extract.reasons import k8s_reason, recovered_or_clean
 from firstfault.extract.structured import ParseIssue, StructuredResult, clip, command_line
 from firstfault.model import Event, Evidence, FieldValue
 
@@ -248,6 +248,8 @@ class _Described:
     events: list[tuple[int, list[str], str]] = field(default_factory=list)  # line, cells, the raw line
 
 
+_STATES = ("State", "Last State")
+_STATE_KEYS = frozenset({"Reason", "Exit Code", "Signal", "Message", "Started", "Finished"})
 # A container's own line under `Containers:` (its name is whatever the pod spec says: `  pytorch:`).
 _CONTAINER = re.compile(r"^  (?P<name>[^\s:][^:]*):\s*$")
 # The command a pasted block often starts with (structured.command_line takes its prompt off):
@@ -286,11 +288,25 @@ def _event_row(line: str) -> list[str] | None:
     return None
 
 
+def event_row(line: str) -> tuple[str, str | None] | None:
+    """(the reason, the message) of an Events row pasted into text without its table: `kubectl get events`'s
+    (`LAST SEEN  TYPE  REASON  OBJECT  MESSAGE`, an object as `kind/name`) or a describe's (`TYPE  REASON  AGE  FROM
+    MESSAGE`), or None for any other line."""
+    parts = _CELL_GAP.split(line.strip(), maxsplit=4)
+    if len(parts) >= 4 and parts[1] in _EVENT_TYPES and "/" in parts[3]:
+        return parts[2], parts[4] if len(parts) > 4 else None
+    cells = _event_row(line)
+    if cells is not None:
+        return cells[1], cells[4] if len(cells) > 4 else None
+    return None
+
+
 def _describe_objects(text: str) -> Iterator[_Described]:
     obj: _Described | None = None
     section = ""
     container: dict[str, tuple[str, int]] | None = None
     state = ""
+    state_indent = 4  # a container's State / Last State line's indentation: its Reason, Exit Code are deeper
     last_key = ""
     named = kind = ""  # the name and kind the command line gave
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -310,6 +326,20 @@ def _describe_objects(text: str) -> Iterator[_Described]:
             obj.events.append((lineno, row, line))
             continue
         m = _FIELD.match(line)
+        if m is not None and m.group("key") in _STATES and (container is None or not section.endswith("Containers")):
+            # A container's state pasted without its pod and its `Containers:` section, at whatever indentation it
+            # was cut (kubernetes/kubernetes#131530, gimlet-io/gimlet#649: `Last State: Terminated` / `  Reason:
+            # OOMKilled` / `  Exit Code: 137`): a container the paste does not name.
+            if obj is None:
+                obj = _Described(lineno, kind)
+                if named:
+                    obj.fields["Name"], obj.field_lines["Name"] = named, lineno
+            container = {"Name": ("", lineno)}
+            obj.containers.append(container)
+            section, last_key, state = "Containers", "", m.group("key")
+            state_indent = len(m.group("indent"))
+            container[state] = (m.group("value") or "", lineno)
+            continue
         if line.startswith("Name:") or (obj is None and m is not None and not m.group("indent")):
             # An object starts at its Name (or, pasted without it, at its first field).
             if obj is not None:
@@ -337,12 +367,14 @@ def _describe_objects(text: str) -> Iterator[_Described]:
             if head:
                 container, state = {"Name": (head.group("name"), lineno)}, ""
                 obj.containers.append(container)
-            elif m and container is not None and indent == 4 and m.group("key") in ("State", "Last State"):
-                state = m.group("key")
+            elif m and container is not None and indent <= 4 and m.group("key") in _STATES:
+                state, state_indent = m.group("key"), indent
                 container[state] = (m.group("value") or "", lineno)
-            elif m and container is not None and indent >= 6 and state:
+            elif m and container is not None and state and (indent > state_indent or (
+                    indent == state_indent and m.group("key") in _STATE_KEYS)):
+                # (a paste that lost the state's own indentation keeps its keys: `Reason`, `Exit Code`, ...)
                 container[f"{state}.{m.group('key')}"] = (m.group("value") or "", lineno)
-            elif m and container is not None and indent == 4:
+            elif m and container is not None and indent <= state_indent:
                 state = ""
         elif section == "Conditions":
             cells = _CELL_GAP.split(line.strip())
@@ -376,7 +408,8 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
         kind: str | None
         # A pod's describe pasted from its middle (`Start Time:` ... `Status:`, the lines above it elided) is still
         # a pod's: a Job's has a Start Time but no Status, a node's neither.
-        pod_like = "Containers" in fields or ("Status" in fields and ("Node" in fields or "Start Time" in fields))
+        pod_like = ("Containers" in fields or bool(obj.containers)
+                    or ("Status" in fields and ("Node" in fields or "Start Time" in fields)))
         if obj.kind == "pod" or (not obj.kind and pod_like):
             kind = "Pod"
             _described_pod(obj, name, file, result)
@@ -389,6 +422,11 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
         else:
             kind = None
         node = name if kind == "Node" else _pod_node(fields)
+        if node is None and kind in ("Node", None):
+            # A node's events pasted without its Name: older kubectl names the kubelet's node in From
+            # (`kubelet, minikube`), the node they happened on.
+            node = next((c[3].split(",", 1)[1].strip() for _, c, _ in obj.events
+                         if len(c) > 3 and c[3].startswith("kubelet, ")), None)
         if fields.get("Message"):
             at = obj.field_lines.get("Message", obj.line)
             _device_report(fields["Message"], node, file, at, f"Message: {fields['Message']}", result)
@@ -427,6 +465,11 @@ def _described_pod(obj: _Described, name: str | None, file: str, result: Structu
             signal = exit_code - 128 if exit_code is not None and 128 < exit_code <= 192 else None
             message = container.get(f"{state}.Message", ("", line))[0] or None
             due_to, pressure = k8s_reason(reason, message)
+            # A container running again (kubernetes/kubernetes#122256: `State: Running` / `Last State: Terminated`),
+            # or one whose process exited 0 under a memory-kill reason: no cause of an end.
+            if recovered_or_clean(due_to, exit_code,
+                                  running_again=restart and container.get("State", ("", line))[0] == "Running"):
+                due_to = pressure = None
             when = _rfc1123(container.get(f"{state}.Finished", ("", line))[0])
             text = f"pod {name} container {container['Name'][0]} {state}: Terminated {reason or ''} exit {code_raw}"
             result.events.append(_event("k8s.pod", node, when, {
@@ -454,15 +497,22 @@ def _described_node(obj: _Described, name: str | None, file: str, result: Struct
     it) still says a node was lost: the event names no host (the engine places it on a one-node allocation)."""
     if name:
         result.hosts.add(name)
-    for lineno, cells in obj.conditions:
+    ready = [(n, c) for n, c in obj.conditions if len(c) >= 2 and c[0] == "Ready"]
+    for lineno, cells in ready or obj.conditions:
         # Type, Status, LastHeartbeatTime, LastTransitionTime, Reason, Message
-        if len(cells) < 2 or cells[0] != "Ready" or cells[1] == "True":
+        if len(cells) < 2 or (cells[0] == "Ready" and cells[1] == "True"):
             continue
-        word = "NotReady" if cells[1] == "False" else cells[1]
-        due_to, _ = k8s_reason(word, None, "node_status")
+        if cells[0] == "Ready":
+            word = "NotReady" if cells[1] == "False" else cells[1]
+            due_to, _ = k8s_reason(word, None, "node_status")
+        else:
+            # A paste that cut the Ready row: any other condition speaks through its reason, the node controller's
+            # `NodeStatusUnknown` turning every condition Unknown says the node was lost all the same.
+            due_to, _ = k8s_reason(cells[4] if len(cells) > 4 else None, None, "condition_reason")
         if due_to != "node_failure":
             continue
         when = _rfc1123(cells[3]) if len(cells) > 3 else None
-        reason = " ".join([f"Ready={cells[1]}", *cells[4:6]])
+        reason = " ".join([f"{cells[0]}={cells[1]}", *cells[4:6]])
         result.events.append(_event("sched.node_down", name, when, {"host": name, "reason": clip(reason, 120)},
                                     file, lineno, f"node {name or '(not named)'} {reason}"))
+        return  # one node lost once

@@ -155,6 +155,15 @@ def k8s_reason(word: str | None, message: str | None, field: str = "reason") -> 
     return due, None
 
 
+def recovered_or_clean(due_to: str | None, exit_code: int | None, *, running_again: bool) -> bool:
+    """Whether a container's terminated state names no cause of an end although its reason is a word of the table:
+    the container is running again (an earlier end its restart recovered from), or its process exited 0 under a
+    memory-kill reason (kubernetes/kubernetes#131530: `Reason: OOMKilled` / `Exit Code: 0`, the pod Succeeded;
+    cortexlabs/cortex#1806: "exit code 0 in container status with `reason` as OOMKilled and Job marked as
+    Successful"): the kill the word names did not end it."""
+    return due_to is not None and (running_again or (due_to == "memory_limit" and exit_code == 0))
+
+
 @lru_cache(maxsize=1)
 def line_literals() -> tuple[str, ...]:
     """Words every line the job-output extractor can match holds (its prefilter literals): the longest
@@ -170,5 +179,5 @@ def line_literals() -> tuple[str, ...]:
     return tuple(sorted(w for w in out if not any(o != w and o in w for o in out)))
 
 
-__all__ = ["ReasonHit", "first_reason", "k8s_reason", "kube_status_words", "line_literals", "scheduler_words",
-           "state_of", "text_reasons", "word_reason"]
+__all__ = ["ReasonHit", "first_reason", "k8s_reason", "kube_status_words", "line_literals", "recovered_or_clean",
+           "scheduler_words", "state_of", "text_reasons", "word_reason"]

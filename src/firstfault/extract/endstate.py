@@ -1,0 +1,345 @@
+"""A workload manager's end state, in whatever layout it was posted: (key, value) pairs read through one table.
+
+A scheduler or an orchestrator says why it ended a job as a key and its value: a Kubernetes container's
+`Reason:  OOMKilled` (`kubectl describe`), `reason: Evicted` (YAML), `"reason": "DeadlineExceeded"` (JSON),
+HTCondor's `HoldReason = "..."` and `HoldReasonCode = 34` (a job ad), AWS Batch's `Status reason<TAB>...`,
+docker's `"OOMKilled": true`, Nomad's `Exit Message: "OOM Killed"`. This module finds such pairs on a line in
+each of those layouts, and reads the value by what catalog/scheduler.yaml's `keys` say the key is (a reason
+word, a message in prose, a flag, a code), through the table's `words`, `texts` and `resources`. So a new
+scheduler is a row of words or keys, a new layout a layout here, never a pattern per wording.
+
+Guards, each a reason the words of the table on a line are no end state: a comment (`# ... OOMKilled`), a
+template (`{{ $labels.pod }} was OOMKilled`), a flag
+that is false (`"OOMKilled": false`), a label matcher of a query (`{reason="OOMKilled"}`), a reason that names
+no cause (`Reason: Completed`, `reason: Error`), a container's earlier end whose restart recovered (`State:
+Running` above its `Last State: Terminated`, kubectl describe's order), an HTCondor policy expression that did
+not evaluate to true or names several resources.
+
+Two phrase readers work beside the pairs, for the messages a scheduler writes itself: an HTCondor policy
+expression that removed or held the job (`The job attribute PeriodicRemove expression '(DiskUsage > 2e7)'
+evaluated to TRUE`: the resource its attributes name), and a kill for excessive use of a named resource
+(`Not retrying job due to excessive disk usage (job automatically killed on the worker node)`).
+
+Read by the job-output extractor (extract/jobend.py) on every line that holds a word of the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import NamedTuple
+
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import SchedKey, SchedResource, sched_tables
+from firstfault.extract.reasons import text_reasons, word_reason
+
+
+class Reading(NamedTuple):
+    """What one line's end state says: a normalised reason (None: understood, names no cause), where."""
+
+    reason: str | None
+    scheduler: str
+    spelling: str  # the key and value, or the phrase, it was read from
+    resource: str | None = None  # the resource it names (an eviction's, a policy's)
+    host: str | None = None
+
+
+# A line that is one pair, as describe, YAML, a ClassAd, `qstat -f`, a console's tab or a JSON member prints it:
+# indentation and a YAML list's dash, the key (quoted or not; words with single spaces: `Last State`, `Status
+# reason`), a colon, `=` or a tab, the value. Each part is one run of a class, so the match is linear.
+_LEADING = re.compile(r"^(?P<indent>[ \t]*)(?:- )?(?P<q>\"?)(?P<key>[A-Za-z][\w.\-]*(?: [A-Za-z][\w.\-]*){0,2})"
+                      r"(?P=q)[ \t]*(?::|=(?![=~?])|\t)[ \t]*(?P<value>.*)$")
+# Members inside a line: JSON's `"key": value` (a string or a bare word: `true`, `137`), and `key=value` outside a
+# comparison (`=?=`, `==`, `!=`, `=~`) as an accounting line or a policy prints them.
+_MEMBER = re.compile(r"\"(?P<key>[A-Za-z][\w.\-]{0,60})\"[ \t]*:[ \t]*(?P<value>\"(?:[^\"\\]|\\.)*\"|[\w.\-]+)")
+# `Key: value` inside a line: Nomad's task event (`Exit Code: 137, Exit Message: "OOM Killed"`), a Go struct as
+# controllers log it (`&ContainerStateTerminated{ExitCode:137,Signal:0,Reason:OOMKilled,...}`), a describe block
+# flattened onto one line. A key of one or two words after a separator, its value one word or a quoted string.
+_INLINE = re.compile(r"(?:^|(?<=[\s,;{(]))(?P<key>[A-Za-z][A-Za-z]{0,40}(?: [A-Za-z][A-Za-z]{0,40})?):[ \t]*"
+                     r"(?P<value>\"[^\"]*\"|[^\s,;{}\"]+)")
+_ASSIGN = re.compile(r"(?<![\w=!<>~?])(?P<key>[A-Za-z][\w.\-]{0,60})=(?![=~?])(?P<value>\"[^\"]*\"|[^\s,;}]+)")
+# A query's label matchers (`kube_pod_container_status_last_terminated_reason{reason="OOMKilled"}`): names, not a
+# record's pairs.
+_SELECTOR = re.compile(r"\w\{[^{}=]*=[^{}]*\}")
+# A comment line of a config, a script or a manifest.
+_COMMENT = re.compile(r"^\s*(?:#|//|;|--\s)")
+_TRUE = frozenset({"true", "1", "yes"})
+_FALSE = frozenset({"false", "0", "no"})
+
+
+def key_name(raw: str) -> str:
+    """`Last State` -> `laststate`, `"exitCode"` -> `exitcode`, `State.OOMKilled` -> `oomkilled`."""
+    last = raw.rsplit(".", 1)[-1]
+    return "".join(ch for ch in last.lower() if ch.isalnum())
+
+
+def _unquote(value: str) -> str:
+    v = value.strip().rstrip(",").strip()
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
+        v = v[1:-1]
+    return v.strip()
+
+
+@lru_cache(maxsize=1)
+def _keys() -> Mapping[str, SchedKey]:
+    return {k.key: k for k in sched_tables().keys}
+
+
+@lru_cache(maxsize=1)
+def _reason_schedulers() -> tuple[str, ...]:
+    """The schedulers with words of the `reason` field, in the table's order."""
+    return tuple(dict.fromkeys(w.scheduler for w in sched_tables().words if w.field == "reason"))
+
+
+def _word(scheduler: str | None, field: str, value: str) -> tuple[str, str | None] | None:
+    """(the scheduler, its reason) of a value that is one of the table's words of `field`, or None."""
+    for sched in (scheduler,) if scheduler else _reason_schedulers():
+        row = word_reason(sched, value, field)
+        if row is not None:
+            return sched, row.reason
+    return None
+
+
+def _uncut(scheduler: str | None, field: str, word: str) -> str:
+    """A word a fixed-width column cut and marked with `+` (sacct's `OUT_OF_ME+`): the one word of the table it
+    begins, else as it is."""
+    if not word.endswith("+"):
+        return word
+    stem = word[:-1]
+    found = {w.word for w in sched_tables().words
+             if w.field == field and (scheduler is None or w.scheduler == scheduler) and w.word.startswith(stem)}
+    return found.pop() if len(found) == 1 else word
+
+
+def read_value(key: SchedKey, raw_key: str, raw_value: str) -> Reading | None:
+    """What `key`'s value says; None where the value is none of the table's (then the line names no end)."""
+    value = _unquote(raw_value)
+    spelling = f"{raw_key}: {value}"
+    if not value:
+        return None
+    if key.role == "flag":
+        low = value.lower()
+        if low in _TRUE:
+            return Reading(key.reason, key.scheduler or "docker", spelling)
+        return Reading(None, key.scheduler or "docker", spelling) if low in _FALSE else None
+    if key.role == "code":
+        # The code is the value's first word (`OUT_OF_MEMORY (exit code 0)`, `34`), whole or cut by a column.
+        hit = _word(key.scheduler, key.field, _uncut(key.scheduler, key.field, value.split(None, 1)[0]))
+        return Reading(hit[1], hit[0], spelling) if hit else None
+    if key.role == "reason":
+        hit = _word(key.scheduler, "reason", value)
+        if hit is not None:
+            return Reading(hit[1], hit[0], spelling)
+    # A message, or a reason key whose value is prose (Argo's `message: OOMKilled (exit code 137)`, a hold reason).
+    return message_reading(value)
+
+
+def message_reading(text: str) -> Reading | None:
+    """A scheduler's message read with the table: its phrases (every row), its policy expression, its excessive
+    use of a resource. The first that names a reason, else one that is understood, else None."""
+    found: Reading | None = None
+    for hit in text_reasons(text):
+        reading = Reading(hit.reason, hit.scheduler, hit.spelling, hit.resource, hit.host)
+        if hit.reason is not None:
+            return reading
+        found = found or reading
+    return policy_expression(text) or excessive_use(text) or found
+
+
+# --------------------------------------------------------------------------
+# HTCondor's policy expressions
+# --------------------------------------------------------------------------
+
+# `The job attribute PeriodicRemove expression '...' evaluated to TRUE`, `The system macro SYSTEM_PERIODIC_HOLD
+# expression '...' evaluated to TRUE` (the schedd's hold and remove reasons; dmwm/CRABServer#5165 quotes one that
+# evaluated to UNDEFINED). The expression is greedy up to the last `' evaluated to`.
+_POLICY = re.compile(r"\b(?:Periodic(?:Remove|Hold)|SYSTEM_PERIODIC_(?:REMOVE|HOLD)) expression '")
+_EVALUATED = re.compile(r"' evaluated to (?P<value>[A-Za-z]+)")
+_ATTRIBUTE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+@lru_cache(maxsize=1)
+def _attributes() -> Mapping[str, SchedResource]:
+    return {r.word: r for r in sched_tables().resources if r.attribute}
+
+
+def policy_expression(text: str) -> Reading | None:
+    """The resource an HTCondor policy expression that removed or held the job names by its attributes: one
+    kind of resource is that limit; several, or an expression that was not true, name no cause (understood)."""
+    m = _POLICY.search(text)
+    if m is None:
+        return None
+    end = text.rfind("' evaluated to ")
+    value = _EVALUATED.match(text, end) if end >= m.end() else None
+    if value is None:
+        return None
+    spelling = text[m.start():value.end()]
+    if value.group("value").upper() != "TRUE":
+        return Reading(None, "htcondor", spelling)  # UNDEFINED, FALSE: the policy did not act on the job's use
+    table = _attributes()
+    rows = {table[a].resource: table[a] for a in _ATTRIBUTE.findall(text, m.end(), end) if a in table}
+    if len(rows) != 1:
+        return Reading(None, "htcondor", spelling)
+    row = next(iter(rows.values()))
+    return Reading(row.reason, "htcondor", spelling, row.resource)
+
+
+# --------------------------------------------------------------------------
+# A kill for excessive use of a resource, in a scheduler's own words
+# --------------------------------------------------------------------------
+
+# The scheduler acted (killed, removed, held, evicted, terminated, aborted) and says it was for its use of one
+# resource: `due to excessive disk usage`, `for exceeding its memory limit`, `because of too much RAM`.
+_ACTED = re.compile(r"\b(?:killed|removed|held|put on hold|evicted|terminated|aborted)\b", re.IGNORECASE)
+_EXCESS = re.compile(r"\b(?:due to|for|because of)\s+(?:excessive|exceeding(?:\s+(?:its|the|their|job))?"
+                     r"|too much)\s+(?P<res>[A-Za-z]+(?: [A-Za-z]+){0,2})", re.IGNORECASE)
+# Words that make the line a warning of what would happen, not a report of what did.
+_IF = re.compile(r"\b(?:if|may|might|will be|would|could|should|unless|avoid|prevent|to be)\b", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _words_resources() -> tuple[tuple[str, SchedResource], ...]:
+    """The prose resource words, lower case, longest first (`disk space` before `disk`)."""
+    rows = [(r.word.lower(), r) for r in sched_tables().resources if not r.attribute]
+    return tuple(sorted(rows, key=lambda x: -len(x[0])))
+
+
+def excessive_use(text: str) -> Reading | None:
+    """A scheduler's kill, hold or removal for excessive use of one named resource, or None."""
+    m = _EXCESS.search(text)
+    if m is None or _ACTED.search(text) is None or _IF.search(text) is not None:
+        return None
+    res = m.group("res").lower().strip()
+    for word, row in _words_resources():
+        if res == word or res.startswith(word + " "):
+            return Reading(row.reason, "scheduler", m.group(0).strip(), row.resource)
+    return None
+
+
+# --------------------------------------------------------------------------
+# A line's pairs
+# --------------------------------------------------------------------------
+
+
+class LinePair(NamedTuple):
+    indent: int
+    key: str  # normalised (key_name)
+    raw_key: str
+    value: str
+
+
+def leading_pair(line: str) -> LinePair | None:
+    """The pair a whole line is (`    Reason:  OOMKilled`, `reason: Evicted`, `HoldReason = "..."`), or None."""
+    m = _LEADING.match(line)
+    if m is None:
+        return None
+    indent = len(m.group("indent").expandtabs(8))
+    return LinePair(indent, key_name(m.group("key")), m.group("key"), m.group("value"))
+
+
+def line_reading(line: str) -> Reading | None:
+    """What a line says of a workload manager's end state through its pairs: the reading of the first pair whose
+    key the table knows, a guard (a Reading with no reason) for a line whose words are no end state, or None for a
+    line that holds no such pair (prose: the phrase readers decide)."""
+    if _COMMENT.match(line):
+        return Reading(None, "", "a comment")
+    if "{{" in line and "}}" in line:
+        # A template (an alert rule's `description: "Container {{ $labels.container }} was OOMKilled"`, a Helm
+        # chart's): what a record would say, not what one said.
+        return Reading(None, "", "a template")
+    keys = _keys()
+    lead = leading_pair(line)
+    if lead is not None and lead.key in keys:
+        reading = read_value(keys[lead.key], lead.raw_key, lead.value)
+        if reading is not None:
+            return reading
+        if keys[lead.key].role in ("reason", "flag"):
+            # A reason or flag the table does not name a cause for (`Reason: Completed`, `reason: Error`); a code it
+            # does not know is another record's key of that name (ibstat's `State: Active`), no end state. A value
+            # that is no reason word in its record's spelling (`reason: timeout`) is understood by nobody here.
+            value = _unquote(lead.value)
+            owner = (keys[lead.key].scheduler or "kubernetes") if value[:1].isupper() else ""
+            return Reading(None, owner, f"{lead.raw_key}: {value}")
+    body = _SELECTOR.sub(" ", line)
+    found: Reading | None = None
+    named: list[Reading] = []
+    for rx in (_MEMBER, _ASSIGN, _INLINE):
+        for m in rx.finditer(body):
+            key = keys.get(key_name(m.group("key")))
+            if key is None:
+                continue
+            reading = read_value(key, m.group("key"), m.group("value"))
+            if reading is not None and reading.reason is not None:
+                named.append(reading)
+            found = found or reading  # understood, no cause (a false flag): unless another member names one
+    if named:
+        # The reason word decides; a message refines a generic eviction (`"reason":"Evicted"` with `"message":"The
+        # node was low on resource: memory..."`), as reasons.k8s_reason reads a record's pair.
+        if named[0].reason == "eviction" and named[0].resource is None:
+            return next((r for r in named[1:] if r.resource is not None), named[0])
+        return named[0]
+    if found is None and body != line:
+        return Reading(None, "", "a query's label matcher")
+    return found or state_row(line)
+
+
+# A row of a job table (`sacct`, `squeue`-like listings) pasted as text: the job's id first (`123456`,
+# `123456.batch`, `4242_7`, `1234+0`), and beside its state an exit code as `return:signal` (`0:125`). Its state
+# cell is a word of the table's job states.
+_JOB_ID_CELL = re.compile(r"^\d+(?:[._+][\w\[\]\-]+)?$")
+_EXIT_CELL = re.compile(r"^-?\d{1,3}:-?\d{1,3}$")
+_ROW_CELLS = 16  # a row with more cells than this is no job table's
+
+
+@lru_cache(maxsize=1)
+def _state_schedulers() -> tuple[str, ...]:
+    return tuple(dict.fromkeys(w.scheduler for w in sched_tables().words if w.field == "state"))
+
+
+# Slurm's mail about a job's end, as its subject reads where people paste it: `Slurm Job_id=12495794 Name=x Ended, Run
+# time 7-00:00:27, TIMEOUT, ExitCode 0` (slurmctld's mail; the state one of its comma-separated parts).
+_MAIL_JOB = re.compile(r"\bJob_id=\d+ Name=\S+ (?:Ended|Failed), Run time [\d:-]+, (?P<state>[A-Z_]+)\b")
+
+
+def state_row(line: str) -> Reading | None:
+    """A job table's row whose State cell says why the job ended (`123456  train  OUT_OF_ME+  0:125`), or a
+    scheduler's mail subject naming that state, or None."""
+    mail = _MAIL_JOB.search(line)
+    if mail is not None:
+        for sched in _state_schedulers():
+            row = word_reason(sched, mail.group("state"), "state")
+            if row is not None:
+                return Reading(row.reason, sched, mail.group(0))
+        return None
+    cells = line.split(None, _ROW_CELLS)
+    if not (2 < len(cells) <= _ROW_CELLS and _JOB_ID_CELL.match(cells[0]) and any(_EXIT_CELL.match(c) for c in cells)):
+        return None
+    for cell in cells[1:]:
+        for sched in _state_schedulers():
+            row = word_reason(sched, _uncut(sched, "state", cell), "state")
+            if row is not None:
+                return Reading(row.reason, sched, f"{cells[0]} {cell}")
+    return None
+
+
+def _distinctive(word: str) -> bool:
+    """A word rare enough in text to be a prefilter literal: one with `_` (`OUT_OF_MEMORY`, `TERM_RUNLIMIT`), two
+    words (`OOM Killed`), or camel case (`OOMKilled`, `NodeLost`). A word in one case alone (Flux's `timeout`,
+    Slurm's `TIMEOUT`) is every other log's: its records reach here by their keys (`JobState=`, `State:`)."""
+    return "_" in word or " " in word or (word != word.upper() and sum(c.isupper() for c in word) >= 2)
+
+
+@lru_cache(maxsize=1)
+def literals() -> tuple[str, ...]:
+    """Words a line this module reads holds, beyond the table's phrases and words (reasons.line_literals): the
+    keys' words that are no reason words (`HoldReasonCode`, `OOMKilled` as a flag), the two phrase readers'."""
+    tables = sched_tables()
+    out = {w.word for w in tables.words if w.field in ("reason", "state") and _distinctive(w.word)}
+    # (`OUT_OF_ME`: sacct's column cuts the state to `OUT_OF_ME+`)
+    out.update({"HoldReasonCode", "OOMKilled", "OOM Killed", "evaluated to", "excessive", "exceeding", "OUT_OF_ME",
+                "Exit_status", "Job_id=", "JobState="})
+    return tuple(sorted(out))
+
+
+__all__ = ["LinePair", "Reading", "excessive_use", "key_name", "leading_pair", "line_reading", "literals",
+           "message_reading", "policy_expression", "read_value", "state_row"]
