@@ -40,10 +40,15 @@ verdict what reading every copy gives:
   real error) or that was claimed may have changed the state the folded
   shapes were checked against: each shape is read in full once more, with
   the same outcome, before it folds again.
-- A folded copy's time is not read. So an unrecognized line's copies fold
-  only where the line starts with a stamp whose bytes order as its times
-  (zone-less ISO, syslog), and only those whose stamp is not earlier than
-  the variant's first copy: none of them can be its group's earliest line.
+- A folded copy's time is not read where the line starts with a stamp whose
+  bytes order as its times (zone-less ISO, syslog): an unrecognized line's
+  copies then fold only where their stamp is not earlier than the variant's
+  first copy's. Any other unrecognized line (no stamp of its own: DDP's
+  grad-strides warning after a stamped step line; or another form) is
+  `timed`: a copy's time is worked out as reading it would (its own stamp,
+  else the walk back to the nearest one, in C), and it folds only where it is
+  not earlier than every copy read to the variant. Either way none of them
+  can be its group's earliest line.
 
 Off with the other fast paths (`FIRSTFAULT_FASTPATH=0`): tests/collect/test_fold.py
 compares the two on chatty files built to break each rule above.
@@ -52,6 +57,7 @@ compares the two on chatty files built to break each rule above.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Final, Protocol
 
 from firstfault.extract.memo import ALL_HEX_ZERO, line_shape
@@ -127,6 +133,13 @@ class _Variant:
     # be its group's earliest line, and a folded copy's time is not read.
     lead: int = 0
     lead_rep: bytes = b""
+    # For an unrecognized line without such a stamp (`timed`): the earliest time a copy read to this outcome
+    # had (None sorts last, as in the groups; `floor_set` False: none read yet). A copy's time is then worked
+    # out as reading it would (its own stamp, else the walk back to one: LineFold.fold's caller), and a copy
+    # earlier than the floor is read.
+    timed: bool = False
+    floor: datetime | None = None
+    floor_set: bool = False
 
     def __post_init__(self) -> None:
         self.lo = self.hi = self.rep
@@ -144,6 +157,21 @@ class _Variant:
         self.hi = (x & higher) | (self.hi & (full ^ higher))
         self.hi_top = self.hi | top
         self.fixed = ((((self.lo | top) - self.hi) & top) >> 7) * 0xFF  # 0xff where lo >= hi: lo == hi
+
+    def after(self, t: datetime | None) -> bool:
+        """May a copy of time `t` be counted: is it not earlier than every copy read to this outcome (a group's
+        earliest line is by time, None last, then by file and line: a later line of this file with the floor's
+        time is not earlier either)?"""
+        if t is None:
+            return True
+        return self.floor is not None and t >= self.floor
+
+    def take_time(self, t: datetime | None) -> None:
+        """A copy of time `t` was read to this outcome: the floor is the earliest such time."""
+        if not self.floor_set:
+            self.floor, self.floor_set = t, True
+        elif t is not None and (self.floor is None or t < self.floor):
+            self.floor = t
 
     def holds(self, x: int) -> bool:
         """Is every byte of the copy with bytes `x` within the values its position had (lo <= x <= hi, byte by
@@ -310,7 +338,7 @@ class LineFold:
 
     def table_add(self, raw: bytes, v: _Variant) -> None:
         """Put `v`, which fold_copy(raw) just gave, in the table, so that its next copies fold in C."""
-        if v.tabled != self._gen and v.same_hits:
+        if v.tabled != self._gen and v.same_hits and not v.timed:  # C does not work out a copy's time
             v.tabled = self._gen
             self.table.setdefault(line_shape(raw), []).append(
                 (v.lo.to_bytes(v.size), v.hi.to_bytes(v.size), v.lead_rep, v))
@@ -365,6 +393,8 @@ class LineFold:
         if sh is not None:
             for v in sh.variants:
                 if r.outcome == v.reading.outcome and hits == v.hits:
+                    if v.timed:
+                        v.take_time(c.time)
                     v.reads += 1
                     v.epoch = self._epoch
                     if not v.holds(x):
@@ -393,9 +423,10 @@ class LineFold:
             v = _Variant(x, hits, r, 1, len(raw), self._epoch, same_hits)
             if r.offer is not None:
                 v.lead = _leading_stamp(key)
-                if not v.lead:
-                    r.foldable = False
                 v.lead_rep = raw[:v.lead]
+                if not v.lead:
+                    v.timed = True
+                    v.take_time(c.time)
             sh.variants.append(v)
             self._bytes += 5 * len(raw)  # rep, lo, hi, top, fixed
             sh.reindex()

@@ -600,6 +600,32 @@ class LineScanner:
 
         key = self.matcher.key
 
+        def time_of(buf: bytes, s: int, text: str, prev_start: int, prev_t: datetime | None, have_prev: bool,
+                    carried: Stamp | None, limit: int | None) -> datetime | None:
+            """The time of the line at buf[s:] whose text is `text`: its own stamp's or the nearest earlier one's."""
+            st = tp.parse(text)
+            # wall_of's own answer for a wall-clock stamp without uptime, without its call.
+            t = st.wall if st is not None and st.uptime is None else wall_of(st)
+            if t is None:
+                t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, BACKWALK_LINES if limit is None else limit))
+                if t is None:
+                    t = prev_t if have_prev else wall_of(carried)
+            return t
+
+        def copy_time(buf: bytes, s: int, e: int) -> tuple[bool, datetime | None]:
+            """The time reading the copy buf[s:e] would give it (as read_held reads a held copy: the walk back goes
+            over the copies not read), for a variant that counts a copy only when it is not earlier than its
+            floor (fold._Variant.timed), and whether it was worked out without a stamp read as none (outside the
+            years: such a copy is read, and the count of such stamps is left to that reading)."""
+            raw = strip(buf[s:e])[0] if srun_prefix else buf[s:e]
+            unplaced = tp.out_of_range
+            t = time_of(buf, s, raw.decode("utf-8", errors="replace"), prev_start, prev_t, have_prev, carried,
+                        1 << 30)
+            if tp.out_of_range != unplaced:
+                tp.out_of_range = unplaced
+                return False, t
+            return True, t
+
         def candidate(buf: bytes, s: int, e: int, line_no: int, hits: tuple[int, ...] | None,
                       prev_start: int, prev_t: datetime | None, have_prev: bool, carried: Stamp | None,
                       limit: int | None = None) -> Candidate:
@@ -620,13 +646,7 @@ class LineScanner:
                 stats.bad_utf8 += 1
                 text = raw.decode("utf-8", errors="replace")
                 hits = None
-            st = tp.parse(text)
-            # wall_of's own answer for a wall-clock stamp without uptime, without its call.
-            t = st.wall if st is not None and st.uptime is None else wall_of(st)
-            if t is None:
-                t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, BACKWALK_LINES if limit is None else limit))
-                if t is None:
-                    t = prev_t if have_prev else wall_of(carried)
+            t = time_of(buf, s, text, prev_start, prev_t, have_prev, carried, limit)
             return Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
                              hits, key if hits is not None else None)
 
@@ -657,11 +677,15 @@ class LineScanner:
             prev_start, prev_t, have_prev = s, c.time, True
             held = held_variant = None
 
-        def take(buf: bytes, s: int, e: int, line_no: int, ids: list[int] | None) -> None:
-            """A candidate that does not fold: counted, or read in full."""
+        def take(buf: bytes, s: int, e: int, line_no: int, ids: list[int] | None, tried: bool = False) -> None:
+            """A candidate that does not fold: counted, or read in full (`tried`: the fold already said no)."""
             nonlocal held, held_variant, prev_start, prev_t, have_prev
             if fold is not None:
-                v = fold.fold(buf[s:e], ids)
+                v = None if tried else fold.fold(buf[s:e], ids)
+                if v is not None and v.timed:
+                    ok, t = copy_time(buf, s, e)
+                    if not ok or not v.after(t):
+                        v = None
                 if v is not None:
                     if held_variant is not None:
                         fold.count(held_variant)
@@ -718,6 +742,11 @@ class LineScanner:
                     raw = buf[s:e]
                     line_no += 1
                     v = fold_copy(raw)
+                    tried = False
+                    if v is not None and v.timed:
+                        ok, t = copy_time(buf, s, e)
+                        if not ok or not v.after(t):
+                            v, tried = None, True
                     if v is not None:
                         folded += 1
                         if held_variant is not None:
@@ -730,7 +759,7 @@ class LineScanner:
                         ids = ids_of(raw)
                         if ids is None or ids:
                             stats.candidates += 1
-                            take(buf, s, e, line_no, ids)
+                            take(buf, s, e, line_no, ids, tried)
                     s = e + 1
                 stats.candidates += folded
             else:
