@@ -23,6 +23,10 @@ reused while they hold), with its expected verdict decided by construction, befo
   e  regex      lines built against backtracking patterns of the extractors (long runs of spaces, colons,
                 digits and slashes after `NCCL WARN` and the NCCL header), then a host OOM kill in the
                 kernel log -> software / host.oom
+  g  numbers2   c's kind with other wordings and number layouts: 1M lines of a training loop's step lines,
+                the Hugging Face tokenizer's unstamped warning, huggingface_hub's retries with request ids,
+                DeepSpeed's allocator-flush warning (its own stamp form), NCCL's proxy warning; then a CUDA
+                out-of-memory traceback -> software / app.cuda_oom
   f  big4g      (--big only) 512 nodes x 8 ranks, about 4 GB (gen_bundle.py) -> hardware / gpu.fallen_off_bus
 
 For each shape it times, interleaved (run 1 of every tool, then run 2, ...; the page cache warm):
@@ -56,6 +60,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +195,84 @@ def gen_numbers(out: Path, p: dict[str, Any]) -> dict[str, Any]:
                         rng.randrange(100000),
                     )
                 )
+            n += 1
+            if len(buf) >= 20000:
+                fh.write("".join(buf))
+                buf.clear()
+        fh.write("".join(buf))
+        fh.write(CUDA_OOM)
+    _kern_log(out, int(span + 60))
+    return _expect(out, "software", "app.cuda_oom")
+
+
+# Shape g: shape c's kind of log with other wordings and other number layouts, for checking that what was tuned on
+# c holds elsewhere. Python logging's `%(asctime)s.%(msecs)06d - %(name)s - %(levelname)s - ` layout (a `.` and six
+# digits, then ` - `), a training loop's step line with floats in several layouts (not a candidate); the Hugging Face
+# tokenizer's warning (transformers tokenization_utils_base.py; its logger prints no stamp, and `errors` makes it
+# error-looking), huggingface_hub's retry of a read timeout with its request id (utils/_http.py) and the retry line
+# after it; DeepSpeed ZeRO-3's allocator-flush warning with its own bracketed stamp (stage3.py: a stamp form the
+# fold's C loop does not read); and NCCL's proxy warning (proxy.cc: an unstamped NCCL WARN line of another layout).
+NUMBERS2_STEP = (" - megatron.training - INFO - iteration %8d/%8d | consumed samples: %12d | elapsed time per "
+                 "iteration (ms): %.1f | learning rate: %.6E | global batch size: %5d | lm loss: %.6E | "
+                 "grad norm: %.3f | number of skipped iterations: %3d\n")
+NUMBERS2_TOKENS = ("Token indices sequence length is longer than the specified maximum sequence length for this model "
+                   "(%d > %d). Running this sequence through the model will result in indexing errors\n")
+NUMBERS2_HUB = (
+    " - huggingface_hub.utils._http - WARNING - '(ReadTimeoutError(\"HTTPSConnectionPool(host='cdn-lfs.hf.co', "
+    "port=443): Read timed out. (read timeout=%d)\"), '(Request ID: %08x-%04x-4%03x-%04x-%012x)')' thrown while "
+    "requesting GET https://huggingface.co/datasets/corp/web-%d/resolve/main/part-%05d.parquet\n")
+NUMBERS2_RETRY = " - huggingface_hub.utils._http - WARNING - Retrying in %ds [Retry %d/5].\n"
+NUMBERS2_ZERO = (
+    "[%s] [WARNING] [stage3.py:%d:step] %d pytorch allocator cache flushes since last step. this happens when there "
+    "is high memory pressure and is detrimental to performance. if this is happening frequently consider adjusting "
+    "settings to reduce memory consumption. If you are unable to make the cache flushes go away consider adding "
+    "get_accelerator().empty_cache() calls in your training loop to ensure that all ranks flush their caches at "
+    "the same time\n")
+NUMBERS2_PROXY = ("%s:%d:%d [%d] proxy.cc:%d NCCL WARN [Proxy Service %d] Failed to execute operation Connect from "
+                  "rank %d, retcode 3\n")
+
+
+def gen_numbers2(out: Path, p: dict[str, Any]) -> dict[str, Any]:
+    """Shape g: one rank's log of p['lines'] lines of other warnings and number layouts than c's, then a CUDA OOM."""
+    lines: int = p["lines"]
+    window_s = 4 * 3600
+    span = 3 * 3600.0
+    _one_node(out, window_s, span + 60)
+    rng = random.Random(p["seed"])
+    t0 = gen_bundle.T0
+
+    def stamp(t: float) -> str:  # 2026-11-02 10:00:07.123456
+        d = t0 + timedelta(seconds=t)
+        return d.strftime("%Y-%m-%d %H:%M:%S.") + "%06d" % d.microsecond
+
+    with open(out / "app" / "rank-0.log", "w", encoding="ascii", buffering=1 << 20) as fh:
+        fh.write(stamp(1.0) + " - megatron.training - INFO - Starting pretrain\n")
+        buf: list[str] = []
+        n = 0
+        it = 40000
+        while n < lines:
+            t = 100.0 + n * (span - 100.0) / lines
+            k = rng.randrange(10)
+            if k < 4:
+                it += 1
+                buf.append(stamp(t) + NUMBERS2_STEP % (
+                    it, 500000, it * 1024, 800 + rng.random() * 900, 3e-4 * rng.random(), 1024,
+                    1.5 + rng.random() * 2, 0.05 + rng.random() * 3, rng.randrange(3)))
+            elif k < 6:
+                buf.append(NUMBERS2_TOKENS % (1025 + rng.randrange(30000), rng.choice((1024, 2048, 4096))))
+            elif k == 6:
+                buf.append(stamp(t) + NUMBERS2_HUB % (rng.choice((10, 30)), rng.getrandbits(32), rng.getrandbits(16),
+                                                       rng.getrandbits(12), 0x8000 | rng.getrandbits(14),
+                                                       rng.getrandbits(48), rng.randrange(100), rng.randrange(20000)))
+                buf.append(stamp(t + 0.001) + NUMBERS2_RETRY % (1 << rng.randrange(4), 1 + rng.randrange(5)))
+                n += 1
+            elif k == 7:
+                d = t0 + timedelta(seconds=t)
+                buf.append(NUMBERS2_ZERO % (d.strftime("%Y-%m-%d %H:%M:%S,") + "%03d" % (d.microsecond // 1000),
+                                            1800 + rng.randrange(200), 1 + rng.randrange(12)))
+            else:
+                buf.append(NUMBERS2_PROXY % (HOST, PID, PID + 60 + rng.randrange(4), rng.randrange(8),
+                                             1200 + rng.randrange(400), rng.randrange(8), rng.randrange(64)))
             n += 1
             if len(buf) >= 20000:
                 fh.write("".join(buf))
@@ -405,6 +488,14 @@ SHAPES = (
         {"lines": 2_000_000, "seed": 29},
         "<=3 s",
         secs_max=3.0,
+    ),
+    Shape(
+        "g",
+        "numbers2",
+        "one 1M-line log, c's kind with other wordings and number layouts",
+        gen_numbers2,
+        {"lines": 1_000_000, "seed": 33},
+        "(none)",
     ),
     Shape("d", "longlines", "lines of 10 kB-1 MB, ~128 MB", gen_longlines, {"mb": 128, "seed": 30}, "(none)"),
     Shape("e", "regex", "pathological-regex lines", gen_regex, {"lines": 600, "max_run": 8000, "seed": 31}, "(none)"),

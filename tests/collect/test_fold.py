@@ -217,11 +217,9 @@ def test_the_dense_loop_in_c_and_in_python_gets_the_verdict_of_reading_every_lin
         monkeypatch.setattr(scan, "_fold_run", counting)
         with memo.fastpath(True):
             assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
-        # Every copy of these is read (a count of 0, bad UTF-8, a traceback's lines), or, the unstamped warnings,
-        # counted in Python (the C loop does not work out a copy's time); the corpus-made files' copies have random
-        # digits, so their chunks seldom fold enough to be read line by line: equality is their test.
-        if build is not None and build not in (chatty.count_of_zero, chatty.not_utf8, chatty.repeated_traceback,
-                                               chatty.unstamped_warning_clock_steps_back):
+        # Every copy of these is read (a count of 0, bad UTF-8, a traceback's lines); the corpus-made files' copies
+        # have random digits, so their chunks seldom fold enough to be read line by line: equality is their test.
+        if build is not None and build not in (chatty.count_of_zero, chatty.not_utf8, chatty.repeated_traceback):
             assert in_c[0] > 0, "no copy folded in C: the comparison would prove nothing"
     monkeypatch.setattr(scan, "_fold_run", None)
     with memo.fastpath(True):
@@ -283,3 +281,68 @@ def test_hits_of_literals_a_hex_id_may_hold_are_not_taken_for_the_shapes() -> No
     it, so the fold's dense loop (which does not scan) must not count such copies; `error` never lies in one."""
     assert memo.hex_words([b"dead", b"error", b"Xid 79", b"0x1f", b"NCCL WARN", b"ECC error"]) == \
         tuple(sorted({b"0000", b"Xi0 00", b"0x00", b"ECC error".translate(memo.ALL_HEX_ZERO)}))
+
+
+try:
+    from firstfault._lines import iso_local_us
+except ImportError:  # pragma: no cover - depends on the build
+    iso_local_us = None  # type: ignore[assignment]
+
+_ISO_PARTS = st.tuples(
+    st.sampled_from(["2026", "1000", "1001", "8998", "8999", "0000", "2024"]), st.sampled_from(["-", "/"]),
+    st.sampled_from(["01", "02", "11", "12", "13", "00"]), st.sampled_from(["01", "28", "29", "30", "31", "32"]),
+    st.sampled_from([" ", "T", "_"]), st.sampled_from(["00", "10", "23", "24"]), st.sampled_from(["00", "59", "60"]),
+    st.sampled_from(["00", "07", "59", "60", "99"]),
+    st.sampled_from(["", ",000", ".5", ".123456789", ".1234567890", ",", ".x"]),
+    st.sampled_from(["", " ", "\t", "Z", " Z", "UTC", " UTC", "+02:00", " +0200", " -05", " - root", "-x", "]", "|"]),
+    st.sampled_from(["", " WARNING x", " [ 12.5] x", " [x] y", "  [  3.141] z", " " + "a" * 80 + "[1.000]"]))
+
+
+@pytest.mark.skipif(iso_local_us is None, reason="the C module is not built")
+@given(_ISO_PARTS, st.sampled_from(["UTC", "Europe/Berlin", "America/New_York"]))
+@settings(max_examples=600, deadline=None)
+def test_a_stamp_the_c_fold_reads_is_the_one_the_time_parser_reads(parts: tuple[str, ...], zone: str) -> None:
+    """Where _lines.iso_local_us reads a line's leading stamp (the stamp a timed copy's walk back stops at, in the
+    fold's C loop), TimeParser.parse reads that very local time from the line, with no uptime; and the fold's
+    floor, in the same count, is not later than it exactly when the parsed time is not earlier than the floor's."""
+    from zoneinfo import ZoneInfo
+
+    from firstfault.timeparse import TimeParser
+
+    y, sep, mo, d, tsep, h, mi, sec, frac, zone_text, rest = parts
+    line = f"{y}-{mo}{sep}{d}{tsep}{h}:{mi}:{sec}{frac}{zone_text}{rest}".replace("-" + mo + "/", "/" + mo + "/")
+    tz = ZoneInfo(zone)
+    tp = TimeParser(tz, datetime(2026, 11, 2, tzinfo=UTC), datetime(2026, 11, 3, tzinfo=UTC))
+    got = iso_local_us(line.encode())
+    if got < 0:
+        return  # Python reads it (allowed: C is a shortcut)
+    stamp = tp.parse(line)
+    assert stamp is not None and stamp.uptime is None and stamp.wall is not None, line
+    lf = fold.LineFold(None, None)  # type: ignore[arg-type]
+    lf.start_file(tz=tz)
+    floor = lf._local_us(stamp.wall)
+    if floor is not None:
+        assert floor == got, line
+    for t in (datetime(2026, 11, 2, 10, tzinfo=UTC), datetime(1500, 1, 1, tzinfo=UTC),
+              datetime(8000, 1, 1, tzinfo=UTC)):
+        f = lf._local_us(t)
+        if f is not None:
+            assert (got >= f) == (stamp.wall >= t), (line, t)
+
+
+def test_lines_whose_shape_tells_they_hold_no_word_are_passed_over_in_c() -> None:
+    """A line found to hold none of the prefilter's words makes its shape quiet where every line of the shape holds
+    none: the dense loop in C passes over such lines (as the prefilter would) and stops at the first other one.
+    Near misses: a shape holding a word with a digit (`Xid 13`, where `Xid 79` could be a word) or a masked hex id
+    that could hold a word (`dead` in `deadbeef12`) is not quiet."""
+    lf = fold.LineFold(None, None)  # type: ignore[arg-type]
+    lf.start_file(digit_words=(b"Xid 00",), hex_words=memo.hex_words([b"dead"]))
+    for raw in (b"step 12 loss 3.5", b"NVRM: Xid 13 on bus", b"id deadbeef12 ok", b"id cafe ok"):
+        lf.quiet_add(raw)
+    assert lf.quiet == {memo.line_shape(b"step 12 loss 3.5"), b"id cafe ok"}
+    if scan._fold_run is None:
+        return
+    buf = b"step 17 loss 9.9\nstep 18 loss 1.0\nid cafe ok\nstep 123 loss 1.0\nstep 19 loss 2.0\n"
+    pos, line_no, n, held, counts, passed = scan._fold_run(buf, 0, 0, {}, None, lf.quiet, -1)
+    assert (line_no, n, held, counts, passed) == (3, 0, None, [], 3)  # `step 123` has another shape
+    assert buf[pos:].startswith(b"step 123")

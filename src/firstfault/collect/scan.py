@@ -33,7 +33,7 @@ from firstfault.collect.chunks import count_newlines as count_newlines
 from firstfault.collect.events import EventStore, draft_to_event
 from firstfault.collect.fold import LineFold, Reading, Signature
 from firstfault.collect.stamps import SRUN, Clock, walk_back, walk_back_py
-from firstfault.collect.stamps import prev_stamped as _prev_stamped  # noqa: F401  (tests ask whether C is built)
+from firstfault.collect.stamps import prev_stamped as _prev_stamped  # tests also ask whether C is built
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
 from firstfault.extract.memo import ZERO_DIGITS, hex_words
 from firstfault.extract.unrecognized import decided_by_count, zeroed
@@ -561,7 +561,7 @@ class LineScanner:
             if fold is not None and not _fast[0]:
                 fold = None
             if fold is not None:
-                fold.start_file(self.matcher.digit_words, self.matcher.hex_words)
+                fold.start_file(self.matcher.digit_words, self.matcher.hex_words, tp.tz)
             unplaced = tp.out_of_range
             self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first, fold)
             if tp.out_of_range > unplaced:
@@ -617,10 +617,17 @@ class LineScanner:
             over the copies not read), for a variant that counts a copy only when it is not earlier than its
             floor (fold._Variant.timed), and whether it was worked out without a stamp read as none (outside the
             years: such a copy is read, and the count of such stamps is left to that reading)."""
-            raw = strip(buf[s:e])[0] if srun_prefix else buf[s:e]
             unplaced = tp.out_of_range
-            t = time_of(buf, s, raw.decode("utf-8", errors="replace"), prev_start, prev_t, have_prev, carried,
-                        1 << 30)
+            if _prev_stamped is not None and _prev_stamped(buf, -1, e + 1, 1)[0] != s:
+                # None of the stamp forms' characters on the copy itself (_lines.c may_hold_stamp): its own parse
+                # would read none, and the walk back starts at once.
+                t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, 1 << 30))
+                if t is None:
+                    t = prev_t if have_prev else wall_of(carried)
+            else:
+                raw = strip(buf[s:e])[0] if srun_prefix else buf[s:e]
+                t = time_of(buf, s, raw.decode("utf-8", errors="replace"), prev_start, prev_t, have_prev, carried,
+                            1 << 30)
             if tp.out_of_range != unplaced:
                 tp.out_of_range = unplaced
                 return False, t
@@ -706,6 +713,7 @@ class LineScanner:
             prev_start, prev_t, have_prev = s, c.time, True
 
         dense = False  # this chunk's lines are read one by one (most of the last chunk's folded)
+        backoff = wait = 0  # chunks to wait before the next try of the dense loop, after one that did not pay
         for buf, before in chunks(fh, stats, seen, first, CHUNK):
             if check is not None:
                 check()  # a deadline: one chunk of work at most after it passes
@@ -718,7 +726,7 @@ class LineScanner:
                 buf = buf.replace(b"\x00", b"")
             line_no = before + line_base
             prev_start, prev_t, have_prev = -1, None, False
-            folded = 0
+            folded = quiet = cands = 0
             if dense and fold is not None:
                 # Most lines are copies the fold counts: a copy is known by its shape alone, so each line is
                 # looked up, and only the others are searched for the prefilter's words, one by one.
@@ -726,10 +734,13 @@ class LineScanner:
                 run = _fold_run if _fast[0] else None
                 s, end = 0, len(buf)  # the buffer ends with a newline
                 while s < end:
-                    if run is not None and fold.table:
-                        # The copies of variants already found ready, in C, up to the first other line.
-                        s, line_no, n, h, counts = run(buf, s, line_no, fold.table,
-                                                       None if held is None else (*held[:3], held_variant))
+                    if run is not None and (fold.table or fold.quiet):
+                        # The copies of variants already found ready, and the lines known to hold no word, in C, up
+                        # to the first other line.
+                        s, line_no, n, h, counts, passed = run(
+                            buf, s, line_no, fold.table, None if held is None else (*held[:3], held_variant),
+                            fold.quiet, prev_start)
+                        quiet += passed
                         if n and h is not None:
                             folded += n
                             for v, k in counts:
@@ -760,13 +771,16 @@ class LineScanner:
                         if ids is None or ids:
                             stats.candidates += 1
                             take(buf, s, e, line_no, ids, tried)
+                        elif run is not None:
+                            fold.quiet_add(raw)
                     s = e + 1
                 stats.candidates += folded
             else:
                 starts, hit_ids = self.matcher.line_hits(buf)
                 line_no += 1
                 pos = 0
-                stats.candidates += len(starts)
+                cands = len(starts)
+                stats.candidates += cands
                 for k, s in enumerate(starts):
                     line_no += count(buf, pos, s)
                     pos = s
@@ -778,7 +792,21 @@ class LineScanner:
                 read_held(buf)
             lines = line_no - before - line_base
             seen[0] = lines
-            dense = fold is not None and folded * 2 >= lines > 0
+            if fold is None or not lines:
+                dense = False
+            elif dense:
+                # Read line by line: stay while most lines were copies or lines passed over in C as holding no
+                # word (`quiet`); else wait twice as many chunks as the last time before trying again.
+                dense = (folded + quiet) * 2 >= lines
+                if not dense:
+                    backoff = backoff * 2 or 1
+                    wait = backoff
+            elif wait:
+                wait -= 1
+            else:
+                # Most lines copies; or, where a line in four or more is a candidate (whose Python call the dense
+                # loop may spare it), most candidates copies.
+                dense = folded * 2 >= lines or (folded * 2 >= cands and cands * 4 >= lines)
             last = self._last_stamp(buf, tp, srun_prefix)
             if last is not None:
                 carried = last
