@@ -5,8 +5,9 @@ and the line that matters must be found among the copies (tests/chatty.py says w
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -346,3 +347,52 @@ def test_lines_whose_shape_tells_they_hold_no_word_are_passed_over_in_c() -> Non
     pos, line_no, n, held, counts, passed = scan._fold_run(buf, 0, 0, {}, None, lf.quiet, -1)
     assert (line_no, n, held, counts, passed) == (3, 0, None, [], 3)  # `step 123` has another shape
     assert buf[pos:].startswith(b"step 123")
+
+
+_OPS = st.lists(st.tuples(st.sampled_from(["step", "warn", "glog", "back", "none"]), st.integers(0, 9)),
+                min_size=40, max_size=160)
+
+
+@given(_OPS)
+@settings(max_examples=25, deadline=None)
+def test_unstamped_warnings_after_clocks_that_step_back_fold_as_reading_every_line_gives(
+        ops: list[tuple[str, int]]) -> None:
+    """Random runs of DDP's unstamped warning after stamped step lines (zone-less ISO), glog-stamped lines (a
+    stamp form the C loop leaves to Python), clocks stepping back and lines of no stamp at all, each run repeated
+    so that it folds, in chunks of 2 KiB (the dense loop, in C and in Python): the verdict's bytes are those of
+    reading every line."""
+    import tempfile
+
+    rng = random.Random(len(ops))
+    t = chatty.T0 + timedelta(minutes=20)
+    lines: list[str] = []
+    for op, k in ops:
+        for _ in range(1 + k * 3):
+            if op == "step":
+                t += timedelta(milliseconds=37 * (k + 1))
+                lines.append(f"{chatty._iso(t)} INFO [trainer] step {rng.randrange(10**5)} started")
+            elif op == "back":
+                t -= timedelta(seconds=k + 1)
+                lines.append(f"{chatty._iso(t)} INFO [trainer] step {rng.randrange(10**5)} started")
+            elif op == "glog":
+                lines.append(f"[rank0]:[W1102 10:2{k}:{rng.randrange(60):02d}.{rng.randrange(10**9):09d} "
+                             "ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank 0] using GPU 0 to perform barrier")
+            elif op == "none":
+                lines.append(f"loss scale {rng.randrange(1, 9)}.0")
+            a, b = rng.choice((1024, 2048)), rng.choice((1024, 4096))
+            lines.extend(chatty.GRAD_STRIDES.format(a=a, b=b).split("\n"))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "b"
+        chatty._workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
+        (out / "app").mkdir()
+        (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        analyzer = Analyzer()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(scan, "CHUNK", 2048)
+            with memo.fastpath(False):
+                every = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+            with memo.fastpath(True):
+                assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every
+            mp.setattr(scan, "_fold_run", None)
+            with memo.fastpath(True):
+                assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every
