@@ -23,6 +23,10 @@ reused while they hold), with its expected verdict decided by construction, befo
   e  regex      lines built against backtracking patterns of the extractors (long runs of spaces, colons,
                 digits and slashes after `NCCL WARN` and the NCCL header), then a host OOM kill in the
                 kernel log -> software / host.oom
+  g  numbers2   c's kind with other wordings and number layouts: 1M lines of a training loop's step lines,
+                the Hugging Face tokenizer's unstamped warning, huggingface_hub's retries with request ids,
+                DeepSpeed's allocator-flush warning (its own stamp form), NCCL's proxy warning; then a CUDA
+                out-of-memory traceback -> software / app.cuda_oom
   f  big4g      (--big only) 512 nodes x 8 ranks, about 4 GB (gen_bundle.py) -> hardware / gpu.fallen_off_bus
 
 For each shape it times, interleaved (run 1 of every tool, then run 2, ...; the page cache warm):
@@ -56,6 +60,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -150,53 +155,115 @@ NUMBERS_URLLIB3 = (
 )
 
 
-def gen_numbers(out: Path, p: dict[str, Any]) -> dict[str, Any]:
-    """Shape c: one rank's log of p['lines'] warning lines, then a CUDA OOM."""
-    lines: int = p["lines"]
-    window_s = 4 * 3600
-    span = 3 * 3600.0  # the warnings' time span; the OOM follows it
-    _one_node(out, window_s, span + 60)
-    rng = random.Random(p["seed"])
-    py_ts, glog = gen_bundle._py_ts, gen_bundle._glog
+NUMBERS_SPAN = 3 * 3600.0  # the warnings' time span in shapes c and g; the OOM follows it
+
+
+def _numbers_log(out: Path, lines: int, head: str, entry: Callable[[float, int], tuple[str, int]]) -> None:
+    """The log of shapes c and g (their one-node bundle written: _one_node): `head`, then entries until `lines`
+    lines (entry(t, n): the text of the entry at time t after n lines, and how many lines it holds), then a CUDA
+    OOM traceback."""
     with open(out / "app" / "rank-0.log", "w", encoding="ascii", buffering=1 << 20) as fh:
-        fh.write(py_ts(1.0) + " INFO Starting pretrain (Megatron-LM core 0.9.0, torch 2.5.1, NCCL 2.21.5)\n")
+        fh.write(head)
         buf: list[str] = []
         n = 0
         while n < lines:
-            t = 100.0 + n * (span - 100.0) / lines
-            k = rng.randrange(8)
-            if k < 4:
-                buf.append(py_ts(t) + gen_bundle._benign(rng, n))
-            elif k == 4:
-                buf.append(NUMBERS_NCCL % (HOST, PID, PID + 40 + rng.randrange(8), rng.randrange(8)))
-            elif k == 5:
-                a, b = rng.choice((1024, 2048, 4096, 8192)), rng.choice((1024, 4096, 14336))
-                buf.append(NUMBERS_STRIDES % (a, b, b, a, b, b))
-                n += 2
-            elif k == 6:
-                buf.append(NUMBERS_BARRIER % ("W" + glog(t)[1:], rng.randrange(8)))
-            else:
-                buf.append(
-                    py_ts(t)
-                    + NUMBERS_URLLIB3
-                    % (
-                        rng.randrange(5),
-                        rng.choice((30, 60)),
-                        rng.getrandbits(32),
-                        rng.getrandbits(16),
-                        rng.getrandbits(12),
-                        0x8000 | rng.getrandbits(14),
-                        rng.getrandbits(48),
-                        rng.randrange(100000),
-                    )
-                )
-            n += 1
+            text, used = entry(100.0 + n * (NUMBERS_SPAN - 100.0) / lines, n)
+            buf.append(text)
+            n += used
             if len(buf) >= 20000:
                 fh.write("".join(buf))
                 buf.clear()
         fh.write("".join(buf))
         fh.write(CUDA_OOM)
-    _kern_log(out, int(span + 60))
+    _kern_log(out, int(NUMBERS_SPAN + 60))
+
+
+def gen_numbers(out: Path, p: dict[str, Any]) -> dict[str, Any]:
+    """Shape c: one rank's log of p['lines'] warning lines, then a CUDA OOM."""
+    _one_node(out, 4 * 3600, NUMBERS_SPAN + 60)
+    rng = random.Random(p["seed"])
+    py_ts, glog = gen_bundle._py_ts, gen_bundle._glog
+
+    def entry(t: float, n: int) -> tuple[str, int]:
+        k = rng.randrange(8)
+        if k < 4:
+            return py_ts(t) + gen_bundle._benign(rng, n), 1
+        if k == 4:
+            return NUMBERS_NCCL % (HOST, PID, PID + 40 + rng.randrange(8), rng.randrange(8)), 1
+        if k == 5:
+            a, b = rng.choice((1024, 2048, 4096, 8192)), rng.choice((1024, 4096, 14336))
+            return NUMBERS_STRIDES % (a, b, b, a, b, b), 3
+        if k == 6:
+            return NUMBERS_BARRIER % ("W" + glog(t)[1:], rng.randrange(8)), 1
+        return py_ts(t) + NUMBERS_URLLIB3 % (
+            rng.randrange(5), rng.choice((30, 60)), rng.getrandbits(32), rng.getrandbits(16), rng.getrandbits(12),
+            0x8000 | rng.getrandbits(14), rng.getrandbits(48), rng.randrange(100000)), 1
+
+    head = py_ts(1.0) + " INFO Starting pretrain (Megatron-LM core 0.9.0, torch 2.5.1, NCCL 2.21.5)\n"
+    _numbers_log(out, p["lines"], head, entry)
+    return _expect(out, "software", "app.cuda_oom")
+
+
+# Shape g: shape c's kind of log with other wordings and other number layouts, for checking that what was tuned on
+# c holds elsewhere. Python logging's `%(asctime)s.%(msecs)06d - %(name)s - %(levelname)s - ` layout (a `.` and six
+# digits, then ` - `), a training loop's step line with floats in several layouts (not a candidate); the Hugging Face
+# tokenizer's warning (transformers tokenization_utils_base.py; its logger prints no stamp, and `errors` makes it
+# error-looking), huggingface_hub's retry of a read timeout with its request id (utils/_http.py) and the retry line
+# after it; DeepSpeed ZeRO-3's allocator-flush warning with its own bracketed stamp (stage3.py: a stamp form the
+# fold's C loop does not read); and NCCL's proxy warning (proxy.cc: an unstamped NCCL WARN line of another layout).
+NUMBERS2_STEP = (" - megatron.training - INFO - iteration %8d/%8d | consumed samples: %12d | elapsed time per "
+                 "iteration (ms): %.1f | learning rate: %.6E | global batch size: %5d | lm loss: %.6E | "
+                 "grad norm: %.3f | number of skipped iterations: %3d\n")
+NUMBERS2_TOKENS = ("Token indices sequence length is longer than the specified maximum sequence length for this model "
+                   "(%d > %d). Running this sequence through the model will result in indexing errors\n")
+NUMBERS2_HUB = (
+    " - huggingface_hub.utils._http - WARNING - '(ReadTimeoutError(\"HTTPSConnectionPool(host='cdn-lfs.hf.co', "
+    "port=443): Read timed out. (read timeout=%d)\"), '(Request ID: %08x-%04x-4%03x-%04x-%012x)')' thrown while "
+    "requesting GET https://huggingface.co/datasets/corp/web-%d/resolve/main/part-%05d.parquet\n")
+NUMBERS2_RETRY = " - huggingface_hub.utils._http - WARNING - Retrying in %ds [Retry %d/5].\n"
+NUMBERS2_ZERO = (
+    "[%s] [WARNING] [stage3.py:%d:step] %d pytorch allocator cache flushes since last step. this happens when there "
+    "is high memory pressure and is detrimental to performance. if this is happening frequently consider adjusting "
+    "settings to reduce memory consumption. If you are unable to make the cache flushes go away consider adding "
+    "get_accelerator().empty_cache() calls in your training loop to ensure that all ranks flush their caches at "
+    "the same time\n")
+NUMBERS2_PROXY = ("%s:%d:%d [%d] proxy.cc:%d NCCL WARN [Proxy Service %d] Failed to execute operation Connect from "
+                  "rank %d, retcode 3\n")
+
+
+def gen_numbers2(out: Path, p: dict[str, Any]) -> dict[str, Any]:
+    """Shape g: one rank's log of p['lines'] lines of other warnings and number layouts than c's, then a CUDA OOM."""
+    _one_node(out, 4 * 3600, NUMBERS_SPAN + 60)
+    rng = random.Random(p["seed"])
+    t0 = gen_bundle.T0
+    it = [40000]
+
+    def stamp(t: float) -> str:  # 2026-11-02 10:00:07.123456
+        d = t0 + timedelta(seconds=t)
+        return d.strftime("%Y-%m-%d %H:%M:%S.") + "%06d" % d.microsecond
+
+    def entry(t: float, n: int) -> tuple[str, int]:
+        k = rng.randrange(10)
+        if k < 4:
+            it[0] += 1
+            return stamp(t) + NUMBERS2_STEP % (
+                it[0], 500000, it[0] * 1024, 800 + rng.random() * 900, 3e-4 * rng.random(), 1024,
+                1.5 + rng.random() * 2, 0.05 + rng.random() * 3, rng.randrange(3)), 1
+        if k < 6:
+            return NUMBERS2_TOKENS % (1025 + rng.randrange(30000), rng.choice((1024, 2048, 4096))), 1
+        if k == 6:
+            hub = stamp(t) + NUMBERS2_HUB % (rng.choice((10, 30)), rng.getrandbits(32), rng.getrandbits(16),
+                                              rng.getrandbits(12), 0x8000 | rng.getrandbits(14),
+                                              rng.getrandbits(48), rng.randrange(100), rng.randrange(20000))
+            return hub + stamp(t + 0.001) + NUMBERS2_RETRY % (1 << rng.randrange(4), 1 + rng.randrange(5)), 2
+        if k == 7:
+            d = t0 + timedelta(seconds=t)
+            return NUMBERS2_ZERO % (d.strftime("%Y-%m-%d %H:%M:%S,") + "%03d" % (d.microsecond // 1000),
+                                    1800 + rng.randrange(200), 1 + rng.randrange(12)), 1
+        return NUMBERS2_PROXY % (HOST, PID, PID + 60 + rng.randrange(4), rng.randrange(8),
+                                 1200 + rng.randrange(400), rng.randrange(8), rng.randrange(64)), 1
+
+    _numbers_log(out, p["lines"], stamp(1.0) + " - megatron.training - INFO - Starting pretrain\n", entry)
     return _expect(out, "software", "app.cuda_oom")
 
 
@@ -405,6 +472,14 @@ SHAPES = (
         {"lines": 2_000_000, "seed": 29},
         "<=3 s",
         secs_max=3.0,
+    ),
+    Shape(
+        "g",
+        "numbers2",
+        "one 1M-line log, c's kind with other wordings and number layouts",
+        gen_numbers2,
+        {"lines": 1_000_000, "seed": 33},
+        "(none)",
     ),
     Shape("d", "longlines", "lines of 10 kB-1 MB, ~128 MB", gen_longlines, {"mb": 128, "seed": 30}, "(none)"),
     Shape("e", "regex", "pathological-regex lines", gen_regex, {"lines": 600, "max_run": 8000, "seed": 31}, "(none)"),

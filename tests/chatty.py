@@ -222,6 +222,48 @@ def clock_steps_back(root: Path, copies: int = 1500) -> Chatty:
     return Chatty(out, {"unrecognized_line": ("app/rank-0.log", early)})
 
 
+# DDP's warning (torch/csrc/distributed/c10d/reducer.cpp, as PyTorch 2.x prints it through c10's warning
+# handler): the word `error` makes it error-looking, no extractor reads it, and it carries no stamp of its own.
+GRAD_STRIDES = (
+    "[W reducer.cpp:1389] Warning: Grad strides do not match bucket view strides. This may indicate grad was not "
+    "created according to the gradient layout contract, or that the param's strides changed since DDP was "
+    "constructed.  This is not an error, but may impair performance.\n"
+    "grad.sizes() = [{a}, {b}], strides() = [{b}, 1]\n"
+    "bucket_view.sizes() = [{a}, {b}], strides() = [{b}, 1] (function operator())")
+
+
+def unstamped_warning_clock_steps_back(root: Path, copies: int = 1500) -> Chatty:
+    """DDP's unstamped grad-strides warning after each stamped step line: a copy's time is the step line's before
+    it. The first copies come before any stamp (no time: sorted after every time), then the steps count up from
+    10:20:00, until, late in the file, one step line is stamped 10:19:30 (the clock stepped back): the warning
+    after it is the group's earliest line by time, though its bytes are those of every other copy, so it must be
+    read, not counted."""
+    out = root / "unstamped-warning-clock-steps-back"
+    _workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
+    rng = random.Random(17)
+    t = T0 + timedelta(minutes=20)
+    lines: list[str] = []
+    early = 0
+
+    def warning() -> None:
+        a, b = rng.choice((1024, 2048, 4096)), rng.choice((1024, 4096, 14336))
+        lines.extend(GRAD_STRIDES.format(a=a, b=b).split("\n"))
+
+    for _ in range(20):
+        warning()
+    for i in range(copies):
+        t += timedelta(milliseconds=100)
+        if i == copies * 2 // 3:
+            lines.append(f"{_iso(T0 + timedelta(minutes=19, seconds=30))} INFO [trainer] step {9000 + i} started")
+            early = len(lines) + 1
+            warning()
+        lines.append(f"{_iso(t)} INFO [trainer] step {10000 + i} started")
+        warning()
+    (out / "app").mkdir()
+    (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"unrecognized_line": ("app/rank-0.log", early)})
+
+
 def two_ranks_and_a_kernel(root: Path) -> Chatty:
     """Three files (for the parallel reader): two ranks' chatty logs, one with the CUDA error, and the node's
     kernel log of Xid 13 copies with the one Xid 79 among them."""

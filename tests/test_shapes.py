@@ -42,6 +42,7 @@ def bench() -> Iterator[dict[str, ModuleType]]:
     ("gen", "params"),
     [
         ("gen_numbers", {"lines": 3000, "seed": 29}),
+        ("gen_numbers2", {"lines": 3000, "seed": 33}),
         ("gen_longlines", {"mb": 3, "seed": 30}),
         ("gen_regex", {"lines": 12, "max_run": 1500, "seed": 31}),
     ],

@@ -8,7 +8,9 @@
  * lines), so that Python parses only the lines that may.
  *
  * fold_run: the fold's dense loop (collect/fold.py), over the copies of a chatty
- * file whose variants are known, counts them without a Python call each.
+ * file whose variants are known, counts them without a Python call each, and passes
+ * over the lines whose shape holds none of the prefilter's words; an unstamped
+ * unrecognized copy's time is the stamp of the line its walk back stops at, read here.
  *
  * Optional: scan.py falls back to bytes.count and to parsing every line when
  * this module is not built; the results are the same.
@@ -199,32 +201,118 @@ lines_line_shape(PyObject *self, PyObject *arg)
 }
 
 
-/* fold_run(buffer, pos, line_no, table, held) -> (pos, line_no, folded, held, counts)
+/* The time, in microseconds since 0001-01-01 of the bundle's local clock, of a zone-less ISO stamp
+ * (`2026-11-02 10:00:07[.,]fraction`) that line p[0:n] starts with, when TimeParser.parse reads that
+ * very stamp from the line and nothing else it does depends on the line: a year 1001-8998 (always in
+ * the times the analysis holds), a real date and time of day, no zone after it (`Z`, `UTC`, `+hh:mm`,
+ * also behind one white space), no `[` then a digit in its first 80 bytes (an uptime: the line's stamp
+ * would then carry one). -1 otherwise (Python decides). */
+static int is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == '\n'; }
+static long long num(const unsigned char *p, int k) {
+    long long v = 0;
+    for (int i = 0; i < k; i++) {
+        if (!is_digit(p[i])) return -1;
+        v = v * 10 + (p[i] - '0');
+    }
+    return v;
+}
+static long long iso_local_us(const unsigned char *p, Py_ssize_t n)
+{
+    static const int before[13] = {0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
+    static const int dim[13] = {0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (n < 19 || p[4] != '-' || p[7] != '-' || (p[10] != ' ' && p[10] != 'T') || p[13] != ':' || p[16] != ':')
+        return -1;
+    long long y = num(p, 4), mo = num(p + 5, 2), d = num(p + 8, 2), h = num(p + 11, 2), mi = num(p + 14, 2),
+              sec = num(p + 17, 2);
+    if (y < 1001 || y > 8998 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0
+            || sec > 59)
+        return -1;
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    if (d > dim[mo] + (mo == 2 && leap)) return -1;
+    Py_ssize_t q = 19;
+    long long us = 0;
+    if (q + 1 < n && (p[q] == '.' || p[q] == ',') && is_digit(p[q + 1])) {  /* _frac: the first 6 digits */
+        int k = 0;
+        q++;
+        while (q < n && k < 9 && is_digit(p[q])) {
+            if (k < 6) us = us * 10 + (p[q] - '0');
+            k++;
+            q++;
+        }
+        for (; k < 6; k++) us *= 10;
+    }
+    if (q < n && is_space(p[q])) q++;
+    if (q < n && (p[q] == 'Z' || ((p[q] == '+' || p[q] == '-') && q + 2 < n && is_digit(p[q + 1])
+                                  && is_digit(p[q + 2]))))
+        return -1;
+    if (q + 2 < n && p[q] == 'U' && p[q + 1] == 'T' && p[q + 2] == 'C') return -1;
+    for (Py_ssize_t i = 0; i < n && i < 80; i++) {
+        if (p[i] == '[') {
+            Py_ssize_t j = i + 1;
+            while (j < n && is_space(p[j])) j++;
+            if (j < n && is_digit(p[j])) return -1;
+        }
+    }
+    long long yy = y - 1;
+    long long ordinal = yy * 365 + yy / 4 - yy / 100 + yy / 400 + before[mo] + (mo > 2 && leap) + d;
+    return ((ordinal * 24 + h) * 60 + mi) * 60000000LL + sec * 1000000LL + us;
+}
+
+/* The time reading a copy at buf[pos:pos+n] would give it, as the local microseconds of iso_local_us, where
+ * the copy holds no stamp of its own (may_hold_stamp: none of the forms' characters) and the nearest line
+ * before it that may hold one, after offset `stop` (the last line read in full) and within `limit` lines, starts
+ * with a stamp iso_local_us reads: that line's stamp is what the walk back parses first. -1 otherwise. */
+static long long copy_local_us(const unsigned char *buf, Py_ssize_t pos, Py_ssize_t n, Py_ssize_t stop,
+                               Py_ssize_t limit)
+{
+    if (may_hold_stamp(buf + pos, n)) return -1;
+    Py_ssize_t cur = pos;
+    for (Py_ssize_t k = 0; cur > 0 && k < limit; k++) {
+        Py_ssize_t s = cur - 2;
+        while (s >= 0 && buf[s] != '\n') s--;
+        s += 1;
+        if (s <= stop) return -1;
+        Py_ssize_t e = cur - 1;  /* buf[cur - 1] is the newline before the line that starts at cur */
+        if (may_hold_stamp(buf + s, e - s)) return iso_local_us(buf + s, e - s);
+        cur = s;
+    }
+    return -1;
+}
+
+#define FOLD_WALK 400  /* lines walked back from a copy whose time is read in C (scan.BACKWALK_LINES) */
+
+/* fold_run(buffer, pos, line_no, table, held, quiet, stop) -> (pos, line_no, folded, held, counts, passed)
  *
  * The fold's dense loop (collect/scan.py, collect/fold.py) over the copies it already knows.
  * `table` maps a shape (memo.line_shape: digits and hex ids' letters made '0') to a list of
- * (lo, hi, lead_rep, variant): the variants of that shape that LineFold.fold_copy would
+ * (lo, hi, lead_rep, variant, floor): the variants of that shape that LineFold.fold_copy would
  * count now, with their byte ranges. From offset `pos` (a line's start), each line whose
  * shape is a key of `table` and whose every byte lies between an entry's lo and hi (and
  * whose first len(lead_rep) bytes are not less than lead_rep) is such a copy: it is held
  * (the last copy seen is read in full later, not counted) and the copy held before it is
- * counted. The loop stops at the first other line (and at a line longer than MAX_LINE,
- * a byte over 0x7f: the Python check never folds those, or a line with no newline):
- * its offset is returned, with the line number of the last line passed, how many lines
- * folded, the held copy (s, e, line_no, variant) or None, and [(variant, count), ...]. */
+ * counted. An entry whose floor is an int is a timed variant's (fold._Variant.timed: an
+ * unrecognized line with no stamp it starts with): its copy is counted only where the time
+ * reading it would give it is read here (copy_local_us: the stamp of the nearest line before
+ * it, after offset `stop`) and is not earlier than floor (the same local microseconds).
+ * A line whose shape is in the set `quiet` holds none of the prefilter's words (its shape
+ * tells: LineFold.quiet): it is passed over, as the prefilter would. The loop stops at the
+ * first other line (and at a line longer than MAX_LINE, a byte over 0x7f: the Python check
+ * never folds those, or a line with no newline): its offset is returned, with the line number
+ * of the last line passed, how many lines folded, the held copy (s, e, line_no, variant) or
+ * None, [(variant, count), ...] and how many quiet lines were passed. */
 #define FOLD_MAX_LINE 2000
 #define FOLD_MAX_COUNTED 64
 static PyObject *
 lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer view;
-    Py_ssize_t pos, line_no, folded = 0, hs = 0, he = 0, hl = 0;
-    PyObject *table, *held, *hv = NULL, *result = NULL;
+    Py_ssize_t pos, line_no, folded = 0, passed = 0, hs = 0, he = 0, hl = 0, stop;
+    PyObject *table, *held, *quiet, *hv = NULL, *result = NULL;
     PyObject *cv[FOLD_MAX_COUNTED];
     Py_ssize_t cn[FOLD_MAX_COUNTED];
     int k = 0;
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError, "fold_run(buffer, pos, line_no, table, held) takes 5 arguments");
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "fold_run(buffer, pos, line_no, table, held, quiet, stop) takes 7 arguments");
         return NULL;
     }
     pos = PyLong_AsSsize_t(args[1]);
@@ -233,8 +321,15 @@ lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (line_no == -1 && PyErr_Occurred()) return NULL;
     table = args[3];
     held = args[4];
+    quiet = args[5];
+    stop = PyLong_AsSsize_t(args[6]);
+    if (stop == -1 && PyErr_Occurred()) return NULL;
     if (!PyDict_Check(table)) {
         PyErr_SetString(PyExc_TypeError, "fold_run: table must be a dict");
+        return NULL;
+    }
+    if (!PyAnySet_Check(quiet)) {
+        PyErr_SetString(PyExc_TypeError, "fold_run: quiet must be a set");
         return NULL;
     }
     if (held != Py_None) {
@@ -270,27 +365,36 @@ lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             if (!ascii) { Py_DECREF(key); break; }
             shape_hex(shape, n);
             PyObject *entries = PyDict_GetItemWithError(table, key);  /* borrowed */
-            Py_DECREF(key);
             if (entries == NULL) {
-                if (PyErr_Occurred()) goto fail;
-                break;
+                int q;
+                if (PyErr_Occurred()) { Py_DECREF(key); goto fail; }
+                q = PySet_Contains(quiet, key);
+                Py_DECREF(key);
+                if (q < 0) goto fail;
+                if (!q) break;
+                line_no++;
+                passed++;
+                pos += n + 1;
+                continue;
             }
+            Py_DECREF(key);
             if (!PyList_Check(entries)) {
                 PyErr_SetString(PyExc_TypeError, "fold_run: a table value must be a list");
                 goto fail;
             }
             PyObject *found = NULL;
-            int late = 0;  /* within a variant's ranges, but its stamp is earlier than the variant's first */
+            int late = 0;  /* within a variant's ranges, but its stamp or time is earlier than the variant's */
             for (Py_ssize_t j = 0; j < PyList_GET_SIZE(entries) && found == NULL; j++) {
                 PyObject *entry = PyList_GET_ITEM(entries, j);
-                if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4
+                if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 5
                         || !PyBytes_Check(PyTuple_GET_ITEM(entry, 0)) || !PyBytes_Check(PyTuple_GET_ITEM(entry, 1))
                         || !PyBytes_Check(PyTuple_GET_ITEM(entry, 2))) {
-                    PyErr_SetString(PyExc_TypeError, "fold_run: an entry must be (lo, hi, lead_rep, variant)");
+                    PyErr_SetString(PyExc_TypeError,
+                                    "fold_run: an entry must be (lo, hi, lead_rep, variant, floor)");
                     goto fail;
                 }
                 PyObject *lo_o = PyTuple_GET_ITEM(entry, 0), *hi_o = PyTuple_GET_ITEM(entry, 1);
-                PyObject *lead_o = PyTuple_GET_ITEM(entry, 2);
+                PyObject *lead_o = PyTuple_GET_ITEM(entry, 2), *floor_o = PyTuple_GET_ITEM(entry, 4);
                 if (PyBytes_GET_SIZE(lo_o) != n || PyBytes_GET_SIZE(hi_o) != n || PyBytes_GET_SIZE(lead_o) > n)
                     continue;
                 const unsigned char *lo = (const unsigned char *)PyBytes_AS_STRING(lo_o);
@@ -301,6 +405,15 @@ lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 if (memcmp(line, PyBytes_AS_STRING(lead_o), (size_t)PyBytes_GET_SIZE(lead_o)) < 0) {
                     late = 1;
                     break;
+                }
+                if (floor_o != Py_None) {
+                    long long floor = PyLong_AsLongLong(floor_o);
+                    if (floor == -1 && PyErr_Occurred()) goto fail;
+                    long long t = copy_local_us(buf, pos, n, stop, FOLD_WALK);
+                    if (t < 0 || t < floor) {  /* not read here, or earlier: Python works it out */
+                        late = 1;
+                        break;
+                    }
                 }
                 found = PyTuple_GET_ITEM(entry, 3);
             }
@@ -334,13 +447,24 @@ lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             PyList_SET_ITEM(counts, c, pair);
         }
         if (hv != NULL)
-            result = Py_BuildValue("(nnn(nnnO)N)", pos, line_no, folded, hs, he, hl, hv, counts);
+            result = Py_BuildValue("(nnn(nnnO)Nn)", pos, line_no, folded, hs, he, hl, hv, counts, passed);
         else
-            result = Py_BuildValue("(nnnON)", pos, line_no, folded, Py_None, counts);
+            result = Py_BuildValue("(nnnONn)", pos, line_no, folded, Py_None, counts, passed);
     }
 fail:
     PyBuffer_Release(&view);
     return result;
+}
+
+/* iso_local_us(line) -> int: iso_local_us on one line (tests compare it with TimeParser's reading). */
+static PyObject *
+lines_iso_local_us(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    long long t = iso_local_us((const unsigned char *)view.buf, view.len);
+    PyBuffer_Release(&view);
+    return PyLong_FromLongLong(t);
 }
 
 static PyMethodDef lines_methods[] = {
@@ -352,8 +476,11 @@ static PyMethodDef lines_methods[] = {
     {"line_shape", (PyCFunction)lines_line_shape, METH_O,
      "line_shape(bytes) -> bytes: every digit '0', and the hex letters of hex ids '0' (memo.line_shape)"},
     {"fold_run", (PyCFunction)(void (*)(void))lines_fold_run, METH_FASTCALL,
-     "fold_run(buffer, pos, line_no, table, held) -> (pos, line_no, folded, held, counts): the fold's "
-     "dense loop over the copies it already knows"},
+     "fold_run(buffer, pos, line_no, table, held, quiet, stop) -> (pos, line_no, folded, held, counts, passed): "
+     "the fold's dense loop over the copies it already knows and the lines it knows hold no word"},
+    {"iso_local_us", (PyCFunction)lines_iso_local_us, METH_O,
+     "iso_local_us(line) -> int: the local microseconds of the zone-less ISO stamp a line starts with, where "
+     "the C fold reads it (-1: not such a line)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -5,8 +5,9 @@ and the line that matters must be found among the copies (tests/chatty.py says w
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ BUILDERS: list[Callable[[Path], chatty.Chatty]] = [
     chatty.noise_then_cuda_error, chatty.xid_behind_its_own_shape, chatty.srun_labelled_ranks, chatty.count_of_zero,
     chatty.unstamped_burst, chatty.two_ranks_and_a_kernel, chatty.what_after_terminate, chatty.not_utf8,
     chatty.repeated_traceback, chatty.clock_steps_back, chatty.hex_ids_then_cuda_error,
+    chatty.unstamped_warning_clock_steps_back,
 ]
 
 
@@ -280,3 +282,117 @@ def test_hits_of_literals_a_hex_id_may_hold_are_not_taken_for_the_shapes() -> No
     it, so the fold's dense loop (which does not scan) must not count such copies; `error` never lies in one."""
     assert memo.hex_words([b"dead", b"error", b"Xid 79", b"0x1f", b"NCCL WARN", b"ECC error"]) == \
         tuple(sorted({b"0000", b"Xi0 00", b"0x00", b"ECC error".translate(memo.ALL_HEX_ZERO)}))
+
+
+try:
+    from firstfault._lines import iso_local_us
+except ImportError:  # pragma: no cover - depends on the build
+    iso_local_us = None  # type: ignore[assignment]
+
+_ISO_PARTS = st.tuples(
+    st.sampled_from(["2026", "1000", "1001", "8998", "8999", "0000", "2024"]), st.sampled_from(["-", "/"]),
+    st.sampled_from(["01", "02", "11", "12", "13", "00"]), st.sampled_from(["01", "28", "29", "30", "31", "32"]),
+    st.sampled_from([" ", "T", "_"]), st.sampled_from(["00", "10", "23", "24"]), st.sampled_from(["00", "59", "60"]),
+    st.sampled_from(["00", "07", "59", "60", "99"]),
+    st.sampled_from(["", ",000", ".5", ".123456789", ".1234567890", ",", ".x"]),
+    st.sampled_from(["", " ", "\t", "Z", " Z", "UTC", " UTC", "+02:00", " +0200", " -05", " - root", "-x", "]", "|"]),
+    st.sampled_from(["", " WARNING x", " [ 12.5] x", " [x] y", "  [  3.141] z", " " + "a" * 80 + "[1.000]"]))
+
+
+@pytest.mark.skipif(iso_local_us is None, reason="the C module is not built")
+@given(_ISO_PARTS, st.sampled_from(["UTC", "Europe/Berlin", "America/New_York"]))
+@settings(max_examples=600, deadline=None)
+def test_a_stamp_the_c_fold_reads_is_the_one_the_time_parser_reads(parts: tuple[str, ...], zone: str) -> None:
+    """Where _lines.iso_local_us reads a line's leading stamp (the stamp a timed copy's walk back stops at, in the
+    fold's C loop), TimeParser.parse reads that very local time from the line, with no uptime; and the fold's
+    floor, in the same count, is not later than it exactly when the parsed time is not earlier than the floor's."""
+    from zoneinfo import ZoneInfo
+
+    from firstfault.timeparse import TimeParser
+
+    y, sep, mo, d, tsep, h, mi, sec, frac, zone_text, rest = parts
+    line = f"{y}-{mo}{sep}{d}{tsep}{h}:{mi}:{sec}{frac}{zone_text}{rest}".replace("-" + mo + "/", "/" + mo + "/")
+    tz = ZoneInfo(zone)
+    tp = TimeParser(tz, datetime(2026, 11, 2, tzinfo=UTC), datetime(2026, 11, 3, tzinfo=UTC))
+    got = iso_local_us(line.encode())
+    if got < 0:
+        return  # Python reads it (allowed: C is a shortcut)
+    stamp = tp.parse(line)
+    assert stamp is not None and stamp.uptime is None and stamp.wall is not None, line
+    lf = fold.LineFold(None, None)  # type: ignore[arg-type]
+    lf.start_file(tz=tz)
+    floor = lf._local_us(stamp.wall)
+    if floor is not None:
+        assert floor == got, line
+    for t in (datetime(2026, 11, 2, 10, tzinfo=UTC), datetime(1500, 1, 1, tzinfo=UTC),
+              datetime(8000, 1, 1, tzinfo=UTC)):
+        f = lf._local_us(t)
+        if f is not None:
+            assert (got >= f) == (stamp.wall >= t), (line, t)
+
+
+def test_lines_whose_shape_tells_they_hold_no_word_are_passed_over_in_c() -> None:
+    """A line found to hold none of the prefilter's words makes its shape quiet where every line of the shape holds
+    none: the dense loop in C passes over such lines (as the prefilter would) and stops at the first other one.
+    Near misses: a shape holding a word with a digit (`Xid 13`, where `Xid 79` could be a word) or a masked hex id
+    that could hold a word (`dead` in `deadbeef12`) is not quiet."""
+    lf = fold.LineFold(None, None)  # type: ignore[arg-type]
+    lf.start_file(digit_words=(b"Xid 00",), hex_words=memo.hex_words([b"dead"]))
+    for raw in (b"step 12 loss 3.5", b"NVRM: Xid 13 on bus", b"id deadbeef12 ok", b"id cafe ok"):
+        lf.quiet_add(raw)
+    assert lf.quiet == {memo.line_shape(b"step 12 loss 3.5"), b"id cafe ok"}
+    if scan._fold_run is None:
+        return
+    buf = b"step 17 loss 9.9\nstep 18 loss 1.0\nid cafe ok\nstep 123 loss 1.0\nstep 19 loss 2.0\n"
+    pos, line_no, n, held, counts, passed = scan._fold_run(buf, 0, 0, {}, None, lf.quiet, -1)
+    assert (line_no, n, held, counts, passed) == (3, 0, None, [], 3)  # `step 123` has another shape
+    assert buf[pos:].startswith(b"step 123")
+
+
+_OPS = st.lists(st.tuples(st.sampled_from(["step", "warn", "glog", "back", "none"]), st.integers(0, 9)),
+                min_size=40, max_size=160)
+
+
+@given(_OPS)
+@settings(max_examples=25, deadline=None)
+def test_unstamped_warnings_after_clocks_that_step_back_fold_as_reading_every_line_gives(
+        ops: list[tuple[str, int]]) -> None:
+    """Random runs of DDP's unstamped warning after stamped step lines (zone-less ISO), glog-stamped lines (a
+    stamp form the C loop leaves to Python), clocks stepping back and lines of no stamp at all, each run repeated
+    so that it folds, in chunks of 2 KiB (the dense loop, in C and in Python): the verdict's bytes are those of
+    reading every line."""
+    import tempfile
+
+    rng = random.Random(len(ops))
+    t = chatty.T0 + timedelta(minutes=20)
+    lines: list[str] = []
+    for op, k in ops:
+        for _ in range(1 + k * 3):
+            if op == "step":
+                t += timedelta(milliseconds=37 * (k + 1))
+                lines.append(f"{chatty._iso(t)} INFO [trainer] step {rng.randrange(10**5)} started")
+            elif op == "back":
+                t -= timedelta(seconds=k + 1)
+                lines.append(f"{chatty._iso(t)} INFO [trainer] step {rng.randrange(10**5)} started")
+            elif op == "glog":
+                lines.append(f"[rank0]:[W1102 10:2{k}:{rng.randrange(60):02d}.{rng.randrange(10**9):09d} "
+                             "ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank 0] using GPU 0 to perform barrier")
+            elif op == "none":
+                lines.append(f"loss scale {rng.randrange(1, 9)}.0")
+            a, b = rng.choice((1024, 2048)), rng.choice((1024, 4096))
+            lines.extend(chatty.GRAD_STRIDES.format(a=a, b=b).split("\n"))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "b"
+        chatty._workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
+        (out / "app").mkdir()
+        (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        analyzer = Analyzer()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(scan, "CHUNK", 2048)
+            with memo.fastpath(False):
+                every = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+            with memo.fastpath(True):
+                assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every
+            mp.setattr(scan, "_fold_run", None)
+            with memo.fastpath(True):
+                assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every

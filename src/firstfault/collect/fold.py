@@ -40,10 +40,20 @@ verdict what reading every copy gives:
   real error) or that was claimed may have changed the state the folded
   shapes were checked against: each shape is read in full once more, with
   the same outcome, before it folds again.
-- A folded copy's time is not read. So an unrecognized line's copies fold
-  only where the line starts with a stamp whose bytes order as its times
-  (zone-less ISO, syslog), and only those whose stamp is not earlier than
-  the variant's first copy: none of them can be its group's earliest line.
+- A folded copy's time is not read where the line starts with a stamp whose
+  bytes order as its times (zone-less ISO, syslog): an unrecognized line's
+  copies then fold only where their stamp is not earlier than the variant's
+  first copy's. Any other unrecognized line (no stamp of its own: DDP's
+  grad-strides warning after a stamped step line; or another form) is
+  `timed`: a copy's time is worked out as reading it would (its own stamp,
+  else the walk back to the nearest one, in C), and it folds only where it is
+  not earlier than every copy read to the variant (in the dense loop in C
+  too, where the stamp the walk stops at is a zone-less ISO one:
+  `_lines.iso_local_us`). Either way none of them can be its group's
+  earliest line.
+- Lines found to hold none of the prefilter's words make their shape quiet
+  where the shape tells that every line of it holds none (`quiet_add`): the
+  dense loop passes over them in C, as the prefilter would.
 
 Off with the other fast paths (`FIRSTFAULT_FASTPATH=0`): tests/collect/test_fold.py
 compares the two on chatty files built to break each rule above.
@@ -52,6 +62,7 @@ compares the two on chatty files built to break each rule above.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Final, Protocol
 
 from firstfault.extract.memo import ALL_HEX_ZERO, line_shape
@@ -127,6 +138,13 @@ class _Variant:
     # be its group's earliest line, and a folded copy's time is not read.
     lead: int = 0
     lead_rep: bytes = b""
+    # For an unrecognized line without such a stamp (`timed`): the earliest time a copy read to this outcome
+    # had (None sorts last, as in the groups; `floor_set` False: none read yet). A copy's time is then worked
+    # out as reading it would (its own stamp, else the walk back to one: LineFold.fold's caller), and a copy
+    # earlier than the floor is read.
+    timed: bool = False
+    floor: datetime | None = None
+    floor_set: bool = False
 
     def __post_init__(self) -> None:
         self.lo = self.hi = self.rep
@@ -144,6 +162,21 @@ class _Variant:
         self.hi = (x & higher) | (self.hi & (full ^ higher))
         self.hi_top = self.hi | top
         self.fixed = ((((self.lo | top) - self.hi) & top) >> 7) * 0xFF  # 0xff where lo >= hi: lo == hi
+
+    def after(self, t: datetime | None) -> bool:
+        """May a copy of time `t` be counted: is it not earlier than every copy read to this outcome (a group's
+        earliest line is by time, None last, then by file and line: a later line of this file with the floor's
+        time is not earlier either)?"""
+        if t is None:
+            return True
+        return self.floor is not None and t >= self.floor
+
+    def take_time(self, t: datetime | None) -> None:
+        """A copy of time `t` was read to this outcome: the floor is the earliest such time."""
+        if not self.floor_set:
+            self.floor, self.floor_set = t, True
+        elif t is not None and (self.floor is None or t < self.floor):
+            self.floor = t
 
     def holds(self, x: int) -> bool:
         """Is every byte of the copy with bytes `x` within the values its position had (lo <= x <= hi, byte by
@@ -217,8 +250,8 @@ class LineFold:
     """One file's shapes, for the scanner (collect/scan.py): `fold` says whether a copy may be counted,
     `read` reads a line in full and keeps its outcome, `count` counts a copy."""
 
-    __slots__ = ("_bytes", "_digit_words", "_epoch", "_gen", "_hex_words", "_once", "_shapes", "extraction", "store",
-                 "table")
+    __slots__ = ("_bytes", "_digit_words", "_epoch", "_gen", "_hex_words", "_once", "_shapes", "_tz", "extraction",
+                 "quiet", "store", "table")
 
     def __init__(self, extraction: Reader, store: EventStore) -> None:
         self.extraction = extraction
@@ -230,19 +263,28 @@ class LineFold:
         self._digit_words: tuple[bytes, ...] = ()
         self._hex_words: tuple[bytes, ...] = ()
         # The variants a line not searched for the prefilter's words folds on now (ready, same_hits), by shape,
-        # as (lo, hi, lead_rep, variant): for the dense loop in C (_lines.fold_run). Emptied whenever a line is
-        # read in full (an epoch, or a variant's ranges, may change); `_gen` tells the variants it held.
-        self.table: dict[bytes, list[tuple[bytes, bytes, bytes, _Variant]]] = {}
+        # as (lo, hi, lead_rep, variant, floor): for the dense loop in C (_lines.fold_run; floor: a timed
+        # variant's, in _lines.iso_local_us's count, else None). Emptied whenever a line is read in full (an
+        # epoch, or a variant's ranges, may change); `_gen` tells the variants it held.
+        self.table: dict[bytes, list[tuple[bytes, bytes, bytes, _Variant, int | None]]] = {}
         self._gen = 0
+        # The shapes of lines found to hold none of the prefilter's words whose shape tells that every line of
+        # it holds none (quiet_add): the dense loop passes over them, as the prefilter would. Kept for the file.
+        self.quiet: set[bytes] = set()
+        self._tz: tzinfo | None = None  # the zone a zone-less stamp is read in (TimeParser.tz)
 
     def _untable(self) -> None:
         self.table = {}
         self._gen += 1
 
-    def start_file(self, digit_words: tuple[bytes, ...] = (), hex_words: tuple[bytes, ...] = ()) -> None:
+    def start_file(self, digit_words: tuple[bytes, ...] = (), hex_words: tuple[bytes, ...] = (),
+                   tz: tzinfo | None = None) -> None:
         """A new file, whose scanner's prefilter words that hold a digit are `digit_words` (their digits zeroed), and
-        those a hex id could hold in part are `hex_words` (memo.hex_words)."""
+        those a hex id could hold in part are `hex_words` (memo.hex_words); `tz` is the zone its zone-less stamps
+        are read in (None: a timed variant's copies are never counted in C)."""
         self._shapes = {}
+        self.quiet = set()
+        self._tz = tz
         self._once = set()
         self._epoch = 0
         self._bytes = 0
@@ -311,9 +353,49 @@ class LineFold:
     def table_add(self, raw: bytes, v: _Variant) -> None:
         """Put `v`, which fold_copy(raw) just gave, in the table, so that its next copies fold in C."""
         if v.tabled != self._gen and v.same_hits:
+            floor = None
+            if v.timed:
+                floor = self._local_us(v.floor)
+                if floor is None:  # C could not tell a copy of no time, nor compare with this floor
+                    return
             v.tabled = self._gen
             self.table.setdefault(line_shape(raw), []).append(
-                (v.lo.to_bytes(v.size), v.hi.to_bytes(v.size), v.lead_rep, v))
+                (v.lo.to_bytes(v.size), v.hi.to_bytes(v.size), v.lead_rep, v, floor))
+
+    def _local_us(self, t: datetime | None) -> int | None:
+        """`t` as _lines.iso_local_us counts the stamp that reads to it (its local date and time of day, in
+        microseconds since 0001-01-01), or None: no time, no zone known, or a local time that a zone-less stamp
+        does not read to (the second pass of an hour the clock went back over). A stamp of a later local time
+        then reads to a time not earlier than `t` (a clock that follows its zone prints no hour it skips)."""
+        tz = self._tz
+        if t is None or tz is None:
+            return None
+        lt = t.astimezone(tz)
+        if datetime(lt.year, lt.month, lt.day, lt.hour, lt.minute, lt.second, lt.microsecond,
+                    tzinfo=tz).astimezone(UTC) != t:
+            return None
+        return ((lt.toordinal() * 86400 + lt.hour * 3600 + lt.minute * 60 + lt.second) * 1_000_000
+                + lt.microsecond)
+
+    def quiet_add(self, raw: bytes) -> None:
+        """`raw` holds none of the prefilter's words: so does every line of its shape, where the shape holds no
+        word with a digit nor one a masked hex id could hold (what `same_hits` says of a variant); its lines are
+        then passed over in C."""
+        if len(raw) > MAX_LINE or len(self.quiet) >= MAX_SHAPES or self._bytes > MAX_BYTES:
+            return
+        key = line_shape(raw)
+        if self._same_hits(key, raw):
+            self.quiet.add(key)
+            self._bytes += len(key)
+
+    def _same_hits(self, key: bytes, raw: bytes) -> bool:
+        """Does every line of the shape `key` (of the line `raw`) have raw's prefilter hits?"""
+        if any(w in key for w in self._digit_words):
+            return False
+        if self._hex_words and key != raw.translate(_ZERO):  # a hex id was masked
+            full = key.translate(ALL_HEX_ZERO)
+            return not any(w in full for w in self._hex_words)
+        return True
 
     def unstable(self, raw: bytes) -> None:
         """Read every later copy of `raw`'s shape in this file: its stamp was read as none (outside the years
@@ -365,6 +447,8 @@ class LineFold:
         if sh is not None:
             for v in sh.variants:
                 if r.outcome == v.reading.outcome and hits == v.hits:
+                    if v.timed:
+                        v.take_time(c.time)
                     v.reads += 1
                     v.epoch = self._epoch
                     if not v.holds(x):
@@ -386,16 +470,13 @@ class LineFold:
             sh.stable = False
             sh.index = {}
         elif len(sh.variants) < MAX_VARIANTS:
-            same_hits = not any(w in key for w in self._digit_words)
-            if same_hits and self._hex_words and key != raw.translate(_ZERO):  # a hex id was masked
-                full = key.translate(ALL_HEX_ZERO)
-                same_hits = not any(w in full for w in self._hex_words)
-            v = _Variant(x, hits, r, 1, len(raw), self._epoch, same_hits)
+            v = _Variant(x, hits, r, 1, len(raw), self._epoch, self._same_hits(key, raw))
             if r.offer is not None:
                 v.lead = _leading_stamp(key)
-                if not v.lead:
-                    r.foldable = False
                 v.lead_rep = raw[:v.lead]
+                if not v.lead:
+                    v.timed = True
+                    v.take_time(c.time)
             sh.variants.append(v)
             self._bytes += 5 * len(raw)  # rep, lo, hi, top, fixed
             sh.reindex()

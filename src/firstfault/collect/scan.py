@@ -33,7 +33,7 @@ from firstfault.collect.chunks import count_newlines as count_newlines
 from firstfault.collect.events import EventStore, draft_to_event
 from firstfault.collect.fold import LineFold, Reading, Signature
 from firstfault.collect.stamps import SRUN, Clock, walk_back, walk_back_py
-from firstfault.collect.stamps import prev_stamped as _prev_stamped  # noqa: F401  (tests ask whether C is built)
+from firstfault.collect.stamps import prev_stamped as _prev_stamped  # tests also ask whether C is built
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
 from firstfault.extract.memo import ZERO_DIGITS, hex_words
 from firstfault.extract.unrecognized import decided_by_count, zeroed
@@ -561,7 +561,7 @@ class LineScanner:
             if fold is not None and not _fast[0]:
                 fold = None
             if fold is not None:
-                fold.start_file(self.matcher.digit_words, self.matcher.hex_words)
+                fold.start_file(self.matcher.digit_words, self.matcher.hex_words, tp.tz)
             unplaced = tp.out_of_range
             self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first, fold)
             if tp.out_of_range > unplaced:
@@ -600,6 +600,39 @@ class LineScanner:
 
         key = self.matcher.key
 
+        def time_of(buf: bytes, s: int, text: str, prev_start: int, prev_t: datetime | None, have_prev: bool,
+                    carried: Stamp | None, limit: int | None) -> datetime | None:
+            """The time of the line at buf[s:] whose text is `text`: its own stamp's or the nearest earlier one's."""
+            st = tp.parse(text)
+            # wall_of's own answer for a wall-clock stamp without uptime, without its call.
+            t = st.wall if st is not None and st.uptime is None else wall_of(st)
+            if t is None:
+                t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, BACKWALK_LINES if limit is None else limit))
+                if t is None:
+                    t = prev_t if have_prev else wall_of(carried)
+            return t
+
+        def copy_time(buf: bytes, s: int, e: int) -> tuple[bool, datetime | None]:
+            """The time reading the copy buf[s:e] would give it (as read_held reads a held copy: the walk back goes
+            over the copies not read), for a variant that counts a copy only when it is not earlier than its
+            floor (fold._Variant.timed), and whether it was worked out without a stamp read as none (outside the
+            years: such a copy is read, and the count of such stamps is left to that reading)."""
+            unplaced = tp.out_of_range
+            if _prev_stamped is not None and _prev_stamped(buf, -1, e + 1, 1)[0] != s:
+                # None of the stamp forms' characters on the copy itself (_lines.c may_hold_stamp): its own parse
+                # would read none, and the walk back starts at once.
+                t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, 1 << 30))
+                if t is None:
+                    t = prev_t if have_prev else wall_of(carried)
+            else:
+                raw = strip(buf[s:e])[0] if srun_prefix else buf[s:e]
+                t = time_of(buf, s, raw.decode("utf-8", errors="replace"), prev_start, prev_t, have_prev, carried,
+                            1 << 30)
+            if tp.out_of_range != unplaced:
+                tp.out_of_range = unplaced
+                return False, t
+            return True, t
+
         def candidate(buf: bytes, s: int, e: int, line_no: int, hits: tuple[int, ...] | None,
                       prev_start: int, prev_t: datetime | None, have_prev: bool, carried: Stamp | None,
                       limit: int | None = None) -> Candidate:
@@ -620,13 +653,7 @@ class LineScanner:
                 stats.bad_utf8 += 1
                 text = raw.decode("utf-8", errors="replace")
                 hits = None
-            st = tp.parse(text)
-            # wall_of's own answer for a wall-clock stamp without uptime, without its call.
-            t = st.wall if st is not None and st.uptime is None else wall_of(st)
-            if t is None:
-                t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, BACKWALK_LINES if limit is None else limit))
-                if t is None:
-                    t = prev_t if have_prev else wall_of(carried)
+            t = time_of(buf, s, text, prev_start, prev_t, have_prev, carried, limit)
             return Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
                              hits, key if hits is not None else None)
 
@@ -657,11 +684,15 @@ class LineScanner:
             prev_start, prev_t, have_prev = s, c.time, True
             held = held_variant = None
 
-        def take(buf: bytes, s: int, e: int, line_no: int, ids: list[int] | None) -> None:
-            """A candidate that does not fold: counted, or read in full."""
+        def take(buf: bytes, s: int, e: int, line_no: int, ids: list[int] | None, tried: bool = False) -> None:
+            """A candidate that does not fold: counted, or read in full (`tried`: the fold already said no)."""
             nonlocal held, held_variant, prev_start, prev_t, have_prev
             if fold is not None:
-                v = fold.fold(buf[s:e], ids)
+                v = None if tried else fold.fold(buf[s:e], ids)
+                if v is not None and v.timed:
+                    ok, t = copy_time(buf, s, e)
+                    if not ok or not v.after(t):
+                        v = None
                 if v is not None:
                     if held_variant is not None:
                         fold.count(held_variant)
@@ -682,6 +713,7 @@ class LineScanner:
             prev_start, prev_t, have_prev = s, c.time, True
 
         dense = False  # this chunk's lines are read one by one (most of the last chunk's folded)
+        backoff = wait = 0  # chunks to wait before the next try of the dense loop, after one that did not pay
         for buf, before in chunks(fh, stats, seen, first, CHUNK):
             if check is not None:
                 check()  # a deadline: one chunk of work at most after it passes
@@ -694,7 +726,7 @@ class LineScanner:
                 buf = buf.replace(b"\x00", b"")
             line_no = before + line_base
             prev_start, prev_t, have_prev = -1, None, False
-            folded = 0
+            folded = quiet = cands = 0
             if dense and fold is not None:
                 # Most lines are copies the fold counts: a copy is known by its shape alone, so each line is
                 # looked up, and only the others are searched for the prefilter's words, one by one.
@@ -702,10 +734,13 @@ class LineScanner:
                 run = _fold_run if _fast[0] else None
                 s, end = 0, len(buf)  # the buffer ends with a newline
                 while s < end:
-                    if run is not None and fold.table:
-                        # The copies of variants already found ready, in C, up to the first other line.
-                        s, line_no, n, h, counts = run(buf, s, line_no, fold.table,
-                                                       None if held is None else (*held[:3], held_variant))
+                    if run is not None and (fold.table or fold.quiet):
+                        # The copies of variants already found ready, and the lines known to hold no word, in C, up
+                        # to the first other line.
+                        s, line_no, n, h, counts, passed = run(
+                            buf, s, line_no, fold.table, None if held is None else (*held[:3], held_variant),
+                            fold.quiet, prev_start)
+                        quiet += passed
                         if n and h is not None:
                             folded += n
                             for v, k in counts:
@@ -718,6 +753,11 @@ class LineScanner:
                     raw = buf[s:e]
                     line_no += 1
                     v = fold_copy(raw)
+                    tried = False
+                    if v is not None and v.timed:
+                        ok, t = copy_time(buf, s, e)
+                        if not ok or not v.after(t):
+                            v, tried = None, True
                     if v is not None:
                         folded += 1
                         if held_variant is not None:
@@ -730,14 +770,17 @@ class LineScanner:
                         ids = ids_of(raw)
                         if ids is None or ids:
                             stats.candidates += 1
-                            take(buf, s, e, line_no, ids)
+                            take(buf, s, e, line_no, ids, tried)
+                        elif run is not None:
+                            fold.quiet_add(raw)
                     s = e + 1
                 stats.candidates += folded
             else:
                 starts, hit_ids = self.matcher.line_hits(buf)
                 line_no += 1
                 pos = 0
-                stats.candidates += len(starts)
+                cands = len(starts)
+                stats.candidates += cands
                 for k, s in enumerate(starts):
                     line_no += count(buf, pos, s)
                     pos = s
@@ -749,7 +792,21 @@ class LineScanner:
                 read_held(buf)
             lines = line_no - before - line_base
             seen[0] = lines
-            dense = fold is not None and folded * 2 >= lines > 0
+            if fold is None or not lines:
+                dense = False
+            elif dense:
+                # Read line by line: stay while most lines were copies or lines passed over in C as holding no
+                # word (`quiet`); else wait twice as many chunks as the last time before trying again.
+                dense = (folded + quiet) * 2 >= lines
+                if not dense:
+                    backoff = backoff * 2 or 1
+                    wait = backoff
+            elif wait:
+                wait -= 1
+            else:
+                # Most lines copies; or, where a line in four or more is a candidate (whose Python call the dense
+                # loop may spare it), most candidates copies.
+                dense = folded * 2 >= lines or (folded * 2 >= cands and cands * 4 >= lines)
             last = self._last_stamp(buf, tp, srun_prefix)
             if last is not None:
                 carried = last
