@@ -124,7 +124,7 @@ def _finding(rule_id: str, **fields: object) -> Finding:
     ("gpu-nvswitch-fatal", {"code": 20034, "fm_event": "nvswitch_fatal"},
      "NVSwitch fatal error on n1 (SXid 20034 nvswitch_fatal)"),
     ("gpu-nvswitch-fatal", {"sxid": 12028}, "NVSwitch fatal error on n1 (SXid 12028)"),
-    ("host-oom", {}, "Host OOM killer ended a process on n1"),
+    ("host-oom", {}, "OOM killer (node memory or a memory limit) ended a process on n1"),
     ("app-crash", {"signal": "SIGSEGV"}, "Rank unknown on n1 crashed (SIGSEGV)"),
     # A value's own brackets are kept: only the template's text around a missing field is tidied.
     ("node-unreachable", {"reason": "execve(): No such file"}, "Node n1 stopped responding (execve(): No such file)"),
