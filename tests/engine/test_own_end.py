@@ -1,4 +1,5 @@
-"""The launcher's word on the end of an attempt, where no scheduler record or workload.yaml gives it."""
+"""The end of an attempt in its own programs' words, where no scheduler record or workload.yaml gives it
+(engine/normalise.py `own_end`, over extract/runend.py and catalog/ends.yaml)."""
 
 from __future__ import annotations
 
@@ -79,9 +80,9 @@ def test_a_declared_end_state_wins_over_the_launcher(make_bundle: BundleMaker) -
 
 def test_deepspeeds_launcher_success_line_is_read_only_from_the_launcher() -> None:
     from firstfault.extract.base import LineContext
-    from firstfault.extract.launcher import LauncherExitExtractor
+    from firstfault.extract.runend import EndReportExtractor
 
-    ex = LauncherExitExtractor()
+    ex = EndReportExtractor()
 
     def read(line: str) -> list[str]:
         ctx = LineContext(source="application", file="a.log", lineno=1, node=None, rank=None, time=None, state={})
