@@ -126,3 +126,85 @@ def test_mpirun_reports_a_ranks_signal(make_bundle: BundleMaker, line: str, cate
     v = _run(make_bundle, [line], ["gpu04", "172.17.27.12"])
     assert (v.root_cause.category if v.root_cause else None) == category
     assert any(e.event == "process.signal" and e.rank in (1, 3) for e in v.evidence)
+
+
+# ---------------------------------------------------------------------------
+# The end in the words of any program that ran the job (catalog/ends.yaml): each success guarded, each failure read
+# ---------------------------------------------------------------------------
+
+# UCX's pools checked at MPI_Finalize (rapidsai/ucx-py#276): the processes reached their normal end
+UCX_AT_EXIT = [
+    "[1571252924.998706] [dgx15:14737:0]          mpool.c:43   UCX  WARN  object 0x561d7a46f7c0 was not returned to "
+    "mpool ucp_requests",
+    "[1571252924.998708] [dgx15:14737:0]          mpool.c:43   UCX  WARN  object 0x561d7a46f900 was not returned to "
+    "mpool ucp_requests",
+]
+# PyTorch's notice at interpreter exit (NVIDIA/Megatron-LM#1541: "distributed training can be performed")
+PG_AT_EXIT = [
+    "[rank0]:[W326 09:37:44.848694228 ProcessGroupNCCL.cpp:1487] Warning: WARNING: destroy_process_group() was not "
+    "called before program exit, which can leak resources. For more info, please see "
+    "https://pytorch.org/docs/stable/distributed.html#shutdown (function operator())",
+]
+# ... printed as a failed run exits too: hpcaitech/ColossalAI#6202, where torchrun then stops the other workers
+PG_AT_EXIT_THEN_STOPPED = [
+    "[rank0]:[W219 09:17:03.293812312 ProcessGroupNCCL.cpp:1168] Warning: WARNING: process group has NOT been "
+    "destroyed before we destruct ProcessGroupNCCL. On normal program exit, the application should call "
+    "destroy_process_group to ensure that any pending NCCL operations have finished in this process. In rare cases "
+    "this process can exit before this point and block the progress of another member of the process group. This "
+    "constraint has always been present,  but this warning has only been added since PyTorch 2.4 (function "
+    "operator())",
+    "W0219 09:17:03.837000 140066961602368 torch/distributed/elastic/multiprocessing/api.py:858] Sending process "
+    "2448006 closing signal SIGTERM",
+]
+FIT_DONE = ["`Trainer.fit` stopped: `max_epochs=30` reached."]  # kwea123/ngp_pl#147
+# open-mpi/ompi#12607: the tests passed, but mpirun ended non-zero for a rank that exited without finalize
+MPIRUN_IMPROPER = ["15:50:32   OK", "15:50:32   mpirun has exited due to process rank 1 with PID 0 on"]
+
+
+def _files(make_bundle: BundleMaker, files: dict[str, list[str]], name: str = "b") -> Any:
+    wl = {"apiVersion": "firstfault/v1", "workload": {"id": "t", "scheduler": "static", "nodes": ["node-001"]},
+          "sources": [{"kind": "application", "path": "app/*.log"}]}
+    root = make_bundle({k: "".join(x + "\n" for x in v) for k, v in files.items()}, wl, name)
+    return Analyzer().analyze_path(str(root))
+
+
+@pytest.mark.parametrize(
+    ("files", "outcome", "domain"),
+    [
+        # notices only printed at a normal exit, and nothing failed: the run ended well
+        ({"app/job.log": UCX_AT_EXIT}, "succeeded", "none"),
+        ({"app/rank-0.log": PG_AT_EXIT}, "succeeded", "none"),
+        ({"app/train.log": FIT_DONE}, "succeeded", "none"),
+        # the launcher's failed end: the run failed, its cause unknown
+        ({"app/job.log": MPIRUN_IMPROPER}, "failed", "unknown"),
+        # an exit notice of a run whose other workers torchrun stopped: no clean end
+        ({"app/job.log": PG_AT_EXIT_THEN_STOPPED}, "unknown", "unknown"),
+        # the training loop's end after an exception: a stage's end does not outweigh a failure, as a launcher's
+        # record of the exit codes does
+        ({"app/train.log": CAUGHT_OOM + FIT_DONE}, "unknown", "software"),
+        # one rank's clean exit while another rank's log holds the failure
+        ({"app/rank-0.log": PG_AT_EXIT, "app/rank-1.log": CAUGHT_OOM}, "unknown", "software"),
+        # an end report followed by later errors in the same file is not the end
+        ({"app/torchrun.log": AGENT_OK + CAUGHT_OOM}, "unknown", "software"),
+        # a success in one file, the launcher's failure in another: failed
+        ({"app/rank-0.log": PG_AT_EXIT, "app/mpirun.log": MPIRUN_IMPROPER}, "failed", "unknown"),
+        # no end report at all: the end is not shown, and the state stays unknown
+        ({"app/train.log": ["Epoch 3: loss 0.12", "Epoch 4: loss 0.11"]}, "unknown", "unknown"),
+    ],
+)
+def test_the_end_a_jobs_own_output_tells(make_bundle: BundleMaker, files: dict[str, list[str]], outcome: str,
+                                        domain: str) -> None:
+    v = _files(make_bundle, files)
+    assert (v.outcome, v.attributed_domain) == (outcome, domain)
+
+
+def test_the_notes_cite_the_line_the_end_was_read_from(make_bundle: BundleMaker) -> None:
+    v = _files(make_bundle, {"app/job.log": UCX_AT_EXIT})
+    [note] = [n for n in v.explanation if "own output" in n]
+    assert "app/job.log:2:" in note and "was not returned to mpool" in note
+    v = _files(make_bundle, {"app/job.log": MPIRUN_IMPROPER}, "c")
+    [note] = [n for n in v.explanation if "own output" in n]
+    assert "app/job.log:2:" in note and "mpirun has exited" in note
+    # a declared end state needs no such note
+    root = make_bundle({"app/torchrun.log": "".join(x + "\n" for x in UCX_AT_EXIT)}, _workload("COMPLETED"), "d")
+    assert not [n for n in Analyzer().analyze_path(str(root)).explanation if "own output" in n]
