@@ -60,9 +60,9 @@ def _workload(declared: str | None) -> dict[str, Any]:
         (CAUGHT_OOM, "unknown", "software"),
         # the last word of the stream is a failure
         (AGENT_OK + RESTART, "unknown", "unknown"),
-        # a failure summary beside the success line: the launcher's word is not taken (the summary
-        # names no exception, so nothing is established either)
-        (AGENT_OK + CHILD_FAILED, "unknown", "unknown"),
+        # a failure summary beside the success line: the summary is the launcher's record of a failed process, so
+        # the run failed (the summary names no exception, so no cause is established)
+        (AGENT_OK + CHILD_FAILED, "failed", "unknown"),
     ],
 )
 def test_the_launchers_exit_record_ends_an_attempt_nobody_else_recorded(
@@ -177,8 +177,8 @@ def _files(make_bundle: BundleMaker, files: dict[str, list[str]], name: str = "b
         ({"app/train.log": FIT_DONE}, "succeeded", "none"),
         # the launcher's failed end: the run failed, its cause unknown
         ({"app/job.log": MPIRUN_IMPROPER}, "failed", "unknown"),
-        # an exit notice of a run whose other workers torchrun stopped: no clean end
-        ({"app/job.log": PG_AT_EXIT_THEN_STOPPED}, "unknown", "unknown"),
+        # an exit notice of a run whose other workers torchrun then stopped: no clean end, the launcher's failed one
+        ({"app/job.log": PG_AT_EXIT_THEN_STOPPED}, "failed", "unknown"),
         # the training loop's end after an exception: a stage's end does not outweigh a failure, as a launcher's
         # record of the exit codes does
         ({"app/train.log": CAUGHT_OOM + FIT_DONE}, "unknown", "software"),
@@ -188,6 +188,10 @@ def _files(make_bundle: BundleMaker, files: dict[str, list[str]], name: str = "b
         ({"app/torchrun.log": AGENT_OK + CAUGHT_OOM}, "unknown", "software"),
         # a success in one file, the launcher's failure in another: failed
         ({"app/rank-0.log": PG_AT_EXIT, "app/mpirun.log": MPIRUN_IMPROPER}, "failed", "unknown"),
+        # srun's record of a task that exited non-zero is the launcher's failed end
+        ({"app/slurm.log": ["srun: error: snowflake7: task 0: Exited with exit code 1"]}, "failed", "unknown"),
+        # torchrun stopping the workers of an attempt it then restarted, and the next attempt finishing: succeeded
+        ({"app/torchrun.log": PG_AT_EXIT_THEN_STOPPED[1:] + RESTART + AGENT_OK}, "succeeded", "none"),
         # no end report at all: the end is not shown, and the state stays unknown
         ({"app/train.log": ["Epoch 3: loss 0.12", "Epoch 4: loss 0.11"]}, "unknown", "unknown"),
     ],

@@ -333,17 +333,17 @@ def own_end(events: list[Event]) -> OwnEnd | None:
 
     Per file, the reports after its last restart (a group that failed and was started again: what came before
     was an earlier attempt's) decide; a file whose last report is a restart shows no end. FAILED when any file's
-    reports say a process or the job failed (the earliest such report is the evidence). COMPLETED when every file
-    that has reports ends with a success, no process died (a torchrun failure summary, a process signal), and no
+    reports say a process or the job failed, or a launcher recorded a process's failure after the file's last
+    restart (`_launcher_failure`; the earliest such report is the evidence). COMPLETED when every file
+    that has reports ends with a success, no process died (a torchrun failure summary, a process signal) but in an
+    attempt its file shows restarted, and no
     event of the file comes after its last report (an end report followed by later errors is not the end). A
     success that is a launcher's or a console's record of the exit codes stands beside an exception the run
     survived; one that only says the training loop or the process reached its end (`stage`, `exit`) stands only
-    where nothing in the evidence is a failure (`needs_clean`: the caller holds it to the attribution). No
-    report: None; the end is not shown, and the state stays unknown.
+    where nothing in the evidence is a failure (`needs_clean`: the caller holds it to the attribution). Else
+    None: the end is not shown, and the state stays unknown.
     """
     reports = sorted((e for e in events if e.kind == "launcher.exit"), key=_where)
-    if not reports:
-        return None
     tails: dict[str, list[Event]] = {}
     for e in reports:
         tail = tails.setdefault(e.evidence.file or "", [])
@@ -354,13 +354,15 @@ def own_end(events: list[Event]) -> OwnEnd | None:
             tail[:] = [e]
         else:
             tail.append(e)
+    restarted = {_where(r)[0]: _where(r)[1] for r in reports if r.fields.get("state") == "RESTART"}  # the last
     failed = [e for tail in tails.values() for e in tail if e.fields.get("state") == "FAILED"]
+    failed += [e for e in events if _launcher_failure(e) and _where(e)[1] > restarted.get(_where(e)[0], -1)]
     if failed:
         first = min(failed, key=lambda e: (e.time is None, e.time, *_where(e)))
         return OwnEnd(_own_state(first, "FAILED"), False)
-    if any(tail[-1].fields.get("state") != "SUCCEEDED" for tail in tails.values()):
+    if not tails or any(tail[-1].fields.get("state") != "SUCCEEDED" for tail in tails.values()):
         return None
-    if any(e.kind.startswith(_DIED) for e in events):
+    if any(e.kind.startswith(_DIED) and _where(e)[1] > restarted.get(_where(e)[0], -1) for e in events):
         return None
     last_line = {f: tail[-1].evidence.line or 0 for f, tail in tails.items()}
     if any(e.kind != "launcher.exit" and (e.evidence.file or "") in last_line
@@ -370,6 +372,15 @@ def own_end(events: list[Event]) -> OwnEnd | None:
     final = max(finals, key=lambda e: (e.time is not None, e.time, *_where(e)))
     weak = all(e.fields.get("scope") in ("stage", "exit") for e in finals)
     return OwnEnd(_own_state(final, "COMPLETED"), weak)
+
+
+def _launcher_failure(e: Event) -> bool:
+    """A launcher's record that a process of the job failed: torchrun's failure summary, srun's `task 0: Exited
+    with exit code 1`, Open MPI's first-exit block, Hydra's `BAD TERMINATION`, a rank killed by a signal."""
+    if e.kind == "torch.child_failed":
+        return True
+    return (e.kind == "process.signal" and e.fields.get("by") == "launcher"
+            and (e.fields.get("signal") is not None or e.fields.get("exitcode") not in (None, 0)))
 
 
 def _where(e: Event) -> tuple[str, int]:
