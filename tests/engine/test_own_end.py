@@ -212,3 +212,39 @@ def test_the_notes_cite_the_line_the_end_was_read_from(make_bundle: BundleMaker)
     # a declared end state needs no such note
     root = make_bundle({"app/torchrun.log": "".join(x + "\n" for x in UCX_AT_EXIT)}, _workload("COMPLETED"), "d")
     assert not [n for n in Analyzer().analyze_path(str(root)).explanation if "own output" in n]
+
+
+# Real output: Debian's Open MPI 4.1.4 mpirun, run here on a 2-rank program whose rank 1 calls exit(0) after
+# MPI_Init without MPI_Finalize (`mpirun --allow-run-as-root --oversubscribe -np 2 ./noexit`); mpirun exited 1.
+# Its help text's words (abort, signals) name no cause: the run failed, why is not established.
+OMPI_NO_FINALIZE = [
+    "--------------------------------------------------------------------------",
+    "mpirun has exited due to process rank 1 with PID 0 on",
+    "node vm exiting improperly. There are three reasons this could occur:",
+    "",
+    "1. this process did not call \"init\" before exiting, but others in",
+    "the job did. This can cause a job to hang indefinitely while it waits",
+    "for all processes to call \"init\". By rule, if one process calls \"init\",",
+    "then ALL processes must call \"init\" prior to termination.",
+    "",
+    "2. this process called \"init\", but exited without calling \"finalize\".",
+    "By rule, all processes that call \"init\" MUST call \"finalize\" prior to",
+    "exiting or it will be considered an \"abnormal termination\"",
+    "",
+    "3. this process called \"MPI_Abort\" or \"orte_abort\" and the mca parameter",
+    "orte_create_session_dirs is set to false. In this case, the run-time cannot",
+    "detect that the abort call was an abnormal termination. Hence, the only",
+    "error message you will receive is this one.",
+    "",
+    "This may have caused other processes in the application to be",
+    "terminated by signals sent by mpirun (as reported here).",
+    "",
+    "You can avoid this message by specifying -quiet on the mpirun command line.",
+    "--------------------------------------------------------------------------",
+]
+
+
+def test_mpiruns_own_help_text_on_an_improper_exit_is_a_failed_end(make_bundle: BundleMaker) -> None:
+    v = _files(make_bundle, {"app/mpirun.log": OMPI_NO_FINALIZE})
+    assert (v.outcome, v.attributed_domain) == ("failed", "unknown")
+    assert any("app/mpirun.log:2:" in n for n in v.explanation)
