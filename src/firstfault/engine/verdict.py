@@ -187,7 +187,7 @@ def build_verdict(
     if end_from is not None and not provisional:
         where = f"{end_from.file}:{end_from.line}" if end_from.line is not None else end_from.file or "the evidence"
         notes.append(f"No scheduler record or workload.yaml gives the end state; it was read from the job's own "
-                     f"output ({where}: {end_from.text.strip()[:200]}).")
+                     f"output ({where}: {' '.join(end_from.text.split())[:200]}).")
     explained = [h for h in att.symptoms if h.explained_by is not None]
     if explained and domain not in ("none", "unknown"):
         cats = sorted({h.category for h in explained})
