@@ -192,6 +192,10 @@ def _files(make_bundle: BundleMaker, files: dict[str, list[str]], name: str = "b
         ({"app/slurm.log": ["srun: error: snowflake7: task 0: Exited with exit code 1"]}, "failed", "unknown"),
         # torchrun stopping the workers of an attempt it then restarted, and the next attempt finishing: succeeded
         ({"app/torchrun.log": PG_AT_EXIT_THEN_STOPPED[1:] + RESTART + AGENT_OK}, "succeeded", "none"),
+        # a run stopped by Ctrl-C (Python's own `KeyboardInterrupt` at the end of its traceback), then the notice at
+        # exit: neither a clean end nor a failure
+        ({"app/train.log": ["Traceback (most recent call last):", '  File "train.py", line 10, in <module>',
+                            "    trainer.fit(model)", "KeyboardInterrupt", *PG_AT_EXIT]}, "unknown", "unknown"),
         # no end report at all: the end is not shown, and the state stays unknown
         ({"app/train.log": ["Epoch 3: loss 0.12", "Epoch 4: loss 0.11"]}, "unknown", "unknown"),
     ],

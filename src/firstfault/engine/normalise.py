@@ -376,10 +376,11 @@ def own_end(events: list[Event]) -> OwnEnd | None:
 
 def _launcher_failure(e: Event) -> bool:
     """A launcher's record that a process of the job failed: torchrun's failure summary, srun's `task 0: Exited
-    with exit code 1`, Open MPI's first-exit block, Hydra's `BAD TERMINATION`, a rank killed by a signal."""
+    with exit code 1`, Open MPI's first-exit block, Hydra's `BAD TERMINATION`, a rank killed by a signal. An
+    interrupt (SIGINT: a KeyboardInterrupt, Ctrl-C passed on) is someone stopping the run, not its failure."""
     if e.kind == "torch.child_failed":
         return True
-    return (e.kind == "process.signal" and e.fields.get("by") == "launcher"
+    return (e.kind == "process.signal" and e.fields.get("by") == "launcher" and e.fields.get("signal") != "SIGINT"
             and (e.fields.get("signal") is not None or e.fields.get("exitcode") not in (None, 0)))
 
 
