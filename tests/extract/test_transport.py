@@ -386,7 +386,7 @@ def test_a_launchers_word_on_an_exit_is_one_event_with_its_rank(lines: list[str]
 )
 def test_mpirun_ending_the_job_for_a_process_that_failed(lines: list[str], aborted: bool) -> None:
     got = [e for e in only(feed(lines), "launcher.exit") if e.fields.get("aborted") is True]
-    assert [(e.fields["state"], e.fields["launcher"]) for e in got] == ([("FAILED", "mpirun")] if aborted else [])
+    assert [(e.fields["state"], e.fields["system"]) for e in got] == ([("FAILED", "mpirun")] if aborted else [])
 
 
 def test_a_generic_exit_code_outside_a_launchers_block_is_still_read() -> None:

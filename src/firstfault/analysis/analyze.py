@@ -26,9 +26,9 @@ from firstfault.engine.normalise import (
     Outside,
     banner_state,
     declared_state,
-    launcher_state,
     normalise,
     one_record_per_job,
+    own_end,
     silent_nodes,
     terminal_lines,
     terminal_state,
@@ -160,10 +160,14 @@ class Analysis:
         if fabric is not None:
             fab.annotate(events, fabric)
         state, state_ev = terminal_state(events, wl.terminal_state)
+        own = None  # the end as the job's own output says it: the last resort (engine/normalise.py own_end)
         if state_ev is None and wl.terminal_state:
             events.append(declared_state(ctx))
         elif state_ev is None and state is None:
-            banner = banner_state(events) or launcher_state(events)
+            banner = banner_state(events)
+            own = own_end(events) if banner is None else None
+            if own is not None and not own.needs_clean:
+                banner = own.event
             if banner is not None:
                 events.append(banner)
                 state = str(banner.fields["state"])
@@ -171,6 +175,10 @@ class Analysis:
             events.extend(silent_nodes(self.node_last_seen, settings.silent_node_gap))
         leads = find_leads(events, ctx.rank_to_node)
         att = attribute(events, self.analyzer.catalog.active(), settings, allocation, leads=leads)
+        if own is not None and own.needs_clean and not (att.root or att.candidates or att.symptoms):
+            # a training loop's end or a notice at exit says the run ended well only where nothing failed
+            events.append(own.event)
+            state = str(own.event.fields["state"])
         if att.root is None and not att.candidates and not provisional and ended_in_failure(state):
             worded = self._worded(mapper)
             if worded:
@@ -186,6 +194,7 @@ class Analysis:
             catalog=self.analyzer.catalog, workload=ref, terminal_state=state, att=att,
             coverage=self.coverage, errors=[*self.errors, *self.outside.errors(), *self._overflow()], now=now,
             unrecognized=self._unrecognized(mapper), provisional=provisional,
+            end_from=own.event.evidence if own is not None and state is not None else None,
         )
         if fabric is not None:
             verdict.explanation.append(fab.note(fabric, self.fabric_files))

@@ -1,13 +1,14 @@
 """The vendor tables shipped beside the rules: NVIDIA Xids, NVSwitch SXids, CUDA errors, NCCL results, the GPU
 platform from user space, the transports' statuses, exception classes, status words, errno and object-store
-codes, and the schedulers' reasons.
+codes, the schedulers' reasons, and the lines that say how a run ended.
 
 The data lives in `xid.yaml` / `sxid.yaml` / `cuda.yaml` / `platform.yaml` / `transport.yaml` /
-`exceptions.yaml` / `scheduler.yaml` (vendor knowledge is data, not code branches); this module only reads and
-validates it, once, on first use. The rows are the records below, each declared once with its constraints
+`exceptions.yaml` / `scheduler.yaml` / `ends.yaml` (vendor knowledge is data, not code branches); this module
+only reads and validates it, once, on first use. The rows are the records below, each declared once with its constraints
 (records.py validates a row of the YAML into one, on a miss of the on-disk cache; the cache gives them back).
 """
 
+import re
 from collections import abc
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import suppress
@@ -26,6 +27,8 @@ from firstfault.catalog.vocab import (
     CompletionStack,
     CudaClass,
     EndKeyRole,
+    EndOutcome,
+    EndScope,
     ErrnoSide,
     ExceptionFamily,
     HostSeverity,
@@ -691,6 +694,43 @@ def sched_tables() -> SchedTables:
                                     " no other role does")
     resources = tuple(_unique("scheduler.yaml", "resources", SchedResource, "word"))
     return SchedTables(tuple(reasons.values()), tuple(words), tuple(texts), keys, resources)
+
+
+# --------------------------------------------------------------------------
+# How a run ended, in its own programs' words (catalog/ends.yaml)
+# --------------------------------------------------------------------------
+
+
+class EndReport(_Row, frozen=True):
+    system: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9\-]*$")]  # who prints it: torchrun, deepspeed, ...
+    literal: Annotated[str, Meta(min_length=6)]  # words every such line holds: the prefilter word and the gate
+    pattern: Text  # searched in the line's body where the literal is; ends at the line's end
+    outcome: EndOutcome
+    scope: EndScope
+    stops_others: bool = False  # the launcher ended the job's other processes for this one
+
+    def __post_init__(self) -> None:
+        try:
+            check_regex(self.pattern)
+        except ValueError as exc:
+            raise ValueError(f"pattern: {exc}") from None
+        if not self.pattern.endswith(r"\s*$"):
+            raise ValueError(r"pattern: must end with `\s*$` (the report is the rest of its line)")
+        groups = re.compile(self.pattern).groupindex
+        if (self.outcome == "code") != ("code" in groups):
+            raise ValueError("outcome `code` and a `code` group go together")
+
+
+@lru_cache(maxsize=1)
+@_kept("ends.yaml")
+def end_reports() -> tuple[EndReport, ...]:
+    """catalog/ends.yaml: the lines that say how a run ended, in table order."""
+    rows: list[EndReport] = []
+    for where, row in _rows("ends.yaml", "ends", EndReport):
+        if any(r.literal == row.literal for r in rows):
+            raise CatalogTableError(f"{where}: duplicate literal {row.literal!r}")
+        rows.append(row)
+    return tuple(rows)
 
 
 # --------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ipaddress
 from datetime import datetime, timedelta
-from typing import Final
+from typing import Final, NamedTuple
 
 from firstfault.bundle import MAX_RANK, Context
 from firstfault.extract.reasons import state_of
@@ -315,26 +315,84 @@ def banner_state(events: list[Event]) -> Event | None:
     return Event(kind="sched.job", time=first.time, node=None, fields=fields, evidence=first.evidence)
 
 
-def launcher_state(events: list[Event]) -> Event | None:
-    """COMPLETED when the launcher says every worker exited 0 and nothing says a process died.
+class OwnEnd(NamedTuple):
+    """The attempt's end as its own programs' output says it (`own_end`): a `sched.job` event, and whether it
+    stands only where nothing in the evidence is a failure (a training loop's end, a notice at exit)."""
 
-    Only where no scheduler record, workload.yaml or slurmstepd banner tells the end: the last
-    `launcher.exit` of each file must be SUCCEEDED (a group that failed and was restarted may finish
-    later), and no torchrun failure summary or process signal may be in the evidence.
+    event: Event
+    needs_clean: bool
+
+
+# A process that died: no program's word that the run succeeded stands beside it.
+_DIED: Final = ("torch.child_failed", "process.signal")
+
+
+def own_end(events: list[Event]) -> OwnEnd | None:
+    """How the attempt ended, in the words of the programs that ran it (`launcher.exit`: catalog/ends.yaml,
+    extract/runend.py), where no scheduler record, workload.yaml or scheduler banner tells it.
+
+    Per file, the reports after its last restart (a group that failed and was started again: what came before
+    was an earlier attempt's) decide; a file whose last report is a restart shows no end. FAILED when any file's
+    reports say a process or the job failed, or a launcher recorded a process's failure after the file's last
+    restart (`_launcher_failure`; the earliest such report is the evidence). COMPLETED when every file
+    that has reports ends with a success, no process died (a torchrun failure summary, a process signal) but in an
+    attempt its file shows restarted, and no
+    event of the file comes after its last report (an end report followed by later errors is not the end). A
+    success that is a launcher's or a console's record of the exit codes stands beside an exception the run
+    survived; one that only says the training loop or the process reached its end (`stage`, `exit`) stands only
+    where nothing in the evidence is a failure (`needs_clean`: the caller holds it to the attribution). Else
+    None: the end is not shown, and the state stays unknown.
     """
-    exits = [e for e in events if e.kind == "launcher.exit"]
-    if not exits or any(e.kind in ("torch.child_failed", "process.signal") for e in events):
+    reports = sorted((e for e in events if e.kind == "launcher.exit"), key=_where)
+    tails: dict[str, list[Event]] = {}
+    for e in reports:
+        tail = tails.setdefault(e.evidence.file or "", [])
+        if e.fields.get("state") == "RESTART":
+            tail.clear()
+            tail.append(e)
+        elif tail and tail[-1].fields.get("state") == "RESTART":
+            tail[:] = [e]
+        else:
+            tail.append(e)
+    restarted = {_where(r)[0]: _where(r)[1] for r in reports if r.fields.get("state") == "RESTART"}  # the last
+    failed = [e for tail in tails.values() for e in tail if e.fields.get("state") == "FAILED"]
+    failed += [e for e in events if _launcher_failure(e) and _where(e)[1] > restarted.get(_where(e)[0], -1)]
+    if failed:
+        first = min(failed, key=lambda e: (e.time is None, e.time, *_where(e)))
+        return OwnEnd(_own_state(first, "FAILED"), False)
+    if not tails or any(tail[-1].fields.get("state") != "SUCCEEDED" for tail in tails.values()):
         return None
-    last: dict[str, Event] = {}
-    for e in sorted(exits, key=lambda e: (e.evidence.file or "", e.evidence.line or 0)):
-        last[e.evidence.file or ""] = e
-    if any(e.fields.get("state") != "SUCCEEDED" for e in last.values()):
+    if any(e.kind.startswith(_DIED) and _where(e)[1] > restarted.get(_where(e)[0], -1) for e in events):
         return None
-    final = max(last.values(), key=lambda e: (e.time is not None, e.time, e.evidence.file or "", e.evidence.line or 0))
-    return Event(kind="sched.job", time=final.time, node=None,
-                 fields={"state": "COMPLETED", "raw_state": f"COMPLETED ({final.fields.get('launcher')} launcher)",
+    last_line = {f: tail[-1].evidence.line or 0 for f, tail in tails.items()}
+    if any(e.kind != "launcher.exit" and (e.evidence.file or "") in last_line
+           and (e.evidence.line or 0) > last_line[e.evidence.file or ""] for e in events):
+        return None
+    finals = [tail[-1] for tail in tails.values()]
+    final = max(finals, key=lambda e: (e.time is not None, e.time, *_where(e)))
+    weak = all(e.fields.get("scope") in ("stage", "exit") for e in finals)
+    return OwnEnd(_own_state(final, "COMPLETED"), weak)
+
+
+def _launcher_failure(e: Event) -> bool:
+    """A launcher's record that a process of the job failed: torchrun's failure summary, srun's `task 0: Exited
+    with exit code 1`, Open MPI's first-exit block, Hydra's `BAD TERMINATION`, a rank killed by a signal. An
+    interrupt (SIGINT: a KeyboardInterrupt, Ctrl-C passed on) is someone stopping the run, not its failure."""
+    if e.kind == "torch.child_failed":
+        return True
+    return (e.kind == "process.signal" and e.fields.get("by") == "launcher" and e.fields.get("signal") != "SIGINT"
+            and (e.fields.get("signal") is not None or e.fields.get("exitcode") not in (None, 0)))
+
+
+def _where(e: Event) -> tuple[str, int]:
+    return e.evidence.file or "", e.evidence.line or 0
+
+
+def _own_state(report: Event, state: str) -> Event:
+    return Event(kind="sched.job", time=report.time, node=None,
+                 fields={"state": state, "raw_state": f"{state} (the job's own output: {report.fields.get('system')})",
                          "scope": "job"},
-                 evidence=final.evidence)
+                 evidence=report.evidence)
 
 
 def declared_state(ctx: Context) -> Event:

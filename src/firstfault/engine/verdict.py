@@ -14,6 +14,7 @@ from firstfault.model import (
     CoverageItem,
     ErrorItem,
     Event,
+    Evidence,
     EvidenceItem,
     Symptom,
     Unrecognized,
@@ -124,9 +125,11 @@ def build_verdict(
     now: datetime | None = None,
     unrecognized: list[Unrecognized] | None = None,
     provisional: bool = False,
+    end_from: Evidence | None = None,
 ) -> Verdict:
     """`provisional`: the attempt still runs (outcome `running`); the attribution is judged as for a failure,
-    and only a root cause that may stand while it runs (`provisional_root`) is named."""
+    and only a root cause that may stand while it runs (`provisional_root`) is named. `end_from`: the line of the
+    job's own output the terminal state was read from (engine/normalise.py `own_end`), cited in the notes."""
     outcome = "running" if provisional else outcome_of(terminal_state)
     settings = catalog.settings
     notes: list[str] = []
@@ -181,6 +184,10 @@ def build_verdict(
                 )
                 + "."
             )
+    if end_from is not None and not provisional:
+        where = f"{end_from.file}:{end_from.line}" if end_from.line is not None else end_from.file or "the evidence"
+        notes.append(f"No scheduler record or workload.yaml gives the end state; it was read from the job's own "
+                     f"output ({where}: {' '.join(end_from.text.split())[:200]}).")
     explained = [h for h in att.symptoms if h.explained_by is not None]
     if explained and domain not in ("none", "unknown"):
         cats = sorted({h.category for h in explained})

@@ -1,19 +1,8 @@
-"""The launcher's own word that the workers finished: torchrun's elastic agent, DeepSpeed's launcher, Open MPI's.
+"""Launchers' reports of a rank's exit: Open MPI's, srun's, MPICH's Hydra and mpd's.
 
-Where no scheduler record and no workload.yaml says how the attempt ended (a
-log posted in a thread, a bare torchrun on a workstation), the launcher that
-started the workers still says whether they all exited 0:
-
-    INFO:torch.distributed.elastic.agent.server.api:[default] worker group
-        successfully finished. Waiting 300 seconds for other agents to finish.
-    [launch.py:351:main] Process 4242 exits successfully.
-
-and, for a group that failed and is restarted, `[default] Worker group FAILED.
-3/3 attempts left; will restart worker group`; Open MPI's mpirun, that it ended
-the job because a process exited non-zero (`Per user-direction, the job has been
-aborted.`: FAILED, `aborted`). Each becomes `launcher.exit`
-(`state` SUCCEEDED or FAILED); the engine reads the last one of each stream
-(engine/normalise.py `launcher_state`), like slurmstepd's JOB banner.
+A launcher saying a rank died names no cause: these are the leads' first exit, and symptoms. How the whole run
+ended, in a launcher's or a framework's own words (torchrun's `worker group successfully finished`, Open MPI's
+`Per user-direction, the job has been aborted.`), is extract/runend.py's, over catalog/ends.yaml.
 """
 
 from __future__ import annotations
@@ -27,64 +16,6 @@ from firstfault.extract.codes import by_whom, exit_signal, signal_name, signal_o
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import clip
 from firstfault.model import FieldValue
-
-_TORCHRUN_OK = re.compile(r"\[(?P<role>[\w\-]+)\] worker group successfully finished\b"
-                          r"|Local worker group finished \((?:WorkerState\.)?SUCCEEDED\)")
-_TORCHRUN_FAILED = re.compile(r"\[(?P<role>[\w\-]+)\] Worker group (?P<state>FAILED|UNHEALTHY)\b"
-                              r"(?:\. (?P<left>\d+)/(?P<max>\d+) attempts left)?")
-_DEEPSPEED_OK = re.compile(r"\bProcess (?P<pid>\d+) exits successfully\.")
-# Open MPI's launcher (mpirun, prterun) ending the job because a process exited non-zero, as its errmgr's help text
-# closes: `Primary job  terminated normally, but 1 process returned` / `a non-zero exit code. Per user-direction,
-# the job has been aborted.` (the MCA default orte_abort_on_non_zero_status): the other ranks were stopped by it.
-_OMPI_ABORTED: Final = "Per user-direction, the job has been aborted."
-
-LITERALS: Final[tuple[str, ...]] = (
-    "worker group successfully finished",
-    "Local worker group finished (",
-    "] Worker group FAILED",
-    "] Worker group UNHEALTHY",
-    "exits successfully.",
-    _OMPI_ABORTED,
-)
-
-
-class LauncherExitExtractor:
-    """torchrun agent and DeepSpeed launcher exit records: launcher.exit."""
-
-    name = "launcher.exit"
-    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
-    emits: Mapping[str, frozenset[str]] = {
-        "launcher.exit": frozenset({
-            "state", "launcher", "pid", "restart", "attempts_left", "aborted"
-        }),
-    }
-    sources: frozenset[str] = frozenset({"application"})
-    literals: tuple[str, ...] = LITERALS
-
-    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        p = split_prefixes(line)
-        body = p.body
-        ok = _TORCHRUN_OK.search(body)
-        if ok:
-            yield Draft("launcher.exit", {"state": "SUCCEEDED", "launcher": "torchrun"}, host=p.host)
-            return
-        bad = _TORCHRUN_FAILED.search(body)
-        if bad:
-            fields: dict[str, str | int | bool] = {"state": "FAILED", "launcher": "torchrun",
-                                                   "restart": "will restart" in body}
-            if bad.group("left") is not None:
-                fields["attempts_left"] = int(bad.group("left"))
-            yield Draft("launcher.exit", dict(fields), host=p.host)
-            return
-        if _OMPI_ABORTED in body:
-            # the launcher's word that it stopped the job's other processes for the one that failed
-            yield Draft("launcher.exit", {"state": "FAILED", "launcher": "mpirun", "aborted": True}, host=p.host)
-            return
-        ds = _DEEPSPEED_OK.search(body)
-        if ds and "launch.py" in body:
-            yield Draft("launcher.exit", {"state": "SUCCEEDED", "launcher": "deepspeed", "pid": int(ds.group("pid"))},
-                        host=p.host)
-
 
 # Open MPI's launcher on a rank that died by a signal: `mpirun noticed that process rank 3 with PID 0 on
 # node gpu04 exited on signal 9 (Killed).` (prterun / mpiexec / orterun in other versions).
@@ -312,4 +243,4 @@ class MpiExitExtractor:
             ctx.claimed = True  # Hydra's closing line, after the banner it sums up
 
 
-EXTRACTORS: tuple[LineExtractor, ...] = (LauncherExitExtractor(), LauncherSignalExtractor(), MpiExitExtractor())
+EXTRACTORS: tuple[LineExtractor, ...] = (LauncherSignalExtractor(), MpiExitExtractor())

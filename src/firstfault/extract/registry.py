@@ -19,6 +19,7 @@ def line_extractors() -> tuple[LineExtractor, ...]:
         launcher,
         nccl,
         numerics,
+        runend,
         signals,
         torchrun,
         verbs,
@@ -27,7 +28,7 @@ def line_extractors() -> tuple[LineExtractor, ...]:
 
     return (*gpu.EXTRACTORS, *host.EXTRACTORS, *nccl.EXTRACTORS, *verbs.EXTRACTORS, *hang.EXTRACTORS,
             *exceptions.EXTRACTORS, *numerics.EXTRACTORS, *torchrun.EXTRACTORS, *signals.EXTRACTORS,
-            *jobend.EXTRACTORS, *launcher.EXTRACTORS, ErrorWords())
+            *jobend.EXTRACTORS, *launcher.EXTRACTORS, *runend.EXTRACTORS, ErrorWords())
 
 
 # Fields any event may carry besides its kind's own: the host a launcher prefix or the line names
