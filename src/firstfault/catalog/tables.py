@@ -39,6 +39,7 @@ from firstfault.catalog.vocab import (
     ReasonState,
     SchedReasonName,
     SchedulerName,
+    StoreCause,
     StoreSide,
     SxidClass,
     XidClass,
@@ -537,6 +538,11 @@ class ErrnoInfo(_Row, frozen=True):
 class ObjectStoreCodeInfo(_Row, frozen=True):
     code: Annotated[str, Meta(pattern=r"^[A-Za-z0-9]+$")]  # SlowDown, NoSuchKey, 429, ...
     side: StoreSide
+    cause: StoreCause | None = None  # what a store-side code says of the store (throttled, full, ...)
+
+    def __post_init__(self) -> None:
+        if self.cause is not None and self.side != "store":
+            raise ValueError("cause names what a store-side code says of the store")
 
 def _unique(name: str, key: str, row: type[R], field: str) -> tuple[R, ...]:
     """Rows of catalog/<name> under `key` in order; two rows with one `field` value are a problem."""
