@@ -422,3 +422,48 @@ Restart Count:  0
     assert describe(state.replace("Exit Code:    0", "Exit Code:    137")) == [("k8s.pod", "memory_limit")]
     # the pod YAML's form (cortexlabs/cortex#1806 reports the same from container statuses).
     assert pods("- state:\n    terminated:\n      exitCode: 0\n      reason: OOMKilled\n") == [("k8s.pod", None)]
+
+
+# virtualcell/vcell's captures of real `sacct -P -o jobid%25,jobname%25,state%13` output (Slurm 23.11.10; its
+# vcell-server/src/test/resources/slurm-outputs/sacct-cancelled-by-user.txt and sacct-terminal-states.txt): rows
+# split by `|`, no exit code column, a state with Slurm's `by <uid>` qualifier.
+@pytest.mark.parametrize(("row", "said"), [
+    ("2699001|V_ALPHA_321800001_0_0|CANCELLED by 54321", ("process.signal", "cancelled")),
+    ("2699101|V_ALPHA_321800101_0_0|TIMEOUT", ("process.signal", "time_limit")),
+    ("2699102|V_ALPHA_321800102_0_0|OUT_OF_MEMORY", ("host.oom_kill", "slurm")),
+    ("2699103|V_ALPHA_321800103_0_0|NODE_FAIL", ("process.signal", "node_failure")),
+])
+def test_a_parsable_sacct_row_of_any_columns_gives_its_state(row: str, said: tuple[str, str]) -> None:
+    assert causes([row]) == [said]
+
+
+def test_cancelled_names_who_only_by_its_qualifier() -> None:
+    # sacct(1) "JOB STATE CODES": CANCELLED by <uid>; by 0, root: an administrator's cancel (the weak reason)
+    by_root = line_reading("2699001|V_ALPHA_321800001_0_0|CANCELLED by 0")
+    assert by_root is not None and by_root.reason == "admin_cancelled"
+    # the whitespace layout, the qualifier two cells (the same capture's row in sacct's default spacing)
+    assert causes(["2699001        V_ALPHA_321800001_0_0        CANCELLED by 54321"]) == [
+        ("process.signal", "cancelled")]
+    # who cancelled travels with the event (the verdict's `Cancelled by uid N`)
+    (d,) = scan(EXTRACTORS, ["2699001|V_ALPHA_321800001_0_0|CANCELLED by 54321"], "application")
+    assert d.fields.get("by_uid") == 54321
+
+
+@pytest.mark.parametrize("rows", [
+    # the same capture: the job's steps, cancelled with it (no qualifier) or completed, and the header
+    ["JobID|JobName|State", "2699001.batch|batch|CANCELLED", "2699001.extern|extern|COMPLETED"],
+    # martius-lab/cluster_utils#87: `sacct --parsable2 --format=JobID,NodeList,State,ExitCode` of steps that died of a
+    # signal: CANCELLED with no one named, and a job that completed
+    ["239023|galvani-cn001|COMPLETED|0:0", "239023.0|galvani-cn001|CANCELLED|0:10"],
+    # NVIDIA/cloudai#461: `sacct -j 2453846 --format=State --noheader`, the state alone and cut by its width
+    ["CANCELLED+ "],
+    # nebius/soperator#321: rows without an exit code whose last cell is a state naming no cause
+    ["20                sleep          2                        00:00.004     FAILED ",
+     "22.0              sleep          2      6036K          0  00:00.004  COMPLETED "],
+    # Snakemake-Profiles/slurm#22: the qualifier in prose, no job's row
+    ["On my slurm installation, a cancelled job returns a status of the form `'CANCELLED by <uid>'`."],
+    # a number and a state word in prose: no row
+    ["3 TIMEOUT errors were retried"],
+])
+def test_rows_that_name_no_cause_or_are_no_job_table(rows: list[str]) -> None:
+    assert causes(rows) == []

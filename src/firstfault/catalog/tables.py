@@ -610,6 +610,13 @@ class SchedWord(_Row, frozen=True):
     reason: SchedReasonName | None
     field: ReasonField = "reason"
     text: bool = False  # also a reason where it stands as a whole word in a job's own output
+    # the reason where Slurm's qualifier `by <uid>` follows the state (`CANCELLED by 1060117793`); by uid 0 (root) it
+    # is admin_cancelled
+    by_uid: SchedReasonName | None = None
+
+    def __post_init__(self) -> None:
+        if self.by_uid is not None and self.field != "state":
+            raise ValueError("by_uid qualifies a job state")
 
 class SchedText(_Row, frozen=True):
     scheduler: SchedulerName
