@@ -10,7 +10,7 @@ from datetime import UTC
 import pytest
 
 from firstfault.extract.batch import read_batch
-from firstfault.extract.endstate import excessive_use, key_name, line_reading, policy_expression
+from firstfault.extract.endstate import excessive_use, key_name, limit_exceeded, line_reading, policy_expression
 from firstfault.extract.jobend import EXTRACTORS
 from firstfault.extract.kube import read_k8s
 from tests.extract.helpers import scan
@@ -467,3 +467,44 @@ def test_cancelled_names_who_only_by_its_qualifier() -> None:
 ])
 def test_rows_that_name_no_cause_or_are_no_job_table(rows: list[str]) -> None:
     assert causes(rows) == []
+
+
+def test_a_job_records_exit_message_names_the_limit_it_went_over() -> None:
+    # dmwm/CRABServer#9366: CRAB's job report JSON as its RetryJob logs it, the wall-clock kill in `exitMsg`
+    line = ('Mon, 27 Jul 2026 11:04:56 CEST(+0200):INFO:RetryJob New job_fjr.1.0.json file content: {"exitMsg": "Not '
+            'retrying job due to wall clock limit (job automatically killed on the worker node)\\nJobs lasted 131.0 '
+            'seconds (0:02:11) vs. 120 (0:02:00) MAX", "jobExitCode": 50664, "exitCode": 50664}')
+    assert causes([line]) == [("process.signal", "time_limit")]
+    # the same manager's other wordings of a limit in a record's message (dmwm/CRABServer#4375's title, Moab's mail
+    # as CoBrALab/MAGeTbrain#20 quotes it)
+    for message in ("Jobs that hit the wallclock limit are not detected", "job exceeded wallclock limit"):
+        hit = limit_exceeded(message)
+        assert hit is not None and hit.reason == "time_limit", message
+
+
+@pytest.mark.parametrize("message", [
+    # constructed near misses of the reader's shape (labelled as such): a limit not reached, a limit as a setting, a
+    # `due to` with no scheduler's act, another kind of limit
+    "Job did not exceed its memory limit",
+    "batch size reduced due to memory limit",
+    "The job may exceed the memory limit if the batch grows",
+    "An error occurred (SlowDown): exceeded the rate limit",
+])
+def test_a_limit_that_was_not_reached_or_names_no_resource_is_no_kill(message: str) -> None:
+    assert limit_exceeded(message) is None
+
+
+def test_the_schedulers_own_codes_for_time_and_a_lost_node() -> None:
+    # HTCondor src/condor_utils/condor_holdcodes.h: 46 JobDurationExceeded, 47 JobExecuteExceeded; a pool's hold
+    # summary (the search tool's code index) quotes the schedd's reason for 47
+    assert causes(["HoldReasonCode = 47"]) == [("process.signal", "time_limit")]
+    assert causes(["LastHoldReason = \"The job exceeded allowed execute duration of 3+00:00:00\""]) == [
+        ("process.signal", "time_limit")]
+    # PBS Professional's Job Exit Codes (-14 JOB_EXEC_RERUN_ON_SIS_FAIL, -20 JOB_EXEC_RERUN_MS_FAIL; baw-server#880
+    # met -20 in a real qstat): a node lost
+    assert causes(["    Exit_status = -20"]) == [("process.signal", "node_failure")]
+    # Kubernetes' DisruptionTarget reasons ("Pod disruption conditions")
+    assert causes(["    Reason:  DeletionByPodGC"]) == [("process.signal", "node_failure")]
+    assert causes(["    Reason:  EvictionByEvictionAPI"]) == [("k8s.pod", "eviction")]
+    # the codes that name no cause stay so: a user's hold (1), the startd's (21)
+    assert causes(["HoldReasonCode = 1", "HoldReasonCode = 21"]) == []

@@ -163,7 +163,7 @@ def message_reading(text: str) -> Reading | None:
         if hit.reason is not None:
             return reading
         found = found or reading
-    return policy_expression(text) or excessive_use(text) or found
+    return policy_expression(text) or excessive_use(text) or limit_exceeded(text) or found
 
 
 # --------------------------------------------------------------------------
@@ -233,6 +233,41 @@ def excessive_use(text: str) -> Reading | None:
     for word, row in _words_resources():
         if res == word or res.startswith(word + " "):
             return Reading(row.reason, "scheduler", m.group(0).strip(), row.resource)
+    return None
+
+
+# A record's message that says the job went over a limit on one named resource, in any scheduler's or workflow
+# manager's words (an exit message of a job record: `Job exceeded its wall clock limit`, `exceeded maximum wall clock
+# time`, `memory limit exceeded`; CRAB's `Not retrying job due to wall clock limit (job automatically killed on the
+# worker node)`, where a `due to` needs the scheduler's act beside it): the resource named decides, as for an
+# excessive use. Read in records' messages only
+# (message_reading), never in a log's lines, where a limit is as often a setting or a warning.
+_LIMIT = re.compile(
+    r"\b(?:exceed(?:ed|s|ing)?|went over|gone over|over|reached|hit)\s+"
+    r"(?:(?:the|its|their|job|job's|maximum|max|allowed|requested|specified|configured|allocated)\s+){0,3}"
+    r"(?P<res>[A-Za-z][A-Za-z\-]*(?: [A-Za-z][A-Za-z\-]*){0,2}?)\s+limits?\b"
+    r"|\b(?:exceed(?:ed|s|ing)?|reached)\s+(?:the\s+|its\s+)?(?:maximum|max|allowed)\s+"
+    r"(?P<timed>[A-Za-z][A-Za-z\-]*(?: [A-Za-z][A-Za-z\-]*){0,2}? time)\b"
+    r"|\b(?P<before>[A-Za-z][A-Za-z\-]*(?: [A-Za-z][A-Za-z\-]*){0,2}?)\s+limit\s+(?:was\s+|has\s+been\s+)?"
+    r"(?:exceeded|reached)\b"
+    r"|\b(?:due to|because of)\s+(?:(?:the|its|their|a)\s+)?"
+    r"(?P<cause>[A-Za-z][A-Za-z\-]*(?: [A-Za-z][A-Za-z\-]*){0,2}?)\s+limits?\b",
+    re.IGNORECASE)
+# A limit the message says was not reached (`did not exceed its memory limit`, `never reached the time limit`).
+_NOT = re.compile(r"\b(?:not|never|n't|without)\s+(?:\w+\s+)?(?:exceed|reach|hit|go|gone|went|over)", re.IGNORECASE)
+
+
+def limit_exceeded(text: str) -> Reading | None:
+    """A record's message that names the one resource whose limit the job went over, or None."""
+    if _IF.search(text) is not None or _NOT.search(text) is not None:
+        return None  # what would happen, or what did not
+    for m in _LIMIT.finditer(text):
+        if m.group("cause") is not None and _ACTED.search(text) is None:
+            continue  # `due to the memory limit` alone may be anything's reason; the scheduler's act makes it a kill
+        said = (m.group("res") or m.group("timed") or m.group("before") or m.group("cause") or "").lower().strip()
+        for word, row in _words_resources():
+            if said == word or said.endswith(" " + word):
+                return Reading(row.reason, "scheduler", m.group(0).strip(), row.resource)
     return None
 
 
@@ -393,9 +428,9 @@ def literals() -> tuple[str, ...]:
             out.add(f"{w.word} by ")
     # (`OUT_OF_ME`: sacct's column cuts the state to `OUT_OF_ME+`)
     out.update({"HoldReasonCode", "OOMKilled", "OOM Killed", "evaluated to", "excessive", "exceeding", "OUT_OF_ME",
-                "Exit_status", "Job_id=", "JobState="})
+                "Exit_status", "Job_id=", "JobState=", "exitMsg"})
     return tuple(sorted(out))
 
 
-__all__ = ["LinePair", "Reading", "excessive_use", "key_name", "leading_pair", "line_reading", "literals",
-           "message_reading", "policy_expression", "read_value", "state_row"]
+__all__ = ["LinePair", "Reading", "excessive_use", "key_name", "leading_pair", "limit_exceeded", "line_reading",
+           "literals", "message_reading", "policy_expression", "read_value", "state_row"]
