@@ -70,6 +70,7 @@ from firstfault.extract.codes import (
 )
 from firstfault.extract.excclass import (
     GRPC_STATUS_LITERAL,
+    STORE_SPELLED_WORDS,
     SYMPTOM_KINDS,
     FileStatus,
     class_row,
@@ -601,7 +602,8 @@ def _logged(body: str) -> Draft | None:
         row = logged_row(body)
         got = _by_row(row, exc, body) if row is not None else None
         drafts = got[0] if got is not None else []
-        code = spelled_store_code(body) if not drafts else None
+        code = (spelled_store_code(body) if not drafts and any(w in body for w in STORE_SPELLED_WORDS)
+                else None)
         if code is not None and (_LEVEL_WORD.search(body) or _RETRYING.search(body)):
             code = None  # a warning, a debug record of a response, a retry it announces: met and gone on from
         if code is not None:
