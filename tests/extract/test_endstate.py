@@ -508,3 +508,26 @@ def test_the_schedulers_own_codes_for_time_and_a_lost_node() -> None:
     assert causes(["    Reason:  EvictionByEvictionAPI"]) == [("k8s.pod", "eviction")]
     # the codes that name no cause stay so: a user's hold (1), the startd's (21)
     assert causes(["HoldReasonCode = 1", "HoldReasonCode = 21"]) == []
+
+
+def test_slurms_job_reason_is_read_beside_kubernetes_reason_of_the_same_key() -> None:
+    # Slurm's job_reason_string (src/common/slurm_protocol_defs.c): NodeDown, TimeLimit, OutOfMemory name a cause; a
+    # `Reason` key has a row per scheduler, each reading its own words (a project's notes quote a node failure as
+    # scontrol printed it, the search tool's code index)
+    hit = line_reading("   JobState=FAILED Reason=NodeDown Dependency=(null)")
+    assert hit is not None and (hit.reason, hit.scheduler) == ("node_failure", "slurm")
+    assert causes(["(`JobState=NODE_FAIL Reason=NodeDown`)"]) == [("process.signal", "node_failure")]
+    # Kubernetes' words under the same key are still Kubernetes'
+    kube = line_reading("      Reason:       OOMKilled")
+    assert kube is not None and (kube.reason, kube.scheduler) == ("memory_limit", "kubernetes")
+
+
+@pytest.mark.parametrize("line", [
+    # irush-cs/slurm-scripts t/get_jobs.t: a running job's record
+    "   JobState=RUNNING Reason=None Dependency=(null)",
+    # a pending job's reason and the nodes it waits for, in scontrol's layout, with the words reframe-hpc/reframe#1049
+    # quotes (`ReqNodeNotAvail, UnavailableNodes:nid[...]`; the layout constructed, labelled as such)
+    "JobState=PENDING Reason=ReqNodeNotAvail,_UnavailableNodes:nid[00001-11000] Dependency=(null)",
+])
+def test_a_pending_or_running_jobs_reason_names_no_end(line: str) -> None:
+    assert causes([line]) == []

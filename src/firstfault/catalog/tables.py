@@ -697,7 +697,13 @@ def sched_tables() -> SchedTables:
                 raise CatalogTableError(f"{where}: {t.text!r} and {other.text!r} can match one inside the other and"
                                         " say different things; a refining phrase extends the other at its end")
         texts.append(t)
-    keys = tuple(_unique("scheduler.yaml", "keys", SchedKey, "key"))
+    # A key may have one row per scheduler (`Reason` is Kubernetes' and Slurm's): each reads its own words.
+    keys: tuple[SchedKey, ...] = ()
+    for where, k in _rows("scheduler.yaml", "keys", SchedKey):
+        if any(o.key == k.key and (o.scheduler is None or k.scheduler is None or o.scheduler == k.scheduler)
+               for o in keys):
+            raise CatalogTableError(f"{where}: duplicate key {k.key!r} (a key's rows each name another scheduler)")
+        keys += (k,)
     for k in keys:
         if (k.role == "flag") != (k.reason is not None):
             raise CatalogTableError(f"catalog/scheduler.yaml: keys: {k.key}: a flag names its reason,"

@@ -82,8 +82,24 @@ def _unquote(value: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _keys() -> Mapping[str, SchedKey]:
-    return {k.key: k for k in sched_tables().keys}
+def _keys() -> Mapping[str, tuple[SchedKey, ...]]:
+    """Each key's rows, one per scheduler whose record has it (`reason`: Kubernetes', Slurm's), in table order."""
+    out: dict[str, tuple[SchedKey, ...]] = {}
+    for k in sched_tables().keys:
+        out[k.key] = (*out.get(k.key, ()), k)
+    return out
+
+
+def _read_any(rows: tuple[SchedKey, ...], raw_key: str, raw_value: str) -> Reading | None:
+    """The first reading one of a key's rows makes of its value (a reason word of that scheduler), else the first
+    row's other reading (a message read as prose)."""
+    first: Reading | None = None
+    for n, row in enumerate(rows):
+        reading = read_value(row, raw_key, raw_value)
+        if reading is not None and (reading.reason is not None or len(rows) == 1):
+            return reading
+        first = first if n else reading
+    return first
 
 
 @lru_cache(maxsize=1)
@@ -305,25 +321,25 @@ def line_reading(line: str) -> Reading | None:
     keys = _keys()
     lead = leading_pair(line)
     if lead is not None and lead.key in keys:
-        reading = read_value(keys[lead.key], lead.raw_key, lead.value)
+        reading = _read_any(keys[lead.key], lead.raw_key, lead.value)
         if reading is not None:
             return reading
-        if keys[lead.key].role in ("reason", "flag"):
+        if keys[lead.key][0].role in ("reason", "flag"):
             # A reason or flag the table does not name a cause for (`Reason: Completed`, `reason: Error`); a code it
             # does not know is another record's key of that name (ibstat's `State: Active`), no end state. A value
             # that is no reason word in its record's spelling (`reason: timeout`) is understood by nobody here.
             value = _unquote(lead.value)
-            owner = (keys[lead.key].scheduler or "kubernetes") if value[:1].isupper() else ""
+            owner = (keys[lead.key][0].scheduler or "kubernetes") if value[:1].isupper() else ""
             return Reading(None, owner, f"{lead.raw_key}: {value}")
     body = _SELECTOR.sub(" ", line)
     found: Reading | None = None
     named: list[Reading] = []
     for rx in (_MEMBER, _ASSIGN, _INLINE):
         for m in rx.finditer(body):
-            key = keys.get(key_name(m.group("key")))
-            if key is None:
+            rows = keys.get(key_name(m.group("key")))
+            if rows is None:
                 continue
-            reading = read_value(key, m.group("key"), m.group("value"))
+            reading = _read_any(rows, m.group("key"), m.group("value"))
             if reading is not None and reading.reason is not None:
                 named.append(reading)
             found = found or reading  # understood, no cause (a false flag): unless another member names one
