@@ -495,6 +495,8 @@ def test_a_limit_that_was_not_reached_or_names_no_resource_is_no_kill(message: s
 
 
 def test_the_schedulers_own_codes_for_time_and_a_lost_node() -> None:
+    # The codes are the manuals'; the one-pair lines that carry them are constructed in each record's layout (labelled
+    # as such), except the hold reason text, which is quoted.
     # HTCondor src/condor_utils/condor_holdcodes.h: 46 JobDurationExceeded, 47 JobExecuteExceeded; a pool's hold
     # summary (the search tool's code index) quotes the schedd's reason for 47
     assert causes(["HoldReasonCode = 47"]) == [("process.signal", "time_limit")]
