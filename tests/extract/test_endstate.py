@@ -10,7 +10,7 @@ from datetime import UTC
 import pytest
 
 from firstfault.extract.batch import read_batch
-from firstfault.extract.endstate import excessive_use, key_name, line_reading, policy_expression
+from firstfault.extract.endstate import excessive_use, key_name, limit_exceeded, line_reading, policy_expression
 from firstfault.extract.jobend import EXTRACTORS
 from firstfault.extract.kube import read_k8s
 from tests.extract.helpers import scan
@@ -422,3 +422,114 @@ Restart Count:  0
     assert describe(state.replace("Exit Code:    0", "Exit Code:    137")) == [("k8s.pod", "memory_limit")]
     # the pod YAML's form (cortexlabs/cortex#1806 reports the same from container statuses).
     assert pods("- state:\n    terminated:\n      exitCode: 0\n      reason: OOMKilled\n") == [("k8s.pod", None)]
+
+
+# virtualcell/vcell's captures of real `sacct -P -o jobid%25,jobname%25,state%13` output (Slurm 23.11.10; its
+# vcell-server/src/test/resources/slurm-outputs/sacct-cancelled-by-user.txt and sacct-terminal-states.txt): rows
+# split by `|`, no exit code column, a state with Slurm's `by <uid>` qualifier.
+@pytest.mark.parametrize(("row", "said"), [
+    ("2699001|V_ALPHA_321800001_0_0|CANCELLED by 54321", ("process.signal", "cancelled")),
+    ("2699101|V_ALPHA_321800101_0_0|TIMEOUT", ("process.signal", "time_limit")),
+    ("2699102|V_ALPHA_321800102_0_0|OUT_OF_MEMORY", ("host.oom_kill", "slurm")),
+    ("2699103|V_ALPHA_321800103_0_0|NODE_FAIL", ("process.signal", "node_failure")),
+])
+def test_a_parsable_sacct_row_of_any_columns_gives_its_state(row: str, said: tuple[str, str]) -> None:
+    assert causes([row]) == [said]
+
+
+def test_cancelled_names_who_only_by_its_qualifier() -> None:
+    # sacct(1) "JOB STATE CODES": CANCELLED by <uid>; by 0, root: an administrator's cancel (the weak reason)
+    by_root = line_reading("2699001|V_ALPHA_321800001_0_0|CANCELLED by 0")
+    assert by_root is not None and by_root.reason == "admin_cancelled"
+    # the whitespace layout, the qualifier two cells (the same capture's row in sacct's default spacing)
+    assert causes(["2699001        V_ALPHA_321800001_0_0        CANCELLED by 54321"]) == [
+        ("process.signal", "cancelled")]
+    # who cancelled travels with the event (the verdict's `Cancelled by uid N`)
+    (d,) = scan(EXTRACTORS, ["2699001|V_ALPHA_321800001_0_0|CANCELLED by 54321"], "application")
+    assert d.fields.get("by_uid") == 54321
+
+
+@pytest.mark.parametrize("rows", [
+    # the same capture: the job's steps, cancelled with it (no qualifier) or completed, and the header
+    ["JobID|JobName|State", "2699001.batch|batch|CANCELLED", "2699001.extern|extern|COMPLETED"],
+    # martius-lab/cluster_utils#87: `sacct --parsable2 --format=JobID,NodeList,State,ExitCode` of steps that died of a
+    # signal: CANCELLED with no one named, and a job that completed
+    ["239023|galvani-cn001|COMPLETED|0:0", "239023.0|galvani-cn001|CANCELLED|0:10"],
+    # NVIDIA/cloudai#461: `sacct -j 2453846 --format=State --noheader`, the state alone and cut by its width
+    ["CANCELLED+ "],
+    # nebius/soperator#321: rows without an exit code whose last cell is a state naming no cause
+    ["20                sleep          2                        00:00.004     FAILED ",
+     "22.0              sleep          2      6036K          0  00:00.004  COMPLETED "],
+    # Snakemake-Profiles/slurm#22: the qualifier in prose, no job's row
+    ["On my slurm installation, a cancelled job returns a status of the form `'CANCELLED by <uid>'`."],
+    # a number and a state word in prose: no row
+    ["3 TIMEOUT errors were retried"],
+])
+def test_rows_that_name_no_cause_or_are_no_job_table(rows: list[str]) -> None:
+    assert causes(rows) == []
+
+
+def test_a_job_records_exit_message_names_the_limit_it_went_over() -> None:
+    # dmwm/CRABServer#9366: CRAB's job report JSON as its RetryJob logs it, the wall-clock kill in `exitMsg`
+    line = ('Mon, 27 Jul 2026 11:04:56 CEST(+0200):INFO:RetryJob New job_fjr.1.0.json file content: {"exitMsg": "Not '
+            'retrying job due to wall clock limit (job automatically killed on the worker node)\\nJobs lasted 131.0 '
+            'seconds (0:02:11) vs. 120 (0:02:00) MAX", "jobExitCode": 50664, "exitCode": 50664}')
+    assert causes([line]) == [("process.signal", "time_limit")]
+    # the same manager's other wordings of a limit in a record's message (dmwm/CRABServer#4375's title, Moab's mail
+    # as CoBrALab/MAGeTbrain#20 quotes it)
+    for message in ("Jobs that hit the wallclock limit are not detected", "job exceeded wallclock limit"):
+        hit = limit_exceeded(message)
+        assert hit is not None and hit.reason == "time_limit", message
+
+
+@pytest.mark.parametrize("message", [
+    # constructed near misses of the reader's shape (labelled as such): a limit not reached, a limit as a setting, a
+    # `due to` with no scheduler's act, another kind of limit
+    "Job did not exceed its memory limit",
+    "batch size reduced due to memory limit",
+    "The job may exceed the memory limit if the batch grows",
+    "An error occurred (SlowDown): exceeded the rate limit",
+])
+def test_a_limit_that_was_not_reached_or_names_no_resource_is_no_kill(message: str) -> None:
+    assert limit_exceeded(message) is None
+
+
+def test_the_schedulers_own_codes_for_time_and_a_lost_node() -> None:
+    # The codes are the manuals'; the one-pair lines that carry them are constructed in each record's layout (labelled
+    # as such), except the hold reason text, which is quoted.
+    # HTCondor src/condor_utils/condor_holdcodes.h: 46 JobDurationExceeded, 47 JobExecuteExceeded; a pool's hold
+    # summary (the search tool's code index) quotes the schedd's reason for 47
+    assert causes(["HoldReasonCode = 47"]) == [("process.signal", "time_limit")]
+    assert causes(["LastHoldReason = \"The job exceeded allowed execute duration of 3+00:00:00\""]) == [
+        ("process.signal", "time_limit")]
+    # PBS Professional's Job Exit Codes (-14 JOB_EXEC_RERUN_ON_SIS_FAIL, -20 JOB_EXEC_RERUN_MS_FAIL; baw-server#880
+    # met -20 in a real qstat): a node lost
+    assert causes(["    Exit_status = -20"]) == [("process.signal", "node_failure")]
+    # Kubernetes' DisruptionTarget reasons ("Pod disruption conditions")
+    assert causes(["    Reason:  DeletionByPodGC"]) == [("process.signal", "node_failure")]
+    assert causes(["    Reason:  EvictionByEvictionAPI"]) == [("k8s.pod", "eviction")]
+    # the codes that name no cause stay so: a user's hold (1), the startd's (21)
+    assert causes(["HoldReasonCode = 1", "HoldReasonCode = 21"]) == []
+
+
+def test_slurms_job_reason_is_read_beside_kubernetes_reason_of_the_same_key() -> None:
+    # Slurm's job_reason_string (src/common/slurm_protocol_defs.c): NodeDown, TimeLimit, OutOfMemory name a cause; a
+    # `Reason` key has a row per scheduler, each reading its own words (a project's notes quote a node failure as
+    # scontrol printed it, the search tool's code index)
+    hit = line_reading("   JobState=FAILED Reason=NodeDown Dependency=(null)")
+    assert hit is not None and (hit.reason, hit.scheduler) == ("node_failure", "slurm")
+    assert causes(["(`JobState=NODE_FAIL Reason=NodeDown`)"]) == [("process.signal", "node_failure")]
+    # Kubernetes' words under the same key are still Kubernetes'
+    kube = line_reading("      Reason:       OOMKilled")
+    assert kube is not None and (kube.reason, kube.scheduler) == ("memory_limit", "kubernetes")
+
+
+@pytest.mark.parametrize("line", [
+    # irush-cs/slurm-scripts t/get_jobs.t: a running job's record
+    "   JobState=RUNNING Reason=None Dependency=(null)",
+    # a pending job's reason and the nodes it waits for, in scontrol's layout, with the words reframe-hpc/reframe#1049
+    # quotes (`ReqNodeNotAvail, UnavailableNodes:nid[...]`; the layout constructed, labelled as such)
+    "JobState=PENDING Reason=ReqNodeNotAvail,_UnavailableNodes:nid[00001-11000] Dependency=(null)",
+])
+def test_a_pending_or_running_jobs_reason_names_no_end(line: str) -> None:
+    assert causes([line]) == []

@@ -42,6 +42,7 @@ from firstfault.catalog.vocab import (
     ReasonState,
     SchedReasonName,
     SchedulerName,
+    StoreCause,
     StoreSide,
     SxidClass,
     XidClass,
@@ -540,6 +541,11 @@ class ErrnoInfo(_Row, frozen=True):
 class ObjectStoreCodeInfo(_Row, frozen=True):
     code: Annotated[str, Meta(pattern=r"^[A-Za-z0-9]+$")]  # SlowDown, NoSuchKey, 429, ...
     side: StoreSide
+    cause: StoreCause | None = None  # what a store-side code says of the store (throttled, full, ...)
+
+    def __post_init__(self) -> None:
+        if self.cause is not None and self.side != "store":
+            raise ValueError("cause names what a store-side code says of the store")
 
 def _unique(name: str, key: str, row: type[R], field: str) -> tuple[R, ...]:
     """Rows of catalog/<name> under `key` in order; two rows with one `field` value are a problem."""
@@ -607,6 +613,13 @@ class SchedWord(_Row, frozen=True):
     reason: SchedReasonName | None
     field: ReasonField = "reason"
     text: bool = False  # also a reason where it stands as a whole word in a job's own output
+    # the reason where Slurm's qualifier `by <uid>` follows the state (`CANCELLED by 1060117793`); by uid 0 (root) it
+    # is admin_cancelled
+    by_uid: SchedReasonName | None = None
+
+    def __post_init__(self) -> None:
+        if self.by_uid is not None and self.field != "state":
+            raise ValueError("by_uid qualifies a job state")
 
 class SchedText(_Row, frozen=True):
     scheduler: SchedulerName
@@ -687,7 +700,13 @@ def sched_tables() -> SchedTables:
                 raise CatalogTableError(f"{where}: {t.text!r} and {other.text!r} can match one inside the other and"
                                         " say different things; a refining phrase extends the other at its end")
         texts.append(t)
-    keys = tuple(_unique("scheduler.yaml", "keys", SchedKey, "key"))
+    # A key may have one row per scheduler (`Reason` is Kubernetes' and Slurm's): each reads its own words.
+    keys: tuple[SchedKey, ...] = ()
+    for where, k in _rows("scheduler.yaml", "keys", SchedKey):
+        if any(o.key == k.key and (o.scheduler is None or k.scheduler is None or o.scheduler == k.scheduler)
+               for o in keys):
+            raise CatalogTableError(f"{where}: duplicate key {k.key!r} (a key's rows each name another scheduler)")
+        keys += (k,)
     for k in keys:
         if (k.role == "flag") != (k.reason is not None):
             raise CatalogTableError(f"catalog/scheduler.yaml: keys: {k.key}: a flag names its reason,"

@@ -54,6 +54,8 @@ ExceptionFamily = Literal[
 ]
 ErrnoSide = Literal["storage", "setup", "peer"]
 StoreSide = Literal["store", "workload"]
+# What a store-side code says of the store (catalog/exceptions.yaml `object_store_codes` `cause`).
+StoreCause = Literal["throttled", "unavailable", "timeout", "internal", "full", "quota"]
 
 # Why schedulers and orchestrators end jobs (catalog/scheduler.yaml)
 SchedReasonName = Literal[

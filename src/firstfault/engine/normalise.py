@@ -312,6 +312,9 @@ def banner_state(events: list[Event]) -> Event | None:
         "state": state, "raw_state": f"{state} (the scheduler's word in the job's output)", "scope": "job"}
     if isinstance(due, str):
         fields["due_to"] = due
+    by_uid = first.fields.get("by_uid")
+    if isinstance(by_uid, int):
+        fields["by_uid"] = by_uid  # who cancelled, where the record in the output says (`CANCELLED by 1060117793`)
     return Event(kind="sched.job", time=first.time, node=None, fields=fields, evidence=first.evidence)
 
 

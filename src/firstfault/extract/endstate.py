@@ -30,7 +30,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import SchedKey, SchedResource, sched_tables
+from firstfault.catalog.tables import SchedKey, SchedResource, SchedWord, sched_tables
 from firstfault.extract.reasons import text_reasons, word_reason
 
 
@@ -42,6 +42,7 @@ class Reading(NamedTuple):
     spelling: str  # the key and value, or the phrase, it was read from
     resource: str | None = None  # the resource it names (an eviction's, a policy's)
     host: str | None = None
+    by_uid: int | None = None  # who ended it, where the record's qualifier says (Slurm's `CANCELLED by <uid>`)
 
 
 # A line that is one pair, as describe, YAML, a ClassAd, `qstat -f`, a console's tab or a JSON member prints it:
@@ -81,8 +82,24 @@ def _unquote(value: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _keys() -> Mapping[str, SchedKey]:
-    return {k.key: k for k in sched_tables().keys}
+def _keys() -> Mapping[str, tuple[SchedKey, ...]]:
+    """Each key's rows, one per scheduler whose record has it (`reason`: Kubernetes', Slurm's), in table order."""
+    out: dict[str, tuple[SchedKey, ...]] = {}
+    for k in sched_tables().keys:
+        out[k.key] = (*out.get(k.key, ()), k)
+    return out
+
+
+def _read_any(rows: tuple[SchedKey, ...], raw_key: str, raw_value: str) -> Reading | None:
+    """The first reading one of a key's rows makes of its value (a reason word of that scheduler), else the first
+    row's other reading (a message read as prose)."""
+    first: Reading | None = None
+    for n, row in enumerate(rows):
+        reading = read_value(row, raw_key, raw_value)
+        if reading is not None and (reading.reason is not None or len(rows) == 1):
+            return reading
+        first = first if n else reading
+    return first
 
 
 @lru_cache(maxsize=1)
@@ -91,13 +108,31 @@ def _reason_schedulers() -> tuple[str, ...]:
     return tuple(dict.fromkeys(w.scheduler for w in sched_tables().words if w.field == "reason"))
 
 
-def _word(scheduler: str | None, field: str, value: str) -> tuple[str, str | None] | None:
-    """(the scheduler, its reason) of a value that is one of the table's words of `field`, or None."""
+def _word(scheduler: str | None, field: str, value: str, rest: str = "") -> tuple[str, str | None] | None:
+    """(the scheduler, its reason) of a value that is one of the table's words of `field`, or None. `rest`: the
+    words after it, where Slurm's qualifier says who cancelled (`by 0`)."""
     for sched in (scheduler,) if scheduler else _reason_schedulers():
         row = word_reason(sched, value, field)
         if row is not None:
-            return sched, row.reason
+            return sched, _qualified(row, rest)
     return None
+
+
+def _uid(rest: str) -> int | None:
+    """The uid of Slurm's qualifier at the head of `rest` (`by 1060117793`), if it is one."""
+    m = _BY_UID.match(rest.strip())
+    return int(m.group("uid")) if m is not None else None
+
+
+_BY_UID = re.compile(r"^by (?P<uid>\d+)\b")
+
+
+def _qualified(row: SchedWord, rest: str) -> str | None:
+    """A state's reason with Slurm's `by <uid>` after it (`CANCELLED by 1060117793`: the owner's; by 0: root's)."""
+    m = _BY_UID.match(rest.strip()) if row.by_uid is not None else None
+    if m is None:
+        return row.reason
+    return "admin_cancelled" if int(m.group("uid")) == 0 else row.by_uid
 
 
 def _uncut(scheduler: str | None, field: str, word: str) -> str:
@@ -124,8 +159,9 @@ def read_value(key: SchedKey, raw_key: str, raw_value: str) -> Reading | None:
         return Reading(None, key.scheduler or "docker", spelling) if low in _FALSE else None
     if key.role == "code":
         # The code is the value's first word (`OUT_OF_MEMORY (exit code 0)`, `34`), whole or cut by a column.
-        hit = _word(key.scheduler, key.field, _uncut(key.scheduler, key.field, value.split(None, 1)[0]))
-        return Reading(hit[1], hit[0], spelling) if hit else None
+        first, _, rest = value.partition(" ")
+        hit = _word(key.scheduler, key.field, _uncut(key.scheduler, key.field, first), rest)
+        return Reading(hit[1], hit[0], spelling, by_uid=_uid(rest) if hit[1] else None) if hit else None
     if key.role == "reason":
         hit = _word(key.scheduler, "reason", value)
         if hit is not None:
@@ -143,7 +179,7 @@ def message_reading(text: str) -> Reading | None:
         if hit.reason is not None:
             return reading
         found = found or reading
-    return policy_expression(text) or excessive_use(text) or found
+    return policy_expression(text) or excessive_use(text) or limit_exceeded(text) or found
 
 
 # --------------------------------------------------------------------------
@@ -216,6 +252,41 @@ def excessive_use(text: str) -> Reading | None:
     return None
 
 
+# A record's message that says the job went over a limit on one named resource, in any scheduler's or workflow
+# manager's words (an exit message of a job record: `Job exceeded its wall clock limit`, `exceeded maximum wall clock
+# time`, `memory limit exceeded`; CRAB's `Not retrying job due to wall clock limit (job automatically killed on the
+# worker node)`, where a `due to` needs the scheduler's act beside it): the resource named decides, as for an
+# excessive use. Read in records' messages only
+# (message_reading), never in a log's lines, where a limit is as often a setting or a warning.
+_LIMIT = re.compile(
+    r"\b(?:exceed(?:ed|s|ing)?|went over|gone over|over|reached|hit)\s+"
+    r"(?:(?:the|its|their|job|job's|maximum|max|allowed|requested|specified|configured|allocated)\s+){0,3}"
+    r"(?P<res>[A-Za-z][A-Za-z\-]*(?: [A-Za-z][A-Za-z\-]*){0,2}?)\s+limits?\b"
+    r"|\b(?:exceed(?:ed|s|ing)?|reached)\s+(?:the\s+|its\s+)?(?:maximum|max|allowed)\s+"
+    r"(?P<timed>[A-Za-z][A-Za-z\-]*(?: [A-Za-z][A-Za-z\-]*){0,2}? time)\b"
+    r"|\b(?P<before>[A-Za-z][A-Za-z\-]*(?: [A-Za-z][A-Za-z\-]*){0,2}?)\s+limit\s+(?:was\s+|has\s+been\s+)?"
+    r"(?:exceeded|reached)\b"
+    r"|\b(?:due to|because of)\s+(?:(?:the|its|their|a)\s+)?"
+    r"(?P<cause>[A-Za-z][A-Za-z\-]*(?: [A-Za-z][A-Za-z\-]*){0,2}?)\s+limits?\b",
+    re.IGNORECASE)
+# A limit the message says was not reached (`did not exceed its memory limit`, `never reached the time limit`).
+_NOT = re.compile(r"\b(?:not|never|n't|without)\s+(?:\w+\s+)?(?:exceed|reach|hit|go|gone|went|over)", re.IGNORECASE)
+
+
+def limit_exceeded(text: str) -> Reading | None:
+    """A record's message that names the one resource whose limit the job went over, or None."""
+    if _IF.search(text) is not None or _NOT.search(text) is not None:
+        return None  # what would happen, or what did not
+    for m in _LIMIT.finditer(text):
+        if m.group("cause") is not None and _ACTED.search(text) is None:
+            continue  # `due to the memory limit` alone may be anything's reason; the scheduler's act makes it a kill
+        said = (m.group("res") or m.group("timed") or m.group("before") or m.group("cause") or "").lower().strip()
+        for word, row in _words_resources():
+            if said == word or said.endswith(" " + word):
+                return Reading(row.reason, "scheduler", m.group(0).strip(), row.resource)
+    return None
+
+
 # --------------------------------------------------------------------------
 # A line's pairs
 # --------------------------------------------------------------------------
@@ -250,25 +321,25 @@ def line_reading(line: str) -> Reading | None:
     keys = _keys()
     lead = leading_pair(line)
     if lead is not None and lead.key in keys:
-        reading = read_value(keys[lead.key], lead.raw_key, lead.value)
+        reading = _read_any(keys[lead.key], lead.raw_key, lead.value)
         if reading is not None:
             return reading
-        if keys[lead.key].role in ("reason", "flag"):
+        if keys[lead.key][0].role in ("reason", "flag"):
             # A reason or flag the table does not name a cause for (`Reason: Completed`, `reason: Error`); a code it
             # does not know is another record's key of that name (ibstat's `State: Active`), no end state. A value
             # that is no reason word in its record's spelling (`reason: timeout`) is understood by nobody here.
             value = _unquote(lead.value)
-            owner = (keys[lead.key].scheduler or "kubernetes") if value[:1].isupper() else ""
+            owner = (keys[lead.key][0].scheduler or "kubernetes") if value[:1].isupper() else ""
             return Reading(None, owner, f"{lead.raw_key}: {value}")
     body = _SELECTOR.sub(" ", line)
     found: Reading | None = None
     named: list[Reading] = []
     for rx in (_MEMBER, _ASSIGN, _INLINE):
         for m in rx.finditer(body):
-            key = keys.get(key_name(m.group("key")))
-            if key is None:
+            rows = keys.get(key_name(m.group("key")))
+            if rows is None:
                 continue
-            reading = read_value(key, m.group("key"), m.group("value"))
+            reading = _read_any(rows, m.group("key"), m.group("value"))
             if reading is not None and reading.reason is not None:
                 named.append(reading)
             found = found or reading  # understood, no cause (a false flag): unless another member names one
@@ -283,12 +354,17 @@ def line_reading(line: str) -> Reading | None:
     return found or state_row(line)
 
 
-# A row of a job table (`sacct`, `squeue`-like listings) pasted as text: the job's id first (`123456`,
-# `123456.batch`, `4242_7`, `1234+0`), and beside its state an exit code as `return:signal` (`0:125`). Its state
-# cell is a word of the table's job states.
+# A row of a job table (`sacct`, `squeue`-like listings) pasted as text, with or without its header: the job's id
+# first (`123456`, `123456.batch`, `4242_7`, `1234+0`), its state a later cell, a word of the table's job states
+# (with Slurm's `by <uid>` after CANCELLED). Its cells split by whitespace, or by `|` (`sacct -p` / `-P`, any columns:
+# `2699001|V_ALPHA_321800001_0_0|CANCELLED by 54321`). A whitespace row is a table's when an exit code as
+# `return:signal` (`0:125`) stands beside its state, or, with none (`sacct -o JobID,JobName,State`), when its id is
+# a job id of four digits or more and the state its last cell: a number and a state word in prose is no row.
 _JOB_ID_CELL = re.compile(r"^\d+(?:[._+][\w\[\]\-]+)?$")
+_LONG_JOB_ID = re.compile(r"^\d{4,}(?:[._+][\w\[\]\-]+)?$")
 _EXIT_CELL = re.compile(r"^-?\d{1,3}:-?\d{1,3}$")
-_ROW_CELLS = 16  # a row with more cells than this is no job table's
+_ROW_CELLS = 16  # a whitespace row with more cells than this is no job table's
+_PIPE_CELLS = 160  # sacct -P prints every field asked for (`--format=ALL`: about 110): a bound, not a layout
 
 
 @lru_cache(maxsize=1)
@@ -301,9 +377,27 @@ def _state_schedulers() -> tuple[str, ...]:
 _MAIL_JOB = re.compile(r"\bJob_id=\d+ Name=\S+ (?:Ended|Failed), Run time [\d:-]+, (?P<state>[A-Z_]+)\b")
 
 
+def _row_cells(line: str) -> tuple[list[str], bool] | None:
+    """A job table row's cells, each a word (a `|` cell's words in order), and whether its state must be its last
+    cell (a whitespace row without an exit code); None for a line that is no job table's row."""
+    if "|" in line:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not (2 <= len(cells) <= _PIPE_CELLS and _JOB_ID_CELL.match(cells[0])):
+            return None
+        return [w for c in cells for w in c.split()], False
+    cells = line.split(None, _ROW_CELLS)
+    if not (2 < len(cells) <= _ROW_CELLS and _JOB_ID_CELL.match(cells[0])) and not (
+            len(cells) == 2 and _LONG_JOB_ID.match(cells[0])):
+        return None
+    if any(_EXIT_CELL.match(c) for c in cells):
+        return cells, False
+    return (cells, True) if _LONG_JOB_ID.match(cells[0]) else None
+
+
 def state_row(line: str) -> Reading | None:
-    """A job table's row whose State cell says why the job ended (`123456  train  OUT_OF_ME+  0:125`), or a
-    scheduler's mail subject naming that state, or None."""
+    """A job table's row whose State cell says why the job ended (`123456  train  OUT_OF_ME+  0:125`,
+    `2699001|V_ALPHA_321800001_0_0|CANCELLED by 54321`), or a scheduler's mail subject naming that state, or None
+    (also for a row whose state names no cause: Reading(None) where the table knows the word)."""
     mail = _MAIL_JOB.search(line)
     if mail is not None:
         for sched in _state_schedulers():
@@ -311,14 +405,20 @@ def state_row(line: str) -> Reading | None:
             if row is not None:
                 return Reading(row.reason, sched, mail.group(0))
         return None
-    cells = line.split(None, _ROW_CELLS)
-    if not (2 < len(cells) <= _ROW_CELLS and _JOB_ID_CELL.match(cells[0]) and any(_EXIT_CELL.match(c) for c in cells)):
+    got = _row_cells(line)
+    if got is None:
         return None
-    for cell in cells[1:]:
+    cells, last_only = got
+    for at in range(1, len(cells)):
+        rest = " ".join(cells[at + 1:at + 3])
+        if last_only and at != len(cells) - 1 and not (at == len(cells) - 3 and _BY_UID.match(rest)):
+            continue
         for sched in _state_schedulers():
-            row = word_reason(sched, _uncut(sched, "state", cell), "state")
+            row = word_reason(sched, _uncut(sched, "state", cells[at]), "state")
             if row is not None:
-                return Reading(row.reason, sched, f"{cells[0]} {cell}")
+                said = f"{cells[0]} {cells[at]}" + (f" {rest}" if _BY_UID.match(rest) else "")
+                reason = _qualified(row, rest)
+                return Reading(reason, sched, said, by_uid=_uid(rest) if reason != row.reason else None)
     return None
 
 
@@ -335,11 +435,18 @@ def literals() -> tuple[str, ...]:
     keys' words that are no reason words (`HoldReasonCode`, `OOMKilled` as a flag), the two phrase readers'."""
     tables = sched_tables()
     out = {w.word for w in tables.words if w.field in ("reason", "state") and _distinctive(w.word)}
+    # A job table's state cell that is no distinctive word (`TIMEOUT`, `PREEMPTED`): as a row's cell, after the
+    # space or the `|` before it; a state only its qualifier makes a reason, with the qualifier (`CANCELLED by `).
+    for w in tables.words:
+        if w.field == "state" and w.reason is not None and not _distinctive(w.word):
+            out.update({f" {w.word}", f"|{w.word}"})
+        if w.by_uid is not None:
+            out.add(f"{w.word} by ")
     # (`OUT_OF_ME`: sacct's column cuts the state to `OUT_OF_ME+`)
     out.update({"HoldReasonCode", "OOMKilled", "OOM Killed", "evaluated to", "excessive", "exceeding", "OUT_OF_ME",
-                "Exit_status", "Job_id=", "JobState="})
+                "Exit_status", "Job_id=", "JobState=", "exitMsg"})
     return tuple(sorted(out))
 
 
-__all__ = ["LinePair", "Reading", "excessive_use", "key_name", "leading_pair", "line_reading", "literals",
-           "message_reading", "policy_expression", "read_value", "state_row"]
+__all__ = ["LinePair", "Reading", "excessive_use", "key_name", "leading_pair", "limit_exceeded", "line_reading",
+           "literals", "message_reading", "policy_expression", "read_value", "state_row"]

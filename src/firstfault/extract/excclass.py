@@ -242,39 +242,83 @@ def peer_errno(msg: str) -> str | None:
     return name if row is not None and row.side == "peer" else None
 
 
-# Where an object store's client puts the error code: boto3 / botocore `An error occurred (SlowDown) when
-# calling the PutObject operation`, MinIO `S3 operation failed; code: SlowDown`, Azure `ErrorCode:ServerBusy` /
-# `ErrorCode=ServerBusy` / `X-Ms-Error-Code: [OperationTimedOut]`, the S3 XML `<Code>SlowDown</Code>`, urllib
-# `HTTP Error 503: Slow Down`, requests `404 Client Error`, google-api-core `429 POST https://...`, a Rust or Go
-# client's `HTTP error status (status: 503, body: ...)`.
+# Where an object store's client puts the error code (catalog/exceptions.yaml `object_store_codes` lists the SDKs):
+# boto3 / botocore `An error occurred (SlowDown) when calling the PutObject operation`, MinIO `S3 operation failed;
+# code: SlowDown` and minio-java `ErrorResponse(code = XMinioStorageFull, ...`, Azure `ErrorCode:ServerBusy` /
+# `ErrorCode=ServerBusy` / `X-Ms-Error-Code: [OperationTimedOut]` and azcore's `ERROR CODE: ServerBusy`, the AWS SDK
+# for Java's `(Service: Amazon S3; Status Code: 503; Error Code: SlowDown; ...)`, the REST error document
+# `<Code>SlowDown</Code>` (also JSON-escaped, `<Code>SlowDown<\/Code>`), urllib `HTTP Error 503: Slow Down`, requests
+# `404 Client Error`, google-api-core `429 POST https://...`, a Rust or Go client's `HTTP error status (status: 503,
+# ...`, the AWS SDK for Go v2's `api error SlowDown:`, for C++ `ExceptionName: SlowDown`, `Exception name: SlowDown`,
+# `AWSError 'SlowDown'`, for Ruby `Aws::S3::Errors::SlowDown`, for PHP `SlowDown (server): ...`, Google's Go client
+# `googleapi: Error 429: <message>, rateLimitExceeded` (the reason after the last comma, else the status) and the
+# JSON API's error body `"reason": "rateLimitExceeded"`.
 _STORE_CODE = re.compile(
     r"An error occurred \((?P<a>\w+)\) when calling"
-    r"|\bcode: (?P<b>\w+)"
-    r"|Error-?Code[:=]\s*\[?(?P<c>\w+)"
-    r"|<Code>(?P<d>\w+)</Code>"
+    r"|\bcode(?::| =) (?P<b>\w+)"
+    r"|\b(?i:error[ -]?code)[:=]\s*\[?(?P<c>\w+)"
+    r"|<Code>(?P<d>\w+)<"
     r"|HTTP Error (?P<e>\d{3})\b"
     r"|\b(?P<f>\d{3}) (?:Client|Server) Error\b"
     r"|^\s*(?P<g>\d{3}) (?:GET|POST|PUT|PATCH|DELETE|HEAD)\b"
     r"|\bstatus(?: code)?: (?P<h>\d{3})\b"
+    r"|\bapi error (?P<i>\w+):"
+    r"|\b(?:ExceptionName|Exception name): (?P<j>\w+)|\bAWSError '(?P<k>\w+)'"
+    r"|\bS3::Errors::(?P<m>\w+)"
+    r"|\b(?P<n>[A-Z]\w+) \((?:server|client)\): "
+    r"|\bgoogleapi: Error (?P<o>\d{3}): (?P<said>[^\n]*)"
+    r"|\"reason\": ?\"(?P<p>\w+)\""
 )
 _HTTP_STATUS = re.compile(r"\d{3}")
+
+
+def _code_of(m: re.Match[str]) -> str:
+    """The code a match of _STORE_CODE / _STORE_SPELLED names: Google's Go client's reason after the last comma
+    where the table lists it (`googleapi: Error 403: User Rate Limit Exceeded, userRateLimitExceeded`), else its
+    status; any other spelling's one group; the AWS SDK for C++'s enum name as the code it spells (SLOW_DOWN ->
+    SlowDown)."""
+    groups = m.groupdict()
+    if groups.get("o") is not None:
+        reason = (groups.get("said") or "").rpartition(", ")[2].strip()
+        return reason if reason in object_store_code_table() else str(groups["o"])
+    if groups.get("x") is not None:
+        return "".join(p.capitalize() for p in str(groups["x"]).split("_"))
+    return next(str(v) for k, v in groups.items() if v is not None and k not in ("said", "qt"))
 
 
 def store_code(cls: str, msg: str) -> str | None:
     """The error code or HTTP status an object store's error names: in its message, else its class's name
     where the table knows it (google-api-core's `TooManyRequests`, MinIO's `NoSuchKey`)."""
-    m = _STORE_CODE.search(msg)
+    m = _STORE_CODE.search(msg) or _STORE_SPELLED.search(msg)
     if m is not None:
-        return next(g for g in m.groups() if g is not None)
+        return _code_of(m)
     return cls if cls in object_store_code_table() else None
 
 
-# The spellings of an object store's code that only a store's client writes, whatever exception carries them: boto's
-# `An error occurred (SlowDown) when calling`, the REST error document's `<Code>SlowDown</Code>`, and the AWS SDK for
-# C++'s `AWS Error SLOW_DOWN during PutObject operation` (pyarrow's and TensorFlow's S3 file systems raise it as an
-# OSError or a status): its enum name, read as the code it spells (SLOW_DOWN -> SlowDown).
-_STORE_SPELLED = re.compile(r"An error occurred \((?P<a>\w+)\) when calling|<Code>(?P<d>\w+)</Code>"
-                            r"|\bAWS Error (?P<x>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)\b")
+# The spellings of an object store's code that only a store's client writes, whatever exception (or line) carries
+# them: boto's `An error occurred (SlowDown) when calling`, the REST error document's `<Code>SlowDown</Code>`, the AWS
+# SDK for C++'s `AWS Error SLOW_DOWN during PutObject operation` (pyarrow's and TensorFlow's S3 file systems raise it
+# as an OSError or a status; its enum name is read as the code it spells), `ExceptionName: SlowDown` and `AWSError
+# 'SlowDown'`, the SDK for Java's `(Service: Amazon S3; Status Code: 503; Error Code: SlowDown; ...)`, for Go v2
+# `api error SlowDown:`, for Ruby `Aws::S3::Errors::SlowDown`, minio-java's `ErrorResponse(code = ...`, Google's Go
+# client `googleapi: Error 429: ...`, and botocore's parsed error response as a program prints it (boto3's "Error
+# handling" guide: `err.response` is `{'Error': {'Code': 'SlowDown', 'Message': '...'}, 'ResponseMetadata': ...}`;
+# in JSON `{"Error": {"Code": "SlowDown", ...`).
+_STORE_SPELLED = re.compile(r"An error occurred \((?P<a>\w+)\) when calling|<Code>(?P<d>\w+)<"
+                            r"|\bAWS Error (?P<x>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)\b"
+                            r"|\bStatus Code: \d{3}; Error Code: (?P<c>\w+)"
+                            r"|\bapi error (?P<i>\w+):"
+                            r"|\b(?:ExceptionName|Exception name): (?P<j>\w+)|\bAWSError '(?P<k>\w+)'"
+                            r"|\bS3::Errors::(?P<m>\w+)"
+                            r"|ErrorResponse\(code = (?P<b>\w+)"
+                            r"|\bgoogleapi: Error (?P<o>\d{3}): (?P<said>[^\n]*)"
+                            r"|(?P<qt>['\"])Error(?P=qt): \{(?P=qt)Code(?P=qt): (?P=qt)(?P<q>\w+)(?P=qt)")
+# The words every spelling of _STORE_SPELLED holds: a line of its own that holds one reaches the exception extractor
+# (extract/exceptions.py's prefilter), which reads a listed code in it (traceback._logged).
+STORE_SPELLED_WORDS: Final = ("An error occurred (", "<Code>", "AWS Error ", "; Error Code: ", "api error ",
+                              "ExceptionName: ", "Exception name: ", "AWSError '", "S3::Errors::",
+                              "ErrorResponse(code = ", "googleapi: Error ", "'Error': {'Code': '",
+                              '"Error": {"Code": "')
 
 
 def spelled_store_code(msg: str) -> str | None:
@@ -284,8 +328,14 @@ def spelled_store_code(msg: str) -> str | None:
     m = _STORE_SPELLED.search(msg)
     if m is None:
         return None
-    code = m.group("a") or m.group("d") or "".join(p.capitalize() for p in (m.group("x") or "").split("_"))
+    code = _code_of(m)
     return code if code in object_store_code_table() else None
+
+
+def store_cause(code: str | None) -> str | None:
+    """What a store-side code says of the store (`throttled`, `full`, ...; catalog/exceptions.yaml `cause`)."""
+    row = object_store_code_table().get(code) if code is not None else None
+    return row.cause if row is not None else None
 
 
 def store_side(code: str | None) -> str:

@@ -32,7 +32,7 @@ from firstfault.extract.codes import (
     cuda_message_literals,
     storage_strerror_texts,
 )
-from firstfault.extract.excclass import GRPC_STATUS_LITERAL, logged_words, setup_errno_words
+from firstfault.extract.excclass import GRPC_STATUS_LITERAL, STORE_SPELLED_WORDS, logged_words, setup_errno_words
 from firstfault.extract.jobend import memory_limit_kill
 from firstfault.extract.memo import ON, Memo, digits_zeroed
 from firstfault.extract.nccl import NCCL_ERROR_LITERALS, nccl_owns, split_rank_prefix
@@ -178,7 +178,8 @@ class ExceptionExtractor:
         "nccl.remote_error": frozenset({"detail", "phase", "terminal"}),
         "nccl.timeout": frozenset({"detail", "terminal"}),
         "process.signal": frozenset({"by", "detail", "signal", "terminal"}),
-        "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path", "store_code", "terminal"}),
+        "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path", "store_cause", "store_code",
+                                    "terminal"}),
         "app.cuda_oom": frozenset({"message", "terminal"}),
     }
     sources: frozenset[str] = frozenset({"application"})
@@ -205,6 +206,7 @@ class ExceptionExtractor:
         GRPC_STATUS_LITERAL,  # gRPC's status line under its Python error
         *tb.THREAD_LITERALS,
         *logged_words(),  # a line the exception table reads on its own (`No OpKernel was registered`)
+        *STORE_SPELLED_WORDS,  # ... and an object store's code in a store client's own words
         *setup_errno_words(),  # ... and a logged bind that failed with a set-up errno
         'File "',
         "frame #",

@@ -66,7 +66,7 @@ class SchedulerReasonExtractor:
         "host.oom_kill": frozenset({"by", "cgroup", "detail", "proc"}),
         "k8s.event": frozenset({"due_to", "message", "reason"}),
         "k8s.pod": frozenset({"due_to", "message", "phase", "pod", "pressure", "reason", "restart"}),
-        "process.signal": frozenset({"by", "detail", "due_to", "scheduler", "signal"}),
+        "process.signal": frozenset({"by", "by_uid", "detail", "due_to", "scheduler", "signal"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
@@ -102,7 +102,8 @@ class SchedulerReasonExtractor:
             if reading.reason is None or _recovered(line if line.strip() == body.strip() else body, ctx):
                 ctx.claimed = reading.scheduler != ""
                 return
-            yield from _said(reading.reason, reading.scheduler, reading.host, reading.resource, body, ctx)
+            yield from _said(reading.reason, reading.scheduler, reading.host, reading.resource, body, ctx,
+                             reading.by_uid)
             return
         cells = pod_row(body)
         if cells is not None:
@@ -165,7 +166,7 @@ def _recovered(body: str, ctx: LineContext) -> bool:
 
 
 def _said(reason: str | None, scheduler: str, host: str | None, resource: str | None, body: str,
-          ctx: LineContext) -> Iterator[Draft]:
+          ctx: LineContext, by_uid: int | None = None) -> Iterator[Draft]:
     """The event a scheduler's reason in the job's output calls for."""
     if reason == "memory_limit":
         yield Draft("host.oom_kill", {"proc": scheduler, "cgroup": True, "by": "limit", "detail": clip(body)})
@@ -179,6 +180,8 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
     elif reason in _SIGNALLED:
         draft = Draft("process.signal", {"signal": "SIGTERM", "by": "scheduler", "detail": clip(body),
                                          "due_to": reason, "scheduler": scheduler})
+        if by_uid is not None:
+            draft.fields["by_uid"] = by_uid  # who cancelled, where the record's qualifier says (Slurm's `by <uid>`)
         draft.host = host  # the node a scheduler says it lost (Flux's `on broker HOST`)
         yield draft
     else:

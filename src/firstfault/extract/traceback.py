@@ -70,6 +70,7 @@ from firstfault.extract.codes import (
 )
 from firstfault.extract.excclass import (
     GRPC_STATUS_LITERAL,
+    STORE_SPELLED_WORDS,
     SYMPTOM_KINDS,
     FileStatus,
     class_row,
@@ -82,6 +83,7 @@ from firstfault.extract.excclass import (
     setup_errno,
     spelled_store_code,
     status_family,
+    store_cause,
     store_code,
     store_side,
 )
@@ -600,6 +602,14 @@ def _logged(body: str) -> Draft | None:
         row = logged_row(body)
         got = _by_row(row, exc, body) if row is not None else None
         drafts = got[0] if got is not None else []
+        code = (spelled_store_code(body) if not drafts and any(w in body for w in STORE_SPELLED_WORDS)
+                else None)
+        if code is not None and (_LEVEL_WORD.search(body) or _RETRYING.search(body)):
+            code = None  # a warning, a debug record of a response, a retry it announces: met and gone on from
+        if code is not None:
+            # an object store's code in a store client's own words (the AWS SDK for Java's or Go's error logged by
+            # a program that is no Python)
+            drafts = [_object_store(exc, code)]
     if not drafts:
         return None
     d = drafts[0]
@@ -703,8 +713,8 @@ def _object_store(exc: Exc, code: str | None = None) -> Draft:
     bucket or credential the job got wrong is the workload's."""
     code = code or store_code(exc.cls, exc.msg)
     if store_side(code) == "store":
-        return Draft("storage.error", _fields(fs="object_store", store_code=code, exc_type=exc.cls or None,
-                                              detail=_detail(exc)))
+        return Draft("storage.error", _fields(fs="object_store", store_code=code, store_cause=store_cause(code),
+                                              exc_type=exc.cls or None, detail=_detail(exc)))
     return Draft("app.exception", _fields(exc_type=exc.cls or None, message=clip(exc.msg), store_code=code))
 
 
