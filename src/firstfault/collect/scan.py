@@ -135,7 +135,7 @@ def _lines_of_py(buf: bytes, matches: Iterable[tuple[int, int]]) -> tuple[list[i
     """The sorted start offsets of the lines of `buf` holding a match, and the literal indices of each line's
     matches, from (literal index, end offset) pairs in order of their end offsets: a match that ends inside the
     current line belongs to it (literals hold no newline). _lines_of is this in one C call (_lines.lines_of)
-    where the module is built (tests/collect/test_sparse.py holds the two equal)."""
+    where the module is built (tests/collect/test_scan_sparse.py holds the two equal)."""
     starts: list[int] = []
     ids: list[list[int]] = []
     rfind, find = buf.rfind, buf.find
