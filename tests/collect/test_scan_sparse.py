@@ -4,8 +4,9 @@ reading every line (issue 27: the per-line path in compiled code)."""
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -124,6 +125,7 @@ def test_a_match_that_ends_at_a_newline_belongs_to_that_line() -> None:
 BUILDERS: list[Callable[[Path], chatty.Chatty]] = [
     chatty.noise_then_cuda_error, chatty.xid_behind_its_own_shape, chatty.srun_labelled_ranks, chatty.count_of_zero,
     chatty.unstamped_burst, chatty.two_ranks_and_a_kernel, chatty.clock_steps_back, chatty.hex_ids_then_cuda_error,
+    chatty.unstamped_warning_clock_steps_back,
 ]
 
 
@@ -172,3 +174,84 @@ def test_the_walk_back_in_c_finds_a_libfabric_stamp_as_the_python_walk_does() ->
     want = stamps.walk_back_py(buf, end, tp, False, -1, 400)
     assert want is not None and want.wall == datetime(2024, 2, 21, 13, 6, 47, tzinfo=UTC)
     assert stamps.walk_back(buf, end, tp, False, -1, 400) == want
+
+
+_SPARSE_OPS = st.lists(st.tuples(st.sampled_from(["step", "back", "glog", "none"]), st.integers(0, 9)),
+                       min_size=40, max_size=120)
+
+
+def _sparse_fold_run(ops: list[tuple[str, int]]) -> int:
+    """DDP's unstamped warning (a timed variant: its copy counts only where its time, the stamp before it, is not
+    earlier than the variant's floor) after stamped step lines and lines that hold no prefilter word, so that a
+    chunk stays on the prefilter's sparse loop; clocks step back, glog stamps (a form the C loop leaves to
+    Python) and lines of no stamp come between, each op's line `k * 3 + 1` times. In chunks of 2 KiB, the
+    verdict's bytes must be those of reading every line, with fold_hits and without. Returns how many copies
+    fold_hits counted while the table held a timed variant."""
+    import tempfile
+
+    rng = random.Random(len(ops))
+    t = chatty.T0 + timedelta(minutes=20)
+    lines: list[str] = []
+    for op, k in ops:
+        for _ in range(1 + k * 3):
+            if op == "step":
+                t += timedelta(milliseconds=37 * (k + 1))
+                lines.append(f"{chatty._iso(t)} INFO [trainer] step {rng.randrange(10**5)} started")
+            elif op == "back":
+                t -= timedelta(seconds=k + 1)
+                lines.append(f"{chatty._iso(t)} INFO [trainer] step {rng.randrange(10**5)} started")
+            elif op == "glog":
+                lines.append(f"[rank0]:[W1102 10:2{k}:{rng.randrange(60):02d}.{rng.randrange(10**9):09d} "
+                             "ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank 0] using GPU 0 to perform barrier")
+            elif op == "none":
+                lines.append(f"loss scale {rng.randrange(1, 9)}.0")
+            lines.extend(f"throughput {rng.randrange(100, 999)} samples/s" for _ in range(3))
+            a, b = rng.choice((1024, 2048)), rng.choice((1024, 4096))
+            lines.extend(chatty.GRAD_STRIDES.format(a=a, b=b).split("\n"))
+    timed = [0]
+    run = scan._fold_hits
+
+    def counting(*args: object) -> object:
+        out = run(*args)  # type: ignore[arg-type]
+        table = args[5]
+        assert isinstance(table, dict)
+        if any(e[4] is not None for entries in table.values() for e in entries):
+            timed[0] += out[3]
+        return out
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "b"
+        chatty._workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
+        (out / "app").mkdir()
+        (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        analyzer = Analyzer()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(scan, "CHUNK", 2048)
+            with memo.fastpath(False):
+                every = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+            mp.setattr(scan, "_fold_hits", counting)
+            with memo.fastpath(True):
+                assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every
+            mp.setattr(scan, "_fold_hits", None)
+            with memo.fastpath(True):
+                assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every
+    return timed[0]
+
+
+_SPARSE_OPS = st.lists(st.tuples(st.sampled_from(["step", "back", "glog", "none"]), st.integers(0, 9)),
+                       min_size=40, max_size=120)
+
+
+@needs_c
+@given(_SPARSE_OPS)
+@settings(max_examples=20, deadline=None)
+def test_unstamped_warnings_among_other_lines_fold_as_reading_every_line_gives(ops: list[tuple[str, int]]) -> None:
+    _sparse_fold_run(ops)
+
+
+@needs_c
+def test_unstamped_warnings_among_other_lines_are_counted_in_c() -> None:
+    """Steps forward, one step back, and on: fold_hits counts timed copies (their floor read in C), and the
+    copy after the step back, earlier than the variant's floor, is left to Python (the bytes are equal)."""
+    ops = [("step", 9), ("step", 4), ("back", 0), ("step", 9), ("none", 1), ("glog", 2), ("step", 9)] * 4
+    assert _sparse_fold_run(ops) > 0
