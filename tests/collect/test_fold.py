@@ -5,9 +5,8 @@ and the line that matters must be found among the copies (tests/chatty.py says w
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -363,29 +362,8 @@ def test_unstamped_warnings_after_clocks_that_step_back_fold_as_reading_every_li
     reading every line."""
     import tempfile
 
-    rng = random.Random(len(ops))
-    t = chatty.T0 + timedelta(minutes=20)
-    lines: list[str] = []
-    for op, k in ops:
-        for _ in range(1 + k * 3):
-            if op == "step":
-                t += timedelta(milliseconds=37 * (k + 1))
-                lines.append(f"{chatty._iso(t)} INFO [trainer] step {rng.randrange(10**5)} started")
-            elif op == "back":
-                t -= timedelta(seconds=k + 1)
-                lines.append(f"{chatty._iso(t)} INFO [trainer] step {rng.randrange(10**5)} started")
-            elif op == "glog":
-                lines.append(f"[rank0]:[W1102 10:2{k}:{rng.randrange(60):02d}.{rng.randrange(10**9):09d} "
-                             "ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank 0] using GPU 0 to perform barrier")
-            elif op == "none":
-                lines.append(f"loss scale {rng.randrange(1, 9)}.0")
-            a, b = rng.choice((1024, 2048)), rng.choice((1024, 4096))
-            lines.extend(chatty.GRAD_STRIDES.format(a=a, b=b).split("\n"))
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "b"
-        chatty._workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
-        (out / "app").mkdir()
-        (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        out = chatty.steps_and_warnings(Path(tmp), ops)
         analyzer = Analyzer()
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(scan, "CHUNK", 2048)

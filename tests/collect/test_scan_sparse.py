@@ -4,9 +4,8 @@ reading every line (issue 27: the per-line path in compiled code)."""
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -181,33 +180,13 @@ _SPARSE_OPS = st.lists(st.tuples(st.sampled_from(["step", "back", "glog", "none"
 
 
 def _sparse_fold_run(ops: list[tuple[str, int]]) -> int:
-    """DDP's unstamped warning (a timed variant: its copy counts only where its time, the stamp before it, is not
-    earlier than the variant's floor) after stamped step lines and lines that hold no prefilter word, so that a
-    chunk stays on the prefilter's sparse loop; clocks step back, glog stamps (a form the C loop leaves to
-    Python) and lines of no stamp come between, each op's line `k * 3 + 1` times. In chunks of 2 KiB, the
-    verdict's bytes must be those of reading every line, with fold_hits and without. Returns how many copies
-    fold_hits counted while the table held a timed variant."""
+    """chatty.steps_and_warnings with 3 lines of no prefilter word before each warning, so that a chunk stays on
+    the prefilter's sparse loop: DDP's unstamped warning is a timed variant (its copy counts only where its time,
+    the stamp before it, is not earlier than the variant's floor). In chunks of 2 KiB, the verdict's bytes must be
+    those of reading every line, with fold_hits and without. Returns how many copies fold_hits counted while the
+    table held a timed variant."""
     import tempfile
 
-    rng = random.Random(len(ops))
-    t = chatty.T0 + timedelta(minutes=20)
-    lines: list[str] = []
-    for op, k in ops:
-        for _ in range(1 + k * 3):
-            if op == "step":
-                t += timedelta(milliseconds=37 * (k + 1))
-                lines.append(f"{chatty._iso(t)} INFO [trainer] step {rng.randrange(10**5)} started")
-            elif op == "back":
-                t -= timedelta(seconds=k + 1)
-                lines.append(f"{chatty._iso(t)} INFO [trainer] step {rng.randrange(10**5)} started")
-            elif op == "glog":
-                lines.append(f"[rank0]:[W1102 10:2{k}:{rng.randrange(60):02d}.{rng.randrange(10**9):09d} "
-                             "ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank 0] using GPU 0 to perform barrier")
-            elif op == "none":
-                lines.append(f"loss scale {rng.randrange(1, 9)}.0")
-            lines.extend(f"throughput {rng.randrange(100, 999)} samples/s" for _ in range(3))
-            a, b = rng.choice((1024, 2048)), rng.choice((1024, 4096))
-            lines.extend(chatty.GRAD_STRIDES.format(a=a, b=b).split("\n"))
     timed = [0]
     run = scan._fold_hits
 
@@ -220,10 +199,7 @@ def _sparse_fold_run(ops: list[tuple[str, int]]) -> int:
         return out
 
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "b"
-        chatty._workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
-        (out / "app").mkdir()
-        (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        out = chatty.steps_and_warnings(Path(tmp), ops, filler=3)
         analyzer = Analyzer()
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(scan, "CHUNK", 2048)
