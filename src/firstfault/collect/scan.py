@@ -702,6 +702,16 @@ class LineScanner:
         def take(buf: bytes, s: int, e: int, line_no: int, ids: list[int] | None, tried: bool = False) -> None:
             """A candidate that does not fold: counted, or read in full (`tried`: the fold already said no)."""
             nonlocal held, held_variant, prev_start, prev_t, have_prev
+            if plain[0]:  # none of this chunk's lines can be counted (LineFold.may_count)
+                assert fold is not None
+                unplaced = tp.out_of_range
+                c = candidate(buf, s, e, line_no, tuple(ids) if ids is not None else None, prev_start, prev_t,
+                              have_prev, carried)
+                fold.pass_on(c)
+                if tp.out_of_range != unplaced:
+                    fold.unstable(buf[s:e])
+                prev_start, prev_t, have_prev = s, c.time, True
+                return
             if fold is not None:
                 v = None if tried else fold.fold(buf[s:e], ids)
                 if v is not None and v.timed:
@@ -738,6 +748,8 @@ class LineScanner:
                 held = (h[0], h[1], h[2], held_variant.hits)
             return n
 
+        # This chunk's candidates are read in full outside the fold: none of them could be counted (may_count).
+        plain = [False]
         dense = False  # this chunk's lines are read one by one (most of the last chunk's folded)
         backoff = wait = 0  # chunks to wait before the next try of the dense loop, after one that did not pay
         for buf, before in chunks(fh, stats, seen, first, CHUNK):
@@ -753,6 +765,7 @@ class LineScanner:
             line_no = before + line_base
             prev_start, prev_t, have_prev = -1, None, False
             folded = quiet = cands = 0
+            plain[0] = False
             if dense and fold is not None:
                 # Most lines are copies the fold counts: a copy is known by its shape alone, so each line is
                 # looked up, and only the others are searched for the prefilter's words, one by one.
@@ -802,6 +815,9 @@ class LineScanner:
                 pos = 0
                 cands = len(starts)
                 stats.candidates += cands
+                # A file's first chunk, when none of its candidates could be counted, is read outside the fold;
+                # the fold starts on the next one (at most WARM more reads of a shape than it would have made).
+                plain[0] = fold is not None and not before and not fold.may_count(buf, starts)
                 # The copies of variants already found ready, among the hit lines, are counted in C
                 # (_lines.fold_hits, fold_run's counterpart) up to the next hit line that is not one.
                 hits_run = _fold_hits if fold is not None and _fast[0] else None
