@@ -264,6 +264,38 @@ def unstamped_warning_clock_steps_back(root: Path, copies: int = 1500) -> Chatty
     return Chatty(out, {"unrecognized_line": ("app/rank-0.log", early)})
 
 
+def steps_and_warnings(root: Path, ops: list[tuple[str, int]], filler: int = 0) -> Path:
+    """DDP's unstamped grad-strides warning after each line of random runs (`ops`: (kind, k), each line repeated
+    k * 3 + 1 times so that it folds): stamped step lines (zone-less ISO) going forward ("step") or back
+    ("back": the clock stepped back), glog-stamped lines ("glog": a stamp form the C fold leaves to Python) and
+    lines of no stamp ("none"); `filler` lines of no prefilter word before each warning (a chunk of them stays on
+    the prefilter's sparse loop). The bundle's directory; the verdict is whatever reading every line gives."""
+    rng = random.Random(len(ops))
+    t = T0 + timedelta(minutes=20)
+    lines: list[str] = []
+    for op, k in ops:
+        for _ in range(1 + k * 3):
+            if op == "step":
+                t += timedelta(milliseconds=37 * (k + 1))
+                lines.append(f"{_iso(t)} INFO [trainer] step {rng.randrange(10**5)} started")
+            elif op == "back":
+                t -= timedelta(seconds=k + 1)
+                lines.append(f"{_iso(t)} INFO [trainer] step {rng.randrange(10**5)} started")
+            elif op == "glog":
+                lines.append(f"[rank0]:[W1102 10:2{k}:{rng.randrange(60):02d}.{rng.randrange(10**9):09d} "
+                             "ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank 0] using GPU 0 to perform barrier")
+            elif op == "none":
+                lines.append(f"loss scale {rng.randrange(1, 9)}.0")
+            lines.extend(f"throughput {rng.randrange(100, 999)} samples/s" for _ in range(filler))
+            a, b = rng.choice((1024, 2048)), rng.choice((1024, 4096))
+            lines.extend(GRAD_STRIDES.format(a=a, b=b).split("\n"))
+    out = root / "steps-and-warnings"
+    _workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
+    (out / "app").mkdir()
+    (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
 def two_ranks_and_a_kernel(root: Path) -> Chatty:
     """Three files (for the parallel reader): two ranks' chatty logs, one with the CUDA error, and the node's
     kernel log of Xid 13 copies with the one Xid 79 among them."""

@@ -12,6 +12,11 @@
  * over the lines whose shape holds none of the prefilter's words; an unstamped
  * unrecognized copy's time is the stamp of the line its walk back stops at, read here.
  *
+ * The sparse path (issue 27: the per-line path in compiled code): may_stamp tells
+ * the lines TimeParser.parse cannot find a stamp on, so they cost no parse; lines_of
+ * groups the prefilter's matches by line; fold_hits is fold_run over the prefilter's
+ * hit lines (a kernel log whose noise repeats: its copies are a few of its lines).
+ *
  * Optional: scan.py falls back to bytes.count and to parsing every line when
  * this module is not built; the results are the same.
  */
@@ -56,10 +61,18 @@ static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
 /* Whether line p[0:n] may hold a stamp TimeParser.parse reads: every form it knows has a
  * `DD:DD:DD` time of day (ISO, syslog, dmesg -T, fabric manager, glog, slurmstepd's banner)
- * or a `D.DDD` uptime (`[ 123.456]`); a byte over 0x7f may be a digit or a space of another
- * script, which the str patterns also read. A superset: parse decides. */
+ * or a `D.DDD` uptime (`[ 123.456]`, UCX's Unix time), but libfabric's Unix time
+ * (`libfabric:451707:1708520807::`), told by its name; a byte over 0x7f may be a digit or a
+ * space of another script, which the str patterns also read. A superset: parse decides. */
 static int may_hold_stamp(const unsigned char *p, Py_ssize_t n)
 {
+    if (n >= 10) {
+        const unsigned char *q = p, *stop = p + n - 10;
+        while (q <= stop && (q = memchr(q, 'l', (size_t)(stop - q + 1))) != NULL) {
+            if (memcmp(q, "libfabric:", 10) == 0) return 1;
+            q++;
+        }
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
         unsigned char c = p[i];
         if (c >= 0x80)
@@ -280,37 +293,171 @@ static long long copy_local_us(const unsigned char *buf, Py_ssize_t pos, Py_ssiz
 }
 
 #define FOLD_WALK 400  /* lines walked back from a copy whose time is read in C (scan.BACKWALK_LINES) */
+#define FOLD_MAX_LINE 2000
+#define FOLD_MAX_COUNTED 64
+
+/* What a fold table says of one line: a copy it counts now, a line whose shape holds no prefilter word
+ * (passed over), or another line (Python reads it). */
+enum { FOLD_OTHER = 0, FOLD_COPY = 1, FOLD_QUIET = 2 };
+
+/* The fold table's verdict on the line buf[pos:pos+n] (the one reading of a table, fold_run's and fold_hits'):
+ * `table` maps a shape (memo.line_shape: digits and hex ids' letters made '0') to a list of
+ * (lo, hi, lead_rep, variant, floor), the variants of that shape that LineFold.fold_copy would count now,
+ * with their byte ranges. The line is a copy (FOLD_COPY, its variant in *variant, borrowed) where its shape
+ * is a key of `table` and the first entry whose lo and hi hold its every byte lets C count it: its first
+ * len(lead_rep) bytes are not less than lead_rep (else its stamp is earlier than the variant's first), and
+ * where floor is an int (a timed variant's: fold._Variant.timed, an unrecognized line with no stamp it
+ * starts with) the time reading it would give it is read here (copy_local_us: the stamp of the nearest line
+ * before it, after offset `stop`) and is not earlier than floor (the same local microseconds). FOLD_QUIET:
+ * its shape is in the set `quiet` (LineFold.quiet; NULL: none). FOLD_OTHER: anything else, a line longer
+ * than FOLD_MAX_LINE or with a byte over 0x7f too (the Python check never folds those). -1: an error set
+ * (a malformed table). */
+static int
+table_variant(PyObject *table, PyObject *quiet, const unsigned char *buf, Py_ssize_t pos, Py_ssize_t n,
+              Py_ssize_t stop, PyObject **variant)
+{
+    const unsigned char *line = buf + pos;
+    Py_ssize_t i;
+    if (n > FOLD_MAX_LINE) return FOLD_OTHER;
+    PyObject *key = PyBytes_FromStringAndSize(NULL, n);
+    if (key == NULL) return -1;
+    unsigned char *shape = (unsigned char *)PyBytes_AS_STRING(key);
+    int ascii = 1;
+    for (i = 0; i < n; i++) {
+        unsigned char c = line[i];
+        ascii &= c < 0x80;
+        shape[i] = (c >= '0' && c <= '9') ? '0' : c;
+    }
+    if (!ascii) { Py_DECREF(key); return FOLD_OTHER; }
+    shape_hex(shape, n);
+    PyObject *entries = PyDict_GetItemWithError(table, key);  /* borrowed */
+    if (entries == NULL) {
+        int q = 0;
+        if (!PyErr_Occurred() && quiet != NULL) q = PySet_Contains(quiet, key);
+        Py_DECREF(key);
+        if (PyErr_Occurred() || q < 0) return -1;
+        return q ? FOLD_QUIET : FOLD_OTHER;
+    }
+    Py_DECREF(key);
+    if (!PyList_Check(entries)) {
+        PyErr_SetString(PyExc_TypeError, "fold table: a value must be a list");
+        return -1;
+    }
+    for (Py_ssize_t j = 0; j < PyList_GET_SIZE(entries); j++) {
+        PyObject *entry = PyList_GET_ITEM(entries, j);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 5 || !PyBytes_Check(PyTuple_GET_ITEM(entry, 0))
+                || !PyBytes_Check(PyTuple_GET_ITEM(entry, 1)) || !PyBytes_Check(PyTuple_GET_ITEM(entry, 2))) {
+            PyErr_SetString(PyExc_TypeError, "fold table: an entry must be (lo, hi, lead_rep, variant, floor)");
+            return -1;
+        }
+        PyObject *lo_o = PyTuple_GET_ITEM(entry, 0), *hi_o = PyTuple_GET_ITEM(entry, 1);
+        PyObject *lead_o = PyTuple_GET_ITEM(entry, 2), *floor_o = PyTuple_GET_ITEM(entry, 4);
+        if (PyBytes_GET_SIZE(lo_o) != n || PyBytes_GET_SIZE(hi_o) != n || PyBytes_GET_SIZE(lead_o) > n)
+            continue;
+        const unsigned char *lo = (const unsigned char *)PyBytes_AS_STRING(lo_o);
+        const unsigned char *hi = (const unsigned char *)PyBytes_AS_STRING(hi_o);
+        for (i = 0; i < n; i++)
+            if (line[i] < lo[i] || line[i] > hi[i]) break;
+        if (i < n) continue;
+        /* within this variant's ranges: C counts it, or Python decides (the first such entry says which) */
+        if (memcmp(line, PyBytes_AS_STRING(lead_o), (size_t)PyBytes_GET_SIZE(lead_o)) < 0) return FOLD_OTHER;
+        if (floor_o != Py_None) {
+            long long floor = PyLong_AsLongLong(floor_o);
+            if (floor == -1 && PyErr_Occurred()) return -1;
+            long long t = copy_local_us(buf, pos, n, stop, FOLD_WALK);
+            if (t < 0 || t < floor) return FOLD_OTHER;  /* not read here, or earlier: Python works it out */
+        }
+        *variant = PyTuple_GET_ITEM(entry, 3);
+        return FOLD_COPY;
+    }
+    return FOLD_OTHER;
+}
+
+/* The copies a C loop holds and counts as it goes (fold_run's and fold_hits'): the last copy seen is held (read
+ * in full later, not counted); when another comes, the one held before it is counted on its variant. */
+typedef struct {
+    Py_ssize_t s, e, line_no;  /* the held copy's place, when variant is not NULL */
+    PyObject *variant;         /* borrowed (the table holds it) */
+    PyObject *cv[FOLD_MAX_COUNTED];
+    Py_ssize_t cn[FOLD_MAX_COUNTED];
+    int k;
+} Held;
+
+/* Held from the caller's `held`: None or (s, e, line_no, variant). 0, or -1 with an error set. */
+static int
+held_from(Held *h, PyObject *held, const char *who)
+{
+    h->variant = NULL;
+    h->k = 0;
+    h->s = h->e = h->line_no = 0;
+    if (held == Py_None) return 0;
+    if (!PyTuple_Check(held) || PyTuple_GET_SIZE(held) != 4) {
+        PyErr_Format(PyExc_TypeError, "%s: held must be None or (s, e, line_no, variant)", who);
+        return -1;
+    }
+    h->s = PyLong_AsSsize_t(PyTuple_GET_ITEM(held, 0));
+    h->e = PyLong_AsSsize_t(PyTuple_GET_ITEM(held, 1));
+    h->line_no = PyLong_AsSsize_t(PyTuple_GET_ITEM(held, 2));
+    if (PyErr_Occurred()) return -1;
+    h->variant = PyTuple_GET_ITEM(held, 3);
+    return 0;
+}
+
+/* A copy of `variant` at buf[s:e], line line_no, comes: the copy held before it is counted, and it is held.
+ * 0: no room to count one more variant (FOLD_MAX_COUNTED), nothing changed: the caller leaves the line. */
+static int
+held_take(Held *h, Py_ssize_t s, Py_ssize_t e, Py_ssize_t line_no, PyObject *variant)
+{
+    if (h->variant != NULL) {
+        int c;
+        for (c = 0; c < h->k && h->cv[c] != h->variant; c++)
+            ;
+        if (c == h->k) {
+            if (h->k == FOLD_MAX_COUNTED) return 0;
+            h->cv[h->k] = h->variant;
+            h->cn[h->k++] = 0;
+        }
+        h->cn[c]++;
+    }
+    h->s = s;
+    h->e = e;
+    h->line_no = line_no;
+    h->variant = variant;
+    return 1;
+}
+
+/* The held copy, (s, e, line_no, variant) or None, and [(variant, count), ...]: a new 2-tuple, or NULL. */
+static PyObject *
+held_result(Held *h)
+{
+    PyObject *counts = PyList_New(h->k);
+    if (counts == NULL) return NULL;
+    for (int c = 0; c < h->k; c++) {
+        PyObject *pair = Py_BuildValue("(On)", h->cv[c], h->cn[c]);
+        if (pair == NULL) { Py_DECREF(counts); return NULL; }
+        PyList_SET_ITEM(counts, c, pair);
+    }
+    if (h->variant != NULL)
+        return Py_BuildValue("(nnnO)N", h->s, h->e, h->line_no, h->variant, counts);
+    return Py_BuildValue("ON", Py_None, counts);
+}
 
 /* fold_run(buffer, pos, line_no, table, held, quiet, stop) -> (pos, line_no, folded, held, counts, passed)
  *
- * The fold's dense loop (collect/scan.py, collect/fold.py) over the copies it already knows.
- * `table` maps a shape (memo.line_shape: digits and hex ids' letters made '0') to a list of
- * (lo, hi, lead_rep, variant, floor): the variants of that shape that LineFold.fold_copy would
- * count now, with their byte ranges. From offset `pos` (a line's start), each line whose
- * shape is a key of `table` and whose every byte lies between an entry's lo and hi (and
- * whose first len(lead_rep) bytes are not less than lead_rep) is such a copy: it is held
- * (the last copy seen is read in full later, not counted) and the copy held before it is
- * counted. An entry whose floor is an int is a timed variant's (fold._Variant.timed: an
- * unrecognized line with no stamp it starts with): its copy is counted only where the time
- * reading it would give it is read here (copy_local_us: the stamp of the nearest line before
- * it, after offset `stop`) and is not earlier than floor (the same local microseconds).
- * A line whose shape is in the set `quiet` holds none of the prefilter's words (its shape
- * tells: LineFold.quiet): it is passed over, as the prefilter would. The loop stops at the
- * first other line (and at a line longer than MAX_LINE, a byte over 0x7f: the Python check
- * never folds those, or a line with no newline): its offset is returned, with the line number
- * of the last line passed, how many lines folded, the held copy (s, e, line_no, variant) or
- * None, [(variant, count), ...] and how many quiet lines were passed. */
-#define FOLD_MAX_LINE 2000
-#define FOLD_MAX_COUNTED 64
+ * The fold's dense loop (collect/scan.py, collect/fold.py) over the copies it already knows. From offset
+ * `pos` (a line's start), each line that table_variant finds a copy in `table` is held and the copy held
+ * before it counted; a line whose shape is in the set `quiet` holds none of the prefilter's words (its shape
+ * tells: LineFold.quiet): it is passed over, as the prefilter would. The loop stops at the first other line
+ * (or a line with no newline): its offset is returned, with the line number of the last line passed, how many
+ * lines folded, the held copy (s, e, line_no, variant) or None, [(variant, count), ...] and how many quiet
+ * lines were passed. `stop`: the offset of the last line read in full, where a timed copy's walk back ends. */
 static PyObject *
 lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer view;
-    Py_ssize_t pos, line_no, folded = 0, passed = 0, hs = 0, he = 0, hl = 0, stop;
-    PyObject *table, *held, *quiet, *hv = NULL, *result = NULL;
-    PyObject *cv[FOLD_MAX_COUNTED];
-    Py_ssize_t cn[FOLD_MAX_COUNTED];
-    int k = 0;
+    Py_ssize_t pos, line_no, folded = 0, passed = 0, stop;
+    PyObject *table, *quiet, *result = NULL;
+    Held h;
     if (nargs != 7) {
         PyErr_SetString(PyExc_TypeError, "fold_run(buffer, pos, line_no, table, held, quiet, stop) takes 7 arguments");
         return NULL;
@@ -320,7 +467,6 @@ lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     line_no = PyLong_AsSsize_t(args[2]);
     if (line_no == -1 && PyErr_Occurred()) return NULL;
     table = args[3];
-    held = args[4];
     quiet = args[5];
     stop = PyLong_AsSsize_t(args[6]);
     if (stop == -1 && PyErr_Occurred()) return NULL;
@@ -332,124 +478,36 @@ lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "fold_run: quiet must be a set");
         return NULL;
     }
-    if (held != Py_None) {
-        if (!PyTuple_Check(held) || PyTuple_GET_SIZE(held) != 4) {
-            PyErr_SetString(PyExc_TypeError, "fold_run: held must be None or (s, e, line_no, variant)");
-            return NULL;
-        }
-        hs = PyLong_AsSsize_t(PyTuple_GET_ITEM(held, 0));
-        he = PyLong_AsSsize_t(PyTuple_GET_ITEM(held, 1));
-        hl = PyLong_AsSsize_t(PyTuple_GET_ITEM(held, 2));
-        if (PyErr_Occurred()) return NULL;
-        hv = PyTuple_GET_ITEM(held, 3);
-    }
+    if (held_from(&h, args[4], "fold_run") < 0) return NULL;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     {
         const unsigned char *buf = (const unsigned char *)view.buf;
         Py_ssize_t len = view.len;
         while (pos < len) {
-            const unsigned char *line = buf + pos;
-            const unsigned char *nl = memchr(line, '\n', (size_t)(len - pos));
+            const unsigned char *nl = memchr(buf + pos, '\n', (size_t)(len - pos));
             if (nl == NULL) break;
-            Py_ssize_t n = nl - line, i;
-            if (n > FOLD_MAX_LINE) break;
-            PyObject *key = PyBytes_FromStringAndSize(NULL, n);
-            if (key == NULL) goto fail;
-            unsigned char *shape = (unsigned char *)PyBytes_AS_STRING(key);
-            int ascii = 1;
-            for (i = 0; i < n; i++) {
-                unsigned char c = line[i];
-                ascii &= c < 0x80;
-                shape[i] = (c >= '0' && c <= '9') ? '0' : c;
-            }
-            if (!ascii) { Py_DECREF(key); break; }
-            shape_hex(shape, n);
-            PyObject *entries = PyDict_GetItemWithError(table, key);  /* borrowed */
-            if (entries == NULL) {
-                int q;
-                if (PyErr_Occurred()) { Py_DECREF(key); goto fail; }
-                q = PySet_Contains(quiet, key);
-                Py_DECREF(key);
-                if (q < 0) goto fail;
-                if (!q) break;
+            Py_ssize_t n = nl - (buf + pos);
+            PyObject *found = NULL;
+            int what = table_variant(table, quiet, buf, pos, n, stop, &found);
+            if (what < 0) goto fail;
+            if (what == FOLD_QUIET) {
                 line_no++;
                 passed++;
                 pos += n + 1;
                 continue;
             }
-            Py_DECREF(key);
-            if (!PyList_Check(entries)) {
-                PyErr_SetString(PyExc_TypeError, "fold_run: a table value must be a list");
-                goto fail;
-            }
-            PyObject *found = NULL;
-            int late = 0;  /* within a variant's ranges, but its stamp or time is earlier than the variant's */
-            for (Py_ssize_t j = 0; j < PyList_GET_SIZE(entries) && found == NULL; j++) {
-                PyObject *entry = PyList_GET_ITEM(entries, j);
-                if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 5
-                        || !PyBytes_Check(PyTuple_GET_ITEM(entry, 0)) || !PyBytes_Check(PyTuple_GET_ITEM(entry, 1))
-                        || !PyBytes_Check(PyTuple_GET_ITEM(entry, 2))) {
-                    PyErr_SetString(PyExc_TypeError,
-                                    "fold_run: an entry must be (lo, hi, lead_rep, variant, floor)");
-                    goto fail;
-                }
-                PyObject *lo_o = PyTuple_GET_ITEM(entry, 0), *hi_o = PyTuple_GET_ITEM(entry, 1);
-                PyObject *lead_o = PyTuple_GET_ITEM(entry, 2), *floor_o = PyTuple_GET_ITEM(entry, 4);
-                if (PyBytes_GET_SIZE(lo_o) != n || PyBytes_GET_SIZE(hi_o) != n || PyBytes_GET_SIZE(lead_o) > n)
-                    continue;
-                const unsigned char *lo = (const unsigned char *)PyBytes_AS_STRING(lo_o);
-                const unsigned char *hi = (const unsigned char *)PyBytes_AS_STRING(hi_o);
-                for (i = 0; i < n; i++)
-                    if (line[i] < lo[i] || line[i] > hi[i]) break;
-                if (i < n) continue;
-                if (memcmp(line, PyBytes_AS_STRING(lead_o), (size_t)PyBytes_GET_SIZE(lead_o)) < 0) {
-                    late = 1;
-                    break;
-                }
-                if (floor_o != Py_None) {
-                    long long floor = PyLong_AsLongLong(floor_o);
-                    if (floor == -1 && PyErr_Occurred()) goto fail;
-                    long long t = copy_local_us(buf, pos, n, stop, FOLD_WALK);
-                    if (t < 0 || t < floor) {  /* not read here, or earlier: Python works it out */
-                        late = 1;
-                        break;
-                    }
-                }
-                found = PyTuple_GET_ITEM(entry, 3);
-            }
-            if (found == NULL || late) break;
-            if (hv != NULL) {  /* the copy held before this one is counted */
-                int c;
-                for (c = 0; c < k && cv[c] != hv; c++)
-                    ;
-                if (c == k) {
-                    if (k == FOLD_MAX_COUNTED) break;  /* leave this line to the caller */
-                    cv[k] = hv;
-                    cn[k++] = 0;
-                }
-                cn[c]++;
-            }
+            if (what != FOLD_COPY || !held_take(&h, pos, pos + n, line_no + 1, found)) break;
             line_no++;
-            hs = pos;
-            he = pos + n;
-            hl = line_no;
-            hv = found;
             folded++;
-            pos = he + 1;
+            pos += n + 1;
         }
     }
     {
-        PyObject *counts = PyList_New(k);
-        if (counts == NULL) goto fail;
-        for (int c = 0; c < k; c++) {
-            PyObject *pair = Py_BuildValue("(On)", cv[c], cn[c]);
-            if (pair == NULL) { Py_DECREF(counts); goto fail; }
-            PyList_SET_ITEM(counts, c, pair);
-        }
-        if (hv != NULL)
-            result = Py_BuildValue("(nnn(nnnO)Nn)", pos, line_no, folded, hs, he, hl, hv, counts, passed);
-        else
-            result = Py_BuildValue("(nnnONn)", pos, line_no, folded, Py_None, counts, passed);
+        PyObject *hc = held_result(&h);
+        if (hc == NULL) goto fail;
+        result = Py_BuildValue("(nnnOOn)", pos, line_no, folded, PyTuple_GET_ITEM(hc, 0), PyTuple_GET_ITEM(hc, 1),
+                               passed);
+        Py_DECREF(hc);
     }
 fail:
     PyBuffer_Release(&view);
@@ -467,6 +525,158 @@ lines_iso_local_us(PyObject *self, PyObject *arg)
     return PyLong_FromLongLong(t);
 }
 
+/* ---- The sparse path (issue 27): the prefilter's hits, stamps, and the fold's copies among the hits ---- */
+
+/* may_stamp(bytes) -> bool: may_hold_stamp, whether TimeParser.parse may find a stamp on this line (a
+ * superset: parse decides), for a candidate line itself. */
+static PyObject *
+lines_may_stamp(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    int yes;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    yes = may_hold_stamp((const unsigned char *)view.buf, view.len);
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(yes);
+}
+
+/* lines_of(buffer, matches) -> (starts, ids): scan._lines_of_py in one call. `matches` is a list of
+ * (literal index, end offset) pairs in order of their end offsets; a match that ends inside the current
+ * line (at or before its newline) belongs to it. */
+static PyObject *
+lines_lines_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    PyObject *matches, *starts = NULL, *ids = NULL, *cur = NULL, *result = NULL;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "lines_of(buffer, matches) takes 2 arguments");
+        return NULL;
+    }
+    matches = args[1];
+    if (!PyList_Check(matches)) {
+        PyErr_SetString(PyExc_TypeError, "lines_of: matches must be a list");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    starts = PyList_New(0);
+    ids = PyList_New(0);
+    cur = PyList_New(0);  /* the Python's first `cur`: a match before any line start goes nowhere */
+    if (starts == NULL || ids == NULL || cur == NULL) goto done;
+    {
+        const char *buf = (const char *)view.buf;
+        Py_ssize_t n = view.len, last_end = -1;
+        for (Py_ssize_t j = 0; j < PyList_GET_SIZE(matches); j++) {
+            PyObject *m = PyList_GET_ITEM(matches, j);
+            if (!PyTuple_Check(m) || PyTuple_GET_SIZE(m) != 2) {
+                PyErr_SetString(PyExc_TypeError, "lines_of: a match must be (index, end)");
+                goto done;
+            }
+            PyObject *i = PyTuple_GET_ITEM(m, 0);
+            Py_ssize_t to = PyLong_AsSsize_t(PyTuple_GET_ITEM(m, 1));
+            if (to == -1 && PyErr_Occurred()) goto done;
+            if (to <= last_end) {
+                if (PyList_Append(cur, i) < 0) goto done;
+                continue;
+            }
+            /* rfind(b"\n", 0, to) + 1 and find(b"\n", to), `to` read as a slice's index (negative: from the end) */
+            Py_ssize_t t = to < 0 ? (to + n < 0 ? 0 : to + n) : (to > n ? n : to), s = t - 1;
+            while (s >= 0 && buf[s] != '\n') s--;
+            PyObject *start = PyLong_FromSsize_t(s + 1);
+            if (start == NULL) goto done;
+            int bad = PyList_Append(starts, start) < 0;
+            Py_DECREF(start);
+            if (bad) goto done;
+            Py_XDECREF(cur);
+            cur = PyList_New(1);
+            if (cur == NULL) goto done;
+            Py_INCREF(i);
+            PyList_SET_ITEM(cur, 0, i);
+            if (PyList_Append(ids, cur) < 0) goto done;
+            const char *e = t < n ? memchr(buf + t, '\n', (size_t)(n - t)) : NULL;
+            last_end = e == NULL ? n : e - buf;
+        }
+        result = PyTuple_Pack(2, starts, ids);
+    }
+done:
+    Py_XDECREF(cur);
+    Py_XDECREF(starts);
+    Py_XDECREF(ids);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* fold_hits(buffer, starts, k, pos, line_no, table, held, stop) -> (k, pos, line_no, folded, held, counts)
+ *
+ * fold_run's counterpart for a chunk read through the prefilter (collect/scan.py's sparse loop): `starts`
+ * are the offsets of the lines that hold a prefilter word (sorted), `pos` the offset up to which newlines
+ * were counted and `line_no` the number of the line there. From starts[k], each hit line that table_variant
+ * finds a copy (with fold_run's `stop`: the offset of the last line read in full) is held and the copy held
+ * before it counted, as fold_run does; the loop stops at the first other hit line, whose index is returned
+ * with `pos` and `line_no` as they were before it (the caller reads it), or at len(starts). The lines between
+ * hits are not candidates and are passed over. held and counts as fold_run's. */
+static PyObject *
+lines_fold_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    Py_ssize_t k, pos, line_no, folded = 0, stop;
+    PyObject *starts, *table, *result = NULL;
+    Held h;
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError,
+                        "fold_hits(buffer, starts, k, pos, line_no, table, held, stop) takes 8 arguments");
+        return NULL;
+    }
+    starts = args[1];
+    k = PyLong_AsSsize_t(args[2]);
+    if (k == -1 && PyErr_Occurred()) return NULL;
+    pos = PyLong_AsSsize_t(args[3]);
+    if (pos == -1 && PyErr_Occurred()) return NULL;
+    line_no = PyLong_AsSsize_t(args[4]);
+    if (line_no == -1 && PyErr_Occurred()) return NULL;
+    table = args[5];
+    stop = PyLong_AsSsize_t(args[7]);
+    if (stop == -1 && PyErr_Occurred()) return NULL;
+    if (!PyList_Check(starts) || !PyDict_Check(table)) {
+        PyErr_SetString(PyExc_TypeError, "fold_hits: starts must be a list and table a dict");
+        return NULL;
+    }
+    if (held_from(&h, args[6], "fold_hits") < 0) return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    {
+        const unsigned char *buf = (const unsigned char *)view.buf;
+        Py_ssize_t len = view.len;
+        for (; k < PyList_GET_SIZE(starts); k++) {
+            Py_ssize_t s = PyLong_AsSsize_t(PyList_GET_ITEM(starts, k));
+            if (s == -1 && PyErr_Occurred()) goto fail;
+            if (s < pos || s >= len) break;
+            const unsigned char *nl = memchr(buf + s, '\n', (size_t)(len - s));
+            if (nl == NULL) break;
+            Py_ssize_t n = nl - (buf + s), at = line_no;
+            PyObject *found = NULL;
+            int what = table_variant(table, NULL, buf, s, n, stop, &found);
+            if (what < 0) goto fail;
+            if (what != FOLD_COPY) break;
+            /* its line number: line_no + the newlines in buf[pos:s] */
+            for (const unsigned char *p = buf + pos, *end = buf + s, *q;
+                 p < end && (q = memchr(p, '\n', (size_t)(end - p))) != NULL; p = q + 1)
+                at++;
+            if (!held_take(&h, s, s + n, at, found)) break;  /* leave this line to the caller */
+            line_no = at;
+            pos = s;
+            folded++;
+        }
+    }
+    {
+        PyObject *hc = held_result(&h);
+        if (hc == NULL) goto fail;
+        result = Py_BuildValue("(nnnnOO)", k, pos, line_no, folded, PyTuple_GET_ITEM(hc, 0), PyTuple_GET_ITEM(hc, 1));
+        Py_DECREF(hc);
+    }
+fail:
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef lines_methods[] = {
     {"count", (PyCFunction)(void (*)(void))lines_count, METH_FASTCALL,
      "count(buffer, start, end) -> number of newlines in buffer[start:end]"},
@@ -481,6 +691,14 @@ static PyMethodDef lines_methods[] = {
     {"iso_local_us", (PyCFunction)lines_iso_local_us, METH_O,
      "iso_local_us(line) -> int: the local microseconds of the zone-less ISO stamp a line starts with, where "
      "the C fold reads it (-1: not such a line)"},
+    {"may_stamp", (PyCFunction)lines_may_stamp, METH_O,
+     "may_stamp(bytes) -> bool: whether TimeParser.parse may find a stamp on the line (a superset)"},
+    {"lines_of", (PyCFunction)(void (*)(void))lines_lines_of, METH_FASTCALL,
+     "lines_of(buffer, matches) -> (starts, ids): the lines of buffer that hold a match, and each one's "
+     "literal indices (scan._lines_of_py)"},
+    {"fold_hits", (PyCFunction)(void (*)(void))lines_fold_hits, METH_FASTCALL,
+     "fold_hits(buffer, starts, k, pos, line_no, table, held, stop) -> (k, pos, line_no, folded, held, counts): "
+     "fold_run over the prefilter's hit lines"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -9,6 +9,7 @@ import random
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -363,29 +364,8 @@ def test_unstamped_warnings_after_clocks_that_step_back_fold_as_reading_every_li
     reading every line."""
     import tempfile
 
-    rng = random.Random(len(ops))
-    t = chatty.T0 + timedelta(minutes=20)
-    lines: list[str] = []
-    for op, k in ops:
-        for _ in range(1 + k * 3):
-            if op == "step":
-                t += timedelta(milliseconds=37 * (k + 1))
-                lines.append(f"{chatty._iso(t)} INFO [trainer] step {rng.randrange(10**5)} started")
-            elif op == "back":
-                t -= timedelta(seconds=k + 1)
-                lines.append(f"{chatty._iso(t)} INFO [trainer] step {rng.randrange(10**5)} started")
-            elif op == "glog":
-                lines.append(f"[rank0]:[W1102 10:2{k}:{rng.randrange(60):02d}.{rng.randrange(10**9):09d} "
-                             "ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank 0] using GPU 0 to perform barrier")
-            elif op == "none":
-                lines.append(f"loss scale {rng.randrange(1, 9)}.0")
-            a, b = rng.choice((1024, 2048)), rng.choice((1024, 4096))
-            lines.extend(chatty.GRAD_STRIDES.format(a=a, b=b).split("\n"))
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "b"
-        chatty._workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks="{node-01: 0-0}")
-        (out / "app").mkdir()
-        (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        out = chatty.steps_and_warnings(Path(tmp), ops)
         analyzer = Analyzer()
         with pytest.MonkeyPatch.context() as mp:
             mp.setattr(scan, "CHUNK", 2048)
@@ -396,3 +376,79 @@ def test_unstamped_warnings_after_clocks_that_step_back_fold_as_reading_every_li
             mp.setattr(scan, "_fold_run", None)
             with memo.fastpath(True):
                 assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every
+
+
+# --- may_count: a chunk none of whose lines could be counted is read outside the fold ---
+
+def _rank_logs(root: Path, copies: int, files: int = 12) -> Path:
+    """Rank logs in the 16k-rank job's way (few lines each, issue 27): NCCL's socket retry `copies` times (a real
+    wording, tests/chatty.py), a dataloader warning, then the rank's NCCL completion error."""
+    rng = random.Random(copies)
+    out = root / f"rank-logs-{copies}"
+    chatty._workload(out, "- {kind: application, path: 'app/rank-{rank}.log'}\n", ranks=f"{{node-01: 0-{files - 1}}}")
+    (out / "app").mkdir()
+    t = chatty.T0
+    for r in range(files):
+        lines = [chatty._nccl_retry(rng, r % 8) for _ in range(copies)]
+        t += timedelta(seconds=1)
+        lines.append(chatty._dataloader(rng, t, r))
+        lines.append(f"node-01:{41000 + r}:{41100 + r} [{r % 8}] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got "
+                     "completion from peer 10.0.0.2<41565> with status=12 opcode=0 len=0 vendor err 129 (Recv)")
+        (out / "app" / f"rank-{r}.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize("copies", [fold.WARM, fold.WARM + 1])
+def test_files_whose_lines_cannot_fold_are_read_outside_the_fold(
+        copies: int, analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rank logs with WARM copies of one line: no variant could fold (it needs WARM reads first), so every line is
+    read outside the fold's bookkeeping (pass_on); with WARM + 1 (the near miss) the fold reads them. The bytes
+    are those of reading every line either way."""
+    out = _rank_logs(tmp_path, copies)
+    with memo.fastpath(False):
+        every = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    calls = {"pass_on": 0, "read": 0}
+    for name in calls:
+        real = getattr(fold.LineFold, name)
+
+        def counted(self: fold.LineFold, *args: Any, _real: Any = real, _name: str = name) -> Any:
+            calls[_name] += 1
+            return _real(self, *args)
+
+        monkeypatch.setattr(fold.LineFold, name, counted)
+    with memo.fastpath(True):
+        assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every
+    if copies <= fold.WARM:
+        assert calls["read"] == 0 and calls["pass_on"] == 12 * (copies + 2)
+    else:
+        assert calls["pass_on"] == 0 and calls["read"] > 0
+
+
+def test_may_count_needs_more_than_warm_lines_of_a_shape_in_a_fold_that_read_nothing() -> None:
+    """may_count's rule itself: WARM lines of one shape (their digits differ) cannot fold, WARM + 1 may; lines too
+    long to have a shape never count toward one; once the fold has read a line of its file, it answers yes."""
+    class _Nothing:
+        unrecognized: Any = None
+
+        def add_events(self, c: Any, store: Any) -> None:
+            pass
+
+        def add_events_read(self, c: Any, store: Any) -> Any:
+            raise AssertionError("not read here")
+
+    lf = fold.LineFold(_Nothing(), None)  # type: ignore[arg-type]
+    lf.start_file()
+    rng = random.Random(5)
+
+    def chunk(lines: list[str]) -> tuple[bytes, list[int]]:
+        buf = ("\n".join(lines) + "\n").encode()
+        starts = [0] + [i + 1 for i, b in enumerate(buf[:-1]) if b == 0x0A]
+        return buf, starts
+
+    assert not lf.may_count(*chunk([chatty._nccl_retry(rng) for _ in range(fold.WARM)]))
+    assert lf.may_count(*chunk([chatty._nccl_retry(rng) for _ in range(fold.WARM + 1)]))
+    long_line = "NCCL WARN " + "x" * fold.MAX_LINE
+    assert not lf.may_count(*chunk([long_line] * (fold.WARM + 5)))
+    assert not lf.may_count(*chunk([f"{chatty._nccl_retry(rng)} {'y' * i}" for i in range(fold.WARM * 3)]))
+    lf.unstable(chatty._nccl_retry(rng).encode())  # the fold now holds a shape of its file
+    assert lf.may_count(*chunk([chatty._nccl_retry(rng)]))

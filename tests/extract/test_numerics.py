@@ -139,3 +139,20 @@ def test_numerics_traceback_is_numerics_not_exception(closing: str) -> None:
 )
 def test_numerics_negatives(line: str) -> None:
     assert scan(NUM, [line]) == []
+
+
+def test_every_reading_needs_one_of_the_words_the_guard_looks_for() -> None:
+    """numerics() returns at once on a line holding none of _NEEDS (case aside): every literal of the extractor
+    (a line its patterns read holds one: the module builds both from the same pieces) holds one of those words,
+    and every case line is still read; a line without any of them (a watchdog's line, as every rank prints it) is
+    not, and neither is one that holds a guard word but no reading (`inference ok`)."""
+    for literal in numerics._NUMERICS_LITERALS:
+        assert any(w in literal.lower() for w in numerics._NEEDS), literal
+    for line, *_ in NUMERICS_CASES:
+        assert numerics.numerics(line) is not None, line
+    # vllm-project/vllm#6042 (tests/wild/unk-vllm-ray-gather-watchdog-6042): PyTorch's watchdog, as every rank prints it
+    what = ("[rank1]:[E ProcessGroupNCCL.cpp:1414] [PG 1 Rank 1] Process group watchdog thread terminated with "
+            "exception: [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=158046, OpType=GATHER, "
+            "NumelIn=2867200, NumelOut=0, Timeout(ms)=600000) ran for 600027 milliseconds before timing out.")
+    assert not any(w in what.lower() for w in numerics._NEEDS) and numerics.numerics(what) is None
+    assert numerics.numerics("info: loss=2.5 inference ok") is None

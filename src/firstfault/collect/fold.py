@@ -54,6 +54,10 @@ verdict what reading every copy gives:
 - Lines found to hold none of the prefilter's words make their shape quiet
   where the shape tells that every line of it holds none (`quiet_add`): the
   dense loop passes over them in C, as the prefilter would.
+- A file's first chunk in which no shape has more than WARM candidate lines
+  cannot fold a copy: its candidates are read in full without the shapes'
+  bookkeeping (`may_count`, `pass_on`), and the fold starts on the next
+  chunk. A rank log of a many-rank job holds each of its few templates once.
 
 Off with the other fast paths (`FIRSTFAULT_FASTPATH=0`): tests/collect/test_fold.py
 compares the two on chatty files built to break each rule above.
@@ -307,6 +311,36 @@ class LineFold:
                     put(key, weight * n, n)
                 if v.reading.offer is not None:
                     self.extraction.unrecognized.repeat(*v.reading.offer, n)
+
+    def may_count(self, buf: bytes, starts: list[int]) -> bool:
+        """Could any of the candidate lines of `buf` that start at `starts` be counted? Not where the fold has read
+        nothing of its file yet and no shape (read's key) has more than WARM of them: a variant folds only after
+        WARM copies were read to its outcome, so each line would be read in full, and the fold's bookkeeping
+        (each shape kept, each copy's outcome compared) would buy nothing. A rank log of a 16k-rank job holds
+        each of its templates once, a node's kernel log a few dozen lines of a few shapes (issue 27). The
+        caller then reads them with pass_on."""
+        if self._shapes or self._once:
+            return True
+        if len(starts) <= WARM:
+            return False
+        seen: dict[bytes, int] = {}
+        find = buf.find
+        for s in starts:
+            e = find(b"\n", s)
+            if e - s > MAX_LINE:
+                continue  # read's key is None: read in full
+            key = line_shape(buf[s:e])
+            n = seen.get(key, 0) + 1
+            if n > WARM:
+                return True
+            seen[key] = n
+        return False
+
+    def pass_on(self, c: Candidate) -> None:
+        """Read candidate `c` in full, outside the shapes (may_count said none of its chunk's lines could be
+        counted): what read() does with the first line of a shape, less keeping the shape."""
+        self.extraction.add_events(c, self.store)
+        self._epoch += 1
 
     def fold(self, raw: bytes, hits: list[int] | None) -> _Variant | None:
         """The variant whose outcome a copy `raw` (its prefilter hits `hits`) has, when it may be counted."""

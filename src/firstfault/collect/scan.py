@@ -77,6 +77,12 @@ try:  # the fold's dense loop in C (an older build of the module lacks it)
     from firstfault._lines import fold_run as _fold_run
 except ImportError:  # pragma: no cover - depends on the build
     _fold_run = None  # type: ignore[assignment]
+try:  # the sparse path's loops in C (_lines.c; an older build lacks them): the same answers as the Python here
+    from firstfault._lines import fold_hits as _fold_hits
+    from firstfault._lines import lines_of as _lines_of_c
+    from firstfault._lines import may_stamp as _may_stamp
+except ImportError:  # pragma: no cover - depends on the build
+    _fold_hits = _lines_of_c = _may_stamp = None  # type: ignore[assignment]
 
 
 def all_line_extractors() -> tuple[LineExtractor, ...]:
@@ -125,10 +131,11 @@ def _hs_database(literals: list[bytes]) -> Any:
     return db
 
 
-def _lines_of(buf: bytes, matches: Iterable[tuple[int, int]]) -> tuple[list[int], list[list[int]]]:
+def _lines_of_py(buf: bytes, matches: Iterable[tuple[int, int]]) -> tuple[list[int], list[list[int]]]:
     """The sorted start offsets of the lines of `buf` holding a match, and the literal indices of each line's
     matches, from (literal index, end offset) pairs in order of their end offsets: a match that ends inside the
-    current line belongs to it (literals hold no newline)."""
+    current line belongs to it (literals hold no newline). _lines_of is this in one C call (_lines.lines_of)
+    where the module is built (tests/collect/test_scan_sparse.py holds the two equal)."""
     starts: list[int] = []
     ids: list[list[int]] = []
     rfind, find = buf.rfind, buf.find
@@ -145,6 +152,11 @@ def _lines_of(buf: bytes, matches: Iterable[tuple[int, int]]) -> tuple[list[int]
         e = find(b"\n", to)
         last_end = n if e < 0 else e
     return starts, ids
+
+
+def _lines_of(buf: bytes, matches: list[tuple[int, int]]) -> tuple[list[int], list[list[int]]]:
+    """_lines_of_py, in C where the module is built."""
+    return _lines_of_py(buf, matches) if _lines_of_c is None else _lines_of_c(buf, matches)
 
 
 class _Engine(Protocol):
@@ -599,11 +611,14 @@ class LineScanner:
             return raw, None
 
         key = self.matcher.key
+        may_stamp = _may_stamp if _fast[0] else None
 
-        def time_of(buf: bytes, s: int, text: str, prev_start: int, prev_t: datetime | None, have_prev: bool,
-                    carried: Stamp | None, limit: int | None) -> datetime | None:
-            """The time of the line at buf[s:] whose text is `text`: its own stamp's or the nearest earlier one's."""
-            st = tp.parse(text)
+        def time_of(buf: bytes, s: int, raw: bytes, text: str, prev_start: int, prev_t: datetime | None,
+                    have_prev: bool, carried: Stamp | None, limit: int | None) -> datetime | None:
+            """The time of the line at buf[s:] whose text is `text` (`raw` its bytes, the srun prefix peeled): its own
+            stamp's or the nearest earlier one's."""
+            # A line that holds none of the stamp forms' characters costs no parse (_lines.may_stamp).
+            st = tp.parse(text) if may_stamp is None or may_stamp(raw) else None
             # wall_of's own answer for a wall-clock stamp without uptime, without its call.
             t = st.wall if st is not None and st.uptime is None else wall_of(st)
             if t is None:
@@ -626,8 +641,8 @@ class LineScanner:
                     t = prev_t if have_prev else wall_of(carried)
             else:
                 raw = strip(buf[s:e])[0] if srun_prefix else buf[s:e]
-                t = time_of(buf, s, raw.decode("utf-8", errors="replace"), prev_start, prev_t, have_prev, carried,
-                            1 << 30)
+                t = time_of(buf, s, raw, raw.decode("utf-8", errors="replace"), prev_start, prev_t, have_prev,
+                            carried, 1 << 30)
             if tp.out_of_range != unplaced:
                 tp.out_of_range = unplaced
                 return False, t
@@ -653,7 +668,7 @@ class LineScanner:
                 stats.bad_utf8 += 1
                 text = raw.decode("utf-8", errors="replace")
                 hits = None
-            t = time_of(buf, s, text, prev_start, prev_t, have_prev, carried, limit)
+            t = time_of(buf, s, raw, text, prev_start, prev_t, have_prev, carried, limit)
             return Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
                              hits, key if hits is not None else None)
 
@@ -687,6 +702,16 @@ class LineScanner:
         def take(buf: bytes, s: int, e: int, line_no: int, ids: list[int] | None, tried: bool = False) -> None:
             """A candidate that does not fold: counted, or read in full (`tried`: the fold already said no)."""
             nonlocal held, held_variant, prev_start, prev_t, have_prev
+            if plain[0]:  # none of this chunk's lines can be counted (LineFold.may_count)
+                assert fold is not None
+                unplaced = tp.out_of_range
+                c = candidate(buf, s, e, line_no, tuple(ids) if ids is not None else None, prev_start, prev_t,
+                              have_prev, carried)
+                fold.pass_on(c)
+                if tp.out_of_range != unplaced:
+                    fold.unstable(buf[s:e])
+                prev_start, prev_t, have_prev = s, c.time, True
+                return
             if fold is not None:
                 v = None if tried else fold.fold(buf[s:e], ids)
                 if v is not None and v.timed:
@@ -712,6 +737,19 @@ class LineScanner:
                 emit(c)
             prev_start, prev_t, have_prev = s, c.time, True
 
+        def counted_in_c(n: int, h: tuple[int, int, int, Any] | None, counts: list[tuple[Any, int]]) -> int:
+            """Take in what a C loop (_lines.fold_run, fold_hits) folded: `n` copies, the copy it holds `h`, the
+            copies it counted on each variant. Returns n."""
+            nonlocal held, held_variant
+            if n and h is not None:
+                for v, k in counts:
+                    v.counted += k
+                held_variant = h[3]
+                held = (h[0], h[1], h[2], held_variant.hits)
+            return n
+
+        # This chunk's candidates are read in full outside the fold: none of them could be counted (may_count).
+        plain = [False]
         dense = False  # this chunk's lines are read one by one (most of the last chunk's folded)
         backoff = wait = 0  # chunks to wait before the next try of the dense loop, after one that did not pay
         for buf, before in chunks(fh, stats, seen, first, CHUNK):
@@ -727,6 +765,7 @@ class LineScanner:
             line_no = before + line_base
             prev_start, prev_t, have_prev = -1, None, False
             folded = quiet = cands = 0
+            plain[0] = False
             if dense and fold is not None:
                 # Most lines are copies the fold counts: a copy is known by its shape alone, so each line is
                 # looked up, and only the others are searched for the prefilter's words, one by one.
@@ -741,12 +780,7 @@ class LineScanner:
                             buf, s, line_no, fold.table, None if held is None else (*held[:3], held_variant),
                             fold.quiet, prev_start)
                         quiet += passed
-                        if n and h is not None:
-                            folded += n
-                            for v, k in counts:
-                                v.counted += k
-                            held_variant = h[3]
-                            held = (h[0], h[1], h[2], held_variant.hits)
+                        folded += counted_in_c(n, h, counts)
                         if s >= end:
                             break
                     e = buf.index(b"\n", s)
@@ -781,12 +815,31 @@ class LineScanner:
                 pos = 0
                 cands = len(starts)
                 stats.candidates += cands
-                for k, s in enumerate(starts):
+                # A file's first chunk, when none of its candidates could be counted, is read outside the fold;
+                # the fold starts on the next one (at most WARM more reads of a shape than it would have made).
+                plain[0] = fold is not None and not before and not fold.may_count(buf, starts)
+                # The copies of variants already found ready, among the hit lines, are counted in C
+                # (_lines.fold_hits, fold_run's counterpart) up to the next hit line that is not one.
+                hits_run = _fold_hits if fold is not None and _fast[0] else None
+                k, n_starts = 0, len(starts)
+                while k < n_starts:
+                    if hits_run is not None and fold is not None and fold.table:
+                        k, pos, line_no, n, h, counts = hits_run(
+                            buf, starts, k, pos, line_no, fold.table,
+                            None if held is None else (*held[:3], held_variant), prev_start)
+                        folded += counted_in_c(n, h, counts)
+                        if k >= n_starts:
+                            break
+                    s = starts[k]
                     line_no += count(buf, pos, s)
                     pos = s
-                    take(buf, s, buf.find(b"\n", s), line_no, hit_ids[k] if hit_ids is not None else None)
+                    e = buf.find(b"\n", s)
+                    take(buf, s, e, line_no, hit_ids[k] if hit_ids is not None else None)
                     if held is not None:
                         folded += 1
+                        if hits_run is not None and fold is not None:
+                            fold.table_add(buf[s:e], held_variant)
+                    k += 1
                 line_no += count(buf, pos, len(buf)) - 1
             if held is not None:  # read before the chunk's last stamp, as in order
                 read_held(buf)

@@ -97,8 +97,16 @@ def _numerics_literals() -> tuple[str, ...]:
 _NUMERICS_LITERALS = _numerics_literals()
 
 
+# Words every reading below needs (case aside): a NaN or Inf value, an overflow, the loss scale. A line without
+# any (most lines the exception extractor asks about: a watchdog's what() at every rank) costs no search.
+_NEEDS: Final = ("nan", "inf", "overflow", "loss scale")
+
+
 def numerics(body: str) -> Draft | None:
     """The app.numerics event a line holds, if any (stateless, used for ownership too)."""
+    low = body.lower()
+    if not any(w in low for w in _NEEDS):
+        return None
     message = clip(body)
     m = _FOUND_NAN.search(body)
     if m:
