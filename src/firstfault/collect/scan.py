@@ -561,7 +561,7 @@ class LineScanner:
             if fold is not None and not _fast[0]:
                 fold = None
             if fold is not None:
-                fold.start_file(self.matcher.digit_words, self.matcher.hex_words, tp.tz)
+                fold.start_file(self.matcher.digit_words, self.matcher.hex_words, tp.tz, tp.year, tp.window_end)
             unplaced = tp.out_of_range
             self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first, fold)
             if tp.out_of_range > unplaced:
@@ -739,7 +739,7 @@ class LineScanner:
                         # to the first other line.
                         s, line_no, n, h, counts, passed = run(
                             buf, s, line_no, fold.table, None if held is None else (*held[:3], held_variant),
-                            fold.quiet, prev_start)
+                            fold.quiet, prev_start, fold.clock)
                         quiet += passed
                         if n and h is not None:
                             folded += n
