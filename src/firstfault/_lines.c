@@ -221,7 +221,8 @@ lines_line_shape(PyObject *self, PyObject *arg)
  * window_end + 180 days as local microseconds, less and plus STAMP_CUT_MARGIN (a stamp later than that in
  * TimeParser.year is read in the year before). year 0: none (yearless stamps are left to Python). */
 struct stamp_clock { long long year, cut_lo, cut_hi; };
-/* fold_run's clock, for the duration of one call (it holds the GIL throughout; copy_local_us reads it). */
+/* The clock of the C call in progress (fold_run's, copy_time's: each holds the GIL throughout, sets it first and
+ * clears it last); copy_local_us reads it. */
 static struct stamp_clock fold_clock;
 
 static int is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == '\n'; }
@@ -750,6 +751,36 @@ lines_stamp_local_us(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromLongLong(t);
 }
 
+/* copy_time(buffer, pos, end, stop, clock) -> int: copy_local_us for the copy at buffer[pos:end] (its newline at
+ * end) as fold_run reads a timed copy's time, for the fold's checks in Python (scan.py): -1 where C leaves it. */
+static PyObject *
+lines_copy_time(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    struct stamp_clock ck;
+    Py_ssize_t pos, end, stop;
+    long long t = -1;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "copy_time(buffer, pos, end, stop, clock) takes 5 arguments");
+        return NULL;
+    }
+    pos = PyLong_AsSsize_t(args[1]);
+    if (pos == -1 && PyErr_Occurred()) return NULL;
+    end = PyLong_AsSsize_t(args[2]);
+    if (end == -1 && PyErr_Occurred()) return NULL;
+    stop = PyLong_AsSsize_t(args[3]);
+    if (stop == -1 && PyErr_Occurred()) return NULL;
+    if (clock_from(args[4], &ck) < 0) return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (0 <= pos && pos <= end && end < view.len && ((const unsigned char *)view.buf)[end] == '\n') {
+        fold_clock = ck;
+        t = copy_local_us((const unsigned char *)view.buf, pos, end - pos, stop, FOLD_WALK);
+        fold_clock.year = 0;
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromLongLong(t);
+}
+
 static PyMethodDef lines_methods[] = {
     {"count", (PyCFunction)(void (*)(void))lines_count, METH_FASTCALL,
      "count(buffer, start, end) -> number of newlines in buffer[start:end]"},
@@ -765,6 +796,9 @@ static PyMethodDef lines_methods[] = {
     {"iso_local_us", (PyCFunction)lines_iso_local_us, METH_O,
      "iso_local_us(line) -> int: the local microseconds of the stamp TimeParser reads from a line, where the C "
      "fold reads it without a year (-1: not such a line)"},
+    {"copy_time", (PyCFunction)(void (*)(void))lines_copy_time, METH_FASTCALL,
+     "copy_time(buffer, pos, end, stop, clock) -> int: the local microseconds of the time reading the copy at "
+     "buffer[pos:end] would give it, as fold_run reads a timed copy's (-1: C leaves it to Python)"},
     {"stamp_local_us", (PyCFunction)(void (*)(void))lines_stamp_local_us, METH_FASTCALL,
      "stamp_local_us(line, clock) -> int: the local microseconds of the stamp TimeParser reads from a line, "
      "yearless ones in clock's year (-2: it reads none; -1: C leaves it to Python)"},

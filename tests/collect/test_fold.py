@@ -202,8 +202,9 @@ def test_the_dense_loop_in_c_and_in_python_gets_the_verdict_of_reading_every_lin
         build: Callable[[Path], chatty.Chatty] | None, real: tuple[str, int] | None, analyzer: Analyzer,
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """In chunks of 4 KiB, a chunk after one whose lines mostly folded is read line by line (the dense loop), its
-    copies of ready variants counted in C (_lines.fold_run) when the module is built: the three give the same
-    bytes as reading every line, and the C loop does count copies."""
+    copies of ready variants counted in C (_lines.fold_run) when the module is built, then without it (a timed
+    copy's time read in C, `_lines.copy_time`, then in Python): each gives the same bytes as reading every line,
+    and the C loop does count copies."""
     case = build(tmp_path) if build is not None else chatty.from_corpus(tmp_path, CORPORA, *real)  # type: ignore[misc]
     monkeypatch.setattr(scan, "CHUNK", 4096)
     with memo.fastpath(False):
@@ -223,6 +224,19 @@ def test_the_dense_loop_in_c_and_in_python_gets_the_verdict_of_reading_every_lin
         if build is not None and build not in (chatty.count_of_zero, chatty.not_utf8, chatty.repeated_traceback):
             assert in_c[0] > 0, "no copy folded in C: the comparison would prove nothing"
     monkeypatch.setattr(scan, "_fold_run", None)
+    timed, read_in_c = scan._copy_time, [0]
+    if timed is not None:
+        def counting_time(*args: object) -> int:
+            t = timed(*args)  # type: ignore[arg-type]
+            read_in_c[0] += t >= 0
+            return t
+
+        monkeypatch.setattr(scan, "_copy_time", counting_time)
+    with memo.fastpath(True):
+        assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
+    if timed is not None and build is chatty.unstamped_warning_clock_steps_back:
+        assert read_in_c[0] > 0, "no timed copy's time read in C: the comparison would prove nothing"
+    monkeypatch.setattr(scan, "_copy_time", None)  # and read in Python
     with memo.fastpath(True):
         assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
 
@@ -524,5 +538,8 @@ def test_unstamped_warnings_after_clocks_that_step_back_fold_as_reading_every_li
             with memo.fastpath(True):
                 assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every
             mp.setattr(scan, "_fold_run", None)
+            with memo.fastpath(True):
+                assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every
+            mp.setattr(scan, "_copy_time", None)  # a timed copy's time read in Python too
             with memo.fastpath(True):
                 assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every

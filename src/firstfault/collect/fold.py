@@ -146,6 +146,9 @@ class _Variant:
     timed: bool = False
     floor: datetime | None = None
     floor_set: bool = False
+    # The floor in _lines.c's count (LineFold.floor_count), and the floor it was worked out from.
+    floor_us: int | None = None
+    floor_of: object = None
 
     def __post_init__(self) -> None:
         self.lo = self.hi = self.rep
@@ -379,12 +382,18 @@ class LineFold:
         if v.tabled != self._gen and v.same_hits:
             floor = None
             if v.timed:
-                floor = self._local_us(v.floor)
+                floor = self.floor_count(v)
                 if floor is None:  # C could not tell a copy of no time, nor compare with this floor
                     return
             v.tabled = self._gen
             self.table.setdefault(line_shape(raw), []).append(
                 (v.lo.to_bytes(v.size), v.hi.to_bytes(v.size), v.lead_rep, v, floor))
+
+    def floor_count(self, v: _Variant) -> int | None:
+        """The floor of the timed variant `v` as _lines.c counts times (_local_us), worked out once per floor."""
+        if v.floor_of is not v.floor or v.floor is None:
+            v.floor_us, v.floor_of = self._local_us(v.floor), v.floor
+        return v.floor_us
 
     def _local_us(self, t: datetime | None) -> int | None:
         """`t` as _lines.stamp_local_us counts the stamp that reads to it (its local date and time of day, in

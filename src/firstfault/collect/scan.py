@@ -73,10 +73,12 @@ if not HAVE_HYPERSCAN and "aho-corasick" in _ALLOWED:
 # The engine every _Matcher uses in this process.
 MATCHER_ENGINE: Final = "hyperscan" if HAVE_HYPERSCAN else "aho-corasick" if HAVE_AHOCORASICK else "re"
 
-try:  # the fold's dense loop in C (an older build of the module lacks it)
+try:  # the fold's dense loop in C, and its reading of a timed copy's time (an older build of the module lacks them)
+    from firstfault._lines import copy_time as _copy_time
     from firstfault._lines import fold_run as _fold_run
 except ImportError:  # pragma: no cover - depends on the build
     _fold_run = None  # type: ignore[assignment]
+    _copy_time = None  # type: ignore[assignment]
 
 
 def all_line_extractors() -> tuple[LineExtractor, ...]:
@@ -633,6 +635,21 @@ class LineScanner:
                 return False, t
             return True, t
 
+        def copy_after(buf: bytes, s: int, e: int, v: Any) -> bool:
+            """May the copy buf[s:e] of the timed variant `v` be counted: does reading it give it a time not earlier
+            than v's floor (fold._Variant.after), and no stamp read as none? The time read in C where _lines.c
+            reads it (the dense loop's reading, `_lines.copy_time`), with v's floor in the same count; else
+            copy_time's."""
+            assert fold is not None
+            if _copy_time is not None and _fast[0]:
+                floor = fold.floor_count(v)
+                if floor is not None:
+                    us = _copy_time(buf, s, e, prev_start, fold.clock)
+                    if us >= 0:
+                        return us >= floor
+            ok, t = copy_time(buf, s, e)
+            return ok and v.after(t)
+
         def candidate(buf: bytes, s: int, e: int, line_no: int, hits: tuple[int, ...] | None,
                       prev_start: int, prev_t: datetime | None, have_prev: bool, carried: Stamp | None,
                       limit: int | None = None) -> Candidate:
@@ -689,10 +706,8 @@ class LineScanner:
             nonlocal held, held_variant, prev_start, prev_t, have_prev
             if fold is not None:
                 v = None if tried else fold.fold(buf[s:e], ids)
-                if v is not None and v.timed:
-                    ok, t = copy_time(buf, s, e)
-                    if not ok or not v.after(t):
-                        v = None
+                if v is not None and v.timed and not copy_after(buf, s, e, v):
+                    v = None
                 if v is not None:
                     if held_variant is not None:
                         fold.count(held_variant)
@@ -754,10 +769,8 @@ class LineScanner:
                     line_no += 1
                     v = fold_copy(raw)
                     tried = False
-                    if v is not None and v.timed:
-                        ok, t = copy_time(buf, s, e)
-                        if not ok or not v.after(t):
-                            v, tried = None, True
+                    if v is not None and v.timed and not copy_after(buf, s, e, v):
+                        v, tried = None, True
                     if v is not None:
                         folded += 1
                         if held_variant is not None:
