@@ -156,18 +156,30 @@ static Py_ssize_t uuid_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t a) {
     }
     return (p < n && is_word(s[p])) ? -1 : p;
 }
+/* Byte classes for the token loop below (is_word's and is_hex0's, one lookup each byte). */
+#define CLS_WORD 1
+#define CLS_HEX 2
+static unsigned char byte_class[256];
+static void byte_classes(void) {
+    for (int c = 0; c < 256; c++)
+        byte_class[c] = (unsigned char)((is_word((unsigned char)c) ? CLS_WORD : 0) | (is_hex0((unsigned char)c) ? CLS_HEX : 0));
+}
 static void shape_hex(unsigned char *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
+    if (!byte_class['0']) byte_classes();
     while (i < n) {
-        if (!is_word(s[i])) { i++; continue; }
-        Py_ssize_t a = i, from, u = uuid_end(s, n, i);
-        if (u >= 0) {
-            for (; i < u; i++)
-                if (s[i] != '-') s[i] = '0';
-            continue;
+        if (!(byte_class[s[i]] & CLS_WORD)) { i++; continue; }
+        Py_ssize_t a = i, from;
+        if (a + 36 <= n && s[a + 8] == '-') {  /* a UUID is 36 bytes, its first '-' the ninth */
+            Py_ssize_t u = uuid_end(s, n, a);
+            if (u >= 0) {
+                for (; i < u; i++)
+                    if (s[i] != '-') s[i] = '0';
+                continue;
+            }
         }
-        int hex = 1;
-        while (i < n && is_word(s[i])) { hex &= is_hex0(s[i]); i++; }
+        int hex = CLS_HEX;
+        while (i < n && (byte_class[s[i]] & CLS_WORD)) { hex &= byte_class[s[i]]; i++; }
         if (hex && i - a >= HEX_MIN) from = a;
         else if (i - a >= 3 && s[a] == '0' && s[a + 1] == 'x') {
             Py_ssize_t j;
