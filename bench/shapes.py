@@ -277,7 +277,7 @@ def gen_numbers2(out: Path, p: dict[str, Any]) -> dict[str, Any]:
 # behind the rank prefix, a port and an errno), NCCL's socket retry with NCCL_DEBUG_TIMESTAMP_FORMAT's bracketed stamp
 # (`%Y-%m-%d %H:%M:%S.%6f`), DataLoader's worker-count warning (torch/utils/data/dataloader.py, through Python's
 # warnings: a path and line, then the call's source line; no stamp: its copies take the stamp before them), and the
-# Hugging Face tokenizers' fork warning (unstamped, five lines); then a `torch.OutOfMemoryError` traceback.
+# Hugging Face tokenizers' fork warning (unstamped, four lines); then a `torch.OutOfMemoryError` traceback.
 NUMBERS3_STEP = ("%s node-001 python3[%d]: [train] epoch %d step %d/%d loss=%.4f ppl=%.2f tok/s=%d "
                  "mem=%.1fGiB\n")
 NUMBERS3_SOCKET = ("[rank%d]:[W%s socket.cpp:%d] [c10d] The client socket has failed to connect to [node-%03d]:%d "
@@ -323,7 +323,7 @@ def gen_numbers3(out: Path, p: dict[str, Any]) -> dict[str, Any]:
                                     PID + 30 + rng.randrange(6), rng.randrange(8)), 1
         if k < 8:
             return NUMBERS3_LOADER % (rng.choice((557, 560)), rng.choice((16, 32)), rng.choice((8, 12))), 2
-        return NUMBERS3_FORK, 5
+        return NUMBERS3_FORK, 4
 
     head = at(1.0).strftime("%b ") + "%2d" % at(1.0).day + at(1.0).strftime(" %H:%M:%S") + \
         " node-001 python3[%d]: [train] starting\n" % PID
