@@ -472,7 +472,7 @@ static long long stamp_local_us(const unsigned char *p, Py_ssize_t n, const stru
              * (UCX's Unix time needs 10 digits, then `.`), and the first of _LEADS that does is the bracket;
              * the stamp is then read from the text behind it (_behind_leads, where neither the banner nor a
              * carriage return comes first). Any other `[` and a digit: Python. */
-            if (n < 11 || num(p + 1, 4) < 0 || p[5] != '-' || num(p + 6, 2) < 0 || p[8] != '-' || num(p + 9, 2) < 0
+            if (n < 12 || num(p + 1, 4) < 0 || p[5] != '-' || num(p + 6, 2) < 0 || p[8] != '-' || num(p + 9, 2) < 0
                     || (p[11] != 'T' && p[11] != ' ') || has(p, n, "*** ") || memchr(p, '\r', (size_t)n) != NULL)
                 return STAMP_UNKNOWN;
             wall = iso_head(p + 1, n - 1);

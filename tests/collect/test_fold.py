@@ -461,6 +461,11 @@ def test_the_stamp_forms_of_rank_logs_are_read_in_c() -> None:
                  b"node-01:311:312 [0] NCCL INFO 10:22:33 x", b"Mon Nov  2 10:22:33 2026[1,3]<stdout>: x"):
         assert stamp_local_us(near, clock) == -1, near
     assert stamp_local_us(b"[W1102 10:22:33.1 x.cpp:1] y", None) == -1
+    # Cut short: glog's and syslog's forms need a white space after the time (no stamp: -2); a bracket then a digit
+    # that does not open a whole ISO stamp is left to Python's layers (-1).
+    for cut, want in ((b"[2026-11-02", -1), (b"[2026-11-02 ", -1), (b"[2026-11-02 10:22:3", -1),
+                      (b"[W1102 10:22:33", -2), (b"Nov  2 10:22:33", -2)):
+        assert stamp_local_us(cut, clock) == want, cut
 
 
 def test_lines_whose_shape_tells_they_hold_no_word_are_passed_over_in_c() -> None:
