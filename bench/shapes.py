@@ -27,6 +27,10 @@ reused while they hold), with its expected verdict decided by construction, befo
                 the Hugging Face tokenizer's unstamped warning, huggingface_hub's retries with request ids,
                 DeepSpeed's allocator-flush warning (its own stamp form), NCCL's proxy warning; then a CUDA
                 out-of-memory traceback -> software / app.cuda_oom
+  h  numbers3   c's kind with the stamp forms of rank logs: 1M lines of syslog-stamped step lines, c10d's
+                glog-stamped socket retries, NCCL's retries with a bracketed stamp, DataLoader's unstamped
+                worker-count warning and the tokenizers' fork warning; then a CUDA out-of-memory traceback
+                -> software / app.cuda_oom
   f  big4g      (--big only) 512 nodes x 8 ranks, about 4 GB (gen_bundle.py) -> hardware / gpu.fallen_off_bus
 
 For each shape it times, interleaved (run 1 of every tool, then run 2, ...; the page cache warm):
@@ -60,7 +64,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -264,6 +268,66 @@ def gen_numbers2(out: Path, p: dict[str, Any]) -> dict[str, Any]:
                                  1200 + rng.randrange(400), rng.randrange(8), rng.randrange(64)), 1
 
     _numbers_log(out, p["lines"], stamp(1.0) + " - megatron.training - INFO - Starting pretrain\n", entry)
+    return _expect(out, "software", "app.cuda_oom")
+
+
+# Shape h: c's kind again, written for checking the stamp forms the fold's C loop reads (glog's, syslog's, a bracketed
+# ISO stamp with a `.` fraction) on other wordings: step lines as journald forwards a unit's stdout (syslog's stamp,
+# `python3[PID]:`), c10d's client socket retrying its store (torch/csrc/distributed/c10d/socket.cpp: glog-stamped
+# behind the rank prefix, a port and an errno), NCCL's socket retry with NCCL_DEBUG_TIMESTAMP_FORMAT's bracketed stamp
+# (`%Y-%m-%d %H:%M:%S.%6f`), DataLoader's worker-count warning (torch/utils/data/dataloader.py, through Python's
+# warnings: a path and line, then the call's source line; no stamp: its copies take the stamp before them), and the
+# Hugging Face tokenizers' fork warning (unstamped, four lines); then a `torch.OutOfMemoryError` traceback.
+NUMBERS3_STEP = ("%s node-001 python3[%d]: [train] epoch %d step %d/%d loss=%.4f ppl=%.2f tok/s=%d "
+                 "mem=%.1fGiB\n")
+NUMBERS3_SOCKET = ("[rank%d]:[W%s socket.cpp:%d] [c10d] The client socket has failed to connect to [node-%03d]:%d "
+                   "(errno: 111 - Connection refused).\n")
+NUMBERS3_NCCL = ("[%s] node-%03d:%d:%d [%d] NCCL INFO Call to connect returned Connection timed out, retrying\n")
+NUMBERS3_LOADER = (
+    "/usr/local/lib/python3.10/dist-packages/torch/utils/data/dataloader.py:%d: UserWarning: This DataLoader will "
+    "create %d worker processes in total. Our suggested max number of worker in current system is %d, which is "
+    "smaller than what this DataLoader is going to create. Please be aware that excessive worker creation might get "
+    "DataLoader running slow or even freeze, lower the worker number to avoid potential slowness/freeze if "
+    "necessary.\n  warnings.warn(_create_warning_msg(\n")
+NUMBERS3_FORK = (
+    "huggingface/tokenizers: The current process just got forked, after parallelism has already been used. "
+    "Disabling parallelism to avoid deadlocks...\nTo disable this warning, you can either:\n"
+    "\t- Avoid using `tokenizers` before the fork if possible\n"
+    "\t- Explicitly set the environment variable TOKENIZERS_PARALLELISM=(true | false)\n")
+
+
+def gen_numbers3(out: Path, p: dict[str, Any]) -> dict[str, Any]:
+    """Shape h: one rank's log of p['lines'] lines of glog-, syslog- and bracket-stamped lines among unstamped
+    warnings, then a CUDA OOM."""
+    _one_node(out, 4 * 3600, NUMBERS_SPAN + 60)
+    rng = random.Random(p["seed"])
+    t0 = gen_bundle.T0
+    step = [20000]
+
+    def at(t: float) -> datetime:
+        return t0 + timedelta(seconds=t)
+
+    def entry(t: float, n: int) -> tuple[str, int]:
+        d = at(t)
+        k = rng.randrange(10)
+        if k < 4:
+            step[0] += 1
+            return NUMBERS3_STEP % (d.strftime("%b ") + "%2d" % d.day + d.strftime(" %H:%M:%S"), PID,
+                                    step[0] // 5000, step[0], 500000, 1.5 + rng.random() * 2, 4 + rng.random() * 20,
+                                    rng.randrange(90000, 140000), 40 + rng.random() * 30), 1
+        if k == 4:
+            return NUMBERS3_SOCKET % (rng.randrange(8), d.strftime("%m%d %H:%M:%S.") + "%06d" % d.microsecond,
+                                      rng.choice((697, 731)), rng.randrange(1, 4), 29500 + rng.randrange(3)), 1
+        if k == 5:
+            return NUMBERS3_NCCL % (d.strftime("%Y-%m-%d %H:%M:%S.") + "%06d" % d.microsecond, 1, PID,
+                                    PID + 30 + rng.randrange(6), rng.randrange(8)), 1
+        if k < 8:
+            return NUMBERS3_LOADER % (rng.choice((557, 560)), rng.choice((16, 32)), rng.choice((8, 12))), 2
+        return NUMBERS3_FORK, 4
+
+    head = at(1.0).strftime("%b ") + "%2d" % at(1.0).day + at(1.0).strftime(" %H:%M:%S") + \
+        " node-001 python3[%d]: [train] starting\n" % PID
+    _numbers_log(out, p["lines"], head, entry)
     return _expect(out, "software", "app.cuda_oom")
 
 
@@ -479,6 +543,14 @@ SHAPES = (
         "one 1M-line log, c's kind with other wordings and number layouts",
         gen_numbers2,
         {"lines": 1_000_000, "seed": 33},
+        "(none)",
+    ),
+    Shape(
+        "h",
+        "numbers3",
+        "one 1M-line log, glog-, syslog- and bracket-stamped lines among unstamped warnings",
+        gen_numbers3,
+        {"lines": 1_000_000, "seed": 36},
         "(none)",
     ),
     Shape("d", "longlines", "lines of 10 kB-1 MB, ~128 MB", gen_longlines, {"mb": 128, "seed": 30}, "(none)"),

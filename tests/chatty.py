@@ -267,7 +267,8 @@ def unstamped_warning_clock_steps_back(root: Path, copies: int = 1500) -> Chatty
 def steps_and_warnings(root: Path, ops: list[tuple[str, int]], filler: int = 0) -> Path:
     """DDP's unstamped grad-strides warning after each line of random runs (`ops`: (kind, k), each line repeated
     k * 3 + 1 times so that it folds): stamped step lines (zone-less ISO) going forward ("step") or back
-    ("back": the clock stepped back), glog-stamped lines ("glog": a stamp form the C fold leaves to Python) and
+    ("back": the clock stepped back), glog-stamped lines behind a rank prefix ("glog"; "wglog": `[WW`, a near
+    miss that reads as no stamp), syslog-stamped lines ("syslog"), DeepSpeed's bracketed ISO stamp ("ds") and
     lines of no stamp ("none"); `filler` lines of no prefilter word before each warning (a chunk of them stays on
     the prefilter's sparse loop). The bundle's directory; the verdict is whatever reading every line gives."""
     rng = random.Random(len(ops))
@@ -284,6 +285,16 @@ def steps_and_warnings(root: Path, ops: list[tuple[str, int]], filler: int = 0) 
             elif op == "glog":
                 lines.append(f"[rank0]:[W1102 10:2{k}:{rng.randrange(60):02d}.{rng.randrange(10**9):09d} "
                              "ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank 0] using GPU 0 to perform barrier")
+            elif op == "wglog":  # shapes.py's shape c writes its barrier line so: no stamp form reads it
+                lines.append(f"[rank0]:[WW1102 10:2{k}:{rng.randrange(60):02d}.{rng.randrange(10**6):06d} "
+                             "ProcessGroupNCCL.cpp:4115] [PG ID 0 PG GUID 0 Rank 0] using GPU 0 to perform barrier")
+            elif op == "syslog":
+                lines.append(f"Nov  2 10:{20 + k}:{rng.randrange(60):02d} node-01 trainer[311]: step "
+                             f"{rng.randrange(10**5)} started")
+            elif op == "ds":
+                lines.append(f"[2026-11-02 10:{20 + k}:{rng.randrange(60):02d},{rng.randrange(1000):03d}] [WARNING] "
+                             f"[stage3.py:1850:step] {rng.randrange(1, 9)} pytorch allocator cache flushes since last "
+                             "step. this happens when there is high memory pressure")
             elif op == "none":
                 lines.append(f"loss scale {rng.randrange(1, 9)}.0")
             lines.extend(f"throughput {rng.randrange(100, 999)} samples/s" for _ in range(filler))

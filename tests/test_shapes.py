@@ -43,6 +43,7 @@ def bench() -> Iterator[dict[str, ModuleType]]:
     [
         ("gen_numbers", {"lines": 3000, "seed": 29}),
         ("gen_numbers2", {"lines": 3000, "seed": 33}),
+        ("gen_numbers3", {"lines": 3000, "seed": 36}),
         ("gen_longlines", {"mb": 3, "seed": 30}),
         ("gen_regex", {"lines": 12, "max_run": 1500, "seed": 31}),
     ],

@@ -169,18 +169,30 @@ static Py_ssize_t uuid_end(const unsigned char *s, Py_ssize_t n, Py_ssize_t a) {
     }
     return (p < n && is_word(s[p])) ? -1 : p;
 }
+/* Byte classes for the token loop below (is_word's and is_hex0's, one lookup each byte). */
+#define CLS_WORD 1
+#define CLS_HEX 2
+static unsigned char byte_class[256];
+static void byte_classes(void) {
+    for (int c = 0; c < 256; c++)
+        byte_class[c] = (unsigned char)((is_word((unsigned char)c) ? CLS_WORD : 0) | (is_hex0((unsigned char)c) ? CLS_HEX : 0));
+}
 static void shape_hex(unsigned char *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
+    if (!byte_class['0']) byte_classes();
     while (i < n) {
-        if (!is_word(s[i])) { i++; continue; }
-        Py_ssize_t a = i, from, u = uuid_end(s, n, i);
-        if (u >= 0) {
-            for (; i < u; i++)
-                if (s[i] != '-') s[i] = '0';
-            continue;
+        if (!(byte_class[s[i]] & CLS_WORD)) { i++; continue; }
+        Py_ssize_t a = i, from;
+        if (a + 36 <= n && s[a + 8] == '-') {  /* a UUID is 36 bytes, its first '-' the ninth */
+            Py_ssize_t u = uuid_end(s, n, a);
+            if (u >= 0) {
+                for (; i < u; i++)
+                    if (s[i] != '-') s[i] = '0';
+                continue;
+            }
         }
-        int hex = 1;
-        while (i < n && is_word(s[i])) { hex &= is_hex0(s[i]); i++; }
+        int hex = CLS_HEX;
+        while (i < n && (byte_class[s[i]] & CLS_WORD)) { hex &= byte_class[s[i]]; i++; }
         if (hex && i - a >= HEX_MIN) from = a;
         else if (i - a >= 3 && s[a] == '0' && s[a + 1] == 'x') {
             Py_ssize_t j;
@@ -214,13 +226,35 @@ lines_line_shape(PyObject *self, PyObject *arg)
 }
 
 
-/* The time, in microseconds since 0001-01-01 of the bundle's local clock, of a zone-less ISO stamp
- * (`2026-11-02 10:00:07[.,]fraction`) that line p[0:n] starts with, when TimeParser.parse reads that
- * very stamp from the line and nothing else it does depends on the line: a year 1001-8998 (always in
- * the times the analysis holds), a real date and time of day, no zone after it (`Z`, `UTC`, `+hh:mm`,
- * also behind one white space), no `[` then a digit in its first 80 bytes (an uptime: the line's stamp
- * would then carry one). -1 otherwise (Python decides). */
+/* ---- Stamps: TimeParser.parse's reading of one line (firstfault/timeparse.py, the one definition), in C
+ * where it is sure of it. stamp_local_us answers with the line's time as local microseconds (those of
+ * fold._local_us: since 0001-01-01, the bundle's local clock), STAMP_NONE where parse reads no stamp at all
+ * (a walk back then goes on past the line), or STAMP_UNKNOWN where anything could differ (Python decides):
+ * a byte over 0x7f (a digit or a space of another script, a character count unlike the byte count), a
+ * stamp with a zone, an uptime (the file's Clock keeps the boot time from it), a date that does not exist,
+ * a yearless stamp without the year's context or near where TimeParser._yearless moves it a year back, a
+ * layer before the stamp other than the few read here, and any form not read here. */
+#define STAMP_UNKNOWN (-1LL)
+#define STAMP_NONE (-2LL)
+#define STAMP_NOMATCH (-3LL)  /* a form's pattern does not match (inside this section only) */
+#define STAMP_CUT 200         /* stamps.line_stamp parses a walked-back line's first 200 bytes */
+/* Local microseconds this far from the yearless cut decide the year without knowing the zone: two
+ * instants' UTC offsets differ by less (offsets lie within -12 and +14 hours). */
+#define STAMP_CUT_MARGIN (2LL * 86400 * 1000000)
+
+/* The year context of the yearless stamps (glog's `MMDD`, syslog's `Mon DD`): TimeParser.year, and
+ * window_end + 180 days as local microseconds, less and plus STAMP_CUT_MARGIN (a stamp later than that in
+ * TimeParser.year is read in the year before). year 0: none (yearless stamps are left to Python). */
+struct stamp_clock { long long year, cut_lo, cut_hi; };
+/* The clock of the C call in progress (fold_run's, copy_time's: each holds the GIL throughout, sets it first and
+ * clears it last); copy_local_us reads it. */
+static struct stamp_clock fold_clock;
+
 static int is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' || c == '\n'; }
+/* A white space for str.lstrip and for the str patterns' \s, below 0x80: also the separators 0x1c-0x1f. */
+static int is_pyspace(unsigned char c) { return is_space(c) || (c >= 0x1c && c <= 0x1f); }
+static int is_upper(unsigned char c) { return c >= 'A' && c <= 'Z'; }
+static int is_lower(unsigned char c) { return c >= 'a' && c <= 'z'; }
 static long long num(const unsigned char *p, int k) {
     long long v = 0;
     for (int i = 0; i < k; i++) {
@@ -229,56 +263,275 @@ static long long num(const unsigned char *p, int k) {
     }
     return v;
 }
-static long long iso_local_us(const unsigned char *p, Py_ssize_t n)
+static int has(const unsigned char *p, Py_ssize_t n, const char *what) {
+    size_t k = strlen(what);
+    for (Py_ssize_t i = 0; i + (Py_ssize_t)k <= n; i++)
+        if (p[i] == (unsigned char)what[0] && memcmp(p + i, what, k) == 0) return 1;
+    return 0;
+}
+
+/* The local microseconds of a date and time of day that exist (a year 1001-8998: always in the times the
+ * analysis holds; seconds below 60), or STAMP_UNKNOWN (TimeParser._local reads none: no such date). */
+static long long local_count(long long y, long long mo, long long d, long long h, long long mi, long long sec,
+                             long long us)
 {
     static const int before[13] = {0, 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334};
     static const int dim[13] = {0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (n < 19 || p[4] != '-' || p[7] != '-' || (p[10] != ' ' && p[10] != 'T') || p[13] != ':' || p[16] != ':')
-        return -1;
-    long long y = num(p, 4), mo = num(p + 5, 2), d = num(p + 8, 2), h = num(p + 11, 2), mi = num(p + 14, 2),
-              sec = num(p + 17, 2);
     if (y < 1001 || y > 8998 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0
             || sec > 59)
-        return -1;
+        return STAMP_UNKNOWN;
     int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    if (d > dim[mo] + (mo == 2 && leap)) return -1;
-    Py_ssize_t q = 19;
-    long long us = 0;
-    if (q + 1 < n && (p[q] == '.' || p[q] == ',') && is_digit(p[q + 1])) {  /* _frac: the first 6 digits */
-        int k = 0;
-        q++;
-        while (q < n && k < 9 && is_digit(p[q])) {
-            if (k < 6) us = us * 10 + (p[q] - '0');
-            k++;
-            q++;
-        }
-        for (; k < 6; k++) us *= 10;
-    }
-    if (q < n && is_space(p[q])) q++;
-    if (q < n && (p[q] == 'Z' || ((p[q] == '+' || p[q] == '-') && q + 2 < n && is_digit(p[q + 1])
-                                  && is_digit(p[q + 2]))))
-        return -1;
-    if (q + 2 < n && p[q] == 'U' && p[q + 1] == 'T' && p[q + 2] == 'C') return -1;
-    for (Py_ssize_t i = 0; i < n && i < 80; i++) {
-        if (p[i] == '[') {
-            Py_ssize_t j = i + 1;
-            while (j < n && is_space(p[j])) j++;
-            if (j < n && is_digit(p[j])) return -1;
-        }
-    }
+    if (d > dim[mo] + (mo == 2 && leap)) return STAMP_UNKNOWN;
     long long yy = y - 1;
     long long ordinal = yy * 365 + yy / 4 - yy / 100 + yy / 400 + before[mo] + (mo > 2 && leap) + d;
     return ((ordinal * 24 + h) * 60 + mi) * 60000000LL + sec * 1000000LL + us;
 }
 
-/* The time reading a copy at buf[pos:pos+n] would give it, as the local microseconds of iso_local_us, where
- * the copy holds no stamp of its own (may_hold_stamp: none of the forms' characters) and the nearest line
- * before it that may hold one, after offset `stop` (the last line read in full) and within `limit` lines, starts
- * with a stamp iso_local_us reads: that line's stamp is what the walk back parses first. -1 otherwise. */
+/* _frac: the first 6 of k fraction digits at p, as microseconds. */
+static long long frac_us(const unsigned char *p, int k)
+{
+    long long us = 0;
+    for (int i = 0; i < 6; i++) us = us * 10 + (i < k ? p[i] - '0' : 0);
+    return us;
+}
+
+/* `(?:\.(\d{1,9}))?\s` at p[q:n] (glog's and syslog's end): the fraction's microseconds in *us, or -1 where
+ * it does not match (more than 9 digits, none, no white space after). */
+static int frac_space(const unsigned char *p, Py_ssize_t n, Py_ssize_t q, long long *us)
+{
+    *us = 0;
+    if (q < n && p[q] == '.') {
+        Py_ssize_t k = 0;
+        while (q + 1 + k < n && is_digit(p[q + 1 + k])) k++;
+        if (k < 1 || k > 9 || q + 1 + k >= n || !is_pyspace(p[q + 1 + k])) return -1;
+        *us = frac_us(p + q + 1, (int)k);
+        return 0;
+    }
+    return q < n && is_pyspace(p[q]) ? 0 : -1;
+}
+
+/* `HH:MM:SS` at p[q:n]: 0 and the fields, or -1. */
+static int clock_time(const unsigned char *p, Py_ssize_t n, Py_ssize_t q, long long *h, long long *mi,
+                      long long *sec)
+{
+    if (q + 8 > n || p[q + 2] != ':' || p[q + 5] != ':') return -1;
+    *h = num(p + q, 2);
+    *mi = num(p + q + 3, 2);
+    *sec = num(p + q + 6, 2);
+    return *h < 0 || *mi < 0 || *sec < 0 ? -1 : 0;
+}
+
+/* TimeParser._yearless: the stamp in TimeParser.year, or the year before where that is more than half a year
+ * after the window's end; STAMP_UNKNOWN without the context, near the cut, or where no such date exists. */
+static long long yearless_us(const struct stamp_clock *ck, long long mo, long long d, long long h, long long mi,
+                             long long sec, long long us)
+{
+    if (ck == NULL || ck->year == 0) return STAMP_UNKNOWN;
+    long long t = local_count(ck->year, mo, d, h, mi, sec, us);
+    if (t < 0 || t <= ck->cut_lo) return t;
+    if (t < ck->cut_hi) return STAMP_UNKNOWN;
+    return local_count(ck->year - 1, mo, d, h, mi, sec, us);
+}
+
+/* timeparse._ISO at the start of p[0:n] where it reads a zone-less stamp: its local microseconds (a date
+ * and time that exist); STAMP_UNKNOWN where the pattern does not match, reads a zone (`Z`, `UTC`, `+hh:mm`,
+ * also behind one white space) or no time. */
+static long long iso_head(const unsigned char *p, Py_ssize_t n)
+{
+    if (n < 19 || p[4] != '-' || p[7] != '-' || (p[10] != ' ' && p[10] != 'T') || p[13] != ':' || p[16] != ':')
+        return STAMP_UNKNOWN;
+    long long y = num(p, 4), mo = num(p + 5, 2), d = num(p + 8, 2), h = num(p + 11, 2), mi = num(p + 14, 2),
+              sec = num(p + 17, 2);
+    if (y < 0 || mo < 0 || d < 0 || h < 0 || mi < 0 || sec < 0) return STAMP_UNKNOWN;
+    Py_ssize_t q = 19;
+    long long us = 0;
+    if (q + 1 < n && (p[q] == '.' || p[q] == ',') && is_digit(p[q + 1])) {  /* _frac: the first 6 digits */
+        int k = 0;
+        q++;
+        while (q + k < n && k < 9 && is_digit(p[q + k])) k++;
+        us = frac_us(p + q, k);
+        q += k;
+    }
+    if (q < n && is_pyspace(p[q])) q++;
+    if (q < n && (p[q] == 'Z' || ((p[q] == '+' || p[q] == '-') && q + 2 < n && is_digit(p[q + 1])
+                                  && is_digit(p[q + 2]))))
+        return STAMP_UNKNOWN;
+    if (q + 2 < n && p[q] == 'U' && p[q + 1] == 'T' && p[q + 2] == 'C') return STAMP_UNKNOWN;
+    return local_count(y, mo, d, h, mi, sec, us);
+}
+
+/* timeparse._GLOG (`[W1102 10:22:33.123456 `, the `[` optional) at the start of p[0:n]: STAMP_NOMATCH, or
+ * what it reads (yearless_us). */
+static long long glog_us(const unsigned char *p, Py_ssize_t n, const struct stamp_clock *ck)
+{
+    Py_ssize_t i = n > 0 && p[0] == '[' ? 1 : 0, k;
+    long long mo, d, h, mi, sec, us;
+    if (i >= n || (p[i] != 'I' && p[i] != 'W' && p[i] != 'E' && p[i] != 'F')) return STAMP_NOMATCH;
+    for (k = i + 1; k < n && is_digit(p[k]); k++)
+        ;
+    if ((k - i - 1 != 3 && k - i - 1 != 4) || k >= n || p[k] != ' ') return STAMP_NOMATCH;
+    mo = num(p + i + 1, (int)(k - i - 3));  /* (\d{1,2})(\d{2}): the day is the last two digits */
+    d = num(p + k - 2, 2);
+    if (clock_time(p, n, k + 1, &h, &mi, &sec) < 0 || frac_space(p, n, k + 9, &us) < 0) return STAMP_NOMATCH;
+    return yearless_us(ck, mo, d, h, mi, sec, us);
+}
+
+/* timeparse._BSD (syslog's `Nov  2 10:00:07[.123] `) at the start of p[0:n]: STAMP_NOMATCH, or what it reads
+ * (yearless_us; STAMP_UNKNOWN for a name that is no month, which TimeParser reads as no stamp). */
+static long long bsd_us(const unsigned char *p, Py_ssize_t n, const struct stamp_clock *ck)
+{
+    static const char months[] = "JanFebMarAprMayJunJulAugSepOctNovDec";
+    Py_ssize_t q = 3, sp, dg;
+    long long mo = 0, d, h, mi, sec, us;
+    if (n < 4 || !is_upper(p[0]) || !is_lower(p[1]) || !is_lower(p[2])) return STAMP_NOMATCH;
+    for (sp = 0; q < n && p[q] == ' '; q++) sp++;
+    for (dg = 0; q < n && is_digit(p[q]); q++) dg++;
+    if (sp < 1 || sp > 2 || dg < 1 || dg > 2 || q >= n || p[q] != ' ') return STAMP_NOMATCH;
+    d = num(p + q - dg, (int)dg);
+    if (clock_time(p, n, q + 1, &h, &mi, &sec) < 0 || frac_space(p, n, q + 9, &us) < 0) return STAMP_NOMATCH;
+    for (int m = 0; m < 12; m++)
+        if (memcmp(p, months + 3 * m, 3) == 0) mo = m + 1;
+    if (mo == 0) return STAMP_UNKNOWN;
+    return yearless_us(ck, mo, d, h, mi, sec, us);
+}
+
+/* Where timeparse._UPTIME (`[ 123.456]`) first matches in p[0:n], searched to offset 80 (parse's endpos), or -1. */
+static Py_ssize_t uptime_at(const unsigned char *p, Py_ssize_t n)
+{
+    Py_ssize_t lim = n < 80 ? n : 80;
+    for (Py_ssize_t i = 0; i < lim; i++) {
+        if (p[i] != '[') continue;
+        Py_ssize_t j = i + 1, a, b;
+        while (j < lim && is_pyspace(p[j])) j++;
+        for (a = j; j < lim && is_digit(p[j]); j++)
+            ;
+        if (j - a < 1 || j - a > 10 || j >= lim || p[j] != '.') continue;
+        for (b = ++j; j < lim && is_digit(p[j]); j++)
+            ;
+        if (j - b >= 3 && j - b <= 9 && j < lim && p[j] == ']') return i;
+    }
+    return -1;
+}
+
+/* Whether one of timeparse._LEADS's layers (or a tqdm bar: progress_bar_end) may start p[0:n]: a superset, so
+ * that a line where it says no reads no stamp behind a layer. */
+static int may_lead(const unsigned char *p, Py_ssize_t n)
+{
+    static const char *const words[] = {"kern", "user", "mail", "daemon", "auth", "syslog", "lpr", "news", "uucp",
+                                        "cron", "ftp", "local", "DEBUG ", "INFO ", "WARNING ", "ERROR ",
+                                        "CRITICAL "};
+    if (n == 0) return 0;
+    if (has(p, n, "it/s]") || has(p, n, "s/it]")) return 1;  /* a progress bar */
+    unsigned char c = p[0];
+    if (strchr("<>(\x1b=-*#~", c) != NULL) return 1;  /* PRI, a quote, Ray's tag, a colour, a banner rule */
+    if (c == '[') {
+        /* Open MPI's [1,3]<stdout>:, a colour's residue, NCCL's bracket: a digit first; [rank3]:, [cli_3]:,
+         * [trainer3|3]: letters, then digits, then `]` or `|` */
+        Py_ssize_t j = 1, k;
+        if (n > 1 && is_digit(p[1])) return 1;
+        while (j < n && (is_upper(p[j]) || is_lower(p[j]) || p[j] == '_')) j++;
+        if (j == 1) return 0;
+        for (k = j; k < n && is_digit(p[k]); k++)
+            ;
+        return k > j && k < n && (p[k] == ']' || p[k] == '|');
+    }
+    for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
+        size_t k = strlen(words[w]);
+        if ((Py_ssize_t)k <= n && memcmp(p, words[w], k) == 0) return 1;
+    }
+    /* grep -H FILE:, pdsh's host:, grep -n's N: (a run of [\w.\-/] holding a digit, `.` or `/`, then `:`, or
+     * a `-` in it) */
+    Py_ssize_t L = 0;
+    int mark = 0, dash = 0;
+    while (L < n && (is_upper(p[L]) || is_lower(p[L]) || is_digit(p[L]) || p[L] == '_' || p[L] == '.'
+                     || p[L] == '-' || p[L] == '/')) {
+        mark |= is_digit(p[L]) || p[L] == '.' || p[L] == '/';
+        dash |= p[L] == '-';
+        L++;
+    }
+    return L > 0 && mark && (dash || (L < n && p[L] == ':'));
+}
+
+static long long stamp_local_us(const unsigned char *p, Py_ssize_t n, const struct stamp_clock *ck)
+{
+    Py_ssize_t i, k;
+    long long wall = STAMP_NOMATCH;
+    for (i = 0; i < n; i++)
+        if (p[i] >= 0x80) return STAMP_UNKNOWN;
+    for (i = 0; i < n && is_pyspace(p[i]); i++)  /* text = line.lstrip() */
+        ;
+    p += i;
+    n -= i;
+    if (n > 0 && p[0] == '[') {  /* _PREFIX: [rank3]:, [default3]: */
+        for (i = 1; i < n && (is_upper(p[i]) || is_lower(p[i])); i++)
+            ;
+        for (k = i; k < n && is_digit(p[k]); k++)
+            ;
+        if (i > 1 && k > i && k + 1 < n && p[k] == ']' && p[k + 1] == ':') {
+            p += k + 2;
+            n -= k + 2;
+        }
+    }
+    unsigned char c = n > 0 ? p[0] : 0;
+    if (is_digit(c)) {
+        wall = iso_head(p, n);  /* or _MONTH_DAY, a layer, ...: Python */
+        if (wall < 0) return STAMP_UNKNOWN;
+    } else if (c == '[') {
+        if (n >= 5 && is_upper(p[1]) && is_lower(p[2]) && is_lower(p[3]) && p[4] == ' ')
+            return STAMP_UNKNOWN;  /* dmesg -T's or the fabric manager's */
+        wall = glog_us(p, n, ck);
+        if (wall == STAMP_NOMATCH && n > 1 && is_digit(p[1])) {
+            /* A bracketed ISO stamp (NCCL's, DeepSpeed's `[2024-11-02 10:22:33,123]`): no form of _wall matches
+             * (UCX's Unix time needs 10 digits, then `.`), and the first of _LEADS that does is the bracket;
+             * the stamp is then read from the text behind it (_behind_leads, where neither the banner nor a
+             * carriage return comes first). Any other `[` and a digit: Python. */
+            if (n < 12 || num(p + 1, 4) < 0 || p[5] != '-' || num(p + 6, 2) < 0 || p[8] != '-' || num(p + 9, 2) < 0
+                    || (p[11] != 'T' && p[11] != ' ') || has(p, n, "*** ") || memchr(p, '\r', (size_t)n) != NULL)
+                return STAMP_UNKNOWN;
+            wall = iso_head(p + 1, n - 1);
+        }
+        if (wall != STAMP_NOMATCH && wall < 0) return STAMP_UNKNOWN;
+    } else if (is_upper(c)) {
+        if (c == 'I' || c == 'W' || c == 'E' || c == 'F') wall = glog_us(p, n, ck);
+        if (wall == STAMP_NOMATCH) wall = bsd_us(p, n, ck);
+        if (wall == STAMP_NOMATCH && n >= 4 && p[3] == ' ') {
+            static const char days[] = "MonTueWedThuFriSatSun";
+            for (int w = 0; w < 7; w++)
+                if (memcmp(p, days + 3 * w, 3) == 0) return STAMP_UNKNOWN;  /* ctime's */
+        }
+        if (wall != STAMP_NOMATCH && wall < 0) return STAMP_UNKNOWN;
+    } else if (c == 'l' && n >= 10 && memcmp(p, "libfabric:", 10) == 0) {
+        return STAMP_UNKNOWN;
+    }
+    Py_ssize_t up = uptime_at(p, n);
+    if (wall >= 0)  /* an uptime beside it: the file's Clock takes the boot time from the line (Python) */
+        return up >= 0 && !(p[0] == '[' && up == 0) ? STAMP_UNKNOWN : wall;
+    /* No form of _wall matches: the line reads as no stamp unless the banner, a layer or an uptime gives one. */
+    if (up >= 0 || has(p, n, "*** ") || memchr(p, '\r', (size_t)n) != NULL || may_lead(p, n))
+        return STAMP_UNKNOWN;
+    return STAMP_NONE;
+}
+
+/* The local microseconds TimeParser.parse reads from line p[0:n] (stamp_local_us), without the year's context,
+ * or -1 (none read here). */
+static long long iso_local_us(const unsigned char *p, Py_ssize_t n)
+{
+    long long t = stamp_local_us(p, n, NULL);
+    return t < 0 ? -1 : t;
+}
+
+/* The time reading a copy at buf[pos:pos+n] would give it, as the local microseconds of stamp_local_us: its
+ * own stamp's, where it holds one (parse reads its whole text), else the stamp of the nearest line before it,
+ * after offset `stop` (the last line read in full) and within `limit` lines, that reads to one (its first
+ * STAMP_CUT bytes, as stamps.line_stamp; lines that read to none are walked over, as stamps.walk_back does).
+ * -1 where any of them is not read here. The yearless stamps are read in fold_clock's year. */
 static long long copy_local_us(const unsigned char *buf, Py_ssize_t pos, Py_ssize_t n, Py_ssize_t stop,
                                Py_ssize_t limit)
 {
-    if (may_hold_stamp(buf + pos, n)) return -1;
+    if (may_hold_stamp(buf + pos, n)) {
+        long long t = stamp_local_us(buf + pos, n, &fold_clock);
+        if (t != STAMP_NONE) return t < 0 ? -1 : t;
+    }
     Py_ssize_t cur = pos;
     for (Py_ssize_t k = 0; cur > 0 && k < limit; k++) {
         Py_ssize_t s = cur - 2;
@@ -286,10 +539,29 @@ static long long copy_local_us(const unsigned char *buf, Py_ssize_t pos, Py_ssiz
         s += 1;
         if (s <= stop) return -1;
         Py_ssize_t e = cur - 1;  /* buf[cur - 1] is the newline before the line that starts at cur */
-        if (may_hold_stamp(buf + s, e - s)) return iso_local_us(buf + s, e - s);
+        if (may_hold_stamp(buf + s, e - s)) {
+            long long t = stamp_local_us(buf + s, e - s < STAMP_CUT ? e - s : STAMP_CUT, &fold_clock);
+            if (t != STAMP_NONE) return t < 0 ? -1 : t;
+        }
         cur = s;
     }
     return -1;
+}
+
+/* A clock argument (None, or (TimeParser.year, window_end + 180 days in local microseconds): fold._clock) into
+ * *ck; -1 with an error set where it is neither. */
+static int clock_from(PyObject *o, struct stamp_clock *ck)
+{
+    long long year, cut;
+    ck->year = ck->cut_lo = ck->cut_hi = 0;
+    if (o == Py_None) return 0;
+    if (!PyArg_ParseTuple(o, "LL", &year, &cut)) return -1;
+    if (year >= 1002 && year <= 8998) {
+        ck->year = year;
+        ck->cut_lo = cut - STAMP_CUT_MARGIN;
+        ck->cut_hi = cut + STAMP_CUT_MARGIN;
+    }
+    return 0;
 }
 
 #define FOLD_WALK 400  /* lines walked back from a copy whose time is read in C (scan.BACKWALK_LINES) */
@@ -442,7 +714,7 @@ held_result(Held *h)
     return Py_BuildValue("ON", Py_None, counts);
 }
 
-/* fold_run(buffer, pos, line_no, table, held, quiet, stop) -> (pos, line_no, folded, held, counts, passed)
+/* fold_run(buffer, pos, line_no, table, held, quiet, stop[, clock]) -> (pos, line_no, folded, held, counts, passed)
  *
  * The fold's dense loop (collect/scan.py, collect/fold.py) over the copies it already knows. From offset
  * `pos` (a line's start), each line that table_variant finds a copy in `table` is held and the copy held
@@ -450,18 +722,22 @@ held_result(Held *h)
  * tells: LineFold.quiet): it is passed over, as the prefilter would. The loop stops at the first other line
  * (or a line with no newline): its offset is returned, with the line number of the last line passed, how many
  * lines folded, the held copy (s, e, line_no, variant) or None, [(variant, count), ...] and how many quiet
- * lines were passed. `stop`: the offset of the last line read in full, where a timed copy's walk back ends. */
+ * lines were passed. `stop`: the offset of the last line read in full, where a timed copy's walk back ends;
+ * `clock`: the year and cut for yearless stamps (clock_from; None: C leaves them to Python). */
 static PyObject *
 lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer view;
     Py_ssize_t pos, line_no, folded = 0, passed = 0, stop;
     PyObject *table, *quiet, *result = NULL;
+    struct stamp_clock ck;
     Held h;
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "fold_run(buffer, pos, line_no, table, held, quiet, stop) takes 7 arguments");
+    if (nargs != 7 && nargs != 8) {
+        PyErr_SetString(PyExc_TypeError,
+                        "fold_run(buffer, pos, line_no, table, held, quiet, stop[, clock]) takes 7 or 8 arguments");
         return NULL;
     }
+    if (clock_from(nargs == 8 ? args[7] : Py_None, &ck) < 0) return NULL;
     pos = PyLong_AsSsize_t(args[1]);
     if (pos == -1 && PyErr_Occurred()) return NULL;
     line_no = PyLong_AsSsize_t(args[2]);
@@ -480,6 +756,7 @@ lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (held_from(&h, args[4], "fold_run") < 0) return NULL;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    fold_clock = ck;  /* copy_local_us's, until the call returns */
     {
         const unsigned char *buf = (const unsigned char *)view.buf;
         Py_ssize_t len = view.len;
@@ -510,6 +787,7 @@ lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_DECREF(hc);
     }
 fail:
+    fold_clock.year = 0;
     PyBuffer_Release(&view);
     return result;
 }
@@ -605,7 +883,7 @@ done:
     return result;
 }
 
-/* fold_hits(buffer, starts, k, pos, line_no, table, held, stop) -> (k, pos, line_no, folded, held, counts)
+/* fold_hits(buffer, starts, k, pos, line_no, table, held, stop[, clock]) -> (k, pos, line_no, folded, held, counts)
  *
  * fold_run's counterpart for a chunk read through the prefilter (collect/scan.py's sparse loop): `starts`
  * are the offsets of the lines that hold a prefilter word (sorted), `pos` the offset up to which newlines
@@ -613,19 +891,21 @@ done:
  * finds a copy (with fold_run's `stop`: the offset of the last line read in full) is held and the copy held
  * before it counted, as fold_run does; the loop stops at the first other hit line, whose index is returned
  * with `pos` and `line_no` as they were before it (the caller reads it), or at len(starts). The lines between
- * hits are not candidates and are passed over. held and counts as fold_run's. */
+ * hits are not candidates and are passed over. held, counts and `clock` as fold_run's. */
 static PyObject *
 lines_fold_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer view;
     Py_ssize_t k, pos, line_no, folded = 0, stop;
     PyObject *starts, *table, *result = NULL;
+    struct stamp_clock ck;
     Held h;
-    if (nargs != 8) {
+    if (nargs != 8 && nargs != 9) {
         PyErr_SetString(PyExc_TypeError,
-                        "fold_hits(buffer, starts, k, pos, line_no, table, held, stop) takes 8 arguments");
+                        "fold_hits(buffer, starts, k, pos, line_no, table, held, stop[, clock]) takes 8 or 9 arguments");
         return NULL;
     }
+    if (clock_from(nargs == 9 ? args[8] : Py_None, &ck) < 0) return NULL;
     starts = args[1];
     k = PyLong_AsSsize_t(args[2]);
     if (k == -1 && PyErr_Occurred()) return NULL;
@@ -642,6 +922,7 @@ lines_fold_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (held_from(&h, args[6], "fold_hits") < 0) return NULL;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    fold_clock = ck;  /* copy_local_us's, until the call returns */
     {
         const unsigned char *buf = (const unsigned char *)view.buf;
         Py_ssize_t len = view.len;
@@ -673,8 +954,57 @@ lines_fold_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_DECREF(hc);
     }
 fail:
+    fold_clock.year = 0;
     PyBuffer_Release(&view);
     return result;
+}
+
+/* stamp_local_us(line, clock) -> int: stamp_local_us on one line (tests compare it with TimeParser.parse), the
+ * yearless stamps in `clock`'s year (clock_from): -2 where parse reads no stamp, -1 where C leaves it to Python. */
+static PyObject *
+lines_stamp_local_us(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    struct stamp_clock ck;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "stamp_local_us(line, clock) takes 2 arguments");
+        return NULL;
+    }
+    if (clock_from(args[1], &ck) < 0) return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    long long t = stamp_local_us((const unsigned char *)view.buf, view.len, &ck);
+    PyBuffer_Release(&view);
+    return PyLong_FromLongLong(t);
+}
+
+/* copy_time(buffer, pos, end, stop, clock) -> int: copy_local_us for the copy at buffer[pos:end] (its newline at
+ * end) as fold_run reads a timed copy's time, for the fold's checks in Python (scan.py): -1 where C leaves it. */
+static PyObject *
+lines_copy_time(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    struct stamp_clock ck;
+    Py_ssize_t pos, end, stop;
+    long long t = -1;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "copy_time(buffer, pos, end, stop, clock) takes 5 arguments");
+        return NULL;
+    }
+    pos = PyLong_AsSsize_t(args[1]);
+    if (pos == -1 && PyErr_Occurred()) return NULL;
+    end = PyLong_AsSsize_t(args[2]);
+    if (end == -1 && PyErr_Occurred()) return NULL;
+    stop = PyLong_AsSsize_t(args[3]);
+    if (stop == -1 && PyErr_Occurred()) return NULL;
+    if (clock_from(args[4], &ck) < 0) return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (0 <= pos && pos <= end && end < view.len && ((const unsigned char *)view.buf)[end] == '\n') {
+        fold_clock = ck;
+        t = copy_local_us((const unsigned char *)view.buf, pos, end - pos, stop, FOLD_WALK);
+        fold_clock.year = 0;
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromLongLong(t);
 }
 
 static PyMethodDef lines_methods[] = {
@@ -686,18 +1016,26 @@ static PyMethodDef lines_methods[] = {
     {"line_shape", (PyCFunction)lines_line_shape, METH_O,
      "line_shape(bytes) -> bytes: every digit '0', and the hex letters of hex ids '0' (memo.line_shape)"},
     {"fold_run", (PyCFunction)(void (*)(void))lines_fold_run, METH_FASTCALL,
-     "fold_run(buffer, pos, line_no, table, held, quiet, stop) -> (pos, line_no, folded, held, counts, passed): "
+     "fold_run(buffer, pos, line_no, table, held, quiet, stop[, clock]) -> (pos, line_no, folded, held, counts, "
+     "passed): "
      "the fold's dense loop over the copies it already knows and the lines it knows hold no word"},
     {"iso_local_us", (PyCFunction)lines_iso_local_us, METH_O,
-     "iso_local_us(line) -> int: the local microseconds of the zone-less ISO stamp a line starts with, where "
-     "the C fold reads it (-1: not such a line)"},
+     "iso_local_us(line) -> int: the local microseconds of the stamp TimeParser reads from a line, where the C "
+     "fold reads it without a year (-1: not such a line)"},
+    {"copy_time", (PyCFunction)(void (*)(void))lines_copy_time, METH_FASTCALL,
+     "copy_time(buffer, pos, end, stop, clock) -> int: the local microseconds of the time reading the copy at "
+     "buffer[pos:end] would give it, as fold_run reads a timed copy's (-1: C leaves it to Python)"},
+    {"stamp_local_us", (PyCFunction)(void (*)(void))lines_stamp_local_us, METH_FASTCALL,
+     "stamp_local_us(line, clock) -> int: the local microseconds of the stamp TimeParser reads from a line, "
+     "yearless ones in clock's year (-2: it reads none; -1: C leaves it to Python)"},
     {"may_stamp", (PyCFunction)lines_may_stamp, METH_O,
      "may_stamp(bytes) -> bool: whether TimeParser.parse may find a stamp on the line (a superset)"},
     {"lines_of", (PyCFunction)(void (*)(void))lines_lines_of, METH_FASTCALL,
      "lines_of(buffer, matches) -> (starts, ids): the lines of buffer that hold a match, and each one's "
      "literal indices (scan._lines_of_py)"},
     {"fold_hits", (PyCFunction)(void (*)(void))lines_fold_hits, METH_FASTCALL,
-     "fold_hits(buffer, starts, k, pos, line_no, table, held, stop) -> (k, pos, line_no, folded, held, counts): "
+     "fold_hits(buffer, starts, k, pos, line_no, table, held, stop[, clock]) -> (k, pos, line_no, folded, held, "
+     "counts): "
      "fold_run over the prefilter's hit lines"},
     {NULL, NULL, 0, NULL},
 };

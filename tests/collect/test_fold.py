@@ -203,8 +203,9 @@ def test_the_dense_loop_in_c_and_in_python_gets_the_verdict_of_reading_every_lin
         build: Callable[[Path], chatty.Chatty] | None, real: tuple[str, int] | None, analyzer: Analyzer,
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """In chunks of 4 KiB, a chunk after one whose lines mostly folded is read line by line (the dense loop), its
-    copies of ready variants counted in C (_lines.fold_run) when the module is built: the three give the same
-    bytes as reading every line, and the C loop does count copies."""
+    copies of ready variants counted in C (_lines.fold_run) when the module is built, then without it (a timed
+    copy's time read in C, `_lines.copy_time`, then in Python): each gives the same bytes as reading every line,
+    and the C loop does count copies."""
     case = build(tmp_path) if build is not None else chatty.from_corpus(tmp_path, CORPORA, *real)  # type: ignore[misc]
     monkeypatch.setattr(scan, "CHUNK", 4096)
     with memo.fastpath(False):
@@ -224,6 +225,19 @@ def test_the_dense_loop_in_c_and_in_python_gets_the_verdict_of_reading_every_lin
         if build is not None and build not in (chatty.count_of_zero, chatty.not_utf8, chatty.repeated_traceback):
             assert in_c[0] > 0, "no copy folded in C: the comparison would prove nothing"
     monkeypatch.setattr(scan, "_fold_run", None)
+    timed, read_in_c = scan._copy_time, [0]
+    if timed is not None:
+        def counting_time(*args: object) -> int:
+            t = timed(*args)  # type: ignore[arg-type]
+            read_in_c[0] += t >= 0
+            return t
+
+        monkeypatch.setattr(scan, "_copy_time", counting_time)
+    with memo.fastpath(True):
+        assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
+    if timed is not None and build is chatty.unstamped_warning_clock_steps_back:
+        assert read_in_c[0] > 0, "no timed copy's time read in C: the comparison would prove nothing"
+    monkeypatch.setattr(scan, "_copy_time", None)  # and read in Python
     with memo.fastpath(True):
         assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
 
@@ -332,6 +346,129 @@ def test_a_stamp_the_c_fold_reads_is_the_one_the_time_parser_reads(parts: tuple[
             assert (got >= f) == (stamp.wall >= t), (line, t)
 
 
+try:
+    from firstfault._lines import stamp_local_us
+except ImportError:  # pragma: no cover - depends on the build
+    stamp_local_us = None  # type: ignore[assignment]
+
+# Pieces of stamps and of what stands around them (prefixes, layers, zones, uptimes, separators Python's str
+# patterns read as white space, a carriage return, the banner, a tqdm rate, bytes over 0x7f), joined at random:
+# near misses of every form _lines.c reads, and lines it must leave to Python or read as no stamp.
+_PIECES = ["[", "]", "[rank0]:", "[trainer3|3]:", "[W", "[WW", "W", "I", "E", "F", "X", "1102", "102", "1231",
+           "0229", "1302", "0001", "12", "2", " ", "  ", "   ", "10:22:33", "23:59:59", "24:00:00", "10:60:00",
+           "10:22:60", ".123456", ".5", ".1234567890", ".", ",123", "2026-11-02", "2024-02-29", "2023-02-29",
+           "2027-01-01", "T", "Nov", "Dec", "Jan", "Feb", "Foo", "Mon", "Tue", " 2", " 12", "31", "29", "[ 12.345]",
+           "[1506867524.064665]", "[12.34]", "*** ", "\r", "\x1c", "\t", "Z", "UTC", "+02:00", "-05", "kern:", "err:",
+           ":", "-", "node-1:", "a/b.log:", "3:", "it/s]", "libfabric:", "é", "> ", "<3>", "INFO ", "DEBUG ",
+           "(pid=12) ", "=========", "step 12 ", "x", "a" * 70, "\x1b[0m", "[1;31m", "[0]", "[1,3]<stdout>:"]
+_GLOG = st.tuples(st.sampled_from(["", "[rank0]:", " ", "[rank0]: ", "\x1c"]), st.sampled_from(["[", ""]),
+                  st.sampled_from("IWEFX"), st.sampled_from(["11", "1", "01", "12", "13", "00", "2"]),
+                  st.sampled_from(["02", "31", "30", "29", "00", "1"]),
+                  st.sampled_from([" 10:22:33", " 23:59:59", " 00:00:00", " 24:00:00", " 10:22:60", "10:22:33"]),
+                  st.sampled_from(["", ".123456", ".1", ".123456789", ".1234567890", "."]),
+                  st.sampled_from([" ", "\t", "\x1d", "", "]"]),
+                  st.sampled_from(["ProcessGroupNCCL.cpp:4115] x", "reducer.cpp:1389] y [ 12.345] z", ""]))
+_BSD = st.tuples(st.sampled_from(["", "  ", "[rank1]:"]), st.sampled_from(["Nov", "Dec", "Jan", "Feb", "Foo", "NOV"]),
+                 st.sampled_from([" ", "  ", "   "]), st.sampled_from(["2", "12", "29", "31", "0", "123"]),
+                 st.sampled_from([" 10:00:07", " 23:59:59", " 25:00:00", " 10:00:7"]),
+                 st.sampled_from(["", ".123", ".1234567890"]), st.sampled_from([" ", "", "\x1f"]),
+                 st.sampled_from(["node-01 kernel: x", "host sshd[12]: [ 1.500] y", "*** z"]))
+_BRACKET = st.tuples(st.sampled_from(["", "[rank0]:", "x "]), st.sampled_from(["[", ""]),
+                     st.sampled_from(["2026-11-02", "2024-02-29", "2023-02-29", "0999-01-01", "2026-13-01"]),
+                     st.sampled_from([" ", "T", "_"]), st.sampled_from(["10:01:40", "23:59:60", "24:00:00"]),
+                     st.sampled_from(["", ",123", ".123", ",1234567890", ","]),
+                     st.sampled_from(["]", " UTC]", "Z]", "+01:00]", " ]"]),
+                     st.sampled_from([" [WARNING] [stage3.py:1850:step] 3 flushes", " *** x", "\r y", " [ 3.25] u",
+                                      ""]))
+_LINES = st.one_of(
+    _GLOG.map("".join), _BSD.map("".join), _BRACKET.map("".join), _GLOG.map("".join), _BSD.map("".join),
+    _BRACKET.map("".join),
+    st.lists(st.sampled_from(_PIECES), max_size=14).map("".join),
+    st.text(alphabet=" 0123456789:.,-[]TZIWEFNovDecl*\r\x1c", max_size=60))
+# Windows whose yearless stamps are read in their year, in the year before (a window just after New Year), and
+# near the half year after the window's end where TimeParser._yearless moves to the year before.
+_WINDOWS = st.sampled_from([(datetime(2026, 11, 2, tzinfo=UTC), datetime(2026, 11, 3, tzinfo=UTC)),
+                            (datetime(2027, 1, 1, 1, tzinfo=UTC), datetime(2027, 1, 2, tzinfo=UTC)),
+                            (datetime(2026, 5, 1, tzinfo=UTC), datetime(2026, 5, 31, 10, 22, 33, tzinfo=UTC)),
+                            (datetime(2024, 3, 1, tzinfo=UTC), datetime(2024, 3, 2, tzinfo=UTC))])
+
+
+def _local_of(count: int) -> datetime:
+    """The local date and time _lines.c counts as `count` microseconds (fold._count's inverse)."""
+    return datetime(1, 1, 1) + timedelta(microseconds=count - 86400 * 10**6)
+
+
+@pytest.mark.skipif(stamp_local_us is None, reason="the C module is not built")
+@given(_LINES, st.sampled_from(["UTC", "Europe/Berlin", "America/New_York", "Pacific/Kiritimati"]), _WINDOWS)
+@settings(max_examples=3000, deadline=None)
+def test_the_c_stamp_reading_is_the_time_parsers_or_declines(line: str, zone: str,
+                                                              window: tuple[datetime, datetime]) -> None:
+    """_lines.stamp_local_us (the stamp the fold's C loop reads from a timed copy, or from a line its walk back
+    meets) gives the local time TimeParser.parse reads from the line, with no uptime; or -2 where parse reads no
+    stamp at all (the walk back then goes on, in C as in Python); or -1 (Python decides). Generated glog, syslog
+    and bracketed ISO stamps and their near misses, and random joins of pieces of every form."""
+    from zoneinfo import ZoneInfo
+
+    from firstfault.timeparse import TimeParser
+
+    tz = ZoneInfo(zone)
+    tp = TimeParser(tz, *window)
+    got = stamp_local_us(line.encode(), fold.yearless_clock(tz, tp.year, tp.window_end))
+    if got == -1:
+        return
+    for _ in range(2):  # the second parse takes TimeParser's caches of the first
+        stamp = tp.parse(line)
+        if got == -2:
+            assert stamp is None, line
+            continue
+        assert stamp is not None and stamp.uptime is None and stamp.wall is not None, line
+        assert _local_of(got).replace(tzinfo=tz).astimezone(UTC) == stamp.wall, line
+    assert tp.out_of_range == 0
+
+
+@pytest.mark.skipif(stamp_local_us is None, reason="the C module is not built")
+def test_the_stamp_forms_of_rank_logs_are_read_in_c() -> None:
+    """The forms common in rank logs are read in C: PyTorch's glog stamp behind its rank prefix (PyTorch issue
+    #112926's `[rank0]:[W1102 ...`), DeepSpeed's bracketed ISO stamp with a comma, NCCL's with a dot, syslog's,
+    zone-less ISO; a yearless one in TimeParser's year, or the year before in a window just after New Year.
+    Near misses: a line with no stamp (-2: the walk back goes on), `[WW1102` and a glog fraction of ten digits (no
+    form: -2 too); an uptime beside the stamp, a zone, a day that does not exist, a byte over 0x7f, a layer before
+    a time of day, ctime's weekday, no year context (-1: Python decides)."""
+    tz = UTC
+    clock = fold.yearless_clock(tz, 2026, datetime(2026, 11, 3, tzinfo=UTC))
+    new_year = fold.yearless_clock(tz, 2027, datetime(2027, 1, 2, tzinfo=UTC))
+
+    def us(t: datetime) -> int:
+        return fold._count(t)
+
+    nov2 = datetime(2026, 11, 2, 10, 22, 33, 123456)
+    assert stamp_local_us(b"[rank0]:[W1102 10:22:33.123456 ProcessGroupNCCL.cpp:4115] [PG ID 0] x", clock) == us(nov2)
+    assert stamp_local_us(b"I1102 10:22:33.123456 12 reducer.cpp:1389] y", clock) == us(nov2)
+    assert stamp_local_us(b"[2026-11-02 10:22:33,123] [WARNING] [stage3.py:1850:step] 3", None) == \
+        us(nov2.replace(microsecond=123000))
+    assert stamp_local_us(b"[2026-11-02 10:22:33.123456] node-01:311:312 NCCL WARN x", None) == us(nov2)
+    assert stamp_local_us(b"Nov  2 10:22:33 node-01 kernel: NVRM: Xid", clock) == us(nov2.replace(microsecond=0))
+    assert stamp_local_us(b"2026-11-02T10:22:33.123456 x", None) == us(nov2)
+    assert stamp_local_us(b"Dec 31 23:59:59 node-01 kernel: x", new_year) == us(datetime(2026, 12, 31, 23, 59, 59))
+    assert stamp_local_us(b"[W1231 23:59:59.000001 x.cpp:1] y", new_year) == \
+        us(datetime(2026, 12, 31, 23, 59, 59, 1))
+    assert stamp_local_us(b"Jan  1 00:00:01 node-01 kernel: x", new_year) == us(datetime(2027, 1, 1, 0, 0, 1))
+    assert stamp_local_us(b"  grad.sizes() = [1024, 4096], strides() = [4096, 1]", clock) == -2
+    assert stamp_local_us(b"[rank0]:[WW1102 10:22:33.123456 ProcessGroupNCCL.cpp:4115] [PG ID 0] x", clock) == -2
+    assert stamp_local_us(b"[W1102 10:22:33.1234567890 x.cpp:1] y", clock) == -2  # ten digits: glog's form fails
+    for near in (b"Nov  2 10:22:33 node-01 kernel: [ 12.345678] x", b"2026-11-02 10:22:33 UTC x",
+                 b"[2026-11-02 10:22:33+01:00] x",
+                 b"[W0230 10:22:33.1 x.cpp:1] y", b"[W1102 10:22:33.1 x.cpp:1] y \xc3\xa9",
+                 b"node-01:311:312 [0] NCCL INFO 10:22:33 x", b"Mon Nov  2 10:22:33 2026[1,3]<stdout>: x"):
+        assert stamp_local_us(near, clock) == -1, near
+    assert stamp_local_us(b"[W1102 10:22:33.1 x.cpp:1] y", None) == -1
+    # Cut short: glog's and syslog's forms need a white space after the time (no stamp: -2); a bracket then a digit
+    # that does not open a whole ISO stamp is left to Python's layers (-1).
+    for cut, want in ((b"[2026-11-02", -1), (b"[2026-11-02 ", -1), (b"[2026-11-02 10:22:3", -1),
+                      (b"[W1102 10:22:33", -2), (b"Nov  2 10:22:33", -2)):
+        assert stamp_local_us(cut, clock) == want, cut
+
+
 def test_lines_whose_shape_tells_they_hold_no_word_are_passed_over_in_c() -> None:
     """A line found to hold none of the prefilter's words makes its shape quiet where every line of the shape holds
     none: the dense loop in C passes over such lines (as the prefilter would) and stops at the first other one.
@@ -350,7 +487,8 @@ def test_lines_whose_shape_tells_they_hold_no_word_are_passed_over_in_c() -> Non
     assert buf[pos:].startswith(b"step 123")
 
 
-_OPS = st.lists(st.tuples(st.sampled_from(["step", "warn", "glog", "back", "none"]), st.integers(0, 9)),
+_OPS = st.lists(st.tuples(st.sampled_from(["step", "warn", "glog", "back", "none", "syslog", "ds", "wglog"]),
+                          st.integers(0, 9)),
                 min_size=40, max_size=160)
 
 
@@ -358,8 +496,9 @@ _OPS = st.lists(st.tuples(st.sampled_from(["step", "warn", "glog", "back", "none
 @settings(max_examples=25, deadline=None)
 def test_unstamped_warnings_after_clocks_that_step_back_fold_as_reading_every_line_gives(
         ops: list[tuple[str, int]]) -> None:
-    """Random runs of DDP's unstamped warning after stamped step lines (zone-less ISO), glog-stamped lines (a
-    stamp form the C loop leaves to Python), clocks stepping back and lines of no stamp at all, each run repeated
+    """Random runs of DDP's unstamped warning after stamped step lines (zone-less ISO), glog-stamped lines (behind
+    a rank prefix, and `[WW`: a near miss that reads as no stamp), syslog-stamped lines, DeepSpeed's bracketed ISO
+    stamp (stamp forms the C loop reads too), clocks stepping back and lines of no stamp at all, each run repeated
     so that it folds, in chunks of 2 KiB (the dense loop, in C and in Python): the verdict's bytes are those of
     reading every line."""
     import tempfile
@@ -374,6 +513,9 @@ def test_unstamped_warnings_after_clocks_that_step_back_fold_as_reading_every_li
             with memo.fastpath(True):
                 assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every
             mp.setattr(scan, "_fold_run", None)
+            with memo.fastpath(True):
+                assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every
+            mp.setattr(scan, "_copy_time", None)  # a timed copy's time read in Python too
             with memo.fastpath(True):
                 assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every
 

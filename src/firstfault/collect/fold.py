@@ -48,9 +48,10 @@ verdict what reading every copy gives:
   `timed`: a copy's time is worked out as reading it would (its own stamp,
   else the walk back to the nearest one, in C), and it folds only where it is
   not earlier than every copy read to the variant (in the dense loop in C
-  too, where the stamp the walk stops at is a zone-less ISO one:
-  `_lines.iso_local_us`). Either way none of them can be its group's
-  earliest line.
+  too, where _lines.c reads that stamp as TimeParser does: zone-less and
+  bracketed ISO, glog's and syslog's in the year `clock` gives, and tells
+  the lines that read as none: `_lines.stamp_local_us`). Either way none of
+  them can be its group's earliest line.
 - Lines found to hold none of the prefilter's words make their shape quiet
   where the shape tells that every line of it holds none (`quiet_add`): the
   dense loop passes over them in C, as the prefilter would.
@@ -66,7 +67,7 @@ compares the two on chatty files built to break each rule above.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Final, Protocol
 
 from firstfault.extract.memo import ALL_HEX_ZERO, line_shape
@@ -149,6 +150,9 @@ class _Variant:
     timed: bool = False
     floor: datetime | None = None
     floor_set: bool = False
+    # The floor in _lines.c's count (LineFold.floor_count), and the floor it was worked out from.
+    floor_us: int | None = None
+    floor_of: object = None
 
     def __post_init__(self) -> None:
         self.lo = self.hi = self.rep
@@ -244,6 +248,24 @@ class _Shape:
             self.index = {}
 
 
+def _count(lt: datetime) -> int:
+    """A local date and time of day as _lines.c counts it: microseconds since 0001-01-01."""
+    return (lt.toordinal() * 86400 + lt.hour * 3600 + lt.minute * 60 + lt.second) * 1_000_000 + lt.microsecond
+
+
+def yearless_clock(tz: tzinfo | None, year: int | None, window_end: datetime | None) -> tuple[int, int] | None:
+    """The year context _lines.c reads a yearless stamp with (its `clock`): TimeParser.year, and window_end plus
+    half a year (TimeParser._yearless's cut: a stamp after it, read in that year, is read in the year before) as
+    local microseconds (_count); C decides only where a stamp is two days or more away from the cut, so that the
+    zone's offset at either instant does not matter. None where any is unknown."""
+    if tz is None or year is None or window_end is None:
+        return None
+    try:
+        return year, _count((window_end + timedelta(days=180)).astimezone(tz))
+    except OverflowError:  # a window's end near datetime's own limits: Python reads such stamps
+        return None
+
+
 def _meet(v: _Variant, w: _Variant) -> bool:
     """Do the byte ranges of two variants of one shape meet at every byte (v.lo <= w.hi and w.lo <= v.hi)?"""
     top = v.top
@@ -254,8 +276,8 @@ class LineFold:
     """One file's shapes, for the scanner (collect/scan.py): `fold` says whether a copy may be counted,
     `read` reads a line in full and keeps its outcome, `count` counts a copy."""
 
-    __slots__ = ("_bytes", "_digit_words", "_epoch", "_gen", "_hex_words", "_once", "_shapes", "_tz", "extraction",
-                 "quiet", "store", "table")
+    __slots__ = ("_bytes", "_digit_words", "_epoch", "_gen", "_hex_words", "_once", "_shapes", "_tz", "clock",
+                 "extraction", "quiet", "store", "table")
 
     def __init__(self, extraction: Reader, store: EventStore) -> None:
         self.extraction = extraction
@@ -268,7 +290,7 @@ class LineFold:
         self._hex_words: tuple[bytes, ...] = ()
         # The variants a line not searched for the prefilter's words folds on now (ready, same_hits), by shape,
         # as (lo, hi, lead_rep, variant, floor): for the dense loop in C (_lines.fold_run; floor: a timed
-        # variant's, in _lines.iso_local_us's count, else None). Emptied whenever a line is read in full (an
+        # variant's, in _lines.stamp_local_us's count, else None). Emptied whenever a line is read in full (an
         # epoch, or a variant's ranges, may change); `_gen` tells the variants it held.
         self.table: dict[bytes, list[tuple[bytes, bytes, bytes, _Variant, int | None]]] = {}
         self._gen = 0
@@ -276,19 +298,24 @@ class LineFold:
         # it holds none (quiet_add): the dense loop passes over them, as the prefilter would. Kept for the file.
         self.quiet: set[bytes] = set()
         self._tz: tzinfo | None = None  # the zone a zone-less stamp is read in (TimeParser.tz)
+        # The year a yearless stamp (glog's, syslog's) is read in, for the dense loop in C (_lines.fold_run's
+        # clock): TimeParser.year, and the local time after which TimeParser._yearless takes the year before.
+        self.clock: tuple[int, int] | None = None
 
     def _untable(self) -> None:
         self.table = {}
         self._gen += 1
 
     def start_file(self, digit_words: tuple[bytes, ...] = (), hex_words: tuple[bytes, ...] = (),
-                   tz: tzinfo | None = None) -> None:
+                   tz: tzinfo | None = None, year: int | None = None, window_end: datetime | None = None) -> None:
         """A new file, whose scanner's prefilter words that hold a digit are `digit_words` (their digits zeroed), and
         those a hex id could hold in part are `hex_words` (memo.hex_words); `tz` is the zone its zone-less stamps
-        are read in (None: a timed variant's copies are never counted in C)."""
+        are read in (None: a timed variant's copies are never counted in C); `year` and `window_end` those its
+        yearless stamps are read with (TimeParser.year and .window_end; None: such stamps are left to Python)."""
         self._shapes = {}
         self.quiet = set()
         self._tz = tz
+        self.clock = yearless_clock(tz, year, window_end)
         self._once = set()
         self._epoch = 0
         self._bytes = 0
@@ -389,15 +416,21 @@ class LineFold:
         if v.tabled != self._gen and v.same_hits:
             floor = None
             if v.timed:
-                floor = self._local_us(v.floor)
+                floor = self.floor_count(v)
                 if floor is None:  # C could not tell a copy of no time, nor compare with this floor
                     return
             v.tabled = self._gen
             self.table.setdefault(line_shape(raw), []).append(
                 (v.lo.to_bytes(v.size), v.hi.to_bytes(v.size), v.lead_rep, v, floor))
 
+    def floor_count(self, v: _Variant) -> int | None:
+        """The floor of the timed variant `v` as _lines.c counts times (_local_us), worked out once per floor."""
+        if v.floor_of is not v.floor or v.floor is None:
+            v.floor_us, v.floor_of = self._local_us(v.floor), v.floor
+        return v.floor_us
+
     def _local_us(self, t: datetime | None) -> int | None:
-        """`t` as _lines.iso_local_us counts the stamp that reads to it (its local date and time of day, in
+        """`t` as _lines.stamp_local_us counts the stamp that reads to it (its local date and time of day, in
         microseconds since 0001-01-01), or None: no time, no zone known, or a local time that a zone-less stamp
         does not read to (the second pass of an hour the clock went back over). A stamp of a later local time
         then reads to a time not earlier than `t` (a clock that follows its zone prints no hour it skips)."""
@@ -408,8 +441,7 @@ class LineFold:
         if datetime(lt.year, lt.month, lt.day, lt.hour, lt.minute, lt.second, lt.microsecond,
                     tzinfo=tz).astimezone(UTC) != t:
             return None
-        return ((lt.toordinal() * 86400 + lt.hour * 3600 + lt.minute * 60 + lt.second) * 1_000_000
-                + lt.microsecond)
+        return _count(lt)
 
     def quiet_add(self, raw: bytes) -> None:
         """`raw` holds none of the prefilter's words: so does every line of its shape, where the shape holds no

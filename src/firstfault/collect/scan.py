@@ -73,10 +73,12 @@ if not HAVE_HYPERSCAN and "aho-corasick" in _ALLOWED:
 # The engine every _Matcher uses in this process.
 MATCHER_ENGINE: Final = "hyperscan" if HAVE_HYPERSCAN else "aho-corasick" if HAVE_AHOCORASICK else "re"
 
-try:  # the fold's dense loop in C (an older build of the module lacks it)
+try:  # the fold's dense loop in C, and its reading of a timed copy's time (an older build of the module lacks them)
+    from firstfault._lines import copy_time as _copy_time
     from firstfault._lines import fold_run as _fold_run
 except ImportError:  # pragma: no cover - depends on the build
     _fold_run = None  # type: ignore[assignment]
+    _copy_time = None  # type: ignore[assignment]
 try:  # the sparse path's loops in C (_lines.c; an older build lacks them): the same answers as the Python here
     from firstfault._lines import fold_hits as _fold_hits
     from firstfault._lines import lines_of as _lines_of_c
@@ -573,7 +575,7 @@ class LineScanner:
             if fold is not None and not _fast[0]:
                 fold = None
             if fold is not None:
-                fold.start_file(self.matcher.digit_words, self.matcher.hex_words, tp.tz)
+                fold.start_file(self.matcher.digit_words, self.matcher.hex_words, tp.tz, tp.year, tp.window_end)
             unplaced = tp.out_of_range
             self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first, fold)
             if tp.out_of_range > unplaced:
@@ -648,6 +650,21 @@ class LineScanner:
                 return False, t
             return True, t
 
+        def copy_after(buf: bytes, s: int, e: int, v: Any) -> bool:
+            """May the copy buf[s:e] of the timed variant `v` be counted: does reading it give it a time not earlier
+            than v's floor (fold._Variant.after), and no stamp read as none? The time read in C where _lines.c
+            reads it (the dense loop's reading, `_lines.copy_time`), with v's floor in the same count; else
+            copy_time's."""
+            assert fold is not None
+            if _copy_time is not None and _fast[0]:
+                floor = fold.floor_count(v)
+                if floor is not None:
+                    us = _copy_time(buf, s, e, prev_start, fold.clock)
+                    if us >= 0:
+                        return us >= floor
+            ok, t = copy_time(buf, s, e)
+            return ok and v.after(t)
+
         def candidate(buf: bytes, s: int, e: int, line_no: int, hits: tuple[int, ...] | None,
                       prev_start: int, prev_t: datetime | None, have_prev: bool, carried: Stamp | None,
                       limit: int | None = None) -> Candidate:
@@ -714,10 +731,8 @@ class LineScanner:
                 return
             if fold is not None:
                 v = None if tried else fold.fold(buf[s:e], ids)
-                if v is not None and v.timed:
-                    ok, t = copy_time(buf, s, e)
-                    if not ok or not v.after(t):
-                        v = None
+                if v is not None and v.timed and not copy_after(buf, s, e, v):
+                    v = None
                 if v is not None:
                     if held_variant is not None:
                         fold.count(held_variant)
@@ -778,7 +793,7 @@ class LineScanner:
                         # to the first other line.
                         s, line_no, n, h, counts, passed = run(
                             buf, s, line_no, fold.table, None if held is None else (*held[:3], held_variant),
-                            fold.quiet, prev_start)
+                            fold.quiet, prev_start, fold.clock)
                         quiet += passed
                         folded += counted_in_c(n, h, counts)
                         if s >= end:
@@ -788,10 +803,8 @@ class LineScanner:
                     line_no += 1
                     v = fold_copy(raw)
                     tried = False
-                    if v is not None and v.timed:
-                        ok, t = copy_time(buf, s, e)
-                        if not ok or not v.after(t):
-                            v, tried = None, True
+                    if v is not None and v.timed and not copy_after(buf, s, e, v):
+                        v, tried = None, True
                     if v is not None:
                         folded += 1
                         if held_variant is not None:
@@ -826,7 +839,7 @@ class LineScanner:
                     if hits_run is not None and fold is not None and fold.table:
                         k, pos, line_no, n, h, counts = hits_run(
                             buf, starts, k, pos, line_no, fold.table,
-                            None if held is None else (*held[:3], held_variant), prev_start)
+                            None if held is None else (*held[:3], held_variant), prev_start, fold.clock)
                         folded += counted_in_c(n, h, counts)
                         if k >= n_starts:
                             break
