@@ -9,14 +9,25 @@ from typing import Any
 
 import pytest
 
-from firstfault.catalog.tables import XID_CLASSES, sxid_class, sxid_table, xid_class, xid_info, xid_table
+from firstfault.catalog.tables import (
+    XID_CLASSES,
+    NvrmMessage,
+    nvrm_messages,
+    sxid_class,
+    sxid_table,
+    xid_class,
+    xid_info,
+    xid_table,
+)
+from firstfault.collect.scan import Extraction
 from firstfault.extract import gpu
-from tests.extract.helpers import assert_fields, one, scan
+from firstfault.extract.base import Candidate
+from tests.extract.helpers import assert_fields, holds_literal, one, scan
 
 XID = gpu.XidExtractor()
 SXID = gpu.SxidExtractor()
 FM = gpu.FabricManagerExtractor()
-RESET = gpu.ResetRequiredExtractor()
+RESET = gpu.NvrmExtractor()
 
 
 # ---------------------------------------------------------------- Xid lines
@@ -478,6 +489,129 @@ def test_reset_required_gsp_alloc_status() -> None:
     assert scan(RESET, [other]) == []
 
 
+# ------------------------------------------- the driver's messages without an Xid (platform.yaml nvrm_messages)
+
+# Lines as posted in public threads (none of them a tests/wild bundle's): (thread, line, kind, reason or class, device)
+NVRM_POSTED = [
+    ("ublue-os/bazzite#4449", "Mar 21 21:42:01 kernel: NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out",
+     "gpu.reset_required", "firmware_hung", None),
+    ("NVIDIA/open-gpu-kernel-modules#1230", "[   24.302465] NVRM: GPU6 _kgspIsHeartbeatTimedOut: Heartbeat timed out, "
+     "currentTimeMs 812751949 heartbeat 1899482 heartbeatWithOffsetMs 812745879 diff 6070 timeout 5200",
+     "gpu.reset_required", "firmware_hung", None),
+    ("Cyridd/cmpunlocker#4", "[   21.091872] NVRM: GPU 0000:01:00.0: RmInitAdapter failed! (0x22:0x56:894)",
+     "gpu.reset_required", "init_failed", "pci:0000:01:00"),
+    ("NVIDIA/cuda-samples#104", "Feb 09 15:47:06 debian kernel: NVRM: GPU 0000:13:00.0: RmInitAdapter failed! "
+     "(0x26:0x56:1463)", "gpu.reset_required", "init_failed", "pci:0000:13:00"),
+    ("Bumblebee-Project/Bumblebee#722", "[87669.726564] NVRM: RmInitAdapter failed! (0x26:0xffff:1375)",
+     "gpu.reset_required", "init_failed", None),
+    ("NVIDIA/open-gpu-kernel-modules#393", "              NVRM: installed in this system is not supported by the",
+     "gpu.nvml_error", "driver", None),
+    ("NVIDIA/open-gpu-kernel-modules#393", "[  +0.000012] NVRM: The NVIDIA probe routine failed for 1 device(s).",
+     "gpu.nvml_error", "driver", None),
+    ("pop-os/cosmic-epoch#3411", "               NVRM: installed in this system is not supported by open",
+     "gpu.nvml_error", "driver", None),
+    ("MrMEEE/bumblebee-Old-and-abbandoned#583", "[  652.483305] NVRM: in this system is not supported by the 280.13 "
+     "NVIDIA Linux", "gpu.nvml_error", "driver", None),
+    ("MrMEEE/bumblebee-Old-and-abbandoned#537", "Jul 31 14:10:32 Demitrius kernel: [ 2739.854587] NVRM: in this system "
+     "is not supported by the 280.04 NVIDIA Linux", "gpu.nvml_error", "driver", None),
+    ("Bumblebee-Project/Bumblebee#561", "NVRM: installed in this system is not supported by the 331.49",
+     "gpu.nvml_error", "driver", None),
+    ("ValveSoftware/SteamOS#209", "[  441.170986] NVRM: No NVIDIA graphics adapter found!", "gpu.nvml_error",
+     "no_devices", None),
+    ("todxx/tdxminer#29", "[  560.790281] NVRM: No NVIDIA graphics adapter found!", "gpu.nvml_error", "no_devices",
+     None),
+]
+
+
+@pytest.mark.parametrize(("thread", "line", "kind", "reason", "device"), NVRM_POSTED,
+                         ids=[f"{t}-{i}" for i, (t, *_) in enumerate(NVRM_POSTED)])
+def test_nvrm_messages_as_posted(thread: str, line: str, kind: str, reason: str, device: str | None) -> None:
+    d = one(RESET, line)
+    assert d.kind == kind
+    assert d.fields["reason" if kind == "gpu.reset_required" else "error"] == reason
+    text = d.fields["detail" if kind == "gpu.reset_required" else "message"]
+    assert isinstance(text, str) and text.startswith("NVRM")  # the driver's words, without the log's prefix
+    assert d.device == device
+
+
+def test_nvrm_the_driver_format_strings() -> None:
+    # kernel-open/nvidia/nv.c's format strings, filled in (no thread outside tests/wild posts these wordings)
+    for line, error in (("NVRM: The NVIDIA probe routine was not called for 2 device(s).", "driver"),
+                        ("NVRM: No NVIDIA GPU found.", "no_devices")):
+        d = one(RESET, line)
+        assert (d.kind, d.fields["error"]) == ("gpu.nvml_error", error)
+
+
+def test_nvrm_banner_and_companion_read_as_nothing() -> None:
+    # NVIDIA/open-gpu-kernel-modules#1064 and #1230: every load prints the banner; osapi.c's crash-dump note
+    # follows a fault that the driver reported in its own words before it
+    for line in ("[    8.108512] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  595.58.03  Release Build  "
+                 "(nixbld@)  ",
+                 "[   14.650646] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  595.71.05  Release Build  "
+                 "(root@epyc)  Fri Jul  3 11:27:00 AM UTC 2026",
+                 "NVRM: A GPU crash dump has been created. If possible, please run"):
+        assert holds_literal(RESET, line)
+        assert scan(gpu.EXTRACTORS, [line]) == []
+        _, ctx = Extraction((RESET,)).drafts(Candidate("kernel", "nodes/n1/kern.log", 1, "n1", None, None, line))
+        assert ctx is not None and ctx.claimed  # understood: not an unrecognized line
+
+
+def test_nvrm_repeats_are_one_report() -> None:
+    # the heartbeat pair of ublue-os/bazzite#4449 (one poll prints both), then the next poll's
+    lines = [
+        "Mar 21 21:42:01 kernel: NVRM: GPU0 _kgspIsHeartbeatTimedOut: Heartbeat timed out, currentTimeMs 322227881 "
+        "heartbeat 0 heartbeatWithOffsetMs 318098841 diff 4129040 timeout 5200",
+        "Mar 21 21:42:01 kernel: NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out",
+        "Mar 21 21:43:01 kernel: NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out",
+    ]
+    drafts = scan(RESET, lines)
+    assert [(d.kind, d.fields["reason"]) for d in drafts] == [("gpu.reset_required", "firmware_hung")]
+
+
+@pytest.mark.parametrize("line", [
+    # constructed near misses: someone quoting the driver, not the driver
+    "Dec  2 11:38:46 node-02 gpu-check[811]: hint: if dmesg says 'NVRM: The NVIDIA probe routine was not called "
+    "for N device(s)', blacklist nouveau",
+    'Dec  2 11:38:46 node-02 ticketd[90]: opened INC-1: "NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out"',
+    # the words without the driver's NVRM before them: another program's
+    "Dec  2 11:38:46 node-02 gpu-probe[77]: No NVIDIA GPU found, falling back to CPU",
+    "Dec  2 11:38:46 node-02 healthd[12]: check GSP RM heartbeat timed out after 30s",
+    # a GSP allocation failing with another status (scitix/sichek#51's line, status changed) is not a reset
+    "[Sun Jan 11 09:52:01 2026] NVRM: rpcRmApiAlloc_GSP: GspRmAlloc failed: hClient=0xc1d1a616; hParent=0x5c000054; "
+    "hObject=0x5c00005b; hClass=0x0000c86f; paramsSize=0x00000170; paramsStatus=0x00000000; status=0x00000051",
+    # read by the NVML table and by XidExtractor, not twice
+    "NVRM: API mismatch: the client has the version 535.54.03, but",
+])
+def test_nvrm_near_misses(line: str) -> None:
+    assert scan(RESET, [line]) == []
+
+
+def test_nvrm_as_a_collector_stored_it() -> None:
+    # the driver's line as a field's value (constructed: journalctl -o json's MESSAGE, logfmt's msg=) is still the
+    # driver's; the line itself is ublue-os/bazzite#4449's
+    for line in ('{"SYSLOG_IDENTIFIER":"kernel","MESSAGE":"NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out"}',
+                 'level=warn src=kmsg msg="NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out"'):
+        assert one(RESET, line).fields["reason"] == "firmware_hung"
+
+
+def test_nvrm_in_an_application_log_is_a_copy() -> None:
+    # the same line printed by the job (a health check echoing dmesg) is not the kernel's: no extractor reads it
+    line = "Mar 21 21:42:01 kernel: NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out"
+    assert "application" not in RESET.sources
+    assert [d for d in scan(gpu.EXTRACTORS, [line], source="application") if d.kind == "gpu.reset_required"] == []
+
+
+def test_nvrm_table_rows_are_checked() -> None:
+    rows = nvrm_messages()
+    assert len({r.text for r in rows}) == len(rows)
+    assert all(r.text in RESET.literals for r in rows)
+    with pytest.raises(ValueError, match="reason 'lost' is not one of reset_required"):
+        NvrmMessage(text="GPU has fallen", event="reset_required", reason="lost", printed_by="kernel-open/nvidia/nv.c")
+    with pytest.raises(ValueError, match="narrows a reset_required row only"):
+        NvrmMessage(text="No NVIDIA GPU found", event="nvml_error", reason="no_devices", status=1,
+                    printed_by="kernel-open/nvidia/nv.c")
+
+
 # --------------------------------------------------------------- the tables
 
 def test_xid_table_covers_the_catalog() -> None:
@@ -514,7 +648,7 @@ def test_sxid_table() -> None:
 
 def test_extractor_declarations() -> None:
     names = {e.name for e in gpu.EXTRACTORS}
-    assert names == {"gpu.xid", "gpu.sxid", "gpu.fabricmanager", "gpu.reset_required", "gpu.nvml"}
+    assert names == {"gpu.xid", "gpu.sxid", "gpu.fabricmanager", "gpu.nvrm", "gpu.nvml"}
     for e in gpu.EXTRACTORS:
         assert e.literals and e.sources
         for w in e.literals:

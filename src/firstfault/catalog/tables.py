@@ -36,6 +36,9 @@ from firstfault.catalog.vocab import (
     IpmiSeverity,
     LocalStack,
     NvmlClass,
+    NvrmEvent,
+    NvrmNoneReason,
+    NvrmResetReason,
     PeerMeans,
     PeerStack,
     ReasonField,
@@ -286,6 +289,35 @@ class NcclTransportName(_Row, frozen=True):
 def nvml_table() -> Mapping[int, NvmlErrorInfo]:
     """NVML / nvidia-smi errors of catalog/platform.yaml by code."""
     return _table("platform.yaml", "nvml_errors", NvmlErrorInfo)
+
+
+_NVRM_REASONS: Mapping[str, frozenset[str]] = MappingProxyType({
+    "reset_required": frozenset(get_args(NvrmResetReason)),
+    "nvml_error": frozenset(get_args(NvmlClass)),
+    "none": frozenset(get_args(NvrmNoneReason)),
+})
+
+
+class NvrmMessage(_Row, frozen=True):
+    text: Annotated[str, Meta(min_length=8)]  # the anchor: a prefilter literal, case as the driver prints it
+    event: NvrmEvent
+    reason: Annotated[str, Meta(pattern=r"^[a-z][a-z_]*$")]  # the event's reason (gpu.reset_required) or class
+    printed_by: Annotated[str, Meta(pattern=r"^(?:kernel-open|src)/[\w./-]+\.[ch]$")]  # a file of the driver's source
+    status: Annotated[int, Meta(gt=0)] | None = None  # the `status=0x...` the line must carry
+
+    def __post_init__(self) -> None:
+        if self.reason not in _NVRM_REASONS[self.event]:
+            raise ValueError(f"reason {self.reason!r} is not one of {self.event}'s: "
+                             f"{', '.join(sorted(_NVRM_REASONS[self.event]))}")
+        if self.status is not None and self.event != "reset_required":
+            raise ValueError("`status` narrows a reset_required row only")
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def nvrm_messages() -> tuple[NvrmMessage, ...]:
+    """The NVIDIA kernel driver's messages without an Xid, in the table's order (catalog/platform.yaml)."""
+    return _unique("platform.yaml", "nvrm_messages", NvrmMessage, "text")
 
 
 def _strings(name: str, key: str) -> tuple[str, ...]:

@@ -35,6 +35,10 @@ CudaClass = Literal[
 
 # The GPU platform from user space (catalog/platform.yaml)
 NvmlClass = Literal["driver", "no_devices", "lost", "unresponsive", "unknown"]
+# What an NVRM message without an Xid is (catalog/platform.yaml `nvrm_messages`), and the reasons each event takes.
+NvrmEvent = Literal["reset_required", "nvml_error", "none"]
+NvrmResetReason = Literal["reset_required", "init_failed", "firmware_hung"]
+NvrmNoneReason = Literal["banner", "companion"]
 HostSeverity = Literal["uncorrected", "corrected", "informational"]
 IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
 

@@ -1,4 +1,4 @@
-"""GPU-side kernel and Fabric Manager lines: Xid, SXid, FM errors, reset-required.
+"""GPU-side kernel and Fabric Manager lines: Xid, SXid, FM errors, the driver's messages without an Xid.
 
 Every regex here uses `search`: the line still carries its syslog / dmesg /
 journal prefix. Field names follow docs/events.md.
@@ -12,11 +12,13 @@ from datetime import datetime
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import (
+    NvrmMessage,
     nvidia_smi_field_errors,
     nvml_anchors,
     nvml_device_anchors,
     nvml_quote_anchors,
     nvml_table,
+    nvrm_messages,
     sxid_info,
     xid_class,
     xid_info,
@@ -434,54 +436,84 @@ class FabricManagerExtractor:
 
 
 # --------------------------------------------------------------------------
-# Reset required without an Xid
+# The driver's own messages without an Xid (catalog/platform.yaml `nvrm_messages`)
 # --------------------------------------------------------------------------
 
 _RESET_GPU = re.compile(
     r"NVRM: GPU (?:at PCI:)?(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)"
 )
-# GSP allocation failures whose status is 0x62 = NV_ERR_RESET_REQUIRED.
-# From the first report on (a later one matches only where the first does): one pass over the line.
-_RESET_STATUS = re.compile(r"^(?>.*?GspRmAlloc failed:).*\bstatus=0x0*62\b")
+# The status a GSP RPC failed with (`...; paramsStatus=0x00000000; status=0x00000062`): read after the row's text.
+_STATUS = re.compile(r"\bstatus=0x(?P<code>[0-9a-fA-F]{1,8})\b")
+# A quote mark right before `NVRM` is someone quoting the driver (a help text, a bug title), not the driver.
+_QUOTES = frozenset("'\"`\u2018\u201c")
+_K_NVRM = "gpu.nvrm.seen"  # (event, reason) -> lineno of the first report in the stream
 
 
-class ResetRequiredExtractor:
-    """`NV_ERR_RESET_REQUIRED` assertions: the GPU needs a reset, often with no Xid."""
+def _quoted(line: str, start: int) -> bool:
+    """A quote mark opens the `NVRM` at `start`: someone quoting the driver. A field's value is the driver's line as
+    a collector stored it (`"MESSAGE":"NVRM: ..."` of journalctl's JSON, logfmt's `msg="NVRM: ..."`)."""
+    if start == 0 or line[start - 1] not in _QUOTES:
+        return False
+    before = line[: start - 1].rstrip(" ")
+    return not (before.endswith('":') or before.endswith("="))
 
-    name = "gpu.reset_required"
+
+def nvrm_message(line: str) -> tuple[NvrmMessage, int] | None:
+    """The row of catalog/platform.yaml's `nvrm_messages` the driver printed in `line`, and where its `NVRM` starts;
+    None where no row's text is there, where no `NVRM` stands before it, or where a quote mark opens that `NVRM`."""
+    for row in nvrm_messages():
+        at = line.find(row.text)
+        if at < 0:
+            continue
+        start = line.rfind("NVRM", 0, at)
+        if start < 0 or _quoted(line, start):
+            return None
+        if row.status is not None:
+            m = _STATUS.search(line, at + len(row.text))
+            if m is None or int(m.group("code"), 16) != row.status:
+                return None
+        return row, start
+    return None
+
+
+class NvrmExtractor:
+    """The NVIDIA kernel driver's own messages that carry no Xid: the GPU needs a reset (NV_ERR_RESET_REQUIRED, an
+    adapter that would not initialise, GSP firmware that stopped answering), the driver cannot drive the node's GPUs
+    (another driver owns them, this release does not support them, none on the bus), and the words that are nothing
+    (the load banner). Texts, events and reasons are catalog/platform.yaml's `nvrm_messages`."""
+
+    name = "gpu.nvrm"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "gpu.reset_required": frozenset({"detail", "reason"}),
+        "gpu.nvml_error": frozenset({"error", "message"}),
     }
     sources: frozenset[str] = frozenset({"kernel", "syslog"})
-    literals: tuple[str, ...] = ("NV_ERR_RESET_REQUIRED", "GspRmAlloc failed", "RmInitAdapter failed",
-                                 "rm_init_adapter failed")
+    literals: tuple[str, ...] = tuple(row.text for row in nvrm_messages())
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        init = "RmInitAdapter failed" in line or "rm_init_adapter failed" in line
-        if init:
-            # The driver could not initialise the GPU at all (RmInitAdapter): the GPU is unusable
-            # until reset or replaced; printed once per probe, so keep one per stream.
-            seen = ctx.state.setdefault("ff.gpu.init_failed", set())
-            if isinstance(seen, set):
-                if seen:
-                    ctx.claimed = True
-                    return
-                seen.add(ctx.lineno)
-            start = line.find("NVRM:")
-            yield Draft(kind="gpu.reset_required",
-                        fields={"reason": "init_failed", "detail": _clip(line[start:] if start >= 0 else line)})
+        read = nvrm_message(line)
+        if read is None:
             return
-        if "NV_ERR_RESET_REQUIRED" not in line and not _RESET_STATUS.search(line):
+        row, start = read
+        if row.event == "none":
+            ctx.claimed = True  # the banner, a companion note: understood, and nothing
             return
-        m = _RESET_GPU.search(line)
+        if row.reason != "reset_required":
+            # An adapter that will not initialise, firmware that stopped answering, a driver that cannot bind:
+            # printed at each probe or poll, so the first in the stream is the report.
+            seen = _recent(ctx.state, _K_NVRM)
+            if (row.event, row.reason) in seen:
+                ctx.claimed = True
+                return
+            seen[(row.event, row.reason)] = ctx.lineno
+        detail = _clip(line[start:])
+        if row.event == "nvml_error":
+            yield Draft(kind="gpu.nvml_error", fields={"error": row.reason, "message": detail})
+            return
+        m = _RESET_GPU.search(line, start)
         pci = _pci(m.group("pci")) if m else None
-        start = line.find("NVRM:")
-        yield Draft(
-            kind="gpu.reset_required",
-            fields={"reason": "reset_required", "detail": _clip(line[start:] if start >= 0 else line)},
-            device=_device(pci),
-        )
+        yield Draft(kind="gpu.reset_required", fields={"reason": row.reason, "detail": detail}, device=_device(pci))
 
 
 # --------------------------------------------------------------------------
@@ -597,6 +629,6 @@ EXTRACTORS: tuple[LineExtractor, ...] = (
     XidExtractor(),
     SxidExtractor(),
     FabricManagerExtractor(),
-    ResetRequiredExtractor(),
+    NvrmExtractor(),
     NvmlErrorExtractor(),
 )

@@ -1,0 +1,72 @@
+"""Verdicts over the NVIDIA driver's messages without an Xid (catalog/platform.yaml `nvrm_messages`), through the
+embedded engine on small bundles.
+
+The NVRM lines are posted lines (their threads named, none of them a tests/wild bundle's) or the driver's format
+strings filled in (kernel-open/nvidia/nv.c); the application lines around them are constructed and say so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from firstfault.analysis.analyze import Analyzer
+from firstfault.model import Verdict
+
+# ublue-os/bazzite#4449 (journalctl -k), the time moved into the job's window
+HEARTBEAT = "Dec  3 15:54:42 node-a kernel: NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out"
+# NVIDIA/open-gpu-kernel-modules#446
+XID119 = ("Dec  3 15:54:43 node-a kernel: NVRM: Xid (PCI:0000:61:00): 119, pid=1365232, name=nvidia-smi, Timeout "
+          "waiting for RPC from GSP! Expected function 76 (GSP_RM_CONTROL) (0x20801348 0x410).")
+# NVIDIA/open-gpu-kernel-modules#1064
+BANNER = ("Dec  3 15:10:00 node-a kernel: [    8.108512] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  "
+          "595.58.03  Release Build  (nixbld@)  ")
+# kernel-open/nvidia/nv.c's format string, filled in
+PROBE = "Dec  3 15:10:01 node-b kernel: NVRM: The NVIDIA probe routine was not called for 8 device(s)."
+
+
+def bundle(tmp: Path, files: dict[str, str], state: str = "FAILED") -> Verdict:
+    for rel, text in files.items():
+        (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / rel).write_text(text)
+    (tmp / "workload.yaml").write_text(
+        "apiVersion: firstfault/v1\nworkload:\n  id: '7'\n  scheduler: static\n"
+        "  window: {start: '2026-12-03T15:00:00Z', end: '2026-12-03T16:30:00Z'}\n  nodes: [node-a, node-b]\n"
+        f"  terminal_state: {state}\n  timezone: UTC\n"
+        "sources:\n  - {kind: kernel, path: 'nodes/{node}/kern.log'}\n"
+        "  - {kind: application, path: 'logs/{node}/app.log'}\n")
+    return Analyzer().analyze_path(str(tmp))
+
+
+def test_a_hung_gsp_is_the_gpus_fault(tmp_path: Path) -> None:
+    v = bundle(tmp_path, {"nodes/node-a/kern.log": BANNER + "\n" + HEARTBEAT + "\n"})
+    assert v.root_cause is not None
+    assert (v.root_cause.category, v.root_cause.nodes) == ("gpu.firmware.reset_required", ["node-a"])
+    assert not any("loading NVIDIA UNIX" in u.text for u in v.unrecognized)
+
+
+def test_the_xid_of_the_same_gpu_decides(tmp_path: Path) -> None:
+    v = bundle(tmp_path, {"nodes/node-a/kern.log": HEARTBEAT + "\n" + XID119 + "\n"})
+    assert v.root_cause is not None
+    assert (v.root_cause.category, v.root_cause.nodes) == ("gpu.firmware", ["node-a"])
+
+
+def test_another_driver_owning_the_gpus_is_the_nodes_install(tmp_path: Path) -> None:
+    v = bundle(tmp_path, {"nodes/node-b/kern.log": PROBE + "\n"})
+    assert v.root_cause is not None
+    assert (v.root_cause.category, v.root_cause.nodes) == ("node.driver", ["node-b"])
+
+
+def test_the_probe_message_on_a_job_that_succeeded_is_no_cause(tmp_path: Path) -> None:
+    v = bundle(tmp_path, {"nodes/node-b/kern.log": PROBE + "\n"}, state="COMPLETED")
+    assert v.root_cause is None and v.outcome == "succeeded" and v.candidates == []
+
+
+def test_the_banner_alone_is_nothing(tmp_path: Path) -> None:
+    v = bundle(tmp_path, {"nodes/node-a/kern.log": BANNER + "\n"})
+    assert v.root_cause is None and v.candidates == []
+
+
+def test_a_copy_in_the_jobs_own_log_is_not_the_kernel(tmp_path: Path) -> None:
+    # constructed: a job's health check echoing the kernel's line into its own log
+    v = bundle(tmp_path, {"logs/node-a/app.log": "health: dmesg tail: " + HEARTBEAT + "\n"})
+    assert v.root_cause is None or v.root_cause.category != "gpu.firmware.reset_required"
