@@ -282,6 +282,20 @@ def test_fallen_off_bus_multi_line_block() -> None:
     assert len(drafts) == 1
     assert drafts[0].device == "pci:0000:b3:00"
     assert_fields(drafts[0], {"xid": 79, "via": "fallen_off_bus_message", "pci": "0000:b3:00"})
+    # the failed probe that follows is the same report (catalog/platform.yaml nvrm_messages: a companion)
+    assert [d.kind for d in scan(gpu.EXTRACTORS, lines)] == ["gpu.xid"]
+
+
+def test_fallen_off_bus_older_wording() -> None:
+    # Bumblebee-Project/Bumblebee#554: closed drivers before the open modules, no Xid line
+    lines = ["[   49.261458] NVRM: GPU at 0000:01:00.0 has fallen off the bus.",
+             "[   49.261465] NVRM: os_pci_init_handle: invalid context!",
+             "[   49.261472] NVRM: GPU at 0000:01:00.0 has fallen off the bus."]
+    drafts = scan(XID, lines)
+    assert [d.device for d in drafts] == ["pci:0000:01:00"]  # the repeat is the same report
+    assert_fields(drafts[0], {"xid": 79, "via": "fallen_off_bus_message"})
+    # near miss: the bus is named, not a GPU
+    assert scan(XID, ["NVRM: GPU at 0000:01:00.0 has fallen asleep; the bus is fine"]) == []
 
 
 def test_fallen_off_bus_other_gpu_is_not_deduplicated() -> None:
@@ -506,8 +520,6 @@ NVRM_POSTED = [
      "gpu.reset_required", "init_failed", None),
     ("NVIDIA/open-gpu-kernel-modules#393", "              NVRM: installed in this system is not supported by the",
      "gpu.nvml_error", "driver", None),
-    ("NVIDIA/open-gpu-kernel-modules#393", "[  +0.000012] NVRM: The NVIDIA probe routine failed for 1 device(s).",
-     "gpu.nvml_error", "driver", None),
     ("pop-os/cosmic-epoch#3411", "               NVRM: installed in this system is not supported by open",
      "gpu.nvml_error", "driver", None),
     ("MrMEEE/bumblebee-Old-and-abbandoned#583", "[  652.483305] NVRM: in this system is not supported by the 280.13 "
@@ -549,7 +561,9 @@ def test_nvrm_banner_and_companion_read_as_nothing() -> None:
                  "(nixbld@)  ",
                  "[   14.650646] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  595.71.05  Release Build  "
                  "(root@epyc)  Fri Jul  3 11:27:00 AM UTC 2026",
-                 "NVRM: A GPU crash dump has been created. If possible, please run"):
+                 "NVRM: A GPU crash dump has been created. If possible, please run",
+                 # NVIDIA/open-gpu-kernel-modules#393: after the line that says why
+                 "[  +0.000012] NVRM: The NVIDIA probe routine failed for 1 device(s)."):
         assert holds_literal(RESET, line)
         assert scan(gpu.EXTRACTORS, [line]) == []
         _, ctx = Extraction((RESET,)).drafts(Candidate("kernel", "nodes/n1/kern.log", 1, "n1", None, None, line))

@@ -91,8 +91,12 @@ _RECOVERY = re.compile(
     r"recovery action changed from 0x[0-9a-fA-F]+ \([^)]*\) to 0x(?P<code>[0-9a-fA-F]+) \((?P<name>[^)]*)\)"
 )
 _LINK_WORD = re.compile(r"\bon link (\d+)", re.IGNORECASE)
-# Xid 79 printed without an Xid line (newer drivers).
-_FALLEN_ONE = re.compile(r"NVRM: GPU (?P<pci>[0-9a-fA-F:.]+): GPU has fallen off the bus")
+# Xid 79 printed without an Xid line: newer drivers' `NVRM: GPU 0000:01:00.0: GPU has fallen off the bus.`
+# (src/nvidia/arch/nvalloc/unix/src/osinit.c), older ones' `NVRM: GPU at 0000:01:00.0 has fallen off the bus.`
+_FALLEN_ONE = re.compile(
+    r"NVRM: GPU (?:at (?:PCI:)?)?(?P<pci>(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?):? "
+    r"(?:GPU )?has fallen off the bus"
+)
 _FALLEN_HEAD = re.compile(r"NVRM: The NVIDIA GPU (?P<pci>[0-9a-fA-F:.]+)")
 _FALLEN_TAIL = "fallen off the bus and is not responding"
 
