@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from firstfault.analysis.analyze import Analyzer
+from firstfault.engine.rules import Explains
 from firstfault.model import Verdict
+from firstfault.records import ValidationError, convert
 
 # ublue-os/bazzite#4449 (journalctl -k), the time moved into the job's window
 HEARTBEAT = "Dec  3 15:54:42 node-a kernel: NVRM: GPU0 _kgspRpcRecvPoll: GSP RM heartbeat timed out"
@@ -70,3 +74,27 @@ def test_a_copy_in_the_jobs_own_log_is_not_the_kernel(tmp_path: Path) -> None:
     # constructed: a job's health check echoing the kernel's line into its own log
     v = bundle(tmp_path, {"logs/node-a/app.log": "health: dmesg tail: " + HEARTBEAT + "\n"})
     assert v.root_cause is None or v.root_cause.category != "gpu.firmware.reset_required"
+
+
+def test_the_xid_decides_when_the_driver_printed_the_heartbeat_first(tmp_path: Path) -> None:
+    # rule gpu-firmware-xid explains a reset report of its node begun up to a minute before it (`earlier: 60`)
+    xid = XID119.replace("15:54:43", "15:55:22")
+    v = bundle(tmp_path, {"nodes/node-a/kern.log": HEARTBEAT + "\n" + xid + "\n"})
+    assert v.root_cause is not None and v.candidates == []
+    assert (v.root_cause.category, v.root_cause.nodes) == ("gpu.firmware", ["node-a"])
+
+
+def test_a_heartbeat_long_before_the_xid_is_its_own_cause(tmp_path: Path) -> None:
+    xid = XID119.replace("15:54:43", "15:58:02")
+    v = bundle(tmp_path, {"nodes/node-a/kern.log": HEARTBEAT + "\n" + xid + "\n"})
+    assert v.root_cause is not None
+    assert v.root_cause.category == "gpu.firmware.reset_required"
+    assert [c.category for c in v.secondary_causes] == ["gpu.firmware"]
+
+
+def test_earlier_needs_a_category_on_the_node() -> None:
+    with pytest.raises((ValueError, ValidationError), match="earlier"):
+        convert({"set": "host_fault", "earlier": 30}, Explains)
+    with pytest.raises((ValueError, ValidationError), match="earlier"):
+        convert({"category": "gpu.firmware", "earlier": 30}, Explains)
+    assert convert({"category": "gpu.firmware", "same_node": True, "earlier": 30}, Explains).earlier == 30

@@ -213,11 +213,11 @@ def _findings_for_rule(rule: Rule, events: list[Event], settings: Settings,
 def _explains(a: Finding | Rule, category: str, nodes: Iterable[str], first: datetime | None,
               a_first: datetime | None, a_nodes: list[str], skew: timedelta) -> bool:
     rule = a.rule if isinstance(a, Finding) else a
-    if a_first is not None and first is not None and a_first > first + skew:
-        return False
     node_set = set(nodes)
     for ex in rule.explains:
         if ex.category is None or not category_matches(ex.category, category):
+            continue
+        if a_first is not None and first is not None and a_first > first + skew + timedelta(seconds=ex.earlier):
             continue
         if not ex.same_node or node_set <= set(a_nodes):
             return True

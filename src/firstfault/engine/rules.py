@@ -56,6 +56,14 @@ class Explains(Record, kw_only=True):
     category: str | None = None
     set: str | None = None  # a named list from catalog.yaml `explain_sets`
     same_node: bool = False
+    # Seconds (beyond the clock skew) that a finding of this entry may have begun before the cause and still be
+    # its: a report that the cause's own words name better, printed first (a GSP heartbeat timeout, then the Xid).
+    # Only with `same_node` and a `category`.
+    earlier: Annotated[float, Meta(ge=0, le=3600)] = 0.0
+
+    def __post_init__(self) -> None:
+        if self.earlier and (self.category is None or not self.same_node):
+            raise ValueError("`earlier` needs a `category` and `same_node: true`")
 
 
 class WithLead(Record, kw_only=True):
