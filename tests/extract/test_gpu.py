@@ -528,6 +528,12 @@ NVRM_POSTED = [
      "is not supported by the 280.04 NVIDIA Linux", "gpu.nvml_error", "driver", None),
     ("Bumblebee-Project/Bumblebee#561", "NVRM: installed in this system is not supported by the 331.49",
      "gpu.nvml_error", "driver", None),
+    ("openwall/john#5835", "[   35.564060] NVRM: nvCheckOkFailedNoLog: Check failed: GPU lost from the bus "
+     "[NV_ERR_GPU_IS_LOST] (0x0000000F) returned from nvdEngineDumpCallbackHelper(pGpu, pPrbEnc, pNvDumpState, "
+     "pEngineCallback) @ nv_debug_dump.c:274", "gpu.nvml_error", "lost", None),
+    ("NVIDIA/open-gpu-kernel-modules#688", "Feb 17 08:00:34 abggdna-DGX-Station-A100 kernel: NVRM: "
+     "nvAssertOkFailedNoLog: Assertion failed: GPU lost from the bus [NV_ERR_GPU_IS_LOST] (0x0000000F) returned "
+     "from rmStatus @ kernel_ce_gv100.c:106", "gpu.nvml_error", "lost", None),
     ("ValveSoftware/SteamOS#209", "[  441.170986] NVRM: No NVIDIA graphics adapter found!", "gpu.nvml_error",
      "no_devices", None),
     ("todxx/tdxminer#29", "[  560.790281] NVRM: No NVIDIA graphics adapter found!", "gpu.nvml_error", "no_devices",
