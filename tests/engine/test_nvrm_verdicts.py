@@ -98,3 +98,13 @@ def test_earlier_needs_a_category_on_the_node() -> None:
     with pytest.raises((ValueError, ValidationError), match="earlier"):
         convert({"category": "gpu.firmware", "earlier": 30}, Explains)
     assert convert({"category": "gpu.firmware", "same_node": True, "earlier": 30}, Explains).earlier == 30
+
+
+def test_xid_154_alone_stays_a_symptom(tmp_path: Path) -> None:
+    # NVIDIA/open-gpu-kernel-modules#1045's line: the recovery action names no fault of its own
+    line = ("Dec  3 15:54:45 node-a kernel: NVRM: Xid (PCI:0000:3e:00): 154, GPU recovery action changed from 0x0 "
+            "(None) to 0x1 (GPU Reset Required)")
+    v = bundle(tmp_path, {"nodes/node-a/kern.log": BANNER + "\n" + line + "\n"})
+    assert v.root_cause is None and v.candidates == []
+    v = bundle(tmp_path / "with", {"nodes/node-a/kern.log": HEARTBEAT + "\n" + line + "\n"})
+    assert v.root_cause is not None and v.root_cause.category == "gpu.firmware.reset_required"
