@@ -229,3 +229,39 @@ def test_times_that_are_not_a_lines_stamp() -> None:
 def test_a_progress_bar_is_read_by_position(text: str, glued: str | None) -> None:
     end = progress_bar_end(text)
     assert (text[end:] if end > 0 else None) == glued
+
+
+# A syslog file's own header (rsyslog's and syslog-ng's /var/log/messages: RFC 3164's layout without the PRI, with
+# a BSD stamp or RSYSLOG_FileFormat's RFC 3339 one). The first line is tests/scenarios/hw-pcie-aer-fatal-then-xid79's
+# kern.log (a constructed scenario, in /var/log/kern.log's layout); the second RSYSLOG_FileFormat's (rsyslog's
+# documented template: timestamp, hostname, syslogtag, msg); the third an FQDN in another case.
+@pytest.mark.parametrize(
+    ("line", "host", "body"),
+    [
+        ("Jun 11 16:40:03 c-gpu-022 kernel: [83354.101297] NVRM: Xid (PCI:0000:bb:00): 79, pid='<unknown>', "
+         "name=<unknown>, GPU has fallen off the bus.", "c-gpu-022",
+         "[83354.101297] NVRM: Xid (PCI:0000:bb:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."),
+        ("2026-11-02T10:10:00.140891+00:00 node-02 kernel: NVRM: Xid (PCI:0000:1b:00): 13, pid=7, name=python",
+         "node-02", "NVRM: Xid (PCI:0000:1b:00): 13, pid=7, name=python"),
+        ("Nov  2 10:10:00 NODE-02.cluster.local slurmd[311]: error: Node configuration differs from hardware",
+         "NODE-02.cluster.local", "error: Node configuration differs from hardware"),
+    ],
+)
+def test_a_syslog_files_header_names_the_node_of_the_allocation(line: str, host: str, body: str) -> None:
+    p = PrefixLayer(["c-gpu-022", "node-01", "node-02"]).split(line)
+    assert (p.host, p.body) == (host, body)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a host that is not a node of the allocation: no layer (a per-node file's own spelling changes nothing)
+        "Jun 11 16:40:03 login-7 kernel: NVRM: Xid (PCI:0000:bb:00): 79, GPU has fallen off the bus.",
+        # an application's own stamp and level, then a logger's name: no host, no layer
+        "2026-11-02T10:03:07Z INFO trainer: step 10",
+        "2026-11-02T10:03:07.123+00:00 node-02",
+    ],
+)
+def test_a_syslog_header_of_another_host_or_none_is_no_layer(line: str) -> None:
+    assert PrefixLayer(["node-01", "node-02"]).split(line).host is None
+    assert PrefixLayer().split(line).host is None

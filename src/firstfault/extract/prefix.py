@@ -25,6 +25,7 @@ prepend its own tag, and they stack:
 | Open MPI `--timestamp-output` | `Sun Apr 22 11:13:01 2018` before mpirun's tag | - |
 | a Markdown / e-mail quote (text pasted by people) | `> ` | - |
 | forwarded syslog (RFC 5424; 3164 behind a PRI) | `<12>1 2026-11-02T10:03:07Z node-02 kernel - - - ` | host node-02 |
+| a syslog file's header (rsyslog), its host an allocation node | `Nov  2 10:03:07 node-02 kernel: ` | host node-02 |
 | `dmesg --decode` | `kern  :warn  : ` (its ISO stamp is the runtime's layer) | - |
 | `grep -H` / `-n` / `-C` over log files | `nodes/node-02/kern.log:12:`, `kern.log-13-` | - |
 | a progress bar the line was glued to (tqdm; a carriage return) | `  0%|          | 0/801 [00:00<?, ?it/s]` | - |
@@ -124,6 +125,14 @@ _SYSLOG_5424 = re.compile(
 _SYSLOG_3164 = re.compile(
     r"<\d{1,3}>(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\S+) (?P<host>[\w.\-]+) [^\s:\[]+(?:\[\d+\])?: ?"
 )
+# A syslog file's own header, as rsyslog and syslog-ng write /var/log/messages (RFC 3164's layout without the PRI:
+# a BSD stamp or, with RSYSLOG_FileFormat, an RFC 3339 one; then the host and the tag). A file that one collector
+# fills from many hosts names the node on each line; the host is taken only when it names a node of the
+# allocation (a per-node file's own name changes nothing, and an unknown word is no layer).
+_SYSLOG_FILE = re.compile(
+    r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)) "
+    r"(?P<host>[\w.\-]{1,253}) [^\s:\[]{1,64}(?:\[\d{1,10}\])?: ?"
+)
 # dmesg --decode's facility and level (`kern  :warn  : `), names from syslog(3).
 _DMESG_DECODE = re.compile(
     r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7]) *:"
@@ -171,10 +180,13 @@ class Prefixed(NamedTuple):
     rank: int | None = None  # global rank, named by mpirun or PyTorch
     local: int | None = None  # torchrun's local rank tag
     proc: str | None = None  # a process named by Ray (pid), kubectl --prefix (pod/container) or compose
+    # The host came from a syslog file's header: it names the node, not a stream (a record's continuation
+    # lines, which carry no header, stay in the stream of its first line).
+    header_host: bool = False
 
     @property
     def stream(self) -> tuple[str | None, int | None, str | None]:
-        return (self.host.lower() if self.host else None, self.local, self.proc)
+        return (self.host.lower() if self.host and not self.header_host else None, self.local, self.proc)
 
 
 def _looks_like_host(word: str, hosts: NodeNames) -> bool:
@@ -215,6 +227,7 @@ class PrefixLayer:
         rank: int | None = None
         local: int | None = None
         proc: str | None = None
+        header_host = False
         stopped = True  # the rounds ended by a `break` (the body's first character starts no layer)
         if "\r" in body:  # a progress bar overwritten in place: the line is what follows the last return
             body = body[body.rfind("\r", 0, len(body.rstrip())) + 1:]
@@ -297,6 +310,12 @@ class PrefixLayer:
                     body = body[m.end():]
                     continue
                 break
+            if host is None and self.hosts.nodes and (c.isdigit() or c in "JFMASOND"):
+                m = _SYSLOG_FILE.match(body)
+                if m and m.end() < len(body) and m.group("host") in self.hosts:
+                    host, header_host = m.group("host"), True
+                    body = body[m.end():]
+                    continue
             if c.isdigit():
                 m = _RUNTIME.match(body)
                 if m and m.end() < len(body):
@@ -364,7 +383,7 @@ class PrefixLayer:
         if "](http" in body:
             body = _AUTOLINK.sub(r"\g<text>", body)
             settled = False
-        return Prefixed(body, host, rank, local, proc), settled
+        return Prefixed(body, host, rank, local, proc, header_host), settled
 
 
 _DEFAULT = PrefixLayer()
