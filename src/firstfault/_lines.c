@@ -512,14 +512,6 @@ static long long stamp_local_us(const unsigned char *p, Py_ssize_t n, const stru
     return STAMP_NONE;
 }
 
-/* The local microseconds TimeParser.parse reads from line p[0:n] (stamp_local_us), without the year's context,
- * or -1 (none read here). */
-static long long iso_local_us(const unsigned char *p, Py_ssize_t n)
-{
-    long long t = stamp_local_us(p, n, NULL);
-    return t < 0 ? -1 : t;
-}
-
 /* The time reading a copy at buf[pos:pos+n] would give it, as the local microseconds of stamp_local_us: its
  * own stamp's, where it holds one (parse reads its whole text), else the stamp of the nearest line before it,
  * after offset `stop` (the last line read in full) and within `limit` lines, that reads to one (its first
@@ -792,17 +784,6 @@ fail:
     return result;
 }
 
-/* iso_local_us(line) -> int: iso_local_us on one line (tests compare it with TimeParser's reading). */
-static PyObject *
-lines_iso_local_us(PyObject *self, PyObject *arg)
-{
-    Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
-    long long t = iso_local_us((const unsigned char *)view.buf, view.len);
-    PyBuffer_Release(&view);
-    return PyLong_FromLongLong(t);
-}
-
 /* ---- The sparse path (issue 27): the prefilter's hits, stamps, and the fold's copies among the hits ---- */
 
 /* may_stamp(bytes) -> bool: may_hold_stamp, whether TimeParser.parse may find a stamp on this line (a
@@ -1019,9 +1000,6 @@ static PyMethodDef lines_methods[] = {
      "fold_run(buffer, pos, line_no, table, held, quiet, stop[, clock]) -> (pos, line_no, folded, held, counts, "
      "passed): "
      "the fold's dense loop over the copies it already knows and the lines it knows hold no word"},
-    {"iso_local_us", (PyCFunction)lines_iso_local_us, METH_O,
-     "iso_local_us(line) -> int: the local microseconds of the stamp TimeParser reads from a line, where the C "
-     "fold reads it without a year (-1: not such a line)"},
     {"copy_time", (PyCFunction)(void (*)(void))lines_copy_time, METH_FASTCALL,
      "copy_time(buffer, pos, end, stop, clock) -> int: the local microseconds of the time reading the copy at "
      "buffer[pos:end] would give it, as fold_run reads a timed copy's (-1: C leaves it to Python)"},

@@ -300,9 +300,9 @@ def test_hits_of_literals_a_hex_id_may_hold_are_not_taken_for_the_shapes() -> No
 
 
 try:
-    from firstfault._lines import iso_local_us
+    from firstfault._lines import stamp_local_us
 except ImportError:  # pragma: no cover - depends on the build
-    iso_local_us = None  # type: ignore[assignment]
+    stamp_local_us = None  # type: ignore[assignment]
 
 _ISO_PARTS = st.tuples(
     st.sampled_from(["2026", "1000", "1001", "8998", "8999", "0000", "2024"]), st.sampled_from(["-", "/"]),
@@ -314,13 +314,14 @@ _ISO_PARTS = st.tuples(
     st.sampled_from(["", " WARNING x", " [ 12.5] x", " [x] y", "  [  3.141] z", " " + "a" * 80 + "[1.000]"]))
 
 
-@pytest.mark.skipif(iso_local_us is None, reason="the C module is not built")
+@pytest.mark.skipif(stamp_local_us is None, reason="the C module is not built")
 @given(_ISO_PARTS, st.sampled_from(["UTC", "Europe/Berlin", "America/New_York"]))
 @settings(max_examples=600, deadline=None)
 def test_a_stamp_the_c_fold_reads_is_the_one_the_time_parser_reads(parts: tuple[str, ...], zone: str) -> None:
-    """Where _lines.iso_local_us reads a line's leading stamp (the stamp a timed copy's walk back stops at, in the
-    fold's C loop), TimeParser.parse reads that very local time from the line, with no uptime; and the fold's
-    floor, in the same count, is not later than it exactly when the parsed time is not earlier than the floor's."""
+    """Where _lines.stamp_local_us (no year's context) reads a line's leading stamp (the stamp a timed copy's walk
+    back stops at, in the fold's C loop), TimeParser.parse reads that very local time from the line, with no
+    uptime; and the fold's floor, in the same count, is not later than it exactly when the parsed time is not
+    earlier than the floor's."""
     from zoneinfo import ZoneInfo
 
     from firstfault.timeparse import TimeParser
@@ -329,7 +330,7 @@ def test_a_stamp_the_c_fold_reads_is_the_one_the_time_parser_reads(parts: tuple[
     line = f"{y}-{mo}{sep}{d}{tsep}{h}:{mi}:{sec}{frac}{zone_text}{rest}".replace("-" + mo + "/", "/" + mo + "/")
     tz = ZoneInfo(zone)
     tp = TimeParser(tz, datetime(2026, 11, 2, tzinfo=UTC), datetime(2026, 11, 3, tzinfo=UTC))
-    got = iso_local_us(line.encode())
+    got = stamp_local_us(line.encode(), None)
     if got < 0:
         return  # Python reads it (allowed: C is a shortcut)
     stamp = tp.parse(line)
@@ -346,10 +347,6 @@ def test_a_stamp_the_c_fold_reads_is_the_one_the_time_parser_reads(parts: tuple[
             assert (got >= f) == (stamp.wall >= t), (line, t)
 
 
-try:
-    from firstfault._lines import stamp_local_us
-except ImportError:  # pragma: no cover - depends on the build
-    stamp_local_us = None  # type: ignore[assignment]
 
 # Pieces of stamps and of what stands around them (prefixes, layers, zones, uptimes, separators Python's str
 # patterns read as white space, a carriage return, the banner, a tqdm rate, bytes over 0x7f), joined at random:
