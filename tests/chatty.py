@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 T0 = datetime(2026, 11, 2, 10, 0, 0, tzinfo=UTC)
 
@@ -463,3 +465,18 @@ def repeated_traceback(root: Path, copies: int = 400) -> Chatty:
     (out / "app").mkdir()
     (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return Chatty(out, {"min_folded": 0})
+
+
+def count_in(mp: Any, module: Any, name: str, tally: Callable[[Any], int]) -> list[int]:
+    """Wrap `module.name` (a C loop of the fold: `_fold_run`, `_fold_hits`, `_copy_time`) with `mp` (a
+    MonkeyPatch) so that each call adds tally(its result) to the one-item list returned: how much it did, so that
+    a test comparing bytes can also show the C path was taken."""
+    real, done = getattr(module, name), [0]
+
+    def wrapped(*args: Any) -> Any:
+        out = real(*args)
+        done[0] += tally(out)
+        return out
+
+    mp.setattr(module, name, wrapped)
+    return done

@@ -210,14 +210,8 @@ def test_the_dense_loop_in_c_and_in_python_gets_the_verdict_of_reading_every_lin
     monkeypatch.setattr(scan, "CHUNK", 4096)
     with memo.fastpath(False):
         every = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
-    run, in_c = scan._fold_run, [0]
-    if run is not None:
-        def counting(*args: object) -> object:
-            out = run(*args)  # type: ignore[arg-type]
-            in_c[0] += out[2]
-            return out
-
-        monkeypatch.setattr(scan, "_fold_run", counting)
+    if scan._fold_run is not None:
+        in_c = chatty.count_in(monkeypatch, scan, "_fold_run", lambda out: out[2])
         with memo.fastpath(True):
             assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
         # Every copy of these is read (a count of 0, bad UTF-8, a traceback's lines); the corpus-made files' copies
@@ -225,14 +219,9 @@ def test_the_dense_loop_in_c_and_in_python_gets_the_verdict_of_reading_every_lin
         if build is not None and build not in (chatty.count_of_zero, chatty.not_utf8, chatty.repeated_traceback):
             assert in_c[0] > 0, "no copy folded in C: the comparison would prove nothing"
     monkeypatch.setattr(scan, "_fold_run", None)
-    timed, read_in_c = scan._copy_time, [0]
+    timed = scan._copy_time
     if timed is not None:
-        def counting_time(*args: object) -> int:
-            t = timed(*args)  # type: ignore[arg-type]
-            read_in_c[0] += t >= 0
-            return t
-
-        monkeypatch.setattr(scan, "_copy_time", counting_time)
+        read_in_c = chatty.count_in(monkeypatch, scan, "_copy_time", lambda t: int(t >= 0))
     with memo.fastpath(True):
         assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
     if timed is not None and build is chatty.unstamped_warning_clock_steps_back:

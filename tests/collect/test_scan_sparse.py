@@ -143,14 +143,7 @@ def test_copies_among_the_hits_counted_in_c_give_the_verdict_of_reading_every_li
     case = build(tmp_path)
     with memo.fastpath(False):
         every = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
-    run, in_c = scan._fold_hits, [0]
-
-    def counting(*args: object) -> object:
-        out = run(*args)  # type: ignore[arg-type]
-        in_c[0] += out[3]
-        return out
-
-    monkeypatch.setattr(scan, "_fold_hits", counting)
+    in_c = chatty.count_in(monkeypatch, scan, "_fold_hits", lambda out: out[3])
     with memo.fastpath(True):
         assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
     if build is not chatty.count_of_zero:  # a count of 0: every copy is read
