@@ -12,7 +12,9 @@ from datetime import datetime
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import (
+    AccelMessage,
     NvrmMessage,
+    accel_table,
     nvidia_smi_field_errors,
     nvml_anchors,
     nvml_device_anchors,
@@ -521,6 +523,111 @@ class NvrmExtractor:
 
 
 # --------------------------------------------------------------------------
+# Accelerators other than NVIDIA's (catalog/accel.yaml): amdgpu, habanalabs, the Neuron runtime
+# --------------------------------------------------------------------------
+
+# The PCI address a driver's dev_* printer puts after its name (`amdgpu 0000:c1:00.0: ...`, `habanalabs 0000:19:00.0:`).
+_DEV_PCI = re.compile(r"\b(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b")
+# The RAS block an amdgpu count names: `... hardware errors detected in umc block`, `... in total in xgmi_wafl block`.
+_RAS_BLOCK = re.compile(r"\bdetected in (?:total in )?(?P<block>[a-z][a-z0-9_]*) block\b")
+_K_ACCEL = "gpu.accel.seen"  # (reason, pci) -> lineno of the last report in the stream
+
+
+@dataclass(frozen=True, slots=True)
+class AccelRead:
+    """The row of catalog/accel.yaml a line holds, its family's vendor and driver, and where the report starts."""
+
+    row: AccelMessage
+    vendor: str
+    driver: str
+    start: int  # where the report starts: the `after` word, else the text
+    at: int  # where the row's text is
+
+
+def accel_message(line: str) -> AccelRead | None:
+    """The first row of catalog/accel.yaml whose text, `after` word (before the text) and `also` words the line holds;
+    None where none does, or where a quote mark opens the `after` word (someone quoting the driver)."""
+    for vendor, driver, rows in accel_table().families:
+        for row in rows:
+            at = line.find(row.text)
+            if at < 0 or any(w not in line for w in row.also):
+                continue
+            start = at
+            if row.after is not None:
+                start = line.rfind(row.after, 0, at)
+                if start < 0:
+                    continue
+                if _quoted(line, start):
+                    return None
+            return AccelRead(row, vendor, driver, start, at)
+    return None
+
+
+def _accel_class(read: AccelRead, line: str) -> tuple[str, str | None]:
+    """The row's class, or the class of the RAS block an amdgpu count names where the table says that block is not a
+    memory's; and the block."""
+    m = _RAS_BLOCK.search(line, read.start) if read.driver == "amdgpu" else None
+    if m is None:
+        return read.row.accel_class, None
+    block = m.group("block")
+    if read.row.accel_class == "memory":
+        for b in accel_table().ras_blocks:
+            if b.block == block:
+                return b.accel_class, block
+    return read.row.accel_class, block
+
+
+class AccelExtractor:
+    """Accelerators other than NVIDIA's, in their drivers' and runtimes' own words: AMD's amdgpu (RAS errors and their
+    counts by block, GPU page faults, ring timeouts and resets, the SMU not answering, over-temperature), Intel Gaudi's
+    habanalabs (heartbeat lost, hard reset) and the AWS Neuron runtime's NRT_STATUS names. Each row of
+    catalog/accel.yaml gives the class the NVIDIA rules read (`accel_class`, the Xid classes' words), so a row lands
+    where the Xid of the same fault would."""
+
+    name = "gpu.accel"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.accel_error": frozenset({"accel_class", "block", "detail", "driver", "mnemonic", "pci", "reason",
+                                      "vendor"}),
+    }
+    sources: frozenset[str] = frozenset({"kernel", "syslog", "application"})
+    literals: tuple[str, ...] = tuple(dict.fromkeys(row.text for _v, _d, rows in accel_table().families
+                                                    for row in rows))
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        read = accel_message(line)
+        if read is None:
+            return
+        cls, block = _accel_class(read, line)
+        if cls == "informational":
+            ctx.claimed = True  # a recovery that worked, a notice, an all-clear: understood, and nothing
+            return
+        m = _DEV_PCI.search(line, 0, read.at) if read.row.after is not None else None
+        pci = _pci(m.group("pci")) if m else None
+        # A driver repeats one report (a ratelimited SMU complaint, a page fault's retries): the first in a run of
+        # lines is the report.
+        seen = _recent(ctx.state, _K_ACCEL)
+        key = (read.row.reason, pci, block)
+        last = seen.get(key)
+        seen[key] = ctx.lineno
+        if last is not None and 0 <= ctx.lineno - last <= _COMPANION_LINES:
+            ctx.claimed = True
+            return
+        fields: dict[str, FieldValue] = {
+            "vendor": read.vendor,
+            "driver": read.driver,
+            "accel_class": cls,
+            "reason": read.row.reason,
+            "mnemonic": read.row.reason.upper(),  # what the NVIDIA rules' templates name an Xid's fault by
+            "detail": _clip(line[read.start:]),
+            "pci": pci,
+        }
+        if block is not None:
+            fields["block"] = block
+        yield Draft(kind="gpu.accel_error", fields=fields, device=_device(pci))
+
+
+# --------------------------------------------------------------------------
 # NVML / nvidia-smi / container runtime: the GPUs as user space sees them
 # --------------------------------------------------------------------------
 
@@ -635,4 +742,5 @@ EXTRACTORS: tuple[LineExtractor, ...] = (
     FabricManagerExtractor(),
     NvrmExtractor(),
     NvmlErrorExtractor(),
+    AccelExtractor(),
 )
