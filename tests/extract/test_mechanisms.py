@@ -647,8 +647,15 @@ def test_interleaved_ray_worker_tracebacks_stay_apart() -> None:
         ("write /var/lib/docker/overlay2/abc/diff/ckpt.pt: no space left on device", ("storage.error", "ENOSPC")),
         ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: disk quota exceeded [Op:SaveV2]",
          ("storage.error", "EDQUOT")),
-        # ... but not a remark, not /dev/shm (the workload's), not NCCL's own shm report
+        # a C program's call that `failed` and then its strerror, no colon: mdtest's warning as IO500 ran out of
+        # disk (IO500/io500#63), and `failed with` (constructed; the idiom of C programs that print strerror after
+        # their own words, as in `mount("selinuxfs") failed No such file or directory`)
+        ("WARNING: write(20, 0x25385000, 3901) failed No space left on device", ("storage.error", "ENOSPC")),
+        ("fallocate(/scratch/ckpt/step_900.pt) failed with Disk quota exceeded", ("storage.error", "EDQUOT")),
+        # ... but not a remark, not /dev/shm (the workload's), not NCCL's own shm report, not a failure the
+        # program retries (constructed: the strerror is not the line's end)
         ("INFO: checking for the message No space left on device in logs", None),
+        ("upload failed with No space left on device, retrying in 5 s", None),
         ("error: cannot write /dev/shm/torch_123: No space left on device", None),
         ("node-1:100:200 [0] NCCL WARN Call to posix_fallocate failed : No space left on device",
          ("app.exception", "ENOSPC")),

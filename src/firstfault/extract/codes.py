@@ -159,11 +159,12 @@ def storage_strerror_rx() -> re.Pattern[str]:
     """A program's own error report ending in a storage errno's strerror: `tee: out.log: No space left on device`,
     `cp: error writing 'ckpt.pt': Disk quota exceeded`, `write /var/lib/...: no space left on device`. The strerror
     may follow the errno's number (`open64(...) failed, errno 28, No space left on device`, IOR's and mdtest's
-    form) and be followed by the number (`(28)`, Rust's `(os error 28)`) or the C source line that reported it
-    (`(aiori-POSIX.c:413)`)."""
+    form) or a call's `failed` with no colon (`write(20, 0x25385000, 3901) failed No space left on device`,
+    `mmap failed with Disk quota exceeded`: C programs that print strerror after their own words) and be followed
+    by the number (`(28)`, Rust's `(os error 28)`) or the C source line that reported it (`(aiori-POSIX.c:413)`)."""
     alternation = re.alternation(t.lower() for t, name in _strerror_table().items() if name in storage_errnos())
     # Possessive after the text: each run of blanks is read once (three `\s*` in a row over one run were cubic).
-    return re.compile(r"(?::|\berrno \d+,)\s+(?P<text>" + alternation + r")\s*+[.)\]'\"]*+"
+    return re.compile(r"(?::|\berrno \d+,|\bfailed(?: with)?)\s+(?P<text>" + alternation + r")\s*+[.)\]'\"]*+"
                       r"(?:\s*+\((?:os error |errno )?\d++\)|\s*+\([\w.\-]+\.(?:c|cc|cpp|h):\d+\))?"
                       r"(?:\s*+\[[^\]]*+\])?\s*+$", re.IGNORECASE)
 
