@@ -74,8 +74,11 @@ def test_every_family_loads_with_its_vendor_and_each_row_cites_its_source() -> N
     # the XGMI link layer's uncorrectable errors are the GPU-to-GPU interconnect's (amdgpu_ras_blocks)
     ("amdgpu 0000:c1:00.0: amdgpu: socket: 0, die: 1, 3 new uncorrectable hardware errors detected in xgmi_wafl block",
      ("link", "ras_uncorrectable")),
-    # gmc_v9_0.c's format (the brief's line; the same as older releases' `..., for process python pid 1 ...`)
-    ("amdgpu 0000:c1:00.0: amdgpu: [mmhub] page fault (src_id:0 ring:0 vmid:8 pasid:32772)", ("app", "vm_fault")),
+    # ROCm/legacy-rocm-build#5890 (PyTorch on gfx1151), and #2205's older form with the process on the line
+    ("[ 5071.443221] amdgpu 0000:c2:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:153 vmid:8 pasid:32772)",
+     ("app", "vm_fault")),
+    ("[  196.550067] amdgpu 0000:c3:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:24 vmid:12 pasid:32773, for "
+     "process rocm-bandwidth- pid 8285 thread rocm-bandwidth- pid 8285)", ("app", "vm_fault")),
     # amdgpu_job.c's format, under the DRM error prefix of older kernels
     ("[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, signaled seq=1234, emitted seq=1236",
      ("firmware", "ring_timeout")),
@@ -115,6 +118,20 @@ def test_amdgpu_informational_lines_are_understood_and_give_nothing(line: str) -
     assert claimed(line)
 
 
+def test_a_page_faults_report_lines_are_one_report() -> None:
+    # ROCm/legacy-rocm-build#5890: the fault, then the lines that go on with it
+    lines = [
+        "[ 5071.443221] amdgpu 0000:c2:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:153 vmid:8 pasid:32772)",
+        "[ 5071.443237] amdgpu 0000:c2:00.0: amdgpu:   in page starting at address 0x00007ad8780fe000 from client 10",
+        "[ 5071.443239] amdgpu 0000:c2:00.0: amdgpu: GCVM_L2_PROTECTION_FAULT_STATUS:0x00800932",
+        "[ 5071.443240] amdgpu 0000:c2:00.0: amdgpu: \t Faulty UTCL2 client ID: CPF (0x4)",
+        "[ 5071.443243] amdgpu 0000:c2:00.0: amdgpu: \t WALKER_ERROR: 0x1",
+        "[ 5071.443245] amdgpu 0000:c2:00.0: amdgpu: \t MAPPING_ERROR: 0x1",
+    ]
+    assert accel(feed(lines)) == [("app", "vm_fault")]
+    assert all(claimed(line) for line in lines[1:])
+
+
 def test_corrected_counts_are_informational_and_name_no_cause_even_on_xgmi() -> None:
     assert accel(feed([XGMI_CE_4021])) == [("memory_info", "ras_correctable")]
 
@@ -132,8 +149,8 @@ def test_a_driver_repeating_one_report_is_one_event() -> None:
 
 
 def test_the_rocm_runtimes_words_in_the_processs_output() -> None:
-    # a memory access fault: the format of ROCR's queue error callback (posted verbatim in ROCm issue threads)
-    fault = ("Memory access fault by GPU node-2 (Agent handle: 0x55ac14d27600) on address 0x7f9587e00000. Reason: "
+    # ROCm/legacy-rocm-build#2804 (its title)
+    fault = ("Memory access fault by GPU node-2 (Agent handle: 0x5640a8bb1980) on address 0x7feea09c5000. Reason: "
              "Page not present or supervisor privilege.")
     assert accel(feed([fault], "application")) == [("app", "memory_access_fault")]
     assert accel(feed([HSA_HANG_4021], "application")) == [("firmware", "gpu_hang")]
@@ -165,8 +182,25 @@ def test_habanalabs_heartbeat_and_reset() -> None:
     assert e.fields["vendor"] == "intel" and e.device == "pci:0000:19:00"
 
 
-def test_a_habanalabs_informational_line_gives_nothing() -> None:
-    line = "habanalabs hl0: Successfully added device 0000:19:00.0 to habanalabs driver"
+def test_habanalabs_device_that_would_not_start() -> None:
+    # HabanaAI/Setup_and_Install#1: the device CPU not answering at start-up, then the device left out
+    lines = [
+        "[   72.993087] habanalabs hl2: Failed to communicate with Device CPU (CPU-CP timeout)",
+        "[   72.993088] habanalabs hl2: failed to initialize CPU H/W queues -5",
+        "[   72.993204] habanalabs hl2: failed to initialize the H/W",
+        "[   72.993269] habanalabs 0000:1a:00.0: Failed to initialize hl2. Device is NOT usable !",
+    ]
+    assert accel(feed(lines)) == [("firmware", "cpu_timeout"), ("firmware", "init_failed")]
+    assert claimed(lines[1]) and claimed(lines[2])
+
+
+@pytest.mark.parametrize("line", [
+    # HabanaAI/Setup_and_Install#1 (the devices that came up)
+    "[   43.051361] habanalabs hl1: Successfully loaded firmware to device",
+    # drivers/accel/habanalabs/common/device.c hl_device_init's last word
+    "habanalabs hl0: Successfully added device 0000:19:00.0 to habanalabs driver",
+])
+def test_a_habanalabs_informational_line_gives_nothing(line: str) -> None:
     assert accel(feed([line])) == [] and claimed(line)
 
 
@@ -185,8 +219,22 @@ def test_neuron_statuses(name: str, expected: tuple[str, str]) -> None:
     assert accel(feed([line], "application")) == [expected]
 
 
-def test_a_neuron_status_of_no_device_fault_is_no_row() -> None:
-    assert accel(feed(["RuntimeError: nrt_execute failed with status NRT_TIMEOUT"], "application")) == []
+def test_a_neuron_status_by_its_number_after_the_call() -> None:
+    # the runtime's form after the call that failed (aws-neuron/aws-neuron-sdk#351 posts it with 1004); 1201 is
+    # NRT_EXEC_HW_ERR_HBM_UE in nrt_status.h
+    line = ('Internal: tensorflow/neuron/runtime/direct/adaptor.cc:446:Execute failed: nrt_execute: status=1201, '
+            'error message="HBM uncorrectable error".')
+    assert accel(feed([line], "application")) == [("memory", "hbm_ue")]
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: nrt_execute failed with status NRT_TIMEOUT",
+    # aws-neuron/aws-neuron-sdk#351: 1004, NRT_EXEC_COMPLETED_WITH_ERR, names no device fault
+    'Internal: tensorflow/neuron/runtime/direct/adaptor.cc:446:Execute failed: nrt_execute: status=1004, error '
+    'message="Execution was completed with other errors".',
+])
+def test_a_neuron_status_of_no_device_fault_is_no_row(line: str) -> None:
+    assert accel(feed([line], "application")) == []
 
 
 # ---------------------------------------------------------------- through the engine
@@ -248,3 +296,22 @@ def test_a_neuron_hbm_error_in_a_ranks_output_is_the_memory(make_bundle: BundleM
     v = Analyzer().analyze_path(str(make_bundle(files)))
     assert v.root_cause is not None and v.root_cause.category == "gpu.memory"
     assert v.root_cause.nodes == ["node-03"]
+
+
+# ---------------------------------------------------------------- RCCL speaks NCCL's words
+
+
+def test_rccl_warn_lines_are_read_by_the_nccl_reader_with_their_hipified_paths() -> None:
+    # ROCm/rccl#908: RCCL prints NCCL's WARN lines, its source files under a hipify/ build tree
+    lines = [
+        "sharbox-ultra:204802:204836 [1] /home/elias/rccl/build/release/hipify/src/transport/p2p.cc:220 NCCL WARN "
+        "hipIpcGetMemHandle failed : invalid argument",
+        "sharbox-ultra:204802:204835 [1] /home/elias/rccl/build/release/hipify/src/misc/socket.cc:57 NCCL WARN "
+        "socketProgress: Connection closed by remote peer sharbox-ultra<48295>",
+    ]
+    events = feed(lines, "application")
+    assert [e.kind for e in events][:1] == ["nccl.error"]
+    assert events[0].fields["transport"] == "p2p"
+    assert all(e.kind.startswith("nccl.") for e in events)
+    # the banner names no fault
+    assert feed(["RCCL version 2.18.3+hip5.5 develop:6ecf771+"], "application") == []

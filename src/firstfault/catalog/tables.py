@@ -1,6 +1,6 @@
 """The vendor tables shipped beside the rules: NVIDIA Xids, NVSwitch SXids, CUDA errors, NCCL results, the GPU
-platform from user space, other vendors' accelerators, the transports' statuses, exception classes, status words, errno and object-store
-codes, the schedulers' reasons, and the lines that say how a run ended.
+platform from user space, other vendors' accelerators, the transports' statuses, exception classes, status words,
+errno and object-store codes, the schedulers' reasons, and the lines that say how a run ended.
 
 The data lives in `xid.yaml` / `sxid.yaml` / `cuda.yaml` / `platform.yaml` / `accel.yaml` / `transport.yaml` /
 `exceptions.yaml` / `scheduler.yaml` / `ends.yaml` (vendor knowledge is data, not code branches); this module
@@ -331,6 +331,7 @@ class AccelMessage(_Row, frozen=True):
     printed_by: Annotated[str, Meta(min_length=8)]  # the vendor's source file or document that prints it
     after: str | None = None  # a word that must stand before `text` (the driver's name as its printer puts it)
     also: tuple[Text, ...] = ()  # words the line must hold as well
+    code: Annotated[int, Meta(gt=0)] | None = None  # the status's number, where the runtime prints one
 
 
 class AccelBlock(_Row, frozen=True):

@@ -530,6 +530,10 @@ class NvrmExtractor:
 _DEV_PCI = re.compile(r"\b(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b")
 # The RAS block an amdgpu count names: `... hardware errors detected in umc block`, `... in total in xgmi_wafl block`.
 _RAS_BLOCK = re.compile(r"\bdetected in (?:total in )?(?P<block>[a-z][a-z0-9_]*) block\b")
+# The Neuron runtime's status after the call that failed: `nrt_execute: status=1201, error message="..."`,
+# `nrt_load status=1` (aws-neuron/aws-neuron-sdk#351, #779).
+_NRT_CALL = ("nrt_execute: status=", "nrt_execute status=", "nrt_load: status=", "nrt_load status=")
+_NRT_STATUS = re.compile(r"\bnrt_(?:execute|load):? status=(?P<code>\d{1,5})\b")
 _K_ACCEL = "gpu.accel.seen"  # (reason, pci) -> lineno of the last report in the stream
 
 
@@ -560,6 +564,12 @@ def accel_message(line: str) -> AccelRead | None:
                 if _quoted(line, start):
                     return None
             return AccelRead(row, vendor, driver, start, at)
+    if any(w in line for w in _NRT_CALL) and (m := _NRT_STATUS.search(line)) is not None:
+        code = int(m.group("code"))
+        for vendor, driver, rows in accel_table().families:
+            for row in rows:
+                if row.code == code:
+                    return AccelRead(row, vendor, driver, m.start(), m.start())
     return None
 
 
@@ -591,8 +601,8 @@ class AccelExtractor:
                                       "vendor"}),
     }
     sources: frozenset[str] = frozenset({"kernel", "syslog", "application"})
-    literals: tuple[str, ...] = tuple(dict.fromkeys(row.text for _v, _d, rows in accel_table().families
-                                                    for row in rows))
+    literals: tuple[str, ...] = (*dict.fromkeys(row.text for _v, _d, rows in accel_table().families for row in rows),
+                                 *_NRT_CALL)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         read = accel_message(line)
