@@ -268,6 +268,30 @@ def test_a_ras_error_on_one_node_is_the_cause_and_the_collective_errors_its_symp
     assert cats["nccl.timeout"].explained_by == "gpu.memory"
     # the reset the driver did for that error is its consequence, not a second cause
     assert all(c.category != "gpu.firmware" for c in v.secondary_causes)
+    assert cats["gpu.xid.sympathetic"].explained_by == "gpu.memory"
+
+
+def test_a_reset_after_an_error_on_the_same_device_names_that_error_as_its_cause() -> None:
+    lines = [
+        "amdgpu 0000:c1:00.0: amdgpu: [mmhub] page fault (src_id:0 ring:0 vmid:8 pasid:32772)",
+        "amdgpu 0000:c1:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=1234, emitted seq=1236",
+        "amdgpu 0000:c1:00.0: amdgpu: GPU reset begin!",
+        # near miss: another GPU's reset is not this fault's consequence
+        "amdgpu 0000:c2:00.0: amdgpu: GPU reset begin!",
+    ]
+    events = [e for e in feed(lines) if e.kind == "gpu.accel_error"]
+    assert [e.fields.get("cause_class") for e in events] == [None, "app", "app", None]
+    # near miss: a corrected count is no reset's cause
+    events = feed([XGMI_CE_4021.replace("9d:00.0", "dd:00.0"), RESET_4021])
+    assert [e.fields.get("cause_class") for e in events] == [None, None]
+
+
+def test_a_page_fault_then_the_reset_is_the_workloads_illegal_access(make_bundle: BundleMaker) -> None:
+    kern = _kern("node-02", ["amdgpu 0000:c1:00.0: amdgpu: [mmhub] page fault (src_id:0 ring:0 vmid:8 pasid:32772)",
+                             "amdgpu 0000:c1:00.0: amdgpu: GPU reset begin!"])
+    v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": kern, **_ranks()})))
+    assert v.root_cause is not None and v.root_cause.category == "app.illegal_access"
+    assert not v.candidates and all(c.category != "gpu.firmware" for c in v.secondary_causes)
 
 
 def test_a_hang_and_a_reset_with_no_other_cause_are_the_firmware(make_bundle: BundleMaker) -> None:

@@ -332,6 +332,9 @@ class AccelMessage(_Row, frozen=True):
     after: str | None = None  # a word that must stand before `text` (the driver's name as its printer puts it)
     also: tuple[Text, ...] = ()  # words the line must hold as well
     code: Annotated[int, Meta(gt=0)] | None = None  # the status's number, where the runtime prints one
+    # What the driver does about an error it reported just before on the same device (a reset, a ring it gave up
+    # on): that error names the cause, this row is its consequence (`cause_class` on the event), as Xid 43/45 are.
+    follows: bool = False
 
 
 class AccelBlock(_Row, frozen=True):

@@ -534,7 +534,17 @@ _RAS_BLOCK = re.compile(r"\bdetected in (?:total in )?(?P<block>[a-z][a-z0-9_]*)
 # `nrt_load status=1` (aws-neuron/aws-neuron-sdk#351, #779).
 _NRT_CALL = ("nrt_execute: status=", "nrt_execute status=", "nrt_load: status=", "nrt_load status=")
 _NRT_STATUS = re.compile(r"\bnrt_(?:execute|load):? status=(?P<code>\d{1,5})\b")
-_K_ACCEL = "gpu.accel.seen"  # (reason, pci) -> lineno of the last report in the stream
+_K_ACCEL = "gpu.accel.seen"  # (reason, pci, block) -> lineno of the last report in the stream
+_K_ACCEL_ERR = "gpu.accel.errors"  # pci -> _AccelError: the last error of a row that is no consequence, per device
+
+
+@dataclass(frozen=True, slots=True)
+class _AccelError:
+    """An accelerator error a later reset may be the consequence of: its class, line and time."""
+
+    cls: str
+    lineno: int
+    time: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -597,8 +607,8 @@ class AccelExtractor:
     name = "gpu.accel"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "gpu.accel_error": frozenset({"accel_class", "block", "detail", "driver", "mnemonic", "pci", "reason",
-                                      "vendor"}),
+        "gpu.accel_error": frozenset({"accel_class", "block", "cause_class", "detail", "driver", "mnemonic", "pci",
+                                      "reason", "vendor"}),
     }
     sources: frozenset[str] = frozenset({"kernel", "syslog", "application"})
     literals: tuple[str, ...] = (*dict.fromkeys(row.text for _v, _d, rows in accel_table().families for row in rows),
@@ -634,7 +644,30 @@ class AccelExtractor:
         }
         if block is not None:
             fields["block"] = block
+        _accel_cause(fields, read.row.follows, pci, ctx)
         yield Draft(kind="gpu.accel_error", fields=fields, device=_device(pci))
+
+
+def _accel_cause(fields: dict[str, FieldValue], follows: bool, pci: str | None, ctx: LineContext) -> None:
+    """A reset the driver does after an error it reported on the same device (a RAS error, a page fault) is that
+    error's consequence: `cause_class` names the error's class, as Xid 43 and 45 name theirs. An error of a row that
+    is no consequence is remembered for the device (or for the stream, where the line names none)."""
+    table = ctx.state.get(_K_ACCEL_ERR)
+    if not isinstance(table, dict):
+        table = {}
+        ctx.state[_K_ACCEL_ERR] = table
+    if not follows:
+        if fields["accel_class"] != "memory_info":  # a corrected error is no reset's cause
+            table[pci] = _AccelError(str(fields["accel_class"]), ctx.lineno, ctx.time)
+        return
+    prev = table.get(pci) if pci is not None and pci in table else table.get(None)
+    if prev is None and pci is None and table:
+        prev = max(table.values(), key=lambda e: e.lineno if isinstance(e, _AccelError) else -1)
+    if not isinstance(prev, _AccelError) or not 0 <= ctx.lineno - prev.lineno <= _SAME_LINK_LINES:
+        return
+    if prev.time is not None and ctx.time is not None and (ctx.time - prev.time).total_seconds() > _SAME_LINK_SECONDS:
+        return
+    fields["cause_class"] = prev.cls
 
 
 # --------------------------------------------------------------------------
