@@ -303,6 +303,30 @@ def test_a_hang_and_a_reset_with_no_other_cause_are_the_firmware(make_bundle: Bu
     assert "amdgpu" in v.root_cause.summary
 
 
+def test_firmware_that_stopped_answering_then_the_device_left_the_bus(make_bundle: BundleMaker) -> None:
+    # ROCm/ROCm#6017 (4 x W7900 serving models): the MES firmware stopped answering, the driver reset the GPU, the
+    # GPU was gone from the bus; one node, one device, hardware
+    kern = "".join(f"Mar 03 14:14:04 node-02 kernel: amdgpu 0000:83:00.0: amdgpu: {t}\n" for t in [
+        "MES failed to respond to msg=REMOVE_QUEUE",
+        "failed to remove hardware queue from MES, doorbell=0x1806",
+        "MES might be in unrecoverable state, issue a GPU reset",
+        "Failed to evict queue 18",
+        "GPU reset begin!. Source:  3",
+        "Failed to evict process queues",
+        "device lost from bus!",
+        "GPU reset end with ret = -19",
+    ])
+    events = [e for e in feed(kern.splitlines()) if e.kind == "gpu.accel_error"]
+    assert [(e.fields["reason"], e.fields.get("cause_class")) for e in events] == [
+        ("mes_hang", None), ("gpu_reset", "firmware"), ("lost_from_bus", None)]
+    wl = copy.deepcopy(WORKLOAD)
+    wl["workload"]["window"] = {"start": "2026-03-03T14:00:00Z", "end": "2026-03-03T15:00:00Z"}
+    v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": kern}, wl)))
+    assert v.attributed_domain == "hardware"
+    assert v.root_cause is not None and v.root_cause.nodes == ["node-02"]
+    assert v.root_cause.category in ("gpu.firmware", "gpu.fallen_off_bus")
+
+
 def test_near_miss_a_recovered_hang_in_a_job_that_went_on(make_bundle: BundleMaker) -> None:
     wl = copy.deepcopy(WORKLOAD)
     wl["workload"]["terminal_state"] = "COMPLETED"
