@@ -523,7 +523,7 @@ class NvrmExtractor:
 
 
 # --------------------------------------------------------------------------
-# Accelerators other than NVIDIA's (catalog/accel.yaml): amdgpu, habanalabs, the Neuron runtime
+# Accelerators other than NVIDIA's (catalog/accel.yaml): amdgpu, the ROCm runtime, habanalabs, the Neuron runtime
 # --------------------------------------------------------------------------
 
 # The PCI address a driver's dev_* printer puts after its name (`amdgpu 0000:c1:00.0: ...`, `habanalabs 0000:19:00.0:`).
@@ -599,10 +599,12 @@ def _accel_class(read: AccelRead, line: str) -> tuple[str, str | None]:
 
 class AccelExtractor:
     """Accelerators other than NVIDIA's, in their drivers' and runtimes' own words: AMD's amdgpu (RAS errors and their
-    counts by block, GPU page faults, ring timeouts and resets, the SMU not answering, over-temperature), Intel Gaudi's
-    habanalabs (heartbeat lost, hard reset) and the AWS Neuron runtime's NRT_STATUS names. Each row of
-    catalog/accel.yaml gives the class the NVIDIA rules read (`accel_class`, the Xid classes' words), so a row lands
-    where the Xid of the same fault would."""
+    counts by block, GPU page faults, ring timeouts and resets, the SMU or MES firmware not answering, the device lost
+    from the bus, over-temperature) and the ROCm runtime under HIP (memory access faults, GPU hangs), Intel Gaudi's
+    habanalabs (heartbeat lost, a device that would not start, hard reset) and the AWS Neuron runtime's NRT_STATUS, by
+    name or by number. Each row of catalog/accel.yaml gives the class the NVIDIA rules read (`accel_class`, the Xid
+    classes' words), so a row lands where the Xid of the same fault would; a reset after an error of the same device
+    is that error's consequence (`cause_class`)."""
 
     name = "gpu.accel"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
