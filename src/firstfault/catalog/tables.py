@@ -1,8 +1,8 @@
 """The vendor tables shipped beside the rules: NVIDIA Xids, NVSwitch SXids, CUDA errors, NCCL results, the GPU
-platform from user space, the transports' statuses, exception classes, status words, errno and object-store
-codes, the schedulers' reasons, and the lines that say how a run ended.
+platform from user space, other vendors' accelerators, the transports' statuses, exception classes, status words,
+errno and object-store codes, the schedulers' reasons, and the lines that say how a run ended.
 
-The data lives in `xid.yaml` / `sxid.yaml` / `cuda.yaml` / `platform.yaml` / `transport.yaml` /
+The data lives in `xid.yaml` / `sxid.yaml` / `cuda.yaml` / `platform.yaml` / `accel.yaml` / `transport.yaml` /
 `exceptions.yaml` / `scheduler.yaml` / `ends.yaml` (vendor knowledge is data, not code branches); this module
 only reads and validates it, once, on first use. The rows are the records below, each declared once with its constraints
 (records.py validates a row of the YAML into one, on a miss of the on-disk cache; the cache gives them back).
@@ -22,6 +22,7 @@ from msgspec import Meta
 
 from firstfault import records
 from firstfault.catalog.vocab import (
+    AccelClass,
     AsyncMeans,
     CatalogTableError,
     CompletionStack,
@@ -318,6 +319,63 @@ class NvrmMessage(_Row, frozen=True):
 def nvrm_messages() -> tuple[NvrmMessage, ...]:
     """The NVIDIA kernel driver's messages without an Xid, in the table's order (catalog/platform.yaml)."""
     return _unique("platform.yaml", "nvrm_messages", NvrmMessage, "text")
+
+
+# Accelerators other than NVIDIA's (catalog/accel.yaml)
+class AccelMessage(_Row, frozen=True):
+    """A message of another vendor's accelerator driver or runtime, and the Xid-like class it stands for."""
+
+    text: Annotated[str, Meta(min_length=6)]  # the anchor: a prefilter literal, case as printed
+    accel_class: AccelClass = records.field(name="class")
+    reason: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]  # the event's `reason`: the row's own name
+    printed_by: Annotated[str, Meta(min_length=8)]  # the vendor's source file or document that prints it
+    after: str | None = None  # a word that must stand before `text` (the driver's name as its printer puts it)
+    also: tuple[Text, ...] = ()  # words the line must hold as well
+    code: Annotated[int, Meta(gt=0)] | None = None  # the status's number, where the runtime prints one
+    # What the driver does about an error it reported just before on the same device (a reset, a ring it gave up
+    # on): that error names the cause, this row is its consequence (`cause_class` on the event), as Xid 43/45 are.
+    follows: bool = False
+
+
+class AccelBlock(_Row, frozen=True):
+    """A RAS block amdgpu names in its counts whose errors are not a memory's."""
+
+    block: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]
+    accel_class: AccelClass = records.field(name="class")
+
+
+class AccelTable(NamedTuple):
+    """catalog/accel.yaml: one table per vendor family, each with its vendor and the driver it names."""
+
+    families: tuple[tuple[str, str, tuple[AccelMessage, ...]], ...]  # (vendor, driver, rows) in the file's order
+    ras_blocks: tuple[AccelBlock, ...]
+
+
+# The families of catalog/accel.yaml: its key, the vendor and the driver or runtime that prints the rows.
+_ACCEL_FAMILIES: tuple[tuple[str, str, str], ...] = (
+    ("amdgpu_messages", "amd", "amdgpu"),
+    ("hsa_runtime_messages", "amd", "rocr"),
+    ("habanalabs_messages", "intel", "habanalabs"),
+    ("neuron_statuses", "aws", "neuron"),
+)
+
+
+@lru_cache(maxsize=1)
+@_kept("accel.yaml")
+def accel_table() -> AccelTable:
+    """Other vendors' accelerator messages, one table per family, in the file's order (catalog/accel.yaml)."""
+    families = []
+    for key, vendor, driver in _ACCEL_FAMILIES:
+        rows: list[AccelMessage] = []
+        seen: set[tuple[str, tuple[str, ...]]] = set()
+        for where, item in _rows("accel.yaml", key, AccelMessage):
+            if (item.text, item.also) in seen:
+                raise CatalogTableError(f"{where}: duplicate text {item.text!r}")
+            seen.add((item.text, item.also))
+            rows.append(item)
+        families.append((vendor, driver, tuple(rows)))
+    blocks = _unique("accel.yaml", "amdgpu_ras_blocks", AccelBlock, "block")
+    return AccelTable(tuple(families), blocks)
 
 
 def _strings(name: str, key: str) -> tuple[str, ...]:

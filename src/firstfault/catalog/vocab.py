@@ -40,6 +40,11 @@ NvrmEvent = Literal["reset_required", "nvml_error", "none"]
 NvrmResetReason = Literal["reset_required", "init_failed", "firmware_hung"]
 NvrmNoneReason = Literal["banner", "companion"]
 HostSeverity = Literal["uncorrected", "corrected", "informational"]
+# What a message of an accelerator other than NVIDIA's is (catalog/accel.yaml): the Xid classes' words that apply,
+# `link` for the GPU-to-GPU interconnect (AMD's XGMI) and `thermal`.
+AccelClass = Literal["memory", "memory_info", "link", "fallen_off_bus", "firmware", "pcie", "thermal", "app", "other",
+                     "informational"]
+AccelVendor = Literal["amd", "intel", "aws"]
 IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
 
 # The transports' statuses and events (catalog/transport.yaml)

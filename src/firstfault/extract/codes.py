@@ -227,6 +227,10 @@ CUDA_ANCHORS: Final = (
     "CUDA runtime error",
     # PyTorch's check of the driver's CUDA version (cuda.yaml, 35's alias).
     "The NVIDIA driver on your system is too old",
+    # HIP (ROCm) mirrors the CUDA runtime: hipError_t keeps cudaError_t's numbers and hipGetErrorString its messages
+    # (ROCm/HIP include/hip/hip_runtime_api.h), and PyTorch on ROCm prints `HIP error: an illegal memory access was
+    # encountered` where a CUDA build prints `CUDA error: ...`: the same table reads it.
+    "HIP error", "hipError",
 )
 # A CUDA API call reporting its own failure (`call to cuMemAlloc returned error 2`): `returned error` is an
 # anchor only after the call's name; other programs say it too (the Azure SDK for Go's `storage: service
@@ -359,6 +363,7 @@ ACCEL_OOM_PHRASES: Final = (
     "CUFFT_ALLOC_FAILED",
     "CUDA out of memory",
     "HIP out of memory",
+    "hipErrorOutOfMemory",
     "CUDA error: out of memory",
     "CUDA_ERROR_OUT_OF_MEMORY",
     "cudaErrorMemoryAllocation",

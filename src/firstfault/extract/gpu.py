@@ -12,7 +12,9 @@ from datetime import datetime
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import (
+    AccelMessage,
     NvrmMessage,
+    accel_table,
     nvidia_smi_field_errors,
     nvml_anchors,
     nvml_device_anchors,
@@ -521,6 +523,156 @@ class NvrmExtractor:
 
 
 # --------------------------------------------------------------------------
+# Accelerators other than NVIDIA's (catalog/accel.yaml): amdgpu, the ROCm runtime, habanalabs, the Neuron runtime
+# --------------------------------------------------------------------------
+
+# The PCI address a driver's dev_* printer puts after its name (`amdgpu 0000:c1:00.0: ...`, `habanalabs 0000:19:00.0:`).
+_DEV_PCI = re.compile(r"\b(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\b")
+# The RAS block an amdgpu count names: `... hardware errors detected in umc block`, `... in total in xgmi_wafl block`.
+_RAS_BLOCK = re.compile(r"\bdetected in (?:total in )?(?P<block>[a-z][a-z0-9_]*) block\b")
+# The Neuron runtime's status after the call that failed: `nrt_execute: status=1201, error message="..."`,
+# `nrt_load status=1` (aws-neuron/aws-neuron-sdk#351, #779).
+_NRT_CALL = ("nrt_execute: status=", "nrt_execute status=", "nrt_load: status=", "nrt_load status=")
+_NRT_STATUS = re.compile(r"\bnrt_(?:execute|load):? status=(?P<code>\d{1,5})\b")
+_K_ACCEL = "gpu.accel.seen"  # (reason, pci, block) -> lineno of the last report in the stream
+_K_ACCEL_ERR = "gpu.accel.errors"  # pci -> _AccelError: the last error of a row that is no consequence, per device
+
+
+@dataclass(frozen=True, slots=True)
+class _AccelError:
+    """An accelerator error a later reset may be the consequence of: its class, line and time."""
+
+    cls: str
+    lineno: int
+    time: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class AccelRead:
+    """The row of catalog/accel.yaml a line holds, its family's vendor and driver, and where the report starts."""
+
+    row: AccelMessage
+    vendor: str
+    driver: str
+    start: int  # where the report starts: the `after` word, else the text
+    at: int  # where the row's text is
+
+
+def accel_message(line: str) -> AccelRead | None:
+    """The first row of catalog/accel.yaml whose text, `after` word (before the text) and `also` words the line holds;
+    None where none does, or where a quote mark opens the `after` word (someone quoting the driver)."""
+    for vendor, driver, rows in accel_table().families:
+        for row in rows:
+            at = line.find(row.text)
+            if at < 0 or any(w not in line for w in row.also):
+                continue
+            start = at
+            if row.after is not None:
+                start = line.rfind(row.after, 0, at)
+                if start < 0:
+                    continue
+                if _quoted(line, start):
+                    return None
+            return AccelRead(row, vendor, driver, start, at)
+    if any(w in line for w in _NRT_CALL) and (m := _NRT_STATUS.search(line)) is not None:
+        code = int(m.group("code"))
+        for vendor, driver, rows in accel_table().families:
+            for row in rows:
+                if row.code == code:
+                    return AccelRead(row, vendor, driver, m.start(), m.start())
+    return None
+
+
+def _accel_class(read: AccelRead, line: str) -> tuple[str, str | None]:
+    """The row's class, or the class of the RAS block an amdgpu count names where the table says that block is not a
+    memory's; and the block."""
+    m = _RAS_BLOCK.search(line, read.start) if read.driver == "amdgpu" else None
+    if m is None:
+        return read.row.accel_class, None
+    block = m.group("block")
+    if read.row.accel_class == "memory":
+        for b in accel_table().ras_blocks:
+            if b.block == block:
+                return b.accel_class, block
+    return read.row.accel_class, block
+
+
+class AccelExtractor:
+    """Accelerators other than NVIDIA's, in their drivers' and runtimes' own words: AMD's amdgpu (RAS errors and their
+    counts by block, GPU page faults, ring timeouts and resets, the SMU or MES firmware not answering, the device lost
+    from the bus, over-temperature) and the ROCm runtime under HIP (memory access faults, GPU hangs), Intel Gaudi's
+    habanalabs (heartbeat lost, a device that would not start, hard reset) and the AWS Neuron runtime's NRT_STATUS, by
+    name or by number. Each row of catalog/accel.yaml gives the class the NVIDIA rules read (`accel_class`, the Xid
+    classes' words), so a row lands where the Xid of the same fault would; a reset after an error of the same device
+    is that error's consequence (`cause_class`)."""
+
+    name = "gpu.accel"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.accel_error": frozenset({"accel_class", "block", "cause_class", "detail", "driver", "mnemonic", "pci",
+                                      "reason", "vendor"}),
+    }
+    sources: frozenset[str] = frozenset({"kernel", "syslog", "application"})
+    literals: tuple[str, ...] = (*dict.fromkeys(row.text for _v, _d, rows in accel_table().families for row in rows),
+                                 *_NRT_CALL)
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        read = accel_message(line)
+        if read is None:
+            return
+        cls, block = _accel_class(read, line)
+        if cls == "informational":
+            ctx.claimed = True  # a recovery that worked, a notice, an all-clear: understood, and nothing
+            return
+        m = _DEV_PCI.search(line, 0, read.at) if read.row.after is not None else None
+        pci = _pci(m.group("pci")) if m else None
+        # A driver repeats one report (a ratelimited SMU complaint, a page fault's retries): the first in a run of
+        # lines is the report.
+        seen = _recent(ctx.state, _K_ACCEL)
+        key = (read.row.reason, pci, block)
+        last = seen.get(key)
+        seen[key] = ctx.lineno
+        if last is not None and 0 <= ctx.lineno - last <= _COMPANION_LINES:
+            ctx.claimed = True
+            return
+        fields: dict[str, FieldValue] = {
+            "vendor": read.vendor,
+            "driver": read.driver,
+            "accel_class": cls,
+            "reason": read.row.reason,
+            "mnemonic": read.row.reason.upper(),  # what the NVIDIA rules' templates name an Xid's fault by
+            "detail": _clip(line[read.start:]),
+            "pci": pci,
+        }
+        if block is not None:
+            fields["block"] = block
+        _accel_cause(fields, read.row.follows, pci, ctx)
+        yield Draft(kind="gpu.accel_error", fields=fields, device=_device(pci))
+
+
+def _accel_cause(fields: dict[str, FieldValue], follows: bool, pci: str | None, ctx: LineContext) -> None:
+    """A reset the driver does after an error it reported on the same device (a RAS error, a page fault) is that
+    error's consequence: `cause_class` names the error's class, as Xid 43 and 45 name theirs. An error of a row that
+    is no consequence is remembered for the device (or for the stream, where the line names none)."""
+    table = ctx.state.get(_K_ACCEL_ERR)
+    if not isinstance(table, dict):
+        table = {}
+        ctx.state[_K_ACCEL_ERR] = table
+    if not follows:
+        if fields["accel_class"] != "memory_info":  # a corrected error is no reset's cause
+            table[pci] = _AccelError(str(fields["accel_class"]), ctx.lineno, ctx.time)
+        return
+    prev = table.get(pci) if pci is not None and pci in table else table.get(None)
+    if prev is None and pci is None and table:
+        prev = max(table.values(), key=lambda e: e.lineno if isinstance(e, _AccelError) else -1)
+    if not isinstance(prev, _AccelError) or not 0 <= ctx.lineno - prev.lineno <= _SAME_LINK_LINES:
+        return
+    if prev.time is not None and ctx.time is not None and (ctx.time - prev.time).total_seconds() > _SAME_LINK_SECONDS:
+        return
+    fields["cause_class"] = prev.cls
+
+
+# --------------------------------------------------------------------------
 # NVML / nvidia-smi / container runtime: the GPUs as user space sees them
 # --------------------------------------------------------------------------
 
@@ -635,4 +787,5 @@ EXTRACTORS: tuple[LineExtractor, ...] = (
     FabricManagerExtractor(),
     NvrmExtractor(),
     NvmlErrorExtractor(),
+    AccelExtractor(),
 )

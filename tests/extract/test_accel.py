@@ -1,0 +1,365 @@
+"""Accelerators other than NVIDIA's, in their drivers' and runtimes' own words (catalog/accel.yaml, extract/gpu.py
+AccelExtractor): AMD's amdgpu and ROCm runtime, Intel Gaudi's habanalabs, the AWS Neuron runtime; and HIP's errors
+read by the CUDA table (extract/codes.py).
+
+Lines marked with a thread are verbatim from that public report; lines marked with a source file follow that file's
+format string (the driver's dev_* printer puts `<driver> <pci>: ` before it, as in the threads).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from firstfault.analysis.analyze import Analyzer
+from firstfault.catalog.tables import accel_table
+from firstfault.collect.scan import Extraction, all_line_extractors
+from firstfault.extract.base import Candidate
+from firstfault.model import Event
+from tests.conftest import WORKLOAD, BundleMaker
+
+
+def feed(lines: list[str], source: str = "kernel") -> list[Event]:
+    ex = Extraction(all_line_extractors())
+    out: list[Event] = []
+    node = None if source == "application" else "n1"
+    for i, text in enumerate(lines, 1):
+        out.extend(ex.events(Candidate(source, "f.log", i, node, None, None, text)))
+    return out
+
+
+def claimed(line: str, source: str = "kernel") -> bool:
+    ex = Extraction(all_line_extractors())
+    drafts, ctx = ex.drafts(Candidate(source, "f.log", 1, "n1", None, None, line))
+    return bool(drafts) or (ctx is not None and ctx.claimed)
+
+
+def accel(events: list[Event]) -> list[tuple[str, str]]:
+    return [(e.fields["accel_class"], e.fields["reason"]) for e in events if e.kind == "gpu.accel_error"]
+
+
+# ROCm/ROCm#1386 (MI50; the support engineer quotes it as a hardware error)
+RAS_FATAL_1386 = ("[ 1358.996458] amdgpu 0000:83:00.0: uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) "
+                  "detected!")
+# ROCm/ROCm#4021 (MI300X, axolotl training: the RAS interrupt, XGMI counts on another GPU, the reset; the ranks'
+# RCCL watchdog timeouts follow in the job's log)
+RAS_FATAL_4021 = ("[76914.152141] amdgpu 0000:dd:00.0: {1}uncorrectable hardware error(ERREVENT_ATHUB_INTERRUPT) "
+                  "detected!")
+XGMI_CE_4021 = ("[76914.190522] amdgpu 0000:9d:00.0: {1}socket: 6, die: 1, 1533 new correctable hardware errors "
+                "detected in xgmi_wafl block")
+RESET_4021 = "[76914.214195] amdgpu 0000:dd:00.0: amdgpu: GPU reset begin!"
+RESET_OK_4021 = "[76919.010450] amdgpu 0000:dd:00.0: amdgpu: GPU reset succeeded, trying to resume"
+HSA_HANG_4021 = "HW Exception by GPU node-9 (Agent handle: 0x631351bb5a20) reason :GPU Hang"
+
+
+def test_every_family_loads_with_its_vendor_and_each_row_cites_its_source() -> None:
+    t = accel_table()
+    assert [(v, d) for v, d, _ in t.families] == [
+        ("amd", "amdgpu"), ("amd", "rocr"), ("intel", "habanalabs"), ("aws", "neuron")]
+    for _v, _d, rows in t.families:
+        assert rows and all(r.printed_by for r in rows)
+    assert {b.block: b.accel_class for b in t.ras_blocks}["xgmi_wafl"] == "link"
+
+
+# ---------------------------------------------------------------- amdgpu
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    (RAS_FATAL_1386, ("memory", "ras_fatal")),
+    (RAS_FATAL_4021, ("memory", "ras_fatal")),
+    # amdgpu_ras.c's count of a query, its format (MI300's `socket: ..., die: ...` form is 4021's, above)
+    ("amdgpu 0000:c1:00.0: amdgpu: 2 uncorrectable hardware errors detected in umc block",
+     ("memory", "ras_uncorrectable")),
+    # the XGMI link layer's uncorrectable errors are the GPU-to-GPU interconnect's (amdgpu_ras_blocks)
+    ("amdgpu 0000:c1:00.0: amdgpu: socket: 0, die: 1, 3 new uncorrectable hardware errors detected in xgmi_wafl block",
+     ("link", "ras_uncorrectable")),
+    # ROCm/legacy-rocm-build#5890 (PyTorch on gfx1151), and #2205's older form with the process on the line
+    ("[ 5071.443221] amdgpu 0000:c2:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:153 vmid:8 pasid:32772)",
+     ("app", "vm_fault")),
+    ("[  196.550067] amdgpu 0000:c3:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:24 vmid:12 pasid:32773, for "
+     "process rocm-bandwidth- pid 8285 thread rocm-bandwidth- pid 8285)", ("app", "vm_fault")),
+    # amdgpu_job.c's format, under the DRM error prefix of older kernels
+    ("[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, signaled seq=1234, emitted seq=1236",
+     ("firmware", "ring_timeout")),
+    (RESET_4021, ("firmware", "gpu_reset")),
+    # smu_cmn.c __smu_cmn_reg_print_error's format
+    ("amdgpu 0000:09:00.0: amdgpu: SMU: I'm not done with your previous command: SMN_C2PMSG_66:0x00000013 "
+     "SMN_C2PMSG_82:0x00000007", ("firmware", "smu_hang")),
+    # amdgpu_smu.c's thermal interrupt
+    ("amdgpu 0000:03:00.0: amdgpu: ERROR: GPU over temperature range(SW CTF) detected!",
+     ("thermal", "over_temperature")),
+])
+def test_amdgpu_rows(line: str, expected: tuple[str, str]) -> None:
+    events = feed([line])
+    assert accel(events) == [expected]
+    e = events[0]
+    assert e.fields["vendor"] == "amd" and e.fields["driver"] == "amdgpu"
+
+
+def test_the_device_is_the_pci_address_after_the_drivers_name() -> None:
+    (e,) = feed([RAS_FATAL_4021])
+    assert e.fields["pci"] == "0000:dd:00" and e.device == "pci:0000:dd:00"
+
+
+@pytest.mark.parametrize("line", [
+    # amdgpu_psp.c: the optional RAS firmware is not in the package (printed at every load)
+    "amdgpu 0000:c1:00.0: amdgpu: RAS: optional ras ta ucode is not available",
+    # a recovered reset (ROCm/ROCm#4021), and the newer `GPU reset(N) succeeded!` (amdgpu_device.c)
+    RESET_OK_4021,
+    "amdgpu 0000:03:00.0: amdgpu: GPU reset(1) succeeded!",
+    # the driver killed one wave and went on (amdgpu_job.c)
+    "amdgpu 0000:03:00.0: amdgpu: ring gfx_0.0.0 timeout, but soft recovered",
+    # an all-clear of a RAS query
+    "amdgpu 0000:c3:00.0: amdgpu: no uncorrectable hardware errors detected in umc block",
+])
+def test_amdgpu_informational_lines_are_understood_and_give_nothing(line: str) -> None:
+    assert accel(feed([line])) == []
+    assert claimed(line)
+
+
+def test_a_page_faults_report_lines_are_one_report() -> None:
+    # ROCm/legacy-rocm-build#5890: the fault, then the lines that go on with it
+    lines = [
+        "[ 5071.443221] amdgpu 0000:c2:00.0: amdgpu: [gfxhub] page fault (src_id:0 ring:153 vmid:8 pasid:32772)",
+        "[ 5071.443237] amdgpu 0000:c2:00.0: amdgpu:   in page starting at address 0x00007ad8780fe000 from client 10",
+        "[ 5071.443239] amdgpu 0000:c2:00.0: amdgpu: GCVM_L2_PROTECTION_FAULT_STATUS:0x00800932",
+        "[ 5071.443240] amdgpu 0000:c2:00.0: amdgpu: \t Faulty UTCL2 client ID: CPF (0x4)",
+        "[ 5071.443243] amdgpu 0000:c2:00.0: amdgpu: \t WALKER_ERROR: 0x1",
+        "[ 5071.443245] amdgpu 0000:c2:00.0: amdgpu: \t MAPPING_ERROR: 0x1",
+    ]
+    assert accel(feed(lines)) == [("app", "vm_fault")]
+    assert all(claimed(line) for line in lines[1:])
+
+
+def test_corrected_counts_are_informational_and_name_no_cause_even_on_xgmi() -> None:
+    assert accel(feed([XGMI_CE_4021])) == [("memory_info", "ras_correctable")]
+
+
+def test_someone_quoting_the_driver_is_not_the_driver() -> None:
+    assert accel(feed(['Bug report: "amdgpu 0000:83:00.0: GPU reset begin!" after every resume'], "application")) == []
+
+
+def test_a_driver_repeating_one_report_is_one_event() -> None:
+    line = "amdgpu 0000:09:00.0: amdgpu: SMU: I'm not done with your previous command!"
+    assert len(accel(feed([line, line, line]))) == 1
+
+
+# ---------------------------------------------------------------- the ROCm runtime, HIP
+
+
+def test_the_rocm_runtimes_words_in_the_processs_output() -> None:
+    # ROCm/legacy-rocm-build#2804 (its title)
+    fault = ("Memory access fault by GPU node-2 (Agent handle: 0x5640a8bb1980) on address 0x7feea09c5000. Reason: "
+             "Page not present or supervisor privilege.")
+    assert accel(feed([fault], "application")) == [("app", "memory_access_fault")]
+    assert accel(feed([HSA_HANG_4021], "application")) == [("firmware", "gpu_hang")]
+    # near miss: another reason of an HW exception is not a hang the row names
+    assert accel(feed(["HW Exception by GPU node-9 (Agent handle: 0x1) reason :unknown"], "application")) == []
+
+
+def test_hip_errors_are_read_by_the_cuda_table() -> None:
+    # PyTorch on ROCm (`HIP error:` where a CUDA build says `CUDA error:`); hipError_t keeps CUDA's numbers and texts
+    (e,) = [e for e in feed(["RuntimeError: HIP error: an illegal memory access was encountered"], "application")
+            if e.kind == "app.cuda_error"]
+    assert e.fields["error"] == "illegal_address"
+    oom = feed(["torch.OutOfMemoryError: HIP out of memory. Tried to allocate 1.50 GiB.", "hipErrorOutOfMemory"],
+               "application")
+    assert [e.kind for e in oom] == ["app.cuda_oom", "app.cuda_oom"]
+
+
+# ---------------------------------------------------------------- habanalabs
+
+
+def test_habanalabs_heartbeat_and_reset() -> None:
+    # drivers/accel/habanalabs/common/device.c hl_device_heartbeat and hl_device_reset
+    assert accel(feed(["habanalabs hl0: Device heartbeat failed! PCI link is healthy"])) == [
+        ("firmware", "heartbeat_failed")]
+    assert accel(feed(["habanalabs hl0: Device heartbeat failed! PCI link is broken"])) == [
+        ("fallen_off_bus", "heartbeat_link_down")]
+    assert accel(feed(["habanalabs 0000:19:00.0: Going to reset device"])) == [("firmware", "hard_reset")]
+    (e,) = feed(["habanalabs 0000:19:00.0: Going to reset device"])
+    assert e.fields["vendor"] == "intel" and e.device == "pci:0000:19:00"
+
+
+def test_habanalabs_device_that_would_not_start() -> None:
+    # HabanaAI/Setup_and_Install#1: the device CPU not answering at start-up, then the device left out
+    lines = [
+        "[   72.993087] habanalabs hl2: Failed to communicate with Device CPU (CPU-CP timeout)",
+        "[   72.993088] habanalabs hl2: failed to initialize CPU H/W queues -5",
+        "[   72.993204] habanalabs hl2: failed to initialize the H/W",
+        "[   72.993269] habanalabs 0000:1a:00.0: Failed to initialize hl2. Device is NOT usable !",
+    ]
+    assert accel(feed(lines)) == [("firmware", "cpu_timeout"), ("firmware", "init_failed")]
+    assert claimed(lines[1]) and claimed(lines[2])
+
+
+@pytest.mark.parametrize("line", [
+    # HabanaAI/Setup_and_Install#1 (the devices that came up)
+    "[   43.051361] habanalabs hl1: Successfully loaded firmware to device",
+    # drivers/accel/habanalabs/common/device.c hl_device_init's last word
+    "habanalabs hl0: Successfully added device 0000:19:00.0 to habanalabs driver",
+])
+def test_a_habanalabs_informational_line_gives_nothing(line: str) -> None:
+    assert accel(feed([line])) == [] and claimed(line)
+
+
+# ---------------------------------------------------------------- the Neuron runtime
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("NRT_EXEC_HW_ERR_HBM_UE", ("memory", "hbm_ue")),
+    ("NRT_EXEC_HW_ERR_REPAIRABLE_HBM_UE", ("memory", "hbm_ue_repairable")),
+    ("NRT_EXEC_HW_ERR_NC_UE", ("memory", "nc_ue")),
+    ("NRT_EXEC_OOB", ("app", "out_of_bounds")),
+])
+def test_neuron_statuses(name: str, expected: tuple[str, str]) -> None:
+    # the names of aws-neuron-sdk's nrt_status.h, as a framework quotes the runtime's status
+    line = f"RuntimeError: nrt_execute failed with status {name}"
+    assert accel(feed([line], "application")) == [expected]
+
+
+def test_a_neuron_status_by_its_number_after_the_call() -> None:
+    # the runtime's form after the call that failed (aws-neuron/aws-neuron-sdk#351 posts it with 1004); 1201 is
+    # NRT_EXEC_HW_ERR_HBM_UE in nrt_status.h
+    line = ('Internal: tensorflow/neuron/runtime/direct/adaptor.cc:446:Execute failed: nrt_execute: status=1201, '
+            'error message="HBM uncorrectable error".')
+    assert accel(feed([line], "application")) == [("memory", "hbm_ue")]
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: nrt_execute failed with status NRT_TIMEOUT",
+    # aws-neuron/aws-neuron-sdk#351: 1004, NRT_EXEC_COMPLETED_WITH_ERR, names no device fault
+    'Internal: tensorflow/neuron/runtime/direct/adaptor.cc:446:Execute failed: nrt_execute: status=1004, error '
+    'message="Execution was completed with other errors".',
+])
+def test_a_neuron_status_of_no_device_fault_is_no_row(line: str) -> None:
+    assert accel(feed([line], "application")) == []
+
+
+# ---------------------------------------------------------------- through the engine
+
+_STEPS = [f"2026-11-02 10:0{m}:00,000 INFO step {m}" for m in range(5)]
+# RCCL speaks NCCL's words (the watchdog of ROCm/ROCm#4021's ranks)
+_TIMEOUT = ("[rank{r}]:[E1102 10:15:20.222288244 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=500045, OpType=_REDUCE_SCATTER_BASE, NumelIn=67108864, "
+            "NumelOut=8388608, Timeout(ms)=600000) ran for 600038 milliseconds before timing out.")
+
+
+def _kern(node: str, lines: list[str]) -> str:
+    return "".join(f"Nov  2 10:05:{i:02d} {node} kernel: {t}\n" for i, t in enumerate(lines))
+
+
+def _ranks(extra: dict[str, str] | None = None) -> dict[str, str]:
+    files = {f"app/rank-{r}.log": "".join(s + "\n" for s in [*_STEPS, _TIMEOUT.format(r=r)]) for r in range(6)}
+    files.update(extra or {})
+    return files
+
+
+def test_a_ras_error_on_one_node_is_the_cause_and_the_collective_errors_its_symptoms(make_bundle: BundleMaker) -> None:
+    kern = _kern("node-02", [RAS_FATAL_4021.split("] ", 1)[1], RESET_4021.split("] ", 1)[1],
+                             RESET_OK_4021.split("] ", 1)[1]])
+    v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": kern, **_ranks()})))
+    assert v.attributed_domain == "hardware"
+    assert v.root_cause is not None and v.root_cause.category == "gpu.memory"
+    assert v.root_cause.nodes == ["node-02"]
+    assert not v.candidates
+    cats = {s.category: s for s in v.symptoms}
+    assert cats["nccl.timeout"].explained_by == "gpu.memory"
+    # the reset the driver did for that error is its consequence, not a second cause
+    assert all(c.category != "gpu.firmware" for c in v.secondary_causes)
+    assert cats["gpu.xid.sympathetic"].explained_by == "gpu.memory"
+
+
+def test_a_reset_after_an_error_on_the_same_device_names_that_error_as_its_cause() -> None:
+    lines = [
+        "amdgpu 0000:c1:00.0: amdgpu: [mmhub] page fault (src_id:0 ring:0 vmid:8 pasid:32772)",
+        "amdgpu 0000:c1:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=1234, emitted seq=1236",
+        "amdgpu 0000:c1:00.0: amdgpu: GPU reset begin!",
+        # near miss: another GPU's reset is not this fault's consequence
+        "amdgpu 0000:c2:00.0: amdgpu: GPU reset begin!",
+    ]
+    events = [e for e in feed(lines) if e.kind == "gpu.accel_error"]
+    assert [e.fields.get("cause_class") for e in events] == [None, "app", "app", None]
+    # near miss: a corrected count is no reset's cause
+    events = feed([XGMI_CE_4021.replace("9d:00.0", "dd:00.0"), RESET_4021])
+    assert [e.fields.get("cause_class") for e in events] == [None, None]
+
+
+def test_a_page_fault_then_the_reset_is_the_workloads_illegal_access(make_bundle: BundleMaker) -> None:
+    kern = _kern("node-02", ["amdgpu 0000:c1:00.0: amdgpu: [mmhub] page fault (src_id:0 ring:0 vmid:8 pasid:32772)",
+                             "amdgpu 0000:c1:00.0: amdgpu: GPU reset begin!"])
+    v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": kern, **_ranks()})))
+    assert v.root_cause is not None and v.root_cause.category == "app.illegal_access"
+    assert not v.candidates and all(c.category != "gpu.firmware" for c in v.secondary_causes)
+
+
+def test_a_hang_and_a_reset_with_no_other_cause_are_the_firmware(make_bundle: BundleMaker) -> None:
+    kern = _kern("node-03", ["amdgpu 0000:c1:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=1234, emitted seq=1236",
+                             "amdgpu 0000:c1:00.0: amdgpu: GPU reset begin!"])
+    v = Analyzer().analyze_path(str(make_bundle({"nodes/node-03/kern.log": kern, **_ranks()})))
+    assert v.root_cause is not None and v.root_cause.category == "gpu.firmware"
+    assert v.root_cause.nodes == ["node-03"]
+    assert "amdgpu" in v.root_cause.summary
+
+
+def test_firmware_that_stopped_answering_then_the_device_left_the_bus(make_bundle: BundleMaker) -> None:
+    # ROCm/ROCm#6017 (4 x W7900 serving models): the MES firmware stopped answering, the driver reset the GPU, the
+    # GPU was gone from the bus; one node, one device, hardware
+    kern = "".join(f"Mar 03 14:14:04 node-02 kernel: amdgpu 0000:83:00.0: amdgpu: {t}\n" for t in [
+        "MES failed to respond to msg=REMOVE_QUEUE",
+        "failed to remove hardware queue from MES, doorbell=0x1806",
+        "MES might be in unrecoverable state, issue a GPU reset",
+        "Failed to evict queue 18",
+        "GPU reset begin!. Source:  3",
+        "Failed to evict process queues",
+        "device lost from bus!",
+        "GPU reset end with ret = -19",
+    ])
+    events = [e for e in feed(kern.splitlines()) if e.kind == "gpu.accel_error"]
+    assert [(e.fields["reason"], e.fields.get("cause_class")) for e in events] == [
+        ("mes_hang", None), ("gpu_reset", "firmware"), ("lost_from_bus", None)]
+    wl = copy.deepcopy(WORKLOAD)
+    wl["workload"]["window"] = {"start": "2026-03-03T14:00:00Z", "end": "2026-03-03T15:00:00Z"}
+    v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": kern}, wl)))
+    assert v.attributed_domain == "hardware"
+    assert v.root_cause is not None and v.root_cause.nodes == ["node-02"]
+    assert v.root_cause.category in ("gpu.firmware", "gpu.fallen_off_bus")
+
+
+def test_near_miss_a_recovered_hang_in_a_job_that_went_on(make_bundle: BundleMaker) -> None:
+    wl = copy.deepcopy(WORKLOAD)
+    wl["workload"]["terminal_state"] = "COMPLETED"
+    kern = _kern("node-03", ["amdgpu 0000:c1:00.0: amdgpu: ring gfx_0.0.0 timeout, but soft recovered",
+                             "amdgpu 0000:c1:00.0: amdgpu: RAS: optional ras ta ucode is not available"])
+    files = {"nodes/node-03/kern.log": kern,
+             "app/rank-0.log": "".join(s + "\n" for s in _STEPS)}
+    v = Analyzer().analyze_path(str(make_bundle(files, wl)))
+    assert v.attributed_domain == "none" and v.root_cause is None
+
+
+def test_a_neuron_hbm_error_in_a_ranks_output_is_the_memory(make_bundle: BundleMaker) -> None:
+    line = "RuntimeError: nrt_execute failed with status NRT_EXEC_HW_ERR_HBM_UE"
+    files = _ranks({"app/rank-4.log": "".join(s + "\n" for s in [*_STEPS[:3], line])})
+    v = Analyzer().analyze_path(str(make_bundle(files)))
+    assert v.root_cause is not None and v.root_cause.category == "gpu.memory"
+    assert v.root_cause.nodes == ["node-03"]
+
+
+# ---------------------------------------------------------------- RCCL speaks NCCL's words
+
+
+def test_rccl_warn_lines_are_read_by_the_nccl_reader_with_their_hipified_paths() -> None:
+    # ROCm/rccl#908: RCCL prints NCCL's WARN lines, its source files under a hipify/ build tree
+    lines = [
+        "sharbox-ultra:204802:204836 [1] /home/elias/rccl/build/release/hipify/src/transport/p2p.cc:220 NCCL WARN "
+        "hipIpcGetMemHandle failed : invalid argument",
+        "sharbox-ultra:204802:204835 [1] /home/elias/rccl/build/release/hipify/src/misc/socket.cc:57 NCCL WARN "
+        "socketProgress: Connection closed by remote peer sharbox-ultra<48295>",
+    ]
+    events = feed(lines, "application")
+    assert [e.kind for e in events][:1] == ["nccl.error"]
+    assert events[0].fields["transport"] == "p2p"
+    assert all(e.kind.startswith("nccl.") for e in events)
+    # the banner names no fault
+    assert feed(["RCCL version 2.18.3+hip5.5 develop:6ecf771+"], "application") == []
