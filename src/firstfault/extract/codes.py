@@ -257,6 +257,20 @@ MESSAGE_CUDA_CODE: Final = re.compile(r"\((?:[Ee]rror |[Cc]ode )?(?P<code>\d{1,3
 _UNANCHORED_MIN: Final = 16
 
 
+def hip_names(runtime: str, driver: str | None) -> tuple[str, ...]:
+    """HIP's names for a CUDA error (lower-case). HIP mirrors the CUDA runtime (ROCm/HIP
+    include/hip/hip_runtime_api.h): hipError_t keeps cudaError_t's numbers, and each name is CUDA's with `hip` for
+    `cuda` (`cudaErrorInvalidDeviceFunction` -> `hipErrorInvalidDeviceFunction`) or, where the runtime's name
+    differs, the driver API's in CamelCase (`CUDA_ERROR_NO_BINARY_FOR_GPU` -> `hipErrorNoBinaryForGpu`,
+    `CUDA_ERROR_OUT_OF_MEMORY` -> `hipErrorOutOfMemory`)."""
+    names = []
+    if runtime.startswith("cudaError"):
+        names.append("hip" + runtime[4:])
+    if driver and driver.startswith("CUDA_ERROR_"):
+        names.append("hipError" + "".join(w.capitalize() for w in driver[11:].split("_")))
+    return tuple(n.lower() for n in names)
+
+
 @lru_cache(maxsize=1)
 def _cuda_index() -> tuple[dict[str, CudaError], re.Literals, dict[int, CudaError]]:
     by_key: dict[str, CudaError] = {}
@@ -265,7 +279,7 @@ def _cuda_index() -> tuple[dict[str, CudaError], re.Literals, dict[int, CudaErro
         err = CudaError(code, row.runtime, row.message, row.cuda_class)
         by_code[code] = err
         for key in (row.message.lower(), row.runtime.lower(), (row.driver or "").lower(),
-                    *(a.lower() for a in row.aliases)):
+                    *(a.lower() for a in row.aliases), *hip_names(row.runtime, row.driver)):
             if key:
                 by_key.setdefault(key, err)
     return by_key, re.Literals(by_key, re.IGNORECASE), by_code
@@ -302,8 +316,18 @@ def cuda_message_literals() -> tuple[str, ...]:
     return tuple(sorted({row.message[1:] for row in cuda_table().values() if len(row.message) >= _UNANCHORED_MIN}))
 
 
+# The HIP runtime's own log (AMD_LOG_LEVEL, ROCm's clr rocclr/utils/debug.hpp): `:<level>:<file> :<line> : <N> us:
+# [pid:N tid:0x..] ...`, level 1 an error, 2 a warning, 3 info (every API call's return: `hipSetDevice: Returned
+# hipSuccess :`, and `init: Returned hipErrorNoBinaryForGpu : continue parsing remaining modules`, which each
+# library without code for one GPU prints on the way to finding the one that has it), 4 debug.
+_HIP_TRACE = re.compile(r":[2-4]:[\w.]+\s*+:\s*+\d+\s*+:\s*+\d+ us:")
+
+
 def cuda_error_of(text: str) -> CudaError | None:
-    """The CUDA error a line reports, if it reports one (see CUDA_ANCHORS and CODED_CUDA_MESSAGE)."""
+    """The CUDA error a line reports, if it reports one (see CUDA_ANCHORS and CODED_CUDA_MESSAGE). A warning,
+    info or debug record of the HIP runtime's log reports none: it traces a call's return (_HIP_TRACE)."""
+    if text.startswith(":") and _HIP_TRACE.match(text):
+        return None
     strong = any(a in text for a in CUDA_ANCHORS) or (
         "returned error" in text and _CALL_RETURNED.search(text) is not None)
     if not strong and not any(a in text for a in WEAK_CUDA_ANCHORS):
