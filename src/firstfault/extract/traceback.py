@@ -35,6 +35,12 @@ torch.distributed's own types, errno (a storage errno on a storage path is a
 storage error; on /dev/shm it is the workload's configuration), and last, any
 other exception: `app.exception`.
 
+A Python 3.11 exception group prints its own traceback and each sub-exception's inside a `| ` frame: the model
+takes the frame off and reads what is inside as above (the group's own line is an envelope; each sub-exception
+decides as a plain traceback's last line would). Other languages' uncaught errors are one table (`LANGUAGES`: each
+runtime's error line, its class or the runtime's own word, the messages its runtime raises for a fault signal),
+read through the same classification (`foreign_exception`).
+
 The same classification reads a lone uncaught exception line (`lone_exception`:
 a log that holds the last line without its `Traceback` header); extract/exceptions.py
 marks what it gives `terminal`, and the engine attributes it only as the last
