@@ -124,6 +124,45 @@ def test_a_go_panic_or_fatal_error_is_the_workloads_exception(tmp_path: Path, te
     assert exc.cls in (tb.PANIC_CLASS, tb.GO_FATAL_CLASS)
 
 
+# ebitengine/purego#169 (https://github.com/ebitengine/purego/issues/169): a fault in C code the program called,
+# the signal named on the line after, the runtime's frames with GOTRACEBACK's fp/sp/pc
+GO_UNEXPECTED = """fatal error: unexpected signal during runtime execution
+[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x7f2e4f83a501]
+
+runtime stack:
+runtime.throw({0xc7d0a3?, 0x0?})
+\t/opt/my-apps/go/src/runtime/panic.go:1047 +0x5d fp=0x7f2e258debf8 sp=0x7f2e258debc8 pc=0x436efd
+runtime.sigpanic()
+\t/opt/my-apps/go/src/runtime/signal_unix.go:821 +0x3e9 fp=0x7f2e258dec58 sp=0x7f2e258debf8 pc=0x44db49
+"""
+# golang/go#16331 (https://github.com/golang/go/issues/16331), a comment's record
+GO_UNEXPECTED_2 = """fatal error: unexpected signal during runtime execution
+[signal SIGSEGV: segmentation violation code=0x2 addr=0x7fbe13fc2000 pc=0x7fbe13b8112d]
+
+runtime stack:
+runtime.throw(0x8f655c, 0x2a)
+        /usr/local/go/src/runtime/panic.go:596 +0x95
+"""
+
+
+@pytest.mark.parametrize("text", [GO_UNEXPECTED, GO_UNEXPECTED_2])
+def test_a_go_fatal_signal_is_the_programs_crash_on_the_signal_the_next_line_names(tmp_path: Path, text: str) -> None:
+    drafts = helpers.scan(ALL, text.splitlines(), "application")
+    assert [(d.kind, d.fields.get("signal"), d.fields.get("by")) for d in drafts] == [
+        ("process.signal", "SIGSEGV", "self")]
+    v = verdict(tmp_path, text)
+    assert cause(v) == ("app.crash", ["node-a"])
+    # a frame's file line is the record's, never unrecognized (`panic.go`'s name aside); a function's line
+    # (`runtime.sigpanic()`) holds no word the record's reader is given, and may still be listed
+    assert not any(".go:" in u.template for u in v.unrecognized)
+
+
+def test_a_signal_line_alone_is_no_crash() -> None:
+    # the same signal line with no fatal error before it (a posted excerpt; a record cut at its head): part of a
+    # record whose error is not in the evidence, no event of its own
+    assert kinds(["[signal SIGSEGV: segmentation violation code=0x2 addr=0x7fbe13fc2000 pc=0x7fbe13b8112d]"]) == []
+
+
 def test_a_go_panic_names_the_errno_its_error_carries(tmp_path: Path) -> None:
     # written here, in Go's form (os.PathError's `open <path>: <strerror>`, lower-cased as Go's syscall spells it)
     text = "panic: open /data/ckpt/step-100.bin: no space left on device\n\ngoroutine 1 [running]:\nmain.main()\n"

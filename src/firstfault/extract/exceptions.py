@@ -29,6 +29,7 @@ from firstfault.extract.codes import (
     CUDA_LITERALS,
     MESSAGE_CUDA_CODE,
     WEAK_CUDA_ANCHORS,
+    by_whom,
     cuda_message_literals,
     storage_strerror_texts,
 )
@@ -150,6 +151,9 @@ _spelled = _TerminalLine("app.spelled", tb.spelled_exception)
 _foreign = _TerminalLine("app.foreign", tb.foreign_exception)
 
 
+_SIGNAL_WAIT: Final = "ff.app.signal_wait"  # (line, text) of an error whose signal the next line names
+_SIGNAL_WINDOW: Final = 2
+
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
 _WHAT = re.compile(r"what\(\):\s*(?P<msg>.*)$")
 _WHAT_WINDOW: Final = 3
@@ -266,10 +270,31 @@ class ExceptionExtractor:
         """Another language's uncaught error (traceback.LANGUAGES). A platform program's (catalog/exceptions.yaml
         `platform_programs`: its name in the file's path or in the line) is not the workload's failure: the line is
         claimed and gives nothing (what the program's failure did to the job is read from the job's own lines)."""
+        if tb.foreign_frame(body):
+            ctx.claimed = True  # a line of a Go stack: the error is its record's first line
+            return []
+        if "[signal " in body:
+            sig = tb.signal_line(body)
+            if sig is not None:
+                # the runtime's line naming the signal behind the error just before it: a crash on that signal
+                # where that error waits for it (Go's `fatal error: unexpected signal ...`), else part of its record
+                ctx.claimed = True
+                waiting = ctx.state.pop(_SIGNAL_WAIT, None)
+                if (isinstance(waiting, tuple) and ctx.lineno - waiting[0] <= _SIGNAL_WINDOW
+                        and not platform_program(ctx.file, waiting[1])):
+                    return [Draft("process.signal", {"signal": sig, "by": by_whom(sig, "self"),
+                                                     "detail": tb.clip(waiting[1])})]
+                return []
         drafts = _foreign(body)
         if drafts and platform_program(ctx.file, body):
             ctx.claimed = True
             return []
+        if drafts:
+            exc = tb.foreign_exception(body)
+            if exc is not None and tb.signal_named_after(exc):
+                ctx.state[_SIGNAL_WAIT] = (ctx.lineno, body)  # a crash on the signal the next line names
+                ctx.claimed = True
+                return []
         return drafts
 
     def _fatal(self, body: str, ctx: LineContext) -> list[Draft]:

@@ -314,11 +314,20 @@ class Language:
     line: re.Pattern[str]  # the error's line: groups `msg`, and `cls` where the language names a class
     cls: str  # the exc_type where the line names no class (Go's `panic`, `fatal error`)
     literals: tuple[str, ...]  # prefilter words: every such line holds one of them
-    # messages its runtime raises for a fault signal (the program crashed on it: app.crash) -> the signal
+    # messages its runtime raises for a fault signal (the program crashed on it: app.crash) -> the signal, or ""
+    # where the signal is named only on the line after (`signal_line`)
     signals: tuple[tuple[str, str], ...] = ()
+    signal_line: re.Pattern[str] | None = None  # the line naming the signal after the error's (group `sig`)
+    frame: re.Pattern[str] | None = None  # a line of its stack (claimed: part of the record, never unrecognized)
 
 
 PANIC_CLASS: Final = "panic"  # the exc_type of a panic's reading (Rust's, Go's)
+# Go's runtime names the signal behind a panic or a fatal error on the line after it (runtime/signal_unix.go
+# `sighandler` / traceback printing): `[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x1092953]`.
+# ... and a frame's file line (runtime/traceback.go): `\t/go/src/app/main.go:42 +0x111`, with GOTRACEBACK=system
+# ` fp=0x... sp=0x... pc=0x...` after it.
+_GO_FRAME = re.compile(r"^\s*[^\s]{0,300}\.go:\d+ \+0x[0-9a-f]+(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?\s*$")
+_GO_SIGNAL_LINE = re.compile(r"^\s*\[signal (?P<sig>SIG[A-Z0-9]{2,10}): [^\]]{0,200}\]\s*$")
 GO_FATAL_CLASS: Final = "fatal error"  # the exc_type of Go's runtime's fatal error
 _JULIA_CLASS = r"(?P<cls>(?:[A-Z]\w{0,80}\.){0,4}[A-Z]\w{0,80}(?:Error|Exception))"
 LANGUAGES: Final[tuple[Language, ...]] = (
@@ -328,16 +337,46 @@ LANGUAGES: Final[tuple[Language, ...]] = (
     Language("go", re.compile(r"^\s*panic: (?P<msg>.*)$"), PANIC_CLASS,
              ("panic: ",),
              # runtime/panic.go `panicmem`: a SIGSEGV or SIGBUS on a bad address (runtime/signal_unix.go sigpanic)
-             signals=(("runtime error: invalid memory address or nil pointer dereference", "SIGSEGV"),)),
-    Language("go-fatal", re.compile(r"^\s*fatal error: (?P<msg>\S.*)$"), GO_FATAL_CLASS, ("fatal error: ",)),
+             signals=(("runtime error: invalid memory address or nil pointer dereference", "SIGSEGV"),),
+             signal_line=_GO_SIGNAL_LINE, frame=_GO_FRAME),
+    # runtime/signal_unix.go sigpanic / `fatalsignal`: a fault signal in the runtime or in C code called through cgo
+    # (`unexpected signal during runtime execution`), a fault on memory the program asked to be told of (`fault`);
+    # the signal is named on the next line
+    Language("go-fatal", re.compile(r"^\s*fatal error: (?P<msg>\S.*)$"), GO_FATAL_CLASS, ("fatal error: ",),
+             signals=(("unexpected signal during runtime execution", ""), ("fault", "")),
+             signal_line=_GO_SIGNAL_LINE, frame=_GO_FRAME),
     Language("julia", re.compile(r"^\s*ERROR: (?:LoadError: |On worker \d+:\s*){0,4}" + _JULIA_CLASS
-                                 + r"(?:\((?P<args>.*)\))?(?::[ \t]?(?P<msg>.*))?$"), "", ("ERROR: ",)),
+                                 + r"(?:\((?P<args>.*)\))?(?::[ \t]?(?P<msg>.*))?$"), "", ("Error", "Exception")),
 )
 # Go's mark of a value re-panicked after a recover (runtime/panic.go printpanics), not part of the value.
 _REPANICKED = re.compile(r" \[recovered(?:, repanicked)?\]$")
-LANGUAGE_LITERALS: Final = tuple(w for lang in LANGUAGES for w in lang.literals)
+SIGNAL_LINE_LITERALS: Final = ("[signal SIG",)  # every `signal_line` holds it
+FRAME_LITERALS: Final = (" +0x",)  # every `frame` holds it
+# the prefilter's words for them (a class's suffix is the final line's own word already: EXC_SUFFIXES)
+LANGUAGE_LITERALS: Final = (*dict.fromkeys(w for lang in LANGUAGES for w in lang.literals if w not in EXC_SUFFIXES),
+                            *SIGNAL_LINE_LITERALS, *FRAME_LITERALS)
 PANIC_LITERALS: Final = LANGUAGES[0].literals  # Rust's (kept for the readers that name it)
 _SIGNAL_MESSAGES: Final = {(lang.cls, msg): sig for lang in LANGUAGES for msg, sig in lang.signals}
+
+
+def signal_named_after(exc: Exc) -> bool:
+    """Whether another runtime's error says its signal only on the line after it (`Language.signal_line`)."""
+    return _SIGNAL_MESSAGES.get((exc.qual, exc.msg)) == ""
+
+
+def foreign_frame(body: str) -> bool:
+    """Whether the line is a frame of another runtime's stack (`Language.frame`)."""
+    return " +0x" in body and any(lang.frame is not None and lang.frame.match(body) for lang in LANGUAGES)
+
+
+def signal_line(body: str) -> str | None:
+    """The signal a runtime's signal line names (`[signal SIGSEGV: ...]`), if the line is one."""
+    for lang in LANGUAGES:
+        if lang.signal_line is not None and "[signal " in body:
+            m = lang.signal_line.match(body)
+            if m is not None:
+                return m.group("sig")
+    return None
 
 
 def foreign_exception(body: str) -> Exc | None:
@@ -869,7 +908,7 @@ def _signal(exc: Exc) -> Draft | None:
             if m3 and m3.group("sig") in signal_names():
                 sig = m3.group("sig")
     if sig is None:
-        sig = _SIGNAL_MESSAGES.get((exc.qual, exc.msg))  # another runtime's fault-signal error (Go's nil dereference)
+        sig = _SIGNAL_MESSAGES.get((exc.qual, exc.msg)) or None  # another runtime's fault-signal error (Go's nil)
     if sig is None:
         return None
     return Draft("process.signal", {"signal": sig, "by": by_whom(sig, reporter), "detail": detail})
