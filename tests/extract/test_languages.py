@@ -24,14 +24,15 @@ from tests.extract import helpers
 ALL = (*nccl.EXTRACTORS, *helpers.APPLICATION)
 
 
-def verdict(tmp: Path, text: str, app: str = "logs/node-a/app.log") -> Verdict:
+def verdict(tmp: Path, text: str, app: str = "logs/node-a/app.log",
+            window: tuple[str, str] = ("2026-12-03T15:00:00Z", "2026-12-03T16:30:00Z")) -> Verdict:
     """A failed one-node job whose only evidence is its own output (`app`: the file's path under the bundle)."""
     (tmp / app).parent.mkdir(parents=True, exist_ok=True)
     (tmp / app).write_text(text)
     pattern = app.replace("node-a", "{node}")
     (tmp / "workload.yaml").write_text(
         "apiVersion: firstfault/v1\nworkload:\n  id: '7'\n  scheduler: static\n"
-        "  window: {start: '2026-12-03T15:00:00Z', end: '2026-12-03T16:30:00Z'}\n  nodes: [node-a]\n"
+        f"  window: {{start: '{window[0]}', end: '{window[1]}'}}\n  nodes: [node-a]\n"
         "  terminal_state: FAILED\n  timezone: UTC\n"
         f"sources:\n  - {{kind: application, path: '{pattern}'}}\n")
     return Analyzer().analyze_path(str(tmp))
@@ -161,6 +162,26 @@ def test_a_signal_line_alone_is_no_crash() -> None:
     # the same signal line with no fatal error before it (a posted excerpt; a record cut at its head): part of a
     # record whose error is not in the evidence, no event of its own
     assert kinds(["[signal SIGSEGV: segmentation violation code=0x2 addr=0x7fbe13fc2000 pc=0x7fbe13b8112d]"]) == []
+
+
+def test_a_go_panic_in_a_container_runtimes_log_format_is_read_past_its_prefix(tmp_path: Path) -> None:
+    # volcano-sh/devices#58 (https://github.com/volcano-sh/devices/issues/58): the CRI log format's time, stream and
+    # tag before each line of the panic's record
+    text = ("2024-03-07T10:55:48.374277561Z stderr F panic: runtime error: invalid memory address or nil pointer "
+            "dereference\n"
+            "2024-03-07T10:55:48.374309502Z stderr F [signal SIGSEGV: segmentation violation code=0x1 addr=0x0 "
+            "pc=0x1092953]\n"
+            "2024-03-07T10:55:48.374313183Z stderr F\n"
+            "2024-03-07T10:55:48.374316238Z stderr F goroutine 234 [running]:\n")
+    v = verdict(tmp_path, text, window=("2024-03-07T10:00:00Z", "2024-03-07T11:00:00Z"))
+    assert cause(v) == ("app.crash", ["node-a"])
+
+
+def test_a_recovered_go_panic_logged_at_warning_is_no_cause(tmp_path: Path) -> None:
+    # written here: a program's logger reports a panic it recovered from, and the run goes on
+    text = ("2026-12-03 15:10:00,000 WARNING recovered: panic: runtime error: index out of range [3] with length 3\n"
+            "2026-12-03 15:10:05,000 INFO step 101 loss=2.31\n")
+    assert cause(verdict(tmp_path, text)) is None
 
 
 def test_a_go_panic_names_the_errno_its_error_carries(tmp_path: Path) -> None:
