@@ -418,6 +418,21 @@ def test_julias_error_line_is_read_past_its_loaderror(tmp_path: Path, text: str,
     assert got[0] == category or got[0].startswith(category + ".")  # a refinement (app.exception.io) is the family's
 
 
+@pytest.mark.parametrize("text", [
+    # written here in Julia's form: since 1.8 the exception stack prints the earlier exception last, after
+    # `caused by: ` (base/errorshow.jl show_exception_stack): the deepest cause is the stream's last word
+    'ERROR: LoadError: ArgumentError: could not write checkpoint\nStacktrace:\n [1] save(path::String)\n'
+    '   @ Main /app/train.jl:40\ncaused by: SystemError: opening file "/scratch/ckpt/step_100.jld2": No space left '
+    "on device\nStacktrace:\n",
+    # ... and a task's error under its TaskFailedException (base/task.jl's showerror: `nested task error: `), the
+    # envelope deciding nothing
+    'ERROR: LoadError: TaskFailedException\n\n    nested task error: SystemError: opening file '
+    '"/scratch/ckpt/step_100.jld2": No space left on device\n    Stacktrace:\n',
+])
+def test_julias_deepest_cause_decides(tmp_path: Path, text: str) -> None:
+    assert cause(verdict(tmp_path, text)) == ("storage.filesystem", ["node-a"])
+
+
 def test_a_julia_error_line_needs_a_class() -> None:
     # a tool's plain `ERROR: ` line (written here) names no class: no Julia error
     assert tb.foreign_exception("ERROR: could not download dataset, check the URL") is None
