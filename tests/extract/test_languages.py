@@ -184,6 +184,14 @@ def test_a_recovered_go_panic_logged_at_warning_is_no_cause(tmp_path: Path) -> N
     assert cause(verdict(tmp_path, text)) is None
 
 
+def test_a_reraised_go_panics_mark_is_not_its_message() -> None:
+    # Go 1.25's release notes (go.dev/issue/71517): a value recovered and re-panicked
+    exc = tb.foreign_exception("panic: PANIC [recovered, reraised]")
+    assert exc is not None and exc.msg == "PANIC"
+    exc = tb.foreign_exception("panic: PANIC [recovered]")
+    assert exc is not None and exc.msg == "PANIC"
+
+
 def test_a_go_panic_names_the_errno_its_error_carries(tmp_path: Path) -> None:
     # written here, in Go's form (os.PathError's `open <path>: <strerror>`, lower-cased as Go's syscall spells it)
     text = "panic: open /data/ckpt/step-100.bin: no space left on device\n\ngoroutine 1 [running]:\nmain.main()\n"

@@ -291,7 +291,9 @@ def _went_on(lead: str, body: str) -> bool:
 # - Rust (library/std/src/panicking.rs): `thread 'main' panicked at 'msg', src/main.rs:2:5`; since 1.73
 #   `thread 'main' panicked at src/main.rs:2:5:` with the message on the next line.
 # - Go (src/runtime/panic.go `printpanics`, `fatalthrow`/`throw`; src/runtime/traceback.go): an unrecovered
-#   panic prints `panic: <value>` (`[recovered]` after a value re-panicked), for a fault the runtime turned into
+#   panic prints `panic: <value>` (`[recovered]` after a value recovered, each panic of a nested chain on a line
+#   of its own, the last the one that ended the program; since Go 1.25 `[recovered, reraised]` for a value
+#   re-panicked, go.dev/issue/71517), for a fault the runtime turned into
 #   a panic `panic: runtime error: invalid memory address or nil pointer dereference` then `[signal SIGSEGV:
 #   segmentation violation code=... addr=... pc=...]`, then `goroutine N [running]:` and the frames (a function,
 #   then `\t/path/file.go:N +0x..`); the runtime's own fatal errors print `fatal error: <what>` (`all
@@ -349,7 +351,7 @@ LANGUAGES: Final[tuple[Language, ...]] = (
                                  + r"(?:\((?P<args>.*)\))?(?::[ \t]?(?P<msg>.*))?$"), "", ("Error", "Exception")),
 )
 # Go's mark of a value re-panicked after a recover (runtime/panic.go printpanics), not part of the value.
-_REPANICKED = re.compile(r" \[recovered(?:, repanicked)?\]$")
+_REPANICKED = re.compile(r" \[recovered(?:, reraised)?\]$")
 SIGNAL_LINE_LITERALS: Final = ("[signal SIG",)  # every `signal_line` holds it
 FRAME_LITERALS: Final = (" +0x",)  # every `frame` holds it
 # the prefilter's words for them (a class's suffix is the final line's own word already: EXC_SUFFIXES)
@@ -392,9 +394,9 @@ def foreign_exception(body: str) -> Exc | None:
         msg = groups.get("msg") or groups.get("rmsg") or groups.get("rnext") or ""
         if not msg and groups.get("args"):
             msg = _unquote(groups["args"])
-        msg = _REPANICKED.sub("", msg.strip())
+        msg = _REPANICKED.sub("", msg.strip())  # the runtime's own mark, no word of the program's that it went on
         cls = groups.get("cls") or lang.cls
-        if _went_on("", body):
+        if _went_on("", _REPANICKED.sub("", body.rstrip())):
             return None
         return Exc(cls, cls.rsplit(".", 1)[-1], msg.strip())
     return None
