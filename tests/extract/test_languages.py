@@ -298,6 +298,25 @@ def test_a_groups_storage_errno_is_the_cause(tmp_path: Path) -> None:
     assert cause(verdict(tmp_path, GROUP_ENOSPC)) == ("storage.filesystem", ["node-a"])
 
 
+def test_a_nested_groups_sub_exception_decides(tmp_path: Path) -> None:
+    # written here in CPython's form: a group inside a group prints its header inside the outer group's frame
+    text = """  + Exception Group Traceback (most recent call last):
+  |   File "/app/main.py", line 10, in <module>
+  | ExceptionGroup: outer (1 sub-exception)
+  +-+---------------- 1 ----------------
+    | Exception Group Traceback (most recent call last):
+    |   File "/app/main.py", line 7, in inner
+    | ExceptionGroup: inner (1 sub-exception)
+    +-+---------------- 1 ----------------
+      | Traceback (most recent call last):
+      |   File "/app/main.py", line 5, in save
+      | OSError: [Errno 28] No space left on device: '/ckpt/x.pt'
+      +------------------------------------
+"""
+    assert kinds(text.splitlines()) == ["storage.error"]
+    assert cause(verdict(tmp_path, text)) == ("storage.filesystem", ["node-a"])
+
+
 def test_a_sub_exception_without_a_traceback_of_its_own_decides_too() -> None:
     # written here in CPython's form: a sub-exception that was never raised prints its last line alone
     text = ("  + Exception Group Traceback (most recent call last):\n  |   File \"/app/main.py\", line 3, in <module>\n"
