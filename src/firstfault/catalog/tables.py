@@ -673,6 +673,14 @@ def status_anchors() -> tuple[str, ...]:
 
 @lru_cache(maxsize=1)
 @_kept("exceptions.yaml")
+def platform_programs() -> tuple[str, ...]:
+    """Programs of the platform under the workload whose own uncaught errors are not the workload's
+    (catalog/exceptions.yaml), lower-cased."""
+    return tuple(w.lower() for w in _strings("exceptions.yaml", "platform_programs"))
+
+
+@lru_cache(maxsize=1)
+@_kept("exceptions.yaml")
 def errno_table() -> Mapping[str, ErrnoInfo]:
     """errno names -> whose side the error is on (catalog/exceptions.yaml)."""
     return MappingProxyType({r.name: r for r in _unique("exceptions.yaml", "errnos", ErrnoInfo, "name")})

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import status_anchors, status_word_table
+from firstfault.catalog.tables import platform_programs, status_anchors, status_word_table
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
@@ -29,6 +29,7 @@ from firstfault.extract.codes import (
     CUDA_LITERALS,
     MESSAGE_CUDA_CODE,
     WEAK_CUDA_ANCHORS,
+    by_whom,
     cuda_message_literals,
     storage_strerror_texts,
 )
@@ -120,7 +121,8 @@ class _TerminalLine:
         drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None,
                                 other_owned=memory_limit_kill(body) is not None)
         for d in drafts:
-            d.fields["terminal"] = True
+            if d.kind != "process.signal":  # a crash on a fault signal is the process's exit report, not its last word
+                d.fields["terminal"] = True
         return drafts
 
     def __call__(self, body: str) -> list[Draft]:
@@ -137,9 +139,20 @@ class _TerminalLine:
         return [Draft(d.kind, dict(d.fields), d.device, d.rank, d.host) for d in got]
 
 
+def platform_program(file: str, body: str) -> bool:
+    """Whether the file's path or the line names a program of the platform under the workload (a device plugin,
+    an operator, the kubelet, a container runtime, a FUSE mount's daemon: catalog/exceptions.yaml)."""
+    low = (file + " " + body).lower()
+    return any(name in low for name in platform_programs())
+
+
 _lone = _TerminalLine("app.lone", tb.lone_exception)
 _spelled = _TerminalLine("app.spelled", tb.spelled_exception)
+_foreign = _TerminalLine("app.foreign", tb.foreign_exception)
 
+
+_SIGNAL_WAIT: Final = "ff.app.signal_wait"  # (line, text) of an error whose signal the next line names
+_SIGNAL_WINDOW: Final = 2
 
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
 _WHAT = re.compile(r"what\(\):\s*(?P<msg>.*)$")
@@ -202,7 +215,7 @@ class ExceptionExtractor:
         "terminate called after throwing",
         "what():",
         *tb.FATAL_LOG_LITERALS,
-        *tb.PANIC_LITERALS,  # another language's uncaught error (Rust's panic)
+        *tb.LANGUAGE_LITERALS,  # another language's uncaught error (Rust's and Go's panic, Go's fatal error, Julia's)
         GRPC_STATUS_LITERAL,  # gRPC's status line under its Python error
         *tb.THREAD_LITERALS,
         *logged_words(),  # a line the exception table reads on its own (`No OpKernel was registered`)
@@ -244,13 +257,45 @@ class ExceptionExtractor:
             if exc is not None:
                 drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
             else:
-                drafts = _alone(body) or self._fatal(body, ctx) or _lone(body) or _spelled(body)
+                drafts = (_alone(body) or self._fatal(body, ctx) or self._foreign(body, ctx) or _lone(body)
+                          or _spelled(body))
         for draft in drafts:
             if rank is not None:
                 draft.rank = rank
             elif owner_entry is not None:
                 draft.rank, draft.host = owner_entry
             yield draft
+
+    def _foreign(self, body: str, ctx: LineContext) -> list[Draft]:
+        """Another language's uncaught error (traceback.LANGUAGES). A platform program's (catalog/exceptions.yaml
+        `platform_programs`: its name in the file's path or in the line) is not the workload's failure: the line is
+        claimed and gives nothing (what the program's failure did to the job is read from the job's own lines)."""
+        if tb.foreign_frame(body):
+            ctx.claimed = True  # a line of a Go stack: the error is its record's first line
+            return []
+        if "[signal " in body:
+            sig = tb.signal_line(body)
+            if sig is not None:
+                # the runtime's line naming the signal behind the error just before it: a crash on that signal
+                # where that error waits for it (Go's `fatal error: unexpected signal ...`), else part of its record
+                ctx.claimed = True
+                waiting = ctx.state.pop(_SIGNAL_WAIT, None)
+                if (isinstance(waiting, tuple) and ctx.lineno - waiting[0] <= _SIGNAL_WINDOW
+                        and not platform_program(ctx.file, waiting[1])):
+                    return [Draft("process.signal", {"signal": sig, "by": by_whom(sig, "self"),
+                                                     "detail": tb.clip(waiting[1])})]
+                return []
+        drafts = _foreign(body)
+        if drafts and platform_program(ctx.file, body):
+            ctx.claimed = True
+            return []
+        if drafts:
+            exc = tb.foreign_exception(body)
+            if exc is not None and tb.signal_named_after(exc):
+                ctx.state[_SIGNAL_WAIT] = (ctx.lineno, body)  # a crash on the signal the next line names
+                ctx.claimed = True
+                return []
+        return drafts
 
     def _fatal(self, body: str, ctx: LineContext) -> list[Draft]:
         """A C++ framework's fatal log record (extract/traceback.py `fatal_log`), read as an uncaught exception;

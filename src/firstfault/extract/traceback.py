@@ -35,6 +35,12 @@ torch.distributed's own types, errno (a storage errno on a storage path is a
 storage error; on /dev/shm it is the workload's configuration), and last, any
 other exception: `app.exception`.
 
+A Python 3.11 exception group prints its own traceback and each sub-exception's inside a `| ` frame: the model
+takes the frame off and reads what is inside as above (the group's own line is an envelope; each sub-exception
+decides as a plain traceback's last line would). Other languages' uncaught errors are one table (`LANGUAGES`: each
+runtime's error line, its class or the runtime's own word, the messages its runtime raises for a fault signal),
+read through the same classification (`foreign_exception`).
+
 The same classification reads a lone uncaught exception line (`lone_exception`:
 a log that holds the last line without its `Traceback` header); extract/exceptions.py
 marks what it gives `terminal`, and the engine attributes it only as the last
@@ -275,18 +281,132 @@ def _went_on(lead: str, body: str) -> bool:
     return any(w in low for w in _WENT_ON_STEMS) and _WENT_ON.search(body) is not None
 
 
-# Rust's panic (`thread 'main' panicked at 'msg', src/main.rs:2:5`; since 1.73 `thread 'main' panicked at
-# src/main.rs:2:5:` with the message on the next line). Go's `panic: ` is not read: in the evidence it is mostly
-# a daemon's (a FUSE mount, the kubelet, a container runtime), which is not the workload's own failure.
-_PANIC = re.compile(r"^\s*thread '[^']{0,200}' panicked at "
-                    r"(?:'(?P<rmsg>.*)', \S+:\d+:\d+|\S+:\d+:\d+:?\s*(?P<rnext>.*))$")
-PANIC_LITERALS: Final = ("panicked at",)
+# --------------------------------------------------------------------------
+# Other languages' uncaught errors: one grammar per language, as data
+# --------------------------------------------------------------------------
+# Each language's runtime prints the error that ended its program in a line of its own shape; the line is read
+# as a Python traceback's last line is (`classify`, through the same exception, errno, status and object-store
+# tables), its class being the one the language names, or the runtime's own word where it names none. Learnt
+# from each runtime's printing code:
+# - Rust (library/std/src/panicking.rs): `thread 'main' panicked at 'msg', src/main.rs:2:5`; since 1.73
+#   `thread 'main' panicked at src/main.rs:2:5:` with the message on the next line.
+# - Go (src/runtime/panic.go `printpanics`, `fatalthrow`/`throw`; src/runtime/traceback.go): an unrecovered
+#   panic prints `panic: <value>` (`[recovered]` after a value recovered, each panic of a nested chain on a line
+#   of its own, the last the one that ended the program; since Go 1.25 `[recovered, reraised]` for a value
+#   re-panicked, go.dev/issue/71517), for a fault the runtime turned into
+#   a panic `panic: runtime error: invalid memory address or nil pointer dereference` then `[signal SIGSEGV:
+#   segmentation violation code=... addr=... pc=...]`, then `goroutine N [running]:` and the frames (a function,
+#   then `\t/path/file.go:N +0x..`); the runtime's own fatal errors print `fatal error: <what>` (`all
+#   goroutines are asleep - deadlock!`, `runtime: out of memory`, `concurrent map writes`). The process exits
+#   with status 2. A goroutine dump after `SIGQUIT: quit` is a dump someone asked for (the signal came from
+#   outside): it has no `panic:` / `fatal error:` line and is not read.
+# - Julia (base/client.jl `display_error`, base/loading.jl's LoadError around an included file's error):
+#   `ERROR: LoadError: SystemError: opening file "x": No such file or directory`, `ERROR: LoadError:
+#   OutOfMemoryError()`; LoadError (and a worker's `On worker 2:`) only carry the error that decides.
+# Java's `Exception in thread "main" java.io.IOException: msg` and its `Caused by: ...` chain, and C++'s
+# `terminate called after throwing an instance of 'T'` + `what(): msg` are read elsewhere (`spelled_exception`:
+# the words before the class; extract/exceptions.py `_terminate`: a two-line record).
+
+
+@dataclass(frozen=True, slots=True)
+class Language:
+    """How one language's runtime prints the error that ended its program (see above)."""
+
+    name: str
+    line: re.Pattern[str]  # the error's line: groups `msg`, and `cls` where the language names a class
+    cls: str  # the exc_type where the line names no class (Go's `panic`, `fatal error`)
+    literals: tuple[str, ...]  # prefilter words: every such line holds one of them
+    # messages its runtime raises for a fault signal (the program crashed on it: app.crash) -> the signal, or ""
+    # where the signal is named only on the line after (`signal_line`)
+    signals: tuple[tuple[str, str], ...] = ()
+    signal_line: re.Pattern[str] | None = None  # the line naming the signal after the error's (group `sig`)
+    frame: re.Pattern[str] | None = None  # a line of its stack (claimed: part of the record, never unrecognized)
+
+
+PANIC_CLASS: Final = "panic"  # the exc_type of a panic's reading (Rust's, Go's)
+# Go's runtime names the signal behind a panic or a fatal error on the line after it (runtime/signal_unix.go
+# `sighandler` / traceback printing): `[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x1092953]`.
+# ... and a frame's file line (runtime/traceback.go): `\t/go/src/app/main.go:42 +0x111`, with GOTRACEBACK=system
+# ` fp=0x... sp=0x... pc=0x...` after it.
+_GO_FRAME = re.compile(r"^\s*[^\s]{0,300}\.go:\d+ \+0x[0-9a-f]+(?: fp=0x[0-9a-f]+ sp=0x[0-9a-f]+ pc=0x[0-9a-f]+)?\s*$")
+_GO_SIGNAL_LINE = re.compile(r"^\s*\[signal (?P<sig>SIG[A-Z0-9]{2,10}): [^\]]{0,200}\]\s*$")
+GO_FATAL_CLASS: Final = "fatal error"  # the exc_type of Go's runtime's fatal error
+_JULIA_CLASS = r"(?P<cls>(?:[A-Z]\w{0,80}\.){0,4}[A-Z]\w{0,80}(?:Error|Exception))"
+LANGUAGES: Final[tuple[Language, ...]] = (
+    Language("rust", re.compile(r"^\s*thread '[^']{0,200}' panicked at "
+                                r"(?:'(?P<rmsg>.*)', \S+:\d+:\d+|\S+:\d+:\d+:?\s*(?P<rnext>.*))$"),
+             PANIC_CLASS, ("panicked at",)),
+    Language("go", re.compile(r"^\s*panic: (?P<msg>.*)$"), PANIC_CLASS,
+             ("panic: ",),
+             # runtime/panic.go `panicmem`: a SIGSEGV or SIGBUS on a bad address (runtime/signal_unix.go sigpanic)
+             signals=(("runtime error: invalid memory address or nil pointer dereference", "SIGSEGV"),),
+             signal_line=_GO_SIGNAL_LINE, frame=_GO_FRAME),
+    # runtime/signal_unix.go sigpanic / `fatalsignal`: a fault signal in the runtime or in C code called through cgo
+    # (`unexpected signal during runtime execution`), a fault on memory the program asked to be told of (`fault`);
+    # the signal is named on the next line
+    Language("go-fatal", re.compile(r"^\s*fatal error: (?P<msg>\S.*)$"), GO_FATAL_CLASS, ("fatal error: ",),
+             signals=(("unexpected signal during runtime execution", ""), ("fault", "")),
+             signal_line=_GO_SIGNAL_LINE, frame=_GO_FRAME),
+    Language("julia", re.compile(r"^\s*ERROR: (?:LoadError: |On worker \d+:\s*){0,4}" + _JULIA_CLASS
+                                 + r"(?:\((?P<args>.*)\))?(?::[ \t]?(?P<msg>.*))?$"), "", ("Error", "Exception")),
+)
+# Go's mark of a value re-panicked after a recover (runtime/panic.go printpanics), not part of the value.
+_REPANICKED = re.compile(r" \[recovered(?:, reraised)?\]$")
+SIGNAL_LINE_LITERALS: Final = ("[signal SIG",)  # every `signal_line` holds it
+FRAME_LITERALS: Final = (" +0x",)  # every `frame` holds it
+# the prefilter's words for them (a class's suffix is the final line's own word already: EXC_SUFFIXES)
+LANGUAGE_LITERALS: Final = (*dict.fromkeys(w for lang in LANGUAGES for w in lang.literals if w not in EXC_SUFFIXES),
+                            *SIGNAL_LINE_LITERALS, *FRAME_LITERALS)
+PANIC_LITERALS: Final = LANGUAGES[0].literals  # Rust's (kept for the readers that name it)
+_SIGNAL_MESSAGES: Final = {(lang.cls, msg): sig for lang in LANGUAGES for msg, sig in lang.signals}
+
+
+def signal_named_after(exc: Exc) -> bool:
+    """Whether another runtime's error says its signal only on the line after it (`Language.signal_line`)."""
+    return _SIGNAL_MESSAGES.get((exc.qual, exc.msg)) == ""
+
+
+def foreign_frame(body: str) -> bool:
+    """Whether the line is a frame of another runtime's stack (`Language.frame`)."""
+    return " +0x" in body and any(lang.frame is not None and lang.frame.match(body) for lang in LANGUAGES)
+
+
+def signal_line(body: str) -> str | None:
+    """The signal a runtime's signal line names (`[signal SIGSEGV: ...]`), if the line is one."""
+    for lang in LANGUAGES:
+        if lang.signal_line is not None and "[signal " in body:
+            m = lang.signal_line.match(body)
+            if m is not None:
+                return m.group("sig")
+    return None
+
+
+def foreign_exception(body: str) -> Exc | None:
+    """Another language's uncaught error at the head of its line (LANGUAGES), as the exception it stands for;
+    None where the line is no such record, or says it is a warning or a step retried or gone on from."""
+    for lang in LANGUAGES:
+        if not any(w in body for w in lang.literals):
+            continue
+        m = lang.line.match(body)
+        if m is None:
+            continue
+        groups = m.groupdict()
+        msg = groups.get("msg") or groups.get("rmsg") or groups.get("rnext") or ""
+        if not msg and groups.get("args"):
+            msg = _unquote(groups["args"])
+        msg = _REPANICKED.sub("", msg.strip())  # the runtime's own mark, no word of the program's that it went on
+        cls = groups.get("cls") or lang.cls
+        if _went_on("", _REPANICKED.sub("", body.rstrip())):
+            return None
+        return Exc(cls, cls.rsplit(".", 1)[-1], msg.strip())
+    return None
+
+
 # gRPC's Python error prints its status on a line of its own under the class's (`grpc._channel._InactiveRpcError:
 # <_InactiveRpcError of RPC that terminated with:`, then `\tstatus = StatusCode.UNAVAILABLE`): the status the RPC
 # ended with, read as that error's message (the class line before it says nothing the status does not).
 _GRPC_STATUS_LINE = re.compile(r"^\s*status = StatusCode\.[A-Z_]+\s*$")
 GRPC_STATUS_CLASS: Final = "StatusCode"
-PANIC_CLASS: Final = "panic"  # the exc_type of a panic's reading
 
 
 def _unquote(args: str) -> str:
@@ -301,10 +421,10 @@ def _unquote(args: str) -> str:
 def spelled_exception(body: str) -> Exc | None:
     """The uncaught exception a line spells somewhere other than at its head (see above), if any: the first
     class-shaped word followed by one of the spellings, or a panic. None where the line is no such record."""
-    m = _PANIC.match(body) if "panicked at" in body else None
-    if m is not None:
-        msg = m.group("rmsg") or m.group("rnext") or ""
-        return Exc(PANIC_CLASS, PANIC_CLASS, msg.strip())
+    if "panicked at" in body:
+        rust = foreign_exception(body)  # Rust's panic: not at the line's head when a logger's words come first
+        if rust is not None:
+            return rust
     g = _GRPC_STATUS_LINE.match(body) if GRPC_STATUS_LITERAL in body else None
     if g is not None:
         return Exc(GRPC_STATUS_CLASS, GRPC_STATUS_CLASS, body.strip())
@@ -790,6 +910,8 @@ def _signal(exc: Exc) -> Draft | None:
             if m3 and m3.group("sig") in signal_names():
                 sig = m3.group("sig")
     if sig is None:
+        sig = _SIGNAL_MESSAGES.get((exc.qual, exc.msg)) or None  # another runtime's fault-signal error (Go's nil)
+    if sig is None:
         return None
     return Draft("process.signal", {"signal": sig, "by": by_whom(sig, reporter), "detail": detail})
 
@@ -968,6 +1090,19 @@ def _lead_key(lead: str) -> str:
     return _LEAD_CLOCK.sub(lambda m: digits_zeroed(m.group(0)), lead)
 
 
+# Python 3.11's exception group (CPython Lib/traceback.py `TracebackException.format`): `+ Exception Group Traceback
+# (most recent call last):` opens it, every line of the group's and of its sub-exceptions' tracebacks comes in a
+# `| ` frame (indented four more per nesting level), and a rule of dashes (`+-+---------------- 1 ----------------`,
+# `+------------------------------------`) separates the sub-exceptions. The model peels the frame off and reads
+# what is inside as it reads any traceback: the group's own line (`ExceptionGroup: msg (N sub-exceptions)`) is an
+# envelope (catalog/exceptions.yaml), each sub-exception decides as a plain traceback's last line would, and a
+# sub-exception printed without a traceback of its own (`| ValueError: 1`) is one too. A `| ` line is peeled only
+# within a group's window after its header, so a table's `| a | b |` rows elsewhere stay as they are.
+GROUP_HEADER: Final = "Exception Group Traceback (most recent call last)"
+_GROUP_OPEN = re.compile(r"^[ \t]*\+ Exception Group Traceback \(most recent call last\):?\s*$")
+_GROUP_FRAME = re.compile(r"^[ \t]*\| ?")
+
+
 @dataclass(slots=True)
 class TracebackModel:
     """Per-stream traceback state (one per rank or `who` within a stream)."""
@@ -975,6 +1110,22 @@ class TracebackModel:
     streams: dict[object, _Stream] = field(default_factory=dict)
     # Per stream, the wrappers' tags seen before a header: key (_lead_key) -> its length and its digits zeroed.
     leads: dict[object, dict[str, tuple[int, str]]] = field(default_factory=dict)
+    # Per stream, the line of the last exception group's header (or of a line inside its frame).
+    groups: dict[object, int] = field(default_factory=dict)
+
+    def _peel_group(self, body: str, who: object, ctx: LineContext) -> tuple[str, bool]:
+        """The line with an exception group's frame taken off (GROUP_HEADER), and whether it was in one."""
+        if GROUP_HEADER in body and _GROUP_OPEN.match(body):
+            self.groups[who] = ctx.lineno
+            return TRACEBACK + ":", True
+        at = self.groups.get(who)
+        if at is None or ctx.lineno - at > TB_WINDOW or "|" not in body:
+            return body, False
+        m = _GROUP_FRAME.match(body)
+        if m is None:
+            return body, False
+        self.groups[who] = ctx.lineno
+        return body[m.end():], True
 
     def feed(self, body: str, who: object, ctx: LineContext,
              owner: tuple[int | None, str | None] | None = None) -> Closed | None:
@@ -984,7 +1135,10 @@ class TracebackModel:
         that text as its writer's tag: the later lines of the stream that start with the same tag (its clock
         aside) are that writer's, read without it in a stream of their own, so its frames and final line are
         read as the traceback's and another writer's lines interleaved with them stay apart. A line without a
-        remembered tag is read as before."""
+        remembered tag is read as before. An exception group's frame is taken off first (_peel_group)."""
+        body, grouped = self._peel_group(body, who, ctx)
+        if grouped:
+            return self._member(body, who, ctx, owner)
         at = body.find(TRACEBACK)
         if 0 < at <= MAX_LEAD and body[:at].strip():
             lead = body[:at]
@@ -1009,6 +1163,21 @@ class TracebackModel:
             if like is not None:
                 return self._settled(who, (who, like[0]), body[like[1]:], ctx, owner)
             return self._settled(who, who, body, ctx, owner)
+        return self._feed(body, who, ctx, owner)
+
+    def _member(self, body: str, who: object, ctx: LineContext,
+                owner: tuple[int | None, str | None] | None) -> Closed | None:
+        """A line inside an exception group's frame: read as any traceback's line; a sub-exception printed without a
+        traceback of its own closes as a member of the group."""
+        ctx.claimed = True
+        st = self.streams.get(who)
+        if (st is None or st.opened is None) and TRACEBACK not in body and not FRAME.match(body):
+            exc = exception_shape(body)
+            if exc is None:
+                return None
+            st = st if st is not None else self.streams.setdefault(who, _Stream())
+            st.closed, st.decided = ctx.lineno, False  # a sibling of the group's other members, not a chain's
+            return Closed(exc, False, owner, (), False, body, who)
         return self._feed(body, who, ctx, owner)
 
     def _settled(self, who: object, stream: object, body: str, ctx: LineContext,
