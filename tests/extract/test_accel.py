@@ -66,8 +66,9 @@ def test_every_family_loads_with_its_vendor_and_each_row_cites_its_source() -> N
 
 
 @pytest.mark.parametrize(("line", "expected"), [
-    (RAS_FATAL_1386, ("memory", "ras_fatal")),
-    (RAS_FATAL_4021, ("memory", "ras_fatal")),
+    # the global RAS interrupt names no block (ATHUB only carries it): a device error the row cannot place
+    (RAS_FATAL_1386, ("other", "ras_fatal")),
+    (RAS_FATAL_4021, ("other", "ras_fatal")),
     # amdgpu_ras.c's count of a query, its format (MI300's `socket: ..., die: ...` form is 4021's, above)
     ("amdgpu 0000:c1:00.0: amdgpu: 2 uncorrectable hardware errors detected in umc block",
      ("memory", "ras_uncorrectable")),
@@ -278,8 +279,8 @@ def _ranks(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def test_a_ras_error_on_one_node_is_the_cause_and_the_collective_errors_its_symptoms(make_bundle: BundleMaker) -> None:
-    kern = _kern("node-02", [RAS_FATAL_4021.split("] ", 1)[1], RESET_4021.split("] ", 1)[1],
-                             RESET_OK_4021.split("] ", 1)[1]])
+    umc = "amdgpu 0000:dd:00.0: amdgpu: socket: 0, die: 1, 3 new uncorrectable hardware errors detected in umc block"
+    kern = _kern("node-02", [umc, RESET_4021.split("] ", 1)[1], RESET_OK_4021.split("] ", 1)[1]])
     v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": kern, **_ranks()})))
     assert v.attributed_domain == "hardware"
     assert v.root_cause is not None and v.root_cause.category == "gpu.memory"
