@@ -231,6 +231,9 @@ CUDA_ANCHORS: Final = (
     # (ROCm/HIP include/hip/hip_runtime_api.h), and PyTorch on ROCm prints `HIP error: an illegal memory access was
     # encountered` where a CUDA build prints `CUDA error: ...`: the same table reads it.
     "HIP error", "hipError",
+    # NCCL's examples' CUDACHECK macro (`printf("Failed: Cuda error %s:%d '%s'\n", __FILE__, __LINE__,
+    # cudaGetErrorString(e))`), copied into many programs: vLLM's custom all-reduce, SGLang, nccl-tests' users.
+    "Cuda error",
 )
 # A CUDA API call reporting its own failure (`call to cuMemAlloc returned error 2`): `returned error` is an
 # anchor only after the call's name; other programs say it too (the Azure SDK for Go's `storage: service
