@@ -677,3 +677,33 @@ def test_a_vllm_workers_line_is_read_behind_its_tag_and_logger_with_its_rank() -
     [e] = feed(["(VllmWorker rank=3 pid=406) ERROR 07-23 19:34:51 [multiproc_executor.py:487] RuntimeError: NCCL "
                 "error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)"])
     assert (e.kind, e.rank, e.fields.get("nccl_result")) == ("nccl.error", 3, "ncclUnhandledCudaError")
+
+
+@pytest.mark.parametrize(
+    ("line", "errno"),
+    [
+        # openucx/ucx#8229, and microsoft/mscclpp's notes, which name the cause: the locked-memory limit
+        # (`ulimit -l`, docker's `--ulimit memlock=-1:-1`)
+        ("[1652739463.054681] [cn0022:4071024:0]        ib_iface.c:1035 UCX  ERROR ibv_create_cq(cqe=4096) failed: "
+         "Cannot allocate memory", "ENOMEM"),
+        # constructed in the same form: an argument the configuration gave (a GID index the port does not have)
+        ("ibv_modify_qp failed: Invalid argument", "EINVAL"),
+    ],
+)
+def test_a_verbs_call_that_failed_with_a_setup_errno_is_the_jobs_setup(line: str, errno: str) -> None:
+    (e,) = feed([line])
+    assert (e.kind, e.fields["errno"], e.fields["setup"]) == ("nccl.error", errno, True)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # an errno that is no set-up's (a peer's, the adapter's), and a call's name without its failure
+        "ibv_create_qp failed: Connection timed out",
+        "using ibv_create_cq with 4096 entries",
+        # a failed allocation that is no verbs call
+        "E: shm.c: mmap() failed: Cannot allocate memory",
+    ],
+)
+def test_other_verbs_call_lines_are_no_setup_failure(line: str) -> None:
+    assert [e for e in feed([line]) if e.fields.get("setup")] == []

@@ -87,6 +87,12 @@ _CQ_ENTRY = re.compile(
 _FI_ERRNO = re.compile(r"^Libfabric error: \((?P<n>-?\d{1,5})\)")
 _EFA_REPORT_LINES: Final = 4
 _EFA_ABORT: Final = "Libfabric EFA provider has encountered an internal error"
+# A verbs call that failed on the local adapter's resources, with its errno: UCX's `ib_iface.c:1035 UCX ERROR
+# ibv_create_cq(cqe=4096) failed: Cannot allocate memory`, a program's `ibv_reg_mr(...) failed: ...`. Which errnos
+# are the job's set-up (ENOMEM: memory the process may not pin under its locked-memory limit; EINVAL: an argument
+# its configuration gave) is catalog/exceptions.yaml's; the rest is no reading here.
+_VERBS_CALL_WORDS: Final = ("ibv_create_", "ibv_reg_", "ibv_alloc_", "ibv_open_device", "ibv_modify_qp")
+_VERBS_CALL_FAILED = re.compile(r"\b(?P<call>ibv_\w{1,40})(?:\([^()]{0,256}\))?:? (?:failed|returned)\b")
 _K_FI_ERRNO = "ff.transport.fi_errno"  # (lineno, the errno's line) of the report's libfabric errno
 # NCCL's own completion report (extract/nccl.py owns it).
 _NCCL_OWNED: Final = "Got completion"
@@ -178,7 +184,7 @@ def verbs_literals() -> tuple[str, ...]:
     # the EFA provider's own lines, which may give the status by its number only (`err: 5, message: ... (7)`),
     # and its abort report's two lines
     return tuple(sorted(words | {"IB Async event on ", "::efa:", "prov_errno", "EFA internal error: (",
-                                 "Libfabric error: (", _EFA_ABORT, ", prov_err: "}))
+                                 "Libfabric error: (", _EFA_ABORT, ", prov_err: ", *_VERBS_CALL_WORDS}))
 
 
 @lru_cache(maxsize=8)
@@ -315,11 +321,24 @@ class VerbsCompletionExtractor:
             return
         fields = read_completion(body, ucx)
         if fields is None:
+            yield from self._call(body, p.rank, host)
             return
         if fields["status_class"] == "resource":
             yield from self._resource(fields, body, p.rank, host, ctx)
             return
         yield Draft("nccl.ib_completion_error", fields, rank=p.rank, host=host)
+
+    @staticmethod
+    def _call(body: str, rank: int | None, host: str | None) -> Iterator[Draft]:
+        """A verbs call on the local adapter that failed with an errno of the job's set-up (_VERBS_CALL_FAILED)."""
+        if not any(w in body for w in _VERBS_CALL_WORDS):
+            return
+        m = _VERBS_CALL_FAILED.search(body)
+        name = setup_errno(body[m.end():], transport=True) if m else None
+        if m is None or name is None:
+            return
+        yield Draft("nccl.error", {"detail": clip(body), "stack": "verbs", "status_name": m.group("call"),
+                                   "errno": name, "setup": True}, rank=rank, host=host)
 
     @staticmethod
     def _resource(fields: dict[str, FieldValue], body: str, rank: int | None, host: str | None,
