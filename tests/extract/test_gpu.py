@@ -734,6 +734,11 @@ NVML_CASES: list[tuple[str, str, str | None]] = [
     # NVIDIA/gpu-operator#523 (kubelet journal)
     ("May 05 14:13:15 ip-10-51-52-158.us-west-2.compute.internal kubelet[33460]: nvidia-container-cli: detection "
      "error: driver error: timed out: unknown", "unresponsive", None),
+    # the Kubernetes device plugin in a pod without the driver's libraries: go-nvml's spelling of a code (a k3s
+    # guide's copy of the plugin's log), and the older binding's and go-nvlib's words for 12 (the plugin's log as a
+    # Kubernetes setup note quotes it)
+    ("Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND", "driver", None),
+    ("could not load NVML library: libnvidia-ml.so.1: cannot open shared object file", "driver", None),
 ]
 
 
@@ -753,6 +758,8 @@ def test_nvml_errors(line: str, cls: str, device: str | None) -> None:
         "warning: GPU is lost track of in the profiler",
         # nvidia-smi's healthy header
         "| NVIDIA-SMI 535.183.01             Driver Version: 535.183.01   CUDA Version: 12.2     |",
+        # go-nvml's spelling of a code without NVML's anchor (synthetic)
+        "ERROR_LIBRARY_NOT_FOUND while loading plugins",
         # a timeout that is not NVML's (synthetic)
         "nvidia-container-cli: version 1.14.3, Timeout not set",
         # "ERR!" outside nvidia-smi's table (synthetic)

@@ -695,7 +695,9 @@ def _nvml_index() -> tuple[dict[str, _NvmlRow], re.Literals, tuple[str, ...], tu
     bare: list[str] = []
     for _code, row in sorted(nvml_table().items()):
         r = _NvmlRow(row.name, row.message, row.nvml_class)
-        for text in (row.message, row.name, *row.aliases):
+        # go-nvml's Return.String() spells a code without the NVML_ prefix (`ERROR_LIBRARY_NOT_FOUND`)
+        go = (row.name[5:],) if row.name.startswith("NVML_ERROR_") else ()
+        for text in (row.message, row.name, *row.aliases, *go):
             by_text.setdefault(text.lower(), r)
             if row.nvml_class == "no_devices":
                 bare.append(text)
