@@ -147,6 +147,42 @@ def xid_behind_its_own_shape(root: Path, copies: int = 600) -> Chatty:
     return Chatty(out, {"evidence_line": ("nodes/node-01/kern.log", at + 1), "xid79": True})
 
 
+def _mlx5_cmd_err(rng: random.Random, t: datetime, host: str, uptime: int) -> str:
+    """mlx5_core's failed firmware command (Linux drivers/net/ethernet/mellanox/mlx5/core/cmd.c, mlx5_cmd_out_err:
+    "%s(0x%x) op_mod(0x%x) failed, status %s(0x%x), syndrome (0x%x), err(%d)"), the line bench/gen_bundle.py's
+    kernel noise repeats on every node: no extractor reads it, the unrecognized lines group it."""
+    return (f"{_bsd(t)} {host} kernel: [{uptime}.{rng.randrange(1000000):06d}] mlx5_core 0000:47:00.0: "
+            f"mlx5_cmd_out_err:838:(pid {268000 + rng.randrange(999)}): ACCESS_REG(0x805) op_mod(0x1) failed, "
+            "status bad parameter(0x3), syndrome (0x15c356), err(-22)")
+
+
+def kernel_noise_on_every_node(root: Path, nodes: int = 4, copies: int = 400) -> Chatty:
+    """Each node's kernel log: a block of Xid 13 (events: per file, past the store's cap), then the same mlx5 noise
+    (bench shape b, issue 27: what the fold learns of it in one file holds in the next). Two files break the
+    carrying: node-03's first Xid line is an Xid 79 of the Xid 13 lines' shape (read in full, found), and the last
+    node's log holds node-01's lines (a collector's copy: the host its header names is not the file's node)."""
+    names = [f"node-{i + 1:02d}" for i in range(nodes)]
+    out = root / "kernel-noise-on-every-node"
+    _workload(out, "- {kind: kernel, path: 'nodes/{node}/kern.log'}\n", nodes="[" + ", ".join(names) + "]",
+              ranks="{" + ", ".join(f"{n}: {8 * i}-{8 * i + 7}" for i, n in enumerate(names)) + "}")
+    rng = random.Random(37)
+    for i, node in enumerate(names):
+        host = names[0] if i == nodes - 1 else node
+        t = T0 + timedelta(milliseconds=37 * i)
+        lines: list[str] = []
+        for j in range(40):
+            t += timedelta(milliseconds=900)
+            xid = 79 if (node == "node-03" and j == 0) else 13
+            lines.append(f"{_bsd(t)} {host} kernel: [{618000 + j}.{rng.randrange(1000000):06d}] NVRM: Xid "
+                         f"(PCI:0000:3b:00): {xid}, pid={20000 + rng.randrange(9999)}, name=python3, Ch 00000008")
+        for j in range(copies):
+            t += timedelta(milliseconds=300)
+            lines.append(_mlx5_cmd_err(rng, t, host, 618100 + j // 4))
+        (out / "nodes" / node).mkdir(parents=True)
+        (out / "nodes" / node / "kern.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"evidence_line": ("nodes/node-03/kern.log", 1), "xid79": True})
+
+
 def srun_labelled_ranks(root: Path, rounds: int = 500) -> Chatty:
     """One srun --label file for 8 ranks: every rank's NCCL retries (the rank is in the label's digits), then
     rank 5 alone reports a remote error, then more retries."""

@@ -28,7 +28,7 @@ BUILDERS: list[Callable[[Path], chatty.Chatty]] = [
     chatty.noise_then_cuda_error, chatty.xid_behind_its_own_shape, chatty.srun_labelled_ranks, chatty.count_of_zero,
     chatty.unstamped_burst, chatty.two_ranks_and_a_kernel, chatty.what_after_terminate, chatty.not_utf8,
     chatty.repeated_traceback, chatty.clock_steps_back, chatty.hex_ids_then_cuda_error,
-    chatty.unstamped_warning_clock_steps_back,
+    chatty.unstamped_warning_clock_steps_back, chatty.kernel_noise_on_every_node,
 ]
 
 
@@ -580,3 +580,136 @@ def test_may_count_needs_more_than_warm_lines_of_a_shape_in_a_fold_that_read_not
     assert not lf.may_count(*chunk([f"{chatty._nccl_retry(rng)} {'y' * i}" for i in range(fold.WARM * 3)]))
     lf.unstable(chatty._nccl_retry(rng).encode())  # the fold now holds a shape of its file
     assert lf.may_count(*chunk([chatty._nccl_retry(rng)]))
+
+
+# --- Lessons: what a file's fold learned of a variant holds in the analysis's next files (issue 27) ---
+
+def _reads_by_file(monkeypatch: pytest.MonkeyPatch, word: bytes) -> dict[str, int]:
+    """How many lines holding `word` the fold reads in full (LineFold.read), by file."""
+    reads: dict[str, int] = {}
+    real = fold.LineFold.read
+
+    def read(self: fold.LineFold, c: Any, raw: bytes, hits: Any) -> None:
+        if word in raw:
+            reads[c.file] = reads.get(c.file, 0) + 1
+        real(self, c, raw, hits)
+
+    monkeypatch.setattr(fold.LineFold, "read", read)
+    return reads
+
+
+def test_a_shape_learned_in_one_file_folds_from_its_second_copy_in_the_next(
+        analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same kernel noise on every node (bench shape b): node-01's fold reads WARM copies of the mlx5 line and
+    more before it folds; node-02 and node-03 read its first copy (their own first line of it, state, stamp) and
+    its last (the file's last: the per-stream state) and count the 398 between. Near misses: node-04's log holds
+    node-01's lines (the host its header names is not the file's node: another relative outcome), so it learns
+    them anew; node-03's first Xid line is an Xid 79 of the Xid 13 lines' shape, read in full and found. Counts,
+    first lines and times: the bytes of reading every line."""
+    case = chatty.kernel_noise_on_every_node(tmp_path)
+    with memo.fastpath(False):
+        every = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
+    reads = _reads_by_file(monkeypatch, b"mlx5_cmd_out_err")
+    counted: dict[str, int] = {}
+    end_file = fold.LineFold.end_file
+
+    def ending(self: fold.LineFold) -> None:
+        mlx5 = sum(v.counted for k, sh in self._shapes.items() if b"mlx0_cmd" in k for v in sh.variants)
+        if mlx5:
+            counted[f"node-0{len(counted) + 1}"] = mlx5
+        end_file(self)
+
+    monkeypatch.setattr(fold.LineFold, "end_file", ending)
+    with memo.fastpath(True):
+        folded = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
+    assert folded == every
+    by_node = {f.split("/")[1]: n for f, n in reads.items()}
+    assert by_node["node-01"] >= fold.WARM
+    assert by_node["node-02"] == by_node["node-03"] == 2
+    assert counted["node-02"] == counted["node-03"] == 400 - 2
+    assert by_node["node-04"] >= fold.WARM  # the near miss: not taught
+    v = json.loads(folded)
+    xid79 = {(e["file"], e["line"]) for e in v["evidence"] if ": 79," in e["text"]}
+    assert xid79 == {case.expect["evidence_line"]}
+    groups = [u for u in v["unrecognized"] if "mlx5_cmd_out_err" in u["template"]]
+    assert sum(u["count"] for u in groups) == 4 * 400
+
+
+def test_a_lesson_is_not_taught_to_a_file_of_another_rank(
+        analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rank log's NCCL retry reads to events of its rank (the file's): the rank stays in the relative outcome,
+    so the next rank's file learns its lines anew (three files of 40 copies: each reads WARM of them or more)."""
+    out = _rank_logs(tmp_path, 40, files=3)
+    with memo.fastpath(False):
+        every = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    reads = _reads_by_file(monkeypatch, b"NET/Socket")
+    with memo.fastpath(True):
+        assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every
+    assert len(reads) == 3 and min(reads.values()) >= fold.WARM, reads
+
+
+def test_an_outcome_relative_to_its_file_leaves_out_the_files_own_names_only() -> None:
+    """relative(): an event signature's file and node, an offer's node, and an offer's host that is the node,
+    are the file's; a rank, a device, a host that is another node's stay."""
+    sig = (("gpu.xid", "kernel", "nodes/node-01/kern.log", "node-01", None, "pci:0000:3b:00", 13), 1)
+    other = (("gpu.xid", "kernel", "nodes/node-02/kern.log", "node-02", None, "pci:0000:3b:00", 13), 1)
+    assert fold.relative(((sig,), False, None)) == fold.relative(((other,), False, None))
+    xid79 = (("gpu.xid", "kernel", "nodes/node-02/kern.log", "node-02", None, "pci:0000:3b:00", 79), 1)
+    assert fold.relative(((sig,), False, None)) != fold.relative(((xid79,), False, None))
+    ranked = (("gpu.xid", "kernel", "nodes/node-02/kern.log", "node-02", 3, "pci:0000:3b:00", 13), 1)
+    assert fold.relative(((sig,), False, None)) != fold.relative(((ranked,), False, None))
+    own = ((), False, ("mlx0_core", "node-01", "node-01", None))
+    assert fold.relative(own) == fold.relative(((), False, ("mlx0_core", "node-02", "node-02", None)))
+    assert fold.relative(own) != fold.relative(((), False, ("mlx0_core", "node-01", "node-02", None)))
+    assert fold.relative(own) != fold.relative(((), False, ("mlx0_core", None, "node-02", None)))
+    assert fold.relative(own) != fold.relative(((), False, ("mlx0_core", "node-02", "node-02", 0)))
+
+
+def _variant(line: bytes, outcome: Any = ((), False, ("k", "node-01", "node-01", None))) -> Any:
+    reading = fold.Reading(outcome, None, True)
+    return fold._Variant(int.from_bytes(line), None, reading, 1, len(line), 0, True)
+
+
+def test_a_lesson_starts_a_variant_with_its_ranges_less_the_bytes_its_first_copy_lies_outside() -> None:
+    """teach(): a variant whose first copy reads to a lesson's relative outcome starts with the lesson's reads and
+    digit ranges; where the copy lies outside them (the host's digits: another node) its own byte alone. A copy
+    of another relative outcome, or other hits, is not taught."""
+    lessons = fold.Lessons()
+    key = b"node-00 pid 00"
+    learned = _variant(b"node-01 pid 10")
+    for line in (b"node-01 pid 35", b"node-01 pid 17"):
+        learned.widen(int.from_bytes(line))
+    learned.reads = fold.WARM + 3
+    lessons.learn(key, learned)
+    x = b"node-02 pid 24"
+    v = _variant(x, ((), False, ("k", "node-02", "node-02", None)))
+    lessons.teach(key, v, int.from_bytes(x))
+    assert v.reads == fold.WARM + 3
+    assert v.lo.to_bytes(v.size) == b"node-02 pid 10" and v.hi.to_bytes(v.size) == b"node-02 pid 37"
+    assert v.holds(int.from_bytes(b"node-02 pid 31")) and not v.holds(int.from_bytes(b"node-01 pid 31"))
+    stranger = _variant(x, ((), False, ("k", "node-01", "node-02", None)))  # node-01's line in node-02's file
+    lessons.teach(key, stranger, int.from_bytes(x))
+    assert stranger.reads == 1 and stranger.lo == stranger.hi == int.from_bytes(x)
+    other_hits = _variant(x, ((), False, ("k", "node-02", "node-02", None)))
+    other_hits.hits = [3]
+    lessons.teach(key, other_hits, int.from_bytes(x))
+    assert other_hits.reads == 1
+
+
+def test_lessons_of_two_outcomes_that_could_claim_one_line_spoil_the_shape() -> None:
+    """learn(): a second relative outcome whose ranges meet a lesson's at every byte leaves a line's outcome
+    untold by its bytes: the shape is taught no more (each file learns it anew). Ranges apart at a byte (an Xid's
+    code) make two lessons."""
+    lessons = fold.Lessons()
+    key = b"Xid 00 pid 00"
+    a = _variant(b"Xid 13 pid 10")
+    a.widen(int.from_bytes(b"Xid 13 pid 40"))
+    lessons.learn(key, a)
+    apart = _variant(b"Xid 79 pid 20", ((), False, ("other", "node-01", "node-01", None)))
+    lessons.learn(key, apart)
+    assert len(lessons.shapes[key]) == 2 and key not in lessons.spoiled
+    meets = _variant(b"Xid 13 pid 20", ((), False, ("third", "node-01", "node-01", None)))
+    lessons.learn(key, meets)
+    assert key not in lessons.shapes and key in lessons.spoiled
+    lessons.learn(key, a)
+    assert key not in lessons.shapes

@@ -31,7 +31,7 @@ from firstfault.collect.chunks import FileStats as FileStats
 from firstfault.collect.chunks import binary_share as binary_share
 from firstfault.collect.chunks import count_newlines as count_newlines
 from firstfault.collect.events import EventStore, draft_to_event
-from firstfault.collect.fold import LineFold, Reading, Signature
+from firstfault.collect.fold import Lessons, LineFold, Reading, Signature
 from firstfault.collect.stamps import SRUN, Clock, walk_back, walk_back_py
 from firstfault.collect.stamps import prev_stamped as _prev_stamped  # tests also ask whether C is built
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
@@ -391,6 +391,9 @@ class Extraction:
         self._hits: dict[tuple[str, tuple[int, ...]], list[int]] = {}
         self._keep: list[tuple[str, ...]] = []
         self._offered: tuple[str, str | None] | None = None  # the last line drafts() offered: body, host
+        # What the folds of the files read through this extraction learned, per scanner kind (collect/fold.py):
+        # a line's outcome is its text's and these extractors', so a file's fold starts with the others' lessons.
+        self.fold_lessons: dict[object, Lessons] = {}
 
     def _same_words(self, key: tuple[str, ...], dispatch: _Dispatch) -> bool:
         """Do a scanner's literal indices mean the same words as this dispatch's? (Checked once per pair.)"""
@@ -575,7 +578,10 @@ class LineScanner:
             if fold is not None and not _fast[0]:
                 fold = None
             if fold is not None:
-                fold.start_file(self.matcher.digit_words, self.matcher.hex_words, tp.tz, tp.year, tp.window_end)
+                # What a line's outcome may hang on, besides its text and its file's node: the extractors of the
+                # source kind and the prefilter's words (hits), the zone and year stamps are read in, srun labels.
+                fold.start_file(self.matcher.digit_words, self.matcher.hex_words, tp.tz, tp.year, tp.window_end,
+                                (self.source, self.matcher.key, tp.tz, tp.year, srun_prefix))
             unplaced = tp.out_of_range
             self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first, fold)
             if tp.out_of_range > unplaced:
