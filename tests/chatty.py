@@ -158,7 +158,8 @@ def _mlx5_cmd_err(rng: random.Random, t: datetime, host: str, uptime: int) -> st
 
 def kernel_noise_on_every_node(root: Path, nodes: int = 4, copies: int = 400) -> Chatty:
     """Each node's kernel log: a block of Xid 13 (events: per file, past the store's cap), then the same mlx5 noise
-    (bench shape b, issue 27: what the fold learns of it in one file holds in the next). Two files break the
+    (bench shape b, issue 27: what the fold learns of it in one file holds in the next), a session line without
+    a prefilter word after every fourth. Two files break the
     carrying: node-03's first Xid line is an Xid 79 of the Xid 13 lines' shape (read in full, found), and the last
     node's log holds node-01's lines (a collector's copy: the host its header names is not the file's node)."""
     names = [f"node-{i + 1:02d}" for i in range(nodes)]
@@ -178,6 +179,8 @@ def kernel_noise_on_every_node(root: Path, nodes: int = 4, copies: int = 400) ->
         for j in range(copies):
             t += timedelta(milliseconds=300)
             lines.append(_mlx5_cmd_err(rng, t, host, 618100 + j // 4))
+            if j % 4 == 3:  # systemd-logind's "New session %s of user %s." (src/login/logind-session.c): no word
+                lines.append(f"{_bsd(t)} {host} systemd-logind[1344]: New session {4500 + j} of user root.")
         (out / "nodes" / node).mkdir(parents=True)
         (out / "nodes" / node / "kern.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return Chatty(out, {"evidence_line": ("nodes/node-03/kern.log", 1), "xid79": True})

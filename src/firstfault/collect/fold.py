@@ -70,7 +70,9 @@ verdict what reading every copy gives:
   reads and digit ranges, less the bytes where the copy lies outside them (a host's digits: those hold the
   copy's value alone), and its next copies fold from the second on (past the store's cap, which is per file:
   the signatures name the file). A shape found unstable in a file, or whose lessons of two outcomes could
-  both claim a line, is not taught again (`Lessons.spoiled`): each file learns it anew.
+  both claim a line, is not taught again (`Lessons.spoiled`): each file learns it anew. The quiet shapes
+  (`quiet_add`: a property of the shape and the prefilter's words) are the kind's too, and a file starts in the
+  scanner's dense loop where the last file of its kind ended in it (`LineFold.dense`: speed alone).
 
 Off with the other fast paths (`FIRSTFAULT_FASTPATH=0`): tests/collect/test_fold.py
 compares the two on chatty files built to break each rule above.
@@ -316,12 +318,17 @@ class Lessons:
     Extraction (its `fold_lessons`, by the kind LineFold.start_file names), so per process; a file's fold starts
     warm with them (the module's docstring says what is carried and what stays per file)."""
 
-    __slots__ = ("bytes", "shapes", "spoiled")
+    __slots__ = ("bytes", "dense", "quiet", "shapes", "spoiled")
 
     def __init__(self) -> None:
         self.shapes: dict[bytes, list[_Lesson]] = {}
         self.spoiled: set[bytes] = set()  # shapes not taught: each file learns them anew
         self.bytes = 0
+        # The shapes whose every line holds none of the kind's prefilter words (LineFold.quiet_add: a property of
+        # the shape and the words alone), and whether the last file's last chunk told the next to be read line by
+        # line (the scanner's dense loop: a file of the kind starts in it).
+        self.quiet: set[bytes] = set()
+        self.dense = False
 
     def spoil(self, key: bytes) -> None:
         """Teach shape `key` no more (past MAX_SHAPES such shapes, learn() takes no new shape: none is taught
@@ -408,7 +415,8 @@ class LineFold:
         self.table: dict[bytes, list[tuple[bytes, bytes, bytes, _Variant, int | None]]] = {}
         self._gen = 0
         # The shapes of lines found to hold none of the prefilter's words whose shape tells that every line of
-        # it holds none (quiet_add): the dense loop passes over them, as the prefilter would. Kept for the file.
+        # it holds none (quiet_add): the dense loop passes over them, as the prefilter would. Kept for the file,
+        # and for the analysis's files of its kind (Lessons.quiet).
         self.quiet: set[bytes] = set()
         self._tz: tzinfo | None = None  # the zone a zone-less stamp is read in (TimeParser.tz)
         # The year a yearless stamp (glog's, syslog's) is read in, for the dense loop in C (_lines.fold_run's
@@ -436,7 +444,7 @@ class LineFold:
                 lessons = self._lessons_by_kind[kind] = Lessons()
             self._lessons, self._taught = lessons, lessons.shapes
         self._shapes = {}
-        self.quiet = set()
+        self.quiet = set() if self._lessons is None else self._lessons.quiet
         self._tz = tz
         self.clock = yearless_clock(tz, year, window_end)
         self._once = set()
@@ -470,6 +478,17 @@ class LineFold:
                     put(key, weight * n, n)
                 if v.reading.offer is not None:
                     self.extraction.unrecognized.repeat(*v.reading.offer, n)
+
+    @property
+    def dense(self) -> bool:
+        """Did the last file of this kind end read line by line (the scanner's dense loop; False where the file
+        names no kind)? Its next file starts so: a choice of speed, the bytes are the same either way."""
+        return self._lessons is not None and self._lessons.dense
+
+    @dense.setter
+    def dense(self, value: bool) -> None:
+        if self._lessons is not None:
+            self._lessons.dense = value
 
     def may_count(self, buf: bytes, starts: list[int]) -> bool:
         """Could any of the candidate lines of `buf` that start at `starts` be counted? Not where the fold has read

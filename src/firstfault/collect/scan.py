@@ -771,7 +771,9 @@ class LineScanner:
 
         # This chunk's candidates are read in full outside the fold: none of them could be counted (may_count).
         plain = [False]
-        dense = False  # this chunk's lines are read one by one (most of the last chunk's folded)
+        # This chunk's lines are read one by one (most of the last chunk's folded; or, for a file's first, of the
+        # last file of its kind: LineFold.dense).
+        dense = fold is not None and fold.dense
         backoff = wait = 0  # chunks to wait before the next try of the dense loop, after one that did not pay
         for buf, before in chunks(fh, stats, seen, first, CHUNK):
             if check is not None:
@@ -884,6 +886,7 @@ class LineScanner:
                 carried = last
                 stats.last_time = wall_of(last) or stats.last_time
         if fold is not None:
+            fold.dense = dense
             fold.end_file()
         if last_stamp is not None:
             last_stamp[0] = carried
