@@ -748,3 +748,24 @@ def test_a_file_starts_in_the_dense_loop_where_the_last_of_its_kind_ended_in_it(
     with memo.fastpath(True):
         analyzer.analyze_path(str(out), now=NOW)
     assert searched == [f"app/rank-{r}.log" for r in range(3)]
+
+
+def test_a_first_chunk_of_lines_the_kind_does_not_know_is_searched_a_chunk_at_a_time() -> None:
+    """looks_dense(): the dense loop for a file's first chunk only where the last file of the kind ended in it and
+    most of the chunk's first lines are of shapes the kind knows (quiet here); a chunk of other lines (distinct
+    words: each would be looked at in Python), or a kind whose last file did not end dense, is not."""
+    lf = fold.LineFold(None, None)  # type: ignore[arg-type]
+    lf.start_file(kind="kernel")
+    session = "Nov  2 10:00:0{} node-01 systemd-logind[1344]: New session {} of user root."
+    lf.quiet_add(session.format(1, 4501).encode())
+    known = "\n".join(session.format(i % 10, 4500 + i) for i in range(100)).encode() + b"\n"
+    rng = random.Random(3)
+    other = "\n".join(f"Nov  2 10:00:01 node-01 systemd[1]: Started unit-{rng.getrandbits(40):x}z.scope"
+                      for _ in range(100)).encode() + b"\n"
+    assert not lf.looks_dense(known)  # the last file did not end dense
+    lf.dense = True
+    lf.start_file(kind="kernel")  # the next file of the kind: the quiet shapes and the hint are the kind's
+    assert lf.looks_dense(known)
+    assert not lf.looks_dense(other)
+    lf.start_file(kind="another kind")
+    assert not lf.looks_dense(known)

@@ -72,7 +72,8 @@ verdict what reading every copy gives:
   the signatures name the file). A shape found unstable in a file, or whose lessons of two outcomes could
   both claim a line, is not taught again (`Lessons.spoiled`): each file learns it anew. The quiet shapes
   (`quiet_add`: a property of the shape and the prefilter's words) are the kind's too, and a file starts in the
-  scanner's dense loop where the last file of its kind ended in it (`LineFold.dense`: speed alone).
+  scanner's dense loop where the last file of its kind ended in it and most of its first lines are of shapes the
+  kind knows (`LineFold.looks_dense`: speed alone).
 
 Off with the other fast paths (`FIRSTFAULT_FASTPATH=0`): tests/collect/test_fold.py
 compares the two on chatty files built to break each rule above.
@@ -489,6 +490,25 @@ class LineFold:
     def dense(self, value: bool) -> None:
         if self._lessons is not None:
             self._lessons.dense = value
+
+    def looks_dense(self, buf: bytes, sample: int = 64) -> bool:
+        """Is the dense loop worth starting a file's first chunk `buf` in: did the last file of this kind end in
+        it (`dense`), and are most of the chunk's first `sample` lines of shapes the kind knows (quiet, or taught
+        a lesson)? A file of other lines (distinct words, say) would otherwise be looked at line by line in Python
+        for a whole chunk before the scanner gives up."""
+        if not self.dense:
+            return False
+        quiet, taught, find = self.quiet, self._taught, buf.find
+        known = seen = s = 0
+        while seen < sample:
+            e = find(b"\n", s)
+            if e < 0:
+                break
+            key = line_shape(buf[s:e])
+            known += key in quiet or key in taught
+            seen += 1
+            s = e + 1
+        return seen > 0 and known * 2 >= seen
 
     def may_count(self, buf: bytes, starts: list[int]) -> bool:
         """Could any of the candidate lines of `buf` that start at `starts` be counted? Not where the fold has read

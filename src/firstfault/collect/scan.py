@@ -772,8 +772,9 @@ class LineScanner:
         # This chunk's candidates are read in full outside the fold: none of them could be counted (may_count).
         plain = [False]
         # This chunk's lines are read one by one (most of the last chunk's folded; or, for a file's first, of the
-        # last file of its kind: LineFold.dense).
-        dense = fold is not None and fold.dense
+        # last file of its kind, and its first lines are of shapes the kind knows: LineFold.looks_dense).
+        dense = False
+        first_chunk = fold is not None
         backoff = wait = 0  # chunks to wait before the next try of the dense loop, after one that did not pay
         for buf, before in chunks(fh, stats, seen, first, CHUNK):
             if check is not None:
@@ -785,6 +786,9 @@ class LineScanner:
                 # ("NVRM: \0Xid") is whole again for the prefilter.
                 nuls += n
                 buf = buf.replace(b"\x00", b"")
+            if first_chunk:
+                first_chunk = False
+                dense = fold is not None and fold.looks_dense(buf)
             line_no = before + line_base
             prev_start, prev_t, have_prev = -1, None, False
             folded = quiet = cands = 0
