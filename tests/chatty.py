@@ -456,31 +456,37 @@ _STAMP_HEAD = re.compile(r"^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d|[A-Z][a-z]{2} [ \
 
 
 def from_corpus(root: Path, corpora: list[Path], kind: str, seed: int, chatty_lines: int = 12,
-                copies: int = 250, singles: int = 400, hex_ids: bool = False) -> Chatty:
+                copies: int = 250, singles: int = 400, hex_ids: bool = False, nodes: int = 1) -> Chatty:
     """A chatty file made of real lines: `chatty_lines` lines of the corpora repeated `copies` times each, their
     digits changed at random (none, a few, or most: each line its own rate), interleaved with `singles` other
-    corpus lines in their order. What the verdict must be is what reading every line gives."""
+    corpus lines in their order. What the verdict must be is what reading every line gives. With `nodes` > 1
+    (kernel and syslog), each node's file holds the same chatty lines, their digits changed anew, among its own
+    other lines: what the fold learns in one file is taught to the next (collect/fold.py's Lessons)."""
     lines = _corpus_lines(corpora, kind)
     rng = random.Random(seed)
     noisy = [(rng.choice(lines), rng.choice((0.0, 0.05, 0.3, 0.9))) for _ in range(chatty_lines)]
-    start = rng.randrange(max(1, len(lines) - singles))
-    others = lines[start:start + singles]
-    pool = [i for i in range(chatty_lines) for _ in range(copies)]
-    rng.shuffle(pool)
-    step = max(1, len(pool) // max(1, len(others)))
-    out: list[str] = []
-    for n, i in enumerate(pool):
-        if n % step == 0 and others:
-            out.append(others.pop(0))
-        line, p = noisy[i]
-        out.append(_mutate(rng, line, p, hex_ids))
-    out.extend(others)
-    d = root / f"corpus-{kind}-{seed}{'-hex' if hex_ids else ''}"
+    names = [f"node-{i + 1:02d}" for i in range(nodes)]
+    d = root / f"corpus-{kind}-{seed}{'-hex' if hex_ids else ''}{f'-{nodes}' if nodes > 1 else ''}"
     path = {"application": "app/rank-0.log", "kernel": "nodes/node-01/kern.log", "syslog": "nodes/node-01/syslog"}[kind]
     _workload(d, f"- {{kind: {kind}, path: '{path.replace('0.log', '{rank}.log').replace('node-01', '{node}')}'}}\n",
-              ranks="{node-01: 0-0}")
-    (d / path).parent.mkdir(parents=True, exist_ok=True)
-    (d / path).write_text("\n".join(out) + "\n", encoding="utf-8")
+              nodes="[" + ", ".join(names) + "]",
+              ranks="{" + ", ".join(f"{n}: {i}-{i}" for i, n in enumerate(names)) + "}")
+    for node in names:
+        start = rng.randrange(max(1, len(lines) - singles))
+        others = lines[start:start + singles]
+        pool = [i for i in range(chatty_lines) for _ in range(copies)]
+        rng.shuffle(pool)
+        step = max(1, len(pool) // max(1, len(others)))
+        out: list[str] = []
+        for n, i in enumerate(pool):
+            if n % step == 0 and others:
+                out.append(others.pop(0))
+            line, p = noisy[i]
+            out.append(_mutate(rng, line, p, hex_ids))
+        out.extend(others)
+        file = d / path.replace("node-01", node)
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text("\n".join(out) + "\n", encoding="utf-8")
     return Chatty(d, {"min_folded": 0})
 
 

@@ -181,6 +181,29 @@ def test_chatty_files_made_of_real_lines_get_the_verdict_of_reading_every_line(
     assert folded == every
 
 
+@pytest.mark.parametrize(("kind", "seed", "hex_ids"), [(k, s, h) for k, s in REAL if k == "kernel"
+                                                       for h in (False, True)])
+def test_nodes_whose_logs_repeat_real_lines_get_the_verdict_of_reading_every_line(
+        kind: str, seed: int, hex_ids: bool, analyzer: Analyzer, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three nodes' kernel logs with the same chatty real lines, their digits changed anew in each: what node-01's
+    fold learned is taught to the others (Lessons), and the verdict is still that of reading every line."""
+    case = chatty.from_corpus(tmp_path, CORPORA, kind, seed, hex_ids=hex_ids, nodes=3)
+    with memo.fastpath(False):
+        every = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
+    taught = [0]
+    teach = fold.Lessons.teach
+
+    def teaching(self: fold.Lessons, key: bytes, v: Any, x: int) -> None:
+        teach(self, key, v, x)
+        taught[0] += v.reads >= fold.WARM
+
+    monkeypatch.setattr(fold.Lessons, "teach", teaching)
+    with memo.fastpath(True):
+        assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
+    assert taught[0] > 0, "no lesson was taught: the test would prove nothing"
+
+
 def test_the_fold_engages_on_most_chatty_files_made_of_real_lines(
         analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The files above would test nothing if none of their copies folded (lines of records, unstamped
