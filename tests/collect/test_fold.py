@@ -792,3 +792,34 @@ def test_a_first_chunk_of_lines_the_kind_does_not_know_is_searched_a_chunk_at_a_
     assert not lf.looks_dense(other)
     lf.start_file(kind="another kind")
     assert not lf.looks_dense(known)
+
+
+def test_a_file_teaches_its_ready_variants_and_spoils_its_unstable_shapes() -> None:
+    """end_file(): a variant of WARM reads or more, foldable, of a stable shape becomes a lesson of the file's kind;
+    one read fewer times, or not foldable, does not; a shape the file found unstable (its copies read to
+    outcomes their bytes do not tell) is taught no more, its lesson from an earlier file dropped."""
+    from firstfault.collect.events import EventStore
+
+    lf = fold.LineFold(None, EventStore())  # type: ignore[arg-type]
+    lf.start_file(kind="kernel")
+    ready, young, unfoldable = _variant(b"Xid 13 pid 10"), _variant(b"Xid 31 pid 10"), _variant(b"Xid 43 pid 10")
+    ready.reads, young.reads, unfoldable.reads = fold.WARM, fold.WARM - 1, fold.WARM
+    unfoldable.reading.foldable = False
+    stable, shaky = fold._Shape(), fold._Shape()
+    stable.variants = [ready, young, unfoldable]
+    shaky.variants = [_variant(b"NCCL 0 retry 7")]
+    shaky.variants[0].reads = fold.WARM
+    shaky.stable = False
+    lf._shapes = {b"Xid 00 pid 00": stable, b"NCCL 0 retry 0": shaky}
+    lf.end_file()
+    lessons = lf._lessons_by_kind["kernel"]
+    assert [ls.lo for ls in lessons.shapes[b"Xid 00 pid 00"]] == [ready.lo]
+    assert b"NCCL 0 retry 0" in lessons.spoiled and b"NCCL 0 retry 0" not in lessons.shapes
+    lf.start_file(kind="kernel")
+    again = _variant(b"Xid 13 pid 10")
+    again.reads = fold.WARM
+    gone = fold._Shape()
+    gone.variants, gone.stable = [again], False
+    lf._shapes = {b"Xid 00 pid 00": gone}
+    lf.end_file()
+    assert b"Xid 00 pid 00" not in lessons.shapes and b"Xid 00 pid 00" in lessons.spoiled
