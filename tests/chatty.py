@@ -147,6 +147,45 @@ def xid_behind_its_own_shape(root: Path, copies: int = 600) -> Chatty:
     return Chatty(out, {"evidence_line": ("nodes/node-01/kern.log", at + 1), "xid79": True})
 
 
+def _mlx5_cmd_err(rng: random.Random, t: datetime, host: str, uptime: int) -> str:
+    """mlx5_core's failed firmware command (Linux drivers/net/ethernet/mellanox/mlx5/core/cmd.c, mlx5_cmd_out_err:
+    "%s(0x%x) op_mod(0x%x) failed, status %s(0x%x), syndrome (0x%x), err(%d)"), the line bench/gen_bundle.py's
+    kernel noise repeats on every node: no extractor reads it, the unrecognized lines group it."""
+    return (f"{_bsd(t)} {host} kernel: [{uptime}.{rng.randrange(1000000):06d}] mlx5_core 0000:47:00.0: "
+            f"mlx5_cmd_out_err:838:(pid {268000 + rng.randrange(999)}): ACCESS_REG(0x805) op_mod(0x1) failed, "
+            "status bad parameter(0x3), syndrome (0x15c356), err(-22)")
+
+
+def kernel_noise_on_every_node(root: Path, nodes: int = 4, copies: int = 400) -> Chatty:
+    """Each node's kernel log: a block of Xid 13 (events: per file, past the store's cap), then the same mlx5 noise
+    (bench shape b, issue 27: what the fold learns of it in one file holds in the next), a session line without
+    a prefilter word after every fourth. Two files break the
+    carrying: node-03's first Xid line is an Xid 79 of the Xid 13 lines' shape (read in full, found), and the last
+    node's log holds node-01's lines (a collector's copy: the host its header names is not the file's node)."""
+    names = [f"node-{i + 1:02d}" for i in range(nodes)]
+    out = root / "kernel-noise-on-every-node"
+    _workload(out, "- {kind: kernel, path: 'nodes/{node}/kern.log'}\n", nodes="[" + ", ".join(names) + "]",
+              ranks="{" + ", ".join(f"{n}: {8 * i}-{8 * i + 7}" for i, n in enumerate(names)) + "}")
+    rng = random.Random(37)
+    for i, node in enumerate(names):
+        host = names[0] if i == nodes - 1 else node
+        t = T0 + timedelta(milliseconds=37 * i)
+        lines: list[str] = []
+        for j in range(40):
+            t += timedelta(milliseconds=900)
+            xid = 79 if (node == "node-03" and j == 0) else 13
+            lines.append(f"{_bsd(t)} {host} kernel: [{618000 + j}.{rng.randrange(1000000):06d}] NVRM: Xid "
+                         f"(PCI:0000:3b:00): {xid}, pid={20000 + rng.randrange(9999)}, name=python3, Ch 00000008")
+        for j in range(copies):
+            t += timedelta(milliseconds=300)
+            lines.append(_mlx5_cmd_err(rng, t, host, 618100 + j // 4))
+            if j % 4 == 3:  # systemd-logind's "New session %s of user %s." (src/login/logind-session.c): no word
+                lines.append(f"{_bsd(t)} {host} systemd-logind[1344]: New session {4500 + j} of user root.")
+        (out / "nodes" / node).mkdir(parents=True)
+        (out / "nodes" / node / "kern.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"evidence_line": ("nodes/node-03/kern.log", 1), "xid79": True})
+
+
 def srun_labelled_ranks(root: Path, rounds: int = 500) -> Chatty:
     """One srun --label file for 8 ranks: every rank's NCCL retries (the rank is in the label's digits), then
     rank 5 alone reports a remote error, then more retries."""
@@ -417,31 +456,37 @@ _STAMP_HEAD = re.compile(r"^(?:\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d|[A-Z][a-z]{2} [ \
 
 
 def from_corpus(root: Path, corpora: list[Path], kind: str, seed: int, chatty_lines: int = 12,
-                copies: int = 250, singles: int = 400, hex_ids: bool = False) -> Chatty:
+                copies: int = 250, singles: int = 400, hex_ids: bool = False, nodes: int = 1) -> Chatty:
     """A chatty file made of real lines: `chatty_lines` lines of the corpora repeated `copies` times each, their
     digits changed at random (none, a few, or most: each line its own rate), interleaved with `singles` other
-    corpus lines in their order. What the verdict must be is what reading every line gives."""
+    corpus lines in their order. What the verdict must be is what reading every line gives. With `nodes` > 1
+    (kernel and syslog), each node's file holds the same chatty lines, their digits changed anew, among its own
+    other lines: what the fold learns in one file is taught to the next (collect/fold.py's Lessons)."""
     lines = _corpus_lines(corpora, kind)
     rng = random.Random(seed)
     noisy = [(rng.choice(lines), rng.choice((0.0, 0.05, 0.3, 0.9))) for _ in range(chatty_lines)]
-    start = rng.randrange(max(1, len(lines) - singles))
-    others = lines[start:start + singles]
-    pool = [i for i in range(chatty_lines) for _ in range(copies)]
-    rng.shuffle(pool)
-    step = max(1, len(pool) // max(1, len(others)))
-    out: list[str] = []
-    for n, i in enumerate(pool):
-        if n % step == 0 and others:
-            out.append(others.pop(0))
-        line, p = noisy[i]
-        out.append(_mutate(rng, line, p, hex_ids))
-    out.extend(others)
-    d = root / f"corpus-{kind}-{seed}{'-hex' if hex_ids else ''}"
+    names = [f"node-{i + 1:02d}" for i in range(nodes)]
+    d = root / f"corpus-{kind}-{seed}{'-hex' if hex_ids else ''}{f'-{nodes}' if nodes > 1 else ''}"
     path = {"application": "app/rank-0.log", "kernel": "nodes/node-01/kern.log", "syslog": "nodes/node-01/syslog"}[kind]
     _workload(d, f"- {{kind: {kind}, path: '{path.replace('0.log', '{rank}.log').replace('node-01', '{node}')}'}}\n",
-              ranks="{node-01: 0-0}")
-    (d / path).parent.mkdir(parents=True, exist_ok=True)
-    (d / path).write_text("\n".join(out) + "\n", encoding="utf-8")
+              nodes="[" + ", ".join(names) + "]",
+              ranks="{" + ", ".join(f"{n}: {i}-{i}" for i, n in enumerate(names)) + "}")
+    for node in names:
+        start = rng.randrange(max(1, len(lines) - singles))
+        others = lines[start:start + singles]
+        pool = [i for i in range(chatty_lines) for _ in range(copies)]
+        rng.shuffle(pool)
+        step = max(1, len(pool) // max(1, len(others)))
+        out: list[str] = []
+        for n, i in enumerate(pool):
+            if n % step == 0 and others:
+                out.append(others.pop(0))
+            line, p = noisy[i]
+            out.append(_mutate(rng, line, p, hex_ids))
+        out.extend(others)
+        file = d / path.replace("node-01", node)
+        file.parent.mkdir(parents=True, exist_ok=True)
+        file.write_text("\n".join(out) + "\n", encoding="utf-8")
     return Chatty(d, {"min_folded": 0})
 
 

@@ -75,17 +75,21 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_a_chatty_bundle_gets_one_verdict_for_one_and_two_workers(analyzer: Analyzer, tmp_path: Path) -> None:
-    """Workers fold their files' copies (collect/fold.py) and their unrecognized offers (OfferFold.repeat): the
-    verdict is the one process's, and the one of reading every line."""
+@pytest.mark.parametrize("build", ["two_ranks_and_a_kernel", "kernel_noise_on_every_node"])
+def test_a_chatty_bundle_gets_one_verdict_for_one_and_two_workers(analyzer: Analyzer, tmp_path: Path,
+                                                                  build: str) -> None:
+    """Workers fold their files' copies (collect/fold.py) and their unrecognized offers (OfferFold.repeat), each
+    with the lessons of the files it read (Lessons): the verdict is the one process's, and the one of reading
+    every line."""
     from firstfault.extract import memo
     from tests import chatty
 
-    case = chatty.two_ranks_and_a_kernel(tmp_path)
+    case = getattr(chatty, build)(tmp_path)
     one = _verdict(analyzer, case.path, 1)
-    # The dataloader lines of both ranks in one unrecognized group: rank 0's every other of 5,000, rank 1's two of
-    # every three of 4,000.
-    assert '"count": 5166' in one
+    if build == "two_ranks_and_a_kernel":
+        # The dataloader lines of both ranks in one unrecognized group: rank 0's every other of 5,000, rank 1's two
+        # of every three of 4,000.
+        assert '"count": 5166' in one
     assert _verdict(analyzer, case.path, 2) == one
     with memo.fastpath(False):
         assert _verdict(analyzer, case.path, 2) == one

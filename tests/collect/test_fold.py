@@ -28,7 +28,7 @@ BUILDERS: list[Callable[[Path], chatty.Chatty]] = [
     chatty.noise_then_cuda_error, chatty.xid_behind_its_own_shape, chatty.srun_labelled_ranks, chatty.count_of_zero,
     chatty.unstamped_burst, chatty.two_ranks_and_a_kernel, chatty.what_after_terminate, chatty.not_utf8,
     chatty.repeated_traceback, chatty.clock_steps_back, chatty.hex_ids_then_cuda_error,
-    chatty.unstamped_warning_clock_steps_back,
+    chatty.unstamped_warning_clock_steps_back, chatty.kernel_noise_on_every_node,
 ]
 
 
@@ -179,6 +179,29 @@ def test_chatty_files_made_of_real_lines_get_the_verdict_of_reading_every_line(
     with memo.fastpath(True):
         folded = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
     assert folded == every
+
+
+@pytest.mark.parametrize(("kind", "seed", "hex_ids"), [(k, s, h) for k, s in REAL if k == "kernel"
+                                                       for h in (False, True)])
+def test_nodes_whose_logs_repeat_real_lines_get_the_verdict_of_reading_every_line(
+        kind: str, seed: int, hex_ids: bool, analyzer: Analyzer, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three nodes' kernel logs with the same chatty real lines, their digits changed anew in each: what node-01's
+    fold learned is taught to the others (Lessons), and the verdict is still that of reading every line."""
+    case = chatty.from_corpus(tmp_path, CORPORA, kind, seed, hex_ids=hex_ids, nodes=3)
+    with memo.fastpath(False):
+        every = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
+    taught = [0]
+    teach = fold.Lessons.teach
+
+    def teaching(self: fold.Lessons, key: bytes, v: Any, x: int) -> None:
+        teach(self, key, v, x)
+        taught[0] += v.reads >= fold.WARM
+
+    monkeypatch.setattr(fold.Lessons, "teach", teaching)
+    with memo.fastpath(True):
+        assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
+    assert taught[0] > 0, "no lesson was taught: the test would prove nothing"
 
 
 def test_the_fold_engages_on_most_chatty_files_made_of_real_lines(
@@ -580,3 +603,223 @@ def test_may_count_needs_more_than_warm_lines_of_a_shape_in_a_fold_that_read_not
     assert not lf.may_count(*chunk([f"{chatty._nccl_retry(rng)} {'y' * i}" for i in range(fold.WARM * 3)]))
     lf.unstable(chatty._nccl_retry(rng).encode())  # the fold now holds a shape of its file
     assert lf.may_count(*chunk([chatty._nccl_retry(rng)]))
+
+
+# --- Lessons: what a file's fold learned of a variant holds in the analysis's next files (issue 27) ---
+
+def _reads_by_file(monkeypatch: pytest.MonkeyPatch, word: bytes) -> dict[str, int]:
+    """How many lines holding `word` the fold reads in full (LineFold.read), by file."""
+    reads: dict[str, int] = {}
+    real = fold.LineFold.read
+
+    def read(self: fold.LineFold, c: Any, raw: bytes, hits: Any) -> None:
+        if word in raw:
+            reads[c.file] = reads.get(c.file, 0) + 1
+        real(self, c, raw, hits)
+
+    monkeypatch.setattr(fold.LineFold, "read", read)
+    return reads
+
+
+def test_a_shape_learned_in_one_file_folds_from_its_second_copy_in_the_next(
+        analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same kernel noise on every node (bench shape b): node-01's fold reads WARM copies of the mlx5 line and
+    more before it folds; node-02 and node-03 read its first copy (their own first line of it, state, stamp) and
+    its last (the file's last: the per-stream state) and count the 398 between. Near misses: node-04's log holds
+    node-01's lines (the host its header names is not the file's node: another relative outcome), so it learns
+    them anew; node-03's first Xid line is an Xid 79 of the Xid 13 lines' shape, read in full and found. Counts,
+    first lines and times: the bytes of reading every line."""
+    case = chatty.kernel_noise_on_every_node(tmp_path)
+    with memo.fastpath(False):
+        every = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
+    reads = _reads_by_file(monkeypatch, b"mlx5_cmd_out_err")
+    counted: dict[str, int] = {}
+    end_file = fold.LineFold.end_file
+
+    def ending(self: fold.LineFold) -> None:
+        mlx5 = sum(v.counted for k, sh in self._shapes.items() if b"mlx0_cmd" in k for v in sh.variants)
+        if mlx5:
+            counted[f"node-0{len(counted) + 1}"] = mlx5
+        end_file(self)
+
+    monkeypatch.setattr(fold.LineFold, "end_file", ending)
+    with memo.fastpath(True):
+        folded = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
+    assert folded == every
+    by_node = {f.split("/")[1]: n for f, n in reads.items()}
+    assert by_node["node-01"] >= fold.WARM
+    assert by_node["node-02"] == by_node["node-03"] == 2
+    assert counted["node-02"] == counted["node-03"] == 400 - 2
+    assert by_node["node-04"] >= fold.WARM  # the near miss: not taught
+    v = json.loads(folded)
+    xid79 = {(e["file"], e["line"]) for e in v["evidence"] if ": 79," in e["text"]}
+    assert xid79 == {case.expect["evidence_line"]}
+    groups = [u for u in v["unrecognized"] if "mlx5_cmd_out_err" in u["template"]]
+    assert sum(u["count"] for u in groups) == 4 * 400
+
+
+def test_a_lesson_is_not_taught_to_a_file_of_another_rank(
+        analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rank log's NCCL retry reads to events of its rank (the file's): the rank stays in the relative outcome,
+    so the next rank's file learns its lines anew (three files of 40 copies: each reads WARM of them or more)."""
+    out = _rank_logs(tmp_path, 40, files=3)
+    with memo.fastpath(False):
+        every = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    reads = _reads_by_file(monkeypatch, b"NET/Socket")
+    with memo.fastpath(True):
+        assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every
+    assert len(reads) == 3 and min(reads.values()) >= fold.WARM, reads
+
+
+def test_an_outcome_relative_to_its_file_leaves_out_the_files_own_names_only() -> None:
+    """relative(): an event signature's file and node, an offer's node, and an offer's host that is the node,
+    are the file's; a rank, a device, a host that is another node's stay."""
+    sig = (("gpu.xid", "kernel", "nodes/node-01/kern.log", "node-01", None, "pci:0000:3b:00", 13), 1)
+    other = (("gpu.xid", "kernel", "nodes/node-02/kern.log", "node-02", None, "pci:0000:3b:00", 13), 1)
+    assert fold.relative(((sig,), False, None)) == fold.relative(((other,), False, None))
+    xid79 = (("gpu.xid", "kernel", "nodes/node-02/kern.log", "node-02", None, "pci:0000:3b:00", 79), 1)
+    assert fold.relative(((sig,), False, None)) != fold.relative(((xid79,), False, None))
+    ranked = (("gpu.xid", "kernel", "nodes/node-02/kern.log", "node-02", 3, "pci:0000:3b:00", 13), 1)
+    assert fold.relative(((sig,), False, None)) != fold.relative(((ranked,), False, None))
+    own = ((), False, ("mlx0_core", "node-01", "node-01", None))
+    assert fold.relative(own) == fold.relative(((), False, ("mlx0_core", "node-02", "node-02", None)))
+    assert fold.relative(own) != fold.relative(((), False, ("mlx0_core", "node-01", "node-02", None)))
+    assert fold.relative(own) != fold.relative(((), False, ("mlx0_core", None, "node-02", None)))
+    assert fold.relative(own) != fold.relative(((), False, ("mlx0_core", "node-02", "node-02", 0)))
+
+
+def _variant(line: bytes, outcome: Any = ((), False, ("k", "node-01", "node-01", None))) -> Any:
+    reading = fold.Reading(outcome, None, True)
+    return fold._Variant(int.from_bytes(line), None, reading, 1, len(line), 0, True)
+
+
+def test_a_lesson_starts_a_variant_with_its_ranges_less_the_bytes_its_first_copy_lies_outside() -> None:
+    """teach(): a variant whose first copy reads to a lesson's relative outcome starts with the lesson's reads and
+    digit ranges; where the copy lies outside them (the host's digits: another node) its own byte alone. A copy
+    of another relative outcome, or other hits, is not taught."""
+    lessons = fold.Lessons()
+    key = b"node-00 pid 00"
+    learned = _variant(b"node-01 pid 10")
+    for line in (b"node-01 pid 35", b"node-01 pid 17"):
+        learned.widen(int.from_bytes(line))
+    learned.reads = fold.WARM + 3
+    lessons.learn(key, learned)
+    x = b"node-02 pid 24"
+    v = _variant(x, ((), False, ("k", "node-02", "node-02", None)))
+    lessons.teach(key, v, int.from_bytes(x))
+    assert v.reads == fold.WARM + 3
+    assert v.lo.to_bytes(v.size) == b"node-02 pid 10" and v.hi.to_bytes(v.size) == b"node-02 pid 37"
+    assert v.holds(int.from_bytes(b"node-02 pid 31")) and not v.holds(int.from_bytes(b"node-01 pid 31"))
+    stranger = _variant(x, ((), False, ("k", "node-01", "node-02", None)))  # node-01's line in node-02's file
+    lessons.teach(key, stranger, int.from_bytes(x))
+    assert stranger.reads == 1 and stranger.lo == stranger.hi == int.from_bytes(x)
+    other_hits = _variant(x, ((), False, ("k", "node-02", "node-02", None)))
+    other_hits.hits = [3]
+    lessons.teach(key, other_hits, int.from_bytes(x))
+    assert other_hits.reads == 1
+
+
+def test_lessons_of_two_outcomes_that_could_claim_one_line_spoil_the_shape() -> None:
+    """learn(): a second relative outcome whose ranges meet a lesson's at every byte leaves a line's outcome
+    untold by its bytes: the shape is taught no more (each file learns it anew). Ranges apart at a byte (an Xid's
+    code) make two lessons."""
+    lessons = fold.Lessons()
+    key = b"Xid 00 pid 00"
+    a = _variant(b"Xid 13 pid 10")
+    a.widen(int.from_bytes(b"Xid 13 pid 40"))
+    lessons.learn(key, a)
+    apart = _variant(b"Xid 79 pid 20", ((), False, ("other", "node-01", "node-01", None)))
+    lessons.learn(key, apart)
+    assert len(lessons.shapes[key]) == 2 and key not in lessons.spoiled
+    meets = _variant(b"Xid 13 pid 20", ((), False, ("third", "node-01", "node-01", None)))
+    lessons.learn(key, meets)
+    assert key not in lessons.shapes and key in lessons.spoiled
+    lessons.learn(key, a)
+    assert key not in lessons.shapes
+
+
+def test_a_file_starts_in_the_dense_loop_where_the_last_of_its_kind_ended_in_it(
+        analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lessons.dense and .quiet: node-01's kernel log is searched for the prefilter's words a chunk at a time and
+    ends telling that most of its lines folded; node-02's, node-03's and node-04's start in the dense loop, the
+    session lines (no word: a quiet shape, found in node-01) passed over in C from their first. Near miss: rank logs
+    whose lines do not fold are each searched a chunk at a time. The bytes: those of reading every line."""
+    case = chatty.kernel_noise_on_every_node(tmp_path)
+    with memo.fastpath(False):
+        every = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
+    searched: list[str] = []
+    at: list[str] = [""]
+    scan_file, line_hits = scan.LineScanner.scan_file, scan._Matcher.line_hits
+
+    def scanning(self: scan.LineScanner, path: str, rel: str, **kw: Any) -> Any:
+        at[0] = rel
+        return scan_file(self, path, rel, **kw)
+
+    def searching(self: scan._Matcher, buf: bytes) -> Any:
+        searched.append(at[0])
+        return line_hits(self, buf)
+
+    monkeypatch.setattr(scan.LineScanner, "scan_file", scanning)
+    monkeypatch.setattr(scan._Matcher, "line_hits", searching)
+    passed = chatty.count_in(monkeypatch, scan, "_fold_run", lambda out: int(out[5]))
+    with memo.fastpath(True):
+        assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
+    assert searched == ["nodes/node-01/kern.log"]
+    assert passed[0] >= 3 * 99  # the session lines of node-02, -03, -04 (100 each), all but a few in C
+    out = _rank_logs(tmp_path, fold.WARM + 1, files=3)
+    searched.clear()
+    with memo.fastpath(True):
+        analyzer.analyze_path(str(out), now=NOW)
+    assert searched == [f"app/rank-{r}.log" for r in range(3)]
+
+
+def test_a_first_chunk_of_lines_the_kind_does_not_know_is_searched_a_chunk_at_a_time() -> None:
+    """looks_dense(): the dense loop for a file's first chunk only where the last file of the kind ended in it and
+    most of the chunk's first lines are of shapes the kind knows (quiet here); a chunk of other lines (distinct
+    words: each would be looked at in Python), or a kind whose last file did not end dense, is not."""
+    lf = fold.LineFold(None, None)  # type: ignore[arg-type]
+    lf.start_file(kind="kernel")
+    session = "Nov  2 10:00:0{} node-01 systemd-logind[1344]: New session {} of user root."
+    lf.quiet_add(session.format(1, 4501).encode())
+    known = "\n".join(session.format(i % 10, 4500 + i) for i in range(100)).encode() + b"\n"
+    rng = random.Random(3)
+    other = "\n".join(f"Nov  2 10:00:01 node-01 systemd[1]: Started unit-{rng.getrandbits(40):x}z.scope"
+                      for _ in range(100)).encode() + b"\n"
+    assert not lf.looks_dense(known)  # the last file did not end dense
+    lf.dense = True
+    lf.start_file(kind="kernel")  # the next file of the kind: the quiet shapes and the hint are the kind's
+    assert lf.looks_dense(known)
+    assert not lf.looks_dense(other)
+    lf.start_file(kind="another kind")
+    assert not lf.looks_dense(known)
+
+
+def test_a_file_teaches_its_ready_variants_and_spoils_its_unstable_shapes() -> None:
+    """end_file(): a variant of WARM reads or more, foldable, of a stable shape becomes a lesson of the file's kind;
+    one read fewer times, or not foldable, does not; a shape the file found unstable (its copies read to
+    outcomes their bytes do not tell) is taught no more, its lesson from an earlier file dropped."""
+    from firstfault.collect.events import EventStore
+
+    lf = fold.LineFold(None, EventStore())  # type: ignore[arg-type]
+    lf.start_file(kind="kernel")
+    ready, young, unfoldable = _variant(b"Xid 13 pid 10"), _variant(b"Xid 31 pid 10"), _variant(b"Xid 43 pid 10")
+    ready.reads, young.reads, unfoldable.reads = fold.WARM, fold.WARM - 1, fold.WARM
+    unfoldable.reading.foldable = False
+    stable, shaky = fold._Shape(), fold._Shape()
+    stable.variants = [ready, young, unfoldable]
+    shaky.variants = [_variant(b"NCCL 0 retry 7")]
+    shaky.variants[0].reads = fold.WARM
+    shaky.stable = False
+    lf._shapes = {b"Xid 00 pid 00": stable, b"NCCL 0 retry 0": shaky}
+    lf.end_file()
+    lessons = lf._lessons_by_kind["kernel"]
+    assert [ls.lo for ls in lessons.shapes[b"Xid 00 pid 00"]] == [ready.lo]
+    assert b"NCCL 0 retry 0" in lessons.spoiled and b"NCCL 0 retry 0" not in lessons.shapes
+    lf.start_file(kind="kernel")
+    again = _variant(b"Xid 13 pid 10")
+    again.reads = fold.WARM
+    gone = fold._Shape()
+    gone.variants, gone.stable = [again], False
+    lf._shapes = {b"Xid 00 pid 00": gone}
+    lf.end_file()
+    assert b"Xid 00 pid 00" not in lessons.shapes and b"Xid 00 pid 00" in lessons.spoiled

@@ -60,6 +60,21 @@ verdict what reading every copy gives:
   bookkeeping (`may_count`, `pass_on`), and the fold starts on the next
   chunk. A rank log of a many-rank job holds each of its few templates once.
 
+- What a file's fold learned of a variant (WARM copies, or more, of the shape with these hits read to one
+  outcome, their digits in these ranges) is kept for the analysis (`Lessons`: per Extraction, so per process,
+  and per scanner kind: source, prefilter words, zone, year, srun labels), its outcome *relative to the file*
+  (`relative`: the file and node an event's signature and an offer name are the file's own, and an offer's
+  host that is the file's node reads as that; a rank, a device, any other host stay as read). A later file
+  still reads the shape's first copy in full (its first line is never folded, and its state, floor and stamp
+  are its own); where that copy's relative outcome is a lesson's, the new variant starts with the lesson's
+  reads and digit ranges, less the bytes where the copy lies outside them (a host's digits: those hold the
+  copy's value alone), and its next copies fold from the second on (past the store's cap, which is per file:
+  the signatures name the file). A shape found unstable in a file, or whose lessons of two outcomes could
+  both claim a line, is not taught again (`Lessons.spoiled`): each file learns it anew. The quiet shapes
+  (`quiet_add`: a property of the shape and the prefilter's words) are the kind's too, and a file starts in the
+  scanner's dense loop where the last file of its kind ended in it and most of its first lines are of shapes the
+  kind knows (`LineFold.looks_dense`: speed alone).
+
 Off with the other fast paths (`FIRSTFAULT_FASTPATH=0`): tests/collect/test_fold.py
 compares the two on chatty files built to break each rule above.
 """
@@ -272,16 +287,122 @@ def _meet(v: _Variant, w: _Variant) -> bool:
     return ((w.hi | top) - v.lo) & top == top and ((v.hi | top) - w.lo) & top == top
 
 
+# What relative() puts where an outcome names the file's own node (an offer's host that is it).
+_OWN: Final = ("the file's node",)  # a tuple: no host an extractor reads is one
+
+
+def relative(outcome: Outcome) -> tuple[object, ...]:
+    """`outcome` as any file would have it, for Lessons: an event signature's file and node, and an offer's node,
+    are always the file's own (the line's context), so they are left out; an offer's host that is the file's node
+    is `_OWN`. The rest (a rank, a device, another host) stays as read: a lesson with it fits no other value."""
+    sigs, claimed, offer = outcome
+    rel_sigs = tuple(((k[0], k[1], *k[4:]), w) for k, w in sigs)
+    if offer is None:
+        return rel_sigs, claimed, None
+    key, host, node, rank = offer
+    return rel_sigs, claimed, (key, _OWN if host is not None and host == node else host, rank)
+
+
+@dataclass(slots=True)
+class _Lesson:
+    """A variant a file's fold found ready: its hits, its relative outcome, reads and digit ranges."""
+
+    hits: list[int] | None
+    outcome: tuple[object, ...]
+    reads: int
+    lo: int
+    hi: int
+
+
+class Lessons:
+    """What the folds of one analysis learned of the variants of each shape, for one scanner kind: kept per
+    Extraction (its `fold_lessons`, by the kind LineFold.start_file names), so per process; a file's fold starts
+    warm with them (the module's docstring says what is carried and what stays per file)."""
+
+    __slots__ = ("bytes", "dense", "quiet", "shapes", "spoiled")
+
+    def __init__(self) -> None:
+        self.shapes: dict[bytes, list[_Lesson]] = {}
+        self.spoiled: set[bytes] = set()  # shapes not taught: each file learns them anew
+        self.bytes = 0
+        # The shapes whose every line holds none of the kind's prefilter words (LineFold.quiet_add: a property of
+        # the shape and the words alone), and whether the last file's last chunk told the next to be read line by
+        # line (the scanner's dense loop: a file of the kind starts in it).
+        self.quiet: set[bytes] = set()
+        self.dense = False
+
+    def spoil(self, key: bytes) -> None:
+        """Teach shape `key` no more (past MAX_SHAPES such shapes, learn() takes no new shape: none is taught
+        that a file found unstable)."""
+        self.shapes.pop(key, None)
+        if len(self.spoiled) < MAX_SHAPES:
+            self.spoiled.add(key)
+
+    def learn(self, key: bytes, v: _Variant) -> None:
+        """Keep what a file learned of variant `v` of shape `key` (ready: WARM reads or more, foldable)."""
+        if key in self.spoiled:
+            return
+        lessons = self.shapes.get(key)
+        if lessons is None:
+            if len(self.shapes) >= MAX_SHAPES or len(self.spoiled) >= MAX_SHAPES or self.bytes > MAX_BYTES:
+                return
+            lessons = self.shapes[key] = []
+            self.bytes += len(key)
+        rel = relative(v.reading.outcome)
+        top = v.top
+        for ls in lessons:
+            if ls.hits != v.hits:
+                continue  # a copy folds only on its own hits: these could never claim one line
+            if ls.outcome == rel:
+                return  # known: the first file's ranges stay (another's would widen them by its own bytes)
+            if ((v.hi | top) - ls.lo) & top == top and ((ls.hi | top) - v.lo) & top == top:
+                self.spoil(key)  # two outcomes could both claim one line: its bytes do not tell which
+                return
+        if len(lessons) < MAX_VARIANTS:
+            lessons.append(_Lesson(v.hits, rel, v.reads, v.lo, v.hi))
+            self.bytes += 2 * v.size
+
+    def teach(self, key: bytes, v: _Variant, x: int) -> None:
+        """`v`, a new variant of shape `key` in this file whose first copy (bytes `x`) was just read: where a
+        lesson has its hits and relative outcome, it starts with the lesson's reads and ranges, except at the
+        bytes where `x` lies outside them (a host's digits, a later hour): there it holds x's values alone."""
+        lessons = self.shapes.get(key)
+        if lessons is None:
+            return
+        rel = relative(v.reading.outcome)
+        for ls in lessons:
+            if ls.hits == v.hits and ls.outcome == rel:
+                break
+        else:
+            return
+        top, full = v.top, (1 << 8 * v.size) - 1
+        at_least = ((((x | top) - ls.lo) & top) >> 7) * 0xFF  # 0xff where x >= lo
+        at_most = ((((ls.hi | top) - x) & top) >> 7) * 0xFF  # 0xff where x <= hi
+        inside = at_least & at_most
+        outside = full ^ inside
+        v.lo = (ls.lo & inside) | (x & outside)
+        v.hi = (ls.hi & inside) | (x & outside)
+        v.hi_top = v.hi | top
+        v.fixed = ((((v.lo | top) - v.hi) & top) >> 7) * 0xFF
+        v.reads = max(v.reads, ls.reads)
+
+
 class LineFold:
     """One file's shapes, for the scanner (collect/scan.py): `fold` says whether a copy may be counted,
     `read` reads a line in full and keeps its outcome, `count` counts a copy."""
 
-    __slots__ = ("_bytes", "_digit_words", "_epoch", "_gen", "_hex_words", "_once", "_shapes", "_tz", "clock",
-                 "extraction", "quiet", "store", "table")
+    __slots__ = ("_bytes", "_digit_words", "_epoch", "_gen", "_hex_words", "_lessons", "_lessons_by_kind", "_once",
+                 "_shapes", "_taught", "_tz", "clock", "extraction", "quiet", "store", "table")
 
     def __init__(self, extraction: Reader, store: EventStore) -> None:
         self.extraction = extraction
         self.store = store
+        # What the analysis's folds learned, by scanner kind (the extraction's: per process), and this file's
+        # kind's (None: a file that names no kind learns alone); `_taught` its shapes.
+        by_kind: dict[object, Lessons] | None = getattr(extraction, "fold_lessons", None)
+        self._lessons_by_kind: dict[object, Lessons] = {} if by_kind is None else by_kind
+        self._lessons: Lessons | None = None
+        self._taught: dict[bytes, list[_Lesson]] = {}
         self._shapes: dict[bytes, _Shape] = {}
         self._once: set[bytes] = set()  # shapes read once: followed from their second line
         self._epoch = 0
@@ -295,7 +416,8 @@ class LineFold:
         self.table: dict[bytes, list[tuple[bytes, bytes, bytes, _Variant, int | None]]] = {}
         self._gen = 0
         # The shapes of lines found to hold none of the prefilter's words whose shape tells that every line of
-        # it holds none (quiet_add): the dense loop passes over them, as the prefilter would. Kept for the file.
+        # it holds none (quiet_add): the dense loop passes over them, as the prefilter would. Kept for the file,
+        # and for the analysis's files of its kind (Lessons.quiet).
         self.quiet: set[bytes] = set()
         self._tz: tzinfo | None = None  # the zone a zone-less stamp is read in (TimeParser.tz)
         # The year a yearless stamp (glog's, syslog's) is read in, for the dense loop in C (_lines.fold_run's
@@ -307,13 +429,23 @@ class LineFold:
         self._gen += 1
 
     def start_file(self, digit_words: tuple[bytes, ...] = (), hex_words: tuple[bytes, ...] = (),
-                   tz: tzinfo | None = None, year: int | None = None, window_end: datetime | None = None) -> None:
+                   tz: tzinfo | None = None, year: int | None = None, window_end: datetime | None = None,
+                   kind: object = None) -> None:
         """A new file, whose scanner's prefilter words that hold a digit are `digit_words` (their digits zeroed), and
         those a hex id could hold in part are `hex_words` (memo.hex_words); `tz` is the zone its zone-less stamps
         are read in (None: a timed variant's copies are never counted in C); `year` and `window_end` those its
-        yearless stamps are read with (TimeParser.year and .window_end; None: such stamps are left to Python)."""
+        yearless stamps are read with (TimeParser.year and .window_end; None: such stamps are left to Python).
+        `kind` (hashable) names what a line's outcome may hang on besides its text and its file's node: the
+        lessons of files of the same kind are taught to this one (None: none, and it teaches none)."""
+        if kind is None:
+            self._lessons, self._taught = None, {}
+        else:
+            lessons = self._lessons_by_kind.get(kind)
+            if lessons is None:
+                lessons = self._lessons_by_kind[kind] = Lessons()
+            self._lessons, self._taught = lessons, lessons.shapes
         self._shapes = {}
-        self.quiet = set()
+        self.quiet = set() if self._lessons is None else self._lessons.quiet
         self._tz = tz
         self.clock = yearless_clock(tz, year, window_end)
         self._once = set()
@@ -328,6 +460,15 @@ class LineFold:
         adding each as it came gives: they add to counts and to signatures past the cap (nothing a later line's
         reading looks at but the cap, which they are past), and to places their groups already hold."""
         self._untable()
+        lessons = self._lessons
+        if lessons is not None:
+            for shape, sh in self._shapes.items():
+                if not sh.stable:
+                    lessons.spoil(shape)
+                    continue
+                for v in sh.variants:
+                    if v.reads >= WARM and v.reading.foldable:
+                        lessons.learn(shape, v)
         put = self.store.repeat
         for sh in self._shapes.values():
             for v in sh.variants:
@@ -339,6 +480,36 @@ class LineFold:
                 if v.reading.offer is not None:
                     self.extraction.unrecognized.repeat(*v.reading.offer, n)
 
+    @property
+    def dense(self) -> bool:
+        """Did the last file of this kind end read line by line (the scanner's dense loop; False where the file
+        names no kind)? Its next file starts so: a choice of speed, the bytes are the same either way."""
+        return self._lessons is not None and self._lessons.dense
+
+    @dense.setter
+    def dense(self, value: bool) -> None:
+        if self._lessons is not None:
+            self._lessons.dense = value
+
+    def looks_dense(self, buf: bytes, sample: int = 64) -> bool:
+        """Is the dense loop worth starting a file's first chunk `buf` in: did the last file of this kind end in
+        it (`dense`), and are most of the chunk's first `sample` lines of shapes the kind knows (quiet, or taught
+        a lesson)? A file of other lines (distinct words, say) would otherwise be looked at line by line in Python
+        for a whole chunk before the scanner gives up."""
+        if not self.dense:
+            return False
+        quiet, taught, find = self.quiet, self._taught, buf.find
+        known = seen = s = 0
+        while seen < sample:
+            e = find(b"\n", s)
+            if e < 0:
+                break
+            key = line_shape(buf[s:e])
+            known += key in quiet or key in taught
+            seen += 1
+            s = e + 1
+        return seen > 0 and known * 2 >= seen
+
     def may_count(self, buf: bytes, starts: list[int]) -> bool:
         """Could any of the candidate lines of `buf` that start at `starts` be counted? Not where the fold has read
         nothing of its file yet and no shape (read's key) has more than WARM of them: a variant folds only after
@@ -348,7 +519,8 @@ class LineFold:
         caller then reads them with pass_on."""
         if self._shapes or self._once:
             return True
-        if len(starts) <= WARM:
+        taught = self._taught  # a shape a lesson tells: its second line may be counted
+        if len(starts) <= (1 if taught else WARM):
             return False
         seen: dict[bytes, int] = {}
         find = buf.find
@@ -358,7 +530,7 @@ class LineFold:
                 continue  # read's key is None: read in full
             key = line_shape(buf[s:e])
             n = seen.get(key, 0) + 1
-            if n > WARM:
+            if n > WARM or (n == 2 and key in taught):
                 return True
             seen[key] = n
         return False
@@ -489,7 +661,8 @@ class LineFold:
             self._untable()
         key = line_shape(raw) if len(raw) <= MAX_LINE else None
         sh = self._shapes.get(key) if key is not None else None
-        if key is None or (sh is None and key not in self._once) or (sh is not None and not sh.stable):
+        if key is None or (sh is None and key not in self._once and key not in self._taught) or \
+                (sh is not None and not sh.stable):
             # Whatever this line did to the per-stream state, the variants were checked against the state before.
             self.extraction.add_events(c, self.store)
             self._epoch += 1
@@ -543,6 +716,9 @@ class LineFold:
                 if not v.lead:
                     v.timed = True
                     v.take_time(c.time)
+            if r.foldable and key in self._taught:
+                assert self._lessons is not None
+                self._lessons.teach(key, v, x)
             sh.variants.append(v)
             self._bytes += 5 * len(raw)  # rep, lo, hi, top, fixed
             sh.reindex()

@@ -31,7 +31,7 @@ from firstfault.collect.chunks import FileStats as FileStats
 from firstfault.collect.chunks import binary_share as binary_share
 from firstfault.collect.chunks import count_newlines as count_newlines
 from firstfault.collect.events import EventStore, draft_to_event
-from firstfault.collect.fold import LineFold, Reading, Signature
+from firstfault.collect.fold import Lessons, LineFold, Reading, Signature
 from firstfault.collect.stamps import SRUN, Clock, walk_back, walk_back_py
 from firstfault.collect.stamps import prev_stamped as _prev_stamped  # tests also ask whether C is built
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
@@ -391,6 +391,9 @@ class Extraction:
         self._hits: dict[tuple[str, tuple[int, ...]], list[int]] = {}
         self._keep: list[tuple[str, ...]] = []
         self._offered: tuple[str, str | None] | None = None  # the last line drafts() offered: body, host
+        # What the folds of the files read through this extraction learned, per scanner kind (collect/fold.py):
+        # a line's outcome is its text's and these extractors', so a file's fold starts with the others' lessons.
+        self.fold_lessons: dict[object, Lessons] = {}
 
     def _same_words(self, key: tuple[str, ...], dispatch: _Dispatch) -> bool:
         """Do a scanner's literal indices mean the same words as this dispatch's? (Checked once per pair.)"""
@@ -575,7 +578,10 @@ class LineScanner:
             if fold is not None and not _fast[0]:
                 fold = None
             if fold is not None:
-                fold.start_file(self.matcher.digit_words, self.matcher.hex_words, tp.tz, tp.year, tp.window_end)
+                # What a line's outcome may hang on, besides its text and its file's node: the extractors of the
+                # source kind and the prefilter's words (hits), the zone and year stamps are read in, srun labels.
+                fold.start_file(self.matcher.digit_words, self.matcher.hex_words, tp.tz, tp.year, tp.window_end,
+                                (self.source, self.matcher.key, tp.tz, tp.year, srun_prefix))
             unplaced = tp.out_of_range
             self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first, fold)
             if tp.out_of_range > unplaced:
@@ -765,7 +771,10 @@ class LineScanner:
 
         # This chunk's candidates are read in full outside the fold: none of them could be counted (may_count).
         plain = [False]
-        dense = False  # this chunk's lines are read one by one (most of the last chunk's folded)
+        # This chunk's lines are read one by one (most of the last chunk's folded; or, for a file's first, of the
+        # last file of its kind, and its first lines are of shapes the kind knows: LineFold.looks_dense).
+        dense = False
+        first_chunk = fold is not None
         backoff = wait = 0  # chunks to wait before the next try of the dense loop, after one that did not pay
         for buf, before in chunks(fh, stats, seen, first, CHUNK):
             if check is not None:
@@ -777,6 +786,9 @@ class LineScanner:
                 # ("NVRM: \0Xid") is whole again for the prefilter.
                 nuls += n
                 buf = buf.replace(b"\x00", b"")
+            if first_chunk:
+                first_chunk = False
+                dense = fold is not None and fold.looks_dense(buf)
             line_no = before + line_base
             prev_start, prev_t, have_prev = -1, None, False
             folded = quiet = cands = 0
@@ -878,6 +890,7 @@ class LineScanner:
                 carried = last
                 stats.last_time = wall_of(last) or stats.last_time
         if fold is not None:
+            fold.dense = dense
             fold.end_file()
         if last_stamp is not None:
             last_stamp[0] = carried
