@@ -378,3 +378,31 @@ def test_a_worker_killed_midway_gives_the_one_process_verdict_and_no_hang(
     named = err.split("from ", 1)[1].split(" on, ", 1)[0] if "a reader process died" in err else None
     order = [t.rel for t in parallel.line_tasks(load_bundle(str(generated)))]
     assert named in order and order.index(named) <= order.index(victim), err
+
+
+def test_an_event_and_a_files_stats_cross_to_the_parent_whole() -> None:
+    """Workers send events and stats as flat tuples (parallel._to_wire): every field of Event, Evidence and
+    FileStats crosses, each set to a value unlike its default, and nothing else does (a field added to one of
+    them and not to the tuple fails here)."""
+    import dataclasses
+    import pickle
+
+    from firstfault.collect.chunks import FileStats
+    from firstfault.model import Event, Evidence
+
+    t = datetime(2026, 11, 2, 11, 0, 26, 123456, tzinfo=UTC)
+    ev = Event(kind="gpu.xid", time=t, node="node-1", rank=7, device="GPU 4", fields={"xid": 79, "repeat": 3},
+               t_lo=datetime(2026, 11, 2, 11, 0, 20, tzinfo=UTC),
+               evidence=Evidence(source="kernel", file="nodes/node-1/kern.log", line=12, text="NVRM: Xid ...",
+                                 query="q"))
+    wire = parallel._to_wire(ev)
+    assert len(wire) == len(dataclasses.fields(Event)) - 1 + len(dataclasses.fields(Evidence))
+    back = parallel._from_wire(pickle.loads(pickle.dumps(wire, pickle.HIGHEST_PROTOCOL)))
+    assert back == ev and back.evidence == ev.evidence
+    # A near miss: one field of the evidence differs, the event differs.
+    assert parallel._from_wire((*wire[:-1], None)) != ev
+
+    stats = FileStats(lines=5, bytes=99, candidates=3, events=2, bad_utf8=1, last_time=t, errors=[(4, "x")])
+    wired = parallel._stats_to_wire(stats)
+    assert len(wired) == len(dataclasses.fields(FileStats))
+    assert parallel._stats_from_wire(pickle.loads(pickle.dumps(wired))) == stats

@@ -411,3 +411,25 @@ def test_desync_report_names_the_lagging_ranks(make_bundle: BundleMaker) -> None
     v = _analyze(make_bundle(files, _workload(2, 4, APP)))
     assert [(ld.kind, ld.ranks) for ld in v.leads] == [("laggard_rank", [1, 2])]
     assert "desync debug report" in v.leads[0].summary
+
+
+def test_the_leads_sort_keys_are_computed_once_and_are_ev_keys() -> None:
+    """_Ctx keeps each event's sort key (the leads sort a 16k-rank job's events several times): the keys and the
+    ordered events are those of _ev_key, ties (two events of one key) in the events' own order, and an event
+    the context was not built from gets its own key, not a kept one."""
+    from firstfault.engine.leads import _Ctx, _ev_key
+
+    t0 = datetime(2026, 11, 2, 11, 0, tzinfo=UTC)
+
+    def ev(sec: int | None, rank: int, text: str) -> Event:
+        return Event(kind="nccl.timeout", time=None if sec is None else t0 + timedelta(seconds=sec), node="n1",
+                     rank=rank, evidence=Evidence(source="application", file=f"app/rank-{rank}.log", line=3,
+                                                  text=text))
+
+    events = [ev(5, 1, "a"), ev(None, 0, "b"), ev(2, 2, "c"), ev(5, 1, "d"), ev(1, 3, "e")]
+    ctx = _Ctx(events, {})
+    assert ctx.ordered == sorted(events, key=_ev_key)
+    assert [e.evidence.text for e in ctx.ordered] == ["e", "c", "a", "d", "b"]  # a before d: their own order
+    assert all(ctx.key(e) == _ev_key(e) for e in events)
+    other = ev(0, 9, "f")  # not among the events: its key is its own
+    assert ctx.key(other) == _ev_key(other) != ctx.key(events[0])

@@ -39,6 +39,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from firstfault.bundle import Bundle, ResolvedSource, SourceFile
@@ -48,7 +49,7 @@ from firstfault.collect.fold import LineFold
 from firstfault.collect.scan import Extraction, FileStats, all_line_extractors
 from firstfault.extract.base import Candidate
 from firstfault.extract.unrecognized import Folded, FoldFull, OfferFold, Unrecognized, zeroed
-from firstfault.model import LINE_SOURCES, Event
+from firstfault.model import LINE_SOURCES, Event, Evidence, FieldValue
 from firstfault.timeparse import TimeParser
 
 
@@ -112,12 +113,39 @@ def _scan_task(job: _Job, ex: Extraction, i: int, fold: bool = True) -> tuple[Fi
     return stats, store.events
 
 
-_Result = tuple[str, FileStats | None, list[Event], list[Folded]]  # _work's
+# What a worker sends back, as flat tuples: a slotted dataclass (Event, Evidence, FileStats) pickles and
+# unpickles through Python-level __getstate__/__setstate__, a call per object on each side (the parent's result
+# thread unpickling every event of the bundle); a tuple of plain values is read and written in C.
+_WireEvent = tuple[str, datetime | None, str | None, int | None, str | None, dict[str, FieldValue], datetime | None,
+                   str, str | None, int | None, str, str | None]
+_WireStats = tuple[int, int, int, int, int, datetime | None, list[tuple[int | None, str]]]
+
+
+def _to_wire(ev: Event) -> _WireEvent:
+    v = ev.evidence
+    return (ev.kind, ev.time, ev.node, ev.rank, ev.device, ev.fields, ev.t_lo, v.source, v.file, v.line, v.text,
+            v.query)
+
+
+def _from_wire(w: _WireEvent) -> Event:
+    kind, time, node, rank, device, fields, t_lo, source, file, line, text, query = w
+    return Event(kind, time, node, Evidence(source, file, line, text, query), rank, device, fields, t_lo)
+
+
+def _stats_to_wire(s: FileStats) -> _WireStats:
+    return (s.lines, s.bytes, s.candidates, s.events, s.bad_utf8, s.last_time, s.errors)
+
+
+def _stats_from_wire(w: _WireStats) -> FileStats:
+    return FileStats(*w)
+
+
+_Result = tuple[str, _WireStats | None, list[_WireEvent], list[Folded]]  # _work's
 
 
 def _work(i: int) -> _Result:
-    """A file's stats, events and folded offers; no stats for a file of more line shapes than an OfferFold
-    holds (FoldFull), which the parent reads itself."""
+    """A file's stats, events and folded offers (as sent: _to_wire); no stats for a file of more line shapes
+    than an OfferFold holds (FoldFull), which the parent reads itself."""
     job = _JOB
     assert job is not None
     if job.extraction is None:
@@ -130,7 +158,7 @@ def _work(i: int) -> _Result:
         stats, events = _scan_task(job, ex, i)
     except FoldFull:
         return job.tasks[i].rel, None, [], []
-    return job.tasks[i].rel, stats, events, fold.take()
+    return job.tasks[i].rel, _stats_to_wire(stats), [_to_wire(ev) for ev in events], fold.take()
 
 
 def _reoffer(job: _Job, i: int, target: Unrecognized) -> None:
@@ -275,14 +303,15 @@ def collect_bundle_parallel(analyzer: ScannerSource, bundle: Bundle, analysis: K
                     return analyzer.scanner(kind).scan_file(
                         sf.path, sf.rel, node=sf.node, rank=sf.rank, srun_prefix=src.spec.rank_prefix == "srun",
                         tp=tp, emit=analysis.add_candidate, fold=analysis.line_fold(), ident=sf.ident)
-                for ev in events:
-                    analysis.store.add(ev)
+                add = analysis.store.add
+                for w in events:
+                    add(_from_wire(w))
                 if not unrecognized.merge(folded):
                     # The template cache is nearly full (a bundle of very many line shapes): this file's
                     # lines are offered one by one, as the one-process reader offers them.
                     assert _JOB is not None
                     _reoffer(_JOB, index[rel], unrecognized)
-                return stats
+                return _stats_from_wire(stats)
 
             collect_bundle(analyzer, bundle, analysis, scan=scan)
     finally:

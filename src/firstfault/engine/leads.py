@@ -100,8 +100,12 @@ def _ints(text: object) -> list[int]:
 class _Ctx:
     def __init__(self, events: list[Event], rank_to_node: dict[int, str]) -> None:
         self.rank_to_node = rank_to_node
+        # Each event's _ev_key, computed once: the leads sort the same events many times over (a 16k-rank job's
+        # watchdog lines in five sorts), and the key's time string and tuple cost more than the sort.
+        self._keys: dict[int, tuple[Event, tuple[object, ...]]] = {}
+        self.ordered = sorted(events, key=self.key)  # `events` by _ev_key: what sorted(events, key=_ev_key) gives
         self.rank_nodes: dict[int, str] = {}
-        for ev in sorted(events, key=_ev_key):
+        for ev in self.ordered:
             if ev.rank is not None and ev.node and ev.rank not in self.rank_nodes:
                 self.rank_nodes[ev.rank] = ev.node
         self.known_ranks = set(rank_to_node) | {e.rank for e in events if e.rank is not None}
@@ -115,6 +119,13 @@ class _Ctx:
             for i, r in enumerate(sorted(rs)):
                 self.local[r] = i
                 self.by_local[(n, i)] = r
+
+    def key(self, ev: Event) -> tuple[object, ...]:
+        """_ev_key(ev), once per event (the event is held with it: its id is not reused meanwhile)."""
+        hit = self._keys.get(id(ev))
+        if hit is None or hit[0] is not ev:
+            hit = self._keys[id(ev)] = (ev, _ev_key(ev))
+        return hit[1]
 
     def node(self, rank: int) -> str | None:
         return self.rank_nodes.get(rank) or self.rank_to_node.get(rank)
@@ -202,7 +213,7 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     resolve = _pg_resolver(events)
 
     groups: dict[str, dict[int, _Pos]] = {}
-    for e in sorted(status, key=_ev_key):  # a rank's latest report wins
+    for e in sorted(status, key=ctx.key):  # a rank's latest report wins
         pg = resolve(e)
         if e.rank is None or pg is None:
             continue
@@ -219,7 +230,7 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
         pseq, pop, pg = e.fields.get("pending_seq"), e.fields.get("pending_op"), resolve(e)
         if e.kind == "fr.pg_state" and isinstance(pseq, int) and pop and pg is not None:
             op_at.setdefault((pg, pseq), Counter())[str(pop)] += 1
-    for e in sorted(timeouts, key=_ev_key):
+    for e in sorted(timeouts, key=ctx.key):
         pg = resolve(e)
         if e.rank is None or pg is None:
             continue
@@ -252,7 +263,7 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
             ops = op_at.get((pg, waited))
             what = (f"{ops.most_common(1)[0][0]} SeqNum {waited}" if ops else f"collective SeqNum {waited}")
             maj_evs = sorted((x for r, p in with_enq.items() if r in in_majority
-                              if (x := p.timeout or p.ev) is not None), key=_ev_key)
+                              if (x := p.timeout or p.ev) is not None), key=ctx.key)
             if differ(len(behind), len(majority), directed=True):
                 enqs = sorted({q for r in behind if (q := with_enq[r].enq) is not None})
                 where = ", ".join(str(x) for x in enqs[:4])
@@ -298,7 +309,7 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
                      and e.rank is not None}
             silent = _silent(ctx, set(ranks) | stuck, reporters)
             if silent:
-                evs = sorted((p.timeout for p in ranks.values() if p.timeout is not None), key=_ev_key)
+                evs = sorted((p.timeout for p in ranks.values() if p.timeout is not None), key=ctx.key)
                 out.append(_draft(
                     ctx, "laggard_rank", silent,
                     f"{_fmt_ranks(silent)} printed no watchdog timeout while {_others(len(reporters))} "
@@ -333,7 +344,7 @@ def _desync(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     """Different collectives at one sequence number (watchdog timeouts, flight-recorder queues)."""
     sig: dict[tuple[str, int], dict[int, tuple[str, str, Event]]] = {}
     resolve = _pg_resolver(events)
-    for e in sorted(events, key=_ev_key):
+    for e in ctx.ordered:
         pg = resolve(e) if e.kind in ("nccl.timeout", "fr.pg_state") else None
         if e.rank is None or pg is None:
             continue
@@ -383,7 +394,7 @@ def _desync(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
 def _named(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     out: list[LeadDraft] = []
     barrier = sorted((e for e in events if e.kind == "c10d.monitored_barrier" and e.fields.get("failed_ranks")),
-                     key=_ev_key)
+                     key=ctx.key)
     if barrier:
         ranks = sorted({r for e in barrier for r in _ints(e.fields.get("failed_ranks"))})
         reporters = sorted({r for e in barrier if (r := _reporter(e)) is not None})
@@ -392,7 +403,7 @@ def _named(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
         if 0 < len(ranks) <= MAX_LEAD_RANKS:  # named by the report itself: only its width is judged
             out.append(_draft(ctx, "laggard_rank", ranks,
                               f"{_fmt_ranks(ranks)} failed to pass monitoredBarrier in {ms} ms{by}", barrier))
-    report = sorted((e for e in events if e.kind == "c10d.desync_report"), key=_ev_key)
+    report = sorted((e for e in events if e.kind == "c10d.desync_report"), key=ctx.key)
     if report:
         by_state: dict[tuple[str, int | None], list[Event]] = {}
         for e in report:
@@ -418,7 +429,7 @@ def _named(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
             they = "it" if len(reporters_g) == 1 else "they"
             out.append(_draft(ctx, "laggard_rank", silent,
                               f"{_fmt_ranks(silent)} printed no gloo timeout while {_others(len(reporters_g))} timed "
-                              f"out waiting for a {op}: {they} waited for it", sorted(gloo, key=_ev_key)[:2],
+                              f"out waiting for a {op}: {they} waited for it", sorted(gloo, key=ctx.key)[:2],
                               order=2))
     stuck = [e for e in events if e.kind == "nccl.timeout" and e.fields.get("stuck") and e.rank is not None]
     waiting = {e.rank for e in events if e.kind == "nccl.timeout" and not e.fields.get("stuck")
@@ -428,7 +439,7 @@ def _named(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
         out.append(_draft(ctx, "laggard_rank", stuck_ranks,
                           f"the watchdog of {_fmt_ranks(stuck_ranks)} got stuck (heartbeat monitor) while "
                           f"{_others(len(waiting))} timed out in a collective",
-                          sorted((e for e in stuck if e.rank in stuck_ranks), key=_ev_key), order=1))
+                          sorted((e for e in stuck if e.rank in stuck_ranks), key=ctx.key), order=1))
     return out
 
 
@@ -445,7 +456,7 @@ def _reporter(e: Event) -> int | None:
 def _stacks(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     from firstfault.extract.stackdump import describe
 
-    frames = sorted((e for e in events if e.kind == "stack.frame"), key=_ev_key)
+    frames = sorted((e for e in events if e.kind == "stack.frame"), key=ctx.key)
     groups: dict[tuple[str, str, str], list[Event]] = {}
     for e in frames:
         f = e.fields
@@ -589,7 +600,7 @@ def _first_exit(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
 
     def key(e: Event) -> tuple[object, ...]:
         return (at[id(e)], not e.fields.get("root_cause"), e.rank if e.rank is not None else 1 << 30,
-                *_ev_key(e))
+                *ctx.key(e))
 
     first = min(exits, key=key)
     t0 = at[id(first)]
@@ -632,7 +643,7 @@ def _first_exit(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
                    f"the first losing its connection to a peer at {iso(t0)}")
     else:
         summary = f"{who}{on} exited first ({how}) at {iso(t0)}; {others}"
-    later.sort(key=_ev_key)
+    later.sort(key=ctx.key)
     return [_draft(ctx, "first_exit", [who_rank] if who_rank is not None else [], summary, [first, later[0]],
                    nodes=[node] if node else [])]
 
@@ -645,7 +656,7 @@ def _ended_for(ctx: _Ctx, events: list[Event], first: Event, who_rank: int | Non
         t = e.earliest()
         return t is None or t >= t0
 
-    abort = next((e for e in sorted(events, key=_ev_key)
+    abort = next((e for e in ctx.ordered
                   if e.kind == "launcher.exit" and e.fields.get("aborted") is True and after(e)), None)
     if abort is None:
         return []
@@ -664,7 +675,7 @@ def _left_silently(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     by peer" (nccl.remote_error) is all there is. When ranks report the loss and the ranks with no failure of
     their own are few against them (`_silent`: one against one in a two-rank job), they are where it began.
     """
-    lost = sorted((e for e in events if _lost_peer(e)), key=_ev_key)
+    lost = sorted((e for e in events if _lost_peer(e)), key=ctx.key)
     reporters = {e.rank for e in lost if e.rank is not None}
     if not reporters:
         return []
