@@ -523,3 +523,52 @@ def test_terminate_pending_survives_unrelated_lines() -> None:
         "  what():  filesystem error: cannot open file",
     ]
     assert kinds(scan(EXC, lines)) == ["app.exception"]
+
+
+# ------------------------------------------- the logging module's report of a handler's failed write
+
+# The standard library's logging handlers catch what their emit raises and print it (Handler.handleError) and the
+# program goes on. Python 2's form, as Autosubmit printed it at every step while its jobs kept running on a file
+# system that lost log lines (BSC-ES/autosubmit#759, a b15 wild bundle: this step was fitted after its first run):
+_LOGGING_ERROR_PY2 = [
+    "Traceback (most recent call last):",
+    '  File "/shared/earth/software/Python/2.7.9-foss-2015a/lib/python2.7/logging/__init__.py", line 883, in emit',
+    "    self.flush()",
+    '  File "/shared/earth/software/Python/2.7.9-foss-2015a/lib/python2.7/logging/__init__.py", line 843, in flush',
+    "    self.stream.flush()",
+    "IOError: [Errno 116] Stale file handle",
+    "Logged from file log.py, line 286",
+]
+# Python 3's, in CPython's Lib/logging/__init__.py layout (constructed: a full disk under a FileHandler)
+_LOGGING_ERROR_PY3 = [
+    "--- Logging error ---",
+    "Traceback (most recent call last):",
+    '  File "/usr/lib/python3.10/logging/__init__.py", line 1104, in emit',
+    "    self.flush()",
+    '  File "/usr/lib/python3.10/logging/__init__.py", line 1084, in flush',
+    "    self.stream.flush()",
+    "OSError: [Errno 28] No space left on device",
+    "Call stack:",
+    '  File "/app/train.py", line 88, in <module>',
+    "    main()",
+    "Message: 'step %d'",
+    "Arguments: (5,)",
+]
+
+
+@pytest.mark.parametrize("lines", [_LOGGING_ERROR_PY2, _LOGGING_ERROR_PY3])
+def test_a_logging_handlers_failed_write_is_reported_and_gone_on_from(lines: list[str]) -> None:
+    assert scan(EXC, lines) == []
+
+
+def test_an_exception_raised_through_logging_elsewhere_than_a_handlers_emit_still_decides() -> None:
+    # near miss (constructed): the program's own call into logging's configuration raised and was not caught
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/app/train.py", line 12, in <module>',
+        "    logging.config.dictConfig(cfg)",
+        '  File "/usr/lib/python3.10/logging/config.py", line 811, in dictConfig',
+        "    dictConfigClass(config).configure()",
+        "ValueError: Unable to configure handler 'file'",
+    ]
+    assert kinds(scan(EXC, lines)) == ["app.exception"]

@@ -240,6 +240,9 @@ class ExceptionExtractor:
         exc: tb.Exc | None = None
         owner_entry: tuple[int | None, str | None] | None = None
         drafts: list[Draft]
+        if closed is not None and tb.logging_handler_error(closed.frames):
+            ctx.claimed = True  # a logging handler's failed write, reported and gone on from: no failure of the run
+            return
         if closed is not None:
             exc, owner_entry, text = closed.exc, closed.owner, closed.text
             drafts, decisive = tb.classify(text, exc, nccl_owns(text), numerics(text) is not None, closed.frames,

@@ -656,6 +656,18 @@ def library_thread(entry: str | None) -> bool:
     return entry is not None and _INSTALLED.search(entry) is not None
 
 
+# The standard library's logging handlers catch what their emit raises and print it through Handler.handleError
+# (CPython Lib/logging/__init__.py: `--- Logging error ---`, or in Python 2 the traceback then `Logged from file X,
+# line N`), and the program goes on: a traceback whose frames start in a handler's emit is that report.
+_LOGGING_EMIT = re.compile(r'[/\\]logging[/\\](?:__init__|handlers)\.py", line \d+, in emit\b')
+
+
+def logging_handler_error(frames: tuple[str, ...]) -> bool:
+    """Whether a traceback is the logging module's report of a handler that failed to write a record: handled,
+    the program went on (_LOGGING_EMIT), whatever the exception says (a log file on a stale or full file system)."""
+    return bool(frames) and _LOGGING_EMIT.search(frames[0]) is not None
+
+
 def launcher_plumbing(frames: tuple[str, ...]) -> bool:
     """Whether the innermost frame outside the standard library is the launcher's code around its workers."""
     for f in reversed(frames):
