@@ -75,6 +75,10 @@ NTH_ASG = ("2024/06/11 19:51:13 INF Requesting instance drain event-id=asg-lifec
         # a GCE operation's message for the preemption (gcloud compute operations describe)
         ("statusMessage: Instance was preempted.", "gcp"),
         (AZURE_PREEMPT, "azure"),
+        # AKS's node-problem-detector: the node's VMEventScheduled condition as a public AKS write-up pastes it
+        ('    message: "Preempt Scheduled : Tue, 14 May 2024 12:57:00 GMT",', "azure"),
+        # the GCE audit log's system event (a spot-interruption exporter's test message copies it)
+        ('      "message": "Instance was preempted."', "gcp"),
         # AWS docs, "Spot Instance interruption notices": the EventBridge event, pretty-printed
         ('    "detail-type": "EC2 Spot Instance Interruption Warning",', "aws"),
         ('        "instance-action": "terminate"', "aws"),
@@ -111,6 +115,8 @@ def test_the_kubelet_refusing_pods_while_the_node_shuts_down(line: str) -> None:
 @pytest.mark.parametrize("line", [
     GCE_TERMINATE,
     '  "maintenanceEvent": "TERMINATE_ON_HOST_MAINTENANCE",',
+    # the older samples' spelling of the same value
+    '  "maintenanceEvent": "SHUTDOWN_ON_HOST_MAINTENANCE",',
     # cloudpilot-ai/karpenter-provider-gcp#37's `gcloud compute operations list` row, with the host-maintenance type
     "systemevent-1678421521000-5f6a  compute.instances.terminateOnHostMaintenance  us-central1-a/instances/node-02  "
     "200  DONE",
@@ -135,6 +141,7 @@ def test_a_termination_for_host_maintenance_is_the_platforms(line: str) -> None:
      "recommendation was triggered"),
     # Azure's freeze pauses the VM for seconds
     AZURE_FREEZE,
+    '    message: "Freeze Scheduled : Tue, 14 May 2024 12:57:00 GMT",',
     NTH_ASG,
     # a person's power-key press (systemd-logind's words on any machine: the ACPI soft-off GCE sends looks the same)
     "Nov  2 10:05:00 node-02 systemd-logind[812]: Power key pressed.",
