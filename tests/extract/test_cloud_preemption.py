@@ -207,3 +207,25 @@ def test_near_miss_no_preemption_through_the_engine(make_bundle: BundleMaker, li
     v = Analyzer().analyze_path(str(_bundle(make_bundle, {"nodes/node-02/syslog": line + "\n"})))
     assert v.root_cause is None or v.root_cause.category != "scheduler.preempted"
     assert v.attributed_domain != "scheduler"
+
+
+def test_a_spot_interruption_event_on_the_node_in_a_kubectl_events_table(make_bundle: BundleMaker) -> None:
+    # `kubectl get events -A` as the orchestrator's record (k8s-table): Karpenter's events on the node it took back
+    # (the rows of a public EKS runbook's capture, this bundle's node), the rebalance recommendation before it a
+    # warning only. The node event names the node: scheduler.preempted on node-02.
+    table = (
+        "NAMESPACE   LAST SEEN   TYPE      REASON                        OBJECT         MESSAGE\n"
+        "default     20m         Normal    SpotRebalanceRecommendation   node/node-02   Spot rebalance recommendation "
+        "was triggered\n"
+        "default     20m         Warning   SpotInterrupted               node/node-02   Spot interruption warning was "
+        "triggered\n"
+    )
+    wl = copy.deepcopy(WORKLOAD)
+    wl["sources"] = [{"kind": "scheduler", "path": "cluster/events.txt", "format": "k8s-table"},
+                     {"kind": "application", "path": "app/rank-{rank}.log"}]
+    ranks = {f"app/rank-{r}.log": "".join(s + "\n" for s in [*_STEPS, _TIMEOUT.format(r=r)]) for r in (0, 1, 4, 5)}
+    v = Analyzer().analyze_path(str(make_bundle({**ranks, "cluster/events.txt": table}, wl)))
+    assert v.attributed_domain == "scheduler"
+    assert v.root_cause is not None and v.root_cause.category == "scheduler.preempted"
+    assert v.root_cause.nodes == ["node-02"]
+    assert {s.category: s.explained_by for s in v.symptoms}["nccl.timeout"] == "scheduler.preempted"
