@@ -229,3 +229,32 @@ def test_a_spot_interruption_event_on_the_node_in_a_kubectl_events_table(make_bu
     assert v.root_cause is not None and v.root_cause.category == "scheduler.preempted"
     assert v.root_cause.nodes == ["node-02"]
     assert {s.category: s.explained_by for s in v.symptoms}["nccl.timeout"] == "scheduler.preempted"
+
+
+@pytest.mark.parametrize(("line", "vm"), [
+    # cloudpilot-ai/karpenter-provider-gcp#37 verbatim: `gcloud compute operations list`, its TARGET the GKE node's VM
+    ("systemevent-1746631209934-6348d44d25ec7-a6b1f0df-60d95dad  compute.instances.preempted                 "
+     "us-central1-a/instances/gke-helen-c1-spot-cast-pool-df29e951           200          DONE    "
+     "2025-05-07T08:20:20.201-07:00", "gke-helen-c1-spot-cast-pool-df29e951"),
+    # the audit log's system event on one line (a spot-interruption exporter's test message's fields)
+    ('{"methodName": "compute.instances.preempted", "resourceName": '
+     '"projects/mock-project/zones/europe-west1-c/instances/node-02"}', "node-02"),
+    (AZURE_PREEMPT, "node-02"),
+    # near miss: an event of several resources names no one node
+    (AZURE_PREEMPT.replace('["node-02"]', '["node-02", "node-03"]'), None),
+])
+def test_the_vm_a_clouds_record_names_is_the_node(line: str, vm: str | None) -> None:
+    events = [e for e in feed([line], node=None) if e.kind == "process.signal"]
+    assert [(e.fields.get("due_to"), e.fields.get("host")) for e in events] == [("preemption", vm)]
+
+
+def test_a_gce_operations_listing_names_the_node_taken(make_bundle: BundleMaker) -> None:
+    # the project's `gcloud compute operations list` (the listing of cloudpilot-ai/karpenter-provider-gcp#37, this
+    # bundle's VM and time) kept beside the job's logs: the node it names is the cause's
+    listing = ("NAME                                                       TYPE                         TARGET"
+               "                          HTTP_STATUS  STATUS  TIMESTAMP\n"
+               "systemevent-1793613900000-6348d44d25ec7-a6b1f0df-60d95dad  compute.instances.preempted  "
+               "us-central1-a/instances/node-02  200          DONE    2026-11-02T10:05:00.000-00:00\n")
+    v = Analyzer().analyze_path(str(_bundle(make_bundle, {"cluster/nth.log": listing})))
+    assert v.root_cause is not None and v.root_cause.category == "scheduler.preempted"
+    assert v.root_cause.nodes == ["node-02"]

@@ -59,6 +59,14 @@ _SIGNALLED: Final = frozenset({"time_limit", "preemption", "node_failure", "canc
 
 # The clouds whose notices say a VM was taken back (catalog/scheduler.yaml): their preemption is a node's.
 _CLOUDS: Final = frozenset({"gcp", "aws", "azure"})
+# Where a cloud's record names the VM it acted on, that VM is the node (GCE and GKE name a node as its instance): GCE's
+# resource path (`us-central1-a/instances/NAME` in `gcloud compute operations list`'s TARGET, `"resourceName":
+# ".../zones/Z/instances/NAME"` in the audit log), an Azure Scheduled Event's one resource (`"Resources": ["NAME"]`;
+# several name no one node). EC2 names an instance id, no host. Each part one run of a class: linear.
+_VM_NAMED: Final = {
+    "gcp": re.compile(r"(?<![\w.\-])instances/(?P<vm>[a-z](?:[a-z0-9\-]{0,61}[a-z0-9])?)(?![\w\-])"),
+    "azure": re.compile(r"\"Resources\"\s*:\s*\[\s*\"(?P<vm>[^\"\s,]{1,80})\"\s*\]"),
+}
 
 
 class SchedulerReasonExtractor:
@@ -188,6 +196,9 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
         if by_uid is not None:
             draft.fields["by_uid"] = by_uid  # who cancelled, where the record's qualifier says (Slurm's `by <uid>`)
         draft.host = host  # the node a scheduler says it lost (Flux's `on broker HOST`)
+        named = _VM_NAMED.get(scheduler)
+        if host is None and named is not None and (vm := named.search(body)) is not None:
+            draft.host = host = vm.group("vm")
         if reason == "preemption" and (scheduler in _CLOUDS or host is not None):
             # A cloud took a VM back (its notice in the guest, its handler's or its orchestrator's word naming the
             # node): the node that printed it or the one the line names was taken, not the whole job by a
