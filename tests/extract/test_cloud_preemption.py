@@ -258,3 +258,19 @@ def test_a_gce_operations_listing_names_the_node_taken(make_bundle: BundleMaker)
     v = Analyzer().analyze_path(str(_bundle(make_bundle, {"cluster/nth.log": listing})))
     assert v.root_cause is not None and v.root_cause.category == "scheduler.preempted"
     assert v.root_cause.nodes == ["node-02"]
+
+
+@pytest.mark.parametrize(("line", "due"), [
+    # ray-project/ray gcs_node_manager.cc's log past a preemption drain's deadline (Ray's log prefix; the id is Ray's)
+    ("[2026-11-02 10:05:00,123 I 2041 2041] (gcs_server) gcs_node_manager.cc:425: Node "
+     "4f8d1b6a9e2c0d7f3b5a1c9e8d7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b was forcibly preempted", "preemption"),
+    # actor_task_submitter.cc's error message for an actor on a node drained for preemption
+    ("Actor died by preemption.", "preemption"),
+    # the node's death reason as `ray list nodes --detail` prints it (YAML)
+    ("  death_reason: AUTOSCALER_DRAIN_PREEMPTED", "preemption"),
+    # near miss: a node drained because it was idle is the autoscaler's scale-down
+    ("  death_reason: AUTOSCALER_DRAIN_IDLE", None),
+])
+def test_ray_losing_a_node_to_preemption(line: str, due: str | None) -> None:
+    got = said(feed([line], node=None, source="application"))
+    assert got == ([(due, "ray", None)] if due else [])
