@@ -166,6 +166,10 @@ def read_value(key: SchedKey, raw_key: str, raw_value: str) -> Reading | None:
         hit = _word(key.scheduler, "reason", value)
         if hit is not None:
             return Reading(hit[1], hit[0], spelling)
+    if key.role == "message" and value[:2] in ('["', "['"):
+        # A list of quoted strings is a pattern's or a config's (an EventBridge rule's `detail-type = ["EC2 Spot
+        # Instance Interruption Warning"]`): the events it would match, not a record's message.
+        return Reading(None, key.scheduler or "", spelling)
     # A message, or a reason key whose value is prose (Argo's `message: OOMKilled (exit code 137)`, a hold reason).
     return message_reading(value)
 
@@ -434,7 +438,7 @@ def literals() -> tuple[str, ...]:
     """Words a line this module reads holds, beyond the table's phrases and words (reasons.line_literals): the
     keys' words that are no reason words (`HoldReasonCode`, `OOMKilled` as a flag), the two phrase readers'."""
     tables = sched_tables()
-    out = {w.word for w in tables.words if w.field in ("reason", "state") and _distinctive(w.word)}
+    out = {w.word for w in tables.words if w.field in ("reason", "state", "maintenance_event") and _distinctive(w.word)}
     # A job table's state cell that is no distinctive word (`TIMEOUT`, `PREEMPTED`): as a row's cell, after the
     # space or the `|` before it; a state only its qualifier makes a reason, with the qualifier (`CANCELLED by `).
     for w in tables.words:
@@ -444,7 +448,9 @@ def literals() -> tuple[str, ...]:
             out.add(f"{w.word} by ")
     # (`OUT_OF_ME`: sacct's column cuts the state to `OUT_OF_ME+`)
     out.update({"HoldReasonCode", "OOMKilled", "OOM Killed", "evaluated to", "excessive", "exceeding", "OUT_OF_ME",
-                "Exit_status", "Job_id=", "JobState=", "exitMsg"})
+                "Exit_status", "Job_id=", "JobState=", "exitMsg",
+                # a cloud's notice (the table's keys): GCE's metadata, an Azure Scheduled Event, EC2's EventBridge event
+                "preempted", "EventType", "instance-action", "detail-type"})
     return tuple(sorted(out))
 
 

@@ -30,7 +30,7 @@ from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import errno_of, path_of, signal_of_text
 from firstfault.extract.endstate import excessive_use, leading_pair, line_reading, policy_expression
 from firstfault.extract.endstate import literals as endstate_literals
-from firstfault.extract.kubetext import event_row, pod_row, pod_row_fields
+from firstfault.extract.kubetext import event_row, event_row_node, pod_row, pod_row_fields
 from firstfault.extract.nccl import clip, split_rank_prefix
 from firstfault.extract.reasons import (
     first_reason,
@@ -54,7 +54,19 @@ from firstfault.extract.traceback import EXEC_WHY_TEXTS, exec_failure
 # (engine/normalise.banner_state).
 # A batch scheduler's eviction (LSF's host load, Gadi's jobfs quota) is its signal too; the kubelet's is the pod's.
 _SIGNALLED: Final = frozenset({"time_limit", "preemption", "node_failure", "cancelled", "admin_cancelled",
-                               "eviction"})
+                               "eviction", "host_maintenance"})
+
+
+# The clouds whose notices say a VM was taken back (catalog/scheduler.yaml): their preemption is a node's.
+_CLOUDS: Final = frozenset({"gcp", "aws", "azure"})
+# Where a cloud's record names the VM it acted on, that VM is the node (GCE and GKE name a node as its instance): GCE's
+# resource path (`us-central1-a/instances/NAME` in `gcloud compute operations list`'s TARGET, `"resourceName":
+# ".../zones/Z/instances/NAME"` in the audit log), an Azure Scheduled Event's one resource (`"Resources": ["NAME"]`;
+# several name no one node). EC2 names an instance id, no host. Each part one run of a class: linear.
+_VM_NAMED: Final = {
+    "gcp": re.compile(r"(?<![\w.\-])instances/(?P<vm>[a-z](?:[a-z0-9\-]{0,61}[a-z0-9])?)(?![\w\-])"),
+    "azure": re.compile(r"\"Resources\"\s*:\s*\[\s*\"(?P<vm>[^\"\s,]{1,80})\"\s*\]"),
+}
 
 
 class SchedulerReasonExtractor:
@@ -66,7 +78,7 @@ class SchedulerReasonExtractor:
         "host.oom_kill": frozenset({"by", "cgroup", "detail", "proc"}),
         "k8s.event": frozenset({"due_to", "message", "reason"}),
         "k8s.pod": frozenset({"due_to", "message", "phase", "pod", "pressure", "reason", "restart"}),
-        "process.signal": frozenset({"by", "by_uid", "detail", "due_to", "scheduler", "signal"}),
+        "process.signal": frozenset({"by", "by_uid", "detail", "due_to", "scheduler", "signal", "taken"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
@@ -91,7 +103,8 @@ class SchedulerReasonExtractor:
             # the k8s-table and k8s-describe readers read them.
             due, resource = k8s_reason(event[0], event[1])
             if due is not None:
-                yield from _said(due, "kubernetes", None, resource, body, ctx)
+                # a node's event (`node/NAME`: Karpenter's `SpotInterrupted`) is about that node
+                yield from _said(due, "kubernetes", event_row_node(body), resource, body, ctx)
                 return
         if _container_state(line if line.strip() == body.strip() else body, ctx):
             return
@@ -183,6 +196,14 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
         if by_uid is not None:
             draft.fields["by_uid"] = by_uid  # who cancelled, where the record's qualifier says (Slurm's `by <uid>`)
         draft.host = host  # the node a scheduler says it lost (Flux's `on broker HOST`)
+        named = _VM_NAMED.get(scheduler)
+        if host is None and named is not None and (vm := named.search(body)) is not None:
+            draft.host = host = vm.group("vm")
+        if reason == "preemption" and (scheduler in _CLOUDS or host is not None):
+            # A cloud took a VM back (its notice in the guest, its handler's or its orchestrator's word naming the
+            # node): the node that printed it or the one the line names was taken, not the whole job by a
+            # scheduler's decision (rule scheduler-preempted-node).
+            draft.fields["taken"] = "node"
         yield draft
     else:
         # Understood, but no cause: root deleting a job (for a failed node or a limit it does not name),

@@ -301,6 +301,15 @@ def event_row(line: str) -> tuple[str, str | None] | None:
     return None
 
 
+def event_row_node(line: str) -> str | None:
+    """The node a `kubectl get events` row pasted into text is about (its object cell `node/NAME`: Karpenter's and
+    the kubelet's node events), or None."""
+    parts = _CELL_GAP.split(line.strip(), maxsplit=4)
+    if len(parts) >= 4 and parts[1] in _EVENT_TYPES and parts[3].startswith("node/"):
+        return parts[3].partition("/")[2] or None
+    return None
+
+
 def _describe_objects(text: str) -> Iterator[_Described]:
     obj: _Described | None = None
     section = ""
