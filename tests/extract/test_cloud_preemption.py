@@ -88,6 +88,9 @@ NTH_ASG = ("2024/06/11 19:51:13 INF Requesting instance drain event-id=asg-lifec
          "{EventID:spot-itn-180911fc5ea28cddd3d3f22b95f796141b4573a1e4e5e39307116a034d72d18e Kind:SPOT_ITN "
          "Description:Spot ITN received. Instance will be interrupted at 2020-04-28T23:02:46.246Z", "aws"),
         (NTH_SPOT, "aws"),
+        # Azure ML failing the run for its low-priority nodes taken back (MicrosoftDocs/azure-docs#66288)
+        ("AzureMLCompute job failed. PreemptionError: Nodes of this job got pre-empted. Check if the run has failed "
+         "or restarted. Reason: Received pre-emption warning signal", "azure"),
     ],
 )
 def test_a_clouds_notice_is_a_preemption_of_the_node(line: str, scheduler: str) -> None:
