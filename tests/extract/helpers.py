@@ -8,6 +8,7 @@ from typing import Any
 from firstfault.collect.scan import Extraction
 from firstfault.extract import exceptions, numerics, signals, torchrun
 from firstfault.extract.base import Candidate, Draft, LineExtractor
+from firstfault.model import Symptom, Verdict
 
 FILES = {"application": "slurm-4242.out"}
 
@@ -71,3 +72,15 @@ def scan_application(extractors: tuple[LineExtractor, ...] | LineExtractor, line
 
 def one_application(ex: LineExtractor, line: str) -> Draft:
     return one(ex, line, "application")
+
+
+def assert_cause_with_collective_fallout(v: Verdict, domain: str, category: str, node: str) -> dict[str, Symptom]:
+    """The verdict names one cause on one node, with no rival, and the other ranks' collective timeouts are its
+    symptoms; the symptoms by category, for what a test checks beyond that."""
+    assert v.attributed_domain == domain
+    assert v.root_cause is not None and v.root_cause.category == category
+    assert v.root_cause.nodes == [node]
+    assert not v.candidates
+    cats = {s.category: s for s in v.symptoms}
+    assert cats["nccl.timeout"].explained_by == category
+    return cats

@@ -18,6 +18,7 @@ from firstfault.collect.scan import Extraction, all_line_extractors
 from firstfault.extract.base import Candidate
 from firstfault.model import Event
 from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract.helpers import assert_cause_with_collective_fallout
 
 
 def feed(lines: list[str], source: str = "kernel") -> list[Event]:
@@ -282,12 +283,7 @@ def test_a_ras_error_on_one_node_is_the_cause_and_the_collective_errors_its_symp
     umc = "amdgpu 0000:dd:00.0: amdgpu: socket: 0, die: 1, 3 new uncorrectable hardware errors detected in umc block"
     kern = _kern("node-02", [umc, RESET_4021.split("] ", 1)[1], RESET_OK_4021.split("] ", 1)[1]])
     v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": kern, **_ranks()})))
-    assert v.attributed_domain == "hardware"
-    assert v.root_cause is not None and v.root_cause.category == "gpu.memory"
-    assert v.root_cause.nodes == ["node-02"]
-    assert not v.candidates
-    cats = {s.category: s for s in v.symptoms}
-    assert cats["nccl.timeout"].explained_by == "gpu.memory"
+    cats = assert_cause_with_collective_fallout(v, "hardware", "gpu.memory", "node-02")
     # the reset the driver did for that error is its consequence, not a second cause
     assert all(c.category != "gpu.firmware" for c in v.secondary_causes)
     assert cats["gpu.xid.sympathetic"].explained_by == "gpu.memory"

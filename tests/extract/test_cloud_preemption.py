@@ -19,6 +19,7 @@ from firstfault.collect.scan import Extraction, all_line_extractors
 from firstfault.extract.base import Candidate
 from firstfault.model import Event
 from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract.helpers import assert_cause_with_collective_fallout
 
 
 def feed(lines: list[str], node: str | None = "node-02", source: str = "syslog") -> list[Event]:
@@ -186,12 +187,7 @@ def _bundle(make_bundle: BundleMaker, files: dict[str, str]) -> Analyzer:
 def test_the_node_taken_is_the_cause_and_the_collective_errors_its_symptoms(make_bundle: BundleMaker,
                                                                           files: dict[str, str]) -> None:
     v = Analyzer().analyze_path(str(_bundle(make_bundle, files)))
-    assert v.attributed_domain == "scheduler"
-    assert v.root_cause is not None and v.root_cause.category == "scheduler.preempted"
-    assert v.root_cause.nodes == ["node-02"]
-    assert not v.candidates
-    cats = {s.category: s for s in v.symptoms}
-    assert cats["nccl.timeout"].explained_by == "scheduler.preempted"
+    assert_cause_with_collective_fallout(v, "scheduler", "scheduler.preempted", "node-02")
 
 
 def test_host_maintenance_is_the_platform_taking_the_node(make_bundle: BundleMaker) -> None:
