@@ -3,7 +3,8 @@
 # rule catalog's own tests, and the test suite. Used by CI (.ci/run).
 #
 # The quick checks run at once (each one's output is printed whole when all are done), then pytest on
-# pytest-xdist workers (PYTEST_XDIST_AUTO_NUM_WORKERS, default: one per CPU). The failure lab makes one fault
+# pytest-xdist workers (PYTEST_XDIST_AUTO_NUM_WORKERS, default: one more than the CPUs, since the Slurm and lab
+# tests spend much of their time waiting on real jobs: a Slurm time limit is a minute). The failure lab makes one fault
 # afresh per launcher and mode; FIRSTFAULT_LAB=all makes every one of them (CI sets it: .ci/run).
 # Arguments go to the main pytest run.
 set -euo pipefail
@@ -48,6 +49,7 @@ fi
 # Tests that share a server run on one worker (tests/conftest.py groups them: --dist loadgroup).
 echo "== pytest (lab: ${FIRSTFAULT_LAB:-sample})"
 rc=0
+export PYTEST_XDIST_AUTO_NUM_WORKERS=${PYTEST_XDIST_AUTO_NUM_WORKERS:-$(( $(nproc) + 1 ))}
 .venv/bin/python -m pytest -n auto --dist loadgroup --junitxml=test-artifacts/pytest-junit.xml \
   --ignore=tests/analysis/test_parallel.py "$@" || rc=$?
 echo "== all checks: $((SECONDS - start)) s"
