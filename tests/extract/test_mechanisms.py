@@ -224,6 +224,13 @@ def test_no_cuda_call_and_no_agreeing_code_is_no_cuda_error(text: str) -> None:
     assert codes.cuda_error_of(text) is None
 
 
+def test_the_cudacheck_macros_line_decides_only_by_a_message_of_the_table() -> None:
+    # near miss (constructed in the macro's layout): a message the CUDA table does not hold is a CUDA error of no
+    # class the rules take as a cause ("other": a symptom), not the configuration the table's message above names
+    err = codes.cuda_error_of("Failed: Cuda error /src/kernels/pack.cu:88 'some driver text nobody listed'")
+    assert err is not None and err.cls == "other"
+
+
 def test_signals_and_exit_codes_come_from_the_stdlib() -> None:
     assert codes.exit_signal(137) == "SIGKILL" and codes.exit_signal(-11) == "SIGSEGV"
     assert codes.exit_signal(1) is None
