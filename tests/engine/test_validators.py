@@ -100,6 +100,29 @@ def test_a_template_field_the_events_lack_is_caught_at_load_time(tmp_path: Path)
     assert any("{code}: event kind gpu.sxid" in x for x in problems)
 
 
+def test_a_rule_reading_another_vendors_accelerator_needs_that_vendors_action(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    p = root / "rules" / "gpu-memory-xid.yaml"
+    text = p.read_text()
+    start = text.index("vendor_actions:")
+    end = text.index("\ntests:", start)
+    p.write_text(text[:start] + text[end + 1:])  # its vendor actions taken away
+    problems = [x for x in _problems(root) if "[vendor-actions]" in x]
+    assert any("gpu-memory-xid.yaml" in x and "amd's accelerator" in x for x in problems), problems
+    assert any("aws's accelerator" in x for x in problems), problems
+
+
+def test_near_miss_vendor_actions_for_no_vendor_or_a_rule_of_no_accelerator_are_rejected(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    p = root / "rules" / "gpu-memory-xid.yaml"
+    p.write_text(p.read_text().replace("vendor_actions:\n", "vendor_actions:\n  nvidia2: \"drain {node}\"\n", 1))
+    q = root / "rules" / "host-oom.yaml"
+    q.write_text(q.read_text().replace("\ntests:", "\nvendor_actions:\n  amd: \"lower host memory use\"\ntests:", 1))
+    problems = [x for x in _problems(root) if "[vendor-actions]" in x]
+    assert any("'nvidia2' is no vendor" in x for x in problems), problems
+    assert any("host-oom.yaml" in x and "matches no row" in x for x in problems), problems
+
+
 def test_a_rule_on_a_kind_no_extractor_emits_is_rejected(tmp_path: Path) -> None:
     root = _copy(tmp_path)
     p = root / "rules" / "host-hardware-mce.yaml"

@@ -9,6 +9,7 @@ format string (the driver's dev_* printer puts `<driver> <pci>: ` before it, as 
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 
@@ -287,6 +288,40 @@ def test_a_ras_error_on_one_node_is_the_cause_and_the_collective_errors_its_symp
     # the reset the driver did for that error is its consequence, not a second cause
     assert all(c.category != "gpu.firmware" for c in v.secondary_causes)
     assert cats["gpu.xid.sympathetic"].explained_by == "gpu.memory"
+
+
+# NVIDIA's tools and workflows (DCGM, the WORKFLOW_* names of the Xid catalog, nvidia-smi, RESTART_BM) on an
+# operator's screen for a fault of another vendor's accelerator: the words that must not be there.
+_NVIDIA_ONLY = re.compile(
+    r"DCGM|dcgmi|WORKFLOW_|nvidia-smi|RESTART_BM|RESET_GPU|CUDA_LAUNCH_BLOCKING|compute-sanitizer")
+
+
+def test_the_recommended_action_for_another_vendors_fault_is_that_vendors(make_bundle: BundleMaker) -> None:
+    umc = "amdgpu 0000:dd:00.0: amdgpu: socket: 0, die: 1, 3 new uncorrectable hardware errors detected in umc block"
+    v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": _kern("node-02", [umc]), **_ranks()})))
+    assert v.root_cause is not None and v.root_cause.category == "gpu.memory"
+    action = v.root_cause.recommended_action or ""
+    assert "amd-smi" in action and "node-02" in action and not _NVIDIA_ONLY.search(action), action
+
+
+def test_the_recommended_action_for_a_neuron_device_fault_is_awss(make_bundle: BundleMaker) -> None:
+    # the runtime's HBM error in a rank's output (nrt_status.h's name)
+    hbm = "RuntimeError: nrt_execute failed with status NRT_EXEC_HW_ERR_HBM_UE"
+    files = _ranks({"app/rank-4.log": "".join(s + "\n" for s in [*_STEPS[:3], hbm])})
+    v = Analyzer().analyze_path(str(make_bundle(files)))
+    assert v.root_cause is not None and v.root_cause.category == "gpu.memory"
+    action = v.root_cause.recommended_action or ""
+    assert "replace the instance" in action and not _NVIDIA_ONLY.search(action), action
+
+
+def test_near_miss_an_nvidia_xid_keeps_nvidias_action(make_bundle: BundleMaker) -> None:
+    # the same category from an NVIDIA Xid 48 (the DBE line of gpu-memory-xid's own test, its node renamed)
+    xid = ("NVRM: Xid (PCI:0000:07:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) "
+           "has been detected on GPU in the framebuffer at physAddr 0x7fffa8860 partition 7, subpartition 1.")
+    v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": _kern("node-02", [xid]), **_ranks()})))
+    assert v.root_cause is not None and v.root_cause.category == "gpu.memory"
+    assert "WORKFLOW_XID_48" in (v.root_cause.recommended_action or "")
+    assert "amd-smi" not in (v.root_cause.recommended_action or "")
 
 
 def test_a_reset_after_an_error_on_the_same_device_names_that_error_as_its_cause() -> None:

@@ -163,6 +163,9 @@ class Rule(Record, kw_only=True):
     explains: list[Explains] = field(default_factory=list)
     summary: str = "{title} on {nodes}"
     recommended_action: str | None = None
+    # The action where the finding's first event names another vendor's accelerator (gpu.accel_error's `vendor`:
+    # amd, intel, aws): that vendor's tools and procedures, not NVIDIA's (docs/rules.md).
+    vendor_actions: dict[str, str] = field(default_factory=dict)
     tests: list[RuleTest] = field(default_factory=list)
 
 

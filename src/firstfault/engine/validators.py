@@ -294,6 +294,8 @@ def _templates(rule: Rule) -> Iterator[tuple[str, str]]:
         yield "widespread", rule.widespread.summary
         if rule.widespread.recommended_action:
             yield "widespread", rule.widespread.recommended_action
+    for vendor in sorted(rule.vendor_actions):
+        yield "vendor_actions", rule.vendor_actions[vendor]
 
 
 class Template(RuleValidator):
@@ -319,6 +321,8 @@ class TemplateField(RuleValidator):
         if not selected:
             return  # event-kind says why
         offered = AGGREGATES | (LEAD_FIELDS if lr.rule.with_lead else frozenset())
+        # A vendor's action is chosen only where the first event names that vendor.
+        by_vendor = [k for k in selected if "vendor" in kinds[k]]
         for key, tpl in _templates(lr.rule):
             try:
                 names = template_fields(tpl)
@@ -327,12 +331,59 @@ class TemplateField(RuleValidator):
             for alts in names:
                 if any(a in offered or _literal(a) for a in alts):
                     continue
-                lacking = [k for k in selected if not any(a in kinds[k] for a in alts)]
+                lacking = [k for k in (by_vendor if key == "vendor_actions" else selected)
+                           if not any(a in kinds[k] for a in alts)]
                 if lacking:
                     field = "|".join(alts)
                     yield self.problem(
                         lr, key, f"{{{field}}}: event kind {', '.join(lacking)} has no such field "
                         f"(it would render as nothing; docs/events.md lists the fields)")
+
+
+def accel_probes() -> list[Event]:
+    """One gpu.accel_error per row of catalog/accel.yaml that makes an event (and per RAS block that is not a
+    memory's), with the fields the extractor gives it: what a rule reading another vendor's accelerator meets."""
+    from firstfault.catalog.tables import accel_table
+
+    table = accel_table()
+    rows: list[tuple[str, str, str, str]] = [
+        (vendor, driver, row.accel_class, row.reason)
+        for vendor, driver, family in table.families for row in family if row.accel_class != "informational"]
+    rows += [("amd", "amdgpu", b.accel_class, "ras_uncorrectable") for b in table.ras_blocks]
+    return [Event(kind="gpu.accel_error", time=None, node="n",
+                  fields={"vendor": v, "driver": d, "accel_class": c, "reason": r, "mnemonic": r.upper()},
+                  evidence=Evidence(source="kernel", file=None, line=None, text=""))
+            for v, d, c, r in sorted(set(rows))]
+
+
+class VendorActions(Validator):
+    """A verdict about an AMD, Intel or AWS accelerator that tells the operator to run DCGM or follow an NVIDIA
+    workflow sends them to tools their hosts do not have."""
+
+    id = "vendor-actions"
+    description = ("`vendor_actions` names vendors of catalog/accel.yaml, and a rule with a recommended action "
+                   "that reads another vendor's accelerator has an action for each vendor whose rows it matches")
+
+    def check(self, rules: list[LoadedRule], settings: Settings | None) -> Iterator[Problem]:
+        from firstfault.catalog.tables import accel_table
+        from firstfault.engine.match import rule_matches
+
+        vendors = {v for v, _, _ in accel_table().families}
+        probes = accel_probes()
+        for lr in rules:
+            rule = lr.rule
+            for v in sorted(set(rule.vendor_actions) - vendors):
+                yield self.problem(lr, "vendor_actions", f"{v!r} is no vendor of catalog/accel.yaml "
+                                   f"({', '.join(sorted(vendors))})")
+            met = {str(ev.fields["vendor"]) for ev in probes if rule_matches(rule, ev)}
+            if rule.vendor_actions and not met:
+                yield self.problem(lr, "vendor_actions", "the rule matches no row of catalog/accel.yaml: "
+                                   "its vendor actions would never be chosen")
+            if rule.role == "cause" and rule.recommended_action:
+                for v in sorted(met - set(rule.vendor_actions)):
+                    yield self.problem(lr, "vendor_actions", f"the rule reads {v}'s accelerator (catalog/accel.yaml)"
+                                       f" but has no `vendor_actions: {{{v}: ...}}`: its recommended action "
+                                       "would be NVIDIA's")
 
 
 class TestsPresent(RuleValidator):
@@ -397,7 +448,7 @@ class XidLands(Validator):
 VALIDATORS: tuple[Validator, ...] = (
     IdFormat(), IdUnique(), FileName(), CategoryFormat(), CauseDomain(), SpecDomain(), SymptomDomain(),
     SymptomFields(), WidespreadDomain(), EventKind(), ExplainsResolves(), ExplainsCycle(), Template(),
-    TemplateField(), TestsPresent(), TestInput(), XidLands(),
+    TemplateField(), VendorActions(), TestsPresent(), TestInput(), XidLands(),
 )
 
 

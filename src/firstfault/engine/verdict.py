@@ -33,6 +33,9 @@ def _cause(f: Finding) -> Cause:
     else:
         summary = render(rule.summary, f)
         action = rule.recommended_action
+        vendor = f.events[0].fields.get("vendor") if f.events and rule.vendor_actions else None
+        if isinstance(vendor, str) and vendor in rule.vendor_actions:
+            action = rule.vendor_actions[vendor]
     why = (
         f"rule {rule.id}: {f.count} matching event(s) on {len(f.nodes)} node(s), first at "
         f"{iso(f.first) or 'an unknown time'}"
