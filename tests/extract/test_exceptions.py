@@ -572,3 +572,52 @@ def test_an_exception_raised_through_logging_elsewhere_than_a_handlers_emit_stil
         "ValueError: Unable to configure handler 'file'",
     ]
     assert kinds(scan(EXC, lines)) == ["app.exception"]
+
+
+# ------------------------------------------- exceptions Python ignored, a standard-library helper's own report
+
+# sys.unraisablehook's default output (CPython Python/errors.c): PyTorch's DataLoader finaliser run in a forked child
+# at exit, as Python 3.11 prints it (public notebooks' outputs, the torch dataloader.py of 2.1): nothing was raised.
+_IGNORED_DEL = [
+    "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x79f71c0979c0>",
+    "Traceback (most recent call last):",
+    '  File "/usr/local/lib/python3.11/dist-packages/torch/utils/data/dataloader.py", line 1604, in __del__',
+    "    self._shutdown_workers()",
+    '  File "/usr/local/lib/python3.11/dist-packages/torch/utils/data/dataloader.py", line 1587, in _shutdown_workers',
+    "    if w.is_alive():",
+    '  File "/usr/lib/python3.11/multiprocessing/process.py", line 160, in is_alive',
+    "    assert self._parent_pid == os.getpid(), 'can only test a child process'",
+    "AssertionError: can only test a child process",
+]
+# multiprocessing's resource tracker, a helper process of the standard library, reporting a shared-memory name the
+# program had unlinked itself (CPython 3.10 Lib/multiprocessing/resource_tracker.py, main's cleanup loop; vLLM
+# 0.5.0's workers print it three times, vllm-project/vllm#5468, a b16 wild bundle: fitted after its first run)
+_RESOURCE_TRACKER = [
+    "Traceback (most recent call last):",
+    '  File "/usr/lib/python3.10/multiprocessing/resource_tracker.py", line 209, in main',
+    "    cache[rtype].remove(name)",
+    "KeyError: '/psm_10b3d52e'",
+]
+
+
+@pytest.mark.parametrize("lines", [_IGNORED_DEL, _RESOURCE_TRACKER,
+                                   # 3.12's atexit form (constructed from the same CPython source)
+                                   ["Exception ignored in atexit callback: <function _exit_function at 0x7f3a>",
+                                    *_IGNORED_DEL[1:]]])
+def test_an_exception_python_ignored_or_a_helper_process_reported_is_no_failure(lines: list[str]) -> None:
+    assert scan(EXC, lines) == []
+
+
+def test_near_miss_the_programs_own_exception_after_an_ignored_one_still_decides() -> None:
+    # the same report, then (constructed) the workload's own uncaught exception: that one decides; and a header not
+    # right before its traceback does not make a later traceback ignored
+    own = ["Traceback (most recent call last):", '  File "/app/train.py", line 88, in <module>', "    main()",
+           "ValueError: bad shape (3, 4)"]
+    assert kinds(scan(EXC, [*_IGNORED_DEL, *own])) == ["app.exception"]
+    assert kinds(scan(EXC, [_IGNORED_DEL[0], "step 5 loss 0.1", *own])) == ["app.exception"]
+    # a traceback through the resource tracker's module that the program raised from its own code is its own
+    mine = ["Traceback (most recent call last):", '  File "/app/train.py", line 12, in <module>',
+            "    resource_tracker.register(name, 'shared_memory')",
+            '  File "/usr/lib/python3.10/multiprocessing/resource_tracker.py", line 155, in register',
+            "    self._send('REGISTER', name, rtype)", "KeyError: 'shared_memory'"]
+    assert kinds(scan(EXC, mine)) == ["app.exception"]

@@ -218,6 +218,7 @@ class ExceptionExtractor:
         *tb.LANGUAGE_LITERALS,  # another language's uncaught error (Rust's and Go's panic, Go's fatal error, Julia's)
         GRPC_STATUS_LITERAL,  # gRPC's status line under its Python error
         *tb.THREAD_LITERALS,
+        *tb.IGNORED_LITERALS,  # `Exception ignored in: ...` before the traceback Python ignored
         *logged_words(),  # a line the exception table reads on its own (`No OpKernel was registered`)
         *STORE_SPELLED_WORDS,  # ... and an object store's code in a store client's own words
         *setup_errno_words(),  # ... and a logged bind that failed with a set-up errno
@@ -240,8 +241,10 @@ class ExceptionExtractor:
         exc: tb.Exc | None = None
         owner_entry: tuple[int | None, str | None] | None = None
         drafts: list[Draft]
-        if closed is not None and tb.logging_handler_error(closed.frames):
-            ctx.claimed = True  # a logging handler's failed write, reported and gone on from: no failure of the run
+        if closed is not None and (closed.ignored or tb.logging_handler_error(closed.frames)):
+            # a logging handler's failed write, an exception Python ignored, a standard-library helper process's
+            # own report: reported and gone on from, no failure of the run
+            ctx.claimed = True
             return
         if closed is not None:
             exc, owner_entry, text = closed.exc, closed.owner, closed.text

@@ -650,6 +650,26 @@ THREAD_LITERALS: Final = ("Exception in thread", "exception in thread", "Excepti
 _INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
 
 
+# Python's report of an exception it could not raise and went on from (sys.unraisablehook's default output, CPython
+# Python/errors.c `PyErr_FormatUnraisable` / `write_unraisable_exc`): `Exception ignored in: <function X.__del__ at
+# 0x...>` (a finaliser, a weakref callback, a generator closed at exit: PyTorch's `_MultiProcessingDataLoaderIter.
+# __del__` at every shutdown), `Exception ignored in atexit callback: <function f at 0x...>`, `Exception ignored on
+# calling ctypes callback function: ...`, `Exception ignored in sys.unraisablehook: ...`, 3.13's `Exception ignored
+# while ...`; its traceback follows on the next line. Nothing was raised into the program: no failure of the run.
+_IGNORED_HEADER = re.compile(r"^\s*Exception ignored (?:in|on|while)\b.*$")
+IGNORED_LITERALS: Final = ("Exception ignored",)
+# The standard library's helper processes, whose tracebacks are theirs and end no part of the workload: the
+# resource tracker multiprocessing starts beside a program (`python -c 'from multiprocessing.resource_tracker import
+# main;main(N)'`, CPython Lib/multiprocessing/resource_tracker.py) reports the names it could not clean up and
+# goes on (`cache[rtype].remove(name)` / `KeyError: '/psm_...'`, a shared-memory segment the program unlinked itself).
+_HELPER_ENTRY = re.compile(r'[/\\]multiprocessing[/\\]resource_tracker\.py", line \d+, in main\b')
+
+
+def ignored(frames: tuple[str, ...]) -> bool:
+    """Whether a traceback's outermost frame is a standard-library helper process's entry (_HELPER_ENTRY)."""
+    return bool(frames) and _HELPER_ENTRY.search(frames[0]) is not None
+
+
 def library_thread(entry: str | None) -> bool:
     """Whether a thread's first frame outside the standard library (its target, or its `run`) is an installed
     package's: a framework's own background thread (a watcher, a prefetcher, a logger), not the workload's."""
@@ -1081,6 +1101,8 @@ class _Stream:
     frames: list[str] = field(default_factory=list)  # the open traceback's `File "..."` lines, innermost last
     thread_header: int | None = None  # line of the last `Exception in thread ...:`
     in_thread: bool = False  # the open traceback (and its chain) ended a thread, not the process
+    ignored_header: int | None = None  # line of the last `Exception ignored in: ...` (_IGNORED_HEADER)
+    ignored: bool = False  # the open traceback (and its chain) is one Python ignored: nothing was raised
     entry: str | None = None  # the open traceback's first frame outside the standard library
 
 
@@ -1095,6 +1117,9 @@ class Closed:
     library_thread: bool = False  # it ended a thread an installed package started (traceback.library_thread)
     text: str = ""  # the final line as its process wrote it (a wrapper's tag, read off the header, taken off)
     who: object = None  # the stream it closed (`who`, or `who` and the tag's key)
+    # Python ignored it (`Exception ignored in: ...`) or a standard-library helper process printed it (`ignored`):
+    # nothing of the workload's failed
+    ignored: bool = False
 
 
 def _lead_key(lead: str) -> str:
@@ -1219,11 +1244,16 @@ class TracebackModel:
             if not continuing:
                 st.decided = False
                 st.in_thread = st.thread_header is not None and ctx.lineno - st.thread_header <= 1
+                st.ignored = st.ignored_header is not None and ctx.lineno - st.ignored_header <= 1
             st.opened, st.owner, st.frames, st.entry = ctx.lineno, owner, [], None
             ctx.claimed = True
             return None
         if _THREAD_HEADER.match(body):
             st.thread_header = ctx.lineno
+            ctx.claimed = True
+            return None
+        if _IGNORED_HEADER.match(body):
+            st.ignored_header = ctx.lineno
             ctx.claimed = True
             return None
         for marker in CHAIN_MARKERS:
@@ -1241,6 +1271,7 @@ class TracebackModel:
             if not (st.marker is not None and st.closed is not None and 0 <= st.marker - st.closed <= CHAIN_GAP):
                 st.decided = False
                 st.in_thread = False
+                st.ignored = False
             st.opened, st.owner, st.frames = ctx.lineno, owner, [body.strip()]
             st.entry = None if _stdlib(body) else body.strip()
             ctx.claimed = True
@@ -1258,8 +1289,9 @@ class TracebackModel:
                     st.entry = body.strip()
             return None
         chained = st.decided
-        closed = Closed(exc, chained, st.owner, tuple(st.frames), st.in_thread and library_thread(st.entry),
-                        body, who)
+        frames = tuple(st.frames)
+        closed = Closed(exc, chained, st.owner, frames, st.in_thread and library_thread(st.entry),
+                        body, who, st.ignored or ignored(frames))
         st.opened, st.closed, st.owner, st.frames = None, ctx.lineno, None, []
         return closed
 
