@@ -242,6 +242,28 @@ def unstamped_burst(root: Path, copies: int = 1500) -> Chatty:
                         "evidence_time": (stamp + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")})
 
 
+def stampless_copies(root: Path, copies: int = 3000) -> Chatty:
+    """An mpirun output file without a stamp the parser takes (`[1,N]<stderr>:` before every line, a UCX warning
+    whose Unix time has one digit too many, unstamped step lines between): the fold counts the warnings and each
+    copy's time is the walk back to the last line read, over every copy counted since (issue 27's n3 shape, 191 MB
+    of it ran for more than 25 minutes: each walk went over all the copies before it). Then a rank's CUDA error."""
+    out = root / "stampless-copies"
+    _workload(out, "- {kind: application, path: 'app/mpirun.out'}\n", ranks="{node-01: 0-0}")
+    rng = random.Random(27)
+    lines: list[str] = []
+    for i in range(copies):
+        r = rng.randrange(64)
+        lines.append(f"[1,{r}]<stdout>:iter {i} | loss {rng.random() * 3:.5f} | grad_norm {rng.random():.4f}")
+        lines.append(f"[1,{r}]<stderr>:[17333001{i:03d}.{rng.randrange(10**6):06d}] "
+                     f"[gpu-{r // 8:04d}:{rng.randrange(99999)}:0]      ib_iface.c:{rng.randrange(900, 1100)} "
+                     "UCX  WARN  failed to get port 1 state on "
+                     f"mlx5_{rng.randrange(8)}: Connection timed out, retrying")
+    lines.append("[1,9]<stderr>:RuntimeError: CUDA error: an illegal memory access was encountered")
+    (out / "app").mkdir()
+    (out / "app" / "mpirun.out").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"evidence_line": ("app/mpirun.out", len(lines))})
+
+
 def clock_steps_back(root: Path, copies: int = 1500) -> Chatty:
     """An unrecognized error repeated every 100 ms from 10:10:05, and one copy, late in the file, stamped 10:10:01.5
     (the collector's clock stepped back): every digit of it lies within the values its position had, but it is the

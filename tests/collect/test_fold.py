@@ -28,7 +28,7 @@ BUILDERS: list[Callable[[Path], chatty.Chatty]] = [
     chatty.noise_then_cuda_error, chatty.xid_behind_its_own_shape, chatty.srun_labelled_ranks, chatty.count_of_zero,
     chatty.unstamped_burst, chatty.two_ranks_and_a_kernel, chatty.what_after_terminate, chatty.not_utf8,
     chatty.repeated_traceback, chatty.clock_steps_back, chatty.hex_ids_then_cuda_error,
-    chatty.unstamped_warning_clock_steps_back, chatty.kernel_noise_on_every_node,
+    chatty.unstamped_warning_clock_steps_back, chatty.kernel_noise_on_every_node, chatty.stampless_copies,
 ]
 
 
@@ -238,8 +238,10 @@ def test_the_dense_loop_in_c_and_in_python_gets_the_verdict_of_reading_every_lin
         with memo.fastpath(True):
             assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
         # Every copy of these is read (a count of 0, bad UTF-8, a traceback's lines); the corpus-made files' copies
-        # have random digits, so their chunks seldom fold enough to be read line by line: equality is their test.
-        if build is not None and build not in (chatty.count_of_zero, chatty.not_utf8, chatty.repeated_traceback):
+        # have random digits, so their chunks seldom fold enough to be read line by line, and a copy with no stamp
+        # to walk back to is timed in Python (stampless_copies): equality is their test.
+        if build is not None and build not in (chatty.count_of_zero, chatty.not_utf8, chatty.repeated_traceback,
+                                               chatty.stampless_copies):
             assert in_c[0] > 0, "no copy folded in C: the comparison would prove nothing"
     monkeypatch.setattr(scan, "_fold_run", None)
     timed = scan._copy_time
@@ -823,3 +825,23 @@ def test_a_file_teaches_its_ready_variants_and_spoils_its_unstable_shapes() -> N
     lf._shapes = {b"Xid 00 pid 00": gone}
     lf.end_file()
     assert b"Xid 00 pid 00" not in lessons.shapes and b"Xid 00 pid 00" in lessons.spoiled
+
+
+def test_a_walk_back_over_counted_copies_parses_each_line_once(analyzer: Analyzer, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copies the fold counts are not read, so each one's time is a walk back to the last line read; in a file
+    without a stamp each walk went over every copy counted before it (quadratic: n3 of issue 27). The walks of one
+    chunk share what the last one found (scan.walk_far): each line is parsed about once, and the bytes are those
+    of reading every line (test_a_chatty_bundle_gets_the_verdict_of_reading_every_line, stampless_copies)."""
+    from firstfault.collect import stamps
+
+    parsed = chatty.count_in(monkeypatch, stamps, "line_stamp", lambda _: 1)
+    for copies in (1000, 4000):
+        case = chatty.stampless_copies(tmp_path / str(copies), copies)
+        counted = _counted(monkeypatch)
+        before = parsed[0]
+        with memo.fastpath(True):
+            analyzer.analyze_path(str(case.path), now=NOW)
+        assert counted[0] >= copies // 2, "the fold did not engage: the test would prove nothing"
+        # two lines a copy; a walk parses the lines it passes over once, wherever the fold stopped reading
+        assert parsed[0] - before <= 3 * 2 * copies, (copies, parsed[0] - before)

@@ -621,6 +621,27 @@ class LineScanner:
         key = self.matcher.key
         may_stamp = _may_stamp if _fast[0] else None
 
+        # The last walk back that went as far as it had to (to a stamp, or to the previous candidate read): a copy
+        # the fold counts is not read, so the copies between two reads are walked over by each later copy's walk
+        # (quadratic in a long run of lines without a stamp). Those walks go forward through the chunk with the
+        # same stop: the last one's answer stands for the lines before its start (walk_far).
+        walked: list[Any] = [None, 0, 0, None, 0]  # buffer, stop, start, its stamp, stamps read as none on the way
+
+        def walk_far(buf: bytes, s: int, stop: int) -> Stamp | None:
+            """walk_back(buf, s, ..., stop, unbounded), each line parsed once per chunk and stop: what the walk
+            from the last start found (and the stamps it read as none, counted again as its walk would) stands
+            for the lines before that start."""
+            before = tp.out_of_range
+            if walked[0] is buf and walked[1] == stop and walked[2] <= s:
+                st = walk_back(buf, s, tp, srun_prefix, max(stop, walked[2] - 1), 1 << 30)
+                if st is None:
+                    st = walked[3]
+                    tp.out_of_range += walked[4]
+            else:
+                st = walk_back(buf, s, tp, srun_prefix, stop, 1 << 30)
+            walked[:] = [buf, stop, s, st, tp.out_of_range - before]
+            return st
+
         def time_of(buf: bytes, s: int, raw: bytes, text: str, prev_start: int, prev_t: datetime | None,
                     have_prev: bool, carried: Stamp | None, limit: int | None) -> datetime | None:
             """The time of the line at buf[s:] whose text is `text` (`raw` its bytes, the srun prefix peeled): its own
@@ -630,7 +651,11 @@ class LineScanner:
             # wall_of's own answer for a wall-clock stamp without uptime, without its call.
             t = st.wall if st is not None and st.uptime is None else wall_of(st)
             if t is None:
-                t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, BACKWALK_LINES if limit is None else limit))
+                if limit is not None and limit >= 1 << 30:
+                    t = wall_of(walk_far(buf, s, prev_start))
+                else:
+                    t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start,
+                                          BACKWALK_LINES if limit is None else limit))
                 if t is None:
                     t = prev_t if have_prev else wall_of(carried)
             return t
@@ -644,7 +669,7 @@ class LineScanner:
             if _prev_stamped is not None and _prev_stamped(buf, -1, e + 1, 1)[0] != s:
                 # None of the stamp forms' characters on the copy itself (_lines.c may_hold_stamp): its own parse
                 # would read none, and the walk back starts at once.
-                t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, 1 << 30))
+                t = wall_of(walk_far(buf, s, prev_start))
                 if t is None:
                     t = prev_t if have_prev else wall_of(carried)
             else:
