@@ -760,6 +760,14 @@ def test_other_verbs_call_lines_are_no_setup_failure(line: str) -> None:
         # ... [rmaps:binding-overload]
         (["A request was made to bind to that would result in binding more", "processes than cpus on a resource:"],
          "binding_failed", [None]),
+        # orte/util/hostfile/help-hostfile.txt [no-hostfile]
+        (["Open RTE was unable to open the hostfile:", "    /home/u/hosts.txt",
+          "Check to make sure the path and filename are correct."], "hostfile_invalid", [None]),
+        # PRRTE's src/util/dash_host/help-dash-host.txt [not-all-mapped-alloc]
+        (["At least one of the requested hosts is not included in the current", "allocation."],
+         "hosts_outside_allocation", [None]),
+        # help-orterun.txt [orterun:executable-not-specified]
+        (["No executable was specified on the mpirun command line.", "", "Aborting."], "no_executable", [None]),
         # opal/mca/base/help-mca-var.txt [invalid-value-enum]
         (["An invalid value was supplied for an enum variable.", "", "  Variable     : hwloc_base_binding_policy"],
          "invalid_mca_value", [None]),
