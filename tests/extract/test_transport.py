@@ -297,6 +297,14 @@ def test_open_mpis_blocks_name_the_peer_on_a_later_line() -> None:
            "  hostname:  ip-10-15-20-17.ec2.internal", ""]
     [e] = feed(old)
     assert e.fields["peer"] == "ip-10-15-20-17.ec2.internal"
+    # Open MPI 5's launcher, PRRTE's src/mca/errmgr/base/help-errmgr-base.txt [node-died]
+    prte = ["PRTE has lost communication with a remote daemon.", "",
+            "  HNP daemon   : [prterun-gpu-01-4242@0,0] on node gpu-01",
+            "  Remote daemon: [prterun-gpu-01-4242@0,1] on node gpu-07", ""]
+    [e] = feed(prte)
+    assert (e.kind, e.fields["stack"], e.fields["peer"]) == ("nccl.remote_error", "orte", "gpu-07")
+    # ... its words for something else it lost are no daemon of the job's (synthetic)
+    assert feed(["The scheduler has lost communication with a remote storage target."]) == []
     # open-mpi/ompi#7735
     ompi = ["An MPI communication peer process has unexpectedly disconnected.  This",
             "usually indicates a failure in the peer process (e.g., a crash or", "",
