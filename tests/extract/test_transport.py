@@ -855,6 +855,18 @@ _ADDRINFO = ("MPIDI_NM_mpi_init_hook(719): OFI addrinfo() failed (ofi_init.h:719
           "failed", "MPII_Init_thread(263)......: ", "MPID_Init(516).............: ",
           "MPIDI_OFI_init_local(601)..: ", "MPIDI_OFI_find_provider(84): ",
           "find_provider(170).........: OFI fi_getinfo() failure"], "no_provider", "MPI_Init_thread"),
+        # pmodels/mpich#6336 (https://github.com/pmodels/mpich/issues/6336): MPICH 4.0.3's find_provider, indented
+        (["    Abort(2139535) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error stack:",
+          "    MPIR_Init_thread(176)........: ", "    MPID_Init(1538)..............: ",
+          "    MPIDI_OFI_mpi_init_hook(1511): ", "    open_fabric(2565)............: ",
+          "    find_provider(2683)..........: OFI fi_getinfo() failed (ofi_init.c:2683:find_provider:No data "
+          "available)"],
+         "no_provider", "MPI_Init"),
+        # the whole stack on one line, as flux-framework/flux-core#5976 shows its launcher quoting it (that thread's
+        # entry is fi_open domain's EINVAL; here mpich#6336's)
+        (["MPI_Abort: Fatal error in PMPI_Init: Other MPI error, error stack: MPIR_Init_thread(176)........:  "
+          "MPID_Init(1538)..............:  find_provider(2683)..........: OFI fi_getinfo() failed (ofi_init.c:2683:"
+          "find_provider:No data available)"], "no_provider", "MPI_Init"),
         # firemodels/fds#5853 (https://github.com/firemodels/fds/issues/5853): Intel MPI's shared-memory copy refused
         # by Yama's ptrace_scope, its advice on the lines below
         (["Fatal error in PMPI_Testall: Other MPI error, error stack:",

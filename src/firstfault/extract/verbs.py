@@ -619,8 +619,11 @@ class LocalStatusExtractor:
         p = split_prefixes(line)
         body = p.body
         if MPI_FATAL_WORDS in body or _K_STACK in ctx.state:
-            yield from self._stack(body, p.rank, p.host, ctx)
-            if ctx.claimed:
+            found = list(self._stack(body, p.rank, p.host, ctx))
+            if found or ctx.claimed:
+                # (an event leaves the line unclaimed: the stack's first line, where a paste joined the entries to
+                # it, is the rank's exit too, extract/launcher.py's)
+                yield from found
                 return
         if _MPICH_OFI_WORD in body:
             ofi = _MPICH_OFI.search(body)
@@ -692,7 +695,6 @@ class LocalStatusExtractor:
             _, row, detail, wrank, whost = waiting
             if any(w in body for w in row.confirm):
                 ctx.state.pop(_K_CONFIRM, None)
-                ctx.claimed = True
                 yield _mpich_draft(row, detail, call, cls, wrank, whost)
                 return
         row = next((r for r in _mpich_rows() if any(t in body for t in r.texts)), None)
@@ -700,8 +702,8 @@ class LocalStatusExtractor:
             return
         if row.confirm and not any(w in body for w in row.confirm):
             ctx.state[_K_CONFIRM] = (ctx.lineno, row, clip(body), rank, host)
+            ctx.claimed = True
             return
-        ctx.claimed = True
         yield _mpich_draft(row, clip(body), call, cls, rank, host)
 
 
