@@ -919,8 +919,22 @@ def test_an_mpich_error_stack_that_names_no_lack_of_the_node_is_not_the_set_up(l
 def test_the_error_stacks_class_is_read_by_its_words() -> None:
     # uxlfoundation/oneDAL#3741: `Unknown error class` (errutil.c); pmodels/mpich's errnames.txt for the others
     assert launcher.mpi_fatal("Abort(1614735) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Unknown error "
-                              "class, error stack:") == ("MPI_Init", "unknown_class")
+                              "class, error stack:")[:2] == ("MPI_Init", "unknown_class")
     assert launcher.mpi_fatal("Fatal error in PMPI_Comm_split: Invalid communicator, error stack:") == (
-        "MPI_Comm_split", "MPI_ERR_COMM")
-    assert launcher.mpi_fatal("Fatal error in MPI_Send: a sentence of our own") == ("MPI_Send", None)
+        "MPI_Comm_split", "MPI_ERR_COMM", None, None)
+    assert launcher.mpi_fatal("Fatal error in MPI_Send: a sentence of our own") == ("MPI_Send", None, None, None)
+    # Cray MPICH's header names the rank and the node (flux-framework/flux-core#5976)
+    assert launcher.mpi_fatal("MPICH ERROR [Rank 0] [job id fYSTCFMZH] [Thu May 16 17:41:46 2024] [frontier08676] - "
+                              "Abort(1091983) (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error "
+                              "stack:") == ("MPI_Init", "MPI_ERR_OTHER", 0, "frontier08676")
     assert launcher.mpi_fatal("a fatal error in the MPI layer") is None
+
+
+def test_cray_mpichs_header_names_the_rank_and_node_of_the_stack() -> None:
+    # flux-framework/flux-core#5976's Cray MPICH header over mpich#6336's innermost entry (synthetic join)
+    lines = ["MPICH ERROR [Rank 3] [job id fYSTCFMZH] [Thu May 16 17:41:46 2024] [frontier08676] - Abort(1091983) "
+             "(rank 3 in comm 0): Fatal error in PMPI_Init: Other MPI error, error stack:",
+             "MPIR_Init_thread(170).......:",
+             "find_provider(2683)..........: OFI fi_getinfo() failed (ofi_init.c:2683:find_provider:No data available)"]
+    [e] = setup_of(lines)
+    assert (e.rank, e.fields["host"], e.fields["local_status"]) == (3, "frontier08676", "no_provider")

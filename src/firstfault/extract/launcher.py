@@ -8,7 +8,7 @@ ended, in a launcher's or a framework's own words (torchrun's `worker group succ
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Final
+from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import mpich_classes
@@ -128,10 +128,19 @@ _K_OMPI = "ff.mpi.ompi_first"  # (lineno, rank) of Open MPI's first-exit block
 _K_HYDRA = "ff.mpi.hydra"  # (lineno, rank, pid, host) of Hydra's banner
 
 
-def mpi_fatal(body: str) -> tuple[str, str | None] | None:
-    """The MPI call an MPICH-family error stack's first line says failed, by its standard name (`PMPI_Init_thread`
-    and MPICH 4's `internal_Init_thread` are `MPI_Init_thread`), and the error class it names, as
-    catalog/transport.yaml `mpich_error_classes` calls it (`Other MPI error` is MPI_ERR_OTHER), if the line is one."""
+class MpiFatal(NamedTuple):
+    """An MPICH-family error stack's first line, read (`mpi_fatal`)."""
+
+    call: str  # by its standard name: `PMPI_Init_thread` and MPICH 4's `internal_Init_thread` are `MPI_Init_thread`
+    mpi_class: str | None  # catalog/transport.yaml `mpich_error_classes`: `Other MPI error` is MPI_ERR_OTHER
+    rank: int | None  # Cray MPICH's header names the rank and the node
+    host: str | None
+
+
+def mpi_fatal(body: str) -> MpiFatal | None:
+    """The MPI call an MPICH-family error stack's first line says failed and the error class it names, with the
+    rank and node of Cray MPICH's header, if the line is one (`Fatal error in PMPI_Init_thread: Other MPI error,
+    error stack:`)."""
     if MPI_FATAL_WORDS not in body:
         return None
     m = _MPI_FATAL.search(body)
@@ -142,7 +151,8 @@ def mpi_fatal(body: str) -> tuple[str, str | None] | None:
     rest = body[m.end():]
     said = rest[1:].lstrip() if rest.startswith(":") else ""
     cls = next((c.name for c in mpich_classes() if said.startswith(c.text)), None)
-    return call, cls
+    cray = _CRAY_HEAD.search(body)
+    return MpiFatal(call, cls, int(cray.group("rank")) if cray else None, cray.group("host") if cray else None)
 
 
 def _exit_fields(detail: str, code: int | None = None, sig: str | None = None) -> dict[str, FieldValue]:
@@ -209,16 +219,18 @@ class MpiExitExtractor:
     def _fatal(body: str, fatal: re.Match[str] | None, rank: int | None, host: str | None) -> Draft:
         """A rank's MPI library aborting it on a fatal error: the rank's exit (by its runtime), with the rank and
         host a prefix or Cray's header names."""
-        cray = _CRAY_HEAD.search(body)
-        if cray:
+        read = mpi_fatal(body)
+        cray = _CRAY_HEAD.search(body) if read is None else None  # (`aborting job:` under the header)
+        if read is not None and read.rank is not None:
+            rank, host = read.rank, host or read.host
+        elif cray:
             rank, host = int(cray.group("rank")), host or cray.group("host")
         fields = _exit_fields(clip(body))
         fields["by"] = "runtime"
         if fatal:
             fields["mpi_call"] = fatal.group("call")
-            read = mpi_fatal(body)
-            if read is not None and read[1] is not None:
-                fields["mpi_class"] = read[1]
+            if read is not None and read.mpi_class is not None:
+                fields["mpi_class"] = read.mpi_class
         return Draft("process.signal", fields, rank=rank, host=host)
 
     @staticmethod

@@ -678,7 +678,8 @@ class LocalStatusExtractor:
         calls its `during` names and once a line holds its `confirm` words."""
         read = mpi_fatal(body)
         if read is not None:
-            ctx.state[_K_STACK] = (ctx.lineno, read[0], read[1], rank, host)
+            ctx.state[_K_STACK] = (ctx.lineno, read.call, read.mpi_class, rank if read.rank is None else read.rank,
+                                   host or read.host)
             ctx.state.pop(_K_CONFIRM, None)
         record = ctx.state.get(_K_STACK)
         if not isinstance(record, tuple):
