@@ -509,6 +509,10 @@ def _local_rows() -> tuple[tuple[str, LocalStatus], ...]:
 # Help texts, sentence by sentence
 # --------------------------------------------------------------------------
 
+# A sentence of fewer words is read whole only (`orted: command not found`): its edges would be common words.
+_SHORT: Final = 6
+
+
 class _Sentence(NamedTuple):
     """A help text's sentence (its words one space apart), and the words of its head and tail that bring a line
     holding them to the reader."""
@@ -535,9 +539,13 @@ def _sentences() -> tuple[_Sentence, ...]:
     for stack in sorted(_HELP_STACKS):
         for t, row in _local_words(stack):
             words = t.split()
-            head = " ".join(words[:_edge(words, 3, 16)])
-            tail = " ".join(words[len(words) - _edge(words[::-1], 2, 12):])
-            out.append(_Sentence(" ".join(words), row, head, tail))
+            text = " ".join(words)
+            if len(words) < _SHORT:
+                out.append(_Sentence(text, row, text, text))  # short enough never to be wrapped: read whole
+                continue
+            head = " ".join(words[:_edge(words, 3, 18)])
+            tail = " ".join(words[len(words) - _edge(words[::-1], 2, 14):])
+            out.append(_Sentence(text, row, head, tail))
     return tuple(out)
 
 
