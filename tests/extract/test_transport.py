@@ -938,3 +938,16 @@ def test_cray_mpichs_header_names_the_rank_and_node_of_the_stack() -> None:
              "find_provider(2683)..........: OFI fi_getinfo() failed (ofi_init.c:2683:find_provider:No data available)"]
     [e] = setup_of(lines)
     assert (e.rank, e.fields["host"], e.fields["local_status"]) == (3, "frontier08676", "no_provider")
+
+
+def test_shared_memory_the_node_would_not_give_at_start_up_is_the_set_up() -> None:
+    # flux-framework/flux-core#5203 (https://github.com/flux-framework/flux-core/issues/5203): flux quoting MPICH's
+    # whole stack on one line; its innermost entry is errnames.txt's **alloc_shar_mem
+    line = ("2.556s: job.exception type=exec severity=0 MPI_Abort: Fatal error in PMPI_Init: Other MPI error, error "
+            "stack: MPIR_Init_thread(176)...:  MPID_Init(1516).........:  MPIDU_Init_shm_init(180): unable to "
+            "allocate shared memory")
+    [e] = setup_of([line])
+    assert (e.fields["local_status"], e.fields["mpi_call"]) == ("shared_memory_unavailable", "MPI_Init")
+    # the same words after start-up (synthetic: a window's allocation) are not the node's set-up
+    assert setup_of(["Fatal error in PMPI_Win_allocate_shared: Other MPI error, error stack:",
+                     "MPIDU_Init_shm_alloc(201): unable to allocate shared memory"]) == []
