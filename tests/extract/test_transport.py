@@ -951,3 +951,24 @@ def test_shared_memory_the_node_would_not_give_at_start_up_is_the_set_up() -> No
     # the same words after start-up (synthetic: a window's allocation) are not the node's set-up
     assert setup_of(["Fatal error in PMPI_Win_allocate_shared: Other MPI error, error stack:",
                      "MPIDU_Init_shm_alloc(201): unable to allocate shared memory"]) == []
+
+
+@pytest.mark.parametrize(
+    ("lines", "mpi_class"),
+    [
+        # MPAS-Dev/compass#263 (https://github.com/MPAS-Dev/compass/issues/263): ch3's tcp netmod unable to resolve
+        # the node's own name (errnames.txt **gethostbyname)
+        (["Fatal error in MPI_Init: Other MPI error, error stack:", "MPIR_Init_thread(159)..............: ",
+          "MPID_Init(164).....................: channel initialization failed", "MPIDI_CH3_Init(95).................: ",
+          "MPID_nem_tcp_get_business_card(395): ",
+          "GetSockInterfaceAddr(369)..........: gethostbyname failed, pn2034311.lanl.gov (errno 0)"], "MPI_ERR_OTHER"),
+        # pmodels/mpich#4710 (https://github.com/pmodels/mpich/issues/4710): the same under the class `Invalid group`
+        (["Fatal error in MPI_Init: Invalid group, error stack:", "MPIR_Init_thread(586)..............: ",
+          "MPID_nem_tcp_init(373).............: gethostbyname failed, Mac-1594849612293 (errno 0)",
+          "(unknown)(): Invalid group"], "MPI_ERR_GROUP"),
+    ],
+)
+def test_a_name_the_node_cannot_resolve_at_start_up_is_the_set_up(lines: list[str], mpi_class: str) -> None:
+    [e] = setup_of(lines)
+    assert (e.fields["local_status"], e.fields["mpi_call"], e.fields["mpi_class"]) == ("no_interface", "MPI_Init",
+                                                                                       mpi_class)
