@@ -15,6 +15,7 @@ from firstfault.catalog import tables
 from firstfault.catalog.tables import ib_wc_status_table, transport_table
 from firstfault.catalog.vocab import CatalogTableError
 from firstfault.collect.scan import Extraction, all_line_extractors
+from firstfault.extract import launcher, verbs
 from firstfault.extract.base import Candidate
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.verbs import async_event_of, read_completion
@@ -296,6 +297,14 @@ def test_open_mpis_blocks_name_the_peer_on_a_later_line() -> None:
            "  hostname:  ip-10-15-20-17.ec2.internal", ""]
     [e] = feed(old)
     assert e.fields["peer"] == "ip-10-15-20-17.ec2.internal"
+    # Open MPI 5's launcher, PRRTE's src/mca/errmgr/base/help-errmgr-base.txt [node-died]
+    prte = ["PRTE has lost communication with a remote daemon.", "",
+            "  HNP daemon   : [prterun-gpu-01-4242@0,0] on node gpu-01",
+            "  Remote daemon: [prterun-gpu-01-4242@0,1] on node gpu-07", ""]
+    [e] = feed(prte)
+    assert (e.kind, e.fields["stack"], e.fields["peer"]) == ("nccl.remote_error", "orte", "gpu-07")
+    # ... its words for something else it lost are no daemon of the job's (synthetic)
+    assert feed(["The scheduler has lost communication with a remote storage target."]) == []
     # open-mpi/ompi#7735
     ompi = ["An MPI communication peer process has unexpectedly disconnected.  This",
             "usually indicates a failure in the peer process (e.g., a crash or", "",
@@ -558,9 +567,11 @@ def test_the_component_framework_names_the_node_that_lacks_the_component() -> No
         "Framework: grpcomm",
         "Component: hier",
     ]
-    [e] = setup_of(lines)
-    assert (e.fields["stack"], e.fields["local_status"], e.fields["host"]) == ("mca", "component_not_found",
-                                                                               "node30.cluster")
+    # read at its sentence (on the node that printed it: none here), and on the node its `Host:` line names
+    first, named = setup_of(lines)
+    assert (first.fields["local_status"], first.fields.get("host")) == ("component_not_found", None)
+    assert (named.fields["stack"], named.fields["local_status"], named.fields["host"]) == ("mca", "component_not_found",
+                                                                                           "node30.cluster")
     assert claimed(lines)[1] and claimed(lines)[7]
 
 
@@ -598,7 +609,10 @@ _RULE = "-" * 74
 )
 def test_a_launcher_or_mpi_refusing_the_job_as_it_was_set_up(lines: list[str], status: str, stack: str,
                                                              host: str | None) -> None:
-    [e] = setup_of(lines)
+    events = setup_of(lines)
+    # the sentence on the node that printed it, and where the text names a node, on that node too
+    assert [e.fields.get("host") for e in events] == ([None, host] if host else [None])
+    e = events[-1]
     assert (e.fields["local_status"], e.fields["stack"], e.fields.get("host")) == (status, stack, host)
     assert only(feed(lines), "nccl.remote_error") == []
 
@@ -612,13 +626,19 @@ def test_a_launcher_or_mpi_refusing_the_job_as_it_was_set_up(lines: list[str], s
           "  Local device: mlx5_0", _RULE]),
         # UCL-ARC/rcps-buildscripts#224: Intel MPI saying which fabric it took
         (["[0] MPI startup(): libfabric provider: sockets"]),
-        # a `Node:` line with no help text above it, and one below a help text whose label is `Host:`
+        # a `Node:` line with no help text above it
         (["Node: vm"]),
-        ([_RULE, "A requested component was not found, or was unable to be opened.  This", "Node: vm"]),
     ],
 )
 def test_what_only_resembles_a_refused_set_up_is_not_one(lines: list[str]) -> None:
     assert setup_of(lines) == []
+
+
+def test_a_label_other_than_the_help_texts_names_no_node() -> None:
+    # a `Node:` line below the component framework's help text, whose label is `Host:`: the sentence is read, on
+    # the node that printed it (none here), and the other label's host is not taken
+    events = setup_of([_RULE, "A requested component was not found, or was unable to be opened.  This", "Node: vm"])
+    assert [(e.fields["local_status"], e.fields.get("host")) for e in events] == [("component_not_found", None)]
 
 
 @pytest.mark.parametrize(
@@ -707,3 +727,248 @@ def test_a_verbs_call_that_failed_with_a_setup_errno_is_the_jobs_setup(line: str
 )
 def test_other_verbs_call_lines_are_no_setup_failure(line: str) -> None:
     assert [e for e in feed([line]) if e.fields.get("setup")] == []
+
+
+# ---------------------------------------------------------------- help texts, wherever they stand
+
+
+@pytest.mark.parametrize(
+    ("lines", "status", "hosts"),
+    [
+        # horovod/horovod#1812 (https://github.com/horovod/horovod/issues/1812): horovodrun printing mpirun's help
+        # text without its rules, and the post stopping before its `Node:` line
+        (["mpirun was unable to find the specified executable file, and therefore",
+          "did not launch the job.  This error was first reported for process",
+          "rank 0; it may have occurred for other processes as well.",
+          "NOTE: A common cause for this error is misspelling a mpirun command"], "executable_not_launched", [None]),
+        # PRRTE's src/mca/schizo/prte/help-prun.txt [prun:exe-not-found], which breaks the sentence elsewhere, behind
+        # mpirun's --tag-output
+        (["[1,0]<stderr>:prterun was unable to find the specified executable file, and therefore did",
+          "[1,0]<stderr>:not launch the job.  This error was first reported for process rank"],
+         "executable_not_launched", [None]),
+        # ... [prun:exe-not-accessible]: the first line ends where the working-directory topic's does too, the
+        # second says which; its `Node:` line, indented, names the node
+        (["prterun was unable to launch the specified application as it could not", "access an executable:", "",
+          "   Executable: /opt/app/train", "   Node: gpu-07", "", "while attempting to start process rank 3."],
+         "executable_not_launched", [None, "gpu-07"]),
+        # Open MPI 4's orte/tools/orterun/help-orterun.txt [orterun:wdir-not-found]
+        (["mpirun was unable to launch the specified application as it could not", "change to the specified working "
+          "directory:", "", "Working directory: /scratch/run7", "Node: gpu-07"],
+         "working_directory_not_found", [None, "gpu-07"]),
+        # help-prun.txt [prun:sys-limit-children]: the last word alone on the next line
+        (["Error: system limit exceeded on number of processes that can be", "started", "", "   Node: gpu-07"],
+         "system_limit", [None, "gpu-07"]),
+        # PRRTE's src/mca/rmaps/round_robin/help-prte-rmaps-rr.txt [prte-rmaps-rr:not-enough-cpus], as printed
+        (["There are not enough slots available in the system or not enough",
+          "CPUs in the specified PE-LIST to map the number of processes requested", "by the application:"],
+         "not_enough_slots", [None]),
+        # orte/mca/rmaps/base/help-orte-rmaps-base.txt [orte-rmaps-base:oversubscribed], framed
+        ([_RULE, "The requested number of processes exceeds the allocated", "number of slots:", _RULE],
+         "not_enough_slots", [None]),
+        # ... [rmaps:binding-overload]
+        (["A request was made to bind to that would result in binding more", "processes than cpus on a resource:"],
+         "binding_failed", [None]),
+        # orte/util/hostfile/help-hostfile.txt [no-hostfile]
+        (["Open RTE was unable to open the hostfile:", "    /home/u/hosts.txt",
+          "Check to make sure the path and filename are correct."], "hostfile_invalid", [None]),
+        # PRRTE's src/util/dash_host/help-dash-host.txt [not-all-mapped-alloc]
+        (["At least one of the requested hosts is not included in the current", "allocation."],
+         "hosts_outside_allocation", [None]),
+        # help-orterun.txt [orterun:executable-not-specified]
+        (["No executable was specified on the mpirun command line.", "", "Aborting."], "no_executable", [None]),
+        # opal/mca/base/help-mca-var.txt [invalid-value-enum]
+        (["An invalid value was supplied for an enum variable.", "", "  Variable     : hwloc_base_binding_policy"],
+         "invalid_mca_value", [None]),
+        # opal/mca/base/help-mca-base.txt [find-available:none found], its `Host:` line below
+        (["No components were able to be opened in the pml framework.", "", "  Host:      gpu-07",
+          "  Framework: pml"], "component_not_found", [None, "gpu-07"]),
+    ],
+)
+def test_a_help_text_is_read_by_its_sentences_framed_or_not(lines: list[str], status: str,
+                                                             hosts: list[str | None]) -> None:
+    events = setup_of(lines)
+    assert [(e.fields["local_status"], e.fields.get("host")) for e in events] == [(status, h) for h in hosts]
+    assert only(feed(lines), "nccl.remote_error") == []
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # a line ending where two topics' sentences both begin, then neither topic's words
+        ["mpirun was unable to launch the specified application as it could not", "reach the license server"],
+        # ... and the two lines of a topic apart (a line between them)
+        ["mpirun was unable to launch the specified application as it could not", "",
+         "access or execute an executable:"],
+        # a sentence's head in other words
+        ["the agent was unable to find the specified executable file in its image cache"],
+        # opal/mca/btl/openib/help-mpi-btl-openib.txt [no active ports found]: a transport that could not start on
+        # this node while the job goes on over another is a warning, no set-up refused
+        [_RULE, "WARNING: There is at least one non-excluded one OpenFabrics device found,",
+         "but there are no active ports detected (or Open MPI was unable to use",
+         "them).  This is most certainly not what you wanted.  Check your",
+         "cables, subnet manager configuration, etc.  The openib BTL will be", "ignored for this job.", "",
+         "  Local host: gpu-07", _RULE],
+        # orte/mca/errmgr help text of a daemon lost: a death, the leads', no set-up
+        ["ORTE has lost communication with a remote daemon.", "", "  HNP daemon   : [[6227,0],0] on node gpu-01",
+         "  Remote daemon: [[6227,0],1] on node gpu-07"],
+    ],
+)
+def test_what_only_resembles_a_help_texts_sentence_is_not_read(lines: list[str]) -> None:
+    assert setup_of(lines) == []
+
+
+def test_the_sentence_reader_on_its_own() -> None:
+    row, waiting = verbs.read_help_sentence("mpirun was unable to launch the specified application as it could not")
+    assert row is None and {r.name for _, r in waiting} == {"executable_not_launched", "working_directory_not_found"}
+    row, waiting = verbs.read_help_sentence("access or execute an executable:", waiting)
+    assert row is not None and row.name == "executable_not_launched" and waiting == ()
+    # a whole sentence needs no line before it; a line that only continues one needs its line before
+    row, _ = verbs.read_help_sentence("  has detected an attempt to run as root.")
+    assert row is not None and row.name == "run_as_root"
+    assert verbs.read_help_sentence("access or execute an executable:") == (None, ())
+
+
+# ---------------------------------------------------------------- MPICH's error stack, one record
+
+# firemodels/fds#7868: the innermost entry of Intel MPI 2019's stack when the provider it picked is not on the node
+_ADDRINFO = ("MPIDI_NM_mpi_init_hook(719): OFI addrinfo() failed (ofi_init.h:719:MPIDI_NM_mpi_init_hook:No data "
+             "available)")
+
+
+@pytest.mark.parametrize(
+    ("lines", "status", "call"),
+    [
+        # firemodels/fds#7868 (https://github.com/firemodels/fds/issues/7868): Intel MPI 2019 picking the psm2
+        # provider on a node without Omni-Path
+        (["Abort(1094799) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init_thread: Other MPI error, error stack:",
+          "MPIR_Init_thread(666)......: ", "MPID_Init(922).............: ",
+          _ADDRINFO],
+         "no_provider", "MPI_Init_thread"),
+        # JCSDA-internal/soca#682: the same under srun's task label, in MPI_Init
+        (["3: Abort(1091215) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error stack:",
+          "3: MPIR_Init_thread(136)........:", "3: MPID_Init(1138)..............:",
+          "3: MPIDI_OFI_mpi_init_hook(1061): OFI addrinfo() failed (ofi_init.c:1061:MPIDI_OFI_mpi_init_hook:No data "
+          "available)"], "no_provider", "MPI_Init"),
+        # pmodels/mpich#6612 (https://github.com/pmodels/mpich/issues/6612): MPICH 4.1's internal_Init_thread
+        (["Abort(204069007): Fatal error in internal_Init_thread: Other MPI error, error stack:",
+          "internal_Init_thread(45784): MPI_Init_thread(argc=(nil), argv=(nil), required=3, provided=0x7fff3aff24d4) "
+          "failed", "MPII_Init_thread(263)......: ", "MPID_Init(516).............: ",
+          "MPIDI_OFI_init_local(601)..: ", "MPIDI_OFI_find_provider(84): ",
+          "find_provider(170).........: OFI fi_getinfo() failure"], "no_provider", "MPI_Init_thread"),
+        # pmodels/mpich#6336 (https://github.com/pmodels/mpich/issues/6336): MPICH 4.0.3's find_provider, indented
+        (["    Abort(2139535) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error stack:",
+          "    MPIR_Init_thread(176)........: ", "    MPID_Init(1538)..............: ",
+          "    MPIDI_OFI_mpi_init_hook(1511): ", "    open_fabric(2565)............: ",
+          "    find_provider(2683)..........: OFI fi_getinfo() failed (ofi_init.c:2683:find_provider:No data "
+          "available)"],
+         "no_provider", "MPI_Init"),
+        # the whole stack on one line, as flux-framework/flux-core#5976 shows its launcher quoting it (that thread's
+        # entry is fi_open domain's EINVAL; here mpich#6336's)
+        (["MPI_Abort: Fatal error in PMPI_Init: Other MPI error, error stack: MPIR_Init_thread(176)........:  "
+          "MPID_Init(1538)..............:  find_provider(2683)..........: OFI fi_getinfo() failed (ofi_init.c:2683:"
+          "find_provider:No data available)"], "no_provider", "MPI_Init"),
+        # firemodels/fds#5853 (https://github.com/firemodels/fds/issues/5853): Intel MPI's shared-memory copy refused
+        # by Yama's ptrace_scope, its advice on the lines below
+        (["Fatal error in PMPI_Testall: Other MPI error, error stack:",
+          "PMPI_Testall(299)...............: MPI_Testall(count=36, req_array=0x2b1c9ffeec00, flag=0x7fffc44ce640, "
+          "status_array=0x1) failed", "PMPIDI_CH3I_Progress(623).......: fail failed",
+          "MPID_nem_lmt_dcp_start_recv(302): fail failed",
+          "dcp_recv(165)...................: Internal MPI error!  Cannot read from remote process",
+          " Two workarounds have been identified for this issue:", " 1) Enable ptrace for non-root users with:",
+          "    echo 0 | sudo tee /proc/sys/kernel/yama/ptrace_scope"], "ptrace_blocked", "MPI_Testall"),
+    ],
+)
+def test_an_mpich_error_stack_naming_what_the_node_lacked_is_the_set_up(lines: list[str], status: str,
+                                                                        call: str) -> None:
+    [e] = setup_of(lines)
+    assert (e.fields["stack"], e.fields["local_status"], e.fields["mpi_call"], e.fields["mpi_class"]) == (
+        "mpich", status, call, "MPI_ERR_OTHER")
+    # the rank's exit, as before, with the class its first line names
+    [x] = only(feed(lines), "process.signal")
+    assert (x.fields["by"], x.fields["mpi_class"]) == ("runtime", "MPI_ERR_OTHER")
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # the provider's words outside MPI_Init (synthetic: the fds#7868 entry under another call) name no set-up
+        ["Fatal error in PMPI_Allreduce: Other MPI error, error stack:",
+         _ADDRINFO],
+        # ... nor without the stack's first line
+        [_ADDRINFO],
+        # zer011b/fdtd3d#95 (https://github.com/zer011b/fdtd3d/issues/95): the same copy failing with no word of
+        # ptrace after it names a peer and no more
+        ["Fatal error in MPI_Recv: Other MPI error, error stack:",
+         "MPID_nem_lmt_dcp_start_recv(288): fail failed",
+         "dcp_recv(154)...................: Internal MPI error! cannot read from remote process"],
+        # a peer refusing the connection inside MPI_Init is the peer's (synthetic, ch3's tcp netmod entry)
+        ["Fatal error in MPI_Init: Other MPI error, error stack:", "MPIR_Init_thread(474)...........: ",
+         "MPID_nem_tcp_connpoll(1845)....: Communication error with rank 1: Connection refused"],
+        # uxlfoundation/oneDAL#3741: an errno of no set-up side in an unknown class leaves the stack to the rest
+        ["Abort(1614735) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Unknown error class, error stack:",
+         "MPIR_Init_thread(192)........: ", "MPIDI_OFI_mpi_init_hook(1653): ",
+         "create_vni_context(2253).....: OFI endpoint open failed (ofi_init.c:2253:create_vni_context:No such device)"],
+    ],
+)
+def test_an_mpich_error_stack_that_names_no_lack_of_the_node_is_not_the_set_up(lines: list[str]) -> None:
+    assert setup_of(lines) == []
+    # the rank's exit its first line reports stays what it was
+    assert len(only(feed(lines), "process.signal")) == sum("Fatal error in " in line for line in lines)
+
+
+def test_the_error_stacks_class_is_read_by_its_words() -> None:
+    # uxlfoundation/oneDAL#3741: `Unknown error class` (errutil.c); pmodels/mpich's errnames.txt for the others
+    assert launcher.mpi_fatal("Abort(1614735) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Unknown error "
+                              "class, error stack:")[:2] == ("MPI_Init", "unknown_class")
+    assert launcher.mpi_fatal("Fatal error in PMPI_Comm_split: Invalid communicator, error stack:") == (
+        "MPI_Comm_split", "MPI_ERR_COMM", None, None)
+    assert launcher.mpi_fatal("Fatal error in MPI_Send: a sentence of our own") == ("MPI_Send", None, None, None)
+    # Cray MPICH's header names the rank and the node (flux-framework/flux-core#5976)
+    assert launcher.mpi_fatal("MPICH ERROR [Rank 0] [job id fYSTCFMZH] [Thu May 16 17:41:46 2024] [frontier08676] - "
+                              "Abort(1091983) (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error "
+                              "stack:") == ("MPI_Init", "MPI_ERR_OTHER", 0, "frontier08676")
+    assert launcher.mpi_fatal("a fatal error in the MPI layer") is None
+
+
+def test_cray_mpichs_header_names_the_rank_and_node_of_the_stack() -> None:
+    # flux-framework/flux-core#5976's Cray MPICH header over mpich#6336's innermost entry (synthetic join)
+    lines = ["MPICH ERROR [Rank 3] [job id fYSTCFMZH] [Thu May 16 17:41:46 2024] [frontier08676] - Abort(1091983) "
+             "(rank 3 in comm 0): Fatal error in PMPI_Init: Other MPI error, error stack:",
+             "MPIR_Init_thread(170).......:",
+             "find_provider(2683)..........: OFI fi_getinfo() failed (ofi_init.c:2683:find_provider:No data available)"]
+    [e] = setup_of(lines)
+    assert (e.rank, e.fields["host"], e.fields["local_status"]) == (3, "frontier08676", "no_provider")
+
+
+def test_shared_memory_the_node_would_not_give_at_start_up_is_the_set_up() -> None:
+    # flux-framework/flux-core#5203 (https://github.com/flux-framework/flux-core/issues/5203): flux quoting MPICH's
+    # whole stack on one line; its innermost entry is errnames.txt's **alloc_shar_mem
+    line = ("2.556s: job.exception type=exec severity=0 MPI_Abort: Fatal error in PMPI_Init: Other MPI error, error "
+            "stack: MPIR_Init_thread(176)...:  MPID_Init(1516).........:  MPIDU_Init_shm_init(180): unable to "
+            "allocate shared memory")
+    [e] = setup_of([line])
+    assert (e.fields["local_status"], e.fields["mpi_call"]) == ("shared_memory_unavailable", "MPI_Init")
+    # the same words after start-up (synthetic: a window's allocation) are not the node's set-up
+    assert setup_of(["Fatal error in PMPI_Win_allocate_shared: Other MPI error, error stack:",
+                     "MPIDU_Init_shm_alloc(201): unable to allocate shared memory"]) == []
+
+
+@pytest.mark.parametrize(
+    ("lines", "mpi_class"),
+    [
+        # MPAS-Dev/compass#263 (https://github.com/MPAS-Dev/compass/issues/263): ch3's tcp netmod unable to resolve
+        # the node's own name (errnames.txt **gethostbyname)
+        (["Fatal error in MPI_Init: Other MPI error, error stack:", "MPIR_Init_thread(159)..............: ",
+          "MPID_Init(164).....................: channel initialization failed", "MPIDI_CH3_Init(95).................: ",
+          "MPID_nem_tcp_get_business_card(395): ",
+          "GetSockInterfaceAddr(369)..........: gethostbyname failed, pn2034311.lanl.gov (errno 0)"], "MPI_ERR_OTHER"),
+        # pmodels/mpich#4710 (https://github.com/pmodels/mpich/issues/4710): the same under the class `Invalid group`
+        (["Fatal error in MPI_Init: Invalid group, error stack:", "MPIR_Init_thread(586)..............: ",
+          "MPID_nem_tcp_init(373).............: gethostbyname failed, Mac-1594849612293 (errno 0)",
+          "(unknown)(): Invalid group"], "MPI_ERR_GROUP"),
+    ],
+)
+def test_a_name_the_node_cannot_resolve_at_start_up_is_the_set_up(lines: list[str], mpi_class: str) -> None:
+    [e] = setup_of(lines)
+    assert (e.fields["local_status"], e.fields["mpi_call"], e.fields["mpi_class"]) == ("no_interface", "MPI_Init",
+                                                                                       mpi_class)

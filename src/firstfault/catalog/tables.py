@@ -478,6 +478,16 @@ class LocalStatus(_Row, frozen=True):
     texts: Annotated[tuple[str, ...], Meta(min_length=1)]
     # the label of the help text's line that names the node (`Host:`), if any
     host_label: Annotated[str, Meta(pattern=r"^[A-Z][A-Za-z ]*:$")] | None = None
+    # (mpich) the MPI calls the error stack's record must have failed in; none: any
+    during: tuple[Annotated[str, Meta(pattern=r"^MPI_[A-Z][a-z_]+$")], ...] = ()
+    # (mpich) words one of the record's later lines must hold before the status counts
+    confirm: tuple[Annotated[str, Meta(min_length=3)], ...] = ()
+
+class MpichErrorClass(_Row, frozen=True):
+    """An MPI error class as MPICH's error stack names it (`Other MPI error`)."""
+
+    name: Annotated[str, Meta(pattern=r"^(?:MPIX?_ERR_[A-Z_]+|unknown_class)$")]
+    text: Annotated[str, Meta(min_length=3)]
 
 class TransportTable(NamedTuple):
     """catalog/transport.yaml, validated: completion statuses, adapter async events, peer and local statuses
@@ -487,6 +497,7 @@ class TransportTable(NamedTuple):
     async_events: tuple[AsyncEvent, ...]
     peers: tuple[PeerStatus, ...]
     local: tuple[LocalStatus, ...] = ()
+    mpich_classes: tuple[MpichErrorClass, ...] = ()
 
 
 @lru_cache(maxsize=1)
@@ -528,8 +539,18 @@ def transport_table() -> TransportTable:
         clash = next((t for t in item.texts if any(t in w or w in t for w in peer_words)), None)
         if clash is not None:
             raise CatalogTableError(f"{where}: {clash!r} meets a peer status's words")
+        if (item.during or item.confirm) and item.stack != "mpich":
+            raise CatalogTableError(f"{where}: `during` and `confirm` belong to an MPICH error stack's rows")
         local.append(item)
-    return TransportTable(tuple(completions), events, peers, tuple(local))
+    classes = tuple(item for _, item in _rows(name, "mpich_error_classes", MpichErrorClass))
+    if len({c.text for c in classes}) != len(classes):
+        raise CatalogTableError(f"catalog/{name}: mpich_error_classes: a text appears twice")
+    return TransportTable(tuple(completions), events, peers, tuple(local), classes)
+
+
+def mpich_classes() -> tuple[MpichErrorClass, ...]:
+    """MPICH's error classes by the words its error stack gives them (catalog/transport.yaml `mpich_error_classes`)."""
+    return transport_table().mpich_classes
 
 
 @lru_cache(maxsize=1)

@@ -8,9 +8,10 @@ ended, in a launcher's or a framework's own words (torchrun's `worker group succ
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Final
+from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import mpich_classes
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import by_whom, exit_signal, signal_name, signal_of_text
 from firstfault.extract.prefix import split_prefixes
@@ -113,6 +114,7 @@ _MPD = re.compile(r"exit status of rank (?P<rank>\d+): (?:killed by signal (?P<n
 # MPICH 4.1 and later name the internal function the call went through (`Abort(204069007): Fatal error in
 # internal_Init_thread: Other MPI error, error stack:`).
 _MPI_FATAL = re.compile(r"\bFatal error in (?P<call>P?MPI_\w+|internal_\w+)")
+MPI_FATAL_WORDS: Final = "Fatal error in "
 _CRAY_HEAD = re.compile(
     r"MPICH ERROR \[Rank (?P<rank>\d+)\](?: \[job id [^\]]*\])?(?: \[[^\]]*\])? \[(?P<host>[\w.\-]+)\]"
 )
@@ -124,6 +126,33 @@ _HYDRA_TEARDOWN = re.compile(r"^\[(?:proxy:[\d:]+|mpiexec)@[\w.\-]+\] HYDT?_\w+"
 _BLOCK_LINES: Final = 8
 _K_OMPI = "ff.mpi.ompi_first"  # (lineno, rank) of Open MPI's first-exit block
 _K_HYDRA = "ff.mpi.hydra"  # (lineno, rank, pid, host) of Hydra's banner
+
+
+class MpiFatal(NamedTuple):
+    """An MPICH-family error stack's first line, read (`mpi_fatal`)."""
+
+    call: str  # by its standard name: `PMPI_Init_thread` and MPICH 4's `internal_Init_thread` are `MPI_Init_thread`
+    mpi_class: str | None  # catalog/transport.yaml `mpich_error_classes`: `Other MPI error` is MPI_ERR_OTHER
+    rank: int | None  # Cray MPICH's header names the rank and the node
+    host: str | None
+
+
+def mpi_fatal(body: str) -> MpiFatal | None:
+    """The MPI call an MPICH-family error stack's first line says failed and the error class it names, with the
+    rank and node of Cray MPICH's header, if the line is one (`Fatal error in PMPI_Init_thread: Other MPI error,
+    error stack:`)."""
+    if MPI_FATAL_WORDS not in body:
+        return None
+    m = _MPI_FATAL.search(body)
+    if m is None:
+        return None
+    call = m.group("call")
+    call = "MPI_" + call.split("_", 1)[1] if not call.startswith("MPI_") else call
+    rest = body[m.end():]
+    said = rest[1:].lstrip() if rest.startswith(":") else ""
+    cls = next((c.name for c in mpich_classes() if said.startswith(c.text)), None)
+    cray = _CRAY_HEAD.search(body)
+    return MpiFatal(call, cls, int(cray.group("rank")) if cray else None, cray.group("host") if cray else None)
 
 
 def _exit_fields(detail: str, code: int | None = None, sig: str | None = None) -> dict[str, FieldValue]:
@@ -146,12 +175,12 @@ class MpiExitExtractor:
     name = "launcher.mpi_exit"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "process.signal": frozenset({"by", "detail", "exitcode", "mpi_call", "pid", "signal"}),
+        "process.signal": frozenset({"by", "detail", "exitcode", "mpi_call", "mpi_class", "pid", "signal"}),
     }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (_OMPI_FIRST, "Process name:", "Exit code:", "MPI_ABORT was invoked on rank",
                                  _HYDRA_BANNER, " RUNNING AT ", "EXIT CODE:", "KILLED BY SIGNAL:", "EXIT STRING:",
-                                 "exit status of rank ", "Fatal error in ", _ABORTING, "] HYD")
+                                 "exit status of rank ", MPI_FATAL_WORDS, _ABORTING, "] HYD")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         p = split_prefixes(line)
@@ -190,13 +219,18 @@ class MpiExitExtractor:
     def _fatal(body: str, fatal: re.Match[str] | None, rank: int | None, host: str | None) -> Draft:
         """A rank's MPI library aborting it on a fatal error: the rank's exit (by its runtime), with the rank and
         host a prefix or Cray's header names."""
-        cray = _CRAY_HEAD.search(body)
-        if cray:
+        read = mpi_fatal(body)
+        cray = _CRAY_HEAD.search(body) if read is None else None  # (`aborting job:` under the header)
+        if read is not None and read.rank is not None:
+            rank, host = read.rank, host or read.host
+        elif cray:
             rank, host = int(cray.group("rank")), host or cray.group("host")
         fields = _exit_fields(clip(body))
         fields["by"] = "runtime"
         if fatal:
             fields["mpi_call"] = fatal.group("call")
+            if read is not None and read.mpi_class is not None:
+                fields["mpi_class"] = read.mpi_class
         return Draft("process.signal", fields, rank=rank, host=host)
 
     @staticmethod

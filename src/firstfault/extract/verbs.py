@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
-from typing import Final
+from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import (
@@ -46,6 +46,7 @@ from firstfault.catalog.tables import (
 )
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.excclass import setup_errno
+from firstfault.extract.launcher import MPI_FATAL_WORDS, mpi_fatal
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import clip
 from firstfault.model import FieldValue
@@ -479,8 +480,14 @@ class PeerStatusExtractor:
 # label its row gives (catalog/transport.yaml `host_label`): `Host:      snowflake` (then `Framework: psec`),
 # `Node: vm`.
 _LABELLED_HOST: Final = re.compile(r"^\s*(?P<label>[A-Z][A-Za-z ]*:)\s+(?P<host>[A-Za-z0-9][\w.\-]*)\s*$")
-_K_LOCAL = "ff.transport.local_block"  # (lineno, status name, stack, label, detail) of a help text waiting for its host
-_LOCAL_STACKS: Final = ("mca", "ompi", "impi", "gloo")  # NCCL's are extract/nccl.py's
+_K_LOCAL = "ff.transport.local_block"  # (lineno, status name, stack, label, detail, host) of a help text's sentence
+_K_WRAP = "ff.transport.help_wrap"  # (lineno, ((rest, row), ...), first line) of a sentence a line began
+_K_STACK = "ff.transport.mpich_stack"  # (lineno, call, class, rank, host) of an MPICH error stack's first line
+_K_CONFIRM = "ff.transport.mpich_confirm"  # (lineno, row, detail, rank, host) of an entry waiting for its words
+_LOCAL_STACKS: Final = ("mca", "ompi", "impi", "gloo")  # NCCL's are extract/nccl.py's, MPICH's read in a record
+_HELP_STACKS: Final = frozenset({"mca", "ompi"})  # the help texts', read sentence by sentence
+# How far below an error stack's first line its entries (and the words an entry waits for) may be.
+_STACK_LINES: Final = 24
 
 
 # MPICH's ch4/OFI netmod reporting a libfabric call that failed, in its error stack: the call, then where and
@@ -488,64 +495,239 @@ _LOCAL_STACKS: Final = ("mca", "ompi", "impi", "gloo")  # NCCL's are extract/ncc
 # MPIDI_OFI_init_local:Invalid argument)`, `create_vni_context(2253).....: OFI endpoint open failed (ofi_init.c:
 # 2253:create_vni_context:Invalid argument)`). With an errno of the set-up side in a transport's report (EINVAL: a
 # provider the node does not have or the configuration does not fit; ENOMEM: memory it could not register) it is the
-# job's set-up; any other (`No data available`) leaves the stack to what else the log says.
+# job's set-up; any other (`No data available`) leaves the entry to the table's rows (`no_provider` inside MPI_Init).
 _MPICH_OFI: Final = re.compile(r"\bOFI [\w ()]{1,40}? failed \((?P<where>[\w.\-]+:\d+:\w+):(?P<why>[^()]{1,80})\)")
 _MPICH_OFI_WORD: Final = "OFI "
 
 
 @lru_cache(maxsize=1)
 def _local_rows() -> tuple[tuple[str, LocalStatus], ...]:
-    return tuple((w, row) for stack in _LOCAL_STACKS for w, row in _local_words(stack))
+    return tuple((w, row) for stack in _LOCAL_STACKS if stack not in _HELP_STACKS for w, row in _local_words(stack))
+
+
+# --------------------------------------------------------------------------
+# Help texts, sentence by sentence
+# --------------------------------------------------------------------------
+
+# A sentence of fewer words is read whole only (`orted: command not found`): its edges would be common words.
+_SHORT: Final = 6
+
+
+class _Sentence(NamedTuple):
+    """A help text's sentence (its words one space apart), and the words of its head and tail that bring a line
+    holding them to the reader."""
+
+    text: str
+    row: LocalStatus
+    head: str
+    tail: str
+
+
+def _edge(words: list[str], least: int, chars: int) -> int:
+    """How many words from the edge make a prefilter word: `least` at least, and `chars` characters."""
+    n = least
+    while n < len(words) and len(" ".join(words[:n])) < chars:
+        n += 1
+    return min(n, len(words))
+
+
+@lru_cache(maxsize=1)
+def _sentences() -> tuple[_Sentence, ...]:
+    """The help texts' sentences. A sentence Open MPI wraps leaves its head on the first line and its tail on the
+    second, each whole unless the break falls inside it; then the other line holds all but those few words."""
+    out: list[_Sentence] = []
+    for stack in sorted(_HELP_STACKS):
+        for t, row in _local_words(stack):
+            words = t.split()
+            text = " ".join(words)
+            if len(words) < _SHORT:
+                out.append(_Sentence(text, row, text, text))  # short enough never to be wrapped: read whole
+                continue
+            head = " ".join(words[:_edge(words, 3, 18)])
+            tail = " ".join(words[len(words) - _edge(words[::-1], 2, 14):])
+            out.append(_Sentence(text, row, head, tail))
+    return tuple(out)
+
+
+def help_literals() -> tuple[str, ...]:
+    """The prefilter words of the help texts' sentences: each one's head and tail."""
+    return tuple(sorted({w for s in _sentences() for w in (s.head, s.tail)}))
+
+
+Waiting = tuple[tuple[str, LocalStatus], ...]
+
+
+def read_help_sentence(body: str, waiting: Waiting = ()) -> tuple[LocalStatus | None, Waiting]:
+    """The help-text row (catalog/transport.yaml, stacks mca and ompi) whose sentence this line holds: whole; the
+    end of one the line before began (`waiting`: the rests it left, with their rows); or the beginning or the end of
+    one, when only one row's sentences fit it and the line holds the larger part, or the other line cannot hold a
+    prefilter word of the sentence (so never comes here). Else the rests of the sentences whose beginnings end this
+    line, for the next."""
+    norm = " ".join(body.split())
+    sentences = _sentences()
+    for s in sentences:
+        if s.text in norm:
+            return s.row, ()
+    for rest, waited in waiting:
+        if norm.startswith(rest) and (len(norm) == len(rest) or not norm[len(rest)].isalnum()):
+            return waited, ()
+    began: list[tuple[str, _Sentence]] = []  # (rest, sentence): sentences this line ends with the beginning of
+    ended: list[tuple[str, _Sentence]] = []  # (what it lacks, sentence): sentences this line starts with the end of
+    for s in sentences:
+        i = norm.find(s.head)
+        while i >= 0:
+            part = norm[i:]
+            if len(part) < len(s.text) and s.text.startswith(part) and s.text[len(part)] == " ":
+                began.append((s.text[len(part) + 1:], s))
+            i = norm.find(s.head, i + 1)
+        j = norm.find(s.tail)
+        if j >= 0:
+            lead = norm[:j + len(s.tail)]
+            if len(lead) < len(s.text) and s.text.endswith(lead) and s.text[-len(lead) - 1] == " ":
+                ended.append((s.text[:-len(lead) - 1], s))
+    if began:
+        one = _one_row(began)
+        if one is not None and any(len(rest) < len(s.tail) or 2 * len(rest) <= len(s.text) for rest, s in began):
+            return one, ()
+        return None, tuple((rest, s.row) for rest, s in began)
+    one = _one_row(ended)
+    if one is not None and all(s.head not in lacks for lacks, s in ended):
+        return one, ()
+    return None, ()
+
+
+def _one_row(found: list[tuple[str, _Sentence]]) -> LocalStatus | None:
+    """The row of these sentences, if they are all one row's."""
+    return found[0][1].row if found and len({(s.row.stack, s.row.name) for _, s in found}) == 1 else None
 
 
 class LocalStatusExtractor:
     """A transport's or launcher's word that its node, as the job set it up, lacks what the job asked for or cannot
     run it as asked (catalog/transport.yaml `local_statuses`; NCCL's are extract/nccl.py's): nccl.error with
-    `setup`, the job's own set-up, on the node the text names (its `host_label` line) or that printed it."""
+    `setup`, the job's own set-up, on the node that printed it and, where a help text names one below (its
+    `host_label` line), on that node too. Open MPI's, PMIx's and PRRTE's help texts are read sentence by sentence,
+    framed by their rules or not, a sentence whole or wrapped over two lines; MPICH's error stack as one record,
+    its first line (the call that failed, the class) with the innermost entry that says what the node lacked."""
 
     name = "transport.local"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "nccl.error": frozenset({"detail", "stack", "local_status", "setup", "errno"}),
+        "nccl.error": frozenset({"detail", "stack", "local_status", "setup", "errno", "mpi_call", "mpi_class"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
     def __init__(self) -> None:
-        labels = {row.host_label for _, row in _local_rows() if row.host_label}
-        self.literals: tuple[str, ...] = (*sorted({w for w, _ in _local_rows()}), *sorted(labels), _MPICH_OFI_WORD)
+        rows = [row for row in transport_table().local if row.stack in _LOCAL_STACKS or row.stack == "mpich"]
+        labels = {row.host_label for row in rows if row.host_label}
+        mpich = {w for row in rows if row.stack == "mpich" for w in (*row.texts, *row.confirm)}
+        self.literals: tuple[str, ...] = (*sorted({w for w, _ in _local_rows()}), *help_literals(), *sorted(labels),
+                                          *sorted(mpich), _MPICH_OFI_WORD, MPI_FATAL_WORDS)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         p = split_prefixes(line)
-        if _MPICH_OFI_WORD in p.body:
-            ofi = _MPICH_OFI.search(p.body)
+        body = p.body
+        if MPI_FATAL_WORDS in body or _K_STACK in ctx.state:
+            found = list(self._stack(body, p.rank, p.host, ctx))
+            if found or ctx.claimed:
+                # (an event leaves the line unclaimed: the stack's first line, where a paste joined the entries to
+                # it, is the rank's exit too, extract/launcher.py's)
+                yield from found
+                return
+        if _MPICH_OFI_WORD in body:
+            ofi = _MPICH_OFI.search(body)
             name = setup_errno(ofi.group("why"), transport=True) if ofi else None
             if name is not None:
                 ctx.claimed = True
-                yield Draft("nccl.error", {"detail": clip(p.body), "stack": "mpich", "local_status": "ofi_call_failed",
+                yield Draft("nccl.error", {"detail": clip(body), "stack": "mpich", "local_status": "ofi_call_failed",
                                            "errno": name, "setup": True}, rank=p.rank, host=p.host)
                 return
-        row = next((r for w, r in _local_rows() if w in p.body), None)
+        row = next((r for w, r in _local_rows() if w in body), None)
+        detail = clip(body)
+        if row is None:
+            wrap = ctx.state.pop(_K_WRAP, None)
+            waiting: Waiting = ()
+            if isinstance(wrap, tuple) and wrap[0] == ctx.lineno - 1:
+                waiting = wrap[1]
+            row, began = read_help_sentence(body, waiting)
+            if row is not None and waiting:
+                detail = clip(f"{wrap[2]} {body.strip()}") if isinstance(wrap, tuple) else detail
+            elif began:
+                ctx.claimed = True
+                ctx.state[_K_WRAP] = (ctx.lineno, began, body.strip())
+                return
         if row is not None:
             ctx.claimed = True
-            if row.host_label is None:
-                yield Draft("nccl.error", {"detail": clip(p.body), "stack": row.stack, "local_status": row.name,
-                                           "setup": True}, rank=p.rank, host=p.host)
-                return
-            ctx.state[_K_LOCAL] = (ctx.lineno, row.name, row.stack, row.host_label, clip(p.body))
+            yield Draft("nccl.error", {"detail": detail, "stack": row.stack, "local_status": row.name,
+                                       "setup": True}, rank=p.rank, host=p.host)
+            if row.host_label is not None:
+                ctx.state[_K_LOCAL] = (ctx.lineno, row.name, row.stack, row.host_label, detail, p.host)
             return
         pending = ctx.state.get(_K_LOCAL)
-        m = _LABELLED_HOST.match(p.body)
+        m = _LABELLED_HOST.match(body)
         if m is None or not isinstance(pending, tuple):
             return
-        start, name, stack, label, detail = pending
+        start, name, stack, label, detail, said = pending
         if m.group("label") != label:
             return
         del ctx.state[_K_LOCAL]
         if not isinstance(start, int) or ctx.lineno - start > _BLOCK_LINES:
             return
         ctx.claimed = True
-        yield Draft("nccl.error", {"detail": detail, "stack": stack, "local_status": name, "setup": True},
-                    rank=p.rank, host=p.host or m.group("host"))
+        host = p.host or m.group("host")
+        if host != said:  # the node the text names, where the line that said it came from elsewhere or nowhere
+            yield Draft("nccl.error", {"detail": detail, "stack": stack, "local_status": name, "setup": True},
+                        rank=p.rank, host=host)
+
+    @staticmethod
+    def _stack(body: str, rank: int | None, host: str | None, ctx: LineContext) -> Iterator[Draft]:
+        """An MPICH-family error stack, read as one record: its first line (`Fatal error in PMPI_Init_thread: Other
+        MPI error, error stack:`) gives the call and the class, a later entry (or the same line, where a paste
+        joined them) the innermost message; a row of catalog/transport.yaml's stack mpich decides, within the
+        calls its `during` names and once a line holds its `confirm` words."""
+        read = mpi_fatal(body)
+        if read is not None:
+            ctx.state[_K_STACK] = (ctx.lineno, read.call, read.mpi_class, rank if read.rank is None else read.rank,
+                                   host or read.host)
+            ctx.state.pop(_K_CONFIRM, None)
+        record = ctx.state.get(_K_STACK)
+        if not isinstance(record, tuple):
+            return
+        start, call, cls, rank0, host0 = record
+        if not isinstance(start, int) or ctx.lineno - start > _STACK_LINES:
+            ctx.state.pop(_K_STACK, None)
+            ctx.state.pop(_K_CONFIRM, None)
+            return
+        rank = rank if rank is not None else rank0
+        host = host or host0
+        waiting = ctx.state.get(_K_CONFIRM)
+        if isinstance(waiting, tuple):
+            _, row, detail, wrank, whost = waiting
+            if any(w in body for w in row.confirm):
+                ctx.state.pop(_K_CONFIRM, None)
+                yield _mpich_draft(row, detail, call, cls, wrank, whost)
+                return
+        row = next((r for r in _mpich_rows() if any(t in body for t in r.texts)), None)
+        if row is None or (row.during and call not in row.during):
+            return
+        if row.confirm and not any(w in body for w in row.confirm):
+            ctx.state[_K_CONFIRM] = (ctx.lineno, row, clip(body), rank, host)
+            ctx.claimed = True
+            return
+        yield _mpich_draft(row, clip(body), call, cls, rank, host)
+
+
+@lru_cache(maxsize=1)
+def _mpich_rows() -> tuple[LocalStatus, ...]:
+    return tuple(row for row in transport_table().local if row.stack == "mpich")
+
+
+def _mpich_draft(row: LocalStatus, detail: str, call: str, cls: str | None, rank: int | None,
+                 host: str | None) -> Draft:
+    fields: dict[str, FieldValue] = {"detail": detail, "stack": "mpich", "local_status": row.name, "setup": True,
+                                     "mpi_call": call}
+    if cls is not None:
+        fields["mpi_class"] = cls
+    return Draft("nccl.error", fields, rank=rank, host=host)
 
 
 EXTRACTORS: tuple[LineExtractor, ...] = (VerbsCompletionExtractor(), PeerStatusExtractor(), LocalStatusExtractor())
