@@ -25,11 +25,14 @@ ERROR = nccl.NcclErrorExtractor()
 # One line per `setup` row: (row name, the line as NCCL prints it on node-02, rank 2).
 SETUP_LINES: list[tuple[str, str]] = [
     # format: src/graph/search.cc ncclTopoGetChannelFromXml (NCCL_GRAPH_FILE for 4 GPUs on a VM of 2: NVIDIA/nccl#1008)
-    ("topology_file_mismatch", "node-02:1234:1300 [2] graph/search.cc:727 NCCL WARN XML Import Channel : dev 3 not found."),
+    ("topology_file_mismatch", "node-02:1234:1300 [2] graph/search.cc:727 NCCL WARN XML Import Channel : dev 3 "
+                               "not found."),
     # format: src/graph/search.cc ncclTopoGetXmlFromChannel
-    ("topology_file_mismatch", "node-02:1234:1300 [2] graph/search.cc:791 NCCL WARN XML Export Channel : rank 5 not found."),
+    ("topology_file_mismatch", "node-02:1234:1300 [2] graph/search.cc:791 NCCL WARN XML Export Channel : rank 5 "
+                               "not found."),
     # format: src/graph/xml.cc ncclTopoXmlGraphLoadGraphs
-    ("topology_file_mismatch", "node-02:1234:1300 [2] graph/xml.cc:962 NCCL WARN XML Graph has wrong version 0, 1 needed"),
+    ("topology_file_mismatch", "node-02:1234:1300 [2] graph/xml.cc:962 NCCL WARN XML Graph has wrong version 0, 1 "
+                               "needed"),
     # format: src/graph/xml.cc ncclTopoGetXmlGraphFromFile
     ("topology_file_mismatch", "node-02:1234:1300 [2] graph/xml.cc:982 NCCL WARN Could not open XML graph file "
                                "/opt/microsoft/ndv4/graph.xml : No such file or directory"),
