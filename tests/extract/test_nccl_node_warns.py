@@ -211,3 +211,36 @@ def test_a_fallback_warn_then_the_frameworks_error_is_no_setup(make_bundle: Bund
                                                                line: str) -> None:
     got = _verdict(make_bundle, {"app/rank-2.log": f"{line}\n{SYSTEM_ERROR}\n"})
     assert got[1] != "app.exception.setup"
+
+
+# ------------------------------------------------------------------ what the other tables already read
+
+# NCCL 2.7's shmSetup (src/include/shm.h, format: SYSCHECKVAL's `Call to shm_open failed : %s`) and shmOpen's
+# `Error while creating shared memory segment %s (size %d)` after it; from 2.12 the open's errno is an INFO line and
+# the second line alone is printed. The creation failing is /dev/shm as the job's container gives it, whatever the
+# errno (permissions, size): the shared-memory reading of extract/nccl.py (app.exception, software, on that node).
+SHM_CREATE = ["node-02:1234:1300 [2] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied",
+              "node-02:1234:1300 [2] include/shm.h:48 NCCL WARN Error while creating shared memory segment "
+              "nccl-shm-recv-5c6f2c1e-2-1-0 (size 9637888)"]
+# The same open failing while attaching to the segment a peer made: the peer's side, no set-up of this node.
+SHM_ATTACH = ["node-02:1234:1300 [2] include/shm.h:27 NCCL WARN Call to shm_open failed : No such file or directory",
+              "node-02:1234:1300 [2] include/shm.h:48 NCCL WARN Error while attaching to shared memory segment "
+              "nccl-shm-recv-5c6f2c1e-2-1-0 (size 9637888)"]
+# format: CUDACHECK's `Cuda failure '%s'`, cudaSetDevice given an index the node's GPUs do not have
+ORDINAL = "node-02:1234:1300 [2] init.cc:1700 NCCL WARN Cuda failure 'invalid device ordinal'"
+
+
+def test_a_shared_memory_segment_nccl_cannot_create_is_the_jobs_on_that_node(make_bundle: BundleMaker) -> None:
+    got = _verdict(make_bundle, {"app/rank-2.log": "\n".join([*SHM_CREATE, SYSTEM_ERROR]) + "\n"})
+    assert got[0] == "software" and got[2] == ["node-02"]
+
+
+def test_a_segment_it_cannot_attach_to_is_no_setup(make_bundle: BundleMaker) -> None:
+    got = _verdict(make_bundle, {"app/rank-2.log": "\n".join([*SHM_ATTACH, SYSTEM_ERROR]) + "\n"})
+    assert got[1] not in ("app.exception", "app.exception.setup")
+
+
+def test_an_invalid_device_ordinal_is_the_cuda_tables_configuration_reading(make_bundle: BundleMaker) -> None:
+    """Left to catalog/cuda.yaml (class config): the workload's configuration, software, on that node."""
+    got = _verdict(make_bundle, {"app/rank-2.log": f"{ORDINAL}\n{SYSTEM_ERROR}\n"})
+    assert got == ("software", "app.exception.cuda_config", ["node-02"])
