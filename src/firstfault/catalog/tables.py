@@ -560,6 +560,38 @@ def libfabric_errnos() -> tuple[str, ...]:
     return _strings("transport.yaml", "libfabric_errnos")
 
 
+class NcclNodeWarn(_Row, frozen=True):
+    """NCCL's words for a node or a job's settings that cannot give it what it needs (`setup`), or for a fallback
+    it takes and goes on from (`benign`), with where NCCL prints them."""
+
+    name: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]+$")]
+    reading: Literal["setup", "benign"]
+    source: Annotated[str, Meta(pattern=r"^src/\S+\.(?:cc|cu|h) \S")]  # NVIDIA/nccl's file and function
+    texts: Annotated[tuple[Annotated[str, Meta(min_length=8)], ...], Meta(min_length=1)]
+    header: bool = False  # read only in a line with NCCL's WARN header
+
+
+@lru_cache(maxsize=1)
+@_kept("transport.yaml")
+def nccl_node_warns() -> tuple[NcclNodeWarn, ...]:
+    """catalog/transport.yaml `nccl_node_warns`: a text appears in one row only, and meets no local or peer
+    status's words (those are read first, and a text inside one would never be reached or would shadow it)."""
+    name = "transport.yaml"
+    table = transport_table()
+    others = [w for r in table.local if r.stack == "nccl" for w in r.texts] + [w for r in table.peers for w in r.texts]
+    rows: list[NcclNodeWarn] = []
+    seen: set[str] = set()
+    for where, item in _rows(name, "nccl_node_warns", NcclNodeWarn):
+        for t in item.texts:
+            if t in seen:
+                raise CatalogTableError(f"{where}: {t!r} appears twice")
+            if any(t in w or w in t for w in others):
+                raise CatalogTableError(f"{where}: {t!r} meets a local or peer status's words")
+            seen.add(t)
+        rows.append(item)
+    return tuple(rows)
+
+
 @lru_cache(maxsize=1)
 def ib_wc_status_table() -> Mapping[int, CompletionStatus]:
     """ibverbs work-completion statuses (enum ibv_wc_status) by code: catalog/transport.yaml's ibv rows."""

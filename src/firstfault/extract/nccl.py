@@ -19,7 +19,13 @@ from collections.abc import Iterator, Mapping
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import ib_wc_status_table, nccl_transport_names, nccl_transports
+from firstfault.catalog.tables import (
+    NcclNodeWarn,
+    ib_wc_status_table,
+    nccl_node_warns,
+    nccl_transport_names,
+    nccl_transports,
+)
 from firstfault.extract import prefix as _prefix
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import cuda_error_of, errno_of, nccl_result_of
@@ -151,14 +157,6 @@ PEER_LOSS = PEER_FAILURE_PATTERNS["nccl.remote_error"]
 # Phrases that make a peer-loss phrase an NCCL one (a bare "Connection reset
 # by peer" may come from a data loader or an HTTP client).
 _NCCL_CONTEXT = ("NCCL", "nccl", "socketProgress", "Last error", "ProcessGroup")
-# WARN lines NCCL prints on healthy runs, or that only announce the next WARN.
-_BENIGN_WARN: Final = (
-    "NET/Plugin",
-    "No plugin found",
-    "Could not find real path",
-    "Got CQE with error",  # followed by the completion line itself
-    "Failed to open libibverbs",  # no IB/RoCE library: NCCL uses its sockets (an INFO line since 2.3)
-)
 
 # NCCL's words for its shared-memory segment (misc/shmutils.cc), with or without its WARN header (_SHM below).
 SHM_SEGMENT_LITERALS: Final[tuple[str, ...]] = ("Error while creating shared memory segment",
@@ -245,9 +243,24 @@ def _classified(body: str) -> dict[str, dict[str, FieldValue]]:
 
 def nccl_error_literals() -> tuple[str, ...]:
     """The NCCL error extractor's words: NCCL's and PyTorch's report words, the words of the local statuses
-    of NCCL's socket layer (catalog/transport.yaml), which PyTorch quotes after `Last error:` without them, and
-    NCCL's own names of its transports (catalog/platform.yaml), which its reports quoted the same way hold."""
-    return tuple(sorted(set(NCCL_ERROR_LITERALS) | set(local_literals("nccl")) | set(nccl_transport_names())))
+    of NCCL's socket layer and of its node's set-up (catalog/transport.yaml `local_statuses`, `nccl_node_warns`),
+    which PyTorch quotes after `Last error:` without them, and NCCL's own names of its transports
+    (catalog/platform.yaml), which its reports quoted the same way hold."""
+    setup = {w for row in nccl_node_warns() if row.reading == "setup" and not row.header for w in row.texts}
+    return tuple(sorted(set(NCCL_ERROR_LITERALS) | set(local_literals("nccl")) | setup | set(nccl_transport_names())))
+
+
+def _node_warn(head: re.Match[str] | None, warn: str | None, body: str) -> NcclNodeWarn | None:
+    """The row of catalog/transport.yaml `nccl_node_warns` whose words a line's WARN holds (a `benign` row's
+    first: a fallback's line is never also a failure), or, for a `setup` row not tied to NCCL's header, the words
+    of a line with no NCCL header at all (PyTorch quoting the WARN after `Last error:`); never an INFO line."""
+    if warn is None and head is not None:
+        return None  # an NCCL INFO line: a setting it reports, not a failure
+    text = warn if warn is not None else body
+    hits = [row for row in nccl_node_warns() if any(t in text for t in row.texts)]
+    if warn is not None and (benign := next((r for r in hits if r.reading == "benign"), None)) is not None:
+        return benign
+    return next((r for r in hits if r.reading == "setup" and (warn is not None or not r.header)), None)
 
 
 # NCCL's report of a CUDA call failing, in its two spellings: CUDACHECK's `Cuda failure 1 'invalid argument'` and
@@ -277,8 +290,9 @@ def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
         return {}  # the type alone; its what() line says what failed
     head, warn = _report_head(body)
     detail = clip(warn if warn is not None else body)
-    if warn is not None and any(b in warn for b in _BENIGN_WARN):
-        return {}
+    node = _node_warn(head, warn, body)
+    if node is not None and node.reading == "benign":
+        return {}  # a fallback NCCL takes and goes on from, or the announcement of the next line
     found: dict[str, dict[str, FieldValue]] = {}
 
     ae = _IB_ASYNC.search(body) if "NET/IB" in body else None
@@ -334,10 +348,12 @@ def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
     result = nccl_result_of(body)
     peer_loss = PEER_LOSS.search(body) is not None and (warn is not None or any(c in body for c in _NCCL_CONTEXT))
     local = local_status("nccl", warn if warn is not None else body)
-    if local is not None:
-        # The node, as the job set it up, has no interface of the name or kind asked: the job's set-up, whatever
-        # result PyTorch wraps it in; also where PyTorch quotes the WARN after `Last error:`.
-        fields = {"detail": detail, "setup": True, "local_status": local.name}
+    local_name = local.name if local is not None else node.name if node is not None else None
+    if local_name is not None:
+        # The node, as the job set it up, has no interface of the name or kind asked, or cannot give NCCL the
+        # topology, GPUs or network it needs (`nccl_node_warns`): the job's set-up, whatever result PyTorch wraps
+        # it in; also where PyTorch quotes the WARN after `Last error:`.
+        fields = {"detail": detail, "setup": True, "local_status": local_name}
         fields.update(_where_in_nccl(head, warn, body))
         found["nccl.error"] = fields
     elif result == "ncclRemoteError" or peer_loss:

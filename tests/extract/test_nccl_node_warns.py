@@ -1,0 +1,246 @@
+"""NCCL's own words for a node, or a job's settings on it, that cannot give NCCL what it needs
+(catalog/transport.yaml `nccl_node_warns`), read by extract/nccl.py and decided by the engine.
+
+Lines marked `format` are NCCL's format strings (NVIDIA/nccl, the file the row cites) filled in by us; the
+others are posted lines, with the issue they come from. None comes from tests/wild.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from firstfault.analysis.analyze import Analyzer
+from firstfault.catalog import tables
+from firstfault.catalog.tables import nccl_node_warns
+from firstfault.catalog.vocab import CatalogTableError
+from firstfault.extract import nccl
+from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract import helpers
+
+ERROR = nccl.NcclErrorExtractor()
+
+# One line per `setup` row: (row name, the line as NCCL prints it on node-02, rank 2).
+SETUP_LINES: list[tuple[str, str]] = [
+    # format: src/graph/search.cc ncclTopoGetChannelFromXml (NCCL_GRAPH_FILE for 4 GPUs on a VM of 2: NVIDIA/nccl#1008)
+    ("topology_file_mismatch", "node-02:1234:1300 [2] graph/search.cc:727 NCCL WARN XML Import Channel : dev 3 "
+                               "not found."),
+    # format: src/graph/search.cc ncclTopoGetXmlFromChannel
+    ("topology_file_mismatch", "node-02:1234:1300 [2] graph/search.cc:791 NCCL WARN XML Export Channel : rank 5 "
+                               "not found."),
+    # format: src/graph/xml.cc ncclTopoXmlGraphLoadGraphs
+    ("topology_file_mismatch", "node-02:1234:1300 [2] graph/xml.cc:962 NCCL WARN XML Graph has wrong version 0, 1 "
+                               "needed"),
+    # format: src/graph/xml.cc ncclTopoGetXmlGraphFromFile
+    ("topology_file_mismatch", "node-02:1234:1300 [2] graph/xml.cc:982 NCCL WARN Could not open XML graph file "
+                               "/opt/microsoft/ndv4/graph.xml : No such file or directory"),
+    # format: src/graph/topo.cc ncclTopoGetSystemFromXml
+    ("topology_file_mismatch", "node-02:1234:1300 [2] graph/topo.cc:965 NCCL WARN ncclTopoGetSystemFromXml: system "
+                               "node not found in XML"),
+    # format: src/graph/paths.cc ncclTopoSetPaths (NCCL 2.18 under driver 535.161: NVIDIA/nccl#1253)
+    ("nccl_too_old", "node-02:1234:1300 [2] graph/paths.cc:80 NCCL WARN Failed to find reverse path from remNode "
+                     "0/41000 nlinks 2 to node 0/61000"),
+    # format: src/dev_runtime.cc getNcclVersionCompat
+    ("nccl_too_old", "node-02:1234:1300 [2] dev_runtime.cc:1428 NCCL WARN NCCL library is too old. This application "
+                     "was compiled with NCCL version 2.28.3, but is running with NCCL library version 2.27.5."),
+    # horovod/horovod#3949 (https://github.com/horovod/horovod/issues/3949), its host made node-02
+    ("duplicate_gpu", "node-02:67917:67949 [0] init.cc:748 NCCL WARN Duplicate GPU detected : rank 0 and rank 1 both "
+                      "on CUDA device 3b000"),
+    # format: src/net.cc ncclNetInit (v2.18.3), NCCL_NET=IB on a node without IB
+    ("network_not_available", "node-02:1234:1300 [2] net.cc:285 NCCL WARN Error: network IB not found."),
+    # format: src/plugin/net.cc ncclNetInit
+    ("network_not_available", "node-02:1234:1300 [2] plugin/net.cc:349 NCCL WARN Failed to initialize any NET plugin"),
+    # format: src/bootstrap.cc netGetDevice
+    ("no_interface", "node-02:1234:1300 [2] bootstrap.cc:577 NCCL WARN no device found matching exactly ib9, verify "
+                     "NCCL_OOB_NET_IFNAME"),
+    # format: src/graph/topo.cc ncclTopoForceMerge
+    ("nic_merge_invalid", "node-02:1234:1300 [2] graph/topo.cc:1360 NCCL WARN TOPO/NET : Could not force merge NICs "
+                          "mlx5_0,mlx5_9. Please specify a valid NCCL_NET_FORCE_MERGE string."),
+    ("nic_merge_invalid", "node-02:1234:1300 [2] graph/topo.cc:1341 NCCL WARN TOPO/NET : Only matched 1 devices, 2 "
+                          "requested from mlx5_0,mlx5_9"),
+]
+
+# One line per `benign` row: NCCL goes on.
+BENIGN_LINES: list[tuple[str, str]] = [
+    # NVIDIA/nccl#487 (https://github.com/NVIDIA/nccl/issues/487), its host made node-02
+    ("graph_search_fallback", "node-02:21858:22794 [5] graph/search.cc:765 NCCL WARN Could not find a path for "
+                              "pattern 4, falling back to simple order"),
+    # format: src/graph/xml.cc ncclTopoGetXmlFromFile (v2.21.5)
+    ("topology_file_fallback", "node-02:1234:1300 [2] graph/xml.cc:392 NCCL WARN Could not open XML topology file "
+                               "/opt/microsoft/ncv4/topo.xml : No such file or directory"),
+    # format: src/net.cc ncclNetPluginInit (v2.18.3), printed as a WARN by a release's plugin loader
+    ("net_plugin_fallback", "node-02:1234:1300 [2] net.cc:179 NCCL WARN NET/Plugin : Plugin load (libnccl-net.so) "
+                            "returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory"),
+    # NVIDIA/nccl#573 (https://github.com/NVIDIA/nccl/issues/573), its host made node-02
+    ("ibverbs_fallback", "node-02:92777:92777 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]"),
+    # format: src/transport/net_ib/init.cc ncclIbGetPciPath
+    ("pci_path_unresolved", "node-02:1234:1300 [2] transport/net_ib/init.cc:67 NCCL WARN Could not find real path of "
+                            "mlx5_0 (/sys/class/infiniband/mlx5_0/device)"),
+    # format: src/transport/net_ib/p2p.cc ncclIbTest
+    ("completion_announced", "node-02:1234:1300 [2] transport/net_ib/p2p.cc:854 NCCL WARN NET/IB: Got CQE with error "
+                             "(devIndex=0, req=0x7f3c, comm=0x7f3d (recv), wr_id=0x1, qp_num=77)"),
+]
+
+# PyTorch's report of the failed init on the same rank (format: ProcessGroupNCCL's `NCCL error in:` line).
+SYSTEM_ERROR = ("[rank2]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+                "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL "
+                "version 2.18.1")
+# Another node's fault, for the near misses (format: NVRM's Xid line; NCCL's completion WARN and async event).
+XID_79 = "Nov  2 10:01:00 node-03 kernel: NVRM: Xid (PCI:0000:41:00): 79, pid=1234, GPU has fallen off the bus.\n"
+PEER = ("node-03:55:66 [4] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<45763> with "
+        "status=12 opcode=129 len=0 vendor err 129 (Recv) localGid ::ffff:10.0.0.3 remoteGid ::ffff:10.0.0.2")
+LINK = "node-03:55:66 [4] NCCL WARN NET/IB : mlx5_0:1 Got async error event: port error"
+TS_EARLY, TS_INIT = "[2026-11-02 10:01:00] ", "[2026-11-02 10:05:00] "
+
+
+def _body(line: str) -> str:
+    """The WARN's message as PyTorch quotes it after `Last error:` (no NCCL header)."""
+    return line.split(" NCCL WARN ", 1)[1]
+
+
+# ------------------------------------------------------------------ the table
+
+
+def test_every_row_has_a_line_here() -> None:
+    """A row added to the table without a line here fails: each row gets its positive and near-miss tests."""
+    setup = {(r.name, t) for r in nccl_node_warns() if r.reading == "setup" for t in r.texts}
+    benign = {(r.name, t) for r in nccl_node_warns() if r.reading == "benign" for t in r.texts}
+    assert {n for n, _ in setup} == {n for n, _ in SETUP_LINES}
+    assert {n for n, _ in benign} == {n for n, _ in BENIGN_LINES}
+    for name, line in SETUP_LINES + BENIGN_LINES:
+        assert any(n == name and t in line for n, t in setup | benign), (name, line)
+
+
+def _build_with(monkeypatch: pytest.MonkeyPatch, rows: list[dict[str, Any]]) -> object:
+    real = tables._document
+
+    def fake(name: str) -> Any:
+        doc = real(name)
+        return {**doc, "nccl_node_warns": rows} if name == "transport.yaml" else doc
+
+    monkeypatch.setattr(tables, "_document", fake)
+    build = nccl_node_warns.__wrapped__.__wrapped__  # type: ignore[attr-defined]  # lru_cache, then _kept
+    return build()
+
+
+GOOD = {"name": "duplicate_gpu", "reading": "setup", "source": "src/init.cc initTransportsRank",
+        "texts": ["Duplicate GPU detected : rank"]}
+
+
+@pytest.mark.parametrize(("rows", "problem"), [
+    ([GOOD, {**GOOD, "name": "other"}], "appears twice"),
+    ([{**GOOD, "texts": ["no socket interface found here"]}], "meets a local or peer status's words"),
+    ([{**GOOD, "texts": ["Connection timed out"]}], "meets a local or peer status's words"),
+    ([{**GOOD, "reading": "fatal"}], "reading"),
+    ([{**GOOD, "source": "init.cc"}], "source"),
+], ids=["twice", "local-word", "peer-word", "reading", "uncited"])
+def test_the_table_refuses(monkeypatch: pytest.MonkeyPatch, rows: list[dict[str, Any]], problem: str) -> None:
+    with pytest.raises(CatalogTableError, match=problem):
+        _build_with(monkeypatch, rows)
+
+
+# ------------------------------------------------------------------ the extractor
+
+
+@pytest.mark.parametrize(("name", "line"), SETUP_LINES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(SETUP_LINES)])
+def test_a_setup_warn_is_the_jobs_setup_on_its_node(name: str, line: str) -> None:
+    d = helpers.one(ERROR, line, "application")
+    assert d.kind == "nccl.error"
+    helpers.assert_fields(d, {"setup": True, "local_status": name})
+    assert d.host == "node-02"
+
+
+@pytest.mark.parametrize(("name", "line"), [(n, ln) for n, ln in SETUP_LINES if n != "network_not_available"
+                                            or "Failed to" in ln])
+def test_a_setup_warn_quoted_after_last_error_is_read_the_same(name: str, line: str) -> None:
+    """PyTorch's `Last error:` quotes the WARN's message without NCCL's header (verl-project/verl#161 quotes
+    `Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 10` so)."""
+    d = helpers.one(ERROR, _body(line), "application")
+    helpers.assert_fields(d, {"setup": True, "local_status": name})
+
+
+@pytest.mark.parametrize(("name", "line"), BENIGN_LINES, ids=[n for n, _ in BENIGN_LINES])
+def test_a_fallback_warn_is_no_event(name: str, line: str) -> None:
+    assert helpers.scan(ERROR, [line], "application") == []
+
+
+@pytest.mark.parametrize("line", [
+    # NCCL's INFO lines holding the words: a setting reported, nothing failed (format: search.cc, topo.cc)
+    "node-02:1234:1300 [2] NCCL INFO NCCL_GRAPH_FILE set by environment to /opt/microsoft/ncv4/graph.xml",
+    "node-02:1234:1300 [2] NCCL INFO Failed to find reverse path from remNode 0/41000 nlinks 2 to node 0/61000",
+    "node-02:1234:1300 [2] NCCL INFO Could not find a path for pattern 4, falling back to simple order",
+    # `Error: network ` is NCCL's only under its WARN header (synthetic: another program's words)
+    "requests.exceptions.ConnectionError: Error: network unreachable while fetching the dataset",
+], ids=["graph-file-info", "reverse-path-info", "pattern-info", "network-not-nccl"])
+def test_near_misses_are_no_setup(line: str) -> None:
+    assert not any(d.fields.get("setup") for d in helpers.scan(ERROR, [line], "application"))
+
+
+# ------------------------------------------------------------------ through the engine
+
+
+def _verdict(make_bundle: BundleMaker, files: dict[str, str], name: str = "b",
+             ) -> tuple[str | None, str | None, list[str] | None]:
+    v = Analyzer().analyze_path(str(make_bundle(files, copy.deepcopy(WORKLOAD), name)))
+    rc = v.root_cause
+    return v.attributed_domain, rc.category if rc else None, rc.nodes if rc else None
+
+
+@pytest.mark.parametrize(("name", "line"), SETUP_LINES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(SETUP_LINES)])
+def test_a_setup_warn_then_the_frameworks_error_is_software_setup_on_that_node(
+        make_bundle: BundleMaker, name: str, line: str) -> None:
+    got = _verdict(make_bundle, {"app/rank-2.log": f"{line}\n{SYSTEM_ERROR}\n"})
+    assert got == ("software", "app.exception.setup", ["node-02"])
+
+
+@pytest.mark.parametrize(("name", "line"), SETUP_LINES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(SETUP_LINES)])
+def test_a_setup_warn_never_outranks_a_fault_elsewhere(make_bundle: BundleMaker, name: str, line: str) -> None:
+    rank2 = f"{TS_INIT}{line}\n{TS_INIT}{SYSTEM_ERROR}\n"
+    xid = _verdict(make_bundle, {"app/rank-2.log": rank2, "nodes/node-03/kern.log": XID_79}, "xid")
+    assert xid[:2] == ("hardware", "gpu.fallen_off_bus")
+    peer_first = _verdict(make_bundle, {"app/rank-2.log": rank2, "app/rank-4.log": f"{TS_EARLY}{PEER}\n"}, "peer")
+    assert peer_first[1] != "app.exception.setup" and peer_first[2] == ["node-03"]
+    link = _verdict(make_bundle, {"app/rank-2.log": rank2, "app/rank-4.log": f"{LINK}\n"}, "link")
+    assert link[:2] == ("network", "network.link")
+
+
+@pytest.mark.parametrize(("name", "line"), BENIGN_LINES, ids=[n for n, _ in BENIGN_LINES])
+def test_a_fallback_warn_then_the_frameworks_error_is_no_setup(make_bundle: BundleMaker, name: str,
+                                                               line: str) -> None:
+    got = _verdict(make_bundle, {"app/rank-2.log": f"{line}\n{SYSTEM_ERROR}\n"})
+    assert got[1] != "app.exception.setup"
+
+
+# ------------------------------------------------------------------ what the other tables already read
+
+# NCCL 2.7's shmSetup (src/include/shm.h, format: SYSCHECKVAL's `Call to shm_open failed : %s`) and shmOpen's
+# `Error while creating shared memory segment %s (size %d)` after it; from 2.12 the open's errno is an INFO line and
+# the second line alone is printed. The creation failing is /dev/shm as the job's container gives it, whatever the
+# errno (permissions, size): the shared-memory reading of extract/nccl.py (app.exception, software, on that node).
+SHM_CREATE = ["node-02:1234:1300 [2] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied",
+              "node-02:1234:1300 [2] include/shm.h:48 NCCL WARN Error while creating shared memory segment "
+              "nccl-shm-recv-5c6f2c1e-2-1-0 (size 9637888)"]
+# The same open failing while attaching to the segment a peer made: the peer's side, no set-up of this node.
+SHM_ATTACH = ["node-02:1234:1300 [2] include/shm.h:27 NCCL WARN Call to shm_open failed : No such file or directory",
+              "node-02:1234:1300 [2] include/shm.h:48 NCCL WARN Error while attaching to shared memory segment "
+              "nccl-shm-recv-5c6f2c1e-2-1-0 (size 9637888)"]
+# format: CUDACHECK's `Cuda failure '%s'`, cudaSetDevice given an index the node's GPUs do not have
+ORDINAL = "node-02:1234:1300 [2] init.cc:1700 NCCL WARN Cuda failure 'invalid device ordinal'"
+
+
+def test_a_shared_memory_segment_nccl_cannot_create_is_the_jobs_on_that_node(make_bundle: BundleMaker) -> None:
+    got = _verdict(make_bundle, {"app/rank-2.log": "\n".join([*SHM_CREATE, SYSTEM_ERROR]) + "\n"})
+    assert got[0] == "software" and got[2] == ["node-02"]
+
+
+def test_a_segment_it_cannot_attach_to_is_no_setup(make_bundle: BundleMaker) -> None:
+    got = _verdict(make_bundle, {"app/rank-2.log": "\n".join([*SHM_ATTACH, SYSTEM_ERROR]) + "\n"})
+    assert got[1] not in ("app.exception", "app.exception.setup")
+
+
+def test_an_invalid_device_ordinal_is_the_cuda_tables_configuration_reading(make_bundle: BundleMaker) -> None:
+    """Left to catalog/cuda.yaml (class config): the workload's configuration, software, on that node."""
+    got = _verdict(make_bundle, {"app/rank-2.log": f"{ORDINAL}\n{SYSTEM_ERROR}\n"})
+    assert got == ("software", "app.exception.cuda_config", ["node-02"])
