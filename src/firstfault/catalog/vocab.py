@@ -58,8 +58,8 @@ LocalStack = Literal["nccl", "mca", "ompi", "impi", "gloo"]
 
 # Exceptions, status words, errno and object-store codes (catalog/exceptions.yaml)
 ExceptionFamily = Literal[
-    "object_store", "setup", "peer", "timeout", "collective", "aborted", "accelerator_oom", "status", "exception",
-    "envelope",
+    "object_store", "setup", "peer", "timeout", "collective", "aborted", "accelerator_oom", "disk_full", "status",
+    "exception", "envelope",
 ]
 ErrnoSide = Literal["storage", "setup", "peer"]
 StoreSide = Literal["store", "workload"]

@@ -268,9 +268,13 @@ _MEM_LIMIT: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         r"Detected (?P<n>\d+) oom[-_ ]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<id>[\w.+]+)")),
     ("srun", re.compile(r"error:\s+[A-Za-z0-9][\w.\-]*:\s+tasks?\s+[\d\-, ]+:\s+Out Of Memory")),
     # Ray's memory monitor, as the driver re-raises it (`ray.exceptions.OutOfMemoryError: Task was killed due to
-    # the node running low on memory.`) and as the raylet sums it up (`2 Workers (tasks / actors) killed due to
-    # memory pressure (OOM)`).
-    ("ray", re.compile(r"killed due to the node running low on memory|killed due to memory pressure \(OOM\)")),
+    # the node running low on memory.`) and as the raylet sums it up (src/ray/raylet/node_manager.cc, the worker
+    # kill summary: `2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other
+    # reasons at node (ID: ..., IP: ...) over the last time period.`). The summary is printed for crashes alone too
+    # (`0 Workers ... killed due to memory pressure (OOM), 3 Workers crashed due to other reasons`): a count of 0
+    # kills nothing (a line a terminal wrapped before `actors)` still reads as the kill it sums up).
+    ("ray", re.compile(r"killed due to the node running low on memory"
+                       r"|(?<!\b0 Workers \(tasks / actors\) )killed due to memory pressure \(OOM\)")),
 )
 
 

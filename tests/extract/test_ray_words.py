@@ -1,0 +1,189 @@
+"""Ray's own words (issue 25): its exception classes (catalog/exceptions.yaml), the raylet's worker-kill summary
+(extract/jobend.py), each with a near miss.
+
+Lines are Ray's format strings filled in with this test's ids, hosts and numbers (the source file is named beside
+each: ray-project/ray python/ray/exceptions.py, src/ray/raylet/node_manager.cc, src/ray/gcs/gcs_server/
+gcs_node_manager.cc and gcs_actor_manager.cc), or verbatim from the Ray documentation page named.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from firstfault.extract import jobend, nccl
+from firstfault.extract.base import Draft, LineExtractor
+from tests.extract import helpers
+
+ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *jobend.EXTRACTORS, *helpers.APPLICATION)
+TB = "Traceback (most recent call last):"
+# How a driver's `ray.get` prints a task's failure (python/ray/_private/worker.py `get`, then the exception's line).
+DRIVER = [TB, '  File "/work/driver.py", line 10, in <module>',
+          '  File "/opt/conda/lib/python3.10/site-packages/ray/_private/worker.py", line 2524, in get',
+          "    raise value.as_instanceof_cause()"]
+
+
+def read(lines: list[str]) -> list[Draft]:
+    return helpers.scan(ALL, lines, "application")
+
+
+def kinds(lines: list[str]) -> list[str]:
+    return [d.kind for d in read(lines)]
+
+
+# ---------------------------------------------------------------- RayTaskError, as Ray prints it
+
+# exceptions.py RayTaskError.__str__: the task's traceback, its `Traceback` header replaced by the task's process
+# title and place (`ray::f() (pid=..., ip=...)`, colorama's cyan around the title since Ray 2), then its frames and
+# its exception; as_instanceof_cause names the class `RayTaskError(<cause's class>)`.
+_TASK_FRAMES = ['  File "/work/tasks.py", line 3, in save']
+
+
+@pytest.mark.parametrize("head", [
+    "ray.exceptions.RayTaskError(OSError): ray::save() (pid=4242, ip=10.0.0.7)",
+    "ray.exceptions.RayTaskError(OSError): \x1b[36mray::save()\x1b[39m (pid=4242, ip=10.0.0.7)",
+    # an actor's method (Ray Train's worker, Tune's trainable): its actor id and repr follow
+    "ray.exceptions.RayTaskError(OSError): ray::RayTrainWorker._RayTrainWorker__execute() (pid=4242, ip=10.0.0.7, "
+    "actor_id=7ea542eba0c6a45ad8374aec01000000, repr=<ray.train._internal.worker_group.RayTrainWorker object at "
+    "0x7f2b4c1d6b90>)",
+    # bare: a carried class Ray could not subclass, or a Ray before as_instanceof_cause
+    "ray.exceptions.RayTaskError: ray::save() (pid=4242, ip=10.0.0.7)",
+])
+def test_the_exception_a_task_raised_decides_whatever_the_wrapper_is_spelled(head: str) -> None:
+    drafts = read([*DRIVER, head, *_TASK_FRAMES, "OSError: [Errno 28] No space left on device: '/ckpt/step_100.pt'"])
+    assert [(d.kind, d.fields.get("errno")) for d in drafts] == [("storage.error", "ENOSPC")]
+
+
+def test_near_miss_a_bare_wrapper_is_no_exception_of_its_own() -> None:
+    # The task's NCCL error is a symptom: the bare RayTaskError around it must not become the workload's exception
+    # (it did: app.exception `RayTaskError`, the root cause of a verdict whose only finding was the NCCL error).
+    lines = [*DRIVER, "ray.exceptions.RayTaskError: ray::train() (pid=4242, ip=10.0.0.7)", *_TASK_FRAMES,
+             "RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, unhandled "
+             "system error, NCCL version 2.14.3"]
+    assert kinds(lines) == ["nccl.error"]
+
+
+@pytest.mark.parametrize("line", [
+    "ray.exceptions.RayTaskError(KeyError): ray::ImplicitFunc.train() (pid=4242, ip=10.0.0.7, "
+    "actor_id=7ea542eba0c6a45ad8374aec01000000, repr=train_fn)",
+    # behind Ray's worker tag, as the log monitor prints a worker's line on the driver
+    "(TunerInternal pid=99) ray.exceptions.RayTaskError(KeyError): ray::f() (pid=4242, ip=10.0.0.7)",
+])
+def test_a_lone_wrapper_line_is_read_as_the_class_it_carries(line: str) -> None:
+    drafts = read([line])
+    assert [(d.kind, d.fields.get("exc_type")) for d in drafts] == [("app.exception", "KeyError")]
+
+
+# ---------------------------------------------------------------- the other classes
+
+
+def test_a_runtime_env_ray_could_not_build_is_the_jobs_set_up() -> None:
+    # exceptions.py RuntimeEnvSetupError.__str__: `Failed to set up runtime environment.` then the error
+    drafts = read([TB, '  File "/work/driver.py", line 10, in <module>',
+                   "ray.exceptions.RuntimeEnvSetupError: Failed to set up runtime environment."])
+    assert [(d.kind, d.fields.get("setup")) for d in drafts] == [("app.exception", True)]
+
+
+def test_near_miss_the_workloads_own_exception_naming_a_runtime_env_is_no_set_up() -> None:
+    drafts = read([TB, '  File "/work/driver.py", line 10, in <module>',
+                   "ValueError: runtime_env field 'pip' must be a list"])
+    assert [(d.kind, d.fields.get("setup")) for d in drafts] == [("app.exception", None)]
+
+
+# exceptions.py OutOfDiskError.__str__ / ObjectStoreFullError.__str__, after the raylet's own message (plasma's
+# `Failed to put object <id> in object store because it is full. Object size is N bytes.`)
+OUT_OF_DISK = ("ray.exceptions.OutOfDiskError: Failed to put object "
+               "00ffffffffffffffffffffffffffffffffffffff0100000001000000 in object store because it is full. "
+               "The object cannot be created because the local object store is full and the local disk's "
+               "utilization is over capacity (95% by default).Tip: Use `df` on this node to check disk usage "
+               "and `ray memory` to check object store memory usage.")
+STORE_FULL = ("ray.exceptions.ObjectStoreFullError: Failed to put object "
+              "ffffffffffffffffffffffffffffffffffffffff0100000001000000 in object store because it is full. "
+              "Object size is 2147483648 bytes.")
+
+
+def test_the_local_disk_over_rays_threshold_is_a_full_file_system() -> None:
+    drafts = read([TB, '  File "/work/driver.py", line 10, in <module>', OUT_OF_DISK])
+    assert [(d.kind, d.fields.get("fs"), d.fields.get("exc_type")) for d in drafts] == [
+        ("storage.error", "posix", "OutOfDiskError")]
+
+
+def test_near_miss_the_object_store_full_of_objects_in_scope_is_the_workloads() -> None:
+    drafts = read([TB, '  File "/work/driver.py", line 10, in <module>', STORE_FULL])
+    assert [(d.kind, d.fields.get("exc_type")) for d in drafts] == [("app.exception", "ObjectStoreFullError")]
+
+
+def test_a_task_ray_cancelled_names_no_cause() -> None:
+    # exceptions.py TaskCancelledError.__str__ (Ray 2.x: `Task: <TaskID> was cancelled. `)
+    assert kinds([TB, '  File "/work/driver.py", line 10, in <module>',
+                  "ray.exceptions.TaskCancelledError: Task: TaskID(16310a0f0a45af5cffffffffffffffffffffffff01000000) "
+                  "was cancelled."]) == []
+
+
+def test_near_miss_what_made_the_task_cancel_still_decides() -> None:
+    # the exception being handled when the cancellation was raised began the chain, and decides
+    lines = [TB, '  File "/work/tasks.py", line 3, in save',
+             "OSError: [Errno 122] Disk quota exceeded: '/home/u/ckpt'", "",
+             "During handling of the above exception, another exception occurred:", "",
+             TB, '  File "/work/driver.py", line 10, in <module>',
+             "ray.exceptions.TaskCancelledError: Task: TaskID(16310a0f0a45af5cffffffffffffffffffffffff01000000) was "
+             "cancelled."]
+    assert [(d.kind, d.fields.get("errno")) for d in read(lines)] == [("storage.error", "EDQUOT")]
+
+
+# ---------------------------------------------------------------- a death Ray reports, and its exit detail
+
+_ACTOR_DIED = [TB, '  File "/work/driver.py", line 10, in <module>',
+               "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+               "\tclass_name: RayTrainWorker", "\tactor_id: 647f783bf08ca69c00e2c66b01000000", "\tpid: 55131",
+               "\tip: 172.17.0.2"]
+
+
+def test_an_actor_killed_by_rays_memory_monitor_is_the_hosts_memory() -> None:
+    # gcs_actor_manager.cc: the worker's exit type and detail after the actor's fields; the detail is the memory
+    # monitor's (node_manager.cc)
+    lines = [*_ACTOR_DIED, "The actor is dead because its worker process has died. Worker exit type: "
+             "NODE_OUT_OF_MEMORY Worker exit detail: Task was killed due to the node running low on memory."]
+    assert sorted(kinds(lines)) == ["host.oom_kill", "nccl.remote_error"]
+
+
+def test_near_miss_the_potential_root_causes_ray_lists_are_none() -> None:
+    # node_manager.cc HandleClientConnectionError: the connection to the worker ended; the three causes it lists
+    # are guesses, not a finding (OOM killer, `ray stop --force`, SIGSEGV)
+    lines = [*_ACTOR_DIED, "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR "
+             "Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. There are "
+             "some potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory "
+             "usage. (2) ray stop --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other "
+             "unexpected errors."]
+    assert kinds(lines) == ["nccl.remote_error"]
+
+
+def test_near_miss_a_node_death_that_names_rays_id_alone_is_a_symptom() -> None:
+    # gcs_actor_manager.cc GenNodeDiedCause: Ray's node id, no host: no node to blame
+    lines = [*_ACTOR_DIED[:4], "The actor died because its node has died. Node Id: "
+             "9426f44574cce4866be798cfed308f2d3e21ba69487d422872cdd6e3",
+             "\tthe actor's node was terminated unexpectedly: health check failed due to missing too many heartbeats"]
+    assert kinds(lines) == ["nccl.remote_error"]
+
+
+# ---------------------------------------------------------------- the raylet's worker-kill summary
+
+# node_manager.cc, the memory monitor's summary (docs.ray.io ray-core/scheduling/ray-oom-prevention: `(raylet)
+# [2023-04-09 07:23:59,445 E 395 395] (raylet) node_manager.cc:3049: 10 Workers (tasks / actors) killed due to
+# memory pressure (OOM), 0 Workers crashed due to other reasons at node (ID: ..., IP: 10.0.62.231) ...`)
+_SUMMARY = ("(raylet) [2023-04-09 07:23:59,445 E 395 395] (raylet) node_manager.cc:3049: {oom} Workers (tasks / "
+            "actors) killed due to memory pressure (OOM), {other} Workers crashed due to other reasons at node (ID: "
+            "e5d953ef03e55e26f13973ea1b5a0fd0ecc729cd820bc89e4aa50451, IP: 10.0.62.231) over the last time period. To "
+            "see more information about the Workers killed on this node, use `ray logs raylet.out -ip 10.0.62.231`")
+
+
+def test_the_raylets_summary_of_workers_killed_for_memory() -> None:
+    assert kinds([_SUMMARY.format(oom=10, other=0)]) == ["host.oom_kill"]
+
+
+def test_the_summary_wrapped_by_a_terminal_before_its_kill_words_is_still_read() -> None:
+    head, tail = _SUMMARY.format(oom=2, other=0).split(" actors)", 1)
+    assert kinds([head, " actors)" + tail]) == ["host.oom_kill"]
+
+
+def test_near_miss_a_summary_of_crashes_alone_kills_nothing_for_memory() -> None:
+    assert kinds([_SUMMARY.format(oom=0, other=3)]) == []
