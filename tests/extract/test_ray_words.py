@@ -1,5 +1,5 @@
 """Ray's own words (issue 25): its exception classes (catalog/exceptions.yaml), the raylet's worker-kill summary
-(extract/jobend.py), each with a near miss.
+(extract/jobend.py) and the GCS's word that it lost a node (catalog/scheduler.yaml), each with a near miss.
 
 Lines are Ray's format strings filled in with this test's ids, hosts and numbers (the source file is named beside
 each: ray-project/ray python/ray/exceptions.py, src/ray/raylet/node_manager.cc, src/ray/gcs/gcs_server/
@@ -8,10 +8,14 @@ gcs_node_manager.cc and gcs_actor_manager.cc), or verbatim from the Ray document
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.extract import jobend, nccl
 from firstfault.extract.base import Draft, LineExtractor
+from tests.conftest import WORKLOAD, BundleMaker
 from tests.extract import helpers
 
 ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *jobend.EXTRACTORS, *helpers.APPLICATION)
@@ -187,3 +191,50 @@ def test_the_summary_wrapped_by_a_terminal_before_its_kill_words_is_still_read()
 
 def test_near_miss_a_summary_of_crashes_alone_kills_nothing_for_memory() -> None:
     assert kinds([_SUMMARY.format(oom=0, other=3)]) == []
+
+
+# ---------------------------------------------------------------- the GCS losing a node, through the engine
+
+# gcs_node_manager.cc, the `node_removed` error published to the drivers, as the driver's worker.py logs it
+# (Ray 2.x; 1.x said `and ip: <addr>` without the node name)
+NODE_DEAD = ("2026-11-02 10:05:00,774\tWARNING worker.py:1866 -- The node with node id: "
+             "9426f44574cce4866be798cfed308f2d3e21ba69487d422872cdd6e3 and address: 10.0.0.2 and node name: {name} "
+             "has been marked dead because the detector has missed too many heartbeats from it. This can happen when "
+             "a \t(1) raylet crashes unexpectedly (OOM, preempted node, etc.) ")
+NODE_DEAD_1X = ("2026-11-02 10:05:00,774\tWARNING worker.py:1829 -- The node with node id: "
+                "9426f44574cce4866be798cfed308f2d3e21ba69487d422872cdd6e3 and ip: 10.0.0.2 has been marked dead "
+                "because the detector has missed too many heartbeats from it. This can happen when a raylet crashes "
+                "unexpectedly or has lagging heartbeats.")
+# NCCL's bootstrap line on node-02's rank: the address is node-02's
+ADDRESS = "node-02:3:3 [1] NCCL INFO Bootstrap : Using eth0:10.0.0.2<0>"
+_STEP = "2026-11-02 10:00:0{r} step 100 loss 1.234"
+
+
+def _bundle(make_bundle: BundleMaker, driver: str, address: bool = True) -> Analyzer:
+    wl = copy.deepcopy(WORKLOAD)
+    files = {f"app/rank-{r}.log": _STEP.format(r=r) + "\n" for r in (1, 2, 4, 5)}
+    files["app/rank-3.log"] = _STEP.format(r=3) + "\n" + (ADDRESS + "\n" if address else "")
+    files["app/rank-0.log"] = _STEP.format(r=0) + "\n" + driver + "\n"  # the driver runs on node-01
+    return make_bundle(files, wl)
+
+
+@pytest.mark.parametrize("line", [NODE_DEAD.format(name="10.0.0.2"), NODE_DEAD.format(name="node-02"), NODE_DEAD_1X])
+def test_a_node_the_gcs_marked_dead_is_that_node_lost(make_bundle: BundleMaker, line: str) -> None:
+    v = Analyzer().analyze_path(str(_bundle(make_bundle, line)))
+    assert v.attributed_domain == "infrastructure"
+    assert v.root_cause is not None and v.root_cause.category == "node.unreachable"
+    assert v.root_cause.nodes == ["node-02"]  # the node it names, not the driver's node that logged it
+
+
+def test_near_miss_a_lost_node_no_address_places_is_never_the_drivers(make_bundle: BundleMaker) -> None:
+    v = Analyzer().analyze_path(str(_bundle(make_bundle, NODE_DEAD.format(name="10.0.0.2"), address=False)))
+    assert v.root_cause is None or v.root_cause.nodes != ["node-01"]
+
+
+def test_near_miss_the_oldest_wording_names_no_host(make_bundle: BundleMaker) -> None:
+    # Ray 0.x (`client ID <id> ... the monitor`): Ray's id alone
+    line = ("2019-04-18 02:11:56,294\tERROR worker.py:1780 -- The node with client ID "
+            "37669ef11ddbd4e5fb6ae9e089dedc0475c3f89d has been marked dead because the monitor has missed too many "
+            "heartbeats from it.")
+    v = Analyzer().analyze_path(str(_bundle(make_bundle, line)))
+    assert v.root_cause is None or v.root_cause.category != "node.unreachable"

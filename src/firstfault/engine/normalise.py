@@ -88,13 +88,17 @@ class NodeMapper:
         return self.names.lookup(name)
 
     def node_for(self, ev: Event) -> str | None:
+        host = ev.fields.get("host")
+        if ev.fields.get("names_node") is True and isinstance(host, str):
+            # A line about another node than the one that printed it (a scheduler's or Ray's GCS's word that it lost
+            # HOST, in the driver's log): the node it names, else the name as it is (outside the allocation: kept out).
+            return self.host(host) or host
         if ev.node and (not self.nodes or ev.node in self.node_set):
             return ev.node
         if ev.node:
             mapped = self.host(ev.node)
             if mapped:
                 return mapped
-        host = ev.fields.get("host")
         if isinstance(host, str):
             mapped = self.host(host)
             if mapped:

@@ -78,7 +78,8 @@ class SchedulerReasonExtractor:
         "host.oom_kill": frozenset({"by", "cgroup", "detail", "proc"}),
         "k8s.event": frozenset({"due_to", "message", "reason"}),
         "k8s.pod": frozenset({"due_to", "message", "phase", "pod", "pressure", "reason", "restart"}),
-        "process.signal": frozenset({"by", "by_uid", "detail", "due_to", "scheduler", "signal", "taken"}),
+        "process.signal": frozenset({"by", "by_uid", "detail", "due_to", "names_node", "scheduler", "signal",
+                                     "taken"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
@@ -196,6 +197,8 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
         if by_uid is not None:
             draft.fields["by_uid"] = by_uid  # who cancelled, where the record's qualifier says (Slurm's `by <uid>`)
         draft.host = host  # the node a scheduler says it lost (Flux's `on broker HOST`)
+        if host is not None and reason in ("node_failure", "host_maintenance"):
+            draft.fields["names_node"] = True  # about that node, whichever node's file printed it
         named = _VM_NAMED.get(scheduler)
         if host is None and named is not None and (vm := named.search(body)) is not None:
             draft.host = host = vm.group("vm")
