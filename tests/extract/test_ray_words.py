@@ -238,3 +238,43 @@ def test_near_miss_the_oldest_wording_names_no_host(make_bundle: BundleMaker) ->
             "heartbeats from it.")
     v = Analyzer().analyze_path(str(_bundle(make_bundle, line)))
     assert v.root_cause is None or v.root_cause.category != "node.unreachable"
+
+
+# ---------------------------------------------------------------- `ray job`'s word on how the job ended
+
+# python/ray/dashboard/modules/job/cli.py `_log_job_status`: `Job '<id>' succeeded` between two rules of dashes,
+# `Job '<id>' failed` (then `Status message: ...`), `Job '<id>' was stopped` (JobStatus.STOPPED, logged as a
+# warning); its catch-all `Status for job '<id>': RUNNING` for the states that are no end.
+def _ray_job() -> dict[str, object]:
+    return {"apiVersion": "firstfault/v1",
+            "workload": {"id": "raysubmit_Vc4Pm3D8ykbmSYHh", "scheduler": "static", "nodes": ["node-01"]},
+            "sources": [{"kind": "application", "path": "app/ray-job.log"}]}
+
+
+_SUBMITTED = "Job 'raysubmit_Vc4Pm3D8ykbmSYHh' submitted successfully"
+
+
+def test_a_job_its_owner_stopped_was_cancelled(make_bundle: BundleMaker) -> None:
+    lines = [_SUBMITTED, "2026-11-02 10:00:01,000 step 100 loss 1.234",
+             "2026-11-02 10:05:00,355\tWARN cli.py:34 -- Job 'raysubmit_Vc4Pm3D8ykbmSYHh' was stopped"]
+    v = Analyzer().analyze_path(str(make_bundle({"app/ray-job.log": "".join(x + "\n" for x in lines)},
+                                                _ray_job())))
+    assert v.outcome == "cancelled"
+    assert v.root_cause is not None and v.root_cause.category == "scheduler.cancelled"
+
+
+@pytest.mark.parametrize("status", ["RUNNING", "PENDING"])
+def test_near_miss_the_catch_all_status_of_a_running_job_is_no_end(make_bundle: BundleMaker, status: str) -> None:
+    lines = [_SUBMITTED, f"Status for job 'raysubmit_Vc4Pm3D8ykbmSYHh': {status}"]
+    v = Analyzer().analyze_path(str(make_bundle({"app/ray-job.log": "".join(x + "\n" for x in lines)},
+                                                _ray_job())))
+    assert v.outcome == "unknown"
+    assert v.root_cause is None
+
+
+def test_near_miss_prose_that_says_a_job_was_stopped_is_no_end() -> None:
+    from firstfault.extract.runend import read_end
+
+    assert read_end("Job 'raysubmit_Vc4Pm3D8ykbmSYHh' was stopped") == {"system": "ray", "scope": "job",
+                                                                        "state": "CANCELLED"}
+    assert read_end("Job 'raysubmit_Vc4Pm3D8ykbmSYHh' was stopped, resubmitting it with more memory") is None

@@ -341,7 +341,8 @@ def own_end(events: list[Event]) -> OwnEnd | None:
     Per file, the reports after its last restart (a group that failed and was started again: what came before
     was an earlier attempt's) decide; a file whose last report is a restart shows no end. FAILED when any file's
     reports say a process or the job failed, or a launcher recorded a process's failure after the file's last
-    restart (`_launcher_failure`; the earliest such report is the evidence). COMPLETED when every file
+    restart (`_launcher_failure`; the earliest such report is the evidence). Else CANCELLED when a file's last
+    report says its owner stopped the job (Ray's `Job '...' was stopped`). COMPLETED when every file
     that has reports ends with a success, no process died (a torchrun failure summary, a process signal) but in an
     attempt its file shows restarted, and no
     event of the file comes after its last report (an end report followed by later errors is not the end). A
@@ -367,6 +368,11 @@ def own_end(events: list[Event]) -> OwnEnd | None:
     if failed:
         first = min(failed, key=lambda e: (e.time is None, e.time, *_where(e)))
         return OwnEnd(_own_state(first, "FAILED"), False)
+    stopped = [tail[-1] for tail in tails.values() if tail[-1].fields.get("state") == "CANCELLED"]
+    if stopped:
+        # its owner stopped the job (Ray's `Job '...' was stopped`): cancelled, as a scheduler's record says it
+        first = min(stopped, key=lambda e: (e.time is None, e.time, *_where(e)))
+        return OwnEnd(_own_state(first, "CANCELLED"), False)
     if not tails or any(tail[-1].fields.get("state") != "SUCCEEDED" for tail in tails.values()):
         return None
     if any(e.kind.startswith(_DIED) and _where(e)[1] > restarted.get(_where(e)[0], -1) for e in events):
