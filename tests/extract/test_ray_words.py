@@ -134,6 +134,35 @@ def test_near_miss_what_made_the_task_cancel_still_decides() -> None:
     assert [(d.kind, d.fields.get("errno")) for d in read(lines)] == [("storage.error", "EDQUOT")]
 
 
+def test_a_job_pointed_at_no_cluster_is_its_own_set_up() -> None:
+    # python/ray/_private/services.py canonicalize_bootstrap_address: ray.init(address="auto") with no cluster
+    drafts = read([TB, '  File "/work/train.py", line 5, in <module>',
+                   "ConnectionError: Could not find any running Ray instance. Please specify the one to connect to by "
+                   "setting `--address` flag or `RAY_ADDRESS` environment variable."])
+    assert [(d.kind, d.fields.get("setup")) for d in drafts] == [("app.exception", True)]
+
+
+# src/ray/rpc/gcs/gcs_rpc_client.h: the process gives up on the GCS (E), after the retries it warns of (W)
+GCS_GONE = ("[2025-07-23 10:05:49,679 E 51000 51000] gcs_rpc_client.h:552: Failed to connect to GCS within 60 seconds. "
+            "GCS may have been killed. It's either GCS is terminated by `ray stop` or is killed unexpectedly. If it is "
+            "killed unexpectedly, see the log file gcs_server.out. https://docs.ray.io/en/master/ray-observability/"
+            "ray-logging.html#logging-directory-structure. The program will terminate.")
+
+
+def test_a_process_that_lost_the_gcs_reports_a_death_elsewhere() -> None:
+    assert kinds([GCS_GONE]) == ["nccl.remote_error"]
+
+
+@pytest.mark.parametrize("line", [
+    "[2026-03-03 20:02:40,466 W 41024 41024] rpc_client.h:153: Failed to connect to GCS at address "
+    "10.166.166.106:48057 within 5 seconds.",
+    "[2026-03-03 20:03:10,467 W 41024 41024] gcs_client.cc:205: Failed to get cluster ID from GCS server: TimedOut: "
+    "Timed out while waiting for GCS to become available.",
+])
+def test_near_miss_the_retries_while_waiting_for_the_gcs_are_warnings(line: str) -> None:
+    assert kinds([line]) == []
+
+
 # ---------------------------------------------------------------- a death Ray reports, and its exit detail
 
 _ACTOR_DIED = [TB, '  File "/work/driver.py", line 10, in <module>',
