@@ -198,6 +198,31 @@ def test_near_miss_a_node_death_that_names_rays_id_alone_is_a_symptom() -> None:
     assert kinds(lines) == ["nccl.remote_error"]
 
 
+def test_an_actor_whose_node_was_preempted_is_the_jobs_preemption() -> None:
+    # gcs_actor_manager.cc GenNodeDiedCause, for a node lost past its preemption drain's deadline
+    lines = [*_ACTOR_DIED[:4], "The actor died because its node has died. Node Id: "
+             "9426f44574cce4866be798cfed308f2d3e21ba69487d422872cdd6e3",
+             "\tthe actor's node was preempted: spot instance interruption notice received"]
+    drafts = read(lines)
+    assert [(d.kind, d.fields.get("due_to"), d.fields.get("scheduler")) for d in drafts] == [
+        ("nccl.remote_error", None, None), ("process.signal", "preemption", "ray")]
+
+
+def test_near_miss_a_node_terminated_on_purpose_names_no_cause() -> None:
+    lines = [*_ACTOR_DIED[:4], "The actor died because its node has died. Node Id: "
+             "9426f44574cce4866be798cfed308f2d3e21ba69487d422872cdd6e3",
+             "\tthe actor's node was terminated expectedly: received SIGTERM"]
+    assert kinds(lines) == ["nccl.remote_error"]
+
+
+def test_near_miss_a_guess_at_a_pods_memory_limit_is_no_oom() -> None:
+    # python/ray/_raylet.pyx: a worker's SystemExit under Kubernetes (`may have exceeded`: Ray's guess)
+    lines = [*_ACTOR_DIED, "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR "
+             "Worker exit detail: Worker exits unexpectedly. Worker exits with an exit code None. The worker may have "
+             "exceeded K8s pod memory limits."]
+    assert kinds(lines) == ["nccl.remote_error"]
+
+
 # ---------------------------------------------------------------- the raylet's worker-kill summary
 
 # node_manager.cc, the memory monitor's summary (docs.ray.io ray-core/scheduling/ray-oom-prevention: `(raylet)
