@@ -116,6 +116,23 @@ def test_near_miss_the_object_store_full_of_objects_in_scope_is_the_workloads() 
     assert [(d.kind, d.fields.get("exc_type")) for d in drafts] == [("app.exception", "ObjectStoreFullError")]
 
 
+def test_a_spill_the_disk_could_not_take_is_a_full_file_system() -> None:
+    # python/ray/_private/external_storage.py FileSystemStorage.spill_objects, in the IO worker that spills: the
+    # spill directory's device full
+    drafts = read([TB, '  File "/opt/conda/lib/python3.10/site-packages/ray/_private/external_storage.py", line 283, '
+                   "in spill_objects", '    with open(url, "wb", buffering=self._buffer_size) as f:',
+                   "OSError: [Errno 28] No space left on device: '/tmp/ray/session_2025-07-23_10-00-00_000000_1/"
+                   "ray_spilled_objects/7c8c6d3c7ea84a8a9f4b3ad1b6f8c3d2-multi-4'"])
+    assert [(d.kind, d.fields.get("errno")) for d in drafts] == [("storage.error", "ENOSPC")]
+
+
+def test_near_miss_the_raylets_warning_that_the_disk_is_filling_is_no_failure() -> None:
+    # src/ray/common/file_system_monitor.cc: a warning that object creation will fail, if spilling is required
+    assert kinds(["(raylet) [2025-07-23 10:05:49,679 E 51000 51000] (raylet) file_system_monitor.cc:111: /tmp/ray/"
+                  "session_2025-07-23_10-00-00_000000_1 is over 95% full, available space: 21.7165 GB; capacity: "
+                  "491.586 GB. Object creation will fail if spilling is required."]) == []
+
+
 def test_a_task_ray_cancelled_names_no_cause() -> None:
     # exceptions.py TaskCancelledError.__str__ (Ray 2.x: `Task: <TaskID> was cancelled. `)
     assert kinds([TB, '  File "/work/driver.py", line 10, in <module>',
