@@ -77,6 +77,26 @@ def test_a_lone_wrapper_line_is_read_as_the_class_it_carries(line: str) -> None:
     assert [(d.kind, d.fields.get("exc_type")) for d in drafts] == [("app.exception", "KeyError")]
 
 
+@pytest.mark.parametrize("line", [
+    # python/ray/tune/tune.py `raise TuneError("Trials did not complete", incomplete_trials)`
+    "ray.tune.error.TuneError: ('Trials did not complete', [train_fn_0a1b2_00000, train_fn_0a1b2_00001])",
+    # the Tuner's failure message (python/ray/tune/tuner.py)
+    "ray.tune.error.TuneError: The Ray Tune run failed. Please inspect the previous error messages for a cause. After "
+    "fixing the issue, you can restart the run from scratch or continue this run.",
+])
+def test_tunes_summary_of_failed_trials_leaves_the_decision_to_the_trials(line: str) -> None:
+    trial = [TB, '  File "/work/train_fn.py", line 12, in train_fn', "ZeroDivisionError: division by zero"]
+    drafts = read([*trial, TB, '  File "/work/tune_main.py", line 30, in <module>', line])
+    assert [(d.kind, d.fields.get("exc_type")) for d in drafts] == [("app.exception", "ZeroDivisionError")]
+
+
+def test_near_miss_a_tune_error_about_the_jobs_own_arguments_is_its_exception() -> None:
+    # a TuneError of another message (this test's own wording): the class alone decides nothing
+    drafts = read([TB, '  File "/work/tune_main.py", line 30, in <module>',
+                   "ray.tune.error.TuneError: Unknown search space: {'lr': [0.1, 0.01]}"])
+    assert [(d.kind, d.fields.get("exc_type")) for d in drafts] == [("app.exception", "TuneError")]
+
+
 # ---------------------------------------------------------------- the other classes
 
 
