@@ -369,3 +369,24 @@ def test_near_miss_prose_that_says_a_job_was_stopped_is_no_end() -> None:
     assert read_end("Job 'raysubmit_Vc4Pm3D8ykbmSYHh' was stopped") == {"system": "ray", "scope": "job",
                                                                         "state": "CANCELLED"}
     assert read_end("Job 'raysubmit_Vc4Pm3D8ykbmSYHh' was stopped, resubmitting it with more memory") is None
+
+
+@pytest.mark.parametrize(("line", "code"), [
+    # python/ray/dashboard/modules/job/job_supervisor.py's status message, as `ray job` prints it
+    ("Status message: Job entrypoint command failed with exit code 1, last available logs (truncated to 20,000 "
+     "chars):", 1),
+    # ... and job_runner.py's later spelling
+    ("Status message: Job entrypoint command failed with exit code 137. Last available logs (truncated to 20,000 "
+     "chars):", 137),
+    ("Job entrypoint command failed with exit code 2. No logs available.", 2),
+])
+def test_the_job_supervisors_word_on_the_entrypoints_exit_code(line: str, code: int) -> None:
+    from firstfault.extract.runend import read_end
+
+    assert read_end(line) == {"system": "ray", "scope": "job", "code": code, "state": "FAILED"}
+
+
+def test_near_miss_prose_about_an_entrypoint_that_failed_is_no_end() -> None:
+    from firstfault.extract.runend import read_end
+
+    assert read_end("Job entrypoint command failed with exit code 1 because the image lacked python") is None
