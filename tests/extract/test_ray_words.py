@@ -208,6 +208,16 @@ _ACTOR_DIED = [TB, '  File "/work/driver.py", line 10, in <module>',
                "\tip: 172.17.0.2"]
 
 
+def test_an_actor_whose_constructor_raised_is_that_exception() -> None:
+    # exceptions.py ActorDiedError(cause=RayTaskError): the creation task's traceback in the message
+    lines = [*DRIVER[:3], "    raise value",
+             "ray.exceptions.ActorDiedError: The actor died because of an error raised in its creation task, "
+             "\x1b[36mray::RayTrainWorker.__init__()\x1b[39m (pid=4242, ip=10.0.0.7, "
+             "actor_id=7ea542eba0c6a45ad8374aec01000000, repr=<RayTrainWorker>)",
+             '  File "/work/worker.py", line 12, in __init__', "ModuleNotFoundError: No module named 'flash_attn'"]
+    assert [(d.kind, d.fields.get("exc_type")) for d in read(lines)] == [("app.exception", "ModuleNotFoundError")]
+
+
 def test_an_actor_killed_by_rays_memory_monitor_is_the_hosts_memory() -> None:
     # gcs_actor_manager.cc: the worker's exit type and detail after the actor's fields; the detail is the memory
     # monitor's (node_manager.cc)
