@@ -58,8 +58,8 @@ LocalStack = Literal["nccl", "mca", "ompi", "impi", "gloo", "mpich"]
 
 # Exceptions, status words, errno and object-store codes (catalog/exceptions.yaml)
 ExceptionFamily = Literal[
-    "object_store", "setup", "peer", "timeout", "collective", "aborted", "accelerator_oom", "status", "exception",
-    "envelope",
+    "object_store", "setup", "peer", "timeout", "collective", "aborted", "accelerator_oom", "disk_full", "status",
+    "exception", "envelope",
 ]
 ErrnoSide = Literal["storage", "setup", "peer"]
 StoreSide = Literal["store", "workload"]
@@ -86,7 +86,7 @@ EndKeyRole = Literal["reason", "message", "flag", "code"]
 # How a run ended in its own programs' words (catalog/ends.yaml): the outcome a line gives, and what it is about
 # (the launcher's record of every process, one process's exit, the training loop's planned end, a notice printed
 # while a process exits).
-EndOutcome = Literal["succeeded", "failed", "restart", "code"]
+EndOutcome = Literal["succeeded", "failed", "stopped", "restart", "code"]
 EndScope = Literal["job", "process", "stage", "exit"]
 # The Slurm-form job states a reason may stand for (extract/scheduler.SLURM_STATES).
 ReasonState = Literal["TIMEOUT", "OUT_OF_MEMORY", "PREEMPTED", "NODE_FAIL", "CANCELLED", "FAILED"]

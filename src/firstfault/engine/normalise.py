@@ -88,13 +88,17 @@ class NodeMapper:
         return self.names.lookup(name)
 
     def node_for(self, ev: Event) -> str | None:
+        host = ev.fields.get("host")
+        if ev.fields.get("names_node") is True and isinstance(host, str):
+            # A line about another node than the one that printed it (a scheduler's or Ray's GCS's word that it lost
+            # HOST, in the driver's log): the node it names, else the name as it is (outside the allocation: kept out).
+            return self.host(host) or host
         if ev.node and (not self.nodes or ev.node in self.node_set):
             return ev.node
         if ev.node:
             mapped = self.host(ev.node)
             if mapped:
                 return mapped
-        host = ev.fields.get("host")
         if isinstance(host, str):
             mapped = self.host(host)
             if mapped:
@@ -337,7 +341,8 @@ def own_end(events: list[Event]) -> OwnEnd | None:
     Per file, the reports after its last restart (a group that failed and was started again: what came before
     was an earlier attempt's) decide; a file whose last report is a restart shows no end. FAILED when any file's
     reports say a process or the job failed, or a launcher recorded a process's failure after the file's last
-    restart (`_launcher_failure`; the earliest such report is the evidence). COMPLETED when every file
+    restart (`_launcher_failure`; the earliest such report is the evidence). Else CANCELLED when a file's last
+    report says its owner stopped the job (Ray's `Job '...' was stopped`). COMPLETED when every file
     that has reports ends with a success, no process died (a torchrun failure summary, a process signal) but in an
     attempt its file shows restarted, and no
     event of the file comes after its last report (an end report followed by later errors is not the end). A
@@ -363,6 +368,11 @@ def own_end(events: list[Event]) -> OwnEnd | None:
     if failed:
         first = min(failed, key=lambda e: (e.time is None, e.time, *_where(e)))
         return OwnEnd(_own_state(first, "FAILED"), False)
+    stopped = [tail[-1] for tail in tails.values() if tail[-1].fields.get("state") == "CANCELLED"]
+    if stopped:
+        # its owner stopped the job (Ray's `Job '...' was stopped`): cancelled, as a scheduler's record says it
+        first = min(stopped, key=lambda e: (e.time is None, e.time, *_where(e)))
+        return OwnEnd(_own_state(first, "CANCELLED"), False)
     if not tails or any(tail[-1].fields.get("state") != "SUCCEEDED" for tail in tails.values()):
         return None
     if any(e.kind.startswith(_DIED) and _where(e)[1] > restarted.get(_where(e)[0], -1) for e in events):

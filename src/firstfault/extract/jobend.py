@@ -78,7 +78,8 @@ class SchedulerReasonExtractor:
         "host.oom_kill": frozenset({"by", "cgroup", "detail", "proc"}),
         "k8s.event": frozenset({"due_to", "message", "reason"}),
         "k8s.pod": frozenset({"due_to", "message", "phase", "pod", "pressure", "reason", "restart"}),
-        "process.signal": frozenset({"by", "by_uid", "detail", "due_to", "scheduler", "signal", "taken"}),
+        "process.signal": frozenset({"by", "by_uid", "detail", "due_to", "names_node", "scheduler", "signal",
+                                     "taken"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
@@ -196,6 +197,8 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
         if by_uid is not None:
             draft.fields["by_uid"] = by_uid  # who cancelled, where the record's qualifier says (Slurm's `by <uid>`)
         draft.host = host  # the node a scheduler says it lost (Flux's `on broker HOST`)
+        if host is not None and reason in ("node_failure", "host_maintenance"):
+            draft.fields["names_node"] = True  # about that node, whichever node's file printed it
         named = _VM_NAMED.get(scheduler)
         if host is None and named is not None and (vm := named.search(body)) is not None:
             draft.host = host = vm.group("vm")
@@ -268,9 +271,13 @@ _MEM_LIMIT: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         r"Detected (?P<n>\d+) oom[-_ ]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<id>[\w.+]+)")),
     ("srun", re.compile(r"error:\s+[A-Za-z0-9][\w.\-]*:\s+tasks?\s+[\d\-, ]+:\s+Out Of Memory")),
     # Ray's memory monitor, as the driver re-raises it (`ray.exceptions.OutOfMemoryError: Task was killed due to
-    # the node running low on memory.`) and as the raylet sums it up (`2 Workers (tasks / actors) killed due to
-    # memory pressure (OOM)`).
-    ("ray", re.compile(r"killed due to the node running low on memory|killed due to memory pressure \(OOM\)")),
+    # the node running low on memory.`) and as the raylet sums it up (src/ray/raylet/node_manager.cc, the worker
+    # kill summary: `2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other
+    # reasons at node (ID: ..., IP: ...) over the last time period.`). The summary is printed for crashes alone too
+    # (`0 Workers ... killed due to memory pressure (OOM), 3 Workers crashed due to other reasons`): a count of 0
+    # kills nothing (a line a terminal wrapped before `actors)` still reads as the kill it sums up).
+    ("ray", re.compile(r"killed due to the node running low on memory"
+                       r"|(?<!\b0 Workers \(tasks / actors\) )killed due to memory pressure \(OOM\)")),
 )
 
 

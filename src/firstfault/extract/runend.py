@@ -56,7 +56,8 @@ def read_end(body: str) -> dict[str, FieldValue] | None:
             fields["code"] = code
             fields["state"] = "SUCCEEDED" if code == 0 else "FAILED"
         else:
-            fields["state"] = {"succeeded": "SUCCEEDED", "failed": "FAILED", "restart": "RESTART"}[row.outcome]
+            fields["state"] = {"succeeded": "SUCCEEDED", "failed": "FAILED", "stopped": "CANCELLED",
+                               "restart": "RESTART"}[row.outcome]
         if row.stops_others and fields["state"] == "FAILED":
             fields["aborted"] = True
         return fields

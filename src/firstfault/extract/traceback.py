@@ -910,6 +910,9 @@ def _by_row(row: ExceptionClassInfo, exc: Exc, body: str) -> tuple[list[Draft], 
         return [_object_store(exc)], True
     if family == "setup":
         return [_setup(exc)], True
+    if family == "disk_full":
+        # The node's disk said full by the class alone (Ray's OutOfDiskError): a file system full, as ENOSPC is.
+        return [Draft("storage.error", _fields(fs="posix", exc_type=exc.cls, detail=_detail(exc)))], True
     if family == "envelope":
         return [], False
     if family == "accelerator_oom" and errno_of(exc.msg) is not None:
