@@ -54,6 +54,11 @@ def _rows() -> tuple[_Row, ...]:
         else:
             kind, text = "name", m
         out.append(_Row(kind, text, re.compile(info.message) if info.message else None, info))
+    # The classes that stand for a status word (`status_words` `classes`: TensorFlow's errors_impl classes), after
+    # every row of the class table, so that a row of its own (ResourceExhaustedError's, CancelledError's) decides.
+    for word, status in status_word_table().items():
+        for cls in status.classes:
+            out.append(_Row("name", cls, None, ExceptionClassInfo(match=cls, family="status", status=word)))
     return tuple(out)
 
 
@@ -138,12 +143,21 @@ _GRPC_STATUS = re.compile(r"\bStatusCode\.(?P<word>[A-Z][A-Z_]{2,30})\b")
 GRPC_STATUS_LITERAL: Final = "StatusCode."
 
 
+# JAX's words before a backend's own error (jax-ml/jax jax/_src/xla_bridge.py: `Unable to initialize backend 'tpu':
+# DEADLINE_EXCEEDED: ...`, `Backend 'cuda' failed to initialize: ...`): the status word after them heads that error.
+_BACKEND_LEAD = re.compile(r"^\s*(?:Unable to initialize backend '[\w-]+'|Backend '[\w-]+' failed to initialize): ")
+
+
 def message_status(msg: str) -> str | None:
     """The family of the status word an exception's message holds, whatever its class: at the message's head
-    (`UNKNOWN: Gloo AllGather failed`) or in gRPC's spelling anywhere in it (`StatusCode.UNAVAILABLE`)."""
+    (`UNKNOWN: Gloo AllGather failed`), after JAX's words about a backend that did not start, or in gRPC's
+    spelling anywhere in it (`StatusCode.UNAVAILABLE`)."""
     family = status_family(msg)
     if family is not None:
         return family
+    lead = _BACKEND_LEAD.match(msg) if "backend" in msg.lower() else None
+    if lead is not None:
+        return status_family(msg[lead.end():])
     if GRPC_STATUS_LITERAL not in msg:
         return None
     m = _GRPC_STATUS.search(msg)

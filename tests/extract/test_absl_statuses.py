@@ -1,0 +1,230 @@
+"""absl / gRPC / TensorFlow status codes, JAX's backends, the TPU runtime and gRPC's resolver, through the real
+extractors (catalog/exceptions.yaml `status_words`, the set-up rows of `exception_classes`).
+
+Each mechanism is tested both ways: a line it must read and one that looks alike and must not. Lines are verbatim
+from the public threads or files cited next to them, or a source's format string filled in (said so where it is).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from firstfault.catalog.tables import status_word_table
+from firstfault.extract import excclass, nccl
+from firstfault.extract.base import Draft, LineExtractor
+from tests.extract import helpers
+
+ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *helpers.APPLICATION)
+TB = "Traceback (most recent call last):"
+
+
+def last_line(line: str) -> list[Draft]:
+    return helpers.scan(ALL, [TB, line], "application")
+
+
+def alone(line: str) -> list[Draft]:
+    return helpers.scan(ALL, [line], "application")
+
+
+def one(line: str) -> Draft:
+    drafts = last_line(line)
+    assert len(drafts) == 1, drafts
+    return drafts[0]
+
+
+# ------------------------------------------------------------------ the status codes, complete
+
+# abseil/abseil-cpp absl/status/status.h `enum class StatusCode` (the same numbers as grpc::StatusCode), but kOk
+ABSL_CODES = ("CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
+              "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+              "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED")
+# tensorflow/tensorflow tensorflow/python/framework/errors_impl.py `_CODE_TO_EXCEPTION_CLASS`
+TF_CLASSES = {"CancelledError": "CANCELLED", "UnknownError": "UNKNOWN", "InvalidArgumentError": "INVALID_ARGUMENT",
+              "DeadlineExceededError": "DEADLINE_EXCEEDED", "NotFoundError": "NOT_FOUND",
+              "AlreadyExistsError": "ALREADY_EXISTS", "PermissionDeniedError": "PERMISSION_DENIED",
+              "UnauthenticatedError": "UNAUTHENTICATED", "ResourceExhaustedError": "RESOURCE_EXHAUSTED",
+              "FailedPreconditionError": "FAILED_PRECONDITION", "AbortedError": "ABORTED",
+              "OutOfRangeError": "OUT_OF_RANGE", "UnimplementedError": "UNIMPLEMENTED", "InternalError": "INTERNAL",
+              "UnavailableError": "UNAVAILABLE", "DataLossError": "DATA_LOSS"}
+
+
+def test_every_status_code_but_ok_is_a_row() -> None:
+    assert sorted(status_word_table()) == sorted(ABSL_CODES)
+
+
+def test_every_tensorflow_class_stands_for_its_code() -> None:
+    for cls, word in TF_CLASSES.items():
+        row = excclass.class_row(f"tensorflow.python.framework.errors_impl.{cls}", cls, "x")
+        assert row is not None, cls
+        if cls == "CancelledError":
+            assert row.family == "envelope"  # asyncio's row decides, as the CANCELLED word would
+        elif cls == "ResourceExhaustedError":
+            assert (row.family, row.status) == ("accelerator_oom", word)  # its own row: TF's allocator OOM
+        else:
+            assert (row.family, row.status) == ("status", word), cls
+
+
+@pytest.mark.parametrize(("message", "family"), [
+    # TensorFlow 1.x's spellings (tensorflow/core/lib/core/status.cc, Status::ToString; messages synthetic)
+    ("Out of range: End of sequence", "exception"),
+    ("Data loss: corrupted record at 12", "exception"),
+    ("Unimplemented: op not supported", "exception"),
+    ("Already exists: /tmp/x", "exception"),
+    ("Unauthenticated: no credentials", "exception"),
+    ("Deadline exceeded: barrier", "timeout"),
+    # absl's spelling
+    ("UNAUTHENTICATED: Request had invalid authentication credentials.", "exception"),
+    ("DATA_LOSS: Checksum mismatch", "exception"),
+])
+def test_each_spelling_of_a_code_heads_a_message(message: str, family: str) -> None:
+    assert excclass.status_family(message) == family
+
+
+def test_strerrors_are_no_status_spelling() -> None:
+    # `Permission denied` is TensorFlow 1.x's PERMISSION_DENIED and strerror(EACCES) too: the errno table reads it
+    assert excclass.status_family("Permission denied: /data/x") is None
+    assert "Permission denied" not in status_word_table()["PERMISSION_DENIED"].texts
+
+
+def test_a_tensorflow_class_of_a_symptoms_code_is_that_symptom() -> None:
+    # yahoo/TensorFlowOnSpark#607: the collective's peer closed its socket (the message's head, cut)
+    d = one("tensorflow.python.framework.errors_impl.UnavailableError: Collective ops is aborted by: Socket closed")
+    assert d.kind == "nccl.remote_error"
+
+
+def test_a_tensorflow_class_of_the_workloads_code_is_its_exception() -> None:
+    # (the near miss) a corrupt record is the data's, the workload's exception: not the file system, no symptom
+    # (TensorFlow's DataLossError message as tf.data prints it, synthetic)
+    d = one("tensorflow.python.framework.errors_impl.DataLossError: corrupted record at 12 [Op:IteratorGetNext]")
+    assert (d.kind, d.fields["exc_type"]) == ("app.exception", "DataLossError")
+
+
+def test_a_collectives_abort_at_the_end_of_its_input_is_no_symptom() -> None:
+    # tensorflow/tensorflow#22326: the collective executor logs the input's end (OUT_OF_RANGE), no peer failed
+    line = ("2018-09-19 20:50:08.294697: W tensorflow/core/common_runtime/base_collective_executor.cc:203] "
+            "BaseCollectiveExecutor::StartAbort Out of range: End of sequence")
+    assert excclass.logged_status(line) == "exception"
+    assert alone(line) == []
+
+
+# ------------------------------------------------------------------ a TPU another process holds
+
+
+@pytest.mark.parametrize("line", [
+    # sgl-project/sglang-jax#857: a second process of the job's own asked for the TPU
+    "RuntimeError: Unable to initialize backend 'tpu': ABORTED: The TPU is already in use by process with pid "
+    "2718466. Not attempting to load libtpu.so in this process. (set JAX_PLATFORMS='' to automatically choose an "
+    "available backend)",
+    # AI-Hypercomputer/jetstream-pytorch#163: the head process took every TPU, each worker says so (the pid elided)
+    "RuntimeError: Unable to initialize backend 'tpu': ABORTED: The TPU is already in use by process with pid .. ",
+    # jax-ml/jax#13260 (its message, the pid filled in): JAX's own class, ABORTED naming no collective
+    "jaxlib.xla_extension.XlaRuntimeError: ABORTED: The TPU is already in use by process with pid 176028. Not "
+    "attempting to load libtpu.so in this process.",
+    # marin-community/marin's Iris worker tests (its #4783) quoting a TPU worker's stderr: the chip's VFIO device held
+    "jax.errors.JaxRuntimeError: UNKNOWN: TPU initialization failed: open(/dev/vfio/0): Device or resource busy: "
+    "Device or resource busy; Couldn't open iommu group /dev/vfio/0",
+])
+def test_a_tpu_another_process_holds_is_the_jobs_set_up(line: str) -> None:
+    d = one(line)
+    assert d.kind == "app.exception" and d.fields.get("setup") is True
+
+
+def test_an_aborted_collective_is_still_a_symptom() -> None:
+    # (the near miss) ABORTED that names no TPU: a collective given up after another failure (synthetic message)
+    assert one("jaxlib.xla_extension.XlaRuntimeError: ABORTED: Collective operation aborted").kind == \
+        "nccl.communicator_aborted"
+
+
+# ------------------------------------------------------------------ JAX's backends
+
+
+@pytest.mark.parametrize("line", [
+    # Joy-Lunkad/toy-startup-script-error (README): the job asked for the TPU and its driver would not start
+    "RuntimeError: Unable to initialize backend 'tpu': FAILED_PRECONDITION: Couldn't mmap: Resource temporarily "
+    "unavailable.; Unable to create DeviceInfo, config: device_path: #011 \"/dev/accel0\" mode: KERNEL "
+    "debug_data_directory: \"\" dump_anomalies_only: true crash_in_debug_dump: false allow_core_dump: true; could not "
+    "create driver instance (set JAX_PLATFORMS='' to automatically choose an available backend)",
+    # openai/grok#40 (its title): a backend the platform does not have
+    "RuntimeError: Unable to initialize backend 'tpu': UNIMPLEMENTED: LoadPjrtPlugin is not implemented on windows "
+    "yet. (set JAX_PLATFORMS='' to automatically choose an available backend)",
+    # jax-ml/jax jax/_src/xla_bridge.py `canonicalize_platform`, its format string filled in
+    "RuntimeError: Unknown backend: 'gpu' requested, but no platforms that are instances of gpu are present. "
+    "Platforms present are: cpu",
+    # jax-ml/jax jax/_src/xla_bridge.py `_get_backend_uncached`, its format string filled in
+    "RuntimeError: Backend 'cuda' failed to initialize: FAILED_PRECONDITION: No visible GPU devices.. Available "
+    "backends are ['cpu']",
+])
+def test_a_backend_the_job_asked_for_that_did_not_start_is_its_set_up(line: str) -> None:
+    d = one(line)
+    assert d.kind == "app.exception" and d.fields.get("setup") is True
+    assert [x.fields.get("setup") for x in alone(line)] == [True]  # a lone line too
+
+
+@pytest.mark.parametrize("line", [
+    # google-deepmind/alphafold3#656 ("can be safely ignored"): the TPU nobody asked for, logged at INFO (absl)
+    "I0403 15:25:16.346253 140180234358912 xla_bridge.py:897] Unable to initialize backend 'tpu': INTERNAL: Failed "
+    "to open libtpu.so: libtpu.so: cannot open shared object file: No such file or directory",
+    # jax-ml/jax#22070: Python's logging at INFO; JAX falls back to the CPU
+    "INFO:2024-06-25 00:34:55,142:jax._src.xla_bridge:889: Unable to initialize backend 'tpu': ABORTED: The TPU is "
+    "already in use by process with pid 176028. Not attempting to load libtpu.so in this process.",
+    # kscalelabs/ksim-gym#44: the same notice through another logger's format
+    "  INFO  2025-05-20 13:08:38 [jax._src.xla_bridge] Unable to initialize backend 'tpu': INTERNAL: Failed to open "
+    "libtpu.so: libtpu.so: cannot open shared object file: No such file or directory",
+])
+def test_a_backend_nobody_asked_for_is_a_notice(line: str) -> None:
+    assert alone(line) == []
+
+
+def test_a_backend_whose_peers_did_not_answer_is_their_symptom() -> None:
+    # A TPU slice's start waits for its other hosts (a Chinese runbook of a v7 pod quotes it on two lines; joined
+    # here, the peer's address filled in): the status after JAX's words decides, a timeout of another's
+    line = ("RuntimeError: Unable to initialize backend 'tpu': DEADLINE_EXCEEDED: TPU initialization failed: Failed "
+            "to connect to 10.0.0.2:8471")
+    assert one(line).kind == "nccl.timeout"
+    assert excclass.message_status(line.split(": ", 1)[1]) == "timeout"
+
+
+# ------------------------------------------------------------------ gRPC's resolver
+
+
+@pytest.mark.parametrize("line", [
+    # a public nv-ingest client run's output (the absl log records gRPC prints for an empty target, `dns:///`)
+    "E0000 00:00:1774535954.976942 2192153 dns_resolver_ares.cc:358] no server name supplied in dns URI",
+    "E0000 00:00:1774535954.977023 2192153 legacy_channel.cc:89] channel stack builder failed: UNKNOWN: the target "
+    "uri is not valid: dns:///",
+])
+def test_a_target_grpc_cannot_resolve_is_the_jobs_set_up(line: str) -> None:
+    drafts = alone(line)
+    assert [(d.kind, d.fields.get("setup"), d.fields.get("terminal")) for d in drafts] == [
+        ("app.exception", True, True)]  # logged: weak, the stream's last word only
+
+
+@pytest.mark.parametrize("line", [
+    # grpc/grpc src/core/resolver/dns/native/dns_resolver.cc: the source that prints it, quoted
+    '    gpr_log(GPR_ERROR, "no server name supplied in dns URI");',
+    # a person's words about it (synthetic)
+    "the error no server name supplied in dns URI went away after setting the coordinator address",
+])
+def test_the_resolvers_words_in_code_or_prose_are_nothing(line: str) -> None:
+    assert alone(line) == []
+
+
+# ------------------------------------------------------------------ cuDNN's handle
+
+
+def test_a_cudnn_handle_without_memory_is_the_accelerators_oom() -> None:
+    # A blog of a TensorFlow game agent (GPU memory another program held) quotes the words; TensorFlow's glog prefix
+    # (tensorflow/stream_executor/cuda/cuda_dnn.cc `LOG(ERROR) << "Could not create cudnn handle: "`) filled in
+    line = ("2020-05-17 10:00:00.000000: E tensorflow/stream_executor/cuda/cuda_dnn.cc:328] Could not create cudnn "
+            "handle: CUDNN_STATUS_ALLOC_FAILED")
+    assert [d.kind for d in alone(line)] == ["app.cuda_oom"]
+
+
+def test_a_cudnn_handle_that_failed_otherwise_names_no_cause() -> None:
+    # (the near miss) CUDNN_STATUS_INTERNAL_ERROR: cuDNN's word for an internal operation that failed, no allocation
+    # named; TensorFlow's and XLA's own code (cuda_dnn.cc) print the free memory beside it and suspect the driver for
+    # NOT_INITIALIZED, so the words alone decide neither. The exception the job raises after it decides.
+    # (a public project's comment quotes the line, tensorflow/stream_executor/cuda/cuda_dnn.cc:334]; date filled in)
+    line = ("2019-01-01 00:00:00.000000: E tensorflow/stream_executor/cuda/cuda_dnn.cc:334] Could not create cudnn "
+            "handle: CUDNN_STATUS_INTERNAL_ERROR")
+    assert alone(line) == []
