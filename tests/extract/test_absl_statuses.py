@@ -228,3 +228,49 @@ def test_a_cudnn_handle_that_failed_otherwise_names_no_cause() -> None:
     line = ("2019-01-01 00:00:00.000000: E tensorflow/stream_executor/cuda/cuda_dnn.cc:334] Could not create cudnn "
             "handle: CUDNN_STATUS_INTERNAL_ERROR")
     assert alone(line) == []
+
+
+# ------------------------------------------------------------------ the task the coordination service saw fail
+
+# jax-ml/jax#23599: the coordination service lost a task's heartbeat
+HEARTBEAT = ("2024-10-09 15:47:38.568412: E external/xla/xla/tsl/distributed_runtime/coordination/coordination_service"
+             ".cc:1170] /job:jax_worker/replica:0/task:0 has been set to ERROR in coordination service: UNAVAILABLE: "
+             "Task /job:jax_worker/replica:0/task:0 heartbeat timeout. This indicates that the remote task has failed, "
+             "got preempted, or crashed unexpectedly. Check the task logs for an earlier error to debug further. "
+             "[type.googleapis.com/tensorflow.CoordinationServiceError='']")
+
+
+def test_the_task_that_stopped_heartbeating_is_named_on_its_symptom() -> None:
+    [d] = alone(HEARTBEAT)
+    assert (d.kind, d.fields.get("failed_task")) == ("nccl.remote_error", 0)
+
+
+@pytest.mark.parametrize(("line", "kind", "task"), [
+    # openxla/xla coordination_service.cc CheckHeartbeatTimeout's status, raised to a task (format string filled in)
+    ("jaxlib.xla_extension.XlaRuntimeError: UNAVAILABLE: Task /job:jax_worker/replica:0/task:3 heartbeat timeout. "
+     "This indicates that the remote task has failed, got preempted, or crashed unexpectedly. Check the task logs for "
+     "an earlier error or scheduler events (e.g. preemption, eviction) to debug further.", "nccl.remote_error", 3),
+    # openxla/xla coordination_service.cc RegisterTaskAsync (format string filled in): the task came back restarted
+    ("jaxlib.xla_extension.XlaRuntimeError: ABORTED: /job:jax_worker/replica:0/task:12 unexpectedly tried to connect "
+     "with a different incarnation. It has likely restarted.", "nccl.communicator_aborted", 12),
+])
+def test_a_raised_status_that_names_the_failed_task(line: str, kind: str, task: int) -> None:
+    d = one(line)
+    assert (d.kind, d.fields.get("failed_task")) == (kind, task)
+
+
+@pytest.mark.parametrize("line", [
+    # tests/lab/captured/jax_sigkill_external's record: names no task (another task died, JAX cannot say which)
+    "F1203 16:40:05.603844   32524 client.h:80] Terminating process because the JAX distributed service detected "
+    "fatal errors. This most likely indicates that another task died; see the other task logs for more details. "
+    "Disable Python buffering, i.e. `python -u`, to be sure to see all the previous output. absl::Status: INTERNAL: "
+    "Failed to disconnect from coordination service with status: INTERNAL: Shutdown barrier has failed.",
+    # openxla/xla coordination_service.cc CheckBarrierTimeout, a line of its message (format string filled in): the
+    # barrier's first task is no failed one, and the timed-out names follow on later lines
+    "The first task at the barrier: /job:jax_worker/replica:0/task:13. Some timed out task names:",
+    # ayaka14732/llama-2-jax#20: the same barrier in JAX's older words, no task on the line
+    "jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: PjRT_Client_Connect. "
+    "Timed out task names:",
+])
+def test_a_task_named_otherwise_is_no_failed_task(line: str) -> None:
+    assert all("failed_task" not in d.fields for d in alone(line))

@@ -214,6 +214,27 @@ def logged_status(body: str) -> str | None:
     return by_text[m.group("word")] if m else None
 
 
+# The coordination service's own words that name the task that failed (openxla/xla xla/tsl/distributed_runtime/
+# coordination/coordination_service.cc, the same in TensorFlow's tsl before it): `CheckHeartbeatTimeout`'s `Task
+# /job:jax_worker/replica:0/task:3 heartbeat timeout. This indicates that the remote task has failed, got preempted,
+# or crashed unexpectedly.` (UNAVAILABLE), `RegisterTaskAsync`'s `/job:jax_worker/replica:0/task:3 unexpectedly tried
+# to connect with a different incarnation. It has likely restarted.` (ABORTED). The task's index in its job is JAX's
+# process_id (the process's rank). The lists the service prints on lines after its words (the tasks that stopped
+# sending heartbeats, a barrier's timed-out task names) are not read here.
+TASK_LITERAL: Final = "/task:"
+_FAILED_TASK = re.compile(r"\bTask /job:[\w-]+/replica:\d+/task:(?P<a>\d+) heartbeat timeout\b"
+                          r"|/job:[\w-]+/replica:\d+/task:(?P<b>\d+) unexpectedly tried to connect with a different "
+                          r"incarnation\b")
+
+
+def failed_task(text: str) -> int | None:
+    """The task (its index in its job) that the coordination service says failed, where a line names it."""
+    if TASK_LITERAL not in text:
+        return None
+    m = _FAILED_TASK.search(text)
+    return int(m.group("a") or m.group("b")) if m else None
+
+
 # A network operation, where an errno such as EACCES is about a socket rather than a file.
 _NETWORK_OP = re.compile(r"\b(?:bind|listen|socket|connect)\b", re.IGNORECASE)
 
