@@ -274,3 +274,39 @@ def test_a_raised_status_that_names_the_failed_task(line: str, kind: str, task: 
 ])
 def test_a_task_named_otherwise_is_no_failed_task(line: str) -> None:
     assert all("failed_task" not in d.fields for d in alone(line))
+
+
+# ------------------------------------------------------------------ glog / absl / TensorFlow ERROR records
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    # google/paxml#77: the PjRt distributed client's agent reports the coordination error it got
+    ("2024-04-12 23:39:41.656900: E external/xla/xla/pjrt/distributed/client.cc:96] Coordination service agent in "
+     "error status: DEADLINE_EXCEEDED: Deadline Exceeded", "nccl.timeout"),
+    # XLA's `LOG(ERROR) << "Execution of replica " << i << " failed: " << status` (google-deepmind/alphafold#194's
+    # title quotes its words) in absl's record form, a peer's status filled in
+    ("E0000 00:00:1712345678.123456  12345 pjrt_stream_executor_client.cc:2985] Execution of replica 0 failed: "
+     "UNAVAILABLE: Socket closed", "nccl.remote_error"),
+])
+def test_an_error_record_with_a_status_of_anothers_failure_is_that_symptom(line: str, kind: str) -> None:
+    assert excclass.error_record(line)
+    assert [d.kind for d in alone(line)] == [kind]
+
+
+@pytest.mark.parametrize("line", [
+    # pytorch/xla#3975 (its grpc_error_string cut): a WARNING record, the RPC retried: W never decides
+    '  2022-09-07 07:32:12.549446: W tensorflow/core/distributed_runtime/rpc/grpc_remote_master.cc:157] RPC failed '
+    'with status = "UNAVAILABLE: Socket closed" and grpc_error_string = "{\\"grpc_status\\":14}", maybe retrying the '
+    'RPC',
+    # the same absl record at INFO (synthetic)
+    "I0000 00:00:1712345678.123456  12345 pjrt_stream_executor_client.cc:2985] Execution of replica 0 failed: "
+    "UNAVAILABLE: Socket closed",
+    # google-deepmind/alphafold#194 (its title in TensorFlow's record form, date filled in): an ERROR record whose
+    # status is the workload's own (INTERNAL) names no other's failure, and a logged record is no exception
+    "2021-09-30 07:10:00.000000: E external/org_tensorflow/tensorflow/compiler/xla/pjrt/pjrt_stream_executor_client"
+    ".cc:2085] Execution of replica 0 failed: Internal: CUBLAS_STATUS_EXECUTION_FAILED",
+    # a status word outside any record's head (a person's words, synthetic)
+    "we saw E0000 records like 'Execution of replica 0 failed: UNAVAILABLE: Socket closed' before",
+])
+def test_other_records_decide_nothing(line: str) -> None:
+    assert alone(line) == []

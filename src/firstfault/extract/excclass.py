@@ -202,12 +202,34 @@ def file_status(msg: str, implied: str | None = None) -> FileStatus | None:
     return FileStatus(word, m.group("path"), m.group("why"), status_word_table()[word].on_write)
 
 
+# An ERROR record of glog / absl logging (`E0410 21:04:57.403257 30715 file.cc:310] `, absl's `E0000 00:00:1712345678.12
+# 12345 file.cc:310] `) or of TensorFlow's own logger (`2020-11-25 09:06:12.391615: E tensorflow/core/x.cc:328] `, before
+# TF 1.0 without the date), at the line's head: the workload's process says something failed. W and I records are not.
+_ERROR_RECORD = re.compile(
+    r"^\s*(?:E\d{4} \d\d:\d\d:\d+(?:\.\d+)?\s+\d+ |(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?: )?E )[\w.@/\\-]+:\d+\] ")
+
+
+def error_record(body: str) -> bool:
+    """Whether a line is a C++ library's ERROR log record (glog / absl / TensorFlow's form)."""
+    return "] " in body and _ERROR_RECORD.match(body) is not None
+
+
+@lru_cache(maxsize=1)
+def symptom_status_texts() -> tuple[str, ...]:
+    """The spellings of the status words that name another's failure (peer, timeout, aborted): the prefilter's
+    words for an ERROR record that logs one."""
+    return tuple(sorted({t for row in status_word_table().values() if row.family in ("peer", "timeout", "aborted")
+                         for t in (row.word, *row.texts)}))
+
+
 def logged_status(body: str) -> str | None:
-    """The family of a status a line logs about the coordination service or a collective, outside any exception
-    (catalog/exceptions.yaml `status_anchors`): `has been set to ERROR in coordination service: UNAVAILABLE:
-    Task ... heartbeat timeout`, `Aborting RingReduce with Unavailable: Socket closed`. The line's first status
-    word decides (absl prints it before the message or after `status:`)."""
-    if not any(a in body for a in status_anchors()):
+    """The family of a status a line logs outside any exception about the coordination service or a collective
+    (catalog/exceptions.yaml `status_anchors`: `has been set to ERROR in coordination service: UNAVAILABLE: Task ...
+    heartbeat timeout`, `Aborting RingReduce with Unavailable: Socket closed`), or in an ERROR record of its own
+    (glog / absl / TensorFlow: `E ... client.cc:96] Coordination service agent in error status: DEADLINE_EXCEEDED:
+    Deadline Exceeded`). The line's first status word decides (absl prints it before the message or after
+    `status:`); a W or I record without an anchor decides nothing."""
+    if not any(a in body for a in status_anchors()) and not error_record(body):
         return None
     by_text, rx = _status_index()
     m = rx.search(body)
