@@ -202,11 +202,13 @@ def file_status(msg: str, implied: str | None = None) -> FileStatus | None:
     return FileStatus(word, m.group("path"), m.group("why"), status_word_table()[word].on_write)
 
 
-# An ERROR record of glog / absl logging (`E0410 21:04:57.403257 30715 file.cc:310] `, absl's `E0000 00:00:1712345678.12
-# 12345 file.cc:310] `) or of TensorFlow's own logger (`2020-11-25 09:06:12.391615: E tensorflow/core/x.cc:328] `, before
-# TF 1.0 without the date), at the line's head: the workload's process says something failed. W and I records are not.
+# An ERROR record of glog / absl logging (`E0410 21:04:57.403257 30715 file.cc:310] `, absl's `E0000
+# 00:00:1712345678.12 12345 file.cc:310] `) or of TensorFlow's own logger (`2020-11-25 09:06:12.391615: E
+# tensorflow/core/x.cc:328] `, before TF 1.0 without the date), at the line's head: the workload's process says
+# something failed. W and I records are not.
 _ERROR_RECORD = re.compile(
-    r"^\s*(?:E\d{4} \d\d:\d\d:\d+(?:\.\d+)?\s+\d+ |(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?: )?E )[\w.@/\\-]+:\d+\] ")
+    r"^\s*(?:E\d{4} \d\d:\d\d:\d+(?:\.\d+)?\s+\d+ |(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?: )?E )"
+    r"[\w.@/\\-]+:\d+\] ")
 
 
 def error_record(body: str) -> bool:
