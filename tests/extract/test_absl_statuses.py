@@ -310,3 +310,31 @@ def test_an_error_record_with_a_status_of_anothers_failure_is_that_symptom(line:
 ])
 def test_other_records_decide_nothing(line: str) -> None:
     assert alone(line) == []
+
+
+# aws-neuron/aws-neuron-sdk, torch-neuronx release notes (2.9.0): PyTorch/XLA's fatal record of a failed TF_CHECK_OK
+NON_OK = ("2023-03-08 21:18:27.040863: F tensorflow/compiler/xla/xla_client/xrt_computation_client.cc:476] "
+          "Non-OK-status: session->session()->Run(session_work->feed_inputs, session_work->outputs_handles, &outputs) "
+          "status: {}")
+
+
+def test_a_fatal_records_check_ok_status_of_a_peer_is_that_symptom() -> None:
+    # the same record with a peer's status after TF_CHECK_OK's words (its status filled in): not the process's own
+    line = NON_OK.format("UNAVAILABLE: Socket closed")
+    assert [d.kind for d in alone(line)] == ["nccl.remote_error"]
+
+
+def test_a_fatal_records_check_ok_status_of_its_own_is_its_failure() -> None:
+    # (the near miss) the release note's own line: UNKNOWN is the process's own error, the fatal record its exception
+    d = alone(NON_OK.format("UNKNOWN: Stream removed"))
+    assert [(x.kind, x.fields.get("exc_type")) for x in d] == [("app.exception", "FATAL")]
+
+
+def test_an_error_record_without_a_status_is_nothing() -> None:
+    # the same release note: gRPC's own ERROR record about pings (no status word), then TensorFlow's WARNING of a retry
+    # (its grpc_error_string cut)
+    assert alone('E0302 01:10:20.511231294  138645 chttp2_transport.cc:1098]   Received a GOAWAY with error code '
+                 'ENHANCE_YOUR_CALM and debug data equal to "too_many_pings"') == []
+    assert alone('2023-03-02 01:10:20.511500: W tensorflow/core/distributed_runtime/rpc/grpc_remote_master.cc:157] RPC '
+                 'failed with status = "UNAVAILABLE: Too many pings" and grpc_error_string = "{}", maybe retrying the '
+                 'RPC') == []

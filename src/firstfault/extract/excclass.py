@@ -143,19 +143,24 @@ _GRPC_STATUS = re.compile(r"\bStatusCode\.(?P<word>[A-Z][A-Z_]{2,30})\b")
 GRPC_STATUS_LITERAL: Final = "StatusCode."
 
 
-# JAX's words before a backend's own error (jax-ml/jax jax/_src/xla_bridge.py: `Unable to initialize backend 'tpu':
-# DEADLINE_EXCEEDED: ...`, `Backend 'cuda' failed to initialize: ...`): the status word after them heads that error.
-_BACKEND_LEAD = re.compile(r"^\s*(?:Unable to initialize backend '[\w-]+'|Backend '[\w-]+' failed to initialize): ")
+# Words before a status that still make it the message's own (the status word after them heads the error): JAX's
+# about a backend that did not start (jax-ml/jax jax/_src/xla_bridge.py: `Unable to initialize backend 'tpu':
+# DEADLINE_EXCEEDED: ...`, `Backend 'cuda' failed to initialize: ...`), and TensorFlow's and XLA's TF_CHECK_OK, a
+# status a fatal record ends on (tensorflow/tensorflow tensorflow/core/platform/status.cc TfCheckOpHelperOutOfLine:
+# `Non-OK-status: <the call> status: UNKNOWN: Stream removed`).
+_STATUS_LEAD = re.compile(r"^\s*(?:Unable to initialize backend '[\w-]+'|Backend '[\w-]+' failed to initialize"
+                          r"|Non-OK-status: .{0,300}? status): ")
+_LEAD_WORDS: Final = ("backend", "Backend", "Non-OK-status")
 
 
 def message_status(msg: str) -> str | None:
     """The family of the status word an exception's message holds, whatever its class: at the message's head
-    (`UNKNOWN: Gloo AllGather failed`), after JAX's words about a backend that did not start, or in gRPC's
-    spelling anywhere in it (`StatusCode.UNAVAILABLE`)."""
+    (`UNKNOWN: Gloo AllGather failed`), after JAX's words about a backend that did not start or TF_CHECK_OK's
+    (`_STATUS_LEAD`), or in gRPC's spelling anywhere in it (`StatusCode.UNAVAILABLE`)."""
     family = status_family(msg)
     if family is not None:
         return family
-    lead = _BACKEND_LEAD.match(msg) if "backend" in msg.lower() else None
+    lead = _STATUS_LEAD.match(msg) if any(w in msg for w in _LEAD_WORDS) else None
     if lead is not None:
         return status_family(msg[lead.end():])
     if GRPC_STATUS_LITERAL not in msg:
