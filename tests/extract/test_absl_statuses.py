@@ -338,3 +338,25 @@ def test_an_error_record_without_a_status_is_nothing() -> None:
     assert alone('2023-03-02 01:10:20.511500: W tensorflow/core/distributed_runtime/rpc/grpc_remote_master.cc:157] RPC '
                  'failed with status = "UNAVAILABLE: Too many pings" and grpc_error_string = "{}", maybe retrying the '
                  'RPC') == []
+
+
+# ------------------------------------------------------------------ XLA's compiler
+
+
+@pytest.mark.parametrize("line", [
+    # Physical-Intelligence/openpi#419 (its title, JAX's module filled in): the environment's ptxas is too old
+    "jaxlib.xla_extension.XlaRuntimeError: UNIMPLEMENTED: ptxas too old. Falling back to the driver to compile.",
+    # tensorflow/models#9847: TensorFlow's XLA JIT finds no ptxas in the environment (the session's re-raise)
+    "tensorflow.python.framework.errors_impl.NotFoundError: ./bin/ptxas not found",
+])
+def test_a_compiler_toolchain_the_environment_lacks_is_the_set_up(line: str) -> None:
+    d = one(line)
+    assert d.kind == "app.exception" and d.fields.get("setup") is True
+
+
+def test_a_compile_that_failed_on_the_program_is_the_workloads_exception() -> None:
+    # (the near miss) openxla/xla#4970's record, as JAX raises its status: ptxas refused the PTX it was given
+    d = one("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to execute XLA Runtime executable: run time error: "
+            "custom call 'xla.gpu.custom_call' failed: ptxas exited with non-zero error code 65280, output: ptxas "
+            "fatal: PTX with .target 'sm_90a' cannot be compiled for architecture 'sm_90'")
+    assert (d.kind, d.fields.get("setup")) == ("app.exception", None)
