@@ -360,3 +360,21 @@ def test_a_compile_that_failed_on_the_program_is_the_workloads_exception() -> No
             "custom call 'xla.gpu.custom_call' failed: ptxas exited with non-zero error code 65280, output: ptxas "
             "fatal: PTX with .target 'sm_90a' cannot be compiled for architecture 'sm_90'")
     assert (d.kind, d.fields.get("setup")) == ("app.exception", None)
+
+
+# ------------------------------------------------------------------ RESOURCE_EXHAUSTED: memory or not
+
+
+def test_resource_exhausted_in_the_allocators_words_is_the_accelerators_memory() -> None:
+    # jax-ml/jax#5733 (TensorFlow 1.x's spelling of the code, XLA's allocator's words)
+    d = one("RuntimeError: Resource exhausted: Out of memory while trying to allocate 4398046511104 bytes.: while "
+            "running replica 0 and partition 0 of a replicated computation (other replicas may have failed as well).")
+    assert d.kind == "app.cuda_oom"
+
+
+def test_resource_exhausted_over_grpcs_message_limit_is_no_memory() -> None:
+    # (the near miss) ray-project/lightgbm_ray#28: gRPC's size limit on a message says RESOURCE_EXHAUSTED too
+    lines = [TB, "grpc._channel._InactiveRpcError: <_InactiveRpcError of RPC that terminated with:",
+             "\tstatus = StatusCode.RESOURCE_EXHAUSTED",
+             '\tdetails = "Received message larger than max (210771146 vs. 104857600)"']
+    assert all(d.kind != "app.cuda_oom" for d in helpers.scan(ALL, lines, "application"))
