@@ -378,3 +378,22 @@ def test_resource_exhausted_over_grpcs_message_limit_is_no_memory() -> None:
              "\tstatus = StatusCode.RESOURCE_EXHAUSTED",
              '\tdetails = "Received message larger than max (210771146 vs. 104857600)"']
     assert all(d.kind != "app.cuda_oom" for d in helpers.scan(ALL, lines, "application"))
+
+
+# tests/lab/captured/jax_sigkill_external (JAX 0.10.2, run in the lab): the coordination service's record of the
+# barrier it failed for the task in error, its status as JAX raises one (the class filled in)
+BARRIER_FOR_TASK = ("jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Barrier failed because: task is set to ERROR: "
+                    "UNAVAILABLE: Task 1 heartbeat timeout. This indicates that the remote task has failed, got "
+                    "preempted, or crashed unexpectedly. Check the task logs for an earlier error or scheduler events "
+                    "(e.g. preemption, eviction) to debug further.")
+
+
+def test_a_barrier_failed_for_a_task_in_error_is_that_tasks_symptom() -> None:
+    d = one(BARRIER_FOR_TASK)
+    assert (d.kind, d.fields.get("failed_task")) == ("nccl.remote_error", 1)
+
+
+def test_a_status_of_anothers_failure_at_the_head_still_decides() -> None:
+    # (the near miss) the lead's inner status is read only under a head of the workload's own family (synthetic)
+    assert excclass.message_status("UNAVAILABLE: Barrier failed because: task is set to ERROR: INTERNAL: x") == "peer"
+    assert excclass.message_status("INTERNAL: Barrier failed because: the service is shutting down") == "exception"

@@ -143,14 +143,24 @@ _GRPC_STATUS = re.compile(r"\bStatusCode\.(?P<word>[A-Z][A-Z_]{2,30})\b")
 GRPC_STATUS_LITERAL: Final = "StatusCode."
 
 
-# Words before a status that still make it the message's own (the status word after them heads the error): JAX's
-# about a backend that did not start (jax-ml/jax jax/_src/xla_bridge.py: `Unable to initialize backend 'tpu':
-# DEADLINE_EXCEEDED: ...`, `Backend 'cuda' failed to initialize: ...`), and TensorFlow's and XLA's TF_CHECK_OK, a
-# status a fatal record ends on (tensorflow/tensorflow tensorflow/core/platform/status.cc TfCheckOpHelperOutOfLine:
-# `Non-OK-status: <the call> status: UNKNOWN: Stream removed`).
-_STATUS_LEAD = re.compile(r"^\s*(?:Unable to initialize backend '[\w-]+'|Backend '[\w-]+' failed to initialize"
-                          r"|Non-OK-status: .{0,300}? status): ")
-_LEAD_WORDS: Final = ("backend", "Backend", "Non-OK-status")
+# Words before a status that still make it the message's own (the status word after them heads the error, also after
+# a status word of the workload's own family at the message's head): JAX's about a backend that did not start
+# (jax-ml/jax jax/_src/xla_bridge.py: `Unable to initialize backend 'tpu': DEADLINE_EXCEEDED: ...`, `Backend 'cuda'
+# failed to initialize: ...`), TensorFlow's and XLA's TF_CHECK_OK, a status a fatal record ends on (tensorflow/
+# tensorflow tensorflow/core/platform/status.cc TfCheckOpHelperOutOfLine: `Non-OK-status: <the call> status: UNKNOWN:
+# Stream removed`), and the coordination service failing a barrier for a task in error (openxla/xla coordination_
+# service.cc SetTaskError -> LeaveOngoingBarriers: `INTERNAL: Barrier failed because: task is set to ERROR:
+# UNAVAILABLE: Task 1 heartbeat timeout`).
+_STATUS_LEAD = re.compile(r"^\s*(?:[A-Z][A-Z_]+: )?(?:Unable to initialize backend '[\w-]+'"
+                          r"|Backend '[\w-]+' failed to initialize|Non-OK-status: .{0,300}? status"
+                          r"|Barrier failed because: task is set to ERROR): ")
+_LEAD_WORDS: Final = ("backend", "Backend", "Non-OK-status", "task is set to ERROR")
+
+
+def _inner_status(msg: str) -> str | None:
+    """The family of the status after one of _STATUS_LEAD's leads, if the message has one."""
+    lead = _STATUS_LEAD.match(msg) if any(w in msg for w in _LEAD_WORDS) else None
+    return status_family(msg[lead.end():]) if lead is not None else None
 
 
 def message_status(msg: str) -> str | None:
@@ -158,11 +168,12 @@ def message_status(msg: str) -> str | None:
     (`UNKNOWN: Gloo AllGather failed`), after JAX's words about a backend that did not start or TF_CHECK_OK's
     (`_STATUS_LEAD`), or in gRPC's spelling anywhere in it (`StatusCode.UNAVAILABLE`)."""
     family = status_family(msg)
+    if family is None or family == "exception":
+        inner = _inner_status(msg)
+        if inner is not None:
+            return inner
     if family is not None:
         return family
-    lead = _STATUS_LEAD.match(msg) if any(w in msg for w in _LEAD_WORDS) else None
-    if lead is not None:
-        return status_family(msg[lead.end():])
     if GRPC_STATUS_LITERAL not in msg:
         return None
     m = _GRPC_STATUS.search(msg)
@@ -246,19 +257,20 @@ def logged_status(body: str) -> str | None:
 # The coordination service's own words that name the task that failed (openxla/xla xla/tsl/distributed_runtime/
 # coordination/coordination_service.cc, the same in TensorFlow's tsl before it): `CheckHeartbeatTimeout`'s `Task
 # /job:jax_worker/replica:0/task:3 heartbeat timeout. This indicates that the remote task has failed, got preempted,
-# or crashed unexpectedly.` (UNAVAILABLE), `RegisterTaskAsync`'s `/job:jax_worker/replica:0/task:3 unexpectedly tried
+# or crashed unexpectedly.` (UNAVAILABLE; newer XLA names the task by its index alone, `Task 1 heartbeat timeout`, as
+# JAX 0.10 prints it in tests/lab/captured/jax_sigkill_external), `RegisterTaskAsync`'s `/job:jax_worker/replica:0/task:3 unexpectedly tried
 # to connect with a different incarnation. It has likely restarted.` (ABORTED). The task's index in its job is JAX's
 # process_id (the process's rank). The lists the service prints on lines after its words (the tasks that stopped
 # sending heartbeats, a barrier's timed-out task names) are not read here.
 TASK_LITERAL: Final = "/task:"
-_FAILED_TASK = re.compile(r"\bTask /job:[\w-]+/replica:\d+/task:(?P<a>\d+) heartbeat timeout\b"
+_FAILED_TASK = re.compile(r"\bTask (?:/job:[\w-]+/replica:\d+/task:)?(?P<a>\d+) heartbeat timeout\b"
                           r"|/job:[\w-]+/replica:\d+/task:(?P<b>\d+) unexpectedly tried to connect with a different "
                           r"incarnation\b")
 
 
 def failed_task(text: str) -> int | None:
     """The task (its index in its job) that the coordination service says failed, where a line names it."""
-    if TASK_LITERAL not in text:
+    if TASK_LITERAL not in text and "heartbeat timeout" not in text:
         return None
     m = _FAILED_TASK.search(text)
     return int(m.group("a") or m.group("b")) if m else None

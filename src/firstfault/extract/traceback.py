@@ -838,7 +838,8 @@ def _with_task(fields: dict[str, FieldValue], text: str) -> dict[str, FieldValue
 def _peer(exc: Exc, body: str) -> Draft | None:
     for peer_kind, rx in PEER_FAILURE:
         if rx.search(body):
-            return Draft(peer_kind, {"detail": _detail(exc)})
+            fields: dict[str, FieldValue] = {"detail": _detail(exc)}
+            return Draft(peer_kind, _with_task(fields, exc.msg) if peer_kind in TASK_KINDS else fields)
     if peer_errno(exc.msg) is not None:
         return Draft("nccl.remote_error", {"detail": _detail(exc)})  # a socket a peer refused, reset or left
     kind = DIST_TYPES.get(exc.cls)
