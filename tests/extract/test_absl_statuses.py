@@ -397,3 +397,25 @@ def test_a_status_of_anothers_failure_at_the_head_still_decides() -> None:
     # (the near miss) the lead's inner status is read only under a head of the workload's own family (synthetic)
     assert excclass.message_status("UNAVAILABLE: Barrier failed because: task is set to ERROR: INTERNAL: x") == "peer"
     assert excclass.message_status("INTERNAL: Barrier failed because: the service is shutting down") == "exception"
+
+
+def test_a_status_line_that_goes_on_an_error_record_is_read_as_its_message() -> None:
+    # tests/lab/captured/jax_sigkill_external, rank 0: the coordination service's ERROR record `Shutdown barrier in
+    # coordination service has failed:` goes on in this line, the status alone
+    line = ("INTERNAL: Barrier failed because: task is set to ERROR: UNAVAILABLE: Task 1 heartbeat timeout. This "
+            "indicates that the remote task has failed, got preempted, or crashed unexpectedly. Check the task logs "
+            "for an earlier error or scheduler events (e.g. preemption, eviction) to debug further. "
+            "[type.googleapis.com/tensorflow.CoordinationServiceError='']")
+    assert [(d.kind, d.fields.get("failed_task")) for d in alone(line)] == [("nccl.remote_error", 1)]
+
+
+@pytest.mark.parametrize("line", [
+    # the same capture: absl's notice at start-up, a level word where a status word would stand
+    "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
+    # a status line of the workload's own family (synthetic): no exception around it, nothing decided
+    "INTERNAL: Failed to execute XLA Runtime executable: run time error",
+    # a logger's level before the status word (synthetic): not a status line of its own
+    "ERROR: UNAVAILABLE: Socket closed",
+])
+def test_other_lines_with_a_capital_word_at_their_head_are_no_status_line(line: str) -> None:
+    assert alone(line) == []

@@ -240,18 +240,30 @@ def symptom_status_texts() -> tuple[str, ...]:
                          for t in (row.word, *row.texts)}))
 
 
+# A status's canonical word at a line's head (absl's Status::ToString, `UNAVAILABLE: ...`).
+_CANONICAL_HEAD = re.compile(r"^\s*([A-Z][A-Z_]{4,18}): ")
+
+
 def logged_status(body: str) -> str | None:
     """The family of a status a line logs outside any exception about the coordination service or a collective
     (catalog/exceptions.yaml `status_anchors`: `has been set to ERROR in coordination service: UNAVAILABLE: Task ...
     heartbeat timeout`, `Aborting RingReduce with Unavailable: Socket closed`), or in an ERROR record of its own
     (glog / absl / TensorFlow: `E ... client.cc:96] Coordination service agent in error status: DEADLINE_EXCEEDED:
     Deadline Exceeded`). The line's first status word decides (absl prints it before the message or after
-    `status:`); a W or I record without an anchor decides nothing."""
+    `status:`); a W or I record without an anchor decides nothing. A line that is an absl status alone, its
+    canonical word at its head (`INTERNAL: Barrier failed because: task is set to ERROR: UNAVAILABLE: Task 1 heartbeat
+    timeout`, the message a multi-line ERROR record goes on with), decides as an exception's message would."""
     if not any(a in body for a in status_anchors()) and not error_record(body):
-        return None
+        head = _CANONICAL_HEAD.match(body)
+        return message_status(body.lstrip()) if head is not None and head.group(1) in status_word_table() else None
     by_text, rx = _status_index()
     m = rx.search(body)
-    return by_text[m.group("word")] if m else None
+    if m is None:
+        return None
+    family = by_text[m.group("word")]
+    if family == "exception":  # the workload's own word, unless a lead says whose status follows (_STATUS_LEAD)
+        return _inner_status(body[m.start():]) or family
+    return family
 
 
 # The coordination service's own words that name the task that failed (openxla/xla xla/tsl/distributed_runtime/
