@@ -419,3 +419,11 @@ def test_a_status_line_that_goes_on_an_error_record_is_read_as_its_message() -> 
 ])
 def test_other_lines_with_a_capital_word_at_their_head_are_no_status_line(line: str) -> None:
     assert alone(line) == []
+
+
+def test_a_tensorflow_jobs_task_is_no_rank() -> None:
+    # (the near miss) TensorFlow's coordination service numbers each job's tasks apart (`worker`, `ps`, `chief`): the
+    # same words about `/job:worker/replica:0/task:3` (CheckHeartbeatTimeout's format filled in) name no rank
+    d = one("tensorflow.python.framework.errors_impl.UnavailableError: Task /job:worker/replica:0/task:3 heartbeat "
+            "timeout. This indicates that the remote task has failed, got preempted, or crashed unexpectedly.")
+    assert d.kind == "nccl.remote_error" and "failed_task" not in d.fields
