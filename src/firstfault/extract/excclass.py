@@ -272,14 +272,14 @@ def logged_status(body: str) -> str | None:
 # or crashed unexpectedly.` (UNAVAILABLE; newer XLA names the task by its index alone, `Task 1 heartbeat timeout`, as
 # JAX 0.10 prints it in tests/lab/captured/jax_sigkill_external), `RegisterTaskAsync`'s `/job:jax_worker/replica:0/
 # task:3 unexpectedly tried to connect with a different incarnation. It has likely restarted.` (ABORTED). The task's
-# index in its job is JAX's process_id (the process's rank) only in JAX's job, `jax_worker` (TensorFlow's jobs, `worker`,
-# `ps`, `chief`, number their tasks apart: no rank). The lists the service prints on lines after its words
+# index in its job is JAX's process_id (the process's rank) only in JAX's job, `jax_worker` (TensorFlow's jobs,
+# `worker`, `ps`, `chief`, number their tasks apart: no rank). The lists the service prints on lines after its words
 # (the tasks that stopped sending heartbeats, a barrier's timed-out task names) are not read here: a line of a task's
 # name alone holds no word the scanner dispatches on.
 TASK_LITERAL: Final = "/task:"
 _FAILED_TASK = re.compile(r"\bTask (?:/job:jax_worker/replica:\d+/task:)?(?P<a>\d+) heartbeat timeout\b"
-                          r"|/job:jax_worker/replica:\d+/task:(?P<b>\d+) unexpectedly tried to connect with a different "
-                          r"incarnation\b")
+                          r"|/job:jax_worker/replica:\d+/task:(?P<b>\d+) unexpectedly tried to connect with a "
+                          r"different incarnation\b")
 
 
 def failed_task(text: str) -> int | None:
