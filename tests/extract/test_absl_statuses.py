@@ -427,3 +427,27 @@ def test_a_tensorflow_jobs_task_is_no_rank() -> None:
     d = one("tensorflow.python.framework.errors_impl.UnavailableError: Task /job:worker/replica:0/task:3 heartbeat "
             "timeout. This indicates that the remote task has failed, got preempted, or crashed unexpectedly.")
     assert d.kind == "nccl.remote_error" and "failed_task" not in d.fields
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    # abseil/abseil-cpp absl/status/statusor.cc BadStatusOrAccess::what(), its format filled in with gRPC's words: a
+    # status read from an empty StatusOr is still the status it holds
+    ("RuntimeError: Bad StatusOr access: DEADLINE_EXCEEDED: Deadline Exceeded", "nccl.timeout"),
+    # pytorch/xla#9524 (an existing accelerator-OOM case): the status it holds is read by the memory table first
+    ("RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in "
+     "memory space vmem.", "app.cuda_oom"),
+])
+def test_a_status_read_from_an_empty_statusor_is_that_status(line: str, kind: str) -> None:
+    assert one(line).kind == kind
+
+
+@pytest.mark.parametrize("line", [
+    # Lightning-AI/pytorch-lightning#20244 (its title): the status it holds is the workload's own (UNKNOWN)
+    "RuntimeError: Bad StatusOr access: UNKNOWN: TPU initialization failed: Invalid "
+    "--2a886c8_slice_builder_worker_addresses specified. Expected 4 worker addresses, got 1.",
+    # pytorch/xla#866: TensorFlow's older words for it, in a fatal record, an argument the program gave
+    "2019-07-30 21:43:47.485270: F tensorflow/stream_executor/lib/statusor.cc:34] Attempting to fetch value instead "
+    "of handling error Invalid argument: LiteralProto has no shape",
+])
+def test_a_statusor_holding_the_workloads_own_status_is_its_failure(line: str) -> None:
+    assert [d.kind for d in alone(line)] == ["app.exception"]

@@ -150,11 +150,16 @@ GRPC_STATUS_LITERAL: Final = "StatusCode."
 # tensorflow tensorflow/core/platform/status.cc TfCheckOpHelperOutOfLine: `Non-OK-status: <the call> status: UNKNOWN:
 # Stream removed`), and the coordination service failing a barrier for a task in error (openxla/xla coordination_
 # service.cc SetTaskError -> LeaveOngoingBarriers: `INTERNAL: Barrier failed because: task is set to ERROR:
-# UNAVAILABLE: Task 1 heartbeat timeout`).
-_STATUS_LEAD = re.compile(r"^\s*(?:[A-Z][A-Z_]+: )?(?:Unable to initialize backend '[\w-]+'"
-                          r"|Backend '[\w-]+' failed to initialize|Non-OK-status: .{0,300}? status"
-                          r"|Barrier failed because: task is set to ERROR): ")
-_LEAD_WORDS: Final = ("backend", "Backend", "Non-OK-status", "task is set to ERROR")
+# UNAVAILABLE: Task 1 heartbeat timeout`); and a StatusOr read while it held an error, the exception C++ code raises
+# into Python (abseil/abseil-cpp absl/status/statusor.cc BadStatusOrAccess::what(): `Bad StatusOr access: <status>`;
+# TensorFlow's stream_executor/lib/statusor.cc before it: `Attempting to fetch value instead of handling error
+# <status>`).
+_STATUS_LEAD = re.compile(r"^\s*(?:[A-Z][A-Z_]+: )?(?:Unable to initialize backend '[\w-]+': "
+                          r"|Backend '[\w-]+' failed to initialize: |Non-OK-status: .{0,300}? status: "
+                          r"|Barrier failed because: task is set to ERROR: |Bad StatusOr access: "
+                          r"|Attempting to fetch value instead of handling error )")
+_LEAD_WORDS: Final = ("backend", "Backend", "Non-OK-status", "task is set to ERROR", "Bad StatusOr access",
+                      "instead of handling error")
 
 
 def _inner_status(msg: str) -> str | None:
