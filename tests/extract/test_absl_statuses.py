@@ -441,10 +441,16 @@ def test_a_status_read_from_an_empty_statusor_is_that_status(line: str, kind: st
     assert one(line).kind == kind
 
 
+def test_a_tpu_slice_started_on_fewer_hosts_than_it_has_is_the_set_up() -> None:
+    # Lightning-AI/pytorch-lightning#20244 (its title): the job launched on one host of a four-host slice
+    d = one("RuntimeError: Bad StatusOr access: UNKNOWN: TPU initialization failed: Invalid "
+            "--2a886c8_slice_builder_worker_addresses specified. Expected 4 worker addresses, got 1.")
+    assert d.kind == "app.exception" and d.fields.get("setup") is True
+
+
 @pytest.mark.parametrize("line", [
-    # Lightning-AI/pytorch-lightning#20244 (its title): the status it holds is the workload's own (UNKNOWN)
-    "RuntimeError: Bad StatusOr access: UNKNOWN: TPU initialization failed: Invalid "
-    "--2a886c8_slice_builder_worker_addresses specified. Expected 4 worker addresses, got 1.",
+    # (the near miss) another TPU start that failed with the workload's own status (UNKNOWN; synthetic message)
+    "RuntimeError: Bad StatusOr access: UNKNOWN: TPU initialization failed: internal error in the runtime",
     # pytorch/xla#866: TensorFlow's older words for it, in a fatal record, an argument the program gave
     "2019-07-30 21:43:47.485270: F tensorflow/stream_executor/lib/statusor.cc:34] Attempting to fetch value instead "
     "of handling error Invalid argument: LiteralProto has no shape",
