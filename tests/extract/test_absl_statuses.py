@@ -228,6 +228,9 @@ def test_a_cudnn_handle_that_failed_otherwise_names_no_cause() -> None:
     line = ("2019-01-01 00:00:00.000000: E tensorflow/stream_executor/cuda/cuda_dnn.cc:334] Could not create cudnn "
             "handle: CUDNN_STATUS_INTERNAL_ERROR")
     assert alone(line) == []
+    # pytorch/xla#6771: XLA's record of the free memory beside it, here a quarter of the GPU free: no memory exhausted
+    assert alone("2024-03-25 01:37:01.894809: E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:540] Memory usage: "
+                 "6073221120 bytes free, 25438126080 bytes total.") == []
 
 
 # ------------------------------------------------------------------ the task the coordination service saw fail

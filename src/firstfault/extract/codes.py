@@ -387,7 +387,8 @@ ACCEL_OOM_PHRASES: Final = (
     # handle: CUDNN_STATUS_ALLOC_FAILED`). Not the same line with CUDNN_STATUS_INTERNAL_ERROR, however often a GPU
     # whose memory another allocator took is its cause: cuDNN's status names no allocation (cudnnCreate's own
     # failure to allocate is ALLOC_FAILED), and TensorFlow's and XLA's code only print the free memory beside it (and
-    # suspect the driver for NOT_INITIALIZED); the exception the job raises after it decides.
+    # suspect the driver for NOT_INITIALIZED; pytorch/xla#6771 logs a quarter of its GPU free beside it); the exception
+    # the job raises after it decides.
     "CUBLAS_STATUS_ALLOC_FAILED",
     "CUDNN_STATUS_ALLOC_FAILED",
     "CUSOLVER_STATUS_ALLOC_FAILED",
