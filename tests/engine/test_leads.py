@@ -433,3 +433,19 @@ def test_the_leads_sort_keys_are_computed_once_and_are_ev_keys() -> None:
     assert all(ctx.key(e) == _ev_key(e) for e in events)
     other = ev(0, 9, "f")  # not among the events: its key is its own
     assert ctx.key(other) == _ev_key(other) != ctx.key(events[0])
+
+
+def test_the_task_the_coordination_service_saw_fail_is_a_lead_not_a_cause(make_bundle: BundleMaker) -> None:
+    # A JAX job of four processes on four nodes: process 0 hosts the coordination service, which logs that task 2
+    # stopped heartbeating (jax-ml/jax#23599's line, the task and time filled in); the others' collectives fail after.
+    # Nothing establishes a cause: the verdict is unknown, and the named task is where to look.
+    line = ("2026-11-02 10:30:00.000000: E external/xla/xla/tsl/distributed_runtime/coordination/coordination_service"
+            ".cc:1170] /job:jax_worker/replica:0/task:2 has been set to ERROR in coordination service: UNAVAILABLE: "
+            "Task /job:jax_worker/replica:0/task:2 heartbeat timeout. This indicates that the remote task has failed, "
+            "got preempted, or crashed unexpectedly. Check the task logs for an earlier error to debug further.")
+    files = {"app/node-000.log": line + "\n"}
+    v = _analyze(make_bundle(files, _workload(4, 1, APP)))
+    assert v.attributed_domain == "unknown" and v.root_cause is None
+    # an exit, not a laggard: no rule promotes a slow node's weak evidence on a task that stopped heartbeating
+    assert [(x.kind, x.ranks, x.nodes) for x in v.leads] == [("first_exit", [2], ["node-002"])]
+    assert "coordination service" in v.leads[0].summary

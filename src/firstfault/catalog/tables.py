@@ -663,6 +663,8 @@ class StatusWordInfo(_Row, frozen=True):
     family: ExceptionFamily
     texts: tuple[str, ...] = ()  # other spellings (TensorFlow 1.x: `Unavailable`, `Deadline Exceeded`)
     on_write: Literal["storage"] | None = None  # what it is about a file being written (its message a path)
+    # the exception classes that stand for the word (TensorFlow's errors_impl classes: `UnavailableError`)
+    classes: tuple[Annotated[str, Meta(pattern=r"^[A-Z]\w+$")], ...] = ()
 
 class ErrnoInfo(_Row, frozen=True):
     name: Annotated[str, Meta(pattern=r"^E[A-Z0-9]+$")]  # ENOSPC, EADDRINUSE, ...

@@ -15,7 +15,8 @@ thousands of identical timeouts; what tells is the rank that differs:
 - `stuck_frame`: the innermost interesting frame of each hung rank's stack
   dump, fewest ranks first (the odd one out is the telling one);
 - `first_exit`: the first rank to die (exit code, signal) when other ranks
-  failed after it.
+  failed after it; the task (rank) JAX's or TensorFlow's coordination service
+  says stopped sending heartbeats or restarted.
 
 Every rank at the same numbers gives no laggard: nothing is invented.
 Leads are ordered deterministically (kind, then first_seen, ranks, nodes).
@@ -403,6 +404,16 @@ def _named(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
         if 0 < len(ranks) <= MAX_LEAD_RANKS:  # named by the report itself: only its width is judged
             out.append(_draft(ctx, "laggard_rank", ranks,
                               f"{_fmt_ranks(ranks)} failed to pass monitoredBarrier in {ms} ms{by}", barrier))
+    # The coordination service (JAX's, TensorFlow's) naming the task it saw fail: the task stopped sending heartbeats
+    # (its agent's own thread sends them, so a process that only hangs still does: it died, or lost its host) or came
+    # back as a new incarnation (extract/excclass.py `failed_task`). Its index is the process's rank. An exit, not a
+    # laggard: no rule promotes a slow node's weak evidence on it.
+    told = sorted((e for e in events if isinstance(e.fields.get("failed_task"), int)), key=ctx.key)
+    tasks = sorted({int(t) for e in told if isinstance(t := e.fields.get("failed_task"), int)})
+    if 0 < len(tasks) <= MAX_LEAD_RANKS:  # named by the report itself: only its width is judged
+        out.append(_draft(ctx, "first_exit", tasks,
+                          f"{_fmt_ranks(tasks)} stopped sending heartbeats to the coordination service or came back "
+                          "restarted, in the service's own words: it failed, whatever its own log says", told))
     report = sorted((e for e in events if e.kind == "c10d.desync_report"), key=ctx.key)
     if report:
         by_state: dict[tuple[str, int | None], list[Event]] = {}

@@ -382,7 +382,13 @@ def nccl_result_of(text: str) -> str | None:
 # (GPU_0_bfc) ran out of memory trying to allocate 2.18GiB ... The caller indicates that this is not a failure`
 # (it retries with less).
 ACCEL_OOM_PHRASES: Final = (
-    # The CUDA libraries' own allocation failures (cuBLAS handle, cuDNN workspace, cuSOLVER, cuFFT).
+    # The CUDA libraries' own allocation failures (cuBLAS handle, cuDNN workspace, cuSOLVER, cuFFT), also as TensorFlow
+    # and XLA log a cuDNN handle they could not create (stream_executor/cuda/cuda_dnn.cc: `Could not create cudnn
+    # handle: CUDNN_STATUS_ALLOC_FAILED`). Not the same line with CUDNN_STATUS_INTERNAL_ERROR, however often a GPU
+    # whose memory another allocator took is its cause: cuDNN's status names no allocation (cudnnCreate's own
+    # failure to allocate is ALLOC_FAILED), and TensorFlow's and XLA's code only print the free memory beside it (and
+    # suspect the driver for NOT_INITIALIZED; pytorch/xla#6771 logs a quarter of its GPU free beside it); the exception
+    # the job raises after it decides.
     "CUBLAS_STATUS_ALLOC_FAILED",
     "CUDNN_STATUS_ALLOC_FAILED",
     "CUSOLVER_STATUS_ALLOC_FAILED",

@@ -54,6 +54,11 @@ def _rows() -> tuple[_Row, ...]:
         else:
             kind, text = "name", m
         out.append(_Row(kind, text, re.compile(info.message) if info.message else None, info))
+    # The classes that stand for a status word (`status_words` `classes`: TensorFlow's errors_impl classes), after
+    # every row of the class table, so that a row of its own (ResourceExhaustedError's, CancelledError's) decides.
+    for word, status in status_word_table().items():
+        for cls in status.classes:
+            out.append(_Row("name", cls, None, ExceptionClassInfo(match=cls, family="status", status=word)))
     return tuple(out)
 
 
@@ -138,10 +143,40 @@ _GRPC_STATUS = re.compile(r"\bStatusCode\.(?P<word>[A-Z][A-Z_]{2,30})\b")
 GRPC_STATUS_LITERAL: Final = "StatusCode."
 
 
+# Words before a status that still make it the message's own (the status word after them heads the error, also after
+# a status word of the workload's own family at the message's head): JAX's about a backend that did not start
+# (jax-ml/jax jax/_src/xla_bridge.py: `Unable to initialize backend 'tpu': DEADLINE_EXCEEDED: ...`, `Backend 'cuda'
+# failed to initialize: ...`), TensorFlow's and XLA's TF_CHECK_OK, a status a fatal record ends on (tensorflow/
+# tensorflow tensorflow/core/platform/status.cc TfCheckOpHelperOutOfLine: `Non-OK-status: <the call> status: UNKNOWN:
+# Stream removed`), and the coordination service failing a barrier for a task in error (openxla/xla coordination_
+# service.cc SetTaskError -> LeaveOngoingBarriers: `INTERNAL: Barrier failed because: task is set to ERROR:
+# UNAVAILABLE: Task 1 heartbeat timeout`); and a StatusOr read while it held an error, the exception C++ code raises
+# into Python (abseil/abseil-cpp absl/status/statusor.cc BadStatusOrAccess::what(): `Bad StatusOr access: <status>`;
+# TensorFlow's stream_executor/lib/statusor.cc before it: `Attempting to fetch value instead of handling error
+# <status>`).
+_STATUS_LEAD = re.compile(r"^\s*(?:[A-Z][A-Z_]+: )?(?:Unable to initialize backend '[\w-]+': "
+                          r"|Backend '[\w-]+' failed to initialize: |Non-OK-status: .{0,300}? status: "
+                          r"|Barrier failed because: task is set to ERROR: |Bad StatusOr access: "
+                          r"|Attempting to fetch value instead of handling error )")
+_LEAD_WORDS: Final = ("backend", "Backend", "Non-OK-status", "task is set to ERROR", "Bad StatusOr access",
+                      "instead of handling error")
+
+
+def _inner_status(msg: str) -> str | None:
+    """The family of the status after one of _STATUS_LEAD's leads, if the message has one."""
+    lead = _STATUS_LEAD.match(msg) if any(w in msg for w in _LEAD_WORDS) else None
+    return status_family(msg[lead.end():]) if lead is not None else None
+
+
 def message_status(msg: str) -> str | None:
     """The family of the status word an exception's message holds, whatever its class: at the message's head
-    (`UNKNOWN: Gloo AllGather failed`) or in gRPC's spelling anywhere in it (`StatusCode.UNAVAILABLE`)."""
+    (`UNKNOWN: Gloo AllGather failed`), after JAX's words about a backend that did not start or TF_CHECK_OK's
+    (`_STATUS_LEAD`), or in gRPC's spelling anywhere in it (`StatusCode.UNAVAILABLE`)."""
     family = status_family(msg)
+    if family is None or family == "exception":
+        inner = _inner_status(msg)
+        if inner is not None:
+            return inner
     if family is not None:
         return family
     if GRPC_STATUS_LITERAL not in msg:
@@ -188,16 +223,76 @@ def file_status(msg: str, implied: str | None = None) -> FileStatus | None:
     return FileStatus(word, m.group("path"), m.group("why"), status_word_table()[word].on_write)
 
 
+# An ERROR record of glog / absl logging (`E0410 21:04:57.403257 30715 file.cc:310] `, absl's `E0000
+# 00:00:1712345678.12 12345 file.cc:310] `) or of TensorFlow's own logger (`2020-11-25 09:06:12.391615: E
+# tensorflow/core/x.cc:328] `, before TF 1.0 without the date), at the line's head: the workload's process says
+# something failed. W and I records are not.
+_ERROR_RECORD = re.compile(
+    r"^\s*(?:E\d{4} \d\d:\d\d:\d+(?:\.\d+)?\s+\d+ |(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?: )?E )"
+    r"[\w.@/\\-]+:\d+\] ")
+
+
+def error_record(body: str) -> bool:
+    """Whether a line is a C++ library's ERROR log record (glog / absl / TensorFlow's form)."""
+    return "] " in body and _ERROR_RECORD.match(body) is not None
+
+
+@lru_cache(maxsize=1)
+def symptom_status_texts() -> tuple[str, ...]:
+    """The spellings of the status words that name another's failure (peer, timeout, aborted): the prefilter's
+    words for an ERROR record that logs one."""
+    return tuple(sorted({t for row in status_word_table().values() if row.family in ("peer", "timeout", "aborted")
+                         for t in (row.word, *row.texts)}))
+
+
+# A status's canonical word at a line's head (absl's Status::ToString, `UNAVAILABLE: ...`).
+_CANONICAL_HEAD = re.compile(r"^\s*([A-Z][A-Z_]{4,18}): ")
+
+
 def logged_status(body: str) -> str | None:
-    """The family of a status a line logs about the coordination service or a collective, outside any exception
-    (catalog/exceptions.yaml `status_anchors`): `has been set to ERROR in coordination service: UNAVAILABLE:
-    Task ... heartbeat timeout`, `Aborting RingReduce with Unavailable: Socket closed`. The line's first status
-    word decides (absl prints it before the message or after `status:`)."""
-    if not any(a in body for a in status_anchors()):
-        return None
+    """The family of a status a line logs outside any exception about the coordination service or a collective
+    (catalog/exceptions.yaml `status_anchors`: `has been set to ERROR in coordination service: UNAVAILABLE: Task ...
+    heartbeat timeout`, `Aborting RingReduce with Unavailable: Socket closed`), or in an ERROR record of its own
+    (glog / absl / TensorFlow: `E ... client.cc:96] Coordination service agent in error status: DEADLINE_EXCEEDED:
+    Deadline Exceeded`). The line's first status word decides (absl prints it before the message or after
+    `status:`); a W or I record without an anchor decides nothing. A line that is an absl status alone, its
+    canonical word at its head (`INTERNAL: Barrier failed because: task is set to ERROR: UNAVAILABLE: Task 1 heartbeat
+    timeout`, the message a multi-line ERROR record goes on with), decides as an exception's message would."""
+    if not any(a in body for a in status_anchors()) and not error_record(body):
+        head = _CANONICAL_HEAD.match(body)
+        return message_status(body.lstrip()) if head is not None and head.group(1) in status_word_table() else None
     by_text, rx = _status_index()
     m = rx.search(body)
-    return by_text[m.group("word")] if m else None
+    if m is None:
+        return None
+    family = by_text[m.group("word")]
+    if family == "exception":  # the workload's own word, unless a lead says whose status follows (_STATUS_LEAD)
+        return _inner_status(body[m.start():]) or family
+    return family
+
+
+# The coordination service's own words that name the task that failed (openxla/xla xla/tsl/distributed_runtime/
+# coordination/coordination_service.cc, the same in TensorFlow's tsl before it): `CheckHeartbeatTimeout`'s `Task
+# /job:jax_worker/replica:0/task:3 heartbeat timeout. This indicates that the remote task has failed, got preempted,
+# or crashed unexpectedly.` (UNAVAILABLE; newer XLA names the task by its index alone, `Task 1 heartbeat timeout`, as
+# JAX 0.10 prints it in tests/lab/captured/jax_sigkill_external), `RegisterTaskAsync`'s `/job:jax_worker/replica:0/
+# task:3 unexpectedly tried to connect with a different incarnation. It has likely restarted.` (ABORTED). The task's
+# index in its job is JAX's process_id (the process's rank) only in JAX's job, `jax_worker` (TensorFlow's jobs,
+# `worker`, `ps`, `chief`, number their tasks apart: no rank). The lists the service prints on lines after its words
+# (the tasks that stopped sending heartbeats, a barrier's timed-out task names) are not read here: a line of a task's
+# name alone holds no word the scanner dispatches on.
+TASK_LITERAL: Final = "/task:"
+_FAILED_TASK = re.compile(r"\bTask (?:/job:jax_worker/replica:\d+/task:)?(?P<a>\d+) heartbeat timeout\b"
+                          r"|/job:jax_worker/replica:\d+/task:(?P<b>\d+) unexpectedly tried to connect with a "
+                          r"different incarnation\b")
+
+
+def failed_task(text: str) -> int | None:
+    """The task (its index in its job) that the coordination service says failed, where a line names it."""
+    if TASK_LITERAL not in text and "heartbeat timeout" not in text:
+        return None
+    m = _FAILED_TASK.search(text)
+    return int(m.group("a") or m.group("b")) if m else None
 
 
 # A network operation, where an errno such as EACCES is about a socket rather than a file.

@@ -33,7 +33,13 @@ from firstfault.extract.codes import (
     cuda_message_literals,
     storage_strerror_texts,
 )
-from firstfault.extract.excclass import GRPC_STATUS_LITERAL, STORE_SPELLED_WORDS, logged_words, setup_errno_words
+from firstfault.extract.excclass import (
+    GRPC_STATUS_LITERAL,
+    STORE_SPELLED_WORDS,
+    logged_words,
+    setup_errno_words,
+    symptom_status_texts,
+)
 from firstfault.extract.jobend import memory_limit_kill
 from firstfault.extract.memo import ON, Memo, digits_zeroed
 from firstfault.extract.nccl import NCCL_ERROR_LITERALS, nccl_owns, split_rank_prefix
@@ -186,9 +192,9 @@ class ExceptionExtractor:
         "app.cuda_error": frozenset({"cuda_code", "cuda_error", "error", "message", "terminal"}),
         "app.exception": frozenset({"errno", "exc_type", "message", "path", "shm", "signal", "cache_race", "exec",
                                     "setup", "store_code", "terminal"}),
-        "nccl.communicator_aborted": frozenset({"detail", "terminal"}),
+        "nccl.communicator_aborted": frozenset({"detail", "failed_task", "terminal"}),
         "nccl.error": frozenset({"detail", "nccl_result", "terminal"}),
-        "nccl.remote_error": frozenset({"detail", "phase", "terminal"}),
+        "nccl.remote_error": frozenset({"detail", "failed_task", "phase", "terminal"}),
         "nccl.timeout": frozenset({"detail", "terminal"}),
         "process.signal": frozenset({"by", "detail", "signal", "terminal"}),
         "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path", "store_cause", "store_code",
@@ -202,6 +208,7 @@ class ExceptionExtractor:
         *tb.EXC_SUFFIXES[:2],  # "Error", "Exception": the final line of a traceback
         *tb.EXCEPTION_MODULE_LITERALS,  # ... or a class of an exceptions module (`...exceptions.TooManyRequests`)
         *status_anchors(),  # a status JAX / TensorFlow log about the coordination service or a collective
+        *symptom_status_texts(),  # ... or in an ERROR record of their own (`E ...] ... failed: UNAVAILABLE: ...`)
         "KeyboardInterrupt",
         "SystemExit",
         "StopIteration",

@@ -81,6 +81,7 @@ from firstfault.extract.excclass import (
     FileStatus,
     class_row,
     envelope,
+    failed_task,
     file_status,
     logged_row,
     logged_status,
@@ -734,7 +735,8 @@ def standalone(body: str) -> Draft | None:
     kind = SYMPTOM_KINDS.get(logged_status(body) or "")
     if kind is not None:
         # JAX's / TensorFlow's own report that the coordination service or a collective lost a peer: a symptom.
-        return Draft(kind, {"detail": clip(body)})
+        fields: dict[str, FieldValue] = {"detail": clip(body)}
+        return Draft(kind, _with_task(fields, body) if kind in TASK_KINDS else fields)
     if exception_shape(body) is not None:
         return None  # an exception's line: the traceback model reads it (a lone one as its traceback's last line)
     return _logged(body)
@@ -838,13 +840,26 @@ def _symptom(kind: str, exc: Exc) -> Draft:
         result = nccl_result_of(exc.msg)
         if result is not None:
             fields["nccl_result"] = result
-    return Draft(kind, fields)
+    return Draft(kind, _with_task(fields, exc.msg) if kind in TASK_KINDS else fields)
+
+
+# The symptoms whose words may name the task the coordination service saw fail (excclass.failed_task): a lead on
+# that task (engine/leads.py), never a cause.
+TASK_KINDS: Final = frozenset({"nccl.remote_error", "nccl.communicator_aborted"})
+
+
+def _with_task(fields: dict[str, FieldValue], text: str) -> dict[str, FieldValue]:
+    task = failed_task(text)
+    if task is not None:
+        fields["failed_task"] = task
+    return fields
 
 
 def _peer(exc: Exc, body: str) -> Draft | None:
     for peer_kind, rx in PEER_FAILURE:
         if rx.search(body):
-            return Draft(peer_kind, {"detail": _detail(exc)})
+            fields: dict[str, FieldValue] = {"detail": _detail(exc)}
+            return Draft(peer_kind, _with_task(fields, exc.msg) if peer_kind in TASK_KINDS else fields)
     if peer_errno(exc.msg) is not None:
         return Draft("nccl.remote_error", {"detail": _detail(exc)})  # a socket a peer refused, reset or left
     kind = DIST_TYPES.get(exc.cls)
