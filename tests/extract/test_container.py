@@ -1,0 +1,102 @@
+"""Container runtimes and launchers (extract/container.py over catalog/platform.yaml `container_errors`).
+
+Each line is a format string of the program that prints it, filled in by us; the comment names the repository and
+file (and, where the whole line is a public paste, the thread)."""
+
+from __future__ import annotations
+
+import pytest
+
+from firstfault.extract import container, gpu
+from firstfault.extract.container import container_fields
+from tests.extract.helpers import assert_fields, holds_literal, scan
+
+EX = container.ContainerErrorExtractor()
+
+
+@pytest.mark.parametrize(
+    ("line", "runtime", "error"),
+    [
+        # NVIDIA/pyxis pyxis_slurmstepd.c `pyxis: failed to import docker image: %s` under slurmstepd's error prefix
+        ("slurmstepd: error: pyxis: failed to import docker image: nvcr.io#nvidia/pytorch:24.01-py3", "pyxis", "start"),
+        # NVIDIA/pyxis pyxis_slurmstepd.c `pyxis: --container-mounts: source path does not exist: %s`
+        ("slurmstepd: error: pyxis: --container-mounts: source path does not exist: /lustre/datasets", "pyxis", "job"),
+        # NVIDIA/enroot src/common.sh `URL %s returned error code: %s %s`, as pyxis prints enroot's log
+        ("slurmstepd: error: pyxis:     [ERROR] URL https://nvcr.io/v2/nvidia/pytorch/manifests/99.99-py3 returned "
+         "error code: 404 Not Found", "enroot", "job"),
+        ("slurmstepd: error: pyxis:     [ERROR] URL https://registry-1.docker.io/v2/library/ubuntu/manifests/22.04 "
+         "returned error code: 429 ", "enroot", "registry"),
+        # NVIDIA/enroot bin/enroot-nsenter.c err(3): `<prog>: failed to ...: <strerror>`
+        ("enroot-nsenter: failed to create user namespace: Operation not permitted", "enroot", "node"),
+        # opencontainers/runc libcontainer/process_linux.go, quoted by containerd's CRI in a kubelet event
+        ("Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create "
+         "failed: unable to start container process: unable to apply cgroup configuration: mkdir "
+         "/sys/fs/cgroup/pids/kubepods: no space left on device: unknown", "runc", "node"),
+        # runc's exec of an entrypoint not in the image (Go os/exec ErrNotFound), as Docker prints it
+        ('docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI '
+         'runtime create failed: runc create failed: unable to start container process: exec: "python": executable '
+         'file not found in $PATH: unknown.', "runc", "job"),
+        # moby's pull error for a repository that does not exist or needs a login
+        ("docker: Error response from daemon: pull access denied for nosuchorg/trainer, repository does not exist or "
+         "may require 'docker login': denied: requested access to the resource is denied.", "docker", "job"),
+        # the kubelet's image manager (pkg/kubelet/images/image_manager.go `Failed to pull image %q: %v`)
+        ('Failed to pull image "pytorch/pytorch:2.3.0": toomanyrequests: You have reached your pull rate limit.',
+         "registry", "registry"),
+        # libnvidia-container src/cli/configure.c `mount error: %s`, as the hook's stderr is quoted
+        ("nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/abc/merged/usr/lib/"
+         "x86_64-linux-gnu/libnvidia-ml.so.1: file exists: unknown", "nvidia-container-cli", "node"),
+        # NVIDIA/nvidia-container-toolkit internal/modifier/cdi/registry.go
+        ("failed to inject CDI devices: unresolvable CDI devices nvidia.com/gpu=all: unknown",
+         "nvidia-container-toolkit", "node"),
+        # apptainer/apptainer internal/app/starter/master_linux.go `container creation failed: %s` after `FATAL:`
+        ("FATAL:   container creation failed: mount hook function failure: mount /proc/self/fd/3->/var/lib/apptainer/"
+         "mnt/session/rootfs error: while mounting image /proc/self/fd/3: kernel reported a bad superblock",
+         "apptainer", "start"),
+    ],
+)
+def test_a_container_error_is_read_by_what_it_says(line: str, runtime: str, error: str) -> None:
+    assert holds_literal(EX, line)
+    (d,) = scan(EX, [line], source="application")
+    assert d.kind == "container.error"
+    assert_fields(d, {"runtime": runtime, "error": error})
+
+
+def test_the_deepest_error_of_a_chain_decides() -> None:
+    # runc's wrappers first, the registry's answer last: the last row that says why decides, and the message starts
+    # at the first container word of the line
+    f = container_fields('Error: failed to pull and unpack image "docker.io/library/ubuntu:99": failed to resolve '
+                         'reference "docker.io/library/ubuntu:99": docker.io/library/ubuntu:99: not found: '
+                         "manifest unknown")
+    assert f is not None
+    assert f["error"] == "job"
+    assert str(f["message"]).startswith("failed to pull and unpack image")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a Go program of the job's own running a tool it lacks: no container's words before it
+        'exec: "nvidia-smi": executable file not found in $PATH',
+        # a rate-limit word in a workload's own upload log
+        "WARNING: upload throttled (toomanyrequests), retrying in 5 s",
+        # a registry word outside a pull (a model hub's client)
+        "huggingface_hub: manifest unknown for revision main, falling back to the default branch",
+        # pyxis's progress line before an import
+        "pyxis: importing docker image: nvcr.io#nvidia/pytorch:24.01-py3",
+        # mount.cifs's own error: no toolkit's
+        "mount error(13): Permission denied",
+    ],
+)
+def test_near_misses_are_not_container_errors(line: str) -> None:
+    assert scan(EX, [line], source="application") == []
+
+
+def test_the_toolkit_unable_to_reach_the_driver_is_nvmls() -> None:
+    # libnvidia-container src/cli/configure.c `initialization error: %s` with NVML's answer: node.driver's table
+    line = ("docker: Error response from daemon: OCI runtime create failed: container_linux.go:345: starting container "
+            'process caused "process_linux.go:430: container init caused \\"process_linux.go:413: running prestart '
+            "hook 0 caused \\\\\\\"error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: "
+            'initialization error: nvml error: driver not loaded\\\\\\\\n\\\\\\"\\"": unknown.')
+    assert scan(EX, [line], source="application") == []
+    drafts = scan(gpu.NvmlErrorExtractor(), [line], source="application")
+    assert [d.fields.get("error") for d in drafts] == ["driver"]
