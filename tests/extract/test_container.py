@@ -100,3 +100,61 @@ def test_the_toolkit_unable_to_reach_the_driver_is_nvmls() -> None:
     assert scan(EX, [line], source="application") == []
     drafts = scan(gpu.NvmlErrorExtractor(), [line], source="application")
     assert [d.fields.get("error") for d in drafts] == ["driver"]
+
+
+# --- Kubernetes: the same words in a pod's or an event's message, and the kubelet's waiting reasons -----------------
+
+_POD_START_ERROR = """{"apiVersion": "v1", "kind": "PodList", "items": [{
+  "metadata": {"name": "trainer-0"}, "spec": {"nodeName": "gpu-node-7"},
+  "status": {"phase": "Failed", "containerStatuses": [{"name": "trainer", "state": {"terminated": {
+    "exitCode": 128, "reason": "StartError", "finishedAt": "2026-12-01T10:00:00Z",
+    "message": "failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: \\"torchrun\\": executable file not found in $PATH: unknown"}}}]}}]}
+"""
+
+
+def test_a_pods_start_error_names_the_runtimes_reason() -> None:
+    # containerd's StartError message with runc's exec error (their formats, filled in)
+    from firstfault.extract.kube import read_k8s
+
+    res = read_k8s(_POD_START_ERROR, "k8s-pods", "k8s/pods.json")
+    (ev,) = [e for e in res.events if e.kind == "container.error"]
+    assert ev.node == "gpu-node-7"
+    assert ev.fields["error"] == "job"
+    assert ev.time is not None
+
+
+def test_a_pods_plain_error_is_no_container_error() -> None:
+    from firstfault.extract.kube import read_k8s
+
+    text = _POD_START_ERROR.replace("StartError", "Error").replace("executable file not found in $PATH", "boom")
+    res = read_k8s(text, "k8s-pods", "k8s/pods.json")
+    assert [e for e in res.events if e.kind == "container.error"] == []
+
+
+def test_an_events_pull_failure_is_read_by_its_message() -> None:
+    # the kubelet's `Failed to pull image %q: %v` with containerd's resolver error filled in, in `kubectl get events`
+    from firstfault.extract.kubetext import read_kubectl_text
+
+    text = ("LAST SEEN   TYPE      REASON   OBJECT            MESSAGE\n"
+            '2m          Warning   Failed   pod/trainer-0     Failed to pull image "nvcr.io/nvidia/pytorch:99.99-py3": '
+            'rpc error: code = NotFound desc = failed to pull and unpack image "nvcr.io/nvidia/pytorch:99.99-py3": '
+            'failed to resolve reference "nvcr.io/nvidia/pytorch:99.99-py3": nvcr.io/nvidia/pytorch:99.99-py3: '
+            "not found: manifest unknown\n"
+            '2m          Normal    Pulling  pod/trainer-0     Pulling image "nvcr.io/nvidia/pytorch:99.99-py3"\n')
+    res = read_kubectl_text(text, "k8s-table", "k8s/events.txt")
+    errs = [e for e in res.events if e.kind == "container.error"]
+    assert [e.fields["error"] for e in errs] == ["job"]
+
+
+@pytest.mark.parametrize(("status", "due_to"), [("CreateContainerConfigError", "setup"), ("InvalidImageName", "setup"),
+                                               ("ImagePullBackOff", None), ("ContainerCreating", None)])
+def test_the_kubelets_waiting_reasons(status: str, due_to: str | None) -> None:
+    # `kubectl get pods -o wide` rows: the kubelet's words for a spec it cannot give are the job's set-up; a pull that
+    # backs off names no side by its word
+    from firstfault.extract.kubetext import read_kubectl_text
+
+    text = ("NAME        READY   STATUS   RESTARTS   AGE   IP           NODE\n"
+            f"trainer-0   0/1     {status}   0          5m    10.0.0.12    gpu-node-7\n")
+    res = read_kubectl_text(text, "k8s-table", "k8s/pods.txt")
+    pods = [e for e in res.events if e.kind == "k8s.pod"]
+    assert [e.fields.get("due_to") for e in pods] == ([due_to] if due_to else [])

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.extract.container import container_fields
 from firstfault.extract.gpu import nvml_fields
 from firstfault.extract.reasons import k8s_reason, recovered_or_clean
 from firstfault.extract.structured import ParseIssue, StructuredResult, clip, command_line
@@ -30,6 +31,7 @@ EMITS: Mapping[str, frozenset[str]] = {
                           "restart", "signal"}),
     "sched.node_down": frozenset({"host", "reason"}),
     "gpu.nvml_error": frozenset({"error", "message", "nvml_error"}),
+    "container.error": frozenset({"runtime", "error", "text", "message"}),
 }
 
 # A table's header: upper-case column names (one may hold a space: `LAST SEEN`, `NOMINATED NODE`), split
@@ -69,10 +71,16 @@ def _device_report(message: str | None, node: str | None, file: str, line: int, 
                    result: StructuredResult) -> None:
     """A message (a pod's, an event's) that quotes the GPU stack's own report: the device plugin failing an
     allocation because NVML says a GPU is lost (`error creating nvml.Device 5: nvml: GPU is lost`) is that GPU's
-    fault, as nvidia-smi saying so on the node would be (extract/gpu.py, catalog/platform.yaml)."""
+    fault, as nvidia-smi saying so on the node would be (extract/gpu.py, catalog/platform.yaml). So is one that
+    quotes a container runtime's words (`Failed to pull image "x": ... manifest unknown`, `failed to create shim task:
+    OCI runtime create failed: ...`: extract/container.py), the container the pod could not have."""
     fields = nvml_fields(message) if message else None
     if fields is not None:
         result.events.append(_event("gpu.nvml_error", node, None, fields, file, line, text))
+        return
+    fields = container_fields(message) if message else None
+    if fields is not None:
+        result.events.append(_event("container.error", node, None, fields, file, line, text))
 
 
 # --------------------------------------------------------------------------
