@@ -105,8 +105,8 @@ def test_the_toolkit_unable_to_reach_the_driver_is_nvmls() -> None:
 # --- Kubernetes: the same words in a pod's or an event's message, and the kubelet's waiting reasons -----------------
 
 _START_MESSAGE = ("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc "
-                  'create failed: unable to start container process: exec: \\"torchrun\\": executable file not found in '
-                  "$PATH: unknown")
+                  'create failed: unable to start container process: exec: \\"torchrun\\": executable file not found '
+                  "in $PATH: unknown")
 _POD_START_ERROR = """{"apiVersion": "v1", "kind": "PodList", "items": [{
   "metadata": {"name": "trainer-0"}, "spec": {"nodeName": "gpu-node-7"},
   "status": {"phase": "Failed", "containerStatuses": [{"name": "trainer", "state": {"terminated": {
