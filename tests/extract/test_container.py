@@ -36,9 +36,12 @@ EX = container.ContainerErrorExtractor()
         ('docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI '
          'runtime create failed: runc create failed: unable to start container process: exec: "python": executable '
          'file not found in $PATH: unknown.', "runc", "job"),
-        # moby's pull error for a repository that does not exist or needs a login
+        # moby's pull error for a repository that does not exist or needs a login, the registry's DENIED last
         ("docker: Error response from daemon: pull access denied for nosuchorg/trainer, repository does not exist or "
-         "may require 'docker login': denied: requested access to the resource is denied.", "docker", "job"),
+         "may require 'docker login': denied: requested access to the resource is denied.", "registry", "job"),
+        # moby's words alone (distribution/errors.go), the registry's message cut off
+        ("docker: Error response from daemon: pull access denied for nosuchorg/trainer, repository does not exist or "
+         "may require 'docker login'", "docker", "job"),
         # the kubelet's image manager (pkg/kubelet/images/image_manager.go `Failed to pull image %q: %v`)
         ('Failed to pull image "pytorch/pytorch:2.3.0": toomanyrequests: You have reached your pull rate limit.',
          "registry", "registry"),
@@ -52,6 +55,17 @@ EX = container.ContainerErrorExtractor()
         ("FATAL:   container creation failed: mount hook function failure: mount /proc/self/fd/3->/var/lib/apptainer/"
          "mnt/session/rootfs error: while mounting image /proc/self/fd/3: kernel reported a bad superblock",
          "apptainer", "start"),
+        # apptainer/apptainer cmd/internal/cli/pull.go `While making image from oci registry: %v` with
+        # containers/image's registry answer (the distribution spec's DENIED message) filled in
+        ("FATAL:   While making image from oci registry: error fetching image to cache: failed to get checksum for "
+         "docker://acme/private:1.0: reading manifest 1.0 in docker.io/acme/private: requested access to the "
+         "resource is denied", "registry", "job"),
+        # distribution/distribution registry/client/errors.go `received unexpected HTTP status: %s`, as Docker prints it
+        ("docker: Error response from daemon: received unexpected HTTP status: 503 Service Unavailable.", "registry",
+         "registry"),
+        # enroot's row wins over a shorter row that ends at the same place
+        ("pyxis:     [ERROR] URL https://nvcr.io/v2/nvidia/pytorch/manifests/99.99-py3 returned error code: 404 Not "
+         "Found", "enroot", "job"),
     ],
 )
 def test_a_container_error_is_read_by_what_it_says(line: str, runtime: str, error: str) -> None:
@@ -85,6 +99,8 @@ def test_the_deepest_error_of_a_chain_decides() -> None:
         "pyxis: importing docker image: nvcr.io#nvidia/pytorch:24.01-py3",
         # mount.cifs's own error: no toolkit's
         "mount error(13): Permission denied",
+        # a bare `[ERROR]` is any program's: an API client's rate limit is no registry's
+        "[ERROR] metrics push failed: toomanyrequests: slow down",
     ],
 )
 def test_near_misses_are_not_container_errors(line: str) -> None:

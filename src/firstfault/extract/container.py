@@ -31,9 +31,10 @@ def container_report(text: str) -> ContainerRead | None:
     """The container error a text reports, or None.
 
     Every row whose text the line holds is found (a `quoted` row only after a container's words: a context of the
-    table or a `start` row's text). Of the rows that say why (node, registry, job) the last one printed decides: a Go
-    error chain prints its wrappers first and the deepest error last. A `start` row decides only where no such row
-    stands. None also where NVML's table reads the line (the toolkit failing to reach the driver: node.driver).
+    table or a `start` row's text). Of the rows that say why (node, registry, job) the one that ends last decides (the
+    longer where two end together): a Go error chain prints its wrappers first and the deepest error last. A `start`
+    row decides only where no such row stands. None also where NVML's table reads the line (the toolkit failing to
+    reach the driver: node.driver).
     """
     found: list[tuple[int, ContainerError]] = []
     for row in container_errors():
@@ -48,9 +49,9 @@ def container_report(text: str) -> ContainerRead | None:
     kept = [(at, row) for at, row in found if not row.quoted or before < at]
     if not kept or nvml_report(text) is not None:
         return None
-    decisive = [(at, len(row.text), row) for at, row in kept if row.container_class != "start"]
+    decisive = [(at, row) for at, row in kept if row.container_class != "start"]
     if decisive:
-        at, _, row = max(decisive, key=lambda d: (d[0], d[1]))
+        at, row = max(decisive, key=lambda d: (d[0] + len(d[1].text), len(d[1].text)))
     else:
         at, row = min(kept, key=lambda k: (k[0], -len(k[1].text)))
     return ContainerRead(row, min([at, *starts, *contexts]))
