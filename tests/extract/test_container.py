@@ -63,6 +63,12 @@ EX = container.ContainerErrorExtractor()
         # distribution/distribution registry/client/errors.go `received unexpected HTTP status: %s`, as Docker prints it
         ("docker: Error response from daemon: received unexpected HTTP status: 503 Service Unavailable.", "registry",
          "registry"),
+        # containers/crun's exec error as Podman prints it, with its wrapper after it (libpod/define/errors.go)
+        ("Error: crun: executable file `torchrun` not found in $PATH: No such file or directory: OCI runtime attempted "
+         "to invoke a command that was not found", "crun", "job"),
+        # crun's cgroup set-up, the same wrapper after it
+        ("Error: crun: creating cgroup directory `/sys/fs/cgroup/systemd/libpod_parent/libpod-3f1`: No such file or "
+         "directory: OCI runtime attempted to invoke a command that was not found", "crun", "node"),
         # enroot's row wins over a shorter row that ends at the same place
         ("pyxis:     [ERROR] URL https://nvcr.io/v2/nvidia/pytorch/manifests/99.99-py3 returned error code: 404 Not "
          "Found", "enroot", "job"),
@@ -99,6 +105,8 @@ def test_the_deepest_error_of_a_chain_decides() -> None:
         "pyxis: importing docker image: nvcr.io#nvidia/pytorch:24.01-py3",
         # mount.cifs's own error: no toolkit's
         "mount error(13): Permission denied",
+        # DAOS's container (a storage pool's) is no container runtime's
+        "daos: container create failed: DER_NO_PERM(-1001): 'No permission'",
         # a bare `[ERROR]` is any program's: an API client's rate limit is no registry's
         "[ERROR] metrics push failed: toomanyrequests: slow down",
     ],
