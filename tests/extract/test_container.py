@@ -147,6 +147,7 @@ def test_a_pods_start_error_names_the_runtimes_reason() -> None:
     (ev,) = [e for e in res.events if e.kind == "container.error"]
     assert ev.node == "gpu-node-7"
     assert ev.fields["error"] == "job"
+    assert ev.fields["reported_by"] == "pod"  # the container's own state: it never ran
     assert ev.time is not None
 
 
@@ -170,7 +171,7 @@ def test_an_events_pull_failure_is_read_by_its_message() -> None:
             '2m          Normal    Pulling  pod/trainer-0     Pulling image "nvcr.io/nvidia/pytorch:99.99-py3"\n')
     res = read_kubectl_text(text, "k8s-table", "k8s/events.txt")
     errs = [e for e in res.events if e.kind == "container.error"]
-    assert [e.fields["error"] for e in errs] == ["job"]
+    assert [(e.fields["error"], e.fields["reported_by"]) for e in errs] == [("job", "event")]  # one try, retried
 
 
 @pytest.mark.parametrize(("status", "due_to"), [("CreateContainerConfigError", "setup"), ("InvalidImageName", "setup"),

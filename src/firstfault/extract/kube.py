@@ -36,7 +36,7 @@ EMITS: Mapping[str, frozenset[str]] = {
                           "restart", "signal"}),
     "kueue.condition": frozenset({"message", "reason", "status", "type", "workload"}),
     "sched.node_down": frozenset({"host", "reason"}),
-    "container.error": frozenset({"runtime", "error", "text", "message"}),
+    "container.error": frozenset({"runtime", "error", "text", "message", "reported_by"}),
 }
 
 
@@ -338,7 +338,7 @@ def _pod_events(obj: dict[str, Any], path: str, file: str, result: StructuredRes
                 # a container the runtime could not create or start, still waiting (CreateContainerError,
                 # ErrImagePull, RunContainerError): its message quotes the runtime's words
                 _runtime_report(_str(waiting.get("message")), node, None, _line_of(waiting) or _line_of(cs), file,
-                                result)
+                                result, "pod")
             for state_key, restart in (("state", False), ("lastState", True)):
                 term = _mapping(_mapping(cs, state_key), "terminated")
                 if not term:
@@ -371,7 +371,7 @@ def _pod_events(obj: dict[str, Any], path: str, file: str, result: StructuredRes
                 )
                 when = _k8s_time(term.get("finishedAt"), f"{here}.finishedAt", line, result.issues)
                 if reason in _START_FAILED:
-                    _runtime_report(_str(term.get("message")), node, when, line, file, result)
+                    _runtime_report(_str(term.get("message")), node, when, line, file, result, "pod")
                 result.events.append(
                     Event(
                         kind="k8s.pod",
@@ -415,12 +415,15 @@ _START_FAILED = frozenset({"StartError", "ContainerCannotRun", "RunContainerErro
 
 
 def _runtime_report(message: str | None, node: str | None, when: datetime | None, line: int | None, file: str,
-                    result: StructuredResult) -> None:
+                    result: StructuredResult, reported_by: str) -> None:
     """A pod's or an event's message that quotes a container runtime's words (`failed to create shim task: OCI runtime
     create failed: ... executable file not found in $PATH`, `Failed to pull image "x": ... manifest unknown`): the
-    container the pod could not have, as the runtime's own line would say (catalog/platform.yaml)."""
+    container the pod could not have, as the runtime's own line would say (catalog/platform.yaml). `reported_by`:
+    `pod` (its container's state: it never ran) or `event` (the kubelet's warning of one try, which it retries: the
+    container may have started later)."""
     fields = container_fields(message) if message else None
     if fields is not None:
+        fields["reported_by"] = reported_by
         result.events.append(Event(kind="container.error", time=when, node=node,
                                    evidence=Evidence(source="scheduler", file=file, line=line,
                                                      text=clip(message or "")),
@@ -557,4 +560,4 @@ def _event_item(obj: dict[str, Any], path: str, file: str, result: StructuredRes
             fields=fields,
         )
     )
-    _runtime_report(message, node or None, when, line, file, result)
+    _runtime_report(message, node or None, when, line, file, result, "event")
