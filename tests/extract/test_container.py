@@ -186,3 +186,21 @@ def test_the_kubelets_waiting_reasons(status: str, due_to: str | None) -> None:
     res = read_kubectl_text(text, "k8s-table", "k8s/pods.txt")
     pods = [e for e in res.events if e.kind == "k8s.pod"]
     assert [e.fields.get("due_to") for e in pods] == ([due_to] if due_to else [])
+
+
+def test_the_kubelets_own_log_of_one_try_says_so() -> None:
+    # staging/src/k8s.io/cri-client/pkg/remote_runtime.go's klog line with runc's cgroup error filled in: a try the
+    # kubelet retries; Docker's CLI tries once
+    kubelet = ('E1204 10:00:01.000000     812 remote_runtime.go:343] "StartContainer from runtime service failed" '
+               'err="rpc error: code = Unknown desc = failed to create containerd task: failed to create shim task: '
+               "OCI runtime create failed: runc create failed: unable to start container process: unable to apply "
+               'cgroup configuration: mkdir /sys/fs/cgroup/pids/kubepods: no space left on device: unknown"')
+    f = container_fields(kubelet)
+    assert f is not None
+    assert (f["error"], f.get("reported_by")) == ("node", "kubelet")
+    docker = ("docker: Error response from daemon: failed to create task for container: failed to create shim task: "
+              "OCI runtime create failed: runc create failed: unable to start container process: unable to apply "
+              "cgroup configuration: no space left on device: unknown.")
+    f = container_fields(docker)
+    assert f is not None
+    assert (f["error"], f.get("reported_by")) == ("node", None)

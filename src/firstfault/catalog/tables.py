@@ -348,6 +348,13 @@ def container_contexts() -> tuple[str, ...]:
     return _strings("platform.yaml", "container_contexts")
 
 
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def container_retries() -> tuple[str, ...]:
+    """The kubelet's words for one try of a container it retries (catalog/platform.yaml)."""
+    return _strings("platform.yaml", "container_retries")
+
+
 # Accelerators other than NVIDIA's (catalog/accel.yaml)
 class AccelMessage(_Row, frozen=True):
     """A message of another vendor's accelerator driver or runtime, and the Xid-like class it stands for."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from firstfault.catalog.tables import ContainerError, container_contexts, container_errors
+from firstfault.catalog.tables import ContainerError, container_contexts, container_errors, container_retries
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.gpu import nvml_report
 from firstfault.model import FieldValue
@@ -58,15 +58,19 @@ def container_report(text: str) -> ContainerRead | None:
 
 
 def container_fields(text: str) -> dict[str, FieldValue] | None:
-    """container.error's fields for a text that reports a container error (container_report), or None."""
+    """container.error's fields for a text that reports a container error (container_report), or None; `reported_by`
+    `kubelet` where the line is the kubelet's report of one try, which it retries (catalog/platform.yaml)."""
     read = container_report(text)
     if read is None:
         return None
     message = text[read.start:].strip()
     if len(message) > _MESSAGE_CLIP:
         message = message[:_MESSAGE_CLIP - 3] + "..."
-    return {"runtime": read.row.runtime, "error": read.row.container_class, "text": read.row.text,
-            "message": message}
+    fields: dict[str, FieldValue] = {"runtime": read.row.runtime, "error": read.row.container_class,
+                                     "text": read.row.text, "message": message}
+    if any(w in text for w in container_retries()):
+        fields["reported_by"] = "kubelet"  # one try of the kubelet, which retries it
+    return fields
 
 
 class ContainerErrorExtractor:
@@ -74,7 +78,9 @@ class ContainerErrorExtractor:
 
     name = "container"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
-    emits: Mapping[str, frozenset[str]] = {"container.error": frozenset({"runtime", "error", "text", "message"})}
+    emits: Mapping[str, frozenset[str]] = {
+        "container.error": frozenset({"runtime", "error", "text", "message", "reported_by"}),
+    }
     sources: frozenset[str] = frozenset({"application", "syslog", "scheduler"})
     literals: tuple[str, ...] = tuple(row.text for row in container_errors())
 
