@@ -26,6 +26,7 @@ from firstfault.catalog.vocab import (
     AsyncMeans,
     CatalogTableError,
     CompletionStack,
+    ContainerClass,
     CudaClass,
     EndKeyRole,
     EndOutcome,
@@ -319,6 +320,39 @@ class NvrmMessage(_Row, frozen=True):
 def nvrm_messages() -> tuple[NvrmMessage, ...]:
     """The NVIDIA kernel driver's messages without an Xid, in the table's order (catalog/platform.yaml)."""
     return _unique("platform.yaml", "nvrm_messages", NvrmMessage, "text")
+
+
+class ContainerError(_Row, frozen=True):
+    """A container runtime's or container launcher's words for a container that could not be made or started."""
+
+    text: Annotated[str, Meta(min_length=8)]  # a prefilter literal, case as printed
+    runtime: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]  # who prints it (the event's `runtime`)
+    container_class: ContainerClass = records.field(name="class")
+    printed_by: Annotated[str, Meta(min_length=8)]  # the repository and source file (or document) that prints it
+    # the text counts only where one of `container_contexts` (or a `start` row's text) stands before it on the line:
+    # its words alone are any program's (a Go program's own exec, a registry's answer to another client)
+    quoted: bool = False
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def container_errors() -> tuple[ContainerError, ...]:
+    """Container runtimes' and launchers' errors, in the table's order (catalog/platform.yaml)."""
+    return _unique("platform.yaml", "container_errors", ContainerError, "text")
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def container_contexts() -> tuple[str, ...]:
+    """Words that say a line reports a container's start or its image's pull (catalog/platform.yaml)."""
+    return _strings("platform.yaml", "container_contexts")
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def container_retries() -> tuple[str, ...]:
+    """The kubelet's words for one try of a container it retries (catalog/platform.yaml)."""
+    return _strings("platform.yaml", "container_retries")
 
 
 # Accelerators other than NVIDIA's (catalog/accel.yaml)

@@ -39,6 +39,9 @@ NvmlClass = Literal["driver", "no_devices", "lost", "unresponsive", "unknown"]
 NvrmEvent = Literal["reset_required", "nvml_error", "none"]
 NvrmResetReason = Literal["reset_required", "init_failed", "firmware_hung"]
 NvrmNoneReason = Literal["banner", "companion"]
+# What a container runtime's or a container launcher's error is (catalog/platform.yaml `container_errors`): the node's
+# container plumbing, the image registry, the job's own container spec, or the runtime's words that it did not start.
+ContainerClass = Literal["node", "registry", "job", "start"]
 HostSeverity = Literal["uncorrected", "corrected", "informational"]
 # What a message of an accelerator other than NVIDIA's is (catalog/accel.yaml): the Xid classes' words that apply,
 # `link` for the GPU-to-GPU interconnect (AMD's XGMI) and `thermal`.

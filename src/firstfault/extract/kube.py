@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from firstfault.extract.container import container_fields
 from firstfault.extract.reasons import k8s_reason, recovered_or_clean
 from firstfault.extract.structured import (
     CHECK_EVERY,
@@ -35,6 +36,7 @@ EMITS: Mapping[str, frozenset[str]] = {
                           "restart", "signal"}),
     "kueue.condition": frozenset({"message", "reason", "status", "type", "workload"}),
     "sched.node_down": frozenset({"host", "reason"}),
+    "container.error": frozenset({"runtime", "error", "text", "message", "reported_by"}),
 }
 
 
@@ -331,6 +333,12 @@ def _pod_events(obj: dict[str, Any], path: str, file: str, result: StructuredRes
             if not isinstance(cs, dict):
                 result.issues.append(ParseIssue(None, f"{spath}[{i}]: expected an object"))
                 continue
+            waiting = _mapping(_mapping(cs, "state"), "waiting")
+            if waiting:
+                # a container the runtime could not create or start, still waiting (CreateContainerError,
+                # ErrImagePull, RunContainerError): its message quotes the runtime's words
+                _runtime_report(_str(waiting.get("message")), node, None, _line_of(waiting) or _line_of(cs), file,
+                                result, "pod")
             for state_key, restart in (("state", False), ("lastState", True)):
                 term = _mapping(_mapping(cs, state_key), "terminated")
                 if not term:
@@ -362,6 +370,8 @@ def _pod_events(obj: dict[str, Any], path: str, file: str, result: StructuredRes
                     }
                 )
                 when = _k8s_time(term.get("finishedAt"), f"{here}.finishedAt", line, result.issues)
+                if reason in _START_FAILED:
+                    _runtime_report(_str(term.get("message")), node, when, line, file, result, "pod")
                 result.events.append(
                     Event(
                         kind="k8s.pod",
@@ -397,6 +407,27 @@ def _pod_events(obj: dict[str, Any], path: str, file: str, result: StructuredRes
         if cond_due is not None and (emitted or cond_due != due_to):
             _pod_level(pod, node, phase, _str(cond.get("reason")) or "", _str(cond.get("message")), cond_due,
                        cond_pressure, _line_of(cond), when, file, result)
+
+
+# A container's terminated reasons for a container the runtime could not start (containerd's and Docker's): its message
+# quotes the runtime's words (extract/container.py).
+_START_FAILED = frozenset({"StartError", "ContainerCannotRun", "RunContainerError", "CreateContainerError"})
+
+
+def _runtime_report(message: str | None, node: str | None, when: datetime | None, line: int | None, file: str,
+                    result: StructuredResult, reported_by: str) -> None:
+    """A pod's or an event's message that quotes a container runtime's words (`failed to create shim task: OCI runtime
+    create failed: ... executable file not found in $PATH`, `Failed to pull image "x": ... manifest unknown`): the
+    container the pod could not have, as the runtime's own line would say (catalog/platform.yaml). `reported_by`:
+    `pod` (its container's state: it never ran) or `event` (the kubelet's warning of one try, which it retries: the
+    container may have started later)."""
+    fields = container_fields(message) if message else None
+    if fields is not None:
+        fields["reported_by"] = reported_by
+        result.events.append(Event(kind="container.error", time=when, node=node,
+                                   evidence=Evidence(source="scheduler", file=file, line=line,
+                                                     text=clip(message or "")),
+                                   fields=fields))
 
 
 def _pod_level(pod: str | None, node: str | None, phase: str | None, reason: str, message: str | None,
@@ -529,3 +560,4 @@ def _event_item(obj: dict[str, Any], path: str, file: str, result: StructuredRes
             fields=fields,
         )
     )
+    _runtime_report(message, node or None, when, line, file, result, "event")

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.extract.container import container_fields
 from firstfault.extract.gpu import nvml_fields
 from firstfault.extract.reasons import k8s_reason, recovered_or_clean
 from firstfault.extract.structured import ParseIssue, StructuredResult, clip, command_line
@@ -30,6 +31,7 @@ EMITS: Mapping[str, frozenset[str]] = {
                           "restart", "signal"}),
     "sched.node_down": frozenset({"host", "reason"}),
     "gpu.nvml_error": frozenset({"error", "message", "nvml_error"}),
+    "container.error": frozenset({"runtime", "error", "text", "message", "reported_by"}),
 }
 
 # A table's header: upper-case column names (one may hold a space: `LAST SEEN`, `NOMINATED NODE`), split
@@ -66,13 +68,22 @@ def _event(kind: str, node: str | None, when: datetime | None, fields: dict[str,
 
 
 def _device_report(message: str | None, node: str | None, file: str, line: int, text: str,
-                   result: StructuredResult) -> None:
+                   result: StructuredResult, reported_by: str = "event") -> None:
     """A message (a pod's, an event's) that quotes the GPU stack's own report: the device plugin failing an
     allocation because NVML says a GPU is lost (`error creating nvml.Device 5: nvml: GPU is lost`) is that GPU's
-    fault, as nvidia-smi saying so on the node would be (extract/gpu.py, catalog/platform.yaml)."""
+    fault, as nvidia-smi saying so on the node would be (extract/gpu.py, catalog/platform.yaml). So is one that
+    quotes a container runtime's words (`Failed to pull image "x": ... manifest unknown`, `failed to create shim task:
+    OCI runtime create failed: ...`: extract/container.py), the container the pod could not have; `reported_by` says
+    whether a pod's own message said so (`pod`: it never ran) or an event's (`event`: one try, which the kubelet
+    retries)."""
     fields = nvml_fields(message) if message else None
     if fields is not None:
         result.events.append(_event("gpu.nvml_error", node, None, fields, file, line, text))
+        return
+    fields = container_fields(message) if message else None
+    if fields is not None:
+        result.events.append(_event("container.error", node, None, {**fields, "reported_by": reported_by}, file,
+                                    line, text))
 
 
 # --------------------------------------------------------------------------
@@ -438,7 +449,7 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
                          if len(c) > 3 and c[3].startswith("kubelet, ")), None)
         if fields.get("Message"):
             at = obj.field_lines.get("Message", obj.line)
-            _device_report(fields["Message"], node, file, at, f"Message: {fields['Message']}", result)
+            _device_report(fields["Message"], node, file, at, f"Message: {fields['Message']}", result, "pod")
         for lineno, cells, line in obj.events:
             if len(cells) < 2:
                 continue

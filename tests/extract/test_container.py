@@ -1,0 +1,206 @@
+"""Container runtimes and launchers (extract/container.py over catalog/platform.yaml `container_errors`).
+
+Each line is a format string of the program that prints it, filled in by us; the comment names the repository and
+file (and, where the whole line is a public paste, the thread)."""
+
+from __future__ import annotations
+
+import pytest
+
+from firstfault.extract import container, gpu
+from firstfault.extract.container import container_fields
+from tests.extract.helpers import assert_fields, holds_literal, scan
+
+EX = container.ContainerErrorExtractor()
+
+
+@pytest.mark.parametrize(
+    ("line", "runtime", "error"),
+    [
+        # NVIDIA/pyxis pyxis_slurmstepd.c `pyxis: failed to import docker image: %s` under slurmstepd's error prefix
+        ("slurmstepd: error: pyxis: failed to import docker image: nvcr.io#nvidia/pytorch:24.01-py3", "pyxis", "start"),
+        # NVIDIA/pyxis pyxis_slurmstepd.c `pyxis: --container-mounts: source path does not exist: %s`
+        ("slurmstepd: error: pyxis: --container-mounts: source path does not exist: /lustre/datasets", "pyxis", "job"),
+        # NVIDIA/enroot src/common.sh `URL %s returned error code: %s %s`, as pyxis prints enroot's log
+        ("slurmstepd: error: pyxis:     [ERROR] URL https://nvcr.io/v2/nvidia/pytorch/manifests/99.99-py3 returned "
+         "error code: 404 Not Found", "enroot", "job"),
+        ("slurmstepd: error: pyxis:     [ERROR] URL https://registry-1.docker.io/v2/library/ubuntu/manifests/22.04 "
+         "returned error code: 429 ", "enroot", "registry"),
+        # NVIDIA/enroot bin/enroot-nsenter.c err(3): `<prog>: failed to ...: <strerror>`
+        ("enroot-nsenter: failed to create user namespace: Operation not permitted", "enroot", "node"),
+        # opencontainers/runc libcontainer/process_linux.go, quoted by containerd's CRI in a kubelet event
+        ("Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create "
+         "failed: unable to start container process: unable to apply cgroup configuration: mkdir "
+         "/sys/fs/cgroup/pids/kubepods: no space left on device: unknown", "runc", "node"),
+        # runc's exec of an entrypoint not in the image (Go os/exec ErrNotFound), as Docker prints it
+        ('docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI '
+         'runtime create failed: runc create failed: unable to start container process: exec: "python": executable '
+         'file not found in $PATH: unknown.', "runc", "job"),
+        # moby's pull error for a repository that does not exist or needs a login, the registry's DENIED last
+        ("docker: Error response from daemon: pull access denied for nosuchorg/trainer, repository does not exist or "
+         "may require 'docker login': denied: requested access to the resource is denied.", "registry", "job"),
+        # moby's words alone (distribution/errors.go), the registry's message cut off
+        ("docker: Error response from daemon: pull access denied for nosuchorg/trainer, repository does not exist or "
+         "may require 'docker login'", "docker", "job"),
+        # the kubelet's image manager (pkg/kubelet/images/image_manager.go `Failed to pull image %q: %v`)
+        ('Failed to pull image "pytorch/pytorch:2.3.0": toomanyrequests: You have reached your pull rate limit.',
+         "registry", "registry"),
+        # libnvidia-container src/cli/configure.c `mount error: %s`, as the hook's stderr is quoted
+        ("nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/abc/merged/usr/lib/"
+         "x86_64-linux-gnu/libnvidia-ml.so.1: file exists: unknown", "nvidia-container-cli", "node"),
+        # NVIDIA/nvidia-container-toolkit internal/modifier/cdi/registry.go
+        ("failed to inject CDI devices: unresolvable CDI devices nvidia.com/gpu=all: unknown",
+         "nvidia-container-toolkit", "node"),
+        # apptainer/apptainer internal/app/starter/master_linux.go `container creation failed: %s` after `FATAL:`
+        ("FATAL:   container creation failed: mount hook function failure: mount /proc/self/fd/3->/var/lib/apptainer/"
+         "mnt/session/rootfs error: while mounting image /proc/self/fd/3: kernel reported a bad superblock",
+         "apptainer", "start"),
+        # apptainer/apptainer cmd/internal/cli/pull.go `While making image from oci registry: %v` with
+        # containers/image's registry answer (the distribution spec's DENIED message) filled in
+        ("FATAL:   While making image from oci registry: error fetching image to cache: failed to get checksum for "
+         "docker://acme/private:1.0: reading manifest 1.0 in docker.io/acme/private: requested access to the "
+         "resource is denied", "registry", "job"),
+        # distribution/distribution registry/client/errors.go `received unexpected HTTP status: %s`, as Docker prints it
+        ("docker: Error response from daemon: received unexpected HTTP status: 503 Service Unavailable.", "registry",
+         "registry"),
+        # containers/crun's exec error as Podman prints it, with its wrapper after it (libpod/define/errors.go)
+        ("Error: crun: executable file `torchrun` not found in $PATH: No such file or directory: OCI runtime attempted "
+         "to invoke a command that was not found", "crun", "job"),
+        # crun's cgroup set-up, the same wrapper after it
+        ("Error: crun: creating cgroup directory `/sys/fs/cgroup/systemd/libpod_parent/libpod-3f1`: No such file or "
+         "directory: OCI runtime attempted to invoke a command that was not found", "crun", "node"),
+        # enroot's row wins over a shorter row that ends at the same place
+        ("pyxis:     [ERROR] URL https://nvcr.io/v2/nvidia/pytorch/manifests/99.99-py3 returned error code: 404 Not "
+         "Found", "enroot", "job"),
+    ],
+)
+def test_a_container_error_is_read_by_what_it_says(line: str, runtime: str, error: str) -> None:
+    assert holds_literal(EX, line)
+    (d,) = scan(EX, [line], source="application")
+    assert d.kind == "container.error"
+    assert_fields(d, {"runtime": runtime, "error": error})
+
+
+def test_the_deepest_error_of_a_chain_decides() -> None:
+    # runc's wrappers first, the registry's answer last: the last row that says why decides, and the message starts
+    # at the first container word of the line
+    f = container_fields('Error: failed to pull and unpack image "docker.io/library/ubuntu:99": failed to resolve '
+                         'reference "docker.io/library/ubuntu:99": docker.io/library/ubuntu:99: not found: '
+                         "manifest unknown")
+    assert f is not None
+    assert f["error"] == "job"
+    assert str(f["message"]).startswith("failed to pull and unpack image")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a Go program of the job's own running a tool it lacks: no container's words before it
+        'exec: "nvidia-smi": executable file not found in $PATH',
+        # a rate-limit word in a workload's own upload log
+        "WARNING: upload throttled (toomanyrequests), retrying in 5 s",
+        # a registry word outside a pull (a model hub's client)
+        "huggingface_hub: manifest unknown for revision main, falling back to the default branch",
+        # pyxis's progress line before an import
+        "pyxis: importing docker image: nvcr.io#nvidia/pytorch:24.01-py3",
+        # mount.cifs's own error: no toolkit's
+        "mount error(13): Permission denied",
+        # DAOS's container (a storage pool's) is no container runtime's
+        "daos: container create failed: DER_NO_PERM(-1001): 'No permission'",
+        # a bare `[ERROR]` is any program's: an API client's rate limit is no registry's
+        "[ERROR] metrics push failed: toomanyrequests: slow down",
+    ],
+)
+def test_near_misses_are_not_container_errors(line: str) -> None:
+    assert scan(EX, [line], source="application") == []
+
+
+def test_the_toolkit_unable_to_reach_the_driver_is_nvmls() -> None:
+    # libnvidia-container src/cli/configure.c `initialization error: %s` with NVML's answer: node.driver's table
+    line = ("docker: Error response from daemon: OCI runtime create failed: container_linux.go:345: starting container "
+            'process caused "process_linux.go:430: container init caused \\"process_linux.go:413: running prestart '
+            "hook 0 caused \\\\\\\"error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: "
+            'initialization error: nvml error: driver not loaded\\\\\\\\n\\\\\\"\\"": unknown.')
+    assert scan(EX, [line], source="application") == []
+    drafts = scan(gpu.NvmlErrorExtractor(), [line], source="application")
+    assert [d.fields.get("error") for d in drafts] == ["driver"]
+
+
+# --- Kubernetes: the same words in a pod's or an event's message, and the kubelet's waiting reasons -----------------
+
+_START_MESSAGE = ("failed to create containerd task: failed to create shim task: OCI runtime create failed: runc "
+                  'create failed: unable to start container process: exec: \\"torchrun\\": executable file not found '
+                  "in $PATH: unknown")
+_POD_START_ERROR = """{"apiVersion": "v1", "kind": "PodList", "items": [{
+  "metadata": {"name": "trainer-0"}, "spec": {"nodeName": "gpu-node-7"},
+  "status": {"phase": "Failed", "containerStatuses": [{"name": "trainer", "state": {"terminated": {
+    "exitCode": 128, "reason": "StartError", "finishedAt": "2026-12-01T10:00:00Z",
+    "message": "MESSAGE"}}}]}}]}
+""".replace("MESSAGE", _START_MESSAGE)
+
+
+def test_a_pods_start_error_names_the_runtimes_reason() -> None:
+    # containerd's StartError message with runc's exec error (their formats, filled in)
+    from firstfault.extract.kube import read_k8s
+
+    res = read_k8s(_POD_START_ERROR, "k8s-pods", "k8s/pods.json")
+    (ev,) = [e for e in res.events if e.kind == "container.error"]
+    assert ev.node == "gpu-node-7"
+    assert ev.fields["error"] == "job"
+    assert ev.fields["reported_by"] == "pod"  # the container's own state: it never ran
+    assert ev.time is not None
+
+
+def test_a_pods_plain_error_is_no_container_error() -> None:
+    from firstfault.extract.kube import read_k8s
+
+    text = _POD_START_ERROR.replace("StartError", "Error").replace("executable file not found in $PATH", "boom")
+    res = read_k8s(text, "k8s-pods", "k8s/pods.json")
+    assert [e for e in res.events if e.kind == "container.error"] == []
+
+
+def test_an_events_pull_failure_is_read_by_its_message() -> None:
+    # the kubelet's `Failed to pull image %q: %v` with containerd's resolver error filled in, in `kubectl get events`
+    from firstfault.extract.kubetext import read_kubectl_text
+
+    text = ("LAST SEEN   TYPE      REASON   OBJECT            MESSAGE\n"
+            '2m          Warning   Failed   pod/trainer-0     Failed to pull image "nvcr.io/nvidia/pytorch:99.99-py3": '
+            'rpc error: code = NotFound desc = failed to pull and unpack image "nvcr.io/nvidia/pytorch:99.99-py3": '
+            'failed to resolve reference "nvcr.io/nvidia/pytorch:99.99-py3": nvcr.io/nvidia/pytorch:99.99-py3: '
+            "not found: manifest unknown\n"
+            '2m          Normal    Pulling  pod/trainer-0     Pulling image "nvcr.io/nvidia/pytorch:99.99-py3"\n')
+    res = read_kubectl_text(text, "k8s-table", "k8s/events.txt")
+    errs = [e for e in res.events if e.kind == "container.error"]
+    assert [(e.fields["error"], e.fields["reported_by"]) for e in errs] == [("job", "event")]  # one try, retried
+
+
+@pytest.mark.parametrize(("status", "due_to"), [("CreateContainerConfigError", "setup"), ("InvalidImageName", "setup"),
+                                               ("ImagePullBackOff", None), ("ContainerCreating", None)])
+def test_the_kubelets_waiting_reasons(status: str, due_to: str | None) -> None:
+    # `kubectl get pods -o wide` rows: the kubelet's words for a spec it cannot give are the job's set-up; a pull that
+    # backs off names no side by its word
+    from firstfault.extract.kubetext import read_kubectl_text
+
+    text = ("NAME        READY   STATUS   RESTARTS   AGE   IP           NODE\n"
+            f"trainer-0   0/1     {status}   0          5m    10.0.0.12    gpu-node-7\n")
+    res = read_kubectl_text(text, "k8s-table", "k8s/pods.txt")
+    pods = [e for e in res.events if e.kind == "k8s.pod"]
+    assert [e.fields.get("due_to") for e in pods] == ([due_to] if due_to else [])
+
+
+def test_the_kubelets_own_log_of_one_try_says_so() -> None:
+    # staging/src/k8s.io/cri-client/pkg/remote_runtime.go's klog line with runc's cgroup error filled in: a try the
+    # kubelet retries; Docker's CLI tries once
+    kubelet = ('E1204 10:00:01.000000     812 remote_runtime.go:343] "StartContainer from runtime service failed" '
+               'err="rpc error: code = Unknown desc = failed to create containerd task: failed to create shim task: '
+               "OCI runtime create failed: runc create failed: unable to start container process: unable to apply "
+               'cgroup configuration: mkdir /sys/fs/cgroup/pids/kubepods: no space left on device: unknown"')
+    f = container_fields(kubelet)
+    assert f is not None
+    assert (f["error"], f.get("reported_by")) == ("node", "kubelet")
+    docker = ("docker: Error response from daemon: failed to create task for container: failed to create shim task: "
+              "OCI runtime create failed: runc create failed: unable to start container process: unable to apply "
+              "cgroup configuration: no space left on device: unknown.")
+    f = container_fields(docker)
+    assert f is not None
+    assert (f["error"], f.get("reported_by")) == ("node", None)
