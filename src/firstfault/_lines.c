@@ -15,13 +15,15 @@
  * The sparse path (issue 27: the per-line path in compiled code): may_stamp tells
  * the lines TimeParser.parse cannot find a stamp on, so they cost no parse; lines_of
  * groups the prefilter's matches by line; fold_hits is fold_run over the prefilter's
- * hit lines (a kernel log whose noise repeats: its copies are a few of its lines).
+ * hit lines (a kernel log whose noise repeats: its copies are a few of its lines);
+ * Matches is Hyperscan's match callback in C, so a match costs no Python call.
  *
  * Optional: scan.py falls back to bytes.count and to parsing every line when
  * this module is not built; the results are the same.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <string.h>
 
 /* count(buffer, start, end) -> the number of b"\n" in buffer[start:end] (indices clamped like slices). */
@@ -864,6 +866,232 @@ done:
     return result;
 }
 
+/* ---- Matches: the prefilter's matches gathered without a Python call each (issue 27) ----
+ *
+ * Hyperscan reports each match to a callable (collect/scan.py's _HyperscanEngine). A Python callback that
+ * keeps an (index, end) tuple costs a frame and a tuple that lives until the scan ends: on a kernel log whose
+ * noise repeats (a third of its lines hit) those were most of the scan's time, and the tuples (and lines_of's
+ * list per line) kept the garbage collector busy. A Matches is that callable in C: called as
+ * (index, from, to, flags, context), it keeps (index, to) in a C array and returns None (the scan goes on).
+ * lines(buffer) then groups them by line as lines_of does, and the Matches is the sequence of each hit line's
+ * literal indices (a new list for each item asked: the scanner asks for the few lines it reads in Python). */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    Py_ssize_t n, cap;   /* matches kept, room */
+    unsigned long *ids;  /* the literal index of each match */
+    Py_ssize_t *ends;    /* its end offset */
+    Py_ssize_t lines;    /* after lines(): the hit lines (0 before) */
+    Py_ssize_t *first;   /* lines + 1 entries: line k's matches are first[k] .. first[k + 1] - 1 */
+} MatchesObject;
+
+static PyObject *
+matches_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    MatchesObject *m = (MatchesObject *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < 3 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)) {
+        PyErr_SetString(PyExc_TypeError, "Matches(index, from, to, ...) takes at least 3 positional arguments");
+        return NULL;
+    }
+    unsigned long id = PyLong_AsUnsignedLong(args[0]);
+    if (id == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+    Py_ssize_t to = PyLong_AsSsize_t(args[2]);
+    if (to == -1 && PyErr_Occurred()) return NULL;
+    if (m->n == m->cap) {
+        Py_ssize_t cap = m->cap ? m->cap * 2 : 1024;
+        unsigned long *ids = PyMem_Realloc(m->ids, (size_t)cap * sizeof *ids);
+        if (ids == NULL) return PyErr_NoMemory();
+        m->ids = ids;
+        Py_ssize_t *ends = PyMem_Realloc(m->ends, (size_t)cap * sizeof *ends);
+        if (ends == NULL) return PyErr_NoMemory();
+        m->ends = ends;
+        m->cap = cap;
+    }
+    m->ids[m->n] = id;
+    m->ends[m->n++] = to;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+matches_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    if (PyTuple_GET_SIZE(args) > 0 || (kwds != NULL && PyDict_GET_SIZE(kwds) > 0)) {
+        PyErr_SetString(PyExc_TypeError, "Matches() takes no arguments");
+        return NULL;
+    }
+    MatchesObject *m = (MatchesObject *)type->tp_alloc(type, 0);
+    if (m == NULL) return NULL;
+    m->vectorcall = matches_vectorcall;
+    m->n = m->cap = m->lines = 0;
+    m->ids = NULL;
+    m->ends = m->first = NULL;
+    return (PyObject *)m;
+}
+
+static void
+matches_dealloc(MatchesObject *m)
+{
+    PyMem_Free(m->ids);
+    PyMem_Free(m->ends);
+    PyMem_Free(m->first);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+/* lines(buffer) -> starts: lines_of over the matches kept (in the order they came: Hyperscan's, by end offset),
+ * the sorted start offsets of the lines that hold one; the Matches is then the sequence of their indices. */
+static PyObject *
+matches_lines(MatchesObject *m, PyObject *arg)
+{
+    Py_buffer view;
+    PyObject *starts;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    Py_ssize_t *first = PyMem_Realloc(m->first, (size_t)(m->n + 1) * sizeof *first);
+    if (first == NULL) { PyBuffer_Release(&view); return PyErr_NoMemory(); }
+    m->first = first;
+    m->lines = 0;
+    starts = PyList_New(0);
+    if (starts == NULL) { PyBuffer_Release(&view); return NULL; }
+    {
+        const char *buf = (const char *)view.buf;
+        Py_ssize_t n = view.len, last_end = -1, k = 0;
+        for (Py_ssize_t j = 0; j < m->n; j++) {
+            Py_ssize_t to = m->ends[j];
+            if (to <= last_end) continue;  /* the current line's (lines_of: before any line, none's) */
+            Py_ssize_t t = to < 0 ? (to + n < 0 ? 0 : to + n) : (to > n ? n : to), s = t - 1;
+            while (s >= 0 && buf[s] != '\n') s--;
+            PyObject *start = PyLong_FromSsize_t(s + 1);
+            if (start == NULL) goto fail;
+            int bad = PyList_Append(starts, start) < 0;
+            Py_DECREF(start);
+            if (bad) goto fail;
+            first[k++] = j;
+            const char *e = t < n ? memchr(buf + t, '\n', (size_t)(n - t)) : NULL;
+            last_end = e == NULL ? n : e - buf;
+        }
+        first[k] = m->n;
+        m->lines = k;
+    }
+    PyBuffer_Release(&view);
+    return starts;
+fail:
+    m->lines = 0;
+    Py_DECREF(starts);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+static Py_ssize_t
+matches_length(MatchesObject *m)
+{
+    return m->lines;
+}
+
+static PyObject *
+matches_item(MatchesObject *m, Py_ssize_t k)
+{
+    if (k < 0 || k >= m->lines) {
+        PyErr_SetString(PyExc_IndexError, "Matches index out of range");
+        return NULL;
+    }
+    Py_ssize_t a = m->first[k], b = m->first[k + 1];
+    PyObject *out = PyList_New(b - a);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t j = a; j < b; j++) {
+        PyObject *i = PyLong_FromUnsignedLong(m->ids[j]);
+        if (i == NULL) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, j - a, i);
+    }
+    return out;
+}
+
+/* The lines' indices as a list of lists (a comparison's, a repr's). */
+static PyObject *
+matches_list(MatchesObject *m)
+{
+    PyObject *out = PyList_New(m->lines);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t k = 0; k < m->lines; k++) {
+        PyObject *item = matches_item(m, k);
+        if (item == NULL) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, k, item);
+    }
+    return out;
+}
+
+/* Equal to another Matches or a list with the same lines' indices (a test compares the engines' answers). */
+static PyObject *
+matches_richcompare(PyObject *a, PyObject *b, int op);
+
+static PyTypeObject MatchesType;
+
+static PyObject *
+matches_richcompare(PyObject *a, PyObject *b, int op)
+{
+    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(a, &MatchesType)) Py_RETURN_NOTIMPLEMENTED;
+    if (!PyObject_TypeCheck(b, &MatchesType) && !PyList_Check(b)) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *la = matches_list((MatchesObject *)a), *lb;
+    if (la == NULL) return NULL;
+    if (PyObject_TypeCheck(b, &MatchesType)) {
+        lb = matches_list((MatchesObject *)b);
+        if (lb == NULL) { Py_DECREF(la); return NULL; }
+    } else {
+        Py_INCREF(b);
+        lb = b;
+    }
+    PyObject *r = PyObject_RichCompare(la, lb, op);
+    Py_DECREF(la);
+    Py_DECREF(lb);
+    return r;
+}
+
+static PyObject *
+matches_repr(MatchesObject *m)
+{
+    PyObject *l = matches_list(m);
+    if (l == NULL) return NULL;
+    PyObject *r = PyUnicode_FromFormat("Matches(%R)", l);
+    Py_DECREF(l);
+    return r;
+}
+
+static PyObject *
+matches_count(MatchesObject *m, PyObject *Py_UNUSED(ignored))
+{
+    return PyLong_FromSsize_t(m->n);
+}
+
+static PyMethodDef matches_methods[] = {
+    {"lines", (PyCFunction)matches_lines, METH_O,
+     "lines(buffer) -> starts: the start offsets of the lines of buffer that hold a match kept (lines_of); the "
+     "Matches is then the sequence of each one's literal indices"},
+    {"matches", (PyCFunction)matches_count, METH_NOARGS, "matches() -> the number of matches kept"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods matches_as_sequence = {
+    .sq_length = (lenfunc)matches_length,
+    .sq_item = (ssizeargfunc)matches_item,
+};
+
+static PyTypeObject MatchesType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "firstfault._lines.Matches",
+    .tp_doc = "Matches(): a prefilter match callback in C (Hyperscan's match_event_handler), then, after "
+              "lines(buffer), the sequence of the hit lines' literal indices",
+    .tp_basicsize = sizeof(MatchesObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = matches_new,
+    .tp_dealloc = (destructor)matches_dealloc,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(MatchesObject, vectorcall),
+    .tp_as_sequence = &matches_as_sequence,
+    .tp_richcompare = matches_richcompare,
+    .tp_repr = (reprfunc)matches_repr,
+    .tp_methods = matches_methods,
+    .tp_hash = PyObject_HashNotImplemented,
+};
+
 /* fold_hits(buffer, starts, k, pos, line_no, table, held, stop[, clock]) -> (k, pos, line_no, folded, held, counts)
  *
  * fold_run's counterpart for a chunk read through the prefilter (collect/scan.py's sparse loop): `starts`
@@ -1025,5 +1253,14 @@ static struct PyModuleDef lines_module = {
 PyMODINIT_FUNC
 PyInit__lines(void)
 {
-    return PyModule_Create(&lines_module);
+    if (PyType_Ready(&MatchesType) < 0) return NULL;
+    PyObject *mod = PyModule_Create(&lines_module);
+    if (mod == NULL) return NULL;
+    Py_INCREF(&MatchesType);
+    if (PyModule_AddObject(mod, "Matches", (PyObject *)&MatchesType) < 0) {
+        Py_DECREF(&MatchesType);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
 }
