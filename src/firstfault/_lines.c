@@ -801,6 +801,21 @@ lines_may_stamp(PyObject *self, PyObject *arg)
     return PyBool_FromLong(yes);
 }
 
+/* The offset of the last '\n' in buf[0..s] (s included), or -1: memrchr where the C library has it (it reads a
+ * word or a vector at a time; a hit line's start is found from its match's end, tens of bytes back). */
+static Py_ssize_t
+prev_newline(const char *buf, Py_ssize_t s)
+{
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+    if (s < 0) return -1;
+    const char *p = memrchr(buf, '\n', (size_t)(s + 1));
+    return p == NULL ? -1 : p - buf;
+#else
+    while (s >= 0 && buf[s] != '\n') s--;
+    return s;
+#endif
+}
+
 /* lines_of(buffer, matches) -> (starts, ids): scan._lines_of_py in one call. `matches` is a list of
  * (literal index, end offset) pairs in order of their end offsets; a match that ends inside the current
  * line (at or before its newline) belongs to it. */
@@ -840,8 +855,7 @@ lines_lines_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 continue;
             }
             /* rfind(b"\n", 0, to) + 1 and find(b"\n", to), `to` read as a slice's index (negative: from the end) */
-            Py_ssize_t t = to < 0 ? (to + n < 0 ? 0 : to + n) : (to > n ? n : to), s = t - 1;
-            while (s >= 0 && buf[s] != '\n') s--;
+            Py_ssize_t t = to < 0 ? (to + n < 0 ? 0 : to + n) : (to > n ? n : to), s = prev_newline(buf, t - 1);
             PyObject *start = PyLong_FromSsize_t(s + 1);
             if (start == NULL) goto done;
             int bad = PyList_Append(starts, start) < 0;
@@ -958,8 +972,7 @@ matches_lines(MatchesObject *m, PyObject *arg)
         for (Py_ssize_t j = 0; j < m->n; j++) {
             Py_ssize_t to = m->ends[j];
             if (to <= last_end) continue;  /* the current line's (lines_of: before any line, none's) */
-            Py_ssize_t t = to < 0 ? (to + n < 0 ? 0 : to + n) : (to > n ? n : to), s = t - 1;
-            while (s >= 0 && buf[s] != '\n') s--;
+            Py_ssize_t t = to < 0 ? (to + n < 0 ? 0 : to + n) : (to > n ? n : to), s = prev_newline(buf, t - 1);
             PyObject *start = PyLong_FromSsize_t(s + 1);
             if (start == NULL) goto fail;
             int bad = PyList_Append(starts, start) < 0;
