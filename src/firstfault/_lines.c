@@ -16,7 +16,8 @@
  * the lines TimeParser.parse cannot find a stamp on, so they cost no parse; lines_of
  * groups the prefilter's matches by line; fold_hits is fold_run over the prefilter's
  * hit lines (a kernel log whose noise repeats: its copies are a few of its lines);
- * Matches is Hyperscan's match callback in C, so a match costs no Python call.
+ * Matches is Hyperscan's match callback in C, so a match costs no Python call; the fold's
+ * loops keep the shapes of recent lines by their digit-masked bytes (fold_shape).
  *
  * Optional: scan.py falls back to bytes.count and to parsing every line when
  * this module is not built; the results are the same.
@@ -24,6 +25,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 /* count(buffer, start, end) -> the number of b"\n" in buffer[start:end] (indices clamped like slices). */
@@ -578,24 +580,120 @@ enum { FOLD_OTHER = 0, FOLD_COPY = 1, FOLD_QUIET = 2 };
  * its shape is in the set `quiet` (LineFold.quiet; NULL: none). FOLD_OTHER: anything else, a line longer
  * than FOLD_MAX_LINE or with a byte over 0x7f too (the Python check never folds those). -1: an error set
  * (a malformed table). */
+/* The shapes of the lines the fold's loops looked up lately, by the line with its digits made '0' (of which the
+ * shape is a function: shape_hex's): a line whose digits alone differ from one looked up before (a log's noise,
+ * the next copy of a line) gets that line's shape object back, its hash kept, for a mask, a hash of 8 bytes at a
+ * time and a memcmp, instead of the token walk, a new bytes object and its hash. Direct-mapped; a slot holds the
+ * digit-masked line and a reference to its shape. Touched only by the fold's C loops, which hold the GIL
+ * throughout; a forked worker has its own copy. */
+#define SHAPE_SLOTS 1024
+typedef struct {
+    uint64_t h;
+    Py_ssize_t n;
+    unsigned char *masked;  /* PyMem: n bytes (NULL: an empty slot) */
+    PyObject *shape;
+} ShapeSlot;
+static ShapeSlot shape_cache[SHAPE_SLOTS];
+static int shape_memo = 1;  /* fold_shape_memo(False): every shape worked out afresh (tests compare the two) */
+
+static uint64_t
+masked_hash(const unsigned char *p, Py_ssize_t n)
+{
+    uint64_t h = (uint64_t)n * 0x9E3779B97F4A7C15ULL, w;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 29;
+    }
+    w = 0;
+    memcpy(&w, p + i, (size_t)(n - i));
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
+    return h ^ (h >> 32);
+}
+
+/* The shape of line[0..n) (n <= FOLD_MAX_LINE) as a new reference, memo.line_shape's bytes; or NULL with *ascii 0
+ * where a byte is over 0x7f (the fold's loops leave such a line to Python), or NULL with an error set. */
+static PyObject *
+fold_shape(const unsigned char *line, Py_ssize_t n, int *ascii)
+{
+    unsigned char masked[FOLD_MAX_LINE > 0 ? FOLD_MAX_LINE : 1];
+    int a = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = line[i];
+        a &= c < 0x80;
+        masked[i] = (c >= '0' && c <= '9') ? '0' : c;
+    }
+    *ascii = a;
+    if (!a) return NULL;
+    uint64_t h = masked_hash(masked, n);
+    ShapeSlot *slot = &shape_cache[h & (SHAPE_SLOTS - 1)];
+    if (shape_memo && slot->shape != NULL && slot->h == h && slot->n == n
+            && memcmp(slot->masked, masked, (size_t)n) == 0) {
+        Py_INCREF(slot->shape);
+        return slot->shape;
+    }
+    PyObject *key = PyBytes_FromStringAndSize((const char *)masked, n);
+    if (key == NULL) return NULL;
+    shape_hex((unsigned char *)PyBytes_AS_STRING(key), n);
+    unsigned char *copy = PyMem_Realloc(slot->masked, n > 0 ? (size_t)n : 1);
+    if (copy != NULL) {  /* else the slot keeps what it held: a memo only */
+        memcpy(copy, masked, (size_t)n);
+        slot->masked = copy;
+        slot->h = h;
+        slot->n = n;
+        Py_INCREF(key);
+        Py_XSETREF(slot->shape, key);
+    }
+    return key;
+}
+
+/* fold_shape(bytes) -> bytes | None: the shape the fold's loops look a line up by (fold_shape, through its memo):
+ * memo.line_shape's, or None for a line longer than FOLD_MAX_LINE or with a byte over 0x7f (tests hold it to
+ * memo.line_shape_py line after line, the memo's hits and misses). */
+static PyObject *
+lines_fold_shape(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    int ascii = 1;
+    PyObject *out;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (view.len > FOLD_MAX_LINE) {
+        out = Py_None;
+        Py_INCREF(out);
+    } else {
+        out = fold_shape((const unsigned char *)view.buf, view.len, &ascii);
+        if (out == NULL && !ascii) {
+            out = Py_None;
+            Py_INCREF(out);
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* fold_shape_memo(on) -> bool: whether the fold's loops look up recent lines' shapes (fold_shape's memo), set to
+ * `on`; the previous setting is returned (tests: the verdict bytes with the memo on and off). */
+static PyObject *
+lines_fold_shape_memo(PyObject *self, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) return NULL;
+    int was = shape_memo;
+    shape_memo = on;
+    return PyBool_FromLong(was);
+}
+
 static int
 table_variant(PyObject *table, PyObject *quiet, const unsigned char *buf, Py_ssize_t pos, Py_ssize_t n,
               Py_ssize_t stop, PyObject **variant)
 {
     const unsigned char *line = buf + pos;
     Py_ssize_t i;
+    int ascii;
     if (n > FOLD_MAX_LINE) return FOLD_OTHER;
-    PyObject *key = PyBytes_FromStringAndSize(NULL, n);
-    if (key == NULL) return -1;
-    unsigned char *shape = (unsigned char *)PyBytes_AS_STRING(key);
-    int ascii = 1;
-    for (i = 0; i < n; i++) {
-        unsigned char c = line[i];
-        ascii &= c < 0x80;
-        shape[i] = (c >= '0' && c <= '9') ? '0' : c;
-    }
-    if (!ascii) { Py_DECREF(key); return FOLD_OTHER; }
-    shape_hex(shape, n);
+    PyObject *key = fold_shape(line, n, &ascii);
+    if (key == NULL) return ascii ? -1 : FOLD_OTHER;
     PyObject *entries = PyDict_GetItemWithError(table, key);  /* borrowed */
     if (entries == NULL) {
         int q = 0;
@@ -1247,6 +1345,11 @@ static PyMethodDef lines_methods[] = {
     {"stamp_local_us", (PyCFunction)(void (*)(void))lines_stamp_local_us, METH_FASTCALL,
      "stamp_local_us(line, clock) -> int: the local microseconds of the stamp TimeParser reads from a line, "
      "yearless ones in clock's year (-2: it reads none; -1: C leaves it to Python)"},
+    {"fold_shape", (PyCFunction)lines_fold_shape, METH_O,
+     "fold_shape(bytes) -> bytes | None: the shape the fold's C loops look a line up by (memo.line_shape's, "
+     "through their memo of recent lines); None for a line they leave to Python (too long, a byte over 0x7f)"},
+    {"fold_shape_memo", (PyCFunction)lines_fold_shape_memo, METH_O,
+     "fold_shape_memo(on) -> bool: turn the fold loops' memo of recent shapes on or off; the previous setting"},
     {"may_stamp", (PyCFunction)lines_may_stamp, METH_O,
      "may_stamp(bytes) -> bool: whether TimeParser.parse may find a stamp on the line (a superset)"},
     {"lines_of", (PyCFunction)(void (*)(void))lines_lines_of, METH_FASTCALL,

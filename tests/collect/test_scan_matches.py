@@ -1,6 +1,8 @@
 """The prefilter's matches gathered in C (_lines.Matches: Hyperscan's match callback without a Python call per
-match, issue 27) read what the Python callback and _lines_of read: the same hit lines with the same literals, and
-the same verdict bytes on generated jobs, in one process and in two workers, with the other fast paths off and with
+match, issue 27) read what the Python callback and _lines_of read: the same hit lines with the same literals.
+And the verdict bytes of generated jobs are the same with each of shape b's speed paths on and off (the matches
+gathered in C; the quiet shapes a sparse first chunk teaches, LineFold.quiet_from; the fold loops' memo of recent
+shapes, _lines.fold_shape_memo), in one process and in two workers, with the other fast paths off, and with
 Hyperscan blocked (FIRSTFAULT_MATCHER=aho-corasick)."""
 
 from __future__ import annotations
@@ -8,7 +10,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,8 +21,13 @@ from firstfault import records
 from firstfault.analysis import parallel
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import load_bundle
-from firstfault.collect import scan
+from firstfault.collect import fold, scan
 from firstfault.extract import memo
+
+try:
+    from firstfault._lines import fold_shape_memo
+except ImportError:  # pragma: no cover - a build without the C module
+    fold_shape_memo = None  # type: ignore[assignment]
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
@@ -120,26 +126,47 @@ def _workers_for_small_bundles(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parallel, "MIN_BYTES", 0)
 
 
-@pytest.fixture
-def c_matches_off(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr(scan, "_Matches", None)
-    yield
-
-
 def _verdict(path: Path, workers: int) -> str:
     # A fresh Analyzer: the fold's lessons are per extraction, so each run learns from nothing.
     return records.dumps(Analyzer().analyze_bundle(load_bundle(str(path)), now=NOW, workers=workers), indent=2)
 
 
+def _off(monkeypatch: pytest.MonkeyPatch, what: str) -> None:
+    """Turn one of issue 27's shape-b paths off (the workers are forked: they inherit it)."""
+    if what in ("matches", "all"):  # Hyperscan's matches through a Python callback and _lines_of
+        monkeypatch.setattr(scan, "_Matches", None)
+    if what in ("quiet", "all"):  # a sparse first chunk teaches no quiet shapes
+        monkeypatch.setattr(fold.LineFold, "quiet_from", lambda *_a, **_k: None)
+    if what in ("shape_memo", "all") and fold_shape_memo is not None:  # every shape worked out afresh in C
+        fold_shape_memo(False)  # the test turns it back on
+
+
 @needs_hs
 @pytest.mark.parametrize("name", ["ranks", "kernrep"])
 @pytest.mark.parametrize("fast", [True, False])
-def test_a_generated_job_reads_the_same_with_the_matches_gathered_in_c_or_in_python(
-        bundles: dict[str, Path], monkeypatch: pytest.MonkeyPatch, name: str, fast: bool) -> None:
+@pytest.mark.parametrize("what", ["matches", "quiet", "shape_memo", "all"])
+def test_a_generated_job_reads_the_same_with_each_speed_path_on_and_off(
+        bundles: dict[str, Path], monkeypatch: pytest.MonkeyPatch, name: str, fast: bool, what: str) -> None:
+    dense: list[bool] = []
+    looks_dense = fold.LineFold.looks_dense
+
+    def spy(self: fold.LineFold, buf: bytes, sample: int = 64) -> bool:
+        dense.append(looks_dense(self, buf, sample))
+        return dense[-1]
+
     with memo.fastpath(fast):
-        on = {j: _verdict(bundles[name], j) for j in (1, 2)}
-        monkeypatch.setattr(scan, "_Matches", None)
-        off = {j: _verdict(bundles[name], j) for j in (1, 2)}
+        with monkeypatch.context() as m:
+            m.setattr(fold.LineFold, "looks_dense", spy)
+            on = {j: _verdict(bundles[name], j) for j in (1, 2)}
+        if name == "kernrep" and fast and scan._fold_run is not None:
+            assert True in dense  # a node's kernel log started in the dense loop: the paths were taken
+        try:
+            with monkeypatch.context() as m:
+                _off(m, what)
+                off = {j: _verdict(bundles[name], j) for j in (1, 2)}
+        finally:
+            if fold_shape_memo is not None:
+                fold_shape_memo(True)
     assert '"attributed_domain": "hardware"' in on[1]  # the generator's Xid 79 is found
     assert on[1] == on[2] == off[1] == off[2]
 

@@ -626,6 +626,25 @@ class LineFold:
             self.quiet.add(key)
             self._bytes += len(key)
 
+    def quiet_from(self, buf: bytes, starts: list[int], sample: int = 64) -> None:
+        """Teach quiet_add the first `sample` lines of a file's first chunk `buf` read through the prefilter, where
+        it ended as the dense loop's (its copies folded): a line that does not start at one of `starts` (the hit
+        lines, sorted) holds none of the prefilter's words, as the dense loop's own look at it would say. The dense
+        loop learns the quiet shapes, and the sparse path never did: the next file of the kind then found none of
+        its first lines' shapes known (looks_dense) and was read through the prefilter again, Hyperscan calling
+        back on each hit, where the dense loop would have passed over its noise in C."""
+        find = buf.find
+        k, n_starts, s = 0, len(starts), 0
+        for _ in range(sample):
+            e = find(b"\n", s)
+            if e < 0:
+                break
+            while k < n_starts and starts[k] < s:
+                k += 1
+            if k >= n_starts or starts[k] != s:
+                self.quiet_add(buf[s:e])
+            s = e + 1
+
     def _same_hits(self, key: bytes, raw: bytes) -> bool:
         """Does every line of the shape `key` (of the line `raw`) have raw's prefilter hits?"""
         if any(w in key for w in self._digit_words):

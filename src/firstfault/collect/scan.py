@@ -894,6 +894,10 @@ class LineScanner:
                 # Most lines copies; or, where a line in four or more is a candidate (whose Python call the dense
                 # loop may spare it), most candidates copies.
                 dense = folded * 2 >= lines or (folded * 2 >= cands and cands * 4 >= lines)
+                if dense and not before and fold is not None and _fold_run is not None and _fast[0]:
+                    # The first lines that hold no word are the kind's quiet shapes, as the dense loop would have
+                    # found them: the next file of the kind may start in it (LineFold.looks_dense).
+                    fold.quiet_from(buf, starts)
             last = self._last_stamp(buf, tp, srun_prefix)
             if last is not None:
                 carried = last
