@@ -73,7 +73,10 @@ verdict what reading every copy gives:
   both claim a line, is not taught again (`Lessons.spoiled`): each file learns it anew. The quiet shapes
   (`quiet_add`: a property of the shape and the prefilter's words) are the kind's too, and a file starts in the
   scanner's dense loop where the last file of its kind ended in it and most of its first lines are of shapes the
-  kind knows (`LineFold.looks_dense`: speed alone).
+  kind knows (`LineFold.looks_dense`: speed alone). A first chunk read through the prefilter that ends so
+  teaches the kind the quiet shapes of its first lines (`quiet_from`: a line at no hit's start holds no word), as
+  the dense loop would have: else a kind whose files are each one chunk never learned any, and never started
+  in the dense loop.
 
 Off with the other fast paths (`FIRSTFAULT_FASTPATH=0`): tests/collect/test_fold.py
 compares the two on chatty files built to break each rule above.
