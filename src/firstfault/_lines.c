@@ -15,13 +15,17 @@
  * The sparse path (issue 27: the per-line path in compiled code): may_stamp tells
  * the lines TimeParser.parse cannot find a stamp on, so they cost no parse; lines_of
  * groups the prefilter's matches by line; fold_hits is fold_run over the prefilter's
- * hit lines (a kernel log whose noise repeats: its copies are a few of its lines).
+ * hit lines (a kernel log whose noise repeats: its copies are a few of its lines);
+ * Matches is Hyperscan's match callback in C, so a match costs no Python call; the fold's
+ * loops keep the shapes of recent lines by their digit-masked bytes (fold_shape).
  *
  * Optional: scan.py falls back to bytes.count and to parsing every line when
  * this module is not built; the results are the same.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 
 /* count(buffer, start, end) -> the number of b"\n" in buffer[start:end] (indices clamped like slices). */
@@ -576,24 +580,120 @@ enum { FOLD_OTHER = 0, FOLD_COPY = 1, FOLD_QUIET = 2 };
  * its shape is in the set `quiet` (LineFold.quiet; NULL: none). FOLD_OTHER: anything else, a line longer
  * than FOLD_MAX_LINE or with a byte over 0x7f too (the Python check never folds those). -1: an error set
  * (a malformed table). */
+/* The shapes of the lines the fold's loops looked up lately, by the line with its digits made '0' (of which the
+ * shape is a function: shape_hex's): a line whose digits alone differ from one looked up before (a log's noise,
+ * the next copy of a line) gets that line's shape object back, its hash kept, for a mask, a hash of 8 bytes at a
+ * time and a memcmp, instead of the token walk, a new bytes object and its hash. Direct-mapped; a slot holds the
+ * digit-masked line and a reference to its shape. Touched only by the fold's C loops, which hold the GIL
+ * throughout; a forked worker has its own copy. */
+#define SHAPE_SLOTS 1024
+typedef struct {
+    uint64_t h;
+    Py_ssize_t n;
+    unsigned char *masked;  /* PyMem: n bytes (NULL: an empty slot) */
+    PyObject *shape;
+} ShapeSlot;
+static ShapeSlot shape_cache[SHAPE_SLOTS];
+static int shape_memo = 1;  /* fold_shape_memo(False): every shape worked out afresh (tests compare the two) */
+
+static uint64_t
+masked_hash(const unsigned char *p, Py_ssize_t n)
+{
+    uint64_t h = (uint64_t)n * 0x9E3779B97F4A7C15ULL, w;
+    Py_ssize_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 29;
+    }
+    w = 0;
+    memcpy(&w, p + i, (size_t)(n - i));
+    h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
+    return h ^ (h >> 32);
+}
+
+/* The shape of line[0..n) (n <= FOLD_MAX_LINE) as a new reference, memo.line_shape's bytes; or NULL with *ascii 0
+ * where a byte is over 0x7f (the fold's loops leave such a line to Python), or NULL with an error set. */
+static PyObject *
+fold_shape(const unsigned char *line, Py_ssize_t n, int *ascii)
+{
+    unsigned char masked[FOLD_MAX_LINE > 0 ? FOLD_MAX_LINE : 1];
+    int a = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = line[i];
+        a &= c < 0x80;
+        masked[i] = (c >= '0' && c <= '9') ? '0' : c;
+    }
+    *ascii = a;
+    if (!a) return NULL;
+    uint64_t h = masked_hash(masked, n);
+    ShapeSlot *slot = &shape_cache[h & (SHAPE_SLOTS - 1)];
+    if (shape_memo && slot->shape != NULL && slot->h == h && slot->n == n
+            && memcmp(slot->masked, masked, (size_t)n) == 0) {
+        Py_INCREF(slot->shape);
+        return slot->shape;
+    }
+    PyObject *key = PyBytes_FromStringAndSize((const char *)masked, n);
+    if (key == NULL) return NULL;
+    shape_hex((unsigned char *)PyBytes_AS_STRING(key), n);
+    unsigned char *copy = PyMem_Realloc(slot->masked, n > 0 ? (size_t)n : 1);
+    if (copy != NULL) {  /* else the slot keeps what it held: a memo only */
+        memcpy(copy, masked, (size_t)n);
+        slot->masked = copy;
+        slot->h = h;
+        slot->n = n;
+        Py_INCREF(key);
+        Py_XSETREF(slot->shape, key);
+    }
+    return key;
+}
+
+/* fold_shape(bytes) -> bytes | None: the shape the fold's loops look a line up by (fold_shape, through its memo):
+ * memo.line_shape's, or None for a line longer than FOLD_MAX_LINE or with a byte over 0x7f (tests hold it to
+ * memo.line_shape_py line after line, the memo's hits and misses). */
+static PyObject *
+lines_fold_shape(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    int ascii = 1;
+    PyObject *out;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (view.len > FOLD_MAX_LINE) {
+        out = Py_None;
+        Py_INCREF(out);
+    } else {
+        out = fold_shape((const unsigned char *)view.buf, view.len, &ascii);
+        if (out == NULL && !ascii) {
+            out = Py_None;
+            Py_INCREF(out);
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* fold_shape_memo(on) -> bool: whether the fold's loops look up recent lines' shapes (fold_shape's memo), set to
+ * `on`; the previous setting is returned (tests: the verdict bytes with the memo on and off). */
+static PyObject *
+lines_fold_shape_memo(PyObject *self, PyObject *arg)
+{
+    int on = PyObject_IsTrue(arg);
+    if (on < 0) return NULL;
+    int was = shape_memo;
+    shape_memo = on;
+    return PyBool_FromLong(was);
+}
+
 static int
 table_variant(PyObject *table, PyObject *quiet, const unsigned char *buf, Py_ssize_t pos, Py_ssize_t n,
               Py_ssize_t stop, PyObject **variant)
 {
     const unsigned char *line = buf + pos;
     Py_ssize_t i;
+    int ascii;
     if (n > FOLD_MAX_LINE) return FOLD_OTHER;
-    PyObject *key = PyBytes_FromStringAndSize(NULL, n);
-    if (key == NULL) return -1;
-    unsigned char *shape = (unsigned char *)PyBytes_AS_STRING(key);
-    int ascii = 1;
-    for (i = 0; i < n; i++) {
-        unsigned char c = line[i];
-        ascii &= c < 0x80;
-        shape[i] = (c >= '0' && c <= '9') ? '0' : c;
-    }
-    if (!ascii) { Py_DECREF(key); return FOLD_OTHER; }
-    shape_hex(shape, n);
+    PyObject *key = fold_shape(line, n, &ascii);
+    if (key == NULL) return ascii ? -1 : FOLD_OTHER;
     PyObject *entries = PyDict_GetItemWithError(table, key);  /* borrowed */
     if (entries == NULL) {
         int q = 0;
@@ -799,6 +899,21 @@ lines_may_stamp(PyObject *self, PyObject *arg)
     return PyBool_FromLong(yes);
 }
 
+/* The offset of the last '\n' in buf[0..s] (s included), or -1: memrchr where the C library has it (it reads a
+ * word or a vector at a time; a hit line's start is found from its match's end, tens of bytes back). */
+static Py_ssize_t
+prev_newline(const char *buf, Py_ssize_t s)
+{
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+    if (s < 0) return -1;
+    const char *p = memrchr(buf, '\n', (size_t)(s + 1));
+    return p == NULL ? -1 : p - buf;
+#else
+    while (s >= 0 && buf[s] != '\n') s--;
+    return s;
+#endif
+}
+
 /* lines_of(buffer, matches) -> (starts, ids): scan._lines_of_py in one call. `matches` is a list of
  * (literal index, end offset) pairs in order of their end offsets; a match that ends inside the current
  * line (at or before its newline) belongs to it. */
@@ -838,8 +953,7 @@ lines_lines_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 continue;
             }
             /* rfind(b"\n", 0, to) + 1 and find(b"\n", to), `to` read as a slice's index (negative: from the end) */
-            Py_ssize_t t = to < 0 ? (to + n < 0 ? 0 : to + n) : (to > n ? n : to), s = t - 1;
-            while (s >= 0 && buf[s] != '\n') s--;
+            Py_ssize_t t = to < 0 ? (to + n < 0 ? 0 : to + n) : (to > n ? n : to), s = prev_newline(buf, t - 1);
             PyObject *start = PyLong_FromSsize_t(s + 1);
             if (start == NULL) goto done;
             int bad = PyList_Append(starts, start) < 0;
@@ -863,6 +977,231 @@ done:
     PyBuffer_Release(&view);
     return result;
 }
+
+/* ---- Matches: the prefilter's matches gathered without a Python call each (issue 27) ----
+ *
+ * Hyperscan reports each match to a callable (collect/scan.py's _HyperscanEngine). A Python callback that
+ * keeps an (index, end) tuple costs a frame and a tuple that lives until the scan ends: on a kernel log whose
+ * noise repeats (a third of its lines hit) those were most of the scan's time, and the tuples (and lines_of's
+ * list per line) kept the garbage collector busy. A Matches is that callable in C: called as
+ * (index, from, to, flags, context), it keeps (index, to) in a C array and returns None (the scan goes on).
+ * lines(buffer) then groups them by line as lines_of does, and the Matches is the sequence of each hit line's
+ * literal indices (a new list for each item asked: the scanner asks for the few lines it reads in Python). */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    Py_ssize_t n, cap;   /* matches kept, room */
+    unsigned long *ids;  /* the literal index of each match */
+    Py_ssize_t *ends;    /* its end offset */
+    Py_ssize_t lines;    /* after lines(): the hit lines (0 before) */
+    Py_ssize_t *first;   /* lines + 1 entries: line k's matches are first[k] .. first[k + 1] - 1 */
+} MatchesObject;
+
+static PyObject *
+matches_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    MatchesObject *m = (MatchesObject *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs < 3 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)) {
+        PyErr_SetString(PyExc_TypeError, "Matches(index, from, to, ...) takes at least 3 positional arguments");
+        return NULL;
+    }
+    unsigned long id = PyLong_AsUnsignedLong(args[0]);
+    if (id == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+    Py_ssize_t to = PyLong_AsSsize_t(args[2]);
+    if (to == -1 && PyErr_Occurred()) return NULL;
+    if (m->n == m->cap) {
+        Py_ssize_t cap = m->cap ? m->cap * 2 : 1024;
+        unsigned long *ids = PyMem_Realloc(m->ids, (size_t)cap * sizeof *ids);
+        if (ids == NULL) return PyErr_NoMemory();
+        m->ids = ids;
+        Py_ssize_t *ends = PyMem_Realloc(m->ends, (size_t)cap * sizeof *ends);
+        if (ends == NULL) return PyErr_NoMemory();
+        m->ends = ends;
+        m->cap = cap;
+    }
+    m->ids[m->n] = id;
+    m->ends[m->n++] = to;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+matches_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    if (PyTuple_GET_SIZE(args) > 0 || (kwds != NULL && PyDict_GET_SIZE(kwds) > 0)) {
+        PyErr_SetString(PyExc_TypeError, "Matches() takes no arguments");
+        return NULL;
+    }
+    MatchesObject *m = (MatchesObject *)type->tp_alloc(type, 0);
+    if (m == NULL) return NULL;
+    m->vectorcall = matches_vectorcall;
+    m->n = m->cap = m->lines = 0;
+    m->ids = NULL;
+    m->ends = m->first = NULL;
+    return (PyObject *)m;
+}
+
+static void
+matches_dealloc(MatchesObject *m)
+{
+    PyMem_Free(m->ids);
+    PyMem_Free(m->ends);
+    PyMem_Free(m->first);
+    Py_TYPE(m)->tp_free((PyObject *)m);
+}
+
+/* lines(buffer) -> starts: lines_of over the matches kept (in the order they came: Hyperscan's, by end offset),
+ * the sorted start offsets of the lines that hold one; the Matches is then the sequence of their indices. */
+static PyObject *
+matches_lines(MatchesObject *m, PyObject *arg)
+{
+    Py_buffer view;
+    PyObject *starts;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    Py_ssize_t *first = PyMem_Realloc(m->first, (size_t)(m->n + 1) * sizeof *first);
+    if (first == NULL) { PyBuffer_Release(&view); return PyErr_NoMemory(); }
+    m->first = first;
+    m->lines = 0;
+    starts = PyList_New(0);
+    if (starts == NULL) { PyBuffer_Release(&view); return NULL; }
+    {
+        const char *buf = (const char *)view.buf;
+        Py_ssize_t n = view.len, last_end = -1, k = 0;
+        for (Py_ssize_t j = 0; j < m->n; j++) {
+            Py_ssize_t to = m->ends[j];
+            if (to <= last_end) continue;  /* the current line's (lines_of: before any line, none's) */
+            Py_ssize_t t = to < 0 ? (to + n < 0 ? 0 : to + n) : (to > n ? n : to), s = prev_newline(buf, t - 1);
+            PyObject *start = PyLong_FromSsize_t(s + 1);
+            if (start == NULL) goto fail;
+            int bad = PyList_Append(starts, start) < 0;
+            Py_DECREF(start);
+            if (bad) goto fail;
+            first[k++] = j;
+            const char *e = t < n ? memchr(buf + t, '\n', (size_t)(n - t)) : NULL;
+            last_end = e == NULL ? n : e - buf;
+        }
+        first[k] = m->n;
+        m->lines = k;
+    }
+    PyBuffer_Release(&view);
+    return starts;
+fail:
+    m->lines = 0;
+    Py_DECREF(starts);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+static Py_ssize_t
+matches_length(MatchesObject *m)
+{
+    return m->lines;
+}
+
+static PyObject *
+matches_item(MatchesObject *m, Py_ssize_t k)
+{
+    if (k < 0 || k >= m->lines) {
+        PyErr_SetString(PyExc_IndexError, "Matches index out of range");
+        return NULL;
+    }
+    Py_ssize_t a = m->first[k], b = m->first[k + 1];
+    PyObject *out = PyList_New(b - a);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t j = a; j < b; j++) {
+        PyObject *i = PyLong_FromUnsignedLong(m->ids[j]);
+        if (i == NULL) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, j - a, i);
+    }
+    return out;
+}
+
+/* The lines' indices as a list of lists (a comparison's, a repr's). */
+static PyObject *
+matches_list(MatchesObject *m)
+{
+    PyObject *out = PyList_New(m->lines);
+    if (out == NULL) return NULL;
+    for (Py_ssize_t k = 0; k < m->lines; k++) {
+        PyObject *item = matches_item(m, k);
+        if (item == NULL) { Py_DECREF(out); return NULL; }
+        PyList_SET_ITEM(out, k, item);
+    }
+    return out;
+}
+
+/* Equal to another Matches or a list with the same lines' indices (a test compares the engines' answers). */
+static PyObject *
+matches_richcompare(PyObject *a, PyObject *b, int op);
+
+static PyTypeObject MatchesType;
+
+static PyObject *
+matches_richcompare(PyObject *a, PyObject *b, int op)
+{
+    if ((op != Py_EQ && op != Py_NE) || !PyObject_TypeCheck(a, &MatchesType)) Py_RETURN_NOTIMPLEMENTED;
+    if (!PyObject_TypeCheck(b, &MatchesType) && !PyList_Check(b)) Py_RETURN_NOTIMPLEMENTED;
+    PyObject *la = matches_list((MatchesObject *)a), *lb;
+    if (la == NULL) return NULL;
+    if (PyObject_TypeCheck(b, &MatchesType)) {
+        lb = matches_list((MatchesObject *)b);
+        if (lb == NULL) { Py_DECREF(la); return NULL; }
+    } else {
+        Py_INCREF(b);
+        lb = b;
+    }
+    PyObject *r = PyObject_RichCompare(la, lb, op);
+    Py_DECREF(la);
+    Py_DECREF(lb);
+    return r;
+}
+
+static PyObject *
+matches_repr(MatchesObject *m)
+{
+    PyObject *l = matches_list(m);
+    if (l == NULL) return NULL;
+    PyObject *r = PyUnicode_FromFormat("Matches(%R)", l);
+    Py_DECREF(l);
+    return r;
+}
+
+static PyObject *
+matches_count(MatchesObject *m, PyObject *Py_UNUSED(ignored))
+{
+    return PyLong_FromSsize_t(m->n);
+}
+
+static PyMethodDef matches_methods[] = {
+    {"lines", (PyCFunction)matches_lines, METH_O,
+     "lines(buffer) -> starts: the start offsets of the lines of buffer that hold a match kept (lines_of); the "
+     "Matches is then the sequence of each one's literal indices"},
+    {"matches", (PyCFunction)matches_count, METH_NOARGS, "matches() -> the number of matches kept"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PySequenceMethods matches_as_sequence = {
+    .sq_length = (lenfunc)matches_length,
+    .sq_item = (ssizeargfunc)matches_item,
+};
+
+static PyTypeObject MatchesType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "firstfault._lines.Matches",
+    .tp_doc = "Matches(): a prefilter match callback in C (Hyperscan's match_event_handler), then, after "
+              "lines(buffer), the sequence of the hit lines' literal indices",
+    .tp_basicsize = sizeof(MatchesObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = matches_new,
+    .tp_dealloc = (destructor)matches_dealloc,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(MatchesObject, vectorcall),
+    .tp_as_sequence = &matches_as_sequence,
+    .tp_richcompare = matches_richcompare,
+    .tp_repr = (reprfunc)matches_repr,
+    .tp_methods = matches_methods,
+    .tp_hash = PyObject_HashNotImplemented,
+};
 
 /* fold_hits(buffer, starts, k, pos, line_no, table, held, stop[, clock]) -> (k, pos, line_no, folded, held, counts)
  *
@@ -1006,6 +1345,11 @@ static PyMethodDef lines_methods[] = {
     {"stamp_local_us", (PyCFunction)(void (*)(void))lines_stamp_local_us, METH_FASTCALL,
      "stamp_local_us(line, clock) -> int: the local microseconds of the stamp TimeParser reads from a line, "
      "yearless ones in clock's year (-2: it reads none; -1: C leaves it to Python)"},
+    {"fold_shape", (PyCFunction)lines_fold_shape, METH_O,
+     "fold_shape(bytes) -> bytes | None: the shape the fold's C loops look a line up by (memo.line_shape's, "
+     "through their memo of recent lines); None for a line they leave to Python (too long, a byte over 0x7f)"},
+    {"fold_shape_memo", (PyCFunction)lines_fold_shape_memo, METH_O,
+     "fold_shape_memo(on) -> bool: turn the fold loops' memo of recent shapes on or off; the previous setting"},
     {"may_stamp", (PyCFunction)lines_may_stamp, METH_O,
      "may_stamp(bytes) -> bool: whether TimeParser.parse may find a stamp on the line (a superset)"},
     {"lines_of", (PyCFunction)(void (*)(void))lines_lines_of, METH_FASTCALL,
@@ -1025,5 +1369,14 @@ static struct PyModuleDef lines_module = {
 PyMODINIT_FUNC
 PyInit__lines(void)
 {
-    return PyModule_Create(&lines_module);
+    if (PyType_Ready(&MatchesType) < 0) return NULL;
+    PyObject *mod = PyModule_Create(&lines_module);
+    if (mod == NULL) return NULL;
+    Py_INCREF(&MatchesType);
+    if (PyModule_AddObject(mod, "Matches", (PyObject *)&MatchesType) < 0) {
+        Py_DECREF(&MatchesType);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    return mod;
 }

@@ -73,7 +73,10 @@ verdict what reading every copy gives:
   both claim a line, is not taught again (`Lessons.spoiled`): each file learns it anew. The quiet shapes
   (`quiet_add`: a property of the shape and the prefilter's words) are the kind's too, and a file starts in the
   scanner's dense loop where the last file of its kind ended in it and most of its first lines are of shapes the
-  kind knows (`LineFold.looks_dense`: speed alone).
+  kind knows (`LineFold.looks_dense`: speed alone). A first chunk read through the prefilter that ends so
+  teaches the kind the quiet shapes of its first lines (`quiet_from`: a line at no hit's start holds no word), as
+  the dense loop would have: else a kind whose files are each one chunk never learned any, and never started
+  in the dense loop.
 
 Off with the other fast paths (`FIRSTFAULT_FASTPATH=0`): tests/collect/test_fold.py
 compares the two on chatty files built to break each rule above.
@@ -625,6 +628,25 @@ class LineFold:
         if self._same_hits(key, raw):
             self.quiet.add(key)
             self._bytes += len(key)
+
+    def quiet_from(self, buf: bytes, starts: list[int], sample: int = 64) -> None:
+        """Teach quiet_add the first `sample` lines of a file's first chunk `buf` read through the prefilter, where
+        it ended as the dense loop's (its copies folded): a line that does not start at one of `starts` (the hit
+        lines, sorted) holds none of the prefilter's words, as the dense loop's own look at it would say. The dense
+        loop learns the quiet shapes, and the sparse path never did: the next file of the kind then found none of
+        its first lines' shapes known (looks_dense) and was read through the prefilter again, Hyperscan calling
+        back on each hit, where the dense loop would have passed over its noise in C."""
+        find = buf.find
+        k, n_starts, s = 0, len(starts), 0
+        for _ in range(sample):
+            e = find(b"\n", s)
+            if e < 0:
+                break
+            while k < n_starts and starts[k] < s:
+                k += 1
+            if k >= n_starts or starts[k] != s:
+                self.quiet_add(buf[s:e])
+            s = e + 1
 
     def _same_hits(self, key: bytes, raw: bytes) -> bool:
         """Does every line of the shape `key` (of the line `raw`) have raw's prefilter hits?"""

@@ -18,7 +18,7 @@ import os
 import re
 import threading
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property, lru_cache
@@ -85,6 +85,10 @@ try:  # the sparse path's loops in C (_lines.c; an older build lacks them): the 
     from firstfault._lines import may_stamp as _may_stamp
 except ImportError:  # pragma: no cover - depends on the build
     _fold_hits = _lines_of_c = _may_stamp = None  # type: ignore[assignment]
+try:  # Hyperscan's match callback in C (_lines.c; an older build lacks it): no Python call per match
+    from firstfault._lines import Matches as _Matches
+except ImportError:  # pragma: no cover - depends on the build
+    _Matches = None  # type: ignore[assignment,misc]
 
 
 def all_line_extractors() -> tuple[LineExtractor, ...]:
@@ -164,14 +168,17 @@ def _lines_of(buf: bytes, matches: list[tuple[int, int]]) -> tuple[list[int], li
 class _Engine(Protocol):
     """What a _Matcher's engine does: its literals' matches in a buffer of lines, and on one line."""
 
-    def line_hits(self, buf: bytes) -> tuple[list[int], list[list[int]] | None]: ...
+    def line_hits(self, buf: bytes) -> tuple[list[int], Sequence[list[int]] | None]: ...
 
     def line_ids(self, line: bytes) -> list[int] | None: ...
 
 
 class _HyperscanEngine:
     """One Hyperscan database, shared by threads: each thread scans with its own scratch space (Hyperscan's rule
-    for concurrent scans). The matches come to a Python callback, one call each."""
+    for concurrent scans). The matches of a buffer come to a _lines.Matches, a callback in C that keeps them in a
+    C array and groups them by line (no Python call and no object per match: on a kernel log whose noise repeats,
+    a third of its lines hit, the Python callback and its tuples were most of the scan's time); without the C
+    module, to a Python callback, one call each."""
 
     def __init__(self, literals: list[bytes]) -> None:
         self._db = _hs_database(literals)
@@ -189,10 +196,12 @@ class _HyperscanEngine:
         self._db.scan(line, match_event_handler=lambda i, _f, _t, _fl, _c: found.append(i), scratch=self._scratch())
         return found
 
-    def line_hits(self, buf: bytes) -> tuple[list[int], list[list[int]]]:
-        # Hyperscan reports matches in order of their end offsets, as _lines_of wants them. (Grouping them in the
-        # callback instead would save about a tenth of this on a log whose every line matches, for a second copy
-        # of _lines_of's loop; the dense chunks of such a log go through line_ids.)
+    def line_hits(self, buf: bytes) -> tuple[list[int], Sequence[list[int]]]:
+        # Hyperscan reports matches in order of their end offsets, as _lines_of (and Matches.lines) wants them.
+        if _Matches is not None:
+            found = _Matches()
+            self._db.scan(buf, match_event_handler=found, scratch=self._scratch())
+            return found.lines(buf), found
         matches: list[tuple[int, int]] = []
         add = matches.append
         self._db.scan(buf, match_event_handler=lambda i, _f, to, _fl, _c: add((i, to)), scratch=self._scratch())
@@ -321,7 +330,7 @@ class _Matcher:
         matches' ends; empty: none), or None when the engine does not tell them and the line holds one."""
         return [] if self._engine is None else self._engine.line_ids(line)
 
-    def line_hits(self, buf: bytes) -> tuple[list[int], list[list[int]] | None]:
+    def line_hits(self, buf: bytes) -> tuple[list[int], Sequence[list[int]] | None]:
         """The sorted start offsets of the lines of `buf` holding a literal and the literal indices found on
         each of them, from the same scan (no second pass per line), or None when the engine does not tell them."""
         return ([], []) if self._engine is None else self._engine.line_hits(buf)
@@ -910,6 +919,10 @@ class LineScanner:
                 # Most lines copies; or, where a line in four or more is a candidate (whose Python call the dense
                 # loop may spare it), most candidates copies.
                 dense = folded * 2 >= lines or (folded * 2 >= cands and cands * 4 >= lines)
+                if dense and not before and fold is not None and _fold_run is not None and _fast[0]:
+                    # The first lines that hold no word are the kind's quiet shapes, as the dense loop would have
+                    # found them: the next file of the kind may start in it (LineFold.looks_dense).
+                    fold.quiet_from(buf, starts)
             last = self._last_stamp(buf, tp, srun_prefix)
             if last is not None:
                 carried = last
