@@ -28,7 +28,8 @@ BUILDERS: list[Callable[[Path], chatty.Chatty]] = [
     chatty.noise_then_cuda_error, chatty.xid_behind_its_own_shape, chatty.srun_labelled_ranks, chatty.count_of_zero,
     chatty.unstamped_burst, chatty.two_ranks_and_a_kernel, chatty.what_after_terminate, chatty.not_utf8,
     chatty.repeated_traceback, chatty.clock_steps_back, chatty.hex_ids_then_cuda_error,
-    chatty.unstamped_warning_clock_steps_back, chatty.kernel_noise_on_every_node,
+    chatty.unstamped_warning_clock_steps_back, chatty.kernel_noise_on_every_node, chatty.many_hosts_in_one_syslog,
+    chatty.many_ranks_in_one_mpirun_output,
 ]
 
 
@@ -239,7 +240,10 @@ def test_the_dense_loop_in_c_and_in_python_gets_the_verdict_of_reading_every_lin
             assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
         # Every copy of these is read (a count of 0, bad UTF-8, a traceback's lines); the corpus-made files' copies
         # have random digits, so their chunks seldom fold enough to be read line by line: equality is their test.
-        if build is not None and build not in (chatty.count_of_zero, chatty.not_utf8, chatty.repeated_traceback):
+        # The central syslog's 49 hosts take more than a 4 KiB chunk between two lines of one host, and the table is
+        # emptied at each chunk's end (its held copy read): C never holds the next line's variant there.
+        if build is not None and build not in (chatty.count_of_zero, chatty.not_utf8, chatty.repeated_traceback,
+                                               chatty.many_hosts_in_one_syslog):
             assert in_c[0] > 0, "no copy folded in C: the comparison would prove nothing"
     monkeypatch.setattr(scan, "_fold_run", None)
     timed = scan._copy_time

@@ -442,7 +442,7 @@ class Extraction:
             foldable = not decided_by_count(zkey)
         # Past the store's cap a copy is its signatures and weights, whatever its other fields (a pid).
         outcome = (tuple(sigs), ctx.claimed if ctx is not None else False, None if offer is None else offer[1:])
-        return Reading(outcome, offer, foldable)
+        return Reading(outcome, offer, foldable, ctx.state if ctx is not None else None)
 
     def drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
         """What the extractors found on one line, and the context they saw, before it becomes events.
