@@ -762,12 +762,17 @@ class LineFold:
             self._untable()
         key = line_shape(raw) if len(raw) <= MAX_LINE else None
         sh = self._shapes.get(key) if key is not None else None
-        if key is None or (sh is None and key not in self._once and key not in self._taught) or \
-                (sh is not None and not sh.stable):
+        if key is None or (sh is not None and not sh.stable):
             # Whatever this line did to the per-stream state, the variants were checked against the state before.
             self.extraction.add_events(c, self.store)
             self._epoch += 1
-            if key is not None and sh is None and len(self._once) < MAX_SHAPES and self._bytes <= MAX_BYTES:
+            return
+        if sh is None and key not in self._once and key not in self._taught:
+            # The first line of its shape: the same, unless it was read by its body alone (no per-stream state).
+            r = self.extraction.add_events_read(c, self.store)
+            if r.stream is not None or r.outcome[1]:
+                self._epoch += 1
+            if len(self._once) < MAX_SHAPES and self._bytes <= MAX_BYTES:
                 self._once.add(key)
                 self._bytes += len(key)
             return
@@ -815,7 +820,7 @@ class LineFold:
                 kin = sh.kin.get(family) if sh is not None else None
                 if kin is not None and r.stream is not None and r.stream is not kin.reading.stream:
                     kin = None
-        if kin is None:
+        if kin is None and r.stream is not None:  # (a line read by its body alone moved no per-stream state)
             self._epoch += 1
         if self._bytes > MAX_BYTES:
             return

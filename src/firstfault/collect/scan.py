@@ -391,6 +391,7 @@ class Extraction:
         self._hits: dict[tuple[str, tuple[int, ...]], list[int]] = {}
         self._keep: list[tuple[str, ...]] = []
         self._offered: tuple[str, str | None] | None = None  # the last line drafts() offered: body, host
+        self._raised = False  # the last line drafts() read stopped on an extractor's error (its state: unknown)
         # What the folds of the files read through this extraction learned, per scanner kind (collect/fold.py):
         # a line's outcome is its text's and these extractors', so a file's fold starts with the others' lessons.
         self.fold_lessons: dict[object, Lessons] = {}
@@ -422,7 +423,7 @@ class Extraction:
 
     def add_events_read(self, c: Candidate, store: EventStore) -> Reading:
         """add_events, and what the line gave (collect/fold.py compares the copies of a line by it)."""
-        self._offered = None
+        self._offered, self._raised = None, False
         drafts, ctx = self.drafts(c)
         sigs: list[Signature] = []
         if drafts and ctx is not None:
@@ -442,7 +443,10 @@ class Extraction:
             foldable = not decided_by_count(zkey)
         # Past the store's cap a copy is its signatures and weights, whatever its other fields (a pid).
         outcome = (tuple(sigs), ctx.claimed if ctx is not None else False, None if offer is None else offer[1:])
-        return Reading(outcome, offer, foldable, ctx.state if ctx is not None else None)
+        # The per-stream state the extractors were given; none where the line was read by its body alone, and one
+        # no other line has where an extractor stopped on an error (what it wrote before is not known).
+        stream = ctx.state if ctx is not None else object() if self._raised else None
+        return Reading(outcome, offer, foldable, stream)
 
     def drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
         """What the extractors found on one line, and the context they saw, before it becomes events.
@@ -509,7 +513,7 @@ class Extraction:
                 self._offered = (p.body, p.host)
             return out, ctx
         except (ValueError, OverflowError, RecursionError):
-            self._offered = None
+            self._offered, self._raised = None, True
             self.unrecognized.offer(c, c.text, None)
             return [], None
 
