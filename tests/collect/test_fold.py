@@ -827,3 +827,59 @@ def test_a_file_teaches_its_ready_variants_and_spoils_its_unstable_shapes() -> N
     lf._shapes = {b"Xid 00 pid 00": gone}
     lf.end_file()
     assert b"Xid 00 pid 00" not in lessons.shapes and b"Xid 00 pid 00" in lessons.spoiled
+
+
+def test_copies_far_from_a_stamp_walk_back_once_and_time_as_reading_every_line(
+        analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One mpirun output (issue 27's n3): an unstamped warning (an unrecognized line: each copy's time is the
+    nearest stamp before it) between step lines that hold a stamp's characters and read as none, thousands of
+    lines from the last stamp. Each copy's walk back takes the last copy's answer for the
+    lines before it (scan.py's walk_far): the lines are parsed about once each, not once per copy. Near misses: a
+    stamp outside the years (read as none: a copy whose walk crosses it is read), and a later stamp that the next
+    copies take. The bytes of reading every line."""
+    out = tmp_path / "mpirun-far-from-a-stamp"
+    chatty._workload(out, "- {kind: application, path: 'mpirun.out'}\n", ranks="{node-01: 0-7}")
+    rng = random.Random(40)
+    lines = ["2026-11-02 10:00:00,000 INFO launcher: starting 8 ranks"]
+    for i in range(3000):
+        r = rng.randrange(8)
+        if i % 2:
+            lines.append(f"[1,{r}]<stderr>:/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py:"
+                         f"{1000 + rng.randrange(900)}: UserWarning: error-prone path taken for module {i}")
+        else:
+            lines.append(f"[1,{r}]<stdout>:iter {i} | loss {rng.random() * 3:.5f} | grad_norm {rng.random():.4f} | "
+                         f"{rng.randrange(100, 200)} TFLOPS")
+        if i == 1400:
+            lines.append("1999-01-01 00:00:00,000 INFO a clock before the epoch's years")
+        if i == 2200:
+            lines.append("2026-11-02 10:30:00,000 INFO launcher: checkpoint")
+    (out / "mpirun.out").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with memo.fastpath(False):
+        every = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    calls = [0]
+    real = scan.walk_back
+
+    def counting(buf: bytes, end: int, tp: Any, srun: bool, stop: int, limit: int) -> Any:
+        calls[0] += 1
+        real_parse = tp.parse
+
+        def parse(text: str) -> Any:
+            calls[1:] = [(calls[1:] or [0])[0] + 1]
+            return real_parse(text)
+
+        tp.parse = parse
+        try:
+            return real(buf, end, tp, srun, stop, limit)
+        finally:
+            del tp.parse
+
+    monkeypatch.setattr(scan, "walk_back", counting)
+    counted = _counted(monkeypatch)
+    with memo.fastpath(True):
+        folded = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    assert folded == every
+    assert counted[0] > 500, "the fold did not engage: the test would prove nothing"
+    parsed = (calls[1:] or [0])[0]
+    assert parsed < 2 * len(lines), (parsed, calls[0])  # each walk from the last line read: about 36 times more
+    v = json.loads(folded)
+    assert any("error-prone" in u["template"] for u in v["unrecognized"])

@@ -624,6 +624,27 @@ class LineScanner:
 
         key = self.matcher.key
         may_stamp = _may_stamp if _fast[0] else None
+        # The last whole walk back (walk_far): its buffer, stop, start, the stamp it found and the stamps it read as
+        # none (TimeParser.out_of_range).
+        walked: list[Any] = [None, -1, -1, None, 0]
+
+        def walk_far(buf: bytes, s: int, stop: int) -> Stamp | None:
+            """walk_back(buf, s, ..., stop) with no limit, as a copy's time (and a held copy's) takes it: over the
+            copies folded since the last line read, in C and Python alike. A copy's walk after another's, with the
+            same stop, reads the lines between the two and, where none has a stamp, takes the other's answer (and
+            its stamps read as none): one mpirun output's copies of unstamped lines walked back over the same
+            thousands of lines each (issue 27's n3)."""
+            before = tp.out_of_range
+            w = walked
+            if w[0] is buf and w[1] == stop and stop < w[2] <= s:
+                st = walk_back(buf, s, tp, srun_prefix, w[2] - 1, 1 << 30)
+                if st is None:
+                    st = w[3]
+                    tp.out_of_range += w[4]
+            else:
+                st = walk_back(buf, s, tp, srun_prefix, stop, 1 << 30)
+            walked[:] = [buf, stop, s, st, tp.out_of_range - before]
+            return st
 
         def time_of(buf: bytes, s: int, raw: bytes, text: str, prev_start: int, prev_t: datetime | None,
                     have_prev: bool, carried: Stamp | None, limit: int | None) -> datetime | None:
@@ -634,7 +655,8 @@ class LineScanner:
             # wall_of's own answer for a wall-clock stamp without uptime, without its call.
             t = st.wall if st is not None and st.uptime is None else wall_of(st)
             if t is None:
-                t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, BACKWALK_LINES if limit is None else limit))
+                t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, BACKWALK_LINES) if limit is None
+                            else walk_far(buf, s, prev_start))
                 if t is None:
                     t = prev_t if have_prev else wall_of(carried)
             return t
@@ -648,7 +670,7 @@ class LineScanner:
             if _prev_stamped is not None and _prev_stamped(buf, -1, e + 1, 1)[0] != s:
                 # None of the stamp forms' characters on the copy itself (_lines.c may_hold_stamp): its own parse
                 # would read none, and the walk back starts at once.
-                t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, 1 << 30))
+                t = wall_of(walk_far(buf, s, prev_start))
                 if t is None:
                     t = prev_t if have_prev else wall_of(carried)
             else:
