@@ -217,7 +217,7 @@ def many_hosts_in_one_syslog(root: Path, hosts: int = 48, rounds: int = 40) -> C
     return Chatty(out, {"evidence_line": ("syslog/messages", fault_line), "xid79": True, "min_folded": 1000})
 
 
-def many_ranks_in_one_mpirun_output(root: Path, ranks: int = 24, rounds: int = 60) -> Chatty:
+def many_ranks_in_one_mpirun_output(root: Path, ranks: int = 40, rounds: int = 60) -> Chatty:
     """One `mpirun --tag-output` file (issue 27's n3 shape): every rank's NCCL retries behind `[1,N]<stderr>:`
     (events of the rank the tag names, each rank's past the store's cap after 32), interleaved; then rank 5 alone
     reports a remote error. Near miss: rank 13's retries name device 3 where the others name 0 (another event
@@ -235,7 +235,7 @@ def many_ranks_in_one_mpirun_output(root: Path, ranks: int = 24, rounds: int = 6
                          "completion from peer 10.0.0.2<41565> with status=12 opcode=0 len=0 vendor err 129 (Recv)")
             fault_line = len(lines)
     (out / "mpirun.out").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return Chatty(out, {"evidence_line": ("mpirun.out", fault_line), "rank": 5, "min_folded": 600})
+    return Chatty(out, {"evidence_line": ("mpirun.out", fault_line), "rank": 5, "min_folded": 900})
 
 
 def srun_labelled_ranks(root: Path, rounds: int = 500) -> Chatty:

@@ -240,10 +240,12 @@ def test_the_dense_loop_in_c_and_in_python_gets_the_verdict_of_reading_every_lin
             assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
         # Every copy of these is read (a count of 0, bad UTF-8, a traceback's lines); the corpus-made files' copies
         # have random digits, so their chunks seldom fold enough to be read line by line: equality is their test.
-        # The central syslog's 49 hosts take more than a 4 KiB chunk between two lines of one host, and the table is
-        # emptied at each chunk's end (its held copy read): C never holds the next line's variant there.
+        # The central syslog's 49 hosts (the mpirun output's 40 ranks) take more than a 4 KiB chunk between two lines
+        # of one host (rank), and the table is emptied at each chunk's end (its held copy read): C never holds the
+        # next line's variant there.
         if build is not None and build not in (chatty.count_of_zero, chatty.not_utf8, chatty.repeated_traceback,
-                                               chatty.many_hosts_in_one_syslog):
+                                               chatty.many_hosts_in_one_syslog,
+                                               chatty.many_ranks_in_one_mpirun_output):
             assert in_c[0] > 0, "no copy folded in C: the comparison would prove nothing"
     monkeypatch.setattr(scan, "_fold_run", None)
     timed = scan._copy_time
@@ -883,3 +885,28 @@ def test_copies_far_from_a_stamp_walk_back_once_and_time_as_reading_every_line(
     assert parsed < 2 * len(lines), (parsed, calls[0])  # each walk from the last line read: about 36 times more
     v = json.loads(folded)
     assert any("error-prone" in u["template"] for u in v["unrecognized"])
+
+
+def test_the_host_and_ranks_a_line_spells_are_its_own_and_nothing_else_is() -> None:
+    """_own(): an offer's host and a signature's or an offer's rank that the line itself spells become the line's
+    own (two hosts' copies of a syslog line, two ranks' of a tagged NCCL retry: kin), with the bytes that spell
+    them. Near misses: a host the line does not spell (a Ray ip from elsewhere), a rank that is only part of a
+    longer number (rank 1 in `[1,12]`: the tag's job id alone is no rank), a device, another template."""
+    a = b"Nov  2 10:00:01 node-17 kernel: [618100.1] mlx5_core: failed"
+    b = b"Nov  2 10:00:01 node-42 kernel: [618100.1] mlx5_core: failed"
+    own_a, mask_a = fold._own(((), False, ("k", "node-17", None, None)), a)
+    own_b, mask_b = fold._own(((), False, ("k", "node-42", None, None)), b)
+    assert own_a == own_b and mask_a == mask_b
+    assert mask_a.to_bytes(len(a)) == b"\0" * 16 + b"\xff" * 7 + b"\0" * (len(a) - 23)
+    assert fold._own(((), False, ("other", "node-42", None, None)), b)[0] != own_a
+    assert fold._own(((), False, ("k", "10.0.0.7", None, None)), b) == (((), False, ("k", "10.0.0.7", None, None)), 0)
+    sig = (("nccl.remote_error", "application", "mpirun.out", None, 12, "gpu0", None), 1)
+    line = b"[1,12]<stderr>:node-01:41005:41105 [0] NCCL WARN NET/Socket : retrying"
+    rel, mask = fold._own(((sig,), False, None), line)
+    assert rel[0][0][0][4] is fold._LINE and mask.to_bytes(len(line))[3:5] == b"\xff\xff"
+    assert fold._own(((sig,), False, None), line.replace(b"[1,12]", b"[1,13]"))[1] == 0  # 12 not spelled
+    one = (("nccl.remote_error", "application", "mpirun.out", None, 1, "gpu0", None), 1)
+    assert fold._own(((one,), False, None), b"[1,12]<stderr>:x 12")[1].to_bytes(19)[1:2] == b"\xff"
+    assert fold._own(((one,), False, None), b"[0,12]<stderr>:x 12")[1] == 0  # inside 12 only: not its own
+    dev = (("nccl.remote_error", "application", "mpirun.out", None, None, "12", None), 1)
+    assert fold._own(((dev,), False, None), line)[1] == 0  # a device stays as read
