@@ -75,6 +75,20 @@ verdict what reading every copy gives:
   scanner's dense loop where the last file of its kind ended in it and most of its first lines are of shapes the
   kind knows (`LineFold.looks_dense`: speed alone).
 
+- One file that multiplexes many hosts or ranks (a central syslog's `Dec  4 10:00:01 node-0123 kernel: ...`, an
+  mpirun output's `[1,N]<stderr>:`) holds a shape's lines with one outcome per host or rank the line names, far
+  more than MAX_VARIANTS, each to be warmed on its own. Outcomes that differ only in the host (an offer's) or the
+  ranks (a signature's, an offer's) that the line itself spells (`_own`: those values made `_LINE`, with the bytes
+  that spell them) are *kin*: their reads and digit ranges are pooled per shape (`_Variant.kin`), and a new host's
+  variant (its first copy read in full, as ever: its place, its state) starts with them, less the bytes that spell
+  its own host or rank, which hold its copy's alone (`_borrow`; again when the pool's ranges grew and hold a later
+  copy): no copy of another host or rank lies within it, so each copy still counts on its own host's variant and
+  signatures. Kin are bounded by MAX_KIN per shape (MAX_VARIANTS bounds the others), and a shape's ranges are
+  compared only within an index key (variants of two keys differ at a byte both hold fixed).
+- A line read by its body alone (no per-stream state given to an extractor: `Reading.stream` None) moved no state
+  the folded shapes were checked against: a new shape or outcome of such a line does not make them read again,
+  nor does a kin's whose line was given the same stream's state.
+
 Off with the other fast paths (`FIRSTFAULT_FASTPATH=0`): tests/collect/test_fold.py
 compares the two on chatty files built to break each rule above.
 """
