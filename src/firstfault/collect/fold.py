@@ -188,7 +188,8 @@ class _Variant:
     floor_of: object = None
     # The variants of its shape whose outcomes differ from this one's in the host or rank the line itself names
     # alone (_own: a file that multiplexes hosts or ranks), pooled: their reads and digit ranges (a _Variant that
-    # is in no index), and the bytes of the line that name this variant's own host or rank (0xff).
+    # is in no index, its `own` 0; None while this one is the first and only of them), and the bytes of the line
+    # that name this variant's own host or rank (0xff).
     kin: _Variant | None = None
     own: int = 0
 
@@ -860,6 +861,14 @@ class LineFold:
                 assert self._lessons is not None
                 self._lessons.teach(key, v, x)
             if kin is not None:
+                if kin.own:  # the family's first variant stood for it: its pool starts as that one's reads, ranges
+                    assert family is not None
+                    first = kin
+                    kin = _Variant(first.rep, first.hits, first.reading, first.reads, first.size, first.epoch,
+                                   first.same_hits)
+                    kin.lo, kin.hi, kin.hi_top, kin.fixed = first.lo, first.hi, first.hi_top, first.fixed
+                    first.kin = sh.kin[family] = kin
+                    self._bytes += 5 * len(raw)
                 # Its kin's copies tell its bytes but those that spell its own host or rank, which hold x's alone.
                 kin.reads += 1
                 if not kin.holds(x):
@@ -869,8 +878,7 @@ class LineFold:
                     _borrow(v, kin, x)
                 sh.born += 1
             elif family is not None and family not in sh.kin:
-                v.kin = sh.kin[family] = _Variant(x, hits, r, 1, len(raw), self._epoch, v.same_hits)
+                sh.kin[family] = v  # the first of a family stands for its pool until a second comes (no copy kept)
                 v.own = own
-                self._bytes += 5 * len(raw)
             self._bytes += 5 * len(raw)  # rep, lo, hi, top, fixed
             sh.add(v)

@@ -805,6 +805,7 @@ class LineScanner:
         for buf, before in chunks(fh, stats, seen, first, CHUNK):
             if check is not None:
                 check()  # a deadline: one chunk of work at most after it passes
+            walked[0] = None  # (the last chunk's buffer is not kept alive past it)
             # `in` is a memchr (many GB/s); count() walks byte by byte, so it runs only when a NUL is there.
             n = buf.count(b"\x00") if b"\x00" in buf else 0
             if n:
