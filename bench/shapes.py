@@ -31,6 +31,11 @@ reused while they hold), with its expected verdict decided by construction, befo
                 glog-stamped socket retries, NCCL's retries with a bracketed stamp, DataLoader's unstamped
                 worker-count warning and the tokenizers' fork warning; then a CUDA out-of-memory traceback
                 -> software / app.cuda_oom
+  i  syslog512  one central syslog (rsyslog) of 512 hosts' kernel lines, ~200 MB: 14 kinds of noise with varying
+                numbers behind each host's header, interleaved; an Xid 79 on node-0042 -> hardware /
+                gpu.fallen_off_bus
+  j  mpirun4k   one `mpirun --tag-output` file of 4096 ranks, ~200 MB: step lines, UCX warnings, a UserWarning,
+                each behind its rank's tag; a CUDA OOM traceback on rank 1234 -> software / app.cuda_oom
   f  big4g      (--big only) 512 nodes x 8 ranks, about 4 GB (gen_bundle.py) -> hardware / gpu.fallen_off_bus
 
 For each shape it times, interleaved (run 1 of every tool, then run 2, ...; the page cache warm):
@@ -489,6 +494,109 @@ def gen_bundle_shape(out: Path, p: dict[str, Any]) -> dict[str, Any]:
     return exp
 
 
+# Shapes i and j: one file that multiplexes many hosts or ranks (written at stop 38 to check the fold's generality,
+# not tuned on; branch mux38 made them fold). i: rsyslog's central log, every host's kernel lines in one file behind
+# its header (`Dec  4 10:00:01 node-0123 kernel: [100001.000000] `), 14 kinds of kernel noise with varying numbers
+# (mlx5_core's failed firmware command, EDAC's corrected error, perf's sample-rate throttle, nvidia-peermem, NVRM's
+# GPU UUID line, systemd's session, an AppArmor denial, NAPI's budget, corrected AER, igb's reset, a hung task, NFS
+# back, a thermal throttle, MCE's summary), then an Xid 79 on node-0042. j: `mpirun --tag-output` of 4096 ranks,
+# `[1,N]<stdout>:` and `[1,N]<stderr>:` before every line: step lines, UCX's port warning with its epoch stamp, a
+# UserWarning with a line number; a CUDA OOM traceback on rank 1234 at 60%.
+SYSLOG_NOISE = (
+    "mlx5_core 0000:%(b)02x:00.0: mlx5_cmd_out_err:838:(pid %(pid)d): ACCESS_REG(0x805) op_mod(0x1) failed, status "
+    "bad parameter(0x3), syndrome (0x%(syn)x), err(-22)",
+    "EDAC MC%(m)d: 1 CE memory read error on CPU_SrcID#%(m)d_Ha#0_Chan#%(c)d_DIMM#0 (channel:%(c)d slot:0 "
+    "page:0x%(pg)x offset:0x0 grain:32 syndrome:0x0)",
+    "perf: interrupt took too long (%(a)d > %(b)d), lowering kernel.perf_event_max_sample_rate to %(r)d",
+    "nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing",
+    "NVRM: GPU at PCI:0000:%(b)02x:00: GPU-%(u)08x-aaaa-bbbb-cccc-%(u)012x",
+    "systemd[1]: Started Session %(s)d of user slurm.",
+    'audit: type=1400 audit(%(t)d.%(ms)d:%(s)d): apparmor="DENIED" operation="open" profile="snap" '
+    'name="/proc/%(pid)d/mounts" pid=%(pid)d',
+    "ib0: Budget exhausted after napi rescheduled",
+    "pcieport 0000:%(b)02x:01.0: AER: Corrected error received: 0000:%(b)02x:00.0",
+    "igb 0000:%(b)02x:00.1 eno2: Reset adapter",
+    "INFO: task kworker/%(c)d:%(m)d blocked for more than %(a)d seconds.",
+    "nfs: server storage-%(m)d OK",
+    "CPU%(c)d: Core temperature above threshold, cpu clock throttled (total events = %(a)d)",
+    "mce: [Hardware Error]: Machine check events logged",
+)
+
+
+def _static_workload(out: Path, wid: str, extra: str, sources: str) -> None:
+    (out / "workload.yaml").write_text(
+        "apiVersion: firstfault/v1\nworkload:\n  id: %s\n  scheduler: static\n  terminal_state: FAILED\n"
+        "  timezone: UTC\n%ssources:\n%s" % (wid, extra, sources), encoding="ascii")
+
+
+def gen_syslog_hosts(out: Path, p: dict[str, Any]) -> dict[str, Any]:
+    """Shape i: one central syslog of p['mb'] MB from p['hosts'] hosts, then an Xid 79 on node-0042."""
+    rng = random.Random(p["seed"])
+    hosts = ["node-%04d" % i for i in range(p["hosts"])]
+    (out / "syslog").mkdir(parents=True, exist_ok=True)
+    size, t, limit, done = 0, 0.0, p["mb"] * 1e6, False
+    with open(out / "syslog" / "messages", "w", encoding="ascii") as f:
+        while size < limit:
+            t += 0.01
+            h = rng.choice(hosts)
+            tpl = rng.choice(SYSLOG_NOISE)
+            msg = tpl % {"b": rng.randrange(256), "pid": rng.randrange(99999), "syn": rng.randrange(1 << 24),
+                         "m": rng.randrange(4), "c": rng.randrange(8), "pg": rng.randrange(1 << 20),
+                         "a": rng.randrange(2500, 9000), "r": rng.randrange(1000, 50000), "u": rng.randrange(1 << 32),
+                         "s": rng.randrange(9999), "t": 1733300000 + int(t), "ms": rng.randrange(1000)}
+            sec = int(t)
+            stamp = "Dec  4 10:%02d:%02d" % ((sec // 60) % 60, sec % 60)
+            line = "%s %s kernel: [%.6f] %s\n" % (stamp, h, 100000 + t, msg)
+            if not done and size > limit * 0.8:
+                line = ("%s node-0042 kernel: [%.6f] NVRM: Xid (PCI:0000:3b:00): 79, pid=1912, GPU has fallen off "
+                        "the bus.\n" % (stamp, 100000 + t))
+                done = True
+            f.write(line)
+            size += len(line)
+    _static_workload(out, "syslog-hosts", "  window: {start: '2026-12-04T09:59:00Z', end: '2026-12-04T11:00:00Z'}\n"
+                     "  nodes: [%s]\n" % ", ".join(hosts), "  - {kind: syslog, path: 'syslog/messages'}\n")
+    exp = {"attributed_domain": "hardware", "root_cause.category": "gpu.fallen_off_bus",
+           "affected_nodes": ["node-0042"]}
+    (out / EXPECTED_FILE).write_text(json.dumps(exp) + "\n", encoding="ascii")
+    return exp
+
+
+def gen_mpirun_ranks(out: Path, p: dict[str, Any]) -> dict[str, Any]:
+    """Shape j: one mpirun --tag-output file of p['mb'] MB from p['ranks'] ranks, a CUDA OOM on rank 1234."""
+    rng = random.Random(p["seed"])
+    out.mkdir(parents=True, exist_ok=True)
+    size, t, limit, done = 0, 0.0, p["mb"] * 1e6, False
+    oom = ("Traceback (most recent call last):", '  File "train.py", line 88, in <module>', "    main()",
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of "
+           "79.15 GiB of which 1.02 GiB is free.")
+    with open(out / "mpirun.out", "w", encoding="ascii") as f:
+        while size < limit:
+            t += 0.001
+            r = rng.randrange(p["ranks"])
+            k = rng.random()
+            if k < 0.6:
+                m = "[1,%d]<stdout>:iter %d | loss %.5f | grad_norm %.4f | %d TFLOPS" % (
+                    r, int(t * 10), rng.random() * 3, rng.random(), rng.randrange(100, 200))
+            elif k < 0.9:
+                m = ("[1,%d]<stderr>:[1733300%03d.%06d] [gpu-%04d:%d:0]      ib_iface.c:%d UCX  WARN  failed to get "
+                     "port %d state on mlx5_%d: Connection timed out, retrying" % (
+                         r, int(t), rng.randrange(10**6), r // 8, rng.randrange(99999), rng.randrange(900, 1100),
+                         rng.randrange(1, 3), rng.randrange(8)))
+            else:
+                m = ("[1,%d]<stderr>:/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py:%d: "
+                     "UserWarning: error-prone path taken for module %d" % (
+                         r, rng.randrange(1000, 2000), rng.randrange(9999)))
+            if not done and size > limit * 0.6:
+                f.write("".join("[1,1234]<stderr>:%s\n" % x for x in oom))
+                done = True
+            f.write(m + "\n")
+            size += len(m) + 1
+    _static_workload(out, "mpirun-ranks", "", "  - {kind: application, path: 'mpirun.out'}\n")
+    exp = {"attributed_domain": "software", "root_cause.category": "app.cuda_oom", "affected_nodes": []}
+    (out / EXPECTED_FILE).write_text(json.dumps(exp) + "\n", encoding="ascii")
+    return exp
+
+
 # ---------------------------------------------------------------- the shapes and their targets
 
 
@@ -553,6 +661,10 @@ SHAPES = (
         {"lines": 1_000_000, "seed": 36},
         "(none)",
     ),
+    Shape("i", "syslog512", "one central syslog of 512 hosts' kernel lines, ~200 MB", gen_syslog_hosts,
+          {"hosts": 512, "mb": 200, "seed": 41}, "(none)"),
+    Shape("j", "mpirun4k", "one mpirun --tag-output file of 4096 ranks, ~200 MB", gen_mpirun_ranks,
+          {"ranks": 4096, "mb": 200, "seed": 43}, "(none)"),
     Shape("d", "longlines", "lines of 10 kB-1 MB, ~128 MB", gen_longlines, {"mb": 128, "seed": 30}, "(none)"),
     Shape("e", "regex", "pathological-regex lines", gen_regex, {"lines": 600, "max_run": 8000, "seed": 31}, "(none)"),
     Shape(

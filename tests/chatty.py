@@ -186,6 +186,58 @@ def kernel_noise_on_every_node(root: Path, nodes: int = 4, copies: int = 400) ->
     return Chatty(out, {"evidence_line": ("nodes/node-03/kern.log", 1), "xid79": True})
 
 
+def many_hosts_in_one_syslog(root: Path, hosts: int = 48, rounds: int = 40) -> Chatty:
+    """One central syslog (rsyslog's: every host's kernel lines in one file, issue 27's n1 shape) where each of
+    `hosts` allocation nodes prints the same mlx5 noise (an unrecognized line whose place names the host the
+    header names), interleaved, and one GPU falls off the bus (Xid 79) halfway. Near misses: `node-50`, whose
+    digits lie among the others but which is no node of the allocation (its header is not peeled: another
+    outcome), prints the same noise; and each host's first line of a round of its own is a real error of the
+    same shape but another word (`ACCESS_REG` failed with another status: another template)."""
+    names = [f"node-{10 + i:02d}" for i in range(hosts + 1) if 10 + i != 50]
+    out = root / "many-hosts-in-one-syslog"
+    _workload(out, "- {kind: syslog, path: 'syslog/messages'}\n", nodes="[" + ", ".join(names) + "]",
+              ranks="{" + ", ".join(f"{n}: {8 * i}-{8 * i + 7}" for i, n in enumerate(names)) + "}")
+    rng = random.Random(38)
+    t = T0
+    lines: list[str] = []
+    fault_line = 0
+    for r in range(rounds):
+        for host in [*names, "node-50"]:
+            t += timedelta(milliseconds=7)
+            lines.append(_mlx5_cmd_err(rng, t, host, 618100 + r))
+            if r == rounds // 2 and host == names[len(names) // 3]:
+                lines.append(f"{_bsd(t)} {host} kernel: [{618100 + r}.000100] NVRM: Xid (PCI:0000:3b:00): 79, "
+                             "pid=1912, name=python3, GPU has fallen off the bus.")
+                fault_line = len(lines)
+            if r == 7 and host.endswith("3"):
+                lines.append(_mlx5_cmd_err(rng, t, host, 618100 + r).replace("bad parameter(0x3)",
+                                                                            "bad resource(0x5)"))
+    (out / "syslog").mkdir(parents=True)
+    (out / "syslog" / "messages").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"evidence_line": ("syslog/messages", fault_line), "xid79": True, "min_folded": 1000})
+
+
+def many_ranks_in_one_mpirun_output(root: Path, ranks: int = 40, rounds: int = 60) -> Chatty:
+    """One `mpirun --tag-output` file (issue 27's n3 shape): every rank's NCCL retries behind `[1,N]<stderr>:`
+    (events of the rank the tag names, each rank's past the store's cap after 32), interleaved; then rank 5 alone
+    reports a remote error. Near miss: rank 13's retries name device 3 where the others name 0 (another event
+    signature: the device is no part the tag names)."""
+    out = root / "many-ranks-in-one-mpirun-output"
+    _workload(out, "- {kind: application, path: 'mpirun.out'}\n", ranks=f"{{node-01: 0-{ranks - 1}}}")
+    rng = random.Random(39)
+    lines: list[str] = []
+    fault_line = 0
+    for r in range(rounds):
+        for rank in range(ranks):
+            lines.append(f"[1,{rank}]<stderr>:" + _nccl_retry(rng, dev=3 if rank == 13 else 0))
+        if r == rounds // 2:
+            lines.append("[1,5]<stderr>:node-01:41005:41105 [5] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got "
+                         "completion from peer 10.0.0.2<41565> with status=12 opcode=0 len=0 vendor err 129 (Recv)")
+            fault_line = len(lines)
+    (out / "mpirun.out").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"evidence_line": ("mpirun.out", fault_line), "rank": 5, "min_folded": 900})
+
+
 def srun_labelled_ranks(root: Path, rounds: int = 500) -> Chatty:
     """One srun --label file for 8 ranks: every rank's NCCL retries (the rank is in the label's digits), then
     rank 5 alone reports a remote error, then more retries."""
@@ -240,28 +292,6 @@ def unstamped_burst(root: Path, copies: int = 1500) -> Chatty:
     (out / "app" / "rank-0.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return Chatty(out, {"evidence_line": ("app/rank-0.log", len(lines)),
                         "evidence_time": (stamp + timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")})
-
-
-def stampless_copies(root: Path, copies: int = 3000) -> Chatty:
-    """An mpirun output file without a stamp the parser takes (`[1,N]<stderr>:` before every line, a UCX warning
-    whose Unix time has one digit too many, unstamped step lines between): the fold counts the warnings and each
-    copy's time is the walk back to the last line read, over every copy counted since (issue 27's n3 shape, 191 MB
-    of it ran for more than 25 minutes: each walk went over all the copies before it). Then a rank's CUDA error."""
-    out = root / "stampless-copies"
-    _workload(out, "- {kind: application, path: 'app/mpirun.out'}\n", ranks="{node-01: 0-0}")
-    rng = random.Random(27)
-    lines: list[str] = []
-    for i in range(copies):
-        r = rng.randrange(64)
-        lines.append(f"[1,{r}]<stdout>:iter {i} | loss {rng.random() * 3:.5f} | grad_norm {rng.random():.4f}")
-        lines.append(f"[1,{r}]<stderr>:[17333001{i:03d}.{rng.randrange(10**6):06d}] "
-                     f"[gpu-{r // 8:04d}:{rng.randrange(99999)}:0]      ib_iface.c:{rng.randrange(900, 1100)} "
-                     "UCX  WARN  failed to get port 1 state on "
-                     f"mlx5_{rng.randrange(8)}: Connection timed out, retrying")
-    lines.append("[1,9]<stderr>:RuntimeError: CUDA error: an illegal memory access was encountered")
-    (out / "app").mkdir()
-    (out / "app" / "mpirun.out").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return Chatty(out, {"evidence_line": ("app/mpirun.out", len(lines))})
 
 
 def clock_steps_back(root: Path, copies: int = 1500) -> Chatty:

@@ -46,6 +46,8 @@ def bench() -> Iterator[dict[str, ModuleType]]:
         ("gen_numbers3", {"lines": 3000, "seed": 36}),
         ("gen_longlines", {"mb": 3, "seed": 30}),
         ("gen_regex", {"lines": 12, "max_run": 1500, "seed": 31}),
+        ("gen_syslog_hosts", {"hosts": 64, "mb": 1, "seed": 41}),
+        ("gen_mpirun_ranks", {"ranks": 256, "mb": 1, "seed": 43}),
     ],
 )
 def test_a_small_one_node_shape_gets_the_verdict_it_was_built_for(

@@ -78,6 +78,20 @@ verdict what reading every copy gives:
   the dense loop would have: else a kind whose files are each one chunk never learned any, and never started
   in the dense loop.
 
+- One file that multiplexes many hosts or ranks (a central syslog's `Dec  4 10:00:01 node-0123 kernel: ...`, an
+  mpirun output's `[1,N]<stderr>:`) holds a shape's lines with one outcome per host or rank the line names, far
+  more than MAX_VARIANTS, each to be warmed on its own. Outcomes that differ only in the host (an offer's) or the
+  ranks (a signature's, an offer's) that the line itself spells (`_own`: those values made `_LINE`, with the bytes
+  that spell them) are *kin*: their reads and digit ranges are pooled per shape (`_Variant.kin`), and a new host's
+  variant (its first copy read in full, as ever: its place, its state) starts with them, less the bytes that spell
+  its own host or rank, which hold its copy's alone (`_borrow`; again when the pool's ranges grew and hold a later
+  copy): no copy of another host or rank lies within it, so each copy still counts on its own host's variant and
+  signatures. Kin are bounded by MAX_KIN per shape (MAX_VARIANTS bounds the others), and a shape's ranges are
+  compared only within an index key (variants of two keys differ at a byte both hold fixed).
+- A line read by its body alone (no per-stream state given to an extractor: `Reading.stream` None) moved no state
+  the folded shapes were checked against: a new shape or outcome of such a line does not make them read again,
+  nor does a kin's whose line was given the same stream's state.
+
 Off with the other fast paths (`FIRSTFAULT_FASTPATH=0`): tests/collect/test_fold.py
 compares the two on chatty files built to break each rule above.
 """
@@ -99,6 +113,7 @@ if TYPE_CHECKING:
 WARM: Final = 16  # copies read in full to one outcome before that variant of the shape folds
 MAX_SHAPES: Final = 4096  # shapes followed per file; lines of further shapes are read in full
 MAX_VARIANTS: Final = 16  # outcomes followed per shape
+MAX_KIN: Final = 4096  # outcomes followed per shape that differ only in the host or rank the line names (_own)
 MAX_BYTES: Final = 8 << 20  # the shapes' and variants' line bytes kept per file (each holds one line or two)
 MAX_LINE: Final = 2000  # bytes: longer lines are read in full (their shape is not kept)
 
@@ -128,6 +143,9 @@ class Reading:
     outcome: Outcome
     offer: tuple[str, str, str | None, str | None, int | None] | None  # body, key, host, node, rank
     foldable: bool  # False: copies of this line must each be read (a count of 0 decides its template)
+    # The per-stream state the extractors were given (the very dict: Extraction keeps one per stream), or None:
+    # none was (the line was read by its body alone). Two lines with one stream moved the same state.
+    stream: object = None
 
     @property
     def signatures(self) -> tuple[Signature, ...]:
@@ -171,6 +189,12 @@ class _Variant:
     # The floor in _lines.c's count (LineFold.floor_count), and the floor it was worked out from.
     floor_us: int | None = None
     floor_of: object = None
+    # The variants of its shape whose outcomes differ from this one's in the host or rank the line itself names
+    # alone (_own: a file that multiplexes hosts or ranks), pooled: their reads and digit ranges (a _Variant that
+    # is in no index, its `own` 0; None while this one is the first and only of them), and the bytes of the line
+    # that name this variant's own host or rank (0xff).
+    kin: _Variant | None = None
+    own: int = 0
 
     def __post_init__(self) -> None:
         self.lo = self.hi = self.rep
@@ -238,10 +262,13 @@ def _leading_stamp(shape: bytes) -> int:
 class _Shape:
     """The variants of one shape, indexed by the bits none of them lets vary."""
 
-    __slots__ = ("fixed", "index", "last", "stable", "variants")
+    __slots__ = ("born", "by_outcome", "fixed", "index", "kin", "last", "stable", "variants")
 
     def __init__(self) -> None:
         self.variants: list[_Variant] = []
+        self.by_outcome: dict[Outcome, list[_Variant]] = {}  # the variants, by outcome (each of one hits)
+        self.kin: dict[tuple[object, ...], _Variant] = {}  # _Variant.kin, by _own's outcome and the hits
+        self.born = 0  # the variants that are kin of an earlier one (MAX_KIN; MAX_VARIANTS bounds the others)
         self.fixed = -1  # the bytes no variant lets vary (their fixed, together)
         self.index: dict[int, list[_Variant]] = {}
         self.last: _Variant | None = None  # the variant a copy was last counted on (looked at first)
@@ -259,10 +286,36 @@ class _Shape:
         for v in self.variants:
             self.index.setdefault(v.lo & fixed, []).append(v)
         # Two variants whose copies could be one line (their ranges meet at every byte): which outcome such a
-        # line reads to is not told by its bytes.
-        vs = self.variants
-        if any(_meet(v, w) for i, v in enumerate(vs) for w in vs[i + 1:]):
+        # line reads to is not told by its bytes. Two of different index keys differ at a byte each holds fixed,
+        # so they cannot meet: only those of one key are compared (a shape with a variant per host the line
+        # names has hundreds, each under a key of its own).
+        for vs in self.index.values():
+            if len(vs) > 1 and any(_meet(v, w) for i, v in enumerate(vs) for w in vs[i + 1:]):
+                self.stable = False
+                self.index = {}
+                return
+
+    def add(self, v: _Variant) -> None:
+        """Take in a new variant `v` (reindex, for one more: where the bytes no variant lets vary stay those, `v`
+        goes under its key, and only that key's variants can meet it)."""
+        self.variants.append(v)
+        self.by_outcome.setdefault(v.reading.outcome, []).append(v)
+        self.changed(v)
+
+    def changed(self, v: _Variant) -> None:
+        """Variant `v` is new or its ranges grew: reindex. Where the bytes no variant lets vary stay those, the
+        index key of the others, and of `v` (its bytes there were fixed and still are), stay theirs."""
+        fixed = self.fixed & v.fixed
+        if fixed != self.fixed:
+            self.reindex()
+            return
+        self.last = None
+        vs = self.index.setdefault(v.lo & fixed, [])
+        if not any(w is v for w in vs):
+            vs.append(v)
+        if any(w is not v and _meet(v, w) for w in vs):
             self.stable = False
+            self.index = {}
             self.index = {}
 
 
@@ -304,6 +357,63 @@ def relative(outcome: Outcome) -> tuple[object, ...]:
         return rel_sigs, claimed, None
     key, host, node, rank = offer
     return rel_sigs, claimed, (key, _OWN if host is not None and host == node else host, rank)
+
+
+# What _own puts where an outcome names a host or rank that the line itself spells.
+_LINE: Final = ("the line's own",)  # a tuple: no host or rank an extractor reads is one
+
+
+def _spans(raw: bytes, text: bytes, number: bool) -> int:
+    """0xff in the bytes of every place `raw` spells `text` (a number's: not inside a longer number), 0 elsewhere
+    (int.from_bytes's order: the line's first byte the most significant)."""
+    mask, n, size = 0, len(text), len(raw)
+    i = raw.find(text)
+    while i >= 0:
+        # (raw[-1:0], before the first byte, is empty: no digit)
+        if not number or not (raw[i - 1:i].isdigit() or raw[i + n:i + n + 1].isdigit()):
+            mask |= ((1 << 8 * n) - 1) << 8 * (size - i - n)
+        i = raw.find(text, i + 1)
+    return mask
+
+
+def _borrow(v: _Variant, kin: _Variant, x: int) -> None:
+    """Variant `v` (its copy `x` just read) starts with its kin's reads and digit ranges, less the bytes that spell
+    its own host or rank (v.own), which hold x's alone: so no copy of another host or rank lies within it."""
+    own = v.own
+    v.lo = (kin.lo & ~own) | (x & own)
+    v.hi = (kin.hi & ~own) | (x & own)
+    v.hi_top = v.hi | v.top
+    v.fixed = ((((v.lo | v.top) - v.hi) & v.top) >> 7) * 0xFF
+    v.reads = max(v.reads, kin.reads)
+
+
+def _own(outcome: Outcome, raw: bytes) -> tuple[tuple[object, ...], int]:
+    """`outcome` of the line `raw` with the host and the ranks the line itself spells made `_LINE` (an offer's
+    host, an event signature's or an offer's rank), and the bytes that spell them (0xff; 0: none does). One file
+    that multiplexes many hosts or ranks (a central syslog, an mpirun output) holds a shape's lines with as many
+    outcomes as it names hosts or ranks, which differ there alone: LineFold.read pools them (_Variant.kin)."""
+    sigs, claimed, offer = outcome
+    mask = 0
+    spans: dict[object, int] = {}
+
+    def own(value: object) -> object:
+        nonlocal mask
+        if value is None or isinstance(value, bool) or not isinstance(value, (str, int)):
+            return value
+        m = spans.get(value)
+        if m is None:
+            text = str(value).encode()
+            m = spans[value] = _spans(raw, text, isinstance(value, int)) if text else 0
+        if not m:
+            return value
+        mask |= m
+        return _LINE
+
+    rel_sigs = tuple(((*k[:4], own(k[4]), *k[5:]), w) for k, w in sigs)
+    if offer is None:
+        return (rel_sigs, claimed, None), mask
+    key, host, node, rank = offer
+    return (rel_sigs, claimed, (key, own(host), node, own(rank))), mask
 
 
 @dataclass(slots=True)
@@ -566,6 +676,12 @@ class LineFold:
         for v in sh.index.get(x & sh.fixed, ()):
             top = v.top
             if ((x | top) - v.lo) & (v.hi_top - x) & top != top:
+                kin = v.kin
+                if kin is not None and kin.reads >= WARM and not (x ^ v.lo) & v.own and kin.holds(x):
+                    # Its kin's ranges grew since it was born (another host's or rank's copies): it takes them in.
+                    _borrow(v, kin, x)
+                    sh.changed(v)
+                    return self.fold_copy(raw, unscanned)
                 continue
             if v.lead and raw[:v.lead] < v.lead_rep:
                 return None
@@ -683,12 +799,17 @@ class LineFold:
             self._untable()
         key = line_shape(raw) if len(raw) <= MAX_LINE else None
         sh = self._shapes.get(key) if key is not None else None
-        if key is None or (sh is None and key not in self._once and key not in self._taught) or \
-                (sh is not None and not sh.stable):
+        if key is None or (sh is not None and not sh.stable):
             # Whatever this line did to the per-stream state, the variants were checked against the state before.
             self.extraction.add_events(c, self.store)
             self._epoch += 1
-            if key is not None and sh is None and len(self._once) < MAX_SHAPES and self._bytes <= MAX_BYTES:
+            return
+        if sh is None and key not in self._once and key not in self._taught:
+            # The first line of its shape: the same, unless it was read by its body alone (no per-stream state).
+            r = self.extraction.add_events_read(c, self.store)
+            if r.stream is not None or r.outcome[1]:
+                self._epoch += 1
+            if len(self._once) < MAX_SHAPES and self._bytes <= MAX_BYTES:
                 self._once.add(key)
                 self._bytes += len(key)
             return
@@ -706,19 +827,38 @@ class LineFold:
             self._epoch += 1
         x = int.from_bytes(raw)
         if sh is not None:
-            for v in sh.variants:
-                if r.outcome == v.reading.outcome and hits == v.hits:
+            for v in sh.by_outcome.get(r.outcome, ()):
+                if hits == v.hits:
                     if v.timed:
                         v.take_time(c.time)
                     v.reads += 1
                     v.epoch = self._epoch
                     if not v.holds(x):
                         v.widen(x)
-                        sh.reindex()
+                        sh.changed(v)
+                    kin = v.kin
+                    if kin is not None:
+                        kin.reads += 1
+                        if not kin.holds(x):
+                            kin.widen(x)
+                        if v.reads < WARM <= kin.reads:  # its kin got warm after it was born: it is now
+                            _borrow(v, kin, x)
+                            sh.changed(v)
                     return
-        # A new outcome for this shape: whatever it did to the per-stream state, the other variants were
-        # checked against the state before it.
-        self._epoch += 1
+        # A new outcome for this shape. Where it is another's but for the host or rank the line names (_own: a
+        # file of many hosts or ranks), of a line that moved the same per-stream state as the others (or none),
+        # it is that one's kin; else whatever it did to the per-stream state, the other variants were checked
+        # against the state before it.
+        kin, family, own = None, None, 0
+        if r.foldable:
+            rel, own = _own(r.outcome, raw)
+            if own:
+                family = (rel, None if hits is None else tuple(hits))
+                kin = sh.kin.get(family) if sh is not None else None
+                if kin is not None and r.stream is not None and r.stream is not kin.reading.stream:
+                    kin = None
+        if kin is None and r.stream is not None:  # (a line read by its body alone moved no per-stream state)
+            self._epoch += 1
         if self._bytes > MAX_BYTES:
             return
         if sh is None:
@@ -726,11 +866,12 @@ class LineFold:
                 return
             sh = self._shapes[key] = _Shape()
             self._bytes += len(key)
-        if any(v.holds(x) for v in sh.variants):
-            # Bits another outcome was read for: this shape's outcome hangs on more than its line.
+        if any(v.holds(x) for v in sh.index.get(x & sh.fixed, ())):
+            # Bits another outcome was read for: this shape's outcome hangs on more than its line. (A variant that
+            # holds x is under x's key: the bytes every variant holds fixed are x's.)
             sh.stable = False
             sh.index = {}
-        elif len(sh.variants) < MAX_VARIANTS:
+        elif len(sh.variants) - sh.born < MAX_VARIANTS or (kin is not None and sh.born < MAX_KIN):
             v = _Variant(x, hits, r, 1, len(raw), self._epoch, self._same_hits(key, raw))
             if r.offer is not None:
                 v.lead = _leading_stamp(key)
@@ -741,6 +882,25 @@ class LineFold:
             if r.foldable and key in self._taught:
                 assert self._lessons is not None
                 self._lessons.teach(key, v, x)
-            sh.variants.append(v)
+            if kin is not None:
+                if kin.own:  # the family's first variant stood for it: its pool starts as that one's reads, ranges
+                    assert family is not None
+                    first = kin
+                    kin = _Variant(first.rep, first.hits, first.reading, first.reads, first.size, first.epoch,
+                                   first.same_hits)
+                    kin.lo, kin.hi, kin.hi_top, kin.fixed = first.lo, first.hi, first.hi_top, first.fixed
+                    first.kin = sh.kin[family] = kin
+                    self._bytes += 5 * len(raw)
+                # Its kin's copies tell its bytes but those that spell its own host or rank, which hold x's alone.
+                kin.reads += 1
+                if not kin.holds(x):
+                    kin.widen(x)
+                v.kin, v.own = kin, own
+                if kin.reads >= WARM:
+                    _borrow(v, kin, x)
+                sh.born += 1
+            elif family is not None and family not in sh.kin:
+                sh.kin[family] = v  # the first of a family stands for its pool until a second comes (no copy kept)
+                v.own = own
             self._bytes += 5 * len(raw)  # rep, lo, hi, top, fixed
-            sh.reindex()
+            sh.add(v)

@@ -400,6 +400,7 @@ class Extraction:
         self._hits: dict[tuple[str, tuple[int, ...]], list[int]] = {}
         self._keep: list[tuple[str, ...]] = []
         self._offered: tuple[str, str | None] | None = None  # the last line drafts() offered: body, host
+        self._raised = False  # the last line drafts() read stopped on an extractor's error (its state: unknown)
         # What the folds of the files read through this extraction learned, per scanner kind (collect/fold.py):
         # a line's outcome is its text's and these extractors', so a file's fold starts with the others' lessons.
         self.fold_lessons: dict[object, Lessons] = {}
@@ -431,7 +432,7 @@ class Extraction:
 
     def add_events_read(self, c: Candidate, store: EventStore) -> Reading:
         """add_events, and what the line gave (collect/fold.py compares the copies of a line by it)."""
-        self._offered = None
+        self._offered, self._raised = None, False
         drafts, ctx = self.drafts(c)
         sigs: list[Signature] = []
         if drafts and ctx is not None:
@@ -451,7 +452,10 @@ class Extraction:
             foldable = not decided_by_count(zkey)
         # Past the store's cap a copy is its signatures and weights, whatever its other fields (a pid).
         outcome = (tuple(sigs), ctx.claimed if ctx is not None else False, None if offer is None else offer[1:])
-        return Reading(outcome, offer, foldable)
+        # The per-stream state the extractors were given; none where the line was read by its body alone, and one
+        # no other line has where an extractor stopped on an error (what it wrote before is not known).
+        stream = ctx.state if ctx is not None else object() if self._raised else None
+        return Reading(outcome, offer, foldable, stream)
 
     def drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
         """What the extractors found on one line, and the context they saw, before it becomes events.
@@ -518,7 +522,7 @@ class Extraction:
                 self._offered = (p.body, p.host)
             return out, ctx
         except (ValueError, OverflowError, RecursionError):
-            self._offered = None
+            self._offered, self._raised = None, True
             self.unrecognized.offer(c, c.text, None)
             return [], None
 
@@ -629,23 +633,23 @@ class LineScanner:
 
         key = self.matcher.key
         may_stamp = _may_stamp if _fast[0] else None
-
-        # The last walk back that went as far as it had to (to a stamp, or to the previous candidate read): a copy
-        # the fold counts is not read, so the copies between two reads are walked over by each later copy's walk
-        # (quadratic in a long run of lines without a stamp). Those walks go forward through the chunk with the
-        # same stop: the last one's answer stands for the lines before its start (walk_far).
-        walked: list[Any] = [None, 0, 0, None, 0]  # buffer, stop, start, its stamp, stamps read as none on the way
+        # The last whole walk back (walk_far): its buffer, stop, start, the stamp it found and the stamps it read as
+        # none (TimeParser.out_of_range).
+        walked: list[Any] = [None, -1, -1, None, 0]
 
         def walk_far(buf: bytes, s: int, stop: int) -> Stamp | None:
-            """walk_back(buf, s, ..., stop, unbounded), each line parsed once per chunk and stop: what the walk
-            from the last start found (and the stamps it read as none, counted again as its walk would) stands
-            for the lines before that start."""
+            """walk_back(buf, s, ..., stop) with no limit, as a copy's time (and a held copy's) takes it: over the
+            copies folded since the last line read, in C and Python alike. A copy's walk after another's, with the
+            same stop, reads the lines between the two and, where none has a stamp, takes the other's answer (and
+            its stamps read as none): one mpirun output's copies of unstamped lines walked back over the same
+            thousands of lines each (issue 27's n3)."""
             before = tp.out_of_range
-            if walked[0] is buf and walked[1] == stop and walked[2] <= s:
-                st = walk_back(buf, s, tp, srun_prefix, max(stop, walked[2] - 1), 1 << 30)
+            w = walked
+            if w[0] is buf and w[1] == stop and stop < w[2] <= s:
+                st = walk_back(buf, s, tp, srun_prefix, w[2] - 1, 1 << 30)
                 if st is None:
-                    st = walked[3]
-                    tp.out_of_range += walked[4]
+                    st = w[3]
+                    tp.out_of_range += w[4]
             else:
                 st = walk_back(buf, s, tp, srun_prefix, stop, 1 << 30)
             walked[:] = [buf, stop, s, st, tp.out_of_range - before]
@@ -660,11 +664,8 @@ class LineScanner:
             # wall_of's own answer for a wall-clock stamp without uptime, without its call.
             t = st.wall if st is not None and st.uptime is None else wall_of(st)
             if t is None:
-                if limit is not None and limit >= 1 << 30:
-                    t = wall_of(walk_far(buf, s, prev_start))
-                else:
-                    t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start,
-                                          BACKWALK_LINES if limit is None else limit))
+                t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, BACKWALK_LINES) if limit is None
+                            else walk_far(buf, s, prev_start))
                 if t is None:
                     t = prev_t if have_prev else wall_of(carried)
             return t
@@ -813,6 +814,7 @@ class LineScanner:
         for buf, before in chunks(fh, stats, seen, first, CHUNK):
             if check is not None:
                 check()  # a deadline: one chunk of work at most after it passes
+            walked[0] = None  # (the last chunk's buffer is not kept alive past it)
             # `in` is a memchr (many GB/s); count() walks byte by byte, so it runs only when a NUL is there.
             n = buf.count(b"\x00") if b"\x00" in buf else 0
             if n:
