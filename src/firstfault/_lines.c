@@ -914,6 +914,18 @@ prev_newline(const char *buf, Py_ssize_t s)
 #endif
 }
 
+/* The line a match ending at `to` lies on, as scan._lines_of_py finds it: `to` read as a slice's index (negative:
+ * from the end), *start the offset after the last '\n' before it (rfind + 1), *end that of the first '\n' at or
+ * after it, or n (find). lines_of and Matches.lines group matches by it. */
+static void
+hit_line(const char *buf, Py_ssize_t n, Py_ssize_t to, Py_ssize_t *start, Py_ssize_t *end)
+{
+    Py_ssize_t t = to < 0 ? (to + n < 0 ? 0 : to + n) : (to > n ? n : to);
+    *start = prev_newline(buf, t - 1) + 1;
+    const char *e = t < n ? memchr(buf + t, '\n', (size_t)(n - t)) : NULL;
+    *end = e == NULL ? n : e - buf;
+}
+
 /* lines_of(buffer, matches) -> (starts, ids): scan._lines_of_py in one call. `matches` is a list of
  * (literal index, end offset) pairs in order of their end offsets; a match that ends inside the current
  * line (at or before its newline) belongs to it. */
@@ -952,9 +964,9 @@ lines_lines_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
                 if (PyList_Append(cur, i) < 0) goto done;
                 continue;
             }
-            /* rfind(b"\n", 0, to) + 1 and find(b"\n", to), `to` read as a slice's index (negative: from the end) */
-            Py_ssize_t t = to < 0 ? (to + n < 0 ? 0 : to + n) : (to > n ? n : to), s = prev_newline(buf, t - 1);
-            PyObject *start = PyLong_FromSsize_t(s + 1);
+            Py_ssize_t s;
+            hit_line(buf, n, to, &s, &last_end);
+            PyObject *start = PyLong_FromSsize_t(s);
             if (start == NULL) goto done;
             int bad = PyList_Append(starts, start) < 0;
             Py_DECREF(start);
@@ -965,8 +977,6 @@ lines_lines_of(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             Py_INCREF(i);
             PyList_SET_ITEM(cur, 0, i);
             if (PyList_Append(ids, cur) < 0) goto done;
-            const char *e = t < n ? memchr(buf + t, '\n', (size_t)(n - t)) : NULL;
-            last_end = e == NULL ? n : e - buf;
         }
         result = PyTuple_Pack(2, starts, ids);
     }
@@ -1070,15 +1080,14 @@ matches_lines(MatchesObject *m, PyObject *arg)
         for (Py_ssize_t j = 0; j < m->n; j++) {
             Py_ssize_t to = m->ends[j];
             if (to <= last_end) continue;  /* the current line's (lines_of: before any line, none's) */
-            Py_ssize_t t = to < 0 ? (to + n < 0 ? 0 : to + n) : (to > n ? n : to), s = prev_newline(buf, t - 1);
-            PyObject *start = PyLong_FromSsize_t(s + 1);
+            Py_ssize_t s;
+            hit_line(buf, n, to, &s, &last_end);
+            PyObject *start = PyLong_FromSsize_t(s);
             if (start == NULL) goto fail;
             int bad = PyList_Append(starts, start) < 0;
             Py_DECREF(start);
             if (bad) goto fail;
             first[k++] = j;
-            const char *e = t < n ? memchr(buf + t, '\n', (size_t)(n - t)) : NULL;
-            last_end = e == NULL ? n : e - buf;
         }
         first[k] = m->n;
         m->lines = k;
