@@ -217,6 +217,45 @@ def many_hosts_in_one_syslog(root: Path, hosts: int = 48, rounds: int = 40) -> C
     return Chatty(out, {"evidence_line": ("syslog/messages", fault_line), "xid79": True, "min_folded": 1000})
 
 
+def pci_noise_in_one_syslog(root: Path, hosts: int = 24, rounds: int = 40) -> Chatty:
+    """One central syslog (issue 27's shape i) whose noise names a PCI address on a bus of its own line by line
+    (mlx5's failed command and the AER port's corrected error, on any of 256 buses of any host: memo.line_shape
+    masks the address's hex letters, so that each is one shape), interleaved, and one GPU falls off the bus. Near
+    miss: one host's amdgpu reports correctable XGMI errors on two GPUs whose addresses differ in their hex letters
+    alone (`0000:9d:00.0`, `0000:dd:00.0`, one shape): the address is the event's device, so they are two GPUs'."""
+    names = [f"node-{10 + i:02d}" for i in range(hosts)]
+    out = root / "pci-noise-in-one-syslog"
+    _workload(out, "- {kind: syslog, path: 'syslog/messages'}\n", nodes="[" + ", ".join(names) + "]",
+              ranks="{" + ", ".join(f"{n}: {8 * i}-{8 * i + 7}" for i, n in enumerate(names)) + "}")
+    rng = random.Random(39)
+    t = T0
+    lines: list[str] = []
+    fault_line = 0
+    for r in range(rounds):
+        for host in names:
+            t += timedelta(milliseconds=7)
+            bus = rng.randrange(256)
+            if rng.random() < 0.5:
+                line = _mlx5_cmd_err(rng, t, host, 618100 + r).replace("0000:47:00.0", f"0000:{bus:02x}:00.0")
+            else:  # Linux drivers/pci/pcie/aer.c: "AER: %s%s error message received from %s" (corrected, older)
+                line = (f"{_bsd(t)} {host} kernel: [{618100 + r}.{rng.randrange(1000000):06d}] pcieport "
+                        f"0000:{bus:02x}:01.0: AER: Corrected error received: 0000:{bus:02x}:00.0")
+            lines.append(line)
+            if host == names[5] and r % 2 == 0:
+                # ROCm/ROCm#4021's XGMI count (tests/extract/test_accel.py), on two GPUs of one host
+                gpu = "9d" if r % 4 == 0 else "dd"
+                lines.append(f"{_bsd(t)} {host} kernel: [{618100 + r}.000200] amdgpu 0000:{gpu}:00.0: socket: 6, "
+                             f"die: 1, {1000 + rng.randrange(999)} new correctable hardware errors detected in "
+                             "xgmi_wafl block")
+            if r == rounds // 2 and host == names[len(names) // 3]:
+                lines.append(f"{_bsd(t)} {host} kernel: [{618100 + r}.000100] NVRM: Xid (PCI:0000:3b:00): 79, "
+                             "pid=1912, name=python3, GPU has fallen off the bus.")
+                fault_line = len(lines)
+    (out / "syslog").mkdir(parents=True)
+    (out / "syslog" / "messages").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"evidence_line": ("syslog/messages", fault_line), "xid79": True, "min_folded": 300})
+
+
 def many_ranks_in_one_mpirun_output(root: Path, ranks: int = 40, rounds: int = 60) -> Chatty:
     """One `mpirun --tag-output` file (issue 27's n3 shape): every rank's NCCL retries behind `[1,N]<stderr>:`
     (events of the rank the tag names, each rank's past the store's cap after 32), interleaved; then rank 5 alone

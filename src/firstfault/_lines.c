@@ -181,12 +181,34 @@ static void byte_classes(void) {
     for (int c = 0; c < 256; c++)
         byte_class[c] = (unsigned char)((is_word((unsigned char)c) ? CLS_WORD : 0) | (is_hex0((unsigned char)c) ? CLS_HEX : 0));
 }
+/* A PCI address (domain:bus:device, then `.function` or not: `0000:3b:00.0`, `PCI:0000:3b:00`'s is not one, see
+ * below) that starts a token at `a`: its 10 bytes, or 0. It stands after the line's start, a space, a tab, `(` or
+ * `[`, and before the line's end or one of ` \t)],;` (`.`, one digit and then one of those or `:` where it has a
+ * function): only where the unrecognized templates' <HEX> mask (extract/unrecognized.py) takes it whole, whatever
+ * its hex letters, and no earlier mask reaches into it; a MAC-like `0000:3b:00:11` is not one. */
+static int is_pci_end(unsigned char c) { return c == ' ' || c == '\t' || c == ')' || c == ']' || c == ',' || c == ';'; }
+static Py_ssize_t pci_at(const unsigned char *s, Py_ssize_t n, Py_ssize_t a) {
+    if (a > 0 && s[a - 1] != ' ' && s[a - 1] != '\t' && s[a - 1] != '(' && s[a - 1] != '[') return 0;
+    if (a + 10 > n || !hex_run(s, n, a, 4) || s[a + 4] != ':' || !hex_run(s, n, a + 5, 2) || s[a + 7] != ':'
+            || !hex_run(s, n, a + 8, 2))
+        return 0;
+    Py_ssize_t j = a + 10;
+    if (j == n || is_pci_end(s[j])) return 10;
+    if (s[j] == '.' && j + 1 < n && s[j + 1] == '0' && (j + 2 == n || is_pci_end(s[j + 2]) || s[j + 2] == ':'))
+        return 10;
+    return 0;
+}
 static void shape_hex(unsigned char *s, Py_ssize_t n) {
     Py_ssize_t i = 0;
     if (!byte_class['0']) byte_classes();
     while (i < n) {
         if (!(byte_class[s[i]] & CLS_WORD)) { i++; continue; }
         Py_ssize_t a = i, from;
+        if (a + 10 <= n && s[a + 4] == ':' && pci_at(s, n, a)) {
+            for (; i < a + 10; i++)
+                if (s[i] != ':') s[i] = '0';
+            continue;
+        }
         if (a + 36 <= n && s[a + 8] == '-') {  /* a UUID is 36 bytes, its first '-' the ninth */
             Py_ssize_t u = uuid_end(s, n, a);
             if (u >= 0) {

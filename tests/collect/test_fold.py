@@ -29,7 +29,7 @@ BUILDERS: list[Callable[[Path], chatty.Chatty]] = [
     chatty.unstamped_burst, chatty.two_ranks_and_a_kernel, chatty.what_after_terminate, chatty.not_utf8,
     chatty.repeated_traceback, chatty.clock_steps_back, chatty.hex_ids_then_cuda_error,
     chatty.unstamped_warning_clock_steps_back, chatty.kernel_noise_on_every_node, chatty.many_hosts_in_one_syslog,
-    chatty.many_ranks_in_one_mpirun_output,
+    chatty.many_ranks_in_one_mpirun_output, chatty.pci_noise_in_one_syslog,
 ]
 
 
@@ -286,7 +286,8 @@ def test_digit_ranges_taken_in_and_checked_a_whole_line_at_once_are_the_byte_by_
 
 @given(st.lists(st.sampled_from([b"deadbeef", b"DEADBEEF0", b"-", b"d609577e-baff-4330-9c9f-2ba1fa227274", b"0x",
                                  b"0x1fA", b"feed", b"cafe", b"x", b"_", b" ", b":", b"9c9f", b"g", b"\xc3\xa9",
-                                 b"12345678", b"Z"]), max_size=12))
+                                 b"12345678", b"Z", b"0000", b"3b", b"(", b"[", b".0", b"\t", b")",
+                                 b"0000:3b:00.0", b"0000:ab:cd"]), max_size=12))
 @settings(max_examples=500, deadline=None)
 def test_the_shape_in_c_is_the_shape_in_python(parts: list[bytes]) -> None:
     """memo.line_shape (in C where built) and memo.line_shape_py mask the same bytes: the fold's C loop looks up
@@ -308,6 +309,44 @@ def test_a_shape_masks_digits_and_hex_ids_and_nothing_else() -> None:
         line = b"cafe face deadbeefg 0xg1 dead_beef d609577e-baff-4330-9c9f-2ba1fa2272745"
         assert shape(line) == b"cafe face deadbeefg 0xg0 dead_beef 00000000-baff-0000-0c0f-0000000000000"
         assert shape("é".encode() + b"deadbeef") == "é".encode() + b"deadbeef"  # a UTF-8 letter joins the token
+
+
+def test_a_pci_address_is_a_hex_id_where_the_templates_mask_it_whole() -> None:
+    """A PCI address (`0000:3b:00.0`, with or without its function) after a space, a tab, `(` or `[` and before a
+    space, `:` after a function, `)` and the like has its hex letters masked: a NIC's warning on every bus is one
+    shape (issue 27's shape i). Near misses keep theirs: after `:` (`PCI:0000:3b:00`, the Xid line's), inside a
+    longer token, MAC-like (a fourth `:` group), a function that is not one digit."""
+    for shape in (memo.line_shape, memo.line_shape_py):
+        assert shape(b"kernel: mlx5_core 0000:b4:0e.1: mlx5_cmd_out_err") == \
+            b"kernel: mlx0_core 0000:00:00.0: mlx0_cmd_out_err"
+        assert shape(b"igb 0000:d5:00.1 eno2: Reset adapter") == b"igb 0000:00:00.0 eno0: Reset adapter"
+        assert shape(b"(0000:ab:cd)") == b"(0000:00:00)"
+        assert shape(b"[0000:ab:cd.7]\tx") == b"[0000:00:00.0]\tx"
+        assert shape(b"0000:ab:cd") == b"0000:00:00"
+        assert shape(b"NVRM: Xid (PCI:0000:3b:00): 79") == b"NVRM: Xid (PCI:0000:0b:00): 00"
+        assert shape(b"x 0000:3b:00:11 y") == b"x 0000:0b:00:00 y"
+        assert shape(b"x a0000:3b:00.0 y") == b"x a0000:0b:00.0 y"
+        assert shape(b"x 0000:3b:00.12 y") == b"x 0000:0b:00.00 y"
+        assert shape(b"x 0000:3b:00.0.1") == b"x 0000:0b:00.0.0"
+        assert shape(b"/sys/0000:3b:00.0 x") == b"/sys/0000:0b:00.0 x"
+
+
+def test_lines_whose_pci_addresses_differ_in_their_letters_share_their_template() -> None:
+    """The unrecognized groups key on the shape (unrecognized.zeroed) and give a key its first line's template: the
+    addresses the shape masks are those the template's <HEX> takes whole, so each line's own template is the
+    key's (the groups are the ones reading each line by its own template gives)."""
+    from firstfault.extract.unrecognized import Unrecognized, zeroed
+
+    bodies = ["mlx5_core 0000:b4:00.0: mlx5_cmd_out_err:838:(pid 28064): ACCESS_REG(0x805) failed",
+              "mlx5_core 0000:3e:00.0: mlx5_cmd_out_err:838:(pid 28064): ACCESS_REG(0x805) failed",
+              "mlx5_core 0000:12:00.0: mlx5_cmd_out_err:838:(pid 28064): ACCESS_REG(0x805) failed",
+              "pcieport 0000:fe:01.0: AER: Corrected error received: 0000:fe:00.0",
+              "pcieport 0000:0c:01.0: AER: Corrected error received: 0000:0c:00.0",
+              "igb 0000:d5:00.1 eno2: Reset adapter (0000:d5:00.1)"]
+    assert len({zeroed(b) for b in bodies}) == 3
+    shared = Unrecognized(["node-01"])
+    for b in bodies:
+        assert shared.template(b) == Unrecognized(["node-01"]).template(b), b  # the key's first line's = its own
 
 
 def test_hits_of_literals_a_hex_id_may_hold_are_not_taken_for_the_shapes() -> None:
@@ -910,3 +949,15 @@ def test_the_host_and_ranks_a_line_spells_are_its_own_and_nothing_else_is() -> N
     assert fold._own(((one,), False, None), b"[0,12]<stderr>:x 12")[1] == 0  # inside 12 only: not its own
     dev = (("nccl.remote_error", "application", "mpirun.out", None, None, "12", None), 1)
     assert fold._own(((dev,), False, None), line)[1] == 0  # a device stays as read
+
+
+def test_two_gpus_whose_addresses_differ_in_their_letters_alone_stay_two_gpus(
+        analyzer: Analyzer, tmp_path: Path) -> None:
+    """The near miss of the masked PCI address: amdgpu's XGMI counts on `0000:9d:00.0` and `0000:dd:00.0` are one
+    shape, but the address is the event's device: the fold keeps a variant per GPU (the bytes it holds fixed), and
+    the verdict shows an event on each, as reading every line does."""
+    case = chatty.pci_noise_in_one_syslog(tmp_path)
+    with memo.fastpath(True):
+        v = json.loads(records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2))
+    accel = [e["text"] for e in v["evidence"] if e["event"] == "gpu.accel_error"]
+    assert any("amdgpu 0000:9d:00.0:" in t for t in accel) and any("amdgpu 0000:dd:00.0:" in t for t in accel)

@@ -79,9 +79,17 @@ _HEX_LETTERS: Final = bytes.maketrans(b"abcdefABCDEF", b"000000000000")
 # After the digits are zeroed: every hex digit made one byte, so that a run of HEX_MIN of them is one find.
 _HEX_CLASS: Final = bytes.maketrans(b"0abcdefABCDEF", b"\0" * 13)
 _HEX_RUN: Final = b"\0" * HEX_MIN
+# A PCI address (domain:bus:device, with a function or not: `0000:3b:00.0`) is a hex id too, where the unrecognized
+# templates' <HEX> mask takes it whole whatever its hex letters and no earlier mask reaches into it: after the
+# line's start, a space, a tab, `(` or `[`, and before the line's end or one of ` \t)],;` (or `.`, a digit, and
+# one of those or `:`). Not a MAC-like `0000:3b:00:11`, nor `PCI:0000:3b:00` (a `:` before it). One NIC's or
+# port's warning then has one shape on every bus of every host of a central syslog (issue 27's shape i).
+_PCI_RUN: Final = b"\0\0\0\0:\0\0:\0\0"
 _HEX_TOKEN: Final = re.compile(
     rb"(?<![\w\x80-\xff])(?:0x[0a-fA-F]+|[0a-fA-F]{8}(?:-[0a-fA-F]{4}){3}-[0a-fA-F]{12}|[0a-fA-F]{%d,})"
-    rb"(?![\w\x80-\xff])" % HEX_MIN)
+    rb"(?![\w\x80-\xff])"
+    rb"|(?:(?<=[ \t(\[])|\A)[0a-fA-F]{4}:[0a-fA-F]{2}:[0a-fA-F]{2}(?=[ \t)\],;]|\Z|\.0(?:[ \t)\],;:]|\Z))"
+    % HEX_MIN)
 
 
 def _hex_zeroed(m: Match[bytes]) -> bytes:
@@ -101,8 +109,10 @@ def line_shape_py(raw: bytes) -> bytes:
     backtracking) only on a line that holds a run of HEX_MIN hex digits or `0x`. `line_shape` is this in C
     (_lines.c) where the module is built; tests/test_fold.py holds the two to each other."""
     zeroed = raw.translate(ZERO_DIGITS)
-    if b"0x" not in zeroed and _HEX_RUN not in zeroed.translate(_HEX_CLASS):
-        return zeroed  # no hex id: the common line
+    if b"0x" not in zeroed:
+        classes = zeroed.translate(_HEX_CLASS)
+        if _HEX_RUN not in classes and _PCI_RUN not in classes:
+            return zeroed  # no hex id: the common line
     return _HEX_TOKEN.sub(_hex_zeroed, zeroed)
 
 
