@@ -271,7 +271,7 @@ lines_line_shape(PyObject *self, PyObject *arg)
 /* The year context of the yearless stamps (glog's `MMDD`, syslog's `Mon DD`): TimeParser.year, and
  * window_end + 180 days as local microseconds, less and plus STAMP_CUT_MARGIN (a stamp later than that in
  * TimeParser.year is read in the year before). year 0: none (yearless stamps are left to Python). */
-struct stamp_clock { long long year, cut_lo, cut_hi; };
+struct stamp_clock { long long year, cut_lo, cut_hi; int fixed; long long off_us; };
 /* The clock of the C call in progress (fold_run's, copy_time's: each holds the GIL throughout, sets it first and
  * clears it last); copy_local_us reads it. */
 static struct stamp_clock fold_clock;
@@ -478,6 +478,79 @@ static int may_lead(const unsigned char *p, Py_ssize_t n)
     return L > 0 && mark && (dash || (L < n && p[L] == ':'));
 }
 
+/* timeparse._EPOCH_UCX (`[1506867524.064665] [host:pid:tid]`, UCX's Unix time) at the start of p[0:n]: STAMP_NOMATCH,
+ * or its local microseconds where the zone has one UTC offset (the clock's `fixed`), else STAMP_UNKNOWN. */
+static long long ucx_epoch_us(const unsigned char *p, Py_ssize_t n, const struct stamp_clock *ck)
+{
+    Py_ssize_t q, k;
+    if (n < 13 || p[0] != '[' || num(p + 1, 10) < 0 || p[11] != '.') return STAMP_NOMATCH;
+    for (k = 0; 12 + k < n && is_digit(p[12 + k]); k++)
+        ;
+    if (k < 1 || k > 9 || 12 + k >= n || p[12 + k] != ']') return STAMP_NOMATCH;
+    q = 13 + k;
+    if (q >= n || p[q] != ' ') return STAMP_NOMATCH;
+    while (q < n && p[q] == ' ') q++;
+    if (q >= n || p[q] != '[') return STAMP_NOMATCH;  /* `\[[\w.\-]+: *\d+` */
+    Py_ssize_t w = ++q;
+    while (q < n && (is_upper(p[q]) || is_lower(p[q]) || is_digit(p[q]) || p[q] == '_' || p[q] == '.' || p[q] == '-'))
+        q++;
+    if (q == w || q >= n || p[q] != ':') return STAMP_NOMATCH;
+    q++;
+    while (q < n && p[q] == ' ') q++;
+    if (q >= n || !is_digit(p[q])) return STAMP_NOMATCH;
+    if (ck == NULL || !ck->fixed) return STAMP_UNKNOWN;
+    return local_count(1970, 1, 1, 0, 0, 0, 0) + num(p + 1, 10) * 1000000LL + frac_us(p + 12, (int)k) + ck->off_us;
+}
+
+/* Whether any of timeparse._wall's forms could match somewhere in p[0:n] (after any layers _behind_leads peels, or
+ * a carriage return): each holds a time of day `dd:dd:dd` (ISO, vLLM's, dmesg -T's, the fabric manager's, glog's,
+ * syslog's, ctime's), or is UCX's `[` and 10 digits and `.`, or libfabric's `libfabric:`. A line with none reads
+ * as no wall-clock stamp whatever layers stand before its text. */
+static int may_hold_time(const unsigned char *p, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = p[i];
+        if (c == ':' && i >= 2 && i + 5 < n && is_digit(p[i - 1]) && is_digit(p[i - 2]) && is_digit(p[i + 1])
+                && is_digit(p[i + 2]) && p[i + 3] == ':' && is_digit(p[i + 4]) && is_digit(p[i + 5]))
+            return 1;
+        if (c == '[' && i + 11 < n && num(p + i + 1, 10) >= 0 && p[i + 11] == '.') return 1;
+        if (c == 'l' && i + 10 <= n && memcmp(p + i, "libfabric:", 10) == 0) return 1;
+    }
+    return 0;
+}
+
+/* Open MPI's --tag-output (`[1,3]<stdout>:`, then one space or none: the first of timeparse._LEADS that matches
+ * such a line) at the start of p[0:n]: its length, or 0. */
+static Py_ssize_t ompi_tag(const unsigned char *p, Py_ssize_t n)
+{
+    Py_ssize_t q = 1, a;
+    if (n < 1 || p[0] != '[') return 0;
+    for (a = q; q < n && is_digit(p[q]); q++)
+        ;
+    if (q == a || q >= n || p[q] != ',') return 0;
+    for (a = ++q; q < n && is_digit(p[q]); q++)
+        ;
+    if (q == a || q + 1 >= n || p[q] != ']' || p[q + 1] != '<') return 0;
+    q += 2;
+    if (q + 7 <= n && (memcmp(p + q, "stdout>", 7) == 0 || memcmp(p + q, "stderr>", 7) == 0)) q += 7;
+    else return 0;
+    if (q >= n || p[q] != ':') return 0;
+    q++;
+    if (q < n && p[q] == ' ') q++;
+    return q;
+}
+
+/* timeparse._UPTIME's first match in p[0:n] (uptime_at) where parse takes it: not one of 10 digits that reads as
+ * 1e9 or more (UCX's Unix time in brackets, which parse reads as no uptime). */
+static Py_ssize_t uptime_taken(const unsigned char *p, Py_ssize_t n)
+{
+    Py_ssize_t at = uptime_at(p, n), j;
+    if (at < 0) return -1;
+    for (j = at + 1; is_pyspace(p[j]); j++)
+        ;
+    return num(p + j, 10) >= 1000000000LL && p[j + 10] == '.' ? -1 : at;
+}
+
 static long long stamp_local_us(const unsigned char *p, Py_ssize_t n, const struct stamp_clock *ck)
 {
     Py_ssize_t i, k;
@@ -506,6 +579,28 @@ static long long stamp_local_us(const unsigned char *p, Py_ssize_t n, const stru
         if (n >= 5 && is_upper(p[1]) && is_lower(p[2]) && is_lower(p[3]) && p[4] == ' ')
             return STAMP_UNKNOWN;  /* dmesg -T's or the fabric manager's */
         wall = glog_us(p, n, ck);
+        if (wall == STAMP_NOMATCH) wall = ucx_epoch_us(p, n, ck);
+        Py_ssize_t tag = wall == STAMP_NOMATCH ? ompi_tag(p, n) : 0;
+        if (tag > 0) {
+            /* Open MPI's tag: no form of _wall matches the line, and the first layer of _LEADS is the tag
+             * (_behind_leads, where neither the banner nor a carriage return comes first): the stamp is read
+             * from the text behind it, UCX's Unix time here; where none of _wall's forms may start it and no
+             * further layer may, it reads as none (Python takes the rest). */
+            const unsigned char *r = p + tag;
+            Py_ssize_t m = n - tag;
+            if (has(p, n, "*** ") || memchr(p, '\r', (size_t)n) != NULL) return STAMP_UNKNOWN;
+            if (m > 0) {
+                unsigned char c2 = r[0];
+                wall = ucx_epoch_us(r, m, ck);
+                if (wall == STAMP_NOMATCH && (is_digit(c2) || is_upper(c2) || c2 == '[' || c2 == 'l' || may_lead(r, m))
+                        && may_hold_time(r, m))
+                    return STAMP_UNKNOWN;
+                if (wall != STAMP_NOMATCH && wall < 0) return STAMP_UNKNOWN;
+            }
+            Py_ssize_t up = uptime_taken(p, n);
+            if (up >= 0) return STAMP_UNKNOWN;
+            return wall >= 0 ? wall : STAMP_NONE;
+        }
         if (wall == STAMP_NOMATCH && n > 1 && is_digit(p[1])) {
             /* A bracketed ISO stamp (NCCL's, DeepSpeed's `[2024-11-02 10:22:33,123]`): no form of _wall matches
              * (UCX's Unix time needs 10 digits, then `.`), and the first of _LEADS that does is the bracket;
@@ -529,11 +624,11 @@ static long long stamp_local_us(const unsigned char *p, Py_ssize_t n, const stru
     } else if (c == 'l' && n >= 10 && memcmp(p, "libfabric:", 10) == 0) {
         return STAMP_UNKNOWN;
     }
-    Py_ssize_t up = uptime_at(p, n);
+    Py_ssize_t up = uptime_taken(p, n);
     if (wall >= 0)  /* an uptime beside it: the file's Clock takes the boot time from the line (Python) */
         return up >= 0 && !(p[0] == '[' && up == 0) ? STAMP_UNKNOWN : wall;
     /* No form of _wall matches: the line reads as no stamp unless the banner, a layer or an uptime gives one. */
-    if (up >= 0 || has(p, n, "*** ") || memchr(p, '\r', (size_t)n) != NULL || may_lead(p, n))
+    if (up >= 0 || has(p, n, "*** ") || ((memchr(p, '\r', (size_t)n) != NULL || may_lead(p, n)) && may_hold_time(p, n)))
         return STAMP_UNKNOWN;
     return STAMP_NONE;
 }
@@ -571,9 +666,17 @@ static long long copy_local_us(const unsigned char *buf, Py_ssize_t pos, Py_ssiz
 static int clock_from(PyObject *o, struct stamp_clock *ck)
 {
     long long year, cut;
+    PyObject *off = Py_None;
     ck->year = ck->cut_lo = ck->cut_hi = 0;
+    ck->fixed = 0;
+    ck->off_us = 0;
     if (o == Py_None) return 0;
-    if (!PyArg_ParseTuple(o, "LL", &year, &cut)) return -1;
+    if (!PyArg_ParseTuple(o, "LL|O", &year, &cut, &off)) return -1;
+    if (off != Py_None) {  /* the zone's one UTC offset (fold.yearless_clock): a Unix time's local count */
+        ck->off_us = PyLong_AsLongLong(off);
+        if (ck->off_us == -1 && PyErr_Occurred()) return -1;
+        ck->fixed = 1;
+    }
     if (year >= 1002 && year <= 8998) {
         ck->year = year;
         ck->cut_lo = cut - STAMP_CUT_MARGIN;

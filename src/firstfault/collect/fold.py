@@ -99,7 +99,7 @@ compares the two on chatty files built to break each rule above.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING, Final, Protocol
 
 from firstfault.extract.memo import ALL_HEX_ZERO, line_shape
@@ -324,15 +324,41 @@ def _count(lt: datetime) -> int:
     return (lt.toordinal() * 86400 + lt.hour * 3600 + lt.minute * 60 + lt.second) * 1_000_000 + lt.microsecond
 
 
-def yearless_clock(tz: tzinfo | None, year: int | None, window_end: datetime | None) -> tuple[int, int] | None:
+# Zone names of one UTC offset (IANA's aliases of UTC; Etc/GMT+N is N hours behind it, its sign POSIX's).
+_UTC_NAMES: Final = frozenset({"UTC", "Etc/UTC", "Etc/UCT", "UCT", "Etc/GMT", "GMT", "Etc/GMT0", "GMT0",
+                               "Etc/GMT+0", "Etc/GMT-0", "GMT+0", "GMT-0", "Etc/Greenwich", "Greenwich",
+                               "Etc/Universal", "Universal", "Etc/Zulu", "Zulu"})
+
+
+def fixed_offset_us(tz: tzinfo | None) -> int | None:
+    """The one UTC offset of a zone that has one (a `datetime.timezone`, UTC's aliases, `Etc/GMT+N`), in
+    microseconds, else None: _lines.c then reads a Unix time (UCX's `[1506867524.064665]`) as the local count
+    fold._local_us gives its instant (a zone with two offsets leaves such stamps to Python)."""
+    if tz is None:
+        return None
+    if isinstance(tz, timezone):
+        off = tz.utcoffset(None)
+        return (off.days * 86400 + off.seconds) * 1_000_000 + off.microseconds
+    name = str(getattr(tz, "key", ""))
+    if name in _UTC_NAMES:
+        return 0
+    if name.startswith("Etc/GMT") and name[7:8] in ("+", "-") and name[8:].isdigit() and name[8:].isascii():
+        hours = int(name[8:])
+        return (-hours if name[7] == "+" else hours) * 3600 * 1_000_000 if hours <= 14 else None
+    return None
+
+
+def yearless_clock(tz: tzinfo | None, year: int | None,
+                   window_end: datetime | None) -> tuple[int, int, int | None] | None:
     """The year context _lines.c reads a yearless stamp with (its `clock`): TimeParser.year, and window_end plus
     half a year (TimeParser._yearless's cut: a stamp after it, read in that year, is read in the year before) as
     local microseconds (_count); C decides only where a stamp is two days or more away from the cut, so that the
-    zone's offset at either instant does not matter. None where any is unknown."""
+    zone's offset at either instant does not matter. Third, the zone's one UTC offset (fixed_offset_us) or None.
+    None where any of the first two is unknown."""
     if tz is None or year is None or window_end is None:
         return None
     try:
-        return year, _count((window_end + timedelta(days=180)).astimezone(tz))
+        return year, _count((window_end + timedelta(days=180)).astimezone(tz)), fixed_offset_us(tz)
     except OverflowError:  # a window's end near datetime's own limits: Python reads such stamps
         return None
 
@@ -535,7 +561,7 @@ class LineFold:
         self._tz: tzinfo | None = None  # the zone a zone-less stamp is read in (TimeParser.tz)
         # The year a yearless stamp (glog's, syslog's) is read in, for the dense loop in C (_lines.fold_run's
         # clock): TimeParser.year, and the local time after which TimeParser._yearless takes the year before.
-        self.clock: tuple[int, int] | None = None
+        self.clock: tuple[int, int, int | None] | None = None
 
     def _untable(self) -> None:
         self.table = {}
