@@ -256,6 +256,50 @@ def pci_noise_in_one_syslog(root: Path, hosts: int = 24, rounds: int = 40) -> Ch
     return Chatty(out, {"evidence_line": ("syslog/messages", fault_line), "xid79": True, "min_folded": 300})
 
 
+def mpirun_output_whose_stamps_stop_reading(root: Path, ranks: int = 64, rounds: int = 1400) -> Chatty:
+    """One `mpirun --tag-output` file (issue 27's shape j): behind each rank's tag, UCX's warning stamped with its
+    Unix time (`[1733300000.993108] [host:pid:tid]`, read in C where the zone has one offset), torch's unstamped
+    UserWarning (a copy's time is the stamp before it, walked back to in C) and step lines of no stamp. Halfway the
+    Unix time grows an eleventh digit, which no form reads: from there on a copy's walk back finds no stamp back to
+    the line read last and takes that line's time (once per walk: the C walk's memo). Near miss: early on one UCX
+    stamp steps 1,000 s back (a clock set back): the UserWarning after it is its group's earliest line by time, and
+    must be read, not counted."""
+    out = root / "mpirun-output-whose-stamps-stop-reading"
+    _workload(out, "- {kind: application, path: 'mpirun.out'}\n", ranks=f"{{node-01: 0-{ranks - 1}}}")
+    rng = random.Random(40)
+    lines: list[str] = []
+    early = 0
+    epoch = 1762077600  # 2025-11-02T10:00:00Z
+    for r in range(rounds):
+        for _ in range(3):
+            rank = rng.randrange(ranks)
+            k = rng.random()
+            if k < 0.4:
+                sec = epoch + r if r < rounds // 2 else 10 * epoch + r
+                if r == rounds // 5 and not early:
+                    sec -= 1000
+                # bench/shapes.py's gen_mpirun_ranks: UCX's ib_iface.c warning (ucx/src/uct/ib/base/ib_iface.c)
+                lines.append(f"[1,{rank}]<stderr>:[{sec}.{rng.randrange(10**6):06d}] [gpu-{rank // 8:04d}:"
+                             f"{rng.randrange(10000, 99999)}:0]      ib_iface.c:{rng.randrange(900, 1100)} UCX  WARN  "
+                             f"failed to get port {rng.randrange(1, 3)} state on mlx5_{rng.randrange(8)}: Connection "
+                             "timed out, retrying")
+                if r == rounds // 5 and not early:
+                    lines.append(f"[1,{rank}]<stderr>:/opt/conda/lib/python3.11/site-packages/torch/nn/modules/"
+                                 "module.py:1859: UserWarning: error-prone path taken for module 2715")
+                    early = len(lines)
+            elif k < 0.7:
+                lines.append(f"[1,{rank}]<stderr>:/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py:"
+                             f"{rng.randrange(1000, 2000)}: UserWarning: error-prone path taken for module "
+                             f"{rng.randrange(9999)}")
+            else:
+                lines.append(f"[1,{rank}]<stdout>:iter {r} | loss {rng.random() * 3:.5f} | grad_norm "
+                             f"{rng.random():.4f} | {rng.randrange(100, 200)} TFLOPS")
+    lines.append("[1,7]<stderr>:torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a "
+                 "total capacity of 79.15 GiB of which 1.02 GiB is free.")
+    (out / "mpirun.out").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"unrecognized_line": ("mpirun.out", early), "min_folded": 1500})
+
+
 def many_ranks_in_one_mpirun_output(root: Path, ranks: int = 40, rounds: int = 60) -> Chatty:
     """One `mpirun --tag-output` file (issue 27's n3 shape): every rank's NCCL retries behind `[1,N]<stderr>:`
     (events of the rank the tag names, each rank's past the store's cap after 32), interleaved; then rank 5 alone

@@ -94,21 +94,31 @@ static int may_hold_stamp(const unsigned char *p, Py_ssize_t n)
     return 0;
 }
 
-/* prev_stamped(buffer, stop, end, limit) -> (start, stop_of_text, lines)
+struct stamp_clock;
+static long long stamp_local_us(const unsigned char *p, Py_ssize_t n, const struct stamp_clock *ck);
+#define STAMP_NONE (-2LL)
+#define STAMP_CUT 200         /* stamps.line_stamp parses a walked-back line's first 200 bytes */
+
+/* prev_stamped(buffer, stop, end, limit[, read]) -> (start, stop_of_text, lines)
  *
  * Walks the lines before offset `end` back, as LineScanner._walk_back does (the line that ends
  * at end - 1, then the one before, ...), over at most `limit` lines and none that starts at or
  * before `stop`, to the first that may hold a stamp: its start, the end of its text (its newline
- * excluded) and how many lines the walk took, that one included. start is -1 when there is none. */
+ * excluded) and how many lines the walk took, that one included. start is -1 when there is none.
+ * With `read` true, a line whose first STAMP_CUT bytes stamp_local_us reads as no stamp (STAMP_NONE:
+ * stamps.line_stamp's reading of a line without an srun label, whatever the clock) is walked over too:
+ * an mpirun output's tagged lines all hold a stamp's characters, and were each parsed in Python. */
 static PyObject *
 lines_prev_stamped(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer view;
     Py_ssize_t stop, end, limit, n = 0, start = -1, text_end = 0;
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "prev_stamped(buffer, stop, end, limit) takes 4 arguments");
+    int read = 0;
+    if (nargs != 4 && nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "prev_stamped(buffer, stop, end, limit[, read]) takes 4 or 5 arguments");
         return NULL;
     }
+    if (nargs == 5 && (read = PyObject_IsTrue(args[4])) < 0) return NULL;
     stop = PyLong_AsSsize_t(args[1]);
     if (stop == -1 && PyErr_Occurred()) return NULL;
     end = PyLong_AsSsize_t(args[2]);
@@ -128,7 +138,8 @@ lines_prev_stamped(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             if (s <= stop) break;
             Py_ssize_t e = buf[cur - 1] == '\n' ? cur - 1 : cur;
             n++;
-            if (may_hold_stamp(buf + s, e - s)) {
+            if (may_hold_stamp(buf + s, e - s)
+                    && !(read && stamp_local_us(buf + s, e - s < STAMP_CUT ? e - s : STAMP_CUT, NULL) == STAMP_NONE)) {
                 start = s;
                 text_end = e;
                 break;
@@ -261,9 +272,7 @@ lines_line_shape(PyObject *self, PyObject *arg)
  * a yearless stamp without the year's context or near where TimeParser._yearless moves it a year back, a
  * layer before the stamp other than the few read here, and any form not read here. */
 #define STAMP_UNKNOWN (-1LL)
-#define STAMP_NONE (-2LL)
 #define STAMP_NOMATCH (-3LL)  /* a form's pattern does not match (inside this section only) */
-#define STAMP_CUT 200         /* stamps.line_stamp parses a walked-back line's first 200 bytes */
 /* Local microseconds this far from the yearless cut decide the year without knowing the zone: two
  * instants' UTC offsets differ by less (offsets lie within -12 and +14 hours). */
 #define STAMP_CUT_MARGIN (2LL * 86400 * 1000000)
@@ -633,11 +642,37 @@ static long long stamp_local_us(const unsigned char *p, Py_ssize_t n, const stru
     return STAMP_NONE;
 }
 
+/* copy_local_us's answer where the copy and every line before it, back to `stop` or the buffer's start, read as no
+ * stamp: the copy then takes the time of the line read before them (the caller's; a C loop reads it as -1). */
+#define COPY_NO_STAMP (-4LL)
+
+static int same_clock(const struct stamp_clock *a, const struct stamp_clock *b)
+{
+    return a->year == b->year && a->cut_lo == b->cut_lo && a->cut_hi == b->cut_hi && a->fixed == b->fixed
+           && a->off_us == b->off_us;
+}
+
+/* The last walk back of copy_local_us (scan.py's walk_far, in C): the buffer (a bytes object, held), its stop
+ * and clock, the line it started from and what the lines before that line gave. A walk from a later line, with
+ * the same stop, reads the lines down to that one and then takes its answer: else the copies of an unstamped
+ * line folded since the last line read in full each walk back over all of them (quadratic in a chunk: an mpirun
+ * output whose UCX stamps stop reading as stamps, issue 27's shape j). `walk_buffer`: the bytes object of the C
+ * call in progress (borrowed; NULL: none, and no memo). */
+static struct { PyObject *buffer; Py_ssize_t stop, from; long long answer; struct stamp_clock ck; } walk_memo;
+static PyObject *walk_buffer;
+/* fold_run's `before`: the time of the line read before `stop` as fold_clock counts it (a copy that is
+ * COPY_NO_STAMP takes it), BEFORE_NO_TIME where that line has none (such a copy is never earlier than a floor:
+ * fold._Variant.after), or BEFORE_UNKNOWN (Python works such a copy out). Set for the call, as fold_clock. */
+#define BEFORE_NO_TIME (-1LL)
+#define BEFORE_UNKNOWN (-2LL)
+static long long fold_before = BEFORE_UNKNOWN;
+
 /* The time reading a copy at buf[pos:pos+n] would give it, as the local microseconds of stamp_local_us: its
  * own stamp's, where it holds one (parse reads its whole text), else the stamp of the nearest line before it,
  * after offset `stop` (the last line read in full) and within `limit` lines, that reads to one (its first
- * STAMP_CUT bytes, as stamps.line_stamp; lines that read to none are walked over, as stamps.walk_back does).
- * -1 where any of them is not read here. The yearless stamps are read in fold_clock's year. */
+ * STAMP_CUT bytes, as stamps.line_stamp; lines that read to none are walked over, as stamps.walk_back does);
+ * COPY_NO_STAMP where none before it does, back to `stop` or the buffer's start. -1 where any of them is not
+ * read here, or past `limit` lines. The yearless stamps are read in fold_clock's year. */
 static long long copy_local_us(const unsigned char *buf, Py_ssize_t pos, Py_ssize_t n, Py_ssize_t stop,
                                Py_ssize_t limit)
 {
@@ -645,20 +680,48 @@ static long long copy_local_us(const unsigned char *buf, Py_ssize_t pos, Py_ssiz
         long long t = stamp_local_us(buf + pos, n, &fold_clock);
         if (t != STAMP_NONE) return t < 0 ? -1 : t;
     }
+    int memo = walk_buffer != NULL && walk_memo.buffer == walk_buffer && walk_memo.stop == stop
+               && walk_memo.from <= pos && same_clock(&walk_memo.ck, &fold_clock);
+    long long answer = -1;
     Py_ssize_t cur = pos;
-    for (Py_ssize_t k = 0; cur > 0 && k < limit; k++) {
+    for (Py_ssize_t k = 0;; k++) {
+        if (memo && cur == walk_memo.from) {  /* the lines before it gave the last walk's answer */
+            answer = walk_memo.answer;
+            break;
+        }
+        if (cur <= 0) {
+            answer = COPY_NO_STAMP;
+            break;
+        }
+        if (k >= limit) break;
         Py_ssize_t s = cur - 2;
         while (s >= 0 && buf[s] != '\n') s--;
         s += 1;
-        if (s <= stop) return -1;
+        if (s <= stop) {
+            answer = COPY_NO_STAMP;
+            break;
+        }
         Py_ssize_t e = cur - 1;  /* buf[cur - 1] is the newline before the line that starts at cur */
         if (may_hold_stamp(buf + s, e - s)) {
             long long t = stamp_local_us(buf + s, e - s < STAMP_CUT ? e - s : STAMP_CUT, &fold_clock);
-            if (t != STAMP_NONE) return t < 0 ? -1 : t;
+            if (t != STAMP_NONE) {
+                answer = t < 0 ? -1 : t;
+                break;
+            }
         }
         cur = s;
     }
-    return -1;
+    if (walk_buffer != NULL) {
+        if (walk_memo.buffer != walk_buffer) {
+            Py_INCREF(walk_buffer);
+            Py_XSETREF(walk_memo.buffer, walk_buffer);
+        }
+        walk_memo.stop = stop;
+        walk_memo.from = pos;
+        walk_memo.answer = answer;
+        walk_memo.ck = fold_clock;
+    }
+    return answer;
 }
 
 /* A clock argument (None, or (TimeParser.year, window_end + 180 days in local microseconds): fold._clock) into
@@ -854,6 +917,7 @@ table_variant(PyObject *table, PyObject *quiet, const unsigned char *buf, Py_ssi
             long long floor = PyLong_AsLongLong(floor_o);
             if (floor == -1 && PyErr_Occurred()) return -1;
             long long t = copy_local_us(buf, pos, n, stop, FOLD_WALK);
+            if (t == COPY_NO_STAMP) t = fold_before == BEFORE_NO_TIME ? floor : fold_before;
             if (t < 0 || t < floor) return FOLD_OTHER;  /* not read here, or earlier: Python works it out */
         }
         *variant = PyTuple_GET_ITEM(entry, 3);
@@ -949,12 +1013,19 @@ lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *table, *quiet, *result = NULL;
     struct stamp_clock ck;
     Held h;
-    if (nargs != 7 && nargs != 8) {
+    long long before = BEFORE_UNKNOWN;
+    if (nargs < 7 || nargs > 9) {
         PyErr_SetString(PyExc_TypeError,
-                        "fold_run(buffer, pos, line_no, table, held, quiet, stop[, clock]) takes 7 or 8 arguments");
+                        "fold_run(buffer, pos, line_no, table, held, quiet, stop[, clock[, before]]) takes 7 to 9 "
+                        "arguments");
         return NULL;
     }
-    if (clock_from(nargs == 8 ? args[7] : Py_None, &ck) < 0) return NULL;
+    if (clock_from(nargs >= 8 ? args[7] : Py_None, &ck) < 0) return NULL;
+    if (nargs == 9) {
+        before = PyLong_AsLongLong(args[8]);
+        if (before == -1 && PyErr_Occurred()) return NULL;
+        if (before < 0 && before != BEFORE_NO_TIME) before = BEFORE_UNKNOWN;
+    }
     pos = PyLong_AsSsize_t(args[1]);
     if (pos == -1 && PyErr_Occurred()) return NULL;
     line_no = PyLong_AsSsize_t(args[2]);
@@ -974,6 +1045,8 @@ lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (held_from(&h, args[4], "fold_run") < 0) return NULL;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     fold_clock = ck;  /* copy_local_us's, until the call returns */
+    fold_before = before;
+    walk_buffer = PyBytes_CheckExact(args[0]) ? args[0] : NULL;
     {
         const unsigned char *buf = (const unsigned char *)view.buf;
         Py_ssize_t len = view.len;
@@ -1005,6 +1078,8 @@ lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
 fail:
     fold_clock.year = 0;
+    walk_buffer = NULL;
+    fold_before = BEFORE_UNKNOWN;
     PyBuffer_Release(&view);
     return result;
 }
@@ -1377,6 +1452,7 @@ lines_fold_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (held_from(&h, args[6], "fold_hits") < 0) return NULL;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     fold_clock = ck;  /* copy_local_us's, until the call returns */
+    walk_buffer = PyBytes_CheckExact(args[0]) ? args[0] : NULL;
     {
         const unsigned char *buf = (const unsigned char *)view.buf;
         Py_ssize_t len = view.len;
@@ -1409,6 +1485,7 @@ lines_fold_hits(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
 fail:
     fold_clock.year = 0;
+    walk_buffer = NULL;
     PyBuffer_Release(&view);
     return result;
 }
@@ -1432,7 +1509,8 @@ lines_stamp_local_us(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /* copy_time(buffer, pos, end, stop, clock) -> int: copy_local_us for the copy at buffer[pos:end] (its newline at
- * end) as fold_run reads a timed copy's time, for the fold's checks in Python (scan.py): -1 where C leaves it. */
+ * end) as fold_run reads a timed copy's time, for the fold's checks in Python (scan.py): -1 where C leaves it, -4
+ * where no line back to `stop` has a stamp (COPY_NO_STAMP: the copy takes the time of the line read before). */
 static PyObject *
 lines_copy_time(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1454,7 +1532,9 @@ lines_copy_time(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     if (0 <= pos && pos <= end && end < view.len && ((const unsigned char *)view.buf)[end] == '\n') {
         fold_clock = ck;
+        walk_buffer = PyBytes_CheckExact(args[0]) ? args[0] : NULL;
         t = copy_local_us((const unsigned char *)view.buf, pos, end - pos, stop, FOLD_WALK);
+        walk_buffer = NULL;
         fold_clock.year = 0;
     }
     PyBuffer_Release(&view);

@@ -30,6 +30,7 @@ BUILDERS: list[Callable[[Path], chatty.Chatty]] = [
     chatty.repeated_traceback, chatty.clock_steps_back, chatty.hex_ids_then_cuda_error,
     chatty.unstamped_warning_clock_steps_back, chatty.kernel_noise_on_every_node, chatty.many_hosts_in_one_syslog,
     chatty.many_ranks_in_one_mpirun_output, chatty.pci_noise_in_one_syslog,
+    chatty.mpirun_output_whose_stamps_stop_reading,
 ]
 
 
@@ -994,3 +995,26 @@ def test_an_mpirun_tagged_line_and_a_ucx_unix_time_are_read_in_c() -> None:
     berlin = ZoneInfo("Europe/Berlin")
     assert stamp_local_us(ucx.encode(), fold.yearless_clock(berlin, 2024, end)) == -1
     assert stamp_local_us(b"[1,3]<stdout>:2024-12-04 10:00:00 x", fold.yearless_clock(berlin, 2024, end)) == -1
+
+
+@pytest.mark.skipif(stamp_local_us is None, reason="the C module is not built")
+@given(st.lists(_LINES, min_size=1, max_size=12), st.sampled_from(["UTC", "Europe/Berlin"]), st.booleans())
+@settings(max_examples=1500, deadline=None)
+def test_a_walk_back_that_passes_over_the_lines_c_reads_as_none_finds_the_stamp_parsing_finds(
+        lines: list[str], zone: str, srun: bool) -> None:
+    """stamps.walk_back passes over, in C, the lines _lines.stamp_local_us reads as no stamp (prev_stamped's `read`):
+    the stamp it finds, and the stamps read as none on the way, are walk_back_py's, which parses every line."""
+    from zoneinfo import ZoneInfo
+
+    from firstfault.collect import stamps
+    from firstfault.timeparse import TimeParser
+
+    buf = "\n".join(line.replace("\n", " ") for line in lines).encode() + b"\n"
+    window = (datetime(2026, 11, 2, tzinfo=UTC), datetime(2026, 11, 3, tzinfo=UTC))
+    tp_c, tp_py = TimeParser(ZoneInfo(zone), *window), TimeParser(ZoneInfo(zone), *window)
+    for end in range(len(buf), 0, -1):
+        if buf[end - 1:end] != b"\n":
+            continue
+        assert stamps.walk_back(buf, end, tp_c, srun, -1, 1 << 30) == \
+            stamps.walk_back_py(buf, end, tp_py, srun, -1, 1 << 30), (buf, end)
+        assert tp_c.out_of_range == tp_py.out_of_range

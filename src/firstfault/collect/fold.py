@@ -530,8 +530,9 @@ class LineFold:
     """One file's shapes, for the scanner (collect/scan.py): `fold` says whether a copy may be counted,
     `read` reads a line in full and keeps its outcome, `count` counts a copy."""
 
-    __slots__ = ("_bytes", "_digit_words", "_epoch", "_gen", "_hex_words", "_lessons", "_lessons_by_kind", "_once",
-                 "_shapes", "_taught", "_tz", "clock", "extraction", "quiet", "store", "table")
+    __slots__ = ("_before_of", "_before_us", "_bytes", "_digit_words", "_epoch", "_gen", "_hex_words", "_lessons",
+                 "_lessons_by_kind", "_once", "_shapes", "_taught", "_tz", "clock", "extraction", "quiet", "store",
+                 "table")
 
     def __init__(self, extraction: Reader, store: EventStore) -> None:
         self.extraction = extraction
@@ -559,6 +560,8 @@ class LineFold:
         # and for the analysis's files of its kind (Lessons.quiet).
         self.quiet: set[bytes] = set()
         self._tz: tzinfo | None = None  # the zone a zone-less stamp is read in (TimeParser.tz)
+        self._before_of: datetime | None = None  # before_count's last time and its count
+        self._before_us = -2
         # The year a yearless stamp (glog's, syslog's) is read in, for the dense loop in C (_lines.fold_run's
         # clock): TimeParser.year, and the local time after which TimeParser._yearless takes the year before.
         self.clock: tuple[int, int, int | None] | None = None
@@ -586,6 +589,7 @@ class LineFold:
         self._shapes = {}
         self.quiet = set() if self._lessons is None else self._lessons.quiet
         self._tz = tz
+        self._before_of, self._before_us = None, -2
         self.clock = yearless_clock(tz, year, window_end)
         self._once = set()
         self._epoch = 0
@@ -745,6 +749,17 @@ class LineFold:
         if v.floor_of is not v.floor or v.floor is None:
             v.floor_us, v.floor_of = self._local_us(v.floor), v.floor
         return v.floor_us
+
+    def before_count(self, t: datetime | None) -> int:
+        """_lines.fold_run's `before`: the time `t` of the line read last (a copy that no stamp lies before, back
+        to that line, takes it) as _lines.c counts it, -1 where it is None (such a copy is never earlier than a
+        floor), -2 where C cannot count it (Python then works such a copy out). Worked out once per line read."""
+        if t is None:
+            return -1
+        if t is not self._before_of:
+            us = self._local_us(t)
+            self._before_of, self._before_us = t, -2 if us is None else us
+        return self._before_us
 
     def _local_us(self, t: datetime | None) -> int | None:
         """`t` as _lines.stamp_local_us counts the stamp that reads to it (its local date and time of day, in

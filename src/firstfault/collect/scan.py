@@ -79,6 +79,7 @@ try:  # the fold's dense loop in C, and its reading of a timed copy's time (an o
 except ImportError:  # pragma: no cover - depends on the build
     _fold_run = None  # type: ignore[assignment]
     _copy_time = None  # type: ignore[assignment]
+_NO_STAMP: Final = -4  # _lines.copy_time's answer where the copy and every line back to the stop read as no stamp
 try:  # the sparse path's loops in C (_lines.c; an older build lacks them): the same answers as the Python here
     from firstfault._lines import fold_hits as _fold_hits
     from firstfault._lines import lines_of as _lines_of_c
@@ -703,6 +704,8 @@ class LineScanner:
                     us = _copy_time(buf, s, e, prev_start, fold.clock)
                     if us >= 0:
                         return us >= floor
+                    if us == _NO_STAMP:  # no line back to prev_start has a stamp: copy_time's own answer then
+                        return bool(v.after(prev_t if have_prev else wall_of(carried)))
             ok, t = copy_time(buf, s, e)
             return ok and v.after(t)
 
@@ -841,7 +844,7 @@ class LineScanner:
                         # to the first other line.
                         s, line_no, n, h, counts, passed = run(
                             buf, s, line_no, fold.table, None if held is None else (*held[:3], held_variant),
-                            fold.quiet, prev_start, fold.clock)
+                            fold.quiet, prev_start, fold.clock, fold.before_count(prev_t) if have_prev else -2)
                         quiet += passed
                         folded += counted_in_c(n, h, counts)
                         if s >= end:

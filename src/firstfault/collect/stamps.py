@@ -65,7 +65,7 @@ def walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int
     # _lines.c may_hold_stamp), so a burst of unstamped lines costs no parse each.
     left = limit
     while left > 0:
-        s, e, n = prev_stamped(buf, stop, end, left)
+        s, e, n = prev_stamped(buf, stop, end, left, not srun_prefix)
         if s < 0:
             return None
         st = line_stamp(buf[s:e], tp, srun_prefix)
