@@ -102,8 +102,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING, Final, Protocol
 
-from firstfault.extract.memo import ALL_HEX_ZERO, line_shape
-from firstfault.extract.memo import ZERO_DIGITS as _ZERO
+from firstfault.extract.memo import ALL_HEX_ZERO, hex_spans, line_shape
 
 if TYPE_CHECKING:
     from firstfault.collect.events import EventStore
@@ -531,8 +530,8 @@ class LineFold:
     `read` reads a line in full and keeps its outcome, `count` counts a copy."""
 
     __slots__ = ("_before_of", "_before_us", "_bytes", "_digit_words", "_epoch", "_gen", "_hex_words", "_lessons",
-                 "_lessons_by_kind", "_once", "_shapes", "_taught", "_tz", "clock", "extraction", "quiet", "store",
-                 "table")
+                 "_lessons_by_kind", "_once", "_same", "_shapes", "_taught", "_tz", "clock", "extraction", "quiet",
+                 "store", "table")
 
     def __init__(self, extraction: Reader, store: EventStore) -> None:
         self.extraction = extraction
@@ -560,6 +559,7 @@ class LineFold:
         # and for the analysis's files of its kind (Lessons.quiet).
         self.quiet: set[bytes] = set()
         self._tz: tzinfo | None = None  # the zone a zone-less stamp is read in (TimeParser.tz)
+        self._same: dict[bytes, bool] = {}  # _same_hits by shape, for this file's prefilter words
         self._before_of: datetime | None = None  # before_count's last time and its count
         self._before_us = -2
         # The year a yearless stamp (glog's, syslog's) is read in, for the dense loop in C (_lines.fold_run's
@@ -596,6 +596,7 @@ class LineFold:
         self._bytes = 0
         self._digit_words = digit_words
         self._hex_words = hex_words
+        self._same = {}
         self._untable()
 
     def end_file(self) -> None:
@@ -806,12 +807,32 @@ class LineFold:
             s = e + 1
 
     def _same_hits(self, key: bytes, raw: bytes) -> bool:
-        """Does every line of the shape `key` (of the line `raw`) have raw's prefilter hits?"""
+        """Does every line of the shape `key` (of the line `raw`) have raw's prefilter hits? A literal with a digit
+        may differ where the shape has one; one that a hex id could hold in part (memo.hex_words) only where its
+        place in the shape (every hex letter made `0`) meets a hex id of the shape (memo.hex_spans: the only bytes
+        that hold a hex letter in one line of the shape and another byte in another). Elsewhere the shape's letters
+        are every line's: a host's digits (`node-0123 `) beside a word of hex letters (`Dec `) are no hex id. Once
+        per shape and file."""
+        got = self._same.get(key)
+        if got is None:
+            got = self._same[key] = self._same_shape(key)
+        return got
+
+    def _same_shape(self, key: bytes) -> bool:
         if any(w in key for w in self._digit_words):
             return False
-        if self._hex_words and key != raw.translate(_ZERO):  # a hex id was masked
-            full = key.translate(ALL_HEX_ZERO)
-            return not any(w in full for w in self._hex_words)
+        if not self._hex_words:
+            return True
+        spans = hex_spans(key)
+        if not spans:
+            return True
+        full = key.translate(ALL_HEX_ZERO)
+        for w in self._hex_words:
+            i = full.find(w)
+            while i >= 0:
+                if any(a < i + len(w) and i < b for a, b in spans):
+                    return False
+                i = full.find(w, i + 1)
         return True
 
     def unstable(self, raw: bytes) -> None:

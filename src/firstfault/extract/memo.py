@@ -116,6 +116,18 @@ def line_shape_py(raw: bytes) -> bytes:
     return _HEX_TOKEN.sub(_hex_zeroed, zeroed)
 
 
+def hex_spans(shape: bytes) -> list[tuple[int, int]]:
+    """The hex ids of a shape (a line_shape), as (start, end): every byte that holds a hex letter in some line of the
+    shape lies in one. A line's hex id stands where the shape has the same token bytes but its letters made `0`, and
+    the token rules (HEX_MIN hex digits, `0x`, a UUID, a PCI address) read hex digits alike: the shape's own tokens
+    are its lines' hex ids (and a shape's run of digits that could be one)."""
+    if b"0x" not in shape:
+        classes = shape.translate(_HEX_CLASS)
+        if _HEX_RUN not in classes and _PCI_RUN not in classes:
+            return []
+    return [m.span() for m in _HEX_TOKEN.finditer(shape)]
+
+
 def _shape_in_c() -> Callable[[bytes], bytes]:
     try:
         from firstfault._lines import line_shape as in_c
