@@ -9,8 +9,9 @@ lets the line scanner count such copies instead, under rules that keep the
 verdict what reading every copy gives:
 
 - A line's *shape* is memo.line_shape: its bytes with every digit made `0`,
-  and the hex letters of its hex ids (a hash, a UUID, `0x...`) too (the same
-  length; the other letters the line's). It is the one masking the
+  and the hex letters of its hex ids (a hash, a UUID, `0x...`, a PCI address
+  where the template's <HEX> takes it whole) too (the same length; the other
+  letters the line's). It is the one masking the
   unrecognized-line templates key on too. Shapes are followed per file, so
   per stream of state.
 - The first copies of a shape are read in full, and each reading's *outcome*
@@ -49,8 +50,11 @@ verdict what reading every copy gives:
   else the walk back to the nearest one, in C), and it folds only where it is
   not earlier than every copy read to the variant (in the dense loop in C
   too, where _lines.c reads that stamp as TimeParser does: zone-less and
-  bracketed ISO, glog's and syslog's in the year `clock` gives, and tells
-  the lines that read as none: `_lines.stamp_local_us`). Either way none of
+  bracketed ISO, glog's and syslog's in the year `clock` gives, UCX's Unix
+  time in a zone of one offset, behind Open MPI's tag too, and tells the
+  lines that read as none: `_lines.stamp_local_us`; a copy no stamp lies
+  before, back to the line read last, takes that line's time: fold_run's
+  `before`). Either way none of
   them can be its group's earliest line.
 - Lines found to hold none of the prefilter's words make their shape quiet
   where the shape tells that every line of it holds none (`quiet_add`): the
