@@ -1024,16 +1024,17 @@ def test_a_hex_word_changes_a_shapes_hits_only_where_it_meets_a_hex_id() -> None
     """_same_hits: a literal that a hex id could hold in part (`dead `, `ECC `) may differ between the lines of a
     shape only where its place meets one of the shape's hex ids (memo.hex_spans). A syslog header's host digits
     beside `Dec ` (hex letters) are no hex id: such a shape with a PCI address elsewhere keeps its hits (its lines
-    pass over in C). Near misses: the word over a hex id, also over a run of digits long enough to be one (another
-    line of the shape may spell `deadbeef` there), and a PCI address (`ab:cd` in one line of the shape)."""
+    pass over in C). Near misses: the word over a hex id that has letters, and a PCI address (`ab:cd` in one line
+    of the shape). A hex id of digits alone keeps its hits, as before (the byte ranges guard its copies)."""
     lf = fold.LineFold(None, None)  # type: ignore[arg-type]
     lf.start_file(hex_words=memo.hex_words([b"dead ", b"Dec "]))
     syslog = b"Dec  4 10:00:01 node-0123 kernel: igb 0000:d5:00.1 eno2: Reset adapter"
     assert lf._same_hits(memo.line_shape(syslog), syslog)
-    for raw in (b"id deadbeef ok", b"id 12345678 ok"):
+    for raw in (b"id deadbeef ok", b"id 1234beef ok"):
         assert not lf._same_hits(memo.line_shape(raw), raw), raw
     assert lf._same_hits(memo.line_shape(b"x 0000:00:00.0 dead y"), b"x 0000:00:00.0 dead y")  # beside it
+    assert lf._same_hits(memo.line_shape(b"id 12345678 ok"), b"id 12345678 ok")
     lf.start_file(hex_words=memo.hex_words([b"ab:cd"]))
-    assert not lf._same_hits(memo.line_shape(b"x 0000:12:34.0 y"), b"x 0000:12:34.0 y")
+    assert not lf._same_hits(memo.line_shape(b"x 0000:12:3d.0 y"), b"x 0000:12:3d.0 y")
     assert not lf._same_hits(memo.line_shape(syslog), syslog)
     assert memo.hex_spans(memo.line_shape(syslog)) == [(38, 48)]  # `0000:00:00`, its function a digit

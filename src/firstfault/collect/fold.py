@@ -107,6 +107,7 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING, Final, Protocol
 
 from firstfault.extract.memo import ALL_HEX_ZERO, hex_spans, line_shape
+from firstfault.extract.memo import ZERO_DIGITS as _ZERO
 
 if TYPE_CHECKING:
     from firstfault.collect.events import EventStore
@@ -563,7 +564,7 @@ class LineFold:
         # and for the analysis's files of its kind (Lessons.quiet).
         self.quiet: set[bytes] = set()
         self._tz: tzinfo | None = None  # the zone a zone-less stamp is read in (TimeParser.tz)
-        self._same: dict[bytes, bool] = {}  # _same_hits by shape, for this file's prefilter words
+        self._same: dict[bytes, tuple[bool, bool]] = {}  # _same_shape by shape, for this file's prefilter words
         self._before_of: datetime | None = None  # before_count's last time and its count
         self._before_us = -2
         # The year a yearless stamp (glog's, syslog's) is read in, for the dense loop in C (_lines.fold_run's
@@ -816,28 +817,33 @@ class LineFold:
         place in the shape (every hex letter made `0`) meets a hex id of the shape (memo.hex_spans: the only bytes
         that hold a hex letter in one line of the shape and another byte in another). Elsewhere the shape's letters
         are every line's: a host's digits (`node-0123 `) beside a word of hex letters (`Dec `) are no hex id. Once
-        per shape and file."""
+        per shape and file. As before that check, a line none of whose hex ids had a letter (its shape its digits
+        made `0`) is taken to have its shape's hits: such a run of digits (an audit line's `auid=4294967295 `)
+        would else make a kernel log's noise read through Python (another line of the shape could spell a word
+        of hex letters there, `EDAC `; the byte ranges keep such a copy from folding, not from a quiet shape)."""
         got = self._same.get(key)
         if got is None:
             got = self._same[key] = self._same_shape(key)
-        return got
+        digits_ok, hex_ok = got
+        return digits_ok and (hex_ok or key == raw.translate(_ZERO))
 
-    def _same_shape(self, key: bytes) -> bool:
+    def _same_shape(self, key: bytes) -> tuple[bool, bool]:
+        """Whether no digit-bearing literal lies in shape `key`, and no hex word meets one of its hex ids."""
         if any(w in key for w in self._digit_words):
-            return False
+            return False, False
         if not self._hex_words:
-            return True
+            return True, True
         spans = hex_spans(key)
         if not spans:
-            return True
+            return True, True
         full = key.translate(ALL_HEX_ZERO)
         for w in self._hex_words:
             i = full.find(w)
             while i >= 0:
                 if any(a < i + len(w) and i < b for a, b in spans):
-                    return False
+                    return True, False
                 i = full.find(w, i + 1)
-        return True
+        return True, True
 
     def unstable(self, raw: bytes) -> None:
         """Read every later copy of `raw`'s shape in this file: its stamp was read as none (outside the years
