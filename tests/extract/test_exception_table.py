@@ -550,3 +550,22 @@ def test_a_logged_row_must_be_about_the_message_alone(monkeypatch: pytest.Monkey
     row = records.convert({"match": "*", "family": "peer", "message": "proc \\S+ died unexpectedly",
                            "logged": ["died unexpectedly"]}, ExceptionClassInfo)
     assert row.logged == ("died unexpectedly",)
+
+
+# ------------------------------------------------------------------ CuPy's NCCL wrapper
+
+
+def test_cupys_nccl_error_names_its_result_by_cupys_name() -> None:
+    """vllm-project/vllm#3152 (vLLM 0.3.2 through CuPy): `NCCL_ERROR_INVALID_USAGE` is ncclInvalidUsage, which the
+    app-setup rule reads as the job's own set-up; CuPy's other names map the same way."""
+    d = one("cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_INVALID_USAGE: invalid usage")
+    assert (d.kind, d.fields.get("nccl_result")) == ("nccl.error", "ncclInvalidUsage")
+    d = one("cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_UNHANDLED_CUDA_ERROR: unhandled cuda error")
+    assert (d.kind, d.fields.get("nccl_result")) == ("nccl.error", "ncclUnhandledCudaError")
+
+
+def test_an_error_class_named_like_cupys_elsewhere_is_not_nccl() -> None:
+    """Near miss: only the class NcclError is CuPy's NCCL error; a package's own `NcclErrorHandler...` is not."""
+    d = one("mypkg.errors.NcclErrorHandlerMissing: no handler registered for widget 3")
+    assert d.kind == "app.exception"
+

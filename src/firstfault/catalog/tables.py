@@ -94,7 +94,9 @@ class CudaErrorInfo(_Row, frozen=True):
 class NcclResultInfo(_Row, frozen=True):
     code: Code
     name: Annotated[str, Meta(pattern=r"^nccl[A-Z]\w*$")]  # ncclX
-    phrases: tuple[str, ...] = ()
+    phrases: tuple[str, ...] = ()  # ncclGetErrorString's words since 2.18, found anywhere
+    framed: tuple[str, ...] = ()  # its words before 2.18, found only as PyTorch frames them (`, W, NCCL version`)
+    aliases: tuple[Annotated[str, Meta(pattern=r"^NCCL_ERROR_[A-Z_]+$")], ...] = ()  # CuPy's names
 
 class _Coded(Protocol):
     @property

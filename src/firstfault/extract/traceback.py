@@ -560,7 +560,7 @@ PEER_FAILURE: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         r" (?:ranks?|workers?|process(?:es)?)\b(?! group)")),
 )
 PEER_FAILURE_PATTERNS: Final[dict[str, re.Pattern[str]]] = dict(PEER_FAILURE)
-# torch.distributed exception classes -> nccl.* kind, for the ones whose
+# torch.distributed exception classes (and CuPy's NCCL one) -> nccl.* kind, for the ones whose
 # message says nothing the table above knows (a store or rendezvous failure).
 DIST_TYPES: Final[dict[str, str]] = {
     "DistBackendError": "nccl.error",
@@ -573,6 +573,8 @@ DIST_TYPES: Final[dict[str, str]] = {
     "RendezvousStateError": "nccl.error",
     "RendezvousGracefulExitError": "nccl.error",
     "RendezvousConnectionError": "nccl.remote_error",
+    # CuPy's (and so vLLM 0.3's) NCCL wrapper: `cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_INVALID_USAGE: ...`
+    "NcclError": "nccl.error",
 }
 _DIST_MESSAGE = re.compile(r"\bNCCL\b|ncclUniqueId|ProcessGroup|\bc10d\b|[Pp]rocess group|\bgloo\b")
 _SIGNAL_EXCEPTION = re.compile(r"got signal:?\s*(?P<num>\d+)")
