@@ -350,6 +350,36 @@ def test_an_object_stores_error_from_a_client_that_is_no_python(line: str, code:
     helpers.assert_fields(d, {"fs": "object_store", "store_code": code})
 
 
+def test_a_request_the_store_never_answered_in_libcurls_code() -> None:
+    """The AWS SDK for C++ reports a request that got no answer as libcurl's CURLcode (`curlCode: 28, Timeout was
+    reached`): a transfer the store did not answer is the store's side; a call the client itself got wrong is not."""
+    # aws/aws-sdk-cpp#2418 (TiFlash's log of the SDK's error, one line as posted)
+    line = ('[2023/03/29 02:15:02.832 +00:00] [ERROR] [S3Common.cpp:126] ["tag=AWSXmlClient message=HTTP response code:'
+            ' -1\\nResolved remote host IP address: \\nRequest ID: \\nException name: \\nError message: curlCode: 28, '
+            'Timeout was reached\\n0 response headers:"] [source=AWSClient] [thread_id=149]')
+    (d,) = alone(line)
+    assert d.kind == "storage.error" and d.fields.get("terminal") is True
+    helpers.assert_fields(d, {"fs": "object_store", "store_code": "curl28", "store_cause": "timeout"})
+    # pyarrow's OSError (its form, as tests/extract/test_spelled_exception.py writes it): the SDK's enum says only
+    # NETWORK_CONNECTION, the libcurl code after it says what happened
+    d = one("OSError: When reading information for key 'ckpt/step-100.pt' in bucket 'runs': AWS Error "
+            "NETWORK_CONNECTION during HeadObject operation: curlCode: 28, Timeout was reached")
+    helpers.assert_fields(d, {"fs": "object_store", "store_code": "curl28"})
+    # a gRPC status that wraps the store's answer (Triton's model repository, its form): the finer word decides
+    (d,) = alone("UNAVAILABLE: Internal: Failed to get object at s3://models/resnet/1/model.plan due to exception: , "
+                 "error message: curlCode: 56, Failure when receiving data from the peer")
+    helpers.assert_fields(d, {"fs": "object_store", "store_code": "curl56", "store_cause": "unavailable"})
+
+
+def test_a_libcurl_code_the_client_caused_or_a_retry_is_not_the_stores() -> None:
+    # near misses: libcurl's CURLE_BAD_FUNCTION_ARGUMENT is the client's own call (ray-project/ray#41137 names
+    # pyarrow's bug); the same timeout in a debug record of a retry is met and gone on from
+    d = one("OSError: When reading information for key 'v' in bucket 'b': AWS Error NETWORK_CONNECTION during "
+            "HeadObject operation: curlCode: 43, A libcurl function was given a bad argument")
+    assert d.kind == "app.exception" and d.fields.get("store_code") == "curl43"
+    assert alone("[DEBUG] CurlHttpClient: curlCode: 28, Timeout was reached; retrying in 200 ms") == []
+
+
 def test_a_go_clients_error_the_job_caused_is_the_workloads() -> None:
     # Azure's AKS documentation (Azure Files provisioning through a storage account's network rules): the
     # store refused the request, on the job's side

@@ -735,6 +735,8 @@ def standalone(body: str) -> Draft | None:
     if m2:
         return Draft("app.exception", {"exc_type": "ModuleNotFoundError", "message": clip(m2.group(0))})
     kind = SYMPTOM_KINDS.get(logged_status(body) or "")
+    if kind is not None and any(w in body for w in STORE_SPELLED_WORDS) and spelled_store_code(body) is not None:
+        kind = None  # the status wraps an object store's own answer, which _logged reads
     if kind is not None:
         # JAX's / TensorFlow's own report that the coordination service or a collective lost a peer: a symptom.
         fields: dict[str, FieldValue] = {"detail": clip(body)}
@@ -1092,11 +1094,13 @@ def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
     said = message_status(exc.msg)
     if said == "envelope":
         return [], False  # CANCELLED: cancelled because of something else, which decides
-    if said in SYMPTOM_KINDS:
-        return [_symptom(SYMPTOM_KINDS[said], exc)], True  # a status that names another's failure, whatever the class
     code = spelled_store_code(exc.msg)
     if code is not None:
-        return [_object_store(exc, code)], True  # an object store's own code, whatever client's exception carries it
+        # an object store's own code, whatever client's exception or status carries it (Triton's `UNAVAILABLE:
+        # ... curlCode: 28, Timeout was reached`: the status wraps the store's answer, which is the finer word)
+        return [_object_store(exc, code)], True
+    if said in SYMPTOM_KINDS:
+        return [_symptom(SYMPTOM_KINDS[said], exc)], True  # a status that names another's failure, whatever the class
     if launcher_plumbing(frames):
         return [], True  # the launcher's fallout of a worker's exit (the exit itself is read from its own lines)
     if numerics_owned:
