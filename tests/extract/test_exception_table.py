@@ -380,6 +380,31 @@ def test_a_libcurl_code_the_client_caused_or_a_retry_is_not_the_stores() -> None
     assert alone("[DEBUG] CurlHttpClient: curlCode: 28, Timeout was reached; retrying in 200 ms") == []
 
 
+def test_tensorflows_cloud_file_system_names_the_stores_http_status_under_any_status_class() -> None:
+    """TensorFlow's GCS file system (tsl curl_http_request.cc; its test expects `Error executing an HTTP request: HTTP
+    response code 503 with body 'get response'`) raises the store's answer as a status; after its retries, as
+    ABORTED (`All 10 retry attempts failed. The last failure: ...`, retrying_utils.cc): the status class wraps the
+    store's own word, which decides (lines written here in those formats)."""
+    d = one("tensorflow.python.framework.errors_impl.UnavailableError: Error executing an HTTP request: HTTP response "
+            "code 503 with body 'Service Unavailable' when reading gs://ckpt/run-7/checkpoint")
+    helpers.assert_fields(d, {"fs": "object_store", "store_code": "503", "store_cause": "unavailable"})
+    d = one("tensorflow.python.framework.errors_impl.AbortedError: All 10 retry attempts failed. The last failure: "
+            "Error executing an HTTP request: HTTP response code 429 with body '{'")
+    helpers.assert_fields(d, {"fs": "object_store", "store_code": "429", "store_cause": "throttled"})
+
+
+def test_tensorflows_cloud_file_system_near_misses() -> None:
+    # a key the job named that is not there is the job's request; a transfer that got no HTTP answer at all names
+    # no status (google-research/vision_transformer#303: libcurl's own code, an auth callback aborted)
+    d = one("tensorflow.python.framework.errors_impl.NotFoundError: Error executing an HTTP request: HTTP response "
+            "code 404 with body 'No such object: ckpt/run-7/missing'")
+    assert d.kind == "app.exception"
+    d = one("tensorflow.python.framework.errors_impl.AbortedError: All 10 retry attempts failed. The last failure: "
+            "Error executing an HTTP request: libcurl code 42 meaning 'Operation was aborted by an application "
+            "callback', error details: Callback aborted          when reading metadata of gs://vit_models/imagenet21k/ViT-B_16.npz")
+    assert d.kind != "storage.error"
+
+
 def test_a_go_clients_error_the_job_caused_is_the_workloads() -> None:
     # Azure's AKS documentation (Azure Files provisioning through a storage account's network rules): the
     # store refused the request, on the job's side

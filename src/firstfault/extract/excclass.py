@@ -401,7 +401,8 @@ def store_code(cls: str, msg: str) -> str | None:
 # client `googleapi: Error 429: ...`, and botocore's parsed error response as a program prints it (boto3's "Error
 # handling" guide: `err.response` is `{'Error': {'Code': 'SlowDown', 'Message': '...'}, 'ResponseMetadata': ...}`;
 # in JSON `{"Error": {"Code": "SlowDown", ...`), and the SDK for C++'s request that got no answer, `curlCode: 28,
-# Timeout was reached` (libcurl's CURLcode, keyed `curl28`).
+# Timeout was reached` (libcurl's CURLcode, keyed `curl28`), and TensorFlow's cloud file system's (tsl
+# curl_http_request.cc, under TF's and JAX's `gs://` I/O) `Error executing an HTTP request: HTTP response code 429`.
 _STORE_SPELLED = re.compile(r"An error occurred \((?P<a>\w+)\) when calling|<Code>(?P<d>\w+)<"
                             r"|\bAWS Error (?P<x>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)\b"
                             r"|\bStatus Code: \d{3}; Error Code: (?P<c>\w+)"
@@ -411,13 +412,14 @@ _STORE_SPELLED = re.compile(r"An error occurred \((?P<a>\w+)\) when calling|<Cod
                             r"|ErrorResponse\(code = (?P<b>\w+)"
                             r"|\bgoogleapi: Error (?P<o>\d{3}): (?P<said>[^\n]*)"
                             r"|(?P<qt>['\"])Error(?P=qt): \{(?P=qt)Code(?P=qt): (?P=qt)(?P<q>\w+)(?P=qt)"
-                            r"|\bcurlCode: (?P<cu>\d{1,3}), ")
+                            r"|\bcurlCode: (?P<cu>\d{1,3}), "
+                            r"|\bError executing an HTTP request: HTTP response code (?P<tf>\d{3})\b")
 # The words every spelling of _STORE_SPELLED holds: a line of its own that holds one reaches the exception extractor
 # (extract/exceptions.py's prefilter), which reads a listed code in it (traceback._logged).
 STORE_SPELLED_WORDS: Final = ("An error occurred (", "<Code>", "AWS Error ", "; Error Code: ", "api error ",
                               "ExceptionName: ", "Exception name: ", "AWSError '", "S3::Errors::",
                               "ErrorResponse(code = ", "googleapi: Error ", "'Error': {'Code': '",
-                              '"Error": {"Code": "', "curlCode: ")
+                              '"Error": {"Code": "', "curlCode: ", "Error executing an HTTP request: ")
 
 
 def spelled_store_code(msg: str) -> str | None:

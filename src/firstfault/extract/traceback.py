@@ -924,6 +924,11 @@ def _by_row(row: ExceptionClassInfo, exc: Exc, body: str) -> tuple[list[Draft], 
     """What a row of the exception table makes of the exception (or the logged line) it fits."""
     family: str | None = row.family
     if family == "status":
+        code = spelled_store_code(exc.msg) if exc.msg else None
+        if code is not None:
+            # a status class (TensorFlow's AbortedError after `All 10 retry attempts failed`) around an object
+            # store's own answer (`HTTP response code 429` from its GCS file system): the store's word is the finer
+            return [_object_store(exc, code)], True
         family = status_family(exc.msg, row.status)
     if family == "object_store":
         return [_object_store(exc)], True
