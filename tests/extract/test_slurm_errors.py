@@ -223,3 +223,30 @@ def test_engine_a_timed_out_call_yields_to_the_workloads_exception(make_bundle: 
                   "ValueError: bad shape"])
     rc = v.root_cause
     assert rc is not None and rc.category.startswith("app.exception")
+
+
+# --------------------------------------------------------------------------
+# Prologs: the node's (slurmd's), the job's own (--task-prolog, srun --prolog)
+# --------------------------------------------------------------------------
+
+def test_the_nodes_prolog_that_failed_in_slurmds_log() -> None:
+    # src/slurmd/slurmd/req.c: `error("%pI prolog failed status=%d:%d", ...)`
+    got = ours(feed(["[2024-01-01T10:00:00.000] error: JobId=4242 prolog failed status=1:0"], "syslog", "node-02"))
+    assert [(e.fields["side"], e.fields.get("weak")) for e in got] == [("node", None)]
+
+
+def test_near_miss_the_jobs_own_task_prolog_is_its_set_up() -> None:
+    # src/slurmd/slurmstepd/task.c: `error("--task-prolog failed status=%d", status)`: a script the job gave
+    got = ours(feed(["slurmstepd: error: --task-prolog failed status=127"]))
+    assert [(e.kind, e.fields.get("setup")) for e in got] == [("app.exception", True)]
+
+
+def test_a_prolog_that_hung_names_its_node() -> None:
+    # src/slurmd/common/slurmd_common.c _prolog_timer: `Prolog hung on node %s`, a notice srun prints without a level
+    got = ours(feed(["srun: Prolog hung on node gpu-07"]))
+    assert [(e.fields["host"], e.fields.get("names_node")) for e in got] == [("gpu-07", True)]
+
+
+def test_near_miss_the_epilog_after_the_job_is_no_cause() -> None:
+    # src/slurmd/slurmd/req.c: `error("%pI epilog failed status=%d:%d", ...)`, after the job ended
+    assert ours(feed(["[2024-01-01T10:00:00.000] error: JobId=4242 epilog failed status=1:0"], "syslog", "n2")) == []
