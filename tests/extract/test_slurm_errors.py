@@ -250,3 +250,18 @@ def test_a_prolog_that_hung_names_its_node() -> None:
 def test_near_miss_the_epilog_after_the_job_is_no_cause() -> None:
     # src/slurmd/slurmd/req.c: `error("%pI epilog failed status=%d:%d", ...)`, after the job ended
     assert ours(feed(["[2024-01-01T10:00:00.000] error: JobId=4242 epilog failed status=1:0"], "syslog", "n2")) == []
+
+
+def test_slurmctld_draining_the_node_whose_prolog_failed() -> None:
+    # src/slurmctld/node_mgr.c validate_node_specs: `error("%s: Prolog or job env setup failure on node %s, draining
+    # the node", __func__, ...)`
+    line = ("[2024-01-01T10:00:00.000] error: validate_node_specs: Prolog or job env setup failure on node gpu-07, "
+            "draining the node")
+    got = ours(feed([line], "scheduler", "ctl"))
+    assert [(e.fields["host"], e.fields.get("weak")) for e in got] == [("gpu-07", None)]
+
+
+def test_near_miss_a_hostlist_names_no_one_node() -> None:
+    # src/slurmctld/agent.c: `error("Prolog/Epilog failure on nodes %s%s", ...)` with a hostlist: no node it can name
+    line = "[2024-01-01T10:00:00.000] error: Prolog/Epilog failure on nodes gpu-[07-08], set to state DRAIN"
+    assert ours(feed([line], "scheduler", "ctl")) == []

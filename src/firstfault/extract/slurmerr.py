@@ -81,7 +81,8 @@ def _pattern(text: str, group: int) -> str:
     out = []
     for p in parts:
         if p == "{host}":
-            out.append(f"(?P<h{group}>{_HOST})")
+            # a whole name: a hostlist (`n[01-04]`) or a longer word is no one node of this row
+            out.append(f"(?P<h{group}>{_HOST})(?![\\[\\w.\\-])")
         elif p == "{id}":
             out.append(_ID)
         elif p == "{any}":
@@ -103,7 +104,9 @@ class _Tables(NamedTuple):
 def _tables() -> _Tables:
     t = slurm_tables()
     rows = tuple(sorted(t.messages, key=lambda m: -len(m.text)))
-    messages = re.compile("|".join(f"(?P<m{i}>{_pattern(m.text, i)})" for i, m in enumerate(rows)))
+    # anchored: a message begins where the program's tag and level end (read with `match`; `\A` keeps a search of it
+    # from trying every place of a line)
+    messages = re.compile(r"\A(?:" + "|".join(f"(?P<m{i}>{_pattern(m.text, i)})" for i, m in enumerate(rows)) + ")")
     contexts = re.compile("(?:" + "|".join(_pattern(c.text, i) for i, c in enumerate(t.contexts)) + r")$")
     pieces = {max(_PLACEHOLDERS.split(m.text)[::2], key=len).strip() for m in t.messages}
     literals = tuple(sorted({e.text for e in t.errors} | pieces))
