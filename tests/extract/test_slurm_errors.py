@@ -265,3 +265,26 @@ def test_near_miss_a_hostlist_names_no_one_node() -> None:
     # src/slurmctld/agent.c: `error("Prolog/Epilog failure on nodes %s%s", ...)` with a hostlist: no node it can name
     line = "[2024-01-01T10:00:00.000] error: Prolog/Epilog failure on nodes gpu-[07-08], set to state DRAIN"
     assert ours(feed([line], "scheduler", "ctl")) == []
+
+
+# dun/munge#118 (https://github.com/dun/munge/issues/118): munged not running where sbatch ran
+MUNGED_DOWN = [
+    "sbatch: error: If munged is up, restart with --num-threads=10",
+    'sbatch: error: Munge encode failed: Failed to access "/run/munge/munge.socket.2": No such file or directory',
+    "sbatch: error: slurm_send_node_msg: auth_g_create: REQUEST_SUBMIT_BATCH_JOB has authentication error",
+    "sbatch: error: Batch job submission failed: Protocol authentication error",
+]
+
+
+def test_munged_down_where_sbatch_ran_is_the_nodes_slurm_weakly() -> None:
+    got = ours(feed(MUNGED_DOWN))
+    # munge's own words and Slurm's errno text, both sbatch's naming no node: weak
+    assert [(e.fields["name"], e.fields.get("weak")) for e in got] == [
+        ("message", True), ("SLURM_PROTOCOL_AUTHENTICATION_ERROR", True)]
+
+
+def test_near_miss_munges_encode_retry_is_not_read() -> None:
+    # src/plugins/auth/munge/auth_munge.c: `debug("Munge encode failed: %s (retrying ...)")`
+    line = ('sbatch: debug:  Munge encode failed: Failed to access "/run/munge/munge.socket.2": No such file or '
+            'directory (retrying ...)')
+    assert ours(feed([line])) == []
