@@ -288,3 +288,18 @@ def test_near_miss_munges_encode_retry_is_not_read() -> None:
     line = ('sbatch: debug:  Munge encode failed: Failed to access "/run/munge/munge.socket.2": No such file or '
             'directory (retrying ...)')
     assert ours(feed([line])) == []
+
+
+@pytest.mark.parametrize("line,source", [
+    # srun's launch failure (src/api/step_launch.c), c3nl-neuraldynamics/c3nl_cluster#62
+    ("srun: error: Task launch for 1466614.0 failed on node compute-0-1: Job credential expired", "application"),
+    # slurmd in the foreground (`slurmd -D`) or its log: src/slurmd/slurmd/req.c `error("Invalid job credential from
+    # %u@%s: %m", ...)`, as the Slurm FAQ quotes it
+    ("slurmd: error: Invalid job credential from 1000@10.1.1.1: Job credential expired", "application"),
+    ("[2017-12-19T10:53:01.123] error: Invalid job credential from 1000@10.1.1.1: Job credential expired", "syslog"),
+    ("Dec 19 10:53:01 compute-0-1 slurmd[812]: error: Invalid job credential from 1000@10.1.1.1: Job credential "
+     "expired", "syslog"),
+], ids=["srun", "slurmd-foreground", "slurmd-log", "slurmd-syslog"])
+def test_every_form_reaches_the_same_row(line: str, source: str) -> None:
+    got = ours(feed([line], source, "compute-0-1" if source == "syslog" else None))
+    assert [(e.kind, e.fields["name"]) for e in got] == [("sched.error", "ESLURMD_CREDENTIAL_EXPIRED")]
