@@ -169,7 +169,11 @@ def test_near_miss_a_full_file_system_is_not_the_jobs_set_up() -> None:
     "DUE TO JOB NOT ENDING WITH SIGNALS ***",
     # src/srun/launch.c: a race at the step's end
     "srun: error: Unable to create step for job 4242: Job/step already completing or completed",
-], ids=["tmpdir", "tmpdir-fallback", "unkillable", "already-done"])
+    # c3nl-neuraldynamics/c3nl_cluster#60: srun after the step it aborted
+    "srun: error: Timed out waiting for job step to complete",
+    # src/srun/allocate.c: `error("Job allocation %u has been revoked")`
+    "srun: error: Job allocation 69 has been revoked",
+], ids=["tmpdir", "tmpdir-fallback", "unkillable", "already-done", "step-timed-out", "revoked"])
 def test_understood_and_no_cause(line: str) -> None:
     drafts = scan(SlurmErrorExtractor(), [line], "syslog" if line.startswith("[") else "application")
     assert drafts == []
