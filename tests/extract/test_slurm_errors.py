@@ -307,3 +307,25 @@ def test_near_miss_munges_encode_retry_is_not_read() -> None:
 def test_every_form_reaches_the_same_row(line: str, source: str) -> None:
     got = ours(feed([line], source, "compute-0-1" if source == "syslog" else None))
     assert [(e.kind, e.fields["name"]) for e in got] == [("sched.error", "ESLURMD_CREDENTIAL_EXPIRED")]
+
+
+def test_the_peer_slurm_could_not_hear_from_is_named() -> None:
+    # mlr-org/batchtools#201 (https://github.com/mlr-org/batchtools/issues/201): munge keys differed
+    lines = ["srun: error: slurm_receive_msgs: [[ubuntu4]:6818] failed: Socket timed out on send/recv operation",
+             "srun: error: Task launch for StepId=34.0 failed on node ubuntu4: Socket timed out on send/recv operation",
+             "srun: error: Application launch failed: Socket timed out on send/recv operation"]
+    got = ours(feed(lines))
+    assert [(e.fields["host"], e.fields.get("weak")) for e in got] == [("ubuntu4", True), ("ubuntu4", True)]
+
+
+def test_slurmctlds_message_on_the_partition_the_job_named() -> None:
+    # src/slurmctld/job_mgr.c _get_job_parts: `invalid partition specified: %s`, which sbatch prints before the errno
+    got = ours(feed(["sbatch: error: invalid partition specified: gpu",
+                     "sbatch: error: Batch job submission failed: Invalid partition name specified"]))
+    assert [e.fields["setup"] for e in got] == [True, True]
+
+
+def test_near_miss_slurmctlds_own_info_line_on_the_partition_is_not_the_jobs_output() -> None:
+    # the same words in slurmctld's log at info level (`_get_job_parts: invalid partition specified: gpu`)
+    assert ours(feed(["[2024-01-01T10:00:00.000] _get_job_parts: invalid partition specified: gpu"], "syslog",
+                     "ctl")) == []
