@@ -329,3 +329,17 @@ def test_near_miss_slurmctlds_own_info_line_on_the_partition_is_not_the_jobs_out
     # the same words in slurmctld's log at info level (`_get_job_parts: invalid partition specified: gpu`)
     assert ours(feed(["[2024-01-01T10:00:00.000] _get_job_parts: invalid partition specified: gpu"], "syslog",
                      "ctl")) == []
+
+
+def test_the_step_set_up_on_the_node_failed() -> None:
+    # src/slurmd/slurmstepd/mgr.c _fork_all_tasks: the task plugins (the step's cgroups) before the tasks start
+    got = ours(feed(["slurmstepd: error: Failed to invoke task plugins: one of task_p_pre_setuid functions returned "
+                     "error"], "syslog", "node-02"))
+    assert [(e.fields["side"], e.fields.get("weak")) for e in got] == [("node", None)]
+
+
+def test_near_miss_a_task_binding_at_launch_is_weak() -> None:
+    # src/slurmd/slurmstepd/task.c exec_task: a binding the job may have asked for that the node cannot make
+    got = ours(feed(["slurmstepd: error: Failed to invoke task plugins: task_p_pre_launch error"], "syslog",
+                    "node-02"))
+    assert [e.fields.get("weak") for e in got] == [True]
