@@ -47,6 +47,7 @@ from firstfault.catalog.vocab import (
     ReasonState,
     SchedReasonName,
     SchedulerName,
+    SlurmSide,
     StoreCause,
     StoreSide,
     SxidClass,
@@ -902,6 +903,78 @@ def sched_tables() -> SchedTables:
                                     " no other role does")
     resources = tuple(_unique("scheduler.yaml", "resources", SchedResource, "word"))
     return SchedTables(tuple(reasons.values()), tuple(words), tuple(texts), keys, resources)
+
+
+# --------------------------------------------------------------------------
+# Slurm's own error words and who failed (catalog/slurm.yaml)
+# --------------------------------------------------------------------------
+
+class SlurmError(_Row, frozen=True):
+    # the errno's name in slurm/slurm_errno.h and its text in src/common/slurm_errno.c, exactly as `%m` prints it
+    name: Annotated[str, Meta(pattern=r"^(?:E?SLURM|ESLURMD|ESPANK|SLURMCTLD)_[A-Z0-9_]+$")]
+    text: Annotated[str, Meta(min_length=5, pattern=r"^[^{}]+$")]
+    side: SlurmSide | None = None
+    weak: bool = False  # a `node` row whose finding stands only where nothing stronger does
+    reason: SchedReasonName | None = None  # the scheduler's policy (catalog/scheduler.yaml), instead of a side
+
+    def __post_init__(self) -> None:
+        if (self.side is None) == (self.reason is None):
+            raise ValueError("a row has a side or a reason, not both")
+        if self.weak and self.side != "node":
+            raise ValueError("weak qualifies a node row")
+
+
+class SlurmMessage(_Row, frozen=True):
+    # where a message of Slurm's own begins; `{host}`, `{id}`, `{any}` placeholders
+    text: Annotated[str, Meta(min_length=5, pattern=r"^(?:[^{}]|\{host\}|\{id\}|\{any\})+$")]
+    side: SlurmSide
+    source: Annotated[str, Meta(pattern=r"^src/\S+")]  # the file (and function) that prints it
+    weak: bool = False
+    errno: bool = False  # the rest of the line is an errno of a path the job named
+    level: bool = True  # False: a notice printed without an error level
+
+    def __post_init__(self) -> None:
+        if self.text.count("{host}") > 1:
+            raise ValueError("at most one {host}")
+        if self.weak and self.side != "node":
+            raise ValueError("weak qualifies a node row")
+        if self.errno and self.side != "job":
+            raise ValueError("errno qualifies a job row")
+
+
+class SlurmContext(_Row, frozen=True):
+    # the words before an error's text that name the node it is about (one `{host}`), ending in `: `
+    text: Annotated[str, Meta(min_length=5, pattern=r"^(?:[^{}]|\{host\}|\{id\}|\{any\})+: $")]
+    source: Annotated[str, Meta(pattern=r"^src/\S+")]
+
+    def __post_init__(self) -> None:
+        if self.text.count("{host}") != 1:
+            raise ValueError("a context names one {host}")
+
+
+class SlurmTables(NamedTuple):
+    errors: tuple[SlurmError, ...]
+    messages: tuple[SlurmMessage, ...]
+    contexts: tuple[SlurmContext, ...]
+
+
+@lru_cache(maxsize=1)
+@_kept("slurm.yaml")
+def slurm_tables() -> SlurmTables:
+    """catalog/slurm.yaml: Slurm's error texts (slurm_errno.c), its own messages and the contexts that name a node,
+    each with who failed."""
+    errors = _unique("slurm.yaml", "errors", SlurmError, "name")
+    seen: dict[str, str] = {}
+    for e in errors:
+        if e.text in seen:
+            raise CatalogTableError(f"catalog/slurm.yaml: errors: {e.name}: the text of {seen[e.text]}")
+        seen[e.text] = e.name
+    messages = _unique("slurm.yaml", "messages", SlurmMessage, "text")
+    for m in messages:
+        if any(o is not m and o.text.startswith(m.text) and o.side != m.side for o in messages):
+            raise CatalogTableError(f"catalog/slurm.yaml: messages: {m.text!r} begins another that says otherwise")
+    contexts = _unique("slurm.yaml", "contexts", SlurmContext, "text")
+    return SlurmTables(tuple(errors), tuple(messages), tuple(contexts))
 
 
 # --------------------------------------------------------------------------

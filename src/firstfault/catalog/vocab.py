@@ -91,5 +91,8 @@ EndKeyRole = Literal["reason", "message", "flag", "code"]
 # while a process exits).
 EndOutcome = Literal["succeeded", "failed", "stopped", "restart", "code"]
 EndScope = Literal["job", "process", "stage", "exit"]
+# Who failed, by Slurm's own error words (catalog/slurm.yaml `side`): the job's own request or set-up, the node's or the
+# cluster's Slurm plumbing below it, or no one (a race, a retry, a state waited out).
+SlurmSide = Literal["job", "node", "none"]
 # The Slurm-form job states a reason may stand for (extract/scheduler.SLURM_STATES).
 ReasonState = Literal["TIMEOUT", "OUT_OF_MEMORY", "PREEMPTED", "NODE_FAIL", "CANCELLED", "FAILED"]

@@ -214,6 +214,10 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
         ctx.claimed = True
 
 
+# The event a scheduler's reason calls for, for the other readers of a scheduler's words (extract/slurmerr.py).
+said_by_scheduler = _said
+
+
 # Flux's job exception as `flux run` and `flux job attach` print it (flux-framework/flux-core#4195, #5304):
 # `0.784s: job.exception type=exec severity=0 task 0: start failed: stress: No such file or directory`, with the
 # job's id before the type since (#6892: `job.exception fdsPAmQhXV1 type=exec severity=0 task 0 (host fluke120):
