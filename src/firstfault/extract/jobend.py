@@ -188,6 +188,10 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
         said: dict[str, str | None] = {"reason": "Evicted", "phase": "Failed", "pressure": resource,
                                        "message": clip(body), "due_to": reason}
         yield Draft("k8s.pod", {k: v for k, v in said.items() if v is not None})
+    elif reason == "device_plugin":
+        # The kubelet refusing the pod at admission for its devices (a pasted Events row, a pod's message): the pod's
+        # end, as the k8s readers read it (rule node-device-plugin).
+        yield Draft("k8s.pod", {"phase": "Failed", "message": clip(body), "due_to": reason})
     elif reason == "backoff_limit":
         # The Job controller's word, pasted: its pods failed first (a symptom; sym-process-exited).
         yield Draft("k8s.event", {"reason": "BackoffLimitExceeded", "message": clip(body), "due_to": reason})
