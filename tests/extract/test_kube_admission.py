@@ -249,3 +249,92 @@ def test_an_events_reporting_instance_is_its_node() -> None:
     assert ends(read(json.dumps(ev), "k8s-events")) == [
         ("k8s.event", "gpu-node-9", "UnexpectedAdmissionError", "device_plugin"),
         ("k8s.event", None, "Scheduled", None)]
+
+
+# ---------------------------------------------------------------- the node another program's record names
+
+
+def feed_on(lines: list[str], node: str) -> list[Event]:
+    ex = Extraction(all_line_extractors())
+    out: list[Event] = []
+    for i, text in enumerate(lines, 1):
+        out.extend(ex.events(Candidate("application", "app.log", i, node, None, None, text)))
+    return out
+
+
+def test_an_htcondor_hold_names_its_execute_host() -> None:
+    # catalog/scheduler.yaml's CHTC row (a Docker universe job's hold reason), read in the submit side's log
+    events = feed_on(["Error from slot1_3@e327.chtc.wisc.edu: Docker job has gone over memory limit of 16384 Mb"],
+                     "submit-1")
+    ooms = [e for e in events if e.kind == "host.oom_kill"]
+    assert [(e.fields.get("host"), e.fields.get("names_node")) for e in ooms] == [("e327.chtc.wisc.edu", True)]
+
+
+def test_a_memory_limit_without_a_slot_stays_on_its_node() -> None:
+    # the starter's own words with no `Error from SLOT@HOST:` (catalog/scheduler.yaml's HTCondor row): no host named
+    events = feed_on(["Job has gone over memory limit of 2048 megabytes. Peak usage: 2048 megabytes."], "exec-7")
+    ooms = [e for e in events if e.kind == "host.oom_kill"]
+    assert [(e.node, e.fields.get("host"), e.fields.get("names_node")) for e in ooms] == [("exec-7", None, None)]
+
+
+def test_an_htcondor_hold_for_another_reason_names_no_cause() -> None:
+    # ChristinaLK/chtc-htc _episodes/06-troubleshoot.md (`condor_q -af holdreason`): the slot is named, the reason is
+    # the job's executable, no scheduler's reason
+    line = ("Error from slot1_6@e231.chtc.wisc.edu: Failed to execute "
+            "'/var/lib/condor/execute/slot1/dir_7462/condor_exec.exe' with arguments 0: (errno=8: 'Exec format error')")
+    assert [e for e in feed_on([line], "submit-1") if e.kind in ("host.oom_kill", "process.signal")] == []
+
+
+KARPENTER_V033 = (
+    # aws/karpenter-provider-aws#4772 (an AWS FIS Spot interruption test, the controller's console log)
+    '2023-10-10T05:24:20.236Z\tINFO\tcontroller.interruption\tinitiating delete for machine from interruption '
+    'message\t{"commit": "34d50bf-dirty", "queue": "karpenter-venture-preprod-queue-interruption", '
+    '"messageKind": "SpotInterruptionKind", "machine": "karpenter-spot-worker-preprod-66tr5", "action": '
+    '"CordonAndDrain", "node": "ip-172-27-13-123.ap-southeast-2.compute.internal"}')
+# The same record as the controller logs it since (pkg/controllers/interruption/controller.go: klog.KRef values)
+KARPENTER_V1 = (
+    '{"level":"INFO","time":"2024-06-01T10:00:00.000Z","logger":"controller","message":"initiating delete from '
+    'interruption message","controller":"interruption","messageKind":"SpotInterruptionKind","NodeClaim":'
+    '{"name":"default-4w54b"},"action":"CordonAndDrain","Node":{"name":"ip-10-0-36-60.eu-west-2.compute.internal"}}')
+
+
+@pytest.mark.parametrize(("line", "node"), [
+    (KARPENTER_V033, "ip-172-27-13-123.ap-southeast-2.compute.internal"),
+    (KARPENTER_V1, "ip-10-0-36-60.eu-west-2.compute.internal")])
+def test_karpenters_record_names_the_node_it_took(line: str, node: str) -> None:
+    signals = [e for e in feed_on([line], "karpenter-0") if e.kind == "process.signal"]
+    assert [(e.fields.get("host"), e.fields.get("names_node"), e.fields.get("taken")) for e in signals] == [
+        (node, True, "node")]
+
+
+def test_a_record_that_names_only_its_nodeclaim_names_no_node() -> None:
+    line = KARPENTER_V1.replace(',"Node":{"name":"ip-10-0-36-60.eu-west-2.compute.internal"}', "")
+    signals = [e for e in feed_on([line], "karpenter-0") if e.kind == "process.signal"]
+    assert [(e.fields.get("host"), e.fields.get("names_node")) for e in signals] == [(None, None)]
+
+
+def _tabwriter(rows: list[list[str]]) -> str:
+    """Rows padded as kubectl's tabwriter pads them: each column as wide as its widest cell, three spaces after."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "".join("".join(c.ljust(w + 3) for c, w in zip(r[:-1], widths, strict=False)) + r[-1] + "\n"
+                   for r in rows)
+
+
+# kubectl before 1.14 printed `kubectl get events` with these columns (pkg/printers' event columns; the SOURCE cell is
+# formatEventSource's `COMPONENT, HOST`), the SUBOBJECT of a pod-level event empty
+OLD_EVENTS = _tabwriter([
+    ["LAST SEEN", "FIRST SEEN", "COUNT", "NAME", "KIND", "SUBOBJECT", "TYPE", "REASON", "SOURCE", "MESSAGE"],
+    ["2d", "2d", "1", "flask-4207440730-30vn0", "Pod", "", "Normal", "SuccessfulMountVolume", "kubelet, minikube",
+     'MountVolume.SetUp succeeded for volume "podinfo"'],
+    ["1m", "1m", "1", "trainer-0", "Pod", "", "Warning", "UnexpectedAdmissionError", "kubelet, gpu-node-2",
+     "Allocate failed due to cannot allocate unregistered device nvidia.com/gpu, which is unexpected"],
+    ["1m", "1m", "1", "trainer-0", "Pod", "", "Normal", "Scheduled", "default-scheduler",
+     "Successfully assigned trainer-0 to gpu-node-2"],
+])
+
+
+def test_an_events_tables_source_names_the_node_and_an_empty_cell_keeps_its_column() -> None:
+    res = read(OLD_EVENTS, "k8s-table")
+    assert ends(res) == [("k8s.event", "minikube", "SuccessfulMountVolume", None),
+                         ("k8s.event", "gpu-node-2", "UnexpectedAdmissionError", "device_plugin"),
+                         ("k8s.event", None, "Scheduled", None)]  # a source without a host names no node

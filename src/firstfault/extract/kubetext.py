@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from itertools import pairwise
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.container import container_fields
@@ -114,10 +115,25 @@ def _cells(table: _Table, row: str) -> dict[str, str]:
     columns; the last column takes the rest of the line (a message holds spaces)."""
     n = len(table.columns)
     parts = _CELL_GAP.split(row.strip(), maxsplit=n - 1)
-    if len(parts) < n:
+    if len(parts) < n and (aligned := _aligned(table, row)) is not None:
+        # A row with an empty cell (`kubectl get events`' SUBOBJECT of a pod-level event) kept under its header's
+        # columns, as kubectl's tabwriter printed them.
+        parts = aligned
+    elif len(parts) < n:
         # A pasted table that lost its padding: single spaces between all but the last cells.
         parts = row.split(maxsplit=n - 1)
     return {name: value.strip() for (name, _), value in zip(table.columns, parts, strict=False)}
+
+
+def _aligned(table: _Table, row: str) -> list[str] | None:
+    """The row cut at its header's column starts, where every start falls just after a space of the row (the table
+    kept its alignment) and the row reaches the last column; else None."""
+    starts = [start for _, start in table.columns]
+    if any(b <= a for a, b in pairwise(starts)) or len(row) <= starts[-1]:
+        return None
+    if any(row[start - 1] != " " for start in starts[1:]):
+        return None
+    return [row[a:b] for a, b in zip(starts, [*starts[1:], len(row)], strict=True)]
 
 
 # `kubectl get events` / `kubectl events` columns, for rows pasted without their header: a row is one when
@@ -204,7 +220,9 @@ def _table_event(cells: dict[str, str], file: str, lineno: int, line: str, resul
         kind, name = cells["KIND"], cells.get("NAME")
     message = cells.get("MESSAGE")
     due_to, _ = k8s_reason(reason, message)
-    node = name if kind == "Node" else None
+    # a Node's event is that node's; else the node its SOURCE names (`kubelet, NODE`: `-o wide`, and old kubectl's
+    # default columns)
+    node = name if kind == "Node" else _source_node(cells.get("SOURCE", ""))
     if node:
         result.hosts.add(node)
     result.events.append(_event("k8s.event", node, None, {
@@ -474,16 +492,19 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
 _PHASES = frozenset({"Pending", "Running", "Succeeded", "Failed", "Unknown"})
 
 
+def _source_node(source: str) -> str | None:
+    """The node an event's source as kubectl prints it names (`kubelet, NODE`), or None."""
+    component, comma, host = source.partition(",")
+    host = host.strip()
+    return host if comma and component.strip() == "kubelet" and host and " " not in host else None
+
+
 def _from_node(cells: list[str]) -> str | None:
     """The node an Events row's From cell names: kubectl prints an event's source as `COMPONENT, HOST` (kubectl's
     describe.go formatEventSource; pkg/printers' takes reportingController and reportingInstance where source is
     empty), so the kubelet's events read `kubelet, minikube`; a component without a host (`default-scheduler`, a
     bare `kubelet`) names none."""
-    if len(cells) <= 3:
-        return None
-    component, comma, host = cells[3].partition(",")
-    host = host.strip()
-    return host if comma and component.strip() == "kubelet" and host and " " not in host else None
+    return _source_node(cells[3]) if len(cells) > 3 else None
 
 
 def _assigned_node(cells: list[str]) -> str | None:

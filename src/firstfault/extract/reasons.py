@@ -53,8 +53,9 @@ def _words() -> Mapping[tuple[str, str, str], SchedWord]:
 
 
 # A fully-qualified extended resource name (Kubernetes' IsExtendedResourceName: a DNS subdomain, `/`, a name), as a
-# prefix row's value follows its word (`OutOf` + `nvidia.com/gpu`). Each part one run of a class: linear.
-_EXTENDED_RESOURCE = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?/[A-Za-z0-9](?:[\w.-]*[A-Za-z0-9])?")
+# prefix row's value follows its word (`OutOf` + `nvidia.com/gpu`). From the start only; each part one run of a class:
+# linear.
+_EXTENDED_RESOURCE = re.compile(r"\A[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?/[A-Za-z0-9](?:[\w.-]*[A-Za-z0-9])?")
 
 
 @lru_cache(maxsize=1)
