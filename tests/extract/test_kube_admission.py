@@ -338,3 +338,26 @@ def test_an_events_tables_source_names_the_node_and_an_empty_cell_keeps_its_colu
     assert ends(res) == [("k8s.event", "minikube", "SuccessfulMountVolume", None),
                          ("k8s.event", "gpu-node-2", "UnexpectedAdmissionError", "device_plugin"),
                          ("k8s.event", None, "Scheduled", None)]  # a source without a host names no node
+
+
+# kubernetes-sigs/karpenter pkg/controllers/nodeclaim/lifecycle registration.go's record (its keys as Karpenter v1
+# logs them), then the interruption controller's record of the same claim that
+# names no Node
+REGISTERED = ('{"level":"INFO","time":"2024-06-01T09:00:00.000Z","logger":"controller",'
+              '"message":"registered nodeclaim","controller":"nodeclaim.lifecycle",'
+              '"NodeClaim":{"name":"default-4w54b"},"provider-id":'
+              '"aws:///eu-west-2a/i-0f4fe866297af566d","Node":{"name":"ip-10-0-36-60.eu-west-2.compute.internal"}}')
+
+
+def test_a_nodeclaims_earlier_record_names_the_node_of_a_later_one() -> None:
+    line = KARPENTER_V1.replace(',"Node":{"name":"ip-10-0-36-60.eu-west-2.compute.internal"}', "")
+    signals = [e for e in feed_on([REGISTERED, line], "karpenter-0") if e.kind == "process.signal"]
+    assert [(e.fields.get("host"), e.fields.get("names_node")) for e in signals] == [
+        ("ip-10-0-36-60.eu-west-2.compute.internal", True)]
+
+
+def test_another_claims_record_names_no_node_for_it() -> None:
+    line = KARPENTER_V1.replace(',"Node":{"name":"ip-10-0-36-60.eu-west-2.compute.internal"}', "").replace(
+        "default-4w54b", "default-zzzzz")
+    signals = [e for e in feed_on([REGISTERED, line], "karpenter-0") if e.kind == "process.signal"]
+    assert [(e.fields.get("host"), e.fields.get("names_node")) for e in signals] == [(None, None)]

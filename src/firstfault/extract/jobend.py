@@ -97,6 +97,36 @@ def record_node(body: str) -> str | None:
     return m.group("host") if m is not None else None
 
 
+# The NodeClaim (a Machine before Karpenter v0.32) a Karpenter record is about: `"nodeclaim": "default-4w54b"` before
+# v1, `"NodeClaim":{"name":"default-4w54b"}` since (a klog.KRef), `"machine": "..."` before. Its records of the claim's
+# life name the node it became (kubernetes-sigs/karpenter pkg/controllers/nodeclaim/lifecycle registration.go:
+# `"message":"registered nodeclaim",...,"NodeClaim":{"name":"default-c54z5"},...,"Node":{"name":"ip-...internal"}`),
+# so a later record of the same claim that names no node (an interruption acted on before the Node was looked up) is
+# about that node. Linear, as _RECORD_NODE.
+_RECORD_CLAIM: Final = re.compile(r"\"(?:nodeclaim|NodeClaim|machine)\"\s*:\s*(?:\{\s*\"name\"\s*:\s*)?"
+                                  r"\"(?P<claim>[A-Za-z0-9][\w.\-]{0,252})\"")
+_CLAIM_WORDS: Final = ('"NodeClaim"', '"nodeclaim"', '"machine"')
+_K_CLAIMS = "jobend.nodeclaims"  # per stream: NodeClaim -> the node its records named
+_MAX_CLAIMS = 4096
+
+
+def _claimed_node(body: str, ctx: LineContext) -> str | None:
+    """Remember the node a record names for its NodeClaim; the node of a record that names only its NodeClaim."""
+    m = _RECORD_CLAIM.search(body)
+    if m is None:
+        return None
+    claims = ctx.state.get(_K_CLAIMS)
+    if not isinstance(claims, dict):
+        claims = ctx.state[_K_CLAIMS] = {}
+    node = record_node(body)
+    if node is not None:
+        if len(claims) < _MAX_CLAIMS or m.group("claim") in claims:
+            claims[m.group("claim")] = node
+        return node
+    known = claims.get(m.group("claim"))
+    return known if isinstance(known, str) else None
+
+
 class SchedulerReasonExtractor:
     """A scheduler's or the kubelet's word on why it ended the job, in the job's own output."""
 
@@ -116,10 +146,14 @@ class SchedulerReasonExtractor:
         # reasons a pasted `kubectl get pods` row shows as its STATUS.
         # The end-state pairs' words (extract/endstate.py) and `State:`, a describe container's state line.
         self.literals: tuple[str, ...] = tuple(sorted(set(line_literals()) | set(kube_status_words())
-                                                      | set(endstate_literals()) | {"job.exception", "State:"}))
+                                                      | set(endstate_literals()) | {"job.exception", "State:"}
+                                                      | set(_CLAIM_WORDS)))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         _, body = split_rank_prefix(line)
+        if any(w in body for w in _CLAIM_WORDS):
+            # a Karpenter record of a NodeClaim's life: the node it became, for its later records
+            _claimed_node(body, ctx)
         flux = _FLUX_EXCEPTION.search(body)
         if flux is not None:
             yield from _flux_exception(flux, body, ctx)
@@ -217,7 +251,7 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
         host = slot_host(body)
         elsewhere = host is not None
     elif host is None and scheduler in ("kubernetes", "aws"):
-        host = record_node(body)
+        host = record_node(body) or _claimed_node(body, ctx)
         elsewhere = host is not None
     if reason == "memory_limit":
         oom = Draft("host.oom_kill", {"proc": scheduler, "cgroup": True, "by": "limit", "detail": clip(body)})
