@@ -806,10 +806,15 @@ class SchedWord(_Row, frozen=True):
     # the reason where Slurm's qualifier `by <uid>` follows the state (`CANCELLED by 1060117793`); by uid 0 (root) it
     # is admin_cancelled
     by_uid: SchedReasonName | None = None
+    # the word is a prefix (the kubelet's `OutOf`): a value is it followed by a fully-qualified extended resource name
+    # (`domain/name`: `OutOfnvidia.com/gpu`), never the word alone nor a resource of the kubelet's own (`OutOfcpu`)
+    extended: bool = False
 
     def __post_init__(self) -> None:
         if self.by_uid is not None and self.field != "state":
             raise ValueError("by_uid qualifies a job state")
+        if self.extended and self.text:
+            raise ValueError("an extended-resource prefix is read as a record's value only")
 
 class SchedText(_Row, frozen=True):
     scheduler: SchedulerName

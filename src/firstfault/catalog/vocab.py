@@ -72,7 +72,7 @@ StoreCause = Literal["throttled", "unavailable", "timeout", "internal", "full", 
 # Why schedulers and orchestrators end jobs (catalog/scheduler.yaml)
 SchedReasonName = Literal[
     "time_limit", "memory_limit", "preemption", "node_failure", "cancelled", "admin_cancelled", "eviction",
-    "backoff_limit", "resource_limit", "setup", "host_maintenance",
+    "backoff_limit", "resource_limit", "setup", "host_maintenance", "device_plugin",
 ]
 SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes", "htcondor", "docker", "ecs", "nomad",
                         "slurm", "gcp", "aws", "azure", "ray"]
