@@ -19,16 +19,12 @@ from firstfault.collect.scan import Extraction, all_line_extractors
 from firstfault.extract.base import Candidate
 from firstfault.model import Event
 from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract import helpers
 from tests.extract.helpers import assert_cause_with_collective_fallout
 
 
 def feed(lines: list[str], source: str = "kernel") -> list[Event]:
-    ex = Extraction(all_line_extractors())
-    out: list[Event] = []
-    node = None if source == "application" else "n1"
-    for i, text in enumerate(lines, 1):
-        out.extend(ex.events(Candidate(source, "f.log", i, node, None, None, text)))
-    return out
+    return helpers.events(lines, source, file="f.log", node=None if source == "application" else "n1")
 
 
 def claimed(line: str, source: str = "kernel") -> bool:

@@ -14,12 +14,11 @@ from datetime import UTC
 
 import pytest
 
-from firstfault.collect.scan import Extraction, all_line_extractors
-from firstfault.extract.base import Candidate
 from firstfault.extract.reasons import k8s_reason
 from firstfault.extract.scheduler import read_scheduler
 from firstfault.extract.structured import StructuredResult
 from firstfault.model import Event
+from tests.extract import helpers
 
 
 def read(text: str, fmt: str) -> StructuredResult:
@@ -27,11 +26,7 @@ def read(text: str, fmt: str) -> StructuredResult:
 
 
 def feed(lines: list[str]) -> list[Event]:
-    ex = Extraction(all_line_extractors())
-    out: list[Event] = []
-    for i, text in enumerate(lines, 1):
-        out.extend(ex.events(Candidate("application", "app.log", i, None, None, None, text)))
-    return out
+    return helpers.events(lines)
 
 
 def ends(res: StructuredResult | list[Event]) -> list[tuple[str, str | None, object, object]]:
@@ -255,11 +250,7 @@ def test_an_events_reporting_instance_is_its_node() -> None:
 
 
 def feed_on(lines: list[str], node: str) -> list[Event]:
-    ex = Extraction(all_line_extractors())
-    out: list[Event] = []
-    for i, text in enumerate(lines, 1):
-        out.extend(ex.events(Candidate("application", "app.log", i, node, None, None, text)))
-    return out
+    return helpers.events(lines, node=node)
 
 
 def test_an_htcondor_hold_names_its_execute_host() -> None:

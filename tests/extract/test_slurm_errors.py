@@ -12,21 +12,16 @@ import pytest
 
 from firstfault.analysis.analyze import Analyzer
 from firstfault.catalog.tables import slurm_tables
-from firstfault.collect.scan import Extraction, all_line_extractors
-from firstfault.extract.base import Candidate
 from firstfault.extract.slurmerr import SlurmErrorExtractor, read_slurm_error
 from firstfault.model import Event, Verdict
 from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract import helpers
 from tests.extract.helpers import scan
 
 
 def feed(lines: list[str], source: str = "application", node: str | None = None) -> list[Event]:
-    ex = Extraction(all_line_extractors())
-    out: list[Event] = []
-    file = "slurm-77.out" if source == "application" else f"nodes/{node}/syslog"
-    for i, text in enumerate(lines, 1):
-        out.extend(ex.events(Candidate(source, file, i, node, None, None, text)))
-    return out
+    return helpers.events(lines, source, file="slurm-77.out" if source == "application" else f"nodes/{node}/syslog",
+                          node=node)
 
 
 def ours(events: list[Event]) -> list[Event]:

@@ -20,14 +20,11 @@ from firstfault.extract.base import Candidate
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.verbs import async_event_of, read_completion
 from firstfault.model import Event
+from tests.extract import helpers
 
 
 def feed(lines: list[str], source: str = "application") -> list[Event]:
-    ex = Extraction(all_line_extractors())
-    out: list[Event] = []
-    for i, text in enumerate(lines, 1):
-        out.extend(ex.events(Candidate(source, "app.log", i, None, None, None, text)))
-    return out
+    return helpers.events(lines, source)
 
 
 def claimed(lines: list[str], source: str = "application") -> list[bool]:
