@@ -296,6 +296,27 @@ def test_the_shape_in_c_is_the_shape_in_python(parts: list[bytes]) -> None:
     assert len(memo.line_shape(raw)) == len(raw)
 
 
+def test_copies_of_a_line_get_one_shape_object_and_other_lines_their_own() -> None:
+    """In C, line_shape goes through fold_shape's memo: two lines whose digits alone differ get the one shape object
+    (the key LineFold.table_add and quiet_add store is then the object fold_run's lookups get back, found by
+    identity). Near misses: a line one byte apart at any place (the memo's hash lanes and tail), a line over
+    FOLD_MAX_LINE and a line with a byte over 0x7f get their own shape, each memo.line_shape_py's."""
+    lines = pytest.importorskip("firstfault._lines")
+    a, b = b"Nov  2 10:00:07 node-003 kernel: [185387.305352] AER: 12", b"Nov  2 11:59:58 node-117 kernel: [9.1] AER: 3"
+    assert lines.line_shape(a) is lines.line_shape(a.replace(b"12", b"97"))
+    assert lines.line_shape(b) == memo.line_shape_py(b)
+    for n in range(0, 80):
+        raw = bytes(b"abcdefgh:xyz"[i % 12] for i in range(n))
+        assert lines.line_shape(raw) == memo.line_shape_py(raw)
+        for k in range(n):  # one letter changed: another shape, not the memo's answer for `raw`
+            other = raw[:k] + b"Q" + raw[k + 1:]
+            assert lines.line_shape(other) == memo.line_shape_py(other) != memo.line_shape_py(raw)
+    long = b"x1 " * 700  # 2,100 bytes: shaped afresh each time
+    assert lines.line_shape(long) == memo.line_shape_py(long) and lines.line_shape(long) is not lines.line_shape(long)
+    utf8 = "é 12 ".encode()
+    assert lines.line_shape(utf8) == memo.line_shape_py(utf8) and lines.line_shape(utf8) is not lines.line_shape(utf8)
+
+
 def test_a_shape_masks_digits_and_hex_ids_and_nothing_else() -> None:
     """Digits, 8 or more hex digits standing as a token, `0x...` and UUIDs are masked; a word of hex letters
     shorter than 8 (`cafe`), a token with another letter (`deadbeefg`), and letters beside a hex id are not."""
