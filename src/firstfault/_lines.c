@@ -610,6 +610,7 @@ typedef struct {
 static ShapeSlot shape_cache[SHAPE_SLOTS];
 static int shape_memo = 1;  /* fold_shape_memo(False): every shape worked out afresh (tests compare the two) */
 
+/* p[n..n+8) must be readable and zero (fold_shape's buffer has the room): the last word is read whole. */
 static uint64_t
 masked_hash(const unsigned char *p, Py_ssize_t n)
 {
@@ -633,14 +634,12 @@ masked_hash(const unsigned char *p, Py_ssize_t n)
         d ^= d >> 29;
     }
     uint64_t h = a ^ (b * 0xC2B2AE3D27D4EB4FULL) ^ (c * 0x165667B19E3779F9ULL) ^ (d * 0x27D4EB2F165667C5ULL);
-    for (; i + 8 <= n; i += 8) {
+    for (; i < n; i += 8) {  /* the last word's bytes past n are the zeros the caller put there */
         memcpy(&w, p + i, 8);
         h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
         h ^= h >> 29;
     }
-    w = 0;
-    memcpy(&w, p + i, (size_t)(n - i));
-    h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
+    h *= 0xC4CEB9FE1A85EC53ULL;
     return h ^ (h >> 32);
 }
 
@@ -649,7 +648,7 @@ masked_hash(const unsigned char *p, Py_ssize_t n)
 static PyObject *
 fold_shape(const unsigned char *line, Py_ssize_t n, int *ascii)
 {
-    unsigned char masked[FOLD_MAX_LINE > 0 ? FOLD_MAX_LINE : 1];
+    unsigned char masked[FOLD_MAX_LINE + 8];  /* 8 more: masked_hash reads the last word whole */
     unsigned char any = 0;  /* every byte or'ed: its top bit says whether one is over 0x7f */
     for (Py_ssize_t i = 0; i < n; i++) {
         unsigned char c = line[i];
@@ -659,6 +658,7 @@ fold_shape(const unsigned char *line, Py_ssize_t n, int *ascii)
     int a = any < 0x80;
     *ascii = a;
     if (!a) return NULL;
+    memset(masked + n, 0, 8);
     uint64_t h = masked_hash(masked, n);
     ShapeSlot *slot = &shape_cache[h & (SHAPE_SLOTS - 1)];
     if (shape_memo && slot->shape != NULL && slot->h == h && slot->n == n
