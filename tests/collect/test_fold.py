@@ -931,3 +931,26 @@ def test_the_host_and_ranks_a_line_spells_are_its_own_and_nothing_else_is() -> N
     assert fold._own(((one,), False, None), b"[0,12]<stderr>:x 12")[1] == 0  # inside 12 only: not its own
     dev = (("nccl.remote_error", "application", "mpirun.out", None, None, "12", None), 1)
     assert fold._own(((dev,), False, None), line)[1] == 0  # a device stays as read
+
+
+def test_files_learn_together_by_their_scanners_word_list_not_by_the_scanner_object(tmp_path: Path) -> None:
+    """A file's lessons are those of its kind: the scanner's source and prefilter words (by the interned word list's
+    identity, which stands for its words: scan._KEYS), zone, year and srun labels. Two scanners built apart for one
+    source share one word list and one kind's lessons; near miss: a scanner of another source (other words) and the
+    same scanner reading srun-labelled files each learn alone."""
+    from firstfault.collect.events import EventStore
+    from firstfault.collect.scan import Extraction, LineScanner, all_line_extractors
+    from firstfault.timeparse import TimeParser
+
+    case = chatty.kernel_noise_on_every_node(tmp_path, nodes=2, copies=40)
+    path = case.path / "nodes" / "node-01" / "kern.log"
+    ex = Extraction(all_line_extractors(), hosts=["node-01", "node-02"])
+    tp = TimeParser(UTC, datetime(2026, 11, 2, tzinfo=UTC), datetime(2026, 11, 3, tzinfo=UTC))
+    first, again, other = (LineScanner(kind, all_line_extractors()) for kind in ("kernel", "kernel", "application"))
+    assert first.matcher is not again.matcher and first.matcher.key is again.matcher.key
+    assert other.matcher.key != first.matcher.key
+    for scanner, srun in ((first, False), (again, False), (other, False), (first, True)):
+        with memo.fastpath(True):
+            scanner.scan_file(str(path), "nodes/node-01/kern.log", node="node-01", rank=None, srun_prefix=srun, tp=tp,
+                              emit=lambda c: None, fold=fold.LineFold(ex, EventStore()))
+    assert len(ex.fold_lessons) == 3  # kernel (twice), application, kernel with srun labels
