@@ -100,6 +100,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
+from functools import lru_cache
 from typing import TYPE_CHECKING, Final, Protocol
 
 from firstfault.extract.memo import ALL_HEX_ZERO, line_shape
@@ -324,6 +325,7 @@ def _count(lt: datetime) -> int:
     return (lt.toordinal() * 86400 + lt.hour * 3600 + lt.minute * 60 + lt.second) * 1_000_000 + lt.microsecond
 
 
+@lru_cache(maxsize=64)  # asked once per file, of the same three values for all of an analysis's files
 def yearless_clock(tz: tzinfo | None, year: int | None, window_end: datetime | None) -> tuple[int, int] | None:
     """The year context _lines.c reads a yearless stamp with (its `clock`): TimeParser.year, and window_end plus
     half a year (TimeParser._yearless's cut: a stamp after it, read in that year, is read in the year before) as
