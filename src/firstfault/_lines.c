@@ -242,12 +242,27 @@ static void shape_hex(unsigned char *s, Py_ssize_t n) {
     }
 }
 
-/* line_shape(bytes) -> bytes: memo.line_shape_py in one call (every digit '0', hex ids' letters '0'). */
+#define FOLD_MAX_LINE 2000
+static PyObject *fold_shape(const unsigned char *line, Py_ssize_t n, int *ascii);
+
+/* line_shape(bytes) -> bytes: memo.line_shape_py in one call (every digit '0', hex ids' letters '0'). An ASCII
+ * line of at most FOLD_MAX_LINE bytes is shaped through fold_shape's memo, so that the shape the fold puts in
+ * its table and quiet set (LineFold.table_add, quiet_add) is the object fold_run's and fold_hits' lookups of its
+ * next copies get back from the memo: the dict and set find their key by identity, not by a compare of the
+ * line's bytes, on every line of a dense log. */
 static PyObject *
 lines_line_shape(PyObject *self, PyObject *arg)
 {
     Py_buffer view;
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (view.len <= FOLD_MAX_LINE) {
+        int ascii = 1;
+        PyObject *memo = fold_shape((const unsigned char *)view.buf, view.len, &ascii);
+        if (memo != NULL || ascii) {  /* the memo's shape, or an error */
+            PyBuffer_Release(&view);
+            return memo;
+        }
+    }
     PyObject *out = PyBytes_FromStringAndSize(NULL, view.len);
     if (out != NULL) {
         const unsigned char *src = (const unsigned char *)view.buf;
@@ -749,7 +764,6 @@ static int clock_from(PyObject *o, struct stamp_clock *ck)
 }
 
 #define FOLD_WALK 400  /* lines walked back from a copy whose time is read in C (scan.BACKWALK_LINES) */
-#define FOLD_MAX_LINE 2000
 #define FOLD_MAX_COUNTED 64
 
 /* What a fold table says of one line: a copy it counts now, a line whose shape holds no prefilter word
@@ -784,19 +798,36 @@ typedef struct {
 static ShapeSlot shape_cache[SHAPE_SLOTS];
 static int shape_memo = 1;  /* fold_shape_memo(False): every shape worked out afresh (tests compare the two) */
 
+/* p[n..n+8) must be readable and zero (fold_shape's buffer has the room): the last word is read whole. */
 static uint64_t
 masked_hash(const unsigned char *p, Py_ssize_t n)
 {
-    uint64_t h = (uint64_t)n * 0x9E3779B97F4A7C15ULL, w;
+    /* Four lanes of 8 bytes each, mixed apart and joined at the end: no lane waits for another's multiply, where
+     * one chain over the line waited for each (a memo key only: any hash that mixes every byte will do). */
+    uint64_t a = (uint64_t)n * 0x9E3779B97F4A7C15ULL, b = a ^ 0x2545F4914F6CDD1DULL, c = a ^ 0x6A09E667F3BCC909ULL,
+             d = a ^ 0xBB67AE8584CAA73BULL, w, x, y, z;
     Py_ssize_t i = 0;
-    for (; i + 8 <= n; i += 8) {
+    for (; i + 32 <= n; i += 32) {
+        memcpy(&w, p + i, 8);
+        memcpy(&x, p + i + 8, 8);
+        memcpy(&y, p + i + 16, 8);
+        memcpy(&z, p + i + 24, 8);
+        a = (a ^ w) * 0xFF51AFD7ED558CCDULL;
+        b = (b ^ x) * 0xFF51AFD7ED558CCDULL;
+        c = (c ^ y) * 0xFF51AFD7ED558CCDULL;
+        d = (d ^ z) * 0xFF51AFD7ED558CCDULL;
+        a ^= a >> 29;
+        b ^= b >> 29;
+        c ^= c >> 29;
+        d ^= d >> 29;
+    }
+    uint64_t h = a ^ (b * 0xC2B2AE3D27D4EB4FULL) ^ (c * 0x165667B19E3779F9ULL) ^ (d * 0x27D4EB2F165667C5ULL);
+    for (; i < n; i += 8) {  /* the last word's bytes past n are the zeros the caller put there */
         memcpy(&w, p + i, 8);
         h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
         h ^= h >> 29;
     }
-    w = 0;
-    memcpy(&w, p + i, (size_t)(n - i));
-    h = (h ^ w) * 0xC4CEB9FE1A85EC53ULL;
+    h *= 0xC4CEB9FE1A85EC53ULL;
     return h ^ (h >> 32);
 }
 
@@ -805,15 +836,17 @@ masked_hash(const unsigned char *p, Py_ssize_t n)
 static PyObject *
 fold_shape(const unsigned char *line, Py_ssize_t n, int *ascii)
 {
-    unsigned char masked[FOLD_MAX_LINE > 0 ? FOLD_MAX_LINE : 1];
-    int a = 1;
+    unsigned char masked[FOLD_MAX_LINE + 8];  /* 8 more: masked_hash reads the last word whole */
+    unsigned char any = 0;  /* every byte or'ed: its top bit says whether one is over 0x7f */
     for (Py_ssize_t i = 0; i < n; i++) {
         unsigned char c = line[i];
-        a &= c < 0x80;
+        any |= c;
         masked[i] = (c >= '0' && c <= '9') ? '0' : c;
     }
+    int a = any < 0x80;
     *ascii = a;
     if (!a) return NULL;
+    memset(masked + n, 0, 8);
     uint64_t h = masked_hash(masked, n);
     ShapeSlot *slot = &shape_cache[h & (SHAPE_SLOTS - 1)];
     if (shape_memo && slot->shape != NULL && slot->h == h && slot->n == n
@@ -908,9 +941,11 @@ table_variant(PyObject *table, PyObject *quiet, const unsigned char *buf, Py_ssi
             continue;
         const unsigned char *lo = (const unsigned char *)PyBytes_AS_STRING(lo_o);
         const unsigned char *hi = (const unsigned char *)PyBytes_AS_STRING(hi_o);
+        /* Without a branch per byte (the compiler's vector loop): most lines looked up are copies, in range. */
+        unsigned char out = 0;
         for (i = 0; i < n; i++)
-            if (line[i] < lo[i] || line[i] > hi[i]) break;
-        if (i < n) continue;
+            out |= (unsigned char)((line[i] < lo[i]) | (line[i] > hi[i]));
+        if (out) continue;
         /* within this variant's ranges: C counts it, or Python decides (the first such entry says which) */
         if (memcmp(line, PyBytes_AS_STRING(lead_o), (size_t)PyBytes_GET_SIZE(lead_o)) < 0) return FOLD_OTHER;
         if (floor_o != Py_None) {

@@ -298,6 +298,27 @@ def test_the_shape_in_c_is_the_shape_in_python(parts: list[bytes]) -> None:
     assert len(memo.line_shape(raw)) == len(raw)
 
 
+def test_copies_of_a_line_get_one_shape_object_and_other_lines_their_own() -> None:
+    """In C, line_shape goes through fold_shape's memo: two lines whose digits alone differ get the one shape object
+    (the key LineFold.table_add and quiet_add store is then the object fold_run's lookups get back, found by
+    identity). Near misses: a line one byte apart at any place (the memo's hash lanes and tail), a line over
+    FOLD_MAX_LINE and a line with a byte over 0x7f get their own shape, each memo.line_shape_py's."""
+    lines = pytest.importorskip("firstfault._lines")
+    a, b = b"Nov  2 10:00:07 node-003 kernel: [185387.305352] AER: 12", b"Nov  2 11:59:58 node-117 kernel: [9.1] AER: 3"
+    assert lines.line_shape(a) is lines.line_shape(a.replace(b"12", b"97"))
+    assert lines.line_shape(b) == memo.line_shape_py(b)
+    for n in range(0, 80):
+        raw = bytes(b"abcdefgh:xyz"[i % 12] for i in range(n))
+        assert lines.line_shape(raw) == memo.line_shape_py(raw)
+        for k in range(n):  # one letter changed: another shape, not the memo's answer for `raw`
+            other = raw[:k] + b"Q" + raw[k + 1:]
+            assert lines.line_shape(other) == memo.line_shape_py(other) != memo.line_shape_py(raw)
+    long = b"x1 " * 700  # 2,100 bytes: shaped afresh each time
+    assert lines.line_shape(long) == memo.line_shape_py(long) and lines.line_shape(long) is not lines.line_shape(long)
+    utf8 = "é 12 ".encode()
+    assert lines.line_shape(utf8) == memo.line_shape_py(utf8) and lines.line_shape(utf8) is not lines.line_shape(utf8)
+
+
 def test_a_shape_masks_digits_and_hex_ids_and_nothing_else() -> None:
     """Digits, 8 or more hex digits standing as a token, `0x...` and UUIDs are masked; a word of hex letters
     shorter than 8 (`cafe`), a token with another letter (`deadbeefg`), and letters beside a hex id are not."""
@@ -1038,3 +1059,26 @@ def test_a_hex_word_changes_a_shapes_hits_only_where_it_meets_a_hex_id() -> None
     assert not lf._same_hits(memo.line_shape(b"x 0000:12:3d.0 y"), b"x 0000:12:3d.0 y")
     assert not lf._same_hits(memo.line_shape(syslog), syslog)
     assert memo.hex_spans(memo.line_shape(syslog)) == [(38, 48)]  # `0000:00:00`, its function a digit
+
+
+def test_files_learn_together_by_their_scanners_word_list_not_by_the_scanner_object(tmp_path: Path) -> None:
+    """A file's lessons are those of its kind: the scanner's source and prefilter words (by the interned word list's
+    identity, which stands for its words: scan._KEYS), zone, year and srun labels. Two scanners built apart for one
+    source share one word list and one kind's lessons; near miss: a scanner of another source (other words) and the
+    same scanner reading srun-labelled files each learn alone."""
+    from firstfault.collect.events import EventStore
+    from firstfault.collect.scan import Extraction, LineScanner, all_line_extractors
+    from firstfault.timeparse import TimeParser
+
+    case = chatty.kernel_noise_on_every_node(tmp_path, nodes=2, copies=40)
+    path = case.path / "nodes" / "node-01" / "kern.log"
+    ex = Extraction(all_line_extractors(), hosts=["node-01", "node-02"])
+    tp = TimeParser(UTC, datetime(2026, 11, 2, tzinfo=UTC), datetime(2026, 11, 3, tzinfo=UTC))
+    first, again, other = (LineScanner(kind, all_line_extractors()) for kind in ("kernel", "kernel", "application"))
+    assert first.matcher is not again.matcher and first.matcher.key is again.matcher.key
+    assert other.matcher.key != first.matcher.key
+    for scanner, srun in ((first, False), (again, False), (other, False), (first, True)):
+        with memo.fastpath(True):
+            scanner.scan_file(str(path), "nodes/node-01/kern.log", node="node-01", rank=None, srun_prefix=srun, tp=tp,
+                              emit=lambda c: None, fold=fold.LineFold(ex, EventStore()))
+    assert len(ex.fold_lessons) == 3  # kernel (twice), application, kernel with srun labels

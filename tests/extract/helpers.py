@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from firstfault.collect.scan import Extraction
+from firstfault.collect.scan import Extraction, all_line_extractors
 from firstfault.extract import exceptions, numerics, signals, torchrun
 from firstfault.extract.base import Candidate, Draft, LineExtractor
-from firstfault.model import Symptom, Verdict
+from firstfault.model import Event, Symptom, Verdict
 
 FILES = {"application": "slurm-4242.out"}
 
@@ -40,6 +40,18 @@ def scan(
                    for d in drafts if ctx is not None)
     return out
 
+
+
+def events(lines: list[str], source: str = "application", *, file: str = "app.log", node: str | None = None,
+           hosts: tuple[str, ...] = (), extraction: Extraction | None = None) -> list[Event]:
+    """Every line extractor's events for the lines, one stream of one file, through the production path
+    (collect/scan.Extraction): the tests' one feed of whole lines. `extraction`: one to reuse (its per-stream state
+    goes on from the lines it read before)."""
+    ex = extraction if extraction is not None else Extraction(all_line_extractors(), hosts=hosts)
+    out: list[Event] = []
+    for i, text in enumerate(lines, 1):
+        out.extend(ex.events(Candidate(source, file, i, node, None, None, text)))
+    return out
 
 def one(ex: LineExtractor, line: str, source: str = "kernel") -> Draft:
     assert holds_literal(ex, line), "prefilter contract: the line must hold a literal"

@@ -19,16 +19,12 @@ from firstfault.collect.scan import Extraction, all_line_extractors
 from firstfault.extract.base import Candidate
 from firstfault.model import Event
 from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract import helpers
 from tests.extract.helpers import assert_cause_with_collective_fallout
 
 
 def feed(lines: list[str], source: str = "kernel") -> list[Event]:
-    ex = Extraction(all_line_extractors())
-    out: list[Event] = []
-    node = None if source == "application" else "n1"
-    for i, text in enumerate(lines, 1):
-        out.extend(ex.events(Candidate(source, "f.log", i, node, None, None, text)))
-    return out
+    return helpers.events(lines, source, file="f.log", node=None if source == "application" else "n1")
 
 
 def claimed(line: str, source: str = "kernel") -> bool:
@@ -92,6 +88,10 @@ def test_every_family_loads_with_its_vendor_and_each_row_cites_its_source() -> N
     # amdgpu_smu.c's thermal interrupt
     ("amdgpu 0000:03:00.0: amdgpu: ERROR: GPU over temperature range(SW CTF) detected!",
      ("thermal", "over_temperature")),
+    # amdgpu_psp.c psp_hw_start: the security processor not starting, in DRM_ERROR's form (kernels before 6.x) and
+    # dev_err's (written here in each format)
+    ("[   12.845120] [drm:psp_hw_start [amdgpu]] *ERROR* PSP create ring failed!", ("firmware", "psp_start_failed")),
+    ("[   12.845120] amdgpu 0000:c1:00.0: PSP load sos failed!", ("firmware", "psp_start_failed")),
 ])
 def test_amdgpu_rows(line: str, expected: tuple[str, str]) -> None:
     events = feed([line])
@@ -416,3 +416,10 @@ def test_rccl_warn_lines_are_read_by_the_nccl_reader_with_their_hipified_paths()
     assert all(e.kind.startswith("nccl.") for e in events)
     # the banner names no fault
     assert feed(["RCCL version 2.18.3+hip5.5 develop:6ecf771+"], "application") == []
+
+
+def test_psp_words_outside_the_driver_are_not_its_failure() -> None:
+    """Near miss: the same words without the driver's name before them (a person quoting a bug title, a tool's own
+    message) are not the driver's report."""
+    assert feed(["ROCm issue: 'PSP create ring failed' after upgrading the kernel, see #2747"]) == []
+

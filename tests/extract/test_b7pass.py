@@ -7,17 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from firstfault.collect.scan import Extraction, all_line_extractors
-from firstfault.extract.base import Candidate
 from firstfault.model import Event
+from tests.extract import helpers
 
 
 def feed(lines: list[str]) -> list[Event]:
-    ex = Extraction(all_line_extractors())
-    out: list[Event] = []
-    for i, text in enumerate(lines, 1):
-        out.extend(ex.events(Candidate("application", "app.log", i, None, None, None, text)))
-    return out
+    return helpers.events(lines)
 
 
 # ---------------------------------------------------------------- NCCL's shared-memory segment, any spelling

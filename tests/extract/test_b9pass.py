@@ -9,19 +9,13 @@ from datetime import UTC
 
 import pytest
 
-from firstfault.collect.scan import Extraction, all_line_extractors
-from firstfault.extract.base import Candidate
 from firstfault.extract.scheduler import read_scheduler
 from firstfault.model import Event
+from tests.extract import helpers
 
 
 def feed(lines: list[str], source: str = "application") -> list[Event]:
-    ex = Extraction(all_line_extractors())
-    out: list[Event] = []
-    node = None if source == "application" else "n1"
-    for i, text in enumerate(lines, 1):
-        out.extend(ex.events(Candidate(source, "app.log", i, node, None, None, text)))
-    return out
+    return helpers.events(lines, source, node=None if source == "application" else "n1")
 
 
 def describe(text: str) -> list[Event]:

@@ -15,20 +15,14 @@ import copy
 import pytest
 
 from firstfault.analysis.analyze import Analyzer
-from firstfault.collect.scan import Extraction, all_line_extractors
-from firstfault.extract.base import Candidate
 from firstfault.model import Event
 from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract import helpers
 from tests.extract.helpers import assert_cause_with_collective_fallout
 
 
 def feed(lines: list[str], node: str | None = "node-02", source: str = "syslog") -> list[Event]:
-    ex = Extraction(all_line_extractors())
-    out: list[Event] = []
-    for i, text in enumerate(lines, 1):
-        out.extend(ex.events(Candidate(source, "nodes/node-02/syslog" if node else "cluster/nth.log", i, node, None,
-                                       None, text)))
-    return out
+    return helpers.events(lines, source, file="nodes/node-02/syslog" if node else "cluster/nth.log", node=node)
 
 
 def said(events: list[Event]) -> list[tuple[str | None, str | None, object]]:

@@ -350,6 +350,61 @@ def test_an_object_stores_error_from_a_client_that_is_no_python(line: str, code:
     helpers.assert_fields(d, {"fs": "object_store", "store_code": code})
 
 
+def test_a_request_the_store_never_answered_in_libcurls_code() -> None:
+    """The AWS SDK for C++ reports a request that got no answer as libcurl's CURLcode (`curlCode: 28, Timeout was
+    reached`): a transfer the store did not answer is the store's side; a call the client itself got wrong is not."""
+    # aws/aws-sdk-cpp#2418 (TiFlash's log of the SDK's error, one line as posted)
+    line = ('[2023/03/29 02:15:02.832 +00:00] [ERROR] [S3Common.cpp:126] ["tag=AWSXmlClient message=HTTP response code:'
+            ' -1\\nResolved remote host IP address: \\nRequest ID: \\nException name: \\nError message: curlCode: 28, '
+            'Timeout was reached\\n0 response headers:"] [source=AWSClient] [thread_id=149]')
+    (d,) = alone(line)
+    assert d.kind == "storage.error" and d.fields.get("terminal") is True
+    helpers.assert_fields(d, {"fs": "object_store", "store_code": "curl28", "store_cause": "timeout"})
+    # pyarrow's OSError (its form, as tests/extract/test_spelled_exception.py writes it): the SDK's enum says only
+    # NETWORK_CONNECTION, the libcurl code after it says what happened
+    d = one("OSError: When reading information for key 'ckpt/step-100.pt' in bucket 'runs': AWS Error "
+            "NETWORK_CONNECTION during HeadObject operation: curlCode: 28, Timeout was reached")
+    helpers.assert_fields(d, {"fs": "object_store", "store_code": "curl28"})
+    # a gRPC status that wraps the store's answer (Triton's model repository, its form): the finer word decides
+    (d,) = alone("UNAVAILABLE: Internal: Failed to get object at s3://models/resnet/1/model.plan due to exception: , "
+                 "error message: curlCode: 56, Failure when receiving data from the peer")
+    helpers.assert_fields(d, {"fs": "object_store", "store_code": "curl56", "store_cause": "unavailable"})
+
+
+def test_a_libcurl_code_the_client_caused_or_a_retry_is_not_the_stores() -> None:
+    # near misses: libcurl's CURLE_BAD_FUNCTION_ARGUMENT is the client's own call (ray-project/ray#41137 names
+    # pyarrow's bug); the same timeout in a debug record of a retry is met and gone on from
+    d = one("OSError: When reading information for key 'v' in bucket 'b': AWS Error NETWORK_CONNECTION during "
+            "HeadObject operation: curlCode: 43, A libcurl function was given a bad argument")
+    assert d.kind == "app.exception" and d.fields.get("store_code") == "curl43"
+    assert alone("[DEBUG] CurlHttpClient: curlCode: 28, Timeout was reached; retrying in 200 ms") == []
+
+
+def test_tensorflows_cloud_file_system_names_the_stores_http_status_under_any_status_class() -> None:
+    """TensorFlow's GCS file system (tsl curl_http_request.cc; its test expects `Error executing an HTTP request: HTTP
+    response code 503 with body 'get response'`) raises the store's answer as a status; after its retries, as
+    ABORTED (`All 10 retry attempts failed. The last failure: ...`, retrying_utils.cc): the status class wraps the
+    store's own word, which decides (lines written here in those formats)."""
+    d = one("tensorflow.python.framework.errors_impl.UnavailableError: Error executing an HTTP request: HTTP response "
+            "code 503 with body 'Service Unavailable' when reading gs://ckpt/run-7/checkpoint")
+    helpers.assert_fields(d, {"fs": "object_store", "store_code": "503", "store_cause": "unavailable"})
+    d = one("tensorflow.python.framework.errors_impl.AbortedError: All 10 retry attempts failed. The last failure: "
+            "Error executing an HTTP request: HTTP response code 429 with body '{'")
+    helpers.assert_fields(d, {"fs": "object_store", "store_code": "429", "store_cause": "throttled"})
+
+
+def test_tensorflows_cloud_file_system_near_misses() -> None:
+    # a key the job named that is not there is the job's request; a transfer that got no HTTP answer at all names
+    # no status (google-research/vision_transformer#303: libcurl's own code, an auth callback aborted)
+    d = one("tensorflow.python.framework.errors_impl.NotFoundError: Error executing an HTTP request: HTTP response "
+            "code 404 with body 'No such object: ckpt/run-7/missing'")
+    assert d.kind == "app.exception"
+    d = one("tensorflow.python.framework.errors_impl.AbortedError: All 10 retry attempts failed. The last failure: "
+            "Error executing an HTTP request: libcurl code 42 meaning 'Operation was aborted by an application "
+            "callback', error details: Callback aborted          when reading metadata of gs://vit_models/imagenet21k/ViT-B_16.npz")
+    assert d.kind != "storage.error"
+
+
 def test_a_go_clients_error_the_job_caused_is_the_workloads() -> None:
     # Azure's AKS documentation (Azure Files provisioning through a storage account's network rules): the
     # store refused the request, on the job's side
@@ -550,3 +605,22 @@ def test_a_logged_row_must_be_about_the_message_alone(monkeypatch: pytest.Monkey
     row = records.convert({"match": "*", "family": "peer", "message": "proc \\S+ died unexpectedly",
                            "logged": ["died unexpectedly"]}, ExceptionClassInfo)
     assert row.logged == ("died unexpectedly",)
+
+
+# ------------------------------------------------------------------ CuPy's NCCL wrapper
+
+
+def test_cupys_nccl_error_names_its_result_by_cupys_name() -> None:
+    """vllm-project/vllm#3152 (vLLM 0.3.2 through CuPy): `NCCL_ERROR_INVALID_USAGE` is ncclInvalidUsage, which the
+    app-setup rule reads as the job's own set-up; CuPy's other names map the same way."""
+    d = one("cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_INVALID_USAGE: invalid usage")
+    assert (d.kind, d.fields.get("nccl_result")) == ("nccl.error", "ncclInvalidUsage")
+    d = one("cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_UNHANDLED_CUDA_ERROR: unhandled cuda error")
+    assert (d.kind, d.fields.get("nccl_result")) == ("nccl.error", "ncclUnhandledCudaError")
+
+
+def test_an_error_class_named_like_cupys_elsewhere_is_not_nccl() -> None:
+    """Near miss: only the class NcclError is CuPy's NCCL error; a package's own `NcclErrorHandler...` is not."""
+    d = one("mypkg.errors.NcclErrorHandlerMissing: no handler registered for widget 3")
+    assert d.kind == "app.exception"
+

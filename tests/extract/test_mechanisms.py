@@ -19,14 +19,12 @@ from firstfault.extract import codes, numerics
 from firstfault.extract.base import Candidate
 from firstfault.extract.prefix import PrefixLayer, split_prefixes
 from firstfault.model import Event
+from tests.extract import helpers
 
 
 def feed(lines: list[str], hosts: tuple[str, ...] = ()) -> tuple[list[Event], Extraction]:
     ex = Extraction(all_line_extractors(), hosts=hosts)
-    out: list[Event] = []
-    for i, text in enumerate(lines, 1):
-        out.extend(ex.events(Candidate("application", "app.log", i, None, None, None, text)))
-    return out, ex
+    return helpers.events(lines, extraction=ex), ex
 
 
 # ---------------------------------------------------------------- prefixes

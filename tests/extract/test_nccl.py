@@ -420,6 +420,21 @@ NCCL_ERROR_CASES: list[tuple[str, str | None, int | None]] = [
         "ncclInternalError",
         None,
     ),
+    # NCCL 2.4-2.17's ncclGetErrorString words, as PyTorch frames them (fairseq#2924, NCCL 2.6.3): too plain to find
+    # anywhere, named by their frame
+    (
+        "RuntimeError: NCCL error in: ../torch/lib/c10d/ProcessGroupNCCL.cpp:514, invalid usage, NCCL version 2.6.3",
+        "ncclInvalidUsage",
+        None,
+    ),
+    (
+        "RuntimeError: NCCL error in: ../torch/lib/c10d/ProcessGroupNCCL.cpp:514, internal error, NCCL version 2.7.8",
+        "ncclInternalError",
+        None,
+    ),
+    # the same words outside the frame name no result (a message that mentions them)
+    ("RuntimeError: NCCL error in: init.cc:88, bootstrap saw an invalid usage of the socket, NCCL version 2.6.3",
+     None, None),
     # a WARN without a result code
     ("node-1:100:200 [0] NCCL WARN NET/IB : Got async event : local access violation work queue error", None, None),
 ]

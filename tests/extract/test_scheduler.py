@@ -216,6 +216,34 @@ def test_scontrol_show_job() -> None:
     assert res.hosts == {"node-01", "node-02", "node-03", "node-04"}
 
 
+def _scontrol(state: str, reason: str) -> Event:
+    # scontrol show job's layout (Slurm's own testsuite reads the reason so: testsuite/python/tests/test_132_1.py
+    # `Reason=launch_failed_requeued_held`)
+    text = (f"JobId=80634 ArrayJobId=80520 ArrayTaskId=114 JobName=train.sh\n"
+            f"   JobState={state} Reason={reason} Dependency=(null)\n"
+            f"   Requeue=1 Restarts=1 BatchFlag=1 Reboot=0 ExitCode=0:0\n"
+            f"   StartTime=Unknown EndTime=Unknown Deadline=N/A\n"
+            f"   BatchHost=gpu-node-23\n")
+    res = read_scheduler(text.encode(), "scontrol", "scheduler/scontrol.txt", job_id="80634", tz=UTC)
+    assert res.issues == []
+    (ev,) = res.events
+    return ev
+
+
+def test_a_job_held_after_its_launch_failed_is_a_failed_attempt() -> None:
+    """slurmctld requeues and holds a job whose launch failed (job_mgr.c: `launch failed requeued held`, a prolog or
+    the batch launch failed on its node): the record is PENDING, the attempt it tells of failed to start."""
+    ev = _scontrol("PENDING", "launch_failed_requeued_held")
+    assert (ev.fields["state"], ev.fields["raw_state"]) == ("FAILED", "PENDING")
+    assert ev.time is None  # a pending job's times are guesses, still
+
+
+def test_a_job_pending_for_any_other_reason_is_still_to_run() -> None:
+    # near misses: waiting for its priority, and held by its owner (a requeue-hold exit is the user's choice)
+    assert _scontrol("PENDING", "Priority").fields["state"] == "PENDING"
+    assert _scontrol("PENDING", "JobHeldUser").fields["state"] == "PENDING"
+
+
 def test_scontrol_several_jobs_and_array_task_selection() -> None:
     res = read("scontrol.txt", "scontrol")
     assert [e.fields["state"] for e in res.events] == ["FAILED", "NODE_FAIL"]

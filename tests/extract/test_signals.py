@@ -66,6 +66,12 @@ SIG = signals.ProcessSignalExtractor()
             None,
             None,
         ),
+        # Open MPI's signal handler in the process (opal/util/stacktrace.c), naming its host: a public thread's
+        # TensorRT-LLM run in docker (search index id 9720766258), and behind mpirun's tag (an Open MPI users-list
+        # post, id 43536721200)
+        ("[2213e8cf917e:00309] Signal: Bus error (7)", "SIGBUS", "self", None, "2213e8cf917e"),
+        ("[1,0]<stderr>:[r5i5n13:12597] Signal: Bus error (7) ", "SIGBUS", "self", 0, "r5i5n13"),
+        ("[iqaluk:03683] Signal: Segmentation fault (11)", "SIGSEGV", "self", None, "iqaluk"),
     ],
 )
 def test_process_signal_lines(line: str, signal: str, by: str, rank: int | None, host: str | None) -> None:
@@ -83,6 +89,11 @@ def test_process_signal_lines(line: str, signal: str, by: str, rank: int | None,
         "srun: error: node-03: tasks 0-7: Exited with exit code 1",
         "RuntimeError: DataLoader worker (pid 4242) is killed by signal: Segmentation fault. ",
         "Fatal Python error: init_fs_encoding: failed to get the Python codec of the filesystem encoding",
+        # the rest of Open MPI's handler report says no more than its `Signal:` line, which decides
+        "[iqaluk:03683] *** Process received signal ***",
+        "[iqaluk:03683] Signal code: Non-existant physical address (2)",
+        # a program's own word `Signal:` about something else (a Python log record naming a signal it handles)
+        "[trainer:12] Signal: SIGUSR1 (10) received, checkpointing",
     ],
 )
 def test_process_signal_negatives(line: str) -> None:

@@ -20,14 +20,11 @@ from firstfault.extract.base import Candidate
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.verbs import async_event_of, read_completion
 from firstfault.model import Event
+from tests.extract import helpers
 
 
 def feed(lines: list[str], source: str = "application") -> list[Event]:
-    ex = Extraction(all_line_extractors())
-    out: list[Event] = []
-    for i, text in enumerate(lines, 1):
-        out.extend(ex.events(Candidate(source, "app.log", i, None, None, None, text)))
-    return out
+    return helpers.events(lines, source)
 
 
 def claimed(lines: list[str], source: str = "application") -> list[bool]:
@@ -702,11 +699,7 @@ def test_a_vllm_workers_line_is_read_behind_its_tag_and_logger_with_its_rank() -
 @pytest.mark.parametrize(
     ("line", "errno"),
     [
-        # openucx/ucx#8229, and microsoft/mscclpp's notes, which name the cause: the locked-memory limit
-        # (`ulimit -l`, docker's `--ulimit memlock=-1:-1`)
-        ("[1652739463.054681] [cn0022:4071024:0]        ib_iface.c:1035 UCX  ERROR ibv_create_cq(cqe=4096) failed: "
-         "Cannot allocate memory", "ENOMEM"),
-        # constructed in the same form: an argument the configuration gave (a GID index the port does not have)
+        # constructed: an argument the configuration gave (a GID index the port does not have), no UCX header
         ("ibv_modify_qp failed: Invalid argument", "EINVAL"),
     ],
 )
@@ -972,3 +965,31 @@ def test_a_name_the_node_cannot_resolve_at_start_up_is_the_set_up(lines: list[st
     [e] = setup_of(lines)
     assert (e.fields["local_status"], e.fields["mpi_call"], e.fields["mpi_class"]) == ("no_interface", "MPI_Init",
                                                                                        mpi_class)
+
+
+UCX_CQ_ENOMEM = ("[1652739463.054681] [cn0022:4071024:0]        ib_iface.c:1035 UCX  ERROR ibv_create_cq(cqe=4096) "
+                 "failed: Cannot allocate memory")
+
+
+def test_a_ucx_devices_failed_verbs_call_is_the_set_up_once_the_layer_above_could_not_start() -> None:
+    """openucx/ucx#8229 (Open MPI 4.1.3, UCX 1.12.1), and microsoft/mscclpp's notes, which name the cause: the
+    locked-memory limit (`ulimit -l`, docker's `--ulimit memlock=-1:-1`). UCX left the device out; Open MPI's pml/ucx
+    then could not create its worker, so MPI_Init failed: the set-up, read from the held report."""
+    (e,) = feed([UCX_CQ_ENOMEM, "[cn0022:4071024] pml_ucx.c:309  Error: Failed to create UCP worker"])
+    assert (e.kind, e.fields["errno"], e.fields["setup"]) == ("nccl.error", "ENOMEM", True)
+    assert "ibv_create_cq" in str(e.fields["detail"])
+
+
+def test_a_ucx_device_left_out_while_the_job_went_on_is_no_set_up() -> None:
+    """Near miss (openucx/ucx#8684: Open MPI 5 with `--mca pml ob1 --mca btl sm,self` on a node whose only mlx5
+    port is down): UCX reports the device it could not open, and the benchmark runs to its result on shared
+    memory. Nothing failed to start; the report is understood and held, never a cause."""
+    lines = ["[1668693503.473099] [ampere:1188443:0]          ib_log.c:246  UCX  ERROR mlx5_0: ibv_create_cq() failed: "
+             "Cannot allocate memory. Please set max locked memory (ulimit -l) to 'unlimited' (current: 64 kbytes)",
+             "", "# OSU MPI Broadcast Latency Test v5.8", "# Size       Avg Latency(us)",
+             "1                       0.23"]
+    assert feed(lines) == []
+    # ... and a start failure far below it (another run's, past the window) does not reach back to it
+    far = [UCX_CQ_ENOMEM, *["step"] * 60, "[cn0022:4071024] pml_ucx.c:309  Error: Failed to create UCP worker"]
+    assert [e for e in feed(far) if e.fields.get("setup")] == []
+

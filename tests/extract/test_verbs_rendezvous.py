@@ -10,21 +10,16 @@ from __future__ import annotations
 import pytest
 
 from firstfault.catalog.tables import ib_wc_status_table
-from firstfault.collect.scan import Extraction, all_line_extractors
-from firstfault.extract.base import Candidate
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.verbs import read_completion, verbs_literals
 from firstfault.model import Event
+from tests.extract import helpers
 
 TB = "Traceback (most recent call last):"
 
 
 def feed(lines: list[str], hosts: tuple[str, ...] = ()) -> list[Event]:
-    ex = Extraction(all_line_extractors(), hosts=hosts)
-    out: list[Event] = []
-    for i, text in enumerate(lines, 1):
-        out.extend(ex.events(Candidate("application", "app.log", i, None, None, None, text)))
-    return out
+    return helpers.events(lines, hosts=hosts)
 
 
 # ---------------------------------------------------------------- verbs completions

@@ -47,6 +47,7 @@ from firstfault.catalog.vocab import (
     ReasonState,
     SchedReasonName,
     SchedulerName,
+    SlurmSide,
     StoreCause,
     StoreSide,
     SxidClass,
@@ -94,7 +95,9 @@ class CudaErrorInfo(_Row, frozen=True):
 class NcclResultInfo(_Row, frozen=True):
     code: Code
     name: Annotated[str, Meta(pattern=r"^nccl[A-Z]\w*$")]  # ncclX
-    phrases: tuple[str, ...] = ()
+    phrases: tuple[str, ...] = ()  # ncclGetErrorString's words since 2.18, found anywhere
+    framed: tuple[str, ...] = ()  # its words before 2.18, found only as PyTorch frames them (`, W, NCCL version`)
+    aliases: tuple[Annotated[str, Meta(pattern=r"^NCCL_ERROR_[A-Z_]+$")], ...] = ()  # CuPy's names
 
 class _Coded(Protocol):
     @property
@@ -803,10 +806,15 @@ class SchedWord(_Row, frozen=True):
     # the reason where Slurm's qualifier `by <uid>` follows the state (`CANCELLED by 1060117793`); by uid 0 (root) it
     # is admin_cancelled
     by_uid: SchedReasonName | None = None
+    # the word is a prefix (the kubelet's `OutOf`): a value is it followed by a fully-qualified extended resource name
+    # (`domain/name`: `OutOfnvidia.com/gpu`), never the word alone nor a resource of the kubelet's own (`OutOfcpu`)
+    extended: bool = False
 
     def __post_init__(self) -> None:
         if self.by_uid is not None and self.field != "state":
             raise ValueError("by_uid qualifies a job state")
+        if self.extended and self.text:
+            raise ValueError("an extended-resource prefix is read as a record's value only")
 
 class SchedText(_Row, frozen=True):
     scheduler: SchedulerName
@@ -900,6 +908,78 @@ def sched_tables() -> SchedTables:
                                     " no other role does")
     resources = tuple(_unique("scheduler.yaml", "resources", SchedResource, "word"))
     return SchedTables(tuple(reasons.values()), tuple(words), tuple(texts), keys, resources)
+
+
+# --------------------------------------------------------------------------
+# Slurm's own error words and who failed (catalog/slurm.yaml)
+# --------------------------------------------------------------------------
+
+class SlurmError(_Row, frozen=True):
+    # the errno's name in slurm/slurm_errno.h and its text in src/common/slurm_errno.c, exactly as `%m` prints it
+    name: Annotated[str, Meta(pattern=r"^(?:E?SLURM|ESLURMD|ESPANK|SLURMCTLD)_[A-Z0-9_]+$")]
+    text: Annotated[str, Meta(min_length=5, pattern=r"^[^{}]+$")]
+    side: SlurmSide | None = None
+    weak: bool = False  # a `node` row whose finding stands only where nothing stronger does
+    reason: SchedReasonName | None = None  # the scheduler's policy (catalog/scheduler.yaml), instead of a side
+
+    def __post_init__(self) -> None:
+        if (self.side is None) == (self.reason is None):
+            raise ValueError("a row has a side or a reason, not both")
+        if self.weak and self.side != "node":
+            raise ValueError("weak qualifies a node row")
+
+
+class SlurmMessage(_Row, frozen=True):
+    # where a message of Slurm's own begins; `{host}`, `{id}`, `{any}` placeholders
+    text: Annotated[str, Meta(min_length=5, pattern=r"^(?:[^{}]|\{host\}|\{id\}|\{any\})+$")]
+    side: SlurmSide
+    source: Annotated[str, Meta(pattern=r"^src/\S+")]  # the file (and function) that prints it
+    weak: bool = False
+    errno: bool = False  # the rest of the line is an errno of a path the job named
+    level: bool = True  # False: a notice printed without an error level
+
+    def __post_init__(self) -> None:
+        if self.text.count("{host}") > 1:
+            raise ValueError("at most one {host}")
+        if self.weak and self.side != "node":
+            raise ValueError("weak qualifies a node row")
+        if self.errno and self.side != "job":
+            raise ValueError("errno qualifies a job row")
+
+
+class SlurmContext(_Row, frozen=True):
+    # the words before an error's text that name the node it is about (one `{host}`), ending in `: `
+    text: Annotated[str, Meta(min_length=5, pattern=r"^(?:[^{}]|\{host\}|\{id\}|\{any\})+: $")]
+    source: Annotated[str, Meta(pattern=r"^src/\S+")]
+
+    def __post_init__(self) -> None:
+        if self.text.count("{host}") != 1:
+            raise ValueError("a context names one {host}")
+
+
+class SlurmTables(NamedTuple):
+    errors: tuple[SlurmError, ...]
+    messages: tuple[SlurmMessage, ...]
+    contexts: tuple[SlurmContext, ...]
+
+
+@lru_cache(maxsize=1)
+@_kept("slurm.yaml")
+def slurm_tables() -> SlurmTables:
+    """catalog/slurm.yaml: Slurm's error texts (slurm_errno.c), its own messages and the contexts that name a node,
+    each with who failed."""
+    errors = _unique("slurm.yaml", "errors", SlurmError, "name")
+    seen: dict[str, str] = {}
+    for e in errors:
+        if e.text in seen:
+            raise CatalogTableError(f"catalog/slurm.yaml: errors: {e.name}: the text of {seen[e.text]}")
+        seen[e.text] = e.name
+    messages = _unique("slurm.yaml", "messages", SlurmMessage, "text")
+    for m in messages:
+        if any(o is not m and o.text.startswith(m.text) and o.side != m.side for o in messages):
+            raise CatalogTableError(f"catalog/slurm.yaml: messages: {m.text!r} begins another that says otherwise")
+    contexts = _unique("slurm.yaml", "contexts", SlurmContext, "text")
+    return SlurmTables(tuple(errors), tuple(messages), tuple(contexts))
 
 
 # --------------------------------------------------------------------------

@@ -72,7 +72,7 @@ StoreCause = Literal["throttled", "unavailable", "timeout", "internal", "full", 
 # Why schedulers and orchestrators end jobs (catalog/scheduler.yaml)
 SchedReasonName = Literal[
     "time_limit", "memory_limit", "preemption", "node_failure", "cancelled", "admin_cancelled", "eviction",
-    "backoff_limit", "resource_limit", "setup", "host_maintenance",
+    "backoff_limit", "resource_limit", "setup", "host_maintenance", "device_plugin",
 ]
 SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes", "htcondor", "docker", "ecs", "nomad",
                         "slurm", "gcp", "aws", "azure", "ray"]
@@ -91,5 +91,8 @@ EndKeyRole = Literal["reason", "message", "flag", "code"]
 # while a process exits).
 EndOutcome = Literal["succeeded", "failed", "stopped", "restart", "code"]
 EndScope = Literal["job", "process", "stage", "exit"]
+# Who failed, by Slurm's own error words (catalog/slurm.yaml `side`): the job's own request or set-up, the node's or the
+# cluster's Slurm plumbing below it, or no one (a race, a retry, a state waited out).
+SlurmSide = Literal["job", "node", "none"]
 # The Slurm-form job states a reason may stand for (extract/scheduler.SLURM_STATES).
 ReasonState = Literal["TIMEOUT", "OUT_OF_MEMORY", "PREEMPTED", "NODE_FAIL", "CANCELLED", "FAILED"]

@@ -57,7 +57,8 @@ def decoded(raw: IO[bytes], name: str) -> IO[bytes]:
 def reader(fh: IO[bytes]) -> Callable[[int], bytes]:
     """The read that returns what the stream has now: read1 for a compressed stream (a truncated .gz
     still yields everything before the cut), read (one system call) for a raw file."""
-    return cast(Callable[[int], bytes], getattr(fh, "read1", fh.read))
+    # The type as a string: `Callable[[int], bytes]` written out builds a generic alias on every call (twice a file).
+    return cast("Callable[[int], bytes]", getattr(fh, "read1", fh.read))
 
 
 def chunks(fh: IO[bytes], stats: FileStats, seen: list[int] | None = None,

@@ -104,6 +104,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
+from functools import lru_cache
 from typing import TYPE_CHECKING, Final, Protocol
 
 from firstfault.extract.memo import ALL_HEX_ZERO, hex_spans, line_shape
@@ -352,6 +353,7 @@ def fixed_offset_us(tz: tzinfo | None) -> int | None:
     return None
 
 
+@lru_cache(maxsize=64)  # asked once per file, of the same three values for all of an analysis's files
 def yearless_clock(tz: tzinfo | None, year: int | None,
                    window_end: datetime | None) -> tuple[int, int, int | None] | None:
     """The year context _lines.c reads a yearless stamp with (its `clock`): TimeParser.year, and window_end plus

@@ -111,7 +111,7 @@ def prefilter_words(source: str | None = None) -> list[str]:
     return sorted(words)
 
 
-_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
+_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}  # each word list once (never dropped: its id names it)
 
 
 def _hs_database(literals: list[bytes]) -> Any:
@@ -594,8 +594,10 @@ class LineScanner:
             if fold is not None:
                 # What a line's outcome may hang on, besides its text and its file's node: the extractors of the
                 # source kind and the prefilter's words (hits), the zone and year stamps are read in, srun labels.
+                # The words by their interned key's identity (_KEYS keeps each key alive: one id, one word list): a
+                # tuple of the catalog's 2,000 words was hashed again for each file's lookup of its lessons.
                 fold.start_file(self.matcher.digit_words, self.matcher.hex_words, tp.tz, tp.year, tp.window_end,
-                                (self.source, self.matcher.key, tp.tz, tp.year, srun_prefix))
+                                (self.source, id(self.matcher.key), tp.tz, tp.year, srun_prefix))
             unplaced = tp.out_of_range
             self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first, fold)
             if tp.out_of_range > unplaced:

@@ -357,11 +357,15 @@ def nccl_result_of(text: str) -> str | None:
     table = nccl_result_table()
     rows = [row for _code, row in sorted(table.items())]
     for row in rows:  # an enum the line names wins over PyTorch's phrases
-        if row.name in text:
+        if row.name in text or any(a in text for a in row.aliases):
             return row.name
     for row in rows:
         if any(p in text for p in row.phrases):
             return row.name
+    if ", NCCL version" in text:
+        for row in rows:
+            if any(f", {w}, NCCL version" in text for w in row.framed):
+                return row.name
     m = re.search(r"\b(?:retcode|res)[ =](?P<code>\d)\b", text)
     if m:
         row2 = table.get(int(m.group("code")))

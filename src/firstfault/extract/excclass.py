@@ -378,6 +378,8 @@ def _code_of(m: re.Match[str]) -> str:
         return reason if reason in object_store_code_table() else str(groups["o"])
     if groups.get("x") is not None:
         return "".join(p.capitalize() for p in str(groups["x"]).split("_"))
+    if groups.get("cu") is not None:
+        return f"curl{groups['cu']}"  # libcurl's CURLcode, as the table keys it
     return next(str(v) for k, v in groups.items() if v is not None and k not in ("said", "qt"))
 
 
@@ -398,7 +400,9 @@ def store_code(cls: str, msg: str) -> str | None:
 # `api error SlowDown:`, for Ruby `Aws::S3::Errors::SlowDown`, minio-java's `ErrorResponse(code = ...`, Google's Go
 # client `googleapi: Error 429: ...`, and botocore's parsed error response as a program prints it (boto3's "Error
 # handling" guide: `err.response` is `{'Error': {'Code': 'SlowDown', 'Message': '...'}, 'ResponseMetadata': ...}`;
-# in JSON `{"Error": {"Code": "SlowDown", ...`).
+# in JSON `{"Error": {"Code": "SlowDown", ...`), and the SDK for C++'s request that got no answer, `curlCode: 28,
+# Timeout was reached` (libcurl's CURLcode, keyed `curl28`), and TensorFlow's cloud file system's (tsl
+# curl_http_request.cc, under TF's and JAX's `gs://` I/O) `Error executing an HTTP request: HTTP response code 429`.
 _STORE_SPELLED = re.compile(r"An error occurred \((?P<a>\w+)\) when calling|<Code>(?P<d>\w+)<"
                             r"|\bAWS Error (?P<x>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)\b"
                             r"|\bStatus Code: \d{3}; Error Code: (?P<c>\w+)"
@@ -407,24 +411,27 @@ _STORE_SPELLED = re.compile(r"An error occurred \((?P<a>\w+)\) when calling|<Cod
                             r"|\bS3::Errors::(?P<m>\w+)"
                             r"|ErrorResponse\(code = (?P<b>\w+)"
                             r"|\bgoogleapi: Error (?P<o>\d{3}): (?P<said>[^\n]*)"
-                            r"|(?P<qt>['\"])Error(?P=qt): \{(?P=qt)Code(?P=qt): (?P=qt)(?P<q>\w+)(?P=qt)")
+                            r"|(?P<qt>['\"])Error(?P=qt): \{(?P=qt)Code(?P=qt): (?P=qt)(?P<q>\w+)(?P=qt)"
+                            r"|\bcurlCode: (?P<cu>\d{1,3}), "
+                            r"|\bError executing an HTTP request: HTTP response code (?P<tf>\d{3})\b")
 # The words every spelling of _STORE_SPELLED holds: a line of its own that holds one reaches the exception extractor
 # (extract/exceptions.py's prefilter), which reads a listed code in it (traceback._logged).
 STORE_SPELLED_WORDS: Final = ("An error occurred (", "<Code>", "AWS Error ", "; Error Code: ", "api error ",
                               "ExceptionName: ", "Exception name: ", "AWSError '", "S3::Errors::",
                               "ErrorResponse(code = ", "googleapi: Error ", "'Error': {'Code': '",
-                              '"Error": {"Code": "')
+                              '"Error": {"Code": "', "curlCode: ", "Error executing an HTTP request: ")
 
 
 def spelled_store_code(msg: str) -> str | None:
     """A listed object-store code (catalog/exceptions.yaml `object_store_codes`) that a message spells in a store
     client's own words (_STORE_SPELLED), whatever the exception's class; None for a code the table does not list
-    (`AWS Error NETWORK_CONNECTION`: the client's own failure, which says nothing of the store)."""
-    m = _STORE_SPELLED.search(msg)
-    if m is None:
-        return None
-    code = _code_of(m)
-    return code if code in object_store_code_table() else None
+    (`AWS Error NETWORK_CONNECTION`: the client's own failure, which says nothing of the store, unless the
+    libcurl code that follows it does)."""
+    for m in _STORE_SPELLED.finditer(msg):  # the first listed: pyarrow's `AWS Error NETWORK_CONNECTION during
+        code = _code_of(m)                   # HeadObject operation: curlCode: 28, ...` names the curl code after
+        if code in object_store_code_table():
+            return code
+    return None
 
 
 def store_cause(code: str | None) -> str | None:

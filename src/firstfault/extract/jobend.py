@@ -69,13 +69,71 @@ _VM_NAMED: Final = {
 }
 
 
+# HTCondor's shadow quoting its starter's error in a hold or remove reason names the slot it ran in, and so its
+# execute host: `Error from slot1_6@e231.chtc.wisc.edu: Failed to execute ...` (ChristinaLK/chtc-htc
+# _episodes/06-troubleshoot.md's `condor_q -af holdreason`), `Error from slot1_3@e327.chtc.wisc.edu: Docker job has
+# gone over memory limit ...` (catalog/scheduler.yaml's CHTC row). The line is the submit side's (a job log, DAGMan's,
+# condor_q): what it reports happened on that host. Each part one run of a class: linear.
+_HTCONDOR_SLOT: Final = re.compile(r"\bError from [\w.\-]+@(?P<host>[A-Za-z0-9][\w.\-]*[A-Za-z0-9]):")
+
+
+def slot_host(body: str) -> str | None:
+    """The execute host an HTCondor `Error from SLOT@HOST:` names in a line, or None."""
+    m = _HTCONDOR_SLOT.search(body)
+    return m.group("host") if m is not None else None
+
+
+# A controller's structured record naming the node it acted on: Karpenter's interruption controller logs the node with
+# the message's kind (`"messageKind": "SpotInterruptionKind", ..., "node": "ip-172-27-13-123...internal"` before v1:
+# aws/karpenter-provider-aws#4772; `"Node":{"name":"ip-..."}` since, klog.KRef in pkg/controllers/interruption
+# controller.go), a kubelet-side record its `nodeName`. A JSON key, then a string or a KRef's name. Linear.
+_RECORD_NODE: Final = re.compile(r"\"(?:node|nodeName|Node)\"\s*:\s*(?:\{\s*\"name\"\s*:\s*)?"
+                                 r"\"(?P<host>[A-Za-z0-9][\w.\-]{0,252})\"")
+
+
+def record_node(body: str) -> str | None:
+    """The node a structured record (a JSON log line) names by its `node` / `nodeName` / `Node` key, or None."""
+    m = _RECORD_NODE.search(body)
+    return m.group("host") if m is not None else None
+
+
+# The NodeClaim (a Machine before Karpenter v0.32) a Karpenter record is about: `"nodeclaim": "default-4w54b"` before
+# v1, `"NodeClaim":{"name":"default-4w54b"}` since (a klog.KRef), `"machine": "..."` before. Its records of the claim's
+# life name the node it became (kubernetes-sigs/karpenter pkg/controllers/nodeclaim/lifecycle registration.go:
+# `"message":"registered nodeclaim",...,"NodeClaim":{"name":"default-c54z5"},...,"Node":{"name":"ip-...internal"}`),
+# so a later record of the same claim that names no node (an interruption acted on before the Node was looked up) is
+# about that node. Linear, as _RECORD_NODE.
+_RECORD_CLAIM: Final = re.compile(r"\"(?:nodeclaim|NodeClaim|machine)\"\s*:\s*(?:\{\s*\"name\"\s*:\s*)?"
+                                  r"\"(?P<claim>[A-Za-z0-9][\w.\-]{0,252})\"")
+_CLAIM_WORDS: Final = ('"NodeClaim"', '"nodeclaim"', '"machine"')
+_K_CLAIMS = "jobend.nodeclaims"  # per stream: NodeClaim -> the node its records named
+_MAX_CLAIMS = 4096
+
+
+def _claimed_node(body: str, ctx: LineContext) -> str | None:
+    """Remember the node a record names for its NodeClaim; the node of a record that names only its NodeClaim."""
+    m = _RECORD_CLAIM.search(body)
+    if m is None:
+        return None
+    claims = ctx.state.get(_K_CLAIMS)
+    if not isinstance(claims, dict):
+        claims = ctx.state[_K_CLAIMS] = {}
+    node = record_node(body)
+    if node is not None:
+        if len(claims) < _MAX_CLAIMS or m.group("claim") in claims:
+            claims[m.group("claim")] = node
+        return node
+    known = claims.get(m.group("claim"))
+    return known if isinstance(known, str) else None
+
+
 class SchedulerReasonExtractor:
     """A scheduler's or the kubelet's word on why it ended the job, in the job's own output."""
 
     name = "sched.reason"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "host.oom_kill": frozenset({"by", "cgroup", "detail", "proc"}),
+        "host.oom_kill": frozenset({"by", "cgroup", "detail", "names_node", "proc"}),
         "k8s.event": frozenset({"due_to", "message", "reason"}),
         "k8s.pod": frozenset({"due_to", "message", "phase", "pod", "pressure", "reason", "restart"}),
         "process.signal": frozenset({"by", "by_uid", "detail", "due_to", "names_node", "scheduler", "signal",
@@ -88,10 +146,14 @@ class SchedulerReasonExtractor:
         # reasons a pasted `kubectl get pods` row shows as its STATUS.
         # The end-state pairs' words (extract/endstate.py) and `State:`, a describe container's state line.
         self.literals: tuple[str, ...] = tuple(sorted(set(line_literals()) | set(kube_status_words())
-                                                      | set(endstate_literals()) | {"job.exception", "State:"}))
+                                                      | set(endstate_literals()) | {"job.exception", "State:"}
+                                                      | set(_CLAIM_WORDS)))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         _, body = split_rank_prefix(line)
+        if any(w in body for w in _CLAIM_WORDS):
+            # a Karpenter record of a NodeClaim's life: the node it became, for its later records
+            _claimed_node(body, ctx)
         flux = _FLUX_EXCEPTION.search(body)
         if flux is not None:
             yield from _flux_exception(flux, body, ctx)
@@ -182,12 +244,30 @@ def _recovered(body: str, ctx: LineContext) -> bool:
 def _said(reason: str | None, scheduler: str, host: str | None, resource: str | None, body: str,
           ctx: LineContext, by_uid: int | None = None) -> Iterator[Draft]:
     """The event a scheduler's reason in the job's output calls for."""
+    # The node another program's record names (a hold reason's execute host, a controller's record of the node it
+    # acted on): the event is that node's, whichever node's file printed it.
+    elsewhere = False
+    if host is None and scheduler == "htcondor":
+        host = slot_host(body)
+        elsewhere = host is not None
+    elif host is None and scheduler in ("kubernetes", "aws"):
+        host = record_node(body) or _claimed_node(body, ctx)
+        elsewhere = host is not None
     if reason == "memory_limit":
-        yield Draft("host.oom_kill", {"proc": scheduler, "cgroup": True, "by": "limit", "detail": clip(body)})
+        oom = Draft("host.oom_kill", {"proc": scheduler, "cgroup": True, "by": "limit", "detail": clip(body)})
+        if host is not None:
+            # the execute host a hold reason names (`Error from slot1_3@HOST: ...`)
+            oom.host = host
+            oom.fields["names_node"] = True
+        yield oom
     elif reason == "eviction" and scheduler == "kubernetes":
         said: dict[str, str | None] = {"reason": "Evicted", "phase": "Failed", "pressure": resource,
                                        "message": clip(body), "due_to": reason}
         yield Draft("k8s.pod", {k: v for k, v in said.items() if v is not None})
+    elif reason == "device_plugin":
+        # The kubelet refusing the pod at admission for its devices (a pasted Events row, a pod's message): the pod's
+        # end, as the k8s readers read it (rule node-device-plugin).
+        yield Draft("k8s.pod", {"phase": "Failed", "message": clip(body), "due_to": reason})
     elif reason == "backoff_limit":
         # The Job controller's word, pasted: its pods failed first (a symptom; sym-process-exited).
         yield Draft("k8s.event", {"reason": "BackoffLimitExceeded", "message": clip(body), "due_to": reason})
@@ -197,7 +277,7 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
         if by_uid is not None:
             draft.fields["by_uid"] = by_uid  # who cancelled, where the record's qualifier says (Slurm's `by <uid>`)
         draft.host = host  # the node a scheduler says it lost (Flux's `on broker HOST`)
-        if host is not None and reason in ("node_failure", "host_maintenance"):
+        if host is not None and (reason in ("node_failure", "host_maintenance") or elsewhere):
             draft.fields["names_node"] = True  # about that node, whichever node's file printed it
         named = _VM_NAMED.get(scheduler)
         if host is None and named is not None and (vm := named.search(body)) is not None:
@@ -212,6 +292,10 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
         # Understood, but no cause: root deleting a job (for a failed node or a limit it does not name),
         # "a limit" of SGE's without the job's use to tell which.
         ctx.claimed = True
+
+
+# The event a scheduler's reason calls for, for the other readers of a scheduler's words (extract/slurmerr.py).
+said_by_scheduler = _said
 
 
 # Flux's job exception as `flux run` and `flux job attach` print it (flux-framework/flux-core#4195, #5304):
@@ -303,7 +387,7 @@ class MemoryLimitExtractor:
     name = "host.memory_limit"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "host.oom_kill": frozenset({"by", "cgroup", "detail", "proc"}),
+        "host.oom_kill": frozenset({"by", "cgroup", "detail", "names_node", "proc"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog", "kernel"})
     literals: tuple[str, ...] = (

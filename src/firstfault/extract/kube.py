@@ -516,6 +516,14 @@ def _pod_status_time(status: dict[str, Any], path: str, issues: list[ParseIssue]
     return best
 
 
+def _kubelet_instance(obj: dict[str, Any]) -> str | None:
+    """The node a kubelet's event names as its reporting instance, or None (another component's instance is no node:
+    a controller's pod name, the scheduler's)."""
+    controller = _str(obj.get("reportingController") or obj.get("reportingComponent"))
+    instance = _str(obj.get("reportingInstance"))
+    return instance if controller == "kubelet" and instance else None
+
+
 def _event_item(obj: dict[str, Any], path: str, file: str, result: StructuredResult) -> None:
     # core/v1 Event (involvedObject, message, source.host) and events.k8s.io/v1 (regarding, note,
     # deprecatedSource) carry the same facts under different keys.
@@ -523,7 +531,11 @@ def _event_item(obj: dict[str, Any], path: str, file: str, result: StructuredRes
     source = _mapping(obj, "source") or _mapping(obj, "deprecatedSource")
     kind = _str(involved.get("kind"))
     name = _str(involved.get("name"))
-    host = _str(source.get("host"))
+    # The kubelet's events name their node as source.host, and as reportingInstance (the kubelet reports as
+    # reportingController `kubelet` with its node's name as the instance: events.k8s.io/v1, and core/v1 since 1.19's
+    # reportingComponent / reportingInstance), which kubectl prints in place of an empty source (pkg/printers
+    # formatEventSource).
+    host = _str(source.get("host")) or _kubelet_instance(obj)
     node = name if kind == "Node" else host
     line = _line_of(obj)
     message = _str(obj.get("message") if obj.get("message") is not None else obj.get("note"))

@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from itertools import pairwise
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.container import container_fields
@@ -114,10 +115,25 @@ def _cells(table: _Table, row: str) -> dict[str, str]:
     columns; the last column takes the rest of the line (a message holds spaces)."""
     n = len(table.columns)
     parts = _CELL_GAP.split(row.strip(), maxsplit=n - 1)
-    if len(parts) < n:
+    if len(parts) < n and (aligned := _aligned(table, row)) is not None:
+        # A row with an empty cell (`kubectl get events`' SUBOBJECT of a pod-level event) kept under its header's
+        # columns, as kubectl's tabwriter printed them.
+        parts = aligned
+    elif len(parts) < n:
         # A pasted table that lost its padding: single spaces between all but the last cells.
         parts = row.split(maxsplit=n - 1)
     return {name: value.strip() for (name, _), value in zip(table.columns, parts, strict=False)}
+
+
+def _aligned(table: _Table, row: str) -> list[str] | None:
+    """The row cut at its header's column starts, where every start falls just after a space of the row (the table
+    kept its alignment) and the row reaches the last column; else None."""
+    starts = [start for _, start in table.columns]
+    if any(b <= a for a, b in pairwise(starts)) or len(row) <= starts[-1]:
+        return None
+    if any(row[start - 1] != " " for start in starts[1:]):
+        return None
+    return [row[a:b] for a, b in zip(starts, [*starts[1:], len(row)], strict=True)]
 
 
 # `kubectl get events` / `kubectl events` columns, for rows pasted without their header: a row is one when
@@ -128,11 +144,12 @@ _EVENT_TYPES = frozenset({"Normal", "Warning"})
 
 # A `kubectl get pods` row pasted without its header, as `kubectl get pods -A -o wide | grep Evict` prints it
 # (LibreTexts/metalc#133, kubernetes/kubernetes#66889): NAME (after the NAMESPACE with -A), READY (`0/1`),
-# STATUS, RESTARTS (`0`, `3 (2m ago)`), AGE (`7m9s`, `38d`), then with -o wide IP and NODE. Names are DNS labels
+# STATUS (`Evicted`, `Init:0/1`, the kubelet's `OutOfnvidia.com/gpu`: GoogleCloudPlatform/container-engine-accelerators
+# #100), RESTARTS (`0`, `3 (2m ago)`), AGE (`7m9s`, `38d`), then with -o wide IP and NODE. Names are DNS labels
 # and subdomains (lower case, digits, `-`, `.`); each cell is one run of a class, so the match is linear.
 _POD_ROW = re.compile(
     r"^\s*(?:(?P<ns>[a-z0-9][a-z0-9.-]*)\s+)?(?P<name>[a-z0-9][a-z0-9.-]*)\s+(?P<ready>\d+/\d+)\s+"
-    r"(?P<status>[A-Za-z][\w:-]*)\s+(?P<restarts>\d+)(?:\s+\([\w.]+ ago\))?\s+"
+    r"(?P<status>[A-Za-z][\w:./-]*)\s+(?P<restarts>\d+)(?:\s+\([\w.]+ ago\))?\s+"
     r"(?P<age>(?:\d+[smhdy])+|<unknown>|<invalid>)(?:\s+(?P<ip>\S+)\s+(?P<node>\S+))?(?:\s.*)?$")
 
 
@@ -203,7 +220,9 @@ def _table_event(cells: dict[str, str], file: str, lineno: int, line: str, resul
         kind, name = cells["KIND"], cells.get("NAME")
     message = cells.get("MESSAGE")
     due_to, _ = k8s_reason(reason, message)
-    node = name if kind == "Node" else None
+    # a Node's event is that node's; else the node its SOURCE names (`kubelet, NODE`: `-o wide`, and old kubectl's
+    # default columns)
+    node = name if kind == "Node" else _source_node(cells.get("SOURCE", ""))
     if node:
         result.hosts.add(node)
     result.events.append(_event("k8s.event", node, None, {
@@ -430,23 +449,27 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
         # a pod's: a Job's has a Start Time but no Status, a node's neither.
         pod_like = ("Containers" in fields or bool(obj.containers)
                     or ("Status" in fields and ("Node" in fields or "Start Time" in fields)))
-        if obj.kind == "pod" or (not obj.kind and pod_like):
+        node_like = "Conditions" in fields and ("Roles" in fields or "Taints" in fields or "Addresses" in fields
+                                                or obj.node_conditions)
+        # A pod's end pasted without its Name and the lines around it (`Status: Failed` / `Reason:
+        # UnexpectedAdmissionError` / `Message: Pod was rejected: ...`, often with its `Events:`): a pod's Status is its
+        # phase, and only a pod's describe has Status beside Reason or Message; a Job's has neither, a node's no Status.
+        fragment = (not obj.kind and not pod_like and not node_like and fields.get("Status") in _PHASES
+                    and ("Reason" in fields or "Message" in fields))
+        if fragment and name is None:
+            result.issues.append(ParseIssue(obj.line, "k8s-describe: a pod's Status, Reason and Message pasted without"
+                                                      " its Name: read as one pod the paste does not name"))
+        if obj.kind == "pod" or (not obj.kind and (pod_like or fragment)):
             kind = "Pod"
             _described_pod(obj, name, file, result)
-        elif obj.kind == "node" or (not obj.kind and "Conditions" in fields and (
-                "Roles" in fields or "Taints" in fields or "Addresses" in fields or obj.node_conditions)):
+        elif obj.kind == "node" or (not obj.kind and node_like):
             kind = "Node"
             _described_node(obj, name, file, result)
         elif obj.kind == "job" or "Pods Statuses" in fields or "Completions" in fields or "Parallelism" in fields:
             kind = "Job"
         else:
             kind = None
-        node = name if kind == "Node" else _pod_node(fields)
-        if node is None and kind in ("Node", None):
-            # A node's events pasted without its Name: older kubectl names the kubelet's node in From
-            # (`kubelet, minikube`), the node they happened on.
-            node = next((c[3].split(",", 1)[1].strip() for _, c, _ in obj.events
-                         if len(c) > 3 and c[3].startswith("kubelet, ")), None)
+        node = name if kind == "Node" else _pod_node(fields) or _reporting_node(obj)
         if fields.get("Message"):
             at = obj.field_lines.get("Message", obj.line)
             _device_report(fields["Message"], node, file, at, f"Message: {fields['Message']}", result, "pod")
@@ -455,10 +478,51 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
                 continue
             message = cells[4] if len(cells) > 4 else None
             due_to, _ = k8s_reason(cells[1], message)
-            result.events.append(_event("k8s.event", node, None, {
+            # the node its own From names (`kubelet, minikube`), else the object's
+            where = _from_node(cells) or node
+            if where:
+                result.hosts.add(where)
+            result.events.append(_event("k8s.event", where, None, {
                 "reason": cells[1], "due_to": due_to, "object_kind": kind, "object_name": name,
                 "message": message, "type": cells[0]}, file, lineno, line))
-            _device_report(message, node, file, lineno, line, result)
+            _device_report(message, where, file, lineno, line, result)
+
+
+# The phases a pod's `Status:` shows (core/v1 PodPhase).
+_PHASES = frozenset({"Pending", "Running", "Succeeded", "Failed", "Unknown"})
+
+
+def _source_node(source: str) -> str | None:
+    """The node an event's source as kubectl prints it names (`kubelet, NODE`), or None."""
+    component, comma, host = source.partition(",")
+    host = host.strip()
+    return host if comma and component.strip() == "kubelet" and host and " " not in host else None
+
+
+def _from_node(cells: list[str]) -> str | None:
+    """The node an Events row's From cell names: kubectl prints an event's source as `COMPONENT, HOST` (kubectl's
+    describe.go formatEventSource; pkg/printers' takes reportingController and reportingInstance where source is
+    empty), so the kubelet's events read `kubelet, minikube`; a component without a host (`default-scheduler`, a
+    bare `kubelet`) names none."""
+    return _source_node(cells[3]) if len(cells) > 3 else None
+
+
+def _assigned_node(cells: list[str]) -> str | None:
+    """The node the scheduler's `Scheduled` event bound the pod to (pkg/scheduler/schedule_one.go: `Successfully
+    assigned %v/%v to %v`), or None."""
+    message = cells[4] if len(cells) > 4 else ""
+    if cells[1] != "Scheduled" or not message.startswith("Successfully assigned "):
+        return None
+    _, to, node = message.rpartition(" to ")
+    node = node.strip()
+    return node if to and node and " " not in node else None
+
+
+def _reporting_node(obj: _Described) -> str | None:
+    """The node the object's events name (the first kubelet's `From`, else the scheduler's binding): where the pod the
+    paste does not place ran, or the node whose events were pasted without its Name."""
+    return (next((n for _, cells, _ in obj.events if (n := _from_node(cells)) is not None), None)
+            or next((n for _, cells, _ in obj.events if len(cells) > 1 and (n := _assigned_node(cells))), None))
 
 
 def _pod_node(fields: dict[str, str]) -> str | None:
@@ -469,7 +533,7 @@ def _pod_node(fields: dict[str, str]) -> str | None:
 
 def _described_pod(obj: _Described, name: str | None, file: str, result: StructuredResult) -> None:
     fields = obj.fields
-    node = _pod_node(fields)
+    node = _pod_node(fields) or _reporting_node(obj)
     if node:
         result.hosts.add(node)
     phase = fields.get("Status") or None

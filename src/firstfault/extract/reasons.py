@@ -52,11 +52,32 @@ def _words() -> Mapping[tuple[str, str, str], SchedWord]:
     return {(w.scheduler, w.field, w.word): w for w in sched_tables().words}
 
 
+# A fully-qualified extended resource name (Kubernetes' IsExtendedResourceName: a DNS subdomain, `/`, a name), as a
+# prefix row's value follows its word (`OutOf` + `nvidia.com/gpu`). From the start only; each part one run of a class:
+# linear.
+_EXTENDED_RESOURCE = re.compile(r"\A[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?/[A-Za-z0-9](?:[\w.-]*[A-Za-z0-9])?")
+
+
+@lru_cache(maxsize=1)
+def _prefix_words() -> tuple[SchedWord, ...]:
+    return tuple(w for w in sched_tables().words if w.extended)
+
+
 def word_reason(scheduler: str, word: str | None, field: str = "reason") -> SchedWord | None:
-    """The table's row for `word` as the value of `scheduler`'s `field` (exact, case as printed)."""
+    """The table's row for `word` as the value of `scheduler`'s `field` (exact, case as printed), or the prefix row
+    (`extended`) it starts with where the rest is an extended resource's name (`OutOfnvidia.com/gpu`)."""
     if not word:
         return None
-    return _words().get((scheduler, field, word.strip()))
+    word = word.strip()
+    row = _words().get((scheduler, field, word))
+    if row is not None:
+        return None if row.extended else row  # (a prefix alone is no value)
+    for w in _prefix_words():
+        if (w.scheduler, w.field) == (scheduler, field) and word.startswith(w.word):
+            rest = word[len(w.word):]
+            if _EXTENDED_RESOURCE.fullmatch(rest) and not rest.split("/", 1)[0].endswith("kubernetes.io"):
+                return w
+    return None
 
 
 def scheduler_words(scheduler: str, field: str = "reason") -> tuple[str, ...]:

@@ -22,6 +22,7 @@ def line_extractors() -> tuple[LineExtractor, ...]:
         numerics,
         runend,
         signals,
+        slurmerr,
         torchrun,
         verbs,
     )
@@ -29,7 +30,7 @@ def line_extractors() -> tuple[LineExtractor, ...]:
 
     return (*gpu.EXTRACTORS, *container.EXTRACTORS, *host.EXTRACTORS, *nccl.EXTRACTORS, *verbs.EXTRACTORS,
             *hang.EXTRACTORS, *exceptions.EXTRACTORS, *numerics.EXTRACTORS, *torchrun.EXTRACTORS, *signals.EXTRACTORS,
-            *jobend.EXTRACTORS, *launcher.EXTRACTORS, *runend.EXTRACTORS, ErrorWords())
+            *jobend.EXTRACTORS, *slurmerr.EXTRACTORS, *launcher.EXTRACTORS, *runend.EXTRACTORS, ErrorWords())
 
 
 # Fields any event may carry besides its kind's own: the host a launcher prefix or the line names

@@ -59,6 +59,14 @@ SLURM_STATES: tuple[str, ...] = (
 
 # Values Slurm prints for "nothing here".
 _SLURM_NONE = frozenset({"", "none", "unknown", "(null)", "n/a"})
+# A job back in the queue because its launch failed: slurmctld (src/slurmctld/job_mgr.c, the requeue after
+# JOB_LAUNCH_FAILED) holds it with the description `launch failed requeued held` (a prolog or the batch launch
+# failed on its node) or `user env retrieval failed requeued held`, which scontrol and squeue print as its reason
+# (`Reason=launch_failed_requeued_held`); FAIL_LAUNCH's own reason is `JobLaunchFailure`
+# (src/common/job_state_reason.c). Such a record is PENDING, but the attempt it tells of failed to start: it is
+# read as FAILED (raw_state keeps what Slurm said), never as a run still to come.
+_SLURM_LAUNCH_FAILED = frozenset({"launch_failed_requeued_held", "user_env_retrieval_failed_requeued_held",
+                                  "joblaunchfailure"})
 
 _BY_UID_RE = re.compile(r"\bby\s+(\d+)")
 _EXIT_RE = re.compile(r"^\s*(-?\d{1,19})(?::(-?\d{1,19}))?\s*$")  # 64 bits at most (MAX_INT_DIGITS)
@@ -193,6 +201,8 @@ def _slurm_event(
     time_keys = {"PENDING": (), "RUNNING": (start_field,), "CONFIGURING": (start_field,)}.get(
         state, (end_field, start_field)
     )
+    if state in ("PENDING", "REQUEUED") and reason.strip("()").replace(" ", "_").lower() in _SLURM_LAUNCH_FAILED:
+        fields["state"] = "FAILED"  # the attempt it tells of failed to start (its times stay a pending job's)
     for key in time_keys:
         raw_time = values.get(key, "")
         try:

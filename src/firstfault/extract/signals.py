@@ -38,12 +38,15 @@ _SLURM_CANCELLED = re.compile(
 _LEGACY_ON = re.compile(r"\bon (?P<host>[A-Za-z0-9][\w.\-]*)\s*$")
 _FATAL_PYTHON = re.compile(rf"Fatal Python error: (?P<what>{_FAULT_ALT})")
 # The shell's report: `Segmentation fault (core dumped)`, `line 12: 4242 Aborted
-# (core dumped) python train.py`; UCX `Caught signal 11 (Segmentation fault: ...`.
+# (core dumped) python train.py`; UCX `Caught signal 11 (Segmentation fault: ...`; Open MPI's signal handler in
+# the process (opal/util/stacktrace.c: `[host:pid] *** Process received signal ***`, then `[host:pid] Signal:
+# Segmentation fault (11)`, its code, address and frames, `*** End of error message ***`).
 _SHELL_FAULT = re.compile(
     rf"(?:^|\s|\d)(?P<what>{_FAULT_ALT})\s*\(core dumped\)"
     rf"|^\s*(?:\S+: line \d+:\s+\d+\s+)?(?P<bare>Segmentation fault)\b"
     rf"|^\s*\S+: line \d+:\s+\d+\s+(?P<job>{_STRSIGNAL_ALT})\s"
     rf"|Caught signal \d+ \((?P<ucx>{_FAULT_ALT})"
+    rf"|^\s*\[(?P<ohost>[A-Za-z0-9][\w.\-]*):\d+\] Signal: (?P<ompi>{_FAULT_ALT}) \(\d+\)"
 )
 
 
@@ -99,6 +102,7 @@ class ProcessSignalExtractor:
         "return code",
         ": line ",
         "Exit_status=",
+        "] Signal: ",
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -156,11 +160,12 @@ class ProcessSignalExtractor:
         fatal = _FATAL_PYTHON.search(body)
         m = m or fatal or _SHELL_FAULT.search(body)
         if m:
-            what = next(g for g in m.groups() if g is not None)
+            what = next(v for k, v in m.groupdict().items() if v is not None and k != "ohost")
             sig = signal_of_text(what) or "SIGSEGV"
             # faulthandler's "Fatal Python error: Aborted" is the process's own word on an abort.
             by = "self" if fatal is not None and sig == "SIGABRT" else by_whom(sig, "launcher")
-            return Draft("process.signal", {"signal": sig, "by": by, "detail": detail})
+            host = m.groupdict().get("ohost")  # the host Open MPI's handler names
+            return Draft("process.signal", {"signal": sig, "by": by, "detail": detail}, host=host)
         m = _PBS_EXIT.search(body)
         if m:
             code = int(m.group("code"))

@@ -560,7 +560,7 @@ PEER_FAILURE: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
         r" (?:ranks?|workers?|process(?:es)?)\b(?! group)")),
 )
 PEER_FAILURE_PATTERNS: Final[dict[str, re.Pattern[str]]] = dict(PEER_FAILURE)
-# torch.distributed exception classes -> nccl.* kind, for the ones whose
+# torch.distributed exception classes (and CuPy's NCCL one) -> nccl.* kind, for the ones whose
 # message says nothing the table above knows (a store or rendezvous failure).
 DIST_TYPES: Final[dict[str, str]] = {
     "DistBackendError": "nccl.error",
@@ -573,6 +573,8 @@ DIST_TYPES: Final[dict[str, str]] = {
     "RendezvousStateError": "nccl.error",
     "RendezvousGracefulExitError": "nccl.error",
     "RendezvousConnectionError": "nccl.remote_error",
+    # CuPy's (and so vLLM 0.3's) NCCL wrapper: `cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_INVALID_USAGE: ...`
+    "NcclError": "nccl.error",
 }
 _DIST_MESSAGE = re.compile(r"\bNCCL\b|ncclUniqueId|ProcessGroup|\bc10d\b|[Pp]rocess group|\bgloo\b")
 _SIGNAL_EXCEPTION = re.compile(r"got signal:?\s*(?P<num>\d+)")
@@ -733,6 +735,8 @@ def standalone(body: str) -> Draft | None:
     if m2:
         return Draft("app.exception", {"exc_type": "ModuleNotFoundError", "message": clip(m2.group(0))})
     kind = SYMPTOM_KINDS.get(logged_status(body) or "")
+    if kind is not None and any(w in body for w in STORE_SPELLED_WORDS) and spelled_store_code(body) is not None:
+        kind = None  # the status wraps an object store's own answer, which _logged reads
     if kind is not None:
         # JAX's / TensorFlow's own report that the coordination service or a collective lost a peer: a symptom.
         fields: dict[str, FieldValue] = {"detail": clip(body)}
@@ -920,6 +924,11 @@ def _by_row(row: ExceptionClassInfo, exc: Exc, body: str) -> tuple[list[Draft], 
     """What a row of the exception table makes of the exception (or the logged line) it fits."""
     family: str | None = row.family
     if family == "status":
+        code = spelled_store_code(exc.msg) if exc.msg else None
+        if code is not None:
+            # a status class (TensorFlow's AbortedError after `All 10 retry attempts failed`) around an object
+            # store's own answer (`HTTP response code 429` from its GCS file system): the store's word is the finer
+            return [_object_store(exc, code)], True
         family = status_family(exc.msg, row.status)
     if family == "object_store":
         return [_object_store(exc)], True
@@ -1090,11 +1099,13 @@ def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
     said = message_status(exc.msg)
     if said == "envelope":
         return [], False  # CANCELLED: cancelled because of something else, which decides
-    if said in SYMPTOM_KINDS:
-        return [_symptom(SYMPTOM_KINDS[said], exc)], True  # a status that names another's failure, whatever the class
     code = spelled_store_code(exc.msg)
     if code is not None:
-        return [_object_store(exc, code)], True  # an object store's own code, whatever client's exception carries it
+        # an object store's own code, whatever client's exception or status carries it (Triton's `UNAVAILABLE:
+        # ... curlCode: 28, Timeout was reached`: the status wraps the store's answer, which is the finer word)
+        return [_object_store(exc, code)], True
+    if said in SYMPTOM_KINDS:
+        return [_symptom(SYMPTOM_KINDS[said], exc)], True  # a status that names another's failure, whatever the class
     if launcher_plumbing(frames):
         return [], True  # the launcher's fallout of a worker's exit (the exit itself is read from its own lines)
     if numerics_owned:

@@ -95,6 +95,18 @@ _EFA_ABORT: Final = "Libfabric EFA provider has encountered an internal error"
 _VERBS_CALL_WORDS: Final = ("ibv_create_", "ibv_reg_", "ibv_alloc_", "ibv_open_device", "ibv_modify_qp")
 _VERBS_CALL_FAILED = re.compile(r"\b(?P<call>ibv_\w{1,40})(?:\([^()]{0,256}\))?:? (?:failed|returned)\b")
 _K_FI_ERRNO = "ff.transport.fi_errno"  # (lineno, the errno's line) of the report's libfabric errno
+# UCX opens every device it finds and goes on with the transports left where one fails (uct's iface open for
+# that device fails; ucp leaves the device out): a UCX report of a verbs call that failed on a device is the job's
+# set-up only where the layer above then says it could not start, within _UCX_CONFIRM_LINES lines: Open MPI's
+# pml/ucx (ompi/mca/pml/ucx/pml_ucx.c `Failed to create UCP worker`), its common UCX layer
+# (opal/mca/common/ucx `ucp_worker_create failed`), its MPI_Init help texts (ompi/runtime/help-mpi-runtime.txt
+# [mpi_init:startup:internal-failure] `It looks like MPI_INIT failed for some reason; your parallel process is ...`,
+# [mpi_init:startup:pml-add-procs-fail] `PML add procs failed`). Open MPI's own openib BTL, which goes on the same
+# way, is no set-up either (catalog/transport.yaml `local_statuses`). Until then the report is held, understood.
+_UCX_START_FAILED: Final = ("Failed to create UCP worker", "ucp_worker_create failed",
+                            "failed for some reason; your parallel process is", "PML add procs failed")
+_UCX_CONFIRM_LINES: Final = 50
+_K_UCX_HELD = "ff.transport.ucx_held"  # (lineno, the held draft) of a UCX device's failed verbs call
 # NCCL's own completion report (extract/nccl.py owns it).
 _NCCL_OWNED: Final = "Got completion"
 # UCX's async event (uct_ib_handle_async_event): `IB Async event on mlx5_0: port error on port 1`,
@@ -185,7 +197,8 @@ def verbs_literals() -> tuple[str, ...]:
     # the EFA provider's own lines, which may give the status by its number only (`err: 5, message: ... (7)`),
     # and its abort report's two lines
     return tuple(sorted(words | {"IB Async event on ", "::efa:", "prov_errno", "EFA internal error: (",
-                                 "Libfabric error: (", _EFA_ABORT, ", prov_err: ", *_VERBS_CALL_WORDS}))
+                                 "Libfabric error: (", _EFA_ABORT, ", prov_err: ", *_VERBS_CALL_WORDS,
+                                 *_UCX_START_FAILED}))
 
 
 @lru_cache(maxsize=8)
@@ -320,9 +333,19 @@ class VerbsCompletionExtractor:
             ctx.claimed = True
             ctx.state[_K_FI_ERRNO] = (ctx.lineno, body)
             return
+        if any(w in body for w in _UCX_START_FAILED):
+            held = ctx.state.pop(_K_UCX_HELD, None)
+            if isinstance(held, tuple) and ctx.lineno - held[0] <= _UCX_CONFIRM_LINES:
+                yield held[1]
+            return
         fields = read_completion(body, ucx)
         if fields is None:
-            yield from self._call(body, p.rank, host)
+            for d in self._call(body, p.rank, host):
+                if ucx:
+                    ctx.claimed = True  # understood: held until the layer above says it could not start
+                    ctx.state[_K_UCX_HELD] = (ctx.lineno, d)
+                else:
+                    yield d
             return
         if fields["status_class"] == "resource":
             yield from self._resource(fields, body, p.rank, host, ctx)

@@ -1,0 +1,242 @@
+"""Slurm's own error words, read through one table (catalog/slurm.yaml): who failed, the job or the node's Slurm.
+
+Slurm prints its errors as the text of its errno table (src/common/slurm_errno.c, what `%m` and `slurm_strerror`
+print) after the words of the call that failed, in every program's voice:
+
+    srun: error: Task launch for StepId=13.0 failed on node adas-ml: Invalid job credential
+    sbatch: error: Batch job submission failed: Requested node configuration is not available
+    slurmd[812]: error: Munge decode failed: Rewound credential
+    [2024-01-01T10:00:00.000] error: slurmd error running JobId=4242 on Node(s)=node01: Kill task failed
+
+and a few dozen messages of its own (a prolog that failed, a working directory or an output file the node could not
+give, a step slurmstepd could not kill). One reader for all of them: a line a Slurm program printed at its error level
+(`srun: error:`, `slurmstepd: error:`, `slurmd[42]: error:`, a daemon log's `[TIME] error:`) whose message begins
+with one of the table's messages, or ends with one of its error texts (where `%m` prints it), is that row's, and the
+row says who failed:
+
+- `job`: the job's own request or set-up (an invalid partition, account or QOS, a node configuration that cannot be
+  had, a working directory or output file the node cannot give): `app.exception` with `setup` (rule app-setup, weak);
+- `node`: the node's or the cluster's Slurm plumbing below the job (a credential slurmd rejects, munge, a prolog that
+  failed, slurmd and slurmctld unable to talk): `sched.error` (rules node-scheduler, node-scheduler-weak);
+- `none`: understood, no cause (a race at the job's end, a retry, a state the scheduler waits out);
+- a `reason`: the scheduler's policy, as its other words for it are read (extract/jobend.py).
+
+The node is the one the words before the text name (`failed on node HOST`, `on Node(s)=HOST`: the table's
+`contexts`), else the one whose log printed it. srun, sbatch and salloc run where the job was submitted or on its
+first node: a `node` row they print without naming a node is weak, and is no event at all where the same text was
+already read with the node named (srun's `Application launch failed: T` after its `Task launch ... failed on node
+N: T`). A debug or retry line holds no error level and is not read.
+"""
+
+from __future__ import annotations
+
+import errno as _errno
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import Final, NamedTuple
+
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import SlurmError, SlurmMessage, slurm_tables
+from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.codes import errno_of, path_of
+from firstfault.extract.jobend import said_by_scheduler
+from firstfault.extract.nccl import clip, split_rank_prefix
+from firstfault.model import FieldValue
+
+# A Slurm program's tag before its message: `srun: error: `, `slurmstepd: error: `, `slurmd[812]: error: ` (syslog),
+# `slurmstepd-node01: error: `; the level is optional here (a notice has none). Bounded runs: linear.
+_TAG = re.compile(r"(?<![\w\-/])(?P<prog>srun|sbatch|salloc|slurmstepd|slurmd|slurmctld)(?:-[\w.\-]{1,64})?"
+                  r"(?:\[\d{1,10}\])?: (?:(?P<level>error|fatal): )?")
+# A Slurm daemon's own log line (SlurmdLogFile, SlurmctldLogFile): `[2020-12-14T09:44:56.002] [63532.0] error: `.
+_LOG = re.compile(r"^\[\d{4}-\d\d-\d\dT[\d:.]{8,16}\] (?:\[[\w.+]{1,40}\] )?(?P<level>error|fatal): ")
+# The same in a daemon's syslog or journal once the prefix layer took the syslog header (its program with it) off:
+# `error: Munge decode failed: ...` (read only in the node's system log and the scheduler's own logs).
+_BARE = re.compile(r"^(?:\[[\w.+]{1,40}\] )?(?P<level>error|fatal): ")
+_DAEMON_SOURCES: Final = frozenset({"syslog", "scheduler"})
+_CLIENTS: Final = frozenset({"srun", "sbatch", "salloc"})
+# Errnos that say a path the job named is not there or not the job's to use: its own set-up. Any other (a full, stale
+# or failing file system) names no side this reader decides: the storage readers and the last resort read it.
+_JOB_PATH_ERRNOS: Final = frozenset({"EACCES", "ENOENT", "ENOTDIR"})
+_K_NAMED = "slurm.named"  # per stream: the error texts already read with the node they are about named
+# A placeholder's pattern: a host (the node's name as Slurm prints it), an id, any other single value. Bounded.
+_HOST = r"[A-Za-z0-9][\w.\-]{0,126}"
+_ID = r"[\w.=+\-]{1,64}"
+_ANY = r"[^\s]{1,64}"
+_PLACEHOLDERS = re.compile(r"(\{host\}|\{id\}|\{any\})")
+
+
+class _Read(NamedTuple):
+    """What a line says in Slurm's words: the row, and the node the words name."""
+
+    row: SlurmError | SlurmMessage
+    rest: str  # the message after the program's tag and level
+    host: str | None
+    program: str | None  # srun, slurmstepd, ...; None: a daemon's log line
+
+
+def _pattern(text: str, group: int) -> str:
+    """A row's text as a pattern: its words as they are spelled, each placeholder its bounded pattern (the host in
+    group `h<group>`)."""
+    parts = _PLACEHOLDERS.split(text)
+    out = []
+    for p in parts:
+        if p == "{host}":
+            # a whole name: a hostlist (`n[01-04]`) or a longer word is no one node of this row
+            out.append(f"(?P<h{group}>{_HOST})(?![\\[\\w.\\-])")
+        elif p == "{id}":
+            out.append(_ID)
+        elif p == "{any}":
+            out.append(_ANY)
+        else:
+            out.append(re.escape(p))
+    return "".join(out)
+
+
+class _Tables(NamedTuple):
+    errors: Mapping[str, SlurmError]  # by text
+    messages: re.Pattern[str]  # every message, longest first, each in its own group `m<i>`
+    message_rows: tuple[SlurmMessage, ...]
+    contexts: re.Pattern[str]  # every context, anchored at the end of the words before a text
+    literals: tuple[str, ...]
+
+
+@lru_cache(maxsize=1)
+def _tables() -> _Tables:
+    t = slurm_tables()
+    rows = tuple(sorted(t.messages, key=lambda m: -len(m.text)))
+    # anchored: a message begins where the program's tag and level end (read with `match`; `\A` keeps a search of it
+    # from trying every place of a line)
+    messages = re.compile(r"\A(?:" + "|".join(f"(?P<m{i}>{_pattern(m.text, i)})" for i, m in enumerate(rows)) + ")")
+    contexts = re.compile("(?:" + "|".join(_pattern(c.text, i) for i, c in enumerate(t.contexts)) + r")$")
+    pieces = {max(_PLACEHOLDERS.split(m.text)[::2], key=len).strip() for m in t.messages}
+    literals = tuple(sorted({e.text for e in t.errors} | pieces))
+    return _Tables({e.text: e for e in t.errors}, messages, rows, contexts, literals)
+
+
+def _message(rest: str) -> tuple[SlurmMessage, str | None] | None:
+    """The message of the table `rest` begins with (the longest), and the host it names."""
+    tables = _tables()
+    m = tables.messages.match(rest)
+    if m is None:
+        return None
+    i = next(int(k[1:]) for k, v in m.groupdict().items() if k[0] == "m" and v is not None)
+    row = tables.message_rows[i]
+    return row, m.group(f"h{i}") if "{host}" in row.text else None
+
+
+def _error(rest: str) -> tuple[SlurmError, str | None] | None:
+    """The error text of the table `rest` ends with (where `%m` prints it, the whole message or after the call's
+    words and `: `), and the host the words before it name."""
+    tables = _tables()
+    text = rest.rstrip()
+    row = tables.errors.get(text)
+    if row is not None:
+        return row, None
+    head, _, tail = text.rpartition(": ")
+    row = tables.errors.get(tail) if head else None
+    if row is None:
+        return None
+    ctx = tables.contexts.search(head + ": ")
+    host = next((v for v in ctx.groupdict().values() if v is not None), None) if ctx is not None else None
+    return row, host
+
+
+def read_slurm_error(body: str, daemon_log: bool = False) -> _Read | None:
+    """The table's row a Slurm program's error line holds, if any (a debug or retry line holds none). `daemon_log`:
+    the line is from a node's system log or the scheduler's own, where a bare `error: ` is a daemon's."""
+    tag = _TAG.search(body)
+    log = None if tag is not None else _LOG.match(body) or (_BARE.match(body) if daemon_log else None)
+    gate = tag or log
+    if gate is None:
+        return None
+    level = gate.group("level")
+    program = tag.group("prog") if tag is not None else None
+    rest = body[gate.end():].strip()
+    msg = _message(rest)
+    if msg is not None and (level is not None or not msg[0].level):
+        return _Read(msg[0], rest, msg[1], program)
+    if level is None:
+        return None
+    err = _error(rest)
+    if err is None:
+        return None
+    return _Read(err[0], rest, err[1], program)
+
+
+class SlurmErrorExtractor:
+    """Slurm's error words (catalog/slurm.yaml): the job's set-up (`app.exception`, setup), the node's Slurm plumbing
+    (`sched.error`), the scheduler's policy (`process.signal` with `due_to`), or understood and no cause."""
+
+    name = "sched.slurm_error"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "app.exception": frozenset({"errno", "exc_type", "message", "names_node", "path", "setup"}),
+        "sched.error": frozenset({"message", "name", "names_node", "program", "side", "text", "weak"}),
+        "process.signal": frozenset({"by", "detail", "due_to", "scheduler", "signal"}),
+    }
+    sources: frozenset[str] = frozenset({"application", "syslog", "scheduler"})
+
+    def __init__(self) -> None:
+        self.literals: tuple[str, ...] = _tables().literals
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        _, body = split_rank_prefix(line)
+        read = read_slurm_error(body, ctx.source in _DAEMON_SOURCES)
+        if read is None:
+            return
+        row = read.row
+        if isinstance(row, SlurmError) and row.reason is not None:
+            yield from said_by_scheduler(row.reason, "slurm", None, None, body, ctx)
+            return
+        side = row.side
+        if side == "none":
+            ctx.claimed = True
+            return
+        if side == "job":
+            draft = self._job(row, read)
+            if draft is not None:
+                yield draft
+            return
+        text = row.text if isinstance(row, SlurmError) else read.rest
+        named = ctx.state.setdefault(_K_NAMED, set())
+        assert isinstance(named, set)
+        client = read.host is None and read.program in _CLIENTS
+        if client and isinstance(row, SlurmError) and row.text in named:
+            ctx.claimed = True  # srun's sum-up of the launch failures it already named the nodes of
+            return
+        if read.host is not None and isinstance(row, SlurmError):
+            named.add(row.text)
+        fields: dict[str, FieldValue] = {"name": row.name if isinstance(row, SlurmError) else "message",
+                                         "side": "node", "text": clip(text), "message": clip(read.rest)}
+        if read.program is not None:
+            fields["program"] = read.program
+        if row.weak or client:
+            fields["weak"] = True  # one try, the aftermath of the job's end, or no node named
+        if read.host is not None:
+            fields["names_node"] = True
+        yield Draft("sched.error", fields, host=read.host)
+
+    @staticmethod
+    def _job(row: SlurmError | SlurmMessage, read: _Read) -> Draft | None:
+        """The job's own set-up, as the app-setup rule reads it; a path row only where its errno is the path's."""
+        fields: dict[str, FieldValue] = {"message": clip(read.rest), "setup": True}
+        if isinstance(row, SlurmMessage) and row.errno:
+            name = errno_of(read.rest[len(row.text):])
+            if name is not None and name not in _JOB_PATH_ERRNOS:
+                return None  # a full, stale or failing file system: not the job's set-up (the storage readers')
+            path = path_of(read.rest)
+            if path:
+                fields["path"] = path
+            if name is not None:
+                fields["errno"] = name
+                fields["exc_type"] = type(OSError(getattr(_errno, name), "")).__name__
+            else:
+                fields["exc_type"] = "OSError"
+        else:
+            fields["exc_type"] = row.name if isinstance(row, SlurmError) else "SlurmError"
+        if read.host is not None:
+            fields["names_node"] = True
+        return Draft("app.exception", fields, host=read.host)
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (SlurmErrorExtractor(),)

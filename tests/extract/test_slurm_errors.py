@@ -1,0 +1,340 @@
+"""Slurm's own error words (catalog/slurm.yaml, extract/slurmerr.py): who failed, the job's request or the node's Slurm.
+
+Lines are Slurm's format strings filled in (src/common/slurm_errno.c, src/api/step_launch.c, src/slurmd/...) or copied
+from public issue threads, cited beside each; each reading has a near miss beside it.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from firstfault.analysis.analyze import Analyzer
+from firstfault.catalog.tables import slurm_tables
+from firstfault.extract.slurmerr import SlurmErrorExtractor, read_slurm_error
+from firstfault.model import Event, Verdict
+from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract import helpers
+from tests.extract.helpers import scan
+
+
+def feed(lines: list[str], source: str = "application", node: str | None = None) -> list[Event]:
+    return helpers.events(lines, source, file="slurm-77.out" if source == "application" else f"nodes/{node}/syslog",
+                          node=node)
+
+
+def ours(events: list[Event]) -> list[Event]:
+    return [e for e in events if e.kind == "sched.error" or (e.kind == "app.exception" and e.fields.get("setup"))]
+
+
+# --------------------------------------------------------------------------
+# The table
+# --------------------------------------------------------------------------
+
+def test_every_row_has_one_reading() -> None:
+    t = slurm_tables()
+    assert len(t.errors) > 90
+    assert len({e.text for e in t.errors}) == len(t.errors)
+    # each row's side or reason, never both (the loader checks it; a row the extractor can act on)
+    assert all((e.side is None) != (e.reason is None) for e in t.errors)
+    assert all("{host}" in c.text for c in t.contexts)
+
+
+def test_literals_hold_every_text() -> None:
+    ex = SlurmErrorExtractor()
+    for e in slurm_tables().errors:
+        assert e.text in ex.literals
+
+
+# --------------------------------------------------------------------------
+# The node's Slurm, on the node the line names
+# --------------------------------------------------------------------------
+
+# c3nl-neuraldynamics/c3nl_cluster#62 (https://github.com/c3nl-neuraldynamics/c3nl_cluster/issues/62): the clocks
+# out of step; srun's two lines, the second its sum-up
+CRED_EXPIRED = [
+    "srun: error: Task launch for 1466614.0 failed on node compute-0-1: Job credential expired",
+    "srun: error: Application launch failed: Job credential expired",
+    "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+    "srun: error: Timed out waiting for job step to complete",
+]
+
+
+def test_a_launch_failure_names_its_node() -> None:
+    got = ours(feed(CRED_EXPIRED))
+    assert len(got) == 1  # the sum-up that names no node is the same failure, not a second one
+    ev = got[0]
+    assert ev.fields["name"] == "ESLURMD_CREDENTIAL_EXPIRED"
+    assert ev.fields["host"] == "compute-0-1" and ev.fields["names_node"] is True
+    assert "weak" not in ev.fields
+
+
+def test_the_same_text_without_a_node_is_weak() -> None:
+    # srun's sum-up alone (the post cut the line before it)
+    got = ours(feed(["srun: error: Application launch failed: Job credential expired"]))
+    assert [e.fields.get("weak") for e in got] == [True]
+    assert "host" not in got[0].fields
+
+
+def test_near_miss_a_debug_retry_of_munge_is_not_read() -> None:
+    # src/plugins/auth/munge/auth_munge.c: `debug("Munge decode failed: %s (retrying ...)")`
+    assert read_slurm_error("slurmd: debug:  Munge decode failed: Expired credential (retrying ...)") is None
+    assert ours(feed(["slurmd: debug:  Munge decode failed: Expired credential (retrying ...)"])) == []
+
+
+def test_munge_in_slurmds_syslog_with_its_header_taken_off() -> None:
+    # the prefix layer takes `Dec  4 10:00:01 node-03 slurmd[1234]: ` off a node's syslog line
+    got = ours(feed(["Dec  4 10:00:01 node-03 slurmd[1234]: error: Munge decode failed: Rewound credential"],
+                    "syslog", "node-03"))
+    assert [e.fields["side"] for e in got] == ["node"]
+
+
+def test_near_miss_a_bare_error_line_of_a_job_is_not_a_daemons() -> None:
+    # the same bare words in the job's own output are no Slurm daemon's
+    assert ours(feed(["error: Munge decode failed: Rewound credential"])) == []
+
+
+def test_slurmctlds_word_names_the_drained_node() -> None:
+    # src/slurmctld/proc_req.c: `error("slurmd error running %pI on Node(s)=%s: %s", ...)`
+    line = "[2024-01-01T10:00:00.000] error: slurmd error running JobId=4242 on Node(s)=node01: Job prolog failed"
+    got = ours(feed([line], "syslog", "ctl"))
+    assert [(e.fields["name"], e.fields["host"]) for e in got] == [("ESLURMD_PROLOG_FAILED", "node01")]
+
+
+def test_near_miss_the_race_slurmctld_logs_at_info_is_not_read() -> None:
+    # src/slurmctld/proc_req.c: `info("slurmd error running %pI from Node(s)=%s: %s")` for a race at the job's end
+    line = "[2024-01-01T10:00:00.000] slurmd error running JobId=4242 from Node(s)=node01: Job credential revoked"
+    assert ours(feed([line], "syslog", "ctl")) == []
+
+
+# --------------------------------------------------------------------------
+# The job's own request or set-up
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line", [
+    # ArjunaCluster/ArjunaUsers#112 (https://github.com/ArjunaCluster/ArjunaUsers/issues/112): 56 cores of 54
+    "sbatch: error: Batch job submission failed: Requested node configuration is not available",
+    # eth-cscs/cscs-reframe-tests#553 (https://github.com/eth-cscs/cscs-reframe-tests/pull/553)
+    "srun: error: Unable to allocate resources: Invalid account or account/partition combination specified",
+    # ComputeCanada/magic_castle#219 (https://github.com/ComputeCanada/magic_castle/issues/219)
+    "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified",
+    # src/salloc/salloc.c: `error("Job submit/allocate failed: %m")` with ESLURM_INVALID_PARTITION_NAME
+    "salloc: error: Job submit/allocate failed: Invalid partition name specified",
+], ids=["node-config", "account-srun", "account-sbatch", "partition"])
+def test_the_jobs_request_is_its_set_up(line: str) -> None:
+    got = ours(feed([line]))
+    assert [(e.kind, e.fields.get("setup")) for e in got] == [("app.exception", True)]
+    assert str(got[0].fields["exc_type"]).startswith("ESLURM_")
+
+
+def test_near_miss_the_same_words_in_a_programs_own_message_are_not_slurms() -> None:
+    # a workflow tool quoting the text in its own log line (no Slurm program's error level before it)
+    line = "2018-12-19 00:36:37,381: radical.saga.cpi : ERROR : Requested node configuration is not available"
+    assert ours(feed([line])) == []
+
+
+@pytest.mark.parametrize("line,errno", [
+    # src/slurmd/slurmstepd/mgr.c _setup_normal_io: `error("Could not open output file %s: %m", ...)`
+    ("slurmstepd: error: Could not open output file /scratch/u1/logs/slurm-4242.out: No such file or directory",
+     "ENOENT"),
+    # src/slurmd/slurmstepd/mgr.c: `error("couldn't chdir to `%s': %m: going to /tmp instead", ...)`
+    ("slurmstepd: error: couldn't chdir to `/home/u1/run': Permission denied: going to /tmp instead", "EACCES"),
+])
+def test_a_path_the_job_named_is_its_set_up(line: str, errno: str) -> None:
+    got = ours(feed([line]))
+    assert [(e.fields.get("setup"), e.fields.get("errno")) for e in got] == [(True, errno)]
+
+
+def test_near_miss_a_full_file_system_is_not_the_jobs_set_up() -> None:
+    line = "slurmstepd: error: Could not open output file /scratch/u1/slurm-4242.out: No space left on device"
+    assert ours(feed([line])) == []
+
+
+# --------------------------------------------------------------------------
+# No cause, and the scheduler's policy
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line", [
+    # dmtcp/dmtcp#702 (https://github.com/dmtcp/dmtcp/issues/702): slurmstepd goes on with TMPDIR=/tmp
+    "slurmstepd: error: Unable to create TMPDIR [/scratch/1504221]: Permission denied",
+    "slurmstepd: error: Setting TMPDIR to /tmp",
+    # ai4d-iasc/trixie#45 (https://github.com/ai4d-iasc/trixie/issues/45): after the step's cancel
+    "[2020-12-14T09:44:56.002] [63532.0] error: *** STEP 63532.0 STEPD TERMINATED ON cn106 AT 2020-12-14T09:44:56 "
+    "DUE TO JOB NOT ENDING WITH SIGNALS ***",
+    # src/srun/launch.c: a race at the step's end
+    "srun: error: Unable to create step for job 4242: Job/step already completing or completed",
+    # c3nl-neuraldynamics/c3nl_cluster#60: srun after the step it aborted
+    "srun: error: Timed out waiting for job step to complete",
+    # src/srun/allocate.c: `error("Job allocation %u has been revoked")`
+    "srun: error: Job allocation 69 has been revoked",
+], ids=["tmpdir", "tmpdir-fallback", "unkillable", "already-done", "step-timed-out", "revoked"])
+def test_understood_and_no_cause(line: str) -> None:
+    drafts = scan(SlurmErrorExtractor(), [line], "syslog" if line.startswith("[") else "application")
+    assert drafts == []
+    assert read_slurm_error(line) is not None
+
+
+def test_the_schedulers_time_limit_in_its_errno_text() -> None:
+    # src/common/slurm_errno.c ESLURM_JOB_TIMEOUT_KILLED, as srun prints a step's end with it
+    got = [e for e in feed(["srun: error: Unable to create step for job 4242: Job killed due hitting max wall clock "
+                            "limit"]) if e.kind == "process.signal"]
+    assert [(e.fields["due_to"], e.fields["scheduler"]) for e in got] == [("time_limit", "slurm")]
+
+
+# --------------------------------------------------------------------------
+# Through the engine: the node the line names is the cause's node
+# --------------------------------------------------------------------------
+
+def _analyze(make_bundle: BundleMaker, out: list[str], app: list[str] | None = None) -> Verdict:
+    wl = copy.deepcopy(WORKLOAD)
+    wl["workload"]["nodes"] = ["login-1", "compute-0-1", "compute-0-2"]
+    wl["workload"]["ranks"] = {"compute-0-1": "0", "compute-0-2": "1"}
+    wl["sources"] = [{"kind": "application", "path": "slurm-77.out"},
+                     {"kind": "application", "path": "app/rank-{rank}.log"}]
+    files = {"slurm-77.out": "".join(s + "\n" for s in out)}
+    for r, text in enumerate(app or []):
+        files[f"app/rank-{r}.log"] = text + "\n"
+    return Analyzer().analyze_path(str(make_bundle(files, wl)))
+
+
+def test_engine_the_node_whose_slurmd_refused_the_credential(make_bundle: BundleMaker) -> None:
+    v = _analyze(make_bundle, CRED_EXPIRED)
+    assert v.attributed_domain == "infrastructure"
+    rc = v.root_cause
+    assert rc is not None and rc.category == "node.scheduler" and rc.nodes == ["compute-0-1"]
+
+
+def test_engine_near_miss_the_jobs_request_is_software(make_bundle: BundleMaker) -> None:
+    v = _analyze(make_bundle, ["srun: error: Unable to allocate resources: Requested node configuration is not "
+                               "available"])
+    rc = v.root_cause
+    assert rc is not None and rc.category == "app.exception.setup"
+    assert v.attributed_domain == "software"
+
+
+def test_engine_a_timed_out_call_yields_to_the_workloads_exception(make_bundle: BundleMaker) -> None:
+    # mlr-org/batchtools#201's launch line, then a rank's own traceback: the strong cause wins
+    v = _analyze(make_bundle,
+                 ["srun: error: Task launch for StepId=34.0 failed on node compute-0-2: Socket timed out on send/recv "
+                  "operation"],
+                 ["Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+                  "ValueError: bad shape"])
+    rc = v.root_cause
+    assert rc is not None and rc.category.startswith("app.exception")
+
+
+# --------------------------------------------------------------------------
+# Prologs: the node's (slurmd's), the job's own (--task-prolog, srun --prolog)
+# --------------------------------------------------------------------------
+
+def test_the_nodes_prolog_that_failed_in_slurmds_log() -> None:
+    # src/slurmd/slurmd/req.c: `error("%pI prolog failed status=%d:%d", ...)`
+    got = ours(feed(["[2024-01-01T10:00:00.000] error: JobId=4242 prolog failed status=1:0"], "syslog", "node-02"))
+    assert [(e.fields["side"], e.fields.get("weak")) for e in got] == [("node", None)]
+
+
+def test_near_miss_the_jobs_own_task_prolog_is_its_set_up() -> None:
+    # src/slurmd/slurmstepd/task.c: `error("--task-prolog failed status=%d", status)`: a script the job gave
+    got = ours(feed(["slurmstepd: error: --task-prolog failed status=127"]))
+    assert [(e.kind, e.fields.get("setup")) for e in got] == [("app.exception", True)]
+
+
+def test_a_prolog_that_hung_names_its_node() -> None:
+    # src/slurmd/common/slurmd_common.c _prolog_timer: `Prolog hung on node %s`, a notice srun prints without a level
+    got = ours(feed(["srun: Prolog hung on node gpu-07"]))
+    assert [(e.fields["host"], e.fields.get("names_node")) for e in got] == [("gpu-07", True)]
+
+
+def test_near_miss_the_epilog_after_the_job_is_no_cause() -> None:
+    # src/slurmd/slurmd/req.c: `error("%pI epilog failed status=%d:%d", ...)`, after the job ended
+    assert ours(feed(["[2024-01-01T10:00:00.000] error: JobId=4242 epilog failed status=1:0"], "syslog", "n2")) == []
+
+
+def test_slurmctld_draining_the_node_whose_prolog_failed() -> None:
+    # src/slurmctld/node_mgr.c validate_node_specs: `error("%s: Prolog or job env setup failure on node %s, draining
+    # the node", __func__, ...)`
+    line = ("[2024-01-01T10:00:00.000] error: validate_node_specs: Prolog or job env setup failure on node gpu-07, "
+            "draining the node")
+    got = ours(feed([line], "scheduler", "ctl"))
+    assert [(e.fields["host"], e.fields.get("weak")) for e in got] == [("gpu-07", None)]
+
+
+def test_near_miss_a_hostlist_names_no_one_node() -> None:
+    # src/slurmctld/agent.c: `error("Prolog/Epilog failure on nodes %s%s", ...)` with a hostlist: no node it can name
+    line = "[2024-01-01T10:00:00.000] error: Prolog/Epilog failure on nodes gpu-[07-08], set to state DRAIN"
+    assert ours(feed([line], "scheduler", "ctl")) == []
+
+
+# dun/munge#118 (https://github.com/dun/munge/issues/118): munged not running where sbatch ran
+MUNGED_DOWN = [
+    "sbatch: error: If munged is up, restart with --num-threads=10",
+    'sbatch: error: Munge encode failed: Failed to access "/run/munge/munge.socket.2": No such file or directory',
+    "sbatch: error: slurm_send_node_msg: auth_g_create: REQUEST_SUBMIT_BATCH_JOB has authentication error",
+    "sbatch: error: Batch job submission failed: Protocol authentication error",
+]
+
+
+def test_munged_down_where_sbatch_ran_is_the_nodes_slurm_weakly() -> None:
+    got = ours(feed(MUNGED_DOWN))
+    # munge's own words and Slurm's errno text, both sbatch's naming no node: weak
+    assert [(e.fields["name"], e.fields.get("weak")) for e in got] == [
+        ("message", True), ("SLURM_PROTOCOL_AUTHENTICATION_ERROR", True)]
+
+
+def test_near_miss_munges_encode_retry_is_not_read() -> None:
+    # src/plugins/auth/munge/auth_munge.c: `debug("Munge encode failed: %s (retrying ...)")`
+    line = ('sbatch: debug:  Munge encode failed: Failed to access "/run/munge/munge.socket.2": No such file or '
+            'directory (retrying ...)')
+    assert ours(feed([line])) == []
+
+
+@pytest.mark.parametrize("line,source", [
+    # srun's launch failure (src/api/step_launch.c), c3nl-neuraldynamics/c3nl_cluster#62
+    ("srun: error: Task launch for 1466614.0 failed on node compute-0-1: Job credential expired", "application"),
+    # slurmd in the foreground (`slurmd -D`) or its log: src/slurmd/slurmd/req.c `error("Invalid job credential from
+    # %u@%s: %m", ...)`, as the Slurm FAQ quotes it
+    ("slurmd: error: Invalid job credential from 1000@10.1.1.1: Job credential expired", "application"),
+    ("[2017-12-19T10:53:01.123] error: Invalid job credential from 1000@10.1.1.1: Job credential expired", "syslog"),
+    ("Dec 19 10:53:01 compute-0-1 slurmd[812]: error: Invalid job credential from 1000@10.1.1.1: Job credential "
+     "expired", "syslog"),
+], ids=["srun", "slurmd-foreground", "slurmd-log", "slurmd-syslog"])
+def test_every_form_reaches_the_same_row(line: str, source: str) -> None:
+    got = ours(feed([line], source, "compute-0-1" if source == "syslog" else None))
+    assert [(e.kind, e.fields["name"]) for e in got] == [("sched.error", "ESLURMD_CREDENTIAL_EXPIRED")]
+
+
+def test_the_peer_slurm_could_not_hear_from_is_named() -> None:
+    # mlr-org/batchtools#201 (https://github.com/mlr-org/batchtools/issues/201): munge keys differed
+    lines = ["srun: error: slurm_receive_msgs: [[ubuntu4]:6818] failed: Socket timed out on send/recv operation",
+             "srun: error: Task launch for StepId=34.0 failed on node ubuntu4: Socket timed out on send/recv operation",
+             "srun: error: Application launch failed: Socket timed out on send/recv operation"]
+    got = ours(feed(lines))
+    assert [(e.fields["host"], e.fields.get("weak")) for e in got] == [("ubuntu4", True), ("ubuntu4", True)]
+
+
+def test_slurmctlds_message_on_the_partition_the_job_named() -> None:
+    # src/slurmctld/job_mgr.c _get_job_parts: `invalid partition specified: %s`, which sbatch prints before the errno
+    got = ours(feed(["sbatch: error: invalid partition specified: gpu",
+                     "sbatch: error: Batch job submission failed: Invalid partition name specified"]))
+    assert [e.fields["setup"] for e in got] == [True, True]
+
+
+def test_near_miss_slurmctlds_own_info_line_on_the_partition_is_not_the_jobs_output() -> None:
+    # the same words in slurmctld's log at info level (`_get_job_parts: invalid partition specified: gpu`)
+    assert ours(feed(["[2024-01-01T10:00:00.000] _get_job_parts: invalid partition specified: gpu"], "syslog",
+                     "ctl")) == []
+
+
+def test_the_step_set_up_on_the_node_failed() -> None:
+    # src/slurmd/slurmstepd/mgr.c _fork_all_tasks: the task plugins (the step's cgroups) before the tasks start
+    got = ours(feed(["slurmstepd: error: Failed to invoke task plugins: one of task_p_pre_setuid functions returned "
+                     "error"], "syslog", "node-02"))
+    assert [(e.fields["side"], e.fields.get("weak")) for e in got] == [("node", None)]
+
+
+def test_near_miss_a_task_binding_at_launch_is_weak() -> None:
+    # src/slurmd/slurmstepd/task.c exec_task: a binding the job may have asked for that the node cannot make
+    got = ours(feed(["slurmstepd: error: Failed to invoke task plugins: task_p_pre_launch error"], "syslog",
+                    "node-02"))
+    assert [e.fields.get("weak") for e in got] == [True]
