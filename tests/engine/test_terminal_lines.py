@@ -134,3 +134,27 @@ def test_only_the_last_word_of_each_stream_stands() -> None:
     ]
     kept = [(e.evidence.file, e.rank, e.evidence.line) for e in terminal_lines(events) if e.fields.get("terminal")]
     assert kept == [("f.log", 0, 9), ("g.log", 0, 2)]
+
+
+# The kernel OOM killer's header stands for the kill only where its file goes no further (engine/normalise.py
+# _answered_headers): lines in the kernel's format (mm/oom_kill.c dump_header and __oom_kill_process).
+OOM_HEADER = ("[ 3046.116403] python invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, "
+              "oom_score_adj=0")
+OOM_KILL = ("[ 3046.116589] Out of memory: Killed process 4242 (python) total-vm:98765432kB, anon-rss:87654321kB, "
+            "file-rss:0kB, shmem-rss:0kB, UID:1000 pgtables:190000kB oom_score_adj:0")
+
+
+def test_an_oom_header_posted_alone_is_the_oom_kill(make_bundle: BundleMaker) -> None:
+    v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": OOM_HEADER + "\n"})))
+    assert v.root_cause is not None and v.root_cause.category == "host.oom"
+    assert v.root_cause.nodes == ["node-02"]
+
+
+def test_an_oom_header_with_its_kill_is_one_kill_cited_at_the_kill(make_bundle: BundleMaker) -> None:
+    lines = [OOM_HEADER, "[ 3046.116410] CPU: 7 PID: 4242 Comm: python Not tainted 5.15.0-91-generic", OOM_KILL]
+    v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": "".join(x + "\n" for x in lines)})))
+    assert v.root_cause is not None and v.root_cause.category == "host.oom"
+    assert "ended python on node-02" in (v.root_cause.summary or "")
+    cited = [e.line for e in v.evidence if e.category == "host.oom"]
+    assert cited == [3]  # the header is the kill's own record's first line, not a second kill
+

@@ -169,6 +169,22 @@ def test_oom_global() -> None:
     assert_fields(drafts[0], {"pid": 25315, "proc": "python3", "cgroup": False})
 
 
+def test_oom_header_names_the_invoker_not_a_victim() -> None:
+    # flux-framework/flux-core#5359 (`dmesg -H`, the header of a memory-limited job's OOM kill): the task whose
+    # allocation found no memory; whom the killer chose is its `Killed process` line's to say
+    (d,) = scan(OOM, ["[Jul28 16:05] stress invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, "
+                      "oom_score_adj=0"])
+    assert d.kind == "host.oom_kill"
+    assert_fields(d, {"invoked": True, "invoker": "stress"})
+    assert "proc" not in d.fields
+
+
+def test_words_about_the_oom_killer_are_no_header() -> None:
+    # near misses: a person's question, and a sysctl's name
+    assert scan(OOM, ["why was the oom-killer invoked on node-3?",
+                      "vm.oom_kill_allocating_task = 0 (the task that invoked oom-killer: not chosen)"]) == []
+
+
 def test_oom_memory_cgroup() -> None:
     lines = [
         "[337533.314408] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),oom_memcg=/leaker,"
@@ -206,8 +222,6 @@ def test_oom_old_kernel_cgroup_form() -> None:
 @pytest.mark.parametrize(
     "line",
     [
-        "2024-04-29T14:55:41,678628+02:00 pool invoked oom-killer: gfp_mask=0x6200ca(GFP_HIGHUSER_MOVABLE), "
-        "order=0, oom_score_adj=0",
         "slurmstepd: error: Detected 1 oom_kill event in StepId=11300781.0. Some of the step tasks have been "
         "OOM "
         "Killed.",
@@ -216,6 +230,14 @@ def test_oom_old_kernel_cgroup_form() -> None:
 )
 def test_oom_negatives(line: str) -> None:
     assert scan(OOM, [line]) == []
+
+
+def test_an_oom_header_is_no_kill_of_a_named_process() -> None:
+    # the header (dmesg --time-format iso) names the task that invoked the killer, not one it killed: its event is
+    # marked `invoked`, and the engine keeps it only where no `Killed process` follows (test_terminal_lines.py)
+    (d,) = scan(OOM, ["2024-04-29T14:55:41,678628+02:00 pool invoked oom-killer: "
+                      "gfp_mask=0x6200ca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0"])
+    assert d.fields.get("invoked") is True and "proc" not in d.fields
 
 
 # ------------------------------------------------------------- storage.error

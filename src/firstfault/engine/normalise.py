@@ -227,7 +227,8 @@ _EXIT_REPORTS: Final = ("process.signal", "torch.child_failed", "launcher.exit",
 
 def terminal_lines(events: list[Event]) -> list[Event]:
     """Lone uncaught exception lines (events marked `terminal` by extract/exceptions.py) that are their process's last
-    word: the last event of their stream (file and rank), followed at most by reports of how a process ended.
+    word: the last event of their stream (file and rank), followed at most by reports of how a process ended; and an
+    OOM killer's header whose file then names the process it killed (_answered_headers).
 
     Python prints an uncaught exception last, then exits; the launcher and the scheduler report the exit.
     An exception line with more of its stream after it was a passing mention (a logged error the job went
@@ -241,8 +242,20 @@ def terminal_lines(events: list[Event]) -> list[Event]:
             line = ev.evidence.line or 0
             if line > last.get(key, -1):
                 last[key] = line
-    return [ev for ev in events
-            if ev.fields.get("terminal") is not True or (ev.evidence.line or 0) >= last[(ev.evidence.file, ev.rank)]]
+    return _answered_headers([ev for ev in events if ev.fields.get("terminal") is not True
+                              or (ev.evidence.line or 0) >= last[(ev.evidence.file, ev.rank)]])
+
+
+def _answered_headers(events: list[Event]) -> list[Event]:
+    """The kernel OOM killer's header (`python invoked oom-killer: gfp_mask=...`, extract/host.py: an event marked
+    `invoked`) stands for the kill only where its file does not go on to say whom it killed (a posted excerpt cut
+    after the header): a `Killed process` later in the same file is that OOM's own record, and the header is dropped."""
+    kills: dict[str | None, int] = {}
+    for ev in events:
+        if ev.kind == "host.oom_kill" and ev.fields.get("invoked") is not True:
+            kills[ev.evidence.file] = max(kills.get(ev.evidence.file, -1), ev.evidence.line or 0)
+    return [ev for ev in events if not (ev.kind == "host.oom_kill" and ev.fields.get("invoked") is True
+                                         and kills.get(ev.evidence.file, -1) > (ev.evidence.line or 0))]
 
 
 def silent_nodes(last: dict[str, datetime], gap: float) -> list[Event]:

@@ -218,6 +218,11 @@ _OOM_CONSTRAINT = re.compile(r"oom-kill:constraint=(?P<c>\w+)")
 # Older kernels announce a cgroup kill on the lines before `Killed process`.
 _OOM_MEMCG_HINT = re.compile(r"Memory cgroup out of memory: Kill process|killed as a result of limit of")
 _K_MEMCG = "host.oom.memcg"  # lineno of the last line saying the kill is a cgroup one
+# The header of every OOM kill (mm/oom_kill.c dump_header: `<comm> invoked oom-killer: gfp_mask=0x...(...), order=0,
+# oom_score_adj=0`): the task whose allocation found no memory, before the dump and the kill. It is read as the kill
+# itself only where its file says nothing more of that OOM (a posted excerpt cut after it): engine/normalise.py drops
+# it when a `Killed process` line follows in its file.
+_OOM_INVOKED = re.compile(r"(?:^|\s)(?P<comm>\S{1,64}) invoked oom-killer: gfp_mask=")
 
 
 class OomKillExtractor:
@@ -226,10 +231,11 @@ class OomKillExtractor:
     name = "host.oom_kill"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "host.oom_kill": frozenset({"cgroup", "pid", "proc"}),
+        "host.oom_kill": frozenset({"cgroup", "pid", "proc", "invoked", "invoker"}),
     }
     sources: frozenset[str] = _KERNEL
     literals: tuple[str, ...] = (
+        " invoked oom-killer: ",
         "Killed process",
         "oom-kill:constraint=",
         "Memory cgroup out of memory",
@@ -237,6 +243,11 @@ class OomKillExtractor:
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        h = _OOM_INVOKED.search(line) if " invoked oom-killer: " in line else None
+        if h:
+            # whom it killed is not said yet: no `proc` (the invoker may not be the victim)
+            yield Draft(kind="host.oom_kill", fields={"invoked": True, "invoker": h.group("comm"), "cgroup": False})
+            return
         c = _OOM_CONSTRAINT.search(line)
         if c:
             # The summary line precedes `Killed process` and is the only place
