@@ -158,3 +158,16 @@ def test_an_oom_header_with_its_kill_is_one_kill_cited_at_the_kill(make_bundle: 
     cited = [e.line for e in v.evidence if e.category == "host.oom"]
     assert cited == [3]  # the header is the kill's own record's first line, not a second kill
 
+
+def test_another_nodes_kill_in_one_central_syslog_does_not_answer_a_header(make_bundle: BundleMaker) -> None:
+    # near miss: one rsyslog file of two hosts; node-02's header stands, node-03's kill is node-03's own
+    wl = copy.deepcopy(WORKLOAD)
+    wl["sources"] = [{"kind": "syslog", "path": "syslog/messages"}]
+    lines = ["Nov  2 10:05:00 node-02 kernel: [ 3046.116403] python invoked oom-killer: gfp_mask=0x100cca"
+             "(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj=0",
+             "Nov  2 10:05:01 node-03 kernel: [ 3047.000001] Out of memory: Killed process 77 (java) total-vm:1kB, "
+             "anon-rss:1kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:1kB oom_score_adj:0"]
+    v = Analyzer().analyze_path(str(make_bundle({"syslog/messages": "".join(x + "\n" for x in lines)}, wl)))
+    cited = sorted((e.line, e.node) for e in v.evidence if e.category == "host.oom")
+    assert cited == [(1, "node-02"), (2, "node-03")]
+

@@ -249,13 +249,15 @@ def terminal_lines(events: list[Event]) -> list[Event]:
 def _answered_headers(events: list[Event]) -> list[Event]:
     """The kernel OOM killer's header (`python invoked oom-killer: gfp_mask=...`, extract/host.py: an event marked
     `invoked`) stands for the kill only where its file does not go on to say whom it killed (a posted excerpt cut
-    after the header): a `Killed process` later in the same file is that OOM's own record, and the header is dropped."""
-    kills: dict[str | None, int] = {}
+    after the header): a `Killed process` later in the same file, of the same node (a central syslog holds many), is
+    that OOM's own record, and the header is dropped."""
+    kills: dict[tuple[str | None, str | None], int] = {}
     for ev in events:
         if ev.kind == "host.oom_kill" and ev.fields.get("invoked") is not True:
-            kills[ev.evidence.file] = max(kills.get(ev.evidence.file, -1), ev.evidence.line or 0)
+            key = (ev.evidence.file, ev.node)
+            kills[key] = max(kills.get(key, -1), ev.evidence.line or 0)
     return [ev for ev in events if not (ev.kind == "host.oom_kill" and ev.fields.get("invoked") is True
-                                         and kills.get(ev.evidence.file, -1) > (ev.evidence.line or 0))]
+                                         and kills.get((ev.evidence.file, ev.node), -1) > (ev.evidence.line or 0))]
 
 
 def silent_nodes(last: dict[str, datetime], gap: float) -> list[Event]:
