@@ -129,6 +129,34 @@ def test_tensorflows_gpu_set_up_quoting_a_cuda_error(line: str, error: str) -> N
     assert [e.fields.get("error") for e in events] == [error]
 
 
+# ---------------------------------------------------------------- CTranslate2 quoting a CUDA error
+# Its CUDA_CHECK: `CUDA failed with error <cudaGetErrorString>` (faster-whisper, CTranslate2's servers): the quoted
+# message decides as any CUDA error's.
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "error"),
+    [
+        # SYSTRAN/faster-whisper#879: a resource in a state the call cannot use
+        ("RuntimeError: CUDA failed with error the operation cannot be performed in the present state",
+         "app.cuda_error", "other"),
+        # R3gm/SoniTranslate#88: the device's memory
+        ("RuntimeError: CUDA failed with error out of memory", "app.cuda_oom", None),
+        # SYSTRAN/faster-whisper#776: a fault in a kernel after the initialisation error
+        ("  what():  CUDA failed with error unspecified launch failure", "app.cuda_error", "launch_failure"),
+    ],
+)
+def test_ctranslate2_quoting_a_cuda_error(line: str, kind: str, error: str | None) -> None:
+    events = [e for e in feed([line]) if e.kind in ("app.cuda_error", "app.cuda_oom")]
+    assert [(e.kind, e.fields.get("error")) for e in events] == [(kind, error)]
+
+
+def test_another_programs_failed_with_error_is_no_cuda_error() -> None:
+    # near miss: the same framing about something else
+    line = "RuntimeError: Decoding failed with error invalid UTF-8 start byte"
+    assert [e for e in feed([line]) if e.kind.startswith("app.cuda")] == []
+
+
 def test_tensorflows_gpu_set_up_that_succeeded_is_nothing() -> None:
     # tensorflow/tensorflow#19482: the device created, two lines before the failure
     line = ("2018-05-31 01:23:28.378766: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1053] Created TensorFlow "

@@ -234,6 +234,9 @@ CUDA_ANCHORS: Final = (
     # NCCL's examples' CUDACHECK macro (`printf("Failed: Cuda error %s:%d '%s'\n", __FILE__, __LINE__,
     # cudaGetErrorString(e))`), copied into many programs: vLLM's custom all-reduce, SGLang, nccl-tests' users.
     "Cuda error",
+    # CTranslate2's CUDA_CHECK (`THROW_RUNTIME_ERROR("CUDA failed with error " + cudaGetErrorString(code))`, its
+    # src/cuda/utils.h), under faster-whisper and the other CTranslate2 servers, and its ROCm build's HIP twin.
+    "CUDA failed with error", "HIP failed with error",
 )
 # A CUDA API call reporting its own failure (`call to cuMemAlloc returned error 2`): `returned error` is an
 # anchor only after the call's name; other programs say it too (the Azure SDK for Go's `storage: service
