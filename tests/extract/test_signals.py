@@ -72,6 +72,9 @@ SIG = signals.ProcessSignalExtractor()
         ("[2213e8cf917e:00309] Signal: Bus error (7)", "SIGBUS", "self", None, "2213e8cf917e"),
         ("[1,0]<stderr>:[r5i5n13:12597] Signal: Bus error (7) ", "SIGBUS", "self", 0, "r5i5n13"),
         ("[iqaluk:03683] Signal: Segmentation fault (11)", "SIGSEGV", "self", None, "iqaluk"),
+        # bash's word on its foreground job killed by SIGKILL, alone on its line after the job's output
+        # (baichuan-inc/Baichuan2#119: loading checkpoint shards, then only this)
+        ("Killed", "SIGKILL", "launcher", None, None),
     ],
 )
 def test_process_signal_lines(line: str, signal: str, by: str, rank: int | None, host: str | None) -> None:
@@ -94,6 +97,9 @@ def test_process_signal_lines(line: str, signal: str, by: str, rank: int | None,
         "[iqaluk:03683] Signal code: Non-existant physical address (2)",
         # a program's own word `Signal:` about something else (a Python log record naming a signal it handles)
         "[trainer:12] Signal: SIGUSR1 (10) received, checkpointing",
+        # the word in a program's own sentence is no shell's report
+        "Killed 3 idle workers after 600 s",
+        "INFO: Killed",
     ],
 )
 def test_process_signal_negatives(line: str) -> None:

@@ -47,6 +47,9 @@ _SHELL_FAULT = re.compile(
     rf"|^\s*\S+: line \d+:\s+\d+\s+(?P<job>{_STRSIGNAL_ALT})\s"
     rf"|Caught signal \d+ \((?P<ucx>{_FAULT_ALT})"
     rf"|^\s*\[(?P<ohost>[A-Za-z0-9][\w.\-]*):\d+\] Signal: (?P<ompi>{_FAULT_ALT}) \(\d+\)"
+    # bash's own report of its foreground job killed by SIGKILL (strsignal's `Killed`, the whole line: the job's
+    # output ends and the shell says only that), by whom it does not say: the OOM killer, a limit, an operator
+    rf"|^\s*(?P<killed>Killed)\s*$"
 )
 
 
@@ -103,6 +106,7 @@ class ProcessSignalExtractor:
         ": line ",
         "Exit_status=",
         "] Signal: ",
+        "Killed",
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
