@@ -36,6 +36,12 @@ def _workload(out: Path, sources: str, nodes: str = "[node-01]", ranks: str = "{
         f"sources:\n{sources}", encoding="utf-8")
 
 
+def _central_syslog_workload(out: Path, names: list[str]) -> None:
+    """A workload whose one source is a central syslog (rsyslog's `syslog/messages`) of these nodes, 8 ranks each."""
+    _workload(out, "- {kind: syslog, path: 'syslog/messages'}\n", nodes="[" + ", ".join(names) + "]",
+              ranks="{" + ", ".join(f"{n}: {8 * i}-{8 * i + 7}" for i, n in enumerate(names)) + "}")
+
+
 def _iso(t: datetime) -> str:
     return t.strftime("%Y-%m-%d %H:%M:%S,") + f"{t.microsecond // 1000:03d}"
 
@@ -195,8 +201,7 @@ def many_hosts_in_one_syslog(root: Path, hosts: int = 48, rounds: int = 40) -> C
     same shape but another word (`ACCESS_REG` failed with another status: another template)."""
     names = [f"node-{10 + i:02d}" for i in range(hosts + 1) if 10 + i != 50]
     out = root / "many-hosts-in-one-syslog"
-    _workload(out, "- {kind: syslog, path: 'syslog/messages'}\n", nodes="[" + ", ".join(names) + "]",
-              ranks="{" + ", ".join(f"{n}: {8 * i}-{8 * i + 7}" for i, n in enumerate(names)) + "}")
+    _central_syslog_workload(out, names)
     rng = random.Random(38)
     t = T0
     lines: list[str] = []
@@ -225,8 +230,7 @@ def pci_noise_in_one_syslog(root: Path, hosts: int = 24, rounds: int = 40) -> Ch
     alone (`0000:9d:00.0`, `0000:dd:00.0`, one shape): the address is the event's device, so they are two GPUs'."""
     names = [f"node-{10 + i:02d}" for i in range(hosts)]
     out = root / "pci-noise-in-one-syslog"
-    _workload(out, "- {kind: syslog, path: 'syslog/messages'}\n", nodes="[" + ", ".join(names) + "]",
-              ranks="{" + ", ".join(f"{n}: {8 * i}-{8 * i + 7}" for i, n in enumerate(names)) + "}")
+    _central_syslog_workload(out, names)
     rng = random.Random(39)
     t = T0
     lines: list[str] = []
