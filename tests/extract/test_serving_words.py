@@ -168,7 +168,8 @@ def test_tgis_shard_that_died_is_a_symptom(line: str) -> None:
 
 @pytest.mark.parametrize("line", [
     # huggingface/text-generation-inference#1838, #1627: the launcher waiting for and starting its shards
-    "2024-05-01T01:17:02.618817Z  INFO shard-manager: text_generation_launcher: Waiting for shard to be ready... rank=1",
+    "2024-05-01T01:17:02.618817Z  INFO shard-manager: text_generation_launcher: Waiting for shard to be ready... "
+    "rank=1",
     "2024-03-06T17:53:22.336246Z  INFO shard-manager: text_generation_launcher: Starting shard rank=0",
     # the engine-dead words in a line of their own, no exception around them: only an exception's message is read
     "Engine core initialization failed. See root cause above.",
@@ -239,3 +240,61 @@ def test_near_miss_the_engine_dead_lines_after_an_nccl_error_name_no_cause(make_
     v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(lines)})))
     assert v.root_cause is None and v.attributed_domain == "unknown"
     assert {"nccl.error", "nccl.remote_error"} <= {s.category for s in v.symptoms}
+
+
+# ------------------------------------------------------------------ a JSON log record as a layer
+
+
+# huggingface/text-generation-inference#3317 (the launcher and router with `--json-output`, tracing's JSON)
+TGI_JSON = ('{"timestamp":"2025-08-29T14:40:17.288163Z","level":"ERROR","message":"Request failed during generation: '
+            'Server error: error trying to connect: No such file or directory (os error 2)","target":'
+            '"text_generation_router_v3::backend","filename":"backends/v3/src/backend.rs","line_number":546}')
+
+
+@pytest.mark.parametrize(("line", "body"), [
+    (TGI_JSON, "Request failed during generation: Server error: error trying to connect: No such file or directory "
+               "(os error 2)"),
+    # tracing-subscriber's older JSON (the message under `fields`), as TGI's launcher wrote it (launcher/src/main.rs
+    # spawn_shards' words)
+    ('{"timestamp":"2024-03-06T17:53:31.149443Z","level":"ERROR","fields":{"message":"Shard 0 failed to start"},'
+     '"target":"text_generation_launcher"}', "Shard 0 failed to start"),
+    # docker's json-file driver around a rank's line: the line's own layers come off behind it
+    ('{"log":"[rank1]: ValueError: bad shape\\n","stream":"stderr","time":"2024-03-06T17:53:31.149443Z"}',
+     "ValueError: bad shape"),
+    # a record below an error keeps its level as a word before the message
+    ('{"timestamp":"2024-03-06T17:53:31.149443Z","level":"WARN","fields":{"message":"Shard 1 crashed"}}',
+     "WARN Shard 1 crashed"),
+])
+def test_a_json_log_record_is_read_as_its_message(line: str, body: str) -> None:
+    from firstfault.extract.prefix import split_prefixes
+
+    assert split_prefixes(line).body == body
+
+
+@pytest.mark.parametrize("line", [
+    '{"a": 1}',  # no message
+    '{"message": 42}',  # a message that is no text
+    "{not json at all}",
+    '{"message": "unterminated"',
+    '{"message": ' + "[" * 5000 + "]" * 5000 + "}",  # nested past the parser's depth: no record, no failure
+])
+def test_near_miss_text_in_braces_that_is_no_log_record_keeps_its_text(line: str) -> None:
+    from firstfault.extract.prefix import split_prefixes
+
+    assert split_prefixes(line).body == line
+
+
+def test_a_json_records_stamp_and_message_reach_the_verdict(make_bundle: BundleMaker) -> None:
+    line = ('{"timestamp":"2026-11-02T10:05:01.149443Z","level":"ERROR","fields":{"message":"Shard 0 failed to '
+            'start"},"target":"text_generation_launcher"}')
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app([line])})))
+    remote = [s for s in v.symptoms if s.category == "nccl.remote_error"]
+    assert remote and remote[0].first_seen == "2026-11-02T10:05:01.149443Z"
+
+
+def test_near_miss_a_warn_records_exception_words_are_no_uncaught_exception() -> None:
+    # the same words at ERROR are the exception's last line; at WARN they were met and gone on from
+    error = '{"timestamp":"2026-11-02T10:05:01.149443Z","level":"ERROR","message":"KeyError: \'prompt\'"}'
+    assert [d.kind for d in alone(error)] == ["app.exception"]
+    warn = '{"timestamp":"2026-11-02T10:05:01.149443Z","level":"WARN","message":"KeyError: \'prompt\'"}'
+    assert [d.kind for d in alone(warn) if d.kind == "app.exception"] == []
