@@ -11,12 +11,14 @@ a near miss. Lines come from the public threads cited beside them, or are the wo
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from firstfault.analysis.analyze import Analyzer
 from firstfault.extract import nccl
 from firstfault.extract.base import Draft, LineExtractor
-from tests.conftest import BundleMaker
+from tests.conftest import WORKLOAD, BundleMaker
 from tests.extract import helpers
 
 ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *helpers.APPLICATION)
@@ -104,13 +106,36 @@ def test_a_server_that_cannot_load_its_model_is_the_jobs_set_up() -> None:
 
 
 @pytest.mark.parametrize("line", [
-    # model_lifecycle.cc's INFO record of a load that an unload superseded (no version, no status)
-    "I1204 10:11:12.123456 123 model_lifecycle.cc:789] failed to load 'llama'",
+    # NVIDIA/TensorRT-LLM#494: model_lifecycle.cc's INFO record after the load failed (no version, no status)
+    "I1128 16:31:49.479201 227 model_lifecycle.cc:756] failed to load 'tensorrt_llm'",
+    # ... and TensorRT-LLM's count of the tokens its paged KV cache holds, before the error
+    "[TensorRT-LLM][INFO] Using 693 tokens in paged KV cache.",
     # tritonserver's summary after the load failures (src/main.cc: `error: creating server: <code> - <message>`)
     "error: creating server: Internal - failed to load all models",
 ])
 def test_near_miss_tritons_other_words_about_a_load_name_no_cause(line: str) -> None:
     assert [d for d in alone(line) if d.kind == "app.exception"] == []
+
+
+@pytest.mark.parametrize("line", [
+    # NVIDIA/TensorRT-LLM#542: TensorRT-LLM's batch manager, its paged KV cache too small for one sequence
+    "[TensorRT-LLM][ERROR] maxTokensInPagedKvCache must be large enough to process at least 1 sequence to completion "
+    "(i.e. must be larger than beam_width * tokensPerBlock * maxBlocksPerSeq)",
+    # NVIDIA/TensorRT-LLM#494: the same inside Triton's load failure of its TensorRT-LLM backend
+    "E1128 16:31:49.479182 227 model_lifecycle.cc:621] failed to load 'tensorrt_llm' version 1: Internal: unexpected "
+    "error when creating modelInstanceState: maxTokensInPagedKvCache must be large enough to process at least 1 "
+    "sequence to completion (i.e. must be larger than beam_width * tokensPerBlock * maxBlocksPerSeq)",
+])
+def test_tensorrt_llms_kv_cache_too_small_is_the_jobs_set_up(line: str) -> None:
+    d = one(alone(line))
+    assert d.kind == "app.exception" and d.fields.get("setup") is True
+
+
+def test_tensorrt_llms_cuda_oom_is_the_accelerators_memory() -> None:
+    # NVIDIA/TensorRT-LLM#401: its check macro's CUDA error, the runtime's allocation
+    line = ("[TensorRT-LLM][ERROR] [TensorRT-LLM][ERROR] CUDA runtime error in ::cudaMallocAsync(ptr, n, "
+            "mCudaStream->get()): out of memory (/code/tensorrt_llm/cpp/tensorrt_llm/runtime/tllmBuffers.h:112)")
+    assert one(alone(line)).kind == "app.cuda_oom"
 
 
 def test_a_model_load_failure_in_cuda_words_is_still_cudas() -> None:
@@ -214,6 +239,25 @@ def test_near_miss_another_exception_after_the_engines_last_line_supersedes_it(m
     assert v.root_cause is not None and v.root_cause.category == "app.exception"
 
 
+def test_tritons_load_failure_of_its_tensorrt_llm_backend_is_the_jobs_set_up(make_bundle: BundleMaker) -> None:
+    # NVIDIA/TensorRT-LLM#494, the server's log as posted (the backend's error, the load failure, its INFO summary)
+    lines = [
+        "[TensorRT-LLM][INFO] Using 693 tokens in paged KV cache.",
+        "E1128 16:31:49.479096 227 backend_model.cc:634] ERROR: Failed to create instance: unexpected error when "
+        "creating modelInstanceState: maxTokensInPagedKvCache must be large enough to process at least 1 sequence to "
+        "completion (i.e. must be larger than beam_width * tokensPerBlock * maxBlocksPerSeq)",
+        "E1128 16:31:49.479182 227 model_lifecycle.cc:621] failed to load 'tensorrt_llm' version 1: Internal: "
+        "unexpected error when creating modelInstanceState: maxTokensInPagedKvCache must be large enough to process "
+        "at least 1 sequence to completion (i.e. must be larger than beam_width * tokensPerBlock * maxBlocksPerSeq)",
+        "I1128 16:31:49.479201 227 model_lifecycle.cc:756] failed to load 'tensorrt_llm'",
+    ]
+    workload = copy.deepcopy(WORKLOAD)  # glog's stamp has no year: the window's, around the posted lines
+    workload["workload"]["window"] = {"start": "2026-11-28T16:00:00Z", "end": "2026-11-28T17:00:00Z"}
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(lines)}, workload)))
+    assert v.attributed_domain == "software"
+    assert v.root_cause is not None and v.root_cause.category == "app.exception.setup"
+
+
 # vLLM v1 behind its workers' and processes' tags (vllm-project/vllm#23582's form): a worker's error, then the
 # engine core's word that the worker died, then the API server's EngineDeadError
 DEATH = [
@@ -261,9 +305,9 @@ TGI_JSON = ('{"timestamp":"2025-08-29T14:40:17.288163Z","level":"ERROR","message
     # docker's json-file driver around a rank's line: the line's own layers come off behind it
     ('{"log":"[rank1]: ValueError: bad shape\\n","stream":"stderr","time":"2024-03-06T17:53:31.149443Z"}',
      "ValueError: bad shape"),
-    # a record below an error keeps its level as a word before the message
-    ('{"timestamp":"2024-03-06T17:53:31.149443Z","level":"WARN","fields":{"message":"Shard 1 crashed"}}',
-     "WARN Shard 1 crashed"),
+    # python-json-logger's form
+    ('{"asctime": "2024-03-06 17:53:31,149", "levelname": "ERROR", "message": "KeyError: \'prompt\'"}',
+     "KeyError: 'prompt'"),
 ])
 def test_a_json_log_record_is_read_as_its_message(line: str, body: str) -> None:
     from firstfault.extract.prefix import split_prefixes
@@ -275,6 +319,13 @@ def test_a_json_log_record_is_read_as_its_message(line: str, body: str) -> None:
     '{"a": 1}',  # no message
     '{"message": 42}',  # a message that is no text
     "{not json at all}",
+    # a record below an error keeps its raw line: a controller's INFO record may say what it is about in fields of
+    # its own (Karpenter's, read by extract/jobend.py)
+    '{"level":"INFO","time":"2024-03-06T17:53:31.149Z","logger":"controller","message":"deleted node",'
+    '"Node":{"name":"ip-10-0-0-1.ec2.internal"}}',
+    '{"timestamp":"2024-03-06T17:53:31.149443Z","level":"WARN","fields":{"message":"Shard 1 crashed"}}',
+    # a record with fields beyond docker's and no level is no layer either
+    '{"log":"ValueError: x","node":"n1"}',
     '{"message": "unterminated"',
     '{"message": ' + "[" * 5000 + "]" * 5000 + "}",  # nested past the parser's depth: no record, no failure
 ])

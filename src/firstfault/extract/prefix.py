@@ -158,20 +158,23 @@ _BANNER = re.compile(BANNER_RULE)
 # A tqdm progress bar the line was printed right after (`desc:  45%|####     | 7361/16384 [05:43<06:50, 21.99it/s]`)
 # is read by position (timeparse.progress_bar_end).
 
-# A structured logger's JSON record, one object a line: Rust's tracing-subscriber (Hugging Face TGI's launcher and
-# router with `--json-output`: `{"timestamp":"...","level":"ERROR","fields":{"message":"Shard 0 failed to start"},
-# "target":"text_generation_launcher"}`, later `"message"` at the top), python-json-logger and structlog (`message`,
-# `msg`, `event`), docker's json-file driver (`{"log":"...\n","stream":"stderr","time":"..."}`). The record's message
-# is the line as the program wrote it (its first line, where it holds several); a level below an error (`WARN`,
-# `INFO`) is kept before it as a word, as a plain logger's line would say it. A record past _JSON_MAX characters,
-# or one that does not parse, is no layer.
+# A structured logger's JSON record of an error, one object a line: Rust's tracing-subscriber (Hugging Face TGI's
+# launcher and router with `--json-output`: `{"timestamp":"...","level":"ERROR","fields":{"message":"Shard 0 failed
+# to start"},"target":"text_generation_launcher"}`, later `"message"` at the top), python-json-logger and structlog
+# (`message`, `msg`, `event`, the level in `level`, `levelname` or `severity`); and docker's json-file driver, whose
+# record holds nothing but the line (`{"log":"...\n","stream":"stderr","time":"..."}`). The record's message is the
+# line as the program wrote it (its first line, where it holds several). Only a record at an error's level, or
+# docker's: a controller's record below it may carry what it is about in fields of its own (Karpenter's
+# `"Node":{"name":...}`, extract/jobend.py), which the raw line keeps. A record past _JSON_MAX characters, or one that
+# does not parse, is no layer.
 _JSON_MESSAGE_KEYS: Final = ("message", "msg", "log", "event")
-_JSON_QUIET_LEVELS: Final = frozenset({"warn", "warning", "info", "debug", "trace", "notice"})
+_JSON_ERROR_LEVELS: Final = frozenset({"error", "err", "fatal", "critical", "crit", "panic", "alert", "emerg"})
+_DOCKER_JSON_KEYS: Final = frozenset({"log", "stream", "time", "attrs"})
 _JSON_MAX: Final = 100_000
 
 
-def _json_record(body: str) -> tuple[str, bool] | None:
-    """The message of a one-line JSON log record, and whether its level is below an error; None: no such record."""
+def _json_record(body: str) -> str | None:
+    """The message of a one-line JSON log record of an error (or docker's json-file record); None: no such record."""
     text = body.rstrip()
     if not text.endswith("}") or len(text) > _JSON_MAX:
         return None
@@ -181,18 +184,17 @@ def _json_record(body: str) -> tuple[str, bool] | None:
         return None
     if not isinstance(obj, dict):
         return None
+    level = next((obj[k] for k in ("level", "levelname", "severity") if isinstance(obj.get(k), str)), None)
+    if not ((level is not None and level.lower() in _JSON_ERROR_LEVELS)
+            or (isinstance(obj.get("log"), str) and set(obj) <= _DOCKER_JSON_KEYS)):
+        return None
     fields = obj.get("fields")
     msg = next((obj[k] for k in _JSON_MESSAGE_KEYS if isinstance(obj.get(k), str)), None)
     if msg is None and isinstance(fields, dict) and isinstance(fields.get("message"), str):
         msg = fields["message"]
     if msg is None:
         return None
-    first = next((part for part in msg.split("\n") if part.strip()), "")
-    if not first:
-        return None
-    level = obj.get("level", obj.get("levelname", obj.get("severity")))
-    quiet = isinstance(level, str) and level.lower() in _JSON_QUIET_LEVELS
-    return (f"{level.upper()} {first.strip()}" if quiet and isinstance(level, str) else first), quiet
+    return next((part for part in msg.split("\n") if part.strip()), None)
 
 
 # Words a program itself prints before `: ` that are never host names.
@@ -291,9 +293,7 @@ class PrefixLayer:
                 got = _json_record(body)
                 if got is None:
                     break
-                body, quiet = got
-                if quiet:
-                    break  # the level word stays before the message: no layer of the message is taken off
+                body = got
                 continue
             if c == "\x1b":
                 m = _SGR.match(body)
