@@ -77,6 +77,28 @@ def test_a_kv_cache_model_length_or_dtype_that_does_not_fit_the_gpu_is_the_jobs_
 
 
 @pytest.mark.parametrize("line", [
+    # huggingface/transformers src/transformers/utils/hub.py cached_file (its words in a posted vLLM start: a repository
+    # id with a typo)
+    "OSError: Qwen/Qwen2.5-0.5B-Instrukt is not a local folder and is not a valid model identifier listed on "
+    "'https://huggingface.co/models'",
+    # ... and a model directory without its config
+    "OSError: /models/llama does not appear to have a file named config.json. Checkout "
+    "'https://huggingface.co//models/llama/tree/None' for available files.",
+])
+def test_a_model_that_is_not_where_the_server_was_pointed_is_the_jobs_set_up(line: str) -> None:
+    d = one(last_line(line))
+    assert d.kind == "app.exception" and d.fields.get("setup") is True
+
+
+def test_near_miss_the_hub_unreachable_is_not_the_set_up() -> None:
+    # transformers' words when the hub cannot be reached and nothing is cached: no path the job got wrong
+    d = one(last_line("OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in "
+                      "the cached files and it looks like gpt2 is not the path to a directory containing a file named "
+                      "config.json."))
+    assert d.fields.get("setup") is None
+
+
+@pytest.mark.parametrize("line", [
     # vllm-project/vllm#2418: vLLM's count of the blocks it made, before the error
     "INFO 01-11 15:51:18 llm_engine.py:275] # GPU blocks: 229, # CPU blocks: 512",
     # vLLM's gpu_worker logging the KV memory it found (a negative number before the error): no error itself
@@ -231,6 +253,15 @@ def test_the_engines_last_line_stands_before_the_servers_report_of_its_death(mak
     v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app([KV, *API_SERVER])})))
     assert v.root_cause is not None and v.root_cause.category == "app.exception.setup"
     assert "nccl.remote_error" in [s.category for s in v.symptoms]
+
+
+def test_near_miss_a_symptom_that_reports_no_exit_after_the_last_line_supersedes_it(make_bundle: BundleMaker) -> None:
+    # OpenNMT/OpenNMT-tf#985's Horovod shutdown notice (another process's failure, but no report of the exit of a
+    # process this one started): the line before it was no last word
+    lines = [KV, "Horovod has been shut down. This was caused by an exception on one of the ranks or an attempt to "
+             "allreduce, allgather or broadcast a tensor after one of the ranks finished execution."]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(lines)})))
+    assert v.root_cause is None
 
 
 def test_near_miss_another_exception_after_the_engines_last_line_supersedes_it(make_bundle: BundleMaker) -> None:
