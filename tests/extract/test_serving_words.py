@@ -380,3 +380,32 @@ def test_near_miss_a_warn_records_exception_words_are_no_uncaught_exception() ->
     assert [d.kind for d in alone(error)] == ["app.exception"]
     warn = '{"timestamp":"2026-11-02T10:05:01.149443Z","level":"WARN","message":"KeyError: \'prompt\'"}'
     assert [d.kind for d in alone(warn) if d.kind == "app.exception"] == []
+
+
+# ------------------------------------------------------------------ TGI's launcher on a shard a signal ended
+
+
+@pytest.mark.parametrize(("line", "signal", "by"), [
+    # huggingface/text-generation-inference#1627 (launcher/src/main.rs shard_manager): SIGILL, the shard's own fault
+    ("2024-03-06T17:53:31.052444Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to "
+     "shutdown with signal 4 rank=0", "SIGILL", "self"),
+    # the same words on a kill: the launcher only saw it (who killed it is said elsewhere)
+    ("2024-03-06T17:53:31.052444Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to "
+     "shutdown with signal 9 rank=1", "SIGKILL", "launcher"),
+])
+def test_tgis_report_of_a_shard_ended_by_a_signal(line: str, signal: str, by: str) -> None:
+    from firstfault.extract import launcher
+
+    d = one(helpers.scan(launcher.EXTRACTORS, [line], "application"))
+    assert (d.kind, d.fields.get("signal"), d.fields.get("by")) == ("process.signal", signal, by)
+
+
+@pytest.mark.parametrize("line", [
+    # launcher/src/main.rs: its own shutdown of the shards after another failed, and a shard that came up
+    "2024-03-06T17:53:31.149481Z  INFO text_generation_launcher: Terminating shard rank=0",
+    "2024-03-06T17:53:31.149481Z  INFO shard-manager: text_generation_launcher: Shard ready in 12.3s rank=0",
+])
+def test_near_miss_tgis_other_shard_words_name_no_signal(line: str) -> None:
+    from firstfault.extract import launcher
+
+    assert helpers.scan(launcher.EXTRACTORS, [line], "application") == []
