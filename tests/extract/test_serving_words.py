@@ -409,3 +409,29 @@ def test_near_miss_tgis_other_shard_words_name_no_signal(line: str) -> None:
     from firstfault.extract import launcher
 
     assert helpers.scan(launcher.EXTRACTORS, [line], "application") == []
+
+
+# ------------------------------------------------------------------ llama.cpp's (ggml's) device allocation
+
+
+@pytest.mark.parametrize("line", [
+    # ggml-org/llama.cpp#20431 (ggml/src/ggml-cuda/ggml-cuda.cu ggml_backend_cuda_buffer_type_alloc_buffer)
+    "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 144817.04 MiB on device 0: cudaMalloc failed: out of "
+    "memory",
+    # ollama/ollama#6860: the same under Ollama's runner, on another device
+    "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 144.00 MiB on device 4: cudaMalloc failed: out of memory",
+])
+def test_a_device_allocation_call_that_failed_out_of_memory_is_the_accelerators_memory(line: str) -> None:
+    assert one(alone(line)).kind == "app.cuda_oom"
+
+
+@pytest.mark.parametrize("line", [
+    # ggml-org/llama.cpp#9629: pinned host memory, not the GPU's
+    "ggml_cuda_host_malloc: failed to allocate 1900,00 MiB of pinned memory: invalid argument",
+    # a host allocator's call by name: the host's memory
+    "cudaMallocHost failed: out of memory",
+    # the call named in a frame or a sentence, no failure after it
+    "llama_kv_cache_init: using cudaMalloc for the KV buffer",
+])
+def test_near_miss_host_allocations_and_mentions_are_no_accelerator_oom(line: str) -> None:
+    assert [d for d in alone(line) if d.kind == "app.cuda_oom"] == []
