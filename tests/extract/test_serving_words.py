@@ -420,6 +420,11 @@ def test_near_miss_tgis_other_shard_words_name_no_signal(line: str) -> None:
     "memory",
     # ollama/ollama#6860: the same under Ollama's runner, on another device
     "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 144.00 MiB on device 4: cudaMalloc failed: out of memory",
+    # ggml-org/llama.cpp#20431: ggml's and llama.cpp's words after it, each posted alone as often
+    "alloc_tensor_range: failed to allocate CUDA0 buffer of size 151851674624",
+    "llama_model_load: error loading model: unable to allocate CUDA0 buffer",
+    # ollama/ollama#6860
+    "ggml_gallocr_reserve_n: failed to allocate CUDA4 buffer of size 150995968",
 ])
 def test_a_device_allocation_call_that_failed_out_of_memory_is_the_accelerators_memory(line: str) -> None:
     assert one(alone(line)).kind == "app.cuda_oom"
@@ -430,6 +435,8 @@ def test_a_device_allocation_call_that_failed_out_of_memory_is_the_accelerators_
     "ggml_cuda_host_malloc: failed to allocate 1900,00 MiB of pinned memory: invalid argument",
     # a host allocator's call by name: the host's memory
     "cudaMallocHost failed: out of memory",
+    # ggml's pinned host buffer (its name `CUDA_Host`)
+    "alloc_tensor_range: failed to allocate CUDA_Host buffer of size 2147483648",
     # the call named in a frame or a sentence, no failure after it
     "llama_kv_cache_init: using cudaMalloc for the KV buffer",
 ])
