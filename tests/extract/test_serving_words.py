@@ -90,6 +90,38 @@ def test_a_model_that_is_not_where_the_server_was_pointed_is_the_jobs_set_up(lin
     assert d.kind == "app.exception" and d.fields.get("setup") is True
 
 
+@pytest.mark.parametrize("line", [
+    # vllm/model_executor/models/registry.py _raise_for_unsupported, as vLLM's threads post it (DBRX before vLLM had
+    # it; the list of supported architectures cut short here)
+    "ValueError: Model architectures ['DbrxForCausalLM'] are not supported for now. Supported architectures: "
+    "['AquilaModel', 'AquilaForCausalLM', 'BaiChuanForCausalLM']",
+    # vllm/config.py _get_and_verify_max_len: a length past the model's own
+    "ValueError: User-specified max_model_len (131072) is greater than the derived max_model_len "
+    "(max_position_embeddings=32768 or model_max_length=None in model's config.json). This may lead to incorrect model "
+    "outputs or CUDA errors. To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+])
+def test_a_model_the_servers_build_cannot_serve_is_the_jobs_set_up(line: str) -> None:
+    d = one(last_line(line))
+    assert d.kind == "app.exception" and d.fields.get("setup") is True
+
+
+def test_the_same_words_under_pydantics_validation_error_are_read_on_their_own_line() -> None:
+    # vLLM's ModelConfig validation (pydantic), the message on the line after the class's: transformers'
+    # configuration_auto.py words for a checkpoint newer than it (GLM-4.5V's, as its vLLM thread posts it)
+    line = ("  Value error, The checkpoint you are trying to load has model type `glm4v_moe` but Transformers does not "
+            "recognize this architecture. This could be because of an issue with the checkpoint, or because your "
+            "version of Transformers is out of date. [type=value_error, input_value=ArgsKwargs((), {'model': "
+            "'zai-org/GLM-4.5V'}), input_type=ArgsKwargs]")
+    d = one(alone(line))
+    assert d.kind == "app.exception" and d.fields.get("setup") is True and d.fields.get("terminal") is True
+
+
+def test_near_miss_other_things_not_supported_for_now_are_no_set_up() -> None:
+    # a feature vLLM turns off, in its warning's words (no architecture named)
+    line = "WARNING 05-01 10:00:00 [config.py:1400] Chunked prefill and prefix caching are not supported for now."
+    assert [d for d in alone(line) if d.kind == "app.exception"] == []
+
+
 def test_near_miss_the_hub_unreachable_is_not_the_set_up() -> None:
     # transformers' words when the hub cannot be reached and nothing is cached: no path the job got wrong
     d = one(last_line("OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in "
@@ -442,3 +474,15 @@ def test_a_device_allocation_call_that_failed_out_of_memory_is_the_accelerators_
 ])
 def test_near_miss_host_allocations_and_mentions_are_no_accelerator_oom(line: str) -> None:
     assert [d for d in alone(line) if d.kind == "app.cuda_oom"] == []
+
+
+def test_near_miss_prose_about_cuda_errors_names_no_cuda_error() -> None:
+    # vllm/config.py's warning words (`... may lead to incorrect model outputs or CUDA errors.`): a plural in prose
+    line = ("WARNING 05-01 10:00:00 [config.py:3500] User-specified max_model_len (40960) is greater than the derived "
+            "max_model_len. This may lead to incorrect model outputs or CUDA errors.")
+    assert [d.kind for d in alone(line) if d.kind.startswith("app.cuda")] == []
+    # nor is the warning (vLLM's logger layer taken off) the job's set-up: only after pydantic's `Value error, `
+    assert [d for d in alone(line) if d.kind == "app.exception"] == []
+    # ... while the anchor as a word of its own, or an enum that goes on in capitals, still is one
+    assert one(alone("RuntimeError: CUDA error: an illegal memory access was encountered")).kind == "app.cuda_error"
+    assert one(alone("CUDA_ERROR_OUT_OF_MEMORY")).kind == "app.cuda_oom"

@@ -337,12 +337,26 @@ def cuda_message_literals() -> tuple[str, ...]:
 _HIP_TRACE = re.compile(r":[2-4]:[\w.]+\s*+:\s*+\d+\s*+:\s*+\d+ us:")
 
 
+def _anchored(text: str) -> bool:
+    """Whether the text holds an anchor of CUDA_ANCHORS as a word of its own: not one a lower-case letter goes on
+    from, as prose's plural does (vLLM's `This may lead to incorrect model outputs or CUDA errors.` names no error;
+    `cudaErrorMemoryAllocation`, `CUDA_ERROR_OUT_OF_MEMORY` go on in capitals or after `_`)."""
+    for a in CUDA_ANCHORS:
+        at = text.find(a)
+        while at >= 0:
+            end = at + len(a)
+            if end >= len(text) or not text[end].islower():
+                return True
+            at = text.find(a, end)
+    return False
+
+
 def cuda_error_of(text: str) -> CudaError | None:
     """The CUDA error a line reports, if it reports one (see CUDA_ANCHORS and CODED_CUDA_MESSAGE). A warning,
     info or debug record of the HIP runtime's log reports none: it traces a call's return (_HIP_TRACE)."""
     if text.startswith(":") and _HIP_TRACE.match(text):
         return None
-    strong = any(a in text for a in CUDA_ANCHORS) or (
+    strong = _anchored(text) or (
         "returned error" in text and _CALL_RETURNED.search(text) is not None) or (
         any(a in text for a in _ALLOC_LITERALS) and _ALLOC_FAILED.search(text) is not None)
     if not strong and not any(a in text for a in WEAK_CUDA_ANCHORS):
