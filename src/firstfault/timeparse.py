@@ -41,6 +41,7 @@ _LEADS = re.compile(
     r"|(?=[\w.\-/]*[\d./])[\w.\-/]+(?::\d+:|-\d+-|: ?|-)(?=[\d\[<A-Z])"  # grep -H FILE: / FILE:N: / FILE-N-, pdsh
     r"|\d+[:\-]"  # grep -n
     r"|> "  # a quote
+    r"|\{\"(?:timestamp|time|ts|@timestamp|asctime)\": ?\"(?=\d{4}-\d\d-\d\d[T ])"  # a JSON record's stamp
     r"|\[(?=\d{4}-\d\d-\d\d[T ])"  # NCCL_DEBUG_TIMESTAMP_FORMAT's bracket: `[2026-11-02 10:03:07] host:pid:tid`
     r"|\((?:[A-Za-z_][\w.\-]*(?: |, ))?(?:rank=\d+(?: |, ))?pid=\d+(?:, ip=[\w.:\-]+)?\) ?"  # Ray's / vLLM's worker
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?=\d\d-\d\d \d\d:\d\d:\d\d)"  # vLLM's level, before its stamp

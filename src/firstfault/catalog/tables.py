@@ -682,6 +682,9 @@ class ExceptionClassInfo(_Row, frozen=True):
     # the status word the class stands for (TensorFlow's errors_impl classes)
     status: Annotated[str, Meta(pattern=r"^[A-Z][A-Z_]+$")] | None = None
     logged: tuple[str, ...] = ()  # the message decides in a line of its own too; words such a line holds
+    # a server's or launcher's report that a process it started exited (a `peer` row): it may follow the process's
+    # last words in its stream, as the launcher's and the scheduler's reports of an exit do (engine/normalise.py)
+    exit_report: bool = False
 
     def __post_init__(self) -> None:
         if self.message is not None:
@@ -694,6 +697,8 @@ class ExceptionClassInfo(_Row, frozen=True):
             raise ValueError("`logged` needs `match: \"*\"` and a `message`")
         if any(len(w) < 6 for w in self.logged):
             raise ValueError("a `logged` word is a prefilter word: 6 characters at least")
+        if self.exit_report and self.family != "peer":
+            raise ValueError("`exit_report` is a report that another process exited: a `peer` row")
 
 class StatusWordInfo(_Row, frozen=True):
     word: Annotated[str, Meta(pattern=r"^[A-Z][A-Z_]+$")]  # RESOURCE_EXHAUSTED, UNAVAILABLE, ...

@@ -230,14 +230,17 @@ def terminal_lines(events: list[Event]) -> list[Event]:
     word: the last event of their stream (file and rank), followed at most by reports of how a process ended; and an
     OOM killer's header whose file then names the process it killed (_answered_headers).
 
-    Python prints an uncaught exception last, then exits; the launcher and the scheduler report the exit.
+    Python prints an uncaught exception last, then exits; the launcher and the scheduler report the exit, and so
+    does a server that started the process (an inference server's API process or launcher on its engine, worker or
+    shard: catalog/exceptions.yaml `exit_report`, an event's field of that name).
     An exception line with more of its stream after it was a passing mention (a logged error the job went
     on from) or was superseded by what came later, and is dropped. A lone line's reading is also weak
     (engine/attribute.py): it is a cause only where no cause read from fuller evidence stands.
     """
     last: dict[tuple[str | None, int | None], int] = {}
     for ev in events:
-        if ev.fields.get("terminal") is True or not ev.kind.startswith(_EXIT_REPORTS):
+        if ev.fields.get("terminal") is True or not (ev.kind.startswith(_EXIT_REPORTS)
+                                                     or ev.fields.get("exit_report") is True):
             key = (ev.evidence.file, ev.rank)
             line = ev.evidence.line or 0
             if line > last.get(key, -1):

@@ -194,7 +194,7 @@ class ExceptionExtractor:
                                     "setup", "store_code", "terminal", "truncated"}),
         "nccl.communicator_aborted": frozenset({"detail", "failed_task", "terminal"}),
         "nccl.error": frozenset({"detail", "nccl_result", "terminal"}),
-        "nccl.remote_error": frozenset({"detail", "failed_task", "phase", "terminal"}),
+        "nccl.remote_error": frozenset({"detail", "exit_report", "failed_task", "phase", "terminal"}),
         "nccl.timeout": frozenset({"detail", "terminal"}),
         "process.signal": frozenset({"by", "detail", "signal", "terminal"}),
         "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path", "store_cause", "store_code",

@@ -944,7 +944,12 @@ def _by_row(row: ExceptionClassInfo, exc: Exc, body: str) -> tuple[list[Draft], 
     if family == "accelerator_oom" and not host_allocator(body):
         return [Draft("app.cuda_oom", {"message": clip(exc.msg or exc.cls)})], True
     kind = SYMPTOM_KINDS.get(family or "")
-    return ([_symptom(kind, exc)], True) if kind is not None else None
+    if kind is None:
+        return None
+    d = _symptom(kind, exc)
+    if row.exit_report:
+        d.fields["exit_report"] = True  # a server's word that a process it started exited (engine/normalise.py)
+    return [d], True
 
 
 def _signal(exc: Exc) -> Draft | None:
