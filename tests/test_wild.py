@@ -66,9 +66,6 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # thread closed as stale; the spec reads a container runtime that cannot initialise the driver as the node's
     # driver stack (no usable GPU).
     "unk-wsl2-nbody-nvidia-container-cli-driver-error-failed-to-process-request-stale-1316",
-    # b19: vLLM's `RuntimeError('Engine process (pid 76) died.')` with no traceback, in a thread closed as stale,
-    # read as the workload's exception.
-    "unk-vllm-064-fp8-tp8-h100-engine-process-died-no-traceback-stale-10812",
 })
 
 

@@ -234,6 +234,18 @@ def test_the_heartbeats_repr_in_vllms_log_is_the_same_symptom() -> None:
     assert d.kind == "nccl.remote_error"
 
 
+def test_the_clients_word_that_the_engine_process_is_gone_is_the_same_symptom() -> None:
+    # vllm/engine/multiprocessing/client.py run_heartbeat_loop: the engine process not running; a server's log posted
+    # in a public thread (the search index's id 19400629813), after an `LLVM ERROR` the engine process died of
+    d = one(alone("ERROR 12-06 14:09:37 client.py:282] RuntimeError('Engine process (pid 16470) died.')"))
+    assert d.kind == "nccl.remote_error"
+
+
+def test_an_engine_process_that_started_is_no_death() -> None:
+    line = "ERROR 12-06 14:09:27 client.py:282] RuntimeError('Engine process (pid 16470) started twice.')"
+    assert all(d.kind != "nccl.remote_error" for d in alone(line))
+
+
 @pytest.mark.parametrize("line", [
     # huggingface/text-generation-inference#1627 (launcher/src/main.rs spawn_shards)
     "2024-03-06T17:53:31.149443Z ERROR text_generation_launcher: Shard 0 failed to start",
