@@ -449,8 +449,9 @@ def test_extractor_declarations() -> None:
     assert names == {"net.link", "pcie.aer", "host.oom_kill", "storage.error", "kernel.hung_task", "host.mce",
                      "kernel.panic", "sched.node_down", "host.user_fault", "pcie.bmc"}
     for e in host.EXTRACTORS:
-        # slurmctld / PBS node messages are also pasted into application logs
-        want = {"kernel", "syslog", "application"} if e.name == "sched.node_down" else {"kernel", "syslog"}
+        # slurmctld / PBS node messages are also pasted into application logs; a FUSE daemon's own log is one
+        wide = {"sched.node_down", "storage.error"}
+        want = {"kernel", "syslog", "application"} if e.name in wide else {"kernel", "syslog"}
         assert e.sources == frozenset(want)
         for w in e.literals:
             assert len(w) >= 4 and w.strip().lower() not in {"error", "fatal", "failed", "warning"}

@@ -1,0 +1,144 @@
+"""Storage clients and FUSE daemons in their own words (catalog/platform.yaml `storage_clients`, `storage_words`),
+and the OOM killer ending a FUSE daemon (issue 25, family 5)."""
+
+from __future__ import annotations
+
+import pytest
+
+from firstfault.catalog.tables import storage_tables
+from firstfault.extract import host
+from tests.extract.helpers import events, scan
+
+STORAGE = host.StorageExtractor()
+OOM = host.OomKillExtractor()
+
+
+def _kinds(lines: list[str], source: str = "syslog") -> list[tuple[str, dict[str, object]]]:
+    return [(d.kind, dict(d.fields)) for d in scan(STORAGE, lines, source)]
+
+
+# --- failures ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("line", "client"), [
+    # Azure/azure-storage-fuse#1537 (https://github.com/Azure/azure-storage-fuse/issues/1537)
+    ("Oct 09 06:03:58 openpai-000003 blobfuse2[3214717]: [/var/lib/kubelet/plugins/kubernetes.io/csi/"
+     "blob.csi.azure.com/7457115dfa3ef0cc6da5c97af5af6ebd71d363cd1962130e7ae3f0564f920c21/globalmount] LOG_ERR "
+     "[libfuse_handler.go (792)]: Libfuse::libfuse_write : error writing file "
+     "iter_0020000/mp_rank_00/model_optim_rng.pt, handle: 162696 [staged block 52 has less data 3145728 for "
+     "162696=>iter_0020000/mp_rank_00/model_optim_rng.pt", "blobfuse2"),
+    # GoogleCloudPlatform/gcsfuse#516 (https://github.com/GoogleCloudPlatform/gcsfuse/issues/516)
+    ('{"name":"root","levelname":"ERROR","severity":"ERROR","message":"fuse: *fuseops.SyncFileOp error: input/output '
+     'error\\n","timestampSeconds":1618078232,"timestampNanos":397649044}', "gcsfuse"),
+    # our own, in the format of s3fs's syslog (s3fs-fuse src/s3fs_logger.cpp) and curl.cpp RequestPerform's words
+    ("Feb 14 17:00:17 ip-172-31-37-246 s3fs[22616]: curl.cpp:RequestPerform(2281): ### giving up", "s3fs"),
+    # our own, in mountpoint-s3's fuse.rs format
+    ("mount-s3[4242]: [WARN] read{req=1234 ino=17 fh=3 offset=0 size=131072 name=shard-00017.tar}: "
+     "mountpoint_s3_fs::fuse: read failed with errno 5: get request failed: Client error: dispatch failure",
+     "mountpoint-s3"),
+    # our own, in JuiceFS's logger format (pkg/utils/logger.go) and writer.go's words
+    ("2024/05/01 10:00:00.000000 juicefs[812] <ERROR>: upload inode: 1234 chunk: 5678 (length: 4194304) fail: "
+     "timeout [writer.go:123]", "juicefs"),
+])
+def test_a_daemons_own_io_error_is_the_file_system(line: str, client: str) -> None:
+    [(kind, fields)] = _kinds([line])
+    assert kind == "storage.error"
+    assert fields["fs"] == "fuse" and fields["client"] == client and "transient" not in fields
+
+
+def test_lockd_not_responding_is_nfs() -> None:
+    # our own, in sunrpc's call_timeout format (torvalds/linux net/sunrpc/clnt.c)
+    [(kind, fields)] = _kinds(["kernel: lockd: server 10.0.0.5 not responding, still trying"], "kernel")
+    assert kind == "storage.error" and fields["fs"] == "nfs"
+
+
+def test_the_nfs_pattern_keeps_its_lines() -> None:
+    [(kind, fields)] = _kinds(["kernel: nfs: server nfs01 not responding, timed out"], "kernel")
+    assert kind == "storage.error" and fields == {"fs": "nfs", "detail": "nfs: server nfs01 not responding, timed out"}
+
+
+def test_a_daemons_own_log_file_names_it() -> None:
+    line = "Libfuse::libfuse_read : error reading file data/x.bin, handle: 7 [input/output error]"
+    drafts = [d for d in events([line], "application", file="nodes/n1/blobfuse2.log") if d.kind == "storage.error"]
+    assert drafts and drafts[0].fields["client"] == "blobfuse2"
+
+
+# --- transient and recovery -------------------------------------------------------------------------------------
+
+def test_a_ceph_session_lost_is_transient() -> None:
+    # our own, in net/ceph/mon_client.c's words
+    [(kind, fields)] = _kinds(["libceph: mon0 (1)10.0.0.11:6789 session lost, hunting for new mon"], "kernel")
+    assert kind == "storage.error" and fields["fs"] == "ceph" and fields["transient"] is True
+
+
+@pytest.mark.parametrize("line", [
+    "kernel: nfs: server nfs01 OK",
+    "libceph: mon1 (1)10.0.0.12:6789 session established",
+    "ceph: mds0 came back",
+    "Lustre: scratch-OST0004-osc-ffff88103a5d4800: Connection restored to 10.0.0.21@o2ib (at 10.0.0.21@o2ib)",
+])
+def test_a_recovery_is_understood_and_never_a_cause(line: str) -> None:
+    assert _kinds([line], "kernel") == []
+    assert [e for e in events([line], "kernel", file="nodes/n1/kern.log", node="n1")
+            if e.kind.startswith("storage")] == []
+
+
+# --- the job's request and the node's set-up --------------------------------------------------------------------
+
+def test_a_bucket_the_mount_cannot_find_is_the_jobs() -> None:
+    # our own, in s3fs's s3fs_check_service words
+    line = ("s3fs[991]: s3fs.cpp:s3fs_check_service(4969): Failed to check bucket and directory for mount point : "
+            "Bucket or directory not found(host=https://s3.amazonaws.com, message=The specified bucket does not exist)")
+    [(kind, fields)] = _kinds([line])
+    assert kind == "container.error" and fields["error"] == "job" and fields["runtime"] == "s3fs"
+
+
+@pytest.mark.parametrize("line", [
+    # wei/rclone#1 (https://github.com/wei/rclone/issues/1)
+    "mount helper error: fusermount: fuse device not found, try 'modprobe fuse' first",
+    # Azure/azure-storage-fuse#1083 (https://github.com/Azure/azure-storage-fuse/issues/1083): its title, in its
+    # log's header
+    "Tue Mar 14 14:49:09 GMT 2023 : blobfuse2[1429] : LOG_ERR [libfuse_handler.go (178)]: Libfuse::initFuse : failed "
+    "to mount fuse",
+])
+def test_a_fuse_mount_the_node_cannot_make_is_the_nodes(line: str) -> None:
+    [(kind, fields)] = _kinds([line], "application")
+    assert kind == "container.error" and fields["error"] == "node"
+
+
+# --- near misses ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line", [
+    # s3fs-fuse/s3fs-fuse#23 (https://github.com/s3fs-fuse/s3fs-fuse/issues/23): a retry is no failure yet
+    "Mar  7 10:06:15 vm s3fs: ### retrying...",
+    # the words without their client: another program's session, another program's write error
+    "sshd[991]: pam_unix(sshd:session): session established for user alice",
+    "app.py: error writing file /tmp/x: disk quota exceeded (libfuse_write : error writing file is blobfuse2's)",
+    # mountpoint-s3: an errno other than EIO is the job's request, not the store (doc/TROUBLESHOOTING.md)
+    "mount-s3[4242]: [WARN] mountpoint_s3_fs::fuse: rename failed with errno 38: inode error: rename is not "
+    "supported on this bucket",
+    # an NFS line that ends in OK only by chance is not a recovery of a kernel client without its prefix
+    "training step 100 OK",
+])
+def test_near_misses_give_nothing(line: str) -> None:
+    assert [k for k, _ in _kinds([line])] == []
+
+
+# --- the OOM killer and FUSE daemons ----------------------------------------------------------------------------
+
+def test_a_fuse_daemon_killed_names_its_client() -> None:
+    # awslabs/mountpoint-s3#1089 (https://github.com/awslabs/mountpoint-s3/issues/1089)
+    line = ("[Mon Oct 28 20:46:38 2024] Out of memory: Killed process 3470 (mount-s3) total-vm:925588kB, "
+            "anon-rss:282932kB, file-rss:0kB, shmem-rss:0kB, UID:33 pgtables:752kB oom_score_adj:0")
+    [d] = scan(OOM, [line])
+    assert d.fields["storage_daemon"] == "mountpoint-s3"
+
+
+def test_the_workloads_own_process_killed_names_no_daemon() -> None:
+    [d] = scan(OOM, ["Out of memory: Killed process 1234 (python) total-vm:123456kB, anon-rss:120000kB"])
+    assert "storage_daemon" not in d.fields
+
+
+def test_every_word_names_a_listed_client_and_every_class_is_read() -> None:
+    tables = storage_tables()
+    assert {w.word_class for w in tables.words} == {"failure", "transient", "recovery", "job", "node"}
+    assert all(w.client in tables.clients for w in tables.words)
