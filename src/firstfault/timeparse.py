@@ -70,8 +70,15 @@ _MAX_LEADS: Final = 4
 # `libfabric:451707:1708520807::efa:cq:...` (process id, then seconds).
 _EPOCH_UCX = re.compile(r"^\[(\d{10})\.(\d{1,9})\] +\[[\w.\-]+: *\d+")
 _EPOCH_LIBFABRIC = re.compile(r"^libfabric:\d+:(\d{10})::")
-# ctime(3) with the weekday, as Open MPI's --timestamp-output glues it before its tag: `Sun Apr 22 11:13:01 2018[1,3]`.
-_CTIME = re.compile(r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})")
+# ctime(3) with the weekday, as Open MPI's --timestamp-output glues it before its tag: `Sun Apr 22 11:13:01 2018[1,3]`;
+# also with a zone's abbreviation before the year (date(1)'s and Go's UnixDate form, blobfuse2's log header
+# `Tue Mar 14 14:49:09 GMT 2023 : blobfuse2[1429] : LOG_ERR ...`: UTC or GMT is UTC, another abbreviation names no
+# offset, so the bundle's zone is taken, as for a stamp without one).
+_CTIME = re.compile(r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) "
+                    r"(?:([A-Z]{2,5}) )?(\d{4})")
+# Go's standard logger with its date and (micro)seconds, local time (`2024/05/01 10:00:00.000000 juicefs[812] <ERROR>:
+# ...`, rclone's and many Go daemons' `2023/06/09 17:56:36 ...`).
+_GO_LOG = re.compile(r"^(\d{4})/(\d{2})/(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?=\s|$)")
 # An uptime this large is a Unix time in brackets (UCX's), not seconds since boot.
 _UPTIME_MAX: Final = 1e9
 
@@ -259,6 +266,9 @@ class TimeParser:
                 elif (m := _MONTH_DAY.match(text)) is not None and 1 <= int(m.group(1)) <= 12:
                     wall = self._yearless(int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)),
                                           int(m.group(5)), _frac(m.group(6)))
+                elif (m := _GO_LOG.match(text)) is not None:
+                    wall = self._local(int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)),
+                                       int(m.group(5)), int(m.group(6)), _frac(m.group(7)))
         elif c == "[":
             m = _DMESG_T.match(text)
             if m:
@@ -306,13 +316,23 @@ class TimeParser:
                         m = _CTIME.match(text)
                         mo = _MONTHS.get(m.group(1)) if m else None
                         if m and mo:
-                            wall = self._local(int(m.group(6)), mo, int(m.group(2)), int(m.group(3)),
-                                               int(m.group(4)), int(m.group(5)), 0)
+                            wall = self._ctime(m, mo)
         elif c == "l":
             m = _EPOCH_LIBFABRIC.match(text)
             if m:
                 wall = _epoch(int(m.group(1)), 0)
         return wall
+
+    def _ctime(self, m: re.Match[str], mo: int) -> datetime | None:
+        """A ctime stamp: in UTC where its zone says UTC or GMT, else in the bundle's zone."""
+        y, d, h, mi, s = int(m.group(7)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5))
+        if m.group(6) not in ("UTC", "GMT"):
+            return self._local(y, mo, d, h, mi, s, 0)
+        try:
+            return self._bounded(datetime(y, mo, d, h, mi, s, tzinfo=UTC))
+        except ValueError:  # no such date, or year 0
+            self.out_of_range += int(y < 1)
+            return None
 
     def _iso_second(self, text: str) -> datetime | None:
         """A zone-less ISO stamp whose second an earlier line's match read, without the pattern (None:
