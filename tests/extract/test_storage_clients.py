@@ -77,9 +77,19 @@ def test_a_ceph_session_lost_is_transient() -> None:
     "Lustre: scratch-OST0004-osc-ffff88103a5d4800: Connection restored to 10.0.0.21@o2ib (at 10.0.0.21@o2ib)",
 ])
 def test_a_recovery_is_understood_and_never_a_cause(line: str) -> None:
-    assert _kinds([line], "kernel") == []
-    assert [e for e in events([line], "kernel", file="nodes/n1/kern.log", node="n1")
-            if e.kind.startswith("storage")] == []
+    assert [k for k, _ in _kinds([line], "kernel")] == ["storage.recovered"]
+    assert [e.kind for e in events([line], "kernel", file="nodes/n1/kern.log", node="n1")
+            if e.kind.startswith("storage")] == ["storage.recovered"]
+
+
+def test_a_wait_names_its_server_and_so_does_its_recovery() -> None:
+    # our own, in sunrpc's call_timeout / call_decode formats (torvalds/linux net/sunrpc/clnt.c)
+    [(_, lost), (_, back)] = _kinds(["kernel: nfs: server nfs01 not responding, still trying",
+                                     "kernel: nfs: server nfs01 OK"], "kernel")
+    assert lost["waits"] is True and lost["server"] == "nfs01" and back["server"] == "nfs01"
+    # a soft mount's `timed out` fails the call: no wait to close
+    [(_, failed)] = _kinds(["kernel: nfs: server nfs01 not responding, timed out"], "kernel")
+    assert "waits" not in failed
 
 
 # --- the job's request and the node's set-up --------------------------------------------------------------------
@@ -142,3 +152,8 @@ def test_every_word_names_a_listed_client_and_every_class_is_read() -> None:
     tables = storage_tables()
     assert {w.word_class for w in tables.words} == {"failure", "transient", "recovery", "job", "node"}
     assert all(w.client in tables.clients for w in tables.words)
+
+
+def test_the_server_is_read_from_the_clients_words_not_the_syslog_host() -> None:
+    [(_, lost)] = _kinds(["Nov  2 10:03:07 server kernel: nfs: server nfs01 not responding, still trying"], "kernel")
+    assert lost["server"] == "nfs01"

@@ -719,6 +719,12 @@ def storage_tables() -> StorageTables:
     return StorageTables(MappingProxyType(clients), tuple(words), MappingProxyType(daemons))
 
 
+@lru_cache(maxsize=1)
+def storage_waits() -> tuple[str, ...]:
+    """A file system client's words that it waits for its server (catalog/platform.yaml `storage_waits`)."""
+    return _strings("platform.yaml", "storage_waits")
+
+
 # --------------------------------------------------------------------------
 # Exceptions, status words, errno and object-store codes (catalog/exceptions.yaml)
 # --------------------------------------------------------------------------

@@ -242,8 +242,49 @@ def terminal_lines(events: list[Event]) -> list[Event]:
             line = ev.evidence.line or 0
             if line > last.get(key, -1):
                 last[key] = line
-    return _answered_headers([ev for ev in events if ev.fields.get("terminal") is not True
-                              or (ev.evidence.line or 0) >= last[(ev.evidence.file, ev.rank)]])
+    return _waited_out(_answered_headers([ev for ev in events if ev.fields.get("terminal") is not True
+                                          or (ev.evidence.line or 0) >= last[(ev.evidence.file, ev.rank)]]))
+
+
+def _waited_out(events: list[Event]) -> list[Event]:
+    """A file system client's wait for its server (a `storage.error` marked `waits`: `nfs: server X not responding,
+    still trying`, Lustre's `Connection to X was lost; ... will wait for recovery`) that the client then says it
+    waited out (a `storage.recovered` later in the same file, on the same node, of the same kind of file system, and
+    of the same server where both name one: `nfs: server X OK`, `Connection restored to X`) is read as transient
+    (storage-filesystem-transient, weak: a cause only where no other stands), unless the same client on that node
+    also failed calls outright (a `storage.error` of its `fs` that is no wait: a LustreError's `rc = -107`, a soft
+    mount's `timed out`): then the wait was part of that failure and stays with it. The recoveries themselves are
+    never events of the analysis."""
+    Where = tuple[str | None, str | None, object]  # file, node, fs
+    named: dict[tuple[Where, object], int] = {}  # (where, the server it names or None) -> its last line
+    any_back: dict[Where, int] = {}  # where -> the last line of any recovery there
+    for ev in events:
+        if ev.kind == "storage.recovered":
+            where: Where = (ev.evidence.file, ev.node, ev.fields.get("fs"))
+            line = ev.evidence.line or 0
+            key = (where, ev.fields.get("server"))
+            named[key] = max(named.get(key, -1), line)
+            any_back[where] = max(any_back.get(where, -1), line)
+    if not any_back:
+        return events
+    failed = {(ev.node, ev.fields.get("fs")) for ev in events if ev.kind == "storage.error"
+              and ev.fields.get("waits") is not True and ev.fields.get("transient") is not True}
+    out: list[Event] = []
+    for ev in events:
+        if ev.kind == "storage.recovered":
+            continue
+        if (ev.kind == "storage.error" and ev.fields.get("waits") is True
+                and (ev.node, ev.fields.get("fs")) not in failed):
+            where = (ev.evidence.file, ev.node, ev.fields.get("fs"))
+            server = ev.fields.get("server")
+            # its own server's return or one that names none; naming none itself, any return
+            back = (any_back.get(where, -1) if server is None
+                    else max(named.get((where, server), -1), named.get((where, None), -1)))
+            if back > (ev.evidence.line or 0):
+                ev.fields["transient"] = True
+                ev.fields["recovered"] = True
+        out.append(ev)
+    return out
 
 
 def _answered_headers(events: list[Event]) -> list[Event]:

@@ -18,6 +18,7 @@ from firstfault.catalog.tables import (
     firmware_memory_events,
     ipmi_bus_events,
     storage_tables,
+    storage_waits,
 )
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.model import FieldValue
@@ -303,6 +304,25 @@ _BLOCK = re.compile(
 
 
 _PREFILTER_MIN = 6  # a storage word shorter than this is found through its client's anchors
+# The server a client's line names, so that its recovery closes the same wait: sunrpc's `server <host>`, Lustre's
+# `Connection to <target>` / `Connection restored to <target>`. Linear: a fixed word, then a run of one class.
+_SERVER = re.compile(r"\bserver (?P<s>[^\s,;()]+)|\bConnection (?:restored )?to (?P<t>[^\s,;()]+)")
+
+
+def _server(line: str) -> str | None:
+    m = _SERVER.search(line)
+    return None if m is None else (m.group("s") or m.group("t"))
+
+
+def _error_fields(fs: str, line: str, detail: str) -> dict[str, FieldValue]:
+    """storage.error's fields; `waits` and `server` where the client says it waits for its server
+    (catalog/platform.yaml `storage_waits`): its recovery may close it (engine/normalise.py)."""
+    fields: dict[str, FieldValue] = {"fs": fs, "detail": detail}
+    if any(w in line for w in storage_waits()):
+        fields["waits"] = True
+        if (server := _server(detail)) is not None:  # from the client's words on (not a syslog host's)
+            fields["server"] = server
+    return fields
 
 
 def _storage_literals() -> tuple[str, ...]:
@@ -347,7 +367,9 @@ class StorageExtractor:
     name = "storage.error"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "storage.error": frozenset({"detail", "fs", "client", "transient"}),
+        "storage.error": frozenset({"detail", "fs", "client", "transient", "waits", "server", "recovered"}),
+        # a client's word that it is back: closes a wait before it (engine/normalise.py), never a cause
+        "storage.recovered": frozenset({"fs", "client", "server", "detail"}),
         "container.error": frozenset({"runtime", "error", "text", "message"}),
     }
     # the kernel's clients on the kernel's and syslog's lines; the daemons' words in their own logs too
@@ -372,7 +394,7 @@ class StorageExtractor:
                            ("block", _BLOCK)):
                 m = rx.search(line)
                 if m:
-                    yield Draft(kind="storage.error", fields={"fs": fs, "detail": _after(line, m)})
+                    yield Draft(kind="storage.error", fields=_error_fields(fs, line, _after(line, m)))
                     return
         found = storage_word(line, ctx.file)
         if found is None:
@@ -380,10 +402,14 @@ class StorageExtractor:
         row, start = found
         client = storage_tables().clients[row.client]
         detail = _clip(line[start:])
-        if row.word_class == "recovery":
-            ctx.claimed = True  # understood: a client back is never a cause
+        if row.word_class == "recovery":  # never a cause: it may close a wait before it (engine/normalise.py)
+            back: dict[str, FieldValue] = {"fs": client.fs, "client": client.client, "detail": detail}
+            if (server := _server(detail)) is not None:
+                back["server"] = server
+            yield Draft(kind="storage.recovered", fields=back)
         elif row.word_class in ("failure", "transient"):
-            fields: dict[str, FieldValue] = {"fs": client.fs, "client": client.client, "detail": detail}
+            fields = _error_fields(client.fs, line, detail)
+            fields["client"] = client.client
             if row.word_class == "transient":
                 fields["transient"] = True
             yield Draft(kind="storage.error", fields=fields)
