@@ -3,6 +3,8 @@ and the OOM killer ending a FUSE daemon (issue 25, family 5)."""
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import pytest
 
 from firstfault.catalog.tables import storage_tables
@@ -157,3 +159,37 @@ def test_every_word_names_a_listed_client_and_every_class_is_read() -> None:
 def test_the_server_is_read_from_the_clients_words_not_the_syslog_host() -> None:
     [(_, lost)] = _kinds(["Nov  2 10:03:07 server kernel: nfs: server nfs01 not responding, still trying"], "kernel")
     assert lost["server"] == "nfs01"
+
+
+def test_the_gcsfuse_sidecar_oomkilled_is_marked_a_storage_daemon() -> None:
+    # our own pod object, the sidecar's name as GKE's Cloud Storage FUSE CSI driver injects it
+    # (GoogleCloudPlatform/gcs-fuse-csi-driver#314)
+    import json
+
+    from firstfault.engine.normalise import terminal_lines
+    from firstfault.extract.scheduler import read_scheduler
+
+    def status(name: str, reason: str) -> dict[str, object]:
+        return {"name": name, "restartCount": 1, "state": {"running": {"startedAt": "2026-11-02T10:03:00Z"}},
+                "lastState": {"terminated": {"reason": reason, "exitCode": 137,
+                                             "startedAt": "2026-11-02T10:00:00Z",
+                                             "finishedAt": "2026-11-02T10:02:58Z"}}}
+
+    pod = {"apiVersion": "v1", "kind": "PodList", "items": [{
+        "metadata": {"name": "trainer-0", "namespace": "default"},
+        "spec": {"nodeName": "node-02"},
+        "status": {"phase": "Running",
+                   "initContainerStatuses": [status("gke-gcsfuse-sidecar", "OOMKilled")],
+                   "containerStatuses": [status("trainer", "OOMKilled")]}}]}
+    res = read_scheduler(json.dumps(pod).encode(), "k8s-pods", "pods.json", job_id=None, tz=UTC)
+    marked = {str(e.fields.get("container")): e.fields.get("storage_daemon")
+              for e in terminal_lines([e for e in res.events if e.kind == "k8s.pod"])}
+    assert marked == {"trainer": None, "gke-gcsfuse-sidecar": "gcsfuse"}
+
+
+def test_the_gcsfuse_mounters_cut_comm_is_a_storage_daemon() -> None:
+    # GoogleCloudPlatform/gcsfuse#2682 (https://github.com/GoogleCloudPlatform/gcsfuse/issues/2682)
+    line = ("Memory cgroup out of memory: Killed process 2960932 (gcs-fuse-csi-dr) total-vm:1340248kB, "
+            "anon-rss:100796kB, file-rss:26844kB")
+    [d] = scan(OOM, [line])
+    assert d.fields["storage_daemon"] == "gcsfuse" and d.fields["cgroup"] is True

@@ -676,6 +676,7 @@ class StorageClient(_Row, kw_only=True, frozen=True):
     fs: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]  # storage.error's `fs`
     anchors: Annotated[tuple[Annotated[str, Meta(min_length=4)], ...], Meta(min_length=1)]
     processes: tuple[Annotated[str, Meta(min_length=2, max_length=15)], ...] = ()  # the daemon's comm
+    containers: tuple[Annotated[str, Meta(min_length=3)], ...] = ()  # a Kubernetes sidecar that runs the daemon
     printed_by: Text
 
 class StorageWord(_Row, kw_only=True, frozen=True):
@@ -690,6 +691,7 @@ class StorageTables(NamedTuple):
     clients: Mapping[str, StorageClient]  # by client
     words: tuple[StorageWord, ...]  # in the file's order
     daemons: Mapping[str, str]  # a FUSE daemon's comm -> its client
+    sidecars: Mapping[str, str]  # a Kubernetes container that runs a FUSE daemon -> its client
 
 
 @lru_cache(maxsize=1)
@@ -711,12 +713,18 @@ def storage_tables() -> StorageTables:
         seen.add((word.client, word.text))
         words.append(word)
     daemons: dict[str, str] = {}
+    sidecars: dict[str, str] = {}
     for client in clients.values():
         for comm in client.processes:
             if comm in daemons:
                 raise CatalogTableError(f"catalog/platform.yaml: storage_clients: process {comm!r} listed twice")
             daemons[comm] = client.client
-    return StorageTables(MappingProxyType(clients), tuple(words), MappingProxyType(daemons))
+        for name in client.containers:
+            if name in sidecars:
+                raise CatalogTableError(f"catalog/platform.yaml: storage_clients: container {name!r} listed twice")
+            sidecars[name] = client.client
+    return StorageTables(MappingProxyType(clients), tuple(words), MappingProxyType(daemons),
+                         MappingProxyType(sidecars))
 
 
 @lru_cache(maxsize=1)

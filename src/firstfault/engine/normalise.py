@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import Final, NamedTuple
 
 from firstfault.bundle import MAX_RANK, Context
+from firstfault.catalog.tables import storage_tables
 from firstfault.extract.reasons import state_of
 from firstfault.hostlist import NodeNames
 from firstfault.model import ErrorItem, Event, Evidence, iso
@@ -227,8 +228,9 @@ _EXIT_REPORTS: Final = ("process.signal", "torch.child_failed", "launcher.exit",
 
 def terminal_lines(events: list[Event]) -> list[Event]:
     """Lone uncaught exception lines (events marked `terminal` by extract/exceptions.py) that are their process's last
-    word: the last event of their stream (file and rank), followed at most by reports of how a process ended; and an
-    OOM killer's header whose file then names the process it killed (_answered_headers).
+    word: the last event of their stream (file and rank), followed at most by reports of how a process ended; an
+    OOM killer's header whose file then names the process it killed (_answered_headers); a storage client's wait that
+    it waited out (_waited_out); a FUSE daemon's sidecar (_storage_sidecars).
 
     Python prints an uncaught exception last, then exits; the launcher and the scheduler report the exit.
     An exception line with more of its stream after it was a passing mention (a logged error the job went
@@ -242,8 +244,20 @@ def terminal_lines(events: list[Event]) -> list[Event]:
             line = ev.evidence.line or 0
             if line > last.get(key, -1):
                 last[key] = line
-    return _waited_out(_answered_headers([ev for ev in events if ev.fields.get("terminal") is not True
-                                          or (ev.evidence.line or 0) >= last[(ev.evidence.file, ev.rank)]]))
+    return _storage_sidecars(_waited_out(_answered_headers([
+        ev for ev in events if ev.fields.get("terminal") is not True
+        or (ev.evidence.line or 0) >= last[(ev.evidence.file, ev.rank)]])))
+
+
+def _storage_sidecars(events: list[Event]) -> list[Event]:
+    """A Kubernetes container that runs a FUSE daemon beside the job's (catalog/platform.yaml `storage_clients`
+    `containers`: GKE's `gke-gcsfuse-sidecar`): its `k8s.pod` is marked `storage_daemon`, so that its OOM kill reads
+    as the mount's loss (storage-fuse-daemon-killed), not the workload's host.oom."""
+    sidecars = storage_tables().sidecars
+    for ev in events:
+        if ev.kind == "k8s.pod" and (daemon := sidecars.get(str(ev.fields.get("container")))) is not None:
+            ev.fields["storage_daemon"] = daemon
+    return events
 
 
 def _waited_out(events: list[Event]) -> list[Event]:
