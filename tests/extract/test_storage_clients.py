@@ -66,6 +66,27 @@ def test_a_daemons_own_log_file_names_it() -> None:
 
 # --- transient and recovery -------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("line", [
+    # jade-hpc-gpu/jade-hpc-gpu.github.io#14 (https://github.com/jade-hpc-gpu/jade-hpc-gpu.github.io/issues/14)
+    "[Mon Oct 16 09:54:43 2017] LNet: 2431:0:(o2iblnd_cb.c:3174:kiblnd_check_conns()) Timed out tx for "
+    "172.31.126.87@o2ib: 403055 seconds",
+    "[Mon Oct 16 10:00:12 2017] Lustre: 2449:0:(client.c:2141:ptlrpc_expire_one_request()) @@@ Request sent has "
+    "failed due to network error: [sent 1508144508/real 1508144518]  req@ffff880eb14da700 x1570198182041824/t0(0) "
+    "o250->MGC172.31.126.87@o2ib@172.31.126.87@o2ib:26/25 lens 520/544 e 0 to 1 dl 1508144563 ref 1 fl "
+    "Rpc:eXN/0/ffffffff rc 0/-1",
+])
+def test_lustres_retried_requests_are_transient(line: str) -> None:
+    [(kind, fields)] = _kinds([line], "kernel")
+    assert kind == "storage.error" and fields["fs"] == "lustre" and fields["transient"] is True
+
+
+def test_lustres_skipped_messages_note_is_nothing() -> None:
+    # the same thread: the kernel's count of lines it did not print again
+    line = ("[Mon Oct 16 09:54:43 2017] LNet: 2431:0:(o2iblnd_cb.c:3174:kiblnd_check_conns()) Skipped 24 previous "
+            "similar messages")
+    assert _kinds([line], "kernel") == []
+
+
 def test_a_ceph_session_lost_is_transient() -> None:
     # our own, in net/ceph/mon_client.c's words
     [(kind, fields)] = _kinds(["libceph: mon0 (1)10.0.0.11:6789 session lost, hunting for new mon"], "kernel")
