@@ -266,9 +266,10 @@ def _waited_out(events: list[Event]) -> list[Event]:
     waited out (a `storage.recovered` later in the same file, on the same node, of the same kind of file system, and
     of the same server where both name one: `nfs: server X OK`, `Connection restored to X`) is read as transient
     (storage-filesystem-transient, weak: a cause only where no other stands), unless the same client on that node
-    also failed calls outright (a `storage.error` of its `fs` that is no wait: a LustreError's `rc = -107`, a soft
-    mount's `timed out`): then the wait was part of that failure and stays with it. The recoveries themselves are
-    never events of the analysis."""
+    also failed calls outright (a `storage.error` of its `fs` that is neither a wait nor transient: a LustreError's
+    `rc = -107`, a soft mount's `timed out`): then the wait, and any transient word of that client there (a request
+    LNet timed out, a session hunted for), is part of that failure and stays with it, one finding. The recoveries
+    themselves are never events of the analysis."""
     Where = tuple[str | None, str | None, object]  # file, node, fs
     named: dict[tuple[Where, object], int] = {}  # (where, the server it names or None) -> its last line
     any_back: dict[Where, int] = {}  # where -> the last line of any recovery there
@@ -279,16 +280,15 @@ def _waited_out(events: list[Event]) -> list[Event]:
             key = (where, ev.fields.get("server"))
             named[key] = max(named.get(key, -1), line)
             any_back[where] = max(any_back.get(where, -1), line)
-    if not any_back:
-        return events
     failed = {(ev.node, ev.fields.get("fs")) for ev in events if ev.kind == "storage.error"
               and ev.fields.get("waits") is not True and ev.fields.get("transient") is not True}
     out: list[Event] = []
     for ev in events:
         if ev.kind == "storage.recovered":
             continue
-        if (ev.kind == "storage.error" and ev.fields.get("waits") is True
-                and (ev.node, ev.fields.get("fs")) not in failed):
+        if ev.kind == "storage.error" and (ev.node, ev.fields.get("fs")) in failed:
+            ev.fields.pop("transient", None)  # part of the failure its client reported on that node
+        elif any_back and ev.kind == "storage.error" and ev.fields.get("waits") is True:
             where = (ev.evidence.file, ev.node, ev.fields.get("fs"))
             server = ev.fields.get("server")
             # its own server's return or one that names none; naming none itself, any return
