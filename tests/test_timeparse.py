@@ -39,6 +39,9 @@ END = parse_rfc3339("2026-11-02T11:00:00Z")
         # Go's standard logger (rclone: itsToggle/rclone_RD#37; JuiceFS's with microseconds)
         ("2023/06/09 17:56:36 mount helper error: fusermount: fuse device not found", "2023-06-09T17:56:36"),
         ("2026/11/02 10:03:07.250000 juicefs[812] <ERROR>: upload inode: 1", "2026-11-02T10:03:07.250000"),
+        # gcsfuse's JSON (internal/logger/slog_helper.go: seconds, then nanoseconds, since the epoch)
+        ('{"timestamp":{"seconds":1793613787,"nanos":12345678},"severity":"ERROR","message":"ReadFile: '
+         'input/output error, x"}', "2026-11-02T10:03:07.012345"),
         ("[default0]:2026-11-02 10:03:07,123 INFO", "2026-11-02T10:03:07.123000"),
         (
             "slurmstepd: error: *** JOB 55 ON gpu-q11 CANCELLED AT 2026-11-02T10:40:07 DUE TO TIME LIMIT ***",

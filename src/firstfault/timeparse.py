@@ -70,6 +70,9 @@ _MAX_LEADS: Final = 4
 # `libfabric:451707:1708520807::efa:cq:...` (process id, then seconds).
 _EPOCH_UCX = re.compile(r"^\[(\d{10})\.(\d{1,9})\] +\[[\w.\-]+: *\d+")
 _EPOCH_LIBFABRIC = re.compile(r"^libfabric:\d+:(\d{10})::")
+# gcsfuse's JSON log line, its time first as seconds and nanoseconds since the epoch (GoogleCloudPlatform/gcsfuse
+# internal/logger/slog_helper.go customiseTimeFormat): `{"timestamp":{"seconds":1704697907,"nanos":553918512},...`.
+_EPOCH_JSON = re.compile(r'^\{"timestamp":\{"seconds":(\d{9,10}),"nanos":(\d{1,9})\}')
 # ctime(3) with the weekday, as Open MPI's --timestamp-output glues it before its tag: `Sun Apr 22 11:13:01 2018[1,3]`;
 # also with a zone's abbreviation before the year (date(1)'s and Go's UnixDate form, blobfuse2's log header
 # `Tue Mar 14 14:49:09 GMT 2023 : blobfuse2[1429] : LOG_ERR ...`: UTC or GMT is UTC, another abbreviation names no
@@ -321,6 +324,10 @@ class TimeParser:
             m = _EPOCH_LIBFABRIC.match(text)
             if m:
                 wall = _epoch(int(m.group(1)), 0)
+        elif c == "{":
+            m = _EPOCH_JSON.match(text)
+            if m:
+                wall = _epoch(int(m.group(1)), int(m.group(2)) // 1000)
         return wall
 
     def _ctime(self, m: re.Match[str], mo: int) -> datetime | None:

@@ -214,3 +214,14 @@ def test_the_gcsfuse_mounters_cut_comm_is_a_storage_daemon() -> None:
             "anon-rss:100796kB, file-rss:26844kB")
     [d] = scan(OOM, [line])
     assert d.fields["storage_daemon"] == "gcsfuse" and d.fields["cgroup"] is True
+
+
+def test_gcsfuses_json_line_in_its_sidecars_log_is_read_and_timed() -> None:
+    # our own, in gcsfuse's JSON format (internal/logger/slog_helper.go) and error_mapping.go's words
+    line = ('{"timestamp":{"seconds":1793613787,"nanos":12345678},"severity":"ERROR","message":"ReadFile: '
+            'input/output error, fh.reader.ReadAt: readFull: context deadline exceeded"}')
+    [ev] = [e for e in events([line], "application", file="pods/trainer-0/gke-gcsfuse-sidecar.log")
+            if e.kind == "storage.error"]
+    assert ev.fields["client"] == "gcsfuse" and ev.fields["fs"] == "fuse"
+    # without its file naming it, the line names no client: not read
+    assert [e for e in events([line], "application", file="app.log") if e.kind == "storage.error"] == []
