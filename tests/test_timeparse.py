@@ -36,9 +36,6 @@ END = parse_rfc3339("2026-11-02T11:00:00Z")
         # blobfuse2's log header, date(1)'s form with the zone (Azure/azure-storage-fuse#1083)
         ("Tue Mar 14 14:49:09 GMT 2023 : blobfuse2[1429] : LOG_CRIT [mount.go (384)]: Starting Blobfuse2 Mount",
          "2023-03-14T14:49:09"),
-        # Go's standard logger (rclone: itsToggle/rclone_RD#37; JuiceFS's with microseconds)
-        ("2023/06/09 17:56:36 mount helper error: fusermount: fuse device not found", "2023-06-09T17:56:36"),
-        ("2026/11/02 10:03:07.250000 juicefs[812] <ERROR>: upload inode: 1", "2026-11-02T10:03:07.250000"),
         # gcsfuse's JSON (internal/logger/slog_helper.go: seconds, then nanoseconds, since the epoch)
         ('{"timestamp":{"seconds":1793613787,"nanos":12345678},"severity":"ERROR","message":"ReadFile: '
          'input/output error, x"}', "2026-11-02T10:03:07.012345"),
@@ -63,8 +60,11 @@ def test_a_ctime_zone_other_than_utc_takes_the_bundles_zone() -> None:
     assert st is not None and st.wall == datetime(2026, 11, 2, 10, 3, 7, tzinfo=UTC)
 
 
-def test_a_slashed_date_that_is_no_date_is_no_stamp() -> None:
-    assert TimeParser(UTC, START, END).parse("2026/13/02 10:03:07 x") is None
+def test_gos_standard_logger_stamp_is_not_read() -> None:
+    # Go's log package prints local time with no zone (`2023/06/09 17:56:36 ...`, rclone's, JuiceFS's). Read in the
+    # bundle's zone, it made one more false definitive in the wild corpus (b19, on main after its merge; the bundle
+    # was not opened), so such a line stays unstamped and takes the nearest earlier stamped line's time
+    assert TimeParser(UTC, START, END).parse("2026/11/02 10:03:07.250000 juicefs[812] <ERROR>: upload inode") is None
 
 
 def test_unstamped_and_uptime_only() -> None:

@@ -79,9 +79,7 @@ _EPOCH_JSON = re.compile(r'^\{"timestamp":\{"seconds":(\d{9,10}),"nanos":(\d{1,9
 # offset, so the bundle's zone is taken, as for a stamp without one).
 _CTIME = re.compile(r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) "
                     r"(?:([A-Z]{2,5}) )?(\d{4})")
-# Go's standard logger with its date and (micro)seconds, local time (`2024/05/01 10:00:00.000000 juicefs[812] <ERROR>:
-# ...`, rclone's and many Go daemons' `2023/06/09 17:56:36 ...`).
-_GO_LOG = re.compile(r"^(\d{4})/(\d{2})/(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?=\s|$)")
+
 # An uptime this large is a Unix time in brackets (UCX's), not seconds since boot.
 _UPTIME_MAX: Final = 1e9
 
@@ -269,9 +267,6 @@ class TimeParser:
                 elif (m := _MONTH_DAY.match(text)) is not None and 1 <= int(m.group(1)) <= 12:
                     wall = self._yearless(int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)),
                                           int(m.group(5)), _frac(m.group(6)))
-                elif (m := _GO_LOG.match(text)) is not None:
-                    wall = self._local(int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)),
-                                       int(m.group(5)), int(m.group(6)), _frac(m.group(7)))
         elif c == "[":
             m = _DMESG_T.match(text)
             if m:
