@@ -166,8 +166,9 @@ def test_a_fuse_daemon_killed_names_its_client() -> None:
     assert d.fields["storage_daemon"] == "mountpoint-s3"
 
 
-def test_the_workloads_own_process_killed_names_no_daemon() -> None:
-    [d] = scan(OOM, ["Out of memory: Killed process 1234 (python) total-vm:123456kB, anon-rss:120000kB"])
+@pytest.mark.parametrize("proc", ["python", "rclone"])  # rclone copies and syncs too: its comm names no mount
+def test_the_workloads_own_process_killed_names_no_daemon(proc: str) -> None:
+    [d] = scan(OOM, [f"Out of memory: Killed process 1234 ({proc}) total-vm:123456kB, anon-rss:120000kB"])
     assert "storage_daemon" not in d.fields
 
 
