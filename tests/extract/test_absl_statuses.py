@@ -192,6 +192,11 @@ def test_a_backend_whose_peers_did_not_answer_is_their_symptom() -> None:
     "E0000 00:00:1774535954.976942 2192153 dns_resolver_ares.cc:358] no server name supplied in dns URI",
     "E0000 00:00:1774535954.977023 2192153 legacy_channel.cc:89] channel stack builder failed: UNKNOWN: the target "
     "uri is not valid: dns:///",
+    # jax-ml/jax#10218 (a TPU pod with jax 0.3.5), verbatim: gRPC's glog header padded to its column, and gRPC core's
+    # JSON error of that time with the words as its `description`
+    "E0410 21:04:57.403257842   30715 f758.cc:310]                no server name supplied in dns URI",
+    'E0410 21:04:57.403295131   30715 f872.cc:77]                 channel stack builder failed: {"created":"@164962'
+    '4697.403284903","description":"the target uri is not valid: dns:","file":"f814.cc","file_line":1090}',
 ])
 def test_a_target_grpc_cannot_resolve_is_the_jobs_set_up(line: str) -> None:
     drafts = alone(line)
@@ -204,6 +209,8 @@ def test_a_target_grpc_cannot_resolve_is_the_jobs_set_up(line: str) -> None:
     '    gpr_log(GPR_ERROR, "no server name supplied in dns URI");',
     # a person's words about it (synthetic)
     "the error no server name supplied in dns URI went away after setting the coordinator address",
+    # a JSON error whose description only begins with the words (synthetic): the message must end there
+    '{"created":"@1649624697.4","description":"the target uri is not valid: dns: see the docs for the form"}',
 ])
 def test_the_resolvers_words_in_code_or_prose_are_nothing(line: str) -> None:
     assert alone(line) == []
