@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import ErrnoInfo, cuda_table, errno_table, nccl_result_table
+from firstfault.catalog.tables import ErrnoInfo, cuda_table, cudnn_status_table, errno_table, nccl_result_table
 
 # --------------------------------------------------------------------------
 # Signals
@@ -364,6 +364,27 @@ def cuda_error_of(text: str) -> CudaError | None:
         if hit is not None:
             return hit
     return CudaError(None, "unknown", "", "other")
+
+
+CUDNN_LITERAL: Final = "CUDNN_STATUS_"
+_CUDNN_STATUS = re.compile(r"\bCUDNN_STATUS_[A-Z_]{2,40}\b")
+
+
+@lru_cache(maxsize=1)
+def _cudnn_index() -> dict[str, CudaError]:
+    return {row.name: CudaError(code, row.name, row.name, row.cuda_class)
+            for code, row in sorted(cudnn_status_table().items())}
+
+
+def cudnn_status_of(text: str) -> CudaError | None:
+    """The cuDNN status a line names (catalog/cuda.yaml `cudnn_statuses`), if it names one of the table's."""
+    if CUDNN_LITERAL not in text:
+        return None
+    for m in _CUDNN_STATUS.finditer(text):
+        hit = _cudnn_index().get(m.group(0))
+        if hit is not None:
+            return hit
+    return None
 
 
 def nccl_result_of(text: str) -> str | None:

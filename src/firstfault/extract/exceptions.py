@@ -27,6 +27,7 @@ from firstfault.extract.codes import (
     ACCEL_OOM_PHRASES,
     CODED_CUDA_MESSAGE,
     CUDA_LITERALS,
+    CUDNN_LITERAL,
     MESSAGE_CUDA_CODE,
     WEAK_CUDA_ANCHORS,
     by_whom,
@@ -216,6 +217,7 @@ class ExceptionExtractor:
         *ACCEL_OOM_PHRASES,
         *CUDA_LITERALS,
         *WEAK_CUDA_ANCHORS,
+        CUDNN_LITERAL,  # a cuDNN status (catalog/cuda.yaml `cudnn_statuses`)
         *cuda_message_literals(),  # a CUDA error's message followed by its number (`... combination (error 803)`)
         "CUDA-capable device",
         "No CUDA GPUs are available",

@@ -57,10 +57,12 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import ExceptionClassInfo, object_store_code_table
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
+    CudaError,
     accelerator_oom,
     by_whom,
     cache_race,
     cuda_error_of,
+    cudnn_status_of,
     errno_of,
     errno_row,
     exit_signal,
@@ -821,6 +823,9 @@ def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
         return [Draft("app.cuda_oom", {"message": clip(message)})]
     if _CUDA_HINT.match(body):
         return []
+    status = cudnn_status_of(body) if "CUDNN_STATUS_" in body else None
+    if status is not None:
+        return _cudnn_drafts(body, exc, status)
     err = cuda_error_of(body)
     if err is None:
         return []
@@ -831,6 +836,20 @@ def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
     fields = _fields(error=err.cls, message=clip(err.message or (exc.msg if exc and exc.msg else body)),
                      cuda_error=err.name if err.code is not None else None, cuda_code=err.code)
     return [Draft("app.cuda_error", fields)]
+
+
+def _cudnn_drafts(body: str, exc: Exc | None, status: CudaError) -> list[Draft]:
+    """A cuDNN status (catalog/cuda.yaml `cudnn_statuses`): the job's build for another GPU or cuDNN of two versions
+    is its configuration (app.cuda_error, config); any other status in a raised exception is read as the exception
+    (the generic steps); a line of its own at error level (TensorFlow's `E ... Could not create cudnn handle:
+    CUDNN_STATUS_INTERNAL_ERROR`) is a call of the job's framework that failed, naming no cause: the workload's
+    failure, weak (`terminal`: its stream's last word only). A warning or info record of one names none."""
+    if status.cls == "config":
+        return [Draft("app.cuda_error", _fields(error="config", message=clip(exc.msg if exc and exc.msg else body),
+                                                cuda_error=status.name))]
+    if exc is not None or _LEVEL_WORD.search(body) or _GLOG_CALM.search(body) or exception_shape(body) is not None:
+        return []  # (a lone exception line's class is read by the lone-line reader)
+    return [Draft("app.exception", {"exc_type": "cudnnStatus_t", "message": clip(body), "terminal": True})]
 
 
 def _detail(exc: Exc) -> str:
