@@ -514,7 +514,7 @@ class Extraction:
             for args in held:
                 self.unrecognized.offer(*args)
             return out, ctx
-        offered = self._offered
+        offered, self._offered = self._offered, None  # a line read joined is offered as no unrecognized line
         joined = Candidate(c.source, c.file, c.line, c.node, c.rank, c.time, c.text.rstrip() + " " + c.cont)
         self._held = []  # the joined text's own offers are dropped: the line is listed as it stands
         try:
