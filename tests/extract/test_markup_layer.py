@@ -58,6 +58,9 @@ def test_the_tagged_line_reads_as_the_jobs_set_up(make_bundle: BundleMaker) -> N
     "**Error** in the second step",  # emphasis on one word, not the line
     "- python=3.10",  # a bullet before no pasted log line (a conda environment's list)
     "```",  # a fence
+    # koordinator-sh/koordinator#1004, verbatim: emphasis a person put on the words after a sentence, not a tag
+    "23/02/08 08:34:25 WARN TaskSetManager: Lost task 12057.0 in stage 372.0 (TID 178902) (172.16.0.127 executor 4): "
+    "java.io.IOException: **No space left on device**",
 ])
 def test_near_miss_stars_and_backticks_that_are_no_markup_around_the_line(line: str) -> None:
     assert split_prefixes(line).body == line

@@ -136,11 +136,11 @@ def _markup_inner(body: str) -> str | None:
 
 
 def _tagged_markup(body: str) -> str | None:
-    """`tag: **line**` (a host or job name the layers do not take, then the pasted line in a pair): the tag kept, the
-    pair's markers gone."""
+    """`tag: **line**` (a host or job name the layers do not take, one word at the line's start, then the pasted line
+    in a pair): the tag kept, the pair's markers gone."""
     at = body.find(": **") if body.endswith("**") else body.find(": `")
-    if at < 0:
-        return None
+    if at <= 0 or any(ch.isspace() for ch in body[:at]):
+        return None  # a tag is one word at the line's start; emphasis after a sentence is the sentence's own
     inner = _pair(body, at + 2)
     return None if inner is None else body[:at + 2] + inner
 
