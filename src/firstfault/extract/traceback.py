@@ -353,6 +353,46 @@ LANGUAGES: Final[tuple[Language, ...]] = (
     Language("julia", re.compile(r"^\s*ERROR: (?:LoadError: |On worker \d+:\s*){0,4}" + _JULIA_CLASS
                                  + r"(?:\((?P<args>.*)\))?(?::[ \t]?(?P<msg>.*))?$"), "", ("Error", "Exception")),
 )
+# JavaScript on Node.js: V8 prints an Error as its `name: message` line and then its stack, one frame a line, `    at
+# <function> (<file>:<line>:<column>)`, `    at <file>:<line>:<column>` for an anonymous one, `node:<module>` for
+# Node's own (the V8 stack trace API, v8.dev/docs/stack-trace-api; Node's `util.inspect` of an Error). The name line
+# alone is any `word: words`; the frame right after it makes it an error (extract/exceptions.py holds the line until
+# the next one comes). The AWS SDK for JavaScript v3 names a service's error by the service's own code
+# (`SlowDown: UnknownError` thrown from @smithy/smithy-client `throwDefaultError`, as in huridocs/uwazi#7319), so an
+# error thrown from its modules whose name is an object store's code reads through that table.
+JS_FRAME_LITERALS: Final = (".js:", ".mjs:", ".cjs:", ".ts:", "(node:")
+_JS_FRAME = re.compile(r"\s{0,16}at (?:[^()\n]{1,300} \()?(?P<file>(?:file://)?[^\s()]{1,500}?\.(?:js|mjs|cjs|ts)"
+                       r"|node:[\w./\-]{1,200}):\d+:\d+\)?\s*$")
+_JS_HEAD = re.compile(r"(?P<cls>[A-Za-z_$][\w$]{0,80}): (?P<msg>\S.*)$")
+_AWS_SDK_JS: Final = ("/@aws-sdk/", "/@smithy/", "/aws-sdk/")
+
+
+def js_frame(body: str) -> str | None:
+    """The file of a JavaScript stack frame line (`    at fn (/app/x.js:1:2)`), or None where the line is none."""
+    if body.lstrip()[:3] != "at ":  # (the prefix layer took the frame's indentation)
+        return None
+    m = _JS_FRAME.match(body)
+    return m.group("file") if m else None
+
+
+def js_error_line(body: str) -> Exc | None:
+    """A JavaScript error's `name: message` line, as the exception it would be if a stack follows it."""
+    m = _JS_HEAD.match(body)
+    return Exc(m.group("cls"), m.group("cls"), m.group("msg").strip()) if m else None
+
+
+def js_exception(body: str, exc: Exc, frame_file: str) -> list[Draft]:
+    """What a JavaScript error whose stack begins in `frame_file` says, read as a traceback's last line (terminal)."""
+    if any(p in frame_file for p in _AWS_SDK_JS) and exc.cls in object_store_code_table():
+        drafts = [_object_store(exc, exc.cls)]
+    else:
+        drafts, _ = classify(body, exc, False, False)
+    for d in drafts:
+        if d.kind != "process.signal":
+            d.fields["terminal"] = True
+    return drafts
+
+
 # Go's mark of a value re-panicked after a recover (runtime/panic.go printpanics), not part of the value.
 _REPANICKED = re.compile(r" \[recovered(?:, reraised)?\]$")
 SIGNAL_LINE_LITERALS: Final = ("[signal SIG",)  # every `signal_line` holds it
