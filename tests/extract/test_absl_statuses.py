@@ -247,9 +247,14 @@ def test_a_cudnn_handle_that_failed_otherwise_names_no_memory() -> None:
     # PyTorch's cuDNN check (`cuDNN error: ` + the status's name), verbatim from chenyuntc/pytorch-best-practice#12
     # (a GPU older than the build's cuDNN supports), raised: the job's build for this GPU
     ("RuntimeError: cuDNN error: CUDNN_STATUS_ARCH_MISMATCH", "app.cuda_error", "config"),
-    # ... a kernel of cuDNN that failed to run, verbatim from jianweif/OptimalGradCheckpointing#5: the workload's
-    # exception, as any raised error that names no cause
-    ("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED", "app.exception", None),
+    # ... a kernel of cuDNN that failed to run, verbatim from jianweif/OptimalGradCheckpointing#5: a CUDA error of
+    # the launch-failure class, a symptom as CUDA's `unspecified launch failure` is (what made it fail is said
+    # elsewhere: an illegal access, a GPU fault)
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED", "app.cuda_error", "launch_failure"),
+    # ... and a status of no CUDA class (the call's arguments: the workload's own) stays the workload's exception
+    # (PyTorch's own words: ATen's cuDNN convolution appends the non-contiguous hint to NOT_SUPPORTED)
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous "
+     "input.", "app.exception", None),
 ])
 def test_a_raised_cudnn_status_reads_by_its_class(line: str, kind: str, error: str | None) -> None:
     [d] = last_line(line)

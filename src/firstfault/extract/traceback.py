@@ -880,12 +880,15 @@ def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
 
 def _cudnn_drafts(body: str, exc: Exc | None, status: CudaError) -> list[Draft]:
     """A cuDNN status (catalog/cuda.yaml `cudnn_statuses`): the job's build for another GPU or cuDNN of two versions
-    is its configuration (app.cuda_error, config); any other status in a raised exception is read as the exception
+    is its configuration (app.cuda_error, config); a kernel that failed to run (EXECUTION_FAILED) or a handle not
+    created (NOT_INITIALIZED) is a CUDA error of that class, a symptom; any other status in a raised exception is read as the exception
     (the generic steps); a line of its own at error level (TensorFlow's `E ... Could not create cudnn handle:
     CUDNN_STATUS_INTERNAL_ERROR`) is a call of the job's framework that failed, naming no cause: the workload's
     failure, weak (`terminal`: its stream's last word only). A warning or info record of one names none."""
-    if status.cls == "config":
-        return [Draft("app.cuda_error", _fields(error="config", message=clip(exc.msg if exc and exc.msg else body),
+    if status.cls in ("config", "launch_failure", "unavailable"):
+        # the classes CUDA's errors have (catalog/cuda.yaml): the job's configuration, or a kernel that failed to run
+        # and a handle cuDNN could not create, symptoms whose cause is said elsewhere (as CUDA's launch failure is)
+        return [Draft("app.cuda_error", _fields(error=status.cls, message=clip(exc.msg if exc and exc.msg else body),
                                                 cuda_error=status.name))]
     if exc is not None or _LEVEL_WORD.search(body) or _GLOG_CALM.search(body) or exception_shape(body) is not None:
         return []  # (a lone exception line's class is read by the lone-line reader)
