@@ -38,6 +38,16 @@ def test_markup_around_a_pasted_line_is_peeled(line: str) -> None:
     assert kinds(line) == kinds(BARE) == [("nccl.error", "ncclInvalidUsage")]
 
 
+def test_a_code_span_that_keeps_its_padding_is_peeled_to_its_text() -> None:
+    # BSC-ES/autosubmit#382 (https://github.com/BSC-ES/autosubmit/issues/382): each row of sacct's fixed-width table
+    # pasted as a code span, the last cell's padding kept inside the backticks
+    row = "`1488666.bat+      batch                 bsc32          4 OUT_OF_ME+    0:125 `"
+    assert split_prefixes(row).body == "1488666.bat+      batch                 bsc32          4 OUT_OF_ME+    0:125"
+    # ... but a span whose text starts with a space, or holds nothing but spaces, is no pasted line
+    assert split_prefixes("` OUT_OF_ME+ `").body == "` OUT_OF_ME+ `"
+    assert split_prefixes("`   `").body == "`   `"
+
+
 def test_a_tag_before_the_emphasis_is_kept_and_the_markers_go() -> None:
     assert split_prefixes(FAIRSEQ).body == "fairseq-master: " + BARE
 

@@ -123,6 +123,8 @@ def _pair(body: str, at: int) -> str | None:
         return None
     end = len(body.rstrip())
     inner = body[at + len(mark):end - len(mark)]
+    if mark == "`":
+        inner = inner.rstrip()  # a code span keeps the spaces its text ended with (a table's padded cells)
     if (end - at < 2 * len(mark) + 1 or not body.startswith(mark, end - len(mark)) or not inner
             or inner[:1].isspace() or inner[-1:].isspace() or mark in inner or inner[:1] in "*`"):
         return None
