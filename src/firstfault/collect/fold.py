@@ -40,11 +40,15 @@ verdict what reading every copy gives:
   any line read in full whose outcome is new for its shape (a new shape, a
   real error) or that was claimed may have changed the state the folded
   shapes were checked against: each shape is read in full once more, with
-  the same outcome, before it folds again.
+  the same outcome, before it folds again (an *epoch*). Not a variant whose
+  line was read by its body alone (`_Variant.free`): no copy of it is given
+  that state, so its outcome does not hang on it.
 - A folded copy's time is not read where the line starts with a stamp whose
   bytes order as its times (zone-less ISO, syslog): an unrecognized line's
   copies then fold only where their stamp is not earlier than the variant's
-  first copy's. Any other unrecognized line (no stamp of its own: DDP's
+  first copy's (the earliest of the copies read to the variant: a copy read
+  with an earlier stamp, in a log whose clock was set back, lowers it). Any
+  other unrecognized line (no stamp of its own: DDP's
   grad-strides warning after a stamped step line; or another form) is
   `timed`: a copy's time is worked out as reading it would (its own stamp,
   else the walk back to the nearest one, in C), and it folds only where it is
@@ -59,6 +63,16 @@ verdict what reading every copy gives:
 - Lines found to hold none of the prefilter's words make their shape quiet
   where the shape tells that every line of it holds none (`quiet_add`): the
   dense loop passes over them in C, as the prefilter would.
+- A copy is known by its shape alone (no search for the prefilter's words) where every line of the shape has
+  its variant's hits (`same_hits`), or where the shape's hex ids may spell a word with hex letters alone (EDAC's
+  `page:0x...` and `EDAC `) and the copy spells none of them there (`_at_risk`, `_Variant.risk`: the first copy
+  spelled none either, and no other place of the shape holds a word in one line and not in another).
+- The ready variants are put in `table`, which the C loops read, as their copies come (`table_add`): it stays
+  across lines read in full while the epoch stays (a read takes out the entry of the variant whose ranges, floor
+  or lead it changed, which an entry narrower than its variant would otherwise keep from C, and the entries of
+  a shape no longer stable), its free variants across epochs too, and each shape's entries are indexed by the
+  bytes all of them hold fixed (`_Tabled`: a host's digits, where a shape has an entry per host), so a line is
+  compared with the entries of its own host's bytes only.
 - A file's first chunk in which no shape has more than WARM candidate lines
   cannot fold a copy: its candidates are read in full without the shapes'
   bookkeeping (`may_count`, `pass_on`), and the fold starts on the next
