@@ -46,7 +46,8 @@ verdict what reading every copy gives:
 - A folded copy's time is not read where the line starts with a stamp whose
   bytes order as its times (zone-less ISO, syslog): an unrecognized line's
   copies then fold only where their stamp is not earlier than the variant's
-  first copy's (the earliest of the copies read to the variant: a copy read
+  first copy's (the earliest of the copies read to the variant or to its kin,
+  whose offers differ in the host alone and share its group: a copy read
   with an earlier stamp, in a log whose clock was set back, lowers it). Any
   other unrecognized line (no stamp of its own: DDP's
   grad-strides warning after a stamped step line; or another form) is
@@ -199,8 +200,9 @@ class _Variant:
     hi_top: int = 0  # hi | top
     fixed: int = 0  # 0xff in the bytes where lo == hi (a digit that never varied), 0 elsewhere
     # For an unrecognized line: the length of the stamp it starts with, whose bytes order as its times do (0:
-    # none such, and its copies are all read), and rep's stamp. A copy whose stamp is earlier is read: it may
-    # be its group's earliest line, and a folded copy's time is not read.
+    # none such, and its copies are all read), and the earliest stamp of the copies read to it (of its kin's too,
+    # which share its group: a kin pool's lead_rep is theirs). A copy whose stamp is earlier is read: it may be
+    # its group's earliest line, and a folded copy's time is not read.
     lead: int = 0
     lead_rep: bytes = b""
     # For an unrecognized line without such a stamp (`timed`): the earliest time a copy read to this outcome
@@ -852,7 +854,13 @@ class LineFold:
                     return self.fold_copy(raw, unscanned)
                 continue
             if v.lead and raw[:v.lead] < v.lead_rep:
-                return None
+                kin = v.kin
+                if kin is None or not kin.lead_rep or raw[:v.lead] < kin.lead_rep:
+                    return None
+                # A kin's copy read with that stamp or an earlier one stands in their group (one template: the
+                # offers differ in the host alone) for any later copy not earlier than it: the lead is the pool's.
+                v.lead_rep = kin.lead_rep
+                self._untable_variant(v)
             same = v.same_hits or not unscanned or (v.risk is not None and _spells_none(raw, v.risk))
             e = 0 if v.free else epoch
             if v.ready == e and same:
@@ -1111,6 +1119,8 @@ class LineFold:
                         kin.reads += 1
                         if not kin.holds(x):
                             kin.widen(x)
+                        if v.lead and raw[:v.lead] < kin.lead_rep:
+                            kin.lead_rep = raw[:v.lead]
                         if v.reads < WARM <= kin.reads:  # its kin got warm after it was born: it is now
                             _borrow(v, kin, x)
                             sh.changed(v)
@@ -1164,12 +1174,15 @@ class LineFold:
                     kin = _Variant(first.rep, first.hits, first.reading, first.reads, first.size, first.epoch,
                                    first.same_hits)
                     kin.lo, kin.hi, kin.hi_top, kin.fixed = first.lo, first.hi, first.hi_top, first.fixed
+                    kin.lead_rep = first.lead_rep
                     first.kin = sh.kin[family] = kin
                     self._bytes += 5 * len(raw)
                 # Its kin's copies tell its bytes but those that spell its own host or rank, which hold x's alone.
                 kin.reads += 1
                 if not kin.holds(x):
                     kin.widen(x)
+                if v.lead and v.lead_rep < kin.lead_rep:
+                    kin.lead_rep = v.lead_rep
                 v.kin, v.own = kin, own
                 if kin.reads >= WARM:
                     _borrow(v, kin, x)
