@@ -1149,3 +1149,34 @@ def test_a_table_indexed_by_the_bytes_its_entries_hold_fixed_counts_each_copy_on
     assert lf._at_risk(memo.line_shape(edac)) is None
     lf.start_file(hex_words=memo.hex_words([b"EDAC "]))
     assert lf._at_risk(memo.line_shape(edac)) is None
+
+
+def test_the_table_keeps_its_index_by_a_hosts_bytes_when_one_variant_lets_them_vary() -> None:
+    """table_add indexes a shape's entries by the bytes all of them hold fixed: one variant whose copies vary where
+    the others spell their host (a line whose outcome names no host, of the same shape) would put every host's
+    entry under one key, which C compares a line with one by one (mux39's 512 entries a line). Such a variant stays
+    out of the table (its copies are looked up in Python), the index by the host's bytes as it was; one that lets a
+    byte vary that does not tell the hosts apart (a later minute) is indexed by fewer bytes."""
+    lf = fold.LineFold(None, None)  # type: ignore[arg-type]
+    lf.start_file()
+
+    def variant(host: int, *more: bytes) -> tuple[bytes, fold._Variant]:
+        raw = b"Dec  4 10:00:01 node-%04d kernel: mlx5_core: failed, status bad parameter" % host
+        v = fold._Variant(int.from_bytes(raw), None, fold.Reading(((), False, None), None, True), fold.WARM,
+                          len(raw), 0, True)
+        for m in more:
+            v.widen(int.from_bytes(m))
+        return raw, v
+
+    for h in range(40):
+        lf.table_add(*variant(h))
+    shape = next(iter(lf._tabled))
+    t = lf._tabled[shape]
+    assert t.n == 40 and len(t.index) == 40 and max(map(len, t.index.values())) == 1
+    raw, anyhost = variant(0, *(b"Dec  4 10:00:01 node-%04d kernel: mlx5_core: failed, status bad parameter" % h
+                                for h in range(0, 1000, 7)))
+    lf.table_add(raw, anyhost)
+    assert anyhost.tabled != lf._gen and len(t.index) == 40 and t.n == 40  # kept out, the index as it was
+    raw, later = variant(41, b"Dec  4 10:07:01 node-0041 kernel: mlx5_core: failed, status bad parameter")
+    lf.table_add(raw, later)
+    assert later.tabled == lf._gen and t.n == 41 and len(t.index) == 41  # the minute out of the key, hosts in it

@@ -136,6 +136,7 @@ MAX_VARIANTS: Final = 16  # outcomes followed per shape
 MAX_KIN: Final = 4096  # outcomes followed per shape that differ only in the host or rank the line names (_own)
 MAX_BYTES: Final = 8 << 20  # the shapes' and variants' line bytes kept per file (each holds one line or two)
 MAX_LINE: Final = 2000  # bytes: longer lines are read in full (their shape is not kept)
+MAX_BUCKET: Final = 32  # table entries C compares a line with, under one key of a shape's index (_Tabled)
 MAX_RISK: Final = 32  # places and literals at which a shape's hex ids may spell a prefilter word, checked per copy
 
 # An EventStore signature with the weight a copy adds to it.
@@ -308,10 +309,12 @@ class _Tabled:
     with the one or few entries a line of that host can be a copy of, not with the shape's hundreds. Every entry
     that holds a line is under that line's key (its bytes there are the entry's lo, which is its hi)."""
 
-    __slots__ = ("at", "fixed", "index", "shape", "value", "zero")
+    __slots__ = ("at", "fixed", "index", "n", "refused", "shape", "value", "zero")
 
     def __init__(self, key: bytes, fixed: int) -> None:
         self.shape = key
+        self.n = 0  # entries
+        self.refused: set[int] = set()  # the ids of variants kept out (LineFold.table_add; variants outlive this)
         self.zero = int.from_bytes(key.translate(_ZERO_AT))  # 0xff where the shape has a `0`: the bytes that vary
         self.index: dict[bytes, list[_Entry]] = {}
         self.fixed = -1
@@ -685,6 +688,7 @@ class LineFold:
         for i, e in enumerate(bucket):
             if e is entry:
                 del bucket[i]
+                t.n -= 1
                 break
         if not bucket:
             del t.index[k]
@@ -894,12 +898,25 @@ class LineFold:
                 t = self._tabled[key] = _Tabled(key, v.fixed)
                 self.table[key] = t.value
             elif v.fixed & t.fixed != t.fixed:  # v lets a byte vary that the others hold: index by fewer bytes
-                t.rekey(v.fixed & t.fixed, v.size)
+                if id(v) in t.refused:
+                    return
+                was = t.fixed
+                t.rekey(v.fixed & was, v.size)
+                if t.n > MAX_BUCKET and max(map(len, t.index.values())) > MAX_BUCKET:
+                    # Not where that puts many entries under one key (v's bytes there vary where the others' name
+                    # their host): C would compare a line with each. v stays out, the index as it was.
+                    t.rekey(was, v.size)
+                    t.refused.add(id(v))
+                    return
                 self.table[key] = t.value
             entry: _Entry = (v.lo.to_bytes(v.size), v.hi.to_bytes(v.size), v.lead_rep, v, floor)
             if not v.same_hits and v.risk is not None:
                 entry = (*entry, v.risk)
-            t.index.setdefault(t.key(entry[0]), []).append(entry)
+            bucket = t.index.setdefault(t.key(entry[0]), [])
+            if len(bucket) >= MAX_BUCKET:  # entries that hold no byte apart: C would compare a line with each
+                return
+            bucket.append(entry)
+            t.n += 1
             v.tabled, v.entry = self._gen, (t, entry)
             if not v.free:
                 self._bound.append(v)
