@@ -73,7 +73,8 @@ verdict what reading every copy gives:
   or lead it changed, which an entry narrower than its variant would otherwise keep from C, and the entries of
   a shape no longer stable), its free variants across epochs too, and each shape's entries are indexed by the
   bytes all of them hold fixed (`_Tabled`: a host's digits, where a shape has an entry per host), so a line is
-  compared with the entries of its own host's bytes only.
+  compared with the entries of its own host's bytes only (a variant that would put many entries under one key
+  stays out: MAX_BUCKET).
 - A file's first chunk in which no shape has more than WARM candidate lines
   cannot fold a copy: its candidates are read in full without the shapes'
   bookkeeping (`may_count`, `pass_on`), and the fold starts on the next
