@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -32,6 +34,16 @@ WORKLOAD = {
         {"kind": "application", "path": "app/rank-{rank}.log"},
     ],
 }
+
+def workload_ending(state: str | None) -> dict[str, Any]:
+    """WORKLOAD with its terminal state `state` (None: the end not recorded)."""
+    wl = copy.deepcopy(WORKLOAD)
+    if state is None:
+        del wl["workload"]["terminal_state"]
+    else:
+        wl["workload"]["terminal_state"] = state
+    return wl
+
 
 XID79 = (
     "Nov  2 10:05:00 node-02 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=123, name=python, "

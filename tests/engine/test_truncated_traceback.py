@@ -12,10 +12,8 @@ beside it, a symptom beside it (the launcher's own report of a killed rank), mor
 
 from __future__ import annotations
 
-import copy
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -23,7 +21,7 @@ from firstfault import records
 from firstfault.analysis import parallel
 from firstfault.analysis.analyze import Analyzer, analyze
 from firstfault.bundle import load_bundle
-from tests.conftest import WORKLOAD, XID79, BundleMaker
+from tests.conftest import XID79, BundleMaker, workload_ending
 
 # hzwer/ECCV2022-RIFE#52 (https://github.com/hzwer/ECCV2022-RIFE/issues/52): the reporter's block ends at the frame
 # that raises; the `ValueError: Error initializing torch.distributed using env:// rendezvous: environment variable
@@ -57,18 +55,9 @@ KILLED = ("[2026-11-02 10:05:00,544] torch.distributed.elastic.multiprocessing.a
 NOW = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 
 
-def _workload(state: str | None) -> dict[str, Any]:
-    wl = copy.deepcopy(WORKLOAD)
-    if state is None:
-        del wl["workload"]["terminal_state"]
-    else:
-        wl["workload"]["terminal_state"] = state
-    return wl
-
-
 def test_a_failed_rank_whose_log_ends_inside_a_traceback_raised_an_uncaught_exception(
         make_bundle: BundleMaker) -> None:
-    v = analyze(str(make_bundle({"app/rank-2.log": "step 1\n" + CUT}, _workload("FAILED"))))
+    v = analyze(str(make_bundle({"app/rank-2.log": "step 1\n" + CUT}, workload_ending("FAILED"))))
     assert v.attributed_domain == "software" and v.root_cause is not None
     assert v.root_cause.category == "app.exception" and v.root_cause.rule == "app-exception-truncated"
     assert v.root_cause.nodes == ["node-02"]
@@ -78,25 +67,25 @@ def test_a_failed_rank_whose_log_ends_inside_a_traceback_raised_an_uncaught_exce
 
 
 def test_the_same_traceback_with_its_exception_line_is_read_whole(make_bundle: BundleMaker) -> None:
-    v = analyze(str(make_bundle({"app/rank-2.log": CUT + LAST}, _workload("FAILED"))))
+    v = analyze(str(make_bundle({"app/rank-2.log": CUT + LAST}, workload_ending("FAILED"))))
     assert v.root_cause is not None and v.root_cause.rule != "app-exception-truncated"
     assert v.root_cause.category.startswith("app.exception")
 
 
 def test_frames_without_a_raised_header_are_a_stack_dump_not_an_exception(make_bundle: BundleMaker) -> None:
-    v = analyze(str(make_bundle({"app/rank-2.log": DUMP}, _workload("FAILED"))))
+    v = analyze(str(make_bundle({"app/rank-2.log": DUMP}, workload_ending("FAILED"))))
     assert v.root_cause is None and v.attributed_domain == "unknown"
 
 
 @pytest.mark.parametrize("state", ["COMPLETED", None])
 def test_a_cut_traceback_decides_nothing_where_the_run_did_not_fail_or_its_end_is_unknown(
         make_bundle: BundleMaker, state: str | None) -> None:
-    v = analyze(str(make_bundle({"app/rank-2.log": CUT}, _workload(state))))
+    v = analyze(str(make_bundle({"app/rank-2.log": CUT}, workload_ending(state))))
     assert v.root_cause is None and not v.candidates
 
 
 def test_a_hardware_fault_stands_over_a_cut_traceback(make_bundle: BundleMaker) -> None:
-    v = analyze(str(make_bundle({"app/rank-2.log": CUT, "nodes/node-02/kern.log": XID79}, _workload("FAILED"))))
+    v = analyze(str(make_bundle({"app/rank-2.log": CUT, "nodes/node-02/kern.log": XID79}, workload_ending("FAILED"))))
     assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
     assert not v.candidates
 
@@ -104,7 +93,7 @@ def test_a_hardware_fault_stands_over_a_cut_traceback(make_bundle: BundleMaker) 
 def test_a_symptom_beside_a_cut_traceback_leaves_the_cause_unknown(make_bundle: BundleMaker) -> None:
     # the launcher's traceback cut after its worker was killed: the kill is the telling line, not the launcher's
     # exception (which would be its ChildFailedError)
-    v = analyze(str(make_bundle({"app/rank-2.log": KILLED + CUT}, _workload("FAILED"))))
+    v = analyze(str(make_bundle({"app/rank-2.log": KILLED + CUT}, workload_ending("FAILED"))))
     assert v.root_cause is None and v.attributed_domain == "unknown"
     assert v.symptoms
 
@@ -114,7 +103,7 @@ def test_a_traceback_whose_stream_goes_on_to_another_event_is_not_its_last_word(
     # the cut traceback is no cause
     nccl = ("node-02:1:2 [0] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> "
             "with status=12 opcode=0 len=0 vendor err 129 (Recv)\n")
-    v = analyze(str(make_bundle({"app/rank-2.log": CUT + nccl}, _workload("FAILED"))))
+    v = analyze(str(make_bundle({"app/rank-2.log": CUT + nccl}, workload_ending("FAILED"))))
     assert v.root_cause is None or v.root_cause.rule != "app-exception-truncated"
     assert all(c.rule != "app-exception-truncated" for c in v.candidates)
 
@@ -124,7 +113,7 @@ def test_one_process_and_two_workers_read_a_cut_traceback_alike(make_bundle: Bun
     # the workers read the files and send the end of each stream's traceback with the file's events
     monkeypatch.setattr(parallel, "MIN_BYTES", 0)
     b: Path = make_bundle({"app/rank-2.log": "step 1\n" + CUT, "app/rank-4.log": "step 1\nstep 2\n"},
-                          _workload("FAILED"))
+                          workload_ending("FAILED"))
     an = Analyzer()
     out = [records.dumps(an.analyze_bundle(load_bundle(str(b)), now=NOW, workers=n), indent=2) for n in (1, 2)]
     assert out[0] == out[1]

@@ -12,14 +12,11 @@ in a transport's report without a path.
 
 from __future__ import annotations
 
-import copy
-from typing import Any
-
 import pytest
 
 from firstfault.analysis.analyze import analyze
 from firstfault.extract import traceback as tb
-from tests.conftest import WORKLOAD, XID79, BundleMaker
+from tests.conftest import XID79, BundleMaker, workload_ending
 
 POSITIVE = [
     # Azure/Batch#47 (https://github.com/Azure/Batch/issues/47): a task's failure message, the exception's repr
@@ -72,22 +69,13 @@ def test_the_same_words_where_they_name_no_cause(line: str) -> None:
     assert tb.words_cause(line) is None
 
 
-def _workload(state: str | None) -> dict[str, Any]:
-    wl = copy.deepcopy(WORKLOAD)
-    if state is None:
-        del wl["workload"]["terminal_state"]
-    else:
-        wl["workload"]["terminal_state"] = state
-    return wl
-
-
 # A line no extractor reads (the Azure and Android lines above spell an exception, which the traceback model reads
 # itself: tests/extract/test_spelled_exception.py), so only the words can decide.
 KUBECTL = POSITIVE[2][0] + "\n"
 
 
 def test_a_failed_attempt_with_nothing_else_takes_the_words(make_bundle: BundleMaker) -> None:
-    v = analyze(str(make_bundle({"app/rank-0.log": KUBECTL}, _workload("FAILED"))))
+    v = analyze(str(make_bundle({"app/rank-0.log": KUBECTL}, workload_ending("FAILED"))))
     assert v.attributed_domain == "software" and v.root_cause is not None
     assert v.root_cause.category == "app.exception.setup"
     assert "words of an error line no rule understood" in (v.root_cause.why or "")
@@ -96,15 +84,16 @@ def test_a_failed_attempt_with_nothing_else_takes_the_words(make_bundle: BundleM
 @pytest.mark.parametrize("state", ["COMPLETED", None])
 def test_words_decide_nothing_where_the_attempt_did_not_fail_or_its_end_is_unknown(
         make_bundle: BundleMaker, state: str | None) -> None:
-    v = analyze(str(make_bundle({"app/rank-0.log": KUBECTL}, _workload(state))))
+    v = analyze(str(make_bundle({"app/rank-0.log": KUBECTL}, workload_ending(state))))
     assert v.root_cause is None and not v.candidates
 
 
 def test_a_specific_cause_stands_over_the_words(make_bundle: BundleMaker) -> None:
-    v = analyze(str(make_bundle({"app/rank-2.log": KUBECTL, "nodes/node-02/kern.log": XID79}, _workload("FAILED"))))
+    files = {"app/rank-2.log": KUBECTL, "nodes/node-02/kern.log": XID79}
+    v = analyze(str(make_bundle(files, workload_ending("FAILED"))))
     assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
 
 
 def test_a_warning_with_the_words_leaves_the_failure_unknown(make_bundle: BundleMaker) -> None:
-    v = analyze(str(make_bundle({"app/rank-0.log": NEAR_MISS[0] + "\n"}, _workload("FAILED"))))
+    v = analyze(str(make_bundle({"app/rank-0.log": NEAR_MISS[0] + "\n"}, workload_ending("FAILED"))))
     assert v.attributed_domain == "unknown"

@@ -6,7 +6,7 @@ from dataclasses import replace
 from typing import Any
 
 from firstfault.collect.scan import Extraction, all_line_extractors
-from firstfault.extract import exceptions, numerics, signals, torchrun
+from firstfault.extract import exceptions, nccl, numerics, signals, torchrun
 from firstfault.extract.base import Candidate, Draft, LineExtractor
 from firstfault.model import Event, Symptom, Verdict
 
@@ -74,6 +74,20 @@ TB = "Traceback (most recent call last):"
 # The extractors of the training processes' own output, in the registry's order (extract/registry.py).
 APPLICATION: tuple[LineExtractor, ...] = (
     *exceptions.EXTRACTORS, *numerics.EXTRACTORS, *torchrun.EXTRACTORS, *signals.EXTRACTORS)
+
+
+# The application's extractors with NCCL's: what a rank's output is read by, for the exception tables' tests.
+APP_AND_NCCL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *APPLICATION)
+
+
+def last_line(line: str) -> list[Draft]:
+    """A traceback's last line: its header, then the line (APP_AND_NCCL)."""
+    return scan(APP_AND_NCCL, [TB, line], "application")
+
+
+def alone(line: str) -> list[Draft]:
+    """A line of its own in a rank's output (APP_AND_NCCL)."""
+    return scan(APP_AND_NCCL, [line], "application")
 
 
 def scan_application(extractors: tuple[LineExtractor, ...] | LineExtractor, lines: list[str],

@@ -10,20 +10,15 @@ from __future__ import annotations
 import pytest
 
 from firstfault.catalog.tables import status_word_table
-from firstfault.extract import excclass, nccl
-from firstfault.extract.base import Draft, LineExtractor
+from firstfault.extract import excclass
+from firstfault.extract.base import Draft
 from tests.extract import helpers
+from tests.extract.helpers import alone, last_line
 
-ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *helpers.APPLICATION)
-TB = "Traceback (most recent call last):"
-
-
-def last_line(line: str) -> list[Draft]:
-    return helpers.scan(ALL, [TB, line], "application")
+ALL = helpers.APP_AND_NCCL
+TB = helpers.TB
 
 
-def alone(line: str) -> list[Draft]:
-    return helpers.scan(ALL, [line], "application")
 
 
 def one(line: str) -> Draft:

@@ -14,16 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from firstfault.extract import excclass, nccl
-from firstfault.extract.base import Draft, LineExtractor
+from firstfault.extract import excclass
+from firstfault.extract.base import Draft
 from tests.extract import helpers
+from tests.extract.helpers import alone, last_line
 
-ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *helpers.APPLICATION)
-TB = "Traceback (most recent call last):"
+ALL = helpers.APP_AND_NCCL
+TB = helpers.TB
 
-
-def last_line(line: str) -> list[Draft]:
-    return helpers.scan(ALL, [TB, line], "application")
 
 
 def one(line: str) -> Draft:
@@ -249,9 +247,6 @@ def test_an_op_the_build_has_no_kernel_for_is_the_set_up(line: str) -> None:
 
 # ------------------------------------------------------------------ a line of its own (`logged` rows, c10d's bind)
 
-
-def alone(line: str) -> list[Draft]:
-    return helpers.scan(ALL, [line], "application")
 
 
 @pytest.mark.parametrize("line", [

@@ -16,21 +16,14 @@ import copy
 import pytest
 
 from firstfault.analysis.analyze import Analyzer
-from firstfault.extract import nccl
-from firstfault.extract.base import Draft, LineExtractor
+from firstfault.extract.base import Draft
 from tests.conftest import WORKLOAD, BundleMaker
 from tests.extract import helpers
+from tests.extract.helpers import alone, last_line
 
-ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *helpers.APPLICATION)
-TB = "Traceback (most recent call last):"
-
-
-def last_line(line: str) -> list[Draft]:
-    return helpers.scan(ALL, [TB, line], "application")
+TB = helpers.TB
 
 
-def alone(line: str) -> list[Draft]:
-    return helpers.scan(ALL, [line], "application")
 
 
 def one(drafts: list[Draft]) -> Draft:

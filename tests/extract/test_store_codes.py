@@ -11,15 +11,9 @@ from __future__ import annotations
 import pytest
 
 from firstfault.catalog.tables import object_store_code_table
-from firstfault.extract import excclass, nccl
-from firstfault.extract.base import Draft
+from firstfault.extract import excclass
 from tests.extract import helpers
-
-ALL = (*nccl.EXTRACTORS, *helpers.APPLICATION)
-
-
-def alone(line: str) -> list[Draft]:
-    return helpers.scan(ALL, [line], "application")
+from tests.extract.helpers import alone
 
 
 @pytest.mark.parametrize(("message", "code", "cause"), [
