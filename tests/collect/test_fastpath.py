@@ -286,7 +286,14 @@ def _stamped(draw: st.DrawFn) -> str:
     y, mo, d = draw(st.integers(2025, 2027)), draw(st.integers(1, 12)), draw(st.integers(1, 31))
     h, mi, s = draw(st.integers(0, 23)), draw(st.integers(0, 59)), draw(st.integers(0, 60))
     frac = draw(st.sampled_from(["", ".5", ",123", ".123456", ".123456789"]))
-    if draw(st.booleans()):
+    form = draw(st.integers(0, 2))
+    if form == 2:
+        # glog's yearless stamp, bare or behind PyTorch's rank prefix (`[rank3]:[E1102 11:10:27.399738418 f.cpp:632]`),
+        # its month one or two digits and, as a near miss, one past 12 (no such month: the general path's None)
+        mon = draw(st.sampled_from([f"{mo:02d}", str(mo), "13"]))
+        head = draw(st.sampled_from(["", "[rank3]:[", "["]))
+        return f"{head}{draw(st.sampled_from('IWEF'))}{mon}{d:02d} {h:02d}:{mi:02d}:{s:02d}{frac} 4242 f.cc:12] x"
+    if form == 1:
         zone = draw(st.sampled_from(["", "", "Z", "+02:00", " UTC", "-0530"]))
         sep = draw(st.sampled_from("T "))
         return f"{y:04d}-{mo:02d}-{d:02d}{sep}{h:02d}:{mi:02d}:{s:02d}{frac}{zone} app: x"

@@ -224,3 +224,53 @@ def test_unstamped_warnings_among_other_lines_are_counted_in_c() -> None:
     copy after the step back, earlier than the variant's floor, is left to Python (the bytes are equal)."""
     ops = [("step", 9), ("step", 4), ("back", 0), ("step", 9), ("none", 1), ("glog", 2), ("step", 9)] * 4
     assert _sparse_fold_run(ops) > 0
+
+
+# --- a candidate that holds a stamp form's characters and no stamp: told in C (_lines.stamp_local_us's -2) ---
+
+_NO_STAMP_LINES = (
+    # NCCL's `host:pid:tid` head (digits, colons: may_stamp says maybe) on a line that holds no stamp
+    b"[rank3]:[I1102 10:22:33.123456 ProcessGroupNCCL.cpp:4115] [PG ID 0] init\n"
+    b"node-126:42702:42702 [0] NCCL INFO Bootstrap : Using ib0:10.0.125.10<0>\n"
+    b"node-126:42702:42702 [0] NCCL WARN NET/Socket : Connect to 10.0.125.11<45123> failed : Connection refused\n"
+    # near misses: stamps of their own, behind PyTorch's rank prefix and at the start
+    b"[rank3]:[E1102 10:22:40.5 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout\n"
+    b"node-126:42702:42702 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.125.10<0>\n"
+    b"2026-11-02 10:22:50,010 ERROR Traceback (most recent call last):\n"
+    b"node-126:42702:42702 [0] NCCL WARN Connect to 10.0.125.11<45123> failed at 12:00:00.5\n"
+)
+
+
+def _candidate_times(fast: bool) -> list[tuple[int, datetime | None]]:
+    from firstfault.collect.scan import LineScanner, all_line_extractors
+
+    got: list[tuple[int, datetime | None]] = []
+    with memo.fastpath(fast):
+        sc = LineScanner("application", all_line_extractors())
+        sc.scan_bytes(_NO_STAMP_LINES, "rank-3.log", node="node-126", rank=3, srun_prefix=False,
+                      tp=TimeParser(UTC, datetime(2026, 11, 2, tzinfo=UTC), datetime(2026, 11, 3, tzinfo=UTC)),
+                      emit=lambda c: got.append((c.line, c.time)))
+    return got
+
+
+def test_a_candidate_the_c_reading_finds_no_stamp_on_takes_the_time_before_it_as_parse_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    told = [0]
+    if scan._stamp_local_us is not None:
+        run = scan._stamp_local_us
+
+        def counting(line: bytes, clock: object) -> int:
+            out = run(line, clock)
+            told[0] += out == -2
+            return out
+
+        monkeypatch.setattr(scan, "_stamp_local_us", counting)
+    fast = _candidate_times(True)
+    assert fast == _candidate_times(False)
+    at = dict(fast)
+    assert at[2] == at[3] == datetime(2026, 11, 2, 10, 22, 33, 123456, tzinfo=UTC)
+    assert at[4] == at[5] == datetime(2026, 11, 2, 10, 22, 40, 500000, tzinfo=UTC)  # its own, then taken
+    assert at[6] == datetime(2026, 11, 2, 10, 22, 50, 10000, tzinfo=UTC)
+    assert at[7] == at[6]  # `12:00:00.5` mid-line is no stamp form
+    if scan._stamp_local_us is not None:
+        assert told[0] >= 3, "no line was told in C: the comparison would prove nothing"
