@@ -505,12 +505,14 @@ class Extraction:
             else:
                 p = self._prefix.split(text)
             rank = p.rank if p.rank is not None else c.rank
-            skey = (c.file, c.rank, *p.stream)
+            # (p.stream's own tuple, without the property's call where no layer named a host, local rank or process)
+            skey = (c.file, c.rank, None, None, None) if p.host is None and p.local is None and p.proc is None \
+                else (c.file, c.rank, *p.stream)
             state = self._states.get(skey)
             if state is None:
                 state = self._states[skey] = {}
-            ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=rank, time=c.time,
-                              state=state, host=p.host)
+            # (positional: LineContext's fields in their order; a call by keywords cost a microsecond more a line)
+            ctx = LineContext(c.source, c.file, c.line, c.node, rank, c.time, state, p.host)
             out: list[Draft] = []
             probe = dispatch.error_words
             defer = dispatch.defer_probe
