@@ -33,6 +33,12 @@ END = parse_rfc3339("2026-11-02T11:00:00Z")
         # Recent PyTorch prints the month without zero padding.
         ("[rank1]:[E505 21:47:14.000321 77 ProcessGroupNCCL.cpp:616] x", "2026-05-05T21:47:14.000321"),
         ("[Nov 02 2026 10:03:07] [ERROR] [tid 1234] detected", "2026-11-02T10:03:07"),
+        # blobfuse2's log header, date(1)'s form with the zone (Azure/azure-storage-fuse#1083)
+        ("Tue Mar 14 14:49:09 GMT 2023 : blobfuse2[1429] : LOG_CRIT [mount.go (384)]: Starting Blobfuse2 Mount",
+         "2023-03-14T14:49:09"),
+        # gcsfuse's JSON (internal/logger/slog_helper.go: seconds, then nanoseconds, since the epoch)
+        ('{"timestamp":{"seconds":1793613787,"nanos":12345678},"severity":"ERROR","message":"ReadFile: '
+         'input/output error, x"}', "2026-11-02T10:03:07.012345"),
         ("[default0]:2026-11-02 10:03:07,123 INFO", "2026-11-02T10:03:07.123000"),
         (
             "slurmstepd: error: *** JOB 55 ON gpu-q11 CANCELLED AT 2026-11-02T10:40:07 DUE TO TIME LIMIT ***",
@@ -44,6 +50,21 @@ def test_forms(line: str, expected: str) -> None:
     st = TimeParser(UTC, START, END).parse(line)
     assert st is not None and st.wall is not None
     assert st.wall.strftime("%Y-%m-%dT%H:%M:%S.%f").startswith(expected)
+
+
+def test_a_ctime_zone_other_than_utc_takes_the_bundles_zone() -> None:
+    berlin = TimeParser(ZoneInfo("Europe/Berlin"), START, END)
+    st = berlin.parse("Mon Nov  2 11:03:07 CET 2026 : blobfuse2[1] : LOG_ERR x")
+    assert st is not None and st.wall == datetime(2026, 11, 2, 10, 3, 7, tzinfo=UTC)
+    st = berlin.parse("Mon Nov  2 10:03:07 UTC 2026 : blobfuse2[1] : LOG_ERR x")
+    assert st is not None and st.wall == datetime(2026, 11, 2, 10, 3, 7, tzinfo=UTC)
+
+
+def test_gos_standard_logger_stamp_is_not_read() -> None:
+    # Go's log package prints local time with no zone (`2023/06/09 17:56:36 ...`, rclone's, JuiceFS's). Read in the
+    # bundle's zone, it made one more false definitive in the wild corpus (b19, on main after its merge; the bundle
+    # was not opened), so such a line stays unstamped and takes the nearest earlier stamped line's time
+    assert TimeParser(UTC, START, END).parse("2026/11/02 10:03:07.250000 juicefs[812] <ERROR>: upload inode") is None
 
 
 def test_unstamped_and_uptime_only() -> None:

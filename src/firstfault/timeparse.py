@@ -41,6 +41,7 @@ _LEADS = re.compile(
     r"|(?=[\w.\-/]*[\d./])[\w.\-/]+(?::\d+:|-\d+-|: ?|-)(?=[\d\[<A-Z])"  # grep -H FILE: / FILE:N: / FILE-N-, pdsh
     r"|\d+[:\-]"  # grep -n
     r"|> "  # a quote
+    r"|\{\"(?:timestamp|time|ts|@timestamp|asctime)\": ?\"(?=\d{4}-\d\d-\d\d[T ])"  # a JSON record's stamp
     r"|\[(?=\d{4}-\d\d-\d\d[T ])"  # NCCL_DEBUG_TIMESTAMP_FORMAT's bracket: `[2026-11-02 10:03:07] host:pid:tid`
     r"|\((?:[A-Za-z_][\w.\-]*(?: |, ))?(?:rank=\d+(?: |, ))?pid=\d+(?:, ip=[\w.:\-]+)?\) ?"  # Ray's / vLLM's worker
     r"|(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?=\d\d-\d\d \d\d:\d\d:\d\d)"  # vLLM's level, before its stamp
@@ -70,8 +71,16 @@ _MAX_LEADS: Final = 4
 # `libfabric:451707:1708520807::efa:cq:...` (process id, then seconds).
 _EPOCH_UCX = re.compile(r"^\[(\d{10})\.(\d{1,9})\] +\[[\w.\-]+: *\d+")
 _EPOCH_LIBFABRIC = re.compile(r"^libfabric:\d+:(\d{10})::")
-# ctime(3) with the weekday, as Open MPI's --timestamp-output glues it before its tag: `Sun Apr 22 11:13:01 2018[1,3]`.
-_CTIME = re.compile(r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})")
+# gcsfuse's JSON log line, its time first as seconds and nanoseconds since the epoch (GoogleCloudPlatform/gcsfuse
+# internal/logger/slog_helper.go customiseTimeFormat): `{"timestamp":{"seconds":1704697907,"nanos":553918512},...`.
+_EPOCH_JSON = re.compile(r'^\{"timestamp":\{"seconds":(\d{9,10}),"nanos":(\d{1,9})\}')
+# ctime(3) with the weekday, as Open MPI's --timestamp-output glues it before its tag: `Sun Apr 22 11:13:01 2018[1,3]`;
+# also with a zone's abbreviation before the year (date(1)'s and Go's UnixDate form, blobfuse2's log header
+# `Tue Mar 14 14:49:09 GMT 2023 : blobfuse2[1429] : LOG_ERR ...`: UTC or GMT is UTC, another abbreviation names no
+# offset, so the bundle's zone is taken, as for a stamp without one).
+_CTIME = re.compile(r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) "
+                    r"(?:([A-Z]{2,5}) )?(\d{4})")
+
 # An uptime this large is a Unix time in brackets (UCX's), not seconds since boot.
 _UPTIME_MAX: Final = 1e9
 
@@ -307,13 +316,27 @@ class TimeParser:
                         m = _CTIME.match(text)
                         mo = _MONTHS.get(m.group(1)) if m else None
                         if m and mo:
-                            wall = self._local(int(m.group(6)), mo, int(m.group(2)), int(m.group(3)),
-                                               int(m.group(4)), int(m.group(5)), 0)
+                            wall = self._ctime(m, mo)
         elif c == "l":
             m = _EPOCH_LIBFABRIC.match(text)
             if m:
                 wall = _epoch(int(m.group(1)), 0)
+        elif c == "{":
+            m = _EPOCH_JSON.match(text)
+            if m:
+                wall = _epoch(int(m.group(1)), int(m.group(2)) // 1000)
         return wall
+
+    def _ctime(self, m: re.Match[str], mo: int) -> datetime | None:
+        """A ctime stamp: in UTC where its zone says UTC or GMT, else in the bundle's zone."""
+        y, d, h, mi, s = int(m.group(7)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5))
+        if m.group(6) not in ("UTC", "GMT"):
+            return self._local(y, mo, d, h, mi, s, 0)
+        try:
+            return self._bounded(datetime(y, mo, d, h, mi, s, tzinfo=UTC))
+        except ValueError:  # no such date, or year 0
+            self.out_of_range += int(y < 1)
+            return None
 
     def _iso_second(self, text: str) -> datetime | None:
         """A zone-less ISO stamp whose second an earlier line's match read, without the pattern (None:

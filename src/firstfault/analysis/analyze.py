@@ -149,6 +149,8 @@ class Analysis:
         allocation = list(wl.nodes)
         mapper = self.mapper
         extracted = self.store.events
+        if not provisional:  # where the streams read here end (a traceback cut before its exception line)
+            extracted = [*extracted, *self.extraction.open_ends()]
         fabric = None
         if self.fabric_links:  # the far end of every cabled port (engine/fabric.py); nothing without one
             from firstfault.engine import fabric as fab
@@ -157,6 +159,11 @@ class Analysis:
             extracted = fab.place(extracted, fabric)
         events = terminal_lines(one_record_per_job(
             normalise(extracted, ctx, mapper, timedelta(seconds=settings.clock_skew + 120), self.outside)))
+        # A traceback cut before its exception line says least of all: it is read only where nothing else was
+        # (below, after the error lines' own words), never beside another cause or symptom.
+        cut = [e for e in events if e.fields.get("truncated") is True]
+        if cut:
+            events = [e for e in events if e.fields.get("truncated") is not True]
         if fabric is not None:
             fab.annotate(events, fabric)
         state, state_ev = terminal_state(events, wl.terminal_state)
@@ -180,9 +187,9 @@ class Analysis:
             events.append(own.event)
             state = str(own.event.fields["state"])
         if att.root is None and not att.candidates and not provisional and ended_in_failure(state):
-            worded = self._worded(mapper)
-            if worded:
-                att = attribute([*events, *worded], self.analyzer.catalog.active(), settings, allocation, leads=leads)
+            last = self._worded(mapper) or ([] if att.symptoms else cut)
+            if last:
+                att = attribute([*events, *last], self.analyzer.catalog.active(), settings, allocation, leads=leads)
         if fabric is not None:
             fab.widen(att, fabric, settings.common_endpoint)
         ref = WorkloadRef(

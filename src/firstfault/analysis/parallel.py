@@ -110,6 +110,8 @@ def _scan_task(job: _Job, ex: Extraction, i: int, fold: bool = True) -> tuple[Fi
     stats = job.analyzer.scanner(t.kind).scan_file(
         t.path, t.rel, node=t.node, rank=t.rank, srun_prefix=t.srun, tp=job.tp, emit=emit,
         fold=LineFold(ex, store) if fold else None, ident=t.ident)
+    for ev in ex.open_ends(t.rel):  # the file's streams end here (a traceback cut before its exception line)
+        store.add(ev)
     return stats, store.events
 
 

@@ -48,6 +48,7 @@ from firstfault.catalog.vocab import (
     SchedReasonName,
     SchedulerName,
     SlurmSide,
+    StorageWordClass,
     StoreCause,
     StoreSide,
     SxidClass,
@@ -670,6 +671,68 @@ def ipmi_bus_events() -> tuple[IpmiBusEvent, ...]:
     return tuple(item for _, item in _rows("platform.yaml", "ipmi_bus_events", IpmiBusEvent))
 
 
+class StorageClient(_Row, kw_only=True, frozen=True):
+    client: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]
+    fs: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]  # storage.error's `fs`
+    anchors: Annotated[tuple[Annotated[str, Meta(min_length=4)], ...], Meta(min_length=1)]
+    processes: tuple[Annotated[str, Meta(min_length=2, max_length=15)], ...] = ()  # the daemon's comm
+    containers: tuple[Annotated[str, Meta(min_length=3)], ...] = ()  # a Kubernetes sidecar that runs the daemon
+    printed_by: Text
+
+class StorageWord(_Row, kw_only=True, frozen=True):
+    client: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]
+    text: Annotated[str, Meta(min_length=3)]
+    word_class: StorageWordClass = records.field(name="class")
+    tail: bool = False  # the text must end the line
+    printed_by: Text
+
+
+class StorageTables(NamedTuple):
+    clients: Mapping[str, StorageClient]  # by client
+    words: tuple[StorageWord, ...]  # in the file's order
+    daemons: Mapping[str, str]  # a FUSE daemon's comm -> its client
+    sidecars: Mapping[str, str]  # a Kubernetes container that runs a FUSE daemon -> its client
+
+
+@lru_cache(maxsize=1)
+def storage_tables() -> StorageTables:
+    """The storage clients and FUSE daemons in their own words (catalog/platform.yaml `storage_clients`,
+    `storage_words`): every word names a client of the table, no client or word is listed twice, no comm twice."""
+    clients: dict[str, StorageClient] = {}
+    for where, client in _rows("platform.yaml", "storage_clients", StorageClient):
+        if client.client in clients:
+            raise CatalogTableError(f"{where}: client {client.client!r} listed twice")
+        clients[client.client] = client
+    words: list[StorageWord] = []
+    seen: set[tuple[str, str]] = set()
+    for where, word in _rows("platform.yaml", "storage_words", StorageWord):
+        if word.client not in clients:
+            raise CatalogTableError(f"{where}: client {word.client!r} is not in storage_clients")
+        if (word.client, word.text) in seen:
+            raise CatalogTableError(f"{where}: {word.text!r} listed twice for {word.client}")
+        seen.add((word.client, word.text))
+        words.append(word)
+    daemons: dict[str, str] = {}
+    sidecars: dict[str, str] = {}
+    for client in clients.values():
+        for comm in client.processes:
+            if comm in daemons:
+                raise CatalogTableError(f"catalog/platform.yaml: storage_clients: process {comm!r} listed twice")
+            daemons[comm] = client.client
+        for name in client.containers:
+            if name in sidecars:
+                raise CatalogTableError(f"catalog/platform.yaml: storage_clients: container {name!r} listed twice")
+            sidecars[name] = client.client
+    return StorageTables(MappingProxyType(clients), tuple(words), MappingProxyType(daemons),
+                         MappingProxyType(sidecars))
+
+
+@lru_cache(maxsize=1)
+def storage_waits() -> tuple[str, ...]:
+    """A file system client's words that it waits for its server (catalog/platform.yaml `storage_waits`)."""
+    return _strings("platform.yaml", "storage_waits")
+
+
 # --------------------------------------------------------------------------
 # Exceptions, status words, errno and object-store codes (catalog/exceptions.yaml)
 # --------------------------------------------------------------------------
@@ -682,6 +745,9 @@ class ExceptionClassInfo(_Row, frozen=True):
     # the status word the class stands for (TensorFlow's errors_impl classes)
     status: Annotated[str, Meta(pattern=r"^[A-Z][A-Z_]+$")] | None = None
     logged: tuple[str, ...] = ()  # the message decides in a line of its own too; words such a line holds
+    # a server's or launcher's report that a process it started exited (a `peer` row): it may follow the process's
+    # last words in its stream, as the launcher's and the scheduler's reports of an exit do (engine/normalise.py)
+    exit_report: bool = False
 
     def __post_init__(self) -> None:
         if self.message is not None:
@@ -694,6 +760,8 @@ class ExceptionClassInfo(_Row, frozen=True):
             raise ValueError("`logged` needs `match: \"*\"` and a `message`")
         if any(len(w) < 6 for w in self.logged):
             raise ValueError("a `logged` word is a prefilter word: 6 characters at least")
+        if self.exit_report and self.family != "peer":
+            raise ValueError("`exit_report` is a report that another process exited: a `peer` row")
 
 class StatusWordInfo(_Row, frozen=True):
     word: Annotated[str, Meta(pattern=r"^[A-Z][A-Z_]+$")]  # RESOURCE_EXHAUSTED, UNAVAILABLE, ...

@@ -42,6 +42,9 @@ NvrmNoneReason = Literal["banner", "companion"]
 # What a container runtime's or a container launcher's error is (catalog/platform.yaml `container_errors`): the node's
 # container plumbing, the image registry, the job's own container spec, or the runtime's words that it did not start.
 ContainerClass = Literal["node", "registry", "job", "start"]
+# What a storage client's or FUSE daemon's words say (catalog/platform.yaml `storage_words`): the file system failing,
+# a loss the client waits out, its recovery, the job's request of the mount, or the node unable to make a FUSE mount.
+StorageWordClass = Literal["failure", "transient", "recovery", "job", "node"]
 HostSeverity = Literal["uncorrected", "corrected", "informational"]
 # What a message of an accelerator other than NVIDIA's is (catalog/accel.yaml): the Xid classes' words that apply,
 # `link` for the GPU-to-GPU interconnect (AMD's XGMI) and `thermal`.

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property, lru_cache
-from typing import IO, Any, Final, Protocol
+from typing import IO, Any, Final, Protocol, runtime_checkable
 
 from firstfault.bundle import open_evidence
 from firstfault.collect.chunks import BINARY_SHARE, CHUNK, chunks, decoded, reader
@@ -374,6 +374,13 @@ def _dispatch_for(source: str, extractors: tuple[LineExtractor, ...]) -> _Dispat
                      error_words >= 0 and isinstance(exs[error_words], ErrorWords))
 
 
+@runtime_checkable
+class _Ender(Protocol):
+    """An extractor with something to say where a stream ends (extract/exceptions.py: a traceback left open)."""
+
+    def at_end(self, state: dict[str, object]) -> list[tuple[Draft, LineContext, str]]: ...
+
+
 class Extraction:
     """Runs the extractors of each source kind over candidates, in stream order.
 
@@ -399,6 +406,9 @@ class Extraction:
         for src in sorted({s for ex in exs for s in ex.sources}):
             self._by_source[src] = _dispatch_for(src, tuple(exs))
         self._states: dict[tuple[object, ...], dict[str, object]] = {}
+        # The extractors that say something where a stream ends (`at_end`: a traceback cut before its last line).
+        self._enders: tuple[_Ender, ...] = tuple(
+            {id(ex): ex for ex in exs if isinstance(ex, _Ender)}.values())
         self._prefix = PrefixLayer(hosts)
         self._known = ErrorWords.known
         self.unrecognized = Unrecognized(hosts)
@@ -422,6 +432,17 @@ class Extraction:
             self._same[(id(key), id(mkey))] = known
             self._keep.extend((key, mkey))  # the ids stay those of live tuples
         return known
+
+    def open_ends(self, file: str | None = None) -> list[Event]:
+        """What the streams of `file` (or of every file) tell where they end (an extractor's `at_end`): a traceback
+        whose exception line never came. Reading them changes no stream (a follower's next lines may still come)."""
+        out: list[Event] = []
+        for key, state in self._states.items():
+            if file is not None and key[0] != file:
+                continue
+            for ex in self._enders:
+                out.extend(draft_to_event(d, ctx, text[:TEXT_CLIP]) for d, ctx, text in ex.at_end(state))
+        return out
 
     def events(self, c: Candidate) -> list[Event]:
         drafts, ctx = self.drafts(c)

@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import Final, NamedTuple
 
 from firstfault.bundle import MAX_RANK, Context
+from firstfault.catalog.tables import storage_tables
 from firstfault.extract.reasons import state_of
 from firstfault.hostlist import NodeNames
 from firstfault.model import ErrorItem, Event, Evidence, iso
@@ -227,23 +228,80 @@ _EXIT_REPORTS: Final = ("process.signal", "torch.child_failed", "launcher.exit",
 
 def terminal_lines(events: list[Event]) -> list[Event]:
     """Lone uncaught exception lines (events marked `terminal` by extract/exceptions.py) that are their process's last
-    word: the last event of their stream (file and rank), followed at most by reports of how a process ended; and an
-    OOM killer's header whose file then names the process it killed (_answered_headers).
+    word: the last event of their stream (file and rank), followed at most by reports of how a process ended; an
+    OOM killer's header whose file then names the process it killed (_answered_headers); a storage client's wait that
+    it waited out (_waited_out); a FUSE daemon's sidecar (_storage_sidecars).
 
-    Python prints an uncaught exception last, then exits; the launcher and the scheduler report the exit.
+    Python prints an uncaught exception last, then exits; the launcher and the scheduler report the exit, and so
+    does a server that started the process (an inference server's API process or launcher on its engine, worker or
+    shard: catalog/exceptions.yaml `exit_report`, an event's field of that name).
     An exception line with more of its stream after it was a passing mention (a logged error the job went
     on from) or was superseded by what came later, and is dropped. A lone line's reading is also weak
     (engine/attribute.py): it is a cause only where no cause read from fuller evidence stands.
     """
     last: dict[tuple[str | None, int | None], int] = {}
     for ev in events:
-        if ev.fields.get("terminal") is True or not ev.kind.startswith(_EXIT_REPORTS):
+        if ev.fields.get("terminal") is True or not (ev.kind.startswith(_EXIT_REPORTS)
+                                                     or ev.fields.get("exit_report") is True):
             key = (ev.evidence.file, ev.rank)
             line = ev.evidence.line or 0
             if line > last.get(key, -1):
                 last[key] = line
-    return _answered_headers([ev for ev in events if ev.fields.get("terminal") is not True
-                              or (ev.evidence.line or 0) >= last[(ev.evidence.file, ev.rank)]])
+    return _storage_sidecars(_waited_out(_answered_headers([
+        ev for ev in events if ev.fields.get("terminal") is not True
+        or (ev.evidence.line or 0) >= last[(ev.evidence.file, ev.rank)]])))
+
+
+def _storage_sidecars(events: list[Event]) -> list[Event]:
+    """A Kubernetes container that runs a FUSE daemon beside the job's (catalog/platform.yaml `storage_clients`
+    `containers`: GKE's `gke-gcsfuse-sidecar`): its `k8s.pod` is marked `storage_daemon`, so that its OOM kill reads
+    as the mount's loss (storage-fuse-daemon-killed), not the workload's host.oom."""
+    sidecars = storage_tables().sidecars
+    for ev in events:
+        if ev.kind == "k8s.pod" and (daemon := sidecars.get(str(ev.fields.get("container")))) is not None:
+            ev.fields["storage_daemon"] = daemon
+    return events
+
+
+def _waited_out(events: list[Event]) -> list[Event]:
+    """A file system client's wait for its server (a `storage.error` marked `waits`: `nfs: server X not responding,
+    still trying`, Lustre's `Connection to X was lost; ... will wait for recovery`) that the client then says it
+    waited out (a `storage.recovered` later in the same file, on the same node, of the same kind of file system, and
+    of the same server where both name one: `nfs: server X OK`, `Connection restored to X`) is read as transient
+    (storage-filesystem-transient, weak: a cause only where no other stands), unless the same client on that node
+    also failed calls outright (a `storage.error` of its `fs` that is neither a wait nor transient: a LustreError's
+    `rc = -107`, a soft mount's `timed out`): then the wait, and any transient word of that client there (a request
+    LNet timed out, a session hunted for), is part of that failure and stays with it, one finding. The recoveries
+    themselves are never events of the analysis."""
+    Where = tuple[str | None, str | None, object]  # file, node, fs
+    named: dict[tuple[Where, object], int] = {}  # (where, the server it names or None) -> its last line
+    any_back: dict[Where, int] = {}  # where -> the last line of any recovery there
+    for ev in events:
+        if ev.kind == "storage.recovered":
+            where: Where = (ev.evidence.file, ev.node, ev.fields.get("fs"))
+            line = ev.evidence.line or 0
+            key = (where, ev.fields.get("server"))
+            named[key] = max(named.get(key, -1), line)
+            any_back[where] = max(any_back.get(where, -1), line)
+    failed = {(ev.node, ev.fields.get("fs")) for ev in events if ev.kind == "storage.error"
+              and ev.fields.get("waits") is not True and ev.fields.get("transient") is not True}
+    out: list[Event] = []
+    for ev in events:
+        if ev.kind == "storage.recovered":
+            continue
+        if ev.kind == "storage.error" and (ev.node, ev.fields.get("fs")) in failed:
+            ev.fields.pop("transient", None)  # part of the failure its client reported on that node
+        elif any_back and ev.kind == "storage.error" and ev.fields.get("waits") is True:
+            where = (ev.evidence.file, ev.node, ev.fields.get("fs"))
+            server = ev.fields.get("server")
+            # its own server's return or one that names none; naming none itself, any return
+            back = (any_back.get(where, -1) if server is None
+                    else max(named.get((where, server), -1), named.get((where, None), -1)))
+            if back > (ev.evidence.line or 0):
+                ev.fields["transient"] = True
+                ev.fields["recovered"] = True
+        out.append(ev)
+    return out
 
 
 def _answered_headers(events: list[Event]) -> list[Event]:

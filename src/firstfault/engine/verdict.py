@@ -40,7 +40,11 @@ def _cause(f: Finding) -> Cause:
         f"rule {rule.id}: {f.count} matching event(s) on {len(f.nodes)} node(s), first at "
         f"{iso(f.first) or 'an unknown time'}"
     )
-    if f.events and all(is_terminal(e) for e in f.events):
+    if f.events and all(e.fields.get("truncated") is True for e in f.events):
+        ev = f.events[0].evidence
+        why += (f"; the traceback that begins at {ev.file}:{ev.line} stops before its exception line (the process"
+                " was stopped while printing it, or the log was cut), so the exception's class is not in the evidence")
+    elif f.events and all(is_terminal(e) for e in f.events):
         ev = f.events[0].evidence
         why += (f"; the traceback was not in the evidence, only its last line ({ev.file}:{ev.line}), read as the"
                 " traceback would be")

@@ -242,8 +242,16 @@ CUDA_ANCHORS: Final = (
 # anchor only after the call's name; other programs say it too (the Azure SDK for Go's `storage: service
 # returned error: StatusCode=503, ErrorCode=ServerBusy`).
 _CALL_RETURNED = re.compile(r"\bcu(?:da)?[A-Z]\w*(?:\([^()]*\))? returned error\b")
+# A device allocation call's own failure with cudaGetErrorString after it: ggml's CUDA backend under llama.cpp's
+# server and Ollama (ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu ggml_backend_cuda_buffer_type_alloc_buffer:
+# `allocating 144817.04 MiB on device 0: cudaMalloc failed: out of memory`, ggml-org/llama.cpp#20431), and any program
+# that prints `cudaMallocAsync failed: ...` or `cuMemAlloc failed: ...`. Only the device's allocators: a pinned host
+# allocation that failed (cudaMallocHost, cudaHostAlloc) ran out of host memory, not the GPU's.
+_ALLOC_FAILED = re.compile(r"\b(?:cudaMalloc(?:Async|Managed|Pitch|3D|FromPoolAsync)?|cuMemAlloc(?:_v2|Async|Managed|"
+                           r"Pitch)?)(?:\([^()]*\))? failed: ")
+_ALLOC_LITERALS: Final = ("cudaMalloc", "cuMemAlloc")
 # The literals of every anchor (the prefilter's words for the lines cuda_error_of reads).
-CUDA_LITERALS: Final = (*CUDA_ANCHORS, "returned error")
+CUDA_LITERALS: Final = (*CUDA_ANCHORS, "returned error", *_ALLOC_LITERALS)
 _CODE = re.compile(r"(?:error[ =(:]+|\()(?P<code>\d{1,3})\)?(?:\s*[:(]|\s|$)")
 # The number a named call returned, before any other number of the line (the call's own arguments among them):
 # the NGC containers' start-up check `[[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]`, `call to cuCtxCreate
@@ -332,13 +340,28 @@ def cuda_message_literals() -> tuple[str, ...]:
 _HIP_TRACE = re.compile(r":[2-4]:[\w.]+\s*+:\s*+\d+\s*+:\s*+\d+ us:")
 
 
+def _anchored(text: str) -> bool:
+    """Whether the text holds an anchor of CUDA_ANCHORS as a word of its own: not one a lower-case letter goes on
+    from, as prose's plural does (vLLM's `This may lead to incorrect model outputs or CUDA errors.` names no error;
+    `cudaErrorMemoryAllocation`, `CUDA_ERROR_OUT_OF_MEMORY` go on in capitals or after `_`)."""
+    for a in CUDA_ANCHORS:
+        at = text.find(a)
+        while at >= 0:
+            end = at + len(a)
+            if end >= len(text) or not text[end].islower():
+                return True
+            at = text.find(a, end)
+    return False
+
+
 def cuda_error_of(text: str) -> CudaError | None:
     """The CUDA error a line reports, if it reports one (see CUDA_ANCHORS and CODED_CUDA_MESSAGE). A warning,
     info or debug record of the HIP runtime's log reports none: it traces a call's return (_HIP_TRACE)."""
     if text.startswith(":") and _HIP_TRACE.match(text):
         return None
-    strong = any(a in text for a in CUDA_ANCHORS) or (
-        "returned error" in text and _CALL_RETURNED.search(text) is not None)
+    strong = _anchored(text) or (
+        "returned error" in text and _CALL_RETURNED.search(text) is not None) or (
+        any(a in text for a in _ALLOC_LITERALS) and _ALLOC_FAILED.search(text) is not None)
     if not strong and not any(a in text for a in WEAK_CUDA_ANCHORS):
         return _coded(text, _cuda_index()[2]) if "rror" in text or "ailure" in text or ")" in text else None
     by_key, rx, by_code = _cuda_index()

@@ -191,10 +191,10 @@ class ExceptionExtractor:
     emits: Mapping[str, frozenset[str]] = {
         "app.cuda_error": frozenset({"cuda_code", "cuda_error", "error", "message", "terminal"}),
         "app.exception": frozenset({"errno", "exc_type", "message", "path", "shm", "signal", "cache_race", "exec",
-                                    "setup", "store_code", "terminal"}),
+                                    "setup", "store_code", "terminal", "truncated"}),
         "nccl.communicator_aborted": frozenset({"detail", "failed_task", "terminal"}),
         "nccl.error": frozenset({"detail", "nccl_result", "terminal"}),
-        "nccl.remote_error": frozenset({"detail", "failed_task", "phase", "terminal"}),
+        "nccl.remote_error": frozenset({"detail", "exit_report", "failed_task", "phase", "terminal"}),
         "nccl.timeout": frozenset({"detail", "terminal"}),
         "process.signal": frozenset({"by", "detail", "signal", "terminal"}),
         "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path", "store_cause", "store_code",
@@ -278,6 +278,25 @@ class ExceptionExtractor:
             elif owner_entry is not None:
                 draft.rank, draft.host = owner_entry
             yield draft
+
+    def at_end(self, state: dict[str, object]) -> list[tuple[Draft, LineContext, str]]:
+        """What a stream's end tells: a Python traceback still open there (its frames came, its exception line did
+        not: the process was killed while printing it, or the log was cut) is an uncaught exception of a class the
+        evidence does not hold. Marked `terminal` and `truncated`: weak, and only its stream's last word
+        (engine/normalise.py `terminal_lines`), at the place of its header, with its innermost frame."""
+        m = state.get(_MODEL)
+        if not isinstance(m, tb.TracebackModel):
+            return []
+        out: list[tuple[Draft, LineContext, str]] = []
+        for end in m.open_ends():
+            d = Draft("app.exception", {"terminal": True, "truncated": True, "message": tb.clip(end.frames[-1])})
+            who = end.who[0] if isinstance(end.who, tuple) else end.who
+            if isinstance(who, int) and who != end.head.rank:
+                d.rank = who
+            elif end.owner is not None:
+                d.rank, d.host = end.owner
+            out.append((d, end.head, end.text))
+        return out
 
     def _foreign(self, body: str, ctx: LineContext) -> list[Draft]:
         """Another language's uncaught error (traceback.LANGUAGES). A platform program's (catalog/exceptions.yaml

@@ -11,7 +11,15 @@ from collections.abc import Iterator, Mapping
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import cper_severities, driver_libraries, firmware_memory_events, ipmi_bus_events
+from firstfault.catalog.tables import (
+    StorageWord,
+    cper_severities,
+    driver_libraries,
+    firmware_memory_events,
+    ipmi_bus_events,
+    storage_tables,
+    storage_waits,
+)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.model import FieldValue
 from firstfault.pci import norm_pci
@@ -231,7 +239,7 @@ class OomKillExtractor:
     name = "host.oom_kill"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "host.oom_kill": frozenset({"cgroup", "pid", "proc", "invoked", "invoker"}),
+        "host.oom_kill": frozenset({"cgroup", "pid", "proc", "invoked", "invoker", "storage_daemon"}),
     }
     sources: frozenset[str] = _KERNEL
     literals: tuple[str, ...] = (
@@ -265,10 +273,12 @@ class OomKillExtractor:
             return
         seen = ctx.state.pop(_K_MEMCG, None)
         cgroup = m.group("memcg") is not None or (isinstance(seen, int) and 0 <= ctx.lineno - seen <= 5)
-        yield Draft(
-            kind="host.oom_kill",
-            fields={"pid": int(m.group("pid")), "proc": m.group("proc"), "cgroup": cgroup},
-        )
+        fields: dict[str, FieldValue] = {"pid": int(m.group("pid")), "proc": m.group("proc"), "cgroup": cgroup}
+        # a FUSE daemon killed (catalog/platform.yaml `storage_clients` `processes`): its mount is gone with it
+        daemon = storage_tables().daemons.get(m.group("proc"))
+        if daemon is not None:
+            fields["storage_daemon"] = daemon
+        yield Draft(kind="host.oom_kill", fields=fields)
 
 
 # --------------------------------------------------------------------------
@@ -293,15 +303,77 @@ _BLOCK = re.compile(
 )
 
 
+_PREFILTER_MIN = 6  # a storage word shorter than this is found through its client's anchors
+# The server a client's line names, so that its recovery closes the same wait: sunrpc's `server <host>`, Lustre's
+# `Connection to <target>` / `Connection restored to <target>`. Linear: a fixed word, then a run of one class.
+_SERVER = re.compile(r"\bserver (?P<s>[^\s,;()]+)|\bConnection (?:restored )?to (?P<t>[^\s,;()]+)")
+
+
+def _server(line: str) -> str | None:
+    m = _SERVER.search(line)
+    return None if m is None else (m.group("s") or m.group("t"))
+
+
+def _error_fields(fs: str, line: str, detail: str) -> dict[str, FieldValue]:
+    """storage.error's fields; `waits` and `server` where the client says it waits for its server
+    (catalog/platform.yaml `storage_waits`): its recovery may close it (engine/normalise.py)."""
+    fields: dict[str, FieldValue] = {"fs": fs, "detail": detail}
+    if any(w in line for w in storage_waits()):
+        fields["waits"] = True
+        if (server := _server(detail)) is not None:  # from the client's words on (not a syslog host's)
+            fields["server"] = server
+    return fields
+
+
+def _storage_literals() -> tuple[str, ...]:
+    """The prefilter words of the storage table: each word's text, or (a short one) its client's anchors."""
+    tables = storage_tables()
+    words: list[str] = []
+    for row in tables.words:
+        words.extend([row.text] if len(row.text) >= _PREFILTER_MIN else tables.clients[row.client].anchors)
+    return tuple(dict.fromkeys(words))
+
+
+def storage_word(line: str, file: str = "") -> tuple[StorageWord, int] | None:
+    """The row of catalog/platform.yaml `storage_words` a line says, and where its client's words start, or None.
+
+    A row counts where its client's anchor stands on the line before its text (or, for a FUSE daemon, the file's
+    path names its process: the daemon's own log file), and, for a `tail` row, where its text ends the line. Of
+    several, the row that ends last decides (a Go error chain prints its deepest error last), the longer where two
+    end together.
+    """
+    tables = storage_tables()
+    best: tuple[int, int, StorageWord, int] | None = None
+    stripped = line.rstrip()
+    for row in tables.words:
+        at = stripped.rfind(row.text)
+        if at < 0 or (row.tail and at + len(row.text) != len(stripped)):
+            continue
+        client = tables.clients[row.client]
+        starts = [i for i in (line.find(a) for a in client.anchors) if 0 <= i <= at]
+        # a daemon's own log file names it; a kernel client's line always carries its prefix
+        if not starts and not (client.processes and any(p in file.lower() for p in client.processes)):
+            continue
+        key = (at + len(row.text), len(row.text))
+        if best is None or key > best[:2]:
+            best = (*key, row, min(starts, default=at))
+    return None if best is None else (best[2], best[3])
+
+
 class StorageExtractor:
-    """Parallel / network file system and block-device errors."""
+    """Parallel / network file system and block-device errors, and the storage clients' and FUSE daemons' own words
+    (catalog/platform.yaml `storage_clients`, `storage_words`)."""
 
     name = "storage.error"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "storage.error": frozenset({"detail", "fs"}),
+        "storage.error": frozenset({"detail", "fs", "client", "transient", "waits", "server", "recovered"}),
+        # a client's word that it is back: closes a wait before it (engine/normalise.py), never a cause
+        "storage.recovered": frozenset({"fs", "client", "server", "detail"}),
+        "container.error": frozenset({"runtime", "error", "text", "message"}),
     }
-    sources: frozenset[str] = _KERNEL
+    # the kernel's clients on the kernel's and syslog's lines; the daemons' words in their own logs too
+    sources: frozenset[str] = frozenset({"kernel", "syslog", "application"})
     literals: tuple[str, ...] = (
         "LustreError",
         "was lost",
@@ -313,15 +385,37 @@ class StorageExtractor:
         "critical target error",
         "Disabling device after reset failure",
         "Remounting filesystem read-only",
+        *_storage_literals(),
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        for fs, rx in (("lustre", _LUSTRE_ERR), ("lustre", _LUSTRE_LOST), ("nfs", _NFS), ("gpfs", _GPFS),
-                       ("block", _BLOCK)):
-            m = rx.search(line)
-            if m:
-                yield Draft(kind="storage.error", fields={"fs": fs, "detail": _after(line, m)})
-                return
+        if ctx.source in _KERNEL:
+            for fs, rx in (("lustre", _LUSTRE_ERR), ("lustre", _LUSTRE_LOST), ("nfs", _NFS), ("gpfs", _GPFS),
+                           ("block", _BLOCK)):
+                m = rx.search(line)
+                if m:
+                    yield Draft(kind="storage.error", fields=_error_fields(fs, line, _after(line, m)))
+                    return
+        found = storage_word(line, ctx.file)
+        if found is None:
+            return
+        row, start = found
+        client = storage_tables().clients[row.client]
+        detail = _clip(line[start:])
+        if row.word_class == "recovery":  # never a cause: it may close a wait before it (engine/normalise.py)
+            back: dict[str, FieldValue] = {"fs": client.fs, "client": client.client, "detail": detail}
+            if (server := _server(detail)) is not None:
+                back["server"] = server
+            yield Draft(kind="storage.recovered", fields=back)
+        elif row.word_class in ("failure", "transient"):
+            fields = _error_fields(client.fs, line, detail)
+            fields["client"] = client.client
+            if row.word_class == "transient":
+                fields["transient"] = True
+            yield Draft(kind="storage.error", fields=fields)
+        else:  # job, node: the mount the job asked for, or one the node cannot make (rules of container.error)
+            yield Draft(kind="container.error", fields={"runtime": client.client, "error": row.word_class,
+                                                        "text": row.text, "message": detail})
 
 
 # --------------------------------------------------------------------------

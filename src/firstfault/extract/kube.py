@@ -32,8 +32,9 @@ K8S_FORMATS: tuple[str, ...] = ("kueue-workload", "k8s-pods", "k8s-events", "k8s
 
 EMITS: Mapping[str, frozenset[str]] = {
     "k8s.event": frozenset({"due_to", "message", "object_kind", "object_name", "reason", "type"}),
+    # storage_daemon: added by engine/normalise.py for a sidecar that runs a FUSE daemon (catalog/platform.yaml)
     "k8s.pod": frozenset({"container", "due_to", "exit_code", "message", "phase", "pod", "pressure", "reason",
-                          "restart", "signal"}),
+                          "restart", "signal", "storage_daemon"}),
     "kueue.condition": frozenset({"message", "reason", "status", "type", "workload"}),
     "sched.node_down": frozenset({"host", "reason"}),
     "container.error": frozenset({"runtime", "error", "text", "message", "reported_by"}),

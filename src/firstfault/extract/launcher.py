@@ -1,4 +1,4 @@
-"""Launchers' reports of a rank's exit: Open MPI's, srun's, MPICH's Hydra and mpd's.
+"""Launchers' reports of a rank's exit: Open MPI's, srun's, MPICH's Hydra and mpd's, TGI's on a shard.
 
 A launcher saying a rank died names no cause: these are the leads' first exit, and symptoms. How the whole run
 ended, in a launcher's or a framework's own words (torchrun's `worker group successfully finished`, Open MPI's
@@ -25,6 +25,11 @@ _MPI_SIGNAL = re.compile(
     r"(?P<host>[A-Za-z0-9][\w.\-]*) exited on signal (?P<num>\d+)(?: \((?P<what>[^)]+)\))?"
 )
 _FAULTS: Final = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"})
+# Hugging Face TGI's launcher on a shard that a signal ended (huggingface/text-generation-inference launcher/src/main.rs
+# shard_manager: `Shard process was signaled to shutdown with signal 4 rank=0`, after `Shard complete standard error
+# output:`; its tracing fields after the message, the rank the shard's).
+_TGI_SHARD_SIGNAL = re.compile(
+    r"\bShard process was signaled to shutdown with signal (?P<num>\d+)(?: rank=(?P<rank>\d+))?")
 # srun told by slurmctld that a node of its step failed: `srun: error: Node failure on gpu-node-12`.
 _SRUN_NODE_FAILURE = re.compile(r"\bsrun: error: Node failure on (?P<host>[A-Za-z0-9][\w.\-\[\],]*)")
 # srun's word on tasks that exited non-zero by themselves: `srun: error: snowflake7: task 0: Exited with exit code 1`,
@@ -45,7 +50,8 @@ class LauncherSignalExtractor:
         "process.signal": frozenset({"by", "detail", "due_to", "signal", "pid", "exitcode"}),
     }
     sources: frozenset[str] = frozenset({"application"})
-    literals: tuple[str, ...] = (" noticed that process rank ", "Node failure on ", "Exited with exit code ")
+    literals: tuple[str, ...] = (" noticed that process rank ", "Node failure on ", "Exited with exit code ",
+                                 "Shard process was signaled")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         body = split_prefixes(line).body
@@ -59,6 +65,14 @@ class LauncherSignalExtractor:
             yield Draft("process.signal", {"signal": sig, "by": by, "detail": body.strip()[:400],
                                            "pid": int(m.group("pid"))},
                         rank=int(m.group("rank")), host=m.group("host"))
+            return
+        t = _TGI_SHARD_SIGNAL.search(body) if "Shard process" in body else None
+        if t:
+            sig = signal_name(int(t.group("num")))
+            by = by_whom(sig, "launcher") if sig in _FAULTS else "launcher"  # as mpirun's: it only saw the exit
+            rank = t.group("rank")
+            yield Draft("process.signal", {"signal": sig, "by": by, "detail": body.strip()[:400]},
+                        rank=int(rank) if rank is not None else None)
             return
         n = _SRUN_NODE_FAILURE.search(body)
         if n:

@@ -31,6 +31,7 @@ prepend its own tag, and they stack:
 | a progress bar the line was glued to (tqdm; a carriage return) | `  0%|          | 0/801 [00:00<?, ?it/s]` | - |
 | a harness's banner rule printed without its newline | `========` (8+ of one of `= - * # ~`) | - |
 | pytest's failure report (its `E` marker, then the source's indentation) | `E           ` | - |
+| a JSON log record, one object a line (TGI's `--json-output`) | `{"timestamp":"...","fields":{"message":"..."}}` | - |
 
 A tracker's automatic links in pasted text (`[net_ib.cc:101](http://net_ib.cc:101/)`,
 a link whose target is its own text) are put back to their text.
@@ -48,6 +49,7 @@ a log level, a logger or a program name).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Final, NamedTuple
 
@@ -157,6 +159,45 @@ _PYTEST = re.compile(r"E {3,}(?=\S)")
 _BANNER = re.compile(BANNER_RULE)
 # A tqdm progress bar the line was printed right after (`desc:  45%|####     | 7361/16384 [05:43<06:50, 21.99it/s]`)
 # is read by position (timeparse.progress_bar_end).
+
+# A structured logger's JSON record of an error, one object a line: Rust's tracing-subscriber (Hugging Face TGI's
+# launcher and router with `--json-output`: `{"timestamp":"...","level":"ERROR","fields":{"message":"Shard 0 failed
+# to start"},"target":"text_generation_launcher"}`, later `"message"` at the top), python-json-logger and structlog
+# (`message`, `msg`, `event`, the level in `level`, `levelname` or `severity`); and docker's json-file driver, whose
+# record holds nothing but the line (`{"log":"...\n","stream":"stderr","time":"..."}`). The record's message is the
+# line as the program wrote it (its first line, where it holds several). Only a record at an error's level, or
+# docker's: a controller's record below it may carry what it is about in fields of its own (Karpenter's
+# `"Node":{"name":...}`, extract/jobend.py), which the raw line keeps. A record past _JSON_MAX characters, or one that
+# does not parse, is no layer.
+_JSON_MESSAGE_KEYS: Final = ("message", "msg", "log", "event")
+_JSON_ERROR_LEVELS: Final = frozenset({"error", "err", "fatal", "critical", "crit", "panic", "alert", "emerg"})
+_DOCKER_JSON_KEYS: Final = frozenset({"log", "stream", "time", "attrs"})
+_JSON_MAX: Final = 100_000
+
+
+def _json_record(body: str) -> str | None:
+    """The message of a one-line JSON log record of an error (or docker's json-file record); None: no such record."""
+    text = body.rstrip()
+    if not text.endswith("}") or len(text) > _JSON_MAX:
+        return None
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    level = next((obj[k] for k in ("level", "levelname", "severity") if isinstance(obj.get(k), str)), None)
+    if not ((level is not None and level.lower() in _JSON_ERROR_LEVELS)
+            or (isinstance(obj.get("log"), str) and set(obj) <= _DOCKER_JSON_KEYS)):
+        return None
+    fields = obj.get("fields")
+    msg = next((obj[k] for k in _JSON_MESSAGE_KEYS if isinstance(obj.get(k), str)), None)
+    if msg is None and isinstance(fields, dict) and isinstance(fields.get("message"), str):
+        msg = fields["message"]
+    if msg is None:
+        return None
+    return next((part for part in msg.split("\n") if part.strip()), None)
+
 
 # Words a program itself prints before `: ` that are never host names.
 _NOT_HOSTS: Final = frozenset(
@@ -290,6 +331,12 @@ class PrefixLayer:
                     body = body[m.end():]
                     continue
                 break
+            if c == "{":
+                got = _json_record(body)
+                if got is None:
+                    break
+                body = got
+                continue
             if c == "\x1b":
                 m = _SGR.match(body)
                 if m:

@@ -944,7 +944,12 @@ def _by_row(row: ExceptionClassInfo, exc: Exc, body: str) -> tuple[list[Draft], 
     if family == "accelerator_oom" and not host_allocator(body):
         return [Draft("app.cuda_oom", {"message": clip(exc.msg or exc.cls)})], True
     kind = SYMPTOM_KINDS.get(family or "")
-    return ([_symptom(kind, exc)], True) if kind is not None else None
+    if kind is None:
+        return None
+    d = _symptom(kind, exc)
+    if row.exit_report:
+        d.fields["exit_report"] = True  # a server's word that a process it started exited (engine/normalise.py)
+    return [d], True
 
 
 def _signal(exc: Exc) -> Draft | None:
@@ -1133,6 +1138,19 @@ class _Stream:
     ignored_header: int | None = None  # line of the last `Exception ignored in: ...` (_IGNORED_HEADER)
     ignored: bool = False  # the open traceback (and its chain) is one Python ignored: nothing was raised
     entry: str | None = None  # the open traceback's first frame outside the standard library
+    head: LineContext | None = None  # where the open traceback began (its header, or its first frame if cut off)
+    who: object = None  # the torchrun or rank prefix's owner of the open traceback (`feed`'s `who`)
+    head_text: str = ""  # the line that opened it
+
+
+class OpenEnd(NamedTuple):
+    """A traceback still open where its stream ended: its exception line never came (`TracebackModel.open_ends`)."""
+
+    head: LineContext  # the header's (or first frame's) place, time, node and rank
+    frames: tuple[str, ...]  # its `File "..."` lines, innermost last
+    owner: tuple[int | None, str | None] | None
+    who: object
+    text: str  # the line that opened it
 
 
 @dataclass(slots=True)
@@ -1275,6 +1293,7 @@ class TracebackModel:
                 st.in_thread = st.thread_header is not None and ctx.lineno - st.thread_header <= 1
                 st.ignored = st.ignored_header is not None and ctx.lineno - st.ignored_header <= 1
             st.opened, st.owner, st.frames, st.entry = ctx.lineno, owner, [], None
+            st.head, st.who, st.head_text = ctx, who, body
             ctx.claimed = True
             return None
         if _THREAD_HEADER.match(body):
@@ -1302,6 +1321,7 @@ class TracebackModel:
                 st.in_thread = False
                 st.ignored = False
             st.opened, st.owner, st.frames = ctx.lineno, owner, [body.strip()]
+            st.head, st.who, st.head_text = ctx, who, body
             st.entry = None if _stdlib(body) else body.strip()
             ctx.claimed = True
             return None
@@ -1327,3 +1347,23 @@ class TracebackModel:
     def decided(self, who: object, value: bool) -> None:
         st = self.streams.setdefault(who, _Stream())
         st.decided = st.decided or value
+
+    def open_ends(self) -> list[OpenEnd]:
+        """The tracebacks still open where the stream ends, opened by their header and with at least one frame: the
+        process stopped (or the log was cut) before Python printed the exception line (frames without a header are
+        as often a stack dump of a live process: py-spy's, gdb's `py-bt`). Not a later member of a chain that already
+        decided (an envelope), not one that ended a thread or that Python ignored, and at most one per place
+        (a tagged header opens two streams: the first opened is kept)."""
+        out: list[OpenEnd] = []
+        seen: set[tuple[str, int]] = set()
+        for st in self.streams.values():
+            head = st.head
+            if (st.opened is None or head is None or TRACEBACK not in st.head_text or not st.frames or st.decided
+                    or st.in_thread or st.ignored or ignored(tuple(st.frames))):
+                continue
+            at = (head.file, st.opened)
+            if at in seen:
+                continue
+            seen.add(at)
+            out.append(OpenEnd(head, tuple(st.frames), st.owner, st.who, st.head_text))
+        return out

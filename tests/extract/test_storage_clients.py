@@ -1,0 +1,228 @@
+"""Storage clients and FUSE daemons in their own words (catalog/platform.yaml `storage_clients`, `storage_words`),
+and the OOM killer ending a FUSE daemon (issue 25, family 5)."""
+
+from __future__ import annotations
+
+from datetime import UTC
+
+import pytest
+
+from firstfault.catalog.tables import storage_tables
+from firstfault.extract import host
+from tests.extract.helpers import events, scan
+
+STORAGE = host.StorageExtractor()
+OOM = host.OomKillExtractor()
+
+
+def _kinds(lines: list[str], source: str = "syslog") -> list[tuple[str, dict[str, object]]]:
+    return [(d.kind, dict(d.fields)) for d in scan(STORAGE, lines, source)]
+
+
+# --- failures ---------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("line", "client"), [
+    # Azure/azure-storage-fuse#1537 (https://github.com/Azure/azure-storage-fuse/issues/1537)
+    ("Oct 09 06:03:58 openpai-000003 blobfuse2[3214717]: [/var/lib/kubelet/plugins/kubernetes.io/csi/"
+     "blob.csi.azure.com/7457115dfa3ef0cc6da5c97af5af6ebd71d363cd1962130e7ae3f0564f920c21/globalmount] LOG_ERR "
+     "[libfuse_handler.go (792)]: Libfuse::libfuse_write : error writing file "
+     "iter_0020000/mp_rank_00/model_optim_rng.pt, handle: 162696 [staged block 52 has less data 3145728 for "
+     "162696=>iter_0020000/mp_rank_00/model_optim_rng.pt", "blobfuse2"),
+    # GoogleCloudPlatform/gcsfuse#516 (https://github.com/GoogleCloudPlatform/gcsfuse/issues/516)
+    ('{"name":"root","levelname":"ERROR","severity":"ERROR","message":"fuse: *fuseops.SyncFileOp error: input/output '
+     'error\\n","timestampSeconds":1618078232,"timestampNanos":397649044}', "gcsfuse"),
+    # our own, in the format of s3fs's syslog (s3fs-fuse src/s3fs_logger.cpp) and curl.cpp RequestPerform's words
+    ("Feb 14 17:00:17 ip-172-31-37-246 s3fs[22616]: curl.cpp:RequestPerform(2281): ### giving up", "s3fs"),
+    # our own, in mountpoint-s3's fuse.rs format
+    ("mount-s3[4242]: [WARN] read{req=1234 ino=17 fh=3 offset=0 size=131072 name=shard-00017.tar}: "
+     "mountpoint_s3_fs::fuse: read failed with errno 5: get request failed: Client error: dispatch failure",
+     "mountpoint-s3"),
+    # our own, in JuiceFS's logger format (pkg/utils/logger.go) and writer.go's words
+    ("2024/05/01 10:00:00.000000 juicefs[812] <ERROR>: upload inode: 1234 chunk: 5678 (length: 4194304) fail: "
+     "timeout [writer.go:123]", "juicefs"),
+])
+def test_a_daemons_own_io_error_is_the_file_system(line: str, client: str) -> None:
+    [(kind, fields)] = _kinds([line])
+    assert kind == "storage.error"
+    assert fields["fs"] == "fuse" and fields["client"] == client and "transient" not in fields
+
+
+def test_lockd_not_responding_is_nfs() -> None:
+    # our own, in sunrpc's call_timeout format (torvalds/linux net/sunrpc/clnt.c)
+    [(kind, fields)] = _kinds(["kernel: lockd: server 10.0.0.5 not responding, still trying"], "kernel")
+    assert kind == "storage.error" and fields["fs"] == "nfs"
+
+
+def test_the_nfs_pattern_keeps_its_lines() -> None:
+    [(kind, fields)] = _kinds(["kernel: nfs: server nfs01 not responding, timed out"], "kernel")
+    assert kind == "storage.error" and fields == {"fs": "nfs", "detail": "nfs: server nfs01 not responding, timed out"}
+
+
+def test_a_daemons_own_log_file_names_it() -> None:
+    line = "Libfuse::libfuse_read : error reading file data/x.bin, handle: 7 [input/output error]"
+    drafts = [d for d in events([line], "application", file="nodes/n1/blobfuse2.log") if d.kind == "storage.error"]
+    assert drafts and drafts[0].fields["client"] == "blobfuse2"
+
+
+# --- transient and recovery -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line", [
+    # jade-hpc-gpu/jade-hpc-gpu.github.io#14 (https://github.com/jade-hpc-gpu/jade-hpc-gpu.github.io/issues/14)
+    "[Mon Oct 16 09:54:43 2017] LNet: 2431:0:(o2iblnd_cb.c:3174:kiblnd_check_conns()) Timed out tx for "
+    "172.31.126.87@o2ib: 403055 seconds",
+    "[Mon Oct 16 10:00:12 2017] Lustre: 2449:0:(client.c:2141:ptlrpc_expire_one_request()) @@@ Request sent has "
+    "failed due to network error: [sent 1508144508/real 1508144518]  req@ffff880eb14da700 x1570198182041824/t0(0) "
+    "o250->MGC172.31.126.87@o2ib@172.31.126.87@o2ib:26/25 lens 520/544 e 0 to 1 dl 1508144563 ref 1 fl "
+    "Rpc:eXN/0/ffffffff rc 0/-1",
+])
+def test_lustres_retried_requests_are_transient(line: str) -> None:
+    [(kind, fields)] = _kinds([line], "kernel")
+    assert kind == "storage.error" and fields["fs"] == "lustre" and fields["transient"] is True
+
+
+def test_lustres_skipped_messages_note_is_nothing() -> None:
+    # the same thread: the kernel's count of lines it did not print again
+    line = ("[Mon Oct 16 09:54:43 2017] LNet: 2431:0:(o2iblnd_cb.c:3174:kiblnd_check_conns()) Skipped 24 previous "
+            "similar messages")
+    assert _kinds([line], "kernel") == []
+
+
+def test_a_ceph_session_lost_is_transient() -> None:
+    # our own, in net/ceph/mon_client.c's words
+    [(kind, fields)] = _kinds(["libceph: mon0 (1)10.0.0.11:6789 session lost, hunting for new mon"], "kernel")
+    assert kind == "storage.error" and fields["fs"] == "ceph" and fields["transient"] is True
+
+
+@pytest.mark.parametrize("line", [
+    "kernel: nfs: server nfs01 OK",
+    "libceph: mon1 (1)10.0.0.12:6789 session established",
+    "ceph: mds0 came back",
+    "Lustre: scratch-OST0004-osc-ffff88103a5d4800: Connection restored to 10.0.0.21@o2ib (at 10.0.0.21@o2ib)",
+])
+def test_a_recovery_is_understood_and_never_a_cause(line: str) -> None:
+    assert [k for k, _ in _kinds([line], "kernel")] == ["storage.recovered"]
+    assert [e.kind for e in events([line], "kernel", file="nodes/n1/kern.log", node="n1")
+            if e.kind.startswith("storage")] == ["storage.recovered"]
+
+
+def test_a_wait_names_its_server_and_so_does_its_recovery() -> None:
+    # our own, in sunrpc's call_timeout / call_decode formats (torvalds/linux net/sunrpc/clnt.c)
+    [(_, lost), (_, back)] = _kinds(["kernel: nfs: server nfs01 not responding, still trying",
+                                     "kernel: nfs: server nfs01 OK"], "kernel")
+    assert lost["waits"] is True and lost["server"] == "nfs01" and back["server"] == "nfs01"
+    # a soft mount's `timed out` fails the call: no wait to close
+    [(_, failed)] = _kinds(["kernel: nfs: server nfs01 not responding, timed out"], "kernel")
+    assert "waits" not in failed
+
+
+# --- the job's request and the node's set-up --------------------------------------------------------------------
+
+def test_a_bucket_the_mount_cannot_find_is_the_jobs() -> None:
+    # our own, in s3fs's s3fs_check_service words
+    line = ("s3fs[991]: s3fs.cpp:s3fs_check_service(4969): Failed to check bucket and directory for mount point : "
+            "Bucket or directory not found(host=https://s3.amazonaws.com, message=The specified bucket does not exist)")
+    [(kind, fields)] = _kinds([line])
+    assert kind == "container.error" and fields["error"] == "job" and fields["runtime"] == "s3fs"
+
+
+@pytest.mark.parametrize("line", [
+    # wei/rclone#1 (https://github.com/wei/rclone/issues/1)
+    "mount helper error: fusermount: fuse device not found, try 'modprobe fuse' first",
+    # Azure/azure-storage-fuse#1083 (https://github.com/Azure/azure-storage-fuse/issues/1083): its title, in its
+    # log's header
+    "Tue Mar 14 14:49:09 GMT 2023 : blobfuse2[1429] : LOG_ERR [libfuse_handler.go (178)]: Libfuse::initFuse : failed "
+    "to mount fuse",
+])
+def test_a_fuse_mount_the_node_cannot_make_is_the_nodes(line: str) -> None:
+    [(kind, fields)] = _kinds([line], "application")
+    assert kind == "container.error" and fields["error"] == "node"
+
+
+# --- near misses ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line", [
+    # s3fs-fuse/s3fs-fuse#23 (https://github.com/s3fs-fuse/s3fs-fuse/issues/23): a retry is no failure yet
+    "Mar  7 10:06:15 vm s3fs: ### retrying...",
+    # the words without their client: another program's session, another program's write error
+    "sshd[991]: pam_unix(sshd:session): session established for user alice",
+    "app.py: error writing file /tmp/x: disk quota exceeded (libfuse_write : error writing file is blobfuse2's)",
+    # mountpoint-s3: an errno other than EIO is the job's request, not the store (doc/TROUBLESHOOTING.md)
+    "mount-s3[4242]: [WARN] mountpoint_s3_fs::fuse: rename failed with errno 38: inode error: rename is not "
+    "supported on this bucket",
+    # an NFS line that ends in OK only by chance is not a recovery of a kernel client without its prefix
+    "training step 100 OK",
+])
+def test_near_misses_give_nothing(line: str) -> None:
+    assert [k for k, _ in _kinds([line])] == []
+
+
+# --- the OOM killer and FUSE daemons ----------------------------------------------------------------------------
+
+def test_a_fuse_daemon_killed_names_its_client() -> None:
+    # awslabs/mountpoint-s3#1089 (https://github.com/awslabs/mountpoint-s3/issues/1089)
+    line = ("[Mon Oct 28 20:46:38 2024] Out of memory: Killed process 3470 (mount-s3) total-vm:925588kB, "
+            "anon-rss:282932kB, file-rss:0kB, shmem-rss:0kB, UID:33 pgtables:752kB oom_score_adj:0")
+    [d] = scan(OOM, [line])
+    assert d.fields["storage_daemon"] == "mountpoint-s3"
+
+
+@pytest.mark.parametrize("proc", ["python", "rclone"])  # rclone copies and syncs too: its comm names no mount
+def test_the_workloads_own_process_killed_names_no_daemon(proc: str) -> None:
+    [d] = scan(OOM, [f"Out of memory: Killed process 1234 ({proc}) total-vm:123456kB, anon-rss:120000kB"])
+    assert "storage_daemon" not in d.fields
+
+
+def test_every_word_names_a_listed_client_and_every_class_is_read() -> None:
+    tables = storage_tables()
+    assert {w.word_class for w in tables.words} == {"failure", "transient", "recovery", "job", "node"}
+    assert all(w.client in tables.clients for w in tables.words)
+
+
+def test_the_server_is_read_from_the_clients_words_not_the_syslog_host() -> None:
+    [(_, lost)] = _kinds(["Nov  2 10:03:07 server kernel: nfs: server nfs01 not responding, still trying"], "kernel")
+    assert lost["server"] == "nfs01"
+
+
+def test_the_gcsfuse_sidecar_oomkilled_is_marked_a_storage_daemon() -> None:
+    # our own pod object, the sidecar's name as GKE's Cloud Storage FUSE CSI driver injects it
+    # (GoogleCloudPlatform/gcs-fuse-csi-driver#314)
+    import json
+
+    from firstfault.engine.normalise import terminal_lines
+    from firstfault.extract.scheduler import read_scheduler
+
+    def status(name: str, reason: str) -> dict[str, object]:
+        return {"name": name, "restartCount": 1, "state": {"running": {"startedAt": "2026-11-02T10:03:00Z"}},
+                "lastState": {"terminated": {"reason": reason, "exitCode": 137,
+                                             "startedAt": "2026-11-02T10:00:00Z",
+                                             "finishedAt": "2026-11-02T10:02:58Z"}}}
+
+    pod = {"apiVersion": "v1", "kind": "PodList", "items": [{
+        "metadata": {"name": "trainer-0", "namespace": "default"},
+        "spec": {"nodeName": "node-02"},
+        "status": {"phase": "Running",
+                   "initContainerStatuses": [status("gke-gcsfuse-sidecar", "OOMKilled")],
+                   "containerStatuses": [status("trainer", "OOMKilled")]}}]}
+    res = read_scheduler(json.dumps(pod).encode(), "k8s-pods", "pods.json", job_id=None, tz=UTC)
+    marked = {str(e.fields.get("container")): e.fields.get("storage_daemon")
+              for e in terminal_lines([e for e in res.events if e.kind == "k8s.pod"])}
+    assert marked == {"trainer": None, "gke-gcsfuse-sidecar": "gcsfuse"}
+
+
+def test_the_gcsfuse_mounters_cut_comm_is_a_storage_daemon() -> None:
+    # GoogleCloudPlatform/gcsfuse#2682 (https://github.com/GoogleCloudPlatform/gcsfuse/issues/2682)
+    line = ("Memory cgroup out of memory: Killed process 2960932 (gcs-fuse-csi-dr) total-vm:1340248kB, "
+            "anon-rss:100796kB, file-rss:26844kB")
+    [d] = scan(OOM, [line])
+    assert d.fields["storage_daemon"] == "gcsfuse" and d.fields["cgroup"] is True
+
+
+def test_gcsfuses_json_line_in_its_sidecars_log_is_read_and_timed() -> None:
+    # our own, in gcsfuse's JSON format (internal/logger/slog_helper.go) and error_mapping.go's words
+    line = ('{"timestamp":{"seconds":1793613787,"nanos":12345678},"severity":"ERROR","message":"ReadFile: '
+            'input/output error, fh.reader.ReadAt: readFull: context deadline exceeded"}')
+    [ev] = [e for e in events([line], "application", file="pods/trainer-0/gke-gcsfuse-sidecar.log")
+            if e.kind == "storage.error"]
+    assert ev.fields["client"] == "gcsfuse" and ev.fields["fs"] == "fuse"
+    # without its file naming it, the line names no client: not read
+    assert [e for e in events([line], "application", file="app.log") if e.kind == "storage.error"] == []
