@@ -195,6 +195,7 @@ _VALUED = st.sampled_from([
     "[node-0#] ", "node-0#: ", "<1#># 2026-12-03T15:31:35Z node-0# kernel - - - ", "local#  :warn  : ",
     "(RayTrainWorker pid=4#, ip=10.0.0.#) \x1b[#m ", "[1,#]<stderr>:", "Nov  # 10:03:07 node-0# kernel: ",
     "[rank#]: ", "[default#]:", "(VllmWorker rank=# pid=4#) ", "[# TP#] ", "trainer-#  | ", "rank#: ",
+    '{"level":"ERROR","fields":{"message":"[rank#]: x \\u003#"}} ',
     "2026-11-02T10:0#:07.1#Z stderr F ", "[3#m(RayWorkerWrapper pid=#) ", "[e#]: ", "worker-#: ",
 ])
 _VALUED_BODIES = st.sampled_from([
@@ -246,6 +247,8 @@ _VALUED_PAIRS = [
     ("[node-01] x", "[node-02] x"),
     ("node-01: x", "node-02: x"),
     ("[a1](http://a1/) x", "[a1](http://a2/) x"),
+    # a JSON record's message (its escapes read: not a place in the line), then the last pair: its same line twice
+    ('{"level":"ERROR","message":"Shard 1 failed\\u0030"}', '{"level":"ERROR","message":"Shard 1 failed\\u0031"}'),
     ("  1%|#  | 1/8 [00:01<00:07, 1.00it/s]x", "  1%|#  | 1/8 [00:01<00:07, 1.00it/s]x"),
 ]
 

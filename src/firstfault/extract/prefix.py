@@ -270,7 +270,8 @@ class PrefixLayer:
 
         With the fast paths on (extract/memo.py), the split is remembered by the line's digits made `0`
         (the same line of every rank, step or pid is one key): _split tests digits only as digits, so where it
-        read no value (a name of the allocation, a repeated Open MPI tag, a link's text, a progress bar) the
+        read no value (a name of the allocation, a repeated Open MPI tag, a link's text, a progress bar, a JSON
+        record) the
         layers of every line of that key lie at the same places, and only the numbers they name are read
         again (`_Cuts.apply`).
         """
@@ -294,7 +295,7 @@ class PrefixLayer:
     def _split(self, line: str) -> tuple[Prefixed, bool, _Cuts | None]:
         """split_settled's answer, and where its layers lie in `line` (None where the split read a value: whether a
         name is one of the allocation's, an Open MPI tag repeated in the body, a link whose target is its text, a
-        progress bar; those may differ between two lines whose digits alone differ)."""
+        progress bar, a JSON record; those may differ between two lines whose digits alone differ)."""
         body = line.lstrip()
         valued = False  # a test read a value, not only the digits' places
         rank_at: tuple[int, int] | None = None
@@ -332,6 +333,8 @@ class PrefixLayer:
                     continue
                 break
             if c == "{":
+                # (the record's message is a string of its own, not a place in the line, and its level a value)
+                valued = True
                 got = _json_record(body)
                 if got is None:
                     break
