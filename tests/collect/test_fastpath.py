@@ -200,6 +200,9 @@ _VALUED = st.sampled_from([
 ])
 _VALUED_BODIES = st.sampled_from([
     "x [1,#]<stderr>:y", "loss 0.# [repeated #x across cluster]", "[net_ib.cc:#](http://net_ib.cc:#/) x",
+    "**RuntimeError: NCCL error # in: x**", "`CUDA error: out of memory #`", "- **x #**", "job-#: **x #**",
+    "step/#: **x #**",
+    "- 2026-11-02T10:0#:07Z x",
     "NCCL WARN Call to connect returned Connection refused #", "ValueError: #", "  0%|  | #/8 [00:0#<?, #.0it/s]",
 ])
 

@@ -192,6 +192,11 @@ def test_a_backend_whose_peers_did_not_answer_is_their_symptom() -> None:
     "E0000 00:00:1774535954.976942 2192153 dns_resolver_ares.cc:358] no server name supplied in dns URI",
     "E0000 00:00:1774535954.977023 2192153 legacy_channel.cc:89] channel stack builder failed: UNKNOWN: the target "
     "uri is not valid: dns:///",
+    # jax-ml/jax#10218 (a TPU pod with jax 0.3.5), verbatim: gRPC's glog header padded to its column, and gRPC core's
+    # JSON error of that time with the words as its `description`
+    "E0410 21:04:57.403257842   30715 f758.cc:310]                no server name supplied in dns URI",
+    'E0410 21:04:57.403295131   30715 f872.cc:77]                 channel stack builder failed: {"created":"@164962'
+    '4697.403284903","description":"the target uri is not valid: dns:","file":"f814.cc","file_line":1090}',
 ])
 def test_a_target_grpc_cannot_resolve_is_the_jobs_set_up(line: str) -> None:
     drafts = alone(line)
@@ -204,6 +209,8 @@ def test_a_target_grpc_cannot_resolve_is_the_jobs_set_up(line: str) -> None:
     '    gpr_log(GPR_ERROR, "no server name supplied in dns URI");',
     # a person's words about it (synthetic)
     "the error no server name supplied in dns URI went away after setting the coordinator address",
+    # a JSON error whose description only begins with the words (synthetic): the message must end there
+    '{"created":"@1649624697.4","description":"the target uri is not valid: dns: see the docs for the form"}',
 ])
 def test_the_resolvers_words_in_code_or_prose_are_nothing(line: str) -> None:
     assert alone(line) == []
@@ -220,17 +227,51 @@ def test_a_cudnn_handle_without_memory_is_the_accelerators_oom() -> None:
     assert [d.kind for d in alone(line)] == ["app.cuda_oom"]
 
 
-def test_a_cudnn_handle_that_failed_otherwise_names_no_cause() -> None:
+def test_a_cudnn_handle_that_failed_otherwise_names_no_memory() -> None:
     # (the near miss) CUDNN_STATUS_INTERNAL_ERROR: cuDNN's word for an internal operation that failed, no allocation
     # named; TensorFlow's and XLA's own code (cuda_dnn.cc) print the free memory beside it and suspect the driver for
-    # NOT_INITIALIZED, so the words alone decide neither. The exception the job raises after it decides.
+    # NOT_INITIALIZED, so the words decide neither memory nor the driver: the framework's call failed, the job's own
+    # failure (catalog/cuda.yaml `cudnn_statuses`, class other), weak and only as its stream's last word.
     # (a public project's comment quotes the line, tensorflow/stream_executor/cuda/cuda_dnn.cc:334]; date filled in)
     line = ("2019-01-01 00:00:00.000000: E tensorflow/stream_executor/cuda/cuda_dnn.cc:334] Could not create cudnn "
             "handle: CUDNN_STATUS_INTERNAL_ERROR")
-    assert alone(line) == []
+    assert [(d.kind, d.fields.get("terminal")) for d in alone(line)] == [("app.exception", True)]
+    # ... and the same record at warning level (TensorFlow's `W`) is no failure
+    assert alone(line.replace(": E tensorflow", ": W tensorflow")) == []
     # pytorch/xla#6771: XLA's record of the free memory beside it, here a quarter of the GPU free: no memory exhausted
     assert alone("2024-03-25 01:37:01.894809: E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:540] Memory usage: "
                  "6073221120 bytes free, 25438126080 bytes total.") == []
+
+
+@pytest.mark.parametrize(("line", "kind", "error"), [
+    # PyTorch's cuDNN check (`cuDNN error: ` + the status's name), verbatim from chenyuntc/pytorch-best-practice#12
+    # (a GPU older than the build's cuDNN supports), raised: the job's build for this GPU
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_ARCH_MISMATCH", "app.cuda_error", "config"),
+    # ... a kernel of cuDNN that failed to run, verbatim from jianweif/OptimalGradCheckpointing#5: a CUDA error of
+    # the launch-failure class, a symptom as CUDA's `unspecified launch failure` is (what made it fail is said
+    # elsewhere: an illegal access, a GPU fault)
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED", "app.cuda_error", "launch_failure"),
+    # ... and a status of no CUDA class (the call's arguments: the workload's own) stays the workload's exception
+    # (PyTorch's own words: ATen's cuDNN convolution appends the non-contiguous hint to NOT_SUPPORTED)
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous "
+     "input.", "app.exception", None),
+])
+def test_a_raised_cudnn_status_reads_by_its_class(line: str, kind: str, error: str | None) -> None:
+    [d] = last_line(line)
+    assert (d.kind, d.fields.get("error")) == (kind, error)
+
+
+def test_caffes_fatal_check_of_a_cudnn_status_reads_by_its_class() -> None:
+    # rbgirshick/fast-rcnn#44, verbatim (a Tesla M2090, compute capability 2.0): the job's build for this GPU
+    line = ("F0817 22:53:22.694056 24820 cudnn_conv_layer.cpp:32] Check failed: status == CUDNN_STATUS_SUCCESS "
+            "(6 vs. 0)  CUDNN_STATUS_ARCH_MISMATCH")
+    assert [(d.kind, d.fields.get("error")) for d in alone(line)] == [("app.cuda_error", "config")]
+
+
+def test_near_miss_a_word_that_only_looks_like_a_status_is_none() -> None:
+    # CUDNN_STATUS_SUCCESS is no failure and no row; a status of no table (synthetic) names nothing either
+    assert alone("2019-01-01 00:00:00.000000: E cuda_dnn.cc:1] cudnnCreate returned CUDNN_STATUS_SUCCESS") == []
+    assert alone("2019-01-01 00:00:00.000000: E cuda_dnn.cc:1] cudnnCreate returned CUDNN_STATUS_MADE_UP") == []
 
 
 # ------------------------------------------------------------------ the task the coordination service saw fail

@@ -192,6 +192,24 @@ def test_hip_names_are_cudas_and_the_hip_runtimes_info_trace_is_no_error() -> No
                 "hipSetDevice: Returned hipSuccess :") == []
 
 
+def test_the_hip_traces_kernel_launch_that_returned_an_error_is_the_launchs_answer() -> None:
+    def errs(line: str) -> list[object]:
+        return [e.fields["error"] for e in feed([line], "application") if e.kind == "app.cuda_error"]
+
+    # ROCm/ROCm#4208 (MI250X, AMD_LOG_LEVEL=3), verbatim: the info trace of the launch itself; the kernel never ran
+    assert errs(":3:hip_module.cpp           :678 : 795019406319 us: [pid:3785  tid:0x1546faa1c080] "
+                "hipLaunchKernel: Returned hipErrorInvalidDeviceFunction :") == ["config"]
+    # the module API's launch in the same trace layout (clr hipamd/src/hip_module.cpp; pid and time filled in)
+    assert errs(":3:hip_module.cpp           :450 : 12345678901 us: [pid:4242  tid:0x7f00aa000000] "
+                "hipModuleLaunchKernel: Returned hipErrorIllegalAddress :") == ["illegal_address"]
+    # near misses: a launch that succeeded, and another call's error in the trace (a query of a kernel's attributes
+    # that a library makes to choose its code path: its answer is the program's to act on), same layout
+    assert errs(":3:hip_module.cpp           :678 : 795019406100 us: [pid:3785  tid:0x1546faa1c080] "
+                "hipLaunchKernel: Returned hipSuccess :") == []
+    assert errs(":3:hip_module.cpp           :390 : 795019406200 us: [pid:3785  tid:0x1546faa1c080] "
+                "hipFuncGetAttributes: Returned hipErrorInvalidDeviceFunction :") == []
+
+
 # ---------------------------------------------------------------- habanalabs
 
 

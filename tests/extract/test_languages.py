@@ -490,3 +490,47 @@ def test_the_first_member_of_a_chain_that_decides_is_the_chains_event(tmp_path: 
     # ... while a first member that decides nothing (an envelope: queue.Empty) leaves it to the next
     v = verdict(tmp_path / "c", _chain("_queue.Empty", marker, ENOSPC))
     assert cause(v) == ("storage.filesystem", ["node-a"])
+
+
+# ---------------------------------------------------------------- JavaScript (Node.js / V8)
+
+# huridocs/uwazi#7319, verbatim: the AWS SDK for JavaScript v3 throws S3's own code as the error's name
+UWAZI_SLOWDOWN = [
+    "SlowDown: UnknownError",
+    "    at throwDefaultError (/opt/uwazi/cores/core-1.187.3/node_modules/@smithy/smithy-client/dist-cjs/"
+    "index.js:840:20)",
+    "    at /opt/uwazi/cores/core-1.187.3/node_modules/@smithy/smithy-client/dist-cjs/index.js:849:5",
+    "    at de_CommandError (/opt/uwazi/cores/core-1.187.3/node_modules/@aws-sdk/client-s3/dist-cjs/index.js:4743:14)",
+]
+
+
+def js(lines: list[str]) -> list[tuple[str, object]]:
+    return [(d.kind, d.fields.get("store_code") or d.fields.get("exc_type")) for d in helpers.scan(ALL, lines,
+                                                                                                  "application")]
+
+
+def test_a_js_sdks_error_named_by_the_stores_code_is_the_object_stores(tmp_path: Path) -> None:
+    assert js(UWAZI_SLOWDOWN) == [("storage.error", "SlowDown")]
+    v = verdict(tmp_path, "".join(s + "\n" for s in UWAZI_SLOWDOWN))
+    assert v.root_cause is not None and v.root_cause.category == "storage.object_store"
+
+
+def test_a_js_error_of_the_program_itself_is_its_exception() -> None:
+    # Node's TypeError in the V8 form (message and frame written here, the form of Node's `util.inspect` of an Error)
+    assert js(["TypeError: Cannot read properties of undefined (reading 'bucket')",
+               "    at uploadCheckpoint (/app/src/upload.js:42:17)",
+               "    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)"]) == [
+        ("app.exception", "TypeError")]
+
+
+@pytest.mark.parametrize("lines", [
+    # a `name: message` line with no stack after it (huridocs/uwazi#7319's request line, verbatim)
+    ["url: /api/files/1714673803529gdetwwu5oe9.jpg", "SlowDown is what S3 answered, see below"],
+    # the store's code as the name of an error thrown by the program's own code, not the SDK's (written here): the
+    # program's exception, not the store's answer
+    ["SlowDown: UnknownError", "    at retryUpload (/app/src/upload.js:10:3)"],
+    # a frame that does not follow its error's line directly (a line between): no error is made of the earlier line
+    ["SlowDown: UnknownError", "(request 6529 logged)", UWAZI_SLOWDOWN[1]],
+])
+def test_near_miss_no_js_stack_right_after_the_line_or_not_the_sdks(lines: list[str]) -> None:
+    assert ("storage.error", "SlowDown") not in js(lines)

@@ -200,6 +200,22 @@ def test_near_miss_the_retries_while_waiting_for_the_gcs_are_warnings(line: str)
     assert kinds([line]) == []
 
 
+def test_a_gcs_address_with_no_host_is_the_jobs_set_up_whatever_its_level() -> None:
+    # MM-EUREKA issue 54 (ModalMinds/MM-EUREKA), verbatim: `ray start --address=$MASTER_ADDR:6379` with the variable
+    # unset; the raylet's retry names an address with an empty host, at warning level
+    line = ("[2025-07-23 10:05:49,679 W 51000 51000] gcs_rpc_client.h:151: Failed to connect to GCS at address :6379 "
+            "within 5 seconds.")
+    drafts = read([line])
+    assert [(d.kind, d.fields.get("setup"), d.fields.get("terminal")) for d in drafts] == [
+        ("app.exception", True, True)]
+
+
+def test_near_miss_a_gcs_address_with_its_host_is_a_retry() -> None:
+    # vllm-project/vllm#15385's title, verbatim (the GCS at a real address that did not answer yet): a warning
+    assert kinds(["[2025-03-24 10:00:00,000 W 1 1] gcs_rpc_client.h:151: Failed to connect to GCS at address "
+                  "192.168.2.40:6379 within 5 seconds."]) == []
+
+
 # ---------------------------------------------------------------- a death Ray reports, and its exit detail
 
 _ACTOR_DIED = [TB, '  File "/work/driver.py", line 10, in <module>',

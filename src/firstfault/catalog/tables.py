@@ -93,6 +93,11 @@ class CudaErrorInfo(_Row, frozen=True):
     driver: Annotated[str, Meta(pattern=r"^CUDA_ERROR_[A-Z0-9_]+$")] | None = None  # CUDA_ERROR_X
     aliases: tuple[str, ...] = ()  # other texts that name the same error (PyTorch's, old CUDA's)
 
+class CudnnStatusInfo(_Row, frozen=True):
+    code: Code
+    name: Annotated[str, Meta(pattern=r"^CUDNN_STATUS_[A-Z_]+$")]  # cudnnStatus_t's name
+    cuda_class: CudaClass = records.field(name="class")
+
 class NcclResultInfo(_Row, frozen=True):
     code: Code
     name: Annotated[str, Meta(pattern=r"^nccl[A-Z]\w*$")]  # ncclX
@@ -242,6 +247,13 @@ def sxid_table() -> Mapping[int, SxidInfo]:
 def cuda_table() -> Mapping[int, CudaErrorInfo]:
     """CUDA runtime / driver errors of catalog/cuda.yaml by code."""
     return _table("cuda.yaml", "cuda_errors", CudaErrorInfo)
+
+
+@lru_cache(maxsize=1)
+@_kept("cuda.yaml")
+def cudnn_status_table() -> Mapping[int, CudnnStatusInfo]:
+    """cuDNN's statuses (cudnnStatus_t) of catalog/cuda.yaml by code."""
+    return _table("cuda.yaml", "cudnn_statuses", CudnnStatusInfo)
 
 
 @lru_cache(maxsize=1)

@@ -381,6 +381,46 @@ class _Ender(Protocol):
     def at_end(self, state: dict[str, object]) -> list[tuple[Draft, LineContext, str]]: ...
 
 
+# A message wrapped at a line's end (a terminal's or a tracker's width; a log line pasted into a thread): `E ...
+# local_client.cc:672] Execution of replica 0 failed: Resource exhausted: Out ` / `of memory while trying to allocate
+# 5520758552 bytes.` (jax-ml/jax#788). The line ends mid-sentence (a letter or digit, or a space after one, no closing
+# mark) and the next starts in lower case with a word of its own (no `tag:`, no `key=`, no indentation, no stamp: a
+# stamp or a prefix starts with a digit, a capital or a bracket). One or two such lines, each short of a log line's
+# length; read joined only where the line alone gives nothing (Extraction.drafts).
+_CONT_START = re.compile(rb"[a-z][a-z'\-]{0,30}(?=[ ,.;)]|$)(?!:)")
+_CONT_LINES: Final = 2
+_CONT_MAX: Final = 400
+
+
+def continuation(buf: bytes, e: int, text: str) -> str | None:
+    """The lines after buf[:e] that continue its wrapped message, joined by spaces, or None."""
+    if len(text) < 24 or not text.rstrip()[-1:].isalnum():
+        return None
+    parts: list[str] = []
+    at = e
+    n = len(buf)
+    for _ in range(_CONT_LINES):
+        if at >= n or buf[at:at + 1] != b"\n":
+            break
+        start = at + 1
+        end = buf.find(b"\n", start, start + _CONT_MAX + 1)
+        if end < 0:
+            end = n if n - start <= _CONT_MAX else -1
+        if end < 0 or end == start:
+            break
+        line = buf[start:end].rstrip(b"\r")
+        if _CONT_START.match(line) is None:
+            break
+        try:
+            parts.append(line.decode("utf-8").strip())
+        except UnicodeDecodeError:
+            break
+        if not line.rstrip()[-1:].isalnum():
+            break  # the message ended on that line
+        at = end
+    return " ".join(parts) if parts else None
+
+
 class Extraction:
     """Runs the extractors of each source kind over candidates, in stream order.
 
@@ -417,6 +457,7 @@ class Extraction:
         self._keep: list[tuple[str, ...]] = []
         self._offered: tuple[str, str | None] | None = None  # the last line drafts() offered: body, host
         self._raised = False  # the last line drafts() read stopped on an extractor's error (its state: unknown)
+        self._held: list[tuple[Candidate, str, str | None]] | None = None  # offers held while a wrapped line is read
         # What the folds of the files read through this extraction learned, per scanner kind (collect/fold.py):
         # a line's outcome is its text's and these extractors', so a file's fold starts with the others' lessons.
         self.fold_lessons: dict[object, Lessons] = {}
@@ -485,6 +526,41 @@ class Extraction:
         return Reading(outcome, offer, foldable, stream)
 
     def drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
+        """What the extractors found on one line (see _drafts); a line that gives nothing alone and whose message
+        the scanner saw wrapped onto the next line (`Candidate.cont`) is read joined to it, and listed as an
+        unrecognized line only where the joined text gives nothing either."""
+        if c.cont is None:
+            return self._drafts(c)
+        self._held = []
+        try:
+            out, ctx = self._drafts(c)
+        finally:
+            held, self._held = self._held, None
+        if out or (ctx is not None and ctx.claimed):
+            for args in held:
+                self.unrecognized.offer(*args)
+            return out, ctx
+        offered, self._offered = self._offered, None  # a line read joined is offered as no unrecognized line
+        joined = Candidate(c.source, c.file, c.line, c.node, c.rank, c.time, c.text.rstrip() + " " + c.cont)
+        self._held = []  # the joined text's own offers are dropped: the line is listed as it stands
+        try:
+            out2, ctx2 = self._drafts(joined)
+        finally:
+            self._held = None
+        if out2:
+            return out2, ctx2
+        self._offered = offered
+        for args in held:  # the joined text read to nothing either: the line stands as it was
+            self.unrecognized.offer(*args)
+        return out, ctx
+
+    def _offer(self, c: Candidate, body: str, host: str | None) -> None:
+        if self._held is not None:
+            self._held.append((c, body, host))
+        else:
+            self.unrecognized.offer(c, body, host)
+
+    def _drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
         """What the extractors found on one line, and the context they saw, before it becomes events.
 
         `events` is built on it; the extractor tests read the drafts through it, so they feed
@@ -518,7 +594,7 @@ class Extraction:
                     # Only the error words' probe reads this line (most error-looking lines of a kernel log):
                     # it reads the body alone (ErrorWords.known), so no state and no context are needed.
                     if not self._known(p.body):
-                        self.unrecognized.offer(c, p.body, p.host)
+                        self._offer(c, p.body, p.host)
                         self._offered = (p.body, p.host)
                     return [], None
                 if settled:
@@ -547,12 +623,12 @@ class Extraction:
             if not out and not ctx.claimed and dispatch.error_words in hit:
                 # Error-looking is decided by the prefilter's own literal hits (ErrorWords'), so it costs
                 # nothing more, and a Service given unfiltered lines lists what one given candidates does.
-                self.unrecognized.offer(c, p.body, p.host)
+                self._offer(c, p.body, p.host)
                 self._offered = (p.body, p.host)
             return out, ctx
         except (ValueError, OverflowError, RecursionError):
             self._offered, self._raised = None, True
-            self.unrecognized.offer(c, c.text, None)
+            self._offer(c, c.text, None)
             return [], None
 
 
@@ -765,8 +841,11 @@ class LineScanner:
                 text = raw.decode("utf-8", errors="replace")
                 hits = None
             t = time_of(buf, s, raw, text, prev_start, prev_t, have_prev, carried, limit)
+            # (a wrapped message's next line starts with a lower-case letter: one byte tells most candidates apart)
+            nxt = buf[e + 1:e + 2]
+            cont = continuation(buf, e, text) if b"a" <= nxt <= b"z" else None
             return Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
-                             hits, key if hits is not None else None)
+                             hits, key if hits is not None else None, cont)
 
         nuls = 0
         seen = [0]

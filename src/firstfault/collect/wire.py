@@ -42,15 +42,19 @@ class LineObservation(_records.Record, kw_only=True):
     rank: int | None = None
     time: datetime | None = None
     text: Annotated[str, Meta(max_length=MAX_TEXT)]
+    # The words that continue the line's message where it was wrapped (scan.continuation): optional, so the Service
+    # reads a wrapped line as the embedded engine does.
+    cont: Annotated[str, Meta(max_length=MAX_TEXT)] | None = None
 
     def candidate(self) -> Candidate:
-        return Candidate(self.source, self.file, self.line, self.node, self.rank, self.time, self.text)
+        return Candidate(self.source, self.file, self.line, self.node, self.rank, self.time, self.text,
+                         cont=self.cont)
 
     @classmethod
     def of(cls, c: Candidate) -> LineObservation:
         """The candidate as an observation, checked (records.ValidationError: a line the Service would refuse)."""
         return _records.convert({"source": c.source, "file": c.file, "line": c.line, "node": c.node, "rank": c.rank,
-                                 "time": c.time, "text": c.text}, cls)
+                                 "time": c.time, "text": c.text, "cont": c.cont}, cls)
 
 
 class DocumentObservation(_records.Record, kw_only=True):

@@ -83,3 +83,6 @@ class Candidate:
     # word list `hits_key`) the scanner saw on this line. None: the extraction looks for itself.
     hits: tuple[int, ...] | None = field(default=None, compare=False, repr=False)
     hits_key: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+    # The line after it when the message looks wrapped there (collect/scan.py `continuation`): read joined to the
+    # line only where the line alone gives nothing (Extraction.drafts). Not part of the wire form either.
+    cont: str | None = field(default=None, compare=False, repr=False)

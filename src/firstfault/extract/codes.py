@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import ErrnoInfo, cuda_table, errno_table, nccl_result_table
+from firstfault.catalog.tables import ErrnoInfo, cuda_table, cudnn_status_table, errno_table, nccl_result_table
 
 # --------------------------------------------------------------------------
 # Signals
@@ -338,6 +338,15 @@ def cuda_message_literals() -> tuple[str, ...]:
 # hipSuccess :`, and `init: Returned hipErrorNoBinaryForGpu : continue parsing remaining modules`, which each
 # library without code for one GPU prints on the way to finding the one that has it), 4 debug.
 _HIP_TRACE = re.compile(r":[2-4]:[\w.]+\s*+:\s*+\d+\s*+:\s*+\d+ us:")
+# ... but the trace of a kernel launch that returned an error is the launch's own answer: AMD's HIP API trace
+# (AMD_LOG_LEVEL=3, `hip_module.cpp :678 : ... hipLaunchKernel: Returned hipErrorInvalidDeviceFunction :`; ROCm/ROCm
+# issue 4208's log; clr hipamd/src/hip_module.cpp's launch entry points, traced by HIP_RETURN as `<api>: Returned
+# <hipError_t name>`): the kernel never ran, whatever the caller does with the status after. Only the launch family
+# (hipLaunchKernel, hipModuleLaunchKernel, hipExtLaunchKernel, hipLaunchCooperativeKernel, ...): other calls' errors
+# in the trace are probes a library answers itself (`init: Returned hipErrorNoBinaryForGpu : continue parsing`, an
+# allocator's hipMalloc that PyTorch's caching allocator retries after freeing its cache).
+_HIP_LAUNCH_RETURNED = re.compile(r"\] hip(?:Ext)?(?:Module)?Launch(?:Cooperative)?Kernel\w{0,24}: Returned "
+                                  r"(?P<err>hipError[A-Z]\w{0,60})")
 
 
 def _anchored(text: str) -> bool:
@@ -356,9 +365,11 @@ def _anchored(text: str) -> bool:
 
 def cuda_error_of(text: str) -> CudaError | None:
     """The CUDA error a line reports, if it reports one (see CUDA_ANCHORS and CODED_CUDA_MESSAGE). A warning,
-    info or debug record of the HIP runtime's log reports none: it traces a call's return (_HIP_TRACE)."""
+    info or debug record of the HIP runtime's log reports none (it traces a call's return: _HIP_TRACE), but for a
+    kernel launch that returned an error (_HIP_LAUNCH_RETURNED)."""
     if text.startswith(":") and _HIP_TRACE.match(text):
-        return None
+        launch = _HIP_LAUNCH_RETURNED.search(text) if "Launch" in text else None
+        return _cuda_index()[0].get(launch.group("err").lower()) if launch is not None else None
     strong = _anchored(text) or (
         "returned error" in text and _CALL_RETURNED.search(text) is not None) or (
         any(a in text for a in _ALLOC_LITERALS) and _ALLOC_FAILED.search(text) is not None)
@@ -379,6 +390,27 @@ def cuda_error_of(text: str) -> CudaError | None:
         if hit is not None:
             return hit
     return CudaError(None, "unknown", "", "other")
+
+
+CUDNN_LITERAL: Final = "CUDNN_STATUS_"
+_CUDNN_STATUS = re.compile(r"\bCUDNN_STATUS_[A-Z_]{2,40}\b")
+
+
+@lru_cache(maxsize=1)
+def _cudnn_index() -> dict[str, CudaError]:
+    return {row.name: CudaError(code, row.name, row.name, row.cuda_class)
+            for code, row in sorted(cudnn_status_table().items())}
+
+
+def cudnn_status_of(text: str) -> CudaError | None:
+    """The cuDNN status a line names (catalog/cuda.yaml `cudnn_statuses`), if it names one of the table's."""
+    if CUDNN_LITERAL not in text:
+        return None
+    for m in _CUDNN_STATUS.finditer(text):
+        hit = _cudnn_index().get(m.group(0))
+        if hit is not None:
+            return hit
+    return None
 
 
 def nccl_result_of(text: str) -> str | None:

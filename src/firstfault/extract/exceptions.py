@@ -27,6 +27,7 @@ from firstfault.extract.codes import (
     ACCEL_OOM_PHRASES,
     CODED_CUDA_MESSAGE,
     CUDA_LITERALS,
+    CUDNN_LITERAL,
     MESSAGE_CUDA_CODE,
     WEAK_CUDA_ANCHORS,
     by_whom,
@@ -157,6 +158,7 @@ _spelled = _TerminalLine("app.spelled", tb.spelled_exception)
 _foreign = _TerminalLine("app.foreign", tb.foreign_exception)
 
 
+_JS_WAIT: Final = "ff.app.js_wait"  # (line, body, exc) of an error line a JavaScript stack frame may follow
 _SIGNAL_WAIT: Final = "ff.app.signal_wait"  # (line, text) of an error whose signal the next line names
 _SIGNAL_WINDOW: Final = 2
 
@@ -216,6 +218,7 @@ class ExceptionExtractor:
         *ACCEL_OOM_PHRASES,
         *CUDA_LITERALS,
         *WEAK_CUDA_ANCHORS,
+        CUDNN_LITERAL,  # a cuDNN status (catalog/cuda.yaml `cudnn_statuses`)
         *cuda_message_literals(),  # a CUDA error's message followed by its number (`... combination (error 803)`)
         "CUDA-capable device",
         "No CUDA GPUs are available",
@@ -223,6 +226,7 @@ class ExceptionExtractor:
         "what():",
         *tb.FATAL_LOG_LITERALS,
         *tb.LANGUAGE_LITERALS,  # another language's uncaught error (Rust's and Go's panic, Go's fatal error, Julia's)
+        *tb.JS_FRAME_LITERALS,  # a JavaScript stack's frame, after its error's line
         GRPC_STATUS_LITERAL,  # gRPC's status line under its Python error
         *tb.THREAD_LITERALS,
         *tb.IGNORED_LITERALS,  # `Exception ignored in: ...` before the traceback Python ignored
@@ -270,8 +274,14 @@ class ExceptionExtractor:
             if exc is not None:
                 drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
             else:
-                drafts = (_alone(body) or self._fatal(body, ctx) or self._foreign(body, ctx) or _lone(body)
-                          or _spelled(body))
+                js = self._javascript(body, ctx)
+                drafts = js if js is not None else (
+                    _alone(body) or self._fatal(body, ctx) or self._foreign(body, ctx) or _lone(body)
+                    or _spelled(body))
+                if not drafts and not ctx.claimed and ": " in body:
+                    head = tb.js_error_line(body)
+                    if head is not None:  # a JavaScript error's line if a stack frame comes next (_javascript)
+                        ctx.state[_JS_WAIT] = (ctx.lineno, body, head)
         for draft in drafts:
             if rank is not None:
                 draft.rank = rank
@@ -297,6 +307,19 @@ class ExceptionExtractor:
                 d.rank, d.host = end.owner
             out.append((d, end.head, end.text))
         return out
+
+    def _javascript(self, body: str, ctx: LineContext) -> list[Draft] | None:
+        """A JavaScript stack frame (traceback.js_frame): claimed; the first one right after an error's `name:
+        message` line that nothing else read makes that line a JavaScript error (traceback.js_exception). None: the
+        line is no frame."""
+        file = tb.js_frame(body)
+        if file is None:
+            return None
+        ctx.claimed = True
+        waiting = ctx.state.pop(_JS_WAIT, None)
+        if not isinstance(waiting, tuple) or ctx.lineno - waiting[0] != 1 or platform_program(ctx.file, waiting[1]):
+            return []
+        return tb.js_exception(waiting[1], waiting[2], file)
 
     def _foreign(self, body: str, ctx: LineContext) -> list[Draft]:
         """Another language's uncaught error (traceback.LANGUAGES). A platform program's (catalog/exceptions.yaml

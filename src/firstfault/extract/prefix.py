@@ -24,6 +24,7 @@ prepend its own tag, and they stack:
 | docker compose | `trainer-1`, padded, then a bar | process trainer-1 |
 | Open MPI `--timestamp-output` | `Sun Apr 22 11:13:01 2018` before mpirun's tag | - |
 | a Markdown / e-mail quote (text pasted by people) | `> ` | - |
+| Markdown emphasis or a code span around a pasted line, a list bullet before it | `**...**`, `` `...` ``, `- ` | - |
 | forwarded syslog (RFC 5424; 3164 behind a PRI) | `<12>1 2026-11-02T10:03:07Z node-02 kernel - - - ` | host node-02 |
 | a syslog file's header (rsyslog), its host an allocation node | `Nov  2 10:03:07 node-02 kernel: ` | host node-02 |
 | `dmesg --decode` | `kern  :warn  : ` (its ISO stamp is the runtime's layer) | - |
@@ -108,6 +109,48 @@ _QUOTE = re.compile(r">(?: |$)")
 # ... and the automatic links a tracker writes into pasted text (`[net_ib.cc:101](http://net_ib.cc:101/)`): only a
 # link whose target is its own text, so a real Markdown link keeps its words.
 _AUTOLINK = re.compile(r"\[(?P<text>[^\[\]\s]+)\]\(https?://(?P=text)/?\)")
+# Markdown around a line pasted into a thread (a person's, not a program's): strong emphasis (`**RuntimeError: NCCL
+# error in: ..., invalid usage, ...**`, facebookresearch/fairseq#2924) or a code span (`` `CUDA error: out of
+# memory` ``) around the whole line, and a list item's bullet (`- `, `* `) before either or before a stamped line.
+# The markers are taken only in pairs that open at the line's start (or after a tag's `: `) and close at its end,
+# around words that start and end without a space: `**/*.py` (a glob), `**kwargs)` (a source line) and `a ** b`
+# (Python's power) open no pair that closes. A fence (```` ``` ````) has nothing inside.
+_BULLET = re.compile(r"[-*] (?=\*\*\S|`[^`]|\d)")
+
+
+def _pair(body: str, at: int) -> str | None:
+    """The words inside a `**...**` or `` `...` `` pair that opens at body[at] and closes at the body's end."""
+    mark = "**" if body.startswith("**", at) else "`" if body.startswith("`", at) else None
+    if mark is None:
+        return None
+    end = len(body.rstrip())
+    inner = body[at + len(mark):end - len(mark)]
+    if mark == "`":
+        inner = inner.rstrip()  # a code span keeps the spaces its text ended with (a table's padded cells)
+    if (end - at < 2 * len(mark) + 1 or not body.startswith(mark, end - len(mark)) or not inner
+            or inner[:1].isspace() or inner[-1:].isspace() or mark in inner or inner[:1] in "*`"):
+        return None
+    return inner
+
+
+def _markup_inner(body: str) -> str | None:
+    """The line without the Markdown a person put around it (a pair at its start, or a bullet), or None."""
+    if body[:1] in "-*" and body[1:2] == " ":
+        m = _BULLET.match(body)
+        return body[m.end():] if m else None
+    return _pair(body, 0)
+
+
+def _tagged_markup(body: str) -> str | None:
+    """`tag: **line**` (a host or job name the layers do not take, one word at the line's start, then the pasted line
+    in a pair): the tag kept, the pair's markers gone."""
+    at = body.find(": **") if body.endswith("**") else body.find(": `")
+    if at <= 0 or any(ch.isspace() for ch in body[:at]):
+        return None  # a tag is one word at the line's start; emphasis after a sentence is the sentence's own
+    inner = _pair(body, at + 2)
+    return None if inner is None else body[:at + 2] + inner
+
+
 # vLLM's logger before each line of its record, the traceback's too: level, a yearless stamp, the source file and
 # line (`ERROR 08-23 08:25:25 multiproc_worker_utils.py:226] `, bracketed since 0.7: `ERROR 07-23 19:34:51
 # [multiproc_executor.py:487] `); one space after the `]` is the logger's, the rest the line's own (a frame's).
@@ -440,6 +483,12 @@ class PrefixLayer:
                 if m:
                     body = body[m.end():]
                     continue
+            if c in "*`-" and body[:2] != "--":
+                inner = _markup_inner(body)
+                if inner is not None:
+                    valued = valued or not body.endswith(inner)  # (a pair's closing marks cut: no suffix of the line)
+                    body = inner
+                    continue
             if c == ">":
                 m = _QUOTE.match(body)
                 if m and m.end() < len(body):
@@ -507,6 +556,11 @@ class PrefixLayer:
             body = _AUTOLINK.sub(r"\g<text>", body)
             settled = False
             valued = True
+        if body.endswith(("**", "`")):
+            tagged = _tagged_markup(body)
+            if tagged is not None:
+                body, settled = tagged, False
+                valued = True  # (the tag and the words inside the pair joined: no place in the line)
         p = Prefixed(body, host, rank, local, proc, header_host)
         if valued:
             return p, settled, None

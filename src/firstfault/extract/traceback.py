@@ -57,10 +57,12 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import ExceptionClassInfo, object_store_code_table
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
+    CudaError,
     accelerator_oom,
     by_whom,
     cache_race,
     cuda_error_of,
+    cudnn_status_of,
     errno_of,
     errno_row,
     exit_signal,
@@ -351,6 +353,46 @@ LANGUAGES: Final[tuple[Language, ...]] = (
     Language("julia", re.compile(r"^\s*ERROR: (?:LoadError: |On worker \d+:\s*){0,4}" + _JULIA_CLASS
                                  + r"(?:\((?P<args>.*)\))?(?::[ \t]?(?P<msg>.*))?$"), "", ("Error", "Exception")),
 )
+# JavaScript on Node.js: V8 prints an Error as its `name: message` line and then its stack, one frame a line, `    at
+# <function> (<file>:<line>:<column>)`, `    at <file>:<line>:<column>` for an anonymous one, `node:<module>` for
+# Node's own (the V8 stack trace API, v8.dev/docs/stack-trace-api; Node's `util.inspect` of an Error). The name line
+# alone is any `word: words`; the frame right after it makes it an error (extract/exceptions.py holds the line until
+# the next one comes). The AWS SDK for JavaScript v3 names a service's error by the service's own code
+# (`SlowDown: UnknownError` thrown from @smithy/smithy-client `throwDefaultError`, as in huridocs/uwazi#7319), so an
+# error thrown from its modules whose name is an object store's code reads through that table.
+JS_FRAME_LITERALS: Final = (".js:", ".mjs:", ".cjs:", ".ts:", "(node:")
+_JS_FRAME = re.compile(r"\s{0,16}at (?:[^()\n]{1,300} \()?(?P<file>(?:file://)?[^\s()]{1,500}?\.(?:js|mjs|cjs|ts)"
+                       r"|node:[\w./\-]{1,200}):\d+:\d+\)?\s*$")
+_JS_HEAD = re.compile(r"(?P<cls>[A-Za-z_$][\w$]{0,80}): (?P<msg>\S.*)$")
+_AWS_SDK_JS: Final = ("/@aws-sdk/", "/@smithy/", "/aws-sdk/")
+
+
+def js_frame(body: str) -> str | None:
+    """The file of a JavaScript stack frame line (`    at fn (/app/x.js:1:2)`), or None where the line is none."""
+    if body.lstrip()[:3] != "at ":  # (the prefix layer took the frame's indentation)
+        return None
+    m = _JS_FRAME.match(body)
+    return m.group("file") if m else None
+
+
+def js_error_line(body: str) -> Exc | None:
+    """A JavaScript error's `name: message` line, as the exception it would be if a stack follows it."""
+    m = _JS_HEAD.match(body)
+    return Exc(m.group("cls"), m.group("cls"), m.group("msg").strip()) if m else None
+
+
+def js_exception(body: str, exc: Exc, frame_file: str) -> list[Draft]:
+    """What a JavaScript error whose stack begins in `frame_file` says, read as a traceback's last line (terminal)."""
+    if any(p in frame_file for p in _AWS_SDK_JS) and exc.cls in object_store_code_table():
+        drafts = [_object_store(exc, exc.cls)]
+    else:
+        drafts, _ = classify(body, exc, False, False)
+    for d in drafts:
+        if d.kind != "process.signal":
+            d.fields["terminal"] = True
+    return drafts
+
+
 # Go's mark of a value re-panicked after a recover (runtime/panic.go printpanics), not part of the value.
 _REPANICKED = re.compile(r" \[recovered(?:, reraised)?\]$")
 SIGNAL_LINE_LITERALS: Final = ("[signal SIG",)  # every `signal_line` holds it
@@ -821,6 +863,9 @@ def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
         return [Draft("app.cuda_oom", {"message": clip(message)})]
     if _CUDA_HINT.match(body):
         return []
+    status = cudnn_status_of(body) if "CUDNN_STATUS_" in body else None
+    if status is not None:
+        return _cudnn_drafts(body, exc, status)
     err = cuda_error_of(body)
     if err is None:
         return []
@@ -831,6 +876,23 @@ def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
     fields = _fields(error=err.cls, message=clip(err.message or (exc.msg if exc and exc.msg else body)),
                      cuda_error=err.name if err.code is not None else None, cuda_code=err.code)
     return [Draft("app.cuda_error", fields)]
+
+
+def _cudnn_drafts(body: str, exc: Exc | None, status: CudaError) -> list[Draft]:
+    """A cuDNN status (catalog/cuda.yaml `cudnn_statuses`): the job's build for another GPU or cuDNN of two versions
+    is its configuration (app.cuda_error, config); a kernel that failed to run (EXECUTION_FAILED) or a handle not
+    created (NOT_INITIALIZED) is a CUDA error of that class, a symptom; any other status in a raised exception is read as the exception
+    (the generic steps); a line of its own at error level (TensorFlow's `E ... Could not create cudnn handle:
+    CUDNN_STATUS_INTERNAL_ERROR`) is a call of the job's framework that failed, naming no cause: the workload's
+    failure, weak (`terminal`: its stream's last word only). A warning or info record of one names none."""
+    if status.cls in ("config", "launch_failure", "unavailable"):
+        # the classes CUDA's errors have (catalog/cuda.yaml): the job's configuration, or a kernel that failed to run
+        # and a handle cuDNN could not create, symptoms whose cause is said elsewhere (as CUDA's launch failure is)
+        return [Draft("app.cuda_error", _fields(error=status.cls, message=clip(exc.msg if exc and exc.msg else body),
+                                                cuda_error=status.name))]
+    if exc is not None or _LEVEL_WORD.search(body) or _GLOG_CALM.search(body) or exception_shape(body) is not None:
+        return []  # (a lone exception line's class is read by the lone-line reader)
+    return [Draft("app.exception", {"exc_type": "cudnnStatus_t", "message": clip(body), "terminal": True})]
 
 
 def _detail(exc: Exc) -> str:

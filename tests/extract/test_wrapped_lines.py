@@ -1,0 +1,77 @@
+"""A message wrapped at a line's end (collect/scan.py `continuation`, Extraction.drafts): the line that gives nothing
+alone is read joined to the lower-case words that continue it, through the real scanner and engine; a line that
+ends its message, or a next line with a start of its own, is read as it stands.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from firstfault.analysis.analyze import Analyzer
+from firstfault.collect.scan import continuation
+from firstfault.model import Verdict
+from tests.conftest import WORKLOAD, BundleMaker
+
+# jax-ml/jax#788 (jaxlib 0.1.20 on a GPU), verbatim: the record as the reporter pasted it, wrapped after `Out `
+JAX_788 = ("[1] 2019-06-13 01:17:08.886805: E external/org_tensorflow/tensorflow/compiler/xla/python/local_client.cc:"
+           "672] Execution of replica 0 failed: Resource exhausted: Out \nof memory while trying to allocate "
+           "5520758552 bytes.\n")
+
+
+def _workload() -> dict[str, Any]:
+    w = copy.deepcopy(WORKLOAD)
+    w["workload"]["nodes"] = ["node-01"]
+    w["workload"]["ranks"] = {"node-01": "0"}
+    return w
+
+
+def _verdict(make_bundle: BundleMaker, text: str) -> Verdict:
+    return Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": text}, _workload())))
+
+
+def test_a_wrapped_accelerator_oom_reads_joined(make_bundle: BundleMaker) -> None:
+    v = _verdict(make_bundle, JAX_788)
+    assert v.root_cause is not None and v.root_cause.category == "app.cuda_oom"
+    assert not v.unrecognized
+
+
+def test_a_wrapped_message_of_two_continuation_lines(make_bundle: BundleMaker) -> None:
+    # the record of jax-ml/jax#788, verbatim, wrapped here at a narrower width (twice)
+    text = ("[1] 2019-06-13 01:17:08.886805: E external/org_tensorflow/tensorflow/compiler/xla/python/local_client.cc:"
+            "672] Execution of replica 0 failed: Resource exhausted: Out\nof memory while trying to\nallocate "
+            "5520758552 bytes.\n")
+    first = text.partition("\n")[0]
+    assert continuation(text.encode(), len(first), first) == "of memory while trying to allocate 5520758552 bytes."
+    v = _verdict(make_bundle, text)
+    assert v.root_cause is not None and v.root_cause.category == "app.cuda_oom"
+
+
+@pytest.mark.parametrize("text", [
+    # the message ended on its line (a full stop): the next line is another record
+    "E external/local_client.cc:672] Execution of replica 0 failed: Resource exhausted.\nof memory while trying to "
+    "allocate 5520758552 bytes.\n",
+    # the next line has a start of its own: a stamp, an indentation (a traceback's source line), a program's tag
+    "E external/local_client.cc:672] Execution of replica 0 failed: Resource exhausted: Out\n[1] 2019-06-13 "
+    "01:17:09.000000: of memory while trying to allocate 5520758552 bytes.\n",
+    "E external/local_client.cc:672] Execution of replica 0 failed: Resource exhausted: Out\n    of memory while "
+    "trying to allocate 5520758552 bytes.\n",
+    "E external/local_client.cc:672] Execution of replica 0 failed: Resource exhausted: Out\nkernel: of memory while "
+    "trying to allocate 5520758552 bytes.\n",
+])
+def test_near_miss_two_independent_lines_are_not_joined(text: str) -> None:
+    first, _, _ = text.partition("\n")
+    assert continuation(text.encode(), len(first.encode()), first) is None
+
+
+def test_near_miss_independent_lines_keep_their_own_reading(make_bundle: BundleMaker) -> None:
+    # a line that reads nothing joined either stays an unrecognized line of its own, with its own words
+    # (synthetic: a worker's own error record, then its next message, which starts in lower case)
+    text = ("E0101 00:00:00.000000 1 worker.cc:10] Error reading the parameter server's answer\nretrying in 5 "
+            "seconds\n")
+    v = _verdict(make_bundle, text)
+    assert v.root_cause is None
+    assert len(v.unrecognized) == 1
+    assert v.unrecognized[0].first.text == text.partition("\n")[0]
