@@ -260,6 +260,60 @@ def pci_noise_in_one_syslog(root: Path, hosts: int = 24, rounds: int = 40) -> Ch
     return Chatty(out, {"evidence_line": ("syslog/messages", fault_line), "xid79": True, "min_folded": 300})
 
 
+def _edac_ce(t: datetime, host: str, uptime: int, mc: int, page: str) -> str:
+    """EDAC's corrected memory error (Linux drivers/edac/edac_mc.c, edac_raw_mc_handle_error: `EDAC MC%d: %d %s
+    error%s %s on %s (%s page:0x%lx offset:0x%lx grain:%d syndrome:0x%lx ...)`), read by the machine-check
+    extractor (an event per host), its page a hex id."""
+    return (f"{_bsd(t)} {host} kernel: [{uptime}.000300] EDAC MC{mc}: 1 CE memory read error on "
+            f"CPU_SrcID#{mc}_Ha#0_Chan#4_DIMM#0 (channel:4 slot:0 page:0x{page} offset:0x0 grain:32 syndrome:0x0)")
+
+
+def hosts_folding_across_reads(root: Path, hosts: int = 40, rounds: int = 80) -> Chatty:
+    """One central syslog (issue 27's shape i) whose copies must fold across the lines read in full among them:
+    each host's mlx5 noise (read by its body alone: free of the per-stream state), every other round its EDAC
+    corrected error (read with its stream's state), and one host's Xid 13 on two GPUs whose bus addresses differ in
+    one digit (`3b`, `5b`: the bytes that vary are the event's device, two GPUs' events, a near miss of a host's
+    digits). Lines read in full move the state late (EDAC lines whose page has another length: new shapes), and the
+    clock goes back: at round 60 by 50 minutes (rsyslog's file after the hosts' clocks were set back), and at round 71
+    one host's line lies 5 seconds before any other, which is then its group's earliest line (a copy earlier than
+    every copy read to its variant is read). Two EDAC pages spell the literal `EDAC ` in upper-case hex (as no
+    kernel prints them: lines whose hits differ from their shape's)."""
+    names = [f"node-{10 + i:02d}" for i in range(hosts)]
+    out = root / "hosts-folding-across-reads"
+    _central_syslog_workload(out, names)
+    rng = random.Random(40)
+    t = T0 + timedelta(hours=1)
+    lines: list[str] = []
+    fault_line = earliest = 0
+    for r in range(rounds):
+        if r == 60:
+            t -= timedelta(minutes=50)
+        for k, host in enumerate(names):
+            t += timedelta(milliseconds=7)
+            at = t - timedelta(seconds=5) if (r == 71 and k == 7) else t
+            lines.append(_mlx5_cmd_err(rng, at, host, 618100 + r))
+            if at != t:
+                earliest = len(lines)
+            if r % 2 == 0:
+                page = f"{rng.randrange(0x1000, 0x10000):x}"
+                if r in (50, 64) and k == 9:
+                    page = f"{rng.randrange(0x10000, 0x100000):x}"  # another length: a new shape, an epoch
+                elif r in (30, 72) and k == 11:
+                    page = "EDAC"
+                lines.append(_edac_ce(t, host, 618100 + r, k % 4, page))
+            if k == 3:
+                for bus in ("3b", "5b"):
+                    xid = 79 if (r == 75 and bus == "5b") else 13
+                    lines.append(f"{_bsd(t)} {host} kernel: [{618100 + r}.000400] NVRM: Xid (PCI:0000:{bus}:00): "
+                                 f"{xid}, pid={20000 + rng.randrange(9999)}, name=python3, Ch 00000008")
+                    if xid == 79:
+                        fault_line = len(lines)
+    (out / "syslog").mkdir(parents=True)
+    (out / "syslog" / "messages").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"evidence_line": ("syslog/messages", fault_line), "xid79": True,
+                        "unrecognized_line": ("syslog/messages", earliest), "min_folded": 2000})
+
+
 def mpirun_output_whose_stamps_stop_reading(root: Path, ranks: int = 64, rounds: int = 1400) -> Chatty:
     """One `mpirun --tag-output` file (issue 27's shape j): behind each rank's tag, UCX's warning stamped with its
     Unix time (`[1733300000.993108] [host:pid:tid]`, read in C where the zone has one offset), torch's unstamped

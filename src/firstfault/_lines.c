@@ -936,15 +936,41 @@ table_variant(PyObject *table, PyObject *quiet, const unsigned char *buf, Py_ssi
         return q ? FOLD_QUIET : FOLD_OTHER;
     }
     Py_DECREF(key);
+    if (PyTuple_Check(entries)) {
+        /* (offsets, index): the entries by the bytes of the line at `offsets` (2 bytes each, little-endian), bytes
+         * every entry of the shape holds fixed (lo == hi there: a host's or a rank's digits), so only the entries
+         * under the line's own bytes there can hold it (fold.LineFold.table_add). */
+        PyObject *offsets, *index;
+        if (PyTuple_GET_SIZE(entries) != 2 || !PyBytes_Check(offsets = PyTuple_GET_ITEM(entries, 0))
+                || !PyDict_Check(index = PyTuple_GET_ITEM(entries, 1)) || PyBytes_GET_SIZE(offsets) % 2) {
+            PyErr_SetString(PyExc_TypeError, "fold table: an indexed value must be (offsets, {bytes: entries})");
+            return -1;
+        }
+        const unsigned char *off = (const unsigned char *)PyBytes_AS_STRING(offsets);
+        Py_ssize_t m = PyBytes_GET_SIZE(offsets) / 2;
+        unsigned char at[FOLD_MAX_LINE];
+        for (i = 0; i < m; i++) {
+            Py_ssize_t o = off[2 * i] | (Py_ssize_t)off[2 * i + 1] << 8;
+            if (o >= n) return FOLD_OTHER;  /* (the shape's length is the line's: never) */
+            at[i] = line[o];
+        }
+        PyObject *k = PyBytes_FromStringAndSize((const char *)at, m);
+        if (k == NULL) return -1;
+        entries = PyDict_GetItemWithError(index, k);  /* borrowed */
+        Py_DECREF(k);
+        if (entries == NULL) return PyErr_Occurred() ? -1 : FOLD_OTHER;
+    }
     if (!PyList_Check(entries)) {
-        PyErr_SetString(PyExc_TypeError, "fold table: a value must be a list");
+        PyErr_SetString(PyExc_TypeError, "fold table: a value must be a list or (offsets, index)");
         return -1;
     }
     for (Py_ssize_t j = 0; j < PyList_GET_SIZE(entries); j++) {
         PyObject *entry = PyList_GET_ITEM(entries, j);
-        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 5 || !PyBytes_Check(PyTuple_GET_ITEM(entry, 0))
-                || !PyBytes_Check(PyTuple_GET_ITEM(entry, 1)) || !PyBytes_Check(PyTuple_GET_ITEM(entry, 2))) {
-            PyErr_SetString(PyExc_TypeError, "fold table: an entry must be (lo, hi, lead_rep, variant, floor)");
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) < 5 || PyTuple_GET_SIZE(entry) > 6
+                || !PyBytes_Check(PyTuple_GET_ITEM(entry, 0)) || !PyBytes_Check(PyTuple_GET_ITEM(entry, 1))
+                || !PyBytes_Check(PyTuple_GET_ITEM(entry, 2))
+                || (PyTuple_GET_SIZE(entry) == 6 && !PyTuple_Check(PyTuple_GET_ITEM(entry, 5)))) {
+            PyErr_SetString(PyExc_TypeError, "fold table: an entry must be (lo, hi, lead_rep, variant, floor[, risk])");
             return -1;
         }
         PyObject *lo_o = PyTuple_GET_ITEM(entry, 0), *hi_o = PyTuple_GET_ITEM(entry, 1);
@@ -960,6 +986,22 @@ table_variant(PyObject *table, PyObject *quiet, const unsigned char *buf, Py_ssi
         if (out) continue;
         /* within this variant's ranges: C counts it, or Python decides (the first such entry says which) */
         if (memcmp(line, PyBytes_AS_STRING(lead_o), (size_t)PyBytes_GET_SIZE(lead_o)) < 0) return FOLD_OTHER;
+        if (PyTuple_GET_SIZE(entry) == 6) {
+            /* risk: ((offset, literal), ...), where a hex id of the shape may spell a prefilter literal: a line that
+             * spells one there may have other hits than the variant's (fold.LineFold._at_risk): Python reads it */
+            PyObject *risk = PyTuple_GET_ITEM(entry, 5);
+            for (Py_ssize_t r = 0; r < PyTuple_GET_SIZE(risk); r++) {
+                PyObject *pair = PyTuple_GET_ITEM(risk, r), *lit;
+                if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 || !PyBytes_Check(lit = PyTuple_GET_ITEM(pair, 1))) {
+                    PyErr_SetString(PyExc_TypeError, "fold table: a risk must be ((offset, literal), ...)");
+                    return -1;
+                }
+                Py_ssize_t at = PyLong_AsSsize_t(PyTuple_GET_ITEM(pair, 0)), k = PyBytes_GET_SIZE(lit);
+                if (at == -1 && PyErr_Occurred()) return -1;
+                if (at >= 0 && at + k <= n && memcmp(line + at, PyBytes_AS_STRING(lit), (size_t)k) == 0)
+                    return FOLD_OTHER;
+            }
+        }
         if (floor_o != Py_None) {
             long long floor = PyLong_AsLongLong(floor_o);
             if (floor == -1 && PyErr_Occurred()) return -1;

@@ -1,13 +1,19 @@
 """Types of the line scanner's C loops (_lines.c)."""
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeAlias
+
+# A fold table (collect/fold.py's LineFold.table): by shape, its entries (lo, hi, lead_rep, variant, floor[, risk]),
+# as a list or as (offsets, {the line's bytes at offsets: entries}).
+_Entry: TypeAlias = tuple[bytes, bytes, bytes, Any, int | None] | tuple[bytes, bytes, bytes, Any, int | None,
+                                                                         tuple[tuple[int, bytes], ...]]
+_Table: TypeAlias = dict[bytes, list[_Entry]] | dict[bytes, tuple[bytes, dict[bytes, list[_Entry]]]]
 
 def count(buffer: bytes, start: int, end: int, /) -> int: ...
 def prev_stamped(buffer: bytes, stop: int, end: int, limit: int, read: bool = False, /) -> tuple[int, int, int]: ...
 def line_shape(raw: bytes, /) -> bytes: ...
 def fold_run(buffer: bytes, pos: int, line_no: int,
-             table: dict[bytes, list[tuple[bytes, bytes, bytes, Any, int | None]]],
+             table: _Table,
              held: tuple[int, int, int, Any] | None, quiet: set[bytes], stop: int,
              clock: tuple[int, int, int | None] | None = None, before: int = -2, /
              ) -> tuple[int, int, int, tuple[int, int, int, Any] | None, list[tuple[Any, int]], int]: ...
@@ -16,7 +22,7 @@ def fold_shape(raw: bytes, /) -> bytes | None: ...
 def fold_shape_memo(on: bool, /) -> bool: ...
 def lines_of(buffer: bytes, matches: list[tuple[int, int]], /) -> tuple[list[int], list[list[int]]]: ...
 def fold_hits(buffer: bytes, starts: list[int], k: int, pos: int, line_no: int,
-              table: dict[bytes, list[tuple[bytes, bytes, bytes, Any, int | None]]],
+              table: _Table,
               held: tuple[int, int, int, Any] | None, stop: int,
               clock: tuple[int, int, int | None] | None = None, /
               ) -> tuple[int, int, int, int, tuple[int, int, int, Any] | None, list[tuple[Any, int]]]: ...

@@ -30,7 +30,7 @@ BUILDERS: list[Callable[[Path], chatty.Chatty]] = [
     chatty.repeated_traceback, chatty.clock_steps_back, chatty.hex_ids_then_cuda_error,
     chatty.unstamped_warning_clock_steps_back, chatty.kernel_noise_on_every_node, chatty.many_hosts_in_one_syslog,
     chatty.many_ranks_in_one_mpirun_output, chatty.pci_noise_in_one_syslog,
-    chatty.mpirun_output_whose_stamps_stop_reading,
+    chatty.mpirun_output_whose_stamps_stop_reading, chatty.hosts_folding_across_reads,
 ]
 
 
@@ -1082,3 +1082,101 @@ def test_files_learn_together_by_their_scanners_word_list_not_by_the_scanner_obj
             scanner.scan_file(str(path), "nodes/node-01/kern.log", node="node-01", rank=None, srun_prefix=srun, tp=tp,
                               emit=lambda c: None, fold=fold.LineFold(ex, EventStore()))
     assert len(ex.fold_lessons) == 3  # kernel (twice), application, kernel with srun labels
+
+
+def _entry(line: bytes, fixed: set[int], variant: object,
+           risk: tuple[tuple[int, bytes], ...] | None = None) -> tuple[Any, ...]:
+    """A table entry for copies of `line` whose digits vary 0-9 but at the offsets `fixed`."""
+    lo = bytes(b if i in fixed or not chr(b).isdigit() else 0x30 for i, b in enumerate(line))
+    hi = bytes(b if i in fixed or not chr(b).isdigit() else 0x39 for i, b in enumerate(line))
+    return (lo, hi, b"", variant, None) if risk is None else (lo, hi, b"", variant, None, risk)
+
+
+def test_a_table_indexed_by_the_bytes_its_entries_hold_fixed_counts_each_copy_on_its_own_entry() -> None:
+    """LineFold.table_add indexes a shape's entries by the bytes every entry holds fixed (a host's digits in a central
+    syslog: fold._Tabled), and _lines.c looks a line up by its own bytes there: a copy of a host with an entry folds
+    on it, a host with none stops the loop (Python reads it). Near miss: one host's Xid 13 on two GPUs whose bus
+    addresses differ in one digit (`3b`, `5b`, one shape): each copy counts on its own GPU's entry, never on the
+    other's, whichever was tabled first. An entry's risk (a hex id that may spell a prefilter literal: _at_risk):
+    a copy that spells it there stops the loop, its hits are not the variant's."""
+    if scan._fold_run is None:
+        pytest.skip("the C module (_lines) is not built")
+    line = b"Dec  4 10:00:01 node-0123 kernel: NVRM: Xid (PCI:0000:3b:00): 13, pid=1234, name=python3"
+    host = set(range(21, 25))  # `0123`
+    gpu_a, gpu_b = object(), object()
+    shape = memo.line_shape(line)
+    e_a = _entry(line, host | {54}, gpu_a)
+    e_b = _entry(line.replace(b"3b:00", b"5b:00"), host | {54}, gpu_b)
+    fixed = int.from_bytes(bytes(0xFF if a == b else 0 for a, b in zip(e_a[0], e_a[1], strict=True)))
+    t = fold._Tabled(shape, fixed)
+    for e in (e_b, e_a):
+        t.index.setdefault(t.key(e[0]), []).append(e)
+    assert sorted(t.index) == [b"0123" + b"3", b"0123" + b"5"]  # (the GPU digit holds fixed in both entries too)
+    table: dict[bytes, Any] = {shape: t.value}
+    copies = [line.replace(b"10:00:01", b"10:00:0" + str(i).encode()).replace(b"3b:00", bus)
+              for i, bus in enumerate((b"3b:00", b"5b:00", b"5b:00", b"3b:00"))]
+    other_host = line.replace(b"node-0123", b"node-0124")
+    buf = b"\n".join([*copies, other_host, copies[0]]) + b"\n"
+    pos, line_no, n, held, counts, _passed = scan._fold_run(buf, 0, 0, table, None, set(), -1)
+    assert (line_no, n) == (4, 4) and buf[pos:].startswith(other_host)
+    assert held is not None and held[3] is gpu_a  # the fourth copy, held (read in full when the next line is not one)
+    assert sorted((id(v), k) for v, k in counts) == sorted([(id(gpu_a), 1), (id(gpu_b), 2)])
+    # The rekey of fewer bytes (an entry that lets the GPU digit vary) keeps every entry under its line's key.
+    t.rekey(int.from_bytes(bytes(0xFF if i in host else 0 for i in range(len(line)))), len(line))
+    assert list(t.index) == [b"0123"] and len(t.index[b"0123"]) == 2
+    assert scan._fold_run(buf, 0, 0, {shape: t.value}, None, set(), -1)[2] == 4
+    # Risk: a page whose hex digits spell `EDAC ` (upper case: the literal) has other hits than its shape's others.
+    edac = b"Dec  4 10:00:01 node-0123 kernel: EDAC MC3: 1 CE memory read error (page:0x1bead offset:0x0)"
+    at = edac.index(b"bead ")
+    lo, hi, *rest = _entry(edac, host, gpu_a, ((at, b"EDAC "),))
+    page = range(at - 1, at + 4)  # the page's hex digits took every value from `0` to `f` in the copies read
+    risky = (bytes(0x30 if i in page else b for i, b in enumerate(lo)),
+             bytes(0x66 if i in page else b for i, b in enumerate(hi)), *rest)
+    lf = fold.LineFold(None, None)  # type: ignore[arg-type]
+    lf.start_file(hex_words=memo.hex_words([b"EDAC "]), hex_literals=memo.hex_literals([b"EDAC ", b"Xid "]))
+    assert lf._at_risk(memo.line_shape(edac)) == ((at, b"EDAC "),)
+    assert fold._spells_none(edac, ((at, b"EDAC "),))
+    spelled = edac.replace(b"1bead ", b"1EDAC ")
+    assert not fold._spells_none(spelled, ((at, b"EDAC "),))
+    t = fold._Tabled(memo.line_shape(edac), int.from_bytes(bytes(0xFF if i in host else 0 for i in range(len(edac)))))
+    t.index.setdefault(t.key(risky[0]), []).append(risky)
+    buf = b"\n".join([edac, edac.replace(b"1bead", b"7bead"), spelled, edac]) + b"\n"
+    pos, line_no, n, *_ = scan._fold_run(buf, 0, 0, {t.shape: t.value}, None, set(), -1)
+    assert (line_no, n) == (2, 2) and buf[pos:].startswith(spelled)
+    # Near misses of _at_risk: a word with a digit in the shape, and a hex word whose literals are not known.
+    lf.start_file(digit_words=(b"MC0",), hex_words=memo.hex_words([b"EDAC "]),
+                  hex_literals=memo.hex_literals([b"EDAC "]))
+    assert lf._at_risk(memo.line_shape(edac)) is None
+    lf.start_file(hex_words=memo.hex_words([b"EDAC "]))
+    assert lf._at_risk(memo.line_shape(edac)) is None
+
+
+def test_the_table_keeps_its_index_by_a_hosts_bytes_when_one_variant_lets_them_vary() -> None:
+    """table_add indexes a shape's entries by the bytes all of them hold fixed: one variant whose copies vary where
+    the others spell their host (a line whose outcome names no host, of the same shape) would put every host's
+    entry under one key, which C compares a line with one by one (mux39's 512 entries a line). Such a variant stays
+    out of the table (its copies are looked up in Python), the index by the host's bytes as it was; one that lets a
+    byte vary that does not tell the hosts apart (a later minute) is indexed by fewer bytes."""
+    lf = fold.LineFold(None, None)  # type: ignore[arg-type]
+    lf.start_file()
+
+    def variant(host: int, *more: bytes) -> tuple[bytes, fold._Variant]:
+        raw = b"Dec  4 10:00:01 node-%04d kernel: mlx5_core: failed, status bad parameter" % host
+        v = fold._Variant(int.from_bytes(raw), None, fold.Reading(((), False, None), None, True), fold.WARM,
+                          len(raw), 0, True)
+        for m in more:
+            v.widen(int.from_bytes(m))
+        return raw, v
+
+    for h in range(40):
+        lf.table_add(*variant(h))
+    shape = next(iter(lf._tabled))
+    t = lf._tabled[shape]
+    assert t.n == 40 and len(t.index) == 40 and max(map(len, t.index.values())) == 1
+    raw, anyhost = variant(0, *(b"Dec  4 10:00:01 node-%04d kernel: mlx5_core: failed, status bad parameter" % h
+                                for h in range(0, 1000, 7)))
+    lf.table_add(raw, anyhost)
+    assert anyhost.tabled != lf._gen and len(t.index) == 40 and t.n == 40  # kept out, the index as it was
+    raw, later = variant(41, b"Dec  4 10:07:01 node-0041 kernel: mlx5_core: failed, status bad parameter")
+    lf.table_add(raw, later)
+    assert later.tabled == lf._gen and t.n == 41 and len(t.index) == 41  # the minute out of the key, hosts in it

@@ -40,11 +40,16 @@ verdict what reading every copy gives:
   any line read in full whose outcome is new for its shape (a new shape, a
   real error) or that was claimed may have changed the state the folded
   shapes were checked against: each shape is read in full once more, with
-  the same outcome, before it folds again.
+  the same outcome, before it folds again (an *epoch*). Not a variant whose
+  line was read by its body alone (`_Variant.free`): no copy of it is given
+  that state, so its outcome does not hang on it.
 - A folded copy's time is not read where the line starts with a stamp whose
   bytes order as its times (zone-less ISO, syslog): an unrecognized line's
   copies then fold only where their stamp is not earlier than the variant's
-  first copy's. Any other unrecognized line (no stamp of its own: DDP's
+  first copy's (the earliest of the copies read to the variant or to its kin,
+  whose offers differ in the host alone and share its group: a copy read
+  with an earlier stamp, in a log whose clock was set back, lowers it). Any
+  other unrecognized line (no stamp of its own: DDP's
   grad-strides warning after a stamped step line; or another form) is
   `timed`: a copy's time is worked out as reading it would (its own stamp,
   else the walk back to the nearest one, in C), and it folds only where it is
@@ -59,6 +64,17 @@ verdict what reading every copy gives:
 - Lines found to hold none of the prefilter's words make their shape quiet
   where the shape tells that every line of it holds none (`quiet_add`): the
   dense loop passes over them in C, as the prefilter would.
+- A copy is known by its shape alone (no search for the prefilter's words) where every line of the shape has
+  its variant's hits (`same_hits`), or where the shape's hex ids may spell a word with hex letters alone (EDAC's
+  `page:0x...` and `EDAC `) and the copy spells none of them there (`_at_risk`, `_Variant.risk`: the first copy
+  spelled none either, and no other place of the shape holds a word in one line and not in another).
+- The ready variants are put in `table`, which the C loops read, as their copies come (`table_add`): it stays
+  across lines read in full while the epoch stays (a read takes out the entry of the variant whose ranges, floor
+  or lead it changed, which an entry narrower than its variant would otherwise keep from C, and the entries of
+  a shape no longer stable), its free variants across epochs too, and each shape's entries are indexed by the
+  bytes all of them hold fixed (`_Tabled`: a host's digits, where a shape has an entry per host), so a line is
+  compared with the entries of its own host's bytes only (a variant that would put many entries under one key
+  stays out: MAX_BUCKET).
 - A file's first chunk in which no shape has more than WARM candidate lines
   cannot fold a copy: its candidates are read in full without the shapes'
   bookkeeping (`may_count`, `pass_on`), and the fold starts on the next
@@ -121,6 +137,8 @@ MAX_VARIANTS: Final = 16  # outcomes followed per shape
 MAX_KIN: Final = 4096  # outcomes followed per shape that differ only in the host or rank the line names (_own)
 MAX_BYTES: Final = 8 << 20  # the shapes' and variants' line bytes kept per file (each holds one line or two)
 MAX_LINE: Final = 2000  # bytes: longer lines are read in full (their shape is not kept)
+MAX_BUCKET: Final = 32  # table entries C compares a line with, under one key of a shape's index (_Tabled)
+MAX_RISK: Final = 32  # places and literals at which a shape's hex ids may spell a prefilter word, checked per copy
 
 # An EventStore signature with the weight a copy adds to it.
 Signature = tuple[tuple[object, ...], int]
@@ -168,10 +186,14 @@ class _Variant:
     size: int  # the line's length in bytes (the shape's)
     epoch: int  # the file's epoch when a copy was last read to this outcome
     same_hits: bool  # every line of its shape has its prefilter hits (the shape holds no digit-bearing literal)
+    # Where not (a hex id of the shape may spell a literal: LineFold._at_risk), and its first copy spelled none
+    # there: each place and literal; a copy that spells none of them there has its hits too (None: not so).
+    risk: tuple[tuple[int, bytes], ...] | None = None
     past_cap: bool = False  # every signature of the outcome is past the store's cap (once true, always)
     counted: int = 0  # copies counted and not yet added to the store and the unrecognized groups
     ready: int = -1  # the epoch in which it was last found ready to fold (WARM reads, past the cap, ...)
     tabled: int = -1  # the LineFold.table generation it is in (-1: none)
+    entry: tuple[_Tabled, _Entry] | None = None  # its entry there, and its shape's _Tabled (while tabled)
     # Byte by byte, the least and the greatest value each digit had in the copies read to this outcome (the
     # other bytes are the shape's, the same in every copy); and 0x80 in every byte.
     lo: int = 0
@@ -180,8 +202,9 @@ class _Variant:
     hi_top: int = 0  # hi | top
     fixed: int = 0  # 0xff in the bytes where lo == hi (a digit that never varied), 0 elsewhere
     # For an unrecognized line: the length of the stamp it starts with, whose bytes order as its times do (0:
-    # none such, and its copies are all read), and rep's stamp. A copy whose stamp is earlier is read: it may
-    # be its group's earliest line, and a folded copy's time is not read.
+    # none such, and its copies are all read), and the earliest stamp of the copies read to it (of its kin's too,
+    # which share its group: a kin pool's lead_rep is theirs). A copy whose stamp is earlier is read: it may be
+    # its group's earliest line, and a folded copy's time is not read.
     lead: int = 0
     lead_rep: bytes = b""
     # For an unrecognized line without such a stamp (`timed`): the earliest time a copy read to this outcome
@@ -200,8 +223,15 @@ class _Variant:
     # that name this variant's own host or rank (0xff).
     kin: _Variant | None = None
     own: int = 0
+    # Its line was read by its body alone (Reading.stream None: no extractor was given per-stream state), and so is
+    # every copy (the same hits, the same dispatch): its outcome does not hang on that state, so the epochs (moves
+    # of the state) do not make it read again. Its `epoch` and `ready` are then 0, not the file's epoch.
+    free: bool = False
 
     def __post_init__(self) -> None:
+        self.free = self.reading.stream is None
+        if self.free:
+            self.epoch = 0
         self.lo = self.hi = self.rep
         self.top = int.from_bytes(b"\x80" * self.size)
         self.hi_top = self.hi | self.top
@@ -262,6 +292,52 @@ def _leading_stamp(shape: bytes) -> int:
             # A zone or another digit after it would order otherwise (`+02:00` is earlier than `+01:00`).
             return n if shape[n:n + 1] in (b" ", b"\t", b"]", b"|") else 0
     return 0
+
+
+# An entry of LineFold.table: a ready variant's lo and hi (its byte ranges), lead_rep, the variant and its floor in
+# _lines.c's count (a timed variant's; None: not timed); and for a variant whose hits a hex id may change, its risk
+# (a copy that spells one of those literals at its place is not its copy: Python looks it up and searches it).
+_Entry = tuple[bytes, bytes, bytes, "_Variant", int | None] | tuple[bytes, bytes, bytes, "_Variant", int | None,
+                                                                   tuple[tuple[int, bytes], ...]]
+# bytes.translate table: 0xff for the byte `0` (a shape's digit or hex id letter), 0 for every other.
+_ZERO_AT: Final = bytes(0xFF if b == 0x30 else 0 for b in range(256))
+
+
+class _Tabled:
+    """One shape's entries in LineFold.table, by the bytes of a line at the places where every entry holds its
+    digit (or hex letter) fixed (lo == hi: the digits of the host or rank a line of a multiplexed file names, of
+    which a shape holds one entry per host): `_lines.c` looks a line up by them, so that it compares its ranges
+    with the one or few entries a line of that host can be a copy of, not with the shape's hundreds. Every entry
+    that holds a line is under that line's key (its bytes there are the entry's lo, which is its hi)."""
+
+    __slots__ = ("at", "fixed", "index", "n", "refused", "shape", "value", "zero")
+
+    def __init__(self, key: bytes, fixed: int) -> None:
+        self.shape = key
+        self.n = 0  # entries
+        self.refused: set[int] = set()  # the ids of variants kept out (LineFold.table_add; variants outlive this)
+        self.zero = int.from_bytes(key.translate(_ZERO_AT))  # 0xff where the shape has a `0`: the bytes that vary
+        self.index: dict[bytes, list[_Entry]] = {}
+        self.fixed = -1
+        self.at: list[int] = []
+        self.value: tuple[bytes, dict[bytes, list[_Entry]]] = (b"", self.index)
+        self.rekey(fixed, len(key))
+
+    def rekey(self, fixed: int, size: int) -> None:
+        """Index by the bytes 0xff in `fixed` holds (within the shape's `0` bytes), from now on: the entries again
+        under their keys; `value` is the new (offsets, index) for LineFold.table."""
+        fixed &= self.zero
+        self.fixed = fixed
+        self.at = [i for i, b in enumerate(fixed.to_bytes(size)) if b]
+        entries = [e for es in self.index.values() for e in es]
+        self.index = {}
+        for e in entries:
+            self.index.setdefault(self.key(e[0]), []).append(e)
+        self.value = (b"".join(i.to_bytes(2, "little") for i in self.at), self.index)
+
+    def key(self, line: bytes) -> bytes:
+        """The index key of a line (or an entry's lo) of this shape."""
+        return bytes([line[i] for i in self.at])
 
 
 class _Shape:
@@ -367,6 +443,11 @@ def yearless_clock(tz: tzinfo | None, year: int | None,
         return year, _count((window_end + timedelta(days=180)).astimezone(tz)), fixed_offset_us(tz)
     except OverflowError:  # a window's end near datetime's own limits: Python reads such stamps
         return None
+
+
+def _spells_none(raw: bytes, risk: tuple[tuple[int, bytes], ...]) -> bool:
+    """Does line `raw` spell none of `risk`'s literals at their places (LineFold._at_risk)?"""
+    return all(not raw.startswith(lit, i) for i, lit in risk)
 
 
 def _meet(v: _Variant, w: _Variant) -> bool:
@@ -536,9 +617,9 @@ class LineFold:
     """One file's shapes, for the scanner (collect/scan.py): `fold` says whether a copy may be counted,
     `read` reads a line in full and keeps its outcome, `count` counts a copy."""
 
-    __slots__ = ("_before_of", "_before_us", "_bytes", "_digit_words", "_epoch", "_gen", "_hex_words", "_lessons",
-                 "_lessons_by_kind", "_once", "_same", "_shapes", "_taught", "_tz", "clock", "extraction", "quiet",
-                 "store", "table")
+    __slots__ = ("_before_of", "_before_us", "_bound", "_bytes", "_digit_words", "_epoch", "_gen", "_hex_words",
+                 "_lessons", "_lessons_by_kind", "_once", "_risk", "_same", "_shapes", "_tabled", "_taught", "_tz",
+                 "clock", "extraction", "hex_literals", "quiet", "store", "table")
 
     def __init__(self, extraction: Reader, store: EventStore) -> None:
         self.extraction = extraction
@@ -557,9 +638,15 @@ class LineFold:
         self._hex_words: tuple[bytes, ...] = ()
         # The variants a line not searched for the prefilter's words folds on now (ready, same_hits), by shape,
         # as (lo, hi, lead_rep, variant, floor): for the dense loop in C (_lines.fold_run; floor: a timed
-        # variant's, in _lines.stamp_local_us's count, else None). Emptied whenever a line is read in full (an
-        # epoch, or a variant's ranges, may change); `_gen` tells the variants it held.
-        self.table: dict[bytes, list[tuple[bytes, bytes, bytes, _Variant, int | None]]] = {}
+        # variant's, in _lines.stamp_local_us's count, else None), each shape's indexed by the bytes its entries
+        # hold fixed (_Tabled: the value is its (offsets, index)). Emptied whenever the epoch moves (a variant is
+        # ready only within its epoch); a line read in full that moves none drops the entry of a variant whose
+        # ranges or floor it changed (one narrower than its variant counts fewer copies, never another's: it is
+        # put back at its next copy), and its shape's where the shape is no longer stable. `_gen` tells the
+        # variants it holds.
+        self.table: dict[bytes, tuple[bytes, dict[bytes, list[_Entry]]]] = {}
+        self._tabled: dict[bytes, _Tabled] = {}
+        self._bound: list[_Variant] = []  # the tabled variants that are not free (_new_epoch takes them out)
         self._gen = 0
         # The shapes of lines found to hold none of the prefilter's words whose shape tells that every line of
         # it holds none (quiet_add): the dense loop passes over them, as the prefilter would. Kept for the file,
@@ -567,6 +654,9 @@ class LineFold:
         self.quiet: set[bytes] = set()
         self._tz: tzinfo | None = None  # the zone a zone-less stamp is read in (TimeParser.tz)
         self._same: dict[bytes, tuple[bool, bool]] = {}  # _same_shape by shape, for this file's prefilter words
+        self._risk: dict[bytes, tuple[tuple[int, bytes], ...] | None] = {}  # _at_risk by shape, the same
+        # The prefilter's literals a hex id could hold in part, by their form in `_hex_words` (memo.hex_literals).
+        self.hex_literals: dict[bytes, tuple[bytes, ...]] = {}
         self._before_of: datetime | None = None  # before_count's last time and its count
         self._before_us = -2
         # The year a yearless stamp (glog's, syslog's) is read in, for the dense loop in C (_lines.fold_run's
@@ -575,11 +665,50 @@ class LineFold:
 
     def _untable(self) -> None:
         self.table = {}
+        self._tabled = {}
+        self._bound = []
         self._gen += 1
+
+    def _new_epoch(self) -> None:
+        """The epoch moved: take out of the table the variants whose outcome may hang on the per-stream state
+        (those read by their body alone stay: _Variant.free)."""
+        bound, self._bound = self._bound, []
+        for v in bound:
+            self._untable_variant(v)
+
+    def _untable_variant(self, v: _Variant) -> None:
+        """Take `v`'s entry out of the table (its ranges or floor changed: its next copy puts it back)."""
+        if v.tabled != self._gen:
+            return
+        v.tabled = -1
+        got, v.entry = v.entry, None
+        assert got is not None
+        t, entry = got
+        k = t.key(entry[0])
+        bucket = t.index[k]
+        for i, e in enumerate(bucket):
+            if e is entry:
+                del bucket[i]
+                t.n -= 1
+                break
+        if not bucket:
+            del t.index[k]
+            if not t.index and self._tabled.get(t.shape) is t:  # (its lines then look up as no table shape's)
+                del self._tabled[t.shape], self.table[t.shape]
+
+    def _untable_shape(self, key: bytes) -> None:
+        """Take shape `key`'s entries out of the table (it is no longer stable: its copies are read)."""
+        t = self._tabled.pop(key, None)
+        if t is None:
+            return
+        del self.table[key]
+        for bucket in t.index.values():
+            for e in bucket:
+                e[3].tabled, e[3].entry = -1, None
 
     def start_file(self, digit_words: tuple[bytes, ...] = (), hex_words: tuple[bytes, ...] = (),
                    tz: tzinfo | None = None, year: int | None = None, window_end: datetime | None = None,
-                   kind: object = None) -> None:
+                   kind: object = None, hex_literals: dict[bytes, tuple[bytes, ...]] | None = None) -> None:
         """A new file, whose scanner's prefilter words that hold a digit are `digit_words` (their digits zeroed), and
         those a hex id could hold in part are `hex_words` (memo.hex_words); `tz` is the zone its zone-less stamps
         are read in (None: a timed variant's copies are never counted in C); `year` and `window_end` those its
@@ -603,7 +732,9 @@ class LineFold:
         self._bytes = 0
         self._digit_words = digit_words
         self._hex_words = hex_words
+        self.hex_literals = {} if hex_literals is None else hex_literals
         self._same = {}
+        self._risk = {}
         self._untable()
 
     def end_file(self) -> None:
@@ -691,6 +822,7 @@ class LineFold:
         counted): what read() does with the first line of a shape, less keeping the shape."""
         self.extraction.add_events(c, self.store)
         self._epoch += 1
+        self._new_epoch()
 
     def fold(self, raw: bytes, hits: list[int] | None) -> _Variant | None:
         """The variant whose outcome a copy `raw` (its prefilter hits `hits`) has, when it may be counted."""
@@ -701,13 +833,15 @@ class LineFold:
         """fold() for a line not searched for the prefilter's words (`unscanned`): it may be counted only where
         its shape tells its hits."""
         # A line longer than MAX_LINE has no shape here (read() keeps none): the lookup misses.
-        sh = self._shapes.get(line_shape(raw))
+        key = line_shape(raw)
+        sh = self._shapes.get(key)
         if sh is None:
             return None
         x = int.from_bytes(raw)
         epoch = self._epoch
         v = sh.last
-        if v is not None and v.ready == epoch and (v.same_hits or not unscanned):
+        if v is not None and v.ready == (0 if v.free else epoch) and (v.same_hits or not unscanned or (
+                v.risk is not None and _spells_none(raw, v.risk))):
             top = v.top  # v.holds(x), without the call: each difference keeps 0x80 in every byte
             if ((x | top) - v.lo) & (v.hi_top - x) & top == top and (not v.lead or raw[:v.lead] >= v.lead_rep):
                 return v
@@ -719,14 +853,25 @@ class LineFold:
                     # Its kin's ranges grew since it was born (another host's or rank's copies): it takes them in.
                     _borrow(v, kin, x)
                     sh.changed(v)
+                    self._untable_variant(v)  # (put back, its ranges the wider, by the caller's table_add)
+                    if not sh.stable:
+                        self._untable_shape(key)
                     return self.fold_copy(raw, unscanned)
                 continue
             if v.lead and raw[:v.lead] < v.lead_rep:
-                return None
-            if v.ready == epoch and (v.same_hits or not unscanned):
+                kin = v.kin
+                if kin is None or not kin.lead_rep or raw[:v.lead] < kin.lead_rep:
+                    return None
+                # A kin's copy read with that stamp or an earlier one stands in their group (one template: the
+                # offers differ in the host alone) for any later copy not earlier than it: the lead is the pool's.
+                v.lead_rep = kin.lead_rep
+                self._untable_variant(v)
+            same = v.same_hits or not unscanned or (v.risk is not None and _spells_none(raw, v.risk))
+            e = 0 if v.free else epoch
+            if v.ready == e and same:
                 sh.last = v
                 return v
-            if v.epoch != epoch or v.reads < WARM or not v.reading.foldable or (unscanned and not v.same_hits):
+            if v.epoch != e or v.reads < WARM or not v.reading.foldable or not same:
                 return None
             if not v.past_cap:
                 counts, cap = self.store.counts, self.store.cap
@@ -735,22 +880,47 @@ class LineFold:
                 if not self.extraction.unrecognized.can_repeat(v.reading.offer):
                     return None
                 v.past_cap = True
-            v.ready = epoch
+            v.ready = e
             sh.last = v
             return v
         return None
 
     def table_add(self, raw: bytes, v: _Variant) -> None:
         """Put `v`, which fold_copy(raw) just gave, in the table, so that its next copies fold in C."""
-        if v.tabled != self._gen and v.same_hits:
+        if v.tabled != self._gen and (v.same_hits or v.risk is not None):
             floor = None
             if v.timed:
                 floor = self.floor_count(v)
                 if floor is None:  # C could not tell a copy of no time, nor compare with this floor
                     return
-            v.tabled = self._gen
-            self.table.setdefault(line_shape(raw), []).append(
-                (v.lo.to_bytes(v.size), v.hi.to_bytes(v.size), v.lead_rep, v, floor))
+            key = line_shape(raw)
+            t = self._tabled.get(key)
+            if t is None:
+                t = self._tabled[key] = _Tabled(key, v.fixed)
+                self.table[key] = t.value
+            elif v.fixed & t.fixed != t.fixed:  # v lets a byte vary that the others hold: index by fewer bytes
+                if id(v) in t.refused:
+                    return
+                was = t.fixed
+                t.rekey(v.fixed & was, v.size)
+                if t.n > MAX_BUCKET and max(map(len, t.index.values())) > MAX_BUCKET:
+                    # Not where that puts many entries under one key (v's bytes there vary where the others' name
+                    # their host): C would compare a line with each. v stays out, the index as it was.
+                    t.rekey(was, v.size)
+                    t.refused.add(id(v))
+                    return
+                self.table[key] = t.value
+            entry: _Entry = (v.lo.to_bytes(v.size), v.hi.to_bytes(v.size), v.lead_rep, v, floor)
+            if not v.same_hits and v.risk is not None:
+                entry = (*entry, v.risk)
+            bucket = t.index.setdefault(t.key(entry[0]), [])
+            if len(bucket) >= MAX_BUCKET:  # entries that hold no byte apart: C would compare a line with each
+                return
+            bucket.append(entry)
+            t.n += 1
+            v.tabled, v.entry = self._gen, (t, entry)
+            if not v.free:
+                self._bound.append(v)
 
     def floor_count(self, v: _Variant) -> int | None:
         """The floor of the timed variant `v` as _lines.c counts times (_local_us), worked out once per floor."""
@@ -829,6 +999,37 @@ class LineFold:
         digits_ok, hex_ok = got
         return digits_ok and (hex_ok or key == raw.translate(_ZERO))
 
+    def _at_risk(self, key: bytes) -> tuple[tuple[int, bytes], ...] | None:
+        """Where shape `key`'s lines may differ in their hits only through a hex id that spells a word (_same_shape:
+        no digit-bearing literal in it, a hex word meets a hex id), each place such a word meets one, with each
+        literal of that form (memo.hex_literals): a line that spells none of them at its place has the hits of
+        every other such line of the shape (no other place holds a literal in one line and not in another). None
+        where that is not so (a digit-bearing literal; a hex word whose literals are not known; more than
+        MAX_RISK places). Once per shape and file."""
+        got = self._risk.get(key, ())
+        if got != ():
+            return got
+        risk: list[tuple[int, bytes]] | None = []
+        if any(w in key for w in self._digit_words):
+            risk = None
+        else:
+            spans = hex_spans(key)
+            full = key.translate(ALL_HEX_ZERO)
+            for w in self._hex_words:
+                i = full.find(w)
+                while i >= 0 and risk is not None:
+                    if any(a < i + len(w) and i < b for a, b in spans):
+                        lits = self.hex_literals.get(w)
+                        if not lits or len(risk) + len(lits) > MAX_RISK:
+                            risk = None
+                            break
+                        risk.extend((i, lit) for lit in lits)
+                    i = full.find(w, i + 1)
+                if risk is None:
+                    break
+        out = self._risk[key] = None if risk is None else tuple(risk)
+        return out
+
     def _same_shape(self, key: bytes) -> tuple[bool, bool]:
         """Whether no digit-bearing literal lies in shape `key`, and no hex word meets one of its hex ids."""
         if any(w in key for w in self._digit_words):
@@ -861,6 +1062,7 @@ class LineFold:
             self._bytes += len(key)
         sh.stable = False
         sh.index = {}
+        self._untable_shape(key)
 
     def count(self, v: _Variant) -> None:
         """One more copy of `v`'s line, counted as reading it would count it (added at the file's end)."""
@@ -868,10 +1070,20 @@ class LineFold:
 
     def read(self, c: Candidate, raw: bytes, hits: list[int] | None) -> None:
         """Read candidate `c` (whose line is `raw`) in full, and keep its outcome for its shape (from the shape's
-        second line on: most lines of a log are the only one of their shape)."""
-        if self.table:
-            self._untable()
+        second line on: most lines of a log are the only one of their shape). The table keeps what stays true:
+        all of it where the epoch did not move, less the variant whose ranges or floor the line changed, and its
+        shape where the shape is no longer stable."""
+        epoch = self._epoch
         key = line_shape(raw) if len(raw) <= MAX_LINE else None
+        self._read(c, raw, hits, key)
+        if self._epoch != epoch:
+            self._new_epoch()
+        elif key is not None and key in self._tabled:
+            sh = self._shapes.get(key)
+            if sh is None or not sh.stable:
+                self._untable_shape(key)
+
+    def _read(self, c: Candidate, raw: bytes, hits: list[int] | None, key: bytes | None) -> None:
         sh = self._shapes.get(key) if key is not None else None
         if key is None or (sh is not None and not sh.stable):
             # Whatever this line did to the per-stream state, the variants were checked against the state before.
@@ -904,20 +1116,33 @@ class LineFold:
             for v in sh.by_outcome.get(r.outcome, ()):
                 if hits == v.hits:
                     if v.timed:
+                        floor = v.floor
                         v.take_time(c.time)
+                        if v.floor is not floor:
+                            self._untable_variant(v)
+                    elif v.lead and raw[:v.lead] < v.lead_rep:
+                        # An earlier stamp than every copy read to it (a file whose stamps go back: hosts' clocks,
+                        # a log that wraps): it is its group's earliest line for now, so the later copies are not.
+                        v.lead_rep = raw[:v.lead]
+                        self._untable_variant(v)
                     v.reads += 1
-                    v.epoch = self._epoch
+                    if not v.free:
+                        v.epoch = self._epoch
                     if not v.holds(x):
                         v.widen(x)
                         sh.changed(v)
+                        self._untable_variant(v)
                     kin = v.kin
                     if kin is not None:
                         kin.reads += 1
                         if not kin.holds(x):
                             kin.widen(x)
+                        if v.lead and raw[:v.lead] < kin.lead_rep:
+                            kin.lead_rep = raw[:v.lead]
                         if v.reads < WARM <= kin.reads:  # its kin got warm after it was born: it is now
                             _borrow(v, kin, x)
                             sh.changed(v)
+                            self._untable_variant(v)
                     return
         # A new outcome for this shape. Where it is another's but for the host or rank the line names (_own: a
         # file of many hosts or ranks), of a line that moved the same per-stream state as the others (or none),
@@ -947,6 +1172,10 @@ class LineFold:
             sh.index = {}
         elif len(sh.variants) - sh.born < MAX_VARIANTS or (kin is not None and sh.born < MAX_KIN):
             v = _Variant(x, hits, r, 1, len(raw), self._epoch, self._same_hits(key, raw))
+            if not v.same_hits:
+                risk = self._at_risk(key)
+                if risk is not None and _spells_none(raw, risk):
+                    v.risk = risk
             if r.offer is not None:
                 v.lead = _leading_stamp(key)
                 v.lead_rep = raw[:v.lead]
@@ -963,12 +1192,15 @@ class LineFold:
                     kin = _Variant(first.rep, first.hits, first.reading, first.reads, first.size, first.epoch,
                                    first.same_hits)
                     kin.lo, kin.hi, kin.hi_top, kin.fixed = first.lo, first.hi, first.hi_top, first.fixed
+                    kin.lead_rep = first.lead_rep
                     first.kin = sh.kin[family] = kin
                     self._bytes += 5 * len(raw)
                 # Its kin's copies tell its bytes but those that spell its own host or rank, which hold x's alone.
                 kin.reads += 1
                 if not kin.holds(x):
                     kin.widen(x)
+                if v.lead and v.lead_rep < kin.lead_rep:
+                    kin.lead_rep = v.lead_rep
                 v.kin, v.own = kin, own
                 if kin.reads >= WARM:
                     _borrow(v, kin, x)

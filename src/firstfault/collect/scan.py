@@ -35,7 +35,7 @@ from firstfault.collect.fold import Lessons, LineFold, Reading, Signature
 from firstfault.collect.stamps import SRUN, Clock, walk_back, walk_back_py
 from firstfault.collect.stamps import prev_stamped as _prev_stamped  # tests also ask whether C is built
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
-from firstfault.extract.memo import ZERO_DIGITS, hex_words
+from firstfault.extract.memo import ZERO_DIGITS, hex_literals, hex_words
 from firstfault.extract.unrecognized import decided_by_count, zeroed
 from firstfault.model import Event
 from firstfault.timeparse import TIME_MAX, TIME_MIN, Stamp, TimeParser, _fast
@@ -330,6 +330,12 @@ class _Matcher:
     def hex_words(self) -> tuple[bytes, ...]:
         """The literals a hex id could hold in part (memo.hex_words; collect/fold.py)."""
         return hex_words(self.literals)
+
+    @cached_property
+    def hex_literals(self) -> dict[bytes, tuple[bytes, ...]]:
+        """hex_words' literals themselves, by their form in hex_words (collect/fold.py: where a hex id may spell one
+        of them, a copy folds only where it spells none)."""
+        return hex_literals(self.literals)
 
     def line_ids(self, line: bytes) -> list[int] | None:
         """The literal indices found on one line, as line_hits finds them in a buffer (in the order of their
@@ -701,7 +707,8 @@ class LineScanner:
                 # The words by their interned key's identity (_KEYS keeps each key alive: one id, one word list): a
                 # tuple of the catalog's 2,000 words was hashed again for each file's lookup of its lessons.
                 fold.start_file(self.matcher.digit_words, self.matcher.hex_words, tp.tz, tp.year, tp.window_end,
-                                (self.source, id(self.matcher.key), tp.tz, tp.year, srun_prefix))
+                                (self.source, id(self.matcher.key), tp.tz, tp.year, srun_prefix),
+                                self.matcher.hex_literals)
             unplaced = tp.out_of_range
             self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first, fold)
             if tp.out_of_range > unplaced:

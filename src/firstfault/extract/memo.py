@@ -155,6 +155,18 @@ def hex_words(literals: Iterable[bytes]) -> tuple[bytes, ...]:
                          if any(_HEXISH.fullmatch(r.group()) for r in _WORD_RUN.finditer(w))}))
 
 
+def hex_literals(literals: Iterable[bytes]) -> dict[bytes, tuple[bytes, ...]]:
+    """The literals hex_words takes, by their form there (every digit and hex letter made `0`)."""
+    literals = list(literals)
+    words = set(hex_words(literals))
+    out: dict[bytes, tuple[bytes, ...]] = {}
+    for w in literals:
+        z = w.translate(ALL_HEX_ZERO)
+        if z in words and w not in out.get(z, ()):
+            out[z] = (*out.get(z, ()), w)
+    return out
+
+
 def text_shape(text: str) -> str:
     """line_shape of a text (through UTF-8 bytes: no multi-byte sequence holds an ASCII byte)."""
     return line_shape(text.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
