@@ -66,14 +66,22 @@ static int is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 /* Whether line p[0:n] may hold a stamp TimeParser.parse reads: every form it knows has a
  * `DD:DD:DD` time of day (ISO, syslog, dmesg -T, fabric manager, glog, slurmstepd's banner)
  * or a `D.DDD` uptime (`[ 123.456]`, UCX's Unix time), but libfabric's Unix time
- * (`libfabric:451707:1708520807::`), told by its name; a byte over 0x7f may be a digit or a
- * space of another script, which the str patterns also read. A superset: parse decides. */
+ * (`libfabric:451707:1708520807::`) and gcsfuse's JSON one (`{"timestamp":{"seconds":1704697907,`),
+ * told by their names; a byte over 0x7f may be a digit or a space of another script, which the str
+ * patterns also read. A superset: parse decides. */
 static int may_hold_stamp(const unsigned char *p, Py_ssize_t n)
 {
     if (n >= 10) {
         const unsigned char *q = p, *stop = p + n - 10;
         while (q <= stop && (q = memchr(q, 'l', (size_t)(stop - q + 1))) != NULL) {
             if (memcmp(q, "libfabric:", 10) == 0) return 1;
+            q++;
+        }
+    }
+    if (n >= 24) {
+        const unsigned char *q = p, *stop = p + n - 24;
+        while (q <= stop && (q = memchr(q, '{', (size_t)(stop - q + 1))) != NULL) {
+            if (memcmp(q, "{\"timestamp\":{\"seconds\":", 24) == 0) return 1;
             q++;
         }
     }
@@ -473,7 +481,8 @@ static int may_lead(const unsigned char *p, Py_ssize_t n)
     if (n == 0) return 0;
     if (has(p, n, "it/s]") || has(p, n, "s/it]")) return 1;  /* a progress bar */
     unsigned char c = p[0];
-    if (strchr("<>(\x1b=-*#~", c) != NULL) return 1;  /* PRI, a quote, Ray's tag, a colour, a banner rule */
+    /* PRI, a quote, Ray's tag, a colour, a banner rule, a JSON record's stamp key (`{"timestamp":"`) */
+    if (strchr("<>(\x1b=-*#~{", c) != NULL) return 1;
     if (c == '[') {
         /* Open MPI's [1,3]<stdout>:, a colour's residue, NCCL's bracket: a digit first; [rank3]:, [cli_3]:,
          * [trainer3|3]: letters, then digits, then `]` or `|` */
@@ -528,7 +537,8 @@ static long long ucx_epoch_us(const unsigned char *p, Py_ssize_t n, const struct
 
 /* Whether any of timeparse._wall's forms could match somewhere in p[0:n] (after any layers _behind_leads peels, or
  * a carriage return): each holds a time of day `dd:dd:dd` (ISO, vLLM's, dmesg -T's, the fabric manager's, glog's,
- * syslog's, ctime's), or is UCX's `[` and 10 digits and `.`, or libfabric's `libfabric:`. A line with none reads
+ * syslog's, ctime's), or is UCX's `[` and 10 digits and `.`, libfabric's `libfabric:` or gcsfuse's JSON `{"timestamp":
+ * {"seconds":`. A line with none reads
  * as no wall-clock stamp whatever layers stand before its text. */
 static int may_hold_time(const unsigned char *p, Py_ssize_t n)
 {
@@ -539,6 +549,8 @@ static int may_hold_time(const unsigned char *p, Py_ssize_t n)
             return 1;
         if (c == '[' && i + 11 < n && num(p + i + 1, 10) >= 0 && p[i + 11] == '.') return 1;
         if (c == 'l' && i + 10 <= n && memcmp(p + i, "libfabric:", 10) == 0) return 1;
+        /* gcsfuse's JSON record, its time as seconds and nanoseconds (timeparse._EPOCH_JSON) */
+        if (c == '{' && i + 24 <= n && memcmp(p + i, "{\"timestamp\":{\"seconds\":", 24) == 0) return 1;
     }
     return 0;
 }

@@ -163,6 +163,7 @@ class TimeParser:
         self._iso_seconds: dict[str, datetime] = {}  # `2026-11-02 10:00:07` -> that second (zone-less)
         self._bsd_seconds: dict[str, datetime] = {}  # `Nov  2 10:00:07` (then a space) -> that second
         self._bsd_minutes: dict[str, tuple[datetime | None, int, int, int, int]] = {}
+        self._glog_minutes: dict[str, tuple[datetime | None, int, int, int, int]] = {}  # `1102 11:10` (glog's)
         self.out_of_range = 0  # stamps read as no stamp: outside TIME_MIN..TIME_MAX (a minute's all count)
 
     def _local(self, y: int, mo: int, d: int, h: int, mi: int, s: int, us: int) -> datetime | None:
@@ -439,6 +440,17 @@ class TimeParser:
             return None
 
     def _glog(self, m: re.Match[str]) -> datetime | None:
+        if _fast[0]:
+            # `_bsd`'s way: the stamp's text to the minute (`1102 11:10`: the month's one or two digits are told by
+            # the run's length) keys its minute, read once; each line adds its seconds (_bsd_wall: _yearless's sum).
+            key = m.string[m.start(1) : m.end(4)]
+            got = self._glog_minutes.get(key)
+            if got is None:
+                mo, d, h, mi = int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4))
+                got = (self._minute_of(self.year, mo, d, h, mi), mo, d, h, mi)
+                if len(self._glog_minutes) < _MINUTES_MAX:
+                    self._glog_minutes[key] = got
+            return self._bsd_wall(got, int(m.group(5)), _frac(m.group(6)))
         return self._yearless(
             int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5)),
             _frac(m.group(6)),

@@ -42,6 +42,8 @@ STAMPED = [
     "libfabric:451707:1708520807::efa:cq:efa_rdm_cq_proc_err():120<warn> err: 5, message: Input/output error",
     "slurmstepd: error: *** STEP 4242.0 ON node-001 CANCELLED AT 2026-11-02T11:10:30 ***",
     "ERROR 07-23 19:34:51 [multiproc_executor.py:487] WorkerProc hit an exception.",
+    # gcsfuse's JSON record (its time in seconds and nanoseconds: no time of day, no fraction's `.`)
+    '{"timestamp":{"seconds":1793613000,"nanos":553918512},"severity":"ERROR","message":"fuse: read failed"}',
 ]
 UNSTAMPED = [
     "node-011:32508:32508 [6] NCCL INFO Bootstrap : Using ib0:10.0.10.16<0>",
@@ -224,3 +226,76 @@ def test_unstamped_warnings_among_other_lines_are_counted_in_c() -> None:
     copy after the step back, earlier than the variant's floor, is left to Python (the bytes are equal)."""
     ops = [("step", 9), ("step", 4), ("back", 0), ("step", 9), ("none", 1), ("glog", 2), ("step", 9)] * 4
     assert _sparse_fold_run(ops) > 0
+
+
+# --- a candidate that holds a stamp form's characters and no stamp: told in C (_lines.stamp_local_us's -2) ---
+
+_NO_STAMP_LINES = (
+    # NCCL's `host:pid:tid` head (digits, colons: may_stamp says maybe) on a line that holds no stamp
+    b"[rank3]:[I1102 10:22:33.123456 ProcessGroupNCCL.cpp:4115] [PG ID 0] init\n"
+    b"node-126:42702:42702 [0] NCCL INFO Bootstrap : Using ib0:10.0.125.10<0>\n"
+    b"node-126:42702:42702 [0] NCCL WARN NET/Socket : Connect to 10.0.125.11<45123> failed : Connection refused\n"
+    # near misses: stamps of their own, behind PyTorch's rank prefix and at the start
+    b"[rank3]:[E1102 10:22:40.5 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation timeout\n"
+    b"node-126:42702:42702 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.0.125.10<0>\n"
+    b"2026-11-02 10:22:50,010 ERROR Traceback (most recent call last):\n"
+    b"node-126:42702:42702 [0] NCCL WARN Connect to 10.0.125.11<45123> failed at 12:00:00.5\n"
+)
+
+
+# JSON records' stamps (TGI's `--json-output`, gcsfuse's seconds and nanoseconds: timeparse's JSON lead and
+# _EPOCH_JSON), each before a candidate of no stamp that takes it: the C readings (may_stamp, and stamp_local_us's -2,
+# which the walk back passes over) knew neither form, and the fast path gave the candidates no time or an older one.
+_JSON_STAMPED = (
+    b'{"timestamp":"2026-11-02T10:05:01.149443Z","level":"INFO","fields":{"message":"starting"}}\n'
+    b"Traceback (most recent call last):\n"
+    b'{"timestamp":{"seconds":1793613000,"nanos":5000},"severity":"INFO","message":"mounted"}\n'
+    b"RuntimeError: NCCL error\n"
+    b'x.log:{"timestamp":{"seconds":1793613060,"nanos":0},"severity":"INFO","message":"grep -H"}\n'
+    b"RuntimeError: NCCL error again\n"
+)
+
+
+def _candidate_times(fast: bool, data: bytes = _NO_STAMP_LINES) -> list[tuple[int, datetime | None]]:
+    from firstfault.collect.scan import LineScanner, all_line_extractors
+
+    got: list[tuple[int, datetime | None]] = []
+    with memo.fastpath(fast):
+        sc = LineScanner("application", all_line_extractors())
+        sc.scan_bytes(data, "rank-3.log", node="node-126", rank=3, srun_prefix=False,
+                      tp=TimeParser(UTC, datetime(2026, 11, 2, tzinfo=UTC), datetime(2026, 11, 3, tzinfo=UTC)),
+                      emit=lambda c: got.append((c.line, c.time)))
+    return got
+
+
+def test_a_candidate_the_c_reading_finds_no_stamp_on_takes_the_time_before_it_as_parse_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    told = [0]
+    if scan._stamp_local_us is not None:
+        run = scan._stamp_local_us
+
+        def counting(line: bytes, clock: object) -> int:
+            out = run(line, clock)
+            told[0] += out == -2
+            return out
+
+        monkeypatch.setattr(scan, "_stamp_local_us", counting)
+    fast = _candidate_times(True)
+    assert fast == _candidate_times(False)
+    at = dict(fast)
+    assert at[2] == at[3] == datetime(2026, 11, 2, 10, 22, 33, 123456, tzinfo=UTC)
+    assert at[4] == at[5] == datetime(2026, 11, 2, 10, 22, 40, 500000, tzinfo=UTC)  # its own, then taken
+    assert at[6] == datetime(2026, 11, 2, 10, 22, 50, 10000, tzinfo=UTC)
+    assert at[7] == at[6]  # `12:00:00.5` mid-line is no stamp form
+    if scan._stamp_local_us is not None:
+        assert told[0] >= 3, "no line was told in C: the comparison would prove nothing"
+
+
+def test_a_candidate_after_a_json_records_stamp_takes_it_in_c_as_in_python() -> None:
+    fast = _candidate_times(True, _JSON_STAMPED)
+    assert fast == _candidate_times(False, _JSON_STAMPED)
+    at = dict(fast)
+    assert at[2] == datetime(2026, 11, 2, 10, 5, 1, 149443, tzinfo=UTC)
+    assert at[4] == datetime(2026, 11, 2, 9, 50, 0, 5, tzinfo=UTC)
+    assert at[6] == at[4]  # near miss: behind grep -H's file name a record's stamp is read by neither (no lead ends
+    # before a `{`), so the candidate after it keeps the stamp before

@@ -210,6 +210,31 @@ def test_a_cuda_code_before_its_own_message_needs_no_anchor(text: str, code: int
 
 
 @pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Error 802: system not yet initialized", 802),  # (gpustack/gpustack#1254, above)
+        ("ERROR 802: system not yet initialized", 802),  # the pattern's capitals: `RROR`
+        ("CUDA failure 802: system not yet initialized", 802),
+        # near misses: no word of the pattern, a number and a message that agree all the same (PyTorch's watchdog
+        # line, 300 characters, was where the pattern cost most), and the word without its number
+        ("Err 802: system not yet initialized", None),
+        ("[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=24311, OpType=ALLREDUCE, "
+         "NumelIn=7098994688, Timeout(ms)=600000) ran for 600060 milliseconds before timing out. 802: system not "
+         "yet initialized", None),
+        ("Error: system not yet initialized", None),
+    ],
+)
+def test_a_cuda_code_before_its_message_is_found_only_behind_its_words(text: str, code: int | None) -> None:
+    by_code = codes._cuda_index()[2]
+    err = codes._coded(text, by_code)
+    assert (err.code if err is not None else None) == code
+    # the pattern itself, over every offset, agrees (the words' test before it only saves its work)
+    found = [by_code.get(int(m.group("code"))) for m in codes.CODED_CUDA_MESSAGE.finditer(text)]
+    assert any(e is not None and text.startswith(e.message, m.end())
+               for e, m in zip(found, codes.CODED_CUDA_MESSAGE.finditer(text), strict=True)) == (code is not None)
+
+
+@pytest.mark.parametrize(
     "text",
     [
         # Azure/azure-vhd-utils#52: the Azure SDK for Go's error, `returned error` after no CUDA call

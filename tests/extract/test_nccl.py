@@ -688,3 +688,16 @@ def test_a_status_outside_the_verbs_enum_gets_no_class() -> None:
     [d] = scan(ERROR, ["n1:1:2 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> "
                        "with status=77 opcode=0 len=0 vendor err 0 (Recv)"])  # synthetic
     assert d.fields["status"] == 77 and "status_class" not in d.fields
+
+
+def test_the_nccl_error_words_are_kept_as_the_tables_build_them() -> None:
+    """nccl_error_literals is asked again for every line classify_nccl reads: kept, it is the tables' words."""
+    from firstfault.extract import nccl as nccl_module
+
+    kept = nccl_module.nccl_error_literals()
+    assert kept is nccl_module.nccl_error_literals()
+    assert kept == nccl_module.nccl_error_literals.__wrapped__()
+    assert "NCCL WARN" in kept or any("NCCL" in w for w in kept)
+    # a line with one of the words is classified; a near miss without any is not read at all
+    assert nccl_module.classify_nccl("NCCL WARN NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129")
+    assert nccl_module.classify_nccl("NCCL INFO Bootstrap : Using ib0:10.0.125.10<0>") == {}

@@ -86,6 +86,11 @@ try:  # the sparse path's loops in C (_lines.c; an older build lacks them): the 
     from firstfault._lines import may_stamp as _may_stamp
 except ImportError:  # pragma: no cover - depends on the build
     _fold_hits = _lines_of_c = _may_stamp = None  # type: ignore[assignment]
+try:  # the stamp a line reads to, in C (_lines.c); -2: TimeParser.parse reads none from it, whatever the clock
+    from firstfault._lines import stamp_local_us as _stamp_local_us
+except ImportError:  # pragma: no cover - depends on the build
+    _stamp_local_us = None  # type: ignore[assignment]
+_STAMP_NONE: Final = -2
 try:  # Hyperscan's match callback in C (_lines.c; an older build lacks it): no Python call per match
     from firstfault._lines import Matches as _Matches
 except ImportError:  # pragma: no cover - depends on the build
@@ -603,12 +608,14 @@ class Extraction:
             else:
                 p = self._prefix.split(text)
             rank = p.rank if p.rank is not None else c.rank
-            skey = (c.file, c.rank, *p.stream)
+            # (p.stream's own tuple, without the property's call where no layer named a host, local rank or process)
+            skey = (c.file, c.rank, None, None, None) if p.host is None and p.local is None and p.proc is None \
+                else (c.file, c.rank, *p.stream)
             state = self._states.get(skey)
             if state is None:
                 state = self._states[skey] = {}
-            ctx = LineContext(source=c.source, file=c.file, lineno=c.line, node=c.node, rank=rank, time=c.time,
-                              state=state, host=p.host)
+            # (positional: LineContext's fields in their order; a call by keywords cost a microsecond more a line)
+            ctx = LineContext(c.source, c.file, c.line, c.node, rank, c.time, state, p.host)
             out: list[Draft] = []
             probe = dispatch.error_words
             defer = dispatch.defer_probe
@@ -740,6 +747,9 @@ class LineScanner:
 
         key = self.matcher.key
         may_stamp = _may_stamp if _fast[0] else None
+        # A line with a stamp form's characters that no form reads (an NCCL INFO line's `host:pid:tid`, a C++ frame's
+        # address) is told in C too (_lines.stamp_local_us's -2: parse reads none, tests/collect/test_fold.py).
+        no_stamp = _stamp_local_us if may_stamp is not None else None
         # The last whole walk back (walk_far): its buffer, stop, start, the stamp it found and the stamps it read as
         # none (TimeParser.out_of_range).
         walked: list[Any] = [None, -1, -1, None, 0]
@@ -767,7 +777,9 @@ class LineScanner:
             """The time of the line at buf[s:] whose text is `text` (`raw` its bytes, the srun prefix peeled): its own
             stamp's or the nearest earlier one's."""
             # A line that holds none of the stamp forms' characters costs no parse (_lines.may_stamp).
-            st = tp.parse(text) if may_stamp is None or may_stamp(raw) else None
+            told = may_stamp is not None and (not may_stamp(raw) or (no_stamp is not None
+                                                                     and no_stamp(raw, None) == _STAMP_NONE))
+            st = None if told else tp.parse(text)
             # wall_of's own answer for a wall-clock stamp without uptime, without its call.
             t = st.wall if st is not None and st.uptime is None else wall_of(st)
             if t is None:

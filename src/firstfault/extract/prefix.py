@@ -55,6 +55,8 @@ from collections.abc import Iterable
 from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.extract.memo import ON as _memo_on
+from firstfault.extract.memo import digits_zeroed
 from firstfault.hostlist import NodeNames
 from firstfault.timeparse import BANNER_RULE, progress_bar_end
 
@@ -292,9 +294,12 @@ class PrefixLayer:
 
     def __init__(self, hosts: Iterable[str] = ()) -> None:
         self.hosts = NodeNames(hosts)
+        # A line's digits made `0` (memo.digits_zeroed) -> where its layers lie (a _Cuts), or False where the split
+        # read a value (see _split); filled by split_settled when the fast paths are on.
+        self._cuts: dict[str, _Cuts | bool] = {}
 
     def split(self, line: str) -> Prefixed:
-        return self.split_settled(line)[0]
+        return self._split(line)[0]
 
     def split_settled(self, line: str) -> tuple[Prefixed, bool]:
         """The layers of a line, and whether its body is settled: whether `split_prefixes(body)` (the
@@ -305,8 +310,42 @@ class PrefixLayer:
         process taken (the rounds' conditions are then those of a fresh split; a name of the
         allocation only ever adds a layer), the body does not start with a space (a fresh split
         strips it) and no link was put back to its text.
+
+        With the fast paths on (extract/memo.py), the split is remembered by the line's digits made `0`
+        (the same line of every rank, step or pid is one key): _split tests digits only as digits, so where it
+        read no value (a name of the allocation, a repeated Open MPI tag, a link's text, a progress bar, a JSON
+        record) the
+        layers of every line of that key lie at the same places, and only the numbers they name are read
+        again (`_Cuts.apply`).
         """
+        if not _memo_on[0] or len(line) > _MEMO_MAX_LINE:
+            p, settled, _ = self._split(line)
+            return p, settled
+        key = digits_zeroed(line)
+        cuts = self._cuts.get(key)
+        if cuts is None:
+            p, settled, cuts = self._split(line)
+            if len(self._cuts) >= _MEMO_SIZE:
+                self._cuts.clear()
+            self._cuts[key] = False if cuts is None else cuts
+            return p, settled
+        if cuts is False:
+            p, settled, _ = self._split(line)
+            return p, settled
+        assert isinstance(cuts, _Cuts)
+        return cuts.apply(line), cuts.settled
+
+    def _split(self, line: str) -> tuple[Prefixed, bool, _Cuts | None]:
+        """split_settled's answer, and where its layers lie in `line` (None where the split read a value: whether a
+        name is one of the allocation's, an Open MPI tag repeated in the body, a link whose target is its text, a
+        progress bar, a JSON record; those may differ between two lines whose digits alone differ)."""
         body = line.lstrip()
+        valued = False  # a test read a value, not only the digits' places
+        rank_at: tuple[int, int] | None = None
+        local_at: tuple[int, int] | None = None
+        host_at: tuple[int, int] | None = None
+        proc_at: tuple[int, int] | None = None
+        n = len(line)
         host: str | None = None
         rank: int | None = None
         local: int | None = None
@@ -316,6 +355,7 @@ class PrefixLayer:
         if "\r" in body:  # a progress bar overwritten in place: the line is what follows the last return
             body = body[body.rfind("\r", 0, len(body.rstrip())) + 1:]
         bar = "it/s]" in body or "s/it]" in body
+        valued = bar
         for _ in range(MAX_LAYERS):
             c = body[:1]
             if not c:
@@ -326,13 +366,18 @@ class PrefixLayer:
                     body = body[end:]
                     continue
             if c == "<":
+                valued = True  # (RFC 5424's version, `1`)
                 m = _SYSLOG_5424.match(body) or _SYSLOG_3164.match(body)
                 if m and host is None:
                     host = m.group("host")
+                    at = n - len(body)
+                    host_at = (at + m.start("host"), at + m.end("host"))
                     body = body[m.end():]
                     continue
                 break
             if c == "{":
+                # (the record's message is a string of its own, not a place in the line, and its level a value)
+                valued = True
                 got = _json_record(body)
                 if got is None:
                     break
@@ -347,14 +392,23 @@ class PrefixLayer:
             if c == "(" and proc is None:
                 m = _RAY.match(body)
                 if m:
+                    at = n - len(body)
                     ip = m.group("ip") or m.group("dip")
                     if ip and host is None:
                         host = ip
+                        g = "ip" if m.group("ip") else "dip"
+                        host_at = (at + m.start(g), at + m.end(g))
                     if m.group("rank") is not None and rank is None:
                         rank = int(m.group("rank"))
+                        rank_at = (at + m.start("rank"), at + m.end("rank"))
                     proc = m.group("pid") or m.group("daemon")
+                    g = "pid" if m.group("pid") else "daemon"
+                    proc_at = (at + m.start(g), at + m.end(g))
                     body = body[m.end():]
-                    reset = _SGR_RESET.match(body) if body[:1] in ("\x1b", "[") else None
+                    reset = None
+                    if body[:1] in ("\x1b", "["):
+                        valued = True  # (the reset's `0`)
+                        reset = _SGR_RESET.match(body)
                     if reset is not None and reset.end() < len(body):
                         body = body[reset.end():]
                     continue
@@ -367,11 +421,15 @@ class PrefixLayer:
                 m = _SGLANG.match(body) if proc is None else None
                 if m and m.end() < len(body):
                     proc = m.group("proc")
+                    at = n - len(body)
+                    proc_at = (at + m.start("proc"), at + m.end("proc"))
                     body = body[m.end():]
                     continue
                 m = _KUBECTL.match(body)
                 if m and proc is None:
                     proc = m.group("proc")
+                    at = n - len(body)
+                    proc_at = (at + m.start("proc"), at + m.end("proc"))
                     body = body[m.end():]
                     continue
                 m = _MPI.match(body)
@@ -381,31 +439,40 @@ class PrefixLayer:
                     body = body[m.end():]
                     # Open MPI tags each write of a rank's stream: a line a program wrote in pieces
                     # (Python's traceback under load) holds the same tag again mid-line.
+                    valued = True  # (the tag's own numbers: another rank's tag in the body stays)
                     if tag in body:
                         body = body.replace(tag, "")
                     continue
                 m = _RANK.match(body) or _CLI.match(body)
                 if m:
                     rank = int(m.group("rank"))
+                    at = n - len(body)
+                    rank_at = (at + m.start("rank"), at + m.end("rank"))
                     body = body[m.end():]
                     continue
                 m = _TEE.match(body)
                 if m and m.group("name").lower() not in ("e", "w", "i", "f"):
                     local = int(m.group("local"))
+                    at = n - len(body)
+                    local_at = (at + m.start("local"), at + m.end("local"))
                     body = body[m.end():]
                     continue
                 m = _BRACKET_HOST.match(body)
-                if m and host is None and m.group("host").lower() in self.hosts:
-                    host = m.group("host")
-                    body = body[m.end():]
-                    continue
+                if m and host is None:
+                    valued = True
+                    if m.group("host").lower() in self.hosts:
+                        host = m.group("host")
+                        body = body[m.end():]
+                        continue
                 break
             if host is None and self.hosts.nodes and (c.isdigit() or c in "JFMASOND"):
                 m = _SYSLOG_FILE.match(body)
-                if m and m.end() < len(body) and m.group("host") in self.hosts:
-                    host, header_host = m.group("host"), True
-                    body = body[m.end():]
-                    continue
+                if m and m.end() < len(body):
+                    valued = True
+                    if m.group("host") in self.hosts:
+                        host, header_host = m.group("host"), True
+                        body = body[m.end():]
+                        continue
             if c.isdigit():
                 m = _RUNTIME.match(body)
                 if m and m.end() < len(body):
@@ -419,6 +486,7 @@ class PrefixLayer:
             if c in "*`-" and body[:2] != "--":
                 inner = _markup_inner(body)
                 if inner is not None:
+                    valued = valued or not body.endswith(inner)  # (a pair's closing marks cut: no suffix of the line)
                     body = inner
                     continue
             if c == ">":
@@ -440,6 +508,8 @@ class PrefixLayer:
             if m and m.end() < len(body):
                 body = body[m.end():]
                 continue
+            if c == "l" and body.startswith("local"):
+                valued = True  # (the facilities local0-local7)
             m = _DMESG_DECODE.match(body) if c.islower() else None
             if m:
                 body = body[m.end():]
@@ -451,6 +521,8 @@ class PrefixLayer:
             m = _COMPOSE.match(body) if proc is None else None
             if m:
                 proc = m.group("proc")
+                at = n - len(body)
+                proc_at = (at + m.start("proc"), at + m.end("proc"))
                 body = body[m.end():]
                 continue
             m = _HOST.match(body)
@@ -459,8 +531,11 @@ class PrefixLayer:
                 rw = _RANK_WORD.fullmatch(word)
                 if rw:
                     rank = int(rw.group("rank"))
+                    at = n - len(body) + m.start("host")
+                    rank_at = (at + rw.start("rank"), at + rw.end("rank"))
                     body = body[m.end():]
                     continue
+                valued = True  # (whether the word is one of the allocation's names)
                 if _looks_like_host(word, self.hosts):
                     host = word
                     body = body[m.end():]
@@ -469,7 +544,9 @@ class PrefixLayer:
         else:
             stopped = False
         settled = stopped and host is None and proc is None and not body[:1].isspace()
+        start = n - len(body)
         if "across cluster]" in body:
+            valued = True  # (its colour codes' `0`)
             at = body.rfind(" [repeated ")
             m = _RAY_REPEATED.search(body, max(0, at - 8)) if at > 0 else None  # its colour code stands before
             if m is not None and m.start() > 0:
@@ -478,11 +555,49 @@ class PrefixLayer:
         if "](http" in body:
             body = _AUTOLINK.sub(r"\g<text>", body)
             settled = False
+            valued = True
         if body.endswith(("**", "`")):
             tagged = _tagged_markup(body)
             if tagged is not None:
                 body, settled = tagged, False
-        return Prefixed(body, host, rank, local, proc, header_host), settled
+                valued = True  # (the tag and the words inside the pair joined: no place in the line)
+        p = Prefixed(body, host, rank, local, proc, header_host)
+        if valued:
+            return p, settled, None
+        return p, settled, _Cuts(start, start + len(body), host_at, rank_at, local_at, proc_at, settled)
+
+
+class _Cuts(NamedTuple):
+    """Where the layers of a line lie (PrefixLayer._split): its body `line[start:end]`, and the places of the host,
+    rank, local rank and process the layers name (None: not named). The same for every line whose digits alone
+    differ, where the split read no value."""
+
+    start: int
+    end: int
+    host: tuple[int, int] | None
+    rank: tuple[int, int] | None
+    local: tuple[int, int] | None
+    proc: tuple[int, int] | None
+    settled: bool
+
+    def apply(self, line: str) -> Prefixed:
+        start, end, h, r, lo, pr, _ = self
+        if h is None and r is None and lo is None and pr is None:
+            return _new(Prefixed, (line[start:end], None, None, None, None, False))
+        # (tuple.__new__: Prefixed's own __new__ is a Python function, a microsecond a call)
+        return _new(Prefixed, (line[start:end], None if h is None else line[h[0]:h[1]],
+                               None if r is None else int(line[r[0]:r[1]]),
+                               None if lo is None else int(line[lo[0]:lo[1]]),
+                               None if pr is None else line[pr[0]:pr[1]], False))
+
+
+_new = tuple.__new__
+
+
+# The split's memo (PrefixLayer.split_settled): lines longer than this are split each time; at this many keys the
+# memo starts again.
+_MEMO_MAX_LINE: Final = 2000
+_MEMO_SIZE: Final = 8192
 
 
 _DEFAULT = PrefixLayer()
