@@ -882,9 +882,10 @@ def _cudnn_drafts(body: str, exc: Exc | None, status: CudaError) -> list[Draft]:
     """A cuDNN status (catalog/cuda.yaml `cudnn_statuses`): the job's build for another GPU or cuDNN of two versions
     is its configuration (app.cuda_error, config); a kernel that failed to run (EXECUTION_FAILED) or a handle not
     created (NOT_INITIALIZED) is a CUDA error of that class, a symptom; any other status in a raised exception is
-    read as the exception (the generic steps); a line of its own at error level (TensorFlow's `E ... Could not create cudnn handle:
-    CUDNN_STATUS_INTERNAL_ERROR`) is a call of the job's framework that failed, naming no cause: the workload's
-    failure, weak (`terminal`: its stream's last word only). A warning or info record of one names none."""
+    read as the exception (the generic steps); a line of its own at error level (TensorFlow's `E ... Could not
+    create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR`) is a call of the job's framework that failed, naming no cause:
+    the workload's failure, weak (`terminal`: its stream's last word only). A warning or info record of one names
+    none."""
     if status.cls in ("config", "launch_failure", "unavailable"):
         # the classes CUDA's errors have (catalog/cuda.yaml): the job's configuration, or a kernel that failed to run
         # and a handle cuDNN could not create, symptoms whose cause is said elsewhere (as CUDA's launch failure is)
