@@ -21,6 +21,8 @@ from firstfault import records
 from firstfault.analysis import parallel
 from firstfault.analysis.analyze import Analyzer, analyze
 from firstfault.bundle import load_bundle
+from firstfault.collect.scan import Extraction, all_line_extractors
+from firstfault.extract.base import Candidate, Draft, LineContext
 from tests.conftest import XID79, BundleMaker, workload_ending
 
 # hzwer/ECCV2022-RIFE#52 (https://github.com/hzwer/ECCV2022-RIFE/issues/52): the reporter's block ends at the frame
@@ -118,3 +120,23 @@ def test_one_process_and_two_workers_read_a_cut_traceback_alike(make_bundle: Bun
     out = [records.dumps(an.analyze_bundle(load_bundle(str(b)), now=NOW, workers=n), indent=2) for n in (1, 2)]
     assert out[0] == out[1]
     assert '"app-exception-truncated"' in out[0]
+
+
+def test_a_files_stream_ends_are_read_from_its_own_streams_only() -> None:
+    # a worker asks after each of its files; a walk over every stream it had read cost a 16k-rank job's workers a
+    # time that grew with the square of their files (bench/README.md, "night")
+    ex = Extraction(all_line_extractors())
+    for f in range(50):
+        ex.events(Candidate("application", f"app/rank-{f}.log", 1, None, None, None, CUT.splitlines()[0]))
+    asked: list[dict[str, object]] = []
+
+    class Counting:
+        def at_end(self, state: dict[str, object]) -> list[tuple[Draft, LineContext, str]]:
+            asked.append(state)
+            return []
+
+    ex._enders = (Counting(),)
+    ex.open_ends("app/rank-7.log")
+    assert len(asked) == 1
+    ex.open_ends()
+    assert len(asked) == 51

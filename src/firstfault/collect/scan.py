@@ -452,6 +452,7 @@ class Extraction:
         for src in sorted({s for ex in exs for s in ex.sources}):
             self._by_source[src] = _dispatch_for(src, tuple(exs))
         self._states: dict[tuple[object, ...], dict[str, object]] = {}
+        self._file_streams: dict[str, list[tuple[object, ...]]] = {}  # each file's stream keys, in their order
         # The extractors that say something where a stream ends (`at_end`: a traceback cut before its last line).
         self._enders: tuple[_Ender, ...] = tuple(
             {id(ex): ex for ex in exs if isinstance(ex, _Ender)}.values())
@@ -484,9 +485,10 @@ class Extraction:
         """What the streams of `file` (or of every file) tell where they end (an extractor's `at_end`): a traceback
         whose exception line never came. Reading them changes no stream (a follower's next lines may still come)."""
         out: list[Event] = []
-        for key, state in self._states.items():
-            if file is not None and key[0] != file:
-                continue
+        # (a worker asks after each of its files: by the file's own keys, not a walk over every stream it has read)
+        keys = self._states.keys() if file is None else self._file_streams.get(file, ())
+        for key in keys:
+            state = self._states[key]
             for ex in self._enders:
                 out.extend(draft_to_event(d, ctx, text[:TEXT_CLIP]) for d, ctx, text in ex.at_end(state))
         return out
@@ -614,6 +616,7 @@ class Extraction:
             state = self._states.get(skey)
             if state is None:
                 state = self._states[skey] = {}
+                self._file_streams.setdefault(c.file, []).append(skey)
             # (positional: LineContext's fields in their order; a call by keywords cost a microsecond more a line)
             ctx = LineContext(c.source, c.file, c.line, c.node, rank, c.time, state, p.host)
             out: list[Draft] = []
