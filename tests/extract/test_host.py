@@ -578,3 +578,25 @@ def test_a_server_event_logs_memory_error(line: str, severity: str) -> None:
 )
 def test_what_is_no_memory_error_of_a_server_event_log(line: str) -> None:
     assert scan(MCE, [line], source="syslog") == []
+
+
+def test_systemd_says_the_oom_killer_killed_a_process_of_a_unit() -> None:
+    # ollama/ollama#9322 (https://github.com/ollama/ollama/issues/9322), the reporter's journal as a contributor
+    # quoted it: systemd's two lines for the service (src/core/unit.c, src/core/service.c)
+    lines = ["Feb 24 11:16:31 adl systemd[1]: ollama.service: A process of this unit has been killed by the OOM "
+             "killer.",
+             "Feb 24 11:16:32 adl systemd[1]: ollama.service: Failed with result 'oom-kill'."]
+    drafts = scan(OOM, lines)
+    assert [d.kind for d in drafts] == ["host.oom_kill", "host.oom_kill"]
+    assert_fields(drafts[0], {"proc": "ollama.service", "cgroup": True})
+
+
+@pytest.mark.parametrize("line", [
+    # the same service's other results (systemd's words for an exit and a signal): no OOM kill
+    "Feb 24 11:16:32 adl systemd[1]: ollama.service: Failed with result 'exit-code'.",
+    "Feb 24 11:16:32 adl systemd[1]: ollama.service: Failed with result 'signal'.",
+    # a person's sentence about the OOM killer names no unit
+    "It looks like a process of this unit has been killed by the OOM killer, see above.",
+])
+def test_near_miss_systemds_other_results_and_prose_are_no_oom_kill(line: str) -> None:
+    assert scan(OOM, [line]) == []

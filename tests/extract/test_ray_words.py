@@ -242,6 +242,21 @@ def test_an_actor_killed_by_rays_memory_monitor_is_the_hosts_memory() -> None:
     assert sorted(kinds(lines)) == ["host.oom_kill", "nccl.remote_error"]
 
 
+def test_the_memory_monitors_own_account_of_a_kill_is_the_hosts_memory() -> None:
+    # vllm-project/vllm#2669 (https://github.com/vllm-project/vllm/issues/2669): the worker killing policy's message
+    # on a line of its own (its first line, `Task was killed due to the node running low on memory.`, not posted)
+    line = ("Memory on the node (IP: 169.254.181.2, ID: 708c7baf966d59aa3f08299830c349ca055293ebb1c33d8e72cd3336) "
+            "where the task (actor ID: 0dab4ab45f6c947201afac6d01000000, name=RayWorkerVllm.__init__, pid=308, memory "
+            "used=11.15GB) was running was 12.49GB / 13.15GB (0.950003), which exceeds the memory usage threshold of "
+            "0.95. Ray killed this worker (ID: 79a553ea91fe46f95e8384ddf8a8f0a01e3418a975ecd0af983c7bb2) because it "
+            "was the most recently scheduled task; to see more information about memory usage on this node, use "
+            "`ray logs raylet.out -ip 169.254.181.2`.")
+    assert kinds([line]) == ["host.oom_kill"]
+    # near miss: the threshold named in a configuration note, no worker killed
+    assert kinds(["The memory monitor kills a worker when memory use exceeds the memory usage threshold of 0.95 "
+                  "(RAY_memory_usage_threshold)."]) == []
+
+
 def test_near_miss_the_potential_root_causes_ray_lists_are_none() -> None:
     # node_manager.cc HandleClientConnectionError: the connection to the worker ended; the three causes it lists
     # are guesses, not a finding (OOM killer, `ray stop --force`, SIGSEGV)

@@ -233,6 +233,15 @@ _K_MEMCG = "host.oom.memcg"  # lineno of the last line saying the kill is a cgro
 _OOM_INVOKED = re.compile(r"(?:^|\s)(?P<comm>\S{1,64}) invoked oom-killer: gfp_mask=")
 
 
+# systemd on a unit one of whose processes the kernel's OOM killer killed (systemd src/core/unit.c, the unit's
+# cgroup's memory.events `oom_kill` counted up: `A process of this unit has been killed by the OOM killer.`) and the
+# service's result (src/core/service.c, SERVICE_FAILURE_OOM_KILL: `Failed with result 'oom-kill'.`).
+_UNIT_OOM_WORDS: Final = ("A process of this unit has been killed by the OOM killer", "Failed with result 'oom-kill'")
+_UNIT_OOM = re.compile(
+    r"(?<![\w@.:\\-])(?P<unit>[\w@.:\\-]+\.(?:service|scope|slice|socket|mount)): "
+    r"(?:A process of this unit has been killed by the OOM killer|Failed with result 'oom-kill')")
+
+
 class OomKillExtractor:
     """The kernel OOM killer's `Killed process N (comm)`, host-wide or cgroup."""
 
@@ -248,9 +257,16 @@ class OomKillExtractor:
         "oom-kill:constraint=",
         "Memory cgroup out of memory",
         "killed as a result of limit of",
+        *_UNIT_OOM_WORDS,
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        u = _UNIT_OOM.search(line) if "oom-kill" in line or "OOM killer" in line else None
+        if u:
+            # systemd's word that the kernel's OOM killer killed a process of a unit (a service's, a scope's): the
+            # unit's cgroup counted the kill; which process, its journal's kernel lines say (`Killed process`)
+            yield Draft(kind="host.oom_kill", fields={"proc": u.group("unit"), "cgroup": True})
+            return
         h = _OOM_INVOKED.search(line) if " invoked oom-killer: " in line else None
         if h:
             # whom it killed is not said yet: no `proc` (the invoker may not be the victim)

@@ -360,8 +360,13 @@ _MEM_LIMIT: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     # reasons at node (ID: ..., IP: ...) over the last time period.`). The summary is printed for crashes alone too
     # (`0 Workers ... killed due to memory pressure (OOM), 3 Workers crashed due to other reasons`): a count of 0
     # kills nothing (a line a terminal wrapped before `actors)` still reads as the kill it sums up).
+    # Its own account of one kill (the worker killing policy's message, which the driver's error and the worker's
+    # exit detail carry on a line of their own when the first is cut: `Memory on the node (IP: ..., ID: ...) where
+    # the task (...) was running was 12.49GB / 13.15GB (0.950003), which exceeds the memory usage threshold of 0.95.
+    # Ray killed this worker (ID: ...) because it was the most recently scheduled task; ...`).
     ("ray", re.compile(r"killed due to the node running low on memory"
-                       r"|(?<!\b0 Workers \(tasks / actors\) )killed due to memory pressure \(OOM\)")),
+                       r"|(?<!\b0 Workers \(tasks / actors\) )killed due to memory pressure \(OOM\)"
+                       r"|exceeds the memory usage threshold of \d+(?:\.\d+)?\. Ray killed this worker\b")),
 )
 
 
@@ -393,7 +398,7 @@ class MemoryLimitExtractor:
     literals: tuple[str, ...] = (
         "exceeded memory limit", "exceeded virtual memory limit", "oom-kill event", "oom_kill event",
         "Out Of Memory", "failcnt", "Exceeded job memory limit", "Exceeded step memory limit",
-        "running low on memory", "memory pressure (OOM)",
+        "running low on memory", "memory pressure (OOM)", "Ray killed this worker",
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
