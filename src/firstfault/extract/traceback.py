@@ -783,8 +783,10 @@ def standalone(body: str) -> Draft | None:
         # JAX's / TensorFlow's own report that the coordination service or a collective lost a peer: a symptom.
         fields: dict[str, FieldValue] = {"detail": clip(body)}
         return Draft(kind, _with_task(fields, body) if kind in TASK_KINDS else fields)
-    if exception_shape(body) is not None:
+    if lone_exception(body) is not None:
         return None  # an exception's line: the traceback model reads it (a lone one as its traceback's last line)
+    # a line of an exception's shape that no lone reading takes (click's bare `Error: No such option: --force`):
+    # only what the table reads on a line of its own
     return _logged(body)
 
 
