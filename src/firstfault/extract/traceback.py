@@ -83,6 +83,7 @@ from firstfault.extract.excclass import (
     FileStatus,
     class_row,
     envelope,
+    errno_limit,
     failed_task,
     file_status,
     logged_row,
@@ -743,7 +744,8 @@ def launcher_plumbing(frames: tuple[str, ...]) -> bool:
 
 def shm_exhausted(exc_type: str, message: str) -> Draft:
     """A DataLoader worker's bus error: its shared-memory tensors outgrew /dev/shm (the container's size)."""
-    return Draft("app.exception", {"exc_type": exc_type, "message": clip(message), "signal": "SIGBUS", "shm": True})
+    return Draft("app.exception", {"exc_type": exc_type, "message": clip(message), "signal": "SIGBUS", "shm": True,
+                                    "limit": "shm"})
 
 
 def standalone(body: str) -> Draft | None:
@@ -937,9 +939,11 @@ def _peer(exc: Exc, body: str) -> Draft | None:
     return _symptom(kind, exc)
 
 
-def _setup(exc: Exc, errno: str | None = None) -> Draft:
-    """The job's own set-up failed (a port in use, a backend or device the build lacks, sizes that do not fit)."""
-    return Draft("app.exception", _fields(exc_type=exc.cls or None, message=clip(exc.msg), errno=errno, setup=True))
+def _setup(exc: Exc, errno: str | None = None, limit: str | None = None) -> Draft:
+    """The job's own set-up failed (a port in use, a backend or device the build lacks, sizes that do not fit, a
+    limit its processes were given: `limit`, else the errno's own, catalog/exceptions.yaml)."""
+    return Draft("app.exception", _fields(exc_type=exc.cls or None, message=clip(exc.msg), errno=errno, setup=True,
+                                          limit=limit or errno_limit(errno)))
 
 
 def _object_store(exc: Exc, code: str | None = None) -> Draft:
@@ -996,7 +1000,7 @@ def _by_row(row: ExceptionClassInfo, exc: Exc, body: str) -> tuple[list[Draft], 
     if family == "object_store":
         return [_object_store(exc)], True
     if family == "setup":
-        return [_setup(exc)], True
+        return [_setup(exc, limit=row.limit)], True
     if family == "disk_full":
         # The node's disk said full by the class alone (Ray's OutOfDiskError): a file system full, as ENOSPC is.
         return [Draft("storage.error", _fields(fs="posix", exc_type=exc.cls, detail=_detail(exc)))], True
@@ -1076,8 +1080,9 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
         fs = (row.fs if row is not None else None) or "posix"
         return Draft("storage.error", _fields(fs=fs, errno=name, path=path, exc_type=exc.cls,
                                               detail=_detail(exc)))
+    shm = is_shm(path, exc.msg)
     return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), errno=name, path=path,
-                                          shm=True if is_shm(path, exc.msg) else None))
+                                          shm=True if shm else None, limit="shm" if shm else None))
 
 
 # An error line's head word, where a program that is no Python names its error class (`SlowDown: ...`,
