@@ -136,6 +136,13 @@ def test_near_miss_a_verbs_registration_with_another_errno_is_no_limit() -> None
     "or process/resource limits reached",
     # bash giving up on fork(2) after its retries (execute_cmd.c)
     "/usr/bin/bash: fork: Resource temporarily unavailable",
+    # DanBigioi/DiffusionVideoEditing#4 (https://github.com/DanBigioi/DiffusionVideoEditing/issues/4): a glog CHECK
+    # on pthread_create's return, 11 = EAGAIN
+    "F20230801 21:50:32.905575  4768 threadpool_pthread_impl.cc:51] Check failed: res == 0 (11 vs. 0) "
+    "pthread_create failed",
+    # gramineproject/gsc#27 (https://github.com/gramineproject/gsc/issues/27): TensorFlow's PThread (env.cc)
+    "2021-11-08 14:09:27.718214: F external/org_tensorflow/tensorflow/core/platform/default/env.cc:73] Check "
+    "failed: ret == 0 (11 vs. 0)Thread creation via pthread_create() failed.",
 ])
 def test_a_thread_or_process_the_limit_refused_is_the_jobs_set_up(line: str) -> None:
     got = _read([line])
@@ -149,7 +156,26 @@ def test_a_python_thread_that_could_not_start_in_a_traceback_is_the_nproc_limit(
     assert [(k, f.get("setup"), f.get("limit")) for k, f in got] == [("app.exception", True, "nproc")]
 
 
+def test_eagain_where_fork_itself_raised_is_the_nproc_limit() -> None:
+    # facebookresearch/detectron2#3900 (https://github.com/facebookresearch/detectron2/issues/3900): a DataLoader's
+    # workers forked past RLIMIT_NPROC; Lib/multiprocessing/popen_fork.py `_launch`
+    got = _read([TB, '  File "/usr/lib/python3.8/multiprocessing/process.py", line 121, in start',
+                 "    self._popen = self._Popen(self)",
+                 '  File "/usr/lib/python3.8/multiprocessing/popen_fork.py", line 70, in _launch',
+                 "    self.pid = os.fork()",
+                 "BlockingIOError: [Errno 11] Resource temporarily unavailable"])
+    assert [(k, f.get("setup"), f.get("limit")) for k, f in got] == [("app.exception", True, "nproc")]
+
+
+def test_near_miss_eagain_from_a_socket_in_a_traceback_is_no_limit() -> None:
+    got = _read([TB, '  File "/app/client.py", line 3, in poll', "    data = sock.recv(10)",
+                 "BlockingIOError: [Errno 11] Resource temporarily unavailable"])
+    assert [(k, f.get("setup"), f.get("limit")) for k, f in got] == [("app.exception", None, None)]
+
+
 @pytest.mark.parametrize("line", [
+    # a CHECK on another call's return: no thread
+    "F0407 01:31:07.673615  5759 math_functions.cpp:250] Check failed: res == 0 (11 vs. 0) cudaMemcpy failed",
     # a non-blocking socket's EAGAIN: no limit
     "BlockingIOError: [Errno 11] Resource temporarily unavailable",
     # bash says it goes on trying

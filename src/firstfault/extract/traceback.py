@@ -645,6 +645,14 @@ _DATALOADER = re.compile(r"DataLoader worker|dataloader's workers|in worker\b|sh
 # time: the rendezvous failed, and what kept the peers apart (an endpoint not up yet, a wrong address, a
 # firewall, name resolution) is not in the exception. A symptom, like a peer's failure; a rendezvous error
 # about the workload's own settings (an unset MASTER_ADDR, a bad world size) stays the workload's exception.
+# The innermost frame of a traceback where fork(2) itself raised: multiprocessing's fork start method
+# (Lib/multiprocessing/popen_fork.py `_launch`: `self.pid = os.fork()`) and subprocess's child (Lib/subprocess.py
+# `_execute_child`: `_fork_exec(...)`). EAGAIN there is the process / thread limit the job's processes were given
+# (fork(2): RLIMIT_NPROC, a cgroup's pids.max), where the same errno elsewhere is a non-blocking call's answer
+# (facebookresearch/detectron2#3900: `BlockingIOError: [Errno 11] Resource temporarily unavailable` from a
+# DataLoader's workers, `during fork is a system limitation`).
+_FORK_FRAME = re.compile(r"multiprocessing[/\\]popen_fork\.py\S*, line \d+, in _launch\b"
+                         r"|[/\\]subprocess\.py\S*, line \d+, in _execute_child\b")
 _RENDEZVOUS_FRAME = re.compile(r"torch[/\\]distributed[/\\](?:rendezvous\.py|elastic[/\\]rendezvous[/\\])")
 _UNREACHABLE = re.compile(r"timed out|[Tt]imeout|host not found|Name or service not known|name resolution"
                           r"|nodename nor servname|No route to host|Network is unreachable|Connection refused"
@@ -1158,6 +1166,8 @@ def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
         if sig.fields.get("signal") == "SIGBUS" and _DATALOADER.search(exc.msg):
             return [shm_exhausted(exc.cls, exc.msg)], True
         return [sig], True
+    if frames and _FORK_FRAME.search(frames[-1]) and errno_of(exc.msg) == "EAGAIN":
+        return [_setup(exc, "EAGAIN", limit="nproc")], True  # fork(2) refused by the process limit
     by_class = _by_class(exc, body)
     if by_class is not None:
         return by_class
