@@ -55,6 +55,13 @@ def test_near_miss_a_torch_name_that_is_no_shared_memory_object_stays_the_storag
     assert [k for k, _ in got] == ["storage.error"]
 
 
+def test_near_miss_a_shared_memory_object_that_is_gone_is_no_size_limit() -> None:
+    # ENOENT on PyTorch's object: /dev/shm's, but nothing ran out of room there
+    got = _read(["RuntimeError: unable to open shared memory object </torch_29919_1396182366> in read-write mode: "
+                 "No such file or directory (2)"])
+    assert all(f.get("limit") is None for _, f in got)
+
+
 def test_a_dataloader_workers_bus_error_with_pytorchs_hint_is_shm() -> None:
     # torch/csrc/DataLoader.cpp: the worker's SIGBUS handler and the main process's error for it
     # (THU-DA-6D-Pose-Group/GDR-Net#16, https://github.com/THU-DA-6D-Pose-Group/GDR-Net/issues/16)

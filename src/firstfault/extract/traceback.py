@@ -1068,6 +1068,9 @@ def _root_entry_read_only(name: str | None, path: str | None) -> bool:
     return name == "EROFS" and path is not None and _ROOT_ENTRY.match(path) is not None
 
 
+_SHM_FULL: Final = frozenset({"ENOSPC", "ENOMEM"})
+
+
 def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
     name = errno_of(exc.msg)
     in_save = any(_CHECKPOINT_FRAME.search(f) for f in frames)
@@ -1089,8 +1092,11 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
         return Draft("storage.error", _fields(fs=fs, errno=name, path=path, exc_type=exc.cls,
                                               detail=_detail(exc)))
     shm = is_shm(path, exc.msg)
+    # the limit only where the errno says it ran out of room (ENOSPC, ENOMEM, or a write that failed with none): a
+    # segment or object that is not there any more (ENOENT) is the node's /dev/shm, but no size of it
+    full = shm and (name in _SHM_FULL or name is None)
     return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), errno=name, path=path,
-                                          shm=True if shm else None, limit="shm" if shm else None))
+                                          shm=True if shm else None, limit="shm" if full else None))
 
 
 # An error line's head word, where a program that is no Python names its error class (`SlowDown: ...`,
