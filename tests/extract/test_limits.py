@@ -102,6 +102,16 @@ def test_ncclverbs_registration_without_lockable_memory_is_the_memlock_limit() -
     assert got and {(k, f.get("setup"), f.get("limit")) for k, f in got} == {("nccl.error", True, "memlock")}
 
 
+def test_the_efa_providers_abort_without_lockable_memory_is_the_memlock_limit() -> None:
+    # awslabs/awsome-distributed-ai#647 (https://github.com/awslabs/awsome-distributed-ai/issues/647): `ulimit -l` was
+    # 65536; libfabric prov/efa's abort report
+    got = _read(["Libfabric EFA provider has encountered an internal error:", "",
+                 "Libfabric error: (-12) Cannot allocate memory",
+                 "EFA internal error: (4112) Failure to post internal receive buffers", "",
+                 "Your application will now abort()."])
+    assert [(k, f.get("setup"), f.get("limit")) for k, f in got] == [("nccl.error", True, "memlock")]
+
+
 UCX_MEMLOCK = ("[node-01:183563:0:183563]           ib_md.c:340  UCX  ERROR ibv_reg_mr(address=0x7f1bae800000, "
                "length=39845888, access=0xf) failed: Cannot allocate memory : Please set max locked memory "
                "(ulimit -l) to 'unlimited' (current: 65536 kbytes)")
@@ -213,6 +223,17 @@ def test_near_miss_eagain_without_a_thread_or_fork_that_failed_is_no_limit(line:
 def test_too_many_open_files_is_the_open_files_limit(lines: list[str]) -> None:
     got = _read(lines)
     assert [(k, f.get("setup"), f.get("limit")) for k, f in got] == [("app.exception", True, "nofile")], got
+
+
+def test_a_descriptor_the_kernel_stripped_at_the_limit_is_the_open_files_limit() -> None:
+    # lzccccc/SMOKE#21 (https://github.com/lzccccc/SMOKE/issues/21); pytorch/pytorch#34768 explains it: the fd is
+    # stripped from the worker's message when the receiver is at its open-files limit
+    got = _read([TB, '  File "/usr/lib/python3.7/multiprocessing/reduction.py", line 185, in recv_handle',
+                 "    return recvfds(s, 1)[0]",
+                 '  File "/usr/lib/python3.7/multiprocessing/reduction.py", line 161, in recvfds',
+                 "    len(ancdata))",
+                 "RuntimeError: received 0 items of ancdata"])
+    assert [(k, f.get("setup"), f.get("limit")) for k, f in got] == [("app.exception", True, "nofile")]
 
 
 def test_ncclsocket_out_of_descriptors_is_the_open_files_limit() -> None:
