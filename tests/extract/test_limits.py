@@ -53,6 +53,13 @@ def test_near_miss_a_torch_name_that_is_no_shared_memory_object_stays_the_storag
     # a file of the job's own whose name starts like PyTorch's handle, on a real path: the file system's
     got = _read(["OSError: [Errno 28] No space left on device: '/scratch/torch_cache/hub/model.pt'"])
     assert [k for k, _ in got] == ["storage.error"]
+    got = _read(["OSError: [Errno 28] No space left on device: '/torch_models/ckpt_100_2.pt'"])
+    assert [k for k, _ in got] == ["storage.error"]
+
+
+def test_pytorchs_shared_memory_object_as_a_path_is_shm() -> None:
+    got = _read(["OSError: [Errno 28] No space left on device: '/torch_4242_1396182366_3'"])
+    assert [(k, f.get("limit")) for k, f in got] == [("app.exception", "shm")]
 
 
 def test_near_miss_a_shared_memory_object_that_is_gone_is_no_size_limit() -> None:

@@ -196,12 +196,14 @@ def path_of(text: str) -> str | None:
 # /dev/shm, as MapAllocator's errors print it between angle brackets (`unable to write to file
 # </torch_31911_952036340_6686>: No space left on device (28)`, idiap/ESLAM#20).
 _TORCH_SHM = re.compile(r"</?torch_\d+_\d+")
+_TORCH_SHM_PATH = re.compile(r"/torch_\d+_\d+(?:_\d+)?$")
 
 
 def is_shm(path: str | None, text: str) -> bool:
     """Whether an error is about the node's shared memory (/dev/shm, or PyTorch's shared-memory object there), which
-    the job's container or pod sizes: never the storage's."""
-    if path and path.startswith(("/dev/shm", "/run/shm", "/torch_")):
+    the job's container or pod sizes: never the storage's. A directory of the job's own at the root that only starts
+    like PyTorch's name (`/torch_models/x.pt`) is a file system's."""
+    if path and (path.startswith(("/dev/shm", "/run/shm")) or _TORCH_SHM_PATH.match(path) is not None):
         return True
     return "shared memory" in text.lower() or ("torch_" in text and _TORCH_SHM.search(text) is not None)
 
