@@ -45,6 +45,7 @@ from firstfault.catalog.vocab import (
     PeerStack,
     ReasonField,
     ReasonState,
+    ResourceLimit,
     SchedReasonName,
     SchedulerName,
     SlurmSide,
@@ -760,8 +761,12 @@ class ExceptionClassInfo(_Row, frozen=True):
     # a server's or launcher's report that a process it started exited (a `peer` row): it may follow the process's
     # last words in its stream, as the launcher's and the scheduler's reports of an exit do (engine/normalise.py)
     exit_report: bool = False
+    # a `setup` row about a limit the job's container, scheduler or login gave its processes (the events' `limit`)
+    limit: ResourceLimit | None = None
 
     def __post_init__(self) -> None:
+        if self.limit is not None and self.family != "setup":
+            raise ValueError("`limit` names the limit a set-up error hit: a `setup` row")
         if self.message is not None:
             try:
                 check_regex(self.message)
@@ -791,8 +796,13 @@ class ErrnoInfo(_Row, frozen=True):
     network_only: bool = False  # the set-up side only on a bind / listen / socket (EACCES)
     transport_only: bool = False  # the set-up side only in a transport's own report (ENOMEM pinning memory)
     file_only: bool = False  # only a file system says it: the storage's in any line's words, no path needed (ENOSPC)
+    # a set-up errno that is a limit of the job's processes hit (EMFILE: `ulimit -n`; ENOMEM in a transport's report:
+    # `ulimit -l`), the events' `limit`
+    limit: ResourceLimit | None = None
 
     def __post_init__(self) -> None:
+        if self.limit is not None and self.side != "setup":
+            raise ValueError("`limit` names the limit a set-up errno is: a setup row")
         if (self.network_only or self.transport_only) and self.side != "setup":
             raise ValueError("network_only / transport_only narrow the setup side only")
         if self.file_only and self.side != "storage":

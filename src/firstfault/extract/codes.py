@@ -191,8 +191,21 @@ def path_of(text: str) -> str | None:
     return m.group("path") if m else None
 
 
+# PyTorch's name for a tensor's POSIX shared-memory object (aten/src/ATen/MapAllocator.cpp NewProcessWideShmHandle:
+# `/torch_<pid>_<counter>`; before it THManagedMapAllocator's `/torch_<pid>_<random>_<n>`), which shm_open makes under
+# /dev/shm, as MapAllocator's errors print it between angle brackets (`unable to write to file
+# </torch_31911_952036340_6686>: No space left on device (28)`, idiap/ESLAM#20).
+_TORCH_SHM = re.compile(r"</?torch_\d+_\d+")
+_TORCH_SHM_PATH = re.compile(r"/torch_\d+_\d+(?:_\d+)?$")
+
+
 def is_shm(path: str | None, text: str) -> bool:
-    return bool(path and path.startswith(("/dev/shm", "/run/shm"))) or "shared memory" in text.lower()
+    """Whether an error is about the node's shared memory (/dev/shm, or PyTorch's shared-memory object there), which
+    the job's container or pod sizes: never the storage's. A directory of the job's own at the root that only starts
+    like PyTorch's name (`/torch_models/x.pt`) is a file system's."""
+    if path and (path.startswith(("/dev/shm", "/run/shm")) or _TORCH_SHM_PATH.match(path) is not None):
+        return True
+    return "shared memory" in text.lower() or ("torch_" in text and _TORCH_SHM.search(text) is not None)
 
 
 # --------------------------------------------------------------------------
