@@ -659,6 +659,8 @@ static long long stamp_local_us(const unsigned char *p, Py_ssize_t n, const stru
         if (wall != STAMP_NOMATCH && wall < 0) return STAMP_UNKNOWN;
     } else if (c == 'l' && n >= 10 && memcmp(p, "libfabric:", 10) == 0) {
         return STAMP_UNKNOWN;
+    } else if (c == 't' && n >= 6 && memcmp(p, "time=\"", 6) == 0) {
+        return STAMP_UNKNOWN;  /* gcsfuse's 12-hour stamp (timeparse._CLOCK12): its reading needs the window */
     }
     Py_ssize_t up = uptime_taken(p, n);
     if (wall >= 0)  /* an uptime beside it: the file's Clock takes the boot time from the line (Python) */
