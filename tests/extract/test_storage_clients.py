@@ -318,3 +318,20 @@ def test_gcsfuses_text_line_in_its_log_is_read() -> None:
             'fh.reader.ReadAt: readFull: context deadline exceeded" mount-id=bucket-1a2b3c4d')
     [ev] = [e for e in events([line], "application", file="nodes/n1/gcsfuse.log") if e.kind == "storage.error"]
     assert ev.fields["client"] == "gcsfuse"
+
+
+def test_a_storage_daemons_syslog_tag_stays_on_its_line() -> None:
+    # a node's own syslog file names the node in its header: the layer takes the stamp and the host, and keeps the
+    # tag of a storage daemon (its anchor); our own line, in syslog's form under mmfs's tag
+    line = "Nov  2 10:03:04 n2 mmfs[8812]: [E] Lost membership in cluster gpfs.example.com. Unmounting file systems."
+    [ev] = [e for e in events([line], "syslog", file="nodes/n2/syslog", node="n2", hosts=("n2",))
+            if e.kind == "storage.error"]
+    assert ev.fields["fs"] == "gpfs" and str(ev.fields["detail"]).startswith("mmfs[8812]: ")
+
+
+def test_another_programs_syslog_tag_is_still_taken() -> None:
+    # near miss: sshd's tag goes with the header as before; its words say nothing of storage
+    from firstfault.extract.prefix import PrefixLayer
+
+    line = "Nov  2 10:03:04 n2 sshd[991]: pam_unix(sshd:session): session opened for user alice"
+    assert PrefixLayer(hosts=("n2",)).split(line).body == "pam_unix(sshd:session): session opened for user alice"
