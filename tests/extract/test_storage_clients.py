@@ -305,10 +305,20 @@ def test_beegfs_near_misses_give_nothing(line: str) -> None:
     # nfs4_reclaim_open_state)
     "kernel: NFS: state manager failed on NFSv4 server nfs01 with error -5",
     "kernel: NFS: nfs4_reclaim_open_state: unhandled error -10052",
+    "kernel: NFS: nfs4_reclaim_open_state: lost 2 locks",
 ])
 def test_the_nfsv4_state_manager_giving_up_is_a_failure(line: str) -> None:
     [(kind, fields)] = _kinds([line], "kernel")
     assert kind == "storage.error" and fields["fs"] == "nfs" and "transient" not in fields
+
+
+@pytest.mark.parametrize("line", [
+    # near misses: the same words without the NFS client's prefix, and the client's own informational line
+    "worker 3: reclaim_state: lost 2 locks in the job's own lock table",
+    "kernel: NFS: Registering the id_resolver key type",
+])
+def test_nfs_near_misses_give_nothing(line: str) -> None:
+    assert [k for k, _ in _kinds([line], "kernel")] == []
 
 
 def test_gcsfuses_text_line_in_its_log_is_read() -> None:
