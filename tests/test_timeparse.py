@@ -46,6 +46,9 @@ END = parse_rfc3339("2026-11-02T11:00:00Z")
         ("2026-11-02_10:03:07.603: [I] Command: mount gpfs1", "2026-11-02T10:03:07.603000"),
         ("Mon Nov 02 10:03:07.603 2026: [E] Lost membership in cluster c1. Unmounting file systems.",
          "2026-11-02T10:03:07.603000"),
+        # gcsfuse's JSON before v1, its Unix time last (GoogleCloudPlatform/gcsfuse#516)
+        ('{"name":"root","levelname":"ERROR","severity":"ERROR","message":"fuse: *fuseops.SyncFileOp error: '
+         'input/output error\\n","timestampSeconds":1793613787,"timestampNanos":12345678}', "2026-11-02T10:03:07.012345"),
         ("[default0]:2026-11-02 10:03:07,123 INFO", "2026-11-02T10:03:07.123000"),
         (
             "slurmstepd: error: *** JOB 55 ON gpu-q11 CANCELLED AT 2026-11-02T10:40:07 DUE TO TIME LIMIT ***",
@@ -95,6 +98,12 @@ def test_gcsfuse_12_hour_stamp_in_a_day_long_window_follows_the_last_one_read() 
     tp._clock12_last = datetime(2026, 11, 2, 21, 0, tzinfo=UTC)
     st = tp.parse(_GCSFUSE.format(hm="10:03"))
     assert st is not None and st.wall == datetime(2026, 11, 2, 22, 3, 7, 437193, tzinfo=UTC)
+
+
+def test_a_json_lines_other_number_is_no_stamp() -> None:
+    # near miss: a record's own field that is no gcsfuse stamp
+    line = '{"name":"root","levelname":"ERROR","message":"x","timestampSecondsRemaining":1793613787}'
+    assert TimeParser(UTC, START, END).parse(line) is None
 
 
 @pytest.mark.parametrize("line", [

@@ -74,6 +74,10 @@ _EPOCH_LIBFABRIC = re.compile(r"^libfabric:\d+:(\d{10})::")
 # gcsfuse's JSON log line, its time first as seconds and nanoseconds since the epoch (GoogleCloudPlatform/gcsfuse
 # internal/logger/slog_helper.go customiseTimeFormat): `{"timestamp":{"seconds":1704697907,"nanos":553918512},...`.
 _EPOCH_JSON = re.compile(r'^\{"timestamp":\{"seconds":(\d{9,10}),"nanos":(\d{1,9})\}')
+# ... and before v1, its Unix time last (GoogleCloudPlatform/gcsfuse#516: `{"name":"root","levelname":"ERROR",
+# "severity":"ERROR","message":"fuse: ...","timestampSeconds":1618078232,"timestampNanos":397649044}`): searched for
+# in a JSON line (a fixed word, then digits: linear).
+_EPOCH_JSON_LEGACY = re.compile(r'"timestampSeconds":(\d{9,10}),"timestampNanos":(\d{1,9})\b')
 # ctime(3) with the weekday, as Open MPI's --timestamp-output glues it before its tag: `Sun Apr 22 11:13:01 2018[1,3]`;
 # also with a zone's abbreviation before the year (date(1)'s and Go's UnixDate form, blobfuse2's log header
 # `Tue Mar 14 14:49:09 GMT 2023 : blobfuse2[1429] : LOG_ERR ...`: UTC or GMT is UTC, another abbreviation names no
@@ -336,7 +340,7 @@ class TimeParser:
             if m:
                 wall = _epoch(int(m.group(1)), 0)
         elif c == "{":
-            m = _EPOCH_JSON.match(text)
+            m = _EPOCH_JSON.match(text) or _EPOCH_JSON_LEGACY.search(text)
             if m:
                 wall = _epoch(int(m.group(1)), int(m.group(2)) // 1000)
         return wall
