@@ -48,7 +48,8 @@ END = parse_rfc3339("2026-11-02T11:00:00Z")
          "2026-11-02T10:03:07.603000"),
         # gcsfuse's JSON before v1, its Unix time last (GoogleCloudPlatform/gcsfuse#516)
         ('{"name":"root","levelname":"ERROR","severity":"ERROR","message":"fuse: *fuseops.SyncFileOp error: '
-         'input/output error\\n","timestampSeconds":1793613787,"timestampNanos":12345678}', "2026-11-02T10:03:07.012345"),
+         'input/output error\\n","timestampSeconds":1793613787,"timestampNanos":12345678}',
+         "2026-11-02T10:03:07.012345"),
         ("[default0]:2026-11-02 10:03:07,123 INFO", "2026-11-02T10:03:07.123000"),
         (
             "slurmstepd: error: *** JOB 55 ON gpu-q11 CANCELLED AT 2026-11-02T10:40:07 DUE TO TIME LIMIT ***",
