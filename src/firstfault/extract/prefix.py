@@ -26,7 +26,7 @@ prepend its own tag, and they stack:
 | a Markdown / e-mail quote (text pasted by people) | `> ` | - |
 | Markdown emphasis or a code span around a pasted line, a list bullet before it | `**...**`, `` `...` ``, `- ` | - |
 | forwarded syslog (RFC 5424; 3164 behind a PRI) | `<12>1 2026-11-02T10:03:07Z node-02 kernel - - - ` | host node-02 |
-| a syslog file's header (rsyslog), its host an allocation node | `Nov  2 10:03:07 node-02 kernel: ` | host node-02 |
+| a syslog file's header (rsyslog), its host an allocation node (a storage daemon's tag stays: `mmfs[8812]: `) | `Nov  2 10:03:07 node-02 kernel: ` | host node-02 |
 | `dmesg --decode` | `kern  :warn  : ` (its ISO stamp is the runtime's layer) | - |
 | `grep -H` / `-n` / `-C` over log files | `nodes/node-02/kern.log:12:`, `kern.log-13-` | - |
 | a progress bar the line was glued to (tqdm; a carriage return) | `  0%|          | 0/801 [00:00<?, ?it/s]` | - |
