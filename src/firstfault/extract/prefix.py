@@ -26,7 +26,7 @@ prepend its own tag, and they stack:
 | a Markdown / e-mail quote (text pasted by people) | `> ` | - |
 | Markdown emphasis or a code span around a pasted line, a list bullet before it | `**...**`, `` `...` ``, `- ` | - |
 | forwarded syslog (RFC 5424; 3164 behind a PRI) | `<12>1 2026-11-02T10:03:07Z node-02 kernel - - - ` | host node-02 |
-| a syslog file's header (rsyslog), its host an allocation node (a storage daemon's tag stays: `mmfs[8812]: `) | `Nov  2 10:03:07 node-02 kernel: ` | host node-02 |
+| a syslog file's header (rsyslog), its host an allocation node | `Nov  2 10:03:07 node-02 kernel: ` | host node-02 |
 | `dmesg --decode` | `kern  :warn  : ` (its ISO stamp is the runtime's layer) | - |
 | `grep -H` / `-n` / `-C` over log files | `nodes/node-02/kern.log:12:`, `kern.log-13-` | - |
 | a progress bar the line was glued to (tqdm; a carriage return) | `  0%|          | 0/801 [00:00<?, ?it/s]` | - |
@@ -173,7 +173,8 @@ _SYSLOG_5424 = re.compile(
 _SYSLOG_3164 = re.compile(
     r"<\d{1,3}>(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\S+) (?P<host>[\w.\-]+) [^\s:\[]+(?:\[\d+\])?: ?"
 )
-# A syslog file's own header, as rsyslog and syslog-ng write /var/log/messages (RFC 3164's layout without the PRI:
+# A syslog file's own header (a storage daemon's tag stays on its line: _keeps_tag), as rsyslog and syslog-ng write
+# /var/log/messages (RFC 3164's layout without the PRI:
 # a BSD stamp or, with RSYSLOG_FileFormat, an RFC 3339 one; then the host and the tag). A file that one collector
 # fills from many hosts names the node on each line; the host is taken only when it names a node of the
 # allocation (a per-node file's own name changes nothing, and an unknown word is no layer).
