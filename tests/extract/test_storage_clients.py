@@ -321,6 +321,19 @@ def test_nfs_near_misses_give_nothing(line: str) -> None:
     assert [k for k, _ in _kinds([line], "kernel")] == []
 
 
+def test_virtiofs_request_the_host_daemon_never_got_is_a_failure() -> None:
+    # our own, in the guest kernel's words (torvalds/linux fs/fuse/virtio_fs.c virtio_fs_request_dispatch_work)
+    [(kind, fields)] = _kinds(["[ 9012.345678] virtio-fs: virtio_fs_enqueue_req() failed -5"], "kernel")
+    assert kind == "storage.error" and fields["fs"] == "virtiofs" and "transient" not in fields
+
+
+def test_virtiofs_share_not_given_at_boot_is_nothing() -> None:
+    # near miss, our own in virtio_fs.c's pr_info words: a share the VM was not given (printed at every boot), and
+    # the driver's own informational line
+    assert _kinds(["[    1.930390] virtio-fs: tag <share> not found"], "kernel") == []
+    assert _kinds(["[    1.102000] virtio-fs: device supports notification queue"], "kernel") == []
+
+
 def test_gcsfuses_text_line_in_its_log_is_read() -> None:
     # our own, in gcsfuse's text format (internal/logger/slog_helper.go: `time="02/01/2006 03:04:05.000000"`, a
     # 12-hour clock) and error_mapping.go's words
