@@ -690,6 +690,7 @@ class StorageClient(_Row, kw_only=True, frozen=True):
     anchors: Annotated[tuple[Annotated[str, Meta(min_length=4)], ...], Meta(min_length=1)]
     processes: tuple[Annotated[str, Meta(min_length=2, max_length=15)], ...] = ()  # the daemon's comm
     containers: tuple[Annotated[str, Meta(min_length=3)], ...] = ()  # a Kubernetes sidecar that runs the daemon
+    logs: tuple[Annotated[str, Meta(min_length=4)], ...] = ()  # words of the path of the client's own log file
     printed_by: Text
 
 class StorageWord(_Row, kw_only=True, frozen=True):
