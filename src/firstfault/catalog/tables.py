@@ -43,6 +43,7 @@ from firstfault.catalog.vocab import (
     NvrmResetReason,
     PeerMeans,
     PeerStack,
+    PlatformPart,
     ReasonField,
     ReasonState,
     SchedReasonName,
@@ -843,12 +844,42 @@ def status_anchors() -> tuple[str, ...]:
     return _strings("exceptions.yaml", "status_anchors")
 
 
+class PlatformProgram(_Row, kw_only=True, frozen=True):
+    """A program of the platform under the workload and the names it goes by (catalog/platform.yaml)."""
+
+    program: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]  # the event's `program`
+    part: PlatformPart
+    # lower-case words of container, pod, unit and file names: dash-separated runs, no leading or trailing dash
+    names: Annotated[tuple[Annotated[str, Meta(min_length=4, pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")], ...],
+                     Meta(min_length=1)]
+    printed_by: Annotated[str, Meta(min_length=8)]  # the repository and manifest or source that names it
+
+
 @lru_cache(maxsize=1)
-@_kept("exceptions.yaml")
+@_kept("platform.yaml")
+def platform_program_table() -> tuple[PlatformProgram, ...]:
+    """The platform's programs in the table's order (catalog/platform.yaml `platform_programs`): no program and no
+    name listed twice."""
+    rows: list[PlatformProgram] = []
+    programs: set[str] = set()
+    names: set[str] = set()
+    for where, row in _rows("platform.yaml", "platform_programs", PlatformProgram):
+        if row.program in programs:
+            raise CatalogTableError(f"{where}: program {row.program!r} listed twice")
+        programs.add(row.program)
+        for name in row.names:
+            if name in names:
+                raise CatalogTableError(f"{where}: name {name!r} listed twice")
+            names.add(name)
+        rows.append(row)
+    return tuple(rows)
+
+
+@lru_cache(maxsize=1)
 def platform_programs() -> tuple[str, ...]:
-    """Programs of the platform under the workload whose own uncaught errors are not the workload's
-    (catalog/exceptions.yaml), lower-cased."""
-    return tuple(w.lower() for w in _strings("exceptions.yaml", "platform_programs"))
+    """Every name of the platform's programs (catalog/platform.yaml `platform_programs`), lower-cased: a Go panic
+    in a file or line that names one is that program's, not the workload's."""
+    return tuple(name for row in platform_program_table() for name in row.names)
 
 
 @lru_cache(maxsize=1)

@@ -11,7 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from firstfault.catalog.tables import ContainerError, container_contexts, container_errors, container_retries
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import (
+    ContainerError,
+    PlatformProgram,
+    container_contexts,
+    container_errors,
+    container_retries,
+    platform_program_table,
+)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.gpu import nvml_report
 from firstfault.model import FieldValue
@@ -90,4 +98,118 @@ class ContainerErrorExtractor:
             yield Draft(kind="container.error", fields=fields)
 
 
-EXTRACTORS: tuple[LineExtractor, ...] = (ContainerErrorExtractor(),)
+# --------------------------------------------------------------------------
+# The kubelet backing off a container that keeps failing
+# --------------------------------------------------------------------------
+
+# The kubelet's words (kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go doBackOff): the error it
+# returns, `back-off %s restarting failed container=%s pod=%s` (the pod as format.Pod prints it, `name_namespace(uid)`;
+# `Back-off 1m20s ...` before 1.16), which its pod worker logs (`"Error syncing pod, skipping" err="failed to
+# \"StartContainer\" for \"C\" with CrashLoopBackOff: \"back-off 5m0s restarting failed container=C pod=P\""`) and
+# the container's waiting message holds; and its BackOff event, `Back-off restarting failed container %s in pod %s`
+# (`Back-off restarting failed container` alone before 1.26). The container's and the pod's names are DNS labels;
+# each part is one run of one class, so the match is linear.
+_BACKOFF = re.compile(
+    r"[Bb]ack-off(?: (?P<delay>\d[\dhms.]*))? restarting failed (?:docker )?container"
+    r"(?:[= ](?P<container>[a-z0-9][a-z0-9.-]*)(?: pod=| in pod )?(?P<pod>[a-z0-9][a-z0-9.-]*)?)?")
+# `failed to "StartContainer" for "C" with CrashLoopBackOff` (the pod worker's wrapper, its quotes escaped or not)
+_START_FOR = re.compile(r'StartContainer\\?" for \\?"(?P<container>[a-z0-9][a-z0-9.-]*)\\?" with CrashLoopBackOff')
+_BACKOFF_REASON = "CrashLoopBackOff"
+
+
+def _dash_run(name: str, word: str) -> bool:
+    """Whether `word` is a run of the dash-separated words of `name` (`device-plugin` in
+    `nvidia-device-plugin-daemonset-x7k2p`, not in `my-device-plugins`)."""
+    at = name.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if (at == 0 or name[at - 1] == "-") and (end == len(name) or name[end] == "-"):
+            return True
+        at = name.find(word, at + 1)
+    return False
+
+
+def platform_program_of(*names: str | None) -> PlatformProgram | None:
+    """The platform program (catalog/platform.yaml `platform_programs`) the first of `names` (a container's name,
+    then its pod's) that names one names, or None: the workload's own container."""
+    for name in names:
+        if not name:
+            continue
+        low = name.lower()
+        best: tuple[int, PlatformProgram] | None = None
+        for row in platform_program_table():
+            for word in row.names:
+                if (best is None or len(word) > best[0]) and _dash_run(low, word):
+                    best = (len(word), row)
+        if best is not None:
+            return best[1]
+    return None
+
+
+def backoff_fields(text: str | None, reason: str | None = None, container: str | None = None,
+                   pod: str | None = None) -> dict[str, FieldValue] | None:
+    """k8s.backoff's fields where the kubelet backs off a container that keeps failing: the text holds its back-off
+    words, or `reason` (a container's waiting reason, a pod's STATUS, an event's reason) is CrashLoopBackOff or the
+    BackOff of a message in those words. `container` and `pod` are what the record itself names (its container
+    status, its object); the text's own names fill what they leave. `program` and `part`: the platform program the
+    container, else the pod, is (catalog/platform.yaml); absent for the workload's own. None where nothing says so."""
+    m = _BACKOFF.search(text) if text else None
+    # the pod worker's wrapper alone names the container too (a line cut after it)
+    start = _START_FOR.search(text) if text and _BACKOFF_REASON in text else None
+    crash = reason is not None and reason.rpartition(":")[2] == _BACKOFF_REASON  # `Init:CrashLoopBackOff` too
+    if m is None and start is None and not crash:
+        return None
+    if m is not None:
+        container = container or m.group("container")
+        pod = pod or m.group("pod")
+    if start is not None:
+        container = container or start.group("container")
+    if crash or (reason and (m is not None or start is not None)):
+        said = reason
+    else:
+        said = _BACKOFF_REASON if start is not None or (text and _BACKOFF_REASON in text) else "BackOff"
+    fields: dict[str, FieldValue] = {"reason": said}
+    if container:
+        fields["container"] = container
+    if pod:
+        fields["pod"] = pod
+    if m is not None and m.group("delay"):
+        fields["delay"] = m.group("delay")
+    if text:
+        at = min(x.start() for x in (m, start) if x is not None) if m is not None or start is not None else 0
+        message = text[at:].strip()
+        fields["message"] = message if len(message) <= _MESSAGE_CLIP else message[:_MESSAGE_CLIP - 3] + "..."
+    row = platform_program_of(container, pod)
+    if row is not None:
+        fields["program"], fields["part"] = row.program, row.part
+    return fields
+
+
+_BACKOFF_FIELDS = frozenset({"reason", "container", "pod", "delay", "message", "program", "part"})
+
+
+class BackOffExtractor:
+    """The kubelet backing off a container that keeps failing, in a line of its own log (the journal's `kubelet[N]:`),
+    an event pasted as text, or a `kubectl get pods` row whose STATUS is CrashLoopBackOff (backoff_fields)."""
+
+    name = "backoff"
+    emits: Mapping[str, frozenset[str]] = {"k8s.backoff": _BACKOFF_FIELDS}
+    sources: frozenset[str] = frozenset({"application", "syslog", "scheduler"})
+    literals: tuple[str, ...] = ("restarting failed", _BACKOFF_REASON)
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        fields = backoff_fields(line)
+        host: str | None = None
+        if fields is None and _BACKOFF_REASON in line:
+            from firstfault.extract.kubetext import pod_row
+
+            cells = pod_row(line)
+            if cells is not None and cells.get("STATUS", "").rpartition(":")[2] == _BACKOFF_REASON:
+                fields = backoff_fields(None, cells["STATUS"], pod=cells.get("NAME"))
+                node = cells.get("NODE")
+                host = node if node and node not in ("<none>", "<unknown>") else None
+        if fields is not None:
+            yield Draft(kind="k8s.backoff", fields=fields, host=host)
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (ContainerErrorExtractor(), BackOffExtractor())
