@@ -875,6 +875,27 @@ def platform_program_table() -> tuple[PlatformProgram, ...]:
     return tuple(rows)
 
 
+class XidRelay(_Row, kw_only=True, frozen=True):
+    """A platform program's words before an Xid it relays from NVML (catalog/platform.yaml `xid_relays`)."""
+
+    text: Annotated[str, Meta(min_length=6)]  # a prefilter literal, case as printed; the Xid's number follows it
+    program: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]  # a row of platform_programs (the event's `via`)
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def xid_relays() -> tuple[XidRelay, ...]:
+    """The platform programs' words before an Xid they relay (catalog/platform.yaml `xid_relays`): each names a
+    program of `platform_programs`, no text twice."""
+    programs = {row.program for row in platform_program_table()}
+    rows = _unique("platform.yaml", "xid_relays", XidRelay, "text")
+    for row in rows:
+        if row.program not in programs:
+            raise CatalogTableError(f"catalog/platform.yaml: xid_relays: {row.program!r} is not in platform_programs")
+    return rows
+
+
 @lru_cache(maxsize=1)
 def platform_programs() -> tuple[str, ...]:
     """Every name of the platform's programs (catalog/platform.yaml `platform_programs`), lower-cased: a Go panic

@@ -1,0 +1,221 @@
+"""The kubelet backing off a container that keeps failing, read per container in every form through one reader
+(extract/container.py `backoff_fields`), and the one table of the platform's programs that says whose container it is
+(catalog/platform.yaml `platform_programs`).
+
+Formats: the kubelet's format strings (kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go doBackOff:
+the error `back-off %s restarting failed container=%s pod=%s` and the BackOff event `Back-off restarting failed
+container %s in pod %s`; pkg/kubelet/pod_workers.go `"Error syncing pod, skipping"`), the container and DaemonSet
+names of NVIDIA/gpu-operator's assets and NVIDIA/k8s-device-plugin's deployments; lines copied from public threads
+name their URL. tests/fixtures/scheduler/kubectl-describe-pod-pods-yaml-worker-1.txt is kubectl's real output.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC
+from pathlib import Path
+
+import pytest
+
+from firstfault.catalog.tables import platform_program_table, platform_programs
+from firstfault.extract.container import backoff_fields, platform_program_of
+from firstfault.extract.scheduler import read_scheduler
+from firstfault.model import Event
+from tests.extract import helpers
+
+FIX = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def backoffs(lines: list[str], source: str = "syslog") -> list[Event]:
+    return [e for e in helpers.events(lines, source, node="gpu-7") if e.kind == "k8s.backoff"]
+
+
+def read(text: str, fmt: str) -> list[Event]:
+    res = read_scheduler(text.encode(), fmt, "k8s.txt", job_id=None, tz=UTC)
+    return [e for e in res.events if e.kind == "k8s.backoff"]
+
+
+# ---------------------------------------------------------------- the table
+
+
+def test_the_table_names_each_program_once_and_feeds_the_panic_reading() -> None:
+    rows = platform_program_table()
+    assert len({r.program for r in rows}) == len(rows)
+    names = platform_programs()
+    assert len(set(names)) == len(names)
+    # the names the Go-panic reading had before the table (catalog/exceptions.yaml's list) are all still there
+    assert {"device-plugin", "gpu-operator", "gpu-feature-discovery", "dcgm-exporter", "nvidia-container-toolkit",
+            "nvidia-container-runtime", "kubelet", "containerd", "gcsfuse", "goofys", "juicefs",
+            "blobfuse2"} <= set(names)
+
+
+@pytest.mark.parametrize(("names", "program", "part"), [
+    (("nvidia-device-plugin-ctr", None), "nvidia-device-plugin", "device_plugin"),
+    ((None, "nvidia-device-plugin-daemonset-x7k2p"), "nvidia-device-plugin", "device_plugin"),
+    # the GPU operator's device plugin container (assets/state-device-plugin/0500_daemonset.yaml)
+    (("nvidia-device-plugin", "nvidia-device-plugin-daemonset-x7k2p"), "nvidia-device-plugin", "device_plugin"),
+    # ROCm/k8s-device-plugin k8s-ds-amdgpu-dp.yaml
+    (("amdgpu-dp-cntr", "amdgpu-device-plugin-daemonset-9qv2d"), "amdgpu-device-plugin", "device_plugin"),
+    (("nvidia-driver-ctr", "nvidia-driver-daemonset-5dhk8"), "nvidia-driver", "driver"),
+    # the container decides first: the toolkit's validation in the device plugin's pod is the toolkit's
+    (("toolkit-validation", "nvidia-device-plugin-daemonset-x7k2p"), "nvidia-container-toolkit", "toolkit"),
+    (("driver-validation", "nvidia-operator-validator-5xq2z"), "driver-validation", "driver"),
+    (("nvidia-dcgm-exporter", None), "dcgm-exporter", "monitor"),
+])
+def test_a_platform_containers_name_names_its_program(names: tuple[str | None, str | None], program: str,
+                                                      part: str) -> None:
+    row = platform_program_of(*names)
+    assert row is not None and (row.program, row.part) == (program, part)
+
+
+@pytest.mark.parametrize("names", [
+    ("trainer", "trainer-0"),
+    # a name whose words only hold a program's as a part of a word, not a run of whole words
+    ("my-device-plugins", None),
+    ("driver", "sim-driver-7f9c"),
+    ("pytorch", "llama-pretrain-worker-1"),
+    (None, None),
+])
+def test_the_workloads_own_container_is_no_program(names: tuple[str | None, str | None]) -> None:
+    assert platform_program_of(*names) is None
+
+
+# ---------------------------------------------------------------- lines
+
+
+def test_the_kubelets_journal_line_names_the_container_and_its_pod() -> None:
+    # pod_workers.go's record of doBackOff's error, with the journal's prefix; names from
+    # NVIDIA/k8s-device-plugin deployments/static/nvidia-device-plugin.yml
+    [ev] = backoffs([
+        'Dec  4 10:11:12 gpu-7 kubelet[2231]: E1204 10:11:12.123456    2231 pod_workers.go:1298] "Error syncing pod, '
+        'skipping" err="failed to \\"StartContainer\\" for \\"nvidia-device-plugin-ctr\\" with CrashLoopBackOff: '
+        '\\"back-off 5m0s restarting failed container=nvidia-device-plugin-ctr pod=nvidia-device-plugin-daemonset-'
+        'x7k2p_kube-system(0b1c9c1e-7d1f-4a0e-9f55-1f6b0f3d2a11)\\"" pod="kube-system/nvidia-device-plugin-daemonset-'
+        'x7k2p" podUID="0b1c9c1e-7d1f-4a0e-9f55-1f6b0f3d2a11"'])
+    assert ev.node == "gpu-7"
+    assert {k: ev.fields.get(k) for k in ("reason", "container", "pod", "delay", "program", "part")} == {
+        "reason": "CrashLoopBackOff", "container": "nvidia-device-plugin-ctr",
+        "pod": "nvidia-device-plugin-daemonset-x7k2p", "delay": "5m0s", "program": "nvidia-device-plugin",
+        "part": "device_plugin"}
+
+
+def test_a_line_cut_after_the_pod_workers_reason_still_names_the_container() -> None:
+    # https://github.com/NVIDIA/nvidia-container-toolkit/issues/517
+    [ev] = backoffs(['"Error syncing pod, skipping" err="failed to \\"StartContainer\\" for \\"nvidia-device-plugin-ctr\\"'
+                     ' with CrashLoopBackOff'])
+    assert (ev.fields["container"], ev.fields["part"]) == ("nvidia-device-plugin-ctr", "device_plugin")
+
+
+def test_a_kubectl_get_pods_row_pasted_in_text() -> None:
+    # https://github.com/NVIDIA/k8s-device-plugin/issues/13
+    [ev] = backoffs(["nvidia-device-plugin-daemonset-csjxw   0/1       CrashLoopBackOff   12         39m"],
+                    "application")
+    assert (ev.fields["pod"], ev.fields["reason"], ev.fields["part"]) == (
+        "nvidia-device-plugin-daemonset-csjxw", "CrashLoopBackOff", "device_plugin")
+
+
+def test_the_workloads_own_back_off_has_no_program() -> None:
+    [ev] = backoffs(['Error syncing pod, skipping: failed to "StartContainer" for "web" with CrashLoopBackOff: '
+                     '"Back-off 1m20s restarting failed container=web pod=web-5d8f7c9b4-q2x7z_default(7d0c1a52)"'])
+    assert (ev.fields["container"], ev.fields["pod"], ev.fields["delay"]) == ("web", "web-5d8f7c9b4-q2x7z", "1m20s")
+    assert "program" not in ev.fields and "part" not in ev.fields
+
+
+@pytest.mark.parametrize("line", [
+    # the kubelet's image back-off (pkg/kubelet/images/image_manager.go `Back-off pulling image %q`): no crash loop
+    '  Normal   BackOff  2m (x4 over 3m)  kubelet  Back-off pulling image "nvcr.io/nvidia/k8s-device-plugin:v0.14.0"',
+    # a pod on its way, in a pasted table
+    "gpu-operator   nvidia-container-toolkit-daemonset-4kx9p   0/1   Init:0/1   0   40s   10.0.0.5   gpu-7",
+    # prose that names the word
+    "How do I debug a pod stuck in CrashLoopBackOff after upgrading the device plugin?",
+])
+def test_near_misses_are_no_back_off(line: str) -> None:
+    assert backoffs([line], "application") == []
+
+
+def test_a_reason_alone_or_the_kubelets_words_decide() -> None:
+    assert backoff_fields(None, "Init:CrashLoopBackOff", pod="nvidia-driver-daemonset-5dhk8") == {
+        "reason": "Init:CrashLoopBackOff", "pod": "nvidia-driver-daemonset-5dhk8", "program": "nvidia-driver",
+        "part": "driver"}
+    assert backoff_fields("Back-off pulling image \"x\"", "BackOff") is None
+    assert backoff_fields(None, "ImagePullBackOff") is None
+
+
+# ---------------------------------------------------------------- structured readers
+
+
+def test_kubectl_describe_and_the_pod_object_say_the_same() -> None:
+    # kubectl 1.32.4's real `kubectl describe pod` over tests/fixtures/scheduler/pods.yaml: `State: Waiting` /
+    # `Reason: CrashLoopBackOff` of the workload's own container
+    text = (FIX / "scheduler" / "kubectl-describe-pod-pods-yaml-worker-1.txt").read_text()
+    [desc] = [e for e in read(text, "k8s-describe") if e.fields.get("container") == "pytorch"]
+    assert (desc.node, desc.fields["pod"], desc.fields["reason"]) == ("node-02", "llama-pretrain-worker-1",
+                                                                      "CrashLoopBackOff")
+    assert "part" not in desc.fields
+    objs = [e for e in read((FIX / "scheduler" / "pods.yaml").read_text(), "k8s-pods")
+            if e.fields.get("pod") == "llama-pretrain-worker-1" and e.fields.get("container") == "pytorch"]
+    assert [(e.node, e.fields["reason"]) for e in objs] == [("node-02", "CrashLoopBackOff")]
+
+
+def test_the_device_plugins_describe_and_its_events() -> None:
+    text = """Name:         nvidia-device-plugin-daemonset-x7k2p
+Namespace:    kube-system
+Node:         gpu-7/10.0.0.7
+Status:       Running
+Containers:
+  nvidia-device-plugin-ctr:
+    State:          Waiting
+      Reason:       CrashLoopBackOff
+    Last State:     Terminated
+      Reason:       Error
+      Exit Code:    1
+Events:
+  Type     Reason   Age                From     Message
+  ----     ------   ----               ----     -------
+  Warning  BackOff  2m (x40 over 12m)  kubelet  Back-off restarting failed container nvidia-device-plugin-ctr in pod nvidia-device-plugin-daemonset-x7k2p_kube-system(0b1c)
+"""
+    evs = read(text, "k8s-describe")
+    assert [(e.node, e.fields["reason"], e.fields["container"], e.fields["part"]) for e in evs] == [
+        ("gpu-7", "CrashLoopBackOff", "nvidia-device-plugin-ctr", "device_plugin"),
+        ("gpu-7", "BackOff", "nvidia-device-plugin-ctr", "device_plugin")]
+
+
+def test_a_pods_table_and_an_event_list() -> None:
+    table = """NAMESPACE      NAME                                       READY   STATUS                  RESTARTS      AGE   IP         NODE
+gpu-operator   nvidia-container-toolkit-daemonset-4kx9p   0/1     Init:CrashLoopBackOff   12 (2m ago)   40m   10.0.0.5   gpu-7
+gpu-operator   nvidia-dcgm-exporter-7hx2k                 1/1     Running                 0             40m   10.0.0.6   gpu-7
+"""
+    [row] = read(table, "k8s-table")
+    assert (row.node, row.fields["reason"], row.fields["part"]) == ("gpu-7", "Init:CrashLoopBackOff", "toolkit")
+    events = ('{"kind":"EventList","items":[{"kind":"Event","reason":"BackOff","type":"Warning","message":'
+              '"Back-off restarting failed container","involvedObject":{"kind":"Pod","name":'
+              '"nvidia-operator-validator-5xq2z","fieldPath":"spec.initContainers{driver-validation}"},'
+              '"source":{"component":"kubelet","host":"gpu-7"},"lastTimestamp":"2026-12-04T10:00:00Z"},'
+              '{"kind":"Event","reason":"BackOff","type":"Normal","message":"Back-off pulling image \\"x\\"",'
+              '"involvedObject":{"kind":"Pod","name":"trainer-0","fieldPath":"spec.containers{trainer}"},'
+              '"source":{"component":"kubelet","host":"gpu-8"}}]}')
+    [ev] = read(events, "k8s-events")
+    assert (ev.node, ev.fields["container"], ev.fields["part"]) == ("gpu-7", "driver-validation", "driver")
+    assert ev.time is not None
+
+
+# ---------------------------------------------------------------- an Xid in the device plugin's words
+
+
+def test_the_device_plugin_relaying_an_xid_is_the_xid() -> None:
+    # NVIDIA/k8s-device-plugin internal/rm/health.go checkHealth's format (catalog/platform.yaml `xid_relays`)
+    [ev] = [e for e in helpers.events([
+        "I1204 10:11:12.000000       1 health.go:169] XidCriticalError: Xid=79 on Device=GPU-0b9e2c1a-1111-2222-"
+        "3333-444455556666; marking device as unhealthy."], "application", node="gpu-7") if e.kind == "gpu.xid"]
+    assert (ev.fields["xid"], ev.fields["via"], ev.fields["xid_class"]) == (79, "nvidia-device-plugin",
+                                                                             "fallen_off_bus")
+    assert "pci" not in ev.fields and ev.device is None
+
+
+@pytest.mark.parametrize("line", [
+    # the same health check's other records (health.go): an event it skips, the Xids it is told to ignore
+    "I1204 10:11:12.000000       1 health.go:134] Skipping non-nvmlEventTypeXidCriticalError event: "
+    "{Device:0xc000 EventType:1 EventData:0}",
+    "I1204 10:11:12.000000       1 health.go:64] Ignoring the following XIDs for health checks: map[13:true 31:true]",
+])
+def test_the_device_plugins_other_health_records_are_no_xid(line: str) -> None:
+    assert [e for e in helpers.events([line], "application", node="gpu-7") if e.kind == "gpu.xid"] == []
