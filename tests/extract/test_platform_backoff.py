@@ -100,8 +100,8 @@ def test_the_kubelets_journal_line_names_the_container_and_its_pod() -> None:
 
 def test_a_line_cut_after_the_pod_workers_reason_still_names_the_container() -> None:
     # https://github.com/NVIDIA/nvidia-container-toolkit/issues/517
-    [ev] = backoffs(['"Error syncing pod, skipping" err="failed to \\"StartContainer\\" for \\"nvidia-device-plugin-ctr\\"'
-                     ' with CrashLoopBackOff'])
+    [ev] = backoffs(['"Error syncing pod, skipping" err="failed to \\"StartContainer\\" for '
+                     '\\"nvidia-device-plugin-ctr\\" with CrashLoopBackOff'])
     assert (ev.fields["container"], ev.fields["part"]) == ("nvidia-device-plugin-ctr", "device_plugin")
 
 
@@ -171,8 +171,9 @@ Containers:
 Events:
   Type     Reason   Age                From     Message
   ----     ------   ----               ----     -------
-  Warning  BackOff  2m (x40 over 12m)  kubelet  Back-off restarting failed container nvidia-device-plugin-ctr in pod nvidia-device-plugin-daemonset-x7k2p_kube-system(0b1c)
-"""
+  Warning  BackOff  2m (x40 over 12m)  kubelet  Back-off restarting failed container nvidia-device-plugin-ctr in pod \
+nvidia-device-plugin-daemonset-x7k2p_kube-system(0b1c)
+""".replace("\\\n", "")
     evs = read(text, "k8s-describe")
     assert [(e.node, e.fields["reason"], e.fields["container"], e.fields["part"]) for e in evs] == [
         ("gpu-7", "CrashLoopBackOff", "nvidia-device-plugin-ctr", "device_plugin"),
@@ -180,10 +181,13 @@ Events:
 
 
 def test_a_pods_table_and_an_event_list() -> None:
-    table = """NAMESPACE      NAME                                       READY   STATUS                  RESTARTS      AGE   IP         NODE
-gpu-operator   nvidia-container-toolkit-daemonset-4kx9p   0/1     Init:CrashLoopBackOff   12 (2m ago)   40m   10.0.0.5   gpu-7
-gpu-operator   nvidia-dcgm-exporter-7hx2k                 1/1     Running                 0             40m   10.0.0.6   gpu-7
-"""
+    table = "\n".join([
+        "NAMESPACE      NAME                                       READY   STATUS                  RESTARTS      AGE"
+        "   IP         NODE",
+        "gpu-operator   nvidia-container-toolkit-daemonset-4kx9p   0/1     Init:CrashLoopBackOff   12 (2m ago)   40m"
+        "   10.0.0.5   gpu-7",
+        "gpu-operator   nvidia-dcgm-exporter-7hx2k                 1/1     Running                 0             40m"
+        "   10.0.0.6   gpu-7", ""])
     [row] = read(table, "k8s-table")
     assert (row.node, row.fields["reason"], row.fields["part"]) == ("gpu-7", "Init:CrashLoopBackOff", "toolkit")
     events = ('{"kind":"EventList","items":[{"kind":"Event","reason":"BackOff","type":"Warning","message":'
