@@ -223,3 +223,46 @@ def test_the_device_plugin_relaying_an_xid_is_the_xid() -> None:
 ])
 def test_the_device_plugins_other_health_records_are_no_xid(line: str) -> None:
     assert [e for e in helpers.events([line], "application", node="gpu-7") if e.kind == "gpu.xid"] == []
+
+
+# ---------------------------------------------------------------- the driver stack in its own programs' words
+
+
+def nvml(line: str) -> list[tuple[object, object]]:
+    return [(e.fields.get("error"), e.fields.get("nvml_error"))
+            for e in helpers.events([line], "application", node="gpu-7") if e.kind == "gpu.nvml_error"]
+
+
+@pytest.mark.parametrize(("line", "read"), [
+    # NVIDIA/nvidia-installer kernel.c (the driver container's install), kmod's modprobe for the driver's modules
+    ("ERROR: Unable to load the kernel module 'nvidia.ko'.  This happens most frequently when this kernel module was "
+     "built against the wrong or improperly configured kernel sources", ("driver", "NVIDIA_KERNEL_MODULE_NOT_LOADED")),
+    ("ERROR: Unable to build the NVIDIA kernel module.", ("driver", "NVIDIA_KERNEL_MODULE_NOT_BUILT")),
+    ("modprobe: ERROR: could not insert 'nvidia': Required key not available",
+     ("driver", "NVIDIA_KERNEL_MODULE_NOT_LOADED")),
+    ("modprobe: ERROR: could not insert 'nvidia_uvm': Operation not permitted",
+     ("driver", "NVIDIA_KERNEL_MODULE_NOT_LOADED")),
+    # NVIDIA/k8s-device-plugin factory.go and main.go
+    ("E1204 10:04:59.000000       1 factory.go:112] Incompatible strategy detected auto",
+     ("no_devices", "DEVICE_PLUGIN_NO_STRATEGY")),
+    ("I1204 10:04:59.000000       1 main.go:416] No devices found. Waiting indefinitely.",
+     ("no_devices", "NVIDIA_SMI_NO_DEVICES")),
+    # https://github.com/NVIDIA/k8s-device-plugin/issues/16: the plugin of 2017 (`Failed to start nvml with error`)
+    ("14:25:40 Failed to start nvml with error: could not load NVML library.",
+     ("driver", "NVML_ERROR_LIBRARY_NOT_FOUND")),
+])
+def test_the_driver_stacks_own_programs_say_it_is_not_usable(line: str, read: tuple[str, str]) -> None:
+    assert nvml(line) == [read]
+
+
+@pytest.mark.parametrize("line", [
+    # GPUDirect RDMA's peer-memory module, not the driver's own (kmod's format)
+    "modprobe: ERROR: could not insert 'nvidia_peermem': Invalid argument",
+    # the plugin's hint after the word that decides: alone it says nothing
+    "E1204 10:04:59.000000       1 factory.go:113] If this is a GPU node, did you configure the NVIDIA Container"
+    " Toolkit?",
+    # the installer's log of a module it did load
+    "Kernel module compilation complete.",
+])
+def test_near_misses_of_the_driver_stacks_words(line: str) -> None:
+    assert nvml(line) == []
