@@ -120,6 +120,17 @@ def test_the_workloads_own_back_off_has_no_program() -> None:
     assert "program" not in ev.fields and "part" not in ev.fields
 
 
+def test_an_events_row_whose_message_names_no_container_takes_its_object() -> None:
+    # `kubectl get events` (LAST SEEN TYPE REASON OBJECT MESSAGE) with the kubelet's message before 1.26
+    [ev] = backoffs(["3m          Warning   BackOff   pod/nvidia-device-plugin-daemonset-x7k2p   Back-off restarting"
+                     " failed container"], "application")
+    assert (ev.fields["pod"], ev.fields["part"]) == ("nvidia-device-plugin-daemonset-x7k2p", "device_plugin")
+    # a describe row: its From names the node, no pod: the workload's for all it says
+    [ev] = backoffs(["  Warning  BackOff    3m (x20 over 8m)  kubelet, gpu-9  Back-off restarting failed container"],
+                    "application")
+    assert ev.fields.get("host") == "gpu-9" and "part" not in ev.fields
+
+
 @pytest.mark.parametrize("line", [
     # the kubelet's image back-off (pkg/kubelet/images/image_manager.go `Back-off pulling image %q`): no crash loop
     '  Normal   BackOff  2m (x4 over 3m)  kubelet  Back-off pulling image "nvcr.io/nvidia/k8s-device-plugin:v0.14.0"',

@@ -198,11 +198,17 @@ class BackOffExtractor:
     literals: tuple[str, ...] = ("restarting failed", _BACKOFF_REASON)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        from firstfault.extract.kubetext import event_row_place, pod_row
+
         fields = backoff_fields(line)
         host: str | None = None
+        if fields is not None and "pod" not in fields and "container" not in fields:
+            # an Events row pasted into text whose message names neither (`Back-off restarting failed container`, the
+            # kubelet before 1.26): its object cell names the pod (`pod/NAME`), a describe row's From the node
+            pod, host = event_row_place(line)
+            if pod is not None:
+                fields = backoff_fields(line, pod=pod)
         if fields is None and _BACKOFF_REASON in line:
-            from firstfault.extract.kubetext import pod_row
-
             cells = pod_row(line)
             if cells is not None and cells.get("STATUS", "").rpartition(":")[2] == _BACKOFF_REASON:
                 fields = backoff_fields(None, cells["STATUS"], pod=cells.get("NAME"))

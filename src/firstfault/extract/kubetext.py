@@ -351,6 +351,16 @@ def event_row_node(line: str) -> str | None:
     return None
 
 
+def event_row_place(line: str) -> tuple[str | None, str | None]:
+    """The pod and the node an Events row pasted into text names: `kubectl get events`' object cell `pod/NAME`, a
+    describe row's From `kubelet, NODE`; (None, None) for any other line."""
+    parts = _CELL_GAP.split(line.strip(), maxsplit=4)
+    if len(parts) >= 4 and parts[1] in _EVENT_TYPES and parts[3].startswith("pod/"):
+        return parts[3].partition("/")[2] or None, None
+    cells = _event_row(line)
+    return (None, _from_node(cells)) if cells is not None else (None, None)
+
+
 def _describe_objects(text: str) -> Iterator[_Described]:
     obj: _Described | None = None
     section = ""
