@@ -258,6 +258,9 @@ def nvml(line: str) -> list[tuple[object, object]]:
      ("no_devices", "DEVICE_PLUGIN_NO_STRATEGY")),
     ("I1204 10:04:59.000000       1 main.go:416] No devices found. Waiting indefinitely.",
      ("no_devices", "NVIDIA_SMI_NO_DEVICES")),
+    # ROCm/k8s-device-plugin internal/pkg/amdgpu/amdgpu.go GetAMDGPUs (glog's prefix)
+    ("F1204 10:04:59.000000       1 amdgpu.go:159] amdgpu driver unavailable. exiting with exit code 2. error: stat "
+     "/sys/module/amdgpu/drivers/: no such file or directory", ("driver", "AMDGPU_DRIVER_UNAVAILABLE")),
     # https://github.com/NVIDIA/k8s-device-plugin/issues/16: the plugin of 2017 (`Failed to start nvml with error`)
     ("14:25:40 Failed to start nvml with error: could not load NVML library.",
      ("driver", "NVML_ERROR_LIBRARY_NOT_FOUND")),
