@@ -60,6 +60,13 @@ def test_the_table_names_each_program_once_and_feeds_the_panic_reading() -> None
     (("toolkit-validation", "nvidia-device-plugin-daemonset-x7k2p"), "nvidia-container-toolkit", "toolkit"),
     (("driver-validation", "nvidia-operator-validator-5xq2z"), "driver-validation", "driver"),
     (("nvidia-dcgm-exporter", None), "dcgm-exporter", "monitor"),
+    # NVIDIA/gpu-operator#1947's `kubectl get pods` row: the CUDA validator's own pod
+    ((None, "nvidia-cuda-validator-q6m4x"), "cuda-validation", "driver"),
+    # the validator's pod alone names no stage (NVIDIA/gpu-operator#1190); its init container does
+    ((None, "nvidia-operator-validator-d5c26"), "operator-validator", "monitor"),
+    (("toolkit-validation", "nvidia-operator-validator-d5c26"), "nvidia-container-toolkit", "toolkit"),
+    # NVIDIA/gpu-operator#528: the device plugin's validator pod
+    ((None, "nvidia-device-plugin-validator-whr6m"), "nvidia-device-plugin", "device_plugin"),
 ])
 def test_a_platform_containers_name_names_its_program(names: tuple[str | None, str | None], program: str,
                                                       part: str) -> None:
@@ -256,6 +263,12 @@ def nvml(line: str) -> list[tuple[object, object]]:
     # NVIDIA/k8s-device-plugin factory.go and main.go
     ("E1204 10:04:59.000000       1 factory.go:112] Incompatible strategy detected auto",
      ("no_devices", "DEVICE_PLUGIN_NO_STRATEGY")),
+    # https://github.com/awslabs/amazon-eks-ami/issues/1744 (the plugin of 2024)
+    ("E0402 12:47:47.247405       1 factory.go:112] Incompatible platform detected",
+     ("no_devices", "DEVICE_PLUGIN_NO_STRATEGY")),
+    ("I0402 12:47:47.247350       1 factory.go:104] Detected non-NVML platform: could not load NVML library: "
+     "libnvidia-ml.so.1: cannot open shared object file: No such file or directory",
+     ("driver", "NVML_ERROR_LIBRARY_NOT_FOUND")),
     ("I1204 10:04:59.000000       1 main.go:416] No devices found. Waiting indefinitely.",
      ("no_devices", "NVIDIA_SMI_NO_DEVICES")),
     # ROCm/k8s-device-plugin internal/pkg/amdgpu/amdgpu.go GetAMDGPUs (glog's prefix)
