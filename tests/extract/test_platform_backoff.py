@@ -19,7 +19,7 @@ import pytest
 from firstfault.catalog.tables import platform_program_table, platform_programs
 from firstfault.extract.container import backoff_fields, platform_program_of
 from firstfault.extract.scheduler import read_scheduler
-from firstfault.model import Event
+from firstfault.model import Event, Verdict
 from tests.extract import helpers
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures"
@@ -293,3 +293,63 @@ def test_the_driver_stacks_own_programs_say_it_is_not_usable(line: str, read: tu
 ])
 def test_near_misses_of_the_driver_stacks_words(line: str) -> None:
     assert nvml(line) == []
+
+
+# ---------------------------------------------------------------- through the engine
+
+
+def _bundle(tmp: Path, journals: dict[str, str], k8s: str | None = None) -> Verdict:
+    """A failed two-node job whose evidence is the nodes' journals (syslog) and, where given, a `kubectl get pods`
+    table (scheduler, k8s-table)."""
+    from firstfault.analysis.analyze import Analyzer
+
+    for node, text in journals.items():
+        (tmp / "nodes" / node).mkdir(parents=True, exist_ok=True)
+        (tmp / "nodes" / node / "journal.log").write_text(text)
+    sources = "sources:\n  - {kind: syslog, path: 'nodes/{node}/journal.log'}\n"
+    if k8s is not None:
+        (tmp / "pods.txt").write_text(k8s)
+        sources += "  - {kind: scheduler, path: pods.txt, format: k8s-table}\n"
+    (tmp / "workload.yaml").write_text(
+        "apiVersion: firstfault/v1\nworkload:\n  id: '7'\n  scheduler: static\n"
+        "  window: {start: '2026-12-04T10:00:00Z', end: '2026-12-04T11:00:00Z'}\n  nodes: [gpu-7, gpu-8]\n"
+        "  terminal_state: FAILED\n  timezone: UTC\n" + sources)
+    return Analyzer().analyze_path(str(tmp))
+
+
+_PLUGIN_BACKOFF = (
+    'Dec  4 10:06:12 gpu-7 kubelet[2231]: E1204 10:06:12.123456    2231 pod_workers.go:1298] "Error syncing pod, '
+    'skipping" err="failed to \\"StartContainer\\" for \\"nvidia-device-plugin-ctr\\" with CrashLoopBackOff: '
+    '\\"back-off 5m0s restarting failed container=nvidia-device-plugin-ctr '
+    'pod=nvidia-device-plugin-daemonset-x7k2p_kube-system(0b1c9c1e-7d1f-4a0e-9f55-1f6b0f3d2a11)\\"" '
+    'pod="kube-system/nvidia-device-plugin-daemonset-x7k2p"\n')
+_WORKLOAD_BACKOFF = (
+    'Dec  4 10:07:12 gpu-8 kubelet[2231]: E1204 10:07:12.123456    2231 pod_workers.go:1298] "Error syncing pod, '
+    'skipping" err="failed to \\"StartContainer\\" for \\"trainer\\" with CrashLoopBackOff: \\"back-off 5m0s '
+    'restarting failed container=trainer pod=trainer-1_default(0b1c9c1e-7d1f-4a0e-9f55-1f6b0f3d2a12)\\"" '
+    'pod="default/trainer-1"\n')
+
+
+def test_the_device_plugin_crash_looping_is_its_nodes_plumbing(tmp_path: Path) -> None:
+    v = _bundle(tmp_path, {"gpu-7": _PLUGIN_BACKOFF, "gpu-8": _WORKLOAD_BACKOFF})
+    assert v.root_cause is not None
+    assert (v.attributed_domain, v.root_cause.category, v.root_cause.nodes) == (
+        "infrastructure", "node.driver.device_plugin", ["gpu-7"])
+    assert "container.crash_loop" in {s.category for s in v.symptoms}
+
+
+def test_the_workloads_own_crash_loop_alone_names_no_cause(tmp_path: Path) -> None:
+    v = _bundle(tmp_path, {"gpu-7": "", "gpu-8": _WORKLOAD_BACKOFF})
+    assert v.root_cause is None and v.attributed_domain == "unknown"
+    assert [s.category for s in v.symptoms] == ["container.crash_loop"]
+
+
+def test_the_toolkits_pod_in_a_pods_table_is_its_nodes_container_plumbing(tmp_path: Path) -> None:
+    table = "\n".join([
+        "NAMESPACE      NAME                                       READY   STATUS                  RESTARTS      AGE"
+        "   IP         NODE",
+        "gpu-operator   nvidia-container-toolkit-daemonset-4kx9p   0/1     Init:CrashLoopBackOff   12 (2m ago)   40m"
+        "   10.0.0.5   gpu-8", ""])
+    v = _bundle(tmp_path, {"gpu-7": "", "gpu-8": ""}, table)
+    assert v.root_cause is not None
+    assert (v.root_cause.category, v.root_cause.nodes) == ("node.container", ["gpu-8"])
