@@ -11,13 +11,14 @@ name their URL. tests/fixtures/scheduler/kubectl-describe-pod-pods-yaml-worker-1
 
 from __future__ import annotations
 
+import json
 from datetime import UTC
 from pathlib import Path
 
 import pytest
 
-from firstfault.catalog.tables import platform_program_table, platform_programs
-from firstfault.extract.container import backoff_fields, platform_program_of
+from firstfault.catalog.tables import platform_program_of, platform_program_table, platform_programs
+from firstfault.extract.container import backoff_fields
 from firstfault.extract.scheduler import read_scheduler
 from firstfault.model import Event, Verdict
 from tests.extract import helpers
@@ -353,3 +354,31 @@ def test_the_toolkits_pod_in_a_pods_table_is_its_nodes_container_plumbing(tmp_pa
     v = _bundle(tmp_path, {"gpu-7": "", "gpu-8": ""}, table)
     assert v.root_cause is not None
     assert (v.root_cause.category, v.root_cause.nodes) == ("node.container", ["gpu-8"])
+
+
+def test_a_platform_pods_oom_kill_is_not_the_workloads(tmp_path: Path) -> None:
+    """A PodList that holds the exporter's pod OOM-killed beside the workload's pod that failed on its own: the
+    exporter's memory limit is its own (engine/normalise.py marks its k8s.pod with the program), no host.oom."""
+    from firstfault.analysis.analyze import Analyzer
+
+    pods = {"kind": "PodList", "items": [
+        {"kind": "Pod", "metadata": {"name": "nvidia-dcgm-exporter-7hx2k"}, "spec": {"nodeName": "gpu-7"},
+         "status": {"phase": "Running", "containerStatuses": [{"name": "nvidia-dcgm-exporter", "lastState": {
+             "terminated": {"reason": "OOMKilled", "exitCode": 137, "finishedAt": "2026-12-04T10:05:00Z"}},
+             "state": {"running": {}}}]}},
+        {"kind": "Pod", "metadata": {"name": "trainer-0"}, "spec": {"nodeName": "gpu-7"},
+         "status": {"phase": "Failed", "containerStatuses": [{"name": "trainer", "state": {
+             "terminated": {"reason": "OOMKilled", "exitCode": 137, "finishedAt": "2026-12-04T10:06:00Z"}}}]}}]}
+    for name, items in (("both", pods["items"]), ("exporter", pods["items"][:1])):
+        tmp = tmp_path / name
+        tmp.mkdir()
+        (tmp / "pods.json").write_text(json.dumps({"kind": "PodList", "items": items}))
+        (tmp / "workload.yaml").write_text(
+            "apiVersion: firstfault/v1\nworkload:\n  id: '7'\n  scheduler: static\n"
+            "  window: {start: '2026-12-04T10:00:00Z', end: '2026-12-04T11:00:00Z'}\n  nodes: [gpu-7]\n"
+            "  terminal_state: FAILED\n  timezone: UTC\n"
+            "sources:\n  - {kind: scheduler, path: pods.json, format: k8s-pods}\n")
+        v = Analyzer().analyze_path(str(tmp))
+        got = None if v.root_cause is None else v.root_cause.category
+        # the workload's own pod OOM-killed is host.oom; the exporter's alone names no cause
+        assert got == ("host.oom" if name == "both" else None), (name, got)

@@ -896,6 +896,35 @@ def xid_relays() -> tuple[XidRelay, ...]:
     return rows
 
 
+def _dash_run(name: str, word: str) -> bool:
+    """Whether `word` is a run of the dash-separated words of `name` (`device-plugin` in
+    `nvidia-device-plugin-daemonset-x7k2p`, not in `my-device-plugins`)."""
+    at = name.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if (at == 0 or name[at - 1] == "-") and (end == len(name) or name[end] == "-"):
+            return True
+        at = name.find(word, at + 1)
+    return False
+
+
+def platform_program_of(*names: str | None) -> PlatformProgram | None:
+    """The platform program (catalog/platform.yaml `platform_programs`) the first of `names` (a container's name,
+    then its pod's) that names one names, or None: the workload's own container."""
+    for name in names:
+        if not name:
+            continue
+        low = name.lower()
+        best: tuple[int, PlatformProgram] | None = None
+        for row in platform_program_table():
+            for word in row.names:
+                if (best is None or len(word) > best[0]) and _dash_run(low, word):
+                    best = (len(word), row)
+        if best is not None:
+            return best[1]
+    return None
+
+
 @lru_cache(maxsize=1)
 def platform_programs() -> tuple[str, ...]:
     """Every name of the platform's programs (catalog/platform.yaml `platform_programs`), lower-cased: a Go panic

@@ -32,9 +32,10 @@ K8S_FORMATS: tuple[str, ...] = ("kueue-workload", "k8s-pods", "k8s-events", "k8s
 
 EMITS: Mapping[str, frozenset[str]] = {
     "k8s.event": frozenset({"due_to", "message", "object_kind", "object_name", "reason", "type"}),
-    # storage_daemon: added by engine/normalise.py for a sidecar that runs a FUSE daemon (catalog/platform.yaml)
+    # storage_daemon: added by engine/normalise.py for a sidecar that runs a FUSE daemon (catalog/platform.yaml);
+    # program and part: added there for a container or pod of a platform program (`platform_programs`)
     "k8s.pod": frozenset({"container", "due_to", "exit_code", "message", "phase", "pod", "pressure", "reason",
-                          "restart", "signal", "storage_daemon"}),
+                          "restart", "signal", "storage_daemon", "program", "part"}),
     "kueue.condition": frozenset({"message", "reason", "status", "type", "workload"}),
     "sched.node_down": frozenset({"host", "reason"}),
     "container.error": frozenset({"runtime", "error", "text", "message", "reported_by"}),
