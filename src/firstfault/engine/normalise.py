@@ -262,11 +262,14 @@ def _storage_sidecars(events: list[Event]) -> list[Event]:
     app-setup read the workload's pods only)."""
     sidecars = storage_tables().sidecars
     for ev in events:
-        if ev.kind != "k8s.pod":
+        if ev.kind == "k8s.pod":
+            if (daemon := sidecars.get(str(ev.fields.get("container")))) is not None:
+                ev.fields["storage_daemon"] = daemon
+            container, pod = ev.fields.get("container"), ev.fields.get("pod")
+        elif ev.kind == "k8s.event" and ev.fields.get("object_kind") == "Pod":
+            container, pod = None, ev.fields.get("object_name")  # an event about a pod (an eviction, an OOM kill)
+        else:
             continue
-        if (daemon := sidecars.get(str(ev.fields.get("container")))) is not None:
-            ev.fields["storage_daemon"] = daemon
-        container, pod = ev.fields.get("container"), ev.fields.get("pod")
         row = platform_program_of(container if isinstance(container, str) else None,
                                   pod if isinstance(pod, str) else None)
         if row is not None and row.part != "storage":

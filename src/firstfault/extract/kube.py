@@ -31,7 +31,8 @@ from firstfault.model import Event, Evidence, FieldValue
 K8S_FORMATS: tuple[str, ...] = ("kueue-workload", "k8s-pods", "k8s-events", "k8s-table", "k8s-describe")
 
 EMITS: Mapping[str, frozenset[str]] = {
-    "k8s.event": frozenset({"due_to", "message", "object_kind", "object_name", "reason", "type"}),
+    # program and part: added by engine/normalise.py for an event about a pod of a platform program
+    "k8s.event": frozenset({"due_to", "message", "object_kind", "object_name", "reason", "type", "program", "part"}),
     # storage_daemon: added by engine/normalise.py for a sidecar that runs a FUSE daemon (catalog/platform.yaml);
     # program and part: added there for a container or pod of a platform program (`platform_programs`)
     "k8s.pod": frozenset({"container", "due_to", "exit_code", "message", "phase", "pod", "pressure", "reason",
