@@ -382,3 +382,32 @@ def test_a_platform_pods_oom_kill_is_not_the_workloads(tmp_path: Path) -> None:
         got = None if v.root_cause is None else v.root_cause.category
         # the workload's own pod OOM-killed is host.oom; the exporter's alone names no cause
         assert got == ("host.oom" if name == "both" else None), (name, got)
+
+
+# ---------------------------------------------------------------- containerd's own words
+
+
+def containers(line: str) -> list[tuple[object, object, object]]:
+    return [(e.fields.get("runtime"), e.fields.get("error"), e.fields.get("reported_by"))
+            for e in helpers.events([line], "syslog", node="gpu-7") if e.kind == "container.error"]
+
+
+def test_containerd_with_no_runtime_for_the_pods_runtime_class() -> None:
+    # containerd's CRI log of the kubelet's RunPodSandbox (internal/cri/instrument/instrumented_service.go), its error
+    # of internal/cri/server/podsandbox/sandbox_run.go and internal/cri/config/config.go, filled in
+    line = ('Dec 04 10:05:00 gpu-7 containerd[1201]: time="2026-12-04T10:05:00Z" level=error msg="RunPodSandbox for '
+            '&PodSandboxMetadata{Name:trainer-0,Uid:1,Namespace:default,Attempt:0,} failed, error" error="failed to '
+            'get sandbox runtime: no runtime for \\"nvidia\\" is configured"')
+    assert containers(line) == [("containerd", "node", "kubelet")]
+
+
+@pytest.mark.parametrize("line", [
+    # containerd's other words for a sandbox's runtime (internal/cri/server/container_image_mount.go), no failure of
+    # the node's configuration
+    'time="2026-12-04T10:05:00Z" level=error msg="failed to get sandbox runtime handler \\"3f2a\\""',
+    # its CRI log of a call that succeeded
+    'time="2026-12-04T10:05:00Z" level=info msg="RunPodSandbox for &PodSandboxMetadata{Name:trainer-0,} returns '
+    'sandbox id \\"3f2a\\""',
+])
+def test_near_misses_of_containerds_words(line: str) -> None:
+    assert containers(line) == []
