@@ -272,6 +272,8 @@ def nvml(line: str) -> list[tuple[object, object]]:
      ("driver", "NVML_ERROR_LIBRARY_NOT_FOUND")),
     ("I1204 10:04:59.000000       1 main.go:416] No devices found. Waiting indefinitely.",
      ("no_devices", "NVIDIA_SMI_NO_DEVICES")),
+    # NVIDIA/gpu-driver-container ubuntu22.04/nvidia-driver _resolve_kernel_version (the driver container's log)
+    ("Could not resolve Linux kernel version", ("driver", "DRIVER_CONTAINER_NO_KERNEL")),
     # ROCm/k8s-device-plugin internal/pkg/amdgpu/amdgpu.go GetAMDGPUs (glog's prefix)
     ("F1204 10:04:59.000000       1 amdgpu.go:159] amdgpu driver unavailable. exiting with exit code 2. error: stat "
      "/sys/module/amdgpu/drivers/: no such file or directory", ("driver", "AMDGPU_DRIVER_UNAVAILABLE")),
@@ -291,6 +293,8 @@ def test_the_driver_stacks_own_programs_say_it_is_not_usable(line: str, read: tu
     " Toolkit?",
     # the installer's log of a module it did load
     "Kernel module compilation complete.",
+    # the driver container's word that it found the kernel (the same script)
+    "Proceeding with Linux kernel version 6.8.0-44-generic",
 ])
 def test_near_misses_of_the_driver_stacks_words(line: str) -> None:
     assert nvml(line) == []
