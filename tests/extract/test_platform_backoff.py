@@ -415,3 +415,42 @@ def test_containerd_with_no_runtime_for_the_pods_runtime_class() -> None:
 ])
 def test_near_misses_of_containerds_words(line: str) -> None:
     assert containers(line) == []
+
+
+# ---------------------------------------------------------------- the platform's programs in their own words
+
+
+def platform_errors(line: str) -> list[tuple[object, object]]:
+    return [(e.fields.get("program"), e.fields.get("part"))
+            for e in helpers.events([line], "application", node="gpu-7") if e.kind == "platform.error"]
+
+
+@pytest.mark.parametrize("line", [
+    # https://github.com/NVIDIA/k8s-device-plugin/issues/10 and #82 (the plugin of 2017-2018, Go's log prefix)
+    "2017/11/24 09:06:29 Could not register device plugin: context deadline exceeded",
+    "2018/11/27 03:44:27 Could not start device plugin: context deadline exceeded",
+    "2018/11/27 03:44:13 Could not contact Kubelet, retrying. Did you enable the device plugin feature gate?",
+    # https://github.com/NVIDIA/k8s-device-plugin/issues/156
+    "2020/02/09 00:20:15 Could not register device plugin: rpc error: code = Unimplemented desc = unknown service "
+    "deviceplugin.Registration",
+])
+def test_the_device_plugin_unable_to_start_or_register(line: str) -> None:
+    assert platform_errors(line) == [("nvidia-device-plugin", "device_plugin")]
+
+
+@pytest.mark.parametrize("line", [
+    # the same plugin when it did (internal/plugin/server.go Start)
+    "I1204 10:04:59.000000       1 server.go:149] Registered device plugin for 'nvidia.com/gpu' with Kubelet",
+    "I1204 10:04:59.000000       1 server.go:141] Starting to serve 'nvidia.com/gpu' on "
+    "/var/lib/kubelet/device-plugins/nvidia-gpu.sock",
+])
+def test_the_device_plugin_that_started_says_nothing_failed(line: str) -> None:
+    assert platform_errors(line) == []
+
+
+def test_the_older_plugins_relayed_xid_is_the_xid_too() -> None:
+    # https://github.com/NVIDIA/k8s-device-plugin/issues/189 (`..., the device will go unhealthy.`)
+    [ev] = [e for e in helpers.events(["2020/08/10 19:09:42 XidCriticalError: Xid=69 on Device=GPU-7540a9b3-eeb9-1214-"
+                                       "1526-f93c9ea826a8, the device will go unhealthy."], "application", node="gpu-7")
+            if e.kind == "gpu.xid"]
+    assert (ev.fields["xid"], ev.fields["via"]) == (69, "nvidia-device-plugin")

@@ -925,6 +925,28 @@ def platform_program_of(*names: str | None) -> PlatformProgram | None:
     return None
 
 
+class PlatformWord(_Row, kw_only=True, frozen=True):
+    """A platform program's own words that it failed at its job on the node (catalog/platform.yaml `platform_words`)."""
+
+    text: Annotated[str, Meta(min_length=8)]  # a prefilter literal, case as printed
+    program: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]  # a row of platform_programs
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def platform_words() -> tuple[PlatformWord, ...]:
+    """The platform programs' own failure words (catalog/platform.yaml `platform_words`): each names a program of
+    `platform_programs`, no text twice."""
+    programs = {row.program for row in platform_program_table()}
+    rows = _unique("platform.yaml", "platform_words", PlatformWord, "text")
+    for row in rows:
+        if row.program not in programs:
+            raise CatalogTableError(f"catalog/platform.yaml: platform_words: {row.program!r} is not in "
+                                    "platform_programs")
+    return rows
+
+
 @lru_cache(maxsize=1)
 def platform_programs() -> tuple[str, ...]:
     """Every name of the platform's programs (catalog/platform.yaml `platform_programs`), lower-cased: a Go panic

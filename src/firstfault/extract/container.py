@@ -18,6 +18,8 @@ from firstfault.catalog.tables import (
     container_errors,
     container_retries,
     platform_program_of,
+    platform_program_table,
+    platform_words,
 )
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.gpu import nvml_report
@@ -188,4 +190,29 @@ class BackOffExtractor:
             yield Draft(kind="k8s.backoff", fields=fields, host=host)
 
 
-EXTRACTORS: tuple[LineExtractor, ...] = (ContainerErrorExtractor(), BackOffExtractor())
+class PlatformWordsExtractor:
+    """A platform program's own words that it failed at its job on the node (catalog/platform.yaml `platform_words`:
+    the device plugin unable to register with the kubelet), as `platform.error` with the program's `part`."""
+
+    name = "platform"
+    emits: Mapping[str, frozenset[str]] = {"platform.error": frozenset({"program", "part", "text", "message"})}
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+
+    def __init__(self) -> None:
+        self.literals: tuple[str, ...] = tuple(row.text for row in platform_words())
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        for row in platform_words():
+            at = line.find(row.text)
+            if at < 0:
+                continue
+            part = next(p.part for p in platform_program_table() if p.program == row.program)
+            message = line[at:].strip()
+            if len(message) > _MESSAGE_CLIP:
+                message = message[:_MESSAGE_CLIP - 3] + "..."
+            yield Draft(kind="platform.error", fields={"program": row.program, "part": part, "text": row.text.strip(),
+                                                       "message": message})
+            return
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (ContainerErrorExtractor(), BackOffExtractor(), PlatformWordsExtractor())
