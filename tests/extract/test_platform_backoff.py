@@ -66,6 +66,9 @@ def test_the_table_names_each_program_once_and_feeds_the_panic_reading() -> None
     # the validator's pod alone names no stage (NVIDIA/gpu-operator#1190); its init container does
     ((None, "nvidia-operator-validator-d5c26"), "operator-validator", "monitor"),
     (("toolkit-validation", "nvidia-operator-validator-d5c26"), "nvidia-container-toolkit", "toolkit"),
+    # Dynamic Resource Allocation's GPU driver: its kubelet plugin is the node's, its controller the cluster's
+    ((None, "nvidia-dra-driver-gpu-kubelet-plugin-52cdm"), "dra-driver-gpu", "device_plugin"),
+    ((None, "nvidia-dra-driver-gpu-controller-6658b47869-k49jn"), "dra-driver-gpu-controller", "monitor"),
     # NVIDIA/gpu-operator#528: the device plugin's validator pod
     ((None, "nvidia-device-plugin-validator-whr6m"), "nvidia-device-plugin", "device_plugin"),
 ])
