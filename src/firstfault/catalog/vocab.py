@@ -45,6 +45,10 @@ ContainerClass = Literal["node", "registry", "job", "start"]
 # What a storage client's or FUSE daemon's words say (catalog/platform.yaml `storage_words`): the file system failing,
 # a loss the client waits out, its recovery, the job's request of the mount, or the node unable to make a FUSE mount.
 StorageWordClass = Literal["failure", "transient", "recovery", "job", "node"]
+# What a program of the platform under the workload is to a job on its node (catalog/platform.yaml
+# `platform_programs`): its device plugin, its driver stack, the container toolkit, its own daemons, a program that
+# watches or configures it, a FUSE mount's daemon.
+PlatformPart = Literal["device_plugin", "driver", "toolkit", "runtime", "monitor", "storage"]
 HostSeverity = Literal["uncorrected", "corrected", "informational"]
 # What a message of an accelerator other than NVIDIA's is (catalog/accel.yaml): the Xid classes' words that apply,
 # `link` for the GPU-to-GPU interconnect (AMD's XGMI) and `thermal`.
