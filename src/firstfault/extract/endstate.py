@@ -450,7 +450,14 @@ def literals() -> tuple[str, ...]:
     out.update({"HoldReasonCode", "OOMKilled", "OOM Killed", "evaluated to", "excessive", "exceeding", "OUT_OF_ME",
                 "Exit_status", "Job_id=", "JobState=", "exitMsg",
                 # a cloud's notice (the table's keys): GCE's metadata, an Azure Scheduled Event, EC2's EventBridge event
-                "preempted", "EventType", "instance-action", "detail-type"})
+                "preempted", "EventType", "instance-action", "detail-type",
+                # a managed service's record (the table's keys): an Azure Batch job's terminateReason, a SageMaker
+                # training job's SecondaryStatus and FailureReason
+                "terminateReason", "TerminateReason", "Terminate reason", "SecondaryStatus", "Secondary status",
+                "FailureReason", "Failure reason"})
+    # Google Cloud Batch's reserved exit codes that name a cause: a line that prints one holds it (its `exitCode`, its
+    # status event's `with exit code 50001`)
+    out.update(w.word for w in tables.words if w.field == "exit_code" and w.reason is not None)
     return tuple(sorted(out))
 
 

@@ -5,7 +5,9 @@ output, a pasted e-mail or a pasted `kubectl` line can hold (extract/reasons.py)
 (`TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.`), PBS's `=>> PBS: job killed:
 walltime 3610 exceeded limit 3600`, Moab's `job exceeded wallclock limit`, SGE's `qmaster enforced h_rt
 limit`, Flux's `job.exception type=timeout ... resource allocation expired`, the kubelet's `The node was
-low on resource: memory.`; each becomes the event its reason calls for. `MemoryLimitExtractor` reads
+low on resource: memory.`, a managed service's status reason (AWS Batch's `Job attempt duration exceeded timeout`,
+Google Cloud Batch's `Task state is updated from RUNNING to FAILED on ... with exit code 50001.`, whose reserved exit
+code says why); each becomes the event its reason calls for. `MemoryLimitExtractor` reads
 the memory-limit kills that are not a scheduler's reason word: slurmstepd's and srun's, Ray's memory
 monitor, a memory cgroup at its limit.
 
@@ -158,6 +160,10 @@ class SchedulerReasonExtractor:
         if flux is not None:
             yield from _flux_exception(flux, body, ctx)
             return
+        batch = _GCP_BATCH_TASK.search(body)
+        if batch is not None:
+            yield from _gcp_batch_task(batch, body, ctx)
+            return
         # The indentation says which container state a reason is under: read it off the whole line.
         event = event_row(body)
         if event is not None:
@@ -296,6 +302,28 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
 
 # The event a scheduler's reason calls for, for the other readers of a scheduler's words (extract/slurmerr.py).
 said_by_scheduler = _said
+
+
+# Google Cloud Batch's status event for a task that failed (cloud.google.com/batch/docs/troubleshooting#reserved-exit-
+# codes: `Task state is updated from PRE-STATE to FAILED on zones/ZONE/instances/INSTANCE_ID due to Spot Preemption with
+# exit code 50001.`; older events without the `due to` words; Nextflow's google-batch executor logs the task's
+# `Task failed due to Spot VM preemption with exit code 50001.`, nextflow-io/nextflow GoogleBatchTaskHandlerTest), also
+# quoted inside the job's own event (`Job failed due to task failure. Specifically, task with index 0 failed due to the
+# following task event: "Task state is updated from ..."`). Its exit code is the service's (catalog/scheduler.yaml,
+# field exit_code): a reserved one says why the service ended the task; any other is the task's own exit, no cause.
+# Each part one bounded run of a class: linear.
+_GCP_BATCH_TASK = re.compile(r"\bTask (?:state is updated from [\w-]{1,40} to FAILED on (?P<where>\S{1,300})|failed)"
+                             r"(?: due to [^.\n]{1,200}?)? with exit code (?P<code>\d{1,6})\b")
+
+
+def _gcp_batch_task(m: re.Match[str], body: str, ctx: LineContext) -> Iterator[Draft]:
+    """A Google Cloud Batch task's failure event: the reason its reserved exit code names (the VM named by the event's
+    `zones/Z/instances/NAME` is the node, as for the other GCE records), else understood, no cause."""
+    row = word_reason("gcp", m.group("code"), "exit_code")
+    if row is None or row.reason is None:
+        ctx.claimed = True  # the task's own exit code, or a reserved one that names no cause
+        return
+    yield from _said(row.reason, "gcp", None, None, body[m.start():], ctx)
 
 
 # Flux's job exception as `flux run` and `flux job attach` print it (flux-framework/flux-core#4195, #5304):
