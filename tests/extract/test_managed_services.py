@@ -221,3 +221,89 @@ def test_near_misses_through_the_engine(make_bundle: BundleMaker, record: str) -
     domain, got = _analyze(make_bundle, record)
     assert domain != "scheduler" and got not in ("scheduler.preempted", "scheduler.time_limit")
 
+
+# The ECS agent's and AWS Batch's status reason for a failed pull is a container context (catalog/platform.yaml): the
+# registry's own words after it decide whose failure it was (the containerd-based agent's error chain, this test's
+# registry path; Docker Hub's `toomanyrequests` is the registry's rate limit).
+ECS_PULL_RATE = ("CannotPullContainerError: ref pull has been retried 1 time(s): failed to copy: httpReadSeeker: "
+                 "failed open: unexpected status code "
+                 "https://registry-1.docker.io/v2/library/python/manifests/sha256:0a1b: 429 Too Many Requests - "
+                 "Server message: toomanyrequests: You have reached your pull rate limit.")
+
+
+def test_an_ecs_pull_failure_is_read_by_the_registrys_words() -> None:
+    errors = [(e.fields.get("error"), e.fields.get("text")) for e in feed([ECS_PULL_RATE])
+              if e.kind == "container.error"]
+    assert errors == [("registry", "toomanyrequests")]
+
+
+def test_the_registrys_word_alone_is_no_container_error() -> None:
+    line = "warning: toomanyrequests: You have reached your pull rate limit."
+    assert [e for e in feed([line]) if e.kind == "container.error"] == []
+
+
+# The ECS agent's own words for an image the job named that the registry does not have (the Amazon ECS guide
+# "CannotPullContainer task errors": `CannotPullContainerError: pull image manifest has been retried 5 time(s): failed
+# to resolve ref`; the reference and tag here are this test's): containerd's `REF: not found` after it is the job's
+# image.
+ECS_PULL_MISSING = ("CannotPullContainerError: pull image manifest has been retried 5 time(s): failed to resolve ref "
+                    "docker.io/acme/train:v9: not found")
+
+
+def test_an_ecs_pull_of_an_image_that_is_not_there_is_the_jobs() -> None:
+    errors = [(e.fields.get("error"), e.fields.get("runtime")) for e in feed([ECS_PULL_MISSING])
+              if e.kind == "container.error"]
+    assert errors == [("job", "registry")]
+
+
+@pytest.mark.parametrize("line", [
+    # a shell's own `not found`, with no container's words before it
+    "sh: 1: nvidia-smi: not found",
+    "/entrypoint.sh: 12: exec: torchrun: not found",
+])
+def test_a_not_found_without_a_container_context_is_no_pull(line: str) -> None:
+    assert [e for e in feed([line]) if e.kind == "container.error"] == []
+
+
+# A managed service's failure reason spelled like an exception is no exception of the workload's
+# (catalog/exceptions.yaml envelopes): SageMaker's capacity and internal errors (DescribeTrainingJob FailureReason), the
+# ECS agent's task errors.
+@pytest.mark.parametrize("line", [
+    "CapacityError: Unable to provision requested ML compute capacity. Please retry using a different ML instance "
+    "type.",
+    'FailureReason: "CapacityError: Unable to provision requested ML compute capacity. Please retry using a different '
+    'ML instance type."',
+    "InternalServerError: We encountered an internal error.  Please try again.",
+    # the Amazon ECS guide's "ResourceInitializationError: unable to pull secrets or registry auth" (its causes: the
+    # task's network path or its execution role), with this test's endpoint
+    "ResourceInitializationError: unable to pull secrets or registry auth: execution resource retrieval failed: unable "
+    "to retrieve ecr registry auth: service call has been retried 3 time(s): RequestError: send request failed",
+    "CannotStartContainerError: Error response from daemon: cgroups: cgroup mountpoint does not exist: unknown",
+])
+def test_a_services_failure_reason_is_no_workload_exception(line: str) -> None:
+    assert [e for e in feed([line]) if e.kind == "app.exception"] == []
+
+
+@pytest.mark.parametrize("line", [
+    # the workload's own classes of those names, with their own messages
+    "CapacityError: replay buffer capacity 1000000 exceeded",
+    "InternalServerError: 500 from the tokenizer service",
+    # SageMaker's word that the training script itself failed stays the workload's
+    'AlgorithmError: ExecuteUserScriptError: Command "/opt/conda/bin/python3.10 train.py" ExitCode 1',
+])
+def test_the_workloads_own_errors_of_those_names_stay_exceptions(line: str) -> None:
+    assert [e.kind for e in feed([line]) if e.kind == "app.exception"] == ["app.exception"]
+
+
+def test_an_ecs_pull_of_a_missing_image_is_the_jobs_setup(make_bundle: BundleMaker) -> None:
+    _, got = _analyze(make_bundle, ECS_PULL_MISSING + "\n")
+    assert got == "app.exception.setup"
+
+
+def test_a_start_the_service_had_no_capacity_for_names_no_cause(make_bundle: BundleMaker) -> None:
+    # the run never started: no category of the verdict is the cloud's capacity, and the line is no workload's
+    # exception
+    record = ('{\n  "TrainingJobStatus": "Failed",\n  "FailureReason": "CapacityError: Unable to provision requested '
+              'ML compute capacity. Please retry using a different ML instance type.",\n}\n')
+    _, got = _analyze(make_bundle, record)
+    assert got not in ("app.exception", "app.exception.setup", "scheduler.preempted")
