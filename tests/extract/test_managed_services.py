@@ -66,6 +66,43 @@ def test_gcp_batch_preemption_in_every_form(line: str) -> None:
     assert said([line]) == [("process.signal", "preemption", "gcp")]
 
 
+# `gcloud batch jobs describe` prints the job's events as YAML, which folds a long description (the job's event quoting
+# its task's, as cromwell's fixture reads it; the job, zone and instance here are this test's).
+GCB_DESCRIBE = "\n".join([
+    "status:",
+    "  state: FAILED",
+    "  statusEvents:",
+    "  - description: 'Job state is set from RUNNING to FAILED for job "
+    "projects/123/locations/us-central1/jobs/train-1.Job",
+    "      failed due to task failure. Specifically, task with index 0 failed due to the",
+    '      following task event: "Task state is updated from RUNNING to FAILED on '
+    'zones/us-central1-b/instances/7282612962394574867',
+    "      due to Spot VM preemption with exit code 50001.\"'",
+    "    eventTime: '2024-05-01T10:00:00Z'",
+    "    type: STATUS_CHANGED",
+])
+
+
+def test_a_gcp_batch_event_folded_over_yaml_lines() -> None:
+    assert said(GCB_DESCRIBE.split("\n")) == [("process.signal", "preemption", "gcp")]
+    folded = ["  - description: Task state is updated from RUNNING to FAILED on zones/us-central1-a/instances/123 with "
+              "exit", "      code 50005."]
+    assert said(folded) == [("process.signal", "time_limit", "gcp")]
+
+
+@pytest.mark.parametrize("lines", [
+    # a head that is no failure, then a program's own number
+    ["  - description: Task state is updated from ASSIGNED to RUNNING on zones/us-central1-a/instances/123.",
+     "  - note: worker reported exit code 50001"],
+    # a head whose exit code is too far below it to be its own
+    ["  - description: Task state is updated from RUNNING to FAILED on zones/us-central1-a/instances/123",
+     "    eventTime: '2024-05-01T10:00:00Z'", "    type: STATUS_CHANGED", "  - a: 1", "  - b: 2",
+     "      due to a reason with exit code 50001."],
+])
+def test_a_folded_event_near_miss(lines: list[str]) -> None:
+    assert said(lines) == []
+
+
 def test_a_gcp_batch_preemption_names_the_vm_the_event_names() -> None:
     events = feed([GCB_EVENT.format(vm="train-job-group0-0-x1z9", why="Spot Preemption", code=50001)])
     (sig,) = [e for e in events if e.kind == "process.signal"]

@@ -148,7 +148,8 @@ class SchedulerReasonExtractor:
         # reasons a pasted `kubectl get pods` row shows as its STATUS.
         # The end-state pairs' words (extract/endstate.py) and `State:`, a describe container's state line.
         self.literals: tuple[str, ...] = tuple(sorted(set(line_literals()) | set(kube_status_words())
-                                                      | set(endstate_literals()) | {"job.exception", "State:"}
+                                                      | set(endstate_literals())
+                                                      | {"job.exception", "State:", _GCB_HEAD.strip()}
                                                       | set(_CLAIM_WORDS)))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -160,9 +161,9 @@ class SchedulerReasonExtractor:
         if flux is not None:
             yield from _flux_exception(flux, body, ctx)
             return
-        batch = _GCP_BATCH_TASK.search(body)
+        batch = _gcp_batch_event(body, ctx)
         if batch is not None:
-            yield from _gcp_batch_task(batch, body, ctx)
+            yield from _gcp_batch_task(*batch, ctx)
             return
         # The indentation says which container state a reason is under: read it off the whole line.
         event = event_row(body)
@@ -312,8 +313,39 @@ said_by_scheduler = _said
 # following task event: "Task state is updated from ..."`). Its exit code is the service's (catalog/scheduler.yaml,
 # field exit_code): a reserved one says why the service ended the task; any other is the task's own exit, no cause.
 # Each part one bounded run of a class: linear.
-_GCP_BATCH_TASK = re.compile(r"\bTask (?:state is updated from [\w-]{1,40} to FAILED on (?P<where>\S{1,300})|failed)"
-                             r"(?: due to [^.\n]{1,200}?)? with exit code (?P<code>\d{1,6})\b")
+_GCP_BATCH_TASK = re.compile(r"\bTask (?:state is updated from [\w-]{1,40} to FAILED on (?P<where>\S{1,300})"
+                             r"(?: [^.\n]{1,200}?)?|failed(?: due to [^.\n]{1,200}?)?)"
+                             r" with exit code (?P<code>\d{1,6})\b")
+# `gcloud batch jobs describe` and `... tasks describe` print the event as YAML, which folds a long description over
+# lines (`- description: 'Task state is updated from RUNNING to FAILED on zones/us-central1-b/instances/7282612962`,
+# then `      due to Spot VM preemption with exit code 50001.'`): an event's head waits a few lines for the line that
+# holds its exit code (a reserved one is a prefilter word), and the two are read as one.
+_GCB_HEAD = "Task state is updated from "
+_K_GCB = "jobend.gcp_batch"  # per stream: (line, text) of an event's head whose exit code was not on its line
+_GCB_SPAN = 3
+_GCB_KEEP = 600
+
+
+def _gcp_batch_event(body: str, ctx: LineContext) -> tuple[re.Match[str], str] | None:
+    """A Google Cloud Batch task event on this line, or ending on it after a head a few lines above (YAML folding):
+    the match and the text it was found in."""
+    m = _GCP_BATCH_TASK.search(body)
+    if m is not None:
+        ctx.state.pop(_K_GCB, None)
+        return m, body
+    at = body.find(_GCB_HEAD)
+    if at >= 0:
+        ctx.state[_K_GCB] = (ctx.lineno, body[at:at + _GCB_KEEP].rstrip())
+        return None
+    pending = ctx.state.get(_K_GCB)
+    if not (isinstance(pending, tuple) and 0 < ctx.lineno - pending[0] <= _GCB_SPAN):
+        return None
+    joined = f"{pending[1]} {body.strip()}"
+    m = _GCP_BATCH_TASK.search(joined)
+    if m is None:
+        return None
+    ctx.state.pop(_K_GCB, None)
+    return m, joined
 
 
 def _gcp_batch_task(m: re.Match[str], body: str, ctx: LineContext) -> Iterator[Draft]:
