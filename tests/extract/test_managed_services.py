@@ -161,6 +161,30 @@ def test_aws_batch_near_misses(line: str) -> None:
     assert said([line]) == []
 
 
+# An ECS task's stopCode (botocore's ecs model, TaskStopCode), as `aws ecs describe-tasks` and the task state change
+# event print it (the ECS guide's Fargate Spot example: `"stoppedReason": "Your Spot Task was interrupted."`,
+# `"stopCode": "TerminationNotice"`).
+@pytest.mark.parametrize("line", [
+    '    "stopCode": "SpotInterruption",',
+    '"stopCode":"TerminationNotice","stoppedReason":"Your Spot Task was interrupted.","taskArn":"arn:aws:ecs:x"',
+    "Stop code\tSpotInterruption",
+])
+def test_ecs_stop_code_of_a_spot_interruption(line: str) -> None:
+    assert said([line]) == [("process.signal", "preemption", "ecs")]
+
+
+@pytest.mark.parametrize("line", [
+    # a StopTask call: the owner's, or AWS Batch's own on a timeout or TerminateJob (its statusReason says which)
+    '    "stopCode": "UserInitiated",',
+    '    "stopCode": "EssentialContainerExited",',
+    '    "stopCode": "ServiceSchedulerInitiated",',
+    # code comparing the word, no record
+    'if stop_code == "SpotInterruption": retry()',
+])
+def test_ecs_stop_code_near_misses(line: str) -> None:
+    assert said([line]) == []
+
+
 # Azure Batch (REST): a compute node's state as `az batch node list` prints it, a job's terminateReason.
 @pytest.mark.parametrize(("line", "due"), [
     ('    "state": "preempted",', "preemption"),

@@ -84,10 +84,10 @@ SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes", "htco
 # own (negative) Exit_status (PBS's); a cloud's notice to the guest: GCE's metadata `maintenance-event`, an Azure
 # Scheduled Event's `EventType`, an EC2 Spot interruption's `instance-action`; a managed batch or training service's own
 # record: Google Cloud Batch's reserved task `exitCode`, an Azure Batch node's `state` and job's `terminateReason`, a
-# SageMaker training job's `SecondaryStatus`.
+# SageMaker training job's `SecondaryStatus`, an ECS task's `stopCode`.
 ReasonField = Literal["reason", "result", "phase", "node_status", "condition_reason", "hold_code", "state",
                       "exit_status", "maintenance_event", "event_type", "instance_action", "exit_code", "node_state",
-                      "terminate_reason", "secondary_status"]
+                      "terminate_reason", "secondary_status", "stop_code"]
 # What the value of a key of a workload manager's record says (catalog/scheduler.yaml `keys`; extract/endstate.py):
 # a reason word (`reason: OOMKilled`), a message in prose (`message: The node was low on resource: memory.`),
 # a flag whose true names its reason (docker's `"OOMKilled": true`), a code of the table (`HoldReasonCode = 34`).

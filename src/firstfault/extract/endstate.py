@@ -438,7 +438,9 @@ def literals() -> tuple[str, ...]:
     """Words a line this module reads holds, beyond the table's phrases and words (reasons.line_literals): the
     keys' words that are no reason words (`HoldReasonCode`, `OOMKilled` as a flag), the two phrase readers'."""
     tables = sched_tables()
-    out = {w.word for w in tables.words if w.field in ("reason", "state", "maintenance_event") and _distinctive(w.word)}
+    out = {w.word for w in tables.words if w.field in ("reason", "state", "maintenance_event", "stop_code",
+                                                         "secondary_status", "terminate_reason")
+           and _distinctive(w.word)}
     # A job table's state cell that is no distinctive word (`TIMEOUT`, `PREEMPTED`): as a row's cell, after the
     # space or the `|` before it; a state only its qualifier makes a reason, with the qualifier (`CANCELLED by `).
     for w in tables.words:
