@@ -238,6 +238,19 @@ def test_vertex_replica_out_of_memory_is_its_memory_limit() -> None:
     assert got and got[0][0] == "host.oom_kill"
 
 
+def test_vertex_replica_out_of_memory_in_its_guides_words() -> None:
+    # the Vertex AI guide's common error, its placeholders filled in
+    got = said(["The replica workerpool0-0 ran out of memory and exited with a non-zero status of 137."])
+    assert got and got[0][0] == "host.oom_kill"
+
+
+def test_vertex_termination_reason_after_a_bare_status_decides() -> None:
+    # the guide's `... exited with a non-zero status of EXIT_CODE. Termination reason: REASON.` with the container's
+    # reason the kubelet gives a memory kill
+    got = said(["The replica workerpool0-0 exited with a non-zero status of 137. Termination reason: OOMKilled."])
+    assert got and got[0][0] == "host.oom_kill"
+
+
 def test_vertex_bare_non_zero_status_names_no_cause() -> None:
     events = feed(["The replica workerpool0-0 exited with a non-zero status of 137. Termination reason: Error."])
     assert [e for e in events if e.kind in ("process.signal", "host.oom_kill")] == []

@@ -35,7 +35,6 @@ from firstfault.extract.endstate import literals as endstate_literals
 from firstfault.extract.kubetext import event_row, event_row_node, pod_row, pod_row_fields
 from firstfault.extract.nccl import clip, split_rank_prefix
 from firstfault.extract.reasons import (
-    first_reason,
     k8s_reason,
     kube_status_words,
     line_literals,
@@ -199,7 +198,11 @@ class SchedulerReasonExtractor:
                 draft.host = node if isinstance(node, str) else None
                 yield draft
                 return
-        hit = first_reason(body, lines=True)
+        # Of the table's spellings on the line, the first that names a cause (a replica's bare exit status names none,
+        # its termination reason after it may: `... exited with a non-zero status of 137. Termination reason:
+        # OOMKilled.`), else the first, understood.
+        hits = text_reasons(body, lines=True)
+        hit = next((h for h in hits if h.reason is not None), hits[0] if hits else None)
         if hit is None:
             # A scheduler's own message in prose: an HTCondor policy that removed or held the job, a kill for
             # excessive use of a named resource (extract/endstate.py).
