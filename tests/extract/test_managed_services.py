@@ -256,6 +256,28 @@ def test_vertex_bare_non_zero_status_names_no_cause() -> None:
     assert [e for e in events if e.kind in ("process.signal", "host.oom_kill")] == []
 
 
+# Modal's runtime, as public reports of Modal runs quote it (the input ids are theirs).
+@pytest.mark.parametrize(("line", "due"), [
+    ('Task\'s current input(s) ["in-01KPJ3A91C01CVK1YZXBJKX4K1:1776576439351-0"] cancelled because: Task\'s current '
+     "input in-01KPJ3A91C01CVK1YZXBJKX4K1:1776576439351-0 hit its timeout of 3600s", "time_limit"),
+    ("Runner interrupted due to worker preemption. Your Function will be restarted with the same input.", "preemption"),
+])
+def test_modal_runtime_words(line: str, due: str) -> None:
+    assert said([line]) == [("process.signal", due, "modal")]
+
+
+def test_modal_timeout_raised_by_its_client_is_the_platforms_limit() -> None:
+    line = ("modal.exception.FunctionTimeoutError: Task's current input in-01KPJ3A91C01CVK1YZXBJKX4K1:1776576439351-0 "
+            "hit its timeout of 600s")
+    events = feed([line])
+    assert [e.kind for e in events if e.kind == "app.exception"] == []
+    assert said([line]) == [("process.signal", "time_limit", "modal")]
+
+
+def test_another_programs_timeout_in_those_words_is_no_modal_limit() -> None:
+    assert said(["PROBABLE ERROR! Startup of 'svc' hit its timeout of 5000 ms!"]) == []
+
+
 # ---------------------------------------------------------------- through the engine
 
 _STEPS = ["[rank{r}]: step 5000 loss 2.31", "[rank{r}]: step 5010 loss 2.30"]
@@ -280,7 +302,10 @@ def _analyze(make_bundle: BundleMaker, record: str) -> tuple[str, str | None]:
     ('{\n  "TrainingJobStatus": "Stopped",\n  "SecondaryStatus": "MaxRuntimeExceeded",\n}\n', "scheduler.time_limit"),
     ('{\n  "status": "FAILED",\n  "statusReason": "Job attempt duration exceeded timeout",\n}\n',
      "scheduler.time_limit"),
-], ids=["gcp-batch-preempted", "gcp-batch-max-run-duration", "sagemaker-max-runtime", "aws-batch-timeout"])
+    ("modal.exception.FunctionTimeoutError: Task's current input in-01KPJ3A91C01CVK1YZXBJKX4K1:1776576439351-0 hit "
+     "its timeout of 600s\n", "scheduler.time_limit"),
+], ids=["gcp-batch-preempted", "gcp-batch-max-run-duration", "sagemaker-max-runtime", "aws-batch-timeout",
+        "modal-timeout"])
 def test_the_services_word_is_the_cause(make_bundle: BundleMaker, record: str, category: str) -> None:
     _, got = _analyze(make_bundle, record)
     assert got == category
