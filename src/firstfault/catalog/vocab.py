@@ -85,13 +85,16 @@ SchedReasonName = Literal[
     "backoff_limit", "resource_limit", "setup", "host_maintenance", "device_plugin",
 ]
 SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes", "htcondor", "docker", "ecs", "nomad",
-                        "slurm", "gcp", "aws", "azure", "ray"]
+                        "slurm", "gcp", "aws", "azure", "ray", "sagemaker", "vertex", "modal"]
 # Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness, a node
 # condition's reason (any condition's, not only Ready's), HTCondor's HoldReasonCode, a job state (Slurm's), the MOM's
 # own (negative) Exit_status (PBS's); a cloud's notice to the guest: GCE's metadata `maintenance-event`, an Azure
-# Scheduled Event's `EventType`, an EC2 Spot interruption's `instance-action`.
+# Scheduled Event's `EventType`, an EC2 Spot interruption's `instance-action`; a managed batch or training service's own
+# record: Google Cloud Batch's reserved task `exitCode`, an Azure Batch node's `state` and job's `terminateReason`, a
+# SageMaker training job's `SecondaryStatus`, an ECS task's `stopCode`.
 ReasonField = Literal["reason", "result", "phase", "node_status", "condition_reason", "hold_code", "state",
-                      "exit_status", "maintenance_event", "event_type", "instance_action"]
+                      "exit_status", "maintenance_event", "event_type", "instance_action", "exit_code", "node_state",
+                      "terminate_reason", "secondary_status", "stop_code"]
 # What the value of a key of a workload manager's record says (catalog/scheduler.yaml `keys`; extract/endstate.py):
 # a reason word (`reason: OOMKilled`), a message in prose (`message: The node was low on resource: memory.`),
 # a flag whose true names its reason (docker's `"OOMKilled": true`), a code of the table (`HoldReasonCode = 34`).
