@@ -94,6 +94,10 @@ EndKeyRole = Literal["reason", "message", "flag", "code"]
 # while a process exits).
 EndOutcome = Literal["succeeded", "failed", "stopped", "restart", "code"]
 EndScope = Literal["job", "process", "stage", "exit"]
+# How a printer's exit number reads (catalog/exits.yaml): an exit value with the shell's 128+N, Python's -N too, a
+# raw wait status, either of the first and the third (by whether the process exited), a signal's number, the
+# batch system's 256+N, or the program's own code with no signal in it.
+ExitMeans = Literal["shell", "negative", "wait", "either", "signal", "offset", "value"]
 # Who failed, by Slurm's own error words (catalog/slurm.yaml `side`): the job's own request or set-up, the node's or the
 # cluster's Slurm plumbing below it, or no one (a race, a retry, a state waited out).
 SlurmSide = Literal["job", "node", "none"]

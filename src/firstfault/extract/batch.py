@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.extract.codes import exit_reading, exit_signum, signal_number
 from firstfault.extract.reasons import state_of, text_reasons, word_reason
 from firstfault.extract.structured import Output, ParseIssue, StructuredResult, clip, outputs
 from firstfault.hostlist import hostlist_expand
@@ -267,11 +268,12 @@ def _epoch(value: object) -> datetime | None:
     return datetime.fromtimestamp(value, UTC)
 
 
-def _signal_exit(job: _Job, code: int, *, base: int = 128) -> None:
-    """A shell-style exit status: above `base` the job died of signal (status - base)."""
+def _signal_exit(job: _Job, code: int, printer: str) -> None:
+    """An exit status as `printer` prints it (catalog/exits.yaml): the signal it means, if one."""
     job.exit_code = code
-    if code > base:
-        job.signal = code - base
+    signum = exit_signum(printer, code)
+    if signum is not None:
+        job.signal = signum
 
 
 # --------------------------------------------------------------------------
@@ -340,7 +342,7 @@ def _qacct(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue])
         exit_text = exit_raw.split()[0] if exit_raw else ""
         if exit_text:
             try:
-                _signal_exit(job, int(exit_text))
+                _signal_exit(job, int(exit_text), "sge")
             except ValueError:
                 issues.append(ParseIssue(lineno, f"qacct {number}: exit_status: not a number: {exit_raw!r}"))
         job.finished = True
@@ -385,10 +387,8 @@ def _pbs_exit(job: _Job, raw: str, issues: list[ParseIssue], line: int) -> None:
         if row is not None:
             # The MOM's code names the limit it killed the job over (JOB_EXEC_KILL_*).
             job.say(row.reason, f"Exit_status {code}")
-    elif code > 256:
-        _signal_exit(job, code, base=256)
     else:
-        _signal_exit(job, code)
+        _signal_exit(job, code, "pbs")
 
 
 def _pbs_hosts(exec_host: str) -> list[str]:
@@ -617,7 +617,7 @@ def _lsf(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -
             ended = _LSF_EXIT.search(body)
             if ended:
                 if ended.group("code") is not None:
-                    _signal_exit(job, int(ended.group("code")))
+                    _signal_exit(job, int(ended.group("code")), "lsf")
                 else:
                     job.signal = int(ended.group("sig"))
                 job.end, job.finished = when or job.end, True
@@ -760,10 +760,11 @@ def _flux_eventlog(lines: list[tuple[int, str]], tz: tzinfo, times: TimeParser,
                 issues.append(ParseIssue(lineno, f"eventlog: finish status: not a number: {status!r}"))
                 continue
             # A wait status: the job shell's exit code in the high byte, a signal in the low bits.
-            if wait & 0x7F:
-                job.signal = wait & 0x7F
-            else:
-                _signal_exit(job, wait >> 8)
+            read = exit_reading("flux", wait)
+            if read.exit is not None:
+                job.exit_code = read.exit
+            if read.signal is not None:
+                job.signal = signal_number(read.signal)
             # The job ended at its fatal exception, when it had one; else when it finished.
             job.finished, job.end = True, job.end or when
             job.summary.append(clip(line, 160))

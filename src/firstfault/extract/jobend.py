@@ -27,7 +27,7 @@ from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.codes import errno_of, path_of, signal_of_text
+from firstfault.extract.codes import errno_of, exit_signum, path_of, signal_of_text
 from firstfault.extract.endstate import excessive_use, leading_pair, line_reading, policy_expression
 from firstfault.extract.endstate import literals as endstate_literals
 from firstfault.extract.kubetext import event_row, event_row_node, pod_row, pod_row_fields
@@ -506,8 +506,9 @@ def _lsf_record(seen: Mapping[str, object], lineno: int) -> Draft | None:
     if m.group("code") is not None:
         code = int(m.group("code"))
         fields["exit_code"] = code
-        if code > 128:
-            fields["signal"] = code - 128
+        signum = exit_signum("lsf", code)
+        if signum is not None:
+            fields["signal"] = signum
     elif m.group("sig") is not None:
         # A number (`7`) or strsignal's text (`Alarm clock`).
         sig = m.group("sig").strip()

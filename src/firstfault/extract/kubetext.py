@@ -18,6 +18,7 @@ from email.utils import parsedate_to_datetime
 from itertools import pairwise
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.extract.codes import exit_signum
 from firstfault.extract.container import container_fields
 from firstfault.extract.gpu import nvml_fields
 from firstfault.extract.reasons import k8s_reason, recovered_or_clean
@@ -546,7 +547,7 @@ def _described_pod(obj: _Described, name: str | None, file: str, result: Structu
             reason = container.get(f"{state}.Reason", ("", line))[0] or None
             code_raw = container.get(f"{state}.Exit Code", ("", line))[0]
             exit_code = int(code_raw) if code_raw.lstrip("-").isdigit() else None
-            signal = exit_code - 128 if exit_code is not None and 128 < exit_code <= 192 else None
+            signal = exit_signum("kubernetes", exit_code) if exit_code is not None else None
             message = container.get(f"{state}.Message", ("", line))[0] or None
             due_to, pressure = k8s_reason(reason, message)
             # A container running again (kubernetes/kubernetes#122256: `State: Running` / `Last State: Terminated`),

@@ -13,7 +13,7 @@ from typing import Final, NamedTuple
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import mpich_classes
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.codes import by_whom, exit_signal, signal_name, signal_of_text
+from firstfault.extract.codes import by_whom, exit_reading, signal_of_text
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import clip
 from firstfault.model import FieldValue
@@ -58,7 +58,7 @@ class LauncherSignalExtractor:
         m = _MPI_SIGNAL.search(body)
         if m:
             what = m.group("what")
-            sig = (signal_of_text(what) if what else None) or signal_name(int(m.group("num")))
+            sig = (signal_of_text(what) if what else None) or _signal_of("openmpi-signal", int(m.group("num")))
             # mpirun only saw the exit: an abort may be the runtime's answer to another failure (gloo's
             # `terminate called` after a refused connection), so only the fault signals are the rank's own.
             by = by_whom(sig, "launcher") if sig in _FAULTS else "launcher"
@@ -68,7 +68,7 @@ class LauncherSignalExtractor:
             return
         t = _TGI_SHARD_SIGNAL.search(body) if "Shard process" in body else None
         if t:
-            sig = signal_name(int(t.group("num")))
+            sig = _signal_of("tgi-signal", int(t.group("num")))
             by = by_whom(sig, "launcher") if sig in _FAULTS else "launcher"  # as mpirun's: it only saw the exit
             rank = t.group("rank")
             yield Draft("process.signal", {"signal": sig, "by": by, "detail": body.strip()[:400]},
@@ -84,7 +84,7 @@ class LauncherSignalExtractor:
         if x:
             # The tasks' own exit, as srun saw it (the task id is the rank): names no cause, the leads' first exit.
             tasks = x.group("tasks")
-            yield Draft("process.signal", _exit_fields(clip(body), int(x.group("code"))),
+            yield Draft("process.signal", _exit_fields(clip(body), int(x.group("code")), printer="srun"),
                         rank=int(tasks) if tasks.isdigit() else None, host=x.group("host"))
 
 
@@ -169,12 +169,22 @@ def mpi_fatal(body: str) -> MpiFatal | None:
     return MpiFatal(call, cls, int(cray.group("rank")) if cray else None, cray.group("host") if cray else None)
 
 
-def _exit_fields(detail: str, code: int | None = None, sig: str | None = None) -> dict[str, FieldValue]:
-    """A launcher's report of how a rank exited: a signal by name, else an exit code (128+N is signal N)."""
+def _signal_of(printer: str, num: int) -> str:
+    """The signal a launcher names by number (catalog/exits.yaml: a `signal` printer)."""
+    return exit_reading(printer, num).signal or f"SIG{num}"
+
+
+def _exit_fields(detail: str, code: int | None = None, sig: str | None = None, *, printer: str = "generic",
+                 since: str | None = None, until: str | None = None) -> dict[str, FieldValue]:
+    """A launcher's report of how a rank exited: a signal by name, else an exit code read by its printer's meaning
+    (catalog/exits.yaml: srun's 137 is SIGKILL, MPI_Abort's errorcode never a signal, Hydra's 9 either)."""
     fields: dict[str, FieldValue] = {"by": "launcher", "detail": detail}
     if code is not None:
-        fields["exitcode"] = code
-        sig = sig or exit_signal(code)
+        read = exit_reading(printer, code, since=since, until=until)
+        # The process's own exit value where the number is a status that holds it (Hydra before 1.5b2 printed
+        # exit(1) as 256), else the number as printed.
+        fields["exitcode"] = read.exit if read.signal is None and read.exit is not None else code
+        sig = sig or read.signal
     if sig is not None:
         fields["signal"] = sig
         fields["by"] = by_whom(sig, "launcher")
@@ -213,13 +223,15 @@ class MpiExitExtractor:
         m = _MPI_ABORT.search(body)
         if m:
             code = int(m.group("code")) if m.group("code") else None
-            yield Draft("process.signal", _exit_fields(clip(body), code), rank=int(m.group("rank")), host=p.host)
+            yield Draft("process.signal", _exit_fields(clip(body), code, printer="mpi-abort"),
+                        rank=int(m.group("rank")), host=p.host)
             return
         m = _MPD.search(body)
         if m:
-            sig = signal_name(int(m.group("num"))) if m.group("num") else None
+            sig = _signal_of("mpd-signal", int(m.group("num"))) if m.group("num") else None
             code = int(m.group("code")) if m.group("code") else None
-            yield Draft("process.signal", _exit_fields(clip(body), code, sig), rank=int(m.group("rank")), host=p.host)
+            yield Draft("process.signal", _exit_fields(clip(body), code, sig, printer="mpd"),
+                        rank=int(m.group("rank")), host=p.host)
             return
         fatal = _MPI_FATAL.search(body)
         rank = p.rank if p.rank is not None else ctx.rank
@@ -261,7 +273,7 @@ class MpiExitExtractor:
             if m:
                 ctx.state.pop(_K_OMPI, None)
                 ctx.claimed = True
-                yield Draft("process.signal", _exit_fields(clip(body), int(m.group("code"))),
+                yield Draft("process.signal", _exit_fields(clip(body), int(m.group("code")), printer="openmpi"),
                             rank=ompi[1] if ompi[1] is not None else rank, host=host)
                 return
         hydra = ctx.state.get(_K_HYDRA)
@@ -277,11 +289,18 @@ class MpiExitExtractor:
                 ctx.state.pop(_K_HYDRA, None)
                 ctx.claimed = True
                 if m.group("num"):
-                    sig = (signal_of_text(m.group("what")) if m.group("what") else None) or signal_name(
-                        int(m.group("num")))
+                    sig = (signal_of_text(m.group("what")) if m.group("what") else None) or _signal_of(
+                        "hydra-signal", int(m.group("num")))
                     fields = _exit_fields(clip(body), None, sig)
+                elif hydra[1] is not None:
+                    # `RANK n PID p RUNNING AT h`: Intel MPI's copy of Hydra, whose EXIT CODE no source shows us.
+                    fields = _exit_fields(clip(body), int(m.group("code")), printer="intel-hydra")
                 else:
-                    fields = _exit_fields(clip(body), int(m.group("code")))
+                    # MPICH's own: its `PID p RUNNING AT h` line came with 3.1; the number is a raw wait status
+                    # from 3.2, either it or the exit value before (catalog/exits.yaml).
+                    fields = _exit_fields(clip(body), int(m.group("code")), printer="hydra",
+                                          since="3.1" if hydra[2] is not None else None,
+                                          until=None if hydra[2] is not None else "3.1")
                 if hydra[2] is not None:
                     fields["pid"] = hydra[2]
                 _, r, _, h = hydra

@@ -1,0 +1,191 @@
+"""What a launcher's or a scheduler's exit number means, by who printed it (catalog/exits.yaml, codes.exit_reading),
+and the readers that ask it: the same `9` is SIGKILL in one printer's words and the process's own exit(9) in
+another's; a printer whose versions differ, where the evidence does not say which printed it, is read the weaker
+way."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from firstfault.catalog import tables
+from firstfault.catalog.tables import exit_printers, version_key
+from firstfault.catalog.vocab import CatalogTableError
+from firstfault.extract.codes import ExitReading, exit_reading
+from firstfault.model import Event
+from tests.extract import helpers
+
+
+def signals(lines: list[str]) -> list[Event]:
+    return [e for e in helpers.events(lines) if e.kind in ("process.signal", "torch.child_failed")]
+
+
+# ---------------------------------------------------------------- the table
+
+
+def test_versions_sort_pre_releases_before_their_release() -> None:
+    assert version_key("1.5a1") < version_key("1.5b2") < version_key("1.5") < version_key("3.1") < version_key("3.2")
+
+
+def test_every_printer_a_reader_names_has_rows() -> None:
+    printers = {r.printer for r in exit_printers()}
+    assert {"hydra", "intel-hydra", "hydra-signal", "mpd", "mpd-signal", "mpi-abort", "openmpi", "openmpi-signal",
+            "tgi-signal", "srun", "torchrun", "python", "kubernetes", "lsf", "sge", "pbs", "flux",
+            "generic"} <= printers
+
+
+def _build_with(monkeypatch: pytest.MonkeyPatch, doc: dict[str, Any]) -> object:
+    real = tables._document
+
+    def fake(name: str) -> Any:
+        return doc if name == "exits.yaml" else real(name)
+
+    monkeypatch.setattr(tables, "_document", fake)
+    build = exit_printers.__wrapped__.__wrapped__  # type: ignore[attr-defined]  # lru_cache, then _kept
+    return build()
+
+
+@pytest.mark.parametrize(
+    ("rows", "problem"),
+    [
+        ([{"printer": "generic", "means": "negative"}, {"printer": "x", "means": "wait", "since": "3.0"},
+          {"printer": "x", "means": "shell", "until": "3.1"}], "its versions overlap"),
+        ([{"printer": "generic", "means": "negative"}, {"printer": "x", "means": "wait"},
+          {"printer": "x", "means": "shell"}], "its versions overlap"),
+        ([{"printer": "generic", "means": "negative"}, {"printer": "x", "means": "wait", "since": "3.2",
+                                                        "until": "3.1"}], "since must come before until"),
+        ([{"printer": "generic", "means": "hex"}], r"exits\[0\].means"),
+        ([{"printer": "x", "means": "wait"}], "no row for the generic printer"),
+    ],
+)
+def test_a_bad_row_is_named(monkeypatch: pytest.MonkeyPatch, rows: list[dict[str, Any]], problem: str) -> None:
+    with pytest.raises(CatalogTableError, match=problem):
+        _build_with(monkeypatch, {"exits": rows})
+
+
+def test_rows_that_meet_at_a_version_do_not_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = [{"printer": "generic", "means": "negative"}, {"printer": "x", "means": "shell", "until": "3.2"},
+            {"printer": "x", "means": "wait", "since": "3.2"}]
+    assert len(_build_with(monkeypatch, {"exits": rows})) == 3  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("printer", "value", "kw", "reading"),
+    [
+        # MPICH's Hydra from 3.2 prints the banner for a signaled process only: the raw status.
+        ("hydra", 9, {"since": "3.2"}, ExitReading(None, "SIGKILL")),
+        ("hydra", 139, {"since": "3.2"}, ExitReading(None, "SIGSEGV")),  # 0x80 | 11: a core dumped
+        # ... from 1.5b2 to 3.1 the exit value of a process that exited: 9 is either, read the weaker way.
+        ("hydra", 9, {}, ExitReading(9, None, ambiguous=True)),
+        ("hydra", 15, {"since": "3.1"}, ExitReading(15, None, ambiguous=True)),
+        ("hydra", 1, {"since": "1.5b2", "until": "3.2"}, ExitReading(1, None, ambiguous=True)),
+        # 129-255: a wrapper's 128+N or a status with the core flag, one signal either way.
+        ("hydra", 134, {}, ExitReading(None, "SIGABRT")),
+        # 1.5a printed the raw status of a process that exited (exit(1) as 256).
+        ("hydra", 256, {}, ExitReading(1, None)),
+        ("intel-hydra", 9, {}, ExitReading(9, None, ambiguous=True)),
+        ("hydra-signal", 9, {}, ExitReading(None, "SIGKILL")),
+        # MPI_Abort's errorcode is the program's value: -1 is no SIGHUP, 137 no SIGKILL.
+        ("mpi-abort", -1, {}, ExitReading(-1, None)),
+        ("mpi-abort", 137, {}, ExitReading(137, None)),
+        ("srun", 137, {}, ExitReading(137, "SIGKILL")),
+        ("srun", 1, {}, ExitReading(1, None)),
+        ("srun", -9, {}, ExitReading(-9, None)),
+        ("torchrun", -9, {}, ExitReading(None, "SIGKILL")),
+        ("torchrun", 1, {}, ExitReading(1, None)),
+        ("kubernetes", 137, {}, ExitReading(137, "SIGKILL")),
+        ("kubernetes", 255, {}, ExitReading(255, None)),
+        ("pbs", 271, {}, ExitReading(None, "SIGTERM")),
+        ("pbs", 137, {}, ExitReading(137, "SIGKILL")),
+        ("pbs", -29, {}, ExitReading(-29, None)),
+        ("pbs", 256, {}, ExitReading(256, None)),
+        ("flux", 36352, {}, ExitReading(142, "SIGALRM")),  # the job shell exited 142: 128 + SIGALRM
+        ("flux", 9, {}, ExitReading(None, "SIGKILL")),
+        ("flux", 256, {}, ExitReading(1, None)),
+        ("generic", -9, {}, ExitReading(None, "SIGKILL")),
+        ("generic", 139, {}, ExitReading(139, "SIGSEGV")),
+        ("generic", 9, {}, ExitReading(9, None)),
+    ],
+)
+def test_a_number_reads_by_its_printers_meaning(printer: str, value: int, kw: dict[str, str],
+                                                reading: ExitReading) -> None:
+    assert exit_reading(printer, value, **kw) == reading
+
+
+def test_an_unknown_printer_is_a_programming_error() -> None:
+    with pytest.raises(KeyError):
+        exit_reading("nobody", 9)
+
+
+# ---------------------------------------------------------------- through the readers
+
+BANNER = "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"
+
+
+def test_hydras_exit_code_that_its_versions_read_differently_claims_no_signal() -> None:
+    # pyiron/executorlib#192 (MPICH 3.2 or later printed it, the EXIT STRING below says SIGTERM; a 3.1 banner has the
+    # same shape and would mean exit(15)): the weaker reading, no SIGTERM.
+    lines = ["=" * 83, BANNER, "=   PID 4827 RUNNING AT fv-az1256-113", "=   EXIT CODE: 15",
+             "=   CLEANING UP REMAINING PROCESSES"]
+    [e] = signals(lines)
+    assert (e.fields["exitcode"], e.fields.get("signal"), e.fields["host"]) == (15, None, "fv-az1256-113")
+
+
+def test_hydras_exit_code_that_every_version_reads_as_a_signal() -> None:
+    # IntelligentSoftwareSystems/Galois#37: 139 is SIGSEGV with a core whichever Hydra printed it.
+    lines = [BANNER, "=   PID 4774 RUNNING AT IIPLab-WS1", "=   EXIT CODE: 139"]
+    [e] = signals(lines)
+    assert (e.fields["signal"], e.fields["by"], e.fields["exitcode"]) == ("SIGSEGV", "self", 139)
+
+
+def test_the_oldest_hydras_raw_status_of_an_exit_is_its_exit_value() -> None:
+    # MPICH2 1.5a (svn-r8019's banner, no PID line) printed exit(1) as 256 (synthetic, its format string).
+    [e] = signals([BANNER, "=   EXIT CODE: 256", "=   CLEANING UP REMAINING PROCESSES"])
+    assert (e.fields["exitcode"], e.fields.get("signal")) == (1, None)
+
+
+def test_intel_mpis_banner_names_the_signal_by_number() -> None:
+    # bsc-performance-tools/extrae#101 (Intel MPI's RANK-form banner)
+    [e] = signals([BANNER, "=   RANK 6 PID 2447372 RUNNING AT node0009", "=   KILLED BY SIGNAL: 9 (Killed)"])
+    assert (e.rank, e.fields["signal"]) == (6, "SIGKILL")
+    # ... and its EXIT CODE, whose meaning no source shows us, is no signal (synthetic)
+    [e] = signals([BANNER, "=   RANK 6 PID 2447372 RUNNING AT node0009", "=   EXIT CODE: 9"])
+    assert (e.rank, e.fields["exitcode"], e.fields.get("signal")) == (6, 9, None)
+
+
+def test_mpi_aborts_errorcode_is_never_a_signal() -> None:
+    # open-mpi/ompi help-mpi-api.txt `mpi-abort`, with the -1 programs commonly pass (synthetic rank)
+    [e] = signals(["MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD with errorcode -1."])
+    assert (e.rank, e.fields["exitcode"], e.fields.get("signal"), e.fields["by"]) == (0, -1, None, "launcher")
+    [e] = signals(["MPI_ABORT was invoked on rank 2 in communicator MPI_COMM_WORLD with errorcode 134."])
+    assert (e.fields["exitcode"], e.fields.get("signal")) == (134, None)
+
+
+def test_sruns_exit_code_above_128_is_the_signal_a_wrapper_passed_on() -> None:
+    # srun's own words for a task that exited (src/srun: `%s: task %s: Exited with exit code %d`; synthetic host)
+    [e] = signals(["srun: error: gpu-07: task 3: Exited with exit code 137"])
+    assert (e.rank, e.fields["host"], e.fields["signal"], e.fields["exitcode"]) == (3, "gpu-07", "SIGKILL", 137)
+    [e] = signals(["srun: error: gpu-07: task 3: Exited with exit code 9"])
+    assert (e.fields["exitcode"], e.fields.get("signal")) == (9, None)
+
+
+def test_pbs_exit_status_in_its_own_encoding_and_its_shells() -> None:
+    # OpenPBS mom_start.c: 256+N for a job shell a signal ended, 128+N its child's; -29 is the MOM's walltime kill.
+    [e] = signals(["06/07/2021 10:14:20;E;4242.pbs01;user=u group=g queue=workq Exit_status=271"])
+    assert (e.fields["signal"], e.fields["exitcode"]) == ("SIGTERM", 271)
+    [e] = signals(["06/07/2021 10:14:20;E;4242.pbs01;user=u group=g queue=workq Exit_status=137"])
+    assert e.fields["signal"] == "SIGKILL"
+    # the MOM's own code is its limit's word (catalog/scheduler.yaml), no signal of an exit status
+    [e] = signals(["06/07/2021 10:14:20;E;4242.pbs01;user=u group=g queue=workq Exit_status=-29"])
+    assert (e.fields.get("due_to"), "exitcode" in e.fields) == ("time_limit", False)
+    assert signals(["06/07/2021 10:14:20;E;4242.pbs01;user=u group=g queue=workq Exit_status=1"]) == []
+
+
+def test_torchruns_negative_exitcode_is_a_signal_and_a_positive_one_an_exit() -> None:
+    # torch/distributed/elastic/multiprocessing/api.py's format (synthetic pid): `failed (exitcode: -9) local_rank: 0`
+    [e] = signals(["ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 "
+                   "(pid: 4242) of binary: /usr/bin/python3"])
+    assert e.fields["signal"] == "SIGKILL"
+    assert signals(["ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 "
+                    "(pid: 4242) of binary: /usr/bin/python3"]) == []
