@@ -342,7 +342,8 @@ def test_flux_a_bad_eventlog_line_is_an_issue_and_the_rest_is_read() -> None:
     assert [(i.line, i.message.split(":")[0]) for i in res.issues] == [(2, "eventlog")]
 
 
-@pytest.mark.parametrize("fmt", ["sge-qacct", "pbs-qstat", "pbs-tracejob", "lsf-bjobs", "lsf-bhist", "flux-jobs"])
+@pytest.mark.parametrize("fmt", ["sge-qacct", "sge-messages", "pbs-qstat", "pbs-tracejob", "lsf-bjobs", "lsf-bhist",
+                                 "flux-jobs"])
 def test_empty_and_unrelated_text_give_nothing(fmt: str) -> None:
     for data in (b"", b"hello world\nnothing here\n"):
         res = read("x.txt", fmt, data=data)
@@ -365,3 +366,40 @@ def test_qstat_f_cut_to_its_lines_without_the_job_id_is_still_read() -> None:
     # bcgsc/mavis's task killed within its limits, cut likewise: killed, by no limit.
     job = the_job(read("mavis-cut.txt", "pbs-qstat", data=_cut("qstat-f-torque-mavis-48.txt")))
     assert job.fields["state"] == "FAILED" and "due_to" not in job.fields
+
+
+# --------------------------------------------------------------------------
+# SGE / UGE: the qmaster's and the execd's messages files
+# --------------------------------------------------------------------------
+
+
+def test_sge_messages_a_job_a_signal_ended_on_a_host() -> None:
+    # StarExec/StarExec#79 (the qmaster's messages file; the ticket-order line is no job's end)
+    data = (b"02/21/2018 05:23:08|worker|starexec2|W|unable to find job \"9365675\" from the ticket order\n"
+            b"02/25/2018 04:29:57|worker|starexec2|W|job 9882833.1 failed on host n110.star.cs.uiowa.edu assumedly "
+            b"after job because: job 9882833.1 died through signal KILL (9)\n")
+    job = the_job(read("messages", "sge-messages", data=data))
+    assert {k: job.fields.get(k) for k in ("job_id", "state", "signal", "nodelist", "due_to")} == {
+        "job_id": "9882833", "state": "FAILED", "signal": 9, "nodelist": "n110.star.cs.uiowa.edu", "due_to": None}
+    assert job.time == datetime(2018, 2, 25, 4, 29, 57, tzinfo=UTC)
+
+
+def test_sge_messages_the_qmasters_time_limit_and_the_execds_memory_limit() -> None:
+    # the qacct `failed 37` words as the qmaster logs them, and execd_ck_to_do.c's hard-limit kill in an execd's
+    # messages file (synthetic ids and hosts, the sources' format strings)
+    data = (b"03/24/2022 13:33:32|worker|qm01|W|job 9638568.1 failed on host c12 qmaster enforced h_rt limit "
+            b"because: job 9638568.1 died through signal KILL (9)\n"
+            b"03/24/2022 14:00:01|  main|c13|W|job 9638570.1 exceeds job hard limit \"h_vmem\" of queue "
+            b"\"all.q@c13\" (25769803776.00000 > limit:25769803776.00000) - sending SIGKILL\n")
+    res = read("messages", "sge-messages", data=data)
+    got = {e.fields["job_id"]: (e.fields["state"], e.fields.get("due_to"), e.fields.get("nodelist")) for e in jobs(res)}
+    assert got == {"9638568": ("TIMEOUT", "time_limit", "c12"), "9638570": ("OUT_OF_MEMORY", "memory_limit", "c13")}
+
+
+def test_sge_messages_a_soft_limit_and_other_daemon_lines_are_no_end() -> None:
+    # a soft limit's warning (the job may outlive it) and the qmaster's own bookkeeping (StarExec/StarExec#79)
+    data = (b"03/24/2022 14:00:01|  main|c13|W|job 9638571.1 exceeds job soft limit \"s_rt\" of queue \"all.q@c13\" "
+            b"(3600.00000 > limit:3600.00000) - sending SIGUSR1\n"
+            b"02/21/2018 09:24:38|worker|starexec2|W|unable to find job 9389651 from the scheduler order package\n")
+    res = read("messages", "sge-messages", data=data)
+    assert [(e.fields["job_id"], e.fields["state"], e.fields.get("due_to")) for e in jobs(res)] == []

@@ -189,3 +189,73 @@ def test_torchruns_negative_exitcode_is_a_signal_and_a_positive_one_an_exit() ->
     assert e.fields["signal"] == "SIGKILL"
     assert signals(["ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 "
                     "(pid: 4242) of binary: /usr/bin/python3"]) == []
+
+
+# ---------------------------------------------------------------- Ray's worker exit type
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # `ray list workers --detail` (YAML) and the state API's JSON (src/ray/protobuf/common.proto WorkerExitType)
+        "  exit_type: NODE_OUT_OF_MEMORY",
+        '    "exit_type": "NODE_OUT_OF_MEMORY",',
+    ],
+)
+def test_a_ray_worker_that_exited_for_the_nodes_memory_is_the_hosts_memory(line: str) -> None:
+    [e] = [e for e in helpers.events([line]) if e.kind == "host.oom_kill"]
+    assert e.fields["proc"] == "ray"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "  exit_type: SYSTEM_ERROR",  # a crash: no cause by the word
+        "  exit_type: INTENDED_USER_EXIT",
+        "The worker exit type NODE_OUT_OF_MEMORY is set when the memory monitor kills a worker.",  # prose, no record
+    ],
+)
+def test_rays_other_exit_types_and_the_word_in_prose_are_no_cause(line: str) -> None:
+    assert [e for e in helpers.events([line]) if e.kind in ("host.oom_kill", "process.signal")] == []
+
+
+def test_rays_exit_type_beside_the_memory_monitors_detail_is_one_kill() -> None:
+    # gcs_actor_manager.cc's death cause, its exit type and detail on one line (the detail is node_manager.cc's)
+    line = ("The actor is dead because its worker process has died. Worker exit type: NODE_OUT_OF_MEMORY Worker exit "
+            "detail: Task was killed due to the node running low on memory.")
+    assert [e.kind for e in helpers.events([line]) if e.kind == "host.oom_kill"] == ["host.oom_kill"]
+
+
+# ---------------------------------------------------------------- SGE's shepherd on a job a signal ended
+
+
+def test_sges_died_through_signal_on_the_host_the_qmaster_names() -> None:
+    # StarExec/StarExec#79 (a qmaster messages line pasted into a job's log)
+    [e] = signals(["02/25/2018 04:29:57|worker|starexec2|W|job 9882833.1 failed on host n110.star.cs.uiowa.edu "
+                   "assumedly after job because: job 9882833.1 died through signal KILL (9)"])
+    assert (e.fields["signal"], e.fields["by"], e.fields["host"]) == ("SIGKILL", "launcher", "n110.star.cs.uiowa.edu")
+
+
+def test_sges_died_through_signal_in_the_jobs_mail() -> None:
+    # the mail's two lines as a public user guide quotes them (`failed assumedly after job because:` / `job
+    # 8974017.1 died through signal KILL (9)`)
+    [e] = signals(["failed assumedly after job because:", "job 8974017.1 died through signal KILL (9)"])
+    assert e.fields["signal"] == "SIGKILL"
+
+
+def test_sges_time_limit_on_the_same_line_is_the_cause_not_a_second_signal() -> None:
+    # the qmaster's `failed` words name the limit: the scheduler's reason alone (synthetic ids)
+    got = signals(["03/24/2022 13:33:32|worker|qm01|W|job 9638568.1 failed on host c12 qmaster enforced h_rt limit "
+                   "because: job 9638568.1 died through signal KILL (9)"])
+    assert [(e.fields["signal"], e.fields.get("due_to")) for e in got] == [("SIGTERM", "time_limit")]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "the clean command died through signal",  # the shepherd's own trace, no job (sge_shepherd.c)
+        "job 42.1 died through signal handling in the wrapper (3)",  # no signal name in Grid Engine's form
+    ],
+)
+def test_sges_words_without_a_jobs_signal_are_no_exit(line: str) -> None:
+    assert signals([line]) == []

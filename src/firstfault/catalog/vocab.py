@@ -84,7 +84,7 @@ SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes", "htco
 # own (negative) Exit_status (PBS's); a cloud's notice to the guest: GCE's metadata `maintenance-event`, an Azure
 # Scheduled Event's `EventType`, an EC2 Spot interruption's `instance-action`.
 ReasonField = Literal["reason", "result", "phase", "node_status", "condition_reason", "hold_code", "state",
-                      "exit_status", "maintenance_event", "event_type", "instance_action"]
+                      "exit_status", "maintenance_event", "event_type", "instance_action", "exit_type"]
 # What the value of a key of a workload manager's record says (catalog/scheduler.yaml `keys`; extract/endstate.py):
 # a reason word (`reason: OOMKilled`), a message in prose (`message: The node was low on resource: memory.`),
 # a flag whose true names its reason (docker's `"OOMKilled": true`), a code of the table (`HoldReasonCode = 34`).

@@ -1,6 +1,7 @@
 """Accounting of the batch schedulers other than Slurm, as their tools print it: SGE/UGE, PBS/Torque, LSF, Flux.
 
-Formats (docs/evidence-bundle.md, "Scheduler formats"): `sge-qacct` (`qacct -j`), `pbs-tracejob`
+Formats (docs/evidence-bundle.md, "Scheduler formats"): `sge-qacct` (`qacct -j`), `sge-messages` (the qmaster's
+and the execd's messages files), `pbs-tracejob`
 (`tracejob`, and the server / MOM / accounting log lines it is made of), `pbs-qstat` (`qstat -f` /
 `qstat -fx`), `lsf-bjobs` (`bjobs -l`), `lsf-bhist` (`bhist -l`), `flux-jobs` (`flux jobs` listings and
 a job's eventlog, `flux job eventlog` / `flux job info ID eventlog`).
@@ -36,7 +37,8 @@ EMITS: Mapping[str, frozenset[str]] = {
     "sched.node_down": frozenset({"host", "reason"}),
 }
 
-BATCH_FORMATS: tuple[str, ...] = ("sge-qacct", "pbs-tracejob", "pbs-qstat", "lsf-bjobs", "lsf-bhist", "flux-jobs")
+BATCH_FORMATS: tuple[str, ...] = ("sge-qacct", "sge-messages", "pbs-tracejob", "pbs-qstat", "lsf-bjobs", "lsf-bhist",
+                                  "flux-jobs")
 
 # How near its limit a job's use must come for the limit to be the one that killed it: the scheduler reads
 # use at intervals (a job killed at its wall-clock limit has used all of it; the memory it was last seen
@@ -102,8 +104,8 @@ def read_batch(text: str, fmt: str, file: str, *, job_id: str | None, tz: tzinfo
     """
     result = StructuredResult(events=[], issues=[], lines=len(text.splitlines()), hosts=set())
     times = TimeParser(tz, *window)
-    readers = {"sge-qacct": _qacct, "pbs-tracejob": _tracejob, "pbs-qstat": _qstat, "lsf-bjobs": _lsf,
-               "lsf-bhist": _lsf, "flux-jobs": _flux}
+    readers = {"sge-qacct": _qacct, "sge-messages": _sge_messages, "pbs-tracejob": _tracejob, "pbs-qstat": _qstat,
+               "lsf-bjobs": _lsf, "lsf-bhist": _lsf, "flux-jobs": _flux}
     # Each command's output on its own (a prompt and a command line above each part, several in one file).
     jobs = [job for out in outputs(text) for job in readers[fmt](out, tz, times, result.issues)]
     if job_id is not None and jobs:
@@ -274,6 +276,71 @@ def _signal_exit(job: _Job, code: int, printer: str) -> None:
     signum = exit_signum(printer, code)
     if signum is not None:
         job.signal = signum
+
+
+# --------------------------------------------------------------------------
+# SGE / UGE / OCS: the qmaster's and the execd's messages files
+# --------------------------------------------------------------------------
+
+# `$SGE_ROOT/$SGE_CELL/spool/qmaster/messages` (and each execd's `spool/<host>/messages`): `date time|thread|host|
+# level|message` (StarExec/StarExec#79: `02/25/2018 04:29:57|worker|starexec2|W|job 9882833.1 failed on host
+# n110.star.cs.uiowa.edu assumedly after job because: job 9882833.1 died through signal KILL (9)`; kaldi-asr/kaldi
+# #4358: `... |W|job 84.1 failed on host ubuntu general opening input/output file because: ...`).
+_SGE_MESSAGE = re.compile(r"^(?P<t>\d\d/\d\d/\d{4} \d\d:\d\d:\d\d)(?:\.\d+)?\|(?P<who>[^|]*)\|(?P<host>[^|]*)\|"
+                          r"(?P<level>[A-Z])\|(?P<msg>.*)$")
+# The qmaster on a job that failed on a host: the words after the host are the `failed` code's description (qacct's),
+# what follows `because:` the shepherd's or the execd's own.
+SGE_FAILED = re.compile(r"\bjob (?P<job>\d+)(?:\.(?P<task>\d+))? failed on host (?P<host>[A-Za-z0-9][\w.\-]*) "
+                        r"(?P<what>[^:]+?) because: (?P<why>.*)$")
+# The shepherd's word on a job a signal ended, by Grid Engine's signal name and the host's number (also in the
+# job's mail: `failed assumedly after job because:` / `job 8974017.1 died through signal KILL (9)`).
+SGE_DIED = re.compile(r"\bjob (?P<job>\d+(?:\.\d+)?) died through signal (?P<name>[A-Z][A-Z0-9]{1,9}) \((?P<num>\d+)\)")
+# The execd killing a job over a hard limit (execd_ck_to_do.c; the limit's name decides, catalog/scheduler.yaml).
+_SGE_LIMIT = re.compile(r"\bjob (?P<job>\d+)(?:\.(?P<task>\d+))? exceeds job hard limit ")
+
+
+def sge_signal(m: re.Match[str]) -> int | None:
+    """The signal's number of a `died through signal KILL (9)` (SGE_DIED): its name where Python knows it, else
+    the number as the host numbers signals (catalog/exits.yaml, printer sge-signal)."""
+    by_name = signal_number(f"SIG{m.group('name')}")
+    return by_name if by_name is not None else exit_signum("sge-signal", int(m.group("num")))
+
+
+def _sge_messages(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -> Iterator[_Job]:
+    jobs: dict[str, _Job] = {}
+    for lineno, line in out.lines:
+        m = _SGE_MESSAGE.match(line.strip())
+        if m is None:
+            continue
+        msg, when = m.group("msg"), _ctime(m.group("t"), tz)
+        failed = SGE_FAILED.search(msg)
+        limit = _SGE_LIMIT.search(msg) if failed is None else None
+        hit = failed or limit
+        if hit is None:
+            continue
+        task = hit.group("task")
+        job_id = hit.group("job") if task in (None, "1") else f"{hit.group('job')}.{task}"
+        job = jobs.get(job_id)
+        if job is None:
+            job = jobs[job_id] = _Job("sge", job_id, lineno)
+        job.finished, job.end = True, when or job.end
+        job.summary.append(clip(line, 200))
+        if failed is not None:
+            job.hosts.append(failed.group("host"))
+            what, why = failed.group("what").strip(), failed.group("why").strip()
+            job.raw_state = job.raw_state or f"failed {what}"
+            _read_prose(job, what)
+            _read_prose(job, why)
+            died = SGE_DIED.search(why)
+            if died is not None:
+                job.signal = sge_signal(died)
+        else:
+            host = m.group("host").strip()
+            if host:
+                job.hosts.append(host)  # the execd's own messages: its host
+            _read_prose(job, msg)
+            job.raw_state = job.raw_state or clip(msg, 120)
+    yield from jobs.values()
 
 
 # --------------------------------------------------------------------------
