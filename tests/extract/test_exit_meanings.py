@@ -259,3 +259,22 @@ def test_sges_time_limit_on_the_same_line_is_the_cause_not_a_second_signal() -> 
 )
 def test_sges_words_without_a_jobs_signal_are_no_exit(line: str) -> None:
     assert signals([line]) == []
+
+
+# ---------------------------------------------------------------- PRRTE's sentence over two lines
+
+
+def test_prrtes_signal_sentence_cut_after_exited_on() -> None:
+    # openpmix/prrte src/mca/schizo/prte/help-prun.txt [prun:proc-aborted-strsignal] (Open MPI 5's mpirun), the
+    # help text's own line break; synthetic rank, pid and node
+    [e] = signals(["prterun noticed that process rank 1 with PID 4242 on node gpu-03 exited on",
+                   "signal 9 (Killed)."])
+    assert (e.rank, e.fields["host"], e.fields["pid"], e.fields["signal"], e.fields["by"]) == (
+        1, "gpu-03", 4242, "SIGKILL", "launcher")
+
+
+def test_prrtes_first_line_alone_or_a_later_signal_line_is_no_exit() -> None:
+    assert signals(["prterun noticed that process rank 1 with PID 4242 on node gpu-03 exited on",
+                    "[gpu-03:4242] mca_base_component_repository_open: unable to open mca_btl_openib",
+                    "signal 9 (Killed)."]) == []
+    assert signals(["signal 9 (Killed)."]) == []

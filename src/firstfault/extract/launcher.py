@@ -19,11 +19,15 @@ from firstfault.extract.traceback import clip
 from firstfault.model import FieldValue
 
 # Open MPI's launcher on a rank that died by a signal: `mpirun noticed that process rank 3 with PID 0 on
-# node gpu04 exited on signal 9 (Killed).` (prterun / mpiexec / orterun in other versions).
+# node gpu04 exited on signal 9 (Killed).` (prterun / mpiexec / orterun in other versions). PRRTE's help text
+# (src/mca/schizo/prte/help-prun.txt, `[prun:proc-aborted-strsignal]`: Open MPI 5's mpirun) breaks the sentence
+# after `exited on`, the signal on the next line: `signal 9 (Killed).`
 _MPI_SIGNAL = re.compile(
-    r"\b(?:mpirun|mpiexec|prterun|orterun) noticed that process rank (?P<rank>\d+) with PID (?P<pid>\d+) on node "
-    r"(?P<host>[A-Za-z0-9][\w.\-]*) exited on signal (?P<num>\d+)(?: \((?P<what>[^)]+)\))?"
+    r"\b(?:mpirun|mpiexec|prterun|orterun|prun|prte) noticed that process rank (?P<rank>\d+) with PID (?P<pid>\d+) "
+    r"on node (?P<host>[A-Za-z0-9][\w.\-]*) exited on(?: signal (?P<num>\d+)(?: \((?P<what>[^)]+)\))?|\s*$)"
 )
+_MPI_SIGNAL_REST = re.compile(r"^\s*signal (?P<num>\d+)(?: \((?P<what>[^)]+)\))?\.?\s*$")
+_K_MPI_SIGNAL = "ff.mpi.signal_split"  # (lineno, rank, pid, host, line) of PRRTE's sentence cut after `exited on`
 _FAULTS: Final = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"})
 # Hugging Face TGI's launcher on a shard that a signal ended (huggingface/text-generation-inference launcher/src/main.rs
 # shard_manager: `Shard process was signaled to shutdown with signal 4 rank=0`, after `Shard complete standard error
@@ -51,20 +55,28 @@ class LauncherSignalExtractor:
     }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (" noticed that process rank ", "Node failure on ", "Exited with exit code ",
-                                 "Shard process was signaled")
+                                 "Shard process was signaled", "signal ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        split = ctx.state.get(_K_MPI_SIGNAL)
+        if split is None and "signal " in line and not any(w in line for w in self.literals[:4]):
+            return  # `signal ` is the prefilter word of PRRTE's second line only
         body = split_prefixes(line).body
+        if isinstance(split, tuple):
+            ctx.state.pop(_K_MPI_SIGNAL, None)
+            rest = _MPI_SIGNAL_REST.match(body) if ctx.lineno - split[0] == 1 else None
+            if rest is not None:
+                ctx.claimed = True
+                yield self._mpi_signal(rest, split[2], split[1], split[3], f"{split[4]} {body.strip()}")
+                return
         m = _MPI_SIGNAL.search(body)
+        if m and m.group("num") is None:
+            ctx.state[_K_MPI_SIGNAL] = (ctx.lineno, int(m.group("rank")), int(m.group("pid")), m.group("host"),
+                                        body.strip()[:300])
+            ctx.claimed = True
+            return
         if m:
-            what = m.group("what")
-            sig = (signal_of_text(what) if what else None) or _signal_of("openmpi-signal", int(m.group("num")))
-            # mpirun only saw the exit: an abort may be the runtime's answer to another failure (gloo's
-            # `terminate called` after a refused connection), so only the fault signals are the rank's own.
-            by = by_whom(sig, "launcher") if sig in _FAULTS else "launcher"
-            yield Draft("process.signal", {"signal": sig, "by": by, "detail": body.strip()[:400],
-                                           "pid": int(m.group("pid"))},
-                        rank=int(m.group("rank")), host=m.group("host"))
+            yield self._mpi_signal(m, int(m.group("pid")), int(m.group("rank")), m.group("host"), body.strip())
             return
         t = _TGI_SHARD_SIGNAL.search(body) if "Shard process" in body else None
         if t:
@@ -86,6 +98,17 @@ class LauncherSignalExtractor:
             tasks = x.group("tasks")
             yield Draft("process.signal", _exit_fields(clip(body), int(x.group("code")), printer="srun"),
                         rank=int(tasks) if tasks.isdigit() else None, host=x.group("host"))
+
+
+    @staticmethod
+    def _mpi_signal(m: re.Match[str], pid: int, rank: int, host: str, detail: str) -> Draft:
+        what = m.group("what")
+        sig = (signal_of_text(what) if what else None) or _signal_of("openmpi-signal", int(m.group("num")))
+        # mpirun only saw the exit: an abort may be the runtime's answer to another failure (gloo's
+        # `terminate called` after a refused connection), so only the fault signals are the rank's own.
+        by = by_whom(sig, "launcher") if sig in _FAULTS else "launcher"
+        return Draft("process.signal", {"signal": sig, "by": by, "detail": detail[:400], "pid": pid},
+                     rank=rank, host=host)
 
 
 def reports_exit(body: str, state: Mapping[str, object], lineno: int) -> bool:
