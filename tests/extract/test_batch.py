@@ -343,7 +343,7 @@ def test_flux_a_bad_eventlog_line_is_an_issue_and_the_rest_is_read() -> None:
 
 
 @pytest.mark.parametrize("fmt", ["sge-qacct", "sge-messages", "pbs-qstat", "pbs-tracejob", "lsf-bjobs", "lsf-bhist",
-                                 "flux-jobs"])
+                                 "flux-jobs", "htcondor-ad"])
 def test_empty_and_unrelated_text_give_nothing(fmt: str) -> None:
     for data in (b"", b"hello world\nnothing here\n"):
         res = read("x.txt", fmt, data=data)
@@ -403,3 +403,63 @@ def test_sge_messages_a_soft_limit_and_other_daemon_lines_are_no_end() -> None:
             b"02/21/2018 09:24:38|worker|starexec2|W|unable to find job 9389651 from the scheduler order package\n")
     res = read("messages", "sge-messages", data=data)
     assert [(e.fields["job_id"], e.fields["state"], e.fields.get("due_to")) for e in jobs(res)] == []
+
+
+# --------------------------------------------------------------------------
+# HTCondor: job ads (condor_q -l, condor_history -l)
+# --------------------------------------------------------------------------
+
+# The ads below are cut to the attributes that say how the job ended, as threads paste them (`condor_q -long ID |
+# grep -i memory`: gwastro/1-ogc#2); the hold reason is the starter's as usegalaxy-eu/infrastructure-playbook#533's
+# event log quotes it, the code the one gwastro/pycbc#1428 names. Ids and times are synthetic.
+HELD_34 = b"""ClusterId = 36707199
+ProcId = 0
+JobStatus = 5
+EnteredCurrentStatus = 1668147465
+HoldReasonCode = 34
+HoldReasonSubCode = 0
+HoldReason = "Error from slot1_9@vgcnbwc-worker-c36m100-0574.novalocal: Job has gone over memory limit of 4096 megabytes. Peak usage: 4088 megabytes."
+LastRemoteHost = "slot1_9@vgcnbwc-worker-c36m100-0574.novalocal"
+RequestMemory = 4096
+"""
+
+
+def test_htcondor_ad_held_for_its_memory() -> None:
+    job = the_job(read("ads.txt", "htcondor-ad", data=HELD_34))
+    assert {k: job.fields.get(k) for k in ("job_id", "state", "due_to", "nodelist", "scheduler")} == {
+        "job_id": "36707199.0", "state": "OUT_OF_MEMORY", "due_to": "memory_limit",
+        "nodelist": "vgcnbwc-worker-c36m100-0574.novalocal", "scheduler": "htcondor"}
+
+
+def test_htcondor_ad_periodic_hold_for_memory_by_its_words() -> None:
+    # gwastro/1-ogc#2: the Open Science Grid pool's SYSTEM_PERIODIC_HOLD (its code, 26, names no resource)
+    data = (b'ClusterId = 1050981\nProcId = 0\nJobStatus = 5\nHoldReasonCode = 26\n'
+            b'HoldReason = "Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 3000000."\n')
+    assert the_job(read("ads.txt", "htcondor-ad", data=data)).fields["due_to"] == "memory_limit"
+
+
+def test_htcondor_ads_exit_by_signal_and_an_earlier_runs_signal() -> None:
+    # Two ads, a blank line between: one a signal ended; one that completed after an earlier run was killed
+    # (condor_history keeps `ExitSignal = 9` and `ExitReason = "died on signal 9 (Killed)"` with `ExitBySignal = false`)
+    data = (b'ClusterId = 4242\nProcId = 0\nJobStatus = 4\nExitBySignal = true\nExitSignal = 9\n'
+            b'LastRemoteHost = "slot1_13@e4022.chtc.wisc.edu"\n\n'
+            b'ClusterId = 4243\nProcId = 0\nJobStatus = 4\nExitBySignal = false\nExitCode = 0\n'
+            b'ExitReason = "died on signal 9 (Killed)"\nExitSignal = 9\n')
+    got = {e.fields["job_id"]: (e.fields["state"], e.fields.get("signal"), e.fields.get("nodelist"))
+           for e in jobs(read("ads.txt", "htcondor-ad", data=data))}
+    assert got == {"4242.0": ("FAILED", 9, "e4022.chtc.wisc.edu"), "4243.0": ("COMPLETED", None, None)}
+
+
+def test_htcondor_ad_of_a_job_still_running_or_idle_is_no_end() -> None:
+    data = b'ClusterId = 4244\nProcId = 0\nJobStatus = 2\nExitSignal = 9\n\nClusterId = 4245\nJobStatus = 1\n'
+    assert jobs(read("ads.txt", "htcondor-ad", data=data)) == []
+
+
+def test_htcondor_ad_removed_by_a_policy_on_its_memory() -> None:
+    # the schedd's RemoveReason for a PeriodicRemove that named one resource (CRAB's, dmwm/CRABServer#4749's
+    # expression; synthetic ad)
+    data = (b'ClusterId = 77\nProcId = 3\nJobStatus = 3\nRemoveReason = "The job attribute PeriodicRemove '
+            b'expression \'(MemoryUsage > RequestMemory)\' evaluated to TRUE"\n')
+    job = the_job(read("ads.txt", "htcondor-ad", data=data))
+    assert (job.fields["job_id"], job.fields["state"], job.fields.get("due_to")) == ("77.3", "OUT_OF_MEMORY",
+                                                                                    "memory_limit")

@@ -1,7 +1,7 @@
 """Accounting of the batch schedulers other than Slurm, as their tools print it: SGE/UGE, PBS/Torque, LSF, Flux.
 
 Formats (docs/evidence-bundle.md, "Scheduler formats"): `sge-qacct` (`qacct -j`), `sge-messages` (the qmaster's
-and the execd's messages files), `pbs-tracejob`
+and the execd's messages files), `htcondor-ad` (`condor_q -l`, `condor_history -l`), `pbs-tracejob`
 (`tracejob`, and the server / MOM / accounting log lines it is made of), `pbs-qstat` (`qstat -f` /
 `qstat -fx`), `lsf-bjobs` (`bjobs -l`), `lsf-bhist` (`bhist -l`), `flux-jobs` (`flux jobs` listings and
 a job's eventlog, `flux job eventlog` / `flux job info ID eventlog`).
@@ -25,6 +25,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.codes import exit_reading, exit_signum, signal_number
+from firstfault.extract.endstate import message_reading
 from firstfault.extract.reasons import state_of, text_reasons, word_reason
 from firstfault.extract.structured import Output, ParseIssue, StructuredResult, clip, outputs
 from firstfault.hostlist import hostlist_expand
@@ -38,7 +39,7 @@ EMITS: Mapping[str, frozenset[str]] = {
 }
 
 BATCH_FORMATS: tuple[str, ...] = ("sge-qacct", "sge-messages", "pbs-tracejob", "pbs-qstat", "lsf-bjobs", "lsf-bhist",
-                                  "flux-jobs")
+                                  "flux-jobs", "htcondor-ad")
 
 # How near its limit a job's use must come for the limit to be the one that killed it: the scheduler reads
 # use at intervals (a job killed at its wall-clock limit has used all of it; the memory it was last seen
@@ -105,7 +106,7 @@ def read_batch(text: str, fmt: str, file: str, *, job_id: str | None, tz: tzinfo
     result = StructuredResult(events=[], issues=[], lines=len(text.splitlines()), hosts=set())
     times = TimeParser(tz, *window)
     readers = {"sge-qacct": _qacct, "sge-messages": _sge_messages, "pbs-tracejob": _tracejob, "pbs-qstat": _qstat,
-               "lsf-bjobs": _lsf, "lsf-bhist": _lsf, "flux-jobs": _flux}
+               "lsf-bjobs": _lsf, "lsf-bhist": _lsf, "flux-jobs": _flux, "htcondor-ad": _htcondor}
     # Each command's output on its own (a prompt and a command line above each part, several in one file).
     jobs = [job for out in outputs(text) for job in readers[fmt](out, tz, times, result.issues)]
     if job_id is not None and jobs:
@@ -341,6 +342,87 @@ def _sge_messages(out: Output, tz: tzinfo, times: TimeParser, issues: list[Parse
             _read_prose(job, msg)
             job.raw_state = job.raw_state or clip(msg, 120)
     yield from jobs.values()
+
+
+# --------------------------------------------------------------------------
+# HTCondor: job ads (condor_q -l, condor_history -l)
+# --------------------------------------------------------------------------
+
+# A job ad as `condor_q -l` / `condor_history -l` print it: `Attribute = value` lines, one ad after another (a blank
+# line or `-- Schedd:` between them). Attributes (HTCondor's manual, "Job ClassAd Attributes"): JobStatus (1 idle,
+# 2 running, 3 removed, 4 completed, 5 held, 6 transferring output, 7 suspended); ExitBySignal, and then ExitSignal,
+# the signal's number, else ExitCode, the job's exit value; HoldReason / HoldReasonCode (34 the job's memory, 46 and
+# 47 its allowed durations: catalog/scheduler.yaml); RemoveReason; RemoteHost / LastRemoteHost (`slot1_3@host`).
+# An ExitSignal beside `ExitBySignal = false` is an earlier run's (a vacated start), not the job's end.
+_AD_LINE = re.compile(r"^(?P<key>[A-Za-z_][\w.]{0,80})\s*=\s*(?P<value>.*?)\s*$")
+_AD_ENDED = {"3": "Removed", "4": "Completed", "5": "Held"}
+
+
+def _ad_records(lines: list[tuple[int, str]]) -> Iterator[tuple[int, dict[str, str]]]:
+    record: dict[str, str] = {}
+    start = 0
+    for lineno, line in lines:
+        m = _AD_LINE.match(line.strip())
+        if m is None:
+            if record and (not line.strip() or line.startswith("-- ")):
+                yield start, record
+                record = {}
+            continue
+        key = m.group("key")
+        if key in record and key in ("ClusterId", "GlobalJobId"):
+            yield start, record  # the next ad, pasted without a blank line between them
+            record = {}
+        if not record:
+            start = lineno
+        record[key] = m.group("value")
+    if record:
+        yield start, record
+
+
+def _ad_text(value: str) -> str:
+    v = value.strip()
+    return v[1:-1].replace('\\"', '"') if len(v) >= 2 and v[0] == v[-1] == '"' else v
+
+
+def _htcondor(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -> Iterator[_Job]:
+    for lineno, ad in _ad_records(out.lines):
+        status = ad.get("JobStatus", "").strip()
+        if status not in _AD_ENDED:
+            continue  # not a job ad, or a job that has not ended
+        cluster, proc = ad.get("ClusterId", "").strip(), ad.get("ProcId", "").strip()
+        job_id = f"{cluster}.{proc}" if cluster and proc else cluster or _ad_text(ad.get("GlobalJobId", "?"))
+        job = _Job("htcondor", job_id, lineno)
+        job.finished = True
+        host = _ad_text(ad.get("RemoteHost") or ad.get("LastRemoteHost") or "")
+        if host:
+            job.hosts.append(host.rsplit("@", 1)[-1])
+        for key in ("CompletionDate", "EnteredCurrentStatus"):
+            raw = ad.get(key, "").strip()
+            if raw.isdigit():
+                job.end = _epoch(int(raw))
+                break
+        said = [f"JobStatus = {status} ({_AD_ENDED[status]})"]
+        if status == "4":
+            if ad.get("ExitBySignal", "").strip().lower() == "true" and ad.get("ExitSignal", "").strip().isdigit():
+                job.signal = exit_signum("htcondor-signal", int(ad["ExitSignal"].strip()))
+                said.append(f"ExitSignal = {ad['ExitSignal'].strip()}")
+            elif ad.get("ExitCode", "").strip().lstrip("-").isdigit():
+                _signal_exit(job, int(ad["ExitCode"].strip()), "htcondor")
+                said.append(f"ExitCode = {job.exit_code}")
+        code = ad.get("HoldReasonCode", "").strip() if status == "5" else ""
+        if code:
+            row = word_reason("htcondor", code, "hold_code")
+            job.say(row.reason if row is not None else None, f"HoldReasonCode {code}")
+            said.append(f"HoldReasonCode = {code}")
+        for key in ("HoldReason",) if status == "5" else ("RemoveReason",) if status == "3" else ():
+            text = _ad_text(ad.get(key, ""))
+            if text:
+                reading = message_reading(text)
+                job.say(reading.reason if reading is not None else None, clip(text, 160))
+                said.append(f"{key} = {clip(text, 120)}")
+        job.raw_state = ", ".join(said)
+        job.summary.append(job.raw_state)
+        yield job
 
 
 # --------------------------------------------------------------------------
