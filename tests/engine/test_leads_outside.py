@@ -104,3 +104,13 @@ def test_an_exit_without_the_launchers_abort_gives_no_lead(make_bundle: BundleMa
     # the rank's death without the launcher's word that it ended the job for it: nothing failed after it
     assert _mpirun(make_bundle, [
         "mpirun noticed that process rank 2 with PID 0 on node vm exited on signal 9 (Killed)."]).leads == []
+
+
+def test_prrtes_two_line_signal_sentence_is_the_same_first_exit(make_bundle: BundleMaker) -> None:
+    # Open MPI 5's mpirun prints PRRTE's help text (help-prun.txt [prun:proc-aborted-strsignal]), which breaks the
+    # sentence after `exited on` (synthetic, that text over the run above)
+    v = _mpirun(make_bundle, [*_OMPI_ABORT, _OMPI_RULE,
+                              "prterun noticed that process rank 2 with PID 0 on node vm exited on",
+                              "signal 9 (Killed).", _OMPI_RULE])
+    assert [(ld.kind, ld.ranks, ld.nodes) for ld in v.leads] == [("first_exit", [2], ["vm"])]
+

@@ -418,7 +418,8 @@ JobStatus = 5
 EnteredCurrentStatus = 1668147465
 HoldReasonCode = 34
 HoldReasonSubCode = 0
-HoldReason = "Error from slot1_9@vgcnbwc-worker-c36m100-0574.novalocal: Job has gone over memory limit of 4096 megabytes. Peak usage: 4088 megabytes."
+HoldReason = "Error from slot1_9@vgcnbwc-worker-c36m100-0574.novalocal: Job has gone over memory limit of 4096 \
+megabytes. Peak usage: 4088 megabytes."
 LastRemoteHost = "slot1_9@vgcnbwc-worker-c36m100-0574.novalocal"
 RequestMemory = 4096
 """
