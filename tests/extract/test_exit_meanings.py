@@ -106,6 +106,9 @@ def test_rows_that_meet_at_a_version_do_not_overlap(monkeypatch: pytest.MonkeyPa
         ("generic", -9, {}, ExitReading(None, "SIGKILL")),
         ("generic", 139, {}, ExitReading(139, "SIGSEGV")),
         ("generic", 9, {}, ExitReading(9, None)),
+        # a negative number beyond the signals is the program's own (a Windows console's NTSTATUS)
+        ("generic", -1073741819, {}, ExitReading(-1073741819, None)),
+        ("torchrun", -65, {}, ExitReading(-65, None)),
     ],
 )
 def test_a_number_reads_by_its_printers_meaning(printer: str, value: int, kw: dict[str, str],
@@ -278,3 +281,11 @@ def test_prrtes_first_line_alone_or_a_later_signal_line_is_no_exit() -> None:
                     "[gpu-03:4242] mca_base_component_repository_open: unable to open mca_btl_openib",
                     "signal 9 (Killed)."]) == []
     assert signals(["signal 9 (Killed)."]) == []
+
+
+def test_a_windows_consoles_ntstatus_is_no_signal() -> None:
+    # JetBrains' run console on Windows (catalog/ends.yaml's row): `Process finished with exit code -1073741819
+    # (0xC0000005)`, an access violation's NTSTATUS, not signal 1073741819
+    got = [e for e in helpers.events(["Process finished with exit code -1073741819 (0xC0000005)"])
+           if e.kind == "process.signal"]
+    assert got == []

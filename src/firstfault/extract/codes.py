@@ -133,7 +133,11 @@ def _readings(means: str, n: int) -> list[ExitReading]:
     if means == "shell":
         return [_shell(n)]
     if means == "negative":
-        return [ExitReading(None, signal_name(-n))] if n < 0 else [_shell(n)]
+        if n < 0:
+            # -N for a signal up to SIGRTMAX; beyond, a value of the program's own (Windows' NTSTATUS as a console
+            # prints it: `exit code -1073741819`)
+            return [ExitReading(None, signal_name(-n))] if -n <= _SHELL_SIGNALS else [ExitReading(n, None)]
+        return [_shell(n)]
     if means == "wait":
         w = _wait(n)
         return [w] if w is not None else []
