@@ -114,3 +114,12 @@ def test_prrtes_two_line_signal_sentence_is_the_same_first_exit(make_bundle: Bun
                               "signal 9 (Killed).", _OMPI_RULE])
     assert [(ld.kind, ld.ranks, ld.nodes) for ld in v.leads] == [("first_exit", [2], ["vm"])]
 
+
+
+def test_fluxs_shell_on_the_first_task_that_exited_is_the_first_exit(make_bundle: BundleMaker) -> None:
+    # the other ranks lost their peer; Flux's doom plugin names the task that exited first (flux-core src/shell/doom.c,
+    # as flux-framework/flux-core#7037 prints it; synthetic rank, host and command)
+    lines = [x for r in (0, 2) for x in (TB.format(r=r, ms=400), CLOSED.format(r=r))]
+    lines.append("flux-shell[0]: FATAL: doom: python: rank 1 on host vm exited and exit-timeout=30s has expired")
+    v = _analyze(make_bundle, lines)
+    assert [(ld.kind, ld.ranks, ld.nodes) for ld in v.leads] == [("first_exit", [1], ["vm"])]

@@ -289,3 +289,63 @@ def test_a_windows_consoles_ntstatus_is_no_signal() -> None:
     got = [e for e in helpers.events(["Process finished with exit code -1073741819 (0xC0000005)"])
            if e.kind == "process.signal"]
     assert got == []
+
+
+# ---------------------------------------------------------------- Flux's job shell on the first task that exited
+
+
+@pytest.mark.parametrize(
+    ("line", "rank", "host", "signal", "exitcode"),
+    [
+        # flux-framework/flux-core#7037 (0.73: the command's name, the host)
+        ("flux-shell[0]: FATAL: doom: sh: rank 3 on host frontier10490 exited and exit-timeout=30s has expired",
+         3, "frontier10490", None, None),
+        # flux-framework/flux-core#5736 (before the host was named)
+        ("33.708s: flux-shell[0]: FATAL: doom: rank 1 exited and exit-timeout=30s has expired", 1, None, None, None),
+        # flux-framework/flux-core#7328 (exit-on-error, logged by the task-exit component)
+        ("0.037s: flux-shell[0]: FATAL: task-exit: foo.sh: task rank 1 on host system76-pc failed and exit-on-error "
+         "is set", 1, "system76-pc", None, None),
+        # src/shell/doom.c since 765434e2: how the task ended (synthetic command, rank and host)
+        ("0.5s: flux-shell[0]: FATAL: doom: python: task rank 2 on host n2 failed (Killed) and exit-on-error is set",
+         2, "n2", "SIGKILL", None),
+        ("0.5s: flux-shell[0]: FATAL: doom: python: task rank 2 on host n2 exited (Exit 3) and exit-timeout=30s has "
+         "expired", 2, "n2", None, 3),
+    ],
+)
+def test_fluxs_shell_names_the_first_task_that_exited(line: str, rank: int, host: str | None, signal: str | None,
+                                                      exitcode: int | None) -> None:
+    [e] = signals([line])
+    assert (e.rank, e.fields.get("host"), e.fields.get("signal"), e.fields.get("exitcode"), e.fields["by"]) == (
+        rank, host, signal, exitcode, "launcher")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # the same words as the job exception's note (flux-framework/flux-core#7328): that exception's, no second exit
+        "0.038s: job.exception ƒ8ezArJcP type=exec severity=0 foo.sh: task rank 1 on host system76-pc failed and "
+        "exit-on-error is set",
+        # the option named in prose, no shell's FATAL line
+        "Set -o exit-on-error so that when rank 1 failed and exit-on-error is set the job ends.",
+    ],
+)
+def test_fluxs_words_outside_the_shells_fatal_line_are_no_exit(line: str) -> None:
+    assert signals([line]) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "state", "code"),
+    [
+        ("flux-job: task(s) exited with exit code 1", "FAILED", 1),  # flux-framework/flux-core#7328
+        ("flux-job: task(s) Killed", "FAILED", None),  # libjob/job.c: a code above 128 as strsignal's text
+        ("flux-job: job shell Killed", "FAILED", None),
+    ],
+)
+def test_flux_runs_own_word_on_how_the_job_ended(line: str, state: str, code: int | None) -> None:
+    [e] = [e for e in helpers.events([line]) if e.kind == "launcher.exit"]
+    assert (e.fields["system"], e.fields["state"], e.fields.get("code")) == ("flux", state, code)
+
+
+def test_flux_runs_words_mid_sentence_are_no_end() -> None:
+    assert [e for e in helpers.events(["It printed flux-job: task(s) Killed twice, then nothing."])
+            if e.kind == "launcher.exit"] == []

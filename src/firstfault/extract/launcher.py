@@ -34,6 +34,16 @@ _FAULTS: Final = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"})
 # output:`; its tracing fields after the message, the rank the shard's).
 _TGI_SHARD_SIGNAL = re.compile(
     r"\bShard process was signaled to shutdown with signal (?P<num>\d+)(?: rank=(?P<rank>\d+))?")
+# Flux's job shell on the first task that exited, ending the job for it (flux-core src/shell/doom.c: `doom: sh: rank
+# 3 on host frontier10490 exited and exit-timeout=30s has expired`, flux-framework/flux-core#7037; `task-exit: foo.sh:
+# task rank 1 on host system76-pc failed and exit-on-error is set`, #7328; before 0.63 no host, `doom: rank 1 exited
+# and ...`, #5736; since 765434e2 how it ended: `failed (Killed)`, `exited (Exit 2)`), as its log's FATAL line says
+# it. The same words as a job exception's note are that exception (extract/jobend.py).
+_FLUX_DOOM = re.compile(
+    r"\bFATAL: (?:doom|task-exit): (?:[^\s:]{1,200}: )?(?:(?P<shell>task|shell) )?rank (?P<rank>\d+)"
+    r"(?: on host (?P<host>[A-Za-z0-9][\w.\-]*))? (?:failed|exited)(?: \((?P<how>[^()]{1,80})\))? and "
+    r"(?:exit-on-error is set|exit-timeout=\S+ has expired)")
+_FLUX_EXIT = re.compile(r"^Exit (?P<code>\d+)$")
 # srun told by slurmctld that a node of its step failed: `srun: error: Node failure on gpu-node-12`.
 _SRUN_NODE_FAILURE = re.compile(r"\bsrun: error: Node failure on (?P<host>[A-Za-z0-9][\w.\-\[\],]*)")
 # srun's word on tasks that exited non-zero by themselves: `srun: error: snowflake7: task 0: Exited with exit code 1`,
@@ -55,11 +65,11 @@ class LauncherSignalExtractor:
     }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (" noticed that process rank ", "Node failure on ", "Exited with exit code ",
-                                 "Shard process was signaled", "signal ")
+                                 "Shard process was signaled", "FATAL: doom: ", "FATAL: task-exit: ", "signal ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         split = ctx.state.get(_K_MPI_SIGNAL)
-        if split is None and "signal " in line and not any(w in line for w in self.literals[:4]):
+        if split is None and "signal " in line and not any(w in line for w in self.literals[:-1]):
             return  # `signal ` is the prefilter word of PRRTE's second line only
         body = split_prefixes(line).body
         if isinstance(split, tuple):
@@ -77,6 +87,16 @@ class LauncherSignalExtractor:
             return
         if m:
             yield self._mpi_signal(m, int(m.group("pid")), int(m.group("rank")), m.group("host"), body.strip())
+            return
+        d = _FLUX_DOOM.search(body) if "FATAL: " in body else None
+        if d:
+            # The shell's word on the task (or the node's shell: `shell rank N`) that ended first: the leads' first
+            # exit. How it ended, where the line says: strsignal's text, or `Exit N` (the task's exit value).
+            how = d.group("how") or ""
+            code = _FLUX_EXIT.match(how)
+            fields = _exit_fields(clip(body), int(code.group("code")) if code else None,
+                                  None if code else signal_of_text(how), printer="flux-task")
+            yield Draft("process.signal", fields, rank=int(d.group("rank")), host=d.group("host"))
             return
         t = _TGI_SHARD_SIGNAL.search(body) if "Shard process" in body else None
         if t:
