@@ -464,3 +464,44 @@ def test_htcondor_ad_removed_by_a_policy_on_its_memory() -> None:
     job = the_job(read("ads.txt", "htcondor-ad", data=data))
     assert (job.fields["job_id"], job.fields["state"], job.fields.get("due_to")) == ("77.3", "OUT_OF_MEMORY",
                                                                                     "memory_limit")
+
+
+# --------------------------------------------------------------------------
+# PBS's negative codes, by the PBS that printed them
+# --------------------------------------------------------------------------
+
+# `qstat -f` records in each manual's layout (Torque's "Job Exit Status" example: `job_state = C`, `exit_status =`;
+# PBS Professional's: `job_state = F`, `Exit_status =`), cut to the lines that say how the job ended; synthetic ids.
+def _qstat_f(job_state: str, key: str, code: int) -> bytes:
+    return (f"Job Id: 179.host\n    job_state = {job_state}\n    exec_host = node1/0\n    {key} = {code}\n").encode()
+
+
+@pytest.mark.parametrize(
+    ("job_state", "key", "code", "state", "due_to"),
+    [
+        # Torque 6.1.2's JOB_EXEC_OVERLIMIT_WT / _MEM / _CPUT
+        ("C", "exit_status", -11, "TIMEOUT", "time_limit"),
+        ("C", "exit_status", -10, "OUT_OF_MEMORY", "memory_limit"),
+        ("C", "exit_status", -12, "TIMEOUT", "time_limit"),
+        # ... which OpenPBS numbers otherwise: JOB_EXEC_RERUN -11, JOB_EXEC_FAILUID -10 (src/include/job.h)
+        ("F", "Exit_status", -11, "FAILED", None),
+        ("F", "Exit_status", -10, "FAILED", None),
+        # OpenPBS's JOB_EXEC_RERUN_SIS_FAIL -14 is a sister lost; Torque's -14 its prologue that failed
+        ("F", "Exit_status", -14, "NODE_FAIL", "node_failure"),
+        ("C", "exit_status", -14, "FAILED", None),
+        # beyond Torque's codes: PBS Professional's whoever printed the record
+        ("C", "exit_status", -29, "TIMEOUT", "time_limit"),
+    ],
+)
+def test_pbs_negative_exit_status_by_the_pbs_that_printed_it(job_state: str, key: str, code: int, state: str,
+                                                             due_to: str | None) -> None:
+    job = the_job(read("qstat.txt", "pbs-qstat", data=_qstat_f(job_state, key, code)))
+    assert (job.fields["state"], job.fields.get("due_to")) == (state, due_to)
+
+
+def test_pbs_exit_status_whose_flavour_the_line_does_not_say_reads_only_shared_codes() -> None:
+    # an accounting record's `Exit_status=` (both PBSes write it): -11 and -14 mean different things in each
+    for code in (-11, -14):
+        data = f"06/07/2021 10:14:20;E;4242.pbs01;user=u queue=workq Exit_status={code}\n".encode()
+        job = the_job(read("acct.txt", "pbs-tracejob", data=data))
+        assert job.fields.get("due_to") is None, code

@@ -349,3 +349,14 @@ def test_flux_runs_own_word_on_how_the_job_ended(line: str, state: str, code: in
 def test_flux_runs_words_mid_sentence_are_no_end() -> None:
     assert [e for e in helpers.events(["It printed flux-job: task(s) Killed twice, then nothing."])
             if e.kind == "launcher.exit"] == []
+
+
+def test_a_pasted_pbs_exit_status_reads_only_what_every_pbs_means_by_it() -> None:
+    # -20 is PBS Professional's MoM connection lost, a code Torque never prints; -14 and -11 mean other things in
+    # Torque (its prologue, its walltime) than in OpenPBS (a sister lost, a rerun): no cause from the pair alone
+    def due(line: str) -> list[object]:
+        return [e.fields.get("due_to") for e in helpers.events([line]) if e.kind == "process.signal"]
+
+    assert due("    Exit_status = -20") == ["node_failure"]
+    assert due("    Exit_status = -14") == []
+    assert due("    Exit_status = -11") == []

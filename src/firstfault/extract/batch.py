@@ -519,10 +519,22 @@ _PBS_STATES = {"R": "RUNNING", "Q": "PENDING", "H": "PENDING", "W": "PENDING", "
                "U": "SUSPENDED", "B": "RUNNING", "M": "PENDING"}
 
 
-def _pbs_exit(job: _Job, raw: str, issues: list[ParseIssue], line: int) -> None:
+def _pbs_flavour(values: Mapping[str, str]) -> str | None:
+    """Which PBS printed a `qstat -f` record, where it says: PBS Professional / OpenPBS print `Exit_status` and
+    job_state F; Torque `exit_status` and C (their manuals' `qstat -f` examples). None: the record does not say."""
+    letter = values.get("job_state", "").strip()
+    if letter == "F" or "Exit_status" in values:
+        return "pbspro"
+    if letter == "C" or "exit_status" in values:
+        return "torque"
+    return None
+
+
+def _pbs_exit(job: _Job, raw: str, issues: list[ParseIssue], line: int, flavour: str | None = None) -> None:
     """PBS's Exit_status: 0-127 the job's own; 128-255 (PBS Pro, Torque) and above 256 (the MOM's
     signal encoding: 256 + N) a signal; negative, the MOM's own JOB_EXEC_* code (the job was killed or
-    could not run)."""
+    could not run), read as `flavour` (pbspro, torque) numbers them where the record says which, else only where
+    every PBS reads it alike (catalog/scheduler.yaml, the `pbs` rows)."""
     try:
         code = int(raw.strip())
     except ValueError:
@@ -532,7 +544,8 @@ def _pbs_exit(job: _Job, raw: str, issues: list[ParseIssue], line: int) -> None:
     if code < 0:
         job.exit_code = code
         job.negative_exit = True
-        row = word_reason("pbs", str(code), "exit_status")
+        row = (word_reason(flavour, str(code), "exit_status") if flavour else None) or word_reason(
+            "pbs", str(code), "exit_status")
         if row is not None:
             # The MOM's code names the limit it killed the job over (JOB_EXEC_KILL_*).
             job.say(row.reason, f"Exit_status {code}")
@@ -601,7 +614,7 @@ def _qstat(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue])
             job.state = _PBS_STATES[letter]
         exit_raw = values.get("Exit_status", values.get("exit_status"))
         if exit_raw is not None:
-            _pbs_exit(job, exit_raw, issues, lineno)
+            _pbs_exit(job, exit_raw, issues, lineno, _pbs_flavour(values))
             job.raw_state += f", Exit_status {exit_raw.strip()}"
             job.state = None if letter in ("F", "C", "E", "") else job.state
         elif letter in ("F", "C"):
