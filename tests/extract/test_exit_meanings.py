@@ -360,3 +360,18 @@ def test_a_pasted_pbs_exit_status_reads_only_what_every_pbs_means_by_it() -> Non
     assert due("    Exit_status = -20") == ["node_failure"]
     assert due("    Exit_status = -14") == []
     assert due("    Exit_status = -11") == []
+
+
+@pytest.mark.parametrize(
+    ("line", "signal"),
+    [
+        # Python's subprocess (CalledProcessError's message): Popen.returncode, -N a signal
+        ("subprocess.CalledProcessError: Command '['python', 'x.py']' returned non-zero exit status -9.", "SIGKILL"),
+        ("subprocess.CalledProcessError: Command '['sh', 'run.sh']' returned non-zero exit status -11.", "SIGSEGV"),
+        # ... a positive code a program's own (the near miss)
+        ("subprocess.CalledProcessError: Command '['python', 'train.py']' returned non-zero exit status 2.", None),
+    ],
+)
+def test_pythons_returncode_words(line: str, signal: str | None) -> None:
+    got = [e.fields.get("signal") for e in helpers.events([line]) if e.kind == "process.signal"]
+    assert got == ([signal] if signal else [])

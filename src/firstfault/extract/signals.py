@@ -14,7 +14,7 @@ from typing import Final
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.codes import by_whom, exit_reading, exit_signal, signal_of_text, strsignal_alternation
+from firstfault.extract.codes import by_whom, exit_reading, signal_of_text, strsignal_alternation
 from firstfault.extract.exceptions import TERMINATED
 from firstfault.extract.launcher import reports_exit
 from firstfault.extract.nccl import NCCL_MARK, clip, recent, split_rank_prefix
@@ -187,7 +187,10 @@ class ProcessSignalExtractor:
         if "exitcode" not in body and "local_rank" not in body:  # torchrun's own lines: TorchrunExtractor
             m = _EXIT_CODE.search(body)
             if m and not reports_exit(body, state, lineno):  # srun's or Open MPI's, with the rank: launcher.py
-                sig_or_none = exit_signal(int(m.group("code")))
+                # Python's own words (subprocess's CalledProcessError, DeepSpeed's launcher) are Popen.returncode;
+                # any other program's, the generic reading (catalog/exits.yaml).
+                python = m.group(0).startswith(("returned non-zero exit status", "exits with return code"))
+                sig_or_none = exit_reading("python" if python else "generic", int(m.group("code"))).signal
                 if sig_or_none is not None:
                     return Draft("process.signal", {"signal": sig_or_none, "by": by_whom(sig_or_none, "launcher"),
                                                     "detail": detail, "exitcode": int(m.group("code"))})
