@@ -375,3 +375,27 @@ def test_a_pasted_pbs_exit_status_reads_only_what_every_pbs_means_by_it() -> Non
 def test_pythons_returncode_words(line: str, signal: str | None) -> None:
     got = [e.fields.get("signal") for e in helpers.events([line]) if e.kind == "process.signal"]
     assert got == ([signal] if signal else [])
+
+
+# ---------------------------------------------------------------- the MPICH a stream names decides Hydra's meaning
+
+
+@pytest.mark.parametrize(
+    ("before", "signal"),
+    [
+        # MPI_Get_library_version / mpichversion (src/mpi/init/initinfo.c's `MPICH Version:      %s`): from 3.2 the
+        # banner is printed for a signaled process only, so EXIT CODE 9 is SIGKILL
+        (["MPICH Version:      3.3.2"], "SIGKILL"),
+        (["MPICH Version:\t4.0.2"], "SIGKILL"),
+        # `mpiexec --version` (src/pm/hydra/mpiexec/options.c): `HYDRA build details:` then its `Version:` line; 3.1
+        # still printed an exit value there, so 9 stays either
+        (["HYDRA build details:", "    Version:                                 3.1.4"], None),
+        # no MPICH named (another program's version line): the weaker reading
+        (["Python Version: 3.9.1"], None),
+        (["MVAPICH2 Version      :\t2.3.7"], None),
+    ],
+)
+def test_the_mpich_a_stream_names_decides_what_hydras_exit_code_means(before: list[str], signal: str | None) -> None:
+    # the banner's lines as pyiron/executorlib#192 shows them
+    [e] = signals([*before, BANNER, "=   PID 4827 RUNNING AT fv-az1256-113", "=   EXIT CODE: 9"])
+    assert (e.fields.get("signal"), e.fields["exitcode"]) == (signal, 9)

@@ -179,20 +179,25 @@ def exit_signum(printer: str, value: int) -> int | None:
     return signal_number(sig) if sig is not None else None
 
 
-def exit_reading(printer: str, value: int, *, since: str | None = None, until: str | None = None) -> ExitReading:
+def exit_reading(printer: str, value: int, *, since: str | None = None, until: str | None = None,
+                 version: str | None = None) -> ExitReading:
     """What `value` means as `printer` prints it (catalog/exits.yaml), over the printer's versions from `since` to
-    before `until` (what the evidence says of the version; None: any). Where the versions read it differently, the
-    weaker reading: its exit value where one reads it as one, no signal, and `ambiguous`."""
+    before `until`, or at the one `version` the evidence names (None: any). Where the versions read it differently,
+    the weaker reading: its exit value where one reads it as one, no signal, and `ambiguous`."""
     rows = _printer_rows().get(printer)
     if rows is None:
         raise KeyError(f"catalog/exits.yaml: no printer {printer!r}")
     lo = version_key(since) if since else None
     hi = version_key(until) if until else None
+    at = version_key(version) if version else None
     readings: list[ExitReading] = []
     for row in rows:
         if hi is not None and row.since is not None and version_key(row.since) >= hi:
             continue
         if lo is not None and row.until is not None and version_key(row.until) <= lo:
+            continue
+        if at is not None and ((row.since is not None and version_key(row.since) > at)
+                               or (row.until is not None and version_key(row.until) <= at)):
             continue
         readings += [r for r in _readings(row.means, value) if r not in readings]
     if not readings:

@@ -180,6 +180,12 @@ _ABORTING: Final = "aborting job:"
 # (pm/pmiserv/pmip_cb.c:878): assert (!closed) failed`, `[mpiexec@host] HYDT_bscu_wait_for_completion (...): one of
 # the processes terminated badly; aborting`. The launcher's reaction: understood, nothing of its own.
 _HYDRA_TEARDOWN = re.compile(r"^\[(?:proxy:[\d:]+|mpiexec)@[\w.\-]+\] HYDT?_\w+")
+# The MPICH the stream names (src/mpi/init/initinfo.c, MPI_Get_library_version, and mpichversion: `MPICH Version:
+# 3.3.2`; Hydra's `mpiexec --version`: `HYDRA build details:` then `    Version:   3.3.2`): its Hydra's EXIT CODE reads
+# by that version's meaning (catalog/exits.yaml).
+_MPICH_VERSION = re.compile(r"^\s*(?:MPICH )?Version:\s+(?P<v>\d+(?:\.\d+){1,3}(?:[ab]\d+)?)\s*$")
+_HYDRA_DETAILS: Final = "HYDRA build details:"
+_K_MPICH = "ff.mpi.mpich_version"  # the version named, or (lineno,) of Hydra's details header awaiting its line
 _BLOCK_LINES: Final = 8
 _K_OMPI = "ff.mpi.ompi_first"  # (lineno, rank) of Open MPI's first-exit block
 _K_HYDRA = "ff.mpi.hydra"  # (lineno, rank, pid, host) of Hydra's banner
@@ -218,12 +224,13 @@ def _signal_of(printer: str, num: int) -> str:
 
 
 def _exit_fields(detail: str, code: int | None = None, sig: str | None = None, *, printer: str = "generic",
-                 since: str | None = None, until: str | None = None) -> dict[str, FieldValue]:
+                 since: str | None = None, until: str | None = None,
+                 version: str | None = None) -> dict[str, FieldValue]:
     """A launcher's report of how a rank exited: a signal by name, else an exit code read by its printer's meaning
     (catalog/exits.yaml: srun's 137 is SIGKILL, MPI_Abort's errorcode never a signal, Hydra's 9 either)."""
     fields: dict[str, FieldValue] = {"by": "launcher", "detail": detail}
     if code is not None:
-        read = exit_reading(printer, code, since=since, until=until)
+        read = exit_reading(printer, code, since=since, until=until, version=version)
         # The process's own exit value where the number is a status that holds it (Hydra before 1.5b2 printed
         # exit(1) as 256), else the number as printed.
         fields["exitcode"] = read.exit if read.signal is None and read.exit is not None else code
@@ -247,9 +254,12 @@ class MpiExitExtractor:
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (_OMPI_FIRST, "Process name:", "Exit code:", "MPI_ABORT was invoked on rank",
                                  _HYDRA_BANNER, " RUNNING AT ", "EXIT CODE:", "KILLED BY SIGNAL:", "EXIT STRING:",
-                                 "exit status of rank ", MPI_FATAL_WORDS, _ABORTING, "] HYD")
+                                 "exit status of rank ", MPI_FATAL_WORDS, _ABORTING, "] HYD", "MPICH Version:",
+                                 _HYDRA_DETAILS, "Version:")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        if "Version:" in line and self._version(line, ctx):
+            return
         p = split_prefixes(line)
         body = p.body
         if _OMPI_FIRST in body:
@@ -283,6 +293,24 @@ class MpiExitExtractor:
             return
         if _HYDRA_TEARDOWN.match(body):
             ctx.claimed = True
+
+    @staticmethod
+    def _version(line: str, ctx: LineContext) -> bool:
+        """Note the MPICH version a line names (True: the line was about it)."""
+        if _HYDRA_DETAILS in line:
+            ctx.state[_K_MPICH] = (ctx.lineno,)
+            ctx.claimed = True
+            return True
+        seen = ctx.state.get(_K_MPICH)
+        awaiting = isinstance(seen, tuple) and 0 < ctx.lineno - seen[0] <= 2
+        if "MPICH Version:" not in line and not awaiting:
+            return False
+        m = _MPICH_VERSION.match(split_prefixes(line).body)
+        if m is None:
+            return False
+        ctx.state[_K_MPICH] = m.group("v")
+        ctx.claimed = True
+        return True
 
     @staticmethod
     def _fatal(body: str, fatal: re.Match[str] | None, rank: int | None, host: str | None) -> Draft:
@@ -341,9 +369,11 @@ class MpiExitExtractor:
                 else:
                     # MPICH's own: its `PID p RUNNING AT h` line came with 3.1; the number is a raw wait status
                     # from 3.2, either it or the exit value before (catalog/exits.yaml).
+                    named = ctx.state.get(_K_MPICH)
                     fields = _exit_fields(clip(body), int(m.group("code")), printer="hydra",
                                           since="3.1" if hydra[2] is not None else None,
-                                          until=None if hydra[2] is not None else "3.1")
+                                          until=None if hydra[2] is not None else "3.1",
+                                          version=named if isinstance(named, str) else None)
                 if hydra[2] is not None:
                     fields["pid"] = hydra[2]
                 _, r, _, h = hydra
