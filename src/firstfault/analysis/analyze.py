@@ -180,6 +180,11 @@ class Analysis:
                 state = str(banner.fields["state"])
         if state and state.split()[0].upper() == "NODE_FAIL":
             events.extend(silent_nodes(self.node_last_seen, settings.silent_node_gap))
+        if not (provisional or ended_in_failure(state)):
+            # An exception that ended a thread of the workload, not its process (extract/traceback.py `thread`),
+            # names a cause only in an attempt that failed (a thread the main one waited for, then the ranks'
+            # timeouts): alone it is no failure of the run.
+            events = [e for e in events if e.fields.get("thread") is not True]
         leads = find_leads(events, ctx.rank_to_node)
         att = attribute(events, self.analyzer.catalog.active(), settings, allocation, leads=leads)
         if own is not None and own.needs_clean and not (att.root or att.candidates or att.symptoms):

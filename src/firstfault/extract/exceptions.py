@@ -261,7 +261,7 @@ class ExceptionExtractor:
             exc, owner_entry, text = closed.exc, closed.owner, closed.text
             drafts, decisive = tb.classify(text, exc, nccl_owns(text), numerics(text) is not None, closed.frames,
                                            other_owned=memory_limit_kill(text) is not None,
-                                           in_library_thread=closed.library_thread)
+                                           in_library_thread=closed.library_thread, in_thread=closed.thread)
             if closed.chained:
                 ctx.claimed = True  # an envelope of a chain that already decided
                 return

@@ -700,6 +700,10 @@ _RECORD_WRAPPER = re.compile(r"[/\\]errors[/\\]__init__\.py\S*, line \d+, in wra
 _THREAD_HEADER = re.compile(r"^\s*(?:Exception in thread \S.*:|(?:Unhandled exception|Exception ignored) in thread "
                             r"started by\b.*)\s*$")
 THREAD_LITERALS: Final = ("Exception in thread", "exception in thread", "Exception ignored in thread")
+# ... and the same report without its header line (a posted excerpt that starts at `Traceback`, a log that cut it):
+# threading's excepthook prints the thread's whole stack, whose outermost frame is always the thread's bootstrap in
+# the standard library (CPython Lib/threading.py Thread._bootstrap_inner; Python 2's __bootstrap_inner).
+_THREAD_ENTRY = re.compile(r'[/\\]threading\.py", line \d+, in _{1,2}bootstrap(?:_inner)?\b')
 # An installed package's code (not the workload's own files): where a thread whose first frame is there was started.
 _INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
 
@@ -1145,7 +1149,7 @@ def words_cause(text: str) -> Draft | None:
 
 def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
              frames: tuple[str, ...] = (), other_owned: bool = False,
-             in_library_thread: bool = False) -> tuple[list[Draft], bool]:
+             in_library_thread: bool = False, in_thread: bool = False) -> tuple[list[Draft], bool]:
     """The events a traceback's final line holds, and whether it decides its chain.
 
     `other_owned`: another extractor reads this line as its own event (a memory-limit kill raised as an
@@ -1153,10 +1157,16 @@ def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
     `in_library_thread`: the traceback ended a thread that an installed package started (`library_thread`);
     the thread's death does not end the process, so what would be the workload's own exception is none of its
     failures (a CUDA error, a storage errno, a signal or a peer's failure is still read as such).
+    `in_thread`: it ended a thread of the workload's own: its exception is marked `thread`, which names a cause only
+    in an attempt that failed (analysis/analyze.py: the thread's death alone ends no process).
     """
     drafts, decisive = _classify(body, exc, nccl_owned, numerics_owned, frames, other_owned)
     if in_library_thread:
         drafts = [d for d in drafts if d.kind != "app.exception"]
+    elif in_thread:
+        for d in drafts:
+            if d.kind == "app.exception":
+                d.fields["thread"] = True
     return drafts, decisive
 
 
@@ -1253,6 +1263,7 @@ class Closed:
     # Python ignored it (`Exception ignored in: ...`) or a standard-library helper process printed it (`ignored`):
     # nothing of the workload's failed
     ignored: bool = False
+    thread: bool = False  # it ended a thread, not the process (its header, or its thread's bootstrap frame)
 
 
 def _lead_key(lead: str) -> str:
@@ -1409,6 +1420,7 @@ class TracebackModel:
             st.opened, st.owner, st.frames = ctx.lineno, owner, [body.strip()]
             st.head, st.who, st.head_text = ctx, who, body
             st.entry = None if _stdlib(body) else body.strip()
+            st.in_thread = st.in_thread or _THREAD_ENTRY.search(body) is not None
             ctx.claimed = True
             return None
         if ctx.lineno - st.opened > TB_WINDOW:
@@ -1418,6 +1430,8 @@ class TracebackModel:
         if exc is None:
             ctx.claimed = True  # a frame or source line of the open traceback
             if FRAME.match(body):
+                if not st.frames and _THREAD_ENTRY.search(body):
+                    st.in_thread = True  # the thread's bootstrap: a thread's report whose header was not kept
                 st.frames.append(body.strip())
                 del st.frames[:-MAX_FRAMES]
                 if st.entry is None and not _stdlib(body):
@@ -1426,7 +1440,7 @@ class TracebackModel:
         chained = st.decided
         frames = tuple(st.frames)
         closed = Closed(exc, chained, st.owner, frames, st.in_thread and library_thread(st.entry),
-                        body, who, st.ignored or ignored(frames))
+                        body, who, st.ignored or ignored(frames), st.in_thread)
         st.opened, st.closed, st.owner, st.frames = None, ctx.lineno, None, []
         return closed
 
