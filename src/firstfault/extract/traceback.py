@@ -1015,6 +1015,11 @@ def _by_row(row: ExceptionClassInfo, exc: Exc, body: str) -> tuple[list[Draft], 
         return [_object_store(exc)], True
     if family == "setup":
         return [_setup(exc, limit=row.limit)], True
+    if family == "shm":
+        # a program's own word that the node's /dev/shm was too small for the region it asked for (the size the
+        # job's container or pod gave it, docs/verdict.md): the workload's configuration, as a DataLoader's bus error
+        return [Draft("app.exception", _fields(exc_type=exc.cls or "shared memory", message=clip(exc.msg or body),
+                                               shm=True, limit="shm"))], True
     if family == "disk_full":
         # The node's disk said full by the class alone (Ray's OutOfDiskError): a file system full, as ENOSPC is.
         return [Draft("storage.error", _fields(fs="posix", exc_type=exc.cls, detail=_detail(exc)))], True
