@@ -201,9 +201,11 @@ def test_a_go_panic_names_the_errno_its_error_carries(tmp_path: Path) -> None:
 
 def test_a_platform_programs_panic_is_not_the_workloads(tmp_path: Path) -> None:
     # The device plugin's own log (its pod's log file, named as the kubelet names it): the plugin's panic is the
-    # platform's, not the job's failure, and gives no event; the same lines in the job's own output are the job's.
+    # platform's, not the job's exception: the plugin failing on its node (platform.error, part device_plugin: the
+    # node's device-plugin plumbing, weak; tests/extract/test_platform_panic.py); the same lines in the job's own
+    # output are the job's.
     app = "pods/kube-system_nvidia-device-plugin-daemonset-x2x7q/node-a/0.log"
-    assert cause(verdict(tmp_path / "plugin", GO_VALUE, app)) is None
+    assert cause(verdict(tmp_path / "plugin", GO_VALUE, app)) == ("node.driver.device_plugin", ["node-a"])
     assert cause(verdict(tmp_path / "job", GO_VALUE)) == ("app.exception", ["node-a"])
     # a program the table of the platform's programs names beyond the device plugins (catalog/platform.yaml
     # `platform_programs`): the GPU operator's driver validation, its pod's log as the kubelet names it

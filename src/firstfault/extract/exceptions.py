@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import platform_programs, status_anchors, status_word_table
+from firstfault.catalog.tables import platform_program_of, platform_programs, status_anchors, status_word_table
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
@@ -153,6 +153,19 @@ def platform_program(file: str, body: str) -> bool:
     return any(name in low for name in platform_programs())
 
 
+def _platform_crash(file: str, body: str) -> list[Draft]:
+    """A platform program's own uncaught error (a Go or Rust panic in its container's log: the device plugin's
+    `panic: Unable to load resource managers to manage plugin devices: ...`) is that program failing on the node:
+    `platform.error` with its `part` (catalog/platform.yaml `platform_programs`), which the part's rule reads
+    (node-device-plugin) or none does; the program named by the file's path (its container's or pod's log)."""
+    stems = [p.rsplit(".", 1)[0] for p in reversed(file.replace("\\", "/").split("/")) if p]
+    row = platform_program_of(*stems)
+    if row is None:
+        return []
+    return [Draft("platform.error", {"program": row.program, "part": row.part, "text": "panic",
+                                     "message": tb.clip(body)})]
+
+
 _lone = _TerminalLine("app.lone", tb.lone_exception)
 _spelled = _TerminalLine("app.spelled", tb.spelled_exception)
 _foreign = _TerminalLine("app.foreign", tb.foreign_exception)
@@ -193,7 +206,7 @@ class ExceptionExtractor:
     emits: Mapping[str, frozenset[str]] = {
         "app.cuda_error": frozenset({"cuda_code", "cuda_error", "error", "message", "terminal"}),
         "app.exception": frozenset({"errno", "exc_type", "message", "path", "shm", "signal", "cache_race", "exec",
-                                    "setup", "store_code", "terminal", "truncated", "limit"}),
+                                    "setup", "store_code", "terminal", "truncated", "limit", "thread"}),
         "nccl.communicator_aborted": frozenset({"detail", "failed_task", "terminal"}),
         "nccl.error": frozenset({"detail", "nccl_result", "terminal"}),
         "nccl.remote_error": frozenset({"detail", "exit_report", "failed_task", "phase", "terminal"}),
@@ -202,6 +215,7 @@ class ExceptionExtractor:
         "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path", "store_cause", "store_code",
                                     "terminal"}),
         "app.cuda_oom": frozenset({"message", "terminal"}),
+        "platform.error": frozenset({"program", "part", "text", "message"}),
     }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (
@@ -343,7 +357,7 @@ class ExceptionExtractor:
         drafts = _foreign(body)
         if drafts and platform_program(ctx.file, body):
             ctx.claimed = True
-            return []
+            return _platform_crash(ctx.file, body)
         if drafts:
             exc = tb.foreign_exception(body)
             if exc is not None and tb.signal_named_after(exc):
