@@ -358,6 +358,19 @@ def test_nccl_tests_other_failures_are_not_an_nccl_error(line: str) -> None:
     assert all(not e.kind.startswith("nccl.") for e in feed([line]))
 
 
+def test_a_glog_check_of_an_nccl_calls_result_is_an_nccl_error() -> None:
+    # ppengtang/oicr#10 (https://github.com/ppengtang/oicr/issues/10): Caffe's NCCL_CHECK, a glog CHECK_EQ with
+    # ncclGetErrorString after it: NCCL's own result, a symptom as PyTorch's report of it is, not the program's
+    # exception
+    line = ("F0118 23:24:48.788218 37264 parallel.cpp:135] Check failed: result == ncclSuccess (2 vs. 0)  unhandled "
+            "system error. *** Check failure stack trace: ***")
+    assert [(e.kind, e.fields.get("nccl_result")) for e in feed([line])] == [("nccl.error", "ncclSystemError")]
+    # near miss: the same check of a CUDA call is the CUDA error's (BVLC/caffe's CUDA_CHECK)
+    cuda = ("F0118 23:24:48.788218 37264 syncedmem.cpp:71] Check failed: error == cudaSuccess (2 vs. 0)  out of "
+            "memory")
+    assert all(not e.kind.startswith("nccl.") for e in feed([cuda]))
+
+
 # ---------------------------------------------------------------- MPICH's abort in its 4.1 words
 # MPICH 4.1 and later name the internal function in its fatal error (`Fatal error in internal_Init_thread`), where
 # earlier releases named the MPI call (`Fatal error in PMPI_Init`): the rank's MPI library ending it, either way.

@@ -172,6 +172,10 @@ NCCL_ERROR_LITERALS: Final[tuple[str, ...]] = (
     # nccl-tests' check of an NCCL call (`Test NCCL failure common.cu:959 'internal error - please report this issue to
     # the NCCL developers / '`): ncclGetErrorString and ncclGetLastError of the result, as PyTorch's `NCCL error`
     "Test NCCL failure",
+    # a glog CHECK of an NCCL call's result (Caffe's NCCL_CHECK, `CHECK_EQ(result, ncclSuccess) << " " <<
+    # ncclGetErrorString(result)`: `F0118 ... parallel.cpp:135] Check failed: result == ncclSuccess (2 vs. 0)  unhandled
+    # system error.`): NCCL's own result, as PyTorch's `NCCL error` report is
+    "== ncclSuccess (",
     "Got completion ",
     "remote process exited or there was a network error",
     "communicator was aborted",
@@ -365,7 +369,7 @@ def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
     elif result == "ncclRemoteError" or peer_loss:
         found["nccl.remote_error"] = {"detail": detail}
     elif not found and (warn is not None or result is not None or "NCCL error" in body or "DistBackendError:" in body
-                       or "Test NCCL failure" in body):
+                       or "Test NCCL failure" in body or "== ncclSuccess (" in body):
         fields = {"detail": detail}
         if result is not None:
             fields["nccl_result"] = result
