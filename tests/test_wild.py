@@ -80,6 +80,10 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # Kaggle: the spec's `node.driver` (the driver older than the runtime); the thread never learnt whether udocker
     # passed the driver in at all.
     "unk-tabby-udocker-kaggle-cuda-error-35-driver-insufficient-binary-works-998",
+    # b22: TensorFlow's AlreadyExistsError raised by a TPU session's initialisation (`Already exists: Resource
+    # localhost/tpu_proto_cache/...`) in a run that stopped: the spec's `app.exception` (a workload's uncaught
+    # exception); the thread guessed at a stale cache on a re-imaged TPU and never settled it.
+    "unk-tf115-preemptible-tpu-v2-8-init-alreadyexists-tpu-proto-cache-gone-after-reimage-846",
 })
 
 
