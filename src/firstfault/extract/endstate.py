@@ -457,9 +457,12 @@ def literals() -> tuple[str, ...]:
                 # training job's SecondaryStatus and FailureReason
                 "terminateReason", "TerminateReason", "Terminate reason", "SecondaryStatus", "Secondary status",
                 "FailureReason", "Failure reason"})
-    # Google Cloud Batch's reserved exit codes that name a cause: a line that prints one holds it (its `exitCode`, its
-    # status event's `with exit code 50001`)
-    out.update(w.word for w in tables.words if w.field == "exit_code" and w.reason is not None)
+    # Google Cloud Batch's reserved exit codes that name a cause, with the words that print them (its status event's
+    # `with exit code 50001`, also where YAML folds it after `exit`, a task's `exitCode: 50001` in YAML or JSON):
+    # never the bare number, which any id, port or time of a line may hold
+    for w in tables.words:
+        if w.field == "exit_code" and w.reason is not None:
+            out.update({f"code {w.word}", f"exitCode: {w.word}", f'"exitCode": {w.word}'})
     return tuple(sorted(out))
 
 
