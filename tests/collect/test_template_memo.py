@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from firstfault.collect.scan import feed_lines
-from firstfault.extract import memo, nccl
+from firstfault.extract import codes, memo, nccl
 from firstfault.extract.base import Candidate
 
 # PyTorch's watchdog lines (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp), in the forms tests/extract/test_nccl.py
@@ -155,3 +155,33 @@ def test_digits_zeroed_answers_the_same_object_again_and_never_another_texts() -
     assert memo.digits_zeroed(b) == "rank 00 of 00"
     assert memo.digits_zeroed("rank 9") == "rank 0"
     assert memo.digits_zeroed(a) == "rank 00 of 00"
+
+
+def _anchored_by_finds(text: str) -> bool:
+    """codes._anchored as it was: every anchor looked for, one find after another."""
+    for a in codes.CUDA_ANCHORS:
+        at = text.find(a)
+        while at >= 0:
+            end = at + len(a)
+            if end >= len(text) or not text[end].islower():
+                return True
+            at = text.find(a, end)
+    return False
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(codes.CUDA_ANCHORS), st.text(max_size=12),
+                          st.sampled_from(["s", "S", "_", "ΣΑ", "İ", " ", "cU", "Hip", "nVidia"])), max_size=6))
+def test_the_anchor_keys_answer_as_every_anchors_find(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert codes._anchored(text) == _anchored_by_finds(text)
+
+
+def test_every_cuda_anchor_holds_a_key() -> None:
+    # The keys _anchored spells out: were an anchor added without one, the test would be off (and this fails).
+    assert codes._ANCHOR_KEYS == ("cu", "hip", "nvidia") and codes._ANCHOR_TEST
+    assert codes._anchored("RuntimeError: CUDA error: an illegal memory access was encountered")
+    assert codes._anchored("HIP error: invalid device function")
+    # the near misses: prose's plural, and a watchdog line with no anchor at all
+    assert not codes._anchored("This may lead to incorrect model outputs or CUDA errors.")
+    assert not codes._anchored("[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=24311)")
