@@ -185,3 +185,25 @@ def test_every_cuda_anchor_holds_a_key() -> None:
     # the near misses: prose's plural, and a watchdog line with no anchor at all
     assert not codes._anchored("This may lead to incorrect model outputs or CUDA errors.")
     assert not codes._anchored("[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=24311)")
+
+
+def test_an_exact_repeat_of_a_body_with_digit_words_is_answered_by_its_own_memo() -> None:
+    # `[Errno 28]` holds a word of exceptions._DIGIT_WORDS: each copy is read by its body (never its template), and a
+    # repeat is answered from the body's memo before any search; the answers are fresh objects each time.
+    from firstfault.extract import exceptions
+
+    line = "OSError: [Errno 28] No space left on device: '/ckpt/step_100/model.pt'"
+    with memo.fastpath(True):
+        first = exceptions._alone(line)
+        m = next(x for x in memo._ALL if x.name == "app.alone")
+        hits = m.hits
+        again = exceptions._alone(line)
+        assert m.hits == hits + 1
+        assert again == first and again[0] is not first[0]
+        again[0].fields["errno"] = "changed by a caller"
+        assert exceptions._alone(line) == first
+        # the near miss: another errno of the same template is its own body, read afresh
+        other = exceptions._alone(line.replace("28", "11"))
+    with memo.fastpath(False):
+        assert other == exceptions._alone(line.replace("28", "11"))
+        assert first == exceptions._alone(line)
