@@ -207,3 +207,23 @@ def test_an_exact_repeat_of_a_body_with_digit_words_is_answered_by_its_own_memo(
     with memo.fastpath(False):
         assert other == exceptions._alone(line.replace("28", "11"))
         assert first == exceptions._alone(line)
+
+
+def test_a_noted_body_and_a_parsed_stamp_are_the_named_tuples_their_constructors_build() -> None:
+    # note_settled and TimeParser.parse build their tuples with tuple.__new__ (no Python call): the same values, type
+    # and fields as Prefixed(body) and Stamp(wall, uptime) (a field added to either would fail here).
+    from datetime import UTC, datetime
+
+    from firstfault.extract import prefix
+    from firstfault.timeparse import Stamp, TimeParser
+
+    body = "RuntimeError: boom"
+    prefix.note_settled(body)
+    noted = prefix.split_prefixes(body)
+    assert type(noted) is prefix.Prefixed and noted == prefix.Prefixed(body) and noted._asdict() == prefix.Prefixed(
+        body)._asdict()
+    tp = TimeParser(UTC, datetime(2026, 11, 2, tzinfo=UTC), datetime(2026, 11, 3, tzinfo=UTC))
+    for line in ("[rank3]:[E1102 11:10:27.399738418 ProcessGroupNCCL.cpp:632] x", "[ 1234.567890] NVRM: Xid 79"):
+        st = tp.parse(line)
+        assert type(st) is Stamp and st is not None and st == Stamp(st.wall, st.uptime)
+        assert len(st) == len(Stamp._fields)
