@@ -227,3 +227,52 @@ def test_a_noted_body_and_a_parsed_stamp_are_the_named_tuples_their_constructors
         st = tp.parse(line)
         assert type(st) is Stamp and st is not None and st == Stamp(st.wall, st.uptime)
         assert len(st) == len(Stamp._fields)
+
+
+def test_the_young_generation_is_larger_only_while_lines_are_read() -> None:
+    import gc
+    import threading
+
+    was = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        with memo.fastpath(True):
+            with memo.scan_gc():
+                assert gc.get_threshold() == (memo.SCAN_GC_YOUNG, 10, 10)
+                with memo.scan_gc():  # nested: one setting
+                    assert gc.get_threshold()[0] == memo.SCAN_GC_YOUNG
+                assert gc.get_threshold()[0] == memo.SCAN_GC_YOUNG
+            assert gc.get_threshold() == (700, 10, 10)
+            # Readings in threads that overlap: the last to finish puts back what the first found.
+            started, release = threading.Barrier(3), threading.Event()
+
+            def read() -> None:
+                with memo.scan_gc():
+                    started.wait()
+                    release.wait()
+
+            threads = [threading.Thread(target=read) for _ in range(2)]
+            for t in threads:
+                t.start()
+            started.wait()
+            assert gc.get_threshold()[0] == memo.SCAN_GC_YOUNG
+            release.set()
+            for t in threads:
+                t.join()
+            assert gc.get_threshold() == (700, 10, 10)
+            # A threshold set meanwhile by someone else is theirs: left as it is.
+            with memo.scan_gc():
+                gc.set_threshold(5000, 10, 10)
+            assert gc.get_threshold() == (5000, 10, 10)
+            # The near misses: a larger threshold, or a collector turned off (0), is left alone.
+            gc.set_threshold(50000, 10, 10)
+            with memo.scan_gc():
+                assert gc.get_threshold() == (50000, 10, 10)
+            gc.set_threshold(0, 10, 10)
+            with memo.scan_gc():
+                assert gc.get_threshold() == (0, 10, 10)
+        gc.set_threshold(700, 10, 10)
+        with memo.fastpath(False), memo.scan_gc():  # FIRSTFAULT_FASTPATH=0: the collector as it was
+            assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*was)
