@@ -61,10 +61,10 @@ def test_the_watchdogs_spans_are_digit_blind() -> None:
 
 
 def test_spans_with_a_pattern_that_names_a_digit_remember_nothing() -> None:
-    spans = memo.Spans("test.spans.valued", ((re.compile(r"code (7\d)"), (1,)),))
+    spans = memo.Spans("test.spans.valued", (re.compile(r"code (7\d)"),))
     with memo.fastpath(True):
         assert not spans.blind()
-        assert spans.of("code 71") == (((5, 7),),)
+        assert spans.of("code 71") == (((0, 7), (5, 7)),)
         assert spans.of("code 81") == (None,)  # the template of `code 71`, read afresh
     assert len(spans._memo) == 0
 

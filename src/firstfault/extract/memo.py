@@ -333,43 +333,48 @@ def digit_blind(pattern: Pattern[str] | Pattern[bytes]) -> bool:
 
 
 Span = tuple[int, int]  # (start, end); (-1, -1): the group took no part in the match
-# One pattern's reading: None where it found no match, else the spans of the groups asked for.
+# One pattern's reading: None where it found no match, else its match's `regs` (group 0's span, then each group's).
 Found = tuple[Span, ...] | None
 
 
 class Spans:
-    """Where a fixed list of digit-blind patterns match a text (`search`, each from the text's start), and the spans
-    of the groups asked of each, remembered by the text's digits_zeroed form: every line of one template (each rank's
-    copy of a watchdog line, its rank, sequence number and sizes aside) is searched once, and the next is sliced at
-    the same places (`value`), its own digits read there. Sound because digit_blind holds for every pattern (checked
-    at the first use; where one fails, nothing is remembered and each text is searched afresh): two texts of one
-    zeroed form have the same matches, group by group."""
+    """Where a fixed list of digit-blind patterns match a text (`search`, each from the text's start), with the spans
+    of their groups (`Match.regs`), remembered by the text's digits_zeroed form: every line of one template (each
+    rank's copy of a watchdog line, its rank, sequence number and sizes aside) is searched once, and the next is sliced
+    at the same places (`value`), its own digits read there. Sound because digit_blind holds for every pattern
+    (checked at the first use; where one fails, nothing is remembered and each text is searched afresh): two texts of
+    one zeroed form have the same matches, group by group."""
 
     __slots__ = ("_blind", "_memo", "_patterns")
 
-    def __init__(self, name: str, patterns: tuple[tuple[Pattern[str], tuple[int | str, ...]], ...]) -> None:
+    def __init__(self, name: str, patterns: tuple[Pattern[str], ...]) -> None:
         self._patterns = patterns
         self._memo: Memo[tuple[Found, ...]] = Memo(name)
         self._blind: list[bool] = []
 
     def blind(self) -> bool:
         if not self._blind:
-            self._blind.append(all(digit_blind(p) for p, _ in self._patterns))
+            self._blind.append(all(digit_blind(p) for p in self._patterns))
         return self._blind[0]
 
     def search(self, text: str) -> tuple[Found, ...]:
         """The readings of `text`, pattern by pattern (afresh)."""
         out: list[Found] = []
-        for p, groups in self._patterns:
+        for p in self._patterns:
             m = p.search(text)
-            out.append(None if m is None else tuple(m.span(g) for g in groups))
+            out.append(None if m is None else m.regs)
         return tuple(out)
 
     def of(self, text: str) -> tuple[Found, ...]:
         """The readings of `text`: remembered by its template where the fast paths are on."""
         if not ON[0] or not (self._blind[0] if self._blind else self.blind()):
             return self.search(text)
-        return self._memo.get(digits_zeroed(text), lambda: self.search(text))
+        key = digits_zeroed(text)
+        got = self._memo.find(key)
+        if got is None:
+            got = self.search(text)
+            self._memo.put(key, got)
+        return got
 
 
 def value(text: str, span: Span) -> str | None:

@@ -520,24 +520,27 @@ def _pg_fields(body: str) -> dict[str, FieldValue]:
 # its rank, sequence numbers and sizes, so a line's template is searched once and each copy's own digits are read at
 # the same places. Every pattern here is digit-blind (memo.digit_blind, checked at the first use): what they find,
 # and where, is the template's. The state (marks, repeats seen) is read per line as before.
-_PG_GROUPS: Final = ("guid", "id2", "id", "name", "name2")
-_TIMEOUT_SPANS: Final = Spans("nccl.timeout.spans", (
-    (_SEQ, (1,)), (_OP, (1,)), (_TIMEOUT, (1,)), (_RAN, (1,)), (_NUMEL_IN, (1,)), (_NUMEL_OUT, (1,)),
-    (_PG, _PG_GROUPS)))
-_STATUS_SPANS: Final = Spans("nccl.status.spans", (
-    (_LAST_ENQ, (1,)), (_LAST_DONE, (1,)), (_AT_WORK, (1,)), (_DUMP_FROM, (1, 2)), (_PG, _PG_GROUPS)))
+_TIMEOUT_SPANS: Final = Spans("nccl.timeout.spans", (_SEQ, _OP, _TIMEOUT, _RAN, _NUMEL_IN, _NUMEL_OUT, _PG))
+_STATUS_SPANS: Final = Spans("nccl.status.spans", (_LAST_ENQ, _LAST_DONE, _AT_WORK, _DUMP_FROM, _PG))
 
 
 def _num(body: str, found: Found) -> int | None:
     """_int of a Spans reading: its first group's number."""
-    return None if found is None else int(body[found[0][0]:found[0][1]])
+    return None if found is None else int(body[found[1][0]:found[1][1]])
+
+
+@lru_cache(maxsize=1)
+def _pg_groups() -> tuple[int, int, int, int, int]:
+    """The numbers of _PG's groups guid, id2, id, name, name2 (in a Spans reading's `regs`)."""
+    g = _PG.groupindex
+    return g["guid"], g["id2"], g["id"], g["name"], g["name2"]
 
 
 def _pg_read(body: str, found: Found) -> dict[str, FieldValue]:
-    """_pg_fields of a Spans reading of _PG (groups _PG_GROUPS)."""
+    """_pg_fields of a Spans reading of _PG."""
     if found is None:
         return {}
-    guid, id2, id_, name, name2 = (value(body, sp) for sp in found)
+    guid, id2, id_, name, name2 = (value(body, found[i]) for i in _pg_groups())
     out: dict[str, FieldValue] = {"pg": guid or id2 or id_}
     pg_name = name or name2
     if pg_name:
@@ -596,7 +599,7 @@ class C10dTimeoutExtractor:
     def _timeout(self, body: str, rank: int | None, who: int | None, ctx: LineContext) -> Iterator[Draft]:
         seq_f, op_f, timeout_f, ran_f, in_f, out_f, pg_f = _TIMEOUT_SPANS.of(body)
         seq = _num(body, seq_f)
-        op = None if op_f is None else value(body, op_f[0])
+        op = None if op_f is None else value(body, op_f[1])
         timeout_ms = _num(body, timeout_f)
         _mark(ctx, who)
         if seq is not None:
@@ -624,8 +627,8 @@ class C10dTimeoutExtractor:
         fields = _present(last_enqueued=enq, last_completed=done, at_seq=at)
         if dump is not None:
             fields["dump_signal"] = True
-            if dump[0][0] >= 0:
-                fields["from_rank"] = int(body[dump[0][0]:dump[0][1]])
+            if dump[1][0] >= 0:
+                fields["from_rank"] = int(body[dump[1][0]:dump[1][1]])
             else:
                 fields["self_timeout"] = True
         fields.update(_pg_read(body, pg_f))
