@@ -276,3 +276,29 @@ def test_the_young_generation_is_larger_only_while_lines_are_read() -> None:
             assert gc.get_threshold() == (700, 10, 10)
     finally:
         gc.set_threshold(*was)
+
+
+def test_an_analysis_reads_and_decides_with_the_larger_young_generation(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+    from pathlib import Path
+
+    from firstfault.analysis import analyze
+
+    bundle = next(p.parent for p in sorted((Path(__file__).parents[1] / "wild").glob("*/workload.yaml")))
+    seen: list[int] = []
+    finish = analyze.Analysis.finish
+
+    def spy(self: analyze.Analysis, *a: object, **kw: object) -> object:
+        seen.append(gc.get_threshold()[0])
+        return finish(self, *a, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(analyze.Analysis, "finish", spy)
+    was = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)
+        with memo.fastpath(True):
+            analyze.Analyzer().analyze_path(str(bundle))
+        assert seen == [memo.SCAN_GC_YOUNG]
+        assert gc.get_threshold() == (700, 10, 10)
+    finally:
+        gc.set_threshold(*was)
