@@ -39,6 +39,17 @@ END = parse_rfc3339("2026-11-02T11:00:00Z")
         # gcsfuse's JSON (internal/logger/slog_helper.go: seconds, then nanoseconds, since the epoch)
         ('{"timestamp":{"seconds":1793613787,"nanos":12345678},"severity":"ERROR","message":"ReadFile: '
          'input/output error, x"}', "2026-11-02T10:03:07.012345"),
+        # IBM Storage Scale's (GPFS) mmfs.log, its ISO form (`_` between date and time, a zone) and its earlier
+        # ctime form with milliseconds (IBM Spectrum Scale 4.2.2 docs, "Time stamp in GPFS log entries")
+        ("2026-11-02_05:03:07.603-0500: [E] Lost membership in cluster c1. Unmounting file systems.",
+         "2026-11-02T10:03:07.603000"),
+        ("2026-11-02_10:03:07.603: [I] Command: mount gpfs1", "2026-11-02T10:03:07.603000"),
+        ("Mon Nov 02 10:03:07.603 2026: [E] Lost membership in cluster c1. Unmounting file systems.",
+         "2026-11-02T10:03:07.603000"),
+        # gcsfuse's JSON before v1, its Unix time last (GoogleCloudPlatform/gcsfuse#516)
+        ('{"name":"root","levelname":"ERROR","severity":"ERROR","message":"fuse: *fuseops.SyncFileOp error: '
+         'input/output error\\n","timestampSeconds":1793613787,"timestampNanos":12345678}',
+         "2026-11-02T10:03:07.012345"),
         ("[default0]:2026-11-02 10:03:07,123 INFO", "2026-11-02T10:03:07.123000"),
         (
             "slurmstepd: error: *** JOB 55 ON gpu-q11 CANCELLED AT 2026-11-02T10:40:07 DUE TO TIME LIMIT ***",
@@ -58,6 +69,51 @@ def test_a_ctime_zone_other_than_utc_takes_the_bundles_zone() -> None:
     assert st is not None and st.wall == datetime(2026, 11, 2, 10, 3, 7, tzinfo=UTC)
     st = berlin.parse("Mon Nov  2 10:03:07 UTC 2026 : blobfuse2[1] : LOG_ERR x")
     assert st is not None and st.wall == datetime(2026, 11, 2, 10, 3, 7, tzinfo=UTC)
+
+
+# gcsfuse's text log (GoogleCloudPlatform/gcsfuse internal/logger/slog_helper.go customiseTimeFormat, Go's layout
+# `02/01/2006 03:04:05.000000`): day before month, a 12-hour clock with no AM/PM, local time.
+_GCSFUSE = 'time="02/11/2026 {hm}:07.437193" severity=ERROR message="ReadFile: input/output error, x" mount-id=a-1'
+
+
+@pytest.mark.parametrize(("hm", "expected"), [
+    ("10:03", datetime(2026, 11, 2, 10, 3, 7, 437193, tzinfo=UTC)),  # the morning reading is in the window
+    ("12:30", datetime(2026, 11, 2, 12, 30, 7, 437193, tzinfo=UTC)),  # `12` is noon or midnight: noon is nearer
+])
+def test_gcsfuse_12_hour_stamp_takes_the_reading_in_the_window(hm: str, expected: datetime) -> None:
+    st = TimeParser(UTC, START, END).parse(_GCSFUSE.format(hm=hm))
+    assert st is not None and st.wall == expected
+
+
+def test_gcsfuse_12_hour_stamp_in_an_evening_window_is_the_evening() -> None:
+    tp = TimeParser(UTC, parse_rfc3339("2026-11-02T21:00:00Z"), parse_rfc3339("2026-11-02T23:00:00Z"))
+    st = tp.parse(_GCSFUSE.format(hm="10:03"))
+    assert st is not None and st.wall == datetime(2026, 11, 2, 22, 3, 7, 437193, tzinfo=UTC)
+
+
+def test_gcsfuse_12_hour_stamp_in_a_day_long_window_follows_the_last_one_read() -> None:
+    # near miss: both readings fall in a window longer than 12 hours; the first says nothing, then the one after
+    # the last stamped reading that the file gave (here, one that only the afternoon could be)
+    tp = TimeParser(UTC, parse_rfc3339("2026-11-02T00:00:00Z"), parse_rfc3339("2026-11-03T00:00:00Z"))
+    assert tp.parse(_GCSFUSE.format(hm="10:03")) is None
+    tp._clock12_last = datetime(2026, 11, 2, 21, 0, tzinfo=UTC)
+    st = tp.parse(_GCSFUSE.format(hm="10:03"))
+    assert st is not None and st.wall == datetime(2026, 11, 2, 22, 3, 7, 437193, tzinfo=UTC)
+
+
+def test_a_json_lines_other_number_is_no_stamp() -> None:
+    # near miss: a record's own field that is no gcsfuse stamp
+    line = '{"name":"root","levelname":"ERROR","message":"x","timestampSecondsRemaining":1793613787}'
+    assert TimeParser(UTC, START, END).parse(line) is None
+
+
+@pytest.mark.parametrize("line", [
+    'time="02/11/2026 13:03:07.437193" severity=ERROR',  # no 13 o'clock on a 12-hour clock
+    'time="31/02/2026 10:03:07.437193" severity=ERROR',  # no 31 February
+    'time=02/11/2026 10:03:07 severity=ERROR',  # logfmt without gcsfuse's quotes: not its form
+])
+def test_not_a_gcsfuse_12_hour_stamp(line: str) -> None:
+    assert TimeParser(UTC, START, END).parse(line) is None
 
 
 def test_gos_standard_logger_stamp_is_not_read() -> None:

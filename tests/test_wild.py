@@ -72,6 +72,14 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # b20: UCX's `Transport retry count exceeded` under Open MPI, intermittent, in an issue still open: the spec's
     # `network.transport` (retry exceeded with no link evidence), as the seven above.
     "unk-ucx-190-ompi-405-hpe-apollo-intermittent-transport-retry-count-exceeded-5732",
+    # b21: Ray's raylet aborting on glog's `Check failed: ... Exiting because this node manager has mistakenly been
+    # marked dead by the monitor`: a C++ check failure of the job's own runtime, the spec's `app.exception`; the
+    # thread went stale without a cause.
+    "unk-ray-raylet-mistakenly-marked-dead-last-heartbeat-130s-stale-4741",
+    # b21: `CUDA driver version is insufficient for CUDA runtime version` from llama.cpp in a udocker container on
+    # Kaggle: the spec's `node.driver` (the driver older than the runtime); the thread never learnt whether udocker
+    # passed the driver in at all.
+    "unk-tabby-udocker-kaggle-cuda-error-35-driver-insufficient-binary-works-998",
 })
 
 

@@ -85,6 +85,13 @@ static int may_hold_stamp(const unsigned char *p, Py_ssize_t n)
             q++;
         }
     }
+    if (n >= 19 && p[0] == '{') {  /* gcsfuse's JSON before v1: `..."timestampSeconds":1618078232,...}` */
+        const unsigned char *q = p, *stop = p + n - 19;
+        while (q <= stop && (q = memchr(q, '"', (size_t)(stop - q + 1))) != NULL) {
+            if (memcmp(q, "\"timestampSeconds\":", 19) == 0) return 1;
+            q++;
+        }
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
         unsigned char c = p[i];
         if (c >= 0x80)
@@ -659,6 +666,10 @@ static long long stamp_local_us(const unsigned char *p, Py_ssize_t n, const stru
         if (wall != STAMP_NOMATCH && wall < 0) return STAMP_UNKNOWN;
     } else if (c == 'l' && n >= 10 && memcmp(p, "libfabric:", 10) == 0) {
         return STAMP_UNKNOWN;
+    } else if (c == '{' && has(p, n, "\"timestampSeconds\":")) {
+        return STAMP_UNKNOWN;  /* gcsfuse's JSON before v1, its Unix time last (timeparse._EPOCH_JSON_LEGACY) */
+    } else if (c == 't' && n >= 6 && memcmp(p, "time=\"", 6) == 0) {
+        return STAMP_UNKNOWN;  /* gcsfuse's 12-hour stamp (timeparse._CLOCK12): its reading needs the window */
     }
     Py_ssize_t up = uptime_taken(p, n);
     if (wall >= 0)  /* an uptime beside it: the file's Clock takes the boot time from the line (Python) */

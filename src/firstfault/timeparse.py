@@ -74,18 +74,31 @@ _EPOCH_LIBFABRIC = re.compile(r"^libfabric:\d+:(\d{10})::")
 # gcsfuse's JSON log line, its time first as seconds and nanoseconds since the epoch (GoogleCloudPlatform/gcsfuse
 # internal/logger/slog_helper.go customiseTimeFormat): `{"timestamp":{"seconds":1704697907,"nanos":553918512},...`.
 _EPOCH_JSON = re.compile(r'^\{"timestamp":\{"seconds":(\d{9,10}),"nanos":(\d{1,9})\}')
+# ... and before v1, its Unix time last (GoogleCloudPlatform/gcsfuse#516: `{"name":"root","levelname":"ERROR",
+# "severity":"ERROR","message":"fuse: ...","timestampSeconds":1618078232,"timestampNanos":397649044}`): searched for
+# in a JSON line (a fixed word, then digits: linear).
+_EPOCH_JSON_LEGACY = re.compile(r'"timestampSeconds":(\d{9,10}),"timestampNanos":(\d{1,9})\b')
 # ctime(3) with the weekday, as Open MPI's --timestamp-output glues it before its tag: `Sun Apr 22 11:13:01 2018[1,3]`;
 # also with a zone's abbreviation before the year (date(1)'s and Go's UnixDate form, blobfuse2's log header
 # `Tue Mar 14 14:49:09 GMT 2023 : blobfuse2[1429] : LOG_ERR ...`: UTC or GMT is UTC, another abbreviation names no
 # offset, so the bundle's zone is taken, as for a stamp without one).
-_CTIME = re.compile(r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) "
-                    r"(?:([A-Z]{2,5}) )?(\d{4})")
+# Also with milliseconds before the year: IBM Storage Scale's (GPFS) earlier mmfs.log stamp, `Www Mmm DD hh:mm:ss.sss
+# YYYY` (`Mon May 09 15:12:20.603 2016: [E] ...`; IBM Spectrum Scale 4.2.2 docs, "Time stamp in GPFS log entries").
+_CTIME = re.compile(r"^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2})"
+                    r"(?:\.(\d{1,9}))? (?:([A-Z]{2,5}) )?(\d{4})")
+# gcsfuse's text log (GoogleCloudPlatform/gcsfuse internal/logger/slog_helper.go customiseTimeFormat, Go's layout
+# `02/01/2006 03:04:05.000000`): `time="08/09/2023 09:24:54.437193" severity=ERROR message="..."`, day before month,
+# local time on a 12-hour clock with no AM/PM (Go's `03`), so each stamp names two times 12 hours apart.
+_CLOCK12 = re.compile(r'^time="(\d\d)/(\d\d)/(\d{4}) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?"')
+_CLOCK12_SLACK: Final = timedelta(hours=1)  # how far outside the window a reading of such a stamp may fall
 
 # An uptime this large is a Unix time in brackets (UCX's), not seconds since boot.
 _UPTIME_MAX: Final = 1e9
 
+# `_` between date and time: IBM Storage Scale's (GPFS) mmfs.log stamp since 4.2.2, `YYYY-MM-DD_hh:mm:ss.sss+hhmm`
+# (`2016-05-09_15:12:20.603-0500: [E] ...`; IBM Spectrum Scale 4.2.2 docs, "Time stamp in GPFS log entries").
 _ISO = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?\s?(Z|[+-]\d{2}:?\d{2}|UTC)?"
+    r"^(\d{4})-(\d{2})-(\d{2})[T _](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?\s?(Z|[+-]\d{2}:?\d{2}|UTC)?"
 )
 _ISO_TAIL = re.compile(r"(?:[.,](\d{1,9}))?\s?(Z|[+-]\d{2}:?\d{2}|UTC)?")  # _ISO after its 19 characters
 _BSD = re.compile(r"^([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?\s")
@@ -166,6 +179,7 @@ class TimeParser:
         self._bsd_seconds: dict[str, datetime] = {}  # `Nov  2 10:00:07` (then a space) -> that second
         self._bsd_minutes: dict[str, tuple[datetime | None, int, int, int, int]] = {}
         self._glog_minutes: dict[str, tuple[datetime | None, int, int, int, int]] = {}  # `1102 11:10` (glog's)
+        self._clock12_last: datetime | None = None  # the last 12-hour stamp read (_clock12)
         self.out_of_range = 0  # stamps read as no stamp: outside TIME_MIN..TIME_MAX (a minute's all count)
 
     def _local(self, y: int, mo: int, d: int, h: int, mi: int, s: int, us: int) -> datetime | None:
@@ -319,26 +333,59 @@ class TimeParser:
                         mo = _MONTHS.get(m.group(1)) if m else None
                         if m and mo:
                             wall = self._ctime(m, mo)
+        elif c == "t":
+            m = _CLOCK12.match(text)
+            if m:
+                wall = self._clock12(m)
         elif c == "l":
             m = _EPOCH_LIBFABRIC.match(text)
             if m:
                 wall = _epoch(int(m.group(1)), 0)
         elif c == "{":
-            m = _EPOCH_JSON.match(text)
+            m = _EPOCH_JSON.match(text) or _EPOCH_JSON_LEGACY.search(text)
             if m:
                 wall = _epoch(int(m.group(1)), int(m.group(2)) // 1000)
         return wall
 
     def _ctime(self, m: re.Match[str], mo: int) -> datetime | None:
         """A ctime stamp: in UTC where its zone says UTC or GMT, else in the bundle's zone."""
-        y, d, h, mi, s = int(m.group(7)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5))
-        if m.group(6) not in ("UTC", "GMT"):
-            return self._local(y, mo, d, h, mi, s, 0)
+        y, d, h, mi, s = int(m.group(8)), int(m.group(2)), int(m.group(3)), int(m.group(4)), int(m.group(5))
+        us = _frac(m.group(6))
+        if m.group(7) not in ("UTC", "GMT"):
+            return self._local(y, mo, d, h, mi, s, us)
         try:
-            return self._bounded(datetime(y, mo, d, h, mi, s, tzinfo=UTC))
+            return self._bounded(datetime(y, mo, d, h, mi, s, us, tzinfo=UTC))
         except ValueError:  # no such date, or year 0
             self.out_of_range += int(y < 1)
             return None
+
+    def _clock12(self, m: re.Match[str]) -> datetime | None:
+        """A 12-hour stamp with no AM/PM (gcsfuse's text log): of its two readings, 12 hours apart, the one that
+        falls in the window (an hour's slack either side); where neither does, the nearer to it; where both do (a
+        window longer than 12 hours), the one nearer the last such stamp read, and with none read yet, no stamp
+        (the line then takes the time of the nearest earlier stamped line of its file)."""
+        d, mo, y = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        h, mi, s, us = int(m.group(4)), int(m.group(5)), int(m.group(6)), _frac(m.group(7))
+        if not 1 <= h <= 12:
+            return None
+        readings = [t for t in (self._local(y, mo, d, h % 12, mi, s, us), self._local(y, mo, d, h % 12 + 12, mi, s, us))
+                    if t is not None]
+        if not readings:
+            return None
+        lo, hi = min(self.ref, self.window_end) - _CLOCK12_SLACK, max(self.ref, self.window_end) + _CLOCK12_SLACK
+        inside = [t for t in readings if lo <= t <= hi]
+        if len(inside) == 1:
+            chosen: datetime | None = inside[0]
+        elif not inside:
+            chosen = min(readings, key=lambda t: (lo - t) if t < lo else (t - hi))
+        elif self._clock12_last is not None:
+            last = self._clock12_last
+            chosen = min(inside, key=lambda t: abs(t - last))
+        else:
+            chosen = None
+        if chosen is not None:
+            self._clock12_last = chosen
+        return chosen
 
     def _iso_second(self, text: str) -> datetime | None:
         """A zone-less ISO stamp whose second an earlier line's match read, without the pattern (None:

@@ -438,7 +438,11 @@ _PIECES = ["[", "]", "[rank0]:", "[trainer3|3]:", "[W", "[WW", "W", "I", "E", "F
            ":", "-", "node-1:", "a/b.log:", "3:", "it/s]", "libfabric:", "é", "> ", "<3>", "INFO ", "DEBUG ",
            "(pid=12) ", "=========", "step 12 ", "x", "a" * 70, "\x1b[0m", "[1;31m", "[0]", "[1,3]<stdout>:",
            "[1,1528]<stderr>:", "[1,3]<stdout>: ", "/opt/m.py:1859:", " UserWarning: x", "[1733300000.993108] ",
-           "[gpu-0381:71694:0]", "[h: 7]", "1733300000", "libfabric:451707:1708520807::efa", "12:34"]
+           "[gpu-0381:71694:0]", "[h: 7]", "1733300000", "libfabric:451707:1708520807::efa", "12:34",
+           # IBM Storage Scale's mmfs.log stamps (ISO with `_`, ctime with milliseconds), gcsfuse's 12-hour text one
+           "2016-05-09_15:12:20.603-0500", "2016-05-09_15:12:20.603", "Mon May 09 15:12:20.603 2016", "time=\"",
+           "08/09/2023", "\" severity=ERROR", '{"name":"root","message":"x",', '"timestampSeconds":1618078232,',
+           '"timestampNanos":397649044}', "{"]
 _GLOG = st.tuples(st.sampled_from(["", "[rank0]:", " ", "[rank0]: ", "\x1c"]), st.sampled_from(["[", ""]),
                   st.sampled_from("IWEFX"), st.sampled_from(["11", "1", "01", "12", "13", "00", "2"]),
                   st.sampled_from(["02", "31", "30", "29", "00", "1"]),

@@ -171,6 +171,30 @@ def test_hip_errors_are_read_by_the_cuda_table() -> None:
     assert [e.kind for e in oom] == ["app.cuda_oom", "app.cuda_oom"]
 
 
+def test_the_other_accelerators_allocators_say_their_devices_memory_ran_out() -> None:
+    def kinds(lines: list[str]) -> list[str]:
+        return [e.kind for e in feed(lines, "application") if e.kind.startswith("app.")]
+
+    # Intel XPU through PyTorch (c10/xpu/XPUCachingAllocator.cpp's message, as an intel/torch-xpu-ops issue title and
+    # a posted traceback quote it), and the oneAPI runtime's code as IPEX/SYCL pass it on (a loguru record of a
+    # Lightning run on an Arc B570, open-edge-platform/physical-ai-studio#319, shortened)
+    assert kinds(["torch.OutOfMemoryError: XPU out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total "
+                  "capacity of 11.93 GiB of which 5.62 MiB is free."]) == ["app.cuda_oom"]
+    assert kinds(["RuntimeError: Native API failed. Native API returns: 39 (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)"]
+                 ) == ["app.cuda_oom"]
+    # Apple's MPS allocator and Gaudi's device memory module (HabanaAI/vllm-fork's README quotes the line)
+    assert kinds(["RuntimeError: MPS backend out of memory (MPS allocated: 20.48 GiB, other allocations: 146.27 GiB, "
+                  "max allowed: 163.20 GiB). Tried to allocate 33.92 GiB on private pool."]) == ["app.cuda_oom"]
+    assert kinds(["RuntimeError: [Rank:0] FATAL ERROR :: MODULE:PT_DEVMEM Allocation failed for size::939524096 "
+                  "(896)MB"]) == ["app.cuda_oom"]
+    # near misses: the host's memory in the same runtimes' words is no device's, and another code of the same enum
+    # is no allocation
+    assert "app.cuda_oom" not in kinds(["RuntimeError: Native API failed. Native API returns: 38 "
+                                        "(UR_RESULT_ERROR_OUT_OF_HOST_MEMORY)"])
+    assert "app.cuda_oom" not in kinds(["RuntimeError: Native API failed. Native API returns: 20 "
+                                        "(UR_RESULT_ERROR_DEVICE_LOST)"])
+
+
 def test_hip_names_are_cudas_and_the_hip_runtimes_info_trace_is_no_error() -> None:
     def errs(line: str) -> list[object]:
         return [e.fields["error"] for e in feed([line], "application") if e.kind == "app.cuda_error"]

@@ -288,6 +288,43 @@ def test_no_hub_or_no_connection_is_not_the_stores(line: str) -> None:
     assert all(e.kind != "storage.error" for e in feed([line]))
 
 
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        # huggingface/huggingface_hub#2060: the hub's 503 as huggingface_hub raises it, and requests' own below it
+        ("huggingface_hub.utils._errors.HfHubHTTPError: 503 Server Error: Service Temporarily Unavailable for url: "
+         "https://huggingface.co/timm/vit_large_patch16_384.augreg_in21k_ft_in1k/resolve/main/model.safetensors",
+         [("storage.error", "object_store")]),
+        ("requests.exceptions.HTTPError: 503 Server Error: Service Temporarily Unavailable for url: "
+         "https://huggingface.co/timm/vit_large_patch16_384.augreg_in21k_ft_in1k/resolve/main/model.safetensors",
+         [("storage.error", "object_store")]),
+        # the same status logged as a line of its own, without the class (huggingface/datasets#7516's line, in the
+        # case requests prints it)
+        ("500 Server Error: Internal Server Error for url: https://huggingface.co/api/models/unsloth/"
+         "deepseek-r1-distill-qwen-32b-bnb-4bit/commits/main", [("storage.error", "object_store")]),
+    ],
+)
+def test_a_status_the_hubs_files_answered_is_the_stores(line: str, want: list[tuple[str, str]]) -> None:
+    assert [(e.kind, e.fields.get("fs")) for e in feed([line])] == want
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # huggingface/huggingface_hub#2913: the hub's inference router, a service that answers with a model's
+        # output, not a store of files
+        "huggingface_hub.errors.HfHubHTTPError: 503 Server Error: Service Temporarily Unavailable for url: "
+        "https://router.huggingface.co/hf-inference/models/mistralai/Mistral-7B-v0.1",
+        # another service's 500 (a Stigg API client's test line): no store named
+        "500 Server Error: Internal Server Error for url: https://api.stigg.io/api/v1/customers",
+        # the job's own request refused, logged as a line of its own: no server's error, not read alone
+        "401 Client Error: Unauthorized for url: https://huggingface.co/api/models/meta-llama/Llama-2-7b-hf",
+    ],
+)
+def test_a_status_of_no_store_or_the_requests_own_is_not_the_stores(line: str) -> None:
+    assert all(e.kind != "storage.error" for e in feed([line]))
+
+
 # ---------------------------------------------------------------- nccl-tests' check of an NCCL call
 # nccl-tests print a failed NCCL call as `Test NCCL failure <file>:<line> '<ncclGetErrorString> / <last error>'`:
 # NCCL's own result, read as PyTorch's `NCCL error` report is (a symptom; the result it names is kept).

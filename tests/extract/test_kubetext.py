@@ -148,8 +148,8 @@ def test_describe_pod_last_state_oomkilled() -> None:
     assert ev.fields["restart"] is True and ev.node == "node-02" and ev.fields["container"] == "pytorch"
     assert ev.time == datetime(2026, 11, 2, 10, 2, 58, tzinfo=UTC)
     # The same pod from its object (kube.py) says the same.
-    [obj] = [e for e in read("scheduler/pods.yaml", "k8s-pods").events
-             if e.fields["pod"] == "llama-pretrain-worker-1" and e.fields.get("container") == "pytorch"]
+    [obj] = [e for e in read("scheduler/pods.yaml", "k8s-pods").events if e.kind == "k8s.pod"
+             and e.fields["pod"] == "llama-pretrain-worker-1" and e.fields.get("container") == "pytorch"]
     assert {k: obj.fields[k] for k in ("reason", "due_to", "exit_code", "restart")} == {
         k: ev.fields[k] for k in ("reason", "due_to", "exit_code", "restart")} and obj.time == ev.time
 

@@ -205,6 +205,10 @@ def test_a_platform_programs_panic_is_not_the_workloads(tmp_path: Path) -> None:
     app = "pods/kube-system_nvidia-device-plugin-daemonset-x2x7q/node-a/0.log"
     assert cause(verdict(tmp_path / "plugin", GO_VALUE, app)) is None
     assert cause(verdict(tmp_path / "job", GO_VALUE)) == ("app.exception", ["node-a"])
+    # a program the table of the platform's programs names beyond the device plugins (catalog/platform.yaml
+    # `platform_programs`): the GPU operator's driver validation, its pod's log as the kubelet names it
+    app = "pods/gpu-operator_nvidia-operator-validator-5xq2z/driver-validation/0.log"
+    assert cause(verdict(tmp_path / "validator", GO_VALUE, app)) is None
 
 
 def test_a_sigquit_goroutine_dump_is_no_crash(tmp_path: Path) -> None:

@@ -226,3 +226,135 @@ def test_gcsfuses_json_line_in_its_sidecars_log_is_read_and_timed() -> None:
     assert ev.fields["client"] == "gcsfuse" and ev.fields["fs"] == "fuse"
     # without its file naming it, the line names no client: not read
     assert [e for e in events([line], "application", file="app.log") if e.kind == "storage.error"] == []
+
+
+# --- parallel file systems' clients: IBM Storage Scale (GPFS), BeeGFS, the NFSv4 state manager --------------------
+
+# our own, in mmfs.log's form (IBM Spectrum Scale 4.2.2 docs, "Time stamp in GPFS log entries": the stamp, then the
+# severity tag) and the words of a node that lost its quorum (IBM Storage Scale docs, "Quorum loss")
+_MMFS = "nodes/n2/mmfs.log.latest"
+
+
+@pytest.mark.parametrize(("line", "transient"), [
+    ("2026-11-02_10:03:04.211+0000: [E] Unable to contact any quorum nodes during cluster probe.", False),
+    ("2026-11-02_10:03:04.213+0000: [E] Lost membership in cluster gpfs.example.com. Unmounting file systems.", False),
+    ("Mon Nov 02 10:03:05.001 2026: [E] File System gpfs1 unmounted by the system with return code 5 reason code 0",
+     False),
+    ("2026-11-02_10:02:35.100+0000: [E] Disk lease period expired 0.360 seconds ago in cluster gpfs.example.com. "
+     "Attempting to reacquire the lease.", True),
+])
+def test_gpfs_in_its_own_log_file(line: str, transient: bool) -> None:
+    [ev] = [e for e in events([line], "application", file=_MMFS, node="n2") if e.kind == "storage.error"]
+    assert ev.fields["fs"] == "gpfs" and ev.fields["client"] == "gpfs"
+    assert ev.fields.get("transient", False) is transient
+
+
+@pytest.mark.parametrize("line", [
+    # a mount and the daemon's start are the client's informational lines: nothing
+    "2026-11-02_09:58:01.004+0000: [I] Command: mount gpfs1",
+    "2026-11-02_09:58:01.912+0000: [I] Command: successful mount gpfs1",
+    "2026-11-02_09:57:40.120+0000: [N] mmfsd ready",
+])
+def test_gpfs_informational_lines_are_nothing(line: str) -> None:
+    assert [e for e in events([line], "application", file=_MMFS, node="n2") if e.kind.startswith("storage")] == []
+
+
+def test_gpfs_words_outside_its_log_and_without_its_tag_are_nothing() -> None:
+    # near miss: the same words in the job's own output, with neither mmfs's tag nor its log file
+    line = "2026-11-02 10:03:04,213 INFO Lost membership in cluster of workers; re-forming the rendezvous"
+    assert [e for e in events([line], "application", file="app/rank-0.log") if e.kind.startswith("storage")] == []
+
+
+def test_gpfs_in_syslog_under_its_tag() -> None:
+    # our own, in syslog's form under mmfs's tag (IBM docs, "Message severity tags": [E] and above reach syslog)
+    line = "Nov  2 10:03:04 n2 mmfs[8812]: [E] Lost membership in cluster gpfs.example.com. Unmounting file systems."
+    [(kind, fields)] = _kinds([line], "syslog")
+    assert kind == "storage.error" and fields["fs"] == "gpfs"
+
+
+@pytest.mark.parametrize(("line", "kind", "transient"), [
+    # our own, in printk_fhgfs's form (ThinkParQ/beegfs client_module/source/common/Common.h) and the words of
+    # net/filesystem/FhgfsOpsCommKit.c and common/toolkit/MessagingTk.c
+    ("[Mon Nov  2 10:03:04 2026] beegfs: flush(5043): Communication error. Node: storage02 [ID: 2]", "storage.error",
+     True),
+    ("[Mon Nov  2 10:03:04 2026] beegfs: python(7781): Unable to connect to server: storage02 [ID: 2]",
+     "storage.error", True),
+    ("[Mon Nov  2 10:03:05 2026] beegfs: python(7781): Retrying communication with node: meta01 [ID: 1]",
+     "storage.error", True),
+    ("[Mon Nov  2 10:03:06 2026] beegfs: python(7781): Communication with inactive node. Node: storage02 [ID: 2]",
+     "storage.error", False),
+])
+def test_beegfs_kernel_client(line: str, kind: str, transient: bool) -> None:
+    [(k, fields)] = _kinds([line], "kernel")
+    assert k == kind and fields["fs"] == "beegfs" and fields["client"] == "beegfs"
+    assert fields.get("transient", False) is transient
+
+
+@pytest.mark.parametrize("line", [
+    # ThinkParQ/beegfs#89 (https://github.com/ThinkParQ/beegfs/issues/89): the module's banner at mount
+    "[12964845.755104] beegfs: mount(1516568): Built without NVFS RDMA support.",
+    # the words without the module's prefix: another program's
+    "worker 3: Communication error with the parameter server, retrying",
+])
+def test_beegfs_near_misses_give_nothing(line: str) -> None:
+    assert [k for k, _ in _kinds([line], "kernel")] == []
+
+
+@pytest.mark.parametrize("line", [
+    # our own, in the NFSv4 state manager's words (torvalds/linux fs/nfs/nfs4state.c nfs4_state_manager,
+    # nfs4_reclaim_open_state)
+    "kernel: NFS: state manager failed on NFSv4 server nfs01 with error -5",
+    "kernel: NFS: nfs4_reclaim_open_state: unhandled error -10052",
+    "kernel: NFS: nfs4_reclaim_open_state: lost 2 locks",
+])
+def test_the_nfsv4_state_manager_giving_up_is_a_failure(line: str) -> None:
+    [(kind, fields)] = _kinds([line], "kernel")
+    assert kind == "storage.error" and fields["fs"] == "nfs" and "transient" not in fields
+
+
+@pytest.mark.parametrize("line", [
+    # near misses: the same words without the NFS client's prefix, and the client's own informational line
+    "worker 3: reclaim_state: lost 2 locks in the job's own lock table",
+    "kernel: NFS: Registering the id_resolver key type",
+])
+def test_nfs_near_misses_give_nothing(line: str) -> None:
+    assert [k for k, _ in _kinds([line], "kernel")] == []
+
+
+def test_virtiofs_request_the_host_daemon_never_got_is_a_failure() -> None:
+    # our own, in the guest kernel's words (torvalds/linux fs/fuse/virtio_fs.c virtio_fs_request_dispatch_work)
+    [(kind, fields)] = _kinds(["[ 9012.345678] virtio-fs: virtio_fs_enqueue_req() failed -5"], "kernel")
+    assert kind == "storage.error" and fields["fs"] == "virtiofs" and "transient" not in fields
+
+
+def test_virtiofs_share_not_given_at_boot_is_nothing() -> None:
+    # near miss, our own in virtio_fs.c's pr_info words: a share the VM was not given (printed at every boot), and
+    # the driver's own informational line
+    assert _kinds(["[    1.930390] virtio-fs: tag <share> not found"], "kernel") == []
+    assert _kinds(["[    1.102000] virtio-fs: device supports notification queue"], "kernel") == []
+
+
+def test_gcsfuses_text_line_in_its_log_is_read() -> None:
+    # our own, in gcsfuse's text format (internal/logger/slog_helper.go: `time="02/01/2006 03:04:05.000000"`, a
+    # 12-hour clock) and error_mapping.go's words
+    line = ('time="02/11/2026 10:03:07.437193" severity=ERROR message="ReadFile: input/output error, '
+            'fh.reader.ReadAt: readFull: context deadline exceeded" mount-id=bucket-1a2b3c4d')
+    [ev] = [e for e in events([line], "application", file="nodes/n1/gcsfuse.log") if e.kind == "storage.error"]
+    assert ev.fields["client"] == "gcsfuse"
+
+
+def test_a_storage_daemons_syslog_tag_stays_on_its_line() -> None:
+    # a node's own syslog file names the node in its header: the layer takes the stamp and the host, and keeps the
+    # tag of a storage daemon (its anchor); our own line, in syslog's form under mmfs's tag
+    line = "Nov  2 10:03:04 n2 mmfs[8812]: [E] Lost membership in cluster gpfs.example.com. Unmounting file systems."
+    [ev] = [e for e in events([line], "syslog", file="nodes/n2/syslog", node="n2", hosts=("n2",))
+            if e.kind == "storage.error"]
+    assert ev.fields["fs"] == "gpfs" and str(ev.fields["detail"]).startswith("mmfs[8812]: ")
+
+
+def test_another_programs_syslog_tag_is_still_taken() -> None:
+    # near miss: sshd's tag goes with the header as before; its words say nothing of storage
+    from firstfault.extract.prefix import PrefixLayer
+
+    line = "Nov  2 10:03:04 n2 sshd[991]: pam_unix(sshd:session): session opened for user alice"
+    assert PrefixLayer(hosts=("n2",)).split(line).body == "pam_unix(sshd:session): session opened for user alice"

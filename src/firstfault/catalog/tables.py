@@ -43,8 +43,10 @@ from firstfault.catalog.vocab import (
     NvrmResetReason,
     PeerMeans,
     PeerStack,
+    PlatformPart,
     ReasonField,
     ReasonState,
+    ResourceLimit,
     SchedReasonName,
     SchedulerName,
     SlurmSide,
@@ -689,6 +691,7 @@ class StorageClient(_Row, kw_only=True, frozen=True):
     anchors: Annotated[tuple[Annotated[str, Meta(min_length=4)], ...], Meta(min_length=1)]
     processes: tuple[Annotated[str, Meta(min_length=2, max_length=15)], ...] = ()  # the daemon's comm
     containers: tuple[Annotated[str, Meta(min_length=3)], ...] = ()  # a Kubernetes sidecar that runs the daemon
+    logs: tuple[Annotated[str, Meta(min_length=4)], ...] = ()  # words of the path of the client's own log file
     printed_by: Text
 
 class StorageWord(_Row, kw_only=True, frozen=True):
@@ -760,8 +763,12 @@ class ExceptionClassInfo(_Row, frozen=True):
     # a server's or launcher's report that a process it started exited (a `peer` row): it may follow the process's
     # last words in its stream, as the launcher's and the scheduler's reports of an exit do (engine/normalise.py)
     exit_report: bool = False
+    # a `setup` row about a limit the job's container, scheduler or login gave its processes (the events' `limit`)
+    limit: ResourceLimit | None = None
 
     def __post_init__(self) -> None:
+        if self.limit is not None and self.family != "setup":
+            raise ValueError("`limit` names the limit a set-up error hit: a `setup` row")
         if self.message is not None:
             try:
                 check_regex(self.message)
@@ -791,8 +798,13 @@ class ErrnoInfo(_Row, frozen=True):
     network_only: bool = False  # the set-up side only on a bind / listen / socket (EACCES)
     transport_only: bool = False  # the set-up side only in a transport's own report (ENOMEM pinning memory)
     file_only: bool = False  # only a file system says it: the storage's in any line's words, no path needed (ENOSPC)
+    # a set-up errno that is a limit of the job's processes hit (EMFILE: `ulimit -n`; ENOMEM in a transport's report:
+    # `ulimit -l`), the events' `limit`
+    limit: ResourceLimit | None = None
 
     def __post_init__(self) -> None:
+        if self.limit is not None and self.side != "setup":
+            raise ValueError("`limit` names the limit a set-up errno is: a setup row")
         if (self.network_only or self.transport_only) and self.side != "setup":
             raise ValueError("network_only / transport_only narrow the setup side only")
         if self.file_only and self.side != "storage":
@@ -843,12 +855,114 @@ def status_anchors() -> tuple[str, ...]:
     return _strings("exceptions.yaml", "status_anchors")
 
 
+class PlatformProgram(_Row, kw_only=True, frozen=True):
+    """A program of the platform under the workload and the names it goes by (catalog/platform.yaml)."""
+
+    program: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]  # the event's `program`
+    part: PlatformPart
+    # lower-case words of container, pod, unit and file names: dash-separated runs, no leading or trailing dash
+    names: Annotated[tuple[Annotated[str, Meta(min_length=4, pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")], ...],
+                     Meta(min_length=1)]
+    printed_by: Annotated[str, Meta(min_length=8)]  # the repository and manifest or source that names it
+
+
 @lru_cache(maxsize=1)
-@_kept("exceptions.yaml")
+@_kept("platform.yaml")
+def platform_program_table() -> tuple[PlatformProgram, ...]:
+    """The platform's programs in the table's order (catalog/platform.yaml `platform_programs`): no program and no
+    name listed twice."""
+    rows: list[PlatformProgram] = []
+    programs: set[str] = set()
+    names: set[str] = set()
+    for where, row in _rows("platform.yaml", "platform_programs", PlatformProgram):
+        if row.program in programs:
+            raise CatalogTableError(f"{where}: program {row.program!r} listed twice")
+        programs.add(row.program)
+        for name in row.names:
+            if name in names:
+                raise CatalogTableError(f"{where}: name {name!r} listed twice")
+            names.add(name)
+        rows.append(row)
+    return tuple(rows)
+
+
+class XidRelay(_Row, kw_only=True, frozen=True):
+    """A platform program's words before an Xid it relays from NVML (catalog/platform.yaml `xid_relays`)."""
+
+    text: Annotated[str, Meta(min_length=6)]  # a prefilter literal, case as printed; the Xid's number follows it
+    program: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]  # a row of platform_programs (the event's `via`)
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def xid_relays() -> tuple[XidRelay, ...]:
+    """The platform programs' words before an Xid they relay (catalog/platform.yaml `xid_relays`): each names a
+    program of `platform_programs`, no text twice."""
+    programs = {row.program for row in platform_program_table()}
+    rows = _unique("platform.yaml", "xid_relays", XidRelay, "text")
+    for row in rows:
+        if row.program not in programs:
+            raise CatalogTableError(f"catalog/platform.yaml: xid_relays: {row.program!r} is not in platform_programs")
+    return rows
+
+
+def _dash_run(name: str, word: str) -> bool:
+    """Whether `word` is a run of the dash-separated words of `name` (`device-plugin` in
+    `nvidia-device-plugin-daemonset-x7k2p`, not in `my-device-plugins`)."""
+    at = name.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if (at == 0 or name[at - 1] == "-") and (end == len(name) or name[end] == "-"):
+            return True
+        at = name.find(word, at + 1)
+    return False
+
+
+def platform_program_of(*names: str | None) -> PlatformProgram | None:
+    """The platform program (catalog/platform.yaml `platform_programs`) the first of `names` (a container's name,
+    then its pod's) that names one names, or None: the workload's own container."""
+    for name in names:
+        if not name:
+            continue
+        low = name.lower()
+        best: tuple[int, PlatformProgram] | None = None
+        for row in platform_program_table():
+            for word in row.names:
+                if (best is None or len(word) > best[0]) and _dash_run(low, word):
+                    best = (len(word), row)
+        if best is not None:
+            return best[1]
+    return None
+
+
+class PlatformWord(_Row, kw_only=True, frozen=True):
+    """A platform program's own words that it failed at its job on the node (catalog/platform.yaml `platform_words`)."""
+
+    text: Annotated[str, Meta(min_length=8)]  # a prefilter literal, case as printed
+    program: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]  # a row of platform_programs
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def platform_words() -> tuple[PlatformWord, ...]:
+    """The platform programs' own failure words (catalog/platform.yaml `platform_words`): each names a program of
+    `platform_programs`, no text twice."""
+    programs = {row.program for row in platform_program_table()}
+    rows = _unique("platform.yaml", "platform_words", PlatformWord, "text")
+    for row in rows:
+        if row.program not in programs:
+            raise CatalogTableError(f"catalog/platform.yaml: platform_words: {row.program!r} is not in "
+                                    "platform_programs")
+    return rows
+
+
+@lru_cache(maxsize=1)
 def platform_programs() -> tuple[str, ...]:
-    """Programs of the platform under the workload whose own uncaught errors are not the workload's
-    (catalog/exceptions.yaml), lower-cased."""
-    return tuple(w.lower() for w in _strings("exceptions.yaml", "platform_programs"))
+    """Every name of the platform's programs (catalog/platform.yaml `platform_programs`), lower-cased: a Go panic
+    in a file or line that names one is that program's, not the workload's."""
+    return tuple(name for row in platform_program_table() for name in row.names)
 
 
 @lru_cache(maxsize=1)

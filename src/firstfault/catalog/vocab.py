@@ -45,6 +45,10 @@ ContainerClass = Literal["node", "registry", "job", "start"]
 # What a storage client's or FUSE daemon's words say (catalog/platform.yaml `storage_words`): the file system failing,
 # a loss the client waits out, its recovery, the job's request of the mount, or the node unable to make a FUSE mount.
 StorageWordClass = Literal["failure", "transient", "recovery", "job", "node"]
+# What a program of the platform under the workload is to a job on its node (catalog/platform.yaml
+# `platform_programs`): its device plugin, its driver stack, the container toolkit, its own daemons, a program that
+# watches or configures it, a FUSE mount's daemon.
+PlatformPart = Literal["device_plugin", "driver", "toolkit", "runtime", "monitor", "storage"]
 HostSeverity = Literal["uncorrected", "corrected", "informational"]
 # What a message of an accelerator other than NVIDIA's is (catalog/accel.yaml): the Xid classes' words that apply,
 # `link` for the GPU-to-GPU interconnect (AMD's XGMI) and `thermal`.
@@ -68,6 +72,9 @@ ExceptionFamily = Literal[
     "exception", "envelope",
 ]
 ErrnoSide = Literal["storage", "setup", "peer"]
+# The limit a container, scheduler or login gives a job's processes that a set-up error names (the events' `limit`):
+# /dev/shm's size, locked memory (`ulimit -l`), processes and threads (`ulimit -u`), open files (`ulimit -n`).
+ResourceLimit = Literal["shm", "memlock", "nproc", "nofile"]
 StoreSide = Literal["store", "workload"]
 # What a store-side code says of the store (catalog/exceptions.yaml `object_store_codes` `cause`).
 StoreCause = Literal["throttled", "unavailable", "timeout", "internal", "full", "quota"]
@@ -78,13 +85,16 @@ SchedReasonName = Literal[
     "backoff_limit", "resource_limit", "setup", "host_maintenance", "device_plugin",
 ]
 SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes", "htcondor", "docker", "ecs", "nomad",
-                        "slurm", "gcp", "aws", "azure", "ray"]
+                        "slurm", "gcp", "aws", "azure", "ray", "sagemaker", "vertex", "modal"]
 # Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness, a node
 # condition's reason (any condition's, not only Ready's), HTCondor's HoldReasonCode, a job state (Slurm's), the MOM's
 # own (negative) Exit_status (PBS's); a cloud's notice to the guest: GCE's metadata `maintenance-event`, an Azure
-# Scheduled Event's `EventType`, an EC2 Spot interruption's `instance-action`.
+# Scheduled Event's `EventType`, an EC2 Spot interruption's `instance-action`; a managed batch or training service's own
+# record: Google Cloud Batch's reserved task `exitCode`, an Azure Batch node's `state` and job's `terminateReason`, a
+# SageMaker training job's `SecondaryStatus`, an ECS task's `stopCode`.
 ReasonField = Literal["reason", "result", "phase", "node_status", "condition_reason", "hold_code", "state",
-                      "exit_status", "maintenance_event", "event_type", "instance_action"]
+                      "exit_status", "maintenance_event", "event_type", "instance_action", "exit_code", "node_state",
+                      "terminate_reason", "secondary_status", "stop_code"]
 # What the value of a key of a workload manager's record says (catalog/scheduler.yaml `keys`; extract/endstate.py):
 # a reason word (`reason: OOMKilled`), a message in prose (`message: The node was low on resource: memory.`),
 # a flag whose true names its reason (docker's `"OOMKilled": true`), a code of the table (`HoldReasonCode = 34`).

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Final, NamedTuple
 
 from firstfault.bundle import MAX_RANK, Context
-from firstfault.catalog.tables import storage_tables
+from firstfault.catalog.tables import platform_program_of, storage_tables
 from firstfault.extract.reasons import state_of
 from firstfault.hostlist import NodeNames
 from firstfault.model import ErrorItem, Event, Evidence, iso
@@ -255,11 +255,25 @@ def terminal_lines(events: list[Event]) -> list[Event]:
 def _storage_sidecars(events: list[Event]) -> list[Event]:
     """A Kubernetes container that runs a FUSE daemon beside the job's (catalog/platform.yaml `storage_clients`
     `containers`: GKE's `gke-gcsfuse-sidecar`): its `k8s.pod` is marked `storage_daemon`, so that its OOM kill reads
-    as the mount's loss (storage-fuse-daemon-killed), not the workload's host.oom."""
+    as the mount's loss (storage-fuse-daemon-killed), not the workload's host.oom. A container (else a pod) of another
+    program of the platform under the workload (catalog/platform.yaml `platform_programs`: the device plugin, the GPU
+    operator's daemonsets, DCGM's exporter) is marked with its `program` and `part`: its end (an OOM kill, an
+    eviction, a spec of its own it could not have) is that program's, not the workload's (host-oom, scheduler-evicted,
+    app-setup read the workload's pods only)."""
     sidecars = storage_tables().sidecars
     for ev in events:
-        if ev.kind == "k8s.pod" and (daemon := sidecars.get(str(ev.fields.get("container")))) is not None:
-            ev.fields["storage_daemon"] = daemon
+        if ev.kind == "k8s.pod":
+            if (daemon := sidecars.get(str(ev.fields.get("container")))) is not None:
+                ev.fields["storage_daemon"] = daemon
+            container, pod = ev.fields.get("container"), ev.fields.get("pod")
+        elif ev.kind == "k8s.event" and ev.fields.get("object_kind") == "Pod":
+            container, pod = None, ev.fields.get("object_name")  # an event about a pod (an eviction, an OOM kill)
+        else:
+            continue
+        row = platform_program_of(container if isinstance(container, str) else None,
+                                  pod if isinstance(pod, str) else None)
+        if row is not None and row.part != "storage":
+            ev.fields["program"], ev.fields["part"] = row.program, row.part
     return events
 
 

@@ -191,8 +191,21 @@ def path_of(text: str) -> str | None:
     return m.group("path") if m else None
 
 
+# PyTorch's name for a tensor's POSIX shared-memory object (aten/src/ATen/MapAllocator.cpp NewProcessWideShmHandle:
+# `/torch_<pid>_<counter>`; before it THManagedMapAllocator's `/torch_<pid>_<random>_<n>`), which shm_open makes under
+# /dev/shm, as MapAllocator's errors print it between angle brackets (`unable to write to file
+# </torch_31911_952036340_6686>: No space left on device (28)`, idiap/ESLAM#20).
+_TORCH_SHM = re.compile(r"</?torch_\d+_\d+")
+_TORCH_SHM_PATH = re.compile(r"/torch_\d+_\d+(?:_\d+)?$")
+
+
 def is_shm(path: str | None, text: str) -> bool:
-    return bool(path and path.startswith(("/dev/shm", "/run/shm"))) or "shared memory" in text.lower()
+    """Whether an error is about the node's shared memory (/dev/shm, or PyTorch's shared-memory object there), which
+    the job's container or pod sizes: never the storage's. A directory of the job's own at the root that only starts
+    like PyTorch's name (`/torch_models/x.pt`) is a file system's."""
+    if path and (path.startswith(("/dev/shm", "/run/shm")) or _TORCH_SHM_PATH.match(path) is not None):
+        return True
+    return "shared memory" in text.lower() or ("torch_" in text and _TORCH_SHM.search(text) is not None)
 
 
 # --------------------------------------------------------------------------
@@ -492,6 +505,22 @@ ACCEL_OOM_PHRASES: Final = (
     # Attempting to allocate 180.59M. That was not possible. There are 142.58M free.; (0x3x0_HBM1)`,
     # `RESOURCE_EXHAUSTED: Attempting to reserve 10.51G at the bottom of memory. That was not possible.`).
     "That was not possible. There are",
+    # The other accelerators' allocators, in PyTorch's and their runtimes' words: Intel GPUs through PyTorch's XPU
+    # caching allocator (c10/xpu/XPUCachingAllocator.cpp: `XPU out of memory. Tried to allocate 20.00 MiB. GPU 0 has
+    # a total capacity of ...`), and below it the oneAPI runtimes' result codes as SYCL and IPEX pass them on (Level
+    # Zero's ze_api.h and Unified Runtime's ur_api.h: `Native API failed. Native API returns: 39
+    # (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)`; a device's memory, not the host's OUT_OF_HOST_MEMORY); OpenCL's buffer
+    # allocation failure (the OpenCL specification's CL_MEM_OBJECT_ALLOCATION_FAILURE, -4); Apple GPUs through
+    # PyTorch's MPS allocator (aten/src/ATen/mps/MPSAllocator.mm: `MPS backend out of memory (MPS allocated: ...`);
+    # Intel Gaudi through the Habana PyTorch bridge's device memory module (`RuntimeError: [Rank:0] FATAL ERROR ::
+    # MODULE:PT_DEVMEM Allocation failed for size::939524096 (896)MB`, as HabanaAI's vLLM and Optimum Habana
+    # documents quote it).
+    "XPU out of memory",
+    "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
+    "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
+    "CL_MEM_OBJECT_ALLOCATION_FAILURE",
+    "MPS backend out of memory",
+    "MODULE:PT_DEVMEM Allocation failed",
 )
 # The device a TensorFlow / XLA report names; a host allocator (`device:CPU:0 by allocator cpu`) ran out
 # of host memory, which is not the accelerator's.

@@ -11,7 +11,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from firstfault.catalog.tables import ContainerError, container_contexts, container_errors, container_retries
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import (
+    ContainerError,
+    container_contexts,
+    container_errors,
+    container_retries,
+    platform_program_of,
+    platform_program_table,
+    platform_words,
+)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.gpu import nvml_report
 from firstfault.model import FieldValue
@@ -90,4 +99,120 @@ class ContainerErrorExtractor:
             yield Draft(kind="container.error", fields=fields)
 
 
-EXTRACTORS: tuple[LineExtractor, ...] = (ContainerErrorExtractor(),)
+# --------------------------------------------------------------------------
+# The kubelet backing off a container that keeps failing
+# --------------------------------------------------------------------------
+
+# The kubelet's words (kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go doBackOff): the error it
+# returns, `back-off %s restarting failed container=%s pod=%s` (the pod as format.Pod prints it, `name_namespace(uid)`;
+# `Back-off 1m20s ...` before 1.16), which its pod worker logs (`"Error syncing pod, skipping" err="failed to
+# \"StartContainer\" for \"C\" with CrashLoopBackOff: \"back-off 5m0s restarting failed container=C pod=P\""`) and
+# the container's waiting message holds; and its BackOff event, `Back-off restarting failed container %s in pod %s`
+# (`Back-off restarting failed container` alone before 1.26). The container's and the pod's names are DNS labels;
+# each part is one run of one class, so the match is linear.
+_BACKOFF = re.compile(
+    r"[Bb]ack-off(?: (?P<delay>\d[\dhms.]*))? restarting failed (?:docker )?container"
+    r"(?:[= ](?P<container>[a-z0-9][a-z0-9.-]*)(?: pod=| in pod )?(?P<pod>[a-z0-9][a-z0-9.-]*)?)?")
+# `failed to "StartContainer" for "C" with CrashLoopBackOff` (the pod worker's wrapper, its quotes escaped or not)
+_START_FOR = re.compile(r'StartContainer\\?" for \\?"(?P<container>[a-z0-9][a-z0-9.-]*)\\?" with CrashLoopBackOff')
+_BACKOFF_REASON = "CrashLoopBackOff"
+
+
+def backoff_fields(text: str | None, reason: str | None = None, container: str | None = None,
+                   pod: str | None = None) -> dict[str, FieldValue] | None:
+    """k8s.backoff's fields where the kubelet backs off a container that keeps failing: the text holds its back-off
+    words, or `reason` (a container's waiting reason, a pod's STATUS, an event's reason) is CrashLoopBackOff or the
+    BackOff of a message in those words. `container` and `pod` are what the record itself names (its container
+    status, its object); the text's own names fill what they leave. `program` and `part`: the platform program the
+    container, else the pod, is (catalog/platform.yaml); absent for the workload's own. None where nothing says so."""
+    m = _BACKOFF.search(text) if text else None
+    # the pod worker's wrapper alone names the container too (a line cut after it)
+    start = _START_FOR.search(text) if text and _BACKOFF_REASON in text else None
+    crash = reason is not None and reason.rpartition(":")[2] == _BACKOFF_REASON  # `Init:CrashLoopBackOff` too
+    if m is None and start is None and not crash:
+        return None
+    if m is not None:
+        container = container or m.group("container")
+        pod = pod or m.group("pod")
+    if start is not None:
+        container = container or start.group("container")
+    if crash or (reason and (m is not None or start is not None)):
+        said = reason
+    else:
+        said = _BACKOFF_REASON if start is not None or (text and _BACKOFF_REASON in text) else "BackOff"
+    fields: dict[str, FieldValue] = {"reason": said}
+    if container:
+        fields["container"] = container
+    if pod:
+        fields["pod"] = pod
+    if m is not None and m.group("delay"):
+        fields["delay"] = m.group("delay")
+    if text:
+        at = min(x.start() for x in (m, start) if x is not None) if m is not None or start is not None else 0
+        message = text[at:].strip()
+        fields["message"] = message if len(message) <= _MESSAGE_CLIP else message[:_MESSAGE_CLIP - 3] + "..."
+    row = platform_program_of(container, pod)
+    if row is not None:
+        fields["program"], fields["part"] = row.program, row.part
+    return fields
+
+
+_BACKOFF_FIELDS = frozenset({"reason", "container", "pod", "delay", "message", "program", "part"})
+
+
+class BackOffExtractor:
+    """The kubelet backing off a container that keeps failing, in a line of its own log (the journal's `kubelet[N]:`),
+    an event pasted as text, or a `kubectl get pods` row whose STATUS is CrashLoopBackOff (backoff_fields)."""
+
+    name = "backoff"
+    emits: Mapping[str, frozenset[str]] = {"k8s.backoff": _BACKOFF_FIELDS}
+    sources: frozenset[str] = frozenset({"application", "syslog", "scheduler"})
+    literals: tuple[str, ...] = ("restarting failed", _BACKOFF_REASON)
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        from firstfault.extract.kubetext import event_row_place, pod_row
+
+        fields = backoff_fields(line)
+        host: str | None = None
+        if fields is not None and "pod" not in fields and "container" not in fields:
+            # an Events row pasted into text whose message names neither (`Back-off restarting failed container`, the
+            # kubelet before 1.26): its object cell names the pod (`pod/NAME`), a describe row's From the node
+            pod, host = event_row_place(line)
+            if pod is not None:
+                fields = backoff_fields(line, pod=pod)
+        if fields is None and _BACKOFF_REASON in line:
+            cells = pod_row(line)
+            if cells is not None and cells.get("STATUS", "").rpartition(":")[2] == _BACKOFF_REASON:
+                fields = backoff_fields(None, cells["STATUS"], pod=cells.get("NAME"))
+                node = cells.get("NODE")
+                host = node if node and node not in ("<none>", "<unknown>") else None
+        if fields is not None:
+            yield Draft(kind="k8s.backoff", fields=fields, host=host)
+
+
+class PlatformWordsExtractor:
+    """A platform program's own words that it failed at its job on the node (catalog/platform.yaml `platform_words`:
+    the device plugin unable to register with the kubelet), as `platform.error` with the program's `part`."""
+
+    name = "platform"
+    emits: Mapping[str, frozenset[str]] = {"platform.error": frozenset({"program", "part", "text", "message"})}
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+
+    def __init__(self) -> None:
+        self.literals: tuple[str, ...] = tuple(row.text for row in platform_words())
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        for row in platform_words():
+            at = line.find(row.text)
+            if at < 0:
+                continue
+            part = next(p.part for p in platform_program_table() if p.program == row.program)
+            message = line[at:].strip()
+            if len(message) > _MESSAGE_CLIP:
+                message = message[:_MESSAGE_CLIP - 3] + "..."
+            yield Draft(kind="platform.error", fields={"program": row.program, "part": part, "text": row.text.strip(),
+                                                       "message": message})
+            return
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (ContainerErrorExtractor(), BackOffExtractor(), PlatformWordsExtractor())

@@ -438,7 +438,9 @@ def literals() -> tuple[str, ...]:
     """Words a line this module reads holds, beyond the table's phrases and words (reasons.line_literals): the
     keys' words that are no reason words (`HoldReasonCode`, `OOMKilled` as a flag), the two phrase readers'."""
     tables = sched_tables()
-    out = {w.word for w in tables.words if w.field in ("reason", "state", "maintenance_event") and _distinctive(w.word)}
+    out = {w.word for w in tables.words if w.field in ("reason", "state", "maintenance_event", "stop_code",
+                                                         "secondary_status", "terminate_reason")
+           and _distinctive(w.word)}
     # A job table's state cell that is no distinctive word (`TIMEOUT`, `PREEMPTED`): as a row's cell, after the
     # space or the `|` before it; a state only its qualifier makes a reason, with the qualifier (`CANCELLED by `).
     for w in tables.words:
@@ -450,7 +452,14 @@ def literals() -> tuple[str, ...]:
     out.update({"HoldReasonCode", "OOMKilled", "OOM Killed", "evaluated to", "excessive", "exceeding", "OUT_OF_ME",
                 "Exit_status", "Job_id=", "JobState=", "exitMsg",
                 # a cloud's notice (the table's keys): GCE's metadata, an Azure Scheduled Event, EC2's EventBridge event
-                "preempted", "EventType", "instance-action", "detail-type"})
+                "preempted", "EventType", "instance-action", "detail-type",
+                # a managed service's record (the table's keys): an Azure Batch job's terminateReason, a SageMaker
+                # training job's SecondaryStatus and FailureReason
+                "terminateReason", "TerminateReason", "Terminate reason", "SecondaryStatus", "Secondary status",
+                "FailureReason", "Failure reason"})
+    # Google Cloud Batch's reserved exit codes that name a cause: a line that prints one holds it (its `exitCode`, its
+    # status event's `with exit code 50001`)
+    out.update(w.word for w in tables.words if w.field == "exit_code" and w.reason is not None)
     return tuple(sorted(out))
 
 

@@ -316,6 +316,13 @@ def setup_errno(msg: str, transport: bool = False, on_socket: bool = False) -> s
     return name
 
 
+def errno_limit(name: str | None) -> str | None:
+    """The limit of the job's processes a set-up errno says was hit (catalog/exceptions.yaml `errnos` `limit`: EMFILE
+    the open files, `ulimit -n`; ENOMEM in a transport's report the locked memory, `ulimit -l`), if it is one."""
+    row = errno_table().get(name) if name else None
+    return row.limit if row is not None else None
+
+
 @lru_cache(maxsize=1)
 def setup_errno_words() -> tuple[str, ...]:
     """The strerror texts and names of the set-up errnos that are the set-up's on any operation (the prefilter's

@@ -199,7 +199,7 @@ class ExceptionExtractor:
     emits: Mapping[str, frozenset[str]] = {
         "app.cuda_error": frozenset({"cuda_code", "cuda_error", "error", "message", "terminal"}),
         "app.exception": frozenset({"errno", "exc_type", "message", "path", "shm", "signal", "cache_race", "exec",
-                                    "setup", "store_code", "terminal", "truncated"}),
+                                    "setup", "store_code", "terminal", "truncated", "limit"}),
         "nccl.communicator_aborted": frozenset({"detail", "failed_task", "terminal"}),
         "nccl.error": frozenset({"detail", "nccl_result", "terminal"}),
         "nccl.remote_error": frozenset({"detail", "exit_report", "failed_task", "phase", "terminal"}),

@@ -24,6 +24,7 @@ from firstfault.catalog.tables import (
     sxid_info,
     xid_class,
     xid_info,
+    xid_relays,
 )
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.model import FieldValue
@@ -783,8 +784,41 @@ class NvmlErrorExtractor:
         yield Draft(kind="gpu.nvml_error", fields=fields, device=_device(pci))
 
 
+_RELAYED_XID = re.compile(r"(?P<xid>\d{1,3})\b")
+
+
+class XidRelayExtractor:
+    """An Xid a platform program relays from NVML in its own log (catalog/platform.yaml `xid_relays`: the NVIDIA
+    device plugin's `XidCriticalError: Xid=79 on Device=GPU-...; marking device as unhealthy.`): the GPU's fault, as
+    the driver's own Xid line would say it (`via` the program; no PCI address, so no device)."""
+
+    name = "gpu.xid_relay"
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.xid": frozenset({"detail", "immediate_action", "mnemonic", "pci", "via", "xid", "xid_class"}),
+    }
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+
+    def __init__(self) -> None:
+        self.literals: tuple[str, ...] = tuple(row.text for row in xid_relays())
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        for row in xid_relays():
+            at = line.find(row.text)
+            if at < 0:
+                continue
+            m = _RELAYED_XID.match(line, at + len(row.text))
+            if m is None:
+                return
+            fields = xid_fields(int(m.group("xid")), None, row.program)
+            del fields["pci"]
+            fields["detail"] = _clip(line[at:])
+            yield Draft(kind="gpu.xid", fields=fields)
+            return
+
+
 EXTRACTORS: tuple[LineExtractor, ...] = (
     XidExtractor(),
+    XidRelayExtractor(),
     SxidExtractor(),
     FabricManagerExtractor(),
     NvrmExtractor(),

@@ -353,8 +353,8 @@ def _storage_literals() -> tuple[str, ...]:
 def storage_word(line: str, file: str = "") -> tuple[StorageWord, int] | None:
     """The row of catalog/platform.yaml `storage_words` a line says, and where its client's words start, or None.
 
-    A row counts where its client's anchor stands on the line before its text (or, for a FUSE daemon, the file's
-    path names its process: the daemon's own log file), and, for a `tail` row, where its text ends the line. Of
+    A row counts where its client's anchor stands on the line before its text (or the file's path names its
+    process or one of its `logs`: the client's own log file), and, for a `tail` row, where its text ends the line. Of
     several, the row that ends last decides (a Go error chain prints its deepest error last), the longer where two
     end together.
     """
@@ -367,8 +367,8 @@ def storage_word(line: str, file: str = "") -> tuple[StorageWord, int] | None:
             continue
         client = tables.clients[row.client]
         starts = [i for i in (line.find(a) for a in client.anchors) if 0 <= i <= at]
-        # a daemon's own log file names it; a kernel client's line always carries its prefix
-        if not starts and not (client.processes and any(p in file.lower() for p in client.processes)):
+        # a daemon's own log file names it (GPFS's mmfs.log, a FUSE daemon's); a kernel client's line carries its prefix
+        if not starts and not any(p in file.lower() for p in (*client.processes, *client.logs)):
             continue
         key = (at + len(row.text), len(row.text))
         if best is None or key > best[:2]:

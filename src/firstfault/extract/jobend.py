@@ -5,7 +5,9 @@ output, a pasted e-mail or a pasted `kubectl` line can hold (extract/reasons.py)
 (`TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.`), PBS's `=>> PBS: job killed:
 walltime 3610 exceeded limit 3600`, Moab's `job exceeded wallclock limit`, SGE's `qmaster enforced h_rt
 limit`, Flux's `job.exception type=timeout ... resource allocation expired`, the kubelet's `The node was
-low on resource: memory.`; each becomes the event its reason calls for. `MemoryLimitExtractor` reads
+low on resource: memory.`, a managed service's status reason (AWS Batch's `Job attempt duration exceeded timeout`,
+Google Cloud Batch's `Task state is updated from RUNNING to FAILED on ... with exit code 50001.`, whose reserved exit
+code says why); each becomes the event its reason calls for. `MemoryLimitExtractor` reads
 the memory-limit kills that are not a scheduler's reason word: slurmstepd's and srun's, Ray's memory
 monitor, a memory cgroup at its limit.
 
@@ -33,7 +35,6 @@ from firstfault.extract.endstate import literals as endstate_literals
 from firstfault.extract.kubetext import event_row, event_row_node, pod_row, pod_row_fields
 from firstfault.extract.nccl import clip, split_rank_prefix
 from firstfault.extract.reasons import (
-    first_reason,
     k8s_reason,
     kube_status_words,
     line_literals,
@@ -146,7 +147,8 @@ class SchedulerReasonExtractor:
         # reasons a pasted `kubectl get pods` row shows as its STATUS.
         # The end-state pairs' words (extract/endstate.py) and `State:`, a describe container's state line.
         self.literals: tuple[str, ...] = tuple(sorted(set(line_literals()) | set(kube_status_words())
-                                                      | set(endstate_literals()) | {"job.exception", "State:"}
+                                                      | set(endstate_literals())
+                                                      | {"job.exception", "State:", _GCB_HEAD.strip()}
                                                       | set(_CLAIM_WORDS)))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -157,6 +159,10 @@ class SchedulerReasonExtractor:
         flux = _FLUX_EXCEPTION.search(body)
         if flux is not None:
             yield from _flux_exception(flux, body, ctx)
+            return
+        batch = _gcp_batch_event(body, ctx)
+        if batch is not None:
+            yield from _gcp_batch_task(*batch, ctx)
             return
         # The indentation says which container state a reason is under: read it off the whole line.
         event = event_row(body)
@@ -192,7 +198,11 @@ class SchedulerReasonExtractor:
                 draft.host = node if isinstance(node, str) else None
                 yield draft
                 return
-        hit = first_reason(body, lines=True)
+        # Of the table's spellings on the line, the first that names a cause (a replica's bare exit status names none,
+        # its termination reason after it may: `... exited with a non-zero status of 137. Termination reason:
+        # OOMKilled.`), else the first, understood.
+        hits = text_reasons(body, lines=True)
+        hit = next((h for h in hits if h.reason is not None), hits[0] if hits else None)
         if hit is None:
             # A scheduler's own message in prose: an HTCondor policy that removed or held the job, a kill for
             # excessive use of a named resource (extract/endstate.py).
@@ -296,6 +306,59 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
 
 # The event a scheduler's reason calls for, for the other readers of a scheduler's words (extract/slurmerr.py).
 said_by_scheduler = _said
+
+
+# Google Cloud Batch's status event for a task that failed (cloud.google.com/batch/docs/troubleshooting#reserved-exit-
+# codes: `Task state is updated from PRE-STATE to FAILED on zones/ZONE/instances/INSTANCE_ID due to Spot Preemption with
+# exit code 50001.`; older events without the `due to` words; Nextflow's google-batch executor logs the task's
+# `Task failed due to Spot VM preemption with exit code 50001.`, nextflow-io/nextflow GoogleBatchTaskHandlerTest), also
+# quoted inside the job's own event (`Job failed due to task failure. Specifically, task with index 0 failed due to the
+# following task event: "Task state is updated from ..."`). Its exit code is the service's (catalog/scheduler.yaml,
+# field exit_code): a reserved one says why the service ended the task; any other is the task's own exit, no cause.
+# Each part one bounded run of a class: linear.
+_GCP_BATCH_TASK = re.compile(r"\bTask (?:state is updated from [\w-]{1,40} to FAILED on (?P<where>\S{1,300})"
+                             r"(?: [^.\n]{1,200}?)?|failed(?: due to [^.\n]{1,200}?)?)"
+                             r" with exit code (?P<code>\d{1,6})\b")
+# `gcloud batch jobs describe` and `... tasks describe` print the event as YAML, which folds a long description over
+# lines (`- description: 'Task state is updated from RUNNING to FAILED on zones/us-central1-b/instances/7282612962`,
+# then `      due to Spot VM preemption with exit code 50001.'`): an event's head waits a few lines for the line that
+# holds its exit code (a reserved one is a prefilter word), and the two are read as one.
+_GCB_HEAD = "Task state is updated from "
+_K_GCB = "jobend.gcp_batch"  # per stream: (line, text) of an event's head whose exit code was not on its line
+_GCB_SPAN = 3
+_GCB_KEEP = 600
+
+
+def _gcp_batch_event(body: str, ctx: LineContext) -> tuple[re.Match[str], str] | None:
+    """A Google Cloud Batch task event on this line, or ending on it after a head a few lines above (YAML folding):
+    the match and the text it was found in."""
+    m = _GCP_BATCH_TASK.search(body)
+    if m is not None:
+        ctx.state.pop(_K_GCB, None)
+        return m, body
+    at = body.find(_GCB_HEAD)
+    if at >= 0:
+        ctx.state[_K_GCB] = (ctx.lineno, body[at:at + _GCB_KEEP].rstrip())
+        return None
+    pending = ctx.state.get(_K_GCB)
+    if not (isinstance(pending, tuple) and 0 < ctx.lineno - pending[0] <= _GCB_SPAN):
+        return None
+    joined = f"{pending[1]} {body.strip()}"
+    m = _GCP_BATCH_TASK.search(joined)
+    if m is None:
+        return None
+    ctx.state.pop(_K_GCB, None)
+    return m, joined
+
+
+def _gcp_batch_task(m: re.Match[str], body: str, ctx: LineContext) -> Iterator[Draft]:
+    """A Google Cloud Batch task's failure event: the reason its reserved exit code names (the VM named by the event's
+    `zones/Z/instances/NAME` is the node, as for the other GCE records), else understood, no cause."""
+    row = word_reason("gcp", m.group("code"), "exit_code")
+    if row is None or row.reason is None:
+        ctx.claimed = True  # the task's own exit code, or a reserved one that names no cause
+        return
+    yield from _said(row.reason, "gcp", None, None, body[m.start():], ctx)
 
 
 # Flux's job exception as `flux run` and `flux job attach` print it (flux-framework/flux-core#4195, #5304):

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from firstfault.extract.container import container_fields
+from firstfault.extract.container import backoff_fields, container_fields
 from firstfault.extract.reasons import k8s_reason, recovered_or_clean
 from firstfault.extract.structured import (
     CHECK_EVERY,
@@ -31,13 +31,16 @@ from firstfault.model import Event, Evidence, FieldValue
 K8S_FORMATS: tuple[str, ...] = ("kueue-workload", "k8s-pods", "k8s-events", "k8s-table", "k8s-describe")
 
 EMITS: Mapping[str, frozenset[str]] = {
-    "k8s.event": frozenset({"due_to", "message", "object_kind", "object_name", "reason", "type"}),
-    # storage_daemon: added by engine/normalise.py for a sidecar that runs a FUSE daemon (catalog/platform.yaml)
+    # program and part: added by engine/normalise.py for an event about a pod of a platform program
+    "k8s.event": frozenset({"due_to", "message", "object_kind", "object_name", "reason", "type", "program", "part"}),
+    # storage_daemon: added by engine/normalise.py for a sidecar that runs a FUSE daemon (catalog/platform.yaml);
+    # program and part: added there for a container or pod of a platform program (`platform_programs`)
     "k8s.pod": frozenset({"container", "due_to", "exit_code", "message", "phase", "pod", "pressure", "reason",
-                          "restart", "signal", "storage_daemon"}),
+                          "restart", "signal", "storage_daemon", "program", "part"}),
     "kueue.condition": frozenset({"message", "reason", "status", "type", "workload"}),
     "sched.node_down": frozenset({"host", "reason"}),
     "container.error": frozenset({"runtime", "error", "text", "message", "reported_by"}),
+    "k8s.backoff": frozenset({"reason", "container", "pod", "delay", "message", "program", "part"}),
 }
 
 
@@ -340,6 +343,9 @@ def _pod_events(obj: dict[str, Any], path: str, file: str, result: StructuredRes
                 # ErrImagePull, RunContainerError): its message quotes the runtime's words
                 _runtime_report(_str(waiting.get("message")), node, None, _line_of(waiting) or _line_of(cs), file,
                                 result, "pod")
+                # one the kubelet backs off restarting (CrashLoopBackOff): a platform program's, or the workload's
+                backoff_report(_str(waiting.get("message")), _str(waiting.get("reason")), _str(cs.get("name")), pod,
+                               node, None, _line_of(waiting) or _line_of(cs), file, result)
             for state_key, restart in (("state", False), ("lastState", True)):
                 term = _mapping(_mapping(cs, state_key), "terminated")
                 if not term:
@@ -429,6 +435,29 @@ def _runtime_report(message: str | None, node: str | None, when: datetime | None
                                    evidence=Evidence(source="scheduler", file=file, line=line,
                                                      text=clip(message or "")),
                                    fields=fields))
+
+
+def backoff_report(message: str | None, reason: str | None, container: str | None, pod: str | None,
+                   node: str | None, when: datetime | None, line: int | None, file: str,
+                   result: StructuredResult) -> None:
+    """The kubelet backing off a container that keeps failing (a container's waiting reason CrashLoopBackOff, a
+    BackOff event, a message in the kubelet's back-off words: extract/container.py backoff_fields): `k8s.backoff`,
+    whose `program` and `part` say which platform program the container is (catalog/platform.yaml), if any."""
+    fields = backoff_fields(message, reason, container, pod)
+    if fields is not None:
+        result.events.append(Event(kind="k8s.backoff", time=when, node=node,
+                                   evidence=Evidence(source="scheduler", file=file, line=line,
+                                                     text=_summary({**fields, "node": node})),
+                                   fields=fields))
+
+
+def _field_container(field_path: str | None) -> str | None:
+    """The container an event's involvedObject.fieldPath names (`spec.containers{nvidia-device-plugin-ctr}`,
+    `spec.initContainers{driver-validation}`), or None."""
+    if not field_path or not field_path.endswith("}"):
+        return None
+    _, brace, name = field_path[:-1].partition("{")
+    return name or None if brace else None
 
 
 def _pod_level(pod: str | None, node: str | None, phase: str | None, reason: str, message: str | None,
@@ -574,3 +603,6 @@ def _event_item(obj: dict[str, Any], path: str, file: str, result: StructuredRes
         )
     )
     _runtime_report(message, node or None, when, line, file, result, "event")
+    backoff_report(message, fields["reason"] if isinstance(fields["reason"], str) else None,
+                   _field_container(_str(involved.get("fieldPath"))), name if kind == "Pod" else None,
+                   node or None, when, line, file, result)

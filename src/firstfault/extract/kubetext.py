@@ -20,6 +20,7 @@ from itertools import pairwise
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.container import container_fields
 from firstfault.extract.gpu import nvml_fields
+from firstfault.extract.kube import backoff_report
 from firstfault.extract.reasons import k8s_reason, recovered_or_clean
 from firstfault.extract.structured import ParseIssue, StructuredResult, clip, command_line
 from firstfault.model import Event, Evidence, FieldValue
@@ -33,6 +34,7 @@ EMITS: Mapping[str, frozenset[str]] = {
     "sched.node_down": frozenset({"host", "reason"}),
     "gpu.nvml_error": frozenset({"error", "message", "nvml_error"}),
     "container.error": frozenset({"runtime", "error", "text", "message", "reported_by"}),
+    "k8s.backoff": frozenset({"reason", "container", "pod", "delay", "message", "program", "part"}),
 }
 
 # A table's header: upper-case column names (one may hold a space: `LAST SEEN`, `NOMINATED NODE`), split
@@ -229,9 +231,18 @@ def _table_event(cells: dict[str, str], file: str, lineno: int, line: str, resul
         "reason": reason, "due_to": due_to, "object_kind": kind, "object_name": name, "message": message,
         "type": cells.get("TYPE")}, file, lineno, line))
     _device_report(message, node, file, lineno, line, result)
+    backoff_report(message, reason, None, name if kind == "Pod" else None, node, None, lineno, file, result)
 
 
 def _table_pod(cells: dict[str, str], file: str, lineno: int, line: str, result: StructuredResult) -> None:
+    node_cell = cells.get("NODE")
+    if cells.get("STATUS", "").endswith("CrashLoopBackOff"):
+        # a pod one of whose containers the kubelet backs off restarting (`CrashLoopBackOff`, `Init:CrashLoopBackOff`)
+        where = node_cell if node_cell and node_cell not in ("<none>", "<unknown>") else None
+        if where:
+            result.hosts.add(where)
+        backoff_report(None, cells["STATUS"], None, cells.get("NAME"), where, None, lineno, file, result)
+        return
     fields = pod_row_fields(cells)
     if fields is None:
         return
@@ -338,6 +349,16 @@ def event_row_node(line: str) -> str | None:
     if len(parts) >= 4 and parts[1] in _EVENT_TYPES and parts[3].startswith("node/"):
         return parts[3].partition("/")[2] or None
     return None
+
+
+def event_row_place(line: str) -> tuple[str | None, str | None]:
+    """The pod and the node an Events row pasted into text names: `kubectl get events`' object cell `pod/NAME`, a
+    describe row's From `kubelet, NODE`; (None, None) for any other line."""
+    parts = _CELL_GAP.split(line.strip(), maxsplit=4)
+    if len(parts) >= 4 and parts[1] in _EVENT_TYPES and parts[3].startswith("pod/"):
+        return parts[3].partition("/")[2] or None, None
+    cells = _event_row(line)
+    return (None, _from_node(cells)) if cells is not None else (None, None)
 
 
 def _describe_objects(text: str) -> Iterator[_Described]:
@@ -486,6 +507,8 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
                 "reason": cells[1], "due_to": due_to, "object_kind": kind, "object_name": name,
                 "message": message, "type": cells[0]}, file, lineno, line))
             _device_report(message, where, file, lineno, line, result)
+            backoff_report(message, cells[1], None, name if kind == "Pod" else None, where, None, lineno, file,
+                           result)
 
 
 # The phases a pod's `Status:` shows (core/v1 PodPhase).
@@ -539,6 +562,11 @@ def _described_pod(obj: _Described, name: str | None, file: str, result: Structu
     phase = fields.get("Status") or None
     emitted = False
     for container in obj.containers:
+        value, line = container.get("State", ("", obj.line))
+        if value == "Waiting":
+            # a container the kubelet backs off restarting (`State: Waiting` / `Reason: CrashLoopBackOff`)
+            backoff_report(None, container.get("State.Reason", ("", line))[0] or None, container["Name"][0] or None,
+                           name, node, None, container.get("State.Reason", ("", line))[1], file, result)
         for state, restart in (("State", False), ("Last State", True)):
             value, line = container.get(state, ("", obj.line))
             if value != "Terminated":

@@ -30,7 +30,7 @@ from firstfault.catalog.tables import (
 from firstfault.extract import prefix as _prefix
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import cuda_error_of, errno_of, nccl_result_of
-from firstfault.extract.excclass import setup_errno
+from firstfault.extract.excclass import errno_limit, setup_errno
 from firstfault.extract.memo import ON, Found, Memo, Spans, digit_free, digits_zeroed, value
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import PEER_FAILURE_PATTERNS
@@ -159,9 +159,12 @@ PEER_LOSS = PEER_FAILURE_PATTERNS["nccl.remote_error"]
 # by peer" may come from a data loader or an HTTP client).
 _NCCL_CONTEXT = ("NCCL", "nccl", "socketProgress", "Last error", "ProcessGroup")
 
-# NCCL's words for its shared-memory segment (misc/shmutils.cc), with or without its WARN header (_SHM below).
+# NCCL's words for its shared-memory segment (misc/shmutils.cc; since 2.2x os/linux.cc ncclOsShmOpen, which also
+# says `Error: failed to create shared memory file /dev/shm/nccl-XXXXXX, error No space left on device (28)` where
+# mkstemp(3) fails), with or without its WARN header (_SHM below).
 SHM_SEGMENT_LITERALS: Final[tuple[str, ...]] = ("Error while creating shared memory segment",
-                                                "failed to extend /dev/shm")
+                                                "failed to extend /dev/shm",
+                                                "failed to create shared memory file")
 # Literals the NCCL error extractor declares (every line it reads contains one).
 NCCL_ERROR_LITERALS: Final[tuple[str, ...]] = (
     "NCCL WARN",
@@ -427,6 +430,9 @@ def _where_in_nccl(head: re.Match[str] | None, warn: str | None, body: str) -> d
                 # transports' table on the line (an address vector insert that failed, `RC: Invalid argument`)
                 # says what failed, the errno it returned does not.
                 out["setup"] = True
+                limit = errno_limit(name)
+                if limit is not None:
+                    out["limit"] = limit  # a limit of the job's processes: open files, memory it may not pin
     return out
 
 
@@ -667,6 +673,7 @@ class C10dTimeoutExtractor:
 # Attaching to a peer's segment that is gone (`Error while attaching to shared memory segment`) is not one: the
 # segment was made, the peer's side of it is what failed.
 _SHM = re.compile(r"Error while creating shared memory segment|failed to extend /dev/shm"
+                  r"|failed to create shared memory file"
                   r"|(?:posix_fallocate failed|unable to allocate shared memory|shm_open).*?(?:No space left on"
                   r" device|Cannot allocate memory|\(28\)|\(12\))|(?:No space left on device|\(28\)).*?/dev/shm")
 
@@ -712,10 +719,10 @@ class NcclErrorExtractor:
     name = "nccl.error"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "app.exception": frozenset({"errno", "exc_type", "message", "shm"}),
+        "app.exception": frozenset({"errno", "exc_type", "message", "shm", "limit"}),
         "nccl.communicator_aborted": frozenset({"detail"}),
         "nccl.error": frozenset({"async_event", "detail", "nccl_result", "cuda_class", "errno", "nccl_source",
-                                 "transport", "setup", "local_status"}),
+                                 "transport", "setup", "local_status", "limit"}),
         "nccl.ib_completion_error": frozenset({"hca", "opcode", "peer", "status", "vendor_err", "status_class",
                                                "status_name"}),
         "nccl.remote_error": frozenset({"detail", "stack", "peer_status", "peer", "errno", "nccl_source",
@@ -740,7 +747,8 @@ class NcclErrorExtractor:
         shm_seen[_who(rank, ctx, body)] = ctx.lineno
         errno = ("ENOSPC" if "No space left" in warn or "(28)" in warn else
                  "ENOMEM" if "Cannot allocate memory" in warn or "(12)" in warn else None)
-        fields: dict[str, FieldValue] = {"exc_type": "NCCL shared memory", "message": clip(warn), "shm": True}
+        fields: dict[str, FieldValue] = {"exc_type": "NCCL shared memory", "message": clip(warn), "shm": True,
+                                         "limit": "shm"}
         if errno is not None:
             fields["errno"] = errno
         yield _place(Draft("app.exception", fields, rank=rank), head)

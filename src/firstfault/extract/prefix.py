@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
@@ -172,14 +173,34 @@ _SYSLOG_5424 = re.compile(
 _SYSLOG_3164 = re.compile(
     r"<\d{1,3}>(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\S+) (?P<host>[\w.\-]+) [^\s:\[]+(?:\[\d+\])?: ?"
 )
-# A syslog file's own header, as rsyslog and syslog-ng write /var/log/messages (RFC 3164's layout without the PRI:
+# A syslog file's own header (a storage daemon's tag stays on its line: _keeps_tag), as rsyslog and syslog-ng write
+# /var/log/messages (RFC 3164's layout without the PRI:
 # a BSD stamp or, with RSYSLOG_FileFormat, an RFC 3339 one; then the host and the tag). A file that one collector
 # fills from many hosts names the node on each line; the host is taken only when it names a node of the
 # allocation (a per-node file's own name changes nothing, and an unknown word is no layer).
 _SYSLOG_FILE = re.compile(
     r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)) "
-    r"(?P<host>[\w.\-]{1,253}) [^\s:\[]{1,64}(?:\[\d{1,10}\])?: ?"
+    r"(?P<host>[\w.\-]{1,253}) (?P<tag>[^\s:\[]{1,64})(?:\[\d{1,10}\])?: ?"
 )
+
+
+@lru_cache(maxsize=1)
+def _storage_tags() -> tuple[frozenset[str], tuple[str, ...]]:
+    """The syslog tags of the storage daemons (catalog/platform.yaml `storage_clients`: their processes, and their
+    anchors that are one word), which stay on their lines: a storage client's words count only after its anchor
+    (extract/host.py storage_word), and on a node's own syslog the tag is that anchor (`mmfs[8812]: [E] ...`,
+    `blobfuse2[3214717]: ... LOG_ERR`)."""
+    from firstfault.catalog.tables import storage_tables
+
+    clients = storage_tables().clients.values()
+    words = tuple(a for c in clients for a in c.anchors if a.replace("-", "").replace("_", "").isalnum())
+    return frozenset(p for c in clients for p in c.processes) | frozenset(words), words
+
+
+def _keeps_tag(tag: str) -> bool:
+    """Does a syslog header's tag stay on the line (_storage_tags)?"""
+    names, words = _storage_tags()
+    return tag in names or tag.startswith(words)
 # dmesg --decode's facility and level (`kern  :warn  : `), names from syslog(3).
 _DMESG_DECODE = re.compile(
     r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|local[0-7]) *:"
@@ -471,7 +492,7 @@ class PrefixLayer:
                     valued = True
                     if m.group("host") in self.hosts:
                         host, header_host = m.group("host"), True
-                        body = body[m.end():]
+                        body = body[m.start("tag") if _keeps_tag(m.group("tag")) else m.end():]
                         continue
             if c.isdigit():
                 m = _RUNTIME.match(body)

@@ -83,7 +83,7 @@ class ProcessSignalExtractor:
     name = "process.signal"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "app.exception": frozenset({"exc_type", "message", "shm", "signal"}),
+        "app.exception": frozenset({"exc_type", "message", "shm", "signal", "limit"}),
         "process.signal": frozenset({"by", "detail", "due_to", "exitcode", "signal", "slurm_scope", "unprompted"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})  # slurmstepd also logs to syslog

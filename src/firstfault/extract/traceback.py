@@ -83,6 +83,7 @@ from firstfault.extract.excclass import (
     FileStatus,
     class_row,
     envelope,
+    errno_limit,
     failed_task,
     file_status,
     logged_row,
@@ -644,6 +645,14 @@ _DATALOADER = re.compile(r"DataLoader worker|dataloader's workers|in worker\b|sh
 # time: the rendezvous failed, and what kept the peers apart (an endpoint not up yet, a wrong address, a
 # firewall, name resolution) is not in the exception. A symptom, like a peer's failure; a rendezvous error
 # about the workload's own settings (an unset MASTER_ADDR, a bad world size) stays the workload's exception.
+# The innermost frame of a traceback where fork(2) itself raised: multiprocessing's fork start method
+# (Lib/multiprocessing/popen_fork.py `_launch`: `self.pid = os.fork()`) and subprocess's child (Lib/subprocess.py
+# `_execute_child`: `_fork_exec(...)`). EAGAIN there is the process / thread limit the job's processes were given
+# (fork(2): RLIMIT_NPROC, a cgroup's pids.max), where the same errno elsewhere is a non-blocking call's answer
+# (facebookresearch/detectron2#3900: `BlockingIOError: [Errno 11] Resource temporarily unavailable` from a
+# DataLoader's workers, `during fork is a system limitation`).
+_FORK_FRAME = re.compile(r"multiprocessing[/\\]popen_fork\.py\S*, line \d+, in _launch\b"
+                         r"|[/\\]subprocess\.py\S*, line \d+, in _execute_child\b")
 _RENDEZVOUS_FRAME = re.compile(r"torch[/\\]distributed[/\\](?:rendezvous\.py|elastic[/\\]rendezvous[/\\])")
 _UNREACHABLE = re.compile(r"timed out|[Tt]imeout|host not found|Name or service not known|name resolution"
                           r"|nodename nor servname|No route to host|Network is unreachable|Connection refused"
@@ -743,7 +752,8 @@ def launcher_plumbing(frames: tuple[str, ...]) -> bool:
 
 def shm_exhausted(exc_type: str, message: str) -> Draft:
     """A DataLoader worker's bus error: its shared-memory tensors outgrew /dev/shm (the container's size)."""
-    return Draft("app.exception", {"exc_type": exc_type, "message": clip(message), "signal": "SIGBUS", "shm": True})
+    return Draft("app.exception", {"exc_type": exc_type, "message": clip(message), "signal": "SIGBUS", "shm": True,
+                                    "limit": "shm"})
 
 
 def standalone(body: str) -> Draft | None:
@@ -783,8 +793,10 @@ def standalone(body: str) -> Draft | None:
         # JAX's / TensorFlow's own report that the coordination service or a collective lost a peer: a symptom.
         fields: dict[str, FieldValue] = {"detail": clip(body)}
         return Draft(kind, _with_task(fields, body) if kind in TASK_KINDS else fields)
-    if exception_shape(body) is not None:
+    if lone_exception(body) is not None:
         return None  # an exception's line: the traceback model reads it (a lone one as its traceback's last line)
+    # a line of an exception's shape that no lone reading takes (click's bare `Error: No such option: --force`):
+    # only what the table reads on a line of its own
     return _logged(body)
 
 
@@ -937,9 +949,11 @@ def _peer(exc: Exc, body: str) -> Draft | None:
     return _symptom(kind, exc)
 
 
-def _setup(exc: Exc, errno: str | None = None) -> Draft:
-    """The job's own set-up failed (a port in use, a backend or device the build lacks, sizes that do not fit)."""
-    return Draft("app.exception", _fields(exc_type=exc.cls or None, message=clip(exc.msg), errno=errno, setup=True))
+def _setup(exc: Exc, errno: str | None = None, limit: str | None = None) -> Draft:
+    """The job's own set-up failed (a port in use, a backend or device the build lacks, sizes that do not fit, a
+    limit its processes were given: `limit`, else the errno's own, catalog/exceptions.yaml)."""
+    return Draft("app.exception", _fields(exc_type=exc.cls or None, message=clip(exc.msg), errno=errno, setup=True,
+                                          limit=limit or errno_limit(errno)))
 
 
 def _object_store(exc: Exc, code: str | None = None) -> Draft:
@@ -996,7 +1010,7 @@ def _by_row(row: ExceptionClassInfo, exc: Exc, body: str) -> tuple[list[Draft], 
     if family == "object_store":
         return [_object_store(exc)], True
     if family == "setup":
-        return [_setup(exc)], True
+        return [_setup(exc, limit=row.limit)], True
     if family == "disk_full":
         # The node's disk said full by the class alone (Ray's OutOfDiskError): a file system full, as ENOSPC is.
         return [Draft("storage.error", _fields(fs="posix", exc_type=exc.cls, detail=_detail(exc)))], True
@@ -1056,6 +1070,9 @@ def _root_entry_read_only(name: str | None, path: str | None) -> bool:
     return name == "EROFS" and path is not None and _ROOT_ENTRY.match(path) is not None
 
 
+_SHM_FULL: Final = frozenset({"ENOSPC", "ENOMEM"})
+
+
 def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
     name = errno_of(exc.msg)
     in_save = any(_CHECKPOINT_FRAME.search(f) for f in frames)
@@ -1076,8 +1093,12 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
         fs = (row.fs if row is not None else None) or "posix"
         return Draft("storage.error", _fields(fs=fs, errno=name, path=path, exc_type=exc.cls,
                                               detail=_detail(exc)))
+    shm = is_shm(path, exc.msg)
+    # the limit only where the errno says it ran out of room (ENOSPC, ENOMEM, or a write that failed with none): a
+    # segment or object that is not there any more (ENOENT) is the node's /dev/shm, but no size of it
+    full = shm and (name in _SHM_FULL or name is None)
     return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), errno=name, path=path,
-                                          shm=True if is_shm(path, exc.msg) else None))
+                                          shm=True if shm else None, limit="shm" if full else None))
 
 
 # An error line's head word, where a program that is no Python names its error class (`SlowDown: ...`,
@@ -1153,6 +1174,8 @@ def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
         if sig.fields.get("signal") == "SIGBUS" and _DATALOADER.search(exc.msg):
             return [shm_exhausted(exc.cls, exc.msg)], True
         return [sig], True
+    if frames and _FORK_FRAME.search(frames[-1]) and errno_of(exc.msg) == "EAGAIN":
+        return [_setup(exc, "EAGAIN", limit="nproc")], True  # fork(2) refused by the process limit
     by_class = _by_class(exc, body)
     if by_class is not None:
         return by_class

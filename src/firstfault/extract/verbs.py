@@ -45,7 +45,7 @@ from firstfault.catalog.tables import (
     transport_table,
 )
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.excclass import setup_errno
+from firstfault.extract.excclass import errno_limit, setup_errno
 from firstfault.extract.launcher import MPI_FATAL_WORDS, mpi_fatal
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import clip
@@ -102,7 +102,10 @@ _K_FI_ERRNO = "ff.transport.fi_errno"  # (lineno, the errno's line) of the repor
 # (opal/mca/common/ucx `ucp_worker_create failed`), its MPI_Init help texts (ompi/runtime/help-mpi-runtime.txt
 # [mpi_init:startup:internal-failure] `It looks like MPI_INIT failed for some reason; your parallel process is ...`,
 # [mpi_init:startup:pml-add-procs-fail] `PML add procs failed`). Open MPI's own openib BTL, which goes on the same
-# way, is no set-up either (catalog/transport.yaml `local_statuses`). Until then the report is held, understood.
+# way, is no set-up either (catalog/transport.yaml `local_statuses`). Until then the report is held, understood; also
+# where UCX adds its advice on the locked-memory limit (src/uct/ib/base/ib_log.c uct_ib_memlock_limit_msg: `... failed:
+# Cannot allocate memory : Please set max locked memory (ulimit -l) to 'unlimited' (current: 64 kbytes)`), which it
+# prints for a device it then leaves out as well (openucx/ucx#8746: a run that went on over the devices left).
 _UCX_START_FAILED: Final = ("Failed to create UCP worker", "ucp_worker_create failed",
                             "failed for some reason; your parallel process is", "PML add procs failed")
 _UCX_CONFIRM_LINES: Final = 50
@@ -313,7 +316,8 @@ class VerbsCompletionExtractor:
             "detail", "hca", "peer", "stack", "status", "status_class", "status_name", "syndrome", "vendor_err", "via"
         }),
         "net.link": frozenset({"detail", "iface", "port", "state", "async_event"}),
-        "nccl.error": frozenset({"detail", "async_event", "stack", "status", "status_name", "errno", "setup"}),
+        "nccl.error": frozenset({"detail", "async_event", "stack", "status", "status_name", "errno", "setup",
+                                 "limit"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
@@ -361,8 +365,12 @@ class VerbsCompletionExtractor:
         name = setup_errno(body[m.end():], transport=True) if m else None
         if m is None or name is None:
             return
-        yield Draft("nccl.error", {"detail": clip(body), "stack": "verbs", "status_name": m.group("call"),
-                                   "errno": name, "setup": True}, rank=rank, host=host)
+        fields: dict[str, FieldValue] = {"detail": clip(body), "stack": "verbs", "status_name": m.group("call"),
+                                         "errno": name, "setup": True}
+        limit = errno_limit(name)
+        if limit is not None:
+            fields["limit"] = limit  # memory it may not pin (ENOMEM): the locked-memory limit
+        yield Draft("nccl.error", fields, rank=rank, host=host)
 
     @staticmethod
     def _resource(fields: dict[str, FieldValue], body: str, rank: int | None, host: str | None,
@@ -377,9 +385,12 @@ class VerbsCompletionExtractor:
         if name is None:
             yield Draft("nccl.ib_completion_error", fields, rank=rank, host=host)
             return
-        yield Draft("nccl.error", {"detail": clip(said), "stack": fields["stack"], "status": fields["status"],
-                                   "status_name": fields["status_name"], "errno": name, "setup": True},
-                    rank=rank, host=host)
+        out: dict[str, FieldValue] = {"detail": clip(said), "stack": fields["stack"], "status": fields["status"],
+                                      "status_name": fields["status_name"], "errno": name, "setup": True}
+        limit = errno_limit(name)
+        if limit is not None:
+            out["limit"] = limit
+        yield Draft("nccl.error", out, rank=rank, host=host)
 
     @staticmethod
     def _async(body: str, rank: int | None, host: str | None, ctx: LineContext) -> Iterator[Draft]:
