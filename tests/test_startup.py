@@ -126,7 +126,7 @@ def test_a_corrupt_table_entry_is_parsed_again(cdir: Path) -> None:
 KEPT_TABLES = ("xid_table", "sxid_table", "cuda_table", "nccl_result_table", "nvml_table", "transport_table",
                "ipmi_bus_events", "cper_severities", "nccl_transports", "driver_libraries", "nvml_anchors",
                "nvml_device_anchors", "nvidia_smi_field_errors", "sched_tables", "exception_class_table",
-               "status_word_table", "status_anchors", "errno_table", "object_store_code_table")
+               "status_word_table", "status_anchors", "errno_table", "object_store_code_table", "exit_printers")
 
 
 def test_tables_from_the_cache_are_the_tables_from_the_yaml(cdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -144,7 +144,7 @@ def test_tables_from_the_cache_are_the_tables_from_the_yaml(cdir: Path, monkeypa
         assert not cdir.exists()
         monkeypatch.delenv("FIRSTFAULT_CACHE")
         build()  # writes the entries: each file's document, each validated table
-        assert cache.cache_dir() == cdir and len(list(cdir.glob("table-*.marshal"))) == 7
+        assert cache.cache_dir() == cdir and len(list(cdir.glob("table-*.marshal"))) == 8
         assert len(list(cdir.glob("tables-*.msgpack"))) == len(KEPT_TABLES)
         back = build()  # read back from them, typed: the same rows, of the same classes
         assert back == plain and [type(t) for t in back] == [type(t) for t in plain]

@@ -104,3 +104,22 @@ def test_an_exit_without_the_launchers_abort_gives_no_lead(make_bundle: BundleMa
     # the rank's death without the launcher's word that it ended the job for it: nothing failed after it
     assert _mpirun(make_bundle, [
         "mpirun noticed that process rank 2 with PID 0 on node vm exited on signal 9 (Killed)."]).leads == []
+
+
+def test_prrtes_two_line_signal_sentence_is_the_same_first_exit(make_bundle: BundleMaker) -> None:
+    # Open MPI 5's mpirun prints PRRTE's help text (help-prun.txt [prun:proc-aborted-strsignal]), which breaks the
+    # sentence after `exited on` (synthetic, that text over the run above)
+    v = _mpirun(make_bundle, [*_OMPI_ABORT, _OMPI_RULE,
+                              "prterun noticed that process rank 2 with PID 0 on node vm exited on",
+                              "signal 9 (Killed).", _OMPI_RULE])
+    assert [(ld.kind, ld.ranks, ld.nodes) for ld in v.leads] == [("first_exit", [2], ["vm"])]
+
+
+
+def test_fluxs_shell_on_the_first_task_that_exited_is_the_first_exit(make_bundle: BundleMaker) -> None:
+    # the other ranks lost their peer; Flux's doom plugin names the task that exited first (flux-core src/shell/doom.c,
+    # as flux-framework/flux-core#7037 prints it; synthetic rank, host and command)
+    lines = [x for r in (0, 2) for x in (TB.format(r=r, ms=400), CLOSED.format(r=r))]
+    lines.append("flux-shell[0]: FATAL: doom: python: rank 1 on host vm exited and exit-timeout=30s has expired")
+    v = _analyze(make_bundle, lines)
+    assert [(ld.kind, ld.ranks, ld.nodes) for ld in v.leads] == [("first_exit", [1], ["vm"])]

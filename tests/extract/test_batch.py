@@ -342,7 +342,8 @@ def test_flux_a_bad_eventlog_line_is_an_issue_and_the_rest_is_read() -> None:
     assert [(i.line, i.message.split(":")[0]) for i in res.issues] == [(2, "eventlog")]
 
 
-@pytest.mark.parametrize("fmt", ["sge-qacct", "pbs-qstat", "pbs-tracejob", "lsf-bjobs", "lsf-bhist", "flux-jobs"])
+@pytest.mark.parametrize("fmt", ["sge-qacct", "sge-messages", "pbs-qstat", "pbs-tracejob", "lsf-bjobs", "lsf-bhist",
+                                 "flux-jobs", "htcondor-ad"])
 def test_empty_and_unrelated_text_give_nothing(fmt: str) -> None:
     for data in (b"", b"hello world\nnothing here\n"):
         res = read("x.txt", fmt, data=data)
@@ -365,3 +366,142 @@ def test_qstat_f_cut_to_its_lines_without_the_job_id_is_still_read() -> None:
     # bcgsc/mavis's task killed within its limits, cut likewise: killed, by no limit.
     job = the_job(read("mavis-cut.txt", "pbs-qstat", data=_cut("qstat-f-torque-mavis-48.txt")))
     assert job.fields["state"] == "FAILED" and "due_to" not in job.fields
+
+
+# --------------------------------------------------------------------------
+# SGE / UGE: the qmaster's and the execd's messages files
+# --------------------------------------------------------------------------
+
+
+def test_sge_messages_a_job_a_signal_ended_on_a_host() -> None:
+    # StarExec/StarExec#79 (the qmaster's messages file; the ticket-order line is no job's end)
+    data = (b"02/21/2018 05:23:08|worker|starexec2|W|unable to find job \"9365675\" from the ticket order\n"
+            b"02/25/2018 04:29:57|worker|starexec2|W|job 9882833.1 failed on host n110.star.cs.uiowa.edu assumedly "
+            b"after job because: job 9882833.1 died through signal KILL (9)\n")
+    job = the_job(read("messages", "sge-messages", data=data))
+    assert {k: job.fields.get(k) for k in ("job_id", "state", "signal", "nodelist", "due_to")} == {
+        "job_id": "9882833", "state": "FAILED", "signal": 9, "nodelist": "n110.star.cs.uiowa.edu", "due_to": None}
+    assert job.time == datetime(2018, 2, 25, 4, 29, 57, tzinfo=UTC)
+
+
+def test_sge_messages_the_qmasters_time_limit_and_the_execds_memory_limit() -> None:
+    # the qacct `failed 37` words as the qmaster logs them, and execd_ck_to_do.c's hard-limit kill in an execd's
+    # messages file (synthetic ids and hosts, the sources' format strings)
+    data = (b"03/24/2022 13:33:32|worker|qm01|W|job 9638568.1 failed on host c12 qmaster enforced h_rt limit "
+            b"because: job 9638568.1 died through signal KILL (9)\n"
+            b"03/24/2022 14:00:01|  main|c13|W|job 9638570.1 exceeds job hard limit \"h_vmem\" of queue "
+            b"\"all.q@c13\" (25769803776.00000 > limit:25769803776.00000) - sending SIGKILL\n")
+    res = read("messages", "sge-messages", data=data)
+    got = {e.fields["job_id"]: (e.fields["state"], e.fields.get("due_to"), e.fields.get("nodelist")) for e in jobs(res)}
+    assert got == {"9638568": ("TIMEOUT", "time_limit", "c12"), "9638570": ("OUT_OF_MEMORY", "memory_limit", "c13")}
+
+
+def test_sge_messages_a_soft_limit_and_other_daemon_lines_are_no_end() -> None:
+    # a soft limit's warning (the job may outlive it) and the qmaster's own bookkeeping (StarExec/StarExec#79)
+    data = (b"03/24/2022 14:00:01|  main|c13|W|job 9638571.1 exceeds job soft limit \"s_rt\" of queue \"all.q@c13\" "
+            b"(3600.00000 > limit:3600.00000) - sending SIGUSR1\n"
+            b"02/21/2018 09:24:38|worker|starexec2|W|unable to find job 9389651 from the scheduler order package\n")
+    res = read("messages", "sge-messages", data=data)
+    assert [(e.fields["job_id"], e.fields["state"], e.fields.get("due_to")) for e in jobs(res)] == []
+
+
+# --------------------------------------------------------------------------
+# HTCondor: job ads (condor_q -l, condor_history -l)
+# --------------------------------------------------------------------------
+
+# The ads below are cut to the attributes that say how the job ended, as threads paste them (`condor_q -long ID |
+# grep -i memory`: gwastro/1-ogc#2); the hold reason is the starter's as usegalaxy-eu/infrastructure-playbook#533's
+# event log quotes it, the code the one gwastro/pycbc#1428 names. Ids and times are synthetic.
+HELD_34 = b"""ClusterId = 36707199
+ProcId = 0
+JobStatus = 5
+EnteredCurrentStatus = 1668147465
+HoldReasonCode = 34
+HoldReasonSubCode = 0
+HoldReason = "Error from slot1_9@vgcnbwc-worker-c36m100-0574.novalocal: Job has gone over memory limit of 4096 \
+megabytes. Peak usage: 4088 megabytes."
+LastRemoteHost = "slot1_9@vgcnbwc-worker-c36m100-0574.novalocal"
+RequestMemory = 4096
+"""
+
+
+def test_htcondor_ad_held_for_its_memory() -> None:
+    job = the_job(read("ads.txt", "htcondor-ad", data=HELD_34))
+    assert {k: job.fields.get(k) for k in ("job_id", "state", "due_to", "nodelist", "scheduler")} == {
+        "job_id": "36707199.0", "state": "OUT_OF_MEMORY", "due_to": "memory_limit",
+        "nodelist": "vgcnbwc-worker-c36m100-0574.novalocal", "scheduler": "htcondor"}
+
+
+def test_htcondor_ad_periodic_hold_for_memory_by_its_words() -> None:
+    # gwastro/1-ogc#2: the Open Science Grid pool's SYSTEM_PERIODIC_HOLD (its code, 26, names no resource)
+    data = (b'ClusterId = 1050981\nProcId = 0\nJobStatus = 5\nHoldReasonCode = 26\n'
+            b'HoldReason = "Job in status 2 put on hold by SYSTEM_PERIODIC_HOLD due to memory usage 3000000."\n')
+    assert the_job(read("ads.txt", "htcondor-ad", data=data)).fields["due_to"] == "memory_limit"
+
+
+def test_htcondor_ads_exit_by_signal_and_an_earlier_runs_signal() -> None:
+    # Two ads, a blank line between: one a signal ended; one that completed after an earlier run was killed
+    # (condor_history keeps `ExitSignal = 9` and `ExitReason = "died on signal 9 (Killed)"` with `ExitBySignal = false`)
+    data = (b'ClusterId = 4242\nProcId = 0\nJobStatus = 4\nExitBySignal = true\nExitSignal = 9\n'
+            b'LastRemoteHost = "slot1_13@e4022.chtc.wisc.edu"\n\n'
+            b'ClusterId = 4243\nProcId = 0\nJobStatus = 4\nExitBySignal = false\nExitCode = 0\n'
+            b'ExitReason = "died on signal 9 (Killed)"\nExitSignal = 9\n')
+    got = {e.fields["job_id"]: (e.fields["state"], e.fields.get("signal"), e.fields.get("nodelist"))
+           for e in jobs(read("ads.txt", "htcondor-ad", data=data))}
+    assert got == {"4242.0": ("FAILED", 9, "e4022.chtc.wisc.edu"), "4243.0": ("COMPLETED", None, None)}
+
+
+def test_htcondor_ad_of_a_job_still_running_or_idle_is_no_end() -> None:
+    data = b'ClusterId = 4244\nProcId = 0\nJobStatus = 2\nExitSignal = 9\n\nClusterId = 4245\nJobStatus = 1\n'
+    assert jobs(read("ads.txt", "htcondor-ad", data=data)) == []
+
+
+def test_htcondor_ad_removed_by_a_policy_on_its_memory() -> None:
+    # the schedd's RemoveReason for a PeriodicRemove that named one resource (CRAB's, dmwm/CRABServer#4749's
+    # expression; synthetic ad)
+    data = (b'ClusterId = 77\nProcId = 3\nJobStatus = 3\nRemoveReason = "The job attribute PeriodicRemove '
+            b'expression \'(MemoryUsage > RequestMemory)\' evaluated to TRUE"\n')
+    job = the_job(read("ads.txt", "htcondor-ad", data=data))
+    assert (job.fields["job_id"], job.fields["state"], job.fields.get("due_to")) == ("77.3", "OUT_OF_MEMORY",
+                                                                                    "memory_limit")
+
+
+# --------------------------------------------------------------------------
+# PBS's negative codes, by the PBS that printed them
+# --------------------------------------------------------------------------
+
+# `qstat -f` records in each manual's layout (Torque's "Job Exit Status" example: `job_state = C`, `exit_status =`;
+# PBS Professional's: `job_state = F`, `Exit_status =`), cut to the lines that say how the job ended; synthetic ids.
+def _qstat_f(job_state: str, key: str, code: int) -> bytes:
+    return (f"Job Id: 179.host\n    job_state = {job_state}\n    exec_host = node1/0\n    {key} = {code}\n").encode()
+
+
+@pytest.mark.parametrize(
+    ("job_state", "key", "code", "state", "due_to"),
+    [
+        # Torque 6.1.2's JOB_EXEC_OVERLIMIT_WT / _MEM / _CPUT
+        ("C", "exit_status", -11, "TIMEOUT", "time_limit"),
+        ("C", "exit_status", -10, "OUT_OF_MEMORY", "memory_limit"),
+        ("C", "exit_status", -12, "TIMEOUT", "time_limit"),
+        # ... which OpenPBS numbers otherwise: JOB_EXEC_RERUN -11, JOB_EXEC_FAILUID -10 (src/include/job.h)
+        ("F", "Exit_status", -11, "FAILED", None),
+        ("F", "Exit_status", -10, "FAILED", None),
+        # OpenPBS's JOB_EXEC_RERUN_SIS_FAIL -14 is a sister lost; Torque's -14 its prologue that failed
+        ("F", "Exit_status", -14, "NODE_FAIL", "node_failure"),
+        ("C", "exit_status", -14, "FAILED", None),
+        # beyond Torque's codes: PBS Professional's whoever printed the record
+        ("C", "exit_status", -29, "TIMEOUT", "time_limit"),
+    ],
+)
+def test_pbs_negative_exit_status_by_the_pbs_that_printed_it(job_state: str, key: str, code: int, state: str,
+                                                             due_to: str | None) -> None:
+    job = the_job(read("qstat.txt", "pbs-qstat", data=_qstat_f(job_state, key, code)))
+    assert (job.fields["state"], job.fields.get("due_to")) == (state, due_to)
+
+
+def test_pbs_exit_status_whose_flavour_the_line_does_not_say_reads_only_shared_codes() -> None:
+    # an accounting record's `Exit_status=` (both PBSes write it): -11 and -14 mean different things in each
+    for code in (-11, -14):
+        data = f"06/07/2021 10:14:20;E;4242.pbs01;user=u queue=workq Exit_status={code}\n".encode()
+        job = the_job(read("acct.txt", "pbs-tracejob", data=data))
+        assert job.fields.get("due_to") is None, code

@@ -232,3 +232,18 @@ def test_objects_pasted_under_their_commands_are_read_one_output_at_a_time() -> 
     # Near miss: the same file without its command lines is one broken document.
     bare = read("two.txt", "k8s-pods", data=yaml_part.rstrip(b"\n") + b"\n" + json_part)
     assert bare.events == [] and len(bare.issues) == 1
+
+
+def test_kubectl_status_of_a_container_its_runtime_gave_no_reason() -> None:
+    # kubectl's printPod (kubernetes pkg/printers/internalversion/printers.go): `Signal:%d` where the terminated
+    # state names a signal, else `ExitCode:%d` (synthetic rows in `kubectl get pods -o wide`'s layout); an init
+    # container's `Init:ExitCode:1` is the pod on its way (the near miss).
+    table = (b"NAME          READY   STATUS          RESTARTS   AGE   IP           NODE\n"
+             b"train-w-0     0/1     ExitCode:137    0          5m    10.0.0.12    gpu-node-3\n"
+             b"train-w-1     0/1     Signal:9        0          5m    10.0.0.13    gpu-node-4\n"
+             b"train-w-2     0/1     ExitCode:1      0          5m    10.0.0.14    gpu-node-5\n"
+             b"train-w-3     0/1     Init:ExitCode:1 0          5m    10.0.0.15    gpu-node-6\n")
+    pods = {e.fields["pod"]: (e.node, e.fields.get("exit_code"), e.fields.get("signal"), e.fields.get("due_to"))
+            for e in kinds(read("t.txt", "k8s-table", data=table), "k8s.pod")}
+    assert pods == {"train-w-0": ("gpu-node-3", 137, 9, None), "train-w-1": ("gpu-node-4", None, 9, None),
+                    "train-w-2": ("gpu-node-5", 1, None, None)}

@@ -338,8 +338,13 @@ def test_bad_json_is_an_issue() -> None:
 def test_podlist_oomkilled_error_evicted() -> None:
     res = read("pods.yaml", "k8s-pods")
     assert res.issues == []
-    pods = {(e.fields["pod"], e.fields.get("container")): e for e in res.events}
-    assert len(res.events) == 4
+    pods = {(e.fields["pod"], e.fields.get("container")): e for e in res.events if e.kind == "k8s.pod"}
+    assert len(pods) == 4
+    # the worker's container waiting in CrashLoopBackOff is also the kubelet's back-off of it (extract/container.py
+    # backoff_fields): the workload's own container, a symptom
+    (loop,) = [e for e in res.events if e.kind == "k8s.backoff"]
+    assert (loop.node, loop.fields["pod"], loop.fields["container"]) == (
+        "node-02", "llama-pretrain-worker-1", "pytorch")
 
     err = pods[("llama-pretrain-worker-0", "pytorch")]
     assert err.kind == "k8s.pod"
@@ -397,10 +402,15 @@ def test_podlist_json_node_shutdown_and_explicit_signal() -> None:
 
 def test_eventlist_node_not_ready_and_pod_events() -> None:
     res = read("events.yaml", "k8s-events")
-    reasons = [e.fields["reason"] for e in res.events]
+    events = [e for e in res.events if e.kind == "k8s.event"]
+    reasons = [e.fields["reason"] for e in events]
     assert reasons == ["NodeNotReady", "BackOff", "EvictedDueToPodsReadyTimeout"]
+    # the BackOff event is also read as the kubelet's back-off of the container its fieldPath names
+    (loop,) = [e for e in res.events if e.kind == "k8s.backoff"]
+    assert (loop.node, loop.fields["pod"], loop.fields["container"]) == (
+        "node-02", "llama-pretrain-worker-1", "pytorch")
 
-    nnr = res.events[0]
+    nnr = events[0]
     assert nnr.kind == "k8s.event"
     assert nnr.node == "node-02"
     assert nnr.fields["object_kind"] == "Node" and nnr.fields["object_name"] == "node-02"
@@ -408,13 +418,13 @@ def test_eventlist_node_not_ready_and_pod_events() -> None:
     assert nnr.fields["type"] == "Normal"
     assert nnr.time == utc(2026, 11, 2, 10, 3, 40)
 
-    backoff = res.events[1]
+    backoff = events[1]
     assert backoff.node == "node-02"  # source.host
     assert backoff.fields["object_kind"] == "Pod"
     assert backoff.fields["type"] == "Warning"
     assert backoff.time == utc(2026, 11, 2, 10, 3, 31)  # lastTimestamp, not firstTimestamp
 
-    kueue = res.events[2]
+    kueue = events[2]
     assert kueue.node is None
     assert kueue.time == datetime(2026, 11, 2, 10, 10, 1, 482913, tzinfo=UTC)  # eventTime
 

@@ -1,11 +1,13 @@
 """The vendor tables shipped beside the rules: NVIDIA Xids, NVSwitch SXids, CUDA errors, NCCL results, the GPU
 platform from user space, other vendors' accelerators, the transports' statuses, exception classes, status words,
-errno and object-store codes, the schedulers' reasons, and the lines that say how a run ended.
+errno and object-store codes, the schedulers' reasons, the lines that say how a run ended, and what a launcher's or
+a scheduler's exit number means.
 
 The data lives in `xid.yaml` / `sxid.yaml` / `cuda.yaml` / `platform.yaml` / `accel.yaml` / `transport.yaml` /
-`exceptions.yaml` / `scheduler.yaml` / `ends.yaml` (vendor knowledge is data, not code branches); this module
-only reads and validates it, once, on first use. The rows are the records below, each declared once with its constraints
-(records.py validates a row of the YAML into one, on a miss of the on-disk cache; the cache gives them back).
+`exceptions.yaml` / `scheduler.yaml` / `ends.yaml` / `exits.yaml` (vendor knowledge is data, not code branches);
+this module only reads and validates it, once, on first use. The rows are the records below, each declared once with
+its constraints (records.py validates a row of the YAML into one, on a miss of the on-disk cache; the cache gives them
+back); the last, how each printer's exit number reads, by version.
 """
 
 import re
@@ -33,6 +35,7 @@ from firstfault.catalog.vocab import (
     EndScope,
     ErrnoSide,
     ExceptionFamily,
+    ExitMeans,
     HostSeverity,
     IbWcClass,
     IpmiSeverity,
@@ -1234,3 +1237,56 @@ def perfquery_counters() -> Mapping[str, str]:
             raise CatalogTableError(f"{where}: duplicate counter {item.counter}")
         out[item.counter] = item.metric
     return MappingProxyType(out)
+
+
+# --------------------------------------------------------------------------
+# What a launcher's or a scheduler's exit number means, printer by printer (catalog/exits.yaml)
+# --------------------------------------------------------------------------
+
+_VERSION = r"^\d+(?:\.\d+)*(?:[ab]\d+)?$"  # `3.2`, `1.5a1`, `1.5b2`
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """A printer's version as a sortable key: `1.5a1` < `1.5b2` < `1.5` < `3.1` < `3.2` (a pre-release before its
+    release)."""
+    m = re.match(r"^(?P<nums>\d+(?:\.\d+)*)(?:(?P<pre>[ab])(?P<n>\d+))?$", version)
+    if m is None:
+        raise ValueError(f"not a version: {version!r}")
+    nums = tuple(int(x) for x in m.group("nums").split("."))
+    nums += (0,) * (4 - len(nums))
+    pre = (0 if m.group("pre") == "a" else 1, int(m.group("n"))) if m.group("pre") else (2, 0)
+    return nums + pre
+
+
+class ExitPrinter(_Row, frozen=True):
+    # who prints the number: `hydra`, `srun`, `torchrun`, `pbs`, ...
+    printer: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9\-]*$")]
+    means: ExitMeans
+    since: Annotated[str, Meta(pattern=_VERSION)] | None = None  # the first version the row holds for
+    until: Annotated[str, Meta(pattern=_VERSION)] | None = None  # the first version it no longer holds for
+
+    def __post_init__(self) -> None:
+        if self.since is not None and self.until is not None and version_key(self.since) >= version_key(self.until):
+            raise ValueError("since must come before until")
+
+
+@lru_cache(maxsize=1)
+@_kept("exits.yaml")
+def exit_printers() -> tuple[ExitPrinter, ...]:
+    """catalog/exits.yaml: how each printer's exit number reads, by version, in table order. A printer's rows may
+    not overlap: each version of it has one meaning."""
+    rows: list[ExitPrinter] = []
+    for where, row in _rows("exits.yaml", "exits", ExitPrinter):
+        lo = version_key(row.since) if row.since else None
+        hi = version_key(row.until) if row.until else None
+        for other in rows:
+            if other.printer != row.printer:
+                continue
+            olo = version_key(other.since) if other.since else None
+            ohi = version_key(other.until) if other.until else None
+            if (hi is None or olo is None or olo < hi) and (ohi is None or lo is None or lo < ohi):
+                raise CatalogTableError(f"{where}: {row.printer}: its versions overlap another row's")
+        rows.append(row)
+    if not any(r.printer == "generic" for r in rows):
+        raise CatalogTableError("catalog/exits.yaml: exits: no row for the generic printer")
+    return tuple(rows)

@@ -84,8 +84,8 @@ SchedReasonName = Literal[
     "time_limit", "memory_limit", "preemption", "node_failure", "cancelled", "admin_cancelled", "eviction",
     "backoff_limit", "resource_limit", "setup", "host_maintenance", "device_plugin",
 ]
-SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes", "htcondor", "docker", "ecs", "nomad",
-                        "slurm", "gcp", "aws", "azure", "ray", "sagemaker", "vertex", "modal"]
+SchedulerName = Literal["sge", "pbs", "pbspro", "torque", "moab", "lsf", "flux", "kubernetes", "htcondor", "docker",
+                        "ecs", "nomad", "slurm", "gcp", "aws", "azure", "ray", "sagemaker", "vertex", "modal"]
 # Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness, a node
 # condition's reason (any condition's, not only Ready's), HTCondor's HoldReasonCode, a job state (Slurm's), the MOM's
 # own (negative) Exit_status (PBS's); a cloud's notice to the guest: GCE's metadata `maintenance-event`, an Azure
@@ -94,7 +94,7 @@ SchedulerName = Literal["sge", "pbs", "moab", "lsf", "flux", "kubernetes", "htco
 # SageMaker training job's `SecondaryStatus`, an ECS task's `stopCode`.
 ReasonField = Literal["reason", "result", "phase", "node_status", "condition_reason", "hold_code", "state",
                       "exit_status", "maintenance_event", "event_type", "instance_action", "exit_code", "node_state",
-                      "terminate_reason", "secondary_status", "stop_code"]
+                      "terminate_reason", "secondary_status", "stop_code", "exit_type"]
 # What the value of a key of a workload manager's record says (catalog/scheduler.yaml `keys`; extract/endstate.py):
 # a reason word (`reason: OOMKilled`), a message in prose (`message: The node was low on resource: memory.`),
 # a flag whose true names its reason (docker's `"OOMKilled": true`), a code of the table (`HoldReasonCode = 34`).
@@ -104,6 +104,10 @@ EndKeyRole = Literal["reason", "message", "flag", "code"]
 # while a process exits).
 EndOutcome = Literal["succeeded", "failed", "stopped", "restart", "code"]
 EndScope = Literal["job", "process", "stage", "exit"]
+# How a printer's exit number reads (catalog/exits.yaml): an exit value with the shell's 128+N, Python's -N too, a
+# raw wait status, either of the first and the third (by whether the process exited), a signal's number, the
+# batch system's 256+N, or the program's own code with no signal in it.
+ExitMeans = Literal["shell", "negative", "wait", "either", "signal", "offset", "value"]
 # Who failed, by Slurm's own error words (catalog/slurm.yaml `side`): the job's own request or set-up, the node's or the
 # cluster's Slurm plumbing below it, or no one (a race, a retry, a state waited out).
 SlurmSide = Literal["job", "node", "none"]

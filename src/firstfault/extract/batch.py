@@ -1,6 +1,7 @@
 """Accounting of the batch schedulers other than Slurm, as their tools print it: SGE/UGE, PBS/Torque, LSF, Flux.
 
-Formats (docs/evidence-bundle.md, "Scheduler formats"): `sge-qacct` (`qacct -j`), `pbs-tracejob`
+Formats (docs/evidence-bundle.md, "Scheduler formats"): `sge-qacct` (`qacct -j`), `sge-messages` (the qmaster's
+and the execd's messages files), `htcondor-ad` (`condor_q -l`, `condor_history -l`), `pbs-tracejob`
 (`tracejob`, and the server / MOM / accounting log lines it is made of), `pbs-qstat` (`qstat -f` /
 `qstat -fx`), `lsf-bjobs` (`bjobs -l`), `lsf-bhist` (`bhist -l`), `flux-jobs` (`flux jobs` listings and
 a job's eventlog, `flux job eventlog` / `flux job info ID eventlog`).
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.extract.codes import exit_reading, exit_signum, signal_number
+from firstfault.extract.endstate import message_reading
 from firstfault.extract.reasons import state_of, text_reasons, word_reason
 from firstfault.extract.structured import Output, ParseIssue, StructuredResult, clip, outputs
 from firstfault.hostlist import hostlist_expand
@@ -35,7 +38,8 @@ EMITS: Mapping[str, frozenset[str]] = {
     "sched.node_down": frozenset({"host", "reason"}),
 }
 
-BATCH_FORMATS: tuple[str, ...] = ("sge-qacct", "pbs-tracejob", "pbs-qstat", "lsf-bjobs", "lsf-bhist", "flux-jobs")
+BATCH_FORMATS: tuple[str, ...] = ("sge-qacct", "sge-messages", "pbs-tracejob", "pbs-qstat", "lsf-bjobs", "lsf-bhist",
+                                  "flux-jobs", "htcondor-ad")
 
 # How near its limit a job's use must come for the limit to be the one that killed it: the scheduler reads
 # use at intervals (a job killed at its wall-clock limit has used all of it; the memory it was last seen
@@ -101,8 +105,8 @@ def read_batch(text: str, fmt: str, file: str, *, job_id: str | None, tz: tzinfo
     """
     result = StructuredResult(events=[], issues=[], lines=len(text.splitlines()), hosts=set())
     times = TimeParser(tz, *window)
-    readers = {"sge-qacct": _qacct, "pbs-tracejob": _tracejob, "pbs-qstat": _qstat, "lsf-bjobs": _lsf,
-               "lsf-bhist": _lsf, "flux-jobs": _flux}
+    readers = {"sge-qacct": _qacct, "sge-messages": _sge_messages, "pbs-tracejob": _tracejob, "pbs-qstat": _qstat,
+               "lsf-bjobs": _lsf, "lsf-bhist": _lsf, "flux-jobs": _flux, "htcondor-ad": _htcondor}
     # Each command's output on its own (a prompt and a command line above each part, several in one file).
     jobs = [job for out in outputs(text) for job in readers[fmt](out, tz, times, result.issues)]
     if job_id is not None and jobs:
@@ -267,11 +271,158 @@ def _epoch(value: object) -> datetime | None:
     return datetime.fromtimestamp(value, UTC)
 
 
-def _signal_exit(job: _Job, code: int, *, base: int = 128) -> None:
-    """A shell-style exit status: above `base` the job died of signal (status - base)."""
+def _signal_exit(job: _Job, code: int, printer: str) -> None:
+    """An exit status as `printer` prints it (catalog/exits.yaml): the signal it means, if one."""
     job.exit_code = code
-    if code > base:
-        job.signal = code - base
+    signum = exit_signum(printer, code)
+    if signum is not None:
+        job.signal = signum
+
+
+# --------------------------------------------------------------------------
+# SGE / UGE / OCS: the qmaster's and the execd's messages files
+# --------------------------------------------------------------------------
+
+# `$SGE_ROOT/$SGE_CELL/spool/qmaster/messages` (and each execd's `spool/<host>/messages`): `date time|thread|host|
+# level|message` (StarExec/StarExec#79: `02/25/2018 04:29:57|worker|starexec2|W|job 9882833.1 failed on host
+# n110.star.cs.uiowa.edu assumedly after job because: job 9882833.1 died through signal KILL (9)`; kaldi-asr/kaldi
+# #4358: `... |W|job 84.1 failed on host ubuntu general opening input/output file because: ...`).
+_SGE_MESSAGE = re.compile(r"^(?P<t>\d\d/\d\d/\d{4} \d\d:\d\d:\d\d)(?:\.\d+)?\|(?P<who>[^|]*)\|(?P<host>[^|]*)\|"
+                          r"(?P<level>[A-Z])\|(?P<msg>.*)$")
+# The qmaster on a job that failed on a host: the words after the host are the `failed` code's description (qacct's),
+# what follows `because:` the shepherd's or the execd's own.
+SGE_FAILED = re.compile(r"\bjob (?P<job>\d+)(?:\.(?P<task>\d+))? failed on host (?P<host>[A-Za-z0-9][\w.\-]*) "
+                        r"(?P<what>[^:]+?) because: (?P<why>.*)$")
+# The shepherd's word on a job a signal ended, by Grid Engine's signal name and the host's number (also in the
+# job's mail: `failed assumedly after job because:` / `job 8974017.1 died through signal KILL (9)`).
+SGE_DIED = re.compile(r"\bjob (?P<job>\d+(?:\.\d+)?) died through signal (?P<name>[A-Z][A-Z0-9]{1,9}) \((?P<num>\d+)\)")
+# The execd killing a job over a hard limit (execd_ck_to_do.c; the limit's name decides, catalog/scheduler.yaml).
+_SGE_LIMIT = re.compile(r"\bjob (?P<job>\d+)(?:\.(?P<task>\d+))? exceeds job hard limit ")
+
+
+def sge_signal(m: re.Match[str]) -> int | None:
+    """The signal's number of a `died through signal KILL (9)` (SGE_DIED): its name where Python knows it, else
+    the number as the host numbers signals (catalog/exits.yaml, printer sge-signal)."""
+    by_name = signal_number(f"SIG{m.group('name')}")
+    return by_name if by_name is not None else exit_signum("sge-signal", int(m.group("num")))
+
+
+def _sge_messages(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -> Iterator[_Job]:
+    jobs: dict[str, _Job] = {}
+    for lineno, line in out.lines:
+        m = _SGE_MESSAGE.match(line.strip())
+        if m is None:
+            continue
+        msg, when = m.group("msg"), _ctime(m.group("t"), tz)
+        failed = SGE_FAILED.search(msg)
+        limit = _SGE_LIMIT.search(msg) if failed is None else None
+        hit = failed or limit
+        if hit is None:
+            continue
+        task = hit.group("task")
+        job_id = hit.group("job") if task in (None, "1") else f"{hit.group('job')}.{task}"
+        job = jobs.get(job_id)
+        if job is None:
+            job = jobs[job_id] = _Job("sge", job_id, lineno)
+        job.finished, job.end = True, when or job.end
+        job.summary.append(clip(line, 200))
+        if failed is not None:
+            job.hosts.append(failed.group("host"))
+            what, why = failed.group("what").strip(), failed.group("why").strip()
+            job.raw_state = job.raw_state or f"failed {what}"
+            _read_prose(job, what)
+            _read_prose(job, why)
+            died = SGE_DIED.search(why)
+            if died is not None:
+                job.signal = sge_signal(died)
+        else:
+            host = m.group("host").strip()
+            if host:
+                job.hosts.append(host)  # the execd's own messages: its host
+            _read_prose(job, msg)
+            job.raw_state = job.raw_state or clip(msg, 120)
+    yield from jobs.values()
+
+
+# --------------------------------------------------------------------------
+# HTCondor: job ads (condor_q -l, condor_history -l)
+# --------------------------------------------------------------------------
+
+# A job ad as `condor_q -l` / `condor_history -l` print it: `Attribute = value` lines, one ad after another (a blank
+# line or `-- Schedd:` between them). Attributes (HTCondor's manual, "Job ClassAd Attributes"): JobStatus (1 idle,
+# 2 running, 3 removed, 4 completed, 5 held, 6 transferring output, 7 suspended); ExitBySignal, and then ExitSignal,
+# the signal's number, else ExitCode, the job's exit value; HoldReason / HoldReasonCode (34 the job's memory, 46 and
+# 47 its allowed durations: catalog/scheduler.yaml); RemoveReason; RemoteHost / LastRemoteHost (`slot1_3@host`).
+# An ExitSignal beside `ExitBySignal = false` is an earlier run's (a vacated start), not the job's end.
+_AD_LINE = re.compile(r"^(?P<key>[A-Za-z_][\w.]{0,80})\s*=\s*(?P<value>.*?)\s*$")
+_AD_ENDED = {"3": "Removed", "4": "Completed", "5": "Held"}
+
+
+def _ad_records(lines: list[tuple[int, str]]) -> Iterator[tuple[int, dict[str, str]]]:
+    record: dict[str, str] = {}
+    start = 0
+    for lineno, line in lines:
+        m = _AD_LINE.match(line.strip())
+        if m is None:
+            if record and (not line.strip() or line.startswith("-- ")):
+                yield start, record
+                record = {}
+            continue
+        key = m.group("key")
+        if key in record and key in ("ClusterId", "GlobalJobId"):
+            yield start, record  # the next ad, pasted without a blank line between them
+            record = {}
+        if not record:
+            start = lineno
+        record[key] = m.group("value")
+    if record:
+        yield start, record
+
+
+def _ad_text(value: str) -> str:
+    v = value.strip()
+    return v[1:-1].replace('\\"', '"') if len(v) >= 2 and v[0] == v[-1] == '"' else v
+
+
+def _htcondor(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -> Iterator[_Job]:
+    for lineno, ad in _ad_records(out.lines):
+        status = ad.get("JobStatus", "").strip()
+        if status not in _AD_ENDED:
+            continue  # not a job ad, or a job that has not ended
+        cluster, proc = ad.get("ClusterId", "").strip(), ad.get("ProcId", "").strip()
+        job_id = f"{cluster}.{proc}" if cluster and proc else cluster or _ad_text(ad.get("GlobalJobId", "?"))
+        job = _Job("htcondor", job_id, lineno)
+        job.finished = True
+        host = _ad_text(ad.get("RemoteHost") or ad.get("LastRemoteHost") or "")
+        if host:
+            job.hosts.append(host.rsplit("@", 1)[-1])
+        for key in ("CompletionDate", "EnteredCurrentStatus"):
+            raw = ad.get(key, "").strip()
+            if raw.isdigit():
+                job.end = _epoch(int(raw))
+                break
+        said = [f"JobStatus = {status} ({_AD_ENDED[status]})"]
+        if status == "4":
+            if ad.get("ExitBySignal", "").strip().lower() == "true" and ad.get("ExitSignal", "").strip().isdigit():
+                job.signal = exit_signum("htcondor-signal", int(ad["ExitSignal"].strip()))
+                said.append(f"ExitSignal = {ad['ExitSignal'].strip()}")
+            elif ad.get("ExitCode", "").strip().lstrip("-").isdigit():
+                _signal_exit(job, int(ad["ExitCode"].strip()), "htcondor")
+                said.append(f"ExitCode = {job.exit_code}")
+        code = ad.get("HoldReasonCode", "").strip() if status == "5" else ""
+        if code:
+            row = word_reason("htcondor", code, "hold_code")
+            job.say(row.reason if row is not None else None, f"HoldReasonCode {code}")
+            said.append(f"HoldReasonCode = {code}")
+        for key in ("HoldReason",) if status == "5" else ("RemoveReason",) if status == "3" else ():
+            text = _ad_text(ad.get(key, ""))
+            if text:
+                reading = message_reading(text)
+                job.say(reading.reason if reading is not None else None, clip(text, 160))
+                said.append(f"{key} = {clip(text, 120)}")
+        job.raw_state = ", ".join(said)
+        job.summary.append(job.raw_state)
+        yield job
 
 
 # --------------------------------------------------------------------------
@@ -340,7 +491,7 @@ def _qacct(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue])
         exit_text = exit_raw.split()[0] if exit_raw else ""
         if exit_text:
             try:
-                _signal_exit(job, int(exit_text))
+                _signal_exit(job, int(exit_text), "sge")
             except ValueError:
                 issues.append(ParseIssue(lineno, f"qacct {number}: exit_status: not a number: {exit_raw!r}"))
         job.finished = True
@@ -368,10 +519,22 @@ _PBS_STATES = {"R": "RUNNING", "Q": "PENDING", "H": "PENDING", "W": "PENDING", "
                "U": "SUSPENDED", "B": "RUNNING", "M": "PENDING"}
 
 
-def _pbs_exit(job: _Job, raw: str, issues: list[ParseIssue], line: int) -> None:
+def _pbs_flavour(values: Mapping[str, str]) -> str | None:
+    """Which PBS printed a `qstat -f` record, where it says: PBS Professional / OpenPBS print `Exit_status` and
+    job_state F; Torque `exit_status` and C (their manuals' `qstat -f` examples). None: the record does not say."""
+    letter = values.get("job_state", "").strip()
+    if letter == "F" or "Exit_status" in values:
+        return "pbspro"
+    if letter == "C" or "exit_status" in values:
+        return "torque"
+    return None
+
+
+def _pbs_exit(job: _Job, raw: str, issues: list[ParseIssue], line: int, flavour: str | None = None) -> None:
     """PBS's Exit_status: 0-127 the job's own; 128-255 (PBS Pro, Torque) and above 256 (the MOM's
     signal encoding: 256 + N) a signal; negative, the MOM's own JOB_EXEC_* code (the job was killed or
-    could not run)."""
+    could not run), read as `flavour` (pbspro, torque) numbers them where the record says which, else only where
+    every PBS reads it alike (catalog/scheduler.yaml, the `pbs` rows)."""
     try:
         code = int(raw.strip())
     except ValueError:
@@ -381,14 +544,13 @@ def _pbs_exit(job: _Job, raw: str, issues: list[ParseIssue], line: int) -> None:
     if code < 0:
         job.exit_code = code
         job.negative_exit = True
-        row = word_reason("pbs", str(code), "exit_status")
+        row = (word_reason(flavour, str(code), "exit_status") if flavour else None) or word_reason(
+            "pbs", str(code), "exit_status")
         if row is not None:
             # The MOM's code names the limit it killed the job over (JOB_EXEC_KILL_*).
             job.say(row.reason, f"Exit_status {code}")
-    elif code > 256:
-        _signal_exit(job, code, base=256)
     else:
-        _signal_exit(job, code)
+        _signal_exit(job, code, "pbs")
 
 
 def _pbs_hosts(exec_host: str) -> list[str]:
@@ -452,7 +614,7 @@ def _qstat(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue])
             job.state = _PBS_STATES[letter]
         exit_raw = values.get("Exit_status", values.get("exit_status"))
         if exit_raw is not None:
-            _pbs_exit(job, exit_raw, issues, lineno)
+            _pbs_exit(job, exit_raw, issues, lineno, _pbs_flavour(values))
             job.raw_state += f", Exit_status {exit_raw.strip()}"
             job.state = None if letter in ("F", "C", "E", "") else job.state
         elif letter in ("F", "C"):
@@ -617,7 +779,7 @@ def _lsf(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -
             ended = _LSF_EXIT.search(body)
             if ended:
                 if ended.group("code") is not None:
-                    _signal_exit(job, int(ended.group("code")))
+                    _signal_exit(job, int(ended.group("code")), "lsf")
                 else:
                     job.signal = int(ended.group("sig"))
                 job.end, job.finished = when or job.end, True
@@ -760,10 +922,11 @@ def _flux_eventlog(lines: list[tuple[int, str]], tz: tzinfo, times: TimeParser,
                 issues.append(ParseIssue(lineno, f"eventlog: finish status: not a number: {status!r}"))
                 continue
             # A wait status: the job shell's exit code in the high byte, a signal in the low bits.
-            if wait & 0x7F:
-                job.signal = wait & 0x7F
-            else:
-                _signal_exit(job, wait >> 8)
+            read = exit_reading("flux", wait)
+            if read.exit is not None:
+                job.exit_code = read.exit
+            if read.signal is not None:
+                job.signal = signal_number(read.signal)
             # The job ended at its fatal exception, when it had one; else when it finished.
             job.finished, job.end = True, job.end or when
             job.summary.append(clip(line, 160))

@@ -16,10 +16,19 @@ import os
 import signal as _signal
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final
+from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import ErrnoInfo, cuda_table, cudnn_status_table, errno_table, nccl_result_table
+from firstfault.catalog.tables import (
+    ErrnoInfo,
+    ExitPrinter,
+    cuda_table,
+    cudnn_status_table,
+    errno_table,
+    exit_printers,
+    nccl_result_table,
+    version_key,
+)
 
 # --------------------------------------------------------------------------
 # Signals
@@ -81,12 +90,125 @@ def strsignal_alternation() -> str:
 
 
 def exit_signal(exitcode: int) -> str | None:
-    """torchrun's negative exit codes and the shell's 128+N both mean a signal."""
-    if exitcode < 0:
-        return signal_name(-exitcode)
-    if 128 < exitcode < 160:
-        return signal_name(exitcode - 128)
-    return None
+    """The signal a number no reader knows the printer of means: Python's -N and the shell's 128+N
+    (catalog/exits.yaml, the `generic` printer)."""
+    return exit_reading("generic", exitcode).signal
+
+
+# --------------------------------------------------------------------------
+# Exit numbers, read by their printer's meaning (catalog/exits.yaml)
+# --------------------------------------------------------------------------
+
+_SHELL_SIGNALS: Final = 64  # 128+N is a signal for N up to SIGRTMAX
+
+
+class ExitReading(NamedTuple):
+    """What a printed exit number says: the process's exit value (if it exited), the signal that ended it (if
+    one did), and whether the printer's versions read the number differently (then: the weaker reading)."""
+
+    exit: int | None
+    signal: str | None
+    ambiguous: bool = False
+
+
+def _shell(n: int) -> ExitReading:
+    if 128 < n <= 128 + _SHELL_SIGNALS:
+        return ExitReading(n, signal_name(n - 128))
+    return ExitReading(n, None)
+
+
+def _wait(n: int) -> ExitReading | None:
+    if n < 0 or n > 0xFFFF:
+        return None  # no wait status
+    low = n & 0x7F
+    if low == 0:
+        return _shell(n >> 8)
+    if low == 0x7F:
+        return ExitReading(None, None)  # a stopped process: no end
+    return ExitReading(None, signal_name(low))
+
+
+def _readings(means: str, n: int) -> list[ExitReading]:
+    """Every reading one row's meaning gives a number (none: the number cannot be printed so)."""
+    if means == "shell":
+        return [_shell(n)]
+    if means == "negative":
+        if n < 0:
+            # -N for a signal up to SIGRTMAX; beyond, a value of the program's own (Windows' NTSTATUS as a console
+            # prints it: `exit code -1073741819`)
+            return [ExitReading(None, signal_name(-n))] if -n <= _SHELL_SIGNALS else [ExitReading(n, None)]
+        return [_shell(n)]
+    if means == "wait":
+        w = _wait(n)
+        return [w] if w is not None else []
+    if means == "either":
+        # The exit value of a process that exited, or the raw status of one a signal ended (never a status whose
+        # low bits say it exited: that one was printed as its exit value).
+        if not 0 < n <= 0xFF:
+            return []
+        w = _wait(n)
+        return [_shell(n)] + ([w] if w is not None and w.signal is not None else [])
+    if means == "signal":
+        return [ExitReading(None, signal_name(n))] if n > 0 else []
+    if means == "offset":
+        if 256 < n <= 256 + _SHELL_SIGNALS:
+            return [ExitReading(None, signal_name(n - 256))]
+        return [_shell(n)] if 0 <= n <= 0xFF else [ExitReading(n, None)]
+    return [ExitReading(n, None)]  # value: the program's own code
+
+
+@lru_cache(maxsize=1)
+def _printer_rows() -> dict[str, tuple[ExitPrinter, ...]]:
+    out: dict[str, tuple[ExitPrinter, ...]] = {}
+    for row in exit_printers():
+        out[row.printer] = (*out.get(row.printer, ()), row)
+    return out
+
+
+def signal_number(name: str) -> int | None:
+    """A signal's number from the name signal_name gives it (`SIGKILL` 9, `SIG70` 70)."""
+    num = next((n for n, s in _signal_names().items() if s == name), None)
+    if num is None and name.startswith("SIG") and name[3:].isdigit():
+        num = int(name[3:])
+    return num
+
+
+def exit_signum(printer: str, value: int) -> int | None:
+    """The number of the signal `value` means as `printer` prints it, if it means one (exit_reading)."""
+    sig = exit_reading(printer, value).signal
+    return signal_number(sig) if sig is not None else None
+
+
+def exit_reading(printer: str, value: int, *, since: str | None = None, until: str | None = None,
+                 version: str | None = None) -> ExitReading:
+    """What `value` means as `printer` prints it (catalog/exits.yaml), over the printer's versions from `since` to
+    before `until`, or at the one `version` the evidence names (None: any). Where the versions read it differently,
+    the weaker reading: its exit value where one reads it as one, no signal, and `ambiguous`."""
+    rows = _printer_rows().get(printer)
+    if rows is None:
+        raise KeyError(f"catalog/exits.yaml: no printer {printer!r}")
+    lo = version_key(since) if since else None
+    hi = version_key(until) if until else None
+    at = version_key(version) if version else None
+    readings: list[ExitReading] = []
+    for row in rows:
+        if hi is not None and row.since is not None and version_key(row.since) >= hi:
+            continue
+        if lo is not None and row.until is not None and version_key(row.until) <= lo:
+            continue
+        if at is not None and ((row.since is not None and version_key(row.since) > at)
+                               or (row.until is not None and version_key(row.until) <= at)):
+            continue
+        readings += [r for r in _readings(row.means, value) if r not in readings]
+    if not readings:
+        return ExitReading(value, None, ambiguous=True)  # no version prints it so: read as a bare number
+    signals = {r.signal for r in readings}
+    if len(signals) == 1:
+        # One meaning (139: a wrapper's 128+11 or a status with the core flag, SIGSEGV either way).
+        values = {r.exit for r in readings}
+        return ExitReading(values.pop() if len(values) == 1 else None, signals.pop())
+    exits = {r.exit for r in readings if r.signal is None and r.exit is not None}
+    return ExitReading(exits.pop() if len(exits) == 1 else None, None, ambiguous=True)
 
 
 def by_whom(signal: str, reporter: str) -> str:

@@ -450,7 +450,7 @@ def literals() -> tuple[str, ...]:
             out.add(f"{w.word} by ")
     # (`OUT_OF_ME`: sacct's column cuts the state to `OUT_OF_ME+`)
     out.update({"HoldReasonCode", "OOMKilled", "OOM Killed", "evaluated to", "excessive", "exceeding", "OUT_OF_ME",
-                "Exit_status", "Job_id=", "JobState=", "exitMsg",
+                "Exit_status", "Job_id=", "JobState=", "exitMsg", "NODE_OUT_OF_MEMORY",
                 # a cloud's notice (the table's keys): GCE's metadata, an Azure Scheduled Event, EC2's EventBridge event
                 "preempted", "EventType", "instance-action", "detail-type",
                 # a managed service's record (the table's keys): an Azure Batch job's terminateReason, a SageMaker

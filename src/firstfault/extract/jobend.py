@@ -29,7 +29,8 @@ from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.codes import errno_of, path_of, signal_of_text
+from firstfault.extract.batch import SGE_DIED, sge_signal
+from firstfault.extract.codes import by_whom, errno_of, exit_signum, path_of, signal_name, signal_of_text
 from firstfault.extract.endstate import excessive_use, leading_pair, line_reading, policy_expression
 from firstfault.extract.endstate import literals as endstate_literals
 from firstfault.extract.kubetext import event_row, event_row_node, pod_row, pod_row_fields
@@ -264,6 +265,11 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
         host = record_node(body) or _claimed_node(body, ctx)
         elsewhere = host is not None
     if reason == "memory_limit":
+        if any(rx.search(body) for _, rx in _MEM_LIMIT):
+            # the kill's own words on the same line (Ray's `Worker exit type: NODE_OUT_OF_MEMORY Worker exit detail:
+            # Task was killed due to the node running low on memory.`): MemoryLimitExtractor's one event
+            ctx.claimed = True
+            return
         oom = Draft("host.oom_kill", {"proc": scheduler, "cgroup": True, "by": "limit", "detail": clip(body)})
         if host is not None:
             # the execute host a hold reason names (`Error from slot1_3@HOST: ...`)
@@ -569,8 +575,9 @@ def _lsf_record(seen: Mapping[str, object], lineno: int) -> Draft | None:
     if m.group("code") is not None:
         code = int(m.group("code"))
         fields["exit_code"] = code
-        if code > 128:
-            fields["signal"] = code - 128
+        signum = exit_signum("lsf", code)
+        if signum is not None:
+            fields["signal"] = signum
     elif m.group("sig") is not None:
         # A number (`7`) or strsignal's text (`Alarm clock`).
         sig = m.group("sig").strip()
@@ -613,23 +620,35 @@ _SHEPHERD_STAMP = re.compile(r"^(?:\d\d/\d\d/\d{4} \d\d:\d\d:\d\d(?:\.\d+)? )?(?
 
 class SgeFailureExtractor:
     """SGE's qmaster on a job that failed on a host for its own set-up (its output file, shell, working directory):
-    `app.exception` (set-up) on that host, where the errno it names (if any) is the path's."""
+    `app.exception` (set-up) on that host, where the errno it names (if any) is the path's. And the shepherd's word
+    on a job a signal ended (`job 9882833.1 died through signal KILL (9)`, after the qmaster's `failed on host H
+    assumedly after job because:` or on a line of the job's mail): `process.signal`, the launcher's word on the
+    job's exit, on the host the qmaster names."""
 
     name = "sched.sge_failure"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "app.exception": frozenset({"errno", "exc_type", "message", "path", "setup"}),
+        "process.signal": frozenset({"by", "detail", "signal"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
-    literals: tuple[str, ...] = (" failed on host ",)
+    literals: tuple[str, ...] = (" failed on host ", " died through signal ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         _, body = split_rank_prefix(line)
         m = _SGE_FAILED.search(body)
-        if m is None:
-            return
-        hit = next((h for h in text_reasons(m.group("what")) if h.scheduler == "sge"), None)
-        if hit is None or hit.reason != "setup":
+        hit = next((h for h in text_reasons(m.group("what")) if h.scheduler == "sge"), None) if m else None
+        died = SGE_DIED.search(body)
+        if died is not None and (hit is None or hit.reason in (None, "resource_limit")):
+            # A failure whose words name no cause of their own (`assumedly after job`; `qmaster enforced h_rt,
+            # h_cpu, or h_vmem limit`, three limits): the signal is the job's end as the execution host saw it.
+            signum = sge_signal(died)
+            if signum is not None:
+                sig = signal_name(signum)
+                yield Draft("process.signal", {"signal": sig, "by": by_whom(sig, "launcher"), "detail": clip(body)},
+                            host=m.group("host") if m else None)
+                return
+        if m is None or hit is None or hit.reason != "setup":
             return
         # `12/02/2020 11:46:22 [1006:5837]: error: can't open ...`: the shepherd's stamp and ids are not the error.
         why = _SHEPHERD_STAMP.sub("", m.group("why").strip())

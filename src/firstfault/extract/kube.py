@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from firstfault.extract.codes import exit_signum
 from firstfault.extract.container import backoff_fields, container_fields
 from firstfault.extract.reasons import k8s_reason, recovered_or_clean
 from firstfault.extract.structured import (
@@ -355,8 +356,8 @@ def _pod_events(obj: dict[str, Any], path: str, file: str, result: StructuredRes
                 exit_code = _int(term.get("exitCode"), f"{here}.exitCode", line, result.issues)
                 reason = _str(term.get("reason")) or ("Completed" if exit_code == 0 else "Error")
                 signal = _int(term.get("signal"), f"{here}.signal", line, result.issues)
-                if signal is None and exit_code is not None and reason != "Completed" and 128 < exit_code <= 192:
-                    signal = exit_code - 128
+                if signal is None and exit_code is not None and reason != "Completed":
+                    signal = exit_signum("kubernetes", exit_code)
                 due_to, pressure = k8s_reason(reason, _str(term.get("message")))
                 running_again = restart and _mapping(cs, "state").get("running") is not None
                 if recovered_or_clean(due_to, exit_code, running_again=running_again):

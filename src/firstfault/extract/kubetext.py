@@ -18,6 +18,7 @@ from email.utils import parsedate_to_datetime
 from itertools import pairwise
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.extract.codes import exit_signum
 from firstfault.extract.container import container_fields
 from firstfault.extract.gpu import nvml_fields
 from firstfault.extract.kube import backoff_report
@@ -166,10 +167,30 @@ def pod_row(line: str) -> dict[str, str] | None:
     return cells
 
 
+# kubectl's STATUS for a container that ended with no reason from its runtime (kubernetes pkg/printers/internalversion/
+# printers.go, printPod: `Signal:%d` where the state names a signal, else `ExitCode:%d`): the number by its printer
+# (catalog/exits.yaml: `kubernetes`, a container's exit code; the signal's number). An init container's (`Init:...`)
+# is its set-up on the way, not the pod's end.
+_KUBECTL_EXIT = re.compile(r"^(?:ExitCode:(?P<code>-?\d+)|Signal:(?P<sig>\d+))$")
+
+
 def pod_row_fields(cells: Mapping[str, str]) -> dict[str, FieldValue] | None:
     """What a `kubectl get pods` row says of its pod's end (k8s.pod's fields, and `node`), or None for a pod on its
     way (Running, Pending, ContainerCreating, ...). Its STATUS is a reason of the table, a phase or an end."""
     status = cells.get("STATUS", "")
+    ended = _KUBECTL_EXIT.match(status)
+    if ended is not None:
+        node = cells.get("NODE")
+        fields: dict[str, FieldValue] = {"pod": cells.get("NAME"), "reason": status, "due_to": None, "restart": False,
+                                         "node": node if node and node not in ("<none>", "<unknown>") else None}
+        if ended.group("code") is not None:
+            fields["exit_code"] = int(ended.group("code"))
+            signum = exit_signum("kubernetes", int(ended.group("code")))
+        else:
+            signum = exit_signum("kubectl-signal", int(ended.group("sig")))
+        if signum is not None:
+            fields["signal"] = signum
+        return fields
     due_to, _ = k8s_reason(status, None)
     if due_to is None:
         due_to, _ = k8s_reason(status, None, "phase")
@@ -574,7 +595,7 @@ def _described_pod(obj: _Described, name: str | None, file: str, result: Structu
             reason = container.get(f"{state}.Reason", ("", line))[0] or None
             code_raw = container.get(f"{state}.Exit Code", ("", line))[0]
             exit_code = int(code_raw) if code_raw.lstrip("-").isdigit() else None
-            signal = exit_code - 128 if exit_code is not None and 128 < exit_code <= 192 else None
+            signal = exit_signum("kubernetes", exit_code) if exit_code is not None else None
             message = container.get(f"{state}.Message", ("", line))[0] or None
             due_to, pressure = k8s_reason(reason, message)
             # A container running again (kubernetes/kubernetes#122256: `State: Running` / `Last State: Terminated`),

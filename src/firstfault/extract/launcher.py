@@ -13,23 +13,37 @@ from typing import Final, NamedTuple
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import mpich_classes
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.codes import by_whom, exit_signal, signal_name, signal_of_text
+from firstfault.extract.codes import by_whom, exit_reading, signal_of_text
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import clip
 from firstfault.model import FieldValue
 
 # Open MPI's launcher on a rank that died by a signal: `mpirun noticed that process rank 3 with PID 0 on
-# node gpu04 exited on signal 9 (Killed).` (prterun / mpiexec / orterun in other versions).
+# node gpu04 exited on signal 9 (Killed).` (prterun / mpiexec / orterun in other versions). PRRTE's help text
+# (src/mca/schizo/prte/help-prun.txt, `[prun:proc-aborted-strsignal]`: Open MPI 5's mpirun) breaks the sentence
+# after `exited on`, the signal on the next line: `signal 9 (Killed).`
 _MPI_SIGNAL = re.compile(
-    r"\b(?:mpirun|mpiexec|prterun|orterun) noticed that process rank (?P<rank>\d+) with PID (?P<pid>\d+) on node "
-    r"(?P<host>[A-Za-z0-9][\w.\-]*) exited on signal (?P<num>\d+)(?: \((?P<what>[^)]+)\))?"
+    r"\b(?:mpirun|mpiexec|prterun|orterun|prun|prte) noticed that process rank (?P<rank>\d+) with PID (?P<pid>\d+) "
+    r"on node (?P<host>[A-Za-z0-9][\w.\-]*) exited on(?: signal (?P<num>\d+)(?: \((?P<what>[^)]+)\))?|\s*$)"
 )
+_MPI_SIGNAL_REST = re.compile(r"^\s*signal (?P<num>\d+)(?: \((?P<what>[^)]+)\))?\.?\s*$")
+_K_MPI_SIGNAL = "ff.mpi.signal_split"  # (lineno, rank, pid, host, line) of PRRTE's sentence cut after `exited on`
 _FAULTS: Final = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE"})
 # Hugging Face TGI's launcher on a shard that a signal ended (huggingface/text-generation-inference launcher/src/main.rs
 # shard_manager: `Shard process was signaled to shutdown with signal 4 rank=0`, after `Shard complete standard error
 # output:`; its tracing fields after the message, the rank the shard's).
 _TGI_SHARD_SIGNAL = re.compile(
     r"\bShard process was signaled to shutdown with signal (?P<num>\d+)(?: rank=(?P<rank>\d+))?")
+# Flux's job shell on the first task that exited, ending the job for it (flux-core src/shell/doom.c: `doom: sh: rank
+# 3 on host frontier10490 exited and exit-timeout=30s has expired`, flux-framework/flux-core#7037; `task-exit: foo.sh:
+# task rank 1 on host system76-pc failed and exit-on-error is set`, #7328; before 0.63 no host, `doom: rank 1 exited
+# and ...`, #5736; since 765434e2 how it ended: `failed (Killed)`, `exited (Exit 2)`), as its log's FATAL line says
+# it. The same words as a job exception's note are that exception (extract/jobend.py).
+_FLUX_DOOM = re.compile(
+    r"\bFATAL: (?:doom|task-exit): (?:[^\s:]{1,200}: )?(?:(?P<shell>task|shell) )?rank (?P<rank>\d+)"
+    r"(?: on host (?P<host>[A-Za-z0-9][\w.\-]*))? (?:failed|exited)(?: \((?P<how>[^()]{1,80})\))? and "
+    r"(?:exit-on-error is set|exit-timeout=\S+ has expired)")
+_FLUX_EXIT = re.compile(r"^Exit (?P<code>\d+)$")
 # srun told by slurmctld that a node of its step failed: `srun: error: Node failure on gpu-node-12`.
 _SRUN_NODE_FAILURE = re.compile(r"\bsrun: error: Node failure on (?P<host>[A-Za-z0-9][\w.\-\[\],]*)")
 # srun's word on tasks that exited non-zero by themselves: `srun: error: snowflake7: task 0: Exited with exit code 1`,
@@ -51,24 +65,42 @@ class LauncherSignalExtractor:
     }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (" noticed that process rank ", "Node failure on ", "Exited with exit code ",
-                                 "Shard process was signaled")
+                                 "Shard process was signaled", "FATAL: doom: ", "FATAL: task-exit: ", "signal ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        split = ctx.state.get(_K_MPI_SIGNAL)
+        if split is None and "signal " in line and not any(w in line for w in self.literals[:-1]):
+            return  # `signal ` is the prefilter word of PRRTE's second line only
         body = split_prefixes(line).body
+        if isinstance(split, tuple):
+            ctx.state.pop(_K_MPI_SIGNAL, None)
+            rest = _MPI_SIGNAL_REST.match(body) if ctx.lineno - split[0] == 1 else None
+            if rest is not None:
+                ctx.claimed = True
+                yield self._mpi_signal(rest, split[2], split[1], split[3], f"{split[4]} {body.strip()}")
+                return
         m = _MPI_SIGNAL.search(body)
+        if m and m.group("num") is None:
+            ctx.state[_K_MPI_SIGNAL] = (ctx.lineno, int(m.group("rank")), int(m.group("pid")), m.group("host"),
+                                        body.strip()[:300])
+            ctx.claimed = True
+            return
         if m:
-            what = m.group("what")
-            sig = (signal_of_text(what) if what else None) or signal_name(int(m.group("num")))
-            # mpirun only saw the exit: an abort may be the runtime's answer to another failure (gloo's
-            # `terminate called` after a refused connection), so only the fault signals are the rank's own.
-            by = by_whom(sig, "launcher") if sig in _FAULTS else "launcher"
-            yield Draft("process.signal", {"signal": sig, "by": by, "detail": body.strip()[:400],
-                                           "pid": int(m.group("pid"))},
-                        rank=int(m.group("rank")), host=m.group("host"))
+            yield self._mpi_signal(m, int(m.group("pid")), int(m.group("rank")), m.group("host"), body.strip())
+            return
+        d = _FLUX_DOOM.search(body) if "FATAL: " in body else None
+        if d:
+            # The shell's word on the task (or the node's shell: `shell rank N`) that ended first: the leads' first
+            # exit. How it ended, where the line says: strsignal's text, or `Exit N` (the task's exit value).
+            how = d.group("how") or ""
+            code = _FLUX_EXIT.match(how)
+            fields = _exit_fields(clip(body), int(code.group("code")) if code else None,
+                                  None if code else signal_of_text(how), printer="flux-task")
+            yield Draft("process.signal", fields, rank=int(d.group("rank")), host=d.group("host"))
             return
         t = _TGI_SHARD_SIGNAL.search(body) if "Shard process" in body else None
         if t:
-            sig = signal_name(int(t.group("num")))
+            sig = _signal_of("tgi-signal", int(t.group("num")))
             by = by_whom(sig, "launcher") if sig in _FAULTS else "launcher"  # as mpirun's: it only saw the exit
             rank = t.group("rank")
             yield Draft("process.signal", {"signal": sig, "by": by, "detail": body.strip()[:400]},
@@ -84,8 +116,19 @@ class LauncherSignalExtractor:
         if x:
             # The tasks' own exit, as srun saw it (the task id is the rank): names no cause, the leads' first exit.
             tasks = x.group("tasks")
-            yield Draft("process.signal", _exit_fields(clip(body), int(x.group("code"))),
+            yield Draft("process.signal", _exit_fields(clip(body), int(x.group("code")), printer="srun"),
                         rank=int(tasks) if tasks.isdigit() else None, host=x.group("host"))
+
+
+    @staticmethod
+    def _mpi_signal(m: re.Match[str], pid: int, rank: int, host: str, detail: str) -> Draft:
+        what = m.group("what")
+        sig = (signal_of_text(what) if what else None) or _signal_of("openmpi-signal", int(m.group("num")))
+        # mpirun only saw the exit: an abort may be the runtime's answer to another failure (gloo's
+        # `terminate called` after a refused connection), so only the fault signals are the rank's own.
+        by = by_whom(sig, "launcher") if sig in _FAULTS else "launcher"
+        return Draft("process.signal", {"signal": sig, "by": by, "detail": detail[:400], "pid": pid},
+                     rank=rank, host=host)
 
 
 def reports_exit(body: str, state: Mapping[str, object], lineno: int) -> bool:
@@ -137,6 +180,12 @@ _ABORTING: Final = "aborting job:"
 # (pm/pmiserv/pmip_cb.c:878): assert (!closed) failed`, `[mpiexec@host] HYDT_bscu_wait_for_completion (...): one of
 # the processes terminated badly; aborting`. The launcher's reaction: understood, nothing of its own.
 _HYDRA_TEARDOWN = re.compile(r"^\[(?:proxy:[\d:]+|mpiexec)@[\w.\-]+\] HYDT?_\w+")
+# The MPICH the stream names (src/mpi/init/initinfo.c, MPI_Get_library_version, and mpichversion: `MPICH Version:
+# 3.3.2`; Hydra's `mpiexec --version`: `HYDRA build details:` then `    Version:   3.3.2`): its Hydra's EXIT CODE reads
+# by that version's meaning (catalog/exits.yaml).
+_MPICH_VERSION = re.compile(r"^\s*(?:MPICH )?Version:\s+(?P<v>\d+(?:\.\d+){1,3}(?:[ab]\d+)?)\s*$")
+_HYDRA_DETAILS: Final = "HYDRA build details:"
+_K_MPICH = "ff.mpi.mpich_version"  # the version named, or (lineno,) of Hydra's details header awaiting its line
 _BLOCK_LINES: Final = 8
 _K_OMPI = "ff.mpi.ompi_first"  # (lineno, rank) of Open MPI's first-exit block
 _K_HYDRA = "ff.mpi.hydra"  # (lineno, rank, pid, host) of Hydra's banner
@@ -169,12 +218,23 @@ def mpi_fatal(body: str) -> MpiFatal | None:
     return MpiFatal(call, cls, int(cray.group("rank")) if cray else None, cray.group("host") if cray else None)
 
 
-def _exit_fields(detail: str, code: int | None = None, sig: str | None = None) -> dict[str, FieldValue]:
-    """A launcher's report of how a rank exited: a signal by name, else an exit code (128+N is signal N)."""
+def _signal_of(printer: str, num: int) -> str:
+    """The signal a launcher names by number (catalog/exits.yaml: a `signal` printer)."""
+    return exit_reading(printer, num).signal or f"SIG{num}"
+
+
+def _exit_fields(detail: str, code: int | None = None, sig: str | None = None, *, printer: str = "generic",
+                 since: str | None = None, until: str | None = None,
+                 version: str | None = None) -> dict[str, FieldValue]:
+    """A launcher's report of how a rank exited: a signal by name, else an exit code read by its printer's meaning
+    (catalog/exits.yaml: srun's 137 is SIGKILL, MPI_Abort's errorcode never a signal, Hydra's 9 either)."""
     fields: dict[str, FieldValue] = {"by": "launcher", "detail": detail}
     if code is not None:
-        fields["exitcode"] = code
-        sig = sig or exit_signal(code)
+        read = exit_reading(printer, code, since=since, until=until, version=version)
+        # The process's own exit value where the number is a status that holds it (Hydra before 1.5b2 printed
+        # exit(1) as 256), else the number as printed.
+        fields["exitcode"] = read.exit if read.signal is None and read.exit is not None else code
+        sig = sig or read.signal
     if sig is not None:
         fields["signal"] = sig
         fields["by"] = by_whom(sig, "launcher")
@@ -194,9 +254,12 @@ class MpiExitExtractor:
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (_OMPI_FIRST, "Process name:", "Exit code:", "MPI_ABORT was invoked on rank",
                                  _HYDRA_BANNER, " RUNNING AT ", "EXIT CODE:", "KILLED BY SIGNAL:", "EXIT STRING:",
-                                 "exit status of rank ", MPI_FATAL_WORDS, _ABORTING, "] HYD")
+                                 "exit status of rank ", MPI_FATAL_WORDS, _ABORTING, "] HYD", "MPICH Version:",
+                                 _HYDRA_DETAILS, "Version:")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        if "Version:" in line and self._version(line, ctx):
+            return
         p = split_prefixes(line)
         body = p.body
         if _OMPI_FIRST in body:
@@ -213,13 +276,15 @@ class MpiExitExtractor:
         m = _MPI_ABORT.search(body)
         if m:
             code = int(m.group("code")) if m.group("code") else None
-            yield Draft("process.signal", _exit_fields(clip(body), code), rank=int(m.group("rank")), host=p.host)
+            yield Draft("process.signal", _exit_fields(clip(body), code, printer="mpi-abort"),
+                        rank=int(m.group("rank")), host=p.host)
             return
         m = _MPD.search(body)
         if m:
-            sig = signal_name(int(m.group("num"))) if m.group("num") else None
+            sig = _signal_of("mpd-signal", int(m.group("num"))) if m.group("num") else None
             code = int(m.group("code")) if m.group("code") else None
-            yield Draft("process.signal", _exit_fields(clip(body), code, sig), rank=int(m.group("rank")), host=p.host)
+            yield Draft("process.signal", _exit_fields(clip(body), code, sig, printer="mpd"),
+                        rank=int(m.group("rank")), host=p.host)
             return
         fatal = _MPI_FATAL.search(body)
         rank = p.rank if p.rank is not None else ctx.rank
@@ -228,6 +293,24 @@ class MpiExitExtractor:
             return
         if _HYDRA_TEARDOWN.match(body):
             ctx.claimed = True
+
+    @staticmethod
+    def _version(line: str, ctx: LineContext) -> bool:
+        """Note the MPICH version a line names (True: the line was about it)."""
+        if _HYDRA_DETAILS in line:
+            ctx.state[_K_MPICH] = (ctx.lineno,)
+            ctx.claimed = True
+            return True
+        seen = ctx.state.get(_K_MPICH)
+        awaiting = isinstance(seen, tuple) and 0 < ctx.lineno - seen[0] <= 2
+        if "MPICH Version:" not in line and not awaiting:
+            return False
+        m = _MPICH_VERSION.match(split_prefixes(line).body)
+        if m is None:
+            return False
+        ctx.state[_K_MPICH] = m.group("v")
+        ctx.claimed = True
+        return True
 
     @staticmethod
     def _fatal(body: str, fatal: re.Match[str] | None, rank: int | None, host: str | None) -> Draft:
@@ -261,7 +344,7 @@ class MpiExitExtractor:
             if m:
                 ctx.state.pop(_K_OMPI, None)
                 ctx.claimed = True
-                yield Draft("process.signal", _exit_fields(clip(body), int(m.group("code"))),
+                yield Draft("process.signal", _exit_fields(clip(body), int(m.group("code")), printer="openmpi"),
                             rank=ompi[1] if ompi[1] is not None else rank, host=host)
                 return
         hydra = ctx.state.get(_K_HYDRA)
@@ -277,11 +360,20 @@ class MpiExitExtractor:
                 ctx.state.pop(_K_HYDRA, None)
                 ctx.claimed = True
                 if m.group("num"):
-                    sig = (signal_of_text(m.group("what")) if m.group("what") else None) or signal_name(
-                        int(m.group("num")))
+                    sig = (signal_of_text(m.group("what")) if m.group("what") else None) or _signal_of(
+                        "hydra-signal", int(m.group("num")))
                     fields = _exit_fields(clip(body), None, sig)
+                elif hydra[1] is not None:
+                    # `RANK n PID p RUNNING AT h`: Intel MPI's copy of Hydra, whose EXIT CODE no source shows us.
+                    fields = _exit_fields(clip(body), int(m.group("code")), printer="intel-hydra")
                 else:
-                    fields = _exit_fields(clip(body), int(m.group("code")))
+                    # MPICH's own: its `PID p RUNNING AT h` line came with 3.1; the number is a raw wait status
+                    # from 3.2, either it or the exit value before (catalog/exits.yaml).
+                    named = ctx.state.get(_K_MPICH)
+                    fields = _exit_fields(clip(body), int(m.group("code")), printer="hydra",
+                                          since="3.1" if hydra[2] is not None else None,
+                                          until=None if hydra[2] is not None else "3.1",
+                                          version=named if isinstance(named, str) else None)
                 if hydra[2] is not None:
                     fields["pid"] = hydra[2]
                 _, r, _, h = hydra

@@ -14,7 +14,7 @@ from typing import Final
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.codes import by_whom, exit_signal, signal_name, signal_of_text, strsignal_alternation
+from firstfault.extract.codes import by_whom, exit_reading, signal_of_text, strsignal_alternation
 from firstfault.extract.exceptions import TERMINATED
 from firstfault.extract.launcher import reports_exit
 from firstfault.extract.nccl import NCCL_MARK, clip, recent, split_rank_prefix
@@ -69,7 +69,8 @@ _EXIT_CODE = re.compile(
     r"[:= ]+\(?(?P<code>-?\d+)\b"
 )
 
-# PBS/Torque's `Exit_status=271`: above 256 the job was killed by signal N-256.
+# PBS's `Exit_status=271` in its accounting and tracejob lines: 256+N is signal N, 128+N its shell's child's
+# (catalog/exits.yaml, printer pbs); negative codes are the MOM's (catalog/scheduler.yaml).
 _PBS_EXIT = re.compile(r"\bExit_status=(?P<code>-?\d+)")
 
 # How far the shell's report of a fault may trail faulthandler's (which dumps
@@ -173,10 +174,10 @@ class ProcessSignalExtractor:
         m = _PBS_EXIT.search(body)
         if m:
             code = int(m.group("code"))
-            if code > 256:
-                sig = signal_name(code - 256)
-                return Draft("process.signal", {"signal": sig, "by": by_whom(sig, "scheduler"), "detail": detail,
-                                                "exitcode": code})
+            pbs_sig = exit_reading("pbs", code).signal
+            if pbs_sig is not None:
+                return Draft("process.signal", {"signal": pbs_sig, "by": by_whom(pbs_sig, "scheduler"),
+                                                "detail": detail, "exitcode": code})
             return None
         m = _AGENT_SIGNAL.search(body) if "traceback :" not in body else None
         if m:
@@ -186,7 +187,10 @@ class ProcessSignalExtractor:
         if "exitcode" not in body and "local_rank" not in body:  # torchrun's own lines: TorchrunExtractor
             m = _EXIT_CODE.search(body)
             if m and not reports_exit(body, state, lineno):  # srun's or Open MPI's, with the rank: launcher.py
-                sig_or_none = exit_signal(int(m.group("code")))
+                # Python's own words (subprocess's CalledProcessError, DeepSpeed's launcher) are Popen.returncode;
+                # any other program's, the generic reading (catalog/exits.yaml).
+                python = m.group(0).startswith(("returned non-zero exit status", "exits with return code"))
+                sig_or_none = exit_reading("python" if python else "generic", int(m.group("code"))).signal
                 if sig_or_none is not None:
                     return Draft("process.signal", {"signal": sig_or_none, "by": by_whom(sig_or_none, "launcher"),
                                                     "detail": detail, "exitcode": int(m.group("code"))})

@@ -13,7 +13,7 @@ from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.codes import by_whom, exit_signal
+from firstfault.extract.codes import by_whom, exit_reading
 from firstfault.extract.nccl import clip, split_rank_prefix
 from firstfault.model import FieldValue
 
@@ -115,7 +115,7 @@ class TorchrunExtractor:
             return
         m = _AGENT_FAILED.search(body)
         if m:
-            sig_or_none = exit_signal(int(m.group("code")))
+            sig_or_none = exit_reading("torchrun", int(m.group("code"))).signal
             if sig_or_none is not None:
                 fields: dict[str, FieldValue] = {
                     "signal": sig_or_none,
@@ -147,7 +147,7 @@ class TorchrunExtractor:
                 "root_cause": blk.section == "root",
                 "failed_rank": blk.rank,
             }
-            sig = exit_signal(code)
+            sig = exit_reading("torchrun", code).signal
             if sig is not None:
                 fields["signal"] = sig
                 if _unprompted(ctx.state, sig, int(m.group("pid"))):
