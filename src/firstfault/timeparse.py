@@ -144,6 +144,8 @@ class Stamp(NamedTuple):  # a tuple: built for every stamped candidate, at half 
     uptime: float | None  # seconds since boot (dmesg)
 
 
+_new_stamp: Final = tuple.__new__
+
 # Building a timedelta costs ten times what adding one does, and a line adds its seconds to its minute.
 _SECONDS: Final = tuple(timedelta(seconds=i) for i in range(60))
 _HALF_YEAR: Final = timedelta(days=180)
@@ -248,7 +250,7 @@ class TimeParser:
                 up = None
         if wall is None and up is None:
             return None
-        return Stamp(wall, up)
+        return _new_stamp(Stamp, (wall, up))  # Stamp(wall, up) without the named tuple's own __new__ (a Python call)
 
     def _behind_leads(self, text: str) -> datetime | None:
         """The stamp behind the layers a writer or collector put first (_LEADS, a progress bar the line overwrote

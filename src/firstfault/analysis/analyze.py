@@ -36,6 +36,7 @@ from firstfault.engine.normalise import (
 from firstfault.engine.verdict import build_verdict
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import read_document
+from firstfault.extract.memo import scan_gc
 from firstfault.extract.traceback import words_cause
 from firstfault.extract.unrecognized import MAX_GROUPS
 from firstfault.model import (
@@ -275,18 +276,22 @@ class Analyzer:
         return Analysis(self, ctx, check)
 
     def analyze_path(self, path: str, now: datetime | None = None, workers: int = 1) -> Verdict:
-        return self.analyze_bundle(load_bundle(path), now=now, workers=workers)
+        # (the collector's young generation larger for the whole analysis, its bundle's loading and its finish too:
+        # extract/memo.py scan_gc; analyze_bundle's and collect_bundle's own settings are the same one)
+        with scan_gc():
+            return self.analyze_bundle(load_bundle(path), now=now, workers=workers)
 
     def analyze_bundle(self, bundle: Bundle, now: datetime | None = None, workers: int = 1) -> Verdict:
         """`workers` > 1 reads the line files in that many processes (analysis/parallel.py): same verdict."""
-        analysis = self.start(bundle.context)
-        if workers > 1:
-            from firstfault.analysis.parallel import collect_bundle_parallel
+        with scan_gc():
+            analysis = self.start(bundle.context)
+            if workers > 1:
+                from firstfault.analysis.parallel import collect_bundle_parallel
 
-            collect_bundle_parallel(self, bundle, analysis, workers)
-        else:
-            collect_bundle(self, bundle, analysis)
-        return analysis.finish(now=now)
+                collect_bundle_parallel(self, bundle, analysis, workers)
+            else:
+                collect_bundle(self, bundle, analysis)
+            return analysis.finish(now=now)
 
 
 def analyze_request(analyzer: Analyzer, req: AnalyzeRequest, now: datetime | None = None) -> Verdict:

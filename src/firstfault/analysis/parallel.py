@@ -48,6 +48,7 @@ from firstfault.collect.evidence import EvidenceSink, ScannerSource, collect_bun
 from firstfault.collect.fold import LineFold
 from firstfault.collect.scan import Extraction, FileStats, all_line_extractors
 from firstfault.extract.base import Candidate
+from firstfault.extract.memo import scan_gc
 from firstfault.extract.unrecognized import Folded, FoldFull, OfferFold, Unrecognized, zeroed
 from firstfault.model import LINE_SOURCES, Event, Evidence, FieldValue
 from firstfault.timeparse import TimeParser
@@ -207,7 +208,8 @@ def default_workers() -> int:
 
 
 def _work_range(start: int, stop: int) -> list[_Result]:
-    return [_work(i) for i in range(start, stop)]
+    with scan_gc():  # (the collector's young generation larger while lines are read: extract/memo.py)
+        return [_work(i) for i in range(start, stop)]
 
 
 GROUP_BYTES = 8 << 20  # input bytes per group of files handed to a worker at once

@@ -13,14 +13,18 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import IO, Literal, Protocol
+from typing import IO, TYPE_CHECKING, Literal, Protocol
 
 from firstfault.bundle import Bundle, ResolvedSource, SourceFile, open_evidence
 from firstfault.collect.scan import FileStats, LineScanner
 from firstfault.extract.base import Candidate
 from firstfault.extract.documents import MAX_STRUCTURED_BYTES, PER_FILE_DOCUMENTS
+from firstfault.extract.memo import scan_gc
 from firstfault.model import LINE_SOURCES, CoverageItem, ErrorItem
 from firstfault.timeparse import TimeParser
+
+if TYPE_CHECKING:
+    from firstfault.collect.fold import LineFold
 
 
 @dataclass(slots=True)
@@ -81,6 +85,15 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
     # (collect/fold.py); one that passes the lines on (a request, a recorder) gets every line.
     line_fold = getattr(sink, "line_fold", None)
     fold = line_fold() if line_fold is not None else None
+    with scan_gc():  # (the collector's young generation larger while lines are read: extract/memo.py)
+        _collect_sources(bundle, sink, cov, allocation, analyzer, tp, fold, check, scan)
+    sink.coverage.extend(_coverage(cov, allocation))
+
+
+def _collect_sources(bundle: Bundle, sink: EvidenceSink, cov: dict[str, _Cov], allocation: list[str],
+                     analyzer: ScannerSource, tp: TimeParser, fold: LineFold | None,
+                     check: Callable[[], None] | None, scan: LineFileScan | None) -> None:
+    """collect_bundle's reading of every source, file by file."""
     for src in bundle.sources:
         kind = src.spec.kind
         c = cov.setdefault(kind, _Cov())
@@ -127,7 +140,6 @@ def collect_bundle(analyzer: ScannerSource, bundle: Bundle, sink: EvidenceSink,
                 c.nodes_seen.add(sf.node)
             elif sf.rank is None:
                 c.nodes_seen.update(c.nodes_expected)
-    sink.coverage.extend(_coverage(cov, allocation))
 
 
 def _collect_document(sink: EvidenceSink, kind: str, fmt: str | None, sf: SourceFile, *,

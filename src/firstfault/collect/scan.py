@@ -1056,6 +1056,10 @@ class LineScanner:
             if last is not None:
                 carried = last
                 stats.last_time = wall_of(last) or stats.last_time
+        # The last chunk's buffer, held by `walked`: the nested functions above and their cells are a cycle that only
+        # the collector frees, and with its young generation larger while lines are read (extract/memo.py scan_gc)
+        # a large file's last buffer outlived the file by thousands of allocations.
+        walked[0] = None
         if fold is not None:
             fold.dense = dense
             fold.end_file()

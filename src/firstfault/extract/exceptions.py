@@ -89,18 +89,24 @@ def _alone(body: str) -> list[Draft]:
     """The drafts of a line that no traceback or abort around it explains (fresh objects: callers set ranks)."""
     if not ON[0]:
         return _alone_uncached(body)
-    if _zeroed_ok[0] if _zeroed_ok else _zeroed_safe():
-        # No word of _DIGIT_WORDS holds a digit, so a body holds one exactly when its zeroed form does:
-        # a known-quiet key came from a body without them, and this body has none either.
-        key = digits_zeroed(body)
-        if _ALONE_QUIET.find(key) is not None:
-            return []
-        if _DIGIT_WORDS_RX.search(body) is None:
-            drafts = _alone_uncached(body)
-            if not drafts:
-                _ALONE_QUIET.put(key, True)
-            return drafts  # an answer with words of this very body is not shared between bodies
-    got = _ALONE.get(body, lambda: tuple(_alone_uncached(body)))
+    # An exact repeat first: whichever way its body was read, the memo holds _alone_uncached's answer for it (each
+    # rank's `terminate called after throwing ...` holds a word of _DIGIT_WORDS, and searched for them, 10 us, again
+    # before the body's own memo was asked).
+    got = _ALONE.find(body)
+    if got is None:
+        if _zeroed_ok[0] if _zeroed_ok else _zeroed_safe():
+            # No word of _DIGIT_WORDS holds a digit, so a body holds one exactly when its zeroed form does:
+            # a known-quiet key came from a body without them, and this body has none either.
+            key = digits_zeroed(body)
+            if _ALONE_QUIET.find(key) is not None:
+                return []
+            if _DIGIT_WORDS_RX.search(body) is None:
+                drafts = _alone_uncached(body)
+                if not drafts:
+                    _ALONE_QUIET.put(key, True)
+                return drafts  # an answer with words of this very body is not shared between bodies
+        got = tuple(_alone_uncached(body))
+        _ALONE.put(body, got)
     return [Draft(d.kind, dict(d.fields), d.device, d.rank, d.host) for d in got]
 
 

@@ -25,11 +25,13 @@ here off: the verdicts must be byte-identical either way.
 
 from __future__ import annotations
 
+import gc
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from re import Match
-from typing import Final, Generic, TypeVar
+from re import Match, Pattern
+from typing import Any, Final, Generic, TypeVar
 
 from firstfault import lazyre as re  # compiled at its first use
 
@@ -172,12 +174,23 @@ def text_shape(text: str) -> str:
     return line_shape(text.encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
 
 
+# The last text digits_zeroed was asked about and its answer, as one tuple (one store: a thread that reads it sees
+# a pair that belongs together). The extractors of one line ask about the same body object, memo after memo.
+_LAST_ZEROED: list[tuple[str, str]] = [("", "")]
+
+
 def digits_zeroed(text: str) -> str:
     """`text` with every ASCII digit replaced by `0`: same length, same character classes.
 
     Through UTF-8 bytes (no multi-byte sequence holds an ASCII digit byte): str.translate with a
-    table is ten times slower on a log line."""
-    return text.encode("utf-8", "surrogatepass").translate(ZERO_DIGITS).decode("utf-8", "surrogatepass")
+    table is ten times slower on a log line. The same object asked again (the next memo of one line's
+    extractors) is answered from the last call (held, so its identity cannot be another text's)."""
+    last = _LAST_ZEROED[0]
+    if last[0] is text:
+        return last[1]
+    z = text.encode("utf-8", "surrogatepass").translate(ZERO_DIGITS).decode("utf-8", "surrogatepass")
+    _LAST_ZEROED[0] = (text, z)
+    return z
 
 
 _ALL: list[Memo[object]] = []
@@ -251,3 +264,169 @@ def _evict(d: dict[str, V], size: int) -> None:
             del d[next(iter(d))]
         except (KeyError, RuntimeError, StopIteration):
             return
+
+
+# --------------------------------------------------------------------------
+# Readings remembered by a line's template: where digit-blind patterns match
+# --------------------------------------------------------------------------
+
+_DIGIT_CODES: Final = frozenset(range(ord("0"), ord("9") + 1))
+
+
+def digit_blind(pattern: Pattern[str] | Pattern[bytes]) -> bool:
+    """Does `pattern` treat every ASCII digit alike? True when no node of it names a digit of its own (a digit
+    literal, `[^7]`, a class or range holding some ASCII digits but not all ten) and it holds no back-reference
+    (which compares the digits a group took). Then two texts that differ only in which ASCII digits they hold (one
+    digits_zeroed form) have the same matches at the same places, group by group: at every step the pattern asks
+    only a character's class (`\\d`, `\\w`, `\\b`, `.`, a class with all ten or none of them), and every ASCII
+    digit answers each such question alike. Anything the parser gives that this does not know: False."""
+    try:
+        import importlib
+        c: Any = importlib.import_module("re._constants")
+        tree = importlib.import_module("re._parser").parse(pattern.pattern, pattern.flags)
+    except Exception:  # pragma: no cover - another Python's internals
+        return False
+
+    def klass(items: list[tuple[Any, Any]]) -> bool:
+        digits: set[int] = set()
+        for op, av in items:
+            if op is c.LITERAL:
+                if av in _DIGIT_CODES:
+                    digits.add(av)
+            elif op is c.RANGE:
+                lo, hi = av
+                digits.update(d for d in _DIGIT_CODES if lo <= d <= hi)
+            elif op not in (c.NEGATE, c.CATEGORY):
+                return False
+        return not digits or digits == _DIGIT_CODES
+
+    def seq(nodes: Any) -> bool:
+        for op, av in nodes:
+            if op in (c.LITERAL, c.NOT_LITERAL):
+                if av in _DIGIT_CODES:
+                    return False
+            elif op is c.IN:
+                if not klass(av):
+                    return False
+            elif op in (c.ANY, c.AT):
+                pass
+            elif op is c.BRANCH:
+                if not all(seq(b) for b in av[1]):
+                    return False
+            elif op is c.SUBPATTERN:
+                if not seq(av[-1]):
+                    return False
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
+                if not seq(av[2]):
+                    return False
+            elif op is c.ATOMIC_GROUP:
+                if not seq(av):
+                    return False
+            elif op in (c.ASSERT, c.ASSERT_NOT):
+                if not seq(av[1]):
+                    return False
+            else:  # a back-reference (GROUPREF, GROUPREF_EXISTS, ...) or a node this does not know
+                return False
+        return True
+
+    return seq(tree)
+
+
+Span = tuple[int, int]  # (start, end); (-1, -1): the group took no part in the match
+# One pattern's reading: None where it found no match, else its match's `regs` (group 0's span, then each group's).
+Found = tuple[Span, ...] | None
+
+
+class Spans:
+    """Where a fixed list of digit-blind patterns match a text (`search`, each from the text's start), with the spans
+    of their groups (`Match.regs`), remembered by the text's digits_zeroed form: every line of one template (each
+    rank's copy of a watchdog line, its rank, sequence number and sizes aside) is searched once, and the next is sliced
+    at the same places (`value`), its own digits read there. Sound because digit_blind holds for every pattern
+    (checked at the first use; where one fails, nothing is remembered and each text is searched afresh): two texts of
+    one zeroed form have the same matches, group by group."""
+
+    __slots__ = ("_blind", "_memo", "_patterns")
+
+    def __init__(self, name: str, patterns: tuple[Pattern[str], ...]) -> None:
+        self._patterns = patterns
+        self._memo: Memo[tuple[Found, ...]] = Memo(name)
+        self._blind: list[bool] = []
+
+    def blind(self) -> bool:
+        if not self._blind:
+            self._blind.append(all(digit_blind(p) for p in self._patterns))
+        return self._blind[0]
+
+    def search(self, text: str) -> tuple[Found, ...]:
+        """The readings of `text`, pattern by pattern (afresh)."""
+        out: list[Found] = []
+        for p in self._patterns:
+            m = p.search(text)
+            out.append(None if m is None else m.regs)
+        return tuple(out)
+
+    def of(self, text: str) -> tuple[Found, ...]:
+        """The readings of `text`: remembered by its template where the fast paths are on."""
+        if not ON[0] or not (self._blind[0] if self._blind else self.blind()):
+            return self.search(text)
+        key = digits_zeroed(text)
+        got = self._memo.find(key)
+        if got is None:
+            got = self.search(text)
+            self._memo.put(key, got)
+        return got
+
+
+def value(text: str, span: Span) -> str | None:
+    """The text a group took (a Spans reading), or None where it took no part."""
+    return None if span[0] < 0 else text[span[0]:span[1]]
+
+
+def digit_free(words: Iterable[str]) -> bool:
+    """Do none of `words` hold an ASCII digit? Then a text holds a word exactly when its digits_zeroed form does
+    (a word's every character is matched by a character that zeroing kept)."""
+    return not any(ch in "0123456789" for w in words for ch in w)
+
+
+# --------------------------------------------------------------------------
+# The collector while lines are read
+# --------------------------------------------------------------------------
+
+# A candidate line builds short-lived tuples, dicts and strings by the dozen, and a rank log's reading keeps a little
+# (its stream's state, its events). At CPython's default (a young collection every 700 allocations more than frees)
+# the collector ran about 1,500 times on issue 27's shape a (16k rank logs), 0.63 s of its 13 s, most of it in the
+# full collections that walk every long-lived object (the catalog, the compiled patterns, every stream's state); at
+# SCAN_GC_YOUNG, 52 times and 0.19 s, with the same peak memory (what a cycle holds waits at most that many more
+# allocations). Only the first generation's threshold is raised, only while lines are read, and only where the
+# fast paths are on; the collector still runs, and what it frees is the same.
+SCAN_GC_YOUNG: Final = 20000
+_GC_LOCK: Final = threading.Lock()
+_gc_held: list[Any] = [0, None]  # how many readings are under way, the threshold before the first
+
+
+@contextmanager
+def scan_gc() -> Iterator[None]:
+    """Read lines with the collector's young generation at SCAN_GC_YOUNG (not below what it was; a collector turned
+    off stays off). Nested and concurrent readings (a Service's threads) share one setting: the first to start
+    raises it, the last to finish puts back what it found, unless someone else changed it meanwhile."""
+    if not ON[0]:
+        yield
+        return
+    with _GC_LOCK:
+        if _gc_held[0] == 0:
+            was = gc.get_threshold()
+            raised = (SCAN_GC_YOUNG, *was[1:]) if 0 < was[0] < SCAN_GC_YOUNG else None
+            if raised is not None:
+                gc.set_threshold(*raised)
+            _gc_held[1] = (was, raised)
+        _gc_held[0] += 1
+    try:
+        yield
+    finally:
+        with _GC_LOCK:
+            _gc_held[0] -= 1
+            if _gc_held[0] == 0:
+                was, raised = _gc_held[1]
+                if raised is not None and gc.get_threshold() == raised:
+                    gc.set_threshold(*was)
+                _gc_held[1] = None

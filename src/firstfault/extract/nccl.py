@@ -31,7 +31,7 @@ from firstfault.extract import prefix as _prefix
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import cuda_error_of, errno_of, nccl_result_of
 from firstfault.extract.excclass import errno_limit, setup_errno
-from firstfault.extract.memo import ON, Memo
+from firstfault.extract.memo import ON, Found, Memo, Spans, digit_free, digits_zeroed, value
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.traceback import PEER_FAILURE_PATTERNS
 from firstfault.extract.verbs import (
@@ -242,11 +242,35 @@ def classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
     return {k: dict(v) for k, v in _classified(body).items()}
 
 
+# Most lines classify_nccl is asked about hold none of its words (nccl_error_literals), and its answer is then
+# "nothing" before anything else is read: remembered by the body's template too (its digits zeroed), only that answer,
+# and only while no word holds a digit (memo.digit_free: then a body holds a word exactly when its template does).
+# Each rank's watchdog line (`[Rank 86] Some NCCL operations have failed ...`) is one template, where the body memo
+# above missed on every rank.
+_QUIET: Memo[bool] = Memo("nccl.classify.zeroed")  # holds True only: a template without any of the words
+_NOTHING: Final[dict[str, dict[str, FieldValue]]] = {}
+_words_digit_free: list[bool] = []
+
+
 def _classified(body: str) -> dict[str, dict[str, FieldValue]]:
     """classify_nccl's answer as the memo holds it: read it, never change it."""
     if not ON[0]:
         return _classify_nccl(body)
-    return _CLASSIFIED.get(body, lambda: _classify_nccl(body))
+    got = _CLASSIFIED.find(body)
+    if got is not None:
+        return got
+    if not _words_digit_free:
+        _words_digit_free.append(digit_free(nccl_error_literals()))
+    if _words_digit_free[0]:
+        key = digits_zeroed(body)
+        if _QUIET.find(key) is not None:
+            return _NOTHING
+        if not any(lit in body for lit in nccl_error_literals()):
+            _QUIET.put(key, True)
+            return _NOTHING
+    got = _classify_nccl(body)
+    _CLASSIFIED.put(body, got)
+    return got
 
 
 @lru_cache(maxsize=1)
@@ -502,6 +526,38 @@ def _pg_fields(body: str) -> dict[str, FieldValue]:
     return out
 
 
+# The watchdog's lines, read where their patterns match (memo.Spans): every rank prints each of them, alike but for
+# its rank, sequence numbers and sizes, so a line's template is searched once and each copy's own digits are read at
+# the same places. Every pattern here is digit-blind (memo.digit_blind, checked at the first use): what they find,
+# and where, is the template's. The state (marks, repeats seen) is read per line as before.
+_TIMEOUT_SPANS: Final = Spans("nccl.timeout.spans", (_SEQ, _OP, _TIMEOUT, _RAN, _NUMEL_IN, _NUMEL_OUT, _PG))
+_STATUS_SPANS: Final = Spans("nccl.status.spans", (_LAST_ENQ, _LAST_DONE, _AT_WORK, _DUMP_FROM, _PG))
+
+
+def _num(body: str, found: Found) -> int | None:
+    """_int of a Spans reading: its first group's number."""
+    return None if found is None else int(body[found[1][0]:found[1][1]])
+
+
+@lru_cache(maxsize=1)
+def _pg_groups() -> tuple[int, int, int, int, int]:
+    """The numbers of _PG's groups guid, id2, id, name, name2 (in a Spans reading's `regs`)."""
+    g = _PG.groupindex
+    return g["guid"], g["id2"], g["id"], g["name"], g["name2"]
+
+
+def _pg_read(body: str, found: Found) -> dict[str, FieldValue]:
+    """_pg_fields of a Spans reading of _PG."""
+    if found is None:
+        return {}
+    guid, id2, id_, name, name2 = (value(body, found[i]) for i in _pg_groups())
+    out: dict[str, FieldValue] = {"pg": guid or id2 or id_}
+    pg_name = name or name2
+    if pg_name:
+        out["pg_name"] = pg_name
+    return out
+
+
 def _who(prefix_rank: int | None, ctx: LineContext, body: str) -> int | None:
     """The rank a repeat is keyed by: the line's prefix, the stream's rank, else
     the `[Rank N]` PyTorch writes into the message (the abort's `what():` is
@@ -551,41 +607,41 @@ class C10dTimeoutExtractor:
             yield Draft("nccl.timeout", {"stuck": False}, rank=rank)
 
     def _timeout(self, body: str, rank: int | None, who: int | None, ctx: LineContext) -> Iterator[Draft]:
-        seq = _int(_SEQ.search(body))
-        op_m = _OP.search(body)
-        op = op_m.group(1) if op_m else None
-        timeout_ms = _int(_TIMEOUT.search(body))
+        seq_f, op_f, timeout_f, ran_f, in_f, out_f, pg_f = _TIMEOUT_SPANS.of(body)
+        seq = _num(body, seq_f)
+        op = None if op_f is None else value(body, op_f[1])
+        timeout_ms = _num(body, timeout_f)
         _mark(ctx, who)
         if seq is not None:
             # The abort's `what():` and Python's RuntimeError repeat the same
             # WorkNCCL: one collective timing out on one rank is one event.
-            key = (who, seq, op, _int(_NUMEL_IN.search(body)), timeout_ms)
+            key = (who, seq, op, _num(body, in_f), timeout_ms)
             seen = recent(ctx.state, "ff.nccl.timeouts")
             if key in seen:
                 return
             seen[key] = ctx.lineno
         fields: dict[str, FieldValue] = {"stuck": False, **_present(
-            op=op, seq=seq, timeout_ms=timeout_ms, ran_ms=_int(_RAN.search(body)),
-            numel_in=_int(_NUMEL_IN.search(body)), numel_out=_int(_NUMEL_OUT.search(body)))}
-        fields.update(_pg_fields(body))
+            op=op, seq=seq, timeout_ms=timeout_ms, ran_ms=_num(body, ran_f),
+            numel_in=_num(body, in_f), numel_out=_num(body, out_f))}
+        fields.update(_pg_read(body, pg_f))
         yield Draft("nccl.timeout", fields, rank=rank)
 
     def _status(self, body: str, rank: int | None, who: int | None, ctx: LineContext) -> Iterator[Draft]:
         """`last enqueued NCCL work: X, last completed NCCL work: Y` lines: nccl.watchdog_status."""
-        enq = _int(_LAST_ENQ.search(body))
-        done = _int(_LAST_DONE.search(body))
+        enq_f, done_f, at_f, dump, pg_f = _STATUS_SPANS.of(body)
+        enq = _num(body, enq_f)
+        done = _num(body, done_f)
         if enq is None and done is None:
             return
-        at = _int(_AT_WORK.search(body))
+        at = _num(body, at_f)
         fields = _present(last_enqueued=enq, last_completed=done, at_seq=at)
-        dump = _DUMP_FROM.search(body)
         if dump is not None:
             fields["dump_signal"] = True
-            if dump.group(1) is not None:
-                fields["from_rank"] = int(dump.group(1))
+            if dump[1][0] >= 0:
+                fields["from_rank"] = int(body[dump[1][0]:dump[1][1]])
             else:
                 fields["self_timeout"] = True
-        fields.update(_pg_fields(body))
+        fields.update(_pg_read(body, pg_f))
         key = ("status", who, fields.get("pg"), at, enq, done)
         seen = recent(ctx.state, "ff.nccl.status")
         if key in seen:

@@ -633,7 +633,8 @@ LAST_SETTLED: tuple[str, Prefixed] = ("", Prefixed(""))
 def note_settled(body: str) -> None:
     """Tell split_prefixes that `body` is settled (the caller proved it with split_settled)."""
     global LAST_SETTLED
-    LAST_SETTLED = (body, Prefixed(body))
+    # (Prefixed(body), its defaults spelled out: tuple.__new__ without Prefixed's own __new__, a microsecond a line)
+    LAST_SETTLED = (body, _new(Prefixed, (body, None, None, None, None, False)))
 
 
 def split_prefixes(line: str) -> Prefixed:
