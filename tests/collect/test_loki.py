@@ -95,6 +95,40 @@ def test_line_filter_is_one_re2_regex_of_literal_words() -> None:
     assert not rx.search("aXb") and not rx.search("core dumped")
 
 
+@pytest.mark.parametrize("source", ["application", "kernel", "syslog", "scheduler", None])
+def test_the_catalogs_filter_fits_a_query_and_keeps_every_line_its_words_keep(source: str | None) -> None:
+    # the shipped prefilter for each source kind (more than 2,600 words for the application's): cut to its words'
+    # prefixes where the whole would not fit a query string, a filter that still keeps every line any word keeps
+    from urllib.parse import quote
+
+    from firstfault.collect.loki import FILTER_BUDGET
+    from firstfault.collect.scan import prefilter_words
+
+    words = prefilter_words(source)
+    flt = line_filter(words)
+    assert len(quote(flt, safe="")) <= FILTER_BUDGET
+    m = re.fullmatch(r'\|~ "((?:[^"\\]|\\.)*)"', flt)
+    assert m is not None
+    rx = re.compile(_go_unquote(m.group(1)))
+    assert all(rx.search(f"x {w} y") for w in words)
+
+
+def test_a_filter_over_the_budget_is_cut_to_prefixes_that_keep_the_same_lines() -> None:
+    words = ["Check failed: result == ncclSuccess (", "Check failed: error == cudaSuccess (", "unhandled system error"]
+    from urllib.parse import quote
+
+    exact = line_filter(words)
+    weight = len(quote(exact, safe=""))
+    assert line_filter(words, budget=weight) == exact  # fits: unchanged
+    cut = line_filter(words, budget=weight // 2)
+    assert len(cut) < len(exact)
+    m = re.fullmatch(r'\|~ "((?:[^"\\]|\\.)*)"', cut)
+    assert m is not None
+    rx = re.compile(_go_unquote(m.group(1)))
+    assert all(rx.search(w) for w in words)
+    assert not rx.search("an ordinary line")  # near miss: still a filter
+
+
 def test_selector_placeholders_are_quoted_inside_the_template() -> None:
     sel = render_selector('{host="{node}", pod=~"{workload}-.*", n=~"{nodes}"}', node='n"1',
                           nodes=["a.b", "c"], workload="w", job_id="7")

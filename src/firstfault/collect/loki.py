@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
@@ -49,10 +50,37 @@ SERIES = "/loki/api/v1/series"
 StreamKey = tuple[tuple[str, str], ...]
 
 
-def line_filter(words: Sequence[str]) -> str:
-    """`|~ "a|b|c"`: one regex line filter that keeps a line holding any of the words."""
-    alternation = "|".join(re2_literal(w) for w in sorted({w for w in words if w}))
-    return f"|~ {quoted(alternation)}" if alternation else ""
+# The most a line filter may weigh, percent-encoded as it travels in the query string: httpx refuses a URL component
+# over 65,536 characters (httpx/_urlparse.py MAX_URL_LENGTH), and proxies in front of Loki often take less.
+FILTER_BUDGET = 32_768
+# The word lengths a filter that would weigh more is cut to, in turn (the shortest last).
+_CUTS: tuple[int | None, ...] = (None, 48, 32, 24, 16, 12, 8)
+
+
+def _coarse(words: set[str], cut: int | None) -> list[str]:
+    """The words cut to their first `cut` characters, without any that holds another: a line holding one of the
+    words holds one of these, so the filter keeps every line the words keep (the Blueprint's own WordFilter reads
+    the lines Loki ships with the words themselves)."""
+    cuts = sorted({w[:cut] if cut else w for w in words}, key=lambda w: (len(w), w))
+    kept: list[str] = []
+    for w in cuts:
+        if not any(k in w for k in kept):
+            kept.append(w)
+    return sorted(kept)
+
+
+def line_filter(words: Sequence[str], budget: int = FILTER_BUDGET) -> str:
+    """`|~ "a|b|c"`: one regex line filter that keeps a line holding any of the words. Where the words would weigh
+    more than `budget` in the query string, a coarser filter of their prefixes that keeps the same lines and more
+    (_coarse): Loki ships a few more lines, never fewer."""
+    present = {w for w in words if w}
+    flt = ""
+    for cut in _CUTS:
+        alternation = "|".join(re2_literal(w) for w in _coarse(present, cut))
+        flt = f"|~ {quoted(alternation)}" if alternation else ""
+        if len(quote(flt, safe="")) <= budget:
+            return flt
+    return flt
 
 
 def _inside_string(value: str) -> str:
