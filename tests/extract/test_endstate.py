@@ -13,6 +13,7 @@ from firstfault.extract.batch import read_batch
 from firstfault.extract.endstate import excessive_use, key_name, limit_exceeded, line_reading, policy_expression
 from firstfault.extract.jobend import EXTRACTORS
 from firstfault.extract.kube import read_k8s
+from firstfault.extract.kubetext import read_kubectl_text
 from tests.extract.helpers import scan
 
 
@@ -24,7 +25,7 @@ def causes(lines: list[str]) -> list[tuple[str, object]]:
 
 
 def describe(text: str) -> list[tuple[str, object]]:
-    res = read_k8s(text, "k8s-describe", "describe.txt")
+    res = read_kubectl_text(text, "k8s-describe", "describe.txt")
     return [(e.kind, e.fields.get("due_to")) for e in res.events]
 
 

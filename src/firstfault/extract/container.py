@@ -23,6 +23,7 @@ from firstfault.catalog.tables import (
 )
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.gpu import nvml_report
+from firstfault.extract.kuberows import event_row_place, pod_row
 from firstfault.model import FieldValue
 
 _MESSAGE_CLIP = 400
@@ -170,8 +171,6 @@ class BackOffExtractor:
     literals: tuple[str, ...] = ("restarting failed", _BACKOFF_REASON)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        from firstfault.extract.kubetext import event_row_place, pod_row
-
         fields = backoff_fields(line)
         host: str | None = None
         if fields is not None and "pod" not in fields and "container" not in fields:

@@ -33,7 +33,8 @@ from firstfault.extract.batch import SGE_DIED, sge_signal
 from firstfault.extract.codes import by_whom, errno_of, exit_signum, path_of, signal_name, signal_of_text
 from firstfault.extract.endstate import excessive_use, leading_pair, line_reading, policy_expression
 from firstfault.extract.endstate import literals as endstate_literals
-from firstfault.extract.kubetext import event_row, event_row_node, pod_row, pod_row_fields
+from firstfault.extract.kuberows import pod_row
+from firstfault.extract.kubetext import event_row, event_row_node, pod_row_fields
 from firstfault.extract.nccl import clip, split_rank_prefix
 from firstfault.extract.reasons import (
     k8s_reason,

@@ -30,6 +30,7 @@ from firstfault.extract.structured import (
 from firstfault.model import Event, Evidence, FieldValue
 
 K8S_FORMATS: tuple[str, ...] = ("kueue-workload", "k8s-pods", "k8s-events", "k8s-table", "k8s-describe")
+K8S_TEXT_FORMATS: tuple[str, ...] = ("k8s-table", "k8s-describe")  # kubectl's text (extract/kubetext.py)
 
 EMITS: Mapping[str, frozenset[str]] = {
     # program and part: added by engine/normalise.py for an event about a pod of a platform program
@@ -234,11 +235,9 @@ _KINDS = {"kueue-workload": ("Workload",), "k8s-pods": ("Pod", "Node"), "k8s-eve
 
 def read_k8s(text: str, fmt: str, file: str, check: Callable[[], None] | None = None) -> StructuredResult:
     """`check` (a deadline) is called every CHECK_EVERY objects."""
+    if fmt in K8S_TEXT_FORMATS:
+        raise ValueError(f"{fmt}: kubectl's text, read by extract/kubetext.py read_kubectl_text")
     result = StructuredResult(events=[], issues=[], lines=len(text.splitlines()), hosts=set())
-    if fmt in ("k8s-table", "k8s-describe"):
-        from firstfault.extract.kubetext import read_kubectl_text
-
-        return read_kubectl_text(text, fmt, file)
     n = 0
     for doc in _load_documents(text, result.issues):
         if fmt == "k8s-pods":

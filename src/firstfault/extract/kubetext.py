@@ -22,6 +22,14 @@ from firstfault.extract.codes import exit_signum
 from firstfault.extract.container import container_fields
 from firstfault.extract.gpu import nvml_fields
 from firstfault.extract.kube import backoff_report
+from firstfault.extract.kuberows import (
+    CELL_GAP,
+    EVENT_TYPES,
+    event_cells,
+    from_node,
+    pod_row,
+    source_node,
+)
 from firstfault.extract.reasons import k8s_reason, recovered_or_clean
 from firstfault.extract.structured import ParseIssue, StructuredResult, clip, command_line
 from firstfault.model import Event, Evidence, FieldValue
@@ -41,7 +49,6 @@ EMITS: Mapping[str, frozenset[str]] = {
 # A table's header: upper-case column names (one may hold a space: `LAST SEEN`, `NOMINATED NODE`), split
 # from each other by two spaces or more (kubectl's tabwriter pads with at least three).
 _HEADER_WORD = re.compile(r"[A-Z][A-Z0-9_()%-]*(?: [A-Z][A-Z0-9_()%-]*)?")
-_CELL_GAP = re.compile(r"\s{2,}|\t+")
 # Pod statuses that are a container's or the pod's end (the others are a pod on its way: Running, Pending,
 # ContainerCreating, Terminating, Init:0/1, ...). Reasons of the table are ends too.
 _ENDED = frozenset({"Completed", "Error", "ContainerCannotRun", "StartError", "ContainerStatusUnknown"})
@@ -117,7 +124,7 @@ def _cells(table: _Table, row: str) -> dict[str, str]:
     """A row's cells by column: split where kubectl padded (two spaces or more), else at the header's
     columns; the last column takes the rest of the line (a message holds spaces)."""
     n = len(table.columns)
-    parts = _CELL_GAP.split(row.strip(), maxsplit=n - 1)
+    parts = CELL_GAP.split(row.strip(), maxsplit=n - 1)
     if len(parts) < n and (aligned := _aligned(table, row)) is not None:
         # A row with an empty cell (`kubectl get events`' SUBOBJECT of a pod-level event) kept under its header's
         # columns, as kubectl's tabwriter printed them.
@@ -142,29 +149,6 @@ def _aligned(table: _Table, row: str) -> list[str] | None:
 # `kubectl get events` / `kubectl events` columns, for rows pasted without their header: a row is one when
 # its second cell is an event type.
 _EVENT_COLUMNS = _Table("events", [("LAST SEEN", 0), ("TYPE", 0), ("REASON", 0), ("OBJECT", 0), ("MESSAGE", 0)])
-_EVENT_TYPES = frozenset({"Normal", "Warning"})
-
-
-# A `kubectl get pods` row pasted without its header, as `kubectl get pods -A -o wide | grep Evict` prints it
-# (LibreTexts/metalc#133, kubernetes/kubernetes#66889): NAME (after the NAMESPACE with -A), READY (`0/1`),
-# STATUS (`Evicted`, `Init:0/1`, the kubelet's `OutOfnvidia.com/gpu`: GoogleCloudPlatform/container-engine-accelerators
-# #100), RESTARTS (`0`, `3 (2m ago)`), AGE (`7m9s`, `38d`), then with -o wide IP and NODE. Names are DNS labels
-# and subdomains (lower case, digits, `-`, `.`); each cell is one run of a class, so the match is linear.
-_POD_ROW = re.compile(
-    r"^\s*(?:(?P<ns>[a-z0-9][a-z0-9.-]*)\s+)?(?P<name>[a-z0-9][a-z0-9.-]*)\s+(?P<ready>\d+/\d+)\s+"
-    r"(?P<status>[A-Za-z][\w:./-]*)\s+(?P<restarts>\d+)(?:\s+\([\w.]+ ago\))?\s+"
-    r"(?P<age>(?:\d+[smhdy])+|<unknown>|<invalid>)(?:\s+(?P<ip>\S+)\s+(?P<node>\S+))?(?:\s.*)?$")
-
-
-def pod_row(line: str) -> dict[str, str] | None:
-    """A `kubectl get pods` row without its header: its cells by the header's names, or None."""
-    m = _POD_ROW.match(line)
-    if m is None:
-        return None
-    cells = {"NAME": m.group("name"), "READY": m.group("ready"), "STATUS": m.group("status")}
-    if m.group("node"):
-        cells["NODE"] = m.group("node")
-    return cells
 
 
 # kubectl's STATUS for a container that ended with no reason from its runtime (kubernetes pkg/printers/internalversion/
@@ -211,8 +195,8 @@ def _read_tables(text: str, file: str, result: StructuredResult) -> None:
         if not line.strip() or command_line(line) is not None or line.startswith("No resources found"):
             continue  # a prompt, a command, a note between tables: the next header starts the next table
         if table is None:
-            parts = _CELL_GAP.split(line.strip(), maxsplit=4)
-            if len(parts) == 5 and parts[1] in _EVENT_TYPES and "/" in parts[3]:
+            parts = CELL_GAP.split(line.strip(), maxsplit=4)
+            if len(parts) == 5 and parts[1] in EVENT_TYPES and "/" in parts[3]:
                 _table_event(_cells(_EVENT_COLUMNS, line), file, lineno, line, result)
             elif (row := pod_row(line)) is not None:
                 _table_pod(row, file, lineno, line, result)
@@ -245,7 +229,7 @@ def _table_event(cells: dict[str, str], file: str, lineno: int, line: str, resul
     due_to, _ = k8s_reason(reason, message)
     # a Node's event is that node's; else the node its SOURCE names (`kubelet, NODE`: `-o wide`, and old kubectl's
     # default columns)
-    node = name if kind == "Node" else _source_node(cells.get("SOURCE", ""))
+    node = name if kind == "Node" else source_node(cells.get("SOURCE", ""))
     if node:
         result.hosts.add(node)
     result.events.append(_event("k8s.event", node, None, {
@@ -339,25 +323,14 @@ def _describe_command(command: str) -> tuple[str, str]:
 # A row of a describe's Events table (Type, Reason, Age, From, Message) pasted without the `Events:` line and its
 # header, often alone (kserve/kserve#3792, kubeflow/trainer#1661): its type, a reason, then an age as kubectl prints
 # it (`5s`, `2m29s`, `3m (x4 over 10m)`, `<unknown>`). Each cell is one run of a class: linear.
-_EVENT_AGE = re.compile(r"^(?:(?:\d+[smhdy])+|<unknown>|<invalid>)(?: \(x\d+ over (?:\d+[smhdy])+\))?$")
-
-
-def _event_row(line: str) -> list[str] | None:
-    """The cells of a describe Events row outside its section, or None for any other line."""
-    cells = _CELL_GAP.split(line.strip(), maxsplit=4)
-    if len(cells) >= 4 and cells[0] in ("Normal", "Warning") and _EVENT_AGE.match(cells[2]):
-        return cells
-    return None
-
-
 def event_row(line: str) -> tuple[str, str | None] | None:
     """(the reason, the message) of an Events row pasted into text without its table: `kubectl get events`'s
     (`LAST SEEN  TYPE  REASON  OBJECT  MESSAGE`, an object as `kind/name`) or a describe's (`TYPE  REASON  AGE  FROM
     MESSAGE`), or None for any other line."""
-    parts = _CELL_GAP.split(line.strip(), maxsplit=4)
-    if len(parts) >= 4 and parts[1] in _EVENT_TYPES and "/" in parts[3]:
+    parts = CELL_GAP.split(line.strip(), maxsplit=4)
+    if len(parts) >= 4 and parts[1] in EVENT_TYPES and "/" in parts[3]:
         return parts[2], parts[4] if len(parts) > 4 else None
-    cells = _event_row(line)
+    cells = event_cells(line)
     if cells is not None:
         return cells[1], cells[4] if len(cells) > 4 else None
     return None
@@ -366,20 +339,10 @@ def event_row(line: str) -> tuple[str, str | None] | None:
 def event_row_node(line: str) -> str | None:
     """The node a `kubectl get events` row pasted into text is about (its object cell `node/NAME`: Karpenter's and
     the kubelet's node events), or None."""
-    parts = _CELL_GAP.split(line.strip(), maxsplit=4)
-    if len(parts) >= 4 and parts[1] in _EVENT_TYPES and parts[3].startswith("node/"):
+    parts = CELL_GAP.split(line.strip(), maxsplit=4)
+    if len(parts) >= 4 and parts[1] in EVENT_TYPES and parts[3].startswith("node/"):
         return parts[3].partition("/")[2] or None
     return None
-
-
-def event_row_place(line: str) -> tuple[str | None, str | None]:
-    """The pod and the node an Events row pasted into text names: `kubectl get events`' object cell `pod/NAME`, a
-    describe row's From `kubelet, NODE`; (None, None) for any other line."""
-    parts = _CELL_GAP.split(line.strip(), maxsplit=4)
-    if len(parts) >= 4 and parts[1] in _EVENT_TYPES and parts[3].startswith("pod/"):
-        return parts[3].partition("/")[2] or None, None
-    cells = _event_row(line)
-    return (None, _from_node(cells)) if cells is not None else (None, None)
 
 
 def _describe_objects(text: str) -> Iterator[_Described]:
@@ -399,7 +362,7 @@ def _describe_objects(text: str) -> Iterator[_Described]:
             obj = None
             kind, named = _describe_command(command)
             continue
-        if section != "Events" and (row := _event_row(line)) is not None:
+        if section != "Events" and (row := event_cells(line)) is not None:
             # Events rows pasted without their section: the rows of an object the paste does not show.
             if obj is None:
                 obj, container, state = _Described(lineno, kind), None, ""
@@ -458,13 +421,13 @@ def _describe_objects(text: str) -> Iterator[_Described]:
             elif m and container is not None and indent <= state_indent:
                 state = ""
         elif section == "Conditions":
-            cells = _CELL_GAP.split(line.strip())
+            cells = CELL_GAP.split(line.strip())
             if cells and cells[0] == "Type":
                 obj.node_conditions = "LastHeartbeatTime" in cells
             elif cells and cells[0] != "----":
                 obj.conditions.append((lineno, cells))
         elif section == "Events":
-            cells = _CELL_GAP.split(line.strip(), maxsplit=4)
+            cells = CELL_GAP.split(line.strip(), maxsplit=4)
             if cells and cells[0] in ("Normal", "Warning"):
                 obj.events.append((lineno, cells, line))
     if obj is not None:
@@ -521,7 +484,7 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
             message = cells[4] if len(cells) > 4 else None
             due_to, _ = k8s_reason(cells[1], message)
             # the node its own From names (`kubelet, minikube`), else the object's
-            where = _from_node(cells) or node
+            where = from_node(cells) or node
             if where:
                 result.hosts.add(where)
             result.events.append(_event("k8s.event", where, None, {
@@ -534,21 +497,6 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
 
 # The phases a pod's `Status:` shows (core/v1 PodPhase).
 _PHASES = frozenset({"Pending", "Running", "Succeeded", "Failed", "Unknown"})
-
-
-def _source_node(source: str) -> str | None:
-    """The node an event's source as kubectl prints it names (`kubelet, NODE`), or None."""
-    component, comma, host = source.partition(",")
-    host = host.strip()
-    return host if comma and component.strip() == "kubelet" and host and " " not in host else None
-
-
-def _from_node(cells: list[str]) -> str | None:
-    """The node an Events row's From cell names: kubectl prints an event's source as `COMPONENT, HOST` (kubectl's
-    describe.go formatEventSource; pkg/printers' takes reportingController and reportingInstance where source is
-    empty), so the kubelet's events read `kubelet, minikube`; a component without a host (`default-scheduler`, a
-    bare `kubelet`) names none."""
-    return _source_node(cells[3]) if len(cells) > 3 else None
 
 
 def _assigned_node(cells: list[str]) -> str | None:
@@ -565,7 +513,7 @@ def _assigned_node(cells: list[str]) -> str | None:
 def _reporting_node(obj: _Described) -> str | None:
     """The node the object's events name (the first kubelet's `From`, else the scheduler's binding): where the pod the
     paste does not place ran, or the node whose events were pasted without its Name."""
-    return (next((n for _, cells, _ in obj.events if (n := _from_node(cells)) is not None), None)
+    return (next((n for _, cells, _ in obj.events if (n := from_node(cells)) is not None), None)
             or next((n for _, cells, _ in obj.events if len(cells) > 1 and (n := _assigned_node(cells))), None))
 
 

@@ -14,7 +14,8 @@ from datetime import UTC, datetime, tzinfo
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.batch import BATCH_FORMATS, read_batch
-from firstfault.extract.kube import K8S_FORMATS, read_k8s
+from firstfault.extract.kube import K8S_FORMATS, K8S_TEXT_FORMATS, read_k8s
+from firstfault.extract.kubetext import read_kubectl_text
 from firstfault.extract.structured import CHECK_EVERY, Output, ParseIssue, StructuredResult, clip, command_line, outputs
 from firstfault.formats import SACCT_DEFAULT_COLUMNS
 from firstfault.hostlist import hostlist_expand
@@ -93,6 +94,8 @@ def read_scheduler(data: bytes, fmt: str, file: str, *, job_id: str | None, tz: 
         return _read_scontrol(text, file, job_id, tz, check)
     if fmt in BATCH_FORMATS:
         return read_batch(text, fmt, file, job_id=job_id, tz=tz, window=window)
+    if fmt in K8S_TEXT_FORMATS:
+        return read_kubectl_text(text, fmt, file)
     if fmt in K8S_FORMATS:
         return read_k8s(text, fmt, file, check)
     # A metrics format on a scheduler source gets past the bundle schema; one file's
