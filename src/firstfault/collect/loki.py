@@ -58,15 +58,15 @@ _CUTS: tuple[int | None, ...] = (None, 48, 32, 24, 16, 12, 8)
 
 
 def _coarse(words: set[str], cut: int | None) -> list[str]:
-    """The words cut to their first `cut` characters, without any that holds another: a line holding one of the
+    """The words cut to their first `cut` characters, without any that another starts: a line holding one of the
     words holds one of these, so the filter keeps every line the words keep (the Blueprint's own WordFilter reads
-    the lines Loki ships with the words themselves)."""
-    cuts = sorted({w[:cut] if cut else w for w in words}, key=lambda w: (len(w), w))
+    the lines Loki ships with the words themselves). In sorted order the words a word starts follow it at once, so
+    one pass over them finds them."""
     kept: list[str] = []
-    for w in cuts:
-        if not any(k in w for k in kept):
+    for w in sorted({w[:cut] if cut else w for w in words}):
+        if not (kept and w.startswith(kept[-1])):
             kept.append(w)
-    return sorted(kept)
+    return kept
 
 
 def line_filter(words: Sequence[str], budget: int = FILTER_BUDGET) -> str:
