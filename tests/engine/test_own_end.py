@@ -196,8 +196,9 @@ def _files(make_bundle: BundleMaker, files: dict[str, list[str]], name: str = "b
         # exit: neither a clean end nor a failure
         ({"app/train.log": ["Traceback (most recent call last):", '  File "train.py", line 10, in <module>',
                             "    trainer.fit(model)", "KeyboardInterrupt", *PG_AT_EXIT]}, "unknown", "unknown"),
-        # no end report at all: the end is not shown, and the state stays unknown
-        ({"app/train.log": ["Epoch 3: loss 0.12", "Epoch 4: loss 0.11"]}, "unknown", "unknown"),
+        # no end report at all: the end is not shown, and the state stays unknown; nothing failed either, so
+        # nothing is attributed (tests/engine/test_end_not_shown.py)
+        ({"app/train.log": ["Epoch 3: loss 0.12", "Epoch 4: loss 0.11"]}, "unknown", "none"),
     ],
 )
 def test_the_end_a_jobs_own_output_tells(make_bundle: BundleMaker, files: dict[str, list[str]], outcome: str,

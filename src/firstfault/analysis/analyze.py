@@ -208,6 +208,8 @@ class Analysis:
             coverage=self.coverage, errors=[*self.errors, *self.outside.errors(), *self._overflow()], now=now,
             unrecognized=self._unrecognized(mapper), provisional=provisional,
             end_from=own.event.evidence if own is not None and state is not None else None,
+            failure_seen=bool(cut) or any(e.kind == "launcher.exit" and e.fields.get("state") == "RESTART"
+                                          for e in events),
         )
         if fabric is not None:
             verdict.explanation.append(fab.note(fabric, self.fabric_files))

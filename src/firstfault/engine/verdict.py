@@ -8,6 +8,7 @@ from firstfault.engine.attribute import Attribution, Finding, SymptomHit, event_
 from firstfault.engine.leads import verdict_leads
 from firstfault.engine.loader import Catalog
 from firstfault.engine.ports import cable_of, port_of
+from firstfault.extract.traceback import says_warning
 from firstfault.model import (
     CatalogRef,
     Cause,
@@ -133,10 +134,13 @@ def build_verdict(
     unrecognized: list[Unrecognized] | None = None,
     provisional: bool = False,
     end_from: Evidence | None = None,
+    failure_seen: bool = False,
 ) -> Verdict:
     """`provisional`: the attempt still runs (outcome `running`); the attribution is judged as for a failure,
     and only a root cause that may stand while it runs (`provisional_root`) is named. `end_from`: the line of the
-    job's own output the terminal state was read from (engine/normalise.py `own_end`), cited in the notes."""
+    job's own output the terminal state was read from (engine/normalise.py `own_end`), cited in the notes.
+    `failure_seen`: the evidence holds a failure no rule reads (a worker group that failed and was restarted, a
+    traceback cut before its exception line): a run whose end is not shown is then not said to be well (`none`)."""
     outcome = "running" if provisional else outcome_of(terminal_state)
     settings = catalog.settings
     notes: list[str] = []
@@ -175,6 +179,14 @@ def build_verdict(
             f"Earliest causal event: {render(root.rule.summary, root) if not root.widespread else root.category}"
             f" at {iso(root.first) or 'an unknown time'} (rule {root.rule.id})."
         )
+    elif outcome == "unknown" and not (failure_seen or att.symptoms or att.leads or errors) and all(
+            says_warning(u.first.text) for u in unrecognized or ()):
+        # The end is not shown and nothing in the evidence failed (no event a rule reads, no line the catalog
+        # missed that does not call itself a warning, no source that could not be read): `unknown` would say that
+        # it failed (docs/verdict.md, "A run whose end is not shown").
+        domain = "none"
+        notes.append("No failure evidence was found in what was collected, and nothing says how the workload ended; "
+                     "nothing is attributed.")
     else:
         domain = "unknown"
         if att.symptoms:

@@ -1112,12 +1112,17 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
 
 # An error line's head word, where a program that is no Python names its error class (`SlowDown: ...`,
 # `OSError: ...` quoted inside a launcher's line is not at the head and stays part of the message).
-# A line that calls itself a warning (a level word, glog's `W0612 ...]`).
-_WARNING_WORD = re.compile(r"\b(?:[Ww]arning|WARNING|WARN|W\d{4} \d\d:\d\d:\d\d\.\d+)\b")
+# A line that calls itself a warning (a level word, glog's `W0612 ...]`, c10's older `[W socket.cpp:601]`).
+_WARNING_WORD = re.compile(r"\b(?:[Ww]arning|WARNING|WARN|W\d{4} \d\d:\d\d:\d\d\.\d+)\b|\[W [\w.]{1,200}:\d+\]")
 # ... or says what it reports will be retried (`Error No space left on device. Retrying in five minutes.`);
 # retries that ran out (`reached max retries`) are final and stay.
 _RETRYING = re.compile(r"\b(?:[Rr]etrying|RETRYING|will (?:be )?(?:automatically )?retr(?:y|ied))\b")
 _HEAD_WORD = re.compile(r"^\s*(?P<qual>(?:[A-Za-z_]\w*\.)*(?P<cls>[A-Za-z_]\w{2,60})):\s")
+
+
+def says_warning(text: str) -> bool:
+    """Does the line call itself a warning (its level word or marker)? What it reports was met and gone on from."""
+    return _WARNING_WORD.search(text) is not None
 
 
 def words_cause(text: str) -> Draft | None:

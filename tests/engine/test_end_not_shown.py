@@ -1,0 +1,79 @@
+"""A run whose end is not shown and whose evidence holds no failure: nothing is attributed (`none`), the outcome stays
+`unknown`; any failure in the evidence, read or not, keeps it `unknown` (docs/verdict.md, "A run whose end is not
+shown"). Each case is decided from what the lines say, through the real extractors and engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from firstfault.analysis.analyze import Analyzer
+from tests.conftest import BundleMaker
+
+# Open MPI's openib BTL warning on a node whose job then ran on another transport (open-mpi/ompi#8403, posted block)
+OPENIB_WARNING = [
+    "WARNING: There was an error initializing an OpenFabrics device.",
+    "  Local host:   compute-0-27",
+    "  Local device: mlx4_0",
+    "Epoch 1/10 loss 0.52",
+]
+# Triton's startup warning, glog's W level (triton-inference-server/server#4797)
+TRITON_WARNING = ["W0821 08:49:41.251296 104802 server.cc:208] failed to enable peer access for some device pairs",
+                  "I0821 08:49:41.300000 104802 grpc_server.cc:4819] Started GRPCInferenceService at 0.0.0.0:8001"]
+# c10d's older bracketed warning marker (NVIDIA/NeMo#7351)
+C10D_WARNING = ["[W socket.cpp:601] [c10d] The client socket has failed to connect to [ip-26-0-146-37]:22456 "
+                "(errno: 22 - Invalid argument).", "Epoch 0: 100%| 500/500 [01:40<00:00, 4.98it/s, loss=2.31]"]
+# the same client at the error level, the rendezvous never reached (hpcaitech/Open-Sora#667)
+C10D_ERROR = ["[E socket.cpp:753] [c10d] The client socket has failed to connect to any network address of "
+              "(6841231, 47389)."]
+RESTARTED = ["INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED. 3/3 attempts left; "
+             "will restart worker group"]
+NCCL_TIMEOUT = ["[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Rank 1] Watchdog caught collective "
+                "operation timeout: WorkNCCL(SeqNum=808, OpType=ALLREDUCE, NumelIn=9801523, NumelOut=9801523, "
+                "Timeout(ms)=600000) ran for 600020 milliseconds before timing out."]
+
+
+def _analyze(make_bundle: BundleMaker, lines: list[str], state: str | None = None) -> Any:
+    wl: dict[str, Any] = {"id": "t", "scheduler": "static", "nodes": ["node-001"]}
+    if state:
+        wl["terminal_state"] = state
+    root = make_bundle({"app/train.log": "".join(x + "\n" for x in lines)},
+                       {"apiVersion": "firstfault/v1", "workload": wl,
+                        "sources": [{"kind": "application", "path": "app/train.log"}]})
+    return Analyzer().analyze_path(str(root))
+
+
+@pytest.mark.parametrize("lines", [OPENIB_WARNING, TRITON_WARNING, C10D_WARNING, ["Epoch 3: loss 0.12"]])
+def test_warnings_alone_in_a_run_whose_end_is_not_shown_attribute_nothing(make_bundle: BundleMaker,
+                                                                          lines: list[str]) -> None:
+    v = _analyze(make_bundle, lines)
+    assert (v.outcome, v.attributed_domain, v.root_cause) == ("unknown", "none", None)
+    assert "nothing says how the workload ended" in v.explanation[0]
+
+
+@pytest.mark.parametrize(("lines", "why"), [
+    (C10D_ERROR, "a line the catalog missed that does not call itself a warning"),
+    (RESTARTED, "a worker group that failed and was restarted, the end not shown"),
+    (NCCL_TIMEOUT, "a symptom"),
+    (["Traceback (most recent call last):", '  File "train.py", line 10, in <module>', "    step()"],
+     "a traceback cut before its exception line"),
+])
+def test_any_failure_in_the_evidence_keeps_it_unknown(make_bundle: BundleMaker, lines: list[str], why: str) -> None:
+    v = _analyze(make_bundle, lines)
+    assert (v.outcome, v.attributed_domain) == ("unknown", "unknown"), why
+
+
+def test_a_failed_end_with_nothing_read_stays_unknown(make_bundle: BundleMaker) -> None:
+    v = _analyze(make_bundle, OPENIB_WARNING, state="FAILED")
+    assert (v.outcome, v.attributed_domain) == ("failed", "unknown")
+
+
+def test_an_unreadable_source_keeps_it_unknown(make_bundle: BundleMaker) -> None:
+    wl = {"apiVersion": "firstfault/v1", "workload": {"id": "t", "scheduler": "static", "nodes": ["node-001"]},
+          "sources": [{"kind": "application", "path": "app/train.log"},
+                      {"kind": "metrics", "path": "metrics/dcgm.json", "format": "prometheus-json"}]}
+    root = make_bundle({"app/train.log": "Epoch 3: loss 0.12\n", "metrics/dcgm.json": "{not json"}, wl)
+    v = Analyzer().analyze_path(str(root))
+    assert v.errors, "the corrupt metrics file is named"
+    assert (v.outcome, v.attributed_domain) == ("unknown", "unknown")
