@@ -731,9 +731,14 @@ NVML_CASES: list[tuple[str, str, str | None]] = [
     ("Unable to determine the device handle for GPU0000:03:00.0: Unknown Error", "unresponsive", "pci:0000:03:00"),
     # synthetic: nvidia-smi's table cell it could not read
     ("| N/A   ERR!  P0    ERR! / 400W |  80000MiB / 81559MiB |    ERR!     Default |", "unresponsive", None),
-    # NVIDIA/gpu-operator#523 (kubelet journal)
+    # NVIDIA/gpu-operator#523 (kubelet journal): the container CLI's driver timeout is the node's driver set-up
+    # (persistence, catalog/platform.yaml 1009), not a GPU that stopped answering
     ("May 05 14:13:15 ip-10-51-52-158.us-west-2.compute.internal kubelet[33460]: nvidia-container-cli: detection "
-     "error: driver error: timed out: unknown", "unresponsive", None),
+     "error: driver error: timed out: unknown", "driver", None),
+    # NVIDIA/nvidia-container-toolkit#202 (docker's error): the later spelling
+    ("nvidia-container-cli: initialization error: driver rpc error: timed out: unknown.", "driver", None),
+    # synthetic: NVML's own timeout for one GPU (nvmlErrorString(NVML_ERROR_TIMEOUT)) stays the GPU not answering
+    ("Unable to determine the device handle for GPU0000:3B:00.0: Timeout", "unresponsive", "pci:0000:3b:00"),
     # the Kubernetes device plugin in a pod without the driver's libraries: go-nvml's spelling of a code (a k3s
     # guide's copy of the plugin's log), and the older binding's and go-nvlib's words for 12 (the plugin's log as a
     # Kubernetes setup note quotes it)
