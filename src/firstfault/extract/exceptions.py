@@ -222,6 +222,7 @@ class ExceptionExtractor:
                                     "terminal"}),
         "app.cuda_oom": frozenset({"message", "terminal"}),
         "platform.error": frozenset({"program", "part", "text", "message"}),
+        "launcher.exit": frozenset({"state", "system", "scope"}),
     }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (

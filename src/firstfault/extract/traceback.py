@@ -1218,7 +1218,9 @@ def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
     if said in SYMPTOM_KINDS:
         return [_symptom(SYMPTOM_KINDS[said], exc)], True  # a status that names another's failure, whatever the class
     if launcher_plumbing(frames):
-        return [], True  # the launcher's fallout of a worker's exit (the exit itself is read from its own lines)
+        # the launcher's fallout of a worker's exit: nothing about why the worker exited, but its word that one
+        # failed (the run's end, where nothing else says it: engine/normalise.py `own_end`)
+        return [Draft("launcher.exit", {"state": "FAILED", "system": "python", "scope": "process"})], True
     if numerics_owned:
         return [], True
     return [Draft("app.exception", {"exc_type": exc.cls, "message": clip(exc.msg)})], True
