@@ -220,3 +220,17 @@ def test_apptainer_without_loop_devices_is_the_nodes(make_bundle: BundleMaker) -
     v = _analyze(make_bundle, text)
     assert v.root_cause is not None
     assert (v.root_cause.category, v.root_cause.nodes) == ("node.container", ["node-02"])
+
+
+def test_a_runtimes_word_with_a_digit_does_not_silence_lines_of_its_shape() -> None:
+    # the application's reading remembers a "nothing" by the body with its digits zeroed (extract/exceptions.py); a
+    # line that a container row took from the storage reading must not be remembered so: a line of the same shape
+    # whose digit spells no row (a program of the job's own) is still the storage's, read after it
+    from firstfault.collect.scan import Extraction, all_line_extractors
+
+    ex = Extraction(all_line_extractors())
+    owned = ("slurmstepd: error: pyxis:     enroot-aufs2ovlfs: failed to create opaque ovlfs whiteout: "
+             "/scratch/x/1/usr/lib: No space left on device")
+    other = owned.replace("aufs2ovlfs", "aufs3ovlfs")
+    assert [e.kind for e in events([owned], extraction=ex)] == ["container.error"]
+    assert [e.kind for e in events([other], extraction=ex)] == ["storage.error"]
