@@ -60,6 +60,9 @@ EX = container.ContainerErrorExtractor()
          "device: no loop devices available", "apptainer", "node"),
         # ours: apptainer/apptainer cmd/starter/c/starter.c nserror (EPERM on CLONE_NEWUSER)
         ("FATAL:   Failed to create user namespace: not allowed to create user namespace", "apptainer", "node"),
+        # ours: sylabs/singularity cmd/starter/c/starter.c nserror (EPERM on another namespace), SingularityCE's words
+        ("FATAL:   Failed to create mount namespace: mount namespace requires privileges, check Singularity "
+         "installation", "apptainer", "node"),
         # ours: apptainer/apptainer internal/pkg/runtime/launch/launcher_linux.go, the SIF unpacked into a sandbox in
         # the node's temporary directory, which filled up
         ("FATAL:   while extracting /scratch/u/pytorch.sif: root filesystem extraction failed: extract command "
