@@ -1126,8 +1126,10 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
 
 # An error line's head word, where a program that is no Python names its error class (`SlowDown: ...`,
 # `OSError: ...` quoted inside a launcher's line is not at the head and stays part of the message).
-# A line that calls itself a warning (a level word, glog's `W0612 ...]`, c10's older `[W socket.cpp:601]`).
-_WARNING_WORD = re.compile(r"\b(?:[Ww]arning|WARNING|WARN|W\d{4} \d\d:\d\d:\d\d\.\d+)\b|\[W [\w.]{1,200}:\d+\]")
+# A line that calls itself a warning (a level word, glog's `W0612 ...]`, c10's older `[W socket.cpp:601]`, a Python
+# warning's category: `UserWarning: ...`, `FutureWarning`, any `<Name>Warning` class the warnings module prints).
+_WARNING_WORD = re.compile(r"\b(?:[Ww]arning|WARNING|WARN|W\d{4} \d\d:\d\d:\d\d\.\d+|[A-Z]\w{0,40}Warning)\b"
+                           r"|\[W [\w.]{1,200}:\d+\]")
 # ... or says what it reports will be retried (`Error No space left on device. Retrying in five minutes.`);
 # retries that ran out (`reached max retries`) are final and stay.
 _RETRYING = re.compile(r"\b(?:[Rr]etrying|RETRYING|will (?:be )?(?:automatically )?retr(?:y|ied))\b")
