@@ -116,8 +116,9 @@ def table(scores: list[Score], by: str = "family") -> str:
 
 
 def unknown_end(scores: list[Score]) -> str:
-    """The bundles read `unknown` whose end is not shown (outcome unknown), by the domain each expects: how a run that
-    did not fail and whose end is not shown splits between `none` and `unknown` (the policy of closing note 40)."""
+    """The bundles read `unknown` whose end is not shown (outcome unknown), by the domain each expects. Since the
+    end-not-shown policy (docs/verdict.md: nothing failed -> `none`), these are the runs whose evidence holds a failure
+    no rule turned into a cause: those expecting `none` are runs that went on past an error-looking line."""
     counts: dict[str, int] = {}
     for s in scores:
         if s.outcome == "unknown" and s.got == "unknown -":
