@@ -1,0 +1,58 @@
+"""Mechanisms behind the first-run misses of wild batches b24 and b25 (issue 25), each tested on lines from other
+public threads than the bundles', through the real extractors (and the whole analysis where the verdict depends on
+more than one line).
+
+Each block names the mechanism, the threads its lines come from, and the look-alikes that must not match.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from firstfault.analysis.analyze import Analyzer
+from firstfault.model import Verdict
+from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract.test_b7pass import feed  # every extractor, as the scanner runs them, on an application log
+
+
+def _cuda(lines: list[str]) -> list[tuple[str, object]]:
+    return [(e.kind, e.fields.get("error")) for e in feed(lines) if e.kind in ("app.cuda_error", "app.cuda_oom")]
+
+
+# ---------------------------------------------------------------- a failed glog CHECK on a CUDA call's status
+# Caffe's CUDA_CHECK, mshadow's and MXNet's CUDA_CALL, Minerva's: `Check failed: <expr> == cudaSuccess ... <the
+# error's message>`. The message after the checked expression decides, through the CUDA error table; the
+# expression's own names (MXNet's tolerated cudaErrorCudartUnloading) and the `(N vs. 0)` numbers do not.
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # weiliu89/caffe#336 (fixed by building for the GPU's compute capability in Makefile.config)
+        ("F1208 15:16:46.872542 15643 pooling_layer.cu:212] Check failed: error == cudaSuccess (8 vs. 0)  invalid "
+         "device function", [("app.cuda_error", "config")]),
+        # apache/mxnet#1550: mshadow's check, whose expression names cudaErrorCudartUnloading too
+        ("mxnet.base.MXNetError: [16:52:49] src/storage/./gpu_device_storage.h:39: Check failed: e == cudaSuccess "
+         "|| e == cudaErrorCudartUnloading CUDA: out of memory", [("app.cuda_oom", None)]),
+        # apache/mxnet#10323: MXNet's kernel launch check, the message after `ErrStr:`
+        ("mxnet.base.MXNetError: [17:13:00] src/operator/nn/./../mxnet_op.h:576: Check failed: err == cudaSuccess "
+         "(2 vs. 0) Name: mxnet_generic_kernel ErrStr:out of memory", [("app.cuda_oom", None)]),
+    ],
+)
+def test_a_failed_check_on_a_cuda_status_is_read_by_its_message(line: str, expected: list[tuple[str, object]]) -> None:
+    assert _cuda([line]) == expected
+
+
+def test_a_failed_check_without_a_message_is_a_cuda_error_of_no_said_kind() -> None:
+    # near miss: apache/mxnet#9529, the check with no message: the number (7, of the toolkit of the day) names no
+    # error of today's table, so no class is taken from it
+    line = ("[20:24:32] /home/jacky4323/BMXNet_v1/mxnet/src/operator/contrib/proposal.cu:495: Check failed: error == "
+            "cudaSuccess (7 vs. 0)")
+    assert _cuda([line]) == [("app.cuda_error", "other")]
+
+
+def test_cuda_success_without_a_failed_check_is_nothing() -> None:
+    # near miss: ours, a trace of a call's status that succeeded
+    assert _cuda(["I1208 15:16:46.872542 15643 probe.cu:12] cudaGetDeviceCount returned cudaSuccess, 4 devices"]) == []
