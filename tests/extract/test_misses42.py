@@ -56,3 +56,44 @@ def test_a_failed_check_without_a_message_is_a_cuda_error_of_no_said_kind() -> N
 def test_cuda_success_without_a_failed_check_is_nothing() -> None:
     # near miss: ours, a trace of a call's status that succeeded
     assert _cuda(["I1208 15:16:46.872542 15643 probe.cu:12] cudaGetDeviceCount returned cudaSuccess, 4 devices"]) == []
+
+
+# ---------------------------------------------------------------- runc's words before 1.1 for its cgroup set-up
+# Docker 1.12-18.09 quoting runc: `oci runtime error: container_linux.go:247: starting container process caused
+# "process_linux.go:258: applying cgroup configuration for process caused ..."`: the node's cgroups
+# (catalog/platform.yaml container_errors), as today's `unable to apply cgroup configuration`.
+
+
+def _container(lines: list[str]) -> list[tuple[object, object]]:
+    return [(e.fields.get("runtime"), e.fields.get("error")) for e in feed(lines) if e.kind == "container.error"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # docker/cli#1228 (`docker run busybox` on a host whose cgroup mounts were missing)
+        'docker: Error response from daemon: OCI runtime create failed: container_linux.go:348: starting container '
+        'process caused "process_linux.go:279: applying cgroup configuration for process caused \\"mountpoint for '
+        'cgroup not found\\"": unknown.',
+        # cockpit-project/cockpit#9282 (a Fedora kernel regression under Docker's resource limits)
+        'Error response from daemon: oci runtime error: container_linux.go:247: starting container process caused '
+        '"process_linux.go:258: applying cgroup configuration for process caused \\"No such device or address\\""',
+    ],
+)
+def test_runcs_old_cgroup_words_are_the_nodes_container_plumbing(line: str) -> None:
+    assert _container([line]) == [("runc", "node")]
+
+
+def test_runcs_old_wrapper_around_a_missing_entrypoint_stays_the_jobs() -> None:
+    # near miss: ours, in runc's format of the same years: the wrapper is the same, the error it carries is the
+    # job's image (its entrypoint), not the node
+    line = ('docker: Error response from daemon: oci runtime error: container_linux.go:247: starting container '
+            'process caused "exec: \\"python\\": executable file not found in $PATH".')
+    assert _container([line]) == [("runc", "job")]
+
+
+def test_runcs_old_wrapper_alone_is_a_start_failure_symptom() -> None:
+    # near miss: ours, the wrapper with a reason no row names: the container did not start, why is not said
+    line = ('docker: Error response from daemon: oci runtime error: container_linux.go:247: starting container '
+            'process caused "process_linux.go:245: running exec setns process for init caused \\"exit status 6\\"".')
+    assert _container([line]) == [("runc", "start")]
