@@ -97,3 +97,37 @@ def test_runcs_old_wrapper_alone_is_a_start_failure_symptom() -> None:
     line = ('docker: Error response from daemon: oci runtime error: container_linux.go:247: starting container '
             'process caused "process_linux.go:245: running exec setns process for init caused \\"exit status 6\\"".')
     assert _container([line]) == [("runc", "start")]
+
+
+# ---------------------------------------------------------------- a driver container finding no kernel headers
+# The GPU operator's (and GKE's) driver installer installs the running kernel's headers to build the module; its
+# package manager finding none for that kernel is the node's driver install (catalog/platform.yaml 1010).
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # NVIDIA/gpu-operator#190 (OpenShift 4.7's RHEL 8.3 kernel, the container pointed at 8.2's repositories)
+        "Error: Unable to find a match: kernel-devel-4.18.0-240.22.1.el8_3.x86_64",
+        # kubernetes-sigs/kubespray#6340 (the driver installer's apt-get on a GCP kernel of Ubuntu 18.04)
+        "E: Unable to locate package linux-headers-5.3.0-1029-gcp",
+    ],
+)
+def test_a_driver_installer_finding_no_kernel_headers_is_the_nodes_driver(line: str) -> None:
+    events = [e for e in feed([line]) if e.kind == "gpu.nvml_error"]
+    assert [(e.fields["error"], e.fields["nvml_error"]) for e in events] == [
+        ("driver", "DRIVER_CONTAINER_NO_KERNEL_HEADERS")]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # near miss: ours, dnf's same words for another package: the job's image build, not the driver
+        "Error: Unable to find a match: python3-devel",
+        # near miss: gridhead/nvidia-auto-installer-for-fedora-linux#99, the packages without a kernel's version
+        # (a desktop's installer with the packages excluded by its own configuration)
+        "Error: Unable to find a match: kernel-headers kernel-devel",
+    ],
+)
+def test_other_packages_not_found_are_not_the_driver(line: str) -> None:
+    assert [e for e in feed([line]) if e.kind == "gpu.nvml_error"] == []
