@@ -131,3 +131,56 @@ def test_a_driver_installer_finding_no_kernel_headers_is_the_nodes_driver(line: 
 )
 def test_other_packages_not_found_are_not_the_driver(line: str) -> None:
     assert [e for e in feed([line]) if e.kind == "gpu.nvml_error"] == []
+
+
+# ---------------------------------------------------------------- NCCL's ranks disagreeing on a message's size
+# The receiver's buffer smaller than the sender's message: NCCL's IB and socket transports return ncclInvalidUsage
+# for it (NVIDIA/nccl#605), its bootstrap an internal error; ranks whose sizes, settings or NCCL builds disagree.
+# The job's set-up on the rank that printed it (catalog/transport.yaml nccl_node_warns), not the network.
+
+
+def _setup_warns(lines: list[str]) -> list[tuple[object, object]]:
+    return [(e.fields.get("local_status"), e.fields.get("setup")) for e in feed(lines) if e.kind == "nccl.error"]
+
+
+# Each row's positive line is in tests/extract/test_nccl_node_warns.py SETUP_LINES; the near misses here.
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # near miss: pmodels/mpich#879, MPI's own truncation error (a buggy MPI program): not NCCL's words
+        "Message truncated; 104 bytes received but buffer size is 104",
+        # near miss: ours, the bootstrap's words without NCCL's WARN header (plain words of any program)
+        "Message truncated : received 1024 bytes instead of 256",
+    ],
+)
+def test_truncation_words_outside_nccls_warn_are_not_ncclss(line: str) -> None:
+    assert _setup_warns([line]) == []
+
+
+_NCCL_RANKS = "".join(f"2026-11-02 10:0{m}:00,000 INFO step {m}\n" for m in range(3))
+
+
+def _analyze(make_bundle: BundleMaker, files: dict[str, str]) -> Verdict:
+    wl = copy.deepcopy(WORKLOAD)
+    return Analyzer().analyze_path(str(make_bundle({**{f"app/rank-{r}.log": _NCCL_RANKS for r in range(6)}, **files},
+                                                   wl)))
+
+
+def test_a_collective_size_mismatch_is_the_jobs_set_up_on_its_rank(make_bundle: BundleMaker) -> None:
+    # NVIDIA/nccl#615's WARN (its host renamed to the bundle's), then NCCL's return trace and PyTorch's report
+    warn = ("node-02:15483:15645 [0] transport/net_ib.cc:665 NCCL WARN NET/IB : collective mismatch error local size "
+            "546816 remote 524288 addr 7ff7d1530000 rkey 2553d seq 14/1c\n"
+            "node-02:15483:15645 [0] NCCL INFO include/net.h:32 -> 5\n")
+    v = _analyze(make_bundle, {"app/rank-2.log": _NCCL_RANKS + warn})
+    assert v.root_cause is not None and v.root_cause.category == "app.exception.setup", v.explanation
+    assert v.root_cause.nodes == ["node-02"]
+
+
+def test_a_peer_that_closed_its_connection_stays_a_symptom(make_bundle: BundleMaker) -> None:
+    # near miss: the IB transport's peer-loss words on the same rank: no set-up, no cause
+    warn = ("node-02:15483:15645 [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer "
+            "10.0.0.3<49872> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n")
+    v = _analyze(make_bundle, {"app/rank-2.log": _NCCL_RANKS + warn})
+    assert v.root_cause is None or v.root_cause.category != "app.exception.setup"
