@@ -184,3 +184,43 @@ def test_a_peer_that_closed_its_connection_stays_a_symptom(make_bundle: BundleMa
             "10.0.0.3<49872> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n")
     v = _analyze(make_bundle, {"app/rank-2.log": _NCCL_RANKS + warn})
     assert v.root_cause is None or v.root_cause.category != "app.exception.setup"
+
+
+# ---------------------------------------------------------------- GKE's gcsfuse sidecar: the daemon's own end
+# The CSI driver's words that the gcsfuse process under the pod's volume was killed or crashed: the mount is gone
+# under the job (catalog/platform.yaml storage_words, client gcsfuse): storage.filesystem on that node.
+
+
+def _storage(lines: list[str], file: str = "app.log") -> list[tuple[str, object]]:
+    from tests.extract import helpers
+    return [(e.kind, e.fields.get("client")) for e in helpers.events(lines, file=file)
+            if e.kind in ("storage.error", "container.error")]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # ours, in the node server's format of gcs-fuse-csi-driver#113 with a SIGKILL's word (the sidecar OOM-killed
+        # in gcs-fuse-csi-driver#372)
+        'Warning  FailedMount  2m  kubelet  MountVolume.SetUp failed for volume "gcs-fuse-csi-ephemeral" : rpc error: '
+        'code = Internal desc = the sidecar container failed with error: gcsfuse exited with error: signal: killed',
+        # ours: the node server's format (gcsfuse#2950's FailedMount) around the panic gcsfuse#2753 logged on Cloud Run
+        'Warning  FailedMount  2m  kubelet  MountVolume.SetUp failed for volume "gcs-fuse-csi-ephemeral" : rpc error: '
+        'code = Internal desc = gcsfuse failed with error: panic: inode 1 is *inode.dirInode, wanted *inode.FileInode',
+    ],
+)
+def test_the_gcsfuse_daemon_killed_or_crashed_is_the_mounts_failure(line: str) -> None:
+    assert _storage([line]) == [("storage.error", "gcsfuse")]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # near miss: gcs-fuse-csi-driver#113, a SIGTERM as the node was not ready: the platform stopping the pod
+        "the sidecar container failed with error: gcsfuse exited with error: signal: terminated",
+        # near miss: ours, another program's process killed, no gcsfuse before the words
+        "E0928 09:11:14.903703       1 runner.go:60] trainer exited with error: signal: killed",
+    ],
+)
+def test_a_stopped_sidecar_or_another_programs_kill_is_no_storage_failure(line: str) -> None:
+    assert _storage([line]) == []
