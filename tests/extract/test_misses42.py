@@ -224,3 +224,11 @@ def test_the_gcsfuse_daemon_killed_or_crashed_is_the_mounts_failure(line: str) -
 )
 def test_a_stopped_sidecar_or_another_programs_kill_is_no_storage_failure(line: str) -> None:
     assert _storage([line]) == []
+
+
+def test_a_failed_check_as_the_runtime_unloads_is_no_cuda_error() -> None:
+    # near miss: BVLC/caffe's CUDA_CHECK in a destructor at exit (the message of cudaErrorCudartUnloading; ours, in
+    # the format of the lines above): catalog/ends.yaml reads it as a notice of a normal exit, never a failure
+    line = ("F0302 10:11:12.131415  4242 syncedmem.cpp:16] Check failed: error == cudaSuccess (29 vs. 0)  driver "
+            "shutting down")
+    assert _cuda([line]) == []

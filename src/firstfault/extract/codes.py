@@ -553,9 +553,11 @@ def cuda_error_of(text: str) -> CudaError | None:
     return CudaError(None, "unknown", "", "other")
 
 
-def _checked(text: str) -> CudaError:
+def _checked(text: str) -> CudaError | None:
     """The CUDA error of a failed CHECK on a CUDA call's status (_CHECKED_SUCCESS): the table's message after the
-    checked expression, else a CUDA error whose kind is not said."""
+    checked expression, else a CUDA error whose kind is not said. None for the runtime unloading (`driver shutting
+    down`, class deinitialized): a destructor's check as the process exits, which catalog/ends.yaml reads as a notice
+    of a normal exit, not a failure."""
     at = max(text.rfind(w) for w in _CHECKED_SUCCESS)
     tail = text[at:]
     said = tail.find(_CHECK_MESSAGE_AFTER)
@@ -566,7 +568,8 @@ def _checked(text: str) -> CudaError:
     by_key, rx, _by_code = _cuda_index()
     m = rx.search(tail)
     if m is not None:
-        return by_key[m.group(0).lower()]
+        err = by_key[m.group(0).lower()]
+        return None if err.cls == "deinitialized" else err
     return CudaError(None, "unknown", "", "other")
 
 
