@@ -561,10 +561,9 @@ def _checked(text: str) -> CudaError | None:
     at = max(text.rfind(w) for w in _CHECKED_SUCCESS)
     tail = text[at:]
     said = tail.find(_CHECK_MESSAGE_AFTER)
-    if said >= 0:
-        tail = tail[said + len(_CHECK_MESSAGE_AFTER):]
-    else:
-        tail = tail[tail.find("Success") + len("Success"):]
+    # after `CUDA: ` where the macro prints it, else after the checked name (`cudaSuccess`, `hipSuccess`)
+    skip = said + len(_CHECK_MESSAGE_AFTER) if said >= 0 else tail.find("Success") + len("Success")
+    tail = tail[skip:]
     by_key, rx, _by_code = _cuda_index()
     m = rx.search(tail)
     if m is not None:
