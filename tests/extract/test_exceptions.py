@@ -104,13 +104,14 @@ _AGENT_TB = [
 
 
 def test_the_launchers_own_exception_while_reaping_a_worker_is_not_the_workloads() -> None:
-    assert scan(EXC, _AGENT_TB) == []
+    # the launcher's word that a worker failed, nothing about why
+    assert [(d.kind, d.fields["state"]) for d in scan(EXC, _AGENT_TB)] == [("launcher.exit", "FAILED")]
     # The same exception from the workload's own code (its innermost frame outside the standard library) is.
     own = [*_AGENT_TB[:-5], '  File "/work/train.py", line 40, in load_config', *_AGENT_TB[-5:]]
     assert [d.fields["exc_type"] for d in scan(EXC, own)] == ["JSONDecodeError"]
     # ... and a Debian python3's dist-packages torch is a package, not the standard library.
     deb = [line.replace(_AGENT_SITE, "/usr/lib/python3/dist-packages/torch/distributed") for line in _AGENT_TB]
-    assert scan(EXC, deb) == []
+    assert [d.kind for d in scan(EXC, deb)] == ["launcher.exit"]
 
 
 def _one_node_bundle(root: Path, log: str) -> Path:
@@ -143,12 +144,13 @@ _ACCELERATE_TB = [
 
 
 def test_accelerates_report_of_its_childs_exit_status_is_not_the_workloads_exception(tmp_path: Path) -> None:
-    assert scan(EXC, _ACCELERATE_TB) == []
-    # The same bundle end to end: nothing says why train.py exited 1, so no cause may be named.
+    assert [(d.kind, d.fields["state"]) for d in scan(EXC, _ACCELERATE_TB)] == [("launcher.exit", "FAILED")]
+    # The same bundle end to end: the launcher says train.py failed, nothing says why, so no cause may be named
+    # (and the run is not taken to have been well: its end is the launcher's report).
     from firstfault.analysis.analyze import Analyzer
 
     v = Analyzer().analyze_path(str(_one_node_bundle(tmp_path, "\n".join(_ACCELERATE_TB) + "\n")))
-    assert v.attributed_domain == "unknown" and v.root_cause is None
+    assert (v.outcome, v.attributed_domain, v.root_cause) == ("failed", "unknown", None)
     # A child that died of a signal is still read from the launcher's report (signals come first).
     killed = [*_ACCELERATE_TB[:-1], "subprocess.CalledProcessError: Command '['python', 'train.py']' died with "
                                     "<Signals.SIGKILL: 9>."]

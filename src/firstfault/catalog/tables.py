@@ -804,8 +804,13 @@ class ErrnoInfo(_Row, frozen=True):
     # a set-up errno that is a limit of the job's processes hit (EMFILE: `ulimit -n`; ENOMEM in a transport's report:
     # `ulimit -l`), the events' `limit`
     limit: ResourceLimit | None = None
+    # the storage side only where the call that failed is one of these (ENODEV on `mmap`: a mount that cannot map its
+    # files, a FUSE or union mount without page cache); on any other call the errno names no storage (a device's)
+    calls: tuple[Literal["mmap"], ...] = ()
 
     def __post_init__(self) -> None:
+        if self.calls and (self.side != "storage" or self.file_only):
+            raise ValueError("`calls` narrows a storage errno that is not file_only to the calls a file system fails")
         if self.limit is not None and self.side != "setup":
             raise ValueError("`limit` names the limit a set-up errno is: a setup row")
         if (self.network_only or self.transport_only) and self.side != "setup":

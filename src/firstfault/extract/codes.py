@@ -228,8 +228,9 @@ def by_whom(signal: str, reporter: str) -> str:
 
 @lru_cache(maxsize=1)
 def storage_errnos() -> frozenset[str]:
-    """The errno names on the storage's side."""
-    return frozenset(name for name, row in errno_table().items() if row.side == "storage")
+    """The errno names on the storage's side whatever the call (not a row that is so only on some calls: ENODEV,
+    storage only on mmap, where its strerror is any device's words elsewhere)."""
+    return frozenset(name for name, row in errno_table().items() if row.side == "storage" and not row.calls)
 
 
 def errno_row(name: str | None) -> ErrnoInfo | None:

@@ -67,6 +67,16 @@ def container_report(text: str) -> ContainerRead | None:
     return ContainerRead(row, min([at, *starts, *contexts]))
 
 
+def container_owns(text: str) -> bool:
+    """Whether a container runtime's own words read the line as the node's plumbing failing (a row of class node
+    decides: container_report). The errno such a line ends with is the runtime's scratch space on the node (enroot's
+    helpers writing the image's layers under /run/enroot, Apptainer unpacking a SIF into its temporary sandbox,
+    mksquashfs under pyxis: `... : No space left on device`), not the job's storage: the application's reading of a
+    storage errno leaves the line to the container.error it gives (extract/exceptions.py)."""
+    read = container_report(text)
+    return read is not None and read.row.container_class == "node"
+
+
 def container_fields(text: str) -> dict[str, FieldValue] | None:
     """container.error's fields for a text that reports a container error (container_report), or None; `reported_by`
     `kubelet` where the line is the kubelet's report of one try, which it retries (catalog/platform.yaml)."""

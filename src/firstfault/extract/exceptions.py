@@ -34,6 +34,7 @@ from firstfault.extract.codes import (
     cuda_message_literals,
     storage_strerror_texts,
 )
+from firstfault.extract.container import container_owns
 from firstfault.extract.excclass import (
     GRPC_STATUS_LITERAL,
     STORE_SPELLED_WORDS,
@@ -48,12 +49,22 @@ from firstfault.extract.numerics import numerics
 from firstfault.extract.torchrun import torchrun_entry
 
 
-def _alone_uncached(body: str) -> list[Draft]:
+def _alone_read(body: str) -> tuple[list[Draft], bool]:
+    """The drafts of a line read alone, and whether a "nothing" may be shared by the body's digit-zeroed shape: not
+    where a container runtime's row (whose words may hold a digit: `enroot-aufs2ovlfs`) took the line from the storage
+    reading, since another body of the same shape may not hold those words."""
     drafts = tb.cuda_drafts(body, None)
     if not drafts and not nccl_owns(body):  # NCCL's `posix_fallocate failed : No space ...` is its own
         one = tb.standalone(body)
+        if one is not None and one.kind == "storage.error" and container_owns(body):
+            # a container runtime's scratch space on the node (extract/container.py), not the job's storage
+            return [], False
         drafts = [one] if one is not None else []
-    return drafts
+    return drafts, True
+
+
+def _alone_uncached(body: str) -> list[Draft]:
+    return _alone_read(body)[0]
 
 
 # What a line outside any traceback or abort says on its own is a pure function of its body (cuda_drafts,
@@ -101,8 +112,8 @@ def _alone(body: str) -> list[Draft]:
             if _ALONE_QUIET.find(key) is not None:
                 return []
             if _DIGIT_WORDS_RX.search(body) is None:
-                drafts = _alone_uncached(body)
-                if not drafts:
+                drafts, shared = _alone_read(body)
+                if not drafts and shared:
                     _ALONE_QUIET.put(key, True)
                 return drafts  # an answer with words of this very body is not shared between bodies
         got = tuple(_alone_uncached(body))
@@ -222,6 +233,7 @@ class ExceptionExtractor:
                                     "terminal"}),
         "app.cuda_oom": frozenset({"message", "terminal"}),
         "platform.error": frozenset({"program", "part", "text", "message"}),
+        "launcher.exit": frozenset({"state", "system", "scope"}),
     }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (

@@ -1082,6 +1082,19 @@ def _root_entry_read_only(name: str | None, path: str | None) -> bool:
 _SHM_FULL: Final = frozenset({"ENOSPC", "ENOMEM"})
 
 
+# The call an OSError's errno came from, where the message or the innermost frame names it: mmap (PyTorch's
+# MapAllocator `unable to mmap 5000 bytes from file </m/model.bin>: No such device (19)`, numpy's memmap.py, Python's
+# `mmap.mmap` in a function of that name). Linear: one word, bounded on both sides.
+_MMAP_CALL = re.compile(r"(?<![A-Za-z])(?:mmap|memmap)(?![A-Za-z])")
+
+
+def _failed_call(msg: str, frames: tuple[str, ...]) -> str | None:
+    """`mmap` where the message, or the innermost frame, names it; else None (catalog/exceptions.yaml `calls`)."""
+    if _MMAP_CALL.search(msg) or (frames and _MMAP_CALL.search(frames[-1])):
+        return "mmap"
+    return None
+
+
 def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
     name = errno_of(exc.msg)
     in_save = any(_CHECKPOINT_FRAME.search(f) for f in frames)
@@ -1095,7 +1108,8 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
         return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), errno=name, path=path,
                                               cache_race=True))
     row = errno_row(name)
-    storage = row is not None and row.side == "storage" and not _root_entry_read_only(name, path)
+    storage = (row is not None and row.side == "storage" and not _root_entry_read_only(name, path)
+               and (not row.calls or _failed_call(exc.msg, frames) in row.calls))
     if (storage or (name is None and write_failed)) and not is_shm(path, exc.msg):
         # The errno may name the kind of file system: ENOTCONN, a FUSE mount whose daemon (s3fs, gcsfuse,
         # blobfuse, JuiceFS) is gone.
@@ -1218,7 +1232,9 @@ def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
     if said in SYMPTOM_KINDS:
         return [_symptom(SYMPTOM_KINDS[said], exc)], True  # a status that names another's failure, whatever the class
     if launcher_plumbing(frames):
-        return [], True  # the launcher's fallout of a worker's exit (the exit itself is read from its own lines)
+        # the launcher's fallout of a worker's exit: nothing about why the worker exited, but its word that one
+        # failed (the run's end, where nothing else says it: engine/normalise.py `own_end`)
+        return [Draft("launcher.exit", {"state": "FAILED", "system": "python", "scope": "process"})], True
     if numerics_owned:
         return [], True
     return [Draft("app.exception", {"exc_type": exc.cls, "message": clip(exc.msg)})], True

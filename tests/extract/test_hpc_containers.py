@@ -1,0 +1,239 @@
+"""HPC container runtimes in a Slurm job's stderr (issue 25): Slurm's SPANK stack and NVIDIA's pyxis over enroot,
+squashfs-tools under enroot, Apptainer, Charliecloud (catalog/platform.yaml `container_errors`).
+
+Lines marked "ours" are the program's format string filled in by us (the comment names the repository and file);
+the others are public pastes, with their thread."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from firstfault.analysis.analyze import Analyzer
+from firstfault.extract import container
+from firstfault.extract.container import container_owns
+from firstfault.model import Verdict
+from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract.helpers import assert_fields, events, holds_literal, scan
+
+EX = container.ContainerErrorExtractor()
+
+
+@pytest.mark.parametrize(
+    ("line", "runtime", "error"),
+    [
+        # ours: NVIDIA/pyxis pyxis_slurmstepd.c before commit dcdf11e (`pyxis: couldn't start container`, `pyxis: child
+        # %d failed with error code: %d`), as slurmstepd prints a SPANK plugin's slurm_error
+        ("slurmstepd: error: pyxis: couldn't start container", "pyxis", "start"),
+        ("slurmstepd: error: pyxis: child 15359 failed with error code: 1", "pyxis", "start"),
+        # ours: NVIDIA/pyxis pyxis_slurmstepd.c, the step's other tasks waiting on the first one's set-up
+        ("slurmstepd: error: pyxis: a previous task terminated unexpectedly during container setup", "pyxis", "start"),
+        # SchedMD/slurm src/common/spank.c and slurmstepd's exec_task, as NVIDIA/pyxis's users post them (the pyxis
+        # issue tracker's pastes: `spank: required plugin spank_pyxis.so: task_init() failed with rc=-1`)
+        ("slurmstepd: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1", "spank", "start"),
+        ("slurmstepd: error: Failed to invoke spank plugin stack", "spank", "start"),
+        # ours: NVIDIA/enroot bin/enroot-aufs2ovlfs.c err(3) with ENOSPC, as pyxis prints enroot's log
+        ("slurmstepd: error: pyxis:     enroot-aufs2ovlfs: failed to create opaque ovlfs whiteout: "
+         "/run/enroot/user-1000/x/1/usr/lib: No space left on device", "enroot", "node"),
+        ("slurmstepd: error: pyxis:     enroot-mksquashovlfs: failed to mount overlay: 0:1:2: Invalid argument",
+         "enroot", "node"),
+        # ours: NVIDIA/enroot conf/hooks/98-nvidia.sh (`Command not found: nvidia-container-cli, see ...`) under pyxis
+        ("slurmstepd: error: pyxis:     [ERROR] Command not found: nvidia-container-cli, see "
+         "https://github.com/NVIDIA/libnvidia-container", "enroot", "node"),
+        # ours: NVIDIA/enroot src/common.sh common::runparts, a hook of the node's that failed: its own line says why
+        ("slurmstepd: error: pyxis:     [ERROR] /etc/enroot/hooks.d/98-nvidia.sh exited with return code 1", "enroot",
+         "start"),
+        # a pyxis user's paste (ENROOT_RUNTIME_PATH the node would not make): coreutils' mkdir under pyxis
+        ("slurmstepd: error: pyxis:     mkdir: cannot create directory ‘/run/user/1000’: Permission denied", "enroot",
+         "node"),
+        # a pyxis user's paste: the image's WorkingDir that its rc script (NVIDIA/enroot src/docker.sh) cannot enter
+        ("1: slurmstepd: error: pyxis:     /etc/rc: line 4: cd: /workspace: No such file or directory", "enroot",
+         "job"),
+        # ours: plougher/squashfs-tools mksquashfs.c write_destination (ERROR, then BAD_ERROR's `FATAL ERROR:`) under
+        # pyxis: the node's path that enroot writes the image's squashfs to
+        ("slurmstepd: error: pyxis:     Write failed because No space left on device", "squashfs", "node"),
+        ("slurmstepd: error: pyxis:     FATAL ERROR: Failed to write to output filesystem", "squashfs", "node"),
+        # ours: apptainer/apptainer pkg/util/loop/loop.go under the engine's and the starter's wrappers
+        ("FATAL:   container creation failed: mount /proc/self/fd/3->/var/lib/apptainer/mnt/session/rootfs error: "
+         "while mounting image /proc/self/fd/3: failed to find loop device: could not attach image file to loop "
+         "device: no loop devices available", "apptainer", "node"),
+        # ours: apptainer/apptainer cmd/starter/c/starter.c nserror (EPERM on CLONE_NEWUSER)
+        ("FATAL:   Failed to create user namespace: not allowed to create user namespace", "apptainer", "node"),
+        # ours: sylabs/singularity cmd/starter/c/starter.c nserror (EPERM on another namespace), SingularityCE's words
+        ("FATAL:   Failed to create mount namespace: mount namespace requires privileges, check Singularity "
+         "installation", "apptainer", "node"),
+        # ours: apptainer/apptainer internal/pkg/runtime/launch/launcher_linux.go, the SIF unpacked into a sandbox in
+        # the node's temporary directory, which filled up
+        ("FATAL:   while extracting /scratch/u/pytorch.sif: root filesystem extraction failed: extract command "
+         "failed: write /tmp/rootfs-1234/usr/lib/libcudnn.so.9: no space left on device", "apptainer", "node"),
+        # ours: apptainer/apptainer internal/pkg/build/build.go with Go's exec.LookPath error: a tool the node lacks,
+        # which the entrypoint row (the same Go words, the job's) must not take
+        ('FATAL:   While making image from oci registry: error fetching image to cache: while building SIF from '
+         'layers: unable to create new build: while searching for mksquashfs: exec: "mksquashfs": executable file '
+         'not found in $PATH', "apptainer", "node"),
+        ('FATAL:   container creation failed: exec: "nvidia-container-cli": executable file not found in $PATH',
+         "apptainer", "node"),
+        # hpc/charliecloud's ch-run fatal error (its own test suite's words and doc/faq.rst's form)
+        ("ch-run[25750]: error: can't execve(2): python: No such file or directory (ch_core.c:480 2)", "charliecloud",
+         "job"),
+        ("ch-run[25750]: can't find image: foo: No such file or directory (ch-run.c:107 2)", "charliecloud", "job"),
+    ],
+)
+def test_an_hpc_runtimes_failure_is_read_by_what_it_says(line: str, runtime: str, error: str) -> None:
+    assert holds_literal(EX, line)
+    (d,) = scan(EX, [line], source="application")
+    assert d.kind == "container.error"
+    assert_fields(d, {"runtime": runtime, "error": error})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # pyxis's progress lines (NVIDIA/pyxis pyxis_slurmstepd.c slurm_spank_log / slurm_info) in a job that ran
+        "slurmstepd: error: pyxis: importing docker image: nvcr.io#nvidia/pytorch:24.01-py3",
+        "pyxis: imported docker image: nvcr.io#nvidia/pytorch:24.01-py3",
+        "pyxis: creating container filesystem: pyxis_4242.0",
+        "pyxis: completed container setup in 5123 ms",
+        # Apptainer's warning that the host has no NVIDIA libraries to bind (launcher_linux.go sylog.Warningf), and
+        # its note before unpacking a SIF: neither stops the container
+        "WARNING: Could not find any nv files on this host!",
+        "INFO:    Converting SIF file to temporary sandbox...",
+        # the same words outside any container's report: any program's
+        "[ERROR] Command not found: jq",
+        "mkdir: cannot create directory '/scratch/u/out': File exists",
+        "Write failed because No space left on device",
+        "+ ./prepare.sh exited with return code 0",
+        "/etc/rc: line 4: cd: /workspace: No such file or directory",
+        # a Go tool of the job's own that lacks a program: no container's words (the entrypoint row's near miss too)
+        'exec: "mksquashfs-helper": executable file not found in $PATH',
+    ],
+)
+def test_progress_warnings_and_bare_words_are_no_container_errors(line: str) -> None:
+    assert scan(EX, [line], source="application") == []
+
+
+def test_a_runtimes_scratch_space_is_not_the_jobs_storage() -> None:
+    # the ENOSPC that enroot's helper (or Apptainer's sandbox) ends with is the node's runtime path: one
+    # container.error of class node, no storage.error beside it
+    line = ("slurmstepd: error: pyxis:     enroot-aufs2ovlfs: failed to create opaque ovlfs whiteout: "
+            "/run/enroot/user-1000/x/1/usr/lib: No space left on device")
+    assert container_owns(line)
+    kinds = [(e.kind, e.fields.get("error")) for e in events([line])]
+    assert kinds == [("container.error", "node")]
+
+
+def test_a_programs_own_enospc_stays_the_storages() -> None:
+    # near miss: the same errno in a program's own words (no container's row reads it) is the file system's
+    line = "tee: /lustre/ckpt/step-1000.log: No space left on device"
+    assert not container_owns(line)
+    assert [e.kind for e in events([line])] == ["storage.error"]
+    # and a container's start word before it decides nothing about the errno either (a start row is no node row)
+    assert not container_owns("slurmstepd: error: pyxis: container start failed with error code: 1")
+
+
+# --- through the whole analysis ----------------------------------------------------------------------------------
+
+# pyxis's progress line (NVIDIA/pyxis pyxis_slurmstepd.c slurm_spank_log), under slurmstepd's prefix
+_IMPORTING = ("2026-11-02 10:00:30,000 slurmstepd: error: pyxis: importing docker image: "
+              "nvcr.io#nvidia/pytorch:24.01-py3\n")
+_STEPS = "".join(f"2026-11-02 10:0{m}:00,000 INFO step {m}\n" for m in range(5))
+
+
+def _analyze(make_bundle: BundleMaker, text: str, state: str = "FAILED") -> Verdict:
+    wl = copy.deepcopy(WORKLOAD)
+    wl["workload"]["terminal_state"] = state
+    ranks = {f"app/rank-{r}.log": _STEPS for r in range(6)}
+    ranks["app/rank-2.log"] = _STEPS + text
+    return Analyzer().analyze_path(str(make_bundle(ranks, wl)))
+
+
+# ours, in the order pyxis prints an import that failed (the pyxis issue tracker's pastes: its wrappers, enroot's log
+# line by line, the SPANK stack's words, srun's report), with squashfs-tools' words for a runtime path that is full
+_IMPORT_ENOSPC = """2026-11-02 10:05:00,000 slurmstepd: error: pyxis: child 4242 failed with error code: 1
+slurmstepd: error: pyxis: failed to import docker image
+slurmstepd: error: pyxis: printing enroot log file:
+slurmstepd: error: pyxis:     [INFO] Creating squashfs filesystem...
+slurmstepd: error: pyxis:     Write failed because No space left on device
+slurmstepd: error: pyxis:     FATAL ERROR: Failed to write to output filesystem
+slurmstepd: error: pyxis: couldn't start container
+slurmstepd: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1
+slurmstepd: error: Failed to invoke spank plugin stack
+srun: error: node-02: task 2: Exited with exit code 1
+"""
+
+
+def test_an_image_import_that_fills_the_nodes_runtime_path_is_the_nodes_container_plumbing(
+        make_bundle: BundleMaker) -> None:
+    v = _analyze(make_bundle, _IMPORT_ENOSPC)
+    assert v.root_cause is not None
+    assert (v.attributed_domain, v.root_cause.category, v.root_cause.nodes) == ("infrastructure", "node.container",
+                                                                                ["node-02"])
+    assert [s.category for s in v.symptoms if s.category.startswith("container.")] == ["container.start_failed"]
+
+
+def test_an_image_that_does_not_exist_is_the_jobs_set_up_under_the_spank_words(make_bundle: BundleMaker) -> None:
+    # NVIDIA/enroot src/common.sh's registry answer (a tag that does not exist) under the same wrappers: the SPANK
+    # stack's words are only that the step did not start
+    text = _IMPORT_ENOSPC.replace(
+        "slurmstepd: error: pyxis:     [INFO] Creating squashfs filesystem...\n"
+        "slurmstepd: error: pyxis:     Write failed because No space left on device\n"
+        "slurmstepd: error: pyxis:     FATAL ERROR: Failed to write to output filesystem\n",
+        "slurmstepd: error: pyxis:     [ERROR] URL https://registry-1.docker.io/v2/vllm/vllm-openai/manifests/"
+        "nightly-4663 returned error code: 404 Not Found\n")
+    v = _analyze(make_bundle, text)
+    assert v.root_cause is not None
+    assert (v.root_cause.category, v.root_cause.nodes) == ("app.exception.setup", ["node-02"])
+
+
+def test_pyxis_progress_lines_in_a_job_that_trained_are_nothing(make_bundle: BundleMaker) -> None:
+    text = (_IMPORTING + "pyxis: imported docker image: nvcr.io#nvidia/pytorch:24.01-py3\n"
+            "2026-11-02 10:06:00,000 INFO training finished\n")
+    v = _analyze(make_bundle, text, state="COMPLETED")
+    assert v.attributed_domain == "none"
+    assert all(not s.category.startswith("container.") for s in v.symptoms)
+
+
+def test_pyxis_progress_lines_before_another_failure_name_no_container(make_bundle: BundleMaker) -> None:
+    # near miss: the import went well and the job then ran out of GPU memory: the OOM, not the container
+    text = (_IMPORTING + "pyxis: imported docker image: nvcr.io#nvidia/pytorch:24.01-py3\n"
+            "2026-11-02 10:06:00,000 ERROR step 6 failed\n"
+            "Traceback (most recent call last):\n"
+            '  File "/opt/train.py", line 88, in <module>\n'
+            "    loss.backward()\n"
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+            "79.10 GiB of which 1.10 GiB is free.\n")
+    v = _analyze(make_bundle, text)
+    assert v.root_cause is not None and v.root_cause.category == "app.cuda_oom"
+
+
+def test_an_apptainer_warning_is_not_fatal(make_bundle: BundleMaker) -> None:
+    text = ("2026-11-02 10:00:30,000 WARNING: Could not find any nv files on this host!\n"
+            "INFO:    Converting SIF file to temporary sandbox...\n"
+            "2026-11-02 10:06:00,000 INFO training finished\n")
+    v = _analyze(make_bundle, text, state="COMPLETED")
+    assert v.attributed_domain == "none"
+
+
+def test_apptainer_without_loop_devices_is_the_nodes(make_bundle: BundleMaker) -> None:
+    text = ("2026-11-02 10:05:00,000 FATAL:   container creation failed: mount /proc/self/fd/3->/var/lib/apptainer/mnt/"
+            "session/rootfs error: while mounting image /proc/self/fd/3: failed to find loop device: could not attach "
+            "image file to loop device: no loop devices available\n"
+            "srun: error: node-02: task 2: Exited with exit code 255\n")
+    v = _analyze(make_bundle, text)
+    assert v.root_cause is not None
+    assert (v.root_cause.category, v.root_cause.nodes) == ("node.container", ["node-02"])
+
+
+def test_a_runtimes_word_with_a_digit_does_not_silence_lines_of_its_shape() -> None:
+    # the application's reading remembers a "nothing" by the body with its digits zeroed (extract/exceptions.py); a
+    # line that a container row took from the storage reading must not be remembered so: a line of the same shape
+    # whose digit spells no row (a program of the job's own) is still the storage's, read after it
+    from firstfault.collect.scan import Extraction, all_line_extractors
+
+    ex = Extraction(all_line_extractors())
+    owned = ("slurmstepd: error: pyxis:     enroot-aufs2ovlfs: failed to create opaque ovlfs whiteout: "
+             "/scratch/x/1/usr/lib: No space left on device")
+    other = owned.replace("aufs2ovlfs", "aufs3ovlfs")
+    assert [e.kind for e in events([owned], extraction=ex)] == ["container.error"]
+    assert [e.kind for e in events([other], extraction=ex)] == ["storage.error"]
