@@ -268,3 +268,11 @@ def test_a_peer_at_a_loopback_address_on_one_node_stays_a_symptom(make_bundle: B
                                                  "app/rank-1.log": _NCCL_RANKS + _LOOPBACK_WARN}, wl)))
     assert v.root_cause is None or v.root_cause.category != "app.exception.setup"
     assert "nccl.remote_error" in [s.category for s in v.symptoms]
+
+
+@pytest.mark.parametrize(("addr", "loop"), [("127.0.1.1", True), ("[::1]", True), ("localhost", True),
+                                            ("::ffff:127.0.0.1", True), ("10.38.10.112", False),
+                                            ("node-03", False), ("[fe80::1%eth0]", False)])
+def test_which_peer_addresses_are_loopback(addr: str, loop: bool) -> None:
+    from firstfault.engine.normalise import _loopback
+    assert _loopback(addr) is loop

@@ -206,14 +206,17 @@ def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: time
 
 
 def _loopback(addr: str) -> bool:
-    """Whether a peer's address is the connecting host's own loopback (127.0.0.0/8, ::1, `localhost`)."""
+    """Whether a peer's address is the connecting host's own loopback (127.0.0.0/8, ::1, `localhost`, and an
+    IPv4-mapped 127.x as a dual-stack socket prints it)."""
     a = addr.strip("[]").split("%", 1)[0]
     if a.lower() == "localhost":
         return True
     try:
-        return ipaddress.ip_address(a).is_loopback
+        ip = ipaddress.ip_address(a)
     except ValueError:
         return False
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None  # `::ffff:127.0.1.1`
+    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 def _loopback_peer(ev: Event) -> None:
