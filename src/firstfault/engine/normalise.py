@@ -199,8 +199,40 @@ def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: time
             pn = mapper.host(peer)
             if pn:
                 ev.fields["peer_node"] = pn
+            if ev.kind == "nccl.remote_error" and len(mapper.node_set) >= 2 and _loopback(peer):
+                _loopback_peer(ev)
         out.append(ev)
     return out
+
+
+def _loopback(addr: str) -> bool:
+    """Whether a peer's address is the connecting host's own loopback (127.0.0.0/8, ::1, `localhost`, and an
+    IPv4-mapped 127.x as a dual-stack socket prints it)."""
+    a = addr.strip("[]").split("%", 1)[0]
+    if a.lower() == "localhost":
+        return True
+    try:
+        ip = ipaddress.ip_address(a)
+    except ValueError:
+        return False
+    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None  # `::ffff:127.0.1.1`
+    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
+
+
+def _loopback_peer(ev: Event) -> None:
+    """A rank of a job on two or more nodes that could not reach its peer at a loopback address (NCCL's socket layer:
+    `Connect to 127.0.1.1<45123> failed : Connection refused`): the address the peer advertised, or the job gave, is
+    one that reaches only the host that dials it. Debian's and Ubuntu's /etc/hosts map the host's name to 127.0.1.1,
+    so a rank that resolves its own name to find its address advertises that (pytorch/gloo#223, the maintainer's
+    answer; NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME, or the host's name in DNS, set it right). The job's set-up on the
+    node that printed it (app-setup, weak), not a peer's failure nor the network's: an nccl.error with `setup` and
+    `local_status` `loopback_peer`. On one node the loopback is the right address and a refusal there is the peer
+    not listening: a symptom still."""
+    ev.kind = "nccl.error"
+    for gone in ("stack", "peer_status"):
+        ev.fields.pop(gone, None)
+    ev.fields["setup"] = True
+    ev.fields["local_status"] = "loopback_peer"
 
 
 def one_record_per_job(events: list[Event]) -> list[Event]:

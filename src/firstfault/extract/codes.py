@@ -386,8 +386,20 @@ _CALL_RETURNED = re.compile(r"\bcu(?:da)?[A-Z]\w*(?:\([^()]*\))? returned error\
 _ALLOC_FAILED = re.compile(r"\b(?:cudaMalloc(?:Async|Managed|Pitch|3D|FromPoolAsync)?|cuMemAlloc(?:_v2|Async|Managed|"
                            r"Pitch)?)(?:\([^()]*\))? failed: ")
 _ALLOC_LITERALS: Final = ("cudaMalloc", "cuMemAlloc")
+# A failed status check on a CUDA call, as glog's CHECK prints it (`Check failed: <expression> <streamed words>`):
+# Caffe's CUDA_CHECK (`Check failed: error == cudaSuccess (8 vs. 0)  invalid device function`, BVLC/caffe
+# include/caffe/util/device_alternate.hpp), mshadow's MSHADOW_CUDA_CALL and MXNet's CUDA_CALL (`Check failed: e ==
+# cudaSuccess || e == cudaErrorCudartUnloading CUDA: out of memory`), Minerva's (`Check failed: (e) == (cudaSuccess)
+# CudaPerformNormAddOnRow CUDA: invalid device function`), and ROCm's ports of them with `hipSuccess`. The expression
+# names codes the call did not return (cudaSuccess, and the cudaErrorCudartUnloading that MXNet tolerates): the
+# error is the one cudaGetErrorString printed after it, after `CUDA: ` where the macro says so. The `(8 vs. 0)`
+# numbers are the toolkit's of the day (before CUDA 10.1, 8 was invalid device function; today it is 98), so only
+# the message names the error; without one, a CUDA error whose kind is not said.
+_CHECK_FAILED: Final = "Check failed"
+_CHECKED_SUCCESS: Final = ("cudaSuccess", "hipSuccess")
+_CHECK_MESSAGE_AFTER: Final = "CUDA: "
 # The literals of every anchor (the prefilter's words for the lines cuda_error_of reads).
-CUDA_LITERALS: Final = (*CUDA_ANCHORS, "returned error", *_ALLOC_LITERALS)
+CUDA_LITERALS: Final = (*CUDA_ANCHORS, "returned error", *_ALLOC_LITERALS, *_CHECKED_SUCCESS)
 _CODE = re.compile(r"(?:error[ =(:]+|\()(?P<code>\d{1,3})\)?(?:\s*[:(]|\s|$)")
 # The number a named call returned, before any other number of the line (the call's own arguments among them):
 # the NGC containers' start-up check `[[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]`, `call to cuCtxCreate
@@ -518,6 +530,8 @@ def cuda_error_of(text: str) -> CudaError | None:
     if text.startswith(":") and _HIP_TRACE.match(text):
         launch = _HIP_LAUNCH_RETURNED.search(text) if "Launch" in text else None
         return _cuda_index()[0].get(launch.group("err").lower()) if launch is not None else None
+    if _CHECK_FAILED in text and any(w in text for w in _CHECKED_SUCCESS):
+        return _checked(text)
     strong = _anchored(text) or (
         "returned error" in text and _CALL_RETURNED.search(text) is not None) or (
         any(a in text for a in _ALLOC_LITERALS) and _ALLOC_FAILED.search(text) is not None)
@@ -537,6 +551,25 @@ def cuda_error_of(text: str) -> CudaError | None:
         hit = by_code.get(int(c.group("code")))
         if hit is not None:
             return hit
+    return CudaError(None, "unknown", "", "other")
+
+
+def _checked(text: str) -> CudaError | None:
+    """The CUDA error of a failed CHECK on a CUDA call's status (_CHECKED_SUCCESS): the table's message after the
+    checked expression, else a CUDA error whose kind is not said. None for the runtime unloading (`driver shutting
+    down`, class deinitialized): a destructor's check as the process exits, which catalog/ends.yaml reads as a notice
+    of a normal exit, not a failure."""
+    at = max(text.rfind(w) for w in _CHECKED_SUCCESS)
+    tail = text[at:]
+    said = tail.find(_CHECK_MESSAGE_AFTER)
+    # after `CUDA: ` where the macro prints it, else after the checked name (`cudaSuccess`, `hipSuccess`)
+    skip = said + len(_CHECK_MESSAGE_AFTER) if said >= 0 else tail.find("Success") + len("Success")
+    tail = tail[skip:]
+    by_key, rx, _by_code = _cuda_index()
+    m = rx.search(tail)
+    if m is not None:
+        err = by_key[m.group(0).lower()]
+        return None if err.cls == "deinitialized" else err
     return CudaError(None, "unknown", "", "other")
 
 
