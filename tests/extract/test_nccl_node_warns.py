@@ -55,11 +55,34 @@ SETUP_LINES: list[tuple[str, str]] = [
     # format: src/bootstrap.cc netGetDevice
     ("no_interface", "node-02:1234:1300 [2] bootstrap.cc:577 NCCL WARN no device found matching exactly ib9, verify "
                      "NCCL_OOB_NET_IFNAME"),
+    # format: src/init.cc initTransportsRank (ranks of one job on two NCCL releases: ncclInvalidUsage)
+    ("nccl_version_mismatch", "node-02:1234:1300 [2] init.cc:1043 NCCL WARN Mismatched NCCL version detected : rank "
+                              "4 version 22703 rank 2 version 21903"),
+    # format: src/ras/ras.cc rasMsgHandleConnInit (v2.24 and later)
+    ("nccl_version_mismatch", "node-02:1234:1300 [2] ras/ras.cc:415 NCCL WARN NCCL version mismatch with remote peer "
+                              "10.0.0.3<41877> (local: 2.24.3, remote 2.23.4)"),
+    # format: src/transport/net_ib/init.cc ncclIbInitDevices (NCCL_SOCKET_IFNAME naming no interface of the node)
+    ("no_interface", "node-02:1234:1300 [2] transport/net_ib/init.cc:307 NCCL WARN NET/IB : No IP interface found."),
+    # format: src/mnnvl.cc ncclMnnvlCheck (v2.27.3): no IMEX channel given to the job's processes
+    ("imex_channel_missing", "node-02:1234:1300 [2] mnnvl.cc:74 NCCL WARN MNNVL (cliqueSize 4) is available but not "
+                             "working on this system. Check the IMEX channel configuration "
+                             "(/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue."),
     # format: src/graph/topo.cc ncclTopoForceMerge
     ("nic_merge_invalid", "node-02:1234:1300 [2] graph/topo.cc:1360 NCCL WARN TOPO/NET : Could not force merge NICs "
                           "mlx5_0,mlx5_9. Please specify a valid NCCL_NET_FORCE_MERGE string."),
     ("nic_merge_invalid", "node-02:1234:1300 [2] graph/topo.cc:1341 NCCL WARN TOPO/NET : Only matched 1 devices, 2 "
                           "requested from mlx5_0,mlx5_9"),
+]
+
+# One line per `platform` row: a service of the node's platform under NCCL is not working.
+PLATFORM_LINES: list[tuple[str, str]] = [
+    # format: src/mnnvl.cc ncclMnnvlCheck (v2.27.3): IMEX refused the fabric handle's export or import
+    ("imex_not_working", "node-02:1234:1300 [2] mnnvl.cc:86 NCCL WARN MNNVL (cliqueSize 4) is available but not "
+                         "working on this system. Check the IMEX configuration (nvidia-imex-ctl -N). Set "
+                         "NCCL_MNNVL_ENABLE=0 to ignore this issue."),
+    # format: src/mnnvl.cc ncclMnnvlCheck (v2.25.1)
+    ("imex_not_working", "node-02:1234:1300 [2] mnnvl.cc:69 NCCL WARN MNNVL (cliqueSize 4) is available but not "
+                         "supported on this system. Check the IMEX configuration."),
 ]
 
 # One line per `benign` row: NCCL goes on.
@@ -78,6 +101,22 @@ BENIGN_LINES: list[tuple[str, str]] = [
     # format: src/transport/net_ib/init.cc ncclIbGetPciPath
     ("pci_path_unresolved", "node-02:1234:1300 [2] transport/net_ib/init.cc:67 NCCL WARN Could not find real path of "
                             "mlx5_0 (/sys/class/infiniband/mlx5_0/device)"),
+    # aws-ofi-nccl's summaries of a start-up that failed, printed through NCCL's logger (format: aws/aws-ofi-nccl
+    # src/nccl_ofi_net.cpp nccl_net_ofi_create_plugin, the plugin's function as the WARN's file); NCCL goes on with
+    # its own transports
+    ("ofi_plugin_fallback", "node-02:1234:1300 [2] nccl_net_ofi_create_plugin:334 NCCL WARN NET/OFI Unable to find a "
+                            "protocol that worked.  Failing initialization."),
+    ("ofi_plugin_fallback", "node-02:1234:1300 [2] nccl_net_ofi_create_plugin:271 NCCL WARN NET/OFI Failed to "
+                            "initialize sendrecv protocol"),
+    ("ofi_plugin_fallback", "node-02:1234:1300 [2] nccl_net_ofi_create_plugin:278 NCCL WARN NET/OFI Failed to "
+                            "initialize rdma protocol"),
+    ("ofi_plugin_fallback", "node-02:1234:1300 [2] nccl_net_ofi_create_plugin:418 NCCL WARN NET/OFI aws-ofi-nccl "
+                            "initialization failed"),
+    # format: aws/aws-ofi-nccl src/nccl_ofi_net.cpp nccl_net_ofi_query_provider_capabilities
+    ("ofi_plugin_fallback", "node-02:1234:1300 [2] nccl_net_ofi_query_provider_capabilities:651 NCCL WARN NET/OFI EFA "
+                            "provider requires at least libfabric version 1.22.0."),
+    # format: aws/aws-ofi-nccl src/nccl_ofi_net.c get_providers (before b8628aa5), NCCL's older header without a file
+    ("ofi_plugin_fallback", "node-02:1234:1300 [2] NCCL WARN NET/OFI Couldn't find any optimal provider"),
     # format: src/transport/net_ib/p2p.cc ncclIbTest
     ("completion_announced", "node-02:1234:1300 [2] transport/net_ib/p2p.cc:854 NCCL WARN NET/IB: Got CQE with error "
                              "(devIndex=0, req=0x7f3c, comm=0x7f3d (recv), wr_id=0x1, qp_num=77)"),
@@ -106,11 +145,13 @@ def _body(line: str) -> str:
 def test_every_row_has_a_line_here() -> None:
     """A row added to the table without a line here fails: each row gets its positive and near-miss tests."""
     setup = {(r.name, t) for r in nccl_node_warns() if r.reading == "setup" for t in r.texts}
+    platform = {(r.name, t) for r in nccl_node_warns() if r.reading == "platform" for t in r.texts}
     benign = {(r.name, t) for r in nccl_node_warns() if r.reading == "benign" for t in r.texts}
     assert {n for n, _ in setup} == {n for n, _ in SETUP_LINES}
+    assert {n for n, _ in platform} == {n for n, _ in PLATFORM_LINES}
     assert {n for n, _ in benign} == {n for n, _ in BENIGN_LINES}
-    for name, line in SETUP_LINES + BENIGN_LINES:
-        assert any(n == name and t in line for n, t in setup | benign), (name, line)
+    for name, line in SETUP_LINES + PLATFORM_LINES + BENIGN_LINES:
+        assert any(n == name and t in line for n, t in setup | platform | benign), (name, line)
 
 
 def _build_with(monkeypatch: pytest.MonkeyPatch, rows: list[dict[str, Any]]) -> object:
@@ -244,3 +285,71 @@ def test_an_invalid_device_ordinal_is_the_cuda_tables_configuration_reading(make
     """Left to catalog/cuda.yaml (class config): the workload's configuration, software, on that node."""
     got = _verdict(make_bundle, {"app/rank-2.log": f"{ORDINAL}\n{SYSTEM_ERROR}\n"})
     assert got == ("software", "app.exception.cuda_config", ["node-02"])
+
+
+# ------------------------------------------------------------------ the platform's services (IMEX)
+
+
+@pytest.mark.parametrize(("name", "line"), PLATFORM_LINES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(PLATFORM_LINES)])
+def test_a_platform_warn_is_no_setup(name: str, line: str) -> None:
+    d = helpers.one(ERROR, line, "application")
+    assert d.kind == "nccl.error" and d.host == "node-02"
+    helpers.assert_fields(d, {"local_status": name})
+    assert "setup" not in d.fields
+
+
+@pytest.mark.parametrize(("name", "line"), PLATFORM_LINES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(PLATFORM_LINES)])
+def test_imex_refusing_nccls_handles_is_the_nodes_platform(make_bundle: BundleMaker, name: str, line: str) -> None:
+    got = _verdict(make_bundle, {"app/rank-2.log": f"{line}\n{SYSTEM_ERROR}\n"})
+    assert got == ("infrastructure", "node.driver.imex", ["node-02"])
+
+
+def test_an_imex_channel_the_job_was_not_given_is_its_setup_not_the_platform(make_bundle: BundleMaker) -> None:
+    line = dict(SETUP_LINES)["imex_channel_missing"]
+    got = _verdict(make_bundle, {"app/rank-2.log": f"{line}\n{SYSTEM_ERROR}\n"})
+    assert got == ("software", "app.exception.setup", ["node-02"])
+
+
+def test_a_fault_elsewhere_minutes_before_imex_stays_the_root(make_bundle: BundleMaker) -> None:
+    rank2 = f"{TS_INIT}{PLATFORM_LINES[0][1]}\n{TS_INIT}{SYSTEM_ERROR}\n"
+    got = _verdict(make_bundle, {"app/rank-2.log": rank2, "nodes/node-03/kern.log": XID_79})
+    assert got[:2] == ("hardware", "gpu.fallen_off_bus")
+
+
+@pytest.mark.parametrize("line", [
+    # NCCL's INFO line holding the words: nothing failed (synthetic)
+    "node-02:1234:1300 [2] NCCL INFO MNNVL: Check the IMEX configuration (nvidia-imex-ctl -N) if MNNVL is wanted",
+    # a person's words, lower case (synthetic)
+    "if the job hangs at init, check the IMEX configuration on the compute tray",
+], ids=["info", "prose"])
+def test_near_misses_are_no_platform_fault(line: str) -> None:
+    assert not any(d.fields.get("local_status") for d in helpers.scan(ERROR, [line], "application"))
+
+
+# ------------------------------------------------------------------ a net plugin that did not start
+
+# aws-ofi-nccl's own errno line before its summary (format: aws/aws-ofi-nccl src/nccl_ofi_rdma.cpp
+# nccl_net_ofi_rdma_init's `OFI fi_getinfo() call failed: %s`, fi_strerror(FI_ENODATA)); NCCL then goes on with its
+# internal transports (src/plugin/net.cc: `Failed to initialize NET plugin` at INFO).
+OFI_GETINFO = ("node-02:1234:1300 [2] nccl_net_ofi_rdma_init:7308 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No "
+               "data available")
+OFI_SUMMARY = [line for name, line in BENIGN_LINES if name == "ofi_plugin_fallback"]
+
+
+def test_the_plugins_summary_adds_nothing_to_its_errno_line(make_bundle: BundleMaker) -> None:
+    """The errno line is the node's RDMA stack (node-rdma-stack: no EFA device where the job runs); the summaries
+    after it are no second event."""
+    evs = helpers.events([OFI_GETINFO, *OFI_SUMMARY])
+    assert [e.kind for e in evs] == ["nccl.error"] and evs[0].fields.get("errno") == "ENODATA"
+    got = _verdict(make_bundle, {"app/rank-2.log": "\n".join([OFI_GETINFO, *OFI_SUMMARY, SYSTEM_ERROR]) + "\n"})
+    assert got == ("infrastructure", "node.driver.rdma", ["node-02"])
+
+
+def test_a_plugin_that_did_not_start_in_a_run_that_went_on_is_no_cause(make_bundle: BundleMaker) -> None:
+    """NCCL went on with its sockets and the run trained until another node's GPU fell off the bus."""
+    train = "[2026-11-02 10:30:00] step 1200 loss 2.31"
+    rank2 = "\n".join(f"{TS_EARLY}{ln}" for ln in OFI_SUMMARY) + f"\n{train}\n"
+    xid = "Nov  2 10:40:00 node-03 kernel: NVRM: Xid (PCI:0000:41:00): 79, pid=1234, GPU has fallen off the bus.\n"
+    got = _verdict(make_bundle, {"app/rank-2.log": rank2, "nodes/node-03/kern.log": xid})
+    assert got == ("hardware", "gpu.fallen_off_bus", ["node-03"])
+    assert helpers.events(OFI_SUMMARY) == []

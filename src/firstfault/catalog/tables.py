@@ -616,12 +616,15 @@ def libfabric_errnos() -> tuple[str, ...]:
 
 
 class NcclNodeWarn(_Row, frozen=True):
-    """NCCL's words for a node or a job's settings that cannot give it what it needs (`setup`), or for a fallback
-    it takes and goes on from (`benign`), with where NCCL prints them."""
+    """NCCL's words for a node or a job's settings that cannot give it what it needs (`setup`), for the node's
+    platform services under NCCL not working (`platform`), or for a fallback it takes and goes on from (`benign`),
+    with where NCCL prints them."""
 
     name: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]+$")]
-    reading: Literal["setup", "benign"]
-    source: Annotated[str, Meta(pattern=r"^src/\S+\.(?:cc|cu|h) \S")]  # NVIDIA/nccl's file and function
+    reading: Literal["setup", "platform", "benign"]
+    # NVIDIA/nccl's file and function; a net plugin's words (NCCL prints them as its own WARN) name the plugin's
+    # repository first: `aws/aws-ofi-nccl src/nccl_ofi_net.cpp nccl_net_ofi_create_plugin`
+    source: Annotated[str, Meta(pattern=r"^(?:[\w.\-]+/[\w.\-]+ )?src/\S+\.(?:cc|cu|h|c|cpp) \S")]
     texts: Annotated[tuple[Annotated[str, Meta(min_length=8)], ...], Meta(min_length=1)]
     header: bool = False  # read only in a line with NCCL's WARN header
 
