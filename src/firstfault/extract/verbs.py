@@ -201,7 +201,7 @@ def verbs_literals() -> tuple[str, ...]:
     # and its abort report's two lines
     return tuple(sorted(words | {"IB Async event on ", "::efa:", "prov_errno", "EFA internal error: (",
                                  "Libfabric error: (", _EFA_ABORT, ", prov_err: ", *_VERBS_CALL_WORDS,
-                                 *_UCX_START_FAILED}))
+                                 *_UCX_START_FAILED, *local_literals("ucx")}))
 
 
 @lru_cache(maxsize=8)
@@ -317,7 +317,7 @@ class VerbsCompletionExtractor:
         }),
         "net.link": frozenset({"detail", "iface", "port", "state", "async_event"}),
         "nccl.error": frozenset({"detail", "async_event", "stack", "status", "status_name", "errno", "setup",
-                                 "limit"}),
+                                 "limit", "local_status"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
@@ -341,6 +341,15 @@ class VerbsCompletionExtractor:
             held = ctx.state.pop(_K_UCX_HELD, None)
             if isinstance(held, tuple) and ctx.lineno - held[0] <= _UCX_CONFIRM_LINES:
                 yield held[1]
+            return
+        local = local_status("ucx", body) if ucx or _UCX_WORD.search(body) else None
+        if local is not None:
+            # ucp_init() found nothing of what UCX_TLS / UCX_NET_DEVICES asked: held like a device's failed call,
+            # the layer above may go on without UCX
+            ctx.claimed = True
+            ctx.state[_K_UCX_HELD] = (ctx.lineno, Draft(
+                "nccl.error", {"detail": clip(body), "stack": "ucx", "local_status": local.name, "setup": True},
+                rank=p.rank, host=host))
             return
         fields = read_completion(body, ucx)
         if fields is None:

@@ -1,0 +1,69 @@
+"""A transport that cannot start, in each provider's words (catalog/transport.yaml `local_statuses`), read by the real
+extractors and decided by the engine: the job's set-up where the provider's start-up failed and the layer above
+could not go on without it; nothing where the layer above went on.
+
+Lines marked `format` are the provider's format strings (the file cited) filled in by us. None comes from
+tests/wild.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from firstfault.analysis.analyze import Analyzer
+from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract import helpers
+
+# format: openucx/ucx src/ucp/core/ucp_context.c ucp_check_resources (UCX 1.7 and later; UCX_TLS=tcp where
+# UCX_NET_DEVICES names only IB devices), its `[time] [host:pid:tid]` header with a time in the bundle's window
+UCX_NONE = ("[1793613900.123456] [node-02:1234:0]     ucp_context.c:1770 UCX  ERROR no usable transports/devices "
+            "(asked tcp on network:mlx5_ib0:1)")
+# format: the same before 2019 (b8094d6c83 gave it today's words)
+UCX_NONE_OLD = "[node-02:1234:0] ucp_context.c:604 UCX  ERROR No usable transports/devices, asked rc on mlx5_0:1"
+# format: open-mpi/ompi ompi/mca/pml/ucx/pml_ucx.c (`Failed to create UCP worker`), as openucx/ucx#8229 shows it
+OMPI_NO_WORKER = "[node-02:01234] pml_ucx.c:309  Error: Failed to create UCP worker"
+# format: open-mpi/ompi ompi/runtime/help-mpi-runtime.txt [mpi_init:startup:internal-failure]
+MPI_INIT_FAILED = ["It looks like MPI_INIT failed for some reason; your parallel process is",
+                   "likely to abort.  There are many reasons that a parallel process can"]
+
+
+def _verdict(make_bundle: BundleMaker, lines: list[str], name: str = "b",
+             ) -> tuple[str | None, str | None, list[str] | None]:
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": "\n".join(lines) + "\n"}, copy.deepcopy(WORKLOAD),
+                                                name)))
+    rc = v.root_cause
+    return v.attributed_domain, rc.category if rc else None, rc.nodes if rc else None
+
+
+def _setup(lines: list[str]) -> list[tuple[str, object, object]]:
+    return [(e.kind, e.fields.get("stack"), e.fields.get("local_status")) for e in helpers.events(lines)
+            if e.fields.get("setup")]
+
+
+# ------------------------------------------------------------------ UCX
+
+
+def test_ucx_finding_nothing_it_was_asked_for_is_the_setup_once_mpi_could_not_start() -> None:
+    assert _setup([UCX_NONE, *MPI_INIT_FAILED]) == [("nccl.error", "ucx", "no_usable_transports")]
+    assert _setup([UCX_NONE_OLD, OMPI_NO_WORKER]) == [("nccl.error", "ucx", "no_usable_transports")]
+    # a paste that lost UCX's header: its source file names it
+    assert _setup([UCX_NONE.split("]     ", 1)[1], OMPI_NO_WORKER]) == [("nccl.error", "ucx", "no_usable_transports")]
+
+
+def test_ucx_finding_nothing_is_the_setup_on_the_node_ucx_names(make_bundle: BundleMaker) -> None:
+    assert _verdict(make_bundle, [UCX_NONE, *MPI_INIT_FAILED]) == ("software", "app.exception.setup", ["node-02"])
+
+
+def test_ucx_finding_nothing_while_mpi_went_on_without_it_is_no_setup(make_bundle: BundleMaker) -> None:
+    """Near miss: Open MPI's pml/ucx leaves UCX out and goes on with its own transports (ob1 and its TCP BTL);
+    the run went on, and its end is another matter."""
+    went_on = [UCX_NONE, "# OSU MPI Allreduce Latency Test v7.3", "# Size       Avg Latency(us)", "4   12.31"]
+    assert _setup(went_on) == []
+    assert _verdict(make_bundle, went_on)[1] != "app.exception.setup"
+    # a start failure far below it does not reach back to it
+    assert _setup([UCX_NONE, *["step"] * 60, OMPI_NO_WORKER]) == []
+
+
+def test_the_words_outside_ucxs_own_line_are_no_status() -> None:
+    """Near miss: a person's words, no UCX header nor source file (synthetic)."""
+    assert _setup(["why do I get no usable transports/devices here?", *MPI_INIT_FAILED]) == []
