@@ -67,3 +67,36 @@ def test_ucx_finding_nothing_while_mpi_went_on_without_it_is_no_setup(make_bundl
 def test_the_words_outside_ucxs_own_line_are_no_status() -> None:
     """Near miss: a person's words, no UCX header nor source file (synthetic)."""
     assert _setup(["why do I get no usable transports/devices here?", *MPI_INIT_FAILED]) == []
+
+
+# ------------------------------------------------------------------ MPICH's process manager interface
+
+# An MPICH-family error stack whose innermost entry says the rank had no process manager to talk to (format:
+# pmodels/mpich src/mpi/errhan/errnames.txt `**pmi_init %d:PMI_Init returned %d`, `**pmi_jobgetid %d:PMI2_Job_GetId
+# returned %d`, under MPID_Init's and MPIR_Init_thread's entries).
+PMI_STACKS = [
+    ["Fatal error in PMPI_Init_thread: Other MPI error, error stack:", "MPIR_Init_thread(586): ",
+     "MPID_Init(224).......: channel initialization failed", "MPID_Init(556).......: PMI_Init returned -1"],
+    ["Fatal error in PMPI_Init_thread: Other MPI error, error stack:", "MPIR_Init_thread(474).: ",
+     "MPID_Init(152).......: PMI2_Job_GetId returned 14"],
+    # the same joined on one line, as Cray MPICH's users quote it (srun without --mpi=pmi2)
+    ["Fatal error in PMPI_Init_thread: MPIR_pmi_init(115): PMI2_Job_GetId returned 14"],
+]
+
+
+def test_a_rank_without_its_process_manager_is_the_launchs_setup() -> None:
+    for lines in PMI_STACKS:
+        assert _setup(lines) == [("nccl.error", "mpich", "pmi_unavailable")], lines
+
+
+def test_a_rank_without_its_process_manager_is_software_on_its_node(make_bundle: BundleMaker) -> None:
+    for i, lines in enumerate(PMI_STACKS):
+        assert _verdict(make_bundle, lines, f"b{i}") == ("software", "app.exception.setup", ["node-02"])
+
+
+def test_the_process_managers_words_outside_mpi_init_or_its_error_stack_are_no_setup() -> None:
+    """Near misses (synthetic): the words in a call other than MPI_Init's, and in a script's comment."""
+    assert _setup(["Fatal error in PMPI_Barrier: Other MPI error, error stack:",
+                   "PMPI_Barrier(414).....: MPI_Barrier(MPI_COMM_WORLD) failed",
+                   "MPIR_Barrier_impl(289): PMI_Init failed"]) == []
+    assert _setup(["# a bare run aborts with 'PMI2_Job_GetId returned 14': use srun --mpi=pmi2"]) == []
