@@ -100,3 +100,35 @@ def test_the_process_managers_words_outside_mpi_init_or_its_error_stack_are_no_s
                    "PMPI_Barrier(414).....: MPI_Barrier(MPI_COMM_WORLD) failed",
                    "MPIR_Barrier_impl(289): PMI_Init failed"]) == []
     assert _setup(["# a bare run aborts with 'PMI2_Job_GetId returned 14': use srun --mpi=pmi2"]) == []
+
+
+# ------------------------------------------------------------------ Open MPI's process manager
+
+RULE = "-" * 74
+OMPI_PMI = [
+    # format: open-mpi/ompi v4.1.x orte/mca/ess/base/help-ess-base.txt (srun where Open MPI has not Slurm's PMI)
+    [RULE, 'The application appears to have been direct launched using "srun",',
+     "but OMPI was not built with SLURM's PMI support and therefore cannot",
+     "execute. There are several options for building PMI support under", RULE],
+    # format: open-mpi/ompi opal/mca/pmix/base/help-pmix-base.txt [pmix2-init-failed] (before dc61873fe4), the file's
+    # own spelling
+    [RULE, "PMI2_Init failed to intialize.  Return code: 14", RULE],
+    # format: open-mpi/ompi ompi/runtime/help-mpi-runtime.txt [no-pmi] (Open MPI 5)
+    ["PMIx_Init failed for the following reason:", "", "  NOT-SUPPORTED", "",
+     "Open MPI requires access to a local PMIx server to execute. Please ensure",
+     'that either you are operating in a PMIx-enabled environment, or use "mpirun"', "to execute the job."],
+]
+
+
+def test_open_mpi_without_its_process_manager_is_the_launchs_setup(make_bundle: BundleMaker) -> None:
+    for i, lines in enumerate(OMPI_PMI):
+        assert _setup(lines) == [("nccl.error", "ompi", "pmi_unavailable")], lines
+        assert _verdict(make_bundle, lines, f"b{i}") == ("software", "app.exception.setup", ["node-02"])
+
+
+def test_open_mpis_launch_words_that_are_no_failure_are_no_setup() -> None:
+    """Near misses: Open MPI's documentation on Slurm's direct launch (docs/launching-apps/slurm.rst), and a run
+    that reports its PMIx (synthetic)."""
+    assert _setup(["#. Using Slurm's \"direct launch\" capability.",
+                   "Unless there is a strong reason to use ``srun`` for direct launch, the"]) == []
+    assert _setup(["[node-02:01234] PMIx_Init succeeded: PMIx server v4.2.6 at /run/pmix"]) == []
