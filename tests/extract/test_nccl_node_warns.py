@@ -61,8 +61,6 @@ SETUP_LINES: list[tuple[str, str]] = [
     # format: src/ras/ras.cc rasMsgHandleConnInit (v2.24 and later)
     ("nccl_version_mismatch", "node-02:1234:1300 [2] ras/ras.cc:415 NCCL WARN NCCL version mismatch with remote peer "
                               "10.0.0.3<41877> (local: 2.24.3, remote 2.23.4)"),
-    # format: src/transport/net_ib/init.cc ncclIbInitDevices (NCCL_SOCKET_IFNAME naming no interface of the node)
-    ("no_interface", "node-02:1234:1300 [2] transport/net_ib/init.cc:307 NCCL WARN NET/IB : No IP interface found."),
     # format: src/mnnvl.cc ncclMnnvlCheck (v2.27.3): no IMEX channel given to the job's processes
     ("imex_channel_missing", "node-02:1234:1300 [2] mnnvl.cc:74 NCCL WARN MNNVL (cliqueSize 4) is available but not "
                              "working on this system. Check the IMEX channel configuration "
@@ -101,6 +99,10 @@ BENIGN_LINES: list[tuple[str, str]] = [
     # format: src/transport/net_ib/init.cc ncclIbGetPciPath
     ("pci_path_unresolved", "node-02:1234:1300 [2] transport/net_ib/init.cc:67 NCCL WARN Could not find real path of "
                             "mlx5_0 (/sys/class/infiniband/mlx5_0/device)"),
+    # format: src/transport/net_ib/init.cc ncclIbInitDevices (NCCL_SOCKET_IFNAME naming no interface of the node):
+    # NCCL tries its sockets next
+    ("ib_no_ip_interface", "node-02:1234:1300 [2] transport/net_ib/init.cc:307 NCCL WARN NET/IB : No IP interface "
+                           "found."),
     # aws-ofi-nccl's summaries of a start-up that failed, printed through NCCL's logger (format: aws/aws-ofi-nccl
     # src/nccl_ofi_net.cpp nccl_net_ofi_create_plugin, the plugin's function as the WARN's file); NCCL goes on with
     # its own transports
@@ -353,3 +355,31 @@ def test_a_plugin_that_did_not_start_in_a_run_that_went_on_is_no_cause(make_bund
     got = _verdict(make_bundle, {"app/rank-2.log": rank2, "nodes/node-03/kern.log": xid})
     assert got == ("hardware", "gpu.fallen_off_bus", ["node-03"])
     assert helpers.events(OFI_SUMMARY) == []
+
+
+# ------------------------------------------------------------------ NCCL's own transports, one after another
+
+# format: src/transport/net_ib/init.cc ncclIbInitDevices, src/transport/net_socket.cc (`NET/Socket : no interface
+# found`), src/plugin/net.cc ncclNetInit: IB fails, sockets next, then none
+IB_NO_IP = "node-02:1234:1300 [2] transport/net_ib/init.cc:307 NCCL WARN NET/IB : No IP interface found."
+SOCKET_NONE = "node-02:1234:1300 [2] transport/net_socket.cc:120 NCCL WARN NET/Socket : no interface found"
+NONE_LEFT = "node-02:1234:1300 [2] plugin/net.cc:349 NCCL WARN Failed to initialize any NET plugin"
+
+
+def test_the_last_transport_that_could_not_start_says_the_setup(make_bundle: BundleMaker) -> None:
+    got = _verdict(make_bundle, {"app/rank-2.log": "\n".join([IB_NO_IP, SOCKET_NONE, NONE_LEFT, SYSTEM_ERROR]) + "\n"})
+    assert got == ("software", "app.exception.setup", ["node-02"])
+    assert [e.fields.get("local_status") for e in helpers.events([IB_NO_IP, SOCKET_NONE, NONE_LEFT])
+            if e.fields.get("setup")] == ["no_interface", "network_not_available"]
+
+
+def test_nccls_ib_transport_that_did_not_start_while_its_sockets_did_is_no_cause(make_bundle: BundleMaker) -> None:
+    """NCCL went on over its sockets (`NET/IB : No device found.` is its INFO line where NCCL_IB_HCA names no HCA of
+    the node: format src/transport/net_ib/init.cc) and the run trained until another node's GPU fell off the bus."""
+    rank2 = [f"{TS_EARLY}{IB_NO_IP}", f"{TS_EARLY}node-02:1234:1300 [2] NCCL INFO NET/IB : No device found.",
+             f"{TS_EARLY}node-02:1234:1300 [2] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>",
+             "[2026-11-02 10:30:00] step 1200 loss 2.31"]
+    assert [e.kind for e in helpers.events(rank2[:3])] == ["net.address"]  # the socket it uses, no failure
+    xid = "Nov  2 10:40:00 node-03 kernel: NVRM: Xid (PCI:0000:41:00): 79, pid=1234, GPU has fallen off the bus.\n"
+    got = _verdict(make_bundle, {"app/rank-2.log": "\n".join(rank2) + "\n", "nodes/node-03/kern.log": xid})
+    assert got == ("hardware", "gpu.fallen_off_bus", ["node-03"])
