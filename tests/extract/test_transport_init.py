@@ -132,3 +132,30 @@ def test_open_mpis_launch_words_that_are_no_failure_are_no_setup() -> None:
     assert _setup(["#. Using Slurm's \"direct launch\" capability.",
                    "Unless there is a strong reason to use ``srun`` for direct launch, the"]) == []
     assert _setup(["[node-02:01234] PMIx_Init succeeded: PMIx server v4.2.6 at /run/pmix"]) == []
+
+
+# ------------------------------------------------------------------ MPICH's launcher, Hydra
+
+# format: pmodels/mpich src/pm/hydra/lib/utils/launch.c HYDU_create_process and proxy/pmip_cb.c launch_procs, under
+# HYDU_error_printf's `[proxy:PG:ID@HOST] FUNC (FILE:LINE): ` tag
+HYDRA_EXEC = ("[proxy:0:1@node-03] HYDU_create_process (lib/utils/launch.c:73): execvp error on file ./train (No such "
+              "file or directory)")
+HYDRA_WDIR = ("[proxy:0:0@node-01] launch_procs (proxy/pmip_cb.c:885): unable to change wdir to /scratch/run1 (No such "
+              "file or directory)")
+
+
+def test_a_proxy_that_could_not_start_the_rank_is_the_setup_on_the_proxys_node(make_bundle: BundleMaker) -> None:
+    """mpiexec's output is in rank 2's file (node-02); the proxy's tag names the node the program could not start on."""
+    assert _setup([HYDRA_EXEC]) == [("nccl.error", "hydra", "executable_not_launched")]
+    assert _setup([HYDRA_WDIR]) == [("nccl.error", "hydra", "working_directory_not_found")]
+    assert _verdict(make_bundle, [HYDRA_EXEC], "exec") == ("software", "app.exception.setup", ["node-03"])
+    assert _verdict(make_bundle, [HYDRA_WDIR], "wdir") == ("software", "app.exception.setup", ["node-01"])
+
+
+def test_hydras_teardown_and_a_proxy_it_could_not_reach_are_no_setup() -> None:
+    """Near misses (format: src/pm/hydra/lib/tools/bootstrap/utils/bscu_wait.c, lib/utils/sock.c HYDU_sock_connect):
+    the teardown after a rank died names no cause, and a node the launcher cannot reach is no setting of the job's."""
+    assert _setup(["[mpiexec@node-01] HYDT_bscu_wait_for_completion (lib/tools/bootstrap/utils/bscu_wait.c:76): one "
+                   "of the processes terminated badly; aborting"]) == []
+    assert _setup(["[mpiexec@node-01] HYDU_sock_connect (lib/utils/sock.c:145): unable to connect from \"node-01\" to "
+                   "\"node-03\" (No route to host)"]) == []

@@ -527,8 +527,11 @@ _K_LOCAL = "ff.transport.local_block"  # (lineno, status name, stack, label, det
 _K_WRAP = "ff.transport.help_wrap"  # (lineno, ((rest, row), ...), first line) of a sentence a line began
 _K_STACK = "ff.transport.mpich_stack"  # (lineno, call, class, rank, host) of an MPICH error stack's first line
 _K_CONFIRM = "ff.transport.mpich_confirm"  # (lineno, row, detail, rank, host) of an entry waiting for its words
-_LOCAL_STACKS: Final = ("mca", "ompi", "impi", "gloo")  # NCCL's are extract/nccl.py's, MPICH's read in a record
+# NCCL's are extract/nccl.py's, MPICH's read in a record, UCX's held by VerbsCompletionExtractor
+_LOCAL_STACKS: Final = ("mca", "ompi", "impi", "gloo", "hydra")
 _HELP_STACKS: Final = frozenset({"mca", "ompi"})  # the help texts', read sentence by sentence
+# Hydra's proxy tag, which names the node it runs on: `[proxy:0:1@node2] HYDU_create_process (...): ...`.
+_HYDRA_PROXY: Final = re.compile(r"^\[proxy:[\d:]{1,20}@(?P<host>[A-Za-z0-9][\w.\-]{0,253})\]")
 # How far below an error stack's first line its entries (and the words an entry waits for) may be.
 _STACK_LINES: Final = 24
 
@@ -655,7 +658,8 @@ class LocalStatusExtractor:
     name = "transport.local"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "nccl.error": frozenset({"detail", "stack", "local_status", "setup", "errno", "mpi_call", "mpi_class"}),
+        "nccl.error": frozenset({"detail", "stack", "local_status", "setup", "errno", "mpi_call", "mpi_class",
+                                 "names_node"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
@@ -700,8 +704,12 @@ class LocalStatusExtractor:
                 return
         if row is not None:
             ctx.claimed = True
-            yield Draft("nccl.error", {"detail": detail, "stack": row.stack, "local_status": row.name,
-                                       "setup": True}, rank=p.rank, host=p.host)
+            fields: dict[str, FieldValue] = {"detail": detail, "stack": row.stack, "local_status": row.name,
+                                             "setup": True}
+            proxy = _HYDRA_PROXY.match(body) if row.stack == "hydra" else None
+            if proxy is not None:
+                fields["names_node"] = True  # the proxy's node, whichever node's file holds mpiexec's output
+            yield Draft("nccl.error", fields, rank=p.rank, host=proxy.group("host") if proxy else p.host)
             if row.host_label is not None:
                 ctx.state[_K_LOCAL] = (ctx.lineno, row.name, row.stack, row.host_label, detail, p.host)
             return
