@@ -383,3 +383,26 @@ def test_nccls_ib_transport_that_did_not_start_while_its_sockets_did_is_no_cause
     xid = "Nov  2 10:40:00 node-03 kernel: NVRM: Xid (PCI:0000:41:00): 79, pid=1234, GPU has fallen off the bus.\n"
     got = _verdict(make_bundle, {"app/rank-2.log": "\n".join(rank2) + "\n", "nodes/node-03/kern.log": xid})
     assert got == ("hardware", "gpu.fallen_off_bus", ["node-03"])
+
+
+# ------------------------------------------------------------------ the WARN above PyTorch's `unhandled system error`
+
+# NCCL's WARN names the call and the errno; PyTorch's line after it names only NCCL's result. Each line is its own
+# event on the rank, and the WARN's decides (extract/nccl.py reads its errno: `_where_in_nccl`); no state joins them.
+# format: src/include/checks.h SYSCHECK (`Call to bind failed: %s`) from src/misc/socket.cc ncclSocketListen, a port
+# NCCL_COMM_ID forced that another process holds
+BIND_IN_USE = "node-02:1234:1300 [2] misc/socket.cc:137 NCCL WARN Call to bind failed: Address already in use"
+# format: src/misc/socket.cc socketProgress: the peer's side
+CLOSED_BY_PEER = ("node-02:1234:1300 [2] misc/socket.cc:58 NCCL WARN socketProgress: Connection closed by remote peer "
+                  "10.0.0.3<52042>")
+
+
+def test_the_warns_local_errno_decides_the_system_error_after_it(make_bundle: BundleMaker) -> None:
+    got = _verdict(make_bundle, {"app/rank-2.log": f"{BIND_IN_USE}\n{SYSTEM_ERROR}\n"})
+    assert got == ("software", "app.exception.setup", ["node-02"])
+
+
+def test_a_warn_about_the_peer_above_the_system_error_is_no_setup(make_bundle: BundleMaker) -> None:
+    got = _verdict(make_bundle, {"app/rank-2.log": f"{CLOSED_BY_PEER}\n{SYSTEM_ERROR}\n"})
+    assert got[1] != "app.exception.setup"
+    assert not any(e.fields.get("setup") for e in helpers.events([CLOSED_BY_PEER, SYSTEM_ERROR]))
