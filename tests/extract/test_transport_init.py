@@ -159,3 +159,30 @@ def test_hydras_teardown_and_a_proxy_it_could_not_reach_are_no_setup() -> None:
                    "of the processes terminated badly; aborting"]) == []
     assert _setup(["[mpiexec@node-01] HYDU_sock_connect (lib/utils/sock.c:145): unable to connect from \"node-01\" to "
                    "\"node-03\" (No route to host)"]) == []
+
+
+# ------------------------------------------------------------------ Open MPI's TCP BTL
+
+# format: open-mpi/ompi opal/mca/btl/tcp/btl_tcp_endpoint.c mca_btl_tcp_endpoint_complete_connect's BTL_ERROR (before
+# 0741fad479, 2017), under BTL_ERROR's `[host][[jobid,vpid]][file:line:func]` head
+BTL_OLD = ("[node-02][[12345,1],2][btl_tcp_endpoint.c:807:mca_btl_tcp_endpoint_complete_connect] connect() to 10.0.0.3 "
+           "failed: No route to host (113)")
+# format: opal/mca/btl/tcp/help-mpi-btl-tcp.txt [client connect fail] (since 2017)
+BTL_HELP = [RULE, "WARNING: Open MPI failed to TCP connect to a peer MPI process.  This", "should not happen.", "",
+            "Your Open MPI job may now hang or fail.", "", "  Local host: node-02", "  PID:        1234",
+            "  Message:    connect() to 10.0.0.3:1024 failed", "  Error:      No route to host (113)", RULE]
+
+
+def test_open_mpis_tcp_btl_unable_to_reach_a_peer_is_a_symptom(make_bundle: BundleMaker) -> None:
+    """The peer's process died, or the path to it failed: the words cannot tell. Never the set-up, never a cause."""
+    (old,) = helpers.events([BTL_OLD])
+    assert (old.kind, old.fields["stack"], old.fields["peer"]) == ("nccl.remote_error", "btl_tcp", "10.0.0.3")
+    assert [(e.kind, e.fields.get("peer_status")) for e in helpers.events(BTL_HELP)] == [
+        ("nccl.remote_error", "tcp_connect_failed")]
+    assert _verdict(make_bundle, BTL_HELP) == ("unknown", None, None)
+
+
+def test_open_mpis_tcp_btl_words_that_are_no_failure_give_nothing() -> None:
+    """Near miss (format: btl_tcp_endpoint.c's verbose output): a connect that completed."""
+    assert helpers.events(["[node-02:01234] btl:tcp: connect() to 10.0.0.3:1024 completed (complete_connect), "
+                           "sending connect ACK"]) == []

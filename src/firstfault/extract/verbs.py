@@ -445,6 +445,9 @@ _UCX_PEER = re.compile(r"\bto (?P<peer>[A-Za-z0-9][\w.\-]*):\d+:")
 _MPICH_RANK = re.compile(r"Communication error with rank (?P<rank>\d+)")
 # PMIx's own head: `[ip-172-31-1-68:27726] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2257`.
 _PMIX_HEAD = re.compile(r"^\[(?P<host>[A-Za-z0-9][\w.\-]*):\d+\]\s")
+# Open MPI's TCP BTL before 2017: `[node2][[25,1],3][btl_tcp_endpoint.c:807:mca_btl_tcp_endpoint_complete_connect]
+# connect() to 10.0.0.3 failed: No route to host (113)`.
+_BTL_TCP_PEER = re.compile(r"\] connect\(\) to (?P<peer>[\w.\-]{1,253}|\[[0-9a-fA-F:.]{2,64}\])(?::\d{1,5})? failed")
 # The blocks whose peer comes on a later line.
 _BLOCKS: Final = frozenset({"ompi", "orte"})
 
@@ -485,6 +488,10 @@ class PeerStatusExtractor:
             m = _MPICH_RANK.search(body)
             if m:
                 fields["peer_rank"] = int(m.group("rank"))
+        elif row.stack == "btl_tcp":
+            m = _BTL_TCP_PEER.search(body)
+            if m:
+                fields["peer"] = m.group("peer")
         elif row.stack == "pmix":
             head = _PMIX_HEAD.match(body)
             host = host or (head.group("host") if head else None)
