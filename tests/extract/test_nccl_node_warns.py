@@ -406,3 +406,14 @@ def test_a_warn_about_the_peer_above_the_system_error_is_no_setup(make_bundle: B
     got = _verdict(make_bundle, {"app/rank-2.log": f"{CLOSED_BY_PEER}\n{SYSTEM_ERROR}\n"})
     assert got[1] != "app.exception.setup"
     assert not any(e.fields.get("setup") for e in helpers.events([CLOSED_BY_PEER, SYSTEM_ERROR]))
+
+
+def test_a_fallback_warn_is_understood_not_listed_as_unrecognized(make_bundle: BundleMaker) -> None:
+    lines = [line for _, line in BENIGN_LINES]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": "\n".join([*lines, SYSTEM_ERROR]) + "\n"},
+                                                copy.deepcopy(WORKLOAD))))
+    listed = " ".join(u.first.text for u in v.unrecognized)
+    assert not [line for line in lines if line in listed]
+    # ... while a WARN no row knows is still an event (a symptom), never dropped (format: NCCL's WARN header)
+    assert [e.kind for e in helpers.events(["node-02:1234:1300 [2] misc/foo.cc:1 NCCL WARN something new"])] == [
+        "nccl.error"]

@@ -726,6 +726,15 @@ def _shm_in(warn: str) -> bool:
     return _SHMS.get(warn, lambda: _SHM.search(warn) is not None)
 
 
+def _benign_warn(body: str) -> bool:
+    """Whether the line is an NCCL WARN whose words are a `benign` row's: understood, no event."""
+    if not any(lit in body for lit in nccl_error_literals()):
+        return False
+    head, warn = _nccl_head(body)
+    row = _node_warn(head, warn, body) if warn is not None else None
+    return row is not None and row.reading == "benign"
+
+
 class NcclErrorExtractor:
     """NCCL WARN lines and PyTorch's NCCL error reports."""
 
@@ -777,6 +786,8 @@ class NcclErrorExtractor:
         if not found:
             if "NET/IB" in body and _IB_ASYNC.search(body):
                 ctx.claimed = True  # a routine adapter event (a GID table change): understood, nothing failed
+            elif _benign_warn(body):
+                ctx.claimed = True  # a fallback NCCL goes on from (catalog/transport.yaml `nccl_node_warns`)
             return
         who = _who(rank, ctx, body)
         last = recent(ctx.state, "ff.nccl.report")
