@@ -117,6 +117,8 @@ BENIGN_LINES: list[tuple[str, str]] = [
     # format: aws/aws-ofi-nccl src/nccl_ofi_net.cpp nccl_net_ofi_query_provider_capabilities
     ("ofi_plugin_fallback", "node-02:1234:1300 [2] nccl_net_ofi_query_provider_capabilities:651 NCCL WARN NET/OFI EFA "
                             "provider requires at least libfabric version 1.22.0."),
+    # format: aws/aws-ofi-nccl src/nccl_ofi_net.c nccl_net_ofi_init (before a5c6434c)
+    ("ofi_plugin_fallback", "node-02:1234:1300 [2] NCCL WARN NET/OFI Only EFA provider is supported"),
     # format: aws/aws-ofi-nccl src/nccl_ofi_net.c get_providers (before b8628aa5), NCCL's older header without a file
     ("ofi_plugin_fallback", "node-02:1234:1300 [2] NCCL WARN NET/OFI Couldn't find any optimal provider"),
     # format: src/transport/net_ib/p2p.cc ncclIbTest
@@ -345,6 +347,27 @@ def test_the_plugins_summary_adds_nothing_to_its_errno_line(make_bundle: BundleM
     assert [e.kind for e in evs] == ["nccl.error"] and evs[0].fields.get("errno") == "ENODATA"
     got = _verdict(make_bundle, {"app/rank-2.log": "\n".join([OFI_GETINFO, *OFI_SUMMARY, SYSTEM_ERROR]) + "\n"})
     assert got == ("infrastructure", "node.driver.rdma", ["node-02"])
+
+
+@pytest.mark.parametrize("head", [
+    "nccl_net_ofi_rdma_init:7308",  # a C build of the plugin: its function's name
+    # a C++ build (aws-ofi-nccl 1.14 and later): __PRETTY_FUNCTION__, as posted lines show it (`int
+    # cm_req_handle_error_entry(nccl_net_ofi_context_t*, fid_cq*, fi_cq_err_entry*, uint16_t):46 NCCL WARN NET/OFI ...`)
+    "int nccl_net_ofi_rdma_init(const char*, nccl_net_ofi_plugin_t**, bool*, nccl_ofi_topo_t*):7308",
+], ids=["c", "cpp"])
+def test_the_plugins_errno_line_is_the_rdma_stack_whatever_names_its_function(make_bundle: BundleMaker,
+                                                                               head: str) -> None:
+    line = f"node-02:1234:1300 [2] {head} NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available"
+    (e,) = helpers.events([line])
+    assert (e.fields.get("transport"), e.fields.get("errno")) == ("ofi", "ENODATA")
+    got = _verdict(make_bundle, {"app/rank-2.log": f"{line}\n{SYSTEM_ERROR}\n"})
+    assert got == ("infrastructure", "node.driver.rdma", ["node-02"])
+
+
+def test_the_plugins_words_are_not_ofi_outside_a_warn() -> None:
+    """Near miss (format: aws-ofi-nccl's NCCL_OFI_INFO): an INFO line of the plugin is no event."""
+    assert helpers.events(["node-02:1234:1300 [2] NCCL INFO NET/OFI Selected provider is efa, fabric is efa (found 4 "
+                           "nics)"]) == []
 
 
 def test_a_plugin_that_did_not_start_in_a_run_that_went_on_is_no_cause(make_bundle: BundleMaker) -> None:
