@@ -364,6 +364,35 @@ def test_the_plugins_errno_line_is_the_rdma_stack_whatever_names_its_function(ma
     assert got == ("infrastructure", "node.driver.rdma", ["node-02"])
 
 
+# format: NVIDIA/nccl src/init.cc (`Using network %s`): the communicator got a network
+USING_SOCKET = "node-02:1234:1300 [2] NCCL INFO Using network Socket"
+USING_OFI = "node-02:1234:1300 [2] NCCL INFO Using network AWS Libfabric"
+# format: PyTorch's c10d watchdog (ProcessGroupNCCL.cpp), the run's end
+WATCHDOG = ("[rank2]:[E1102 10:40:00.000000 1234 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=5120, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+            "ran for 600012 milliseconds before timing out.")
+
+
+@pytest.mark.parametrize("ready", [USING_SOCKET, USING_OFI], ids=["sockets", "plugin-protocol"])
+def test_the_plugins_errno_line_that_nccl_found_a_network_after_is_no_cause(make_bundle: BundleMaker,
+                                                                          ready: str) -> None:
+    """NCCL went on over its sockets (or the plugin over its other protocol) and the run trained until a collective
+    timed out: the plugin's failure at start-up did not stop it. The same lines without NCCL's word are the RDMA
+    stack's (above)."""
+    rank2 = [OFI_GETINFO, *OFI_SUMMARY, ready, "[2026-11-02 10:30:00] step 1200 loss 2.31", WATCHDOG]
+    got = _verdict(make_bundle, {"app/rank-2.log": "\n".join(rank2) + "\n"})
+    assert got[1] != "node.driver.rdma"
+    assert [e.fields.get("network") for e in helpers.events([ready]) if e.kind == "nccl.net_ready"] == [ready.split(
+        "Using network ")[1]]
+
+
+def test_nccls_network_word_before_the_plugins_failure_does_not_excuse_it(make_bundle: BundleMaker) -> None:
+    """Near miss: a network found for an earlier communicator, then the plugin failing as a later one starts."""
+    rank2 = [USING_SOCKET, OFI_GETINFO, SYSTEM_ERROR]
+    assert _verdict(make_bundle, {"app/rank-2.log": "\n".join(rank2) + "\n"}) == ("infrastructure",
+                                                                                   "node.driver.rdma", ["node-02"])
+
+
 def test_the_plugins_words_are_not_ofi_outside_a_warn() -> None:
     """Near miss (format: aws-ofi-nccl's NCCL_OFI_INFO): an INFO line of the plugin is no event."""
     assert helpers.events(["node-02:1234:1300 [2] NCCL INFO NET/OFI Selected provider is efa, fabric is efa (found 4 "

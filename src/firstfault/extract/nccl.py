@@ -851,8 +851,38 @@ class NcclAddressExtractor:
                 return
 
 
+# --------------------------------------------------------------------------
+# nccl.net_ready: NCCL found a network for a communicator
+# --------------------------------------------------------------------------
+
+# NCCL's INFO line once a communicator has its network (src/init.cc, since 2.4: `NCCL INFO Using network Socket`,
+# `... Using network IB`, `... Using network AWS Libfabric`): whatever net plugin failed before it, NCCL went on.
+_NET_READY = re.compile(r"\bNCCL INFO Using network (?P<net>\S[^\r\n]{0,80}?)\s*$")
+
+
+class NcclNetReadyExtractor:
+    """NCCL's INFO line that a communicator has its network (engine/normalise.py: a net plugin's failure before it
+    was a fallback; never a cause nor a symptom itself)."""
+
+    name = "nccl.net_ready"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "nccl.net_ready": frozenset({"network"}),
+    }
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+    literals: tuple[str, ...] = ("NCCL INFO Using network ",)
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        rank, body = split_rank_prefix(line)
+        m = _NET_READY.search(body)
+        if m:
+            head, _ = _nccl_head(body)
+            yield _place(Draft("nccl.net_ready", {"network": m.group("net")}, rank=rank), head)
+
+
 EXTRACTORS: tuple[LineExtractor, ...] = (
     C10dTimeoutExtractor(),
     NcclErrorExtractor(),
     NcclAddressExtractor(),
+    NcclNetReadyExtractor(),
 )
