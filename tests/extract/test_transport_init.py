@@ -186,3 +186,42 @@ def test_open_mpis_tcp_btl_words_that_are_no_failure_give_nothing() -> None:
     """Near miss (format: btl_tcp_endpoint.c's verbose output): a connect that completed."""
     assert helpers.events(["[node-02:01234] btl:tcp: connect() to 10.0.0.3:1024 completed (complete_connect), "
                            "sending connect ACK"]) == []
+
+
+# ------------------------------------------------------------------ UCX's status codes at start-up
+
+# format: openucx/ucx src/ucp/core/ucp_worker.c (`uct_iface_open(<tl>/<dev>) failed: %s`, ucs_status_string()),
+# under UCX's `[host:pid:tid] file:line UCX  ERROR` record; Open MPI's pml/ucx then cannot create its worker
+IFACE = "[node-02:1234:0]     ucp_worker.c:1498 UCX  ERROR uct_iface_open({tl}/mlx5_0:1) failed: {why}"
+
+
+def test_the_ucx_status_table_is_ucxs_enum() -> None:
+    from firstfault.catalog.tables import ucx_statuses
+    rows = {r.name: r for r in ucx_statuses()}
+    assert rows["UCS_ERR_NO_DEVICE"].code == -14 and rows["UCS_ERR_ENDPOINT_TIMEOUT"].code == -80
+    assert {r.side for r in rows.values()} == {"setup", "platform", "none"}
+
+
+def test_a_transport_the_nodes_rdma_stack_does_not_give_is_the_platform(make_bundle: BundleMaker) -> None:
+    lines = [IFACE.format(tl="rc_mlx5", why="Unsupported operation"), OMPI_NO_WORKER]
+    (e,) = helpers.events(lines)
+    assert (e.fields["status_name"], e.fields["errno"], e.fields["transport"]) == ("UCS_ERR_UNSUPPORTED", "EOPNOTSUPP",
+                                                                                  "ucx")
+    assert _verdict(make_bundle, lines) == ("infrastructure", "node.driver.rdma", ["node-02"])
+
+
+def test_memory_ucx_may_not_pin_is_the_setup(make_bundle: BundleMaker) -> None:
+    lines = [IFACE.format(tl="rc_verbs", why="Out of memory"), OMPI_NO_WORKER]
+    assert _setup(lines) == [("nccl.error", "ucx", None)]
+    assert _verdict(make_bundle, lines) == ("software", "app.exception.setup", ["node-02"])
+
+
+def test_a_ucx_status_that_names_no_side_or_a_run_that_went_on_gives_no_cause(make_bundle: BundleMaker) -> None:
+    """Near misses: an I/O error names neither side (and UCX's device `rc_verbs/mlx5_0:1` is no path of a file
+    system); the same report without the layer above failing (UCX went on without the device) is held, never a
+    cause."""
+    io = [IFACE.format(tl="rc_verbs", why="Input/output error"), OMPI_NO_WORKER]
+    assert helpers.events(io) == []
+    assert _verdict(make_bundle, io, "io") == ("unknown", None, None)
+    went_on = [IFACE.format(tl="rc_mlx5", why="Unsupported operation"), "# OSU MPI Bandwidth Test v7.3", "1  0.52"]
+    assert helpers.events(went_on) == []

@@ -650,6 +650,33 @@ def nccl_node_warns() -> tuple[NcclNodeWarn, ...]:
     return tuple(rows)
 
 
+class UcxStatus(_Row, frozen=True):
+    """One of UCX's status codes (ucs_status_t) by the words ucs_status_string() gives it, and what a start-up call
+    of UCX's that failed with it says of the node (`side`)."""
+
+    name: Annotated[str, Meta(pattern=r"^UCS_ERR_[A-Z_]+$")]
+    code: Annotated[int, Meta(le=-1, ge=-100)]
+    text: Annotated[str, Meta(min_length=5)]
+    side: Literal["setup", "platform", "none"]
+    errno: Annotated[str, Meta(pattern=r"^E[A-Z0-9]+$")] | None = None  # the errno it stands for, where one does
+
+
+@lru_cache(maxsize=1)
+@_kept("transport.yaml")
+def ucx_statuses() -> tuple[UcxStatus, ...]:
+    """catalog/transport.yaml `ucx_statuses`: a code and a text appear once each; a `setup` or `platform` row names
+    its errno (the event carries it, and node-rdma-stack reads the platform's by it)."""
+    name = "transport.yaml"
+    rows: list[UcxStatus] = []
+    for where, item in _rows(name, "ucx_statuses", UcxStatus):
+        if any(r.code == item.code or r.text == item.text for r in rows):
+            raise CatalogTableError(f"{where}: {item.name}'s code or text appears twice")
+        if item.side != "none" and item.errno is None:
+            raise CatalogTableError(f"{where}: a {item.side} status names its errno")
+        rows.append(item)
+    return tuple(rows)
+
+
 @lru_cache(maxsize=1)
 def ib_wc_status_table() -> Mapping[int, CompletionStatus]:
     """ibverbs work-completion statuses (enum ibv_wc_status) by code: catalog/transport.yaml's ibv rows."""

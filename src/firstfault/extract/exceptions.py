@@ -47,10 +47,16 @@ from firstfault.extract.nccl import NCCL_ERROR_LITERALS, nccl_owns, split_rank_p
 from firstfault.extract.numerics import numerics
 from firstfault.extract.torchrun import torchrun_entry
 
+# UCX's own log record (`[host:pid:tid] ucp_worker.c:1498 UCX  ERROR uct_iface_open(rc_verbs/mlx5_0:1) failed:
+# Input/output error`): its words are UCX's statuses (catalog/transport.yaml `ucx_statuses`, extract/verbs.py), and a
+# device it names (`rc_verbs/mlx5_0:1`) is no path of a file system.
+_UCX_RECORD: Final = re.compile(r"\bUCX {1,3}(?:ERROR|WARN|DIAG)\b")
+
 
 def _alone_uncached(body: str) -> list[Draft]:
     drafts = tb.cuda_drafts(body, None)
-    if not drafts and not nccl_owns(body):  # NCCL's `posix_fallocate failed : No space ...` is its own
+    # NCCL's `posix_fallocate failed : No space ...` is its own, UCX's records UCX's
+    if not drafts and not nccl_owns(body) and _UCX_RECORD.search(body) is None:
         one = tb.standalone(body)
         drafts = [one] if one is not None else []
     return drafts

@@ -41,8 +41,10 @@ from firstfault.catalog.tables import (
     CompletionStatus,
     LocalStatus,
     PeerStatus,
+    UcxStatus,
     libfabric_errnos,
     transport_table,
+    ucx_statuses,
 )
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.excclass import errno_limit, setup_errno
@@ -109,6 +111,11 @@ _K_FI_ERRNO = "ff.transport.fi_errno"  # (lineno, the errno's line) of the repor
 _UCX_START_FAILED: Final = ("Failed to create UCP worker", "ucp_worker_create failed",
                             "failed for some reason; your parallel process is", "PML add procs failed")
 _UCX_CONFIRM_LINES: Final = 50
+# UCX's worker opening a transport's interface on a device at start-up and failing with one of its status codes
+# (src/ucp/core/ucp_worker.c: `uct_iface_open(rc_mlx5/mlx5_0:1) failed: Unsupported operation`), read by the status's
+# words (catalog/transport.yaml `ucx_statuses`) and held as UCX's other device reports are.
+_UCX_IFACE_OPEN: Final = re.compile(r"\buct_iface_open\((?P<res>[^()\s]{1,100})\) failed: (?P<why>[^\r\n]{1,100}?)\s*$")
+_UCX_IFACE_WORD: Final = "uct_iface_open("
 _K_UCX_HELD = "ff.transport.ucx_held"  # (lineno, the held draft) of a UCX device's failed verbs call
 # NCCL's own completion report (extract/nccl.py owns it).
 _NCCL_OWNED: Final = "Got completion"
@@ -201,7 +208,7 @@ def verbs_literals() -> tuple[str, ...]:
     # and its abort report's two lines
     return tuple(sorted(words | {"IB Async event on ", "::efa:", "prov_errno", "EFA internal error: (",
                                  "Libfabric error: (", _EFA_ABORT, ", prov_err: ", *_VERBS_CALL_WORDS,
-                                 *_UCX_START_FAILED, *local_literals("ucx")}))
+                                 *_UCX_START_FAILED, *local_literals("ucx"), _UCX_IFACE_WORD}))
 
 
 @lru_cache(maxsize=8)
@@ -305,6 +312,31 @@ def _ucx_head(body: str, host: str | None) -> tuple[str, str | None, bool]:
     return body[head.end():], host or head.group("host"), True
 
 
+@lru_cache(maxsize=1)
+def _ucx_status_by_text() -> Mapping[str, UcxStatus]:
+    return {row.text: row for row in ucx_statuses()}
+
+
+def _iface_open(body: str, rank: int | None, host: str | None) -> Draft | None:
+    """UCX's worker failing to open a transport's interface with a status of the table's `setup` or `platform` side:
+    the job's settings (memory it may not pin, a parameter it gave) or the node's RDMA stack (a transport, operation
+    or device its driver does not give); any other status names neither."""
+    m = _UCX_IFACE_OPEN.search(body)
+    row = _ucx_status_by_text().get(m.group("why")) if m else None
+    if row is None or row.side == "none" or row.errno is None:
+        return None
+    fields: dict[str, FieldValue] = {"detail": clip(body), "stack": "ucx", "status_name": row.name,
+                                     "errno": row.errno}
+    if row.side == "setup":
+        fields["setup"] = True
+        limit = errno_limit(row.errno)
+        if limit is not None:
+            fields["limit"] = limit  # memory it may not pin: the locked-memory limit
+    else:
+        fields["transport"] = "ucx"  # the node's RDMA stack (node-rdma-stack reads the errno)
+    return Draft("nccl.error", fields, rank=rank, host=host)
+
+
 class VerbsCompletionExtractor:
     """Work-completion errors and adapter events of UCX, ibverbs programs and EFA: nccl.ib_completion_error
     (via verbs), net.link, nccl.error."""
@@ -317,7 +349,7 @@ class VerbsCompletionExtractor:
         }),
         "net.link": frozenset({"detail", "iface", "port", "state", "async_event"}),
         "nccl.error": frozenset({"detail", "async_event", "stack", "status", "status_name", "errno", "setup",
-                                 "limit", "local_status"}),
+                                 "limit", "local_status", "transport"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
@@ -341,6 +373,11 @@ class VerbsCompletionExtractor:
             held = ctx.state.pop(_K_UCX_HELD, None)
             if isinstance(held, tuple) and ctx.lineno - held[0] <= _UCX_CONFIRM_LINES:
                 yield held[1]
+            return
+        opened = _iface_open(body, p.rank, host) if _UCX_IFACE_WORD in body else None
+        if opened is not None:
+            ctx.claimed = True  # held until the layer above says it could not start
+            ctx.state[_K_UCX_HELD] = (ctx.lineno, opened)
             return
         local = local_status("ucx", body) if ucx or _UCX_WORD.search(body) else None
         if local is not None:
