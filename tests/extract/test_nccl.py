@@ -505,7 +505,7 @@ def test_negative_lines(line: str) -> None:
 
 def test_no_event_from_lines_without_literals_even_if_extract_is_called() -> None:
     """extract() on an ordinary INFO line yields nothing even when called directly."""
-    line = "node-1:100:200 [0] NCCL INFO Using network IB"
+    line = "node-1:100:200 [0] NCCL INFO Channel 00/32 :    0   1   2   3   4   5   6   7"
     state: dict[str, object] = {}
     ctx = LineContext("application", "f", 1, None, None, None, state)
     for ex in nccl.EXTRACTORS:

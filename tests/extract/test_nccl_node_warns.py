@@ -65,11 +65,32 @@ SETUP_LINES: list[tuple[str, str]] = [
     # format: src/bootstrap.cc bootstrapNetRecv, with the sizes NVIDIA/nccl#1273 reports (2.20.5; 2.18.5 worked)
     ("bootstrap_size_mismatch", "node-02:8191:8290 [2] bootstrap.cc:77 NCCL WARN Message truncated : received 1024 "
                                 "bytes instead of 256"),
+    # format: src/init.cc initTransportsRank (ranks of one job on two NCCL releases: ncclInvalidUsage)
+    ("nccl_version_mismatch", "node-02:1234:1300 [2] init.cc:1043 NCCL WARN Mismatched NCCL version detected : rank "
+                              "4 version 22703 rank 2 version 21903"),
+    # format: src/ras/ras.cc rasMsgHandleConnInit (v2.24 and later)
+    ("nccl_version_mismatch", "node-02:1234:1300 [2] ras/ras.cc:415 NCCL WARN NCCL version mismatch with remote peer "
+                              "10.0.0.3<41877> (local: 2.24.3, remote 2.23.4)"),
+    # format: src/mnnvl.cc ncclMnnvlCheck (v2.27.3): no IMEX channel given to the job's processes
+    ("imex_channel_missing", "node-02:1234:1300 [2] mnnvl.cc:74 NCCL WARN MNNVL (cliqueSize 4) is available but not "
+                             "working on this system. Check the IMEX channel configuration "
+                             "(/dev/nvidia-caps-imex-channels). Set NCCL_MNNVL_ENABLE=0 to ignore this issue."),
     # format: src/graph/topo.cc ncclTopoForceMerge
     ("nic_merge_invalid", "node-02:1234:1300 [2] graph/topo.cc:1360 NCCL WARN TOPO/NET : Could not force merge NICs "
                           "mlx5_0,mlx5_9. Please specify a valid NCCL_NET_FORCE_MERGE string."),
     ("nic_merge_invalid", "node-02:1234:1300 [2] graph/topo.cc:1341 NCCL WARN TOPO/NET : Only matched 1 devices, 2 "
                           "requested from mlx5_0,mlx5_9"),
+]
+
+# One line per `platform` row: a service of the node's platform under NCCL is not working.
+PLATFORM_LINES: list[tuple[str, str]] = [
+    # format: src/mnnvl.cc ncclMnnvlCheck (v2.27.3): IMEX refused the fabric handle's export or import
+    ("imex_not_working", "node-02:1234:1300 [2] mnnvl.cc:86 NCCL WARN MNNVL (cliqueSize 4) is available but not "
+                         "working on this system. Check the IMEX configuration (nvidia-imex-ctl -N). Set "
+                         "NCCL_MNNVL_ENABLE=0 to ignore this issue."),
+    # format: src/mnnvl.cc ncclMnnvlCheck (v2.25.1)
+    ("imex_not_working", "node-02:1234:1300 [2] mnnvl.cc:69 NCCL WARN MNNVL (cliqueSize 4) is available but not "
+                         "supported on this system. Check the IMEX configuration."),
 ]
 
 # One line per `benign` row: NCCL goes on.
@@ -88,6 +109,28 @@ BENIGN_LINES: list[tuple[str, str]] = [
     # format: src/transport/net_ib/init.cc ncclIbGetPciPath
     ("pci_path_unresolved", "node-02:1234:1300 [2] transport/net_ib/init.cc:67 NCCL WARN Could not find real path of "
                             "mlx5_0 (/sys/class/infiniband/mlx5_0/device)"),
+    # format: src/transport/net_ib/init.cc ncclIbInitDevices (NCCL_SOCKET_IFNAME naming no interface of the node):
+    # NCCL tries its sockets next
+    ("ib_no_ip_interface", "node-02:1234:1300 [2] transport/net_ib/init.cc:307 NCCL WARN NET/IB : No IP interface "
+                           "found."),
+    # aws-ofi-nccl's summaries of a start-up that failed, printed through NCCL's logger (format: aws/aws-ofi-nccl
+    # src/nccl_ofi_net.cpp nccl_net_ofi_create_plugin, the plugin's function as the WARN's file); NCCL goes on with
+    # its own transports
+    ("ofi_plugin_fallback", "node-02:1234:1300 [2] nccl_net_ofi_create_plugin:334 NCCL WARN NET/OFI Unable to find a "
+                            "protocol that worked.  Failing initialization."),
+    ("ofi_plugin_fallback", "node-02:1234:1300 [2] nccl_net_ofi_create_plugin:271 NCCL WARN NET/OFI Failed to "
+                            "initialize sendrecv protocol"),
+    ("ofi_plugin_fallback", "node-02:1234:1300 [2] nccl_net_ofi_create_plugin:278 NCCL WARN NET/OFI Failed to "
+                            "initialize rdma protocol"),
+    ("ofi_plugin_fallback", "node-02:1234:1300 [2] nccl_net_ofi_create_plugin:418 NCCL WARN NET/OFI aws-ofi-nccl "
+                            "initialization failed"),
+    # format: aws/aws-ofi-nccl src/nccl_ofi_net.cpp nccl_net_ofi_query_provider_capabilities
+    ("ofi_plugin_fallback", "node-02:1234:1300 [2] nccl_net_ofi_query_provider_capabilities:651 NCCL WARN NET/OFI EFA "
+                            "provider requires at least libfabric version 1.22.0."),
+    # format: aws/aws-ofi-nccl src/nccl_ofi_net.c nccl_net_ofi_init (before a5c6434c)
+    ("ofi_plugin_fallback", "node-02:1234:1300 [2] NCCL WARN NET/OFI Only EFA provider is supported"),
+    # format: aws/aws-ofi-nccl src/nccl_ofi_net.c get_providers (before b8628aa5), NCCL's older header without a file
+    ("ofi_plugin_fallback", "node-02:1234:1300 [2] NCCL WARN NET/OFI Couldn't find any optimal provider"),
     # format: src/transport/net_ib/p2p.cc ncclIbTest
     ("completion_announced", "node-02:1234:1300 [2] transport/net_ib/p2p.cc:854 NCCL WARN NET/IB: Got CQE with error "
                              "(devIndex=0, req=0x7f3c, comm=0x7f3d (recv), wr_id=0x1, qp_num=77)"),
@@ -116,11 +159,13 @@ def _body(line: str) -> str:
 def test_every_row_has_a_line_here() -> None:
     """A row added to the table without a line here fails: each row gets its positive and near-miss tests."""
     setup = {(r.name, t) for r in nccl_node_warns() if r.reading == "setup" for t in r.texts}
+    platform = {(r.name, t) for r in nccl_node_warns() if r.reading == "platform" for t in r.texts}
     benign = {(r.name, t) for r in nccl_node_warns() if r.reading == "benign" for t in r.texts}
     assert {n for n, _ in setup} == {n for n, _ in SETUP_LINES}
+    assert {n for n, _ in platform} == {n for n, _ in PLATFORM_LINES}
     assert {n for n, _ in benign} == {n for n, _ in BENIGN_LINES}
-    for name, line in SETUP_LINES + BENIGN_LINES:
-        assert any(n == name and t in line for n, t in setup | benign), (name, line)
+    for name, line in SETUP_LINES + PLATFORM_LINES + BENIGN_LINES:
+        assert any(n == name and t in line for n, t in setup | platform | benign), (name, line)
 
 
 def _build_with(monkeypatch: pytest.MonkeyPatch, rows: list[dict[str, Any]]) -> object:
@@ -258,3 +303,183 @@ def test_an_invalid_device_ordinal_is_the_cuda_tables_configuration_reading(make
     """Left to catalog/cuda.yaml (class config): the workload's configuration, software, on that node."""
     got = _verdict(make_bundle, {"app/rank-2.log": f"{ORDINAL}\n{SYSTEM_ERROR}\n"})
     assert got == ("software", "app.exception.cuda_config", ["node-02"])
+
+
+# ------------------------------------------------------------------ the platform's services (IMEX)
+
+
+@pytest.mark.parametrize(("name", "line"), PLATFORM_LINES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(PLATFORM_LINES)])
+def test_a_platform_warn_is_no_setup(name: str, line: str) -> None:
+    d = helpers.one(ERROR, line, "application")
+    assert d.kind == "nccl.error" and d.host == "node-02"
+    helpers.assert_fields(d, {"local_status": name})
+    assert "setup" not in d.fields
+
+
+@pytest.mark.parametrize(("name", "line"), PLATFORM_LINES, ids=[f"{n}-{i}" for i, (n, _) in enumerate(PLATFORM_LINES)])
+def test_imex_refusing_nccls_handles_is_the_nodes_platform(make_bundle: BundleMaker, name: str, line: str) -> None:
+    got = _verdict(make_bundle, {"app/rank-2.log": f"{line}\n{SYSTEM_ERROR}\n"})
+    assert got == ("infrastructure", "node.driver.imex", ["node-02"])
+
+
+def test_an_imex_channel_the_job_was_not_given_is_its_setup_not_the_platform(make_bundle: BundleMaker) -> None:
+    line = dict(SETUP_LINES)["imex_channel_missing"]
+    got = _verdict(make_bundle, {"app/rank-2.log": f"{line}\n{SYSTEM_ERROR}\n"})
+    assert got == ("software", "app.exception.setup", ["node-02"])
+
+
+def test_a_fault_elsewhere_minutes_before_imex_stays_the_root(make_bundle: BundleMaker) -> None:
+    rank2 = f"{TS_INIT}{PLATFORM_LINES[0][1]}\n{TS_INIT}{SYSTEM_ERROR}\n"
+    got = _verdict(make_bundle, {"app/rank-2.log": rank2, "nodes/node-03/kern.log": XID_79})
+    assert got[:2] == ("hardware", "gpu.fallen_off_bus")
+
+
+@pytest.mark.parametrize("line", [
+    # NCCL's INFO line holding the words: nothing failed (synthetic)
+    "node-02:1234:1300 [2] NCCL INFO MNNVL: Check the IMEX configuration (nvidia-imex-ctl -N) if MNNVL is wanted",
+    # a person's words, lower case (synthetic)
+    "if the job hangs at init, check the IMEX configuration on the compute tray",
+], ids=["info", "prose"])
+def test_near_misses_are_no_platform_fault(line: str) -> None:
+    assert not any(d.fields.get("local_status") for d in helpers.scan(ERROR, [line], "application"))
+
+
+# ------------------------------------------------------------------ a net plugin that did not start
+
+# aws-ofi-nccl's own errno line before its summary (format: aws/aws-ofi-nccl src/nccl_ofi_rdma.cpp
+# nccl_net_ofi_rdma_init's `OFI fi_getinfo() call failed: %s`, fi_strerror(FI_ENODATA)); NCCL then goes on with its
+# internal transports (src/plugin/net.cc: `Failed to initialize NET plugin` at INFO).
+OFI_GETINFO = ("node-02:1234:1300 [2] nccl_net_ofi_rdma_init:7308 NCCL WARN NET/OFI OFI fi_getinfo() call failed: No "
+               "data available")
+OFI_SUMMARY = [line for name, line in BENIGN_LINES if name == "ofi_plugin_fallback"]
+
+
+def test_the_plugins_summary_adds_nothing_to_its_errno_line(make_bundle: BundleMaker) -> None:
+    """The errno line is the node's RDMA stack (node-rdma-stack: no EFA device where the job runs); the summaries
+    after it are no second event."""
+    evs = helpers.events([OFI_GETINFO, *OFI_SUMMARY])
+    assert [e.kind for e in evs] == ["nccl.error"] and evs[0].fields.get("errno") == "ENODATA"
+    got = _verdict(make_bundle, {"app/rank-2.log": "\n".join([OFI_GETINFO, *OFI_SUMMARY, SYSTEM_ERROR]) + "\n"})
+    assert got == ("infrastructure", "node.driver.rdma", ["node-02"])
+
+
+@pytest.mark.parametrize("head", [
+    "nccl_net_ofi_rdma_init:7308",  # a C build of the plugin: its function's name
+    # a C++ build (aws-ofi-nccl 1.14 and later): __PRETTY_FUNCTION__, as posted lines show it (`int
+    # cm_req_handle_error_entry(nccl_net_ofi_context_t*, fid_cq*, fi_cq_err_entry*, uint16_t):46 NCCL WARN NET/OFI ...`)
+    "int nccl_net_ofi_rdma_init(const char*, nccl_net_ofi_plugin_t**, bool*, nccl_ofi_topo_t*):7308",
+], ids=["c", "cpp"])
+def test_the_plugins_errno_line_is_the_rdma_stack_whatever_names_its_function(make_bundle: BundleMaker,
+                                                                               head: str) -> None:
+    line = f"node-02:1234:1300 [2] {head} NCCL WARN NET/OFI OFI fi_getinfo() call failed: No data available"
+    (e,) = helpers.events([line])
+    assert (e.fields.get("transport"), e.fields.get("errno")) == ("ofi", "ENODATA")
+    got = _verdict(make_bundle, {"app/rank-2.log": f"{line}\n{SYSTEM_ERROR}\n"})
+    assert got == ("infrastructure", "node.driver.rdma", ["node-02"])
+
+
+# format: NVIDIA/nccl src/init.cc (`Using network %s`): the communicator got a network
+USING_SOCKET = "node-02:1234:1300 [2] NCCL INFO Using network Socket"
+USING_OFI = "node-02:1234:1300 [2] NCCL INFO Using network AWS Libfabric"
+# format: PyTorch's c10d watchdog (ProcessGroupNCCL.cpp), the run's end
+WATCHDOG = ("[rank2]:[E1102 10:40:00.000000 1234 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=5120, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+            "ran for 600012 milliseconds before timing out.")
+
+
+@pytest.mark.parametrize("ready", [USING_SOCKET, USING_OFI], ids=["sockets", "plugin-protocol"])
+def test_the_plugins_errno_line_that_nccl_found_a_network_after_is_no_cause(make_bundle: BundleMaker,
+                                                                          ready: str) -> None:
+    """NCCL went on over its sockets (or the plugin over its other protocol) and the run trained until a collective
+    timed out: the plugin's failure at start-up did not stop it. The same lines without NCCL's word are the RDMA
+    stack's (above)."""
+    rank2 = [OFI_GETINFO, *OFI_SUMMARY, ready, "[2026-11-02 10:30:00] step 1200 loss 2.31", WATCHDOG]
+    got = _verdict(make_bundle, {"app/rank-2.log": "\n".join(rank2) + "\n"})
+    assert got[1] != "node.driver.rdma"
+    assert [e.fields.get("network") for e in helpers.events([ready]) if e.kind == "nccl.net_ready"] == [ready.split(
+        "Using network ")[1]]
+
+
+def test_nccls_network_word_before_the_plugins_failure_does_not_excuse_it(make_bundle: BundleMaker) -> None:
+    """Near miss: a network found for an earlier communicator, then the plugin failing as a later one starts."""
+    rank2 = [USING_SOCKET, OFI_GETINFO, SYSTEM_ERROR]
+    assert _verdict(make_bundle, {"app/rank-2.log": "\n".join(rank2) + "\n"}) == ("infrastructure",
+                                                                                   "node.driver.rdma", ["node-02"])
+
+
+def test_the_plugins_words_are_not_ofi_outside_a_warn() -> None:
+    """Near miss (format: aws-ofi-nccl's NCCL_OFI_INFO): an INFO line of the plugin is no event."""
+    assert helpers.events(["node-02:1234:1300 [2] NCCL INFO NET/OFI Selected provider is efa, fabric is efa (found 4 "
+                           "nics)"]) == []
+
+
+def test_a_plugin_that_did_not_start_in_a_run_that_went_on_is_no_cause(make_bundle: BundleMaker) -> None:
+    """NCCL went on with its sockets and the run trained until another node's GPU fell off the bus."""
+    train = "[2026-11-02 10:30:00] step 1200 loss 2.31"
+    rank2 = "\n".join(f"{TS_EARLY}{ln}" for ln in OFI_SUMMARY) + f"\n{train}\n"
+    xid = "Nov  2 10:40:00 node-03 kernel: NVRM: Xid (PCI:0000:41:00): 79, pid=1234, GPU has fallen off the bus.\n"
+    got = _verdict(make_bundle, {"app/rank-2.log": rank2, "nodes/node-03/kern.log": xid})
+    assert got == ("hardware", "gpu.fallen_off_bus", ["node-03"])
+    assert helpers.events(OFI_SUMMARY) == []
+
+
+# ------------------------------------------------------------------ NCCL's own transports, one after another
+
+# format: src/transport/net_ib/init.cc ncclIbInitDevices, src/transport/net_socket.cc (`NET/Socket : no interface
+# found`), src/plugin/net.cc ncclNetInit: IB fails, sockets next, then none
+IB_NO_IP = "node-02:1234:1300 [2] transport/net_ib/init.cc:307 NCCL WARN NET/IB : No IP interface found."
+SOCKET_NONE = "node-02:1234:1300 [2] transport/net_socket.cc:120 NCCL WARN NET/Socket : no interface found"
+NONE_LEFT = "node-02:1234:1300 [2] plugin/net.cc:349 NCCL WARN Failed to initialize any NET plugin"
+
+
+def test_the_last_transport_that_could_not_start_says_the_setup(make_bundle: BundleMaker) -> None:
+    got = _verdict(make_bundle, {"app/rank-2.log": "\n".join([IB_NO_IP, SOCKET_NONE, NONE_LEFT, SYSTEM_ERROR]) + "\n"})
+    assert got == ("software", "app.exception.setup", ["node-02"])
+    assert [e.fields.get("local_status") for e in helpers.events([IB_NO_IP, SOCKET_NONE, NONE_LEFT])
+            if e.fields.get("setup")] == ["no_interface", "network_not_available"]
+
+
+def test_nccls_ib_transport_that_did_not_start_while_its_sockets_did_is_no_cause(make_bundle: BundleMaker) -> None:
+    """NCCL went on over its sockets (`NET/IB : No device found.` is its INFO line where NCCL_IB_HCA names no HCA of
+    the node: format src/transport/net_ib/init.cc) and the run trained until another node's GPU fell off the bus."""
+    rank2 = [f"{TS_EARLY}{IB_NO_IP}", f"{TS_EARLY}node-02:1234:1300 [2] NCCL INFO NET/IB : No device found.",
+             f"{TS_EARLY}node-02:1234:1300 [2] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.2<0>",
+             "[2026-11-02 10:30:00] step 1200 loss 2.31"]
+    assert [e.kind for e in helpers.events(rank2[:3])] == ["net.address"]  # the socket it uses, no failure
+    xid = "Nov  2 10:40:00 node-03 kernel: NVRM: Xid (PCI:0000:41:00): 79, pid=1234, GPU has fallen off the bus.\n"
+    got = _verdict(make_bundle, {"app/rank-2.log": "\n".join(rank2) + "\n", "nodes/node-03/kern.log": xid})
+    assert got == ("hardware", "gpu.fallen_off_bus", ["node-03"])
+
+
+# ------------------------------------------------------------------ the WARN above PyTorch's `unhandled system error`
+
+# NCCL's WARN names the call and the errno; PyTorch's line after it names only NCCL's result. Each line is its own
+# event on the rank, and the WARN's decides (extract/nccl.py reads its errno: `_where_in_nccl`); no state joins them.
+# format: src/include/checks.h SYSCHECK (`Call to bind failed: %s`) from src/misc/socket.cc ncclSocketListen, a port
+# NCCL_COMM_ID forced that another process holds
+BIND_IN_USE = "node-02:1234:1300 [2] misc/socket.cc:137 NCCL WARN Call to bind failed: Address already in use"
+# format: src/misc/socket.cc socketProgress: the peer's side
+CLOSED_BY_PEER = ("node-02:1234:1300 [2] misc/socket.cc:58 NCCL WARN socketProgress: Connection closed by remote peer "
+                  "10.0.0.3<52042>")
+
+
+def test_the_warns_local_errno_decides_the_system_error_after_it(make_bundle: BundleMaker) -> None:
+    got = _verdict(make_bundle, {"app/rank-2.log": f"{BIND_IN_USE}\n{SYSTEM_ERROR}\n"})
+    assert got == ("software", "app.exception.setup", ["node-02"])
+
+
+def test_a_warn_about_the_peer_above_the_system_error_is_no_setup(make_bundle: BundleMaker) -> None:
+    got = _verdict(make_bundle, {"app/rank-2.log": f"{CLOSED_BY_PEER}\n{SYSTEM_ERROR}\n"})
+    assert got[1] != "app.exception.setup"
+    assert not any(e.fields.get("setup") for e in helpers.events([CLOSED_BY_PEER, SYSTEM_ERROR]))
+
+
+def test_a_fallback_warn_is_understood_not_listed_as_unrecognized(make_bundle: BundleMaker) -> None:
+    lines = [line for _, line in BENIGN_LINES]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": "\n".join([*lines, SYSTEM_ERROR]) + "\n"},
+                                                copy.deepcopy(WORKLOAD))))
+    listed = " ".join(u.first.text for u in v.unrecognized)
+    assert not [line for line in lines if line in listed]
+    # ... while a WARN no row knows is still an event (a symptom), never dropped (format: NCCL's WARN header)
+    assert [e.kind for e in helpers.events(["node-02:1234:1300 [2] misc/foo.cc:1 NCCL WARN something new"])] == [
+        "nccl.error"]

@@ -616,12 +616,15 @@ def libfabric_errnos() -> tuple[str, ...]:
 
 
 class NcclNodeWarn(_Row, frozen=True):
-    """NCCL's words for a node or a job's settings that cannot give it what it needs (`setup`), or for a fallback
-    it takes and goes on from (`benign`), with where NCCL prints them."""
+    """NCCL's words for a node or a job's settings that cannot give it what it needs (`setup`), for the node's
+    platform services under NCCL not working (`platform`), or for a fallback it takes and goes on from (`benign`),
+    with where NCCL prints them."""
 
     name: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]+$")]
-    reading: Literal["setup", "benign"]
-    source: Annotated[str, Meta(pattern=r"^src/\S+\.(?:cc|cu|h) \S")]  # NVIDIA/nccl's file and function
+    reading: Literal["setup", "platform", "benign"]
+    # NVIDIA/nccl's file and function; a net plugin's words (NCCL prints them as its own WARN) name the plugin's
+    # repository first: `aws/aws-ofi-nccl src/nccl_ofi_net.cpp nccl_net_ofi_create_plugin`
+    source: Annotated[str, Meta(pattern=r"^(?:[\w.\-]+/[\w.\-]+ )?src/\S+\.(?:cc|cu|h|c|cpp) \S")]
     texts: Annotated[tuple[Annotated[str, Meta(min_length=8)], ...], Meta(min_length=1)]
     header: bool = False  # read only in a line with NCCL's WARN header
 
@@ -643,6 +646,33 @@ def nccl_node_warns() -> tuple[NcclNodeWarn, ...]:
             if any(t in w or w in t for w in others):
                 raise CatalogTableError(f"{where}: {t!r} meets a local or peer status's words")
             seen.add(t)
+        rows.append(item)
+    return tuple(rows)
+
+
+class UcxStatus(_Row, frozen=True):
+    """One of UCX's status codes (ucs_status_t) by the words ucs_status_string() gives it, and what a start-up call
+    of UCX's that failed with it says of the node (`side`)."""
+
+    name: Annotated[str, Meta(pattern=r"^UCS_ERR_[A-Z_]+$")]
+    code: Annotated[int, Meta(le=-1, ge=-100)]
+    text: Annotated[str, Meta(min_length=5)]
+    side: Literal["setup", "platform", "none"]
+    errno: Annotated[str, Meta(pattern=r"^E[A-Z0-9]+$")] | None = None  # the errno it stands for, where one does
+
+
+@lru_cache(maxsize=1)
+@_kept("transport.yaml")
+def ucx_statuses() -> tuple[UcxStatus, ...]:
+    """catalog/transport.yaml `ucx_statuses`: a code and a text appear once each; a `setup` or `platform` row names
+    its errno (the event carries it, and node-rdma-stack reads the platform's by it)."""
+    name = "transport.yaml"
+    rows: list[UcxStatus] = []
+    for where, item in _rows(name, "ucx_statuses", UcxStatus):
+        if any(r.code == item.code or r.text == item.text for r in rows):
+            raise CatalogTableError(f"{where}: {item.name}'s code or text appears twice")
+        if item.side != "none" and item.errno is None:
+            raise CatalogTableError(f"{where}: a {item.side} status names its errno")
         rows.append(item)
     return tuple(rows)
 

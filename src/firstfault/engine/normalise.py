@@ -271,6 +271,7 @@ def terminal_lines(events: list[Event]) -> list[Event]:
     on from) or was superseded by what came later, and is dropped. A lone line's reading is also weak
     (engine/attribute.py): it is a cause only where no cause read from fuller evidence stands.
     """
+    events = _net_found_after(events)
     last: dict[tuple[str | None, int | None], int] = {}
     for ev in events:
         if ev.fields.get("terminal") is True or not (ev.kind.startswith(_EXIT_REPORTS)
@@ -282,6 +283,33 @@ def terminal_lines(events: list[Event]) -> list[Event]:
     return _storage_sidecars(_waited_out(_answered_headers([
         ev for ev in events if ev.fields.get("terminal") is not True
         or (ev.evidence.line or 0) >= last[(ev.evidence.file, ev.rank)]])))
+
+
+def _net_found_after(events: list[Event]) -> list[Event]:
+    """A net plugin's failure (an `nccl.error` of transport `ofi`: AWS's OFI plugin, `NET/OFI OFI fi_getinfo() call
+    failed: No data available`) that NCCL's word that it found a network follows (an `nccl.net_ready`, `NCCL INFO
+    Using network Socket`, later in the same file, on the same node, of the same rank where both name one) was met
+    while NCCL brought its networks up and went on from: NCCL tried its next transport, or the plugin its next
+    protocol, and the communicator got a network. It is marked `fallback` (node-rdma-stack and app-setup leave it
+    out: a run that went on to train was not stopped by it). The network words themselves are never events of the
+    analysis."""
+    ready: dict[tuple[str | None, str | None], list[tuple[int, int | None]]] = {}
+    for ev in events:
+        if ev.kind == "nccl.net_ready":
+            ready.setdefault((ev.evidence.file, ev.node), []).append((ev.evidence.line or 0, ev.rank))
+    if not ready:
+        return events
+    out: list[Event] = []
+    for ev in events:
+        if ev.kind == "nccl.net_ready":
+            continue
+        if ev.kind == "nccl.error" and ev.fields.get("transport") == "ofi":
+            line = ev.evidence.line or 0
+            if any(at > line and (rank is None or ev.rank is None or rank == ev.rank)
+                   for at, rank in ready.get((ev.evidence.file, ev.node), ())):
+                ev.fields["fallback"] = True
+        out.append(ev)
+    return out
 
 
 def _storage_sidecars(events: list[Event]) -> list[Event]:

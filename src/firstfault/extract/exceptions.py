@@ -48,13 +48,19 @@ from firstfault.extract.nccl import NCCL_ERROR_LITERALS, nccl_owns, split_rank_p
 from firstfault.extract.numerics import numerics
 from firstfault.extract.torchrun import torchrun_entry
 
+# UCX's own log record (`[host:pid:tid] ucp_worker.c:1498 UCX  ERROR uct_iface_open(rc_verbs/mlx5_0:1) failed:
+# Input/output error`): its words are UCX's statuses (catalog/transport.yaml `ucx_statuses`, extract/verbs.py), and a
+# device it names (`rc_verbs/mlx5_0:1`) is no path of a file system.
+_UCX_RECORD: Final = re.compile(r"\bUCX {1,3}(?:ERROR|WARN|DIAG)\b")
+
 
 def _alone_read(body: str) -> tuple[list[Draft], bool]:
     """The drafts of a line read alone, and whether a "nothing" may be shared by the body's digit-zeroed shape: not
     where a container runtime's row (whose words may hold a digit: `enroot-aufs2ovlfs`) took the line from the storage
     reading, since another body of the same shape may not hold those words."""
     drafts = tb.cuda_drafts(body, None)
-    if not drafts and not nccl_owns(body):  # NCCL's `posix_fallocate failed : No space ...` is its own
+    # NCCL's `posix_fallocate failed : No space ...` is its own, UCX's records UCX's
+    if not drafts and not nccl_owns(body) and _UCX_RECORD.search(body) is None:
         one = tb.standalone(body)
         if one is not None and one.kind == "storage.error" and container_owns(body):
             # a container runtime's scratch space on the node (extract/container.py), not the job's storage

@@ -280,7 +280,8 @@ def nccl_error_literals() -> tuple[str, ...]:
     which PyTorch quotes after `Last error:` without them, and NCCL's own names of its transports
     (catalog/platform.yaml), which its reports quoted the same way hold. Kept: built from the catalog's tables
     (themselves kept), and asked again by classify_nccl for every line it reads (20 us a time)."""
-    setup = {w for row in nccl_node_warns() if row.reading == "setup" and not row.header for w in row.texts}
+    setup = {w for row in nccl_node_warns() if row.reading in ("setup", "platform") and not row.header
+             for w in row.texts}
     return tuple(sorted(set(NCCL_ERROR_LITERALS) | set(local_literals("nccl")) | setup | set(nccl_transport_names())))
 
 
@@ -294,7 +295,7 @@ def _node_warn(head: re.Match[str] | None, warn: str | None, body: str) -> NcclN
     hits = [row for row in nccl_node_warns() if any(t in text for t in row.texts)]
     if warn is not None and (benign := next((r for r in hits if r.reading == "benign"), None)) is not None:
         return benign
-    return next((r for r in hits if r.reading == "setup" and (warn is not None or not r.header)), None)
+    return next((r for r in hits if r.reading in ("setup", "platform") and (warn is not None or not r.header)), None)
 
 
 # NCCL's report of a CUDA call failing, in its two spellings: CUDACHECK's `Cuda failure 1 'invalid argument'` and
@@ -383,7 +384,15 @@ def _classify_nccl(body: str) -> dict[str, dict[str, FieldValue]]:
     peer_loss = PEER_LOSS.search(body) is not None and (warn is not None or any(c in body for c in _NCCL_CONTEXT))
     local = local_status("nccl", warn if warn is not None else body)
     local_name = local.name if local is not None else node.name if node is not None else None
-    if local_name is not None:
+    if local is None and node is not None and node.reading == "platform":
+        # A service of the node's platform under NCCL is not working (the IMEX domain of a multi-node NVLink
+        # system): the node's, not the job's set-up (rule node-mnnvl-unavailable reads the status).
+        fields = {"detail": detail, "local_status": node.name}
+        fields.update(_where_in_nccl(head, warn, body))
+        fields.pop("setup", None)
+        fields.pop("limit", None)
+        found["nccl.error"] = fields
+    elif local_name is not None:
         # The node, as the job set it up, has no interface of the name or kind asked, or cannot give NCCL the
         # topology, GPUs or network it needs (`nccl_node_warns`): the job's set-up, whatever result PyTorch wraps
         # it in; also where PyTorch quotes the WARN after `Last error:`.
@@ -717,6 +726,15 @@ def _shm_in(warn: str) -> bool:
     return _SHMS.get(warn, lambda: _SHM.search(warn) is not None)
 
 
+def _benign_warn(body: str) -> bool:
+    """Whether the line is an NCCL WARN whose words are a `benign` row's: understood, no event."""
+    if not any(lit in body for lit in nccl_error_literals()):
+        return False
+    head, warn = _nccl_head(body)
+    row = _node_warn(head, warn, body) if warn is not None else None
+    return row is not None and row.reading == "benign"
+
+
 class NcclErrorExtractor:
     """NCCL WARN lines and PyTorch's NCCL error reports."""
 
@@ -768,6 +786,8 @@ class NcclErrorExtractor:
         if not found:
             if "NET/IB" in body and _IB_ASYNC.search(body):
                 ctx.claimed = True  # a routine adapter event (a GID table change): understood, nothing failed
+            elif _benign_warn(body):
+                ctx.claimed = True  # a fallback NCCL goes on from (catalog/transport.yaml `nccl_node_warns`)
             return
         who = _who(rank, ctx, body)
         last = recent(ctx.state, "ff.nccl.report")
@@ -831,8 +851,38 @@ class NcclAddressExtractor:
                 return
 
 
+# --------------------------------------------------------------------------
+# nccl.net_ready: NCCL found a network for a communicator
+# --------------------------------------------------------------------------
+
+# NCCL's INFO line once a communicator has its network (src/init.cc, since 2.4: `NCCL INFO Using network Socket`,
+# `... Using network IB`, `... Using network AWS Libfabric`): whatever net plugin failed before it, NCCL went on.
+_NET_READY = re.compile(r"\bNCCL INFO Using network (?P<net>\S[^\r\n]{0,80}?)\s*$")
+
+
+class NcclNetReadyExtractor:
+    """NCCL's INFO line that a communicator has its network (engine/normalise.py: a net plugin's failure before it
+    was a fallback; never a cause nor a symptom itself)."""
+
+    name = "nccl.net_ready"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "nccl.net_ready": frozenset({"network"}),
+    }
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+    literals: tuple[str, ...] = ("NCCL INFO Using network ",)
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        rank, body = split_rank_prefix(line)
+        m = _NET_READY.search(body)
+        if m:
+            head, _ = _nccl_head(body)
+            yield _place(Draft("nccl.net_ready", {"network": m.group("net")}, rank=rank), head)
+
+
 EXTRACTORS: tuple[LineExtractor, ...] = (
     C10dTimeoutExtractor(),
     NcclErrorExtractor(),
     NcclAddressExtractor(),
+    NcclNetReadyExtractor(),
 )

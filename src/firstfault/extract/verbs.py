@@ -41,8 +41,10 @@ from firstfault.catalog.tables import (
     CompletionStatus,
     LocalStatus,
     PeerStatus,
+    UcxStatus,
     libfabric_errnos,
     transport_table,
+    ucx_statuses,
 )
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.excclass import errno_limit, setup_errno
@@ -109,6 +111,11 @@ _K_FI_ERRNO = "ff.transport.fi_errno"  # (lineno, the errno's line) of the repor
 _UCX_START_FAILED: Final = ("Failed to create UCP worker", "ucp_worker_create failed",
                             "failed for some reason; your parallel process is", "PML add procs failed")
 _UCX_CONFIRM_LINES: Final = 50
+# UCX's worker opening a transport's interface on a device at start-up and failing with one of its status codes
+# (src/ucp/core/ucp_worker.c: `uct_iface_open(rc_mlx5/mlx5_0:1) failed: Unsupported operation`), read by the status's
+# words (catalog/transport.yaml `ucx_statuses`) and held as UCX's other device reports are.
+_UCX_IFACE_OPEN: Final = re.compile(r"\buct_iface_open\((?P<res>[^()\s]{1,100})\) failed: (?P<why>[^\r\n]{1,100}?)\s*$")
+_UCX_IFACE_WORD: Final = "uct_iface_open("
 _K_UCX_HELD = "ff.transport.ucx_held"  # (lineno, the held draft) of a UCX device's failed verbs call
 # NCCL's own completion report (extract/nccl.py owns it).
 _NCCL_OWNED: Final = "Got completion"
@@ -201,7 +208,7 @@ def verbs_literals() -> tuple[str, ...]:
     # and its abort report's two lines
     return tuple(sorted(words | {"IB Async event on ", "::efa:", "prov_errno", "EFA internal error: (",
                                  "Libfabric error: (", _EFA_ABORT, ", prov_err: ", *_VERBS_CALL_WORDS,
-                                 *_UCX_START_FAILED}))
+                                 *_UCX_START_FAILED, *local_literals("ucx"), _UCX_IFACE_WORD}))
 
 
 @lru_cache(maxsize=8)
@@ -305,6 +312,31 @@ def _ucx_head(body: str, host: str | None) -> tuple[str, str | None, bool]:
     return body[head.end():], host or head.group("host"), True
 
 
+@lru_cache(maxsize=1)
+def _ucx_status_by_text() -> Mapping[str, UcxStatus]:
+    return {row.text: row for row in ucx_statuses()}
+
+
+def _iface_open(body: str, rank: int | None, host: str | None) -> Draft | None:
+    """UCX's worker failing to open a transport's interface with a status of the table's `setup` or `platform` side:
+    the job's settings (memory it may not pin, a parameter it gave) or the node's RDMA stack (a transport, operation
+    or device its driver does not give); any other status names neither."""
+    m = _UCX_IFACE_OPEN.search(body)
+    row = _ucx_status_by_text().get(m.group("why")) if m else None
+    if row is None or row.side == "none" or row.errno is None:
+        return None
+    fields: dict[str, FieldValue] = {"detail": clip(body), "stack": "ucx", "status_name": row.name,
+                                     "errno": row.errno}
+    if row.side == "setup":
+        fields["setup"] = True
+        limit = errno_limit(row.errno)
+        if limit is not None:
+            fields["limit"] = limit  # memory it may not pin: the locked-memory limit
+    else:
+        fields["transport"] = "ucx"  # the node's RDMA stack (node-rdma-stack reads the errno)
+    return Draft("nccl.error", fields, rank=rank, host=host)
+
+
 class VerbsCompletionExtractor:
     """Work-completion errors and adapter events of UCX, ibverbs programs and EFA: nccl.ib_completion_error
     (via verbs), net.link, nccl.error."""
@@ -317,7 +349,7 @@ class VerbsCompletionExtractor:
         }),
         "net.link": frozenset({"detail", "iface", "port", "state", "async_event"}),
         "nccl.error": frozenset({"detail", "async_event", "stack", "status", "status_name", "errno", "setup",
-                                 "limit"}),
+                                 "limit", "local_status", "transport"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
@@ -341,6 +373,20 @@ class VerbsCompletionExtractor:
             held = ctx.state.pop(_K_UCX_HELD, None)
             if isinstance(held, tuple) and ctx.lineno - held[0] <= _UCX_CONFIRM_LINES:
                 yield held[1]
+            return
+        opened = _iface_open(body, p.rank, host) if _UCX_IFACE_WORD in body else None
+        if opened is not None:
+            ctx.claimed = True  # held until the layer above says it could not start
+            ctx.state[_K_UCX_HELD] = (ctx.lineno, opened)
+            return
+        local = local_status("ucx", body) if ucx or _UCX_WORD.search(body) else None
+        if local is not None:
+            # ucp_init() found nothing of what UCX_TLS / UCX_NET_DEVICES asked: held like a device's failed call,
+            # the layer above may go on without UCX
+            ctx.claimed = True
+            ctx.state[_K_UCX_HELD] = (ctx.lineno, Draft(
+                "nccl.error", {"detail": clip(body), "stack": "ucx", "local_status": local.name, "setup": True},
+                rank=p.rank, host=host))
             return
         fields = read_completion(body, ucx)
         if fields is None:
@@ -436,6 +482,9 @@ _UCX_PEER = re.compile(r"\bto (?P<peer>[A-Za-z0-9][\w.\-]*):\d+:")
 _MPICH_RANK = re.compile(r"Communication error with rank (?P<rank>\d+)")
 # PMIx's own head: `[ip-172-31-1-68:27726] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2257`.
 _PMIX_HEAD = re.compile(r"^\[(?P<host>[A-Za-z0-9][\w.\-]*):\d+\]\s")
+# Open MPI's TCP BTL before 2017: `[node2][[25,1],3][btl_tcp_endpoint.c:807:mca_btl_tcp_endpoint_complete_connect]
+# connect() to 10.0.0.3 failed: No route to host (113)`.
+_BTL_TCP_PEER = re.compile(r"\] connect\(\) to (?P<peer>[\w.\-]{1,253}|\[[0-9a-fA-F:.]{2,64}\])(?::\d{1,5})? failed")
 # The blocks whose peer comes on a later line.
 _BLOCKS: Final = frozenset({"ompi", "orte"})
 
@@ -476,6 +525,10 @@ class PeerStatusExtractor:
             m = _MPICH_RANK.search(body)
             if m:
                 fields["peer_rank"] = int(m.group("rank"))
+        elif row.stack == "btl_tcp":
+            m = _BTL_TCP_PEER.search(body)
+            if m:
+                fields["peer"] = m.group("peer")
         elif row.stack == "pmix":
             head = _PMIX_HEAD.match(body)
             host = host or (head.group("host") if head else None)
@@ -518,8 +571,11 @@ _K_LOCAL = "ff.transport.local_block"  # (lineno, status name, stack, label, det
 _K_WRAP = "ff.transport.help_wrap"  # (lineno, ((rest, row), ...), first line) of a sentence a line began
 _K_STACK = "ff.transport.mpich_stack"  # (lineno, call, class, rank, host) of an MPICH error stack's first line
 _K_CONFIRM = "ff.transport.mpich_confirm"  # (lineno, row, detail, rank, host) of an entry waiting for its words
-_LOCAL_STACKS: Final = ("mca", "ompi", "impi", "gloo")  # NCCL's are extract/nccl.py's, MPICH's read in a record
+# NCCL's are extract/nccl.py's, MPICH's read in a record, UCX's held by VerbsCompletionExtractor
+_LOCAL_STACKS: Final = ("mca", "ompi", "impi", "gloo", "hydra")
 _HELP_STACKS: Final = frozenset({"mca", "ompi"})  # the help texts', read sentence by sentence
+# Hydra's proxy tag, which names the node it runs on: `[proxy:0:1@node2] HYDU_create_process (...): ...`.
+_HYDRA_PROXY: Final = re.compile(r"^\[proxy:[\d:]{1,20}@(?P<host>[A-Za-z0-9][\w.\-]{0,253})\]")
 # How far below an error stack's first line its entries (and the words an entry waits for) may be.
 _STACK_LINES: Final = 24
 
@@ -646,7 +702,8 @@ class LocalStatusExtractor:
     name = "transport.local"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "nccl.error": frozenset({"detail", "stack", "local_status", "setup", "errno", "mpi_call", "mpi_class"}),
+        "nccl.error": frozenset({"detail", "stack", "local_status", "setup", "errno", "mpi_call", "mpi_class",
+                                 "names_node"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
@@ -691,8 +748,12 @@ class LocalStatusExtractor:
                 return
         if row is not None:
             ctx.claimed = True
-            yield Draft("nccl.error", {"detail": detail, "stack": row.stack, "local_status": row.name,
-                                       "setup": True}, rank=p.rank, host=p.host)
+            fields: dict[str, FieldValue] = {"detail": detail, "stack": row.stack, "local_status": row.name,
+                                             "setup": True}
+            proxy = _HYDRA_PROXY.match(body) if row.stack == "hydra" else None
+            if proxy is not None:
+                fields["names_node"] = True  # the proxy's node, whichever node's file holds mpiexec's output
+            yield Draft("nccl.error", fields, rank=p.rank, host=proxy.group("host") if proxy else p.host)
             if row.host_label is not None:
                 ctx.state[_K_LOCAL] = (ctx.lineno, row.name, row.stack, row.host_label, detail, p.host)
             return
