@@ -518,6 +518,8 @@ _STOPS = ("SIGTERM", "SIGINT")  # how a launcher stops the survivors: collateral
 
 def _is_exit(e: Event) -> bool:
     if e.kind in ("torch.child_failed", "process.signal"):
+        if e.fields.get("due_to") == "step_teardown":
+            return False  # srun killing the step's survivors after it tore the step down (extract/signals.py)
         # a stop signal the launcher did not send (extract/torchrun.py `unprompted`) came from outside: a first exit
         return str(e.fields.get("signal")) not in _STOPS or e.fields.get("unprompted") is True
     if e.kind == "k8s.pod":

@@ -28,6 +28,13 @@ _SRUN_TASK = re.compile(
     r"error:\s+(?P<host>[A-Za-z0-9][\w.\-]*):\s+tasks?\s+(?P<tasks>\d+(?:\s*[-,]\s*\d+)*):\s+"
     rf"(?P<what>{_STRSIGNAL_ALT})"
 )
+# srun tearing its step down itself (src/srun/ step launch: `_step_signal`, and its --wait / WaitTime timer): `srun:
+# First task exited 30s ago`, `srun: launch/slurm: _step_signal: Terminating StepId=1.0` (older: `srun: Terminating
+# job step 4242.0`); the `task N: Killed` reports after it in the same output are srun killing the survivors, not
+# them failing (real srun -W 5 runs under the lab's Slurm: tests/fixtures/srun-teardown/).
+_SRUN_TEARDOWN = re.compile(r"\bsrun: (?:First task exited \d+s ago|(?:launch/slurm: _step_signal: )?Terminating "
+                            r"(?:StepId=|job step ))")
+_K_TEARDOWN = "ff.srun.teardown"
 # `slurmstepd: error: *** STEP 4242.0 ON node-01 CANCELLED AT 2026-11-02T10:05:00 ***`
 # and `*** JOB 4242 ON node-01 CANCELLED AT ... DUE TO TIME LIMIT ***`.
 # Before Slurm 17.11 the node came last:
@@ -108,10 +115,17 @@ class ProcessSignalExtractor:
         "Exit_status=",
         "] Signal: ",
         "Killed",
+        "First task exited ",
+        "Terminating StepId=",
+        "Terminating job step ",
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
+        if "srun: " in body and _SRUN_TEARDOWN.search(body):
+            ctx.state[_K_TEARDOWN] = True  # the step's later `task N: Killed` reports are srun's own kill
+            ctx.claimed = True
+            return
         draft = self._match(body, ctx.state, ctx.lineno)
         if draft is None:
             return
@@ -141,6 +155,8 @@ class ProcessSignalExtractor:
             sig = signal_of_text(m.group("what")) or "SIGKILL"
             tasks = m.group("tasks")
             draft = Draft("process.signal", {"signal": sig, "by": by_whom(sig, "launcher"), "detail": detail})
+            if state.get(_K_TEARDOWN) and sig in ("SIGKILL", "SIGTERM"):
+                draft.fields["due_to"] = "step_teardown"  # srun ended the step: the survivors' kill
             draft.host = m.group("host")
             if tasks.isdigit():
                 draft.rank = int(tasks)  # srun task id == rank
