@@ -411,6 +411,9 @@ _ACCEL_FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("amdgpu_messages", "amd", "amdgpu"),
     ("hsa_runtime_messages", "amd", "rocr"),
     ("habanalabs_messages", "intel", "habanalabs"),
+    ("i915_messages", "intel", "i915"),
+    ("xe_messages", "intel", "xe"),
+    ("dcgm_errors", "nvidia", "dcgm"),
     ("neuron_statuses", "aws", "neuron"),
 )
 

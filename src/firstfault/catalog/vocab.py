@@ -54,7 +54,7 @@ HostSeverity = Literal["uncorrected", "corrected", "informational"]
 # `link` for the GPU-to-GPU interconnect (AMD's XGMI) and `thermal`.
 AccelClass = Literal["memory", "memory_info", "link", "fallen_off_bus", "firmware", "pcie", "thermal", "app", "other",
                      "informational"]
-AccelVendor = Literal["amd", "intel", "aws"]
+AccelVendor = Literal["amd", "intel", "aws", "nvidia"]
 IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
 
 # The transports' statuses and events (catalog/transport.yaml)

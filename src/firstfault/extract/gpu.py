@@ -475,6 +475,8 @@ def nvrm_message(line: str) -> tuple[NvrmMessage, int] | None:
         start = line.rfind("NVRM", 0, at)
         if start < 0 or _quoted(line, start):
             return None
+        if line.find("Xid", start, at) >= 0:
+            return None  # an Xid line that holds the words (Xid 119's RPC timeout): the Xid's, XidExtractor reads it
         if row.status is not None:
             m = _STATUS.search(line, at + len(row.text))
             if m is None or int(m.group("code"), 16) != row.status:

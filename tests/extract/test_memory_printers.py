@@ -1,0 +1,142 @@
+"""Memory and accelerator faults in the words of the printers other than the NVIDIA driver's Xid line (brief hw42):
+DCGM's failure codes, Intel's GPU drivers, amdgpu's poison, the GSP RPC channel failing without an Xid
+(catalog/accel.yaml, catalog/platform.yaml `nvrm_messages`), and the host's memory errors in the words of rasdaemon,
+the kernel's memory-failure handler and user-space memory testers (catalog/platform.yaml `firmware_memory_events`).
+
+Lines marked with a source file follow that file's format string; lines marked with a thread or write-up are as posted.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from firstfault.collect.scan import Extraction, all_line_extractors
+from firstfault.extract.base import Candidate
+from firstfault.model import Event
+from tests.extract import helpers
+
+
+def feed(lines: list[str], source: str = "kernel") -> list[Event]:
+    return helpers.events(lines, source, file="f.log", node=None if source == "application" else "n1")
+
+
+def claimed(line: str, source: str = "kernel") -> bool:
+    ex = Extraction(all_line_extractors())
+    drafts, ctx = ex.drafts(Candidate(source, "f.log", 1, "n1", None, None, line))
+    return bool(drafts) or (ctx is not None and ctx.claimed)
+
+
+def accel(events: list[Event]) -> list[tuple[str, str, str, str]]:
+    return [(str(e.fields["vendor"]), str(e.fields["driver"]), str(e.fields["accel_class"]), str(e.fields["reason"]))
+            for e in events if e.kind == "gpu.accel_error"]
+
+
+# ---------------------------------------------------------------- DCGM (NVIDIA/DCGM dcgmlib/dcgm_errors.h)
+
+@pytest.mark.parametrize(("line", "cls", "reason"), [
+    # the code's name before DCGM_FR_VOLATILE_DBE_DETECTED_MSG
+    ("nv-hostengine[2211]: DCGM_FR_VOLATILE_DBE_DETECTED: Detected 2 volatile double-bit ECC error(s) in GPU 5.",
+     "memory", "volatile_dbe"),
+    # the message alone, as `dcgmi health -c` prints it in its table
+    ("|                             | Detected 2 volatile double-bit ECC error(s) in GPU 0.  |", "memory", "volatile_dbe"),
+    ("GPU 3 had uncorrectable memory errors and row remapping failed.", "memory", "row_remap_failure"),
+    ("GPU 3 had memory errors and row remappings are pending", "memory", "row_remap_pending"),
+    ("GPU 3 had uncorrectable memory errors and 2 rows were remapped", "memory", "uncorrectable_row_remap"),
+    ("| Warning                   | GPU 1 Found 3 faulty memory elements on GPU 1     |", "memory", "faulty_memory"),
+    ("error: DCGM_FR_ROW_REMAP_FAILURE on GPU 2", "memory", "row_remap_failure"),
+    # corrected errors and the history of retired pages: DCGM says to monitor
+    ("More than 10 single-bit ECC error(s) detected in GPU 0 Volatile SBEs: 12", "memory_info", "volatile_sbe"),
+    ("DCGM_FR_PENDING_PAGE_RETIREMENTS: A pending retired page has been detected in GPU 5.", "memory_info",
+     "pending_retirement"),
+    ("GPU 3's NvLink link 5 is currently down", "link", "nvlink_down"),
+])
+def test_dcgm_failure_codes_and_messages(line: str, cls: str, reason: str) -> None:
+    assert accel(feed([line], "application")) == [("nvidia", "dcgm", cls, reason)]
+
+
+@pytest.mark.parametrize("line", [
+    # near misses: a pending retirement without a DBE is DCGM's monitor advice, not the DBE row; the same words of
+    # another program; the code of a state that is no fault
+    "DCGM_FR_PENDING_PAGE_RETIREMENTS: A pending retired page has been detected in GPU 5.",
+    "More than 10 single-bit ECC error(s) detected in GPU 0 Volatile SBEs: 12",
+])
+def test_dcgm_corrected_counts_are_no_memory_fault(line: str) -> None:
+    assert all(c != "memory" for _v, _d, c, _r in accel(feed([line], "application")))
+
+
+def test_dcgm_words_that_name_no_fault_give_nothing() -> None:
+    # DCGM_FR_ECC_DISABLED_MSG, DCGM_FR_PERSISTENCE_MODE_MSG: no row
+    assert feed(["Skipping test Memory because ECC is not enabled on GPU 0",
+                 "Persistence mode for GPU 0 is disabled."], "application") == []
+
+
+# ---------------------------------------------------------------- Intel's GPU drivers
+
+def test_xe_engine_reset_and_job_timeout() -> None:
+    # drivers/gpu/drm/xe/xe_guc_submit.c, as an xe_exec_reset run posted it
+    evs = feed(["[12725.787350] xe 0000:03:00.0: [drm] GT0: Engine reset: engine_class=rcs, logical_mask: 0x1, guc_id=2",
+                "[12725.787377] xe 0000:03:00.0: [drm] GT0: Timedout job: seqno=4294967169, lrc_seqno=4294967169, "
+                "guc_id=2, flags=0x0 in xe_exec_reset [26019]",
+                "[12725.815980] xe 0000:03:00.0: [drm] Xe device coredump has been created"])
+    assert accel(evs) == [("intel", "xe", "firmware", "engine_reset"), ("intel", "xe", "firmware", "job_timeout")]
+    assert {e.device for e in evs} == {"pci:0000:03:00"}
+
+
+def test_i915_gpu_hang_and_its_companions() -> None:
+    # drivers/gpu/drm/i915/i915_gpu_error.c and gt/intel_reset.c, in the order a posted dmesg holds them
+    evs = feed(["[ 1831.944273] i915 0000:00:02.0: [drm] GPU HANG: ecode 12:1:8ed9fff2, in python3 [6414]",
+                "[ 1831.944340] i915 0000:00:02.0: [drm] Resetting chip for stopped heartbeat on rcs0",
+                "[ 1831.944474] i915 0000:00:02.0: [drm] python3[6414] context reset due to GPU hang"])
+    assert accel(evs) == [("intel", "i915", "firmware", "gpu_hang")]
+
+
+def test_near_miss_intel_companions_alone_are_understood_and_nothing() -> None:
+    line = "[ 1831.944474] i915 0000:00:02.0: [drm] python3[6414] context reset due to GPU hang"
+    assert feed([line]) == [] and claimed(line)
+
+
+def test_a_hang_after_a_memory_error_on_the_device_is_its_consequence() -> None:
+    evs = feed(["amdgpu 0000:03:00.0: amdgpu: 2 uncorrectable hardware errors detected in umc block",
+                "i915 0000:03:00.0: [drm] GPU HANG: ecode 12:1:8ed9fff2, in python3 [6414]"])
+    hang = [e for e in evs if e.fields.get("reason") == "gpu_hang"]
+    assert hang and hang[0].fields.get("cause_class") == "memory"
+
+
+# ---------------------------------------------------------------- amdgpu's poison
+
+def test_amdgpu_poison_created_is_a_memory_info_not_a_fault() -> None:
+    # drivers/gpu/drm/amd/amdgpu/amdgpu_ras.c, the poison creation handler
+    assert accel(feed(["amdgpu 0000:03:00.0: amdgpu: Poison is created, no user action is needed."])) == [
+        ("amd", "amdgpu", "memory_info", "ras_poison_created")]
+
+
+# ---------------------------------------------------------------- the GSP RPC channel without an Xid
+
+def test_rpc_send_failed_is_the_gsp_not_answering() -> None:
+    evs = feed(["NVRM: GPU0 _issueRpcAndWait: rpcSendMessage failed with status 0x00000065 for fn 76 sequence 12!"])
+    assert [(e.kind, e.fields["reason"]) for e in evs] == [("gpu.reset_required", "firmware_hung")]
+
+
+def test_rpc_send_failed_with_gpu_is_lost_is_the_gpu_off_the_bus() -> None:
+    # a public GPU crash write-up's journal: the teardown's RPCs after Xid 79 (status 0x0f: NV_ERR_GPU_IS_LOST)
+    evs = feed(["Oct  6 04:30:32 medusa5 kernel: NVRM: GPU0 _issueRpcAndWait: rpcSendMessage failed with status "
+                "0x0000000f for fn 10 sequence 24013!"])
+    assert [(e.kind, e.fields["error"]) for e in evs] == [("gpu.nvml_error", "lost")]
+
+
+def test_near_miss_an_xid_119_line_is_the_xids_not_a_second_event() -> None:
+    # an NHC health log's line (Xid 119 holds the RPC timeout's words)
+    evs = feed(["[ 3606.832215] NVRM: Xid (PCI:0002:00:00): 119, pid=67769, name=nvidia-smi, Timeout waiting for RPC "
+                "from GSP1! Expected function 76 (GSP_RM_CONTROL) (0x2080014b 0x5)."])
+    assert [e.kind for e in evs] == ["gpu.xid"]
+
+
+@pytest.mark.parametrize("line", [
+    # the dump after a failure, and the notes of a healthy boot: understood, and nothing
+    "NVRM: GPU0 RPC history (CPU -> GSP):",
+    "NVRM: GPU0 RPC event history (CPU <- GSP):",
+    "NVRM: Rate limiting GSP RPC error prints for GPU at PCI:0000:01:00 (printing 1 of every 30).",
+    "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  595.71.05  Release Build  (dvs-builder@U22)",
+])
+def test_near_miss_gsp_lines_without_a_failure(line: str) -> None:
+    assert feed([line]) == [] and claimed(line)
