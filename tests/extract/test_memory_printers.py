@@ -38,7 +38,7 @@ def accel(events: list[Event]) -> list[tuple[str, str, str, str]]:
     ("nv-hostengine[2211]: DCGM_FR_VOLATILE_DBE_DETECTED: Detected 2 volatile double-bit ECC error(s) in GPU 5.",
      "memory", "volatile_dbe"),
     # the message alone, as `dcgmi health -c` prints it in its table
-    ("|                             | Detected 2 volatile double-bit ECC error(s) in GPU 0.  |", "memory", "volatile_dbe"),
+    ("|                     | Detected 2 volatile double-bit ECC error(s) in GPU 0.  |", "memory", "volatile_dbe"),
     ("GPU 3 had uncorrectable memory errors and row remapping failed.", "memory", "row_remap_failure"),
     ("GPU 3 had memory errors and row remappings are pending", "memory", "row_remap_pending"),
     ("GPU 3 had uncorrectable memory errors and 2 rows were remapped", "memory", "uncorrectable_row_remap"),
@@ -74,7 +74,8 @@ def test_dcgm_words_that_name_no_fault_give_nothing() -> None:
 
 def test_xe_engine_reset_and_job_timeout() -> None:
     # drivers/gpu/drm/xe/xe_guc_submit.c, as an xe_exec_reset run posted it
-    evs = feed(["[12725.787350] xe 0000:03:00.0: [drm] GT0: Engine reset: engine_class=rcs, logical_mask: 0x1, guc_id=2",
+    evs = feed(["[12725.787350] xe 0000:03:00.0: [drm] GT0: Engine reset: engine_class=rcs, logical_mask: 0x1, "
+                "guc_id=2",
                 "[12725.787377] xe 0000:03:00.0: [drm] GT0: Timedout job: seqno=4294967169, lrc_seqno=4294967169, "
                 "guc_id=2, flags=0x0 in xe_exec_reset [26019]",
                 "[12725.815980] xe 0000:03:00.0: [drm] Xe device coredump has been created"])
