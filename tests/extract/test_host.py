@@ -450,8 +450,9 @@ def test_extractor_declarations() -> None:
     assert names == {"net.link", "pcie.aer", "host.oom_kill", "storage.error", "kernel.hung_task", "host.mce",
                      "kernel.panic", "sched.node_down", "host.user_fault", "pcie.bmc"}
     for e in host.EXTRACTORS:
-        # slurmctld / PBS node messages are also pasted into application logs; a FUSE daemon's own log is one
-        wide = {"sched.node_down", "storage.error"}
+        # slurmctld / PBS node messages are also pasted into application logs; a FUSE daemon's own log is one; a
+        # process's SIGBUS for poisoned memory and a memory tester's report are in its own output
+        wide = {"sched.node_down", "storage.error", "host.mce"}
         want = {"kernel", "syslog", "application"} if e.name in wide else {"kernel", "syslog"}
         assert e.sources == frozenset(want)
         for w in e.literals:

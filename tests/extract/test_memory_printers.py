@@ -141,3 +141,83 @@ def test_near_miss_an_xid_119_line_is_the_xids_not_a_second_event() -> None:
 ])
 def test_near_miss_gsp_lines_without_a_failure(line: str) -> None:
     assert feed([line]) == [] and claimed(line)
+
+
+# ---------------------------------------------------------------- the host's memory (catalog/platform.yaml
+# `memory_error_words`)
+
+def mce(events: list[Event]) -> list[tuple[str, str | None]]:
+    return [(str(e.fields["severity"]), e.fields.get("source")) for e in events  # type: ignore[misc]
+            if e.kind == "host.mce"]
+
+
+@pytest.mark.parametrize(("line", "severity", "source"), [
+    # ipmitool sel elist's rows (IPMI memory sensor offsets 01h and 05h)
+    ("   1 | 05/14/2023 | 10:00:00 | Memory #0x87 | Uncorrectable ECC | Asserted", "uncorrected", "bmc"),
+    ("   2 | 05/14/2023 | 10:00:00 | Memory #0x87 | Correctable ECC logging limit reached | Asserted",
+     "corrected", "bmc"),
+    # rasdaemon's log of the mc_event trace event (mchehab/rasdaemon ras-mc-handler.c's format)
+    ("rasdaemon[812]:            <...>-1234  [012]  0.000000: mc_event: 2024-01-02 03:04:05 +0000 1 Uncorrected "
+     "error: memory read error on CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (mc: 0 location: 0:1:0 address: 0x1234 grain: 32)",
+     "uncorrected", "rasdaemon"),
+    ("rasdaemon[812]:            <...>-1234  [012]  0.000000: mc_event: 2024-01-02 03:04:05 +0000 4 Corrected "
+     "errors: memory read error on CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (mc: 0 location: 0:1:0)", "corrected", "rasdaemon"),
+    # ras-mc-ctl --errors and --summary (util/ras-mc-ctl.in)
+    ("1 2024-01-02 03:04:05 +0000 1 Uncorrected error(s): memory read error at CPU_SrcID#0_MC#0_Chan#1_DIMM#0 "
+     "location: 0:1:0:-1, addr 0x1234, grain 32, syndrome 0", "uncorrected", "rasdaemon"),
+    ("\tUncorrected on DIMM Label(s): 'CPU_SrcID#0_MC#0_Chan#1_DIMM#0' location: 0:1:0:-1 errors: 1",
+     "uncorrected", "rasdaemon"),
+    ("\tCorrected on DIMM Label(s): 'CPU_SrcID#0_MC#0_Chan#1_DIMM#0' location: 0:1:0:-1 errors: 12",
+     "corrected", "rasdaemon"),
+    # the kernel's memory-failure handler, as a posted dmesg holds it (a landscape-sysinfo process killed for it)
+    ("[352317.358250] Memory failure: 0x8c53ae: Sending SIGBUS to landscape-sysin:8540 due to hardware memory "
+     "corruption", "uncorrected", "memory_failure"),
+    ("[352317.358572] Memory failure: 0x8c53ae: recovery action for dirty LRU page: Recovered", "uncorrected",
+     "memory_failure"),
+    # arch/x86/kernel/cpu/mce/core.c kill_me_maybe, as a posted dmesg holds it
+    ("[197426.771495] MCE: Killing a.out:299207 due to hardware memory corruption fault at 7fea7092d000",
+     "uncorrected", "memory_failure"),
+])
+def test_host_memory_errors_in_each_printers_words(line: str, severity: str, source: str) -> None:
+    assert mce(feed([line])) == [(severity, source)]
+
+
+@pytest.mark.parametrize(("line", "source"), [
+    # the JVM's hs_err siginfo for a SIGBUS of poisoned memory
+    ("siginfo: si_signo: 7 (SIGBUS), si_code: 4 (BUS_MCEERR_AR), si_addr: 0x00007f2b1c000000", "sigbus"),
+    # memtester's tests.c (compare_regions, test_stuck_address)
+    ("FAILURE: 0x00000000 != 0x00000800 at offset 0x00004ab0.", "memtester"),
+    ("  Stuck Address       : testing   0FAILURE: possible bad address line at offset 0x00001234.", "memtester"),
+])
+def test_a_process_sees_the_hosts_bad_memory(line: str, source: str) -> None:
+    assert mce(feed([line], "application")) == [("uncorrected", source)]
+
+
+@pytest.mark.parametrize("line", [
+    # a bus error that names no hardware cause is the program's own crash, not the memory's
+    "Bus error (core dumped)",
+    "siginfo: si_signo: 7 (SIGBUS), si_code: 2 (BUS_ADRERR), si_addr: 0x00007f2b1c000000",
+    # the kernel's and the BMC's words are not read in a process's own output
+    "   1 | 05/14/2023 | 10:00:00 | Memory #0x87 | Uncorrectable ECC | Asserted",
+    # a test's own words of success, and a FAILURE that is no memtester comparison
+    "  Compare XOR         : ok",
+    "FAILURE: could not allocate memory",
+])
+def test_near_miss_no_host_memory_error_in_a_process_output(line: str) -> None:
+    assert mce(feed([line], "application")) == []
+
+
+def test_near_miss_a_deasserted_sel_event_and_a_rasdaemon_notice() -> None:
+    assert mce(feed(["   3 | 05/14/2023 | 10:00:00 | Memory #0x87 | Uncorrectable ECC | Deasserted",
+                     "rasdaemon[812]: ras:mc_event event enabled"])) == []
+
+
+def test_near_miss_the_handlers_lines_for_a_page_a_test_poisoned() -> None:
+    # a posted note on memory-failure injection (mm/hwpoison-inject.c): the injection, then the handler's line
+    lines = ["[ 7165.324423] Injecting memory failure at pfn 0x17bcde",
+             "[ 7165.324824] Memory failure: 0x17bcde: recovery action for dirty LRU page: Recovered"]
+    assert mce(feed(lines)) == []
+    # and a real one later in the same log is read again
+    assert mce(feed([*lines, *[f"[ 7166.0000{i}] usb 1-1: new high-speed USB device" for i in range(6)],
+                     "[ 7200.324824] Memory failure: 0x2bcde: recovery action for dirty LRU page: Recovered"])) == [
+        ("uncorrected", "memory_failure")]

@@ -37,6 +37,7 @@ from firstfault.catalog.vocab import (
     ExceptionFamily,
     ExitMeans,
     HostSeverity,
+    MemoryErrorSource,
     IbWcClass,
     IpmiSeverity,
     LocalStack,
@@ -668,16 +669,26 @@ def cper_severities() -> Mapping[str, HostSeverity]:
                                                                            CperSeverity)})
 
 
-class FirmwareMemoryEvent(_Row, frozen=True):
-    text: Annotated[str, Meta(min_length=5)]  # the words of a BMC's or firmware's event log for a memory error
+class MemoryErrorWords(_Row, frozen=True):
+    """A printer's words for a host memory error and the host.mce severity they stand for (catalog/platform.yaml
+    `memory_error_words`)."""
+
+    text: Annotated[str, Meta(min_length=5)]  # the anchor: a prefilter literal, case as printed
     severity: HostSeverity
+    source: MemoryErrorSource  # who printed it: host.mce's `source`
+    printed_by: Annotated[str, Meta(min_length=8)]  # the program's source file or the document that lists the words
+    after: str | None = None  # a word that must stand before `text` on the line (the printer's tag)
+    also: tuple[Text, ...] = ()  # words the line must hold as well
+    # the words reach a process's own output too (a signal's siginfo, a memory tester's report): read in
+    # application lines, where the kernel's and the firmware's words are not
+    application: bool = False
 
 @lru_cache(maxsize=1)
 @_kept("platform.yaml")
-def firmware_memory_events() -> tuple[FirmwareMemoryEvent, ...]:
-    """A server event log's memory-error words -> host.mce's severity, longest first (catalog/platform.yaml)."""
-    rows = [item for _, item in _rows("platform.yaml", "firmware_memory_events", FirmwareMemoryEvent)]
-    return tuple(sorted(rows, key=lambda r: (-len(r.text), r.text)))
+def memory_error_words() -> tuple[MemoryErrorWords, ...]:
+    """Host memory-error words -> host.mce's severity and source, longest first (catalog/platform.yaml)."""
+    rows = [item for _, item in _rows("platform.yaml", "memory_error_words", MemoryErrorWords)]
+    return tuple(sorted(rows, key=lambda r: (-len(r.text), r.text, r.after or "")))
 
 
 class IpmiBusEvent(_Row, frozen=True):

@@ -15,8 +15,8 @@ from firstfault.catalog.tables import (
     StorageWord,
     cper_severities,
     driver_libraries,
-    firmware_memory_events,
     ipmi_bus_events,
+    memory_error_words,
     storage_tables,
     storage_waits,
 )
@@ -491,17 +491,30 @@ _GHES_LINES: Final = 60  # how far a record's lines reach below its severity
 _K_GHES = "host.ghes"  # record number (or None) -> line of its severity
 
 
-def _firmware_memory(line: str) -> tuple[int, str] | None:
-    """Where a server event log's memory-error words stand on the line, and the severity they say
-    (catalog/platform.yaml `firmware_memory_events`): the BMC's SEL (`Memory #0x87 | Uncorrectable ECC |
-    Asserted`), HPE's IML (`Uncorrectable Memory Error (Processor 2, DIMM 3)`). A deasserted event is the error
-    going away; NVRM's words are a GPU's ECC (extract/gpu.py)."""
+_K_INJECTED = "host.mf_injected"  # lineno of a test's own `Injecting memory failure`
+_INJECTED_LINES: Final = 5  # how far the handler's lines of an injected page reach below the injection
+
+
+def _memory_words(line: str, application: bool) -> tuple[int, int, str, str] | None:
+    """Where a printer's memory-error words stand on the line (the printer's tag where its row names one, and the
+    words), the severity they say and who printed them (catalog/platform.yaml `memory_error_words`): the BMC's SEL
+    (`Memory #0x87 | Uncorrectable ECC | Asserted`), HPE's IML, rasdaemon and ras-mc-ctl, the kernel's memory-failure
+    handler, a process's SIGBUS for it, memtester. In a process's own output only the rows marked `application`. A
+    deasserted event is the error going away; NVRM's words are a GPU's ECC (extract/gpu.py)."""
     if "Deassert" in line or "NVRM" in line:
         return None
-    for ev in firmware_memory_events():
-        at = line.find(ev.text)
-        if at >= 0:
-            return at, ev.severity
+    for row in memory_error_words():
+        if application and not row.application:
+            continue
+        at = line.find(row.text)
+        if at < 0 or any(w not in line for w in row.also):
+            continue
+        start = at
+        if row.after is not None:
+            start = line.rfind(row.after, 0, at)
+            if start < 0:
+                continue
+        return start, at, row.severity, row.source
     return None
 
 
@@ -513,14 +526,27 @@ class MceExtractor:
     emits: Mapping[str, frozenset[str]] = {
         "host.mce": frozenset({"detail", "severity", "source", "cper_severity"}),
     }
-    sources: frozenset[str] = _KERNEL
+    # a process's own output for the words of its SIGBUS and of a memory tester (`application` rows)
+    sources: frozenset[str] = _KERNEL | {"application"}
     def __init__(self) -> None:
-        # the server event log's memory-error words are catalog/platform.yaml's (`firmware_memory_events`)
+        # the printers' memory-error words are catalog/platform.yaml's (`memory_error_words`)
         self.literals: tuple[str, ...] = ("Machine check events", "Machine Check", "Fatal machine check", "EDAC ",
-                                          "[Hardware Error]: ", "Processor context corrupt",
-                                          *(e.text for e in firmware_memory_events()))
+                                          "[Hardware Error]: ", "Processor context corrupt", "Injecting memory failure",
+                                          *dict.fromkeys(e.text for e in memory_error_words()))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        if ctx.source not in _KERNEL:
+            if (words := _memory_words(line, application=True)) is not None:
+                start, _at, severity, source = words
+                yield Draft(kind="host.mce", fields={"severity": severity, "source": source,
+                                                     "detail": _clip(line[start:])})
+            return
+        if "Injecting memory failure" in line:
+            # a test poisoning a page on purpose (mm/hwpoison-inject.c, madvise(MADV_HWPOISON)): the handler's lines
+            # for it are the test's, not the hardware's
+            ctx.state[_K_INJECTED] = ctx.lineno
+            ctx.claimed = True
+            return
         if "[Hardware Error]: " in line:
             ghes = _GHES.search(line)
             if ghes is not None and self._ghes(ghes, ctx):
@@ -544,8 +570,14 @@ class MceExtractor:
             severity, at = "corrected", m.start()
         elif (m := _EDAC.search(line)) is not None:
             severity, at = ("uncorrected" if m.group("kind") == "UE" else "corrected"), m.start()
-        elif (fw := _firmware_memory(line)) is not None:
-            at, severity = fw
+        elif (words := _memory_words(line, application=False)) is not None:
+            at, _text_at, severity, source = words
+            injected = ctx.state.get(_K_INJECTED)
+            if source == "memory_failure" and isinstance(injected, int) and 0 <= ctx.lineno - injected <= _INJECTED_LINES:
+                ctx.claimed = True  # the handler's lines for a page a test poisoned
+                return
+            yield Draft(kind="host.mce", fields={"severity": severity, "source": source, "detail": _clip(line[at:])})
+            return
         else:
             return
         start = line.find("mce:")
