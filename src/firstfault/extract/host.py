@@ -537,9 +537,8 @@ class MceExtractor:
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         if ctx.source not in _KERNEL:
             if (words := _memory_words(line, application=True)) is not None:
-                start, _at, severity, source = words
-                yield Draft(kind="host.mce", fields={"severity": severity, "source": source,
-                                                     "detail": _clip(line[start:])})
+                yield Draft(kind="host.mce", fields={"severity": words[2], "source": words[3],
+                                                     "detail": _clip(line[words[0]:])})
             return
         if "Injecting memory failure" in line:
             # a test poisoning a page on purpose (mm/hwpoison-inject.c, madvise(MADV_HWPOISON)): the handler's lines
@@ -573,7 +572,8 @@ class MceExtractor:
         elif (words := _memory_words(line, application=False)) is not None:
             at, _text_at, severity, source = words
             injected = ctx.state.get(_K_INJECTED)
-            if source == "memory_failure" and isinstance(injected, int) and 0 <= ctx.lineno - injected <= _INJECTED_LINES:
+            if (source == "memory_failure" and isinstance(injected, int)
+                    and 0 <= ctx.lineno - injected <= _INJECTED_LINES):
                 ctx.claimed = True  # the handler's lines for a page a test poisoned
                 return
             yield Draft(kind="host.mce", fields={"severity": severity, "source": source, "detail": _clip(line[at:])})
