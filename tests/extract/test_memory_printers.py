@@ -221,3 +221,112 @@ def test_near_miss_the_handlers_lines_for_a_page_a_test_poisoned() -> None:
     assert mce(feed([*lines, *[f"[ 7166.0000{i}] usb 1-1: new high-speed USB device" for i in range(6)],
                      "[ 7200.324824] Memory failure: 0x2bcde: recovery action for dirty LRU page: Recovered"])) == [
         ("uncorrected", "memory_failure")]
+
+
+# ---------------------------------------------------------------- nvidia-smi -q's memory sections
+# (catalog/accel.yaml `nvidia_smi_query`; the layout of nvidia-smi(1)'s -q output)
+
+# A100: a remap pending for correctable errors alone (the counts as a public write-up on Xid 63 posted them)
+SMI_A100_CE_PENDING = """GPU 00000000:07:00.0
+    ECC Errors
+        Volatile
+            SRAM Correctable              : 0
+            SRAM Uncorrectable            : 0
+            DRAM Correctable              : 177
+            DRAM Uncorrectable            : 0
+        Aggregate
+            SRAM Correctable              : 0
+            SRAM Uncorrectable            : 0
+            DRAM Correctable              : 177
+            DRAM Uncorrectable            : 0
+    Retired Pages
+        Single Bit ECC                    : N/A
+        Double Bit ECC                    : N/A
+        Pending Page Blacklist            : N/A
+    Remapped Rows
+        Correctable Error                 : 1
+        Uncorrectable Error               : 0
+        Pending                           : Yes
+        Remapping Failure Occurred        : No
+        Bank Remap Availability Histogram
+            Max                           : 639 bank(s)""".splitlines()
+
+# H100: uncorrectable errors since the driver loaded, a remap pending for them, and a remap that failed
+SMI_H100_UE = """GPU 00000000:0F:00.0
+    ECC Mode
+        Current                           : Enabled
+        Pending                           : Enabled
+    ECC Errors
+        Volatile
+            SRAM Correctable              : 0
+            SRAM Uncorrectable Parity     : 0
+            SRAM Uncorrectable SEC-DED    : 0
+            DRAM Correctable              : 0
+            DRAM Uncorrectable            : 3
+    Remapped Rows
+        Correctable Error                 : 0
+        Uncorrectable Error               : 1
+        Pending                           : Yes
+        Remapping Failure Occurred        : Yes""".splitlines()
+
+# V100 (before Ampere): the bit kinds under each scope, the double-bit total since the driver loaded
+SMI_V100_DBE = """GPU 00000000:3B:00.0
+    ECC Errors
+        Volatile
+            Single Bit
+                Device Memory             : 4
+                Total                     : 4
+            Double Bit
+                Device Memory             : 2
+                Total                     : 2
+        Aggregate
+            Single Bit
+                Total                     : 9
+            Double Bit
+                Total                     : 2
+    Retired Pages
+        Single Bit ECC                    : 1
+        Double Bit ECC                    : 1
+        Pending Page Blacklist            : Yes""".splitlines()
+
+
+def smi(events: list[Event]) -> list[tuple[str, str, str | None]]:
+    return [(str(e.fields["accel_class"]), str(e.fields["reason"]), e.device) for e in events
+            if e.kind == "gpu.accel_error" and e.fields.get("driver") == "nvidia-smi"]
+
+
+def test_smi_query_uncorrectable_errors_and_failed_remap_are_memory_faults() -> None:
+    assert smi(feed(SMI_H100_UE, "application")) == [
+        ("memory", "volatile_uncorrectable", "pci:0000:0f:00"),
+        ("memory_info", "rows_remapped", "pci:0000:0f:00"),
+        ("memory", "row_remap_pending", "pci:0000:0f:00"),
+        ("memory", "row_remap_failure", "pci:0000:0f:00")]
+
+
+def test_smi_query_the_double_bit_total_of_a_gpu_before_ampere() -> None:
+    assert smi(feed(SMI_V100_DBE, "application")) == [
+        ("memory", "volatile_uncorrectable", "pci:0000:3b:00"),
+        ("memory_info", "aggregate_uncorrectable", "pci:0000:3b:00"),
+        ("memory_info", "pending_retirement", "pci:0000:3b:00")]
+
+
+def test_near_miss_a_remap_pending_for_correctable_errors_and_corrected_counts_are_no_fault() -> None:
+    # DRAM Correctable 177 and a remap pending with no uncorrectable error: memory_info, no cause
+    assert smi(feed(SMI_A100_CE_PENDING, "application")) == [("memory_info", "row_remap_pending", "pci:0000:07:00")]
+
+
+def test_near_miss_the_same_keys_outside_the_memory_sections() -> None:
+    # ECC Mode's and MIG Mode's `Pending`, FB Memory Usage's `Total`: not the memory sections' keys
+    lines = ["GPU 00000000:07:00.0", "    FB Memory Usage", "        Total                     : 81920 MiB",
+             "    ECC Mode", "        Current                   : Enabled", "        Pending                   : Yes",
+             "    MIG Mode", "        Pending                   : Yes"]
+    assert smi(feed(lines, "application")) == []
+    # a section's lines reach a few lines below its header, not the whole dump after it
+    far = [*SMI_H100_UE[:14], *["        Foo                       : 1"] * 10, "        Pending          : Yes"]
+    assert SMI_H100_UE[11].strip() == "Remapped Rows"
+    assert [r for _c, r, _d in smi(feed(far, "application"))] == ["volatile_uncorrectable", "rows_remapped"]
+
+
+def test_smi_query_the_next_gpus_header_ends_the_last_gpus_sections() -> None:
+    lines = [*SMI_H100_UE[:12], "GPU 00000000:10:00.0", "        Pending                           : Yes"]
+    assert smi(feed(lines, "application")) == [("memory", "volatile_uncorrectable", "pci:0000:0f:00")]

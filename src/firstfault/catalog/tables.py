@@ -400,6 +400,35 @@ class AccelBlock(_Row, frozen=True):
     accel_class: AccelClass = records.field(name="class")
 
 
+class SmiQueryRow(_Row, frozen=True):
+    """A `key : value` line of nvidia-smi -q's memory sections and the Xid-like class it stands for
+    (catalog/accel.yaml `nvidia_smi_query`)."""
+
+    section: Literal["ECC Errors", "Retired Pages", "Remapped Rows"]
+    key: Annotated[str, Meta(min_length=4)]  # the line's key, or the start of it
+    when: Literal["yes", "nonzero"]
+    accel_class: AccelClass = records.field(name="class")
+    reason: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]
+    printed_by: Annotated[str, Meta(min_length=8)]
+    scope: Literal["Volatile", "Aggregate"] | None = None
+    bits: Literal["Single Bit", "Double Bit"] | None = None
+    unless_zero: str | None = None  # a key of the same block: where its count is 0, the row is `else_class`
+    else_class: AccelClass | None = None
+
+    def __post_init__(self) -> None:
+        if (self.unless_zero is None) != (self.else_class is None):
+            raise ValueError("`unless_zero` and `else_class` go together")
+        if (self.scope is not None or self.bits is not None) and self.section != "ECC Errors":
+            raise ValueError("`scope` and `bits` narrow an `ECC Errors` row only")
+
+
+@lru_cache(maxsize=1)
+@_kept("accel.yaml")
+def nvidia_smi_query() -> tuple[SmiQueryRow, ...]:
+    """nvidia-smi -q's memory-section rows, in the file's order (catalog/accel.yaml `nvidia_smi_query`)."""
+    return tuple(item for _, item in _rows("accel.yaml", "nvidia_smi_query", SmiQueryRow))
+
+
 class AccelTable(NamedTuple):
     """catalog/accel.yaml: one table per vendor family, each with its vendor and the driver it names."""
 

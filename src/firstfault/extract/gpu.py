@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import (
@@ -16,6 +17,7 @@ from firstfault.catalog.tables import (
     NvrmMessage,
     accel_table,
     nvidia_smi_field_errors,
+    nvidia_smi_query,
     nvml_anchors,
     nvml_device_anchors,
     nvml_quote_anchors,
@@ -676,6 +678,117 @@ def _accel_cause(fields: dict[str, FieldValue], follows: bool, pci: str | None, 
 
 
 # --------------------------------------------------------------------------
+# nvidia-smi -q's memory sections (catalog/accel.yaml `nvidia_smi_query`)
+# --------------------------------------------------------------------------
+
+_SMI_SECTIONS: Final = ("ECC Errors", "Retired Pages", "Remapped Rows")
+_SMI_SCOPES: Final = ("Volatile", "Aggregate")
+_SMI_BITS: Final = ("Single Bit", "Double Bit")
+# how far a section's lines reach below its header: the old ECC Errors block (Volatile and Aggregate, each with its
+# Single Bit and Double Bit lists of memories) is the longest
+_SMI_REACH: Final = {"ECC Errors": 40, "Retired Pages": 8, "Remapped Rows": 8}
+_SMI_GPU = re.compile(r"^GPU (?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])$")
+_K_SMI = "gpu.smi"  # the headers seen in the stream: name -> lineno; "gpu" -> (lineno, pci)
+_K_SMI_VALS = "gpu.smi.vals"  # (section's lineno, {key: value}) of the block being read
+_K_SMI_SEEN = "gpu.smi.seen"  # (reason, class, pci) reported in the stream
+
+
+def _smi_latest(heads: dict[str, object], names: tuple[str, ...], after: int) -> tuple[str, int] | None:
+    """The header of `names` seen last in the stream, if it came after line `after`."""
+    best: tuple[str, int] | None = None
+    for n in names:
+        at = heads.get(n)
+        if isinstance(at, int) and at > after and (best is None or at > best[1]):
+            best = (n, at)
+    return best
+
+
+class SmiQueryExtractor:
+    """nvidia-smi -q's memory sections read as one record per GPU: `Remapping Failure Occurred : Yes`, a remap
+    `Pending : Yes` for uncorrectable errors, uncorrectable ECC counts since the driver loaded (`DRAM Uncorrectable`
+    under `Volatile`) are the GPU's memory failing; the lifetime counts, corrected counts and pages pending retirement
+    are `memory_info`. A `key : value` line counts under the section, scope and bit-kind headers seen last above it in
+    the stream (its lines reach a few lines below the section's header, and no further than the next `GPU ...` line:
+    the lines reach an extractor without their indentation), the rows catalog/accel.yaml's `nvidia_smi_query`; a GPU
+    is reported once per stream and reason."""
+
+    name = "gpu.smi_query"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.accel_error": frozenset({"accel_class", "detail", "driver", "mnemonic", "pci", "reason", "vendor"}),
+    }
+    sources: frozenset[str] = frozenset({"kernel", "syslog", "application"})
+    literals: tuple[str, ...] = (*_SMI_SECTIONS, *_SMI_SCOPES, *_SMI_BITS, "GPU 0000",
+                                 *dict.fromkeys(r.key for r in nvidia_smi_query()))
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        heads = ctx.state.get(_K_SMI)
+        if not isinstance(heads, dict):
+            heads = {}
+            ctx.state[_K_SMI] = heads
+        stripped = line.strip()
+        # the headers and a section's lines are claimed: a claimed line is read in full, never counted by the fold
+        # as a copy of an earlier one (collect/fold.py), so the headers this reading rests on are always seen
+        if stripped in _SMI_SECTIONS or stripped in _SMI_SCOPES or stripped in _SMI_BITS:
+            heads[stripped] = ctx.lineno
+            ctx.claimed = True
+            return
+        if (g := _SMI_GPU.match(stripped)) is not None:
+            # a new GPU's record: the last one's sections end here
+            heads.clear()
+            heads["gpu"] = (ctx.lineno, _pci(g.group("pci")))
+            ctx.claimed = True
+            return
+        sep = stripped.find(" : ")
+        if sep < 0:
+            return
+        found = _smi_latest(heads, _SMI_SECTIONS, -1)
+        if found is None or ctx.lineno - found[1] > _SMI_REACH[found[0]]:
+            return
+        section, sec_line = found
+        ctx.claimed = True
+        key, value = stripped[:sep].strip(), stripped[sep + 3:].strip()
+        vals = ctx.state.get(_K_SMI_VALS)
+        if not isinstance(vals, tuple) or vals[0] != sec_line:
+            vals = (sec_line, {})
+            ctx.state[_K_SMI_VALS] = vals
+        vals[1][key] = value
+        scope = _smi_latest(heads, _SMI_SCOPES, sec_line)
+        bits = _smi_latest(heads, _SMI_BITS, scope[1] if scope else sec_line)
+        for row in nvidia_smi_query():
+            if row.section != section or not key.startswith(row.key):
+                continue
+            if row.scope is not None and (scope is None or scope[0] != row.scope):
+                continue
+            if row.bits is not None and (bits is None or bits[0] != row.bits):
+                continue
+            if not _smi_holds(row.when, value):
+                return
+            cls = row.accel_class
+            if (row.unless_zero is not None and row.else_class is not None
+                    and not _smi_holds("nonzero", str(vals[1].get(row.unless_zero, "0")))):
+                cls = row.else_class
+            gpu = heads.get("gpu")
+            pci = gpu[1] if isinstance(gpu, tuple) and isinstance(gpu[1], str) else None
+            seen = ctx.state.setdefault(_K_SMI_SEEN, set())
+            assert isinstance(seen, set)
+            if (row.reason, cls, pci) in seen:
+                ctx.claimed = True
+                return
+            seen.add((row.reason, cls, pci))
+            yield Draft(kind="gpu.accel_error", device=_device(pci), fields={
+                "vendor": "nvidia", "driver": "nvidia-smi", "accel_class": cls, "reason": row.reason,
+                "mnemonic": row.reason.upper(), "detail": _clip(f"{section}: {key}: {value}"), "pci": pci})
+            return
+
+
+def _smi_holds(when: str, value: str) -> bool:
+    if when == "yes":
+        return value == "Yes"
+    return value.isdigit() and int(value) > 0
+
+
+# --------------------------------------------------------------------------
 # NVML / nvidia-smi / container runtime: the GPUs as user space sees them
 # --------------------------------------------------------------------------
 
@@ -826,4 +939,5 @@ EXTRACTORS: tuple[LineExtractor, ...] = (
     NvrmExtractor(),
     NvmlErrorExtractor(),
     AccelExtractor(),
+    SmiQueryExtractor(),
 )
