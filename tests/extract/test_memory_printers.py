@@ -330,3 +330,33 @@ def test_near_miss_the_same_keys_outside_the_memory_sections() -> None:
 def test_smi_query_the_next_gpus_header_ends_the_last_gpus_sections() -> None:
     lines = [*SMI_H100_UE[:12], "GPU 00000000:10:00.0", "        Pending                           : Yes"]
     assert smi(feed(lines, "application")) == [("memory", "volatile_uncorrectable", "pci:0000:0f:00")]
+
+
+# ---------------------------------------------------------------- rasdaemon's and ras-mc-ctl's PCIe AER records
+# (mchehab/rasdaemon ras-aer-handler.c's trace line, util/ras-mc-ctl.in's --errors line)
+
+def aer(events: list[Event]) -> list[tuple[str, str | None]]:
+    return [(str(e.fields["severity"]), e.device) for e in events if e.kind == "pcie.aer"]
+
+
+@pytest.mark.parametrize(("line", "severity"), [
+    ("rasdaemon[812]:           <idle>-0     [000]  0.000000: aer_event: Crit 2024-01-02 03:04:05 +0000 0000:3b:00.0 "
+     "(NVIDIA Corporation Device 20b2 - vendor_id: 0x10de device_id: 0x20b2) Unsupported Request  "
+     "Uncorrected (Non-Fatal)", "uncorrected_nonfatal"),
+    ("rasdaemon[812]:           <idle>-0     [000]  0.000000: aer_event: Err 2024-01-02 03:04:05 +0000 0000:3b:00.0 "
+     "(NVIDIA Corporation Device 20b2 - vendor_id: 0x10de device_id: 0x20b2) Receiver Error  Corrected", "corrected"),
+    ("3 2024-01-02 03:04:05 +0000 0000:3b:00.0 Uncorrected (Fatal) error: Completion Timeout", "uncorrected_fatal"),
+    ("4 2024-01-02 03:04:05 +0000 0000:3b:00.0 Corrected error: Bad TLP", "corrected"),
+])
+def test_rasdaemon_aer_records(line: str, severity: str) -> None:
+    assert aer(feed([line])) == [(severity, "pci:0000:3b:00")]
+
+
+@pytest.mark.parametrize("line", [
+    # rasdaemon's notice that it listens, and a memory controller's record: no AER
+    "rasdaemon[812]: ras:aer_event event enabled",
+    "1 2024-01-02 03:04:05 +0000 1 Corrected error(s): memory read error at CPU_SrcID#0_MC#0_Chan#1_DIMM#0 "
+    "location: 0:1:0:-1, addr 0x1234, grain 32, syndrome 0",
+])
+def test_near_miss_no_aer_record(line: str) -> None:
+    assert aer(feed([line])) == []

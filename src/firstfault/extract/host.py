@@ -159,9 +159,26 @@ _AER = re.compile(
 )
 
 
+# rasdaemon's record of the kernel's aer_event trace event (mchehab/rasdaemon ras-aer-handler.c: `aer_event: <level>
+# <time> <bdf> (<device> - vendor_id: 0x10de device_id: 0x20b2) <errors> <type>`, the type last), and ras-mc-ctl
+# --errors over its database (util/ras-mc-ctl.in: `<id> <time> <bdf> <type> error: <errors>`). Its type words:
+# `Corrected`, `Uncorrected (Non-Fatal)`, `Uncorrected (Fatal)`.
+_RAS_AER_TYPE = r"(?P<rsev>Corrected|Uncorrected \((?:Non-Fatal|Fatal)\))"
+_RAS_AER_BDF = re.compile(rf"(?P<rbdf>{_BDF}) \(")  # searched from the `aer_event: ` found first
+_RAS_AER_TAIL = re.compile(rf" {_RAS_AER_TYPE}$")
+_RAS_AER_CTL = re.compile(rf"(?P<rbdf>{_BDF}) {_RAS_AER_TYPE} error: ")
+
+
+def _aer_severity(sev: str) -> str:
+    if sev == "Corrected":
+        return "corrected"
+    return "uncorrected_fatal" if sev.endswith("(Fatal)") else "uncorrected_nonfatal"
+
+
 class PcieAerExtractor:
     """`PCIe Bus Error: severity=...`: one line per AER report (the header lines that
-    announce it and the per-bit lines after it are the same report)."""
+    announce it and the per-bit lines after it are the same report); rasdaemon's and ras-mc-ctl's
+    records of the same reports."""
 
     name = "pcie.aer"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
@@ -169,17 +186,14 @@ class PcieAerExtractor:
         "pcie.aer": frozenset({"bdf", "detail", "severity"}),
     }
     sources: frozenset[str] = _KERNEL
-    literals: tuple[str, ...] = ("PCIe Bus Error",)
+    literals: tuple[str, ...] = ("PCIe Bus Error", "aer_event: ", "Corrected error: ", ") error: ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         m = _AER.search(line)
         if not m:
+            yield from self._rasdaemon(line)
             return
-        sev = m.group("sev")
-        if sev == "Corrected":
-            severity = "corrected"
-        else:
-            severity = "uncorrected_fatal" if sev.endswith("(Fatal)") else "uncorrected_nonfatal"
+        severity = _aer_severity(m.group("sev"))
         bdf = m.group("bdf").lower() if m.group("bdf") else None
         # The driver name before the BDF (pcieport, nvidia, nvme) is worth keeping.
         start = line.rfind(" ", 0, m.start("bdf") - 1) + 1 if bdf else m.start()
@@ -188,6 +202,20 @@ class PcieAerExtractor:
             fields={"severity": severity, "bdf": bdf, "detail": _clip(line[start:])},
             device=f"pci:{norm_pci(bdf)}" if bdf else None,
         )
+
+    @staticmethod
+    def _rasdaemon(line: str) -> Iterator[Draft]:
+        at = line.find("aer_event: ")
+        m = _RAS_AER_BDF.search(line, at) if at >= 0 else None
+        tail = _RAS_AER_TAIL.search(line.rstrip()) if m is not None else None
+        if m is not None and tail is not None:
+            bdf, sev, start = m.group("rbdf").lower(), tail.group("rsev"), at
+        elif (c := _RAS_AER_CTL.search(line)) is not None:
+            bdf, sev, start = c.group("rbdf").lower(), c.group("rsev"), c.start()
+        else:
+            return
+        yield Draft(kind="pcie.aer", fields={"severity": _aer_severity(sev), "bdf": bdf, "detail": _clip(line[start:])},
+                    device=f"pci:{norm_pci(bdf)}")
 
 
 class BmcBusEventExtractor:
