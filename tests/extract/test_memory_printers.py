@@ -360,3 +360,15 @@ def test_rasdaemon_aer_records(line: str, severity: str) -> None:
 ])
 def test_near_miss_no_aer_record(line: str) -> None:
     assert aer(feed([line])) == []
+
+
+# ---------------------------------------------------------------- gpu-burn's verdict (wilicc/gpu-burn gpu_burn-drv.cpp)
+
+def test_gpu_burn_faulty_is_a_device_error_and_ok_is_nothing() -> None:
+    evs = feed(["Tested 8 GPUs:", "\tGPU 0: OK", "\tGPU 3: FAULTY"], "application")
+    assert accel(evs) == [("nvidia", "gpu-burn", "other", "gpu_burn_faulty")]
+
+
+@pytest.mark.parametrize("line", ["PSU 1: FAULTY", "\tGPU 0: OK", "Fan 2 status: FAULTY (GPU 1 side)"])
+def test_near_miss_faulty_of_another_device(line: str) -> None:
+    assert accel(feed([line], "application")) == []

@@ -444,6 +444,7 @@ _ACCEL_FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("i915_messages", "intel", "i915"),
     ("xe_messages", "intel", "xe"),
     ("dcgm_errors", "nvidia", "dcgm"),
+    ("gpu_burn_results", "nvidia", "gpu-burn"),
     ("neuron_statuses", "aws", "neuron"),
 )
 
