@@ -372,3 +372,25 @@ def test_gpu_burn_faulty_is_a_device_error_and_ok_is_nothing() -> None:
 @pytest.mark.parametrize("line", ["PSU 1: FAULTY", "\tGPU 0: OK", "Fan 2 status: FAULTY (GPU 1 side)"])
 def test_near_miss_faulty_of_another_device(line: str) -> None:
     assert accel(feed([line], "application")) == []
+
+
+# ---------------------------------------------------------------- amd-smi's ECC counts
+# (ROCm/amdsmi amdsmi_cli/amdsmi_commands.py, `amd-smi metric --ecc`, as a posted bring-up note prints them)
+
+def test_amd_smi_uncorrectable_count_above_zero_is_a_memory_fault() -> None:
+    evs = feed(["GPU: 1", "    ECC:", "        TOTAL_CORRECTABLE_COUNT: 12", "        TOTAL_UNCORRECTABLE_COUNT: 2"],
+               "application")
+    assert accel(evs) == [("amd", "amd-smi", "memory_info", "ecc_correctable"),
+                          ("amd", "amd-smi", "memory", "ecc_uncorrectable")]
+
+
+@pytest.mark.parametrize("line", [
+    # a healthy GPU's counts, and a count the GPU does not report
+    "        TOTAL_UNCORRECTABLE_COUNT: 0",
+    "        TOTAL_CORRECTABLE_COUNT: 0",
+    "        TOTAL_UNCORRECTABLE_COUNT: N/A",
+])
+def test_near_miss_amd_smi_counts_of_zero_are_nothing(line: str) -> None:
+    assert accel(feed([line], "application")) == []
+    if "N/A" not in line:
+        assert claimed(line, "application")

@@ -391,6 +391,9 @@ class AccelMessage(_Row, frozen=True):
     # What the driver does about an error it reported just before on the same device (a reset, a ring it gave up
     # on): that error names the cause, this row is its consequence (`cause_class` on the event), as Xid 43/45 are.
     follows: bool = False
+    # The text is a count's key (`TOTAL_UNCORRECTABLE_COUNT: 2`): the row holds only where the number after it is
+    # above 0; a count of 0 is understood and nothing.
+    counted: bool = False
 
 
 class AccelBlock(_Row, frozen=True):
@@ -445,6 +448,7 @@ _ACCEL_FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("xe_messages", "intel", "xe"),
     ("dcgm_errors", "nvidia", "dcgm"),
     ("gpu_burn_results", "nvidia", "gpu-burn"),
+    ("amd_smi_counts", "amd", "amd-smi"),
     ("neuron_statuses", "aws", "neuron"),
 )
 

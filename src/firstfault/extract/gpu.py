@@ -539,6 +539,7 @@ _RAS_BLOCK = re.compile(r"\bdetected in (?:total in )?(?P<block>[a-z][a-z0-9_]*)
 # `nrt_load status=1` (aws-neuron/aws-neuron-sdk#351, #779).
 _NRT_CALL = ("nrt_execute: status=", "nrt_execute status=", "nrt_load: status=", "nrt_load status=")
 _NRT_STATUS = re.compile(r"\bnrt_(?:execute|load):? status=(?P<code>\d{1,5})\b")
+_COUNT_AFTER = re.compile(r" *(?P<n>\d{1,12})\b")  # the count after a `counted` row's key
 _K_ACCEL = "gpu.accel.seen"  # (reason, pci, block) -> lineno of the last report in the stream
 _K_ACCEL_ERR = "gpu.accel.errors"  # pci -> _AccelError: the last error of a row that is no consequence, per device
 
@@ -626,6 +627,12 @@ class AccelExtractor:
         if read is None:
             return
         cls, block = _accel_class(read, line)
+        if read.row.counted:
+            n = _COUNT_AFTER.match(line, read.at + len(read.row.text))
+            if n is None:
+                return
+            if int(n.group("n")) == 0:
+                cls = "informational"  # a count of 0: what a healthy device prints
         if cls == "informational":
             ctx.claimed = True  # a recovery that worked, a notice, an all-clear: understood, and nothing
             return
