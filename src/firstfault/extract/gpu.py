@@ -724,7 +724,9 @@ class SmiQueryExtractor:
     emits: Mapping[str, frozenset[str]] = {
         "gpu.accel_error": frozenset({"accel_class", "detail", "driver", "mnemonic", "pci", "reason", "vendor"}),
     }
-    sources: frozenset[str] = frozenset({"kernel", "syslog", "application"})
+    # an operator's or a job's own run of nvidia-smi, in its output: a kernel log or syslog does not hold it, and its
+    # keys (`Total`, `Pending`) are words those logs use for other things
+    sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (*_SMI_SECTIONS, *_SMI_SCOPES, *_SMI_BITS, "GPU 0000",
                                  *dict.fromkeys(r.key for r in nvidia_smi_query()))
 

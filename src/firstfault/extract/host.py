@@ -186,7 +186,7 @@ class PcieAerExtractor:
         "pcie.aer": frozenset({"bdf", "detail", "severity"}),
     }
     sources: frozenset[str] = _KERNEL
-    literals: tuple[str, ...] = ("PCIe Bus Error", "aer_event: ", "Corrected error: ", ") error: ")
+    literals: tuple[str, ...] = ("PCIe Bus Error", "aer_event: ", " Corrected error: ", "Fatal) error: ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         m = _AER.search(line)
@@ -554,20 +554,16 @@ class MceExtractor:
     emits: Mapping[str, frozenset[str]] = {
         "host.mce": frozenset({"detail", "severity", "source", "cper_severity"}),
     }
-    # a process's own output for the words of its SIGBUS and of a memory tester (`application` rows)
-    sources: frozenset[str] = _KERNEL | {"application"}
+    sources: frozenset[str] = _KERNEL
     def __init__(self) -> None:
         # the printers' memory-error words are catalog/platform.yaml's (`memory_error_words`)
         self.literals: tuple[str, ...] = ("Machine check events", "Machine Check", "Fatal machine check", "EDAC ",
                                           "[Hardware Error]: ", "Processor context corrupt", "Injecting memory failure",
-                                          *dict.fromkeys(e.text for e in memory_error_words()))
+                                          # a row with a printer's tag is found by its tag (`mc_event:`, `Memory
+                                          # failure:`): its words alone (` Corrected error`) are in other lines too
+                                          *dict.fromkeys(e.after or e.text for e in memory_error_words()))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        if ctx.source not in _KERNEL:
-            if (words := _memory_words(line, application=True)) is not None:
-                yield Draft(kind="host.mce", fields={"severity": words[2], "source": words[3],
-                                                     "detail": _clip(line[words[0]:])})
-            return
         if "Injecting memory failure" in line:
             # a test poisoning a page on purpose (mm/hwpoison-inject.c, madvise(MADV_HWPOISON)): the handler's lines
             # for it are the test's, not the hardware's
@@ -628,6 +624,27 @@ class MceExtractor:
                 return False
         ctx.claimed = True
         return True
+
+
+class ProcessMemoryErrorExtractor:
+    """The host's bad memory as a process sees it, in its own output: its SIGBUS for poisoned memory (the si_code
+    BUS_MCEERR_AR / AO, glibc's words for them) and a memory tester's report (memtester's `FAILURE`): the rows of
+    catalog/platform.yaml `memory_error_words` marked `application`. Its own extractor, so that a process's output is
+    not searched for the kernel's and the firmware's words."""
+
+    name = "host.mce.process"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {"host.mce": frozenset({"detail", "severity", "source"})}
+    sources: frozenset[str] = frozenset({"application"})
+
+    def __init__(self) -> None:
+        self.literals: tuple[str, ...] = tuple(dict.fromkeys(e.after or e.text for e in memory_error_words()
+                                                             if e.application))
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        if (words := _memory_words(line, application=True)) is not None:
+            yield Draft(kind="host.mce", fields={"severity": words[2], "source": words[3],
+                                                 "detail": _clip(line[words[0]:])})
 
 
 # --------------------------------------------------------------------------
@@ -861,6 +878,7 @@ EXTRACTORS: tuple[LineExtractor, ...] = (
     StorageExtractor(),
     HungTaskExtractor(),
     MceExtractor(),
+    ProcessMemoryErrorExtractor(),
     KernelPanicExtractor(),
     NodeDownExtractor(),
     UserFaultExtractor(),
