@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.collect.scan import Extraction, all_line_extractors
 from firstfault.extract.base import Candidate
 from firstfault.model import Event
+from tests.conftest import BundleMaker
 from tests.extract import helpers
+from tests.extract.helpers import assert_cause_with_collective_fallout
 
 
 def feed(lines: list[str], source: str = "kernel") -> list[Event]:
@@ -394,3 +397,57 @@ def test_near_miss_amd_smi_counts_of_zero_are_nothing(line: str) -> None:
     assert accel(feed([line], "application")) == []
     if "N/A" not in line:
         assert claimed(line, "application")
+
+
+# ---------------------------------------------------------------- through the engine: a bundle, its verdict
+
+_STEPS = [f"2026-11-02 10:0{m}:00,000 INFO step {m}" for m in range(5)]
+_TIMEOUT = ("[rank{r}]:[E1102 10:15:20.222288244 ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=500045, OpType=ALLREDUCE, NumelIn=67108864, NumelOut=67108864, "
+            "Timeout(ms)=600000) ran for 600038 milliseconds before timing out.")
+
+
+def _kern(node: str, lines: list[str]) -> str:
+    return "".join(f"Nov  2 10:05:{i:02d} {node} kernel: {t}\n" for i, t in enumerate(lines))
+
+
+def _ranks(extra: dict[int, list[str]] | None = None) -> dict[str, str]:
+    extra = extra or {}
+    return {f"app/rank-{r}.log": "".join(s + "\n" for s in [*_STEPS, *extra.get(r, []), _TIMEOUT.format(r=r)])
+            for r in range(6)}
+
+
+def test_the_kernel_poisoning_a_ranks_page_is_the_host_and_the_collective_errors_its_symptoms(
+        make_bundle: BundleMaker) -> None:
+    kern = _kern("node-02", ["mce: [Hardware Error]: Machine check events logged",
+                             "Memory failure: 0x8c53ae: Sending SIGBUS to python:8540 due to hardware memory corruption",
+                             "Memory failure: 0x8c53ae: recovery action for dirty LRU page: Recovered"])
+    v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": kern, **_ranks()})))
+    assert_cause_with_collective_fallout(v, "hardware", "host.hardware", "node-02")
+
+
+def test_near_miss_a_bus_error_alone_is_the_programs_crash_not_the_hosts_memory(make_bundle: BundleMaker) -> None:
+    v = Analyzer().analyze_path(str(make_bundle({
+        "nodes/node-02/kern.log": _kern("node-02", ["rasdaemon[812]:            <...>-1234  [012]  0.000000: mc_event: "
+                                                    "2026-11-02 10:05:00 +0000 4 Corrected errors: memory read error on "
+                                                    "CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (mc: 0 location: 0:1:0)"]),
+        **_ranks({2: ["Fatal Python error: Bus error", "Bus error (core dumped)"]})})))
+    assert v.root_cause is not None and v.root_cause.category == "app.crash"
+
+
+def test_dcgm_and_nvidia_smi_in_a_ranks_output_name_the_gpu_memory(make_bundle: BundleMaker) -> None:
+    smi = ["GPU 00000000:0F:00.0", "    Remapped Rows", "        Correctable Error                 : 0",
+           "        Uncorrectable Error               : 1", "        Pending                           : Yes",
+           "        Remapping Failure Occurred        : Yes"]
+    v = Analyzer().analyze_path(str(make_bundle(_ranks({2: smi}))))
+    assert_cause_with_collective_fallout(v, "hardware", "gpu.memory", "node-02")
+    v = Analyzer().analyze_path(str(make_bundle(
+        _ranks({4: ["DCGM_FR_VOLATILE_DBE_DETECTED: Detected 2 volatile double-bit ECC error(s) in GPU 0."]}),
+        name="dcgm")))
+    assert_cause_with_collective_fallout(v, "hardware", "gpu.memory", "node-03")
+
+
+def test_near_miss_correctable_counts_in_a_ranks_output_name_no_cause(make_bundle: BundleMaker) -> None:
+    v = Analyzer().analyze_path(str(make_bundle(_ranks({2: [
+        "More than 10 single-bit ECC error(s) detected in GPU 0 Volatile SBEs: 12", *SMI_A100_CE_PENDING]}))))
+    assert v.attributed_domain == "unknown" and v.root_cause is None
