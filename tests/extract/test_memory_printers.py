@@ -419,18 +419,19 @@ def _ranks(extra: dict[int, list[str]] | None = None) -> dict[str, str]:
 
 def test_the_kernel_poisoning_a_ranks_page_is_the_host_and_the_collective_errors_its_symptoms(
         make_bundle: BundleMaker) -> None:
-    kern = _kern("node-02", ["mce: [Hardware Error]: Machine check events logged",
-                             "Memory failure: 0x8c53ae: Sending SIGBUS to python:8540 due to hardware memory corruption",
-                             "Memory failure: 0x8c53ae: recovery action for dirty LRU page: Recovered"])
+    kern = _kern("node-02", [
+        "mce: [Hardware Error]: Machine check events logged",
+        "Memory failure: 0x8c53ae: Sending SIGBUS to python:8540 due to hardware memory corruption",
+        "Memory failure: 0x8c53ae: recovery action for dirty LRU page: Recovered"])
     v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": kern, **_ranks()})))
     assert_cause_with_collective_fallout(v, "hardware", "host.hardware", "node-02")
 
 
 def test_near_miss_a_bus_error_alone_is_the_programs_crash_not_the_hosts_memory(make_bundle: BundleMaker) -> None:
+    corrected = ("rasdaemon[812]:            <...>-1234  [012]  0.000000: mc_event: 2026-11-02 10:05:00 +0000 4 "
+                 "Corrected errors: memory read error on CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (mc: 0 location: 0:1:0)")
     v = Analyzer().analyze_path(str(make_bundle({
-        "nodes/node-02/kern.log": _kern("node-02", ["rasdaemon[812]:            <...>-1234  [012]  0.000000: mc_event: "
-                                                    "2026-11-02 10:05:00 +0000 4 Corrected errors: memory read error on "
-                                                    "CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (mc: 0 location: 0:1:0)"]),
+        "nodes/node-02/kern.log": _kern("node-02", [corrected]),
         **_ranks({2: ["Fatal Python error: Bus error", "Bus error (core dumped)"]})})))
     assert v.root_cause is not None and v.root_cause.category == "app.crash"
 
