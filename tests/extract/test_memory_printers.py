@@ -452,3 +452,38 @@ def test_near_miss_correctable_counts_in_a_ranks_output_name_no_cause(make_bundl
     v = Analyzer().analyze_path(str(make_bundle(_ranks({2: [
         "More than 10 single-bit ECC error(s) detected in GPU 0 Volatile SBEs: 12", *SMI_A100_CE_PENDING]}))))
     assert v.attributed_domain == "unknown" and v.root_cause is None
+
+
+@pytest.mark.parametrize(("lines", "cls", "reason"), [
+    # dcgmi diag's table (NVIDIA/DCGM dcgmi/Diag.cpp; the layout a posted DCGM 3 run shows)
+    (["| GPU Memory                | Fail - GPU: 0                                  |"],
+     "memory", "diag_memory_failed"),
+    (["| Memory                    | Fail - All                                     |"],
+     "memory", "diag_memory_failed"),
+    (["| Memtest                   | Fail - GPU: 3                                  |"],
+     "memory", "diag_memtest_failed"),
+    (["| Pulse Test                | Fail - GPU: 1                                  |"],
+     "other", "diag_pulse_failed"),
+    # a posted `-r 2` run on a faulty node: the failure on the row under the test's name
+    (["| GPU Memory                | Pass - GPUs: 1, 2, 3, 4, 5, 6, 7               |",
+      "|                           | Fail - GPU: 0                                  |",
+      "| Warning                   | GPU 0 Thermal violations totaling 13.3 second  |"],
+     "memory", "diag_memory_failed"),
+])
+def test_dcgmi_diag_memory_tests_that_failed(lines: list[str], cls: str, reason: str) -> None:
+    assert accel(feed(lines, "application")) == [("nvidia", "dcgm", cls, reason)]
+
+
+@pytest.mark.parametrize("lines", [
+    ["| GPU Memory                | Pass - All                                     |"],
+    ["| Pulse Test                | Pass - All                                     |"],
+    # performance thresholds, no fault: a posted run's Targeted Power failing on one GPU, a bandwidth test
+    ["| Targeted Power            | Pass - GPUs: 0, 2, 3                           |",
+     "|                           | Fail - GPU: 1                                  |"],
+    ["| Memory Bandwidth          | Fail - GPU: 0                                  |"],
+    # a continuation row too far below any test's name
+    ["| GPU Memory                | Pass - All                                     |", *["x"] * 5,
+     "|                           | Fail - GPU: 0                                  |"],
+])
+def test_near_miss_dcgmi_diag_rows_that_passed_or_measure_speed(lines: list[str]) -> None:
+    assert accel(feed(lines, "application")) == []

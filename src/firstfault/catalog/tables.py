@@ -425,6 +425,23 @@ class SmiQueryRow(_Row, frozen=True):
             raise ValueError("`scope` and `bits` narrow an `ECC Errors` row only")
 
 
+class DcgmDiagTest(_Row, frozen=True):
+    """A test of `dcgmi diag`'s table whose failure is a device fault, and its Xid-like class (catalog/accel.yaml
+    `dcgm_diag_tests`)."""
+
+    test: Annotated[str, Meta(min_length=4)]
+    accel_class: AccelClass = records.field(name="class")
+    reason: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("accel.yaml")
+def dcgm_diag_tests() -> Mapping[str, DcgmDiagTest]:
+    """`dcgmi diag`'s tests by name (catalog/accel.yaml `dcgm_diag_tests`)."""
+    return MappingProxyType({r.test: r for r in _unique("accel.yaml", "dcgm_diag_tests", DcgmDiagTest, "test")})
+
+
 @lru_cache(maxsize=1)
 @_kept("accel.yaml")
 def nvidia_smi_query() -> tuple[SmiQueryRow, ...]:

@@ -16,6 +16,7 @@ from firstfault.catalog.tables import (
     AccelMessage,
     NvrmMessage,
     accel_table,
+    dcgm_diag_tests,
     nvidia_smi_field_errors,
     nvidia_smi_query,
     nvml_anchors,
@@ -791,6 +792,46 @@ class SmiQueryExtractor:
             return
 
 
+_K_DIAG = "gpu.dcgm_diag"  # (test, lineno) of the last named row of dcgmi diag's table
+_DIAG_REACH: Final = 3  # how far a test's continuation rows reach below its named row
+
+
+class DcgmDiagExtractor:
+    """`dcgmi diag`'s table of results: a memory test of the diagnostic that failed (`| GPU Memory | Fail - GPU: 0
+    |`, or the result on a continuation row under the test's name where some GPUs passed). The tests and their classes
+    are catalog/accel.yaml's `dcgm_diag_tests`; any other test's failure is no device fault."""
+
+    name = "gpu.dcgm_diag"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.accel_error": frozenset({"accel_class", "detail", "driver", "mnemonic", "reason", "vendor"}),
+    }
+    # an operator's or a job's own run of dcgmi, in its output
+    sources: frozenset[str] = frozenset({"application"})
+    literals: tuple[str, ...] = ("| Pass", "| Fail", "| Skip")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        cells = line.strip().split("|")
+        if len(cells) != 4 or cells[0] or cells[3]:
+            return  # not a row of the table: `| name | result |`
+        name, result = cells[1].strip(), cells[2].strip()
+        if name:
+            ctx.state[_K_DIAG] = (name, ctx.lineno)
+        else:
+            last = ctx.state.get(_K_DIAG)
+            if not isinstance(last, tuple) or not 0 < ctx.lineno - last[1] <= _DIAG_REACH:
+                return
+            name = str(last[0])
+            ctx.state[_K_DIAG] = (name, ctx.lineno)  # a further continuation row reaches on from this one
+        test = dcgm_diag_tests().get(name)
+        ctx.claimed = True
+        if test is None or not result.startswith("Fail"):
+            return
+        yield Draft(kind="gpu.accel_error", fields={
+            "vendor": "nvidia", "driver": "dcgm", "accel_class": test.accel_class, "reason": test.reason,
+            "mnemonic": test.reason.upper(), "detail": _clip(f"dcgmi diag: {name}: {result}")})
+
+
 def _smi_holds(when: str, value: str) -> bool:
     if when == "yes":
         return value == "Yes"
@@ -949,4 +990,5 @@ EXTRACTORS: tuple[LineExtractor, ...] = (
     NvmlErrorExtractor(),
     AccelExtractor(),
     SmiQueryExtractor(),
+    DcgmDiagExtractor(),
 )
