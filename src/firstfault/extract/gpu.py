@@ -540,7 +540,7 @@ _RAS_BLOCK = re.compile(r"\bdetected in (?:total in )?(?P<block>[a-z][a-z0-9_]*)
 # `nrt_load status=1` (aws-neuron/aws-neuron-sdk#351, #779).
 _NRT_CALL = ("nrt_execute: status=", "nrt_execute status=", "nrt_load: status=", "nrt_load status=")
 _NRT_STATUS = re.compile(r"\bnrt_(?:execute|load):? status=(?P<code>\d{1,5})\b")
-_COUNT_AFTER = re.compile(r" *(?P<n>\d{1,12})\b")  # the count after a `counted` row's key
+_COUNT_AFTER = re.compile(r" {0,8}(?P<n>\d{1,12})\b")  # the count after a `counted` row's key
 _K_ACCEL = "gpu.accel.seen"  # (reason, pci, block) -> lineno of the last report in the stream
 _K_ACCEL_ERR = "gpu.accel.errors"  # pci -> _AccelError: the last error of a row that is no consequence, per device
 
