@@ -487,3 +487,9 @@ def test_dcgmi_diag_memory_tests_that_failed(lines: list[str], cls: str, reason:
 ])
 def test_near_miss_dcgmi_diag_rows_that_passed_or_measure_speed(lines: list[str]) -> None:
     assert accel(feed(lines, "application")) == []
+
+
+def test_smi_query_an_older_drivers_pending_retirement_is_memory_info() -> None:
+    lines = ["GPU 00000000:3B:00.0", "    Retired Pages", "        Single Bit ECC                    : 2",
+             "        Double Bit ECC                    : 0", "        Pending                           : Yes"]
+    assert smi(feed(lines, "application")) == [("memory_info", "pending_retirement", "pci:0000:3b:00")]
