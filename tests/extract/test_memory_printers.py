@@ -188,6 +188,8 @@ def test_host_memory_errors_in_each_printers_words(line: str, severity: str, sou
 @pytest.mark.parametrize(("line", "source"), [
     # the JVM's hs_err siginfo for a SIGBUS of poisoned memory
     ("siginfo: si_signo: 7 (SIGBUS), si_code: 4 (BUS_MCEERR_AR), si_addr: 0x00007f2b1c000000", "sigbus"),
+    # the Go runtime's report of the fatal signal (code 4: BUS_MCEERR_AR), in the layout posted Go crashes show
+    ("[signal SIGBUS: bus error code=0x4 addr=0x7f2b1c000000 pc=0x466a49]", "sigbus"),
     # memtester's tests.c (compare_regions, test_stuck_address)
     ("FAILURE: 0x00000000 != 0x00000800 at offset 0x00004ab0.", "memtester"),
     ("  Stuck Address       : testing   0FAILURE: possible bad address line at offset 0x00001234.", "memtester"),
@@ -200,6 +202,8 @@ def test_a_process_sees_the_hosts_bad_memory(line: str, source: str) -> None:
     # a bus error that names no hardware cause is the program's own crash, not the memory's
     "Bus error (core dumped)",
     "siginfo: si_signo: 7 (SIGBUS), si_code: 2 (BUS_ADRERR), si_addr: 0x00007f2b1c000000",
+    # a Go program's SIGBUS on a mapped file cut short (code 2, BUS_ADRERR), as posted Go crashes show it
+    "[signal SIGBUS: bus error code=0x2 addr=0x769affff pc=0x979e58]",
     # the kernel's and the BMC's words are not read in a process's own output
     "   1 | 05/14/2023 | 10:00:00 | Memory #0x87 | Uncorrectable ECC | Asserted",
     # a test's own words of success, and a FAILURE that is no memtester comparison
