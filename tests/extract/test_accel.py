@@ -54,7 +54,9 @@ HSA_HANG_4021 = "HW Exception by GPU node-9 (Agent handle: 0x631351bb5a20) reaso
 def test_every_family_loads_with_its_vendor_and_each_row_cites_its_source() -> None:
     t = accel_table()
     assert [(v, d) for v, d, _ in t.families] == [
-        ("amd", "amdgpu"), ("amd", "rocr"), ("intel", "habanalabs"), ("aws", "neuron")]
+        ("amd", "amdgpu"), ("amd", "rocr"), ("intel", "habanalabs"), ("intel", "i915"), ("intel", "xe"),
+        ("nvidia", "dcgm"), ("nvidia", "gpu-burn"), ("amd", "amd-smi"),
+        ("aws", "neuron")]
     for _v, _d, rows in t.families:
         assert rows and all(r.printed_by for r in rows)
     assert {b.block: b.accel_class for b in t.ras_blocks}["xgmi_wafl"] == "link"

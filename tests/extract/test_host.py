@@ -448,11 +448,13 @@ def test_expand_hostlist() -> None:
 def test_extractor_declarations() -> None:
     names = {e.name for e in host.EXTRACTORS}
     assert names == {"net.link", "pcie.aer", "host.oom_kill", "storage.error", "kernel.hung_task", "host.mce",
-                     "kernel.panic", "sched.node_down", "host.user_fault", "pcie.bmc"}
+                     "kernel.panic", "sched.node_down", "host.user_fault", "pcie.bmc", "host.mce.process"}
     for e in host.EXTRACTORS:
-        # slurmctld / PBS node messages are also pasted into application logs; a FUSE daemon's own log is one
+        # slurmctld / PBS node messages are also pasted into application logs; a FUSE daemon's own log is one; a
+        # process's SIGBUS for poisoned memory and a memory tester's report are in its own output alone
         wide = {"sched.node_down", "storage.error"}
-        want = {"kernel", "syslog", "application"} if e.name in wide else {"kernel", "syslog"}
+        want = ({"application"} if e.name == "host.mce.process"
+                else {"kernel", "syslog", "application"} if e.name in wide else {"kernel", "syslog"})
         assert e.sources == frozenset(want)
         for w in e.literals:
             assert len(w) >= 4 and w.strip().lower() not in {"error", "fatal", "failed", "warning"}

@@ -40,6 +40,7 @@ from firstfault.catalog.vocab import (
     IbWcClass,
     IpmiSeverity,
     LocalStack,
+    MemoryErrorSource,
     NvmlClass,
     NvrmEvent,
     NvrmNoneReason,
@@ -390,6 +391,9 @@ class AccelMessage(_Row, frozen=True):
     # What the driver does about an error it reported just before on the same device (a reset, a ring it gave up
     # on): that error names the cause, this row is its consequence (`cause_class` on the event), as Xid 43/45 are.
     follows: bool = False
+    # The text is a count's key (`TOTAL_UNCORRECTABLE_COUNT: 2`): the row holds only where the number after it is
+    # above 0; a count of 0 is understood and nothing.
+    counted: bool = False
 
 
 class AccelBlock(_Row, frozen=True):
@@ -397,6 +401,52 @@ class AccelBlock(_Row, frozen=True):
 
     block: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]
     accel_class: AccelClass = records.field(name="class")
+
+
+class SmiQueryRow(_Row, frozen=True):
+    """A `key : value` line of nvidia-smi -q's memory sections and the Xid-like class it stands for
+    (catalog/accel.yaml `nvidia_smi_query`)."""
+
+    section: Literal["ECC Errors", "Retired Pages", "Remapped Rows"]
+    key: Annotated[str, Meta(min_length=4)]  # the line's key, or the start of it
+    when: Literal["yes", "nonzero"]
+    accel_class: AccelClass = records.field(name="class")
+    reason: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]
+    printed_by: Annotated[str, Meta(min_length=8)]
+    scope: Literal["Volatile", "Aggregate"] | None = None
+    bits: Literal["Single Bit", "Double Bit"] | None = None
+    unless_zero: str | None = None  # a key of the same block: where its count is 0, the row is `else_class`
+    else_class: AccelClass | None = None
+
+    def __post_init__(self) -> None:
+        if (self.unless_zero is None) != (self.else_class is None):
+            raise ValueError("`unless_zero` and `else_class` go together")
+        if (self.scope is not None or self.bits is not None) and self.section != "ECC Errors":
+            raise ValueError("`scope` and `bits` narrow an `ECC Errors` row only")
+
+
+class DcgmDiagTest(_Row, frozen=True):
+    """A test of `dcgmi diag`'s table whose failure is a device fault, and its Xid-like class (catalog/accel.yaml
+    `dcgm_diag_tests`)."""
+
+    test: Annotated[str, Meta(min_length=4)]
+    accel_class: AccelClass = records.field(name="class")
+    reason: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("accel.yaml")
+def dcgm_diag_tests() -> Mapping[str, DcgmDiagTest]:
+    """`dcgmi diag`'s tests by name (catalog/accel.yaml `dcgm_diag_tests`)."""
+    return MappingProxyType({r.test: r for r in _unique("accel.yaml", "dcgm_diag_tests", DcgmDiagTest, "test")})
+
+
+@lru_cache(maxsize=1)
+@_kept("accel.yaml")
+def nvidia_smi_query() -> tuple[SmiQueryRow, ...]:
+    """nvidia-smi -q's memory-section rows, in the file's order (catalog/accel.yaml `nvidia_smi_query`)."""
+    return tuple(item for _, item in _rows("accel.yaml", "nvidia_smi_query", SmiQueryRow))
 
 
 class AccelTable(NamedTuple):
@@ -411,6 +461,11 @@ _ACCEL_FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("amdgpu_messages", "amd", "amdgpu"),
     ("hsa_runtime_messages", "amd", "rocr"),
     ("habanalabs_messages", "intel", "habanalabs"),
+    ("i915_messages", "intel", "i915"),
+    ("xe_messages", "intel", "xe"),
+    ("dcgm_errors", "nvidia", "dcgm"),
+    ("gpu_burn_results", "nvidia", "gpu-burn"),
+    ("amd_smi_counts", "amd", "amd-smi"),
     ("neuron_statuses", "aws", "neuron"),
 )
 
@@ -695,16 +750,26 @@ def cper_severities() -> Mapping[str, HostSeverity]:
                                                                            CperSeverity)})
 
 
-class FirmwareMemoryEvent(_Row, frozen=True):
-    text: Annotated[str, Meta(min_length=5)]  # the words of a BMC's or firmware's event log for a memory error
+class MemoryErrorWords(_Row, frozen=True):
+    """A printer's words for a host memory error and the host.mce severity they stand for (catalog/platform.yaml
+    `memory_error_words`)."""
+
+    text: Annotated[str, Meta(min_length=5)]  # the anchor: a prefilter literal, case as printed
     severity: HostSeverity
+    source: MemoryErrorSource  # who printed it: host.mce's `source`
+    printed_by: Annotated[str, Meta(min_length=8)]  # the program's source file or the document that lists the words
+    after: str | None = None  # a word that must stand before `text` on the line (the printer's tag)
+    also: tuple[Text, ...] = ()  # words the line must hold as well
+    # the words reach a process's own output too (a signal's siginfo, a memory tester's report): read in
+    # application lines, where the kernel's and the firmware's words are not
+    application: bool = False
 
 @lru_cache(maxsize=1)
 @_kept("platform.yaml")
-def firmware_memory_events() -> tuple[FirmwareMemoryEvent, ...]:
-    """A server event log's memory-error words -> host.mce's severity, longest first (catalog/platform.yaml)."""
-    rows = [item for _, item in _rows("platform.yaml", "firmware_memory_events", FirmwareMemoryEvent)]
-    return tuple(sorted(rows, key=lambda r: (-len(r.text), r.text)))
+def memory_error_words() -> tuple[MemoryErrorWords, ...]:
+    """Host memory-error words -> host.mce's severity and source, longest first (catalog/platform.yaml)."""
+    rows = [item for _, item in _rows("platform.yaml", "memory_error_words", MemoryErrorWords)]
+    return tuple(sorted(rows, key=lambda r: (-len(r.text), r.text, r.after or "")))
 
 
 class IpmiBusEvent(_Row, frozen=True):

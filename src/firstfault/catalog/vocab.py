@@ -50,11 +50,14 @@ StorageWordClass = Literal["failure", "transient", "recovery", "job", "node"]
 # watches or configures it, a FUSE mount's daemon.
 PlatformPart = Literal["device_plugin", "driver", "toolkit", "runtime", "monitor", "storage"]
 HostSeverity = Literal["uncorrected", "corrected", "informational"]
+# Who printed a host memory error (host.mce's `source`): the BMC's SEL, HPE's IML, rasdaemon and ras-mc-ctl, the
+# kernel's memory-failure handler, a process told by its signal, a memory tester in user space.
+MemoryErrorSource = Literal["bmc", "iml", "rasdaemon", "memory_failure", "sigbus", "memtester"]
 # What a message of an accelerator other than NVIDIA's is (catalog/accel.yaml): the Xid classes' words that apply,
 # `link` for the GPU-to-GPU interconnect (AMD's XGMI) and `thermal`.
 AccelClass = Literal["memory", "memory_info", "link", "fallen_off_bus", "firmware", "pcie", "thermal", "app", "other",
                      "informational"]
-AccelVendor = Literal["amd", "intel", "aws"]
+AccelVendor = Literal["amd", "intel", "aws", "nvidia"]
 IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
 
 # The transports' statuses and events (catalog/transport.yaml)

@@ -380,7 +380,8 @@ class VendorActions(Validator):
                 yield self.problem(lr, "vendor_actions", "the rule matches no row of catalog/accel.yaml: "
                                    "its vendor actions would never be chosen")
             if rule.role == "cause" and rule.recommended_action:
-                for v in sorted(met - set(rule.vendor_actions)):
+                # NVIDIA's own rows (DCGM's codes) take the rule's recommended action, which is NVIDIA's
+                for v in sorted(met - set(rule.vendor_actions) - {"nvidia"}):
                     yield self.problem(lr, "vendor_actions", f"the rule reads {v}'s accelerator (catalog/accel.yaml)"
                                        f" but has no `vendor_actions: {{{v}: ...}}`: its recommended action "
                                        "would be NVIDIA's")

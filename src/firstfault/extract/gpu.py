@@ -9,13 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import (
     AccelMessage,
     NvrmMessage,
     accel_table,
+    dcgm_diag_tests,
     nvidia_smi_field_errors,
+    nvidia_smi_query,
     nvml_anchors,
     nvml_device_anchors,
     nvml_quote_anchors,
@@ -475,6 +478,8 @@ def nvrm_message(line: str) -> tuple[NvrmMessage, int] | None:
         start = line.rfind("NVRM", 0, at)
         if start < 0 or _quoted(line, start):
             return None
+        if line.find("Xid", start, at) >= 0:
+            return None  # an Xid line that holds the words (Xid 119's RPC timeout): the Xid's, XidExtractor reads it
         if row.status is not None:
             m = _STATUS.search(line, at + len(row.text))
             if m is None or int(m.group("code"), 16) != row.status:
@@ -535,6 +540,7 @@ _RAS_BLOCK = re.compile(r"\bdetected in (?:total in )?(?P<block>[a-z][a-z0-9_]*)
 # `nrt_load status=1` (aws-neuron/aws-neuron-sdk#351, #779).
 _NRT_CALL = ("nrt_execute: status=", "nrt_execute status=", "nrt_load: status=", "nrt_load status=")
 _NRT_STATUS = re.compile(r"\bnrt_(?:execute|load):? status=(?P<code>\d{1,5})\b")
+_COUNT_AFTER = re.compile(r" {0,8}(?P<n>\d{1,12})\b")  # the count after a `counted` row's key
 _K_ACCEL = "gpu.accel.seen"  # (reason, pci, block) -> lineno of the last report in the stream
 _K_ACCEL_ERR = "gpu.accel.errors"  # pci -> _AccelError: the last error of a row that is no consequence, per device
 
@@ -622,6 +628,12 @@ class AccelExtractor:
         if read is None:
             return
         cls, block = _accel_class(read, line)
+        if read.row.counted:
+            n = _COUNT_AFTER.match(line, read.at + len(read.row.text))
+            if n is None:
+                return
+            if int(n.group("n")) == 0:
+                cls = "informational"  # a count of 0: what a healthy device prints
         if cls == "informational":
             ctx.claimed = True  # a recovery that worked, a notice, an all-clear: understood, and nothing
             return
@@ -671,6 +683,159 @@ def _accel_cause(fields: dict[str, FieldValue], follows: bool, pci: str | None, 
     if prev.time is not None and ctx.time is not None and (ctx.time - prev.time).total_seconds() > _SAME_LINK_SECONDS:
         return
     fields["cause_class"] = prev.cls
+
+
+# --------------------------------------------------------------------------
+# nvidia-smi -q's memory sections (catalog/accel.yaml `nvidia_smi_query`)
+# --------------------------------------------------------------------------
+
+_SMI_SECTIONS: Final = ("ECC Errors", "Retired Pages", "Remapped Rows")
+_SMI_SCOPES: Final = ("Volatile", "Aggregate")
+_SMI_BITS: Final = ("Single Bit", "Double Bit")
+# how far a section's lines reach below its header: the old ECC Errors block (Volatile and Aggregate, each with its
+# Single Bit and Double Bit lists of memories) is the longest
+_SMI_REACH: Final = {"ECC Errors": 40, "Retired Pages": 8, "Remapped Rows": 8}
+_SMI_GPU = re.compile(r"^GPU (?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])$")
+_K_SMI = "gpu.smi"  # the headers seen in the stream: name -> lineno; "gpu" -> (lineno, pci)
+_K_SMI_VALS = "gpu.smi.vals"  # (section's lineno, {key: value}) of the block being read
+_K_SMI_SEEN = "gpu.smi.seen"  # (reason, class, pci) reported in the stream
+
+
+def _smi_latest(heads: dict[str, object], names: tuple[str, ...], after: int) -> tuple[str, int] | None:
+    """The header of `names` seen last in the stream, if it came after line `after`."""
+    best: tuple[str, int] | None = None
+    for n in names:
+        at = heads.get(n)
+        if isinstance(at, int) and at > after and (best is None or at > best[1]):
+            best = (n, at)
+    return best
+
+
+class SmiQueryExtractor:
+    """nvidia-smi -q's memory sections read as one record per GPU: `Remapping Failure Occurred : Yes`, a remap
+    `Pending : Yes` for uncorrectable errors, uncorrectable ECC counts since the driver loaded (`DRAM Uncorrectable`
+    under `Volatile`) are the GPU's memory failing; the lifetime counts, corrected counts and pages pending retirement
+    are `memory_info`. A `key : value` line counts under the section, scope and bit-kind headers seen last above it in
+    the stream (its lines reach a few lines below the section's header, and no further than the next `GPU ...` line:
+    the lines reach an extractor without their indentation), the rows catalog/accel.yaml's `nvidia_smi_query`; a GPU
+    is reported once per stream and reason."""
+
+    name = "gpu.smi_query"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.accel_error": frozenset({"accel_class", "detail", "driver", "mnemonic", "pci", "reason", "vendor"}),
+    }
+    # an operator's or a job's own run of nvidia-smi, in its output: a kernel log or syslog does not hold it, and its
+    # keys (`Total`, `Pending`) are words those logs use for other things
+    sources: frozenset[str] = frozenset({"application"})
+    literals: tuple[str, ...] = (*_SMI_SECTIONS, *_SMI_SCOPES, *_SMI_BITS, "GPU 0000",
+                                 *dict.fromkeys(r.key for r in nvidia_smi_query()))
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        heads = ctx.state.get(_K_SMI)
+        if not isinstance(heads, dict):
+            heads = {}
+            ctx.state[_K_SMI] = heads
+        stripped = line.strip()
+        # the headers and a section's lines are claimed: a claimed line is read in full, never counted by the fold
+        # as a copy of an earlier one (collect/fold.py), so the headers this reading rests on are always seen
+        if stripped in _SMI_SECTIONS or stripped in _SMI_SCOPES or stripped in _SMI_BITS:
+            heads[stripped] = ctx.lineno
+            ctx.claimed = True
+            return
+        if (g := _SMI_GPU.match(stripped)) is not None:
+            # a new GPU's record: the last one's sections end here
+            heads.clear()
+            heads["gpu"] = (ctx.lineno, _pci(g.group("pci")))
+            ctx.claimed = True
+            return
+        sep = stripped.find(" : ")
+        if sep < 0:
+            return
+        found = _smi_latest(heads, _SMI_SECTIONS, -1)
+        if found is None or ctx.lineno - found[1] > _SMI_REACH[found[0]]:
+            return
+        section, sec_line = found
+        ctx.claimed = True
+        key, value = stripped[:sep].strip(), stripped[sep + 3:].strip()
+        vals = ctx.state.get(_K_SMI_VALS)
+        if not isinstance(vals, tuple) or vals[0] != sec_line:
+            vals = (sec_line, {})
+            ctx.state[_K_SMI_VALS] = vals
+        vals[1][key] = value
+        scope = _smi_latest(heads, _SMI_SCOPES, sec_line)
+        bits = _smi_latest(heads, _SMI_BITS, scope[1] if scope else sec_line)
+        for row in nvidia_smi_query():
+            if row.section != section or not key.startswith(row.key):
+                continue
+            if row.scope is not None and (scope is None or scope[0] != row.scope):
+                continue
+            if row.bits is not None and (bits is None or bits[0] != row.bits):
+                continue
+            if not _smi_holds(row.when, value):
+                return
+            cls = row.accel_class
+            if (row.unless_zero is not None and row.else_class is not None
+                    and not _smi_holds("nonzero", str(vals[1].get(row.unless_zero, "0")))):
+                cls = row.else_class
+            gpu = heads.get("gpu")
+            pci = gpu[1] if isinstance(gpu, tuple) and isinstance(gpu[1], str) else None
+            seen = ctx.state.setdefault(_K_SMI_SEEN, set())
+            assert isinstance(seen, set)
+            if (row.reason, cls, pci) in seen:
+                ctx.claimed = True
+                return
+            seen.add((row.reason, cls, pci))
+            yield Draft(kind="gpu.accel_error", device=_device(pci), fields={
+                "vendor": "nvidia", "driver": "nvidia-smi", "accel_class": cls, "reason": row.reason,
+                "mnemonic": row.reason.upper(), "detail": _clip(f"{section}: {key}: {value}"), "pci": pci})
+            return
+
+
+_K_DIAG = "gpu.dcgm_diag"  # (test, lineno) of the last named row of dcgmi diag's table
+_DIAG_REACH: Final = 3  # how far a test's continuation rows reach below its named row
+
+
+class DcgmDiagExtractor:
+    """`dcgmi diag`'s table of results: a memory test of the diagnostic that failed (`| GPU Memory | Fail - GPU: 0
+    |`, or the result on a continuation row under the test's name where some GPUs passed). The tests and their classes
+    are catalog/accel.yaml's `dcgm_diag_tests`; any other test's failure is no device fault."""
+
+    name = "gpu.dcgm_diag"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.accel_error": frozenset({"accel_class", "detail", "driver", "mnemonic", "reason", "vendor"}),
+    }
+    # an operator's or a job's own run of dcgmi, in its output
+    sources: frozenset[str] = frozenset({"application"})
+    literals: tuple[str, ...] = ("| Pass", "| Fail", "| Skip")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        cells = line.strip().split("|")
+        if len(cells) != 4 or cells[0] or cells[3]:
+            return  # not a row of the table: `| name | result |`
+        name, result = cells[1].strip(), cells[2].strip()
+        if name:
+            ctx.state[_K_DIAG] = (name, ctx.lineno)
+        else:
+            last = ctx.state.get(_K_DIAG)
+            if not isinstance(last, tuple) or not 0 < ctx.lineno - last[1] <= _DIAG_REACH:
+                return
+            name = str(last[0])
+            ctx.state[_K_DIAG] = (name, ctx.lineno)  # a further continuation row reaches on from this one
+        test = dcgm_diag_tests().get(name)
+        ctx.claimed = True
+        if test is None or not result.startswith("Fail"):
+            return
+        yield Draft(kind="gpu.accel_error", fields={
+            "vendor": "nvidia", "driver": "dcgm", "accel_class": test.accel_class, "reason": test.reason,
+            "mnemonic": test.reason.upper(), "detail": _clip(f"dcgmi diag: {name}: {result}")})
+
+
+def _smi_holds(when: str, value: str) -> bool:
+    if when == "yes":
+        return value == "Yes"
+    return value.isdigit() and int(value) > 0
 
 
 # --------------------------------------------------------------------------
@@ -824,4 +989,6 @@ EXTRACTORS: tuple[LineExtractor, ...] = (
     NvrmExtractor(),
     NvmlErrorExtractor(),
     AccelExtractor(),
+    SmiQueryExtractor(),
+    DcgmDiagExtractor(),
 )

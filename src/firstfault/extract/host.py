@@ -15,8 +15,8 @@ from firstfault.catalog.tables import (
     StorageWord,
     cper_severities,
     driver_libraries,
-    firmware_memory_events,
     ipmi_bus_events,
+    memory_error_words,
     storage_tables,
     storage_waits,
 )
@@ -159,9 +159,26 @@ _AER = re.compile(
 )
 
 
+# rasdaemon's record of the kernel's aer_event trace event (mchehab/rasdaemon ras-aer-handler.c: `aer_event: <level>
+# <time> <bdf> (<device> - vendor_id: 0x10de device_id: 0x20b2) <errors> <type>`, the type last), and ras-mc-ctl
+# --errors over its database (util/ras-mc-ctl.in: `<id> <time> <bdf> <type> error: <errors>`). Its type words:
+# `Corrected`, `Uncorrected (Non-Fatal)`, `Uncorrected (Fatal)`.
+_RAS_AER_TYPE = r"(?P<rsev>Corrected|Uncorrected \((?:Non-Fatal|Fatal)\))"
+_RAS_AER_BDF = re.compile(rf"(?P<rbdf>{_BDF}) \(")  # searched from the `aer_event: ` found first
+_RAS_AER_TAIL = re.compile(rf" {_RAS_AER_TYPE}$")
+_RAS_AER_CTL = re.compile(rf"(?P<rbdf>{_BDF}) {_RAS_AER_TYPE} error: ")
+
+
+def _aer_severity(sev: str) -> str:
+    if sev == "Corrected":
+        return "corrected"
+    return "uncorrected_fatal" if sev.endswith("(Fatal)") else "uncorrected_nonfatal"
+
+
 class PcieAerExtractor:
     """`PCIe Bus Error: severity=...`: one line per AER report (the header lines that
-    announce it and the per-bit lines after it are the same report)."""
+    announce it and the per-bit lines after it are the same report); rasdaemon's and ras-mc-ctl's
+    records of the same reports."""
 
     name = "pcie.aer"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
@@ -169,17 +186,14 @@ class PcieAerExtractor:
         "pcie.aer": frozenset({"bdf", "detail", "severity"}),
     }
     sources: frozenset[str] = _KERNEL
-    literals: tuple[str, ...] = ("PCIe Bus Error",)
+    literals: tuple[str, ...] = ("PCIe Bus Error", "aer_event: ", " Corrected error: ", "Fatal) error: ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         m = _AER.search(line)
         if not m:
+            yield from self._rasdaemon(line)
             return
-        sev = m.group("sev")
-        if sev == "Corrected":
-            severity = "corrected"
-        else:
-            severity = "uncorrected_fatal" if sev.endswith("(Fatal)") else "uncorrected_nonfatal"
+        severity = _aer_severity(m.group("sev"))
         bdf = m.group("bdf").lower() if m.group("bdf") else None
         # The driver name before the BDF (pcieport, nvidia, nvme) is worth keeping.
         start = line.rfind(" ", 0, m.start("bdf") - 1) + 1 if bdf else m.start()
@@ -188,6 +202,20 @@ class PcieAerExtractor:
             fields={"severity": severity, "bdf": bdf, "detail": _clip(line[start:])},
             device=f"pci:{norm_pci(bdf)}" if bdf else None,
         )
+
+    @staticmethod
+    def _rasdaemon(line: str) -> Iterator[Draft]:
+        at = line.find("aer_event: ")
+        m = _RAS_AER_BDF.search(line, at) if at >= 0 else None
+        tail = _RAS_AER_TAIL.search(line.rstrip()) if m is not None else None
+        if m is not None and tail is not None:
+            bdf, sev, start = m.group("rbdf").lower(), tail.group("rsev"), at
+        elif (c := _RAS_AER_CTL.search(line)) is not None:
+            bdf, sev, start = c.group("rbdf").lower(), c.group("rsev"), c.start()
+        else:
+            return
+        yield Draft(kind="pcie.aer", fields={"severity": _aer_severity(sev), "bdf": bdf, "detail": _clip(line[start:])},
+                    device=f"pci:{norm_pci(bdf)}")
 
 
 class BmcBusEventExtractor:
@@ -491,17 +519,30 @@ _GHES_LINES: Final = 60  # how far a record's lines reach below its severity
 _K_GHES = "host.ghes"  # record number (or None) -> line of its severity
 
 
-def _firmware_memory(line: str) -> tuple[int, str] | None:
-    """Where a server event log's memory-error words stand on the line, and the severity they say
-    (catalog/platform.yaml `firmware_memory_events`): the BMC's SEL (`Memory #0x87 | Uncorrectable ECC |
-    Asserted`), HPE's IML (`Uncorrectable Memory Error (Processor 2, DIMM 3)`). A deasserted event is the error
-    going away; NVRM's words are a GPU's ECC (extract/gpu.py)."""
+_K_INJECTED = "host.mf_injected"  # lineno of a test's own `Injecting memory failure`
+_INJECTED_LINES: Final = 5  # how far the handler's lines of an injected page reach below the injection
+
+
+def _memory_words(line: str, application: bool) -> tuple[int, int, str, str] | None:
+    """Where a printer's memory-error words stand on the line (the printer's tag where its row names one, and the
+    words), the severity they say and who printed them (catalog/platform.yaml `memory_error_words`): the BMC's SEL
+    (`Memory #0x87 | Uncorrectable ECC | Asserted`), HPE's IML, rasdaemon and ras-mc-ctl, the kernel's memory-failure
+    handler, a process's SIGBUS for it, memtester. In a process's own output only the rows marked `application`. A
+    deasserted event is the error going away; NVRM's words are a GPU's ECC (extract/gpu.py)."""
     if "Deassert" in line or "NVRM" in line:
         return None
-    for ev in firmware_memory_events():
-        at = line.find(ev.text)
-        if at >= 0:
-            return at, ev.severity
+    for row in memory_error_words():
+        if application and not row.application:
+            continue
+        at = line.find(row.text)
+        if at < 0 or any(w not in line for w in row.also):
+            continue
+        start = at
+        if row.after is not None:
+            start = line.rfind(row.after, 0, at)
+            if start < 0:
+                continue
+        return start, at, row.severity, row.source
     return None
 
 
@@ -515,12 +556,20 @@ class MceExtractor:
     }
     sources: frozenset[str] = _KERNEL
     def __init__(self) -> None:
-        # the server event log's memory-error words are catalog/platform.yaml's (`firmware_memory_events`)
+        # the printers' memory-error words are catalog/platform.yaml's (`memory_error_words`)
         self.literals: tuple[str, ...] = ("Machine check events", "Machine Check", "Fatal machine check", "EDAC ",
-                                          "[Hardware Error]: ", "Processor context corrupt",
-                                          *(e.text for e in firmware_memory_events()))
+                                          "[Hardware Error]: ", "Processor context corrupt", "Injecting memory failure",
+                                          # a row with a printer's tag is found by its tag (`mc_event:`, `Memory
+                                          # failure:`): its words alone (` Corrected error`) are in other lines too
+                                          *dict.fromkeys(e.after or e.text for e in memory_error_words()))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        if "Injecting memory failure" in line:
+            # a test poisoning a page on purpose (mm/hwpoison-inject.c, madvise(MADV_HWPOISON)): the handler's lines
+            # for it are the test's, not the hardware's
+            ctx.state[_K_INJECTED] = ctx.lineno
+            ctx.claimed = True
+            return
         if "[Hardware Error]: " in line:
             ghes = _GHES.search(line)
             if ghes is not None and self._ghes(ghes, ctx):
@@ -544,8 +593,15 @@ class MceExtractor:
             severity, at = "corrected", m.start()
         elif (m := _EDAC.search(line)) is not None:
             severity, at = ("uncorrected" if m.group("kind") == "UE" else "corrected"), m.start()
-        elif (fw := _firmware_memory(line)) is not None:
-            at, severity = fw
+        elif (words := _memory_words(line, application=False)) is not None:
+            at, _text_at, severity, source = words
+            injected = ctx.state.get(_K_INJECTED)
+            if (source == "memory_failure" and isinstance(injected, int)
+                    and 0 <= ctx.lineno - injected <= _INJECTED_LINES):
+                ctx.claimed = True  # the handler's lines for a page a test poisoned
+                return
+            yield Draft(kind="host.mce", fields={"severity": severity, "source": source, "detail": _clip(line[at:])})
+            return
         else:
             return
         start = line.find("mce:")
@@ -568,6 +624,27 @@ class MceExtractor:
                 return False
         ctx.claimed = True
         return True
+
+
+class ProcessMemoryErrorExtractor:
+    """The host's bad memory as a process sees it, in its own output: its SIGBUS for poisoned memory (the si_code
+    BUS_MCEERR_AR / AO, glibc's words for them) and a memory tester's report (memtester's `FAILURE`): the rows of
+    catalog/platform.yaml `memory_error_words` marked `application`. Its own extractor, so that a process's output is
+    not searched for the kernel's and the firmware's words."""
+
+    name = "host.mce.process"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {"host.mce": frozenset({"detail", "severity", "source"})}
+    sources: frozenset[str] = frozenset({"application"})
+
+    def __init__(self) -> None:
+        self.literals: tuple[str, ...] = tuple(dict.fromkeys(e.after or e.text for e in memory_error_words()
+                                                             if e.application))
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        if (words := _memory_words(line, application=True)) is not None:
+            yield Draft(kind="host.mce", fields={"severity": words[2], "source": words[3],
+                                                 "detail": _clip(line[words[0]:])})
 
 
 # --------------------------------------------------------------------------
@@ -801,6 +878,7 @@ EXTRACTORS: tuple[LineExtractor, ...] = (
     StorageExtractor(),
     HungTaskExtractor(),
     MceExtractor(),
+    ProcessMemoryErrorExtractor(),
     KernelPanicExtractor(),
     NodeDownExtractor(),
     UserFaultExtractor(),
