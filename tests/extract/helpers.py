@@ -110,3 +110,10 @@ def assert_cause_with_collective_fallout(v: Verdict, domain: str, category: str,
     cats = {s.category: s for s in v.symptoms}
     assert cats["nccl.timeout"].explained_by == category
     return cats
+
+
+def claimed(line: str, source: str = "kernel") -> bool:
+    """Does any extractor understand the line (an event, or the line claimed as part of what it read)?"""
+    ex = Extraction(all_line_extractors())
+    drafts, ctx = ex.drafts(Candidate(source, "f.log", 1, "n1", None, None, line))
+    return bool(drafts) or (ctx is not None and ctx.claimed)

@@ -11,8 +11,6 @@ from __future__ import annotations
 import pytest
 
 from firstfault.analysis.analyze import Analyzer
-from firstfault.collect.scan import Extraction, all_line_extractors
-from firstfault.extract.base import Candidate
 from firstfault.model import Event
 from tests.conftest import BundleMaker
 from tests.extract import helpers
@@ -23,10 +21,7 @@ def feed(lines: list[str], source: str = "kernel") -> list[Event]:
     return helpers.events(lines, source, file="f.log", node=None if source == "application" else "n1")
 
 
-def claimed(line: str, source: str = "kernel") -> bool:
-    ex = Extraction(all_line_extractors())
-    drafts, ctx = ex.drafts(Candidate(source, "f.log", 1, "n1", None, None, line))
-    return bool(drafts) or (ctx is not None and ctx.claimed)
+claimed = helpers.claimed
 
 
 def accel(events: list[Event]) -> list[tuple[str, str, str, str]]:

@@ -50,6 +50,19 @@ class LineContext:
     claimed: bool = False
 
 
+def worded_at(line: str, text: str, also: Iterable[str] = (), after: str | None = None) -> tuple[int, int] | None:
+    """Where a table row's words stand on a line: the row's `text`, every one of its `also` words anywhere on the
+    line, and its `after` word (a printer's tag) somewhere before the text. (start, at): where the row's words start
+    (the `after` word, else the text) and where its text is; None where the line does not hold them so."""
+    at = line.find(text)
+    if at < 0 or any(w not in line for w in also):
+        return None
+    if after is None:
+        return at, at
+    start = line.rfind(after, 0, at)
+    return (start, at) if start >= 0 else None
+
+
 class LineExtractor(Protocol):
     name: str
     sources: frozenset[str]

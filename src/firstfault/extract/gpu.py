@@ -29,7 +29,7 @@ from firstfault.catalog.tables import (
     xid_info,
     xid_relays,
 )
-from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.base import Draft, LineContext, LineExtractor, worded_at
 from firstfault.model import FieldValue
 from firstfault.pci import norm_pci
 
@@ -570,16 +570,12 @@ def accel_message(line: str) -> AccelRead | None:
     None where none does, or where a quote mark opens the `after` word (someone quoting the driver)."""
     for vendor, driver, rows in accel_table().families:
         for row in rows:
-            at = line.find(row.text)
-            if at < 0 or any(w not in line for w in row.also):
+            where = worded_at(line, row.text, row.also, row.after)
+            if where is None:
                 continue
-            start = at
-            if row.after is not None:
-                start = line.rfind(row.after, 0, at)
-                if start < 0:
-                    continue
-                if _quoted(line, start):
-                    return None
+            start, at = where
+            if row.after is not None and _quoted(line, start):
+                return None
             return AccelRead(row, vendor, driver, start, at)
     if any(w in line for w in _NRT_CALL) and (m := _NRT_STATUS.search(line)) is not None:
         code = int(m.group("code"))

@@ -20,7 +20,7 @@ from firstfault.catalog.tables import (
     storage_tables,
     storage_waits,
 )
-from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.base import Draft, LineContext, LineExtractor, worded_at
 from firstfault.model import FieldValue
 from firstfault.pci import norm_pci
 
@@ -534,15 +534,9 @@ def _memory_words(line: str, application: bool) -> tuple[int, int, str, str] | N
     for row in memory_error_words():
         if application and not row.application:
             continue
-        at = line.find(row.text)
-        if at < 0 or any(w not in line for w in row.also):
-            continue
-        start = at
-        if row.after is not None:
-            start = line.rfind(row.after, 0, at)
-            if start < 0:
-                continue
-        return start, at, row.severity, row.source
+        where = worded_at(line, row.text, row.also, row.after)
+        if where is not None:
+            return where[0], where[1], row.severity, row.source
     return None
 
 
