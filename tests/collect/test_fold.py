@@ -189,13 +189,8 @@ def test_chatty_files_made_of_real_lines_get_the_verdict_of_reading_every_line(
 # lines with copies of syslog-and-uptime lines whose boot offsets disagree (here the generator's changed digits: days
 # apart; in a real log, the syslog stamp's lost fraction of a second) the two paths can take different boot times.
 # Kept failing on purpose (strict): the fix is the clock's boot offset taken the same way on both paths.
-_BOOT_OFFSET_DIVERGES = pytest.mark.xfail(strict=True, reason="an uptime-only line's boot offset depends on which "
-                                          "syslog-and-uptime copies were read (collect/stamps.py Clock)")
-
-
-@pytest.mark.parametrize(("kind", "seed", "hex_ids"), [
-    pytest.param(k, s, h, marks=_BOOT_OFFSET_DIVERGES) if (k, s, h) == ("kernel", 0, False) else (k, s, h)
-    for k, s in REAL if k == "kernel" for h in (False, True)])
+@pytest.mark.parametrize(("kind", "seed", "hex_ids"),
+                         [(k, s, h) for k, s in REAL if k == "kernel" for h in (False, True)])
 def test_nodes_whose_logs_repeat_real_lines_get_the_verdict_of_reading_every_line(
         kind: str, seed: int, hex_ids: bool, analyzer: Analyzer, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -739,7 +739,8 @@ class LineScanner:
               last_stamp: list[Stamp | None] | None = None) -> None:
         """`carried`: the last stamp of the lines before (the previous chunk's, then); `line_base`: the lines
         before `fh`'s first; `last_stamp[0]` is set to the last stamp read."""
-        wall_of = Clock().wall_of
+        clock = Clock(tp, srun_prefix)
+        wall_of = clock.wall_of
 
         def strip(raw: bytes) -> tuple[bytes, int | None]:
             if srun_prefix:
@@ -783,11 +784,13 @@ class LineScanner:
             told = may_stamp is not None and (not may_stamp(raw) or (no_stamp is not None
                                                                      and no_stamp(raw, None) == _STAMP_NONE))
             st = None if told else tp.parse(text)
-            # wall_of's own answer for a wall-clock stamp without uptime, without its call.
-            t = st.wall if st is not None and st.uptime is None else wall_of(st)
+            # wall_of's own answer for a wall-clock stamp without uptime, without its call. An uptime alone takes
+            # the boot time of the nearest line with both before this one (stamps.Clock): where it walked back to a
+            # stamp, none lies between.
+            t = st.wall if st is not None and st.uptime is None else wall_of(st, buf, s)
             if t is None:
                 t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, BACKWALK_LINES) if limit is None
-                            else walk_far(buf, s, prev_start))
+                            else walk_far(buf, s, prev_start), buf, s)
                 if t is None:
                     t = prev_t if have_prev else wall_of(carried)
             return t
@@ -801,7 +804,7 @@ class LineScanner:
             if _prev_stamped is not None and _prev_stamped(buf, -1, e + 1, 1)[0] != s:
                 # None of the stamp forms' characters on the copy itself (_lines.c may_hold_stamp): its own parse
                 # would read none, and the walk back starts at once.
-                t = wall_of(walk_far(buf, s, prev_start))
+                t = wall_of(walk_far(buf, s, prev_start), buf, s)
                 if t is None:
                     t = prev_t if have_prev else wall_of(carried)
             else:
@@ -1053,13 +1056,16 @@ class LineScanner:
                     # found them: the next file of the kind may start in it (LineFold.looks_dense).
                     fold.quiet_from(buf, starts)
             last = self._last_stamp(buf, tp, srun_prefix)
+            clock.end_chunk(buf)
             if last is not None:
                 carried = last
+                # (an uptime alone: the boot time this chunk carries into the next, as the next reads `carried`)
                 stats.last_time = wall_of(last) or stats.last_time
         # The last chunk's buffer, held by `walked`: the nested functions above and their cells are a cycle that only
         # the collector frees, and with its young generation larger while lines are read (extract/memo.py scan_gc)
         # a large file's last buffer outlived the file by thousands of allocations.
         walked[0] = None
+        clock.end_file()
         if fold is not None:
             fold.dense = dense
             fold.end_file()

@@ -4,7 +4,8 @@ Only candidate lines are stamped (collect/scan.py): a line without a stamp
 takes the nearest earlier stamped line of its file, found by walking back
 from it over the buffer, so the lines between are never parsed unless one is
 needed. A kernel line stamped with an uptime alone takes its wall-clock time
-from the boot time of the last line that had both.
+from the boot time of the nearest line before it in the file that has both
+(Clock).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from datetime import datetime, timedelta
 
 from firstfault.timeparse import Stamp, TimeParser, _fast
 
-__all__ = ["SRUN", "Clock", "line_stamp", "prev_stamped", "walk_back", "walk_back_py"]
+__all__ = ["CARRY_LINES", "SRUN", "Clock", "line_stamp", "prev_stamped", "walk_back", "walk_back_py"]
 
 SRUN = re.compile(rb"^\s*(\d{1,9}): ")  # srun --label: a task id (more digits: no rank, MAX_RANK)
 
@@ -22,29 +23,119 @@ try:  # stamps looked for in C (firstfault/_lines.c), when built; optional.
     from firstfault._lines import prev_stamped
 except ImportError:  # pragma: no cover - depends on the build
     prev_stamped = None  # type: ignore[assignment]
+try:  # the lines that may hold both a wall-clock stamp and an uptime, in C (an older build lacks it)
+    from firstfault._lines import prev_booted
+except ImportError:  # pragma: no cover - depends on the build
+    prev_booted = None  # type: ignore[assignment]
+
+# The lines at a chunk's end walked back for the boot time carried into the next chunk (Clock): a bound, so that
+# a file of many chunks with no uptime in them is not walked whole at each chunk's end.
+CARRY_LINES = 400
 
 
 class Clock:
-    """One file's clock: the wall-clock time of a stamp. The boot time (wall - uptime) comes from the last line
-    with both; it is worked out only when a line with an uptime alone needs it (a kernel log stamps every line
-    with both)."""
+    """One file's clock: the wall-clock time of a stamp. A stamp with an uptime alone (dmesg's `[77530.123456]`)
+    takes its boot time (wall - uptime) from the nearest line before its own in the file that has both (a kernel
+    log's syslog line, `Dec  4 10:00:05 host kernel: [77528.410571] ...`), found by walking back over the chunk
+    when such a stamp needs it (the lines that cannot hold both passed over in C: _lines.prev_booted), the last
+    answer remembered; before the chunk's first such line, the boot time carried into the chunk: that of the
+    nearest line with both among the last CARRY_LINES of the chunk before, else the one carried into that. A
+    function of the file's bytes alone, so every path that reads the stamp gives it one time: the fold reads some
+    copies of a line and counts the others, and a boot time taken from the last line with both that was *read*
+    moved with the copies it counted (the syslog stamp drops the second's fraction, so each copy's wall - uptime
+    differs; a reboot moves it by days). `at` is the offset in `buf` of the line whose stamp it is (or whose walk
+    back found it); without a buffer, the boot time carried into the chunk (a chunk's last stamp, carried)."""
 
-    __slots__ = ("_both",)
+    __slots__ = ("_carry", "_ended", "_memo", "_srun", "_tp")
 
-    def __init__(self) -> None:
-        self._both: tuple[datetime, float] | None = None
+    def __init__(self, tp: TimeParser | None = None, srun_prefix: bool = False) -> None:
+        self._tp = tp
+        self._srun = srun_prefix
+        self._carry: tuple[datetime, float] | None = None  # (wall, uptime) of the line with both carried in
+        self._ended: bytes | None = None  # the last chunk ended, its carry not worked out yet (end_chunk)
+        # The last walk: its buffer, the offset it walked back from and the line with both it found (None: none
+        # in the buffer before that offset).
+        self._memo: tuple[bytes, int, tuple[datetime, float] | None] | None = None
 
-    def wall_of(self, st: Stamp | None) -> datetime | None:
+    def wall_of(self, st: Stamp | None, buf: bytes | None = None, at: int = 0) -> datetime | None:
         if st is None:
             return None
         if st.wall is not None:
-            if st.uptime is not None:
-                self._both = (st.wall, st.uptime)
             return st.wall
-        b = self._both
-        if st.uptime is not None and b is not None:
-            return b[0] - timedelta(seconds=b[1]) + timedelta(seconds=st.uptime)
-        return None
+        if st.uptime is None:
+            return None
+        b = self._carried() if buf is None else self.both_before(buf, at)
+        if b is None:
+            return None
+        return b[0] - timedelta(seconds=b[1]) + timedelta(seconds=st.uptime)
+
+    def both_before(self, buf: bytes, at: int) -> tuple[datetime, float] | None:
+        """The stamp (wall, uptime) of the nearest line with both before offset `at` of `buf`, else the carry."""
+        m = self._memo
+        if m is not None and m[0] is buf and m[1] <= at:
+            found = self._find(buf, m[1] - 1, at, 1 << 62)  # the lines between the last walk's start and `at`
+            if found is None:
+                found = m[2]
+        else:
+            found = self._find(buf, -1, at, 1 << 62)
+        self._memo = (buf, at, found)
+        return found if found is not None else self._carried()
+
+    def end_chunk(self, buf: bytes) -> None:
+        """A chunk read to its end: its carry is worked out when a stamp needs it or the next chunk ends (a file of
+        one chunk never needs it)."""
+        self._carried()
+        self._ended = buf
+        self._memo = None
+
+    def end_file(self) -> None:
+        """Let go of the buffers (the scanner's nested functions hold this clock in a cycle)."""
+        self._ended = None
+        self._memo = None
+
+    def _carried(self) -> tuple[datetime, float] | None:
+        ended = self._ended
+        if ended is not None:
+            self._ended = None
+            found = self._find(ended, -1, len(ended), CARRY_LINES)
+            if found is not None:
+                self._carry = found
+        return self._carry
+
+    def _find(self, buf: bytes, stop: int, end: int, limit: int) -> tuple[datetime, float] | None:
+        """The nearest line before offset `end` (lines after `stop` only, `limit` of them at most) whose stamp has
+        both a wall-clock time and an uptime, as stamps.line_stamp reads it; what the reading counts (stamps outside
+        the years, the 12-hour clock's last stamp) is put back: a walk back taken by one path and not another must
+        leave nothing behind."""
+        tp = self._tp
+        if tp is None:
+            return None
+        unplaced, last12 = tp.out_of_range, tp._clock12_last
+        try:
+            if prev_booted is not None and _fast[0]:
+                while limit > 0:
+                    s, e, n = prev_booted(buf, stop, end, limit)
+                    if s < 0:
+                        return None
+                    st = line_stamp(buf[s:e], tp, self._srun)
+                    if st is not None and st.wall is not None and st.uptime is not None:
+                        return (st.wall, st.uptime)
+                    end = s
+                    limit -= n
+                return None
+            n = 0
+            while end > 0 and n < limit:  # every line parsed (without the C module, FIRSTFAULT_FASTPATH=0)
+                s = buf.rfind(b"\n", 0, end - 1) + 1
+                if s <= stop:
+                    return None
+                st = line_stamp(buf[s : end - 1] if buf[end - 1 : end] == b"\n" else buf[s:end], tp, self._srun)
+                if st is not None and st.wall is not None and st.uptime is not None:
+                    return (st.wall, st.uptime)
+                end = s
+                n += 1
+            return None
+        finally:
+            tp.out_of_range, tp._clock12_last = unplaced, last12
 
 
 def line_stamp(raw: bytes, tp: TimeParser, srun_prefix: bool) -> Stamp | None:
