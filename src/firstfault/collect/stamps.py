@@ -11,11 +11,14 @@ from the boot time of the nearest line before it in the file that has both
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from typing import Final, TypeAlias
 
-from firstfault.timeparse import Stamp, TimeParser, _fast
+from firstfault.collect.fold import yearless_clock
+from firstfault.timeparse import Stamp, TimeParser, _fast, _new_stamp
 
-__all__ = ["CARRY_LINES", "SRUN", "Clock", "line_stamp", "prev_stamped", "walk_back", "walk_back_py"]
+__all__ = ["CARRY_LINES", "DAY_US", "SRUN", "CClock", "Clock", "c_clock", "c_time", "line_stamp", "prev_stamped",
+           "walk_back", "walk_back_py"]
 
 SRUN = re.compile(rb"^\s*(\d{1,9}): ")  # srun --label: a task id (more digits: no rank, MAX_RANK)
 
@@ -23,10 +26,40 @@ try:  # stamps looked for in C (firstfault/_lines.c), when built; optional.
     from firstfault._lines import prev_stamped
 except ImportError:  # pragma: no cover - depends on the build
     prev_stamped = None  # type: ignore[assignment]
+try:  # the stamp a line reads to, in C (_lines.c), where it is sure of it: the same as TimeParser.parse's
+    from firstfault._lines import stamp_local_us as _stamp_local_us
+except ImportError:  # pragma: no cover - depends on the build
+    _stamp_local_us = None  # type: ignore[assignment]
 try:  # the lines that may hold both a wall-clock stamp and an uptime, in C (an older build lacks it)
     from firstfault._lines import prev_booted
 except ImportError:  # pragma: no cover - depends on the build
     prev_booted = None  # type: ignore[assignment]
+
+# _lines.stamp_local_us counts a stamp's local date and time in microseconds since 0001-01-01 (fold._count): this
+# day's count is 86,400 s. In a zone of one UTC offset (fold.fixed_offset_us), the count less that day and the
+# offset is the instant's microseconds since 0001-01-01 UTC.
+DAY_US: Final = 86_400_000_000
+_YEAR1: Final = datetime(1, 1, 1, tzinfo=UTC)
+# The clock a C reading is turned into a time with: (fold.yearless_clock's tuple, DAY_US plus the zone's offset).
+CClock: TypeAlias = "tuple[tuple[int, int, int | None], int]"
+
+
+def c_clock(tp: TimeParser) -> CClock | None:
+    """The clock _lines.stamp_local_us reads tp's stamps with, where its answer becomes a time without the zone's
+    rules (a zone of one UTC offset) and the C module is built; else None (TimeParser reads every stamp)."""
+    if _stamp_local_us is None or not _fast[0]:
+        return None
+    ck = yearless_clock(tp.tz, tp.year, tp.window_end)
+    if ck is None or ck[2] is None:
+        return None
+    return ck, DAY_US + ck[2]
+
+
+def c_time(us: int, clock: CClock) -> datetime:
+    """The time of a stamp _lines.stamp_local_us read as `us` (>= 0) with `clock`: TimeParser.parse's wall, built
+    without the parse (tests/collect/test_fold.py compares the two readings on generated stamps)."""
+    return _YEAR1 + timedelta(0, 0, us - clock[1])  # (positional: a keyword costs a third more)
+
 
 # The lines at a chunk's end walked back for the boot time carried into the next chunk (Clock): a bound, so that
 # a file of many chunks with no uptime in them is not walked whole at each chunk's end.
@@ -147,18 +180,26 @@ def line_stamp(raw: bytes, tp: TimeParser, srun_prefix: bool) -> Stamp | None:
     return tp.parse(raw[:200].decode("utf-8", errors="replace"))
 
 
-def walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int, limit: int) -> Stamp | None:
+def walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int, limit: int,
+              clock: CClock | None = None) -> Stamp | None:
     """The stamp of the nearest line before offset `end` that has one (lines after `stop` only, and `limit` of
-    them at most)."""
+    them at most). With `clock` (c_clock), a line whose stamp _lines.stamp_local_us reads is not parsed."""
     if prev_stamped is None or not _fast[0]:
         return walk_back_py(buf, end, tp, srun_prefix, stop, limit)
     # The C loop passes over the lines that cannot hold a stamp (none of the forms' characters:
     # _lines.c may_hold_stamp), so a burst of unstamped lines costs no parse each.
     left = limit
+    if srun_prefix:
+        clock = None  # (the label is peeled in Python: line_stamp)
     while left > 0:
         s, e, n = prev_stamped(buf, stop, end, left, not srun_prefix)
         if s < 0:
             return None
+        if clock is not None:
+            # line_stamp's reading of the line's first 200 bytes, in C where it is sure of it (no uptime beside)
+            us = _stamp_local_us(buf[s : min(e, s + 200)], clock[0])
+            if us >= 0:
+                return _new_stamp(Stamp, (c_time(us, clock), None))  # type: ignore[no-any-return]
         st = line_stamp(buf[s:e], tp, srun_prefix)
         if st is not None:
             return st
