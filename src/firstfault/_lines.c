@@ -1712,6 +1712,28 @@ lines_prev_booted(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return Py_BuildValue("(nnn)", start, text_end, n);
 }
 
+/* digits_zeroed(str) -> str | None: an ASCII text with every digit made '0' (extract/memo.py digits_zeroed, the one
+ * definition: ASCII digits only); None for a text that is not all ASCII (Python's path then). */
+static PyObject *
+lines_digits_zeroed(PyObject *self, PyObject *arg)
+{
+    if (!PyUnicode_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "digits_zeroed() takes a str");
+        return NULL;
+    }
+    if (!PyUnicode_IS_ASCII(arg)) Py_RETURN_NONE;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
+    PyObject *out = PyUnicode_New(n, 127);
+    if (out == NULL) return NULL;
+    const Py_UCS1 *src = PyUnicode_1BYTE_DATA(arg);
+    Py_UCS1 *dst = PyUnicode_1BYTE_DATA(out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS1 c = src[i];
+        dst[i] = (c >= '0' && c <= '9') ? '0' : c;
+    }
+    return out;
+}
+
 static PyMethodDef lines_methods[] = {
     {"count", (PyCFunction)(void (*)(void))lines_count, METH_FASTCALL,
      "count(buffer, start, end) -> number of newlines in buffer[start:end]"},
@@ -1721,6 +1743,8 @@ static PyMethodDef lines_methods[] = {
     {"prev_booted", (PyCFunction)(void (*)(void))lines_prev_booted, METH_FASTCALL,
      "prev_booted(buffer, stop, end, limit) -> (start, text_end, lines): the nearest line before end "
      "that may hold both a wall-clock stamp and an uptime"},
+    {"digits_zeroed", (PyCFunction)lines_digits_zeroed, METH_O,
+     "digits_zeroed(str) -> str | None: an ASCII text with every digit '0' (memo.digits_zeroed); None if not ASCII"},
     {"line_shape", (PyCFunction)lines_line_shape, METH_O,
      "line_shape(bytes) -> bytes: every digit '0', and the hex letters of hex ids '0' (memo.line_shape)"},
     {"fold_run", (PyCFunction)(void (*)(void))lines_fold_run, METH_FASTCALL,
