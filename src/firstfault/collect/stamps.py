@@ -199,7 +199,7 @@ def walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int
             # line_stamp's reading of the line's first 200 bytes, in C where it is sure of it (no uptime beside)
             us = _stamp_local_us(buf[s : min(e, s + 200)], clock[0])
             if us >= 0:
-                return _new_stamp(Stamp, (c_time(us, clock), None))  # type: ignore[no-any-return]
+                return _new_stamp(Stamp, (c_time(us, clock), None))
         st = line_stamp(buf[s:e], tp, srun_prefix)
         if st is not None:
             return st
