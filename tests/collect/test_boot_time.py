@@ -205,3 +205,43 @@ def test_c_passes_over_no_line_with_both_stamps(line: str) -> None:
     got = stamps.line_stamp(raw, tp, False)
     if got is not None and got.wall is not None and got.uptime is not None:
         assert prev_booted(raw + b"\n", -1, len(raw) + 1, 1)[0] == 0, line
+
+
+_MIX = [BOTH.decode(), _syslog(BOOT2, 40.5, AER), *NEAR_MISSES, f"{_uptime(9.25)} {AER_DEVICE}", "no stamp at all"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(_MIX), min_size=1, max_size=30), st.lists(st.integers(0, 40), max_size=12),
+       st.booleans())
+def test_the_walks_memo_answers_as_a_fresh_walk_in_any_order(lines: list[str], asks: list[int], fast: bool) -> None:
+    """Queries in any order (a held copy read after a later copy's time was worked out): the memo's answer is
+    that of a walk from nothing, and a query between the last answer's line and the last walk's start walks not."""
+    buf = ("\n".join(lines) + "\n").encode()
+    starts = [0] + [i + 1 for i, b in enumerate(buf) if b == 0x0A]
+    with memo.fastpath(fast):
+        clock, _ = _clock(buf)
+        for k in asks:
+            at = starts[min(k, len(starts) - 1)]
+            fresh, _ = _clock(buf)
+            assert clock.both_before(buf, at) == fresh.both_before(buf, at), (lines, at)
+
+
+def test_a_query_behind_the_last_walk_after_its_line_walks_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dmesg file of many lines with no line with both: one walk to its start, then none for the held copies
+    read behind the last walk (the walks stay linear in the chunk)."""
+    buf = b"".join(f"{_uptime(10.0 + i)} {AER_DEVICE}\n".encode() for i in range(300))
+    clock, _ = _clock(buf)
+    walks = [0]
+    find = stamps.Clock._find
+
+    def counting(self: stamps.Clock, *args: object) -> object:
+        walks[0] += 1
+        return find(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stamps.Clock, "_find", counting)
+    line = len(buf) // 300
+    assert clock.both_before(buf, 250 * line) is None and walks[0] == 1
+    for k in (10, 249, 0, 120):  # behind the last walk: answered by it
+        assert clock.both_before(buf, k * line) is None
+    assert walks[0] == 1
+    assert clock.both_before(buf, 260 * line) is None and walks[0] == 2  # ahead: the ten lines between

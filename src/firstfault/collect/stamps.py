@@ -79,16 +79,19 @@ class Clock:
     differs; a reboot moves it by days). `at` is the offset in `buf` of the line whose stamp it is (or whose walk
     back found it); without a buffer, the boot time carried into the chunk (a chunk's last stamp, carried)."""
 
-    __slots__ = ("_carry", "_ended", "_memo", "_srun", "_tp")
+    __slots__ = ("_carry", "_ended", "_found_at", "_memo", "_srun", "_tp")
 
     def __init__(self, tp: TimeParser | None = None, srun_prefix: bool = False) -> None:
         self._tp = tp
         self._srun = srun_prefix
         self._carry: tuple[datetime, float] | None = None  # (wall, uptime) of the line with both carried in
         self._ended: bytes | None = None  # the last chunk ended, its carry not worked out yet (end_chunk)
-        # The last walk: its buffer, the offset it walked back from and the line with both it found (None: none
-        # in the buffer before that offset).
-        self._memo: tuple[bytes, int, tuple[datetime, float] | None] | None = None
+        # The last walk: its buffer, the offset it walked back from, the line with both it found (None: none in the
+        # buffer before that offset) and where that line starts (-1: none). A later walk goes back to the offset;
+        # an earlier one that starts after the line found has the same answer (no walk: a line read again, a
+        # held copy, after a later copy's time was worked out).
+        self._memo: tuple[bytes, int, tuple[datetime, float] | None, int] | None = None
+        self._found_at = -1  # where _find's last line with both starts
 
     def wall_of(self, st: Stamp | None, buf: bytes | None = None, at: int = 0) -> datetime | None:
         if st is None:
@@ -105,13 +108,18 @@ class Clock:
     def both_before(self, buf: bytes, at: int) -> tuple[datetime, float] | None:
         """The stamp (wall, uptime) of the nearest line with both before offset `at` of `buf`, else the carry."""
         m = self._memo
-        if m is not None and m[0] is buf and m[1] <= at:
+        if m is not None and m[0] is buf and m[3] < at:
+            if at <= m[1]:  # between the last answer's line and the last walk's start: no line with both
+                return m[2] if m[2] is not None else self._carried()
             found = self._find(buf, m[1] - 1, at, 1 << 62)  # the lines between the last walk's start and `at`
             if found is None:
-                found = m[2]
+                found, pos = m[2], m[3]
+            else:
+                pos = self._found_at
         else:
             found = self._find(buf, -1, at, 1 << 62)
-        self._memo = (buf, at, found)
+            pos = self._found_at if found is not None else -1
+        self._memo = (buf, at, found, pos)
         return found if found is not None else self._carried()
 
     def end_chunk(self, buf: bytes) -> None:
@@ -152,6 +160,7 @@ class Clock:
                         return None
                     st = line_stamp(buf[s:e], tp, self._srun)
                     if st is not None and st.wall is not None and st.uptime is not None:
+                        self._found_at = s
                         return (st.wall, st.uptime)
                     end = s
                     limit -= n
@@ -163,6 +172,7 @@ class Clock:
                     return None
                 st = line_stamp(buf[s : end - 1] if buf[end - 1 : end] == b"\n" else buf[s:end], tp, self._srun)
                 if st is not None and st.wall is not None and st.uptime is not None:
+                    self._found_at = s
                     return (st.wall, st.uptime)
                 end = s
                 n += 1
