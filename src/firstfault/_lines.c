@@ -1651,10 +1651,10 @@ lines_copy_time(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 static int may_hold_both(const unsigned char *p, Py_ssize_t n)
 {
     Py_ssize_t lim = n < STAMP_CUT ? n : STAMP_CUT, first = 0;
-    for (Py_ssize_t i = 0; i < lim; i++)
-        if (p[i] >= 0x80) return 1;
     while (first < lim && is_pyspace(p[first])) first++;
-    for (Py_ssize_t i = first + 1; i < lim; i++) {
+    if (first < lim && p[first] >= 0x80) return 1;
+    for (Py_ssize_t i = first + 1; i < lim; i++) {  /* one pass: a byte over 0x7f, or the form at a `[` */
+        if (p[i] >= 0x80) return 1;
         if (p[i] != '[') continue;
         Py_ssize_t j = i + 1, a, b;
         while (j < lim && is_pyspace(p[j])) j++;
@@ -1734,6 +1734,88 @@ lines_digits_zeroed(PyObject *self, PyObject *arg)
     return out;
 }
 
+/* booted_starts(buffer) -> list[int]: the starts of the lines of buffer (whole lines, each ended by a newline, the
+ * last perhaps not) that may hold both a wall-clock stamp and an uptime (may_hold_both): stamps.Clock's boot times
+ * of one chunk, found in one pass where a stamp with an uptime alone first needs one (a dmesg chunk has none). */
+static PyObject *
+lines_booted_starts(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *out = PyList_New(0);
+    if (out != NULL) {
+        const unsigned char *buf = (const unsigned char *)view.buf;
+        Py_ssize_t n = view.len, s = 0;
+        while (s < n) {
+            const unsigned char *nl = memchr(buf + s, '\n', (size_t)(n - s));
+            Py_ssize_t e = nl == NULL ? n : (Py_ssize_t)(nl - buf);
+            if (may_hold_both(buf + s, e - s)) {
+                PyObject *v = PyLong_FromSsize_t(s);
+                if (v == NULL || PyList_Append(out, v) < 0) {
+                    Py_XDECREF(v);
+                    Py_CLEAR(out);
+                    break;
+                }
+                Py_DECREF(v);
+            }
+            s = e + 1;
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* prev_stamp_us(buffer, stop, end, limit, clock) -> (start, text_end, lines, us)
+ *
+ * prev_stamped(buffer, stop, end, limit, True) with the line it stops at read too: `us` is stamp_local_us of its
+ * first STAMP_CUT bytes with `clock` (>= 0: its stamp's local microseconds; -1: Python reads it), one reading
+ * where the walk and its caller each made one. start is -1 when there is none. */
+static PyObject *
+lines_prev_stamp_us(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    Py_ssize_t stop, end, limit, n = 0, start = -1, text_end = 0;
+    long long us = -1;
+    struct stamp_clock ck;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "prev_stamp_us(buffer, stop, end, limit, clock) takes 5 arguments");
+        return NULL;
+    }
+    stop = PyLong_AsSsize_t(args[1]);
+    if (stop == -1 && PyErr_Occurred()) return NULL;
+    end = PyLong_AsSsize_t(args[2]);
+    if (end == -1 && PyErr_Occurred()) return NULL;
+    limit = PyLong_AsSsize_t(args[3]);
+    if (limit == -1 && PyErr_Occurred()) return NULL;
+    if (clock_from(args[4], &ck) < 0) return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (end > view.len) end = view.len;
+    {
+        const unsigned char *buf = (const unsigned char *)view.buf;
+        Py_ssize_t cur = end;
+        while (cur > 0 && n < limit) {
+            Py_ssize_t s = cur - 2;  /* s = buf.rfind(b"\n", 0, cur - 1) + 1 */
+            while (s >= 0 && buf[s] != '\n') s--;
+            s += 1;
+            if (s <= stop) break;
+            Py_ssize_t e = buf[cur - 1] == '\n' ? cur - 1 : cur;
+            n++;
+            if (may_hold_stamp(buf + s, e - s)) {
+                long long t = stamp_local_us(buf + s, e - s < STAMP_CUT ? e - s : STAMP_CUT, &ck);
+                if (t != STAMP_NONE) {
+                    start = s;
+                    text_end = e;
+                    us = t < 0 ? -1 : t;
+                    break;
+                }
+            }
+            cur = s;
+        }
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(nnnL)", start, text_end, n, us);
+}
+
 static PyMethodDef lines_methods[] = {
     {"count", (PyCFunction)(void (*)(void))lines_count, METH_FASTCALL,
      "count(buffer, start, end) -> number of newlines in buffer[start:end]"},
@@ -1745,6 +1827,12 @@ static PyMethodDef lines_methods[] = {
      "that may hold both a wall-clock stamp and an uptime"},
     {"digits_zeroed", (PyCFunction)lines_digits_zeroed, METH_O,
      "digits_zeroed(str) -> str | None: an ASCII text with every digit '0' (memo.digits_zeroed); None if not ASCII"},
+    {"booted_starts", (PyCFunction)lines_booted_starts, METH_O,
+     "booted_starts(buffer) -> list[int]: the starts of the lines that may hold both a wall-clock stamp and an "
+     "uptime"},
+    {"prev_stamp_us", (PyCFunction)(void (*)(void))lines_prev_stamp_us, METH_FASTCALL,
+     "prev_stamp_us(buffer, stop, end, limit, clock) -> (start, text_end, lines, us): prev_stamped's walk with the "
+     "line it stops at read in C (-1: Python reads it)"},
     {"line_shape", (PyCFunction)lines_line_shape, METH_O,
      "line_shape(bytes) -> bytes: every digit '0', and the hex letters of hex ids '0' (memo.line_shape)"},
     {"fold_run", (PyCFunction)(void (*)(void))lines_fold_run, METH_FASTCALL,

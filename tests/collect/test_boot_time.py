@@ -197,14 +197,17 @@ _LINE = st.lists(st.sampled_from(["[", "]", " ", "\t", "1", "0", "9", ".", ":", 
 @settings(max_examples=300, deadline=None)
 @given(_LINE)
 def test_c_passes_over_no_line_with_both_stamps(line: str) -> None:
-    """_lines.prev_booted's test (may_hold_both) is a superset of parse's reading of both stamps."""
-    from firstfault._lines import prev_booted
+    """_lines.prev_booted's and booted_starts' test (may_hold_both) is a superset of parse's reading of both
+    stamps, and the two walk the same lines."""
+    from firstfault._lines import booted_starts, prev_booted
 
     raw = line.replace("\n", " ").encode()
     _, tp = _clock(raw)
     got = stamps.line_stamp(raw, tp, False)
     if got is not None and got.wall is not None and got.uptime is not None:
         assert prev_booted(raw + b"\n", -1, len(raw) + 1, 1)[0] == 0, line
+    buf = raw + b"\n" + raw + b"\n"
+    assert booted_starts(buf) == ([0, len(raw) + 1] if prev_booted(buf, -1, len(raw) + 1, 1)[0] == 0 else [])
 
 
 _MIX = [BOTH.decode(), _syslog(BOOT2, 40.5, AER), *NEAR_MISSES, f"{_uptime(9.25)} {AER_DEVICE}", "no stamp at all"]
@@ -232,13 +235,13 @@ def test_a_query_behind_the_last_walk_after_its_line_walks_not(monkeypatch: pyte
     buf = b"".join(f"{_uptime(10.0 + i)} {AER_DEVICE}\n".encode() for i in range(300))
     clock, _ = _clock(buf)
     walks = [0]
-    find = stamps.Clock._find
+    walk = stamps.Clock._walk
 
     def counting(self: stamps.Clock, *args: object) -> object:
         walks[0] += 1
-        return find(self, *args)  # type: ignore[arg-type]
+        return walk(self, *args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(stamps.Clock, "_find", counting)
+    monkeypatch.setattr(stamps.Clock, "_walk", counting)
     line = len(buf) // 300
     assert clock.both_before(buf, 250 * line) is None and walks[0] == 1
     for k in (10, 249, 0, 120):  # behind the last walk: answered by it

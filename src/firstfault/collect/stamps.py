@@ -11,6 +11,7 @@ from the boot time of the nearest line before it in the file that has both
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from datetime import UTC, datetime, timedelta
 from typing import Final, TypeAlias
 
@@ -27,13 +28,15 @@ try:  # stamps looked for in C (firstfault/_lines.c), when built; optional.
 except ImportError:  # pragma: no cover - depends on the build
     prev_stamped = None  # type: ignore[assignment]
 try:  # the stamp a line reads to, in C (_lines.c), where it is sure of it: the same as TimeParser.parse's
+    from firstfault._lines import prev_stamp_us as _prev_stamp_us
     from firstfault._lines import stamp_local_us as _stamp_local_us
 except ImportError:  # pragma: no cover - depends on the build
-    _stamp_local_us = None  # type: ignore[assignment]
-try:  # the lines that may hold both a wall-clock stamp and an uptime, in C (an older build lacks it)
-    from firstfault._lines import prev_booted
+    _stamp_local_us = _prev_stamp_us = None  # type: ignore[assignment]
+try:  # the lines that may hold both a wall-clock stamp and an uptime, in C (an older build lacks them)
+    from firstfault._lines import booted_starts, prev_booted
 except ImportError:  # pragma: no cover - depends on the build
-    prev_booted = None  # type: ignore[assignment]
+    booted_starts = prev_booted = None  # type: ignore[assignment]
+_UNREAD: Final = object()
 
 # _lines.stamp_local_us counts a stamp's local date and time in microseconds since 0001-01-01 (fold._count): this
 # day's count is 86,400 s. In a zone of one UTC offset (fold.fixed_offset_us), the count less that day and the
@@ -69,17 +72,18 @@ CARRY_LINES = 400
 class Clock:
     """One file's clock: the wall-clock time of a stamp. A stamp with an uptime alone (dmesg's `[77530.123456]`)
     takes its boot time (wall - uptime) from the nearest line before its own in the file that has both (a kernel
-    log's syslog line, `Dec  4 10:00:05 host kernel: [77528.410571] ...`), found by walking back over the chunk
-    when such a stamp needs it (the lines that cannot hold both passed over in C: _lines.prev_booted), the last
-    answer remembered; before the chunk's first such line, the boot time carried into the chunk: that of the
-    nearest line with both among the last CARRY_LINES of the chunk before, else the one carried into that. A
-    function of the file's bytes alone, so every path that reads the stamp gives it one time: the fold reads some
-    copies of a line and counts the others, and a boot time taken from the last line with both that was *read*
-    moved with the copies it counted (the syslog stamp drops the second's fraction, so each copy's wall - uptime
-    differs; a reboot moves it by days). `at` is the offset in `buf` of the line whose stamp it is (or whose walk
-    back found it); without a buffer, the boot time carried into the chunk (a chunk's last stamp, carried)."""
+    log's syslog line, `Dec  4 10:00:05 host kernel: [77528.410571] ...`), looked for when such a stamp needs it
+    among the chunk's lines that may hold both (listed in C in one pass: _lines.booted_starts; without it, a walk
+    back parsing each line), the last answer remembered; before the chunk's first such line, the boot time carried
+    into the chunk: that of the nearest line with both among the last CARRY_LINES of the chunk before, else the one
+    carried into that. A function of the file's bytes alone, so every path that reads the stamp gives it one time:
+    the fold reads some copies of a line and counts the others, and a boot time taken from the last line with both
+    that was *read* moved with the copies it counted (the syslog stamp drops the second's fraction, so each copy's
+    wall - uptime differs; a reboot moves it by days). `at` is the offset in `buf` of the line whose stamp it is (or
+    whose walk back found it); without a buffer, the boot time carried into the chunk (a chunk's last stamp,
+    carried)."""
 
-    __slots__ = ("_carry", "_ended", "_found_at", "_memo", "_srun", "_tp")
+    __slots__ = ("_carry", "_ended", "_found_at", "_index", "_memo", "_quiet", "_srun", "_tp")
 
     def __init__(self, tp: TimeParser | None = None, srun_prefix: bool = False) -> None:
         self._tp = tp
@@ -92,6 +96,10 @@ class Clock:
         # held copy, after a later copy's time was worked out).
         self._memo: tuple[bytes, int, tuple[datetime, float] | None, int] | None = None
         self._found_at = -1  # where _find's last line with both starts
+        # The chunk whose lines that may hold both are listed (_lines.booted_starts), the list, and what each line
+        # read to.
+        self._index: tuple[bytes, list[int], dict[int, object]] | None = None
+        self._quiet: bytes | None = None  # the chunk of the index when it lists no line (wall_of's shortcut)
 
     def wall_of(self, st: Stamp | None, buf: bytes | None = None, at: int = 0) -> datetime | None:
         if st is None:
@@ -100,7 +108,10 @@ class Clock:
             return st.wall
         if st.uptime is None:
             return None
-        b = self._carried() if buf is None else self.both_before(buf, at)
+        if buf is not None and buf is self._quiet:  # a chunk none of whose lines may hold both (dmesg's): the carry
+            b = self._carry
+        else:
+            b = self._carried() if buf is None else self.both_before(buf, at)
         if b is None:
             return None
         return b[0] - timedelta(seconds=b[1]) + timedelta(seconds=st.uptime)
@@ -111,28 +122,63 @@ class Clock:
         if m is not None and m[0] is buf and m[3] < at:
             if at <= m[1]:  # between the last answer's line and the last walk's start: no line with both
                 return m[2] if m[2] is not None else self._carried()
-            found = self._find(buf, m[1] - 1, at, 1 << 62)  # the lines between the last walk's start and `at`
+            found, pos = self._walk(buf, m[1] - 1, at)  # the lines between the last walk's start and `at`
             if found is None:
                 found, pos = m[2], m[3]
-            else:
-                pos = self._found_at
         else:
-            found = self._find(buf, -1, at, 1 << 62)
-            pos = self._found_at if found is not None else -1
+            found, pos = self._walk(buf, -1, at)
         self._memo = (buf, at, found, pos)
         return found if found is not None else self._carried()
+
+    def _walk(self, buf: bytes, stop: int, at: int) -> tuple[tuple[datetime, float] | None, int]:
+        """The nearest line with both before offset `at` (lines after `stop` only) and its start, else (None, -1).
+        With the C module, the chunk's lines that may hold both are listed in one pass the first time (none in a
+        dmesg chunk: each uptime's query then costs a look at an empty list), and each is read once."""
+        if booted_starts is None or not _fast[0]:
+            found = self._find(buf, stop, at, 1 << 62)
+            return found, (self._found_at if found is not None else -1)
+        ix = self._index
+        if ix is None or ix[0] is not buf:
+            ix = self._index = (buf, booted_starts(buf), {})
+            if not ix[1]:
+                self._carried()  # (the carry into this chunk worked out: wall_of takes it from now on)
+                self._quiet = buf
+        starts, read = ix[1], ix[2]
+        k = bisect_left(starts, at) - 1
+        while k >= 0:
+            s = starts[k]
+            if s <= stop:
+                break
+            got = read.get(s, _UNREAD)
+            if got is _UNREAD:
+                e = buf.find(b"\n", s)
+                got = read[s] = self._both_of(buf[s : e if e >= 0 else len(buf)])
+            if got is not None:
+                return got, s  # type: ignore[return-value]
+            k -= 1
+        return None, -1
+
+    def _both_of(self, raw: bytes) -> tuple[datetime, float] | None:
+        """The (wall, uptime) of a line whose stamp has both, else None; what the reading counts is put back."""
+        tp = self._tp
+        if tp is None:
+            return None
+        unplaced, last12 = tp.out_of_range, tp._clock12_last
+        st = line_stamp(raw, tp, self._srun)
+        tp.out_of_range, tp._clock12_last = unplaced, last12
+        return (st.wall, st.uptime) if st is not None and st.wall is not None and st.uptime is not None else None
 
     def end_chunk(self, buf: bytes) -> None:
         """A chunk read to its end: its carry is worked out when a stamp needs it or the next chunk ends (a file of
         one chunk never needs it)."""
         self._carried()
         self._ended = buf
-        self._memo = None
+        self._memo = self._index = self._quiet = None
 
     def end_file(self) -> None:
         """Let go of the buffers (the scanner's nested functions hold this clock in a cycle)."""
         self._ended = None
-        self._memo = None
+        self._memo = self._index = self._quiet = None
 
     def _carried(self) -> tuple[datetime, float] | None:
         ended = self._ended
@@ -199,17 +245,18 @@ def walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int
     # The C loop passes over the lines that cannot hold a stamp (none of the forms' characters:
     # _lines.c may_hold_stamp), so a burst of unstamped lines costs no parse each.
     left = limit
-    if srun_prefix:
+    if srun_prefix or _prev_stamp_us is None:
         clock = None  # (the label is peeled in Python: line_stamp)
     while left > 0:
-        s, e, n = prev_stamped(buf, stop, end, left, not srun_prefix)
+        if clock is not None:
+            # The line it stops at read in C too, as line_stamp reads its first 200 bytes, where C is sure of it.
+            s, e, n, us = _prev_stamp_us(buf, stop, end, left, clock[0])
+            if s >= 0 and us >= 0:
+                return _new_stamp(Stamp, (c_time(us, clock), None))
+        else:
+            s, e, n = prev_stamped(buf, stop, end, left, not srun_prefix)
         if s < 0:
             return None
-        if clock is not None:
-            # line_stamp's reading of the line's first 200 bytes, in C where it is sure of it (no uptime beside)
-            us = _stamp_local_us(buf[s : min(e, s + 200)], clock[0])
-            if us >= 0:
-                return _new_stamp(Stamp, (c_time(us, clock), None))
         st = line_stamp(buf[s:e], tp, srun_prefix)
         if st is not None:
             return st
