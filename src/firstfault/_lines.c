@@ -1641,12 +1641,198 @@ lines_copy_time(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromLongLong(t);
 }
 
+
+/* Whether line p[0:n] may hold both a wall-clock stamp and an uptime as TimeParser.parse reads them (stamps.Clock's
+ * boot time): a byte over 0x7f in its first STAMP_CUT bytes (a digit or a space of another script), or
+ * timeparse._UPTIME's form (`[`, spaces, 1-10 digits, `.`, 3-9 digits, `]`) there other than at its first byte
+ * that is not a space: an uptime that starts the text is taken only where no wall-clock stamp is (parse), and
+ * dmesg's own lines start so. A superset (an srun label or a `[rank3]:` before the uptime, UCX's Unix time):
+ * stamps.line_stamp decides. */
+static int may_hold_both(const unsigned char *p, Py_ssize_t n)
+{
+    Py_ssize_t lim = n < STAMP_CUT ? n : STAMP_CUT, first = 0;
+    while (first < lim && is_pyspace(p[first])) first++;
+    if (first < lim && p[first] >= 0x80) return 1;
+    for (Py_ssize_t i = first + 1; i < lim; i++) {  /* one pass: a byte over 0x7f, or the form at a `[` */
+        if (p[i] >= 0x80) return 1;
+        if (p[i] != '[') continue;
+        Py_ssize_t j = i + 1, a, b;
+        while (j < lim && is_pyspace(p[j])) j++;
+        for (a = j; j < lim && is_digit(p[j]); j++)
+            ;
+        if (j - a < 1 || j - a > 10 || j >= lim || p[j] != '.') continue;
+        for (b = ++j; j < lim && is_digit(p[j]); j++)
+            ;
+        if (j - b >= 3 && j - b <= 9 && j < lim && p[j] == ']') return 1;
+    }
+    return 0;
+}
+
+/* prev_booted(buffer, stop, end, limit) -> (start, stop_of_text, lines)
+ *
+ * prev_stamped's walk back, to the nearest line that may hold both a wall-clock stamp and an uptime
+ * (may_hold_both): the lines that cannot are walked over without a parse (stamps.Clock's boot time, looked for
+ * behind an uptime-only stamp). start is -1 when there is none. */
+static PyObject *
+lines_prev_booted(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    Py_ssize_t stop, end, limit, n = 0, start = -1, text_end = 0;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "prev_booted(buffer, stop, end, limit) takes 4 arguments");
+        return NULL;
+    }
+    stop = PyLong_AsSsize_t(args[1]);
+    if (stop == -1 && PyErr_Occurred()) return NULL;
+    end = PyLong_AsSsize_t(args[2]);
+    if (end == -1 && PyErr_Occurred()) return NULL;
+    limit = PyLong_AsSsize_t(args[3]);
+    if (limit == -1 && PyErr_Occurred()) return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (end > view.len) end = view.len;
+    {
+        const unsigned char *buf = (const unsigned char *)view.buf;
+        Py_ssize_t cur = end;
+        while (cur > 0 && n < limit) {
+            Py_ssize_t s = cur - 2;  /* s = buf.rfind(b"\n", 0, cur - 1) + 1 */
+            while (s >= 0 && buf[s] != '\n') s--;
+            s += 1;
+            if (s <= stop) break;
+            Py_ssize_t e = buf[cur - 1] == '\n' ? cur - 1 : cur;
+            n++;
+            if (may_hold_both(buf + s, e - s)) {
+                start = s;
+                text_end = e;
+                break;
+            }
+            cur = s;
+        }
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(nnn)", start, text_end, n);
+}
+
+/* digits_zeroed(str) -> str | None: an ASCII text with every digit made '0' (extract/memo.py digits_zeroed, the one
+ * definition: ASCII digits only); None for a text that is not all ASCII (Python's path then). */
+static PyObject *
+lines_digits_zeroed(PyObject *self, PyObject *arg)
+{
+    if (!PyUnicode_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "digits_zeroed() takes a str");
+        return NULL;
+    }
+    if (!PyUnicode_IS_ASCII(arg)) Py_RETURN_NONE;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(arg);
+    PyObject *out = PyUnicode_New(n, 127);
+    if (out == NULL) return NULL;
+    const Py_UCS1 *src = PyUnicode_1BYTE_DATA(arg);
+    Py_UCS1 *dst = PyUnicode_1BYTE_DATA(out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS1 c = src[i];
+        dst[i] = (c >= '0' && c <= '9') ? '0' : c;
+    }
+    return out;
+}
+
+/* booted_starts(buffer) -> list[int]: the starts of the lines of buffer (whole lines, each ended by a newline, the
+ * last perhaps not) that may hold both a wall-clock stamp and an uptime (may_hold_both): stamps.Clock's boot times
+ * of one chunk, found in one pass where a stamp with an uptime alone first needs one (a dmesg chunk has none). */
+static PyObject *
+lines_booted_starts(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    PyObject *out = PyList_New(0);
+    if (out != NULL) {
+        const unsigned char *buf = (const unsigned char *)view.buf;
+        Py_ssize_t n = view.len, s = 0;
+        while (s < n) {
+            const unsigned char *nl = memchr(buf + s, '\n', (size_t)(n - s));
+            Py_ssize_t e = nl == NULL ? n : (Py_ssize_t)(nl - buf);
+            if (may_hold_both(buf + s, e - s)) {
+                PyObject *v = PyLong_FromSsize_t(s);
+                if (v == NULL || PyList_Append(out, v) < 0) {
+                    Py_XDECREF(v);
+                    Py_CLEAR(out);
+                    break;
+                }
+                Py_DECREF(v);
+            }
+            s = e + 1;
+        }
+    }
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* prev_stamp_us(buffer, stop, end, limit, clock) -> (start, text_end, lines, us)
+ *
+ * prev_stamped(buffer, stop, end, limit, True) with the line it stops at read too: `us` is stamp_local_us of its
+ * first STAMP_CUT bytes with `clock` (>= 0: its stamp's local microseconds; -1: Python reads it), one reading
+ * where the walk and its caller each made one. start is -1 when there is none. */
+static PyObject *
+lines_prev_stamp_us(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    Py_ssize_t stop, end, limit, n = 0, start = -1, text_end = 0;
+    long long us = -1;
+    struct stamp_clock ck;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "prev_stamp_us(buffer, stop, end, limit, clock) takes 5 arguments");
+        return NULL;
+    }
+    stop = PyLong_AsSsize_t(args[1]);
+    if (stop == -1 && PyErr_Occurred()) return NULL;
+    end = PyLong_AsSsize_t(args[2]);
+    if (end == -1 && PyErr_Occurred()) return NULL;
+    limit = PyLong_AsSsize_t(args[3]);
+    if (limit == -1 && PyErr_Occurred()) return NULL;
+    if (clock_from(args[4], &ck) < 0) return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    if (end > view.len) end = view.len;
+    {
+        const unsigned char *buf = (const unsigned char *)view.buf;
+        Py_ssize_t cur = end;
+        while (cur > 0 && n < limit) {
+            Py_ssize_t s = cur - 2;  /* s = buf.rfind(b"\n", 0, cur - 1) + 1 */
+            while (s >= 0 && buf[s] != '\n') s--;
+            s += 1;
+            if (s <= stop) break;
+            Py_ssize_t e = buf[cur - 1] == '\n' ? cur - 1 : cur;
+            n++;
+            if (may_hold_stamp(buf + s, e - s)) {
+                long long t = stamp_local_us(buf + s, e - s < STAMP_CUT ? e - s : STAMP_CUT, &ck);
+                if (t != STAMP_NONE) {
+                    start = s;
+                    text_end = e;
+                    us = t < 0 ? -1 : t;
+                    break;
+                }
+            }
+            cur = s;
+        }
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(nnnL)", start, text_end, n, us);
+}
+
 static PyMethodDef lines_methods[] = {
     {"count", (PyCFunction)(void (*)(void))lines_count, METH_FASTCALL,
      "count(buffer, start, end) -> number of newlines in buffer[start:end]"},
     {"prev_stamped", (PyCFunction)(void (*)(void))lines_prev_stamped, METH_FASTCALL,
      "prev_stamped(buffer, stop, end, limit) -> (start, text_end, lines): the nearest line before end "
      "that may hold a stamp"},
+    {"prev_booted", (PyCFunction)(void (*)(void))lines_prev_booted, METH_FASTCALL,
+     "prev_booted(buffer, stop, end, limit) -> (start, text_end, lines): the nearest line before end "
+     "that may hold both a wall-clock stamp and an uptime"},
+    {"digits_zeroed", (PyCFunction)lines_digits_zeroed, METH_O,
+     "digits_zeroed(str) -> str | None: an ASCII text with every digit '0' (memo.digits_zeroed); None if not ASCII"},
+    {"booted_starts", (PyCFunction)lines_booted_starts, METH_O,
+     "booted_starts(buffer) -> list[int]: the starts of the lines that may hold both a wall-clock stamp and an "
+     "uptime"},
+    {"prev_stamp_us", (PyCFunction)(void (*)(void))lines_prev_stamp_us, METH_FASTCALL,
+     "prev_stamp_us(buffer, stop, end, limit, clock) -> (start, text_end, lines, us): prev_stamped's walk with the "
+     "line it stops at read in C (-1: Python reads it)"},
     {"line_shape", (PyCFunction)lines_line_shape, METH_O,
      "line_shape(bytes) -> bytes: every digit '0', and the hex letters of hex ids '0' (memo.line_shape)"},
     {"fold_run", (PyCFunction)(void (*)(void))lines_fold_run, METH_FASTCALL,

@@ -189,13 +189,8 @@ def test_chatty_files_made_of_real_lines_get_the_verdict_of_reading_every_line(
 # lines with copies of syslog-and-uptime lines whose boot offsets disagree (here the generator's changed digits: days
 # apart; in a real log, the syslog stamp's lost fraction of a second) the two paths can take different boot times.
 # Kept failing on purpose (strict): the fix is the clock's boot offset taken the same way on both paths.
-_BOOT_OFFSET_DIVERGES = pytest.mark.xfail(strict=True, reason="an uptime-only line's boot offset depends on which "
-                                          "syslog-and-uptime copies were read (collect/stamps.py Clock)")
-
-
-@pytest.mark.parametrize(("kind", "seed", "hex_ids"), [
-    pytest.param(k, s, h, marks=_BOOT_OFFSET_DIVERGES) if (k, s, h) == ("kernel", 0, False) else (k, s, h)
-    for k, s in REAL if k == "kernel" for h in (False, True)])
+@pytest.mark.parametrize(("kind", "seed", "hex_ids"),
+                         [(k, s, h) for k, s in REAL if k == "kernel" for h in (False, True)])
 def test_nodes_whose_logs_repeat_real_lines_get_the_verdict_of_reading_every_line(
         kind: str, seed: int, hex_ids: bool, analyzer: Analyzer, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -518,6 +513,48 @@ def test_the_c_stamp_reading_is_the_time_parsers_or_declines(line: str, zone: st
         assert stamp is not None and stamp.uptime is None and stamp.wall is not None, line
         assert _local_of(got).replace(tzinfo=tz).astimezone(UTC) == stamp.wall, line
     assert tp.out_of_range == 0
+
+
+@pytest.mark.skipif(stamp_local_us is None, reason="the C module is not built")
+@given(_LINES, st.sampled_from(["UTC", "Etc/GMT-3", "Etc/GMT+11", "+05:30"]), _WINDOWS)
+@settings(max_examples=2000, deadline=None)
+def test_a_stamp_read_in_c_is_the_time_the_parser_gives(line: str, zone: str,
+                                                       window: tuple[datetime, datetime]) -> None:
+    """The scanner takes a candidate's stamp (and a walk back's) from _lines.stamp_local_us where it reads one, in a
+    zone of one UTC offset (stamps.c_clock): stamps.c_time of its count is the wall TimeParser.parse gives, to the
+    microsecond and with the same zone object (the verdict's bytes); where C declines, parse reads it."""
+    from datetime import timezone
+    from zoneinfo import ZoneInfo
+
+    from firstfault.collect import stamps
+    from firstfault.timeparse import TimeParser
+
+    tz = timezone(timedelta(hours=5, minutes=30)) if zone == "+05:30" else ZoneInfo(zone)
+    tp = TimeParser(tz, *window)
+    clock = stamps.c_clock(tp)
+    assert clock is not None
+    got = stamp_local_us(line.encode(), clock[0])
+    if got < 0:
+        return
+    stamp = tp.parse(line)
+    assert stamp is not None and stamp.wall is not None and stamp.uptime is None, line
+    t = stamps.c_time(got, clock)
+    assert t == stamp.wall and t.tzinfo is stamp.wall.tzinfo and t.isoformat() == stamp.wall.isoformat(), line
+
+
+def test_a_zone_of_two_offsets_leaves_the_stamps_to_the_parser() -> None:
+    """Near miss: where the zone's offset changes (summer time), a C count is not turned into a time (c_clock
+    None): the parse applies the zone's rules; with the fast paths off, every stamp is parsed."""
+    from zoneinfo import ZoneInfo
+
+    from firstfault.collect import stamps
+    from firstfault.timeparse import TimeParser
+
+    window = (datetime(2026, 11, 2, tzinfo=UTC), datetime(2026, 11, 3, tzinfo=UTC))
+    assert stamps.c_clock(TimeParser(ZoneInfo("Europe/Berlin"), *window)) is None
+    assert stamps.c_clock(TimeParser(UTC, *window)) is not None
+    with memo.fastpath(False):
+        assert stamps.c_clock(TimeParser(UTC, *window)) is None
 
 
 @pytest.mark.skipif(stamp_local_us is None, reason="the C module is not built")
@@ -940,7 +977,7 @@ def test_copies_far_from_a_stamp_walk_back_once_and_time_as_reading_every_line(
     calls = [0]
     real = scan.walk_back
 
-    def counting(buf: bytes, end: int, tp: Any, srun: bool, stop: int, limit: int) -> Any:
+    def counting(buf: bytes, end: int, tp: Any, srun: bool, stop: int, limit: int, clock: Any = None) -> Any:
         calls[0] += 1
         real_parse = tp.parse
 
@@ -950,7 +987,7 @@ def test_copies_far_from_a_stamp_walk_back_once_and_time_as_reading_every_line(
 
         tp.parse = parse
         try:
-            return real(buf, end, tp, srun, stop, limit)
+            return real(buf, end, tp, srun, stop, limit, clock)
         finally:
             del tp.parse
 

@@ -158,6 +158,17 @@ def test_digits_zeroed_answers_the_same_object_again_and_never_another_texts() -
     assert memo.digits_zeroed(a) == "rank 00 of 00"
 
 
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from("0123456789aZ :.[]-\t\x7f\x00é٣߂０²Ⅻ\ud800"), max_size=40))
+def test_digits_zeroed_in_c_is_the_python_reading(text: str) -> None:
+    """An ASCII text is zeroed in C (_lines.digits_zeroed); any other in Python: ASCII digits alone become `0` (a
+    digit of another script, a superscript, a full-width digit and a lone surrogate stay), the length kept."""
+    memo._LAST_ZEROED[0] = ("", "")
+    got = memo.digits_zeroed(text)
+    assert got == memo.digits_zeroed_py(text) and len(got) == len(text)
+    assert got == "".join("0" if c in "0123456789" else c for c in text)
+
+
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(st.sampled_from(codes.CUDA_ANCHORS), st.text(max_size=12),
                           st.sampled_from(["s", "S", "_", "ΣΑ", "İ", " ", "cU", "Hip", "nVidia"])), max_size=6))

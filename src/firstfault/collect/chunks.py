@@ -62,13 +62,17 @@ def reader(fh: IO[bytes]) -> Callable[[int], bytes]:
 
 
 def chunks(fh: IO[bytes], stats: FileStats, seen: list[int] | None = None,
-           first: bytes = b"", chunk: int = CHUNK) -> Iterator[tuple[bytes, int]]:
+           first: bytes = b"", chunk: int = CHUNK, left: int | None = None) -> Iterator[tuple[bytes, int]]:
     """Yields (buffer of whole lines, number of lines before it).
 
     With `seen`, the consumer counts the newlines of each buffer it was given (it walks them
     anyway, candidate to candidate) and adds them to seen[0] before asking for the next one, so
     no byte is counted twice; without it, each buffer is counted here. `first` is what the
-    caller already read of the stream (its head, to tell text from binary).
+    caller already read of the stream (its head, to tell text from binary). `left`: the bytes a regular file
+    held past `first` when it was opened (its size less `first`): a read then asks for what is left and one byte
+    more (to find the end, or that the file grew, whose bytes are then read as any file's), not for a whole
+    chunk: FileIO.read(n) allocates n bytes before it reads, and a bundle of many small files (a rank log each)
+    paid a chunk's allocation twice a file.
     """
     carry = b""
     lines_before = 0
@@ -81,8 +85,11 @@ def chunks(fh: IO[bytes], stats: FileStats, seen: list[int] | None = None,
         size = len(first)
         first = b""
         while size < chunk:
+            want = chunk - size
+            if left is not None and left >= 0:
+                want = min(want, left + 1)
             try:
-                piece = read(chunk - size)
+                piece = read(want)
             except (EOFError, OSError, zlib.error) as exc:
                 stats.errors.append((None, f"read stopped early: {exc}; what was read is kept"))
                 failed = True
@@ -91,6 +98,8 @@ def chunks(fh: IO[bytes], stats: FileStats, seen: list[int] | None = None,
                 break
             parts.append(piece)
             size += len(piece)
+            if left is not None:
+                left -= len(piece)
         data = b"".join(parts)
         if not data:
             break

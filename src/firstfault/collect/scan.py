@@ -32,7 +32,7 @@ from firstfault.collect.chunks import binary_share as binary_share
 from firstfault.collect.chunks import count_newlines as count_newlines
 from firstfault.collect.events import EventStore, draft_to_event
 from firstfault.collect.fold import Lessons, LineFold, Reading, Signature
-from firstfault.collect.stamps import SRUN, Clock, walk_back, walk_back_py
+from firstfault.collect.stamps import SRUN, Clock, c_clock, c_time, walk_back, walk_back_py
 from firstfault.collect.stamps import prev_stamped as _prev_stamped  # tests also ask whether C is built
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
 from firstfault.extract.memo import ZERO_DIGITS, hex_literals, hex_words
@@ -691,8 +691,15 @@ class LineScanner:
             stats.errors.append((None, f"cannot open: {exc.strerror or exc}"))
             return stats
         with raw, decoded(raw, rel) as fh:
+            # A regular file's size at its open: the reads ask for what it holds, not for a whole chunk (chunks).
+            left: int | None = None
+            if fh is raw:
+                try:
+                    left = os.fstat(raw.fileno()).st_size
+                except (OSError, ValueError):
+                    left = None
             try:
-                first = reader(fh)(CHUNK)  # the first piece of the first chunk (chunks)
+                first = reader(fh)(CHUNK if left is None else min(CHUNK, left + 1))  # the first piece (chunks)
             except (EOFError, OSError, zlib.error) as exc:
                 stats.errors.append((None, f"cannot read: {exc}"))
                 return stats
@@ -713,7 +720,8 @@ class LineScanner:
                                 (self.source, id(self.matcher.key), tp.tz, tp.year, srun_prefix),
                                 self.matcher.hex_literals)
             unplaced = tp.out_of_range
-            self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first, fold)
+            self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first, fold,
+                       left=None if left is None else left - len(first))
             if tp.out_of_range > unplaced:
                 stats.errors.append((None, f"{tp.out_of_range - unplaced} time stamp(s) outside the years "
                                            f"{TIME_MIN.year}-{TIME_MAX.year - 1} read as none (such a line takes "
@@ -736,10 +744,12 @@ class LineScanner:
               srun_prefix: bool, tp: TimeParser, emit: Callable[[Candidate], None],
               check: Callable[[], None] | None = None, first: bytes = b"", fold: LineFold | None = None,
               line_base: int = 0, carried: Stamp | None = None,
-              last_stamp: list[Stamp | None] | None = None) -> None:
+              last_stamp: list[Stamp | None] | None = None, left: int | None = None) -> None:
         """`carried`: the last stamp of the lines before (the previous chunk's, then); `line_base`: the lines
-        before `fh`'s first; `last_stamp[0]` is set to the last stamp read."""
-        wall_of = Clock().wall_of
+        before `fh`'s first; `last_stamp[0]` is set to the last stamp read; `left`: the bytes of a regular file past
+        `first` (chunks)."""
+        clock = Clock(tp, srun_prefix)
+        wall_of = clock.wall_of
 
         def strip(raw: bytes) -> tuple[bytes, int | None]:
             if srun_prefix:
@@ -753,6 +763,10 @@ class LineScanner:
         # A line with a stamp form's characters that no form reads (an NCCL INFO line's `host:pid:tid`, a C++ frame's
         # address) is told in C too (_lines.stamp_local_us's -2: parse reads none, tests/collect/test_fold.py).
         no_stamp = _stamp_local_us if may_stamp is not None else None
+        # And a stamp it reads where its answer becomes a time without the zone's rules (stamps.c_clock) is not
+        # parsed: a rank log's glog and ISO stamps, its own and those its walks back find.
+        cclock = c_clock(tp) if no_stamp is not None else None
+        read_clock = cclock[0] if cclock is not None else None
         # The last whole walk back (walk_far): its buffer, stop, start, the stamp it found and the stamps it read as
         # none (TimeParser.out_of_range).
         walked: list[Any] = [None, -1, -1, None, 0]
@@ -766,12 +780,12 @@ class LineScanner:
             before = tp.out_of_range
             w = walked
             if w[0] is buf and w[1] == stop and stop < w[2] <= s:
-                st = walk_back(buf, s, tp, srun_prefix, w[2] - 1, 1 << 30)
+                st = walk_back(buf, s, tp, srun_prefix, w[2] - 1, 1 << 30, cclock)
                 if st is None:
                     st = w[3]
                     tp.out_of_range += w[4]
             else:
-                st = walk_back(buf, s, tp, srun_prefix, stop, 1 << 30)
+                st = walk_back(buf, s, tp, srun_prefix, stop, 1 << 30, cclock)
             walked[:] = [buf, stop, s, st, tp.out_of_range - before]
             return st
 
@@ -780,14 +794,22 @@ class LineScanner:
             """The time of the line at buf[s:] whose text is `text` (`raw` its bytes, the srun prefix peeled): its own
             stamp's or the nearest earlier one's."""
             # A line that holds none of the stamp forms' characters costs no parse (_lines.may_stamp).
-            told = may_stamp is not None and (not may_stamp(raw) or (no_stamp is not None
-                                                                     and no_stamp(raw, None) == _STAMP_NONE))
-            st = None if told else tp.parse(text)
-            # wall_of's own answer for a wall-clock stamp without uptime, without its call.
-            t = st.wall if st is not None and st.uptime is None else wall_of(st)
+            if may_stamp is None or no_stamp is None:
+                st = None if may_stamp is not None and not may_stamp(raw) else tp.parse(text)
+            elif not may_stamp(raw):
+                st = None
+            else:
+                us = no_stamp(raw, read_clock)
+                if us >= 0 and cclock is not None:
+                    return c_time(us, cclock)
+                st = None if us == _STAMP_NONE else tp.parse(text)
+            # wall_of's own answer for a wall-clock stamp without uptime, without its call. An uptime alone takes
+            # the boot time of the nearest line with both before this one (stamps.Clock): where it walked back to a
+            # stamp, none lies between.
+            t = st.wall if st is not None and st.uptime is None else wall_of(st, buf, s)
             if t is None:
-                t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, BACKWALK_LINES) if limit is None
-                            else walk_far(buf, s, prev_start))
+                t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, BACKWALK_LINES, cclock) if limit is None
+                            else walk_far(buf, s, prev_start), buf, s)
                 if t is None:
                     t = prev_t if have_prev else wall_of(carried)
             return t
@@ -801,7 +823,7 @@ class LineScanner:
             if _prev_stamped is not None and _prev_stamped(buf, -1, e + 1, 1)[0] != s:
                 # None of the stamp forms' characters on the copy itself (_lines.c may_hold_stamp): its own parse
                 # would read none, and the walk back starts at once.
-                t = wall_of(walk_far(buf, s, prev_start))
+                t = wall_of(walk_far(buf, s, prev_start), buf, s)
                 if t is None:
                     t = prev_t if have_prev else wall_of(carried)
             else:
@@ -938,7 +960,7 @@ class LineScanner:
         dense = False
         first_chunk = fold is not None
         backoff = wait = 0  # chunks to wait before the next try of the dense loop, after one that did not pay
-        for buf, before in chunks(fh, stats, seen, first, CHUNK):
+        for buf, before in chunks(fh, stats, seen, first, CHUNK, left):
             if check is not None:
                 check()  # a deadline: one chunk of work at most after it passes
             walked[0] = None  # (the last chunk's buffer is not kept alive past it)
@@ -1052,14 +1074,17 @@ class LineScanner:
                     # The first lines that hold no word are the kind's quiet shapes, as the dense loop would have
                     # found them: the next file of the kind may start in it (LineFold.looks_dense).
                     fold.quiet_from(buf, starts)
-            last = self._last_stamp(buf, tp, srun_prefix)
+            last = walk_back(buf, len(buf), tp, srun_prefix, -1, BACKWALK_LINES, cclock)  # (_last_stamp's, in C)
+            clock.end_chunk(buf)
             if last is not None:
                 carried = last
+                # (an uptime alone: the boot time this chunk carries into the next, as the next reads `carried`)
                 stats.last_time = wall_of(last) or stats.last_time
         # The last chunk's buffer, held by `walked`: the nested functions above and their cells are a cycle that only
         # the collector frees, and with its young generation larger while lines are read (extract/memo.py scan_gc)
         # a large file's last buffer outlived the file by thousands of allocations.
         walked[0] = None
+        clock.end_file()
         if fold is not None:
             fold.dense = dense
             fold.end_file()

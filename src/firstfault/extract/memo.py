@@ -179,18 +179,32 @@ def text_shape(text: str) -> str:
 _LAST_ZEROED: list[tuple[str, str]] = [("", "")]
 
 
+try:  # an ASCII text's zeroing in C (_lines.c; an older build lacks it)
+    from firstfault._lines import digits_zeroed as _zeroed_ascii
+except ImportError:  # pragma: no cover - depends on the build
+    _zeroed_ascii = None  # type: ignore[assignment]
+
+
 def digits_zeroed(text: str) -> str:
     """`text` with every ASCII digit replaced by `0`: same length, same character classes.
 
-    Through UTF-8 bytes (no multi-byte sequence holds an ASCII digit byte): str.translate with a
-    table is ten times slower on a log line. The same object asked again (the next memo of one line's
-    extractors) is answered from the last call (held, so its identity cannot be another text's)."""
+    An ASCII text in C (one pass, no bytes object between); any other through UTF-8 bytes (no multi-byte sequence
+    holds an ASCII digit byte): str.translate with a table is ten times slower on a log line. The same object asked
+    again (the next memo of one line's extractors) is answered from the last call (held, so its identity cannot be
+    another text's)."""
     last = _LAST_ZEROED[0]
     if last[0] is text:
         return last[1]
-    z = text.encode("utf-8", "surrogatepass").translate(ZERO_DIGITS).decode("utf-8", "surrogatepass")
+    z = _zeroed_ascii(text) if _zeroed_ascii is not None else None
+    if z is None:
+        z = digits_zeroed_py(text)
     _LAST_ZEROED[0] = (text, z)
     return z
+
+
+def digits_zeroed_py(text: str) -> str:
+    """digits_zeroed without the C module (and for a text that is not all ASCII)."""
+    return text.encode("utf-8", "surrogatepass").translate(ZERO_DIGITS).decode("utf-8", "surrogatepass")
 
 
 _ALL: list[Memo[object]] = []
