@@ -1183,7 +1183,7 @@ def test_lines_of_every_length_end_and_mask_in_c_as_a_newline_and_their_shape_sa
         raw = line(n)
         quiet = {memo.line_shape(raw), memo.line_shape(b"x")}
         buf = raw + b"\n" + b"x\n" + b"other line\n"
-        pos, line_no, n_folded, held, counts, passed = scan._fold_run(buf, 0, 0, {}, None, quiet, -1)
+        pos, line_no, *_, passed = scan._fold_run(buf, 0, 0, {}, None, quiet, -1)
         if n <= 2000:
             assert (pos, line_no, passed) == (n + 3, 2, 2), n
         else:
@@ -1227,13 +1227,11 @@ def test_an_index_lookup_kept_within_one_c_loop_counts_each_host_on_its_own_entr
     whole = scan._fold_run(buf, 0, 0, {shape: t.value}, None, set(), -1)
     assert whole[:3] == (len(buf), 400, 400)
     one_by_one: dict[int, int] = {}
-    s = 0
     for i, raw in enumerate(lines):
         got = scan._fold_run(raw + b"\n", 0, 0, {shape: t.value}, None, set(), -1)
         assert got[2] == 1 and got[3] is not None and got[3][3] is variants[raw[21:25]], i
         if i < len(lines) - 1:
             one_by_one[id(got[3][3])] = one_by_one.get(id(got[3][3]), 0) + 1
-        s += len(raw) + 1
     assert whole[3][3] is variants[lines[-1][21:25]]  # the last copy held, the others counted on their own hosts
     assert sorted((id(v), k) for v, k in whole[4]) == sorted(one_by_one.items())
     stranger = base.replace(b"0123", b"0999")
