@@ -817,8 +817,11 @@ typedef struct {
     Py_ssize_t n;
     unsigned char *masked;  /* PyMem: n bytes (NULL: an empty slot) */
     PyObject *shape;
+    uint64_t quiet_call;  /* the fold_run call that found this shape quiet (0: none since the slot was filled) */
 } ShapeSlot;
 static ShapeSlot shape_cache[SHAPE_SLOTS];
+static ShapeSlot *found_slot;  /* the slot fold_shape_masked's last answer is in (NULL: none) */
+static uint64_t fold_calls;     /* fold_run's calls so far: each one's number tells its quiet shapes (quiet_call) */
 static int shape_memo = 1;  /* fold_shape_memo(False): every shape worked out afresh (tests compare the two) */
 
 /* p[n..n+8) must be readable and zero (fold_shape's buffer has the room): the last word is read whole. */
@@ -885,8 +888,10 @@ fold_shape_masked(unsigned char *masked, Py_ssize_t n)
     if (shape_memo && slot->shape != NULL && slot->h == h && slot->n == n
             && memcmp(slot->masked, masked, (size_t)n) == 0) {
         Py_INCREF(slot->shape);
+        found_slot = slot;
         return slot->shape;
     }
+    found_slot = NULL;
     PyObject *key = PyBytes_FromStringAndSize((const char *)masked, n);
     if (key == NULL) return NULL;
     shape_hex((unsigned char *)PyBytes_AS_STRING(key), n);
@@ -896,8 +901,10 @@ fold_shape_masked(unsigned char *masked, Py_ssize_t n)
         slot->masked = copy;
         slot->h = h;
         slot->n = n;
+        slot->quiet_call = 0;
         Py_INCREF(key);
         Py_XSETREF(slot->shape, key);
+        found_slot = slot;
     }
     return key;
 }
@@ -1271,6 +1278,7 @@ lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     fold_clock = ck;  /* copy_local_us's, until the call returns */
     fold_before = before;
     index_memo_reset(1);
+    uint64_t call = ++fold_calls;
     walk_buffer = PyBytes_CheckExact(args[0]) ? args[0] : NULL;
     {
         const unsigned char *buf = (const unsigned char *)view.buf;
@@ -1280,20 +1288,35 @@ lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 #endif
         while (pos < len) {
             PyObject *found = NULL;
+            int ascii, what;
 #ifdef FOLD_FUSED
             /* the line's end, its digits masked and its ASCII test in one pass; then table_variant's lookup */
-            int ascii;
             Py_ssize_t n = line_masked(buf + pos, len - pos, masked, &ascii);
             if (n < 0 || !ascii) break;  /* no newline, a line too long for a shape, or not ASCII: FOLD_OTHER */
             PyObject *key = fold_shape_masked(masked, n);
             if (key == NULL) goto fail;
-            int what = table_variant_key(table, quiet, key, buf, pos, n, stop, &found);
 #else
             const unsigned char *nl = memchr(buf + pos, '\n', (size_t)(len - pos));
             if (nl == NULL) break;
             Py_ssize_t n = nl - (buf + pos);
-            int what = table_variant(table, quiet, buf, pos, n, stop, &found);
+            if (n > FOLD_MAX_LINE) break;  /* FOLD_OTHER */
+            PyObject *key = fold_shape(buf + pos, n, &ascii);
+            if (key == NULL) {
+                if (ascii) goto fail;
+                break;  /* not ASCII: FOLD_OTHER */
+            }
 #endif
+            /* A shape this call found quiet (in `quiet`, no key of `table`) is quiet for the rest of the call: no
+             * Python runs in it, so neither changes. Its memo slot says so: a kernel log's noise, two lines in three,
+             * costs no table probe and no set probe after its shape's first line in the call. */
+            ShapeSlot *slot = found_slot;
+            if (slot != NULL && slot->shape == key && slot->quiet_call == call) {
+                Py_DECREF(key);
+                what = FOLD_QUIET;
+            } else {
+                what = table_variant_key(table, quiet, key, buf, pos, n, stop, &found);
+                if (what == FOLD_QUIET && slot != NULL && slot->shape == key) slot->quiet_call = call;
+            }
             if (what < 0) goto fail;
             if (what == FOLD_QUIET) {
                 line_no++;

@@ -1199,6 +1199,32 @@ def test_lines_of_every_length_end_and_mask_in_c_as_a_newline_and_their_shape_sa
     assert scan._fold_run(raw + b"\n" + raw, 0, 0, {}, None, quiet, -1)[:2] == (41, 1)  # the last line: no newline
 
 
+def test_a_shape_found_quiet_is_passed_over_for_the_rest_of_one_c_loop_and_asked_again_in_the_next() -> None:
+    """fold_run keeps, on a shape's memo slot, that this call found it quiet (the table and the quiet set do not
+    change while it runs): its next lines in the call are passed over without a probe of either. Near misses: the
+    next call asks again, so a shape no longer quiet stops it, and one the table now holds folds on its entry;
+    with the shape memo off (each line its own shape object), the same answers."""
+    if scan._fold_run is None:
+        pytest.skip("the C module (_lines) is not built")
+    from firstfault import _lines
+
+    line = b"Dec  4 10:00:01 node-0123 systemd[1]: session-4501.scope: Deactivated successfully."
+    buf = b"".join(line.replace(b"4501", b"45%02d" % i) + b"\n" for i in range(30))
+    shape = memo.line_shape(line)
+    v = object()
+    was = _lines.fold_shape_memo(True)
+    try:
+        for memo_on in (True, False):
+            _lines.fold_shape_memo(memo_on)
+            assert scan._fold_run(buf, 0, 0, {}, None, {shape}, -1)[5] == 30
+            assert scan._fold_run(buf, 0, 0, {}, None, set(), -1)[:3] == (0, 0, 0)
+            got = scan._fold_run(buf, 0, 0, {shape: [_entry(line, set(), v)]}, None, {shape}, -1)
+            assert got[2] == 30 and got[5] == 0 and got[3] is not None and got[3][3] is v
+            assert scan._fold_run(buf, 0, 0, {}, None, {shape}, -1)[5] == 30
+    finally:
+        _lines.fold_shape_memo(was)
+
+
 def test_an_index_lookup_kept_within_one_c_loop_counts_each_host_on_its_own_entry() -> None:
     """Within one fold_run call, the entries list a shape's index gave its last line are tried first for the next
     line of the shape (_lines.c index_memo): an entry that holds the line holds the index's bytes at its key, so the
