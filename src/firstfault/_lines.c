@@ -817,8 +817,11 @@ typedef struct {
     Py_ssize_t n;
     unsigned char *masked;  /* PyMem: n bytes (NULL: an empty slot) */
     PyObject *shape;
+    uint64_t quiet_call;  /* the fold_run call that found this shape quiet (0: none since the slot was filled) */
 } ShapeSlot;
 static ShapeSlot shape_cache[SHAPE_SLOTS];
+static ShapeSlot *found_slot;  /* the slot fold_shape_masked's last answer is in (NULL: none) */
+static uint64_t fold_calls;     /* fold_run's calls so far: each one's number tells its quiet shapes (quiet_call) */
 static int shape_memo = 1;  /* fold_shape_memo(False): every shape worked out afresh (tests compare the two) */
 
 /* p[n..n+8) must be readable and zero (fold_shape's buffer has the room): the last word is read whole. */
@@ -856,6 +859,8 @@ masked_hash(const unsigned char *p, Py_ssize_t n)
 
 /* The shape of line[0..n) (n <= FOLD_MAX_LINE) as a new reference, memo.line_shape's bytes; or NULL with *ascii 0
  * where a byte is over 0x7f (the fold's loops leave such a line to Python), or NULL with an error set. */
+static PyObject *fold_shape_masked(unsigned char *masked, Py_ssize_t n);
+
 static PyObject *
 fold_shape(const unsigned char *line, Py_ssize_t n, int *ascii)
 {
@@ -869,14 +874,24 @@ fold_shape(const unsigned char *line, Py_ssize_t n, int *ascii)
     int a = any < 0x80;
     *ascii = a;
     if (!a) return NULL;
+    return fold_shape_masked(masked, n);
+}
+
+/* fold_shape's memo lookup (and its miss's new shape) for an ASCII line whose digits `masked[0..n)` already holds
+ * made '0' (n <= FOLD_MAX_LINE; the buffer has 8 bytes of room after them, zeroed here for masked_hash). */
+static PyObject *
+fold_shape_masked(unsigned char *masked, Py_ssize_t n)
+{
     memset(masked + n, 0, 8);
     uint64_t h = masked_hash(masked, n);
     ShapeSlot *slot = &shape_cache[h & (SHAPE_SLOTS - 1)];
     if (shape_memo && slot->shape != NULL && slot->h == h && slot->n == n
             && memcmp(slot->masked, masked, (size_t)n) == 0) {
         Py_INCREF(slot->shape);
+        found_slot = slot;
         return slot->shape;
     }
+    found_slot = NULL;
     PyObject *key = PyBytes_FromStringAndSize((const char *)masked, n);
     if (key == NULL) return NULL;
     shape_hex((unsigned char *)PyBytes_AS_STRING(key), n);
@@ -886,8 +901,10 @@ fold_shape(const unsigned char *line, Py_ssize_t n, int *ascii)
         slot->masked = copy;
         slot->h = h;
         slot->n = n;
+        slot->quiet_call = 0;
         Py_INCREF(key);
         Py_XSETREF(slot->shape, key);
+        found_slot = slot;
     }
     return key;
 }
@@ -928,49 +945,99 @@ lines_fold_shape_memo(PyObject *self, PyObject *arg)
     return PyBool_FromLong(was);
 }
 
+#if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+#include <emmintrin.h>
+#define FOLD_FUSED 1
+/* fold_run's look at a line in one pass, 16 bytes at a time (SSE2: every x86-64): the line at p[0..avail) up to its
+ * first '\n', its bytes with every digit made '0' written to masked[] (FOLD_MAX_LINE + 16 bytes of room), and
+ * whether every byte of it is ASCII. Returns its length n, or -1 where no '\n' lies within its first
+ * FOLD_MAX_LINE + 1 bytes (no newline, or a line longer than FOLD_MAX_LINE: fold_run stops at either). What memchr,
+ * then fold_shape's masking loop, then its ASCII test gave in three passes over the line (on a kernel log of short
+ * lines, memchr's call cost as much as the masking). */
+static Py_ssize_t
+line_masked(const unsigned char *p, Py_ssize_t avail, unsigned char *masked, int *ascii)
+{
+    Py_ssize_t lim = avail < FOLD_MAX_LINE + 1 ? avail : FOLD_MAX_LINE + 1, i = 0;
+    unsigned int high = 0;  /* the top bits of the bytes seen: one set, a byte over 0x7f */
+    const __m128i nl = _mm_set1_epi8('\n'), below = _mm_set1_epi8('0' - 1), above = _mm_set1_epi8('9' + 1),
+                  zero = _mm_set1_epi8('0');
+    for (; i + 16 <= lim; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        unsigned int at = (unsigned int)_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl));
+        unsigned int top = (unsigned int)_mm_movemask_epi8(v);
+        /* a digit: '0' - 1 < c < '9' + 1, signed (a byte over 0x7f is negative: never one) */
+        __m128i d = _mm_and_si128(_mm_cmpgt_epi8(v, below), _mm_cmplt_epi8(v, above));
+        _mm_storeu_si128((__m128i *)(masked + i), _mm_or_si128(_mm_and_si128(d, zero), _mm_andnot_si128(d, v)));
+        if (at) {
+            unsigned int k = (unsigned int)__builtin_ctz(at);
+            high |= top & ((1u << k) - 1u);
+            *ascii = high == 0;
+            return i + (Py_ssize_t)k;
+        }
+        high |= top;
+    }
+    for (; i < lim; i++) {
+        unsigned char c = p[i];
+        if (c == '\n') {
+            *ascii = high == 0;
+            return i;
+        }
+        high |= c & 0x80u;
+        masked[i] = (c >= '0' && c <= '9') ? '0' : c;
+    }
+    *ascii = high == 0;
+    return -1;
+}
+#endif
+
+static int table_variant_key(PyObject *table, PyObject *quiet, PyObject *key, const unsigned char *buf,
+                             Py_ssize_t pos, Py_ssize_t n, Py_ssize_t stop, PyObject **variant);
+
+/* The last index lookups of one fold_run call (table_variant_key: a shape whose entries are indexed by the bytes
+ * they hold fixed, a host's digits): by the shape's (offsets, index) value and the line's bytes there, the entries
+ * list the index gave (borrowed; NULL: none). Valid only while the call runs: the loop runs no Python code, so
+ * neither the table nor an index changes under it; fold_run empties it when it starts and when it returns
+ * (index_memo_live 0: not used, as by fold_hits). A kernel log's copies name one host and a few devices: each
+ * copy's lookup was a new bytes key, its hash and a dict probe. */
+#define INDEX_MEMO 8
+typedef struct {
+    PyObject *value;    /* a shape's (offsets, index) in the table */
+    PyObject *entries;  /* the list its last lookup gave */
+} IndexMemo;
+static IndexMemo index_memo[INDEX_MEMO];
+static int index_memo_live = 0;
+
+static void
+index_memo_reset(int live)
+{
+    for (int i = 0; i < INDEX_MEMO; i++) {
+        index_memo[i].value = NULL;
+        index_memo[i].entries = NULL;
+    }
+    index_memo_live = live;
+}
+
 static int
 table_variant(PyObject *table, PyObject *quiet, const unsigned char *buf, Py_ssize_t pos, Py_ssize_t n,
               Py_ssize_t stop, PyObject **variant)
 {
-    const unsigned char *line = buf + pos;
-    Py_ssize_t i;
     int ascii;
     if (n > FOLD_MAX_LINE) return FOLD_OTHER;
-    PyObject *key = fold_shape(line, n, &ascii);
+    PyObject *key = fold_shape(buf + pos, n, &ascii);
     if (key == NULL) return ascii ? -1 : FOLD_OTHER;
-    PyObject *entries = PyDict_GetItemWithError(table, key);  /* borrowed */
-    if (entries == NULL) {
-        int q = 0;
-        if (!PyErr_Occurred() && quiet != NULL) q = PySet_Contains(quiet, key);
-        Py_DECREF(key);
-        if (PyErr_Occurred() || q < 0) return -1;
-        return q ? FOLD_QUIET : FOLD_OTHER;
-    }
-    Py_DECREF(key);
-    if (PyTuple_Check(entries)) {
-        /* (offsets, index): the entries by the bytes of the line at `offsets` (2 bytes each, little-endian), bytes
-         * every entry of the shape holds fixed (lo == hi there: a host's or a rank's digits), so only the entries
-         * under the line's own bytes there can hold it (fold.LineFold.table_add). */
-        PyObject *offsets, *index;
-        if (PyTuple_GET_SIZE(entries) != 2 || !PyBytes_Check(offsets = PyTuple_GET_ITEM(entries, 0))
-                || !PyDict_Check(index = PyTuple_GET_ITEM(entries, 1)) || PyBytes_GET_SIZE(offsets) % 2) {
-            PyErr_SetString(PyExc_TypeError, "fold table: an indexed value must be (offsets, {bytes: entries})");
-            return -1;
-        }
-        const unsigned char *off = (const unsigned char *)PyBytes_AS_STRING(offsets);
-        Py_ssize_t m = PyBytes_GET_SIZE(offsets) / 2;
-        unsigned char at[FOLD_MAX_LINE];
-        for (i = 0; i < m; i++) {
-            Py_ssize_t o = off[2 * i] | (Py_ssize_t)off[2 * i + 1] << 8;
-            if (o >= n) return FOLD_OTHER;  /* (the shape's length is the line's: never) */
-            at[i] = line[o];
-        }
-        PyObject *k = PyBytes_FromStringAndSize((const char *)at, m);
-        if (k == NULL) return -1;
-        entries = PyDict_GetItemWithError(index, k);  /* borrowed */
-        Py_DECREF(k);
-        if (entries == NULL) return PyErr_Occurred() ? -1 : FOLD_OTHER;
-    }
+    return table_variant_key(table, quiet, key, buf, pos, n, stop, variant);
+}
+
+/* What the entries list `entries` of a line's shape (and host) says of the line buf[pos:pos+n]: the first entry whose
+ * ranges hold it decides (FOLD_COPY, its variant in *variant; or FOLD_OTHER); FOLD_NONE where none holds it; -1: an
+ * error set (a malformed entry). */
+#define FOLD_NONE 3
+static int
+entries_verdict(PyObject *entries, const unsigned char *buf, Py_ssize_t pos, Py_ssize_t n, Py_ssize_t stop,
+                PyObject **variant)
+{
+    const unsigned char *line = buf + pos;
+    Py_ssize_t i;
     if (!PyList_Check(entries)) {
         PyErr_SetString(PyExc_TypeError, "fold table: a value must be a list or (offsets, index)");
         return -1;
@@ -1023,7 +1090,71 @@ table_variant(PyObject *table, PyObject *quiet, const unsigned char *buf, Py_ssi
         *variant = PyTuple_GET_ITEM(entry, 3);
         return FOLD_COPY;
     }
-    return FOLD_OTHER;
+    return FOLD_NONE;
+}
+
+/* table_variant for the line buf[pos:pos+n] whose shape `key` (a new reference, consumed) is known. */
+static int
+table_variant_key(PyObject *table, PyObject *quiet, PyObject *key, const unsigned char *buf, Py_ssize_t pos,
+                  Py_ssize_t n, Py_ssize_t stop, PyObject **variant)
+{
+    const unsigned char *line = buf + pos;
+    PyObject *entries = PyDict_GetItemWithError(table, key);  /* borrowed */
+    int r;
+    if (entries == NULL) {
+        int q = 0;
+        if (!PyErr_Occurred() && quiet != NULL) q = PySet_Contains(quiet, key);
+        Py_DECREF(key);
+        if (PyErr_Occurred() || q < 0) return -1;
+        return q ? FOLD_QUIET : FOLD_OTHER;
+    }
+    Py_DECREF(key);
+    if (PyTuple_Check(entries)) {
+        /* (offsets, index): the entries by the bytes of the line at `offsets` (2 bytes each, little-endian), bytes
+         * every entry of the shape holds fixed (lo == hi there: a host's or a rank's digits), so only the entries
+         * under the line's own bytes there can hold it (fold.LineFold.table_add). */
+        PyObject *offsets, *index, *value = entries;
+        if (PyTuple_GET_SIZE(entries) != 2 || !PyBytes_Check(offsets = PyTuple_GET_ITEM(entries, 0))
+                || !PyDict_Check(index = PyTuple_GET_ITEM(entries, 1)) || PyBytes_GET_SIZE(offsets) % 2) {
+            PyErr_SetString(PyExc_TypeError, "fold table: an indexed value must be (offsets, {bytes: entries})");
+            return -1;
+        }
+        IndexMemo *im = NULL;
+        PyObject *tried = NULL;
+        if (index_memo_live) {
+            /* The list this shape's last lookup in this call gave: an entry of it that holds the line holds the
+             * bytes at `offsets` fixed at the values of its key (lo == hi there), so the line's key is that list's
+             * and its lookup would give the same list. A kernel log's copies name one host: their lookups were each
+             * a gather of those bytes, a new bytes key, its SipHash and the index's probe. Where none holds it, the
+             * line is looked up as ever. */
+            im = &index_memo[((uintptr_t)value >> 4) & (INDEX_MEMO - 1)];
+            if (im->value == value) {
+                r = entries_verdict(im->entries, buf, pos, n, stop, variant);
+                if (r != FOLD_NONE) return r;
+                tried = im->entries;
+            }
+        }
+        const unsigned char *off = (const unsigned char *)PyBytes_AS_STRING(offsets);
+        Py_ssize_t m = PyBytes_GET_SIZE(offsets) / 2;
+        unsigned char at[FOLD_MAX_LINE];
+        for (Py_ssize_t i = 0; i < m; i++) {
+            Py_ssize_t o = off[2 * i] | (Py_ssize_t)off[2 * i + 1] << 8;
+            if (o >= n) return FOLD_OTHER;  /* (the shape's length is the line's: never) */
+            at[i] = line[o];
+        }
+        PyObject *k = PyBytes_FromStringAndSize((const char *)at, m);
+        if (k == NULL) return -1;
+        entries = PyDict_GetItemWithError(index, k);  /* borrowed */
+        Py_DECREF(k);
+        if (entries == NULL) return PyErr_Occurred() ? -1 : FOLD_OTHER;
+        if (im != NULL) {
+            im->value = value;
+            im->entries = entries;
+        }
+        if (entries == tried) return FOLD_OTHER;  /* (the same list: none of it holds the line) */
+    }
+    r = entries_verdict(entries, buf, pos, n, stop, variant);
+    return r == FOLD_NONE ? FOLD_OTHER : r;
 }
 
 /* The copies a C loop holds and counts as it goes (fold_run's and fold_hits'): the last copy seen is held (read
@@ -1146,16 +1277,46 @@ lines_fold_run(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     fold_clock = ck;  /* copy_local_us's, until the call returns */
     fold_before = before;
+    index_memo_reset(1);
+    uint64_t call = ++fold_calls;
     walk_buffer = PyBytes_CheckExact(args[0]) ? args[0] : NULL;
     {
         const unsigned char *buf = (const unsigned char *)view.buf;
         Py_ssize_t len = view.len;
+#ifdef FOLD_FUSED
+        unsigned char masked[FOLD_MAX_LINE + 16];
+#endif
         while (pos < len) {
+            PyObject *found = NULL;
+            int ascii, what;
+#ifdef FOLD_FUSED
+            /* the line's end, its digits masked and its ASCII test in one pass; then table_variant's lookup */
+            Py_ssize_t n = line_masked(buf + pos, len - pos, masked, &ascii);
+            if (n < 0 || !ascii) break;  /* no newline, a line too long for a shape, or not ASCII: FOLD_OTHER */
+            PyObject *key = fold_shape_masked(masked, n);
+            if (key == NULL) goto fail;
+#else
             const unsigned char *nl = memchr(buf + pos, '\n', (size_t)(len - pos));
             if (nl == NULL) break;
             Py_ssize_t n = nl - (buf + pos);
-            PyObject *found = NULL;
-            int what = table_variant(table, quiet, buf, pos, n, stop, &found);
+            if (n > FOLD_MAX_LINE) break;  /* FOLD_OTHER */
+            PyObject *key = fold_shape(buf + pos, n, &ascii);
+            if (key == NULL) {
+                if (ascii) goto fail;
+                break;  /* not ASCII: FOLD_OTHER */
+            }
+#endif
+            /* A shape this call found quiet (in `quiet`, no key of `table`) is quiet for the rest of the call: no
+             * Python runs in it, so neither changes. Its memo slot says so: a kernel log's noise, two lines in three,
+             * costs no table probe and no set probe after its shape's first line in the call. */
+            ShapeSlot *slot = found_slot;
+            if (slot != NULL && slot->shape == key && slot->quiet_call == call) {
+                Py_DECREF(key);
+                what = FOLD_QUIET;
+            } else {
+                what = table_variant_key(table, quiet, key, buf, pos, n, stop, &found);
+                if (what == FOLD_QUIET && slot != NULL && slot->shape == key) slot->quiet_call = call;
+            }
             if (what < 0) goto fail;
             if (what == FOLD_QUIET) {
                 line_no++;
@@ -1180,6 +1341,7 @@ fail:
     fold_clock.year = 0;
     walk_buffer = NULL;
     fold_before = BEFORE_UNKNOWN;
+    index_memo_reset(0);
     PyBuffer_Release(&view);
     return result;
 }

@@ -1203,6 +1203,108 @@ def test_a_table_indexed_by_the_bytes_its_entries_hold_fixed_counts_each_copy_on
     assert lf._at_risk(memo.line_shape(edac)) is None
 
 
+def test_lines_of_every_length_end_and_mask_in_c_as_a_newline_and_their_shape_say() -> None:
+    """fold_run finds a line's end, masks its digits and tells an ASCII line in one pass, 16 bytes at a time
+    (_lines.c line_masked, where SSE2 is there): a quiet line of any length up to FOLD_MAX_LINE (2,000 bytes), the
+    newline in any place of its last 16 bytes, is passed over. Near misses: a line of 2,001 bytes whose shape is
+    quiet (longer than a shape: Python reads it), a byte over 0x7f before the newline (in the first 16 bytes or past
+    them), and a line with no newline stop the loop; a byte over 0x7f after the newline, in the same 16 bytes, is
+    the next line's and does not stop it."""
+    if scan._fold_run is None:
+        pytest.skip("the C module (_lines) is not built")
+
+    def line(n: int) -> bytes:
+        return bytes(b"step 12 of 345: loss 6.78 ok "[i % 29] for i in range(n))
+
+    for n in (1, 2, 15, 16, 17, 31, 32, 33, 47, 48, 100, 1999, 2000, 2001):
+        raw = line(n)
+        quiet = {memo.line_shape(raw), memo.line_shape(b"x")}
+        buf = raw + b"\n" + b"x\n" + b"other line\n"
+        pos, line_no, *_, passed = scan._fold_run(buf, 0, 0, {}, None, quiet, -1)
+        if n <= 2000:
+            assert (pos, line_no, passed) == (n + 3, 2, 2), n
+        else:
+            assert (pos, line_no, passed) == (0, 0, 0), n
+        assert buf[pos:].startswith(b"other line" if n <= 2000 else raw)
+    raw = line(40)
+    quiet = {memo.line_shape(raw)}
+    for at in (3, 15, 16, 39):
+        bad = raw[:at] + b"\xc3" + raw[at + 1:]
+        quiet.add(memo.line_shape(bad))
+        assert scan._fold_run(raw + b"\n" + bad + b"\n", 0, 0, {}, None, quiet, -1)[5] == 1, at  # stops at `bad`
+    assert scan._fold_run(b"ok 1\n\xc3\xa9 2\n", 0, 0, {}, None, {b"ok 0"}, -1)[:2] == (5, 1)
+    assert scan._fold_run(raw + b"\n" + raw, 0, 0, {}, None, quiet, -1)[:2] == (41, 1)  # the last line: no newline
+
+
+def test_a_shape_found_quiet_is_passed_over_for_the_rest_of_one_c_loop_and_asked_again_in_the_next() -> None:
+    """fold_run keeps, on a shape's memo slot, that this call found it quiet (the table and the quiet set do not
+    change while it runs): its next lines in the call are passed over without a probe of either. Near misses: the
+    next call asks again, so a shape no longer quiet stops it, and one the table now holds folds on its entry;
+    with the shape memo off (each line its own shape object), the same answers."""
+    if scan._fold_run is None:
+        pytest.skip("the C module (_lines) is not built")
+    from firstfault import _lines
+
+    line = b"Dec  4 10:00:01 node-0123 systemd[1]: session-4501.scope: Deactivated successfully."
+    buf = b"".join(line.replace(b"4501", b"45%02d" % i) + b"\n" for i in range(30))
+    shape = memo.line_shape(line)
+    v = object()
+    was = _lines.fold_shape_memo(True)
+    try:
+        for memo_on in (True, False):
+            _lines.fold_shape_memo(memo_on)
+            assert scan._fold_run(buf, 0, 0, {}, None, {shape}, -1)[5] == 30
+            assert scan._fold_run(buf, 0, 0, {}, None, set(), -1)[:3] == (0, 0, 0)
+            got = scan._fold_run(buf, 0, 0, {shape: [_entry(line, set(), v)]}, None, {shape}, -1)
+            assert got[2] == 30 and got[5] == 0 and got[3] is not None and got[3][3] is v
+            assert scan._fold_run(buf, 0, 0, {}, None, {shape}, -1)[5] == 30
+    finally:
+        _lines.fold_shape_memo(was)
+
+
+def test_an_index_lookup_kept_within_one_c_loop_counts_each_host_on_its_own_entry() -> None:
+    """Within one fold_run call, the entries list a shape's index gave its last line are tried first for the next
+    line of the shape (_lines.c index_memo): an entry that holds the line holds the index's bytes at its key, so the
+    lookup would give that list. On a central syslog whose hosts' copies interleave (each host an entry of its own,
+    indexed by its digits), one call over every line counts what a call per line (no list kept) counts, copy by
+    copy. Near misses: a host with no entry stops the loop right after a copy of a host the call just looked up, and
+    a copy outside its host's ranges (a digit its entry never saw) stops it though the list kept holds its host."""
+    if scan._fold_run is None:
+        pytest.skip("the C module (_lines) is not built")
+    base = b"Dec  4 10:00:01 node-0123 kernel: mlx5_core: cmd failed, status bad parameter(0x3), syndrome 5"
+    host = set(range(21, 25))
+    shape = memo.line_shape(base)
+    hosts = [b"%04d" % h for h in (123, 124, 200, 777)]
+    variants = {h: object() for h in hosts}
+    entries = [_entry(base.replace(b"0123", h), host | {len(base) - 1}, variants[h]) for h in hosts]
+    fixed = int.from_bytes(bytes(0xFF if a == b else 0 for a, b in zip(entries[0][0], entries[0][1], strict=True)))
+    t = fold._Tabled(shape, fixed)
+    for e in entries:
+        t.index.setdefault(t.key(e[0]), []).append(e)
+    assert len(t.index) == 4
+    rng = random.Random(27)
+    lines = [base.replace(b"0123", rng.choice(hosts)).replace(b"10:00:01", b"10:%02d:%02d" % (rng.randrange(60),
+                                                                                             rng.randrange(60)))
+             for _ in range(400)]
+    buf = b"\n".join(lines) + b"\n"
+    whole = scan._fold_run(buf, 0, 0, {shape: t.value}, None, set(), -1)
+    assert whole[:3] == (len(buf), 400, 400)
+    one_by_one: dict[int, int] = {}
+    for i, raw in enumerate(lines):
+        got = scan._fold_run(raw + b"\n", 0, 0, {shape: t.value}, None, set(), -1)
+        assert got[2] == 1 and got[3] is not None and got[3][3] is variants[raw[21:25]], i
+        if i < len(lines) - 1:
+            one_by_one[id(got[3][3])] = one_by_one.get(id(got[3][3]), 0) + 1
+    assert whole[3][3] is variants[lines[-1][21:25]]  # the last copy held, the others counted on their own hosts
+    assert sorted((id(v), k) for v, k in whole[4]) == sorted(one_by_one.items())
+    stranger = base.replace(b"0123", b"0999")
+    off_range = base.replace(b"syndrome 5", b"syndrome 7")  # node-0123's entry holds `5` fixed there
+    for other in (stranger, off_range):
+        buf = b"\n".join([lines[0], lines[1], base, other, base]) + b"\n"
+        pos, line_no, n, *_ = scan._fold_run(buf, 0, 0, {shape: t.value}, None, set(), -1)
+        assert (line_no, n) == (3, 3) and buf[pos:].startswith(other)
+
+
 def test_the_table_keeps_its_index_by_a_hosts_bytes_when_one_variant_lets_them_vary() -> None:
     """table_add indexes a shape's entries by the bytes all of them hold fixed: one variant whose copies vary where
     the others spell their host (a line whose outcome names no host, of the same shape) would put every host's
