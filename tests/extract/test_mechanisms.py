@@ -327,6 +327,16 @@ def test_a_count_of_zero_never_makes_a_line_with_another_count_benign(benign: st
     assert [(g.count, g.text) for g in groups] == [(1, error)]
 
 
+def test_a_failure_whose_errno_text_says_no_error_is_still_a_failure() -> None:
+    """`no error` is a count's word (benign) only where nothing else on the line says something failed: Gloo's
+    connectFullMesh failing with errno 0's text (sgl-project/sglang#3226, the line as posted) is a failure."""
+    gloo = ("[rank10]:[E130 18:11:34.707542570 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with "
+            "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error")
+    _, ex = feed([gloo, "health check: no errors, 0 failures"], hosts=("node-01",))
+    groups = ex.unrecognized.groups(lambda n, h, r: n)
+    assert [g.line for g in groups] == [1]
+
+
 # ---------------------------------------------------------------- catalog validator
 
 

@@ -97,6 +97,9 @@ _BENIGN = re.compile(
 # `0+` would also take a stamp's milliseconds (`10:00:07,000 ERROR`), and every Python-logging error line
 # would be templated line by line. A hex id masked in the shape (memo.line_shape) is 8 or more `0` or
 # follows `0x`: never a `0` standing alone.
+# ... unless the line says something failed beside them: `Gloo connectFullMesh failed with [...pair.cc:144] no error`
+# (the errno's text of a failure that set none) is a failure; `0 errors, 0 failures` alone is a count.
+_FAILED_WORD = re.compile(r"(?i)\b(?:error|failed|failure|fatal|exception|panic)\b")
 _BENIGN_ZERO = re.compile(r"(?i)\b0 (?:errors?|failures?)\b|\berrors?[=:]\s*0\b|\bfailed[=:]\s*0\b")
 _MISS: Final = object()
 _COUNTED: Final = object()  # the template cache's mark for a key that _BENIGN_ZERO finds
@@ -120,6 +123,15 @@ _KNOWN_CACHE: dict[str, bool] = {}
 # The last line shaped and its key (one tuple, so threads never see a half-updated pair): the probe
 # and then the template ask for the same line.
 _last: tuple[str, str] = ("", "")
+
+
+def _benign(body: str) -> bool:
+    """Does the line only look like an error (_BENIGN's counts at zero, `no errors`, an option's name), with no word of
+    a failure outside those words? Its answer for a line is its answer for the line with its digits zeroed but where
+    _BENIGN_ZERO finds a count (the template cache keys such lines by their very text)."""
+    if _BENIGN.search(body) is None:
+        return False
+    return _FAILED_WORD.search(_BENIGN.sub(" ", body)) is None
 
 
 def zeroed(line: str) -> str:
@@ -308,7 +320,7 @@ class Unrecognized:
         if got is not _MISS:
             return cast("str | None", got)
         t: str | None = None
-        if not _BENIGN.search(body):
+        if not _benign(body):
             t = body[:TEMPLATE_SCAN]
             if self._hosts is not None:
                 t = self._hosts.sub("<HOST>", t)
