@@ -114,6 +114,56 @@ static long long stamp_local_us(const unsigned char *p, Py_ssize_t n, const stru
 #define STAMP_NONE (-2LL)
 #define STAMP_CUT 200         /* stamps.line_stamp parses a walked-back line's first 200 bytes */
 
+/* A line test of a walk back: nonzero where the walk stops at the line p[0:n] (its newline excluded). */
+typedef int (*walk_test)(const unsigned char *p, Py_ssize_t n, void *arg);
+
+/* Where a walk back stopped: the line's start (-1: none), the end of its text, and how many lines it took. */
+struct walk { Py_ssize_t start, text_end, lines; };
+
+/* The walk back every prev_* call makes, in LineScanner._walk_back's order: the line that ends at end - 1, then the
+ * one before, ..., over at most `limit` lines and none that starts at or before `stop`, to the first `ok` takes. */
+static struct walk
+walk_back(const unsigned char *buf, Py_ssize_t stop, Py_ssize_t end, Py_ssize_t limit, walk_test ok, void *arg)
+{
+    struct walk w = {-1, 0, 0};
+    Py_ssize_t cur = end;
+    while (cur > 0 && w.lines < limit) {
+        Py_ssize_t s = cur - 2;  /* s = buf.rfind(b"\n", 0, cur - 1) + 1 */
+        while (s >= 0 && buf[s] != '\n') s--;
+        s += 1;
+        if (s <= stop) break;
+        Py_ssize_t e = buf[cur - 1] == '\n' ? cur - 1 : cur;
+        w.lines++;
+        if (ok(buf + s, e - s, arg)) {
+            w.start = s;
+            w.text_end = e;
+            break;
+        }
+        cur = s;
+    }
+    return w;
+}
+
+/* The numbers a prev_* call takes after its buffer (stop, end, limit); -1 with an exception set if one is not. */
+static int
+walk_args(PyObject *const *args, Py_ssize_t *stop, Py_ssize_t *end, Py_ssize_t *limit)
+{
+    *stop = PyLong_AsSsize_t(args[1]);
+    if (*stop == -1 && PyErr_Occurred()) return -1;
+    *end = PyLong_AsSsize_t(args[2]);
+    if (*end == -1 && PyErr_Occurred()) return -1;
+    *limit = PyLong_AsSsize_t(args[3]);
+    if (*limit == -1 && PyErr_Occurred()) return -1;
+    return 0;
+}
+
+static int
+stamped_test(const unsigned char *p, Py_ssize_t n, void *arg)
+{
+    int read = *(const int *)arg;
+    return may_hold_stamp(p, n) && !(read && stamp_local_us(p, n < STAMP_CUT ? n : STAMP_CUT, NULL) == STAMP_NONE);
+}
+
 /* prev_stamped(buffer, stop, end, limit[, read]) -> (start, stop_of_text, lines)
  *
  * Walks the lines before offset `end` back, as LineScanner._walk_back does (the line that ends
@@ -127,43 +177,19 @@ static PyObject *
 lines_prev_stamped(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer view;
-    Py_ssize_t stop, end, limit, n = 0, start = -1, text_end = 0;
+    Py_ssize_t stop, end, limit;
     int read = 0;
     if (nargs != 4 && nargs != 5) {
         PyErr_SetString(PyExc_TypeError, "prev_stamped(buffer, stop, end, limit[, read]) takes 4 or 5 arguments");
         return NULL;
     }
     if (nargs == 5 && (read = PyObject_IsTrue(args[4])) < 0) return NULL;
-    stop = PyLong_AsSsize_t(args[1]);
-    if (stop == -1 && PyErr_Occurred()) return NULL;
-    end = PyLong_AsSsize_t(args[2]);
-    if (end == -1 && PyErr_Occurred()) return NULL;
-    limit = PyLong_AsSsize_t(args[3]);
-    if (limit == -1 && PyErr_Occurred()) return NULL;
+    if (walk_args(args, &stop, &end, &limit) < 0) return NULL;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     if (end > view.len) end = view.len;
-    {
-        const unsigned char *buf = (const unsigned char *)view.buf;
-        Py_ssize_t cur = end;
-        while (cur > 0 && n < limit) {
-            /* s = buf.rfind(b"\n", 0, cur - 1) + 1 */
-            Py_ssize_t s = cur - 2;
-            while (s >= 0 && buf[s] != '\n') s--;
-            s += 1;
-            if (s <= stop) break;
-            Py_ssize_t e = buf[cur - 1] == '\n' ? cur - 1 : cur;
-            n++;
-            if (may_hold_stamp(buf + s, e - s)
-                    && !(read && stamp_local_us(buf + s, e - s < STAMP_CUT ? e - s : STAMP_CUT, NULL) == STAMP_NONE)) {
-                start = s;
-                text_end = e;
-                break;
-            }
-            cur = s;
-        }
-    }
+    struct walk w = walk_back((const unsigned char *)view.buf, stop, end, limit, stamped_test, &read);
     PyBuffer_Release(&view);
-    return Py_BuildValue("(nnn)", start, text_end, n);
+    return Py_BuildValue("(nnn)", w.start, w.text_end, w.lines);
 }
 
 
@@ -1835,43 +1861,28 @@ static int may_hold_both(const unsigned char *p, Py_ssize_t n)
  * prev_stamped's walk back, to the nearest line that may hold both a wall-clock stamp and an uptime
  * (may_hold_both): the lines that cannot are walked over without a parse (stamps.Clock's boot time, looked for
  * behind an uptime-only stamp). start is -1 when there is none. */
+static int
+booted_test(const unsigned char *p, Py_ssize_t n, void *arg)
+{
+    (void)arg;
+    return may_hold_both(p, n);
+}
+
 static PyObject *
 lines_prev_booted(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer view;
-    Py_ssize_t stop, end, limit, n = 0, start = -1, text_end = 0;
+    Py_ssize_t stop, end, limit;
     if (nargs != 4) {
         PyErr_SetString(PyExc_TypeError, "prev_booted(buffer, stop, end, limit) takes 4 arguments");
         return NULL;
     }
-    stop = PyLong_AsSsize_t(args[1]);
-    if (stop == -1 && PyErr_Occurred()) return NULL;
-    end = PyLong_AsSsize_t(args[2]);
-    if (end == -1 && PyErr_Occurred()) return NULL;
-    limit = PyLong_AsSsize_t(args[3]);
-    if (limit == -1 && PyErr_Occurred()) return NULL;
+    if (walk_args(args, &stop, &end, &limit) < 0) return NULL;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     if (end > view.len) end = view.len;
-    {
-        const unsigned char *buf = (const unsigned char *)view.buf;
-        Py_ssize_t cur = end;
-        while (cur > 0 && n < limit) {
-            Py_ssize_t s = cur - 2;  /* s = buf.rfind(b"\n", 0, cur - 1) + 1 */
-            while (s >= 0 && buf[s] != '\n') s--;
-            s += 1;
-            if (s <= stop) break;
-            Py_ssize_t e = buf[cur - 1] == '\n' ? cur - 1 : cur;
-            n++;
-            if (may_hold_both(buf + s, e - s)) {
-                start = s;
-                text_end = e;
-                break;
-            }
-            cur = s;
-        }
-    }
+    struct walk w = walk_back((const unsigned char *)view.buf, stop, end, limit, booted_test, NULL);
     PyBuffer_Release(&view);
-    return Py_BuildValue("(nnn)", start, text_end, n);
+    return Py_BuildValue("(nnn)", w.start, w.text_end, w.lines);
 }
 
 /* digits_zeroed(str) -> str | None: an ASCII text with every digit made '0' (extract/memo.py digits_zeroed, the one
@@ -1932,50 +1943,37 @@ lines_booted_starts(PyObject *self, PyObject *arg)
  * prev_stamped(buffer, stop, end, limit, True) with the line it stops at read too: `us` is stamp_local_us of its
  * first STAMP_CUT bytes with `clock` (>= 0: its stamp's local microseconds; -1: Python reads it), one reading
  * where the walk and its caller each made one. start is -1 when there is none. */
+struct stamp_us_arg { const struct stamp_clock *ck; long long us; };
+
+static int
+stamp_us_test(const unsigned char *p, Py_ssize_t n, void *arg)
+{
+    struct stamp_us_arg *a = (struct stamp_us_arg *)arg;
+    if (!may_hold_stamp(p, n)) return 0;
+    long long t = stamp_local_us(p, n < STAMP_CUT ? n : STAMP_CUT, a->ck);
+    if (t == STAMP_NONE) return 0;
+    a->us = t < 0 ? -1 : t;
+    return 1;
+}
+
 static PyObject *
 lines_prev_stamp_us(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     Py_buffer view;
-    Py_ssize_t stop, end, limit, n = 0, start = -1, text_end = 0;
-    long long us = -1;
+    Py_ssize_t stop, end, limit;
     struct stamp_clock ck;
     if (nargs != 5) {
         PyErr_SetString(PyExc_TypeError, "prev_stamp_us(buffer, stop, end, limit, clock) takes 5 arguments");
         return NULL;
     }
-    stop = PyLong_AsSsize_t(args[1]);
-    if (stop == -1 && PyErr_Occurred()) return NULL;
-    end = PyLong_AsSsize_t(args[2]);
-    if (end == -1 && PyErr_Occurred()) return NULL;
-    limit = PyLong_AsSsize_t(args[3]);
-    if (limit == -1 && PyErr_Occurred()) return NULL;
+    if (walk_args(args, &stop, &end, &limit) < 0) return NULL;
     if (clock_from(args[4], &ck) < 0) return NULL;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     if (end > view.len) end = view.len;
-    {
-        const unsigned char *buf = (const unsigned char *)view.buf;
-        Py_ssize_t cur = end;
-        while (cur > 0 && n < limit) {
-            Py_ssize_t s = cur - 2;  /* s = buf.rfind(b"\n", 0, cur - 1) + 1 */
-            while (s >= 0 && buf[s] != '\n') s--;
-            s += 1;
-            if (s <= stop) break;
-            Py_ssize_t e = buf[cur - 1] == '\n' ? cur - 1 : cur;
-            n++;
-            if (may_hold_stamp(buf + s, e - s)) {
-                long long t = stamp_local_us(buf + s, e - s < STAMP_CUT ? e - s : STAMP_CUT, &ck);
-                if (t != STAMP_NONE) {
-                    start = s;
-                    text_end = e;
-                    us = t < 0 ? -1 : t;
-                    break;
-                }
-            }
-            cur = s;
-        }
-    }
+    struct stamp_us_arg a = {&ck, -1};
+    struct walk w = walk_back((const unsigned char *)view.buf, stop, end, limit, stamp_us_test, &a);
     PyBuffer_Release(&view);
-    return Py_BuildValue("(nnnL)", start, text_end, n, us);
+    return Py_BuildValue("(nnnL)", w.start, w.text_end, w.lines, a.us);
 }
 
 static PyMethodDef lines_methods[] = {
