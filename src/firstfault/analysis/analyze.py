@@ -26,6 +26,7 @@ from firstfault.engine.normalise import (
     Outside,
     banner_state,
     declared_state,
+    net_found_after,
     normalise,
     one_record_per_job,
     own_end,
@@ -158,8 +159,8 @@ class Analysis:
 
             fabric = fab.Fabric(self.fabric_links, mapper)
             extracted = fab.place(extracted, fabric)
-        events = terminal_lines(one_record_per_job(
-            normalise(extracted, ctx, mapper, timedelta(seconds=settings.clock_skew + 120), self.outside)))
+        events = terminal_lines(net_found_after(one_record_per_job(
+            normalise(extracted, ctx, mapper, timedelta(seconds=settings.clock_skew + 120), self.outside))))
         # A traceback cut before its exception line says least of all: it is read only where nothing else was
         # (below, after the error lines' own words), never beside another cause or symptom.
         cut = [e for e in events if e.fields.get("truncated") is True]

@@ -271,7 +271,6 @@ def terminal_lines(events: list[Event]) -> list[Event]:
     on from) or was superseded by what came later, and is dropped. A lone line's reading is also weak
     (engine/attribute.py): it is a cause only where no cause read from fuller evidence stands.
     """
-    events = _net_found_after(events)
     last: dict[tuple[str | None, int | None], int] = {}
     for ev in events:
         if ev.fields.get("terminal") is True or not (ev.kind.startswith(_EXIT_REPORTS)
@@ -285,7 +284,7 @@ def terminal_lines(events: list[Event]) -> list[Event]:
         or (ev.evidence.line or 0) >= last[(ev.evidence.file, ev.rank)]])))
 
 
-def _net_found_after(events: list[Event]) -> list[Event]:
+def net_found_after(events: list[Event]) -> list[Event]:
     """A net plugin's failure (an `nccl.error` of transport `ofi`: AWS's OFI plugin, `NET/OFI OFI fi_getinfo() call
     failed: No data available`) that NCCL's word that it found a network follows (an `nccl.net_ready`, `NCCL INFO
     Using network Socket`, later in the same file, on the same node, of the same rank where both name one) was met
