@@ -70,6 +70,14 @@ def test_any_failure_in_the_evidence_keeps_it_unknown(make_bundle: BundleMaker, 
     assert (v.outcome, v.attributed_domain) == ("unknown", "unknown"), why
 
 
+def test_a_launchers_record_that_a_worker_failed_is_the_runs_end(make_bundle: BundleMaker) -> None:
+    # torchrun's agent's record of a failed worker, the one line posted (QwenLM/Qwen-VL#161's line): the run failed,
+    # where it began is not shown
+    v = _analyze(make_bundle, ["ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 "
+                               "(pid: 888) of binary: /opt/conda/bin/python3"])
+    assert (v.outcome, v.attributed_domain) == ("failed", "unknown")
+
+
 def test_a_failed_end_with_nothing_read_stays_unknown(make_bundle: BundleMaker) -> None:
     v = _analyze(make_bundle, OPENIB_WARNING, state="FAILED")
     assert (v.outcome, v.attributed_domain) == ("failed", "unknown")
