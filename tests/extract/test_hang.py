@@ -185,6 +185,40 @@ def test_gloo_repeat_counts_once() -> None:
     assert kinds(scan(HANG, [line, "    work.wait()", line], source="application", rank=3)) == ["gloo.timeout"]
 
 
+# ---------------------------------------------------------------- Horovod's stall inspector
+
+_HVD_1012 = ("[1,0]<stderr>:[2019-04-13 13:56:31.861697: W horovod/common/operations.cc:588] One or more tensors were "
+             "submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of "
+             "ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different "
+             "tensors or that only subset of ranks is submitting tensors, which will cause deadlock.")
+
+
+@pytest.mark.parametrize(
+    ("line", "seconds"),
+    [
+        (_HVD_1012, 60),  # horovod/horovod#1012 (glog's W level, mpirun's tag)
+        (  # horovod/horovod#534 (the older stderr form, its op list on the same line)
+            "WARNING: One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks "
+            "and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks "
+            "are trying to submit different tensors or that only subset of ranks is submitting tensors, which will "
+            "cause deadlock. Stalled ops: HorovodAllreduce_loss_Mean_0 [ready ranks: 3]", 60,
+        ),
+    ],
+)
+def test_horovod_stall_warning_is_a_hang_report(line: str, seconds: int) -> None:
+    d = one(HANG, line, source="application")
+    assert (d.kind, d.fields["seconds"]) == ("horovod.stall", seconds)
+
+
+def test_horovod_stall_list_lines_are_not_reports() -> None:
+    """The op lines after the warning (horovod/horovod#1012) name tensors, not a new stall: one report."""
+    lines = [_HVD_1012,
+             "[1,0]<stderr>:Stalled ops:HorovodBroadcast_dense_1_bias_0 [missing ranks: 1]",
+             "[1,0]<stderr>:[2019-04-13 13:56:31.861765: W horovod/common/operations.cc:588] "
+             "HorovodBroadcast_dense_1_kernel_0 [missing ranks: 1]"]
+    assert kinds(scan(HANG, lines, source="application")) == ["horovod.stall"]
+
+
 # ---------------------------------------------------------------- desync debug report
 
 

@@ -12,7 +12,12 @@ read by extract/nccl.py; this module reads the other reports a hang leaves:
 - the desync-debug report of TORCH_DISTRIBUTED_DEBUG=DETAIL /
   TORCH_NCCL_DESYNC_DEBUG=1: `ranks [1, 2] are the lagging ranks that caused
   this timeout`, `[1] joined but didn't finish collective #42`
-  (c10d.desync_report).
+  (c10d.desync_report);
+- Horovod's stall inspector: `One or more tensors were submitted to be
+  reduced, gathered or broadcasted by subset of ranks and are waiting for
+  remainder of ranks for more than 60 seconds` (horovod.stall; the ranks it
+  names come on the lines after it, which hold none of the words of a report;
+  a posted copy may wrap the line before its seconds).
 
 These are symptoms (every rank of a hang prints them); engine/leads.py
 turns them into `laggard_rank` leads.
@@ -37,6 +42,7 @@ _REPORTER = re.compile(r"\[Rank (\d+)\]")
 _GLOO = re.compile(r"Timed out waiting (?P<ms>\d+)\s*ms for (?P<op>send|recv) operation to complete")
 _LAGGING = re.compile(r"ranks \[(?P<ranks>[\d,\s]*)\] are the lagging ranks")
 _JOINED = re.compile(r"- \[(?P<rank>\d+)\] joined but didn't finish collective #(?P<seq>\d+)")
+_STALL = re.compile(r"by subset of ranks(?: and are waiting for remainder of ranks for more than (?P<s>\d+) seconds)?")
 _FINISHED = re.compile(
     r"- \[(?P<rank>\d+)\] finished collective #(?P<seq>\d+), but didn't join collective #(?P<next>\d+)"
 )
@@ -50,7 +56,7 @@ def _ranks(text: str) -> str:
 
 
 class HangReportExtractor:
-    """monitoredBarrier failures, gloo timeouts and desync-debug reports."""
+    """monitoredBarrier failures, gloo timeouts, desync-debug reports and Horovod's stall warnings."""
 
     name = "c10d.hang"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
@@ -58,6 +64,7 @@ class HangReportExtractor:
         "c10d.desync_report": frozenset({"lagging_ranks", "seq", "state"}),
         "c10d.monitored_barrier": frozenset({"failed_ranks", "reporter", "timeout_ms", "waited_on"}),
         "gloo.timeout": frozenset({"op", "timeout_ms"}),
+        "horovod.stall": frozenset({"seconds"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
     literals: tuple[str, ...] = HANG_LITERALS
@@ -92,6 +99,9 @@ class HangReportExtractor:
         m = _GLOO.search(body)
         if m:
             return "gloo.timeout", {"op": m.group("op"), "timeout_ms": int(m.group("ms"))}
+        m = _STALL.search(body)
+        if m:
+            return "horovod.stall", {"seconds": int(m.group("s"))} if m.group("s") else {}
         m = _LAGGING.search(body)
         if m:
             return "c10d.desync_report", {"lagging_ranks": _ranks(m.group("ranks")), "state": "not_joined"}

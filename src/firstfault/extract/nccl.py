@@ -223,6 +223,7 @@ HANG_LITERALS: Final[tuple[str, ...]] = (
     "are the lagging ranks",
     "but didn't finish collective #",
     "but didn't join collective #",
+    "gathered or broadcasted by subset of ranks",
 )
 
 

@@ -364,7 +364,7 @@ LANGUAGES: Final[tuple[Language, ...]] = (
 JS_FRAME_LITERALS: Final = (".js:", ".mjs:", ".cjs:", ".ts:", "(node:")
 _JS_FRAME = re.compile(r"\s{0,16}at (?:[^()\n]{1,300} \()?(?P<file>(?:file://)?[^\s()]{1,500}?\.(?:js|mjs|cjs|ts)"
                        r"|node:[\w./\-]{1,200}):\d+:\d+\)?\s*$")
-_JS_HEAD = re.compile(r"(?P<cls>[A-Za-z_$][\w$]{0,80}): (?P<msg>\S.*)$")
+_JS_HEAD = re.compile(r"^(?P<cls>[A-Za-z_$][\w$]{0,80}): (?P<msg>\S.*)$")
 _AWS_SDK_JS: Final = ("/@aws-sdk/", "/@smithy/", "/aws-sdk/")
 
 
