@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.model import Event
+from tests.conftest import BundleMaker
 from tests.extract import helpers
 
 
@@ -58,6 +60,10 @@ def test_nccl_shm_attach_is_not_the_segment_size() -> None:
         ("bash: orted: command not found", "daemon_not_found"),  # horovod/horovod#760, open-mpi/ompi#8870
         ("/bin/bash: orted: command not found", "daemon_not_found"),  # easybuilders/easybuild-easyconfigs#204
         ("bash: prted: command not found", "daemon_not_found"),  # openpmix/prrte#371
+        # the launcher's remote shell refused, in OpenSSH's words: DeepSpeed's pdsh (deepspeedai/DeepSpeed#5709, its
+        # `host: ` tag first) and sshconnect.c's host key check (the string OpenSSH prints)
+        ("localhost: jiaming@localhost: Permission denied (publickey,password).", "remote_shell_refused"),
+        ("Host key verification failed.", "remote_shell_refused"),
         # NVIDIA/Megatron-LM#436
         ("RuntimeError: [enforce fail at /root/pytorch/third_party/gloo/gloo/transport/tcp/device.cc:83] "
          "ifa != nullptr. Unable to find address for: bond1", "no_interface"),
@@ -86,10 +92,30 @@ def test_transport_node_lacks_what_the_job_named(line: str, status: str) -> None
         "connect [127.0.1.1]:3210: Connection refused",
         # a program's own DNS message in the same words, without Gloo's enforce
         "Unable to find address for: db.internal",
+        # ssh's offer of methods (horovod/horovod#467's -vvvv output), pdsh's summary of the exit (#5709: the refusal
+        # above says why), a file the job may not open, and a node that does not answer (may be down: not set-up)
+        "debug1: Authentications that can continue: publickey,password",
+        "pdsh@jiaming-Precision-7960-Tower: localhost: ssh exited with exit code 255",
+        "PermissionError: [Errno 13] Permission denied: '/data/ckpt/last.pt'",
+        "ssh: connect to host 10.0.0.12 port 22: Connection timed out",
+        # a worker pod's name not resolving yet under Volcano (volcano-sh/volcano#2226): not ready, not set-up
+        "ssh: Could not resolve hostname lm-horovod-job-worker-5.lm-horovod-job: Name or service not known",
     ],
 )
 def test_transport_node_lacks_near_misses(line: str) -> None:
     assert not [e for e in feed([line]) if e.fields.get("setup")]
+
+
+def test_a_launch_whose_remote_shell_was_refused_is_the_jobs_set_up(make_bundle: BundleMaker) -> None:
+    """DeepSpeed's pdsh launch refused by the node's sshd (deepspeedai/DeepSpeed#5709, the posted block)."""
+    wl = {"apiVersion": "firstfault/v1", "workload": {"id": "t", "scheduler": "static"},
+          "sources": [{"kind": "application", "path": "app/launch.log"}]}
+    log = ("localhost: Permission denied, please try again.\n"
+           "localhost: jiaming@localhost: Permission denied (publickey,password).\n"
+           "pdsh@jiaming-Precision-7960-Tower: localhost: ssh exited with exit code 255\n")
+    root = make_bundle({"app/launch.log": log}, wl)
+    v = Analyzer().analyze_path(str(root))
+    assert (v.attributed_domain, v.root_cause.category if v.root_cause else None) == ("software", "app.exception.setup")
 
 
 # ---------------------------------------------------------------- the kubelet's preemption for a critical pod
