@@ -41,6 +41,7 @@ from firstfault.catalog.vocab import (
     IpmiSeverity,
     LocalStack,
     MemoryErrorSource,
+    NodeReasonMeans,
     NvmlClass,
     NvrmEvent,
     NvrmNoneReason,
@@ -1254,10 +1255,23 @@ class SlurmContext(_Row, frozen=True):
             raise ValueError("a context names one {host}")
 
 
+class SlurmNodeReason(_Row, frozen=True):
+    # where a reason slurmctld or slurmd gives a node it set DOWN or DRAIN begins; `{any}` placeholders
+    text: Annotated[str, Meta(min_length=5, pattern=r"^(?:[^{}]|\{any\})+$")]
+    means: NodeReasonMeans
+    source: Annotated[str, Meta(pattern=r"^src/\S+")]  # the file (and function) that sets it
+    weak: bool = False
+
+    def __post_init__(self) -> None:
+        if self.weak and self.means != "node":
+            raise ValueError("weak qualifies a node row")
+
+
 class SlurmTables(NamedTuple):
     errors: tuple[SlurmError, ...]
     messages: tuple[SlurmMessage, ...]
     contexts: tuple[SlurmContext, ...]
+    node_reasons: tuple[SlurmNodeReason, ...]
 
 
 @lru_cache(maxsize=1)
@@ -1276,7 +1290,11 @@ def slurm_tables() -> SlurmTables:
         if any(o is not m and o.text.startswith(m.text) and o.side != m.side for o in messages):
             raise CatalogTableError(f"catalog/slurm.yaml: messages: {m.text!r} begins another that says otherwise")
     contexts = _unique("slurm.yaml", "contexts", SlurmContext, "text")
-    return SlurmTables(tuple(errors), tuple(messages), tuple(contexts))
+    node_reasons = _unique("slurm.yaml", "node_reasons", SlurmNodeReason, "text")
+    for r in node_reasons:
+        if any(o is not r and o.text.lower().startswith(r.text.lower()) for o in node_reasons):
+            raise CatalogTableError(f"catalog/slurm.yaml: node_reasons: {r.text!r} begins another")
+    return SlurmTables(tuple(errors), tuple(messages), tuple(contexts), tuple(node_reasons))
 
 
 # --------------------------------------------------------------------------
