@@ -505,3 +505,25 @@ def test_pbs_exit_status_whose_flavour_the_line_does_not_say_reads_only_shared_c
         data = f"06/07/2021 10:14:20;E;4242.pbs01;user=u queue=workq Exit_status={code}\n".encode()
         job = the_job(read("acct.txt", "pbs-tracejob", data=data))
         assert job.fields.get("due_to") is None, code
+
+
+@pytest.mark.parametrize("message", [
+    "Job requeued, execution node cn042 down",
+    "Job deleted, execution node cn042 down",
+])
+def test_pbs_execution_node_down_is_that_node_lost(message: str) -> None:
+    # OpenPBS src/server/node_manager.c: the server's message for a running job whose execution host went down
+    # (`Job requeued, execution node %s down`, `Job deleted, execution node %s down`), in the server log's line form
+    # (as cBio/cbio-cluster#403's, above): composed from the format string, no posted log of it was found.
+    line = f"10/14/2021 09:12:01;0008;Server@pbs01;Job;4711.pbs01;{message}\n".encode()
+    res = read("server.log", "pbs-tracejob", data=line)
+    assert [(e.kind, e.fields.get("host")) for e in res.events if e.kind == "sched.node_down"] == [
+        ("sched.node_down", "cn042")]
+    assert the_job(res).fields["state"] == "NODE_FAIL"
+
+
+def test_pbs_node_down_for_provisioning_is_no_loss() -> None:
+    # Near miss: the server's own note of a node it took down to provision it (OpenPBS node_manager.c
+    # `node down for provisioning: %s`) names no job's node lost.
+    line = b"10/14/2021 09:12:01;0004;Server@pbs01;Node;cn042;node down for provisioning: aoe rhel9\n"
+    assert [e for e in read("server.log", "pbs-tracejob", data=line).events if e.kind == "sched.node_down"] == []

@@ -231,3 +231,12 @@ def test_sge_qmaster_with_an_errno_that_names_no_side() -> None:
                              "opening input/output file because: 06/03/2015 17:58:31 [1008:300]: error: can't open "
                              'output file "/scratch/anne/Julie_CIVET/nusdast/output/NM1089/logs/'
                              'NM1089.nuc_inorm_t1.log": Operation not permitted'], "syslog") == []
+
+
+def test_pbs_execution_node_down_in_the_jobs_mail_names_the_node() -> None:
+    # OpenPBS src/server/node_manager.c: `Job requeued, execution node %s down`, the comment and mail the server gives
+    # a running job whose host went down (filled in; no posted copy was found). Near miss: the server taking a node
+    # down to provision it (`node down for provisioning: %s`, the same file) names no job's node lost.
+    [d] = scan(EXTRACTORS, ["Job requeued, execution node cn042 down"], "application")
+    assert (d.kind, d.fields["due_to"], d.host) == ("process.signal", "node_failure", "cn042")
+    assert scan(EXTRACTORS, ["node down for provisioning: aoe rhel9"], "application") == []
