@@ -240,3 +240,17 @@ def test_pbs_execution_node_down_in_the_jobs_mail_names_the_node() -> None:
     [d] = scan(EXTRACTORS, ["Job requeued, execution node cn042 down"], "application")
     assert (d.kind, d.fields["due_to"], d.host) == ("process.signal", "node_failure", "cn042")
     assert scan(EXTRACTORS, ["node down for provisioning: aoe rhel9"], "application") == []
+
+
+def test_htcondor_reconnect_failed_is_the_execute_node_lost() -> None:
+    # The shadow's words on a job whose execute host it lost past the job's lease (htcondor/htcondor
+    # src/condor_shadow.V6.1/remoteresource.cpp), as a public LSST batch report quotes its event log's 024 record.
+    got = scan(EXTRACTORS, ["024 (16452834.000.000) 2025-05-06 22:19:12 Job reconnection failed",
+                            "    Job disconnected too long: JobLeaseDuration (2400 seconds) expired",
+                            "    Can not reconnect to slot_lsstsvc1_31838_1_9@sdfmilan167.sdf.slac.stanford.edu, "
+                            "rescheduling job"], "application")
+    assert [(d.fields["due_to"], d.host) for d in got] == [
+        ("node_failure", None), ("node_failure", "sdfmilan167.sdf.slac.stanford.edu")]
+    # Near miss: the 022 disconnection, which the shadow may end by reconnecting, names no loss.
+    assert scan(EXTRACTORS, ["022 (16452834.000.000) 2025-05-06 21:39:12 Job disconnected, attempting to reconnect",
+                             "    Socket between submit and execute hosts closed unexpectedly"], "application") == []

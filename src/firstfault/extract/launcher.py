@@ -44,6 +44,11 @@ _FLUX_DOOM = re.compile(
     r"(?: on host (?P<host>[A-Za-z0-9][\w.\-]*))? (?:failed|exited)(?: \((?P<how>[^()]{1,80})\))? and "
     r"(?:exit-on-error is set|exit-timeout=\S+ has expired)")
 _FLUX_EXIT = re.compile(r"^Exit (?P<code>\d+)$")
+# HTCondor's job event log on a job whose process a signal ended (event 005 `Job terminated.`, its next line; htcondor/
+# htcondor src/condor_utils/condor_event.cpp JobTerminatedEvent: `\t(0) Abnormal termination (signal %d)`, beside
+# `\t(1) Normal termination (return value %d)` for a process that exited; the number is the signal's,
+# catalog/exits.yaml printer htcondor-signal). The shadow saw only the end: a fault signal is the process's own.
+_CONDOR_SIGNAL = re.compile(r"^\s{0,16}\(\d\) Abnormal termination \(signal (?P<num>\d{1,3})\)")
 # srun told by slurmctld that a node of its step failed: `srun: error: Node failure on gpu-node-12`.
 _SRUN_NODE_FAILURE = re.compile(r"\bsrun: error: Node failure on (?P<host>[A-Za-z0-9][\w.\-\[\],]*)")
 # srun's word on tasks that exited non-zero by themselves: `srun: error: snowflake7: task 0: Exited with exit code 1`,
@@ -65,7 +70,8 @@ class LauncherSignalExtractor:
     }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (" noticed that process rank ", "Node failure on ", "Exited with exit code ",
-                                 "Shard process was signaled", "FATAL: doom: ", "FATAL: task-exit: ", "signal ")
+                                 "Shard process was signaled", "FATAL: doom: ", "FATAL: task-exit: ",
+                                 "Abnormal termination (signal ", "signal ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         split = ctx.state.get(_K_MPI_SIGNAL)
@@ -105,6 +111,12 @@ class LauncherSignalExtractor:
             rank = t.group("rank")
             yield Draft("process.signal", {"signal": sig, "by": by, "detail": body.strip()[:400]},
                         rank=int(rank) if rank is not None else None)
+            return
+        c = _CONDOR_SIGNAL.match(body) if "Abnormal termination" in body else None
+        if c:
+            sig = _signal_of("htcondor-signal", int(c.group("num")))
+            yield Draft("process.signal", {"signal": sig, "by": by_whom(sig, "launcher") if sig in _FAULTS
+                                           else "launcher", "detail": body.strip()[:400]})
             return
         n = _SRUN_NODE_FAILURE.search(body)
         if n:
