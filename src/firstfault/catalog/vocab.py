@@ -66,7 +66,7 @@ IbWcClass = Literal["path", "local_access", "flush", "remote_access", "resource"
 CompletionStack = Literal["ibv", "mlx5", "efa"]
 AsyncMeans = Literal["link_down", "device_fatal", "queue_error", "info"]
 PeerStack = Literal["ucx", "ompi", "orte", "pmix", "mpich", "nccl", "btl_tcp"]
-PeerMeans = Literal["timeout", "reset", "unreachable", "refused", "lost"]
+PeerMeans = Literal["timeout", "reset", "unreachable", "refused", "lost", "none"]
 LocalStack = Literal["nccl", "mca", "ompi", "impi", "gloo", "mpich", "ucx", "hydra"]
 
 # Exceptions, status words, errno and object-store codes (catalog/exceptions.yaml)
