@@ -527,3 +527,22 @@ def test_pbs_node_down_for_provisioning_is_no_loss() -> None:
     # `node down for provisioning: %s`) names no job's node lost.
     line = b"10/14/2021 09:12:01;0004;Server@pbs01;Node;cn042;node down for provisioning: aoe rhel9\n"
     assert [e for e in read("server.log", "pbs-tracejob", data=line).events if e.kind == "sched.node_down"] == []
+
+
+def test_pbs_server_unable_to_run_the_job_on_a_mom_is_a_node_symptom() -> None:
+    # Torque's server failing to start a job on its MOM (src/server/req_runjob.c; its unit test
+    # src/test/req_runjob/test_uut.c expects `unable to run job, send to MOM '10.1.4.4' failed`), in tracejob's
+    # line form: the job goes back to the queue; a node failed to take it, for a reason the words do not say.
+    data = (b"Job: 4242.torque01\n"
+            b"02/23/2020 00:01:32  S    unable to run job, MOM rejected/timeout\n"
+            b"02/23/2020 00:01:32  S    unable to run job, send to MOM '10.1.4.4' failed\n")
+    res = read("tracejob.txt", "pbs-tracejob", data=data)
+    assert [(e.kind, e.fields.get("host")) for e in res.events] == [
+        ("sched.node_reason", None), ("sched.node_reason", "10.1.4.4")]
+    assert jobs(res) == []  # requeued, not ended: no state of the job
+
+
+def test_near_miss_a_pbs_run_request_is_no_symptom() -> None:
+    # the server's word that an operator asked for the run (Torque req_runjob.c `Job Run at request of %s`)
+    data = b"Job: 4242.torque01\n02/23/2020 00:01:33  S    Job Run at request of root@torque01\n"
+    assert read("tracejob.txt", "pbs-tracejob", data=data).events == []

@@ -254,3 +254,11 @@ def test_htcondor_reconnect_failed_is_the_execute_node_lost() -> None:
     # Near miss: the 022 disconnection, which the shadow may end by reconnecting, names no loss.
     assert scan(EXTRACTORS, ["022 (16452834.000.000) 2025-05-06 21:39:12 Job disconnected, attempting to reconnect",
                              "    Socket between submit and execute hosts closed unexpectedly"], "application") == []
+
+
+def test_pbs_unable_to_run_job_in_a_line_is_a_node_symptom() -> None:
+    # OpenPBS src/server/req_runjob.c: `Unable to Run Job, MOM rejected` as the job's comment, pasted; near miss: the
+    # same server's word on a job it ran (`Job Run at request of`) says nothing of a node.
+    [d] = scan(EXTRACTORS, ["comment = Unable to Run Job, MOM rejected"], "application")
+    assert (d.kind, d.fields["text"]) == ("sched.node_reason", "Unable to Run Job, MOM rejected")
+    assert scan(EXTRACTORS, ["Job Run at request of root@pbs01"], "application") == []

@@ -1121,6 +1121,12 @@ class SchedText(_Row, frozen=True):
     reason: SchedReasonName | None  # None: understood, names no cause
     lines: bool = True  # False: the line form is another extractor's; only the record readers use it
     resource: Annotated[str, Meta(min_length=2)] | None = None  # the node resource a kubelet eviction names
+    # a phrase that says a node failed to take or keep the job and names no cause: the symptom node.out_of_service
+    symptom: bool = False
+
+    def __post_init__(self) -> None:
+        if self.symptom and self.reason is not None:
+            raise ValueError("a symptom phrase names no reason")
 
 class SchedKey(_Row, frozen=True):
     # the key as its record spells it, compared without case, spaces, `_`, `-` or quotes (`Last State`,
