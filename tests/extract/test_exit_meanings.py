@@ -415,3 +415,12 @@ def test_htcondor_job_terminated_normally_names_no_signal() -> None:
     # Near miss: the same event for a process that exited by itself (`(1) Normal termination (return value %d)`).
     assert signals(["005 (1235.000.000) 2023-06-01 10:00:00 Job terminated.",
                     "\t(1) Normal termination (return value 1)"]) == []
+
+
+def test_srun_task_state_summary() -> None:
+    # src/srun/task_state.c _task_state_print, filled in (current `StepId=` and the older `step J.S` forms): the tasks
+    # a signal ended are the launcher's report of their death; the other states name none.
+    got = signals(["srun: StepId=4242.0 task 1: exited abnormally", "srun: step 77.0 tasks 4-5: exited abnormally"])
+    assert [(e.rank, e.fields["by"]) for e in got] == [(1, "launcher"), (None, "launcher")]
+    assert signals(["srun: StepId=4242.0 tasks 0,2-3: running", "srun: StepId=4242.0 task 6: exited",
+                    "srun: StepId=4242.0 task 7: failed to start"]) == []

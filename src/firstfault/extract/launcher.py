@@ -44,6 +44,13 @@ _FLUX_DOOM = re.compile(
     r"(?: on host (?P<host>[A-Za-z0-9][\w.\-]*))? (?:failed|exited)(?: \((?P<how>[^()]{1,80})\))? and "
     r"(?:exit-on-error is set|exit-timeout=\S+ has expired)")
 _FLUX_EXIT = re.compile(r"^Exit (?P<code>\d+)$")
+# srun's word on the step's tasks, when asked for it (one Ctrl-C: src/srun/task_state.c _task_state_print, `%ps task%s
+# %s: %s` with `exited abnormally` for the tasks a signal ended; before 20.11 `step %u.%u task%s ...`): `srun:
+# StepId=4242.0 task 1: exited abnormally`. No time and no host: the launcher saw the task die (the leads' first
+# exit, placed at the first peer loss before it). Its other states (`running`, `exited`, `failed to start`, `unknown`)
+# name no death.
+_SRUN_ABNORMAL = re.compile(r"\bsrun: (?:StepId=[\w.+]{1,64}|step \d{1,12}\.\d{1,12}) tasks? "
+                            r"(?P<tasks>\d{1,9}(?:[-,]\d{1,9}){0,64}): exited abnormally\b")
 # HTCondor's job event log on a job whose process a signal ended (event 005 `Job terminated.`, its next line; htcondor/
 # htcondor src/condor_utils/condor_event.cpp JobTerminatedEvent: `\t(0) Abnormal termination (signal %d)`, beside
 # `\t(1) Normal termination (return value %d)` for a process that exited; the number is the signal's,
@@ -71,7 +78,7 @@ class LauncherSignalExtractor:
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (" noticed that process rank ", "Node failure on ", "Exited with exit code ",
                                  "Shard process was signaled", "FATAL: doom: ", "FATAL: task-exit: ",
-                                 "Abnormal termination (signal ", "signal ")
+                                 "Abnormal termination (signal ", ": exited abnormally", "signal ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         split = ctx.state.get(_K_MPI_SIGNAL)
@@ -111,6 +118,12 @@ class LauncherSignalExtractor:
             rank = t.group("rank")
             yield Draft("process.signal", {"signal": sig, "by": by, "detail": body.strip()[:400]},
                         rank=int(rank) if rank is not None else None)
+            return
+        a = _SRUN_ABNORMAL.search(body) if "exited abnormally" in body else None
+        if a:
+            tasks = a.group("tasks")
+            yield Draft("process.signal", _exit_fields(clip(body), printer="srun"),
+                        rank=int(tasks) if tasks.isdigit() else None)
             return
         c = _CONDOR_SIGNAL.match(body) if "Abnormal termination" in body else None
         if c:
