@@ -437,3 +437,14 @@ def test_engine_near_miss_an_unexpected_reboot_names_no_cause(make_bundle: Bundl
                                    "   Reason=Node unexpectedly rebooted [slurm@2026-11-02T10:20:00]"], "FAILED")
     assert v.root_cause is None and v.attributed_domain == "unknown"
     assert [(s.category, s.nodes) for s in v.symptoms] == [("node.out_of_service", ["gpu-08"])]
+
+
+def test_a_node_health_checks_drain_is_a_symptom_its_reboot_bookkeeping_nothing() -> None:
+    # LBNL NHC's reason (mej/nhc helpers/node-mark-offline: `Reason="$LEADER $NOTE"`, LEADER `NHC:`), as a public Slurm
+    # parser's test fixture of `scontrol show node` holds it
+    assert reasons(["NodeName=node01 Arch=x86_64 CoresPerSocket=8",
+                    "    Reason=NHC: check_ps_service:  Service sshd (process sshd) owned by root not running "
+                    "[root@2024-08-20T16:32:47]"]) == [("sched.node_reason", "node01", "NHC:")]
+    # near miss: NHC's own drain after a reboot it waits to clear (the same helper's `Temporarily offlining ...`)
+    assert reasons(["NodeName=node01 Arch=x86_64", "    Reason=NHC: Temporarily offlining node01 after reboot until "
+                    "NHC can online it [root@2024-08-20T16:32:47]"]) == []

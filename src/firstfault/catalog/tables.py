@@ -1263,9 +1263,10 @@ class SlurmContext(_Row, frozen=True):
 
 class SlurmNodeReason(_Row, frozen=True):
     # where a reason slurmctld or slurmd gives a node it set DOWN or DRAIN begins; `{any}` placeholders
-    text: Annotated[str, Meta(min_length=5, pattern=r"^(?:[^{}]|\{any\})+$")]
+    text: Annotated[str, Meta(min_length=4, pattern=r"^(?:[^{}]|\{any\})+$")]
     means: NodeReasonMeans
-    source: Annotated[str, Meta(pattern=r"^src/\S+")]  # the file (and function) that sets it
+    # the file (and function) that sets it: Slurm's `src/...`, another project's `owner/repo path`
+    source: Annotated[str, Meta(pattern=r"^(?:src/|[\w.\-]+/[\w.\-]+ )\S+")]
     weak: bool = False
 
     def __post_init__(self) -> None:
@@ -1296,10 +1297,8 @@ def slurm_tables() -> SlurmTables:
         if any(o is not m and o.text.startswith(m.text) and o.side != m.side for o in messages):
             raise CatalogTableError(f"catalog/slurm.yaml: messages: {m.text!r} begins another that says otherwise")
     contexts = _unique("slurm.yaml", "contexts", SlurmContext, "text")
+    # a row may refine one it begins with (`NHC: Temporarily offlining` after `NHC:`): the longest is read
     node_reasons = _unique("slurm.yaml", "node_reasons", SlurmNodeReason, "text")
-    for r in node_reasons:
-        if any(o is not r and o.text.lower().startswith(r.text.lower()) for o in node_reasons):
-            raise CatalogTableError(f"catalog/slurm.yaml: node_reasons: {r.text!r} begins another")
     return SlurmTables(tuple(errors), tuple(messages), tuple(contexts), tuple(node_reasons))
 
 

@@ -273,7 +273,7 @@ def _reason_pattern(text: str) -> str:
 
 @lru_cache(maxsize=1)
 def _reasons() -> tuple[re.Pattern[str], tuple[SlurmNodeReason, ...], tuple[str, ...]]:
-    rows = slurm_tables().node_reasons
+    rows = tuple(sorted(slurm_tables().node_reasons, key=lambda r: -len(r.text)))  # a refinement before what it refines
     # a part's first words, compared without case (sinfo and scripts print them as slurmctld set them; a person's
     # paste may not), as whole words
     rx = re.compile(r"\A(?:" + "|".join(f"(?P<n{i}>{_reason_pattern(r.text)})" for i, r in enumerate(rows))
