@@ -546,3 +546,16 @@ def test_near_miss_a_pbs_run_request_is_no_symptom() -> None:
     # the server's word that an operator asked for the run (Torque req_runjob.c `Job Run at request of %s`)
     data = b"Job: 4242.torque01\n02/23/2020 00:01:33  S    Job Run at request of root@torque01\n"
     assert read("tracejob.txt", "pbs-tracejob", data=data).events == []
+
+
+def test_lsf_unknown_status_is_its_execution_host_lost() -> None:
+    # IBM Spectrum LSF 10.1 "LSF terms and concepts": UNKWN, mbatchd lost contact with sbatchd on the job's host. The
+    # record is gc3pie's `bjobs -l` of job 132286 (above) with the status a running job whose host stopped answering
+    # would have: composed, no posted bjobs -l of an UNKWN job was found.
+    data = (b"Job <132286>, User <wwolski>, Project <default>, Status <UNKWN>, Queue <pub.1h>,\n"
+            b"Tue Jul 24 10:26:47: Started on <a3010>, Execution Home </cluster/home/biol/wwolski>;\n")
+    res = read("bjobs.txt", "lsf-bjobs", data=data)
+    assert [(e.kind, e.fields.get("host")) for e in res.events] == [("sched.node_down", "a3010")]
+    # near miss: a job still running on its host names no loss
+    running = data.replace(b"<UNKWN>", b"<RUN>")
+    assert [e for e in read("bjobs.txt", "lsf-bjobs", data=running).events if e.kind == "sched.node_down"] == []

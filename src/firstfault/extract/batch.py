@@ -816,6 +816,10 @@ def _lsf(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -
                     job.used_mem = _size(mem.group("v"), decimal_lower=False)
         job.time_limit = _duration(limits.get("RUNLIMIT", "").split(" of ")[0])
         job.mem_limit = _size(limits.get("MEMLIMIT"), decimal_lower=False)
+        lost = word_reason("lsf", job.raw_state, "state") if job.raw_state else None
+        if lost is not None and lost.reason == "node_failure" and job.hosts:
+            # mbatchd lost the job's (first) execution host: that host lost, whatever the job's end turns out to be
+            job.lost.append((job.hosts[0], f"Status <{job.raw_state}>: the execution host {job.hosts[0]} was lost"))
         if job.reason:
             job.raw_state = f"{job.raw_state} {job.reason}".strip()
         if job.finished and job.state in _LSF_STATES.values():
