@@ -394,6 +394,10 @@ def test_node_reasons_each_row_reads_itself() -> None:
         (["[2024-09-12T06:42:50.393] update_node: node gpu-09 reason set to: Low RealMemory (reported:100 < 100.00% "
           "of configured:200)"],
          [("sched.error", "gpu-09", "Low RealMemory")]),
+        # validate_node_specs' debug line before the reason it sets (src/slurmctld/node_mgr.c, `Node %s has low
+        # real_memory size (%lu / %lu) < %.2f%%`, filled in): the reason's own row, on the node it names
+        (["[2024-01-02T03:04:05.000] debug:  Node gpu-09 has low real_memory size (500000 / 512000) < 100.00%"],
+         [("sched.error", "gpu-09", "Low RealMemory")]),
         # near misses: what followed the job's end (labordynamicsinstitute/ecco-notes, `scontrol show nodes=... | grep
         # Reason`), an administrator's own words, a job's reason, Slurm's words in prose
         (["Reason=Kill task failed [root@2025-02-21T18:19:11]"], []),

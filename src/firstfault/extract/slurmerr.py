@@ -260,8 +260,15 @@ _LOGGED = re.compile(
     r"(?:update_node: node (?P<h1>[A-Za-z0-9][\w.\-]{0,126}) reason set to: "
     r"|Setting node (?P<h2>[A-Za-z0-9][\w.\-]{0,126}) state to INVAL with reason:)(?P<r>.{1,400})$"
     r"|[Nn]ode (?P<h3>[A-Za-z0-9][\w.\-]{0,126}) unexpectedly rebooted"
+    r"|Node (?P<h4>[A-Za-z0-9][\w.\-]{0,126}) has low (?P<low>real_memory size|tmp_disk size|cpu count"
+    r"|socket\*core\*thread count) \("
 )
 _REBOOTED: Final = "Node unexpectedly rebooted"
+# validate_node_specs' debug line before the reason it sets (`Node %s has low real_memory size (%lu / %lu) < %.2f%%`,
+# `... has low tmp_disk size (%u < %u)`, `... has low cpu count (%u < %u)`, `... has low socket*core*thread count`):
+# the reason's own row
+_LOW: Final = {"real_memory size": "Low RealMemory", "tmp_disk size": "Low TmpDisk", "cpu count": "Low CPUs",
+               "socket*core*thread count": "Low socket*core*thread count"}
 _K_NODE_RECORD = "slurm.node_record"  # per stream: the node of the `scontrol show node` record being read
 # what a reason's parts say, the most telling first
 _RANK: Final = {"lost": 0, "node": 1, "symptom": 2, "none": 3}
@@ -316,7 +323,7 @@ class NodeReasonExtractor:
 
     def __init__(self) -> None:
         self.literals: tuple[str, ...] = tuple(sorted({"Reason=", "NodeName=", "reason set to: ", "with reason:",
-                                                      "unexpectedly rebooted", *_reasons()[2]}))
+                                                      "unexpectedly rebooted", " has low ", *_reasons()[2]}))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         _, body = split_rank_prefix(line)
@@ -340,8 +347,10 @@ class NodeReasonExtractor:
         """The reason a line holds and the nodes it is about, in the first form that reads it."""
         logged = _LOGGED.search(body)
         if logged is not None:
-            host = logged.group("h1") or logged.group("h2") or logged.group("h3")
-            yield (logged.group("r") if logged.group("r") is not None else _REBOOTED), [host]
+            host = logged.group("h1") or logged.group("h2") or logged.group("h3") or logged.group("h4")
+            low = logged.group("low")
+            reason = logged.group("r") if logged.group("r") is not None else _LOW[low] if low else _REBOOTED
+            yield reason, [host]
             return
         key = _REASON_KEY.search(body)
         if key is not None:
