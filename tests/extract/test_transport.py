@@ -471,6 +471,16 @@ def test_hydras_teardown_chatter_is_understood_without_an_event() -> None:
     assert feed(lines) == [] and claimed(lines) == [True, True]
 
 
+def test_hydras_socket_write_to_a_peer_gone_is_teardown_too() -> None:
+    # Hydra's utilities writing to a socket whose other end is gone, as a public LAMMPS note (`mpirun -np 10 LAMMPS <
+    # in.shear` under an alias) and a public ssh debug session quote them: the launcher's reaction, no event
+    lines = ["[proxy:0:0@node5] HYDU_sock_write (utils/sock/sock.c:256): write error (Broken pipe)",
+             "[mpiexec@master_ubss3] HYDU_sock_write (utils/sock/sock.c:294): write error (Bad file descriptor)"]
+    assert feed(lines) == [] and claimed(lines) == [True, True]
+    # near miss: the same words without Hydra's tag are not its teardown (left to the readers of its errno)
+    assert claimed(["HYDU_sock_write (utils/sock/sock.c:256): write error (Broken pipe)"]) == [False]
+
+
 # ---------------------------------------------------------------- NCCL's socket layer failing to reach a peer
 
 

@@ -203,8 +203,10 @@ _CRAY_HEAD = re.compile(
 _ABORTING: Final = "aborting job:"
 # Hydra's proxies and mpiexec tearing the job down once a process ended badly: `[proxy:0:1@host] HYD_pmcd_pmip_...
 # (pm/pmiserv/pmip_cb.c:878): assert (!closed) failed`, `[mpiexec@host] HYDT_bscu_wait_for_completion (...): one of
-# the processes terminated badly; aborting`. The launcher's reaction: understood, nothing of its own.
-_HYDRA_TEARDOWN = re.compile(r"^\[(?:proxy:[\d:]+|mpiexec)@[\w.\-]+\] HYDT?_\w+")
+# the processes terminated badly; aborting`, and its utilities' socket writes to a peer already gone (`[proxy:0:0@node5]
+# HYDU_sock_write (utils/sock/sock.c:256): write error (Broken pipe)`, MPICH's utils/sock/sock.c, Intel MPI's copy of
+# it). The launcher's reaction: understood, nothing of its own.
+_HYDRA_TEARDOWN = re.compile(r"^\[(?:proxy:[\d:]+|mpiexec)@[\w.\-]+\] HYD[TU]?_\w+")
 # The MPICH the stream names (src/mpi/init/initinfo.c, MPI_Get_library_version, and mpichversion: `MPICH Version:
 # 3.3.2`; Hydra's `mpiexec --version`: `HYDRA build details:` then `    Version:   3.3.2`): its Hydra's EXIT CODE reads
 # by that version's meaning (catalog/exits.yaml).
