@@ -449,3 +449,31 @@ def test_the_task_the_coordination_service_saw_fail_is_a_lead_not_a_cause(make_b
     # an exit, not a laggard: no rule promotes a slow node's weak evidence on a task that stopped heartbeating
     assert [(x.kind, x.ranks, x.nodes) for x in v.leads] == [("first_exit", [2], ["node-002"])]
     assert "coordination service" in v.leads[0].summary
+
+
+def _closed(rank: int) -> list[str]:
+    # pytorch/pytorch's gloo transport on a peer that went away (third_party/gloo/gloo/transport/tcp/pair.cc)
+    return [f"2026-11-02 10:25:0{rank},000 ERROR step 100 failed",
+            f"[rank{rank}]:RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by "
+            f"peer [10.0.0.2]:2212"]
+
+
+def test_srun_task_state_exited_abnormally_without_a_time_is_the_first_exit(make_bundle: BundleMaker) -> None:
+    # src/srun/task_state.c _task_state_print (`%ps task%s %s: %s`), what srun prints on one Ctrl-C: task 1 ended by a
+    # signal, no time and no host, while the other ranks said their peer closed the connection.
+    files = _per_node(2, 2, lambda r: [] if r == 1 else _closed(r))
+    files["slurm-4242.out"] = ("srun: interrupt (one more within 1 sec to abort)\n"
+                               "srun: StepId=4242.0 tasks 0,2-3: running\n"
+                               "srun: StepId=4242.0 task 1: exited abnormally\n")
+    v = _analyze(make_bundle(files, _workload(2, 2, [*APP, {"kind": "application", "path": "slurm-4242.out"}])))
+    (fe,) = [x for x in v.leads if x.kind == "first_exit"]
+    assert (fe.ranks, fe.nodes) == ([1], ["node-000"])
+    assert "without a time" in fe.summary
+
+
+def test_near_miss_srun_task_state_running_names_no_exit(make_bundle: BundleMaker) -> None:
+    files = _per_node(2, 2, lambda r: [] if r == 1 else _closed(r))
+    files["slurm-4242.out"] = "srun: StepId=4242.0 tasks 0-3: running\n"
+    v = _analyze(make_bundle(files, _workload(2, 2, [*APP, {"kind": "application", "path": "slurm-4242.out"}])))
+    # the silent rank may still be named for its silence, never as a death srun reported
+    assert not [x for x in v.leads if x.kind == "first_exit" and "exited first" in x.summary]

@@ -505,3 +505,57 @@ def test_pbs_exit_status_whose_flavour_the_line_does_not_say_reads_only_shared_c
         data = f"06/07/2021 10:14:20;E;4242.pbs01;user=u queue=workq Exit_status={code}\n".encode()
         job = the_job(read("acct.txt", "pbs-tracejob", data=data))
         assert job.fields.get("due_to") is None, code
+
+
+@pytest.mark.parametrize("message", [
+    "Job requeued, execution node cn042 down",
+    "Job deleted, execution node cn042 down",
+])
+def test_pbs_execution_node_down_is_that_node_lost(message: str) -> None:
+    # OpenPBS src/server/node_manager.c: the server's message for a running job whose execution host went down
+    # (`Job requeued, execution node %s down`, `Job deleted, execution node %s down`), in the server log's line form
+    # (as cBio/cbio-cluster#403's, above): composed from the format string, no posted log of it was found.
+    line = f"10/14/2021 09:12:01;0008;Server@pbs01;Job;4711.pbs01;{message}\n".encode()
+    res = read("server.log", "pbs-tracejob", data=line)
+    assert [(e.kind, e.fields.get("host")) for e in res.events if e.kind == "sched.node_down"] == [
+        ("sched.node_down", "cn042")]
+    assert the_job(res).fields["state"] == "NODE_FAIL"
+
+
+def test_pbs_node_down_for_provisioning_is_no_loss() -> None:
+    # Near miss: the server's own note of a node it took down to provision it (OpenPBS node_manager.c
+    # `node down for provisioning: %s`) names no job's node lost.
+    line = b"10/14/2021 09:12:01;0004;Server@pbs01;Node;cn042;node down for provisioning: aoe rhel9\n"
+    assert [e for e in read("server.log", "pbs-tracejob", data=line).events if e.kind == "sched.node_down"] == []
+
+
+def test_pbs_server_unable_to_run_the_job_on_a_mom_is_a_node_symptom() -> None:
+    # Torque's server failing to start a job on its MOM (src/server/req_runjob.c; its unit test
+    # src/test/req_runjob/test_uut.c expects `unable to run job, send to MOM '10.1.4.4' failed`), in tracejob's
+    # line form: the job goes back to the queue; a node failed to take it, for a reason the words do not say.
+    data = (b"Job: 4242.torque01\n"
+            b"02/23/2020 00:01:32  S    unable to run job, MOM rejected/timeout\n"
+            b"02/23/2020 00:01:32  S    unable to run job, send to MOM '10.1.4.4' failed\n")
+    res = read("tracejob.txt", "pbs-tracejob", data=data)
+    assert [(e.kind, e.fields.get("host")) for e in res.events] == [
+        ("sched.node_reason", None), ("sched.node_reason", "10.1.4.4")]
+    assert jobs(res) == []  # requeued, not ended: no state of the job
+
+
+def test_near_miss_a_pbs_run_request_is_no_symptom() -> None:
+    # the server's word that an operator asked for the run (Torque req_runjob.c `Job Run at request of %s`)
+    data = b"Job: 4242.torque01\n02/23/2020 00:01:33  S    Job Run at request of root@torque01\n"
+    assert read("tracejob.txt", "pbs-tracejob", data=data).events == []
+
+
+def test_lsf_unknown_status_is_its_execution_host_lost() -> None:
+    # IBM Spectrum LSF 10.1 "LSF terms and concepts": UNKWN, mbatchd lost contact with sbatchd on the job's host. The
+    # record is gc3pie's `bjobs -l` of job 132286 (above) with the status a running job whose host stopped answering
+    # would have: composed, no posted bjobs -l of an UNKWN job was found.
+    data = (b"Job <132286>, User <wwolski>, Project <default>, Status <UNKWN>, Queue <pub.1h>,\n"
+            b"Tue Jul 24 10:26:47: Started on <a3010>, Execution Home </cluster/home/biol/wwolski>;\n")
+    res = read("bjobs.txt", "lsf-bjobs", data=data)
+    assert [(e.kind, e.fields.get("host")) for e in res.events] == [("sched.node_down", "a3010")]
+    # near miss: a job still running on its host names no loss
+    running = data.replace(b"<UNKWN>", b"<RUN>")
+    assert [e for e in read("bjobs.txt", "lsf-bjobs", data=running).events if e.kind == "sched.node_down"] == []

@@ -399,3 +399,28 @@ def test_the_mpich_a_stream_names_decides_what_hydras_exit_code_means(before: li
     # the banner's lines as pyiron/executorlib#192 shows them
     [e] = signals([*before, BANNER, "=   PID 4827 RUNNING AT fv-az1256-113", "=   EXIT CODE: 9"])
     assert (e.fields.get("signal"), e.fields["exitcode"]) == (signal, 9)
+
+
+def test_htcondor_job_terminated_by_a_signal() -> None:
+    # htcondor/htcondor src/condor_utils/condor_event.cpp JobTerminatedEvent's lines, filled in (the event log's 005
+    # record): the signal's number is the signal (catalog/exits.yaml htcondor-signal); a fault the process's own.
+    got = signals(["005 (1234.000.000) 2023-06-01 10:00:00 Job terminated.",
+                   "\t(0) Abnormal termination (signal 11)", "\t(1) Corefile in: /tmp/core.1234"])
+    assert [(e.fields["signal"], e.fields["by"]) for e in got] == [("SIGSEGV", "self")]
+    got = signals(["\t(0) Abnormal termination (signal 9)"])
+    assert [(e.fields["signal"], e.fields["by"]) for e in got] == [("SIGKILL", "launcher")]
+
+
+def test_htcondor_job_terminated_normally_names_no_signal() -> None:
+    # Near miss: the same event for a process that exited by itself (`(1) Normal termination (return value %d)`).
+    assert signals(["005 (1235.000.000) 2023-06-01 10:00:00 Job terminated.",
+                    "\t(1) Normal termination (return value 1)"]) == []
+
+
+def test_srun_task_state_summary() -> None:
+    # src/srun/task_state.c _task_state_print, filled in (current `StepId=` and the older `step J.S` forms): the tasks
+    # a signal ended are the launcher's report of their death; the other states name none.
+    got = signals(["srun: StepId=4242.0 task 1: exited abnormally", "srun: step 77.0 tasks 4-5: exited abnormally"])
+    assert [(e.rank, e.fields["by"]) for e in got] == [(1, "launcher"), (None, "launcher")]
+    assert signals(["srun: StepId=4242.0 tasks 0,2-3: running", "srun: StepId=4242.0 task 6: exited",
+                    "srun: StepId=4242.0 task 7: failed to start"]) == []

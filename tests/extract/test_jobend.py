@@ -231,3 +231,34 @@ def test_sge_qmaster_with_an_errno_that_names_no_side() -> None:
                              "opening input/output file because: 06/03/2015 17:58:31 [1008:300]: error: can't open "
                              'output file "/scratch/anne/Julie_CIVET/nusdast/output/NM1089/logs/'
                              'NM1089.nuc_inorm_t1.log": Operation not permitted'], "syslog") == []
+
+
+def test_pbs_execution_node_down_in_the_jobs_mail_names_the_node() -> None:
+    # OpenPBS src/server/node_manager.c: `Job requeued, execution node %s down`, the comment and mail the server gives
+    # a running job whose host went down (filled in; no posted copy was found). Near miss: the server taking a node
+    # down to provision it (`node down for provisioning: %s`, the same file) names no job's node lost.
+    [d] = scan(EXTRACTORS, ["Job requeued, execution node cn042 down"], "application")
+    assert (d.kind, d.fields["due_to"], d.host) == ("process.signal", "node_failure", "cn042")
+    assert scan(EXTRACTORS, ["node down for provisioning: aoe rhel9"], "application") == []
+
+
+def test_htcondor_reconnect_failed_is_the_execute_node_lost() -> None:
+    # The shadow's words on a job whose execute host it lost past the job's lease (htcondor/htcondor
+    # src/condor_shadow.V6.1/remoteresource.cpp), as a public LSST batch report quotes its event log's 024 record.
+    got = scan(EXTRACTORS, ["024 (16452834.000.000) 2025-05-06 22:19:12 Job reconnection failed",
+                            "    Job disconnected too long: JobLeaseDuration (2400 seconds) expired",
+                            "    Can not reconnect to slot_lsstsvc1_31838_1_9@sdfmilan167.sdf.slac.stanford.edu, "
+                            "rescheduling job"], "application")
+    assert [(d.fields["due_to"], d.host) for d in got] == [
+        ("node_failure", None), ("node_failure", "sdfmilan167.sdf.slac.stanford.edu")]
+    # Near miss: the 022 disconnection, which the shadow may end by reconnecting, names no loss.
+    assert scan(EXTRACTORS, ["022 (16452834.000.000) 2025-05-06 21:39:12 Job disconnected, attempting to reconnect",
+                             "    Socket between submit and execute hosts closed unexpectedly"], "application") == []
+
+
+def test_pbs_unable_to_run_job_in_a_line_is_a_node_symptom() -> None:
+    # OpenPBS src/server/req_runjob.c: `Unable to Run Job, MOM rejected` as the job's comment, pasted; near miss: the
+    # same server's word on a job it ran (`Job Run at request of`) says nothing of a node.
+    [d] = scan(EXTRACTORS, ["comment = Unable to Run Job, MOM rejected"], "application")
+    assert (d.kind, d.fields["text"]) == ("sched.node_reason", "Unable to Run Job, MOM rejected")
+    assert scan(EXTRACTORS, ["Job Run at request of root@pbs01"], "application") == []

@@ -338,3 +338,117 @@ def test_near_miss_a_task_binding_at_launch_is_weak() -> None:
     got = ours(feed(["slurmstepd: error: Failed to invoke task plugins: task_p_pre_launch error"], "syslog",
                     "node-02"))
     assert [e.fields.get("weak") for e in got] == [True]
+
+
+# --------------------------------------------------------------------------
+# A node's reason (catalog/slurm.yaml `node_reasons`): why Slurm set it DOWN or DRAIN, in every form that prints it
+# --------------------------------------------------------------------------
+
+def reasons(lines: list[str], source: str = "application") -> list[tuple[str, str | None, str | None]]:
+    """The node-reason reader's events: (kind, the node the form names, the table's row or the reason)."""
+    got = feed(lines, source, None if source == "application" else "ctl")
+    return [(e.kind, e.fields.get("host") or None, e.fields.get("text") if e.kind != "sched.node_down"
+             else e.fields.get("reason")) for e in got
+            if e.kind in ("sched.node_down", "sched.node_reason")
+            or (e.kind == "sched.error" and e.fields.get("name") == "node_reason")]
+
+
+def test_node_reasons_each_row_reads_itself() -> None:
+    from firstfault.extract.slurmerr import NodeReasonExtractor, read_node_reason
+    rows = slurm_tables().node_reasons
+    assert {r.means for r in rows} == {"lost", "node", "symptom", "none"}
+    for r in rows:
+        text = r.text.replace("{any}", "gpu")
+        assert read_node_reason(text) == r
+        assert any(lit in text for lit in NodeReasonExtractor().literals)
+
+
+@pytest.mark.parametrize(
+    ("lines", "want"),
+    [
+        # `scontrol show node` (src/api/node_info.c: `Reason=%s [%s@%s]` after the record's NodeName= line)
+        (["NodeName=gpu-07 Arch=x86_64 CoresPerSocket=32", "   State=DOWN+NOT_RESPONDING ThreadsPerCore=1",
+          "   Reason=Not responding [slurm@2023-05-02T10:00:01]"],
+         [("sched.node_down", "gpu-07", "Not responding")]),
+        # slurmctld's registration check (src/interfaces/gres.c _node_config_validate), its numbers after the words
+        (["NodeName=gpu-08 Arch=x86_64", "   Reason=gres/gpu count reported lower than configured (7 < 8) "
+          "[slurm@2024-01-02T03:04:05]"],
+         [("sched.error", "gpu-08", "gres/{any} count reported lower than configured")]),
+        # `sinfo -R` (its default `%50E %9u %19H %N`): one event per node of the hostlist
+        (["REASON               USER      TIMESTAMP           NODELIST",
+          "Not responding       slurm     2023-05-02T10:00:01 node[01-02]",
+          "Prolog error         root      2023-05-02T10:00:01 node03"],
+         [("sched.node_down", "node01", "Not responding"), ("sched.node_down", "node02", "Not responding"),
+          ("sched.error", "node03", "Prolog error")]),
+        # ArjunaCluster/ArjunaUsers#157: the reason pasted alone with who set it and when
+        (["Node unexpectedly rebooted [slurm@2022-07-13T07:38:29]"],
+         [("sched.node_reason", None, "Node unexpectedly rebooted")]),
+        # ArjunaCluster/ArjunaUsers#64: an administrator's words, then Slurm's, joined by ` : `: the most telling
+        # decides
+        (["c011: Reason=apply ntpd fix : reboot issued : reboot timed out [slurm@2021-09-17T20:52:56]"],
+         [("sched.node_down", "c011", "apply ntpd fix : reboot issued : reboot timed out")]),
+        # slurmctld's log (AWS ParallelCluster's troubleshooting guide quotes the first; src/slurmctld/node_mgr.c)
+        (["[2024-09-12T06:42:50.393+00:00] validate_node_specs: Node Login-1 unexpectedly rebooted "
+          "boot_time=1726123354 last response=1726123285"],
+         [("sched.node_reason", "Login-1", "Node unexpectedly rebooted")]),
+        (["[2024-09-12T06:42:50.393] update_node: node gpu-09 reason set to: Low RealMemory (reported:100 < 100.00% "
+          "of configured:200)"],
+         [("sched.error", "gpu-09", "Low RealMemory")]),
+        # validate_node_specs' debug line before the reason it sets (src/slurmctld/node_mgr.c, `Node %s has low
+        # real_memory size (%lu / %lu) < %.2f%%`, filled in): the reason's own row, on the node it names
+        (["[2024-01-02T03:04:05.000] debug:  Node gpu-09 has low real_memory size (500000 / 512000) < 100.00%"],
+         [("sched.error", "gpu-09", "Low RealMemory")]),
+        # near misses: what followed the job's end (labordynamicsinstitute/ecco-notes, `scontrol show nodes=... | grep
+        # Reason`), an administrator's own words, a job's reason, Slurm's words in prose
+        (["Reason=Kill task failed [root@2025-02-21T18:19:11]"], []),
+        (["NodeName=gpu-07 Arch=x86_64", "   Reason=replace DIMM B2 [root@2025-02-21T18:19:11]"], []),
+        (["JobId=42 JobName=train JobState=FAILED Reason=NonZeroExitCode Dependency=(null)"], []),
+        (["JobId=42 JobName=train JobState=PENDING Reason=Prolog error Dependency=(null)"], []),
+        (["the login node said Not responding for a while yesterday"], []),
+    ],
+)
+def test_node_reason_forms(lines: list[str], want: list[tuple[str, str | None, str | None]]) -> None:
+    assert reasons(lines) == want
+
+
+def test_node_reason_in_slurmctlds_syslog() -> None:
+    line = "Jun 13 06:48:47 master slurmctld[483]: slurmctld: validate_node_specs: Node worker1 unexpectedly " \
+           "rebooted boot_time=1781333310 last response=1781333250"
+    assert reasons([line], "syslog") == [("sched.node_reason", "worker1", "Node unexpectedly rebooted")]
+
+
+def _node_bundle(make_bundle: BundleMaker, text: list[str], state: str | None) -> Verdict:
+    wl = copy.deepcopy(WORKLOAD)
+    wl["workload"]["nodes"] = ["gpu-07", "gpu-08"]
+    wl["workload"].pop("ranks")
+    if state is None:
+        wl["workload"].pop("terminal_state")
+    else:
+        wl["workload"]["terminal_state"] = state
+    wl["sources"] = [{"kind": "application", "path": "node-reasons.txt"}]
+    return Analyzer().analyze_path(str(make_bundle({"node-reasons.txt": "".join(s + "\n" for s in text)}, wl)))
+
+
+def test_engine_a_node_slurm_found_not_responding_is_the_lost_node(make_bundle: BundleMaker) -> None:
+    v = _node_bundle(make_bundle, ["NodeName=gpu-08 Arch=x86_64", "   State=DOWN+NOT_RESPONDING",
+                                   "   Reason=Not responding [slurm@2026-11-02T10:20:00]"], "NODE_FAIL")
+    rc = v.root_cause
+    assert rc is not None and rc.category == "node.unreachable" and rc.nodes == ["gpu-08"]
+
+
+def test_engine_near_miss_an_unexpected_reboot_names_no_cause(make_bundle: BundleMaker) -> None:
+    v = _node_bundle(make_bundle, ["NodeName=gpu-08 Arch=x86_64",
+                                   "   Reason=Node unexpectedly rebooted [slurm@2026-11-02T10:20:00]"], "FAILED")
+    assert v.root_cause is None and v.attributed_domain == "unknown"
+    assert [(s.category, s.nodes) for s in v.symptoms] == [("node.out_of_service", ["gpu-08"])]
+
+
+def test_a_node_health_checks_drain_is_a_symptom_its_reboot_bookkeeping_nothing() -> None:
+    # LBNL NHC's reason (mej/nhc helpers/node-mark-offline: `Reason="$LEADER $NOTE"`, LEADER `NHC:`), as a public Slurm
+    # parser's test fixture of `scontrol show node` holds it
+    assert reasons(["NodeName=node01 Arch=x86_64 CoresPerSocket=8",
+                    "    Reason=NHC: check_ps_service:  Service sshd (process sshd) owned by root not running "
+                    "[root@2024-08-20T16:32:47]"]) == [("sched.node_reason", "node01", "NHC:")]
+    # near miss: NHC's own drain after a reboot it waits to clear (the same helper's `Temporarily offlining ...`)
+    assert reasons(["NodeName=node01 Arch=x86_64", "    Reason=NHC: Temporarily offlining node01 after reboot until "
+                    "NHC can online it [root@2024-08-20T16:32:47]"]) == []

@@ -471,6 +471,16 @@ def test_hydras_teardown_chatter_is_understood_without_an_event() -> None:
     assert feed(lines) == [] and claimed(lines) == [True, True]
 
 
+def test_hydras_socket_write_to_a_peer_gone_is_teardown_too() -> None:
+    # Hydra's utilities writing to a socket whose other end is gone, as a public LAMMPS note (`mpirun -np 10 LAMMPS <
+    # in.shear` under an alias) and a public ssh debug session quote them: the launcher's reaction, no event
+    lines = ["[proxy:0:0@node5] HYDU_sock_write (utils/sock/sock.c:256): write error (Broken pipe)",
+             "[mpiexec@master_ubss3] HYDU_sock_write (utils/sock/sock.c:294): write error (Bad file descriptor)"]
+    assert feed(lines) == [] and claimed(lines) == [True, True]
+    # near miss: the same words without Hydra's tag are not its teardown (left to the readers of its errno)
+    assert claimed(["HYDU_sock_write (utils/sock/sock.c:256): write error (Broken pipe)"]) == [False]
+
+
 # ---------------------------------------------------------------- NCCL's socket layer failing to reach a peer
 
 
@@ -993,3 +1003,25 @@ def test_a_ucx_device_left_out_while_the_job_went_on_is_no_set_up() -> None:
     far = [UCX_CQ_ENOMEM, *["step"] * 60, "[cn0022:4071024] pml_ucx.c:309  Error: Failed to create UCP worker"]
     assert [e for e in feed(far) if e.fields.get("setup")] == []
 
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # The Open MPI users list, Siegmar Gross's spawn_multiple_master under openmpi-v2.x-dev (2016): PMIx's server
+        # unable to unpack what the spawned processes' client sent (PMIx_Error_string `UNPACK-PAST-END`)
+        "[loki:24717] PMIX ERROR: UNPACK-PAST-END in file ../../../../../../openmpi-v2.x-dev-958-g7e94425/opal/mca/"
+        "pmix/pmix112/pmix/src/server/pmix_server_ops.c at line 829",
+        # the same status by its enum name, as PMIx 4 and later print it (composed from PMIX_ERROR_LOG's format)
+        "[node018:12345] PMIX ERROR: PMIX_ERR_UNPACK_READ_PAST_END_OF_BUFFER in file base/gds_base_fns.c at line 133",
+    ],
+)
+def test_pmix_unable_to_unpack_a_peers_message_is_understood_and_no_loss(line: str) -> None:
+    # Versions of PMIx that do not agree: no peer lost, no event; the line is understood (not an unrecognized one).
+    assert feed([line]) == []
+    assert claimed([line]) == [True]
+
+
+def test_near_miss_pmix_unreachable_is_still_a_loss() -> None:
+    [e] = feed(["[ip-172-31-1-68:27726] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2257"])
+    assert e.fields["peer_status"] == "PMIX_ERR_UNREACH"

@@ -41,6 +41,7 @@ from firstfault.catalog.vocab import (
     IpmiSeverity,
     LocalStack,
     MemoryErrorSource,
+    NodeReasonMeans,
     NvmlClass,
     NvrmEvent,
     NvrmNoneReason,
@@ -1120,6 +1121,12 @@ class SchedText(_Row, frozen=True):
     reason: SchedReasonName | None  # None: understood, names no cause
     lines: bool = True  # False: the line form is another extractor's; only the record readers use it
     resource: Annotated[str, Meta(min_length=2)] | None = None  # the node resource a kubelet eviction names
+    # a phrase that says a node failed to take or keep the job and names no cause: the symptom node.out_of_service
+    symptom: bool = False
+
+    def __post_init__(self) -> None:
+        if self.symptom and self.reason is not None:
+            raise ValueError("a symptom phrase names no reason")
 
 class SchedKey(_Row, frozen=True):
     # the key as its record spells it, compared without case, spaces, `_`, `-` or quotes (`Last State`,
@@ -1254,10 +1261,24 @@ class SlurmContext(_Row, frozen=True):
             raise ValueError("a context names one {host}")
 
 
+class SlurmNodeReason(_Row, frozen=True):
+    # where a reason slurmctld or slurmd gives a node it set DOWN or DRAIN begins; `{any}` placeholders
+    text: Annotated[str, Meta(min_length=4, pattern=r"^(?:[^{}]|\{any\})+$")]
+    means: NodeReasonMeans
+    # the file (and function) that sets it: Slurm's `src/...`, another project's `owner/repo path`
+    source: Annotated[str, Meta(pattern=r"^(?:src/|[\w.\-]+/[\w.\-]+ )\S+")]
+    weak: bool = False
+
+    def __post_init__(self) -> None:
+        if self.weak and self.means != "node":
+            raise ValueError("weak qualifies a node row")
+
+
 class SlurmTables(NamedTuple):
     errors: tuple[SlurmError, ...]
     messages: tuple[SlurmMessage, ...]
     contexts: tuple[SlurmContext, ...]
+    node_reasons: tuple[SlurmNodeReason, ...]
 
 
 @lru_cache(maxsize=1)
@@ -1276,7 +1297,9 @@ def slurm_tables() -> SlurmTables:
         if any(o is not m and o.text.startswith(m.text) and o.side != m.side for o in messages):
             raise CatalogTableError(f"catalog/slurm.yaml: messages: {m.text!r} begins another that says otherwise")
     contexts = _unique("slurm.yaml", "contexts", SlurmContext, "text")
-    return SlurmTables(tuple(errors), tuple(messages), tuple(contexts))
+    # a row may refine one it begins with (`NHC: Temporarily offlining` after `NHC:`): the longest is read
+    node_reasons = _unique("slurm.yaml", "node_reasons", SlurmNodeReason, "text")
+    return SlurmTables(tuple(errors), tuple(messages), tuple(contexts), tuple(node_reasons))
 
 
 # --------------------------------------------------------------------------

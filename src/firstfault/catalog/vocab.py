@@ -66,7 +66,7 @@ IbWcClass = Literal["path", "local_access", "flush", "remote_access", "resource"
 CompletionStack = Literal["ibv", "mlx5", "efa"]
 AsyncMeans = Literal["link_down", "device_fatal", "queue_error", "info"]
 PeerStack = Literal["ucx", "ompi", "orte", "pmix", "mpich", "nccl", "btl_tcp"]
-PeerMeans = Literal["timeout", "reset", "unreachable", "refused", "lost"]
+PeerMeans = Literal["timeout", "reset", "unreachable", "refused", "lost", "none"]
 LocalStack = Literal["nccl", "mca", "ompi", "impi", "gloo", "mpich", "ucx", "hydra", "ssh"]
 
 # Exceptions, status words, errno and object-store codes (catalog/exceptions.yaml)
@@ -114,5 +114,7 @@ ExitMeans = Literal["shell", "negative", "wait", "either", "signal", "offset", "
 # Who failed, by Slurm's own error words (catalog/slurm.yaml `side`): the job's own request or set-up, the node's or the
 # cluster's Slurm plumbing below it, or no one (a race, a retry, a state waited out).
 SlurmSide = Literal["job", "node", "none"]
+# What a Slurm node reason says of the node (catalog/slurm.yaml `node_reasons`).
+NodeReasonMeans = Literal["lost", "node", "symptom", "none"]
 # The Slurm-form job states a reason may stand for (extract/scheduler.SLURM_STATES).
 ReasonState = Literal["TIMEOUT", "OUT_OF_MEMORY", "PREEMPTED", "NODE_FAIL", "CANCELLED", "FAILED"]

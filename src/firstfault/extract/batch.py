@@ -79,6 +79,8 @@ class _Job:
     end: datetime | None = None
     hosts: list[str] = field(default_factory=list)
     lost: list[tuple[str, str]] = field(default_factory=list)  # (host, why) the record says it lost
+    # (host or "", why, the table's words) of a node the record says failed to take or keep the job, naming no cause
+    troubles: list[tuple[str, str, str]] = field(default_factory=list)
     used_time: float | None = None  # seconds of wall clock
     used_cpu: float | None = None
     used_mem: float | None = None  # bytes
@@ -180,6 +182,15 @@ def _emit(job: _Job, file: str, result: StructuredResult) -> None:
             evidence=Evidence(source="scheduler", file=file, line=job.line, text=clip(why)),
             fields={"host": host, "reason": clip(why, 120)},
         ))
+    for host, why, words in job.troubles:
+        if host:
+            result.hosts.add(host)
+        result.events.append(Event(
+            kind="sched.node_reason", time=when, node=None,
+            evidence=Evidence(source="scheduler", file=file, line=job.line, text=clip(why)),
+            fields={"host": host, "reason": clip(why, 120), "text": words} if host else
+            {"reason": clip(why, 120), "text": words},
+        ))
     if state is None:
         return
     fields: dict[str, FieldValue] = {"state": state, "raw_state": job.raw_state or state, "scope": "job",
@@ -210,6 +221,8 @@ def _read_prose(job: _Job, text: str) -> None:
         job.say(hit.reason, text[hit.start:hit.end])
         if hit.reason == "node_failure" and hit.host:
             job.lost.append((hit.host, text.strip()))
+        if hit.symptom:
+            job.troubles.append((hit.host or "", text.strip(), hit.spelling))
 
 
 # --------------------------------------------------------------------------
@@ -693,7 +706,7 @@ def _tracejob(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssu
         _pbs_resources(job, kv)
         job.raw_state = ", ".join(s for s in (f"Exit_status {job.exit_code}" if job.exit_code is not None else "",
                                               job.reason or "") if s)
-        if job.finished or job.lost:
+        if job.finished or job.lost or job.troubles:
             yield job
 
 
@@ -803,6 +816,10 @@ def _lsf(out: Output, tz: tzinfo, times: TimeParser, issues: list[ParseIssue]) -
                     job.used_mem = _size(mem.group("v"), decimal_lower=False)
         job.time_limit = _duration(limits.get("RUNLIMIT", "").split(" of ")[0])
         job.mem_limit = _size(limits.get("MEMLIMIT"), decimal_lower=False)
+        lost = word_reason("lsf", job.raw_state, "state") if job.raw_state else None
+        if lost is not None and lost.reason == "node_failure" and job.hosts:
+            # mbatchd lost the job's (first) execution host: that host lost, whatever the job's end turns out to be
+            job.lost.append((job.hosts[0], f"Status <{job.raw_state}>: the execution host {job.hosts[0]} was lost"))
         if job.reason:
             job.raw_state = f"{job.raw_state} {job.reason}".strip()
         if job.finished and job.state in _LSF_STATES.values():

@@ -740,14 +740,11 @@ def _expand_ranges(spec: str) -> list[str]:
 
 
 # PBS / Moab / Slurm node troubles that name no host in a form _NODE_DOWN reads:
-# `job preempted (node failure)`, `Server could not connect to MOM`, a node reason
-# `reboot issued : reboot timed out`, slurmctld `Node X has low real_memory size (A < B)`
-# (the node registers with less than slurm.conf says and is drained), and slurmstepd
+# `job preempted (node failure)`, `Server could not connect to MOM`, and slurmstepd
 # `execve(): /tmp/slurmd/job00089/slurm_script: No such file or directory` (the node's
 # spool directory lost the job's script: a reboot or a wiped /tmp under slurmd).
 _NODE_LOST = re.compile(
-    r"\(node failure\)|could not connect to MOM|reboot timed out|has low (?:real_memory|tmp_disk|socket\*core\*thread)"
-    r" (?:size|count)|execve\(\): \S*/slurm_script: No such file or directory"
+    r"\(node failure\)|could not connect to MOM|execve\(\): \S*/slurm_script: No such file or directory"
 )
 
 
@@ -761,16 +758,16 @@ class NodeDownExtractor:
     }
     sources: frozenset[str] = frozenset({"kernel", "syslog", "application"})
     literals: tuple[str, ...] = ("not responding", "on failed node", "due to failure of node", "(node failure)",
-                                 "could not connect to MOM", "reboot timed out", "has low real_memory",
-                                 "has low tmp_disk", "/slurm_script: No such file")
+                                 "could not connect to MOM", "/slurm_script: No such file")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         m = _NODE_DOWN.search(line)
         if not m:
             other = _NODE_LOST.search(line)
             if other:
-                # PBS / Moab: `job preempted (node failure)`, `Server could not connect to MOM`;
-                # Slurm's node reason `reboot issued : reboot timed out`. No host is named.
+                # PBS / Moab: `job preempted (node failure)`, `Server could not connect to MOM`. No host
+                # is named. (Slurm's node reasons, `reboot timed out` and slurmctld's `Node X has low
+                # real_memory size` among them: extract/slurmerr.py.)
                 yield Draft(kind="sched.node_down", fields={"host": "", "reason": other.group(0)[:80]})
             return
         if m.group("hosts"):

@@ -141,6 +141,7 @@ class SchedulerReasonExtractor:
         "k8s.pod": frozenset({"due_to", "message", "phase", "pod", "pressure", "reason", "restart"}),
         "process.signal": frozenset({"by", "by_uid", "detail", "due_to", "names_node", "scheduler", "signal",
                                      "taken"}),
+        "sched.node_reason": frozenset({"reason", "text"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
@@ -213,6 +214,10 @@ class SchedulerReasonExtractor:
                 yield from _said(said.reason, said.scheduler, said.host, said.resource, body, ctx)
             elif said is not None:
                 ctx.claimed = True
+            return
+        if hit.symptom:
+            # a node that failed to take or keep the job, no cause named (PBS's server unable to run it on a MOM)
+            yield Draft("sched.node_reason", {"reason": clip(body), "text": hit.spelling}, host=hit.host)
             return
         yield from _said(hit.reason, hit.scheduler, hit.host, hit.resource, body, ctx)
 

@@ -44,6 +44,18 @@ _FLUX_DOOM = re.compile(
     r"(?: on host (?P<host>[A-Za-z0-9][\w.\-]*))? (?:failed|exited)(?: \((?P<how>[^()]{1,80})\))? and "
     r"(?:exit-on-error is set|exit-timeout=\S+ has expired)")
 _FLUX_EXIT = re.compile(r"^Exit (?P<code>\d+)$")
+# srun's word on the step's tasks, when asked for it (one Ctrl-C: src/srun/task_state.c _task_state_print, `%ps task%s
+# %s: %s` with `exited abnormally` for the tasks a signal ended; before 20.11 `step %u.%u task%s ...`): `srun:
+# StepId=4242.0 task 1: exited abnormally`. No time and no host: the launcher saw the task die (the leads' first
+# exit, placed at the first peer loss before it). Its other states (`running`, `exited`, `failed to start`, `unknown`)
+# name no death.
+_SRUN_ABNORMAL = re.compile(r"\bsrun: (?:StepId=[\w.+]{1,64}|step \d{1,12}\.\d{1,12}) tasks? "
+                            r"(?P<tasks>\d{1,9}(?:[-,]\d{1,9}){0,64}): exited abnormally\b")
+# HTCondor's job event log on a job whose process a signal ended (event 005 `Job terminated.`, its next line; htcondor/
+# htcondor src/condor_utils/condor_event.cpp JobTerminatedEvent: `\t(0) Abnormal termination (signal %d)`, beside
+# `\t(1) Normal termination (return value %d)` for a process that exited; the number is the signal's,
+# catalog/exits.yaml printer htcondor-signal). The shadow saw only the end: a fault signal is the process's own.
+_CONDOR_SIGNAL = re.compile(r"^\s{0,16}\(\d\) Abnormal termination \(signal (?P<num>\d{1,3})\)")
 # srun told by slurmctld that a node of its step failed: `srun: error: Node failure on gpu-node-12`.
 _SRUN_NODE_FAILURE = re.compile(r"\bsrun: error: Node failure on (?P<host>[A-Za-z0-9][\w.\-\[\],]*)")
 # srun's word on tasks that exited non-zero by themselves: `srun: error: snowflake7: task 0: Exited with exit code 1`,
@@ -65,7 +77,8 @@ class LauncherSignalExtractor:
     }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (" noticed that process rank ", "Node failure on ", "Exited with exit code ",
-                                 "Shard process was signaled", "FATAL: doom: ", "FATAL: task-exit: ", "signal ")
+                                 "Shard process was signaled", "FATAL: doom: ", "FATAL: task-exit: ",
+                                 "Abnormal termination (signal ", ": exited abnormally", "signal ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         split = ctx.state.get(_K_MPI_SIGNAL)
@@ -105,6 +118,18 @@ class LauncherSignalExtractor:
             rank = t.group("rank")
             yield Draft("process.signal", {"signal": sig, "by": by, "detail": body.strip()[:400]},
                         rank=int(rank) if rank is not None else None)
+            return
+        a = _SRUN_ABNORMAL.search(body) if "exited abnormally" in body else None
+        if a:
+            tasks = a.group("tasks")
+            yield Draft("process.signal", _exit_fields(clip(body), printer="srun"),
+                        rank=int(tasks) if tasks.isdigit() else None)
+            return
+        c = _CONDOR_SIGNAL.match(body) if "Abnormal termination" in body else None
+        if c:
+            sig = _signal_of("htcondor-signal", int(c.group("num")))
+            yield Draft("process.signal", {"signal": sig, "by": by_whom(sig, "launcher") if sig in _FAULTS
+                                           else "launcher", "detail": body.strip()[:400]})
             return
         n = _SRUN_NODE_FAILURE.search(body)
         if n:
@@ -178,8 +203,10 @@ _CRAY_HEAD = re.compile(
 _ABORTING: Final = "aborting job:"
 # Hydra's proxies and mpiexec tearing the job down once a process ended badly: `[proxy:0:1@host] HYD_pmcd_pmip_...
 # (pm/pmiserv/pmip_cb.c:878): assert (!closed) failed`, `[mpiexec@host] HYDT_bscu_wait_for_completion (...): one of
-# the processes terminated badly; aborting`. The launcher's reaction: understood, nothing of its own.
-_HYDRA_TEARDOWN = re.compile(r"^\[(?:proxy:[\d:]+|mpiexec)@[\w.\-]+\] HYDT?_\w+")
+# the processes terminated badly; aborting`, and its utilities' socket writes to a peer already gone (`[proxy:0:0@node5]
+# HYDU_sock_write (utils/sock/sock.c:256): write error (Broken pipe)`, MPICH's utils/sock/sock.c, Intel MPI's copy of
+# it). The launcher's reaction: understood, nothing of its own.
+_HYDRA_TEARDOWN = re.compile(r"^\[(?:proxy:[\d:]+|mpiexec)@[\w.\-]+\] HYD[TU]?_\w+")
 # The MPICH the stream names (src/mpi/init/initinfo.c, MPI_Get_library_version, and mpichversion: `MPICH Version:
 # 3.3.2`; Hydra's `mpiexec --version`: `HYDRA build details:` then `    Version:   3.3.2`): its Hydra's EXIT CODE reads
 # by that version's meaning (catalog/exits.yaml).

@@ -34,6 +34,7 @@ class ReasonHit(NamedTuple):
     start: int
     end: int
     host: str | None = None  # the host the phrase names (`{host}`)
+    symptom: bool = False  # a node that failed to take or keep the job, no cause named (the table's `symptom`)
 
 
 @lru_cache(maxsize=1)
@@ -150,7 +151,8 @@ def text_reasons(text: str, *, lines: bool = False) -> list[ReasonHit]:
         row = m.rows[i]
         if isinstance(row, SchedText):
             host = hit.group(f"host{i}") if "{host}" in row.text else None
-            out.append(ReasonHit(row.scheduler, row.reason, row.text, row.resource, hit.start(), hit.end(), host))
+            out.append(ReasonHit(row.scheduler, row.reason, row.text, row.resource, hit.start(), hit.end(), host,
+                                 row.symptom))
         else:
             out.append(ReasonHit(row.scheduler, row.reason, row.word, None, hit.start(), hit.end()))
     return out

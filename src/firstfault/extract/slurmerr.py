@@ -36,9 +36,10 @@ from functools import lru_cache
 from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import SlurmError, SlurmMessage, slurm_tables
+from firstfault.catalog.tables import SlurmError, SlurmMessage, SlurmNodeReason, slurm_tables
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import errno_of, path_of
+from firstfault.extract.host import expand_hostlist
 from firstfault.extract.jobend import said_by_scheduler
 from firstfault.extract.nccl import clip, split_rank_prefix
 from firstfault.model import FieldValue
@@ -239,4 +240,148 @@ class SlurmErrorExtractor:
         return Draft("app.exception", fields, host=read.host)
 
 
-EXTRACTORS: tuple[LineExtractor, ...] = (SlurmErrorExtractor(),)
+# --------------------------------------------------------------------------
+# A node's reason: why Slurm set it DOWN or DRAIN (catalog/slurm.yaml `node_reasons`), in every form that prints it
+# --------------------------------------------------------------------------
+
+# `scontrol show node`'s `Reason=Not responding [slurm@2023-05-02T10:00:01]`: the reason, then who set it and when
+# (src/api/node_info.c). The same suffix after a reason pasted alone (`Node unexpectedly rebooted [slurm@...]`).
+_SET_BY = re.compile(r" ?\[(?P<who>[\w.\-]{1,64})@(?P<at>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|Unknown)\]")
+_REASON_KEY = re.compile(r"(?<![\w])Reason=")
+# the record's node: `NodeName=gpu-07 Arch=x86_64 CoresPerSocket=32` (scontrol show node's first line)
+_NODE_NAME = re.compile(r"(?<![\w])NodeName=(?P<host>[A-Za-z0-9][\w.\-]{0,126})(?![\w.\-\[])")
+# `sinfo -R` (its default `%50E %9u %19H %N`): the reason, who set it, when, the nodes (a hostlist). Bounded runs.
+_SINFO = re.compile(r"^\s{0,8}(?P<r>\S.{0,199}?)\s{1,64}(?P<who>[\w.\-]{1,32})\s{1,64}"
+                    r"(?P<at>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|Unknown)\s{1,64}(?P<nodes>[\w.\-\[\],]{1,4000})\s*$")
+# slurmctld's log of a reason it set (src/slurmctld/node_mgr.c: update_node's `update_node: node %s reason set to:
+# %s`; validate_node_specs' `Setting node %s state to INVAL with reason:%s`) and of an unexpected reboot
+# (`validate_node_specs: Node %s unexpectedly rebooted boot_time=%u last response=%u`; its reason is the table's).
+_LOGGED = re.compile(
+    r"(?:update_node: node (?P<h1>[A-Za-z0-9][\w.\-]{0,126}) reason set to: "
+    r"|Setting node (?P<h2>[A-Za-z0-9][\w.\-]{0,126}) state to INVAL with reason:)(?P<r>.{1,400})$"
+    r"|[Nn]ode (?P<h3>[A-Za-z0-9][\w.\-]{0,126}) unexpectedly rebooted"
+    r"|Node (?P<h4>[A-Za-z0-9][\w.\-]{0,126}) has low (?P<low>real_memory size|tmp_disk size|cpu count"
+    r"|socket\*core\*thread count) \("
+)
+_REBOOTED: Final = "Node unexpectedly rebooted"
+# validate_node_specs' debug line before the reason it sets (`Node %s has low real_memory size (%lu / %lu) < %.2f%%`,
+# `... has low tmp_disk size (%u < %u)`, `... has low cpu count (%u < %u)`, `... has low socket*core*thread count`):
+# the reason's own row
+_LOW: Final = {"real_memory size": "Low RealMemory", "tmp_disk size": "Low TmpDisk", "cpu count": "Low CPUs",
+               "socket*core*thread count": "Low socket*core*thread count"}
+_K_NODE_RECORD = "slurm.node_record"  # per stream: the node of the `scontrol show node` record being read
+# what a reason's parts say, the most telling first
+_RANK: Final = {"lost": 0, "node": 1, "symptom": 2, "none": 3}
+
+
+def _reason_pattern(text: str) -> str:
+    return "".join(_ANY if p == "{any}" else re.escape(p) for p in re.split(r"(\{any\})", text))
+
+
+@lru_cache(maxsize=1)
+def _reasons() -> tuple[re.Pattern[str], tuple[SlurmNodeReason, ...], tuple[str, ...]]:
+    rows = tuple(sorted(slurm_tables().node_reasons, key=lambda r: -len(r.text)))  # a refinement before what it refines
+    # a part's first words, compared without case (sinfo and scripts print them as slurmctld set them; a person's
+    # paste may not), as whole words
+    rx = re.compile(r"\A(?:" + "|".join(f"(?P<n{i}>{_reason_pattern(r.text)})" for i, r in enumerate(rows))
+                    + r")(?![\w*])", re.IGNORECASE)
+    literals = tuple(sorted({max(re.split(r"\{any\}", r.text), key=len).strip() for r in rows}))
+    return rx, rows, literals
+
+
+def read_node_reason(reason: str) -> SlurmNodeReason | None:
+    """The table's row a node's reason says most with (its ` : `-joined parts each read as a row's first words; the
+    most telling of them: lost, node, symptom, none), or None where no part is Slurm's own."""
+    rx, rows, _ = _reasons()
+    best: SlurmNodeReason | None = None
+    for part in reason.split(" : "):
+        m = rx.match(part.strip())
+        if m is None:
+            continue
+        row = rows[next(int(k[1:]) for k, v in m.groupdict().items() if v is not None)]
+        if best is None or _RANK[row.means] < _RANK[best.means]:
+            best = row
+    return best
+
+
+class NodeReasonExtractor:
+    """Why Slurm set a node DOWN or DRAIN, in its own reason words (catalog/slurm.yaml `node_reasons`), from every
+    form that prints them: `scontrol show node`'s `Reason=` (the record's `NodeName=` names the node), `sinfo -R`'s
+    rows (their hostlist), a reason pasted alone with its `[slurm@TIME]`, slurmctld's log of a reason it set. A node
+    lost is `sched.node_down`; the node's Slurm plumbing or registration `sched.error` (side node); a reason that
+    names no cause (an unexpected reboot) the symptom `sched.node_reason`; what followed the job's end, understood and
+    nothing."""
+
+    name = "sched.node_reason"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "sched.node_down": frozenset({"host", "reason"}),
+        "sched.error": frozenset({"message", "name", "names_node", "side", "text", "weak"}),
+        "sched.node_reason": frozenset({"reason", "text"}),
+    }
+    sources: frozenset[str] = frozenset({"application", "syslog", "scheduler"})
+
+    def __init__(self) -> None:
+        self.literals: tuple[str, ...] = tuple(sorted({"Reason=", "NodeName=", "reason set to: ", "with reason:",
+                                                      "unexpectedly rebooted", " has low ", *_reasons()[2]}))
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        _, body = split_rank_prefix(line)
+        named = _NODE_NAME.search(body)
+        if named is not None:
+            ctx.state[_K_NODE_RECORD] = named.group("host")
+        for reason, hosts in self._forms(body, ctx):
+            row = read_node_reason(reason)
+            if row is None:
+                return
+            if row.means == "none":
+                ctx.claimed = True
+                return
+            targets: list[str | None] = list(hosts) if hosts else [None]
+            for host in targets:
+                yield self._draft(row, reason.strip(), host)
+            return
+
+    @staticmethod
+    def _forms(body: str, ctx: LineContext) -> Iterator[tuple[str, list[str]]]:
+        """The reason a line holds and the nodes it is about, in the first form that reads it."""
+        logged = _LOGGED.search(body)
+        if logged is not None:
+            host = logged.group("h1") or logged.group("h2") or logged.group("h3") or logged.group("h4")
+            low = logged.group("low")
+            reason = logged.group("r") if logged.group("r") is not None else _LOW[low] if low else _REBOOTED
+            yield reason, [host]
+            return
+        key = _REASON_KEY.search(body)
+        if key is not None:
+            rest = body[key.end():]
+            by = _SET_BY.search(rest)
+            record = ctx.state.get(_K_NODE_RECORD)
+            if by is None and not isinstance(record, str):
+                return  # a job's `Reason=` (scontrol show job), not a node's
+            yield (rest[:by.start()] if by is not None else rest), [record] if isinstance(record, str) else []
+            return
+        sinfo = _SINFO.match(body)
+        if sinfo is not None:
+            yield sinfo.group("r").strip(), expand_hostlist(sinfo.group("nodes"))
+            return
+        by = _SET_BY.search(body)
+        if by is not None and by.end() >= len(body.rstrip()):
+            yield body[:by.start()], []
+
+    @staticmethod
+    def _draft(row: SlurmNodeReason, reason: str, host: str | None) -> Draft:
+        if row.means == "lost":
+            return Draft("sched.node_down", {"host": host or "", "reason": clip(reason)}, host=host)
+        if row.means == "symptom":
+            return Draft("sched.node_reason", {"reason": clip(reason), "text": row.text}, host=host)
+        fields: dict[str, FieldValue] = {"name": "node_reason", "side": "node", "text": row.text,
+                                         "message": clip(reason)}
+        if row.weak:
+            fields["weak"] = True
+        if host is not None:
+            fields["names_node"] = True
+        return Draft("sched.error", fields, host=host)
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (SlurmErrorExtractor(), NodeReasonExtractor())

@@ -512,6 +512,9 @@ class PeerStatusExtractor:
         _, row = hit
         if row.stack == "ucx" and not (ucx_head or _UCX_WORD.search(body)):
             return  # the same words in another program's log are not UCX's
+        if row.means == "none":
+            ctx.claimed = True  # a message the stack could not read: understood, no peer lost
+            return
         fields: dict[str, FieldValue] = {"detail": clip(body), "stack": row.stack, "peer_status": row.name}
         if row.stack in _BLOCKS:
             ctx.claimed = True
