@@ -425,6 +425,29 @@ FM_CASES: list[tuple[str, dict[str, Any], str | None]] = [
         {"fm_event": "trunk_port_failure", "port": 61},
         None,
     ),
+    (  # phatut/nmx-c-analyzers nmx_table_analyzer.py: the partition's line before the trunk ports' lines
+        "[Jul 19 2025 18:34:57] [WARNING] [tid 134] Detected a trunk link failure event for partition Id 32766.",
+        {"fm_event": "trunk_port_failure", "port": None},
+        None,
+    ),
+    (  # phatut/nmx-c-analyzers docs/CORRELATION.md: the switch by its GUID, the port by its number
+        "[Jul 19 2025 18:34:57] [WARNING] [tid 134] Trunk port failure detected for switch GUID 0xB0CF0E0300E31440 "
+        "and switch chassis sn 1825124190178, slot 7 port number 61 port GUID 0xb0cf0e0300e31440 cage 7.",
+        {"fm_event": "trunk_port_failure", "port": 61, "switch_guid": "0xb0cf0e0300e31440"},
+        None,
+    ),
+    (  # phatut/nmx-c-analyzers nmx_table_analyzer.py: a port event, read but no cause (gpu-nvswitch-fatal's test)
+        "[Jul 19 2025 18:34:55] [INFO] [tid 134] fabric manager received port down event on switch with GUID "
+        "0xb0cf0e0300e31440, port GUID 0xb0cf0e0300e31440, and port num 12",
+        {"fm_event": "port_down", "port": 12, "switch_guid": "0xb0cf0e0300e31440"},
+        None,
+    ),
+    (  # kubernetes-sigs/dra-driver-nvidia-gpu#289: the IMEX daemon refusing its node configuration
+        "[Mar 21 2025 20:45:38] [ERROR] [tid 39] No matching network interface found for any IP addresses in the "
+        "node configuration file",
+        {"fm_event": "imex_failed", "code": None},
+        None,
+    ),
     (  # synthetic around gpud's matcher text
         "[Mar 01 2025 10:00:00] [ERROR] [tid 12] detected number of NVSwitches don't match with any "
         "supported "
@@ -476,11 +499,43 @@ def test_fabricmanager_startup_failure_in_journal_is_one_event() -> None:
         "nvidia-fabricmanager-start.sh[1049]: Detected Pre-NVL5 system",
         "systemd[1]: nvidia-fabricmanager.service: Deactivated successfully.",
         "systemd[1]: nvidia-fabricmanager.service: Main process exited, code=exited, status=0/SUCCESS",
+        "systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, status=0/SUCCESS",
         "node-02:1234:1290 [3] NCCL WARN Cuda failure 1 'invalid argument'",
+        # synthetic after a public FM-log parser's docstring: an error Fabric Manager reports again as stale
+        "[Oct 13 2025 18:14:38] [ERROR] [tid 202] Fabric Manager detected stale GPU NVL Fatal error on :",
+        # the GPU NVL block's own lines (an FDT runbook's `grep -A 11` of fabricmanager.log): the head decides
+        "errorCode : 0x06",
+        "portDownReasonCode : 0x0A",
+        # kubernetes-sigs/dra-driver-nvidia-gpu#289 / #1465: the IMEX daemon's banner and configuration at start
+        "[Mar 21 2025 20:45:38] [INFO] [tid 39] IMEX version 570.00 is running with the following configuration "
+        "options",
+        "[Sep 18 2026 06:40:33] [INFO] [tid 77] Treating node config entry 'compute-domain-daemon-7555db58d7-0000' as "
+        "a host name.",
+        "WARNING: failed to open IMEX log file  errno = No such file or directory",
     ],
 )
 def test_fabricmanager_negatives(line: str) -> None:
     assert scan(FM, [line], source="fabricmanager") == []
+    assert scan(FM, [line], source="application") == []
+
+
+def test_fabricmanager_rows_cite_a_source() -> None:
+    # every row of the table names who prints it and the public log or parser its words were read from
+    from firstfault.catalog.tables import fabric_manager_messages
+    rows = fabric_manager_messages()
+    assert {r.event for r in rows} >= {"nvswitch_fatal", "gpu_nvl_fatal", "trunk_port_failure", "imex_failed"}
+    assert all(";" in r.printed_by for r in rows)
+
+
+def test_imex_startup_failure_then_systemd_is_one_event() -> None:
+    # kubernetes-sigs/dra-driver-nvidia-gpu#289's error, then systemd's result line for the unit (synthetic)
+    lines = [
+        "[Mar 21 2025 20:45:38] [ERROR] [tid 39] No matching network interface found for any IP addresses in the "
+        "node configuration file",
+        "Mar 21 20:45:38 node-02 systemd[1]: nvidia-imex.service: Failed with result 'exit-code'.",
+    ]
+    drafts = scan(FM, lines, source="syslog")
+    assert [d.fields["fm_event"] for d in drafts] == ["imex_failed"]
 
 
 # ------------------------------------------------------------ reset required

@@ -36,6 +36,7 @@ from firstfault.catalog.vocab import (
     ErrnoSide,
     ExceptionFamily,
     ExitMeans,
+    FmEvent,
     HostSeverity,
     IbWcClass,
     IpmiSeverity,
@@ -342,6 +343,24 @@ class NvrmMessage(_Row, frozen=True):
 def nvrm_messages() -> tuple[NvrmMessage, ...]:
     """The NVIDIA kernel driver's messages without an Xid, in the table's order (catalog/platform.yaml)."""
     return _unique("platform.yaml", "nvrm_messages", NvrmMessage, "text")
+
+
+class FmMessage(_Row, frozen=True):
+    """A line of NVIDIA Fabric Manager's or the IMEX daemon's own log (or systemd's about their units) and what it is
+    (catalog/platform.yaml `fabric_manager_messages`)."""
+
+    text: Annotated[str, Meta(min_length=8)]  # the anchor: a prefilter literal, case as printed
+    event: FmEvent  # gpu.fabricmanager's `fm_event`; `none`: understood, and nothing
+    printed_by: Annotated[str, Meta(min_length=8)]  # who prints it, and the public source its words were read from
+    also: tuple[Text, ...] = ()  # words the line must hold as well
+    unless: tuple[Text, ...] = ()  # words that, on the line, make the row not hold (systemd's `status=0/SUCCESS`)
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def fabric_manager_messages() -> tuple[FmMessage, ...]:
+    """Fabric Manager's and the IMEX daemon's words, in the table's order (catalog/platform.yaml)."""
+    return _unique("platform.yaml", "fabric_manager_messages", FmMessage, "text")
 
 
 class ContainerError(_Row, frozen=True):

@@ -14,9 +14,11 @@ from typing import Final
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import (
     AccelMessage,
+    FmMessage,
     NvrmMessage,
     accel_table,
     dcgm_diag_tests,
+    fabric_manager_messages,
     nvidia_smi_field_errors,
     nvidia_smi_query,
     nvml_anchors,
@@ -358,23 +360,15 @@ class SxidExtractor:
 # Fabric Manager
 # --------------------------------------------------------------------------
 
-_FM_SWITCH = re.compile(
-    r"detected NVSwitch (?P<kind>fatal|non-fatal) error (?P<code>\d+)"
-    r"(?:.*?pci bus id (?P<pci>[0-9a-fA-F:.]+))?(?:.*?\bport (?P<port>\d+))?"
-)
-# Fabric Manager names the switch by its physical id (`... physical id 2 port 30`).
+# What a line names, read after its row decides (catalog/platform.yaml `fabric_manager_messages`): the SXid code after
+# `error` (`detected NVSwitch fatal error 20034 on fid 0 ...`), the switch's `pci bus id`, `physical id` and `port`, or
+# a switch GUID and its `port number` / `port num` (the NVL72 switch trays' words).
+_FM_CODE = re.compile(r" ?(\d{1,6})\b")  # right after the row's text
+_FM_PCI = re.compile(r"\bpci bus id (?P<pci>[0-9a-fA-F:.]+)")
 _FM_PHYSICAL_ID = re.compile(r"\bphysical id (\d+)")
-_FM_GPU_NVL = re.compile(r"detected GPU NVL (?P<non>Non[- ]?)?Fatal error", re.IGNORECASE)
-_FM_TRUNK = re.compile(r"Trunk port failure detected(?:.*?\bport number (?P<port>\d+))?")
-_FM_MULTICAST = re.compile(r"failed to find the GPU handle \d+ in the multicast team")
-_FM_TOPOLOGY = re.compile(r"number of NVSwitches don't match with any supported system topology")
-_FM_FAILED = re.compile(
-    r"NV_WARN_NOTHING_TO_DO"
-    r"|nvidia-fabricmanager\.service: (?:Main|Control) process exited, code=exited, status=[1-9]"
-    r"|nvidia-fabricmanager\.service: Failed with result"
-    r"|Failed to start NVIDIA fabric manager"
-)
-_K_FM_FAILED = "gpu.fm.failed"  # lineno of the last fm_failed report
+_FM_PORT = re.compile(r"\bport (?:number |num )?(\d+)\b")
+_FM_GUID = re.compile(r"\bswitch (?:with )?GUID (0x[0-9a-fA-F]{1,16})\b")
+_K_FM_FAILED = "gpu.fm.failed"  # (event, lineno) of the last start-up failure report
 _FM_MESSAGE = re.compile(r"\[tid \d+\]\s*(?P<msg>.*)$|nv-fabricmanager\[\d+\]:\s*(?P<jmsg>.*)$")
 
 
@@ -385,62 +379,62 @@ def _fm_detail(line: str) -> str:
     return _clip(line)
 
 
+def fabric_manager_message(line: str) -> tuple[FmMessage, int] | None:
+    """The first row of catalog/platform.yaml's `fabric_manager_messages` whose text and `also` words the line holds,
+    and none of whose `unless` words, and where its text is; None where no row holds."""
+    for row in fabric_manager_messages():
+        at = line.find(row.text)
+        if at < 0 or not all(w in line for w in row.also) or any(w in line for w in row.unless):
+            continue
+        return row, at
+    return None
+
+
 class FabricManagerExtractor:
-    """nv-fabricmanager errors, from its own log or from the journal."""
+    """NVIDIA Fabric Manager's and the IMEX daemon's own logs, and systemd's lines about their units, read by one table
+    (catalog/platform.yaml `fabric_manager_messages`): the row's event is the event's `fm_event`; what the line names
+    (the SXid code, the switch by PCI address, physical id or GUID, and its port) are its fields."""
 
     name = "gpu.fabricmanager"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "gpu.fabricmanager": frozenset({"code", "detail", "fm_event", "physical_id", "port"}),
+        "gpu.fabricmanager": frozenset({"code", "detail", "fm_event", "physical_id", "port", "switch_guid"}),
     }
-    sources: frozenset[str] = frozenset({"fabricmanager", "kernel", "syslog"})
-    literals: tuple[str, ...] = (
-        "detected NVSwitch fatal error",
-        "detected NVSwitch non-fatal error",
-        "detected GPU NVL",
-        "Trunk port failure detected",
-        "in the multicast team",
-        "don't match with any supported system topology",
-        "NV_WARN_NOTHING_TO_DO",
-        "nvidia-fabricmanager.service",
-        "Failed to start NVIDIA fabric manager",
-    )
+    # its own log, the journal, and a log posted or collected as the job's (a ComputeDomain's IMEX daemon pod)
+    sources: frozenset[str] = frozenset({"fabricmanager", "kernel", "syslog", "application"})
+    literals: tuple[str, ...] = tuple(row.text for row in fabric_manager_messages())
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        fields: dict[str, FieldValue]
-        device = None
-        m = _FM_SWITCH.search(line)
-        if m:
-            pci = _pci(m.group("pci"))
-            device = _device(pci)
-            fields = {
-                "fm_event": "nvswitch_fatal" if m.group("kind") == "fatal" else "nvswitch_nonfatal",
-                "code": int(m.group("code")),
-                "port": int(m.group("port")) if m.group("port") else None,
-            }
-            if (phys := _FM_PHYSICAL_ID.search(line)) is not None:
-                fields["physical_id"] = int(phys.group(1))
-        elif (g := _FM_GPU_NVL.search(line)) is not None:
-            fields = {"fm_event": "gpu_nvl_nonfatal" if g.group("non") else "gpu_nvl_fatal"}
-        elif (t := _FM_TRUNK.search(line)) is not None:
-            port = t.group("port")
-            fields = {"fm_event": "trunk_port_failure", "port": int(port) if port else None}
-        elif _FM_MULTICAST.search(line):
-            fields = {"fm_event": "multicast_failure"}
-        elif _FM_TOPOLOGY.search(line):
-            fields = {"fm_event": "topology_mismatch"}
-        elif _FM_FAILED.search(line):
-            # One start-up failure prints the driver error, then systemd's
-            # exit, result and "Failed to start" lines: report it once.
-            last = ctx.state.get(_K_FM_FAILED)
-            ctx.state[_K_FM_FAILED] = ctx.lineno
-            if isinstance(last, int) and 0 <= ctx.lineno - last <= _COMPANION_LINES:
-                return
-            fields = {"fm_event": "fm_failed"}
-        else:
+        read = fabric_manager_message(line)
+        if read is None:
             return
-        fields.setdefault("code", None)
-        fields.setdefault("port", None)
+        row, at = read
+        if row.event == "none":
+            ctx.claimed = True
+            return
+        if row.event in ("fm_failed", "imex_failed"):
+            # One start-up failure prints the daemon's error, then systemd's exit, result and "Failed to start"
+            # lines: report it once.
+            last = ctx.state.get(_K_FM_FAILED)
+            ctx.state[_K_FM_FAILED] = (row.event, ctx.lineno)
+            if (isinstance(last, tuple) and last[0] == row.event
+                    and 0 <= ctx.lineno - last[1] <= _COMPANION_LINES):
+                ctx.claimed = True
+                return
+        tail = line[at + len(row.text):]
+        fields: dict[str, FieldValue] = {"fm_event": row.event, "code": None, "port": None}
+        device = None
+        if row.event in ("nvswitch_fatal", "nvswitch_nonfatal"):
+            if (c := _FM_CODE.match(tail)) is not None:
+                fields["code"] = int(c.group(1))
+            if (pm := _FM_PCI.search(tail)) is not None:
+                device = _device(_pci(pm.group("pci")))
+            if (phys := _FM_PHYSICAL_ID.search(tail)) is not None:
+                fields["physical_id"] = int(phys.group(1))
+        if (port := _FM_PORT.search(tail)) is not None:
+            fields["port"] = int(port.group(1))
+        if (guid := _FM_GUID.search(line, at)) is not None:
+            fields["switch_guid"] = guid.group(1).lower()
         fields["detail"] = _fm_detail(line)
         yield Draft(kind="gpu.fabricmanager", fields=fields, device=device)
 
