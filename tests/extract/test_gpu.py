@@ -379,7 +379,25 @@ def test_sxid_continuation_of_same_switch_is_one_report() -> None:
 
 def test_sxid_unknown_code() -> None:
     d = one(SXID, "nvidia-nvswitch0: SXid (PCI:0000:00:00.0): 99999, Non-fatal, Link 1 mystery")  # synthetic
-    assert_fields(d, {"sxid_class": "other", "severity": "Non-fatal"})
+    assert_fields(d, {"sxid_class": "nonfatal", "severity": "Non-fatal"})
+
+
+def test_sxid_unknown_code_takes_the_printed_severity() -> None:
+    # synthetic: a code newer than the table, printed Fatal, is a fatal SXid (gpu-nvswitch-fatal), not a symptom
+    d = one(SXID, "nvidia-nvswitch3: SXid (PCI:0000:07:00.0): 99998, Fatal, Link 12 mystery")
+    assert_fields(d, {"sxid_class": "fatal", "severity": "Fatal", "switch": 3, "link": 12})
+    # and where the line prints none, an unknown code stays `other` (a symptom)
+    d = one(SXID, "nvidia-nvswitch3: SXid (PCI:0000:07:00.0): 99997, Severity 1 Engine instance 12")
+    assert_fields(d, {"sxid_class": "other"})
+
+
+def test_sxid_ali_training_failure_is_fatal() -> None:
+    # the code and name from NVIDIA/NVSentinel's sxiderrorsmapping.csv (25010 NVLIPT_LNK_ALI_TRAINING_FAIL, FATAL);
+    # the line's layout is the driver's (NVSWITCH_PRINT_SXID), its words filled in by us
+    d = one(SXID, "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 25010, Fatal, Link 17 ALI training failed")
+    assert_fields(d, {"sxid_class": "fatal", "link": 17})
+    d = one(SXID, "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 28002, Non-fatal, Link 17 OSFP thermal warning cleared")
+    assert_fields(d, {"sxid_class": "nonfatal"})
 
 
 # ----------------------------------------------------------- Fabric Manager

@@ -300,6 +300,7 @@ _LINK = re.compile(r"\bLink (\d+)")
 # The switch the driver names (`nvidia-nvswitch2: SXid ...`); the prefix layer may have taken it as a tag.
 _NVSWITCH = re.compile(r"\bnvidia-nvswitch(\d+)\b")
 _CLASS_SEV = {"fatal": "Fatal", "always_fatal": "Always-fatal", "nonfatal": "Non-fatal", "other": "Non-fatal"}
+_SEV_CLASS = {"Fatal": "fatal", "Always-fatal": "always_fatal", "Non-fatal": "nonfatal"}
 _K_SXID = "gpu.sxid.recent"  # (pci, sxid) -> lineno of the last report
 
 
@@ -339,6 +340,9 @@ class SxidExtractor:
             severity = "Always-fatal" if printed.startswith("always") else (
                 "Non-fatal" if printed.startswith("non") else "Fatal"
             )
+            if info is None:
+                # a code newer than the table: the driver's own word on the line is its class
+                cls = _SEV_CLASS[severity]
         recent[key] = ctx.lineno
         fields: dict[str, FieldValue] = {
             "sxid": sxid,
