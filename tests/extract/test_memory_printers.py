@@ -488,6 +488,65 @@ def test_near_miss_dcgmi_diag_rows_that_passed_or_measure_speed(lines: list[str]
     assert accel(feed(lines, "application")) == []
 
 
+# `dcgmi diag -j`: the layout of NVIDIA/DCGM testing/TestDiagManagerStrings.h (PER_GPU_JSON); the failure and the
+# warning's words are ours
+_DIAG_JSON_MEMORY_FAIL = [
+    '            {',
+    '                "category": "Hardware",',
+    '                "tests": [',
+    '                    {',
+    '                        "name": "memory",',
+    '                        "results": [',
+    '                            {',
+    '                                "gpu_ids": "0",',
+    '                                "status": "FAIL",',
+    '                                "warnings": [',
+    '                                    {',
+    '                                        "warning" : "GPU 0: the memory test found a problem.",',
+    '                                        "error_id" : 83,',
+    '                                    }',
+    '                                ]',
+    '                            },',
+    '                            { "gpu_ids": "1", "status": "PASS" },',
+    '                            { "gpu_ids": "2", "status": "FAIL" }',
+]
+
+
+@pytest.mark.parametrize(("lines", "cls", "reason"), [
+    (_DIAG_JSON_MEMORY_FAIL, "memory", "diag_memory_failed"),
+    # jsoncpp's own spacing (dcgmi's StyledWriter) and DCGM 4's `Fail` (dcgmi/Diag.cpp HelperDisplayDiagResult)
+    (['"name" : "memtest",', '"results" : [', '{', '"entity_id" : 3,', '"status" : "Fail"'],
+     "memory", "diag_memtest_failed"),
+    # the whole document on one line (a collector's or `jq -c`'s)
+    (['{"tests": [{"name": "pulse_test", "results": [{"entity_id": 1, "status": "Fail"}]}]}'],
+     "other", "diag_pulse_failed"),
+])
+def test_dcgmi_diag_json_memory_tests_that_failed(lines: list[str], cls: str, reason: str) -> None:
+    assert accel(feed(lines, "application")) == [("nvidia", "dcgm", cls, reason)]
+
+
+def test_a_ranks_dcgmi_diag_json_memory_failure_is_the_gpus_memory(make_bundle: BundleMaker) -> None:
+    v = Analyzer().analyze_path(str(make_bundle(_ranks({2: _DIAG_JSON_MEMORY_FAIL}), name="dcgm-json")))
+    assert_cause_with_collective_fallout(v, "hardware", "gpu.memory", "node-02")
+
+
+@pytest.mark.parametrize("lines", [
+    # every GPU passed (TestDiagManagerStrings.h's memory results), a test skipped for ECC being off
+    ['"name": "memory",', '"results": [', '{ "gpu_ids": "0", "status": "SKIP" },',
+     '{ "gpu_ids": "1", "status": "PASS" }'],
+    # a performance or software test that failed: no device fault (dcgm_diag_tests does not hold it)
+    ['"name": "memory_bandwidth",', '"results": [', '{ "gpu_ids": "0", "status": "FAIL" }'],
+    ['"name": "Fabric Manager",', '"results": [', '{ "gpu_ids": "0,1,2,3", "status": "FAIL" }'],
+    # a memory test's name, then another test's failure: the later name decides
+    ['"name": "memory",', '{ "gpu_ids": "0", "status": "PASS" }', '"name": "pcie",',
+     '{ "gpu_ids": "0", "status": "FAIL" }'],
+    # a Kubernetes object's JSON: a container named memory, a phase, no diagnostic status
+    ['{"name": "memory", "state": {"terminated": {"reason": "Error"}}, "status": "Failed"}'],
+])
+def test_near_miss_dcgmi_diag_json_that_passed_or_is_not_a_device_test(lines: list[str]) -> None:
+    assert accel(feed(lines, "application")) == []
+
+
 def test_smi_query_an_older_drivers_pending_retirement_is_memory_info() -> None:
     lines = ["GPU 00000000:3B:00.0", "    Retired Pages", "        Single Bit ECC                    : 2",
              "        Double Bit ECC                    : 0", "        Pending                           : Yes"]

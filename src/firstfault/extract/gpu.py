@@ -323,7 +323,7 @@ class SxidExtractor:
         pci = _pci(m.group("pci"))
         detail = (m.group("detail") or "").strip()
         info = sxid_info(sxid)
-        cls = info.sxid_class if info else "other"
+        cls: str = info.sxid_class if info else "other"
         sev_m = _SXID_SEV.match(detail)
         recent = _recent(ctx.state, _K_SXID)
         key = (pci, sxid)
@@ -788,12 +788,20 @@ class SmiQueryExtractor:
 
 _K_DIAG = "gpu.dcgm_diag"  # (test, lineno) of the last named row of dcgmi diag's table
 _DIAG_REACH: Final = 3  # how far a test's continuation rows reach below its named row
+# `dcgmi diag -j`'s JSON (NVIDIA/DCGM dcgmi/Diag.cpp over nvvs/include/NvvsJsonStrings.h): a test's `"name"` (its
+# plugin's, `"memory"`), then its results' `"status"` (`"Pass"`, `"Skip"`, `"Warn"`, `"Fail"`; DCGM's own test
+# strings print them in capitals). jsoncpp writes `"key" : "value"`; others `"key": "value"`, or all on one line.
+_DIAG_JSON = re.compile(r'"(?P<key>name|status)" ?: ?"(?P<value>[^"\\]{1,80})"')
+_K_DIAG_JSON = "gpu.dcgm_diag.json"  # (test, lineno) of the last `"name"` seen in the stream
+_K_DIAG_SEEN = "gpu.dcgm_diag.seen"  # the tests reported failed in the stream
+_DIAG_JSON_REACH: Final = 400  # how far a test's results reach below its name (8 GPUs' info and warning lines)
 
 
 class DcgmDiagExtractor:
-    """`dcgmi diag`'s table of results: a memory test of the diagnostic that failed (`| GPU Memory | Fail - GPU: 0
-    |`, or the result on a continuation row under the test's name where some GPUs passed). The tests and their classes
-    are catalog/accel.yaml's `dcgm_diag_tests`; any other test's failure is no device fault."""
+    """`dcgmi diag`'s results: in its table, a memory test of the diagnostic that failed (`| GPU Memory | Fail - GPU:
+    0 |`, or the result on a continuation row under the test's name where some GPUs passed); in its JSON (`-j`), a
+    result `"status": "Fail"` under the test's `"name"` (`"memory"`), reported once per test and stream. The tests and
+    their classes are catalog/accel.yaml's `dcgm_diag_tests`; any other test's failure is no device fault."""
 
     name = "gpu.dcgm_diag"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
@@ -802,9 +810,12 @@ class DcgmDiagExtractor:
     }
     # an operator's or a job's own run of dcgmi, in its output
     sources: frozenset[str] = frozenset({"application"})
-    literals: tuple[str, ...] = ("| Pass", "| Fail", "| Skip")
+    literals: tuple[str, ...] = ("| Pass", "| Fail", "| Skip", '"name"', '"status"')
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        if '"' in line and ('"name"' in line or '"status"' in line):
+            yield from self._json(line, ctx)
+            return
         cells = line.strip().split("|")
         if len(cells) != 4 or cells[0] or cells[3]:
             return  # not a row of the table: `| name | result |`
@@ -824,6 +835,30 @@ class DcgmDiagExtractor:
         yield Draft(kind="gpu.accel_error", fields={
             "vendor": "nvidia", "driver": "dcgm", "accel_class": test.accel_class, "reason": test.reason,
             "mnemonic": test.reason.upper(), "detail": _clip(f"dcgmi diag: {name}: {result}")})
+
+
+    def _json(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        for m in _DIAG_JSON.finditer(line):
+            value = m.group("value")
+            if m.group("key") == "name":
+                ctx.state[_K_DIAG_JSON] = (value, ctx.lineno)
+                continue
+            last = ctx.state.get(_K_DIAG_JSON)
+            if value.lower() != "fail" or not isinstance(last, tuple) or ctx.lineno - last[1] > _DIAG_JSON_REACH:
+                continue
+            name = str(last[0])
+            test = dcgm_diag_tests().get(name)
+            if test is None:
+                continue  # a performance or software test: no device fault
+            seen = ctx.state.setdefault(_K_DIAG_SEEN, set())
+            assert isinstance(seen, set)
+            ctx.claimed = True
+            if name in seen:
+                continue
+            seen.add(name)
+            yield Draft(kind="gpu.accel_error", fields={
+                "vendor": "nvidia", "driver": "dcgm", "accel_class": test.accel_class, "reason": test.reason,
+                "mnemonic": test.reason.upper(), "detail": _clip(f"dcgmi diag -j: {name}: {value}")})
 
 
 def _smi_holds(when: str, value: str) -> bool:
