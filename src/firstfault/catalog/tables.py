@@ -468,6 +468,23 @@ def nvidia_smi_query() -> tuple[SmiQueryRow, ...]:
     return tuple(item for _, item in _rows("accel.yaml", "nvidia_smi_query", SmiQueryRow))
 
 
+class NvlinkRow(_Row, frozen=True):
+    """A line of `nvidia-smi nvlink -e` / `-s` about one link and the Xid-like class it stands for (catalog/accel.yaml
+    `nvidia_smi_nvlink`): a count's key, or `<inactive>`."""
+
+    key: Annotated[str, Meta(min_length=4)]
+    accel_class: AccelClass = records.field(name="class")
+    reason: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("accel.yaml")
+def nvidia_smi_nvlink() -> Mapping[str, NvlinkRow]:
+    """`nvidia-smi nvlink`'s per-link rows by key (catalog/accel.yaml `nvidia_smi_nvlink`)."""
+    return MappingProxyType({r.key: r for r in _unique("accel.yaml", "nvidia_smi_nvlink", NvlinkRow, "key")})
+
+
 class AccelTable(NamedTuple):
     """catalog/accel.yaml: one table per vendor family, each with its vendor and the driver it names."""
 

@@ -58,9 +58,10 @@ HostSeverity = Literal["uncorrected", "corrected", "informational"]
 # kernel's memory-failure handler, a process told by its signal, a memory tester in user space.
 MemoryErrorSource = Literal["bmc", "iml", "rasdaemon", "memory_failure", "sigbus", "memtester"]
 # What a message of an accelerator other than NVIDIA's is (catalog/accel.yaml): the Xid classes' words that apply,
-# `link` for the GPU-to-GPU interconnect (AMD's XGMI) and `thermal`.
-AccelClass = Literal["memory", "memory_info", "link", "fallen_off_bus", "firmware", "pcie", "thermal", "app", "other",
-                     "informational"]
+# `link` for the GPU-to-GPU interconnect (AMD's XGMI, an NVLink link down), `link_info` for a link's corrected-error
+# count, and `thermal`.
+AccelClass = Literal["memory", "memory_info", "link", "link_info", "fallen_off_bus", "firmware", "pcie", "thermal",
+                     "app", "other", "informational"]
 AccelVendor = Literal["amd", "intel", "aws", "nvidia"]
 IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
 

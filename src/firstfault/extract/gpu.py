@@ -20,6 +20,7 @@ from firstfault.catalog.tables import (
     dcgm_diag_tests,
     fabric_manager_messages,
     nvidia_smi_field_errors,
+    nvidia_smi_nvlink,
     nvidia_smi_query,
     nvml_anchors,
     nvml_device_anchors,
@@ -861,6 +862,92 @@ class DcgmDiagExtractor:
                 "mnemonic": test.reason.upper(), "detail": _clip(f"dcgmi diag -j: {name}: {value}")})
 
 
+# `nvidia-smi nvlink -e` / `-s` (catalog/accel.yaml `nvidia_smi_nvlink`): a GPU's block, then a line per link.
+_NVL_GPU = re.compile(r"^GPU (?P<gpu>\d{1,3}): [^()]{1,120}\(UUID: GPU-[0-9a-fA-F-]{1,40}\)$")
+_NVL_LINK = re.compile(r"^Link (?P<link>\d{1,3}): (?P<rest>.{1,80})$")
+_NVL_COUNT = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]{2,40}): (?P<n>\d{1,12})$")
+_NVL_SPEED = re.compile(r"^\d{1,4}(?:\.\d{1,4})? GB/s$")
+_K_NVL = "gpu.nvlink.block"  # the GPU block being read: _NvlBlock
+_K_NVL_SEEN = "gpu.nvlink.seen"  # (reason, gpu) reported in the stream
+_NVL_REACH: Final = 300  # how far a GPU's link lines reach below its `GPU N: ...` line (18 links, 3 counts each)
+
+
+@dataclass(slots=True)
+class _NvlBlock:
+    """One GPU's lines of `nvidia-smi nvlink -s`: its links up and down."""
+
+    gpu: int | None
+    lineno: int
+    up: int = 0
+    down: list[int] | None = None
+    reported: bool = False
+
+
+class NvlinkExtractor:
+    """`nvidia-smi nvlink -e` and `-s` read one GPU's block at a time: a link's replay, recovery or CRC count above 0
+    (`Link 3: Replay Errors: 2353`) is that link's corrected errors (`link_info`, a symptom, once per GPU and count);
+    a link `<inactive>` where another link of the same GPU is up is that link down (`link`: gpu.nvlink); every link
+    inactive, or a count of 0, is nothing. The rows are catalog/accel.yaml's `nvidia_smi_nvlink`."""
+
+    name = "gpu.nvlink_smi"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.accel_error": frozenset({"accel_class", "detail", "driver", "link", "mnemonic", "reason", "vendor"}),
+    }
+    # an operator's or a job's own run of nvidia-smi, in its output
+    sources: frozenset[str] = frozenset({"application"})
+    literals: tuple[str, ...] = ("(UUID: GPU-", "Link ")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        stripped = line.strip()
+        if (g := _NVL_GPU.match(stripped)) is not None:
+            ctx.state[_K_NVL] = _NvlBlock(int(g.group("gpu")), ctx.lineno)
+            return
+        m = _NVL_LINK.match(stripped)
+        if m is None:
+            return
+        link, rest = int(m.group("link")), m.group("rest").strip()
+        block = ctx.state.get(_K_NVL)
+        if not isinstance(block, _NvlBlock) or ctx.lineno - block.lineno > _NVL_REACH:
+            block = _NvlBlock(None, ctx.lineno)  # a link's lines posted without their GPU's
+            ctx.state[_K_NVL] = block
+        rows = nvidia_smi_nvlink()
+        if (c := _NVL_COUNT.match(rest)) is not None:
+            row = rows.get(c.group("key"))
+            if row is None:
+                return
+            ctx.claimed = True
+            if int(c.group("n")) == 0:
+                return  # what a healthy link prints
+            yield from self._report(row.accel_class, row.reason, block.gpu, link, f"Link {link}: {rest}", ctx)
+            return
+        down_row = rows.get(rest)
+        if down_row is not None:
+            block.down = [*(block.down or []), link]
+        elif _NVL_SPEED.match(rest):
+            block.up += 1
+        else:
+            return
+        ctx.claimed = True
+        if block.down and block.up and not block.reported:
+            block.reported = True
+            row = down_row if down_row is not None else rows["<inactive>"]
+            yield from self._report(row.accel_class, row.reason, block.gpu, block.down[0],
+                                    f"Link {block.down[0]}: {row.key} ({block.up} other link(s) up)", ctx)
+
+    def _report(self, cls: str, reason: str, gpu: int | None, link: int, text: str,
+                ctx: LineContext) -> Iterator[Draft]:
+        seen = ctx.state.setdefault(_K_NVL_SEEN, set())
+        assert isinstance(seen, set)
+        if (reason, gpu) in seen:
+            return
+        seen.add((reason, gpu))
+        where = f"GPU {gpu} " if gpu is not None else ""
+        yield Draft(kind="gpu.accel_error", fields={
+            "vendor": "nvidia", "driver": "nvidia-smi", "accel_class": cls, "reason": reason,
+            "mnemonic": reason.upper(), "detail": _clip(f"nvidia-smi nvlink: {where}{text}"), "link": link})
+
+
 def _smi_holds(when: str, value: str) -> bool:
     if when == "yes":
         return value == "Yes"
@@ -1020,4 +1107,5 @@ EXTRACTORS: tuple[LineExtractor, ...] = (
     AccelExtractor(),
     SmiQueryExtractor(),
     DcgmDiagExtractor(),
+    NvlinkExtractor(),
 )
