@@ -257,7 +257,42 @@ def test_habanalabs_device_that_would_not_start() -> None:
     assert claimed(lines[1]) and claimed(lines[2])
 
 
+@pytest.mark.parametrize(("line", "expected"), [
+    # gaudi2_handle_ecc_event's words (drivers/accel/habanalabs/gaudi2/gaudi2.c) after gaudi2_print_event's event
+    # name; the name and numbers are ours
+    ("habanalabs hl3: DCORE0_TPC0_ECC_DERR: ECC error detected. address: 0x1c0. Syndrom: 0x0. block id 4. critical 1.",
+     [("memory", "ecc_critical")]),
+    ("habanalabs hl3: DCORE0_TPC0_ECC_SERR: ECC error detected. address: 0x1c0. Syndrom: 0x0. block id 4. critical 0.",
+     [("memory_info", "ecc_corrected")]),
+    # gaudi_hbm_read_interrupts (drivers/accel/habanalabs/gaudi/gaudi.c; the linux-kernel patch of 2021 that prints
+    # it from the firmware's data), and the older release's `ECC: TYPE=` form
+    ("habanalabs hl0: HBM1 pc3 interrupts info: WR_PAR=0, RD_PAR=0, CA_PAR=0, SERR=0, DERR=1",
+     [("memory", "hbm_derr")]),
+    ("habanalabs hl0: HBM1 pc3 ECC: TYPE=2, WR_PAR=0, RD_PAR=0, CA_PAR=0, SERR=1, DERR=1", [("memory", "hbm_derr")]),
+    ("habanalabs hl0: HBM1 pc3 interrupts info: WR_PAR=0, RD_PAR=0, CA_PAR=0, SERR=1, DERR=0",
+     [("memory_info", "hbm_serr")]),
+])
+def test_habanalabs_ecc_and_hbm_errors(line: str, expected: list[tuple[str, str]]) -> None:
+    assert accel(feed([line])) == expected
+
+
 @pytest.mark.parametrize("line", [
+    # Gaudi1's ECC line names no criticality: neither kind is placed (gaudi.c gaudi_handle_ecc_event)
+    "habanalabs hl0: ECC error detected. address: 0x1c0. Syndrom: 0x0. block id 4",
+    # an HBM channel's parity bit alone (no ECC bit set): not an ECC error of the table
+    "habanalabs hl0: HBM1 pc3 interrupts info: WR_PAR=1, RD_PAR=0, CA_PAR=0, SERR=0, DERR=0",
+    # someone quoting the words without the driver's name before them
+    "grep 'DERR=1' shows HBM1 pc3 SERR=0, DERR=1 in the log",
+])
+def test_near_miss_habanalabs_ecc_lines_that_place_no_fault(line: str) -> None:
+    assert accel(feed([line])) == []
+
+
+@pytest.mark.parametrize("line", [
+    # drivers/accel/habanalabs/gaudi/gaudi.c: the HBM error's address line after its bits
+    "habanalabs hl0: HBM1 pc3 ECC info: 1ST_ERR_ADDR=0x1a2b, 1ST_ERR_TYPE=2, SEC_CONT_CNT=0, SEC_CNT=0, DEC_CNT=1",
+    # drivers/accel/habanalabs/common/command_submission.c: a submission refused while the device resets
+    "habanalabs hl0: Device is in reset. Can't submit new CS",
     # HabanaAI/Setup_and_Install#1 (the devices that came up)
     "[   43.051361] habanalabs hl1: Successfully loaded firmware to device",
     # drivers/accel/habanalabs/common/device.c hl_device_init's last word
