@@ -497,3 +497,49 @@ def test_psp_words_outside_the_driver_are_not_its_failure() -> None:
     message) are not the driver's report."""
     assert feed(["ROCm issue: 'PSP create ring failed' after upgrading the kernel, see #2747"]) == []
 
+
+
+# ---------------------------------------------------------------- rocm-smi --showrasinfo
+
+# the layout of a posted MI50 run of `sudo rocm-smi --showrasinfo` (a public benchmarking note; its counts 0)
+_RAS_HEAD = ["========================= ROCm System Management Interface =========================",
+             "===================================== RAS Info =====================================",
+             "", "GPU[0]:         RAS INFO",
+             "         Block       Status    Correctable Error  Uncorrectable Error  "]
+
+
+@pytest.mark.parametrize(("rows", "expected"), [
+    (["           UMC        ENABLED                  0                    2  "], [("memory", "ras_uncorrectable")]),
+    (["     XGMI_WAFL        ENABLED                  0                    1  "], [("link", "ras_uncorrectable")]),
+    (["      PCIE_BIF        ENABLED                  0                    1  "], [("pcie", "ras_uncorrectable")]),
+    (["           UMC        ENABLED                  5                    0  "], [("memory_info", "ras_correctable")]),
+])
+def test_rocm_smi_ras_counts(rows: list[str], expected: list[tuple[str, str]]) -> None:
+    assert accel(feed([*_RAS_HEAD, *rows], "application")) == expected
+
+
+@pytest.mark.parametrize("rows", [
+    # every count 0, and blocks that print only their status (the posted MI50 run)
+    ["           UMC        ENABLED                  0                    0  ",
+     "         ATHUB        ENABLED  ", "     XGMI_WAFL       DISABLED  "],
+    # a block whose RAS is disabled prints counts that mean nothing (a public parser's sample: 3145680)
+    ["           UMC       DISABLED            3145680              3145680"],
+    # the row's shape far below any GPU's header
+    [*["x"] * 50, "           UMC        ENABLED                  0                    2  "],
+])
+def test_near_miss_rocm_smi_ras_rows_that_name_no_error(rows: list[str]) -> None:
+    assert accel(feed([*_RAS_HEAD, *rows], "application")) == []
+
+
+def test_rocm_smi_ras_without_its_header_is_not_read() -> None:
+    assert accel(feed(["           UMC        ENABLED                  0                    2  "], "application")) == []
+
+
+def test_a_ranks_rocm_smi_uncorrectable_count_is_the_gpus_memory(make_bundle: BundleMaker) -> None:
+    rows = [*_RAS_HEAD, "           UMC        ENABLED                  0                    2  "]
+    files = _ranks()
+    files["app/rank-2.log"] = "".join(s + "\n" for s in rows) + files["app/rank-2.log"]
+    v = Analyzer().analyze_path(str(make_bundle(files)))
+    assert_cause_with_collective_fallout(v, "hardware", "gpu.memory", "node-02")
+    action = v.root_cause.recommended_action or "" if v.root_cause else ""
+    assert "amd-smi" in action and not _NVIDIA_ONLY.search(action), action

@@ -742,7 +742,8 @@ def test_sxid_table() -> None:
 def test_extractor_declarations() -> None:
     names = {e.name for e in gpu.EXTRACTORS}
     assert names == {"gpu.xid", "gpu.xid_relay", "gpu.sxid", "gpu.fabricmanager", "gpu.nvrm", "gpu.nvml", "gpu.accel",
-                     "gpu.smi_query", "gpu.dcgm_diag", "gpu.nvlink_smi"}
+                     "gpu.smi_query", "gpu.dcgm_diag", "gpu.nvlink_smi",
+                     "gpu.rocm_smi_ras"}
     for e in gpu.EXTRACTORS:
         assert e.literals and e.sources
         for w in e.literals:

@@ -948,6 +948,62 @@ class NvlinkExtractor:
             "mnemonic": reason.upper(), "detail": _clip(f"nvidia-smi nvlink: {where}{text}"), "link": link})
 
 
+# `rocm-smi --showrasinfo` (ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py showRasInfo): a GPU's `GPU[0]: RAS INFO`,
+# then a row per RAS block, `UMC  ENABLED  0  2` (block, status, correctable, uncorrectable); a block whose RAS is not
+# enabled prints no counts, or counts that mean nothing.
+_ROCM_RAS_GPU = re.compile(r"^GPU\[(?P<gpu>\d{1,3})\]:\s{0,20}RAS INFO$")
+_ROCM_RAS_ROW = re.compile(
+    r"^(?P<block>[A-Z][A-Z0-9_]{1,15}) {1,20}ENABLED {1,30}(?P<ce>\d{1,12}) {1,30}(?P<ue>\d{1,12})$")
+_K_ROCM_RAS = "gpu.rocm_ras"  # (gpu, lineno) of the last `GPU[N]: RAS INFO`
+_K_ROCM_RAS_SEEN = "gpu.rocm_ras.seen"  # (reason, gpu, block) reported in the stream
+_ROCM_RAS_REACH: Final = 40  # a GPU's block rows below its header (about 20 blocks)
+
+
+class RocmSmiRasExtractor:
+    """`rocm-smi --showrasinfo`'s table read one GPU's block at a time: a block whose RAS is enabled with an
+    uncorrectable count above 0 is that block's uncorrected error (`memory`, or the class catalog/accel.yaml's
+    `amdgpu_ras_blocks` gives the block: XGMI's link layer `link`, the PCIe interface `pcie`), a correctable count alone
+    above 0 is `memory_info`; counts of 0, and a block whose RAS is disabled, are nothing."""
+
+    name = "gpu.rocm_smi_ras"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.accel_error": frozenset({"accel_class", "block", "detail", "driver", "mnemonic", "reason", "vendor"}),
+    }
+    # an operator's or a job's own run of rocm-smi, in its output
+    sources: frozenset[str] = frozenset({"application"})
+    literals: tuple[str, ...] = ("RAS INFO", "ENABLED")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        stripped = line.strip()
+        if (g := _ROCM_RAS_GPU.match(stripped)) is not None:
+            ctx.state[_K_ROCM_RAS] = (int(g.group("gpu")), ctx.lineno)
+            ctx.claimed = True
+            return
+        m = _ROCM_RAS_ROW.match(stripped)
+        head = ctx.state.get(_K_ROCM_RAS)
+        if m is None or not isinstance(head, tuple) or not 0 < ctx.lineno - head[1] <= _ROCM_RAS_REACH:
+            return
+        ctx.claimed = True
+        gpu, block = head[0], m.group("block").lower()
+        if int(m.group("ue")) > 0:
+            cls = next((b.accel_class for b in accel_table().ras_blocks if b.block == block), "memory")
+            reason, count = "ras_uncorrectable", m.group("ue")
+        elif int(m.group("ce")) > 0:
+            cls, reason, count = "memory_info", "ras_correctable", m.group("ce")
+        else:
+            return
+        seen = ctx.state.setdefault(_K_ROCM_RAS_SEEN, set())
+        assert isinstance(seen, set)
+        if (reason, gpu, block) in seen:
+            return
+        seen.add((reason, gpu, block))
+        kind = "uncorrectable" if reason == "ras_uncorrectable" else "correctable"
+        yield Draft(kind="gpu.accel_error", fields={
+            "vendor": "amd", "driver": "rocm-smi", "accel_class": cls, "reason": reason, "mnemonic": reason.upper(),
+            "block": block, "detail": _clip(f"rocm-smi --showrasinfo: GPU[{gpu}] {block}: {count} {kind} error(s)")})
+
+
 def _smi_holds(when: str, value: str) -> bool:
     if when == "yes":
         return value == "Yes"
@@ -1108,4 +1164,5 @@ EXTRACTORS: tuple[LineExtractor, ...] = (
     SmiQueryExtractor(),
     DcgmDiagExtractor(),
     NvlinkExtractor(),
+    RocmSmiRasExtractor(),
 )
