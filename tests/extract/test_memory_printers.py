@@ -371,6 +371,34 @@ def test_gpu_burn_faulty_is_a_device_error_and_ok_is_nothing() -> None:
     assert accel(evs) == [("nvidia", "gpu-burn", "other", "gpu_burn_faulty")]
 
 
+# cuda_memtest's report (ComputationalRadiationPhysics/cuda_memtest tests.cpp report_error, through FPRINTF's
+# `[time][host][gpu]:` prefix; the counts, addresses and host ours)
+_MEMTEST = [
+    "[06/26/2024 07:55:30][gpu-node-7][0]:ERROR: NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15",
+    "[06/26/2024 07:55:30][gpu-node-7][0]:ERROR: The unit serial number is 1320219019476",
+    "[06/26/2024 07:55:30][gpu-node-7][0]:ERROR: (test10[Memory stress test]) 3 errors found in block 17",
+    "[06/26/2024 07:55:30][gpu-node-7][0]:ERROR: the last 3 error addresses are:\t0x7f3a2c011000\t",
+    "[06/26/2024 07:55:30][gpu-node-7][0]:ERROR: 0th error, expected value=0x5a5a5a5a5a5a5a5a, current value="
+    "0x5a5a5a5a5a5a5a4a, diff=0x10 (second_read=0x5a5a5a5a5a5a5a4a, expect=0x5a5a5a5a5a5a5a5a, diff with expected "
+    "value=0x10)",
+]
+
+
+def test_cuda_memtest_errors_are_the_gpus_memory() -> None:
+    assert accel(feed(_MEMTEST, "application")) == [("nvidia", "cuda_memtest", "memory", "memtest_errors")]
+    assert all(claimed(line, "application") for line in _MEMTEST[1:] if "NVRM version" not in line)
+
+
+@pytest.mark.parametrize("line", [
+    # the test's own progress lines (tests.cpp: a test repeated, a pass), and another program's count
+    "[06/26/2024 07:55:30][gpu-node-7][0]:1th repeating test4 because there are 2 errors found in last run",
+    "[06/26/2024 07:55:30][gpu-node-7][0]:Test10 [Memory stress test]",
+    "checked 4096 blocks, 0 errors found in block scan",
+])
+def test_near_miss_cuda_memtest_lines_that_report_no_bad_cell(line: str) -> None:
+    assert accel(feed([line], "application")) == []
+
+
 @pytest.mark.parametrize("line", ["PSU 1: FAULTY", "\tGPU 0: OK", "Fan 2 status: FAULTY (GPU 1 side)"])
 def test_near_miss_faulty_of_another_device(line: str) -> None:
     assert accel(feed([line], "application")) == []

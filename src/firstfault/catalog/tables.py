@@ -501,6 +501,7 @@ _ACCEL_FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("xe_messages", "intel", "xe"),
     ("dcgm_errors", "nvidia", "dcgm"),
     ("gpu_burn_results", "nvidia", "gpu-burn"),
+    ("cuda_memtest_results", "nvidia", "cuda_memtest"),
     ("amd_smi_counts", "amd", "amd-smi"),
     ("neuron_statuses", "aws", "neuron"),
 )
