@@ -391,6 +391,33 @@ def test_sxid_unknown_code_takes_the_printed_severity() -> None:
     assert_fields(d, {"sxid_class": "other"})
 
 
+@pytest.mark.parametrize(("line", "cls"), [
+    # a code of NVIDIA/NVSentinel's mapping on a continuation line that prints no severity: the table's class
+    ("nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 19036, Severity 1 Engine instance 12 Sub-engine instance 00", "fatal"),
+    ("nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 19039, Severity 0 Engine instance 12 Sub-engine instance 00",
+     "nonfatal"),
+    # the table and the driver disagree: the printed severity wins (catalog/sxid.yaml's header)
+    ("nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 13003, Non-fatal, Link 4 crumbstore single-bit limit", "nonfatal"),
+    ("nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 11006, Fatal, Link 4 ingress ECC soft limit", "fatal"),
+    # both fatal, of two kinds: the table's kind stays
+    ("nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 26006, Fatal, SOE halt", "always_fatal"),
+    # a host notice stays one, whatever the line prints
+    ("nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 10004, Fatal, NVSWITCH Temperature 96C | TSENSE WARN Threshold 95C",
+     "other"),
+])
+def test_sxid_class_from_the_table_and_the_printed_severity(line: str, cls: str) -> None:
+    # the codes and names are NVIDIA/NVSentinel sxiderrorsmapping.csv's; the lines' words ours, in the driver's layout
+    assert one(SXID, line).fields["sxid_class"] == cls
+
+
+def test_sxid_table_covers_nvidias_mapping() -> None:
+    # every code of NVIDIA/NVSentinel's sxiderrorsmapping.csv but 28006, which it lists without a name
+    from firstfault.catalog.tables import sxid_table
+    families = {10: 8, 11: 47, 12: 51, 13: 8, 14: 18, 15: 20, 16: 3, 17: 8, 18: 20, 19: 84, 20: 38, 21: 10, 22: 13,
+                23: 17, 24: 10, 25: 10, 26: 8, 27: 7, 28: 5, 29: 6, 30: 6}
+    assert {f * 1000 + i for f, n in families.items() for i in range(1, n + 1)} <= set(sxid_table())
+
+
 def test_sxid_ali_training_failure_is_fatal() -> None:
     # the code and name from NVIDIA/NVSentinel's sxiderrorsmapping.csv (25010 NVLIPT_LNK_ALI_TRAINING_FAIL, FATAL);
     # the line's layout is the driver's (NVSWITCH_PRINT_SXID), its words filled in by us

@@ -302,6 +302,7 @@ _LINK = re.compile(r"\bLink (\d+)")
 _NVSWITCH = re.compile(r"\bnvidia-nvswitch(\d+)\b")
 _CLASS_SEV = {"fatal": "Fatal", "always_fatal": "Always-fatal", "nonfatal": "Non-fatal", "other": "Non-fatal"}
 _SEV_CLASS = {"Fatal": "fatal", "Always-fatal": "always_fatal", "Non-fatal": "nonfatal"}
+_FATAL_CLASSES = frozenset({"fatal", "always_fatal"})
 _K_SXID = "gpu.sxid.recent"  # (pci, sxid) -> lineno of the last report
 
 
@@ -343,6 +344,10 @@ class SxidExtractor:
             )
             if info is None:
                 # a code newer than the table: the driver's own word on the line is its class
+                cls = _SEV_CLASS[severity]
+            elif (cls in _FATAL_CLASSES) != (severity != "Non-fatal") and cls != "other":
+                # the table and the driver disagree on fatal or not (catalog/sxid.yaml: the printed severity wins);
+                # a host notice (`other`) stays one
                 cls = _SEV_CLASS[severity]
         recent[key] = ctx.lineno
         fields: dict[str, FieldValue] = {
