@@ -22,6 +22,7 @@ from firstfault.catalog.tables import (
 from firstfault.collect.scan import Extraction
 from firstfault.extract import gpu
 from firstfault.extract.base import Candidate
+from tests.extract import helpers
 from tests.extract.helpers import assert_fields, holds_literal, one, scan
 
 XID = gpu.XidExtractor()
@@ -511,8 +512,9 @@ def test_fabricmanager_lines(line: str, expected: dict[str, Any], device: str | 
     assert_fields(d, expected)
 
 
-def test_fabricmanager_startup_failure_in_journal_is_one_event() -> None:
-    # NVIDIA/gpu-operator#610 (journal, syslog prefix added): one failure, four lines.
+def test_fabricmanager_with_no_switch_to_manage_is_nothing() -> None:
+    # NVIDIA/gpu-operator#610 (journal, syslog prefix added): two A40s on a bridge, no NVSwitch; Fabric Manager has
+    # nothing to do, and systemd's lines about its unit after it are the same non-event
     lines = [
         "Mar  3 10:00:01 gpu-node-1 nv-fabricmanager[4177]: request to query NVSwitch device information "
         "from "
@@ -523,10 +525,22 @@ def test_fabricmanager_startup_failure_in_journal_is_one_event() -> None:
         "'exit-code'.",
         "Mar  3 10:00:01 gpu-node-1 systemd[1]: Failed to start NVIDIA fabric manager service.",
     ]
+    assert scan(FM, lines, source="syslog") == []
+    assert all(helpers.claimed(line, "syslog") for line in lines)
+
+
+def test_fabricmanager_unit_failure_is_one_event() -> None:
+    # data-infra/cube-studio#29's journal (the start script's words, then systemd's), without the NOTHING_TO_DO line
+    lines = [
+        "Sep 18 03:19:01 ubuntu2404 nvidia-fabricmanager-start.sh[4753]: \"/usr/bin/nv-fabricmanager -c "
+        "/usr/share/nvidia/nvswitch/fabricmanager.cfg\" failed! Exit code: 1",
+        "Sep 18 03:19:01 ubuntu2404 systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, "
+        "status=1/FAILURE",
+        "Sep 18 03:19:01 ubuntu2404 systemd[1]: nvidia-fabricmanager.service: Failed with result 'exit-code'.",
+        "Sep 18 03:19:01 ubuntu2404 systemd[1]: Failed to start NVIDIA fabric manager service.",
+    ]
     drafts = scan(FM, lines, source="syslog")
-    assert len(drafts) == 1
-    assert_fields(drafts[0], {"fm_event": "fm_failed"})
-    assert str(drafts[0].fields["detail"]).startswith("request to query NVSwitch device information")
+    assert [d.fields["fm_event"] for d in drafts] == ["fm_failed"]
 
 
 @pytest.mark.parametrize(

@@ -420,6 +420,8 @@ class FabricManagerExtractor:
             return
         row, at = read
         if row.event == "none":
+            # understood, and nothing: systemd's lines about the unit right after it are the same report
+            ctx.state[_K_FM_FAILED] = ("fm_failed", ctx.lineno)
             ctx.claimed = True
             return
         if row.event in ("fm_failed", "imex_failed"):
@@ -427,8 +429,7 @@ class FabricManagerExtractor:
             # lines: report it once.
             last = ctx.state.get(_K_FM_FAILED)
             ctx.state[_K_FM_FAILED] = (row.event, ctx.lineno)
-            if (isinstance(last, tuple) and last[0] == row.event
-                    and 0 <= ctx.lineno - last[1] <= _COMPANION_LINES):
+            if isinstance(last, tuple) and last[0] == row.event and 0 <= ctx.lineno - last[1] <= _COMPANION_LINES:
                 ctx.claimed = True
                 return
         tail = line[at + len(row.text):]
