@@ -76,3 +76,49 @@ def test_a_ranks_nonzero_nvlink_counts_name_no_cause(make_bundle: BundleMaker) -
              for r in range(4)}
     v = Analyzer().analyze_path(str(make_bundle(files, name="nvlink-counts")))
     assert v.root_cause is None or v.root_cause.category != "gpu.nvlink"
+
+
+# nvidia-smi -q's `Fabric` block (NVIDIA/gpu-operator#2511's layout, a GB200 node's; the values NVML's as
+# leptonai/gpud fabric_state.go spells them), read by extract/gpu.py SmiQueryExtractor
+def _fabric(summary: str, bandwidth: str, route: str) -> list[str]:
+    return ["GPU 00000000:18:00.0",
+            "    Fabric",
+            "        State                                          : Completed",
+            "        Status                                         : Success",
+            "        CliqueId                                       : 1",
+            "        Health",
+            f"            Summary                                    : {summary}",
+            f"            Bandwidth                                  : {bandwidth}",
+            "            Route Recovery in progress                 : False",
+            f"            Route Unhealthy                            : {route}"]
+
+
+@pytest.mark.parametrize(("lines", "expected"), [
+    (_fabric("Healthy", "Degraded", "False"), [("link", "fabric_bandwidth_degraded", None)]),
+    (_fabric("Healthy", "Full", "True"), [("link", "fabric_route_unhealthy", None)]),
+    (_fabric("Limited Capacity", "Full", "False"), [("link_info", "fabric_limited_capacity", None)]),
+])
+def test_a_gpus_fabric_health(lines: list[str], expected: list[tuple[str, str, object]]) -> None:
+    assert read(lines) == expected
+
+
+@pytest.mark.parametrize("lines", [
+    _fabric("Healthy", "Full", "False"),
+    # a GPU whose fabric is still forming, as gpu-operator#2511 posts it: every value N/A
+    _fabric("N/A", "N/A", "N/A"),
+    # the words without their block: a key of another report
+    ["    Bandwidth                                  : Degraded"],
+])
+def test_near_miss_a_fabric_block_that_names_no_fault(lines: list[str]) -> None:
+    assert read(lines) == []
+
+
+def test_a_ranks_degraded_fabric_is_the_gpus_nvlink(make_bundle: BundleMaker) -> None:
+    timeout = ("[rank{r}]:[E ProcessGroupNCCL.cpp:616] [Rank {r}] Watchdog caught collective operation timeout: "
+               "WorkNCCL(SeqNum=9, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600012 "
+               "milliseconds before timing out.")
+    files = {f"app/rank-{r}.log": "".join(s + "\n" for s in [*(_fabric("Unhealthy", "Degraded", "False")
+                                                                 if r == 2 else []), timeout.format(r=r)])
+             for r in range(6)}
+    v = Analyzer().analyze_path(str(make_bundle(files, name="fabric-degraded")))
+    helpers.assert_cause_with_collective_fallout(v, "hardware", "gpu.nvlink", "node-02")

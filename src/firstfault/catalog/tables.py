@@ -426,9 +426,9 @@ class SmiQueryRow(_Row, frozen=True):
     """A `key : value` line of nvidia-smi -q's memory sections and the Xid-like class it stands for
     (catalog/accel.yaml `nvidia_smi_query`)."""
 
-    section: Literal["ECC Errors", "Retired Pages", "Remapped Rows"]
+    section: Literal["ECC Errors", "Retired Pages", "Remapped Rows", "Fabric"]
     key: Annotated[str, Meta(min_length=4)]  # the line's key, or the start of it
-    when: Literal["yes", "nonzero"]
+    when: Literal["yes", "nonzero", "equals"]
     accel_class: AccelClass = records.field(name="class")
     reason: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]
     printed_by: Annotated[str, Meta(min_length=8)]
@@ -436,8 +436,11 @@ class SmiQueryRow(_Row, frozen=True):
     bits: Literal["Single Bit", "Double Bit"] | None = None
     unless_zero: str | None = None  # a key of the same block: where its count is 0, the row is `else_class`
     else_class: AccelClass | None = None
+    equals: str | None = None  # `when: equals`: the value the row holds for
 
     def __post_init__(self) -> None:
+        if (self.when == "equals") != (self.equals is not None):
+            raise ValueError("`equals` goes with `when: equals`, and only with it")
         if (self.unless_zero is None) != (self.else_class is None):
             raise ValueError("`unless_zero` and `else_class` go together")
         if (self.scope is not None or self.bits is not None) and self.section != "ECC Errors":

@@ -690,12 +690,12 @@ def _accel_cause(fields: dict[str, FieldValue], follows: bool, pci: str | None, 
 # nvidia-smi -q's memory sections (catalog/accel.yaml `nvidia_smi_query`)
 # --------------------------------------------------------------------------
 
-_SMI_SECTIONS: Final = ("ECC Errors", "Retired Pages", "Remapped Rows")
+_SMI_SECTIONS: Final = ("ECC Errors", "Retired Pages", "Remapped Rows", "Fabric")
 _SMI_SCOPES: Final = ("Volatile", "Aggregate")
 _SMI_BITS: Final = ("Single Bit", "Double Bit")
 # how far a section's lines reach below its header: the old ECC Errors block (Volatile and Aggregate, each with its
 # Single Bit and Double Bit lists of memories) is the longest
-_SMI_REACH: Final = {"ECC Errors": 40, "Retired Pages": 8, "Remapped Rows": 8}
+_SMI_REACH: Final = {"ECC Errors": 40, "Retired Pages": 8, "Remapped Rows": 8, "Fabric": 14}
 _SMI_GPU = re.compile(r"^GPU (?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])$")
 _K_SMI = "gpu.smi"  # the headers seen in the stream: name -> lineno; "gpu" -> (lineno, pci)
 _K_SMI_VALS = "gpu.smi.vals"  # (section's lineno, {key: value}) of the block being read
@@ -773,7 +773,9 @@ class SmiQueryExtractor:
                 continue
             if row.bits is not None and (bits is None or bits[0] != row.bits):
                 continue
-            if not _smi_holds(row.when, value):
+            if not _smi_holds(row.when, value, row.equals):
+                if row.when == "equals":
+                    continue  # another row of the key may hold for this value
                 return
             cls = row.accel_class
             if (row.unless_zero is not None and row.else_class is not None
@@ -1010,9 +1012,11 @@ class RocmSmiRasExtractor:
             "block": block, "detail": _clip(f"rocm-smi --showrasinfo: GPU[{gpu}] {block}: {count} {kind} error(s)")})
 
 
-def _smi_holds(when: str, value: str) -> bool:
+def _smi_holds(when: str, value: str, equals: str | None = None) -> bool:
     if when == "yes":
         return value == "Yes"
+    if when == "equals":
+        return value == equals
     return value.isdigit() and int(value) > 0
 
 
