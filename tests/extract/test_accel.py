@@ -50,7 +50,7 @@ def test_every_family_loads_with_its_vendor_and_each_row_cites_its_source() -> N
     t = accel_table()
     assert [(v, d) for v, d, _ in t.families] == [
         ("amd", "amdgpu"), ("amd", "rocr"), ("intel", "habanalabs"), ("intel", "i915"), ("intel", "xe"),
-        ("nvidia", "dcgm"), ("nvidia", "gpu-burn"), ("amd", "amd-smi"),
+        ("nvidia", "dcgm"), ("nvidia", "gpu-burn"), ("nvidia", "cuda_memtest"), ("amd", "amd-smi"),
         ("aws", "neuron")]
     for _v, _d, rows in t.families:
         assert rows and all(r.printed_by for r in rows)
@@ -257,7 +257,42 @@ def test_habanalabs_device_that_would_not_start() -> None:
     assert claimed(lines[1]) and claimed(lines[2])
 
 
+@pytest.mark.parametrize(("line", "expected"), [
+    # gaudi2_handle_ecc_event's words (drivers/accel/habanalabs/gaudi2/gaudi2.c) after gaudi2_print_event's event
+    # name; the name and numbers are ours
+    ("habanalabs hl3: DCORE0_TPC0_ECC_DERR: ECC error detected. address: 0x1c0. Syndrom: 0x0. block id 4. critical 1.",
+     [("memory", "ecc_critical")]),
+    ("habanalabs hl3: DCORE0_TPC0_ECC_SERR: ECC error detected. address: 0x1c0. Syndrom: 0x0. block id 4. critical 0.",
+     [("memory_info", "ecc_corrected")]),
+    # gaudi_hbm_read_interrupts (drivers/accel/habanalabs/gaudi/gaudi.c; the linux-kernel patch of 2021 that prints
+    # it from the firmware's data), and the older release's `ECC: TYPE=` form
+    ("habanalabs hl0: HBM1 pc3 interrupts info: WR_PAR=0, RD_PAR=0, CA_PAR=0, SERR=0, DERR=1",
+     [("memory", "hbm_derr")]),
+    ("habanalabs hl0: HBM1 pc3 ECC: TYPE=2, WR_PAR=0, RD_PAR=0, CA_PAR=0, SERR=1, DERR=1", [("memory", "hbm_derr")]),
+    ("habanalabs hl0: HBM1 pc3 interrupts info: WR_PAR=0, RD_PAR=0, CA_PAR=0, SERR=1, DERR=0",
+     [("memory_info", "hbm_serr")]),
+])
+def test_habanalabs_ecc_and_hbm_errors(line: str, expected: list[tuple[str, str]]) -> None:
+    assert accel(feed([line])) == expected
+
+
 @pytest.mark.parametrize("line", [
+    # Gaudi1's ECC line names no criticality: neither kind is placed (gaudi.c gaudi_handle_ecc_event)
+    "habanalabs hl0: ECC error detected. address: 0x1c0. Syndrom: 0x0. block id 4",
+    # an HBM channel's parity bit alone (no ECC bit set): not an ECC error of the table
+    "habanalabs hl0: HBM1 pc3 interrupts info: WR_PAR=1, RD_PAR=0, CA_PAR=0, SERR=0, DERR=0",
+    # someone quoting the words without the driver's name before them
+    "grep 'DERR=1' shows HBM1 pc3 SERR=0, DERR=1 in the log",
+])
+def test_near_miss_habanalabs_ecc_lines_that_place_no_fault(line: str) -> None:
+    assert accel(feed([line])) == []
+
+
+@pytest.mark.parametrize("line", [
+    # drivers/accel/habanalabs/gaudi/gaudi.c: the HBM error's address line after its bits
+    "habanalabs hl0: HBM1 pc3 ECC info: 1ST_ERR_ADDR=0x1a2b, 1ST_ERR_TYPE=2, SEC_CONT_CNT=0, SEC_CNT=0, DEC_CNT=1",
+    # drivers/accel/habanalabs/common/command_submission.c: a submission refused while the device resets
+    "habanalabs hl0: Device is in reset. Can't submit new CS",
     # HabanaAI/Setup_and_Install#1 (the devices that came up)
     "[   43.051361] habanalabs hl1: Successfully loaded firmware to device",
     # drivers/accel/habanalabs/common/device.c hl_device_init's last word
@@ -462,3 +497,49 @@ def test_psp_words_outside_the_driver_are_not_its_failure() -> None:
     message) are not the driver's report."""
     assert feed(["ROCm issue: 'PSP create ring failed' after upgrading the kernel, see #2747"]) == []
 
+
+
+# ---------------------------------------------------------------- rocm-smi --showrasinfo
+
+# the layout of a posted MI50 run of `sudo rocm-smi --showrasinfo` (a public benchmarking note; its counts 0)
+_RAS_HEAD = ["========================= ROCm System Management Interface =========================",
+             "===================================== RAS Info =====================================",
+             "", "GPU[0]:         RAS INFO",
+             "         Block       Status    Correctable Error  Uncorrectable Error  "]
+
+
+@pytest.mark.parametrize(("rows", "expected"), [
+    (["           UMC        ENABLED                  0                    2  "], [("memory", "ras_uncorrectable")]),
+    (["     XGMI_WAFL        ENABLED                  0                    1  "], [("link", "ras_uncorrectable")]),
+    (["      PCIE_BIF        ENABLED                  0                    1  "], [("pcie", "ras_uncorrectable")]),
+    (["           UMC        ENABLED                  5                    0  "], [("memory_info", "ras_correctable")]),
+])
+def test_rocm_smi_ras_counts(rows: list[str], expected: list[tuple[str, str]]) -> None:
+    assert accel(feed([*_RAS_HEAD, *rows], "application")) == expected
+
+
+@pytest.mark.parametrize("rows", [
+    # every count 0, and blocks that print only their status (the posted MI50 run)
+    ["           UMC        ENABLED                  0                    0  ",
+     "         ATHUB        ENABLED  ", "     XGMI_WAFL       DISABLED  "],
+    # a block whose RAS is disabled prints counts that mean nothing (a public parser's sample: 3145680)
+    ["           UMC       DISABLED            3145680              3145680"],
+    # the row's shape far below any GPU's header
+    [*["x"] * 50, "           UMC        ENABLED                  0                    2  "],
+])
+def test_near_miss_rocm_smi_ras_rows_that_name_no_error(rows: list[str]) -> None:
+    assert accel(feed([*_RAS_HEAD, *rows], "application")) == []
+
+
+def test_rocm_smi_ras_without_its_header_is_not_read() -> None:
+    assert accel(feed(["           UMC        ENABLED                  0                    2  "], "application")) == []
+
+
+def test_a_ranks_rocm_smi_uncorrectable_count_is_the_gpus_memory(make_bundle: BundleMaker) -> None:
+    rows = [*_RAS_HEAD, "           UMC        ENABLED                  0                    2  "]
+    files = _ranks()
+    files["app/rank-2.log"] = "".join(s + "\n" for s in rows) + files["app/rank-2.log"]
+    v = Analyzer().analyze_path(str(make_bundle(files)))
+    assert_cause_with_collective_fallout(v, "hardware", "gpu.memory", "node-02")
+    action = v.root_cause.recommended_action or "" if v.root_cause else ""
+    assert "amd-smi" in action and not _NVIDIA_ONLY.search(action), action

@@ -22,6 +22,7 @@ from firstfault.catalog.tables import (
 from firstfault.collect.scan import Extraction
 from firstfault.extract import gpu
 from firstfault.extract.base import Candidate
+from tests.extract import helpers
 from tests.extract.helpers import assert_fields, holds_literal, one, scan
 
 XID = gpu.XidExtractor()
@@ -379,7 +380,52 @@ def test_sxid_continuation_of_same_switch_is_one_report() -> None:
 
 def test_sxid_unknown_code() -> None:
     d = one(SXID, "nvidia-nvswitch0: SXid (PCI:0000:00:00.0): 99999, Non-fatal, Link 1 mystery")  # synthetic
-    assert_fields(d, {"sxid_class": "other", "severity": "Non-fatal"})
+    assert_fields(d, {"sxid_class": "nonfatal", "severity": "Non-fatal"})
+
+
+def test_sxid_unknown_code_takes_the_printed_severity() -> None:
+    # synthetic: a code newer than the table, printed Fatal, is a fatal SXid (gpu-nvswitch-fatal), not a symptom
+    d = one(SXID, "nvidia-nvswitch3: SXid (PCI:0000:07:00.0): 99998, Fatal, Link 12 mystery")
+    assert_fields(d, {"sxid_class": "fatal", "severity": "Fatal", "switch": 3, "link": 12})
+    # and where the line prints none, an unknown code stays `other` (a symptom)
+    d = one(SXID, "nvidia-nvswitch3: SXid (PCI:0000:07:00.0): 99997, Severity 1 Engine instance 12")
+    assert_fields(d, {"sxid_class": "other"})
+
+
+@pytest.mark.parametrize(("line", "cls"), [
+    # a code of NVIDIA/NVSentinel's mapping on a continuation line that prints no severity: the table's class
+    ("nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 19036, Severity 1 Engine instance 12 Sub-engine instance 00", "fatal"),
+    ("nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 19039, Severity 0 Engine instance 12 Sub-engine instance 00",
+     "nonfatal"),
+    # the table and the driver disagree: the printed severity wins (catalog/sxid.yaml's header)
+    ("nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 13003, Non-fatal, Link 4 crumbstore single-bit limit", "nonfatal"),
+    ("nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 11006, Fatal, Link 4 ingress ECC soft limit", "fatal"),
+    # both fatal, of two kinds: the table's kind stays
+    ("nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 26006, Fatal, SOE halt", "always_fatal"),
+    # a host notice stays one, whatever the line prints
+    ("nvidia-nvswitch2: SXid (PCI:0000:07:00.0): 10004, Fatal, NVSWITCH Temperature 96C | TSENSE WARN Threshold 95C",
+     "other"),
+])
+def test_sxid_class_from_the_table_and_the_printed_severity(line: str, cls: str) -> None:
+    # the codes and names are NVIDIA/NVSentinel sxiderrorsmapping.csv's; the lines' words ours, in the driver's layout
+    assert one(SXID, line).fields["sxid_class"] == cls
+
+
+def test_sxid_table_covers_nvidias_mapping() -> None:
+    # every code of NVIDIA/NVSentinel's sxiderrorsmapping.csv but 28006, which it lists without a name
+    from firstfault.catalog.tables import sxid_table
+    families = {10: 8, 11: 47, 12: 51, 13: 8, 14: 18, 15: 20, 16: 3, 17: 8, 18: 20, 19: 84, 20: 38, 21: 10, 22: 13,
+                23: 17, 24: 10, 25: 10, 26: 8, 27: 7, 28: 5, 29: 6, 30: 6}
+    assert {f * 1000 + i for f, n in families.items() for i in range(1, n + 1)} <= set(sxid_table())
+
+
+def test_sxid_ali_training_failure_is_fatal() -> None:
+    # the code and name from NVIDIA/NVSentinel's sxiderrorsmapping.csv (25010 NVLIPT_LNK_ALI_TRAINING_FAIL, FATAL);
+    # the line's layout is the driver's (NVSWITCH_PRINT_SXID), its words filled in by us
+    d = one(SXID, "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 25010, Fatal, Link 17 ALI training failed")
+    assert_fields(d, {"sxid_class": "fatal", "link": 17})
+    d = one(SXID, "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 28002, Non-fatal, Link 17 OSFP thermal warning cleared")
+    assert_fields(d, {"sxid_class": "nonfatal"})
 
 
 # ----------------------------------------------------------- Fabric Manager
@@ -425,6 +471,29 @@ FM_CASES: list[tuple[str, dict[str, Any], str | None]] = [
         {"fm_event": "trunk_port_failure", "port": 61},
         None,
     ),
+    (  # phatut/nmx-c-analyzers nmx_table_analyzer.py: the partition's line before the trunk ports' lines
+        "[Jul 19 2025 18:34:57] [WARNING] [tid 134] Detected a trunk link failure event for partition Id 32766.",
+        {"fm_event": "trunk_port_failure", "port": None},
+        None,
+    ),
+    (  # phatut/nmx-c-analyzers docs/CORRELATION.md: the switch by its GUID, the port by its number
+        "[Jul 19 2025 18:34:57] [WARNING] [tid 134] Trunk port failure detected for switch GUID 0xB0CF0E0300E31440 "
+        "and switch chassis sn 1825124190178, slot 7 port number 61 port GUID 0xb0cf0e0300e31440 cage 7.",
+        {"fm_event": "trunk_port_failure", "port": 61, "switch_guid": "0xb0cf0e0300e31440"},
+        None,
+    ),
+    (  # phatut/nmx-c-analyzers nmx_table_analyzer.py: a port event, read but no cause (gpu-nvswitch-fatal's test)
+        "[Jul 19 2025 18:34:55] [INFO] [tid 134] fabric manager received port down event on switch with GUID "
+        "0xb0cf0e0300e31440, port GUID 0xb0cf0e0300e31440, and port num 12",
+        {"fm_event": "port_down", "port": 12, "switch_guid": "0xb0cf0e0300e31440"},
+        None,
+    ),
+    (  # kubernetes-sigs/dra-driver-nvidia-gpu#289: the IMEX daemon refusing its node configuration
+        "[Mar 21 2025 20:45:38] [ERROR] [tid 39] No matching network interface found for any IP addresses in the "
+        "node configuration file",
+        {"fm_event": "imex_failed", "code": None},
+        None,
+    ),
     (  # synthetic around gpud's matcher text
         "[Mar 01 2025 10:00:00] [ERROR] [tid 12] detected number of NVSwitches don't match with any "
         "supported "
@@ -443,8 +512,9 @@ def test_fabricmanager_lines(line: str, expected: dict[str, Any], device: str | 
     assert_fields(d, expected)
 
 
-def test_fabricmanager_startup_failure_in_journal_is_one_event() -> None:
-    # NVIDIA/gpu-operator#610 (journal, syslog prefix added): one failure, four lines.
+def test_fabricmanager_with_no_switch_to_manage_is_nothing() -> None:
+    # NVIDIA/gpu-operator#610 (journal, syslog prefix added): two A40s on a bridge, no NVSwitch; Fabric Manager has
+    # nothing to do, and systemd's lines about its unit after it are the same non-event
     lines = [
         "Mar  3 10:00:01 gpu-node-1 nv-fabricmanager[4177]: request to query NVSwitch device information "
         "from "
@@ -455,10 +525,22 @@ def test_fabricmanager_startup_failure_in_journal_is_one_event() -> None:
         "'exit-code'.",
         "Mar  3 10:00:01 gpu-node-1 systemd[1]: Failed to start NVIDIA fabric manager service.",
     ]
+    assert scan(FM, lines, source="syslog") == []
+    assert all(helpers.claimed(line, "syslog") for line in lines)
+
+
+def test_fabricmanager_unit_failure_is_one_event() -> None:
+    # data-infra/cube-studio#29's journal (the start script's words, then systemd's), without the NOTHING_TO_DO line
+    lines = [
+        "Sep 18 03:19:01 ubuntu2404 nvidia-fabricmanager-start.sh[4753]: \"/usr/bin/nv-fabricmanager -c "
+        "/usr/share/nvidia/nvswitch/fabricmanager.cfg\" failed! Exit code: 1",
+        "Sep 18 03:19:01 ubuntu2404 systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, "
+        "status=1/FAILURE",
+        "Sep 18 03:19:01 ubuntu2404 systemd[1]: nvidia-fabricmanager.service: Failed with result 'exit-code'.",
+        "Sep 18 03:19:01 ubuntu2404 systemd[1]: Failed to start NVIDIA fabric manager service.",
+    ]
     drafts = scan(FM, lines, source="syslog")
-    assert len(drafts) == 1
-    assert_fields(drafts[0], {"fm_event": "fm_failed"})
-    assert str(drafts[0].fields["detail"]).startswith("request to query NVSwitch device information")
+    assert [d.fields["fm_event"] for d in drafts] == ["fm_failed"]
 
 
 @pytest.mark.parametrize(
@@ -476,11 +558,43 @@ def test_fabricmanager_startup_failure_in_journal_is_one_event() -> None:
         "nvidia-fabricmanager-start.sh[1049]: Detected Pre-NVL5 system",
         "systemd[1]: nvidia-fabricmanager.service: Deactivated successfully.",
         "systemd[1]: nvidia-fabricmanager.service: Main process exited, code=exited, status=0/SUCCESS",
+        "systemd[1]: nvidia-fabricmanager.service: Control process exited, code=exited, status=0/SUCCESS",
         "node-02:1234:1290 [3] NCCL WARN Cuda failure 1 'invalid argument'",
+        # synthetic after a public FM-log parser's docstring: an error Fabric Manager reports again as stale
+        "[Oct 13 2025 18:14:38] [ERROR] [tid 202] Fabric Manager detected stale GPU NVL Fatal error on :",
+        # the GPU NVL block's own lines (an FDT runbook's `grep -A 11` of fabricmanager.log): the head decides
+        "errorCode : 0x06",
+        "portDownReasonCode : 0x0A",
+        # kubernetes-sigs/dra-driver-nvidia-gpu#289 / #1465: the IMEX daemon's banner and configuration at start
+        "[Mar 21 2025 20:45:38] [INFO] [tid 39] IMEX version 570.00 is running with the following configuration "
+        "options",
+        "[Sep 18 2026 06:40:33] [INFO] [tid 77] Treating node config entry 'compute-domain-daemon-7555db58d7-0000' as "
+        "a host name.",
+        "WARNING: failed to open IMEX log file  errno = No such file or directory",
     ],
 )
 def test_fabricmanager_negatives(line: str) -> None:
     assert scan(FM, [line], source="fabricmanager") == []
+    assert scan(FM, [line], source="application") == []
+
+
+def test_fabricmanager_rows_cite_a_source() -> None:
+    # every row of the table names who prints it and the public log or parser its words were read from
+    from firstfault.catalog.tables import fabric_manager_messages
+    rows = fabric_manager_messages()
+    assert {r.event for r in rows} >= {"nvswitch_fatal", "gpu_nvl_fatal", "trunk_port_failure", "imex_failed"}
+    assert all(";" in r.printed_by for r in rows)
+
+
+def test_imex_startup_failure_then_systemd_is_one_event() -> None:
+    # kubernetes-sigs/dra-driver-nvidia-gpu#289's error, then systemd's result line for the unit (synthetic)
+    lines = [
+        "[Mar 21 2025 20:45:38] [ERROR] [tid 39] No matching network interface found for any IP addresses in the "
+        "node configuration file",
+        "Mar 21 20:45:38 node-02 systemd[1]: nvidia-imex.service: Failed with result 'exit-code'.",
+    ]
+    drafts = scan(FM, lines, source="syslog")
+    assert [d.fields["fm_event"] for d in drafts] == ["imex_failed"]
 
 
 # ------------------------------------------------------------ reset required
@@ -669,7 +783,8 @@ def test_sxid_table() -> None:
 def test_extractor_declarations() -> None:
     names = {e.name for e in gpu.EXTRACTORS}
     assert names == {"gpu.xid", "gpu.xid_relay", "gpu.sxid", "gpu.fabricmanager", "gpu.nvrm", "gpu.nvml", "gpu.accel",
-                     "gpu.smi_query", "gpu.dcgm_diag"}
+                     "gpu.smi_query", "gpu.dcgm_diag", "gpu.nvlink_smi",
+                     "gpu.rocm_smi_ras"}
     for e in gpu.EXTRACTORS:
         assert e.literals and e.sources
         for w in e.literals:

@@ -371,6 +371,34 @@ def test_gpu_burn_faulty_is_a_device_error_and_ok_is_nothing() -> None:
     assert accel(evs) == [("nvidia", "gpu-burn", "other", "gpu_burn_faulty")]
 
 
+# cuda_memtest's report (ComputationalRadiationPhysics/cuda_memtest tests.cpp report_error, through FPRINTF's
+# `[time][host][gpu]:` prefix; the counts, addresses and host ours)
+_MEMTEST = [
+    "[06/26/2024 07:55:30][gpu-node-7][0]:ERROR: NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15",
+    "[06/26/2024 07:55:30][gpu-node-7][0]:ERROR: The unit serial number is 1320219019476",
+    "[06/26/2024 07:55:30][gpu-node-7][0]:ERROR: (test10[Memory stress test]) 3 errors found in block 17",
+    "[06/26/2024 07:55:30][gpu-node-7][0]:ERROR: the last 3 error addresses are:\t0x7f3a2c011000\t",
+    "[06/26/2024 07:55:30][gpu-node-7][0]:ERROR: 0th error, expected value=0x5a5a5a5a5a5a5a5a, current value="
+    "0x5a5a5a5a5a5a5a4a, diff=0x10 (second_read=0x5a5a5a5a5a5a5a4a, expect=0x5a5a5a5a5a5a5a5a, diff with expected "
+    "value=0x10)",
+]
+
+
+def test_cuda_memtest_errors_are_the_gpus_memory() -> None:
+    assert accel(feed(_MEMTEST, "application")) == [("nvidia", "cuda_memtest", "memory", "memtest_errors")]
+    assert all(claimed(line, "application") for line in _MEMTEST[1:] if "NVRM version" not in line)
+
+
+@pytest.mark.parametrize("line", [
+    # the test's own progress lines (tests.cpp: a test repeated, a pass), and another program's count
+    "[06/26/2024 07:55:30][gpu-node-7][0]:1th repeating test4 because there are 2 errors found in last run",
+    "[06/26/2024 07:55:30][gpu-node-7][0]:Test10 [Memory stress test]",
+    "checked 4096 blocks, 0 errors found in block scan",
+])
+def test_near_miss_cuda_memtest_lines_that_report_no_bad_cell(line: str) -> None:
+    assert accel(feed([line], "application")) == []
+
+
 @pytest.mark.parametrize("line", ["PSU 1: FAULTY", "\tGPU 0: OK", "Fan 2 status: FAULTY (GPU 1 side)"])
 def test_near_miss_faulty_of_another_device(line: str) -> None:
     assert accel(feed([line], "application")) == []
@@ -485,6 +513,65 @@ def test_dcgmi_diag_memory_tests_that_failed(lines: list[str], cls: str, reason:
      "|                           | Fail - GPU: 0                                  |"],
 ])
 def test_near_miss_dcgmi_diag_rows_that_passed_or_measure_speed(lines: list[str]) -> None:
+    assert accel(feed(lines, "application")) == []
+
+
+# `dcgmi diag -j`: the layout of NVIDIA/DCGM testing/TestDiagManagerStrings.h (PER_GPU_JSON); the failure and the
+# warning's words are ours
+_DIAG_JSON_MEMORY_FAIL = [
+    '            {',
+    '                "category": "Hardware",',
+    '                "tests": [',
+    '                    {',
+    '                        "name": "memory",',
+    '                        "results": [',
+    '                            {',
+    '                                "gpu_ids": "0",',
+    '                                "status": "FAIL",',
+    '                                "warnings": [',
+    '                                    {',
+    '                                        "warning" : "GPU 0: the memory test found a problem.",',
+    '                                        "error_id" : 83,',
+    '                                    }',
+    '                                ]',
+    '                            },',
+    '                            { "gpu_ids": "1", "status": "PASS" },',
+    '                            { "gpu_ids": "2", "status": "FAIL" }',
+]
+
+
+@pytest.mark.parametrize(("lines", "cls", "reason"), [
+    (_DIAG_JSON_MEMORY_FAIL, "memory", "diag_memory_failed"),
+    # jsoncpp's own spacing (dcgmi's StyledWriter) and DCGM 4's `Fail` (dcgmi/Diag.cpp HelperDisplayDiagResult)
+    (['"name" : "memtest",', '"results" : [', '{', '"entity_id" : 3,', '"status" : "Fail"'],
+     "memory", "diag_memtest_failed"),
+    # the whole document on one line (a collector's or `jq -c`'s)
+    (['{"tests": [{"name": "pulse_test", "results": [{"entity_id": 1, "status": "Fail"}]}]}'],
+     "other", "diag_pulse_failed"),
+])
+def test_dcgmi_diag_json_memory_tests_that_failed(lines: list[str], cls: str, reason: str) -> None:
+    assert accel(feed(lines, "application")) == [("nvidia", "dcgm", cls, reason)]
+
+
+def test_a_ranks_dcgmi_diag_json_memory_failure_is_the_gpus_memory(make_bundle: BundleMaker) -> None:
+    v = Analyzer().analyze_path(str(make_bundle(_ranks({2: _DIAG_JSON_MEMORY_FAIL}), name="dcgm-json")))
+    assert_cause_with_collective_fallout(v, "hardware", "gpu.memory", "node-02")
+
+
+@pytest.mark.parametrize("lines", [
+    # every GPU passed (TestDiagManagerStrings.h's memory results), a test skipped for ECC being off
+    ['"name": "memory",', '"results": [', '{ "gpu_ids": "0", "status": "SKIP" },',
+     '{ "gpu_ids": "1", "status": "PASS" }'],
+    # a performance or software test that failed: no device fault (dcgm_diag_tests does not hold it)
+    ['"name": "memory_bandwidth",', '"results": [', '{ "gpu_ids": "0", "status": "FAIL" }'],
+    ['"name": "Fabric Manager",', '"results": [', '{ "gpu_ids": "0,1,2,3", "status": "FAIL" }'],
+    # a memory test's name, then another test's failure: the later name decides
+    ['"name": "memory",', '{ "gpu_ids": "0", "status": "PASS" }', '"name": "pcie",',
+     '{ "gpu_ids": "0", "status": "FAIL" }'],
+    # a Kubernetes object's JSON: a container named memory, a phase, no diagnostic status
+    ['{"name": "memory", "state": {"terminated": {"reason": "Error"}}, "status": "Failed"}'],
+])
+def test_near_miss_dcgmi_diag_json_that_passed_or_is_not_a_device_test(lines: list[str]) -> None:
     assert accel(feed(lines, "application")) == []
 
 

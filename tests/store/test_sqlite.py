@@ -116,6 +116,10 @@ def test_database_sink_writes_once_and_reports_failures(tmp_path: Path) -> None:
      "nvswitch2:30"),
     ("fabricmanager", "detected NVSwitch fatal error 20034 on fid 0 on NVSwitch pci bus id 00000000:b7:00.0 "
      "physical id 2 port 30", "nvswitch-phys2:30"),
+    # phatut/nmx-c-analyzers docs/CORRELATION.md: an NVL72 switch tray names the switch by its GUID
+    ("fabricmanager", "[Jul 19 2025 18:34:57] [WARNING] [tid 134] Trunk port failure detected for switch GUID "
+     "0xb0cf0e0300e31440 and switch chassis sn 1825124190178, slot 7 port number 61 port GUID 0xb0cf0e0300e31440 "
+     "cage 7.", "nvswitch-0xb0cf0e0300e31440:61"),
     ("kernel", "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus. Link 3", None),
 ])
 def test_ports_named_by_evidence(source: str, line: str, port: str | None) -> None:

@@ -36,6 +36,7 @@ from firstfault.catalog.vocab import (
     ErrnoSide,
     ExceptionFamily,
     ExitMeans,
+    FmEvent,
     HostSeverity,
     IbWcClass,
     IpmiSeverity,
@@ -345,6 +346,24 @@ def nvrm_messages() -> tuple[NvrmMessage, ...]:
     return _unique("platform.yaml", "nvrm_messages", NvrmMessage, "text")
 
 
+class FmMessage(_Row, frozen=True):
+    """A line of NVIDIA Fabric Manager's or the IMEX daemon's own log (or systemd's about their units) and what it is
+    (catalog/platform.yaml `fabric_manager_messages`)."""
+
+    text: Annotated[str, Meta(min_length=8)]  # the anchor: a prefilter literal, case as printed
+    event: FmEvent  # gpu.fabricmanager's `fm_event`; `none`: understood, and nothing
+    printed_by: Annotated[str, Meta(min_length=8)]  # who prints it, and the public source its words were read from
+    also: tuple[Text, ...] = ()  # words the line must hold as well
+    unless: tuple[Text, ...] = ()  # words that, on the line, make the row not hold (systemd's `status=0/SUCCESS`)
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def fabric_manager_messages() -> tuple[FmMessage, ...]:
+    """Fabric Manager's and the IMEX daemon's words, in the table's order (catalog/platform.yaml)."""
+    return _unique("platform.yaml", "fabric_manager_messages", FmMessage, "text")
+
+
 class ContainerError(_Row, frozen=True):
     """A container runtime's or container launcher's words for a container that could not be made or started."""
 
@@ -408,9 +427,9 @@ class SmiQueryRow(_Row, frozen=True):
     """A `key : value` line of nvidia-smi -q's memory sections and the Xid-like class it stands for
     (catalog/accel.yaml `nvidia_smi_query`)."""
 
-    section: Literal["ECC Errors", "Retired Pages", "Remapped Rows"]
+    section: Literal["ECC Errors", "Retired Pages", "Remapped Rows", "Fabric"]
     key: Annotated[str, Meta(min_length=4)]  # the line's key, or the start of it
-    when: Literal["yes", "nonzero"]
+    when: Literal["yes", "nonzero", "equals"]
     accel_class: AccelClass = records.field(name="class")
     reason: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]
     printed_by: Annotated[str, Meta(min_length=8)]
@@ -418,8 +437,11 @@ class SmiQueryRow(_Row, frozen=True):
     bits: Literal["Single Bit", "Double Bit"] | None = None
     unless_zero: str | None = None  # a key of the same block: where its count is 0, the row is `else_class`
     else_class: AccelClass | None = None
+    equals: str | None = None  # `when: equals`: the value the row holds for
 
     def __post_init__(self) -> None:
+        if (self.when == "equals") != (self.equals is not None):
+            raise ValueError("`equals` goes with `when: equals`, and only with it")
         if (self.unless_zero is None) != (self.else_class is None):
             raise ValueError("`unless_zero` and `else_class` go together")
         if (self.scope is not None or self.bits is not None) and self.section != "ECC Errors":
@@ -450,6 +472,23 @@ def nvidia_smi_query() -> tuple[SmiQueryRow, ...]:
     return tuple(item for _, item in _rows("accel.yaml", "nvidia_smi_query", SmiQueryRow))
 
 
+class NvlinkRow(_Row, frozen=True):
+    """A line of `nvidia-smi nvlink -e` / `-s` about one link and the Xid-like class it stands for (catalog/accel.yaml
+    `nvidia_smi_nvlink`): a count's key, or `<inactive>`."""
+
+    key: Annotated[str, Meta(min_length=4)]
+    accel_class: AccelClass = records.field(name="class")
+    reason: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")]
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("accel.yaml")
+def nvidia_smi_nvlink() -> Mapping[str, NvlinkRow]:
+    """`nvidia-smi nvlink`'s per-link rows by key (catalog/accel.yaml `nvidia_smi_nvlink`)."""
+    return MappingProxyType({r.key: r for r in _unique("accel.yaml", "nvidia_smi_nvlink", NvlinkRow, "key")})
+
+
 class AccelTable(NamedTuple):
     """catalog/accel.yaml: one table per vendor family, each with its vendor and the driver it names."""
 
@@ -466,6 +505,7 @@ _ACCEL_FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("xe_messages", "intel", "xe"),
     ("dcgm_errors", "nvidia", "dcgm"),
     ("gpu_burn_results", "nvidia", "gpu-burn"),
+    ("cuda_memtest_results", "nvidia", "cuda_memtest"),
     ("amd_smi_counts", "amd", "amd-smi"),
     ("neuron_statuses", "aws", "neuron"),
 )

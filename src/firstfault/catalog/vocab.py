@@ -39,6 +39,10 @@ NvmlClass = Literal["driver", "no_devices", "lost", "unresponsive", "unknown"]
 NvrmEvent = Literal["reset_required", "nvml_error", "none"]
 NvrmResetReason = Literal["reset_required", "init_failed", "firmware_hung"]
 NvrmNoneReason = Literal["banner", "companion"]
+# What a line of NVIDIA Fabric Manager's or the IMEX daemon's own log is (catalog/platform.yaml
+# `fabric_manager_messages`): gpu.fabricmanager's `fm_event`, or `none` (read, and nothing).
+FmEvent = Literal["nvswitch_fatal", "nvswitch_nonfatal", "gpu_nvl_fatal", "gpu_nvl_nonfatal", "trunk_port_failure",
+                  "multicast_failure", "topology_mismatch", "fm_failed", "port_down", "imex_failed", "none"]
 # What a container runtime's or a container launcher's error is (catalog/platform.yaml `container_errors`): the node's
 # container plumbing, the image registry, the job's own container spec, or the runtime's words that it did not start.
 ContainerClass = Literal["node", "registry", "job", "start"]
@@ -54,9 +58,10 @@ HostSeverity = Literal["uncorrected", "corrected", "informational"]
 # kernel's memory-failure handler, a process told by its signal, a memory tester in user space.
 MemoryErrorSource = Literal["bmc", "iml", "rasdaemon", "memory_failure", "sigbus", "memtester"]
 # What a message of an accelerator other than NVIDIA's is (catalog/accel.yaml): the Xid classes' words that apply,
-# `link` for the GPU-to-GPU interconnect (AMD's XGMI) and `thermal`.
-AccelClass = Literal["memory", "memory_info", "link", "fallen_off_bus", "firmware", "pcie", "thermal", "app", "other",
-                     "informational"]
+# `link` for the GPU-to-GPU interconnect (AMD's XGMI, an NVLink link down), `link_info` for a link's corrected-error
+# count, and `thermal`.
+AccelClass = Literal["memory", "memory_info", "link", "link_info", "fallen_off_bus", "firmware", "pcie", "thermal",
+                     "app", "other", "informational"]
 AccelVendor = Literal["amd", "intel", "aws", "nvidia"]
 IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
 

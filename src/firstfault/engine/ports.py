@@ -4,7 +4,8 @@ Taken from the event's fields, never from its text: the extractors already
 read the line. HCA port `mlx5_5:1` (a net.link with iface and port, or a
 metric with `device`/`port` labels); netdev `ibp94s0`; NVSwitch link
 `nvswitch2:30` (an SXid's switch and link); `nvswitch-phys2:30` (Fabric
-Manager names the switch by its physical id). GPU faults name no port.
+Manager names the switch by its physical id), `nvswitch-0xb0cf0e0300e31440:61`
+(by its GUID, on an NVL72 switch tray). GPU faults name no port.
 
 `host_port_of` adds the HCA a transport error names (`hca mlx5_0` in NCCL's
 completion error, `on dev mlx5_3:1` in a failed verbs call): what the
@@ -44,7 +45,10 @@ def port_of(ev: Event) -> str | None:
         return f"nvswitch{switch}:{link}" if switch is not None and link is not None else None
     if ev.kind == "gpu.fabricmanager":
         phys = _int(f.get("physical_id"))
-        return f"nvswitch-phys{phys}:{port}" if phys is not None and port is not None else None
+        if phys is not None and port is not None:
+            return f"nvswitch-phys{phys}:{port}"
+        guid = f.get("switch_guid")
+        return f"nvswitch-{guid}:{port}" if isinstance(guid, str) and guid and port is not None else None
     return None
 
 

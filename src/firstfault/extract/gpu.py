@@ -14,10 +14,13 @@ from typing import Final
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import (
     AccelMessage,
+    FmMessage,
     NvrmMessage,
     accel_table,
     dcgm_diag_tests,
+    fabric_manager_messages,
     nvidia_smi_field_errors,
+    nvidia_smi_nvlink,
     nvidia_smi_query,
     nvml_anchors,
     nvml_device_anchors,
@@ -298,6 +301,8 @@ _LINK = re.compile(r"\bLink (\d+)")
 # The switch the driver names (`nvidia-nvswitch2: SXid ...`); the prefix layer may have taken it as a tag.
 _NVSWITCH = re.compile(r"\bnvidia-nvswitch(\d+)\b")
 _CLASS_SEV = {"fatal": "Fatal", "always_fatal": "Always-fatal", "nonfatal": "Non-fatal", "other": "Non-fatal"}
+_SEV_CLASS = {"Fatal": "fatal", "Always-fatal": "always_fatal", "Non-fatal": "nonfatal"}
+_FATAL_CLASSES = frozenset({"fatal", "always_fatal"})
 _K_SXID = "gpu.sxid.recent"  # (pci, sxid) -> lineno of the last report
 
 
@@ -320,7 +325,7 @@ class SxidExtractor:
         pci = _pci(m.group("pci"))
         detail = (m.group("detail") or "").strip()
         info = sxid_info(sxid)
-        cls = info.sxid_class if info else "other"
+        cls: str = info.sxid_class if info else "other"
         sev_m = _SXID_SEV.match(detail)
         recent = _recent(ctx.state, _K_SXID)
         key = (pci, sxid)
@@ -337,6 +342,13 @@ class SxidExtractor:
             severity = "Always-fatal" if printed.startswith("always") else (
                 "Non-fatal" if printed.startswith("non") else "Fatal"
             )
+            if info is None:
+                # a code newer than the table: the driver's own word on the line is its class
+                cls = _SEV_CLASS[severity]
+            elif (cls in _FATAL_CLASSES) != (severity != "Non-fatal") and cls != "other":
+                # the table and the driver disagree on fatal or not (catalog/sxid.yaml: the printed severity wins);
+                # a host notice (`other`) stays one
+                cls = _SEV_CLASS[severity]
         recent[key] = ctx.lineno
         fields: dict[str, FieldValue] = {
             "sxid": sxid,
@@ -358,23 +370,15 @@ class SxidExtractor:
 # Fabric Manager
 # --------------------------------------------------------------------------
 
-_FM_SWITCH = re.compile(
-    r"detected NVSwitch (?P<kind>fatal|non-fatal) error (?P<code>\d+)"
-    r"(?:.*?pci bus id (?P<pci>[0-9a-fA-F:.]+))?(?:.*?\bport (?P<port>\d+))?"
-)
-# Fabric Manager names the switch by its physical id (`... physical id 2 port 30`).
+# What a line names, read after its row decides (catalog/platform.yaml `fabric_manager_messages`): the SXid code after
+# `error` (`detected NVSwitch fatal error 20034 on fid 0 ...`), the switch's `pci bus id`, `physical id` and `port`, or
+# a switch GUID and its `port number` / `port num` (the NVL72 switch trays' words).
+_FM_CODE = re.compile(r" ?(\d{1,6})\b")  # right after the row's text
+_FM_PCI = re.compile(r"\bpci bus id (?P<pci>[0-9a-fA-F:.]+)")
 _FM_PHYSICAL_ID = re.compile(r"\bphysical id (\d+)")
-_FM_GPU_NVL = re.compile(r"detected GPU NVL (?P<non>Non[- ]?)?Fatal error", re.IGNORECASE)
-_FM_TRUNK = re.compile(r"Trunk port failure detected(?:.*?\bport number (?P<port>\d+))?")
-_FM_MULTICAST = re.compile(r"failed to find the GPU handle \d+ in the multicast team")
-_FM_TOPOLOGY = re.compile(r"number of NVSwitches don't match with any supported system topology")
-_FM_FAILED = re.compile(
-    r"NV_WARN_NOTHING_TO_DO"
-    r"|nvidia-fabricmanager\.service: (?:Main|Control) process exited, code=exited, status=[1-9]"
-    r"|nvidia-fabricmanager\.service: Failed with result"
-    r"|Failed to start NVIDIA fabric manager"
-)
-_K_FM_FAILED = "gpu.fm.failed"  # lineno of the last fm_failed report
+_FM_PORT = re.compile(r"\bport (?:number |num )?(\d+)\b")
+_FM_GUID = re.compile(r"\bswitch (?:with )?GUID (0x[0-9a-fA-F]{1,16})\b")
+_K_FM_FAILED = "gpu.fm.failed"  # (event, lineno) of the last start-up failure report
 _FM_MESSAGE = re.compile(r"\[tid \d+\]\s*(?P<msg>.*)$|nv-fabricmanager\[\d+\]:\s*(?P<jmsg>.*)$")
 
 
@@ -385,62 +389,63 @@ def _fm_detail(line: str) -> str:
     return _clip(line)
 
 
+def fabric_manager_message(line: str) -> tuple[FmMessage, int] | None:
+    """The first row of catalog/platform.yaml's `fabric_manager_messages` whose text and `also` words the line holds,
+    and none of whose `unless` words, and where its text is; None where no row holds."""
+    for row in fabric_manager_messages():
+        at = line.find(row.text)
+        if at < 0 or not all(w in line for w in row.also) or any(w in line for w in row.unless):
+            continue
+        return row, at
+    return None
+
+
 class FabricManagerExtractor:
-    """nv-fabricmanager errors, from its own log or from the journal."""
+    """NVIDIA Fabric Manager's and the IMEX daemon's own logs, and systemd's lines about their units, read by one table
+    (catalog/platform.yaml `fabric_manager_messages`): the row's event is the event's `fm_event`; what the line names
+    (the SXid code, the switch by PCI address, physical id or GUID, and its port) are its fields."""
 
     name = "gpu.fabricmanager"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "gpu.fabricmanager": frozenset({"code", "detail", "fm_event", "physical_id", "port"}),
+        "gpu.fabricmanager": frozenset({"code", "detail", "fm_event", "physical_id", "port", "switch_guid"}),
     }
-    sources: frozenset[str] = frozenset({"fabricmanager", "kernel", "syslog"})
-    literals: tuple[str, ...] = (
-        "detected NVSwitch fatal error",
-        "detected NVSwitch non-fatal error",
-        "detected GPU NVL",
-        "Trunk port failure detected",
-        "in the multicast team",
-        "don't match with any supported system topology",
-        "NV_WARN_NOTHING_TO_DO",
-        "nvidia-fabricmanager.service",
-        "Failed to start NVIDIA fabric manager",
-    )
+    # its own log, the journal, and a log posted or collected as the job's (a ComputeDomain's IMEX daemon pod)
+    sources: frozenset[str] = frozenset({"fabricmanager", "kernel", "syslog", "application"})
+    literals: tuple[str, ...] = tuple(row.text for row in fabric_manager_messages())
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        fields: dict[str, FieldValue]
-        device = None
-        m = _FM_SWITCH.search(line)
-        if m:
-            pci = _pci(m.group("pci"))
-            device = _device(pci)
-            fields = {
-                "fm_event": "nvswitch_fatal" if m.group("kind") == "fatal" else "nvswitch_nonfatal",
-                "code": int(m.group("code")),
-                "port": int(m.group("port")) if m.group("port") else None,
-            }
-            if (phys := _FM_PHYSICAL_ID.search(line)) is not None:
-                fields["physical_id"] = int(phys.group(1))
-        elif (g := _FM_GPU_NVL.search(line)) is not None:
-            fields = {"fm_event": "gpu_nvl_nonfatal" if g.group("non") else "gpu_nvl_fatal"}
-        elif (t := _FM_TRUNK.search(line)) is not None:
-            port = t.group("port")
-            fields = {"fm_event": "trunk_port_failure", "port": int(port) if port else None}
-        elif _FM_MULTICAST.search(line):
-            fields = {"fm_event": "multicast_failure"}
-        elif _FM_TOPOLOGY.search(line):
-            fields = {"fm_event": "topology_mismatch"}
-        elif _FM_FAILED.search(line):
-            # One start-up failure prints the driver error, then systemd's
-            # exit, result and "Failed to start" lines: report it once.
-            last = ctx.state.get(_K_FM_FAILED)
-            ctx.state[_K_FM_FAILED] = ctx.lineno
-            if isinstance(last, int) and 0 <= ctx.lineno - last <= _COMPANION_LINES:
-                return
-            fields = {"fm_event": "fm_failed"}
-        else:
+        read = fabric_manager_message(line)
+        if read is None:
             return
-        fields.setdefault("code", None)
-        fields.setdefault("port", None)
+        row, at = read
+        if row.event == "none":
+            # understood, and nothing: systemd's lines about the unit right after it are the same report
+            ctx.state[_K_FM_FAILED] = ("fm_failed", ctx.lineno)
+            ctx.claimed = True
+            return
+        if row.event in ("fm_failed", "imex_failed"):
+            # One start-up failure prints the daemon's error, then systemd's exit, result and "Failed to start"
+            # lines: report it once.
+            last = ctx.state.get(_K_FM_FAILED)
+            ctx.state[_K_FM_FAILED] = (row.event, ctx.lineno)
+            if isinstance(last, tuple) and last[0] == row.event and 0 <= ctx.lineno - last[1] <= _COMPANION_LINES:
+                ctx.claimed = True
+                return
+        tail = line[at + len(row.text):]
+        fields: dict[str, FieldValue] = {"fm_event": row.event, "code": None, "port": None}
+        device = None
+        if row.event in ("nvswitch_fatal", "nvswitch_nonfatal"):
+            if (c := _FM_CODE.match(tail)) is not None:
+                fields["code"] = int(c.group(1))
+            if (pm := _FM_PCI.search(tail)) is not None:
+                device = _device(_pci(pm.group("pci")))
+            if (phys := _FM_PHYSICAL_ID.search(tail)) is not None:
+                fields["physical_id"] = int(phys.group(1))
+        if (port := _FM_PORT.search(tail)) is not None:
+            fields["port"] = int(port.group(1))
+        if (guid := _FM_GUID.search(line, at)) is not None:
+            fields["switch_guid"] = guid.group(1).lower()
         fields["detail"] = _fm_detail(line)
         yield Draft(kind="gpu.fabricmanager", fields=fields, device=device)
 
@@ -685,12 +690,12 @@ def _accel_cause(fields: dict[str, FieldValue], follows: bool, pci: str | None, 
 # nvidia-smi -q's memory sections (catalog/accel.yaml `nvidia_smi_query`)
 # --------------------------------------------------------------------------
 
-_SMI_SECTIONS: Final = ("ECC Errors", "Retired Pages", "Remapped Rows")
+_SMI_SECTIONS: Final = ("ECC Errors", "Retired Pages", "Remapped Rows", "Fabric")
 _SMI_SCOPES: Final = ("Volatile", "Aggregate")
 _SMI_BITS: Final = ("Single Bit", "Double Bit")
 # how far a section's lines reach below its header: the old ECC Errors block (Volatile and Aggregate, each with its
 # Single Bit and Double Bit lists of memories) is the longest
-_SMI_REACH: Final = {"ECC Errors": 40, "Retired Pages": 8, "Remapped Rows": 8}
+_SMI_REACH: Final = {"ECC Errors": 40, "Retired Pages": 8, "Remapped Rows": 8, "Fabric": 14}
 _SMI_GPU = re.compile(r"^GPU (?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])$")
 _K_SMI = "gpu.smi"  # the headers seen in the stream: name -> lineno; "gpu" -> (lineno, pci)
 _K_SMI_VALS = "gpu.smi.vals"  # (section's lineno, {key: value}) of the block being read
@@ -768,7 +773,9 @@ class SmiQueryExtractor:
                 continue
             if row.bits is not None and (bits is None or bits[0] != row.bits):
                 continue
-            if not _smi_holds(row.when, value):
+            if not _smi_holds(row.when, value, row.equals):
+                if row.when == "equals":
+                    continue  # another row of the key may hold for this value
                 return
             cls = row.accel_class
             if (row.unless_zero is not None and row.else_class is not None
@@ -790,12 +797,20 @@ class SmiQueryExtractor:
 
 _K_DIAG = "gpu.dcgm_diag"  # (test, lineno) of the last named row of dcgmi diag's table
 _DIAG_REACH: Final = 3  # how far a test's continuation rows reach below its named row
+# `dcgmi diag -j`'s JSON (NVIDIA/DCGM dcgmi/Diag.cpp over nvvs/include/NvvsJsonStrings.h): a test's `"name"` (its
+# plugin's, `"memory"`), then its results' `"status"` (`"Pass"`, `"Skip"`, `"Warn"`, `"Fail"`; DCGM's own test
+# strings print them in capitals). jsoncpp writes `"key" : "value"`; others `"key": "value"`, or all on one line.
+_DIAG_JSON = re.compile(r'"(?P<key>name|status)" ?: ?"(?P<value>[^"\\]{1,80})"')
+_K_DIAG_JSON = "gpu.dcgm_diag.json"  # (test, lineno) of the last `"name"` seen in the stream
+_K_DIAG_SEEN = "gpu.dcgm_diag.seen"  # the tests reported failed in the stream
+_DIAG_JSON_REACH: Final = 400  # how far a test's results reach below its name (8 GPUs' info and warning lines)
 
 
 class DcgmDiagExtractor:
-    """`dcgmi diag`'s table of results: a memory test of the diagnostic that failed (`| GPU Memory | Fail - GPU: 0
-    |`, or the result on a continuation row under the test's name where some GPUs passed). The tests and their classes
-    are catalog/accel.yaml's `dcgm_diag_tests`; any other test's failure is no device fault."""
+    """`dcgmi diag`'s results: in its table, a memory test of the diagnostic that failed (`| GPU Memory | Fail - GPU:
+    0 |`, or the result on a continuation row under the test's name where some GPUs passed); in its JSON (`-j`), a
+    result `"status": "Fail"` under the test's `"name"` (`"memory"`), reported once per test and stream. The tests and
+    their classes are catalog/accel.yaml's `dcgm_diag_tests`; any other test's failure is no device fault."""
 
     name = "gpu.dcgm_diag"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
@@ -804,9 +819,12 @@ class DcgmDiagExtractor:
     }
     # an operator's or a job's own run of dcgmi, in its output
     sources: frozenset[str] = frozenset({"application"})
-    literals: tuple[str, ...] = ("| Pass", "| Fail", "| Skip")
+    literals: tuple[str, ...] = ("| Pass", "| Fail", "| Skip", '"name"', '"status"')
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        if '"' in line and ('"name"' in line or '"status"' in line):
+            yield from self._json(line, ctx)
+            return
         cells = line.strip().split("|")
         if len(cells) != 4 or cells[0] or cells[3]:
             return  # not a row of the table: `| name | result |`
@@ -828,9 +846,177 @@ class DcgmDiagExtractor:
             "mnemonic": test.reason.upper(), "detail": _clip(f"dcgmi diag: {name}: {result}")})
 
 
-def _smi_holds(when: str, value: str) -> bool:
+    def _json(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        for m in _DIAG_JSON.finditer(line):
+            value = m.group("value")
+            if m.group("key") == "name":
+                ctx.state[_K_DIAG_JSON] = (value, ctx.lineno)
+                continue
+            last = ctx.state.get(_K_DIAG_JSON)
+            if value.lower() != "fail" or not isinstance(last, tuple) or ctx.lineno - last[1] > _DIAG_JSON_REACH:
+                continue
+            name = str(last[0])
+            test = dcgm_diag_tests().get(name)
+            if test is None:
+                continue  # a performance or software test: no device fault
+            seen = ctx.state.setdefault(_K_DIAG_SEEN, set())
+            assert isinstance(seen, set)
+            ctx.claimed = True
+            if name in seen:
+                continue
+            seen.add(name)
+            yield Draft(kind="gpu.accel_error", fields={
+                "vendor": "nvidia", "driver": "dcgm", "accel_class": test.accel_class, "reason": test.reason,
+                "mnemonic": test.reason.upper(), "detail": _clip(f"dcgmi diag -j: {name}: {value}")})
+
+
+# `nvidia-smi nvlink -e` / `-s` (catalog/accel.yaml `nvidia_smi_nvlink`): a GPU's block, then a line per link.
+_NVL_GPU = re.compile(r"^GPU (?P<gpu>\d{1,3}): [^()]{1,120}\(UUID: GPU-[0-9a-fA-F-]{1,40}\)$")
+_NVL_LINK = re.compile(r"^Link (?P<link>\d{1,3}): (?P<rest>.{1,80})$")
+_NVL_COUNT = re.compile(r"^(?P<key>[A-Za-z][A-Za-z ]{2,40}): (?P<n>\d{1,12})$")
+_NVL_SPEED = re.compile(r"^\d{1,4}(?:\.\d{1,4})? GB/s$")
+_K_NVL = "gpu.nvlink.block"  # the GPU block being read: _NvlBlock
+_K_NVL_SEEN = "gpu.nvlink.seen"  # (reason, gpu) reported in the stream
+_NVL_REACH: Final = 300  # how far a GPU's link lines reach below its `GPU N: ...` line (18 links, 3 counts each)
+
+
+@dataclass(slots=True)
+class _NvlBlock:
+    """One GPU's lines of `nvidia-smi nvlink -s`: its links up and down."""
+
+    gpu: int | None
+    lineno: int
+    up: int = 0
+    down: list[int] | None = None
+    reported: bool = False
+
+
+class NvlinkExtractor:
+    """`nvidia-smi nvlink -e` and `-s` read one GPU's block at a time: a link's replay, recovery or CRC count above 0
+    (`Link 3: Replay Errors: 2353`) is that link's corrected errors (`link_info`, a symptom, once per GPU and count);
+    a link `<inactive>` where another link of the same GPU is up is that link down (`link`: gpu.nvlink); every link
+    inactive, or a count of 0, is nothing. The rows are catalog/accel.yaml's `nvidia_smi_nvlink`."""
+
+    name = "gpu.nvlink_smi"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.accel_error": frozenset({"accel_class", "detail", "driver", "link", "mnemonic", "reason", "vendor"}),
+    }
+    # an operator's or a job's own run of nvidia-smi, in its output
+    sources: frozenset[str] = frozenset({"application"})
+    literals: tuple[str, ...] = ("(UUID: GPU-", "Link ")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        stripped = line.strip()
+        if (g := _NVL_GPU.match(stripped)) is not None:
+            ctx.state[_K_NVL] = _NvlBlock(int(g.group("gpu")), ctx.lineno)
+            return
+        m = _NVL_LINK.match(stripped)
+        if m is None:
+            return
+        link, rest = int(m.group("link")), m.group("rest").strip()
+        block = ctx.state.get(_K_NVL)
+        if not isinstance(block, _NvlBlock) or ctx.lineno - block.lineno > _NVL_REACH:
+            block = _NvlBlock(None, ctx.lineno)  # a link's lines posted without their GPU's
+            ctx.state[_K_NVL] = block
+        rows = nvidia_smi_nvlink()
+        if (c := _NVL_COUNT.match(rest)) is not None:
+            row = rows.get(c.group("key"))
+            if row is None:
+                return
+            ctx.claimed = True
+            if int(c.group("n")) == 0:
+                return  # what a healthy link prints
+            yield from self._report(row.accel_class, row.reason, block.gpu, link, f"Link {link}: {rest}", ctx)
+            return
+        down_row = rows.get(rest)
+        if down_row is not None:
+            block.down = [*(block.down or []), link]
+        elif _NVL_SPEED.match(rest):
+            block.up += 1
+        else:
+            return
+        ctx.claimed = True
+        if block.down and block.up and not block.reported:
+            block.reported = True
+            row = down_row if down_row is not None else rows["<inactive>"]
+            yield from self._report(row.accel_class, row.reason, block.gpu, block.down[0],
+                                    f"Link {block.down[0]}: {row.key} ({block.up} other link(s) up)", ctx)
+
+    def _report(self, cls: str, reason: str, gpu: int | None, link: int, text: str,
+                ctx: LineContext) -> Iterator[Draft]:
+        seen = ctx.state.setdefault(_K_NVL_SEEN, set())
+        assert isinstance(seen, set)
+        if (reason, gpu) in seen:
+            return
+        seen.add((reason, gpu))
+        where = f"GPU {gpu} " if gpu is not None else ""
+        yield Draft(kind="gpu.accel_error", fields={
+            "vendor": "nvidia", "driver": "nvidia-smi", "accel_class": cls, "reason": reason,
+            "mnemonic": reason.upper(), "detail": _clip(f"nvidia-smi nvlink: {where}{text}"), "link": link})
+
+
+# `rocm-smi --showrasinfo` (ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py showRasInfo): a GPU's `GPU[0]: RAS INFO`,
+# then a row per RAS block, `UMC  ENABLED  0  2` (block, status, correctable, uncorrectable); a block whose RAS is not
+# enabled prints no counts, or counts that mean nothing.
+_ROCM_RAS_GPU = re.compile(r"^GPU\[(?P<gpu>\d{1,3})\]:\s{0,20}RAS INFO$")
+_ROCM_RAS_ROW = re.compile(
+    r"^(?P<block>[A-Z][A-Z0-9_]{1,15}) {1,20}ENABLED {1,30}(?P<ce>\d{1,12}) {1,30}(?P<ue>\d{1,12})$")
+_K_ROCM_RAS = "gpu.rocm_ras"  # (gpu, lineno) of the last `GPU[N]: RAS INFO`
+_K_ROCM_RAS_SEEN = "gpu.rocm_ras.seen"  # (reason, gpu, block) reported in the stream
+_ROCM_RAS_REACH: Final = 40  # a GPU's block rows below its header (about 20 blocks)
+
+
+class RocmSmiRasExtractor:
+    """`rocm-smi --showrasinfo`'s table read one GPU's block at a time: a block whose RAS is enabled with an
+    uncorrectable count above 0 is that block's uncorrected error (`memory`, or the class catalog/accel.yaml's
+    `amdgpu_ras_blocks` gives the block: XGMI's link layer `link`, the PCIe interface `pcie`), a correctable count alone
+    above 0 is `memory_info`; counts of 0, and a block whose RAS is disabled, are nothing."""
+
+    name = "gpu.rocm_smi_ras"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "gpu.accel_error": frozenset({"accel_class", "block", "detail", "driver", "mnemonic", "reason", "vendor"}),
+    }
+    # an operator's or a job's own run of rocm-smi, in its output
+    sources: frozenset[str] = frozenset({"application"})
+    literals: tuple[str, ...] = ("RAS INFO", "ENABLED")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        stripped = line.strip()
+        if (g := _ROCM_RAS_GPU.match(stripped)) is not None:
+            ctx.state[_K_ROCM_RAS] = (int(g.group("gpu")), ctx.lineno)
+            ctx.claimed = True
+            return
+        m = _ROCM_RAS_ROW.match(stripped)
+        head = ctx.state.get(_K_ROCM_RAS)
+        if m is None or not isinstance(head, tuple) or not 0 < ctx.lineno - head[1] <= _ROCM_RAS_REACH:
+            return
+        ctx.claimed = True
+        gpu, block = head[0], m.group("block").lower()
+        if int(m.group("ue")) > 0:
+            cls = next((b.accel_class for b in accel_table().ras_blocks if b.block == block), "memory")
+            reason, count = "ras_uncorrectable", m.group("ue")
+        elif int(m.group("ce")) > 0:
+            cls, reason, count = "memory_info", "ras_correctable", m.group("ce")
+        else:
+            return
+        seen = ctx.state.setdefault(_K_ROCM_RAS_SEEN, set())
+        assert isinstance(seen, set)
+        if (reason, gpu, block) in seen:
+            return
+        seen.add((reason, gpu, block))
+        kind = "uncorrectable" if reason == "ras_uncorrectable" else "correctable"
+        yield Draft(kind="gpu.accel_error", fields={
+            "vendor": "amd", "driver": "rocm-smi", "accel_class": cls, "reason": reason, "mnemonic": reason.upper(),
+            "block": block, "detail": _clip(f"rocm-smi --showrasinfo: GPU[{gpu}] {block}: {count} {kind} error(s)")})
+
+
+def _smi_holds(when: str, value: str, equals: str | None = None) -> bool:
     if when == "yes":
         return value == "Yes"
+    if when == "equals":
+        return value == equals
     return value.isdigit() and int(value) > 0
 
 
@@ -987,4 +1173,6 @@ EXTRACTORS: tuple[LineExtractor, ...] = (
     AccelExtractor(),
     SmiQueryExtractor(),
     DcgmDiagExtractor(),
+    NvlinkExtractor(),
+    RocmSmiRasExtractor(),
 )
