@@ -1,0 +1,150 @@
+"""Words that say a process failed because of something else, or ended itself, read through the shared tables.
+
+- a message that says no more than that the operation was cancelled is an envelope, as CancelledError is
+  (catalog/exceptions.yaml): what cancelled it decides;
+- Intel oneCCL's exception (`oneCCL: file:line function: EXCEPTION: ...`) is the collective library's failure, a
+  symptom, as NCCL's and MPI's are;
+- the C++ runtime aborting the process with no exception in flight (libstdc++'s `pure virtual method called`,
+  `terminate called without an active exception`) is the process's own SIGABRT (app-crash);
+- Triton's repository manager refusing a model whose platform it has no backend for is the job's set-up.
+
+Lines are verbatim from the public threads cited, or follow the format string of the source file named.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from firstfault.analysis.analyze import Analyzer
+from firstfault.extract import nccl
+from firstfault.extract.base import LineExtractor
+from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract import helpers
+
+ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *helpers.APPLICATION)
+TB = helpers.TB
+
+
+def _app(lines: list[str]) -> str:
+    return "".join(line + "\n" for line in lines)
+
+
+def _kinds(lines: list[str]) -> list[str]:
+    return [d.kind for d in helpers.scan(ALL, lines, "application")]
+
+
+# ------------------------------------------------------------------ cancelled
+
+# vllm-project/vllm#29085 (as PR #29156 quotes it): the shared-memory queue's read given up at shutdown
+CANCELLED = [
+    TB,
+    '  File "/usr/local/lib/python3.12/dist-packages/vllm/distributed/device_communicators/shm_broadcast.py", '
+    "line 464, in acquire_read",
+    '    raise RuntimeError("cancelled")',
+    "RuntimeError: cancelled",
+]
+
+
+def test_a_message_that_says_only_cancelled_decides_nothing() -> None:
+    assert _kinds(CANCELLED) == []
+    assert _kinds(["RuntimeError: cancelled"]) == []  # the lone line too
+    assert _kinds(["RuntimeError: Operation was cancelled."]) == []
+
+
+def test_near_miss_a_message_that_says_what_about_a_cancellation_is_the_exception() -> None:
+    # the words around the word decide: the workload's own error
+    assert _kinds([TB, '  File "/srv/orders.py", line 9, in check', "ValueError: cancelled orders need a reason"]
+                  ) == ["app.exception"]
+
+
+def test_a_run_whose_only_error_is_a_cancelled_read_is_unknown(make_bundle: BundleMaker) -> None:
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(CANCELLED)})))
+    assert v.attributed_domain == "unknown" and v.root_cause is None
+
+
+# ------------------------------------------------------------------ oneCCL
+
+def test_oneccls_exception_is_the_collective_librarys_failure() -> None:
+    # vllm-project/vllm#10109 (its title)
+    assert _kinds(["RuntimeError: oneCCL: exec.cpp:122 start_workers: EXCEPTION: failed to start worker # 0"]
+                  ) == ["nccl.error"]
+
+
+def test_near_miss_the_bindings_missing_are_the_workloads_own() -> None:
+    kinds = _kinds([TB, '  File "train.py", line 3, in <module>', "    import oneccl_bindings_for_pytorch",
+                    "ModuleNotFoundError: No module named 'oneccl_bindings_for_pytorch'"])
+    assert "nccl.error" not in kinds and kinds
+
+
+def test_a_run_whose_only_error_is_oneccls_exception_is_unknown(make_bundle: BundleMaker) -> None:
+    lines = ["RuntimeError: oneCCL: exec.cpp:122 start_workers: EXCEPTION: failed to start worker # 0"]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(lines)})))
+    assert v.root_cause is None and "nccl.error" in [s.category for s in v.symptoms]
+
+
+# ------------------------------------------------------------------ the C++ runtime's own abort
+
+@pytest.mark.parametrize("line", [
+    "pure virtual method called",  # libstdc++ libsupc++/pure.cc
+    "terminate called without an active exception",  # libstdc++ libsupc++/vterminate.cc
+    "terminate called recursively",  # the same file
+    "libc++abi: Pure virtual function called!",  # libc++abi src/cxa_virtual.cpp, after its tag
+])
+def test_the_cxx_runtime_aborting_with_no_exception_is_the_processs_own_abort(line: str) -> None:
+    drafts = helpers.scan(ALL, [line], "application")
+    assert [(d.kind, d.fields.get("signal"), d.fields.get("by")) for d in drafts] == [
+        ("process.signal", "SIGABRT", "self")]
+
+
+@pytest.mark.parametrize("line", [
+    # prose and titles that quote the words are not the runtime's line
+    "Why do I get 'pure virtual method called' at exit?",
+    "terminate called without an active exception when the trainer exits (issue #123)",
+])
+def test_near_miss_words_quoted_in_prose_are_no_abort(line: str) -> None:
+    assert "process.signal" not in _kinds([line])
+
+
+def test_the_abort_after_a_thrown_exception_is_that_exceptions_consequence() -> None:
+    # an exception thrown first: the abort is std::terminate's reaction to it, not a crash of its own
+    drafts = helpers.scan(ALL, ["terminate called after throwing an instance of 'std::runtime_error'",
+                                "  what():  bad config", "terminate called recursively"], "application")
+    assert [(d.kind, d.fields.get("by")) for d in drafts] == [("app.exception", None), ("process.signal", "runtime")]
+
+
+def test_a_teardown_abort_is_an_app_crash(make_bundle: BundleMaker) -> None:
+    # NVIDIA/Megatron-LM#1874's shape: the run's warnings at exit, the runtime's abort, torchrun's record of -6
+    lines = [
+        "[rank0]:[W1019 08:16:25.280921748 observer.cpp:116] Warning: Leaked callback handle: 1 (function operator())",
+        "pure virtual method called",
+        "terminate called without an active exception",
+        "E1019 08:21:39.599000 3036 torch/distributed/elastic/multiprocessing/api.py:874] failed (exitcode: -6) "
+        "local_rank: 0 (pid: 3042) of binary: /usr/bin/python",
+    ]
+    workload = copy.deepcopy(WORKLOAD)
+    workload["workload"]["window"] = {"start": "2026-10-19T08:00:00Z", "end": "2026-10-19T09:00:00Z"}
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(lines)}, workload)))
+    assert v.root_cause is not None and v.root_cause.category == "app.crash"
+
+
+# ------------------------------------------------------------------ Triton's model repository
+
+# triton-inference-server/server#3026 (the repository manager's record)
+PLATFORM = ("E0618 07:08:13.962236 8390 model_repository_manager.cc:1916] Poll failed for model directory 'rul': "
+            "unexpected platform type tensorflow_savedmodel for rul")
+
+
+def test_a_model_whose_platform_the_server_lacks_is_the_jobs_set_up() -> None:
+    drafts = helpers.scan(ALL, [PLATFORM], "application")
+    assert [(d.kind, d.fields.get("setup")) for d in drafts] == [("app.exception", True)]
+    # triton-inference-server/server#2901 (20.x: the words alone after the record's header)
+    line = ("E0516 06:19:37.834718 12806 model_repository_manager.cc:1682] unexpected platform type caffe2_netdef for "
+            "resnet50_netdef")
+    assert [d.kind for d in helpers.scan(ALL, [line], "application")] == ["app.exception"]
+
+
+def test_near_miss_a_title_that_quotes_the_words_is_not_read() -> None:
+    # triton-inference-server/server#2901's title
+    assert _kinds(["unexpected platform type caffe2_netdef for Triton 2.7.0 ?"]) == []
