@@ -148,3 +148,43 @@ def test_a_model_whose_platform_the_server_lacks_is_the_jobs_set_up() -> None:
 def test_near_miss_a_title_that_quotes_the_words_is_not_read() -> None:
     # triton-inference-server/server#2901's title
     assert _kinds(["unexpected platform type caffe2_netdef for Triton 2.7.0 ?"]) == []
+
+
+# ------------------------------------------------------------------ a node monitor's record of a memory kill
+
+def _npd_event(message: str) -> str:
+    # node-problem-detector's kernel monitor turns the kernel's `Killed process` line into a Node event of reason
+    # OOMKilling whose message is that line (kubernetes/node-problem-detector config/kernel-monitor.json); the
+    # event as Cloud Logging exports it, the keys in its order, the message escaped as JSON escapes it
+    return "\n".join([
+        "{",
+        '  "jsonPayload": {',
+        '    "involvedObject": {"kind": "Node", "name": "gke-pool-1-a"},',
+        '    "source": {"component": "kernel-monitor", "host": "gke-pool-1-a"},',
+        '    "kind": "Event",',
+        '    "type": "Warning",',
+        '    "reason": "OOMKilling",',
+        '    "apiVersion": "v1",',
+        f'    "message": "{message}"',
+        "  },",
+        '  "severity": "WARNING"',
+        "}",
+    ]) + "\n"
+
+
+def test_a_monitors_oom_record_that_names_a_fuse_daemon_is_the_mounts_loss(make_bundle: BundleMaker) -> None:
+    # the kernel's line from kahing/goofys#56 as the event's message
+    msg = ("Memory cgroup out of memory: Kill process 3155 (goofys) score 202 or sacrifice child\\nKilled process "
+           "3155 (goofys) total-vm:657140kB, anon-rss:231128kB, file-rss:0kB")
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _npd_event(msg)})))
+    assert v.root_cause is not None and v.root_cause.category == "storage.filesystem.daemon_killed", v.candidates
+
+
+def test_near_miss_the_same_record_naming_the_workloads_process_is_its_oom(make_bundle: BundleMaker) -> None:
+    # kubernetes-sigs/aws-efs-csi-driver#1218's kernel line for a python3 process
+    msg = ("Memory cgroup out of memory: Killed process 137879 (python3) total-vm:154460kB, anon-rss:25192kB, "
+           "file-rss:8968kB, shmem-rss:0kB, UID:0 pgtables:340kB oom_score_adj:-997")
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _npd_event(msg)})))
+    assert v.root_cause is not None and v.root_cause.category == "host.oom"
+    assert len(v.evidence) == 1  # one kill: the record's reason and its message are the same event
+
