@@ -18,7 +18,7 @@ import copy
 import pytest
 
 from firstfault.analysis.analyze import Analyzer
-from firstfault.extract import nccl
+from firstfault.extract import launcher, nccl
 from firstfault.extract.base import LineExtractor
 from tests.conftest import WORKLOAD, BundleMaker
 from tests.extract import helpers
@@ -188,3 +188,62 @@ def test_near_miss_the_same_record_naming_the_workloads_process_is_its_oom(make_
     assert v.root_cause is not None and v.root_cause.category == "host.oom"
     assert len(v.evidence) == 1  # one kill: the record's reason and its message are the same event
 
+
+# ------------------------------------------------------------------ an MPI call's own arguments
+
+@pytest.mark.parametrize(("line", "cls"), [
+    # hypre-space/hypre#535 (Cray MPICH's header)
+    ("MPICH ERROR [Rank 1] [job id 623df1ab-7ae6-4ae9-b5b5-d73add697475] [Fri Nov 19 22:34:34 2021] [x1000c6s7b0n1] - "
+     "Abort(269089030) (rank 1 in comm 0): Fatal error in PMPI_Irecv: Invalid rank, error stack:", "MPI_ERR_RANK"),
+    # wi4mpi/wi4mpi#63 (MPICH's own header)
+    ("Abort(739891974) on node 8 (rank 8 in comm 0): Fatal error in PMPI_Sendrecv: Invalid rank, error stack:",
+     "MPI_ERR_RANK"),
+    # pmodels/mpich#961
+    ("Fatal error in MPI_Comm_size: Invalid communicator, error stack:", "MPI_ERR_COMM"),
+])
+def test_an_mpi_error_in_the_calls_arguments_is_the_programs_exception(line: str, cls: str) -> None:
+    drafts = helpers.scan((*ALL, *launcher.EXTRACTORS), [line], "application")
+    exc = [d for d in drafts if d.kind == "app.exception"]
+    assert [d.fields["exc_type"] for d in exc] == [cls]
+    assert "process.signal" in [d.kind for d in drafts]  # the runtime's abort of the rank, as before
+
+
+@pytest.mark.parametrize("line", [
+    # pmodels/mpich#556: the library's own failure names no argument
+    "Fatal error in MPI_Send: Internal MPI error!, error stack:",
+    # pmodels/mpich#831
+    "Fatal error in MPI_Wait: Other MPI error, error stack:",
+])
+def test_near_miss_the_librarys_own_error_classes_are_no_exception(line: str) -> None:
+    drafts = helpers.scan((*ALL, *launcher.EXTRACTORS), [line], "application")
+    assert "app.exception" not in [d.kind for d in drafts] and "process.signal" in [d.kind for d in drafts]
+
+
+def test_a_run_that_ends_on_an_argument_error_of_its_mpi_call_is_software(make_bundle: BundleMaker) -> None:
+    # hypre-space/hypre#535, the error stack as posted
+    lines = ["MPICH ERROR [Rank 1] [job id 623df1ab-7ae6-4ae9-b5b5-d73add697475] [Fri Nov 19 22:34:34 2021] "
+             "[x1000c6s7b0n1] - Abort(269089030) (rank 1 in comm 0): Fatal error in PMPI_Irecv: Invalid rank, error "
+             "stack:",
+             "PMPI_Irecv(166): MPI_Irecv(buf=0x8aa0e40, count=56, MPI_BYTE, src=14588, tag=1002, MPI_COMM_WORLD, "
+             "request=0x3ecd900) failed",
+             "PMPI_Irecv(99).: Invalid rank has value 14588 but must be nonnegative and less than 5"]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(lines)})))
+    assert v.root_cause is not None and v.root_cause.category == "app.exception"
+    assert "MPI_ERR_RANK" in v.root_cause.summary
+
+
+def test_cray_mpichs_own_collective_routines_are_read_as_the_call() -> None:
+    # Cray MPICH names its collective algorithm where MPICH names the MPI call (the words of its error stack's first
+    # line, src/mpi/errhan: `Fatal error in %s: %s, error stack:`, with an MPIR_ routine)
+    read = launcher.mpi_fatal("Fatal error in MPIR_CRAY_Allreduce_DPM: Message truncated, error stack:")
+    assert read is not None and read.call == "MPIR_CRAY_Allreduce_DPM" and read.mpi_class == "MPI_ERR_TRUNCATE"
+    assert read.argument
+
+
+def test_an_argument_class_inside_mpi_init_is_the_launchs_set_up() -> None:
+    # flux-framework/flux-core#3592 (its title: MVAPICH2 started without the PMI_process_mapping it reads): MPI_Init
+    # has no tag of the program's
+    drafts = helpers.scan((*ALL, *launcher.EXTRACTORS), ["MPI_Abort: Fatal error in MPI_Init: Invalid tag"],
+                          "application")
+    assert [(d.fields["exc_type"], d.fields.get("setup")) for d in drafts if d.kind == "app.exception"] == [
+        ("MPI_ERR_TAG", True)]

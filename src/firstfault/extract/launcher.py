@@ -169,9 +169,11 @@ _MPD = re.compile(r"exit status of rank (?P<rank>\d+): (?:killed by signal (?P<n
 # `MPICH ERROR [Rank 11122] [job id 41595204.0] [Thu Aug 14 08:27:11 2025] [nid006700] - Abort(2695311) (rank 11122
 # in comm 0): ...`, and MPICH's PMI client announcing it: `[cli_1]: aborting job:` (the prefix layer reads the rank).
 # MPICH 4.1 and later name the internal function the call went through (`Abort(204069007): Fatal error in
-# internal_Init_thread: Other MPI error, error stack:`).
-_MPI_FATAL = re.compile(r"\bFatal error in (?P<call>P?MPI_\w+|internal_\w+)")
+# internal_Init_thread: Other MPI error, error stack:`), and Cray MPICH its own collective algorithms' (`Fatal error in
+# MPIR_CRAY_Bcast_Tree: Invalid count, error stack:`).
+_MPI_FATAL = re.compile(r"\bFatal error in (?P<call>P?MPI_\w+|internal_\w+|MPIR_\w+)")
 MPI_FATAL_WORDS: Final = "Fatal error in "
+_MPI_INIT_CALLS: Final = frozenset({"MPI_Init", "MPI_Init_thread"})
 _CRAY_HEAD = re.compile(
     r"MPICH ERROR \[Rank (?P<rank>\d+)\](?: \[job id [^\]]*\])?(?: \[[^\]]*\])? \[(?P<host>[\w.\-]+)\]"
 )
@@ -198,6 +200,8 @@ class MpiFatal(NamedTuple):
     mpi_class: str | None  # catalog/transport.yaml `mpich_error_classes`: `Other MPI error` is MPI_ERR_OTHER
     rank: int | None  # Cray MPICH's header names the rank and the node
     host: str | None
+    argument: bool = False  # the class is an error in the arguments of the program's call (the table's `argument`)
+    said: str = ""  # the words after the call's name (`Invalid count, error stack:`)
 
 
 def mpi_fatal(body: str) -> MpiFatal | None:
@@ -210,12 +214,13 @@ def mpi_fatal(body: str) -> MpiFatal | None:
     if m is None:
         return None
     call = m.group("call")
-    call = "MPI_" + call.split("_", 1)[1] if not call.startswith("MPI_") else call
+    call = "MPI_" + call.split("_", 1)[1] if not call.startswith(("MPI_", "MPIR_")) else call
     rest = body[m.end():]
     said = rest[1:].lstrip() if rest.startswith(":") else ""
-    cls = next((c.name for c in mpich_classes() if said.startswith(c.text)), None)
+    row = next((c for c in mpich_classes() if said.startswith(c.text)), None)
     cray = _CRAY_HEAD.search(body)
-    return MpiFatal(call, cls, int(cray.group("rank")) if cray else None, cray.group("host") if cray else None)
+    return MpiFatal(call, row.name if row else None, int(cray.group("rank")) if cray else None,
+                    cray.group("host") if cray else None, row is not None and row.argument, said)
 
 
 def _signal_of(printer: str, num: int) -> str:
@@ -250,6 +255,7 @@ class MpiExitExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "process.signal": frozenset({"by", "detail", "exitcode", "mpi_call", "mpi_class", "pid", "signal"}),
+        "app.exception": frozenset({"exc_type", "message", "mpi_call", "setup"}),
     }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (_OMPI_FIRST, "Process name:", "Exit code:", "MPI_ABORT was invoked on rank",
@@ -289,7 +295,21 @@ class MpiExitExtractor:
         fatal = _MPI_FATAL.search(body)
         rank = p.rank if p.rank is not None else ctx.rank
         if fatal or (body.startswith(_ABORTING) and rank is not None):
-            yield self._fatal(body, fatal, rank, p.host)
+            draft = self._fatal(body, fatal, rank, p.host)
+            yield draft
+            read = mpi_fatal(body) if fatal else None
+            if read is not None and read.argument:
+                # an error in the arguments of the program's own call (catalog/transport.yaml `argument`): its
+                # exception, on the rank that made the call, beside the runtime's abort of it. MPI_Init takes no
+                # count, rank, tag or communicator: one of these there is the launch's (a process manager that did
+                # not give the rank what its MPI reads at start, MVAPICH2's `Invalid tag` without
+                # PMI_process_mapping), the job's set-up.
+                said = read.said.removesuffix("error stack:").rstrip(" ,")
+                fields: dict[str, FieldValue] = {"exc_type": str(read.mpi_class), "message": clip(said),
+                                                 "mpi_call": read.call}
+                if read.call in _MPI_INIT_CALLS:
+                    fields["setup"] = True
+                yield Draft("app.exception", fields, rank=draft.rank, host=draft.host)
             return
         if _HYDRA_TEARDOWN.match(body):
             ctx.claimed = True
