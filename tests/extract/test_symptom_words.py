@@ -247,3 +247,31 @@ def test_an_argument_class_inside_mpi_init_is_the_launchs_set_up() -> None:
                           "application")
     assert [(d.fields["exc_type"], d.fields.get("setup")) for d in drafts if d.kind == "app.exception"] == [
         ("MPI_ERR_TAG", True)]
+
+
+# ------------------------------------------------------------------ EC2's Spot interruption notice, as served
+
+# the instance metadata's `spot/instance-action` document, as AWS's user guide gives it
+# (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-instance-termination-notices.html)
+IMDS = '{"action": "terminate", "time": "2017-09-18T08:22:00Z"}'
+
+
+@pytest.mark.parametrize("line", [
+    IMDS,
+    # the same document logged by a poller inside its own JSON record (the quotes escaped)
+    '{"level":"warn","message":"instance-action: {\\"action\\":\\"stop\\",\\"time\\":\\"2017-09-18T08:22:00Z\\"}"}',
+])
+def test_the_instance_action_document_is_the_nodes_preemption(line: str, make_bundle: BundleMaker) -> None:
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": _app([line])})))
+    assert v.root_cause is not None and v.root_cause.category == "scheduler.preempted"
+    assert v.root_cause.nodes == ["node-02"]
+
+
+@pytest.mark.parametrize("line", [
+    # an `action` without the document's time: any program's word (an orchestrator's plan, an audit record)
+    '{"action": "terminate", "instance": "i-0abc", "reason": "scale-in"}',
+    '{"user": "alice", "action": "stop", "time": "2017-09-18T08:22:00Z"}',
+])
+def test_near_miss_an_action_key_alone_names_no_preemption(line: str, make_bundle: BundleMaker) -> None:
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": _app([line])})))
+    assert v.root_cause is None or v.root_cause.category != "scheduler.preempted"

@@ -73,6 +73,16 @@ _VM_NAMED: Final = {
 }
 
 
+# EC2's Spot interruption notice as the instance's own metadata serves it (IMDS `spot/instance-action`, AWS's "Spot
+# Instance interruption notices": `{"action": "terminate", "time": "2017-09-18T08:22:00Z"}`, also stop or hibernate,
+# two minutes ahead), printed by whatever polls it (a runner agent, a handler script), also inside another JSON
+# record's string with its quotes escaped (`"message":"Spot interruption payload received: {\"action\":\"terminate\",
+# \"time\":\"2025-03-31T16:34:24Z\"}"`). The document's two keys together, in its order: an `action` key alone is
+# any program's.
+_IMDS_ACTION: Final = re.compile(r'\{\s{0,4}\\?"action\\?"\s{0,4}:\s{0,4}\\?"(?:terminate|stop|hibernate)\\?"\s{0,4},'
+                                 r'\s{0,4}\\?"time\\?"\s{0,4}:\s{0,4}\\?"\d{4}-\d\d-\d\dT')
+_IMDS_WORD: Final = '"action'
+
 # HTCondor's shadow quoting its starter's error in a hold or remove reason names the slot it ran in, and so its
 # execute host: `Error from slot1_6@e231.chtc.wisc.edu: Failed to execute ...` (ChristinaLK/chtc-htc
 # _episodes/06-troubleshoot.md's `condor_q -af holdreason`), `Error from slot1_3@e327.chtc.wisc.edu: Docker job has
@@ -152,7 +162,7 @@ class SchedulerReasonExtractor:
         self.literals: tuple[str, ...] = tuple(sorted(set(line_literals()) | set(kube_status_words())
                                                       | set(endstate_literals())
                                                       | {"job.exception", "State:", _GCB_HEAD.strip()}
-                                                      | set(_CLAIM_WORDS) | {"Killed process "}))
+                                                      | set(_CLAIM_WORDS) | {"Killed process ", _IMDS_WORD}))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         _, body = split_rank_prefix(line)
@@ -162,6 +172,10 @@ class SchedulerReasonExtractor:
         flux = _FLUX_EXCEPTION.search(body)
         if flux is not None:
             yield from _flux_exception(flux, body, ctx)
+            return
+        if _IMDS_WORD in body and _IMDS_ACTION.search(body):
+            # the cloud's notice to the instance: the node that printed it is taken back
+            yield from _said("preemption", "aws", None, None, body, ctx)
             return
         batch = _gcp_batch_event(body, ctx)
         if batch is not None:
