@@ -189,6 +189,16 @@ def test_the_other_accelerators_allocators_say_their_devices_memory_ran_out() ->
     # bridge raises it
     assert kinds(["RuntimeError: FATAL ERROR :: MODULE:SYNHELPER workspace Allocation of size ::8589934592 failed!"]
                  ) == ["app.cuda_oom"]
+    # Ascend's NPUs (xingchensong/TouchNet#100, torch_npu raising it as a RuntimeError) and Cambricon's MLUs (the format
+    # string of torch_mlu's caching allocator)
+    assert kinds(["RuntimeError: NPU out of memory. Tried to allocate 5.03 GiB (NPU 3; 60.96 GiB total capacity; 49.47 "
+                  "GiB already allocated; 49.47 GiB current active; 1.32 GiB free; 57.55 GiB reserved in total by "
+                  "PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid "
+                  "fragmentation."]) == ["app.cuda_oom"]
+    assert kinds(["RuntimeError: MLU out of memory. Tried to allocate 20.00 MiB (MLU 0; 15.74 GiB total capacity; "
+                  "14.80 GiB already allocated)"]) == ["app.cuda_oom"]
+    # ... and not the words in a question about them
+    assert "app.cuda_oom" not in kinds(["ValueError: NPU out of memory handling is not configured for this job"])
     # near misses: the same helpers' debug record of an empty workspace, and a sparse solver's own workspace on the
     # host (MUMPS's INFO(1) = -5 text, as its users' wrappers print it)
     assert "app.cuda_oom" not in kinds(["PT_SYNHELPER_DEBUG workspace Allocation of size is zero"])

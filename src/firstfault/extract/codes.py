@@ -682,6 +682,13 @@ ACCEL_OOM_PHRASES: Final = (
     "MPS backend out of memory",
     "MODULE:PT_DEVMEM Allocation failed",
     "MODULE:SYNHELPER workspace Allocation of size",
+    # Huawei Ascend NPUs through torch_npu's caching allocator (Ascend/pytorch torch_npu/csrc/core/npu/
+    # NPUCachingAllocator.cpp: `NPU out of memory. Tried to allocate 5.03 GiB (NPU 3; 60.96 GiB total capacity; ...`,
+    # raised as RuntimeError before torch.OutOfMemoryError), and Cambricon MLUs through torch_mlu's (its
+    # MLUCachingAllocator: `MLU out of memory. Tried to allocate 20.00 MiB (MLU 0; ...`): the words CUDA's allocator
+    # uses, with the device's own name.
+    "NPU out of memory. Tried to allocate",
+    "MLU out of memory. Tried to allocate",
 )
 # The device a TensorFlow / XLA report names; a host allocator (`device:CPU:0 by allocator cpu`) ran out
 # of host memory, which is not the accelerator's.
