@@ -275,3 +275,33 @@ def test_the_instance_action_document_is_the_nodes_preemption(line: str, make_bu
 def test_near_miss_an_action_key_alone_names_no_preemption(line: str, make_bundle: BundleMaker) -> None:
     v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": _app([line])})))
     assert v.root_cause is None or v.root_cause.category != "scheduler.preempted"
+
+
+# t-sakashita/rokko#544: Open MPI's fatal error handler on a send to a rank the communicator does not have
+ROKKO = [
+    "[sakashitatatsuyanoMacBook-puro:61179] *** An error occurred in MPI_Send",
+    "[sakashitatatsuyanoMacBook-puro:61179] *** reported by process [2336030721,0]",
+    "[sakashitatatsuyanoMacBook-puro:61179] *** on communicator MPI_COMM_WORLD",
+    "[sakashitatatsuyanoMacBook-puro:61179] *** MPI_ERR_RANK: invalid rank",
+    "[sakashitatatsuyanoMacBook-puro:61179] *** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,",
+    "[sakashitatatsuyanoMacBook-puro:61179] ***    and potentially your MPI job)",
+]
+
+
+def test_open_mpis_handler_on_an_argument_class_is_the_programs_exception() -> None:
+    drafts = helpers.scan((*ALL, *launcher.EXTRACTORS), ROKKO, "application")
+    exc = [d for d in drafts if d.kind == "app.exception"]
+    assert [(d.fields["exc_type"], d.fields.get("mpi_call"), d.fields.get("setup")) for d in exc] == [
+        ("MPI_ERR_RANK", "MPI_Send", None)]
+
+
+def test_near_miss_open_mpis_handler_on_the_librarys_own_class_is_no_exception() -> None:
+    # the same handler's record of a class that names no argument (Open MPI's words for MPI_ERR_OTHER)
+    lines = [*ROKKO[:3], "[n1:61179] *** MPI_ERR_OTHER: known error not in list", *ROKKO[4:]]
+    drafts = helpers.scan((*ALL, *launcher.EXTRACTORS), lines, "application")
+    assert "app.exception" not in [d.kind for d in drafts]
+
+
+def test_a_run_that_ends_in_open_mpis_handler_on_an_argument_class_is_software(make_bundle: BundleMaker) -> None:
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(ROKKO)})))
+    assert v.root_cause is not None and v.root_cause.category == "app.exception"

@@ -174,6 +174,18 @@ _MPD = re.compile(r"exit status of rank (?P<rank>\d+): (?:killed by signal (?P<n
 _MPI_FATAL = re.compile(r"\bFatal error in (?P<call>P?MPI_\w+|internal_\w+|MPIR_\w+)")
 MPI_FATAL_WORDS: Final = "Fatal error in "
 _MPI_INIT_CALLS: Final = frozenset({"MPI_Init", "MPI_Init_thread"})
+# Open MPI's predefined fatal error handler (ompi/errhandler/errhandler_predefined.c): `[host:pid] *** An error
+# occurred in MPI_Send`, `*** reported by process [...]`, `*** on communicator MPI_COMM_WORLD`, then the class and its
+# words, `*** MPI_ERR_RANK: invalid rank`, and `*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now
+# abort,` (older releases: the same lines without the host tag, `... MPI_ERRORS_ARE_FATAL: your MPI job will now
+# abort`). The class line is read by the same table as MPICH's stack (its `argument` column); the call named a few
+# lines before it.
+_OMPI_ERRH_CALL = re.compile(r"(?:^|\] )\*\*\* An error occurred in (?P<call>MPI_\w+)")
+_OMPI_ERRH_CLASS = re.compile(r"^(?:\[(?P<host>[A-Za-z0-9][\w.\-]*):\d+\] )?\*\*\* (?P<cls>MPIX?_ERR_[A-Z_]+): "
+                              r"(?P<msg>\S.*)$")
+_OMPI_ERRH_WORDS: Final = ("*** An error occurred in MPI_", "*** MPI_ERR_")
+_K_OMPI_ERRH = "ff.mpi.ompi_errh"  # (lineno, call) of Open MPI's handler's first line
+_OMPI_ERRH_LINES: Final = 6
 _CRAY_HEAD = re.compile(
     r"MPICH ERROR \[Rank (?P<rank>\d+)\](?: \[job id [^\]]*\])?(?: \[[^\]]*\])? \[(?P<host>[\w.\-]+)\]"
 )
@@ -261,10 +273,13 @@ class MpiExitExtractor:
     literals: tuple[str, ...] = (_OMPI_FIRST, "Process name:", "Exit code:", "MPI_ABORT was invoked on rank",
                                  _HYDRA_BANNER, " RUNNING AT ", "EXIT CODE:", "KILLED BY SIGNAL:", "EXIT STRING:",
                                  "exit status of rank ", MPI_FATAL_WORDS, _ABORTING, "] HYD", "MPICH Version:",
-                                 _HYDRA_DETAILS, "Version:")
+                                 _HYDRA_DETAILS, "Version:", *_OMPI_ERRH_WORDS)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         if "Version:" in line and self._version(line, ctx):
+            return
+        if "*** " in line and any(w in line for w in _OMPI_ERRH_WORDS):
+            yield from self._ompi_handler(line, ctx)
             return
         p = split_prefixes(line)
         body = p.body
@@ -313,6 +328,30 @@ class MpiExitExtractor:
             return
         if _HYDRA_TEARDOWN.match(body):
             ctx.claimed = True
+
+    @staticmethod
+    def _ompi_handler(line: str, ctx: LineContext) -> Iterator[Draft]:
+        """Open MPI's fatal error handler: the call it names, then its class; a class of the call's own arguments
+        (catalog/transport.yaml `argument`) is the program's exception (inside MPI_Init, the launch's set-up)."""
+        m = _OMPI_ERRH_CALL.search(line)
+        if m is not None:
+            # noted, not claimed: the handler's lines name no cause of their own, and stay error lines the run holds
+            ctx.state[_K_OMPI_ERRH] = (ctx.lineno, m.group("call"))
+            return
+        c = _OMPI_ERRH_CLASS.search(line)
+        if c is None:
+            return
+        row = next((r for r in mpich_classes() if r.name == c.group("cls")), None)
+        if row is None or not row.argument:
+            return
+        seen = ctx.state.get(_K_OMPI_ERRH)
+        call = seen[1] if isinstance(seen, tuple) and ctx.lineno - seen[0] <= _OMPI_ERRH_LINES else None
+        fields: dict[str, FieldValue] = {"exc_type": row.name, "message": clip(c.group("msg"))}
+        if isinstance(call, str):
+            fields["mpi_call"] = call
+            if call in _MPI_INIT_CALLS:
+                fields["setup"] = True
+        yield Draft("app.exception", fields, host=c.group("host"))
 
     @staticmethod
     def _version(line: str, ctx: LineContext) -> bool:
