@@ -184,6 +184,26 @@ def test_the_other_accelerators_allocators_say_their_devices_memory_ran_out() ->
                   "max allowed: 163.20 GiB). Tried to allocate 33.92 GiB on private pool."]) == ["app.cuda_oom"]
     assert kinds(["RuntimeError: [Rank:0] FATAL ERROR :: MODULE:PT_DEVMEM Allocation failed for size::939524096 "
                   "(896)MB"]) == ["app.cuda_oom"]
+    # Gaudi's workspace for a recipe, in the Synapse helpers' fatal record (the format string of HabanaAI/
+    # gaudi-pytorch-bridge pytorch_helpers/synapse_helpers/device.cpp get_workspace_buffer, another size), as the
+    # bridge raises it
+    assert kinds(["RuntimeError: FATAL ERROR :: MODULE:SYNHELPER workspace Allocation of size ::8589934592 failed!"]
+                 ) == ["app.cuda_oom"]
+    # Ascend's NPUs (xingchensong/TouchNet#100, torch_npu raising it as a RuntimeError) and Cambricon's MLUs (the format
+    # string of torch_mlu's caching allocator)
+    assert kinds(["RuntimeError: NPU out of memory. Tried to allocate 5.03 GiB (NPU 3; 60.96 GiB total capacity; 49.47 "
+                  "GiB already allocated; 49.47 GiB current active; 1.32 GiB free; 57.55 GiB reserved in total by "
+                  "PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid "
+                  "fragmentation."]) == ["app.cuda_oom"]
+    assert kinds(["RuntimeError: MLU out of memory. Tried to allocate 20.00 MiB (MLU 0; 15.74 GiB total capacity; "
+                  "14.80 GiB already allocated)"]) == ["app.cuda_oom"]
+    # ... and not the words in a question about them
+    assert "app.cuda_oom" not in kinds(["ValueError: NPU out of memory handling is not configured for this job"])
+    # near misses: the same helpers' debug record of an empty workspace, and a sparse solver's own workspace on the
+    # host (MUMPS's INFO(1) = -5 text, as its users' wrappers print it)
+    assert "app.cuda_oom" not in kinds(["PT_SYNHELPER_DEBUG workspace Allocation of size is zero"])
+    assert "app.cuda_oom" not in kinds(["RuntimeError: Problem of REAL workspace allocation of size 120000 during "
+                                        "analysis"])
     # near misses: the host's memory in the same runtimes' words is no device's, and another code of the same enum
     # is no allocation
     assert "app.cuda_oom" not in kinds(["RuntimeError: Native API failed. Native API returns: 38 "

@@ -923,13 +923,14 @@ def test_the_error_stacks_class_is_read_by_its_words() -> None:
     # uxlfoundation/oneDAL#3741: `Unknown error class` (errutil.c); pmodels/mpich's errnames.txt for the others
     assert launcher.mpi_fatal("Abort(1614735) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Unknown error "
                               "class, error stack:")[:2] == ("MPI_Init", "unknown_class")
-    assert launcher.mpi_fatal("Fatal error in PMPI_Comm_split: Invalid communicator, error stack:") == (
-        "MPI_Comm_split", "MPI_ERR_COMM", None, None)
-    assert launcher.mpi_fatal("Fatal error in MPI_Send: a sentence of our own") == ("MPI_Send", None, None, None)
+    assert launcher.mpi_fatal("Fatal error in PMPI_Comm_split: Invalid communicator, error stack:")[:5] == (
+        "MPI_Comm_split", "MPI_ERR_COMM", None, None, True)
+    assert launcher.mpi_fatal("Fatal error in MPI_Send: a sentence of our own")[:5] == ("MPI_Send", None, None, None,
+                                                                                        False)
     # Cray MPICH's header names the rank and the node (flux-framework/flux-core#5976)
     assert launcher.mpi_fatal("MPICH ERROR [Rank 0] [job id fYSTCFMZH] [Thu May 16 17:41:46 2024] [frontier08676] - "
                               "Abort(1091983) (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error "
-                              "stack:") == ("MPI_Init", "MPI_ERR_OTHER", 0, "frontier08676")
+                              "stack:")[:5] == ("MPI_Init", "MPI_ERR_OTHER", 0, "frontier08676", False)
     assert launcher.mpi_fatal("a fatal error in the MPI layer") is None
 
 

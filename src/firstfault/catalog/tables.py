@@ -639,6 +639,7 @@ class MpichErrorClass(_Row, frozen=True):
 
     name: Annotated[str, Meta(pattern=r"^(?:MPIX?_ERR_[A-Z_]+|unknown_class)$")]
     text: Annotated[str, Meta(min_length=3)]
+    argument: bool = False  # an error in the arguments of the program's own call: the workload's exception
 
 class TransportTable(NamedTuple):
     """catalog/transport.yaml, validated: completion statuses, adapter async events, peer and local statuses

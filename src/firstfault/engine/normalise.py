@@ -279,9 +279,9 @@ def terminal_lines(events: list[Event]) -> list[Event]:
             line = ev.evidence.line or 0
             if line > last.get(key, -1):
                 last[key] = line
-    return _storage_sidecars(_waited_out(_answered_headers([
+    return _storage_sidecars(_waited_out(_named_victims(_answered_headers([
         ev for ev in events if ev.fields.get("terminal") is not True
-        or (ev.evidence.line or 0) >= last[(ev.evidence.file, ev.rank)]])))
+        or (ev.evidence.line or 0) >= last[(ev.evidence.file, ev.rank)]]))))
 
 
 def net_found_after(events: list[Event]) -> list[Event]:
@@ -389,6 +389,32 @@ def _answered_headers(events: list[Event]) -> list[Event]:
             kills[key] = max(kills.get(key, -1), ev.evidence.line or 0)
     return [ev for ev in events if not (ev.kind == "host.oom_kill" and ev.fields.get("invoked") is True
                                          and kills.get((ev.evidence.file, ev.node), -1) > (ev.evidence.line or 0))]
+
+
+# How far apart two lines of one scheduler's or node monitor's record may stand (a JSON or YAML event: its `reason`
+# and its `message` a few keys apart).
+_RECORD_LINES: Final = 40
+
+
+def _named_victims(events: list[Event]) -> list[Event]:
+    """A scheduler's or node monitor's word of a memory kill that names no victim (extract/jobend.py: `by` `limit`,
+    no `pid`: node-problem-detector's `"reason": "OOMKilling"`) beside its own record's message that relays the
+    kernel's `Killed process N (comm)` (the same `by`, with `pid`), in the same file, of the same node, within a
+    record's reach: one kill, told by the message (whose victim may be a FUSE daemon, storage-fuse-daemon-killed), so
+    the word without a victim is dropped."""
+    named: dict[tuple[str | None, str | None], list[int]] = {}
+    for ev in events:
+        if ev.kind == "host.oom_kill" and ev.fields.get("by") == "limit" and ev.fields.get("pid") is not None:
+            named.setdefault((ev.evidence.file, ev.node), []).append(ev.evidence.line or 0)
+
+    def told(ev: Event) -> bool:
+        lines = named.get((ev.evidence.file, ev.node), ())
+        return any(abs(at - (ev.evidence.line or 0)) <= _RECORD_LINES for at in lines)
+
+    if not named:
+        return events
+    return [ev for ev in events if not (ev.kind == "host.oom_kill" and ev.fields.get("by") == "limit"
+                                        and ev.fields.get("pid") is None and told(ev))]
 
 
 def silent_nodes(last: dict[str, datetime], gap: float) -> list[Event]:

@@ -670,13 +670,25 @@ ACCEL_OOM_PHRASES: Final = (
     # PyTorch's MPS allocator (aten/src/ATen/mps/MPSAllocator.mm: `MPS backend out of memory (MPS allocated: ...`);
     # Intel Gaudi through the Habana PyTorch bridge's device memory module (`RuntimeError: [Rank:0] FATAL ERROR ::
     # MODULE:PT_DEVMEM Allocation failed for size::939524096 (896)MB`, as HabanaAI's vLLM and Optimum Habana
-    # documents quote it).
+    # documents quote it), and the bridge's Synapse helpers when the device had no room for the workspace a recipe
+    # (a compiled graph) needs to run (HabanaAI/gaudi-pytorch-bridge pytorch_helpers/synapse_helpers/device.cpp
+    # device::get_workspace_buffer: `PT_SYNHELPER_FATAL("workspace Allocation of size ::", size, " failed!")`, printed
+    # `FATAL ERROR :: MODULE:SYNHELPER workspace Allocation of size ::14493510400 failed!`; Habana's advice is a
+    # smaller batch). Its debug record `workspace Allocation of size is zero` has no module tag.
     "XPU out of memory",
     "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
     "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
     "CL_MEM_OBJECT_ALLOCATION_FAILURE",
     "MPS backend out of memory",
     "MODULE:PT_DEVMEM Allocation failed",
+    "MODULE:SYNHELPER workspace Allocation of size",
+    # Huawei Ascend NPUs through torch_npu's caching allocator (Ascend/pytorch torch_npu/csrc/core/npu/
+    # NPUCachingAllocator.cpp: `NPU out of memory. Tried to allocate 5.03 GiB (NPU 3; 60.96 GiB total capacity; ...`,
+    # raised as RuntimeError before torch.OutOfMemoryError), and Cambricon MLUs through torch_mlu's (its
+    # MLUCachingAllocator: `MLU out of memory. Tried to allocate 20.00 MiB (MLU 0; ...`): the words CUDA's allocator
+    # uses, with the device's own name.
+    "NPU out of memory. Tried to allocate",
+    "MLU out of memory. Tried to allocate",
 )
 # The device a TensorFlow / XLA report names; a host allocator (`device:CPU:0 by allocator cpu`) ran out
 # of host memory, which is not the accelerator's.

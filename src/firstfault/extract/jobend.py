@@ -28,6 +28,7 @@ from collections.abc import Iterator, Mapping
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import storage_tables
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.batch import SGE_DIED, sge_signal
 from firstfault.extract.codes import by_whom, errno_of, exit_signum, path_of, signal_name, signal_of_text
@@ -71,6 +72,16 @@ _VM_NAMED: Final = {
     "azure": re.compile(r"\"Resources\"\s*:\s*\[\s*\"(?P<vm>[^\"\s,]{1,80})\"\s*\]"),
 }
 
+
+# EC2's Spot interruption notice as the instance's own metadata serves it (IMDS `spot/instance-action`, AWS's "Spot
+# Instance interruption notices": `{"action": "terminate", "time": "2017-09-18T08:22:00Z"}`, also stop or hibernate,
+# two minutes ahead), printed by whatever polls it (a runner agent, a handler script), also inside another JSON
+# record's string with its quotes escaped (`"message":"Spot interruption payload received: {\"action\":\"terminate\",
+# \"time\":\"2025-03-31T16:34:24Z\"}"`). The document's two keys together, in its order: an `action` key alone is
+# any program's.
+_IMDS_ACTION: Final = re.compile(r'\{\s{0,4}\\?"action\\?"\s{0,4}:\s{0,4}\\?"(?:terminate|stop|hibernate)\\?"\s{0,4},'
+                                 r'\s{0,4}\\?"time\\?"\s{0,4}:\s{0,4}\\?"\d{4}-\d\d-\d\dT')
+_IMDS_WORD: Final = '"action'
 
 # HTCondor's shadow quoting its starter's error in a hold or remove reason names the slot it ran in, and so its
 # execute host: `Error from slot1_6@e231.chtc.wisc.edu: Failed to execute ...` (ChristinaLK/chtc-htc
@@ -136,7 +147,7 @@ class SchedulerReasonExtractor:
     name = "sched.reason"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "host.oom_kill": frozenset({"by", "cgroup", "detail", "names_node", "proc"}),
+        "host.oom_kill": frozenset({"by", "cgroup", "detail", "names_node", "pid", "proc", "storage_daemon"}),
         "k8s.event": frozenset({"due_to", "message", "reason"}),
         "k8s.pod": frozenset({"due_to", "message", "phase", "pod", "pressure", "reason", "restart"}),
         "process.signal": frozenset({"by", "by_uid", "detail", "due_to", "names_node", "scheduler", "signal",
@@ -152,7 +163,7 @@ class SchedulerReasonExtractor:
         self.literals: tuple[str, ...] = tuple(sorted(set(line_literals()) | set(kube_status_words())
                                                       | set(endstate_literals())
                                                       | {"job.exception", "State:", _GCB_HEAD.strip()}
-                                                      | set(_CLAIM_WORDS)))
+                                                      | set(_CLAIM_WORDS) | {"Killed process ", _IMDS_WORD}))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         _, body = split_rank_prefix(line)
@@ -162,6 +173,10 @@ class SchedulerReasonExtractor:
         flux = _FLUX_EXCEPTION.search(body)
         if flux is not None:
             yield from _flux_exception(flux, body, ctx)
+            return
+        if _IMDS_WORD in body and _IMDS_ACTION.search(body):
+            # the cloud's notice to the instance: the node that printed it is taken back
+            yield from _said("preemption", "aws", None, None, body, ctx)
             return
         batch = _gcp_batch_event(body, ctx)
         if batch is not None:
@@ -258,6 +273,11 @@ def _recovered(body: str, ctx: LineContext) -> bool:
                 and running_indent == last_indent and 0 < last_at - running_at <= _STATE_SPAN)
 
 
+# The kernel OOM killer's record of its victim (mm/oom_kill.c __oom_kill_process: `Killed process %d (%s)`), as a
+# scheduler's or a node monitor's message relays it (after a JSON string's escaped `\n`: no word boundary before it).
+_RELAYED_KILL = re.compile(r"Killed process (?P<pid>\d+) \((?P<proc>[^()\s]{1,64})\)")
+
+
 def _said(reason: str | None, scheduler: str, host: str | None, resource: str | None, body: str,
           ctx: LineContext, by_uid: int | None = None) -> Iterator[Draft]:
     """The event a scheduler's reason in the job's output calls for."""
@@ -277,6 +297,15 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
             ctx.claimed = True
             return
         oom = Draft("host.oom_kill", {"proc": scheduler, "cgroup": True, "by": "limit", "detail": clip(body)})
+        victim = _RELAYED_KILL.search(body) if "Killed process " in body else None
+        if victim is not None:
+            # the kernel's own record relayed in the scheduler's message (node-problem-detector's OOMKilling event:
+            # `Memory cgroup out of memory: Kill process 3460 (driver) ...\nKilled process 3810 (gcsfuse) ...`):
+            # the process it names was killed, and a FUSE daemon's mount went with it (storage-fuse-daemon-killed)
+            oom.fields["proc"], oom.fields["pid"] = victim.group("proc"), int(victim.group("pid"))
+            daemon = storage_tables().daemons.get(victim.group("proc"))
+            if daemon is not None:
+                oom.fields["storage_daemon"] = daemon
         if host is not None:
             # the execute host a hold reason names (`Error from slot1_3@HOST: ...`)
             oom.host = host

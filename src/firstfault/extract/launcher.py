@@ -194,9 +194,23 @@ _MPD = re.compile(r"exit status of rank (?P<rank>\d+): (?:killed by signal (?P<n
 # `MPICH ERROR [Rank 11122] [job id 41595204.0] [Thu Aug 14 08:27:11 2025] [nid006700] - Abort(2695311) (rank 11122
 # in comm 0): ...`, and MPICH's PMI client announcing it: `[cli_1]: aborting job:` (the prefix layer reads the rank).
 # MPICH 4.1 and later name the internal function the call went through (`Abort(204069007): Fatal error in
-# internal_Init_thread: Other MPI error, error stack:`).
-_MPI_FATAL = re.compile(r"\bFatal error in (?P<call>P?MPI_\w+|internal_\w+)")
+# internal_Init_thread: Other MPI error, error stack:`), and Cray MPICH its own collective algorithms' (`Fatal error in
+# MPIR_CRAY_Bcast_Tree: Invalid count, error stack:`).
+_MPI_FATAL = re.compile(r"\bFatal error in (?P<call>P?MPI_\w+|internal_\w+|MPIR_\w+)")
 MPI_FATAL_WORDS: Final = "Fatal error in "
+_MPI_INIT_CALLS: Final = frozenset({"MPI_Init", "MPI_Init_thread"})
+# Open MPI's predefined fatal error handler (ompi/errhandler/errhandler_predefined.c): `[host:pid] *** An error
+# occurred in MPI_Send`, `*** reported by process [...]`, `*** on communicator MPI_COMM_WORLD`, then the class and its
+# words, `*** MPI_ERR_RANK: invalid rank`, and `*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now
+# abort,` (older releases: the same lines without the host tag, `... MPI_ERRORS_ARE_FATAL: your MPI job will now
+# abort`). The class line is read by the same table as MPICH's stack (its `argument` column); the call named a few
+# lines before it.
+_OMPI_ERRH_CALL = re.compile(r"(?:^|\] )\*\*\* An error occurred in (?P<call>MPI_\w+)")
+_OMPI_ERRH_CLASS = re.compile(r"^(?:\[(?P<host>[A-Za-z0-9][\w.\-]*):\d+\] )?\*\*\* (?P<cls>MPIX?_ERR_[A-Z_]+): "
+                              r"(?P<msg>\S.*)$")
+_OMPI_ERRH_WORDS: Final = ("*** An error occurred in MPI_", "*** MPI_ERR_")
+_K_OMPI_ERRH = "ff.mpi.ompi_errh"  # (lineno, call) of Open MPI's handler's first line
+_OMPI_ERRH_LINES: Final = 6
 _CRAY_HEAD = re.compile(
     r"MPICH ERROR \[Rank (?P<rank>\d+)\](?: \[job id [^\]]*\])?(?: \[[^\]]*\])? \[(?P<host>[\w.\-]+)\]"
 )
@@ -225,6 +239,8 @@ class MpiFatal(NamedTuple):
     mpi_class: str | None  # catalog/transport.yaml `mpich_error_classes`: `Other MPI error` is MPI_ERR_OTHER
     rank: int | None  # Cray MPICH's header names the rank and the node
     host: str | None
+    argument: bool = False  # the class is an error in the arguments of the program's call (the table's `argument`)
+    said: str = ""  # the words after the call's name (`Invalid count, error stack:`)
 
 
 def mpi_fatal(body: str) -> MpiFatal | None:
@@ -237,12 +253,13 @@ def mpi_fatal(body: str) -> MpiFatal | None:
     if m is None:
         return None
     call = m.group("call")
-    call = "MPI_" + call.split("_", 1)[1] if not call.startswith("MPI_") else call
+    call = "MPI_" + call.split("_", 1)[1] if not call.startswith(("MPI_", "MPIR_")) else call
     rest = body[m.end():]
     said = rest[1:].lstrip() if rest.startswith(":") else ""
-    cls = next((c.name for c in mpich_classes() if said.startswith(c.text)), None)
+    row = next((c for c in mpich_classes() if said.startswith(c.text)), None)
     cray = _CRAY_HEAD.search(body)
-    return MpiFatal(call, cls, int(cray.group("rank")) if cray else None, cray.group("host") if cray else None)
+    return MpiFatal(call, row.name if row else None, int(cray.group("rank")) if cray else None,
+                    cray.group("host") if cray else None, row is not None and row.argument, said)
 
 
 def _signal_of(printer: str, num: int) -> str:
@@ -277,15 +294,19 @@ class MpiExitExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "process.signal": frozenset({"by", "detail", "exitcode", "mpi_call", "mpi_class", "pid", "signal"}),
+        "app.exception": frozenset({"exc_type", "message", "mpi_call", "setup"}),
     }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (_OMPI_FIRST, "Process name:", "Exit code:", "MPI_ABORT was invoked on rank",
                                  _HYDRA_BANNER, " RUNNING AT ", "EXIT CODE:", "KILLED BY SIGNAL:", "EXIT STRING:",
                                  "exit status of rank ", MPI_FATAL_WORDS, _ABORTING, "] HYD", "MPICH Version:",
-                                 _HYDRA_DETAILS, "Version:")
+                                 _HYDRA_DETAILS, "Version:", *_OMPI_ERRH_WORDS)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         if "Version:" in line and self._version(line, ctx):
+            return
+        if "*** " in line and any(w in line for w in _OMPI_ERRH_WORDS):
+            yield from self._ompi_handler(line, ctx)
             return
         p = split_prefixes(line)
         body = p.body
@@ -316,10 +337,48 @@ class MpiExitExtractor:
         fatal = _MPI_FATAL.search(body)
         rank = p.rank if p.rank is not None else ctx.rank
         if fatal or (body.startswith(_ABORTING) and rank is not None):
-            yield self._fatal(body, fatal, rank, p.host)
+            draft = self._fatal(body, fatal, rank, p.host)
+            yield draft
+            read = mpi_fatal(body) if fatal else None
+            if read is not None and read.argument:
+                # an error in the arguments of the program's own call (catalog/transport.yaml `argument`): its
+                # exception, on the rank that made the call, beside the runtime's abort of it. MPI_Init takes no
+                # count, rank, tag or communicator: one of these there is the launch's (a process manager that did
+                # not give the rank what its MPI reads at start, MVAPICH2's `Invalid tag` without
+                # PMI_process_mapping), the job's set-up.
+                said = read.said.removesuffix("error stack:").rstrip(" ,")
+                fields: dict[str, FieldValue] = {"exc_type": str(read.mpi_class), "message": clip(said),
+                                                 "mpi_call": read.call}
+                if read.call in _MPI_INIT_CALLS:
+                    fields["setup"] = True
+                yield Draft("app.exception", fields, rank=draft.rank, host=draft.host)
             return
         if _HYDRA_TEARDOWN.match(body):
             ctx.claimed = True
+
+    @staticmethod
+    def _ompi_handler(line: str, ctx: LineContext) -> Iterator[Draft]:
+        """Open MPI's fatal error handler: the call it names, then its class; a class of the call's own arguments
+        (catalog/transport.yaml `argument`) is the program's exception (inside MPI_Init, the launch's set-up)."""
+        m = _OMPI_ERRH_CALL.search(line)
+        if m is not None:
+            # noted, not claimed: the handler's lines name no cause of their own, and stay error lines the run holds
+            ctx.state[_K_OMPI_ERRH] = (ctx.lineno, m.group("call"))
+            return
+        c = _OMPI_ERRH_CLASS.search(line)
+        if c is None:
+            return
+        row = next((r for r in mpich_classes() if r.name == c.group("cls")), None)
+        if row is None or not row.argument:
+            return
+        seen = ctx.state.get(_K_OMPI_ERRH)
+        call = seen[1] if isinstance(seen, tuple) and ctx.lineno - seen[0] <= _OMPI_ERRH_LINES else None
+        fields: dict[str, FieldValue] = {"exc_type": row.name, "message": clip(c.group("msg"))}
+        if isinstance(call, str):
+            fields["mpi_call"] = call
+            if call in _MPI_INIT_CALLS:
+                fields["setup"] = True
+        yield Draft("app.exception", fields, host=c.group("host"))
 
     @staticmethod
     def _version(line: str, ctx: LineContext) -> bool:

@@ -59,6 +59,14 @@ _SHELL_FAULT = re.compile(
     rf"|^\s*(?P<killed>Killed)\s*$"
 )
 
+# The C++ runtime aborting the process on its own (std::terminate, then abort(3): SIGABRT) where no exception was
+# thrown: libstdc++'s handler for a call through a pure virtual function (libsupc++/pure.cc __cxa_pure_virtual: `pure
+# virtual method called`, then std::terminate), its verbose terminate handler with no exception in flight (a joinable
+# std::thread destroyed, a noexcept function's end; libsupc++/vterminate.cc: `terminate called without an active
+# exception`, `terminate called recursively`) and libc++abi's (src/cxa_virtual.cpp: `Pure virtual function called!`,
+# after its `libc++abi: ` tag). The program's own fault, the line whole (a title or prose quoting it is not read).
+_CXX_ABORT = re.compile(r"^\s*(?:pure virtual method called|terminate called (?:without an active exception"
+                        r"|recursively)|(?:libc\+\+abi(?: \(PID \d+\))?: )?Pure virtual function called!)\s*$")
 
 # The DataLoader's worker signal handler: `ERROR: Unexpected segmentation fault
 # encountered in worker.`, `... bus error ...` (a too-small /dev/shm), `... floating-point exception ...`:
@@ -118,6 +126,10 @@ class ProcessSignalExtractor:
         "First task exited ",
         "Terminating StepId=",
         "Terminating job step ",
+        "pure virtual method called",
+        "terminate called without an active exception",
+        "terminate called recursively",
+        "Pure virtual function called!",
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -187,6 +199,8 @@ class ProcessSignalExtractor:
             by = "self" if fatal is not None and sig == "SIGABRT" else by_whom(sig, "launcher")
             host = m.groupdict().get("ohost")  # the host Open MPI's handler names
             return Draft("process.signal", {"signal": sig, "by": by, "detail": detail}, host=host)
+        if _CXX_ABORT.match(body):
+            return Draft("process.signal", {"signal": "SIGABRT", "by": "self", "detail": detail})
         m = _PBS_EXIT.search(body)
         if m:
             code = int(m.group("code"))
