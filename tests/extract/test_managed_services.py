@@ -161,6 +161,32 @@ def test_aws_batch_near_misses(line: str) -> None:
     assert said([line]) == []
 
 
+# The same status reason in its short form: what AWS Batch retry strategies match verbatim (public job definitions
+# `"onStatusReason": "Host EC2 terminated"`, the glob `Host EC2*` of AWS CDK's Reason.SPOT_INSTANCE_RECLAIMED) and
+# Nextflow's task error quotes (`Error executing process > '...'` / `Caused by:` / `  Host EC2 terminated.`, as a public
+# Nextflow run viewer's test fixture holds it); the console's capitalised `Status Reason: Host EC2 Terminated`.
+@pytest.mark.parametrize("lines", [
+    ['    "statusReason": "Host EC2 terminated",'],
+    ["Error executing process > 'NFCORE:ABACAS (SAMPLE)'", "Caused by:", "  Host EC2 terminated."],
+    ["Status reason\tHost EC2 Terminated"],
+])
+def test_aws_batch_short_status_reason_of_a_reclaimed_host(lines: list[str]) -> None:
+    assert said(lines) == [("process.signal", "preemption", "ecs")]
+
+
+# A retry strategy's matcher (AWS Batch API, EvaluateOnExit: onStatusReason / onReason / onExitCode) printed with a job
+# definition names the words a failed attempt would say, not an end: in JSON (a public job definition's
+# `"evaluateOnExit": [{"onStatusReason": "Host EC2 terminated", "action": "RETRY"}]`) or YAML.
+@pytest.mark.parametrize("line", [
+    '        "onStatusReason": "Host EC2 terminated",',
+    '{"onStatusReason": "Host EC2 terminated", "action": "RETRY"}',
+    "    - onStatusReason: Host EC2 terminated",
+    '            "onReason": "Host EC2 terminated",  # host EC2 rugpulled->try again',
+])
+def test_a_retry_rules_matcher_is_no_status_reason(line: str) -> None:
+    assert said([line]) == []
+
+
 # An ECS task's stopCode (botocore's ecs model, TaskStopCode), as `aws ecs describe-tasks` and the task state change
 # event print it (the ECS guide's Fargate Spot example: `"stoppedReason": "Your Spot Task was interrupted."`,
 # `"stopCode": "TerminationNotice"`).
