@@ -121,6 +121,29 @@ def test_object_store_codes_in_every_sdks_wording(message: str, code: str, side:
     assert excclass.store_side(code) == side
 
 
+# fsspec's timeout of an async file system's call (fsspec/asyn.py `sync` raises it bare; fsspec/adlfs#375 "Sometimes I
+# get fsspec.exceptions.FSTimeoutError", reading from Azure storage; a DataLoader worker re-raises it with PyTorch's
+# `Caught X in DataLoader worker process N.`): only the stores' async clients raise it, no code, the store's side.
+@pytest.mark.parametrize("line", [
+    "fsspec.exceptions.FSTimeoutError",
+    "fsspec.exceptions.FSTimeoutError: Caught FSTimeoutError in DataLoader worker process 0.",
+])
+def test_fsspecs_timeout_of_a_remote_file_system_is_the_stores(line: str) -> None:
+    d = one(line)
+    assert d.kind == "storage.error" and d.fields["fs"] == "object_store" and "store_code" not in d.fields
+
+
+@pytest.mark.parametrize("line", [
+    # fsspec's other exceptions are the job's own use of it (fsspec/implementations/cached.py's block cache reopened with another
+    # block size), and asyncio's own timeout names no store
+    "fsspec.exceptions.BlocksizeMismatchError: Cached file must be reopened with same block size as original "
+    "(old: 5242880, new 1048576)",
+    "asyncio.exceptions.TimeoutError",
+])
+def test_another_fsspec_error_or_a_bare_asyncio_timeout_is_not_a_store(line: str) -> None:
+    assert one(line).kind == "app.exception"
+
+
 def test_no_code_at_all_is_the_stores_side() -> None:
     # a connection or read that timed out names no code: the store did not answer
     assert excclass.store_side(None) == "store"
