@@ -292,6 +292,25 @@ def test_modal_runtime_words(line: str, due: str) -> None:
     assert said([line]) == [("process.signal", due, "modal")]
 
 
+# Modal's limit on a container's start-up (`startup_timeout`, by default the function's `timeout`), as public Modal
+# deployments quote it (a video model's weight download "killed at exactly 300s (\"Runner has been initializing for
+# too long: 300 seconds\")"; a llama.cpp server's troubleshooting notes under `Runner has been initializing for too
+# long`, fixed by raising `startup_timeout`), and other programs' start-up words that are no such limit (the
+# Kubernetes dashboard's init-container state, KubeRay's RayService comment, a health monitor's grace period).
+def test_modal_start_up_timeout_is_the_platforms_limit() -> None:
+    line = "Runner failed with exception: Runner has been initializing for too long: 300 seconds"
+    assert said([line]) == [("process.signal", "time_limit", "modal")]
+
+
+@pytest.mark.parametrize("line", [
+    "Init container wait-db has been initializing for too long (1/2, 6m0s elapsed)",
+    "markFailedOnInitializingTimeout checks if the RayService has been initializing for too long.",
+    "Component vllm has been initializing for 320.5s, exceeding grace period",
+])
+def test_other_start_up_words_are_no_modal_limit(line: str) -> None:
+    assert said([line]) == []
+
+
 def test_modal_timeout_raised_by_its_client_is_the_platforms_limit() -> None:
     line = ("modal.exception.FunctionTimeoutError: Task's current input in-01KPJ3A91C01CVK1YZXBJKX4K1:1776576439351-0 "
             "hit its timeout of 600s")
