@@ -134,8 +134,8 @@ def test_fsspecs_timeout_of_a_remote_file_system_is_the_stores(line: str) -> Non
 
 
 @pytest.mark.parametrize("line", [
-    # fsspec's other exceptions are the job's own use of it (fsspec/implementations/cached.py's block cache reopened with another
-    # block size), and asyncio's own timeout names no store
+    # fsspec's other exceptions are the job's own use of it (fsspec/implementations/cached.py's block cache reopened
+    # with another block size), and asyncio's own timeout names no store
     "fsspec.exceptions.BlocksizeMismatchError: Cached file must be reopened with same block size as original "
     "(old: 5242880, new 1048576)",
     "asyncio.exceptions.TimeoutError",
@@ -295,8 +295,8 @@ def test_a_set_up_message_in_a_line_of_its_own_is_a_weak_last_word(line: str) ->
     "[06/16/2025-09:57:23] [TRT] [E] IRuntime::deserializeCudaEngine: Error Code 1: Serialization (Serialization "
     "assertion stdVersionRead == kSERIALIZATION_VERSION failed.Version tag does not match. Note: Current Version: 240, "
     "Serialized Engine Version: 239)",
-    "ERROR: coreReadArchive.cpp (41) - Serialization Error in verifyHeader: 0 (Version tag does not match. Note: Current "
-    "Version: 96, Serialized Engine Version: 87)",
+    "ERROR: coreReadArchive.cpp (41) - Serialization Error in verifyHeader: 0 (Version tag does not match. Note: "
+    "Current Version: 96, Serialized Engine Version: 87)",
     "[05/01/2024-10:36:56] [TRT] [E] 6: The engine plan file is not compatible with this version of TensorRT, "
     "expecting library version 10.0.1.6 got 10.0.0.6, please rebuild.",
 ])

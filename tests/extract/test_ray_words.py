@@ -139,8 +139,8 @@ def test_near_miss_the_object_store_full_of_objects_in_scope_is_the_workloads() 
 # The core worker's own log line where the put that raises ObjectStoreFullError failed (src/ray/core_worker/
 # store_provider/plasma_store_provider.cc, glog's ERROR record behind Ray's worker prefix; the words are the title of
 # ray-project/ray#7908, `Failed to put object A in object store because it is full. Object size is B bytes.`)
-PUT_FAILED = ("(remote_read pid=4242) [2024-03-01 10:00:00,000 E 4242 4242] plasma_store_provider.cc:122: Failed to put "
-              "object ffffffffffffffffffffffffffffffffffffffff0100000001000000 in object store because it is full. "
+PUT_FAILED = ("(remote_read pid=4242) [2024-03-01 10:00:00,000 E 4242 4242] plasma_store_provider.cc:122: Failed to "
+              "put object ffffffffffffffffffffffffffffffffffffffff0100000001000000 in object store because it is full. "
               "Object size is 2147483648 bytes.")
 
 
