@@ -72,10 +72,6 @@ SIG = signals.ProcessSignalExtractor()
          None, None),
         ("[VM-32-28-tencentos:10362:0:10362] Caught signal 7 (Bus error: object-specific hardware error)", "SIGBUS",
          "self", None, None),
-        # Triton Inference Server's handler of the faults it traps (src/triton_signal.cc ErrorSignalHandler: `"Signal
-        # (" << signum << ") received."`, then a boost stacktrace)
-        ("Signal (11) received.", "SIGSEGV", "self", None, None),
-        ("Signal (6) received.", "SIGABRT", "self", None, None),
         # Open MPI's signal handler in the process (opal/util/stacktrace.c), naming its host: a public thread's
         # TensorRT-LLM run in docker (search index id 9720766258), and behind mpirun's tag (an Open MPI users-list
         # post, id 43536721200)
@@ -115,11 +111,6 @@ def test_process_signal_lines(line: str, signal: str, by: str, rank: int | None,
         "Sep  9 03:59:33 robins-desktop /usr/lib/gdm3/gdm-x-session[7255]: (EE) Caught signal 7 (Bus error). Server "
         "aborting",
         "submitit WARNING (2022-08-12 02:06:11,453) - Caught signal SIGUSR2 on SERVER_NAME: this job is preempted.",
-        # Triton's graceful handler (SIGINT, SIGTERM: the same words, src/triton_signal.cc SignalHandler), and the
-        # idiom in another program's handler of a stop or in the middle of its sentence
-        "Signal (15) received.",
-        "Signal (2) received, stopping server.",
-        "handler: Signal (11) received. ignoring",
     ],
 )
 def test_process_signal_negatives(line: str) -> None:

@@ -8,7 +8,6 @@ launcher.py's.
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Iterator, Mapping
 from typing import Final
 
@@ -61,11 +60,6 @@ _SHELL_FAULT = re.compile(
 )
 
 
-# A server's own handler of a fatal signal, by number, the whole line, before its stack (Triton Inference Server's
-# src/triton_signal.cc ErrorSignalHandler, trapped for SIGSEGV and SIGABRT: `Signal (11) received.`, then a boost
-# stacktrace, then the default action and a core). Its graceful handler prints the same words for SIGINT and SIGTERM,
-# and other programs' handlers the same idiom for a stop: only the signals of a fault are read.
-_NUMBERED_FAULT = re.compile(r"Signal \((?P<num>4|6|7|8|11)\) received\.[ \t]*$")
 # The DataLoader's worker signal handler: `ERROR: Unexpected segmentation fault
 # encountered in worker.`, `... bus error ...` (a too-small /dev/shm), `... floating-point exception ...`:
 # strsignal() texts in lower case (codes.signal_of_text reads them).
@@ -114,7 +108,6 @@ class ProcessSignalExtractor:
         # extractor, through the word above. Another program's words (Xorg's `(EE) Caught signal 7 (Bus error).
         # Server aborting` in a node's journal) are no report of the job's.
         "] Caught signal ",
-        "Signal (",
         "encountered in worker",
         ") received by PID",
         "exit code",
@@ -199,10 +192,6 @@ class ProcessSignalExtractor:
             by = "self" if fatal is not None and sig == "SIGABRT" else by_whom(sig, "launcher")
             host = m.groupdict().get("ohost")  # the host Open MPI's handler names
             return Draft("process.signal", {"signal": sig, "by": by, "detail": detail}, host=host)
-        m = _NUMBERED_FAULT.match(body)
-        if m:
-            sig = signal.Signals(int(m.group("num"))).name
-            return Draft("process.signal", {"signal": sig, "by": "self", "detail": detail})
         m = _PBS_EXIT.search(body)
         if m:
             code = int(m.group("code"))
