@@ -27,6 +27,8 @@ CAUGHT_OOM = [
 ]
 RESTART = ["INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED. 3/3 attempts left; will "
            "restart worker group"]
+AGENT_FAILED = ["ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 4242) "
+                "of binary: /usr/bin/python3"]
 CHILD_FAILED = [
     "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
     "============================================================",
@@ -63,6 +65,12 @@ def _workload(declared: str | None) -> dict[str, Any]:
         # a failure summary beside the success line: the summary is the launcher's record of a failed process, so
         # the run failed (the summary names no exception, so no cause is established)
         (AGENT_OK + CHILD_FAILED, "failed", "unknown"),
+        # the agent's own one-line record that a worker failed, posted without its summary (PyTorch's elastic agent,
+        # torch/distributed/elastic/multiprocessing/api.py: `failed (exitcode: 1) local_rank: 0 (pid: N) of binary:
+        # ...`): the run failed, where nothing else says how it ended (no cause: the worker's words are not shown)
+        (AGENT_FAILED, "failed", "unknown"),
+        # ... and a group the agent restarted after it, which then finished: that failure was an earlier attempt's
+        (AGENT_FAILED + RESTART + AGENT_OK, "succeeded", "none"),
     ],
 )
 def test_the_launchers_exit_record_ends_an_attempt_nobody_else_recorded(

@@ -121,6 +121,29 @@ def test_object_store_codes_in_every_sdks_wording(message: str, code: str, side:
     assert excclass.store_side(code) == side
 
 
+# fsspec's timeout of an async file system's call (fsspec/asyn.py `sync` raises it bare; fsspec/adlfs#375 "Sometimes I
+# get fsspec.exceptions.FSTimeoutError", reading from Azure storage; a DataLoader worker re-raises it with PyTorch's
+# `Caught X in DataLoader worker process N.`): only the stores' async clients raise it, no code, the store's side.
+@pytest.mark.parametrize("line", [
+    "fsspec.exceptions.FSTimeoutError",
+    "fsspec.exceptions.FSTimeoutError: Caught FSTimeoutError in DataLoader worker process 0.",
+])
+def test_fsspecs_timeout_of_a_remote_file_system_is_the_stores(line: str) -> None:
+    d = one(line)
+    assert d.kind == "storage.error" and d.fields["fs"] == "object_store" and "store_code" not in d.fields
+
+
+@pytest.mark.parametrize("line", [
+    # fsspec's other exceptions are the job's own use of it (fsspec/implementations/cached.py's block cache reopened
+    # with another block size), and asyncio's own timeout names no store
+    "fsspec.exceptions.BlocksizeMismatchError: Cached file must be reopened with same block size as original "
+    "(old: 5242880, new 1048576)",
+    "asyncio.exceptions.TimeoutError",
+])
+def test_another_fsspec_error_or_a_bare_asyncio_timeout_is_not_a_store(line: str) -> None:
+    assert one(line).kind == "app.exception"
+
+
 def test_no_code_at_all_is_the_stores_side() -> None:
     # a connection or read that timed out names no code: the store did not answer
     assert excclass.store_side(None) == "store"
@@ -258,6 +281,39 @@ def test_a_set_up_message_in_a_line_of_its_own_is_a_weak_last_word(line: str) ->
     (d,) = alone(line)
     assert d.kind == "app.exception" and d.fields.get("setup") is True and d.fields.get("terminal") is True
     assert "exc_type" not in d.fields
+
+
+# A TensorRT engine serialized by another TensorRT release, in TensorRT's words as public deployment notes quote them
+# (TensorRT 8 under Triton, `logging.cc:43] 1: [stdArchiveReader.cpp::StdArchiveReader::40] ...`; TensorRT 10 through
+# its Python API's logger, `[TRT] [E] IRuntime::deserializeCudaEngine: ...`; TensorRT 7's verifyHeader; the plan-file
+# check through the Python logger, as a YOLOv9 QAT recipe's notes quote it before `pip install tensorrt==10.0.1`): a
+# line of its own, the job's set-up.
+@pytest.mark.parametrize("line", [
+    "E0915 01:26:07.509052 1 logging.cc:43] 1: [stdArchiveReader.cpp::StdArchiveReader::40] Error Code 1: "
+    "Serialization (Serialization assertion stdVersionRead == serializationVersion failed.Version tag does not match. "
+    "Note: Current Version: 205, Serialized Engine Version: 213)",
+    "[06/16/2025-09:57:23] [TRT] [E] IRuntime::deserializeCudaEngine: Error Code 1: Serialization (Serialization "
+    "assertion stdVersionRead == kSERIALIZATION_VERSION failed.Version tag does not match. Note: Current Version: 240, "
+    "Serialized Engine Version: 239)",
+    "ERROR: coreReadArchive.cpp (41) - Serialization Error in verifyHeader: 0 (Version tag does not match. Note: "
+    "Current Version: 96, Serialized Engine Version: 87)",
+    "[05/01/2024-10:36:56] [TRT] [E] 6: The engine plan file is not compatible with this version of TensorRT, "
+    "expecting library version 10.0.1.6 got 10.0.0.6, please rebuild.",
+])
+def test_an_engine_serialized_by_another_tensorrt_is_the_set_up(line: str) -> None:
+    (d,) = alone(line)
+    assert d.kind == "app.exception" and d.fields.get("setup") is True and d.fields.get("terminal") is True
+
+
+@pytest.mark.parametrize("line", [
+    # a file that is no engine at all (TensorRT's magic-tag check), and the deserialization's own summary after the
+    # version line: neither names a release that does not match
+    "[TRT] [E] 1: [stdArchiveReader.cpp::StdArchiveReader::32] Error Code 1: Serialization (Serialization assertion "
+    "magicTagRead == kMAGIC_TAG failed.Magic Tag does not match)",
+    "4: [runtime.cpp::deserializeCudaEngine::50] Error Code 4: Internal Error (Engine deserialization failed.)",
+])
+def test_other_deserialization_failures_are_not_a_release_mismatch(line: str) -> None:
+    assert all(d.fields.get("setup") is not True for d in alone(line))
 
 
 def test_a_kernel_listing_is_no_missing_kernel() -> None:

@@ -62,9 +62,6 @@ def test_a_lone_line_reads_as_the_last_line_of_its_traceback_would(line: str) ->
     # a command-line tool's error: no Python class is named `Error` (synthetic, in click's form; click's refusal of
     # an option is the job's set-up, tests/extract/test_arg_parsers.py)
     "Error: Could not open file 'ckpt/last.pt': No such file",
-    # torchrun's agent reports a worker's exit; no exception line (OFA-Sys/Chinese-CLIP#279)
-    "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 27316) of binary: "
-    "C:\\anaconda\\envs\\clip\\python.exe",
     # the C++ stack's header of a c10 exception
     "Exception raised from checkTimeout at ProcessGroupNCCL.cpp:567 (most recent call first):",
     # TensorFlow 1.x's header of the op's creation stack, before its `(see above for traceback)` line
@@ -74,6 +71,15 @@ def test_a_lone_line_reads_as_the_last_line_of_its_traceback_would(line: str) ->
 def test_lines_that_are_no_uncaught_exception(line: str) -> None:
     assert tb.lone_exception(line) is None
     assert helpers.scan(ALL, [line], "application") == []
+
+
+def test_torchruns_record_of_a_failed_worker_is_no_exception_line() -> None:
+    # torchrun's agent reports a worker's exit (OFA-Sys/Chinese-CLIP#279): the run's end as the launcher saw it, no
+    # uncaught exception of the workload's
+    line = ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 27316) of "
+            "binary: C:\\anaconda\\envs\\clip\\python.exe")
+    assert tb.lone_exception(line) is None
+    assert [d.kind for d in helpers.scan(ALL, [line], "application")] == ["launcher.exit"]
 
 
 def test_a_bare_class_shaped_word_is_no_exception_line() -> None:

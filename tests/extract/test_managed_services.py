@@ -161,6 +161,32 @@ def test_aws_batch_near_misses(line: str) -> None:
     assert said([line]) == []
 
 
+# The same status reason in its short form: what AWS Batch retry strategies match verbatim (public job definitions
+# `"onStatusReason": "Host EC2 terminated"`, the glob `Host EC2*` of AWS CDK's Reason.SPOT_INSTANCE_RECLAIMED) and
+# Nextflow's task error quotes (`Error executing process > '...'` / `Caused by:` / `  Host EC2 terminated.`, as a public
+# Nextflow run viewer's test fixture holds it); the console's capitalised `Status Reason: Host EC2 Terminated`.
+@pytest.mark.parametrize("lines", [
+    ['    "statusReason": "Host EC2 terminated",'],
+    ["Error executing process > 'NFCORE:ABACAS (SAMPLE)'", "Caused by:", "  Host EC2 terminated."],
+    ["Status reason\tHost EC2 Terminated"],
+])
+def test_aws_batch_short_status_reason_of_a_reclaimed_host(lines: list[str]) -> None:
+    assert said(lines) == [("process.signal", "preemption", "ecs")]
+
+
+# A retry strategy's matcher (AWS Batch API, EvaluateOnExit: onStatusReason / onReason / onExitCode) printed with a job
+# definition names the words a failed attempt would say, not an end: in JSON (a public job definition's
+# `"evaluateOnExit": [{"onStatusReason": "Host EC2 terminated", "action": "RETRY"}]`) or YAML.
+@pytest.mark.parametrize("line", [
+    '        "onStatusReason": "Host EC2 terminated",',
+    '{"onStatusReason": "Host EC2 terminated", "action": "RETRY"}',
+    "    - onStatusReason: Host EC2 terminated",
+    '            "onReason": "Host EC2 terminated",  # host EC2 rugpulled->try again',
+])
+def test_a_retry_rules_matcher_is_no_status_reason(line: str) -> None:
+    assert said([line]) == []
+
+
 # An ECS task's stopCode (botocore's ecs model, TaskStopCode), as `aws ecs describe-tasks` and the task state change
 # event print it (the ECS guide's Fargate Spot example: `"stoppedReason": "Your Spot Task was interrupted."`,
 # `"stopCode": "TerminationNotice"`).
@@ -264,6 +290,25 @@ def test_vertex_bare_non_zero_status_names_no_cause() -> None:
 ])
 def test_modal_runtime_words(line: str, due: str) -> None:
     assert said([line]) == [("process.signal", due, "modal")]
+
+
+# Modal's limit on a container's start-up (`startup_timeout`, by default the function's `timeout`), as public Modal
+# deployments quote it (a video model's weight download "killed at exactly 300s (\"Runner has been initializing for
+# too long: 300 seconds\")"; a llama.cpp server's troubleshooting notes under `Runner has been initializing for too
+# long`, fixed by raising `startup_timeout`), and other programs' start-up words that are no such limit (the
+# Kubernetes dashboard's init-container state, KubeRay's RayService comment, a health monitor's grace period).
+def test_modal_start_up_timeout_is_the_platforms_limit() -> None:
+    line = "Runner failed with exception: Runner has been initializing for too long: 300 seconds"
+    assert said([line]) == [("process.signal", "time_limit", "modal")]
+
+
+@pytest.mark.parametrize("line", [
+    "Init container wait-db has been initializing for too long (1/2, 6m0s elapsed)",
+    "markFailedOnInitializingTimeout checks if the RayService has been initializing for too long.",
+    "Component vllm has been initializing for 320.5s, exceeding grace period",
+])
+def test_other_start_up_words_are_no_modal_limit(line: str) -> None:
+    assert said([line]) == []
 
 
 def test_modal_timeout_raised_by_its_client_is_the_platforms_limit() -> None:

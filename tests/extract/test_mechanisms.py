@@ -337,6 +337,20 @@ def test_a_failure_whose_errno_text_says_no_error_is_still_a_failure() -> None:
     assert [g.line for g in groups] == [1]
 
 
+def test_open_mpis_help_aggregation_is_context_and_the_message_it_counts_is_not() -> None:
+    """Open MPI counts the copies of a help message it printed once and advises how to see them all (the first three
+    lines as Open MPI users' list posts quote them, after an openib and a BTL message); the count and the advice are
+    no error of their own, a line that names an error beside those words (this test's) still is."""
+    _, ex = feed([
+        "[node11:28202] 13 more processes have sent help message help-mpi-btl-openib.txt / pp rnr retry exceeded",
+        "[node11:28202] Set MCA parameter \"orte_base_help_aggregate\" to 0 to see all help / error messages",
+        "[n06:08470] 1 more process has sent help message help-mpi-btl-base.txt / btl:no-nics",
+        "[node11:28202] ERROR: the help message help-mpi-btl-openib.txt could not be sent",
+    ], hosts=("node11", "n06"))
+    groups = ex.unrecognized.groups(lambda n, h, r: n)
+    assert [g.line for g in groups] == [4]
+
+
 # ---------------------------------------------------------------- catalog validator
 
 

@@ -451,6 +451,39 @@ def test_nccls_ib_transport_that_did_not_start_while_its_sockets_did_is_no_cause
     assert got == ("hardware", "gpu.fallen_off_bus", ["node-03"])
 
 
+# format: NVIDIA/nccl src/misc/ibvwrap.cc (`Call to ibv_open_device failed`) and src/transport/net_ib.cc
+# ncclIbInit (`NET/IB : Unable to open device %s`, then `continue` to the next device): the HCA's device file is not
+# in the job's container
+IB_OPEN = "node-02:1234:1300 [2] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed"
+IB_DEVICE = "node-02:1234:1300 [2] transport/net_ib.cc:148 NCCL WARN NET/IB : Unable to open device mlx5_0"
+
+
+def _ended(make_bundle: BundleMaker, lines: list[str], name: str = "b") -> tuple[str | None, list[str]]:
+    """The verdict of a run whose end is not shown (no terminal state), and the categories of its symptoms."""
+    wl = copy.deepcopy(WORKLOAD)
+    del wl["workload"]["terminal_state"]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-2.log": "\n".join(lines) + "\n"}, wl, name)))
+    return v.attributed_domain, sorted({s.category for s in v.symptoms})
+
+
+def test_nccls_ib_transport_that_could_not_open_its_device_before_sockets_is_no_failure(
+        make_bundle: BundleMaker) -> None:
+    """NCCL's IB transport could not open the HCA, NCCL went on over its sockets and the run trained: a run whose end
+    is not shown holds no failure (docs/verdict.md), where the WARNs would otherwise be NCCL's error symptoms."""
+    lines = [IB_OPEN, IB_DEVICE, "node-02:1234:1300 [2] NCCL INFO NET/IB : No device found.", USING_SOCKET,
+             "[2026-11-02 10:30:00] step 1200 loss 2.31"]
+    assert _ended(make_bundle, lines) == ("none", [])
+
+
+def test_the_ib_transport_failing_without_another_network_after_it_stays_a_failure(make_bundle: BundleMaker) -> None:
+    """Near misses: no network found after the WARNs, a network found only before them (an earlier communicator),
+    and IB itself found after them (NCCL skipped one device and opened another: the failure is not a fallback)."""
+    assert _ended(make_bundle, [IB_OPEN, IB_DEVICE], "a") == ("unknown", ["nccl.error"])
+    assert _ended(make_bundle, [USING_SOCKET, IB_OPEN, IB_DEVICE], "b") == ("unknown", ["nccl.error"])
+    using_ib = "node-02:1234:1300 [2] NCCL INFO Using network IB"
+    assert _ended(make_bundle, [IB_DEVICE, using_ib], "c") == ("unknown", ["nccl.error"])
+
+
 # ------------------------------------------------------------------ the WARN above PyTorch's `unhandled system error`
 
 # NCCL's WARN names the call and the errno; PyTorch's line after it names only NCCL's result. Each line is its own

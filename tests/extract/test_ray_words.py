@@ -136,6 +136,25 @@ def test_near_miss_the_object_store_full_of_objects_in_scope_is_the_workloads() 
     assert [(d.kind, d.fields.get("exc_type")) for d in drafts] == [("app.exception", "ObjectStoreFullError")]
 
 
+# The core worker's own log line where the put that raises ObjectStoreFullError failed (src/ray/core_worker/
+# store_provider/plasma_store_provider.cc, glog's ERROR record behind Ray's worker prefix; the words are the title of
+# ray-project/ray#7908, `Failed to put object A in object store because it is full. Object size is B bytes.`)
+PUT_FAILED = ("(remote_read pid=4242) [2024-03-01 10:00:00,000 E 4242 4242] plasma_store_provider.cc:122: Failed to "
+              "put object ffffffffffffffffffffffffffffffffffffffff0100000001000000 in object store because it is full. "
+              "Object size is 2147483648 bytes.")
+
+
+def test_the_put_that_failed_in_the_core_workers_words_is_the_workloads_exception() -> None:
+    drafts = read([PUT_FAILED])
+    assert [(d.kind, d.fields.get("terminal")) for d in drafts] == [("app.exception", True)]
+
+
+def test_near_miss_the_same_words_of_the_local_disk_over_its_threshold_are_not_the_stores_memory() -> None:
+    # OutOfDiskError's message without its class line: the same first words, then the disk's
+    drafts = read([OUT_OF_DISK.split(": ", 1)[1]])
+    assert all(d.kind != "app.exception" for d in drafts)
+
+
 def test_a_spill_the_disk_could_not_take_is_a_full_file_system() -> None:
     # python/ray/_private/external_storage.py FileSystemStorage.spill_objects, in the IO worker that spills: the
     # spill directory's device full

@@ -66,6 +66,12 @@ SIG = signals.ProcessSignalExtractor()
             None,
             None,
         ),
+        # UCX's report of the other faults, which hold no `Segmentation fault` (a public report of bus errors in a
+        # distributed run on AMD MI250x, its first line before UCX's backtrace; an SGLang run's TP workers)
+        ("[nid005060:78213:0:78213] Caught signal 7 (Bus error: nonexistent physical address)", "SIGBUS", "self",
+         None, None),
+        ("[VM-32-28-tencentos:10362:0:10362] Caught signal 7 (Bus error: object-specific hardware error)", "SIGBUS",
+         "self", None, None),
         # Open MPI's signal handler in the process (opal/util/stacktrace.c), naming its host: a public thread's
         # TensorRT-LLM run in docker (search index id 9720766258), and behind mpirun's tag (an Open MPI users-list
         # post, id 43536721200)
@@ -100,6 +106,11 @@ def test_process_signal_lines(line: str, signal: str, by: str, rank: int | None,
         # the word in a program's own sentence is no shell's report
         "Killed 3 idle workers after 600 s",
         "INFO: Killed",
+        # another program's own words for a signal it caught: the X server in a node's journal (a public desktop's
+        # gdm-x-session log) and submitit's handler of the scheduler's warning signal
+        "Sep  9 03:59:33 robins-desktop /usr/lib/gdm3/gdm-x-session[7255]: (EE) Caught signal 7 (Bus error). Server "
+        "aborting",
+        "submitit WARNING (2022-08-12 02:06:11,453) - Caught signal SIGUSR2 on SERVER_NAME: this job is preempted.",
     ],
 )
 def test_process_signal_negatives(line: str) -> None:

@@ -192,9 +192,14 @@ def test_torchrun_agent_lines(line: str, signal: str, by: str) -> None:
 
 
 def test_agent_failed_with_plain_exit_code_is_not_a_signal() -> None:
+    """A worker's own exit status is no signal: the agent's record that a process of the job failed (how the run
+    ended where nothing else says it, engine/normalise.py own_end); a status of 0 is none."""
     line = (
         "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 12) of "
         "binary: /usr/bin/python"
     )
     assert holds_literal(TORCHRUN, line)
-    assert scan(TORCHRUN, [line]) == []
+    (d,) = scan(TORCHRUN, [line])
+    assert d.kind == "launcher.exit"
+    assert_fields(d, {"state": "FAILED", "system": "torchrun", "code": 1, "pid": 12})
+    assert scan(TORCHRUN, [line.replace("exitcode: 1", "exitcode: 0")]) == []

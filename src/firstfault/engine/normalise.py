@@ -290,22 +290,28 @@ def net_found_after(events: list[Event]) -> list[Event]:
     Using network Socket`, later in the same file, on the same node, of the same rank where both name one) was met
     while NCCL brought its networks up and went on from: NCCL tried its next transport, or the plugin its next
     protocol, and the communicator got a network. It is marked `fallback` (node-rdma-stack and app-setup leave it
-    out: a run that went on to train was not stopped by it). The network words themselves are never events of the
+    out: a run that went on to train was not stopped by it). So is NCCL's own IB transport failing to come up (an
+    `nccl.error` of transport `ib`: `misc/ibvwrap.cc ... NCCL WARN Call to ibv_open_device failed`, `NET/IB : Unable
+    to open device mlx5_bond_0`, a container without the HCA's device) where the network NCCL then found is another
+    (`Using network Socket`): NCCL went on over its sockets. The network words themselves are never events of the
     analysis."""
-    ready: dict[tuple[str | None, str | None], list[tuple[int, int | None]]] = {}
+    ready: dict[tuple[str | None, str | None], list[tuple[int, int | None, str]]] = {}
     for ev in events:
         if ev.kind == "nccl.net_ready":
-            ready.setdefault((ev.evidence.file, ev.node), []).append((ev.evidence.line or 0, ev.rank))
+            ready.setdefault((ev.evidence.file, ev.node), []).append(
+                (ev.evidence.line or 0, ev.rank, str(ev.fields.get("network") or "")))
     if not ready:
         return events
     out: list[Event] = []
     for ev in events:
         if ev.kind == "nccl.net_ready":
             continue
-        if ev.kind == "nccl.error" and ev.fields.get("transport") == "ofi":
+        transport = ev.fields.get("transport") if ev.kind == "nccl.error" else None
+        if transport in ("ofi", "ib"):
             line = ev.evidence.line or 0
             if any(at > line and (rank is None or ev.rank is None or rank == ev.rank)
-                   for at, rank in ready.get((ev.evidence.file, ev.node), ())):
+                   and (transport == "ofi" or not net.startswith("IB"))
+                   for at, rank, net in ready.get((ev.evidence.file, ev.node), ())):
                 ev.fields["fallback"] = True
         out.append(ev)
     return out

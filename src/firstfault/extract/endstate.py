@@ -64,6 +64,10 @@ _ASSIGN = re.compile(r"(?<![\w=!<>~?])(?P<key>[A-Za-z][\w.\-]{0,60})=(?![=~?])(?
 _SELECTOR = re.compile(r"\w\{[^{}=]*=[^{}]*\}")
 # A comment line of a config, a script or a manifest.
 _COMMENT = re.compile(r"^\s*(?:#|//|;|--\s)")
+# A retry rule's matchers: AWS Batch's retry strategy `evaluateOnExit` (AWS Batch API, EvaluateOnExit: onStatusReason,
+# onReason, onExitCode, each a pattern a failed attempt's record is matched against, and its action), printed with a
+# job definition in a log: the words a record would say, not what one said.
+_MATCHER_KEYS = frozenset({"onstatusreason", "onreason", "onexitcode"})
 _TRUE = frozenset({"true", "1", "yes"})
 _FALSE = frozenset({"false", "0", "no"})
 
@@ -324,6 +328,8 @@ def line_reading(line: str) -> Reading | None:
         return Reading(None, "", "a template")
     keys = _keys()
     lead = leading_pair(line)
+    if lead is not None and lead.key in _MATCHER_KEYS:
+        return Reading(None, "", "a retry rule's matcher")
     if lead is not None and lead.key in keys:
         reading = _read_any(keys[lead.key], lead.raw_key, lead.value)
         if reading is not None:
@@ -340,6 +346,8 @@ def line_reading(line: str) -> Reading | None:
     named: list[Reading] = []
     for rx in (_MEMBER, _ASSIGN, _INLINE):
         for m in rx.finditer(body):
+            if key_name(m.group("key")) in _MATCHER_KEYS:
+                return Reading(None, "", "a retry rule's matcher")
             rows = keys.get(key_name(m.group("key")))
             if rows is None:
                 continue

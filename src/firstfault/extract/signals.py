@@ -111,6 +111,11 @@ class ProcessSignalExtractor:
         "Fatal Python error: ",
         "Segmentation fault",
         "(core dumped)",
+        # UCX's signal report behind its `[host:pid:thread:tid]` tag (`[nid005060:78213:0:78213] Caught signal 7 (Bus
+        # error: nonexistent physical address)`): without this word only its segmentation faults reached the
+        # extractor, through the word above. Another program's words (Xorg's `(EE) Caught signal 7 (Bus error).
+        # Server aborting` in a node's journal) are no report of the job's.
+        "] Caught signal ",
         "encountered in worker",
         ") received by PID",
         "exit code",

@@ -76,6 +76,7 @@ class TorchrunExtractor:
     emits: Mapping[str, frozenset[str]] = {
         "process.signal": frozenset({"by", "detail", "local_rank", "signal", "unprompted"}),
         "torch.child_failed": frozenset({"exitcode", "failed_rank", "root_cause", "signal", "unprompted"}),
+        "launcher.exit": frozenset({"state", "system", "scope", "code", "pid"}),
     }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (
@@ -126,6 +127,14 @@ class TorchrunExtractor:
                 if _unprompted(ctx.state, sig_or_none, int(m.group("pid"))):
                     fields["unprompted"] = True
                 yield Draft("process.signal", fields, rank=prefix_rank)
+            elif int(m.group("code")) != 0:
+                # A worker that exited with a status of its own (`failed (exitcode: 1) local_rank: 0 (pid: 65043) of
+                # binary: ...`): the agent's record that a process of the job failed, how the run ended where nothing
+                # else says it (engine/normalise.py own_end; a restart of the worker group after it supersedes it).
+                # The ChildFailedError summary after it, where shown, is the symptom that names the rank and host.
+                yield Draft("launcher.exit", {"state": "FAILED", "system": "torchrun", "scope": "process",
+                                              "code": int(m.group("code")), "pid": int(m.group("pid"))},
+                            rank=prefix_rank)
             return
         if blk.section is None:
             return

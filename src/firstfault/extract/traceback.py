@@ -817,6 +817,10 @@ def _logged(body: str) -> Draft | None:
     else:
         row = logged_row(body)
         got = _by_row(row, exc, body) if row is not None else None
+        if got is None and row is not None and row.family == "exception":
+            # the workload's own exception in the words its runtime logs where it raises it (Ray's core worker on
+            # the put that raises ObjectStoreFullError): what the class would be, read as a lone exception line is
+            got = [Draft("app.exception", _fields(message=clip(exc.msg)))], True
         drafts = got[0] if got is not None else []
         code = (spelled_store_code(body) if not drafts and any(w in body for w in STORE_SPELLED_WORDS)
                 else None)

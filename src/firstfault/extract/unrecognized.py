@@ -36,6 +36,12 @@ KNOWN_CONTEXT: Final = re.compile(
     r"|Exception raised from \S+ at |error_file:\s|To enable traceback see:"
     r"|Please check rank \d+ logs for faulty rank"
     r"|^\s*\S+ FAILED\s*$"  # torchrun's summary title: `train.py FAILED`
+    # Open MPI's help aggregation (opal/util/show_help.c, orte's and PRRTE's show_help): the count of copies of a help
+    # message printed in full before it, `N more processes have sent help message help-mpi-btl-openib.txt / error in
+    # device init`, and its advice, `Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error
+    # messages`: the message itself is read where it was printed, the count adds no failure of its own
+    r"|\bmore process(?:es have| has) sent help message \S+ / "
+    r"|\bSet MCA parameter \S+ to 0 to see all help / error messages"
 )
 
 
