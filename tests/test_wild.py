@@ -30,8 +30,8 @@ WILD = Path(__file__).parent / "wild"
 # definitive); b26 (23), built while that session's (fifteenth) pass was, at 0.30 / 0.30 (one); b27 (23), built after
 # the pass had landed (the search budget ran out half-way), at 0.57 / 0.57 (four). With the run-whose-end-is-not-shown
 # policy (nothing failed: `none`), the pass and the steps fitted after the first runs: 542 / 530 of 727.
-MIN_DOMAIN = 0.73
-MIN_CATEGORY = 0.72
+MIN_DOMAIN = 0.75
+MIN_CATEGORY = 0.74
 # The false definitive verdicts of today, each named: unk-slurm-cn125-segfault-flaky-node, disputed (see its
 # PROVENANCE.md), and unk-hydra-bad-termination-bus-error-signal7-docker-mlsh-17 (a SIGBUS that the thread traced
 # to a container's /dev/shm, which the log does not say); and seven bundles whose threads never found a cause
@@ -115,12 +115,6 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # b28: UCX's `Transport retry count exceeded` (DC) at 128 nodes: `network.transport`, as the ones above; the
     # reporter's bisection (UCX 1.8 runs, 1.9 fails) left a UCX regression open beside the fabric.
     "amb-ucx-dc-transport-retry-count-exceeded-128-nodes-ucx-1-9-regression-or-fabric-7586",
-    # b28: oneCCL's `RuntimeError: ... start_workers: EXCEPTION: failed to start worker # 0` (pthread_create's EINVAL):
-    # an uncaught exception of the job's own library, the spec's `app.exception`; the thread is open, no comment.
-    "unk-torch-ccl-oneccl-start-workers-pthread-create-returns-22-failed-to-start-worker-54",
-    # b28: vLLM's engine core ending in `RuntimeError: cancelled` (the tail of its crash, the rest cut by the stored
-    # copy): an uncaught exception (`app.exception`); the thread has no answer.
-    "unk-vllm-0102-b200-tp8-ep-high-concurrency-enginecore-shm-broadcast-cancelled-no-answer-27194",
 })
 
 
