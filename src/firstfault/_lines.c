@@ -722,8 +722,37 @@ static int same_clock(const struct stamp_clock *a, const struct stamp_clock *b)
  * line folded since the last line read in full each walk back over all of them (quadratic in a chunk: an mpirun
  * output whose UCX stamps stop reading as stamps, issue 27's shape j). `walk_buffer`: the bytes object of the C
  * call in progress (borrowed; NULL: none, and no memo). */
-static struct { PyObject *buffer; Py_ssize_t stop, from; long long answer; struct stamp_clock ck; } walk_memo;
+static struct {
+    PyObject *buffer;
+    Py_ssize_t stop, from;
+    long long answer;
+    struct stamp_clock ck;
+    /* where the answer is a stamp: its line (start, end of text); and the lines walked from `from` to that line
+     * (itself counted) or, where there is none, to `stop` or the buffer's start: prev_stamp_us answers a walk of
+     * `limit` lines from it (stamps.walk_back: a held copy's walk after the C loop's, over the same lines) */
+    Py_ssize_t a_start, a_end, lines;
+} walk_memo;
 static PyObject *walk_buffer;
+
+/* Keep a walk back's answer (of the lines before `from`, down to `stop`) as walk_memo, for `buffer` (a bytes object,
+ * borrowed; NULL: none kept). */
+static void
+walk_memo_keep(PyObject *buffer, Py_ssize_t stop, Py_ssize_t from, long long answer, const struct stamp_clock *ck,
+               Py_ssize_t a_start, Py_ssize_t a_end, Py_ssize_t lines)
+{
+    if (buffer == NULL) return;
+    if (walk_memo.buffer != buffer) {
+        Py_INCREF(buffer);
+        Py_XSETREF(walk_memo.buffer, buffer);
+    }
+    walk_memo.stop = stop;
+    walk_memo.from = from;
+    walk_memo.answer = answer;
+    walk_memo.ck = *ck;
+    walk_memo.a_start = a_start;
+    walk_memo.a_end = a_end;
+    walk_memo.lines = lines;
+}
 /* fold_run's `before`: the time of the line read before `stop` as fold_clock counts it (a copy that is
  * COPY_NO_STAMP takes it), BEFORE_NO_TIME where that line has none (such a copy is never earlier than a floor:
  * fold._Variant.after), or BEFORE_UNKNOWN (Python works such a copy out). Set for the call, as fold_clock. */
@@ -746,15 +775,24 @@ static long long copy_local_us(const unsigned char *buf, Py_ssize_t pos, Py_ssiz
     }
     int memo = walk_buffer != NULL && walk_memo.buffer == walk_buffer && walk_memo.stop == stop
                && walk_memo.from <= pos && same_clock(&walk_memo.ck, &fold_clock);
+    /* With the memo, each line between two lines read in full is walked over once, however far the walks go: no
+     * limit then (the answer is the one Python's walk, which has none, gives: scan.py walk_far). A stampless run
+     * of thousands of lines (an mpirun output whose stamps stop reading as stamps) stopped at `limit` and left
+     * each later copy of the chunk to Python, and Python walked the same lines again. */
+    if (walk_buffer != NULL) limit = PY_SSIZE_T_MAX;
     long long answer = -1;
-    Py_ssize_t cur = pos;
+    Py_ssize_t cur = pos, a_start = -1, a_end = 0, lines = 0;
     for (Py_ssize_t k = 0;; k++) {
         if (memo && cur == walk_memo.from) {  /* the lines before it gave the last walk's answer */
             answer = walk_memo.answer;
+            a_start = walk_memo.a_start;
+            a_end = walk_memo.a_end;
+            lines = k + walk_memo.lines;
             break;
         }
         if (cur <= 0) {
             answer = COPY_NO_STAMP;
+            lines = k;
             break;
         }
         if (k >= limit) break;
@@ -763,6 +801,7 @@ static long long copy_local_us(const unsigned char *buf, Py_ssize_t pos, Py_ssiz
         s += 1;
         if (s <= stop) {
             answer = COPY_NO_STAMP;
+            lines = k;
             break;
         }
         Py_ssize_t e = cur - 1;  /* buf[cur - 1] is the newline before the line that starts at cur */
@@ -770,21 +809,15 @@ static long long copy_local_us(const unsigned char *buf, Py_ssize_t pos, Py_ssiz
             long long t = stamp_local_us(buf + s, e - s < STAMP_CUT ? e - s : STAMP_CUT, &fold_clock);
             if (t != STAMP_NONE) {
                 answer = t < 0 ? -1 : t;
+                a_start = s;
+                a_end = e;
+                lines = k + 1;
                 break;
             }
         }
         cur = s;
     }
-    if (walk_buffer != NULL) {
-        if (walk_memo.buffer != walk_buffer) {
-            Py_INCREF(walk_buffer);
-            Py_XSETREF(walk_memo.buffer, walk_buffer);
-        }
-        walk_memo.stop = stop;
-        walk_memo.from = pos;
-        walk_memo.answer = answer;
-        walk_memo.ck = fold_clock;
-    }
+    walk_memo_keep(walk_buffer, stop, pos, answer, &fold_clock, a_start, a_end, lines);
     return answer;
 }
 
@@ -1970,8 +2003,54 @@ lines_prev_stamp_us(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (clock_from(args[4], &ck) < 0) return NULL;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     if (end > view.len) end = view.len;
+    const unsigned char *buf = (const unsigned char *)view.buf;
     struct stamp_us_arg a = {&ck, -1};
-    struct walk w = walk_back((const unsigned char *)view.buf, stop, end, limit, stamp_us_test, &a);
+    struct walk w = {-1, 0, 0};
+    /* walk_back's loop, with copy_local_us's memo: a walk from a line at or after the last walk's start, with its
+     * stop and clock, reads the lines down to that start and takes its answer (where it is one: a stamp read here,
+     * or none back to the stop), lines counted as walking them would count them. A held copy's walk (scan.py's
+     * read_held, walk_far) went again over every line the C loop had just walked over to time the copies. */
+    PyObject *bytes = PyBytes_CheckExact(args[0]) ? args[0] : NULL;
+    int memo = bytes != NULL && walk_memo.buffer == bytes && walk_memo.stop == stop && walk_memo.from <= end
+               && walk_memo.answer != -1 && same_clock(&walk_memo.ck, &ck);
+    int done = 0;  /* the walk reached an answer (a stamp, or none back to `stop`): not `limit` */
+    Py_ssize_t cur = end;
+    while (cur > 0 && w.lines < limit) {
+        if (memo && cur == walk_memo.from) {
+            if (walk_memo.answer == COPY_NO_STAMP) {
+                w.lines += walk_memo.lines;
+                done = 1;
+            } else if (w.lines + walk_memo.lines <= limit) {
+                w.start = walk_memo.a_start;
+                w.text_end = walk_memo.a_end;
+                w.lines += walk_memo.lines;
+                a.us = walk_memo.answer;
+                done = 1;
+            } else {
+                w.lines = limit;
+            }
+            break;
+        }
+        Py_ssize_t s = cur - 2;
+        while (s >= 0 && buf[s] != '\n') s--;
+        s += 1;
+        if (s <= stop) {
+            done = 1;
+            break;
+        }
+        Py_ssize_t e = buf[cur - 1] == '\n' ? cur - 1 : cur;
+        w.lines++;
+        if (stamp_us_test(buf + s, e - s, &a)) {
+            w.start = s;
+            w.text_end = e;
+            done = 1;
+            break;
+        }
+        cur = s;
+    }
+    if (cur <= 0) done = 1;
+    if (done && (w.start < 0 || a.us >= 0))
+        walk_memo_keep(bytes, stop, end, w.start < 0 ? COPY_NO_STAMP : a.us, &ck, w.start, w.text_end, w.lines);
     PyBuffer_Release(&view);
     return Py_BuildValue("(nnnL)", w.start, w.text_end, w.lines, a.us);
 }

@@ -987,10 +987,13 @@ class LineScanner:
                 while s < end:
                     if run is not None and (fold.table or fold.quiet):
                         # The copies of variants already found ready, and the lines known to hold no word, in C, up
-                        # to the first other line.
+                        # to the first other line. A copy no stamp lies before takes the time of the line read last,
+                        # or before any in this chunk, the previous chunk's last stamp's (copy_time's): C compares
+                        # either with a floor (a chunk of stampless lines left each timed copy to Python).
                         s, line_no, n, h, counts, passed = run(
                             buf, s, line_no, fold.table, None if held is None else (*held[:3], held_variant),
-                            fold.quiet, prev_start, fold.clock, fold.before_count(prev_t) if have_prev else -2)
+                            fold.quiet, prev_start, fold.clock,
+                            fold.before_count(prev_t if have_prev else wall_of(carried)))
                         quiet += passed
                         folded += counted_in_c(n, h, counts)
                         if s >= end:
