@@ -1103,11 +1103,19 @@ entries_verdict(PyObject *entries, const unsigned char *buf, Py_ssize_t pos, Py_
     }
     for (Py_ssize_t j = 0; j < PyList_GET_SIZE(entries); j++) {
         PyObject *entry = PyList_GET_ITEM(entries, j);
-        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) < 5 || PyTuple_GET_SIZE(entry) > 6
+        Py_ssize_t size = PyTuple_Check(entry) ? PyTuple_GET_SIZE(entry) : 0;
+        PyObject *kin = size == 7 ? PyTuple_GET_ITEM(entry, 6) : NULL;
+        if (size < 5 || size > 7
                 || !PyBytes_Check(PyTuple_GET_ITEM(entry, 0)) || !PyBytes_Check(PyTuple_GET_ITEM(entry, 1))
                 || !PyBytes_Check(PyTuple_GET_ITEM(entry, 2))
-                || (PyTuple_GET_SIZE(entry) == 6 && !PyTuple_Check(PyTuple_GET_ITEM(entry, 5)))) {
-            PyErr_SetString(PyExc_TypeError, "fold table: an entry must be (lo, hi, lead_rep, variant, floor[, risk])");
+                || (size >= 6 && !PyTuple_Check(PyTuple_GET_ITEM(entry, 5))
+                    && !(size == 7 && PyTuple_GET_ITEM(entry, 5) == Py_None))
+                || (kin != NULL && (!PyTuple_Check(kin) || PyTuple_GET_SIZE(kin) != 3
+                                    || !PyByteArray_Check(PyTuple_GET_ITEM(kin, 0))
+                                    || !PyByteArray_Check(PyTuple_GET_ITEM(kin, 1))
+                                    || !PyBytes_Check(PyTuple_GET_ITEM(kin, 2))))) {
+            PyErr_SetString(PyExc_TypeError,
+                            "fold table: an entry must be (lo, hi, lead_rep, variant, floor[, risk[, kin]])");
             return -1;
         }
         PyObject *lo_o = PyTuple_GET_ITEM(entry, 0), *hi_o = PyTuple_GET_ITEM(entry, 1);
@@ -1120,10 +1128,31 @@ entries_verdict(PyObject *entries, const unsigned char *buf, Py_ssize_t pos, Py_
         unsigned char out = 0;
         for (i = 0; i < n; i++)
             out |= (unsigned char)((line[i] < lo[i]) | (line[i] > hi[i]));
+        if (out && kin != NULL) {
+            /* kin: (pool lo, pool hi, own): the variant's own bytes (0xff in `own`: its host's or rank's, which it
+             * holds fixed) from its ranges, the others from its kin pool's, which widen in place as the pool does
+             * (fold.LineFold.table_add: a shape whose every variant is a kin of that pool, each fixed at those
+             * bytes, so no other variant holds such a line). A syslog's time bytes grow with every line: each
+             * host's variant borrowed the pool's ranges anew in Python, a call per host and second. */
+            PyObject *klo_o = PyTuple_GET_ITEM(kin, 0), *khi_o = PyTuple_GET_ITEM(kin, 1);
+            PyObject *own_o = PyTuple_GET_ITEM(kin, 2);
+            if (PyByteArray_GET_SIZE(klo_o) == n && PyByteArray_GET_SIZE(khi_o) == n && PyBytes_GET_SIZE(own_o) == n) {
+                const unsigned char *klo = (const unsigned char *)PyByteArray_AS_STRING(klo_o);
+                const unsigned char *khi = (const unsigned char *)PyByteArray_AS_STRING(khi_o);
+                const unsigned char *own = (const unsigned char *)PyBytes_AS_STRING(own_o);
+                out = 0;
+                for (i = 0; i < n; i++) {
+                    unsigned char m = own[i];
+                    unsigned char l = (unsigned char)((lo[i] & m) | (klo[i] & ~m));
+                    unsigned char h = (unsigned char)((hi[i] & m) | (khi[i] & ~m));
+                    out |= (unsigned char)((line[i] < l) | (line[i] > h));
+                }
+            }
+        }
         if (out) continue;
         /* within this variant's ranges: C counts it, or Python decides (the first such entry says which) */
         if (memcmp(line, PyBytes_AS_STRING(lead_o), (size_t)PyBytes_GET_SIZE(lead_o)) < 0) return FOLD_OTHER;
-        if (PyTuple_GET_SIZE(entry) == 6) {
+        if (size >= 6 && PyTuple_GET_ITEM(entry, 5) != Py_None) {
             /* risk: ((offset, literal), ...), where a hex id of the shape may spell a prefilter literal: a line that
              * spells one there may have other hits than the variant's (fold.LineFold._at_risk): Python reads it */
             PyObject *risk = PyTuple_GET_ITEM(entry, 5);

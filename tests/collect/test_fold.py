@@ -1043,6 +1043,89 @@ def test_copies_of_stampless_chunks_are_timed_in_c_from_the_chunk_before(
         assert in_python[0] * 20 < counted[0], (in_python[0], counted[0])
 
 
+@pytest.mark.parametrize("stranger", [False, True])
+def test_a_hosts_copies_within_its_kin_pools_ranges_are_counted_in_c_as_they_grow(
+        analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stranger: bool) -> None:
+    """One central syslog (issue 27's shape i): each host's mlx5 noise, whose stamp and uptime grow with every line,
+    so that the kin pool's ranges (every host's copies read in full) grow past each host's own. A host's copy within
+    the pool's ranges (its own host's bytes aside) is counted in C on its variant (the table entry's `kin`: the
+    pool's ranges as they grow), not borrowed in Python once per host and second: few borrows, and the bytes of
+    reading every line. Near miss (`stranger`): a host outside the allocation prints the same line (its header is
+    not peeled: an outcome that is no kin of the others), so the shape's variants are not all one pool's and no
+    entry reads the pool (its copies borrow in Python, as before)."""
+    names = [f"node-{10 + i:02d}" for i in range(32)]
+    out = tmp_path / "kin-pool-grows"
+    chatty._central_syslog_workload(out, names)
+    rng = random.Random(44)
+    t = chatty.T0
+    lines: list[str] = []
+    for r in range(120):
+        for host in names + (["node-50"] if stranger and r % 4 == 0 else []):
+            t += timedelta(milliseconds=rng.randrange(5, 400))
+            lines.append(chatty._mlx5_cmd_err(rng, t, host, 618100 + int((t - chatty.T0).total_seconds())))
+    (out / "syslog").mkdir(parents=True)
+    (out / "syslog" / "messages").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with memo.fastpath(False):
+        every = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    borrows = [0]
+    real_borrow = fold._borrow
+
+    def borrow(v: Any, kin: Any, x: int) -> None:
+        borrows[0] += 1
+        real_borrow(v, kin, x)
+
+    pooled = [False]
+    real_end = fold.LineFold.end_file
+
+    def end_file(self: fold.LineFold) -> None:
+        pooled[0] |= any(sh.kin_tabled for sh in self._shapes.values())
+        real_end(self)
+
+    monkeypatch.setattr(fold, "_borrow", borrow)
+    monkeypatch.setattr(fold.LineFold, "end_file", end_file)
+    counted = _counted(monkeypatch)
+    with memo.fastpath(True):
+        folded = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    assert folded == every
+    assert counted[0] > 2000, "the fold did not engage: the test would prove nothing"
+    if scan._fold_run is not None:
+        assert pooled[0] != stranger
+        if not stranger:
+            assert borrows[0] * 10 < counted[0], (borrows[0], counted[0])
+
+
+def test_a_shape_reads_its_kin_pool_in_c_only_while_every_variant_is_a_kin_fixed_at_its_own_bytes() -> None:
+    """_Shape.mux: the own bytes every variant of a shape shares and holds fixed (a kin of one family each), else 0
+    for good: a variant of no family (own 0), of other own bytes, or another family, or one whose ranges let an own
+    byte vary."""
+    own = int.from_bytes(b"\0\0\xff\xff\0\0")
+    a, b = _variant(b"h 01 x"), _variant(b"h 02 x")
+    a.own = b.own = own
+    sh = fold._Shape()
+    sh.kin[("family",)] = a
+    sh.add(a)
+    assert sh.mux == own and sh.mux_b == b"\0\0\xff\xff\0\0"
+    sh.add(b)
+    assert sh.mux == own
+    b.widen(int.from_bytes(b"h 03 x"))  # its own bytes vary: no longer fixed there
+    sh.changed(b)
+    assert sh.mux == 0
+    for other in (0, int.from_bytes(b"\0\xff\xff\xff\0\0")):
+        sh = fold._Shape()
+        sh.kin[("family",)] = a
+        sh.add(a)
+        c = _variant(b"h 04 x")
+        c.own = other
+        sh.add(c)
+        assert sh.mux == 0, other
+    sh = fold._Shape()
+    sh.kin[("family",)] = a
+    sh.add(a)
+    sh.kin[("another",)] = b
+    sh.add(b)
+    assert sh.mux == 0
+
+
 def test_the_host_and_ranks_a_line_spells_are_its_own_and_nothing_else_is() -> None:
     """_own(): an offer's host and a signature's or an offer's rank that the line itself spells become the line's
     own (two hosts' copies of a syslog line, two ranks' of a tagged NCCL retry: kin), with the bytes that spell
