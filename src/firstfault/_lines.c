@@ -1110,12 +1110,13 @@ entries_verdict(PyObject *entries, const unsigned char *buf, Py_ssize_t pos, Py_
                 || !PyBytes_Check(PyTuple_GET_ITEM(entry, 2))
                 || (size >= 6 && !PyTuple_Check(PyTuple_GET_ITEM(entry, 5))
                     && !(size == 7 && PyTuple_GET_ITEM(entry, 5) == Py_None))
-                || (kin != NULL && (!PyTuple_Check(kin) || PyTuple_GET_SIZE(kin) != 3
+                || (kin != NULL && (!PyTuple_Check(kin) || PyTuple_GET_SIZE(kin) != 4
                                     || !PyByteArray_Check(PyTuple_GET_ITEM(kin, 0))
                                     || !PyByteArray_Check(PyTuple_GET_ITEM(kin, 1))
-                                    || !PyBytes_Check(PyTuple_GET_ITEM(kin, 2))))) {
+                                    || !PyBytes_Check(PyTuple_GET_ITEM(kin, 2))
+                                    || !PyByteArray_Check(PyTuple_GET_ITEM(kin, 3))))) {
             PyErr_SetString(PyExc_TypeError,
-                            "fold table: an entry must be (lo, hi, lead_rep, variant, floor[, risk[, kin]])");
+                            "fold table: an entry must be (lo, hi, lead_rep, variant, floor[, risk[, (lo, hi, own, lead)]])");
             return -1;
         }
         PyObject *lo_o = PyTuple_GET_ITEM(entry, 0), *hi_o = PyTuple_GET_ITEM(entry, 1);
@@ -1129,7 +1130,7 @@ entries_verdict(PyObject *entries, const unsigned char *buf, Py_ssize_t pos, Py_
         for (i = 0; i < n; i++)
             out |= (unsigned char)((line[i] < lo[i]) | (line[i] > hi[i]));
         if (out && kin != NULL) {
-            /* kin: (pool lo, pool hi, own): the variant's own bytes (0xff in `own`: its host's or rank's, which it
+            /* kin: (pool lo, pool hi, own, pool lead): the variant's own bytes (0xff in `own`: its host's or rank's, which it
              * holds fixed) from its ranges, the others from its kin pool's, which widen in place as the pool does
              * (fold.LineFold.table_add: a shape whose every variant is a kin of that pool, each fixed at those
              * bytes, so no other variant holds such a line). A syslog's time bytes grow with every line: each
@@ -1150,8 +1151,14 @@ entries_verdict(PyObject *entries, const unsigned char *buf, Py_ssize_t pos, Py_
             }
         }
         if (out) continue;
-        /* within this variant's ranges: C counts it, or Python decides (the first such entry says which) */
-        if (memcmp(line, PyBytes_AS_STRING(lead_o), (size_t)PyBytes_GET_SIZE(lead_o)) < 0) return FOLD_OTHER;
+        /* within this variant's ranges: C counts it, or Python decides (the first such entry says which). Its
+         * stamp not earlier than the variant's earliest, or with kin, than the pool's earliest (which is not later:
+         * fold_copy takes it for the variant's where a host's clock went back). */
+        if (kin != NULL) {
+            PyObject *klead = PyTuple_GET_ITEM(kin, 3);
+            if (PyByteArray_GET_SIZE(klead) > n) return FOLD_OTHER;
+            if (memcmp(line, PyByteArray_AS_STRING(klead), (size_t)PyByteArray_GET_SIZE(klead)) < 0) return FOLD_OTHER;
+        } else if (memcmp(line, PyBytes_AS_STRING(lead_o), (size_t)PyBytes_GET_SIZE(lead_o)) < 0) return FOLD_OTHER;
         if (size >= 6 && PyTuple_GET_ITEM(entry, 5) != Py_None) {
             /* risk: ((offset, literal), ...), where a hex id of the shape may spell a prefilter literal: a line that
              * spells one there may have other hits than the variant's (fold.LineFold._at_risk): Python reads it */

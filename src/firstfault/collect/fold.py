@@ -231,6 +231,7 @@ class _Variant:
     # entry's `kin`, which _lines.c holds a copy within where it lies outside the variant's own ranges).
     lo_b: bytearray | None = None
     hi_b: bytearray | None = None
+    lead_b: bytearray | None = None  # its lead_rep, the same way (_pool_lead)
 
     def __post_init__(self) -> None:
         self.free = self.reading.stream is None
@@ -305,13 +306,15 @@ def _leading_stamp(shape: bytes) -> int:
 # _lines.c's count (a timed variant's; None: not timed); and for a variant whose hits a hex id may change, its risk
 # (a copy that spells one of those literals at its place is not its copy: Python looks it up and searches it), else
 # None where a seventh follows: for a variant of a shape whose every variant is a kin of one pool (_Shape.mux), the
-# pool's lo and hi (bytearrays it widens in place) and the bytes of the variant's own host or rank (0xff): a copy
-# that lies within the pool's ranges there and the variant's own bytes elsewhere is its copy, as fold_copy's borrow
-# of its kin's ranges would find.
+# pool's lo and hi (bytearrays it widens in place), the bytes of the variant's own host or rank (0xff) and the pool's
+# lead_rep (a bytearray too: _pool_lead): a copy that lies within the pool's ranges there and the variant's own bytes
+# elsewhere is its copy, as fold_copy's borrow of its kin's ranges would find, and so is one whose stamp is not
+# earlier than the pool's earliest (fold_copy takes the pool's lead for the variant's: a clock that went back).
 _Risk = tuple[tuple[int, bytes], ...]
 _Entry = (tuple[bytes, bytes, bytes, "_Variant", int | None]
           | tuple[bytes, bytes, bytes, "_Variant", int | None, _Risk]
-          | tuple[bytes, bytes, bytes, "_Variant", int | None, _Risk | None, tuple[bytearray, bytearray, bytes]])
+          | tuple[bytes, bytes, bytes, "_Variant", int | None, _Risk | None,
+                  tuple[bytearray, bytearray, bytes, bytearray]])
 # bytes.translate table: 0xff for the byte `0` (a shape's digit or hex id letter), 0 for every other.
 _ZERO_AT: Final = bytes(0xFF if b == 0x30 else 0 for b in range(256))
 
@@ -530,6 +533,13 @@ def _spans(raw: bytes, text: bytes, number: bool) -> int:
             mask |= ((1 << 8 * n) - 1) << 8 * (size - i - n)
         i = raw.find(text, i + 1)
     return mask
+
+
+def _pool_lead(kin: _Variant, rep: bytes) -> None:
+    """A kin pool's earliest stamp is now `rep` (its lead_rep; and lead_b, which table entries read, where made)."""
+    kin.lead_rep = rep
+    if kin.lead_b is not None:
+        kin.lead_b[:] = rep
 
 
 def _borrow(v: _Variant, kin: _Variant, x: int) -> None:
@@ -948,15 +958,23 @@ class LineFold:
                     return
             got = self._shape_of
             key = got[1] if got[0] is raw else line_shape(raw)
+            sh = self._shapes.get(key)
+            kin = v.kin
+            # A shape whose variants are all one pool's kin (_Shape.mux) is indexed by their own bytes alone (a host's
+            # digits, which each holds fixed): its lines' other bytes (a syslog's hour, an uptime's high digits) stay
+            # the same for hours and then change in every line, and each entry, whose pool's ranges take the new
+            # value in, would else be looked up under a key of the old one and missed (borrowed again in Python).
+            mux = sh.mux if sh is not None and sh.mux > 0 and len(sh.kin) == 1 and sh.stable else 0
+            fixed = v.fixed & mux if mux else v.fixed
             t = self._tabled.get(key)
             if t is None:
-                t = self._tabled[key] = _Tabled(key, v.fixed)
+                t = self._tabled[key] = _Tabled(key, fixed)
                 self.table[key] = t.value
-            elif v.fixed & t.fixed != t.fixed:  # v lets a byte vary that the others hold: index by fewer bytes
+            elif fixed & t.fixed != t.fixed:  # v lets a byte vary that the others hold: index by fewer bytes
                 if id(v) in t.refused:
                     return
                 was = t.fixed
-                t.rekey(v.fixed & was, v.size)
+                t.rekey(fixed & was, v.size)
                 if t.n > MAX_BUCKET and max(map(len, t.index.values())) > MAX_BUCKET:
                     # Not where that puts many entries under one key (v's bytes there vary where the others' name
                     # their host): C would compare a line with each. v stays out, the index as it was.
@@ -966,13 +984,12 @@ class LineFold:
                 self.table[key] = t.value
             entry: _Entry = (v.lo.to_bytes(v.size), v.hi.to_bytes(v.size), v.lead_rep, v, floor)
             risk = v.risk if not v.same_hits else None
-            kin = v.kin
-            sh = self._shapes.get(key)
-            if (kin is not None and kin.reads >= WARM and sh is not None and sh.mux > 0 and sh.mux == v.own
-                    and len(sh.kin) == 1 and sh.stable):
-                if kin.lo_b is None or kin.hi_b is None:
+            if (kin is not None and kin.reads >= WARM and sh is not None and mux and mux == v.own
+                    and len(kin.lead_rep) == len(v.lead_rep)):
+                if kin.lo_b is None or kin.hi_b is None or kin.lead_b is None:
                     kin.lo_b, kin.hi_b = bytearray(kin.lo.to_bytes(v.size)), bytearray(kin.hi.to_bytes(v.size))
-                entry = (*entry, risk, (kin.lo_b, kin.hi_b, sh.mux_b))
+                    kin.lead_b = bytearray(kin.lead_rep)
+                entry = (*entry, risk, (kin.lo_b, kin.hi_b, sh.mux_b, kin.lead_b))
                 sh.kin_tabled = True
             elif risk is not None:
                 entry = (*entry, risk)
@@ -1201,7 +1218,7 @@ class LineFold:
                         if not kin.holds(x):
                             kin.widen(x)
                         if v.lead and raw[:v.lead] < kin.lead_rep:
-                            kin.lead_rep = raw[:v.lead]
+                            _pool_lead(kin, raw[:v.lead])
                         if v.reads < WARM <= kin.reads:  # its kin got warm after it was born: it is now
                             _borrow(v, kin, x)
                             sh.changed(v)
@@ -1263,7 +1280,7 @@ class LineFold:
                 if not kin.holds(x):
                     kin.widen(x)
                 if v.lead and v.lead_rep < kin.lead_rep:
-                    kin.lead_rep = v.lead_rep
+                    _pool_lead(kin, v.lead_rep)
                 v.kin, v.own = kin, own
                 if kin.reads >= WARM:
                     _borrow(v, kin, x)

@@ -79,6 +79,10 @@ try:  # the fold's dense loop in C, and its reading of a timed copy's time (an o
 except ImportError:  # pragma: no cover - depends on the build
     _fold_run = None  # type: ignore[assignment]
     _copy_time = None  # type: ignore[assignment]
+# The variants one call of _lines.fold_run or fold_hits counts copies on, at most (_lines.c's FOLD_MAX_COUNTED): a
+# call that counted that many may have stopped at a copy of one more, which the next call takes. Python took such a
+# copy itself: in a file that multiplexes hundreds of hosts, one line in 64, each a host's borrow of its kin's ranges.
+_FOLD_MAX_COUNTED: Final = 64
 _NO_STAMP: Final = -4  # _lines.copy_time's answer where the copy and every line back to the stop read as no stamp
 try:  # the sparse path's loops in C (_lines.c; an older build lacks them): the same answers as the Python here
     from firstfault._lines import fold_hits as _fold_hits
@@ -998,6 +1002,8 @@ class LineScanner:
                         folded += counted_in_c(n, h, counts)
                         if s >= end:
                             break
+                        if len(counts) >= _FOLD_MAX_COUNTED:
+                            continue  # (it stopped at a copy of one more variant than it counts in one call)
                     e = buf.index(b"\n", s)
                     raw = buf[s:e]
                     line_no += 1
@@ -1043,6 +1049,8 @@ class LineScanner:
                         folded += counted_in_c(n, h, counts)
                         if k >= n_starts:
                             break
+                        if len(counts) >= _FOLD_MAX_COUNTED:
+                            continue
                     s = starts[k]
                     line_no += count(buf, pos, s)
                     pos = s
