@@ -1130,6 +1130,28 @@ def test_a_shape_reads_its_kin_pool_in_c_only_while_every_variant_is_a_kin_fixed
     assert sh.mux == 0
 
 
+def test_a_copy_within_a_variants_pool_is_its_for_the_check_of_a_new_outcome() -> None:
+    """_pooled(): a copy that C would count on a variant through its kin pool's ranges (its own host's bytes the
+    variant's, the rest within the pool's, the pool warm) is held by it when a line of a new outcome that is no kin
+    is read (LineFold._read then makes the shape unstable, as where the variant had borrowed in Python). Near
+    misses: another host's bytes, a byte outside the pool's ranges, a pool not yet warm, a variant with no pool."""
+    v = _variant(b"h 01 t 10")
+    v.own = int.from_bytes(b"\0\0\xff\xff\0\0\0\0\0")
+    pool = _variant(b"h 02 t 10")
+    pool.widen(int.from_bytes(b"h 03 t 19"))
+    pool.widen(v.rep)  # (a pool holds each of its variants' copies read)
+    pool.reads = fold.WARM
+    v.kin = pool
+    assert fold._pooled(v, int.from_bytes(b"h 01 t 15"))
+    assert not v.holds(int.from_bytes(b"h 01 t 15"))  # (its own ranges, not borrowed: C's count of it)
+    assert not fold._pooled(v, int.from_bytes(b"h 02 t 15"))  # another host's
+    assert not fold._pooled(v, int.from_bytes(b"h 01 t 20"))  # outside the pool's
+    pool.reads = fold.WARM - 1
+    assert not fold._pooled(v, int.from_bytes(b"h 01 t 15"))
+    v.kin = None
+    assert not fold._pooled(v, int.from_bytes(b"h 01 t 15"))
+
+
 def test_the_host_and_ranks_a_line_spells_are_its_own_and_nothing_else_is() -> None:
     """_own(): an offer's host and a signature's or an offer's rank that the line itself spells become the line's
     own (two hosts' copies of a syslog line, two ranks' of a tagged NCCL retry: kin), with the bytes that spell

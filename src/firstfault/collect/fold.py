@@ -535,6 +535,13 @@ def _spans(raw: bytes, text: bytes, number: bool) -> int:
     return mask
 
 
+def _pooled(v: _Variant, x: int) -> bool:
+    """Would variant `v` hold the copy `x` after borrowing its kin pool's ranges (fold_copy's borrow, which _lines.c
+    makes for a table entry that carries the pool)?"""
+    kin = v.kin
+    return kin is not None and kin.reads >= WARM and not (x ^ v.lo) & v.own and kin.holds(x)
+
+
 def _pool_lead(kin: _Variant, rep: bytes) -> None:
     """A kin pool's earliest stamp is now `rep` (its lead_rep; and lead_b, which table entries read, where made)."""
     kin.lead_rep = rep
@@ -1245,9 +1252,12 @@ class LineFold:
                 return
             sh = self._shapes[key] = _Shape()
             self._bytes += len(key)
-        if any(v.holds(x) for v in sh.index.get(x & sh.fixed, ())):
+        if any(v.holds(x) for v in sh.index.get(x & sh.fixed, ())) or (
+                kin is None and sh.kin_tabled and sh.mux > 0 and any(_pooled(v, x) for v in sh.variants)):
             # Bits another outcome was read for: this shape's outcome hangs on more than its line. (A variant that
-            # holds x is under x's key: the bytes every variant holds fixed are x's.)
+            # holds x is under x's key: the bytes every variant holds fixed are x's.) Where C counted copies within a
+            # variant's kin pool's ranges, those are its bits too (the borrow it did not make in Python): an outcome
+            # of no kin there (once per shape: it ends `mux`) is looked for among every variant.
             sh.stable = False
             sh.index = {}
         elif len(sh.variants) - sh.born < MAX_VARIANTS or (kin is not None and sh.born < MAX_KIN):
