@@ -722,8 +722,37 @@ static int same_clock(const struct stamp_clock *a, const struct stamp_clock *b)
  * line folded since the last line read in full each walk back over all of them (quadratic in a chunk: an mpirun
  * output whose UCX stamps stop reading as stamps, issue 27's shape j). `walk_buffer`: the bytes object of the C
  * call in progress (borrowed; NULL: none, and no memo). */
-static struct { PyObject *buffer; Py_ssize_t stop, from; long long answer; struct stamp_clock ck; } walk_memo;
+static struct {
+    PyObject *buffer;
+    Py_ssize_t stop, from;
+    long long answer;
+    struct stamp_clock ck;
+    /* where the answer is a stamp: its line (start, end of text); and the lines walked from `from` to that line
+     * (itself counted) or, where there is none, to `stop` or the buffer's start: prev_stamp_us answers a walk of
+     * `limit` lines from it (stamps.walk_back: a held copy's walk after the C loop's, over the same lines) */
+    Py_ssize_t a_start, a_end, lines;
+} walk_memo;
 static PyObject *walk_buffer;
+
+/* Keep a walk back's answer (of the lines before `from`, down to `stop`) as walk_memo, for `buffer` (a bytes object,
+ * borrowed; NULL: none kept). */
+static void
+walk_memo_keep(PyObject *buffer, Py_ssize_t stop, Py_ssize_t from, long long answer, const struct stamp_clock *ck,
+               Py_ssize_t a_start, Py_ssize_t a_end, Py_ssize_t lines)
+{
+    if (buffer == NULL) return;
+    if (walk_memo.buffer != buffer) {
+        Py_INCREF(buffer);
+        Py_XSETREF(walk_memo.buffer, buffer);
+    }
+    walk_memo.stop = stop;
+    walk_memo.from = from;
+    walk_memo.answer = answer;
+    walk_memo.ck = *ck;
+    walk_memo.a_start = a_start;
+    walk_memo.a_end = a_end;
+    walk_memo.lines = lines;
+}
 /* fold_run's `before`: the time of the line read before `stop` as fold_clock counts it (a copy that is
  * COPY_NO_STAMP takes it), BEFORE_NO_TIME where that line has none (such a copy is never earlier than a floor:
  * fold._Variant.after), or BEFORE_UNKNOWN (Python works such a copy out). Set for the call, as fold_clock. */
@@ -746,15 +775,24 @@ static long long copy_local_us(const unsigned char *buf, Py_ssize_t pos, Py_ssiz
     }
     int memo = walk_buffer != NULL && walk_memo.buffer == walk_buffer && walk_memo.stop == stop
                && walk_memo.from <= pos && same_clock(&walk_memo.ck, &fold_clock);
+    /* With the memo, each line between two lines read in full is walked over once, however far the walks go: no
+     * limit then (the answer is the one Python's walk, which has none, gives: scan.py walk_far). A stampless run
+     * of thousands of lines (an mpirun output whose stamps stop reading as stamps) stopped at `limit` and left
+     * each later copy of the chunk to Python, and Python walked the same lines again. */
+    if (walk_buffer != NULL) limit = PY_SSIZE_T_MAX;
     long long answer = -1;
-    Py_ssize_t cur = pos;
+    Py_ssize_t cur = pos, a_start = -1, a_end = 0, lines = 0;
     for (Py_ssize_t k = 0;; k++) {
         if (memo && cur == walk_memo.from) {  /* the lines before it gave the last walk's answer */
             answer = walk_memo.answer;
+            a_start = walk_memo.a_start;
+            a_end = walk_memo.a_end;
+            lines = k + walk_memo.lines;
             break;
         }
         if (cur <= 0) {
             answer = COPY_NO_STAMP;
+            lines = k;
             break;
         }
         if (k >= limit) break;
@@ -763,6 +801,7 @@ static long long copy_local_us(const unsigned char *buf, Py_ssize_t pos, Py_ssiz
         s += 1;
         if (s <= stop) {
             answer = COPY_NO_STAMP;
+            lines = k;
             break;
         }
         Py_ssize_t e = cur - 1;  /* buf[cur - 1] is the newline before the line that starts at cur */
@@ -770,21 +809,15 @@ static long long copy_local_us(const unsigned char *buf, Py_ssize_t pos, Py_ssiz
             long long t = stamp_local_us(buf + s, e - s < STAMP_CUT ? e - s : STAMP_CUT, &fold_clock);
             if (t != STAMP_NONE) {
                 answer = t < 0 ? -1 : t;
+                a_start = s;
+                a_end = e;
+                lines = k + 1;
                 break;
             }
         }
         cur = s;
     }
-    if (walk_buffer != NULL) {
-        if (walk_memo.buffer != walk_buffer) {
-            Py_INCREF(walk_buffer);
-            Py_XSETREF(walk_memo.buffer, walk_buffer);
-        }
-        walk_memo.stop = stop;
-        walk_memo.from = pos;
-        walk_memo.answer = answer;
-        walk_memo.ck = fold_clock;
-    }
+    walk_memo_keep(walk_buffer, stop, pos, answer, &fold_clock, a_start, a_end, lines);
     return answer;
 }
 
@@ -1070,11 +1103,20 @@ entries_verdict(PyObject *entries, const unsigned char *buf, Py_ssize_t pos, Py_
     }
     for (Py_ssize_t j = 0; j < PyList_GET_SIZE(entries); j++) {
         PyObject *entry = PyList_GET_ITEM(entries, j);
-        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) < 5 || PyTuple_GET_SIZE(entry) > 6
+        Py_ssize_t size = PyTuple_Check(entry) ? PyTuple_GET_SIZE(entry) : 0;
+        PyObject *kin = size == 7 ? PyTuple_GET_ITEM(entry, 6) : NULL;
+        if (size < 5 || size > 7
                 || !PyBytes_Check(PyTuple_GET_ITEM(entry, 0)) || !PyBytes_Check(PyTuple_GET_ITEM(entry, 1))
                 || !PyBytes_Check(PyTuple_GET_ITEM(entry, 2))
-                || (PyTuple_GET_SIZE(entry) == 6 && !PyTuple_Check(PyTuple_GET_ITEM(entry, 5)))) {
-            PyErr_SetString(PyExc_TypeError, "fold table: an entry must be (lo, hi, lead_rep, variant, floor[, risk])");
+                || (size >= 6 && !PyTuple_Check(PyTuple_GET_ITEM(entry, 5))
+                    && !(size == 7 && PyTuple_GET_ITEM(entry, 5) == Py_None))
+                || (kin != NULL && (!PyTuple_Check(kin) || PyTuple_GET_SIZE(kin) != 4
+                                    || !PyByteArray_Check(PyTuple_GET_ITEM(kin, 0))
+                                    || !PyByteArray_Check(PyTuple_GET_ITEM(kin, 1))
+                                    || !PyBytes_Check(PyTuple_GET_ITEM(kin, 2))
+                                    || !PyByteArray_Check(PyTuple_GET_ITEM(kin, 3))))) {
+            PyErr_SetString(PyExc_TypeError,
+                            "fold table: an entry must be (lo, hi, lead_rep, variant, floor[, risk[, (lo, hi, own, lead)]])");
             return -1;
         }
         PyObject *lo_o = PyTuple_GET_ITEM(entry, 0), *hi_o = PyTuple_GET_ITEM(entry, 1);
@@ -1087,10 +1129,37 @@ entries_verdict(PyObject *entries, const unsigned char *buf, Py_ssize_t pos, Py_
         unsigned char out = 0;
         for (i = 0; i < n; i++)
             out |= (unsigned char)((line[i] < lo[i]) | (line[i] > hi[i]));
+        if (out && kin != NULL) {
+            /* kin: (pool lo, pool hi, own, pool lead): the variant's own bytes (0xff in `own`: its host's or rank's, which it
+             * holds fixed) from its ranges, the others from its kin pool's, which widen in place as the pool does
+             * (fold.LineFold.table_add: a shape whose every variant is a kin of that pool, each fixed at those
+             * bytes, so no other variant holds such a line). A syslog's time bytes grow with every line: each
+             * host's variant borrowed the pool's ranges anew in Python, a call per host and second. */
+            PyObject *klo_o = PyTuple_GET_ITEM(kin, 0), *khi_o = PyTuple_GET_ITEM(kin, 1);
+            PyObject *own_o = PyTuple_GET_ITEM(kin, 2);
+            if (PyByteArray_GET_SIZE(klo_o) == n && PyByteArray_GET_SIZE(khi_o) == n && PyBytes_GET_SIZE(own_o) == n) {
+                const unsigned char *klo = (const unsigned char *)PyByteArray_AS_STRING(klo_o);
+                const unsigned char *khi = (const unsigned char *)PyByteArray_AS_STRING(khi_o);
+                const unsigned char *own = (const unsigned char *)PyBytes_AS_STRING(own_o);
+                out = 0;
+                for (i = 0; i < n; i++) {
+                    unsigned char m = own[i];
+                    unsigned char l = (unsigned char)((lo[i] & m) | (klo[i] & ~m));
+                    unsigned char h = (unsigned char)((hi[i] & m) | (khi[i] & ~m));
+                    out |= (unsigned char)((line[i] < l) | (line[i] > h));
+                }
+            }
+        }
         if (out) continue;
-        /* within this variant's ranges: C counts it, or Python decides (the first such entry says which) */
-        if (memcmp(line, PyBytes_AS_STRING(lead_o), (size_t)PyBytes_GET_SIZE(lead_o)) < 0) return FOLD_OTHER;
-        if (PyTuple_GET_SIZE(entry) == 6) {
+        /* within this variant's ranges: C counts it, or Python decides (the first such entry says which). Its
+         * stamp not earlier than the variant's earliest, or with kin, than the pool's earliest (which is not later:
+         * fold_copy takes it for the variant's where a host's clock went back). */
+        if (kin != NULL) {
+            PyObject *klead = PyTuple_GET_ITEM(kin, 3);
+            if (PyByteArray_GET_SIZE(klead) > n) return FOLD_OTHER;
+            if (memcmp(line, PyByteArray_AS_STRING(klead), (size_t)PyByteArray_GET_SIZE(klead)) < 0) return FOLD_OTHER;
+        } else if (memcmp(line, PyBytes_AS_STRING(lead_o), (size_t)PyBytes_GET_SIZE(lead_o)) < 0) return FOLD_OTHER;
+        if (size >= 6 && PyTuple_GET_ITEM(entry, 5) != Py_None) {
             /* risk: ((offset, literal), ...), where a hex id of the shape may spell a prefilter literal: a line that
              * spells one there may have other hits than the variant's (fold.LineFold._at_risk): Python reads it */
             PyObject *risk = PyTuple_GET_ITEM(entry, 5);
@@ -1970,8 +2039,54 @@ lines_prev_stamp_us(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (clock_from(args[4], &ck) < 0) return NULL;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
     if (end > view.len) end = view.len;
+    const unsigned char *buf = (const unsigned char *)view.buf;
     struct stamp_us_arg a = {&ck, -1};
-    struct walk w = walk_back((const unsigned char *)view.buf, stop, end, limit, stamp_us_test, &a);
+    struct walk w = {-1, 0, 0};
+    /* walk_back's loop, with copy_local_us's memo: a walk from a line at or after the last walk's start, with its
+     * stop and clock, reads the lines down to that start and takes its answer (where it is one: a stamp read here,
+     * or none back to the stop), lines counted as walking them would count them. A held copy's walk (scan.py's
+     * read_held, walk_far) went again over every line the C loop had just walked over to time the copies. */
+    PyObject *bytes = PyBytes_CheckExact(args[0]) ? args[0] : NULL;
+    int memo = bytes != NULL && walk_memo.buffer == bytes && walk_memo.stop == stop && walk_memo.from <= end
+               && walk_memo.answer != -1 && same_clock(&walk_memo.ck, &ck);
+    int done = 0;  /* the walk reached an answer (a stamp, or none back to `stop`): not `limit` */
+    Py_ssize_t cur = end;
+    while (cur > 0 && w.lines < limit) {
+        if (memo && cur == walk_memo.from) {
+            if (walk_memo.answer == COPY_NO_STAMP) {
+                w.lines += walk_memo.lines;
+                done = 1;
+            } else if (w.lines + walk_memo.lines <= limit) {
+                w.start = walk_memo.a_start;
+                w.text_end = walk_memo.a_end;
+                w.lines += walk_memo.lines;
+                a.us = walk_memo.answer;
+                done = 1;
+            } else {
+                w.lines = limit;
+            }
+            break;
+        }
+        Py_ssize_t s = cur - 2;
+        while (s >= 0 && buf[s] != '\n') s--;
+        s += 1;
+        if (s <= stop) {
+            done = 1;
+            break;
+        }
+        Py_ssize_t e = buf[cur - 1] == '\n' ? cur - 1 : cur;
+        w.lines++;
+        if (stamp_us_test(buf + s, e - s, &a)) {
+            w.start = s;
+            w.text_end = e;
+            done = 1;
+            break;
+        }
+        cur = s;
+    }
+    if (cur <= 0) done = 1;
+    if (done && (w.start < 0 || a.us >= 0))
+        walk_memo_keep(bytes, stop, end, w.start < 0 ? COPY_NO_STAMP : a.us, &ck, w.start, w.text_end, w.lines);
     PyBuffer_Release(&view);
     return Py_BuildValue("(nnnL)", w.start, w.text_end, w.lines, a.us);
 }

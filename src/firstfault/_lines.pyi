@@ -3,10 +3,13 @@
 from collections.abc import Sequence
 from typing import Any, TypeAlias
 
-# A fold table (collect/fold.py's LineFold.table): by shape, its entries (lo, hi, lead_rep, variant, floor[, risk]),
-# as a list or as (offsets, {the line's bytes at offsets: entries}).
-_Entry: TypeAlias = tuple[bytes, bytes, bytes, Any, int | None] | tuple[bytes, bytes, bytes, Any, int | None,
-                                                                         tuple[tuple[int, bytes], ...]]
+# A fold table (collect/fold.py's LineFold.table): by shape, its entries (lo, hi, lead_rep, variant, floor[, risk[,
+# kin]]: risk None where kin follows, kin the pool's lo and hi, the variant's own bytes and the pool's lead), as a
+# list or as (offsets, {the line's bytes at offsets: entries}).
+_Risk: TypeAlias = tuple[tuple[int, bytes], ...]
+_Kin: TypeAlias = tuple[bytearray, bytearray, bytes, bytearray]
+_Entry: TypeAlias = (tuple[bytes, bytes, bytes, Any, int | None] | tuple[bytes, bytes, bytes, Any, int | None, _Risk]
+                     | tuple[bytes, bytes, bytes, Any, int | None, _Risk | None, _Kin])
 _Table: TypeAlias = dict[bytes, list[_Entry]] | dict[bytes, tuple[bytes, dict[bytes, list[_Entry]]]]
 
 def count(buffer: bytes, start: int, end: int, /) -> int: ...

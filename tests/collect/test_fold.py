@@ -1003,6 +1003,155 @@ def test_copies_far_from_a_stamp_walk_back_once_and_time_as_reading_every_line(
     assert any("error-prone" in u["template"] for u in v["unrecognized"])
 
 
+@pytest.mark.parametrize("carried", [True, False])
+def test_copies_of_stampless_chunks_are_timed_in_c_from_the_chunk_before(
+        analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, carried: bool) -> None:
+    """An mpirun output whose UCX stamps stopped reading as stamps (an eleventh digit: bench/shapes.py's shape j past
+    its 1000th second), read in small chunks: before a chunk's first line read in full, a copy of the unstamped
+    warning that no stamp lies before takes the previous chunk's last stamp (copy_time's answer), and the dense loop
+    in C now compares that time with the variant's floor instead of leaving each such copy to Python (fold_run's
+    `before`). The bytes of reading every line, and few copies timed in Python. Near miss: a file with no stamp
+    read at all (`carried` False: no time, each copy after every floor)."""
+    out = tmp_path / "mpirun-stampless"
+    chatty._workload(out, "- {kind: application, path: 'mpirun.out'}\n", ranks="{node-01: 0-7}")
+    rng = random.Random(43)
+    lines = ["[1,0]<stderr>:[1762077600.000000] [gpu-0001:10:0]      ib_iface.c:1000 UCX  WARN  failed to get port 1 "
+             "state on mlx5_0: Connection timed out, retrying"] if carried else []
+    for i in range(6000):
+        r = rng.randrange(8)
+        k = rng.random()
+        if k < 0.6:
+            lines.append(f"[1,{r}]<stdout>:iter {i} | loss {rng.random() * 3:.5f} | grad_norm {rng.random():.4f}")
+        elif k < 0.8:
+            lines.append(f"[1,{r}]<stderr>:[17620776{i % 1000:03d}.{rng.randrange(10**6):06d}] [gpu-000{r}:"
+                         f"{rng.randrange(99999)}:0]      ib_iface.c:1000 UCX  WARN  failed to get port 1 state on "
+                         "mlx5_0: Connection timed out, retrying")
+        else:
+            lines.append(f"[1,{r}]<stderr>:/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py:"
+                         f"{1000 + rng.randrange(900)}: UserWarning: error-prone path taken for module {i}")
+    (out / "mpirun.out").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    monkeypatch.setattr(scan, "CHUNK", 16384)
+    with memo.fastpath(False):
+        every = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    counted = _counted(monkeypatch)
+    in_python = chatty.count_in(monkeypatch, scan, "_copy_time", lambda t: 1)
+    with memo.fastpath(True):
+        folded = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    assert folded == every
+    assert counted[0] > 1000, "the fold did not engage: the test would prove nothing"
+    if scan._fold_run is not None:
+        assert in_python[0] * 20 < counted[0], (in_python[0], counted[0])
+
+
+@pytest.mark.parametrize("stranger", [False, True])
+def test_a_hosts_copies_within_its_kin_pools_ranges_are_counted_in_c_as_they_grow(
+        analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stranger: bool) -> None:
+    """One central syslog (issue 27's shape i): each host's mlx5 noise, whose stamp and uptime grow with every line,
+    so that the kin pool's ranges (every host's copies read in full) grow past each host's own. A host's copy within
+    the pool's ranges (its own host's bytes aside) is counted in C on its variant (the table entry's `kin`: the
+    pool's ranges as they grow, indexed by the host's bytes alone, its stamp not earlier than the pool's earliest),
+    not borrowed in Python once per host and second, nor again at each change of the hour or after the clock went
+    back, nor one copy in 64 (a C call's count of variants): few borrows, and the bytes of reading every line. Near
+    miss (`stranger`): a host outside the allocation prints the same line (its header is not peeled: an outcome that
+    is no kin of the others), so the shape's variants are not all one pool's and no entry reads the pool (its copies
+    borrow in Python, as before)."""
+    names = [f"node-{100 + i:03d}" for i in range(80)]  # more than one C call counts on (scan._FOLD_MAX_COUNTED)
+    out = tmp_path / "kin-pool-grows"
+    chatty._central_syslog_workload(out, names)
+    rng = random.Random(44)
+    t = chatty.T0 + timedelta(minutes=50)  # (the hour's digit changes: bytes every entry held alike until then)
+    lines: list[str] = []
+    for r in range(60):
+        if r == 40:
+            t -= timedelta(minutes=3)  # the clock goes back: the pool's earliest stamp stands for each host's
+        for host in names + (["node-950"] if stranger and r % 4 == 0 else []):
+            t += timedelta(milliseconds=rng.randrange(5, 400))
+            lines.append(chatty._mlx5_cmd_err(rng, t, host, 618100 + int((t - chatty.T0).total_seconds())))
+    (out / "syslog").mkdir(parents=True)
+    (out / "syslog" / "messages").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with memo.fastpath(False):
+        every = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    borrows = [0]
+    real_borrow = fold._borrow
+
+    def borrow(v: Any, kin: Any, x: int) -> None:
+        borrows[0] += 1
+        real_borrow(v, kin, x)
+
+    pooled = [False]
+    real_end = fold.LineFold.end_file
+
+    def end_file(self: fold.LineFold) -> None:
+        pooled[0] |= any(sh.kin_tabled for sh in self._shapes.values())
+        real_end(self)
+
+    monkeypatch.setattr(fold, "_borrow", borrow)
+    monkeypatch.setattr(fold.LineFold, "end_file", end_file)
+    counted = _counted(monkeypatch)
+    with memo.fastpath(True):
+        folded = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    assert folded == every
+    assert counted[0] > 2000, "the fold did not engage: the test would prove nothing"
+    if scan._fold_run is not None:
+        assert pooled[0] != stranger
+        if not stranger:  # (a borrow per host at its first copy, at the hour's change and after the clock went back)
+            assert borrows[0] * 20 < counted[0], (borrows[0], counted[0])
+
+
+def test_a_shape_reads_its_kin_pool_in_c_only_while_every_variant_is_a_kin_fixed_at_its_own_bytes() -> None:
+    """_Shape.mux: the own bytes every variant of a shape shares and holds fixed (a kin of one family each), else 0
+    for good: a variant of no family (own 0), of other own bytes, or another family, or one whose ranges let an own
+    byte vary."""
+    own = int.from_bytes(b"\0\0\xff\xff\0\0")
+    a, b = _variant(b"h 01 x"), _variant(b"h 02 x")
+    a.own = b.own = own
+    sh = fold._Shape()
+    sh.kin[("family",)] = a
+    sh.add(a)
+    assert sh.mux == own and sh.mux_b == b"\0\0\xff\xff\0\0"
+    sh.add(b)
+    assert sh.mux == own
+    b.widen(int.from_bytes(b"h 03 x"))  # its own bytes vary: no longer fixed there
+    sh.changed(b)
+    assert sh.mux == 0
+    for other in (0, int.from_bytes(b"\0\xff\xff\xff\0\0")):
+        sh = fold._Shape()
+        sh.kin[("family",)] = a
+        sh.add(a)
+        c = _variant(b"h 04 x")
+        c.own = other
+        sh.add(c)
+        assert sh.mux == 0, other
+    sh = fold._Shape()
+    sh.kin[("family",)] = a
+    sh.add(a)
+    sh.kin[("another",)] = b
+    sh.add(b)
+    assert sh.mux == 0
+
+
+def test_a_copy_within_a_variants_pool_is_its_for_the_check_of_a_new_outcome() -> None:
+    """_pooled(): a copy that C would count on a variant through its kin pool's ranges (its own host's bytes the
+    variant's, the rest within the pool's, the pool warm) is held by it when a line of a new outcome that is no kin
+    is read (LineFold._read then makes the shape unstable, as where the variant had borrowed in Python). Near
+    misses: another host's bytes, a byte outside the pool's ranges, a pool not yet warm, a variant with no pool."""
+    v = _variant(b"h 01 t 10")
+    v.own = int.from_bytes(b"\0\0\xff\xff\0\0\0\0\0")
+    pool = _variant(b"h 02 t 10")
+    pool.widen(int.from_bytes(b"h 03 t 19"))
+    pool.widen(v.rep)  # (a pool holds each of its variants' copies read)
+    pool.reads = fold.WARM
+    v.kin = pool
+    assert fold._pooled(v, int.from_bytes(b"h 01 t 15"))
+    assert not v.holds(int.from_bytes(b"h 01 t 15"))  # (its own ranges, not borrowed: C's count of it)
+    assert not fold._pooled(v, int.from_bytes(b"h 02 t 15"))  # another host's
+    assert not fold._pooled(v, int.from_bytes(b"h 01 t 20"))  # outside the pool's
+    pool.reads = fold.WARM - 1
+    assert not fold._pooled(v, int.from_bytes(b"h 01 t 15"))
+    v.kin = None
+    assert not fold._pooled(v, int.from_bytes(b"h 01 t 15"))
+
+
 def test_the_host_and_ranks_a_line_spells_are_its_own_and_nothing_else_is() -> None:
     """_own(): an offer's host and a signature's or an offer's rank that the line itself spells become the line's
     own (two hosts' copies of a syslog line, two ranks' of a tagged NCCL retry: kin), with the bytes that spell
@@ -1091,6 +1240,85 @@ def test_a_walk_back_that_passes_over_the_lines_c_reads_as_none_finds_the_stamp_
         assert stamps.walk_back(buf, end, tp_c, srun, -1, 1 << 30) == \
             stamps.walk_back_py(buf, end, tp_py, srun, -1, 1 << 30), (buf, end)
         assert tp_c.out_of_range == tp_py.out_of_range
+
+
+def _stampless_run(n: int) -> tuple[bytes, list[int]]:
+    """A stamped line, then `n` step lines that hold a stamp's characters (`2.24211`: an uptime's form) and read as
+    none, each followed by an unstamped warning (bench/shapes.py's gen_mpirun_ranks); the warnings' starts."""
+    lines = [b"[1,3]<stderr>:[1733300000.993108] [gpu-0381:71694:0]      ib_iface.c:1093 UCX  WARN  failed"]
+    for i in range(n):
+        lines.append(b"[1,%d]<stdout>:iter %d | loss 2.%05d | grad_norm 0.9594 | 147 TFLOPS" % (i % 8, i, i))
+        lines.append(b"[1,%d]<stderr>:/opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py:1859: "
+                     b"UserWarning: x" % (i % 8))
+    buf = b"\n".join(lines) + b"\n"
+    starts = [i + 1 for i in range(len(buf) - 1) if buf[i] == 10 and buf[i + 1:i + 9] == b"[1,0]<st"
+              and b"UserWarning" in buf[i + 1:buf.index(b"\n", i + 1)]]
+    return buf, starts
+
+
+@pytest.mark.skipif(stamp_local_us is None, reason="the C module is not built")
+def test_a_copy_far_from_its_stamp_is_timed_in_c_and_a_held_copys_walk_takes_c_s_answer() -> None:
+    """An mpirun output whose stamps stopped reading (issue 27's shape j: UCX's Unix time grew an eleventh digit):
+    a copy's walk back in C (_lines.copy_time, fold_run's) goes past 400 lines where the last walk's memo keeps
+    it linear, so it answers what Python's walk (scan.py walk_far, no limit) answers instead of -1; and
+    prev_stamp_us (stamps.walk_back: a held copy's walk, read_held's) from the same line, with the same stop and
+    clock, takes that answer instead of walking the lines again, limit and all. Near misses: a buffer that is not
+    a bytes object (no memo: -1 past 400 lines, as before), a stop after the stamp (no stamp: -4), a limit short of
+    the stamp (none found, as walking finds none), and another stop (walked afresh)."""
+    from firstfault import _lines
+
+    clock = fold.yearless_clock(UTC, 2024, datetime(2024, 12, 5, tzinfo=UTC))
+    buf, starts = _stampless_run(600)
+    far = starts[-1]
+    end = buf.index(b"\n", far)
+    stamp_us = stamp_local_us(buf[:buf.index(b"\n")], clock)
+    assert stamp_us >= 0
+    # no memo (a bytearray): past 400 lines C leaves it to Python
+    assert _lines.copy_time(bytearray(buf), far, end, -1, clock) == -1
+    assert _lines.copy_time(buf, far, end, -1, clock) == stamp_us
+    assert _lines.copy_time(buf, far, end, 5, clock) == -4  # the stop after the stamp: no stamp back to it
+    lines_back = buf.count(b"\n", 0, far)
+    fresh = bytes(bytearray(buf))  # (another object: no memo applies)
+    for stop in (-1, 5):
+        _lines.copy_time(buf, far, end, stop, clock)  # the memo: this walk's answer
+        for limit in (1 << 30, lines_back, lines_back - 1, 3):
+            got = _lines.prev_stamp_us(buf, stop, far, limit, clock)
+            want = _lines.prev_stamp_us(bytes(bytearray(fresh)), stop, far, limit, clock)
+            assert got == want, (stop, limit, got, want)
+            assert (got[0] == 0 and got[3] == stamp_us) == (stop == -1 and limit >= lines_back), (stop, limit, got)
+    _lines.copy_time(buf, far, end, -1, clock)
+    assert _lines.prev_stamp_us(buf, 5, far, 1 << 30, clock) == _lines.prev_stamp_us(fresh, 5, far, 1 << 30, clock)
+
+
+@pytest.mark.skipif(stamp_local_us is None, reason="the C module is not built")
+@given(st.lists(st.sampled_from([0, 1, 1, 1, 2, 3]), min_size=1, max_size=40),
+       st.lists(st.tuples(st.integers(0, 200), st.integers(-1, 60), st.integers(1, 50), st.booleans()), max_size=30))
+@settings(max_examples=400, deadline=None)
+def test_walks_that_take_the_last_walks_answer_answer_as_walking_every_line(
+        kinds: list[int], calls: list[tuple[int, int, int, bool]]) -> None:
+    """Any sequence of copy_time and prev_stamp_us calls on one buffer (the memo of the last walk kept and taken
+    where it applies) answers as each call on a buffer of its own (a fresh walk): lines with a stamp C reads, with a
+    stamp's characters and none, without them, and with a stamp C leaves to Python (a zone of two offsets aside,
+    the ISO stamp with a UTC offset)."""
+    from firstfault import _lines
+
+    clock = fold.yearless_clock(UTC, 2024, datetime(2024, 12, 5, tzinfo=UTC))
+    text = (b"[1,3]<stderr>:[1733300000.993108] [gpu-0381:71694:0]      ib_iface.c:1093 UCX  WARN  failed",
+            b"[1,0]<stdout>:iter 7 | loss 2.24211 | grad_norm 0.9594 | 147 TFLOPS",
+            b"[1,1]<stderr>:UserWarning: x",
+            b"2024-12-04T10:00:00+05:00 a stamp with an offset")
+    buf = b"\n".join(text[k] for k in kinds) + b"\n"
+    starts = [0] + [i + 1 for i in range(len(buf) - 1) if buf[i] == 10]
+    for at, stop, limit, copy in calls:
+        pos = starts[at % len(starts)]
+        stop = min(stop, pos - 1)
+        if copy and pos < len(buf):
+            end = buf.index(b"\n", pos)
+            assert _lines.copy_time(buf, pos, end, stop, clock) == \
+                _lines.copy_time(bytes(bytearray(buf)), pos, end, stop, clock), (pos, stop)
+        else:
+            assert _lines.prev_stamp_us(buf, stop, pos, limit, clock) == \
+                _lines.prev_stamp_us(bytes(bytearray(buf)), stop, pos, limit, clock), (pos, stop, limit)
 
 
 def test_a_hex_word_changes_a_shapes_hits_only_where_it_meets_a_hex_id() -> None:

@@ -227,6 +227,11 @@ class _Variant:
     # every copy (the same hits, the same dispatch): its outcome does not hang on that state, so the epochs (moves
     # of the state) do not make it read again. Its `epoch` and `ready` are then 0, not the file's epoch.
     free: bool = False
+    # A kin pool's lo and hi as bytes that change in place as it widens (None until a table entry reads them: the
+    # entry's `kin`, which _lines.c holds a copy within where it lies outside the variant's own ranges).
+    lo_b: bytearray | None = None
+    hi_b: bytearray | None = None
+    lead_b: bytearray | None = None  # its lead_rep, the same way (_pool_lead)
 
     def __post_init__(self) -> None:
         self.free = self.reading.stream is None
@@ -247,6 +252,9 @@ class _Variant:
         self.hi = (x & higher) | (self.hi & (full ^ higher))
         self.hi_top = self.hi | top
         self.fixed = ((((self.lo | top) - self.hi) & top) >> 7) * 0xFF  # 0xff where lo >= hi: lo == hi
+        if self.lo_b is not None and self.hi_b is not None:  # (a pool whose ranges table entries read)
+            self.lo_b[:] = self.lo.to_bytes(self.size)
+            self.hi_b[:] = self.hi.to_bytes(self.size)
 
     def after(self, t: datetime | None) -> bool:
         """May a copy of time `t` be counted: is it not earlier than every copy read to this outcome (a group's
@@ -296,9 +304,17 @@ def _leading_stamp(shape: bytes) -> int:
 
 # An entry of LineFold.table: a ready variant's lo and hi (its byte ranges), lead_rep, the variant and its floor in
 # _lines.c's count (a timed variant's; None: not timed); and for a variant whose hits a hex id may change, its risk
-# (a copy that spells one of those literals at its place is not its copy: Python looks it up and searches it).
-_Entry = tuple[bytes, bytes, bytes, "_Variant", int | None] | tuple[bytes, bytes, bytes, "_Variant", int | None,
-                                                                   tuple[tuple[int, bytes], ...]]
+# (a copy that spells one of those literals at its place is not its copy: Python looks it up and searches it), else
+# None where a seventh follows: for a variant of a shape whose every variant is a kin of one pool (_Shape.mux), the
+# pool's lo and hi (bytearrays it widens in place), the bytes of the variant's own host or rank (0xff) and the pool's
+# lead_rep (a bytearray too: _pool_lead): a copy that lies within the pool's ranges there and the variant's own bytes
+# elsewhere is its copy, as fold_copy's borrow of its kin's ranges would find, and so is one whose stamp is not
+# earlier than the pool's earliest (fold_copy takes the pool's lead for the variant's: a clock that went back).
+_Risk = tuple[tuple[int, bytes], ...]
+_Entry = (tuple[bytes, bytes, bytes, "_Variant", int | None]
+          | tuple[bytes, bytes, bytes, "_Variant", int | None, _Risk]
+          | tuple[bytes, bytes, bytes, "_Variant", int | None, _Risk | None,
+                  tuple[bytearray, bytearray, bytes, bytearray]])
 # bytes.translate table: 0xff for the byte `0` (a shape's digit or hex id letter), 0 for every other.
 _ZERO_AT: Final = bytes(0xFF if b == 0x30 else 0 for b in range(256))
 
@@ -310,7 +326,7 @@ class _Tabled:
     with the one or few entries a line of that host can be a copy of, not with the shape's hundreds. Every entry
     that holds a line is under that line's key (its bytes there are the entry's lo, which is its hi)."""
 
-    __slots__ = ("at", "fixed", "index", "n", "refused", "shape", "value", "zero")
+    __slots__ = ("at", "fixed", "index", "n", "refused", "runs", "shape", "value", "zero")
 
     def __init__(self, key: bytes, fixed: int) -> None:
         self.shape = key
@@ -320,6 +336,7 @@ class _Tabled:
         self.index: dict[bytes, list[_Entry]] = {}
         self.fixed = -1
         self.at: list[int] = []
+        self.runs: list[tuple[int, int]] = []  # `at` as runs of consecutive places (a host's digits: one run)
         self.value: tuple[bytes, dict[bytes, list[_Entry]]] = (b"", self.index)
         self.rekey(fixed, len(key))
 
@@ -329,6 +346,13 @@ class _Tabled:
         fixed &= self.zero
         self.fixed = fixed
         self.at = [i for i, b in enumerate(fixed.to_bytes(size)) if b]
+        runs: list[tuple[int, int]] = []
+        for i in self.at:
+            if runs and runs[-1][1] == i:
+                runs[-1] = (runs[-1][0], i + 1)
+            else:
+                runs.append((i, i + 1))
+        self.runs = runs
         entries = [e for es in self.index.values() for e in es]
         self.index = {}
         for e in entries:
@@ -336,14 +360,20 @@ class _Tabled:
         self.value = (b"".join(i.to_bytes(2, "little") for i in self.at), self.index)
 
     def key(self, line: bytes) -> bytes:
-        """The index key of a line (or an entry's lo) of this shape."""
-        return bytes([line[i] for i in self.at])
+        """The index key of a line (or an entry's lo) of this shape: its bytes at `at`, a slice per run (a line of a
+        multiplexed file is looked up again at each borrow of its kin's ranges: fold_copy)."""
+        runs = self.runs
+        if len(runs) == 1:
+            a, b = runs[0]
+            return line[a:b]
+        return b"".join([line[a:b] for a, b in runs])
 
 
 class _Shape:
     """The variants of one shape, indexed by the bits none of them lets vary."""
 
-    __slots__ = ("born", "by_outcome", "fixed", "index", "kin", "last", "stable", "variants")
+    __slots__ = ("born", "by_outcome", "fixed", "index", "kin", "kin_tabled", "last", "mux", "mux_b", "stable",
+                 "variants")
 
     def __init__(self) -> None:
         self.variants: list[_Variant] = []
@@ -356,6 +386,15 @@ class _Shape:
         # False: copies with the same bits read to different outcomes (the outcome hangs on the state, or the
         # time, not on the line alone): the shape's copies are all read, in this file.
         self.stable = True
+        # Where every variant is a kin (of one pool: one family, LineFold.table_add checks) with the same own bytes,
+        # each holding them fixed: those bytes (their `own`), as bytes in mux_b; 0 where not so (for good, in this
+        # file); -1 before the first variant. Two such variants differ at a byte each holds fixed (they name two
+        # hosts or ranks there), so no range of one, nor its borrow of the pool's, meets another: _lines.c may
+        # then hold a copy within the pool's ranges as the variant's (the borrow fold_copy would make), and
+        # `kin_tabled` says an entry was so put in the table (taken out when `mux` becomes 0).
+        self.mux = -1
+        self.mux_b = b""
+        self.kin_tabled = False
 
     def reindex(self) -> None:
         fixed = -1
@@ -381,11 +420,18 @@ class _Shape:
         goes under its key, and only that key's variants can meet it)."""
         self.variants.append(v)
         self.by_outcome.setdefault(v.reading.outcome, []).append(v)
+        if self.mux == -1:
+            self.mux = v.own if v.own and v.fixed & v.own == v.own else 0
+            self.mux_b = self.mux.to_bytes(v.size) if self.mux else b""
+        elif self.mux and (v.own != self.mux or len(self.kin) > 1):  # (another family: LineFold._read adds it first)
+            self.mux = 0
         self.changed(v)
 
     def changed(self, v: _Variant) -> None:
         """Variant `v` is new or its ranges grew: reindex. Where the bytes no variant lets vary stay those, the
         index key of the others, and of `v` (its bytes there were fixed and still are), stay theirs."""
+        if self.mux and v.fixed & self.mux != self.mux:
+            self.mux = 0
         fixed = self.fixed & v.fixed
         if fixed != self.fixed:
             self.reindex()
@@ -487,6 +533,20 @@ def _spans(raw: bytes, text: bytes, number: bool) -> int:
             mask |= ((1 << 8 * n) - 1) << 8 * (size - i - n)
         i = raw.find(text, i + 1)
     return mask
+
+
+def _pooled(v: _Variant, x: int) -> bool:
+    """Would variant `v` hold the copy `x` after borrowing its kin pool's ranges (fold_copy's borrow, which _lines.c
+    makes for a table entry that carries the pool)?"""
+    kin = v.kin
+    return kin is not None and kin.reads >= WARM and not (x ^ v.lo) & v.own and kin.holds(x)
+
+
+def _pool_lead(kin: _Variant, rep: bytes) -> None:
+    """A kin pool's earliest stamp is now `rep` (its lead_rep; and lead_b, which table entries read, where made)."""
+    kin.lead_rep = rep
+    if kin.lead_b is not None:
+        kin.lead_b[:] = rep
 
 
 def _borrow(v: _Variant, kin: _Variant, x: int) -> None:
@@ -618,8 +678,8 @@ class LineFold:
     `read` reads a line in full and keeps its outcome, `count` counts a copy."""
 
     __slots__ = ("_before_of", "_before_us", "_bound", "_bytes", "_digit_words", "_epoch", "_gen", "_hex_words",
-                 "_lessons", "_lessons_by_kind", "_once", "_risk", "_same", "_shapes", "_tabled", "_taught", "_tz",
-                 "clock", "extraction", "hex_literals", "quiet", "store", "table")
+                 "_lessons", "_lessons_by_kind", "_once", "_risk", "_same", "_shape_of", "_shapes", "_tabled",
+                 "_taught", "_tz", "clock", "extraction", "hex_literals", "quiet", "store", "table")
 
     def __init__(self, extraction: Reader, store: EventStore) -> None:
         self.extraction = extraction
@@ -648,6 +708,8 @@ class LineFold:
         self._tabled: dict[bytes, _Tabled] = {}
         self._bound: list[_Variant] = []  # the tabled variants that are not free (_new_epoch takes them out)
         self._gen = 0
+        # The last line fold_copy looked up and its shape (table_add puts the variant it gave under that shape).
+        self._shape_of: tuple[bytes, bytes] = (b"", b"")
         # The shapes of lines found to hold none of the prefilter's words whose shape tells that every line of
         # it holds none (quiet_add): the dense loop passes over them, as the prefilter would. Kept for the file,
         # and for the analysis's files of its kind (Lessons.quiet).
@@ -834,6 +896,7 @@ class LineFold:
         its shape tells its hits."""
         # A line longer than MAX_LINE has no shape here (read() keeps none): the lookup misses.
         key = line_shape(raw)
+        self._shape_of = (raw, key)
         sh = self._shapes.get(key)
         if sh is None:
             return None
@@ -845,6 +908,12 @@ class LineFold:
             top = v.top  # v.holds(x), without the call: each difference keeps 0x80 in every byte
             if ((x | top) - v.lo) & (v.hi_top - x) & top == top and (not v.lead or raw[:v.lead] >= v.lead_rep):
                 return v
+        return self._fold_in(sh, key, raw, x, unscanned)
+
+    def _fold_in(self, sh: _Shape, key: bytes, raw: bytes, x: int, unscanned: bool) -> _Variant | None:
+        """fold_copy's look at the variants of `raw`'s shape `sh` (its key; x: raw as one integer) under raw's index
+        key, after its last variant's (sh.last)."""
+        epoch = self._epoch
         for v in sh.index.get(x & sh.fixed, ()):
             top = v.top
             if ((x | top) - v.lo) & (v.hi_top - x) & top != top:
@@ -854,9 +923,10 @@ class LineFold:
                     _borrow(v, kin, x)
                     sh.changed(v)
                     self._untable_variant(v)  # (put back, its ranges the wider, by the caller's table_add)
-                    if not sh.stable:
+                    if not sh.stable or (sh.kin_tabled and not sh.mux):
                         self._untable_shape(key)
-                    return self.fold_copy(raw, unscanned)
+                    # (sh.last is None now: fold_copy's look again, less the shape's lookup)
+                    return self._fold_in(sh, key, raw, x, unscanned)
                 continue
             if v.lead and raw[:v.lead] < v.lead_rep:
                 kin = v.kin
@@ -893,16 +963,25 @@ class LineFold:
                 floor = self.floor_count(v)
                 if floor is None:  # C could not tell a copy of no time, nor compare with this floor
                     return
-            key = line_shape(raw)
+            got = self._shape_of
+            key = got[1] if got[0] is raw else line_shape(raw)
+            sh = self._shapes.get(key)
+            kin = v.kin
+            # A shape whose variants are all one pool's kin (_Shape.mux) is indexed by their own bytes alone (a host's
+            # digits, which each holds fixed): its lines' other bytes (a syslog's hour, an uptime's high digits) stay
+            # the same for hours and then change in every line, and each entry, whose pool's ranges take the new
+            # value in, would else be looked up under a key of the old one and missed (borrowed again in Python).
+            mux = sh.mux if sh is not None and sh.mux > 0 and len(sh.kin) == 1 and sh.stable else 0
+            fixed = v.fixed & mux if mux else v.fixed
             t = self._tabled.get(key)
             if t is None:
-                t = self._tabled[key] = _Tabled(key, v.fixed)
+                t = self._tabled[key] = _Tabled(key, fixed)
                 self.table[key] = t.value
-            elif v.fixed & t.fixed != t.fixed:  # v lets a byte vary that the others hold: index by fewer bytes
+            elif fixed & t.fixed != t.fixed:  # v lets a byte vary that the others hold: index by fewer bytes
                 if id(v) in t.refused:
                     return
                 was = t.fixed
-                t.rekey(v.fixed & was, v.size)
+                t.rekey(fixed & was, v.size)
                 if t.n > MAX_BUCKET and max(map(len, t.index.values())) > MAX_BUCKET:
                     # Not where that puts many entries under one key (v's bytes there vary where the others' name
                     # their host): C would compare a line with each. v stays out, the index as it was.
@@ -911,8 +990,16 @@ class LineFold:
                     return
                 self.table[key] = t.value
             entry: _Entry = (v.lo.to_bytes(v.size), v.hi.to_bytes(v.size), v.lead_rep, v, floor)
-            if not v.same_hits and v.risk is not None:
-                entry = (*entry, v.risk)
+            risk = v.risk if not v.same_hits else None
+            if (kin is not None and kin.reads >= WARM and sh is not None and mux and mux == v.own
+                    and len(kin.lead_rep) == len(v.lead_rep)):
+                if kin.lo_b is None or kin.hi_b is None or kin.lead_b is None:
+                    kin.lo_b, kin.hi_b = bytearray(kin.lo.to_bytes(v.size)), bytearray(kin.hi.to_bytes(v.size))
+                    kin.lead_b = bytearray(kin.lead_rep)
+                entry = (*entry, risk, (kin.lo_b, kin.hi_b, sh.mux_b, kin.lead_b))
+                sh.kin_tabled = True
+            elif risk is not None:
+                entry = (*entry, risk)
             bucket = t.index.setdefault(t.key(entry[0]), [])
             if len(bucket) >= MAX_BUCKET:  # entries that hold no byte apart: C would compare a line with each
                 return
@@ -1078,9 +1165,9 @@ class LineFold:
         self._read(c, raw, hits, key)
         if self._epoch != epoch:
             self._new_epoch()
-        elif key is not None and key in self._tabled:
+        if key is not None and key in self._tabled:  # (a free variant's entry stays across epochs)
             sh = self._shapes.get(key)
-            if sh is None or not sh.stable:
+            if sh is None or not sh.stable or (sh.kin_tabled and not sh.mux):
                 self._untable_shape(key)
 
     def _read(self, c: Candidate, raw: bytes, hits: list[int] | None, key: bytes | None) -> None:
@@ -1138,7 +1225,7 @@ class LineFold:
                         if not kin.holds(x):
                             kin.widen(x)
                         if v.lead and raw[:v.lead] < kin.lead_rep:
-                            kin.lead_rep = raw[:v.lead]
+                            _pool_lead(kin, raw[:v.lead])
                         if v.reads < WARM <= kin.reads:  # its kin got warm after it was born: it is now
                             _borrow(v, kin, x)
                             sh.changed(v)
@@ -1165,9 +1252,12 @@ class LineFold:
                 return
             sh = self._shapes[key] = _Shape()
             self._bytes += len(key)
-        if any(v.holds(x) for v in sh.index.get(x & sh.fixed, ())):
+        if any(v.holds(x) for v in sh.index.get(x & sh.fixed, ())) or (
+                kin is None and sh.kin_tabled and sh.mux > 0 and any(_pooled(v, x) for v in sh.variants)):
             # Bits another outcome was read for: this shape's outcome hangs on more than its line. (A variant that
-            # holds x is under x's key: the bytes every variant holds fixed are x's.)
+            # holds x is under x's key: the bytes every variant holds fixed are x's.) Where C counted copies within a
+            # variant's kin pool's ranges, those are its bits too (the borrow it did not make in Python): an outcome
+            # of no kin there (once per shape: it ends `mux`) is looked for among every variant.
             sh.stable = False
             sh.index = {}
         elif len(sh.variants) - sh.born < MAX_VARIANTS or (kin is not None and sh.born < MAX_KIN):
@@ -1200,7 +1290,7 @@ class LineFold:
                 if not kin.holds(x):
                     kin.widen(x)
                 if v.lead and v.lead_rep < kin.lead_rep:
-                    kin.lead_rep = v.lead_rep
+                    _pool_lead(kin, v.lead_rep)
                 v.kin, v.own = kin, own
                 if kin.reads >= WARM:
                     _borrow(v, kin, x)

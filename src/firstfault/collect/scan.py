@@ -79,6 +79,10 @@ try:  # the fold's dense loop in C, and its reading of a timed copy's time (an o
 except ImportError:  # pragma: no cover - depends on the build
     _fold_run = None  # type: ignore[assignment]
     _copy_time = None  # type: ignore[assignment]
+# The variants one call of _lines.fold_run or fold_hits counts copies on, at most (_lines.c's FOLD_MAX_COUNTED): a
+# call that counted that many may have stopped at a copy of one more, which the next call takes. Python took such a
+# copy itself: in a file that multiplexes hundreds of hosts, one line in 64, each a host's borrow of its kin's ranges.
+_FOLD_MAX_COUNTED: Final = 64
 _NO_STAMP: Final = -4  # _lines.copy_time's answer where the copy and every line back to the stop read as no stamp
 try:  # the sparse path's loops in C (_lines.c; an older build lacks them): the same answers as the Python here
     from firstfault._lines import fold_hits as _fold_hits
@@ -987,14 +991,19 @@ class LineScanner:
                 while s < end:
                     if run is not None and (fold.table or fold.quiet):
                         # The copies of variants already found ready, and the lines known to hold no word, in C, up
-                        # to the first other line.
+                        # to the first other line. A copy no stamp lies before takes the time of the line read last,
+                        # or before any in this chunk, the previous chunk's last stamp's (copy_time's): C compares
+                        # either with a floor (a chunk of stampless lines left each timed copy to Python).
                         s, line_no, n, h, counts, passed = run(
                             buf, s, line_no, fold.table, None if held is None else (*held[:3], held_variant),
-                            fold.quiet, prev_start, fold.clock, fold.before_count(prev_t) if have_prev else -2)
+                            fold.quiet, prev_start, fold.clock,
+                            fold.before_count(prev_t if have_prev else wall_of(carried)))
                         quiet += passed
                         folded += counted_in_c(n, h, counts)
                         if s >= end:
                             break
+                        if len(counts) >= _FOLD_MAX_COUNTED:
+                            continue  # (it stopped at a copy of one more variant than it counts in one call)
                     e = buf.index(b"\n", s)
                     raw = buf[s:e]
                     line_no += 1
@@ -1040,6 +1049,8 @@ class LineScanner:
                         folded += counted_in_c(n, h, counts)
                         if k >= n_starts:
                             break
+                        if len(counts) >= _FOLD_MAX_COUNTED:
+                            continue
                     s = starts[k]
                     line_no += count(buf, pos, s)
                     pos = s
