@@ -374,6 +374,9 @@ class ContainerError(_Row, frozen=True):
     # the text counts only where one of `container_contexts` (or a `start` row's text) stands before it on the line:
     # its words alone are any program's (a Go program's own exec, a registry's answer to another client)
     quoted: bool = False
+    # the text counts only where these words stand before it on the line (an errno's words are any program's; after
+    # one stage's words of one tool they say what that stage found)
+    after: str | None = None
 
 
 @lru_cache(maxsize=1)
