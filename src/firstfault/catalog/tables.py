@@ -727,6 +727,9 @@ class NcclNodeWarn(_Row, frozen=True):
     source: Annotated[str, Meta(pattern=r"^(?:[\w.\-]+/[\w.\-]+ )?src/\S+\.(?:cc|cu|h|c|cpp) \S")]
     texts: Annotated[tuple[Annotated[str, Meta(min_length=8)], ...], Meta(min_length=1)]
     header: bool = False  # read only in a line with NCCL's WARN header
+    # some NCCL releases print the words at INFO and fail later in other words: an INFO line of NCCL's with them
+    # makes the stream's later NCCL errors (a CUDA call's failure, PyTorch's report of it) the row's
+    announced: bool = False
 
 
 @lru_cache(maxsize=1)
