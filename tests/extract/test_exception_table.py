@@ -490,6 +490,27 @@ def test_a_go_clients_error_the_job_caused_is_the_workloads() -> None:
     assert d.kind == "app.exception" and d.fields["store_code"] == "AuthorizationFailure"
 
 
+def test_gcsfs_http_error_names_the_stores_code_after_its_message() -> None:
+    """gcsfs's HttpError (fsspec/gcsfs gcsfs/retry.py: the JSON error body's `message`, then `, <code>`); the message
+    is Cloud Storage's own for its per-object mutation limit (cloud.google.com/storage/quotas: one write per second
+    to the same object name), the bucket and key ours."""
+    d = one("gcsfs.retry.HttpError: The rate of change requests to the object ckpt-bucket/run-4/latest exceeds the "
+            "rate limit. Please reduce the rate of create, update, and delete requests., 429")
+    assert d.kind == "storage.error"
+    helpers.assert_fields(d, {"fs": "object_store", "store_code": "429", "store_cause": "throttled"})
+
+
+def test_gcsfs_http_error_near_misses() -> None:
+    # the job's request (a key that is not there) is the workload's; a trailing number after a comma in another
+    # program's exception is no store's code
+    d = one("gcsfs.retry.HttpError: No such object: ckpt-bucket/run-4/missing, 404")
+    assert d.kind == "app.exception" and d.fields.get("store_code") == "404"
+    d = one("ValueError: expected a batch of 512 rows, got 429")
+    assert d.kind == "app.exception" and "store_code" not in d.fields
+    d = one("ValueError: shapes do not match: 512, 429")
+    assert d.kind == "app.exception" and "store_code" not in d.fields
+
+
 def test_a_gcs_error_of_google_cloud_python_before_api_core_is_the_stores() -> None:
     # googleapis/google-cloud-python#3072 (0.23): the module that google.api_core.exceptions replaced
     d = one("google.cloud.exceptions.ServiceUnavailable: 503 Service Unavailable (GET https://www.googleapis.com/"

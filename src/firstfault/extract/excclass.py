@@ -353,8 +353,9 @@ def peer_errno(msg: str) -> str | None:
 # `404 Client Error`, google-api-core `429 POST https://...`, a Rust or Go client's `HTTP error status (status: 503,
 # ...`, the AWS SDK for Go v2's `api error SlowDown:`, for C++ `ExceptionName: SlowDown`, `Exception name: SlowDown`,
 # `AWSError 'SlowDown'`, for Ruby `Aws::S3::Errors::SlowDown`, for PHP `SlowDown (server): ...`, Google's Go client
-# `googleapi: Error 429: <message>, rateLimitExceeded` (the reason after the last comma, else the status) and the
-# JSON API's error body `"reason": "rateLimitExceeded"`.
+# `googleapi: Error 429: <message>, rateLimitExceeded` (the reason after the last comma, else the status), the
+# JSON API's error body `"reason": "rateLimitExceeded"`, and gcsfs's HttpError (the body's message, then `, 429` at its
+# end; only a class of an object store's reaches this).
 _STORE_CODE = re.compile(
     r"An error occurred \((?P<a>\w+)\) when calling"
     r"|\bcode(?::| =) (?P<b>\w+)"
@@ -370,6 +371,7 @@ _STORE_CODE = re.compile(
     r"|\b(?P<n>[A-Z]\w+) \((?:server|client)\): "
     r"|\bgoogleapi: Error (?P<o>\d{3}): (?P<said>[^\n]*)"
     r"|\"reason\": ?\"(?P<p>\w+)\""
+    r"|, (?P<gc>[1-5]\d\d)\s*$"
 )
 _HTTP_STATUS = re.compile(r"\d{3}")
 
