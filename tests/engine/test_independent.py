@@ -222,7 +222,8 @@ def test_the_verdict_says_why_a_sampled_or_untimed_candidate_is_not_ordered() ->
 # slurmstepd's report of the cgroup OOM killer in a step (src/plugins/task/cgroup: `Detected %u oom_kill event%s in
 # %ps. Some of the step tasks have been OOM Killed.`; the same words posted in SchedMD's bugzilla and countless
 # threads), as each node's own application log holds it, without a time
-OOM_STEP = "slurmstepd: error: Detected 1 oom_kill event in StepId=4242.0. Some of the step tasks have been OOM Killed.\n"
+OOM_STEP = ("slurmstepd: error: Detected 1 oom_kill event in StepId=4242.0. Some of the step tasks have been OOM "
+            "Killed.\n")
 
 
 def test_one_category_on_several_nodes_the_evidence_cannot_order_is_one_cause(make_bundle: BundleMaker) -> None:

@@ -46,7 +46,8 @@ EX = container.ContainerErrorExtractor()
         ('Failed to pull image "pytorch/pytorch:2.3.0": toomanyrequests: You have reached your pull rate limit.',
          "registry", "registry"),
         # libnvidia-container src/cli/configure.c `mount error: %s`, its mount stage finding the host's driver file
-        # already in the image (EEXIST): the job's image (NVIDIA/nvidia-container-toolkit#176, NVIDIA/nvidia-docker#1551)
+        # already in the image (EEXIST): the job's image (NVIDIA/nvidia-container-toolkit#176,
+        # NVIDIA/nvidia-docker#1551)
         ("nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/abc/merged/usr/lib/"
          "x86_64-linux-gnu/libnvidia-ml.so.1: file exists: unknown", "nvidia-container-cli", "job"),
         # the same under Docker 18.06's aufs and runc's hook wrapper (NVIDIA/nvidia-container-runtime#41)

@@ -835,7 +835,7 @@ class NcclErrorExtractor:
             if kind == "nccl.error" and announced and "local_status" not in fields:
                 # the failure an INFO line of this stream announced (the first such row it saw)
                 draft.fields["setup"] = True
-                draft.fields["local_status"] = min(announced, key=lambda n: (announced[n], n))
+                draft.fields["local_status"] = str(min(announced, key=lambda n: (announced[n], str(n))))
             if kind == "net.link" and fields.get("iface") != "ib":
                 draft.device = str(fields["iface"])  # the adapter whose port went down, not the rank's GPU
             yield draft
