@@ -54,6 +54,12 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # b10: an Xid 48 (double-bit ECC) the maintainers weighed against a broken driver install; the spec
     # reads an Xid 48 as the GPU's memory.
     "amb-xid48-dbe-page-retired-or-driver-install-nvidia-docker-849",
+    # b10: IB completions with status 4 (local protection error) on three hosts, which one NCCL developer put on the
+    # wrong HCAs and another on PCIe ACS; the weak node-gpudirect-rdma rule reads status 4 as the NIC refusing GPU
+    # memory (as for the b12 bundle below). It was `ambiguous` only while the engine counted one category's untimed
+    # findings on three nodes as three competing causes; one category on several nodes is one cause
+    # (docs/verdict.md, "When two causes are independent").
+    "amb-nccl-ib-error4-vendor81-h100-wrong-hca-or-acs-928",
     # b12: "GPU is lost" that the maintainer blamed on the GPU/driver and the reporter on a vocabulary size;
     # the tool reads the driver's words as a GPU gone from the bus.
     "amb-marian-gpu-is-lost-vocab-40000-vs-gpu-fault-251",

@@ -215,3 +215,27 @@ def test_the_verdict_says_why_a_sampled_or_untimed_candidate_is_not_ordered() ->
     att = _attr([_xid79("node-01", None), _ev("net.link", "node-02", 3, state="down", iface="mlx5_0")])
     assert _unordered_notes(att.candidates) == [
         "gpu.fallen_off_bus on node-01 has no time in the evidence, so nothing orders it against the others."]
+
+
+# ------------------------------------------------------------------ one cause on several nodes
+
+# slurmstepd's report of the cgroup OOM killer in a step (src/plugins/task/cgroup: `Detected %u oom_kill event%s in
+# %ps. Some of the step tasks have been OOM Killed.`; the same words posted in SchedMD's bugzilla and countless
+# threads), as each node's own application log holds it, without a time
+OOM_STEP = ("slurmstepd: error: Detected 1 oom_kill event in StepId=4242.0. Some of the step tasks have been OOM "
+            "Killed.\n")
+
+
+def test_one_category_on_several_nodes_the_evidence_cannot_order_is_one_cause(make_bundle: BundleMaker) -> None:
+    v = _analyze(make_bundle, [], app={n: OOM_STEP for n in NODES})
+    assert v.attributed_domain == "software" and v.root_cause is not None
+    assert v.root_cause.category == "host.oom" and v.root_cause.nodes == NODES
+    assert v.candidates == []
+
+
+def test_one_category_on_several_nodes_beside_another_fault_stays_ambiguous(make_bundle: BundleMaker) -> None:
+    # near miss: the OOM kills and a GPU off the bus on a third node: two different causes the evidence cannot order
+    v = _analyze(make_bundle, _kern("node-03", "10:15:46", XID79), app={n: OOM_STEP for n in NODES[:2]})
+    assert v.attributed_domain == "ambiguous"
+    assert sorted(c for c, _ in _cands(v)) == ["gpu.fallen_off_bus", "host.oom"]
+    assert ("host.oom", NODES[:2]) in _cands(v)

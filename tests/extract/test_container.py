@@ -45,9 +45,26 @@ EX = container.ContainerErrorExtractor()
         # the kubelet's image manager (pkg/kubelet/images/image_manager.go `Failed to pull image %q: %v`)
         ('Failed to pull image "pytorch/pytorch:2.3.0": toomanyrequests: You have reached your pull rate limit.',
          "registry", "registry"),
-        # libnvidia-container src/cli/configure.c `mount error: %s`, as the hook's stderr is quoted
+        # libnvidia-container src/cli/configure.c `mount error: %s`, its mount stage finding the host's driver file
+        # already in the image (EEXIST): the job's image (NVIDIA/nvidia-container-toolkit#176,
+        # NVIDIA/nvidia-docker#1551)
         ("nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/abc/merged/usr/lib/"
-         "x86_64-linux-gnu/libnvidia-ml.so.1: file exists: unknown", "nvidia-container-cli", "node"),
+         "x86_64-linux-gnu/libnvidia-ml.so.1: file exists: unknown", "nvidia-container-cli", "job"),
+        # the same under Docker 18.06's aufs and runc's hook wrapper (NVIDIA/nvidia-container-runtime#41)
+        ('docker: Error response from daemon: OCI runtime create failed: container_linux.go:348: starting container '
+         'process caused "process_linux.go:402: container init caused \\"process_linux.go:385: running prestart hook '
+         '1 caused \\\\\\"error running hook: exit status 1, stdout: , stderr: exec command: '
+         '[/usr/bin/nvidia-container-cli --load-kmods configure --device=all --compute --utility --video --pid=30055 '
+         '/var/lib/docker/aufs/mnt/e5827a97]\\\\\\\\nnvidia-container-cli: mount error: file creation failed: '
+         '/var/lib/docker/aufs/mnt/e5827a97/usr/bin/nvidia-smi: file exists\\\\\\\\n\\\\\\"\\""": unknown.',
+         "nvidia-container-cli", "job"),
+        # the mount stage's other errnos are the node's: persistenced's socket (NVIDIA/nvidia-docker#1300)
+        ("nvidia-container-cli: mount error: file creation failed: /var/lib/docker/overlay2/d577/merged/run/"
+         "nvidia-persistenced/socket: no such device or address", "nvidia-container-cli", "node"),
+        # and EEXIST at another stage is no image's file: the stage's words decide (libnvidia-container
+        # src/cli/configure.c `ldcache error: %s`, an errno of ours filled in)
+        ("nvidia-container-cli: ldcache error: open failed: /var/lib/docker/overlay2/abc/merged/etc/ld.so.cache: "
+         "file exists", "nvidia-container-cli", "node"),
         # NVIDIA/nvidia-container-toolkit internal/modifier/cdi/registry.go
         ("failed to inject CDI devices: unresolvable CDI devices nvidia.com/gpu=all: unknown",
          "nvidia-container-toolkit", "node"),
@@ -103,6 +120,9 @@ def test_the_deepest_error_of_a_chain_decides() -> None:
         "huggingface_hub: manifest unknown for revision main, falling back to the default branch",
         # pyxis's progress line before an import
         "pyxis: importing docker image: nvcr.io#nvidia/pytorch:24.01-py3",
+        # a Go program's own EEXIST after a container's words, no toolkit's mount stage (moby's daemon making a
+        # directory of its own; the words are Go's os.PathError)
+        "docker: Error response from daemon: mkdir /var/lib/docker/volumes/ckpt: file exists.",
         # mount.cifs's own error: no toolkit's
         "mount error(13): Permission denied",
         # DAOS's container (a storage pool's) is no container runtime's

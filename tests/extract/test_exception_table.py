@@ -456,12 +456,59 @@ def test_tensorflows_cloud_file_system_near_misses() -> None:
     assert d.kind != "storage.error"
 
 
+def test_libcurls_code_in_tensorflows_and_tensorstores_spelling_is_the_stores_timeout() -> None:
+    """C++ clients other than the AWS SDK spell libcurl's CURLcode their own way: TensorFlow's cloud file system
+    (tsl curl_http_request.cc, its test curl_http_request_test.cc: `Error executing an HTTP request: libcurl code 28
+    meaning 'Timeout was reached', error details: Operation timed out`) and tensorstore's HTTP transport (tensorstore
+    internal/http curl_wrappers.cc: `Error [<code>]=<curl_easy_strerror> in curl operation`)."""
+    # tensorflow/tpu's troubleshooting thread as posted (an outfeed's retries on a gs:// upload), the class line ours
+    d = one("tensorflow.python.framework.errors_impl.AbortedError: All 10 retry attempts failed. The last failure: "
+            "Unavailable: Error executing an HTTP request: libcurl code 28 meaning 'Timeout was reached', error "
+            "details: SSL connection timeout when initiating an upload to gs://my_results/run-3/events.out")
+    helpers.assert_fields(d, {"fs": "object_store", "store_code": "curl28", "store_cause": "timeout"})
+    # tensorstore's record of a transfer that failed (its format, absl's log prefix; the time and thread ours)
+    (d,) = alone("E1105 10:02:07.123456  4242 curl_transport.cc:470] Error [56]=Failure when receiving data from the "
+                 "peer in curl operation")
+    assert d.kind == "storage.error"
+    helpers.assert_fields(d, {"fs": "object_store", "store_code": "curl56", "store_cause": "unavailable"})
+
+
+def test_libcurls_code_near_misses() -> None:
+    # a code the table does not list as the store's (an application callback's abort) stays no store's failure; a
+    # program's own bracketed error number without curl's words is nothing of a store's
+    assert [d for d in alone("E1105 10:02:07.123456  4242 curl_transport.cc:470] Error [42]=Operation was aborted "
+                             "by an application callback in curl operation") if d.kind == "storage.error"] == []
+    assert [d for d in alone("E1105 10:02:07.123456  4242 loader.cc:88] Error [28]=Timeout was reached in read "
+                             "operation") if d.kind == "storage.error"] == []
+
+
 def test_a_go_clients_error_the_job_caused_is_the_workloads() -> None:
     # Azure's AKS documentation (Azure Files provisioning through a storage account's network rules): the
     # store refused the request, on the job's side
     (d,) = alone("storage: service returned error: StatusCode=403, ErrorCode=AuthorizationFailure, ErrorMessage=This "
                  "request is not authorized to perform this operation.")
     assert d.kind == "app.exception" and d.fields["store_code"] == "AuthorizationFailure"
+
+
+def test_gcsfs_http_error_names_the_stores_code_after_its_message() -> None:
+    """gcsfs's HttpError (fsspec/gcsfs gcsfs/retry.py: the JSON error body's `message`, then `, <code>`); the message
+    is Cloud Storage's own for its per-object mutation limit (cloud.google.com/storage/quotas: one write per second
+    to the same object name), the bucket and key ours."""
+    d = one("gcsfs.retry.HttpError: The rate of change requests to the object ckpt-bucket/run-4/latest exceeds the "
+            "rate limit. Please reduce the rate of create, update, and delete requests., 429")
+    assert d.kind == "storage.error"
+    helpers.assert_fields(d, {"fs": "object_store", "store_code": "429", "store_cause": "throttled"})
+
+
+def test_gcsfs_http_error_near_misses() -> None:
+    # the job's request (a key that is not there) is the workload's; a trailing number after a comma in another
+    # program's exception is no store's code
+    d = one("gcsfs.retry.HttpError: No such object: ckpt-bucket/run-4/missing, 404")
+    assert d.kind == "app.exception" and d.fields.get("store_code") == "404"
+    d = one("ValueError: expected a batch of 512 rows, got 429")
+    assert d.kind == "app.exception" and "store_code" not in d.fields
+    d = one("ValueError: shapes do not match: 512, 429")
+    assert d.kind == "app.exception" and "store_code" not in d.fields
 
 
 def test_a_gcs_error_of_google_cloud_python_before_api_core_is_the_stores() -> None:

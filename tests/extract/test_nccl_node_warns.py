@@ -42,6 +42,10 @@ SETUP_LINES: list[tuple[str, str]] = [
     # format: src/graph/paths.cc ncclTopoSetPaths (NCCL 2.18 under driver 535.161: NVIDIA/nccl#1253)
     ("nccl_too_old", "node-02:1234:1300 [2] graph/paths.cc:80 NCCL WARN Failed to find reverse path from remNode "
                      "0/41000 nlinks 2 to node 0/61000"),
+    # format: src/enqueue.cc ncclInitKernelsForDevice (`cudaArch %d ncclMaxSharedMem %d exceeds device/fn
+    # maxSharedMem %zu`, a WARN since 2.26; the sizes of an RTX 5090, sm_120)
+    ("nccl_too_old", "node-02:1234:1300 [2] enqueue.cc:97 NCCL WARN cudaArch 1200 ncclMaxSharedMem 82240 exceeds "
+                     "device/fn maxSharedMem 79856"),
     # format: src/dev_runtime.cc getNcclVersionCompat
     ("nccl_too_old", "node-02:1234:1300 [2] dev_runtime.cc:1428 NCCL WARN NCCL library is too old. This application "
                      "was compiled with NCCL version 2.28.3, but is running with NCCL library version 2.27.5."),
@@ -516,3 +520,41 @@ def test_a_fallback_warn_is_understood_not_listed_as_unrecognized(make_bundle: B
     # ... while a WARN no row knows is still an event (a symptom), never dropped (format: NCCL's WARN header)
     assert [e.kind for e in helpers.events(["node-02:1234:1300 [2] misc/foo.cc:1 NCCL WARN something new"])] == [
         "nccl.error"]
+
+
+# ------------------------------------------------------------------ announced at INFO, failing later
+
+# NCCL 2.25's INFO of the same shared-memory check (tinygrad/open-gpu-kernel-modules#29, eight RTX 5090 with
+# 2.25.1+cuda12.8; its host and ids made ours), and the kernel launch failing after it (NVIDIA/nccl-tests#287:
+# `enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'`, its host made node-02)
+SHMEM_INFO = "node-02:259034:259126 [2] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856"
+LAUNCH = "node-02:259034:259034 [2] enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'"
+
+
+def test_the_info_line_itself_is_no_event_but_the_failure_after_it_is_the_rows() -> None:
+    drafts = helpers.scan(ERROR, [SHMEM_INFO, LAUNCH], "application")
+    assert [d.kind for d in drafts] == ["nccl.error"]
+    helpers.assert_fields(drafts[0], {"setup": True, "local_status": "nccl_too_old"})
+
+
+def test_the_launch_failure_without_the_info_line_is_no_setup() -> None:
+    (d,) = helpers.scan(ERROR, [LAUNCH], "application")
+    assert not d.fields.get("setup")
+
+
+def test_an_info_line_of_another_check_announces_nothing() -> None:
+    # an INFO line NCCL prints on every run (format: src/init.cc), then the same launch failure
+    info = "node-02:259034:259126 [2] NCCL INFO ncclCommInitRank comm 0x55cc27005c20 rank 2 nranks 8 - Init COMPLETE"
+    (d,) = helpers.scan(ERROR, [info, LAUNCH], "application")
+    assert not d.fields.get("setup")
+
+
+def test_announced_then_the_launch_failure_is_software_setup_on_that_node(make_bundle: BundleMaker) -> None:
+    got = _verdict(make_bundle, {"app/rank-2.log": f"{SHMEM_INFO}\n{LAUNCH}\n{SYSTEM_ERROR}\n"})
+    assert got == ("software", "app.exception.setup", ["node-02"])
+
+
+def test_announced_never_outranks_a_fault_elsewhere(make_bundle: BundleMaker) -> None:
+    rank2 = f"{TS_INIT}{SHMEM_INFO}\n{TS_INIT}{LAUNCH}\n{TS_INIT}{SYSTEM_ERROR}\n"
+    got = _verdict(make_bundle, {"app/rank-2.log": rank2, "nodes/node-03/kern.log": XID_79})
+    assert got[:2] == ("hardware", "gpu.fallen_off_bus")

@@ -374,6 +374,9 @@ class ContainerError(_Row, frozen=True):
     # the text counts only where one of `container_contexts` (or a `start` row's text) stands before it on the line:
     # its words alone are any program's (a Go program's own exec, a registry's answer to another client)
     quoted: bool = False
+    # the text counts only where these words stand before it on the line (an errno's words are any program's; after
+    # one stage's words of one tool they say what that stage found)
+    after: str | None = None
 
 
 @lru_cache(maxsize=1)
@@ -724,6 +727,9 @@ class NcclNodeWarn(_Row, frozen=True):
     source: Annotated[str, Meta(pattern=r"^(?:[\w.\-]+/[\w.\-]+ )?src/\S+\.(?:cc|cu|h|c|cpp) \S")]
     texts: Annotated[tuple[Annotated[str, Meta(min_length=8)], ...], Meta(min_length=1)]
     header: bool = False  # read only in a line with NCCL's WARN header
+    # some NCCL releases print the words at INFO and fail later in other words: an INFO line of NCCL's with them
+    # makes the stream's later NCCL errors (a CUDA call's failure, PyTorch's report of it) the row's
+    announced: bool = False
 
 
 @lru_cache(maxsize=1)

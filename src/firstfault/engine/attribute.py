@@ -247,6 +247,27 @@ def unordered(a: Finding, b: Finding, window: timedelta) -> bool:
     return b.first - (a.began_by or a.first) <= window
 
 
+def _join(primary: Finding, same: list[Finding]) -> None:
+    """Roots the evidence cannot order that name one category and domain are one cause on all their nodes (six
+    nodes' OOM kills seconds apart are one host.oom on six nodes, not six competing causes): `primary` takes their
+    events, nodes, devices and earliest start, and each of them is explained by it (docs/verdict.md, "When two
+    causes are independent"). Causes of different categories stay competing candidates."""
+    seen = {id(e) for e in primary.events}
+    for f in same:
+        primary.events.extend(e for e in f.events if id(e) not in seen)
+        seen.update(id(e) for e in f.events)
+        if not primary.rule.whole_job:
+            primary.nodes.extend(n for n in f.nodes if n not in primary.nodes)
+        primary.devices.extend(d for d in f.devices if d not in primary.devices)
+        primary.count += f.count
+        if f.first is not None and (primary.first is None or f.first < primary.first):
+            primary.first = f.first
+        if f.began_by is not None and (primary.began_by is None or f.began_by < primary.began_by):
+            primary.began_by = f.began_by
+        f.explained_by = primary
+    primary.events.sort(key=event_sort_key)
+
+
 def _strong_for(weak: Finding, strong: list[Finding], settings: Settings) -> Finding:
     """The strong root that a weak root yields to (settings.weak_causes)."""
     if settings.weak_causes == "same_node" and weak.nodes:
@@ -328,6 +349,15 @@ def attribute(events: list[Event], rules: list[Rule], settings: Settings,
         primary = roots[0]
         window = timedelta(seconds=settings.ambiguity_window)
         concurrent = [f for f in roots[1:] if unordered(primary, f, window)]
+        if concurrent:
+            # one category and domain on several nodes is one cause on those nodes, not competing causes
+            heads: dict[tuple[str, str], Finding] = {}
+            for f in [primary, *concurrent]:
+                head = heads.setdefault((f.category, f.domain), f)
+                if head is not f:
+                    _join(head, [f])
+            concurrent = [f for f in concurrent if f.explained_by is None]
+            roots = [f for f in roots if f.explained_by is None]
         if concurrent:
             candidates = [primary, *concurrent]
             secondary = [f for f in roots[1:] if f not in concurrent]

@@ -40,15 +40,17 @@ class ContainerRead:
 def container_report(text: str) -> ContainerRead | None:
     """The container error a text reports, or None.
 
-    Every row whose text the line holds is found (a `quoted` row only after a container's words: a context of the
-    table or a `start` row's text). Of the rows that say why (node, registry, job) the one that ends last decides (the
-    longer where two end together): a Go error chain prints its wrappers first and the deepest error last. A `start`
-    row decides only where no such row stands. None also where NVML's table reads the line (the toolkit failing to
-    reach the driver: node.driver).
+    Every row whose text the line holds is found (a `quoted` row only after a container's words: a context of
+    the table or a `start` row's text; a row with `after` only after those words). Of the rows that say why
+    (node, registry, job) the one that ends last decides (the longer where two end together): a Go error chain
+    prints its wrappers first and the deepest error last. A `start` row decides only where no such row stands.
+    None also where NVML's table reads the line (the toolkit failing to reach the driver: node.driver).
     """
     found: list[tuple[int, ContainerError]] = []
     for row in container_errors():
         at = text.rfind(row.text)
+        if at >= 0 and row.after is not None and not 0 <= text.find(row.after) < at:
+            continue
         if at >= 0:
             found.append((at, row))
     if not found:

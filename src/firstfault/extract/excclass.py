@@ -353,8 +353,9 @@ def peer_errno(msg: str) -> str | None:
 # `404 Client Error`, google-api-core `429 POST https://...`, a Rust or Go client's `HTTP error status (status: 503,
 # ...`, the AWS SDK for Go v2's `api error SlowDown:`, for C++ `ExceptionName: SlowDown`, `Exception name: SlowDown`,
 # `AWSError 'SlowDown'`, for Ruby `Aws::S3::Errors::SlowDown`, for PHP `SlowDown (server): ...`, Google's Go client
-# `googleapi: Error 429: <message>, rateLimitExceeded` (the reason after the last comma, else the status) and the
-# JSON API's error body `"reason": "rateLimitExceeded"`.
+# `googleapi: Error 429: <message>, rateLimitExceeded` (the reason after the last comma, else the status), the
+# JSON API's error body `"reason": "rateLimitExceeded"`, and gcsfs's HttpError (the body's message, then `, 429` at its
+# end; only a class of an object store's reaches this).
 _STORE_CODE = re.compile(
     r"An error occurred \((?P<a>\w+)\) when calling"
     r"|\bcode(?::| =) (?P<b>\w+)"
@@ -370,6 +371,7 @@ _STORE_CODE = re.compile(
     r"|\b(?P<n>[A-Z]\w+) \((?:server|client)\): "
     r"|\bgoogleapi: Error (?P<o>\d{3}): (?P<said>[^\n]*)"
     r"|\"reason\": ?\"(?P<p>\w+)\""
+    r"|, (?P<gc>[1-5]\d\d)\s*$"
 )
 _HTTP_STATUS = re.compile(r"\d{3}")
 
@@ -385,8 +387,9 @@ def _code_of(m: re.Match[str]) -> str:
         return reason if reason in object_store_code_table() else str(groups["o"])
     if groups.get("x") is not None:
         return "".join(p.capitalize() for p in str(groups["x"]).split("_"))
-    if groups.get("cu") is not None:
-        return f"curl{groups['cu']}"  # libcurl's CURLcode, as the table keys it
+    for curl in ("cu", "cv", "cw"):
+        if groups.get(curl) is not None:
+            return f"curl{groups[curl]}"  # libcurl's CURLcode, as the table keys it
     return next(str(v) for k, v in groups.items() if v is not None and k not in ("said", "qt"))
 
 
@@ -409,7 +412,11 @@ def store_code(cls: str, msg: str) -> str | None:
 # handling" guide: `err.response` is `{'Error': {'Code': 'SlowDown', 'Message': '...'}, 'ResponseMetadata': ...}`;
 # in JSON `{"Error": {"Code": "SlowDown", ...`), and the SDK for C++'s request that got no answer, `curlCode: 28,
 # Timeout was reached` (libcurl's CURLcode, keyed `curl28`), and TensorFlow's cloud file system's (tsl
-# curl_http_request.cc, under TF's and JAX's `gs://` I/O) `Error executing an HTTP request: HTTP response code 429`.
+# curl_http_request.cc, under TF's and JAX's `gs://` I/O) `Error executing an HTTP request: HTTP response code 429`,
+# and the same client's request that got no answer, `Error executing an HTTP request: libcurl code 28 meaning 'Timeout
+# was reached'` (its test, curl_http_request_test.cc), and tensorstore's HTTP transport under its `gs://` and `s3://`
+# drivers (tensorstore/internal/http curl_transport.cc, curl_wrappers.cc: `Error [28]=Timeout was reached in curl
+# operation`): libcurl's CURLcode in C++ clients' spellings, keyed `curlN` as the AWS SDK's.
 _STORE_SPELLED = re.compile(r"An error occurred \((?P<a>\w+)\) when calling|<Code>(?P<d>\w+)<"
                             r"|\bAWS Error (?P<x>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)\b"
                             r"|\bStatus Code: \d{3}; Error Code: (?P<c>\w+)"
@@ -420,13 +427,16 @@ _STORE_SPELLED = re.compile(r"An error occurred \((?P<a>\w+)\) when calling|<Cod
                             r"|\bgoogleapi: Error (?P<o>\d{3}): (?P<said>[^\n]*)"
                             r"|(?P<qt>['\"])Error(?P=qt): \{(?P=qt)Code(?P=qt): (?P=qt)(?P<q>\w+)(?P=qt)"
                             r"|\bcurlCode: (?P<cu>\d{1,3}), "
-                            r"|\bError executing an HTTP request: HTTP response code (?P<tf>\d{3})\b")
+                            r"|\bError executing an HTTP request: HTTP response code (?P<tf>\d{3})\b"
+                            r"|\bError executing an HTTP request: libcurl code (?P<cv>\d{1,3}) meaning\b"
+                            r"|\bError \[(?P<cw>\d{1,3})\]=[^\n\]\[]{0,120}? in curl operation\b")
 # The words every spelling of _STORE_SPELLED holds: a line of its own that holds one reaches the exception extractor
 # (extract/exceptions.py's prefilter), which reads a listed code in it (traceback._logged).
 STORE_SPELLED_WORDS: Final = ("An error occurred (", "<Code>", "AWS Error ", "; Error Code: ", "api error ",
                               "ExceptionName: ", "Exception name: ", "AWSError '", "S3::Errors::",
                               "ErrorResponse(code = ", "googleapi: Error ", "'Error': {'Code': '",
-                              '"Error": {"Code": "', "curlCode: ", "Error executing an HTTP request: ")
+                              '"Error": {"Code": "', "curlCode: ", "Error executing an HTTP request: ",
+                              " in curl operation")
 
 
 def spelled_store_code(msg: str) -> str | None:

@@ -727,6 +727,18 @@ def _shm_in(warn: str) -> bool:
     return _SHMS.get(warn, lambda: _SHM.search(warn) is not None)
 
 
+_ANNOUNCED = "ff.nccl.announced"
+
+
+def _announced(body: str) -> NcclNodeWarn | None:
+    """The `announced` row of catalog/transport.yaml `nccl_node_warns` whose words an NCCL INFO line holds."""
+    rows = [row for row in nccl_node_warns() if row.announced and any(t in body for t in row.texts)]
+    if not rows:
+        return None
+    head, warn = _nccl_head(body)
+    return rows[0] if head is not None and warn is None else None
+
+
 def _benign_warn(body: str) -> bool:
     """Whether the line is an NCCL WARN whose words are a `benign` row's: understood, no event."""
     if not any(lit in body for lit in nccl_error_literals()):
@@ -785,7 +797,12 @@ class NcclErrorExtractor:
             yield from self._shm(rank, body, head, warn, ctx)
             return
         if not found:
-            if "NET/IB" in body and _IB_ASYNC.search(body):
+            if (row := _announced(body)) is not None:
+                # an NCCL release's INFO that says what will fail (catalog/transport.yaml `announced`): the
+                # stream's later NCCL errors are the row's, the line itself no event
+                recent(ctx.state, _ANNOUNCED)[row.name] = ctx.lineno
+                ctx.claimed = True
+            elif "NET/IB" in body and _IB_ASYNC.search(body):
                 ctx.claimed = True  # a routine adapter event (a GID table change): understood, nothing failed
             elif _benign_warn(body):
                 ctx.claimed = True  # a fallback NCCL goes on from (catalog/transport.yaml `nccl_node_warns`)
@@ -814,6 +831,11 @@ class NcclErrorExtractor:
                     ctx.claimed = True
                     continue
             draft = _place(Draft(kind, dict(fields), rank=rank), head)
+            announced = recent(ctx.state, _ANNOUNCED)
+            if kind == "nccl.error" and announced and "local_status" not in fields:
+                # the failure an INFO line of this stream announced (the first such row it saw)
+                draft.fields["setup"] = True
+                draft.fields["local_status"] = str(min(announced, key=lambda n: (announced[n], str(n))))
             if kind == "net.link" and fields.get("iface") != "ib":
                 draft.device = str(fields["iface"])  # the adapter whose port went down, not the rank's GPU
             yield draft
