@@ -401,6 +401,36 @@ def test_an_object_stores_error_from_a_client_that_is_no_python(line: str, code:
     helpers.assert_fields(d, {"fs": "object_store", "store_code": code})
 
 
+@pytest.mark.parametrize("line", [
+    # minio/minio#9759 (boto3's own log of an UploadPart the MinIO server closed; MinIO fixed it)
+    '2020-06-02 14:42:23,905 botocore.retryhandler [DEBUG] retry needed, retryable exception caught: Connection was '
+    'closed before we received a valid response from endpoint URL: "https://minio:9199/main---test-double-finalize-'
+    'test-ymabq3poovba3as1/ab?partNumber=3&uploadId=dda41a63-4365-40e4-af1a-3487ab6f6f45".',
+    # minio/minio#12295 (mint's awscli test against a MinIO server, its JSON record)
+    '{"name": "awscli", "duration": 9713, "function": "aws --endpoint-url http://minio-c3.minio.io:31715 s3api '
+    'put-object --body /mint/data/datafile-1-kB --bucket awscli-mint-test-bucket-20784 --key datafile-1-kB\\n", '
+    '"status": "FAIL", "error": "Connection was closed before we received a valid response from endpoint URL: '
+    '"http://minio-c3.minio.io:31715/awscli-mint-test-bucket-20784/datafile-1-kB"."}',
+])
+def test_botocores_closed_connection_to_a_store_is_the_stores(line: str) -> None:
+    (d,) = alone(line)
+    assert d.kind == "storage.error" and d.fields.get("terminal") is True
+    helpers.assert_fields(d, {"fs": "object_store"})
+
+
+@pytest.mark.parametrize("line", [
+    # the same words from another AWS service botocore speaks to (a Kinesis stream's put over its 2 MB/s limit, a
+    # public notebook's notes)
+    'Connection was closed before we received a valid response from endpoint URL: '
+    '"https://kinesis.eu-west-1.amazonaws.com/".',
+    # a connection never made: a wrong endpoint or no route, not the store's answer (the AWS CLI's form)
+    'upload failed: ./ckpt.pt to s3://runs/ckpt.pt Could not connect to the endpoint URL: '
+    '"http://minio:9000/runs/ckpt.pt"',
+])
+def test_botocores_words_that_are_no_stores_failure(line: str) -> None:
+    assert [d for d in alone(line) if d.kind == "storage.error"] == []
+
+
 def test_a_request_the_store_never_answered_in_libcurls_code() -> None:
     """The AWS SDK for C++ reports a request that got no answer as libcurl's CURLcode (`curlCode: 28, Timeout was
     reached`): a transfer the store did not answer is the store's side; a call the client itself got wrong is not."""
