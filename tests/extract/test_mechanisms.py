@@ -104,6 +104,27 @@ def test_interleaved_pdsh_tracebacks_stay_apart_and_keep_their_host() -> None:
 TB = "Traceback (most recent call last):"
 
 
+def test_a_bare_eof_from_a_dead_workers_pipe_decides_nothing() -> None:
+    """The lab's own DataLoader worker segfault under Slurm (a real run, lab fault dataloader_worker_segv): the main
+    process was reading the worker's pipe when it died, so multiprocessing raised a bare EOFError, and the worker's
+    signal came next in the chain. Near miss: pickle's `EOFError: Ran out of input` is the workload's own I/O."""
+    events, _ = feed([
+        TB,
+        '  File "/usr/lib/python3.11/multiprocessing/connection.py", line 399, in _recv',
+        "    raise EOFError",
+        "EOFError",
+        "",
+        "During handling of the above exception, another exception occurred:",
+        "",
+        TB,
+        '  File "/usr/lib/python3/site-packages/torch/utils/data/_utils/signal_handling.py", line 73, in handler',
+        "RuntimeError: DataLoader worker (pid 21375) is killed by signal: Segmentation fault. ",
+    ])
+    assert [(e.kind, e.fields.get("signal")) for e in events] == [("process.signal", "SIGSEGV")]
+    events, _ = feed([TB, '  File "train.py", line 9, in <module>', "EOFError: Ran out of input"])
+    assert [(e.kind, e.fields.get("exc_type")) for e in events] == [("app.exception", "EOFError")]
+
+
 def test_dataloader_chain_the_worker_signal_decides() -> None:
     events, _ = feed([
         TB,
