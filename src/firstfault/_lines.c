@@ -486,21 +486,26 @@ static long long bsd_us(const unsigned char *p, Py_ssize_t n, const struct stamp
     return yearless_us(ck, mo, d, h, mi, sec, us);
 }
 
+/* Whether timeparse._UPTIME's form (`[ 123.456]`: spaces, 1-10 digits, a dot, 3-9 digits, `]`) stands at the `[`
+ * of p[i], within p[0:lim]. */
+static int uptime_form(const unsigned char *p, Py_ssize_t i, Py_ssize_t lim)
+{
+    Py_ssize_t j = i + 1, a, b;
+    while (j < lim && is_pyspace(p[j])) j++;
+    for (a = j; j < lim && is_digit(p[j]); j++)
+        ;
+    if (j - a < 1 || j - a > 10 || j >= lim || p[j] != '.') return 0;
+    for (b = ++j; j < lim && is_digit(p[j]); j++)
+        ;
+    return j - b >= 3 && j - b <= 9 && j < lim && p[j] == ']';
+}
+
 /* Where timeparse._UPTIME (`[ 123.456]`) first matches in p[0:n], searched to offset 80 (parse's endpos), or -1. */
 static Py_ssize_t uptime_at(const unsigned char *p, Py_ssize_t n)
 {
     Py_ssize_t lim = n < 80 ? n : 80;
-    for (Py_ssize_t i = 0; i < lim; i++) {
-        if (p[i] != '[') continue;
-        Py_ssize_t j = i + 1, a, b;
-        while (j < lim && is_pyspace(p[j])) j++;
-        for (a = j; j < lim && is_digit(p[j]); j++)
-            ;
-        if (j - a < 1 || j - a > 10 || j >= lim || p[j] != '.') continue;
-        for (b = ++j; j < lim && is_digit(p[j]); j++)
-            ;
-        if (j - b >= 3 && j - b <= 9 && j < lim && p[j] == ']') return i;
-    }
+    for (Py_ssize_t i = 0; i < lim; i++)
+        if (p[i] == '[' && uptime_form(p, i, lim)) return i;
     return -1;
 }
 
@@ -1912,15 +1917,7 @@ static int may_hold_both(const unsigned char *p, Py_ssize_t n)
     if (first < lim && p[first] >= 0x80) return 1;
     for (Py_ssize_t i = first + 1; i < lim; i++) {  /* one pass: a byte over 0x7f, or the form at a `[` */
         if (p[i] >= 0x80) return 1;
-        if (p[i] != '[') continue;
-        Py_ssize_t j = i + 1, a, b;
-        while (j < lim && is_pyspace(p[j])) j++;
-        for (a = j; j < lim && is_digit(p[j]); j++)
-            ;
-        if (j - a < 1 || j - a > 10 || j >= lim || p[j] != '.') continue;
-        for (b = ++j; j < lim && is_digit(p[j]); j++)
-            ;
-        if (j - b >= 3 && j - b <= 9 && j < lim && p[j] == ']') return 1;
+        if (p[i] == '[' && uptime_form(p, i, lim)) return 1;
     }
     return 0;
 }
