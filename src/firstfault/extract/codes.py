@@ -22,6 +22,7 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import (
     ErrnoInfo,
     ExitPrinter,
+    cublas_status_table,
     cuda_table,
     cudnn_status_table,
     errno_table,
@@ -591,6 +592,51 @@ def cudnn_status_of(text: str) -> CudaError | None:
         hit = _cudnn_index().get(m.group(0))
         if hit is not None:
             return hit
+    return None
+
+
+# The NGC containers' start-up check of the host's driver (their nvidia_entrypoint.sh, as triton-inference-server/server
+# ships it; NVIDIA/nvidia-docker#1479 and NVIDIA/TensorRT-LLM#23 quote it): `ERROR: This container was built for NVIDIA
+# Driver Release ${CUDA_DRIVER_VERSION} or later, but` / `       version ${DRIVER_VERSION} was detected and
+# compatibility mode is UNAVAILABLE.` then `[[${_CUDA_COMPAT_STATUS}]]`: the host's driver is older than the image's
+# CUDA and the forward compatibility that would bridge it is not there. The driver stack's answer, as CUDA's 35
+# (insufficient driver) is; `NOTE: Legacy NVIDIA Driver detected.  Compatibility mode ENABLED.` is the check passed.
+NGC_DRIVER_CHECK: Final = "compatibility mode is UNAVAILABLE"
+NGC_DRIVER_CODE: Final = 35
+
+CUBLAS_LITERALS: Final = ("CUBLAS_STATUS_", "cublas runtime error")
+_CUBLAS_STATUS = re.compile(r"\bCUBLAS_STATUS_[A-Z_]{2,40}\b")
+# PyTorch's THC before 1.0 (aten/src/THC/THCGeneral.cpp __THCublasCheck): `cublas runtime error : <words> at FILE:LINE`
+_THC_CUBLAS = "cublas runtime error : "
+
+
+@lru_cache(maxsize=1)
+def _cublas_index() -> tuple[dict[str, CudaError], dict[str, CudaError]]:
+    by_name: dict[str, CudaError] = {}
+    by_thc: dict[str, CudaError] = {}
+    for code, row in sorted(cublas_status_table().items()):
+        err = CudaError(code, row.name, row.name, row.cuda_class)
+        by_name[row.name] = err
+        if row.thc:
+            by_thc[row.thc] = err
+    return by_name, by_thc
+
+
+def cublas_status_of(text: str) -> CudaError | None:
+    """The cuBLAS status a line names (catalog/cuda.yaml `cublas_statuses`): by its name, or by the words PyTorch's
+    THC printed for it right after `cublas runtime error : `."""
+    by_name, by_thc = _cublas_index()
+    if "CUBLAS_STATUS_" in text:
+        for m in _CUBLAS_STATUS.finditer(text):
+            hit = by_name.get(m.group(0))
+            if hit is not None:
+                return hit
+    at = text.find(_THC_CUBLAS)
+    if at >= 0:
+        rest = text[at + len(_THC_CUBLAS):]
+        for words, err in by_thc.items():
+            if rest.startswith(words):
+                return err
     return None
 
 

@@ -26,9 +26,11 @@ from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
     ACCEL_OOM_PHRASES,
     CODED_CUDA_MESSAGE,
+    CUBLAS_LITERALS,
     CUDA_LITERALS,
     CUDNN_LITERAL,
     MESSAGE_CUDA_CODE,
+    NGC_DRIVER_CHECK,
     WEAK_CUDA_ANCHORS,
     by_whom,
     cuda_message_literals,
@@ -257,6 +259,8 @@ class ExceptionExtractor:
         *CUDA_LITERALS,
         *WEAK_CUDA_ANCHORS,
         CUDNN_LITERAL,  # a cuDNN status (catalog/cuda.yaml `cudnn_statuses`)
+        *CUBLAS_LITERALS,  # a cuBLAS status (catalog/cuda.yaml `cublas_statuses`), by name or in THC's words
+        NGC_DRIVER_CHECK,  # the NGC containers' check of the host's driver
         *cuda_message_literals(),  # a CUDA error's message followed by its number (`... combination (error 803)`)
         "CUDA-capable device",
         "No CUDA GPUs are available",

@@ -1,0 +1,138 @@
+"""Mechanisms behind the first-run misses of wild batches b29 and b30 (issue 25), each tested on lines from other
+public threads than the bundles', through the real extractors (and the whole analysis where the verdict depends on
+more than one line).
+
+Each block names the mechanism, the threads its lines come from, and the look-alikes that must not match.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from firstfault.analysis.analyze import Analyzer
+from firstfault.model import Verdict
+from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract.test_b7pass import feed  # every extractor, as the scanner runs them, on an application log
+
+
+def _cuda(lines: list[str]) -> list[tuple[str, object]]:
+    return [(e.kind, e.fields.get("error")) for e in feed(lines) if e.kind in ("app.cuda_error", "app.cuda_oom")]
+
+
+def _analyze(make_bundle: BundleMaker, text: str) -> Verdict:
+    wl = copy.deepcopy(WORKLOAD)
+    return Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": text}, wl)))
+
+
+# ---------------------------------------------------------------- cuBLAS's statuses, by name and in THC's words
+# catalog/cuda.yaml `cublas_statuses`: the status a cuBLAS call returned decides as cuDNN's does. A kernel that failed
+# to run (EXECUTION_FAILED) is a CUDA error of class launch_failure, a symptom whose cause is said elsewhere, not an
+# exception of the workload; ARCH_MISMATCH the job's build for another GPU; ALLOC_FAILED the accelerator's memory.
+# PyTorch before 1.0 printed the status in its own words (aten/src/THC/THCGeneral.cpp __THCublasCheck).
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        # nlpyang/PreSumm#251 (THC's words for EXECUTION_FAILED)
+        ("RuntimeError: cublas runtime error : the GPU program failed to execute at "
+         "/pytorch/aten/src/THC/THCBlas.cu:450", [("app.cuda_error", "launch_failure")]),
+        # jadore801120/attention-is-all-you-need-pytorch#193 (today's PyTorch, the status by name)
+        ("RuntimeError: CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, opa, opb, m, n, "
+         "k, &alpha, a, lda, b, ldb, &beta, c, ldc)`", [("app.cuda_error", "launch_failure")]),
+        # NVIDIA/DeepLearningExamples#514 (FasterTransformer on a K80: cublasGemmEx needs compute capability 5.0)
+        ("  what():  [FT][ERROR] CUDA runtime error: CUBLAS_STATUS_ARCH_MISMATCH /root/DeepLearningExamples-master/"
+         "FasterTransformer/v1/fastertransformer/cuda/open_attention.h:171 ", [("app.cuda_error", "config")]),
+    ],
+)
+def test_a_cublas_status_reads_by_its_class(line: str, expected: list[tuple[str, object]]) -> None:
+    assert _cuda([line]) == expected
+
+
+def test_thcs_words_for_a_cublas_allocation_are_the_accelerators_memory() -> None:
+    # THC's words for CUBLAS_STATUS_ALLOC_FAILED (aten/src/THC/THCGeneral.cpp), as PyTorch 0.4 raised them
+    line = "RuntimeError: cublas runtime error : resource allocation failed at /pytorch/aten/src/THC/THCGeneral.cpp:411"
+    assert _cuda([line]) == [("app.cuda_oom", None)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # THC's words for INTERNAL_ERROR name no class of CUDA's: the exception is read as without them
+        "RuntimeError: cublas runtime error : an internal operation failed at /pytorch/aten/src/THC/THCBlas.cu:258",
+        # a status in a logged record, not raised (tests/extract/test_absl_statuses.py keeps the same for XLA's)
+        "2021-09-30 07:10:00.000000: E external/org_tensorflow/tensorflow/compiler/xla/pjrt/pjrt_stream_executor_client"
+        ".cc:2085] Execution of replica 0 failed: Internal: CUBLAS_STATUS_EXECUTION_FAILED",
+        # a person's words about the status (synthetic)
+        "we saw the GPU program failed to execute once, then the rerun worked",
+    ],
+)
+def test_other_cublas_words_are_no_cuda_error_of_a_class(line: str) -> None:
+    assert ("app.cuda_error", "launch_failure") not in _cuda([line])
+    assert ("app.cuda_error", "config") not in _cuda([line])
+
+
+def test_a_raised_cublas_execution_failure_alone_names_no_cause(make_bundle: BundleMaker) -> None:
+    # daqingliu/NMTree#6's exception line at the end of a backward pass (frames ours): a symptom, no workload fault
+    text = ("Traceback (most recent call last):\n"
+            '  File "train.py", line 88, in <module>\n'
+            "    loss.backward()\n"
+            "RuntimeError: cublas runtime error : the GPU program failed to execute at "
+            "/pytorch/aten/src/THC/THCBlas.cu:258\n")
+    v = _analyze(make_bundle, text)
+    assert v.root_cause is None, v.explanation
+    assert any(s.category.startswith("app.cuda_error") for s in v.symptoms)
+
+
+# ---------------------------------------------------------------- the NGC containers' driver check
+# nvidia_entrypoint.sh (triton-inference-server/server, and every NGC image): the host's driver is older than the
+# image's CUDA and forward compatibility cannot bridge it: the driver stack's answer (CUDA's 35), node.driver. A banner
+# at the container's start that the job may outlive (NVIDIA/TensorRT-LLM#23: "Seems FT can still run ok in this
+# container"): `terminal`, its stream's last word only.
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # NVIDIA/TensorRT-LLM#23 (the entrypoint's two lines)
+        ["ERROR: This container was built for NVIDIA Driver Release 535.86 or later, but",
+         "       version 510.85.02 was detected and compatibility mode is UNAVAILABLE."],
+        # hiyouga/LlamaFactory#5962 (one line, as a person pasted it)
+        ["This container was built for NVIDIA Driver Release 545.23 or later, butversion 535.104.05 was detected and "
+         "compatibility mode is UNAVAILABLE"],
+    ],
+)
+def test_the_ngc_driver_check_that_failed_is_the_nodes_driver(lines: list[str]) -> None:
+    got = [e for e in feed(lines) if e.kind == "app.cuda_error"]
+    assert [(e.fields["error"], e.fields.get("cuda_code"), e.fields.get("terminal")) for e in got] == [
+        ("driver", 35, True)]
+
+
+def test_the_ngc_driver_check_that_passed_is_nothing() -> None:
+    # the same script's other branch (triton-inference-server/server nvidia_entrypoint.sh): forward compatibility on
+    assert _cuda(["NOTE: Legacy NVIDIA Driver detected.  Compatibility mode ENABLED."]) == []
+
+
+def test_the_ngc_driver_check_as_the_last_word_is_the_cause(make_bundle: BundleMaker) -> None:
+    # omarabid59/yolov8-triton#6 (the entrypoint's two lines): nothing after them
+    text = ("ERROR: This container was built for NVIDIA Driver Release 525.85 or later, but\n"
+            "       version 470.199.02 was detected and compatibility mode is UNAVAILABLE.\n")
+    v = _analyze(make_bundle, text)
+    assert v.root_cause is not None and v.root_cause.category == "node.driver", v.explanation
+
+
+def test_a_job_that_outlived_the_ngc_driver_check_is_judged_by_what_came_after(make_bundle: BundleMaker) -> None:
+    # near miss: the banner, then the job ran and failed for its own reason (a CUDA OOM, PyTorch's words, ours)
+    text = ("ERROR: This container was built for NVIDIA Driver Release 595.58 or later, but\n"
+            "       version 580.126.09 was detected and compatibility mode is UNAVAILABLE.\n"
+            "step 1 loss 2.31\n"
+            "Traceback (most recent call last):\n"
+            '  File "train.py", line 12, in <module>\n'
+            "    out = model(x)\n"
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+            "79.10 GiB of which 1.10 GiB is free.\n")
+    v = _analyze(make_bundle, text)
+    assert v.root_cause is not None and v.root_cause.category == "app.cuda_oom", v.explanation
+
