@@ -136,3 +136,33 @@ def test_a_job_that_outlived_the_ngc_driver_check_is_judged_by_what_came_after(m
     v = _analyze(make_bundle, text)
     assert v.root_cause is not None and v.root_cause.category == "app.cuda_oom", v.explanation
 
+
+# ---------------------------------------------------------------- a traceback cut before its exception line
+# engine/normalise.py `terminal_lines`: a lone line's reading counts only as its stream's last word. A traceback the
+# stream stops inside (its header and frames, no exception line: the process was stopped while printing it, or the
+# posted copy was cut) adds no words of its own, so it does not supersede the error line logged before it (a program
+# that logs its failure, then prints the traceback of the same failure).
+
+_CUT = ("Traceback (most recent call last):\n"
+        '  File "/opt/app/upload.py", line 41, in save\n'
+        "    client.upload_file(path, bucket, key)\n")
+# aws/aws-cli#2772 (an `aws s3 sync` between regions; the URL's tail after `amazonaws.` is ours)
+_CLOSED = ("copy failed: s3://src-bucket/2016/12/db_bkp.tar.gzip to s3://destination-bucket/2016/12/db_bkp.tar.gzip "
+           'Connection was closed before we received a valid response from endpoint URL: '
+           '"https://s3-eu-west-1.amazonaws.com/destination-bucket/2016/12/db_bkp.tar.gzip?uploadId=x&partNumber=16".\n')
+
+
+def test_a_logged_error_before_a_cut_traceback_stays_the_last_word(make_bundle: BundleMaker) -> None:
+    v = _analyze(make_bundle, "epoch 3 saved\n" + _CLOSED + _CUT)
+    assert v.root_cause is not None and v.root_cause.category == "storage.object_store", v.explanation
+
+
+def test_a_logged_error_before_a_whole_traceback_is_superseded(make_bundle: BundleMaker) -> None:
+    # near miss: the traceback after it ends in its own exception line (ours), the stream's last word
+    v = _analyze(make_bundle, "epoch 3 saved\n" + _CLOSED + _CUT + "ValueError: bucket name must not be empty\n")
+    assert v.root_cause is not None and v.root_cause.category.startswith("app.exception"), v.explanation
+
+
+def test_a_cut_traceback_alone_is_still_read_as_one(make_bundle: BundleMaker) -> None:
+    v = _analyze(make_bundle, "epoch 3 saved\n" + _CUT)
+    assert v.root_cause is not None and v.root_cause.rule == "app-exception-truncated", v.explanation
