@@ -166,3 +166,65 @@ def test_a_logged_error_before_a_whole_traceback_is_superseded(make_bundle: Bund
 def test_a_cut_traceback_alone_is_still_read_as_one(make_bundle: BundleMaker) -> None:
     v = _analyze(make_bundle, "epoch 3 saved\n" + _CUT)
     assert v.root_cause is not None and v.root_cause.rule == "app-exception-truncated", v.explanation
+
+
+# ---------------------------------------------------------------- the program's own allocation, in tcmalloc's words
+# catalog/exceptions.yaml: gperftools' tcmalloc reporting a large allocation that came back null (`== (nil)`): the
+# program's own allocation failing, as C++'s std::bad_alloc is (app.exception, on a line of its own, its stream's
+# last word only); the same report with an address is an allocation that succeeded.
+
+def _exc(lines: list[str]) -> list[tuple[str, object, object]]:
+    return [(e.kind, e.fields.get("setup"), e.fields.get("terminal")) for e in feed(lines)
+            if e.kind.startswith("app.")]
+
+
+def test_a_large_allocation_tcmalloc_could_not_give_is_the_programs_own() -> None:
+    # a Chromium renderer's report on an SVG whose dashes exhausted its memory (Chromium's tracker, 2012-12-11)
+    assert _exc(["tcmalloc: large alloc 2147483648 bytes == (nil) @  0x20656772616c203a"]) == [
+        ("app.exception", None, True)]
+
+
+def test_a_large_allocation_tcmalloc_gave_is_nothing() -> None:
+    # gperftools/gperftools#497: the report of an allocation that succeeded
+    assert _exc(["tcmalloc: large alloc 2600001536 bytes == 0xee2000 @  0x7ff92ed1593d"]) == []
+
+
+def test_a_failed_tcmalloc_allocation_as_the_last_word_is_the_workloads(make_bundle: BundleMaker) -> None:
+    v = _analyze(make_bundle, "step 10\ntcmalloc: large alloc 2147483648 bytes == (nil) @  0x20656772616c203a\n")
+    assert v.root_cause is not None and v.root_cause.category == "app.exception", v.explanation
+
+
+# ---------------------------------------------------------------- rclone's remote missing from its configuration
+# catalog/exceptions.yaml: rclone asked for a remote its configuration has no section for: the job's own set-up of its
+# storage (a model initializer, a backup step), on a line of its own too; its notice that it runs without a config
+# file names nothing.
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # rclone/rclone#290 (2016: `Didn't`)
+        '2016/01/10 19:16:52 Failed to create file system for "remote:": Didn\'t find section in config file',
+        # rclone/rclone#730 (the remote named `source`, a config file in another user's home)
+        '2016/09/14 09:54:17 Failed to create file system for "source:/": didn\'t find section in config file',
+    ],
+)
+def test_a_remote_rclone_has_no_section_for_is_the_jobs_set_up(line: str) -> None:
+    assert _exc([line]) == [("app.exception", True, True)]
+
+
+def test_rclones_notice_of_no_config_file_is_nothing() -> None:
+    # rclone/rclone#8542: printed after every command of a user who configures remotes on the fly
+    assert _exc(['2025/05/06 17:42:15 NOTICE: Config file "/Users/jgeerling/.config/rclone/rclone.conf" not found - '
+                 'using defaults']) == []
+
+
+def test_a_remote_rclone_has_no_section_for_is_the_set_up_cause(make_bundle: BundleMaker) -> None:
+    # TheRealAlexV/proxmox-vzbackup-rclone#4's three lines (`INFO: ` is the backup hook's prefix)
+    text = ('INFO: 2020/12/02 14:26:10 Config file "/root/.config/rclone/rclone.conf" not found - using defaults\n'
+            'INFO: 2020/12/02 14:26:10 rclone: Version "v1.35-DEV" starting with parameters ["rclone" "--config" '
+            '"/root/.config/rclone/rclone.conf" "copy" "/mnt/pve/dump/vzdump-lxc-904.tar.lzo" '
+            '"gd-backup_crypt:/2020/12/02" "-v"]\n'
+            'INFO: 2020/12/02 14:26:10 Failed to create file system for "gd-backup_crypt:/2020/12/02": didn\'t find '
+            'section in config file\n')
+    v = _analyze(make_bundle, text)
+    assert v.root_cause is not None and v.root_cause.category == "app.exception.setup", v.explanation
