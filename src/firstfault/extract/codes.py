@@ -601,8 +601,40 @@ def cudnn_status_of(text: str) -> CudaError | None:
 # compatibility mode is UNAVAILABLE.` then `[[${_CUDA_COMPAT_STATUS}]]`: the host's driver is older than the image's
 # CUDA and the forward compatibility that would bridge it is not there. The driver stack's answer, as CUDA's 35
 # (insufficient driver) is; `NOTE: Legacy NVIDIA Driver detected.  Compatibility mode ENABLED.` is the check passed.
+# The check compares major driver releases only, so it also fires where CUDA's minor version compatibility runs the
+# image (NVIDIA's CUDA Compatibility guide, "Minor Version Compatibility", Table 1: a CUDA 13.x build runs on drivers
+# >= 580, 12.x on >= 525, 11.x on >= 450; "This is non-fatal - the images run correctly" of a 595 image on a DGX
+# Spark's 580 driver): it names a failure only where the image's release and the driver found belong to different
+# families (or the driver predates them all), both read from the banner (its first line names the release the image
+# needs, the line with the check the one found).
 NGC_DRIVER_CHECK: Final = "compatibility mode is UNAVAILABLE"
+NGC_BUILT_FOR: Final = "This container was built for NVIDIA Driver Release"
 NGC_DRIVER_CODE: Final = 35
+_NGC_NEED = re.compile(r"NVIDIA Driver Release (?P<need>\d{3})\b")
+_NGC_HAVE = re.compile(r"\bversion (?P<have>\d{3})(?:\.\d{1,6}){0,3} was detected")
+MINOR_COMPAT_FLOORS: Final = (580, 525, 450)  # the lowest driver of the CUDA 13.x, 12.x and 11.x families
+
+
+def _driver_family(release: int) -> int | None:
+    return next((floor for floor in MINOR_COMPAT_FLOORS if release >= floor), None)
+
+
+def ngc_need(text: str) -> int | None:
+    """The driver release an NGC banner's line says the image was built for, if it names one."""
+    m = _NGC_NEED.search(text) if NGC_BUILT_FOR in text else None
+    return int(m.group("need")) if m else None
+
+
+def ngc_check_failed(text: str, need: int | None) -> bool:
+    """Whether the NGC banner's check line (NGC_DRIVER_CHECK), with the release its first line named (`need`, or the
+    line's own), names a driver that cannot run the image: releases of two compatibility families. A release or a
+    driver the banner does not give (`version  was detected`: no driver found) establishes nothing."""
+    need = ngc_need(text) or need
+    m = _NGC_HAVE.search(text)
+    if need is None or m is None:
+        return False
+    wanted = _driver_family(need)
+    return wanted is None or _driver_family(int(m.group("have"))) != wanted
 
 CUBLAS_LITERALS: Final = ("CUBLAS_STATUS_", "cublas runtime error")
 _CUBLAS_STATUS = re.compile(r"\bCUBLAS_STATUS_[A-Z_]{2,40}\b")
