@@ -243,3 +243,21 @@ def test_a_remote_rclone_has_no_section_for_is_the_set_up_cause(make_bundle: Bun
             'section in config file\n')
     v = _analyze(make_bundle, text)
     assert v.root_cause is not None and v.root_cause.category == "app.exception.setup", v.explanation
+
+
+# ---------------------------------------------------------------- a name to the line's end, in linear time
+# NCCL's `Using network X` (extract/nccl.py) read greedily and stripped after, the rest of the line blank, as the lazy
+# pattern before it read it (its `\s*$` went back over every blank of a padded line: tests/test_regex_linear.py).
+# The host prefix is NVIDIA/nccl#1189's log's; the words are NCCL's init line.
+
+def _nets(lines: list[str]) -> list[object]:
+    return [e.fields.get("network") for e in feed(lines) if e.kind == "nccl.net_ready"]
+
+
+def test_the_network_nccl_found_is_read_without_its_trailing_blanks() -> None:
+    assert _nets(["H20-GPU-05:1789224:1789224 [0] NCCL INFO Using network IB" + " " * 40]) == ["IB"]
+
+
+def test_words_after_more_than_a_network_name_are_not_one() -> None:
+    # near miss: more than a name's length after the words (synthetic): not NCCL's line, as before
+    assert _nets(["H20-GPU-05:1789224:1789224 [0] NCCL INFO Using network IB " + "x" * 100]) == []
