@@ -127,9 +127,6 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # b30: `nvidia-smi`'s `Unable to determine the device handle for GPU...: GPU is lost` on a training node: NVML's
     # view of Xid 79, the spec's `gpu.fallen_off_bus`; the maintainer only referred the reporter to an admin.
     "unk-owod-train-net-4gpu-nvidia-smi-gpu-is-lost-driver-issue-ask-admin-81",
-    # b30: `RuntimeError: cublas runtime error : the GPU program failed to execute` raised through backward: an
-    # uncaught exception of the workload (`app.exception`); a rerun worked and nobody found why.
-    "unk-sgan-train-cublas-gpu-program-failed-to-execute-rerun-worked-37",
     # b32: NCCL's `transport/nvls.cc ... Cuda failure 1 'invalid argument'` on one H100 host, the thread open: the
     # spec reads a CUDA failure in NVLS set-up as the node's NVLink SHARP set-up (`node.driver.nvls`: Fabric Manager,
     # multicast state, the driver; the older threads with this line found Fabric Manager); this one named none.

@@ -106,6 +106,12 @@ class CudnnStatusInfo(_Row, frozen=True):
     name: Annotated[str, Meta(pattern=r"^CUDNN_STATUS_[A-Z_]+$")]  # cudnnStatus_t's name
     cuda_class: CudaClass = records.field(name="class")
 
+class CublasStatusInfo(_Row, frozen=True):
+    code: Code
+    name: Annotated[str, Meta(pattern=r"^CUBLAS_STATUS_[A-Z_]+$")]  # cublasStatus_t's name
+    cuda_class: CudaClass = records.field(name="class")
+    thc: Annotated[str, Meta(min_length=8)] | None = None  # PyTorch's THC words for it (`cublas runtime error : W`)
+
 class NcclResultInfo(_Row, frozen=True):
     code: Code
     name: Annotated[str, Meta(pattern=r"^nccl[A-Z]\w*$")]  # ncclX
@@ -262,6 +268,13 @@ def cuda_table() -> Mapping[int, CudaErrorInfo]:
 def cudnn_status_table() -> Mapping[int, CudnnStatusInfo]:
     """cuDNN's statuses (cudnnStatus_t) of catalog/cuda.yaml by code."""
     return _table("cuda.yaml", "cudnn_statuses", CudnnStatusInfo)
+
+
+@lru_cache(maxsize=1)
+@_kept("cuda.yaml")
+def cublas_status_table() -> Mapping[int, CublasStatusInfo]:
+    """cuBLAS's statuses (cublasStatus_t) of catalog/cuda.yaml by code."""
+    return _table("cuda.yaml", "cublas_statuses", CublasStatusInfo)
 
 
 @lru_cache(maxsize=1)
