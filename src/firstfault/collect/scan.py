@@ -42,6 +42,7 @@ from firstfault.model import Event
 from firstfault.timeparse import TIME_MAX, TIME_MIN, Stamp, TimeParser, _fast
 
 TEXT_CLIP = 2000  # evidence text kept per line
+_HEAD: Final = 8192  # a file's first bytes, read before its lines: text or binary (chunks.binary_share), a bug report
 BACKWALK_LINES = 400  # how far back to look for a stamp inside a chunk
 
 # The prefilter's engines, fastest first (`_Matcher`). FIRSTFAULT_MATCHER names the fastest one that may be used
@@ -717,11 +718,22 @@ class LineScanner:
                 except (OSError, ValueError):
                     left = None
             try:
-                first = reader(fh)(CHUNK if left is None else min(CHUNK, left + 1))  # the first piece (chunks)
+                read = reader(fh)
+                first = read(CHUNK if left is None else min(CHUNK, left + 1))  # the first piece (chunks)
+                # A compressed stream's read may give its first block alone: the head that tells text from binary and
+                # a bug report from a log (its opening's line) is read on to _HEAD bytes, within the chunk's size.
+                while 0 < len(first) < min(_HEAD, CHUNK) and fh is not raw:
+                    try:
+                        more = read(min(_HEAD, CHUNK) - len(first))
+                    except (EOFError, OSError, zlib.error):
+                        break  # (a stream cut short: what it gave is read, and the next read says where it stopped)
+                    if not more:
+                        break
+                    first += more
             except (EOFError, OSError, zlib.error) as exc:
                 stats.errors.append((None, f"cannot read: {exc}"))
                 return stats
-            head = first[:8192]
+            head = first[:_HEAD]
             share = binary_share(head)
             if share > BINARY_SHARE:
                 stats.errors.append((None, f"binary content ({share:.0%} of the first {len(head)} bytes, runs "
