@@ -28,7 +28,10 @@ from pathlib import Path
 
 import pytest
 
+from firstfault import records
+from firstfault.analysis import parallel
 from firstfault.analysis.analyze import Analyzer
+from firstfault.bundle import load_bundle
 from firstfault.collect import scan
 from firstfault.collect.bugreport import Splitter, opens_report
 from firstfault.collect.scan import LineScanner, all_line_extractors, feed_lines
@@ -217,6 +220,17 @@ def test_the_plain_report_and_its_gz_give_the_same_verdict(make_bundle: BundleMa
                                                 name="plain")))
     assert a.root_cause == b.root_cause
     assert [(e.event, e.line, e.text) for e in a.evidence] == [(e.event, e.line, e.text) for e in b.evidence]
+
+
+def test_two_workers_read_a_report_as_one_process_does(make_bundle: BundleMaker,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "MIN_BYTES", 0)  # (a small bundle: the workers started all the same)
+    other = "Nov  2 10:30:00 node-01 kernel: usb 1-1: new high-speed USB device number 2 using xhci_hcd\n"
+    root = make_bundle({"nodes/node-02/nvidia-bug-report.log.gz": gz(REPORT),
+                        "nodes/node-01/nvidia-bug-report.log.gz": gz(other)}, REPORT_WORKLOAD)
+    now = datetime(2026, 11, 3, 12, tzinfo=UTC)
+    one, two = (records.dumps(Analyzer().analyze_bundle(load_bundle(str(root)), now=now, workers=n)) for n in (1, 2))
+    assert one == two and "an NVIDIA bug report: 2 section(s) read" in one
 
 
 def test_a_report_in_an_application_source_is_read_alike(make_bundle: BundleMaker) -> None:
