@@ -336,3 +336,18 @@ def test_a_header_or_section_of_any_size_costs_its_lines() -> None:
     t0 = time.perf_counter()
     pieces = Splitter().feed(buf, 0)
     assert time.perf_counter() - t0 < 2.0 and len(pieces) == 1
+
+
+def test_a_copied_fabric_manager_log_is_read_as_fabric_managers(tmp_path: Path) -> None:
+    # tests/extract/test_gpu.py FM_CASES' NVSwitch fatal error, its stamp moved into the window; and a copied X log
+    fm = ("[Nov 02 2026 10:03:07] [ERROR] [tid 841] detected NVSwitch fatal error 20034 on fid 0 on NVSwitch pci bus "
+          "id 00000000:86:00.0 physical id 3 port 33")
+    report = (OPENING + f"{SEP}\n\n*** /var/log/fabricmanager.log\n*** ls: -rw-r--r-- 1 root root 1 2026-11-02 "
+              f"10:20:00.000000000 +0000 /var/log/fabricmanager.log\n{fm}\n\n"
+              f"{SEP}\n\n*** /var/log/Xorg.0.log\n{fm}\n\n" + CLOSING)
+    path = tmp_path / "nvidia-bug-report.log"
+    path.write_text(report)
+    found, stats = read_file(path, "r")
+    assert [(c.source, c.line) for c in found] == [("fabricmanager", report.splitlines().index(fm) + 1)]
+    assert [e.evidence.source for e in feed_lines(found)] == ["fabricmanager"]
+    assert "*** /var/log/fabricmanager.log (fabricmanager)" in stats.notes[0]
