@@ -68,6 +68,35 @@ _SHELL_FAULT = re.compile(
 _CXX_ABORT = re.compile(r"^\s*(?:pure virtual method called|terminate called (?:without an active exception"
                         r"|recursively)|(?:libc\+\+abi(?: \(PID \d+\))?: )?Pure virtual function called!)\s*$")
 
+# glibc's malloc finding its heap corrupted and aborting the process (malloc/malloc.c, malloc_printerr: the message,
+# then abort(3): SIGABRT): `free(): invalid pointer`, `double free or corruption (out)`, `malloc(): corrupted top
+# size`, `corrupted size vs. prev_size`, `munmap_chunk(): invalid pointer`; before glibc 2.26 inside `*** Error in
+# `python': ...: 0x00007f3e9009cdd0 ***` (2.18-2.25) or `*** glibc detected *** python: ...` (before 2.18), a
+# backtrace after it. The process's own abort (a write past a buffer, a double free in the program or a library it
+# loaded): glibc's messages whole, the line nothing else (a title, a log's own words or prose that quote them are not
+# read; `my_free(): invalid pointer` is another program's words).
+_HEAP_ABORT = re.compile(
+    r"^\s*(?:\*\*\* (?:Error in `[^`]{1,300}'|glibc detected \*\*\* [^:*]{1,300}): )?(?:"
+    r"free\(\): (?:invalid (?:pointer|size|next size \((?:fast|normal)\))|double free detected in tcache 2"
+    r"|too many chunks detected in tcache|unaligned chunk detected in tcache 2|corrupted unsorted chunks)"
+    r"|malloc\(\): (?:memory corruption(?: \(fast\))?|(?:small|large)bin double linked list corrupted"
+    r"(?: \((?:nextsize|bk)\))?|corrupted unsorted chunks(?: 2)?|corrupted top size"
+    r"|unaligned (?:tcache|fastbin) chunk detected(?: [23])?|invalid (?:next )?size \(unsorted\)"
+    r"|mismatching next->prev_size \(unsorted\)|unsorted double linked list corrupted)"
+    r"|realloc\(\): invalid (?:pointer|old size|next size)"
+    r"|malloc_consolidate\(\): (?:invalid chunk size|unaligned fastbin chunk detected)"
+    r"|m(?:un|re)map_chunk\(\): invalid pointer"
+    r"|tcache_thread_shutdown\(\): unaligned tcache chunk detected"
+    r"|double free or corruption \((?:top|out|!prev|fasttop)\)"
+    r"|corrupted size vs\. prev_size(?: while consolidating| in fastbins)?"
+    r"|corrupted double-linked list(?: \(not small\))?"
+    r"|invalid fastbin entry \(free\))"
+    r"(?:: 0x[0-9a-fA-F]+ \*\*\*)?\s*$"
+)
+_HEAP_WORDS: Final = ("free(): ", "malloc(): ", "realloc(): ", "malloc_consolidate(): ", "munmap_chunk(): ",
+                      "mremap_chunk(): ", "tcache_thread_shutdown(): ", "double free or corruption (",
+                      "corrupted size vs. prev_size", "corrupted double-linked list", "invalid fastbin entry (free)")
+
 # The DataLoader's worker signal handler: `ERROR: Unexpected segmentation fault
 # encountered in worker.`, `... bus error ...` (a too-small /dev/shm), `... floating-point exception ...`:
 # strsignal() texts in lower case (codes.signal_of_text reads them).
@@ -135,6 +164,7 @@ class ProcessSignalExtractor:
         "terminate called without an active exception",
         "terminate called recursively",
         "Pure virtual function called!",
+        *_HEAP_WORDS,
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -204,7 +234,7 @@ class ProcessSignalExtractor:
             by = "self" if fatal is not None and sig == "SIGABRT" else by_whom(sig, "launcher")
             host = m.groupdict().get("ohost")  # the host Open MPI's handler names
             return Draft("process.signal", {"signal": sig, "by": by, "detail": detail}, host=host)
-        if _CXX_ABORT.match(body):
+        if _CXX_ABORT.match(body) or _HEAP_ABORT.match(body):
             return Draft("process.signal", {"signal": "SIGABRT", "by": "self", "detail": detail})
         m = _PBS_EXIT.search(body)
         if m:
