@@ -113,6 +113,22 @@ _EXIT_CODE = re.compile(
     r"[:= ]+\(?(?P<code>-?\d+)\b"
 )
 
+# Nextflow's report of a task that failed (TaskProcessor: `Process `NAME` terminated with an error exit status (N)`
+# under `Caused by:` in its error report; `NOTE: ... -- Execution is retried (N)` where its errorStrategy resubmits
+# the task: one try, no end) and its console's executor line (AnsiLogObserver: `executor >  slurm (10)`), which
+# says which scheduler ran the tasks. N is the task's exit status as its wrapper (.command.run, bash) wrote it:
+# 128+N for a signal (catalog/exits.yaml, printer nextflow).
+_NEXTFLOW_EXIT = re.compile(r"^\s*(?:\[[0-9a-f]{2}/[0-9a-f]{6}\] )?(?:NOTE: )?Process `[^`]{1,500}` terminated with an "
+                            r"error exit status \((?P<code>-?\d+)\)(?P<retried> -- Execution is retried \(\d+\))?")
+_NEXTFLOW_EXECUTOR = re.compile(r"^\s*executor >\s+(?P<name>[a-z][\w\-]*) \(\d+\)")
+_K_NF_EXECUTOR = "ff.nextflow.executor"
+# The signal a scheduler sends a task at its time limit, where that is the signal's one sender, by Nextflow's name
+# for the executor: Nextflow submits every Slurm task with `--signal B:USR2@30` (unless the pipeline sets its own
+# --signal; nextflow-io/nextflow SlurmExecutor.getDirectives, nextflow-io/nextflow#2163), so Slurm's batch shell gets
+# SIGUSR2 30 s before the time limit and the task ends 140; LSF sends SIGUSR2 at a job's run limit, then kills it
+# (IBM Spectrum LSF 10.1, bsub -W). A SIGKILL or a SIGTERM has other senders and stays what it is.
+_TIME_LIMIT_SIGNAL: Final = {"slurm": "SIGUSR2", "lsf": "SIGUSR2"}
+
 # PBS's `Exit_status=271` in its accounting and tracejob lines: 256+N is signal N, 128+N its shell's child's
 # (catalog/exits.yaml, printer pbs); negative codes are the MOM's (catalog/scheduler.yaml).
 _PBS_EXIT = re.compile(r"\bExit_status=(?P<code>-?\d+)")
@@ -129,7 +145,8 @@ class ProcessSignalExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "app.exception": frozenset({"exc_type", "message", "shm", "signal", "limit"}),
-        "process.signal": frozenset({"by", "detail", "due_to", "exitcode", "signal", "slurm_scope", "unprompted"}),
+        "process.signal": frozenset({"by", "detail", "due_to", "exitcode", "scheduler", "signal", "slurm_scope",
+                                     "unprompted"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})  # slurmstepd also logs to syslog
     literals: tuple[str, ...] = (
@@ -155,6 +172,7 @@ class ProcessSignalExtractor:
         "return code",
         ": line ",
         "Exit_status=",
+        "executor >  ",
         "] Signal: ",
         "Killed",
         "First task exited ",
@@ -173,7 +191,15 @@ class ProcessSignalExtractor:
             ctx.state[_K_TEARDOWN] = True  # the step's later `task N: Killed` reports are srun's own kill
             ctx.claimed = True
             return
-        draft = self._match(body, ctx.state, ctx.lineno)
+        if "executor >" in body and (ex := _NEXTFLOW_EXECUTOR.match(body)) is not None:
+            ctx.state[_K_NF_EXECUTOR] = ex.group("name")  # Nextflow's console: the scheduler of its tasks
+            ctx.claimed = True
+            return
+        if "terminated with an error exit status" in body and (nf := _NEXTFLOW_EXIT.match(body)) is not None:
+            ctx.claimed = True
+            draft = None if nf.group("retried") else _nextflow_exit(int(nf.group("code")), ctx.state, clip(body))
+        else:
+            draft = self._match(body, ctx.state, ctx.lineno)
         if draft is None:
             return
         if rank is not None:
@@ -260,6 +286,20 @@ class ProcessSignalExtractor:
                     return Draft("process.signal", {"signal": sig_or_none, "by": by_whom(sig_or_none, "launcher"),
                                                     "detail": detail, "exitcode": int(m.group("code"))})
         return None
+
+
+def _nextflow_exit(code: int, state: Mapping[str, object], detail: str) -> Draft | None:
+    """Nextflow's task that ended with `code`: the signal its status means, and where the stream's executor line names
+    a scheduler whose one use of that signal is the time limit, the scheduler's time limit."""
+    sig = exit_reading("nextflow", code).signal
+    if sig is None:
+        return None  # the task's own exit value: what the task printed says why
+    executor = state.get(_K_NF_EXECUTOR)
+    if isinstance(executor, str) and _TIME_LIMIT_SIGNAL.get(executor) == sig:
+        # the scheduler's own word, as a banner is: the pipeline's end (engine/normalise.py banner_state)
+        return Draft("process.signal", {"signal": sig, "by": "scheduler", "due_to": "time_limit", "detail": detail,
+                                        "exitcode": code, "scheduler": executor})
+    return Draft("process.signal", {"signal": sig, "by": by_whom(sig, "launcher"), "detail": detail, "exitcode": code})
 
 
 EXTRACTORS: tuple[LineExtractor, ...] = (ProcessSignalExtractor(),)
