@@ -280,7 +280,7 @@ def _went_on(lead: str, body: str) -> bool:
     if _GLOG_CALM.search(lead[:_LEAD_READ]):
         return True
     low = body.lower()
-    if "retr" in low and _RETRYING.search(body):
+    if any(w in low for w in _RETRY_STEMS) and _RETRYING.search(body):
         return True
     return any(w in low for w in _WENT_ON_STEMS) and _WENT_ON.search(body) is not None
 
@@ -1134,15 +1134,26 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
 # warning's category: `UserWarning: ...`, `FutureWarning`, any `<Name>Warning` class the warnings module prints).
 _WARNING_WORD = re.compile(r"\b(?:[Ww]arning|WARNING|WARN|W\d{4} \d\d:\d\d:\d\d\.\d+|[A-Z]\w{0,40}Warning)\b"
                            r"|\[W [\w.]{1,200}:\d+\]")
-# ... or says what it reports will be retried (`Error No space left on device. Retrying in five minutes.`);
-# retries that ran out (`reached max retries`) are final and stay.
-_RETRYING = re.compile(r"\b(?:[Rr]etrying|RETRYING|will (?:be )?(?:automatically )?retr(?:y|ied))\b")
+# ... or says what it reports will be retried (`Error No space left on device. Retrying in five minutes.`), or that
+# it is one try of a loop that goes on, by the try's number alone (JuiceFS's `Upload chunks/...: ... EOF (try 1)`,
+# juicedata/juicefs pkg/chunk/cached_store.go: a loop whose end, where every try failed, is a line of its own);
+# retries that ran out (`reached max retries`) are final and stay, and so does a try counted against its total
+# (`attempt 5/5`, `try 3 of 3`: the last may be the end).
+_RETRYING = re.compile(r"\b(?:[Rr]etrying|RETRYING|will (?:be )?(?:automatically )?retr(?:y|ied))\b"
+                       r"|\((?:try|attempt) \d{1,4}\)")
+_RETRY_STEMS: Final = ("retr", "(try ", "(attempt ")
 _HEAD_WORD = re.compile(r"^\s*(?P<qual>(?:[A-Za-z_]\w*\.)*(?P<cls>[A-Za-z_]\w{2,60})):\s")
 
 
 def says_warning(text: str) -> bool:
     """Does the line call itself a warning (its level word or marker)? What it reports was met and gone on from."""
     return _WARNING_WORD.search(text) is not None
+
+
+def says_retrying(text: str) -> bool:
+    """Does the line say what it reports will be retried, or that it is one numbered try of a loop that goes on
+    (`Retrying in 5 s`, `(try 1)`)? What it reports is not the loop's end."""
+    return _RETRYING.search(text) is not None
 
 
 def words_cause(text: str) -> Draft | None:
