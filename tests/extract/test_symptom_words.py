@@ -143,6 +143,12 @@ def test_a_teardown_abort_is_an_app_crash(make_bundle: BundleMaker) -> None:
     "*** glibc detected *** python: double free or corruption (fasttop): 0x0000000001c7e010 ***",
     # apache/mxnet#16326 (https://github.com/apache/mxnet/issues/16326), behind mpirun's rank prefix
     "[1,4]<stderr>:free(): corrupted unsorted chunks",
+    # glibc's stack canary (Buzztrax/buzztrax#149, https://github.com/Buzztrax/buzztrax/issues/149; before glibc 2.30
+    # with the program's name: bahlolab/superSTR#21, https://github.com/bahlolab/superSTR/issues/21)
+    "*** stack smashing detected ***: terminated",
+    "*** stack smashing detected ***: <unknown> terminated",
+    # format: glibc debug/fortify_fail.c (a _FORTIFY_SOURCE check)
+    "*** buffer overflow detected ***: terminated",
 ])
 def test_glibcs_heap_check_is_the_processs_own_abort(line: str) -> None:
     drafts = helpers.scan(ALL, [line], "application")
@@ -159,9 +165,19 @@ def test_glibcs_heap_check_is_the_processs_own_abort(line: str) -> None:
     "my_free(): invalid pointer",
     # a log's own record that quotes them (synthetic)
     "ERROR: worker 3 reported: double free or corruption (out)",
+    # colesbury/nogil#43's title (https://github.com/colesbury/nogil/issues/43)
+    "Error: Stack smashing detected.",
 ])
 def test_near_miss_heap_words_not_glibcs_line_are_no_abort(line: str) -> None:
     assert "process.signal" not in _kinds([line])
+
+
+def test_a_stack_smash_with_sruns_report_is_an_app_crash(make_bundle: BundleMaker) -> None:
+    # bahlolab/superSTR#21's two lines (its node made node-01)
+    lines = ["*** stack smashing detected ***: <unknown> terminated",
+             "srun: error: node-01: task 0: Aborted (core dumped)"]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(lines)})))
+    assert v.root_cause is not None and v.root_cause.category == "app.crash"
 
 
 def test_a_heap_abort_with_open_mpis_signal_report_is_an_app_crash(make_bundle: BundleMaker) -> None:

@@ -93,7 +93,14 @@ _HEAP_ABORT = re.compile(
     r"|invalid fastbin entry \(free\))"
     r"(?:: 0x[0-9a-fA-F]+ \*\*\*)?\s*$"
 )
-_HEAP_WORDS: Final = ("free(): ", "malloc(): ", "realloc(): ", "malloc_consolidate(): ", "munmap_chunk(): ",
+# glibc's other checks that end the process with abort(3) (debug/stack_chk_fail.c, debug/fortify_fail.c):
+# `*** stack smashing detected ***: terminated` (a canary the program overwrote; before glibc 2.30 with the
+# program's name or `<unknown>` before `terminated`), `*** buffer overflow detected ***: terminated` (a _FORTIFY_SOURCE
+# check). The program's own memory fault, the line whole.
+_LIBC_FORTIFY = re.compile(r"^\s*\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*: (?:\S{1,500} )?"
+                           r"terminated\s*$")
+_HEAP_WORDS: Final = ("*** stack smashing detected ***", "*** buffer overflow detected ***",
+                      "free(): ", "malloc(): ", "realloc(): ", "malloc_consolidate(): ", "munmap_chunk(): ",
                       "mremap_chunk(): ", "tcache_thread_shutdown(): ", "double free or corruption (",
                       "corrupted size vs. prev_size", "corrupted double-linked list", "invalid fastbin entry (free)")
 
@@ -260,7 +267,7 @@ class ProcessSignalExtractor:
             by = "self" if fatal is not None and sig == "SIGABRT" else by_whom(sig, "launcher")
             host = m.groupdict().get("ohost")  # the host Open MPI's handler names
             return Draft("process.signal", {"signal": sig, "by": by, "detail": detail}, host=host)
-        if _CXX_ABORT.match(body) or _HEAP_ABORT.match(body):
+        if _CXX_ABORT.match(body) or _HEAP_ABORT.match(body) or _LIBC_FORTIFY.match(body):
             return Draft("process.signal", {"signal": "SIGABRT", "by": "self", "detail": detail})
         m = _PBS_EXIT.search(body)
         if m:
