@@ -91,3 +91,30 @@ def test_an_unreadable_source_keeps_it_unknown(make_bundle: BundleMaker) -> None
     v = Analyzer().analyze_path(str(root))
     assert v.errors, "the corrupt metrics file is named"
     assert (v.outcome, v.attributed_domain) == ("unknown", "unknown")
+
+
+# One numbered try of a loop that goes on (docs/verdict.md: a line that says it is one try): the loop's end, where
+# every try failed, is a line of its own. Format: juicedata/juicefs pkg/chunk/cached_store.go (`Upload %s: %s (try
+# %d)`, then `(max tries) upload block %s: %s (after %d tries)`), shown without the logger's level tag as a log
+# shipper that keeps only the message shows it; the object store's address is ours.
+TRY_LINE = ('juicefs[4242] : Upload chunks/0/1/1001_0_4194304: operation error S3: PutObject, exceeded maximum number '
+            'of attempts, 1, https response error StatusCode: 0, RequestID: , HostID: , request send failed, Put '
+            '"https://s3.example.org/bucket/chunks/0/1/1001_0_4194304": EOF (try 1) [upload@cached_store.go:422]')
+LOOP_END = ("juicefs[4242] : (max tries) upload block chunks/0/1/1001_0_4194304: operation error S3: PutObject, "
+            "request send failed: EOF (after 3 tries)")
+
+
+def test_one_numbered_try_alone_in_a_run_whose_end_is_not_shown_attributes_nothing(make_bundle: BundleMaker) -> None:
+    v = _analyze(make_bundle, [TRY_LINE])
+    assert (v.outcome, v.attributed_domain, v.root_cause) == ("unknown", "none", None)
+
+
+@pytest.mark.parametrize(("lines", "state", "why"), [
+    ([TRY_LINE, LOOP_END], None, "the loop's own end: every try failed"),
+    ([TRY_LINE.replace("(try 1)", "(attempt 3/3)")], None, "a try counted against its total may be the last"),
+    ([TRY_LINE], "FAILED", "a run that failed keeps unknown whatever its evidence holds"),
+])
+def test_near_miss_a_try_that_is_no_loop_going_on(make_bundle: BundleMaker, lines: list[str], state: str | None,
+                                                  why: str) -> None:
+    v = _analyze(make_bundle, lines, state)
+    assert v.attributed_domain == "unknown", why

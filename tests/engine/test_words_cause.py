@@ -97,3 +97,52 @@ def test_a_specific_cause_stands_over_the_words(make_bundle: BundleMaker) -> Non
 def test_a_warning_with_the_words_leaves_the_failure_unknown(make_bundle: BundleMaker) -> None:
     v = analyze(str(make_bundle({"app/rank-0.log": NEAR_MISS[0] + "\n"}, workload_ending("FAILED"))))
     assert v.attributed_domain == "unknown"
+
+
+# ------------------------------------------------------------------ a program's own start-up limit
+
+STARTUP_LIMIT = [
+    # paiml/aprender#362 (https://github.com/paiml/aprender/issues/362), the error as its QA harness printed it
+    "Command failed (exit 1): Server failed to become ready within 120s",
+    # ollama/ollama#4131 (https://github.com/ollama/ollama/issues/4131): the error its title quotes, a load that ran
+    # past OLLAMA_LOAD_TIMEOUT, in the scheduler's slog record around it (format: ollama server/sched.go, the
+    # thread's `time=... level=INFO source=...` lines; the time and line number are ours)
+    'time=2024-07-10T17:48:09.214Z level=ERROR source=sched.go:480 msg="error loading llama server" '
+    'error="timed out waiting for llama runner to start: "',
+]
+
+STARTUP_NEAR_MISS = [
+    # the limit met and gone on from: a warning (synthetic, the same words at WARNING)
+    "WARNING: Server failed to become ready within 120s, retrying",
+    # a readiness the words give no limit for (synthetic): what failed is not said
+    "ERROR: worker 3 did not become ready",
+    # a wait that is no start-up (synthetic): a lock, not what the program started
+    "ERROR: timed out waiting for the lock on /data/index",
+]
+
+
+@pytest.mark.parametrize("line", STARTUP_LIMIT)
+def test_a_programs_own_start_up_limit_is_the_workloads(line: str) -> None:
+    d = tb.words_cause(line)
+    assert d is not None and d.kind == "app.exception" and not d.fields.get("setup")
+
+
+@pytest.mark.parametrize("line", STARTUP_NEAR_MISS)
+def test_near_miss_no_start_up_limit(line: str) -> None:
+    assert tb.words_cause(line) is None
+
+
+def test_a_failed_run_whose_server_did_not_come_up_in_time_is_software(make_bundle: BundleMaker) -> None:
+    v = analyze(str(make_bundle({"app/rank-0.log": STARTUP_LIMIT[0] + "\n"}, workload_ending("FAILED"))))
+    assert v.attributed_domain == "software" and v.root_cause is not None
+    assert v.root_cause.category == "app.exception"
+    assert "words of an error line no rule understood" in (v.root_cause.why or "")
+
+
+def test_an_oom_kill_stands_over_the_start_up_limit(make_bundle: BundleMaker) -> None:
+    # the load that ran out of host memory: the kernel's kill (format: mm/oom_kill.c) is the cause, not the limit
+    kern = ("Nov  2 10:01:00 node-01 kernel: Out of memory: Killed process 4242 (ollama) total-vm:90000000kB, "
+            "anon-rss:80000000kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:160000kB oom_score_adj:0\n")
+    files = {"app/rank-0.log": STARTUP_LIMIT[1] + "\n", "nodes/node-01/kern.log": kern}
+    v = analyze(str(make_bundle(files, workload_ending("FAILED"))))
+    assert v.root_cause is not None and v.root_cause.category == "host.oom"

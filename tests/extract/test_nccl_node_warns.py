@@ -84,6 +84,16 @@ SETUP_LINES: list[tuple[str, str]] = [
                           "mlx5_0,mlx5_9. Please specify a valid NCCL_NET_FORCE_MERGE string."),
     ("nic_merge_invalid", "node-02:1234:1300 [2] graph/topo.cc:1341 NCCL WARN TOPO/NET : Only matched 1 devices, 2 "
                           "requested from mlx5_0,mlx5_9"),
+    # NVIDIA/nccl#1748 (https://github.com/NVIDIA/nccl/issues/1748, NCCL 2.26.2 on nodes of four NICs, fixed by 2.27),
+    # its host made node-02
+    ("nccl_release_defect", "node-02:1234:1300 [2] graph/topo.h:230 NCCL WARN Could not find NET with id 0"),
+    # format: src/graph/topo.h ncclTopoIdToIndex, the same lookup for a GPU
+    ("nccl_release_defect", "node-02:1234:1300 [2] graph/topo.h:231 NCCL WARN Could not find GPU with id 1b000"),
+    # format: aws/aws-ofi-nccl src/tuner/nccl_ofi_tuner.cpp nccl_ofi_tuner_init_v1 (v1.16.x, a WARN that fails the
+    # init), the plugin's function as the WARN's file
+    ("tuner_refused_settings", "node-02:1234:1300 [2] ncclResult_t nccl_ofi_tuner_init_v1(size_t, size_t, "
+                               "ncclDebugLogger_t):270 NCCL WARN NET/OFI The tuner plugin can not be loaded when "
+                               "explicitly choosing an algorithm or protocol with NCCL_ALGO/NCCL_PROTO"),
 ]
 
 # One line per `platform` row: a service of the node's platform under NCCL is not working.
@@ -236,7 +246,14 @@ def test_a_fallback_warn_is_no_event(name: str, line: str) -> None:
     "node-02:1234:1300 [2] NCCL INFO Could not find a path for pattern 4, falling back to simple order",
     # `Error: network ` is NCCL's only under its WARN header (synthetic: another program's words)
     "requests.exceptions.ConnectionError: Error: network unreachable while fetching the dataset",
-], ids=["graph-file-info", "reverse-path-info", "pattern-info", "network-not-nccl"])
+    # aws-ofi-nccl from aws/aws-ofi-nccl#986 on: the same words at INFO, the plugin falls back to NCCL's own tuner
+    # (format: src/tuner/nccl_ofi_tuner.cpp nccl_ofi_tuner_init_v2)
+    "node-02:1234:1300 [2] NCCL INFO NET/OFI The tuner plugin can not be loaded when explicitly choosing an algorithm "
+    "or protocol with NCCL_ALGO/NCCL_PROTO. Defaulting to internal tuner.",
+    # a program's own lookup in its own words, with no NCCL header (synthetic)
+    "KeyError: Could not find GPU with id 3 in the inventory",
+], ids=["graph-file-info", "reverse-path-info", "pattern-info", "network-not-nccl", "tuner-info-fallback",
+        "lookup-not-nccl"])
 def test_near_misses_are_no_setup(line: str) -> None:
     assert not any(d.fields.get("setup") for d in helpers.scan(ERROR, [line], "application"))
 

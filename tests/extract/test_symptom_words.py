@@ -5,7 +5,8 @@
 - Intel oneCCL's exception (`oneCCL: file:line function: EXCEPTION: ...`) is the collective library's failure, a
   symptom, as NCCL's and MPI's are;
 - the C++ runtime aborting the process with no exception in flight (libstdc++'s `pure virtual method called`,
-  `terminate called without an active exception`) is the process's own SIGABRT (app-crash);
+  `terminate called without an active exception`) is the process's own SIGABRT (app-crash), and so is glibc's
+  malloc finding its heap corrupted (`free(): invalid pointer`, `double free or corruption (out)`);
 - Triton's repository manager refusing a model whose platform it has no backend for is the job's set-up.
 
 Lines are verbatim from the public threads cited, or follow the format string of the source file named.
@@ -126,6 +127,67 @@ def test_a_teardown_abort_is_an_app_crash(make_bundle: BundleMaker) -> None:
     workload = copy.deepcopy(WORKLOAD)
     workload["workload"]["window"] = {"start": "2026-10-19T08:00:00Z", "end": "2026-10-19T09:00:00Z"}
     v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(lines)}, workload)))
+    assert v.root_cause is not None and v.root_cause.category == "app.crash"
+
+
+# ------------------------------------------------------------------ glibc's heap checks
+
+@pytest.mark.parametrize("line", [
+    "free(): invalid pointer",  # yxlijun/Pelee.Pytorch#20 (https://github.com/yxlijun/Pelee.Pytorch/issues/20)
+    "corrupted size vs. prev_size",  # ultralytics/yolov3#911 (https://github.com/ultralytics/yolov3/issues/911)
+    "malloc(): unsorted double linked list corrupted",  # datalab-to/marker#824 (https://github.com/datalab-to/marker/issues/824)
+    "double free or corruption (!prev)",  # facebookresearch/Detic#99 (https://github.com/facebookresearch/Detic/issues/99)
+    # facebookresearch/Detectron#419 (https://github.com/facebookresearch/Detectron/issues/419), glibc 2.23's frame
+    "*** Error in `python': free(): corrupted unsorted chunks: 0x00007f3e9009cdd0 ***",
+    # format: glibc before 2.18 (malloc/malloc.c malloc_printerr, `*** glibc detected *** %s: %s: 0x%s ***`)
+    "*** glibc detected *** python: double free or corruption (fasttop): 0x0000000001c7e010 ***",
+    # apache/mxnet#16326 (https://github.com/apache/mxnet/issues/16326), behind mpirun's rank prefix
+    "[1,4]<stderr>:free(): corrupted unsorted chunks",
+    # glibc's stack canary (Buzztrax/buzztrax#149, https://github.com/Buzztrax/buzztrax/issues/149; before glibc 2.30
+    # with the program's name: bahlolab/superSTR#21, https://github.com/bahlolab/superSTR/issues/21)
+    "*** stack smashing detected ***: terminated",
+    "*** stack smashing detected ***: <unknown> terminated",
+    # format: glibc debug/fortify_fail.c (a _FORTIFY_SOURCE check)
+    "*** buffer overflow detected ***: terminated",
+])
+def test_glibcs_heap_check_is_the_processs_own_abort(line: str) -> None:
+    drafts = helpers.scan(ALL, [line], "application")
+    assert [(d.kind, d.fields.get("signal"), d.fields.get("by")) for d in drafts] == [
+        ("process.signal", "SIGABRT", "self")]
+
+
+@pytest.mark.parametrize("line", [
+    # MIC-DKFZ/nnUNet#2523's title (https://github.com/MIC-DKFZ/nnUNet/issues/2523): the words quoted in prose
+    "when i training... use my dataset ->free(): corrupted unsorted chunks",
+    # the words with more after them (synthetic)
+    "free(): invalid pointer passed by the loader, see the docs",
+    # another program's function of the same shape (synthetic)
+    "my_free(): invalid pointer",
+    # a log's own record that quotes them (synthetic)
+    "ERROR: worker 3 reported: double free or corruption (out)",
+    # colesbury/nogil#43's title (https://github.com/colesbury/nogil/issues/43)
+    "Error: Stack smashing detected.",
+])
+def test_near_miss_heap_words_not_glibcs_line_are_no_abort(line: str) -> None:
+    assert "process.signal" not in _kinds([line])
+
+
+def test_a_stack_smash_with_sruns_report_is_an_app_crash(make_bundle: BundleMaker) -> None:
+    # bahlolab/superSTR#21's two lines (its node made node-01)
+    lines = ["*** stack smashing detected ***: <unknown> terminated",
+             "srun: error: node-01: task 0: Aborted (core dumped)"]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(lines)})))
+    assert v.root_cause is not None and v.root_cause.category == "app.crash"
+
+
+def test_a_heap_abort_with_open_mpis_signal_report_is_an_app_crash(make_bundle: BundleMaker) -> None:
+    # apache/mxnet#16326's shape (its host made node-01): glibc's line, then Open MPI's handler in the process
+    lines = ["free(): corrupted unsorted chunks",
+             "[node-01:84840] *** Process received signal ***",
+             "[node-01:84840] Signal: Aborted (6)",
+             "[node-01:84840] Signal code:  (-6)"]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-4.log": _app(lines)})))
+    assert v.attributed_domain == "software"
     assert v.root_cause is not None and v.root_cause.category == "app.crash"
 
 

@@ -85,10 +85,15 @@ def recent(state: dict[str, object], key: str) -> dict[object, int]:
 # missing from older NCCL and from INFO lines, the host may be an FQDN, and
 # NCCL_DEBUG_TIMESTAMP_FORMAT can put `[2026-11-02 10:03:07]` in front. NCCL up
 # to 2.2 printed no `NCCL` after the source file (`[0] include/socket.h:311 WARN
-# Socket creation failed : ...`, `[0] misc/ibvwrap.cu:61 WARN ...`).
+# Socket creation failed : ...`, `[0] misc/ibvwrap.cu:61 WARN ...`). A net or tuner plugin logs through NCCL's
+# logger with its own function in the file's place: a C function's name (`nccl_net_ofi_create_plugin:334 NCCL
+# WARN`), or C++'s __PRETTY_FUNCTION__, its return type and arguments with spaces in them (aws-ofi-nccl 1.16's
+# tuner: `ncclResult_t nccl_ofi_tuner_init_v1(size_t, size_t, ncclDebugLogger_t):270 NCCL WARN`, aws/aws-ofi-nccl
+# #982); tried last, where neither other form fits, so NCCL's own lines never pay for it.
 _NCCL_HEAD = re.compile(
     r"(?:^|[\s\]:])(?P<host>[A-Za-z0-9][\w.\-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
-    r"(?:(?P<src>\S+):\d+ NCCL |NCCL |(?P<old>[\w./\-]+\.(?:cu|h|cc)):\d+ )"
+    r"(?:(?P<src>\S+):\d+ NCCL |NCCL |(?P<old>[\w./\-]+\.(?:cu|h|cc)):\d+ "
+    r"|(?P<fn>[\w:<>*& ]{1,200}\([\w:<>*&, ]{0,200}\)(?: const)?):\d+ NCCL )"
     r"(?P<level>WARN|INFO|ERROR|ABORT)\b ?(?P<msg>.*)$"
 )
 _NCCL_WARN_BARE = re.compile(r"NCCL WARN (?P<msg>.*)$")

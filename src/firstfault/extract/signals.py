@@ -68,6 +68,42 @@ _SHELL_FAULT = re.compile(
 _CXX_ABORT = re.compile(r"^\s*(?:pure virtual method called|terminate called (?:without an active exception"
                         r"|recursively)|(?:libc\+\+abi(?: \(PID \d+\))?: )?Pure virtual function called!)\s*$")
 
+# glibc's malloc finding its heap corrupted and aborting the process (malloc/malloc.c, malloc_printerr: the message,
+# then abort(3): SIGABRT): `free(): invalid pointer`, `double free or corruption (out)`, `malloc(): corrupted top
+# size`, `corrupted size vs. prev_size`, `munmap_chunk(): invalid pointer`; before glibc 2.26 inside `*** Error in
+# `python': ...: 0x00007f3e9009cdd0 ***` (2.18-2.25) or `*** glibc detected *** python: ...` (before 2.18), a
+# backtrace after it. The process's own abort (a write past a buffer, a double free in the program or a library it
+# loaded): glibc's messages whole, the line nothing else (a title, a log's own words or prose that quote them are not
+# read; `my_free(): invalid pointer` is another program's words).
+_HEAP_ABORT = re.compile(
+    r"^\s*(?:\*\*\* (?:Error in `[^`]{1,300}'|glibc detected \*\*\* [^:*]{1,300}): )?(?:"
+    r"free\(\): (?:invalid (?:pointer|size|next size \((?:fast|normal)\))|double free detected in tcache 2"
+    r"|too many chunks detected in tcache|unaligned chunk detected in tcache 2|corrupted unsorted chunks)"
+    r"|malloc\(\): (?:memory corruption(?: \(fast\))?|(?:small|large)bin double linked list corrupted"
+    r"(?: \((?:nextsize|bk)\))?|corrupted unsorted chunks(?: 2)?|corrupted top size"
+    r"|unaligned (?:tcache|fastbin) chunk detected(?: [23])?|invalid (?:next )?size \(unsorted\)"
+    r"|mismatching next->prev_size \(unsorted\)|unsorted double linked list corrupted)"
+    r"|realloc\(\): invalid (?:pointer|old size|next size)"
+    r"|malloc_consolidate\(\): (?:invalid chunk size|unaligned fastbin chunk detected)"
+    r"|m(?:un|re)map_chunk\(\): invalid pointer"
+    r"|tcache_thread_shutdown\(\): unaligned tcache chunk detected"
+    r"|double free or corruption \((?:top|out|!prev|fasttop)\)"
+    r"|corrupted size vs\. prev_size(?: while consolidating| in fastbins)?"
+    r"|corrupted double-linked list(?: \(not small\))?"
+    r"|invalid fastbin entry \(free\))"
+    r"(?:: 0x[0-9a-fA-F]+ \*\*\*)?\s*$"
+)
+# glibc's other checks that end the process with abort(3) (debug/stack_chk_fail.c, debug/fortify_fail.c):
+# `*** stack smashing detected ***: terminated` (a canary the program overwrote; before glibc 2.30 with the
+# program's name or `<unknown>` before `terminated`), `*** buffer overflow detected ***: terminated` (a _FORTIFY_SOURCE
+# check). The program's own memory fault, the line whole.
+_LIBC_FORTIFY = re.compile(r"^\s*\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*: (?:\S{1,500} )?"
+                           r"terminated\s*$")
+_HEAP_WORDS: Final = ("*** stack smashing detected ***", "*** buffer overflow detected ***",
+                      "free(): ", "malloc(): ", "realloc(): ", "malloc_consolidate(): ", "munmap_chunk(): ",
+                      "mremap_chunk(): ", "tcache_thread_shutdown(): ", "double free or corruption (",
+                      "corrupted size vs. prev_size", "corrupted double-linked list", "invalid fastbin entry (free)")
+
 # The DataLoader's worker signal handler: `ERROR: Unexpected segmentation fault
 # encountered in worker.`, `... bus error ...` (a too-small /dev/shm), `... floating-point exception ...`:
 # strsignal() texts in lower case (codes.signal_of_text reads them).
@@ -83,6 +119,22 @@ _EXIT_CODE = re.compile(
     r"|exits with return code)"
     r"[:= ]+\(?(?P<code>-?\d+)\b"
 )
+
+# Nextflow's report of a task that failed (TaskProcessor: `Process `NAME` terminated with an error exit status (N)`
+# under `Caused by:` in its error report; `NOTE: ... -- Execution is retried (N)` where its errorStrategy resubmits
+# the task: one try, no end) and its console's executor line (AnsiLogObserver: `executor >  slurm (10)`), which
+# says which scheduler ran the tasks. N is the task's exit status as its wrapper (.command.run, bash) wrote it:
+# 128+N for a signal (catalog/exits.yaml, printer nextflow).
+_NEXTFLOW_EXIT = re.compile(r"^\s*(?:\[[0-9a-f]{2}/[0-9a-f]{6}\] )?(?:NOTE: )?Process `[^`]{1,500}` terminated with an "
+                            r"error exit status \((?P<code>-?\d+)\)(?P<retried> -- Execution is retried \(\d+\))?")
+_NEXTFLOW_EXECUTOR = re.compile(r"^\s*executor >\s+(?P<name>[a-z][\w\-]*) \(\d+\)")
+_K_NF_EXECUTOR = "ff.nextflow.executor"
+# The signal a scheduler sends a task at its time limit, where that is the signal's one sender, by Nextflow's name
+# for the executor: Nextflow submits every Slurm task with `--signal B:USR2@30` (unless the pipeline sets its own
+# --signal; nextflow-io/nextflow SlurmExecutor.getDirectives, nextflow-io/nextflow#2163), so Slurm's batch shell gets
+# SIGUSR2 30 s before the time limit and the task ends 140; LSF sends SIGUSR2 at a job's run limit, then kills it
+# (IBM Spectrum LSF 10.1, bsub -W). A SIGKILL or a SIGTERM has other senders and stays what it is.
+_TIME_LIMIT_SIGNAL: Final = {"slurm": "SIGUSR2", "lsf": "SIGUSR2"}
 
 # PBS's `Exit_status=271` in its accounting and tracejob lines: 256+N is signal N, 128+N its shell's child's
 # (catalog/exits.yaml, printer pbs); negative codes are the MOM's (catalog/scheduler.yaml).
@@ -100,7 +152,8 @@ class ProcessSignalExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "app.exception": frozenset({"exc_type", "message", "shm", "signal", "limit"}),
-        "process.signal": frozenset({"by", "detail", "due_to", "exitcode", "signal", "slurm_scope", "unprompted"}),
+        "process.signal": frozenset({"by", "detail", "due_to", "exitcode", "scheduler", "signal", "slurm_scope",
+                                     "unprompted"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})  # slurmstepd also logs to syslog
     literals: tuple[str, ...] = (
@@ -126,6 +179,7 @@ class ProcessSignalExtractor:
         "return code",
         ": line ",
         "Exit_status=",
+        "executor >  ",
         "] Signal: ",
         "Killed",
         "First task exited ",
@@ -135,6 +189,7 @@ class ProcessSignalExtractor:
         "terminate called without an active exception",
         "terminate called recursively",
         "Pure virtual function called!",
+        *_HEAP_WORDS,
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -143,7 +198,15 @@ class ProcessSignalExtractor:
             ctx.state[_K_TEARDOWN] = True  # the step's later `task N: Killed` reports are srun's own kill
             ctx.claimed = True
             return
-        draft = self._match(body, ctx.state, ctx.lineno)
+        if "executor >" in body and (ex := _NEXTFLOW_EXECUTOR.match(body)) is not None:
+            ctx.state[_K_NF_EXECUTOR] = ex.group("name")  # Nextflow's console: the scheduler of its tasks
+            ctx.claimed = True
+            return
+        if "terminated with an error exit status" in body and (nf := _NEXTFLOW_EXIT.match(body)) is not None:
+            ctx.claimed = True
+            draft = None if nf.group("retried") else _nextflow_exit(int(nf.group("code")), ctx.state, clip(body))
+        else:
+            draft = self._match(body, ctx.state, ctx.lineno)
         if draft is None:
             return
         if rank is not None:
@@ -204,7 +267,7 @@ class ProcessSignalExtractor:
             by = "self" if fatal is not None and sig == "SIGABRT" else by_whom(sig, "launcher")
             host = m.groupdict().get("ohost")  # the host Open MPI's handler names
             return Draft("process.signal", {"signal": sig, "by": by, "detail": detail}, host=host)
-        if _CXX_ABORT.match(body):
+        if _CXX_ABORT.match(body) or _HEAP_ABORT.match(body) or _LIBC_FORTIFY.match(body):
             return Draft("process.signal", {"signal": "SIGABRT", "by": "self", "detail": detail})
         m = _PBS_EXIT.search(body)
         if m:
@@ -230,6 +293,20 @@ class ProcessSignalExtractor:
                     return Draft("process.signal", {"signal": sig_or_none, "by": by_whom(sig_or_none, "launcher"),
                                                     "detail": detail, "exitcode": int(m.group("code"))})
         return None
+
+
+def _nextflow_exit(code: int, state: Mapping[str, object], detail: str) -> Draft | None:
+    """Nextflow's task that ended with `code`: the signal its status means, and where the stream's executor line names
+    a scheduler whose one use of that signal is the time limit, the scheduler's time limit."""
+    sig = exit_reading("nextflow", code).signal
+    if sig is None:
+        return None  # the task's own exit value: what the task printed says why
+    executor = state.get(_K_NF_EXECUTOR)
+    if isinstance(executor, str) and _TIME_LIMIT_SIGNAL.get(executor) == sig:
+        # the scheduler's own word, as a banner is: the pipeline's end (engine/normalise.py banner_state)
+        return Draft("process.signal", {"signal": sig, "by": "scheduler", "due_to": "time_limit", "detail": detail,
+                                        "exitcode": code, "scheduler": executor})
+    return Draft("process.signal", {"signal": sig, "by": by_whom(sig, "launcher"), "detail": detail, "exitcode": code})
 
 
 EXTRACTORS: tuple[LineExtractor, ...] = (ProcessSignalExtractor(),)

@@ -284,7 +284,7 @@ def _went_on(lead: str, body: str) -> bool:
     if _GLOG_CALM.search(lead[:_LEAD_READ]):
         return True
     low = body.lower()
-    if "retr" in low and _RETRYING.search(body):
+    if any(w in low for w in _RETRY_STEMS) and _RETRYING.search(body):
         return True
     return any(w in low for w in _WENT_ON_STEMS) and _WENT_ON.search(body) is not None
 
@@ -1153,15 +1153,39 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
 # warning's category: `UserWarning: ...`, `FutureWarning`, any `<Name>Warning` class the warnings module prints).
 _WARNING_WORD = re.compile(r"\b(?:[Ww]arning|WARNING|WARN|W\d{4} \d\d:\d\d:\d\d\.\d+|[A-Z]\w{0,40}Warning)\b"
                            r"|\[W [\w.]{1,200}:\d+\]")
-# ... or says what it reports will be retried (`Error No space left on device. Retrying in five minutes.`);
-# retries that ran out (`reached max retries`) are final and stay.
-_RETRYING = re.compile(r"\b(?:[Rr]etrying|RETRYING|will (?:be )?(?:automatically )?retr(?:y|ied))\b")
+# ... or says what it reports will be retried (`Error No space left on device. Retrying in five minutes.`), or that
+# it is one try of a loop that goes on, by the try's number alone (JuiceFS's `Upload chunks/...: ... EOF (try 1)`,
+# juicedata/juicefs pkg/chunk/cached_store.go: a loop whose end, where every try failed, is a line of its own);
+# retries that ran out (`reached max retries`) are final and stay, and so does a try counted against its total
+# (`attempt 5/5`, `try 3 of 3`: the last may be the end).
+_RETRYING = re.compile(r"\b(?:[Rr]etrying|RETRYING|will (?:be )?(?:automatically )?retr(?:y|ied))\b"
+                       r"|\((?:try|attempt) \d{1,4}\)")
+_RETRY_STEMS: Final = ("retr", "(try ", "(attempt ")
 _HEAD_WORD = re.compile(r"^\s*(?P<qual>(?:[A-Za-z_]\w*\.)*(?P<cls>[A-Za-z_]\w{2,60})):\s")
+
+
+# A program's own limit on how long what it started may take to come up, reached: a server whose worker, runner or
+# model did not become ready in the time it allows (mlx-openai-server's `Handler process for 'M' did not become ready
+# within 300 s`, cubist38/mlx-openai-server#293, made configurable by #297; aprender's `Server failed to become ready
+# within 120s`, paiml/aprender#362; Ollama's `timed out waiting for llama runner to start`, ollama/ollama#4131, its
+# OLLAMA_LOAD_TIMEOUT). The program's own start-up limit, the workload's (app.exception): what made the start slow
+# (a slow mount, a download) says nothing of its own there, and where something does (an OOM kill, a device fault)
+# it stands first, as this is read only as the last resort.
+_STARTUP_LIMIT = re.compile(
+    r"\b(?:did not|didn't|failed to|could not) become (?:ready|healthy|available) (?:with)?in \d+(?:\.\d+)? ?"
+    r"(?:ms|s|secs?|seconds|m|mins?|minutes)\b"
+    r"|\btimed out waiting for [\w .'-]{1,80}? to (?:start|become ready|be ready|come up)\b")
 
 
 def says_warning(text: str) -> bool:
     """Does the line call itself a warning (its level word or marker)? What it reports was met and gone on from."""
     return _WARNING_WORD.search(text) is not None
+
+
+def says_retrying(text: str) -> bool:
+    """Does the line say what it reports will be retried, or that it is one numbered try of a loop that goes on
+    (`Retrying in 5 s`, `(try 1)`)? What it reports is not the loop's end."""
+    return _RETRYING.search(text) is not None
 
 
 def words_cause(text: str) -> Draft | None:
@@ -1171,7 +1195,8 @@ def words_cause(text: str) -> Draft | None:
     context, a storage errno (by number, name or strerror text: `(errno 28) No space left on device`,
     `open ... failed: Read-only file system (os error 30)`), an object store's own code on the store's side
     in a store's own spelling (`<Code>SlowDown</Code>`, `code: ServerBusy`), a port or address the job's
-    own set-up could not have (EADDRINUSE, EADDRNOTAVAIL). A peer's errno is a symptom, anything else says
+    own set-up could not have (EADDRINUSE, EADDRNOTAVAIL), a program's own start-up limit reached (what it started
+    did not become ready in the time it allows: _STARTUP_LIMIT). A peer's errno is a symptom, anything else says
     nothing here; an errno on the node's /dev/shm is the workload's configuration. The caller decides when
     such a reading may stand (analysis: a failed attempt where nothing else established a cause)."""
     if _WARNING_WORD.search(text) or _RETRYING.search(text):
@@ -1193,6 +1218,9 @@ def words_cause(text: str) -> Draft | None:
     code = store_code("", exc.msg)  # the store's own spellings only: a class-like head word may be anyone's
     if code is not None and not code.isdigit() and code in object_store_code_table() and store_side(code) == "store":
         return _object_store(exc)
+    if ("ready" in text or "start" in text or "come up" in text or "healthy" in text or "available" in text) and (
+            _STARTUP_LIMIT.search(text) is not None):
+        return Draft("app.exception", _fields(exc_type=exc.cls or None, message=clip(exc.msg)))
     return None
 
 
