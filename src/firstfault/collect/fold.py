@@ -864,14 +864,26 @@ class LineFold:
         if self._shapes or self._once:
             return True
         taught = self._taught  # a shape a lesson tells: its second line may be counted
-        if len(starts) <= (1 if taught else WARM):
+        least = 1 if taught else WARM  # a shape of more lines than this may count
+        if len(starts) <= least:
+            return False
+        # A shape has its lines' length (memo.line_shape changes bytes, never their number): lines of one shape are
+        # lines of one length, so a line whose length no more than `least` lines have is of no shape that may
+        # count, and its shape is not worked out. A rank log's few templates are of as many lengths, mostly.
+        find = buf.find
+        spans = [(s, find(b"\n", s)) for s in starts]
+        lengths: dict[int, int] = {}
+        for s, e in spans:
+            n = len(buf[s:e]) if e < 0 else e - s  # (the slice's length: a last line without its newline)
+            lengths[n] = lengths.get(n, 0) + 1
+        if max(lengths.values()) <= least:
             return False
         seen: dict[bytes, int] = {}
-        find = buf.find
-        for s in starts:
-            e = find(b"\n", s)
+        for s, e in spans:
             if e - s > MAX_LINE:
                 continue  # read's key is None: read in full
+            if lengths[len(buf[s:e]) if e < 0 else e - s] <= least:
+                continue  # no other line of its shape's length beyond `least`
             key = line_shape(buf[s:e])
             n = seen.get(key, 0) + 1
             if n > WARM or (n == 2 and key in taught):
