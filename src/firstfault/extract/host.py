@@ -690,6 +690,14 @@ _NODE_DOWN = re.compile(
     r"|due to failure of node (?P<failed2>[\w.\-]+)"
 )
 _HOSTLIST_CAP = 4096  # a hostlist that expands past this is not a node list we can use
+# slurmctld's word that a node it had marked not responding answered again (SchedMD/slurm src/slurmctld/node_mgr.c
+# `_node_did_resp`: `Node %s now responding`, as it clears NODE_STATE_NO_RESPOND; a DOWN node of reason `Not
+# responding` put back by ReturnToService: `node %s returned to service`, `node_did_resp: node %s returned to
+# service`, and validate_nodes_via_front_end's `Nodes %s returned to service`). Read by engine/normalise.py
+# `_answered_nodes`: a `not responding` of the same node before it, in the same file, is taken back.
+_NODE_BACK = re.compile(
+    r"\b[Nn]odes? (?P<hosts>[\w.\-\[\],]+?) (?:now responding|returned to service)\b"
+)
 
 
 def expand_hostlist(expr: str) -> list[str]:
@@ -755,12 +763,20 @@ class NodeDownExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "sched.node_down": frozenset({"reason"}),
+        "sched.node_back": frozenset({"host"}),
     }
     sources: frozenset[str] = frozenset({"kernel", "syslog", "application"})
     literals: tuple[str, ...] = ("not responding", "on failed node", "due to failure of node", "(node failure)",
-                                 "could not connect to MOM", "/slurm_script: No such file")
+                                 "could not connect to MOM", "/slurm_script: No such file", "now responding",
+                                 "returned to service")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        if "now responding" in line or "returned to service" in line:
+            back = _NODE_BACK.search(line)
+            if back:
+                for host in expand_hostlist(back.group("hosts")):
+                    yield Draft(kind="sched.node_back", fields={"host": host}, host=host)
+                return
         m = _NODE_DOWN.search(line)
         if not m:
             other = _NODE_LOST.search(line)
