@@ -290,9 +290,9 @@ def _answered_nodes(events: list[Event]) -> list[Event]:
     controller's pings, NODE_STATE_NO_RESPOND) that the controller takes back later in the same file (a
     `sched.node_back` of the same host, as slurmctld spells both from its node record: `Node X now responding`,
     `node X returned to service`) was a node slow to answer (a busy or restarting slurmd, a node the power saving was
-    still booting), not a lost one: dropped, so it is no cause (node-unreachable) nor a silent node's mark. Where the controller had set the node DOWN for it (`not
-    responding, setting DOWN`: its jobs were killed) or killed a job on the failed node, the loss stands. The answers
-    themselves are never events of the analysis."""
+    still booting), not a lost one: dropped, so it is no cause (node-unreachable) nor a silent node's mark. Where
+    the controller had set the node DOWN for it (`not responding, setting DOWN`: its jobs were killed) or killed a
+    job on the failed node, the loss stands. The answers themselves are never events of the analysis."""
     back: dict[tuple[str | None, str | None], int] = {}
     for ev in events:
         if ev.kind == "sched.node_back":
