@@ -17,6 +17,7 @@ from firstfault.catalog.tables import (
     driver_libraries,
     ipmi_bus_events,
     memory_error_words,
+    platform_program_of,
     storage_tables,
     storage_waits,
 )
@@ -842,7 +843,7 @@ class UserFaultExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "process.signal": frozenset({
-            "by", "detail", "driver_library", "object", "pid", "proc", "signal"
+            "by", "detail", "driver_library", "object", "pid", "proc", "signal", "program", "part"
         }),
     }
     sources: frozenset[str] = _KERNEL
@@ -874,6 +875,13 @@ class UserFaultExtractor:
         }
         if obj:
             fields["object"] = obj
+        row = platform_program_of(m.group("proc"))
+        if row is not None:
+            # a program of the platform under the workload (catalog/platform.yaml `platform_programs`: DCGM's exporter,
+            # the kubelet, containerd), by the name the kernel gives its process: its crash is that program's, not a
+            # rank's (app-crash reads no event with a `part`); where it faulted in the driver's library it still points
+            # at the node's GPU or driver (gpu-driver-library-crash)
+            fields["program"], fields["part"] = row.program, row.part
         yield Draft(kind="process.signal", fields=fields)
 
 
