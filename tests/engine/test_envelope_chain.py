@@ -142,3 +142,25 @@ def test_an_eoferror_with_a_message_is_the_workloads_own(make_bundle: BundleMake
 def test_a_run_that_succeeded_stays_none(make_bundle: BundleMaker) -> None:
     v = _analyze(make_bundle, EOF_CHAIN, state="COMPLETED")
     assert (v.outcome, v.attributed_domain) == ("succeeded", "none")
+
+
+def test_one_process_and_two_workers_read_an_envelope_chain_alike(make_bundle: BundleMaker,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    # the workers read the files and send each stream's unsettled chain with the file's events
+    from datetime import UTC, datetime
+
+    from firstfault import records
+    from firstfault.analysis import parallel
+    from firstfault.bundle import load_bundle
+
+    monkeypatch.setattr(parallel, "MIN_BYTES", 0)
+    wl: dict[str, Any] = {"apiVersion": "firstfault/v1",
+                          "workload": {"id": "t", "scheduler": "static", "nodes": ["node-001"]},
+                          "sources": [{"kind": "application", "path": "app/*.log"}]}
+    root = make_bundle({"app/rank-0.log": "".join(x + "\n" for x in ["step 1", *EOF_CHAIN]),
+                        "app/rank-1.log": "step 1\nstep 2\n"}, wl)
+    an = Analyzer()
+    now = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
+    out = [records.dumps(an.analyze_bundle(load_bundle(str(root)), now=now, workers=n), indent=2) for n in (1, 2)]
+    assert out[0] == out[1]
+    assert "A failure was seen" in out[0]
