@@ -4,7 +4,7 @@
 """Issue 27's benchmark of many shapes: firstfault analyze against grep on jobs of different shapes, in one run.
 
     python bench/shapes.py [--workdir /tmp/ff-shapes] [--repeat 3] [--shapes a,b,c,d,e] [--big] [--blocked [ENGINE]]
-                           [--timeout 900] [--blocked-timeout 300]
+                           [--timeout 900] [--blocked-timeout 300] [--base-src DIR]
 
 Each shape is generated into --workdir (once: a shape's folder is named by a hash of its parameters and
 reused while they hold), with its expected verdict decided by construction, before any tool runs:
@@ -45,6 +45,9 @@ For each shape it times, interleaved (run 1 of every tool, then run 2, ...; the 
   ff -j1    the same with -j 1 (in the first round only, unless --j1-each: it is there to compare bytes)
   blocked   (--blocked [ENGINE]) ff with the fast scanner blocked: FIRSTFAULT_MATCHER=ENGINE (default
             aho-corasick: Hyperscan blocked; `re`: both compiled engines blocked; collect/scan.py)
+  base      (--base-src DIR) ff, -j 2, with PYTHONPATH=DIR: another checkout's src/ (e.g. a detached
+            worktree of main with its own built _lines), for a paired before/after figure on one machine
+            under one load; its median, ff/base, and whether its verdict bytes equal this tree's
 
 and prints one table: median wall time of --repeat runs, peak RSS (GNU time's %M: the largest single
 process), the ratio to grep-14, issue 27's target for the row, whether the verdict equals the expected one,
@@ -721,8 +724,15 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def run_shape(
-    bundle: Path, work: Path, repeat: int, blocked: str | None, timeout: float, blocked_timeout: float, j1_each: bool
-) -> tuple[list[str], Tool, list[Tool]]:
+    bundle: Path,
+    work: Path,
+    repeat: int,
+    blocked: str | None,
+    timeout: float,
+    blocked_timeout: float,
+    j1_each: bool,
+    base_src: Path | None = None,
+) -> tuple[list[str], Tool, list[Tool], Tool | None]:
     files = bundle_files(bundle)
     py = sys.executable
     ana = [py, "-m", "firstfault", "analyze", str(bundle), "--format", "json"]
@@ -741,9 +751,12 @@ def run_shape(
                 timeout=blocked_timeout,
             )
         )
+    base = None
+    if base_src is not None:
+        base = Tool("base", [*ana, "-j", "2"], headline._env(base_src), work / "verdict-base.json", timeout=timeout)
     timed(["cat", *files], bundle)  # warm the page cache
     for i in range(repeat):
-        for t in [grep, *ff]:
+        for t in [grep, *ff, *([base] if base is not None else [])]:
             if t.timed_out or (t.once and i > 0):
                 continue
             assert t.out is not None
@@ -756,7 +769,7 @@ def run_shape(
                 body, doc = verdict_body(t.out)
                 t.bodies.add(body)
                 t.doc = doc
-    return files, grep, ff
+    return files, grep, ff, base
 
 
 def widest_lead(doc: dict[str, Any] | None) -> tuple[int, str]:
@@ -798,6 +811,8 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="time ff -j1 in every round (default: the first only; it is there to compare bytes)",
     )
+    ap.add_argument("--base-src", type=Path, default=None,
+                    help="a src/ of another checkout to time alongside, interleaved (a paired before/after)")
     ap.add_argument("--generate-only", action="store_true", help="write the shapes, time nothing")
     ap.add_argument("--enforce", action="store_true", help="exit 3 when a target is missed")
     a = ap.parse_args(argv)
@@ -819,16 +834,24 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     block = a.blocked
     # write the bytecode once, untimed (an installed package has it)
-    subprocess.run(
-        [sys.executable, "-m", "firstfault", "analyze", str(HERE.parent / "examples" / "cuda-oom"), "--format", "json"],
-        env=_env(),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        check=False,
-    )
+    for env in [_env()] + ([headline._env(a.base_src)] if a.base_src is not None else []):
+        subprocess.run(
+            [sys.executable, "-m", "firstfault", "analyze", str(HERE.parent / "examples" / "cuda-oom"), "--format",
+             "json"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
     print(
-        "shapes  repeat %d (median), %d CPUs, load %.2f at the start%s"
-        % (a.repeat, os.cpu_count() or 0, os.getloadavg()[0], ", fast scanner also blocked" if a.blocked else "")
+        "shapes  repeat %d (median), %d CPUs, load %.2f at the start%s%s"
+        % (
+            a.repeat,
+            os.cpu_count() or 0,
+            os.getloadavg()[0],
+            ", fast scanner also blocked" if a.blocked else "",
+            ", base %s" % a.base_src if a.base_src is not None else "",
+        )
     )
     rows: list[list[str]] = []
     status, missed = 0, []
@@ -836,7 +859,9 @@ def main(argv: list[str] | None = None) -> int:
         bundle = dirs[s.key]
         work = a.workdir / ("work-" + s.name)
         work.mkdir(exist_ok=True)
-        files, grep, ff = run_shape(bundle, work, a.repeat, block, a.timeout, a.blocked_timeout, a.j1_each)
+        files, grep, ff, base = run_shape(
+            bundle, work, a.repeat, block, a.timeout, a.blocked_timeout, a.j1_each, a.base_src
+        )
         nbytes = sum((bundle / f).stat().st_size for f in files)
         fast = ff[0]
         exp = json.loads((bundle / EXPECTED_FILE).read_text(encoding="utf-8"))
@@ -896,6 +921,13 @@ def main(argv: list[str] | None = None) -> int:
                 same,
             ]
         )
+        if base is not None:
+            b_ok = [x for x, rc in zip(base.secs, base.rcs, strict=True) if rc != TIMED_OUT]
+            rows[-1] += [
+                _secs(base),
+                "%.2f" % (fast.median / statistics.median(b_ok)) if f_ok and b_ok else "-",
+                "-" if not (base.bodies and bodies) else ("yes" if base.bodies == bodies else "NO"),
+            ]
         print("| " + " | ".join(rows[-1]) + " |")
         print(
             "  %s done: grep %.2f s, ff %s s (%s)"
@@ -920,6 +952,8 @@ def main(argv: list[str] | None = None) -> int:
         "widest lead (ranks)",
         "bytes j2=j1" + ("=blocked" if block is not None else ""),
     ]
+    if a.base_src is not None:
+        head += ["base s", "ff/base", "bytes ff=base"]
     rows.sort(key=lambda r: r[0])
     print()
     print("| " + " | ".join(head) + " |")

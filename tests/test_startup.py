@@ -126,7 +126,8 @@ def test_a_corrupt_table_entry_is_parsed_again(cdir: Path) -> None:
 KEPT_TABLES = ("xid_table", "sxid_table", "cuda_table", "nccl_result_table", "nvml_table", "transport_table",
                "ipmi_bus_events", "cper_severities", "nccl_transports", "driver_libraries", "nvml_anchors",
                "nvml_device_anchors", "nvidia_smi_field_errors", "sched_tables", "exception_class_table",
-               "status_word_table", "status_anchors", "errno_table", "object_store_code_table", "exit_printers")
+               "status_word_table", "status_anchors", "errno_table", "object_store_code_table", "exit_printers",
+               "bug_report_sections")
 
 
 def test_tables_from_the_cache_are_the_tables_from_the_yaml(cdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:

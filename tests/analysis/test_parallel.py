@@ -402,7 +402,8 @@ def test_an_event_and_a_files_stats_cross_to_the_parent_whole() -> None:
     # A near miss: one field of the evidence differs, the event differs.
     assert parallel._from_wire((*wire[:-1], None)) != ev
 
-    stats = FileStats(lines=5, bytes=99, candidates=3, events=2, bad_utf8=1, last_time=t, errors=[(4, "x")])
+    stats = FileStats(lines=5, bytes=99, candidates=3, events=2, bad_utf8=1, last_time=t, errors=[(4, "x")],
+                      notes=["a bug report"])
     wired = parallel._stats_to_wire(stats)
     assert len(wired) == len(dataclasses.fields(FileStats))
     assert parallel._stats_from_wire(pickle.loads(pickle.dumps(wired))) == stats

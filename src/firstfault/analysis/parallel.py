@@ -121,7 +121,7 @@ def _scan_task(job: _Job, ex: Extraction, i: int, fold: bool = True) -> tuple[Fi
 # thread unpickling every event of the bundle); a tuple of plain values is read and written in C.
 _WireEvent = tuple[str, datetime | None, str | None, int | None, str | None, dict[str, FieldValue], datetime | None,
                    str, str | None, int | None, str, str | None]
-_WireStats = tuple[int, int, int, int, int, datetime | None, list[tuple[int | None, str]]]
+_WireStats = tuple[int, int, int, int, int, datetime | None, list[tuple[int | None, str]], list[str]]
 
 
 def _to_wire(ev: Event) -> _WireEvent:
@@ -136,7 +136,7 @@ def _from_wire(w: _WireEvent) -> Event:
 
 
 def _stats_to_wire(s: FileStats) -> _WireStats:
-    return (s.lines, s.bytes, s.candidates, s.events, s.bad_utf8, s.last_time, s.errors)
+    return (s.lines, s.bytes, s.candidates, s.events, s.bad_utf8, s.last_time, s.errors, s.notes)
 
 
 def _stats_from_wire(w: _WireStats) -> FileStats:

@@ -106,6 +106,12 @@ class CudnnStatusInfo(_Row, frozen=True):
     name: Annotated[str, Meta(pattern=r"^CUDNN_STATUS_[A-Z_]+$")]  # cudnnStatus_t's name
     cuda_class: CudaClass = records.field(name="class")
 
+class CublasStatusInfo(_Row, frozen=True):
+    code: Code
+    name: Annotated[str, Meta(pattern=r"^CUBLAS_STATUS_[A-Z_]+$")]  # cublasStatus_t's name
+    cuda_class: CudaClass = records.field(name="class")
+    thc: Annotated[str, Meta(min_length=8)] | None = None  # PyTorch's THC words for it (`cublas runtime error : W`)
+
 class NcclResultInfo(_Row, frozen=True):
     code: Code
     name: Annotated[str, Meta(pattern=r"^nccl[A-Z]\w*$")]  # ncclX
@@ -262,6 +268,13 @@ def cuda_table() -> Mapping[int, CudaErrorInfo]:
 def cudnn_status_table() -> Mapping[int, CudnnStatusInfo]:
     """cuDNN's statuses (cudnnStatus_t) of catalog/cuda.yaml by code."""
     return _table("cuda.yaml", "cudnn_statuses", CudnnStatusInfo)
+
+
+@lru_cache(maxsize=1)
+@_kept("cuda.yaml")
+def cublas_status_table() -> Mapping[int, CublasStatusInfo]:
+    """cuBLAS's statuses (cublasStatus_t) of catalog/cuda.yaml by code."""
+    return _table("cuda.yaml", "cublas_statuses", CublasStatusInfo)
 
 
 @lru_cache(maxsize=1)
@@ -1055,6 +1068,36 @@ def xid_relays() -> tuple[XidRelay, ...]:
     for row in rows:
         if row.program not in programs:
             raise CatalogTableError(f"catalog/platform.yaml: xid_relays: {row.program!r} is not in platform_programs")
+    return rows
+
+
+class BugReportSection(_Row, kw_only=True, frozen=True):
+    """A section of NVIDIA's bug report by its header, and how its lines are read (catalog/platform.yaml
+    `bug_report_sections`)."""
+
+    header: Annotated[str, Meta(min_length=2, max_length=200)]
+    # exact: the whole header; prefix: its first words; command: a command of a program that the report runs one
+    # after another in one section (nvidia-smi's), each its own section, the header the command without its directory
+    match: Literal["exact", "prefix", "command"] = "exact"
+    # a line kind (its lines go to that kind's readers), `sections` (its lines are sub-sections, each under a line
+    # `  HEADER:`, read by their own rows), or `none` (not the job's evidence: only named in the source's coverage)
+    read_as: Literal["kernel", "fabricmanager", "application", "sections", "none"]
+    why: Text | None = None  # why a section is not read, as the coverage note says it
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def bug_report_sections() -> tuple[BugReportSection, ...]:
+    """The bug report's sections by header (catalog/platform.yaml `bug_report_sections`): no header twice, a
+    `command` row's header is the program's name then its arguments, and a row that is not read says why only then."""
+    rows = _unique("platform.yaml", "bug_report_sections", BugReportSection, "header")
+    for row in rows:
+        if row.match == "command" and (" " not in row.header or "/" in row.header.split(" ", 1)[0]):
+            raise CatalogTableError(f"catalog/platform.yaml: bug_report_sections: {row.header!r}: a command row is "
+                                    "the program's name, without its directory, then its arguments")
+        if row.why is not None and row.read_as != "none":
+            raise CatalogTableError(f"catalog/platform.yaml: bug_report_sections: {row.header!r} is read: no `why`")
     return rows
 
 

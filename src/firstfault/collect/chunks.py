@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - depends on the build
 
 @dataclass(slots=True)
 class FileStats:
-    """What reading one file gave: its lines, bytes, candidates, events, bad UTF-8 lines, errors."""
+    """What reading one file gave: its lines, bytes, candidates, events, bad UTF-8 lines, errors, coverage notes."""
 
     lines: int = 0
     bytes: int = 0
@@ -41,6 +41,7 @@ class FileStats:
     bad_utf8: int = 0
     last_time: datetime | None = None  # the file's last stamped line
     errors: list[tuple[int | None, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the source's coverage says of the file (a bug report's)
 
 
 def decoded(raw: IO[bytes], name: str) -> IO[bytes]:

@@ -117,6 +117,7 @@ def _collect_sources(bundle: Bundle, sink: EvidenceSink, cov: dict[str, _Cov], a
                         fold=fold, ident=sf.ident,
                     )
                 lines, errs = stats.lines, stats.errors
+                c.notes.extend(stats.notes)  # (a bug report's sections: those read and those not)
                 if kind == "application" and sf.node and stats.last_time is not None:
                     sink.saw_node(sf.node, stats.last_time)
                 if stats.bad_utf8:

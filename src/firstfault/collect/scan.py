@@ -25,6 +25,7 @@ from functools import cached_property, lru_cache
 from typing import IO, Any, Final, Protocol, runtime_checkable
 
 from firstfault.bundle import open_evidence
+from firstfault.collect.bugreport import Splitter, opens_report
 from firstfault.collect.chunks import BINARY_SHARE, CHUNK, chunks, decoded, reader
 from firstfault.collect.chunks import MAX_LINE as MAX_LINE
 from firstfault.collect.chunks import FileStats as FileStats
@@ -41,6 +42,7 @@ from firstfault.model import Event
 from firstfault.timeparse import TIME_MAX, TIME_MIN, Stamp, TimeParser, _fast
 
 TEXT_CLIP = 2000  # evidence text kept per line
+_HEAD: Final = 8192  # a file's first bytes, read before its lines: text or binary (chunks.binary_share), a bug report
 BACKWALK_LINES = 400  # how far back to look for a stamp inside a chunk
 
 # The prefilter's engines, fastest first (`_Matcher`). FIRSTFAULT_MATCHER names the fastest one that may be used
@@ -666,9 +668,22 @@ class LineScanner:
     def __init__(self, source: str, extractors: Iterable[LineExtractor],
                  words: Iterable[str] | None = None) -> None:
         self.source = source
+        extractors = tuple(extractors)
+        if words is not None:
+            words = tuple(words)
+        # (a bug report's sections are read by the scanners of their own kinds, built alike when one is met)
+        self._made = (extractors, words)
+        self._siblings: dict[str, LineScanner] = {source: self}
         if words is None:
             words = {w for e in extractors if source in e.sources for w in e.literals}
         self.matcher = _Matcher(sorted({w for w in words if w}))
+
+    def sibling(self, kind: str) -> LineScanner:
+        """The scanner of another line kind, built from this one's extractors and words (once)."""
+        found = self._siblings.get(kind)
+        if found is None:
+            found = self._siblings[kind] = LineScanner(kind, *self._made)
+        return found
 
     def scan_file(
         self,
@@ -703,15 +718,33 @@ class LineScanner:
                 except (OSError, ValueError):
                     left = None
             try:
-                first = reader(fh)(CHUNK if left is None else min(CHUNK, left + 1))  # the first piece (chunks)
+                read = reader(fh)
+                first = read(CHUNK if left is None else min(CHUNK, left + 1))  # the first piece (chunks)
+                # A compressed stream's read may give its first block alone: the head that tells text from binary and
+                # a bug report from a log (its opening's line) is read on to _HEAD bytes, within the chunk's size.
+                while 0 < len(first) < min(_HEAD, CHUNK) and fh is not raw:
+                    try:
+                        more = read(min(_HEAD, CHUNK) - len(first))
+                    except (EOFError, OSError, zlib.error):
+                        break  # (a stream cut short: what it gave is read, and the next read says where it stopped)
+                    if not more:
+                        break
+                    first += more
             except (EOFError, OSError, zlib.error) as exc:
                 stats.errors.append((None, f"cannot read: {exc}"))
                 return stats
-            head = first[:8192]
+            head = first[:_HEAD]
             share = binary_share(head)
             if share > BINARY_SHARE:
                 stats.errors.append((None, f"binary content ({share:.0%} of the first {len(head)} bytes, runs "
                                            "of zeros aside, are not text): skipped"))
+                return stats
+            unplaced = tp.out_of_range
+            if opens_report(head):
+                # NVIDIA's bug report: each section read by its own kind's readers, or not at all (collect/bugreport.py)
+                self._scan_report(fh, first, None if left is None else left - len(first), stats, rel, node, rank, tp,
+                                  emit, check)
+                self._unplaced(stats, tp, unplaced)
                 return stats
             if fold is not None and not _fast[0]:
                 fold = None
@@ -723,14 +756,49 @@ class LineScanner:
                 fold.start_file(self.matcher.digit_words, self.matcher.hex_words, tp.tz, tp.year, tp.window_end,
                                 (self.source, id(self.matcher.key), tp.tz, tp.year, srun_prefix),
                                 self.matcher.hex_literals)
-            unplaced = tp.out_of_range
             self._scan(fh, stats, rel, node, rank, srun_prefix, tp, emit, check, first, fold,
                        left=None if left is None else left - len(first))
-            if tp.out_of_range > unplaced:
-                stats.errors.append((None, f"{tp.out_of_range - unplaced} time stamp(s) outside the years "
-                                           f"{TIME_MIN.year}-{TIME_MAX.year - 1} read as none (such a line takes "
-                                           "the time of the nearest earlier stamped line)"))
+            self._unplaced(stats, tp, unplaced)
         return stats
+
+    @staticmethod
+    def _unplaced(stats: FileStats, tp: TimeParser, before: int) -> None:
+        if tp.out_of_range > before:
+            stats.errors.append((None, f"{tp.out_of_range - before} time stamp(s) outside the years "
+                                       f"{TIME_MIN.year}-{TIME_MAX.year - 1} read as none (such a line takes "
+                                       "the time of the nearest earlier stamped line)"))
+
+    def _scan_report(self, fh: IO[bytes], first: bytes, left: int | None, stats: FileStats, rel: str,
+                     node: str | None, rank: int | None, tp: TimeParser, emit: Callable[[Candidate], None],
+                     check: Callable[[], None] | None) -> None:
+        """An NVIDIA bug report, buffer by buffer: each piece of a section that is the node's evidence is read by its
+        kind's scanner (a kernel log's, nvidia-smi's records as an application source's), with the file's line
+        numbers; a section's unstamped lines take the time of its own stamped lines only (the stamp carried from a
+        piece before is the same section's). No fold: the copies of a line are each read."""
+        split = Splitter()
+        carried: tuple[int, Stamp | None] = (-1, None)
+        nuls = 0
+        for buf, before in chunks(fh, stats, None, first, CHUNK, left):
+            if check is not None:
+                check()
+            if b"\x00" in buf:
+                nuls += buf.count(b"\x00")
+                buf = buf.replace(b"\x00", b"")  # (every newline kept: the line numbers stay the file's)
+            for piece in split.feed(buf, before):
+                scanner = self.sibling(piece.kind)
+                part = FileStats()
+                last: list[Stamp | None] = [carried[1] if carried[0] == piece.section else None]
+                scanner._scan(io.BytesIO(buf[piece.start:piece.end]), part, rel, node, rank, False, tp, emit,
+                              check, line_base=piece.line, carried=last[0], last_stamp=last)
+                carried = (piece.section, last[0])
+                stats.candidates += part.candidates
+                stats.bad_utf8 += part.bad_utf8
+                stats.errors.extend(part.errors)
+                if part.last_time is not None and (stats.last_time is None or part.last_time > stats.last_time):
+                    stats.last_time = part.last_time
+        if nuls:
+            stats.errors.append((None, f"{nuls} NUL byte(s) in the text (a log cut by a crash?): read around them"))
+        stats.notes.append(split.note(rel))
 
     def scan_bytes(self, data: bytes, rel: str, *, node: str | None, rank: int | None, srun_prefix: bool,
                    tp: TimeParser, emit: Callable[[Candidate], None], line_base: int = 0,

@@ -274,6 +274,10 @@ def terminal_lines(events: list[Event]) -> list[Event]:
     """
     last: dict[tuple[str | None, int | None], int] = {}
     for ev in events:
+        if ev.fields.get("truncated") is True:
+            # a traceback cut before its exception line (the stream stops inside it) adds no words of its own: it
+            # supersedes nothing said before it (a logged error, then the traceback of the same failure, cut)
+            continue
         if ev.fields.get("terminal") is True or not (ev.kind.startswith(_EXIT_REPORTS)
                                                      or ev.fields.get("exit_report") is True):
             key = (ev.evidence.file, ev.rank)
@@ -282,7 +286,7 @@ def terminal_lines(events: list[Event]) -> list[Event]:
                 last[key] = line
     return _answered_nodes(_storage_sidecars(_waited_out(_named_victims(_answered_headers([
         ev for ev in events if ev.fields.get("terminal") is not True
-        or (ev.evidence.line or 0) >= last[(ev.evidence.file, ev.rank)]])))))
+        or (ev.evidence.line or 0) >= last.get((ev.evidence.file, ev.rank), -1)])))))
 
 
 def _answered_nodes(events: list[Event]) -> list[Event]:

@@ -22,6 +22,7 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import (
     ErrnoInfo,
     ExitPrinter,
+    cublas_status_table,
     cuda_table,
     cudnn_status_table,
     errno_table,
@@ -591,6 +592,83 @@ def cudnn_status_of(text: str) -> CudaError | None:
         hit = _cudnn_index().get(m.group(0))
         if hit is not None:
             return hit
+    return None
+
+
+# The NGC containers' start-up check of the host's driver (their nvidia_entrypoint.sh, as triton-inference-server/server
+# ships it; NVIDIA/nvidia-docker#1479 and NVIDIA/TensorRT-LLM#23 quote it): `ERROR: This container was built for NVIDIA
+# Driver Release ${CUDA_DRIVER_VERSION} or later, but` / `       version ${DRIVER_VERSION} was detected and
+# compatibility mode is UNAVAILABLE.` then `[[${_CUDA_COMPAT_STATUS}]]`: the host's driver is older than the image's
+# CUDA and the forward compatibility that would bridge it is not there. The driver stack's answer, as CUDA's 35
+# (insufficient driver) is; `NOTE: Legacy NVIDIA Driver detected.  Compatibility mode ENABLED.` is the check passed.
+# The check compares major driver releases only, so it also fires where CUDA's minor version compatibility runs the
+# image (NVIDIA's CUDA Compatibility guide, "Minor Version Compatibility", Table 1: a CUDA 13.x build runs on drivers
+# >= 580, 12.x on >= 525, 11.x on >= 450; "This is non-fatal - the images run correctly" of a 595 image on a DGX
+# Spark's 580 driver): it names a failure only where the image's release and the driver found belong to different
+# families (or the driver predates them all), both read from the banner (its first line names the release the image
+# needs, the line with the check the one found).
+NGC_DRIVER_CHECK: Final = "compatibility mode is UNAVAILABLE"
+NGC_BUILT_FOR: Final = "This container was built for NVIDIA Driver Release"
+NGC_DRIVER_CODE: Final = 35
+_NGC_NEED = re.compile(r"NVIDIA Driver Release (?P<need>\d{3})\b")
+_NGC_HAVE = re.compile(r"\bversion (?P<have>\d{3})(?:\.\d{1,6}){0,3} was detected")
+MINOR_COMPAT_FLOORS: Final = (580, 525, 450)  # the lowest driver of the CUDA 13.x, 12.x and 11.x families
+
+
+def _driver_family(release: int) -> int | None:
+    return next((floor for floor in MINOR_COMPAT_FLOORS if release >= floor), None)
+
+
+def ngc_need(text: str) -> int | None:
+    """The driver release an NGC banner's line says the image was built for, if it names one."""
+    m = _NGC_NEED.search(text) if NGC_BUILT_FOR in text else None
+    return int(m.group("need")) if m else None
+
+
+def ngc_check_failed(text: str, need: int | None) -> bool:
+    """Whether the NGC banner's check line (NGC_DRIVER_CHECK), with the release its first line named (`need`, or the
+    line's own), names a driver that cannot run the image: releases of two compatibility families. A release or a
+    driver the banner does not give (`version  was detected`: no driver found) establishes nothing."""
+    need = ngc_need(text) or need
+    m = _NGC_HAVE.search(text)
+    if need is None or m is None:
+        return False
+    wanted = _driver_family(need)
+    return wanted is None or _driver_family(int(m.group("have"))) != wanted
+
+CUBLAS_LITERALS: Final = ("CUBLAS_STATUS_", "cublas runtime error")
+_CUBLAS_STATUS = re.compile(r"\bCUBLAS_STATUS_[A-Z_]{2,40}\b")
+# PyTorch's THC before 1.0 (aten/src/THC/THCGeneral.cpp __THCublasCheck): `cublas runtime error : <words> at FILE:LINE`
+_THC_CUBLAS = "cublas runtime error : "
+
+
+@lru_cache(maxsize=1)
+def _cublas_index() -> tuple[dict[str, CudaError], dict[str, CudaError]]:
+    by_name: dict[str, CudaError] = {}
+    by_thc: dict[str, CudaError] = {}
+    for code, row in sorted(cublas_status_table().items()):
+        err = CudaError(code, row.name, row.name, row.cuda_class)
+        by_name[row.name] = err
+        if row.thc:
+            by_thc[row.thc] = err
+    return by_name, by_thc
+
+
+def cublas_status_of(text: str) -> CudaError | None:
+    """The cuBLAS status a line names (catalog/cuda.yaml `cublas_statuses`): by its name, or by the words PyTorch's
+    THC printed for it right after `cublas runtime error : `."""
+    by_name, by_thc = _cublas_index()
+    if "CUBLAS_STATUS_" in text:
+        for m in _CUBLAS_STATUS.finditer(text):
+            hit = by_name.get(m.group(0))
+            if hit is not None:
+                return hit
+    at = text.find(_THC_CUBLAS)
+    if at >= 0:
+        rest = text[at + len(_THC_CUBLAS):]
+        for words, err in by_thc.items():
+            if rest.startswith(words):
+                return err
     return None
 
 

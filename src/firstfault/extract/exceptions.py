@@ -26,12 +26,17 @@ from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
     ACCEL_OOM_PHRASES,
     CODED_CUDA_MESSAGE,
+    CUBLAS_LITERALS,
     CUDA_LITERALS,
     CUDNN_LITERAL,
     MESSAGE_CUDA_CODE,
+    NGC_BUILT_FOR,
+    NGC_DRIVER_CHECK,
     WEAK_CUDA_ANCHORS,
     by_whom,
     cuda_message_literals,
+    ngc_check_failed,
+    ngc_need,
     storage_strerror_texts,
 )
 from firstfault.extract.container import container_owns
@@ -88,6 +93,7 @@ _DIGIT_WORDS: Final = (*CUDA_LITERALS, *WEAK_CUDA_ANCHORS, *ACCEL_OOM_PHRASES, *
 _DIGIT_WORDS_RX: Final = re.compile(re.alternation(_DIGIT_WORDS)
                                     + "|" + CODED_CUDA_MESSAGE.pattern.replace("?P<code>", "?:")
                                     + "|" + MESSAGE_CUDA_CODE.pattern.replace("?P<code>", "?:"))
+_K_NGC_NEED = "ff.app.ngc_need"  # the driver release an NGC banner's first line said the image needs
 _ALONE: Memo[tuple[Draft, ...]] = Memo("app.alone")
 _ALONE_QUIET: Memo[bool] = Memo("app.alone.zeroed")  # holds True only: a known-quiet template
 _zeroed_ok: list[bool] = []
@@ -258,6 +264,9 @@ class ExceptionExtractor:
         *CUDA_LITERALS,
         *WEAK_CUDA_ANCHORS,
         CUDNN_LITERAL,  # a cuDNN status (catalog/cuda.yaml `cudnn_statuses`)
+        *CUBLAS_LITERALS,  # a cuBLAS status (catalog/cuda.yaml `cublas_statuses`), by name or in THC's words
+        NGC_DRIVER_CHECK,  # the NGC containers' check of the host's driver ...
+        NGC_BUILT_FOR,  # ... and its first line, the release the image needs
         *cuda_message_literals(),  # a CUDA error's message followed by its number (`... combination (error 803)`)
         "CUDA-capable device",
         "No CUDA GPUs are available",
@@ -283,6 +292,18 @@ class ExceptionExtractor:
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
+        if NGC_BUILT_FOR in body or NGC_DRIVER_CHECK in body:
+            # the NGC containers' driver check (codes.ngc_check_failed): its first line names the release the image
+            # needs, the next the driver found; a pair the minor-version compatibility runs is no failure
+            need = ngc_need(body)
+            if NGC_DRIVER_CHECK not in body:
+                ctx.state[_K_NGC_NEED] = need
+                ctx.claimed = True
+                return
+            held = ctx.state.pop(_K_NGC_NEED, None)
+            if not ngc_check_failed(body, held if isinstance(held, int) else None):
+                ctx.claimed = True
+                return
         who = rank if rank is not None else ctx.rank
         owner = torchrun_entry(ctx.state) if "traceback :" in body else None
         was, ctx.claimed = ctx.claimed, False

@@ -880,7 +880,9 @@ class NcclAddressExtractor:
 
 # NCCL's INFO line once a communicator has its network (src/init.cc, since 2.4: `NCCL INFO Using network Socket`,
 # `... Using network IB`, `... Using network AWS Libfabric`): whatever net plugin failed before it, NCCL went on.
-_NET_READY = re.compile(r"\bNCCL INFO Using network (?P<net>\S[^\r\n]{0,80}?)\s*$")
+# (The network's name runs to the line's end, read greedily and stripped after: a lazy run before `\s*$` went back over
+# every blank of a line padded with them, superlinear in its length.)
+_NET_READY = re.compile(r"\bNCCL INFO Using network (?P<net>\S[^\r\n]{0,80})")
 
 
 class NcclNetReadyExtractor:
@@ -898,9 +900,9 @@ class NcclNetReadyExtractor:
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
         m = _NET_READY.search(body)
-        if m:
+        if m and not body[m.end():].strip():  # the name is the rest of the line
             head, _ = _nccl_head(body)
-            yield _place(Draft("nccl.net_ready", {"network": m.group("net")}, rank=rank), head)
+            yield _place(Draft("nccl.net_ready", {"network": m.group("net").rstrip()}, rank=rank), head)
 
 
 EXTRACTORS: tuple[LineExtractor, ...] = (

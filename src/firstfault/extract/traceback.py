@@ -54,13 +54,17 @@ from functools import lru_cache
 from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import ExceptionClassInfo, object_store_code_table
+from firstfault.catalog.tables import ExceptionClassInfo, cuda_table, object_store_code_table
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
+    CUBLAS_LITERALS,
+    NGC_DRIVER_CHECK,
+    NGC_DRIVER_CODE,
     CudaError,
     accelerator_oom,
     by_whom,
     cache_race,
+    cublas_status_of,
     cuda_error_of,
     cudnn_status_of,
     errno_of,
@@ -886,7 +890,22 @@ def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
     status = cudnn_status_of(body) if "CUDNN_STATUS_" in body else None
     if status is not None:
         return _cudnn_drafts(body, exc, status)
+    if NGC_DRIVER_CHECK in body:
+        # the NGC entrypoint's driver check (codes.NGC_DRIVER_CHECK): a banner at the container's start, which the
+        # job may outlive (a driver of the same major release runs the image): its stream's last word only
+        row = cuda_table()[NGC_DRIVER_CODE]
+        return [Draft("app.cuda_error", {"error": row.cuda_class, "message": clip(body.strip()),
+                                         "cuda_error": row.runtime, "cuda_code": NGC_DRIVER_CODE, "terminal": True})]
     err = cuda_error_of(body)
+    blas = (cublas_status_of(body) if any(w in body for w in CUBLAS_LITERALS)
+            and (exc is not None or err is not None or "cublas runtime error" in body) else None)
+    if blas is not None and blas.cls == "oom":
+        return [Draft("app.cuda_oom", {"message": clip(exc.msg if exc and exc.msg else body)})]
+    if blas is not None and blas.cls in ("config", "launch_failure", "unavailable"):
+        # a cuBLAS status of the classes CUDA's errors have (catalog/cuda.yaml `cublas_statuses`), raised or in a CUDA
+        # error's words: read as cuDNN's (a logged record of one, `E ... failed: Internal: CUBLAS_STATUS_...`, is none)
+        return [Draft("app.cuda_error", _fields(error=blas.cls, message=clip(exc.msg if exc and exc.msg else body),
+                                                cuda_error=blas.name))]
     if err is None:
         return []
     if err.cls == "oom":

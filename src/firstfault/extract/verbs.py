@@ -114,7 +114,9 @@ _UCX_CONFIRM_LINES: Final = 50
 # UCX's worker opening a transport's interface on a device at start-up and failing with one of its status codes
 # (src/ucp/core/ucp_worker.c: `uct_iface_open(rc_mlx5/mlx5_0:1) failed: Unsupported operation`), read by the status's
 # words (catalog/transport.yaml `ucx_statuses`) and held as UCX's other device reports are.
-_UCX_IFACE_OPEN: Final = re.compile(r"\buct_iface_open\((?P<res>[^()\s]{1,100})\) failed: (?P<why>[^\r\n]{1,100}?)\s*$")
+# (The status's words run to the line's end; read greedily and stripped after: a lazy run before `\s*$` went back over
+# every blank of a line padded with them, superlinear in its length.)
+_UCX_IFACE_OPEN: Final = re.compile(r"\buct_iface_open\((?P<res>[^()\s]{1,100})\) failed: (?P<why>\S[^\r\n]{0,99})")
 _UCX_IFACE_WORD: Final = "uct_iface_open("
 _K_UCX_HELD = "ff.transport.ucx_held"  # (lineno, the held draft) of a UCX device's failed verbs call
 # NCCL's own completion report (extract/nccl.py owns it).
@@ -322,7 +324,7 @@ def _iface_open(body: str, rank: int | None, host: str | None) -> Draft | None:
     the job's settings (memory it may not pin, a parameter it gave) or the node's RDMA stack (a transport, operation
     or device its driver does not give); any other status names neither."""
     m = _UCX_IFACE_OPEN.search(body)
-    row = _ucx_status_by_text().get(m.group("why")) if m else None
+    row = _ucx_status_by_text().get(m.group("why").rstrip()) if m else None
     if row is None or row.side == "none" or row.errno is None:
         return None
     fields: dict[str, FieldValue] = {"detail": clip(body), "stack": "ucx", "status_name": row.name,
