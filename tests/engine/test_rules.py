@@ -32,8 +32,8 @@ def _problem(text: str) -> str:
 
 
 def test_a_rule_file_becomes_records_all_the_way_down() -> None:
-    rule = read_rule(yamlio.load(RULE.replace("by: self\n  - event: torch", "by: {not: [runtime, 3]}\n"
-                                              "  - event: torch")))
+    rule = read_rule(yamlio.load(RULE.replace("      signal: SIGABRT\n      by: self\n",
+                                              "      signal: SIGABRT\n      by: {not: [runtime, 3]}\n")))
     assert isinstance(rule, Rule) and all(isinstance(s, Selection) for s in rule.match)
     assert rule.match[1].where == {"signal": "SIGABRT", "by": Op(not_=["runtime", 3])}
     assert rule.priority == 30 and rule.group_by == [] and rule.min_count == 1 and rule.status == "stable"

@@ -424,7 +424,6 @@ def test_node_down(line: str, hosts: list[str], reason: str) -> None:
 @pytest.mark.parametrize(
     "line",
     [
-        "Node node01 now responding",
         "nfs: server ease not responding, still trying",
         "NVRM: fallen off the bus and is not responding to commands.",
         "the node is not responding",
@@ -434,6 +433,17 @@ def test_node_down(line: str, hosts: list[str], reason: str) -> None:
 )
 def test_node_down_negatives(line: str) -> None:
     assert scan(NODE, [line], source="syslog") == []
+
+
+@pytest.mark.parametrize(("line", "hosts"), [
+    ("Node node01 now responding", ["node01"]),
+    ("[2024-03-01T10:14:10.001] node_did_resp: node node01 returned to service", ["node01"]),
+    ("Nodes node[01-02] returned to service", ["node01", "node02"]),
+])
+def test_a_node_that_answered_again_is_its_answer_not_a_loss(line: str, hosts: list[str]) -> None:
+    # slurmctld's words as SchedMD/slurm src/slurmctld/node_mgr.c prints them (engine/normalise.py `_answered_nodes`)
+    drafts = scan(NODE, [line], source="syslog")
+    assert [(d.kind, d.fields["host"]) for d in drafts] == [("sched.node_back", h) for h in hosts]
 
 
 def test_expand_hostlist() -> None:

@@ -159,8 +159,14 @@ class Analysis:
 
             fabric = fab.Fabric(self.fabric_links, mapper)
             extracted = fab.place(extracted, fabric)
-        events = terminal_lines(net_found_after(one_record_per_job(
-            normalise(extracted, ctx, mapper, timedelta(seconds=settings.clock_skew + 120), self.outside))))
+        placed = normalise(extracted, ctx, mapper, timedelta(seconds=settings.clock_skew + 120), self.outside)
+        # An exception chain of envelopes only (extract/exceptions.py and extract/torchrun.py `at_end`: a launcher's
+        # summary of a worker's failure, a bare EOFError, with nothing in the stream that says why) is no event of the
+        # attribution: only a failure seen, which keeps a run whose end is not shown from being called well.
+        wrapped = [e for e in placed if e.fields.get("envelope") is True]
+        if wrapped:
+            placed = [e for e in placed if e.fields.get("envelope") is not True]
+        events = terminal_lines(net_found_after(one_record_per_job(placed)))
         # A traceback cut before its exception line says least of all: it is read only where nothing else was
         # (below, after the error lines' own words), never beside another cause or symptom.
         cut = [e for e in events if e.fields.get("truncated") is True]
@@ -209,8 +215,8 @@ class Analysis:
             coverage=self.coverage, errors=[*self.errors, *self.outside.errors(), *self._overflow()], now=now,
             unrecognized=self._unrecognized(mapper), provisional=provisional,
             end_from=own.event.evidence if own is not None and state is not None else None,
-            failure_seen=bool(cut) or any(e.kind == "launcher.exit" and e.fields.get("state") == "RESTART"
-                                          for e in events),
+            failure_seen=_seen([*cut, *wrapped, *(e for e in events if e.kind == "launcher.exit"
+                                                  and e.fields.get("state") == "RESTART")]),
         )
         if fabric is not None:
             verdict.explanation.append(fab.note(fabric, self.fabric_files))
@@ -260,6 +266,14 @@ class Analysis:
                          first=UnrecognizedLine(file=g.file, line=g.line, time=iso(g.time), text=g.text))
             for g in self.extraction.unrecognized.groups(node_of)
         ]
+
+
+def _seen(events: list[Event]) -> list[Evidence]:
+    """The lines of the failures no rule reads (engine/verdict.py `failure_seen`), once each, in their order."""
+    out: dict[tuple[str | None, int | None], Evidence] = {}
+    for e in sorted(events, key=lambda e: (e.evidence.file, e.evidence.line or 0)):
+        out.setdefault((e.evidence.file, e.evidence.line), e.evidence)
+    return list(out.values())
 
 
 class Analyzer:

@@ -262,7 +262,8 @@ def terminal_lines(events: list[Event]) -> list[Event]:
     """Lone uncaught exception lines (events marked `terminal` by extract/exceptions.py) that are their process's last
     word: the last event of their stream (file and rank), followed at most by reports of how a process ended; an
     OOM killer's header whose file then names the process it killed (_answered_headers); a storage client's wait that
-    it waited out (_waited_out); a FUSE daemon's sidecar (_storage_sidecars).
+    it waited out (_waited_out); a FUSE daemon's sidecar (_storage_sidecars); a node not responding that slurmctld
+    then says answered again (_answered_nodes).
 
     Python prints an uncaught exception last, then exits; the launcher and the scheduler report the exit, and so
     does a server that started the process (an inference server's API process or launcher on its engine, worker or
@@ -283,9 +284,30 @@ def terminal_lines(events: list[Event]) -> list[Event]:
             line = ev.evidence.line or 0
             if line > last.get(key, -1):
                 last[key] = line
-    return _storage_sidecars(_waited_out(_named_victims(_answered_headers([
+    return _answered_nodes(_storage_sidecars(_waited_out(_named_victims(_answered_headers([
         ev for ev in events if ev.fields.get("terminal") is not True
-        or (ev.evidence.line or 0) >= last.get((ev.evidence.file, ev.rank), -1)]))))
+        or (ev.evidence.line or 0) >= last.get((ev.evidence.file, ev.rank), -1)])))))
+
+
+def _answered_nodes(events: list[Event]) -> list[Event]:
+    """slurmctld's `Nodes X not responding` (a `sched.node_down` of reason `not responding`: it missed the
+    controller's pings, NODE_STATE_NO_RESPOND) that the controller takes back later in the same file (a
+    `sched.node_back` of the same host, as slurmctld spells both from its node record: `Node X now responding`,
+    `node X returned to service`) was a node slow to answer (a busy or restarting slurmd, a node the power saving was
+    still booting), not a lost one: dropped, so it is no cause (node-unreachable) nor a silent node's mark. Where
+    the controller had set the node DOWN for it (`not responding, setting DOWN`: its jobs were killed) or killed a
+    job on the failed node, the loss stands. The answers themselves are never events of the analysis."""
+    back: dict[tuple[str | None, str | None], int] = {}
+    for ev in events:
+        if ev.kind == "sched.node_back":
+            key = (ev.evidence.file, str(ev.fields.get("host") or "") or ev.node)
+            back[key] = max(back.get(key, -1), ev.evidence.line or 0)
+    if not back:
+        return events
+    return [ev for ev in events if ev.kind != "sched.node_back" and not (
+        ev.kind == "sched.node_down" and ev.fields.get("reason") == "not responding"
+        and back.get((ev.evidence.file, str(ev.fields.get("host") or "") or ev.node), -1)
+        > (ev.evidence.line or 0))]
 
 
 def net_found_after(events: list[Event]) -> list[Event]:

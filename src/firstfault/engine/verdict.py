@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from firstfault.engine.attribute import Attribution, Finding, SymptomHit, event_sort_key, is_terminal, render, weight
@@ -122,6 +123,10 @@ def _unordered_notes(candidates: list[Finding]) -> list[str]:
     return out
 
 
+# How many lines of failures no rule reads the notes cite.
+_SEEN_CITED = 3
+
+
 def build_verdict(
     *,
     catalog: Catalog,
@@ -134,13 +139,15 @@ def build_verdict(
     unrecognized: list[Unrecognized] | None = None,
     provisional: bool = False,
     end_from: Evidence | None = None,
-    failure_seen: bool = False,
+    failure_seen: Sequence[Evidence] = (),
 ) -> Verdict:
     """`provisional`: the attempt still runs (outcome `running`); the attribution is judged as for a failure,
     and only a root cause that may stand while it runs (`provisional_root`) is named. `end_from`: the line of the
     job's own output the terminal state was read from (engine/normalise.py `own_end`), cited in the notes.
-    `failure_seen`: the evidence holds a failure no rule reads (a worker group that failed and was restarted, a
-    traceback cut before its exception line): a run whose end is not shown is then not said to be well (`none`)."""
+    `failure_seen`: the lines of the failures the evidence holds that no rule reads (a worker group that failed and
+    was restarted, a traceback cut before its exception line, an exception chain of envelopes only: a launcher's
+    summary of a worker's failure, a bare EOFError): a run whose end is not shown is then not said to be well
+    (`none`), and where nothing else was found they are where to look."""
     outcome = "running" if provisional else outcome_of(terminal_state)
     settings = catalog.settings
     notes: list[str] = []
@@ -192,6 +199,11 @@ def build_verdict(
         if att.symptoms:
             cats = sorted({h.category for h in att.symptoms})
             notes.append("Only symptoms were found (" + ", ".join(cats) + "); no event establishes where it began.")
+        elif failure_seen:
+            where = "; ".join(f"{e.file}:{e.line}" + (f" ({' '.join(e.text.split())[:120]})" if e.text else "")
+                              for e in failure_seen[:_SEEN_CITED])
+            more = f" and {len(failure_seen) - _SEEN_CITED} more" if len(failure_seen) > _SEEN_CITED else ""
+            notes.append(f"A failure was seen that says no cause of its own; look at {where}{more}.")
         else:
             notes.append("No failure evidence was found in what was collected.")
         gaps = [c for c in coverage if c.status in ("missing", "partial", "empty", "error")]

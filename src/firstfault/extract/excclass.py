@@ -457,6 +457,16 @@ def store_cause(code: str | None) -> str | None:
     return row.cause if row is not None else None
 
 
+def store_code_words() -> tuple[str, ...]:
+    """The object-store codes on the store's side that a store spells as a word (`object_store_codes`: `SlowDown`,
+    `rateLimitExceeded`; not an HTTP status, which any service answers, nor a libcurl code): a line that holds one is
+    error-looking (extract/unrecognized.py), so that a store's error body printed over several lines (Google's JSON
+    `"reason": "rateLimitExceeded",` on a line of its own) reaches the last resort's reading (traceback.words_cause),
+    which takes the code only in a store's own spelling."""
+    return tuple(sorted(c for c, r in object_store_code_table().items()
+                        if r.side == "store" and not c.isdigit() and not c.startswith("curl")))
+
+
 def store_side(code: str | None) -> str:
     """`store` (throttling, the service's errors and timeouts) or `workload` (the job's request)."""
     if code is None:

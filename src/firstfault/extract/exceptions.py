@@ -235,7 +235,8 @@ class ExceptionExtractor:
     emits: Mapping[str, frozenset[str]] = {
         "app.cuda_error": frozenset({"cuda_code", "cuda_error", "error", "message", "terminal"}),
         "app.exception": frozenset({"errno", "exc_type", "message", "path", "shm", "signal", "cache_race", "exec",
-                                    "setup", "store_code", "terminal", "truncated", "limit", "thread"}),
+                                    "setup", "store_code", "terminal", "truncated", "limit", "thread",
+                                    "envelope"}),
         "nccl.communicator_aborted": frozenset({"detail", "failed_task", "terminal"}),
         "nccl.error": frozenset({"detail", "nccl_result", "terminal"}),
         "nccl.remote_error": frozenset({"detail", "exit_report", "failed_task", "phase", "terminal"}),
@@ -324,7 +325,9 @@ class ExceptionExtractor:
             if closed.chained:
                 ctx.claimed = True  # an envelope of a chain that already decided
                 return
-            _model(ctx.state).decided(closed.who, decisive)
+            # a chain of envelopes only is kept as a failure seen (at_end), unless it ended a thread, not the process
+            _model(ctx.state).decided(closed.who, decisive, None if closed.thread or closed.library_thread
+                                      else (ctx, text))
             ctx.claimed = True
         elif consumed:
             return  # a traceback header, chain marker or frame
@@ -352,7 +355,8 @@ class ExceptionExtractor:
         """What a stream's end tells: a Python traceback still open there (its frames came, its exception line did
         not: the process was killed while printing it, or the log was cut) is an uncaught exception of a class the
         evidence does not hold. Marked `terminal` and `truncated`: weak, and only its stream's last word
-        (engine/normalise.py `terminal_lines`), at the place of its header, with its innermost frame."""
+        (engine/normalise.py `terminal_lines`), at the place of its header, with its innermost frame. And a chain that
+        closed with envelopes only (`TracebackModel.unsettled`): marked `envelope`, a failure seen, no cause."""
         m = state.get(_MODEL)
         if not isinstance(m, tb.TracebackModel):
             return []
@@ -365,6 +369,16 @@ class ExceptionExtractor:
             elif end.owner is not None:
                 d.rank, d.host = end.owner
             out.append((d, end.head, end.text))
+        for at, text, who in m.unsettled():
+            # A chain whose every member only wraps another (catalog/exceptions.yaml `envelope`: torchrun's
+            # ChildFailedError, a bare EOFError) and that nothing after it in the stream decided: a failure was seen,
+            # its cause is not in the evidence. Marked `envelope`: never a cause or symptom, only what keeps a run
+            # whose end is not shown from being called well (analysis/analyze.py `finish`, docs/verdict.md).
+            d = Draft("app.exception", {"envelope": True, "message": tb.clip(text)})
+            owner = who[0] if isinstance(who, tuple) else who
+            if isinstance(owner, int) and owner != at.rank:
+                d.rank = owner
+            out.append((d, at, text))
         return out
 
     def _javascript(self, body: str, ctx: LineContext) -> list[Draft] | None:

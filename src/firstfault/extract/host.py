@@ -17,6 +17,7 @@ from firstfault.catalog.tables import (
     driver_libraries,
     ipmi_bus_events,
     memory_error_words,
+    platform_program_of,
     storage_tables,
     storage_waits,
 )
@@ -690,6 +691,14 @@ _NODE_DOWN = re.compile(
     r"|due to failure of node (?P<failed2>[\w.\-]+)"
 )
 _HOSTLIST_CAP = 4096  # a hostlist that expands past this is not a node list we can use
+# slurmctld's word that a node it had marked not responding answered again (SchedMD/slurm src/slurmctld/node_mgr.c
+# `_node_did_resp`: `Node %s now responding`, as it clears NODE_STATE_NO_RESPOND; a DOWN node of reason `Not
+# responding` put back by ReturnToService: `node %s returned to service`, `node_did_resp: node %s returned to
+# service`, and validate_nodes_via_front_end's `Nodes %s returned to service`). Read by engine/normalise.py
+# `_answered_nodes`: a `not responding` of the same node before it, in the same file, is taken back.
+_NODE_BACK = re.compile(
+    r"\b[Nn]odes? (?P<hosts>[\w.\-\[\],]+?) (?:now responding|returned to service)\b"
+)
 
 
 def expand_hostlist(expr: str) -> list[str]:
@@ -755,12 +764,20 @@ class NodeDownExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "sched.node_down": frozenset({"reason"}),
+        "sched.node_back": frozenset({"host"}),
     }
     sources: frozenset[str] = frozenset({"kernel", "syslog", "application"})
     literals: tuple[str, ...] = ("not responding", "on failed node", "due to failure of node", "(node failure)",
-                                 "could not connect to MOM", "/slurm_script: No such file")
+                                 "could not connect to MOM", "/slurm_script: No such file", "now responding",
+                                 "returned to service")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        if "now responding" in line or "returned to service" in line:
+            back = _NODE_BACK.search(line)
+            if back:
+                for host in expand_hostlist(back.group("hosts")):
+                    yield Draft(kind="sched.node_back", fields={"host": host}, host=host)
+                return
         m = _NODE_DOWN.search(line)
         if not m:
             other = _NODE_LOST.search(line)
@@ -826,7 +843,7 @@ class UserFaultExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "process.signal": frozenset({
-            "by", "detail", "driver_library", "object", "pid", "proc", "signal"
+            "by", "detail", "driver_library", "object", "pid", "proc", "signal", "program", "part"
         }),
     }
     sources: frozenset[str] = _KERNEL
@@ -858,6 +875,13 @@ class UserFaultExtractor:
         }
         if obj:
             fields["object"] = obj
+        row = platform_program_of(m.group("proc"))
+        if row is not None:
+            # a program of the platform under the workload (catalog/platform.yaml `platform_programs`: DCGM's exporter,
+            # the kubelet, containerd), by the name the kernel gives its process: its crash is that program's, not a
+            # rank's (app-crash reads no event with a `part`); where it faulted in the driver's library it still points
+            # at the node's GPU or driver (gpu-driver-library-crash)
+            fields["program"], fields["part"] = row.program, row.part
         yield Draft(kind="process.signal", fields=fields)
 
 

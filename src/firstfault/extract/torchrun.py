@@ -24,6 +24,9 @@ _RANK_FIELD = re.compile(r"^\s*rank\s*:\s*(?P<rank>\d+)\s*\(local_rank:\s*(?P<lo
 _EXIT_FIELD = re.compile(r"^\s*exitcode\s*:\s*(?P<code>-?\d+)\s*\(pid:\s*(?P<pid>\d+)\)")
 _SENDING = re.compile(r"Sending process (?P<pid>\d+) closing signal (?P<sig>SIG[A-Z0-9]+)")
 _AGENT_FAILED = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local>\d+) \(pid: (?P<pid>\d+)\)")
+# The exception's own line, `torch.distributed.elastic.multiprocessing.errors.ChildFailedError:` (the class at the
+# line's end, a colon at most after it), not a frame's `raise ChildFailedError(` nor prose that names the class.
+_ANNOUNCED = re.compile(r"(?:^|[.\s])ChildFailedError:?\s*$")
 _BLOCK: Final = "ff.app.torchrun"
 # The pids this agent sent a closing signal to. A worker that died of SIGTERM / SIGINT the agent never sent
 # was signalled from outside the launcher (a person, a script, a node agent): `unprompted`, a first exit
@@ -53,6 +56,9 @@ class _Block:
     rank: int | None = None
     emitted: bool = False
     last: tuple[int | None, str | None] | None = None  # (rank, host) of the last entry
+    # The ChildFailedError line of a summary that gave no entry yet (the class's line alone: a summary cut off or
+    # never printed), with its place: at the stream's end, a failure seen whose cause is not in the stream (at_end).
+    announced: tuple[LineContext, str] | None = None
 
 
 def _block(state: dict[str, object]) -> _Block:
@@ -77,6 +83,7 @@ class TorchrunExtractor:
         "process.signal": frozenset({"by", "detail", "local_rank", "signal", "unprompted"}),
         "torch.child_failed": frozenset({"exitcode", "failed_rank", "root_cause", "signal", "unprompted"}),
         "launcher.exit": frozenset({"state", "system", "scope", "code", "pid"}),
+        "app.exception": frozenset({"envelope", "message"}),
     }
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (
@@ -97,6 +104,8 @@ class TorchrunExtractor:
         if "ChildFailedError" in body:
             # A new summary (or the agent's traceback announcing one).
             blk.section, blk.host, blk.rank, blk.emitted = None, None, None, False
+            if _ANNOUNCED.search(body):
+                blk.announced = (ctx, body)
             return
         if _ROOT.match(body):
             blk.section = "root"
@@ -162,8 +171,20 @@ class TorchrunExtractor:
                 if _unprompted(ctx.state, sig, int(m.group("pid"))):
                     fields["unprompted"] = True
             blk.emitted = True
+            blk.announced = None
             blk.last = (blk.rank, blk.host)
             yield Draft("torch.child_failed", fields, rank=blk.rank, host=blk.host)
+
+    def at_end(self, state: dict[str, object]) -> list[tuple[Draft, LineContext, str]]:
+        """Where the stream ends: the agent's ChildFailedError whose summary gave no entry (its class's line alone, a
+        summary cut off) says that a worker failed, not which nor why. An `app.exception` marked `envelope`, as the
+        traceback model gives a chain of envelopes only (extract/exceptions.py `at_end`): never a cause or symptom,
+        only what keeps a run whose end is not shown from being called well (analysis/analyze.py `finish`)."""
+        blk = state.get(_BLOCK)
+        if not isinstance(blk, _Block) or blk.announced is None:
+            return []
+        at, text = blk.announced
+        return [(Draft("app.exception", {"envelope": True, "message": clip(text)}), at, text)]
 
 
 EXTRACTORS: tuple[LineExtractor, ...] = (TorchrunExtractor(),)

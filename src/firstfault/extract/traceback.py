@@ -1316,6 +1316,10 @@ class _Stream:
     head: LineContext | None = None  # where the open traceback began (its header, or its first frame if cut off)
     who: object = None  # the torchrun or rank prefix's owner of the open traceback (`feed`'s `who`)
     head_text: str = ""  # the line that opened it
+    # The last line of a chain whose members all decided nothing (envelopes only: a launcher's summary of its workers'
+    # exceptions, a bare EOFError from a pipe whose writer died) and that no later member of the stream decided: a
+    # failure was seen, its cause is not in the stream (`TracebackModel.unsettled`). Its place and the line.
+    unsettled: tuple[LineContext, str] | None = None
 
 
 class OpenEnd(NamedTuple):
@@ -1523,9 +1527,22 @@ class TracebackModel:
         st.opened, st.closed, st.owner, st.frames = None, ctx.lineno, None, []
         return closed
 
-    def decided(self, who: object, value: bool) -> None:
+    def decided(self, who: object, value: bool, at: tuple[LineContext, str] | None = None) -> None:
+        """Whether the chain's member just closed decided it; `at`: that member's place and line, kept while no member
+        of the stream decides (`unsettled`)."""
         st = self.streams.setdefault(who, _Stream())
+        if value:
+            st.unsettled = None
+        elif not st.decided and at is not None and st.unsettled is None:
+            st.unsettled = at
         st.decided = st.decided or value
+
+    def unsettled(self) -> list[tuple[LineContext, str, object]]:
+        """The chains that ended without a member that decided (`_Stream.unsettled`): each one's last place, line and
+        stream, where no later member of its stream decided. What such a chain says is that something failed, not
+        what: an exception that only wraps the one that began it, which the stream does not hold."""
+        return [(st.unsettled[0], st.unsettled[1], who) for who, st in self.streams.items()
+                if st.unsettled is not None and not st.decided]
 
     def open_ends(self) -> list[OpenEnd]:
         """The tracebacks still open where the stream ends, opened by their header and with at least one frame: the

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, NamedTuple, Never, cast
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.base import LineContext
 from firstfault.extract.codes import file_only_strerror_texts
-from firstfault.extract.excclass import setup_errno_words
+from firstfault.extract.excclass import setup_errno_words, store_code_words
 from firstfault.extract.memo import MAX_KEY, digits_zeroed, text_shape
 
 if TYPE_CHECKING:
@@ -55,9 +55,12 @@ class ErrorWords:
     # ... and the strerror texts of the errnos only a file system says (catalog/exceptions.yaml `file_only`) and
     # of those on the job's own set-up side on any operation (`bind: address already in use`): a line that
     # holds one (`(errno 28) No space left on device`) is an error however it is worded.
+    # ... and an object store's own codes on its side (`rateLimitExceeded`, `SlowDown`: excclass.store_code_words), so
+    # a store's error body printed over several lines is read where its code stands alone on a line.
     literals: tuple[str, ...] = ("error", "ERROR", "Error", "failed", "FAILED", "Failed", "fatal", "Fatal", "FATAL",
                                  "Exception", "panic", *file_only_strerror_texts(),
-                                 *sorted({v for w in setup_errno_words() if " " in w for v in (w, w.lower())}))
+                                 *sorted({v for w in setup_errno_words() if " " in w for v in (w, w.lower())}),
+                                 *store_code_words())
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Never]:
         if self.known(line):
