@@ -42,7 +42,7 @@ pytestmark = pytest.mark.integration
 
 TORCHRUN = [f.name for f in FAULTS.values() if f.mode == "torchrun"]
 SLURM = [f.name for f in FAULTS.values() if f.mode == "slurm"]
-LOCAL = [f.name for f in FAULTS.values() if f.mode in LOCAL_MODES]  # mpirun, Lightning, JAX, Ray
+LOCAL = [f.name for f in FAULTS.values() if f.mode in LOCAL_MODES]  # mpirun, Lightning, JAX, Ray, Accelerate, DeepSpeed
 # Runs at once. A run is CPU-bound for a few seconds (4 Python processes importing torch) and then mostly
 # waits (gloo timeouts, scancel, the time limit), so 3 at a time keep 2 cores busy.
 WORKERS = 3
@@ -52,7 +52,8 @@ def _launcher_missing(mode: str) -> str | None:
     """Why a new launcher's faults cannot run here (None when they can): its package or binary is missing."""
     if mode == "mpirun" and shutil.which("mpirun") is None:
         return "mpirun not installed (scripts/ci/install-servers.sh: openmpi-bin)"
-    module = {"mpirun": "mpi4py", "lightning": "lightning", "jax": "jax", "ray": "ray.train"}[mode]
+    module = {"mpirun": "mpi4py", "lightning": "lightning", "jax": "jax", "ray": "ray.train",
+              "accelerate": "accelerate", "deepspeed": "deepspeed"}[mode]
     top = module.split(".")[0]
     if importlib.util.find_spec(top) is None:
         return f"{top} is not installed (pip install -e '.[lab]')"
