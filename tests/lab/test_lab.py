@@ -78,10 +78,15 @@ def lab_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     clusters: dict[str, Any] = {}
     started: list[Any] = []
     slurm_skip = ""
-    try:
-        clusters["harness"] = request.getfixturevalue("slurm_cluster")
-    except pytest.skip.Exception as exc:
-        slurm_skip = str(exc)
+    # the session's Slurm (munge, MariaDB, slurmdbd, slurmctld, slurmd) only when a Slurm fault is to run: a
+    # LAB_ONLY of other launchers' faults starts no daemon
+    if any(f.mode == "slurm" and selected(f.name) for f in FAULTS.values()):
+        try:
+            clusters["harness"] = request.getfixturevalue("slurm_cluster")
+        except pytest.skip.Exception as exc:
+            slurm_skip = str(exc)
+    else:
+        slurm_skip = "no Slurm fault selected"
     try:
         if clusters:
             from lab import slurm
