@@ -1,4 +1,5 @@
-"""python -m lab run [--mode torchrun|slurm|all] [--fault NAME ...] --out DIR
+"""python -m lab run [--mode torchrun|slurm|mpirun|lightning|jax|ray|accelerate|deepspeed|all] [--fault NAME ...]
+                   --out DIR
 python -m lab check DIR [-v]
 python -m lab list"""
 
@@ -10,6 +11,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from lab.faults import LOCAL_MODES
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -76,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run faults for real and write bundles")
-    r.add_argument("--mode", choices=["torchrun", "slurm", "all"], default="all")
+    r.add_argument("--mode", choices=["torchrun", "slurm", *LOCAL_MODES, "all"], default="all")
     r.add_argument("--fault", nargs="+", metavar="NAME")
     r.add_argument("--out", required=True)
     r.add_argument("--workers", type=int, default=3,

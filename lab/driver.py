@@ -7,12 +7,14 @@ Bundle layout (torchrun):
   torchrun-logs/attempt_0/<rank>/stderr.log
   torchrun-logs/attempt_0/<rank>/error.json (when @record wrote one)
 
-Bundle layout (mpirun, Lightning, Ray: one launcher process; JAX: one process per rank):
+Bundle layout (mpirun, Lightning, Ray, Accelerate, DeepSpeed: one launcher process; JAX: one process per rank):
   workload.yaml, expected.yaml
   nodes/<host>/mpirun.log                   mpirun --tag-output's stdout+stderr ([1,N]<stdout>: before each line)
   nodes/<host>/lightning.log                `python lab/lightning_job.py` (Lightning starts ranks 1, 2 as children)
   nodes/<host>/ray-driver.log               `python lab/ray_job.py` (the workers' lines come back through Ray)
   nodes/<host>/jax-rank<r>.log              one `python lab/jax_job.py` per rank
+  nodes/<host>/accelerate.log               `accelerate launch --multi_gpu ...` (torchrun inside it, no --tee)
+  nodes/<host>/deepspeed.log                `deepspeed --num_gpus 3 ...` (runner, launch and the ranks' output)
 
 Bundle layout (Slurm):
   workload.yaml, expected.yaml
@@ -106,6 +108,12 @@ def _python() -> str:
 def _torchrun() -> list[str]:
     exe = Path(sys.executable).with_name("torchrun")
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "torch.distributed.run"]
+
+
+def _console(name: str, module: str) -> list[str]:
+    """A launcher's console script next to this interpreter (as a user types it), else its module."""
+    exe = Path(sys.executable).with_name(name)
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", module]
 
 
 def _write_yaml(path: Path, data: dict[str, Any]) -> None:
@@ -340,6 +348,17 @@ def _launches(fault: Fault, host: str, port: int) -> list[tuple[list[str], dict[
         # the workers unpickle the training loop, which imports jobenv: its folder goes on their path
         env = {"RAY_USAGE_STATS_ENABLED": "0", "PYTHONPATH": str(HERE)}
         return [([py, str(HERE / "ray_job.py")], env, f"nodes/{host}/ray-driver.log")]
+    if fault.mode == "accelerate":
+        # HF_HOME: no `accelerate config` file of this machine's user may change the launch
+        argv = [*_console("accelerate", "accelerate.commands.accelerate_cli"), "launch", "--multi_gpu",
+                "--num_processes", str(NPROC), "--num_machines", "1", "--mixed_precision", "no",
+                "--dynamo_backend", "no", "--main_process_port", str(port), str(HERE / "accelerate_job.py")]
+        return [(argv, {"HF_HOME": "hf-home"}, f"nodes/{host}/accelerate.log")]
+    if fault.mode == "deepspeed":
+        # no hostfile (/job/hostfile): this host only; the CPU accelerator (gloo without oneCCL's bindings)
+        argv = [*_console("deepspeed", "deepspeed.launcher.runner"), "--num_gpus", str(NPROC), "--master_port",
+                str(port), str(HERE / "deepspeed_job.py")]
+        return [(argv, {"DS_ACCELERATOR": "cpu", "PYTHONPATH": str(HERE)}, f"nodes/{host}/deepspeed.log")]
     if fault.mode == "jax":
         env = {"WORLD_SIZE": str(NPROC), "JAX_COORDINATOR_ADDRESS": f"127.0.0.1:{port}", "JAX_PLATFORMS": "cpu"}
         return [([py, str(HERE / "jax_job.py")], {**env, "RANK": str(r)}, f"nodes/{host}/jax-rank{r}.log")
@@ -348,7 +367,8 @@ def _launches(fault: Fault, host: str, port: int) -> list[tuple[list[str], dict[
 
 
 LOCAL_LOGS = {"mpirun": "nodes/{node}/mpirun.log", "lightning": "nodes/{node}/lightning.log",
-              "ray": "nodes/{node}/ray-driver.log", "jax": "nodes/{node}/jax-rank{rank}.log"}
+              "ray": "nodes/{node}/ray-driver.log", "jax": "nodes/{node}/jax-rank{rank}.log",
+              "accelerate": "nodes/{node}/accelerate.log", "deepspeed": "nodes/{node}/deepspeed.log"}
 
 
 class NotFired(RuntimeError):

@@ -57,8 +57,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Mode = Literal["torchrun", "slurm", "mpirun", "lightning", "jax", "ray"]
-LOCAL_MODES = ("mpirun", "lightning", "jax", "ray")  # run on this host by lab.driver.run_local
+Mode = Literal["torchrun", "slurm", "mpirun", "lightning", "jax", "ray", "accelerate", "deepspeed"]
+# run on this host by lab.driver.run_local
+LOCAL_MODES = ("mpirun", "lightning", "jax", "ray", "accelerate", "deepspeed")
 
 SOFTWARE_NODE = ["{node}"]
 
@@ -105,6 +106,9 @@ class Fault:
     admin_at_marker: tuple[tuple[str, ...], ...] = ()  # slurm only: scontrol commands once every rank paused
     admin_after: tuple[tuple[str, ...], ...] = ()  # slurm only: scontrol commands that undo them after the job
     term_after_marker: float | None = None  # SIGTERM every launched process this long after the fault's marker
+    # fourth round: the launcher's first start on a machine builds something (DeepSpeed JIT-compiles its CPU
+    # shared-memory op: minutes on 2 cores), so the quick test run (tests/lab/selection.py's sample) never takes it
+    slow_first_start: bool = False
 
     @property
     def train_fault(self) -> str:
@@ -140,10 +144,18 @@ def _launcher_faults(mode: Mode, words: str) -> list[Fault]:
                "SIGTERM from outside and SIGKILL 5 s after (as `timeout --kill-after` does; JAX's preemption notifier "
                "takes the SIGTERM as a notice and goes on)",
         "ray": "the others time out in the DDP allreduce (gloo, 10 s) and Ray Train ends the run",
+        "accelerate": "the others time out in the DDP allreduce (gloo, 10 s) and accelerate's torchrun ends the job",
+        "deepspeed": "the others time out in the engine's gradient allreduce (gloo, 10 s) and DeepSpeed's launcher "
+                     "kills the rest",
     }[mode]
     kw: dict[str, Any] = {"mode": mode, "lane": "ray" if mode == "ray" else ""}
     if mode in ("lightning", "ray"):  # 4 processes import torch and Lightning (Ray: its actors) one after the other
         kw["timeout"] = 300.0 if mode == "lightning" else 420.0
+    if mode == "accelerate":  # the launcher and 3 ranks import torch and Accelerate
+        kw["timeout"] = 300.0
+    if mode == "deepspeed":  # the runner, the launch process and 3 ranks; the first start compiles an op (minutes)
+        kw["timeout"] = 600.0
+        kw["slow_first_start"] = True
     return [
         _sw(f"{mode}_exception", "app.exception",
             f"{words}: rank 1 raises an exception at step 3; the launcher then ends the other ranks.",
@@ -394,6 +406,11 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
         ("lightning", "PyTorch Lightning Trainer(devices=3, strategy=DDPStrategy on gloo), its own launcher"),
         ("jax", "3 JAX processes, jax.distributed.initialize on 127.0.0.1, gloo all-gathers on the CPU"),
         ("ray", "a local Ray cluster, Ray Train TorchTrainer with 3 workers, DDP on gloo"),
+        # fourth round: Hugging Face Accelerate's launcher and DeepSpeed's
+        ("accelerate", "accelerate launch --multi_gpu --num_processes 3 (its torchrun path), Accelerator(cpu=True) "
+                       "on gloo"),
+        ("deepspeed", "deepspeed --num_gpus 3 (DeepSpeed's runner and launch, CPU accelerator), "
+                      "deepspeed.init_distributed on gloo and a DeepSpeed engine"),
     ) for f in _launcher_faults(launcher, words)),
     # ------------------------------------------------ third round: the job's own set-up and environment
     _sw("setup_port_in_use", "app.exception",

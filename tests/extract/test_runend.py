@@ -102,6 +102,21 @@ def test_a_programs_own_end_report(line: str, want: tuple[str, str, str]) -> Non
     assert (fields["state"], fields["system"], fields["scope"]) == want
 
 
+# DeepSpeed's launcher names the last command it spawned in that line, not the process that failed: in the lab's
+# real run (tests/lab/captured/deepspeed_sigkill_external) rank 1 was killed and the line says `--local_rank=2`.
+_DEEPSPEED_LAB = ("[2026-12-05 08:01:52,474] [ERROR] [launch.py:259:sigkill_handler] ['/work/wt/lab44/.venv/bin/"
+                  "python3', '-u', '/work/wt/lab44/lab/deepspeed_job.py', '--local_rank=2'] exits with return code "
+                  "= -9")
+
+
+def test_deepspeeds_end_report_gives_the_failed_process_code_and_no_rank() -> None:
+    # the code is the failed process's (Popen.returncode: -9, its SIGKILL); the `--local_rank` is the last command
+    # launch.py spawned, so the report carries no rank at all
+    fields = read_end(_DEEPSPEED_LAB)
+    assert fields == {"system": "deepspeed", "scope": "job", "code": -9, "state": "FAILED", "aborted": True}
+    assert not any("rank" in k for k in fields)
+
+
 def test_the_exit_code_a_report_gives_decides_its_outcome() -> None:
     assert read_end(_DEEPSPEED_626) == {"system": "deepspeed", "scope": "job", "code": -11, "state": "FAILED",
                                         "aborted": True}

@@ -1,7 +1,8 @@
 """Which of the failure lab's faults get a fresh run (tests/lab/test_lab.py) in this test session.
 
 The quick run (the README's `./scripts/test.sh`, the default) makes afresh one fault per launcher and mode:
-the cheapest one of each that still fails by a cause of its own (`sample`). `FIRSTFAULT_LAB=all` (what
+the cheapest one of each that still fails by a cause of its own (`sample`), except for a launcher whose first
+start on a machine is slow (DeepSpeed). `FIRSTFAULT_LAB=all` (what
 .ci/run sets) makes every fault afresh; `LAB_ONLY="PATTERN ..."` (shell-style patterns of fault names) makes
 just the faults it names, whatever FIRSTFAULT_LAB says. The others' tests are deselected, never skipped (in
 CI a skipped integration test is a failure). Every fault's captured run (tests/lab/test_captured.py) is
@@ -41,13 +42,14 @@ def _cost(f: Fault) -> tuple[float, int]:
 
 
 def sample(faults: Iterable[Fault] = FAULTS.values()) -> frozenset[str]:
-    """One fault per mode (bare torchrun, Slurm, mpirun, Lightning, JAX, Ray): among those that need nothing
-    from outside the job and fail with a definitive cause (a hang waits for a timeout; a clean run runs every
-    step; an unknown verdict is decided by what is missing), the cheapest (`_cost`), then the first in the
-    catalogue (lab/faults.py)."""
+    """One fault per mode (bare torchrun, Slurm, mpirun, Lightning, JAX, Ray, Accelerate): among those that need
+    nothing from outside the job and fail with a definitive cause (a hang waits for a timeout; a clean run runs
+    every step; an unknown verdict is decided by what is missing), the cheapest (`_cost`), then the first in the
+    catalogue (lab/faults.py). A mode whose launcher builds something at its first start on a machine
+    (`slow_first_start`: DeepSpeed's JIT-compiled op, minutes) has none: the quick run must stay short."""
     best: dict[str, Fault] = {}
     for f in faults:  # the catalogue's order: the first of equal cost stays
-        if f.domain in ("unknown", "none") or not _needs_nothing_from_outside(f):
+        if f.domain in ("unknown", "none") or not _needs_nothing_from_outside(f) or f.slow_first_start:
             continue
         if f.mode not in best or _cost(f) < _cost(best[f.mode]):
             best[f.mode] = f

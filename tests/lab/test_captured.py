@@ -65,6 +65,14 @@ LEADS = {
     "jax_sigkill_external": "first_exit",
     "lightning_sigkill_external": "first_exit",
     "lightning_hang": "laggard_rank",
+    # fourth round: Accelerate's launcher (torchrun inside it) and DeepSpeed's. DeepSpeed's launcher's own line for
+    # the failed process names the last command it spawned, not the one that failed (launch.py's sigkill_handler
+    # prints its loop variable `cmd`: `['python', '-u', 'job.py', '--local_rank=2'] exits with return code = -9`
+    # when rank 1 was killed), so the lead must come from the ranks' own words, never from that `--local_rank`
+    "accelerate_sigkill_external": "first_exit",
+    "accelerate_hang": "laggard_rank",
+    "deepspeed_sigkill_external": "first_exit",
+    "deepspeed_hang": "laggard_rank",
 }
 
 

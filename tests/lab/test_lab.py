@@ -42,7 +42,7 @@ pytestmark = pytest.mark.integration
 
 TORCHRUN = [f.name for f in FAULTS.values() if f.mode == "torchrun"]
 SLURM = [f.name for f in FAULTS.values() if f.mode == "slurm"]
-LOCAL = [f.name for f in FAULTS.values() if f.mode in LOCAL_MODES]  # mpirun, Lightning, JAX, Ray
+LOCAL = [f.name for f in FAULTS.values() if f.mode in LOCAL_MODES]  # mpirun, Lightning, JAX, Ray, Accelerate, DeepSpeed
 # Runs at once. A run is CPU-bound for a few seconds (4 Python processes importing torch) and then mostly
 # waits (gloo timeouts, scancel, the time limit), so 3 at a time keep 2 cores busy.
 WORKERS = 3
@@ -52,7 +52,8 @@ def _launcher_missing(mode: str) -> str | None:
     """Why a new launcher's faults cannot run here (None when they can): its package or binary is missing."""
     if mode == "mpirun" and shutil.which("mpirun") is None:
         return "mpirun not installed (scripts/ci/install-servers.sh: openmpi-bin)"
-    module = {"mpirun": "mpi4py", "lightning": "lightning", "jax": "jax", "ray": "ray.train"}[mode]
+    module = {"mpirun": "mpi4py", "lightning": "lightning", "jax": "jax", "ray": "ray.train",
+              "accelerate": "accelerate", "deepspeed": "deepspeed"}[mode]
     top = module.split(".")[0]
     if importlib.util.find_spec(top) is None:
         return f"{top} is not installed (pip install -e '.[lab]')"
@@ -77,10 +78,15 @@ def lab_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
     clusters: dict[str, Any] = {}
     started: list[Any] = []
     slurm_skip = ""
-    try:
-        clusters["harness"] = request.getfixturevalue("slurm_cluster")
-    except pytest.skip.Exception as exc:
-        slurm_skip = str(exc)
+    # the session's Slurm (munge, MariaDB, slurmdbd, slurmctld, slurmd) only when a Slurm fault is to run: a
+    # LAB_ONLY of other launchers' faults starts no daemon
+    if any(f.mode == "slurm" and selected(f.name) for f in FAULTS.values()):
+        try:
+            clusters["harness"] = request.getfixturevalue("slurm_cluster")
+        except pytest.skip.Exception as exc:
+            slurm_skip = str(exc)
+    else:
+        slurm_skip = "no Slurm fault selected"
     try:
         if clusters:
             from lab import slurm

@@ -12,7 +12,9 @@ from tests.lab import selection
 
 def test_the_sample_is_one_fault_per_mode_that_fails_by_itself() -> None:
     chosen = [FAULTS[n] for n in selection.sample()]
-    assert sorted(f.mode for f in chosen) == sorted({f.mode for f in FAULTS.values()})
+    slow = {f.mode for f in FAULTS.values() if f.slow_first_start}
+    assert slow == {"deepspeed"}  # DeepSpeed compiles its CPU shared-memory op at its first start (minutes)
+    assert sorted(f.mode for f in chosen) == sorted({f.mode for f in FAULTS.values()} - slow)
     for f in chosen:
         assert f.domain not in ("unknown", "none") and f.outcome == "failed", f.name
         assert not (f.kill_from_outside or f.admin_at_marker or f.scancel_at_marker), f.name
@@ -31,7 +33,7 @@ def test_near_misses_cheaper_but_needing_the_driver_or_without_a_cause_are_not_c
     cheaper = {"killed": {"kill_from_outside": True}, "admin": {"admin_at_marker": (("update",),)},
                "cgroup": {"memcg_limit": 1 << 20}, "hang": {"domain": "unknown", "category": None},
                "clean": {"domain": "none", "category": None, "outcome": "succeeded"},
-               "other_slurm": {"slurm_profile": "jobacct"}}
+               "other_slurm": {"slurm_profile": "jobacct"}, "slow_first_start": {"slow_first_start": True}}
     near = [dataclasses.replace(base, name=n, timeout=10.0, **kw) for n, kw in cheaper.items()]
     assert selection.sample([*near, base]) == {"base"}
 
