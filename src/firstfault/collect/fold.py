@@ -358,6 +358,21 @@ _Entry = (tuple[bytes, bytes, bytes, "_Variant", int | None]
 _ZERO_AT: Final = bytes(0xFF if b == 0x30 else 0 for b in range(256))
 
 
+@lru_cache(maxsize=1024)
+def _places(fixed: int, size: int) -> tuple[tuple[int, ...], list[tuple[int, int]], bytes]:
+    """The places 0xff in `fixed` (a line of `size` bytes) holds, those places as runs of consecutive ones, and as
+    _lines.c reads them (2 bytes each, little-endian): once per analysis for a shape's table entries, which each
+    file's table builds again (a kernel log's shapes on every node). The runs' list is shared: read, never changed."""
+    at = tuple(i for i, b in enumerate(fixed.to_bytes(size)) if b)
+    runs: list[tuple[int, int]] = []
+    for i in at:
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return at, runs, b"".join(i.to_bytes(2, "little") for i in at)
+
+
 class _Tabled:
     """One shape's entries in LineFold.table, by the bytes of a line at the places where every entry holds its
     digit (or hex letter) fixed (lo == hi: the digits of the host or rank a line of a multiplexed file names, of
@@ -384,19 +399,13 @@ class _Tabled:
         under their keys; `value` is the new (offsets, index) for LineFold.table."""
         fixed &= self.zero
         self.fixed = fixed
-        self.at = [i for i, b in enumerate(fixed.to_bytes(size)) if b]
-        runs: list[tuple[int, int]] = []
-        for i in self.at:
-            if runs and runs[-1][1] == i:
-                runs[-1] = (runs[-1][0], i + 1)
-            else:
-                runs.append((i, i + 1))
-        self.runs = runs
+        at, self.runs, offsets = _places(fixed, size)
+        self.at = list(at)
         entries = [e for es in self.index.values() for e in es]
         self.index = {}
         for e in entries:
             self.index.setdefault(self.key(e[0]), []).append(e)
-        self.value = (b"".join(i.to_bytes(2, "little") for i in self.at), self.index)
+        self.value = (offsets, self.index)
 
     def key(self, line: bytes) -> bytes:
         """The index key of a line (or an entry's lo) of this shape: its bytes at `at`, a slice per run (a line of a
