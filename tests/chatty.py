@@ -194,7 +194,7 @@ def kernel_noise_on_every_node(root: Path, nodes: int = 4, copies: int = 400) ->
 
 def aer_records_on_every_node(root: Path, nodes: int = 3, records: int = 300) -> Chatty:
     """Each node's kernel log: a root port's corrected AER record every few seconds (the kernel's four lines, as in
-    GSConnect#1052 / pop-os/pop#751, cited in /work/shared/reference/domain-facts.md 4.2; bench shape b's noise), a
+    GSConnect#1052 / pop-os/pop#751, Linux drivers/pci/pcie/aer.c; bench/gen_bundle.py's KERN_AER_CORRECTED), a
     session line without a prefilter word between records. Its `PCIe Bus Error` line is an event (pcie.aer) the
     store keeps 32 times a file with their own lines and times, and counts past that: the copies below the cap give
     the events of the ones read but for their line, time and text (LineFold.copy_events). One GPU falls off the bus
