@@ -192,6 +192,65 @@ def kernel_noise_on_every_node(root: Path, nodes: int = 4, copies: int = 400) ->
     return Chatty(out, {"evidence_line": ("nodes/node-03/kern.log", 1), "xid79": True})
 
 
+def aer_records_on_every_node(root: Path, nodes: int = 3, records: int = 300) -> Chatty:
+    """Each node's kernel log: a root port's corrected AER record every few seconds (the kernel's four lines, as in
+    GSConnect#1052 / pop-os/pop#751, Linux drivers/pci/pcie/aer.c; bench/gen_bundle.py's KERN_AER_CORRECTED), a
+    session line without a prefilter word between records. Its `PCIe Bus Error` line is an event (pcie.aer) the
+    store keeps 32 times a file with their own lines and times, and counts past that: the copies below the cap give
+    the events of the ones read but for their line, time and text (LineFold.copy_events). One GPU falls off the bus
+    on the last node."""
+    names = [f"node-{i + 1:02d}" for i in range(nodes)]
+    out = root / "aer-records-on-every-node"
+    _workload(out, "- {kind: kernel, path: 'nodes/{node}/kern.log'}\n", nodes="[" + ", ".join(names) + "]",
+              ranks="{" + ", ".join(f"{n}: {8 * i}-{8 * i + 7}" for i, n in enumerate(names)) + "}")
+    rng = random.Random(44)
+    fault = 0
+    for i, node in enumerate(names):
+        t = T0 + timedelta(milliseconds=53 * i)
+        up = 77000 + 1000 * i
+        lines: list[str] = []
+        for j in range(records):
+            t += timedelta(milliseconds=2900 + rng.randrange(200))
+            k = f"{_bsd(t)} {node} kernel: [{up + 3 * j}.{rng.randrange(1000000):06d}] pcieport 0000:00:1c.5: AER:"
+            lines += [f"{k} Corrected error received: 0000:00:1c.5",
+                      f"{k} PCIe Bus Error: severity=Corrected, type=Physical Layer, (Receiver ID)",
+                      f"{k}   device [8086:9d15] error status/mask=00000001/00002000",
+                      f"{k}    [ 0] RxErr                  (First)",
+                      f"{_bsd(t)} {node} systemd-logind[1344]: New session {4500 + j} of user root."]
+            if i == nodes - 1 and j == records - 20:
+                lines.append(f"{_bsd(t)} {node} kernel: [{up + 3 * j}.000100] NVRM: Xid (PCI:0000:3b:00): 79, "
+                             "pid=1912, name=python3, GPU has fallen off the bus.")
+                fault = len(lines)
+        (out / "nodes" / node).mkdir(parents=True)
+        (out / "nodes" / node / "kern.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"evidence_line": (f"nodes/{names[-1]}/kern.log", fault), "xid79": True})
+
+
+def xid_pids_on_every_node(root: Path, nodes: int = 3, copies: int = 60) -> Chatty:
+    """The near miss of aer_records_on_every_node: an Xid 13 line (NVRM's `Xid (PCI:%s): %d, pid=%s, name=%s, %s`,
+    Linux's open GPU kernel modules) whose event holds the pid it names, which the signature does not. node-01's
+    pids differ line by line (a lesson of wide pid ranges for the next files); node-02 and node-03 hold one pid for
+    their first half and then others within node-01's ranges: a copy below the cap whose pid differs from those of
+    the copies read in its file is read, not taken to give their events."""
+    names = [f"node-{i + 1:02d}" for i in range(nodes)]
+    out = root / "xid-pids-on-every-node"
+    _workload(out, "- {kind: kernel, path: 'nodes/{node}/kern.log'}\n", nodes="[" + ", ".join(names) + "]",
+              ranks="{" + ", ".join(f"{n}: {8 * i}-{8 * i + 7}" for i, n in enumerate(names)) + "}")
+    rng = random.Random(45)
+    for i, node in enumerate(names):
+        t = T0 + timedelta(milliseconds=41 * i)
+        lines: list[str] = []
+        for j in range(copies):
+            t += timedelta(milliseconds=700)
+            pid = 20000 + rng.randrange(9999) if i == 0 or j >= copies // 2 else 24444
+            lines.append(f"{_bsd(t)} {node} kernel: [{618000 + j}.{rng.randrange(1000000):06d}] NVRM: Xid "
+                         f"(PCI:0000:3b:00): 13, pid={pid}, name=python3, Ch 00000008")
+            lines.append(f"{_bsd(t)} {node} systemd-logind[1344]: New session {4500 + j} of user root.")
+        (out / "nodes" / node).mkdir(parents=True)
+        (out / "nodes" / node / "kern.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return Chatty(out, {"min_folded": 0})
+
+
 def many_hosts_in_one_syslog(root: Path, hosts: int = 48, rounds: int = 40) -> Chatty:
     """One central syslog (rsyslog's: every host's kernel lines in one file, issue 27's n1 shape) where each of
     `hosts` allocation nodes prints the same mlx5 noise (an unrecognized line whose place names the host the

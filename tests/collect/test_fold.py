@@ -31,6 +31,7 @@ BUILDERS: list[Callable[[Path], chatty.Chatty]] = [
     chatty.unstamped_warning_clock_steps_back, chatty.kernel_noise_on_every_node, chatty.many_hosts_in_one_syslog,
     chatty.many_ranks_in_one_mpirun_output, chatty.pci_noise_in_one_syslog,
     chatty.mpirun_output_whose_stamps_stop_reading, chatty.hosts_folding_across_reads,
+    chatty.aer_records_on_every_node, chatty.xid_pids_on_every_node,
 ]
 
 
@@ -869,6 +870,75 @@ def test_a_shape_learned_in_one_file_folds_from_its_second_copy_in_the_next(
     assert xid79 == {case.expect["evidence_line"]}
     groups = [u for u in v["unrecognized"] if "mlx5_cmd_out_err" in u["template"]]
     assert sum(u["count"] for u in groups) == 4 * 400
+
+
+def _kept_events(analyzer: Analyzer, path: Path) -> list[tuple[object, ...]]:
+    """The events the store keeps for a bundle, in order, each with its line, time, text and fields."""
+    from firstfault.collect.evidence import collect_bundle
+
+    bundle = load_bundle(str(path))
+    analysis = analyzer.start(bundle.context)
+    collect_bundle(analyzer, bundle, analysis)
+    return [(e.kind, e.time, e.node, e.rank, e.device, e.fields, e.evidence.file, e.evidence.line, e.evidence.text)
+            for e in analysis.store.events]
+
+
+def _copies_given(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many copies below the store's cap the fold gave as the events of the copies read (LineFold.copy_events)."""
+    n = [0]
+    real = fold.LineFold.copy_events
+
+    def giving(self: fold.LineFold, v: Any, line: int, time: Any, text: str) -> None:
+        n[0] += 1
+        real(self, v, line, time, text)
+
+    monkeypatch.setattr(fold.LineFold, "copy_events", giving)
+    return n
+
+
+def test_copies_below_the_cap_give_the_events_of_the_copies_read_at_their_own_lines(
+        analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Bench shape b's AER records on every node: the store keeps each file's first 32 `PCIe Bus Error` events with
+    their own lines and times. Past SAME_READS copies read in a file to the same events (but for line, time and
+    text), its next copies below the cap add those events at their own place without the extractors: every kept
+    event (line, time, text, fields) and the verdict are those of reading every line, with a few of each file's
+    copies read, not 32."""
+    case = chatty.aer_records_on_every_node(tmp_path)
+    with memo.fastpath(False):
+        every = records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2)
+        kept = _kept_events(analyzer, case.path)
+    reads = _reads_by_file(monkeypatch, b"PCIe Bus Error")
+    given = _copies_given(monkeypatch)
+    with memo.fastpath(True):
+        assert records.dumps(analyzer.analyze_path(str(case.path), now=NOW), indent=2) == every
+        assert _kept_events(analyzer, case.path) == kept
+    aer = [k for k in kept if k[0] == "pcie.aer"]
+    assert len(aer) == 3 * 32 and len({(k[6], k[7]) for k in aer}) == len(aer)  # each kept with its own line
+    # (two runs) node-02 and node-03, taught by node-01: a few copies read each, not the 32 below the cap
+    assert given[0] >= 2 * 2 * (32 - 2 * fold.SAME_READS), given[0]
+    assert reads["nodes/node-02/kern.log"] <= 2 * 2 * fold.SAME_READS, reads
+    assert reads["nodes/node-03/kern.log"] <= 2 * 2 * fold.SAME_READS, reads
+
+
+def test_a_copy_below_the_cap_whose_digits_its_file_never_varied_is_read(
+        analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The near miss: an Xid 13 event holds the pid its line names, which its signature does not. node-02's copies
+    read in full all held one pid, though the lesson from node-01 lets the pid's digits range wide: a copy below the
+    cap with another pid is read (its own pid kept), not given the event of the copies read. Taking the lesson's
+    ranges for the events' would keep the wrong pid."""
+    case = chatty.xid_pids_on_every_node(tmp_path)
+    with memo.fastpath(False):
+        kept = _kept_events(analyzer, case.path)
+    given = _copies_given(monkeypatch)
+    with memo.fastpath(True):
+        assert _kept_events(analyzer, case.path) == kept
+        # Most of the one-pid halves of node-02 and node-03 (a few read where a digit of the stamp or uptime first
+        # moves), none of the others
+        assert 2 * (30 - 3 * fold.SAME_READS) <= given[0] <= 2 * 30, given[0]
+        monkeypatch.setattr(fold._Variant, "gives_same", lambda self, x: self.same >= fold.SAME_READS)
+        assert _kept_events(analyzer, case.path) != kept
+    pids = {k[5]["pid"] for k in kept if k[0] == "gpu.xid" and k[6] == "nodes/node-02/kern.log"}
+    assert len(pids) > 1 and 24444 in pids  # (its copies with other pids below the cap, read)
 
 
 def test_a_lesson_is_not_taught_to_a_file_of_another_rank(

@@ -8,9 +8,16 @@ copies per signature only a count is kept.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 
 from firstfault.extract.base import Draft, LineContext
-from firstfault.model import Event, Evidence
+from firstfault.model import Event, Evidence, FieldValue
+
+# What one draft of a line read in full became, less the line's own place and time (collect/fold.py's copies below
+# the store's cap): its signature, its weight, and the event's kind, node, rank, device, fields (the host in them as
+# draft_to_event puts it), source and file.
+EventCopy = tuple[tuple[object, ...], int, str, str | None, int | None, str | None, dict[str, FieldValue], str,
+                  str | None]
 
 
 class EventStore:
@@ -70,6 +77,17 @@ class EventStore:
         """
         key = self._key(ev.kind, ev.evidence.source, ev.evidence.file, ev.node, ev.rank, ev.device, ev.fields)
         self._put(key, ev, int(ev.fields.get("repeat") or 1))
+
+    def add_copy(self, events: tuple[EventCopy, ...], time: datetime | None, line: int, text: str) -> None:
+        """add() of the events a copy of a line gives, where reading it gives `events` (each draft's, as
+        Extraction.add_events_read took them from a copy read in full) at its own time, line and text: what
+        add_drafts does with that copy's drafts, without the extractors (collect/fold.py, LineFold.copy_events)."""
+        counts, cap = self._counts, self.cap
+        for key, weight, kind, node, rank, device, fields, source, file in events:
+            ev = Event(kind=kind, time=time, node=node, rank=rank, device=device, fields=dict(fields),
+                       evidence=Evidence(source=source, file=file, line=line, text=text)) \
+                if counts.get(key, 0) < cap else None
+            self._put(key, ev, weight)
 
     def add_drafts(self, drafts: list[Draft], ctx: LineContext, text: str) -> None:
         """`add(draft_to_event(d, ctx, text))` for each draft, without building the events that only

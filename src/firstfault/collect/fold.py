@@ -127,11 +127,14 @@ from firstfault.extract.memo import ALL_HEX_ZERO, hex_spans, line_shape
 from firstfault.extract.memo import ZERO_DIGITS as _ZERO
 
 if TYPE_CHECKING:
-    from firstfault.collect.events import EventStore
+    from firstfault.collect.events import EventCopy, EventStore
     from firstfault.extract.base import Candidate
     from firstfault.extract.unrecognized import Unrecognized
 
 WARM: Final = 16  # copies read in full to one outcome before that variant of the shape folds
+# Copies read in full in the file, to one outcome and to the same events but for their line, time and text, before
+# that variant's copies below the store's cap are added as those events (LineFold.copy_events) instead of read.
+SAME_READS: Final = 4
 MAX_SHAPES: Final = 4096  # shapes followed per file; lines of further shapes are read in full
 MAX_VARIANTS: Final = 16  # outcomes followed per shape
 MAX_KIN: Final = 4096  # outcomes followed per shape that differ only in the host or rank the line names (_own)
@@ -169,6 +172,9 @@ class Reading:
     # The per-stream state the extractors were given (the very dict: Extraction keeps one per stream), or None:
     # none was (the line was read by its body alone). Two lines with one stream moved the same state.
     stream: object = None
+    # Its events less their line, time and text (one per signature, in order): a copy of the line below the store's
+    # cap adds these at its own place (LineFold.copy_events).
+    events: tuple[EventCopy, ...] = ()
 
     @property
     def signatures(self) -> tuple[Signature, ...]:
@@ -232,6 +238,14 @@ class _Variant:
     lo_b: bytearray | None = None
     hi_b: bytearray | None = None
     lead_b: bytearray | None = None  # its lead_rep, the same way (_pool_lead)
+    # The copies read to it in this file whose events were its first's but for their line, time and text (-1: one
+    # was not, or its line gives no event, or an offer, or a claim: its copies below the cap are each read), and
+    # 0xff in the bytes in which they all had its first copy's (rep's) value: the digits its events were seen not
+    # to hang on are the others. Once SAME_READS were read, a copy it holds (its ranges: lessons' included) that has
+    # rep's value in those bytes gives those events at its own place (LineFold.copy_events) while its signatures
+    # are below the store's cap.
+    same: int = 0
+    same_keep: int = 0
 
     def __post_init__(self) -> None:
         self.free = self.reading.stream is None
@@ -241,6 +255,31 @@ class _Variant:
         self.top = int.from_bytes(b"\x80" * self.size)
         self.hi_top = self.hi | self.top
         self.fixed = (1 << 8 * self.size) - 1
+        r = self.reading
+        if r.events and r.offer is None and not r.outcome[1] and r.foldable:
+            self.same, self.same_keep = 1, self.fixed
+        else:
+            self.same = -1
+
+    def same_again(self, r: Reading, x: int) -> None:
+        """A copy with bytes `x` was read to this outcome, giving `r`: are its events the first's but for their line,
+        time and text? The bytes in which it differs from the first are then ones they were seen not to hang on."""
+        if self.same <= 0:
+            return
+        if r.events != self.reading.events:
+            self.same = -1
+            return
+        self.same += 1
+        # 0xff in each byte where x differs from rep: the two differ below 0x80 (a digit or a hex id's letter; the
+        # other bytes are the shape's), so adding 0x7f sets a byte's 0x80 exactly where it is not 0, with no carry.
+        d = x ^ self.rep
+        self.same_keep &= ~(((d + (self.top >> 7) * 0x7F) & self.top) >> 7) * 0xFF
+
+    def gives_same(self, x: int) -> bool:
+        """May the copy with bytes `x` (one the variant holds) be taken to give its first copy's events at its own
+        line, time and text: SAME_READS copies read in this file gave them, and x has the first copy's value in every
+        byte in which those all had it."""
+        return self.same >= SAME_READS and not (x ^ self.rep) & self.same_keep
 
     def widen(self, x: int) -> None:
         """Take in a copy read to this outcome (its bytes `x`): each of its digits is now a value its position
@@ -319,6 +358,21 @@ _Entry = (tuple[bytes, bytes, bytes, "_Variant", int | None]
 _ZERO_AT: Final = bytes(0xFF if b == 0x30 else 0 for b in range(256))
 
 
+@lru_cache(maxsize=1024)
+def _places(fixed: int, size: int) -> tuple[tuple[int, ...], list[tuple[int, int]], bytes]:
+    """The places 0xff in `fixed` (a line of `size` bytes) holds, those places as runs of consecutive ones, and as
+    _lines.c reads them (2 bytes each, little-endian): once per analysis for a shape's table entries, which each
+    file's table builds again (a kernel log's shapes on every node). The runs' list is shared: read, never changed."""
+    at = tuple(i for i, b in enumerate(fixed.to_bytes(size)) if b)
+    runs: list[tuple[int, int]] = []
+    for i in at:
+        if runs and runs[-1][1] == i:
+            runs[-1] = (runs[-1][0], i + 1)
+        else:
+            runs.append((i, i + 1))
+    return at, runs, b"".join(i.to_bytes(2, "little") for i in at)
+
+
 class _Tabled:
     """One shape's entries in LineFold.table, by the bytes of a line at the places where every entry holds its
     digit (or hex letter) fixed (lo == hi: the digits of the host or rank a line of a multiplexed file names, of
@@ -345,19 +399,13 @@ class _Tabled:
         under their keys; `value` is the new (offsets, index) for LineFold.table."""
         fixed &= self.zero
         self.fixed = fixed
-        self.at = [i for i, b in enumerate(fixed.to_bytes(size)) if b]
-        runs: list[tuple[int, int]] = []
-        for i in self.at:
-            if runs and runs[-1][1] == i:
-                runs[-1] = (runs[-1][0], i + 1)
-            else:
-                runs.append((i, i + 1))
-        self.runs = runs
+        at, self.runs, offsets = _places(fixed, size)
+        self.at = list(at)
         entries = [e for es in self.index.values() for e in es]
         self.index = {}
         for e in entries:
             self.index.setdefault(self.key(e[0]), []).append(e)
-        self.value = (b"".join(i.to_bytes(2, "little") for i in self.at), self.index)
+        self.value = (offsets, self.index)
 
     def key(self, line: bytes) -> bytes:
         """The index key of a line (or an entry's lo) of this shape: its bytes at `at`, a slice per run (a line of a
@@ -958,7 +1006,9 @@ class LineFold:
             if not v.past_cap:
                 counts, cap = self.store.counts, self.store.cap
                 if any(counts.get(k, 0) < cap for k, _ in v.reading.signatures):
-                    return None
+                    # Below the cap each copy is an event of its own: the caller adds its events (copy_events), or
+                    # reads it, where v is not past the cap.
+                    return v if v.gives_same(x) else None
                 if not self.extraction.unrecognized.can_repeat(v.reading.offer):
                     return None
                 v.past_cap = True
@@ -968,7 +1018,8 @@ class LineFold:
         return None
 
     def table_add(self, raw: bytes, v: _Variant) -> None:
-        """Put `v`, which fold_copy(raw) just gave, in the table, so that its next copies fold in C."""
+        """Put `v`, which fold_copy(raw) just gave (past the store's cap), in the table, so that its next copies fold
+        in C."""
         if v.tabled != self._gen and (v.same_hits or v.risk is not None):
             floor = None
             if v.timed:
@@ -1167,6 +1218,14 @@ class LineFold:
         """One more copy of `v`'s line, counted as reading it would count it (added at the file's end)."""
         v.counted += 1
 
+    def copy_events(self, v: _Variant, line: int, time: datetime | None, text: str) -> None:
+        """A copy of `v`'s line that fold() gave while some signature of `v` is below the store's cap (v.past_cap
+        false), at line `line`, of time `time` (its own stamp's, or the walk back's: as reading it gives) and text
+        `text`: its events, as reading it adds them. Its outcome is v's, as for a counted copy; below the cap each
+        event is kept with its own line, time and text, and the rest of it is what every copy of v read in this
+        file gave (same_again)."""
+        self.store.add_copy(v.reading.events, time, line, text)
+
     def read(self, c: Candidate, raw: bytes, hits: list[int] | None) -> None:
         """Read candidate `c` (whose line is `raw`) in full, and keep its outcome for its shape (from the shape's
         second line on: most lines of a log are the only one of their shape). The table keeps what stays true:
@@ -1225,6 +1284,7 @@ class LineFold:
                         v.lead_rep = raw[:v.lead]
                         self._untable_variant(v)
                     v.reads += 1
+                    v.same_again(r, x)
                     if not v.free:
                         v.epoch = self._epoch
                     if not v.holds(x):

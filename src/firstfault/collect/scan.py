@@ -31,7 +31,7 @@ from firstfault.collect.chunks import MAX_LINE as MAX_LINE
 from firstfault.collect.chunks import FileStats as FileStats
 from firstfault.collect.chunks import binary_share as binary_share
 from firstfault.collect.chunks import count_newlines as count_newlines
-from firstfault.collect.events import EventStore, draft_to_event
+from firstfault.collect.events import EventCopy, EventStore, draft_to_event
 from firstfault.collect.fold import Lessons, LineFold, Reading, Signature
 from firstfault.collect.stamps import SRUN, Clock, c_clock, c_time, walk_back, walk_back_py
 from firstfault.collect.stamps import prev_stamped as _prev_stamped  # tests also ask whether C is built
@@ -517,13 +517,20 @@ class Extraction:
         self._offered, self._raised = None, False
         drafts, ctx = self.drafts(c)
         sigs: list[Signature] = []
+        copies: list[EventCopy] = []
         if drafts and ctx is not None:
             store.add_drafts(drafts, ctx, c.text[:TEXT_CLIP])
             key = EventStore._key
             for d in drafts:
                 rank = d.rank if d.rank is not None else ctx.rank
-                sigs.append((key(d.kind, ctx.source, ctx.file, ctx.node, rank, d.device, d.fields),
-                             int(d.fields.get("repeat") or 1)))
+                sig = (key(d.kind, ctx.source, ctx.file, ctx.node, rank, d.device, d.fields),
+                       int(d.fields.get("repeat") or 1))
+                sigs.append(sig)
+                # The event less its line, time and text (draft_to_event's), for the copies below the store's cap
+                # that the fold adds without reading them (collect/fold.py, LineFold.copy_events).
+                host = d.host or ctx.host
+                copies.append((*sig, d.kind, ctx.node, rank, d.device,
+                               dict(d.fields, **({"host": host} if host else {})), ctx.source, ctx.file))
         offer = None
         offered = self._offered
         foldable = True
@@ -537,7 +544,7 @@ class Extraction:
         # The per-stream state the extractors were given; none where the line was read by its body alone, and one
         # no other line has where an extractor stopped on an error (what it wrote before is not known).
         stream = ctx.state if ctx is not None else object() if self._raised else None
-        return Reading(outcome, offer, foldable, stream)
+        return Reading(outcome, offer, foldable, stream, tuple(copies))
 
     def drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
         """What the extractors found on one line (see _drafts); a line that gives nothing alone and whose message
@@ -958,9 +965,31 @@ class LineScanner:
         # fold comes or the chunk ends (collect/fold.py): its variant, its place, line number and hits.
         held: tuple[Any, ...] | None = None
         held_variant: Any = None
+        # A held copy's time, where its variant is below the store's cap (not past_cap): when the next copy comes,
+        # its events are added at its line and time (LineFold.copy_events), not counted.
+        held_time: datetime | None = None
         # The previous candidate read's start and resolved time: walking back from a line stops at the
         # previous candidate, so a burst of unstamped lines (NCCL's) is parsed once, not once per line.
         prev_start, prev_t, have_prev = -1, None, False
+
+        def below_cap(buf: bytes, s: int, e: int) -> tuple[bool, datetime | None]:
+            """May the copy buf[s:e] of a variant below the store's cap (fold() gave it, its signatures not all past
+            the cap) be added as its variant's events (LineFold.copy_events), and its time: the time reading it gives
+            (copy_time's), where no stamp was read as none; an ASCII line, no srun label (its rank and text are
+            then the line's bytes)."""
+            if srun_prefix or not buf[s:e].isascii():
+                return False, None
+            return copy_time(buf, s, e)
+
+        def settle_held(buf: bytes) -> None:
+            """Another copy follows the held one: count it on its variant, or where the variant is below the store's
+            cap, add its events at its own line and time (what reading it adds)."""
+            assert fold is not None and held is not None
+            if held_variant.past_cap:
+                held_variant.counted += 1
+            else:
+                s, e, line_no, _ = held
+                fold.copy_events(held_variant, line_no, held_time, buf[s:e].decode("ascii")[:TEXT_CLIP])
 
         def read_held(buf: bytes) -> None:
             """Read the held copy in full. The copies folded before it were not read: the walk back to a stamp
@@ -980,7 +1009,7 @@ class LineScanner:
 
         def take(buf: bytes, s: int, e: int, line_no: int, ids: list[int] | None, tried: bool = False) -> None:
             """A candidate that does not fold: counted, or read in full (`tried`: the fold already said no)."""
-            nonlocal held, held_variant, prev_start, prev_t, have_prev
+            nonlocal held, held_variant, held_time, prev_start, prev_t, have_prev
             if plain[0]:  # none of this chunk's lines can be counted (LineFold.may_count)
                 assert fold is not None
                 unplaced = tp.out_of_range
@@ -995,11 +1024,17 @@ class LineScanner:
                 v = None if tried else fold.fold(buf[s:e], ids)
                 if v is not None and v.timed and not copy_after(buf, s, e, v):
                     v = None
+                t: datetime | None = None
+                if v is not None and not v.past_cap:
+                    ok, t = below_cap(buf, s, e)
+                    if not ok:
+                        v = None
                 if v is not None:
                     if held_variant is not None:
-                        fold.count(held_variant)
+                        settle_held(buf)
                     held_variant = v
                     held = (s, e, line_no, ids)
+                    held_time = t
                     return
                 if held is not None:  # the candidate before this one
                     read_held(buf)
@@ -1062,11 +1097,15 @@ class LineScanner:
                         # to the first other line. A copy no stamp lies before takes the time of the line read last,
                         # or before any in this chunk, the previous chunk's last stamp's (copy_time's): C compares
                         # either with a floor (a chunk of stampless lines left each timed copy to Python).
+                        # (a held copy below the store's cap is not C's to count: it adds events when a copy follows)
                         s, line_no, n, h, counts, passed = run(
-                            buf, s, line_no, fold.table, None if held is None else (*held[:3], held_variant),
+                            buf, s, line_no, fold.table,
+                            None if held is None or not held_variant.past_cap else (*held[:3], held_variant),
                             fold.quiet, prev_start, fold.clock,
                             fold.before_count(prev_t if have_prev else wall_of(carried)))
                         quiet += passed
+                        if n and held is not None and not held_variant.past_cap:
+                            settle_held(buf)
                         folded += counted_in_c(n, h, counts)
                         if s >= end:
                             break
@@ -1079,13 +1118,22 @@ class LineScanner:
                     tried = False
                     if v is not None and v.timed and not copy_after(buf, s, e, v):
                         v, tried = None, True
+                    t = None
+                    if v is not None and not v.past_cap:
+                        ok, t = below_cap(buf, s, e)
+                        if not ok:
+                            v, tried = None, True
                     if v is not None:
                         folded += 1
                         if held_variant is not None:
-                            held_variant.counted += 1  # LineFold.count, without the call
+                            if held_variant.past_cap:
+                                held_variant.counted += 1  # LineFold.count, without the call
+                            else:
+                                settle_held(buf)
                         held_variant = v
                         held = (s, e, line_no, v.hits)
-                        if run is not None:
+                        held_time = t
+                        if run is not None and v.past_cap:  # (below the cap, each copy adds its events: not C's)
                             fold.table_add(raw, v)
                     else:
                         ids = ids_of(raw)
@@ -1113,7 +1161,10 @@ class LineScanner:
                     if hits_run is not None and fold is not None and fold.table:
                         k, pos, line_no, n, h, counts = hits_run(
                             buf, starts, k, pos, line_no, fold.table,
-                            None if held is None else (*held[:3], held_variant), prev_start, fold.clock)
+                            None if held is None or not held_variant.past_cap else (*held[:3], held_variant),
+                            prev_start, fold.clock)
+                        if n and held is not None and not held_variant.past_cap:
+                            settle_held(buf)
                         folded += counted_in_c(n, h, counts)
                         if k >= n_starts:
                             break
@@ -1126,7 +1177,7 @@ class LineScanner:
                     take(buf, s, e, line_no, hit_ids[k] if hit_ids is not None else None)
                     if held is not None:
                         folded += 1
-                        if hits_run is not None and fold is not None:
+                        if hits_run is not None and fold is not None and held_variant.past_cap:
                             fold.table_add(buf[s:e], held_variant)
                     k += 1
                 line_no += count(buf, pos, len(buf)) - 1
