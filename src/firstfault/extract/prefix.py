@@ -24,7 +24,7 @@ prepend its own tag, and they stack:
 | docker compose | `trainer-1`, padded, then a bar | process trainer-1 |
 | Open MPI `--timestamp-output` | `Sun Apr 22 11:13:01 2018` before mpirun's tag | - |
 | a Markdown / e-mail quote (text pasted by people) | `> ` | - |
-| Markdown emphasis or a code span around a pasted line or after its tag; a list bullet | `**...**`, `` `...` ``, `- ` | - |
+| Markdown emphasis or a code span around a pasted line or after its tag; a bullet | `**...**`, `` `...` ``, `- ` | - |
 | forwarded syslog (RFC 5424; 3164 behind a PRI) | `<12>1 2026-11-02T10:03:07Z node-02 kernel - - - ` | host node-02 |
 | a syslog file's header (rsyslog), its host an allocation node | `Nov  2 10:03:07 node-02 kernel: ` | host node-02 |
 | `dmesg --decode` | `kern  :warn  : ` (its ISO stamp is the runtime's layer) | - |
