@@ -858,13 +858,14 @@ _K_PORT_DEVICE = "ff.transport.port_device"  # (device, port or None) of the rec
 class PortStateExtractor:
     """An RDMA port's physical state in a snapshot of the port-state tools (`rdma link`, ibstat, ibstatus,
     ibv_devinfo), read by catalog/transport.yaml `port_phys_states`: a port not physically up is `net.link` down on
-    the device the snapshot names, one whose link trained `net.link` up; the lines that name the device are
-    understood."""
+    the device the snapshot names, one whose link trained `net.link` up, both with `snapshot` (no time of its own,
+    and a host's unused ports are down in it too: rule network-link-snapshot, weak); the lines that name the device
+    are understood."""
 
     name = "transport.port_state"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "net.link": frozenset({"state", "iface", "port", "detail", "phys_state"}),
+        "net.link": frozenset({"state", "iface", "port", "detail", "phys_state", "snapshot"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
     literals: tuple[str, ...] = _PORT_WORDS
@@ -900,7 +901,7 @@ class PortStateExtractor:
         if row.means == "none":
             return
         fields: dict[str, FieldValue] = {"state": row.means, "iface": dev or "ib", "detail": clip(body.strip()),
-                                         "phys_state": row.name}
+                                         "phys_state": row.name, "snapshot": True}
         if port is not None:
             fields["port"] = int(port)
         yield Draft("net.link", fields, device=dev, rank=p.rank, host=p.host)
