@@ -133,3 +133,14 @@ def test_a_port_polling_in_a_run_that_completed_is_no_cause(make_bundle: BundleM
     # a snapshot of a node with a port nobody cabled, in a run that succeeded: nothing failed
     v = analyze(str(make_bundle({"app/rank-0.log": "\n".join(IBSTAT_POLLING) + "\n"}, workload_ending("COMPLETED"))))
     assert v.root_cause is None
+
+
+def test_rdma_links_json_is_read_link_by_link() -> None:
+    # `rdma -j link` (iproute2 rdma/link.c, its keys `ifname`, `port`, `state`, `physical_state` as print_string and
+    # print_uint give them in JSON): one array, each link read alone
+    line = ('[{"ifindex":0,"ifname":"mlx5_0","port":1,"state":"ACTIVE","physical_state":"LINK_UP",'
+            '"netdev":"ens1f0np0"},{"ifindex":1,"ifname":"mlx5_1","port":1,"state":"DOWN",'
+            '"physical_state":"DISABLED","netdev":"ens1f1np1"}]')
+    assert states([line]) == [("up", "mlx5_0", 1, "LinkUp"), ("down", "mlx5_1", 1, "Disabled")]
+    # a JSON document of another program with no such key reads nothing
+    assert links(['{"ifname":"mlx5_1","port":1,"state":"DOWN","operstate":"DOWN"}']) == []

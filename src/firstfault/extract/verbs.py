@@ -850,7 +850,13 @@ _PORT_PHYS = re.compile(
     r"^\s*(?:Physical state:|phys state:|phys_state:)\s{0,16}(?:\d{1,2}: ?)?(?P<phys>[A-Za-z][A-Za-z_ ]{0,39}?)"
     r"(?: ?\(\d{1,2}\))?\s*$"
 )
-_PORT_WORDS: Final = ("physical_state ", "Physical state:", "phys state:", "phys_state:", "CA '",
+# ... and its JSON (`rdma -j link`: one array of the links, each an object with the same keys, print_string(PRINT_ANY,
+# "physical_state", ...)): each object read alone.
+_RDMA_JSON_LINK = re.compile(r"\{[^{}]{1,4000}\}")
+_RDMA_JSON_KEYS = re.compile(
+    r'"(?P<key>ifname|port|physical_state)":\s?(?:"(?P<text>[^"\\]{1,64})"|(?P<num>\d{1,3})\b)'
+)
+_PORT_WORDS: Final = ('"physical_state"', "physical_state ", "Physical state:", "phys state:", "phys_state:", "CA '",
                       "Infiniband device '", "hca_id:")
 _K_PORT_DEVICE = "ff.transport.port_device"  # (device, port or None) of the record being read
 
@@ -875,6 +881,14 @@ class PortStateExtractor:
         body = p.body
         dev: str | None
         port: str | None
+        if '"physical_state"' in body:
+            for obj in _RDMA_JSON_LINK.finditer(body):
+                keys = {k.group("key"): k.group("text") or k.group("num")
+                        for k in _RDMA_JSON_KEYS.finditer(obj.group())}
+                if "physical_state" in keys:
+                    yield from self._state(keys["physical_state"], keys.get("ifname"), keys.get("port"),
+                                           clip(obj.group()), p.rank, p.host, ctx)
+            return
         if "physical_state " in body:
             m = _RDMA_LINK.match(body)
             phys = _RDMA_PHYS.search(body) if m is not None else None
@@ -894,17 +908,22 @@ class PortStateExtractor:
             held = ctx.state.get(_K_PORT_DEVICE)
             dev, port = held if isinstance(held, tuple) else (None, None)
             word = m2.group("phys")
+        yield from self._state(word, dev, port, clip(body.strip()), p.rank, p.host, ctx)
+
+    @staticmethod
+    def _state(word: str, dev: str | None, port: str | None, detail: str, rank: int | None, host: str | None,
+               ctx: LineContext) -> Iterator[Draft]:
         row = port_phys_states().get(port_state_key(word))
         if row is None:
             return
         ctx.claimed = True
         if row.means == "none":
             return
-        fields: dict[str, FieldValue] = {"state": row.means, "iface": dev or "ib", "detail": clip(body.strip()),
+        fields: dict[str, FieldValue] = {"state": row.means, "iface": dev or "ib", "detail": detail,
                                          "phys_state": row.name, "snapshot": True}
-        if port is not None:
+        if port is not None and port.isdigit():
             fields["port"] = int(port)
-        yield Draft("net.link", fields, device=dev, rank=p.rank, host=p.host)
+        yield Draft("net.link", fields, device=dev, rank=rank, host=host)
 
 
 EXTRACTORS: tuple[LineExtractor, ...] = (VerbsCompletionExtractor(), PeerStatusExtractor(), LocalStatusExtractor(),
