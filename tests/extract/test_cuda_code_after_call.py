@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from firstfault.analysis.analyze import analyze
 from firstfault.extract import codes, exceptions
+from tests.conftest import BundleMaker, workload_ending
 from tests.extract import helpers
 
 
@@ -83,3 +85,44 @@ def test_a_zeroed_twin_of_a_quiet_line_is_still_read() -> None:
     loud = "CUDA API failed at src/cusz.cu:154 with error: initialization error (3)"
     drafts = helpers.scan(helpers.APPLICATION, [quiet, loud], "application")
     assert [d.fields.get("cuda_code") for d in drafts if d.kind == "app.cuda_error"] == [3]
+
+
+# HAMi-core, the vGPU layer under a HAMi pod, logging a driver call's failure with its CUresult (`<call> failed
+# res=<N>`): the number is the call's result, read by the CUDA table.
+@pytest.mark.parametrize(
+    ("line", "kind", "code"),
+    [
+        # Project-HAMi/HAMi-core#94 (https://github.com/Project-HAMi/HAMi-core/issues/94): the pod's allocation refused,
+        # CUDA_ERROR_OUT_OF_MEMORY
+        ("[HAMI-core ERROR (pid:208 thread=139663880746752 allocator.c:121)]: cuMemoryAllocate failed res=2",
+         "app.cuda_oom", None),
+        # a result the table has no row for (201, CUDA_ERROR_INVALID_CONTEXT; the words a public HAMi write-up quotes:
+        # `cuMemoryAllocate failed res=201`): a CUDA error whose kind is not said, no OOM
+        ("cuMemoryAllocate failed res=201", "app.cuda_error", None),
+    ],
+)
+def test_a_driver_calls_failure_with_its_result(line: str, kind: str, code: int | None) -> None:
+    drafts = helpers.scan(helpers.APPLICATION, [line], "application")
+    assert [(d.kind, d.fields.get("cuda_code")) for d in drafts] == [(kind, code)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # Project-HAMi/HAMi-core#67 (https://github.com/Project-HAMi/HAMi-core/issues/67): HAMi-core's own bookkeeping,
+        # no driver call's result
+        "[HAMI-core ERROR (pid:27 thread=140685756022784 allocator.c:166)]: remove_chunk  a_list length is 0 res=0",
+        # a call that is no CUDA call's (no `cu` and a capital) failing with a result
+        "curl_easy_perform failed res=2",
+        "custom_alloc failed res=2",
+    ],
+)
+def test_a_result_after_no_cuda_call_is_no_cuda_error(line: str) -> None:
+    assert codes.cuda_error_of(line) is None
+
+
+def test_a_vgpu_allocation_refused_in_a_failed_job_is_the_accelerators_memory(make_bundle: BundleMaker) -> None:
+    log = ("[HAMI-core Info(27:140685756022784:stream.c:4)]: cuStreamCreate 0x7fffa0dd9248\n"
+           "[HAMI-core ERROR (pid:208 thread=139663880746752 allocator.c:121)]: cuMemoryAllocate failed res=2\n")
+    v = analyze(str(make_bundle({"app/rank-0.log": log}, workload_ending("FAILED"))))
+    assert v.root_cause is not None and v.root_cause.category == "app.cuda_oom"

@@ -74,3 +74,30 @@ def test_the_tagged_line_reads_as_the_jobs_set_up(make_bundle: BundleMaker) -> N
 ])
 def test_near_miss_stars_and_backticks_that_are_no_markup_around_the_line(line: str) -> None:
     assert split_prefixes(line).body == line
+
+
+# defilantech/LLMKube#1031 (https://github.com/defilantech/LLMKube/pull/1031), verbatim: vLLM's argparse refusing a flag
+# its deployment passed. The same line as a person's prose puts it, the message after the program's `name: error: `
+# tag in a code span (the shape llm-d/llm-d-benchmark#1572 posted), reads as the bare line.
+VLLM_REFUSAL = "vllm: error: unrecognized arguments: --enable-metrics"
+VLLM_SPANNED = "vllm: error: `unrecognized arguments: --enable-metrics`"
+
+
+def test_a_code_span_after_a_programs_tag_and_level_is_peeled() -> None:
+    assert split_prefixes(VLLM_SPANNED).body == VLLM_REFUSAL
+    setup = [e.kind for e in helpers.events([VLLM_SPANNED], "application", file="f.log", node=None)
+             if e.fields.get("setup")]
+    assert setup == ["app.exception"]
+
+
+@pytest.mark.parametrize("line", [
+    # the compilers' own code spans in their messages (a person did not put them there): the span does not close the
+    # line (leanprover's `error: `simp` made no progress`, gcc 3's `error: `boot_cpu_data' undeclared`), or the tag
+    # before it holds a file's place with spaces in a sentence
+    "Poincare/Global/IntrinsicLaplacianCoordinateForm.lean:144:10: error: `simp` made no progress",
+    "/usr/include/asm/atomic.h:189: error: `boot_cpu_data' undeclared (first use",
+    "Step 3 failed: `make install`",
+])
+def test_a_code_span_that_is_the_programs_own_or_after_a_sentence_stays(line: str) -> None:
+    assert split_prefixes(line).body == line
+    assert not [e for e in helpers.events([line], "application", file="f.log", node=None) if e.fields.get("setup")]

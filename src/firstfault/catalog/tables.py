@@ -793,6 +793,39 @@ def ucx_statuses() -> tuple[UcxStatus, ...]:
     return tuple(rows)
 
 
+class PortPhysState(_Row, frozen=True):
+    """An RDMA port's physical state (PortPhysicalState), by the InfiniBand spec's name and the other spellings the
+    port-state tools give it, and what it says of the port's link."""
+
+    code: Annotated[int, Meta(ge=0, le=15)]
+    name: Annotated[str, Meta(pattern=r"^[A-Z][A-Za-z]+$")]
+    means: Literal["down", "up", "none"]
+    also: tuple[Annotated[str, Meta(pattern=r"^[A-Za-z][A-Za-z_ ]+$")], ...] = ()
+
+
+def port_state_key(word: str) -> str:
+    """A physical state's spelling as the table compares it: no case, `_` or spaces (`LINK_UP`, `LinkUp`)."""
+    return word.replace("_", "").replace(" ", "").lower()
+
+
+@lru_cache(maxsize=1)
+@_kept("transport.yaml")
+def port_phys_states() -> Mapping[str, PortPhysState]:
+    """catalog/transport.yaml `port_phys_states` by each spelling's key (port_state_key): a code and a key appear
+    once each."""
+    out: dict[str, PortPhysState] = {}
+    codes: set[int] = set()
+    for where, item in _rows("transport.yaml", "port_phys_states", PortPhysState):
+        if item.code in codes:
+            raise CatalogTableError(f"{where}: code {item.code} appears twice")
+        codes.add(item.code)
+        for word in (item.name, *item.also):
+            if port_state_key(word) in out:
+                raise CatalogTableError(f"{where}: {word!r} appears twice")
+            out[port_state_key(word)] = item
+    return MappingProxyType(out)
+
+
 @lru_cache(maxsize=1)
 def ib_wc_status_table() -> Mapping[int, CompletionStatus]:
     """ibverbs work-completion statuses (enum ibv_wc_status) by code: catalog/transport.yaml's ibv rows."""

@@ -399,8 +399,17 @@ _ALLOC_LITERALS: Final = ("cudaMalloc", "cuMemAlloc")
 _CHECK_FAILED: Final = "Check failed"
 _CHECKED_SUCCESS: Final = ("cudaSuccess", "hipSuccess")
 _CHECK_MESSAGE_AFTER: Final = "CUDA: "
+# A CUDA driver call (or a shim's wrapper of one, named as the driver's calls are: `cu` and a capital) reporting its
+# own failure with the CUresult it got, as `<call> failed res=<N>`: HAMi-core, the vGPU layer a Kubernetes pod's
+# CUDA calls go through under HAMi (Project-HAMi/HAMi-core src/allocator/allocator.c `LOG_ERROR("cuMemoryAllocate
+# failed res=%d", res)`, the same for cuMemAllocFromPoolAsync, cuDeviceGetMemPool and its other hooks), whose limit
+# on the pod's device memory answers CUDA_ERROR_OUT_OF_MEMORY (2). The number is the call's result: the CUDA table
+# reads it (2 the accelerator's memory, another code its own class, one the table lacks a CUDA error of no kind).
+_CALL_FAILED_RES = re.compile(r"\bcu[A-Z]\w*(?:\([^()]*\))? failed,? (?:res|ret|rc|result)=(?P<code>-?\d{1,3})\b")
+_CALL_FAILED_LITERALS: Final = (" failed res=", " failed ret=", " failed rc=", " failed result=",
+                                " failed, res=", " failed, ret=", " failed, rc=", " failed, result=")
 # The literals of every anchor (the prefilter's words for the lines cuda_error_of reads).
-CUDA_LITERALS: Final = (*CUDA_ANCHORS, "returned error", *_ALLOC_LITERALS, *_CHECKED_SUCCESS)
+CUDA_LITERALS: Final = (*CUDA_ANCHORS, "returned error", *_ALLOC_LITERALS, *_CHECKED_SUCCESS, *_CALL_FAILED_LITERALS)
 _CODE = re.compile(r"(?:error[ =(:]+|\()(?P<code>\d{1,3})\)?(?:\s*[:(]|\s|$)")
 # The number a named call returned, before any other number of the line (the call's own arguments among them):
 # the NGC containers' start-up check `[[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]`, `call to cuCtxCreate
@@ -533,7 +542,8 @@ def cuda_error_of(text: str) -> CudaError | None:
         return _cuda_index()[0].get(launch.group("err").lower()) if launch is not None else None
     if _CHECK_FAILED in text and any(w in text for w in _CHECKED_SUCCESS):
         return _checked(text)
-    strong = _anchored(text) or (
+    failed_res = (_CALL_FAILED_RES.search(text) if any(a in text for a in _CALL_FAILED_LITERALS) else None)
+    strong = failed_res is not None or _anchored(text) or (
         "returned error" in text and _CALL_RETURNED.search(text) is not None) or (
         any(a in text for a in _ALLOC_LITERALS) and _ALLOC_FAILED.search(text) is not None)
     if not strong and not any(a in text for a in WEAK_CUDA_ANCHORS):
@@ -547,7 +557,7 @@ def cuda_error_of(text: str) -> CudaError | None:
         return by_key[m.group(0).lower()]
     if not strong:
         return None
-    c = _RETURNED_CODE.search(text) or _CODE.search(text)
+    c = failed_res or _RETURNED_CODE.search(text) or _CODE.search(text)
     if c:
         hit = by_code.get(int(c.group("code")))
         if hit is not None:

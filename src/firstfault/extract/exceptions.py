@@ -51,6 +51,7 @@ from firstfault.extract.jobend import memory_limit_kill
 from firstfault.extract.memo import ON, Memo, digits_zeroed
 from firstfault.extract.nccl import NCCL_ERROR_LITERALS, nccl_owns, split_rank_prefix
 from firstfault.extract.numerics import numerics
+from firstfault.extract.prefix import MARKUP_TAG_LITERALS
 from firstfault.extract.torchrun import torchrun_entry
 
 # UCX's own log record (`[host:pid:tid] ucp_worker.c:1498 UCX  ERROR uct_iface_open(rc_verbs/mlx5_0:1) failed:
@@ -279,6 +280,10 @@ class ExceptionExtractor:
         *tb.THREAD_LITERALS,
         *tb.IGNORED_LITERALS,  # `Exception ignored in: ...` before the traceback Python ignored
         *logged_words(),  # a line the exception table reads on its own (`No OpKernel was registered`)
+        # ... whose words a person's code span splits after a program's tag (`vllm: error: `unrecognized arguments:
+        # ...``): the prefix layer takes the span's marks off (prefix.py `_tagged_markup`), but the words the
+        # prefilter knows it by are not whole in the raw line
+        *MARKUP_TAG_LITERALS,
         *STORE_SPELLED_WORDS,  # ... and an object store's code in a store client's own words
         *setup_errno_words(),  # ... and a logged bind that failed with a set-up errno
         'File "',

@@ -24,7 +24,7 @@ prepend its own tag, and they stack:
 | docker compose | `trainer-1`, padded, then a bar | process trainer-1 |
 | Open MPI `--timestamp-output` | `Sun Apr 22 11:13:01 2018` before mpirun's tag | - |
 | a Markdown / e-mail quote (text pasted by people) | `> ` | - |
-| Markdown emphasis or a code span around a pasted line, a list bullet before it | `**...**`, `` `...` ``, `- ` | - |
+| Markdown emphasis or a code span around a pasted line or after its tag; a bullet | `**...**`, `` `...` ``, `- ` | - |
 | forwarded syslog (RFC 5424; 3164 behind a PRI) | `<12>1 2026-11-02T10:03:07Z node-02 kernel - - - ` | host node-02 |
 | a syslog file's header (rsyslog), its host an allocation node | `Nov  2 10:03:07 node-02 kernel: ` | host node-02 |
 | `dmesg --decode` | `kern  :warn  : ` (its ISO stamp is the runtime's layer) | - |
@@ -142,12 +142,19 @@ def _markup_inner(body: str) -> str | None:
     return _pair(body, 0)
 
 
+# A program's error tag with a code span opened right after it: the raw line's words for such a line (a prefilter that
+# searches the raw line finds the table's words split by the span's mark).
+MARKUP_TAG_LITERALS: Final = ("error: `", "Error: `", "ERROR: `")
+
+
 def _tagged_markup(body: str) -> str | None:
     """`tag: **line**` (a host or job name the layers do not take, one word at the line's start, then the pasted line
-    in a pair): the tag kept, the pair's markers gone."""
+    in a pair): the tag kept, the pair's markers gone. The tag may be words each ended by `: ` (a program's name and
+    its level, `vllm: error: `unrecognized arguments: --x``, where a person put the span around the message after
+    them); none may hold a space."""
     at = body.find(": **") if body.endswith("**") else body.find(": `")
-    if at <= 0 or any(ch.isspace() for ch in body[:at]):
-        return None  # a tag is one word at the line's start; emphasis after a sentence is the sentence's own
+    if at <= 0 or any(ch.isspace() or ch == "`" for ch in body[:at].replace(": ", "")):
+        return None  # a tag is words at the line's start; emphasis after a sentence is the sentence's own
     inner = _pair(body, at + 2)
     return None if inner is None else body[:at + 2] + inner
 

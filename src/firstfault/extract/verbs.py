@@ -43,6 +43,8 @@ from firstfault.catalog.tables import (
     PeerStatus,
     UcxStatus,
     libfabric_errnos,
+    port_phys_states,
+    port_state_key,
     transport_table,
     ucx_statuses,
 )
@@ -830,4 +832,99 @@ def _mpich_draft(row: LocalStatus, detail: str, call: str, cls: str | None, rank
     return Draft("nccl.error", fields, rank=rank, host=host)
 
 
-EXTRACTORS: tuple[LineExtractor, ...] = (VerbsCompletionExtractor(), PeerStatusExtractor(), LocalStatusExtractor())
+# --------------------------------------------------------------------------
+# A port's state in a snapshot of the port-state tools
+# --------------------------------------------------------------------------
+
+# iproute2's `rdma link` (rdma/link.c: `link %s/%u `, then its attributes, `state %s physical_state %s`, on one line).
+_RDMA_LINK = re.compile(r"^\s*link (?P<dev>[A-Za-z0-9][\w\-]{0,63})/(?P<port>\d{1,3}) ")
+_RDMA_PHYS = re.compile(r"\bphysical_state (?P<phys>[A-Za-z_]{2,40})\b")
+# The tools that print a port's record over several lines, each with the line that names its device (and port) before
+# it: ibstat's `CA 'mlx5_1'` ... `Physical state: Disabled`; ibstatus's `Infiniband device 'mlx5_0' port 1 status:`
+# ... `phys state:  3: Disabled`; ibv_devinfo's `hca_id:  mlx5_0` ... `phys_state:  POLLING (2)`.
+_PORT_DEVICE = re.compile(
+    r"^\s*(?:CA '(?P<ca>[^'\s]{1,64})'\s*$|Infiniband device '(?P<dev>[^'\s]{1,64})' port (?P<port>\d{1,3}) status:"
+    r"|hca_id:\s{1,16}(?P<hca>[A-Za-z0-9][\w\-]{0,63})\s*$)"
+)
+_PORT_PHYS = re.compile(
+    r"^\s*(?:Physical state:|phys state:|phys_state:)\s{0,16}(?:\d{1,2}: ?)?(?P<phys>[A-Za-z][A-Za-z_ ]{0,39}?)"
+    r"(?: ?\(\d{1,2}\))?\s*$"
+)
+# ... and its JSON (`rdma -j link`: one array of the links, each an object with the same keys, print_string(PRINT_ANY,
+# "physical_state", ...)): each object read alone.
+_RDMA_JSON_LINK = re.compile(r"\{[^{}]{1,4000}\}")
+_RDMA_JSON_KEYS = re.compile(
+    r'"(?P<key>ifname|port|physical_state)":\s?(?:"(?P<text>[^"\\]{1,64})"|(?P<num>\d{1,3})\b)'
+)
+_PORT_WORDS: Final = ('"physical_state"', "physical_state ", "Physical state:", "phys state:", "phys_state:", "CA '",
+                      "Infiniband device '", "hca_id:")
+_K_PORT_DEVICE = "ff.transport.port_device"  # (device, port or None) of the record being read
+
+
+class PortStateExtractor:
+    """An RDMA port's physical state in a snapshot of the port-state tools (`rdma link`, ibstat, ibstatus,
+    ibv_devinfo), read by catalog/transport.yaml `port_phys_states`: a port not physically up is `net.link` down on
+    the device the snapshot names, one whose link trained `net.link` up, both with `snapshot` (no time of its own,
+    and a host's unused ports are down in it too: rule network-link-snapshot, weak); the lines that name the device
+    are understood."""
+
+    name = "transport.port_state"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "net.link": frozenset({"state", "iface", "port", "detail", "phys_state", "snapshot"}),
+    }
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+    literals: tuple[str, ...] = _PORT_WORDS
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        p = split_prefixes(line)
+        body = p.body
+        dev: str | None
+        port: str | None
+        if '"physical_state"' in body:
+            for obj in _RDMA_JSON_LINK.finditer(body):
+                keys = {k.group("key"): k.group("text") or k.group("num")
+                        for k in _RDMA_JSON_KEYS.finditer(obj.group())}
+                if "physical_state" in keys:
+                    yield from self._state(keys["physical_state"], keys.get("ifname"), keys.get("port"),
+                                           clip(obj.group()), p.rank, p.host, ctx)
+            return
+        if "physical_state " in body:
+            m = _RDMA_LINK.match(body)
+            phys = _RDMA_PHYS.search(body) if m is not None else None
+            if m is None or phys is None:
+                return
+            dev, port, word = m.group("dev"), m.group("port"), phys.group("phys")
+        else:
+            named = _PORT_DEVICE.match(body)
+            if named is not None:
+                ctx.state[_K_PORT_DEVICE] = (named.group("ca") or named.group("dev") or named.group("hca"),
+                                             named.group("port"))
+                ctx.claimed = True
+                return
+            m2 = _PORT_PHYS.match(body)
+            if m2 is None:
+                return
+            held = ctx.state.get(_K_PORT_DEVICE)
+            dev, port = held if isinstance(held, tuple) else (None, None)
+            word = m2.group("phys")
+        yield from self._state(word, dev, port, clip(body.strip()), p.rank, p.host, ctx)
+
+    @staticmethod
+    def _state(word: str, dev: str | None, port: str | None, detail: str, rank: int | None, host: str | None,
+               ctx: LineContext) -> Iterator[Draft]:
+        row = port_phys_states().get(port_state_key(word))
+        if row is None:
+            return
+        ctx.claimed = True
+        if row.means == "none":
+            return
+        fields: dict[str, FieldValue] = {"state": row.means, "iface": dev or "ib", "detail": detail,
+                                         "phys_state": row.name, "snapshot": True}
+        if port is not None and port.isdigit():
+            fields["port"] = int(port)
+        yield Draft("net.link", fields, device=dev, rank=rank, host=host)
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (VerbsCompletionExtractor(), PeerStatusExtractor(), LocalStatusExtractor(),
+                                         PortStateExtractor())
