@@ -1115,11 +1115,12 @@ def _dash_run(name: str, word: str) -> bool:
 
 def platform_program_of(*names: str | None) -> PlatformProgram | None:
     """The platform program (catalog/platform.yaml `platform_programs`) the first of `names` (a container's name,
-    then its pod's) that names one names, or None: the workload's own container."""
+    then its pod's) that names one names, or None: the workload's own container. An underscore reads as a dash (Ray's
+    `gcs_server`, `dashboard_agent`)."""
     for name in names:
         if not name:
             continue
-        low = name.lower()
+        low = name.lower().replace("_", "-")
         best: tuple[int, PlatformProgram] | None = None
         for row in platform_program_table():
             for word in row.names:
