@@ -228,3 +228,14 @@ def test_an_idle_workers_abort_in_a_hung_ray_job_names_no_cause(tmp_path: Path) 
 def test_a_ranks_abort_in_the_same_job_is_its_crash(tmp_path: Path) -> None:
     v = _ray_hang_with(tmp_path, _IDLE_ABORT.replace("(pid=3900)", "(RayTrainWorker pid=3900)"))
     assert v.root_cause is not None and v.root_cause.category == "app.crash"
+
+
+def test_the_crash_names_the_process_the_tag_names() -> None:
+    (ev,) = _events("(RayTrainWorker pid=1768, ip=172.31.92.227) *** SIGSEGV received at time=1663811727 on cpu 11 ***")
+    assert ev.fields["pid"] == 1768 and ev.fields["host"] == "172.31.92.227"
+    (ev,) = _events("(raylet) *** SIGSEGV received at time=1647977864 on cpu 0 ***")
+    assert ev.fields["proc"] == "raylet"
+    (ev,) = _events("*** SIGSEGV received at time=1647977864 on cpu 0 ***")  # no tag: no process named
+    assert "pid" not in ev.fields and "proc" not in ev.fields
+    (ev,) = _events("(raylet) *** SIGTERM received at time=1647977864 on cpu 0 ***")  # a kill it was sent: not its own
+    assert "proc" not in ev.fields

@@ -173,7 +173,7 @@ class ProcessSignalExtractor:
     emits: Mapping[str, frozenset[str]] = {
         "app.exception": frozenset({"exc_type", "message", "shm", "signal", "limit"}),
         "process.signal": frozenset({"by", "detail", "due_to", "exitcode", "scheduler", "signal", "slurm_scope",
-                                     "unprompted", "program", "part"}),
+                                     "unprompted", "program", "part", "pid", "proc"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})  # slurmstepd also logs to syslog
     literals: tuple[str, ...] = (
@@ -233,6 +233,13 @@ class ProcessSignalExtractor:
         if rank is not None:
             draft.rank = rank
         if draft.kind == "process.signal":
+            if ctx.proc is not None and draft.fields.get("by") == "self" and "pid" not in draft.fields:
+                # the process a prefix named as the printer of its own fault (Ray's `(RayTrainWorker pid=1768)`, its
+                # daemon's `(raylet)`, kubectl's pod/container): which process crashed
+                if ctx.proc.isdigit():
+                    draft.fields["pid"] = int(ctx.proc)
+                else:
+                    draft.fields["proc"] = ctx.proc
             row = printer(body, ctx)
             if row is not None:
                 # the line's printer is a program of the platform, not a rank (Ray's raylet, an idle worker): its
