@@ -45,6 +45,17 @@ def test_bad_time_is_named(make_bundle: BundleMaker) -> None:
         load_bundle(make_bundle({}, wl))
 
 
+@pytest.mark.parametrize("stamp", ["0000-0-0T0:00:00", "2026-02-30T10:00:00Z", "2026-13-01"])
+def test_a_yaml_timestamp_of_no_calendar_day_is_a_bundle_error_naming_its_line(tmp_path: Path, stamp: str) -> None:
+    # PyYAML reads an unquoted ISO-looking scalar as a timestamp and raised a bare ValueError for a day the calendar
+    # lacks (year 0, February 30, month 13): found by test_properties' workload.yaml strategy.
+    (tmp_path / "workload.yaml").write_text(
+        f"apiVersion: firstfault/v1\nworkload:\n  id: j1\n  window: {{start: {stamp}}}\n", encoding="utf-8")
+    with pytest.raises(BundleError, match=r"workload\.yaml: not valid YAML: timestamp .* is not a date") as exc:
+        load_bundle(tmp_path)
+    assert "line 4" in str(exc.value)
+
+
 def test_path_escaping_root_is_refused(make_bundle: BundleMaker, tmp_path: Path) -> None:
     wl = copy.deepcopy(WORKLOAD)
     wl["sources"].append({"kind": "syslog", "path": "../outside/{node}.log"})

@@ -58,6 +58,18 @@ class StrictLoader(SafeLoader):  # type: ignore[misc]
                 first[key] = line
         return super().construct_mapping(node, deep=deep)
 
+    def construct_yaml_timestamp(self, node: Any) -> Any:
+        """A YAML timestamp, or a ConstructorError naming its line where the calendar has no such day (year 0,
+        month 13, February 30): PyYAML's own constructor raises a bare ValueError there."""
+        try:
+            return super().construct_yaml_timestamp(node)
+        except (ValueError, OverflowError) as exc:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"timestamp {node.value!r} is not a date: {exc}", node.start_mark) from exc
+
+
+StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", StrictLoader.construct_yaml_timestamp)
+
 
 def load(text: str | bytes) -> Any:
     """One YAML document; a duplicate key in any mapping is a DuplicateKeyError (a yaml.YAMLError)."""

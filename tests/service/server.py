@@ -51,6 +51,17 @@ class ServiceProcess:
         self.stop()
         raise RuntimeError(f"{self.name} did not start: {self.log_path.read_text()}")
 
+    def seconds_until_idle(self, limit: float) -> float:
+        """How long until no analysis runs (`firstfault_analyses_running 0.0` in /metrics), polled; an
+        AssertionError past `limit` seconds. A slot given back at a deadline is back within a second or two on a
+        quiet machine and later on a loaded one; a slot held until the work ends is held for tens of seconds."""
+        start = time.monotonic()
+        while "firstfault_analyses_running 0.0" not in httpx.get(self.url + "/metrics", timeout=10).text:
+            waited = time.monotonic() - start
+            assert waited < limit, f"an analysis still held its slot {waited:.1f} s after the deadline"
+            time.sleep(0.1)
+        return time.monotonic() - start
+
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace")
 

@@ -681,6 +681,14 @@ _UNREACHABLE = re.compile(r"timed out|[Tt]imeout|host not found|Name or service 
 # first (`terminated with signal SIGKILL`, `died with <Signals.SIGKILL: 9>`, a full disk under a log tailer).
 _LAUNCHER_PLUMBING = re.compile(r"torch[/\\]distributed[/\\]elastic[/\\](?:multiprocessing|agent[/\\]server)[/\\]"
                                 r"|torch[/\\]multiprocessing[/\\]spawn\.py|accelerate[/\\]commands[/\\]launch\.py")
+# ... and a program that runs the job as its one child and raises subprocess's CalledProcessError with the child's
+# exit status, whatever its own code (LLaMA-Factory's `llamafactory-cli train` running `torchrun`, a GUI running
+# `python.exe train.py`, a wrapper running `deepspeed` or `mpirun`): the command it names is a launcher of the job's
+# processes or the interpreter running the job's script. It says only that the child failed; the child's own output
+# says why. A CalledProcessError of any other command (a build's `ninja`, `git`, `nvidia-smi`) is the workload's, and
+# a negative status is the child's signal (read before this, extract/signals.py).
+_CHILD_LAUNCH = re.compile(r"^Command '(?:\[')?(?:[^' ,\]]*[/\\])?(?:torchrun|deepspeed|accelerate|mpirun|mpiexec|srun"
+                           r"|horovodrun|python[\d.]*(?:\.exe)?)(?:'|\s)")
 # A frame's file: `File "/usr/lib/python3.11/json/decoder.py", line 355, in raw_decode`.
 _FRAME_FILE = re.compile(r'File "(?P<path>[^"\n]+)"')
 # The standard library's directory (`/usr/lib/python3.11/`, pyenv's `.../lib/python3.11/`, Windows `\Lib\`);
@@ -757,8 +765,11 @@ def logging_handler_error(frames: tuple[str, ...]) -> bool:
     return bool(frames) and _LOGGING_EMIT.search(frames[0]) is not None
 
 
-def launcher_plumbing(frames: tuple[str, ...]) -> bool:
-    """Whether the innermost frame outside the standard library is the launcher's code around its workers."""
+def launcher_plumbing(frames: tuple[str, ...], exc_cls: str = "", message: str = "") -> bool:
+    """Whether the innermost frame outside the standard library is the launcher's code around its workers, or the
+    exception is a CalledProcessError of a command that launches the job (_CHILD_LAUNCH)."""
+    if exc_cls == "CalledProcessError" and _CHILD_LAUNCH.search(message) is not None:
+        return True
     for f in reversed(frames):
         if not _stdlib(f):
             return _LAUNCHER_PLUMBING.search(f) is not None and _RECORD_WRAPPER.search(f) is None
@@ -1291,7 +1302,7 @@ def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
         return [_object_store(exc, code)], True
     if said in SYMPTOM_KINDS:
         return [_symptom(SYMPTOM_KINDS[said], exc)], True  # a status that names another's failure, whatever the class
-    if launcher_plumbing(frames):
+    if launcher_plumbing(frames, exc.cls, exc.msg):
         # the launcher's fallout of a worker's exit: nothing about why the worker exited, but its word that one
         # failed (the run's end, where nothing else says it: engine/normalise.py `own_end`)
         return [Draft("launcher.exit", {"state": "FAILED", "system": "python", "scope": "process"})], True
