@@ -18,7 +18,19 @@ from functools import lru_cache, wraps
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated, Any, Literal, NamedTuple, Protocol, TypeVar, cast, get_args, get_origin, get_type_hints
+from typing import (
+    Annotated,
+    Any,
+    Final,
+    Literal,
+    NamedTuple,
+    Protocol,
+    TypeVar,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from msgspec import Meta
 
@@ -1146,13 +1158,17 @@ def _dash_run(name: str, word: str) -> bool:
     return False
 
 
+_NOT_WORD: Final = re.compile(r"[^a-z0-9]+")
+
+
 def platform_program_of(*names: str | None) -> PlatformProgram | None:
     """The platform program (catalog/platform.yaml `platform_programs`) the first of `names` (a container's name,
-    then its pod's) that names one names, or None: the workload's own container."""
+    then its pod's) that names one names, or None: the workload's own container. Any run of characters other than
+    letters and digits reads as a dash (Ray's `gcs_server`, `dashboard_agent`, its idle worker's title `ray::IDLE`)."""
     for name in names:
         if not name:
             continue
-        low = name.lower()
+        low = _NOT_WORD.sub("-", name.lower())
         best: tuple[int, PlatformProgram] | None = None
         for row in platform_program_table():
             for word in row.names:

@@ -51,8 +51,9 @@ ContainerClass = Literal["node", "registry", "job", "start"]
 StorageWordClass = Literal["failure", "transient", "recovery", "job", "node"]
 # What a program of the platform under the workload is to a job on its node (catalog/platform.yaml
 # `platform_programs`): its device plugin, its driver stack, the container toolkit, its own daemons, a program that
-# watches or configures it, a FUSE mount's daemon.
-PlatformPart = Literal["device_plugin", "driver", "toolkit", "runtime", "monitor", "storage"]
+# watches or configures it, a FUSE mount's daemon, a distributed framework's own processes (Ray's raylet, GCS, idle
+# workers).
+PlatformPart = Literal["device_plugin", "driver", "toolkit", "runtime", "monitor", "storage", "cluster"]
 HostSeverity = Literal["uncorrected", "corrected", "informational"]
 # Who printed a host memory error (host.mce's `source`): the BMC's SEL, HPE's IML, rasdaemon and ras-mc-ctl, the
 # kernel's memory-failure handler, a process told by its signal, a memory tester in user space.

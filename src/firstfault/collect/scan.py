@@ -631,7 +631,7 @@ class Extraction:
                 state = self._states[skey] = {}
                 self._file_streams.setdefault(c.file, []).append(skey)
             # (positional: LineContext's fields in their order; a call by keywords cost a microsecond more a line)
-            ctx = LineContext(c.source, c.file, c.line, c.node, rank, c.time, state, p.host)
+            ctx = LineContext(c.source, c.file, c.line, c.node, rank, c.time, state, p.host, p.program, p.proc)
             out: list[Draft] = []
             probe = dispatch.error_words
             defer = dispatch.defer_probe

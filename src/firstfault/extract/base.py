@@ -45,6 +45,12 @@ class LineContext:
     time: datetime | None  # the line's time (own stamp or nearest earlier)
     state: dict[str, object]  # per-stream scratch space for multi-line records
     host: str | None = None  # host named by a launcher prefix (pdsh, DeepSpeed), if any
+    # A program of the platform under the workload that a prefix names as the line's printer (extract/prefix.py
+    # `Prefixed.program`: Ray's `(raylet)`, an idle worker's `(pid=N)`): what it reports is that program's, no rank's.
+    program: str | None = None
+    # The process a prefix names (extract/prefix.py `Prefixed.proc`: Ray's worker pid or daemon, kubectl's
+    # pod/container, compose's service), if any.
+    proc: str | None = None
     # Set by an extractor that understood the line without emitting an event
     # (a traceback's first line, a repeat it folded): not an unrecognized line.
     claimed: bool = False

@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import platform_program_of, platform_programs, status_anchors, status_word_table
+from firstfault.catalog.tables import (
+    PlatformProgram,
+    platform_program_of,
+    platform_program_table,
+    platform_programs,
+    status_anchors,
+    status_word_table,
+)
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
@@ -181,6 +188,26 @@ def platform_program(file: str, body: str) -> bool:
     an operator, the kubelet, a container runtime, a FUSE mount's daemon: catalog/exceptions.yaml)."""
     low = (file + " " + body).lower()
     return any(name in low for name in platform_programs())
+
+
+# Ray's C++ logger before each record of its own processes' logs, with the component that wrote it
+# (src/ray/util/logging.cc: `[2022-06-10 00:49:17,113 E 44686 99451332] (raylet) logging.cc:325: ...`).
+_RAY_CXX_LOG = re.compile(
+    r"\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [DIWEFC] \d{1,10} \d{1,20}\] \((?P<comp>[a-z_]{4,32})\) "
+)
+
+
+def printer(body: str, ctx: LineContext) -> PlatformProgram | None:
+    """The program of the platform under the workload (catalog/platform.yaml `platform_programs`) that printed a line:
+    the one a prefix named (Ray's `(raylet)`, an idle worker's `(pid=N)`: LineContext.program), else the component
+    Ray's C++ logger names in its record, else the one the file's name names (raylet.err, gcs_server.out)."""
+    if ctx.program is not None:
+        return next((row for row in platform_program_table() if row.program == ctx.program), None)
+    m = _RAY_CXX_LOG.match(body) if body[:1] == "[" else None
+    if m is not None and (row := platform_program_of(m.group("comp"))) is not None:
+        return row
+    stem = ctx.file.replace("\\", "/").rsplit("/", 1)[-1].split(".", 1)[0]
+    return platform_program_of(stem)
 
 
 def _platform_crash(file: str, body: str) -> list[Draft]:
@@ -438,6 +465,13 @@ class ExceptionExtractor:
             return []
         ctx.state[TERMINATED] = ctx.lineno
         ctx.claimed = True
+        row = printer(body, ctx)
+        if row is not None:
+            # a platform program's own fatal record (Ray's raylet aborting on a failed check: its log file, Ray's tag
+            # before the line): that program failing on its node, no rank's exception (platform.error, which the
+            # part's rule reads or none does)
+            return [Draft("platform.error", {"program": row.program, "part": row.part, "text": "fatal",
+                                             "message": tb.clip(body)})]
         drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
         return drafts
 

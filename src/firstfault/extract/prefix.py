@@ -15,6 +15,7 @@ prepend its own tag, and they stack:
 | torchrun `--tee` / `--redirects`; a prefix template's | `[default1]:`; `[trainer1|1]:` | local rank 1 (a stream) |
 | pdsh / DeepSpeed multi-node runner | `worker-3: ` | host worker-3 |
 | Ray's log monitor (workers, the raylet) | `(RayTrainWorker pid=4331, ip=10.0.0.7) ` | host 10.0.0.7, pid 4331 |
+| ... its own processes (daemons, idle workers) | `(raylet) `, `(autoscaler +1m2s) `, `(pid=7) ` | program ray-raylet |
 | ... its colour codes (SGR) around the tag | `\x1b[36m(...)\x1b[0m `, pasted `[36m(` | - |
 | ... its deduplication, after the line | ` [repeated 14x across cluster]` | - |
 | SGLang's scheduler processes | `[2025-04-01 09:58:02 TP0] `, `[... DP1 TP3] ` | process TP0 |
@@ -78,13 +79,27 @@ _HOST = re.compile(r"(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]{0,252}):\s")
 _BRACKET_HOST = re.compile(r"\[(?P<host>[A-Za-z0-9][A-Za-z0-9_.\-]{0,252})\]:?\s")
 _RANK_WORD = re.compile(r"rank(?P<rank>\d+)")
 # Ray prints a worker's line behind its actor or task name, pid and (on another node) ip; the raylet and
-# other daemons by name. vLLM's own worker processes take the form with their rank (`(VllmWorker rank=3 pid=406)`,
-# `(VllmWorkerProcess pid=232)`). A bare `(word) ` is not one (a conda prompt `(base) user@host$`).
+# other daemons by name (ray-project/ray python/ray/_private/log_monitor.py publishes a file's `worker_pid`: `raylet`,
+# `gcs_server`, `autoscaler`, `runtime_env`, else the worker's pid; worker.py prints the autoscaler's with the time
+# since it started, `(autoscaler +1m23s)`). vLLM's own worker processes take the form with their rank (`(VllmWorker
+# rank=3 pid=406)`, `(VllmWorkerProcess pid=232)`). A bare `(word) ` is not one (a conda prompt `(base) user@host$`).
 _RAY = re.compile(
     r"\((?:(?P<name>[A-Za-z_][\w.\-]*)(?: |, ))?(?:rank=(?P<rank>\d+)(?: |, ))?pid=(?P<pid>\d+)"
     r"(?:, ip=(?P<ip>[\w.:\-]+))?\)\s?"
-    r"|\((?P<daemon>raylet|gcs_server|autoscaler|monitor|dashboard_agent)(?:, ip=(?P<dip>[\w.:\-]+))?\)\s?"
+    r"|\((?P<daemon>raylet|gcs_server|autoscaler|monitor|dashboard_agent|runtime_env|log_monitor)"
+    r"(?: \+[\dhms.]{1,16})?(?:, ip=(?P<dip>[\w.:\-]+))?\)\s?"
 )
+
+
+@lru_cache(maxsize=64)
+def _ray_program(daemon: str | None) -> str | None:
+    """The platform program (catalog/platform.yaml `platform_programs`, part `cluster`) a Ray tag names: a daemon by
+    its name, a worker whose tag names no actor, task or rank (`(pid=N)`: a worker Ray keeps idle, running nothing
+    of the job) as Ray's idle worker. None: the workload's own process (an actor or task it named)."""
+    from firstfault.catalog.tables import platform_program_of
+
+    row = platform_program_of(daemon or "ray-idle-worker")
+    return row.program if row is not None else None
 _KUBECTL = re.compile(r"\[(?P<proc>pod/[\w.\-]+/[\w.\-]+)\]\s?")
 # SGLang's scheduler processes log behind their stamp and parallel ranks (`[2025-04-01 09:58:02 TP0] `, `[... DP1
 # TP3] `; some builds without the stamp, `[TP0] `): a process of its own (the stamp is timeparse's).
@@ -297,6 +312,9 @@ class Prefixed(NamedTuple):
     # The host came from a syslog file's header: it names the node, not a stream (a record's continuation
     # lines, which carry no header, stay in the stream of its first line).
     header_host: bool = False
+    # A program of the platform under the workload that the layers name as the line's printer (catalog/platform.yaml
+    # `platform_programs`: Ray's `(raylet)`, `(gcs_server)`, an idle worker's `(pid=N)`), not one of the job's ranks.
+    program: str | None = None
 
     @property
     def stream(self) -> tuple[str | None, int | None, str | None]:
@@ -378,6 +396,7 @@ class PrefixLayer:
         rank: int | None = None
         local: int | None = None
         proc: str | None = None
+        program: str | None = None
         header_host = False
         stopped = True  # the rounds ended by a `break` (the body's first character starts no layer)
         if "\r" in body:  # a progress bar overwritten in place: the line is what follows the last return
@@ -430,6 +449,9 @@ class PrefixLayer:
                         rank = int(m.group("rank"))
                         rank_at = (at + m.start("rank"), at + m.end("rank"))
                     proc = m.group("pid") or m.group("daemon")
+                    if m.group("daemon") is not None or (m.group("name") is None and m.group("rank") is None):
+                        # (decided by the tag's words, never its digits: the split's memo holds it for every pid)
+                        program = _ray_program(m.group("daemon"))
                     g = "pid" if m.group("pid") else "daemon"
                     proc_at = (at + m.start(g), at + m.end(g))
                     body = body[m.end():]
@@ -589,10 +611,10 @@ class PrefixLayer:
             if tagged is not None:
                 body, settled = tagged, False
                 valued = True  # (the tag and the words inside the pair joined: no place in the line)
-        p = Prefixed(body, host, rank, local, proc, header_host)
+        p = Prefixed(body, host, rank, local, proc, header_host, program)
         if valued:
             return p, settled, None
-        return p, settled, _Cuts(start, start + len(body), host_at, rank_at, local_at, proc_at, settled)
+        return p, settled, _Cuts(start, start + len(body), host_at, rank_at, local_at, proc_at, settled, program)
 
 
 class _Cuts(NamedTuple):
@@ -607,16 +629,17 @@ class _Cuts(NamedTuple):
     local: tuple[int, int] | None
     proc: tuple[int, int] | None
     settled: bool
+    program: str | None  # the platform program the layers name (decided by their words, not a place in the line)
 
     def apply(self, line: str) -> Prefixed:
-        start, end, h, r, lo, pr, _ = self
+        start, end, h, r, lo, pr, _, prog = self
         if h is None and r is None and lo is None and pr is None:
-            return _new(Prefixed, (line[start:end], None, None, None, None, False))
+            return _new(Prefixed, (line[start:end], None, None, None, None, False, prog))
         # (tuple.__new__: Prefixed's own __new__ is a Python function, a microsecond a call)
         return _new(Prefixed, (line[start:end], None if h is None else line[h[0]:h[1]],
                                None if r is None else int(line[r[0]:r[1]]),
                                None if lo is None else int(line[lo[0]:lo[1]]),
-                               None if pr is None else line[pr[0]:pr[1]], False))
+                               None if pr is None else line[pr[0]:pr[1]], False, prog))
 
 
 _new = tuple.__new__
@@ -641,7 +664,7 @@ def note_settled(body: str) -> None:
     """Tell split_prefixes that `body` is settled (the caller proved it with split_settled)."""
     global LAST_SETTLED
     # (Prefixed(body), its defaults spelled out: tuple.__new__ without Prefixed's own __new__, a microsecond a line)
-    LAST_SETTLED = (body, _new(Prefixed, (body, None, None, None, None, False)))
+    LAST_SETTLED = (body, _new(Prefixed, (body, None, None, None, None, False, None)))
 
 
 def split_prefixes(line: str) -> Prefixed:

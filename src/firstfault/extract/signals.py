@@ -14,8 +14,15 @@ from typing import Final
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
-from firstfault.extract.codes import by_whom, exit_reading, signal_of_text, strsignal_alternation
-from firstfault.extract.exceptions import TERMINATED
+from firstfault.extract.codes import (
+    by_whom,
+    exit_reading,
+    signal_name,
+    signal_names,
+    signal_of_text,
+    strsignal_alternation,
+)
+from firstfault.extract.exceptions import TERMINATED, printer
 from firstfault.extract.launcher import reports_exit
 from firstfault.extract.nccl import NCCL_MARK, clip, recent, split_rank_prefix
 from firstfault.model import FieldValue
@@ -104,6 +111,19 @@ _HEAP_WORDS: Final = ("*** stack smashing detected ***", "*** buffer overflow de
                       "mremap_chunk(): ", "tcache_thread_shutdown(): ", "double free or corruption (",
                       "corrupted size vs. prev_size", "corrupted double-linked list", "invalid fastbin entry (free)")
 
+# A C++ program's failure-signal handler writing the signal it caught before its stack: abseil's
+# (absl/debugging/failure_signal_handler.cc WriteSignalMessage: `*** SIGSEGV received at time=1663811727 on cpu 11 ***`,
+# ` on cpu N` only where the platform tells the CPU, `*** Signal N received at time=... ***` for a signal it has no name
+# for), which Ray's processes, TensorFlow, JAX and gRPC install, and glog's older one (src/signalhandler.cc
+# DumpSignalInfo: `*** SIGSEGV (@0x0) received by PID 17711 (TID 0x7f893090a6f0) from PID 0; stack trace: ***`). Read
+# anywhere in the line: Ray's logger copies the report behind its own stamp (`[2022-09-21 18:55:27,600 E 1768 1803]
+# logging.cc:361: *** SIGSEGV received ...`). The frames after it (`PC: @ ...`, `    @ ...`) say nothing more.
+_FAILURE_HANDLER = re.compile(
+    r"\*\*\* (?:(?P<name>SIG[A-Z]{2,7})|Signal (?P<num>\d{1,3})) received at time=\d{1,20}(?: on cpu \d{1,6})? \*\*\*"
+    r"|\*\*\* (?P<gname>SIG[A-Z]{2,7}) \(@0x[0-9a-fA-F]{1,16}\) received by PID \d{1,10} \(TID 0x[0-9a-fA-F]{1,16}\)"
+    r"(?: from PID \d{1,10})?; stack trace: \*\*\*"
+)
+
 # The DataLoader's worker signal handler: `ERROR: Unexpected segmentation fault
 # encountered in worker.`, `... bus error ...` (a too-small /dev/shm), `... floating-point exception ...`:
 # strsignal() texts in lower case (codes.signal_of_text reads them).
@@ -153,7 +173,7 @@ class ProcessSignalExtractor:
     emits: Mapping[str, frozenset[str]] = {
         "app.exception": frozenset({"exc_type", "message", "shm", "signal", "limit"}),
         "process.signal": frozenset({"by", "detail", "due_to", "exitcode", "scheduler", "signal", "slurm_scope",
-                                     "unprompted"}),
+                                     "unprompted", "program", "part", "pid", "proc"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})  # slurmstepd also logs to syslog
     literals: tuple[str, ...] = (
@@ -171,6 +191,7 @@ class ProcessSignalExtractor:
         "] Caught signal ",
         "encountered in worker",
         ") received by PID",
+        " received at time=",
         "exit code",
         "exited with code",
         "exit status",
@@ -211,6 +232,19 @@ class ProcessSignalExtractor:
             return
         if rank is not None:
             draft.rank = rank
+        if draft.kind == "process.signal":
+            if ctx.proc is not None and draft.fields.get("by") == "self" and "pid" not in draft.fields:
+                # the process a prefix named as the printer of its own fault (Ray's `(RayTrainWorker pid=1768)`, its
+                # daemon's `(raylet)`, kubectl's pod/container): which process crashed
+                if ctx.proc.isdigit():
+                    draft.fields["pid"] = int(ctx.proc)
+                else:
+                    draft.fields["proc"] = ctx.proc
+            row = printer(body, ctx)
+            if row is not None:
+                # the line's printer is a program of the platform, not a rank (Ray's raylet, an idle worker): its
+                # crash is that program's (app-crash reads no event with a `part`)
+                draft.fields["program"], draft.fields["part"] = row.program, row.part
         if draft.fields.get("signal") == "SIGABRT" and draft.fields.get("by") == "self" and (
                 ctx.state.get(NCCL_MARK) or ctx.state.get(TERMINATED)):
             # The stream already reported an NCCL failure or a C++ terminate: the abort is the runtime's
@@ -230,6 +264,13 @@ class ProcessSignalExtractor:
 
     def _match(self, body: str, state: Mapping[str, object], lineno: int) -> Draft | None:
         detail = clip(body)
+        if "*** " in body and (h := _FAILURE_HANDLER.search(body)) is not None:
+            sig = h.group("name") or h.group("gname") or signal_name(int(h.group("num")))
+            if sig not in signal_names():
+                return None
+            # the process's own word on the signal it caught (an abort: its own abort(3), as faulthandler's)
+            by = "self" if sig == "SIGABRT" else by_whom(sig, "launcher")
+            return Draft("process.signal", {"signal": sig, "by": by, "detail": detail})
         m = _SRUN_TASK.search(body)
         if m:
             sig = signal_of_text(m.group("what")) or "SIGKILL"

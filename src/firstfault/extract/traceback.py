@@ -564,6 +564,13 @@ _FATAL_LOG = re.compile(
     r"|(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?: )?F)"
     r" (?P<where>[\w.@/\\-]+:\d+)\]\s?(?P<msg>.*)$"
 )
+# Ray's C++ logger's fatal record (src/ray/util/logging.cc: severity `C`, a failed RAY_CHECK or RAY_LOG(FATAL); in its
+# own processes' logs with the component after the stamp): `[2021-05-25 17:19:12,506 C 30268 30268] pull_manager.cc:338:
+#  Check failed: ...` (ray-project/ray#15990), `[... C 44686 99451332] (raylet) node_manager.cc:395: ...`.
+_RAY_FATAL_LOG = re.compile(
+    r"^\s*\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} C \d{1,10} \d{1,20}\] (?:\([a-z_]{1,32}\) )?"
+    r"(?P<where>[\w.@/\\-]+:\d+): ?(?P<msg>.*)$"
+)
 # Prefilter words for the records read: TensorFlow's dated form, and a failed CHECK in any form.
 FATAL_LOG_LITERALS: Final = (": F ", "Check failed")
 FATAL_LOG_CLASS: Final = "FATAL"  # the exc_type of a fatal record's reading
@@ -573,7 +580,7 @@ def fatal_log(body: str) -> Exc | None:
     """A glog / absl / TensorFlow fatal log record (_FATAL_LOG) as the exception it stands for."""
     if "] " not in body:
         return None
-    m = _FATAL_LOG.match(body)
+    m = _FATAL_LOG.match(body) or _RAY_FATAL_LOG.match(body)
     if m is None:
         return None
     return Exc(FATAL_LOG_CLASS, FATAL_LOG_CLASS, m.group("msg").strip())
