@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from firstfault.engine.ports import cable_of
-from firstfault.model import Event, EvidenceItem, Lead, iso
+from firstfault.model import Event, EvidenceItem, Lead, _iso, iso
 
 KIND_ORDER = {"laggard_rank": 0, "desync": 1, "stuck_frame": 2, "first_exit": 3}
 EVIDENCE_PER_LEAD = 4
@@ -78,9 +78,10 @@ class LeadDraft:
 
 
 def _ev_key(ev: Event) -> tuple[object, ...]:
-    t = ev.earliest()
-    return (t is None, iso(t) or "", ev.node or "", ev.evidence.file or "", ev.evidence.line or 0, ev.kind,
-            ev.rank if ev.rank is not None else -1)
+    t = ev.t_lo if ev.t_lo is not None else ev.time  # ev.earliest(), iso(t): inline (once per event of 16k ranks)
+    evidence = ev.evidence
+    return (t is None, "" if t is None else _iso(t, t.fold), ev.node or "", evidence.file or "", evidence.line or 0,
+            ev.kind, ev.rank if ev.rank is not None else -1)
 
 
 def _fmt_ranks(ranks: Iterable[int], limit: int = 8) -> str:
@@ -245,11 +246,12 @@ def _count(counts: dict[tuple[str, int], Counter[str]], key: tuple[str, int], wh
 
 def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     status = [e for e in events if e.kind in ("nccl.watchdog_status", "fr.pg_state")]
-    timeouts = [e for e in events if e.kind == "nccl.timeout" and not e.fields.get("stuck")]
     resolve = ctx.pg_resolver()
 
+    # sorted(status, key=ctx.key) and sorted(timeouts, key=ctx.key), as the ordered events filtered: both lists
+    # are `events` filtered, so their ties are in the events' order, as in `ordered` (no sort of 16k lines each)
     groups: dict[str, dict[int, _Pos]] = {}
-    for e in sorted(status, key=ctx.key):  # a rank's latest report wins
+    for e in [e for e in ctx.ordered if e.kind in ("nccl.watchdog_status", "fr.pg_state")]:  # the latest wins
         pg = resolve(e)
         if e.rank is None or pg is None:
             continue
@@ -268,7 +270,7 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
         pseq, pop, pg = e.fields.get("pending_seq"), e.fields.get("pending_op"), resolve(e)
         if isinstance(pseq, int) and pop and pg is not None:
             _count(op_at, (pg, pseq), str(pop))
-    for e in sorted(timeouts, key=ctx.key):
+    for e in [e for e in ctx.ordered if e.kind == "nccl.timeout" and not e.fields.get("stuck")]:
         pg = resolve(e)
         if e.rank is None or pg is None:
             continue
