@@ -267,3 +267,27 @@ def test_a_link_inside_the_bundle_when_it_was_read_is_still_followed(make_bundle
     v, errors = _swap_then_analyze(root, lambda: None)
     assert not errors
     assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
+
+
+# -- a directory's real path from its parent's (spd45) -----------------------------------------------------------------
+
+def test_a_directory_real_path_is_realpath_of_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from firstfault.bundle import _real_dir
+
+    root = tmp_path / "b"
+    (root / "nodes" / "n1").mkdir(parents=True)
+    (root / "store" / "n2").mkdir(parents=True)
+    (root / "nodes" / "n2").symlink_to(root / "store" / "n2", target_is_directory=True)  # a symlinked directory
+    (root / "nodes" / "n3").symlink_to(root / "nowhere", target_is_directory=True)  # dangling
+    (root / "alias").symlink_to(root / "nodes", target_is_directory=True)  # a symlink above
+    (root / "loop").symlink_to(root / "loop")
+    monkeypatch.chdir(tmp_path)
+    dirs: dict[str, str] = {}
+    for d in [f"{root}/nodes/n1", f"{root}/nodes/n2", f"{root}/nodes/n3", f"{root}/alias/n1", f"{root}/alias/n2",
+              f"{root}/nodes/missing", f"{root}/loop", "b/nodes/n1", "b/alias/n2", "./b/nodes/n1",
+              "b/nodes/../alias/n2", f"{root}/alias/n2/..", "b", "/", "//tmp"]:
+        assert _real_dir(d, dirs) == os.path.realpath(d), d
+    assert dirs[f"{root}/nodes/n2"] == str(root / "store" / "n2")  # through the link
+    assert dirs[f"{root}/nodes/n1"] == os.path.realpath(root) + "/nodes/n1"  # not a link: the parent's and its name

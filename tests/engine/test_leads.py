@@ -8,6 +8,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from firstfault import records
 from firstfault.analysis.analyze import Analyzer
 from firstfault.engine.attribute import attribute
@@ -413,10 +415,10 @@ def test_desync_report_names_the_lagging_ranks(make_bundle: BundleMaker) -> None
     assert "desync debug report" in v.leads[0].summary
 
 
-def test_the_leads_sort_keys_are_computed_once_and_are_ev_keys() -> None:
-    """_Ctx keeps each event's sort key (the leads sort a 16k-rank job's events several times): the keys and the
-    ordered events are those of _ev_key, ties (two events of one key) in the events' own order, and an event
-    the context was not built from gets its own key, not a kept one."""
+def test_the_leads_sort_keys_are_computed_once_and_order_as_ev_keys() -> None:
+    """_Ctx works out each event's place in the order of _ev_key once (the leads sort a 16k-rank job's events
+    several times): the ordered events are those of _ev_key, ties (two events of one key) in the events' own
+    order and of one place; it is asked only of the events the context was built from."""
     from firstfault.engine.leads import _Ctx, _ev_key
 
     t0 = datetime(2026, 11, 2, 11, 0, tzinfo=UTC)
@@ -430,9 +432,10 @@ def test_the_leads_sort_keys_are_computed_once_and_are_ev_keys() -> None:
     ctx = _Ctx(events, {})
     assert ctx.ordered == sorted(events, key=_ev_key)
     assert [e.evidence.text for e in ctx.ordered] == ["e", "c", "a", "d", "b"]  # a before d: their own order
-    assert all(ctx.key(e) == _ev_key(e) for e in events)
-    other = ev(0, 9, "f")  # not among the events: its key is its own
-    assert ctx.key(other) == _ev_key(other) != ctx.key(events[0])
+    assert ctx.key(events[0]) == ctx.key(events[3]) < ctx.key(events[1])  # a and d tie; no time sorts last
+    assert [e.evidence.text for e in sorted(events[::-1], key=ctx.key)] == ["e", "c", "d", "a", "b"]
+    with pytest.raises(KeyError):
+        ctx.key(ev(0, 9, "f"))  # not among the events: no place
 
 
 def test_the_task_the_coordination_service_saw_fail_is_a_lead_not_a_cause(make_bundle: BundleMaker) -> None:
@@ -477,3 +480,47 @@ def test_near_miss_srun_task_state_running_names_no_exit(make_bundle: BundleMake
     v = _analyze(make_bundle(files, _workload(2, 2, [*APP, {"kind": "application", "path": "slurm-4242.out"}])))
     # the silent rank may still be named for its silence, never as a death srun reported
     assert not [x for x in v.leads if x.kind == "first_exit" and "exited first" in x.summary]
+
+
+# -- the leads' sort key as a place (spd45) ----------------------------------------------------------------------------
+
+def _keyed_events() -> list[Event]:
+    from zoneinfo import ZoneInfo
+
+    t = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
+    berlin = t.astimezone(ZoneInfo("Europe/Berlin"))  # the same instant in another zone: one iso string, a tie
+    out = []
+    for i in range(40):
+        when = [t, berlin, t + timedelta(seconds=i % 3), None, datetime(2026, 11, 2, 10, 0)][i % 5]
+        out.append(Event(kind=["nccl.timeout", "nccl.watchdog_status"][i % 2], time=when, node=f"n{i % 3}",
+                         evidence=Evidence(source="application", file=f"app/rank-{i % 4}.log", line=i % 6,
+                                           text=str(i)),
+                         rank=[None, i % 4][i % 2], fields={"i": i}))  # `i`: ties are told apart only by it
+    return out
+
+
+def test_a_place_orders_the_events_as_their_key_does_ties_included() -> None:
+    import random
+
+    from firstfault.engine.leads import _Ctx, _ev_key
+
+    events = _keyed_events()
+    assert len({_ev_key(e) for e in events}) < len(events)  # there are ties to keep in order
+    ctx = _Ctx(events, {})
+    assert [e.fields["i"] for e in ctx.ordered] == [e.fields["i"] for e in sorted(events, key=_ev_key)]
+    rnd = random.Random(45)
+    for _ in range(30):
+        sub = rnd.sample(events, rnd.randrange(1, len(events)))  # any subset, in any order
+        assert [e.fields["i"] for e in sorted(sub, key=ctx.key)] == \
+               [e.fields["i"] for e in sorted(sub, key=_ev_key)]
+
+
+def test_events_that_differ_in_any_part_of_the_key_get_different_places() -> None:
+    from firstfault.engine.leads import _Ctx, _ev_key
+
+    events = _keyed_events()
+    ctx = _Ctx(events, {})
+    for a in events:
+        for b in events:
+            assert (ctx.key(a) == ctx.key(b)) == (_ev_key(a) == _ev_key(b))
+            assert (ctx.key(a) < ctx.key(b)) == (_ev_key(a) < _ev_key(b))

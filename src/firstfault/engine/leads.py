@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from firstfault.engine.ports import cable_of
-from firstfault.model import Event, EvidenceItem, Lead, iso
+from firstfault.model import Event, EvidenceItem, Lead, _iso, iso
 
 KIND_ORDER = {"laggard_rank": 0, "desync": 1, "stuck_frame": 2, "first_exit": 3}
 EVIDENCE_PER_LEAD = 4
@@ -78,9 +78,10 @@ class LeadDraft:
 
 
 def _ev_key(ev: Event) -> tuple[object, ...]:
-    t = ev.earliest()
-    return (t is None, iso(t) or "", ev.node or "", ev.evidence.file or "", ev.evidence.line or 0, ev.kind,
-            ev.rank if ev.rank is not None else -1)
+    t = ev.t_lo if ev.t_lo is not None else ev.time  # ev.earliest(), iso(t): inline (once per event of 16k ranks)
+    evidence = ev.evidence
+    return (t is None, "" if t is None else _iso(t, t.fold), ev.node or "", evidence.file or "", evidence.line or 0,
+            ev.kind, ev.rank if ev.rank is not None else -1)
 
 
 def _fmt_ranks(ranks: Iterable[int], limit: int = 8) -> str:
@@ -101,10 +102,23 @@ def _ints(text: object) -> list[int]:
 class _Ctx:
     def __init__(self, events: list[Event], rank_to_node: dict[int, str]) -> None:
         self.rank_to_node = rank_to_node
-        # Each event's _ev_key, computed once: the leads sort the same events many times over (a 16k-rank job's
-        # watchdog lines in five sorts), and the key's time string and tuple cost more than the sort.
-        self._keys: dict[int, tuple[Event, tuple[object, ...]]] = {}
-        self.ordered = sorted(events, key=self.key)  # `events` by _ev_key: what sorted(events, key=_ev_key) gives
+        self._events = events
+        self._resolver: Callable[[Event], str | None] | None = None
+        # Each event's place in the order of _ev_key, worked out in one sort: the leads sort the same events many
+        # times over (a 16k-rank job's watchdog lines in five sorts of 16k), and comparing the key's tuples (a
+        # time string, node, file, ...) cost more than all else. Events of equal keys get one place (that of the
+        # first of them), so sorting by place is sorting by key: the same order, ties kept in their order.
+        keys = [_ev_key(e) for e in events]
+        order = sorted(range(len(events)), key=keys.__getitem__)
+        self.ordered = [events[i] for i in order]  # `events` by _ev_key: what sorted(events, key=_ev_key) gives
+        self._pos: dict[int, int] = {}
+        prev: tuple[object, ...] | None = None
+        place = 0
+        for at, i in enumerate(order):
+            k = keys[i]
+            if at == 0 or k != prev:
+                place, prev = at, k
+            self._pos[id(events[i])] = place
         self.rank_nodes: dict[int, str] = {}
         for ev in self.ordered:
             if ev.rank is not None and ev.node and ev.rank not in self.rank_nodes:
@@ -121,12 +135,16 @@ class _Ctx:
                 self.local[r] = i
                 self.by_local[(n, i)] = r
 
-    def key(self, ev: Event) -> tuple[object, ...]:
-        """_ev_key(ev), once per event (the event is held with it: its id is not reused meanwhile)."""
-        hit = self._keys.get(id(ev))
-        if hit is None or hit[0] is not ev:
-            hit = self._keys[id(ev)] = (ev, _ev_key(ev))
-        return hit[1]
+    def key(self, ev: Event) -> int:
+        """A sort key of one of the events the leads were given that orders them as _ev_key does (its place in
+        `ordered`; the list holds them, so an id is not reused meanwhile)."""
+        return self._pos[id(ev)]
+
+    def pg_resolver(self) -> Callable[[Event], str | None]:
+        """_pg_resolver of the events, built once for every kind of lead that places lines in process groups."""
+        if self._resolver is None:
+            self._resolver = _pg_resolver(self._events)
+        return self._resolver
 
     def node(self, rank: int) -> str | None:
         return self.rank_nodes.get(rank) or self.rank_to_node.get(rank)
@@ -208,17 +226,36 @@ def _pg_resolver(events: list[Event]) -> Callable[[Event], str | None]:
     return pg_of
 
 
+def _pos_of(groups: dict[str, dict[int, _Pos]], pg: str, rank: int) -> _Pos:
+    """groups[pg][rank], made empty when new (setdefault without building a _Pos for every line of 16k ranks)."""
+    ranks = groups.get(pg)
+    if ranks is None:
+        ranks = groups[pg] = {}
+    p = ranks.get(rank)
+    if p is None:
+        p = ranks[rank] = _Pos()
+    return p
+
+
+def _count(counts: dict[tuple[str, int], Counter[str]], key: tuple[str, int], what: str) -> None:
+    c = counts.get(key)
+    if c is None:
+        c = counts[key] = Counter()
+    c[what] += 1
+
+
 def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     status = [e for e in events if e.kind in ("nccl.watchdog_status", "fr.pg_state")]
-    timeouts = [e for e in events if e.kind == "nccl.timeout" and not e.fields.get("stuck")]
-    resolve = _pg_resolver(events)
+    resolve = ctx.pg_resolver()
 
+    # sorted(status, key=ctx.key) and sorted(timeouts, key=ctx.key), as the ordered events filtered: both lists
+    # are `events` filtered, so their ties are in the events' order, as in `ordered` (no sort of 16k lines each)
     groups: dict[str, dict[int, _Pos]] = {}
-    for e in sorted(status, key=ctx.key):  # a rank's latest report wins
+    for e in [e for e in ctx.ordered if e.kind in ("nccl.watchdog_status", "fr.pg_state")]:  # the latest wins
         pg = resolve(e)
         if e.rank is None or pg is None:
             continue
-        p = groups.setdefault(pg, {}).setdefault(e.rank, _Pos())
+        p = _pos_of(groups, pg, e.rank)
         enq, done = e.fields.get("last_enqueued"), e.fields.get("last_completed")
         if isinstance(enq, int):
             p.enq = enq
@@ -228,20 +265,22 @@ def _progress(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     seq_of: dict[tuple[str, int], int] = {}
     op_at: dict[tuple[str, int], Counter[str]] = {}
     for e in status:  # a flight-recorder dump names the collective a rank waits in
+        if e.kind != "fr.pg_state":
+            continue
         pseq, pop, pg = e.fields.get("pending_seq"), e.fields.get("pending_op"), resolve(e)
-        if e.kind == "fr.pg_state" and isinstance(pseq, int) and pop and pg is not None:
-            op_at.setdefault((pg, pseq), Counter())[str(pop)] += 1
-    for e in sorted(timeouts, key=ctx.key):
+        if isinstance(pseq, int) and pop and pg is not None:
+            _count(op_at, (pg, pseq), str(pop))
+    for e in [e for e in ctx.ordered if e.kind == "nccl.timeout" and not e.fields.get("stuck")]:
         pg = resolve(e)
         if e.rank is None or pg is None:
             continue
         seq = e.fields.get("seq")
-        p = groups.setdefault(pg, {}).setdefault(e.rank, _Pos())
+        p = _pos_of(groups, pg, e.rank)
         if p.timeout is None:
             p.timeout = e
         if isinstance(seq, int):
             seq_of[(pg, e.rank)] = seq
-            op_at.setdefault((pg, seq), Counter())[str(e.fields.get("op") or "a collective")] += 1
+            _count(op_at, (pg, seq), str(e.fields.get("op") or "a collective"))
             if p.enq is None:
                 p.enq = seq  # it enqueued at least the collective it timed out in
             if p.done is None:
@@ -344,16 +383,21 @@ def _silent(ctx: _Ctx, present: set[int], reporters: set[int]) -> list[int]:
 def _desync(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     """Different collectives at one sequence number (watchdog timeouts, flight-recorder queues)."""
     sig: dict[tuple[str, int], dict[int, tuple[str, str, Event]]] = {}
-    resolve = _pg_resolver(events)
+    resolve = ctx.pg_resolver()
     for e in ctx.ordered:
         pg = resolve(e) if e.kind in ("nccl.timeout", "fr.pg_state") else None
         if e.rank is None or pg is None:
             continue
         if e.kind == "nccl.timeout" and isinstance(e.fields.get("seq"), int):
             seq = int(e.fields["seq"])  # type: ignore[arg-type]
+            at = sig.get((pg, seq))
+            if at is None:
+                at = sig[(pg, seq)] = {}
+            if e.rank in at:
+                continue  # a rank's first line at a number is its signature (what setdefault kept)
             op = str(e.fields.get("op") or "?")
             size = f"{e.fields.get('numel_in', '?')}/{e.fields.get('numel_out', '?')}"
-            sig.setdefault((pg, seq), {}).setdefault(e.rank, (op, size, e))
+            at[e.rank] = (op, size, e)
         elif e.kind == "fr.pg_state":
             for item in str(e.fields.get("recent") or "").split(";"):
                 parts = item.split(":")
@@ -561,11 +605,19 @@ def _first_exit(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     # hang (the watchdog's SIGABRT), not the first to fail.
     hung_at: dict[object, datetime] = {}
     for e in events:
+        if not _waited(e):
+            continue
         t = e.earliest()
-        if t is not None and _waited(e):
-            for k in ((("rank", e.rank),) if e.rank is not None else ()) + ((("node", e.node),) if e.node else ()):
-                if k not in hung_at or t < hung_at[k]:
-                    hung_at[k] = t
+        if t is None:
+            continue
+        if e.rank is not None:
+            was = hung_at.get(rk := ("rank", e.rank))
+            if was is None or t < was:
+                hung_at[rk] = t
+        if e.node:
+            was = hung_at.get(nk := ("node", e.node))
+            if was is None or t < was:
+                hung_at[nk] = t
 
     def subject(e: Event) -> int | None:
         """The rank that died: the one a report names (torchrun's failed rank, its agent's local rank on the
@@ -613,7 +665,7 @@ def _first_exit(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
 
     def key(e: Event) -> tuple[object, ...]:
         return (at[id(e)], not e.fields.get("root_cause"), e.rank if e.rank is not None else 1 << 30,
-                *ctx.key(e))
+                ctx.key(e))
 
     first = min(exits, key=key)
     t0 = at[id(first)]
