@@ -35,8 +35,8 @@ WILD = Path(__file__).parent / "wild"
 # definitive), both at ec22abe0 before any fix: 625 / 611 of 835 (the floor below follows the two new batches down).
 # b33 (19, threads of 2025-2026 again) first ran at 0.58 / 0.53 (two false definitives) at d01ab43e, with this
 # stop's pass merged, and the same at ec22abe0: the pass moved it by nothing.
-MIN_DOMAIN = 0.74
-MIN_CATEGORY = 0.73
+MIN_DOMAIN = 0.76
+MIN_CATEGORY = 0.74
 # The false definitive verdicts of today, each named: unk-slurm-cn125-segfault-flaky-node, disputed (see its
 # PROVENANCE.md), and unk-hydra-bad-termination-bus-error-signal7-docker-mlsh-17 (a SIGBUS that the thread traced
 # to a container's /dev/shm, which the log does not say); and seven bundles whose threads never found a cause
@@ -91,10 +91,6 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # b20: UCX's `Transport retry count exceeded` under Open MPI, intermittent, in an issue still open: the spec's
     # `network.transport` (retry exceeded with no link evidence), as the seven above.
     "unk-ucx-190-ompi-405-hpe-apollo-intermittent-transport-retry-count-exceeded-5732",
-    # b21: Ray's raylet aborting on glog's `Check failed: ... Exiting because this node manager has mistakenly been
-    # marked dead by the monitor`: a C++ check failure of the job's own runtime, the spec's `app.exception`; the
-    # thread went stale without a cause.
-    "unk-ray-raylet-mistakenly-marked-dead-last-heartbeat-130s-stale-4741",
     # b21: `CUDA driver version is insufficient for CUDA runtime version` from llama.cpp in a udocker container on
     # Kaggle: the spec's `node.driver` (the driver older than the runtime); the thread never learnt whether udocker
     # passed the driver in at all.
