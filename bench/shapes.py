@@ -47,7 +47,8 @@ For each shape it times, interleaved (run 1 of every tool, then run 2, ...; the 
             aho-corasick: Hyperscan blocked; `re`: both compiled engines blocked; collect/scan.py)
   base      (--base-src DIR) ff, -j 2, with PYTHONPATH=DIR: another checkout's src/ (e.g. a detached
             worktree of main with its own built _lines), for a paired before/after figure on one machine
-            under one load; its median, ff/base, and whether its verdict bytes equal this tree's
+            under one load; its median, ff/base, and whether its verdict bytes equal this tree's (`catalog
+            only` where the two trees' catalogs differ and nothing else does)
 
 and prints one table: median wall time of --repeat runs, peak RSS (GNU time's %M: the largest single
 process), the ratio to grep-14, issue 27's target for the row, whether the verdict equals the expected one,
@@ -789,6 +790,17 @@ def verdict_of(doc: dict[str, Any] | None) -> tuple[str, str]:
     return str(doc.get("attributed_domain")), str(rc.get("category") if isinstance(rc, dict) else None)
 
 
+def _same_as_base(bodies: set[str], base: Tool, doc: dict[str, Any] | None) -> str:
+    """Whether the base checkout's verdict bytes are this tree's: `yes`, `catalog only` (the two trees' catalogs
+    differ, so its digest does, and nothing else), or `NO`."""
+    if not (base.bodies and bodies):
+        return "-"
+    if base.bodies == bodies:
+        return "yes"
+    rest = [{k: v for k, v in (d or {}).items() if k not in ("analyzed_at", "catalog")} for d in (doc, base.doc)]
+    return "catalog only" if len(base.bodies) == 1 and rest[0] == rest[1] else "NO"
+
+
 def _secs(t: Tool) -> str:
     if t.timed_out and not [s for s, rc in zip(t.secs, t.rcs, strict=True) if rc != TIMED_OUT]:
         return ">%.0f" % (t.timeout or 0)
@@ -926,7 +938,7 @@ def main(argv: list[str] | None = None) -> int:
             rows[-1] += [
                 _secs(base),
                 "%.2f" % (fast.median / statistics.median(b_ok)) if f_ok and b_ok else "-",
-                "-" if not (base.bodies and bodies) else ("yes" if base.bodies == bodies else "NO"),
+                _same_as_base(bodies, base, fast.doc),
             ]
         print("| " + " | ".join(rows[-1]) + " |")
         print(
