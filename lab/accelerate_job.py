@@ -45,10 +45,7 @@ def main() -> None:
     for step, (xb, yb) in enumerate(loader):
         if step >= jobenv.STEPS:
             break
-        if jobenv.FAULT == "sigkill_external" and jobenv.fires(rank, step):
-            jobenv.wait_for_kill(log, rank, step)
-        if jobenv.FAULT == "hang" and jobenv.fires(rank, step):
-            jobenv.stop_forever(log, rank, step)
+        jobenv.before_step(log, rank, step)
         out = model(xb)
         if jobenv.FAULT == "exception" and jobenv.fires(rank, step):
             yb = yb[:-1]  # a collate bug drops one label

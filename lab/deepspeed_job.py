@@ -47,10 +47,7 @@ def main() -> None:
         _set_pg_timeout(timedelta(seconds=jobenv.PG_TIMEOUT), group)
     g = torch.Generator().manual_seed(rank)
     for step in range(jobenv.STEPS):
-        if jobenv.FAULT == "sigkill_external" and jobenv.fires(rank, step):
-            jobenv.wait_for_kill(log, rank, step)
-        if jobenv.FAULT == "hang" and jobenv.fires(rank, step):
-            jobenv.stop_forever(log, rank, step)
+        jobenv.before_step(log, rank, step)
         x = torch.randn(4, 16, generator=g)
         y = (x @ torch.linspace(-1, 1, 16)).unsqueeze(1)
         out = engine(x)

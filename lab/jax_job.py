@@ -42,10 +42,7 @@ def main() -> None:
     w = jnp.zeros(16)
     grad = jax.jit(jax.grad(lambda w, x, y: jnp.mean((x @ w - y) ** 2)))
     for step in range(jobenv.STEPS):
-        if jobenv.FAULT == "sigkill_external" and jobenv.fires(RANK, step):
-            jobenv.wait_for_kill(log, RANK, step)
-        if jobenv.FAULT == "hang" and jobenv.fires(RANK, step):
-            jobenv.stop_forever(log, RANK, step)
+        jobenv.before_step(log, RANK, step)
         xs = x[:, :15] if jobenv.FAULT == "exception" and jobenv.fires(RANK, step) else x  # a feature dropped
         g = grad(w, xs, y)
         g_all = multihost_utils.process_allgather(g)

@@ -59,3 +59,12 @@ def wait_for_kill(log: logging.Logger, rank: int, step: int) -> None:
     mark(rank)
     log.info("step %d: waiting for the next batch", step)
     time.sleep(600)
+
+
+def before_step(log: logging.Logger, rank: int, step: int) -> None:
+    """The faults that stop a rank at the start of a step, as every job script injects them: a SIGKILL from outside
+    (`sigkill_external`: the rank waits for the driver's kill) or a hang (`hang`), on the fault's ranks and step."""
+    if FAULT == "sigkill_external" and fires(rank, step):
+        wait_for_kill(log, rank, step)
+    if FAULT == "hang" and fires(rank, step):
+        stop_forever(log, rank, step)

@@ -41,10 +41,7 @@ class Regressor(L.LightningModule):
         x, y = batch
         rank, step = self.global_rank, self.global_step
         log = jobenv.setup_logging(rank)
-        if jobenv.FAULT == "sigkill_external" and jobenv.fires(rank, step):
-            jobenv.wait_for_kill(log, rank, step)
-        if jobenv.FAULT == "hang" and jobenv.fires(rank, step):
-            jobenv.stop_forever(log, rank, step)
+        jobenv.before_step(log, rank, step)
         out = self.net(x)
         if jobenv.FAULT == "exception" and jobenv.fires(rank, step):
             y = y[:-1]  # a collate bug drops one label

@@ -27,10 +27,7 @@ def main() -> None:
              MPI.Get_library_version().splitlines()[0])
     weights = [0.5 * (RANK + 1)] * 8
     for step in range(jobenv.STEPS):
-        if jobenv.FAULT == "sigkill_external" and jobenv.fires(RANK, step):
-            jobenv.wait_for_kill(log, RANK, step)
-        if jobenv.FAULT == "hang" and jobenv.fires(RANK, step):
-            jobenv.stop_forever(log, RANK, step)
+        jobenv.before_step(log, RANK, step)
         grads = weights[: 7 if jobenv.FAULT == "exception" and jobenv.fires(RANK, step) else 8]
         if len(grads) != len(weights):
             raise ValueError(f"gradient buffer holds {len(grads)} values, the model has {len(weights)}")
