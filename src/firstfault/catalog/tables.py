@@ -107,11 +107,20 @@ class SxidInfo(_Row, frozen=True):
 
 class CudaErrorInfo(_Row, frozen=True):
     code: Code
-    runtime: Annotated[str, Meta(pattern=r"^cudaError[A-Z]\w*$")]  # cudaErrorX
     message: Annotated[str, Meta(min_length=3)]
     cuda_class: CudaClass = records.field(name="class")
+    runtime: Annotated[str, Meta(pattern=r"^cudaError[A-Z]\w*$")] | None = None  # cudaErrorX
     driver: Annotated[str, Meta(pattern=r"^CUDA_ERROR_[A-Z0-9_]+$")] | None = None  # CUDA_ERROR_X
-    aliases: tuple[str, ...] = ()  # other texts that name the same error (PyTorch's, old CUDA's)
+    aliases: tuple[str, ...] = ()  # other texts that name the same error (PyTorch's, HIP's, old CUDA's)
+
+    def __post_init__(self) -> None:
+        if self.runtime is None and self.driver is None:
+            raise ValueError("a CUDA error needs its runtime (cudaError_t) or driver (CUresult) name")
+
+    @property
+    def name(self) -> str:
+        """The error's name: the runtime API's, else the driver API's (a CUresult the runtime has no name for)."""
+        return self.runtime or self.driver or ""
 
 class CudnnStatusInfo(_Row, frozen=True):
     code: Code

@@ -429,14 +429,14 @@ MESSAGE_CUDA_CODE: Final = re.compile(r"\((?:[Ee]rror |[Cc]ode )?(?P<code>\d{1,3
 _UNANCHORED_MIN: Final = 16
 
 
-def hip_names(runtime: str, driver: str | None) -> tuple[str, ...]:
+def hip_names(runtime: str | None, driver: str | None) -> tuple[str, ...]:
     """HIP's names for a CUDA error (lower-case). HIP mirrors the CUDA runtime (ROCm/HIP
     include/hip/hip_runtime_api.h): hipError_t keeps cudaError_t's numbers, and each name is CUDA's with `hip` for
     `cuda` (`cudaErrorInvalidDeviceFunction` -> `hipErrorInvalidDeviceFunction`) or, where the runtime's name
     differs, the driver API's in CamelCase (`CUDA_ERROR_NO_BINARY_FOR_GPU` -> `hipErrorNoBinaryForGpu`,
     `CUDA_ERROR_OUT_OF_MEMORY` -> `hipErrorOutOfMemory`)."""
     names = []
-    if runtime.startswith("cudaError"):
+    if runtime and runtime.startswith("cudaError"):
         names.append("hip" + runtime[4:])
     if driver and driver.startswith("CUDA_ERROR_"):
         names.append("hipError" + "".join(w.capitalize() for w in driver[11:].split("_")))
@@ -448,9 +448,9 @@ def _cuda_index() -> tuple[dict[str, CudaError], re.Literals, dict[int, CudaErro
     by_key: dict[str, CudaError] = {}
     by_code: dict[int, CudaError] = {}
     for code, row in sorted(cuda_table().items()):
-        err = CudaError(code, row.runtime, row.message, row.cuda_class)
+        err = CudaError(code, row.name, row.message, row.cuda_class)
         by_code[code] = err
-        for key in (row.message.lower(), row.runtime.lower(), (row.driver or "").lower(),
+        for key in (row.message.lower(), (row.runtime or "").lower(), (row.driver or "").lower(),
                     *(a.lower() for a in row.aliases), *hip_names(row.runtime, row.driver)):
             if key:
                 by_key.setdefault(key, err)
@@ -458,7 +458,9 @@ def _cuda_index() -> tuple[dict[str, CudaError], re.Literals, dict[int, CudaErro
 
 
 # Generic words before which a CUDA sample or library prints cudaGetErrorString():
-# `(error code system not yet initialized)!`. Only a whole table message counts after these.
+# `(error code system not yet initialized)!`. Only a whole table message counts after these, and not one that is
+# also the C library's strerror (800's `operation not permitted` is EPERM's, 801's `operation not supported`
+# EOPNOTSUPP's, 1's `invalid argument` EINVAL's): after `error code ` any program prints those.
 WEAK_CUDA_ANCHORS: Final = ("error code ", "CUDA failure", "cuda error")
 
 
@@ -533,10 +535,22 @@ def _anchored(text: str) -> bool:
     return False
 
 
+# A compiler's diagnostic about the program's source (gcc's and clang's `src/hmem_cuda.c:434:7: error:
+# 'cudaErrorStubLibrary' undeclared (first use in this function)`, ofiwg/libfabric#7655; nvcc's and EDG's
+# `kernel.cu(12): error: identifier "cudaErrorContained" is undefined`): a name of the enum in code being built, no
+# error any CUDA call returned.
+_COMPILER_DIAGNOSTIC = re.compile(r"\.(?:c|cc|cpp|cxx|cu|cuh|h|hh|hpp|hip)(?::\d{1,7}(?::\d{1,5})?|\(\d{1,7}\)): "
+                                  r"(?:fatal )?(?:error|warning|note)\b")
+_DIAGNOSTIC_LITERALS: Final = (": error", ": warning", ": note", ": fatal error")
+
+
 def cuda_error_of(text: str) -> CudaError | None:
     """The CUDA error a line reports, if it reports one (see CUDA_ANCHORS and CODED_CUDA_MESSAGE). A warning,
     info or debug record of the HIP runtime's log reports none (it traces a call's return: _HIP_TRACE), but for a
-    kernel launch that returned an error (_HIP_LAUNCH_RETURNED)."""
+    kernel launch that returned an error (_HIP_LAUNCH_RETURNED); nor does a compiler's diagnostic that names one in
+    the source it builds (_COMPILER_DIAGNOSTIC)."""
+    if any(w in text for w in _DIAGNOSTIC_LITERALS) and _COMPILER_DIAGNOSTIC.search(text):
+        return None
     if text.startswith(":") and _HIP_TRACE.match(text):
         launch = _HIP_LAUNCH_RETURNED.search(text) if "Launch" in text else None
         return _cuda_index()[0].get(launch.group("err").lower()) if launch is not None else None
@@ -553,7 +567,7 @@ def cuda_error_of(text: str) -> CudaError | None:
     if coded is not None:
         return coded
     m = rx.search(text)
-    if m and (strong or len(m.group(0)) >= _UNANCHORED_MIN):
+    if m and (strong or (len(m.group(0)) >= _UNANCHORED_MIN and m.group(0).lower() not in _strerror_folded())):
         return by_key[m.group(0).lower()]
     if not strong:
         return None
