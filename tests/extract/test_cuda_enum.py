@@ -190,3 +190,53 @@ def test_a_strerror_after_a_generic_error_code_is_no_cuda_error(line: str) -> No
     assert codes.cuda_error_of(line) is None
     # ... where CUDA's own anchor stands before the same words, they are CUDA's (InternLM/lmdeploy#2544's family)
     assert codes.cuda_error_of("RuntimeError: CUDA error: operation not permitted") is not None
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        # cuSOLVER's kernel that failed to run, as PyTorch raises it (JingwenWang95/KinectFusion#4, its title;
+        # pytorch/pytorch#70669) and as CuPy does (cupy/cupy#1365)
+        ("RuntimeError: cusolver error: CUSOLVER_STATUS_EXECUTION_FAILED, when calling `cusolverDnSgetrf( handle, m, "
+         "n, dA, ldda, static_cast<float*>(dataPtr.get()), ipiv, info)`", "CUSOLVER_STATUS_EXECUTION_FAILED"),
+        ("cupy.cuda.cusolver.CUSOLVERError: CUSOLVER_STATUS_EXECUTION_FAILED", "CUSOLVER_STATUS_EXECUTION_FAILED"),
+    ],
+)
+def test_the_math_libraries_statuses_are_rows_of_one_table(line: str, name: str) -> None:
+    found = [(e.kind, e.fields.get("error"), e.fields.get("cuda_error")) for e in helpers.events([line])
+             if e.kind.startswith("app.")]
+    assert found == [("app.cuda_error", "launch_failure", name)]
+
+
+def test_the_status_a_check_names_is_the_failed_one_not_the_success_it_compares_with() -> None:
+    # cuRAND's, behind Caffe's CURAND_CHECK (tingsongyu/cascaded_mobilenet-v2#14, its title): CURAND_STATUS_SUCCESS
+    # is no row of the table, the status after it is
+    status = codes.library_status_of(
+        "Check failed: status == CURAND_STATUS_SUCCESS (201 vs. 0) CURAND_STATUS_LAUNCH_FAILURE")
+    assert status is not None and (status.name, status.cls) == ("CURAND_STATUS_LAUNCH_FAILURE", "launch_failure")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a status that names no cause (cuFFT's INTERNAL_ERROR: a build without kernels for the GPU,
+        # haoheliu/AudioLDM#49, or memory nearly full, pytorch/pytorch#119420) leaves the exception as it was read
+        # before the table held it (pytorch/pytorch#134403)
+        "RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR",
+        # ... and cuSOLVER's (nerdyrodent/VQGAN-CLIP#143)
+        "RuntimeError: cusolver error: CUSOLVER_STATUS_INTERNAL_ERROR, when calling `cusolverDnCreate(handle)`",
+    ],
+)
+def test_a_library_status_of_no_class_leaves_the_exception(line: str) -> None:
+    found = [(e.kind, e.fields.get("exc_type")) for e in helpers.events([line]) if e.kind.startswith("app.")]
+    assert found == [("app.exception", "RuntimeError")]
+
+
+def test_a_library_kernel_failure_alone_claims_no_software_cause(make_bundle: BundleMaker) -> None:
+    # cuSOLVER's EXECUTION_FAILED is a kernel that failed to run ("This error may appear if the input matrix contains
+    # NaN", PyTorch's own words after it; a driver older than the toolkit, kail8/UnsupDIS-pytorch#16): a symptom as
+    # CUDA's launch failure is, not the workload's exception (before the table held it, a RuntimeError of the workload)
+    line = ("RuntimeError: cusolver error: CUSOLVER_STATUS_EXECUTION_FAILED, when calling `cusolverDnSgetrf( handle, "
+            "m, n, dA, ldda, static_cast<float*>(dataPtr.get()), ipiv, info)`")
+    v = analyze(str(make_bundle({"app/rank-0.log": line + "\n"}, workload_ending("FAILED"))))
+    assert v.root_cause is None or v.root_cause.category != "app.exception"

@@ -22,11 +22,11 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import (
     ErrnoInfo,
     ExitPrinter,
-    cublas_status_table,
     cuda_table,
     cudnn_status_table,
     errno_table,
     exit_printers,
+    library_status_table,
     nccl_result_table,
     version_key,
 )
@@ -660,30 +660,36 @@ def ngc_check_failed(text: str, need: int | None) -> bool:
     wanted = _driver_family(need)
     return wanted is None or _driver_family(int(m.group("have"))) != wanted
 
-CUBLAS_LITERALS: Final = ("CUBLAS_STATUS_", "cublas runtime error")
-_CUBLAS_STATUS = re.compile(r"\bCUBLAS_STATUS_[A-Z_]{2,40}\b")
+# The CUDA math libraries' statuses (catalog/cuda.yaml `library_statuses`: cuBLAS, cuSOLVER, cuSPARSE, cuFFT, cuRAND),
+# by the names the frameworks print (PyTorch's `CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling ...`,
+# `cusolver error: CUSOLVER_STATUS_EXECUTION_FAILED, when calling ...`, `cuFFT error: CUFFT_INTERNAL_ERROR`).
+LIBRARY_LITERALS: Final = ("CUBLAS_STATUS_", "CUSOLVER_STATUS_", "CUSPARSE_STATUS_", "CUFFT_", "CURAND_STATUS_",
+                           "cublas runtime error")
+_LIBRARY_STATUS = re.compile(r"\b(?:CUBLAS_STATUS|CUSOLVER_STATUS|CUSPARSE_STATUS|CURAND_STATUS|CUFFT)"
+                             r"_[A-Z0-9_]{2,60}\b")
 # PyTorch's THC before 1.0 (aten/src/THC/THCGeneral.cpp __THCublasCheck): `cublas runtime error : <words> at FILE:LINE`
 _THC_CUBLAS = "cublas runtime error : "
 
 
 @lru_cache(maxsize=1)
-def _cublas_index() -> tuple[dict[str, CudaError], dict[str, CudaError]]:
+def _library_index() -> tuple[dict[str, CudaError], dict[str, CudaError]]:
     by_name: dict[str, CudaError] = {}
     by_thc: dict[str, CudaError] = {}
-    for code, row in sorted(cublas_status_table().items()):
-        err = CudaError(code, row.name, row.name, row.cuda_class)
-        by_name[row.name] = err
+    for name, row in sorted(library_status_table().items()):
+        err = CudaError(row.code, name, name, row.cuda_class)
+        by_name[name] = err
         if row.thc:
             by_thc[row.thc] = err
     return by_name, by_thc
 
 
-def cublas_status_of(text: str) -> CudaError | None:
-    """The cuBLAS status a line names (catalog/cuda.yaml `cublas_statuses`): by its name, or by the words PyTorch's
-    THC printed for it right after `cublas runtime error : `."""
-    by_name, by_thc = _cublas_index()
-    if "CUBLAS_STATUS_" in text:
-        for m in _CUBLAS_STATUS.finditer(text):
+def library_status_of(text: str) -> CudaError | None:
+    """The CUDA math library status a line names (catalog/cuda.yaml `library_statuses`): by its name, or a cuBLAS
+    status by the words PyTorch's THC printed for it right after `cublas runtime error : `. A name the table does not
+    hold (cuFFT's `CUFFT_FORWARD`, `CUFFT_R2C`: no status) names none."""
+    by_name, by_thc = _library_index()
+    if any(w in text for w in LIBRARY_LITERALS[:5]):
+        for m in _LIBRARY_STATUS.finditer(text):
             hit = by_name.get(m.group(0))
             if hit is not None:
                 return hit

@@ -57,14 +57,13 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import ExceptionClassInfo, cuda_table, object_store_code_table
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
-    CUBLAS_LITERALS,
+    LIBRARY_LITERALS,
     NGC_DRIVER_CHECK,
     NGC_DRIVER_CODE,
     CudaError,
     accelerator_oom,
     by_whom,
     cache_race,
-    cublas_status_of,
     cuda_error_of,
     cudnn_status_of,
     errno_of,
@@ -72,6 +71,7 @@ from firstfault.extract.codes import (
     exit_signal,
     host_allocator,
     is_shm,
+    library_status_of,
     nccl_result_of,
     path_of,
     signal_name,
@@ -940,13 +940,14 @@ def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
     err = cuda_error_of(body)
     if calm and err is not None and err.cls not in _STICKY_CLASSES:
         err = None
-    blas = (cublas_status_of(body) if any(w in body for w in CUBLAS_LITERALS)
+    blas = (library_status_of(body) if any(w in body for w in LIBRARY_LITERALS)
             and (exc is not None or err is not None or "cublas runtime error" in body) else None)
     if blas is not None and blas.cls == "oom":
         return [Draft("app.cuda_oom", {"message": clip(exc.msg if exc and exc.msg else body)})]
     if blas is not None and blas.cls in ("config", "launch_failure", "unavailable"):
-        # a cuBLAS status of the classes CUDA's errors have (catalog/cuda.yaml `cublas_statuses`), raised or in a CUDA
-        # error's words: read as cuDNN's (a logged record of one, `E ... failed: Internal: CUBLAS_STATUS_...`, is none)
+        # a math library's status of the classes CUDA's errors have (catalog/cuda.yaml `library_statuses`), raised or
+        # in a CUDA error's words: read as cuDNN's (a logged record of one, `E ... failed: Internal:
+        # CUBLAS_STATUS_...`, is none)
         return [Draft("app.cuda_error", _fields(error=blas.cls, message=clip(exc.msg if exc and exc.msg else body),
                                                 cuda_error=blas.name))]
     if err is None:
