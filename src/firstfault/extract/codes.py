@@ -489,8 +489,12 @@ def _coded(text: str, by_code: dict[int, CudaError]) -> CudaError | None:
 @lru_cache(maxsize=1)
 def cuda_message_literals() -> tuple[str, ...]:
     """Prefilter words for a table message that its number follows (MESSAGE_CUDA_CODE): each message long enough
-    to count alone, less its first letter (the NGC banner capitalises it: `System has unsupported ...`)."""
-    return tuple(sorted({row.message[1:] for row in cuda_table().values() if len(row.message) >= _UNANCHORED_MIN}))
+    to count alone, less its first letter (the NGC banner capitalises it: `System has unsupported ...`). Not one that
+    holds a digit (27's and 32's `32-bit`, `32 bit`, CUDA 3.1's deprecated codes): the exception extractor's memo keys
+    a quiet line by its digits zeroed, which is sound only while no prefilter word holds one
+    (exceptions._zeroed_safe); such a message still counts after an anchor word."""
+    return tuple(sorted({row.message[1:] for row in cuda_table().values()
+                         if len(row.message) >= _UNANCHORED_MIN and not any(c.isdigit() for c in row.message)}))
 
 
 # The HIP runtime's own log (AMD_LOG_LEVEL, ROCm's clr rocclr/utils/debug.hpp): `:<level>:<file> :<line> : <N> us:
