@@ -240,3 +240,31 @@ def test_a_library_kernel_failure_alone_claims_no_software_cause(make_bundle: Bu
             "m, n, dA, ldda, static_cast<float*>(dataPtr.get()), ipiv, info)`")
     v = analyze(str(make_bundle({"app/rank-0.log": line + "\n"}, workload_ending("FAILED"))))
     assert v.root_cause is None or v.root_cause.category != "app.exception"
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        # hipError_t names (ROCm/clr hipamd/src/hip_error.cpp's ihipGetErrorName) that are neither CUDA's runtime
+        # name with `hip` for `cuda`: the driver API's name in CamelCase (codes.hip_names), case aside (HIP spells
+        # 702 hipErrorLaunchTimeOut), or an alias of the row
+        ("hipErrorInvalidContext", 201),
+        ("hipErrorContextAlreadyCurrent", 202),
+        ("hipErrorNoBinaryForGpu", 209),
+        ("hipErrorECCNotCorrectable", 214),
+        ("hipErrorInvalidHandle", 400),
+        ("hipErrorNotFound", 500),
+        ("hipErrorLaunchTimeOut", 702),
+        ("hipErrorSetOnActiveProcess", 708),
+    ],
+)
+def test_hips_own_spellings_reach_the_cuda_row(name: str, code: int) -> None:
+    err = codes.cuda_error_of(f"RuntimeError: HIP error: {name}")
+    assert err is not None and err.code == code
+
+
+def test_a_hip_code_cuda_has_not_is_a_hip_error_of_no_kind() -> None:
+    # hipErrorRuntimeMemory (1052: "runtime memory call returned error", ROCm/clr hip_error.cpp) has no CUDA twin: a
+    # HIP error is reported, its kind is not said (a symptom, as CUDA's unknown error)
+    err = codes.cuda_error_of("RuntimeError: HIP error: hipErrorRuntimeMemory")
+    assert err is not None and (err.code, err.cls) == (None, "other")
