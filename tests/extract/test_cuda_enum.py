@@ -40,8 +40,9 @@ def _cuda_events(line: str) -> list[tuple[str, object, object]]:
         ("RuntimeError: CUDA error: PTX JIT compiler library not found", "driver", 221),
         ("ERROR: CUDA error: PTX JIT compiler library not found (code 221, ERROR_JIT_COMPILER_NOT_FOUND)", "driver",
          221),
-        # driver, 34: the toolkit's stub loaded instead of the driver (horovod/horovod#3831, its title)
-        ("NCCL WARN Cuda failure 'CUDA driver is a stub library'", "driver", 34),
+        # config, 34: the toolkit's stub loaded instead of the driver, by the job's own library path
+        # (horovod/horovod#3831, its title)
+        ("NCCL WARN Cuda failure 'CUDA driver is a stub library'", "config", 34),
         # illegal_address, 717: a kernel's address outside the address spaces its instruction allows
         # (NVIDIA-AI-IOT/CUDA-PointPillars#113; taichi-dev/taichi#6558)
         ("Cuda failure: operation not supported on global/shared address space at line 286 in file "
@@ -123,6 +124,8 @@ def test_cudnn_9s_device_allocation_failure_is_the_accelerators_memory() -> None
         # a kernel's bad address: the workload's (NVIDIA-AI-IOT/CUDA-PointPillars#113)
         ("Cuda failure: operation not supported on global/shared address space at line 286 in file "
          "/home/seecar/Documents/pointpillars/pointpillar.cpp error status: 717", "app.illegal_access"),
+        # the toolkit's stub driver that the job's library path loaded (horovod/horovod#3831, its title)
+        ("NCCL WARN Cuda failure 'CUDA driver is a stub library'", "app.exception.cuda_config"),
         # cuDNN of the job's install (nvidia-cosmos/cosmos-transfer1#152)
         ("RuntimeError: CUDNN_BACKEND_TENSOR_DESCRIPTOR cudnnFinalize failedptrDesc->finalize() cudnn_status: "
          "CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED", "app.exception.cuda_config"),
