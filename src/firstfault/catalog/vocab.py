@@ -32,6 +32,8 @@ CudaClass = Literal[
     "hardware_stack", "oom", "ecc", "nvlink", "driver", "system_not_ready", "unavailable", "launch_failure",
     "launch_timeout", "deinitialized", "config", "other",
 ]
+# The CUDA math libraries whose statuses are rows of catalog/cuda.yaml `library_statuses`
+CudaLibrary = Literal["cublas", "cusolver", "cusparse", "cufft", "curand"]
 
 # The GPU platform from user space (catalog/platform.yaml)
 NvmlClass = Literal["driver", "no_devices", "lost", "unresponsive", "unknown"]

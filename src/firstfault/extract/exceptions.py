@@ -33,9 +33,9 @@ from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
     ACCEL_OOM_PHRASES,
     CODED_CUDA_MESSAGE,
-    CUBLAS_LITERALS,
     CUDA_LITERALS,
     CUDNN_LITERAL,
+    LIBRARY_LITERALS,
     MESSAGE_CUDA_CODE,
     NGC_BUILT_FOR,
     NGC_DRIVER_CHECK,
@@ -292,7 +292,7 @@ class ExceptionExtractor:
         *CUDA_LITERALS,
         *WEAK_CUDA_ANCHORS,
         CUDNN_LITERAL,  # a cuDNN status (catalog/cuda.yaml `cudnn_statuses`)
-        *CUBLAS_LITERALS,  # a cuBLAS status (catalog/cuda.yaml `cublas_statuses`), by name or in THC's words
+        *LIBRARY_LITERALS,  # a math library's status (catalog/cuda.yaml `library_statuses`), or cuBLAS's in THC's words
         NGC_DRIVER_CHECK,  # the NGC containers' check of the host's driver ...
         NGC_BUILT_FOR,  # ... and its first line, the release the image needs
         *cuda_message_literals(),  # a CUDA error's message followed by its number (`... combination (error 803)`)

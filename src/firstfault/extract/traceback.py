@@ -57,14 +57,13 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import ExceptionClassInfo, cuda_table, object_store_code_table
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
-    CUBLAS_LITERALS,
+    LIBRARY_LITERALS,
     NGC_DRIVER_CHECK,
     NGC_DRIVER_CODE,
     CudaError,
     accelerator_oom,
     by_whom,
     cache_race,
-    cublas_status_of,
     cuda_error_of,
     cudnn_status_of,
     errno_of,
@@ -72,6 +71,7 @@ from firstfault.extract.codes import (
     exit_signal,
     host_allocator,
     is_shm,
+    library_status_of,
     nccl_result_of,
     path_of,
     signal_name,
@@ -636,7 +636,28 @@ _KILLED_BY = re.compile(rf"killed by signal: (?P<what>{strsignal_alternation()})
 _SIGNALS_REPR = re.compile(r"<Signals\.(?P<sig>SIG[A-Z0-9]+): \d+>")
 # mp.spawn's join: `ProcessExitedException: process 1 terminated with signal SIGKILL`.
 _TERMINATED_BY = re.compile(r"\bterminated with signal (?P<sig>SIG[A-Z0-9]+)\b")
-_CUDA_HINT = re.compile(r"^\s*Search for `cudaError")
+# PyTorch's pointer to the enum's documentation after a CUDA (or, on ROCm, HIP) error it raised (c10/cuda's
+# c10_cuda_check_implementation: `Search for `cudaErrorX' in https://docs.nvidia.com/cuda/cuda-runtime-api/...`; ROCm's
+# hipified build: `Search for `hipErrorInvalidValue' in .../group__HIPRT__TYPES.html`, ROCm/TheRock#2707): a link to
+# the docs, not a second error.
+_CUDA_HINT = re.compile(r"^\s*Search for `(?:cuda|hip)Error")
+# A record of its own at a calm level that names a CUDA error: glog's, absl's and TensorFlow's warning, info and debug
+# records (TensorFlow's `W tensorflow/core/common_runtime/gpu/gpu_device.cc:1690] Unable to enable peer access between
+# device ordinals 0 and 9, status: Internal: failed to enable peer access from ...: CUDA_ERROR_TOO_MANY_PEERS: peer
+# mapping resources exhausted`, tensorflow/tensorflow#58935, after which the job goes on), a record whose level word is
+# INFO, DEBUG or TRACE, and libfabric's `<info>`/`<debug>` (its CUDA memory interface logs cudaErrorStubLibrary there
+# where it goes on without CUDA, ofiwg/libfabric#7655): a result the program answered itself. A warning word is not
+# calm here: PyTorch warns `UserWarning: CUDA initialization: ... Error 804: ...` of the driver it will then lack, and
+# NCCL's failures are `NCCL WARN` records. Nor is a calm record of an error that ends the process's use of the GPU
+# (the kernel faults and their ECC and NVLink causes, "any further CUDA work will return the same error", the CUDA
+# Runtime API's enum says): a program that logs it at INFO has caught it on its way down (icefall's `INFO
+# [train.py:1060] Caught exception: CUDA error: an illegal memory access was encountered`).
+# (Not a setting's value: `run with NCCL_DEBUG=INFO for details` closes NCCL's errors.)
+_CALM_RECORD = re.compile(r"(?<![=\w])(?:INFO|DEBUG|TRACE)\b|<(?:info|debug|trace)>")
+_CALM_LITERALS: Final = ("INFO", "DEBUG", "TRACE", "<info>", "<debug>", "<trace>", "] ")
+_STICKY_CLASSES: Final = frozenset({
+    "illegal_address", "misaligned_address", "illegal_instruction", "device_assert", "invalid_pc", "hardware_stack",
+    "launch_failure", "launch_timeout", "ecc", "nvlink"})
 # Checkpoint writers that report a full or failing file system without an errno.
 _WRITE_FAILED = re.compile(r"PytorchStreamWriter failed writing file|file write failed|unexpected pos \d+ vs \d+")
 # ... and torch.save's zip writer that could not create its file (`RuntimeError: File ckpt.pt cannot be opened.`):
@@ -913,15 +934,20 @@ def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
         # job may outlive (a driver of the same major release runs the image): its stream's last word only
         row = cuda_table()[NGC_DRIVER_CODE]
         return [Draft("app.cuda_error", {"error": row.cuda_class, "message": clip(body.strip()),
-                                         "cuda_error": row.runtime, "cuda_code": NGC_DRIVER_CODE, "terminal": True})]
+                                         "cuda_error": row.name, "cuda_code": NGC_DRIVER_CODE, "terminal": True})]
+    calm = exc is None and any(w in body for w in _CALM_LITERALS) and (
+        _CALM_RECORD.search(body) is not None or _GLOG_CALM.search(body) is not None)
     err = cuda_error_of(body)
-    blas = (cublas_status_of(body) if any(w in body for w in CUBLAS_LITERALS)
+    if calm and err is not None and err.cls not in _STICKY_CLASSES:
+        err = None
+    blas = (library_status_of(body) if any(w in body for w in LIBRARY_LITERALS)
             and (exc is not None or err is not None or "cublas runtime error" in body) else None)
     if blas is not None and blas.cls == "oom":
         return [Draft("app.cuda_oom", {"message": clip(exc.msg if exc and exc.msg else body)})]
     if blas is not None and blas.cls in ("config", "launch_failure", "unavailable"):
-        # a cuBLAS status of the classes CUDA's errors have (catalog/cuda.yaml `cublas_statuses`), raised or in a CUDA
-        # error's words: read as cuDNN's (a logged record of one, `E ... failed: Internal: CUBLAS_STATUS_...`, is none)
+        # a math library's status of the classes CUDA's errors have (catalog/cuda.yaml `library_statuses`), raised or
+        # in a CUDA error's words: read as cuDNN's (a logged record of one, `E ... failed: Internal:
+        # CUBLAS_STATUS_...`, is none)
         return [Draft("app.cuda_error", _fields(error=blas.cls, message=clip(exc.msg if exc and exc.msg else body),
                                                 cuda_error=blas.name))]
     if err is None:
@@ -936,16 +962,22 @@ def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
 
 
 def _cudnn_drafts(body: str, exc: Exc | None, status: CudaError) -> list[Draft]:
-    """A cuDNN status (catalog/cuda.yaml `cudnn_statuses`): the job's build for another GPU or cuDNN of two versions
-    is its configuration (app.cuda_error, config); a kernel that failed to run (EXECUTION_FAILED) or a handle not
+    """A cuDNN status (catalog/cuda.yaml `cudnn_statuses`): the device's memory exhausted is the accelerator's OOM; the
+    job's build for another GPU or cuDNN of two versions is its configuration (app.cuda_error, config), a driver older
+    than cuDNN needs the node's (driver); a kernel that failed to run (EXECUTION_FAILED) or a handle not
     created (NOT_INITIALIZED) is a CUDA error of that class, a symptom; any other status in a raised exception is
     read as the exception (the generic steps); a line of its own at error level (TensorFlow's `E ... Could not
     create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR`) is a call of the job's framework that failed, naming no cause:
     the workload's failure, weak (`terminal`: its stream's last word only). A warning or info record of one names
     none."""
-    if status.cls in ("config", "launch_failure", "unavailable"):
-        # the classes CUDA's errors have (catalog/cuda.yaml): the job's configuration, or a kernel that failed to run
-        # and a handle cuDNN could not create, symptoms whose cause is said elsewhere (as CUDA's launch failure is)
+    if status.cls == "oom":
+        # the accelerator's memory in cuDNN's words (cuDNN 9's INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED; 8's
+        # ALLOC_FAILED is found first by codes.ACCEL_OOM_PHRASES)
+        return [Draft("app.cuda_oom", {"message": clip(exc.msg if exc and exc.msg else body)})]
+    if status.cls in ("config", "driver", "launch_failure", "unavailable"):
+        # the classes CUDA's errors have (catalog/cuda.yaml): the job's configuration, the node's driver older than
+        # cuDNN needs, or a kernel that failed to run and a handle cuDNN could not create, symptoms whose cause is said
+        # elsewhere (as CUDA's launch failure is)
         return [Draft("app.cuda_error", _fields(error=status.cls, message=clip(exc.msg if exc and exc.msg else body),
                                                 cuda_error=status.name))]
     if exc is not None or _LEVEL_WORD.search(body) or _GLOG_CALM.search(body) or exception_shape(body) is not None:
