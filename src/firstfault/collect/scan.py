@@ -846,26 +846,23 @@ class LineScanner:
         # parsed: a rank log's glog and ISO stamps, its own and those its walks back find.
         cclock = c_clock(tp) if no_stamp is not None else None
         read_clock = cclock[0] if cclock is not None else None
-        # The last whole walk back (walk_far): its buffer, stop, start, the stamp it found and the stamps it read as
-        # none (TimeParser.out_of_range).
-        walked: list[Any] = [None, -1, -1, None, 0]
+        # The last whole walk back (walk_far): its buffer, stop, start and the stamp it found (a walk back counts no
+        # stamp read as none: stamps.walk_back).
+        walked: list[Any] = [None, -1, -1, None]
 
         def walk_far(buf: bytes, s: int, stop: int) -> Stamp | None:
             """walk_back(buf, s, ..., stop) with no limit, as a copy's time (and a held copy's) takes it: over the
             copies folded since the last line read, in C and Python alike. A copy's walk after another's, with the
-            same stop, reads the lines between the two and, where none has a stamp, takes the other's answer (and
-            its stamps read as none): one mpirun output's copies of unstamped lines walked back over the same
-            thousands of lines each (issue 27's n3)."""
-            before = tp.out_of_range
+            same stop, reads the lines between the two and, where none has a stamp, takes the other's answer: one mpirun
+            output's copies of unstamped lines walked back over the same thousands of lines each (issue 27's n3)."""
             w = walked
             if w[0] is buf and w[1] == stop and stop < w[2] <= s:
                 st = walk_back(buf, s, tp, srun_prefix, w[2] - 1, 1 << 30, cclock)
                 if st is None:
                     st = w[3]
-                    tp.out_of_range += w[4]
             else:
                 st = walk_back(buf, s, tp, srun_prefix, stop, 1 << 30, cclock)
-            walked[:] = [buf, stop, s, st, tp.out_of_range - before]
+            walked[:] = [buf, stop, s, st]
             return st
 
         def time_of(buf: bytes, s: int, raw: bytes, text: str, prev_start: int, prev_t: datetime | None,
