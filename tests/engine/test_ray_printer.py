@@ -70,6 +70,19 @@ def test_the_split_memo_keeps_the_role_for_every_pid() -> None:
         assert layer.split_settled(f"(MyActor pid={pid}) *** SIGSEGV received at time=1 ***")[0].program is None
 
 
+@pytest.mark.parametrize(("line", "body"), [
+    ("\x1b[36m(pid=3900)\x1b[0m hello", "hello"),  # the reset Ray prints after its tag
+    ("[36m(RayWorkerWrapper pid=4009)[0m hello", "hello"),  # pasted without the escape character
+    ("(pid=3900)\x1b[m hello", "hello"),
+    ("(pid=3900)[m hello", "hello"),
+    # near miss: absl's raw record right after the tag, whose file name starts with `m` (ray-project/ray#28716)
+    ("(pid=3900) [mutex.cc : 1908] RAW: Check x failed: y", "[mutex.cc : 1908] RAW: Check x failed: y"),
+    ("(pid=3900) [model.py:12] loss 0.5", "[model.py:12] loss 0.5"),
+])
+def test_the_colour_reset_after_a_ray_tag_is_not_a_bracket_of_the_line(line: str, body: str) -> None:
+    assert split_prefixes(line).body == body
+
+
 def test_ray_spells_its_daemons_with_underscores() -> None:
     row = platform_program_of("gcs_server")
     assert row is not None and row.part == "cluster"
@@ -176,8 +189,16 @@ def test_an_idle_workers_abort_is_not_the_jobs_crash(make_bundle: BundleMaker) -
     assert all(c.category != "app.crash" for c in v.candidates)
 
 
-def test_a_ranks_abort_is_the_jobs_crash(make_bundle: BundleMaker) -> None:
+def test_a_ranks_failed_check_and_abort_is_the_jobs_failure(make_bundle: BundleMaker) -> None:
+    # absl's RAW check is the rank's own fatal check (extract/traceback.py fatal_log), the abort its consequence
     v = _driver_log(make_bundle, _HANG.replace("(pid=3900)", "(RayTrainWorker pid=3900)"))
+    assert v.root_cause is not None and v.root_cause.category == "app.exception"
+    assert "Mutex corrupt" in v.root_cause.summary
+
+
+def test_a_ranks_abort_is_the_jobs_crash(make_bundle: BundleMaker) -> None:
+    hang = "".join(line + "\n" for line in _HANG.splitlines() if "RAW:" not in line)
+    v = _driver_log(make_bundle, hang.replace("(pid=3900)", "(RayTrainWorker pid=3900)"))
     assert v.root_cause is not None and v.root_cause.category == "app.crash"
 
 
@@ -225,9 +246,10 @@ def test_an_idle_workers_abort_in_a_hung_ray_job_names_no_cause(tmp_path: Path) 
     assert all(c.category != "app.crash" for c in v.candidates)
 
 
-def test_a_ranks_abort_in_the_same_job_is_its_crash(tmp_path: Path) -> None:
+def test_a_ranks_failed_check_in_the_same_job_is_its_failure(tmp_path: Path) -> None:
     v = _ray_hang_with(tmp_path, _IDLE_ABORT.replace("(pid=3900)", "(RayTrainWorker pid=3900)"))
-    assert v.root_cause is not None and v.root_cause.category == "app.crash"
+    assert v.root_cause is not None and v.root_cause.category == "app.exception"
+    assert "Mutex corrupt" in v.root_cause.summary
 
 
 def test_the_crash_names_the_process_the_tag_names() -> None:

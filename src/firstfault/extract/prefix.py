@@ -111,7 +111,9 @@ _SGLANG = re.compile(
 # pid=4009) `), read so only before a Ray tag or right after one.
 _SGR = re.compile(r"\x1b\[[\d;]{0,12}m")
 _SGR_RESIDUE = re.compile(r"\[\d{1,3}(?:;\d{1,3}){0,3}m(?=\()")
-_SGR_RESET = re.compile(r"(?:\x1b)?\[0?m ?")
+# The reset after a Ray tag: `\x1b[0m`, `\x1b[m`, or pasted without the escape `[0m`; a `[m` without it only before a
+# space or the end (`(pid=3900) [mutex.cc : 1908] RAW: ...`: absl's raw record, whose `[m` is its file's name).
+_SGR_RESET = re.compile(r"(?:\x1b\[0?m|\[0m|\[m(?=\s|$)) ?")
 # ... and Ray's log deduplication, after the line (`... step 5 loss 0.6745\x1b[32m [repeated 14x across cluster] (Ray
 # deduplicates logs by default. Set RAY_DEDUP_LOGS=0 ...)\x1b[0m`): the line stands for copies on other workers.
 _RAY_REPEATED = re.compile(
