@@ -261,3 +261,55 @@ def test_the_crash_names_the_process_the_tag_names() -> None:
     assert "pid" not in ev.fields and "proc" not in ev.fields
     (ev,) = _events("(raylet) *** SIGTERM received at time=1647977864 on cpu 0 ***")  # a kill it was sent: not its own
     assert "proc" not in ev.fields
+
+
+# --- a bare tag in a log of Ray before 1.7 ---------------------------------------------------------------------------
+# Ray before 1.7 tagged every task's and actor's output `(pid=N)` (ray-project/ray#18105, merged for 1.7, shows it
+# before and after: `(pid=1191773) hello there` became `(task pid=1191773) hello there`), so there a bare tag is the
+# job's process. A Dask-on-Ray worker's SIGSEGV from a nightly of July 2021 (ray-project/ray#17080, Ray 1.5's time:
+# before #18105), after a traceback the same tag printed from the job's own code (its `__del__` raising while the
+# collector ran: Python's `Exception ignored in`, the job going on): the log's bare tags are the job's processes.
+_RAY1_CRASH = (
+    # (Ray 1.x's banner, on the bundle's day)
+    "2026-11-02 10:30:00,000\tINFO services.py:1267 -- View the Ray dashboard at http://127.0.0.1:8265\n"
+    "(pid=91480, ip=172.31.76.62) Exception ignored in: <function PartitionCache.__del__ at 0x7f5387a1c8b0>\n"
+    "(pid=91480, ip=172.31.76.62) Traceback (most recent call last):\n"
+    "(pid=91480, ip=172.31.76.62)   File \"{frame}\", line 42, in __del__\n"
+    "(pid=91480, ip=172.31.76.62)     self.store.close()\n"
+    "(pid=91480, ip=172.31.76.62) AttributeError: 'NoneType' object has no attribute 'close'\n"
+    "(pid=91480, ip=172.31.76.62) *** SIGSEGV received at time=1626321279 on cpu 2 ***\n"
+    "(pid=91480, ip=172.31.76.62) PC: @     0x7f53874b36d3  (unknown)  ray::GcsServerAddressUpdater::"
+    "UpdateGcsServerAddress()\n"
+    "(pid=91480, ip=172.31.76.62)     @     0x7f53889123c0       3440  (unknown)\n"
+)
+
+
+def test_a_bare_tag_that_printed_the_jobs_own_code_is_the_jobs_process(make_bundle: BundleMaker) -> None:
+    v = _driver_log(make_bundle, _RAY1_CRASH.format(frame="/home/ray/dask_on_ray_job.py"))
+    assert v.root_cause is not None and v.root_cause.category == "app.crash"
+
+
+@pytest.mark.parametrize("frame", [
+    "/home/ray/anaconda3/lib/python3.7/site-packages/ray/worker.py",  # Ray's own code, installed
+    "/home/ray/ray/python/ray/_private/worker.py",  # ... or from its source tree
+    "/usr/lib/python3.8/threading.py",  # the standard library's
+])
+def test_a_bare_tag_that_printed_no_code_of_the_job_stays_rays_idle_worker(
+        make_bundle: BundleMaker, frame: str) -> None:
+    v = _driver_log(make_bundle, _RAY1_CRASH.format(frame=frame))
+    assert v.root_cause is None or v.root_cause.category != "app.crash"
+    assert all(c.category != "app.crash" for c in v.candidates)
+
+
+def test_the_evidence_is_the_files_own() -> None:
+    # the job's frame behind a bare tag in one file says nothing of another file's bare tags
+    crash = "(pid=7) *** SIGSEGV received at time=1626321279 on cpu 2 ***"
+    evs = feed_lines([
+        Candidate("application", "a/driver.log", 1, "node-02", None, None, '(pid=5)   File "/home/u/job.py", line 3, '
+                                                                            "in f"),
+        Candidate("application", "a/driver.log", 2, "node-02", None, None, crash),
+        Candidate("application", "b/driver.log", 1, "node-02", None, None, crash),
+    ])
+    signals = [e for e in evs if e.kind == "process.signal"]
+    assert [(e.evidence.file, e.fields.get("program")) for e in signals] == [("a/driver.log", None),
+                                                                             ("b/driver.log", "ray-idle-worker")]

@@ -446,7 +446,8 @@ class Extraction:
 
     def __init__(self, extractors: Iterable[LineExtractor], hosts: Iterable[str] = ()) -> None:
         from firstfault.extract.memo import enabled
-        from firstfault.extract.prefix import PrefixLayer, note_settled
+        from firstfault.extract.prefix import RAY_IDLE_WORKER, PrefixLayer, note_settled
+        from firstfault.extract.traceback import job_frame
         from firstfault.extract.unrecognized import ErrorWords, Unrecognized
 
         # The fast paths (extract/memo.py) are chosen once per extraction.
@@ -463,6 +464,9 @@ class Extraction:
         self._enders: tuple[_Ender, ...] = tuple(
             {id(ex): ex for ex in exs if isinstance(ex, _Ender)}.values())
         self._prefix = PrefixLayer(hosts)
+        # The files whose bare Ray tags (`(pid=N)`) carry the job's own work (_program): there no idle worker's.
+        self._ray_job_files: set[str] = set()
+        self._idle_worker, self._job_frame = RAY_IDLE_WORKER, job_frame
         self._known = ErrorWords.known
         self.unrecognized = Unrecognized(hosts)
         self._same: dict[tuple[int, int], bool] = {}
@@ -575,6 +579,19 @@ class Extraction:
             self.unrecognized.offer(*args)
         return out, ctx
 
+    def _bare_ray_tag(self, file: str, body: str) -> str | None:
+        """The printer a bare Ray tag (`(pid=N)`) names in `file`. Ray before 1.7 tagged every task's and actor's
+        output so (ray-project/ray#18105 added the task's or actor's name: `(f pid=N)`, `(Actor pid=N)`), and an
+        actor that fails while it is created prints under it still (#19967): where a bare-tagged line of the file is
+        a traceback's frame in the job's own code (traceback.job_frame), the file's bare tags from there on are the
+        job's processes, not Ray's idle worker; else they are that worker (RAY_IDLE_WORKER)."""
+        if file in self._ray_job_files:
+            return None
+        if self._job_frame(body):
+            self._ray_job_files.add(file)
+            return None
+        return self._idle_worker
+
     def _offer(self, c: Candidate, body: str, host: str | None) -> None:
         if self._held is not None:
             self._held.append((c, body, host))
@@ -631,7 +648,10 @@ class Extraction:
                 state = self._states[skey] = {}
                 self._file_streams.setdefault(c.file, []).append(skey)
             # (positional: LineContext's fields in their order; a call by keywords cost a microsecond more a line)
-            ctx = LineContext(c.source, c.file, c.line, c.node, rank, c.time, state, p.host, p.program, p.proc)
+            program = p.program
+            if program is not None and program == self._idle_worker:
+                program = self._bare_ray_tag(c.file, p.body)
+            ctx = LineContext(c.source, c.file, c.line, c.node, rank, c.time, state, p.host, program, p.proc)
             out: list[Draft] = []
             probe = dispatch.error_words
             defer = dispatch.defer_probe

@@ -91,6 +91,11 @@ _RAY = re.compile(
 )
 
 
+# The platform program a bare `(pid=N)` names (catalog/platform.yaml `platform_programs`): Ray's idle worker, where
+# the log's Ray names its tasks and actors in their tags (collect/scan.py Extraction reads the log's evidence).
+RAY_IDLE_WORKER: Final = "ray-idle-worker"
+
+
 @lru_cache(maxsize=64)
 def _ray_program(daemon: str | None) -> str | None:
     """The platform program (catalog/platform.yaml `platform_programs`, part `cluster`) a Ray tag names: a daemon by
@@ -98,7 +103,7 @@ def _ray_program(daemon: str | None) -> str | None:
     of the job) as Ray's idle worker. None: the workload's own process (an actor or task it named)."""
     from firstfault.catalog.tables import platform_program_of
 
-    row = platform_program_of(daemon or "ray-idle-worker")
+    row = platform_program_of(daemon or RAY_IDLE_WORKER)
     return row.program if row is not None else None
 _KUBECTL = re.compile(r"\[(?P<proc>pod/[\w.\-]+/[\w.\-]+)\]\s?")
 # SGLang's scheduler processes log behind their stamp and parallel ranks (`[2025-04-01 09:58:02 TP0] `, `[... DP1

@@ -732,6 +732,23 @@ def _stdlib(frame: str) -> bool:
     return "site-packages" not in path and "dist-packages" not in path and _STDLIB_DIR.search(path) is not None
 
 
+# Ray's own code from its source tree (`python/ray/...`, its Cython `_raylet.pyx`); installed, under site-packages.
+# (Not any `/ray/`: Ray's images run as the user `ray`, the job's code under /home/ray.)
+_RAY_SOURCE = re.compile(r"[/\\]python[/\\]ray[/\\]|\.pyx$")
+
+
+def job_frame(body: str) -> bool:
+    """A Python traceback's frame in the job's own code: a `File "..."` line whose file is no installed package's
+    (site- or dist-packages), not the standard library's or generated code's, and not Ray's own source."""
+    if FRAME.match(body) is None:
+        return False
+    m = _FRAME_FILE.search(body)
+    if m is None or _stdlib(body):
+        return False
+    path = m.group("path")
+    return "site-packages" not in path and "dist-packages" not in path and _RAY_SOURCE.search(path) is None
+
+
 # torchelastic's @record decorator runs in the worker, around the workload's main: its `wrapper` frame is the
 # workload's outermost, and innermost only where the frames below it were cut (a summary's clipped reprint).
 _RECORD_WRAPPER = re.compile(r"[/\\]errors[/\\]__init__\.py\S*, line \d+, in wrapper\b")
