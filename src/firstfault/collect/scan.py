@@ -25,7 +25,7 @@ from functools import cached_property, lru_cache
 from typing import IO, Any, Final, Protocol, runtime_checkable
 
 from firstfault.bundle import open_evidence
-from firstfault.collect.bugreport import Splitter, opens_report
+from firstfault.collect.bugreport import Splitter, ThisBoot, opens_report
 from firstfault.collect.chunks import BINARY_SHARE, CHUNK, chunks, decoded, reader
 from firstfault.collect.chunks import MAX_LINE as MAX_LINE
 from firstfault.collect.chunks import FileStats as FileStats
@@ -803,6 +803,7 @@ class LineScanner:
         numbers; a section's unstamped lines take the time of its own stamped lines only (the stamp carried from a
         piece before is the same section's). No fold: the copies of a line are each read."""
         split = Splitter()
+        this = ThisBoot()
         carried: tuple[int, Stamp | None] = (-1, None)
         nuls = 0
         for buf, before in chunks(fh, stats, None, first, CHUNK, left):
@@ -815,8 +816,11 @@ class LineScanner:
                 scanner = self.sibling(piece.kind)
                 part = FileStats()
                 last: list[Stamp | None] = [carried[1] if carried[0] == piece.section else None]
-                scanner._scan(io.BytesIO(buf[piece.start:piece.end]), part, rel, node, rank, False, tp, emit,
-                              check, line_base=piece.line, carried=last[0], last_stamp=last)
+                data = buf[piece.start:piece.end]
+                # this boot's dmesg dated by a message it shares with this boot's journal (bugreport.py ThisBoot)
+                boot = this.read(piece, data, tp) if piece.boot and piece.kind == "kernel" else None
+                scanner._scan(io.BytesIO(data), part, rel, node, rank, False, tp, emit,
+                              check, line_base=piece.line, carried=last[0], last_stamp=last, boot=boot)
                 carried = (piece.section, last[0])
                 stats.candidates += part.candidates
                 stats.bad_utf8 += part.bad_utf8
@@ -826,6 +830,9 @@ class LineScanner:
         if nuls:
             stats.errors.append((None, f"{nuls} NUL byte(s) in the text (a log cut by a crash?): read around them"))
         stats.notes.append(split.note(rel))
+        undated = this.note(rel)
+        if undated is not None:
+            stats.notes.append(undated)
 
     def scan_bytes(self, data: bytes, rel: str, *, node: str | None, rank: int | None, srun_prefix: bool,
                    tp: TimeParser, emit: Callable[[Candidate], None], line_base: int = 0,
@@ -843,11 +850,12 @@ class LineScanner:
               srun_prefix: bool, tp: TimeParser, emit: Callable[[Candidate], None],
               check: Callable[[], None] | None = None, first: bytes = b"", fold: LineFold | None = None,
               line_base: int = 0, carried: Stamp | None = None,
-              last_stamp: list[Stamp | None] | None = None, left: int | None = None) -> None:
+              last_stamp: list[Stamp | None] | None = None, left: int | None = None,
+              boot: tuple[datetime, float] | None = None) -> None:
         """`carried`: the last stamp of the lines before (the previous chunk's, then); `line_base`: the lines
         before `fh`'s first; `last_stamp[0]` is set to the last stamp read; `left`: the bytes of a regular file past
-        `first` (chunks)."""
-        clock = Clock(tp, srun_prefix)
+        `first` (chunks); `boot`: a (wall, uptime) that dates uptime stamps before any line with both (Clock)."""
+        clock = Clock(tp, srun_prefix, boot)
         wall_of = clock.wall_of
 
         def strip(raw: bytes) -> tuple[bytes, int | None]:

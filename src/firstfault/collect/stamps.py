@@ -85,10 +85,13 @@ class Clock:
 
     __slots__ = ("_carry", "_ended", "_found_at", "_index", "_memo", "_quiet", "_srun", "_tp")
 
-    def __init__(self, tp: TimeParser | None = None, srun_prefix: bool = False) -> None:
+    def __init__(self, tp: TimeParser | None = None, srun_prefix: bool = False,
+                 boot: tuple[datetime, float] | None = None) -> None:
         self._tp = tp
         self._srun = srun_prefix
-        self._carry: tuple[datetime, float] | None = None  # (wall, uptime) of the line with both carried in
+        # (wall, uptime) of the line with both carried in; `boot`: one known before the file's first line (a bug
+        # report's dmesg, dated by a message of this boot's journal: collect/bugreport.py ThisBoot)
+        self._carry: tuple[datetime, float] | None = boot
         self._ended: bytes | None = None  # the last chunk ended, its carry not worked out yet (end_chunk)
         # The last walk: its buffer, the offset it walked back from, the line with both it found (None: none in the
         # buffer before that offset) and where that line starts (-1: none). A later walk goes back to the offset;
