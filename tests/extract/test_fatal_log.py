@@ -37,6 +37,48 @@ def test_a_fatal_record_is_the_processs_uncaught_failure(line: str, message: str
         ("app.exception", tb.FATAL_LOG_CLASS, message)]
 
 
+@pytest.mark.parametrize(("line", "message"), [
+    # abseil's raw logger's failed check (absl/base/internal/raw_logging.cc: `[file : line] RAW: `, ABSL_RAW_CHECK's
+    # `Check %s failed: %s`): a Ray worker's corrupted mutex (ray-project/ray#28716's abort, abseil's mutex.cc)
+    ("[mutex.cc : 1908] RAW: Check (v & (kMuWait | kMuWrWait)) != kMuWrWait failed: Lock: Mutex corrupt: waiting "
+     "writer with no waiters: 0x7fbdb40b1ff0",
+     "Check (v & (kMuWait | kMuWrWait)) != kMuWrWait failed: Lock: Mutex corrupt: waiting writer with no waiters: "
+     "0x7fbdb40b1ff0"),
+    # ... behind Ray's tag for the worker that printed it (extract/prefix.py; not a colour code's `[m`)
+    ("(RayTrainWorker pid=3900) [mutex.cc : 1908] RAW: Check (v & (kMuWait | kMuWrWait)) != kMuWrWait failed: Lock",
+     "Check (v & (kMuWait | kMuWrWait)) != kMuWrWait failed: Lock"),
+    # glog's RAW_CHECK behind its own header, and glog 0.6+'s header with the year (google/glog src/logging_unittest.cc
+    # TEST(DeathRawCHECK) and TestSTREQ, as a run of it prints them)
+    ("F00000000 00:00:00.000000 2128115 logging_unittest.cc:526] RAW: Check false failed: failure 1",
+     "Check false failed: failure 1"),
+    ("F20230424 13:28:15.469306 2128115 logging_unittest.cc:701] Check failed: 'static_cast<void*>(nullptr)' Must be "
+     "non NULL", "Check failed: 'static_cast<void*>(nullptr)' Must be non NULL"),
+    # glog's record behind a stamp the prefix layer leaves (a logger's, before the process's stderr line)
+    ("2024-05-02 10:11:12,345 F0407 01:31:07.673615  5759 math_functions.cpp:250] Check failed: a <= b (0 vs. -1) ",
+     "Check failed: a <= b (0 vs. -1)"),
+])
+def test_a_raw_or_dated_check_is_the_processs_fatal_check(line: str, message: str) -> None:
+    drafts = helpers.scan(ALL, [line], "application")
+    assert [(d.kind, d.fields.get("exc_type"), d.fields.get("message")) for d in drafts] == [
+        ("app.exception", tb.FATAL_LOG_CLASS, message)]
+
+
+@pytest.mark.parametrize("line", [
+    # abseil's raw logger at another severity (it prints none): ray-project/ray#28791's signal handler, re-entered
+    "[failure_signal_handler.cc : 331] RAW: Signal 11 raised at PC=0x2b1452d395a0 while already in "
+    "AbslFailureSignalHandler()",
+    # a raw record whose words start like a check but say no failure
+    "[mutex.cc : 1234] RAW: Check the lock order of this thread",
+    # glog 0.6+'s header with the year at a warning's severity
+    "W20230424 13:28:15.469147 2128115 logging_unittest.cc:355] Check failed would be logged here",
+    # a glog header quoted mid-word (no space, `]` or `:` before its F)
+    "configF0407 01:31:07.673615  5759 math_functions.cpp:250] not a record",
+])
+def test_raw_records_of_other_severities_are_no_fatal_check(line: str) -> None:
+    assert tb.fatal_log(line) is None
+    assert all(d.fields.get("exc_type") != tb.FATAL_LOG_CLASS for d in helpers.scan(ALL, [line], "application"))
+
+
 def test_the_abort_after_a_fatal_record_is_its_consequence() -> None:
     # openxla/xprof#1250: faulthandler reports the abort the CHECK caused; it is the runtime's, not a crash of its own
     lines = ["2025-02-19 10:36:59.486345: F external/org_tensorflow/tensorflow/core/profiler/utils/kernel_stats_utils"

@@ -1158,6 +1158,10 @@ class BugReportSection(_Row, kw_only=True, frozen=True):
     # `  HEADER:`, read by their own rows), or `none` (not the job's evidence: only named in the source's coverage)
     read_as: Literal["kernel", "fabricmanager", "application", "sections", "none"]
     why: Text | None = None  # why a section is not read, as the coverage note says it
+    # `this`: the section's lines are of the boot the report was taken in (dmesg's, this boot's journal): a message
+    # with a wall-clock stamp in one such section and an uptime alone in another gives that boot's time, which dates
+    # the uptime stamps (collect/scan.py LineScanner._scan_report)
+    boot: Literal["this"] | None = None
     printed_by: Annotated[str, Meta(min_length=8)]
 
 

@@ -556,14 +556,29 @@ def _spelled_at(body: str, at: int, seen_end: int) -> tuple[Exc, str] | None:
 
 
 # A C++ framework's fatal log record: glog's and absl's `LOG(FATAL)` and failed `CHECK`s (`F0407 01:31:07.673615
-# 5759 math_functions.cpp:250] Check failed: a <= b`, absl's `F0000 00:00:1739961418.129995 ...`) and TensorFlow's
-# own form (`2017-11-28 16:36:15.720252: F tensorflow/core/lib/io/zlib_outputbuffer.cc:77] Check failed: ...`, before
-# 1.0 without the date). The process aborts right after it: the C++ counterpart of an uncaught exception's last line.
+# 5759 math_functions.cpp:250] Check failed: a <= b`, absl's `F0000 00:00:1739961418.129995 ...`, glog 0.6's with the
+# year, `F20230424 13:28:15.469203 2128115 logging_unittest.cc:680] ...`, google/glog src/logging.cc
+# LogMessage::Init's `FLAGS_log_year_in_prefix`) and TensorFlow's own form (`2017-11-28 16:36:15.720252: F
+# tensorflow/core/lib/io/zlib_outputbuffer.cc:77] Check failed: ...`, before 1.0 without the date). The process
+# aborts right after it: the C++ counterpart of an uncaught exception's last line. glog's header is read where it
+# starts the line, else behind a prefix the prefix layer leaves (a logger's stamp) after a space, `]` or `:`.
 _FATAL_LOG = re.compile(
-    r"^\s*\[?(?:F\d{4} \d\d:\d\d:\d+(?:\.\d+)?\s+\d+"
+    r"^\s*\[?(?:F\d{4}(?:\d{4})? \d\d:\d\d:\d+(?:\.\d+)?\s+\d+"
     r"|(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?: )?F)"
     r" (?P<where>[\w.@/\\-]+:\d+)\]\s?(?P<msg>.*)$"
 )
+_FATAL_LOG_BEHIND = re.compile(
+    r"(?<=[\s\]:>])\[?F\d{4}(?:\d{4})? \d\d:\d\d:\d\d(?:\.\d+)? {1,8}\d{1,10}"
+    r" (?P<where>[\w.@/\\-]+:\d+)\]\s?(?P<msg>.*)$"
+)
+# The raw loggers' failed check (RAW_CHECK: what a library logs where the full logger cannot run, in a signal
+# handler, an allocator or a mutex): absl's `[mutex.cc : 1908] RAW: Check (v & kMuWriter) != 0 failed: ...`
+# (abseil/abseil-cpp absl/base/internal/raw_logging.cc: `[file : line] RAW: ` and no severity, ABSL_RAW_CHECK's
+# `Check %s failed: %s`, always FATAL), and glog's RAW_CHECK behind its own header (`F0407 ... file.cc:526] RAW:
+# Check false failed: failure 1`, google/glog src/raw_logging.cc), which _FATAL_LOG reads. absl's other RAW records
+# name no severity (`[failure_signal_handler.cc : 331] RAW: Signal 11 raised at PC=...` is a warning): not read.
+_RAW_CHECK = re.compile(r"(?:^|(?<=[\s\]:>]))\[(?P<where>[\w.@/\\-]+ : \d+)\] RAW: (?P<msg>Check .*)$")
+_RAW = "RAW: "
 # Ray's C++ logger's fatal record (src/ray/util/logging.cc: severity `C`, a failed RAY_CHECK or RAY_LOG(FATAL); in its
 # own processes' logs with the component after the stamp): `[2021-05-25 17:19:12,506 C 30268 30268] pull_manager.cc:338:
 #  Check failed: ...` (ray-project/ray#15990), `[... C 44686 99451332] (raylet) node_manager.cc:395: ...`.
@@ -571,19 +586,29 @@ _RAY_FATAL_LOG = re.compile(
     r"^\s*\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} C \d{1,10} \d{1,20}\] (?:\([a-z_]{1,32}\) )?"
     r"(?P<where>[\w.@/\\-]+:\d+): ?(?P<msg>.*)$"
 )
-# Prefilter words for the records read: TensorFlow's dated form, and a failed CHECK in any form.
-FATAL_LOG_LITERALS: Final = (": F ", "Check failed")
+# Prefilter words for the records read: TensorFlow's dated form, a failed CHECK in glog's form, a raw logger's check.
+FATAL_LOG_LITERALS: Final = (": F ", "Check failed", "] RAW: Check ")
 FATAL_LOG_CLASS: Final = "FATAL"  # the exc_type of a fatal record's reading
 
 
 def fatal_log(body: str) -> Exc | None:
-    """A glog / absl / TensorFlow fatal log record (_FATAL_LOG) as the exception it stands for."""
+    """A glog / absl / TensorFlow / Ray fatal log record (_FATAL_LOG, _RAW_CHECK, _RAY_FATAL_LOG) as the exception
+    it stands for: its message as printed (a raw logger's `RAW: ` off: the check's words)."""
     if "] " not in body:
         return None
     m = _FATAL_LOG.match(body) or _RAY_FATAL_LOG.match(body)
+    if m is None and "RAW: Check " in body:
+        m = _RAW_CHECK.search(body)
+        if m is not None and " failed" not in m.group("msg"):
+            return None
+    if m is None and " F" in body:
+        m = _FATAL_LOG_BEHIND.search(body)
     if m is None:
         return None
-    return Exc(FATAL_LOG_CLASS, FATAL_LOG_CLASS, m.group("msg").strip())
+    msg = m.group("msg").strip()
+    if msg.startswith(_RAW):
+        msg = msg[len(_RAW):]  # (glog's RAW_LOG: its header's F says fatal, as the full logger's)
+    return Exc(FATAL_LOG_CLASS, FATAL_LOG_CLASS, msg)
 
 
 # --------------------------------------------------------------------------
@@ -726,6 +751,23 @@ def _stdlib(frame: str) -> bool:
     if path.startswith("<"):
         return True
     return "site-packages" not in path and "dist-packages" not in path and _STDLIB_DIR.search(path) is not None
+
+
+# Ray's own code from its source tree (`python/ray/...`, its Cython `_raylet.pyx`); installed, under site-packages.
+# (Not any `/ray/`: Ray's images run as the user `ray`, the job's code under /home/ray.)
+_RAY_SOURCE = re.compile(r"[/\\]python[/\\]ray[/\\]|\.pyx$")
+
+
+def job_frame(body: str) -> bool:
+    """A Python traceback's frame in the job's own code: a `File "..."` line whose file is no installed package's
+    (site- or dist-packages), not the standard library's or generated code's, and not Ray's own source."""
+    if FRAME.match(body) is None:
+        return False
+    m = _FRAME_FILE.search(body)
+    if m is None or _stdlib(body):
+        return False
+    path = m.group("path")
+    return "site-packages" not in path and "dist-packages" not in path and _RAY_SOURCE.search(path) is None
 
 
 # torchelastic's @record decorator runs in the worker, around the workload's main: its `wrapper` frame is the
