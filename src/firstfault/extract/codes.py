@@ -777,6 +777,13 @@ ACCEL_OOM_PHRASES: Final = (
     # uses, with the device's own name.
     "NPU out of memory. Tried to allocate",
     "MLU out of memory. Tried to allocate",
+    # MXNet's GPU storage managers (src/storage/pooled_storage_manager.h, gpu_device_storage.h) checking cudaMalloc's
+    # status and writing cudaGetErrorString's words for cudaErrorMemoryAllocation after the call's name: `cudaMalloc
+    # failed: out of memory` (MXNet 1.x before 1.6), `cudaMalloc retry failed: out of memory` (after the pool released
+    # its cached blocks and tried once more), raised as MXNetError. Another status after the same words (`cudaMalloc
+    # failed: invalid device ordinal`) is no allocation that ran out.
+    "cudaMalloc failed: out of memory",
+    "cudaMalloc retry failed: out of memory",
 )
 # The device a TensorFlow / XLA report names; a host allocator (`device:CPU:0 by allocator cpu`) ran out
 # of host memory, which is not the accelerator's.
