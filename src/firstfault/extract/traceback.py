@@ -1195,9 +1195,23 @@ _STARTUP_LIMIT = re.compile(
     r"|\btimed out waiting for [\w .'-]{1,80}? to (?:start|become ready|be ready|come up)\b")
 
 
-def says_warning(text: str) -> bool:
-    """Does the line call itself a warning (its level word or marker)? What it reports was met and gone on from."""
-    return _WARNING_WORD.search(text) is not None
+# A record that calls itself below a warning: a level word among the line's first words (NCCL's `host:pid:tid [0]
+# NCCL INFO ...`, a logger's `DEBUG`, `TRACE`, `NOTICE`), glog's and absl's `I0612 10:00:00` / `D...` at its head. What
+# it reports is information the program gave on its way (NCCL's `NET/Plugin: Failed to find ncclNetPlugin_v8 symbol.`
+# is its search for an optional plugin, NVIDIA/nccl#1292). Only at the head: a level word inside a message is the
+# message's.
+# A higher level word before it (`ERROR ... INFO block missing`) makes the record that level.
+_CALM_RECORD = re.compile(r"^(?P<lead>.{0,120}?)\b(?:INFO|DEBUG|TRACE|NOTICE)\b|^\s*[ID]\d{4} \d\d:\d\d:\d\d")
+_LOUD_LEVEL = re.compile(r"\b(?:ERROR|FATAL|CRITICAL|SEVERE|PANIC)\b")
+
+
+def says_calm(text: str) -> bool:
+    """Does the line call itself a warning or a record below one (an info, debug, trace or notice record)? What it
+    reports was met and gone on from."""
+    if _WARNING_WORD.search(text) is not None:
+        return True
+    m = _CALM_RECORD.search(text)
+    return m is not None and not _LOUD_LEVEL.search(m.group("lead") or "")
 
 
 def says_retrying(text: str) -> bool:
