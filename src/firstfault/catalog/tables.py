@@ -112,6 +112,8 @@ class CudaErrorInfo(_Row, frozen=True):
     cuda_class: CudaClass = records.field(name="class")
     driver: Annotated[str, Meta(pattern=r"^CUDA_ERROR_[A-Z0-9_]+$")] | None = None  # CUDA_ERROR_X
     aliases: tuple[str, ...] = ()  # other texts that name the same error (PyTorch's, old CUDA's)
+    # its message names it with no anchor, name or number before it (codes.cuda_error_of): words only CUDA writes
+    alone: bool = False
 
 class CudnnStatusInfo(_Row, frozen=True):
     code: Code

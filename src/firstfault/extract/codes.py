@@ -547,7 +547,8 @@ def cuda_error_of(text: str) -> CudaError | None:
         "returned error" in text and _CALL_RETURNED.search(text) is not None) or (
         any(a in text for a in _ALLOC_LITERALS) and _ALLOC_FAILED.search(text) is not None)
     if not strong and not any(a in text for a in WEAK_CUDA_ANCHORS):
-        return _coded(text, _cuda_index()[2]) if "rror" in text or "ailure" in text or ")" in text else None
+        coded_err = _coded(text, _cuda_index()[2]) if "rror" in text or "ailure" in text or ")" in text else None
+        return coded_err if coded_err is not None else _lone_message(text)
     by_key, rx, by_code = _cuda_index()
     coded = _coded(text, by_code)
     if coded is not None:
@@ -563,6 +564,28 @@ def cuda_error_of(text: str) -> CudaError | None:
         if hit is not None:
             return hit
     return CudaError(None, "unknown", "", "other")
+
+
+# A table message that names its error with no anchor, no number and no `CUDA error:` before it (catalog/cuda.yaml
+# `alone`): a library or a server that writes cudaGetErrorString's words after its own (Triton's `failed to load 'm'
+# version 1: Internal: unable to create stream: the provided PTX was compiled with an unsupported toolchain.`, 222).
+# Other messages are any program's words (`invalid argument`, `out of memory`) or a fallback's on a run that goes on
+# (Triton's pinned-memory pool on a CPU-only server: `failed to allocate pinned system memory: CUDA driver version is
+# insufficient for CUDA runtime version`), and need an anchor.
+@lru_cache(maxsize=1)
+def _lone_index() -> tuple[dict[str, CudaError], re.Literals, int]:
+    rows = {row.message.lower(): CudaError(code, row.runtime, row.message, row.cuda_class)
+            for code, row in sorted(cuda_table().items()) if row.alone}
+    return rows, re.Literals(rows, re.IGNORECASE), min((len(k) for k in rows), default=0)
+
+
+def _lone_message(text: str) -> CudaError | None:
+    """The error whose `alone` table message the text holds whole, or None."""
+    rows, rx, shortest = _lone_index()
+    if not rows or len(text) < shortest:
+        return None
+    m = rx.search(text)
+    return rows[m.group(0).lower()] if m is not None else None
 
 
 def _checked(text: str) -> CudaError | None:
