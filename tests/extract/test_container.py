@@ -87,6 +87,11 @@ EX = container.ContainerErrorExtractor()
         # crun's cgroup set-up, the same wrapper after it
         ("Error: crun: creating cgroup directory `/sys/fs/cgroup/systemd/libpod_parent/libpod-3f1`: No such file or "
          "directory: OCI runtime attempted to invoke a command that was not found", "crun", "node"),
+        # NVIDIA/enroot src/docker.sh docker::import `common::err "File already exists: ${filename}"` (the format
+        # string; the path ours), as pyxis prints enroot's log and alone: the output the job named already stands
+        ("slurmstepd: error: pyxis:     [ERROR] File already exists: /lustre/containers/nvidia+pytorch+24.01-py3.sqsh",
+         "enroot", "job"),
+        ("[ERROR] File already exists: /home/user/enroot/ubuntu.sqsh", "enroot", "job"),
         # enroot's row wins over a shorter row that ends at the same place
         ("pyxis:     [ERROR] URL https://nvcr.io/v2/nvidia/pytorch/manifests/99.99-py3 returned error code: 404 Not "
          "Found", "enroot", "job"),
@@ -130,6 +135,8 @@ def test_the_deepest_error_of_a_chain_decides() -> None:
         "daos: container create failed: DER_NO_PERM(-1001): 'No permission'",
         # a bare `[ERROR]` is any program's: an API client's rate limit is no registry's
         "[ERROR] metrics push failed: toomanyrequests: slow down",
+        # another program's EEXIST in its own words, without enroot's tag (synthetic)
+        "ERROR: File already exists: /home/user/out.csv (use --overwrite)",
     ],
 )
 def test_near_misses_are_not_container_errors(line: str) -> None:
