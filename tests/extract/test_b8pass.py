@@ -117,8 +117,8 @@ def test_ptx_newer_than_the_driver_in_a_programs_own_words_is_the_driver(line: s
 def test_near_miss_a_driver_message_no_row_reads_alone_stays_unread() -> None:
     # triton-inference-server/server#2674: a CPU-only server's pinned-memory pool falling back, 35's words with no
     # anchor (the maintainer: only a warning); 35 is no `alone` row, so the line is no CUDA error
-    line = ("E0327 01:23:03.175862 1 pinned_memory_manager.cc:202] failed to allocate pinned system memory: CUDA driver "
-            "version is insufficient for CUDA runtime version")
+    line = ("E0327 01:23:03.175862 1 pinned_memory_manager.cc:202] failed to allocate pinned system memory: CUDA "
+            "driver version is insufficient for CUDA runtime version")
     assert [e for e in feed([line]) if e.kind == "app.cuda_error"] == []
 
 

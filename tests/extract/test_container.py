@@ -253,7 +253,7 @@ def test_a_storage_errno_in_the_runtimes_own_error_is_the_nodes_container_plumbi
     assert _kinds([_HOOK_EROFS]) == [("container.error", "node")]
     # the same report posted as the runtime prints its quote of the hook's stderr, on the lines after it (synthetic:
     # the line above cut where its stderr begins)
-    head, _, tail = _HOOK_EROFS.partition(" time=")
+    head = _HOOK_EROFS.partition(" time=")[0]
     lines = [head, "failed to create application profiles directory:",
              "mkdirat etc/nvidia/nvidia-application-profiles-rc.d: read-only file system"]
     assert ("container.error", "node") in _kinds(lines)

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.catalog.tables import (
     XID_CLASSES,
     NvrmMessage,
@@ -22,7 +23,6 @@ from firstfault.catalog.tables import (
 from firstfault.collect.scan import Extraction
 from firstfault.extract import gpu
 from firstfault.extract.base import Candidate
-from firstfault.analysis.analyze import Analyzer
 from tests.conftest import BundleMaker
 from tests.extract import helpers
 from tests.extract.helpers import assert_fields, holds_literal, one, scan

@@ -284,8 +284,8 @@ class ProcessSignalExtractor:
             if sig not in _CRASH_SIGNALS:
                 return None  # its graceful shutdown on SIGINT / SIGTERM
             # the process's own word on the signal it caught, as abseil's handler's
-            return Draft("process.signal", {"signal": sig, "by": "self" if sig == "SIGABRT" else by_whom(sig, "launcher"),
-                                            "detail": detail})
+            by = "self" if sig == "SIGABRT" else by_whom(sig, "launcher")
+            return Draft("process.signal", {"signal": sig, "by": by, "detail": detail})
         m = _SRUN_TASK.search(body)
         if m:
             sig = signal_of_text(m.group("what")) or "SIGKILL"
