@@ -571,13 +571,26 @@ _RAY_FATAL_LOG = re.compile(
     r"^\s*\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} C \d{1,10} \d{1,20}\] (?:\([a-z_]{1,32}\) )?"
     r"(?P<where>[\w.@/\\-]+:\d+): ?(?P<msg>.*)$"
 )
-# Prefilter words for the records read: TensorFlow's dated form, and a failed CHECK in any form.
-FATAL_LOG_LITERALS: Final = (": F ", "Check failed")
+# Go's logrus at its fatal level (sirupsen/logrus: `Fatal` logs the record, then calls os.Exit(1)), in its text
+# formatter's key=value form (`time="2022-07-20T01:54:12Z" level=fatal msg="Error watching fields: Feature not
+# supported"`, its message quoted with Go's escapes) and its terminal form (`FATA[0000] validate service connection:
+# ...`, the level's first four letters and the seconds since start): the program's last word, the Go counterpart of
+# an uncaught exception's line.
+_LOGRUS_FATAL = re.compile(r'\blevel=fatal msg="(?P<msg>(?:[^"\\]|\\.){0,4000})"|^\s*FATA\[\d{4,10}\] (?P<tty>\S.*)$')
+_LOGRUS_FATAL_WORDS: Final = ("level=fatal msg=", "FATA[")
+# Prefilter words for the records read: TensorFlow's dated form, a failed CHECK in any form, logrus's fatal level.
+FATAL_LOG_LITERALS: Final = (": F ", "Check failed", *_LOGRUS_FATAL_WORDS)
 FATAL_LOG_CLASS: Final = "FATAL"  # the exc_type of a fatal record's reading
 
 
 def fatal_log(body: str) -> Exc | None:
-    """A glog / absl / TensorFlow fatal log record (_FATAL_LOG) as the exception it stands for."""
+    """A glog / absl / TensorFlow / logrus fatal log record (_FATAL_LOG, _LOGRUS_FATAL) as the exception it stands
+    for."""
+    if any(w in body for w in _LOGRUS_FATAL_WORDS):
+        g = _LOGRUS_FATAL.search(body)
+        if g is not None:
+            msg = g.group("tty") if g.group("msg") is None else g.group("msg").replace('\\"', '"')
+            return Exc(FATAL_LOG_CLASS, FATAL_LOG_CLASS, msg.strip())
     if "] " not in body:
         return None
     m = _FATAL_LOG.match(body) or _RAY_FATAL_LOG.match(body)
