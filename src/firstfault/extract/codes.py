@@ -382,10 +382,14 @@ _CALL_RETURNED = re.compile(r"\bcu(?:da)?[A-Z]\w*(?:\([^()]*\))? returned error\
 # A device allocation call's own failure with cudaGetErrorString after it: ggml's CUDA backend under llama.cpp's
 # server and Ollama (ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu ggml_backend_cuda_buffer_type_alloc_buffer:
 # `allocating 144817.04 MiB on device 0: cudaMalloc failed: out of memory`, ggml-org/llama.cpp#20431), and any program
-# that prints `cudaMallocAsync failed: ...` or `cuMemAlloc failed: ...`. Only the device's allocators: a pinned host
+# that prints `cudaMallocAsync failed: ...` or `cuMemAlloc failed: ...`; MXNet's GPU storage managers (src/storage/
+# pooled_storage_manager.h: `cudaMalloc failed: out of memory` before 1.6, then `cudaMalloc retry failed: out of
+# memory` once its pool released its cached blocks and tried again, raised as MXNetError, apache/mxnet#17126,
+# deepinsight/insightface#1240). The status after it decides (cudaErrorMemoryAllocation's `out of memory` is the
+# accelerator's memory, `invalid device ordinal` the job's configuration). Only the device's allocators: a pinned host
 # allocation that failed (cudaMallocHost, cudaHostAlloc) ran out of host memory, not the GPU's.
 _ALLOC_FAILED = re.compile(r"\b(?:cudaMalloc(?:Async|Managed|Pitch|3D|FromPoolAsync)?|cuMemAlloc(?:_v2|Async|Managed|"
-                           r"Pitch)?)(?:\([^()]*\))? failed: ")
+                           r"Pitch)?)(?:\([^()]*\))?(?: retry)? failed: ")
 _ALLOC_LITERALS: Final = ("cudaMalloc", "cuMemAlloc")
 # A failed status check on a CUDA call, as glog's CHECK prints it (`Check failed: <expression> <streamed words>`):
 # Caffe's CUDA_CHECK (`Check failed: error == cudaSuccess (8 vs. 0)  invalid device function`, BVLC/caffe
@@ -800,13 +804,6 @@ ACCEL_OOM_PHRASES: Final = (
     # uses, with the device's own name.
     "NPU out of memory. Tried to allocate",
     "MLU out of memory. Tried to allocate",
-    # MXNet's GPU storage managers (src/storage/pooled_storage_manager.h, gpu_device_storage.h) checking cudaMalloc's
-    # status and writing cudaGetErrorString's words for cudaErrorMemoryAllocation after the call's name: `cudaMalloc
-    # failed: out of memory` (MXNet 1.x before 1.6), `cudaMalloc retry failed: out of memory` (after the pool released
-    # its cached blocks and tried once more), raised as MXNetError. Another status after the same words (`cudaMalloc
-    # failed: invalid device ordinal`) is no allocation that ran out.
-    "cudaMalloc failed: out of memory",
-    "cudaMalloc retry failed: out of memory",
 )
 # The device a TensorFlow / XLA report names; a host allocator (`device:CPU:0 by allocator cpu`) ran out
 # of host memory, which is not the accelerator's.
