@@ -138,6 +138,11 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # execution") on a B200 host, the thread unanswered: the spec reads CUDA's own word for an uncorrectable NVLink
     # error as the GPU's link (`gpu.nvlink.app_reported`), as b33's marin GB200 bundle of the same line expects.
     "unk-trtllm-deepseek-r1-fp4-warmup-uncorrectable-nvlink-error-b200-4816",
+    # b24: Triton's own crash report `Signal (11) received.` (its ErrorSignalHandler, server PR #3257) with a stack of
+    # unresolved addresses in tritonserver, libc and libstdc++, the thread unanswered: the spec's `app.crash` (a
+    # SIGSEGV with no other cause, as abseil's and glog's handlers' reports are read; b24's other bundle of the same
+    # line and b35's expect it); the thread named no trigger.
+    "unk-tritonserver-2460-six-4090-occasional-signal-11-segfault-explicit-load-no-reply-8284",
     # b35: i915's `GPU HANG: ecode ...` under OpenVINO Model Server on an Arc A770, the thread open: the catalog
     # (accel.yaml `i915_messages`) reads the kernel driver's own word that the GPU's engine hung as `gpu.firmware`,
     # like an Xid of that class; the thread never said whether the card, its firmware or the workload's kernels hung it.

@@ -1,5 +1,6 @@
-"""A C++ framework's fatal log record (glog / absl `LOG(FATAL)`, a failed `CHECK`, TensorFlow's own form) is read
-as an uncaught exception (extract/traceback.py `fatal_log`): the process aborts right after it.
+"""A C++ framework's fatal log record (glog / absl `LOG(FATAL)`, a failed `CHECK`, TensorFlow's own form) and Go's
+logrus at its fatal level are read as an uncaught exception (extract/traceback.py `fatal_log`): the process aborts
+(or exits) right after it.
 
 Lines are verbatim from the public threads cited next to them.
 """
@@ -8,9 +9,11 @@ from __future__ import annotations
 
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.extract import nccl
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import LineExtractor
+from tests.conftest import BundleMaker
 from tests.extract import helpers
 
 ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *helpers.APPLICATION)
@@ -127,3 +130,47 @@ def test_a_fatal_record_that_says_another_task_died_names_no_cause(line: str) ->
     exc = tb.fatal_log(line)
     assert exc is not None
     assert [d.kind for d in tb.classify(line, exc, False, False)[0]] == ["nccl.remote_error"]
+
+
+# ---------------------------------------------------------------- Go's logrus at its fatal level (then os.Exit(1))
+
+_CRICTL_MSG = ('validate service connection: CRI v1 runtime API is not implemented for endpoint '
+               '"unix:///run/containerd/containerd.sock": rpc error: code = Unimplemented desc = unknown service '
+               'runtime.v1.RuntimeService')
+
+
+@pytest.mark.parametrize("line", [
+    # ondat/discoblocks#105: crictl's fatal record in its key=value form, behind containerd's CRI log prefix (its
+    # message's quotes escaped, Go's %q)
+    '2023-01-09T12:57:28.791778323Z stderr F time="2023-01-09T12:57:28Z" level=fatal msg="validate service '
+    'connection: CRI v1 runtime API is not implemented for endpoint \\"unix:///run/containerd/containerd.sock\\": rpc '
+    'error: code = Unimplemented desc = unknown service runtime.v1.RuntimeService"',
+    # kubernetes-sigs/cri-tools#1073: the same record in logrus's terminal form
+    "FATA[0000] validate service connection: CRI v1 runtime API is not implemented for endpoint "
+    '"unix:///run/containerd/containerd.sock": rpc error: code = Unimplemented desc = unknown service '
+    "runtime.v1.RuntimeService",
+])
+def test_a_go_programs_fatal_record_is_its_uncaught_failure(line: str, make_bundle: BundleMaker) -> None:
+    drafts = helpers.scan(ALL, [line], "application")
+    assert [(d.kind, d.fields.get("exc_type"), d.fields.get("message")) for d in drafts] == [
+        ("app.exception", tb.FATAL_LOG_CLASS, _CRICTL_MSG)]
+    # a failed job's one line (a workload with no window: the record's own 2023 stamp stands)
+    wl = {"apiVersion": "firstfault/v1", "workload": {"id": "t", "scheduler": "static", "nodes": ["node-001"],
+                                                      "terminal_state": "FAILED"},
+          "sources": [{"kind": "application", "path": "app/run.log"}]}
+    v = Analyzer().analyze_path(str(make_bundle({"app/run.log": line + "\n"}, wl)))
+    assert v.attributed_domain == "software" and v.root_cause is not None
+    assert v.root_cause.category.startswith("app.exception")
+
+
+@pytest.mark.parametrize("line", [
+    # kubernetes-sigs/cri-tools#1041: the same program's ERROR records, after which it went on to the next endpoint
+    'ERRO[0000] validate service connection: CRI v1 runtime API is not available for endpoint '
+    '"unix:///var/run/dockershim.sock": rpc error: code = Unavailable desc = connection error',
+    # logrus's key=value form at the error level (synthetic, the b35 DCGM exporter's words): no exit follows it
+    'time="2022-07-20T01:54:12Z" level=error msg="Error watching fields: Feature not supported"',
+    # a fatal level word inside another record's message (synthetic)
+    'time="2022-07-20T01:54:12Z" level=info msg="next step: level=fatal handling is configured"',
+])
+def test_near_miss_other_logrus_levels_are_no_fatal_record(line: str) -> None:
+    assert tb.fatal_log(line) is None

@@ -113,6 +113,8 @@ class CudaErrorInfo(_Row, frozen=True):
     runtime: Annotated[str, Meta(pattern=r"^cudaError[A-Z]\w*$")] | None = None  # cudaErrorX
     driver: Annotated[str, Meta(pattern=r"^CUDA_ERROR_[A-Z0-9_]+$")] | None = None  # CUDA_ERROR_X
     aliases: tuple[str, ...] = ()  # other texts that name the same error (PyTorch's, HIP's, old CUDA's)
+    # its message names it with no anchor, name or number before it (codes.cuda_error_of): words only CUDA writes
+    alone: bool = False
 
     def __post_init__(self) -> None:
         if self.runtime is None and self.driver is None:

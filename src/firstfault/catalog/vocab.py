@@ -36,7 +36,7 @@ CudaClass = Literal[
 CudaLibrary = Literal["cublas", "cusolver", "cusparse", "cufft", "curand"]
 
 # The GPU platform from user space (catalog/platform.yaml)
-NvmlClass = Literal["driver", "no_devices", "lost", "unresponsive", "unknown"]
+NvmlClass = Literal["driver", "no_devices", "lost", "unresponsive", "unknown", "not_supported"]
 # What an NVRM message without an Xid is (catalog/platform.yaml `nvrm_messages`), and the reasons each event takes.
 NvrmEvent = Literal["reset_required", "nvml_error", "none"]
 NvrmResetReason = Literal["reset_required", "init_failed", "firmware_hung"]

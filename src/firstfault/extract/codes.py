@@ -382,10 +382,14 @@ _CALL_RETURNED = re.compile(r"\bcu(?:da)?[A-Z]\w*(?:\([^()]*\))? returned error\
 # A device allocation call's own failure with cudaGetErrorString after it: ggml's CUDA backend under llama.cpp's
 # server and Ollama (ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu ggml_backend_cuda_buffer_type_alloc_buffer:
 # `allocating 144817.04 MiB on device 0: cudaMalloc failed: out of memory`, ggml-org/llama.cpp#20431), and any program
-# that prints `cudaMallocAsync failed: ...` or `cuMemAlloc failed: ...`. Only the device's allocators: a pinned host
+# that prints `cudaMallocAsync failed: ...` or `cuMemAlloc failed: ...`; MXNet's GPU storage managers (src/storage/
+# pooled_storage_manager.h: `cudaMalloc failed: out of memory` before 1.6, then `cudaMalloc retry failed: out of
+# memory` once its pool released its cached blocks and tried again, raised as MXNetError, apache/mxnet#17126,
+# deepinsight/insightface#1240). The status after it decides (cudaErrorMemoryAllocation's `out of memory` is the
+# accelerator's memory, `invalid device ordinal` the job's configuration). Only the device's allocators: a pinned host
 # allocation that failed (cudaMallocHost, cudaHostAlloc) ran out of host memory, not the GPU's.
 _ALLOC_FAILED = re.compile(r"\b(?:cudaMalloc(?:Async|Managed|Pitch|3D|FromPoolAsync)?|cuMemAlloc(?:_v2|Async|Managed|"
-                           r"Pitch)?)(?:\([^()]*\))? failed: ")
+                           r"Pitch)?)(?:\([^()]*\))?(?: retry)? failed: ")
 _ALLOC_LITERALS: Final = ("cudaMalloc", "cuMemAlloc")
 # A failed status check on a CUDA call, as glog's CHECK prints it (`Check failed: <expression> <streamed words>`):
 # Caffe's CUDA_CHECK (`Check failed: error == cudaSuccess (8 vs. 0)  invalid device function`, BVLC/caffe
@@ -565,7 +569,8 @@ def cuda_error_of(text: str) -> CudaError | None:
         "returned error" in text and _CALL_RETURNED.search(text) is not None) or (
         any(a in text for a in _ALLOC_LITERALS) and _ALLOC_FAILED.search(text) is not None)
     if not strong and not any(a in text for a in WEAK_CUDA_ANCHORS):
-        return _coded(text, _cuda_index()[2]) if "rror" in text or "ailure" in text or ")" in text else None
+        coded_err = _coded(text, _cuda_index()[2]) if "rror" in text or "ailure" in text or ")" in text else None
+        return coded_err if coded_err is not None else _lone_message(text)
     by_key, rx, by_code = _cuda_index()
     coded = _coded(text, by_code)
     if coded is not None:
@@ -581,6 +586,28 @@ def cuda_error_of(text: str) -> CudaError | None:
         if hit is not None:
             return hit
     return CudaError(None, "unknown", "", "other")
+
+
+# A table message that names its error with no anchor, no number and no `CUDA error:` before it (catalog/cuda.yaml
+# `alone`): a library or a server that writes cudaGetErrorString's words after its own (Triton's `failed to load 'm'
+# version 1: Internal: unable to create stream: the provided PTX was compiled with an unsupported toolchain.`, 222).
+# Other messages are any program's words (`invalid argument`, `out of memory`) or a fallback's on a run that goes on
+# (Triton's pinned-memory pool on a CPU-only server: `failed to allocate pinned system memory: CUDA driver version is
+# insufficient for CUDA runtime version`), and need an anchor.
+@lru_cache(maxsize=1)
+def _lone_index() -> tuple[dict[str, CudaError], re.Literals, int]:
+    rows = {row.message.lower(): CudaError(code, row.name, row.message, row.cuda_class)
+            for code, row in sorted(cuda_table().items()) if row.alone}
+    return rows, re.Literals(rows, re.IGNORECASE), min((len(k) for k in rows), default=0)
+
+
+def _lone_message(text: str) -> CudaError | None:
+    """The error whose `alone` table message the text holds whole, or None."""
+    rows, rx, shortest = _lone_index()
+    if not rows or len(text) < shortest:
+        return None
+    m = rx.search(text)
+    return rows[m.group(0).lower()] if m is not None else None
 
 
 def _checked(text: str) -> CudaError | None:

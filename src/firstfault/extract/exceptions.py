@@ -46,7 +46,7 @@ from firstfault.extract.codes import (
     ngc_need,
     storage_strerror_texts,
 )
-from firstfault.extract.container import container_owns
+from firstfault.extract.container import container_owns, quoted_storage, quoting_runtime
 from firstfault.extract.excclass import (
     GRPC_STATUS_LITERAL,
     STORE_SPELLED_WORDS,
@@ -273,6 +273,8 @@ class ExceptionExtractor:
         "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path", "store_cause", "store_code",
                                     "terminal"}),
         "app.cuda_oom": frozenset({"message", "terminal"}),
+        # a storage errno in a container runtime's quoted output (extract/container.py quoted_storage)
+        "container.error": frozenset({"runtime", "error", "text", "message"}),
         "platform.error": frozenset({"program", "part", "text", "message"}),
         "launcher.exit": frozenset({"state", "system", "scope"}),
     }
@@ -376,6 +378,10 @@ class ExceptionExtractor:
                     head = tb.js_error_line(body)
                     if head is not None:  # a JavaScript error's line if a stack frame comes next (_javascript)
                         ctx.state[_JS_WAIT] = (ctx.lineno, body, head)
+        if any(d.kind == "storage.error" for d in drafts) and (quoter := quoting_runtime(ctx.state, ctx.lineno)):
+            # a storage errno in the quoted output of a container runtime's failed step (a hook's stderr on the lines
+            # after runc's report): the node's container plumbing, not the job's storage (extract/container.py)
+            drafts = [quoted_storage(quoter, body) if d.kind == "storage.error" else d for d in drafts]
         for draft in drafts:
             if rank is not None:
                 draft.rank = rank

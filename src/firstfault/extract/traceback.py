@@ -586,14 +586,28 @@ _RAY_FATAL_LOG = re.compile(
     r"^\s*\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} C \d{1,10} \d{1,20}\] (?:\([a-z_]{1,32}\) )?"
     r"(?P<where>[\w.@/\\-]+:\d+): ?(?P<msg>.*)$"
 )
-# Prefilter words for the records read: TensorFlow's dated form, a failed CHECK in glog's form, a raw logger's check.
-FATAL_LOG_LITERALS: Final = (": F ", "Check failed", "] RAW: Check ")
+# Go's logrus at its fatal level (sirupsen/logrus: `Fatal` logs the record, then calls os.Exit(1)), in its text
+# formatter's key=value form (`time="2022-07-20T01:54:12Z" level=fatal msg="Error watching fields: Feature not
+# supported"`, its message quoted with Go's escapes) and its terminal form (`FATA[0000] validate service connection:
+# ...`, the level's first four letters and the seconds since start): the program's last word, the Go counterpart of
+# an uncaught exception's line.
+_LOGRUS_FATAL = re.compile(r'\blevel=fatal msg="(?P<msg>(?:[^"\\]|\\.){0,4000})"|^\s*FATA\[\d{4,10}\] (?P<tty>\S.*)$')
+_LOGRUS_FATAL_WORDS: Final = ("level=fatal msg=", "FATA[")
+# Prefilter words for the records read: TensorFlow's dated form, a failed CHECK in glog's form, a raw logger's check,
+# logrus's fatal level.
+FATAL_LOG_LITERALS: Final = (": F ", "Check failed", "] RAW: Check ", *_LOGRUS_FATAL_WORDS)
 FATAL_LOG_CLASS: Final = "FATAL"  # the exc_type of a fatal record's reading
 
 
 def fatal_log(body: str) -> Exc | None:
-    """A glog / absl / TensorFlow / Ray fatal log record (_FATAL_LOG, _RAW_CHECK, _RAY_FATAL_LOG) as the exception
-    it stands for: its message as printed (a raw logger's `RAW: ` off: the check's words)."""
+    """A glog / absl / TensorFlow / Ray / logrus fatal log record (_FATAL_LOG, _RAW_CHECK, _RAY_FATAL_LOG,
+    _LOGRUS_FATAL) as the exception it stands for: its message as printed (a raw logger's `RAW: ` off: the check's
+    words; logrus's quoted message with its escapes undone)."""
+    if any(w in body for w in _LOGRUS_FATAL_WORDS):
+        g = _LOGRUS_FATAL.search(body)
+        if g is not None:
+            msg = g.group("tty") if g.group("msg") is None else g.group("msg").replace('\\"', '"')
+            return Exc(FATAL_LOG_CLASS, FATAL_LOG_CLASS, msg.strip())
     if "] " not in body:
         return None
     m = _FATAL_LOG.match(body) or _RAY_FATAL_LOG.match(body)
@@ -1269,9 +1283,23 @@ _STARTUP_LIMIT = re.compile(
     r"|\btimed out waiting for [\w .'-]{1,80}? to (?:start|become ready|be ready|come up)\b")
 
 
-def says_warning(text: str) -> bool:
-    """Does the line call itself a warning (its level word or marker)? What it reports was met and gone on from."""
-    return _WARNING_WORD.search(text) is not None
+# A record that calls itself below a warning: a level word among the line's first words (NCCL's `host:pid:tid [0]
+# NCCL INFO ...`, a logger's `DEBUG`, `TRACE`, `NOTICE`), glog's and absl's `I0612 10:00:00` / `D...` at its head. What
+# it reports is information the program gave on its way (NCCL's `NET/Plugin: Failed to find ncclNetPlugin_v8 symbol.`
+# is its search for an optional plugin, NVIDIA/nccl#1292). Only at the head: a level word inside a message is the
+# message's.
+# A higher level word before it (`ERROR ... INFO block missing`) makes the record that level.
+_CALM_RECORD = re.compile(r"^(?P<lead>.{0,120}?)\b(?:INFO|DEBUG|TRACE|NOTICE)\b|^\s*[ID]\d{4} \d\d:\d\d:\d\d")
+_LOUD_LEVEL = re.compile(r"\b(?:ERROR|FATAL|CRITICAL|SEVERE|PANIC)\b")
+
+
+def says_calm(text: str) -> bool:
+    """Does the line call itself a warning or a record below one (an info, debug, trace or notice record)? What it
+    reports was met and gone on from."""
+    if _WARNING_WORD.search(text) is not None:
+        return True
+    m = _CALM_RECORD.search(text)
+    return m is not None and not _LOUD_LEVEL.search(m.group("lead") or "")
 
 
 def says_retrying(text: str) -> bool:
