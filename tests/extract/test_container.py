@@ -92,6 +92,22 @@ EX = container.ContainerErrorExtractor()
         ("slurmstepd: error: pyxis:     [ERROR] File already exists: /lustre/containers/nvidia+pytorch+24.01-py3.sqsh",
          "enroot", "job"),
         ("[ERROR] File already exists: /home/user/enroot/ubuntu.sqsh", "enroot", "job"),
+        # apptainer/apptainer cmd/internal/cli/build_linux.go `While performing build: %v` (a pull from a Docker daemon
+        # or an OCI registry runs the build), a public troubleshooting note's line (the MPI-CBG assembly workshop's
+        # README, https://git.mpi-cbg.de/assembly/assembly_workshop): the image's blobs in a /tmp too small, the
+        # runtime's scratch on the node
+        ("FATAL:   While performing build: conveyor failed to get: Error writing blob: write "
+         "/tmp/bundle-temp-817373221/oci-put-blob352501850: no space left on device", "apptainer", "node"),
+        # ... with a reason of the job's own (an archive `docker save` wrote with two images, a course's post on SMU's
+        # M2 cluster): no errno, the start report alone
+        ("FATAL:   While performing build: conveyor failed to get: Unexpected tar manifest.json: expected 1 item, "
+         "got 2", "apptainer", "start"),
+        # NVIDIA/enroot bin/enroot-switchroot.c, its exec of the command the container starts with (`failed to
+        # execute: %s` after execvp): a distroless image under pyxis, which starts a shell first (NVIDIA/srt-slurm's
+        # docs): the job's image holds no such program
+        ("enroot-switchroot: failed to execute: /bin/sh: No such file or directory", "enroot", "job"),
+        # ... while its other steps stay the node's (the format `failed to %s`, an errno of ours)
+        ("enroot-switchroot: failed to pivot root: Operation not permitted", "enroot", "node"),
         # enroot's row wins over a shorter row that ends at the same place
         ("pyxis:     [ERROR] URL https://nvcr.io/v2/nvidia/pytorch/manifests/99.99-py3 returned error code: 404 Not "
          "Found", "enroot", "job"),

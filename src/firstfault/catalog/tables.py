@@ -782,11 +782,20 @@ class NcclNodeWarn(_Row, frozen=True):
     # NVIDIA/nccl's file and function; a net plugin's words (NCCL prints them as its own WARN) name the plugin's
     # repository first: `aws/aws-ofi-nccl src/nccl_ofi_net.cpp nccl_net_ofi_create_plugin`
     source: Annotated[str, Meta(pattern=r"^(?:[\w.\-]+/[\w.\-]+ )?src/\S+\.(?:cc|cu|h|c|cpp) \S")]
-    texts: Annotated[tuple[Annotated[str, Meta(min_length=8)], ...], Meta(min_length=1)]
+    texts: tuple[Annotated[str, Meta(min_length=8)], ...] = ()
     header: bool = False  # read only in a line with NCCL's WARN header
     # some NCCL releases print the words at INFO and fail later in other words: an INFO line of NCCL's with them
     # makes the stream's later NCCL errors (a CUDA call's failure, PyTorch's report of it) the row's
     announced: bool = False
+    # NCCL's source files every WARN of which is the row's, whatever its words (the WARN header names the file:
+    # `misc/argcheck.cc:39 NCCL WARN Recv : invalid root 0 ...`): read only in a WARN line whose header names one
+    files: tuple[Annotated[str, Meta(pattern=r"^[\w/]+\.(?:cc|cu|h)$")], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.texts and not self.files:
+            raise ValueError("an NCCL WARN row needs its words (`texts`) or its source files (`files`)")
+        if self.files and (self.announced or self.reading == "benign"):
+            raise ValueError("a row read by its source file is a WARN's, never announced at INFO nor benign")
 
 
 @lru_cache(maxsize=1)
@@ -806,6 +815,10 @@ def nccl_node_warns() -> tuple[NcclNodeWarn, ...]:
             if any(t in w or w in t for w in others):
                 raise CatalogTableError(f"{where}: {t!r} meets a local or peer status's words")
             seen.add(t)
+        for f in item.files:
+            if f in seen:
+                raise CatalogTableError(f"{where}: {f!r} appears twice")
+            seen.add(f)
         rows.append(item)
     return tuple(rows)
 
