@@ -471,9 +471,10 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
     _sw("env_master_addr_unresolvable", "app.exception.setup",
         "torchrun --nnodes=1 --master-addr=trainer-head.invalid (a head node's name that does not resolve, as a "
         "typo or another cluster's name in a launch script gives): the rendezvous store's address cannot be "
-        "resolved and no rank trains. An address the job's set-up names and cannot have: app.exception.setup "
+        "resolved (torchrun's agent retries it until its rendezvous timeout, 20 s here) and no rank trains. An address the job's set-up names and cannot have: app.exception.setup "
         "(like a coordinator address gRPC cannot resolve), never a network cause.", lab_fault="none",
-        rdzv=("--nnodes=1", "--master-addr=trainer-head.invalid", "--master-port={port}")),
+        rdzv=("--nnodes=1", "--master-addr=trainer-head.invalid", "--master-port={port}",
+              "--rdzv-conf=timeout=20")),  # the static rendezvous's store waits 600 s by default
     _sw("env_cuda_missing", "app.exception.setup",
         "The job's configuration says device 'cuda' and every rank moves its model there on a CPU build of "
         "PyTorch: 'AssertionError: Torch not compiled with CUDA enabled' at start. A device the job's set-up "
