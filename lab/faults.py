@@ -465,14 +465,16 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
         "`nofile`): the job's set-up on that node, not a crash, not storage.", lab_fault="nofile_limit"),
     _sw("env_gloo_ifname", "app.exception.setup",
         "The job exports GLOO_SOCKET_IFNAME=ib9 (an interface of another cluster's nodes) and this host has no "
-        "such interface: every rank's gloo process group fails at init ('Unable to find address for: ib9'). "
+        "such interface: gloo cannot make its device at init ('Unable to find address for: ib9'): the first rank "
+        "there fails (on the first run rank 1) and torchrun ends the others. "
         "A transport finding no interface the job's set-up gave it: app.exception.setup, not the network.",
         lab_fault="none", ranks="0,1,2", job_env=(("GLOO_SOCKET_IFNAME", "ib9"),)),
     _sw("env_master_addr_unresolvable", "app.exception.setup",
         "torchrun --nnodes=1 --master-addr=trainer-head.invalid (a head node's name that does not resolve, as a "
         "typo or another cluster's name in a launch script gives): the rendezvous store's address cannot be "
-        "resolved (torchrun's agent retries it until its rendezvous timeout, 20 s here) and no rank trains. An address the job's set-up names and cannot have: app.exception.setup "
-        "(like a coordinator address gRPC cannot resolve), never a network cause.", lab_fault="none",
+        "resolved (torchrun's agent retries it until its rendezvous timeout, 20 s here) and no rank trains. An "
+        "address the job's set-up names and cannot have: app.exception.setup (like a coordinator address gRPC "
+        "cannot resolve), never a network cause.", lab_fault="none",
         rdzv=("--nnodes=1", "--master-addr=trainer-head.invalid", "--master-port={port}",
               "--rdzv-conf=timeout=20")),  # the static rendezvous's store waits 600 s by default
     _sw("env_cuda_missing", "app.exception.setup",

@@ -9,13 +9,7 @@ Owners of extractors and rules: remove an entry once its fault passes.
 
 from __future__ import annotations
 
-WRONG: dict[str, str] = {
-    "env_master_addr_unresolvable": (
-        "unknown (only the DistNetworkError timeout, a symptom) where the job's set-up decides: c10d's `The IPv6 "
-        "network addresses of (trainer-head.invalid, P) cannot be retrieved (gai error: -2 - Name or service not "
-        "known).` and then `The client socket has timed out after 20000ms while trying to connect to "
-        "(trainer-head.invalid, P).`: the rendezvous name the job gave does not resolve"),
-}
+WRONG: dict[str, str] = {}
 
 
 # Faults whose verdict is right (`unknown`) but whose first run gave no lead, or another, than the one the
