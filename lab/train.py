@@ -176,11 +176,12 @@ def lower_address_space() -> None:
 
 
 def lower_open_files() -> None:
-    """What `ulimit -n` does, from inside: the open-file limit one above the descriptors the process holds now.
+    """What `ulimit -n` does, from inside: the open-file limit at the descriptors the process holds now.
     Under the file_descriptor sharing strategy every tensor a DataLoader worker hands over arrives as a descriptor
-    (through a socket to the worker's resource sharer), and each tensor alive holds one."""
-    held = len(os.listdir("/proc/self/fd"))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (held + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+    (through a socket to the worker's resource sharer), and each tensor alive holds one, so the next batch cannot
+    be received. (One free descriptor more, and the run depends on timing: a fresh run with two free completed.)"""
+    held = len(os.listdir("/proc/self/fd")) - 1  # less the descriptor listdir itself held open
+    resource.setrlimit(resource.RLIMIT_NOFILE, (held, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 
 
 def walk(node: dict[str, object], depth: int = 0) -> int:
