@@ -189,14 +189,17 @@ class TorchrunExtractor:
 
 # c10d's TCP client (torch/csrc/distributed/c10d/socket.cpp, TCPStore.cpp) on a rendezvous address: the resolver's
 # answer for the name, logged per try (`The IPv6 network addresses of (H, P) cannot be retrieved (gai error: -2 - Name
-# or service not known).`), and the client giving up on the same name and port (socket.cpp throwTimeoutError `The client
-# socket has timed out after 20000ms while trying to connect to (H, P).`, as DistNetworkError's message too; the older
-# `The client socket has failed to connect to any network address of (H, P).`; TCPStore.cpp's final `TCP client failed
-# to connect/validate to host H:P - timed out`, not its `- retrying`).
+# or service not known).`), and the client's final word on the same name and port: the exception it raised
+# (`torch.distributed.DistNetworkError: The client socket has timed out after 20000ms while trying to connect to (H,
+# P).`, socket.cpp throwTimeoutError; the older `... has failed to connect to any network address of (H, P).`) or
+# TCPStore.cpp's last try (`TCP client failed to connect/validate to host H:P - timed out (try=1, ...)`). socket.cpp's
+# own E-line with the same words is logged at every try, and TCPStore retries after it (`- retrying (try=0, ...)`):
+# a name the resolver learns late (a pod's DNS record not there yet) then connects, so those lines are no end.
 _UNRESOLVED = re.compile(r"network addresses of \((?P<name>[^\s,()]{1,255}), (?P<port>\d{1,5})\) cannot be retrieved "
                          r"\(gai error: -?\d{1,5} - (?P<why>[^()\r\n]{1,120})\)")
-_GAVE_UP = re.compile(r"(?:The client socket has timed out after \d{1,12}m?s while trying to connect to"
-                      r"|The client socket has failed to connect to any network address (?:of|on)) "
+_GAVE_UP = re.compile(r"\b(?:DistNetworkError|DistStoreError|RuntimeError|TimeoutError): "
+                      r"The client socket has (?:timed out after \d{1,12}m?s while trying to connect to"
+                      r"|failed to connect to any network address (?:of|on)) "
                       r"\((?P<name>[^\s,()]{1,255}), (?P<port>\d{1,5})\)"
                       r"|TCP client failed to connect/validate to host (?P<name2>[^\s:]{1,255}):(?P<port2>\d{1,5}) "
                       r"- timed out")
@@ -215,8 +218,8 @@ class C10dUnresolvedExtractor:
     name = "c10d.unresolved"
     emits: Mapping[str, frozenset[str]] = {"nccl.error": frozenset({"setup", "local_status", "detail"})}
     sources: frozenset[str] = frozenset({"application"})
-    literals: tuple[str, ...] = ("cannot be retrieved (gai error:", "while trying to connect to (",
-                                 "failed to connect to any network address", "TCP client failed to connect/validate")
+    literals: tuple[str, ...] = ("cannot be retrieved (gai error:", "Error: The client socket has",
+                                 "TCP client failed to connect/validate")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         from firstfault.catalog.tables import name_not_found_words
