@@ -173,14 +173,17 @@ REAL = [("application", s) for s in range(6)] + [("kernel", s) for s in range(4)
 # through the walk back of an unstamped candidate line after it (collect/scan.py's walk memo, timeparse's
 # out_of_range); the fold counts the candidate as a copy, walks back over nothing and counts none. The verdict
 # differs only in that one `errors` entry. Kept failing on purpose (strict): the fix is one rule for which stamps a
-# walk back counts, the same on both paths.
+# walk back counts, the same on both paths. Since the lab's six environment faults (lab46) joined tests/lab/captured
+# the sample draws other lines and no seed meets it (the three tests that were marked pass): the fix is still owed,
+# and a seed that meets it again goes into _DIVERGENT.
+_DIVERGENT: frozenset[tuple[str, int]] = frozenset()
 _OUT_OF_RANGE_WALK = pytest.mark.xfail(strict=True, reason="a stamp outside the years counted only through a walk "
-                                                            "back the fold does not take (kernel seed 0, since b33)")
+                                                            "back the fold does not take (found at kernel seed 0, b33)")
 
 
 def _real(kind: str, seed: int, *rest: object) -> Any:
     """A REAL case as a parameter, marked where it meets the divergence above."""
-    return pytest.param(kind, seed, *rest, marks=[_OUT_OF_RANGE_WALK] if (kind, seed) == ("kernel", 0) else [])
+    return pytest.param(kind, seed, *rest, marks=[_OUT_OF_RANGE_WALK] if (kind, seed) in _DIVERGENT else [])
 
 
 @pytest.mark.parametrize(("kind", "seed", "hex_ids"),
@@ -242,7 +245,7 @@ def test_the_fold_engages_on_most_chatty_files_made_of_real_lines(
 
 
 SMALL_CHUNKS = [(b, None) for b in BUILDERS] + [
-    pytest.param(None, r, marks=[_OUT_OF_RANGE_WALK]) if r == ("kernel", 0) else (None, r) for r in REAL[::3]]
+    pytest.param(None, r, marks=[_OUT_OF_RANGE_WALK]) if r in _DIVERGENT else (None, r) for r in REAL[::3]]
 
 
 @pytest.mark.parametrize(("build", "real"), SMALL_CHUNKS,
