@@ -118,8 +118,8 @@ class Fault:
     # shared-memory op: minutes on 2 cores), so the quick test run (tests/lab/selection.py's sample) never takes it
     slow_first_start: bool = False
     # fifth round: the job's own environment
-    job_env: tuple[tuple[str, str], ...] = ()  # torchrun only: variables the job's environment sets (as its script
-    #                                            exports them), for every rank
+    job_env: tuple[tuple[str, str], ...] = ()  # variables the job's environment sets (as its script exports them),
+    #                                            for every rank, under any launcher
     drop_dac_override: bool = False  # torchrun only: the job runs without CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH
     #                                  (setpriv), so file modes bind it as they bind a user that is not root
 
