@@ -128,6 +128,16 @@ def _prepare_workdir(fault: Fault, work: Path) -> None:
     for rank in range(NPROC):
         for step in range(fault.steps + 2):
             (work / "data" / f"shard-{rank:02d}-{step:04d}.pt").write_bytes(os.urandom(64))
+    if fault.train_fault == "module_missing":  # the job's extension in each rank's node-local package directory
+        for rank in range(NPROC):
+            site = work / f"site-rank{rank}"
+            site.mkdir()
+            if str(rank) not in fault.ranks.split(","):
+                (site / "lab_fasttok.py").write_text("def normalize(x):\n    return x\n")
+    if fault.drop_dac_override:  # a checkpoint directory another user's job made, which this job may not write
+        shared = work / "ckpt-shared"
+        shared.mkdir()
+        shared.chmod(0o555)
     if fault.tmpfs_checkpoint:
         small = work / "ckpt-small"
         small.mkdir()
@@ -151,6 +161,7 @@ def _env(fault: Fault, work: Path) -> dict[str, str]:
         "LAB_STEPS": str(fault.steps), "LAB_WORKDIR": str(work), "LAB_PG_TIMEOUT": "10",
         "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1", "TZ": "UTC",
     })
+    env.update(dict(fault.job_env))
     return env
 
 
@@ -282,6 +293,8 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
     with open(bundle / "nodes" / host / "torchrun.log", "wb") as log:
         if memcg is not None:  # the shell joins the cgroup, then becomes torchrun: every rank is born inside
             cmd = ["sh", "-c", f'echo $$ > {memcg / "cgroup.procs"} && exec "$@"', "sh", *cmd]
+        if fault.drop_dac_override:  # file modes bind the job as they bind a user who is not root
+            cmd = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--", *cmd]
         if fault.shm_size:  # a private mount namespace with a small /dev/shm, as a container has
             cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
                    f'mount -t tmpfs -o size={fault.shm_size} tmpfs /dev/shm && exec "$@"', "sh", *cmd]

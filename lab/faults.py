@@ -50,6 +50,14 @@ Third round (new launchers, the job's own set-up, the scheduler acting on nodes,
   stop new work only); it completes: `none`;
 - `scontrol requeue` of a running job: Slurm kills it and runs it again; the run that ends the job
   completes: `none`, like a torchrun restart that recovers.
+
+Fifth round (the job's own environment, where the log shows the cause only as a generic error; docs/verdict.md
+decides each): a limit the job gives its own processes (the open-file limit, `nofile`), an interface, address or
+device the job's set-up names and the host does not have (GLOO_SOCKET_IFNAME, a MASTER_ADDR that does not resolve,
+`cuda` on a build without it) are `app.exception.setup` on the node that reported it, never a network or a
+hardware cause; a file the job may not write (EACCES on a checkpoint directory: "EACCES on a file is the
+workload's I/O", catalog/exceptions.yaml) and a module missing from one rank's path are the workload's own
+`app.exception`, never storage.
 """
 
 from __future__ import annotations
@@ -109,6 +117,11 @@ class Fault:
     # fourth round: the launcher's first start on a machine builds something (DeepSpeed JIT-compiles its CPU
     # shared-memory op: minutes on 2 cores), so the quick test run (tests/lab/selection.py's sample) never takes it
     slow_first_start: bool = False
+    # fifth round: the job's own environment
+    job_env: tuple[tuple[str, str], ...] = ()  # variables the job's environment sets (as its script exports them),
+    #                                            for every rank, under any launcher
+    drop_dac_override: bool = False  # torchrun only: the job runs without CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH
+    #                                  (setpriv), so file modes bind it as they bind a user that is not root
 
     @property
     def train_fault(self) -> str:
@@ -443,6 +456,43 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
         "spreads the replicated weights over the ranks' files) and fails with FileNotFoundError inside a "
         "CheckpointException. No storage error: software.",
         lab_fault="ckpt_missing_shard", ranks="0,1,2"),
+    # ------------------------------------------------ fifth round: the job's own environment (issue 25)
+    _sw("env_nofile_limit", "app.exception.setup",
+        "Rank 1's job lowers its open-file limit (RLIMIT_NOFILE, as a container's or login's `ulimit -n` does) to "
+        "just above what it holds, under PyTorch's file_descriptor sharing strategy; its 2 DataLoader workers hand "
+        "each batch over as file descriptors and the rank cannot receive them (EMFILE: `Too many open files` / "
+        "`received 0 items of ancdata`). A limit the job's environment gives its processes (docs/verdict.md, "
+        "`nofile`): the job's set-up on that node, not a crash, not storage.", lab_fault="nofile_limit"),
+    _sw("env_gloo_ifname", "app.exception.setup",
+        "The job exports GLOO_SOCKET_IFNAME=ib9 (an interface of another cluster's nodes) and this host has no "
+        "such interface: gloo cannot make its device at init ('Unable to find address for: ib9'): the first rank "
+        "there fails (on the first run rank 1) and torchrun ends the others. "
+        "A transport finding no interface the job's set-up gave it: app.exception.setup, not the network.",
+        lab_fault="none", ranks="0,1,2", job_env=(("GLOO_SOCKET_IFNAME", "ib9"),)),
+    _sw("env_master_addr_unresolvable", "app.exception.setup",
+        "torchrun --nnodes=1 --master-addr=trainer-head.invalid (a head node's name that does not resolve, as a "
+        "typo or another cluster's name in a launch script gives): the rendezvous store's address cannot be "
+        "resolved (torchrun's agent retries it until its rendezvous timeout, 20 s here) and no rank trains. An "
+        "address the job's set-up names and cannot have: app.exception.setup (like a coordinator address gRPC "
+        "cannot resolve), never a network cause.", lab_fault="none",
+        rdzv=("--nnodes=1", "--master-addr=trainer-head.invalid", "--master-port={port}",
+              "--rdzv-conf=timeout=20")),  # the static rendezvous's store waits 600 s by default
+    _sw("env_cuda_missing", "app.exception.setup",
+        "The job's configuration says device 'cuda' and every rank moves its model there on a CPU build of "
+        "PyTorch: 'AssertionError: Torch not compiled with CUDA enabled' at start. A device the job's set-up "
+        "asks for and the build lacks: app.exception.setup.", lab_fault="cuda_missing", ranks="0,1,2"),
+    _sw("env_ckpt_eacces", "app.exception",
+        "The checkpoint directory is mode 0555 (made by another user's job) and the job runs without the "
+        "capability to override file modes, as a user who is not root: rank 0's final torch.save through a Python "
+        "file object raises 'PermissionError: [Errno 13] Permission denied'; the peers fail in the final barrier. "
+        "EACCES on a file is the workload's own I/O (catalog/exceptions.yaml errnos: EACCES is set-up only on a "
+        "socket), not the storage failing: software / app.exception.", lab_fault="ckpt_eacces", ranks="0",
+        drop_dac_override=True),
+    _sw("env_module_missing", "app.exception",
+        "Rank 1 imports the job's tokenizer extension (`lab_fasttok`), which the other ranks find on their "
+        "PYTHONPATH and rank 1's does not hold (a node-local package directory that was never synced): "
+        "'ModuleNotFoundError: No module named ...' at step 3; the peers fail in gloo afterwards. A missing module "
+        "is the workload's configuration: app.exception.", lab_fault="module_missing"),
     # ------------------------------------------------ third round: the scheduler acting on nodes and partitions
     _admin("slurm_node_down",
            "While every rank waits at step 3 the job's node is set DOWN (scontrol update state=down, as a health "

@@ -110,14 +110,15 @@ def load_shard(step: int) -> None:
 
 def checkpoint(model: torch.nn.Module, step: int) -> None:
     enospc = FAULT.startswith("enospc_checkpoint")
-    target = WORKDIR / ("ckpt-small" if enospc else "ckpt")
+    # ckpt_eacces: the driver made the job's checkpoint directory mode 0555 (another user's job made it)
+    target = WORKDIR / ("ckpt-small" if enospc else "ckpt-shared" if FAULT == "ckpt_eacces" else "ckpt")
     target.mkdir(parents=True, exist_ok=True)
     state = model.state_dict()
     if enospc:
         # the optimizer state and EMA weights make the real checkpoint large
         state = {**state, "ema": torch.zeros(1 << 19), "optim": torch.zeros(1 << 19)}
     path = target / f"step-{step:04d}-rank{RANK}.pt"
-    if FAULT == "enospc_checkpoint_fileobj":
+    if FAULT in ("enospc_checkpoint_fileobj", "ckpt_eacces"):
         with open(path, "wb") as f:  # as checkpoint libraries do (fsspec, Lightning): a Python file object
             torch.save(state, f)
     else:
@@ -172,6 +173,15 @@ def lower_address_space() -> None:
     with open("/proc/self/status") as f:
         vm = next(int(ln.split()[1]) for ln in f if ln.startswith("VmSize:")) * 1024
     resource.setrlimit(resource.RLIMIT_AS, (vm + (512 << 20), resource.RLIM_INFINITY))
+
+
+def lower_open_files() -> None:
+    """What `ulimit -n` does, from inside: the open-file limit at the descriptors the process holds now.
+    Under the file_descriptor sharing strategy every tensor a DataLoader worker hands over arrives as a descriptor
+    (through a socket to the worker's resource sharer), and each tensor alive holds one, so the next batch cannot
+    be received. (One free descriptor more, and the run depends on timing: a fresh run with two free completed.)"""
+    held = len(os.listdir("/proc/self/fd")) - 1  # less the descriptor listdir itself held open
+    resource.setrlimit(resource.RLIMIT_NOFILE, (held, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
 
 
 def walk(node: dict[str, object], depth: int = 0) -> int:
@@ -235,9 +245,14 @@ def main() -> None:
     if FAULT.startswith("dataloader_worker") and fires():
         # the first item of the fault step's batch on this rank
         ds.trap = list(iter(sampler))[FAULT_STEP * batch]
-    workers = 2 if FAULT.startswith(("dataloader_worker", "dataloader_shm")) else 0
+    workers = 2 if FAULT.startswith(("dataloader_worker", "dataloader_shm")) or FAULT == "nofile_limit" else 0
+    if FAULT == "nofile_limit" and fires():
+        import torch.multiprocessing as tmp
+
+        tmp.set_sharing_strategy("file_descriptor")  # the workers inherit it; Linux's default is file_system
     loader = DataLoader(ds, batch_size=batch, sampler=sampler, num_workers=workers)
-    model = DDP(build_model())
+    # cuda_missing: the job's configuration says device "cuda"; this build of PyTorch has none
+    model = DDP(build_model().to("cuda") if FAULT == "cuda_missing" and fires() else build_model())
     log.info("DDP model ready; DataLoader with %d workers", workers)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     for step, (x, y) in enumerate(loader):
@@ -266,6 +281,14 @@ def main() -> None:
                 sys.exit(1)
         if FAULT == "file_not_found":
             load_shard(step)
+        if FAULT == "nofile_limit" and fires(step):
+            lower_open_files()
+        if FAULT == "module_missing" and step == FAULT_STEP:
+            # the job's tokenizer extension lives in a node-local package directory; rank 1's was never synced
+            sys.path.insert(0, str(WORKDIR / f"site-rank{RANK}"))
+            import lab_fasttok  # type: ignore[import-not-found]
+
+            x = lab_fasttok.normalize(x)
         if FAULT in ("ckpt_truncated", "ckpt_missing_shard") and step == FAULT_STEP:
             rollback(model.module, step)
         if FAULT == "pause" and step == FAULT_STEP:
@@ -362,7 +385,7 @@ def main() -> None:
                 load_shard(10_000)
             except FileNotFoundError:
                 log.exception("step %d: prefetch of the next shard failed; will read it synchronously", step)
-    if (FAULT.startswith("enospc_checkpoint") or FAULT == "completed_warnings") and RANK == 0:
+    if (FAULT.startswith("enospc_checkpoint") or FAULT in ("completed_warnings", "ckpt_eacces")) and RANK == 0:
         checkpoint(model.module, STEPS)
     dist.barrier()
     log.info("training finished after %d steps", STEPS)

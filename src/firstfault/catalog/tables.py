@@ -772,6 +772,13 @@ def libfabric_errnos() -> tuple[str, ...]:
     return _strings("transport.yaml", "libfabric_errnos")
 
 
+@lru_cache(maxsize=1)
+@_kept("transport.yaml")
+def name_not_found_words() -> tuple[str, ...]:
+    """The resolver's words for a host name that does not exist (catalog/transport.yaml `name_not_found_words`)."""
+    return _strings("transport.yaml", "name_not_found_words")
+
+
 class NcclNodeWarn(_Row, frozen=True):
     """NCCL's words for a node or a job's settings that cannot give it what it needs (`setup`), for the node's
     platform services under NCCL not working (`platform`), or for a fallback it takes and goes on from (`benign`),

@@ -187,4 +187,63 @@ class TorchrunExtractor:
         return [(Draft("app.exception", {"envelope": True, "message": clip(text)}), at, text)]
 
 
-EXTRACTORS: tuple[LineExtractor, ...] = (TorchrunExtractor(),)
+# c10d's TCP client (torch/csrc/distributed/c10d/socket.cpp, TCPStore.cpp) on a rendezvous address: the resolver's
+# answer for the name, logged per try (`The IPv6 network addresses of (H, P) cannot be retrieved (gai error: -2 - Name
+# or service not known).`), and the client's final word on the same name and port: the exception it raised
+# (`torch.distributed.DistNetworkError: The client socket has timed out after 20000ms while trying to connect to (H,
+# P).`, socket.cpp throwTimeoutError; the older `... has failed to connect to any network address of (H, P).`) or
+# TCPStore.cpp's last try (`TCP client failed to connect/validate to host H:P - timed out (try=1, ...)`). socket.cpp's
+# own E-line with the same words is logged at every try, and TCPStore retries after it (`- retrying (try=0, ...)`):
+# a name the resolver learns late (a pod's DNS record not there yet) then connects, so those lines are no end.
+_UNRESOLVED = re.compile(r"network addresses of \((?P<name>[^\s,()]{1,255}), (?P<port>\d{1,5})\) cannot be retrieved "
+                         r"\(gai error: -?\d{1,5} - (?P<why>[^()\r\n]{1,120})\)")
+_GAVE_UP = re.compile(r"\b(?:DistNetworkError|DistStoreError|RuntimeError|TimeoutError): "
+                      r"The client socket has (?:timed out after \d{1,12}m?s while trying to connect to"
+                      r"|failed to connect to any network address (?:of|on)) "
+                      r"\((?P<name>[^\s,()]{1,255}), (?P<port>\d{1,5})\)"
+                      r"|TCP client failed to connect/validate to host (?P<name2>[^\s:]{1,255}):(?P<port2>\d{1,5}) "
+                      r"- timed out")
+_K_UNRESOLVED: Final = "ff.app.c10d.unresolved"  # (name, port) the resolver said do not exist, in this stream
+_K_REPORTED: Final = "ff.app.c10d.reported"  # (name, port) already reported as the job's set-up
+
+
+class C10dUnresolvedExtractor:
+    """A rendezvous address that names no host: c10d's client could not resolve the name (the resolver's words for a
+    name that does not exist, catalog/transport.yaml `name_not_found_words`) and then gave up connecting to that name
+    and port, in the same stream. The job's set-up on the node that printed it (an nccl.error with `setup` and
+    `local_status` `unresolved_address`, read by the app-setup rule), not a network or a peer's failure: the name came
+    from the job's own MASTER_ADDR / --master-addr / --rdzv-endpoint. Either line alone decides nothing (a name with no
+    IPv6 address whose IPv4 one connects is logged too; a timeout to a name that resolves is a peer or the network)."""
+
+    name = "c10d.unresolved"
+    emits: Mapping[str, frozenset[str]] = {"nccl.error": frozenset({"setup", "local_status", "detail"})}
+    sources: frozenset[str] = frozenset({"application"})
+    literals: tuple[str, ...] = ("cannot be retrieved (gai error:", "Error: The client socket has",
+                                 "TCP client failed to connect/validate")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        from firstfault.catalog.tables import name_not_found_words
+
+        rank, body = split_rank_prefix(line)
+        m = _UNRESOLVED.search(body)
+        if m is not None:
+            if m.group("why").strip().rstrip(".") in name_not_found_words():
+                seen = ctx.state.setdefault(_K_UNRESOLVED, set())
+                assert isinstance(seen, set)
+                seen.add((m.group("name"), m.group("port")))
+            return
+        g = _GAVE_UP.search(body)
+        if g is None:
+            return
+        key = (g.group("name") or g.group("name2"), g.group("port") or g.group("port2"))
+        unresolved = ctx.state.get(_K_UNRESOLVED)
+        reported = ctx.state.setdefault(_K_REPORTED, set())
+        assert isinstance(reported, set)
+        if not isinstance(unresolved, set) or key not in unresolved or key in reported:
+            return
+        reported.add(key)
+        yield Draft("nccl.error", {"setup": True, "local_status": "unresolved_address",
+                                   "detail": clip(f"{key[0]}:{key[1]} does not resolve; {body.strip()}")}, rank=rank)
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (TorchrunExtractor(), C10dUnresolvedExtractor())
