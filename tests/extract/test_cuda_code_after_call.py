@@ -25,8 +25,9 @@ from tests.extract import helpers
         ("   [[ System has unsupported display driver / cuda driver combination (error 803) ]]", 803, "driver"),
         # szcompressor/cuSZ#43 ("an issue of CUDA driver configuration", the maintainer)
         ("CUDA API failed at src/cusz.cu:154 with error: initialization error (3)", 3, "unavailable"),
-        # numba/numba#8638 (the issue's title: the error as numba prints it)
-        ("CudaSupportError: Error at driver init: Call to cuInit results in CUDA_ERROR_UNKNOWN (999):", 999, "other"),
+        # numba/numba#8638 (the issue's title: the error as numba prints it): 999 from cuInit, the driver that could not
+        # start CUDA (catalog/cuda.yaml `at_init`)
+        ("CudaSupportError: Error at driver init: Call to cuInit results in CUDA_ERROR_UNKNOWN (999):", 999, "driver"),
     ],
 )
 def test_the_number_a_call_returned_or_that_follows_its_message(text: str, code: int, cls: str) -> None:

@@ -491,3 +491,20 @@ def test_near_miss_prose_about_cuda_errors_names_no_cuda_error() -> None:
     # ... while the anchor as a word of its own, or an enum that goes on in capitals, still is one
     assert one(alone("RuntimeError: CUDA error: an illegal memory access was encountered")).kind == "app.cuda_error"
     assert one(alone("CUDA_ERROR_OUT_OF_MEMORY")).kind == "app.cuda_oom"
+
+
+def test_tgis_router_logging_the_shards_warmup_oom_is_the_accelerators_memory() -> None:
+    # the router's record of the shard's answer, no class around it (text-generation-inference router/client/src/lib.rs
+    # and the warmup error of server/text_generation_server/models/flash_causal_lm.py; the form of
+    # huggingface/text-generation-inference#1525, its numbers and span ours)
+    line = ("2024-02-01T10:00:00.000000Z ERROR warmup{max_input_length=4095 max_prefill_tokens=4096 "
+            "max_total_tokens=8192}:warmup: text_generation_client: router/client/src/lib.rs:33: Server error: Not "
+            "enough memory to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`")
+    assert one(alone(line)).kind == "app.cuda_oom"
+
+
+def test_near_miss_tgis_prefill_token_settings_are_no_oom() -> None:
+    # the launcher's own notice of the budget it chose (text-generation-inference launcher/src/main.rs)
+    line = ("2024-02-01T10:00:00.000000Z  INFO text_generation_launcher: Default `max_batch_prefill_tokens` to 4146 "
+            "prefill tokens")
+    assert [d for d in alone(line) if d.kind == "app.cuda_oom"] == []

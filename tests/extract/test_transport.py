@@ -276,6 +276,43 @@ def test_a_peer_that_stopped_answering_is_a_remote_error(line: str, status: str,
     assert (e.fields["peer_status"], e.fields.get("peer"), e.fields.get("host")) == (status, peer, host)
 
 
+@pytest.mark.parametrize(
+    ("line", "status", "host"),
+    [
+        # synthetic, in UCX's socket layer's format (openucx/ucx src/ucs/sys/sock.c ucs_socket_connect: `connect(fd=%d,
+        # dest_addr=%s) failed: %m` under UCX's `[time] [host:pid:tid] sock.c:NNN UCX ERROR` head, as
+        # NVIDIA/deepops#1199 shows it; host, numbers and address ours)
+        ("[1700000000.123456] [gpu-07:31337:0]            sock.c:260  UCX  ERROR   connect(fd=52, "
+         "dest_addr=10.1.2.3:41235) failed: Connection refused", "ECONNREFUSED", "gpu-07"),
+        ("[1700000000.123456] [gpu-07:31337:0]            sock.c:260  UCX  ERROR   connect(fd=52, "
+         "dest_addr=10.1.2.3:41235) failed: No route to host", "EHOSTUNREACH", "gpu-07"),
+        # synthetic, Open MPI's UCX PML printing ucs_status_string() of ucp_ep_create (ompi/mca/pml/ucx/pml_ucx.c
+        # mca_pml_ucx_add_proc: `ucp_ep_create(proc=%d) failed: %s`, under Open MPI's `[host:pid]` head)
+        ("[gpu-07:31337] pml_ucx.c:419  Error: ucp_ep_create(proc=3) failed: Destination is unreachable",
+         "UCS_ERR_UNREACHABLE", "gpu-07"),
+    ],
+)
+def test_ucxs_socket_layer_and_open_mpis_ucx_pml_name_a_peer_that_did_not_answer(line: str, status: str,
+                                                                                 host: str) -> None:
+    [e] = feed([line])
+    assert (e.kind, e.fields["stack"], e.fields["peer_status"]) == ("nccl.remote_error", "ucx", status)
+    assert e.fields.get("host") == host
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # the same errno's words in another program's log, no UCX head or word (a client's own connect)
+        "redis.exceptions.ConnectionError: Error 111 connecting to localhost:6379. connect() failed: "
+        "Connection refused",
+        # an Open MPI component that is no UCX one, with UCX's status words (synthetic)
+        "[gpu-07:31337] btl_vader.c:100  Error: something failed: Destination is unreachable",
+    ],
+)
+def test_near_miss_socket_words_outside_ucx_are_not_ucxs(line: str) -> None:
+    assert [e for e in feed([line]) if e.fields.get("stack") == "ucx"] == []
+
+
 def test_mpich_names_the_rank_it_lost() -> None:
     # microsoft/LightLDA#62
     [e] = feed(["MPID_nem_tcp_connpoll(1826): Communication error with rank 1: Connection reset by peer"])

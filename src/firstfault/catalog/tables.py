@@ -115,6 +115,9 @@ class CudaErrorInfo(_Row, frozen=True):
     aliases: tuple[str, ...] = ()  # other texts that name the same error (PyTorch's, HIP's, old CUDA's)
     # its message names it with no anchor, name or number before it (codes.cuda_error_of): words only CUDA writes
     alone: bool = False
+    # the class it takes where the call that returned it is the one that starts CUDA in the process (cuInit, the
+    # runtime's first call cudaGetDeviceCount, THC's init: codes.INIT_CALLS): what the driver answered to being started
+    at_init: CudaClass | None = None
 
     def __post_init__(self) -> None:
         if self.runtime is None and self.driver is None:

@@ -468,21 +468,22 @@ def _cuda_index() -> tuple[dict[str, CudaError], re.Literals, dict[int, CudaErro
 WEAK_CUDA_ANCHORS: Final = ("error code ", "CUDA failure", "cuda error")
 
 
-def _coded(text: str, by_code: dict[int, CudaError]) -> CudaError | None:
+def _coded(text: str, by_code: dict[int, CudaError], shortest: int = _UNANCHORED_MIN) -> CudaError | None:
     """The error of `Error N: <the table's message for N>` (CODED_CUDA_MESSAGE) or `<the message> (error N)`
-    (MESSAGE_CUDA_CODE), if the line has one: the number and the message agree."""
+    (MESSAGE_CUDA_CODE), if the line has one: the number and the message agree (a message shorter than `shortest`
+    only where something else on the line says CUDA: a call that starts it)."""
     # (The pattern's words hold `rror`, `RROR` or `ailure`: without one it finds nothing, and Python's engine tried it
     # at every offset of the line, 10 us on a 300-character watchdog line.)
     coded = CODED_CUDA_MESSAGE.finditer(text) if "rror" in text or "ailure" in text or "RROR" in text else ()
     for m in coded:
         err = by_code.get(int(m.group("code")))
-        if err is not None and len(err.message) >= _UNANCHORED_MIN and text.startswith(err.message, m.end()):
+        if err is not None and len(err.message) >= shortest and text.startswith(err.message, m.end()):
             return err
     if ")" not in text:
         return None
     for m2 in MESSAGE_CUDA_CODE.finditer(text):
         err = by_code.get(int(m2.group("code")))
-        if err is None or len(err.message) < _UNANCHORED_MIN:
+        if err is None or len(err.message) < shortest:
             continue
         before = text[:m2.start()].rstrip()
         if before[-len(err.message):].lower() == err.message.lower():
@@ -552,7 +553,38 @@ _COMPILER_DIAGNOSTIC = re.compile(r"\.(?:c|cc|cpp|cxx|cu|cuh|h|hh|hpp|hip)(?::\d
 _DIAGNOSTIC_LITERALS: Final = (": error", ": warning", ": note", ": fatal error")
 
 
+# The calls that start CUDA in a process, as a line names them (catalog/cuda.yaml `at_init`): the driver API's cuInit
+# (TensorFlow's stream executor: `failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error`; Triton's `cuInit(0)
+# returned ...`), the runtime's device count, every framework's first call (PyTorch's `Unexpected error from
+# cudaGetDeviceCount()`), and THC's THCudaInit in THCGeneral.c / .cpp (its `THCudaCheck FAIL file=.../THCGeneral.c
+# line=70 error=30 : unknown error`, cutorch's `cuda runtime error (30) : unknown error at .../THCGeneral.c:70`).
+INIT_CALLS: Final = ("cuInit", "cudaGetDeviceCount", "THCGeneral.c")
+_INIT_CALL = re.compile(r"\b(?:cuInit\b|cudaGetDeviceCount\b|THCGeneral\.c(?:pp)?\b)")
+
+
 def cuda_error_of(text: str) -> CudaError | None:
+    """The CUDA error a line reports (_cuda_error_of), in the class its row gives it where the line names the call
+    that starts CUDA in the process (INIT_CALLS, catalog/cuda.yaml `at_init`)."""
+    err = _cuda_error_of(text)
+    if not any(w in text for w in INIT_CALLS):
+        return err
+    if err is None and _INIT_CALL.search(text) is not None:
+        # the call that starts CUDA, named on the line, says the number after it is CUDA's: a short message (`Error
+        # 999: unknown error` after PyTorch's `Unexpected error from cudaGetDeviceCount()`) counts where it agrees
+        err = _coded(text, _cuda_index()[2], shortest=0)
+    if err is None or err.code is None:
+        return err
+    row = cuda_table().get(err.code)
+    if row is None or row.at_init is None or _INIT_CALL.search(text) is None:
+        return err
+    if not any(w in text for w in (row.message, row.runtime, row.driver) if w):
+        # not CUDA's own words for it (case as the driver prints them), only a program's: TensorFlow's `UNKNOWN ERROR
+        # (-1)` is its text for a result the driver could not even name (cuGetErrorName failed), no 999
+        return err
+    return CudaError(err.code, err.name, err.message, row.at_init)
+
+
+def _cuda_error_of(text: str) -> CudaError | None:
     """The CUDA error a line reports, if it reports one (see CUDA_ANCHORS and CODED_CUDA_MESSAGE). A warning,
     info or debug record of the HIP runtime's log reports none (it traces a call's return: _HIP_TRACE), but for a
     kernel launch that returned an error (_HIP_LAUNCH_RETURNED); nor does a compiler's diagnostic that names one in

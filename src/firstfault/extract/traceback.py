@@ -932,7 +932,7 @@ def _logged(body: str) -> Draft | None:
     if not drafts:
         return None
     d = drafts[0]
-    if d.kind in ("app.exception", "storage.error"):
+    if d.kind in ("app.exception", "storage.error", "app.cuda_error"):
         d.fields["terminal"] = True
     return d
 
@@ -1101,6 +1101,8 @@ def _object_store(exc: Exc, code: str | None = None) -> Draft:
 
 # A message that says the file was being written (TensorFlow's `Error writing (tmp) checkpoint file: ...`).
 _WRITING = re.compile(r"\b[Ww]rit(?:e|es|ing)\b")
+# CUDA's cudaErrorNoKernelImageForDevice: the code a `gpu_arch` row of the exception table is read as
+NO_KERNEL_IMAGE_CODE: Final = 209
 
 
 def _file_failed(exc: Exc, body: str, about: FileStatus) -> Draft:
@@ -1154,6 +1156,12 @@ def _by_row(row: ExceptionClassInfo, exc: Exc, body: str) -> tuple[list[Draft], 
         return [Draft("storage.error", _fields(fs="posix", exc_type=exc.cls, detail=_detail(exc)))], True
     if family == "envelope":
         return [], False
+    if family == "gpu_arch":
+        # a program's own words that its build or image holds no code for this GPU (catalog/exceptions.yaml
+        # `gpu_arch`): what CUDA says as 209, no kernel image for the device: the workload's build
+        row209 = cuda_table()[NO_KERNEL_IMAGE_CODE]
+        return [Draft("app.cuda_error", _fields(error=row209.cuda_class, message=clip(exc.msg or body.strip()),
+                                                cuda_error=row209.name, cuda_code=NO_KERNEL_IMAGE_CODE))], True
     if family == "accelerator_oom" and errno_of(exc.msg) is not None:
         return None  # what ran out is named by an errno (`disk quota exceeded`): the errno step reads it
     if family == "accelerator_oom" and not host_allocator(body):

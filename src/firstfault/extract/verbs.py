@@ -70,7 +70,10 @@ _UCX_HEAD = re.compile(
     r"^(?:\[\d{9,10}\.\d+\]\s+)?\[(?P<host>[A-Za-z0-9][\w.\-]*):(?P<pid>\d+)\s*:\d+(?::\d+)?\]\s+"
 )
 # ... or, where a paste lost the header, UCX's name or one of its source files (`ud_ep.c:270`, `ucp_worker.c:373`).
-_UCX_WORD = re.compile(r"\bUCX\b|\b(?:ud|rc|dc|ucp|uct|ucs)_\w+\.c:\d+")
+# UCX's own word or source file, or an Open MPI component over UCX that prints UCX's statuses (ompi/mca/pml/ucx
+# pml_ucx.c: `pml_ucx.c:419  Error: ucp_ep_create(proc=0) failed: Destination is unreachable`; osc/ucx, oshmem's
+# spml/ucx).
+_UCX_WORD = re.compile(r"\bUCX\b|\b(?:ud|rc|dc|ucp|uct|ucs)_\w+\.c:\d+|\b(?:pml|osc|spml)_ucx\w*\.c:\d+")
 _DEVICE = re.compile(r"\b(?P<dev>(?:mlx\d_|hfi1_|bnxt_re|irdma|qedr|efa_?|rxe)\d+)(?::(?P<port>\d+))?")
 _VENDOR = re.compile(r"\bvend(?:or)?(?:[ _]err(?:or)?)?[ =:]+(?P<v>0x[0-9a-fA-F]+|\d+)")
 _SYNDROME = re.compile(r"\bsynd(?:rome)?[ =:]+(?P<s>0x[0-9a-fA-F]+|\d+)")
@@ -484,7 +487,8 @@ _K_SEEN = "ff.transport.peer_seen"
 _UCX_PEER = re.compile(r"\bto (?P<peer>[A-Za-z0-9][\w.\-]*):\d+:")
 # MPICH's error stack: `MPID_nem_tcp_connpoll(1845): Communication error with rank 1: Connection refused`.
 _MPICH_RANK = re.compile(r"Communication error with rank (?P<rank>\d+)")
-# PMIx's own head: `[ip-172-31-1-68:27726] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2257`.
+# PMIx's own head: `[ip-172-31-1-68:27726] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2257`; Open
+# MPI's (opal_output's) the same: `[mlperf1:1207478] pml_ucx.c:419  Error: ucp_ep_create(proc=0) failed: ...`.
 _PMIX_HEAD = re.compile(r"^\[(?P<host>[A-Za-z0-9][\w.\-]*):\d+\]\s")
 # Open MPI's TCP BTL before 2017: `[node2][[25,1],3][btl_tcp_endpoint.c:807:mca_btl_tcp_endpoint_complete_connect]
 # connect() to 10.0.0.3 failed: No route to host (113)`.
@@ -528,6 +532,8 @@ class PeerStatusExtractor:
             peer = _UCX_PEER.search(body)
             if peer:
                 fields["peer"] = peer.group("peer")
+            head = _PMIX_HEAD.match(body) if not ucx_head else None  # Open MPI's own head over its UCX PML's line
+            host = host or (head.group("host") if head else None)
         elif row.stack == "mpich":
             m = _MPICH_RANK.search(body)
             if m:
