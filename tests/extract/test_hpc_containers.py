@@ -307,6 +307,11 @@ def test_a_runtimes_word_with_a_digit_does_not_silence_lines_of_its_shape() -> N
          "doesn't exist in container", "apptainer", "node"),
         ("FATAL:   --fakeroot requires either being in /etc/subuid, unprivileged user namespaces, or the fakeroot "
          "command", "apptainer", "node"),
+        # format: sylabs/singularity prepare_linux.go, its own words for the same refusal
+        ("FATAL:   container creation failed: --writable-tmpfs requires 'enable overlay = yes': set to 'no' by "
+         "administrator", "apptainer", "node"),
+        ("FATAL:   container creation failed: unpacking image to temporary sandbox dir required, but is prohibited by "
+         "'tmp sandbox = no' in singularity.conf or --no-tmp-sandbox command-line flag", "apptainer", "node"),
         # format: apptainer/apptainer cmd/internal/cli/pull.go: the pull's wrapper, the reason after it
         ("FATAL:   While pulling image from oci registry: error fetching image to cache", "apptainer", "start"),
     ],
