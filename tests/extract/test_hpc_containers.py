@@ -237,3 +237,174 @@ def test_a_runtimes_word_with_a_digit_does_not_silence_lines_of_its_shape() -> N
     other = owned.replace("aufs2ovlfs", "aufs3ovlfs")
     assert [e.kind for e in events([owned], extraction=ex)] == ["container.error"]
     assert [e.kind for e in events([other], extraction=ex)] == ["storage.error"]
+
+
+# --- every format string of the three runtimes, read from their source (brief scan46) --------------------------------
+# `format:` lines are the program's format string filled in by us (no posted line was at hand); the comment names the
+# repository and file. NVIDIA/pyxis 0.24.0 (1075199), NVIDIA/enroot 8ea147d, apptainer/apptainer 917d665.
+
+
+@pytest.mark.parametrize(
+    ("line", "runtime", "error"),
+    [
+        # format: NVIDIA/pyxis args.c, the job's options srun refuses
+        ("srun: error: pyxis: --container-image specified multiple times", "pyxis", "job"),
+        ("srun: error: pyxis: --container-name: flag must be \"auto\", \"create\", \"exec\" or \"no_exec\"", "pyxis",
+         "job"),
+        ("srun: error: pyxis: both --container-writable and --container-readonly were specified", "pyxis", "job"),
+        # format: NVIDIA/pyxis pyxis_slurmstepd.c, what the job asked of a named container, its --container-workdir
+        ("slurmstepd: error: pyxis: error: a container with name \"train\" does not exist, and --container-image is "
+         "not set", "pyxis", "job"),
+        ("slurmstepd: error: pyxis: couldn't chdir to /workspace/run: No such file or directory", "pyxis", "job"),
+        # ... and the container's own cwd, which enroot made: the node's (the longer row decides)
+        ("slurmstepd: error: pyxis: couldn't chdir to container cwd /proc/4242/cwd: Permission denied", "pyxis",
+         "node"),
+        # format: NVIDIA/pyxis config.c and pyxis_slurmstepd.c: plugstack.conf, SPANK items, the step's set-up
+        ("slurmstepd: error: pyxis: runtime_path: path too long: /run/pyxis/xxxx", "pyxis", "node"),
+        ("slurmstepd: error: pyxis: couldn't get job uid: Invalid argument", "pyxis", "node"),
+        ("slurmstepd: error: pyxis: couldn't join mount namespace: Operation not permitted", "pyxis", "node"),
+        ("slurmstepd: error: pyxis: couldn't execute enroot command", "pyxis", "node"),
+        # format: NVIDIA/pyxis importer.c, the importer's failure: its log follows
+        ("slurmstepd: error: pyxis: importer /usr/local/bin/import.sh failed with exit code 1", "pyxis", "start"),
+        # format: NVIDIA/enroot src/common.sh common::curl, the rest of its status table
+        ("slurmstepd: error: pyxis:     [ERROR] URL https://proxy.example/v2/ returned error code: 407 Proxy "
+         "Authentication Required", "enroot", "node"),
+        ("slurmstepd: error: pyxis:     [ERROR] URL https://nvcr.io/v2/nvidia/pytorch/manifests/24.01-py3 returned "
+         "error code: 408 Request Time-out", "enroot", "registry"),
+        ("slurmstepd: error: pyxis:     [ERROR] URL https://nvcr.io/v2/ returned error code: 400 Bad Request",
+         "enroot", "job"),
+        # format: NVIDIA/enroot src/docker.sh, the registry's answers it could not read
+        ("slurmstepd: error: pyxis:     [ERROR] Could not parse authentication realm from https://nvcr.io/v2/",
+         "enroot", "registry"),
+        # format: NVIDIA/enroot src/runtime.sh, conf/hooks: what the job named
+        ("slurmstepd: error: pyxis:     [ERROR] Invalid argument: FOO", "enroot", "job"),
+        ("slurmstepd: error: pyxis:     [ERROR] Unknown NVIDIA driver capability: video2", "enroot", "job"),
+        ("slurmstepd: error: pyxis:     [ERROR] Unknown MELLANOX device id: 9", "enroot", "job"),
+        # aws-samples/aws-parallelcluster-post-install-scripts#20 (tests/wild b33): plougher/squashfs-tools mksquashfs.c
+        # under pyxis, its output under pyxis's runtime_path already there and not a squashfs (another node's)
+        ("slurmstepd: error: pyxis:     Failed to read existing filesystem - will not overwrite - ABORTING!",
+         "squashfs", "node"),
+        # format: NVIDIA/enroot bin/*.c errx(3): an image's whiteout (the job's), the node's kernel
+        ("slurmstepd: error: pyxis:     enroot-aufs2ovlfs: unsupported aufs whiteout: /run/enroot/x/1/.wh..wh.plnk",
+         "enroot", "job"),
+        ("slurmstepd: error: pyxis:     enroot-nsenter: kernel lacks support for ambient capabilities, consider using "
+         "--remap-root instead", "enroot", "node"),
+        # format: apptainer/apptainer internal/pkg/runtime/engine/apptainer/container_linux.go, process_linux.go and
+        # launcher_linux.go under the starter's wrapper: what the job named
+        ("FATAL:   container creation failed: mount /scratch/u/data->/data error: while mounting /scratch/u/data: "
+         "mount source /scratch/u/data doesn't exist", "apptainer", "job"),
+        ("FATAL:   could not open image /home/u/train.sif: failed to retrieve path for /home/u/train.sif: lstat "
+         "/home/u/train.sif: no such file or directory", "apptainer", "job"),
+        ("FATAL:   exec python3 failed: a shared library is likely missing in the image", "apptainer", "job"),
+        ("FATAL:   image targets 'arm64', cannot run on 'amd64'", "apptainer", "job"),
+        ("FATAL:   Image file already exists: \"pytorch_24.01.sif\" - will not overwrite", "apptainer", "job"),
+        # format: the same: the node's apptainer.conf, its kernel, its fakeroot
+        ("FATAL:   container creation failed: configuration disallows users from running sandbox containers",
+         "apptainer", "node"),
+        ("FATAL:   container creation failed: --writable-tmpfs requires 'enable overlay', but set to 'no' by "
+         "administrator", "apptainer", "node"),
+        ("FATAL:   container creation failed: mount /etc/localtime->/etc/localtime error: destination /etc/localtime "
+         "doesn't exist in container", "apptainer", "node"),
+        ("FATAL:   --fakeroot requires either being in /etc/subuid, unprivileged user namespaces, or the fakeroot "
+         "command", "apptainer", "node"),
+        # format: sylabs/singularity prepare_linux.go, its own words for the same refusal
+        ("FATAL:   container creation failed: --writable-tmpfs requires 'enable overlay = yes': set to 'no' by "
+         "administrator", "apptainer", "node"),
+        ("FATAL:   container creation failed: unpacking image to temporary sandbox dir required, but is prohibited by "
+         "'tmp sandbox = no' in singularity.conf or --no-tmp-sandbox command-line flag", "apptainer", "node"),
+        # format: apptainer/apptainer cmd/internal/cli/pull.go: the pull's wrapper, the reason after it
+        ("FATAL:   While pulling image from oci registry: error fetching image to cache", "apptainer", "start"),
+    ],
+)
+def test_every_format_string_reads_by_what_its_code_does(line: str, runtime: str, error: str) -> None:
+    assert holds_literal(EX, line)
+    (d,) = scan(EX, [line], source="application")
+    assert_fields(d, {"runtime": runtime, "error": error})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # format: NVIDIA/pyxis args.c: a warning; the step goes on without a container
+        "srun: error: pyxis: ignoring --container-mounts because neither --container-image nor --container-name is set",
+        # format: NVIDIA/pyxis pyxis_slurmd.c: the epilog's cleanup after the job, which names no cause of its end
+        "slurmd: error: pyxis: epilog: couldn't get job uid: Invalid argument",
+        # format: NVIDIA/pyxis common.c: the job cancelled, pyxis passing the signal on
+        "slurmstepd: error: pyxis: received SIGTERM, forwarding to child 4242",
+        # format: NVIDIA/enroot src/runtime.sh create/load under pyxis: the file is pyxis's own squashfs under its
+        # runtime_path as often as an image the job named, and the words do not say which (b33's ParallelCluster
+        # thread: the runtime path shared by two nodes)
+        "slurmstepd: error: pyxis:     [ERROR] No such file or directory: /fsx/pyxis/1000/385.0.squashfs",
+        "slurmstepd: error: pyxis:     [ERROR] Invalid image format: /lustre/u/images/train.tar",
+        # mksquashfs refusing to append to a file that is not squashfs, outside pyxis (a user's own mksquashfs run)
+        "Failed to read existing filesystem - will not overwrite - ABORTING!",
+        # enroot's words with no container's words before them: any program's
+        "[ERROR] No such file or directory: /scratch/u/in.csv",
+        "[ERROR] Invalid argument: --epochs",
+        "[ERROR] Could not change directory: /scratch/u",
+        # Apptainer's warnings (container_linux.go sylog.Warningf; fs/files/passwd.go, logged): the container starts
+        "WARNING: Skipping mount /etc/localtime [binds]: /etc/localtime doesn't exist in container",
+        "WARNING: passwd file doesn't exist in container, not updating",
+        # the same fixed words in a program's own log: no container's words before them
+        "mount source /scratch/u/data doesn't exist, skipping",
+        "ERROR could not open image /data/cat.png: cannot identify image file",
+    ],
+)
+def test_warnings_cleanup_and_bare_words_of_the_three_runtimes_are_no_errors(line: str) -> None:
+    assert scan(EX, [line], source="application") == []
+
+
+def test_a_named_container_the_job_lacks_is_its_set_up(make_bundle: BundleMaker) -> None:
+    # format: NVIDIA/pyxis pyxis_slurmstepd.c, then the SPANK stack's words and srun's report
+    text = ("2026-11-02 10:05:00,000 slurmstepd: error: pyxis: couldn't chdir to /workspace/run: No such file or "
+            "directory\n"
+            "slurmstepd: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1\n"
+            "slurmstepd: error: Failed to invoke spank plugin stack\n"
+            "srun: error: node-02: task 2: Exited with exit code 1\n")
+    v = _analyze(make_bundle, text)
+    assert v.root_cause is not None
+    assert (v.root_cause.category, v.root_cause.nodes) == ("app.exception.setup", ["node-02"])
+
+
+def test_apptainer_conf_that_disallows_the_image_is_the_nodes(make_bundle: BundleMaker) -> None:
+    # format: apptainer/apptainer prepare_linux.go under the starter's wrapper
+    text = ("2026-11-02 10:05:00,000 FATAL:   container creation failed: configuration disallows users from running "
+            "sandbox containers\n"
+            "srun: error: node-02: task 2: Exited with exit code 255\n")
+    v = _analyze(make_bundle, text)
+    assert v.root_cause is not None
+    assert (v.attributed_domain, v.root_cause.category, v.root_cause.nodes) == ("infrastructure", "node.container",
+                                                                                ["node-02"])
+
+
+def test_an_apptainer_bind_source_that_is_not_there_is_the_jobs(make_bundle: BundleMaker) -> None:
+    # format: apptainer/apptainer container_linux.go (`mount source %s doesn't exist`) under the starter's wrapper
+    text = ("2026-11-02 10:05:00,000 FATAL:   container creation failed: mount /scratch/u/data->/data error: while "
+            "mounting /scratch/u/data: mount source /scratch/u/data doesn't exist\n"
+            "srun: error: node-02: task 2: Exited with exit code 255\n")
+    v = _analyze(make_bundle, text)
+    assert v.root_cause is not None
+    assert (v.root_cause.category, v.root_cause.nodes) == ("app.exception.setup", ["node-02"])
+
+
+def test_apptainer_skipping_a_bind_in_a_job_that_trained_is_nothing(make_bundle: BundleMaker) -> None:
+    # near miss: the warning's words hold the node row's text without a container's error before it
+    text = ("2026-11-02 10:00:30,000 WARNING: Skipping mount /etc/localtime [binds]: /etc/localtime doesn't exist in "
+            "container\n"
+            "2026-11-02 10:06:00,000 INFO training finished\n")
+    v = _analyze(make_bundle, text, state="COMPLETED")
+    assert v.attributed_domain == "none"
+    assert all(not s.category.startswith("container.") for s in v.symptoms)
+
+
+def test_an_enroot_registry_answer_it_cannot_read_is_the_registrys(make_bundle: BundleMaker) -> None:
+    # format: NVIDIA/enroot src/docker.sh under pyxis's wrappers: the platform's registry (weak), not the job
+    text = ("2026-11-02 10:05:00,000 slurmstepd: error: pyxis: child 4242 failed with error code: 1\n"
+            "slurmstepd: error: pyxis: failed to import docker image\n"
+            "slurmstepd: error: pyxis: printing enroot log file:\n"
+            "slurmstepd: error: pyxis:     [ERROR] Could not parse authentication realm from https://nvcr.io/v2/\n"
+            "slurmstepd: error: Failed to invoke spank plugin stack\n"
+            "srun: error: node-02: task 2: Exited with exit code 1\n")
+    v = _analyze(make_bundle, text)
+    assert v.root_cause is not None
+    assert (v.root_cause.category, v.root_cause.nodes) == ("node.container.registry", ["node-02"])
