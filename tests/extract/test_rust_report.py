@@ -202,3 +202,25 @@ WIN_PYTHON = "OSError: [WinError 112] There is not enough space on the disk\n"
 def test_windows_disk_full_lines(tmp_path: Path) -> None:
     assert cause(verdict(tmp_path / "a", WIN_RUST)) == ("storage.filesystem", ["node-a"])
     assert cause(verdict(tmp_path / "b", WIN_PYTHON)) == ("storage.filesystem", ["node-a"])
+
+
+# --------------------------------------------------------------------------
+# std's io::Error in its Debug form: `main` returning an io::Result prints it with no chain
+# --------------------------------------------------------------------------
+# written here, in the form library/std/src/io/error.rs's Debug prints (`Os { code, kind, message }`, `Custom { kind,
+# error }`); the Windows one with the text FormatMessage gives for code 112
+STD_ENOSPC = 'Error: Os { code: 28, kind: StorageFull, message: "No space left on device" }\n'
+STD_WIN_FULL = 'Error: Os { code: 112, kind: StorageFull, message: "There is not enough space on the disk." }\n'
+STD_CUSTOM = 'Error: Custom { kind: Other, error: "model config is missing field `hidden_size`" }\n'
+
+
+def test_std_io_error_debug_form_is_a_report_by_itself(tmp_path: Path) -> None:
+    assert cause(verdict(tmp_path / "a", STD_ENOSPC)) == ("storage.filesystem", ["node-a"])
+    assert cause(verdict(tmp_path / "b", STD_WIN_FULL)) == ("storage.filesystem", ["node-a"])
+    assert cause(verdict(tmp_path / "c", STD_CUSTOM)) == ("app.exception", ["node-a"])
+    assert drafts(STD_ENOSPC) == [("storage.error", True, True)]
+
+
+def test_another_structs_debug_form_is_no_report() -> None:
+    # near miss, written here: a program's own error type in Debug form says nothing the readers know
+    assert drafts('Error: Config { path: "/etc/router.toml", line: 3 }\n') == []

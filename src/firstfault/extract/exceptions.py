@@ -510,7 +510,13 @@ class ExceptionExtractor:
         head = tb.report_line(body)
         if head is not None:
             # a new error line: the report before it (if any) is over; one with nothing after `Error:` is
-            # color-eyre's, its numbered chain right under it
+            # color-eyre's, its numbered chain right under it; one whose message only the language prints a report
+            # by itself (std's io::Error: `Error: Os { code: 28, kind: StorageFull, message: "..." }`)
+            alone = tb.report_alone(head)
+            if alone is not None:
+                reports.pop(who, None)
+                ctx.claimed = True
+                return tb.report_drafts(head, alone)
             reports[who] = _Report(ctx.lineno, head, ctx.lineno if not head.msg else None)
             return None
         prior = reports.get(who)

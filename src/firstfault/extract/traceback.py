@@ -356,6 +356,8 @@ class Language:
     # the chain of causes after the error's line; where set, the error's line alone is no record of the language
     # (`Error: x` is any tool's words): only the line with its chain is (`report_line`, `chain_opens`, `chain_item`)
     chain: Chain | None = None
+    # ... but for a message in a form only the language prints, a report by itself (group `msg`: what it says)
+    alone: re.Pattern[str] | None = None
 
 
 PANIC_CLASS: Final = "panic"  # the exc_type of a panic's reading (Rust's, Go's)
@@ -390,7 +392,12 @@ LANGUAGES: Final[tuple[Language, ...]] = (
                          # `Backtrace omitted. Run with RUST_BACKTRACE=1 ...` (color-eyre/src/writers.rs)
                          re.compile(r"^\s*+(?:Stack backtrace:|Location:|Backtrace omitted\b"
                                     r"|\u2501*+ ?(?:SPANTRACE|BACKTRACE)\b)"),
-                         ("Stack backtrace:", "Location:", "Backtrace omitted", "SPANTRACE", "BACKTRACE"))),
+                         ("Stack backtrace:", "Location:", "Backtrace omitted", "SPANTRACE", "BACKTRACE")),
+             # std's io::Error in its Debug form (library/std/src/io/error/repr_bitpacked.rs, error.rs `Debug`):
+             # `Os { code: 28, kind: StorageFull, message: "No space left on device" }` (`main` returning an
+             # io::Result), the message the OS's text for the code; `Custom { kind: Other, error: "..." }`
+             alone=re.compile(r'^(?:Os \{ code: -?\d{1,10}, kind: \w{1,40}, message: '
+                              r'|Custom \{ kind: \w{1,40}, error: )"(?P<msg>[^"]{0,500})" \}$')),
     Language("julia", re.compile(r"^\s*ERROR: (?:LoadError: |On worker \d+:\s*){0,4}" + _JULIA_CLASS
                                  + r"(?:\((?P<args>.*)\))?(?::[ \t]?(?P<msg>.*))?$"), "", ("Error", "Exception")),
 )
@@ -505,6 +512,14 @@ def report_line(body: str) -> ReportLine | None:
         if m is not None:
             return ReportLine(lang, (m.group("msg") or "").strip())
     return None
+
+
+def report_alone(report: ReportLine) -> str | None:
+    """What a report's error line says where its message is in a form only the language prints (`Language.alone`:
+    Rust's `Os { code: 28, kind: StorageFull, message: "No space left on device" }`): a report with no chain."""
+    alone = report.lang.alone
+    m = alone.match(report.msg) if alone is not None else None
+    return m.group("msg") if m is not None else None
 
 
 def chain_opens(report: ReportLine, body: str) -> bool:
