@@ -1049,6 +1049,21 @@ class StatusWordInfo(_Row, frozen=True):
     # the exception classes that stand for the word (TensorFlow's errors_impl classes: `UnavailableError`)
     classes: tuple[Annotated[str, Meta(pattern=r"^[A-Z]\w+$")], ...] = ()
 
+class WindowsErrorInfo(_Row, frozen=True):
+    """A Windows system error code, its text as FormatMessage gives it (no final period) and the errno it stands
+    for (catalog/exceptions.yaml `windows_errors`)."""
+
+    code: Annotated[int, Meta(ge=1, le=65535)]
+    name: Annotated[str, Meta(pattern=r"^(?:ERROR|WSA)[A-Z0-9_]+$")]
+    text: Annotated[str, Meta(min_length=12, pattern=r"^[A-Z].*[^.\s]$")]
+    errno: Annotated[str, Meta(pattern=r"^E[A-Z0-9]+$")]
+
+    def __post_init__(self) -> None:
+        import errno
+
+        if not isinstance(getattr(errno, self.errno, None), int):
+            raise ValueError(f"{self.errno}: no errno of that name")
+
 class ErrnoInfo(_Row, frozen=True):
     name: Annotated[str, Meta(pattern=r"^E[A-Z0-9]+$")]  # ENOSPC, EADDRINUSE, ...
     side: ErrnoSide
@@ -1272,6 +1287,15 @@ def platform_programs() -> tuple[str, ...]:
 def errno_table() -> Mapping[str, ErrnoInfo]:
     """errno names -> whose side the error is on (catalog/exceptions.yaml)."""
     return MappingProxyType({r.name: r for r in _unique("exceptions.yaml", "errnos", ErrnoInfo, "name")})
+
+
+@lru_cache(maxsize=1)
+@_kept("exceptions.yaml")
+def windows_error_table() -> Mapping[int, WindowsErrorInfo]:
+    """Windows system error codes -> their text and the errno each stands for (catalog/exceptions.yaml)."""
+    rows = _unique("exceptions.yaml", "windows_errors", WindowsErrorInfo, "code")
+    _unique("exceptions.yaml", "windows_errors", WindowsErrorInfo, "text")
+    return MappingProxyType({r.code: r for r in rows})
 
 
 @lru_cache(maxsize=1)

@@ -46,6 +46,10 @@ def _cause(f: Finding) -> Cause:
         ev = f.events[0].evidence
         why += (f"; the traceback that begins at {ev.file}:{ev.line} stops before its exception line (the process"
                 " was stopped while printing it, or the log was cut), so the exception's class is not in the evidence")
+    elif f.events and all(is_terminal(e) and e.fields.get("report") is True for e in f.events):
+        ev = f.events[0].evidence
+        why += (f"; read from the program's error report and its chain of causes, the deepest that a reader knows"
+                f" ({ev.file}:{ev.line}), its process's last word")
     elif f.events and all(is_terminal(e) for e in f.events):
         ev = f.events[0].evidence
         why += (f"; the traceback was not in the evidence, only its last line ({ev.file}:{ev.line}), read as the"

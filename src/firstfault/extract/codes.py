@@ -29,6 +29,7 @@ from firstfault.catalog.tables import (
     library_status_table,
     nccl_result_table,
     version_key,
+    windows_error_table,
 )
 
 # --------------------------------------------------------------------------
@@ -239,6 +240,9 @@ def errno_row(name: str | None) -> ErrnoInfo | None:
     return errno_table().get(name) if name else None
 
 _ERRNO_NUM = re.compile(r"\[Errno (?P<num>-?\d+)\]\s*(?P<text>[^:'\"]*)")
+# Python's OSError on Windows: `[WinError 112] There is not enough space on the disk` (a Windows system error code,
+# catalog/exceptions.yaml `windows_errors`)
+_WINERROR_NUM = re.compile(r"\[WinError (?P<num>-?\d{1,10})\]")
 _ERRNO_NAME = re.compile(r"\b(?P<name>E[A-Z]{2,14})\b")
 
 
@@ -249,6 +253,10 @@ def _strerror_table() -> dict[str, str]:
         text = os.strerror(num)
         if text and not text.startswith("Unknown error"):
             out.setdefault(text, name)
+    # ... and Windows' texts for its system error codes (FormatMessage's), each as the errno it stands for: a program
+    # on Windows prints these where a Linux one prints strerror (Rust's `... (os error 112)`, Python's `[WinError N]`)
+    for row in windows_error_table().values():
+        out.setdefault(row.text, row.errno)
     return out
 
 
@@ -265,12 +273,18 @@ def _strerror_folded() -> dict[str, str]:
 
 
 def errno_of(text: str) -> str | None:
-    """The errno name a message carries: `[Errno 28]`, `ENOSPC`, or the strerror text."""
+    """The errno name a message carries: `[Errno 28]`, `[WinError 112]` (the errno the Windows code stands for),
+    `ENOSPC`, or the strerror text (the host's, or Windows' for one of its codes: catalog/exceptions.yaml
+    `windows_errors`)."""
     m = _ERRNO_NUM.search(text)
     if m:
         name = _errno.errorcode.get(abs(int(m.group("num"))))
         if name:
             return name
+    if "[WinError " in text and (w := _WINERROR_NUM.search(text)) is not None:
+        row = windows_error_table().get(abs(int(w.group("num"))))
+        if row is not None:
+            return row.errno
     for m2 in _ERRNO_NAME.finditer(text):
         if m2.group("name") in _errno.__dict__:
             return m2.group("name")

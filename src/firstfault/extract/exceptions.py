@@ -228,6 +228,8 @@ _spelled = _TerminalLine("app.spelled", tb.spelled_exception)
 _foreign = _TerminalLine("app.foreign", tb.foreign_exception)
 
 
+_CHAIN_MAX: Final = 1600  # the most of a report's chain of causes kept (its deepest causes)
+_REPORT: Final = "ff.app.report"  # per stream: the error report (traceback.report_line) whose chain may follow
 _JS_WAIT: Final = "ff.app.js_wait"  # (line, body, exc) of an error line a JavaScript stack frame may follow
 _SIGNAL_WAIT: Final = "ff.app.signal_wait"  # (line, text) of an error whose signal the next line names
 _SIGNAL_WINDOW: Final = 2
@@ -248,6 +250,17 @@ def _model(state: dict[str, object]) -> tb.TracebackModel:
 
 
 @dataclass(slots=True)
+class _Report:
+    """A language's error line (Rust's `Error: <outer>`) awaiting its chain, or with its chain open."""
+
+    lineno: int
+    line: tb.ReportLine
+    chain_at: int | None = None  # the line that opened the chain (`Caused by:`), once it came
+    chain: str = ""  # the chain read so far, joined as anyhow's `{:#}` prints it (`outer: cause: ...`)
+    last: int = -1  # the number of the last numbered cause seen
+
+
+@dataclass(slots=True)
 class _Terminate:
     """A `terminate called after throwing` line awaiting its `what():`."""
 
@@ -261,18 +274,18 @@ class ExceptionExtractor:
     name = "app.exception"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "app.cuda_error": frozenset({"cuda_code", "cuda_error", "error", "message", "terminal"}),
+        "app.cuda_error": frozenset({"cuda_code", "cuda_error", "error", "message", "terminal", "report"}),
         "app.exception": frozenset({"errno", "exc_type", "message", "path", "shm", "signal", "cache_race", "exec",
-                                    "setup", "store_code", "terminal", "truncated", "limit", "thread",
+                                    "setup", "store_code", "terminal", "report", "truncated", "limit", "thread",
                                     "envelope"}),
-        "nccl.communicator_aborted": frozenset({"detail", "failed_task", "terminal"}),
-        "nccl.error": frozenset({"detail", "nccl_result", "terminal"}),
-        "nccl.remote_error": frozenset({"detail", "exit_report", "failed_task", "phase", "terminal"}),
-        "nccl.timeout": frozenset({"detail", "terminal"}),
-        "process.signal": frozenset({"by", "detail", "signal", "terminal"}),
+        "nccl.communicator_aborted": frozenset({"detail", "failed_task", "terminal", "report"}),
+        "nccl.error": frozenset({"detail", "nccl_result", "terminal", "report"}),
+        "nccl.remote_error": frozenset({"detail", "exit_report", "failed_task", "phase", "terminal", "report"}),
+        "nccl.timeout": frozenset({"detail", "terminal", "report"}),
+        "process.signal": frozenset({"by", "detail", "signal", "terminal", "report"}),
         "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path", "store_cause", "store_code",
-                                    "terminal"}),
-        "app.cuda_oom": frozenset({"message", "terminal"}),
+                                    "terminal", "report"}),
+        "app.cuda_oom": frozenset({"message", "terminal", "report"}),
         # a storage errno in a container runtime's quoted output (extract/container.py quoted_storage)
         "container.error": frozenset({"runtime", "error", "text", "message"}),
         "platform.error": frozenset({"program", "part", "text", "message"}),
@@ -367,7 +380,10 @@ class ExceptionExtractor:
             return  # a traceback header, chain marker or frame
         else:
             exc = self._terminate(body, who, ctx)
-            if exc is not None:
+            report = self._report(body, who, ctx) if exc is None else None
+            if report is not None:
+                drafts = report
+            elif exc is not None:
                 drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
             else:
                 js = self._javascript(body, ctx)
@@ -480,6 +496,57 @@ class ExceptionExtractor:
                                              "message": tb.clip(body)})]
         drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None)
         return drafts
+
+    def _report(self, body: str, who: int | None, ctx: LineContext) -> list[Draft] | None:
+        """A language's error report with its chain of causes (traceback.LANGUAGES `chain`: Rust's anyhow / eyre
+        `Error: <outer>`, `Caused by:`, then one cause a line). The error's line is remembered per stream and read by
+        the other readers as before (`Error: <words>` alone is any tool's last line); the chain's opening line makes
+        it a report: claimed, the outermost error read; each cause's line after it within the chain's span is
+        claimed and read (traceback.report_drafts, terminal: the deepest cause seen decides). color-eyre's `Error:`
+        with nothing after it opens its numbered chain itself. None: the line is no part of a report."""
+        reports = ctx.state.setdefault(_REPORT, {})
+        if not isinstance(reports, dict):
+            return None
+        head = tb.report_line(body)
+        if head is not None:
+            # a new error line: the report before it (if any) is over; one with nothing after `Error:` is
+            # color-eyre's, its numbered chain right under it; one whose message only the language prints a report
+            # by itself (std's io::Error: `Error: Os { code: 28, kind: StorageFull, message: "..." }`)
+            alone = tb.report_alone(head)
+            if alone is not None:
+                reports.pop(who, None)
+                ctx.claimed = True
+                return tb.report_drafts(head, alone)
+            reports[who] = _Report(ctx.lineno, head, ctx.lineno if not head.msg else None)
+            return None
+        prior = reports.get(who)
+        if not isinstance(prior, _Report):
+            return None
+        if prior.chain_at is None:
+            if ctx.lineno - prior.lineno > (prior.line.lang.chain.gap if prior.line.lang.chain else 0):
+                reports.pop(who, None)
+                return None
+            if not tb.chain_opens(prior.line, body):
+                return None
+            prior.chain_at = ctx.lineno
+            prior.chain = prior.line.msg
+            ctx.claimed = True
+            return tb.report_drafts(prior.line, prior.chain) if prior.chain else []
+        if tb.chain_ends(prior.line, body):
+            reports.pop(who, None)  # a backtrace or a location after the chain: the report's chain is over
+            ctx.claimed = True
+            return []
+        item = tb.chain_item(prior.line, body, ctx.lineno - prior.chain_at, prior.last)
+        if item is None:
+            reports.pop(who, None)  # past the chain's span, or a numbered list of something else after it
+            return None
+        prior.last, cause = item
+        ctx.claimed = True
+        # (color-eyre's chain holds the outermost error too, first)
+        prior.chain = f"{prior.chain}: {cause}" if prior.chain else cause
+        if len(prior.chain) > _CHAIN_MAX:
+            prior.chain = prior.chain[-_CHAIN_MAX:]  # the deepest causes are the ones that decide
+        return tb.report_drafts(prior.line, prior.chain)
 
     def _terminate(self, body: str, who: int | None, ctx: LineContext) -> tb.Exc | None:
         """`terminate called after throwing an instance of 'T'` + `what(): msg` (same or next lines)."""

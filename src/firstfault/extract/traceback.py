@@ -311,9 +311,33 @@ def _went_on(lead: str, body: str) -> bool:
 # - Julia (base/client.jl `display_error`, base/loading.jl's LoadError around an included file's error):
 #   `ERROR: LoadError: SystemError: opening file "x": No such file or directory`, `ERROR: LoadError:
 #   OutOfMemoryError()`; LoadError (and a worker's `On worker 2:`) only carry the error that decides.
+# - Rust's error report (library/std/src/process.rs: `main` returning `Err(e)` prints `Error: {e:?}`): with anyhow
+#   (src/fmt.rs) or eyre's default handler the Debug form is the outermost context, a blank line, `Caused by:` alone
+#   on its line, then the chain, one cause a line: unnumbered (`    <cause>`) where there is one cause, numbered
+#   (`    0: <cause>`, `    1: ...`, the number right-aligned in five columns) where there are more, a cause's further
+#   lines indented under it; eyre adds a `Location:` block, anyhow a `Stack backtrace:`. color-eyre (handler.rs)
+#   prints `Error:` with nothing after it and the whole chain numbered under it, the outermost first (`   0: <outer>`,
+#   `   1: <cause>`), then `Location:`, sections, and `Backtrace omitted. Run with RUST_BACKTRACE=1 ...`. The chain
+#   goes from the outermost context to the deepest cause: the deepest decides, as a Python chain's first member does.
+#   `Error: <words>` alone is any command-line tool's last line (clap's, a shell script's): no report without
+#   its chain (`Language.chain`).
 # Java's `Exception in thread "main" java.io.IOException: msg` and its `Caused by: ...` chain, and C++'s
 # `terminate called after throwing an instance of 'T'` + `what(): msg` are read elsewhere (`spelled_exception`:
 # the words before the class; extract/exceptions.py `_terminate`: a two-line record).
+
+
+@dataclass(frozen=True, slots=True)
+class Chain:
+    """How a language's error report prints the error's causes on the lines after its error line, one a line, from
+    the outermost to the deepest (Rust's anyhow / eyre `Caused by:` block, see above)."""
+
+    opens: re.Pattern[str]  # the line that opens the chain, alone on its line (`Caused by:`)
+    gap: int  # at most this many lines after the error's line
+    item: re.Pattern[str]  # a cause's line: its number (`n`, where numbered) and its text (`msg`)
+    span: int  # a cause's line at most this many lines after the chain opened
+    literals: tuple[str, ...]  # prefilter words of the opening line and of a cause's line the readers know
+    ends: re.Pattern[str]  # a line that ends the chain: what the report prints after it (a backtrace, a location)
+    end_literals: tuple[str, ...]  # prefilter words of those lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -329,9 +353,15 @@ class Language:
     signals: tuple[tuple[str, str], ...] = ()
     signal_line: re.Pattern[str] | None = None  # the line naming the signal after the error's (group `sig`)
     frame: re.Pattern[str] | None = None  # a line of its stack (claimed: part of the record, never unrecognized)
+    # the chain of causes after the error's line; where set, the error's line alone is no record of the language
+    # (`Error: x` is any tool's words): only the line with its chain is (`report_line`, `chain_opens`, `chain_item`)
+    chain: Chain | None = None
+    # ... but for a message in a form only the language prints, a report by itself (group `msg`: what it says)
+    alone: re.Pattern[str] | None = None
 
 
 PANIC_CLASS: Final = "panic"  # the exc_type of a panic's reading (Rust's, Go's)
+RUST_REPORT_CLASS: Final = "Error"  # the exc_type of a Rust error report's reading (what `main` printed it as)
 # Go's runtime names the signal behind a panic or a fatal error on the line after it (runtime/signal_unix.go
 # `sighandler` / traceback printing): `[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x1092953]`.
 # ... and a frame's file line (runtime/traceback.go): `\t/go/src/app/main.go:42 +0x111`, with GOTRACEBACK=system
@@ -355,6 +385,19 @@ LANGUAGES: Final[tuple[Language, ...]] = (
     Language("go-fatal", re.compile(r"^\s*fatal error: (?P<msg>\S.*)$"), GO_FATAL_CLASS, ("fatal error: ",),
              signals=(("unexpected signal during runtime execution", ""), ("fault", "")),
              signal_line=_GO_SIGNAL_LINE, frame=_GO_FRAME),
+    Language("rust-report", re.compile(r"^Error:(?:[ \t]+(?P<msg>.*))?$"), RUST_REPORT_CLASS, ("Error",),
+             chain=Chain(re.compile(r"^\s*Caused by:\s*$"), 3,
+                         re.compile(r"^\s*(?:(?P<n>\d{1,3}): )?(?P<msg>\S.*)$"), 40, ("Caused by:", "(os error "),
+                         # anyhow's `Stack backtrace:`, eyre's `Location:`, color-eyre's section rules and its
+                         # `Backtrace omitted. Run with RUST_BACKTRACE=1 ...` (color-eyre/src/writers.rs)
+                         re.compile(r"^\s*+(?:Stack backtrace:|Location:|Backtrace omitted\b"
+                                    r"|\u2501*+ ?(?:SPANTRACE|BACKTRACE)\b)"),
+                         ("Stack backtrace:", "Location:", "Backtrace omitted", "SPANTRACE", "BACKTRACE")),
+             # std's io::Error in its Debug form (library/std/src/io/error/repr_bitpacked.rs, error.rs `Debug`):
+             # `Os { code: 28, kind: StorageFull, message: "No space left on device" }` (`main` returning an
+             # io::Result), the message the OS's text for the code; `Custom { kind: Other, error: "..." }`
+             alone=re.compile(r'^(?:Os \{ code: -?\d{1,10}, kind: \w{1,40}, message: '
+                              r'|Custom \{ kind: \w{1,40}, error: )"(?P<msg>[^"]{0,500})" \}$')),
     Language("julia", re.compile(r"^\s*ERROR: (?:LoadError: |On worker \d+:\s*){0,4}" + _JULIA_CLASS
                                  + r"(?:\((?P<args>.*)\))?(?::[ \t]?(?P<msg>.*))?$"), "", ("Error", "Exception")),
 )
@@ -404,6 +447,8 @@ SIGNAL_LINE_LITERALS: Final = ("[signal SIG",)  # every `signal_line` holds it
 FRAME_LITERALS: Final = (" +0x",)  # every `frame` holds it
 # the prefilter's words for them (a class's suffix is the final line's own word already: EXC_SUFFIXES)
 LANGUAGE_LITERALS: Final = (*dict.fromkeys(w for lang in LANGUAGES for w in lang.literals if w not in EXC_SUFFIXES),
+                            *(w for lang in LANGUAGES if lang.chain is not None
+                              for w in (*lang.chain.literals, *lang.chain.end_literals)),
                             *SIGNAL_LINE_LITERALS, *FRAME_LITERALS)
 PANIC_LITERALS: Final = LANGUAGES[0].literals  # Rust's (kept for the readers that name it)
 _SIGNAL_MESSAGES: Final = {(lang.cls, msg): sig for lang in LANGUAGES for msg, sig in lang.signals}
@@ -433,8 +478,8 @@ def foreign_exception(body: str) -> Exc | None:
     """Another language's uncaught error at the head of its line (LANGUAGES), as the exception it stands for;
     None where the line is no such record, or says it is a warning or a step retried or gone on from."""
     for lang in LANGUAGES:
-        if not any(w in body for w in lang.literals):
-            continue
+        if lang.chain is not None or not any(w in body for w in lang.literals):
+            continue  # (a report's error line is one only with its chain: report_line)
         m = lang.line.match(body)
         if m is None:
             continue
@@ -448,6 +493,84 @@ def foreign_exception(body: str) -> Exc | None:
             return None
         return Exc(cls, cls.rsplit(".", 1)[-1], msg.strip())
     return None
+
+
+class ReportLine(NamedTuple):
+    """A language's error line whose chain of causes may follow (`Language.chain`)."""
+
+    lang: Language
+    msg: str  # the outermost error's text ("" where the chain holds it too: color-eyre's `Error:` alone)
+
+
+def report_line(body: str) -> ReportLine | None:
+    """The line at which a language's error report begins (Rust's `Error: <outer context>`), if the line has its
+    shape; it is a report only if its chain follows (`chain_opens`, `chain_item`)."""
+    for lang in LANGUAGES:
+        if lang.chain is None or not any(w in body for w in lang.literals):
+            continue
+        m = lang.line.match(body)
+        if m is not None:
+            return ReportLine(lang, (m.group("msg") or "").strip())
+    return None
+
+
+def report_alone(report: ReportLine) -> str | None:
+    """What a report's error line says where its message is in a form only the language prints (`Language.alone`:
+    Rust's `Os { code: 28, kind: StorageFull, message: "No space left on device" }`): a report with no chain."""
+    alone = report.lang.alone
+    m = alone.match(report.msg) if alone is not None else None
+    return m.group("msg") if m is not None else None
+
+
+def chain_opens(report: ReportLine, body: str) -> bool:
+    """Whether the line opens the report's chain of causes (`Caused by:` alone on its line; Java's `Caused by:
+    <class>: ...` is no such line)."""
+    chain = report.lang.chain
+    return chain is not None and any(w in body for w in chain.literals) and chain.opens.match(body) is not None
+
+
+def chain_ends(report: ReportLine, body: str) -> bool:
+    """Whether the line is what the report prints after its chain (a backtrace's or a location's header)."""
+    chain = report.lang.chain
+    return (chain is not None and any(w in body for w in chain.end_literals)
+            and chain.ends.match(body) is not None)
+
+
+def chain_item(report: ReportLine, body: str, after: int, last: int) -> tuple[int, str] | None:
+    """The cause a line of an open chain holds, `after` lines after the chain opened (the error's line where the
+    chain is numbered right under it), with its number (`last` where the line has none: a cause's further line, or
+    the one cause anyhow prints unnumbered), or None where the line is no cause of it: past the chain's span,
+    numbered `n` where fewer than n+1 lines came since the chain opened, or numbered no higher than the last cause
+    seen (a numbered list after the chain: a backtrace's frames, a span trace's)."""
+    chain = report.lang.chain
+    if chain is None or not 0 < after <= chain.span:
+        return None
+    m = chain.item.match(body)
+    if m is None:
+        return None
+    n = m.group("n")
+    if n is not None and (int(n) >= after or int(n) <= last):
+        return None
+    return (last if n is None else int(n)), m.group("msg").strip()
+
+
+def report_drafts(report: ReportLine, chain: str) -> list[Draft]:
+    """A report's reading at one of its chain's lines: the chain so far, the outermost error to the cause on this
+    line joined as anyhow's `{:#}` prints it (`outer: cause: deeper cause`), read as a traceback's last line's message
+    (errno, storage, network, CUDA words, the exception table's rows; the causes above the deepest say what it is
+    about: a `connect` that was refused). Marked `terminal`: the report is what `main` printed as it returned, its
+    process's last word; each deeper cause's reading comes on a later line of the stream and so supersedes the one
+    before it (engine/normalise.py `terminal_lines`): the deepest cause that a reader knows decides. Marked `report`
+    too: the cause's `why` names the report, not a traceback missing from the evidence (engine/verdict.py)."""
+    exc = Exc(report.lang.cls, report.lang.cls, chain)
+    drafts, _ = classify(chain, exc, False, False)
+    for d in drafts:
+        if d.kind == "app.exception":
+            d.fields["message"] = clip(chain)
+        if d.kind != "process.signal":
+            d.fields["terminal"] = True
+            d.fields["report"] = True
+    return drafts
 
 
 # gRPC's Python error prints its status on a line of its own under the class's (`grpc._channel._InactiveRpcError:
