@@ -97,6 +97,10 @@ try:  # the stamp a line reads to, in C (_lines.c); -2: TimeParser.parse reads n
 except ImportError:  # pragma: no cover - depends on the build
     _stamp_local_us = None  # type: ignore[assignment]
 _STAMP_NONE: Final = -2
+try:  # a candidate line's time (its stamp's, or the walk back's) in one C call (_lines.c; an older build lacks it)
+    from firstfault._lines import line_time_us as _line_time_us
+except ImportError:  # pragma: no cover - depends on the build
+    _line_time_us = None  # type: ignore[assignment]
 try:  # Hyperscan's match callback in C (_lines.c; an older build lacks it): no Python call per match
     from firstfault._lines import Matches as _Matches
 except ImportError:  # pragma: no cover - depends on the build
@@ -846,6 +850,9 @@ class LineScanner:
         # parsed: a rank log's glog and ISO stamps, its own and those its walks back find.
         cclock = c_clock(tp) if no_stamp is not None else None
         read_clock = cclock[0] if cclock is not None else None
+        # A candidate's time in one C call (line_time_us: time_of's own stamp and walk back, where C reads them both),
+        # for a line without an srun label; -1 leaves it to time_of.
+        line_time = _line_time_us if cclock is not None and not srun_prefix else None
         # The last whole walk back (walk_far): its buffer, stop, start, the stamp it found and the stamps it read as
         # none (TimeParser.out_of_range).
         walked: list[Any] = [None, -1, -1, None, 0]
@@ -951,7 +958,16 @@ class LineScanner:
                 stats.bad_utf8 += 1
                 text = raw.decode("utf-8", errors="replace")
                 hits = None
-            t = time_of(buf, s, raw, text, prev_start, prev_t, have_prev, carried, limit)
+            if line_time is not None and limit is None:
+                us = line_time(buf, s, e, prev_start, BACKWALK_LINES, read_clock)
+                if us >= 0:
+                    t = c_time(us, cclock)  # type: ignore[arg-type]
+                elif us == _NO_STAMP:  # (time_of's answer where the line and its walk back read as no stamp)
+                    t = prev_t if have_prev else wall_of(carried)
+                else:
+                    t = time_of(buf, s, raw, text, prev_start, prev_t, have_prev, carried, limit)
+            else:
+                t = time_of(buf, s, raw, text, prev_start, prev_t, have_prev, carried, limit)
             # (a wrapped message's next line starts with a lower-case letter: one byte tells most candidates apart)
             nxt = buf[e + 1:e + 2]
             cont = continuation(buf, e, text) if b"a" <= nxt <= b"z" else None
