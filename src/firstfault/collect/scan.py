@@ -345,7 +345,7 @@ class _Matcher:
     def hex_literals(self) -> dict[bytes, tuple[bytes, ...]]:
         """hex_words' literals themselves, by their form in hex_words (collect/fold.py: where a hex id may spell one
         of them, a copy folds only where it spells none)."""
-        return hex_literals(self.literals)
+        return hex_literals(self.literals, self.hex_words)
 
     def line_ids(self, line: bytes) -> list[int] | None:
         """The literal indices found on one line, as line_hits finds them in a buffer (in the order of their
