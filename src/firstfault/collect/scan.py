@@ -24,7 +24,7 @@ from datetime import datetime
 from functools import cached_property, lru_cache
 from typing import IO, Any, Final, Protocol, runtime_checkable
 
-from firstfault.bundle import open_evidence
+from firstfault.bundle import open_evidence_sized
 from firstfault.collect.bugreport import Splitter, opens_report
 from firstfault.collect.chunks import BINARY_SHARE, CHUNK, chunks, decoded, reader
 from firstfault.collect.chunks import MAX_LINE as MAX_LINE
@@ -712,22 +712,18 @@ class LineScanner:
     ) -> FileStats:
         """Scan one file, handing each candidate to `emit`; with `fold` (a sink that is an analysis: it keeps the
         events), copies of a chatty line are counted through it instead and the others read through it
-        (collect/fold.py), when the fast paths are on. The file is opened by bundle.open_evidence: no link
+        (collect/fold.py), when the fast paths are on. The file is opened by bundle.open_evidence_sized: no link
         followed, and with `ident` (SourceFile.ident) no other file than the one the bundle held."""
         stats = FileStats()
         try:
-            raw = open_evidence(path, ident)
+            raw, size = open_evidence_sized(path, ident)
         except OSError as exc:
             stats.errors.append((None, f"cannot open: {exc.strerror or exc}"))
             return stats
         with raw, decoded(raw, rel) as fh:
-            # A regular file's size at its open: the reads ask for what it holds, not for a whole chunk (chunks).
-            left: int | None = None
-            if fh is raw:
-                try:
-                    left = os.fstat(raw.fileno()).st_size
-                except (OSError, ValueError):
-                    left = None
+            # A regular file's size at its open (open_evidence's fstat): the reads ask for what it holds, not for a
+            # whole chunk (chunks).
+            left: int | None = size if fh is raw else None
             try:
                 read = reader(fh)
                 first = read(CHUNK if left is None else min(CHUNK, left + 1))  # the first piece (chunks)
