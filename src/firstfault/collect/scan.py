@@ -405,6 +405,11 @@ class _Ender(Protocol):
 # length; read joined only where the line alone gives nothing (Extraction.drafts).
 _CONT_START = re.compile(rb"[a-z][a-z'\-]{0,30}(?=[ ,.;)]|$)(?!:)")
 _CONT_LINES: Final = 2
+# What _CONT_START needs of the line after a candidate, read in the buffer at its start (no slice, no call): a
+# lower-case word that ends where _CONT_START's may (`$` being the line's end: a newline, a CR before it, the
+# buffer's). A superset of _CONT_START's lines: where it does not match, continuation() answers None. An NCCL line
+# after an NCCL line (`node-135:...`) is the common near miss.
+_CONT_NEXT = re.compile(rb"[a-z][a-z'\-]{0,30}(?:[ ,.;)\r\n]|\Z)")
 _CONT_MAX: Final = 400
 
 
@@ -838,6 +843,7 @@ class LineScanner:
             return raw, None
 
         key = self.matcher.key
+        cont_next = _CONT_NEXT.match
         may_stamp = _may_stamp if _fast[0] else None
         # A line with a stamp form's characters that no form reads (an NCCL INFO line's `host:pid:tid`, a C++ frame's
         # address) is told in C too (_lines.stamp_local_us's -2: parse reads none, tests/collect/test_fold.py).
@@ -966,7 +972,7 @@ class LineScanner:
                 t = time_of(buf, s, raw, text, prev_start, prev_t, have_prev, carried, limit)
             # (a wrapped message's next line starts with a lower-case letter: one byte tells most candidates apart)
             nxt = buf[e + 1:e + 2]
-            cont = continuation(buf, e, text) if b"a" <= nxt <= b"z" else None
+            cont = continuation(buf, e, text) if b"a" <= nxt <= b"z" and cont_next(buf, e + 1) is not None else None
             return Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
                              hits, key if hits is not None else None, cont)
 
