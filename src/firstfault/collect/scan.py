@@ -960,6 +960,7 @@ class LineScanner:
                 stats.bad_utf8 += 1
                 text = raw.decode("utf-8", errors="replace")
                 hits = None
+            t: datetime | None
             if line_time is not None and limit is None:
                 us = line_time(buf, s, e, prev_start, BACKWALK_LINES, read_clock)
                 if us >= 0:
