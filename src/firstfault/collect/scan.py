@@ -517,7 +517,7 @@ class Extraction:
 
     def add_events(self, c: Candidate, store: EventStore) -> None:
         """`store.add(ev)` for each of `events(c)`, the ones that only count never built."""
-        drafts, ctx = self._drafts(c) if c.cont is None else self.drafts(c)  # (drafts' own first step, without its call)
+        drafts, ctx = self._drafts(c) if c.cont is None else self.drafts(c)  # (drafts' first step, no call)
         if drafts and ctx is not None:
             store.add_drafts(drafts, ctx, c.text[:TEXT_CLIP])
 
