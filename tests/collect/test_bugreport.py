@@ -355,6 +355,48 @@ def test_a_copied_fabric_manager_log_is_read_as_fabric_managers(tmp_path: Path) 
     assert "*** /var/log/fabricmanager.log (fabricmanager)" in stats.notes[0]
 
 
+# ---------------------------------------------------------------- dmesg's uptimes dated by this boot's journal
+
+def _report_with_boot(boot: str, at: str) -> str:
+    """The report with its kernel-message scan's Xid in the journal of boot `boot` at `at` (HH:MM:SS, the day the
+    window's), then dmesg with the same Xid at its uptime: nvidia-bug-report.sh prints them in this order (the
+    `get any relevant kernel messages` block, then `append dmesg output`)."""
+    return OPENING + kernel_scan(boot).replace("10:01:44", at) + DMESG + CLOSING
+
+
+def test_dmesgs_xid_is_dated_by_the_same_message_in_this_boots_journal(make_bundle: BundleMaker) -> None:
+    # the journal's Xid at 09:01:44, an hour before the job's window: dmesg's (uptime 1843.3 s) is the same message,
+    # so the boot was at 08:31:00.7 and dmesg's Xid is of 09:01:44 too: no Xid of the job's, no cause
+    root = make_bundle({"nodes/node-02/nvidia-bug-report.log.gz": gz(_report_with_boot("-0", "09:01:44"))},
+                       REPORT_WORKLOAD)
+    v = Analyzer().analyze_path(str(root))
+    assert v.root_cause is None or v.root_cause.category != "gpu.fallen_off_bus", v.root_cause
+    times = [str(e.time) for e in events_of(root / "nodes/node-02/nvidia-bug-report.log.gz", "r.gz")
+             if e.kind == "gpu.xid"]
+    assert times == ["2026-11-02 09:01:44+00:00"] * 2, times  # the journal's, and dmesg's at the boot plus its uptime
+    # ... and one inside the window dates dmesg's inside it: the cause, first seen then
+    v = Analyzer().analyze_path(str(make_bundle(
+        {"nodes/node-02/nvidia-bug-report.log.gz": gz(_report_with_boot("-0", "10:31:44"))}, REPORT_WORKLOAD,
+        name="b1")))
+    assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
+    assert str(v.root_cause.first_seen).startswith("2026-11-02T10:31:44")
+    kernel = next(c for c in v.coverage if c.source == "kernel")
+    assert kernel.note is not None and "not dated" not in kernel.note
+
+
+def test_near_miss_an_earlier_boots_journal_dates_no_dmesg_line(make_bundle: BundleMaker) -> None:
+    # the same message in the journal of the boot before says nothing of this boot's: dmesg's Xid is not dated,
+    # read as before, and the coverage says why
+    root = make_bundle({"nodes/node-02/nvidia-bug-report.log.gz": gz(_report_with_boot("-1", "09:01:44"))},
+                       REPORT_WORKLOAD)
+    v = Analyzer().analyze_path(str(root))
+    assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus"
+    assert {e.time for e in events_of(root / "nodes/node-02/nvidia-bug-report.log.gz", "r.gz")
+            if e.kind == "gpu.xid"} == {None}
+    kernel = next(c for c in v.coverage if c.source == "kernel")
+    assert kernel.note is not None and "dmesg's uptime stamps not dated" in kernel.note
+
+
 def _opens_report_walking(head: bytes) -> bool:
     """opens_report's rule, every line of the first OPENING_LINES looked at (the walk without its memmem first)."""
     from firstfault.collect import bugreport as br

@@ -167,24 +167,14 @@ CORPORA = [TESTS / "wild", TESTS / "lab" / "captured", TESTS / "scenarios"]
 
 
 REAL = [("application", s) for s in range(6)] + [("kernel", s) for s in range(4)]
-# A divergence the sample of real lines found when wild batch b33 joined the corpus (the same at the session's base
-# ec22abe0, so older than this stop's fold changes): kernel seed 0 draws a ctime-stamped line whose changed digits
-# make its year 0026 or 9026, outside the years the analysis holds. Reading every line counts it in `errors` once,
-# through the walk back of an unstamped candidate line after it (collect/scan.py's walk memo, timeparse's
-# out_of_range); the fold counts the candidate as a copy, walks back over nothing and counts none. The verdict
-# differs only in that one `errors` entry. Kept failing on purpose (strict): the fix is one rule for which stamps a
-# walk back counts, the same on both paths.
-_OUT_OF_RANGE_WALK = pytest.mark.xfail(strict=True, reason="a stamp outside the years counted only through a walk "
-                                                            "back the fold does not take (kernel seed 0, since b33)")
-
-
-def _real(kind: str, seed: int, *rest: object) -> Any:
-    """A REAL case as a parameter, marked where it meets the divergence above."""
-    return pytest.param(kind, seed, *rest, marks=[_OUT_OF_RANGE_WALK] if (kind, seed) == ("kernel", 0) else [])
+# Kernel seed 0 draws a ctime-stamped line whose changed digits make its year 0026 or 9026, outside the years the
+# analysis holds, before an unstamped candidate that folds. A walk back counts no stamp it reads as none
+# (stamps.walk_back), so reading every line and the fold (which walks back from no counted copy) agree: see
+# test_a_walk_back_over_a_stamp_outside_the_years_counts_none_on_either_path below.
 
 
 @pytest.mark.parametrize(("kind", "seed", "hex_ids"),
-                         [_real(k, s, False) for k, s in REAL] + [(k, s, True) for k, s in REAL])
+                         [(k, s, h) for h in (False, True) for k, s in REAL])
 def test_chatty_files_made_of_real_lines_get_the_verdict_of_reading_every_line(
         kind: str, seed: int, hex_ids: bool, analyzer: Analyzer, tmp_path: Path) -> None:
     """Lines from the public threads and the lab's runs, a dozen of them repeated hundreds of times with their
@@ -198,6 +188,45 @@ def test_chatty_files_made_of_real_lines_get_the_verdict_of_reading_every_line(
     assert folded == every
 
 
+# A bracketed relative stamp (`dmesg -x`'s `[  +0.000006]`: no time of its own) before a real AER line, from the
+# sample of real lines that found the divergence (tests/wild, a pcieport AER thread's `dmesg` paste).
+_AER_RELATIVE = ("[  +0.000006] pcieport 0000:00:03.0: PCIe Bus Error: severity=Corrected, type=Data Link Layer, "
+                 "(Transmitter ID)")
+
+
+@pytest.mark.parametrize("own", [False, True])
+def test_a_walk_back_over_a_stamp_outside_the_years_counts_none_on_either_path(
+        own: bool, analyzer: Analyzer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kernel log's ctime-stamped line of year 9026 (outside the years the analysis holds), then hundreds of copies
+    of an unstamped AER line. Reading every line walks back from the first copy over the 9026 line; the fold counts
+    the later copies without walking back from them: a walk back counts no stamp it reads as none
+    (stamps.walk_back), so neither path names it in `errors`. Near miss (`own`): the year-9026 stamp on a copy of
+    the AER line itself, a candidate read on both paths (a copy whose own stamp reads as none is not folded), is
+    counted once on each."""
+    out = tmp_path / f"walk-over-year-9026-{own}"
+    chatty._workload(out, "- {kind: kernel, path: 'nodes/{node}/kern.log'}\n")
+    odd = "[Mon Nov  2 10:00:05 9026] " + (_AER_RELATIVE.split("] ", 1)[1] if own
+                                            else "IPv6: ADDRCONF(NETDEV_CHANGE): ib0: link becomes ready")
+    lines = ["[Mon Nov  2 10:00:01 2026] IPv6: ADDRCONF(NETDEV_UP): ib0: link is not ready"]
+    for i in range(600):
+        if i == 300:
+            lines.append(odd)
+        lines.append(_AER_RELATIVE)
+    kern = out / "nodes" / "node-01" / "kern.log"
+    kern.parent.mkdir(parents=True)
+    kern.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with memo.fastpath(False):
+        every = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    counted = _counted(monkeypatch)
+    with memo.fastpath(True):
+        folded = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    assert folded == every
+    assert counted[0] > 100, "the fold did not engage: the test would prove nothing"
+    outside = [e["message"] for e in json.loads(folded)["errors"] if "outside the years" in e["message"]]
+    assert outside == (["1 time stamp(s) outside the years 1000-8999 read as none (such a line takes the time of "
+                        "the nearest earlier stamped line)"] if own else [])
+
+
 # A divergence found when b22 and b23 joined the corpus (the sample of real lines changed; the same at the session's
 # base 4ae7bda): a line stamped with an uptime alone takes its wall time from the last line with both stamps that was
 # read (collect/stamps.py Clock), and the fold does not read the copies it counts, so where a file mixes uptime-only
@@ -205,8 +234,7 @@ def test_chatty_files_made_of_real_lines_get_the_verdict_of_reading_every_line(
 # apart; in a real log, the syslog stamp's lost fraction of a second) the two paths can take different boot times.
 # Kept failing on purpose (strict): the fix is the clock's boot offset taken the same way on both paths.
 @pytest.mark.parametrize(("kind", "seed", "hex_ids"),
-                         [_real(k, s, h) if not h else (k, s, h) for k, s in REAL if k == "kernel"
-                          for h in (False, True)])
+                         [(k, s, h) for k, s in REAL if k == "kernel" for h in (False, True)])
 def test_nodes_whose_logs_repeat_real_lines_get_the_verdict_of_reading_every_line(
         kind: str, seed: int, hex_ids: bool, analyzer: Analyzer, tmp_path: Path,
         monkeypatch: pytest.MonkeyPatch) -> None:
@@ -241,8 +269,7 @@ def test_the_fold_engages_on_most_chatty_files_made_of_real_lines(
     assert engaged >= len(REAL) // 2, engaged
 
 
-SMALL_CHUNKS = [(b, None) for b in BUILDERS] + [
-    pytest.param(None, r, marks=[_OUT_OF_RANGE_WALK]) if r == ("kernel", 0) else (None, r) for r in REAL[::3]]
+SMALL_CHUNKS = [(b, None) for b in BUILDERS] + [(None, r) for r in REAL[::3]]
 
 
 @pytest.mark.parametrize(("build", "real"), SMALL_CHUNKS,
@@ -1402,7 +1429,8 @@ def test_an_mpirun_tagged_line_and_a_ucx_unix_time_are_read_in_c() -> None:
 def test_a_walk_back_that_passes_over_the_lines_c_reads_as_none_finds_the_stamp_parsing_finds(
         lines: list[str], zone: str, srun: bool) -> None:
     """stamps.walk_back passes over, in C, the lines _lines.stamp_local_us reads as no stamp (prev_stamped's `read`):
-    the stamp it finds, and the stamps read as none on the way, are walk_back_py's, which parses every line."""
+    the stamp it finds is walk_back_py's, which parses every line, and neither counts the stamps it reads as none on
+    the way (a walk back counts no stamp)."""
     from zoneinfo import ZoneInfo
 
     from firstfault.collect import stamps
@@ -1416,7 +1444,7 @@ def test_a_walk_back_that_passes_over_the_lines_c_reads_as_none_finds_the_stamp_
             continue
         assert stamps.walk_back(buf, end, tp_c, srun, -1, 1 << 30) == \
             stamps.walk_back_py(buf, end, tp_py, srun, -1, 1 << 30), (buf, end)
-        assert tp_c.out_of_range == tp_py.out_of_range
+        assert tp_c.out_of_range == tp_py.out_of_range == 0
 
 
 def _stampless_run(n: int) -> tuple[bytes, list[int]]:

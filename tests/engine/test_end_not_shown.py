@@ -49,8 +49,16 @@ PY_WARNING = ["UserWarning: Grad strides do not match bucket view strides. This 
               "according to the gradient layout contract, or that the param's strides changed since DDP was "
               "constructed.  This is not an error, but may impair performance."]
 
+# NCCL's info records of its search for optional libraries (NVIDIA/nccl#1653 and NVIDIA/nccl-tests#166, as posted): its
+# INFO level, below a warning, whatever failure word the message holds
+NCCL_INFO = ["DESKTOP-1CE5APL:1689:2800 [0] NCCL INFO Failed to open libibverbs.so[.1]",
+             "DESKTOP-1CE5APL:1689:2800 [0] NCCL INFO NET/Socket : Using [0]eth0:172.21.131.59<0>",
+             "ubuntu:9621:9621 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: "
+             "cannot open shared object file: No such file or directory"]
 
-@pytest.mark.parametrize("lines", [OPENIB_WARNING, TRITON_WARNING, C10D_WARNING, PY_WARNING, ["Epoch 3: loss 0.12"]])
+
+@pytest.mark.parametrize("lines", [OPENIB_WARNING, TRITON_WARNING, C10D_WARNING, PY_WARNING, NCCL_INFO,
+                                   ["Epoch 3: loss 0.12"]])
 def test_warnings_alone_in_a_run_whose_end_is_not_shown_attribute_nothing(make_bundle: BundleMaker,
                                                                           lines: list[str]) -> None:
     v = _analyze(make_bundle, lines)
@@ -118,3 +126,16 @@ def test_near_miss_a_try_that_is_no_loop_going_on(make_bundle: BundleMaker, line
                                                   why: str) -> None:
     v = _analyze(make_bundle, lines, state)
     assert v.attributed_domain == "unknown", why
+
+
+@pytest.mark.parametrize("line", [
+    # synthetic: the record is an error; INFO is a word of its message, well after its head
+    "2026-11-02 10:00:00 ERROR loader: could not read the checkpoint manifest of the run stored under "
+    "/lustre/projects/team/run-2026-11-01 because its INFO block is missing",
+    # ... or near its head, after the error's own level word (synthetic)
+    "2026-11-02 10:00:00 ERROR loader: INFO block of the checkpoint manifest failed to parse",
+])
+def test_near_miss_a_level_word_inside_an_error_message_is_not_the_records_level(make_bundle: BundleMaker,
+                                                                                 line: str) -> None:
+    v = _analyze(make_bundle, [line])
+    assert (v.outcome, v.attributed_domain) == ("unknown", "unknown")

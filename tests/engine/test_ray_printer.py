@@ -70,6 +70,19 @@ def test_the_split_memo_keeps_the_role_for_every_pid() -> None:
         assert layer.split_settled(f"(MyActor pid={pid}) *** SIGSEGV received at time=1 ***")[0].program is None
 
 
+@pytest.mark.parametrize(("line", "body"), [
+    ("\x1b[36m(pid=3900)\x1b[0m hello", "hello"),  # the reset Ray prints after its tag
+    ("[36m(RayWorkerWrapper pid=4009)[0m hello", "hello"),  # pasted without the escape character
+    ("(pid=3900)\x1b[m hello", "hello"),
+    ("(pid=3900)[m hello", "hello"),
+    # near miss: absl's raw record right after the tag, whose file name starts with `m` (ray-project/ray#28716)
+    ("(pid=3900) [mutex.cc : 1908] RAW: Check x failed: y", "[mutex.cc : 1908] RAW: Check x failed: y"),
+    ("(pid=3900) [model.py:12] loss 0.5", "[model.py:12] loss 0.5"),
+])
+def test_the_colour_reset_after_a_ray_tag_is_not_a_bracket_of_the_line(line: str, body: str) -> None:
+    assert split_prefixes(line).body == body
+
+
 def test_ray_spells_its_daemons_with_underscores() -> None:
     row = platform_program_of("gcs_server")
     assert row is not None and row.part == "cluster"
@@ -176,8 +189,16 @@ def test_an_idle_workers_abort_is_not_the_jobs_crash(make_bundle: BundleMaker) -
     assert all(c.category != "app.crash" for c in v.candidates)
 
 
-def test_a_ranks_abort_is_the_jobs_crash(make_bundle: BundleMaker) -> None:
+def test_a_ranks_failed_check_and_abort_is_the_jobs_failure(make_bundle: BundleMaker) -> None:
+    # absl's RAW check is the rank's own fatal check (extract/traceback.py fatal_log), the abort its consequence
     v = _driver_log(make_bundle, _HANG.replace("(pid=3900)", "(RayTrainWorker pid=3900)"))
+    assert v.root_cause is not None and v.root_cause.category == "app.exception"
+    assert "Mutex corrupt" in v.root_cause.summary
+
+
+def test_a_ranks_abort_is_the_jobs_crash(make_bundle: BundleMaker) -> None:
+    hang = "".join(line + "\n" for line in _HANG.splitlines() if "RAW:" not in line)
+    v = _driver_log(make_bundle, hang.replace("(pid=3900)", "(RayTrainWorker pid=3900)"))
     assert v.root_cause is not None and v.root_cause.category == "app.crash"
 
 
@@ -225,9 +246,10 @@ def test_an_idle_workers_abort_in_a_hung_ray_job_names_no_cause(tmp_path: Path) 
     assert all(c.category != "app.crash" for c in v.candidates)
 
 
-def test_a_ranks_abort_in_the_same_job_is_its_crash(tmp_path: Path) -> None:
+def test_a_ranks_failed_check_in_the_same_job_is_its_failure(tmp_path: Path) -> None:
     v = _ray_hang_with(tmp_path, _IDLE_ABORT.replace("(pid=3900)", "(RayTrainWorker pid=3900)"))
-    assert v.root_cause is not None and v.root_cause.category == "app.crash"
+    assert v.root_cause is not None and v.root_cause.category == "app.exception"
+    assert "Mutex corrupt" in v.root_cause.summary
 
 
 def test_the_crash_names_the_process_the_tag_names() -> None:
@@ -239,3 +261,55 @@ def test_the_crash_names_the_process_the_tag_names() -> None:
     assert "pid" not in ev.fields and "proc" not in ev.fields
     (ev,) = _events("(raylet) *** SIGTERM received at time=1647977864 on cpu 0 ***")  # a kill it was sent: not its own
     assert "proc" not in ev.fields
+
+
+# --- a bare tag in a log of Ray before 1.7 ---------------------------------------------------------------------------
+# Ray before 1.7 tagged every task's and actor's output `(pid=N)` (ray-project/ray#18105, merged for 1.7, shows it
+# before and after: `(pid=1191773) hello there` became `(task pid=1191773) hello there`), so there a bare tag is the
+# job's process. A Dask-on-Ray worker's SIGSEGV from a nightly of July 2021 (ray-project/ray#17080, Ray 1.5's time:
+# before #18105), after a traceback the same tag printed from the job's own code (its `__del__` raising while the
+# collector ran: Python's `Exception ignored in`, the job going on): the log's bare tags are the job's processes.
+_RAY1_CRASH = (
+    # (Ray 1.x's banner, on the bundle's day)
+    "2026-11-02 10:30:00,000\tINFO services.py:1267 -- View the Ray dashboard at http://127.0.0.1:8265\n"
+    "(pid=91480, ip=172.31.76.62) Exception ignored in: <function PartitionCache.__del__ at 0x7f5387a1c8b0>\n"
+    "(pid=91480, ip=172.31.76.62) Traceback (most recent call last):\n"
+    "(pid=91480, ip=172.31.76.62)   File \"{frame}\", line 42, in __del__\n"
+    "(pid=91480, ip=172.31.76.62)     self.store.close()\n"
+    "(pid=91480, ip=172.31.76.62) AttributeError: 'NoneType' object has no attribute 'close'\n"
+    "(pid=91480, ip=172.31.76.62) *** SIGSEGV received at time=1626321279 on cpu 2 ***\n"
+    "(pid=91480, ip=172.31.76.62) PC: @     0x7f53874b36d3  (unknown)  ray::GcsServerAddressUpdater::"
+    "UpdateGcsServerAddress()\n"
+    "(pid=91480, ip=172.31.76.62)     @     0x7f53889123c0       3440  (unknown)\n"
+)
+
+
+def test_a_bare_tag_that_printed_the_jobs_own_code_is_the_jobs_process(make_bundle: BundleMaker) -> None:
+    v = _driver_log(make_bundle, _RAY1_CRASH.format(frame="/home/ray/dask_on_ray_job.py"))
+    assert v.root_cause is not None and v.root_cause.category == "app.crash"
+
+
+@pytest.mark.parametrize("frame", [
+    "/home/ray/anaconda3/lib/python3.7/site-packages/ray/worker.py",  # Ray's own code, installed
+    "/home/ray/ray/python/ray/_private/worker.py",  # ... or from its source tree
+    "/usr/lib/python3.8/threading.py",  # the standard library's
+])
+def test_a_bare_tag_that_printed_no_code_of_the_job_stays_rays_idle_worker(
+        make_bundle: BundleMaker, frame: str) -> None:
+    v = _driver_log(make_bundle, _RAY1_CRASH.format(frame=frame))
+    assert v.root_cause is None or v.root_cause.category != "app.crash"
+    assert all(c.category != "app.crash" for c in v.candidates)
+
+
+def test_the_evidence_is_the_files_own() -> None:
+    # the job's frame behind a bare tag in one file says nothing of another file's bare tags
+    crash = "(pid=7) *** SIGSEGV received at time=1626321279 on cpu 2 ***"
+    evs = feed_lines([
+        Candidate("application", "a/driver.log", 1, "node-02", None, None, '(pid=5)   File "/home/u/job.py", line 3, '
+                                                                            "in f"),
+        Candidate("application", "a/driver.log", 2, "node-02", None, None, crash),
+        Candidate("application", "b/driver.log", 1, "node-02", None, None, crash),
+    ])
+    signals = [e for e in evs if e.kind == "process.signal"]
+    assert [(e.evidence.file, e.fields.get("program")) for e in signals] == [("a/driver.log", None),
+                                                                             ("b/driver.log", "ray-idle-worker")]

@@ -197,8 +197,16 @@ def test_the_other_accelerators_allocators_say_their_devices_memory_ran_out() ->
                   "fragmentation."]) == ["app.cuda_oom"]
     assert kinds(["RuntimeError: MLU out of memory. Tried to allocate 20.00 MiB (MLU 0; 15.74 GiB total capacity; "
                   "14.80 GiB already allocated)"]) == ["app.cuda_oom"]
+    # MXNet's GPU storage manager, after cudaMalloc's own status string (apache/mxnet#17126 and deepinsight/
+    # insightface#1240, as their reporters posted them)
+    assert kinds(["mxnet.base.MXNetError: [18:53:03] src/storage/./pooled_storage_manager.h:157: cudaMalloc failed: "
+                  "out of memory"]) == ["app.cuda_oom"]
+    assert kinds(["MXNetError: cudaMalloc retry failed: out of memory"]) == ["app.cuda_oom"]
     # ... and not the words in a question about them
     assert "app.cuda_oom" not in kinds(["ValueError: NPU out of memory handling is not configured for this job"])
+    # near miss: another status of the same call is no allocation that ran out
+    assert "app.cuda_oom" not in kinds(["mxnet.base.MXNetError: [09:12:40] src/storage/./pooled_storage_manager.h:157: "
+                                        "cudaMalloc failed: invalid device ordinal"])
     # near misses: the same helpers' debug record of an empty workspace, and a sparse solver's own workspace on the
     # host (MUMPS's INFO(1) = -5 text, as its users' wrappers print it)
     assert "app.cuda_oom" not in kinds(["PT_SYNHELPER_DEBUG workspace Allocation of size is zero"])

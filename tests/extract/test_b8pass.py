@@ -98,6 +98,30 @@ def test_ptx_newer_than_the_driver_in_a_cpp_abort_is_the_driver() -> None:
     assert [e.fields.get("error") for e in events] == ["driver"]
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        # NVIDIA/CUDALibrarySamples#47 (HPC SDK 21.9 container on an older host driver): cudaGetErrorString's words
+        # after the sample's own `Error: `, no CUDA anchor
+        "Error: the provided PTX was compiled with an unsupported toolchain.",
+        # wilicc/gpu-burn#145 (a CUDA 13.2 build): the driver API's words after gpu-burn's own
+        "Couldn't init a GPU test: Error in load module (gpu_burn-drv.cpp:243): the provided PTX was compiled with an "
+        "unsupported toolchain.",
+    ],
+)
+def test_ptx_newer_than_the_driver_in_a_programs_own_words_is_the_driver(line: str) -> None:
+    events = [e for e in feed([line]) if e.kind == "app.cuda_error"]
+    assert [(e.fields.get("error"), e.fields.get("cuda_code")) for e in events] == [("driver", 222)]
+
+
+def test_near_miss_a_driver_message_no_row_reads_alone_stays_unread() -> None:
+    # triton-inference-server/server#2674: a CPU-only server's pinned-memory pool falling back, 35's words with no
+    # anchor (the maintainer: only a warning); 35 is no `alone` row, so the line is no CUDA error
+    line = ("E0327 01:23:03.175862 1 pinned_memory_manager.cc:202] failed to allocate pinned system memory: CUDA "
+            "driver version is insufficient for CUDA runtime version")
+    assert [e for e in feed([line]) if e.kind == "app.cuda_error"] == []
+
+
 def test_a_build_without_the_gpus_kernels_stays_the_workloads() -> None:
     # tensorflow/tensorflow#42428: a binary without code for the GPU is the workload's build, not the driver
     line = ("tensorflow.python.framework.errors_impl.InternalError: CUDA runtime implicit initialization on GPU:0 "

@@ -9,6 +9,7 @@ import pytest
 
 from firstfault.extract import container, gpu
 from firstfault.extract.container import container_fields
+from tests.extract import helpers
 from tests.extract.helpers import assert_fields, holds_literal, scan
 
 EX = container.ContainerErrorExtractor()
@@ -86,6 +87,27 @@ EX = container.ContainerErrorExtractor()
         # crun's cgroup set-up, the same wrapper after it
         ("Error: crun: creating cgroup directory `/sys/fs/cgroup/systemd/libpod_parent/libpod-3f1`: No such file or "
          "directory: OCI runtime attempted to invoke a command that was not found", "crun", "node"),
+        # NVIDIA/enroot src/docker.sh docker::import `common::err "File already exists: ${filename}"` (the format
+        # string; the path ours), as pyxis prints enroot's log and alone: the output the job named already stands
+        ("slurmstepd: error: pyxis:     [ERROR] File already exists: /lustre/containers/nvidia+pytorch+24.01-py3.sqsh",
+         "enroot", "job"),
+        ("[ERROR] File already exists: /home/user/enroot/ubuntu.sqsh", "enroot", "job"),
+        # apptainer/apptainer cmd/internal/cli/build_linux.go `While performing build: %v` (a pull from a Docker daemon
+        # or an OCI registry runs the build), a public troubleshooting note's line (the MPI-CBG assembly workshop's
+        # README, https://git.mpi-cbg.de/assembly/assembly_workshop): the image's blobs in a /tmp too small, the
+        # runtime's scratch on the node
+        ("FATAL:   While performing build: conveyor failed to get: Error writing blob: write "
+         "/tmp/bundle-temp-817373221/oci-put-blob352501850: no space left on device", "apptainer", "node"),
+        # ... with a reason of the job's own (an archive `docker save` wrote with two images, a course's post on SMU's
+        # M2 cluster): no errno, the start report alone
+        ("FATAL:   While performing build: conveyor failed to get: Unexpected tar manifest.json: expected 1 item, "
+         "got 2", "apptainer", "start"),
+        # NVIDIA/enroot bin/enroot-switchroot.c, its exec of the command the container starts with (`failed to
+        # execute: %s` after execvp): a distroless image under pyxis, which starts a shell first (NVIDIA/srt-slurm's
+        # docs): the job's image holds no such program
+        ("enroot-switchroot: failed to execute: /bin/sh: No such file or directory", "enroot", "job"),
+        # ... while its other steps stay the node's (the format `failed to %s`, an errno of ours)
+        ("enroot-switchroot: failed to pivot root: Operation not permitted", "enroot", "node"),
         # enroot's row wins over a shorter row that ends at the same place
         ("pyxis:     [ERROR] URL https://nvcr.io/v2/nvidia/pytorch/manifests/99.99-py3 returned error code: 404 Not "
          "Found", "enroot", "job"),
@@ -129,6 +151,8 @@ def test_the_deepest_error_of_a_chain_decides() -> None:
         "daos: container create failed: DER_NO_PERM(-1001): 'No permission'",
         # a bare `[ERROR]` is any program's: an API client's rate limit is no registry's
         "[ERROR] metrics push failed: toomanyrequests: slow down",
+        # another program's EEXIST in its own words, without enroot's tag (synthetic)
+        "ERROR: File already exists: /home/user/out.csv (use --overwrite)",
     ],
 )
 def test_near_misses_are_not_container_errors(line: str) -> None:
@@ -224,3 +248,42 @@ def test_the_kubelets_own_log_of_one_try_says_so() -> None:
     f = container_fields(docker)
     assert f is not None
     assert (f["error"], f.get("reported_by")) == ("node", None)
+
+
+# ---------------------------------------------------------------- a storage errno inside the runtime's own error
+
+# NVIDIA/nvidia-container-toolkit#2028's "Before" (the toolkit 1.20.0 hook that made a directory under a read-only
+# /etc/nvidia), Docker's CLI with runc's report of the createContainer hook and the hook's stderr on one line
+_HOOK_EROFS = ('docker: Error response from daemon: failed to create task for container: failed to create shim task: '
+               'OCI runtime create failed: runc create failed: unable to start container process: error during '
+               'container init: error running createContainer hook #6: exit status 1, stdout: , stderr: '
+               'time="2026-08-26T21:50:49Z" level=error msg="failed to create application profiles directory: mkdirat '
+               'etc/nvidia/nvidia-application-profiles-rc.d: read-only file system"')
+
+
+def _kinds(lines: list[str]) -> list[tuple[str, object]]:
+    return [(e.kind, e.fields.get("error") or e.fields.get("errno")) for e in helpers.events(lines)]
+
+
+def test_a_storage_errno_in_the_runtimes_own_error_is_the_nodes_container_plumbing() -> None:
+    assert _kinds([_HOOK_EROFS]) == [("container.error", "node")]
+    # the same report posted as the runtime prints its quote of the hook's stderr, on the lines after it (synthetic:
+    # the line above cut where its stderr begins)
+    head = _HOOK_EROFS.partition(" time=")[0]
+    lines = [head, "failed to create application profiles directory:",
+             "mkdirat etc/nvidia/nvidia-application-profiles-rc.d: read-only file system"]
+    assert ("container.error", "node") in _kinds(lines)
+    assert not [k for k, _ in _kinds(lines) if k == "storage.error"]
+
+
+@pytest.mark.parametrize("lines", [
+    # the job's own write after its container started (synthetic): no runtime's words before it
+    ["Epoch 3: saving checkpoint", "OSError: [Errno 30] Read-only file system: '/ckpt/epoch3.pt'"],
+    # the runtime's report that opens no quote, then the job's errno later in the stream (synthetic)
+    ["error running createContainer hook #6: exit status 1", *(f"step {i}" for i in range(6)),
+     "tee: train.log: No space left on device"],
+])
+def test_near_miss_a_storage_errno_outside_the_runtimes_error_stays_storage(lines: list[str]) -> None:
+    kinds = _kinds(lines)
+    assert any(k == "storage.error" for k, _ in kinds)
+    assert ("container.error", "node") not in kinds

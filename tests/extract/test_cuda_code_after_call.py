@@ -96,9 +96,10 @@ def test_a_zeroed_twin_of_a_quiet_line_is_still_read() -> None:
         # CUDA_ERROR_OUT_OF_MEMORY
         ("[HAMI-core ERROR (pid:208 thread=139663880746752 allocator.c:121)]: cuMemoryAllocate failed res=2",
          "app.cuda_oom", None),
-        # a result the table has no row for (201, CUDA_ERROR_INVALID_CONTEXT; the words a public HAMi write-up quotes:
-        # `cuMemoryAllocate failed res=201`): a CUDA error whose kind is not said, no OOM
-        ("cuMemoryAllocate failed res=201", "app.cuda_error", None),
+        # another result (201, CUDA_ERROR_INVALID_CONTEXT; the words a public HAMi write-up quotes:
+        # `cuMemoryAllocate failed res=201`): since the table holds the whole CUresult enum, that CUDA error by its
+        # number, of class other (a symptom), no OOM
+        ("cuMemoryAllocate failed res=201", "app.cuda_error", 201),
     ],
 )
 def test_a_driver_calls_failure_with_its_result(line: str, kind: str, code: int | None) -> None:

@@ -1,5 +1,6 @@
-"""A C++ framework's fatal log record (glog / absl `LOG(FATAL)`, a failed `CHECK`, TensorFlow's own form) is read
-as an uncaught exception (extract/traceback.py `fatal_log`): the process aborts right after it.
+"""A C++ framework's fatal log record (glog / absl `LOG(FATAL)`, a failed `CHECK`, TensorFlow's own form) and Go's
+logrus at its fatal level are read as an uncaught exception (extract/traceback.py `fatal_log`): the process aborts
+(or exits) right after it.
 
 Lines are verbatim from the public threads cited next to them.
 """
@@ -8,9 +9,11 @@ from __future__ import annotations
 
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.extract import nccl
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import LineExtractor
+from tests.conftest import BundleMaker
 from tests.extract import helpers
 
 ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *helpers.APPLICATION)
@@ -35,6 +38,48 @@ def test_a_fatal_record_is_the_processs_uncaught_failure(line: str, message: str
     drafts = helpers.scan(ALL, [line], "application")
     assert [(d.kind, d.fields.get("exc_type"), d.fields.get("message")) for d in drafts] == [
         ("app.exception", tb.FATAL_LOG_CLASS, message)]
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    # abseil's raw logger's failed check (absl/base/internal/raw_logging.cc: `[file : line] RAW: `, ABSL_RAW_CHECK's
+    # `Check %s failed: %s`): a Ray worker's corrupted mutex (ray-project/ray#28716's abort, abseil's mutex.cc)
+    ("[mutex.cc : 1908] RAW: Check (v & (kMuWait | kMuWrWait)) != kMuWrWait failed: Lock: Mutex corrupt: waiting "
+     "writer with no waiters: 0x7fbdb40b1ff0",
+     "Check (v & (kMuWait | kMuWrWait)) != kMuWrWait failed: Lock: Mutex corrupt: waiting writer with no waiters: "
+     "0x7fbdb40b1ff0"),
+    # ... behind Ray's tag for the worker that printed it (extract/prefix.py; not a colour code's `[m`)
+    ("(RayTrainWorker pid=3900) [mutex.cc : 1908] RAW: Check (v & (kMuWait | kMuWrWait)) != kMuWrWait failed: Lock",
+     "Check (v & (kMuWait | kMuWrWait)) != kMuWrWait failed: Lock"),
+    # glog's RAW_CHECK behind its own header, and glog 0.6+'s header with the year (google/glog src/logging_unittest.cc
+    # TEST(DeathRawCHECK) and TestSTREQ, as a run of it prints them)
+    ("F00000000 00:00:00.000000 2128115 logging_unittest.cc:526] RAW: Check false failed: failure 1",
+     "Check false failed: failure 1"),
+    ("F20230424 13:28:15.469306 2128115 logging_unittest.cc:701] Check failed: 'static_cast<void*>(nullptr)' Must be "
+     "non NULL", "Check failed: 'static_cast<void*>(nullptr)' Must be non NULL"),
+    # glog's record behind a stamp the prefix layer leaves (a logger's, before the process's stderr line)
+    ("2024-05-02 10:11:12,345 F0407 01:31:07.673615  5759 math_functions.cpp:250] Check failed: a <= b (0 vs. -1) ",
+     "Check failed: a <= b (0 vs. -1)"),
+])
+def test_a_raw_or_dated_check_is_the_processs_fatal_check(line: str, message: str) -> None:
+    drafts = helpers.scan(ALL, [line], "application")
+    assert [(d.kind, d.fields.get("exc_type"), d.fields.get("message")) for d in drafts] == [
+        ("app.exception", tb.FATAL_LOG_CLASS, message)]
+
+
+@pytest.mark.parametrize("line", [
+    # abseil's raw logger at another severity (it prints none): ray-project/ray#28791's signal handler, re-entered
+    "[failure_signal_handler.cc : 331] RAW: Signal 11 raised at PC=0x2b1452d395a0 while already in "
+    "AbslFailureSignalHandler()",
+    # a raw record whose words start like a check but say no failure
+    "[mutex.cc : 1234] RAW: Check the lock order of this thread",
+    # glog 0.6+'s header with the year at a warning's severity
+    "W20230424 13:28:15.469147 2128115 logging_unittest.cc:355] Check failed would be logged here",
+    # a glog header quoted mid-word (no space, `]` or `:` before its F)
+    "configF0407 01:31:07.673615  5759 math_functions.cpp:250] not a record",
+])
+def test_raw_records_of_other_severities_are_no_fatal_check(line: str) -> None:
+    assert tb.fatal_log(line) is None
+    assert all(d.fields.get("exc_type") != tb.FATAL_LOG_CLASS for d in helpers.scan(ALL, [line], "application"))
 
 
 def test_the_abort_after_a_fatal_record_is_its_consequence() -> None:
@@ -85,3 +130,47 @@ def test_a_fatal_record_that_says_another_task_died_names_no_cause(line: str) ->
     exc = tb.fatal_log(line)
     assert exc is not None
     assert [d.kind for d in tb.classify(line, exc, False, False)[0]] == ["nccl.remote_error"]
+
+
+# ---------------------------------------------------------------- Go's logrus at its fatal level (then os.Exit(1))
+
+_CRICTL_MSG = ('validate service connection: CRI v1 runtime API is not implemented for endpoint '
+               '"unix:///run/containerd/containerd.sock": rpc error: code = Unimplemented desc = unknown service '
+               'runtime.v1.RuntimeService')
+
+
+@pytest.mark.parametrize("line", [
+    # ondat/discoblocks#105: crictl's fatal record in its key=value form, behind containerd's CRI log prefix (its
+    # message's quotes escaped, Go's %q)
+    '2023-01-09T12:57:28.791778323Z stderr F time="2023-01-09T12:57:28Z" level=fatal msg="validate service '
+    'connection: CRI v1 runtime API is not implemented for endpoint \\"unix:///run/containerd/containerd.sock\\": rpc '
+    'error: code = Unimplemented desc = unknown service runtime.v1.RuntimeService"',
+    # kubernetes-sigs/cri-tools#1073: the same record in logrus's terminal form
+    "FATA[0000] validate service connection: CRI v1 runtime API is not implemented for endpoint "
+    '"unix:///run/containerd/containerd.sock": rpc error: code = Unimplemented desc = unknown service '
+    "runtime.v1.RuntimeService",
+])
+def test_a_go_programs_fatal_record_is_its_uncaught_failure(line: str, make_bundle: BundleMaker) -> None:
+    drafts = helpers.scan(ALL, [line], "application")
+    assert [(d.kind, d.fields.get("exc_type"), d.fields.get("message")) for d in drafts] == [
+        ("app.exception", tb.FATAL_LOG_CLASS, _CRICTL_MSG)]
+    # a failed job's one line (a workload with no window: the record's own 2023 stamp stands)
+    wl = {"apiVersion": "firstfault/v1", "workload": {"id": "t", "scheduler": "static", "nodes": ["node-001"],
+                                                      "terminal_state": "FAILED"},
+          "sources": [{"kind": "application", "path": "app/run.log"}]}
+    v = Analyzer().analyze_path(str(make_bundle({"app/run.log": line + "\n"}, wl)))
+    assert v.attributed_domain == "software" and v.root_cause is not None
+    assert v.root_cause.category.startswith("app.exception")
+
+
+@pytest.mark.parametrize("line", [
+    # kubernetes-sigs/cri-tools#1041: the same program's ERROR records, after which it went on to the next endpoint
+    'ERRO[0000] validate service connection: CRI v1 runtime API is not available for endpoint '
+    '"unix:///var/run/dockershim.sock": rpc error: code = Unavailable desc = connection error',
+    # logrus's key=value form at the error level (synthetic, the b35 DCGM exporter's words): no exit follows it
+    'time="2022-07-20T01:54:12Z" level=error msg="Error watching fields: Feature not supported"',
+    # a fatal level word inside another record's message (synthetic)
+    'time="2022-07-20T01:54:12Z" level=info msg="next step: level=fatal handling is configured"',
+])
+def test_near_miss_other_logrus_levels_are_no_fatal_record(line: str) -> None:
+    assert tb.fatal_log(line) is None

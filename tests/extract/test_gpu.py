@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.catalog.tables import (
     XID_CLASSES,
     NvrmMessage,
@@ -22,6 +23,7 @@ from firstfault.catalog.tables import (
 from firstfault.collect.scan import Extraction
 from firstfault.extract import gpu
 from firstfault.extract.base import Candidate
+from tests.conftest import BundleMaker
 from tests.extract import helpers
 from tests.extract.helpers import assert_fields, holds_literal, one, scan
 
@@ -891,6 +893,32 @@ def test_nvml_negatives(line: str) -> None:
     assert scan(NVML, [line], source="application") == []
 
 
+def test_a_counter_the_gpu_does_not_offer_is_understood_and_no_failure(make_bundle: BundleMaker) -> None:
+    # triton-inference-server/server#73: TensorRT Inference Server's metrics thread on a GPU without the counters,
+    # NVML's return code by its number (NVML_ERROR_NOT_SUPPORTED), at glog's error level every 2 s
+    lines = ["E0204 21:50:51.341949 44 metrics.cc:213] failed to get power limit for GPU 0, NVML_ERROR 3",
+             "E0204 21:50:51.342005 44 metrics.cc:225] failed to get power usage for GPU 0, NVML_ERROR 3",
+             "E0204 21:50:51.342018 44 metrics.cc:238] failed to get energy consumption for GPU 0, NVML_ERROR 3"]
+    assert helpers.events(lines) == []
+    assert all(helpers.claimed(line, "application") for line in lines)
+    wl = {"apiVersion": "firstfault/v1", "workload": {"id": "t", "scheduler": "static", "nodes": ["node-001"]},
+          "sources": [{"kind": "application", "path": "app/server.log"}]}
+    v = Analyzer().analyze_path(str(make_bundle({"app/server.log": "".join(x + "\n" for x in lines)}, wl)))
+    assert (v.outcome, v.attributed_domain) == ("unknown", "none")
+
+
+@pytest.mark.parametrize("line", [
+    # triton-inference-server/server#714: the same metrics thread on a Jetson, NVML's code 9 with no anchor of the
+    # table's words: the client going without NVML, no driver the job lacked
+    "E0821 06:27:34.280622 6 metrics.cc:147] failed to initialize NVML: NVML_ERROR 9",
+    # a code the table does not hold (synthetic)
+    "E0204 21:50:51.341949 44 metrics.cc:213] failed to get power limit for GPU 0, NVML_ERROR 42",
+])
+def test_near_miss_nvml_codes_by_number_that_name_nothing(line: str) -> None:
+    assert [e for e in helpers.events([line]) if e.kind == "gpu.nvml_error"] == []
+    assert not helpers.claimed(line, "application")
+
+
 def test_nvml_repeat_of_one_failure_is_one_event() -> None:
     drafts = scan(NVML, ["No devices were found", "No devices were found"], source="application")
     assert len(drafts) == 1
@@ -906,7 +934,8 @@ def test_platform_tables_load_and_hold_their_keys() -> None:
     )
 
     assert nvml_table()[18].nvml_class == "driver" and nvml_table()[15].nvml_class == "lost"
-    assert {r.nvml_class for r in nvml_table().values()} == {"driver", "no_devices", "lost", "unresponsive", "unknown"}
+    assert {r.nvml_class for r in nvml_table().values()} == {"driver", "no_devices", "lost", "unresponsive", "unknown",
+                                                           "not_supported"}
     assert sorted(ib_wc_status_table()) == list(range(1, 22))
     assert ib_wc_status_table()[12].wc_class == "path" and ib_wc_status_table()[4].wc_class == "local_access"
     assert nccl_transports()["transport/nvls.cc"] == "nvls"

@@ -27,9 +27,10 @@ def _analyze(make_bundle: BundleMaker, text: str) -> Verdict:
 
 
 # ---------------------------------------------------------------- cuBLAS's statuses, by name and in THC's words
-# catalog/cuda.yaml `cublas_statuses`: the status a cuBLAS call returned decides as cuDNN's does. A kernel that failed
-# to run (EXECUTION_FAILED) is a CUDA error of class launch_failure, a symptom whose cause is said elsewhere, not an
-# exception of the workload; ARCH_MISMATCH the job's build for another GPU; ALLOC_FAILED the accelerator's memory.
+# catalog/cuda.yaml `library_statuses` (its cuBLAS rows): the status a cuBLAS call returned decides as cuDNN's does. A
+# kernel that failed to run (EXECUTION_FAILED) is a CUDA error of class launch_failure, a symptom whose cause is said
+# elsewhere, not an exception of the workload; ARCH_MISMATCH the job's build for another GPU; ALLOC_FAILED the
+# accelerator's memory.
 # PyTorch before 1.0 printed the status in its own words (aten/src/THC/THCGeneral.cpp __THCublasCheck).
 
 

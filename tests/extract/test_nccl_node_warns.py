@@ -52,6 +52,10 @@ SETUP_LINES: list[tuple[str, str]] = [
     # horovod/horovod#3949 (https://github.com/horovod/horovod/issues/3949), its host made node-02
     ("duplicate_gpu", "node-02:67917:67949 [0] init.cc:748 NCCL WARN Duplicate GPU detected : rank 0 and rank 1 both "
                       "on CUDA device 3b000"),
+    # NVIDIA/nccl#963 (https://github.com/NVIDIA/nccl/issues/963, communicators used from other threads than the
+    # ones they were made for), its host made node-02: src/misc/argcheck.cc's check of the root, read by the file
+    ("invalid_argument", "node-02:248281:248306 [1] misc/argcheck.cc:39 NCCL WARN Recv : invalid root 0 (root should "
+                         "be in the 0..0 range)"),
     # format: src/net.cc ncclNetInit (v2.18.3), NCCL_NET=IB on a node without IB
     ("network_not_available", "node-02:1234:1300 [2] net.cc:285 NCCL WARN Error: network IB not found."),
     # format: src/plugin/net.cc ncclNetInit
@@ -172,7 +176,7 @@ def _body(line: str) -> str:
 
 def test_every_row_has_a_line_here() -> None:
     """A row added to the table without a line here fails: each row gets its positive and near-miss tests."""
-    setup = {(r.name, t) for r in nccl_node_warns() if r.reading == "setup" for t in r.texts}
+    setup = {(r.name, t) for r in nccl_node_warns() if r.reading == "setup" for t in (*r.texts, *r.files)}
     platform = {(r.name, t) for r in nccl_node_warns() if r.reading == "platform" for t in r.texts}
     benign = {(r.name, t) for r in nccl_node_warns() if r.reading == "benign" for t in r.texts}
     assert {n for n, _ in setup} == {n for n, _ in SETUP_LINES}
@@ -204,7 +208,11 @@ GOOD = {"name": "duplicate_gpu", "reading": "setup", "source": "src/init.cc init
     ([{**GOOD, "texts": ["Connection timed out"]}], "meets a local or peer status's words"),
     ([{**GOOD, "reading": "fatal"}], "reading"),
     ([{**GOOD, "source": "init.cc"}], "source"),
-], ids=["twice", "local-word", "peer-word", "reading", "uncited"])
+    ([{**GOOD, "texts": []}], "texts"),
+    ([{**GOOD, "texts": [], "files": ["misc/argcheck.cc"], "reading": "benign"}], "never announced at INFO nor benign"),
+    ([{**GOOD, "files": ["misc/argcheck.cc"]}, {**GOOD, "name": "other", "texts": ["something else entirely"],
+      "files": ["misc/argcheck.cc"]}], "appears twice"),
+], ids=["twice", "local-word", "peer-word", "reading", "uncited", "no-words-no-file", "benign-file", "file-twice"])
 def test_the_table_refuses(monkeypatch: pytest.MonkeyPatch, rows: list[dict[str, Any]], problem: str) -> None:
     with pytest.raises(CatalogTableError, match=problem):
         _build_with(monkeypatch, rows)
@@ -223,7 +231,7 @@ def test_a_setup_warn_is_the_jobs_setup_on_its_node(name: str, line: str) -> Non
 
 def _header_only(line: str) -> bool:
     """Whether the row words a line holds count only under NCCL's WARN header (`header: true`)."""
-    return any(r.header and any(t in line for t in r.texts) for r in nccl_node_warns())
+    return any(r.header and any(t in line for t in (*r.texts, *r.files)) for r in nccl_node_warns())
 
 
 @pytest.mark.parametrize(("name", "line"), [(n, ln) for n, ln in SETUP_LINES if not _header_only(ln)])
@@ -252,8 +260,15 @@ def test_a_fallback_warn_is_no_event(name: str, line: str) -> None:
     "or protocol with NCCL_ALGO/NCCL_PROTO. Defaulting to internal tuner.",
     # a program's own lookup in its own words, with no NCCL header (synthetic)
     "KeyError: Could not find GPU with id 3 in the inventory",
+    # NCCL's INFO line of the result the argument check returned, passed up the stack (NVIDIA/nccl#963): the file
+    # is the INFO's words, not a WARN header's, and says nothing of its own
+    "node-02:248281:248306 [1] NCCL INFO enqueue.cc:1450 -> 4",
+    # a WARN of another source file in words an argument check could use (format: src/transport/p2p.cc, p2pMap's
+    # `Cuda failure 'peer access is not supported between these two devices'` is the CUDA table's, not this row's)
+    "node-02:1234:1300 [2] transport/p2p.cc:275 NCCL WARN Cuda failure 'peer access is not supported between these "
+    "two devices'",
 ], ids=["graph-file-info", "reverse-path-info", "pattern-info", "network-not-nccl", "tuner-info-fallback",
-        "lookup-not-nccl"])
+        "lookup-not-nccl", "result-info-line", "other-file-warn"])
 def test_near_misses_are_no_setup(line: str) -> None:
     assert not any(d.fields.get("setup") for d in helpers.scan(ERROR, [line], "application"))
 

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.extract import signals
+from tests.conftest import BundleMaker
+from tests.extract import helpers
 from tests.extract.helpers import assert_fields
 from tests.extract.helpers import one_application as one
 from tests.extract.helpers import scan_application as scan
@@ -129,3 +132,32 @@ def test_faulthandler_and_shell_report_one_segfault() -> None:
     lines[5:5] = ["step 1"] * 400
     drafts = scan(SIG, lines)
     assert [d.fields["signal"] for d in drafts] == ["SIGSEGV", "SIGSEGV"]
+
+
+# ---------------------------------------------------------------- Triton's own crash report
+
+
+def test_tritons_own_crash_report_is_the_processs_signal(make_bundle: BundleMaker) -> None:
+    # triton-inference-server/server#3916 (a TensorFlow backend's crash) and #7400 (python backend, gRPC's flow
+    # control), as their reporters posted them: the handler's line, then boost's frames
+    crash = ["Signal (11) received.",
+             " 0# triton::server::(anonymous namespace)::ErrorSignalHandler(int) at triton_signal.cc:?",
+             " 1# 0x00007F2477AC8B50 in /usr/lib64/libc.so.6"]
+    got = [(e.kind, e.fields.get("signal"), e.fields.get("by")) for e in helpers.events(crash)]
+    assert got == [("process.signal", "SIGSEGV", "self")]
+    # clearml/clearml-serving#36: its abort (an uncaught C++ exception) is the process's own
+    assert [(e.fields.get("signal"), e.fields.get("by")) for e in helpers.events(["Signal (6) received."])] == [
+        ("SIGABRT", "self")]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": "".join(s + "\n" for s in crash)})))
+    assert (v.attributed_domain, v.root_cause.category if v.root_cause else None) == ("software", "app.crash")
+
+
+@pytest.mark.parametrize("line", [
+    # the same handler's words for the graceful shutdown it was asked for (SIGTERM, SIGINT; synthetic): the sender's
+    "Signal (15) received.",
+    "Signal (2) received.",
+    # a person's words quoting it (synthetic, after the title of triton-inference-server/server#6723), not the report
+    "Triton Server Crash with Signal (11) received. after some hours",
+])
+def test_near_miss_tritons_signal_words_that_are_no_crash(line: str) -> None:
+    assert [e for e in helpers.events([line]) if e.kind == "process.signal"] == []

@@ -870,6 +870,13 @@ _ADDRINFO = ("MPIDI_NM_mpi_init_hook(719): OFI addrinfo() failed (ofi_init.h:719
         (["MPI_Abort: Fatal error in PMPI_Init: Other MPI error, error stack: MPIR_Init_thread(176)........:  "
           "MPID_Init(1538)..............:  find_provider(2683)..........: OFI fi_getinfo() failed (ofi_init.c:2683:"
           "find_provider:No data available)"], "no_provider", "MPI_Init"),
+        # the OFI netmod's init hook failing with the bare class as the innermost entry (Intel MPI 2021's form, as
+        # mpi4py/mpi4py#281 posts it; here under pmodels/mpich#6336's first lines and hook entry, the innermost entry
+        # synthetic): the provider that could not start on the node
+        (["    Abort(2139535) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error stack:",
+          "    MPIR_Init_thread(176)........: ", "    MPID_Init(1538)..............: ",
+          "    MPIDI_OFI_mpi_init_hook(1511): ", "    (unknown)(): Other MPI error"],
+         "provider_init_failed", "MPI_Init"),
         # firemodels/fds#5853 (https://github.com/firemodels/fds/issues/5853): Intel MPI's shared-memory copy refused
         # by Yama's ptrace_scope, its advice on the lines below
         (["Fatal error in PMPI_Testall: Other MPI error, error stack:",
@@ -907,6 +914,14 @@ def test_an_mpich_error_stack_naming_what_the_node_lacked_is_the_set_up(lines: l
         # a peer refusing the connection inside MPI_Init is the peer's (synthetic, ch3's tcp netmod entry)
         ["Fatal error in MPI_Init: Other MPI error, error stack:", "MPIR_Init_thread(474)...........: ",
          "MPID_nem_tcp_connpoll(1845)....: Communication error with rank 1: Connection refused"],
+        # the OFI init hook's bare entry, then a peer's words as the innermost (synthetic, under mpich#6336's first
+        # line): no bare class confirms the provider
+        ["Abort(2139535) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error stack:",
+         "MPIDI_OFI_mpi_init_hook(1511): ",
+         "MPID_nem_tcp_connpoll(1845)....: Communication error with rank 1: Connection refused"],
+        # ... and the same bare class outside MPI_Init (synthetic)
+        ["Fatal error in PMPI_Allreduce: Other MPI error, error stack:", "MPIDI_OFI_mpi_init_hook(1511): ",
+         "(unknown)(): Other MPI error"],
         # uxlfoundation/oneDAL#3741: an errno of no set-up side in an unknown class leaves the stack to the rest
         ["Abort(1614735) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Unknown error class, error stack:",
          "MPIR_Init_thread(192)........: ", "MPIDI_OFI_mpi_init_hook(1653): ",

@@ -42,6 +42,7 @@ from firstfault.catalog.vocab import (
     CompletionStack,
     ContainerClass,
     CudaClass,
+    CudaLibrary,
     EndKeyRole,
     EndOutcome,
     EndScope,
@@ -107,22 +108,47 @@ class SxidInfo(_Row, frozen=True):
 
 class CudaErrorInfo(_Row, frozen=True):
     code: Code
-    runtime: Annotated[str, Meta(pattern=r"^cudaError[A-Z]\w*$")]  # cudaErrorX
     message: Annotated[str, Meta(min_length=3)]
     cuda_class: CudaClass = records.field(name="class")
+    runtime: Annotated[str, Meta(pattern=r"^cudaError[A-Z]\w*$")] | None = None  # cudaErrorX
     driver: Annotated[str, Meta(pattern=r"^CUDA_ERROR_[A-Z0-9_]+$")] | None = None  # CUDA_ERROR_X
-    aliases: tuple[str, ...] = ()  # other texts that name the same error (PyTorch's, old CUDA's)
+    aliases: tuple[str, ...] = ()  # other texts that name the same error (PyTorch's, HIP's, old CUDA's)
+    # its message names it with no anchor, name or number before it (codes.cuda_error_of): words only CUDA writes
+    alone: bool = False
+
+    def __post_init__(self) -> None:
+        if self.runtime is None and self.driver is None:
+            raise ValueError("a CUDA error needs its runtime (cudaError_t) or driver (CUresult) name")
+
+    @property
+    def name(self) -> str:
+        """The error's name: the runtime API's, else the driver API's (a CUresult the runtime has no name for)."""
+        return self.runtime or self.driver or ""
 
 class CudnnStatusInfo(_Row, frozen=True):
     code: Code
     name: Annotated[str, Meta(pattern=r"^CUDNN_STATUS_[A-Z_]+$")]  # cudnnStatus_t's name
     cuda_class: CudaClass = records.field(name="class")
 
-class CublasStatusInfo(_Row, frozen=True):
-    code: Code
-    name: Annotated[str, Meta(pattern=r"^CUBLAS_STATUS_[A-Z_]+$")]  # cublasStatus_t's name
+# Each library's prefix of its status names (cublas_api.h, cusolver_common.h, cusparse.h, cufft.h, curand.h)
+LIBRARY_PREFIXES: Mapping[str, str] = MappingProxyType({
+    "cublas": "CUBLAS_STATUS_", "cusolver": "CUSOLVER_STATUS_", "cusparse": "CUSPARSE_STATUS_", "cufft": "CUFFT_",
+    "curand": "CURAND_STATUS_"})
+
+
+class LibraryStatusInfo(_Row, frozen=True):
+    code: Code  # the status's number in its library's enum (numbers repeat across libraries: rows are by name)
+    library: CudaLibrary
+    name: Annotated[str, Meta(pattern=r"^(?:CUBLAS_STATUS|CUSOLVER_STATUS|CUSPARSE_STATUS|CURAND_STATUS|CUFFT)"
+                                      r"_[A-Z0-9_]+$")]
     cuda_class: CudaClass = records.field(name="class")
     thc: Annotated[str, Meta(min_length=8)] | None = None  # PyTorch's THC words for it (`cublas runtime error : W`)
+
+    def __post_init__(self) -> None:
+        if not self.name.startswith(LIBRARY_PREFIXES[self.library]):
+            raise ValueError(f"{self.library}'s statuses are named {LIBRARY_PREFIXES[self.library]}*")
+        if self.thc is not None and self.library != "cublas":
+            raise ValueError("`thc` is PyTorch THC's words for a cuBLAS status")
 
 class NcclResultInfo(_Row, frozen=True):
     code: Code
@@ -284,9 +310,15 @@ def cudnn_status_table() -> Mapping[int, CudnnStatusInfo]:
 
 @lru_cache(maxsize=1)
 @_kept("cuda.yaml")
-def cublas_status_table() -> Mapping[int, CublasStatusInfo]:
-    """cuBLAS's statuses (cublasStatus_t) of catalog/cuda.yaml by code."""
-    return _table("cuda.yaml", "cublas_statuses", CublasStatusInfo)
+def library_status_table() -> Mapping[str, LibraryStatusInfo]:
+    """The CUDA math libraries' statuses (cublasStatus_t, cusolverStatus_t, cusparseStatus_t, cufftResult,
+    curandStatus_t) of catalog/cuda.yaml `library_statuses`, by name (their numbers repeat across libraries)."""
+    table: dict[str, LibraryStatusInfo] = {}
+    for where, item in _rows("cuda.yaml", "library_statuses", LibraryStatusInfo):
+        if item.name in table:
+            raise CatalogTableError(f"{where}: duplicate name {item.name}")
+        table[item.name] = item
+    return MappingProxyType(table)
 
 
 @lru_cache(maxsize=1)
@@ -750,11 +782,20 @@ class NcclNodeWarn(_Row, frozen=True):
     # NVIDIA/nccl's file and function; a net plugin's words (NCCL prints them as its own WARN) name the plugin's
     # repository first: `aws/aws-ofi-nccl src/nccl_ofi_net.cpp nccl_net_ofi_create_plugin`
     source: Annotated[str, Meta(pattern=r"^(?:[\w.\-]+/[\w.\-]+ )?src/\S+\.(?:cc|cu|h|c|cpp) \S")]
-    texts: Annotated[tuple[Annotated[str, Meta(min_length=8)], ...], Meta(min_length=1)]
+    texts: tuple[Annotated[str, Meta(min_length=8)], ...] = ()
     header: bool = False  # read only in a line with NCCL's WARN header
     # some NCCL releases print the words at INFO and fail later in other words: an INFO line of NCCL's with them
     # makes the stream's later NCCL errors (a CUDA call's failure, PyTorch's report of it) the row's
     announced: bool = False
+    # NCCL's source files every WARN of which is the row's, whatever its words (the WARN header names the file:
+    # `misc/argcheck.cc:39 NCCL WARN Recv : invalid root 0 ...`): read only in a WARN line whose header names one
+    files: tuple[Annotated[str, Meta(pattern=r"^[\w/]+\.(?:cc|cu|h)$")], ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.texts and not self.files:
+            raise ValueError("an NCCL WARN row needs its words (`texts`) or its source files (`files`)")
+        if self.files and (self.announced or self.reading == "benign"):
+            raise ValueError("a row read by its source file is a WARN's, never announced at INFO nor benign")
 
 
 @lru_cache(maxsize=1)
@@ -774,6 +815,10 @@ def nccl_node_warns() -> tuple[NcclNodeWarn, ...]:
             if any(t in w or w in t for w in others):
                 raise CatalogTableError(f"{where}: {t!r} meets a local or peer status's words")
             seen.add(t)
+        for f in item.files:
+            if f in seen:
+                raise CatalogTableError(f"{where}: {f!r} appears twice")
+            seen.add(f)
         rows.append(item)
     return tuple(rows)
 
@@ -1128,6 +1173,10 @@ class BugReportSection(_Row, kw_only=True, frozen=True):
     # `  HEADER:`, read by their own rows), or `none` (not the job's evidence: only named in the source's coverage)
     read_as: Literal["kernel", "fabricmanager", "application", "sections", "none"]
     why: Text | None = None  # why a section is not read, as the coverage note says it
+    # `this`: the section's lines are of the boot the report was taken in (dmesg's, this boot's journal): a message
+    # with a wall-clock stamp in one such section and an uptime alone in another gives that boot's time, which dates
+    # the uptime stamps (collect/scan.py LineScanner._scan_report)
+    boot: Literal["this"] | None = None
     printed_by: Annotated[str, Meta(min_length=8)]
 
 

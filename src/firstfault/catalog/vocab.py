@@ -32,9 +32,11 @@ CudaClass = Literal[
     "hardware_stack", "oom", "ecc", "nvlink", "driver", "system_not_ready", "unavailable", "launch_failure",
     "launch_timeout", "deinitialized", "config", "other",
 ]
+# The CUDA math libraries whose statuses are rows of catalog/cuda.yaml `library_statuses`
+CudaLibrary = Literal["cublas", "cusolver", "cusparse", "cufft", "curand"]
 
 # The GPU platform from user space (catalog/platform.yaml)
-NvmlClass = Literal["driver", "no_devices", "lost", "unresponsive", "unknown"]
+NvmlClass = Literal["driver", "no_devices", "lost", "unresponsive", "unknown", "not_supported"]
 # What an NVRM message without an Xid is (catalog/platform.yaml `nvrm_messages`), and the reasons each event takes.
 NvrmEvent = Literal["reset_required", "nvml_error", "none"]
 NvrmResetReason = Literal["reset_required", "init_failed", "firmware_hung"]

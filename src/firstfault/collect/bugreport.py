@@ -25,13 +25,16 @@ costs no more than its lines.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Final, NamedTuple
 
 from firstfault.catalog.tables import BugReportSection, bug_report_sections
 from firstfault.collect.chunks import count_newlines
+from firstfault.timeparse import TimeParser
 
-__all__ = ["CLOSING", "OPENING", "Piece", "Splitter", "opens_report"]
+__all__ = ["CLOSING", "OPENING", "Piece", "Splitter", "ThisBoot", "opens_report"]
 
 OPENING: Final = b"Start of NVIDIA bug report log file"
 CLOSING: Final = b"End of NVIDIA bug report log file"  # the epilogue: the script's own last words, no section
@@ -70,6 +73,7 @@ class Piece(NamedTuple):
     end: int
     line: int
     section: int
+    boot: bool = False  # a section of the boot the report was taken in (its row's `boot: this`)
 
 
 class _Table:
@@ -130,6 +134,7 @@ class Splitter:
     n_skipped: int = 0
     _awaiting: int = 0  # 0: in a section's lines; 1: after a separator, before the header; 2: the line after `***`
     _kind: str | None = None  # what the current lines are read as; None: not read
+    _boot: bool = False  # the current lines are of the boot the report was taken in
     _mode: int = 0  # 0: only a separator ends the lines; 1: `  FILE:` sub-sections; 2: nvidia-smi's commands
     _section: int = 0
     _started: bool = False  # a separator was seen (the opening lines before the first are the script's own)
@@ -140,6 +145,7 @@ class Splitter:
         row = table.row(header)
         self._section += 1
         self._kind = None
+        self._boot = row is not None and row.boot == "this"
         if not sub:
             self._mode = 0
             if row is not None and row.read_as == "sections":
@@ -167,7 +173,7 @@ class Splitter:
 
         def close(at: int) -> None:
             if start >= 0 and at > start and self._kind is not None:
-                out.append(Piece(self._kind, start, at, start_line, self._section))
+                out.append(Piece(self._kind, start, at, start_line, self._section, self._boot))
 
         while pos < n:
             if self._awaiting == 0 and self._mode == 0:
@@ -231,3 +237,67 @@ class Splitter:
         skipped = f"{named}{'; ' if named and rest else ''}{f'{rest} other(s)' if rest else ''}"
         return (f"{rel}: an NVIDIA bug report: {self.n_read} section(s) read ({read or 'none'}); "
                 f"{self.n_skipped} not read as the job's evidence ({skipped or 'none'})")
+
+
+# dmesg's line (`[ 1843.308145] NVRM: ...`: the uptime alone) and a journal's kernel line (`Nov 02 10:01:44 node-02
+# kernel: NVRM: ...`: the wall clock alone), each with its message; a message is compared on its first MESSAGE_CLIP
+# bytes, its blanks at the end dropped.
+_UPTIME_LINE = re.compile(rb"^\[ {0,12}(\d{1,10}\.\d{1,9})\] ([^\n]*)", re.MULTILINE)
+_KERNEL_LINE = re.compile(rb"^[^\n]{6,64}? kernel: ([^\n]*)", re.MULTILINE)
+MESSAGE_CLIP: Final = 400
+MESSAGES_MAX: Final = 1 << 16  # the journal's messages kept to date dmesg's by
+
+
+@dataclass(slots=True)
+class ThisBoot:
+    """The boot time of the boot the report was taken in, from the report itself: the script prints dmesg (uptime
+    stamps alone) and this boot's journal (`journalctl -b -0`: wall-clock stamps alone), and prints no /proc/uptime
+    beside its `Date:`; a kernel message in both (the kernel-message scan's NVRM lines come before dmesg) gives the
+    boot's wall-clock time, wall - uptime, to the journal stamp's second. Read from the sections whose row says
+    `boot: this`, in the file's order: a journal after dmesg dates nothing. Where no message is in both, dmesg's
+    uptime stamps are not dated (an Xid of this boot but before the job is not placed in the job's window) and the
+    source's coverage note says so."""
+
+    journal: dict[bytes, datetime] = field(default_factory=dict)  # message -> its wall-clock time
+    found: dict[int, tuple[datetime, float] | None] = field(default_factory=dict)  # section -> (wall, uptime)
+    undated: bool = False  # a section's uptime stamps found no boot time
+
+    def read(self, piece: Piece, data: bytes, tp: TimeParser) -> tuple[datetime, float] | None:
+        """Learn this boot's wall-clock messages from `data` (a piece of a `boot: this` section), and give the
+        (wall, uptime) of a message its uptime lines share with them: the boot time of the section's uptimes."""
+        journal = self.journal
+        if len(journal) < MESSAGES_MAX and b" kernel: " in data:
+            unplaced, last12 = tp.out_of_range, tp._clock12_last
+            try:
+                for m in _KERNEL_LINE.finditer(data):
+                    msg = m.group(1)[:MESSAGE_CLIP].rstrip()
+                    if msg and msg not in journal:
+                        st = tp.parse(data[m.start():m.start() + 200].decode("utf-8", errors="replace"))
+                        if st is not None and st.wall is not None and st.uptime is None:
+                            journal[msg] = st.wall
+                            if len(journal) >= MESSAGES_MAX:
+                                break
+            finally:  # (the journal's stamps are read again as its lines are: counted once, there)
+                tp.out_of_range, tp._clock12_last = unplaced, last12
+        if piece.section in self.found:
+            return self.found[piece.section]
+        pair: tuple[datetime, float] | None = None
+        seen = False
+        for m in _UPTIME_LINE.finditer(data):
+            seen = True
+            wall = journal.get(m.group(2)[:MESSAGE_CLIP].rstrip())
+            if wall is not None:
+                pair = (wall, float(m.group(1)))
+                break
+        if pair is not None:
+            self.found[piece.section] = pair
+        elif seen:
+            self.undated = True
+        return pair
+
+    def note(self, rel: str) -> str | None:
+        """The coverage note of a report whose uptime stamps could not be dated."""
+        if not self.undated or any(v is not None for v in self.found.values()):
+            return None
+        return (f"{rel}: dmesg's uptime stamps not dated: no kernel message of this boot's journal in the report "
+                "is also in dmesg (their lines keep their order, unplaced in time)")

@@ -25,7 +25,7 @@ from functools import cached_property, lru_cache
 from typing import IO, Any, Final, Protocol, runtime_checkable
 
 from firstfault.bundle import open_evidence_sized
-from firstfault.collect.bugreport import Splitter, opens_report
+from firstfault.collect.bugreport import Splitter, ThisBoot, opens_report
 from firstfault.collect.chunks import BINARY_SHARE, CHUNK, chunks, decoded, reader
 from firstfault.collect.chunks import MAX_LINE as MAX_LINE
 from firstfault.collect.chunks import FileStats as FileStats
@@ -455,7 +455,8 @@ class Extraction:
 
     def __init__(self, extractors: Iterable[LineExtractor], hosts: Iterable[str] = ()) -> None:
         from firstfault.extract.memo import enabled
-        from firstfault.extract.prefix import PrefixLayer, note_settled
+        from firstfault.extract.prefix import RAY_IDLE_WORKER, PrefixLayer, note_settled
+        from firstfault.extract.traceback import job_frame
         from firstfault.extract.unrecognized import ErrorWords, Unrecognized
 
         # The fast paths (extract/memo.py) are chosen once per extraction.
@@ -472,6 +473,9 @@ class Extraction:
         self._enders: tuple[_Ender, ...] = tuple(
             {id(ex): ex for ex in exs if isinstance(ex, _Ender)}.values())
         self._prefix = PrefixLayer(hosts)
+        # The files whose bare Ray tags (`(pid=N)`) carry the job's own work (_program): there no idle worker's.
+        self._ray_job_files: set[str] = set()
+        self._idle_worker, self._job_frame = RAY_IDLE_WORKER, job_frame
         self._known = ErrorWords.known
         self.unrecognized = Unrecognized(hosts)
         self._same: dict[tuple[int, int], bool] = {}
@@ -584,6 +588,19 @@ class Extraction:
             self.unrecognized.offer(*args)
         return out, ctx
 
+    def _bare_ray_tag(self, file: str, body: str) -> str | None:
+        """The printer a bare Ray tag (`(pid=N)`) names in `file`. Ray before 1.7 tagged every task's and actor's
+        output so (ray-project/ray#18105 added the task's or actor's name: `(f pid=N)`, `(Actor pid=N)`), and an
+        actor that fails while it is created prints under it still (#19967): where a bare-tagged line of the file is
+        a traceback's frame in the job's own code (traceback.job_frame), the file's bare tags from there on are the
+        job's processes, not Ray's idle worker; else they are that worker (RAY_IDLE_WORKER)."""
+        if file in self._ray_job_files:
+            return None
+        if self._job_frame(body):
+            self._ray_job_files.add(file)
+            return None
+        return self._idle_worker
+
     def _offer(self, c: Candidate, body: str, host: str | None) -> None:
         if self._held is not None:
             self._held.append((c, body, host))
@@ -640,7 +657,10 @@ class Extraction:
                 state = self._states[skey] = {}
                 self._file_streams.setdefault(c.file, []).append(skey)
             # (positional: LineContext's fields in their order; a call by keywords cost a microsecond more a line)
-            ctx = LineContext(c.source, c.file, c.line, c.node, rank, c.time, state, p.host, p.program, p.proc)
+            program = p.program
+            if program is not None and program == self._idle_worker:
+                program = self._bare_ray_tag(c.file, p.body)
+            ctx = LineContext(c.source, c.file, c.line, c.node, rank, c.time, state, p.host, program, p.proc)
             out: list[Draft] = []
             probe = dispatch.error_words
             defer = dispatch.defer_probe
@@ -788,6 +808,7 @@ class LineScanner:
         numbers; a section's unstamped lines take the time of its own stamped lines only (the stamp carried from a
         piece before is the same section's). No fold: the copies of a line are each read."""
         split = Splitter()
+        this = ThisBoot()
         carried: tuple[int, Stamp | None] = (-1, None)
         nuls = 0
         for buf, before in chunks(fh, stats, None, first, CHUNK, left):
@@ -800,8 +821,11 @@ class LineScanner:
                 scanner = self.sibling(piece.kind)
                 part = FileStats()
                 last: list[Stamp | None] = [carried[1] if carried[0] == piece.section else None]
-                scanner._scan(io.BytesIO(buf[piece.start:piece.end]), part, rel, node, rank, False, tp, emit,
-                              check, line_base=piece.line, carried=last[0], last_stamp=last)
+                data = buf[piece.start:piece.end]
+                # this boot's dmesg dated by a message it shares with this boot's journal (bugreport.py ThisBoot)
+                boot = this.read(piece, data, tp) if piece.boot and piece.kind == "kernel" else None
+                scanner._scan(io.BytesIO(data), part, rel, node, rank, False, tp, emit,
+                              check, line_base=piece.line, carried=last[0], last_stamp=last, boot=boot)
                 carried = (piece.section, last[0])
                 stats.candidates += part.candidates
                 stats.bad_utf8 += part.bad_utf8
@@ -811,6 +835,9 @@ class LineScanner:
         if nuls:
             stats.errors.append((None, f"{nuls} NUL byte(s) in the text (a log cut by a crash?): read around them"))
         stats.notes.append(split.note(rel))
+        undated = this.note(rel)
+        if undated is not None:
+            stats.notes.append(undated)
 
     def scan_bytes(self, data: bytes, rel: str, *, node: str | None, rank: int | None, srun_prefix: bool,
                    tp: TimeParser, emit: Callable[[Candidate], None], line_base: int = 0,
@@ -828,11 +855,12 @@ class LineScanner:
               srun_prefix: bool, tp: TimeParser, emit: Callable[[Candidate], None],
               check: Callable[[], None] | None = None, first: bytes = b"", fold: LineFold | None = None,
               line_base: int = 0, carried: Stamp | None = None,
-              last_stamp: list[Stamp | None] | None = None, left: int | None = None) -> None:
+              last_stamp: list[Stamp | None] | None = None, left: int | None = None,
+              boot: tuple[datetime, float] | None = None) -> None:
         """`carried`: the last stamp of the lines before (the previous chunk's, then); `line_base`: the lines
         before `fh`'s first; `last_stamp[0]` is set to the last stamp read; `left`: the bytes of a regular file past
-        `first` (chunks)."""
-        clock = Clock(tp, srun_prefix)
+        `first` (chunks); `boot`: a (wall, uptime) that dates uptime stamps before any line with both (Clock)."""
+        clock = Clock(tp, srun_prefix, boot)
         wall_of = clock.wall_of
 
         def strip(raw: bytes) -> tuple[bytes, int | None]:
@@ -855,26 +883,23 @@ class LineScanner:
         # A candidate's time in one C call (line_time_us: time_of's own stamp and walk back, where C reads them both),
         # for a line without an srun label; -1 leaves it to time_of.
         line_time = _line_time_us if cclock is not None and not srun_prefix else None
-        # The last whole walk back (walk_far): its buffer, stop, start, the stamp it found and the stamps it read as
-        # none (TimeParser.out_of_range).
-        walked: list[Any] = [None, -1, -1, None, 0]
+        # The last whole walk back (walk_far): its buffer, stop, start and the stamp it found (a walk back counts no
+        # stamp read as none: stamps.walk_back).
+        walked: list[Any] = [None, -1, -1, None]
 
         def walk_far(buf: bytes, s: int, stop: int) -> Stamp | None:
             """walk_back(buf, s, ..., stop) with no limit, as a copy's time (and a held copy's) takes it: over the
             copies folded since the last line read, in C and Python alike. A copy's walk after another's, with the
-            same stop, reads the lines between the two and, where none has a stamp, takes the other's answer (and
-            its stamps read as none): one mpirun output's copies of unstamped lines walked back over the same
-            thousands of lines each (issue 27's n3)."""
-            before = tp.out_of_range
+            same stop, reads the lines between the two and, where none has a stamp, takes the other's answer: one mpirun
+            output's copies of unstamped lines walked back over the same thousands of lines each (issue 27's n3)."""
             w = walked
             if w[0] is buf and w[1] == stop and stop < w[2] <= s:
                 st = walk_back(buf, s, tp, srun_prefix, w[2] - 1, 1 << 30, cclock)
                 if st is None:
                     st = w[3]
-                    tp.out_of_range += w[4]
             else:
                 st = walk_back(buf, s, tp, srun_prefix, stop, 1 << 30, cclock)
-            walked[:] = [buf, stop, s, st, tp.out_of_range - before]
+            walked[:] = [buf, stop, s, st]
             return st
 
         def time_of(buf: bytes, s: int, raw: bytes, text: str, prev_start: int, prev_t: datetime | None,

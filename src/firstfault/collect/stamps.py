@@ -85,10 +85,13 @@ class Clock:
 
     __slots__ = ("_carry", "_ended", "_found_at", "_index", "_memo", "_quiet", "_srun", "_tp")
 
-    def __init__(self, tp: TimeParser | None = None, srun_prefix: bool = False) -> None:
+    def __init__(self, tp: TimeParser | None = None, srun_prefix: bool = False,
+                 boot: tuple[datetime, float] | None = None) -> None:
         self._tp = tp
         self._srun = srun_prefix
-        self._carry: tuple[datetime, float] | None = None  # (wall, uptime) of the line with both carried in
+        # (wall, uptime) of the line with both carried in; `boot`: one known before the file's first line (a bug
+        # report's dmesg, dated by a message of this boot's journal: collect/bugreport.py ThisBoot)
+        self._carry: tuple[datetime, float] | None = boot
         self._ended: bytes | None = None  # the last chunk ended, its carry not worked out yet (end_chunk)
         # The last walk: its buffer, the offset it walked back from, the line with both it found (None: none in the
         # buffer before that offset) and where that line starts (-1: none). A later walk goes back to the offset;
@@ -239,9 +242,25 @@ def line_stamp(raw: bytes, tp: TimeParser, srun_prefix: bool) -> Stamp | None:
 def walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int, limit: int,
               clock: CClock | None = None) -> Stamp | None:
     """The stamp of the nearest line before offset `end` that has one (lines after `stop` only, and `limit` of
-    them at most). With `clock` (c_clock), a line whose stamp _lines.stamp_local_us reads is not parsed."""
-    if prev_stamped is None or not _fast[0]:
-        return walk_back_py(buf, end, tp, srun_prefix, stop, limit)
+    them at most). With `clock` (c_clock), a line whose stamp _lines.stamp_local_us reads is not parsed.
+
+    A walk back counts no stamp: one it reads as none (outside the years, TimeParser.out_of_range) is put back,
+    as Clock's walks put theirs back. Which walks are taken hangs on which lines are read (the fold counts a copy
+    without walking back from it; a copy's walk goes over the copies not read), so only a line's own stamp,
+    read where the line is read, is counted; that is the same on every path."""
+    unplaced = tp.out_of_range
+    try:
+        if prev_stamped is None or not _fast[0]:
+            return _walk_py(buf, end, tp, srun_prefix, stop, limit)
+        return _walk_c(buf, end, tp, srun_prefix, stop, limit, clock)
+    finally:
+        tp.out_of_range = unplaced
+
+
+def _walk_c(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int, limit: int,
+            clock: CClock | None) -> Stamp | None:
+    """walk_back's loop in C (prev_stamped, prev_stamp_us)."""
+    assert prev_stamped is not None
     # The C loop passes over the lines that cannot hold a stamp (none of the forms' characters:
     # _lines.c may_hold_stamp), so a burst of unstamped lines costs no parse each.
     left = limit
@@ -266,7 +285,16 @@ def walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int
 
 
 def walk_back_py(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int, limit: int) -> Stamp | None:
-    """walk_back parsing every line (without the C module, and FIRSTFAULT_FASTPATH=0)."""
+    """walk_back parsing every line (without the C module, and FIRSTFAULT_FASTPATH=0); it too counts no stamp."""
+    unplaced = tp.out_of_range
+    try:
+        return _walk_py(buf, end, tp, srun_prefix, stop, limit)
+    finally:
+        tp.out_of_range = unplaced
+
+
+def _walk_py(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int, limit: int) -> Stamp | None:
+    """The walk back's loop, every line parsed."""
     n = 0
     while end > 0 and n < limit:
         s = buf.rfind(b"\n", 0, end - 1) + 1

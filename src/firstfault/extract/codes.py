@@ -22,11 +22,11 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import (
     ErrnoInfo,
     ExitPrinter,
-    cublas_status_table,
     cuda_table,
     cudnn_status_table,
     errno_table,
     exit_printers,
+    library_status_table,
     nccl_result_table,
     version_key,
 )
@@ -382,10 +382,14 @@ _CALL_RETURNED = re.compile(r"\bcu(?:da)?[A-Z]\w*(?:\([^()]*\))? returned error\
 # A device allocation call's own failure with cudaGetErrorString after it: ggml's CUDA backend under llama.cpp's
 # server and Ollama (ggml-org/llama.cpp ggml/src/ggml-cuda/ggml-cuda.cu ggml_backend_cuda_buffer_type_alloc_buffer:
 # `allocating 144817.04 MiB on device 0: cudaMalloc failed: out of memory`, ggml-org/llama.cpp#20431), and any program
-# that prints `cudaMallocAsync failed: ...` or `cuMemAlloc failed: ...`. Only the device's allocators: a pinned host
+# that prints `cudaMallocAsync failed: ...` or `cuMemAlloc failed: ...`; MXNet's GPU storage managers (src/storage/
+# pooled_storage_manager.h: `cudaMalloc failed: out of memory` before 1.6, then `cudaMalloc retry failed: out of
+# memory` once its pool released its cached blocks and tried again, raised as MXNetError, apache/mxnet#17126,
+# deepinsight/insightface#1240). The status after it decides (cudaErrorMemoryAllocation's `out of memory` is the
+# accelerator's memory, `invalid device ordinal` the job's configuration). Only the device's allocators: a pinned host
 # allocation that failed (cudaMallocHost, cudaHostAlloc) ran out of host memory, not the GPU's.
 _ALLOC_FAILED = re.compile(r"\b(?:cudaMalloc(?:Async|Managed|Pitch|3D|FromPoolAsync)?|cuMemAlloc(?:_v2|Async|Managed|"
-                           r"Pitch)?)(?:\([^()]*\))? failed: ")
+                           r"Pitch)?)(?:\([^()]*\))?(?: retry)? failed: ")
 _ALLOC_LITERALS: Final = ("cudaMalloc", "cuMemAlloc")
 # A failed status check on a CUDA call, as glog's CHECK prints it (`Check failed: <expression> <streamed words>`):
 # Caffe's CUDA_CHECK (`Check failed: error == cudaSuccess (8 vs. 0)  invalid device function`, BVLC/caffe
@@ -429,14 +433,14 @@ MESSAGE_CUDA_CODE: Final = re.compile(r"\((?:[Ee]rror |[Cc]ode )?(?P<code>\d{1,3
 _UNANCHORED_MIN: Final = 16
 
 
-def hip_names(runtime: str, driver: str | None) -> tuple[str, ...]:
+def hip_names(runtime: str | None, driver: str | None) -> tuple[str, ...]:
     """HIP's names for a CUDA error (lower-case). HIP mirrors the CUDA runtime (ROCm/HIP
     include/hip/hip_runtime_api.h): hipError_t keeps cudaError_t's numbers, and each name is CUDA's with `hip` for
     `cuda` (`cudaErrorInvalidDeviceFunction` -> `hipErrorInvalidDeviceFunction`) or, where the runtime's name
     differs, the driver API's in CamelCase (`CUDA_ERROR_NO_BINARY_FOR_GPU` -> `hipErrorNoBinaryForGpu`,
     `CUDA_ERROR_OUT_OF_MEMORY` -> `hipErrorOutOfMemory`)."""
     names = []
-    if runtime.startswith("cudaError"):
+    if runtime and runtime.startswith("cudaError"):
         names.append("hip" + runtime[4:])
     if driver and driver.startswith("CUDA_ERROR_"):
         names.append("hipError" + "".join(w.capitalize() for w in driver[11:].split("_")))
@@ -448,9 +452,9 @@ def _cuda_index() -> tuple[dict[str, CudaError], re.Literals, dict[int, CudaErro
     by_key: dict[str, CudaError] = {}
     by_code: dict[int, CudaError] = {}
     for code, row in sorted(cuda_table().items()):
-        err = CudaError(code, row.runtime, row.message, row.cuda_class)
+        err = CudaError(code, row.name, row.message, row.cuda_class)
         by_code[code] = err
-        for key in (row.message.lower(), row.runtime.lower(), (row.driver or "").lower(),
+        for key in (row.message.lower(), (row.runtime or "").lower(), (row.driver or "").lower(),
                     *(a.lower() for a in row.aliases), *hip_names(row.runtime, row.driver)):
             if key:
                 by_key.setdefault(key, err)
@@ -458,7 +462,9 @@ def _cuda_index() -> tuple[dict[str, CudaError], re.Literals, dict[int, CudaErro
 
 
 # Generic words before which a CUDA sample or library prints cudaGetErrorString():
-# `(error code system not yet initialized)!`. Only a whole table message counts after these.
+# `(error code system not yet initialized)!`. Only a whole table message counts after these, and not one that is
+# also the C library's strerror (800's `operation not permitted` is EPERM's, 801's `operation not supported`
+# EOPNOTSUPP's, 1's `invalid argument` EINVAL's): after `error code ` any program prints those.
 WEAK_CUDA_ANCHORS: Final = ("error code ", "CUDA failure", "cuda error")
 
 
@@ -487,8 +493,12 @@ def _coded(text: str, by_code: dict[int, CudaError]) -> CudaError | None:
 @lru_cache(maxsize=1)
 def cuda_message_literals() -> tuple[str, ...]:
     """Prefilter words for a table message that its number follows (MESSAGE_CUDA_CODE): each message long enough
-    to count alone, less its first letter (the NGC banner capitalises it: `System has unsupported ...`)."""
-    return tuple(sorted({row.message[1:] for row in cuda_table().values() if len(row.message) >= _UNANCHORED_MIN}))
+    to count alone, less its first letter (the NGC banner capitalises it: `System has unsupported ...`). Not one that
+    holds a digit (27's and 32's `32-bit`, `32 bit`, CUDA 3.1's deprecated codes): the exception extractor's memo keys
+    a quiet line by its digits zeroed, which is sound only while no prefilter word holds one
+    (exceptions._zeroed_safe); such a message still counts after an anchor word."""
+    return tuple(sorted({row.message[1:] for row in cuda_table().values()
+                         if len(row.message) >= _UNANCHORED_MIN and not any(c.isdigit() for c in row.message)}))
 
 
 # The HIP runtime's own log (AMD_LOG_LEVEL, ROCm's clr rocclr/utils/debug.hpp): `:<level>:<file> :<line> : <N> us:
@@ -533,10 +543,22 @@ def _anchored(text: str) -> bool:
     return False
 
 
+# A compiler's diagnostic about the program's source (gcc's and clang's `src/hmem_cuda.c:434:7: error:
+# 'cudaErrorStubLibrary' undeclared (first use in this function)`, ofiwg/libfabric#7655; nvcc's and EDG's
+# `kernel.cu(12): error: identifier "cudaErrorContained" is undefined`): a name of the enum in code being built, no
+# error any CUDA call returned.
+_COMPILER_DIAGNOSTIC = re.compile(r"\.(?:c|cc|cpp|cxx|cu|cuh|h|hh|hpp|hip)(?::\d{1,7}(?::\d{1,5})?|\(\d{1,7}\)): "
+                                  r"(?:fatal )?(?:error|warning|note)\b")
+_DIAGNOSTIC_LITERALS: Final = (": error", ": warning", ": note", ": fatal error")
+
+
 def cuda_error_of(text: str) -> CudaError | None:
     """The CUDA error a line reports, if it reports one (see CUDA_ANCHORS and CODED_CUDA_MESSAGE). A warning,
     info or debug record of the HIP runtime's log reports none (it traces a call's return: _HIP_TRACE), but for a
-    kernel launch that returned an error (_HIP_LAUNCH_RETURNED)."""
+    kernel launch that returned an error (_HIP_LAUNCH_RETURNED); nor does a compiler's diagnostic that names one in
+    the source it builds (_COMPILER_DIAGNOSTIC)."""
+    if any(w in text for w in _DIAGNOSTIC_LITERALS) and _COMPILER_DIAGNOSTIC.search(text):
+        return None
     if text.startswith(":") and _HIP_TRACE.match(text):
         launch = _HIP_LAUNCH_RETURNED.search(text) if "Launch" in text else None
         return _cuda_index()[0].get(launch.group("err").lower()) if launch is not None else None
@@ -547,13 +569,14 @@ def cuda_error_of(text: str) -> CudaError | None:
         "returned error" in text and _CALL_RETURNED.search(text) is not None) or (
         any(a in text for a in _ALLOC_LITERALS) and _ALLOC_FAILED.search(text) is not None)
     if not strong and not any(a in text for a in WEAK_CUDA_ANCHORS):
-        return _coded(text, _cuda_index()[2]) if "rror" in text or "ailure" in text or ")" in text else None
+        coded_err = _coded(text, _cuda_index()[2]) if "rror" in text or "ailure" in text or ")" in text else None
+        return coded_err if coded_err is not None else _lone_message(text)
     by_key, rx, by_code = _cuda_index()
     coded = _coded(text, by_code)
     if coded is not None:
         return coded
     m = rx.search(text)
-    if m and (strong or len(m.group(0)) >= _UNANCHORED_MIN):
+    if m and (strong or (len(m.group(0)) >= _UNANCHORED_MIN and m.group(0).lower() not in _strerror_folded())):
         return by_key[m.group(0).lower()]
     if not strong:
         return None
@@ -563,6 +586,28 @@ def cuda_error_of(text: str) -> CudaError | None:
         if hit is not None:
             return hit
     return CudaError(None, "unknown", "", "other")
+
+
+# A table message that names its error with no anchor, no number and no `CUDA error:` before it (catalog/cuda.yaml
+# `alone`): a library or a server that writes cudaGetErrorString's words after its own (Triton's `failed to load 'm'
+# version 1: Internal: unable to create stream: the provided PTX was compiled with an unsupported toolchain.`, 222).
+# Other messages are any program's words (`invalid argument`, `out of memory`) or a fallback's on a run that goes on
+# (Triton's pinned-memory pool on a CPU-only server: `failed to allocate pinned system memory: CUDA driver version is
+# insufficient for CUDA runtime version`), and need an anchor.
+@lru_cache(maxsize=1)
+def _lone_index() -> tuple[dict[str, CudaError], re.Literals, int]:
+    rows = {row.message.lower(): CudaError(code, row.name, row.message, row.cuda_class)
+            for code, row in sorted(cuda_table().items()) if row.alone}
+    return rows, re.Literals(rows, re.IGNORECASE), min((len(k) for k in rows), default=0)
+
+
+def _lone_message(text: str) -> CudaError | None:
+    """The error whose `alone` table message the text holds whole, or None."""
+    rows, rx, shortest = _lone_index()
+    if not rows or len(text) < shortest:
+        return None
+    m = rx.search(text)
+    return rows[m.group(0).lower()] if m is not None else None
 
 
 def _checked(text: str) -> CudaError | None:
@@ -646,30 +691,36 @@ def ngc_check_failed(text: str, need: int | None) -> bool:
     wanted = _driver_family(need)
     return wanted is None or _driver_family(int(m.group("have"))) != wanted
 
-CUBLAS_LITERALS: Final = ("CUBLAS_STATUS_", "cublas runtime error")
-_CUBLAS_STATUS = re.compile(r"\bCUBLAS_STATUS_[A-Z_]{2,40}\b")
+# The CUDA math libraries' statuses (catalog/cuda.yaml `library_statuses`: cuBLAS, cuSOLVER, cuSPARSE, cuFFT, cuRAND),
+# by the names the frameworks print (PyTorch's `CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling ...`,
+# `cusolver error: CUSOLVER_STATUS_EXECUTION_FAILED, when calling ...`, `cuFFT error: CUFFT_INTERNAL_ERROR`).
+LIBRARY_LITERALS: Final = ("CUBLAS_STATUS_", "CUSOLVER_STATUS_", "CUSPARSE_STATUS_", "CUFFT_", "CURAND_STATUS_",
+                           "cublas runtime error")
+_LIBRARY_STATUS = re.compile(r"\b(?:CUBLAS_STATUS|CUSOLVER_STATUS|CUSPARSE_STATUS|CURAND_STATUS|CUFFT)"
+                             r"_[A-Z0-9_]{2,60}\b")
 # PyTorch's THC before 1.0 (aten/src/THC/THCGeneral.cpp __THCublasCheck): `cublas runtime error : <words> at FILE:LINE`
 _THC_CUBLAS = "cublas runtime error : "
 
 
 @lru_cache(maxsize=1)
-def _cublas_index() -> tuple[dict[str, CudaError], dict[str, CudaError]]:
+def _library_index() -> tuple[dict[str, CudaError], dict[str, CudaError]]:
     by_name: dict[str, CudaError] = {}
     by_thc: dict[str, CudaError] = {}
-    for code, row in sorted(cublas_status_table().items()):
-        err = CudaError(code, row.name, row.name, row.cuda_class)
-        by_name[row.name] = err
+    for name, row in sorted(library_status_table().items()):
+        err = CudaError(row.code, name, name, row.cuda_class)
+        by_name[name] = err
         if row.thc:
             by_thc[row.thc] = err
     return by_name, by_thc
 
 
-def cublas_status_of(text: str) -> CudaError | None:
-    """The cuBLAS status a line names (catalog/cuda.yaml `cublas_statuses`): by its name, or by the words PyTorch's
-    THC printed for it right after `cublas runtime error : `."""
-    by_name, by_thc = _cublas_index()
-    if "CUBLAS_STATUS_" in text:
-        for m in _CUBLAS_STATUS.finditer(text):
+def library_status_of(text: str) -> CudaError | None:
+    """The CUDA math library status a line names (catalog/cuda.yaml `library_statuses`): by its name, or a cuBLAS
+    status by the words PyTorch's THC printed for it right after `cublas runtime error : `. A name the table does not
+    hold (cuFFT's `CUFFT_FORWARD`, `CUFFT_R2C`: no status) names none."""
+    by_name, by_thc = _library_index()
+    if any(w in text for w in LIBRARY_LITERALS[:5]):
+        for m in _LIBRARY_STATUS.finditer(text):
             hit = by_name.get(m.group(0))
             if hit is not None:
                 return hit

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Final
+
+import msgspec
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import (
@@ -22,6 +25,7 @@ from firstfault.catalog.tables import (
     platform_words,
 )
 from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.codes import storage_strerror_rx
 from firstfault.extract.gpu import nvml_report
 from firstfault.extract.kuberows import event_row_place, pod_row
 from firstfault.model import FieldValue
@@ -66,7 +70,46 @@ def container_report(text: str) -> ContainerRead | None:
         at, row = max(decisive, key=lambda d: (d[0] + len(d[1].text), len(d[1].text)))
     else:
         at, row = min(kept, key=lambda k: (k[0], -len(k[1].text)))
+        if starts and (errno_at := _storage_errno_at(text)) is not None and errno_at > min(starts):
+            # the runtime's own error quoting what failed inside its create (a hook's stderr, a helper's message) with
+            # a storage errno: the node's container plumbing (the hook's or helper's mount, its scratch space), not
+            # the job's storage
+            row = msgspec.structs.replace(row, container_class="node")
     return ContainerRead(row, min([at, *starts, *contexts]))
+
+
+def _storage_errno_at(text: str) -> int | None:
+    """Where a storage errno's strerror that ends the text stands, or None (codes.storage_strerror_rx)."""
+    m = storage_strerror_rx().search(text)
+    return m.start("text") if m is not None else None
+
+
+# A runtime's `start` report whose line ends where the quoted output of what failed begins (runc's `error running
+# createContainer hook #6: exit status 1, stdout: , stderr:`, posted with the hook's stderr on the lines after it):
+# those next lines are that output, and a storage errno there is the hook's, inside the container's create (the
+# node's container plumbing, as on one line: container_report).
+_K_QUOTING: Final = "ff.container.quoting"
+_QUOTED_LINES: Final = 4
+_QUOTE_OPENS: Final = ("stderr:", "stdout:", "output:")
+
+
+def quoting_runtime(state: Mapping[str, object], lineno: int) -> ContainerError | None:
+    """The `start` row whose report opened a quote of a failed step's output within the last few lines of the stream,
+    or None."""
+    held = state.get(_K_QUOTING)
+    if not isinstance(held, tuple):
+        return None
+    at, row = held
+    return row if isinstance(at, int) and 0 < lineno - at <= _QUOTED_LINES and isinstance(row, ContainerError) else None
+
+
+def quoted_storage(row: ContainerError, body: str) -> Draft:
+    """container.error for a storage errno in the quoted output of the runtime's failed step (quoting_runtime)."""
+    message = body.strip()
+    if len(message) > _MESSAGE_CLIP:
+        message = message[:_MESSAGE_CLIP - 3] + "..."
+    return Draft(kind="container.error", fields={"runtime": row.runtime, "error": "node", "text": row.text,
+                                                 "message": message})
 
 
 def container_owns(text: str) -> bool:
@@ -109,6 +152,10 @@ class ContainerErrorExtractor:
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         fields = container_fields(line)
         if fields is not None:
+            if fields["error"] == "start" and line.rstrip().endswith(_QUOTE_OPENS):
+                read = container_report(line)
+                if read is not None:
+                    ctx.state[_K_QUOTING] = (ctx.lineno, read.row)  # its output follows on the next lines
             yield Draft(kind="container.error", fields=fields)
 
 

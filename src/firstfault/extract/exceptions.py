@@ -33,9 +33,9 @@ from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
     ACCEL_OOM_PHRASES,
     CODED_CUDA_MESSAGE,
-    CUBLAS_LITERALS,
     CUDA_LITERALS,
     CUDNN_LITERAL,
+    LIBRARY_LITERALS,
     MESSAGE_CUDA_CODE,
     NGC_BUILT_FOR,
     NGC_DRIVER_CHECK,
@@ -46,7 +46,7 @@ from firstfault.extract.codes import (
     ngc_need,
     storage_strerror_texts,
 )
-from firstfault.extract.container import container_owns
+from firstfault.extract.container import container_owns, quoted_storage, quoting_runtime
 from firstfault.extract.excclass import (
     GRPC_STATUS_LITERAL,
     STORE_SPELLED_WORDS,
@@ -273,6 +273,8 @@ class ExceptionExtractor:
         "storage.error": frozenset({"detail", "errno", "exc_type", "fs", "path", "store_cause", "store_code",
                                     "terminal"}),
         "app.cuda_oom": frozenset({"message", "terminal"}),
+        # a storage errno in a container runtime's quoted output (extract/container.py quoted_storage)
+        "container.error": frozenset({"runtime", "error", "text", "message"}),
         "platform.error": frozenset({"program", "part", "text", "message"}),
         "launcher.exit": frozenset({"state", "system", "scope"}),
     }
@@ -292,7 +294,7 @@ class ExceptionExtractor:
         *CUDA_LITERALS,
         *WEAK_CUDA_ANCHORS,
         CUDNN_LITERAL,  # a cuDNN status (catalog/cuda.yaml `cudnn_statuses`)
-        *CUBLAS_LITERALS,  # a cuBLAS status (catalog/cuda.yaml `cublas_statuses`), by name or in THC's words
+        *LIBRARY_LITERALS,  # a math library's status (catalog/cuda.yaml `library_statuses`), or cuBLAS's in THC's words
         NGC_DRIVER_CHECK,  # the NGC containers' check of the host's driver ...
         NGC_BUILT_FOR,  # ... and its first line, the release the image needs
         *cuda_message_literals(),  # a CUDA error's message followed by its number (`... combination (error 803)`)
@@ -376,6 +378,10 @@ class ExceptionExtractor:
                     head = tb.js_error_line(body)
                     if head is not None:  # a JavaScript error's line if a stack frame comes next (_javascript)
                         ctx.state[_JS_WAIT] = (ctx.lineno, body, head)
+        if any(d.kind == "storage.error" for d in drafts) and (quoter := quoting_runtime(ctx.state, ctx.lineno)):
+            # a storage errno in the quoted output of a container runtime's failed step (a hook's stderr on the lines
+            # after runc's report): the node's container plumbing, not the job's storage (extract/container.py)
+            drafts = [quoted_storage(quoter, body) if d.kind == "storage.error" else d for d in drafts]
         for draft in drafts:
             if rank is not None:
                 draft.rank = rank

@@ -1056,10 +1056,28 @@ def _nvml_index() -> tuple[dict[str, _NvmlRow], re.Literals, tuple[str, ...], tu
 _NVML_INDEX = _nvml_index()
 
 
+# A client that prints NVML's return code by its number after the enum's stem (TensorRT Inference Server's metrics
+# thread: `failed to get energy consumption for GPU 0, NVML_ERROR 3`, triton-inference-server/server#73): the
+# table's row of that code, nothing for a code the table does not hold. Read alone only where the GPU does not offer
+# what the client asked (not_supported: understood, no failure); another code needs an anchor of the table as its
+# words do (the same thread's `failed to initialize NVML: NVML_ERROR 9` on a Jetson, server#714, is its metrics
+# going without NVML, no driver the job lacked).
+_NVML_CODE = re.compile(r"\bNVML_ERROR (?P<code>\d{1,3})\b")
+NVML_CODE_LITERAL: Final = "NVML_ERROR "
+
+
 def nvml_report(text: str) -> tuple[_NvmlRow, int] | None:
     """The NVML result a text reports (catalog/platform.yaml's row, where its report starts), or None: a line of
     nvidia-smi, an NVML client or the container runtime, or a message that quotes one (a Kubernetes event's)."""
     by_text, rx, anchors, bare = _NVML_INDEX
+    coded = _NVML_CODE.search(text) if NVML_CODE_LITERAL in text else None
+    if coded is not None:
+        info = nvml_table().get(int(coded.group("code")))
+        if info is None:
+            return None
+        if info.nvml_class == "not_supported" or any(a in text for a in anchors):
+            return _NvmlRow(info.name, info.message, info.nvml_class), coded.start()
+        return None
     anchored = [a for a in anchors if a in text]
     m = rx.search(text)
     row = by_text[m.group(0).lower()] if m else None
@@ -1081,8 +1099,8 @@ def nvml_report(text: str) -> tuple[_NvmlRow, int] | None:
 def nvml_fields(text: str) -> dict[str, FieldValue] | None:
     """gpu.nvml_error's fields for a text that reports an NVML result (nvml_report), or None."""
     read = nvml_report(text)
-    if read is None:
-        return None
+    if read is None or read[0].cls == "not_supported":
+        return None  # (not_supported: a client's question the GPU does not answer, no failure)
     row, start = read
     fields: dict[str, FieldValue] = {"error": row.cls, "message": _clip(text[start:])}
     if row.name:
@@ -1102,7 +1120,8 @@ class NvmlErrorExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {"gpu.nvml_error": frozenset({"error", "message", "nvml_error"})}
     sources: frozenset[str] = frozenset({"application", "syslog", "kernel"})
-    literals: tuple[str, ...] = (*_NVML_INDEX[2], *_NVML_INDEX[3], *nvml_quote_anchors(), *nvidia_smi_field_errors())
+    literals: tuple[str, ...] = (*_NVML_INDEX[2], *_NVML_INDEX[3], *nvml_quote_anchors(), *nvidia_smi_field_errors(),
+                                 NVML_CODE_LITERAL)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         cell = next((e for e in nvidia_smi_field_errors() if e in line), None)
@@ -1114,6 +1133,9 @@ class NvmlErrorExtractor:
         if read is None:
             return
         row, start = read
+        if row.cls == "not_supported":
+            ctx.claimed = True  # a client's question the GPU does not answer: understood, no failure
+            return
         g = _NVML_GPU.search(line)
         yield from self._report(row, line, start, _pci(g.group("pci")) if g else None, ctx)
 

@@ -298,7 +298,9 @@ def _node_warn(head: re.Match[str] | None, warn: str | None, body: str) -> NcclN
     if warn is None and head is not None:
         return None  # an NCCL INFO line: a setting it reports, not a failure
     text = warn if warn is not None else body
-    hits = [row for row in nccl_node_warns() if any(t in text for t in row.texts)]
+    src = head.group("src") if head is not None and warn is not None else None
+    hits = [row for row in nccl_node_warns()
+            if any(t in text for t in row.texts) or (src is not None and src in row.files)]
     if warn is not None and (benign := next((r for r in hits if r.reading == "benign"), None)) is not None:
         return benign
     return next((r for r in hits if r.reading in ("setup", "platform") and (warn is not None or not r.header)), None)

@@ -91,6 +91,11 @@ _RAY = re.compile(
 )
 
 
+# The platform program a bare `(pid=N)` names (catalog/platform.yaml `platform_programs`): Ray's idle worker, where
+# the log's Ray names its tasks and actors in their tags (collect/scan.py Extraction reads the log's evidence).
+RAY_IDLE_WORKER: Final = "ray-idle-worker"
+
+
 @lru_cache(maxsize=64)
 def _ray_program(daemon: str | None) -> str | None:
     """The platform program (catalog/platform.yaml `platform_programs`, part `cluster`) a Ray tag names: a daemon by
@@ -98,7 +103,7 @@ def _ray_program(daemon: str | None) -> str | None:
     of the job) as Ray's idle worker. None: the workload's own process (an actor or task it named)."""
     from firstfault.catalog.tables import platform_program_of
 
-    row = platform_program_of(daemon or "ray-idle-worker")
+    row = platform_program_of(daemon or RAY_IDLE_WORKER)
     return row.program if row is not None else None
 _KUBECTL = re.compile(r"\[(?P<proc>pod/[\w.\-]+/[\w.\-]+)\]\s?")
 # SGLang's scheduler processes log behind their stamp and parallel ranks (`[2025-04-01 09:58:02 TP0] `, `[... DP1
@@ -111,7 +116,9 @@ _SGLANG = re.compile(
 # pid=4009) `), read so only before a Ray tag or right after one.
 _SGR = re.compile(r"\x1b\[[\d;]{0,12}m")
 _SGR_RESIDUE = re.compile(r"\[\d{1,3}(?:;\d{1,3}){0,3}m(?=\()")
-_SGR_RESET = re.compile(r"(?:\x1b)?\[0?m ?")
+# The reset after a Ray tag: `\x1b[0m`, `\x1b[m`, or pasted without the escape `[0m`; a `[m` without it only before a
+# space or the end (`(pid=3900) [mutex.cc : 1908] RAW: ...`: absl's raw record, whose `[m` is its file's name).
+_SGR_RESET = re.compile(r"(?:\x1b\[0?m|\[0m|\[m(?=\s|$)) ?")
 # ... and Ray's log deduplication, after the line (`... step 5 loss 0.6745\x1b[32m [repeated 14x across cluster] (Ray
 # deduplicates logs by default. Set RAY_DEDUP_LOGS=0 ...)\x1b[0m`): the line stands for copies on other workers.
 _RAY_REPEATED = re.compile(

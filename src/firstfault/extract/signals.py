@@ -123,6 +123,13 @@ _FAILURE_HANDLER = re.compile(
     r"|\*\*\* (?P<gname>SIG[A-Z]{2,7}) \(@0x[0-9a-fA-F]{1,16}\) received by PID \d{1,10} \(TID 0x[0-9a-fA-F]{1,16}\)"
     r"(?: from PID \d{1,10})?; stack trace: \*\*\*"
 )
+# Triton Inference Server's handler of the crash signals it traps, SIGSEGV and SIGABRT (triton-inference-server/server
+# src/triton_signal.cc ErrorSignalHandler, added in server PR #3257: `Signal (11) received.` on stderr, boost's stack
+# trace (` 0# 0x... in tritonserver`), then exit(1)). The same words come from its handler of SIGINT and SIGTERM,
+# the graceful shutdown it was asked for: only a crash signal is read (a kill from outside is the sender's, and the
+# sender says so). The line whole: prose or a title quoting it is not the report.
+_TRITON_SIGNAL = re.compile(r"^\s*Signal \((?P<num>\d{1,3})\) received\.\s*$")
+_CRASH_SIGNALS: Final = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT"})
 
 # The DataLoader's worker signal handler: `ERROR: Unexpected segmentation fault
 # encountered in worker.`, `... bus error ...` (a too-small /dev/shm), `... floating-point exception ...`:
@@ -192,6 +199,7 @@ class ProcessSignalExtractor:
         "encountered in worker",
         ") received by PID",
         " received at time=",
+        "Signal (",
         "exit code",
         "exited with code",
         "exit status",
@@ -269,6 +277,13 @@ class ProcessSignalExtractor:
             if sig not in signal_names():
                 return None
             # the process's own word on the signal it caught (an abort: its own abort(3), as faulthandler's)
+            by = "self" if sig == "SIGABRT" else by_whom(sig, "launcher")
+            return Draft("process.signal", {"signal": sig, "by": by, "detail": detail})
+        if body.lstrip().startswith("Signal (") and (t := _TRITON_SIGNAL.match(body)) is not None:
+            sig = signal_name(int(t.group("num")))
+            if sig not in _CRASH_SIGNALS:
+                return None  # its graceful shutdown on SIGINT / SIGTERM
+            # the process's own word on the signal it caught, as abseil's handler's
             by = "self" if sig == "SIGABRT" else by_whom(sig, "launcher")
             return Draft("process.signal", {"signal": sig, "by": by, "detail": detail})
         m = _SRUN_TASK.search(body)

@@ -57,14 +57,13 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import ExceptionClassInfo, cuda_table, object_store_code_table
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
-    CUBLAS_LITERALS,
+    LIBRARY_LITERALS,
     NGC_DRIVER_CHECK,
     NGC_DRIVER_CODE,
     CudaError,
     accelerator_oom,
     by_whom,
     cache_race,
-    cublas_status_of,
     cuda_error_of,
     cudnn_status_of,
     errno_of,
@@ -72,6 +71,7 @@ from firstfault.extract.codes import (
     exit_signal,
     host_allocator,
     is_shm,
+    library_status_of,
     nccl_result_of,
     path_of,
     signal_name,
@@ -556,14 +556,29 @@ def _spelled_at(body: str, at: int, seen_end: int) -> tuple[Exc, str] | None:
 
 
 # A C++ framework's fatal log record: glog's and absl's `LOG(FATAL)` and failed `CHECK`s (`F0407 01:31:07.673615
-# 5759 math_functions.cpp:250] Check failed: a <= b`, absl's `F0000 00:00:1739961418.129995 ...`) and TensorFlow's
-# own form (`2017-11-28 16:36:15.720252: F tensorflow/core/lib/io/zlib_outputbuffer.cc:77] Check failed: ...`, before
-# 1.0 without the date). The process aborts right after it: the C++ counterpart of an uncaught exception's last line.
+# 5759 math_functions.cpp:250] Check failed: a <= b`, absl's `F0000 00:00:1739961418.129995 ...`, glog 0.6's with the
+# year, `F20230424 13:28:15.469203 2128115 logging_unittest.cc:680] ...`, google/glog src/logging.cc
+# LogMessage::Init's `FLAGS_log_year_in_prefix`) and TensorFlow's own form (`2017-11-28 16:36:15.720252: F
+# tensorflow/core/lib/io/zlib_outputbuffer.cc:77] Check failed: ...`, before 1.0 without the date). The process
+# aborts right after it: the C++ counterpart of an uncaught exception's last line. glog's header is read where it
+# starts the line, else behind a prefix the prefix layer leaves (a logger's stamp) after a space, `]` or `:`.
 _FATAL_LOG = re.compile(
-    r"^\s*\[?(?:F\d{4} \d\d:\d\d:\d+(?:\.\d+)?\s+\d+"
+    r"^\s*\[?(?:F\d{4}(?:\d{4})? \d\d:\d\d:\d+(?:\.\d+)?\s+\d+"
     r"|(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?: )?F)"
     r" (?P<where>[\w.@/\\-]+:\d+)\]\s?(?P<msg>.*)$"
 )
+_FATAL_LOG_BEHIND = re.compile(
+    r"(?<=[\s\]:>])\[?F\d{4}(?:\d{4})? \d\d:\d\d:\d\d(?:\.\d+)? {1,8}\d{1,10}"
+    r" (?P<where>[\w.@/\\-]+:\d+)\]\s?(?P<msg>.*)$"
+)
+# The raw loggers' failed check (RAW_CHECK: what a library logs where the full logger cannot run, in a signal
+# handler, an allocator or a mutex): absl's `[mutex.cc : 1908] RAW: Check (v & kMuWriter) != 0 failed: ...`
+# (abseil/abseil-cpp absl/base/internal/raw_logging.cc: `[file : line] RAW: ` and no severity, ABSL_RAW_CHECK's
+# `Check %s failed: %s`, always FATAL), and glog's RAW_CHECK behind its own header (`F0407 ... file.cc:526] RAW:
+# Check false failed: failure 1`, google/glog src/raw_logging.cc), which _FATAL_LOG reads. absl's other RAW records
+# name no severity (`[failure_signal_handler.cc : 331] RAW: Signal 11 raised at PC=...` is a warning): not read.
+_RAW_CHECK = re.compile(r"(?:^|(?<=[\s\]:>]))\[(?P<where>[\w.@/\\-]+ : \d+)\] RAW: (?P<msg>Check .*)$")
+_RAW = "RAW: "
 # Ray's C++ logger's fatal record (src/ray/util/logging.cc: severity `C`, a failed RAY_CHECK or RAY_LOG(FATAL); in its
 # own processes' logs with the component after the stamp): `[2021-05-25 17:19:12,506 C 30268 30268] pull_manager.cc:338:
 #  Check failed: ...` (ray-project/ray#15990), `[... C 44686 99451332] (raylet) node_manager.cc:395: ...`.
@@ -571,19 +586,43 @@ _RAY_FATAL_LOG = re.compile(
     r"^\s*\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} C \d{1,10} \d{1,20}\] (?:\([a-z_]{1,32}\) )?"
     r"(?P<where>[\w.@/\\-]+:\d+): ?(?P<msg>.*)$"
 )
-# Prefilter words for the records read: TensorFlow's dated form, and a failed CHECK in any form.
-FATAL_LOG_LITERALS: Final = (": F ", "Check failed")
+# Go's logrus at its fatal level (sirupsen/logrus: `Fatal` logs the record, then calls os.Exit(1)), in its text
+# formatter's key=value form (`time="2022-07-20T01:54:12Z" level=fatal msg="Error watching fields: Feature not
+# supported"`, its message quoted with Go's escapes) and its terminal form (`FATA[0000] validate service connection:
+# ...`, the level's first four letters and the seconds since start): the program's last word, the Go counterpart of
+# an uncaught exception's line.
+_LOGRUS_FATAL = re.compile(r'\blevel=fatal msg="(?P<msg>(?:[^"\\]|\\.){0,4000})"|^\s*FATA\[\d{4,10}\] (?P<tty>\S.*)$')
+_LOGRUS_FATAL_WORDS: Final = ("level=fatal msg=", "FATA[")
+# Prefilter words for the records read: TensorFlow's dated form, a failed CHECK in glog's form, a raw logger's check,
+# logrus's fatal level.
+FATAL_LOG_LITERALS: Final = (": F ", "Check failed", "] RAW: Check ", *_LOGRUS_FATAL_WORDS)
 FATAL_LOG_CLASS: Final = "FATAL"  # the exc_type of a fatal record's reading
 
 
 def fatal_log(body: str) -> Exc | None:
-    """A glog / absl / TensorFlow fatal log record (_FATAL_LOG) as the exception it stands for."""
+    """A glog / absl / TensorFlow / Ray / logrus fatal log record (_FATAL_LOG, _RAW_CHECK, _RAY_FATAL_LOG,
+    _LOGRUS_FATAL) as the exception it stands for: its message as printed (a raw logger's `RAW: ` off: the check's
+    words; logrus's quoted message with its escapes undone)."""
+    if any(w in body for w in _LOGRUS_FATAL_WORDS):
+        g = _LOGRUS_FATAL.search(body)
+        if g is not None:
+            msg = g.group("tty") if g.group("msg") is None else g.group("msg").replace('\\"', '"')
+            return Exc(FATAL_LOG_CLASS, FATAL_LOG_CLASS, msg.strip())
     if "] " not in body:
         return None
     m = _FATAL_LOG.match(body) or _RAY_FATAL_LOG.match(body)
+    if m is None and "RAW: Check " in body:
+        m = _RAW_CHECK.search(body)
+        if m is not None and " failed" not in m.group("msg"):
+            return None
+    if m is None and " F" in body:
+        m = _FATAL_LOG_BEHIND.search(body)
     if m is None:
         return None
-    return Exc(FATAL_LOG_CLASS, FATAL_LOG_CLASS, m.group("msg").strip())
+    msg = m.group("msg").strip()
+    if msg.startswith(_RAW):
+        msg = msg[len(_RAW):]  # (glog's RAW_LOG: its header's F says fatal, as the full logger's)
+    return Exc(FATAL_LOG_CLASS, FATAL_LOG_CLASS, msg)
 
 
 # --------------------------------------------------------------------------
@@ -636,7 +675,28 @@ _KILLED_BY = re.compile(rf"killed by signal: (?P<what>{strsignal_alternation()})
 _SIGNALS_REPR = re.compile(r"<Signals\.(?P<sig>SIG[A-Z0-9]+): \d+>")
 # mp.spawn's join: `ProcessExitedException: process 1 terminated with signal SIGKILL`.
 _TERMINATED_BY = re.compile(r"\bterminated with signal (?P<sig>SIG[A-Z0-9]+)\b")
-_CUDA_HINT = re.compile(r"^\s*Search for `cudaError")
+# PyTorch's pointer to the enum's documentation after a CUDA (or, on ROCm, HIP) error it raised (c10/cuda's
+# c10_cuda_check_implementation: `Search for `cudaErrorX' in https://docs.nvidia.com/cuda/cuda-runtime-api/...`; ROCm's
+# hipified build: `Search for `hipErrorInvalidValue' in .../group__HIPRT__TYPES.html`, ROCm/TheRock#2707): a link to
+# the docs, not a second error.
+_CUDA_HINT = re.compile(r"^\s*Search for `(?:cuda|hip)Error")
+# A record of its own at a calm level that names a CUDA error: glog's, absl's and TensorFlow's warning, info and debug
+# records (TensorFlow's `W tensorflow/core/common_runtime/gpu/gpu_device.cc:1690] Unable to enable peer access between
+# device ordinals 0 and 9, status: Internal: failed to enable peer access from ...: CUDA_ERROR_TOO_MANY_PEERS: peer
+# mapping resources exhausted`, tensorflow/tensorflow#58935, after which the job goes on), a record whose level word is
+# INFO, DEBUG or TRACE, and libfabric's `<info>`/`<debug>` (its CUDA memory interface logs cudaErrorStubLibrary there
+# where it goes on without CUDA, ofiwg/libfabric#7655): a result the program answered itself. A warning word is not
+# calm here: PyTorch warns `UserWarning: CUDA initialization: ... Error 804: ...` of the driver it will then lack, and
+# NCCL's failures are `NCCL WARN` records. Nor is a calm record of an error that ends the process's use of the GPU
+# (the kernel faults and their ECC and NVLink causes, "any further CUDA work will return the same error", the CUDA
+# Runtime API's enum says): a program that logs it at INFO has caught it on its way down (icefall's `INFO
+# [train.py:1060] Caught exception: CUDA error: an illegal memory access was encountered`).
+# (Not a setting's value: `run with NCCL_DEBUG=INFO for details` closes NCCL's errors.)
+_CALM_RECORD = re.compile(r"(?<![=\w])(?:INFO|DEBUG|TRACE)\b|<(?:info|debug|trace)>")
+_CALM_LITERALS: Final = ("INFO", "DEBUG", "TRACE", "<info>", "<debug>", "<trace>", "] ")
+_STICKY_CLASSES: Final = frozenset({
+    "illegal_address", "misaligned_address", "illegal_instruction", "device_assert", "invalid_pc", "hardware_stack",
+    "launch_failure", "launch_timeout", "ecc", "nvlink"})
 # Checkpoint writers that report a full or failing file system without an errno.
 _WRITE_FAILED = re.compile(r"PytorchStreamWriter failed writing file|file write failed|unexpected pos \d+ vs \d+")
 # ... and torch.save's zip writer that could not create its file (`RuntimeError: File ckpt.pt cannot be opened.`):
@@ -705,6 +765,23 @@ def _stdlib(frame: str) -> bool:
     if path.startswith("<"):
         return True
     return "site-packages" not in path and "dist-packages" not in path and _STDLIB_DIR.search(path) is not None
+
+
+# Ray's own code from its source tree (`python/ray/...`, its Cython `_raylet.pyx`); installed, under site-packages.
+# (Not any `/ray/`: Ray's images run as the user `ray`, the job's code under /home/ray.)
+_RAY_SOURCE = re.compile(r"[/\\]python[/\\]ray[/\\]|\.pyx$")
+
+
+def job_frame(body: str) -> bool:
+    """A Python traceback's frame in the job's own code: a `File "..."` line whose file is no installed package's
+    (site- or dist-packages), not the standard library's or generated code's, and not Ray's own source."""
+    if FRAME.match(body) is None:
+        return False
+    m = _FRAME_FILE.search(body)
+    if m is None or _stdlib(body):
+        return False
+    path = m.group("path")
+    return "site-packages" not in path and "dist-packages" not in path and _RAY_SOURCE.search(path) is None
 
 
 # torchelastic's @record decorator runs in the worker, around the workload's main: its `wrapper` frame is the
@@ -913,15 +990,20 @@ def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
         # job may outlive (a driver of the same major release runs the image): its stream's last word only
         row = cuda_table()[NGC_DRIVER_CODE]
         return [Draft("app.cuda_error", {"error": row.cuda_class, "message": clip(body.strip()),
-                                         "cuda_error": row.runtime, "cuda_code": NGC_DRIVER_CODE, "terminal": True})]
+                                         "cuda_error": row.name, "cuda_code": NGC_DRIVER_CODE, "terminal": True})]
+    calm = exc is None and any(w in body for w in _CALM_LITERALS) and (
+        _CALM_RECORD.search(body) is not None or _GLOG_CALM.search(body) is not None)
     err = cuda_error_of(body)
-    blas = (cublas_status_of(body) if any(w in body for w in CUBLAS_LITERALS)
+    if calm and err is not None and err.cls not in _STICKY_CLASSES:
+        err = None
+    blas = (library_status_of(body) if any(w in body for w in LIBRARY_LITERALS)
             and (exc is not None or err is not None or "cublas runtime error" in body) else None)
     if blas is not None and blas.cls == "oom":
         return [Draft("app.cuda_oom", {"message": clip(exc.msg if exc and exc.msg else body)})]
     if blas is not None and blas.cls in ("config", "launch_failure", "unavailable"):
-        # a cuBLAS status of the classes CUDA's errors have (catalog/cuda.yaml `cublas_statuses`), raised or in a CUDA
-        # error's words: read as cuDNN's (a logged record of one, `E ... failed: Internal: CUBLAS_STATUS_...`, is none)
+        # a math library's status of the classes CUDA's errors have (catalog/cuda.yaml `library_statuses`), raised or
+        # in a CUDA error's words: read as cuDNN's (a logged record of one, `E ... failed: Internal:
+        # CUBLAS_STATUS_...`, is none)
         return [Draft("app.cuda_error", _fields(error=blas.cls, message=clip(exc.msg if exc and exc.msg else body),
                                                 cuda_error=blas.name))]
     if err is None:
@@ -936,16 +1018,22 @@ def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
 
 
 def _cudnn_drafts(body: str, exc: Exc | None, status: CudaError) -> list[Draft]:
-    """A cuDNN status (catalog/cuda.yaml `cudnn_statuses`): the job's build for another GPU or cuDNN of two versions
-    is its configuration (app.cuda_error, config); a kernel that failed to run (EXECUTION_FAILED) or a handle not
+    """A cuDNN status (catalog/cuda.yaml `cudnn_statuses`): the device's memory exhausted is the accelerator's OOM; the
+    job's build for another GPU or cuDNN of two versions is its configuration (app.cuda_error, config), a driver older
+    than cuDNN needs the node's (driver); a kernel that failed to run (EXECUTION_FAILED) or a handle not
     created (NOT_INITIALIZED) is a CUDA error of that class, a symptom; any other status in a raised exception is
     read as the exception (the generic steps); a line of its own at error level (TensorFlow's `E ... Could not
     create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR`) is a call of the job's framework that failed, naming no cause:
     the workload's failure, weak (`terminal`: its stream's last word only). A warning or info record of one names
     none."""
-    if status.cls in ("config", "launch_failure", "unavailable"):
-        # the classes CUDA's errors have (catalog/cuda.yaml): the job's configuration, or a kernel that failed to run
-        # and a handle cuDNN could not create, symptoms whose cause is said elsewhere (as CUDA's launch failure is)
+    if status.cls == "oom":
+        # the accelerator's memory in cuDNN's words (cuDNN 9's INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED; 8's
+        # ALLOC_FAILED is found first by codes.ACCEL_OOM_PHRASES)
+        return [Draft("app.cuda_oom", {"message": clip(exc.msg if exc and exc.msg else body)})]
+    if status.cls in ("config", "driver", "launch_failure", "unavailable"):
+        # the classes CUDA's errors have (catalog/cuda.yaml): the job's configuration, the node's driver older than
+        # cuDNN needs, or a kernel that failed to run and a handle cuDNN could not create, symptoms whose cause is said
+        # elsewhere (as CUDA's launch failure is)
         return [Draft("app.cuda_error", _fields(error=status.cls, message=clip(exc.msg if exc and exc.msg else body),
                                                 cuda_error=status.name))]
     if exc is not None or _LEVEL_WORD.search(body) or _GLOG_CALM.search(body) or exception_shape(body) is not None:
@@ -1195,9 +1283,23 @@ _STARTUP_LIMIT = re.compile(
     r"|\btimed out waiting for [\w .'-]{1,80}? to (?:start|become ready|be ready|come up)\b")
 
 
-def says_warning(text: str) -> bool:
-    """Does the line call itself a warning (its level word or marker)? What it reports was met and gone on from."""
-    return _WARNING_WORD.search(text) is not None
+# A record that calls itself below a warning: a level word among the line's first words (NCCL's `host:pid:tid [0]
+# NCCL INFO ...`, a logger's `DEBUG`, `TRACE`, `NOTICE`), glog's and absl's `I0612 10:00:00` / `D...` at its head. What
+# it reports is information the program gave on its way (NCCL's `NET/Plugin: Failed to find ncclNetPlugin_v8 symbol.`
+# is its search for an optional plugin, NVIDIA/nccl#1292). Only at the head: a level word inside a message is the
+# message's.
+# A higher level word before it (`ERROR ... INFO block missing`) makes the record that level.
+_CALM_RECORD = re.compile(r"^(?P<lead>.{0,120}?)\b(?:INFO|DEBUG|TRACE|NOTICE)\b|^\s*[ID]\d{4} \d\d:\d\d:\d\d")
+_LOUD_LEVEL = re.compile(r"\b(?:ERROR|FATAL|CRITICAL|SEVERE|PANIC)\b")
+
+
+def says_calm(text: str) -> bool:
+    """Does the line call itself a warning or a record below one (an info, debug, trace or notice record)? What it
+    reports was met and gone on from."""
+    if _WARNING_WORD.search(text) is not None:
+        return True
+    m = _CALM_RECORD.search(text)
+    return m is not None and not _LOUD_LEVEL.search(m.group("lead") or "")
 
 
 def says_retrying(text: str) -> bool:

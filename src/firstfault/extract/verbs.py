@@ -808,7 +808,7 @@ class LocalStatusExtractor:
                 ctx.state.pop(_K_CONFIRM, None)
                 yield _mpich_draft(row, detail, call, cls, wrank, whost)
                 return
-        row = next((r for r in _mpich_rows() if any(t in body for t in r.texts)), None)
+        row = next((r for r in _mpich_rows() if any(_holds(body, t) for t in r.texts)), None)
         if row is None or (row.during and call not in row.during):
             return
         if row.confirm and not any(w in body for w in row.confirm):
@@ -816,6 +816,20 @@ class LocalStatusExtractor:
             ctx.claimed = True
             return
         yield _mpich_draft(row, clip(body), call, cls, rank, host)
+
+
+def _holds(body: str, text: str) -> bool:
+    """Whether an error stack's line holds a row's text. A text that is an entry's function name (it ends with `(`:
+    `MPIDI_OFI_mpi_init_hook(`) counts only on an entry that says nothing more (`MPIDI_OFI_mpi_init_hook(1473):`): an
+    entry with a message of its own (`MPIDI_OFI_init_local(580): OFI fi_fabric failed (...:Invalid argument)`) is
+    read by that message."""
+    at = body.find(text)
+    if at < 0:
+        return False
+    if not text.endswith("("):
+        return True
+    _, colon, message = body[at + len(text):].partition("):")
+    return bool(colon) and not message.strip()
 
 
 @lru_cache(maxsize=1)
