@@ -2022,6 +2022,64 @@ stamp_us_test(const unsigned char *p, Py_ssize_t n, void *arg)
     return 1;
 }
 
+/* prev_stamp_us's walk on buf[0:len] (`bytes`: the buffer's bytes object where it is one, for the memo; else NULL):
+ * fills *w and returns the stamp's local microseconds (>= 0), or -1 (none, or Python reads the line it stops at). */
+static long long
+prev_stamp_us_walk(PyObject *bytes, const unsigned char *buf, Py_ssize_t len, Py_ssize_t stop, Py_ssize_t end,
+                   Py_ssize_t limit, const struct stamp_clock *ck, struct walk *w)
+{
+    if (end > len) end = len;
+    struct stamp_us_arg a = {ck, -1};
+    w->start = -1;
+    w->text_end = 0;
+    w->lines = 0;
+    /* walk_back's loop, with copy_local_us's memo: a walk from a line at or after the last walk's start, with its
+     * stop and clock, reads the lines down to that start and takes its answer (where it is one: a stamp read here,
+     * or none back to the stop), lines counted as walking them would count them. A held copy's walk (scan.py's
+     * read_held, walk_far) went again over every line the C loop had just walked over to time the copies. */
+    int memo = bytes != NULL && walk_memo.buffer == bytes && walk_memo.stop == stop && walk_memo.from <= end
+               && walk_memo.answer != -1 && same_clock(&walk_memo.ck, ck);
+    int done = 0;  /* the walk reached an answer (a stamp, or none back to `stop`): not `limit` */
+    Py_ssize_t cur = end;
+    while (cur > 0 && w->lines < limit) {
+        if (memo && cur == walk_memo.from) {
+            if (walk_memo.answer == COPY_NO_STAMP) {
+                w->lines += walk_memo.lines;
+                done = 1;
+            } else if (w->lines + walk_memo.lines <= limit) {
+                w->start = walk_memo.a_start;
+                w->text_end = walk_memo.a_end;
+                w->lines += walk_memo.lines;
+                a.us = walk_memo.answer;
+                done = 1;
+            } else {
+                w->lines = limit;
+            }
+            break;
+        }
+        Py_ssize_t s = cur - 2;
+        while (s >= 0 && buf[s] != '\n') s--;
+        s += 1;
+        if (s <= stop) {
+            done = 1;
+            break;
+        }
+        Py_ssize_t e = buf[cur - 1] == '\n' ? cur - 1 : cur;
+        w->lines++;
+        if (stamp_us_test(buf + s, e - s, &a)) {
+            w->start = s;
+            w->text_end = e;
+            done = 1;
+            break;
+        }
+        cur = s;
+    }
+    if (cur <= 0) done = 1;
+    if (done && (w->start < 0 || a.us >= 0))
+        walk_memo_keep(bytes, stop, end, w->start < 0 ? COPY_NO_STAMP : a.us, ck, w->start, w->text_end, w->lines);
+    return a.us;
+}
+
 static PyObject *
 lines_prev_stamp_us(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2035,57 +2093,53 @@ lines_prev_stamp_us(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (walk_args(args, &stop, &end, &limit) < 0) return NULL;
     if (clock_from(args[4], &ck) < 0) return NULL;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
-    if (end > view.len) end = view.len;
-    const unsigned char *buf = (const unsigned char *)view.buf;
-    struct stamp_us_arg a = {&ck, -1};
-    struct walk w = {-1, 0, 0};
-    /* walk_back's loop, with copy_local_us's memo: a walk from a line at or after the last walk's start, with its
-     * stop and clock, reads the lines down to that start and takes its answer (where it is one: a stamp read here,
-     * or none back to the stop), lines counted as walking them would count them. A held copy's walk (scan.py's
-     * read_held, walk_far) went again over every line the C loop had just walked over to time the copies. */
-    PyObject *bytes = PyBytes_CheckExact(args[0]) ? args[0] : NULL;
-    int memo = bytes != NULL && walk_memo.buffer == bytes && walk_memo.stop == stop && walk_memo.from <= end
-               && walk_memo.answer != -1 && same_clock(&walk_memo.ck, &ck);
-    int done = 0;  /* the walk reached an answer (a stamp, or none back to `stop`): not `limit` */
-    Py_ssize_t cur = end;
-    while (cur > 0 && w.lines < limit) {
-        if (memo && cur == walk_memo.from) {
-            if (walk_memo.answer == COPY_NO_STAMP) {
-                w.lines += walk_memo.lines;
-                done = 1;
-            } else if (w.lines + walk_memo.lines <= limit) {
-                w.start = walk_memo.a_start;
-                w.text_end = walk_memo.a_end;
-                w.lines += walk_memo.lines;
-                a.us = walk_memo.answer;
-                done = 1;
-            } else {
-                w.lines = limit;
-            }
-            break;
-        }
-        Py_ssize_t s = cur - 2;
-        while (s >= 0 && buf[s] != '\n') s--;
-        s += 1;
-        if (s <= stop) {
-            done = 1;
-            break;
-        }
-        Py_ssize_t e = buf[cur - 1] == '\n' ? cur - 1 : cur;
-        w.lines++;
-        if (stamp_us_test(buf + s, e - s, &a)) {
-            w.start = s;
-            w.text_end = e;
-            done = 1;
-            break;
-        }
-        cur = s;
-    }
-    if (cur <= 0) done = 1;
-    if (done && (w.start < 0 || a.us >= 0))
-        walk_memo_keep(bytes, stop, end, w.start < 0 ? COPY_NO_STAMP : a.us, &ck, w.start, w.text_end, w.lines);
+    struct walk w;
+    long long us = prev_stamp_us_walk(PyBytes_CheckExact(args[0]) ? args[0] : NULL, (const unsigned char *)view.buf,
+                                      view.len, stop, end, limit, &ck, &w);
     PyBuffer_Release(&view);
-    return Py_BuildValue("(nnnL)", w.start, w.text_end, w.lines, a.us);
+    return Py_BuildValue("(nnnL)", w.start, w.text_end, w.lines, us);
+}
+
+/* line_time_us(buffer, start, end, stop, limit, clock) -> int
+ *
+ * A candidate line's time as scan.py's time_of reads it for a line without an srun label, in one call where C is
+ * sure of every step: the line buffer[start:end] (its newline at end) read by stamp_local_us where it may hold a
+ * stamp (may_hold_stamp), else, or where it reads as no stamp, prev_stamp_us's walk back from it (to `stop`, over
+ * `limit` lines at most). The local microseconds of the stamp found (>= 0); COPY_NO_STAMP (-4) where the line and
+ * the walk find none (the line takes the time of the line read before); -1 where Python reads it (the line's own
+ * stamp or the walk's line not read in C). */
+static PyObject *
+lines_line_time_us(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    Py_ssize_t start, end, stop, limit;
+    struct stamp_clock ck;
+    long long t = -1;
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "line_time_us(buffer, start, end, stop, limit, clock) takes 6 arguments");
+        return NULL;
+    }
+    start = PyLong_AsSsize_t(args[1]);
+    if (start == -1 && PyErr_Occurred()) return NULL;
+    if (walk_args(args + 1, &end, &stop, &limit) < 0) return NULL;
+    if (clock_from(args[5], &ck) < 0) return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *buf = (const unsigned char *)view.buf;
+    if (0 <= start && start <= end && end <= view.len) {
+        t = STAMP_NONE;
+        if (may_hold_stamp(buf + start, end - start))
+            t = stamp_local_us(buf + start, end - start, &ck);
+        if (t == STAMP_NONE) {
+            struct walk w;
+            long long us = prev_stamp_us_walk(PyBytes_CheckExact(args[0]) ? args[0] : NULL, buf, view.len, stop,
+                                              start, limit, &ck, &w);
+            t = w.start < 0 ? COPY_NO_STAMP : us;  /* (us -1: the walk's line is Python's to read) */
+        } else if (t < 0) {
+            t = -1;
+        }
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromLongLong(t);
 }
 
 static PyMethodDef lines_methods[] = {
@@ -2105,6 +2159,9 @@ static PyMethodDef lines_methods[] = {
     {"prev_stamp_us", (PyCFunction)(void (*)(void))lines_prev_stamp_us, METH_FASTCALL,
      "prev_stamp_us(buffer, stop, end, limit, clock) -> (start, text_end, lines, us): prev_stamped's walk with the "
      "line it stops at read in C (-1: Python reads it)"},
+    {"line_time_us", (PyCFunction)(void (*)(void))lines_line_time_us, METH_FASTCALL,
+     "line_time_us(buffer, start, end, stop, limit, clock) -> int: a candidate line's time, its own stamp's or "
+     "prev_stamp_us's walk back's, as local microseconds (-4: none back to stop; -1: Python reads it)"},
     {"line_shape", (PyCFunction)lines_line_shape, METH_O,
      "line_shape(bytes) -> bytes: every digit '0', and the hex letters of hex ids '0' (memo.line_shape)"},
     {"fold_run", (PyCFunction)(void (*)(void))lines_fold_run, METH_FASTCALL,

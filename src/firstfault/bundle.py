@@ -287,6 +287,11 @@ class SourceFile:
 
 
 def open_evidence(path: str, ident: tuple[int, int] | None = None) -> io.FileIO:
+    """open_evidence_sized's file alone."""
+    return open_evidence_sized(path, ident)[0]
+
+
+def open_evidence_sized(path: str, ident: tuple[int, int] | None = None) -> tuple[io.FileIO, int]:
     """The one way an evidence file is opened: for reading, unbuffered, following no symbolic link.
 
     `path` is the real path the file had when its source was resolved, so a link in its last part
@@ -294,7 +299,8 @@ def open_evidence(path: str, ident: tuple[int, int] | None = None) -> io.FileIO:
     then checked (fstat): it must be a regular file (a FIFO swapped in is opened without blocking,
     then refused) and, with `ident` (SourceFile.ident), the very file found inside the bundle: a
     directory above it swapped for a link to /etc between the check and the open leads the open
-    to another file, and that is refused too. Raises OSError, its strerror saying why.
+    to another file, and that is refused too. Raises OSError, its strerror saying why. With the file, its size
+    at that fstat (a scanner sizes its reads by it: no second fstat).
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -313,7 +319,7 @@ def open_evidence(path: str, ident: tuple[int, int] | None = None) -> io.FileIO:
             raise OSError(errno.ESTALE, "another file than the one the bundle held when it was read (a file or a "
                                         "directory on its path was swapped, for a link say); refused")
         # O_NONBLOCK only kept a FIFO from blocking the open; reads of a regular file never wait on it.
-        return io.FileIO(fd, "rb", closefd=True)
+        return io.FileIO(fd, "rb", closefd=True), st.st_size
     except BaseException:
         os.close(fd)
         raise

@@ -27,6 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from firstfault import records
 from firstfault.analysis import parallel
@@ -393,3 +395,28 @@ def test_near_miss_an_earlier_boots_journal_dates_no_dmesg_line(make_bundle: Bun
             if e.kind == "gpu.xid"} == {None}
     kernel = next(c for c in v.coverage if c.source == "kernel")
     assert kernel.note is not None and "dmesg's uptime stamps not dated" in kernel.note
+
+
+def _opens_report_walking(head: bytes) -> bool:
+    """opens_report's rule, every line of the first OPENING_LINES looked at (the walk without its memmem first)."""
+    from firstfault.collect import bugreport as br
+
+    pos = 0
+    for _ in range(br.OPENING_LINES):
+        end = head.find(b"\n", pos)
+        if head[pos:pos + br.HEADER_CLIP].lstrip(b" \t\r").startswith(br.OPENING):
+            return True
+        if end < 0:
+            return False
+        pos = end + 1
+    return False
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["Start of NVIDIA bug report log file.", "  ", "\r", "\n", "_" * 40, "x",
+                                 "Start of NVIDIA", " bug report log file", "2026-11-02 INFO "]), max_size=20))
+def test_a_head_without_the_opening_words_is_no_report_without_a_walk(parts: list[str]) -> None:
+    """opens_report answers False at once where the head holds no opening words (one memmem): the walk's answer on
+    any head of openings, blanks, separators, halves of the words (the near miss: split, they open nothing)."""
+    head = "".join(parts).encode()
+    assert opens_report(head) == _opens_report_walking(head)

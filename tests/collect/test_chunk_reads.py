@@ -94,3 +94,29 @@ def test_scan_file_sizes_its_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPat
                          emit=got.append)
     assert got and stats.lines == 2
     assert asked and max(asked) <= path.stat().st_size + 1
+
+
+def test_a_read_that_gives_nothing_ends_the_stream() -> None:
+    """chunks reads no more once a read gave nothing (the stream's end): a small file is two reads, its size and one
+    byte, then the one that finds the end, not a third after the chunk was handed on. Near miss: a read that gave all
+    it asked for is followed by another (a file that grew: test_a_file_that_grew_after_its_size_was_taken_...)."""
+    data = b"line one\nline two\n"
+    lines, asked = _lines(data, len(data), 4096)
+    assert lines == [(data, 0)]
+    assert asked == [len(data) + 1, 1]
+    tail = b"no newline at the end"
+    lines, asked = _lines(data + tail, len(data), 4096)  # grew: its last line still read
+    assert lines == [(data, 0), (tail + b"\n", 2)]
+    n = len(data) + 1
+    assert asked == [n, 4096 - n, 4096 - n - (len(tail) - 1)]  # the last one gave nothing: no read after it
+
+
+def test_scan_files_size_is_the_opens_own(tmp_path: Path) -> None:
+    """bundle.open_evidence_sized: the size its fstat saw, the file open at its start."""
+    from firstfault.bundle import open_evidence_sized
+
+    path = tmp_path / "rank-0.log"
+    path.write_bytes(b"x" * 1234)
+    fh, size = open_evidence_sized(str(path))
+    with fh:
+        assert size == 1234 and fh.read(size + 1) == b"x" * 1234

@@ -468,3 +468,76 @@ def test_the_c_walk_back_stops_where_parsing_every_line_stops(filler: str) -> No
                 assert (want is not None) == (gap < 3 and stop < 0), (gap, stop)
     finally:
         scan.BACKWALK_LINES = old
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.sampled_from(_STAMPED + _PLAIN) | st.text(alphabet="0123456789:. *[]-TZabNov\u00e9",
+                                                                   max_size=30), min_size=1, max_size=30),
+       stop_at=st.integers(min_value=-1, max_value=30), limit=st.sampled_from([400, 3, 1]))
+def test_a_candidates_time_in_one_c_call_is_its_stamps_or_the_walk_backs_as_parsing_finds_them(
+        lines: list[str], stop_at: int, limit: int) -> None:
+    """_lines.line_time_us (scan.py's candidate, for a line without an srun label): where it answers a time (>= 0),
+    that is the wall time TimeParser reads from the line itself, else from the nearest earlier line that has a stamp
+    (back to the stop, `limit` lines at most: walk_back_py); where it answers none (-4), parsing finds no stamp on
+    the line or back to the stop. Near misses: a stamp it leaves to Python (-1: an uptime alone, a stamp in
+    another script's digits) is never answered in C."""
+    from firstfault import _lines
+    from firstfault.collect.stamps import c_clock, c_time, walk_back_py
+    from firstfault.timeparse import TimeParser
+
+    if getattr(_lines, "line_time_us", None) is None:
+        pytest.skip("firstfault._lines is not built")
+    window = (datetime(2026, 11, 2, 9, tzinfo=UTC), datetime(2026, 11, 2, 12, tzinfo=UTC))
+    buf = "\n".join(lines).encode("utf-8", "surrogateescape") + b"\n"
+    starts = [0] + [i + 1 for i, c in enumerate(buf) if c == 0x0A and i + 1 < len(buf)]
+    with memo.fastpath(True):
+        cclock = c_clock(TimeParser(UTC, *window))
+    assert cclock is not None
+    for k, s in enumerate(starts):
+        e = buf.index(b"\n", s)
+        stop = starts[stop_at] if 0 <= stop_at < k else -1
+        got = _lines.line_time_us(buf, s, e, stop, limit, cclock[0])
+        tp = TimeParser(UTC, *window)
+        own = tp.parse(buf[s:e].decode("utf-8", errors="replace"))
+        back = walk_back_py(buf, s, tp, False, stop, limit)
+        if got >= 0:
+            want = own.wall if own is not None else back.wall if back is not None else None
+            assert want is not None and c_time(got, cclock) == want, (k, buf[s:e])
+        elif got == -4:
+            assert own is None and back is None, (k, buf[s:e])
+        else:
+            assert got == -1
+        if own is not None and own.wall is None:  # an uptime alone: its boot time is the file's Clock's (Python)
+            assert got == -1, buf[s:e]
+
+
+def test_a_candidates_time_in_one_c_call_leaves_an_uptime_and_other_digits_to_python() -> None:
+    """The near misses of line_time_us, each a line it must not answer: an uptime alone (its own, or the walk's
+    line), a stamp of another script's digits; and the positive cases beside them (a stamp C reads, a walk back to
+    one, none back to the stop)."""
+    from firstfault import _lines
+    from firstfault.collect.stamps import c_clock, c_time
+    from firstfault.timeparse import TimeParser
+
+    if getattr(_lines, "line_time_us", None) is None:
+        pytest.skip("firstfault._lines is not built")
+    window = (datetime(2026, 11, 2, 9, tzinfo=UTC), datetime(2026, 11, 2, 12, tzinfo=UTC))
+    with memo.fastpath(True):
+        cclock = c_clock(TimeParser(UTC, *window))
+    assert cclock is not None
+    ck = cclock[0]
+
+    def at(buf: bytes, line: int, stop: int = -1) -> int:
+        s = 0
+        for _ in range(line):
+            s = buf.index(b"\n", s) + 1
+        return _lines.line_time_us(buf, s, buf.index(b"\n", s), stop, 400, ck)
+
+    stamped = b"2026-11-02 10:00:07,123 ERROR x\nframe #0: c10::Error + 0x96\n"
+    assert c_time(at(stamped, 0), cclock) == datetime(2026, 11, 2, 10, 0, 7, 123000, tzinfo=UTC)
+    assert at(stamped, 1) == at(stamped, 0)  # the walk back's stamp
+    assert at(stamped, 1, stop=0) == -4  # none after the stop
+    assert at(b"frame #0: c10::Error + 0x96\n", 0) == -4
+    assert at(b"[ 7106.030871] mlx5 x\n", 0) == -1  # an uptime alone
+    assert at(b"[ 7106.030871] mlx5 x\nframe #0: c10::Error + 0x96\n", 1) == -1
+    assert at("Nov  2 １０:００:０７ digits of another script\n".encode(), 0) == -1

@@ -1767,3 +1767,25 @@ def test_the_table_keeps_its_index_by_a_hosts_bytes_when_one_variant_lets_them_v
     raw, later = variant(41, b"Dec  4 10:07:01 node-0041 kernel: mlx5_core: failed, status bad parameter")
     lf.table_add(raw, later)
     assert later.tabled == lf._gen and t.n == 41 and len(t.index) == 41  # the minute out of the key, hosts in it
+
+
+def test_a_chunk_read_outside_the_fold_reads_its_candidates_in_order_with_their_times(
+        analyzer: Analyzer, tmp_path: Path) -> None:
+    """scan.py's plain loop (a chunk none of whose candidates may be counted: each read with pass_on, in order, no
+    fold step between them): the verdict bytes of reading every line, where a candidate's stamp is one C reads,
+    one it leaves to Python, none (the time of the candidate before), and outside the years (read as none, and
+    counted); with WARM + 1 copies (the near miss) the chunk goes through the fold and gives the same bytes."""
+    for copies in (2, fold.WARM + 1):
+        out = _rank_logs(tmp_path / str(copies), copies, files=4)
+        for r in range(4):
+            p = out / "app" / f"rank-{r}.log"
+            p.write_text("0999-10-14 09:00:00,000 INFO a stamp outside the years: NCCL error\n"
+                         + p.read_text(encoding="utf-8")
+                         + "2026-11-02T10:00:09+02:00 NCCL WARN an offset C leaves to Python\n"
+                         + "  RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970\n",
+                         encoding="utf-8")
+        with memo.fastpath(False):
+            every = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+        with memo.fastpath(True):
+            assert records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2) == every
+        assert "outside the years" in every

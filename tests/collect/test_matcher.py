@@ -214,3 +214,20 @@ def test_a_word_list_builds_its_engine_once_and_the_engines_kept_are_bounded() -
     assert len(scan._ENGINES) <= scan.MAX_ENGINES
     starts, ids = scan._Matcher(words).line_hits(b"a NCCL WARN b\n")  # rebuilt after its engine was dropped
     assert starts == [0] and ids in ([[1]], None)
+
+
+def test_a_matchers_hex_literals_take_its_hex_words_as_worked_out_afresh() -> None:
+    """_Matcher.hex_literals passes the hex words it already has (memo.hex_literals' `words_of`): the same table as
+    working them out again, on the catalog's words; near miss: words that are not these literals' give another."""
+    from firstfault.collect.scan import LineScanner, all_line_extractors
+    from firstfault.extract import memo
+
+    for kind in ("application", "kernel"):
+        m = LineScanner(kind, all_line_extractors()).matcher
+        assert m.hex_literals == memo.hex_literals(m.literals)
+        assert m.hex_literals
+    words = memo.hex_words([b"EDAC "])
+    assert words == (b"0000 ",)
+    assert memo.hex_literals([b"EDAC ", b"Xid "], words) == memo.hex_literals([b"EDAC ", b"Xid "]) \
+        == {b"0000 ": (b"EDAC ",)}
+    assert memo.hex_literals([b"EDAC ", b"Xid "], []) == {}

@@ -268,9 +268,13 @@ def _candidate_times(fast: bool, data: bytes = _NO_STAMP_LINES) -> list[tuple[in
     return got
 
 
+@pytest.mark.parametrize("one_call", [True, False])
 def test_a_candidate_the_c_reading_finds_no_stamp_on_takes_the_time_before_it_as_parse_does(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, one_call: bool) -> None:
+    """With a candidate's time in one C call (_lines.line_time_us) and without it (stamp_local_us, then the walk)."""
     told = [0]
+    if not one_call:
+        monkeypatch.setattr(scan, "_line_time_us", None)
     if scan._stamp_local_us is not None:
         run = scan._stamp_local_us
 
@@ -280,6 +284,15 @@ def test_a_candidate_the_c_reading_finds_no_stamp_on_takes_the_time_before_it_as
             return out
 
         monkeypatch.setattr(scan, "_stamp_local_us", counting)
+    if scan._line_time_us is not None:
+        run_line = scan._line_time_us
+
+        def counting_line(buf: bytes, s: int, e: int, stop: int, limit: int, clock: object) -> int:
+            out = run_line(buf, s, e, stop, limit, clock)
+            told[0] += out != -1
+            return out
+
+        monkeypatch.setattr(scan, "_line_time_us", counting_line)
     fast = _candidate_times(True)
     assert fast == _candidate_times(False)
     at = dict(fast)

@@ -9,6 +9,8 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from firstfault.analysis.analyze import Analyzer
 from firstfault.collect.scan import continuation
@@ -75,3 +77,25 @@ def test_near_miss_independent_lines_keep_their_own_reading(make_bundle: BundleM
     assert v.root_cause is None
     assert len(v.unrecognized) == 1
     assert v.unrecognized[0].first.text == text.partition("\n")[0]
+
+
+_NEXT_WORDS = st.text(alphabet="abz'-,.;) :\r\t1A\u00e9", max_size=45)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_NEXT_WORDS, st.sampled_from(["", "\n", "\nmore words here\n"]), st.booleans())
+def test_the_scanners_look_at_the_next_line_passes_every_line_continuation_joins(
+        nxt: str, after: str, long_head: bool) -> None:
+    """scan.py's _CONT_NEXT, matched in the buffer at the next line's start, is a superset of the lines continuation
+    joins: where it finds no lower-case word that may end there, continuation answers None (and the scanner does
+    not call it). Positive: `of memory while ...` (jax-ml/jax#788's wrap) passes; near miss: an NCCL line's
+    `node-135:...` start does not."""
+    from firstfault.collect.scan import _CONT_NEXT
+
+    head = "Execution of replica 0 failed: Resource exhausted: Out " if long_head else "x"
+    buf = (head + "\n" + nxt + after).encode("utf-8")
+    e = buf.index(b"\n")
+    if _CONT_NEXT.match(buf, e + 1) is None:
+        assert continuation(buf, e, head) is None
+    assert _CONT_NEXT.match(b"Out \nof memory while trying\n", 5) is not None
+    assert _CONT_NEXT.match(b"Out \nnode-135:29838:29896 [4] NCCL INFO x\n", 5) is None

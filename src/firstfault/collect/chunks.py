@@ -80,12 +80,13 @@ def chunks(fh: IO[bytes], stats: FileStats, seen: list[int] | None = None,
     skipping = False  # inside an over-long line, dropping until its end
     read = reader(fh)
     failed = False
+    ended = False  # a read gave nothing: the stream's end (no read after it: a rank log's third read(2))
     while not failed:
         # Gather about `chunk` bytes.
         parts: list[bytes] = [first] if first else []
         size = len(first)
         first = b""
-        while size < chunk:
+        while size < chunk and not ended:
             want = chunk - size
             if left is not None and left >= 0:
                 want = min(want, left + 1)
@@ -96,6 +97,7 @@ def chunks(fh: IO[bytes], stats: FileStats, seen: list[int] | None = None,
                 failed = True
                 break
             if not piece:
+                ended = True
                 break
             parts.append(piece)
             size += len(piece)

@@ -782,6 +782,8 @@ class LineFold:
     def _new_epoch(self) -> None:
         """The epoch moved: take out of the table the variants whose outcome may hang on the per-stream state
         (those read by their body alone stay: _Variant.free)."""
+        if not self._bound:  # (every candidate of a chunk read outside the fold: nothing tabled)
+            return
         bound, self._bound = self._bound, []
         for v in bound:
             self._untable_variant(v)

@@ -24,7 +24,7 @@ from datetime import datetime
 from functools import cached_property, lru_cache
 from typing import IO, Any, Final, Protocol, runtime_checkable
 
-from firstfault.bundle import open_evidence
+from firstfault.bundle import open_evidence_sized
 from firstfault.collect.bugreport import Splitter, ThisBoot, opens_report
 from firstfault.collect.chunks import BINARY_SHARE, CHUNK, chunks, decoded, reader
 from firstfault.collect.chunks import MAX_LINE as MAX_LINE
@@ -97,6 +97,10 @@ try:  # the stamp a line reads to, in C (_lines.c); -2: TimeParser.parse reads n
 except ImportError:  # pragma: no cover - depends on the build
     _stamp_local_us = None  # type: ignore[assignment]
 _STAMP_NONE: Final = -2
+try:  # a candidate line's time (its stamp's, or the walk back's) in one C call (_lines.c; an older build lacks it)
+    from firstfault._lines import line_time_us as _line_time_us
+except ImportError:  # pragma: no cover - depends on the build
+    _line_time_us = None  # type: ignore[assignment]
 try:  # Hyperscan's match callback in C (_lines.c; an older build lacks it): no Python call per match
     from firstfault._lines import Matches as _Matches
 except ImportError:  # pragma: no cover - depends on the build
@@ -341,7 +345,7 @@ class _Matcher:
     def hex_literals(self) -> dict[bytes, tuple[bytes, ...]]:
         """hex_words' literals themselves, by their form in hex_words (collect/fold.py: where a hex id may spell one
         of them, a copy folds only where it spells none)."""
-        return hex_literals(self.literals)
+        return hex_literals(self.literals, self.hex_words)
 
     def line_ids(self, line: bytes) -> list[int] | None:
         """The literal indices found on one line, as line_hits finds them in a buffer (in the order of their
@@ -401,6 +405,11 @@ class _Ender(Protocol):
 # length; read joined only where the line alone gives nothing (Extraction.drafts).
 _CONT_START = re.compile(rb"[a-z][a-z'\-]{0,30}(?=[ ,.;)]|$)(?!:)")
 _CONT_LINES: Final = 2
+# What _CONT_START needs of the line after a candidate, read in the buffer at its start (no slice, no call): a
+# lower-case word that ends where _CONT_START's may (`$` being the line's end: a newline, a CR before it, the
+# buffer's). A superset of _CONT_START's lines: where it does not match, continuation() answers None. An NCCL line
+# after an NCCL line (`node-135:...`) is the common near miss.
+_CONT_NEXT = re.compile(rb"[a-z][a-z'\-]{0,30}(?:[ ,.;)\r\n]|\Z)")
 _CONT_MAX: Final = 400
 
 
@@ -512,7 +521,7 @@ class Extraction:
 
     def add_events(self, c: Candidate, store: EventStore) -> None:
         """`store.add(ev)` for each of `events(c)`, the ones that only count never built."""
-        drafts, ctx = self.drafts(c)
+        drafts, ctx = self._drafts(c) if c.cont is None else self.drafts(c)  # (drafts' first step, no call)
         if drafts and ctx is not None:
             store.add_drafts(drafts, ctx, c.text[:TEXT_CLIP])
 
@@ -728,22 +737,18 @@ class LineScanner:
     ) -> FileStats:
         """Scan one file, handing each candidate to `emit`; with `fold` (a sink that is an analysis: it keeps the
         events), copies of a chatty line are counted through it instead and the others read through it
-        (collect/fold.py), when the fast paths are on. The file is opened by bundle.open_evidence: no link
+        (collect/fold.py), when the fast paths are on. The file is opened by bundle.open_evidence_sized: no link
         followed, and with `ident` (SourceFile.ident) no other file than the one the bundle held."""
         stats = FileStats()
         try:
-            raw = open_evidence(path, ident)
+            raw, size = open_evidence_sized(path, ident)
         except OSError as exc:
             stats.errors.append((None, f"cannot open: {exc.strerror or exc}"))
             return stats
         with raw, decoded(raw, rel) as fh:
-            # A regular file's size at its open: the reads ask for what it holds, not for a whole chunk (chunks).
-            left: int | None = None
-            if fh is raw:
-                try:
-                    left = os.fstat(raw.fileno()).st_size
-                except (OSError, ValueError):
-                    left = None
+            # A regular file's size at its open (open_evidence's fstat): the reads ask for what it holds, not for a
+            # whole chunk (chunks).
+            left: int | None = size if fh is raw else None
             try:
                 read = reader(fh)
                 first = read(CHUNK if left is None else min(CHUNK, left + 1))  # the first piece (chunks)
@@ -866,6 +871,7 @@ class LineScanner:
             return raw, None
 
         key = self.matcher.key
+        cont_next = _CONT_NEXT.match
         may_stamp = _may_stamp if _fast[0] else None
         # A line with a stamp form's characters that no form reads (an NCCL INFO line's `host:pid:tid`, a C++ frame's
         # address) is told in C too (_lines.stamp_local_us's -2: parse reads none, tests/collect/test_fold.py).
@@ -874,6 +880,9 @@ class LineScanner:
         # parsed: a rank log's glog and ISO stamps, its own and those its walks back find.
         cclock = c_clock(tp) if no_stamp is not None else None
         read_clock = cclock[0] if cclock is not None else None
+        # A candidate's time in one C call (line_time_us: time_of's own stamp and walk back, where C reads them both),
+        # for a line without an srun label; -1 leaves it to time_of.
+        line_time = _line_time_us if cclock is not None and not srun_prefix else None
         # The last whole walk back (walk_far): its buffer, stop, start and the stamp it found (a walk back counts no
         # stamp read as none: stamps.walk_back).
         walked: list[Any] = [None, -1, -1, None]
@@ -976,10 +985,20 @@ class LineScanner:
                 stats.bad_utf8 += 1
                 text = raw.decode("utf-8", errors="replace")
                 hits = None
-            t = time_of(buf, s, raw, text, prev_start, prev_t, have_prev, carried, limit)
+            t: datetime | None
+            if line_time is not None and limit is None:
+                us = line_time(buf, s, e, prev_start, BACKWALK_LINES, read_clock)
+                if us >= 0:
+                    t = c_time(us, cclock)  # type: ignore[arg-type]
+                elif us == _NO_STAMP:  # (time_of's answer where the line and its walk back read as no stamp)
+                    t = prev_t if have_prev else wall_of(carried)
+                else:
+                    t = time_of(buf, s, raw, text, prev_start, prev_t, have_prev, carried, limit)
+            else:
+                t = time_of(buf, s, raw, text, prev_start, prev_t, have_prev, carried, limit)
             # (a wrapped message's next line starts with a lower-case letter: one byte tells most candidates apart)
             nxt = buf[e + 1:e + 2]
-            cont = continuation(buf, e, text) if b"a" <= nxt <= b"z" else None
+            cont = continuation(buf, e, text) if b"a" <= nxt <= b"z" and cont_next(buf, e + 1) is not None else None
             return Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
                              hits, key if hits is not None else None, cont)
 
@@ -1182,6 +1201,25 @@ class LineScanner:
                 # (_lines.fold_hits, fold_run's counterpart) up to the next hit line that is not one.
                 hits_run = _fold_hits if fold is not None and _fast[0] else None
                 k, n_starts = 0, len(starts)
+                if plain[0] and fold is not None and held is None:
+                    # take's plain reading of each candidate, in order, without the fold's steps between them (no
+                    # copy is held or counted in such a chunk, and its table is empty: start_file emptied it, and
+                    # pass_on adds nothing to it): a rank log's 17 candidates, 300k on a 16k-rank job.
+                    pass_on, unstable = fold.pass_on, fold.unstable
+                    for k in range(n_starts):
+                        s = starts[k]
+                        line_no += count(buf, pos, s)
+                        pos = s
+                        e = buf.find(b"\n", s)
+                        ids = hit_ids[k] if hit_ids is not None else None
+                        unplaced = tp.out_of_range
+                        c = candidate(buf, s, e, line_no, tuple(ids) if ids is not None else None, prev_start, prev_t,
+                                      have_prev, carried)
+                        pass_on(c)
+                        if tp.out_of_range != unplaced:
+                            unstable(buf[s:e])
+                        prev_start, prev_t, have_prev = s, c.time, True
+                    k = n_starts
                 while k < n_starts:
                     if hits_run is not None and fold is not None and fold.table:
                         k, pos, line_no, n, h, counts = hits_run(

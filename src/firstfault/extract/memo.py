@@ -157,10 +157,11 @@ def hex_words(literals: Iterable[bytes]) -> tuple[bytes, ...]:
                          if any(_HEXISH.fullmatch(r.group()) for r in _WORD_RUN.finditer(w))}))
 
 
-def hex_literals(literals: Iterable[bytes]) -> dict[bytes, tuple[bytes, ...]]:
-    """The literals hex_words takes, by their form there (every digit and hex letter made `0`)."""
+def hex_literals(literals: Iterable[bytes], words_of: Iterable[bytes] | None = None) -> dict[bytes, tuple[bytes, ...]]:
+    """The literals hex_words takes, by their form there (every digit and hex letter made `0`); `words_of`: hex_words
+    of these literals where the caller has it (it is not worked out again)."""
     literals = list(literals)
-    words = set(hex_words(literals))
+    words = set(hex_words(literals) if words_of is None else words_of)
     out: dict[bytes, tuple[bytes, ...]] = {}
     for w in literals:
         z = w.translate(ALL_HEX_ZERO)
