@@ -56,7 +56,7 @@ from firstfault.extract.excclass import (
 )
 from firstfault.extract.jobend import memory_limit_kill
 from firstfault.extract.memo import ON, Memo, digits_zeroed
-from firstfault.extract.nccl import NCCL_ERROR_LITERALS, nccl_owns, split_rank_prefix
+from firstfault.extract.nccl import NCCL_ERROR_LITERALS, mark_failure, nccl_owns, split_rank_prefix
 from firstfault.extract.numerics import numerics
 from firstfault.extract.prefix import MARKUP_TAG_LITERALS
 from firstfault.extract.torchrun import torchrun_entry
@@ -403,6 +403,11 @@ class ExceptionExtractor:
                 draft.rank = rank
             elif owner_entry is not None:
                 draft.rank, draft.host = owner_entry
+            if draft.kind.startswith("nccl."):
+                # a peer's loss or a collective's failure in a traceback's words (gloo's `Connection closed by
+                # peer`, DistNetworkError): the same mark NCCL's own lines leave, so the rank's abort after it is its
+                # reaction, not a crash of its own
+                mark_failure(ctx, who)
             yield draft
 
     def at_end(self, state: dict[str, object]) -> list[tuple[Draft, LineContext, str]]:

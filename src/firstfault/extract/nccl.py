@@ -510,7 +510,10 @@ NCCL_MARK: Final = "ff.nccl.last_event"  # rank -> line of the last nccl.* event
 _ANY: Final = "*"  # key for "any rank" in the per-stream tables
 
 
-def _mark(ctx: LineContext, rank: int | None) -> None:
+def mark_failure(ctx: LineContext, rank: int | None) -> None:
+    """Note that the stream reported a collective's failure at this line (an nccl.* event, whichever extractor read
+    it: NCCL's own lines, or a traceback's exception that names a peer's loss): what the rank does after it, an abort
+    of its own among them (extract/signals.py), is its reaction."""
     marks = recent(ctx.state, NCCL_MARK)
     marks[rank] = ctx.lineno
     marks[_ANY] = ctx.lineno
@@ -620,7 +623,7 @@ class C10dTimeoutExtractor:
             last = _last_mark(ctx, who)
             if last is not None and ctx.lineno - last <= _FOLLOWUP_LINES:
                 return
-            _mark(ctx, who)
+            mark_failure(ctx, who)
             yield Draft("nccl.timeout", {"stuck": False}, rank=rank)
 
     def _timeout(self, body: str, rank: int | None, who: int | None, ctx: LineContext) -> Iterator[Draft]:
@@ -628,7 +631,7 @@ class C10dTimeoutExtractor:
         seq = _num(body, seq_f)
         op = None if op_f is None else value(body, op_f[1])
         timeout_ms = _num(body, timeout_f)
-        _mark(ctx, who)
+        mark_failure(ctx, who)
         if seq is not None:
             # The abort's `what():` and Python's RuntimeError repeat the same
             # WorkNCCL: one collective timing out on one rank is one event.
@@ -671,7 +674,7 @@ class C10dTimeoutExtractor:
         # 2.4+ only the latter. The monitor kills the process: once per rank.
         key = ("stuck", who)
         seen = recent(ctx.state, "ff.nccl.stuck")
-        _mark(ctx, who)
+        mark_failure(ctx, who)
         if key in seen:
             return
         seen[key] = ctx.lineno
@@ -817,7 +820,7 @@ class NcclErrorExtractor:
         who = _who(rank, ctx, body)
         last = recent(ctx.state, "ff.nccl.report")
         ib_seen = recent(ctx.state, "ff.nccl.ib")
-        _mark(ctx, who)
+        mark_failure(ctx, who)
         for kind, fields in found.items():
             if kind == "nccl.ib_completion_error":
                 # Stream-wide: a quote is never worth more than the WARN it quotes.

@@ -258,10 +258,12 @@ class ProcessSignalExtractor:
             # The stream already reported an NCCL failure or a C++ terminate: the abort is the runtime's
             # reaction (the c10d watchdog, std::terminate), not a crash of its own.
             draft.fields["by"] = "runtime"
-        if draft.fields.get("by") == "self":
+        if draft.fields.get("by") in ("self", "runtime"):
             # faulthandler's "Fatal Python error: Segmentation fault", its
             # thread dump, then the shell's "Segmentation fault (core dumped)":
-            # one fault of one process.
+            # one fault of one process (an abort the runtime made after a failure
+            # the stream reported, `terminate called ...` then faulthandler's
+            # `Aborted`, as much as a crash of its own).
             key = (draft.fields["signal"], draft.rank if draft.rank is not None else ctx.rank, draft.host)
             seen = recent(ctx.state, "ff.app.self_signal")
             prev = seen.get(key)
