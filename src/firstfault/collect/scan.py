@@ -902,6 +902,11 @@ class LineScanner:
             walked[:] = [buf, stop, s, st]
             return st
 
+        def unstamped(prev_t: datetime | None, have_prev: bool, carried: Stamp | None) -> datetime | None:
+            """The time of a line with no stamp of its own nor any back to its walk's stop: the previous candidate's,
+            else the stamp carried from the lines before the chunk."""
+            return prev_t if have_prev else wall_of(carried)
+
         def time_of(buf: bytes, s: int, raw: bytes, text: str, prev_start: int, prev_t: datetime | None,
                     have_prev: bool, carried: Stamp | None, limit: int | None) -> datetime | None:
             """The time of the line at buf[s:] whose text is `text` (`raw` its bytes, the srun prefix peeled): its own
@@ -924,7 +929,7 @@ class LineScanner:
                 t = wall_of(walk_back(buf, s, tp, srun_prefix, prev_start, BACKWALK_LINES, cclock) if limit is None
                             else walk_far(buf, s, prev_start), buf, s)
                 if t is None:
-                    t = prev_t if have_prev else wall_of(carried)
+                    t = unstamped(prev_t, have_prev, carried)
             return t
 
         def copy_time(buf: bytes, s: int, e: int) -> tuple[bool, datetime | None]:
@@ -938,7 +943,7 @@ class LineScanner:
                 # would read none, and the walk back starts at once.
                 t = wall_of(walk_far(buf, s, prev_start), buf, s)
                 if t is None:
-                    t = prev_t if have_prev else wall_of(carried)
+                    t = unstamped(prev_t, have_prev, carried)
             else:
                 raw = strip(buf[s:e])[0] if srun_prefix else buf[s:e]
                 t = time_of(buf, s, raw, raw.decode("utf-8", errors="replace"), prev_start, prev_t, have_prev,
@@ -961,7 +966,7 @@ class LineScanner:
                     if us >= 0:
                         return us >= floor
                     if us == _NO_STAMP:  # no line back to prev_start has a stamp: copy_time's own answer then
-                        return bool(v.after(prev_t if have_prev else wall_of(carried)))
+                        return bool(v.after(unstamped(prev_t, have_prev, carried)))
             ok, t = copy_time(buf, s, e)
             return ok and v.after(t)
 
@@ -991,7 +996,7 @@ class LineScanner:
                 if us >= 0:
                     t = c_time(us, cclock)  # type: ignore[arg-type]
                 elif us == _NO_STAMP:  # (time_of's answer where the line and its walk back read as no stamp)
-                    t = prev_t if have_prev else wall_of(carried)
+                    t = unstamped(prev_t, have_prev, carried)
                 else:
                     t = time_of(buf, s, raw, text, prev_start, prev_t, have_prev, carried, limit)
             else:
@@ -1146,7 +1151,7 @@ class LineScanner:
                             buf, s, line_no, fold.table,
                             None if held is None or not held_variant.past_cap else (*held[:3], held_variant),
                             fold.quiet, prev_start, fold.clock,
-                            fold.before_count(prev_t if have_prev else wall_of(carried)))
+                            fold.before_count(unstamped(prev_t, have_prev, carried)))
                         quiet += passed
                         if n and held is not None and not held_variant.past_cap:
                             settle_held(buf)

@@ -580,16 +580,16 @@ def cuda_error_of(text: str) -> CudaError | None:
     """The CUDA error a line reports (_cuda_error_of), in the class its row gives it where the line names the call
     that starts CUDA in the process (INIT_CALLS, catalog/cuda.yaml `at_init`)."""
     err = _cuda_error_of(text)
-    if not any(w in text for w in INIT_CALLS):
+    if not any(w in text for w in INIT_CALLS) or _INIT_CALL.search(text) is None:
         return err
-    if err is None and _INIT_CALL.search(text) is not None:
+    if err is None:
         # the call that starts CUDA, named on the line, says the number after it is CUDA's: a short message (`Error
         # 999: unknown error` after PyTorch's `Unexpected error from cudaGetDeviceCount()`) counts where it agrees
         err = _coded(text, _cuda_index()[2], shortest=0)
     if err is None or err.code is None:
         return err
     row = cuda_table().get(err.code)
-    if row is None or row.at_init is None or _INIT_CALL.search(text) is None:
+    if row is None or row.at_init is None:
         return err
     if not any(w in text for w in (row.message, row.runtime, row.driver) if w):
         # not CUDA's own words for it (case as the driver prints them), only a program's: TensorFlow's `UNKNOWN ERROR

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import name_not_found_words
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import by_whom, exit_reading
 from firstfault.extract.nccl import clip, split_rank_prefix
@@ -222,14 +223,11 @@ class C10dUnresolvedExtractor:
                                  "TCP client failed to connect/validate")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        from firstfault.catalog.tables import name_not_found_words
-
         rank, body = split_rank_prefix(line)
         m = _UNRESOLVED.search(body)
         if m is not None:
-            if m.group("why").strip().rstrip(".") in name_not_found_words():
-                seen = ctx.state.setdefault(_K_UNRESOLVED, set())
-                assert isinstance(seen, set)
+            seen = ctx.state.setdefault(_K_UNRESOLVED, set())
+            if isinstance(seen, set) and m.group("why").strip().rstrip(".") in name_not_found_words():
                 seen.add((m.group("name"), m.group("port")))
             return
         g = _GAVE_UP.search(body)
@@ -238,8 +236,7 @@ class C10dUnresolvedExtractor:
         key = (g.group("name") or g.group("name2"), g.group("port") or g.group("port2"))
         unresolved = ctx.state.get(_K_UNRESOLVED)
         reported = ctx.state.setdefault(_K_REPORTED, set())
-        assert isinstance(reported, set)
-        if not isinstance(unresolved, set) or key not in unresolved or key in reported:
+        if not isinstance(unresolved, set) or not isinstance(reported, set) or key not in unresolved or key in reported:
             return
         reported.add(key)
         yield Draft("nccl.error", {"setup": True, "local_status": "unresolved_address",
