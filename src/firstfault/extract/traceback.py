@@ -814,9 +814,9 @@ _CUDA_HINT = re.compile(r"^\s*Search for `(?:cuda|hip)Error")
 # (the kernel faults and their ECC and NVLink causes, "any further CUDA work will return the same error", the CUDA
 # Runtime API's enum says): a program that logs it at INFO has caught it on its way down (icefall's `INFO
 # [train.py:1060] Caught exception: CUDA error: an illegal memory access was encountered`).
-# (Not a setting's value: `run with NCCL_DEBUG=INFO for details` closes NCCL's errors.)
-_CALM_RECORD = re.compile(r"(?<![=\w])(?:INFO|DEBUG|TRACE)\b|<(?:info|debug|trace)>")
-_CALM_LITERALS: Final = ("INFO", "DEBUG", "TRACE", "<info>", "<debug>", "<trace>", "] ")
+# The record's level is read by calm_record (below, one definition with says_calm's), and glog's W, I and D headers by
+# _GLOG_CALM.
+_CALM_LITERALS: Final = ("INFO", "DEBUG", "TRACE", "NOTICE", "<info>", "<debug>", "<trace>", "] ")
 _STICKY_CLASSES: Final = frozenset({
     "illegal_address", "misaligned_address", "illegal_instruction", "device_assert", "invalid_pc", "hardware_stack",
     "launch_failure", "launch_timeout", "ecc", "nvlink"})
@@ -1115,7 +1115,7 @@ def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
         return [Draft("app.cuda_error", {"error": row.cuda_class, "message": clip(body.strip()),
                                          "cuda_error": row.name, "cuda_code": NGC_DRIVER_CODE, "terminal": True})]
     calm = exc is None and any(w in body for w in _CALM_LITERALS) and (
-        _CALM_RECORD.search(body) is not None or _GLOG_CALM.search(body) is not None)
+        calm_record(body) or _GLOG_CALM.search(body) is not None)
     err = cuda_error_of(body)
     if calm and err is not None and err.cls not in _STICKY_CLASSES:
         err = None
@@ -1415,22 +1415,28 @@ _STARTUP_LIMIT = re.compile(
 
 
 # A record that calls itself below a warning: a level word among the line's first words (NCCL's `host:pid:tid [0]
-# NCCL INFO ...`, a logger's `DEBUG`, `TRACE`, `NOTICE`), glog's and absl's `I0612 10:00:00` / `D...` at its head. What
-# it reports is information the program gave on its way (NCCL's `NET/Plugin: Failed to find ncclNetPlugin_v8 symbol.`
-# is its search for an optional plugin, NVIDIA/nccl#1292). Only at the head: a level word inside a message is the
-# message's.
-# A higher level word before it (`ERROR ... INFO block missing`) makes the record that level.
-_CALM_RECORD = re.compile(r"^(?P<lead>.{0,120}?)\b(?:INFO|DEBUG|TRACE|NOTICE)\b|^\s*[ID]\d{4} \d\d:\d\d:\d\d")
+# NCCL INFO ...`, a logger's `DEBUG`, `TRACE`, `NOTICE`; libfabric's `<info>`, `<debug>`, `<trace>`), glog's and
+# absl's `I0612 10:00:00` / `D...` at its head. What it reports is information the program gave on its way (NCCL's
+# `NET/Plugin: Failed to find ncclNetPlugin_v8 symbol.` is its search for an optional plugin, NVIDIA/nccl#1292;
+# libfabric's CUDA memory interface logs cudaErrorStubLibrary at `<info>` where it goes on without CUDA). Only at the
+# head: a level word inside a message is the message's; and not a setting's value (`run with NCCL_DEBUG=INFO for
+# details` closes NCCL's errors). A higher level word before it (`ERROR ... INFO block missing`) makes the record
+# that level.
+_CALM_RECORD = re.compile(r"^(?P<lead>.{0,120}?)(?:(?<![=\w])(?:INFO|DEBUG|TRACE|NOTICE)\b|<(?:info|debug|trace)>)"
+                          r"|^\s*[ID]\d{4} \d\d:\d\d:\d\d")
 _LOUD_LEVEL = re.compile(r"\b(?:ERROR|FATAL|CRITICAL|SEVERE|PANIC)\b")
 
 
-def says_calm(text: str) -> bool:
-    """Does the line call itself a warning or a record below one (an info, debug, trace or notice record)? What it
-    reports was met and gone on from."""
-    if _WARNING_WORD.search(text) is not None:
-        return True
+def calm_record(text: str) -> bool:
+    """Is the line a record below a warning (an info, debug, trace or notice record: _CALM_RECORD)?"""
     m = _CALM_RECORD.search(text)
     return m is not None and not _LOUD_LEVEL.search(m.group("lead") or "")
+
+
+def says_calm(text: str) -> bool:
+    """Does the line call itself a warning or a record below one (calm_record)? What it reports was met and gone
+    on from."""
+    return _WARNING_WORD.search(text) is not None or calm_record(text)
 
 
 def says_retrying(text: str) -> bool:
