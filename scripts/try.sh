@@ -17,6 +17,9 @@ for arg in "$@"; do
 done
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[dashboard]"
+# An editable install leaves the bytecode to the first import, which a shell with PYTHONDONTWRITEBYTECODE=1 (set in
+# many container images) never writes: every run would compile the package anew (2.0 s of CPU instead of 0.7 for the sample here).
+.venv/bin/python -m compileall -q src >/dev/null
 .venv/bin/firstfault analyze "$bundle"
 if [ "$dashboard" = 1 ]; then
   echo
