@@ -28,6 +28,11 @@ from tests.extract import helpers
         # numba/numba#8638 (the issue's title: the error as numba prints it): 999 from cuInit, the driver that could not
         # start CUDA (catalog/cuda.yaml `at_init`)
         ("CudaSupportError: Error at driver init: Call to cuInit results in CUDA_ERROR_UNKNOWN (999):", 999, "driver"),
+        # NVIDIA/multi-gpu-programming-models' CUDA_RT_CALL (its common headers: `ERROR: CUDA RT call "%s" in line %d of
+        # file %s failed with %s (%d).`), filled with another call and the runtime's message for 2: the named CUDA
+        # call lets a message shorter than an unanchored one count, where its number agrees
+        ('ERROR: CUDA RT call "cudaMallocHost(&buf, size)" in line 120 of file jacobi.cu failed with out of memory '
+         '(2).', 2, "oom"),
     ],
 )
 def test_the_number_a_call_returned_or_that_follows_its_message(text: str, code: int, cls: str) -> None:
@@ -49,6 +54,10 @@ def test_the_number_a_call_returned_or_that_follows_its_message(text: str, code:
         "CUDA API failed at src/cusz.cu:154 with error: initialization error (4)",
         # a message too short to stand without an anchor word, followed by its number
         "unknown error (999)",
+        # ... and after a call that is not CUDA's (libc's malloc), or CUDA's call with a number not the message's
+        'ERROR: call "malloc(size)" in line 120 of file jacobi.cu failed with out of memory (2).',
+        'ERROR: CUDA RT call "cudaMallocHost(&buf, size)" in line 120 of file jacobi.cu failed with out of memory '
+        '(3).',
     ],
 )
 def test_a_number_that_is_not_the_errors_own_is_no_cuda_error(text: str) -> None:

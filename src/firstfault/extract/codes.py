@@ -445,6 +445,8 @@ CODED_CUDA_MESSAGE: Final = re.compile(r"(?:[Ee]rror|ERROR|[Ff]ailure)[ =(:]*(?P
 MESSAGE_CUDA_CODE: Final = re.compile(r"\((?:[Ee]rror |[Cc]ode )?(?P<code>\d{1,3})\)")
 # A table message must be this long to count without an anchor word (`unknown error (999)` says nothing of CUDA).
 _UNANCHORED_MIN: Final = 16
+# A call of CUDA's runtime or driver API, named with its arguments (`cudaMalloc(&a_new, n)`, `cuMemAlloc(&p, n)`).
+_CUDA_CALL = re.compile(r"\bcu(?:da)?[A-Z][A-Za-z0-9_]{1,60}\(")
 
 
 def hip_names(runtime: str | None, driver: str | None) -> tuple[str, ...]:
@@ -615,7 +617,12 @@ def _cuda_error_of(text: str) -> CudaError | None:
         "returned error" in text and _CALL_RETURNED.search(text) is not None) or (
         any(a in text for a in _ALLOC_LITERALS) and _ALLOC_FAILED.search(text) is not None)
     if not strong and not any(a in text for a in WEAK_CUDA_ANCHORS):
-        coded_err = _coded(text, _cuda_index()[2]) if "rror" in text or "ailure" in text or ")" in text else None
+        # A CUDA API call named on the line (NVIDIA's samples' CUDA_RT_CALL: `ERROR: CUDA RT call "cudaMalloc(&p, n)"
+        # in line 378 of file jacobi.cpp failed with out of memory (2).`) says the number after a message is CUDA's:
+        # a message of any length counts where its number agrees with it.
+        shortest = 0 if "cu" in text and _CUDA_CALL.search(text) is not None else _UNANCHORED_MIN
+        coded_err = (_coded(text, _cuda_index()[2], shortest)
+                     if "rror" in text or "ailure" in text or ")" in text else None)
         return coded_err if coded_err is not None else _lone_message(text)
     by_key, rx, by_code = _cuda_index()
     coded = _coded(text, by_code)
