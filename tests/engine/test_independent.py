@@ -239,3 +239,45 @@ def test_one_category_on_several_nodes_beside_another_fault_stays_ambiguous(make
     assert v.attributed_domain == "ambiguous"
     assert sorted(c for c, _ in _cands(v)) == ["gpu.fallen_off_bus", "host.oom"]
     assert ("host.oom", NODES[:2]) in _cands(v)
+
+
+# ------------------------------------------------------------------ one stream without times
+
+# A stream's lines are written in the order they happened: two causes with no time, read from one file, are ordered
+# by their lines (engine/attribute.py `stream_line`); from two files, nothing orders them.
+
+def _at(kind: str, node: str, file: str, line: int, **fields: FieldValue) -> Event:
+    return Event(kind=kind, time=None, node=node, fields=dict(fields),
+                 evidence=Evidence(source="application", file=file, line=line, text=kind))
+
+
+def _oom(node: str, file: str, line: int) -> Event:
+    return _at("app.cuda_oom", node, file, line, message="out of memory")
+
+
+def _illegal_at(node: str, file: str, line: int) -> Event:
+    return _at("app.cuda_error", node, file, line, error="illegal_address", message="an illegal memory access")
+
+
+# NVIDIA/multi-gpu-programming-models#14's shape: cudaMalloc out of memory, then the illegal accesses that followed it
+@pytest.mark.parametrize("oom_first", [True, False])
+def test_two_untimed_causes_of_one_file_are_ordered_by_their_lines(oom_first: bool) -> None:
+    oom, illegal = (1, 4) if oom_first else (4, 1)
+    att = _attr([_illegal_at("node-01", "app/run.log", illegal), _oom("node-01", "app/run.log", oom)])
+    want = "app.cuda_oom" if oom_first else "app.illegal_access"
+    assert att.root is not None and att.root.category == want and att.candidates == []
+
+
+def test_two_untimed_causes_of_two_files_stay_unordered() -> None:
+    # near miss: the same two events, each in a file of its own: no line orders one against the other
+    att = _attr([_illegal_at("node-01", "app/a.log", 4), _oom("node-01", "app/b.log", 1)])
+    assert att.root is None
+    assert sorted(c.category for c in att.candidates) == ["app.cuda_oom", "app.illegal_access"]
+
+
+def test_one_category_on_several_nodes_of_one_untimed_file_is_still_one_cause() -> None:
+    # the same category on three nodes' lines of one file: one cause on all three, whichever line came first
+    att = _attr([_oom("node-02", "app/all.log", 3), _oom("node-01", "app/all.log", 7),
+                 _oom("node-03", "app/all.log", 9)])
+    assert att.root is not None and att.root.category == "app.cuda_oom" and att.candidates == []
+    assert sorted(att.root.nodes) == ["node-01", "node-02", "node-03"]

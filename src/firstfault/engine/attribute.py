@@ -232,6 +232,19 @@ def finding_explains(a: Finding, b: Finding, skew: timedelta) -> bool:
     return _explains(a, b.category, b.nodes, b.first, a.first, a.nodes, skew)
 
 
+def stream_line(f: Finding) -> tuple[str, int] | None:
+    """The file and first line of a finding with no time whose events all lie in one file: a stream's lines are
+    written in the order they happened, so two such findings of one file are ordered by their lines."""
+    if f.first is not None or not f.events:
+        return None
+    files = {e.evidence.file for e in f.events}
+    lines = [e.evidence.line for e in f.events if e.evidence.line is not None]
+    if len(files) != 1 or len(lines) != len(f.events):
+        return None
+    file = files.pop()
+    return (file, min(lines)) if file is not None else None
+
+
 def unordered(a: Finding, b: Finding, window: timedelta) -> bool:
     """Whether the evidence cannot put root `b` more than `window` after root `a` (the earlier one).
 
@@ -240,11 +253,29 @@ def unordered(a: Finding, b: Finding, window: timedelta) -> bool:
     orders them. A start is known to its evidence's resolution: from `first` (the earliest it can
     have happened: a metric change's previous sample) to `began_by` (its own time), so `b` counts
     as later only when its earliest start is more than `window` after `a`'s latest. A finding with
-    no time at all (a stamp that was not read) cannot be ordered against any other.
+    no time at all (a stamp that was not read) cannot be ordered against any other, but for one
+    whose events are on later lines of the one file `a`'s are on (stream_line).
     """
     if a.first is None or b.first is None:
-        return True
+        # (one category and domain stays one cause on all its nodes, however its lines are ordered: _join)
+        sa, sb = stream_line(a), stream_line(b)
+        return (a.category, a.domain) == (b.category, b.domain) or not (
+            sa is not None and sb is not None and sa[0] == sb[0] and sa[1] < sb[1])
     return b.first - (a.began_by or a.first) <= window
+
+
+def _first_in_stream(roots: list[Finding]) -> None:
+    """Where no root has a time, put first the one on the earliest line of the first root's file (stream_line)."""
+    head = stream_line(roots[0]) if roots else None
+    if head is None:
+        return
+    best, at = 0, head[1]
+    for i, f in enumerate(roots[1:], 1):
+        s = stream_line(f)
+        if s is not None and s[0] == head[0] and s[1] < at:
+            best, at = i, s[1]
+    if best:
+        roots.insert(0, roots.pop(best))
 
 
 def _join(primary: Finding, same: list[Finding]) -> None:
@@ -341,6 +372,7 @@ def attribute(events: list[Event], rules: list[Rule], settings: Settings,
                 f.explained_by = _strong_for(f, strong, settings)
         roots = strong
     roots.sort(key=Finding.sort_key)
+    _first_in_stream(roots)
 
     root: Finding | None = None
     candidates: list[Finding] = []
