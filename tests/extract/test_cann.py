@@ -171,11 +171,11 @@ def test_a_logged_exception_line_is_decided_the_same_way() -> None:
 MS_SYNC = "RuntimeError: Sync stream error!"
 # vllm-project/vllm-ascend#2800 (AscendCL's internal report and the runtime's reason under it)
 EH_INNER_2800 = "EH9999: Inner Error!"
-EH_REASON_2800 = ("        rtStreamSynchronizeWithTimeout execute failed, reason=[fftsplus timeout][FUNC:FuncErrorReason]"
-                  "[FILE:error_message_manage.cc][LINE:53]")
+EH_REASON_2800 = ("        rtStreamSynchronizeWithTimeout execute failed, reason=[fftsplus timeout]"
+                  "[FUNC:FuncErrorReason][FILE:error_message_manage.cc][LINE:53]")
 
 
-def test_mindsporess_runtime_error_waits_for_the_report_too() -> None:
+def test_mindspores_runtime_error_waits_for_the_report_too() -> None:
     assert kinds(feed([TB, FRAME, MS_SYNC, EI0002_DOC])) == ["nccl.timeout"]
     assert kinds(feed([TB, FRAME, MS_SYNC, EH_INNER_2800, EH_REASON_2800])) == ["nccl.timeout"]
     # near miss: with no report under it, the workload's exception
