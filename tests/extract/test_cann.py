@@ -109,6 +109,14 @@ def test_an_hccl_socket_timeout_under_an_ops_error_is_a_symptom() -> None:
     assert ev[0].rank == 1
 
 
+def test_torch_npus_tag_is_understood_and_a_look_alike_is_not() -> None:
+    assert helpers.claimed(ERR_486.split(": ", 1)[1], "application")
+    # vllm-project/vllm-ascend#1127 (the tag of an exception torch_npu did not raise)
+    assert helpers.claimed("[ERROR] 2025-06-09-06:57:54 (PID:92380, Device:0, RankID:-1) ERR99999 UNKNOWN applicaiton "
+                           "exception", "application")
+    assert not helpers.claimed("ERR00100 is the ticket number", "application")
+
+
 def test_report_codes_alone_in_either_form() -> None:
     assert kinds(feed([EI0006_5461])) == ["nccl.timeout"]
     assert kinds(feed([EI0002_DOC])) == ["nccl.timeout"]

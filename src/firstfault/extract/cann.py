@@ -36,8 +36,10 @@ _CODE_LINE = re.compile(r"(?<![\w.-])(?P<code>E[1-9A-Z]\d{4})\)?:(?:\s|$)")
 _RESULT = re.compile(r"\berror code(?: is |:) ?(?P<code>[125]0\d{4})\b")
 _RESULT_WORDS: Final = ("error code is ", "error code:")
 # torch_npu's tag of the error it raised (formatErrorCode: `[ERROR] <time> (PID:1, Device:0, RankID:-1) ERR00100 PTA
-# call acl api failed`): the RuntimeError's own, read with it.
-_ERR_TAG = re.compile(r"\bERR0[0-4]\d{3} (?:PTA|OPS|DIST|GRAPH|PROF) ")
+# call acl api failed`; of an exception it did not raise itself, `ERR99999 UNKNOWN applicaiton exception`,
+# vllm-project/vllm-ascend#1127): the exception's own, read with it.
+_ERR_TAG = re.compile(r"\bERR(?:0[0-4]\d{3} (?:PTA|OPS|DIST|GRAPH|PROF)|99999 UNKNOWN) ")
+_ERR_WORDS: Final = ("ERR0", "ERR99999")
 _K_HELD: Final = "cann.held"  # the torch_npu exception awaiting CANN's report (_Held)
 _WINDOW: Final = 16  # lines after the exception within which a report line decides it
 
@@ -62,7 +64,7 @@ def literals() -> tuple[str, ...]:
     """What a line must hold for CannExtractor to read it."""
     t = cann_table()
     return (*t.codes, *sorted(_internal_codes()),
-            *(w.text for w in t.words), *_RESULT_WORDS, "ERR0")
+            *(w.text for w in t.words), *_RESULT_WORDS, *_ERR_WORDS)
 
 
 def reading(text: str) -> tuple[str, str] | None:
@@ -142,7 +144,7 @@ class CannExtractor:
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
-        if "ERR0" in body and _ERR_TAG.search(body):
+        if any(w in body for w in _ERR_WORDS) and _ERR_TAG.search(body):
             ctx.claimed = True  # torch_npu's tag of the exception it raised: read with it
             return
         held = ctx.state.get(_K_HELD)
