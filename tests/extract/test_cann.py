@@ -103,6 +103,13 @@ def test_the_runtime_error_stands_where_no_report_decides() -> None:
     assert ev[0].fields["exc_type"] == "RuntimeError" and ev[0].evidence.line == 3
 
 
+def test_each_held_exception_is_decided_or_given_back_on_its_own() -> None:
+    # two ranks' bare RuntimeErrors in one stream: the report under the second decides it, the first stands as raised
+    ev = feed([TB, FRAME, ACL_SYNC, *[f"step {i}" for i in range(20)], TB, FRAME, ACL_SYNC, EI_INNER, EI_FFTS])
+    assert sorted(kinds(ev)) == ["app.exception", "nccl.timeout"]
+    assert [e.evidence.line for e in ev if e.kind == "app.exception"] == [3]
+
+
 def test_an_hccl_socket_timeout_under_an_ops_error_is_a_symptom() -> None:
     ev = feed(["[rank1]: " + TB, "[rank1]: " + FRAME, OPS_486, ERR_486, EI0006_486])
     assert kinds(ev) == ["nccl.timeout"]

@@ -40,7 +40,7 @@ _RESULT_WORDS: Final = ("error code is ", "error code:")
 # vllm-project/vllm-ascend#1127): the exception's own, read with it.
 _ERR_TAG = re.compile(r"\bERR(?:0[0-4]\d{3} (?:PTA|OPS|DIST|GRAPH|PROF)|99999 UNKNOWN) ")
 _ERR_WORDS: Final = ("ERR0", "ERR99999")
-_K_HELD: Final = "cann.held"  # the torch_npu exception awaiting CANN's report (_Held)
+_K_HELD: Final = "cann.held"  # the torch_npu exceptions awaiting CANN's report (_Held), in the order they came
 _WINDOW: Final = 16  # lines after the exception within which a report line decides it
 
 
@@ -123,8 +123,17 @@ def hold(ctx: LineContext, text: str, drafts: list[Draft]) -> list[Draft]:
     read = reading(text)
     if device_fault(text) or (read is not None and read[0] != "workload"):
         return []
-    ctx.state[_K_HELD] = _Held(ctx, text, str(drafts[0].fields.get("exc_type") or ""), tuple(drafts))
+    _held(ctx.state).append(_Held(ctx, text, str(drafts[0].fields.get("exc_type") or ""), tuple(drafts)))
     return []
+
+
+def _held(state: dict[str, object]) -> list[_Held]:
+    """The stream's held exceptions, in the order they came."""
+    held = state.get(_K_HELD)
+    if not isinstance(held, list):
+        held = []
+        state[_K_HELD] = held
+    return held
 
 
 class CannExtractor:
@@ -147,12 +156,11 @@ class CannExtractor:
         if any(w in body for w in _ERR_WORDS) and _ERR_TAG.search(body):
             ctx.claimed = True  # torch_npu's tag of the exception it raised: read with it
             return
-        held = ctx.state.get(_K_HELD)
-        if not isinstance(held, _Held) or not 0 < ctx.lineno - held.ctx.lineno <= _WINDOW:
-            held = None
+        waiting = _held(ctx.state)
+        held = waiting[-1] if waiting and 0 < ctx.lineno - waiting[-1].ctx.lineno <= _WINDOW else None
         if device_fault(body):
             if held is not None:
-                del ctx.state[_K_HELD]  # the device's fault, which extract/gpu.py reads, decides it
+                waiting.pop()  # the device's fault, which extract/gpu.py reads, decides it
             return
         read = reading(body)
         if read is None:
@@ -165,7 +173,7 @@ class CannExtractor:
         if not drafts:
             return  # the call's own arguments: the exception over it stands as raised
         if held is not None:
-            del ctx.state[_K_HELD]
+            waiting.pop()
         for d in drafts:
             if rank is not None:
                 d.rank = rank
@@ -174,11 +182,12 @@ class CannExtractor:
             yield d
 
     def at_end(self, state: dict[str, object]) -> list[tuple[Draft, LineContext, str]]:
-        """A held torch_npu exception no report line decided: read as raised, at its own line."""
+        """Each held torch_npu exception no report line decided: read as raised, at its own line."""
         held = state.get(_K_HELD)
-        if not isinstance(held, _Held):
+        if not isinstance(held, list):
             return []
-        return [(Draft(d.kind, dict(d.fields), d.device, d.rank, d.host), held.ctx, held.text) for d in held.drafts]
+        return [(Draft(d.kind, dict(d.fields), d.device, d.rank, d.host), h.ctx, h.text)
+                for h in held if isinstance(h, _Held) for d in h.drafts]
 
 
 EXTRACTORS: Final = (CannExtractor(),)
