@@ -196,6 +196,20 @@ def test_mindspores_runtime_error_waits_for_the_report_too() -> None:
     # near miss: with no report under it, the workload's exception
     assert kinds(feed([TB, FRAME, MS_SYNC])) == ["app.exception"]
 
+
+# torch_npu/csrc/distributed/HCCLUtils.hpp's format (`<func>:<file>:<line> HCCL function error: <call>, error code is
+# <HcclResult>`): vllm-project/vllm-ascend#397's call, #3196's code 11 (HCCL_E_TCP_CONNECT)
+HCCL_INIT = ("RuntimeError: create:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:89 HCCL function error: "
+             "HcclCommInitRootInfo(numRanks, &rootInfo, rank, &(comm->hcclComm_)), error code is {code}")
+
+
+def test_hccls_own_result_after_its_call_decides() -> None:
+    assert kinds(feed([TB, FRAME, HCCL_INIT.format(code=11)])) == ["nccl.remote_error"]
+    assert kinds(feed([TB, FRAME, HCCL_INIT.format(code=9)])) == ["nccl.timeout"]
+    # near miss: an internal error (4) says nothing of a peer: the exception stands
+    assert kinds(feed([TB, FRAME, HCCL_INIT.format(code=4)])) == ["app.exception"]
+
+
 # ---------------------------------------------------------------- through the engine
 
 _STEPS = [f"2026-11-02 10:0{m}:00,000 INFO step {m}" for m in range(5)]

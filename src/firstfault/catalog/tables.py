@@ -622,6 +622,15 @@ class CannResult(_Row, frozen=True):
     printed_by: Annotated[str, Meta(min_length=8)]
 
 
+class HcclResult(_Row, frozen=True):
+    """An HcclResult torch_npu prints after the HCCL call that failed."""
+
+    code: Annotated[int, Meta(ge=1, le=99)]
+    reads: CannReads
+    name: Annotated[str, Meta(pattern=r"^HCCL_E_[A-Z0-9_]+$")]
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
 class CannWords(_Row, frozen=True):
     """Words of an internal CANN report or of torch_npu's message that decide where no code does."""
 
@@ -636,6 +645,7 @@ class CannTable(NamedTuple):
     modules: tuple[CannModule, ...]
     codes: Mapping[str, CannCode]
     results: Mapping[int, CannResult]
+    hccl: Mapping[int, HcclResult]
     words: tuple[CannWords, ...]
     envelopes: tuple[str, ...]
 
@@ -652,9 +662,11 @@ def cann_table() -> CannTable:
             raise CatalogTableError(f"catalog/cann.yaml: report_codes: {c.code}: no module has the letter "
                                     f"{c.code[1]!r}")
     results = _unique("cann.yaml", "result_codes", CannResult, "code")
+    hccl = _unique("cann.yaml", "hccl_results", HcclResult, "code")
     words = _unique("cann.yaml", "device_words", CannWords, "text")
     return CannTable(modules, MappingProxyType({c.code: c for c in codes}),
-                     MappingProxyType({r.code: r for r in results}), words, _strings("cann.yaml", "envelopes"))
+                     MappingProxyType({r.code: r for r in results}), MappingProxyType({h.code: h for h in hccl}),
+                     words, _strings("cann.yaml", "envelopes"))
 
 
 def _strings(name: str, key: str) -> tuple[str, ...]:

@@ -35,6 +35,10 @@ _CODE_LINE = re.compile(r"(?<![\w.-])(?P<code>E[1-9A-Z]\d{4})\)?:(?:\s|$)")
 # failed, error code:507046`).
 _RESULT = re.compile(r"\berror code(?: is |:) ?(?P<code>[125]0\d{4})\b")
 _RESULT_WORDS: Final = ("error code is ", "error code:")
+# ... and HCCL's own result after torch_npu's HCCL call (HCCLUtils.hpp: `HCCL function error: HcclCommInitRootInfo(...),
+# error code is 11`), read after those words only.
+_HCCL_CALL: Final = "HCCL function error: "
+_HCCL_RESULT = re.compile(r", error code is (?P<code>\d{1,2})\b")
 # torch_npu's tag of the error it raised (formatErrorCode: `[ERROR] <time> (PID:1, Device:0, RankID:-1) ERR00100 PTA
 # call acl api failed`; of an exception it did not raise itself, `ERR99999 UNKNOWN applicaiton exception`,
 # vllm-project/vllm-ascend#1127): the exception's own, read with it.
@@ -69,7 +73,8 @@ def literals() -> tuple[str, ...]:
 
 def reading(text: str) -> tuple[str, str] | None:
     """What CANN's words on a line are read as (catalog/cann.yaml `reads`) and the name of what decided it: the report
-    code's row, else the first of the device words the line holds, else torch_npu's result code. None: no row."""
+    code's row, else the first of the device words the line holds, else HCCL's result after torch_npu's HCCL call, else
+    torch_npu's aclError result. None: no row."""
     t = cann_table()
     m = _CODE_LINE.search(text)
     if m is not None and (row := t.codes.get(m.group("code"))) is not None:
@@ -77,6 +82,10 @@ def reading(text: str) -> tuple[str, str] | None:
     for w in t.words:
         if w.text in text:
             return w.reads, w.text
+    at = text.find(_HCCL_CALL)
+    if at >= 0 and (h := _HCCL_RESULT.search(text, at)) is not None:
+        hccl = t.hccl.get(int(h.group("code")))
+        return (hccl.reads, hccl.name) if hccl is not None else None
     if any(w in text for w in _RESULT_WORDS) and (r := _RESULT.search(text)) is not None:
         res = t.results.get(int(r.group("code")))
         if res is not None:
