@@ -165,10 +165,6 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # two-GPU DDP script, the thread open: the catalog (accel.yaml `xe_messages`) reads the kernel driver's own word
     # that the GPU's engine hung as `gpu.firmware`, as it does i915's; the thread suspects the software stack.
     "unk-torch-xpu-ops-arc-pro-b60-ddp-first-backward-device-lost-xe-engine-reset-both-gpus-open-5164",
-    # b38: torch_npu's `RuntimeError: ACL stream synchronize failed.` under LMDeploy on Ascend 910B, followed by
-    # CANN's `EI9999 ... hccl fftsplus task timeout`: read as the workload's exception, where HCCL's timeout is a
-    # collective's symptom as NCCL's is; the catalog has no table of CANN's error codes yet (closing note, stop 46).
-    "unk-ascend-torch-npu-lmdeploy-910b2-tp4-idle-30min-hccl-fftsplus-task-timeout-exec-timeout-0-ignored-54",
     # b39: PyTorch's DataLoader `unexpected bus error ... insufficient shared memory (shm)`, the thread unanswered:
     # the spec's shm limit (`app.exception`), as b39's STCN bundle of the same line and b26's camvid bundle read it.
     "unk-ai-voice-cloning-docker-training-unexpected-bus-error-might-be-shm-no-answer-126",

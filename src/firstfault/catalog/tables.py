@@ -571,6 +571,7 @@ _ACCEL_FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("cuda_memtest_results", "nvidia", "cuda_memtest"),
     ("amd_smi_counts", "amd", "amd-smi"),
     ("neuron_statuses", "aws", "neuron"),
+    ("cann_messages", "huawei", "cann"),
 )
 
 
@@ -590,6 +591,82 @@ def accel_table() -> AccelTable:
         families.append((vendor, driver, tuple(rows)))
     blocks = _unique("accel.yaml", "amdgpu_ras_blocks", AccelBlock, "block")
     return AccelTable(tuple(families), blocks)
+
+
+# Huawei Ascend's CANN reports that are no device's fault (catalog/cann.yaml)
+CannReads = Literal["timeout", "remote", "oom", "setup", "workload"]
+
+
+class CannModule(_Row, frozen=True):
+    """A CANN module's letter, the second character of its report codes (`EI0002`: HCCL)."""
+
+    letter: Annotated[str, Meta(pattern=r"^[1-9A-Z]$")]
+    module: Annotated[str, Meta(min_length=2)]
+
+
+class CannCode(_Row, frozen=True):
+    """A CANN report code (`E<module><4 digits>`) whose number decides what its line is read as."""
+
+    code: Annotated[str, Meta(pattern=r"^E[1-9A-Z]\d{4}$")]
+    reads: CannReads
+    name: Annotated[str, Meta(min_length=4)]
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+class CannResult(_Row, frozen=True):
+    """An aclError result torch_npu prints after the call that failed, that is no device's fault."""
+
+    code: Annotated[int, Meta(ge=100000, le=599999)]
+    reads: CannReads
+    name: Annotated[str, Meta(pattern=r"^ACL_ERROR_[A-Z0-9_]+$")]
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+class HcclResult(_Row, frozen=True):
+    """An HcclResult torch_npu prints after the HCCL call that failed."""
+
+    code: Annotated[int, Meta(ge=1, le=99)]
+    reads: CannReads
+    name: Annotated[str, Meta(pattern=r"^HCCL_E_[A-Z0-9_]+$")]
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+class CannWords(_Row, frozen=True):
+    """Words of an internal CANN report or of torch_npu's message that decide where no code does."""
+
+    text: Annotated[str, Meta(min_length=8)]
+    reads: CannReads
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+class CannTable(NamedTuple):
+    """catalog/cann.yaml."""
+
+    modules: tuple[CannModule, ...]
+    codes: Mapping[str, CannCode]
+    results: Mapping[int, CannResult]
+    hccl: Mapping[int, HcclResult]
+    words: tuple[CannWords, ...]
+    envelopes: tuple[str, ...]
+
+
+@lru_cache(maxsize=1)
+@_kept("cann.yaml")
+def cann_table() -> CannTable:
+    """CANN's report codes, torch_npu's results and words, and the messages that wait for CANN's report."""
+    modules = _unique("cann.yaml", "modules", CannModule, "letter")
+    letters = {m.letter for m in modules}
+    codes = _unique("cann.yaml", "report_codes", CannCode, "code")
+    for c in codes:
+        if c.code[1] not in letters:
+            raise CatalogTableError(f"catalog/cann.yaml: report_codes: {c.code}: no module has the letter "
+                                    f"{c.code[1]!r}")
+    results = _unique("cann.yaml", "result_codes", CannResult, "code")
+    hccl = _unique("cann.yaml", "hccl_results", HcclResult, "code")
+    words = _unique("cann.yaml", "device_words", CannWords, "text")
+    return CannTable(modules, MappingProxyType({c.code: c for c in codes}),
+                     MappingProxyType({r.code: r for r in results}), MappingProxyType({h.code: h for h in hccl}),
+                     words, _strings("cann.yaml", "envelopes"))
 
 
 def _strings(name: str, key: str) -> tuple[str, ...]:

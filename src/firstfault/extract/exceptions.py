@@ -28,6 +28,7 @@ from firstfault.catalog.tables import (
     status_anchors,
     status_word_table,
 )
+from firstfault.extract import cann
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
@@ -403,6 +404,10 @@ class ExceptionExtractor:
                 draft.rank = rank
             elif owner_entry is not None:
                 draft.rank, draft.host = owner_entry
+        if len(drafts) == 1 and drafts[0].kind == "app.exception":
+            # torch_npu's RuntimeError over CANN: the report lines under it decide (extract/cann.py)
+            drafts = cann.hold(ctx, closed.text if closed is not None else body, drafts)
+        for draft in drafts:
             if draft.kind.startswith("nccl."):
                 # a peer's loss or a collective's failure in a traceback's words (gloo's `Connection closed by
                 # peer`, DistNetworkError): the same mark NCCL's own lines leave, so the rank's abort after it is its

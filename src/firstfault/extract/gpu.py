@@ -545,6 +545,12 @@ _RAS_BLOCK = re.compile(r"\bdetected in (?:total in )?(?P<block>[a-z][a-z0-9_]*)
 # `nrt_load status=1` (aws-neuron/aws-neuron-sdk#351, #779).
 _NRT_CALL = ("nrt_execute: status=", "nrt_execute status=", "nrt_load: status=", "nrt_load status=")
 _NRT_STATUS = re.compile(r"\bnrt_(?:execute|load):? status=(?P<code>\d{1,5})\b")
+# torch_npu's aclError after the call that failed, where its words name no row (Ascend/pytorch
+# torch_npu/csrc/core/npu/NPUException.h/.cpp: `NPU function error: ..., error code is 507053`, `NPU error, error code
+# is 507054`; aten/common/CopyKernel.cpp: `ACL stream synchronize failed, error code:507046`): the runtime's codes
+# (1xxxxx, 2xxxxx, 5xxxxx, six digits) are looked up in the huawei family only.
+_NPU_CALL = ("error code is ", "error code:")
+_NPU_CODE = re.compile(r"\berror code(?: is |:) ?(?P<code>[125]0\d{4})\b")
 _COUNT_AFTER = re.compile(r" {0,8}(?P<n>\d{1,12})\b")  # the count after a `counted` row's key
 _K_ACCEL = "gpu.accel.seen"  # (reason, pci, block) -> lineno of the last report in the stream
 _K_ACCEL_ERR = "gpu.accel.errors"  # pci -> _AccelError: the last error of a row that is no consequence, per device
@@ -583,11 +589,20 @@ def accel_message(line: str) -> AccelRead | None:
                 return None
             return AccelRead(row, vendor, driver, start, at)
     if any(w in line for w in _NRT_CALL) and (m := _NRT_STATUS.search(line)) is not None:
-        code = int(m.group("code"))
-        for vendor, driver, rows in accel_table().families:
-            for row in rows:
-                if row.code == code:
-                    return AccelRead(row, vendor, driver, m.start(), m.start())
+        return _by_code(int(m.group("code")), "aws", m.start())
+    if any(w in line for w in _NPU_CALL) and (m := _NPU_CODE.search(line)) is not None:
+        return _by_code(int(m.group("code")), "huawei", m.start())
+    return None
+
+
+def _by_code(code: int, vendor: str, at: int) -> AccelRead | None:
+    """The row of `vendor`'s families whose status number is `code`."""
+    for v, driver, rows in accel_table().families:
+        if v != vendor:
+            continue
+        for row in rows:
+            if row.code == code:
+                return AccelRead(row, v, driver, at, at)
     return None
 
 
@@ -609,10 +624,11 @@ class AccelExtractor:
     """Accelerators other than NVIDIA's, in their drivers' and runtimes' own words: AMD's amdgpu (RAS errors and their
     counts by block, GPU page faults, ring timeouts and resets, the SMU or MES firmware not answering, the device lost
     from the bus, over-temperature) and the ROCm runtime under HIP (memory access faults, GPU hangs), Intel Gaudi's
-    habanalabs (heartbeat lost, a device that would not start, hard reset) and the AWS Neuron runtime's NRT_STATUS, by
-    name or by number. Each row of catalog/accel.yaml gives the class the NVIDIA rules read (`accel_class`, the Xid
-    classes' words), so a row lands where the Xid of the same fault would; a reset after an error of the same device
-    is that error's consequence (`cause_class`)."""
+    habanalabs (heartbeat lost, a device that would not start, hard reset), the AWS Neuron runtime's NRT_STATUS, by
+    name or by number, and Huawei Ascend's device faults as CANN and torch_npu report them (HBM ECC, UCE, HCCS
+    link), by words or by aclError number. Each row of catalog/accel.yaml gives the class the NVIDIA rules read
+    (`accel_class`, the Xid classes' words), so a row lands where the Xid of the same fault would; a reset after an
+    error of the same device is that error's consequence (`cause_class`)."""
 
     name = "gpu.accel"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
@@ -622,7 +638,7 @@ class AccelExtractor:
     }
     sources: frozenset[str] = frozenset({"kernel", "syslog", "application"})
     literals: tuple[str, ...] = (*dict.fromkeys(row.text for _v, _d, rows in accel_table().families for row in rows),
-                                 *_NRT_CALL)
+                                 *_NRT_CALL, *_NPU_CALL)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         read = accel_message(line)

@@ -11,6 +11,7 @@ from firstfault.extract.base import LineExtractor
 @lru_cache(maxsize=1)
 def line_extractors() -> tuple[LineExtractor, ...]:
     from firstfault.extract import (
+        cann,
         container,
         exceptions,
         gpu,
@@ -29,7 +30,8 @@ def line_extractors() -> tuple[LineExtractor, ...]:
     from firstfault.extract.unrecognized import ErrorWords
 
     return (*gpu.EXTRACTORS, *container.EXTRACTORS, *host.EXTRACTORS, *nccl.EXTRACTORS, *verbs.EXTRACTORS,
-            *hang.EXTRACTORS, *exceptions.EXTRACTORS, *numerics.EXTRACTORS, *torchrun.EXTRACTORS, *signals.EXTRACTORS,
+            *hang.EXTRACTORS, *exceptions.EXTRACTORS, *cann.EXTRACTORS, *numerics.EXTRACTORS, *torchrun.EXTRACTORS,
+            *signals.EXTRACTORS,
             *jobend.EXTRACTORS, *slurmerr.EXTRACTORS, *launcher.EXTRACTORS, *runend.EXTRACTORS, ErrorWords())
 
 
