@@ -180,7 +180,8 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     "unk-kuberay-ray-serve-llm-vllm-dp2-t4-not-enough-resources-2-placement-groups-gpu-shown-free-stale-4366",
     # b41: Orbax's `ValueError: NOT_FOUND: Error writing ... in OCDBT database at local file "/home/user/...": Failed
     # to rename ... ENOENT` on a multi-host TPU slice, the thread open: a raised exception on a file the job's own
-    # path names is the workload's (`app.exception`); nobody said whether the hosts' private directories or a race did it.
+    # path names is the workload's (`app.exception`); nobody said whether the hosts' private directories or a race
+    # did it.
     "unk-orbax-maxtext-llama-8b-convert-v5litepod-32-ocdbt-rename-enoent-local-home-dir-open-2837",
 })
 
