@@ -49,7 +49,9 @@ WILD = Path(__file__).parent / "wild"
 # TensorFlow, Paddle and Ascend multi-device runs, and LLM serving on several GPUs), built beside the passes fitted
 # to b38 and b39, at 0.60 / 0.60 (one) at the same base: 746 / 726 of 993. b41 (22, MPI and HPC interconnects, and
 # checkpoints and data streams) at 0.55 / 0.50 (one) at fa454050; with the CUDA call that lets a short message count
-# and the ordering of one file's untimed causes (both after its first run): 758 / 738 of 1,015.
+# and the ordering of one file's untimed causes (both after its first run): 758 / 738 of 1,015. b42 (19, training on
+# Kubernetes and cloud batch services, and threads of 2026) at 0.63 / 0.63 (one) at fa454050; with the Ascend pass
+# (which fixed b38's false definitive): 771 / 751 of 1,034.
 MIN_DOMAIN = 0.74
 MIN_CATEGORY = 0.72
 # The false definitive verdicts of today, each named: unk-slurm-cn125-segfault-flaky-node, disputed (see its
@@ -183,6 +185,10 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # path names is the workload's (`app.exception`); nobody said whether the hosts' private directories or a race
     # did it.
     "unk-orbax-maxtext-llama-8b-convert-v5litepod-32-ocdbt-rename-enoent-local-home-dir-open-2837",
+    # b42: vLLM's engine core on an Intel GPU raising `RuntimeError: level_zero backend failed with error: 40
+    # (UR_RESULT_ERROR_OUT_OF_RESOURCES)` at start-up, asked as a model-compatibility question: a raised exception is
+    # the workload's (`app.exception`); the thread never said whether the model, the memory or the stack ran out.
+    "unk-llm-scaler-model-compat-question-level-zero-ur-result-error-out-of-resources-engine-startup-348",
 })
 
 
