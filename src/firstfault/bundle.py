@@ -284,6 +284,9 @@ class SourceFile:
     node: str | None
     rank: int | None
     ident: tuple[int, int] | None = None  # (st_dev, st_ino) of the file found there: open_evidence opens no other
+    # Its size when the source was resolved (that stat's): how the parallel reader shares files out between its
+    # workers (analysis/parallel.py), never how much of it is read (the scanner sizes its reads at the open).
+    size: int | None = None
 
 
 def open_evidence(path: str, ident: tuple[int, int] | None = None) -> io.FileIO:
@@ -554,7 +557,7 @@ def resolve_source(root: Path, index: int, spec: SourceSpec, nodes: list[str],
             node = alloc
         if node is None and rank is not None:
             node = rank_to_node.get(rank)
-        src.files.append(SourceFile(path=real, rel=rel, node=node, rank=rank, ident=ident))
+        src.files.append(SourceFile(path=real, rel=rel, node=node, rank=rank, ident=ident, size=st.st_size))
     return src
 
 

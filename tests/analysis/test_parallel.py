@@ -407,3 +407,33 @@ def test_an_event_and_a_files_stats_cross_to_the_parent_whole() -> None:
     wired = parallel._stats_to_wire(stats)
     assert len(wired) == len(dataclasses.fields(FileStats))
     assert parallel._stats_from_wire(pickle.loads(pickle.dumps(wired))) == stats
+
+
+def test_files_are_shared_out_by_the_sizes_the_bundle_was_loaded_with(generated: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # A 16k-rank job's 18k files were stat'ed again to group them, serially, before any worker started: the groups
+    # and the "big enough for workers" test now read the sizes load_bundle's own stat found (SourceFile.size).
+    tasks = parallel.line_tasks(load_bundle(str(generated)))
+    assert tasks and all(t.size == Path(t.path).stat().st_size for t in tasks)
+    groups = parallel._groups(tasks, 2)
+    total = parallel._total_bytes(tasks)
+
+    def no_stat(*_a: object, **_k: object) -> None:
+        raise AssertionError("a file the bundle sized was stat'ed again")
+
+    monkeypatch.setattr(parallel.os, "stat", no_stat)
+    assert parallel._groups(tasks, 2) == groups
+    assert parallel._total_bytes(tasks) == total
+    assert [r for g in groups for r in range(*g)] == list(range(len(tasks)))  # every file once, in order
+
+
+def test_a_task_whose_size_is_not_known_is_stat_ed_and_one_that_cannot_be_counts_nothing(generated: Path,
+                                                                                       tmp_path: Path) -> None:
+    import dataclasses
+
+    tasks = parallel.line_tasks(load_bundle(str(generated)))
+    unsized = [dataclasses.replace(t, size=None) for t in tasks]
+    assert parallel._groups(unsized, 2) == parallel._groups(tasks, 2)  # (the files did not change since)
+    assert parallel._total_bytes(unsized) == parallel._total_bytes(tasks)
+    gone = dataclasses.replace(unsized[0], path=str(tmp_path / "gone.log"))
+    assert parallel._size(gone) == 0  # the scanner says why it cannot be read

@@ -29,7 +29,6 @@ of the group the dead worker was reading.
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing
 import os
 import sys
@@ -73,6 +72,7 @@ class _Task:
     rank: int | None
     srun: bool
     ident: tuple[int, int] | None  # SourceFile.ident
+    size: int | None  # SourceFile.size: its size when the bundle was loaded (None: not known, stat it)
 
 
 @dataclass(slots=True)
@@ -176,7 +176,7 @@ def _reoffer(job: _Job, i: int, target: Unrecognized) -> None:
 def line_tasks(bundle: Bundle) -> list[_Task]:
     """The line files of a bundle, in the order collect_bundle reads them."""
     return [
-        _Task(src.spec.kind, sf.path, sf.rel, sf.node, sf.rank, src.spec.rank_prefix == "srun", sf.ident)
+        _Task(src.spec.kind, sf.path, sf.rel, sf.node, sf.rank, src.spec.rank_prefix == "srun", sf.ident, sf.size)
         for src in bundle.sources if src.spec.kind in LINE_SOURCES
         for sf in src.files
     ]
@@ -187,11 +187,22 @@ def line_tasks(bundle: Bundle) -> list[_Task]:
 MIN_BYTES = 32 << 20
 
 
+def _size(t: _Task) -> int:
+    """A task's file size for sharing files out: the one the bundle's loading found (SourceFile.size; a 16k-rank job's
+    18k files were stat'ed again here, before any worker started), else its size now (0 where it cannot say: the
+    scanner reports it). Only the groups depend on it, never what a file gives."""
+    if t.size is not None:
+        return t.size
+    try:
+        return os.stat(t.path).st_size
+    except OSError:
+        return 0
+
+
 def _total_bytes(tasks: list[_Task]) -> int:
     total = 0
     for t in tasks:
-        with contextlib.suppress(OSError):  # the scanner reports it
-            total += os.stat(t.path).st_size
+        total += _size(t)
         if total >= MIN_BYTES:
             break
     return total
@@ -221,8 +232,7 @@ def _groups(tasks: list[_Task], workers: int) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     start, size = 0, 0
     for i, t in enumerate(tasks):
-        with contextlib.suppress(OSError):
-            size += os.stat(t.path).st_size
+        size += _size(t)
         if i + 1 - start >= most or size >= GROUP_BYTES:
             out.append((start, i + 1))
             start, size = i + 1, 0
