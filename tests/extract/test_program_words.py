@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import pytest
 
+from firstfault.analysis.analyze import Analyzer
 from firstfault.extract.base import Draft
+from tests.conftest import BundleMaker
 from tests.extract.helpers import alone, last_line
 
 
@@ -227,3 +229,36 @@ def test_near_miss_rays_other_errors_stay_the_workloads() -> None:
     drafts = last_line("ray.exceptions.ObjectStoreFullError: Failed to put object 00ff in object store because it is "
                        "full. Object size is 1024 bytes.")
     assert kinds(drafts) == ["app.exception"] and drafts[0].fields.get("setup") is None
+
+
+# ------------------------------------------------------------------ whole bundles
+
+
+def _app(lines: list[str]) -> str:
+    return "".join(line + "\n" for line in lines)
+
+
+TB = "Traceback (most recent call last):"
+
+
+def test_a_start_up_that_timed_out_alone_names_no_cause(make_bundle: BundleMaker) -> None:
+    # vllm/v1/engine/core_client.py: the API server gave up on the engine; what held the engine up is not in the log
+    lines = [TB, '  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core_client.py", line 794, in '
+             "_wait_for_engine_startup", "TimeoutError: Timed out waiting for engine core processes to start. This is "
+             "often caused by slow weight loading for large models. Waited 600s (configured by "
+             "VLLM_ENGINE_READY_TIMEOUT_S)."]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(lines)})))
+    assert v.root_cause is None
+
+
+def test_the_launchers_summary_after_the_set_up_error_stays_its_symptom(make_bundle: BundleMaker) -> None:
+    # sglang/srt/model_executor/model_runner_kv_cache_mixin.py in the scheduler, then sglang/srt/entrypoints/engine.py
+    lines = ["[2026-11-02 10:05:00 TP0] Scheduler hit an exception: Traceback (most recent call last):",
+             '  File "/sgl/python/sglang/srt/managers/scheduler.py", line 3600, in run_scheduler_process',
+             "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+             "[2026-11-02 10:05:01] Received sigquit from a child process. It usually means the child failed.",
+             TB, '  File "/sgl/python/sglang/launch_server.py", line 11, in <module>',
+             "RuntimeError: Initialization failed. Please see the error messages above."]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(lines)})))
+    assert v.root_cause is not None and v.root_cause.category == "app.exception.setup"
+    assert "nccl.remote_error" in [s.category for s in v.symptoms]
