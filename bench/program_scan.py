@@ -293,8 +293,8 @@ def _messages(program: str, repo: str, roots: tuple[str, ...]) -> list[Message]:
     return sorted(set(out), key=lambda m: (m.path, m.line, m.fmt))
 
 
-_NUMERIC = re.compile(r"pid|rank|code|port|size|num|count|len|timeout|seconds|mins|_s\b|bytes|gib|idx|world|\bi\b|required"
-                      r"|attempt|exitcode|returncode")
+_NUMERIC = re.compile(r"pid|rank|code|port|size|num|count|len|timeout|seconds|mins|_s\b|bytes|gib|idx|world|\bi\b"
+                      r"|required|attempt|exitcode|returncode")
 _NUMERIC_BEFORE = re.compile(r"(?:pid|PID|code|rank|Rank|port|after|within|=|: |\()\s?$")
 
 
