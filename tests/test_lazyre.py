@@ -170,3 +170,24 @@ def test_only_patterns_made_by_an_import_are_kept(tmp_path: Path, monkeypatch: p
     assert isinstance(probe.TOP, re.Pattern)
     assert probe.TOP.pattern == r"top (\d+)" and probe.TOP.search("top 9").group(1) == "9"
     assert stand_in.search("top 8").group(1) == "8"
+
+
+def test_a_pattern_made_from_the_shipped_tables_at_run_time_is_kept() -> None:
+    # The CUDA and strerror tables' Literals are built at their first use, in every process that reads a CUDA or NCCL
+    # error line (each worker of -j N): their generated code is kept on disk as an import's is. A pattern built at
+    # run time without `keep` (from the input) is not (the near miss), nor is any module name rebound for either.
+    kept = lazyre.compile(r"\bExample table text (\d+)\b", keep=True)
+    assert kept._keep and kept._home is None  # type: ignore[attr-defined]
+    assert kept.search("an Example table text 42 here").group(1) == "42"
+    assert not lazyre.compile(r"\bExample table text (\d+)\b")._keep  # type: ignore[attr-defined]
+    table = lazyre.Literals(["Out of Memory", "illegal memory access"], re.IGNORECASE, keep=True)
+    made = [table._exact, table._lowered]
+    assert all(p is not None and p._keep for p in made)  # type: ignore[attr-defined]
+    assert table.search("CUDA error: an Illegal Memory Access").group(0) == "Illegal Memory Access"
+    key = (table.pattern, int(re.IGNORECASE))
+    assert key in lazyre._made or key in (lazyre._kept or {})  # the code went where the exit writes from
+    plain = lazyre.Literals(["out of memory"], re.IGNORECASE)
+    assert not plain._exact._keep  # type: ignore[attr-defined]
+    from firstfault.extract import codes
+
+    assert codes._cuda_index()[1]._exact._keep and codes._strerror_rx()._exact._keep  # type: ignore[attr-defined]

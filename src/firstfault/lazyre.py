@@ -40,7 +40,11 @@ uses `re`'s internals (`re._parser`, `re._compiler`, `_sre`): where they
 differ from what this module expects, or an entry does not load, patterns
 are compiled by `re.compile` and nothing is kept. Only patterns made while
 a module is being imported (at its top level, or by the functions its top
-level calls) are kept: a pattern built at run time from the input (a
+level calls), and those a caller says are made from the shipped tables alone
+(`compile(..., keep=True)`, `Literals(..., keep=True)`: the CUDA and strerror
+tables' texts, built at their first use, which a job's NCCL or CUDA error
+line reaches in each process, a worker of `-j N` included: about 70 ms of
+generating), are kept: a pattern built at run time from the input (a
 bundle's host names) is compiled by `re.compile`, so the entry does not
 change from run to run. The entry is written at exit when new code was
 generated, and holds at most MAX_KEPT patterns and MAX_KEPT_BYTES (past
@@ -95,6 +99,7 @@ __all__ = [
     "ASCII", "DOTALL", "IGNORECASE", "LOCALE", "MULTILINE", "NOFLAG", "UNICODE", "VERBOSE", "A", "I", "L", "Literals",
     "M", "Match", "Pattern", "RegexFlag", "S", "U", "X", "alternation", "compile", "created", "error", "escape",
     "findall", "finditer", "fullmatch", "is_compiled", "match", "purge", "search", "split", "sub", "subn",
+    "write_at_worker_exit",
 ]
 
 # The compiled pattern's methods, which a stand-in holds as its own attributes: before the first
@@ -188,16 +193,20 @@ def _compile_pattern(pattern: str | bytes, flags: int) -> Pattern[Any]:
 
 @atexit.register
 def _write_kept() -> None:
-    """Writes the entry when this process generated code it did not hold (see the module docstring)."""
+    """Writes the entry when this process generated code it did not hold (see the module docstring): what it
+    generated added to the entry as it is now, read again (a worker of `-j N` may have written it since this
+    process read it: write_at_worker_exit)."""
     from firstfault import cache
 
     with _lock:
         if not _made:
             return
-        kept = dict(_kept or {})
-        kept.update(_made)
-        used = {k: v for k, v in kept.items() if k in _used}
+        made = dict(_made)
         _made.clear()
+        in_use = set(_used)
+    kept = _load_kept()
+    kept.update(made)
+    used = {k: v for k, v in kept.items() if k in in_use}
     for entry in (kept, used):  # all that is kept, else (too much) this process's only
         try:
             data = marshal.dumps(entry)
@@ -206,6 +215,16 @@ def _write_kept() -> None:
         if len(entry) <= MAX_KEPT and len(data) <= MAX_KEPT_BYTES:
             cache.put(_entry_name(), data)
             return
+
+
+def write_at_worker_exit() -> None:
+    """In a worker process that multiprocessing started (the pool of `-j N`: analysis/parallel.py), which ends with
+    os._exit and so runs no atexit: the entry is written when the worker ends, by multiprocessing's own exit
+    finalizers, so the code a worker generated (the patterns only the line readers use, first used there) is kept
+    as a one-process run keeps it, not generated again by every worker of every run."""
+    from multiprocessing import util
+
+    util.Finalize(None, _write_kept, exitpriority=0)
 
 
 class _Lazy:
@@ -264,14 +283,16 @@ class _Lazy:
         return self
 
 
-def compile(pattern: AnyStr, flags: int = 0) -> Pattern[AnyStr]:
+def compile(pattern: AnyStr, flags: int = 0, *, keep: bool = False) -> Pattern[AnyStr]:
     """A pattern compiled the first time it is used; the same matches as `re.compile(pattern, flags)`.
 
-    A compiled pattern (or a stand-in) passed in is returned as it is, as `re.compile` does."""
+    A compiled pattern (or a stand-in) passed in is returned as it is, as `re.compile` does. Its generated code is
+    kept on disk where a module's import made it, and where `keep` says it is made from the shipped tables alone
+    (the same pattern in every run, built at its first use: a table's `Literals`), never from the input."""
     if isinstance(pattern, (Pattern, _Lazy)):
         return cast("Pattern[AnyStr]", pattern)
-    keep = _importing()
-    lazy = _Lazy(pattern, int(flags), keep, sys._getframe(1).f_globals if keep else None)
+    importing = _importing()
+    lazy = _Lazy(pattern, int(flags), importing or keep, sys._getframe(1).f_globals if importing else None)
     _created.add(lazy)
     return cast("Pattern[AnyStr]", lazy)
 
@@ -344,15 +365,15 @@ class Literals:
     so both find the same position and the same longest word. Other lines, or words that are not all
     ASCII, are read by the case-blind factored pattern alone."""
 
-    def __init__(self, words: Iterable[str], flags: int = 0) -> None:
+    def __init__(self, words: Iterable[str], flags: int = 0, *, keep: bool = False) -> None:
         folding = bool(flags & IGNORECASE)
         keys = sorted({w.lower() for w in words} if folding else set(words))
         self.words: tuple[str, ...] = tuple(keys)
         self.pattern = alternation(keys)
-        self._exact: Pattern[str] = compile(self.pattern, flags)
+        self._exact: Pattern[str] = compile(self.pattern, flags, keep=keep)
         self._lowered: Pattern[str] | None = None
         if folding and all(w.isascii() for w in keys):
-            self._lowered = compile(self.pattern, flags & ~IGNORECASE)
+            self._lowered = compile(self.pattern, flags & ~IGNORECASE, keep=keep)
 
     def search(self, text: str) -> Match[str] | None:
         lowered = self._lowered

@@ -428,6 +428,18 @@ def test_hits_of_literals_a_hex_id_may_hold_are_not_taken_for_the_shapes() -> No
         tuple(sorted({b"0000", b"Xi0 00", b"0x00", b"ECC error".translate(memo.ALL_HEX_ZERO)}))
 
 
+@pytest.mark.parametrize("word, taken", [
+    (b"dead", True), (b"0x", True), (b"0x1f:", True), (b"ab:cd", True), (b"gpu Dec ", True), (b"a", True),
+    (b"x0dead", False), (b"0xg", False), (b"_dead", False), (b"dead_", False), (b"\xffdead", False),
+    (b"dead\x80", False), (b"gpu", False), (b"0x_", False), (b"", False), (b" :-. ", False),
+])
+def test_a_literal_is_taken_where_a_whole_run_of_its_word_bytes_is_hex(word: bytes, taken: bool) -> None:
+    """hex_words takes a literal where a run of word bytes (ASCII word characters and bytes over 0x7f), the whole
+    run, is hex digits or `0x` and hex digits; a run that only starts or ends so (`x0dead`, `dead_`, a UTF-8 byte
+    beside it) is not one a hex id could hold."""
+    assert (memo.hex_words([word]) == (word.translate(memo.ALL_HEX_ZERO),)) is taken
+
+
 try:
     from firstfault._lines import stamp_local_us
 except ImportError:  # pragma: no cover - depends on the build

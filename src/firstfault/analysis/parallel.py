@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from firstfault import lazyre
 from firstfault.bundle import Bundle, ResolvedSource, SourceFile
 from firstfault.collect.events import EventStore
 from firstfault.collect.evidence import EvidenceSink, ScannerSource, collect_bundle
@@ -301,7 +302,9 @@ def collect_bundle_parallel(analyzer: ScannerSource, bundle: Bundle, analysis: K
         analyzer.scanner(kind)  # compiled once here, inherited by every worker
     _JOB = _Job(analyzer, tasks, TimeParser(ctx.tz, ctx.window_start, ctx.window_end), list(ctx.workload.nodes))
     try:
-        with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=multiprocessing.get_context("fork")) as pool:
+        # (each worker writes the regex code it generated to the on-disk entry when it ends: lazyre)
+        with ProcessPoolExecutor(min(workers, len(tasks)), mp_context=multiprocessing.get_context("fork"),
+                                 initializer=lazyre.write_at_worker_exit) as pool:
             results = _in_order(pool, tasks, workers)
             unrecognized = analysis.extraction.unrecognized
 

@@ -264,7 +264,7 @@ def _strerror_table() -> dict[str, str]:
 def _strerror_rx() -> re.Literals:
     # Case-blind: Go programs (containerd, kubelet, docker) and TensorFlow's statuses print strerror lower-case
     # (`write /var/lib/docker/...: no space left on device`, `disk quota exceeded [Op:SaveV2]`).
-    return re.Literals((t for t in _strerror_table() if len(t) >= 12), re.IGNORECASE)
+    return re.Literals((t for t in _strerror_table() if len(t) >= 12), re.IGNORECASE, keep=True)
 
 
 @lru_cache(maxsize=1)
@@ -474,7 +474,7 @@ def _cuda_index() -> tuple[dict[str, CudaError], re.Literals, dict[int, CudaErro
                     *(a.lower() for a in row.aliases), *hip_names(row.runtime, row.driver)):
             if key:
                 by_key.setdefault(key, err)
-    return by_key, re.Literals(by_key, re.IGNORECASE), by_code
+    return by_key, re.Literals(by_key, re.IGNORECASE, keep=True), by_code
 
 
 # Generic words before which a CUDA sample or library prints cudaGetErrorString():
@@ -651,7 +651,7 @@ def _cuda_error_of(text: str) -> CudaError | None:
 def _lone_index() -> tuple[dict[str, CudaError], re.Literals, int]:
     rows = {row.message.lower(): CudaError(code, row.name, row.message, row.cuda_class)
             for code, row in sorted(cuda_table().items()) if row.alone}
-    return rows, re.Literals(rows, re.IGNORECASE), min((len(k) for k in rows), default=0)
+    return rows, re.Literals(rows, re.IGNORECASE, keep=True), min((len(k) for k in rows), default=0)
 
 
 def _lone_message(text: str) -> CudaError | None:

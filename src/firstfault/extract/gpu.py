@@ -1065,7 +1065,7 @@ def _nvml_index() -> tuple[dict[str, _NvmlRow], re.Literals, tuple[str, ...], tu
             by_text.setdefault(text.lower(), r)
             if row.nvml_class == "no_devices":
                 bare.append(text)
-    rx = re.Literals(by_text, re.IGNORECASE)
+    rx = re.Literals(by_text, re.IGNORECASE, keep=True)
     return by_text, rx, nvml_anchors(), tuple(bare)
 
 
