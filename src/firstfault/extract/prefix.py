@@ -34,7 +34,7 @@ prepend its own tag, and they stack:
 | a harness's banner rule printed without its newline | `========` (8+ of one of `= - * # ~`) | - |
 | pytest's failure report (its `E` marker, then the source's indentation) | `E           ` | - |
 | a JSON log record, one object a line (TGI's `--json-output`) | `{"timestamp":"...","fields":{"message":"..."}}` | - |
-| a harness's record relaying a program's output (LISA's stream loggers, Airflow's subprocess and operator modules) | `... [DEBUG] lisa.env[g].node[0].cmd[9].stdout `, `[...] {subprocess.py:93} INFO - ` | - |
+| a harness relaying output (LISA, Airflow) | `[DEBUG] lisa.cmd[9].stdout `, `{subprocess.py:93} INFO - ` | - |
 
 A tracker's automatic links in pasted text (`[net_ib.cc:101](http://net_ib.cc:101/)`,
 a link whose target is its own text) are put back to their text.
