@@ -361,6 +361,7 @@ class NvmlErrorInfo(_Row, frozen=True):
     message: Annotated[str, Meta(min_length=3)]
     nvml_class: NvmlClass = records.field(name="class")
     aliases: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()  # words the line must hold as well (case as printed), else the row's text says nothing
 
 class NcclTransportInfo(_Row, frozen=True):
     file: Annotated[str, Meta(min_length=3)]  # a file name, or a prefix ending in `*`
@@ -682,6 +683,14 @@ def _strings(name: str, key: str) -> tuple[str, ...]:
 def nvml_anchors() -> tuple[str, ...]:
     """Words before which a line reports an NVML result (catalog/platform.yaml)."""
     return _strings("platform.yaml", "nvml_anchors")
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def nvml_not_reports() -> tuple[str, ...]:
+    """Words that make a line with an anchor's words the program's own failure, not an NVML result
+    (catalog/platform.yaml)."""
+    return _strings("platform.yaml", "nvml_not_reports")
 
 
 @lru_cache(maxsize=1)

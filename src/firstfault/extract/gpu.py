@@ -24,6 +24,7 @@ from firstfault.catalog.tables import (
     nvidia_smi_query,
     nvml_anchors,
     nvml_device_anchors,
+    nvml_not_reports,
     nvml_quote_anchors,
     nvml_table,
     nvrm_messages,
@@ -1051,6 +1052,7 @@ class _NvmlRow:
     name: str
     message: str
     cls: str
+    also: tuple[str, ...] = ()  # words the line must hold as well (catalog/platform.yaml's `also`)
 
 
 def _nvml_index() -> tuple[dict[str, _NvmlRow], re.Literals, tuple[str, ...], tuple[str, ...]]:
@@ -1058,7 +1060,7 @@ def _nvml_index() -> tuple[dict[str, _NvmlRow], re.Literals, tuple[str, ...], tu
     by_text: dict[str, _NvmlRow] = {}
     bare: list[str] = []
     for _code, row in sorted(nvml_table().items()):
-        r = _NvmlRow(row.name, row.message, row.nvml_class)
+        r = _NvmlRow(row.name, row.message, row.nvml_class, row.also)
         # go-nvml's Return.String() spells a code without the NVML_ prefix (`ERROR_LIBRARY_NOT_FOUND`)
         go = (row.name[5:],) if row.name.startswith("NVML_ERROR_") else ()
         for text in (row.message, row.name, *row.aliases, *go):
@@ -1094,9 +1096,16 @@ def nvml_report(text: str) -> tuple[_NvmlRow, int] | None:
         if info.nvml_class == "not_supported" or any(a in text for a in anchors):
             return _NvmlRow(info.name, info.message, info.nvml_class), coded.start()
         return None
+    if any(w in text for w in nvml_not_reports()):
+        return None  # the program's own failure after an anchor's words (the container CLI's path lookup)
     anchored = [a for a in anchors if a in text]
     m = rx.search(text)
     row = by_text[m.group(0).lower()] if m else None
+    if row is not None and not all(w in text for w in row.also):
+        # the row's text without the words that make it a failure (openibd's `[  OK  ]` after its step): no report,
+        # and its own text is no anchor either
+        anchored = [a for a in anchored if by_text.get(a.lower()) is not row]
+        m = row = None
     if not anchored and row is not None:
         # another program quoting NVML's result (the device plugin, Slurm's gpu plugin): only a result of the table
         anchored = [a for a in nvml_quote_anchors() if a in text]

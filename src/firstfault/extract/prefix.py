@@ -34,6 +34,7 @@ prepend its own tag, and they stack:
 | a harness's banner rule printed without its newline | `========` (8+ of one of `= - * # ~`) | - |
 | pytest's failure report (its `E` marker, then the source's indentation) | `E           ` | - |
 | a JSON log record, one object a line (TGI's `--json-output`) | `{"timestamp":"...","fields":{"message":"..."}}` | - |
+| a harness relaying output (LISA, Airflow) | `[DEBUG] lisa.cmd[9].stdout `, `{subprocess.py:93} INFO - ` | - |
 
 A tracker's automatic links in pasted text (`[net_ib.cc:101](http://net_ib.cc:101/)`,
 a link whose target is its own text) are put back to their text.
@@ -187,6 +188,38 @@ def _tagged_markup(body: str) -> str | None:
 _VLLM_LOG = re.compile(
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:\[[\w.\-]+:\d+\]|[\w.\-]+:\d+\]) ?"
 )
+# A harness that runs another program and logs each line of its output as a record of its own logger: the record's
+# level is the harness's choice for the stream, not the program's word on the line (a traceback relayed at INFO is
+# still a traceback). Two shapes, from their sources:
+# - Python's logging with a logger named after the stream: Microsoft LISA (lisa/util/process.py: each command's
+#   output through loggers `<parent>.stdout` at INFO (DEBUG with no_info_log) and `<parent>.stderr` at ERROR;
+#   lisa/util/logger.py's format `%(asctime)s.%(msecs)03d %(levelname)s %(name)s %(message)s`, earlier
+#   `...[%(thread)d][%(levelname)s] %(name)s ...`): `2023-06-27 06:27:41.764[18188][DEBUG]
+#   lisa.env[generated_4].node[0].cmd[384].stdout <line>`.
+# - Apache Airflow's task log (`[%(asctime)s] {%(filename)s:%(lineno)d} %(levelname)s - %(message)s`; MWAA doubles
+#   the braces) where the module is one that relays a child's or the task's own stream: subprocess.py
+#   (SubprocessHook, BashOperator: `log.info("%s", line)`), bash_operator.py (1.10's BashOperator), process_utils.py
+#   (execute_in_subprocess: PythonVirtualenvOperator), logging_mixin.py (the task's own stdout at INFO and stderr at
+#   WARNING), docker.py (DockerOperator: the container's log) and pod_manager.py / pod_launcher.py
+#   (KubernetesPodOperator: the pod's log, `[<container>] ` before each line since provider 5). Another module's
+#   record (taskinstance.py, standard_task_runner.py) is Airflow's own words, not relayed.
+# One space after the tag is the harness's; the rest is the line's own (a frame's indentation).
+_RELAY_LEVELS = r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|NOTSET)"
+_AIRFLOW_STAMP = r"(?:\[\d{4}-\d\d-\d\d[ ,T][^\]\n]{0,30}\] )?"
+_RELAY = re.compile(
+    r"(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? ?(?:\[\d+\])?"
+    r"(?:\[" + _RELAY_LEVELS + r"\]|" + _RELAY_LEVELS + r") "
+    r"(?:[A-Za-z_][\w\-]{0,63}(?:\[[^\]\s]{0,64}\]){0,4}\.){1,12}std(?:out|err) "
+    r"|" + _AIRFLOW_STAMP + r"\{\{?(?:subprocess|bash_operator|process_utils|logging_mixin|docker)\.py:\d+\}\}? "
+    + _RELAY_LEVELS + r" - "
+    r"|" + _AIRFLOW_STAMP + r"\{\{?pod_(?:manager|launcher)\.py:\d+\}\}? " + _RELAY_LEVELS + r" - "
+    r"(?:\[[a-z0-9][a-z0-9.\-]{0,62}\] (?=\S))?"
+    r")"
+)
+# Where a relay's tag can stand: its first character, and a literal its head must hold.
+_RELAY_FIRST: Final = frozenset("0123456789[{")
+_RELAY_HEAD: Final = 320
+
 # Open MPI's `--timestamp-output`: a ctime stamp glued to the `[1,N]<stderr>:` tag that follows it.
 _MPI_STAMP = re.compile(
     r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
@@ -414,6 +447,13 @@ class PrefixLayer:
             c = body[:1]
             if not c:
                 break
+            if c in _RELAY_FIRST:
+                head = body[:_RELAY_HEAD]
+                if ".py:" in head or ".stdout " in head or ".stderr " in head:
+                    m = _RELAY.match(body)
+                    if m and m.end() < len(body):
+                        body = body[m.end():]
+                        continue
             if bar:
                 end = progress_bar_end(body)
                 if 0 < end < len(body):
