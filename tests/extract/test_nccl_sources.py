@@ -150,3 +150,20 @@ def test_a_connect_retry_at_info_is_no_event() -> None:
     line = (HEAD + "NCCL INFO socketStartConnect: connect to 10.0.0.3<41877> returned Connection refused, retrying "
             "(1/35) after sleep for 100 msec")
     assert helpers.events([line]) == []
+
+
+# ------------------------------------------------------------------ NVLS's bind failing at INFO: NCCL goes on
+
+# format: src/transport/nvls.cc nvlsAllocateMem (v2.27.3 to v2.28.9): the same words at INFO, then NCCL goes on
+NVLS_INFO = (HEAD + "NCCL INFO Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 801 "
+             "'operation not supported'. Proceeding without NVLS support.")
+
+
+def test_nvls_failing_to_bind_at_info_is_no_event() -> None:
+    assert helpers.events([NVLS_INFO]) == []
+
+
+def test_the_same_words_quoted_without_a_header_are_still_nvls() -> None:
+    """PyTorch's `Last error:` quotes the WARN's message without any header (the WARN of other releases)."""
+    evs = helpers.events([NVLS_INFO.split(" NCCL INFO ", 1)[1]])
+    assert [e.fields.get("transport") for e in evs if e.kind == "nccl.error"] == ["nvls"]

@@ -328,9 +328,11 @@ def _named_transport(text: str) -> str | None:
 def _report_head(body: str) -> tuple[re.Match[str] | None, str | None]:
     """_nccl_head, and NCCL's report of a CUDA failure in a transport it names (`Failed to bind NVLink SHARP (NVLS)
     Multicast memory ...: CUDA error 401 ...`) without its WARN header, quoted after `Last error:` or posted alone:
-    the WARN's message all the same."""
+    the WARN's message all the same. Not under NCCL's INFO header: 2.27.3-2.28.9 say the same words at INFO and go
+    on (src/transport/nvls.cc: `... CUDA error 801 'operation not supported'. Proceeding without NVLS support.`)."""
     head, warn = _nccl_head(body)
-    if warn is None and any(w in body for w in _NCCL_CUDA_WORDS) and _named_transport(body) is not None:
+    if (warn is None and head is None and any(w in body for w in _NCCL_CUDA_WORDS)
+            and _named_transport(body) is not None):
         warn = body
     return head, warn
 
