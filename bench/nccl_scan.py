@@ -73,6 +73,8 @@ EXPECT: tuple[tuple[str, str | None, str, str], ...] = (
     (r".", "ncclRemoteError", r".", "net"),
     # CUDA calls failing: the node's GPU or driver
     (r".", "ncclUnhandledCudaError", r".", "node"),
+    # aws-ofi-nccl's CUDA calls and its reading of the node's topology
+    (r"nccl_ofi_cuda|nccl_ofi_topo|platform-aws", None, r".", "node"),
     # the inter-node transports and their control paths
     (r"transport/net_ib|net_ib\.cc$|transport/net_socket\.cc$|misc/socket\.cc$|bootstrap\.cc$|proxy\.cc$"
      r"|transport/net\.cc$|transport/coll_net\.cc$|misc/ibvwrap\.cc$|misc/mlx5dvwrap\.cc$|plugin/net|net\.cc$"
@@ -171,14 +173,16 @@ def _format_of(args: str) -> str | None:
 
 def _calls_in(program: str, tag: str, path: str, text: str) -> Iterator[Call]:
     funcs = [(m.start(), m["name"]) for m in _FUNC.finditer(text) if m["name"] not in _KEYWORDS]
-    for m in re.finditer(r"(?<![\w.])(WARN|INFO)\(", text):
+    # aws-ofi-nccl logs through NCCL's logger with its own macros, `NET/OFI ` before each message
+    call = r"(?<![\w.])NCCL_OFI_(WARN|INFO)\(" if program == "aws-ofi" else r"(?<![\w.])(WARN|INFO)\("
+    for m in re.finditer(call, text):
         level = m[1]
         end = _balanced(text, m.end() - 1)
         inner = text[m.end():end - 1]
         if level == "INFO":
             # INFO(FLAGS, fmt, ...): only those whose words report a failure
             flags_end = inner.find(",")
-            if flags_end < 0 or not inner[:flags_end].strip().startswith("NCCL_"):
+            if flags_end < 0 or not inner[:flags_end].strip().startswith(("NCCL_", "NCCL_NET", "NCCL_INIT")):
                 continue
             inner = inner[flags_end + 1:]
         fmt = _format_of(inner.lstrip())
@@ -225,6 +229,10 @@ def shown(call: Call) -> str:
     """The line as the release prints it, on node-02's GPU 2."""
     file = call.path.removeprefix("src/").removeprefix("projects/rccl/src/")
     msg = fill(call.fmt)
+    if call.program == "aws-ofi":
+        msg = "NET/OFI " + msg
+        if call.level == "WARN":  # the plugin's function where NCCL puts the file (a C build's name)
+            return f"node-02:1234:1300 [2] {call.func or 'nccl_net_ofi_init'}:{call.lineno} NCCL WARN {msg}"
     if call.level == "INFO":
         return f"node-02:1234:1300 [2] NCCL INFO {msg}"
     if call.program == "nccl" and call.tag in ("HEAD", "v2.30.7-1") and call.func:

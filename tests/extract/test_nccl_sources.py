@@ -167,3 +167,25 @@ def test_the_same_words_quoted_without_a_header_are_still_nvls() -> None:
     """PyTorch's `Last error:` quotes the WARN's message without any header (the WARN of other releases)."""
     evs = helpers.events([NVLS_INFO.split(" NCCL INFO ", 1)[1]])
     assert [e.fields.get("transport") for e in evs if e.kind == "nccl.error"] == ["nvls"]
+
+
+# ------------------------------------------------------------------ aws-ofi-nccl's functions outside its prefix
+
+# format: aws/aws-ofi-nccl v1.9.1-aws src/nccl_ofi_ofiutils.c nccl_ofi_ofiutils_init_connection, a C build: its
+# __PRETTY_FUNCTION__ is the bare name, where NCCL puts the file, outside the plugin's nccl_net_ofi prefix;
+# fi_strerror(FI_EOPNOTSUPP)
+OFI_ENDPOINT = (HEAD + "nccl_ofi_ofiutils_init_connection:257 NCCL WARN NET/OFI Couldn't allocate endpoint. RC: -95, "
+                "ERROR: Operation not supported")
+
+
+def test_the_plugins_words_name_its_transport_where_its_function_does_not(make_bundle: BundleMaker) -> None:
+    d = helpers.one(ERROR, OFI_ENDPOINT, "application")
+    helpers.assert_fields(d, {"nccl_source": "nccl_ofi_ofiutils_init_connection", "transport": "ofi"})
+    assert _verdict(make_bundle, [OFI_ENDPOINT, SYSTEM_ERROR]) == ("infrastructure", "node.driver.rdma",
+                                                                   ["node-02"])
+
+
+def test_an_nccl_file_without_a_transport_and_without_its_words_names_none() -> None:
+    # format: src/init.cc (v2.21.5), SYSCHECK's words with the same errno
+    line = HEAD + "init.cc:1700 NCCL WARN Call to fopen failed : No data available"
+    assert "transport" not in helpers.one(ERROR, line, "application").fields

@@ -444,8 +444,11 @@ def _where_in_nccl(head: re.Match[str] | None, warn: str | None, body: str) -> d
         transport = _transport_of(src)
         if transport is not None:
             out["transport"] = transport
-    elif warn is not None and (named := _named_transport(warn)) is not None:
-        out["transport"] = named  # no source file: the transport as the message names it
+    if "transport" not in out and warn is not None and (named := _named_transport(warn)) is not None:
+        # no source file, or one that names no transport (aws-ofi-nccl's functions outside its nccl_net_ofi
+        # prefix: `ofi_fabric_result nccl_ofi_ofiutils_fabric_create(fi_info*):233 NCCL WARN NET/OFI ...`): the
+        # transport as the message names it
+        out["transport"] = named
     cuda = warn is not None and any(w in warn for w in _NCCL_CUDA_WORDS)
     if cuda and warn is not None:
         err = cuda_error_of(warn)
