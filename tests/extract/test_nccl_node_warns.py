@@ -56,6 +56,33 @@ SETUP_LINES: list[tuple[str, str]] = [
     # ones they were made for), its host made node-02: src/misc/argcheck.cc's check of the root, read by the file
     ("invalid_argument", "node-02:248281:248306 [1] misc/argcheck.cc:39 NCCL WARN Recv : invalid root 0 (root should "
                          "be in the 0..0 range)"),
+    # format: src/transport/nvls.cc ncclNvlsInit (NCCL_NVLS_ENABLE=1 with two ranks on one GPU), v2.30.7's header
+    ("duplicate_gpu", "node-02:1234:1300 [2] transport/nvls.cc:254 (ncclNvlsInit) NCCL WARN NCCL_NVLS_ENABLE has been "
+                      "set to \"1\" and communicator has multiple ranks using the same NVML device. This is not "
+                      "compatible with NCCL_NVLS_ENABLE=1."),
+    # format: src/bootstrap.cc bootstrapGetUniqueId (v2.21.5), NCCL_COMM_ID=node-01 without a port
+    ("comm_id_invalid", "node-02:1234:1300 [2] bootstrap.cc:210 NCCL WARN Invalid NCCL_COMM_ID, please use format: "
+                        "<ipv4>:<port> or [<ipv6>]:<port> or <hostname>:<port>"),
+    # format: src/bootstrap.cc bootstrapGetUniqueId (v2.30.7)
+    ("comm_id_invalid", "node-02:1234:1300 [2] bootstrap.cc:437 (bootstrapGetUniqueId) NCCL WARN "
+                        "ncclCommGetUniqueId should not be called when NCCL_COMM_ID is set"),
+    # format: src/misc/socket.cc ncclSocketGetAddrFromString (v2.21.5), reading NCCL_COMM_ID
+    ("comm_id_invalid", "node-02:1234:1300 [2] misc/socket.cc:258 NCCL WARN Net : No valid <IPv4_or_hostname>:<port> "
+                        "pair found"),
+    ("comm_id_invalid", "node-02:1234:1300 [2] misc/socket.cc:301 NCCL WARN Net : No valid [IPv6]:port pair found"),
+    # format: src/transport/net_ib.cc ncclIbConnect (v2.27.3), an InfiniBand and a RoCE NIC in one job
+    ("nic_link_type_mismatch", "node-02:1234:1300 [2] transport/net_ib.cc:1414 NCCL WARN NET/IB : Attempted to "
+                               "connect incompatible devices: [1]mlx5_1:1/RoCE and [0]mlx5_0:1/IB. Try selecting NICs "
+                               "of only one link type using NCCL_IB_HCA"),
+    # format: src/transport/net_ib/connect.cc ncclIbConnect (v2.30.7)
+    ("nic_link_type_mismatch", "node-02:1234:1300 [2] transport/net_ib/connect.cc:1034 (ncclIbConnect) NCCL WARN "
+                               "NET/IB : Remote RoCE device is incompatible with the local [0]mlx5_0:1/IB. Try "
+                               "selecting NICs of only one link type using NCCL_IB_HCA"),
+    # format: src/graph/xml.cc xmlGetChar, xmlGetNode (v2.21.5): an NCCL_TOPO_FILE cut short, a tag left open
+    ("topology_file_mismatch", "node-02:1234:1300 [2] graph/xml.cc:40 NCCL WARN XML Parse : Unexpected EOF"),
+    ("topology_file_mismatch", "node-02:1234:1300 [2] graph/xml.cc:167 NCCL WARN XML Parse error : unexpected "
+                               "trailing / in closing tag gpu"),
+    ("topology_file_mismatch", "node-02:1234:1300 [2] graph/xml.cc:219 NCCL WARN XML Mismatch : pci / cpu"),
     # format: src/net.cc ncclNetInit (v2.18.3), NCCL_NET=IB on a node without IB
     ("network_not_available", "node-02:1234:1300 [2] net.cc:285 NCCL WARN Error: network IB not found."),
     # format: src/plugin/net.cc ncclNetInit
@@ -267,8 +294,14 @@ def test_a_fallback_warn_is_no_event(name: str, line: str) -> None:
     # `Cuda failure 'peer access is not supported between these two devices'` is the CUDA table's, not this row's)
     "node-02:1234:1300 [2] transport/p2p.cc:275 NCCL WARN Cuda failure 'peer access is not supported between these "
     "two devices'",
+    # NCCL reporting the NCCL_COMM_ID it was given, at INFO (format: src/bootstrap.cc): nothing failed
+    "node-02:1234:1300 [2] NCCL INFO NCCL_COMM_ID set by environment to node-01:29500",
+    # an XML parser's words without NCCL's WARN header (synthetic: another program's)
+    "XML Parse error : unexpected trailing / in closing tag gpu",
+    # the advice in a person's words, not NCCL's WARN (synthetic)
+    "try selecting NICs of only one link type, then rerun the job",
 ], ids=["graph-file-info", "reverse-path-info", "pattern-info", "network-not-nccl", "tuner-info-fallback",
-        "lookup-not-nccl", "result-info-line", "other-file-warn"])
+        "lookup-not-nccl", "result-info-line", "other-file-warn", "comm-id-info", "xml-not-nccl", "nic-advice-prose"])
 def test_near_misses_are_no_setup(line: str) -> None:
     assert not any(d.fields.get("setup") for d in helpers.scan(ERROR, [line], "application"))
 

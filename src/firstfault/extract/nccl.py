@@ -89,10 +89,13 @@ def recent(state: dict[str, object], key: str) -> dict[object, int]:
 # logger with its own function in the file's place: a C function's name (`nccl_net_ofi_create_plugin:334 NCCL
 # WARN`), or C++'s __PRETTY_FUNCTION__, its return type and arguments with spaces in them (aws-ofi-nccl 1.16's
 # tuner: `ncclResult_t nccl_ofi_tuner_init_v1(size_t, size_t, ncclDebugLogger_t):270 NCCL WARN`, aws/aws-ofi-nccl
-# #982); tried last, where neither other form fits, so NCCL's own lines never pay for it.
+# #982); tried last, where neither other form fits, so NCCL's own lines never pay for it. NCCL 2.30.7 puts the
+# function that warned after the line (src/debug.cc: `[%d] %s:%d (%s) NCCL WARN %s`, C++'s __func__: `ncclIbTest`,
+# `operator()` in a lambda): `transport/net_ib/p2p.cc:854 (ncclIbTest) NCCL WARN`, the file still the WARN's source.
 _NCCL_HEAD = re.compile(
     r"(?:^|[\s\]:])(?P<host>[A-Za-z0-9][\w.\-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
-    r"(?:(?P<src>\S+):\d+ NCCL |NCCL |(?P<old>[\w./\-]+\.(?:cu|h|cc)):\d+ "
+    r"(?:(?P<src>\S+):\d+(?: \((?:[\w~]{1,200}|operator\(\))\))? NCCL |NCCL "
+    r"|(?P<old>[\w./\-]+\.(?:cu|h|cc)):\d+ "
     r"|(?P<fn>[\w:<>*& ]{1,200}\([\w:<>*&, ]{0,200}\)(?: const)?):\d+ NCCL )"
     r"(?P<level>WARN|INFO|ERROR|ABORT)\b ?(?P<msg>.*)$"
 )
@@ -154,8 +157,12 @@ _IBV_CALL = re.compile(
 _NETWORK_ERRNOS: Final = frozenset({"ETIMEDOUT", "ENETUNREACH", "EHOSTUNREACH", "ENETDOWN", "EHOSTDOWN"})
 # NCCL's socket layer failing to reach a peer, which it names: `Connect to 10.0.0.2<45763> failed : <strerror>`,
 # `socketPollConnect poll() failed, ret 1, error <strerror>, revents 8, connect to 172.16.30.229:39953`.
+# Since 2.19 the words also come after the function's name run into them (`socketPollConnect to 10.0.0.3<41877>
+# failed with error Connection refused`) and as the retries' end (`socketStartConnect: connect to 10.0.0.3<41877>
+# returned Connection refused, exceeded error retry count after 35 attempts`; os/linux.cc since 2.30).
 _SOCKET_CONNECT = re.compile(
-    r"\b[Cc]onnect to (?P<peer>[\w.\-]+|\[[0-9a-fA-F:.%\w]+\])(?:<\d+>|:\d+)?(?: failed\b|,|\s*$)"
+    r"(?:\b|(?<=[a-z]))[Cc]onnect to (?P<peer>[\w.\-]+|\[[0-9a-fA-F:.%\w]+\])(?:<\d+>|:\d+)?"
+    r"(?: failed\b| returned\b|,|\s*$)"
 )
 # A peer dropping out, as NCCL's socket layer, gloo and PyTorch's store report it: one table, the
 # traceback model's (extract/traceback.py).
@@ -299,6 +306,8 @@ def _node_warn(head: re.Match[str] | None, warn: str | None, body: str) -> NcclN
         return None  # an NCCL INFO line: a setting it reports, not a failure
     text = warn if warn is not None else body
     src = head.group("src") if head is not None and warn is not None else None
+    if src is None and warn is not None and (bare := _BARE_SOURCE.search(body)) is not None:
+        src = bare.group("src")  # `misc/argcheck.cc:39 NCCL WARN ...` posted without its host prefix
     hits = [row for row in nccl_node_warns()
             if any(t in text for t in row.texts) or (src is not None and src in row.files)]
     if warn is not None and (benign := next((r for r in hits if r.reading == "benign"), None)) is not None:
@@ -319,9 +328,11 @@ def _named_transport(text: str) -> str | None:
 def _report_head(body: str) -> tuple[re.Match[str] | None, str | None]:
     """_nccl_head, and NCCL's report of a CUDA failure in a transport it names (`Failed to bind NVLink SHARP (NVLS)
     Multicast memory ...: CUDA error 401 ...`) without its WARN header, quoted after `Last error:` or posted alone:
-    the WARN's message all the same."""
+    the WARN's message all the same. Not under NCCL's INFO header: 2.27.3-2.28.9 say the same words at INFO and go
+    on (src/transport/nvls.cc: `... CUDA error 801 'operation not supported'. Proceeding without NVLS support.`)."""
     head, warn = _nccl_head(body)
-    if warn is None and any(w in body for w in _NCCL_CUDA_WORDS) and _named_transport(body) is not None:
+    if (warn is None and head is None and any(w in body for w in _NCCL_CUDA_WORDS)
+            and _named_transport(body) is not None):
         warn = body
     return head, warn
 
@@ -433,8 +444,11 @@ def _where_in_nccl(head: re.Match[str] | None, warn: str | None, body: str) -> d
         transport = _transport_of(src)
         if transport is not None:
             out["transport"] = transport
-    elif warn is not None and (named := _named_transport(warn)) is not None:
-        out["transport"] = named  # no source file: the transport as the message names it
+    if "transport" not in out and warn is not None and (named := _named_transport(warn)) is not None:
+        # no source file, or one that names no transport (aws-ofi-nccl's functions outside its nccl_net_ofi
+        # prefix: `ofi_fabric_result nccl_ofi_ofiutils_fabric_create(fi_info*):233 NCCL WARN NET/OFI ...`): the
+        # transport as the message names it
+        out["transport"] = named
     cuda = warn is not None and any(w in warn for w in _NCCL_CUDA_WORDS)
     if cuda and warn is not None:
         err = cuda_error_of(warn)
@@ -457,7 +471,8 @@ def _where_in_nccl(head: re.Match[str] | None, warn: str | None, body: str) -> d
     return out
 
 
-_BARE_SOURCE = re.compile(r"(?:^|\s)(?P<src>[\w./\-]+\.(?:cc|cu|c|h)):\d+ NCCL WARN\b")
+_BARE_SOURCE = re.compile(
+    r"(?:^|\s)(?P<src>[\w./\-]+\.(?:cc|cu|c|h)):\d+(?: \((?:[\w~]{1,200}|operator\(\))\))? NCCL WARN\b")
 
 
 def _transport_of(src: str) -> str | None:
