@@ -25,6 +25,7 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import cann_table
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.gpu import accel_message
+from firstfault.extract.memo import hex_words
 from firstfault.extract.nccl import clip, mark_failure, split_rank_prefix
 
 # A report line's code (`EE1002: 2024-09-03-16:50:00.041.231 Stream synchronize timeout.`), behind a warning's header
@@ -64,11 +65,21 @@ def _internal_codes() -> frozenset[str]:
     return frozenset(f"E{m.letter}9999" for m in cann_table().modules)
 
 
+# Words every report line holds after its code, in CANN's two layouts (`EI0002: [PID: 4242] 2025-... The wait
+# execution ...`; an internal report's `EI9999: Inner Error!` and `EI9999: 2025-...  The error from device(chipId:1,
+# ...`): the prefilter's words for the codes that are hex digits alone (below).
+_REPORT_WORDS: Final = ("[PID: ", "Inner Error", "The error from device(")
+
+
 def literals() -> tuple[str, ...]:
-    """What a line must hold for CannExtractor to read it."""
+    """What a line must hold for CannExtractor to read it. Not a code that is hex digits alone (EE1002, E19999,
+    EA9999): a hex id could spell it, and such a prefilter word makes every line whose shape holds a hex id be
+    read in Python, one by one (collect/fold.py; a noisy 2M-line log took three times as long); the report words
+    find those codes' lines, and the code is read from the line (_CODE_LINE)."""
     t = cann_table()
-    return (*t.codes, *sorted(_internal_codes()),
-            *(w.text for w in t.words), *_RESULT_WORDS, *_ERR_WORDS)
+    words = (*t.codes, *sorted(_internal_codes()), *(w.text for w in t.words), *_RESULT_WORDS, *_ERR_WORDS,
+             *_REPORT_WORDS)
+    return tuple(dict.fromkeys(w for w in words if not hex_words([w.encode()])))
 
 
 def reading(text: str) -> tuple[str, str] | None:
