@@ -176,7 +176,9 @@ class CannExtractor:
         if any(w in body for w in _ERR_WORDS) and _ERR_TAG.search(body):
             ctx.claimed = True  # torch_npu's tag of the exception it raised: read with it
             return
-        waiting = _held(ctx.state)
+        # (no held list made for a line that finds none: a line of another program's with `[PID: ` moves no state)
+        got = ctx.state.get(_K_HELD)
+        waiting: list[_Held] = got if isinstance(got, list) else []
         held = waiting[-1] if waiting and 0 < ctx.lineno - waiting[-1].ctx.lineno <= _WINDOW else None
         if device_fault(body):
             if held is not None:
