@@ -110,3 +110,25 @@ def test_a_stamp_holds_the_version_of_the_package_that_validated_an_entry() -> N
     assert f"VERSION = '{pydantic.VERSION}'".encode() in cache.stamp("pydantic", "version.py")
     assert cache.stamp("pydantic", "no-such-file.py") == b""
     assert cache.stamp("no_such_package_here", "version.py") == b""
+
+
+_ADDER = """
+import json, sys
+from firstfault import cache
+who, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    cache.update("merged", lambda data: json.dumps(sorted({*json.loads(data or b"[]"), f"{who}-{i}"})).encode())
+"""
+
+
+def test_updates_of_processes_that_run_together_lose_nothing(cdir: Path) -> None:
+    # The workers of `-j N` each add the regex code they generated to one entry as they end (lazyre._write_kept): a
+    # read and a write with another process's write between them would drop that process's additions.
+    import json
+    import subprocess
+    import sys
+
+    procs = [subprocess.Popen([sys.executable, "-c", _ADDER, f"p{k}", "40"]) for k in range(4)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
+    got = json.loads((cdir / "merged").read_bytes())
+    assert got == sorted(f"p{k}-{i}" for k in range(4) for i in range(40))

@@ -18,12 +18,19 @@ records).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import stat
 import tempfile
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: updates are not serialised (a lost update costs a rebuild)
+    fcntl = None  # type: ignore[assignment]
 
 
 def cache_dir() -> Path | None:
@@ -102,5 +109,39 @@ def put(name: str, data: bytes) -> None:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+    except OSError:
+        return
+
+
+@contextlib.contextmanager
+def _locked(d: Path, name: str) -> Iterator[None]:
+    """An exclusive lock on `name`'s lock file in `d`, held while an entry is read, merged and written (flock: released
+    when the process ends, whichever way)."""
+    if fcntl is None:  # pragma: no cover
+        yield
+        return
+    fd = os.open(d / f".{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def update(name: str, merge: Callable[[bytes | None], bytes | None]) -> None:
+    """Writes merge(the entry as it is now) as the entry, with no other process's update between the read and the
+    write: processes that end together (the workers of `-j N`, each adding what it generated) lose none of each
+    other's additions. merge returning None writes nothing."""
+    d = cache_dir()
+    if d is None:
+        return
+    try:
+        d.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _private(d):
+            return
+        with _locked(d, name):
+            data = merge(get(name))
+            if data is not None:
+                put(name, data)
     except OSError:
         return

@@ -135,18 +135,18 @@ def _entry_name() -> str:
     return "re-" + cache.key(sys.version, str(_sre.MAGIC), str(_sre.CODESIZE), str(_sre.MAXGROUPS)) + ".marshal"
 
 
-def _load_kept() -> dict[tuple[str | bytes, int], _Parts]:
-    from firstfault import cache
-
-    kept: dict[tuple[str | bytes, int], _Parts] = {}
+def _loads(data: bytes | None) -> dict[tuple[str | bytes, int], _Parts]:
     try:
-        data = cache.get(_entry_name())
         loaded = marshal.loads(data) if data is not None else None
     except Exception:  # an unreadable or foreign entry: compile, and write a new one at exit
         loaded = None
-    if isinstance(loaded, dict):
-        kept = loaded
-    return kept
+    return loaded if isinstance(loaded, dict) else {}
+
+
+def _load_kept() -> dict[tuple[str | bytes, int], _Parts]:
+    from firstfault import cache
+
+    return _loads(cache.get(_entry_name()))
 
 
 def _generate(pattern: str | bytes, flags: int) -> _Parts:
@@ -195,7 +195,8 @@ def _compile_pattern(pattern: str | bytes, flags: int) -> Pattern[Any]:
 def _write_kept() -> None:
     """Writes the entry when this process generated code it did not hold (see the module docstring): what it
     generated added to the entry as it is now, read again (a worker of `-j N` may have written it since this
-    process read it: write_at_worker_exit)."""
+    process read it: write_at_worker_exit), under the entry's lock, so that workers ending together lose none of
+    each other's code."""
     from firstfault import cache
 
     with _lock:
@@ -204,17 +205,21 @@ def _write_kept() -> None:
         made = dict(_made)
         _made.clear()
         in_use = set(_used)
-    kept = _load_kept()
-    kept.update(made)
-    used = {k: v for k, v in kept.items() if k in in_use}
-    for entry in (kept, used):  # all that is kept, else (too much) this process's only
-        try:
-            data = marshal.dumps(entry)
-        except ValueError:
-            return
-        if len(entry) <= MAX_KEPT and len(data) <= MAX_KEPT_BYTES:
-            cache.put(_entry_name(), data)
-            return
+
+    def merge(data: bytes | None) -> bytes | None:
+        kept = _loads(data)
+        kept.update(made)
+        used = {k: v for k, v in kept.items() if k in in_use}
+        for entry in (kept, used):  # all that is kept, else (too much) this process's only
+            try:
+                out = marshal.dumps(entry)
+            except ValueError:
+                return None
+            if len(entry) <= MAX_KEPT and len(out) <= MAX_KEPT_BYTES:
+                return out
+        return None
+
+    cache.update(_entry_name(), merge)
 
 
 def write_at_worker_exit() -> None:
