@@ -603,12 +603,24 @@ def test_systemd_says_the_oom_killer_killed_a_process_of_a_unit() -> None:
     assert_fields(drafts[0], {"proc": "ollama.service", "cgroup": True})
 
 
+def test_systemds_oom_words_without_the_units_name() -> None:
+    # ggml-org/llama.cpp#20509: a commenter's `journalctl -u` excerpt, the words printed without the unit's name
+    lines = ["A process of this unit has been killed by the OOM killer.",
+             "Control process exited, code=exited, status=1/FAILURE",
+             "Failed with result 'oom-kill'."]
+    drafts = scan(OOM, lines, source="syslog")
+    assert [d.kind for d in drafts] == ["host.oom_kill", "host.oom_kill"]
+    assert "proc" not in drafts[0].fields and drafts[0].fields["cgroup"] is True
+
+
 @pytest.mark.parametrize("line", [
     # the same service's other results (systemd's words for an exit and a signal): no OOM kill
     "Feb 24 11:16:32 adl systemd[1]: ollama.service: Failed with result 'exit-code'.",
     "Feb 24 11:16:32 adl systemd[1]: ollama.service: Failed with result 'signal'.",
     # a person's sentence about the OOM killer names no unit
     "It looks like a process of this unit has been killed by the OOM killer, see above.",
+    # quoted inside a sentence: the words are not at the line's start nor after a unit or systemd's tag
+    "the journal said A process of this unit has been killed by the OOM killer. twice",
 ])
 def test_near_miss_systemds_other_results_and_prose_are_no_oom_kill(line: str) -> None:
     assert scan(OOM, [line]) == []

@@ -264,10 +264,12 @@ _OOM_INVOKED = re.compile(r"(?:^|\s)(?P<comm>\S{1,64}) invoked oom-killer: gfp_m
 
 # systemd on a unit one of whose processes the kernel's OOM killer killed (systemd src/core/unit.c, the unit's
 # cgroup's memory.events `oom_kill` counted up: `A process of this unit has been killed by the OOM killer.`) and the
-# service's result (src/core/service.c, SERVICE_FAILURE_OOM_KILL: `Failed with result 'oom-kill'.`).
+# service's result (src/core/service.c, SERVICE_FAILURE_OOM_KILL: `Failed with result 'oom-kill'.`). The unit's name
+# before them is what systemd logs (`llama.service: ...`); `journalctl -u UNIT -o cat` and `systemctl status` excerpts
+# print the words alone (at the line's start, or after systemd's own tag): a sentence that quotes them is no report.
 _UNIT_OOM_WORDS: Final = ("A process of this unit has been killed by the OOM killer", "Failed with result 'oom-kill'")
 _UNIT_OOM = re.compile(
-    r"(?<![\w@.:\\-])(?P<unit>[\w@.:\\-]+\.(?:service|scope|slice|socket|mount)): "
+    r"(?:(?<![\w@.:\\-])(?P<unit>[\w@.:\\-]+\.(?:service|scope|slice|socket|mount)): |^\s*|\bsystemd\[\d+\]: )"
     r"(?:A process of this unit has been killed by the OOM killer|Failed with result 'oom-kill')")
 
 
@@ -294,7 +296,10 @@ class OomKillExtractor:
         if u:
             # systemd's word that the kernel's OOM killer killed a process of a unit (a service's, a scope's): the
             # unit's cgroup counted the kill; which process, its journal's kernel lines say (`Killed process`)
-            yield Draft(kind="host.oom_kill", fields={"proc": u.group("unit"), "cgroup": True})
+            unit: dict[str, FieldValue] = {"cgroup": True}
+            if u.group("unit"):
+                unit["proc"] = u.group("unit")
+            yield Draft(kind="host.oom_kill", fields=unit)
             return
         h = _OOM_INVOKED.search(line) if " invoked oom-killer: " in line else None
         if h:
