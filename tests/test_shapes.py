@@ -148,3 +148,29 @@ def test_the_blocked_runs_scanner_has_no_hyperscan(bench: dict[str, ModuleType],
     assert _has_hyperscan(shapes._env()).strip() == "True"  # the fast run has it
     blocked = shapes._env({"FIRSTFAULT_MATCHER": "aho-corasick"})
     assert _has_hyperscan(blocked).strip() == "False"
+
+
+@pytest.mark.parametrize(("gen", "seed"), [("gen_numbers", 29), ("gen_numbers2", 33)])
+def test_the_numbers_shapes_stay_in_the_fold_s_c_loop(
+    bench: dict[str, ModuleType], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gen: str, seed: int
+) -> None:
+    """Shapes c and g, written at a tenth of their size, are read by the fold's C loop a chunk at a time, not left
+    to Python a line at a time. A prefilter word that holds a digit (or that a hex id could spell) makes every line
+    of a shape holding it leave the loop (collect/fold.py `_same_hits`): the C loop is then entered once per line,
+    and the whole-process time of c grew threefold twice (CANN's report codes, NCCL_COMM_ID's parse error) with only
+    bench/shapes.py to show it. With `port=443` among the words the loop is entered ~15,000 times here."""
+    from firstfault.collect import scan
+
+    if scan._fold_run is None:
+        pytest.skip("the C module is not built")
+    getattr(bench["shapes"], gen)(tmp_path, {"lines": 200_000, "seed": seed})
+    real, entered = scan._fold_run, [0]
+
+    def counted(*args: Any) -> Any:
+        entered[0] += 1
+        return real(*args)
+
+    monkeypatch.setattr(scan, "_fold_run", counted)
+    verdict = Analyzer().analyze_bundle(load_bundle(str(tmp_path)), now=NOW, workers=1)
+    assert verdict.root_cause is not None and verdict.root_cause.category == "app.cuda_oom"
+    assert 0 < entered[0] <= 200, entered[0]  # about 20-30 today: a chunk's worth of lines a call
