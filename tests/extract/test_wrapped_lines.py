@@ -99,3 +99,30 @@ def test_the_scanners_look_at_the_next_line_passes_every_line_continuation_joins
         assert continuation(buf, e, head) is None
     assert _CONT_NEXT.match(b"Out \nof memory while trying\n", 5) is not None
     assert _CONT_NEXT.match(b"Out \nnode-135:29838:29896 [4] NCCL INFO x\n", 5) is None
+
+
+# Ray's memory monitor as the driver re-raises it (ray-project/ray, doc/source/ray-core/scheduling/
+# ray-oom-prevention.rst:
+# `ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.`), wrapped by a terminal
+# before its kill words: the class alone is the workload's exception; joined, the raylet's kill for host memory.
+RAY_OOM_WRAPPED = ("2026-11-02 10:05:00,774\tERROR worker.py:409 -- ray.exceptions.OutOfMemoryError: Task was killed "
+                   "due to the\nnode running low on memory.\n")
+
+
+def test_a_wrapped_line_that_alone_reads_as_the_workloads_exception_reads_joined_where_that_says_more(
+        make_bundle: BundleMaker) -> None:
+    first = RAY_OOM_WRAPPED.partition("\n")[0]
+    assert continuation(RAY_OOM_WRAPPED.encode(), len(first), first) == "node running low on memory."
+    v = _verdict(make_bundle, RAY_OOM_WRAPPED)
+    assert v.root_cause is not None and v.root_cause.category == "host.oom"
+    assert not v.unrecognized
+
+
+def test_near_miss_a_workloads_exception_whose_next_line_says_nothing_more_stays_as_it_was(
+        make_bundle: BundleMaker) -> None:
+    # (synthetic) the same class and head, the next line another lower-case message of the job's own
+    text = ("2026-11-02 10:05:00,774\tERROR worker.py:409 -- ValueError: the batch of shape (8, 512) does not fit "
+            "the\nmodel's context of 256 tokens\n")
+    v = _verdict(make_bundle, text)
+    assert v.root_cause is not None and v.root_cause.category == "app.exception"
+    assert [e.text for e in v.evidence if e.role == "cause"] == [text.partition("\n")[0]]
