@@ -368,6 +368,10 @@ def test_other_words_about_a_worker_are_not_the_serving_engines_report(line: str
     # pytorch/pytorch#85604: `listen` on the IPv6 address
     (["[W socket.cpp:401] [c10d] The server socket has failed to listen on [::]:47531 (errno: 98 - Address already in "
       "use)."], "EADDRINUSE"),
+    # xMistt/PartyServer#1 (asyncio's bind, an address the host does not have): a server's own end, not a client's
+    # try at one of its addresses, so EADDRNOTAVAIL stays the set-up's
+    (["OSError: [Errno 99] error while attempting to bind on address ('30.30.40.40', 8080): cannot assign requested "
+      "address"], "EADDRNOTAVAIL"),
 ])
 def test_a_logged_bind_with_a_set_up_errno_is_the_jobs_set_up(lines: list[str], errno: str) -> None:
     drafts = helpers.scan(ALL, lines, "application")
@@ -382,6 +386,10 @@ def test_a_logged_bind_with_a_set_up_errno_is_the_jobs_set_up(lines: list[str], 
     # hpcaitech/Open-Sora#667: a peer's timeout on connect is no set-up failure
     "[W socket.cpp:697] [c10d] The client socket has failed to connect to 0.104.99.143:47389 (errno: 110 - Connection "
     "timed out).",
+    # pytorch/PiPPy#158: a client's try at one address of the resolver's (the loopback's IPv6 one in CI), with a
+    # set-up errno (EADDRNOTAVAIL): the next address is tried, and the client's own end is said elsewhere
+    "[W socket.cpp:558] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 99 - Cannot "
+    "assign requested address).",
 ])
 def test_a_logged_connect_failure_is_not_the_set_up(line: str) -> None:
     assert [d for d in alone(line) if d.fields.get("setup")] == []

@@ -297,6 +297,13 @@ def failed_task(text: str) -> int | None:
 
 # A network operation, where an errno such as EACCES is about a socket rather than a file.
 _NETWORK_OP = re.compile(r"\b(?:bind|listen|socket|connect)\b", re.IGNORECASE)
+# A socket's own end (a server's bind or listen) against a client's connect: a client tries each address its
+# resolver gave and logs each failed try (c10d's socket.cpp `[W socket.cpp:601] [c10d] The client socket has failed
+# to connect to [localhost]:29500 (errno: 99 - Cannot assign requested address).`, an IPv6 loopback a container
+# lacks, then the IPv4 one connects); what the client ends with is a line of its own (`failed to connect to any
+# network address`, a timeout: extract/torchrun.py).
+_SERVER_OP = re.compile(r"\b(?:bind|listen)\b", re.IGNORECASE)
+_CLIENT_OP = re.compile(r"\bconnect\b", re.IGNORECASE)
 
 
 def setup_errno(msg: str, transport: bool = False, on_socket: bool = False) -> str | None:
@@ -304,9 +311,11 @@ def setup_errno(msg: str, transport: bool = False, on_socket: bool = False) -> s
     does not have, a privileged port): `errno: 98 - Address already in use`, `name: EADDRINUSE`; with
     `transport`, the message is a transport's own report, where the table's `transport_only` rows count too
     (`Unable to register memory ... RC: -22, Error: Invalid argument`). `on_socket`: only where the message
-    names a socket's operation (a line that no exception frames)."""
+    names a socket's operation (a line that no exception frames), and one of its own end, not a client's connect."""
     if on_socket and _NETWORK_OP.search(msg) is None:
         return None  # before the errno: the cheaper test, on every line of its own that reaches this
+    if on_socket and _CLIENT_OP.search(msg) is not None and _SERVER_OP.search(msg) is None:
+        return None  # a client's try at one of its addresses (above), not the job's own endpoint
     name = errno_of(msg)
     row = errno_table().get(name) if name else None
     if row is None or row.side != "setup" or (row.transport_only and not transport):
