@@ -126,3 +126,14 @@ def test_near_miss_a_workloads_exception_whose_next_line_says_nothing_more_stays
     v = _verdict(make_bundle, text)
     assert v.root_cause is not None and v.root_cause.category == "app.exception"
     assert [e.text for e in v.evidence if e.role == "cause"] == [text.partition("\n")[0]]
+
+
+def test_a_cuda_error_wrapped_before_the_words_that_name_it_reads_joined(make_bundle: BundleMaker) -> None:
+    # CUDA's own message for cudaErrorIllegalAddress (700) as PyTorch raises it (c10/cuda/CUDAException.cpp,
+    # `CUDA error: an illegal memory access was encountered`), the traceback's last line wrapped by a terminal: alone
+    # it is a CUDA error of no known code; joined, the illegal access
+    text = ("Traceback (most recent call last):\n  File \"train.py\", line 10, in <module>\n    loss.backward()\n"
+            "RuntimeError: CUDA error: an illegal memory access was\nencountered\n")
+    v = _verdict(make_bundle, text)
+    assert v.root_cause is not None and v.root_cause.category == "app.illegal_access"
+    assert [e.line for e in v.evidence if e.role == "cause"] == [4]

@@ -402,8 +402,8 @@ class _Ender(Protocol):
 # 5520758552 bytes.` (jax-ml/jax#788). The line ends mid-sentence (a letter or digit, or a space after one, no closing
 # mark) and the next starts in lower case with a word of its own (no `tag:`, no `key=`, no indentation, no stamp: a
 # stamp or a prefix starts with a digit, a capital or a bracket). One or two such lines, each short of a log line's
-# length; read joined only where the line alone gives nothing, or only the workload's own exception and the joined
-# text says more (Extraction.drafts).
+# length; read joined only where the line alone gives nothing, or says little and the joined text says more
+# (Extraction.drafts).
 _CONT_START = re.compile(rb"[a-z][a-z'\-]{0,30}(?=[ ,.;)]|$)(?!:)")
 _CONT_LINES: Final = 2
 # What _CONT_START needs of the line after a candidate, read in the buffer at its start (no slice, no call): a
@@ -441,6 +441,14 @@ def continuation(buf: bytes, e: int, text: str) -> str | None:
             break  # the message ended on that line
         at = end
     return " ".join(parts) if parts else None
+
+
+def _says_little(d: Draft) -> bool:
+    """A reading that any message no table knows gives: the workload's own exception with nothing read from its
+    message (no errno, set-up, limit, file or store code), or a CUDA error whose message named no code of CUDA's."""
+    if d.kind == "app.exception":
+        return not any(k in d.fields for k in ("errno", "setup", "limit", "path", "store_code", "shm", "signal"))
+    return d.kind == "app.cuda_error" and "cuda_code" not in d.fields
 
 
 class Extraction:
@@ -563,11 +571,11 @@ class Extraction:
     def drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
         """What the extractors found on one line (see _drafts); a line that gives nothing alone and whose message
         the scanner saw wrapped onto the next line (`Candidate.cont`) is read joined to it, and listed as an
-        unrecognized line only where the joined text gives nothing either. A line that alone gives only the
-        workload's own exception (`app.exception`, what any message no table knows is) is read joined too, and
-        the joined reading is taken where it says more (a kind other than that): the words that decide may be
-        the ones the wrap put on the next line (`...OutOfMemoryError: Task was killed due to the` / `node running
-        low on memory.`)."""
+        unrecognized line only where the joined text gives nothing either. A line that alone says little (the
+        workload's own exception or a CUDA error of no known code: what any message no table knows gives,
+        _says_little) is read joined too, and the joined reading is taken where it says more: the words that
+        decide may be the ones the wrap put on the next line (`...OutOfMemoryError: Task was killed due to the` /
+        `node running low on memory.`; `CUDA error: an illegal memory access was` / `encountered`)."""
         if c.cont is None:
             return self._drafts(c)
         self._held = []
@@ -575,7 +583,7 @@ class Extraction:
             out, ctx = self._drafts(c)
         finally:
             held, self._held = self._held, None
-        generic = bool(out) and all(d.kind == "app.exception" for d in out)
+        generic = bool(out) and all(_says_little(d) for d in out)
         if (out and not generic) or (ctx is not None and ctx.claimed and not generic):
             for args in held:
                 self.unrecognized.offer(*args)
@@ -587,7 +595,7 @@ class Extraction:
             out2, ctx2 = self._drafts(joined)
         finally:
             self._held = None
-        if out2 and (not generic or any(d.kind != "app.exception" for d in out2)):
+        if out2 and (not generic or not all(_says_little(d) for d in out2)):
             return out2, ctx2
         if generic:
             self._offered = offered
