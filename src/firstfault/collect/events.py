@@ -112,7 +112,6 @@ class EventStore:
             ev = draft_to_event(d, ctx, text) if self._counts.get(key, 0) < self.cap else None
             self._put(key, ev, int(d.fields.get("repeat") or 1))
 
-
     def _address(self, key: tuple[object, ...], f: Mapping[str, FieldValue], node: str | None, host: str | None,
                  rank: int | None) -> None:
         """Keep an address draft's fields (`addr`, `iface`) and its line's node, host and rank, below the cap."""
