@@ -39,6 +39,15 @@ class Evidence:
     query: str | None = None  # for metric sources: the query or series
 
 
+# An address a node owns, as NCCL's bootstrap and out-of-band interface lines name it (`Bootstrap : Using
+# ib0:10.0.0.2<0>`, extract/nccl.py): a fact about the bundle, not an event of the failure. The extractor gives it as
+# a draft of kind ADDRESS, which the event store keeps beside its events, never as one (collect/events.py), and the
+# engine learns which node owns the address from it (engine/normalise.py NodeMapper.learn_addresses, engine/fabric.py).
+# (addr, iface, node, host, rank): the address, its interface, and the node, host and rank of the line that named it.
+ADDRESS = "net.address"
+Address = tuple[str, str, str | None, str | None, int | None]
+
+
 @dataclass(slots=True)
 class Event:
     """A typed fact extracted from one observation.

@@ -437,3 +437,33 @@ def test_a_task_whose_size_is_not_known_is_stat_ed_and_one_that_cannot_be_counts
     assert parallel._total_bytes(unsized) == parallel._total_bytes(tasks)
     gone = dataclasses.replace(unsized[0], path=str(tmp_path / "gone.log"))
     assert parallel._size(gone) == 0  # the scanner says why it cannot be read
+
+
+@pytest.mark.parametrize(("first", "owner"), [(2, "node-003"), (3, "node-004")])
+def test_the_first_file_in_reading_order_that_names_an_address_owns_it_with_one_process_or_two_workers(
+        analyzer: Analyzer, tmp_path: Path, first: int, owner: str) -> None:
+    """A worker's file sends the addresses its lines name (model.Address) beside its events, and the parent keeps
+    them in the file's place: where two files name one address for two nodes (a posted log's reused address), the
+    one read first owns it, as in one process. Two ranks' transport errors name that address as their peer."""
+    root = tmp_path / "b"
+    (root / "app").mkdir(parents=True)
+    error = ("node-00{n}:1{n}:12 [0] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer "
+             "10.0.0.9<5000> with status=12 opcode=0 len=0 vendor err 129 (Recv)")
+    boot = "node-00{n}:1{n}:11 [0] NCCL INFO Bootstrap : Using ib0:{addr}<0>"
+    for rank in range(4):
+        n = rank + 1
+        lines = [boot.format(n=n, addr="10.0.0.9" if rank in (2, 3) and (rank == first or rank > first)
+                             else f"10.0.0.{n}")]
+        if rank < 2:
+            lines.append(error.format(n=n))
+        (root / "app" / f"rank-{rank}.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (root / "workload.yaml").write_text(
+        "apiVersion: firstfault/v1\n"
+        "workload:\n  id: '9'\n  scheduler: slurm\n"
+        "  window: {start: '2026-11-02T10:00:00Z', end: '2026-11-02T11:00:00Z'}\n"
+        "  nodes: [node-001, node-002, node-003, node-004]\n"
+        "  ranks: {node-001: 0, node-002: 1, node-003: 2, node-004: 3}\n  timezone: UTC\n"
+        "sources:\n- {kind: application, path: 'app/rank-{rank}.log'}\n", encoding="utf-8")
+    one, two = _verdict(analyzer, root, 1), _verdict(analyzer, root, 2)
+    assert one == two
+    assert __import__("json").loads(one)["affected_nodes"] == [owner]

@@ -158,7 +158,9 @@ class Analysis:
             from firstfault.engine import fabric as fab
 
             fabric = fab.Fabric(self.fabric_links, mapper)
+            fabric.learn_addresses(self.store.addresses)
             extracted = fab.place(extracted, fabric)
+        mapper.learn_addresses(self.store.addresses)  # (which node owns each address the lines named: a peer's)
         placed = normalise(extracted, ctx, mapper, timedelta(seconds=settings.clock_skew + 120), self.outside)
         # An exception chain of envelopes only (extract/exceptions.py and extract/torchrun.py `at_end`: a launcher's
         # summary of a worker's failure, a bare EOFError, with nothing in the stream that says why) is no event of the

@@ -6,10 +6,11 @@ stamps and its kept events depend on that file only (EventStore's key holds
 the file). So worker processes scan and extract whole files, and the parent
 takes their results in the bundle's file order, exactly where the one-process
 reader would have produced them: the events go to the EventStore in the same
-order, and the lines a file offers as unrecognized, folded by line shape
-in the worker (OfferFold), are taken by the one Unrecognized collector in
-the same order, as offering them one by one would leave it (its grouping
-depends on the order it sees lines in: Unrecognized.merge). Scheduler,
+order (and the addresses its lines name, model.Address, to its address list),
+and the lines a file offers as unrecognized, folded by line shape in the
+worker (OfferFold), are taken by the one Unrecognized collector in the same
+order, as offering them one by one would leave it (its grouping depends on
+the order it sees lines in: Unrecognized.merge). Scheduler,
 metric and other structured files stay in the parent. Hence the verdict is
 the same, byte for byte, for any number of workers; tests/analysis/test_parallel.py
 holds that.
@@ -50,7 +51,7 @@ from firstfault.collect.scan import Extraction, FileStats, all_line_extractors
 from firstfault.extract.base import Candidate
 from firstfault.extract.memo import scan_gc
 from firstfault.extract.unrecognized import Folded, FoldFull, OfferFold, Unrecognized, zeroed
-from firstfault.model import LINE_SOURCES, Event, Evidence, FieldValue
+from firstfault.model import LINE_SOURCES, Address, Event, Evidence, FieldValue
 from firstfault.timeparse import TimeParser
 
 
@@ -100,7 +101,7 @@ class _Reoffer:
 _JOB: _Job | None = None  # set in the parent just before the fork; the workers inherit it
 
 
-def _scan_task(job: _Job, ex: Extraction, i: int, fold: bool = True) -> tuple[FileStats, list[Event]]:
+def _scan_task(job: _Job, ex: Extraction, i: int, fold: bool = True) -> tuple[FileStats, list[Event], list[Address]]:
     t = job.tasks[i]
     # The file's events folded as the parent's store folds them (EventStore.add takes the counts
     # back): a chatty file sends its kept events, not a million copies.
@@ -114,7 +115,7 @@ def _scan_task(job: _Job, ex: Extraction, i: int, fold: bool = True) -> tuple[Fi
         fold=LineFold(ex, store) if fold else None, ident=t.ident)
     for ev in ex.open_ends(t.rel):  # the file's streams end here (a traceback cut before its exception line)
         store.add(ev)
-    return stats, store.events
+    return stats, store.events, store.addresses
 
 
 # What a worker sends back, as flat tuples: a slotted dataclass (Event, Evidence, FileStats) pickles and
@@ -144,12 +145,12 @@ def _stats_from_wire(w: _WireStats) -> FileStats:
     return FileStats(*w)
 
 
-_Result = tuple[str, _WireStats | None, list[_WireEvent], list[Folded]]  # _work's
+_Result = tuple[str, _WireStats | None, list[_WireEvent], list[Address], list[Folded]]  # _work's
 
 
 def _work(i: int) -> _Result:
-    """A file's stats, events and folded offers (as sent: _to_wire); no stats for a file of more line shapes
-    than an OfferFold holds (FoldFull), which the parent reads itself."""
+    """A file's stats, events (as sent: _to_wire), addresses (model.Address: plain tuples) and folded offers; no
+    stats for a file of more line shapes than an OfferFold holds (FoldFull), which the parent reads itself."""
     job = _JOB
     assert job is not None
     if job.extraction is None:
@@ -159,10 +160,10 @@ def _work(i: int) -> _Result:
     fold = ex.unrecognized
     assert isinstance(fold, OfferFold)
     try:
-        stats, events = _scan_task(job, ex, i)
+        stats, events, addresses = _scan_task(job, ex, i)
     except FoldFull:
-        return job.tasks[i].rel, None, [], []
-    return job.tasks[i].rel, _stats_to_wire(stats), [_to_wire(ev) for ev in events], fold.take()
+        return job.tasks[i].rel, None, [], [], []
+    return job.tasks[i].rel, _stats_to_wire(stats), [_to_wire(ev) for ev in events], addresses, fold.take()
 
 
 def _reoffer(job: _Job, i: int, target: Unrecognized) -> None:
@@ -311,7 +312,7 @@ def collect_bundle_parallel(analyzer: ScannerSource, bundle: Bundle, analysis: K
             index = {t.rel: i for i, t in enumerate(tasks)}
 
             def scan(kind: str, src: ResolvedSource, sf: SourceFile, tp: TimeParser) -> FileStats:
-                rel, stats, events, folded = next(results)
+                rel, stats, events, addresses, folded = next(results)
                 if rel != sf.rel:  # the reader's order and the tasks' order are one order
                     raise RuntimeError(f"parallel reader out of step: got {rel}, expected {sf.rel}")
                 if stats is None:
@@ -323,6 +324,7 @@ def collect_bundle_parallel(analyzer: ScannerSource, bundle: Bundle, analysis: K
                 add = analysis.store.add
                 for w in events:
                     add(_from_wire(w))
+                analysis.store.add_addresses(addresses)
                 if not unrecognized.merge(folded):
                     # The template cache is nearly full (a bundle of very many line shapes): this file's
                     # lines are offered one by one, as the one-process reader offers them.

@@ -2,7 +2,8 @@
 
 Below the scanner (collect/scan.py) and the folder (collect/fold.py), which both add to it: a
 draft an extractor returned becomes an event here (`draft_to_event`), and past a cap of
-copies per signature only a count is kept.
+copies per signature only a count is kept. A draft of an address a node owns (model.ADDRESS) is no event: the
+store keeps it as an Address, beside the events (`addresses`), under the same cap.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from firstfault.extract.base import Draft, LineContext
-from firstfault.model import Event, Evidence, FieldValue
+from firstfault.model import ADDRESS, Address, Event, Evidence, FieldValue
 
 # What one draft of a line read in full became, less the line's own place and time (collect/fold.py's copies below
 # the store's cap): its signature, its weight, and the event's kind, node, rank, device, fields (the host in them as
@@ -25,11 +26,16 @@ class EventStore:
 
     Past `cap` events of one signature (kind, node, rank, device, key field)
     only a count is kept, on the last stored event's `repeat` field.
+
+    The addresses the lines name (drafts of kind model.ADDRESS) are kept in `addresses`, in the order read,
+    not as events: the first `cap` of a signature, as its events would have been (what the engine learns
+    from them is the first node named for an address).
     """
 
     def __init__(self, cap: int = 32) -> None:
         self.cap = cap
         self.events: list[Event] = []
+        self.addresses: list[Address] = []
         self._seen: dict[tuple[object, ...], Event] = {}
         self._counts: dict[tuple[object, ...], int] = {}
 
@@ -61,7 +67,8 @@ class EventStore:
         """`n` more events of signature `key`, which is past the cap, weighing `weight` together: counted on its
         last kept event, as add() counts them one by one (collect/fold.py)."""
         self._counts[key] += n
-        self._on_last(key, weight)
+        if key[0] != ADDRESS:  # (an address past the cap is only counted)
+            self._on_last(key, weight)
 
     def _on_last(self, key: tuple[object, ...], weight: int) -> None:
         """Count `weight` copies on the last kept event of signature `key`."""
@@ -84,6 +91,10 @@ class EventStore:
         add_drafts does with that copy's drafts, without the extractors (collect/fold.py, LineFold.copy_events)."""
         counts, cap = self._counts, self.cap
         for key, weight, kind, node, rank, device, fields, source, file in events:
+            if kind == ADDRESS:
+                host = fields.get("host")
+                self._address(key, fields, node, host if isinstance(host, str) else None, rank)
+                continue
             # (positional: a dataclass's keywords cost a microsecond or two more an event)
             ev = Event(kind, time, node, Evidence(source, file, line, text), rank, device, dict(fields)) \
                 if counts.get(key, 0) < cap else None
@@ -95,8 +106,24 @@ class EventStore:
         for d in drafts:
             rank = d.rank if d.rank is not None else ctx.rank
             key = self._key(d.kind, ctx.source, ctx.file, ctx.node, rank, d.device, d.fields)
+            if d.kind == ADDRESS:
+                self._address(key, d.fields, ctx.node, d.host or ctx.host, rank)
+                continue
             ev = draft_to_event(d, ctx, text) if self._counts.get(key, 0) < self.cap else None
             self._put(key, ev, int(d.fields.get("repeat") or 1))
+
+    def _address(self, key: tuple[object, ...], f: Mapping[str, FieldValue], node: str | None, host: str | None,
+                 rank: int | None) -> None:
+        """Keep an address draft's fields (`addr`, `iface`) and its line's node, host and rank, below the cap."""
+        n = self._counts.get(key, 0) + 1
+        self._counts[key] = n
+        if n <= self.cap:
+            self.addresses.append((str(f["addr"]), str(f["iface"]), node, host, rank))
+
+    def add_addresses(self, addresses: list[Address]) -> None:
+        """The addresses of a file another store kept (a parallel reader's worker: its file's, capped there; the
+        signature holds the file, which that worker alone read)."""
+        self.addresses.extend(addresses)
 
 
 def draft_to_event(d: Draft, ctx: LineContext, text: str) -> Event:

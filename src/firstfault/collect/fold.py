@@ -21,7 +21,8 @@ verdict what reading every copy gives:
   to. Copies that read to one outcome form a variant of the shape (one per
   GPU of an NCCL line, say). A variant folds only after WARM copies read to
   its outcome, and only while every signature of that outcome is past the
-  EventStore's cap: a copy is then counted on the last kept event of each,
+  EventStore's cap: a copy is then counted on the last kept event of each
+  (an address's signature only counted: EventStore.addresses),
   exactly as a copy read in full past the cap is, and its other fields (a
   pid) are never seen, whether read or not.
 - Each digit (and hex digit of a hex id) of a folded copy must lie between

@@ -38,7 +38,7 @@ from firstfault.collect.stamps import prev_stamped as _prev_stamped  # tests als
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
 from firstfault.extract.memo import ZERO_DIGITS, hex_literals, hex_words
 from firstfault.extract.unrecognized import decided_by_count, zeroed
-from firstfault.model import Event
+from firstfault.model import ADDRESS, Event
 from firstfault.timeparse import TIME_MAX, TIME_MIN, Stamp, TimeParser, _fast
 
 TEXT_CLIP = 2000  # evidence text kept per line
@@ -526,7 +526,7 @@ class Extraction:
         if not drafts or ctx is None:
             return []
         text = c.text[:TEXT_CLIP]
-        return [draft_to_event(d, ctx, text) for d in drafts]
+        return [draft_to_event(d, ctx, text) for d in drafts if d.kind != ADDRESS]  # (an address is no event)
 
     def add_events(self, c: Candidate, store: EventStore) -> None:
         """`store.add(ev)` for each of `events(c)`, the ones that only count never built."""

@@ -41,7 +41,7 @@ from firstfault.engine.normalise import NodeMapper
 from firstfault.engine.ports import CABLE_FIELDS, EMITS, TRANSPORT_KINDS, host_port_of
 from firstfault.engine.rules import CommonEndpointSettings
 from firstfault.extract.fabric import End, Link
-from firstfault.model import Event, switch_port_key
+from firstfault.model import Address, Event, switch_port_key
 
 LEAD_KIND = "common_switch"
 MAX_PAIRS_NAMED = 4
@@ -119,11 +119,13 @@ class Fabric:
                 return found[0]
         return None
 
-    def learn_address(self, ev: Event) -> None:
-        addr, iface = ev.fields.get("addr"), ev.fields.get("iface")
-        node = self.mapper.node_for(ev)
-        if isinstance(addr, str) and isinstance(iface, str) and node:
-            self.addresses.setdefault(addr, (node, iface))
+    def learn_addresses(self, addresses: list[Address]) -> None:
+        """The host and interface of each address the lines named (model.Address): the first that names one a
+        node's."""
+        for addr, iface, node, host, rank in addresses:
+            owner = self.mapper.line_node(node, host, rank)
+            if owner:
+                self.addresses.setdefault(addr, (owner, iface))
 
     def peer_cable(self, node: str, addr: object) -> tuple[Side, Side] | None:
         """The cable of a peer host: the interface its address is on, when the fabric knows that interface;
@@ -153,8 +155,6 @@ def place(events: list[Event], fabric: Fabric) -> list[Event]:
     allocation does not take it), and `annotate` clears it."""
     out: list[Event] = []
     for ev in events:
-        if ev.kind == "net.address":
-            fabric.learn_address(ev)
         lid, port = ev.fields.get("lid"), ev.fields.get("port")
         if ev.kind != "metric.condition" or not isinstance(lid, int) or not isinstance(port, int):
             out.append(ev)

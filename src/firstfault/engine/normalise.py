@@ -20,7 +20,7 @@ from firstfault.bundle import MAX_RANK, Context
 from firstfault.catalog.tables import platform_program_of, storage_tables
 from firstfault.extract.reasons import state_of
 from firstfault.hostlist import NodeNames
-from firstfault.model import ErrorItem, Event, Evidence, iso
+from firstfault.model import Address, ErrorItem, Event, Evidence, iso
 from firstfault.pci import norm_pci
 from firstfault.timeparse import TIME_MAX, TIME_MIN, in_range
 
@@ -57,9 +57,13 @@ class NodeMapper:
         self.names = NodeNames(nodes)
         self.addrs: dict[str, str] = {}
 
-    def learn_address(self, addr: str, node: str | None) -> None:
-        if node and addr:
-            self.addrs.setdefault(addr, node)
+    def learn_addresses(self, addresses: list[Address]) -> None:
+        """The node that owns each address the lines named (model.Address): the first that names one that is a
+        node's (the node its line ran on)."""
+        for addr, _, node, host, rank in addresses:
+            owner = self.line_node(node, host, rank)
+            if owner and addr:
+                self.addrs.setdefault(addr, owner)
 
     def host(self, name: str | None) -> str | None:
         if not name:
@@ -94,25 +98,31 @@ class NodeMapper:
             # A line about another node than the one that printed it (a scheduler's or Ray's GCS's word that it lost
             # HOST, in the driver's log): the node it names, else the name as it is (outside the allocation: kept out).
             return self.host(host) or host
-        if ev.node and (not self.nodes or ev.node in self.node_set):
-            return ev.node
-        if ev.node:
-            mapped = self.host(ev.node)
+        return self.line_node(ev.node, host if isinstance(host, str) else None, ev.rank, ev.kind in _NAMES_ITS_NODE)
+
+    def line_node(self, node: str | None, host: str | None, rank: int | None,
+                  names_its_node: bool = False) -> str | None:
+        """The node a piece of evidence of this node, host and rank is of (node_for's, for an event or an address):
+        `names_its_node`, a record whose host is the node it ran on."""
+        if node and (not self.nodes or node in self.node_set):
+            return node
+        if node:
+            mapped = self.host(node)
             if mapped:
                 return mapped
-        if isinstance(host, str):
+        if host is not None:
             mapped = self.host(host)
             if mapped:
                 return mapped
-            if self.nodes and ev.kind in _NAMES_ITS_NODE and _a_host_name(host):
+            if self.nodes and names_its_node and _a_host_name(host):
                 # A record that names the node it ran on (a pod row's NODE), one outside the allocation: another
                 # workload's pod (kept out as outside), never this one's.
                 return host
-        if ev.rank is not None and ev.rank in self.rank_to_node:
-            return self.rank_to_node[ev.rank]
-        if ev.node is None and len(self.nodes) == 1:
+        if rank is not None and rank in self.rank_to_node:
+            return self.rank_to_node[rank]
+        if node is None and len(self.nodes) == 1:
             return self.nodes[0]  # a one-node allocation: whatever printed it ran there
-        return ev.node
+        return node
 
 
 MAX_OUTSIDE_LISTED = 20  # (source, file, why) entries of evidence kept out, each an errors entry; then one sum
@@ -160,19 +170,11 @@ class Outside:
 def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: timedelta,
               outside: Outside | None = None) -> list[Event]:
     """The events of the attempt placed on its allocation: those of other times or other hosts dropped
-    (the latter counted in `outside`)."""
-    for ev in events:
-        if ev.kind == "net.address":
-            addr = ev.fields.get("addr")
-            node = mapper.node_for(ev)
-            if isinstance(addr, str):
-                mapper.learn_address(addr, node)
+    (the latter counted in `outside`). The addresses the lines named are `mapper`'s already (learn_addresses)."""
     start = ctx.window_start - grace if ctx.window_start else None
     end = ctx.window_end + grace if ctx.window_end else None
     out: list[Event] = []
     for ev in events:
-        if ev.kind == "net.address":
-            continue
         t = ev.time
         if t is not None and ((start is not None and t < start) or (end is not None and t > end)):
             continue  # outside this attempt's window: another job's evidence

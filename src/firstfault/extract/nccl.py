@@ -42,7 +42,7 @@ from firstfault.extract.verbs import (
     read_completion,
     socket_peer_status,
 )
-from firstfault.model import FieldValue
+from firstfault.model import ADDRESS, FieldValue
 
 _DETAIL_CLIP: Final = 400
 
@@ -869,6 +869,8 @@ class NcclErrorExtractor:
 # --------------------------------------------------------------------------
 # net.address: which node owns which address (maps IB peers to nodes)
 # --------------------------------------------------------------------------
+# An address is a fact about the bundle, not an event of the failure: its draft (model.ADDRESS) is kept as an
+# Address by the event store (collect/events.py), never as an event, and no rule reads it.
 
 _ADDRESS = (
     re.compile(r"Bootstrap ?: Using (?P<iface>[^\s:\[\]]+):(?P<addr>[^\s<]+)<\d+>"),
@@ -881,10 +883,8 @@ class NcclAddressExtractor:
     """NCCL INFO lines naming the bootstrap / out-of-band interface and address."""
 
     name = "net.address"
-    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
-    emits: Mapping[str, frozenset[str]] = {
-        "net.address": frozenset({"addr", "iface"}),
-    }
+    # No event kind: its drafts (kind model.ADDRESS, fields `addr` and `iface`) are addresses (see above).
+    emits: Mapping[str, frozenset[str]] = {}
     sources: frozenset[str] = frozenset({"application", "syslog"})
     literals: tuple[str, ...] = ("Bootstrap : Using", "Bootstrap: Using", "; OOB ", "NET/Socket : Using")
 
@@ -894,7 +894,7 @@ class NcclAddressExtractor:
             m = rx.search(body)
             if m:
                 head, _ = _nccl_head(body)
-                draft = Draft("net.address", {"addr": m.group("addr"), "iface": m.group("iface")}, rank=rank)
+                draft = Draft(ADDRESS, {"addr": m.group("addr"), "iface": m.group("iface")}, rank=rank)
                 yield _place(draft, head)
                 return
 
