@@ -241,8 +241,9 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # b48: DeepEP's buffer `invalid resource handle` then CUDA's illegal memory access on a GB200 disaggregated run, the
     # thread never placing it: the illegal access is the workload's (`app.illegal_access`, no hardware Xid beside it).
     "unk-srt-slurm-gb200-disagg-prefill-deepep-buffer-invalid-resource-handle-then-illegal-access-195",
-    # b49: the GPU operator's CUDA validator `CUDA driver version is insufficient for CUDA runtime version` on OpenShift,
-    # the thread open (its builder notes the posted driver is newer than the runtime): CUDA's 35 is the node's driver.
+    # b49: the GPU operator's CUDA validator `CUDA driver version is insufficient for CUDA runtime version` on
+    # OpenShift, the thread open (its builder notes the posted driver is newer than the runtime): CUDA's 35 is the
+    # node's driver.
     "unk-gpu-operator-openshift-rtx-pro-6000-cuda-validator-driver-insufficient-with-580-driver-open-1947",
     # b49: enroot's `switchroot: /bin/bash: not found` under srun across two VMs, no answer stored: the job's image (its
     # set-up, `app.exception.setup`) as the container table reads it.
