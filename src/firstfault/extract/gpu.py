@@ -881,47 +881,57 @@ class _DiagBlock:
     going_on: bool = False  # the last reason may go on in the next row
 
 
-_DIAG_CONV = re.compile(r"%[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|z)?[diouxXeEfgGsc%]")
+# A printf conversion in DCGM's formats (the flags take every 0 before a width, which starts 1-9)
+_DIAG_CONV = re.compile(r"%[-+ #0]*(?:[1-9]\d*)?(?:\.\d+)?(?:hh|h|ll|l|z)?[diouxXeEfgGsc%]")
 _DIAG_MIN_FIXED: Final = 12  # a format's fixed characters (spaces not counted) below which it says too little
 
 
-def _diag_format(fmt: str) -> tuple[str, int]:
-    """A format of DCGM's as a pattern over a message with its spaces taken out, and the fixed characters it holds. A
-    conversion is what it prints (digits for %u, a number for %.1f, anything for %s); those that start or end the
-    format are left out (they anchor nothing)."""
-    parts: list[tuple[str, int]] = []  # (pattern, fixed characters: 0 for a conversion)
-    at = 0
+def _diag_format(fmt: str) -> tuple[str, ...]:
+    """A format of DCGM's as its fixed words in order, spaces taken out (the table's cuts fall anywhere; a copy may
+    lose a space at one): the text between its conversions (`%%` is a `%` of the words)."""
+    parts: list[str] = []
+    lit, at = "", 0
     for m in _DIAG_CONV.finditer(fmt):
-        lit = "".join(fmt[at:m.start()].split())
-        if lit:
-            parts.append((re.escape(lit), len(lit)))
-        conv = m.group(0)
-        parts.append((re.escape("%"), 1) if conv[-1] == "%" else
-                     (r"(?:0x[0-9a-fA-F]+|0)" if "#" in conv else r"-?\d+" if conv[-1] in "diouxX"
-                      else r"-?[\d.]+(?:e[-+]?\d+)?" if conv[-1] in "eEfgG" else ".*?", 0))
+        lit += "".join(fmt[at:m.start()].split())
+        if m.group(0).endswith("%"):
+            lit += "%"
+        elif lit:
+            parts.append(lit)
+            lit = ""
         at = m.end()
-    lit = "".join(fmt[at:].split())
+    lit += "".join(fmt[at:].split())
     if lit:
-        parts.append((re.escape(lit), len(lit)))
-    while parts and parts[0][1] == 0:
-        parts.pop(0)
-    while parts and parts[-1][1] == 0:
-        parts.pop()
-    return "".join(p for p, _ in parts), sum(n for _, n in parts)
+        parts.append(lit)
+    return tuple(parts)
 
 
 @lru_cache(maxsize=1)
-def _diag_reason_patterns() -> tuple[tuple[re.Pattern[str], int, DcgmDiagReason], ...]:
-    """Each format of catalog/accel.yaml `dcgm_diag_reasons` (its message and aliases) as a pattern over a message
-    with its spaces taken out (the table's cuts fall anywhere; a copy may lose a space at one), with the number of
-    fixed characters it holds, in the file's order; a format of fewer than _DIAG_MIN_FIXED says too little."""
-    out: list[tuple[re.Pattern[str], int, DcgmDiagReason]] = []
+def _diag_reason_formats() -> tuple[tuple[tuple[str, ...], int, DcgmDiagReason], ...]:
+    """Each format of catalog/accel.yaml `dcgm_diag_reasons` (its message and aliases) as its fixed words in order,
+    with how many characters they hold, in the file's order; a format of fewer than _DIAG_MIN_FIXED says too little."""
+    out: list[tuple[tuple[str, ...], int, DcgmDiagReason]] = []
     for row in dcgm_diag_reasons().values():
         for fmt in (row.message, *row.aliases):
-            pattern, fixed = _diag_format(fmt)
+            words = _diag_format(fmt)
+            fixed = sum(len(w) for w in words)
             if fixed >= _DIAG_MIN_FIXED:
-                out.append((re.compile(pattern, keep=True), fixed, row))
+                out.append((words, fixed, row))
     return tuple(out)
+
+
+def _words_at(folded: str, words: tuple[str, ...]) -> int:
+    """Where a format's fixed words start in a message, each after the one before (the first place of the first word
+    from which the rest all follow: any later place leaves them less text), or -1. Linear in the message."""
+    start = folded.find(words[0])
+    if start < 0:
+        return -1
+    at = start + len(words[0])
+    for w in words[1:]:
+        at = folded.find(w, at)
+        if at < 0:
+            return -1
+        at += len(w)
+    return start
 
 
 def diag_reason(message: str) -> DcgmDiagReason | None:
@@ -931,10 +941,10 @@ def diag_reason(message: str) -> DcgmDiagReason | None:
     folded = "".join(message.split())
     best: tuple[int, int, int] | None = None
     found: DcgmDiagReason | None = None
-    for i, (pat, fixed, row) in enumerate(_diag_reason_patterns()):
-        m = pat.search(folded)
-        if m is not None and (best is None or (m.start(), -fixed, i) < best):
-            best, found = (m.start(), -fixed, i), row
+    for i, (words, fixed, row) in enumerate(_diag_reason_formats()):
+        start = _words_at(folded, words)
+        if start >= 0 and (best is None or (start, -fixed, i) < best):
+            best, found = (start, -fixed, i), row
     return found
 
 
