@@ -821,8 +821,8 @@ class SmiQueryExtractor:
 # `dcgmi diag`'s table (NVIDIA/DCGM dcgmi/Diag.cpp): a test's row `| <test> | <result> |`, the results of some GPUs on
 # the rows under it with the test column empty (DCGM 3: `Fail - GPU: 0`, `Pass - GPUs: 1, 2`; DCGM 4: the test's `Fail`,
 # then `GPU0: Fail`), and the reasons for them: `Warning` and `Info` rows (DCGM 4: `Warning: GPU0`), each message cut
-# every _DIAG_CUT characters over as many rows as it takes, the rows after the first with both columns' first word gone
-# (DisplayVerboseInfo). DCGM 3 starts a GPU's message with `GPU 0 `.
+# every _DIAG_CUT characters (mid-word) over as many rows as it takes, the rows after the first with the name column
+# empty (DisplayVerboseInfo). DCGM 3 starts a GPU's message with `GPU 0 `.
 _DIAG_RESULT = re.compile(
     r"^(?:(?P<grp>[A-Z]{2,12})(?P<id>\d{1,4}): )?(?P<res>Pass|Fail|Skip|Warn|Not Run)"
     r"(?: - (?:All|GPUs?: (?P<ids>\d{1,4}(?:, ?\d{1,4}){0,63})))?$")
