@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from firstfault.analysis.analyze import Analyzer
+from firstfault.collect.scan import Extraction, all_line_extractors
 from firstfault.model import Event
 from tests.conftest import BundleMaker
 from tests.extract import helpers
@@ -19,6 +20,13 @@ from tests.extract.helpers import assert_cause_with_collective_fallout
 
 def feed(lines: list[str], source: str = "kernel") -> list[Event]:
     return helpers.events(lines, source, file="f.log", node=None if source == "application" else "n1")
+
+
+def diag(lines: list[str]) -> list[Event]:
+    """A job's output to its end: `dcgmi diag`'s results are held until the reasons under them are read, and what the
+    stream's end decides is given back there (collect/scan.py `Extraction.open_ends`)."""
+    ex = Extraction(all_line_extractors())
+    return [*helpers.events(lines, "application", file="f.log", extraction=ex), *ex.open_ends()]
 
 
 claimed = helpers.claimed
@@ -498,7 +506,7 @@ def test_near_miss_correctable_counts_in_a_ranks_output_name_no_cause(make_bundl
      "memory", "diag_memory_failed"),
 ])
 def test_dcgmi_diag_memory_tests_that_failed(lines: list[str], cls: str, reason: str) -> None:
-    assert accel(feed(lines, "application")) == [("nvidia", "dcgm", cls, reason)]
+    assert accel(diag(lines)) == [("nvidia", "dcgm", cls, reason)]
 
 
 @pytest.mark.parametrize("lines", [
@@ -513,7 +521,7 @@ def test_dcgmi_diag_memory_tests_that_failed(lines: list[str], cls: str, reason:
      "|                           | Fail - GPU: 0                                  |"],
 ])
 def test_near_miss_dcgmi_diag_rows_that_passed_or_measure_speed(lines: list[str]) -> None:
-    assert accel(feed(lines, "application")) == []
+    assert accel(diag(lines)) == []
 
 
 # `dcgmi diag -j`: the layout of NVIDIA/DCGM testing/TestDiagManagerStrings.h (PER_GPU_JSON); the failure and the
@@ -550,7 +558,7 @@ _DIAG_JSON_MEMORY_FAIL = [
      "other", "diag_pulse_failed"),
 ])
 def test_dcgmi_diag_json_memory_tests_that_failed(lines: list[str], cls: str, reason: str) -> None:
-    assert accel(feed(lines, "application")) == [("nvidia", "dcgm", cls, reason)]
+    assert accel(diag(lines)) == [("nvidia", "dcgm", cls, reason)]
 
 
 def test_a_ranks_dcgmi_diag_json_memory_failure_is_the_gpus_memory(make_bundle: BundleMaker) -> None:
@@ -572,7 +580,7 @@ def test_a_ranks_dcgmi_diag_json_memory_failure_is_the_gpus_memory(make_bundle: 
     ['{"name": "memory", "state": {"terminated": {"reason": "Error"}}, "status": "Failed"}'],
 ])
 def test_near_miss_dcgmi_diag_json_that_passed_or_is_not_a_device_test(lines: list[str]) -> None:
-    assert accel(feed(lines, "application")) == []
+    assert accel(diag(lines)) == []
 
 
 def test_smi_query_an_older_drivers_pending_retirement_is_memory_info() -> None:

@@ -38,7 +38,7 @@ def _events_for(test: RuleTest) -> list[Event]:
                   rank=ln.rank, time=EPOCH + timedelta(seconds=ln.t), text=ln.text)
         for i, ln in enumerate(test.lines)
     ]
-    events = feed_lines(candidates, hosts=nodes)
+    events = feed_lines(candidates, hosts=nodes, ends=True)
     for ev in events:
         if ev.device and ev.device.startswith("pci:"):
             ev.device = "pci:" + norm_pci(ev.device[4:])

@@ -529,6 +529,34 @@ def dcgm_diag_tests() -> Mapping[str, DcgmDiagTest]:
     return MappingProxyType({r.test: r for r in _unique("accel.yaml", "dcgm_diag_tests", DcgmDiagTest, "test")})
 
 
+# What a reason printed under a failed `dcgmi diag` test says of the device (catalog/accel.yaml `dcgm_diag_reasons`):
+# the device's fault by its class, or that the test could not run as meant.
+DcgmReasonClass = Literal["memory", "pcie", "nvlink", "thermal", "power", "other",
+                          "not_run", "config", "environment", "internal"]
+DCGM_REASONS_NOT_RUN: Final = frozenset({"not_run", "config", "environment", "internal"})
+
+
+class DcgmDiagReason(_Row, frozen=True):
+    """A DCGM failure code (DCGM_FR_*) as a reason under a failed `dcgmi diag` test: its number, its message's format
+    (empty where DCGM writes the message in place), the older formats of the same code, and what it says of the device
+    (catalog/accel.yaml `dcgm_diag_reasons`)."""
+
+    code: Annotated[int, Meta(gt=0)]
+    name: Annotated[str, Meta(pattern=r"^DCGM_FR_[A-Z0-9_]+$")]
+    message: str
+    reason_class: DcgmReasonClass = records.field(name="class")
+    printed_by: Annotated[str, Meta(min_length=8)]
+    aliases: tuple[Annotated[str, Meta(min_length=8)], ...] = ()
+
+
+@lru_cache(maxsize=1)
+@_kept("accel.yaml")
+def dcgm_diag_reasons() -> Mapping[int, DcgmDiagReason]:
+    """DCGM's failure codes by number, as reasons of a failed `dcgmi diag` test (catalog/accel.yaml
+    `dcgm_diag_reasons`)."""
+    return _table("accel.yaml", "dcgm_diag_reasons", DcgmDiagReason)
+
+
 @lru_cache(maxsize=1)
 @_kept("accel.yaml")
 def nvidia_smi_query() -> tuple[SmiQueryRow, ...]:

@@ -703,12 +703,16 @@ class Extraction:
 
 
 def feed_lines(lines: Iterable[Candidate], extractors: Iterable[LineExtractor] | None = None,
-               hosts: Iterable[str] = ()) -> list[Event]:
-    """Events of candidate lines, through the production path (tests, rule tests, tools)."""
+               hosts: Iterable[str] = (), *, ends: bool = False) -> list[Event]:
+    """Events of candidate lines, through the production path (tests, rule tests, tools). `ends`: the streams end
+    after them, and what the extractors tell there comes too (Extraction.open_ends: a traceback cut before its
+    exception line, a `dcgmi diag` result held for the reasons under it)."""
     ex = Extraction(all_line_extractors() if extractors is None else extractors, hosts)
     out: list[Event] = []
     for c in lines:
         out.extend(ex.events(c))
+    if ends:
+        out.extend(ex.open_ends())
     return out
 
 

@@ -9,14 +9,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import (
+    DCGM_REASONS_NOT_RUN,
     AccelMessage,
+    DcgmDiagReason,
+    DcgmDiagTest,
     FmMessage,
     NvrmMessage,
     accel_table,
+    dcgm_diag_reasons,
     dcgm_diag_tests,
     fabric_manager_messages,
     nvidia_smi_field_errors,
@@ -34,6 +39,7 @@ from firstfault.catalog.tables import (
     xid_relays,
 )
 from firstfault.extract.base import Draft, LineContext, LineExtractor, worded_at
+from firstfault.extract.codes import cuda_error_of
 from firstfault.model import FieldValue
 from firstfault.pci import norm_pci
 
@@ -812,79 +818,373 @@ class SmiQueryExtractor:
             return
 
 
-_K_DIAG = "gpu.dcgm_diag"  # (test, lineno) of the last named row of dcgmi diag's table
-_DIAG_REACH: Final = 3  # how far a test's continuation rows reach below its named row
+# `dcgmi diag`'s table (NVIDIA/DCGM dcgmi/Diag.cpp): a test's row `| <test> | <result> |`, the results of some GPUs on
+# the rows under it with the test column empty (DCGM 3: `Fail - GPU: 0`, `Pass - GPUs: 1, 2`; DCGM 4: the test's `Fail`,
+# then `GPU0: Fail`), and the reasons for them: `Warning` and `Info` rows (DCGM 4: `Warning: GPU0`), each message cut
+# every _DIAG_CUT characters (mid-word) over as many rows as it takes, the rows after the first with the name column
+# empty (DisplayVerboseInfo). DCGM 3 starts a GPU's message with `GPU 0 `.
+_DIAG_RESULT = re.compile(
+    r"^(?:(?P<grp>[A-Z]{2,12})(?P<id>\d{1,4}): )?(?P<res>Pass|Fail|Skip|Warn|Not Run)"
+    r"(?: - (?:All|GPUs?: (?P<ids>\d{1,4}(?:, ?\d{1,4}){0,63})))?$")
+_DIAG_REASON_ROW = re.compile(r"^(?:Warning|Info)(?:: (?P<grp>[A-Z]{2,12})(?P<id>\d{1,4}))?$")
+_DIAG_REASON_GPU = re.compile(r"^GPU ?(?P<id>\d{1,4})\b")
+_DIAG_CUT: Final = 45  # DATA_INFO_TAG_LEN: a message's characters per row
+_DIAG_EMPTY_NAME: Final = "|" + " " * 27 + "|"  # the test column of a row under the test's (DIAG_DATA)
+_DIAG_MAX_REASONS: Final = 32  # reasons held for one test's block; more are not read
+_DIAG_MAX_PARTS: Final = 24  # rows of one reason held (DCGM's messages are at most 1,024 characters)
+_DIAG_MAX_FAILS: Final = 16  # result rows of one block held
+_DIAG_MAX_DONE: Final = 64  # decided results a stream holds for its end
+_K_DIAG_BLOCK = "gpu.dcgm_diag.block"  # the table's test block being read (_DiagBlock)
+_K_DIAG_DONE = "gpu.dcgm_diag.done"  # the results decided, given back where the stream ends (at_end)
 # `dcgmi diag -j`'s JSON (NVIDIA/DCGM dcgmi/Diag.cpp over nvvs/include/NvvsJsonStrings.h): a test's `"name"` (its
-# plugin's, `"memory"`), then its results' `"status"` (`"Pass"`, `"Skip"`, `"Warn"`, `"Fail"`; DCGM's own test
-# strings print them in capitals). jsoncpp writes `"key" : "value"`; others `"key": "value"`, or all on one line.
-_DIAG_JSON = re.compile(r'"(?P<key>name|status)" ?: ?"(?P<value>[^"\\]{1,80})"')
-_K_DIAG_JSON = "gpu.dcgm_diag.json"  # (test, lineno) of the last `"name"` seen in the stream
-_K_DIAG_SEEN = "gpu.dcgm_diag.seen"  # the tests reported failed in the stream
+# plugin's, `"memory"`), then its results: each a `"status"` (`"Pass"`, `"Skip"`, `"Warn"`, `"Fail"`; DCGM's own test
+# strings print them in capitals), its `"warnings"` (each an `"error_id"`, DCGM's code, and a `"warning"`, its
+# message) and its `"info"` (a string, or an array of them). jsoncpp writes `"key" : "value"`, one key a line, in the
+# keys' order (`info` before `status`, `warnings` after); others `"key": "value"`, or all on one line.
+_DIAG_JSON = re.compile(
+    r'"(?P<key>name|status|warning|info|error_id)" ?: ?(?:\[ ?)?'
+    r'(?:"(?P<value>(?:[^"\\]|\\.){1,1200})"|(?P<num>\d{1,4})\b)')
+_K_DIAG_JSON = "gpu.dcgm_diag.json"  # the JSON's test block being read (_DiagBlock)
+_K_DIAG_SEEN = "gpu.dcgm_diag.seen"  # the tests reported failed in the stream's JSON
 _DIAG_JSON_REACH: Final = 400  # how far a test's results reach below its name (8 GPUs' info and warning lines)
+
+
+@dataclass(slots=True)
+class _DiagFail:
+    """A failed result of a test: its row, and the GPUs it names (None: every GPU the test ran on)."""
+
+    ctx: LineContext
+    text: str
+    result: str
+    gpus: frozenset[int] | None
+
+
+@dataclass(slots=True)
+class _DiagReason:
+    """A reason printed under a test's results: the GPU it is for (None: the test's), its rows' text or DCGM's code."""
+
+    gpu: int | None
+    parts: list[str]
+    code: int | None = None
+
+
+@dataclass(slots=True)
+class _DiagBlock:
+    """A test of `dcgm_diag_tests` being read: its failed results, held until the reasons under them are read."""
+
+    name: str
+    test: DcgmDiagTest
+    first: int  # the line of the test's name
+    last: int  # the line of the block's last row
+    fails: list[_DiagFail]
+    reasons: list[_DiagReason]
+    going_on: bool = False  # the last reason may go on in the next row
+
+
+# A printf conversion in DCGM's formats (the flags take every 0 before a width, which starts 1-9)
+_DIAG_CONV = re.compile(r"%[-+ #0]*(?:[1-9]\d*)?(?:\.\d+)?(?:hh|h|ll|l|z)?[diouxXeEfgGsc%]")
+_DIAG_MIN_FIXED: Final = 12  # a format's fixed characters (spaces not counted) below which it says too little
+
+
+def _diag_format(fmt: str) -> tuple[str, ...]:
+    """A format of DCGM's as its fixed words in order, spaces taken out (the table's cuts fall anywhere; a copy may
+    lose a space at one): the text between its conversions (`%%` is a `%` of the words)."""
+    parts: list[str] = []
+    lit, at = "", 0
+    for m in _DIAG_CONV.finditer(fmt):
+        lit += "".join(fmt[at:m.start()].split())
+        if m.group(0).endswith("%"):
+            lit += "%"
+        elif lit:
+            parts.append(lit)
+            lit = ""
+        at = m.end()
+    lit += "".join(fmt[at:].split())
+    if lit:
+        parts.append(lit)
+    return tuple(parts)
+
+
+@lru_cache(maxsize=1)
+def _diag_reason_formats() -> tuple[tuple[tuple[str, ...], int, DcgmDiagReason], ...]:
+    """Each format of catalog/accel.yaml `dcgm_diag_reasons` (its message and aliases) as its fixed words in order,
+    with how many characters they hold, in the file's order; a format of fewer than _DIAG_MIN_FIXED says too little."""
+    out: list[tuple[tuple[str, ...], int, DcgmDiagReason]] = []
+    for row in dcgm_diag_reasons().values():
+        for fmt in (row.message, *row.aliases):
+            words = _diag_format(fmt)
+            fixed = sum(len(w) for w in words)
+            if fixed >= _DIAG_MIN_FIXED:
+                out.append((words, fixed, row))
+    return tuple(out)
+
+
+def _words_at(folded: str, words: tuple[str, ...]) -> int:
+    """Where a format's fixed words start in a message, each after the one before (the first place of the first word
+    from which the rest all follow: any later place leaves them less text), or -1. Linear in the message."""
+    start = folded.find(words[0])
+    if start < 0:
+        return -1
+    at = start + len(words[0])
+    for w in words[1:]:
+        at = folded.find(w, at)
+        if at < 0:
+            return -1
+        at += len(w)
+    return start
+
+
+def diag_reason(message: str) -> DcgmDiagReason | None:
+    """The DCGM failure code a reason printed by `dcgmi diag` is (catalog/accel.yaml `dcgm_diag_reasons`): the row
+    whose fixed words stand first in it (a plugin's message is its code's format, then DCGM's advice, then the
+    plugin's detail, which may quote words of other codes); of two there, the one that holds more of them."""
+    folded = "".join(message.split())
+    best: tuple[int, int, int] | None = None
+    found: DcgmDiagReason | None = None
+    for i, (words, fixed, row) in enumerate(_diag_reason_formats()):
+        start = _words_at(folded, words)
+        if start >= 0 and (best is None or (start, -fixed, i) < best):
+            best, found = (start, -fixed, i), row
+    return found
+
+
+# A CUDA error a reason quotes that names the device's own fault (catalog/cuda.yaml classes): a test that could not
+# run because its CUDA call met an uncorrectable ECC error or an NVLink error found that fault all the same.
+_DIAG_CUDA_DEVICE: Final = {"ecc": "memory", "nvlink": "nvlink"}
+# The CUDA errors a reason may be read as where the test found no device fault: the classes that name no cause in the
+# workload's code (a GPU busy or unavailable, a launch that failed, the driver), read as the CUDA table reads them.
+_DIAG_CUDA_READ: Final = frozenset({"unavailable", "launch_failure", "launch_timeout", "deinitialized", "other",
+                                    "driver", "system_not_ready"})
+
+
+def _diag_class(reason: _DiagReason) -> str | None:
+    """What a reason says of the device: a device fault's class, or one of DCGM_REASONS_NOT_RUN; None where it is no
+    code of DCGM's table."""
+    if reason.code is not None:
+        by_code = dcgm_diag_reasons().get(reason.code)
+        if by_code is not None:
+            return by_code.reason_class
+    text = "".join(reason.parts)
+    row = diag_reason(text) if text else None
+    if row is None:
+        return None
+    if row.reason_class in DCGM_REASONS_NOT_RUN:
+        err = cuda_error_of(text)
+        if err is not None and err.cls in _DIAG_CUDA_DEVICE:
+            return _DIAG_CUDA_DEVICE[err.cls]
+    return row.reason_class
+
+
+def _diag_decide(block: _DiagBlock, seen: set[str] | None) -> list[tuple[Draft, LineContext, str]]:
+    """A test's failed results read with the reasons printed for each GPU: a device fault as the test's class (at the
+    first failed result of a GPU whose reasons name a device fault, or none of DCGM's codes); where every failed GPU's
+    reasons say the test could not run, no device fault, and the CUDA error the first of them quotes, if any.
+    `seen`: the tests already reported in the stream (the JSON's: once a test), which this adds to."""
+    if not block.fails:
+        return []
+    classes = [_diag_class(r) for r in block.reasons]
+    gpus = sorted({g for f in block.fails if f.gpus is not None for g in f.gpus})
+    units: list[tuple[int | None, list[str | None]]] = (
+        [(g, [c for r, c in zip(block.reasons, classes, strict=True) if r.gpu in (g, None)]) for g in gpus]
+        if gpus else [(None, classes)])
+    for gpu, known in units:
+        said = [c for c in known if c is not None]
+        if said and all(c in DCGM_REASONS_NOT_RUN for c in said):
+            continue
+        if seen is not None:
+            if block.name in seen:
+                return []
+            seen.add(block.name)
+        fail = next((f for f in block.fails if gpu is not None and f.gpus is not None and gpu in f.gpus),
+                    block.fails[0])
+        test = block.test
+        return [(Draft(kind="gpu.accel_error", fields={
+            "vendor": "nvidia", "driver": "dcgm", "accel_class": test.accel_class, "reason": test.reason,
+            "mnemonic": test.reason.upper(), "detail": _clip(fail.result)}), fail.ctx, fail.text)]
+    for r, c in zip(block.reasons, classes, strict=True):
+        if c is None or not r.parts:
+            continue
+        text = "".join(r.parts).strip()
+        err = cuda_error_of(text)
+        if err is None or err.cls not in _DIAG_CUDA_READ:
+            continue
+        fields: dict[str, FieldValue] = {"error": err.cls, "message": _clip(text)}
+        if err.code is not None:
+            fields["cuda_error"], fields["cuda_code"] = err.name, err.code
+        fail = block.fails[0]
+        return [(Draft(kind="app.cuda_error", fields=fields), fail.ctx, fail.text)]
+    return []
+
+
+def _diag_part(cell: str) -> str:
+    """A reason's part on one row: DCGM's cut (_DIAG_CUT characters, spaces at its ends kept) where the row has the
+    table's width, else the cell's words and a space."""
+    raw = cell[1:] if cell.startswith(" ") else cell
+    return raw[:_DIAG_CUT] if len(raw) > _DIAG_CUT else raw.strip() + " "
+
+
+def _diag_gpus(m: re.Match[str]) -> frozenset[int] | None:
+    """The GPUs a result row names: `GPU0: Fail`, `Fail - GPU: 0`, `Fail - GPUs: 0, 1`; None for `Fail - All`, a
+    test's own `Fail` and another entity's result."""
+    if m.group("id") is not None:
+        return frozenset({int(m.group("id"))}) if m.group("grp") == "GPU" else None
+    ids = m.group("ids")
+    return frozenset(int(x) for x in ids.split(",")) if ids else None
 
 
 class DcgmDiagExtractor:
     """`dcgmi diag`'s results: in its table, a memory test of the diagnostic that failed (`| GPU Memory | Fail - GPU:
-    0 |`, or the result on a continuation row under the test's name where some GPUs passed); in its JSON (`-j`), a
-    result `"status": "Fail"` under the test's `"name"` (`"memory"`), reported once per test and stream. The tests and
-    their classes are catalog/accel.yaml's `dcgm_diag_tests`; any other test's failure is no device fault."""
+    0 |`, or the result on a row under the test's name where some GPUs passed); in its JSON (`-j`), a result
+    `"status": "Fail"` under the test's `"name"` (`"memory"`), reported once per test and stream. The tests and their
+    classes are catalog/accel.yaml's `dcgm_diag_tests`; any other test's failure is no device fault. A failure is read
+    with the reasons DCGM printed for it (catalog/accel.yaml `dcgm_diag_reasons`): the `Warning` and `Info` rows under
+    the result until the test's block ends (the next test's row, a row that does not follow on, the stream's end), the
+    JSON's `warnings` and `info` until the next test's name; where they all say the test could not run (a CUDA call
+    that failed, a setting, another process), the test found no device fault. The result is held till then and given
+    back at its own line where the stream ends (`at_end`)."""
 
     name = "gpu.dcgm_diag"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "gpu.accel_error": frozenset({"accel_class", "detail", "driver", "mnemonic", "reason", "vendor"}),
+        "app.cuda_error": frozenset({"cuda_code", "cuda_error", "error", "message"}),
     }
     # an operator's or a job's own run of dcgmi, in its output
     sources: frozenset[str] = frozenset({"application"})
-    literals: tuple[str, ...] = ("| Pass", "| Fail", "| Skip", '"name"', '"status"')
+    literals: tuple[str, ...] = ("| Pass", "| Fail", "| Skip", "| Warning", "| Info", _DIAG_EMPTY_NAME, '"name"',
+                                 '"status"', '"warning"', '"info" :', '"info":', '"error_id"')
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        if '"' in line and ('"name"' in line or '"status"' in line):
-            yield from self._json(line, ctx)
-            return
+        # (what it reads is given back where the stream ends: at_end)
+        if '"' in line and any(w in line for w in ('"name"', '"status"', '"warning"', '"info"', '"error_id"')):
+            self._json(line, ctx)
+        else:
+            self._table(line, ctx)
+        return iter(())
+
+    def _table(self, line: str, ctx: LineContext) -> None:
         cells = line.strip().split("|")
         if len(cells) != 4 or cells[0] or cells[3]:
             return  # not a row of the table: `| name | result |`
-        name, result = cells[1].strip(), cells[2].strip()
-        if name:
-            ctx.state[_K_DIAG] = (name, ctx.lineno)
-        else:
-            last = ctx.state.get(_K_DIAG)
-            if not isinstance(last, tuple) or not 0 < ctx.lineno - last[1] <= _DIAG_REACH:
-                return
-            name = str(last[0])
-            ctx.state[_K_DIAG] = (name, ctx.lineno)  # a further continuation row reaches on from this one
-        test = dcgm_diag_tests().get(name)
-        ctx.claimed = True
-        if test is None or not result.startswith("Fail"):
-            return
-        yield Draft(kind="gpu.accel_error", fields={
-            "vendor": "nvidia", "driver": "dcgm", "accel_class": test.accel_class, "reason": test.reason,
-            "mnemonic": test.reason.upper(), "detail": _clip(f"dcgmi diag: {name}: {result}")})
-
-
-    def _json(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        for m in _DIAG_JSON.finditer(line):
-            value = m.group("value")
-            if m.group("key") == "name":
-                ctx.state[_K_DIAG_JSON] = (value, ctx.lineno)
-                continue
-            last = ctx.state.get(_K_DIAG_JSON)
-            if value.lower() != "fail" or not isinstance(last, tuple) or ctx.lineno - last[1] > _DIAG_JSON_REACH:
-                continue
-            name = str(last[0])
+        name, cell = cells[1].strip(), cells[2]
+        result = cell.strip()
+        state = ctx.state
+        got = state.get(_K_DIAG_BLOCK)
+        block = got if isinstance(got, _DiagBlock) else None
+        if block is not None and ctx.lineno - block.last != 1:
+            _diag_close(state, _K_DIAG_BLOCK, None)  # the table did not go on from the block's last row
+            block = None
+        said = _DIAG_REASON_ROW.match(name) if name else None
+        if name and said is None:
+            if block is not None:
+                _diag_close(state, _K_DIAG_BLOCK, None)  # the next test's row ends the block
             test = dcgm_diag_tests().get(name)
-            if test is None:
-                continue  # a performance or software test: no device fault
-            seen = ctx.state.setdefault(_K_DIAG_SEEN, set())
-            assert isinstance(seen, set)
             ctx.claimed = True
-            if name in seen:
+            if test is None:
+                return
+            block = _DiagBlock(name, test, ctx.lineno, ctx.lineno, [], [])
+            state[_K_DIAG_BLOCK] = block
+            m = _DIAG_RESULT.match(result)
+            if m is not None and m.group("res") == "Fail":
+                block.fails.append(_DiagFail(ctx, line, f"dcgmi diag: {name}: {result}", _diag_gpus(m)))
+            return
+        if block is None:
+            return
+        ctx.claimed = True
+        block.last = ctx.lineno
+        if said is not None:
+            block.going_on = len(block.reasons) < _DIAG_MAX_REASONS
+            if not block.going_on:
+                return
+            gpu = said.group("id")
+            if gpu is None:
+                first = _DIAG_REASON_GPU.match(result)
+                gpu = first.group("id") if first is not None else None
+            elif said.group("grp") != "GPU":
+                gpu = None
+            block.reasons.append(_DiagReason(int(gpu) if gpu is not None else None, [_diag_part(cell)]))
+            return
+        m = _DIAG_RESULT.match(result)
+        if m is not None:
+            block.going_on = False
+            if m.group("res") == "Fail" and len(block.fails) < _DIAG_MAX_FAILS:
+                block.fails.append(_DiagFail(ctx, line, f"dcgmi diag: {block.name}: {result}", _diag_gpus(m)))
+            return
+        if block.going_on and block.reasons and len(block.reasons[-1].parts) < _DIAG_MAX_PARTS:
+            block.reasons[-1].parts.append(_diag_part(cell))
+
+    def _json(self, line: str, ctx: LineContext) -> None:
+        state = ctx.state
+        for m in _DIAG_JSON.finditer(line):
+            key = m.group("key")
+            got = state.get(_K_DIAG_JSON)
+            block = got if isinstance(got, _DiagBlock) else None
+            if block is not None and ctx.lineno - block.first > _DIAG_JSON_REACH:
+                _diag_close(state, _K_DIAG_JSON, _diag_seen(state))
+                block = None
+            value = m.group("value")
+            if key == "name":
+                if value is None:
+                    continue
+                if block is not None:
+                    _diag_close(state, _K_DIAG_JSON, _diag_seen(state))
+                test = dcgm_diag_tests().get(value)
+                if test is not None:
+                    state[_K_DIAG_JSON] = _DiagBlock(value, test, ctx.lineno, ctx.lineno, [], [])
                 continue
-            seen.add(name)
-            yield Draft(kind="gpu.accel_error", fields={
-                "vendor": "nvidia", "driver": "dcgm", "accel_class": test.accel_class, "reason": test.reason,
-                "mnemonic": test.reason.upper(), "detail": _clip(f"dcgmi diag -j: {name}: {value}")})
+            if block is None:
+                continue
+            if key == "status":
+                if value is not None and value.lower() == "fail":
+                    ctx.claimed = True
+                    if len(block.fails) < _DIAG_MAX_FAILS:
+                        block.fails.append(_DiagFail(ctx, line, f"dcgmi diag -j: {block.name}: {value}", None))
+                continue
+            if len(block.reasons) >= _DIAG_MAX_REASONS:
+                continue
+            if key == "error_id":
+                if m.group("num") is not None:
+                    block.reasons.append(_DiagReason(None, [], int(m.group("num"))))
+            elif value is not None:
+                block.reasons.append(_DiagReason(None, [value.replace('\\"', '"')]))
+
+    def at_end(self, state: dict[str, object]) -> list[tuple[Draft, LineContext, str]]:
+        """The results decided in the stream, and those of the blocks still open where it ends (read as ended there;
+        the stream's state stays as it was: a follower's next lines may still come)."""
+        done = state.get(_K_DIAG_DONE)
+        out = list(done) if isinstance(done, list) else []
+        table, js = state.get(_K_DIAG_BLOCK), state.get(_K_DIAG_JSON)
+        if isinstance(table, _DiagBlock):
+            out.extend(_diag_decide(table, None))
+        if isinstance(js, _DiagBlock):
+            got = state.get(_K_DIAG_SEEN)
+            out.extend(_diag_decide(js, set(got) if isinstance(got, set) else set()))
+        return out
+
+
+def _diag_seen(state: dict[str, object]) -> set[str]:
+    """The tests the stream's JSON reported failed."""
+    seen = state.get(_K_DIAG_SEEN)
+    if not isinstance(seen, set):
+        seen = set()
+        state[_K_DIAG_SEEN] = seen
+    return seen
+
+
+def _diag_close(state: dict[str, object], key: str, seen: set[str] | None) -> None:
+    """The block under `key` ends: its results are decided and kept for the stream's end (at_end)."""
+    block = state.pop(key, None)
+    if not isinstance(block, _DiagBlock):
+        return
+    decided = _diag_decide(block, seen)
+    if not decided:
+        return
+    done = state.get(_K_DIAG_DONE)
+    if not isinstance(done, list):
+        done = []
+        state[_K_DIAG_DONE] = done
+    if len(done) < _DIAG_MAX_DONE:
+        done.extend(decided)
 
 
 # `nvidia-smi nvlink -e` / `-s` (catalog/accel.yaml `nvidia_smi_nvlink`): a GPU's block, then a line per link.
