@@ -65,6 +65,8 @@ WILD = Path(__file__).parent / "wild"
 # 7ed8fa6a (the mechanisms moved neither, bundle for bundle): 838 / 815 of 1,139. b48 (16, threads of 2026 and training
 # at large scale) and b49 (21, Slurm at the core, and Kubernetes GPU nodes and their platform) at 0.44 / 0.38 (three
 # false definitives) and 0.52 / 0.52 (two) at af3f4566, the same at d84904f1: 856 / 832 of 1,176.
+# With DCGM's diagnostic results read with their reasons (catalog/accel.yaml dcgm_diag_reasons, built from DCGM's own
+# codes; fitted to b44's busy-GPU memory test, b45-b49 unmoved by it): 857 / 833.
 MIN_DOMAIN = 0.72
 MIN_CATEGORY = 0.70
 # The false definitive verdicts of today, each named: unk-slurm-cn125-segfault-flaky-node, disputed (see its
@@ -213,10 +215,6 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     "amb-legacy-rocm-build-two-gpu-pytorch-gpu-reset-smu-no-response-software-or-power-cable-short-2804",
     "unk-rocm-sdk-builder-gfx1010-pytorch-training-benchmark-hw-exception-gpu-hang-98",
     "unk-habana-setup-gaudi-hl2-hl4-hl6-hl7-cpu-cp-timeout-device-not-usable-1",
-    # b44: `dcgmi diag -r 2`'s GPU Memory test `Fail - GPU: 0`, whose warning rows below it say CUDA could not create a
-    # context on that GPU (`busy or unavailable`): the test never ran on the memory, but the table's result row comes
-    # before its reason and the reader takes the row (`gpu.memory`). A mechanism to do (closing note of stop 47).
-    "unk-go-dcgm-dcgmi-diag-gpu0-memory-fail-cuda-device-busy-or-unavailable-52",
     # b45: IB completion errors (status 12, vendor 129; UCX's transport retry exceeded) and a RoCE GID's `ibv_modify_qp`
     # `Network is unreachable` with no link evidence, the threads open: the spec's `network.transport` (and `.path`).
     "unk-nccl-tests-roce-gid-ibv-modify-qp-network-unreachable-proxy-connect-fail-185",
