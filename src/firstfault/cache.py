@@ -93,13 +93,19 @@ def get(name: str) -> bytes | None:
         return None
 
 
-def put(name: str, data: bytes) -> None:
+def _writable() -> Path | None:
+    """The cache's directory, made (private) where it is not there; None where the cache is off or not ours."""
     d = cache_dir()
     if d is None:
-        return
+        return None
+    d.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return d if _private(d) else None
+
+
+def put(name: str, data: bytes) -> None:
     try:
-        d.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not _private(d):
+        d = _writable()
+        if d is None:
             return
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", dir=d)
         try:
@@ -132,12 +138,9 @@ def update(name: str, merge: Callable[[bytes | None], bytes | None]) -> None:
     """Writes merge(the entry as it is now) as the entry, with no other process's update between the read and the
     write: processes that end together (the workers of `-j N`, each adding what it generated) lose none of each
     other's additions. merge returning None writes nothing."""
-    d = cache_dir()
-    if d is None:
-        return
     try:
-        d.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not _private(d):
+        d = _writable()
+        if d is None:
             return
         with _locked(d, name):
             data = merge(get(name))

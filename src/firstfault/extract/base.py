@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from firstfault.model import FieldValue
 
@@ -67,6 +67,16 @@ def worded_at(line: str, text: str, also: Iterable[str] = (), after: str | None 
         return at, at
     start = line.rfind(after, 0, at)
     return (start, at) if start >= 0 else None
+
+
+def state_set(state: dict[str, object], key: str) -> set[Any]:
+    """The set a stream's state holds under `key` (what an extractor has seen in the stream: pids, tests), made there
+    on its first use."""
+    got = state.get(key)
+    if not isinstance(got, set):
+        got = set()
+        state[key] = got
+    return got
 
 
 class LineExtractor(Protocol):

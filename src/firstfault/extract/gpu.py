@@ -38,7 +38,7 @@ from firstfault.catalog.tables import (
     xid_info,
     xid_relays,
 )
-from firstfault.extract.base import Draft, LineContext, LineExtractor, worded_at
+from firstfault.extract.base import Draft, LineContext, LineExtractor, state_set, worded_at
 from firstfault.extract.codes import cuda_error_of
 from firstfault.model import FieldValue
 from firstfault.pci import norm_pci
@@ -1164,11 +1164,7 @@ class DcgmDiagExtractor:
 
 def _diag_seen(state: dict[str, object]) -> set[str]:
     """The tests the stream's JSON reported failed."""
-    seen = state.get(_K_DIAG_SEEN)
-    if not isinstance(seen, set):
-        seen = set()
-        state[_K_DIAG_SEEN] = seen
-    return seen
+    return state_set(state, _K_DIAG_SEEN)
 
 
 def _diag_close(state: dict[str, object], key: str, seen: set[str] | None) -> None:

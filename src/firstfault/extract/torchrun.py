@@ -13,7 +13,7 @@ from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import name_not_found_words
-from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.base import Draft, LineContext, LineExtractor, state_set
 from firstfault.extract.codes import by_whom, exit_reading
 from firstfault.extract.nccl import clip, split_rank_prefix
 from firstfault.model import FieldValue
@@ -37,11 +37,7 @@ _STOP_SIGNALS: Final = ("SIGTERM", "SIGINT")
 
 
 def _sent(state: dict[str, object]) -> set[int]:
-    sent = state.get(_SENT)
-    if not isinstance(sent, set):
-        sent = set()
-        state[_SENT] = sent
-    return sent
+    return state_set(state, _SENT)
 
 
 def _unprompted(state: dict[str, object], sig: str | None, pid: int) -> bool:
