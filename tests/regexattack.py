@@ -234,7 +234,10 @@ class Slow:
 def check(pattern: str, flags: int, n: int, ratio: float, floor: float, absolute: float) -> Slow | None:
     """The first attack on which search's time from n to 4n characters grows more than `ratio` times
     (when it takes over `floor` seconds at 4n) or passes `absolute` seconds; None when there is none.
-    A time over `floor` is taken again (the least of five), so a pause of the machine fails nothing."""
+    A time over `floor` is taken again, n and 4n one after the other five times: the growth is the least of the
+    five pairs' (each pair timed under the same load), the time at 4n the least of its five, so a machine shared
+    with other work (a load of 9 on 2 cores slowed every 4n run of eleven linear patterns past the floor, their
+    1n runs taken before) fails nothing, and a pattern that does grow faster than the line grows so in every pair."""
     search = re.compile(pattern, flags).search
     cap = 4 * absolute
     for at in attacks(pattern, flags):
@@ -242,8 +245,13 @@ def check(pattern: str, flags: int, n: int, ratio: float, floor: float, absolute
         t1, t4 = timed(search, small, cap), timed(search, big, cap)
         if t4 <= floor:
             continue
-        t1 = min([t1] + [timed(search, small, cap) for _ in range(4)])
-        t4 = min([t4] + [timed(search, big, cap) for _ in range(4)])
-        if t4 > absolute or (t4 > floor and t4 > ratio * t1):
+        pairs = [(t1, t4)]
+        for _ in range(4):
+            a = timed(search, small, cap)
+            pairs.append((a, timed(search, big, cap)))
+        t1 = min(a for a, _ in pairs)
+        t4 = min(b for _, b in pairs)
+        growth = min(b / a if a > 0 else float("inf") for a, b in pairs)
+        if t4 > absolute or (t4 > floor and growth > ratio):
             return Slow(at, t1, t4)
     return None
