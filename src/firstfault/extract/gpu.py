@@ -1051,8 +1051,10 @@ class DcgmDiagExtractor:
     }
     # an operator's or a job's own run of dcgmi, in its output
     sources: frozenset[str] = frozenset({"application"})
+    # (the JSON's `warning` and `info` as keys only: a structured log's `"level": "warning"` is no dcgmi line, and as a
+    # word it would make every such line of a JSON log a candidate of the Python line path)
     literals: tuple[str, ...] = ("| Pass", "| Fail", "| Skip", "| Warning", "| Info", _DIAG_EMPTY_NAME, '"name"',
-                                 '"status"', '"warning"', '"info" :', '"info":', '"error_id"')
+                                 '"status"', '"warning" :', '"warning":', '"info" :', '"info":', '"error_id"')
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         # (what it reads is given back where the stream ends: at_end)
