@@ -136,6 +136,42 @@ def test_only_the_last_word_of_each_stream_stands() -> None:
     assert kept == [("f.log", 0, 9), ("g.log", 0, 2)]
 
 
+def test_a_later_lone_line_that_says_less_supersedes_no_lone_line_that_says_more() -> None:
+    store = Event(kind="storage.error", time=None, node="n1", rank=0, fields={"terminal": True, "fs": "object_store"},
+                  evidence=Evidence(source="application", file="f.log", line=3, text="SlowDown"))
+    events = [
+        store,
+        _ev("app.exception", 5, terminal=True),  # a caller's re-raise that names no cause (superseded by line 7)
+        _ev("nccl.remote_error", 7, terminal=True),  # a lone line read as a peer's death
+        _ev("app.exception", 4, terminal=True, rank=1),  # says little, then its stream says as little again
+        _ev("app.exception", 6, terminal=True, rank=1),
+    ]
+    kept = [(e.evidence.file, e.rank, e.evidence.line) for e in terminal_lines(events) if e.fields.get("terminal")]
+    assert kept == [("f.log", 0, 3), ("f.log", 0, 7), ("f.log", 1, 6)]
+
+
+def test_near_miss_a_later_line_that_says_as_much_or_fuller_evidence_still_supersedes() -> None:
+    def store(line: int) -> Event:
+        return Event(kind="storage.error", time=None, node="n1", rank=0, fields={"terminal": True, "fs": "posix"},
+                     evidence=Evidence(source="application", file="f.log", line=line, text="ENOSPC"))
+    later_lone = terminal_lines([store(3), _ev("app.exception", 5, terminal=True),
+                                 Event(kind="app.exception", time=None, node="n1", rank=0,
+                                       fields={"terminal": True, "errno": "EACCES"},
+                                       evidence=Evidence(source="application", file="f.log", line=8, text="EACCES"))])
+    assert [e.evidence.line for e in later_lone if e.fields.get("terminal")] == [8]
+    fuller = terminal_lines([store(3), _ev("nccl.timeout", 9)])
+    assert [e.evidence.line for e in fuller] == [9]
+
+
+def test_a_wrappers_lone_line_after_the_stores_error_leaves_the_store_the_cause(make_bundle: BundleMaker) -> None:
+    # the shape of a Ray job's driver (marin-community/marin#2574's posted lines): the Hub's error, then the
+    # driver's own RuntimeError that names no cause
+    lines = [*STEPS, S3, "RuntimeError: Job 42 failed with status failed and error: ray::run_on_pod() (pid=11, "
+             "ip=10.0.0.1)"]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(lines)})))
+    assert v.root_cause is not None and v.root_cause.category == "storage.object_store"
+
+
 # The kernel OOM killer's header stands for the kill only where its file goes no further (engine/normalise.py
 # _answered_headers): lines in the kernel's format (mm/oom_kill.c dump_header and __oom_kill_process).
 OOM_HEADER = ("[ 3046.116403] python invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, "

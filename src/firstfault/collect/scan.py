@@ -36,6 +36,7 @@ from firstfault.collect.fold import Lessons, LineFold, Reading, Signature
 from firstfault.collect.stamps import SRUN, Clock, c_clock, c_time, walk_back, walk_back_py
 from firstfault.collect.stamps import prev_stamped as _prev_stamped  # tests also ask whether C is built
 from firstfault.extract.base import Candidate, Draft, LineContext, LineExtractor
+from firstfault.extract.excclass import says_little
 from firstfault.extract.memo import ZERO_DIGITS, hex_literals, hex_words
 from firstfault.extract.unrecognized import decided_by_count, zeroed
 from firstfault.model import ADDRESS, Event
@@ -443,14 +444,6 @@ def continuation(buf: bytes, e: int, text: str) -> str | None:
     return " ".join(parts) if parts else None
 
 
-def _says_little(d: Draft) -> bool:
-    """A reading that any message no table knows gives: the workload's own exception with nothing read from its
-    message (no errno, set-up, limit, file or store code), or a CUDA error whose message named no code of CUDA's."""
-    if d.kind == "app.exception":
-        return not any(k in d.fields for k in ("errno", "setup", "limit", "path", "store_code", "shm", "signal"))
-    return d.kind == "app.cuda_error" and "cuda_code" not in d.fields
-
-
 class Extraction:
     """Runs the extractors of each source kind over candidates, in stream order.
 
@@ -573,7 +566,7 @@ class Extraction:
         the scanner saw wrapped onto the next line (`Candidate.cont`) is read joined to it, and listed as an
         unrecognized line only where the joined text gives nothing either. A line that alone says little (the
         workload's own exception or a CUDA error of no known code: what any message no table knows gives,
-        _says_little) is read joined too, and the joined reading is taken where it says more: the words that
+        excclass.says_little) is read joined too, and the joined reading is taken where it says more: the words that
         decide may be the ones the wrap put on the next line (`...OutOfMemoryError: Task was killed due to the` /
         `node running low on memory.`; `CUDA error: an illegal memory access was` / `encountered`)."""
         if c.cont is None:
@@ -583,7 +576,7 @@ class Extraction:
             out, ctx = self._drafts(c)
         finally:
             held, self._held = self._held, None
-        generic = bool(out) and all(_says_little(d) for d in out)
+        generic = bool(out) and all(says_little(d.kind, d.fields) for d in out)
         if (out and not generic) or (ctx is not None and ctx.claimed and not generic):
             for args in held:
                 self.unrecognized.offer(*args)
@@ -595,7 +588,7 @@ class Extraction:
             out2, ctx2 = self._drafts(joined)
         finally:
             self._held = None
-        if out2 and (not generic or not all(_says_little(d) for d in out2)):
+        if out2 and (not generic or not all(says_little(d.kind, d.fields) for d in out2)):
             return out2, ctx2
         if generic:
             self._offered = offered

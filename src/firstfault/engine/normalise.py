@@ -18,6 +18,7 @@ from typing import Final, NamedTuple
 
 from firstfault.bundle import MAX_RANK, Context
 from firstfault.catalog.tables import platform_program_of, storage_tables
+from firstfault.extract.excclass import SYMPTOM_KINDS, says_little
 from firstfault.extract.reasons import state_of
 from firstfault.hostlist import NodeNames
 from firstfault.model import Address, ErrorItem, Event, Evidence, iso
@@ -262,33 +263,55 @@ _EXIT_REPORTS: Final = ("process.signal", "torch.child_failed", "launcher.exit",
 
 def terminal_lines(events: list[Event]) -> list[Event]:
     """Lone uncaught exception lines (events marked `terminal` by extract/exceptions.py) that are their process's last
-    word: the last event of their stream (file and rank), followed at most by reports of how a process ended; an
-    OOM killer's header whose file then names the process it killed (_answered_headers); a storage client's wait that
-    it waited out (_waited_out); a FUSE daemon's sidecar (_storage_sidecars); a node not responding that slurmctld
-    then says answered again (_answered_nodes).
+    word: the last event of their stream (file and rank), followed at most by reports of how a process ended, or by
+    lone lines that say less (below); an OOM killer's header whose file then names the process it killed
+    (_answered_headers); a storage client's wait that it waited out (_waited_out); a FUSE daemon's sidecar
+    (_storage_sidecars); a node not responding that slurmctld then says answered again (_answered_nodes).
 
     Python prints an uncaught exception last, then exits; the launcher and the scheduler report the exit, and so
     does a server that started the process (an inference server's API process or launcher on its engine, worker or
     shard: catalog/exceptions.yaml `exit_report`, an event's field of that name).
     An exception line with more of its stream after it was a passing mention (a logged error the job went
-    on from) or was superseded by what came later, and is dropped. A lone line's reading is also weak
-    (engine/attribute.py): it is a cause only where no cause read from fuller evidence stands.
+    on from) or was superseded by what came later, and is dropped. Not by a later lone line that says less: a
+    wrapper's or a caller's re-raise that names no cause (the workload's own exception with nothing read from its
+    message, excclass.says_little), or a peer's death or a wait that ran out (a lone line read as a symptom), as a
+    chained traceback's deepest known cause decides over the exceptions raised while handling it (Ray's `RuntimeError:
+    Job ... failed` after the Hub's `HfHubHTTPError: 429 ...`; a client's `connect ECONNREFUSED` to the store after
+    its `SlowDown`). A lone line's reading is also weak (engine/attribute.py): it is a cause only where no cause read
+    from fuller evidence stands.
     """
     last: dict[tuple[str | None, int | None], int] = {}
+    last_telling: dict[tuple[str | None, int | None], int] = {}  # the same, less the lone lines that say less
     for ev in events:
         if ev.fields.get("truncated") is True:
             # a traceback cut before its exception line (the stream stops inside it) adds no words of its own: it
             # supersedes nothing said before it (a logged error, then the traceback of the same failure, cut)
             continue
-        if ev.fields.get("terminal") is True or not (ev.kind.startswith(_EXIT_REPORTS)
-                                                     or ev.fields.get("exit_report") is True):
+        terminal = ev.fields.get("terminal") is True
+        if terminal or not (ev.kind.startswith(_EXIT_REPORTS) or ev.fields.get("exit_report") is True):
             key = (ev.evidence.file, ev.rank)
             line = ev.evidence.line or 0
             if line > last.get(key, -1):
                 last[key] = line
+            if not (terminal and _says_less(ev)) and line > last_telling.get(key, -1):
+                last_telling[key] = line
+
+    def kept(ev: Event) -> bool:
+        if ev.fields.get("terminal") is not True:
+            return True
+        key, line = (ev.evidence.file, ev.rank), ev.evidence.line or 0
+        return line >= last.get(key, -1) or (not _says_less(ev) and line >= last_telling.get(key, -1))
+
     return _answered_nodes(_storage_sidecars(_waited_out(_named_victims(_answered_headers([
-        ev for ev in events if ev.fields.get("terminal") is not True
-        or (ev.evidence.line or 0) >= last.get((ev.evidence.file, ev.rank), -1)])))))
+        ev for ev in events if kept(ev)])))))
+
+
+_LONE_SYMPTOMS: Final = frozenset(SYMPTOM_KINDS.values())
+
+
+def _says_less(ev: Event) -> bool:
+    """A lone line that names no cause: says_little's reading, or a symptom's (a peer, a wait, a collective)."""
+    return ev.kind in _LONE_SYMPTOMS or says_little(ev.kind, ev.fields)
 
 
 def _answered_nodes(events: list[Event]) -> list[Event]:

@@ -14,6 +14,7 @@ lookup in one of the tables.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Final, NamedTuple
 
@@ -493,3 +494,13 @@ SYMPTOM_KINDS: Final[dict[str, str]] = {
     "collective": "nccl.error",
     "aborted": "nccl.communicator_aborted",
 }
+
+
+def says_little(kind: str, fields: Mapping[str, object]) -> bool:
+    """A reading that any message no table knows gives: the workload's own exception with nothing read from its
+    message (no errno, set-up, limit, file or store code), or a CUDA error whose message named no code of CUDA's.
+    A wrapped line that says little is read joined too (collect/scan.py); a lone exception line that says little
+    supersedes no earlier lone line that says more (engine/normalise.py `terminal_lines`)."""
+    if kind == "app.exception":
+        return not any(k in fields for k in ("errno", "setup", "limit", "path", "store_code", "shm", "signal"))
+    return kind == "app.cuda_error" and "cuda_code" not in fields
