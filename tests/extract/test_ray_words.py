@@ -450,3 +450,36 @@ def test_near_miss_prose_about_an_entrypoint_that_failed_is_no_end() -> None:
     from firstfault.extract.runend import read_end
 
     assert read_end("Job entrypoint command failed with exit code 1 because the image lacked python") is None
+
+
+# ---------------------------------------------------------------- a request no node can ever meet
+
+# python/ray/autoscaler/_private/autoscaler.py: the autoscaler's event summary for a demand that no node type fits,
+# as the driver prints it (`(autoscaler +34s)` before it); older releases print the request as a defaultdict
+@pytest.mark.parametrize("line", [
+    "(autoscaler +34s) Error: No available node types can fulfill resource request {'CPU': 1.0, 'GPU': 8.0}. "
+    "Add suitable node types to this cluster to resolve this issue.",
+    "(autoscaler +2m5s) Error: No available node types can fulfill resource request defaultdict(<class 'float'>, "
+    "{'GPU': 4.0}). Add suitable node types to this cluster to resolve this issue.",
+    "(autoscaler +1m1s) Error: No available node types can fulfill resource requests {'GPU': 1.0, 'CPU': 1.0}*8",
+    # Kueue's flavor assigner (pkg/scheduler/flavorassigner/flavorassigner.go), before and since kueue#7232
+    "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in flavor h100, request > "
+    "maximum capacity (24 > 16)",
+    "couldn't assign flavors to pod set worker: insufficient quota for nvidia.com/gpu in flavor h100, previously "
+    "considered podsets requests (16) + current podset request (8) > maximum capacity (16)",
+])
+def test_a_request_no_node_of_the_cluster_can_meet_is_the_jobs_set_up(line: str) -> None:
+    assert [(d.kind, d.fields.get("setup")) for d in read([line])] == [("app.exception", True)]
+
+
+@pytest.mark.parametrize("line", [
+    # a wait for the cluster's resources to free up, not a request it can never meet
+    "Warning: The following resource request cannot be scheduled right now: {'CPU': 1.0, 'GPU': 1.0}. This is "
+    "likely due to all cluster resources being claimed by actors.",
+    "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor h100, 8 more "
+    "needed",
+    # the words quoted in prose, with no request after them
+    "`No available node types can fulfill resource request` means Ray's schedulable resources are too small.",
+])
+def test_near_miss_a_wait_for_resources_or_the_words_quoted_is_no_set_up(line: str) -> None:
+    assert read([line]) == []
