@@ -246,6 +246,44 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # b49: enroot's `switchroot: /bin/bash: not found` under srun across two VMs, no answer stored: the job's image (its
     # set-up, `app.exception.setup`) as the container table reads it.
     "unk-pyxis-two-vm-srun-enroot-switchroot-bin-bash-not-found-no-answer-stored-61",
+    # b51: mesh-transformer-jax's save on a TPU failed three times and its traceback is cut before the exception line
+    # (the stored copy ends there, no reply): a cut traceback is the workload's own exception (app-exception-truncated).
+    "unk-mesh-transformer-jax-gptj-tpu-finetune-gcs-save-failed-3-times-exiting-154",
+    # b52: CUDA's `invalid device ordinal` at cudaSetDevice on a multi-node run that later went away by itself: the
+    # job's own device choice (app.exception.cuda_config) is what CUDA's 101 says.
+    "unk-chemnlp-multinode-multigpu-cuda-setdevice-invalid-device-ordinal-fixed-itself-334",
+    # b52: NVRM's `RmInitAdapter failed!` (a VMware VM with a kernel Oops beside it; an IBM Cloud node that went to a
+    # support ticket), neither thread deciding: the adapter that would not initialise is the GPU's, to be reset.
+    "unk-cuda-samples-debian11-vmware-vm-510-rminitadapter-failed-0x26-nvqueue-oops-no-reply-104",
+    "unk-gpu-operator-ibm-cloud-ocp414-rminitadapter-failed-0x11-0x45-2525-support-ticket-stale-649",
+    # b52: nvidia-smi's `Unable to determine the device handle for GPU ...: Unknown Error` after a run (a Ctrl-C during
+    # inference; two servers after three hours of training), no reply: the GPU that stopped answering NVML.
+    "unk-llama-models-4xa30-ctrl-c-during-inference-cuda0-device-handle-unknown-error-no-answer-200",
+    "unk-llava-8xa100-finetune-after-3h-nvidia-smi-device-handle-unknown-error-two-servers-no-reply-1466",
+    # b52: NCCL's `ibv_modify_qp ... No such device` on both nodes, the thread deciding nothing: the RDMA device the
+    # verbs call could not reach is the node's RDMA stack (node.driver.rdma).
+    "unk-turingaicloud-2node-slurm-torchrun-deepspeed-nccl-ibv-modify-qp-no-such-device-both-nodes-6",
+    # b53: glibc's `free(): invalid next size` abort in a task on Summit, which ORNL left undecided: the program's own
+    # crash (app.crash) as an abort of the heap's check reads.
+    "unk-radical-entk-summit-jsrun-free-invalid-next-size-stage-collapsed-ornl-undecided-382",
+    # b53: NCCL's IB completion status 12 (transport retry exceeded) with vendor error 129, the thread giving only
+    # timeout advice: status 12 is `network.transport`, as for b45's and b49's bundles above.
+    "unk-stanford-alpaca-fsdp-finetune-ib-peer-error-12-vendor-129-remote-exit-or-network-only-timeout-advice-207",
+    # b54: SageMaker's `EC2InsufficientCapacityError: Instance type ... is temporarily unavailable` as a lone line: an
+    # exception of a class no table knows is the workload's own (a cloud's stockout names no cause the spec has).
+    "unk-sagemaker-feedback-studio-jupyterlab-space-ec2-insufficient-capacity-ml-g5-48xlarge-99",
+    # b54: Ray's core worker `Unable to register worker with raylet. No such file or directory` under vLLM, no cause
+    # stored: the errno read as the workload's file I/O (app.exception.io).
+    "unk-vllm-tp2-ray-local-instance-core-worker-failed-to-register-with-raylet-no-such-file-5495",
+    # b55: slurmstepd's `execve(): /tmp/slurmd/job.../slurm_script: No such file or directory`, an admin's hedged NFS
+    # guess that did not pan out: the node's spool that lost the job's script is read as the node lost.
+    "unk-arjuna-slurm-gpu-job-fails-at-once-slurmstepd-execve-slurm-script-no-such-file-admin-suspects-nfs-20",
+    # b55: a lone soft lockup after training, closed with no diagnosis: the kernel's lockup is read as `node.kernel`
+    # (the third wild bundle whose thread does not take a lone soft lockup as the cause: b46's two, this).
+    "unk-flexflow-inception-v3-two-gpu-kernel-soft-lockup-after-training-or-assertion-no-resolution-261",
+    # b55: MosaicML streaming's rename of a shard's `.tmp` on FSx that found no file, non-deterministic and undecided:
+    # the workload's file I/O (app.exception.io) as the errno reads.
+    "unk-mosaicml-streaming-two-node-h100-fsx-local-shard-decompress-rename-tmp-filenotfound-nondeterministic-863",
 })
 # The false alarms of today, each named. b45's FauxPilot bundle holds, line for line, what b36's BEVDet bundle holds
 # (an NGC container's `WARNING: Detected NVIDIA ... GPU, which is not yet supported in this version of the container`
