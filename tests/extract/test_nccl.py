@@ -713,7 +713,7 @@ def test_a_fork_s_warn_is_read_as_nccl_s_and_names_the_library() -> None:
             "and 0. Possible replica group misconfiguration")
     [d] = scan(ERROR, [line])
     assert d.kind == "nccl.error"
-    assert_fields(d, {"library": "Neuron collectives", "nccl_source": "transport.cc"})
+    assert_fields(d, {"library": "Neuron CCOM", "nccl_source": "transport.cc"})
     # MetaX's MCCL, as its deployment notes quote it: NCCL's socket layer's words, the peer read as NCCL's are
     [d2] = scan(ERROR, ["MCCL WARN socketStartConnect: Connect to 10.3.44.2<56159> failed : Software caused "
                         "connection abort"])
