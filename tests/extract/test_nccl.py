@@ -759,3 +759,24 @@ def test_the_readers_take_their_words_from_the_table() -> None:
     assert nccl.NcclNetReadyExtractor.literals == tuple(f"{t} INFO Using network " for t in tags)
     [d] = scan(nccl.NcclNetReadyExtractor(), ["node1:1:2 [0] MSCCLPP INFO Using network IB"])
     assert_fields(d, {"network": "IB", "library": "MSCCL++"})
+
+
+@pytest.mark.parametrize(("rows", "problem"), [
+    ([{"tag": "CCOM", "library": "Neuron CCOM", "printed_by": "libnccom, not public"}], "NCCL's own row comes first"),
+    ([{"tag": "NCCL", "library": "NCCL", "printed_by": "NVIDIA/nccl src/debug.cc"},
+      {"tag": "XNCCL", "library": "Another", "printed_by": "somewhere/else src/debug.cc"}], "meets another row's tag"),
+    ([{"tag": "NCCL", "library": "NCCL", "printed_by": "NVIDIA/nccl src/debug.cc"},
+      {"tag": "ccom", "library": "Neuron CCOM", "printed_by": "libnccom, not public"}], "tag"),
+])
+def test_the_forks_table_refuses_what_a_reader_could_not_tell_apart(monkeypatch: pytest.MonkeyPatch,
+                                                                   rows: list[dict[str, Any]], problem: str) -> None:
+    from firstfault.catalog import tables
+    real = tables._document
+    monkeypatch.setattr(tables, "_document",
+                        lambda name: {**real(name), "nccl_forks": rows} if name == "transport.yaml" else real(name))
+    build = tables.nccl_forks.__wrapped__.__wrapped__  # type: ignore[attr-defined]  # lru_cache, then _kept
+    with pytest.raises(tables.CatalogTableError, match=problem):
+        build()
+    # the shipped table builds (the near miss)
+    monkeypatch.setattr(tables, "_document", real)
+    assert build()[0].tag == "NCCL"
