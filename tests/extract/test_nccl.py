@@ -701,3 +701,82 @@ def test_the_nccl_error_words_are_kept_as_the_tables_build_them() -> None:
     # a line with one of the words is classified; a near miss without any is not read at all
     assert nccl_module.classify_nccl("NCCL WARN NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129")
     assert nccl_module.classify_nccl("NCCL INFO Bootstrap : Using ib0:10.0.125.10<0>") == {}
+
+
+# ------------------------------------------------------------ NCCL's layout under another library's word
+# catalog/transport.yaml `nccl_forks`: libraries that print NCCL's debug lines with their own tag.
+
+
+def test_a_fork_s_warn_is_read_as_nccl_s_and_names_the_library() -> None:
+    # AWS Neuron's collectives, no host before pid:tid (JasnahOrg/nrt_efa_comms_repro README.md, a posted run)
+    line = ("2023-May-21 01:40:15.0924 93703:93705 [0] transport.cc:36 CCOM WARN No transport found between devices 0 "
+            "and 0. Possible replica group misconfiguration")
+    [d] = scan(ERROR, [line])
+    assert d.kind == "nccl.error"
+    assert_fields(d, {"library": "Neuron CCOM", "nccl_source": "transport.cc"})
+    # MetaX's MCCL, as its deployment notes quote it: NCCL's socket layer's words, the peer read as NCCL's are
+    [d2] = scan(ERROR, ["MCCL WARN socketStartConnect: Connect to 10.3.44.2<56159> failed : Software caused "
+                        "connection abort"])
+    assert d2.kind == "nccl.remote_error"
+    assert_fields(d2, {"library": "MCCL", "peer": "10.3.44.2"})
+    # MSCCL++'s header, from the format string of microsoft/mscclpp src/debug.cc mscclppDebugLog (message synthetic)
+    [d3] = scan(ERROR, ["node1:4242:4300 [3] core/ib.cc:120 MSCCLPP WARN Call to ibv_reg_mr failed with 12 Cannot "
+                        "allocate memory"])
+    assert d3.kind == "nccl.error" and d3.host == "node1" and d3.device == "gpu3"
+    assert_fields(d3, {"library": "MSCCL++", "nccl_source": "core/ib.cc", "errno": "ENOMEM"})
+    # NCCL's own line carries no `library` (the same words, synthetic)
+    [d4] = scan(ERROR, ["node1:4242:4300 [3] misc/ibvwrap.cc:105 NCCL WARN Call to ibv_reg_mr failed with 12 Cannot "
+                        "allocate memory"])
+    assert "library" not in d4.fields
+
+
+def test_a_fork_s_lines_meet_the_same_rows_as_nccl_s() -> None:
+    # A `benign` row under the CCOM tag: aws-ofi-nccl's summary that it did not start, logged through Neuron's
+    # collectives (JasnahOrg/nrt_efa_comms_repro README.md): understood, no event
+    line = ("2023-May-21 01:40:03.0080 93703:93705 [0] nccl_net_ofi_init:1415 CCOM WARN NET/OFI aws-ofi-nccl "
+            "initialization failed")
+    assert scan(ERROR, [line]) == []
+    assert nccl.classify_nccl(line) == {}
+    # an INFO line of a fork's is no failure (microsoft/mscclpp src/debug.cc's INFO header; message synthetic)
+    assert scan(ERROR, ["node1:4242:4300 [3] MSCCLPP INFO Bootstrap : Using eth0:10.0.0.1<0>"]) == []
+
+
+def test_a_fork_s_tag_quoted_or_glued_is_no_warn() -> None:
+    # The tag in a filter's list of words (a public Trainium benchmark adapter's noise filter), in a grep pattern
+    for line in ('    drop = ("UserWarning", "warnings.warn", "Warning:", "OperatorEntry", "CCOM WARN",',
+                 "  | grep -vE 'CCOM WARN|nccl_net_ofi|OFI plugin|neuronpjrt.cc' \\"):
+        assert scan(ERROR, [line]) == [] and nccl.classify_nccl(line) == {}
+    # a tag inside another word is not the tag (synthetic)
+    for line in ("XMCCL WARN socketStartConnect: Connect to 10.3.44.2<56159> failed : Connection refused",
+                 "node1:1:2 [0] core/ib.cc:120 XCCOM WARN Call to ibv_reg_mr failed with 12 Cannot allocate memory"):
+        assert not any(d.kind.startswith("nccl.") for d in scan(ERROR, [line]))
+
+
+def test_the_readers_take_their_words_from_the_table() -> None:
+    tags = [row.tag for row in nccl.PRINTERS]
+    assert tags[0] == "NCCL" and {"CCOM", "MSCCLPP", "MCCL"} <= set(tags)
+    assert all(f"{t} WARN" in nccl.nccl_error_literals() for t in tags)
+    assert nccl.NcclNetReadyExtractor.literals == tuple(f"{t} INFO Using network " for t in tags)
+    [d] = scan(nccl.NcclNetReadyExtractor(), ["node1:1:2 [0] MSCCLPP INFO Using network IB"])
+    assert_fields(d, {"network": "IB", "library": "MSCCL++"})
+
+
+@pytest.mark.parametrize(("rows", "problem"), [
+    ([{"tag": "CCOM", "library": "Neuron CCOM", "printed_by": "libnccom, not public"}], "NCCL's own row comes first"),
+    ([{"tag": "NCCL", "library": "NCCL", "printed_by": "NVIDIA/nccl src/debug.cc"},
+      {"tag": "XNCCL", "library": "Another", "printed_by": "somewhere/else src/debug.cc"}], "meets another row's tag"),
+    ([{"tag": "NCCL", "library": "NCCL", "printed_by": "NVIDIA/nccl src/debug.cc"},
+      {"tag": "ccom", "library": "Neuron CCOM", "printed_by": "libnccom, not public"}], "tag"),
+])
+def test_the_forks_table_refuses_what_a_reader_could_not_tell_apart(monkeypatch: pytest.MonkeyPatch,
+                                                                   rows: list[dict[str, Any]], problem: str) -> None:
+    from firstfault.catalog import tables
+    real = tables._document
+    monkeypatch.setattr(tables, "_document",
+                        lambda name: {**real(name), "nccl_forks": rows} if name == "transport.yaml" else real(name))
+    build = tables.nccl_forks.__wrapped__.__wrapped__  # type: ignore[attr-defined]  # lru_cache, then _kept
+    with pytest.raises(tables.CatalogTableError, match=problem):
+        build()
+    # the shipped table builds (the near miss)
+    monkeypatch.setattr(tables, "_document", real)
+    assert build()[0].tag == "NCCL"

@@ -896,6 +896,30 @@ def name_not_found_words() -> tuple[str, ...]:
     return _strings("transport.yaml", "name_not_found_words")
 
 
+class NcclFork(_Row, frozen=True):
+    """A collective library that prints NCCL's debug lines with its own word where NCCL's stands
+    (catalog/transport.yaml `nccl_forks`)."""
+
+    tag: Annotated[str, Meta(pattern=r"^[A-Z][A-Z0-9]{2,11}$")]  # the word before WARN / INFO: `CCOM`
+    library: Annotated[str, Meta(min_length=3)]
+    printed_by: Annotated[str, Meta(min_length=8)]
+    seen: str | None = None  # a posted line in that format
+
+
+@lru_cache(maxsize=1)
+@_kept("transport.yaml")
+def nccl_forks() -> tuple[NcclFork, ...]:
+    """catalog/transport.yaml `nccl_forks`: NCCL's own printer first, then the libraries that print its layout under
+    another word; a tag appears once, and none inside another (a reader would take the shorter for the longer)."""
+    rows = [(where, item) for where, item in _rows("transport.yaml", "nccl_forks", NcclFork)]
+    if not rows or rows[0][1].tag != "NCCL":
+        raise CatalogTableError("catalog/transport.yaml: nccl_forks: NCCL's own row comes first")
+    for i, (where, item) in enumerate(rows):
+        if any(item.tag in other.tag or other.tag in item.tag for _, other in rows[:i]):
+            raise CatalogTableError(f"{where}: {item.tag!r} meets another row's tag")
+    return tuple(item for _, item in rows)
+
+
 class NcclNodeWarn(_Row, frozen=True):
     """NCCL's words for a node or a job's settings that cannot give it what it needs (`setup`), for the node's
     platform services under NCCL not working (`platform`), or for a fallback it takes and goes on from (`benign`),

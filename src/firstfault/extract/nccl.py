@@ -21,8 +21,10 @@ from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import (
+    NcclFork,
     NcclNodeWarn,
     ib_wc_status_table,
+    nccl_forks,
     nccl_node_warns,
     nccl_transport_names,
     nccl_transports,
@@ -92,14 +94,38 @@ def recent(state: dict[str, object], key: str) -> dict[object, int]:
 # #982); tried last, where neither other form fits, so NCCL's own lines never pay for it. NCCL 2.30.7 puts the
 # function that warned after the line (src/debug.cc: `[%d] %s:%d (%s) NCCL WARN %s`, C++'s __func__: `ncclIbTest`,
 # `operator()` in a lambda): `transport/net_ib/p2p.cc:854 (ncclIbTest) NCCL WARN`, the file still the WARN's source.
+# Libraries that print the same lines with their own word where NCCL's stands (`MSCCLPP WARN`, `CCOM WARN`) are
+# catalog/transport.yaml `nccl_forks`: every reader here takes a line of any of their tags (_TAGS) as NCCL's.
+PRINTERS: Final[tuple[NcclFork, ...]] = nccl_forks()
+_BY_TAG: Final[Mapping[str, NcclFork]] = {row.tag: row for row in PRINTERS}
+_TAGS: Final = "(?:" + "|".join(re.escape(row.tag) for row in PRINTERS) + ")"
+# The words of a WARN line (`NCCL WARN`, `CCOM WARN`, ...): the prefilter's, and the bare WARN's anchor.
+WARN_WORDS: Final[tuple[str, ...]] = tuple(f"{row.tag} WARN" for row in PRINTERS)
 _NCCL_HEAD = re.compile(
     r"(?:^|[\s\]:])(?P<host>[A-Za-z0-9][\w.\-]*):(?P<pid>\d+):(?P<tid>\d+) \[(?P<dev>\d+)\] "
-    r"(?:(?P<src>\S+):\d+(?: \((?:[\w~]{1,200}|operator\(\))\))? NCCL |NCCL "
+    rf"(?:(?P<src>\S+):\d+(?: \((?:[\w~]{{1,200}}|operator\(\))\))? (?P<tag>{_TAGS}) |(?P<tag_b>{_TAGS}) "
     r"|(?P<old>[\w./\-]+\.(?:cu|h|cc)):\d+ "
-    r"|(?P<fn>[\w:<>*& ]{1,200}\([\w:<>*&, ]{0,200}\)(?: const)?):\d+ NCCL )"
+    rf"|(?P<fn>[\w:<>*& ]{{1,200}}\([\w:<>*&, ]{{0,200}}\)(?: const)?):\d+ (?P<tag_f>{_TAGS}) )"
     r"(?P<level>WARN|INFO|ERROR|ABORT)\b ?(?P<msg>.*)$"
 )
-_NCCL_WARN_BARE = re.compile(r"NCCL WARN (?P<msg>.*)$")
+# A WARN without NCCL's header (posted alone, or by a library that prints no host: `pid:tid [dev] file.cc:N CCOM
+# WARN`): the tag as a word of its own, never the end of another (`XMCCL WARN`).
+_NCCL_WARN_BARE = re.compile(rf"\b{_TAGS} WARN (?P<msg>.*)$")
+# Searched only in a line that holds this: the tags' alternation and its word boundary leave the pattern without
+# the literal start the matcher skips ahead by (NCCL's one word had it), 40 times slower on a line without a WARN.
+_WARN_WORD: Final = " WARN "
+
+
+def _library(body: str, head: re.Match[str] | None) -> str | None:
+    """The library that printed an NCCL-format line where it is not NCCL (catalog/transport.yaml `nccl_forks`):
+    its tag in the header, else in a bare WARN; None for NCCL's own lines and for lines without a tag."""
+    tag = None
+    if head is not None:
+        tag = head.group("tag") or head.group("tag_b") or head.group("tag_f")
+    elif _WARN_WORD in body and (bare := _NCCL_WARN_BARE.search(body)) is not None:
+        tag = bare.group(0).split(" ", 1)[0]
+    row = _BY_TAG.get(tag) if tag is not None else None
+    return row.library if row is not None and row is not PRINTERS[0] else None
 
 
 def _nccl_head(body: str) -> tuple[re.Match[str] | None, str | None]:
@@ -107,7 +133,7 @@ def _nccl_head(body: str) -> tuple[re.Match[str] | None, str | None]:
     m = _NCCL_HEAD.search(body)
     if m:
         return m, (m.group("msg") if m.group("level") == "WARN" else None)
-    bare = _NCCL_WARN_BARE.search(body)
+    bare = _NCCL_WARN_BARE.search(body) if _WARN_WORD in body else None
     return None, (bare.group("msg") if bare else None)
 
 
@@ -179,7 +205,7 @@ SHM_SEGMENT_LITERALS: Final[tuple[str, ...]] = ("Error while creating shared mem
                                                 "failed to create shared memory file")
 # Literals the NCCL error extractor declares (every line it reads contains one).
 NCCL_ERROR_LITERALS: Final[tuple[str, ...]] = (
-    "NCCL WARN",
+    *WARN_WORDS,
     "NCCL error",
     # nccl-tests' check of an NCCL call (`Test NCCL failure common.cu:959 'internal error - please report this issue to
     # the NCCL developers / '`): ncclGetErrorString and ncclGetLastError of the result, as PyTorch's `NCCL error`
@@ -472,7 +498,7 @@ def _where_in_nccl(head: re.Match[str] | None, warn: str | None, body: str) -> d
 
 
 _BARE_SOURCE = re.compile(
-    r"(?:^|\s)(?P<src>[\w./\-]+\.(?:cc|cu|c|h)):\d+(?: \((?:[\w~]{1,200}|operator\(\))\))? NCCL WARN\b")
+    rf"(?:^|\s)(?P<src>[\w./\-]+\.(?:cc|cu|c|h)):\d+(?: \((?:[\w~]{{1,200}}|operator\(\))\))? {_TAGS} WARN\b")
 
 
 def _transport_of(src: str) -> str | None:
@@ -779,16 +805,16 @@ class NcclErrorExtractor:
     name = "nccl.error"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "app.exception": frozenset({"errno", "exc_type", "message", "shm", "limit"}),
-        "nccl.communicator_aborted": frozenset({"detail"}),
+        "app.exception": frozenset({"errno", "exc_type", "message", "shm", "limit", "library"}),
+        "nccl.communicator_aborted": frozenset({"detail", "library"}),
         "nccl.error": frozenset({"async_event", "detail", "nccl_result", "cuda_class", "errno", "nccl_source",
-                                 "transport", "setup", "local_status", "limit"}),
+                                 "transport", "setup", "local_status", "limit", "library"}),
         "nccl.ib_completion_error": frozenset({"hca", "opcode", "peer", "status", "vendor_err", "status_class",
-                                               "status_name"}),
+                                               "status_name", "library"}),
         "nccl.remote_error": frozenset({"detail", "stack", "peer_status", "peer", "errno", "nccl_source",
-                                        "transport"}),
-        "net.ib_verbs_error": frozenset({"detail", "dev", "errno", "verb"}),
-        "net.link": frozenset({"async_event", "detail", "iface", "port", "state"}),
+                                        "transport", "library"}),
+        "net.ib_verbs_error": frozenset({"detail", "dev", "errno", "verb", "library"}),
+        "net.link": frozenset({"async_event", "detail", "iface", "port", "state", "library"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
     def __init__(self) -> None:
@@ -807,10 +833,13 @@ class NcclErrorExtractor:
         shm_seen[_who(rank, ctx, body)] = ctx.lineno
         errno = ("ENOSPC" if "No space left" in warn or "(28)" in warn else
                  "ENOMEM" if "Cannot allocate memory" in warn or "(12)" in warn else None)
-        fields: dict[str, FieldValue] = {"exc_type": "NCCL shared memory", "message": clip(warn), "shm": True,
-                                         "limit": "shm"}
+        library = _library(body, head)
+        fields: dict[str, FieldValue] = {"exc_type": f"{library or PRINTERS[0].library} shared memory",
+                                         "message": clip(warn), "shm": True, "limit": "shm"}
         if errno is not None:
             fields["errno"] = errno
+        if library is not None:
+            fields["library"] = library
         yield _place(Draft("app.exception", fields, rank=rank), head)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -833,6 +862,7 @@ class NcclErrorExtractor:
                 ctx.claimed = True  # a fallback NCCL goes on from (catalog/transport.yaml `nccl_node_warns`)
             return
         who = _who(rank, ctx, body)
+        library = _library(body, head)  # a fork's line (catalog/transport.yaml `nccl_forks`): its events name it
         last = recent(ctx.state, "ff.nccl.report")
         ib_seen = recent(ctx.state, "ff.nccl.ib")
         mark_failure(ctx, who)
@@ -856,6 +886,8 @@ class NcclErrorExtractor:
                     ctx.claimed = True
                     continue
             draft = _place(Draft(kind, dict(fields), rank=rank), head)
+            if library is not None:
+                draft.fields["library"] = library
             announced = recent(ctx.state, _ANNOUNCED)
             if kind == "nccl.error" and announced and "local_status" not in fields:
                 # the failure an INFO line of this stream announced (the first such row it saw)
@@ -907,7 +939,7 @@ class NcclAddressExtractor:
 # `... Using network IB`, `... Using network AWS Libfabric`): whatever net plugin failed before it, NCCL went on.
 # (The network's name runs to the line's end, read greedily and stripped after: a lazy run before `\s*$` went back over
 # every blank of a line padded with them, superlinear in its length.)
-_NET_READY = re.compile(r"\bNCCL INFO Using network (?P<net>\S[^\r\n]{0,80})")
+_NET_READY = re.compile(rf"\b{_TAGS} INFO Using network (?P<net>\S[^\r\n]{{0,80}})")
 
 
 class NcclNetReadyExtractor:
@@ -917,17 +949,20 @@ class NcclNetReadyExtractor:
     name = "nccl.net_ready"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "nccl.net_ready": frozenset({"network"}),
+        "nccl.net_ready": frozenset({"network", "library"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog"})
-    literals: tuple[str, ...] = ("NCCL INFO Using network ",)
+    literals: tuple[str, ...] = tuple(f"{row.tag} INFO Using network " for row in PRINTERS)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
         m = _NET_READY.search(body)
         if m and not body[m.end():].strip():  # the name is the rest of the line
             head, _ = _nccl_head(body)
-            yield _place(Draft("nccl.net_ready", {"network": m.group("net").rstrip()}, rank=rank), head)
+            fields: dict[str, FieldValue] = {"network": m.group("net").rstrip()}
+            if (library := _library(body, head)) is not None:
+                fields["library"] = library
+            yield _place(Draft("nccl.net_ready", fields, rank=rank), head)
 
 
 EXTRACTORS: tuple[LineExtractor, ...] = (
