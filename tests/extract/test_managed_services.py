@@ -264,6 +264,31 @@ def test_azure_batch_start_task_failed_node_names_no_cause() -> None:
     assert [e for e in events if e.kind in ("process.signal", "app.exception")] == []
 
 
+# Azure Batch's task failure codes for a task's container (TaskFailureInformationCodes), after the `code` key's words.
+@pytest.mark.parametrize("line", [
+    # Nextflow's Azure Batch executor, verbatim from nextflow-io/nextflow#2099 (an invalid image in `container`)
+    "[AZURE BATCH] Task failed. ERROR code: ContainerInvalidImage; message: One or more container images specified are "
+    "invalid",
+    # the REST API's failureInfo as the task fail event documents its shape (the code here is this test's)
+    '        "code": "ContainerInvalidSettings",',
+    "    code: ContainerInvalidRegistry",
+])
+def test_azure_batch_container_codes_are_the_jobs_setup(line: str) -> None:
+    errors = [(e.fields.get("error"), e.fields.get("runtime")) for e in feed([line]) if e.kind == "container.error"]
+    assert errors == [("job", "azure-batch")]
+
+
+@pytest.mark.parametrize("line", [
+    # the code names as another program's identifiers (a PHP test's helper)
+    "        $controller->setContainer($this->getContainerInvalidImage());",
+    # the service's own words that name no side: an unknown container error, the task's own exit (the task fail event)
+    '        "code": "ContainerMiscError",',
+    '        "code": "FailureExitCode",',
+])
+def test_azure_batch_container_code_near_misses(line: str) -> None:
+    assert [e for e in feed([line]) if e.kind == "container.error"] == []
+
+
 # Google's Pipelines API v2 / Cloud Life Sciences, in its operation's words as Cromwell and dsub print them.
 @pytest.mark.parametrize("line", [
     # a public Cromwell workflow log (a 2025 report of a mutect task), verbatim
@@ -487,6 +512,13 @@ def test_the_workloads_own_errors_of_those_names_stay_exceptions(line: str) -> N
 
 def test_an_ecs_pull_of_a_missing_image_is_the_jobs_setup(make_bundle: BundleMaker) -> None:
     _, got = _analyze(make_bundle, ECS_PULL_MISSING + "\n")
+    assert got == "app.exception.setup"
+
+
+def test_an_azure_batch_invalid_container_image_is_the_jobs_setup(make_bundle: BundleMaker) -> None:
+    record = ("[AZURE BATCH] Task failed. ERROR code: ContainerInvalidImage; message: One or more container images "
+              "specified are invalid\n")
+    _, got = _analyze(make_bundle, record)
     assert got == "app.exception.setup"
 
 
