@@ -264,7 +264,8 @@ def test_azure_batch_start_task_failed_node_names_no_cause() -> None:
     assert [e for e in events if e.kind in ("process.signal", "app.exception")] == []
 
 
-# Azure Batch's task failure codes for a task's container (TaskFailureInformationCodes), after the `code` key's words.
+# Azure Batch's task failure codes for a task's container and start (TaskFailureInformationCodes), after the `code`
+# key's words.
 @pytest.mark.parametrize("line", [
     # Nextflow's Azure Batch executor, verbatim from nextflow-io/nextflow#2099 (an invalid image in `container`)
     "[AZURE BATCH] Task failed. ERROR code: ContainerInvalidImage; message: One or more container images specified are "
@@ -272,6 +273,8 @@ def test_azure_batch_start_task_failed_node_names_no_cause() -> None:
     # the REST API's failureInfo as the task fail event documents its shape (the code here is this test's)
     '        "code": "ContainerInvalidSettings",',
     "    code: ContainerInvalidRegistry",
+    '        "code": "BlobAccessDenied",',
+    '        "code": "CommandProgramNotFound",',
 ])
 def test_azure_batch_container_codes_are_the_jobs_setup(line: str) -> None:
     errors = [(e.fields.get("error"), e.fields.get("runtime")) for e in feed([line]) if e.kind == "container.error"]
@@ -284,6 +287,8 @@ def test_azure_batch_container_codes_are_the_jobs_setup(line: str) -> None:
     # the service's own words that name no side: an unknown container error, the task's own exit (the task fail event)
     '        "code": "ContainerMiscError",',
     '        "code": "FailureExitCode",',
+    # Azure Storage's own code for a blob that is not there, as its clients print it for any blob of a running job
+    '        "code": "BlobNotFound",',
 ])
 def test_azure_batch_container_code_near_misses(line: str) -> None:
     assert [e for e in feed([line]) if e.kind == "container.error"] == []
