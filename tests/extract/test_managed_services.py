@@ -257,6 +257,78 @@ def test_sagemaker_near_misses(line: str) -> None:
     assert said([line]) == []
 
 
+# An Azure Batch node whose StartTask failed (ComputeNodeState starttaskfailed): the pool owner's own set-up command,
+# whose output says why; understood, no cause by itself.
+def test_azure_batch_start_task_failed_node_names_no_cause() -> None:
+    events = feed(['    "state": "starttaskfailed",'])
+    assert [e for e in events if e.kind in ("process.signal", "app.exception")] == []
+
+
+# Azure Batch's task failure codes for a task's container and start (TaskFailureInformationCodes), after the `code`
+# key's words.
+@pytest.mark.parametrize("line", [
+    # Nextflow's Azure Batch executor, verbatim from nextflow-io/nextflow#2099 (an invalid image in `container`)
+    "[AZURE BATCH] Task failed. ERROR code: ContainerInvalidImage; message: One or more container images specified are "
+    "invalid",
+    # the REST API's failureInfo as the task fail event documents its shape (the code here is this test's)
+    '        "code": "ContainerInvalidSettings",',
+    "    code: ContainerInvalidRegistry",
+    '        "code": "BlobAccessDenied",',
+    '        "code": "CommandProgramNotFound",',
+])
+def test_azure_batch_container_codes_are_the_jobs_setup(line: str) -> None:
+    errors = [(e.fields.get("error"), e.fields.get("runtime")) for e in feed([line]) if e.kind == "container.error"]
+    assert errors == [("job", "azure-batch")]
+
+
+@pytest.mark.parametrize("line", [
+    # the code names as another program's identifiers (a PHP test's helper)
+    "        $controller->setContainer($this->getContainerInvalidImage());",
+    # the service's own words that name no side: an unknown container error, the task's own exit (the task fail event)
+    '        "code": "ContainerMiscError",',
+    '        "code": "FailureExitCode",',
+    # Azure Storage's own code for a blob that is not there, as its clients print it for any blob of a running job
+    '        "code": "BlobNotFound",',
+])
+def test_azure_batch_container_code_near_misses(line: str) -> None:
+    assert [e for e in feed([line]) if e.kind == "container.error"] == []
+
+
+# Google's Pipelines API v2 / Cloud Life Sciences, in its operation's words as Cromwell and dsub print them.
+@pytest.mark.parametrize("line", [
+    # a public Cromwell workflow log (a 2025 report of a mutect task), verbatim
+    "java.lang.Exception: Task mutect.mutectTask:24:4 failed. The job was stopped before the command finished. PAPI "
+    "error code 10. The assigned worker has failed to complete the operation",
+    # dsub's error message frame (DataBiosphere/dsub google_v2_base.py error_message; the job id is this test's)
+    "Error in job train--alice--201015-120000-00 - code 10: The assigned worker has failed to complete the operation",
+    # Cromwell's release notes (44/46, "Enhanced 'error code 10' handling in PAPIv2"), verbatim
+    "PAPI error code 14. Task was preempted for the 2nd time.",
+    # Cromwell's handlePreemption message (its format; the workflow id and call are this test's)
+    "Task 0b6a8a0e-2f6c-4b7e-9a53-1c2d3e4f5a6b:train was preempted for the 1st time. The call will be restarted with "
+    "another preemptible VM (max preemptible attempts number is 3). Error code UNAVAILABLE.",
+])
+def test_papi_worker_lost_is_a_preemption(line: str) -> None:
+    assert said([line]) == [("process.signal", "preemption", "gcp")]
+
+
+@pytest.mark.parametrize("line", [
+    # code 9: the task's own command exited non-zero (a public Cromwell report, verbatim; the Life Sciences operation's
+    # error as a snakemake guide's `gcloud beta lifesciences operations describe` prints it)
+    "Task ldsc_rg.gather_h2:NA:1 failed. The job was stopped before the command finished. PAPI error code 9. Execution "
+    'failed: generic::failed_precondition: while running "/cromwell_root/script": unexpected exit status 2 was not '
+    "ignored",
+    "  message: 'Execution failed: generic::failed_precondition: while running \"snakejob-bwa_map-8\":",
+    # the code number alone, and Google's `generic::` status frame in another service's words (a Dataflow worker's)
+    "The job was stopped before the command finished. PAPI error code 10.",
+    "Error message from worker: generic::aborted: SDK harness sdk-0-0 disconnected.",
+    "generic::unavailable: Downstream connection unexpectedly closed",
+    # another program's retry count in prose
+    "the lock was acquired for the 2nd time",
+])
+def test_papi_near_misses(line: str) -> None:
+    assert said([line]) == []
+
+
 # Vertex AI / AI Platform Training: the job's error for a replica's exit.
 def test_vertex_replica_out_of_memory_is_its_memory_limit() -> None:
     # AI Platform's words, as a public write-up quotes its job's error
@@ -349,8 +421,10 @@ def _analyze(make_bundle: BundleMaker, record: str) -> tuple[str, str | None]:
      "scheduler.time_limit"),
     ("modal.exception.FunctionTimeoutError: Task's current input in-01KPJ3A91C01CVK1YZXBJKX4K1:1776576439351-0 hit "
      "its timeout of 600s\n", "scheduler.time_limit"),
+    ("Task train.step:0:1 failed. The job was stopped before the command finished. PAPI error code 10. The assigned "
+     "worker has failed to complete the operation\n", "scheduler.preempted"),
 ], ids=["gcp-batch-preempted", "gcp-batch-max-run-duration", "sagemaker-max-runtime", "aws-batch-timeout",
-        "modal-timeout"])
+        "modal-timeout", "papi-worker-lost"])
 def test_the_services_word_is_the_cause(make_bundle: BundleMaker, record: str, category: str) -> None:
     _, got = _analyze(make_bundle, record)
     assert got == category
@@ -360,7 +434,9 @@ def test_the_services_word_is_the_cause(make_bundle: BundleMaker, record: str, c
     GCB_EVENT.format(vm="8675309", why="", code=1).replace(" due to  with", " with") + "\n",
     "Process finished with exit code 50001\n",
     '{\n  "status": "FAILED",\n  "statusReason": "Essential container in task exited",\n}\n',
-], ids=["own-exit", "app-prints-50001", "essential-container"])
+    "Task train.step:0:1 failed. The job was stopped before the command finished. PAPI error code 9. Execution failed: "
+    'generic::failed_precondition: while running "/cromwell_root/script": unexpected exit status 1 was not ignored\n',
+], ids=["own-exit", "app-prints-50001", "essential-container", "papi-own-exit"])
 def test_near_misses_through_the_engine(make_bundle: BundleMaker, record: str) -> None:
     domain, got = _analyze(make_bundle, record)
     assert domain != "scheduler" and got not in ("scheduler.preempted", "scheduler.time_limit")
@@ -441,6 +517,13 @@ def test_the_workloads_own_errors_of_those_names_stay_exceptions(line: str) -> N
 
 def test_an_ecs_pull_of_a_missing_image_is_the_jobs_setup(make_bundle: BundleMaker) -> None:
     _, got = _analyze(make_bundle, ECS_PULL_MISSING + "\n")
+    assert got == "app.exception.setup"
+
+
+def test_an_azure_batch_invalid_container_image_is_the_jobs_setup(make_bundle: BundleMaker) -> None:
+    record = ("[AZURE BATCH] Task failed. ERROR code: ContainerInvalidImage; message: One or more container images "
+              "specified are invalid\n")
+    _, got = _analyze(make_bundle, record)
     assert got == "app.exception.setup"
 
 

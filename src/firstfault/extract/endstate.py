@@ -465,6 +465,8 @@ def literals() -> tuple[str, ...]:
                 # training job's SecondaryStatus and FailureReason
                 "terminateReason", "TerminateReason", "Terminate reason", "SecondaryStatus", "Secondary status",
                 "FailureReason", "Failure reason"})
+    # An Azure Batch node's states (`"state": "starttaskfailed"` as the REST API and `az batch node list` print it)
+    out.update(w.word for w in tables.words if w.field == "node_state")
     # Google Cloud Batch's reserved exit codes that name a cause, with the words that print them (its status event's
     # `with exit code 50001`, also where YAML folds it after `exit`, a task's `exitCode: 50001` in YAML or JSON):
     # never the bare number, which any id, port or time of a line may hold
