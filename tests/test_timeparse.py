@@ -173,6 +173,30 @@ def test_stamps_inside_the_range_are_read(line: str, expected: str) -> None:
     assert st.wall.replace(tzinfo=None).isoformat() == expected and tp.out_of_range == 0
 
 
+@pytest.mark.parametrize(("line", "outside"), [
+    ("[Mon Nov  2 10:00:05 0026] kmem: usage 6122kB", 1),  # outside the years: counted, and unread
+    ("[Mon Nov  0 10:00:05 2026] kmem: usage 6122kB", 0),  # no 0th of November: unread alone
+    ("2026-13-02 10:00:05,000 INFO x", 0),  # no 13th month
+    ("2026-11-02T25:00:05+01:00 x", 0),  # no 25th hour, with a zone
+    ('time="02/11/2026 13:00:05" level=info', 0),  # gcsfuse's 12-hour clock has no 13 o'clock
+])
+def test_a_stamp_read_as_none_is_unread_and_counted_where_outside_the_years(line: str, outside: int) -> None:
+    """TimeParser.unread: the stamps a form matched that read as no time (the fold reads every later copy of such a
+    line's shape, collect/fold.py), of which those outside the years are the verdict's count (out_of_range)."""
+    tp = TimeParser(UTC, START, END)
+    assert tp.parse(line) is None
+    assert (tp.unread, tp.out_of_range) == (1, outside)
+
+
+@pytest.mark.parametrize("line", ["[Mon Nov  2 10:00:05 2026] kmem: usage 6122kB", "2026-11-02 10:00:05,000 INFO x",
+                                  "Nov  2 10:00:05 node-01 kernel: x", "kmem: usage 6122kB (no stamp)"])
+def test_a_stamp_read_as_a_time_or_no_stamp_is_not_unread(line: str) -> None:
+    # near miss of the above
+    tp = TimeParser(UTC, START, END)
+    tp.parse(line)
+    assert (tp.unread, tp.out_of_range) == (0, 0)
+
+
 @pytest.mark.parametrize("value", ["0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00", "0999-12-31T23:59:59Z",
                                    "9000-01-01T00:00:00Z"])
 def test_a_time_outside_the_range_is_a_named_value_error(value: str) -> None:

@@ -181,6 +181,12 @@ class TimeParser:
         self._glog_minutes: dict[str, tuple[datetime | None, int, int, int, int]] = {}  # `1102 11:10` (glog's)
         self._clock12_last: datetime | None = None  # the last 12-hour stamp read (_clock12)
         self.out_of_range = 0  # stamps read as no stamp: outside TIME_MIN..TIME_MAX (a minute's all count)
+        # Stamps a form matched that read as no time: those out_of_range counts, and a date or time that does not
+        # exist (a month 13, a 25th hour, 30 February; not counted in the verdict). A folded copy's stamp is not
+        # read: its digits lie within those of the copies read to its outcome (collect/fold.py), so the fold reads
+        # every copy of a shape one of whose lines read so (LineFold.unstable), and no copy it counts has a stamp
+        # outside the years, whose count must be the same read or counted.
+        self.unread = 0
 
     def _local(self, y: int, mo: int, d: int, h: int, mi: int, s: int, us: int) -> datetime | None:
         # A log's lines fall in few minutes: the zone is applied once per minute, and a line adds its
@@ -197,16 +203,19 @@ class TimeParser:
             return self._bounded(datetime(y, mo, d, h, mi, s, us, tzinfo=self.tz).astimezone(UTC))
         except OverflowError:  # a year 1 or 9999 stamp that its zone takes past datetime's limits
             self.out_of_range += 1
+            self.unread += 1
             return None
         except ValueError:  # no such date (31 February), or year 0
             if y < 1:
                 self.out_of_range += 1
+            self.unread += 1
             return None
 
     def _bounded(self, t: datetime) -> datetime | None:
         if in_range(t):
             return t
         self.out_of_range += 1
+        self.unread += 1
         return None
 
     def _minute(self, y: int, mo: int, d: int, h: int, mi: int) -> datetime | None:
@@ -357,6 +366,7 @@ class TimeParser:
             return self._bounded(datetime(y, mo, d, h, mi, s, us, tzinfo=UTC))
         except ValueError:  # no such date, or year 0
             self.out_of_range += int(y < 1)
+            self.unread += 1
             return None
 
     def _clock12(self, m: re.Match[str]) -> datetime | None:
@@ -367,6 +377,7 @@ class TimeParser:
         d, mo, y = int(m.group(1)), int(m.group(2)), int(m.group(3))
         h, mi, s, us = int(m.group(4)), int(m.group(5)), int(m.group(6)), _frac(m.group(7))
         if not 1 <= h <= 12:
+            self.unread += 1
             return None
         readings = [t for t in (self._local(y, mo, d, h % 12, mi, s, us), self._local(y, mo, d, h % 12 + 12, mi, s, us))
                     if t is not None]
@@ -484,8 +495,10 @@ class TimeParser:
             return self._bounded(datetime(y, mo, d, h, mi, s, us, tzinfo=tz).astimezone(UTC))
         except OverflowError:  # a year 1 or 9999 stamp that its offset takes past datetime's limits
             self.out_of_range += 1
+            self.unread += 1
             return None
-        except ValueError:
+        except ValueError:  # no such date, or zone
+            self.unread += 1
             return None
 
     def _glog(self, m: re.Match[str]) -> datetime | None:

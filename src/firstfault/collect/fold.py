@@ -62,6 +62,12 @@ verdict what reading every copy gives:
   before, back to the line read last, takes that line's time: fold_run's
   `before`). Either way none of
   them can be its group's earliest line.
+- A copy is counted only where its stamp reads as a time: a shape one of whose lines read to no time (a stamp
+  outside the years, or of no such date: TimeParser.unread) is read line by line in its file (`unstable`). The
+  copies read before had stamps of years 1000-8999 (a thousands digit 1-8), and a counted copy's digits lie within
+  theirs: so the stamps outside the years are counted (`errors`) where every candidate is read and where copies
+  are counted alike. (Not at the range's very edge: 1000-01-01 or 8999-12-31 in a zone whose offset takes it
+  across.)
 - Lines found to hold none of the prefilter's words make their shape quiet
   where the shape tells that every line of it holds none (`quiet_add`): the
   dense loop passes over them in C, as the prefilter would.
@@ -1202,8 +1208,10 @@ class LineFold:
         return True, True
 
     def unstable(self, raw: bytes) -> None:
-        """Read every later copy of `raw`'s shape in this file: its stamp was read as none (outside the years
-        the analysis holds), and a folded copy's time is not read, so it could not be counted as one."""
+        """Read every later copy of `raw`'s shape in this file: its stamp was read as none (TimeParser.unread:
+        outside the years the analysis holds, or no such date or time). A folded copy's stamp is not read, and its
+        digits need only lie within those of the copies read: after a stamp of no such date, a copy of year 0026
+        could (an unread stamp outside the years, which reading every line counts)."""
         key = line_shape(raw) if len(raw) <= MAX_LINE else None
         if key is None:
             return

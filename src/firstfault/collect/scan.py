@@ -953,7 +953,7 @@ class LineScanner:
             over the copies not read), for a variant that counts a copy only when it is not earlier than its
             floor (fold._Variant.timed), and whether it was worked out without a stamp read as none (outside the
             years: such a copy is read, and the count of such stamps is left to that reading)."""
-            unplaced = tp.out_of_range
+            unplaced, unread = tp.out_of_range, tp.unread
             if _prev_stamped is not None and _prev_stamped(buf, -1, e + 1, 1)[0] != s:
                 # None of the stamp forms' characters on the copy itself (_lines.c may_hold_stamp): its own parse
                 # would read none, and the walk back starts at once.
@@ -964,10 +964,9 @@ class LineScanner:
                 raw = strip(buf[s:e])[0] if srun_prefix else buf[s:e]
                 t = time_of(buf, s, raw, raw.decode("utf-8", errors="replace"), prev_start, prev_t, have_prev,
                             carried, 1 << 30)
-            if tp.out_of_range != unplaced:
-                tp.out_of_range = unplaced
-                return False, t
-            return True, t
+            sure = tp.out_of_range == unplaced
+            tp.out_of_range, tp.unread = unplaced, unread  # (a look ahead: the copy's reading, if any, counts them)
+            return sure, t
 
         def copy_after(buf: bytes, s: int, e: int, v: Any) -> bool:
             """May the copy buf[s:e] of the timed variant `v` be counted: does reading it give it a time not earlier
@@ -1064,10 +1063,10 @@ class LineScanner:
             s, e, line_no, ids = held
             hits = tuple(ids) if ids is not None else None
             # prev_* are still what they were when the copy was held: no line was read since.
-            unplaced = tp.out_of_range
+            unread = tp.unread
             c = candidate(buf, s, e, line_no, hits, prev_start, prev_t, have_prev, carried, limit=1 << 30)
             fold.read(c, buf[s:e], ids)
-            if tp.out_of_range != unplaced:
+            if tp.unread != unread:
                 fold.unstable(buf[s:e])
             prev_start, prev_t, have_prev = s, c.time, True
             held = held_variant = None
@@ -1077,11 +1076,11 @@ class LineScanner:
             nonlocal held, held_variant, held_time, prev_start, prev_t, have_prev
             if plain[0]:  # none of this chunk's lines can be counted (LineFold.may_count)
                 assert fold is not None
-                unplaced = tp.out_of_range
+                unread = tp.unread
                 c = candidate(buf, s, e, line_no, tuple(ids) if ids is not None else None, prev_start, prev_t,
                               have_prev, carried)
                 fold.pass_on(c)
-                if tp.out_of_range != unplaced:
+                if tp.unread != unread:
                     fold.unstable(buf[s:e])
                 prev_start, prev_t, have_prev = s, c.time, True
                 return
@@ -1104,11 +1103,11 @@ class LineScanner:
                 if held is not None:  # the candidate before this one
                     read_held(buf)
             hits = tuple(ids) if ids is not None else None
-            unplaced = tp.out_of_range
+            unread = tp.unread
             c = candidate(buf, s, e, line_no, hits, prev_start, prev_t, have_prev, carried)
             if fold is not None:
                 fold.read(c, buf[s:e], ids)
-                if tp.out_of_range != unplaced:
+                if tp.unread != unread:
                     fold.unstable(buf[s:e])
             else:
                 emit(c)
@@ -1233,11 +1232,11 @@ class LineScanner:
                         pos = s
                         e = buf.find(b"\n", s)
                         ids = hit_ids[k] if hit_ids is not None else None
-                        unplaced = tp.out_of_range
+                        unread = tp.unread
                         c = candidate(buf, s, e, line_no, tuple(ids) if ids is not None else None, prev_start, prev_t,
                                       have_prev, carried)
                         pass_on(c)
-                        if tp.out_of_range != unplaced:
+                        if tp.unread != unread:
                             unstable(buf[s:e])
                         prev_start, prev_t, have_prev = s, c.time, True
                     k = n_starts
