@@ -65,7 +65,7 @@ WILD = Path(__file__).parent / "wild"
 # 7ed8fa6a (the mechanisms moved neither, bundle for bundle): 838 / 815 of 1,139. b48 (16, threads of 2026 and training
 # at large scale) and b49 (21, Slurm at the core, and Kubernetes GPU nodes and their platform) at 0.44 / 0.38 (three
 # false definitives) and 0.52 / 0.52 (two) at af3f4566, the same at d84904f1: 856 / 832 of 1,176.
-# With DCGM's diagnostic results read with their reasons (catalog/accel.yaml dcgm_diag_reasons, built from DCGM's own
+# With DCGM's diagnostic results read with their reasons (catalog/accel.yaml dcgm_errors, built from DCGM's own
 # codes; fitted to b44's busy-GPU memory test, b45-b49 unmoved by it): 857 / 833.
 MIN_DOMAIN = 0.72
 MIN_CATEGORY = 0.70

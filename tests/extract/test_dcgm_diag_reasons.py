@@ -1,4 +1,4 @@
-"""`dcgmi diag`'s failed tests read with the reasons printed under them (catalog/accel.yaml `dcgm_diag_reasons`,
+"""`dcgmi diag`'s failed tests read with the reasons printed under them (catalog/accel.yaml `dcgm_errors`,
 extract/gpu.py DcgmDiagExtractor): a test that could not run found no device fault.
 
 The layouts are NVIDIA/DCGM's dcgmi/Diag.cpp: DCGM 3's `| GPU Memory | Fail - GPU: 0 |` with its `Warning` rows, DCGM
@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from firstfault.analysis.analyze import Analyzer
-from firstfault.catalog.tables import DCGM_REASONS_NOT_RUN, dcgm_diag_reasons
+from firstfault.catalog.tables import DCGM_REASONS_NOT_RUN, dcgm_errors
 from firstfault.collect.scan import Extraction, all_line_extractors
 from firstfault.extract.gpu import diag_reason
 from firstfault.model import Event
@@ -58,7 +58,7 @@ def cuda(events: list[Event]) -> list[tuple[str, int | None]]:
 
 def test_every_dcgm_failure_code_has_a_reason_row() -> None:
     # dcgmError_t runs from DCGM_FR_UNKNOWN (1) to DCGM_FR_UNCORRECTABLE_ROW_REMAP_LIMIT (132), the sentinel after
-    table = dcgm_diag_reasons()
+    table = dcgm_errors()
     assert sorted(table) == list(range(1, 133))
     assert {table[c].reason_class for c in (51, 56, 59, 64, 65, 66)} <= DCGM_REASONS_NOT_RUN  # CUDA and API calls
     assert (table[52].reason_class, table[79].reason_class, table[4].reason_class) == ("memory",) * 3

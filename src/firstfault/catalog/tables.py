@@ -529,32 +529,112 @@ def dcgm_diag_tests() -> Mapping[str, DcgmDiagTest]:
     return MappingProxyType({r.test: r for r in _unique("accel.yaml", "dcgm_diag_tests", DcgmDiagTest, "test")})
 
 
-# What a reason printed under a failed `dcgmi diag` test says of the device (catalog/accel.yaml `dcgm_diag_reasons`):
-# the device's fault by its class, or that the test could not run as meant.
-DcgmReasonClass = Literal["memory", "pcie", "nvlink", "thermal", "power", "other",
-                          "not_run", "config", "environment", "internal"]
+# What a DCGM failure code says of the device (catalog/accel.yaml `dcgm_errors`): the device's fault by its class
+# (`memory_info`: corrected errors, no fault by themselves), or that a test could not run as meant.
+DcgmClass = Literal["memory", "memory_info", "pcie", "nvlink", "thermal", "power", "other",
+                    "not_run", "config", "environment", "internal"]
 DCGM_REASONS_NOT_RUN: Final = frozenset({"not_run", "config", "environment", "internal"})
+# The classes a code read on a line by itself may have, as the accelerator rows' classes (catalog/vocab.py AccelClass):
+# DCGM's `nvlink` is the Xid classes' `link`.
+_DCGM_LINE_CLASSES: Final[Mapping[str, AccelClass]] = MappingProxyType({
+    "memory": "memory", "memory_info": "memory_info", "nvlink": "link", "pcie": "pcie", "thermal": "thermal",
+    "other": "other"})
+# A printf conversion in DCGM's formats (the flags take every 0 before a width, which starts 1-9)
+_DCGM_CONVERSION: Final = re.compile(r"%[-+ #0]*(?:[1-9]\d*)?(?:\.\d+)?(?:hh|h|ll|l|z)?[diouxXeEfgGsc%]")
+_DCGM_MIN_ANCHOR: Final = 12  # the characters of a format's longest run below which it names no code on a line
 
 
-class DcgmDiagReason(_Row, frozen=True):
-    """A DCGM failure code (DCGM_FR_*) as a reason under a failed `dcgmi diag` test: its number, its message's format
-    (empty where DCGM writes the message in place), the older formats of the same code, and what it says of the device
-    (catalog/accel.yaml `dcgm_diag_reasons`)."""
+class DcgmError(_Row, frozen=True):
+    """A DCGM failure code (DCGM_FR_*): its number, its message's format (empty where DCGM writes the message in
+    place), the older formats of the same code, what it says of the device, and, where a line may report it by
+    itself, the event's name for it (catalog/accel.yaml `dcgm_errors`)."""
 
     code: Annotated[int, Meta(gt=0)]
     name: Annotated[str, Meta(pattern=r"^DCGM_FR_[A-Z0-9_]+$")]
     message: str
-    reason_class: DcgmReasonClass = records.field(name="class")
+    reason_class: DcgmClass = records.field(name="class")
     printed_by: Annotated[str, Meta(min_length=8)]
     aliases: tuple[Annotated[str, Meta(min_length=8)], ...] = ()
+    # the event's `reason` where a line reports the code by itself (its name, its message's words): extract/gpu.py
+    # AccelExtractor reads the codes that have one
+    reason: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]*$")] | None = None
+
+    def __post_init__(self) -> None:
+        if self.reason is not None and self.reason_class not in _DCGM_LINE_CLASSES:
+            raise ValueError(f"a code read on a line by itself (`reason`) has a device's class "
+                             f"({', '.join(_DCGM_LINE_CLASSES)}), not {self.reason_class!r}")
 
 
 @lru_cache(maxsize=1)
 @_kept("accel.yaml")
-def dcgm_diag_reasons() -> Mapping[int, DcgmDiagReason]:
-    """DCGM's failure codes by number, as reasons of a failed `dcgmi diag` test (catalog/accel.yaml
-    `dcgm_diag_reasons`)."""
-    return _table("accel.yaml", "dcgm_diag_reasons", DcgmDiagReason)
+def dcgm_errors() -> Mapping[int, DcgmError]:
+    """DCGM's failure codes by number (catalog/accel.yaml `dcgm_errors`): the reasons of a failed `dcgmi diag` test,
+    and, through dcgm_lines, the codes a line reports by itself."""
+    table = _table("accel.yaml", "dcgm_errors", DcgmError)
+    names: dict[str, int] = {}
+    for row in table.values():
+        if row.name in names:
+            raise CatalogTableError(f"catalog/accel.yaml: dcgm_errors: {row.name} is code {names[row.name]} and "
+                                    f"{row.code}")
+        names[row.name] = row.code
+    return table
+
+
+def dcgm_format_runs(fmt: str) -> tuple[str, ...]:
+    """A format of DCGM's as its literal runs between %-conversions, in order (`%%` is a `%` of the run's words);
+    the runs as printed, spaces kept, empty ones left out."""
+    runs: list[str] = []
+    lit, at = "", 0
+    for m in _DCGM_CONVERSION.finditer(fmt):
+        lit += fmt[at:m.start()]
+        if m.group(0).endswith("%"):
+            lit += "%"
+        elif lit:
+            runs.append(lit)
+            lit = ""
+        at = m.end()
+    lit += fmt[at:]
+    if lit:
+        runs.append(lit)
+    return tuple(runs)
+
+
+def _dcgm_anchor(row: DcgmError, fmt: str, formats: tuple[tuple[int, str], ...]) -> tuple[str, ...] | None:
+    """The words a line must hold to be `fmt` (a format of `row`'s): its longest run (spaces and the `.,:;` at its
+    ends taken off) first, then its other runs, longest first, only as many as it takes for no other code's format to
+    hold them all; None where every run stands in another code's format too, or the longest is under
+    _DCGM_MIN_ANCHOR characters (catalog/accel.yaml `dcgm_errors`)."""
+    runs = sorted(dict.fromkeys(w for r in dcgm_format_runs(fmt) if (w := r.strip().strip(".,:;").strip())),
+                  key=lambda w: -len(w))
+    if not runs or len(runs[0]) < _DCGM_MIN_ANCHOR:
+        return None
+    for n in range(1, len(runs) + 1):
+        words = runs[:n]
+        if not any(code != row.code and all(w in other for w in words) for code, other in formats):
+            return tuple(words)
+    return None
+
+
+@lru_cache(maxsize=1)
+def dcgm_lines() -> tuple[AccelMessage, ...]:
+    """The accelerator rows of DCGM's codes that a line reports by itself (catalog/accel.yaml `dcgm_errors`, the rows
+    with a `reason`), in the codes' order: each code by its name, then by each of its formats' words (_dcgm_anchor);
+    `code` is the DCGM code."""
+    table = dcgm_errors()
+    formats = tuple((r.code, f) for r in table.values() for f in (r.message, *r.aliases) if f)
+    rows: list[AccelMessage] = []
+    for row in table.values():
+        if row.reason is None:
+            continue
+        cls = _DCGM_LINE_CLASSES[row.reason_class]
+        anchors: list[tuple[str, ...]] = [(row.name,)]
+        for fmt in (row.message, *row.aliases):
+            words = _dcgm_anchor(row, fmt, formats) if fmt else None
+            if words is not None and words not in anchors:
+                anchors.append(words)
+        rows += [AccelMessage(text=text, also=tuple(also), accel_class=cls, reason=row.reason,
+                              printed_by=row.printed_by, code=row.code) for text, *also in anchors]
+    return tuple(rows)
 
 
 @lru_cache(maxsize=1)
@@ -595,7 +675,7 @@ _ACCEL_FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("habanalabs_messages", "intel", "habanalabs"),
     ("i915_messages", "intel", "i915"),
     ("xe_messages", "intel", "xe"),
-    ("dcgm_errors", "nvidia", "dcgm"),
+    ("dcgm_errors", "nvidia", "dcgm"),  # derived from DCGM's codes by number (dcgm_lines)
     ("gpu_burn_results", "nvidia", "gpu-burn"),
     ("cuda_memtest_results", "nvidia", "cuda_memtest"),
     ("amd_smi_counts", "amd", "amd-smi"),
@@ -612,7 +692,9 @@ def accel_table() -> AccelTable:
     for key, vendor, driver in _ACCEL_FAMILIES:
         rows: list[AccelMessage] = []
         seen: set[tuple[str, tuple[str, ...]]] = set()
-        for where, item in _rows("accel.yaml", key, AccelMessage):
+        items = (((f"catalog/accel.yaml: {key}: code {r.code}", r) for r in dcgm_lines()) if key == "dcgm_errors" else
+                 _rows("accel.yaml", key, AccelMessage))
+        for where, item in items:
             if (item.text, item.also) in seen:
                 raise CatalogTableError(f"{where}: duplicate text {item.text!r}")
             seen.add((item.text, item.also))

@@ -16,13 +16,14 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import (
     DCGM_REASONS_NOT_RUN,
     AccelMessage,
-    DcgmDiagReason,
     DcgmDiagTest,
+    DcgmError,
     FmMessage,
     NvrmMessage,
     accel_table,
-    dcgm_diag_reasons,
     dcgm_diag_tests,
+    dcgm_errors,
+    dcgm_format_runs,
     fabric_manager_messages,
     nvidia_smi_field_errors,
     nvidia_smi_nvlink,
@@ -881,36 +882,21 @@ class _DiagBlock:
     going_on: bool = False  # the last reason may go on in the next row
 
 
-# A printf conversion in DCGM's formats (the flags take every 0 before a width, which starts 1-9)
-_DIAG_CONV = re.compile(r"%[-+ #0]*(?:[1-9]\d*)?(?:\.\d+)?(?:hh|h|ll|l|z)?[diouxXeEfgGsc%]")
 _DIAG_MIN_FIXED: Final = 12  # a format's fixed characters (spaces not counted) below which it says too little
 
 
 def _diag_format(fmt: str) -> tuple[str, ...]:
     """A format of DCGM's as its fixed words in order, spaces taken out (the table's cuts fall anywhere; a copy may
-    lose a space at one): the text between its conversions (`%%` is a `%` of the words)."""
-    parts: list[str] = []
-    lit, at = "", 0
-    for m in _DIAG_CONV.finditer(fmt):
-        lit += "".join(fmt[at:m.start()].split())
-        if m.group(0).endswith("%"):
-            lit += "%"
-        elif lit:
-            parts.append(lit)
-            lit = ""
-        at = m.end()
-    lit += "".join(fmt[at:].split())
-    if lit:
-        parts.append(lit)
-    return tuple(parts)
+    lose a space at one): its literal runs (catalog/tables.py dcgm_format_runs)."""
+    return tuple(w for run in dcgm_format_runs(fmt) if (w := "".join(run.split())))
 
 
 @lru_cache(maxsize=1)
-def _diag_reason_formats() -> tuple[tuple[tuple[str, ...], int, DcgmDiagReason], ...]:
-    """Each format of catalog/accel.yaml `dcgm_diag_reasons` (its message and aliases) as its fixed words in order,
+def _diag_reason_formats() -> tuple[tuple[tuple[str, ...], int, DcgmError], ...]:
+    """Each format of catalog/accel.yaml `dcgm_errors` (its message and aliases) as its fixed words in order,
     with how many characters they hold, in the file's order; a format of fewer than _DIAG_MIN_FIXED says too little."""
-    out: list[tuple[tuple[str, ...], int, DcgmDiagReason]] = []
-    for row in dcgm_diag_reasons().values():
+    out: list[tuple[tuple[str, ...], int, DcgmError]] = []
+    for row in dcgm_errors().values():
         for fmt in (row.message, *row.aliases):
             words = _diag_format(fmt)
             fixed = sum(len(w) for w in words)
@@ -934,13 +920,13 @@ def _words_at(folded: str, words: tuple[str, ...]) -> int:
     return start
 
 
-def diag_reason(message: str) -> DcgmDiagReason | None:
-    """The DCGM failure code a reason printed by `dcgmi diag` is (catalog/accel.yaml `dcgm_diag_reasons`): the row
+def diag_reason(message: str) -> DcgmError | None:
+    """The DCGM failure code a reason printed by `dcgmi diag` is (catalog/accel.yaml `dcgm_errors`): the row
     whose fixed words stand first in it (a plugin's message is its code's format, then DCGM's advice, then the
     plugin's detail, which may quote words of other codes); of two there, the one that holds more of them."""
     folded = "".join(message.split())
     best: tuple[int, int, int] | None = None
-    found: DcgmDiagReason | None = None
+    found: DcgmError | None = None
     for i, (words, fixed, row) in enumerate(_diag_reason_formats()):
         start = _words_at(folded, words)
         if start >= 0 and (best is None or (start, -fixed, i) < best):
@@ -961,7 +947,7 @@ def _diag_class(reason: _DiagReason) -> str | None:
     """What a reason says of the device: a device fault's class, or one of DCGM_REASONS_NOT_RUN; None where it is no
     code of DCGM's table."""
     if reason.code is not None:
-        by_code = dcgm_diag_reasons().get(reason.code)
+        by_code = dcgm_errors().get(reason.code)
         if by_code is not None:
             return by_code.reason_class
     text = "".join(reason.parts)
@@ -1037,7 +1023,7 @@ class DcgmDiagExtractor:
     0 |`, or the result on a row under the test's name where some GPUs passed); in its JSON (`-j`), a result
     `"status": "Fail"` under the test's `"name"` (`"memory"`), reported once per test and stream. The tests and their
     classes are catalog/accel.yaml's `dcgm_diag_tests`; any other test's failure is no device fault. A failure is read
-    with the reasons DCGM printed for it (catalog/accel.yaml `dcgm_diag_reasons`): the `Warning` and `Info` rows under
+    with the reasons DCGM printed for it (catalog/accel.yaml `dcgm_errors`): the `Warning` and `Info` rows under
     the result until the test's block ends (the next test's row, a row that does not follow on, the stream's end), the
     JSON's `warnings` and `info` until the next test's name; where they all say the test could not run (a CUDA call
     that failed, a setting, another process), the test found no device fault. The result is held till then and given
