@@ -135,3 +135,13 @@ def test_a_long_line_is_templated_from_its_first_characters_and_judged_benign_ov
     # as on a short line (`config error: ... no errors` says an error: not benign)
     assert Unrecognized().template("config check: {" + cfg + " no errors") is None
     assert Unrecognized().template("config error: {" + cfg + " no errors") is not None
+
+
+def test_template_masks_an_allocation_name_whole_and_longest() -> None:
+    # The hosts' trie (lazyre.alternation) masks what the names sorted longest first did: the longest name
+    # that ends a word (node-10, not node-1 and a 0), never a name inside a longer word (node-100, xnode-1,
+    # gpu-abc: their digits masked as any number is).
+    rec = Unrecognized(["node-1", "node-10", "gpu-a", "gpu-ab"])
+    assert rec.template("ERROR node-10 down, node-100 up, xnode-1 failed, node-1.local failed") == \
+        "ERROR <HOST> down, node-<N> up, xnode-<N> failed, <HOST>.local failed"
+    assert rec.template("error: gpu-ab failed gpu-abc gpu-a") == "error: <HOST> failed gpu-abc <HOST>"
