@@ -67,7 +67,7 @@ WILD = Path(__file__).parent / "wild"
 # false definitives) and 0.52 / 0.52 (two) at af3f4566, the same at d84904f1: 856 / 832 of 1,176.
 # With DCGM's diagnostic results read with their reasons (catalog/accel.yaml dcgm_errors, built from DCGM's own
 # codes; fitted to b44's busy-GPU memory test, b45-b49 unmoved by it): 857 / 833.
-# b50-b55 (129 bundles: JAX/TF and MPI jobs; Ray and managed training; NVIDIA's trackers and Q&A forums; batch systems
+# b50-b55 (130 bundles: JAX/TF and MPI jobs; Ray and managed training; NVIDIA's trackers and Q&A forums; batch systems
 # beyond Slurm and Megatron-scale training; cloud batch and inference servers; storage under training and host
 # hardware) first ran at 5ba1279e at 0.61 / 0.57, 0.71 / 0.71, 0.62 / 0.52, 0.57 / 0.57, 0.57 / 0.48 and 0.62 / 0.62
 # (0, 1, 6, 2, 2 and 3 false definitives). Then: a lone line that says less supersedes none that says more, a request

@@ -53,6 +53,22 @@ def _counted(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return n
 
 
+def _read_both_ways(analyzer: Analyzer, out: Path, lines: list[str],
+                    monkeypatch: pytest.MonkeyPatch) -> tuple[str, list[int]]:
+    """node-01's kernel log of `lines` under `out`, read line by line and folded: the folded verdict (the same bytes,
+    asserted) and how many copies the fold counted."""
+    kern = out / "nodes" / "node-01" / "kern.log"
+    kern.parent.mkdir(parents=True)
+    kern.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with memo.fastpath(False):
+        every = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    counted = _counted(monkeypatch)
+    with memo.fastpath(True):
+        folded = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
+    assert folded == every
+    return folded, counted
+
+
 @pytest.mark.parametrize("build", BUILDERS, ids=lambda b: b.__name__)
 def test_a_chatty_bundle_gets_the_verdict_of_reading_every_line(
         build: Callable[[Path], chatty.Chatty], analyzer: Analyzer, tmp_path: Path,
@@ -212,15 +228,7 @@ def test_a_walk_back_over_a_stamp_outside_the_years_counts_none_on_either_path(
         if i == 300:
             lines.append(odd)
         lines.append(_AER_RELATIVE)
-    kern = out / "nodes" / "node-01" / "kern.log"
-    kern.parent.mkdir(parents=True)
-    kern.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with memo.fastpath(False):
-        every = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
-    counted = _counted(monkeypatch)
-    with memo.fastpath(True):
-        folded = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
-    assert folded == every
+    folded, counted = _read_both_ways(analyzer, out, lines, monkeypatch)
     assert counted[0] > 100, "the fold did not engage: the test would prove nothing"
     outside = [e["message"] for e in json.loads(folded)["errors"] if "outside the years" in e["message"]]
     assert outside == (["1 time stamp(s) outside the years 1000-8999 read as none (such a line takes the time of "
@@ -258,15 +266,7 @@ def test_stamps_outside_the_years_count_the_same_whether_copies_are_read_or_coun
         if i == 100:
             lines.append(_kmem(" 0", "0026", 1000) if no_date_on == "copy" else _quiet(" 0", "0026"))
         lines.append(_kmem(" 2", "0026", 1000 + i) if i == 380 else _kmem(" 2", "2026", 1000 + i))
-    kern = out / "nodes" / "node-01" / "kern.log"
-    kern.parent.mkdir(parents=True)
-    kern.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with memo.fastpath(False):
-        every = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
-    counted = _counted(monkeypatch)
-    with memo.fastpath(True):
-        folded = records.dumps(analyzer.analyze_path(str(out), now=NOW), indent=2)
-    assert folded == every
+    folded, counted = _read_both_ways(analyzer, out, lines, monkeypatch)
     assert [(e["file"], e["message"]) for e in json.loads(folded)["errors"] if "outside the years" in e["message"]] == [
         ("nodes/node-01/kern.log", "1 time stamp(s) outside the years 1000-8999 read as none (such a line takes the "
                                    "time of the nearest earlier stamped line)")]
