@@ -9,6 +9,7 @@ socket retry (NCCL 2.18 net_socket.cc), the NVRM Xid line, the srun --label pref
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Callable
@@ -665,7 +666,14 @@ def not_utf8(root: Path, copies: int = 600) -> Chatty:
 
 
 def _corpus_lines(roots: list[Path], kind: str) -> list[str]:
-    """The lines of the corpora's log files of one source kind (as their workload.yaml declares them)."""
+    """The lines of the corpora's log files of one source kind (as their workload.yaml declares them): a copy of
+    what one read of them gave in this process (the corpora hold some 1,450 workload.yaml files; each test that draws
+    from them read and parsed them all again, about 3 s a draw)."""
+    return list(_corpus_lines_read(tuple(roots), kind))
+
+
+@functools.lru_cache(maxsize=8)
+def _corpus_lines_read(roots: tuple[Path, ...], kind: str) -> tuple[str, ...]:
     import yaml
 
     out: list[str] = []
@@ -678,7 +686,7 @@ def _corpus_lines(roots: list[Path], kind: str) -> list[str]:
             for f in sorted(wl.parent.glob(pattern)):
                 if f.is_file():
                     out.extend(f.read_text(encoding="utf-8", errors="replace").splitlines())
-    return [ln for ln in out if ln.strip()]
+    return tuple(ln for ln in out if ln.strip())
 
 
 def _mutate(rng: random.Random, line: str, p: float, hex_ids: bool = False) -> str:
