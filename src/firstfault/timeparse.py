@@ -162,6 +162,14 @@ def _frac(s: str | None) -> int:
     return int((s + "000000")[:6])
 
 
+class Counts(NamedTuple):
+    """A TimeParser's counts and 12-hour clock (TimeParser.counts)."""
+
+    out_of_range: int
+    unread: int
+    clock12_last: datetime | None
+
+
 class TimeParser:
     """Parses one bundle's lines: the window gives missing years, `tz` missing zones."""
 
@@ -187,6 +195,17 @@ class TimeParser:
         # every copy of a shape one of whose lines read so (LineFold.unstable), and no copy it counts has a stamp
         # outside the years, whose count must be the same read or counted.
         self.unread = 0
+
+    def counts(self) -> Counts:
+        """What reading stamps leaves behind: the counts of stamps read as no time and the 12-hour clock's last stamp,
+        to be put back (put_back) after a reading that counts nothing (a walk back, a look ahead at a copy)."""
+        return Counts(self.out_of_range, self.unread, self._clock12_last)
+
+    def put_back(self, saved: Counts, clock12: bool = False) -> None:
+        """The counts as `saved` holds them; with `clock12`, the 12-hour clock's last stamp too."""
+        self.out_of_range, self.unread = saved.out_of_range, saved.unread
+        if clock12:
+            self._clock12_last = saved.clock12_last
 
     def _local(self, y: int, mo: int, d: int, h: int, mi: int, s: int, us: int) -> datetime | None:
         # A log's lines fall in few minutes: the zone is applied once per minute, and a line adds its

@@ -267,7 +267,7 @@ class ThisBoot:
         (wall, uptime) of a message its uptime lines share with them: the boot time of the section's uptimes."""
         journal = self.journal
         if len(journal) < MESSAGES_MAX and b" kernel: " in data:
-            unplaced, unread, last12 = tp.out_of_range, tp.unread, tp._clock12_last
+            saved = tp.counts()
             try:
                 for m in _KERNEL_LINE.finditer(data):
                     msg = m.group(1)[:MESSAGE_CLIP].rstrip()
@@ -278,7 +278,7 @@ class ThisBoot:
                             if len(journal) >= MESSAGES_MAX:
                                 break
             finally:  # (the journal's stamps are read again as its lines are: counted once, there)
-                tp.out_of_range, tp.unread, tp._clock12_last = unplaced, unread, last12
+                tp.put_back(saved, clock12=True)
         if piece.section in self.found:
             return self.found[piece.section]
         pair: tuple[datetime, float] | None = None

@@ -953,7 +953,7 @@ class LineScanner:
             over the copies not read), for a variant that counts a copy only when it is not earlier than its
             floor (fold._Variant.timed), and whether it was worked out without a stamp read as none (outside the
             years: such a copy is read, and the count of such stamps is left to that reading)."""
-            unplaced, unread = tp.out_of_range, tp.unread
+            saved = tp.counts()
             if _prev_stamped is not None and _prev_stamped(buf, -1, e + 1, 1)[0] != s:
                 # None of the stamp forms' characters on the copy itself (_lines.c may_hold_stamp): its own parse
                 # would read none, and the walk back starts at once.
@@ -964,8 +964,8 @@ class LineScanner:
                 raw = strip(buf[s:e])[0] if srun_prefix else buf[s:e]
                 t = time_of(buf, s, raw, raw.decode("utf-8", errors="replace"), prev_start, prev_t, have_prev,
                             carried, 1 << 30)
-            sure = tp.out_of_range == unplaced
-            tp.out_of_range, tp.unread = unplaced, unread  # (a look ahead: the copy's reading, if any, counts them)
+            sure = tp.out_of_range == saved.out_of_range
+            tp.put_back(saved)  # (a look ahead: the copy's reading, if any, counts them)
             return sure, t
 
         def copy_after(buf: bytes, s: int, e: int, v: Any) -> bool:

@@ -166,9 +166,9 @@ class Clock:
         tp = self._tp
         if tp is None:
             return None
-        unplaced, unread, last12 = tp.out_of_range, tp.unread, tp._clock12_last
+        saved = tp.counts()
         st = line_stamp(raw, tp, self._srun)
-        tp.out_of_range, tp.unread, tp._clock12_last = unplaced, unread, last12
+        tp.put_back(saved, clock12=True)
         return (st.wall, st.uptime) if st is not None and st.wall is not None and st.uptime is not None else None
 
     def end_chunk(self, buf: bytes) -> None:
@@ -200,7 +200,7 @@ class Clock:
         tp = self._tp
         if tp is None:
             return None
-        unplaced, unread, last12 = tp.out_of_range, tp.unread, tp._clock12_last
+        saved = tp.counts()
         try:
             if prev_booted is not None and _fast[0]:
                 while limit > 0:
@@ -227,7 +227,7 @@ class Clock:
                 n += 1
             return None
         finally:
-            tp.out_of_range, tp.unread, tp._clock12_last = unplaced, unread, last12
+            tp.put_back(saved, clock12=True)
 
 
 def line_stamp(raw: bytes, tp: TimeParser, srun_prefix: bool) -> Stamp | None:
@@ -248,13 +248,13 @@ def walk_back(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int
     as Clock's walks put theirs back. Which walks are taken hangs on which lines are read (the fold counts a copy
     without walking back from it; a copy's walk goes over the copies not read), so only a line's own stamp,
     read where the line is read, is counted; that is the same on every path."""
-    unplaced, unread = tp.out_of_range, tp.unread
+    saved = tp.counts()
     try:
         if prev_stamped is None or not _fast[0]:
             return _walk_py(buf, end, tp, srun_prefix, stop, limit)
         return _walk_c(buf, end, tp, srun_prefix, stop, limit, clock)
     finally:
-        tp.out_of_range, tp.unread = unplaced, unread
+        tp.put_back(saved)
 
 
 def _walk_c(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int, limit: int,
@@ -286,11 +286,11 @@ def _walk_c(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int, 
 
 def walk_back_py(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int, limit: int) -> Stamp | None:
     """walk_back parsing every line (without the C module, and FIRSTFAULT_FASTPATH=0); it too counts no stamp."""
-    unplaced, unread = tp.out_of_range, tp.unread
+    saved = tp.counts()
     try:
         return _walk_py(buf, end, tp, srun_prefix, stop, limit)
     finally:
-        tp.out_of_range, tp.unread = unplaced, unread
+        tp.put_back(saved)
 
 
 def _walk_py(buf: bytes, end: int, tp: TimeParser, srun_prefix: bool, stop: int, limit: int) -> Stamp | None:
