@@ -375,6 +375,19 @@ def test_mce_negatives(line: str) -> None:
         ("BUG: unable to handle kernel NULL pointer dereference at 0000000000000008", "bug"),
         ("BUG: unable to handle page fault for address: ffffa0d9c0000000", "bug"),
         ("kernel BUG at mm/slub.c:305!", "bug"),
+        # x86 since 4.20 (arch/x86/mm/fault.c show_fault_oops), then the die header (dumpstack.c __die_header)
+        ("BUG: kernel NULL pointer dereference, address: 0000000000000008", "bug"),
+        ("[ 5112.482119] Oops: 0000 [#1] SMP NOPTI", "oops"),
+        ("invalid opcode: 0000 [#1] PREEMPT SMP PTI", "oops"),
+        ("general protection fault, probably for non-canonical address 0xdead000000000100: 0000 [#1] SMP PTI", "oops"),
+        # 6.9 on: every die header after `Oops: `
+        ("Oops: general protection fault, probably for non-canonical address 0xdffffc0000000001: 0000 [#1] PREEMPT "
+         "SMP KASAN NOPTI", "oops"),
+        # arm64 (GH200, GB200 hosts): arch/arm64/mm/fault.c die_kernel_fault, then traps.c __die
+        ("Unable to handle kernel NULL pointer dereference at virtual address 0000000000000010", "bug"),
+        ("Unable to handle kernel paging request at virtual address ffff80000a1b2c3d", "bug"),
+        ("Internal error: Oops: 0000000096000004 [#1] PREEMPT SMP", "oops"),
+        ("Internal error: Oops - BUG: 00000000f2000800 [#1] SMP", "oops"),
     ],
 )
 def test_kernel_panic(line: str, panic: str) -> None:
@@ -390,6 +403,14 @@ def test_kernel_panic(line: str, panic: str) -> None:
         "[Thu Oct 10 03:06:53 2024] pt_main_thread[2536443]: segfault at 7f797fe00000 ip 00007f7c7ac69996 sp "
         "00007f7c12fd7c30 error 4 in libnccl.so.2[7f7c7ac00000+d3d3000]",
         "INFO: task strat1_sim:78808 blocked for more than 120 seconds.",
+        # a user process's trap is the process's (kernel.segfault), not the kernel's: no `[#N]`
+        "traps: python[4121] general protection fault ip:7f5d2c1e4a3b sp:7ffd1c2b3a40 error:0 in "
+        "libtorch_cpu.so[7f5d20000000+1e000000]",
+        # a WARN() goes on; the registers of an oops or a WARN are no header of their own
+        "WARNING: CPU: 3 PID: 1234 at drivers/gpu/drm/amd/amdgpu/amdgpu_vm.c:1234 amdgpu_vm_fini+0x1f/0x30 [amdgpu]",
+        "RIP: 0010:svm_range_evict_svm_bo_worker+0x313/0x330 [amdgpu]",
+        "Unable to handle kernel request: see the manual",
+        "oops: 0x10 [#1] in a daemon's own counter",
     ],
 )
 def test_kernel_panic_negatives(line: str) -> None:

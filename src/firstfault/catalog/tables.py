@@ -1153,6 +1153,23 @@ def memory_error_words() -> tuple[MemoryErrorWords, ...]:
     return tuple(sorted(rows, key=lambda r: (-len(r.text), r.text, r.after or "")))
 
 
+class KernelFault(_Row, frozen=True):
+    """The kernel's own words that it failed on the node, and kernel.panic's `panic` for them (catalog/platform.yaml
+    `kernel_faults`)."""
+
+    panic: Literal["panic", "soft_lockup", "hard_lockup", "rcu_stall", "bug", "oops"]
+    text: Annotated[str, Meta(min_length=3)]  # a prefilter literal, case as printed
+    pattern: Annotated[str, Meta(min_length=8)]  # a regex searched in a line that holds `text`
+    printed_by: Annotated[str, Meta(min_length=8)]  # the kernel source that prints it
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def kernel_faults() -> tuple[KernelFault, ...]:
+    """The kernel's failure words in the table's order: the first row that fits decides (catalog/platform.yaml)."""
+    return tuple(item for _, item in _rows("platform.yaml", "kernel_faults", KernelFault))
+
+
 class IpmiBusEvent(_Row, frozen=True):
     text: Annotated[str, Meta(min_length=3)]
     severity: IpmiSeverity

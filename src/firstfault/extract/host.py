@@ -16,6 +16,7 @@ from firstfault.catalog.tables import (
     cper_severities,
     driver_libraries,
     ipmi_bus_events,
+    kernel_faults,
     memory_error_words,
     platform_program_of,
     storage_tables,
@@ -651,13 +652,12 @@ class ProcessMemoryErrorExtractor:
 # Panics, lockups, stalls, BUGs
 # --------------------------------------------------------------------------
 
-_PANICS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("panic", re.compile(r"Kernel panic - not syncing.*")),
-    ("soft_lockup", re.compile(r"(?:watchdog: )?BUG: soft lockup.*")),
-    ("hard_lockup", re.compile(r"(?:NMI watchdog: )?(?:Watchdog detected )?hard LOCKUP.*")),
-    ("rcu_stall", re.compile(r"(?:rcu: )?INFO: rcu_\w+ (?:self-)?detected (?:expedited )?stalls?.*")),
-    ("bug", re.compile(r"BUG: unable to handle.*|kernel BUG at .*")),
-)
+def _faults() -> tuple[tuple[str, str, re.Pattern[str]], ...]:
+    """(literal, panic, pattern) for each row of catalog/platform.yaml `kernel_faults`, in the table's order."""
+    return tuple((row.text, row.panic, re.compile(row.pattern)) for row in kernel_faults())
+
+
+_FAULTS: Final = _faults()
 
 
 class KernelPanicExtractor:
@@ -667,21 +667,12 @@ class KernelPanicExtractor:
         "kernel.panic": frozenset({"detail", "panic"}),
     }
     sources: frozenset[str] = _KERNEL
-    literals: tuple[str, ...] = (
-        "Kernel panic - not syncing",
-        "soft lockup",
-        "hard LOCKUP",
-        "detected stall",
-        "detected expedited stall",
-        "BUG: unable to handle",
-        "kernel BUG at",
-    )
+    literals: tuple[str, ...] = tuple(dict.fromkeys(text for text, _, _ in _FAULTS))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        for kind, rx in _PANICS:
-            m = rx.search(line)
-            if m:
-                yield Draft(kind="kernel.panic", fields={"panic": kind, "detail": _after(line, m)})
+        for text, panic, rx in _FAULTS:
+            if text in line and (m := rx.search(line)) is not None:
+                yield Draft(kind="kernel.panic", fields={"panic": panic, "detail": _after(line, m)})
                 return
 
 
