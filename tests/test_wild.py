@@ -72,7 +72,9 @@ WILD = Path(__file__).parent / "wild"
 # hardware) first ran at 5ba1279e at 0.61 / 0.57, 0.71 / 0.71, 0.62 / 0.52, 0.57 / 0.57, 0.57 / 0.48 and 0.62 / 0.62
 # (0, 1, 6, 2, 2 and 3 false definitives). Then: a lone line that says less supersedes none that says more, a request
 # no node can meet in Ray's and Kueue's words (fitted to b51), NCCL's format under other libraries' names, cloud
-# batch services' codes (b54, built alongside, unmoved): 945 / 916 of 1,306.
+# batch services' codes (b54, built alongside, unmoved): 945 / 916 of 1,306. b56 (21: accelerators other than NVIDIA's
+# in distributed jobs, and inference serving on Kubernetes) and b57 (21: elastic training and checkpoint resume, and
+# multi-node hangs and network errors) first ran at fe207405 at 0.71 / 0.71 (one false definitive) and 0.67 / 0.67.
 MIN_DOMAIN = 0.72
 MIN_CATEGORY = 0.70
 # The false definitive verdicts of today, each named: unk-slurm-cn125-segfault-flaky-node, disputed (see its
@@ -290,6 +292,10 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # b55: MosaicML streaming's rename of a shard's `.tmp` on FSx that found no file, non-deterministic and undecided:
     # the workload's file I/O (app.exception.io) as the errno reads.
     "unk-mosaicml-streaming-two-node-h100-fsx-local-shard-decompress-rename-tmp-filenotfound-nondeterministic-863",
+    # b56: vLLM-Ascend's engine on a 300I failing at HCCL's init (`ERR02200`, `rtSetStreamFailureMode ... 207000`),
+    # its traceback cut before the exception line, no reply: a cut traceback is the workload's own exception
+    # (app-exception-truncated), as b27's and b51's.
+    "unk-vllm-ascend-300i-tp2-hccl-init-err02200-rtsetstreamfailuremode-207000-open-no-reply-5135",
 })
 # The false alarms of today, each named. b45's FauxPilot bundle holds, line for line, what b36's BEVDet bundle holds
 # (an NGC container's `WARNING: Detected NVIDIA ... GPU, which is not yet supported in this version of the container`
