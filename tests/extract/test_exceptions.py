@@ -114,6 +114,35 @@ def test_the_launchers_own_exception_while_reaping_a_worker_is_not_the_workloads
     assert [d.kind for d in scan(EXC, deb)] == ["launcher.exit"]
 
 
+# A launcher whose own code does not fit the torch it runs on (an agent subclass calling torchrun's agent with the
+# signature of another release; CPython's words for the call, Objects/call.c): the launcher failing on its own.
+_AGENT_MISMATCH = [
+    TB,
+    f'  File "{_AGENT_SITE}/elastic/agent/server/api.py", line 680, in run',
+    "    result = self._invoke_run(role)",
+    '  File "/opt/venv/lib/python3.10/site-packages/somelauncher/agent.py", line 88, in _invoke_run',
+    "    self._initialize_workers(self._worker_group)",
+    f'  File "{_AGENT_SITE}/elastic/agent/server/api.py", line 520, in _rendezvous',
+    "    self._set_master_addr_port(",
+]
+
+
+@pytest.mark.parametrize("closing", [
+    "TypeError: _set_master_addr_port() takes 3 positional arguments but 4 were given",
+    "TypeError: _rendezvous() got an unexpected keyword argument 'timeout'",
+    "AttributeError: 'WorkerGroup' object has no attribute 'master_addr'",
+])
+def test_the_launchers_code_that_does_not_fit_what_it_calls_is_its_own_failure(closing: str) -> None:
+    assert [(d.kind, d.fields["exc_type"]) for d in scan(EXC, [*_AGENT_MISMATCH, closing])] == [
+        ("app.exception", closing.split(":", 1)[0])]
+
+
+def test_the_launchers_other_type_errors_while_reaping_a_worker_stay_its_report() -> None:
+    # the same class with words that say nothing of a mismatch: the agent tripping over what a worker left
+    closing = "TypeError: 'NoneType' object is not subscriptable"
+    assert [d.kind for d in scan(EXC, [*_AGENT_TB[:-4], closing])] == ["launcher.exit"]
+
+
 def _one_node_bundle(root: Path, log: str) -> Path:
     """A bundle of one node's application log (the runs below were on 2026-12-01, 17:40-18:30 UTC)."""
     (root / "app").mkdir()

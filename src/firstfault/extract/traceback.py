@@ -965,11 +965,25 @@ def logging_handler_error(frames: tuple[str, ...]) -> bool:
     return bool(frames) and _LOGGING_EMIT.search(frames[0]) is not None
 
 
+# CPython's own words for code that does not fit the code it calls (Objects/call.c, Python/ceval.c and getargs.c for
+# a call's arguments; Objects/object.c for a missing attribute; Python/import.c for a name or module an import did not
+# find): raised in the launcher's own code (a DeepSpeed agent calling torchrun's agent with an older signature), they
+# are the job's software stack at odds with itself, the launcher failing on its own and no report of a worker's exit.
+_CODE_MISMATCH: Final = frozenset({"TypeError", "AttributeError", "ImportError", "ModuleNotFoundError"})
+_MISMATCH_WORDS = re.compile(r"\btakes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:were|was) given"
+                             r"|\bgot an unexpected keyword argument\b"
+                             r"|\bmissing \d+ required (?:positional|keyword-only) arguments?\b"
+                             r"|\bhas no attribute\b|^cannot import name\b|^No module named\b")
+
+
 def launcher_plumbing(frames: tuple[str, ...], exc_cls: str = "", message: str = "") -> bool:
     """Whether the innermost frame outside the standard library is the launcher's code around its workers, or the
-    exception is a CalledProcessError of a command that launches the job (_CHILD_LAUNCH)."""
+    exception is a CalledProcessError of a command that launches the job (_CHILD_LAUNCH). Not where the launcher's
+    code does not fit the code it calls (_MISMATCH_WORDS): that is the launcher's own failure."""
     if exc_cls == "CalledProcessError" and _CHILD_LAUNCH.search(message) is not None:
         return True
+    if exc_cls.rsplit(".", 1)[-1] in _CODE_MISMATCH and _MISMATCH_WORDS.search(message):
+        return False
     for f in reversed(frames):
         if not _stdlib(f):
             return _LAUNCHER_PLUMBING.search(f) is not None and _RECORD_WRAPPER.search(f) is None
