@@ -832,6 +832,13 @@ def driver_libraries() -> tuple[str, ...]:
     return _strings("platform.yaml", "driver_libraries")
 
 
+def is_driver_library(path: str) -> bool:
+    """Whether a shared object (a file name or a path: `libcuda.so.1`, `/usr/lib64/libnvidia-ml.so.535.54.03`) is one
+    of the NVIDIA driver's user-space libraries (`driver_libraries`)."""
+    name = path.rsplit("/", 1)[-1]
+    return bool(name) and name.startswith(driver_libraries())
+
+
 @lru_cache(maxsize=1)
 @_kept("platform.yaml")
 def nccl_transports() -> Mapping[str, str]:
