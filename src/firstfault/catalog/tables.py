@@ -1267,6 +1267,9 @@ class ExceptionClassInfo(_Row, frozen=True):
             raise ValueError("a `logged` word is a prefilter word: 6 characters at least")
         if self.exit_report and self.family != "peer":
             raise ValueError("`exit_report` is a report that another process exited: a `peer` row")
+        # the dynamic loader's words: the library it names decides (extract/excclass.py `loader_library`)
+        if self.family == "loader" and (self.match != "*" or "(?P<lib>" not in (self.message or "")):
+            raise ValueError("a `loader` row is about the message (`match: \"*\"`) and names its library (`(?P<lib>`)")
 
 class StatusWordInfo(_Row, frozen=True):
     word: Annotated[str, Meta(pattern=r"^[A-Z][A-Z_]+$")]  # RESOURCE_EXHAUSTED, UNAVAILABLE, ...
