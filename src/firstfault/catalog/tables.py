@@ -832,6 +832,13 @@ def driver_libraries() -> tuple[str, ...]:
     return _strings("platform.yaml", "driver_libraries")
 
 
+def is_driver_library(path: str) -> bool:
+    """Whether a shared object (a file name or a path: `libcuda.so.1`, `/usr/lib64/libnvidia-ml.so.535.54.03`) is one
+    of the NVIDIA driver's user-space libraries (`driver_libraries`)."""
+    name = path.rsplit("/", 1)[-1]
+    return bool(name) and name.startswith(driver_libraries())
+
+
 @lru_cache(maxsize=1)
 @_kept("platform.yaml")
 def nccl_transports() -> Mapping[str, str]:
@@ -1277,6 +1284,9 @@ class ExceptionClassInfo(_Row, frozen=True):
             raise ValueError("a `logged` word is a prefilter word: 6 characters at least")
         if self.exit_report and self.family != "peer":
             raise ValueError("`exit_report` is a report that another process exited: a `peer` row")
+        # the dynamic loader's words: the library it names decides (extract/excclass.py `loader_library`)
+        if self.family == "loader" and (self.match != "*" or "(?P<lib>" not in (self.message or "")):
+            raise ValueError("a `loader` row is about the message (`match: \"*\"`) and names its library (`(?P<lib>`)")
 
 class StatusWordInfo(_Row, frozen=True):
     word: Annotated[str, Meta(pattern=r"^[A-Z][A-Z_]+$")]  # RESOURCE_EXHAUSTED, UNAVAILABLE, ...

@@ -80,7 +80,7 @@ LocalStack = Literal["nccl", "mca", "ompi", "impi", "gloo", "mpich", "ucx", "hyd
 # Exceptions, status words, errno and object-store codes (catalog/exceptions.yaml)
 ExceptionFamily = Literal[
     "object_store", "setup", "peer", "timeout", "collective", "aborted", "accelerator_oom", "gpu_arch", "disk_full",
-    "shm", "status", "exception", "envelope",
+    "shm", "status", "exception", "envelope", "loader",
 ]
 ErrnoSide = Literal["storage", "setup", "peer"]
 # The limit a container, scheduler or login gives a job's processes that a set-up error names (the events' `limit`):

@@ -5,7 +5,8 @@ traceback's last line, and about a lone uncaught exception line, the same
 questions: which family the class belongs to (`class_row`), which family a
 status word at the head of its message makes (`status_family`), whether the
 status is about one file (`file_status`: TensorFlow's I/O errors), which row a
-line of its own says (`logged_row`: the rows whose message decides alone), whether its
+line of its own says (`logged_row`: the rows whose message decides alone), which library
+the dynamic loader's words name (`loader_library`), whether its
 errno is on the job's own set-up side (`setup_errno`) or a peer's
 (`peer_errno`), and for an object store's error whose side its code is on
 (`store_code`, `store_side`). No answer here builds an event; each is a
@@ -94,6 +95,17 @@ def logged_row(body: str) -> ExceptionClassInfo | None:
     for row in _logged_rows():
         if any(w in body for w in row.info.logged) and row.message is not None and row.message.search(body):
             return row.info
+    return None
+
+
+def loader_library(msg: str) -> str | None:
+    """The shared object the dynamic loader's words name (a `loader` row's `lib` group: the file it could not open,
+    or whose symbol or version it could not find), as printed (a name or a path); None where no row says it."""
+    for row in _rows():
+        if row.info.family == "loader" and row.message is not None:
+            m = row.message.search(msg)
+            if m is not None:
+                return m.group("lib")
     return None
 
 

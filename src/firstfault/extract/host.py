@@ -14,8 +14,8 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import (
     StorageWord,
     cper_severities,
-    driver_libraries,
     ipmi_bus_events,
+    is_driver_library,
     kernel_faults,
     memory_error_words,
     platform_program_of,
@@ -867,7 +867,7 @@ class UserFaultExtractor:
             "proc": m.group("proc"),
             "pid": pid,
             "detail": _clip(line[m.start():]),
-            "driver_library": bool(obj) and any(str(obj).startswith(p) for p in driver_libraries()),
+            "driver_library": bool(obj) and is_driver_library(str(obj)),
         }
         if obj:
             fields["object"] = obj

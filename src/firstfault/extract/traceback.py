@@ -28,7 +28,8 @@ of its workers' exceptions), signals (KeyboardInterrupt, SystemExit(-N),
 a DataLoader worker "killed by signal"), the exception table
 (catalog/exceptions.yaml through extract/excclass.py: an errno on the job's
 own set-up side, then the class and its module: an object store's client, the
-job's set-up, a collective library or runtime reporting another worker's
+job's set-up, the dynamic loader unable to load a library (the job's build, or
+the node's driver where the library is the driver's), a collective library or runtime reporting another worker's
 death, a status word of XLA / TensorFlow), messages that say a peer failed or
 timed out (symptoms of another rank's failure, whatever the exception type),
 torch.distributed's own types, errno (a storage errno on a storage path is a
@@ -54,7 +55,7 @@ from functools import lru_cache
 from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import ExceptionClassInfo, cuda_table, object_store_code_table
+from firstfault.catalog.tables import ExceptionClassInfo, cuda_table, is_driver_library, object_store_code_table
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
     LIBRARY_LITERALS,
@@ -90,6 +91,7 @@ from firstfault.extract.excclass import (
     errno_limit,
     failed_task,
     file_status,
+    loader_library,
     logged_row,
     logged_status,
     message_status,
@@ -1226,6 +1228,18 @@ def _setup(exc: Exc, errno: str | None = None, limit: str | None = None) -> Draf
                                           limit=limit or errno_limit(errno)))
 
 
+def _loader(exc: Exc, body: str) -> Draft:
+    """The dynamic loader could not load or link a library the program needs (catalog/exceptions.yaml `loader`): the
+    job's build or image (app.exception, setup); where the library is one of the NVIDIA driver's own
+    (catalog/platform.yaml `driver_libraries`: libcuda, libnvidia-*) the node's driver is not installed, or not mounted
+    into the job's container: the driver stack (what CUDA says as a driver class: node.driver)."""
+    message = exc.msg or body.strip()
+    lib = loader_library(message)
+    if lib is not None and is_driver_library(lib):
+        return Draft("app.cuda_error", {"error": "driver", "message": clip(message)})
+    return _setup(exc)
+
+
 def _object_store(exc: Exc, code: str | None = None) -> Draft:
     """An object store's error: the store's side (throttling, its own errors, timeouts) is storage; a key,
     bucket or credential the job got wrong is the workload's."""
@@ -1293,6 +1307,8 @@ def _by_row(row: ExceptionClassInfo, exc: Exc, body: str) -> tuple[list[Draft], 
         return [Draft("storage.error", _fields(fs="posix", exc_type=exc.cls, detail=_detail(exc)))], True
     if family == "envelope":
         return [], False
+    if family == "loader":
+        return [_loader(exc, body)], True
     if family == "gpu_arch":
         # a program's own words that its build or image holds no code for this GPU (catalog/exceptions.yaml
         # `gpu_arch`): what CUDA says as 209, no kernel image for the device: the workload's build
