@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from firstfault.extract import nccl
 from firstfault.extract.base import Draft, LineContext, LineExtractor
@@ -780,3 +782,39 @@ def test_the_forks_table_refuses_what_a_reader_could_not_tell_apart(monkeypatch:
     # the shipped table builds (the near miss)
     monkeypatch.setattr(tables, "_document", real)
     assert build()[0].tag == "NCCL"
+
+
+# ------------------------------------------------------------ where the header and net_ready searches start (issue 27)
+
+def test_a_line_without_the_header_s_bracket_and_space_has_no_header() -> None:
+    # each rank's abort line, read by the NCCL error extractor: no `] `, so no header (and no search over it)
+    assert nccl._nccl_head("terminate called after throwing an instance of 'c10::DistBackendError'") == (None, None)
+    # the near misses: a header's `[dev]` glued to its tag is none, with or without the gate (synthetic)
+    assert nccl._nccl_head("node1:1:2 [0]NCCL INFO Bootstrap : Using ib0:10.0.0.1<0>")[0] is None
+    head, warn = nccl._nccl_head("node1:4242:4300 [3] NCCL WARN Call to ibv_reg_mr failed")
+    assert head is not None and head.group("host") == "node1" and head.group("dev") == "3"
+    assert warn == "Call to ibv_reg_mr failed"
+
+
+@pytest.mark.parametrize(("line", "network"), [
+    ("MSCCLPP INFO Using network IB", "IB"),  # the longest tag at the line's start: the search starts at 0
+    ("node1:1:2 [0] NCCL INFO Using network IBext_v8", "IBext_v8"),
+    # a tag glued to a word before it is no tag; a later occurrence of the words is (synthetic)
+    ("xNCCL INFO Using network IB; NCCL INFO Using network Socket", "Socket"),
+    ("abcMSCCLPP INFO Using network IB", None),  # `\b` reads the character before the search's start
+    ("NCCL INFO Using network", None),  # no name after the words
+])
+def test_net_ready_is_searched_from_where_a_match_can_start(line: str, network: str | None) -> None:
+    m = nccl._net_ready(line)
+    assert (m.group("net") if m is not None else None) == network
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["NCCL", "MSCCLPP", "CCOM", "MCCL", " INFO Using network ", "] ", "[3]", " ", "x",
+                                 "node-1:22:33 ", ":", "IB", "WARN ", "INFO ", "\n", "é"]), max_size=12))
+def test_the_searches_started_late_find_what_a_search_from_the_start_finds(parts: list[str]) -> None:
+    text = "".join(parts)
+    m, full = nccl._net_ready(text), nccl._NET_READY.search(text)
+    assert (m.span() if m else None) == (full.span() if full else None)
+    h, whole = nccl._nccl_head(text)[0], nccl._NCCL_HEAD.search(text)
+    assert (h.span() if h else None) == (whole.span() if whole else None)
