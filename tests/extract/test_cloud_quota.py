@@ -45,8 +45,8 @@ def setup_events(lines: list[str]) -> list[Event]:
     "specified instance type belongs to. Please visit http://aws.amazon.com/contact-us/ec2-request to request an "
     "adjustment to this limit.",
     # ... the same message in Karpenter's fleet error (its `with fleet error(s), CODE: MESSAGE` format)
-    'creating instance, with fleet error(s), VcpuLimitExceeded: You have requested more vCPU capacity than your current '
-    'vCPU limit of 0 allows for the instance bucket that the specified instance type belongs to.',
+    "creating instance, with fleet error(s), VcpuLimitExceeded: You have requested more vCPU capacity than your "
+    'current vCPU limit of 0 allows for the instance bucket that the specified instance type belongs to.',
     # EC2's InstanceLimitExceeded message (the EC2 API reference), in the SDK for Go v2's frame (its format)
     "operation error EC2: RunInstances, https response error StatusCode: 400, api error InstanceLimitExceeded: Your "
     "quota allows for 0 more running instance(s). You requested at least 1.",

@@ -78,7 +78,8 @@ def test_near_misses(line: str) -> None:
 @pytest.mark.parametrize("line", [
     # a C++ exception of a CUDA check macro: the message, then the check's source location (Horovod's format, the
     # path here is this test's)
-    "  what():  CUDA driver version is insufficient for CUDA runtime version at horovod/common/ops/cuda_operations.cc:48",
+    "  what():  CUDA driver version is insufficient for CUDA runtime version at "
+    "horovod/common/ops/cuda_operations.cc:48",
     "terminate called after throwing an instance of 'std::logic_error' what():  CUDA driver version is insufficient "
     "for CUDA runtime version at src/gpu/check.cu:91",
 ])
@@ -91,8 +92,8 @@ def test_a_check_macros_message_at_its_source_line_is_cudas(line: str) -> None:
     # an errno's words at a source line are any C++ program's (EINVAL's strerror), and a Python file is no check macro
     "invalid argument at src/io/reader.cc:12",
     "CUDA driver version is insufficient for CUDA runtime version at train.py:32",
-    # the message without the location and without an anchor stays unread (a fallback's words on a run that goes on)
-    "failed to allocate pinned system memory: CUDA driver version is insufficient for CUDA runtime version",
+    # the message at a place that is no source file's line (a how-to's words)
+    "Seeing CUDA driver version is insufficient for CUDA runtime version at startup? Update the host driver.",
 ])
 def test_check_macro_near_misses(line: str) -> None:
     assert [e for e in feed([line]) if e.kind == "app.cuda_error"] == []
