@@ -616,6 +616,8 @@ def _cuda_error_of(text: str) -> CudaError | None:
     strong = failed_res is not None or _anchored(text) or (
         "returned error" in text and _CALL_RETURNED.search(text) is not None) or (
         any(a in text for a in _ALLOC_LITERALS) and _ALLOC_FAILED.search(text) is not None)
+    if not strong and " at " in text and (sourced := _at_source(text)) is not None:
+        return sourced
     if not strong and not any(a in text for a in WEAK_CUDA_ANCHORS):
         # A CUDA API call named on the line (NVIDIA's samples' CUDA_RT_CALL: `ERROR: CUDA RT call "cudaMalloc(&p, n)"
         # in line 378 of file jacobi.cpp failed with out of memory (2).`) says the number after a message is CUDA's:
@@ -639,6 +641,25 @@ def _cuda_error_of(text: str) -> CudaError | None:
         if hit is not None:
             return hit
     return CudaError(None, "unknown", "", "other")
+
+
+# A C++ check macro's exception: cudaGetErrorString's words, then ` at FILE:LINE` of the check that threw them
+# (Horovod's horovod/common/ops/cuda_operations.cc and torch/cuda_util.cc `throw std::logic_error(std::string(
+# cudaGetErrorString(err)) + " at " + __FILE__ + ":" + ...)`, and the many CUDA_CHECK macros of its shape). The
+# source location right after the table's message says a CUDA call's status was checked there: as strong as an
+# anchor. Only a C, C++ or CUDA source file, and a message as long and as CUDA's own as an unanchored one must be.
+_AT_SOURCE = re.compile(r" at [\w./\\-]{1,300}\.(?:cc|cpp|cxx|cu|cuh|c|h|hpp):\d{1,6}\b")
+
+
+def _at_source(text: str) -> CudaError | None:
+    """The error whose table message (the first on the line) a check's ` at FILE:LINE` follows, or None."""
+    by_key, rx, _by_code = _cuda_index()
+    m = rx.search(text)
+    if m is None or _AT_SOURCE.match(text, m.end()) is None:
+        return None
+    said = m.group(0)
+    # a short message or an errno's strerror (`invalid argument at foo.cc:12`) is any C++ program's own words
+    return by_key[said.lower()] if len(said) >= _UNANCHORED_MIN and said.lower() not in _strerror_folded() else None
 
 
 # A table message that names its error with no anchor, no number and no `CUDA error:` before it (catalog/cuda.yaml

@@ -147,6 +147,7 @@ class SchedulerReasonExtractor:
     name = "sched.reason"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
+        "app.exception": frozenset({"message", "setup"}),
         "host.oom_kill": frozenset({"by", "cgroup", "detail", "names_node", "pid", "proc", "storage_daemon"}),
         "k8s.event": frozenset({"due_to", "message", "reason"}),
         "k8s.pod": frozenset({"due_to", "message", "phase", "pod", "pressure", "reason", "restart"}),
@@ -319,6 +320,10 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
         # The kubelet refusing the pod at admission for its devices (a pasted Events row, a pod's message): the pod's
         # end, as the k8s readers read it (rule node-device-plugin).
         yield Draft("k8s.pod", {"phase": "Failed", "message": clip(body), "due_to": reason})
+    elif reason == "setup":
+        # The job's own request that its scheduler, cloud or provisioner refused (a quota or limit of its account or
+        # node pool it is over, a pod spec the node's sharing set-up refuses): its set-up, in the service's words.
+        yield Draft("app.exception", {"message": clip(body), "setup": True})
     elif reason == "backoff_limit":
         # The Job controller's word, pasted: its pods failed first (a symptom; sym-process-exited).
         yield Draft("k8s.event", {"reason": "BackoffLimitExceeded", "message": clip(body), "due_to": reason})

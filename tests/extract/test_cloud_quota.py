@@ -1,0 +1,134 @@
+"""A quota or limit of the job's own cloud account, project, subscription or node pool that its request is over
+(catalog/scheduler.yaml, the `texts` rows of reason setup; extract/jobend.py): the job's set-up, `app.exception` with
+`setup`, in each provider's and provisioner's own words; and the near misses: a cloud's stock-out of the type asked
+for (understood, no cause), a wait that will pass, an API's request-rate quota, the words in prose or a retry rule.
+
+Lines marked with a source are verbatim from it, or follow its format where marked so (the ids, zones and names are
+this test's).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from firstfault.analysis.analyze import Analyzer
+from firstfault.model import Event
+from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract import helpers
+
+
+def feed(lines: list[str]) -> list[Event]:
+    return helpers.events(lines, "application", file="nodes/node-02/job.log", node="node-02")
+
+
+def setup_events(lines: list[str]) -> list[Event]:
+    return [e for e in feed(lines) if e.kind == "app.exception" and e.fields.get("setup") is True]
+
+
+@pytest.mark.parametrize("line", [
+    # mspnp/aks-baseline#377: an AKS deployment's inner error, ARM's JSON (verbatim)
+    '{"code": "QuotaExceeded", "message": "Provisioning of resource(s) for container service aks-53yrpapt3w4e6 in '
+    "resource group rg-bu0001a0008 failed. Message: Operation could not be completed as it results in exceeding "
+    "approved Total Regional Cores quota. Additional details - Deployment Model: Resource Manager, Location: eastus2, "
+    'Current Limit: 10, Current Usage: 0, Additional Required: 14, (Minimum) New Limit Required: 14.',
+    # azure-core's HttpResponseError as the Azure CLI prints it (its format; the family and numbers are this test's)
+    "(OperationNotAllowed) Operation could not be completed as it results in exceeding approved standardNCASv3_T4 "
+    "Family Cores quota. Additional details - Deployment Model: Resource Manager, Location: westus2, Current Limit: 0, "
+    "Current Usage: 0, Additional Required: 4, (Minimum) New Limit Required: 4.",
+    "Code: QuotaExceeded",
+    # EC2's error message for VcpuLimitExceeded (the EC2 API reference's "Error codes"), in botocore's ClientError
+    # frame (its format; the operation and limit are this test's)
+    "botocore.exceptions.ClientError: An error occurred (VcpuLimitExceeded) when calling the RunInstances operation: "
+    "You have requested more vCPU capacity than your current vCPU limit of 32 allows for the instance bucket that the "
+    "specified instance type belongs to. Please visit http://aws.amazon.com/contact-us/ec2-request to request an "
+    "adjustment to this limit.",
+    # ... the same message in Karpenter's fleet error (its `with fleet error(s), CODE: MESSAGE` format)
+    "creating instance, with fleet error(s), VcpuLimitExceeded: You have requested more vCPU capacity than your "
+    'current vCPU limit of 0 allows for the instance bucket that the specified instance type belongs to.',
+    # EC2's InstanceLimitExceeded message (the EC2 API reference), in the SDK for Go v2's frame (its format)
+    "operation error EC2: RunInstances, https response error StatusCode: 400, api error InstanceLimitExceeded: Your "
+    "quota allows for 0 more running instance(s). You requested at least 1.",
+    # SageMaker's ResourceLimitExceeded (botocore's sagemaker service model names the exception; the request here is
+    # this test's)
+    "An error occurred (ResourceLimitExceeded) when calling the CreateEndpoint operation: The account-level service "
+    "limit 'ml.g5.12xlarge for endpoint usage' is 0 Instances, with current utilization of 0 Instances and a request "
+    "delta of 1 Instances.",
+    # Compute Engine's quota error as gcloud prints the operation's message (the Compute Engine docs' "Resource
+    # quotas" wording; the quota and region are this test's)
+    " - Quota 'NVIDIA_A100_GPUS' exceeded.  Limit: 0.0 in region us-central1.",
+    " - Quota 'GPUS_ALL_REGIONS' exceeded.  Limit: 0.0 globally.",
+    "    code: QUOTA_EXCEEDED",
+    # the GKE cluster autoscaler's FailedScaleUp event, its event logger's template with two reasons joined
+    "Node scale up in zones us-east1-b associated with this pod failed: GCE quota exceeded, IP space exhausted. Pod "
+    "is at risk of not being scheduled.",
+    # Karpenter's scheduler error (kubernetes-sigs/karpenter pkg/controllers/provisioning/scheduling), as its event
+    # message carries it
+    'Failed to schedule pod, all available instance types exceed limits for nodepool "gpu"',
+    # the cluster autoscaler's NotTriggerScaleUp event message (Azure Container Apps' troubleshooting guide, verbatim)
+    "pod didn't trigger scale-up: 1 max node group size reached",
+])
+def test_a_quota_the_jobs_request_is_over_is_its_setup(line: str) -> None:
+    assert len(setup_events([line])) == 1
+
+
+@pytest.mark.parametrize("line", [
+    # stock-outs: the cloud had none of the type asked for; no category is the cloud's capacity, nor the job's set-up
+    # (EC2's InsufficientInstanceCapacity message, the EC2 API reference; botocore's frame, this test's operation)
+    "An error occurred (InsufficientInstanceCapacity) when calling the RunInstances operation (reached max retries: "
+    "4): We currently do not have sufficient p4d.24xlarge capacity in the Availability Zone you requested "
+    "(us-east-1a).",
+    # Compute Engine's stock-out (its troubleshooting guide's wording; the project and zone are this test's)
+    "The zone 'projects/acme-ml/zones/us-central1-a' does not have enough resources available to fulfill the "
+    "request.  Try a different zone, or try again later.",
+    "    code: ZONE_RESOURCE_POOL_EXHAUSTED",
+    # Azure's allocation failures (its "Troubleshoot allocation failures" guide's codes)
+    "(ZonalAllocationFailed) Allocation failed. We do not have sufficient capacity for the requested VM size in this "
+    "zone.",
+    "Code: SkuNotAvailable",
+    "Node scale up in zones us-central1-c associated with this pod failed: GCE out of resources. Pod is at risk of not "
+    "being scheduled.",
+    # a wait that will pass: Kueue's unused quota (pkg/scheduler/flavorassigner), the scheduler's own words with
+    # preemption possible (kube-scheduler's FailedScheduling message)
+    "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor default-flavor, "
+    "4 more needed",
+    "0/4 nodes are available: 4 Insufficient nvidia.com/gpu. preemption: 0/4 nodes are available: 4 Preemption is not "
+    "helpful for scheduling.",
+    # an API's request-rate quota (Google's RESOURCE_EXHAUSTED for a per-minute quota): a throttle, not the request
+    "google.api_core.exceptions.ResourceExhausted: 429 Quota exceeded for quota metric 'Read requests' and limit "
+    "'Read requests per minute' of service 'sheets.googleapis.com'",
+    # the words in prose (a public write-up on GKE quotas) and a retry rule's list of codes
+    '- The message says "GCE quota exceeded", which sends you to CPU. CPU was 10/200.',
+    'retryable_codes = ["ResourceLimitExceeded", "VcpuLimitExceeded", "ThrottlingException"]',
+])
+def test_stock_outs_waits_and_prose_are_no_quota_of_the_job(line: str) -> None:
+    assert setup_events([line]) == []
+
+
+def test_a_stock_out_is_understood() -> None:
+    # the provider's own word, read and set aside: no event at all, not the last resort's exception
+    line = ("An error occurred (InsufficientInstanceCapacity) when calling the RunInstances operation: We currently do "
+            "not have sufficient p4d.24xlarge capacity in the Availability Zone you requested (us-east-1a).")
+    assert [e.kind for e in feed([line]) if e.kind.startswith("app.")] == []
+
+
+def _analyze(make_bundle: BundleMaker, record: str) -> tuple[str, str | None, str]:
+    wl = copy.deepcopy(WORKLOAD)
+    wl["sources"] = [{"kind": "application", "path": "cluster/service.txt"}]
+    v = Analyzer().analyze_path(str(make_bundle({"cluster/service.txt": record}, wl)))
+    return (v.attributed_domain, v.root_cause.category if v.root_cause else None,
+            v.root_cause.summary if v.root_cause else "")
+
+
+def test_a_quota_is_the_verdicts_setup(make_bundle: BundleMaker) -> None:
+    domain, category, summary = _analyze(
+        make_bundle, " - Quota 'NVIDIA_T4_GPUS' exceeded.  Limit: 0.0 in region us-west1.\n")
+    assert (domain, category) == ("software", "app.exception.setup")
+    assert "NVIDIA_T4_GPUS" in summary
+
+
+def test_a_stock_out_names_no_cause(make_bundle: BundleMaker) -> None:
+    _, category, _ = _analyze(make_bundle, "(ZonalAllocationFailed) Allocation failed. We do not have sufficient "
+                                           "capacity for the requested VM size in this zone.\n")
+    assert category is None
