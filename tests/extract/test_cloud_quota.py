@@ -132,3 +132,36 @@ def test_a_stock_out_names_no_cause(make_bundle: BundleMaker) -> None:
     _, category, _ = _analyze(make_bundle, "(ZonalAllocationFailed) Allocation failed. We do not have sufficient "
                                            "capacity for the requested VM size in this zone.\n")
     assert category is None
+
+
+# The Kubernetes API server refusing the job's own objects for a policy of its namespace or cluster (the formats of
+# the admission plugins' messages in kubernetes/kubernetes, as kubectl and a controller's FailedCreate event print
+# them; the names and amounts are this test's).
+@pytest.mark.parametrize("line", [
+    # ResourceQuota admission: `exceeded quota: %s, requested: %s, used: %s, limited: %s`
+    'Error from server (Forbidden): error when creating "job.yaml": pods "train-0" is forbidden: exceeded quota: '
+    "gpu-quota, requested: requests.nvidia.com/gpu=8, used: requests.nvidia.com/gpu=0, limited: "
+    "requests.nvidia.com/gpu=4",
+    # ... `failed quota: %s: must specify %s`, in a Job's FailedCreate event as `kubectl describe job` shows it
+    '  Warning  FailedCreate  2m  job-controller  Error creating: pods "train-x7k2p" is forbidden: failed quota: '
+    "compute-resources: must specify limits.cpu for: train; limits.memory for: train",
+    # an admission webhook's denial: `admission webhook %q denied the request: %s`
+    'Error from server: error when creating "serve.yaml": admission webhook "validate.kyverno.svc-fail" denied the '
+    "request: resource Deployment/llm/serve was blocked due to the following policies require-gpu-node-selector",
+    # Pod Security admission: `violates PodSecurity %q: %s`
+    'Error from server (Forbidden): error when creating "pod.yaml": pods "gpu-test" is forbidden: violates '
+    'PodSecurity "restricted:latest": privileged (container "cuda" must not set securityContext.privileged=true)',
+])
+def test_the_api_servers_refusal_of_the_jobs_objects_is_its_set_up(line: str) -> None:
+    assert len(setup_events([line])) == 1
+
+
+@pytest.mark.parametrize("line", [
+    "admission webhook denied the request",  # no webhook named, no reason: prose
+    # Kueue's wait for quota another workload holds: it will be admitted when the quota frees
+    "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor a100, 4 more "
+    "needed",
+    "If a request exceeded quota: the admission fails and the pod is not created.",
+])
+def test_words_near_the_api_servers_refusals_are_none(line: str) -> None:
+    assert setup_events([line]) == []
