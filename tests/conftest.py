@@ -5,14 +5,18 @@ from __future__ import annotations
 import copy
 import os
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
 
 from tests.harness.slurm_harness import SlurmCluster, missing_binaries, start_slurm
 from tests.lab import selection
+
+if TYPE_CHECKING:
+    from tests.harness.e2e_util import TimeLimitJob
 
 try:
     from _pytest.nodeid import NodeId  # pytest >= 9.2
@@ -90,6 +94,20 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmClu
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def slurm_time_limit_job(slurm_cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory) -> TimeLimitJob:
+    """One job a session that runs into its time limit, for every test that reads one (tests/identify/test_slurm.py,
+    tests/blueprint/test_e2e_run.py): a limit takes a minute to hit, and each module used to wait for a job of its
+    own. Submitted at the first request and not waited for; setting the node down would end it NODE_FAIL, so a
+    module that does asks for it after the node is back, or waits for its end (`ended`) before."""
+    from tests.harness import e2e_util
+
+    root = tmp_path_factory.mktemp("time-limit-job")
+    submitted = datetime.now(UTC).replace(microsecond=0)
+    job = e2e_util.submit(slurm_cluster, root, "ff-timeout", "#!/bin/sh\nsleep 300\n", "--time=1")
+    return e2e_util.TimeLimitJob(slurm_cluster, root, job, submitted)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -27,9 +27,9 @@ from firstfault import records
 from firstfault.model import Verdict
 from firstfault.store import VerdictStore
 from tests.harness.e2e_util import (
+    TimeLimitJob,
     WebhookReceiver,
     closed_port,
-    existing_timeout_job,
     invoke,
     lose_node_running,
     run_cli,
@@ -53,7 +53,6 @@ class Jobs:
     kill9: str
     cancelled: str
     nodefail: str
-    timeout: str
     valueerror: str
     oom: str
 
@@ -63,14 +62,14 @@ def _sh(body: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def jobs(slurm_cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory) -> Jobs:
+def jobs(slurm_cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Jobs:
     c = slurm_cluster
     root = tmp_path_factory.mktemp("e2e-run-jobs")
     wait_queue_empty(c)  # a lost node kills whatever runs on it: nothing else may run now
     t0 = datetime.now(UTC).replace(microsecond=0)
     nodefail = submit(c, root, "ff-e2e-nodefail", _sh("sleep 300"), "--no-requeue")
     lose_node_running(c, nodefail)
-    timeout = existing_timeout_job(c) or submit(c, root, "ff-e2e-timeout", _sh("sleep 300"), "--time=1")
+    request.getfixturevalue("slurm_time_limit_job")  # its minute runs from here, the node back in service
     exit3 = submit(c, root, "ff-e2e-exit3", _sh("exit 3"))
     kill9 = submit(c, root, "ff-e2e-kill9", _sh("kill -9 $$"))
     # A real interpreter raising a real exception: the traceback lands in the job's output file.
@@ -85,7 +84,7 @@ def jobs(slurm_cluster: SlurmCluster, tmp_path_factory: pytest.TempPathFactory) 
     c.run("scancel", cancelled)
     for job in (exit3, kill9, valueerror, oom, cancelled, nodefail):
         c.wait_state(job, TERMINAL, 30)
-    return Jobs(root, t0, exit3, kill9, cancelled, nodefail, timeout, valueerror, oom)
+    return Jobs(root, t0, exit3, kill9, cancelled, nodefail, valueerror, oom)
 
 
 @pytest.fixture(scope="module")
@@ -262,13 +261,18 @@ def test_failing_loki_does_not_stop_the_files(jobs: Jobs, env: dict[str, str], t
     assert cov["application"].status == "complete"
 
 
-def test_time_limit_is_a_scheduler_cause(jobs: Jobs, config: Path, env: dict[str, str],
-                                         slurm_cluster: SlurmCluster) -> None:
-    """Last on purpose: a fresh one-minute limit has been running since the module started."""
-    slurm_cluster.wait_state(jobs.timeout, TERMINAL, timeout=150)
-    v = _verdict(config, jobs.timeout, env)
+def test_time_limit_is_a_scheduler_cause(jobs: Jobs, env: dict[str, str], slurm_time_limit_job: TimeLimitJob,
+                                         tmp_path: Path) -> None:
+    """Last on purpose: the session's time-limit job (tests/conftest.py) has run since the module asked for it."""
+    tl = slurm_time_limit_job
+    tl.ended()
+    config = tmp_path / "cluster.yaml"
+    write_config(config, _base(jobs) | {"logs": {"files": {"root": f"{tl.root}/{{job}}", "sources": [
+        {"kind": "application", "path": "*.out"}]}}})
+    v = _verdict(config, tl.job, env)
     assert (v.outcome, v.attributed_domain, v.terminal_state) == ("timeout", "scheduler", "TIMEOUT")
     assert v.root_cause is not None and v.root_cause.category == "scheduler.time_limit"
+    assert {c.source: c.status for c in v.coverage}["application"] == "complete"  # its own output file was read
 
 
 def test_kubernetes_logs_need_a_selector_and_a_failing_api_does_not_stop_the_run(tmp_path: Path) -> None:

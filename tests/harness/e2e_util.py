@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -218,15 +219,19 @@ def lose_node_running(c: SlurmCluster, job: str, timeout: float = 30) -> None:
     c.wait_node(["idle", "mixed", "allocated"])
 
 
-def existing_timeout_job(c: SlurmCluster) -> str | None:
-    """A job of this session's Slurm that already hit its time limit (tests/identify/test_slurm.py makes one)."""
-    out = c.run("sacct", "-P", "-n", "-X", "-a", "--state=TO", "-S", "now-6hours", "-E", "now",
-                "-o", "JobID,State", check=False).stdout
-    for line in out.splitlines():
-        job, _, state = line.partition("|")
-        if state.startswith("TIMEOUT") and job.isdigit():
-            return job
-    return None
+@dataclass(frozen=True)
+class TimeLimitJob:
+    """`sleep 300` under sbatch --time=1 on the session's Slurm (tests/conftest.py: slurm_time_limit_job): it ends
+    TIMEOUT after its minute, Slurm's least limit, or a little later (slurmctld checks the limits now and then)."""
+
+    cluster: SlurmCluster
+    root: Path  # ROOT/<id>/slurm.out: its own output file (`submit`)
+    job: str
+    submitted: datetime  # whole seconds, UTC
+
+    def ended(self) -> str:
+        """Its end state, once it has one (a minute or two after `submitted`)."""
+        return self.cluster.wait_state(self.job, TERMINAL, timeout=150)
 
 
 def ended_attempts(c: SlurmCluster) -> set[tuple[str, int]]:

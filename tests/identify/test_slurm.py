@@ -23,6 +23,7 @@ from firstfault.identify.base import IdentifyError
 from firstfault.identify.cursor import parse_cursor
 from firstfault.identify.slurm import RunResult, SlurmAttempts
 from firstfault.timeparse import parse_rfc3339
+from tests.harness.e2e_util import TimeLimitJob
 from tests.harness.slurm_harness import TERMINAL, SlurmCluster
 
 # --------------------------------------------------------------------------
@@ -33,7 +34,6 @@ from tests.harness.slurm_harness import TERMINAL, SlurmCluster
 @dataclass
 class Jobs:
     t0: datetime
-    timeout: str
     exit3: str
     kill9: str
     cancelled: str
@@ -51,8 +51,11 @@ def _wait_running(c: SlurmCluster, job: str, timeout: float = 20) -> None:
 
 
 @pytest.fixture(scope="module")
-def jobs(slurm_cluster: SlurmCluster) -> Jobs:
+def jobs(slurm_cluster: SlurmCluster, slurm_time_limit_job: TimeLimitJob) -> Jobs:
     c = slurm_cluster
+    # The session's time-limit job (tests/conftest.py), which the lost node below would end NODE_FAIL: at its end
+    # already when tests/blueprint/test_e2e_run.py ran first, else a minute from now.
+    slurm_time_limit_job.ended()
     t0 = datetime.now(UTC).replace(microsecond=0)
     # Node failure first: setting the only node down kills whatever runs on it.
     # The second attempt (after requeue) exits 0 at once.
@@ -71,7 +74,6 @@ def jobs(slurm_cluster: SlurmCluster) -> Jobs:
     time.sleep(2)
     c.run("scontrol", "update", f"jobid={nodefail}", "starttime=now")
 
-    timeout = _sbatch_wrap(c, "ff-timeout", "sleep 300", "--time=1")
     exit3 = _sbatch_wrap(c, "ff-exit3", "exit 3")
     kill9 = _sbatch_wrap(c, "ff-kill9", "kill -9 $$")
     ranks4 = _sbatch_wrap(c, "ff-ranks", "srun true; exit 1", "--ntasks=4")
@@ -81,7 +83,7 @@ def jobs(slurm_cluster: SlurmCluster) -> Jobs:
     c.run("scancel", cancelled)
     for job in (exit3, kill9, ranks4, cancelled, f"{array}_5", f"{array}_6", nodefail):
         c.wait_state(job, TERMINAL, 30)
-    return Jobs(t0, timeout, exit3, kill9, cancelled, ranks4, nodefail, array)
+    return Jobs(t0, exit3, kill9, cancelled, ranks4, nodefail, array)
 
 
 @pytest.fixture(scope="module")
@@ -194,11 +196,7 @@ def test_unknown_job_and_unreachable_accounting(ctx: SlurmAttempts, slurm_cluste
 
 @pytest.mark.integration
 def test_ended_since_is_monotone(ctx: SlurmAttempts, jobs: Jobs, slurm_cluster: SlurmCluster) -> None:
-    # The time-limit job may end at any moment during this test: it is left out of the comparisons.
-    def ended(cursor: str | None) -> tuple[list[str], str]:
-        ids, nxt = ctx.ended_since(cursor)
-        return [j for j in ids if j != jobs.timeout], nxt
-
+    ended = ctx.ended_since  # the session's time-limit job ended before the module began (`jobs`)
     ids, cursor = ended(None)
     for job in (jobs.exit3, jobs.kill9, jobs.cancelled, jobs.ranks4, jobs.nodefail, f"{jobs.array}_5"):
         assert job in ids
@@ -214,12 +212,13 @@ def test_ended_since_is_monotone(ctx: SlurmAttempts, jobs: Jobs, slurm_cluster: 
 
 
 @pytest.mark.integration
-def test_time_limit_is_timeout(ctx: SlurmAttempts, jobs: Jobs, slurm_cluster: SlurmCluster) -> None:
-    """Last on purpose: the one-minute limit has been running since the module started."""
-    slurm_cluster.wait_state(jobs.timeout, TERMINAL, timeout=150)
-    wl = ctx.identify(jobs.timeout).workload
+def test_time_limit_is_timeout(ctx: SlurmAttempts, slurm_time_limit_job: TimeLimitJob) -> None:
+    """The session's time-limit job (tests/conftest.py), at its end since the module started (`jobs`)."""
+    tl = slurm_time_limit_job
+    tl.ended()
+    wl = ctx.identify(tl.job).workload
     assert wl.terminal_state == "TIMEOUT"
-    start, end = _window_inside(wl.window.start, wl.window.end, jobs.t0)
+    start, end = _window_inside(wl.window.start, wl.window.end, tl.submitted)
     assert 60 <= (end - start).total_seconds() <= 150
 
 

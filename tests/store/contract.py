@@ -50,9 +50,14 @@ def _scenario_json() -> dict[str, str]:
     return {name: records.dumps(analyzer.analyze_path(str(SCENARIOS / name))) for name in BUNDLES}
 
 
+def scenario_json(name: str) -> str:
+    """A scenario's verdict as records.dumps writes it (analysed once a process)."""
+    return _scenario_json()[name]
+
+
 def scenario(name: str, **workload: Any) -> Verdict:
     """A scenario's verdict (a fresh copy), with workload fields overridden."""
-    v = records.decode(_scenario_json()[name], Verdict)
+    v = records.decode(scenario_json(name), Verdict)
     if workload:
         v = records.replace(v, workload=records.replace(v.workload, **workload))
     return v

@@ -28,11 +28,11 @@ from sqlalchemy import Engine, event
 
 from firstfault import records
 from firstfault.dashboard.fleetsql import fleet_counts
-from firstfault.model import Enrichment
+from firstfault.model import Enrichment, Verdict
 from firstfault.store import VerdictStore
 from firstfault.store.fleetrows import day_number
 from tests.store.bulkload import Batch
-from tests.store.contract import scenario
+from tests.store.contract import scenario, scenario_json
 from tests.store.pg_harness import fresh_database
 
 pytestmark = pytest.mark.integration
@@ -50,21 +50,20 @@ def _load(url: str) -> None:
     rng = random.Random(5)
     nodes = [f"gpu{i:04d}" for i in range(2000)]
     batch = Batch()
+    # each template's verdict as JSON text and its nodes, once (a scenario's verdict is the same text every time)
+    template = {name: (scenario_json(name), sorted(scenario(name).workload.nodes)) for name in set(TEMPLATES)}
     for vid in range(1, VERDICTS + 1):
-        v = scenario(TEMPLATES[vid % len(TEMPLATES)])
-        old = sorted(v.workload.nodes)
+        text, old = template[TEMPLATES[vid % len(TEMPLATES)]]
         start = rng.randrange(0, len(nodes) - len(old))
         rename = dict(zip(old, nodes[start:start + len(old)], strict=True))
         end = NOW - timedelta(seconds=rng.randrange(DAYS * 86400))
-        doc = json.loads(records.dumps(v))
-        text = json.dumps(doc)
         for a, b in rename.items():
             text = text.replace(f'"{a}"', f'"{b}"').replace(f'"{a}/', f'"{b}/')
         doc = json.loads(text)
         doc["workload"]["id"] = f"w{vid}"
         doc["workload"]["window"] = {"start": (end - timedelta(hours=1)).isoformat(), "end": end.isoformat()}
         doc["analyzed_at"] = (end + timedelta(minutes=5)).isoformat()
-        v = records.convert(doc, type(v))
+        v = records.convert(doc, Verdict)
         batch.add(v, Enrichment(cluster=["east", "west"][vid % 2]), vid, end)
     with VerdictStore.open(url) as store, store.engine.connect() as sconn:
         batch.copy(sconn)
