@@ -165,3 +165,24 @@ def test_the_api_servers_refusal_of_the_jobs_objects_is_its_set_up(line: str) ->
 ])
 def test_words_near_the_api_servers_refusals_are_none(line: str) -> None:
     assert setup_events([line]) == []
+
+
+# A cloud's client that raised the refusal as its exception (botocore's ClientError, its format; the request is this
+# test's): one line, one event, the quota's, whether the line stands alone or ends a traceback.
+_RAISED = ("botocore.exceptions.ClientError: An error occurred (ResourceLimitExceeded) when calling the "
+           "CreateTrainingJob operation: The account-level service limit 'ml.p4d.24xlarge for training job usage' is 0 "
+           "Instances, with current utilization of 0 Instances and a request delta of 2 Instances.")
+
+
+@pytest.mark.parametrize("lines", [
+    [_RAISED],
+    ["Traceback (most recent call last):",
+     '  File "/opt/ml/launch.py", line 41, in <module>',
+     "    estimator.fit(inputs)",
+     '  File "/usr/local/lib/python3.10/site-packages/botocore/client.py", line 1023, in _make_api_call',
+     "    raise error_class(parsed_response, operation_name)",
+     _RAISED],
+])
+def test_a_quota_a_client_raised_is_one_event_the_quotas(lines: list[str]) -> None:
+    events = [e for e in feed(lines) if e.kind == "app.exception"]
+    assert [e.fields.get("setup") for e in events] == [True]

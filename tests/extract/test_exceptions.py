@@ -137,9 +137,12 @@ def test_the_launchers_code_that_does_not_fit_what_it_calls_is_its_own_failure(c
         ("app.exception", closing.split(":", 1)[0])]
 
 
-def test_the_launchers_other_type_errors_while_reaping_a_worker_stay_its_report() -> None:
-    # the same class with words that say nothing of a mismatch: the agent tripping over what a worker left
-    closing = "TypeError: 'NoneType' object is not subscriptable"
+@pytest.mark.parametrize("closing", [
+    "TypeError: 'NoneType' object is not subscriptable",
+    "AttributeError: 'NoneType' object has no attribute 'get'",
+])
+def test_the_launchers_other_type_errors_while_reaping_a_worker_stay_its_report(closing: str) -> None:
+    # the same classes with words that say nothing of a mismatch: the agent tripping over what a worker left
     assert [d.kind for d in scan(EXC, [*_AGENT_TB[:-4], closing])] == ["launcher.exit"]
 
 

@@ -55,7 +55,7 @@ from firstfault.extract.excclass import (
     setup_errno_words,
     symptom_status_texts,
 )
-from firstfault.extract.jobend import memory_limit_kill
+from firstfault.extract.jobend import reason_owned
 from firstfault.extract.memo import ON, Memo, digits_zeroed
 from firstfault.extract.nccl import NCCL_ERROR_LITERALS, mark_failure, nccl_owns, split_rank_prefix
 from firstfault.extract.numerics import numerics
@@ -164,7 +164,7 @@ class _TerminalLine:
         if exc is None:
             return []
         drafts, _ = tb.classify(body, exc, nccl_owns(body), numerics(body) is not None,
-                                other_owned=memory_limit_kill(body) is not None)
+                                other_owned=reason_owned(body))
         for d in drafts:
             if d.kind != "process.signal":  # a crash on a fault signal is the process's exit report, not its last word
                 d.fields["terminal"] = True
@@ -368,7 +368,7 @@ class ExceptionExtractor:
         if closed is not None:
             exc, owner_entry, text = closed.exc, closed.owner, closed.text
             drafts, decisive = tb.classify(text, exc, nccl_owns(text), numerics(text) is not None, closed.frames,
-                                           other_owned=memory_limit_kill(text) is not None,
+                                           other_owned=reason_owned(text),
                                            in_library_thread=closed.library_thread, in_thread=closed.thread)
             if closed.chained:
                 ctx.claimed = True  # an envelope of a chain that already decided

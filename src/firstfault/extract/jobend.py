@@ -479,6 +479,18 @@ _MEM_LIMIT: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
 )
 
 
+def reason_owned(body: str) -> bool:
+    """Whether this extractor reads the line as its own event where an exception's reader would read it too: a kill
+    for memory (memory_limit_kill), or a request the job's scheduler, cloud or provisioner refused (a `setup` row of
+    catalog/scheduler.yaml: a quota, the API server's refusal) that a client raised as its exception (botocore's
+    `ClientError: An error occurred (ResourceLimitExceeded) ...`). One line, one event: the reason's."""
+    if memory_limit_kill(body) is not None:
+        return True
+    if not any(a in body for a in reason_anchors("setup")):
+        return False
+    return any(hit.reason == "setup" for hit in text_reasons(body, lines=True))
+
+
 def memory_limit_kill(body: str) -> str | None:
     """Who killed a process for memory on this line (a scheduler, the kubelet, Slurm, Ray), if anyone."""
     for proc, rx in _MEM_LIMIT:

@@ -971,11 +971,12 @@ def logging_handler_error(frames: tuple[str, ...]) -> bool:
 # a call's arguments; Objects/object.c for a missing attribute; Python/import.c for a name or module an import did not
 # find): raised in the launcher's own code (a DeepSpeed agent calling torchrun's agent with an older signature), they
 # are the job's software stack at odds with itself, the launcher failing on its own and no report of a worker's exit.
+# (A None without an attribute is a value missing, which the agent meets reaping a worker that left none: its report.)
 _CODE_MISMATCH: Final = frozenset({"TypeError", "AttributeError", "ImportError", "ModuleNotFoundError"})
 _MISMATCH_WORDS = re.compile(r"\btakes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:were|was) given"
                              r"|\bgot an unexpected keyword argument\b"
                              r"|\bmissing \d+ required (?:positional|keyword-only) arguments?\b"
-                             r"|\bhas no attribute\b|^cannot import name\b|^No module named\b")
+                             r"|(?<!'NoneType' object )\bhas no attribute\b|^cannot import name\b|^No module named\b")
 
 
 def launcher_plumbing(frames: tuple[str, ...], exc_cls: str = "", message: str = "") -> bool:
@@ -1517,7 +1518,8 @@ def classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
     """The events a traceback's final line holds, and whether it decides its chain.
 
     `other_owned`: another extractor reads this line as its own event (a memory-limit kill raised as an
-    exception, such as Ray's OutOfMemoryError), so the chain is decided without an exception of its own.
+    exception, such as Ray's OutOfMemoryError; a quota a cloud's client raised: extract/jobend.py `reason_owned`), so
+    the chain is decided without an exception of its own.
     `in_library_thread`: the traceback ended a thread that an installed package started (`library_thread`);
     the thread's death does not end the process, so what would be the workload's own exception is none of its
     failures (a CUDA error, a storage errno, a signal or a peer's failure is still read as such).
