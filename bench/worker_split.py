@@ -1,0 +1,82 @@
+"""One worker's CPU on a bundle's rank logs, split by kind of work (issue 27; bench/README.md, "seventh session").
+
+Runs `parallel._work_range` over the bundle's non-kernel files in this process, with `_JOB` set as
+`collect_bundle_parallel` sets it, three ways in interleaved rounds: as shipped; every line extractor's `extract`
+stubbed to give nothing (what is left is the dispatch around the extractors and the file's own work); and
+`Extraction.add_events` stubbed too (what is left is the file's own work: open, reads, the scanner, each candidate's
+build). Prints the thread time per file, the minimum of the rounds and every round.
+
+    PYTHONPATH=src python bench/worker_split.py /tmp/a1k --files 512 --rounds 5
+
+a1k: `python -c "from bench.gen_bundle import generate; generate('/tmp/a1k', 128, 8, 1.1*1024/16384, 27)"`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from firstfault.analysis import parallel
+from firstfault.analysis.analyze import Analyzer
+from firstfault.bundle import load_bundle
+from firstfault.collect import scan
+from firstfault.timeparse import TimeParser
+
+
+def _nothing(self: Any, line: str, ctx: Any) -> Iterator[Any]:
+    return iter(())
+
+
+def _no_events(self: Any, candidate: Any, store: Any) -> None:
+    return None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("bundle")
+    ap.add_argument("--files", type=int, default=512, help="the first N non-kernel files (default 512)")
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    bundle = load_bundle(args.bundle)
+    analyzer = Analyzer()
+    tasks = [t for t in parallel.line_tasks(bundle) if t.kind != "kernel"][:args.files]
+    ctx = bundle.context
+    for kind in {t.kind for t in tasks}:
+        analyzer.scanner(kind)
+    parallel._JOB = parallel._Job(analyzer, tasks, TimeParser(ctx.tz, ctx.window_start, ctx.window_end),
+                                  list(ctx.workload.nodes))
+    add_events = scan.Extraction.add_events
+    extracts: dict[type, Callable[..., Any]] = {type(e): type(e).extract for e in scan.all_line_extractors()}
+
+    def run() -> float:
+        parallel._JOB.extraction = None
+        t0 = time.thread_time()
+        parallel._work_range(0, len(tasks))
+        return time.thread_time() - t0
+
+    run()  # warm: compile the patterns, fill the memos' first entries
+    rounds: dict[str, list[float]] = {"as shipped": [], "extractors stubbed": [], "add_events stubbed": []}
+    try:
+        for _ in range(args.rounds):
+            scan.Extraction.add_events = add_events  # type: ignore[method-assign]
+            for cls, f in extracts.items():
+                cls.extract = f
+            rounds["as shipped"].append(run())
+            for cls in extracts:
+                cls.extract = _nothing
+            rounds["extractors stubbed"].append(run())
+            scan.Extraction.add_events = _no_events  # type: ignore[method-assign]
+            rounds["add_events stubbed"].append(run())
+    finally:
+        scan.Extraction.add_events = add_events  # type: ignore[method-assign]
+        for cls, f in extracts.items():
+            cls.extract = f
+    for name, times in rounds.items():
+        per = [1e6 * t / len(tasks) for t in times]
+        print(f"{name:20s} min {min(per):6.0f} us a file   rounds: " + " ".join(f"{p:.0f}" for p in per))
+
+
+if __name__ == "__main__":
+    main()
