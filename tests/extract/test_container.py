@@ -69,6 +69,19 @@ EX = container.ContainerErrorExtractor()
         # NVIDIA/nvidia-container-toolkit internal/modifier/cdi/registry.go
         ("failed to inject CDI devices: unresolvable CDI devices nvidia.com/gpu=all: unknown",
          "nvidia-container-toolkit", "node"),
+        # NVIDIA/nvidia-container-toolkit cmd/nvidia-container-runtime-hook/main.go, the hook in a mode other than
+        # legacy refusing Docker's --gpus, its stderr quoted by runc under Docker (a public Indonesian post on Immich
+        # after a toolkit update, its line as pasted there)
+        ("Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime "
+         "create failed: runc create failed: unable to start container process: error during container init: error "
+         "running prestart hook #0: exit status 1, stdout: , stderr: Using requested mode 'cdi' invoking the NVIDIA "
+         "Container Runtime Hook directly (e.g. specifying the docker --gpus flag) is not supported. Please use the "
+         "NVIDIA Container Runtime (e.g. specify the --runtime=nvidia flag) instead.", "nvidia-container-toolkit",
+         "node"),
+        # ... and on a line of its own where the paste broke the hook's stderr (a Tegra's CSV mode, before 1.14's words;
+        # a public how-to's docker run --gpus on Jetson)
+        ("invoking the NVIDIA Container Runtime Hook directly (e.g. specifying the docker --gpus flag) is not "
+         "supported. Please use the NVIDIA Container Runtime instead.: unknown.", "nvidia-container-toolkit", "node"),
         # apptainer/apptainer internal/app/starter/master_linux.go `container creation failed: %s` after `FATAL:`
         ("FATAL:   container creation failed: mount hook function failure: mount /proc/self/fd/3->/var/lib/apptainer/"
          "mnt/session/rootfs error: while mounting image /proc/self/fd/3: kernel reported a bad superblock",
@@ -153,6 +166,10 @@ def test_the_deepest_error_of_a_chain_decides() -> None:
         "[ERROR] metrics push failed: toomanyrequests: slow down",
         # another program's EEXIST in its own words, without enroot's tag (synthetic)
         "ERROR: File already exists: /home/user/out.csv (use --overwrite)",
+        # the toolkit hook's word on the mode it runs in, which it goes on from (cmd/nvidia-container-runtime-hook)
+        "Using requested mode 'cdi'",
+        # a script's comment that explains the refusal in its own words (no hook's words)
+        "# --gpus all invokes the prestart hook directly and the runtime refuses outright in CDI mode",
     ],
 )
 def test_near_misses_are_not_container_errors(line: str) -> None:
