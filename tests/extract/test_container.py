@@ -82,6 +82,17 @@ EX = container.ContainerErrorExtractor()
         # a public how-to's docker run --gpus on Jetson)
         ("invoking the NVIDIA Container Runtime Hook directly (e.g. specifying the docker --gpus flag) is not "
          "supported. Please use the NVIDIA Container Runtime instead.: unknown.", "nvidia-container-toolkit", "node"),
+        # moby/moby distribution/xfer/download.go `failed to register layer: %v`: the daemon's image store on the
+        # node's disk full (NVIDIA/nvidia-docker#792, docker pull of DIGITS on AWS; aws/amazon-ecs-agent's status reason
+        # before it, azavea/raster-vision#1212 on AWS Batch)
+        ("failed to register layer: Error processing tar file(exit status 1): write /usr/share/vim/vim74/syntax/"
+         "sisu.vim: no space left on device", "docker", "node"),
+        ("CannotPullContainerError: failed to register layer: ApplyLayer exit status 1 stdout: stderr: write /root/"
+         ".cache/pip/http/d/c/1/1/c/dc11c115dbb602e6636493addd92f61ac957da65f9166a69f6820fbc: no space left on device",
+         "ecs", "node"),
+        # ... and with a reason that is no storage errno: the start report alone (moby/moby#23869's title)
+        ("failed to register layer: devicemapper: Error running deviceCreate (CreateSnapDeviceRaw) dm_task_run failed",
+         "docker", "start"),
         # apptainer/apptainer internal/app/starter/master_linux.go `container creation failed: %s` after `FATAL:`
         ("FATAL:   container creation failed: mount hook function failure: mount /proc/self/fd/3->/var/lib/apptainer/"
          "mnt/session/rootfs error: while mounting image /proc/self/fd/3: kernel reported a bad superblock",
