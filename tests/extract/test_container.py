@@ -69,6 +69,30 @@ EX = container.ContainerErrorExtractor()
         # NVIDIA/nvidia-container-toolkit internal/modifier/cdi/registry.go
         ("failed to inject CDI devices: unresolvable CDI devices nvidia.com/gpu=all: unknown",
          "nvidia-container-toolkit", "node"),
+        # NVIDIA/nvidia-container-toolkit cmd/nvidia-container-runtime-hook/main.go, the hook in a mode other than
+        # legacy refusing Docker's --gpus, its stderr quoted by runc under Docker (a public Indonesian post on Immich
+        # after a toolkit update, its line as pasted there)
+        ("Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime "
+         "create failed: runc create failed: unable to start container process: error during container init: error "
+         "running prestart hook #0: exit status 1, stdout: , stderr: Using requested mode 'cdi' invoking the NVIDIA "
+         "Container Runtime Hook directly (e.g. specifying the docker --gpus flag) is not supported. Please use the "
+         "NVIDIA Container Runtime (e.g. specify the --runtime=nvidia flag) instead.", "nvidia-container-toolkit",
+         "node"),
+        # ... and on a line of its own where the paste broke the hook's stderr (a Tegra's CSV mode, before 1.14's words;
+        # a public how-to's docker run --gpus on Jetson)
+        ("invoking the NVIDIA Container Runtime Hook directly (e.g. specifying the docker --gpus flag) is not "
+         "supported. Please use the NVIDIA Container Runtime instead.: unknown.", "nvidia-container-toolkit", "node"),
+        # moby/moby distribution/xfer/download.go `failed to register layer: %v`: the daemon's image store on the
+        # node's disk full (NVIDIA/nvidia-docker#792, docker pull of DIGITS on AWS; aws/amazon-ecs-agent's status reason
+        # before it, azavea/raster-vision#1212 on AWS Batch)
+        ("failed to register layer: Error processing tar file(exit status 1): write /usr/share/vim/vim74/syntax/"
+         "sisu.vim: no space left on device", "docker", "node"),
+        ("CannotPullContainerError: failed to register layer: ApplyLayer exit status 1 stdout: stderr: write /root/"
+         ".cache/pip/http/d/c/1/1/c/dc11c115dbb602e6636493addd92f61ac957da65f9166a69f6820fbc: no space left on device",
+         "ecs", "node"),
+        # ... and with a reason that is no storage errno: the start report alone (moby/moby#23869's title)
+        ("failed to register layer: devicemapper: Error running deviceCreate (CreateSnapDeviceRaw) dm_task_run failed",
+         "docker", "start"),
         # apptainer/apptainer internal/app/starter/master_linux.go `container creation failed: %s` after `FATAL:`
         ("FATAL:   container creation failed: mount hook function failure: mount /proc/self/fd/3->/var/lib/apptainer/"
          "mnt/session/rootfs error: while mounting image /proc/self/fd/3: kernel reported a bad superblock",
@@ -153,6 +177,10 @@ def test_the_deepest_error_of_a_chain_decides() -> None:
         "[ERROR] metrics push failed: toomanyrequests: slow down",
         # another program's EEXIST in its own words, without enroot's tag (synthetic)
         "ERROR: File already exists: /home/user/out.csv (use --overwrite)",
+        # the toolkit hook's word on the mode it runs in, which it goes on from (cmd/nvidia-container-runtime-hook)
+        "Using requested mode 'cdi'",
+        # a script's comment that explains the refusal in its own words (no hook's words)
+        "# --gpus all invokes the prestart hook directly and the runtime refuses outright in CDI mode",
     ],
 )
 def test_near_misses_are_not_container_errors(line: str) -> None:

@@ -48,6 +48,20 @@ def driver_events(lines: list[str], source: str = "application") -> list[str]:
      "module when prompted to do so.", "NVIDIA_KERNEL_MODULE_NOT_LOADED"),
     # modprobe under Secure Boot (kmod's format)
     ("modprobe: ERROR: could not insert 'nvidia': Key was rejected by service", "NVIDIA_KERNEL_MODULE_NOT_LOADED"),
+    # nvidia-docker 1.x's plugin unable to load nvidia_uvm (src/nvidia/nvidia.go LoadUVM), its journal line as a public
+    # xmrMiner how-to pastes it
+    ("Jun 24 18:23:36 robo-unseptium nvidia-docker-plugin[27553]: /usr/bin/nvidia-docker-plugin | 2017/06/24 18:23:36 "
+     "Error: Could not load UVM kernel module. Is nvidia-modprobe installed?", "NVIDIA_KERNEL_MODULE_NOT_LOADED"),
+    # nvidia-installer's step of its module build that failed (its ui_error; the 378.13 runfile as a public install
+    # note quotes it, and the check of the build's output as a public Ubuntu 20.04 note quotes the 5.15 kernel's)
+    ('ERROR: An error occurred while performing the step: "Building kernel modules". See '
+     "/var/log/nvidia-installer.log for details.", "NVIDIA_KERNEL_MODULE_NOT_BUILT"),
+    ('ERROR: An error occurred while performing the step: "Checking to see whether the nvidia kernel module was '
+     'successfully built". See /var/log/nvidia-installer.log for details.', "NVIDIA_KERNEL_MODULE_NOT_BUILT"),
+    # the kernel's modpost refusing the driver's module (scripts/mod/modpost.c; the linux-mm report on 4.14.0rc2 and
+    # the driver 340.102, FATAL in that kernel's words)
+    ("FATAL: modpost: GPL-incompatible module nvidia.ko uses GPL-only symbol 'sme_me_mask'",
+     "NVIDIA_KERNEL_MODULE_NOT_BUILT"),
 ])
 def test_a_driver_that_could_not_be_installed_or_loaded(line: str, name: str) -> None:
     assert driver_events([line]) == [name]
@@ -70,6 +84,14 @@ def test_the_kernel_refusing_a_module_built_for_another_kernel() -> None:
     "nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -2)",
     # a how-to's words about installing drivers
     "Installing GPU drivers...",
+    # the same plugin's progress line before it loads the module
+    "Jun 24 18:23:36 robo-unseptium nvidia-docker-plugin[27553]: /usr/bin/nvidia-docker-plugin | 2017/06/24 18:23:36 "
+    "Loading NVIDIA unified memory",
+    # the installer's step retold in a person's prose, without its quoted step name (a forum post's words)
+    "Next Error said an Error occurred while performing the step building kernel modules",
+    # another module's modpost warning the build goes on from (scripts/mod/modpost.c's section mismatch warning)
+    "WARNING: modpost: vmlinux.o(.text+0x1234): Section mismatch in reference from the function nv_init() to the "
+    "function .init.text:nv_setup()",
 ])
 def test_near_misses(line: str) -> None:
     assert driver_events([line]) == []

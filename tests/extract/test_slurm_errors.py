@@ -251,6 +251,31 @@ def test_near_miss_the_epilog_after_the_job_is_no_cause() -> None:
     assert ours(feed(["[2024-01-01T10:00:00.000] error: JobId=4242 epilog failed status=1:0"], "syslog", "n2")) == []
 
 
+def test_slurmd_that_cannot_stat_a_gres_file_is_the_nodes_slurm() -> None:
+    # fgci-org/ansible-role-cuda#3: slurmd started before the driver made /dev/nvidia0 (src/interfaces/gres.c _my_stat)
+    line = "Jul  8 15:11:23 gpu slurmd[5421]: fatal: can't stat gres.conf file /dev//nvidia0: No such file or directory"
+    got = ours(feed([line], "syslog", "gpu"))
+    assert [(e.kind, e.fields["side"], e.fields.get("weak")) for e in got] == [("sched.error", "node", None)]
+
+
+def test_near_miss_slurmd_waiting_for_a_gres_file_is_no_cause() -> None:
+    # the same thread's line before it: slurmd waits and goes on where the file comes
+    assert ours(feed(["Jul  8 15:11:04 gpu slurmd[5421]: error: Waiting for gres.conf file /dev//nvidia0"],
+                     "syslog", "gpu")) == []
+
+
+def test_the_journals_tag_then_slurmds_own_is_read() -> None:
+    # slurmd in the foreground under systemd prefixes its name, the journal its tag: a line built in that form (the
+    # table's munge text; the form as the journals of slurmd's and slurmctld's units print it)
+    line = "Feb 20 18:59:13 node2 slurmd[57977]: slurmd: error: Munge decode failed: Expired credential"
+    assert [e.fields["side"] for e in ours(feed([line], "syslog", "node2"))] == ["node"]
+
+
+def test_near_miss_the_journals_tag_then_slurmds_debug_line_is_not_read() -> None:
+    line = "Feb 20 18:59:13 node2 slurmd[57977]: slurmd: debug:  Munge decode failed: Expired credential (retrying ...)"
+    assert ours(feed([line], "syslog", "node2")) == []
+
+
 def test_slurmctld_draining_the_node_whose_prolog_failed() -> None:
     # src/slurmctld/node_mgr.c validate_node_specs: `error("%s: Prolog or job env setup failure on node %s, draining
     # the node", __func__, ...)`
@@ -374,6 +399,12 @@ def test_node_reasons_each_row_reads_itself() -> None:
         (["NodeName=gpu-08 Arch=x86_64", "   Reason=gres/gpu count reported lower than configured (7 < 8) "
           "[slurm@2024-01-02T03:04:05]"],
          [("sched.error", "gpu-08", "gres/{any} count reported lower than configured")]),
+        # the record's reason line pasted alone (`scontrol show node | grep Reason`: no NodeName=, no [who@when]), as
+        # a public Slurm-on-Kubernetes runbook quotes slurmd without NVML: a node's reason line stands on its own
+        (["Reason=gres/gpu count reported lower than configured (0 < 4)"],
+         [("sched.error", None, "gres/{any} count reported lower than configured")]),
+        # near miss: `scontrol show job`'s line of the same key, after JobState= (src/api/job_info.c)
+        (["   JobState=PENDING Reason=gres/gpu count reported lower than configured (0 < 4) Dependency=(null)"], []),
         # `sinfo -R` (its default `%50E %9u %19H %N`): one event per node of the hostlist
         (["REASON               USER      TIMESTAMP           NODELIST",
           "Not responding       slurm     2023-05-02T10:00:01 node[01-02]",

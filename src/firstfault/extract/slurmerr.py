@@ -146,6 +146,10 @@ def read_slurm_error(body: str, daemon_log: bool = False) -> _Read | None:
     """The table's row a Slurm program's error line holds, if any (a debug or retry line holds none). `daemon_log`:
     the line is from a node's system log or the scheduler's own, where a bare `error: ` is a daemon's."""
     tag = _TAG.search(body)
+    if tag is not None and tag.group("level") is None:
+        # the journal's tag, then the daemon's own (`slurmd[12912]: slurmd: fatal: ...`: slurmd in the foreground
+        # under systemd prefixes its program name to each line, and the journal adds its tag before it)
+        tag = _TAG.match(body, tag.end()) or tag
     log = None if tag is not None else _LOG.match(body) or (_BARE.match(body) if daemon_log else None)
     gate = tag or log
     if gate is None:
@@ -357,8 +361,11 @@ class NodeReasonExtractor:
             rest = body[key.end():]
             by = _SET_BY.search(rest)
             record = ctx.state.get(_K_NODE_RECORD)
-            if by is None and not isinstance(record, str):
-                return  # a job's `Reason=` (scontrol show job), not a node's
+            if by is None and not isinstance(record, str) and body[:key.start()].strip():
+                # a job's `Reason=` (scontrol show job prints it after JobState= on one line), not a node's; a node's
+                # stands on a line of its own (src/api/node_info.c `   Reason=%s`), also where the paste left out
+                # the record's NodeName= line and the reason's [who@when] (`scontrol show node | grep Reason`)
+                return
             yield (rest[:by.start()] if by is not None else rest), [record] if isinstance(record, str) else []
             return
         sinfo = _SINFO.match(body)
