@@ -16,6 +16,7 @@ import ipaddress
 from datetime import datetime, timedelta
 from typing import Final, NamedTuple
 
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.bundle import MAX_RANK, Context
 from firstfault.catalog.tables import platform_program_of, storage_tables
 from firstfault.extract.excclass import SYMPTOM_KINDS, says_little
@@ -32,6 +33,8 @@ EMITS: dict[str, frozenset[str]] = {
     "node.silent": frozenset({"last_seen", "lag_s"}),
     "sched.job": frozenset({"state", "raw_state", "scope", "exit_code", "signal", "due_to"}),
     "nccl.ib_completion_error": frozenset({"peer_node"}),
+    # a connect failure to a loopback address in a job that spans nodes (loopback_dialled)
+    "nccl.error": frozenset({"peer", "nodes_spanned", "message"}),
 }
 
 
@@ -202,10 +205,8 @@ def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: time
             pn = mapper.host(peer)
             if pn:
                 ev.fields["peer_node"] = pn
-            if ev.kind == "nccl.remote_error" and len(mapper.node_set) >= 2 and _loopback(peer):
-                _loopback_peer(ev)
         out.append(ev)
-    return out
+    return loopback_dialled(out, mapper.nodes)
 
 
 def _loopback(addr: str) -> bool:
@@ -222,20 +223,86 @@ def _loopback(addr: str) -> bool:
     return ip.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
-def _loopback_peer(ev: Event) -> None:
-    """A rank of a job on two or more nodes that could not reach its peer at a loopback address (NCCL's socket layer:
-    `Connect to 127.0.1.1<45123> failed : Connection refused`): the address the peer advertised, or the job gave, is
-    one that reaches only the host that dials it. Debian's and Ubuntu's /etc/hosts map the host's name to 127.0.1.1,
-    so a rank that resolves its own name to find its address advertises that (pytorch/gloo#223, the maintainer's
-    answer; NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME, or the host's name in DNS, set it right). The job's set-up on the
-    node that printed it (app-setup, weak), not a peer's failure nor the network's: an nccl.error with `setup` and
-    `local_status` `loopback_peer`. On one node the loopback is the right address and a refusal there is the peer
-    not listening: a symptom still."""
+# ------------------------------------------------------------------ a loopback address in a job that spans nodes
+
+# The address a rank dialled, in the words of the programs that say they could not reach it (each read in its source):
+# NCCL's socket layer (`Connect to 127.0.1.1<45123> failed : Connection refused`, `socketStartConnect: Connect to
+# 127.0.0.1<45069> failed : ...`, `connect to 10.0.0.3:41877`), Gloo's pair (`connect [127.0.1.1]:3210: Connection
+# refused`; since its error classes, `SO_ERROR: Connection refused, remote=[127.0.0.1]:29591`, and its connect
+# logger's `failed to connect, ... remote=[...]`: a `remote=` of no connect, c10d's `SocketImpl(..., remote=...)` of
+# a connection made, is no dial), c10d's client socket (`failed to connect to [localhost]:29500 (errno: 111 - ...)`,
+# `timed out after 60s while trying to connect to (localhost, 29500)`). A bare name counts only with its port (an
+# address in the words of a dial, not a word of prose); a bracketed one stands alone.
+_DIALLED = re.compile(
+    r"(?:\b[Cc]onnect(?:ing)? to |\bconnect |(?:\bSO_ERROR: [^,]*, |\bfailed to connect, .*?)\bremote=)"
+    r"(?:\((?P<tuple>[\w.\-:%]+), \d{1,5}\)|(?P<addr>\[[0-9A-Za-z:.%\-]+\]|[0-9A-Za-z][\w.\-]*)(?P<port><\d+>|:\d+)?)"
+)
+# What reports such a failure: a peer the rank could not reach (NCCL's, Gloo's or c10d's words), or an NCCL error
+# that no table read as the job's set-up already (a `local_status`) and that quotes the socket layer's words.
+_DIAL_KINDS: Final = frozenset({"nccl.remote_error", "nccl.error"})
+
+
+def dialled_address(text: str) -> str | None:
+    """The address a connect failure names as the one it dialled (_DIALLED's spellings), else None."""
+    for m in _DIALLED.finditer(text):
+        if m.group("tuple"):
+            return m.group("tuple")
+        addr = m.group("addr")
+        if addr.startswith("[") or m.group("port"):
+            return addr
+    return None
+
+
+def nodes_spanned(allocation: list[str], events: list[Event]) -> int:
+    """How many nodes the job spans, from the evidence only: the most of the allocation's nodes (workload.yaml's
+    `nodes`), the distinct nodes its events were placed on (a file bound to a node, a host a line's prefix names;
+    none a loopback name), and what a program of the job said of it (`job.span`, extract/span.py: NCCL's `nNodes`,
+    torchrun's `--nnodes` or `min_nodes`, Slurm's `SLURM_NNODES`, an MPI launcher's host list). 0 where nothing
+    says."""
+    placed = {ev.node for ev in events if ev.node and not _loopback(ev.node)}
+    said = [n for ev in events if ev.kind == "job.span" and isinstance(n := ev.fields.get("nodes"), int)]
+    return max(len(set(allocation)), len(placed), *said)
+
+
+def loopback_dialled(events: list[Event], allocation: list[str]) -> list[Event]:
+    """A rank of a job that spans two or more nodes (nodes_spanned) that could not reach its peer, its rendezvous or
+    its store at a loopback address (127.0.0.0/8, ::1, `localhost`: dialled_address): the address the peer
+    advertised, or the job gave (MASTER_ADDR=localhost), reaches only the host that dials it. Debian's and Ubuntu's
+    /etc/hosts map the host's name to 127.0.1.1, and a pod on the host's network may resolve it to 127.0.0.1, so a
+    rank that resolves its own name to find its address advertises that (pytorch/gloo#223, the maintainer's answer;
+    NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME, or the host's name in DNS, set it right). The job's set-up on the node
+    that printed it (app-setup, weak), not a peer's failure nor the network's: an nccl.error with `setup`,
+    `local_status` `loopback_peer`, the `peer` and `nodes_spanned`, and a `message` that says so. On one node the
+    loopback is the right address and a refusal there is the peer or the store not listening: today's reading. An
+    interface NCCL chose (`NET/Socket : Using [0]lo:127.0.0.1<0>`) is no dial: nothing. The `job.span` events are
+    read here and never reach the rules."""
+    span = nodes_spanned(allocation, events)
+    out: list[Event] = []
+    for ev in events:
+        if ev.kind == "job.span":
+            continue
+        if span >= 2 and ev.kind in _DIAL_KINDS and "local_status" not in ev.fields:
+            peer, detail = ev.fields.get("peer"), ev.fields.get("detail")
+            addr = peer if isinstance(peer, str) else dialled_address(detail) if isinstance(detail, str) else None
+            if isinstance(addr, str) and _loopback(addr):
+                _loopback_peer(ev, addr, span)
+        out.append(ev)
+    return out
+
+
+def _loopback_peer(ev: Event, addr: str, span: int) -> None:
+    """The event of a dial to a loopback address in a job of `span` nodes, as the job's set-up (loopback_dialled)."""
     ev.kind = "nccl.error"
-    for gone in ("stack", "peer_status"):
+    for gone in ("stack", "peer_status", "nccl_result"):
         ev.fields.pop(gone, None)
     ev.fields["setup"] = True
     ev.fields["local_status"] = "loopback_peer"
+    addr = addr.strip("[]")  # Gloo's and c10d's brackets: the address itself
+    ev.fields["peer"] = addr
+    ev.fields["nodes_spanned"] = span
+    detail = ev.fields.get("detail")
+    ev.fields["message"] = (f"{addr} is a loopback address, which reaches only the host that dials it, while the job "
+                            f"spans {span} nodes" + (f": {detail}" if isinstance(detail, str) and detail else ""))
 
 
 def one_record_per_job(events: list[Event]) -> list[Event]:

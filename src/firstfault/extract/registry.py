@@ -24,6 +24,7 @@ def line_extractors() -> tuple[LineExtractor, ...]:
         runend,
         signals,
         slurmerr,
+        span,
         torchrun,
         verbs,
     )
@@ -32,7 +33,8 @@ def line_extractors() -> tuple[LineExtractor, ...]:
     return (*gpu.EXTRACTORS, *container.EXTRACTORS, *host.EXTRACTORS, *nccl.EXTRACTORS, *verbs.EXTRACTORS,
             *hang.EXTRACTORS, *exceptions.EXTRACTORS, *cann.EXTRACTORS, *numerics.EXTRACTORS, *torchrun.EXTRACTORS,
             *signals.EXTRACTORS,
-            *jobend.EXTRACTORS, *slurmerr.EXTRACTORS, *launcher.EXTRACTORS, *runend.EXTRACTORS, ErrorWords())
+            *jobend.EXTRACTORS, *slurmerr.EXTRACTORS, *launcher.EXTRACTORS, *runend.EXTRACTORS, *span.EXTRACTORS,
+            ErrorWords())
 
 
 # Fields any event may carry besides its kind's own: the host a launcher prefix or the line names
