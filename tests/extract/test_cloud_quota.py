@@ -61,8 +61,8 @@ def setup_events(lines: list[str]) -> list[Event]:
     " - Quota 'GPUS_ALL_REGIONS' exceeded.  Limit: 0.0 globally.",
     "    code: QUOTA_EXCEEDED",
     # Vertex AI's accelerator quota: the pipeline's error as the Python SDK raises it
-    # (GoogleCloudPlatform/vertex-ai-samples#700, verbatim) and as google-api-core raises it (google-deepmind/xmanager#29,
-    # verbatim)
+    # (GoogleCloudPlatform/vertex-ai-samples#700, verbatim) and as google-api-core raises it
+    # (google-deepmind/xmanager#29, verbatim)
     'RuntimeError: Training failed with: code: 8 message: "The following quota metrics exceed quota limits: '
     'aiplatform.googleapis.com/custom_model_training_nvidia_k80_gpus"',
     "google.api_core.exceptions.ResourceExhausted: 429 The following quota metrics exceed quota limits: "
