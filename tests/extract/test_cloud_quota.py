@@ -118,11 +118,6 @@ def test_a_quota_the_jobs_request_is_over_is_its_setup(line: str) -> None:
     "google.api_core.exceptions.ResourceExhausted: 429 Quota exceeded for aiplatform.googleapis.com/"
     "generate_content_requests_per_minute_per_project_per_base_model with base model: gemini-pro. Please submit a "
     "quota increase request. https://cloud.google.com/vertex-ai/docs/generative-ai/quotas-genai.",
-    # a size limit of AI Platform's, no quota of the project's accelerators (googlegenomics/cloudml-examples#5,
-    # verbatim)
-    "ERROR: (gcloud.ml-engine.jobs.submit.prediction) FAILED_PRECONDITION: Field: uri Error: The total size of files "
-    "in gs://gbsc-gcp-project-mvp-cloudml/models/1000-genomes-super-population/export/Servo/1495692639 is 440979953 "
-    "bytes, which exceeds the allowed maximum of 262144000 bytes",
     # the words in prose (a public write-up on GKE quotas) and a retry rule's list of codes
     '- The message says "GCE quota exceeded", which sends you to CPU. CPU was 10/200.',
     'retryable_codes = ["ResourceLimitExceeded", "VcpuLimitExceeded", "ThrottlingException"]',
