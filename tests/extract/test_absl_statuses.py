@@ -496,3 +496,41 @@ def test_a_tpu_slice_started_on_fewer_hosts_than_it_has_is_the_set_up() -> None:
 ])
 def test_a_statusor_holding_the_workloads_own_status_is_its_failure(line: str) -> None:
     assert [d.kind for d in alone(line)] == ["app.exception"]
+
+
+# ------------------------------------------------------------------ a TPU program's load, and gcloud's report
+
+
+def test_a_program_that_did_not_fit_the_tpus_memory_is_the_accelerators_oom() -> None:
+    # a public TPU experiment log (its `text` block, verbatim): XLA's runtime error 0101, a program that did not fit
+    # the chip's HBM (tensorflow/tensorflow third_party/xla/docs/errors/error_0101.md), the status logged alone; and
+    # the same words where a post stops before the free memory
+    line = ("RESOURCE_EXHAUSTED: Error loading program 'jit_train_step': Attempting to reserve 26.25G at the bottom of "
+            "memory. That was not possible. There are 25.52G free, 0B reserved, and 25.52G reservable.")
+    assert [d.kind for d in alone(line)] == ["app.cuda_oom"]
+    assert [d.kind for d in alone(line[:line.index(" There are")])] == ["app.cuda_oom"]
+
+
+@pytest.mark.parametrize("line", [
+    # googlegenomics/cloudml-examples#5 (verbatim): AI Platform refusing a prediction job whose model is over its size
+    "ERROR: (gcloud.ml-engine.jobs.submit.prediction) FAILED_PRECONDITION: Field: uri Error: The total size of files "
+    "in gs://gbsc-gcp-project-mvp-cloudml/models/1000-genomes-super-population/export/Servo/1495692639 is 440979953 "
+    "bytes, which exceeds the allowed maximum of 262144000 bytes",
+    # a public note of a team's Vertex AI runs (verbatim): a machine type the region does not offer
+    'ERROR: (gcloud.ai.custom-jobs.create) INVALID_ARGUMENT: Machine type "a2-highgpu-1g" is not supported.',
+])
+def test_gclouds_report_of_a_request_the_api_refused_is_the_jobs_set_up(line: str) -> None:
+    [d] = alone(line)
+    assert (d.kind, d.fields.get("setup")) == ("app.exception", True)
+
+
+@pytest.mark.parametrize("line", [
+    # the service failing on its own side (gcloud's format, the status and message filled in): no set-up of the job's
+    "ERROR: (gcloud.compute.tpus.tpu-vm.create) INTERNAL: An internal error has occurred (abc123).",
+    # a request's status with no gcloud report before it (the near miss's words, the command's prefix left out)
+    'INVALID_ARGUMENT: Machine type "a2-highgpu-1g" is not supported.',
+    # another program's `ERROR: (...)` before a status (synthetic)
+    'ERROR: (mytool.submit) INVALID_ARGUMENT: Machine type "a2-highgpu-1g" is not supported.',
+])
+def test_what_is_no_request_gcloud_reports_refused_is_not_the_set_up(line: str) -> None:
+    assert [d for d in alone(line) if d.fields.get("setup")] == []

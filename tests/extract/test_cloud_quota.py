@@ -60,6 +60,22 @@ def setup_events(lines: list[str]) -> list[Event]:
     " - Quota 'NVIDIA_A100_GPUS' exceeded.  Limit: 0.0 in region us-central1.",
     " - Quota 'GPUS_ALL_REGIONS' exceeded.  Limit: 0.0 globally.",
     "    code: QUOTA_EXCEEDED",
+    # Vertex AI's accelerator quota: the pipeline's error as the Python SDK raises it
+    # (GoogleCloudPlatform/vertex-ai-samples#700, verbatim) and as google-api-core raises it
+    # (google-deepmind/xmanager#29, verbatim)
+    'RuntimeError: Training failed with: code: 8 message: "The following quota metrics exceed quota limits: '
+    'aiplatform.googleapis.com/custom_model_training_nvidia_k80_gpus"',
+    "google.api_core.exceptions.ResourceExhausted: 429 The following quota metrics exceed quota limits: "
+    "aiplatform.googleapis.com/custom_model_training_tpu_v2",
+    # AI Platform Training's, as an App Engine app logged it (FIRST-Tech-Challenge/fmltc#318, verbatim)
+    "- Error creating the job. Quota failure for project fmltc-400415. The request for 1 K80 accelerators exceeds the "
+    "allowed maximum of 0 A100, 0 K80, 0 P100, 0 P4, 0 T4, 0 TPU_V2, 0 TPU_V2_POD, 0 TPU_V3, 0 TPU_V3_POD, 0 V100 "
+    "accelerators. To read more about Cloud ML Engine quota, see https://cloud.google.com/ml-engine/quotas.",
+    # a GKE cluster's creation over the project's CPU quota, in Deployment Manager's error (kubeflow/examples#597,
+    # verbatim, its JSON's escapes kept)
+    '"ResourceErrorMessage":{"code":403,"message":"Insufficient project quota to satisfy request: resource '
+    '\\"CPUS_ALL_REGIONS\\": request requires \'16.0\' and is short \'4.0\'. project has a quota of \'12.0\' with '
+    '\'12.0\' available.",',
     # the GKE cluster autoscaler's FailedScaleUp event, its event logger's template with two reasons joined
     "Node scale up in zones us-east1-b associated with this pod failed: GCE quota exceeded, IP space exhausted. Pod "
     "is at risk of not being scheduled.",
@@ -98,6 +114,10 @@ def test_a_quota_the_jobs_request_is_over_is_its_setup(line: str) -> None:
     # an API's request-rate quota (Google's RESOURCE_EXHAUSTED for a per-minute quota): a throttle, not the request
     "google.api_core.exceptions.ResourceExhausted: 429 Quota exceeded for quota metric 'Read requests' and limit "
     "'Read requests per minute' of service 'sheets.googleapis.com'",
+    # ... and Vertex AI's per-minute quota of a model's requests (GoogleCloudPlatform/Open_Data_QnA#61, verbatim)
+    "google.api_core.exceptions.ResourceExhausted: 429 Quota exceeded for aiplatform.googleapis.com/"
+    "generate_content_requests_per_minute_per_project_per_base_model with base model: gemini-pro. Please submit a "
+    "quota increase request. https://cloud.google.com/vertex-ai/docs/generative-ai/quotas-genai.",
     # the words in prose (a public write-up on GKE quotas) and a retry rule's list of codes
     '- The message says "GCE quota exceeded", which sends you to CPU. CPU was 10/200.',
     'retryable_codes = ["ResourceLimitExceeded", "VcpuLimitExceeded", "ThrottlingException"]',

@@ -33,6 +33,16 @@ ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *helpers.APPLICATION)
     # chuanqi305/MobileNet-SSD#180: glog (Caffe)
     ("F0407 01:31:07.673615  5759 math_functions.cpp:250] Check failed: a <= b (0 vs. -1.19209e-07) ",
      "Check failed: a <= b (0 vs. -1.19209e-07)"),
+    # homuler/MediaPipeUnityPlugin's wiki (Getting Started): glog's header with the year, TF_CHECK_OK's words the
+    # record's only ones the prefilter knows
+    ("F20220418 11:58:05.626176 230087 calculator_graph.cc:126] Non-OK-status: Initialize(config) status: NOT_FOUND: "
+     "ValidatedGraphConfig Initialization failed.",
+     "Non-OK-status: Initialize(config) status: NOT_FOUND: ValidatedGraphConfig Initialization failed."),
+    # absl's header before its log is initialised (seconds since the epoch after `00:00:`) glued behind a progress
+    # bar's last frame (synthetic: tqdm's bar, absl's prefix, TF_CHECK_OK's format filled in)
+    ("  0%|          | 1/100 [00:01<02:37,  1.21s/it]F0000 00:00:1717141650.890307    9276 client.cc:487] "
+     "Non-OK-status: status status: INTERNAL: device halted",
+     "Non-OK-status: status status: INTERNAL: device halted"),
 ])
 def test_a_fatal_record_is_the_processs_uncaught_failure(line: str, message: str) -> None:
     drafts = helpers.scan(ALL, [line], "application")

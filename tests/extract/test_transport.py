@@ -664,6 +664,29 @@ def test_a_launcher_or_mpi_refusing_the_job_as_it_was_set_up(lines: list[str], s
 @pytest.mark.parametrize(
     "lines",
     [
+        # a simonsobs/sotodlib set-up note for Perlmutter (its `ERROR (solved)` block, verbatim): Cray MPICH asked for
+        # GPU-aware transfers by a program built without the GPU Transport Layer
+        ["MPICH ERROR [Rank 0] [job id ] [Thu Sep 21 06:09:17 2023] [login17] - Abort(-1) (rank 0 in comm 0): "
+         "MPIDI_CRAY_init: GPU_SUPPORT_ENABLED is requested, but GTL library is not linked", " (Other MPI error)", "",
+         "aborting job:"],
+        # Alexander-Barth/Julia-HPC-examples, its MPI README (LUMI): the abort's second line alone
+        ["MPIDI_CRAY_init: GPU_SUPPORT_ENABLED is requested, but GTL library is not linked"],
+    ],
+)
+def test_cray_mpich_without_its_gpu_transport_layer_is_the_jobs_build(lines: list[str]) -> None:
+    [e] = setup_of(lines)
+    assert (e.fields["stack"], e.fields["local_status"]) == ("cray", "gpu_transport_not_linked")
+
+
+def test_a_linked_gpu_transport_layer_failing_a_transfer_is_no_set_up() -> None:
+    # a public Perlmutter job script's comment quoting the GTL's run-time error (NERSC's guidance on managed memory):
+    # the GTL is there and a transfer failed
+    assert setup_of(["(GTL DEBUG: 0) cuIpcGetMemHandle: invalid argument, CUDA_ERROR_INVALID_VALUE, line no 101"]) == []
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
         # open-mpi/ompi#10693 (https://github.com/open-mpi/ompi/issues/10693): the openib BTL declining a device
         # while the program runs on (over UCX) is no refusal of the job
         ([_RULE, "WARNING: There was an error initializing an OpenFabrics device.", "", "  Local host:   lxbk1039",
@@ -914,6 +937,19 @@ _ADDRINFO = ("MPIDI_NM_mpi_init_hook(719): OFI addrinfo() failed (ofi_init.h:719
           "    MPIR_Init_thread(176)........: ", "    MPID_Init(1538)..............: ",
           "    MPIDI_OFI_mpi_init_hook(1511): ", "    (unknown)(): Other MPI error"],
          "provider_init_failed", "MPI_Init"),
+        # flux-framework/flux-core#5976 (https://github.com/flux-framework/flux-core/issues/5976): Cray MPICH under
+        # Flux on Frontier, the provider's domain refused at start-up (the launch without its credentials), the stack
+        # on one line as Flux quotes it (from its `MPI_Abort: `, the job.exception's words before it left out)
+        (["MPI_Abort: Fatal error in PMPI_Init: Other MPI error, error "
+          "stack: MPIR_Init_thread(170).......:  MPID_Init(501)..............:  MPIDI_OFI_mpi_init_hook(599): OFI "
+          "fi_open domain failed (ofi_init.c:599:MPIDI_OFI_mpi_init_hook:Invalid argument)"],
+         "provider_open_failed", "MPI_Init"),
+        # ... the same entry with libfabric's FI_ENODATA (synthetic: MPICH's **ofid_opendomain format under
+        # JCSDA-internal/soca#682's first lines), which no errno of the set-up side reads
+        (["Abort(1091215) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Other MPI error, error stack:",
+          "MPIR_Init_thread(136)........:", "MPID_Init(1138)..............:",
+          "MPIDI_OFI_mpi_init_hook(1060): OFI fi_open domain failed (ofi_init.c:1060:MPIDI_OFI_mpi_init_hook:No data "
+          "available)"], "provider_open_failed", "MPI_Init"),
         # firemodels/fds#5853 (https://github.com/firemodels/fds/issues/5853): Intel MPI's shared-memory copy refused
         # by Yama's ptrace_scope, its advice on the lines below
         (["Fatal error in PMPI_Testall: Other MPI error, error stack:",
@@ -959,6 +995,11 @@ def test_an_mpich_error_stack_naming_what_the_node_lacked_is_the_set_up(lines: l
         # ... and the same bare class outside MPI_Init (synthetic)
         ["Fatal error in PMPI_Allreduce: Other MPI error, error stack:", "MPIDI_OFI_mpi_init_hook(1511): ",
          "(unknown)(): Other MPI error"],
+        # the provider's domain failing to open outside MPI_Init (synthetic: flux-core#5976's entry under another
+        # call) is no start-up's
+        ["Fatal error in PMPI_Comm_split: Other MPI error, error stack:",
+         "MPIDI_OFI_mpi_init_hook(599): OFI fi_open domain failed (ofi_init.c:599:MPIDI_OFI_mpi_init_hook:No data "
+         "available)"],
         # uxlfoundation/oneDAL#3741: an errno of no set-up side in an unknown class leaves the stack to the rest
         ["Abort(1614735) on node 0 (rank 0 in comm 0): Fatal error in PMPI_Init: Unknown error class, error stack:",
          "MPIR_Init_thread(192)........: ", "MPIDI_OFI_mpi_init_hook(1653): ",

@@ -75,7 +75,7 @@ CompletionStack = Literal["ibv", "mlx5", "efa"]
 AsyncMeans = Literal["link_down", "device_fatal", "queue_error", "info"]
 PeerStack = Literal["ucx", "ompi", "orte", "pmix", "mpich", "nccl", "btl_tcp"]
 PeerMeans = Literal["timeout", "reset", "unreachable", "refused", "lost", "none"]
-LocalStack = Literal["nccl", "mca", "ompi", "impi", "gloo", "mpich", "ucx", "hydra", "ssh"]
+LocalStack = Literal["nccl", "mca", "ompi", "impi", "cray", "gloo", "mpich", "ucx", "hydra", "ssh"]
 
 # Exceptions, status words, errno and object-store codes (catalog/exceptions.yaml)
 ExceptionFamily = Literal[

@@ -872,8 +872,12 @@ ACCEL_OOM_PHRASES: Final = (
     # The TPU runtime's allocator refusing a buffer or a program's reservation in the chip's HBM, with the
     # status word or without it, as PyTorch/XLA, JAX and TensorFlow pass it on (`Resource exhausted:
     # Attempting to allocate 180.59M. That was not possible. There are 142.58M free.; (0x3x0_HBM1)`,
-    # `RESOURCE_EXHAUSTED: Attempting to reserve 10.51G at the bottom of memory. That was not possible.`).
+    # `RESOURCE_EXHAUSTED: Attempting to reserve 10.51G at the bottom of memory. That was not possible.`; a program
+    # that did not fit, XLA's error 0101, tensorflow/tensorflow third_party/xla/docs/errors/error_0101.md: `Error
+    # loading program 'jit_...': Attempting to reserve 29.49G at the bottom of memory. That was not possible. There
+    # are 147.64M free, ...`, which a post may stop before its free memory).
     "That was not possible. There are",
+    "at the bottom of memory. That was not possible.",
     # The other accelerators' allocators, in PyTorch's and their runtimes' words: Intel GPUs through PyTorch's XPU
     # caching allocator (c10/xpu/XPUCachingAllocator.cpp: `XPU out of memory. Tried to allocate 20.00 MiB. GPU 0 has
     # a total capacity of ...`), and below it the oneAPI runtimes' result codes as SYCL and IPEX pass them on (Level

@@ -262,6 +262,13 @@ def symptom_status_texts() -> tuple[str, ...]:
 _CANONICAL_HEAD = re.compile(r"^\s*([A-Z][A-Z_]{4,18}): ")
 
 
+def status_head(body: str) -> str | None:
+    """The canonical status word a line begins with (absl's Status::ToString: `RESOURCE_EXHAUSTED: ...`), if it is
+    one of the table's."""
+    head = _CANONICAL_HEAD.match(body)
+    return head.group(1) if head is not None and head.group(1) in status_word_table() else None
+
+
 def logged_status(body: str) -> str | None:
     """The family of a status a line logs outside any exception about the coordination service or a collective
     (catalog/exceptions.yaml `status_anchors`: `has been set to ERROR in coordination service: UNAVAILABLE: Task ...

@@ -300,6 +300,7 @@ class ExceptionExtractor:
         *tb.EXCEPTION_MODULE_LITERALS,  # ... or a class of an exceptions module (`...exceptions.TooManyRequests`)
         *status_anchors(),  # a status JAX / TensorFlow log about the coordination service or a collective
         *symptom_status_texts(),  # ... or in an ERROR record of their own (`E ...] ... failed: UNAVAILABLE: ...`)
+        tb.GCLOUD_LITERAL,  # gcloud's report of a request the API refused (`ERROR: (gcloud.X) INVALID_ARGUMENT: ...`)
         "KeyboardInterrupt",
         "SystemExit",
         "StopIteration",

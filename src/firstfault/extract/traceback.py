@@ -99,6 +99,7 @@ from firstfault.extract.excclass import (
     setup_errno,
     spelled_store_code,
     status_family,
+    status_head,
     store_cause,
     store_code,
     store_side,
@@ -683,17 +684,19 @@ def _spelled_at(body: str, at: int, seen_end: int) -> tuple[Exc, str] | None:
 # A C++ framework's fatal log record: glog's and absl's `LOG(FATAL)` and failed `CHECK`s (`F0407 01:31:07.673615
 # 5759 math_functions.cpp:250] Check failed: a <= b`, absl's `F0000 00:00:1739961418.129995 ...`, glog 0.6's with the
 # year, `F20230424 13:28:15.469203 2128115 logging_unittest.cc:680] ...`, google/glog src/logging.cc
-# LogMessage::Init's `FLAGS_log_year_in_prefix`) and TensorFlow's own form (`2017-11-28 16:36:15.720252: F
-# tensorflow/core/lib/io/zlib_outputbuffer.cc:77] Check failed: ...`, before 1.0 without the date). The process
-# aborts right after it: the C++ counterpart of an uncaught exception's last line. glog's header is read where it
-# starts the line, else behind a prefix the prefix layer leaves (a logger's stamp) after a space, `]` or `:`.
+# LogMessage::Init's `FLAGS_log_year_in_prefix`; absl's before its log is initialised, the seconds since the epoch
+# after `00:00:`, behind a prefix as well as at the line's head) and TensorFlow's own form (`2017-11-28
+# 16:36:15.720252: F tensorflow/core/lib/io/zlib_outputbuffer.cc:77] Check failed: ...`, before 1.0 without the
+# date). The process aborts right after it: the C++ counterpart of an uncaught exception's last line. glog's header is
+# read where it starts the line, else behind a prefix the prefix layer leaves (a logger's stamp) after a space, `]`
+# or `:`.
 _FATAL_LOG = re.compile(
     r"^\s*\[?(?:F\d{4}(?:\d{4})? \d\d:\d\d:\d+(?:\.\d+)?\s+\d+"
     r"|(?:\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?: )?F)"
     r" (?P<where>[\w.@/\\-]+:\d+)\]\s?(?P<msg>.*)$"
 )
 _FATAL_LOG_BEHIND = re.compile(
-    r"(?<=[\s\]:>])\[?F\d{4}(?:\d{4})? \d\d:\d\d:\d\d(?:\.\d+)? {1,8}\d{1,10}"
+    r"(?<=[\s\]:>])\[?F\d{4}(?:\d{4})? \d\d:\d\d:\d+(?:\.\d+)? {1,8}\d{1,10}"
     r" (?P<where>[\w.@/\\-]+:\d+)\]\s?(?P<msg>.*)$"
 )
 # The raw loggers' failed check (RAW_CHECK: what a library logs where the full logger cannot run, in a signal
@@ -720,7 +723,12 @@ _LOGRUS_FATAL = re.compile(r'\blevel=fatal msg="(?P<msg>(?:[^"\\]|\\.){0,4000})"
 _LOGRUS_FATAL_WORDS: Final = ("level=fatal msg=", "FATA[")
 # Prefilter words for the records read: TensorFlow's dated form, a failed CHECK in glog's form, a raw logger's check,
 # logrus's fatal level.
-FATAL_LOG_LITERALS: Final = (": F ", "Check failed", "] RAW: Check ", *_LOGRUS_FATAL_WORDS)
+# The prefilter's words for a fatal record: TensorFlow's form, a failed check's words, and TF_CHECK_OK's (TSL's and
+# XLA's too: tensorflow/core/platform/status.cc TfCheckOpHelperOutOfLine, `Non-OK-status: <the call> status: <the
+# status>`, which only a fatal record prints), so that a status check that failed is read with no other word on its
+# line (pytorch/xla's `F0000 00:00:1717141650.890307 9276 pjrt_computation_client.cc:487] Non-OK-status: status
+# status: INTERNAL: Core halted unexpectedly: ...`).
+FATAL_LOG_LITERALS: Final = (": F ", "Check failed", "] RAW: Check ", "Non-OK-status: ", *_LOGRUS_FATAL_WORDS)
 FATAL_LOG_CLASS: Final = "FATAL"  # the exc_type of a fatal record's reading
 
 
@@ -1036,11 +1044,43 @@ def standalone(body: str) -> Draft | None:
         # JAX's / TensorFlow's own report that the coordination service or a collective lost a peer: a symptom.
         fields: dict[str, FieldValue] = {"detail": clip(body)}
         return Draft(kind, _with_task(fields, body) if kind in TASK_KINDS else fields)
+    alone = _status_alone(body)
+    if alone is not None:
+        return alone
     if lone_exception(body) is not None:
         return None  # an exception's line: the traceback model reads it (a lone one as its traceback's last line)
     # a line of an exception's shape that no lone reading takes (click's bare `Error: No such option: --force`):
     # only what the table reads on a line of its own
     return _logged(body)
+
+
+# gcloud's report of the answer an API gave the command's request (`ERROR: (gcloud.GROUP.COMMAND) STATUS: message`,
+# the status in absl's canonical words, as public notes quote it: `ERROR: (gcloud.ai.custom-jobs.create)
+# INVALID_ARGUMENT: Machine type "a2-highgpu-1g" is not supported.`).
+GCLOUD_LITERAL: Final = "ERROR: (gcloud."
+_GCLOUD_HEAD: Final = re.compile(r"^\s*ERROR: \(gcloud\.[\w.-]{1,160}\) (?=[A-Z][A-Z_]{4,18}: )")
+# The statuses with which a service refuses a request for what the request asked (absl::StatusCode's descriptions:
+# an argument it does not take, a state of the system the request needs and does not have, credentials or
+# permissions it lacks, an entity it names that is not there or already is, a value past the range): the job's
+# own request, its set-up, where the job's command made it. The service failing on its side (INTERNAL, UNKNOWN,
+# UNAVAILABLE) and its capacity or quota (RESOURCE_EXHAUSTED: catalog/scheduler.yaml reads a quota's words) are not.
+_REQUEST_STATUSES: Final = frozenset({"INVALID_ARGUMENT", "FAILED_PRECONDITION", "PERMISSION_DENIED", "UNAUTHENTICATED",
+                                      "NOT_FOUND", "ALREADY_EXISTS", "OUT_OF_RANGE"})
+
+
+def _status_alone(body: str) -> Draft | None:
+    """gcloud's report of a request the API refused for what it asked (`_REQUEST_STATUSES`, the status in absl's words
+    after gcloud's `ERROR: (gcloud.GROUP.COMMAND) `): the job's set-up, where the job's command made the request. A
+    status alone with no command's report before it decides nothing here (the line an ERROR record goes on with: the
+    record decides, logged_status), nor does the service's own failure or a symptom's status."""
+    gcloud = _GCLOUD_HEAD.match(body) if GCLOUD_LITERAL in body else None
+    if gcloud is None:
+        return None
+    msg = body[gcloud.end():]
+    word = status_head(msg)
+    if word not in _REQUEST_STATUSES or message_status(msg) != "exception":
+        return None
+    return _setup(Exc("", "", msg.strip()))  # no class: the summary says the line was logged, as _logged's readings
 
 
 def _logged(body: str) -> Draft | None:
