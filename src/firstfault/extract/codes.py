@@ -640,7 +640,23 @@ def _cuda_error_of(text: str) -> CudaError | None:
         hit = by_code.get(int(c.group("code")))
         if hit is not None:
             return hit
-    return CudaError(None, "unknown", "", "other")
+    return CudaError(None, "unknown", "", "other") if _reports_failure(text) else None
+
+
+# The anchors that are a CUDA call's name: an anchor only where the line says more than the name (a line of the name
+# alone, a trace's or a listing's `cuInit`, reports no error of any kind), unlike `CUDA error` and the other anchors
+# that are words of a report.
+_CALL_ANCHORS: Final = ("cuCtxCreate", "cuInit", "cudaGetLastError")
+_FAILURE_WORDS: Final = ("fail", "error", "returned", "unable", "cannot")
+
+
+def _reports_failure(text: str) -> bool:
+    """Whether an anchored line with no error the table names reports a failure: an anchor other than a call's name,
+    or a word of failure besides the call's name (`failed call to cuInit: UNKNOWN ERROR (303)`)."""
+    rest = text
+    for name in _CALL_ANCHORS:
+        rest = rest.replace(name, " ")
+    return _anchored(rest) or any(w in rest.lower() for w in _FAILURE_WORDS)
 
 
 # A C++ check macro's exception: cudaGetErrorString's words, then ` at FILE:LINE` of the check that threw them
