@@ -2,8 +2,9 @@
 # Sets up a virtualenv (if needed) and runs every check: lint, types, the
 # rule catalog's own tests, and the test suite. Used by CI (.ci/run).
 #
-# The quick checks run at once (each one's output is printed whole when all are done), then pytest on
-# pytest-xdist workers (PYTEST_XDIST_AUTO_NUM_WORKERS, default: one more than the CPUs, since the Slurm and lab
+# The quick checks start at once and pytest beside them (each check's output is printed whole after pytest's; the
+# quick checks' own CPU is about half of the two cores' for their minute: pytest's start-up and first tests fill
+# the rest), pytest on pytest-xdist workers (PYTEST_XDIST_AUTO_NUM_WORKERS, default: one more than the CPUs, since the Slurm and lab
 # tests spend much of their time waiting on real jobs: a Slurm time limit is a minute). The failure lab makes one fault
 # afresh per launcher and mode; FIRSTFAULT_LAB=all makes every one of them (CI sets it: .ci/run).
 # Arguments go to the main pytest run.
@@ -34,27 +35,27 @@ check mypy-strict   .venv/bin/mypy
 check rules-check   .venv/bin/firstfault rules check
 check rules-test    .venv/bin/firstfault rules test --junit test-artifacts/rules-junit.xml
 # The parallel reader forks, which it does only in a process without other threads: its tests run in
-# a pytest process of their own (no xdist), before the suite's servers start threads.
+# a pytest process of their own (no xdist, no server of the suite's).
 check pytest-parallel-reader \
   .venv/bin/python -m pytest --junitxml=test-artifacts/pytest-parallel-junit.xml tests/analysis/test_parallel.py
-failed=()
-for i in "${!names[@]}"; do
-  rc=0; wait "${pids[$i]}" || rc=$?
-  echo "== ${names[$i]}$([ "$rc" = 0 ] || echo " FAILED (exit $rc)")"
-  cat "test-artifacts/logs/${names[$i]}.log"
-  [ "$rc" = 0 ] || failed+=("${names[$i]}")
-done
-echo "== quick checks: $((SECONDS - start)) s"
-if [ "${#failed[@]}" -gt 0 ]; then
-  echo "FAILED: ${failed[*]}" >&2
-  exit 1
-fi
 
 # Tests that share a server run on one worker (tests/conftest.py groups them: --dist loadgroup).
-echo "== pytest (lab: ${FIRSTFAULT_LAB:-sample})"
+echo "== pytest (lab: ${FIRSTFAULT_LAB:-sample}; the quick checks run beside it: their output follows)"
 rc=0
 export PYTEST_XDIST_AUTO_NUM_WORKERS=${PYTEST_XDIST_AUTO_NUM_WORKERS:-$(( $(nproc) + 1 ))}
 .venv/bin/python -m pytest -n auto --dist loadgroup --junitxml=test-artifacts/pytest-junit.xml \
   --ignore=tests/analysis/test_parallel.py "$@" || rc=$?
+failed=()
+[ "$rc" = 0 ] || failed+=("pytest")
+for i in "${!names[@]}"; do
+  qrc=0; wait "${pids[$i]}" || qrc=$?
+  echo "== ${names[$i]}$([ "$qrc" = 0 ] || echo " FAILED (exit $qrc)")"
+  cat "test-artifacts/logs/${names[$i]}.log"
+  [ "$qrc" = 0 ] || failed+=("${names[$i]}")
+done
 echo "== all checks: $((SECONDS - start)) s"
+if [ "${#failed[@]}" -gt 0 ]; then
+  echo "FAILED: ${failed[*]}" >&2
+  [ "$rc" = 0 ] && exit 1
+fi
 exit "$rc"

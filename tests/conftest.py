@@ -16,6 +16,7 @@ from tests.harness.slurm_harness import SlurmCluster, missing_binaries, start_sl
 from tests.lab import selection
 
 if TYPE_CHECKING:
+    from tests.corpus import SharedVerdicts
     from tests.harness.e2e_util import TimeLimitJob
 
 try:
@@ -124,6 +125,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
         report.longrepr = f"integration test skipped in CI: {report.longrepr}"
 
 
+@pytest.fixture(scope="session")
+def shared_verdicts() -> SharedVerdicts:
+    """The default verdicts of the wild corpus, the lab's captures and the examples, made once per process
+    (tests/corpus.py SharedVerdicts) for every test that reads them; their tests run on one worker."""
+    from tests import corpus  # not at conftest's import: it imports the analysis
+
+    return corpus.shared_verdicts()
+
+
 # Fixtures that start a Slurm (or use the session's): one munged serves every Slurm on the host and the Slurm
 # that started it stops it, so under pytest-xdist (scripts/test.sh) their tests all run on one worker.
 SLURM_FIXTURES = frozenset({"slurm_cluster", "action_slurm", "lab_runs"})
@@ -135,7 +145,7 @@ LAB_LEFT_OUT = pytest.StashKey[int]()
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Deselects the fresh lab runs this session does not make (tests/lab/selection.py), and groups the tests
     for `--dist loadgroup`: each test file on one worker (its module fixtures start once), every Slurm user
-    on one worker."""
+    on one worker, every reader of `shared_verdicts` on one worker (they are made once)."""
     try:
         selection.mode()
     except ValueError as exc:
@@ -151,8 +161,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     config.stash[LAB_LEFT_OUT] = len({item.callspec.params["name"] for item in left_out})  # type: ignore
     for item in items:
         if item.get_closest_marker("xdist_group") is None:
-            slurm = SLURM_FIXTURES.intersection(getattr(item, "fixturenames", ()))
-            group = "slurm" if slurm else item.path.relative_to(config.rootpath).as_posix()
+            names = getattr(item, "fixturenames", ())
+            group = ("slurm" if SLURM_FIXTURES.intersection(names) else "shared-verdicts" if "shared_verdicts" in names
+                     else item.path.relative_to(config.rootpath).as_posix())
             item.add_marker(pytest.mark.xdist_group(group))
             if getattr(config.option, "loadgroup", False) and NodeId is not None:
                 # xdist 3.8 puts the group into the test's id through `item._nodeid`, which pytest >= 9.2 no

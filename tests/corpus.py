@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -77,19 +78,72 @@ def bundles(roots: list[Path]) -> list[Path]:
     return sorted({p.parent for r in roots for p in r.glob("*/expected.yaml")})
 
 
-def score_all(roots: list[Path], analyzer: Analyzer | None = None) -> list[Score]:
+def score_all(roots: list[Path], analyzer: Analyzer | None = None,
+              verdicts: dict[Path, Verdict | Exception] | None = None) -> list[Score]:
+    """Each bundle's score; `verdicts` (SharedVerdicts.verdicts) gives the verdicts already made, else each is made."""
     an = analyzer or Analyzer()
     out = []
     for b in bundles(roots):
         exp = yaml.safe_load((b / "expected.yaml").read_text())
-        try:
-            v = an.analyze_path(str(b))
-        except Exception as exc:  # a bundle the tool cannot read is wrong, and never hides the others
-            print(f"{b}: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
+        v = verdicts.get(b.resolve()) if verdicts is not None else None
+        if v is None:
+            try:
+                v = an.analyze_path(str(b))
+            except Exception as exc:
+                v = exc
+        if isinstance(v, Exception):  # a bundle the tool cannot read is wrong, and never hides the others
+            print(f"{b}: {type(v).__name__}: {str(v)[:200]}", file=sys.stderr)
             out.append(unreadable(b, exp))
             continue
         out.append(score(b, v, exp))
     return out
+
+
+TESTS = Path(__file__).resolve().parent
+# The corpora whose default verdicts several tests read (tests/conftest.py: `shared_verdicts`): the wild corpus and
+# the lab's captures (tests/collect/test_fastpath.py's order), then the examples (tests/collect/test_matcher.py).
+SHARED_ROOTS = (TESTS / "wild", TESTS / "lab" / "captured", TESTS.parent / "examples")
+SHARED_NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)  # `now` sets analyzed_at alone
+
+
+@dataclass(frozen=True, slots=True)
+class SharedVerdicts:
+    """Every bundle of SHARED_ROOTS analysed once, as a service would: one Analyzer, the fast paths on, memos
+    starting empty and shared across the bundles, the bundles in order (sorted by path: the wild corpus and the
+    lab's captures, then the examples), at SHARED_NOW."""
+    verdicts: dict[Path, Verdict | Exception]  # by the bundle's resolved directory; what analyze_path raised, if it did
+    memo_hits: dict[str, int]  # each memo's hits after the wild corpus and the lab's captures
+    engine: str  # the prefilter engine of this process (collect/scan.py MATCHER_ENGINE)
+
+
+def shared_bundles(roots: tuple[Path, ...] = SHARED_ROOTS) -> list[Path]:
+    return sorted({p.parent.resolve() for r in roots for name in ("workload.yaml", "expected.yaml")
+                   for p in r.glob(f"*/{name}")})
+
+
+def shared_verdicts() -> SharedVerdicts:
+    from firstfault.collect import scan
+    from firstfault.extract import memo
+
+    analyzer = Analyzer()
+    verdicts: dict[Path, Verdict | Exception] = {}
+    hits: dict[str, int] = {}
+    with memo.fastpath(True):
+        for part in (SHARED_ROOTS[:2], SHARED_ROOTS[2:]):
+            for b in shared_bundles(part):
+                try:
+                    verdicts[b] = analyzer.analyze_path(str(b), now=SHARED_NOW)
+                except Exception as exc:  # kept for the test that reads it (scored wrong, or raised)
+                    verdicts[b] = exc
+            hits = hits or {m.name: m.hits for m in memo._ALL}
+    return SharedVerdicts(verdicts, hits, scan.MATCHER_ENGINE)
+
+
+def shared_verdict(shared: SharedVerdicts, bundle: Path) -> Verdict:
+    v = shared.verdicts[bundle.resolve()]
+    if isinstance(v, Exception):
+        raise v
+    return v
 
 
 def unreadable(bundle: Path, exp: dict[str, Any]) -> Score:

@@ -22,10 +22,11 @@ from firstfault.collect.scan import Extraction, all_line_extractors, feed_lines
 from firstfault.extract import exceptions, memo, nccl
 from firstfault.extract.base import Candidate
 from firstfault.extract.prefix import Prefixed, PrefixLayer, split_prefixes
+from tests.corpus import SHARED_NOW, SHARED_ROOTS, SharedVerdicts, shared_bundles, shared_verdict
 
 TESTS = Path(__file__).parents[1]
 CORPORA = [TESTS / "wild", TESTS / "lab" / "captured"]
-NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+NOW = SHARED_NOW
 
 
 def _bundles() -> list[Path]:
@@ -36,15 +37,17 @@ def _verdicts(analyzer: Analyzer, bundles: list[Path]) -> dict[str, str]:
     return {b.name: records.dumps(analyzer.analyze_path(str(b), now=NOW), indent=2) for b in bundles}
 
 
-def test_wild_and_lab_verdicts_are_the_same_bytes_with_the_fast_paths_on_and_off() -> None:
+def test_wild_and_lab_verdicts_are_the_same_bytes_with_the_fast_paths_on_and_off(
+        shared_verdicts: SharedVerdicts) -> None:
+    """The verdicts with the fast paths on are the session's shared ones (tests/corpus.py SharedVerdicts: one
+    Analyzer, memos starting empty and shared across these bundles in this order, at this NOW)."""
     bundles = _bundles()
     assert len(bundles) >= 150, f"only {len(bundles)} bundles under {CORPORA}"
-    analyzer = Analyzer()
+    assert [b.resolve() for b in bundles] == shared_bundles(SHARED_ROOTS[:2])
     with memo.fastpath(False):
-        slow = _verdicts(analyzer, bundles)
-    with memo.fastpath(True):
-        fast = _verdicts(analyzer, bundles)
-        used = {m.name: m.hits for m in memo._ALL}
+        slow = _verdicts(Analyzer(), bundles)
+    fast = {b.name: records.dumps(shared_verdict(shared_verdicts, b), indent=2) for b in bundles}
+    used = shared_verdicts.memo_hits
     differ = [name for name in slow if slow[name] != fast[name]]
     assert not differ, f"verdicts differ with the fast paths on: {differ}"
     # The memos were exercised, not bypassed: the corpus repeats NCCL and stand-alone lines.
