@@ -86,8 +86,7 @@ WILD = Path(__file__).parent / "wild"
 # built at the start of the next stop, first ran at 54a07f15 at 0.71 / 0.62 (four false definitives) and 0.48 / 0.43
 # (two): 1,036 / 1,004 of 1,430. b62 (23: multi-node and disaggregated inference serving, RL post-training with
 # colocated engines), built beside the same passes, at 0.52 / 0.43 (four false definitives): 1,048 / 1,014 of 1,453.
-# Then:
-# the node's plumbing in its programs' words, a loopback address in a job spanning nodes, MPI's and Google's ML
+# Then the node's plumbing in its programs' words, a loopback address in a job spanning nodes, MPI's and Google's ML
 # services' start-up refusals and the runtimes' status words (all built beside b60-b62, which they moved by none),
 # CUDA's config errors in its own words alone (b60: one, fitted): 1,062 / 1,024 of 1,453.
 MIN_DOMAIN = 0.72
