@@ -256,7 +256,7 @@ def dialled_address(text: str) -> str | None:
 def nodes_spanned(allocation: list[str], events: list[Event]) -> int:
     """How many nodes the job spans, from the evidence only: the most of the allocation's nodes (workload.yaml's
     `nodes`), the distinct nodes its events were placed on (a file bound to a node, a host a line's prefix names;
-    none a loopback name), and what a program of the job said of it (`job.span`, extract/span.py: NCCL's `nNodes`,
+    none a loopback name), and what a program of the job said of it (`job.span`, extract/span.py:
     torchrun's `--nnodes` or `min_nodes`, Slurm's `SLURM_NNODES`, an MPI launcher's host list). 0 where nothing
     says."""
     placed = {ev.node for ev in events if ev.node and not _loopback(ev.node)}

@@ -6,8 +6,6 @@ the host that dials it (a loopback one) is the job's set-up only where the job s
 
 The spellings, each its program's own (read in their sources, never copied):
 
-- NCCL's communicator summary once its ranks have met (src/init.cc, since 2.19: `comm 0x.. rank 3 nRanks 16
-  nNodes 2 localRanks 8 localRank 3 MNNVL 0`): `nNodes`, what NCCL counted of its ranks' hosts.
 - torch elastic's launch configuration (torch/distributed/launcher/api.py logs `min_nodes        : 2` under
   `Starting elastic_operator with launch configs:`), and torchrun's or DeepSpeed's own argument as a command line
   echoes it (`--nnodes=2`, `--nnodes 2`, `--nnodes=2:4`: an elastic range, of which the least is what the job
@@ -15,6 +13,10 @@ The spellings, each its program's own (read in their sources, never copied):
 - Slurm's environment as a job prints it (`SLURM_NNODES=2`, `SLURM_JOB_NUM_NODES=2`).
 - An MPI launcher's host list on its command line (`mpirun -np 4 -H server1:2,server2:2`, `--host a,b`,
   horovodrun's `-H`): the distinct hosts it names.
+
+NCCL's communicator summary says it too (src/init.cc: `comm 0x.. rank 3 nRanks 16 nNodes 2 localRanks 8 ...`), but
+in every rank's log: read, it made each rank's line a candidate, 7% of the CPU of a 16k-rank job (bench/shapes.py
+shape a) for a count that the launcher's words and the hosts the evidence came from give once. Not read.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ from firstfault.extract.nccl import split_rank_prefix
 # The most nodes a line may say a job spans (a number past it is no count of nodes: a misread, never kept).
 MAX_SPAN: Final = 1 << 20
 
-_NCCL_NODES = re.compile(r"\bnRanks (?P<ranks>\d{1,7}) nNodes (?P<nodes>\d{1,7}) localRanks \d")
 _ELASTIC_MIN = re.compile(r"(?:^|\s)min_nodes\s*:\s*(?P<nodes>\d{1,7})\s*$")
 _NNODES_ARG = re.compile(r"(?:(?<![\w-])--nnodes[= ]\s*|\bnnodes=)(?P<nodes>\d{1,7})(?::\d{1,7})?(?![\w.])")
 _SLURM_NODES = re.compile(r"\bSLURM_(?:JOB_NUM_NODES|NNODES)=(?P<nodes>\d{1,7})\b")
@@ -44,7 +45,7 @@ def _mpi_hosts(listed: str) -> int:
 
 def span_of(body: str) -> tuple[int, str] | None:
     """(nodes, whose words) where the line says how many nodes the job spans; None where it says nothing of it."""
-    for rx, by in ((_NCCL_NODES, "nccl"), (_ELASTIC_MIN, "torchrun"), (_NNODES_ARG, "launcher"),
+    for rx, by in ((_ELASTIC_MIN, "torchrun"), (_NNODES_ARG, "launcher"),
                    (_SLURM_NODES, "slurm")):
         m = rx.search(body)
         if m is not None:
@@ -55,13 +56,13 @@ def span_of(body: str) -> tuple[int, str] | None:
 
 
 class SpanExtractor:
-    """A launcher's, NCCL's or Slurm's word of how many nodes the job spans (see the module's doc)."""
+    """A launcher's or Slurm's word of how many nodes the job spans (see the module's doc)."""
 
     name = "job.span"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {"job.span": frozenset({"nodes", "by"})}
     sources: frozenset[str] = frozenset({"application", "syslog"})
-    literals: tuple[str, ...] = (" nNodes ", "min_nodes", "nnodes", "SLURM_NNODES=", "SLURM_JOB_NUM_NODES=",
+    literals: tuple[str, ...] = ("min_nodes", "nnodes", "SLURM_NNODES=", "SLURM_JOB_NUM_NODES=",
                                  "mpirun ", "mpiexec ", "horovodrun ", "orterun ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
