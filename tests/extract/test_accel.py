@@ -220,6 +220,30 @@ def test_the_other_accelerators_allocators_say_their_devices_memory_ran_out() ->
                                         "(UR_RESULT_ERROR_DEVICE_LOST)"])
 
 
+def test_the_rapids_allocators_say_the_devices_memory_ran_out() -> None:
+    def kinds(lines: list[str]) -> list[str]:
+        return [e.kind for e in feed(lines, "application") if e.kind.startswith("app.")]
+
+    # RMM's out_of_memory as cuDF raises it (the what() of rapidsai/rmm cpp/include/rmm/error.hpp over the format of
+    # RMM_CUDA_TRY_ALLOC in detail/error.hpp), cut before CUDA's status name as a RAPIDS blog post on cudf-polars
+    # quotes it: RMM's own words decide, not the status after them
+    assert kinds(["MemoryError: std::bad_alloc: out_of_memory: CUDA error (failed to allocate 576000000 bytes) at: "
+                  "/tmp/conda-bld-output/bld/rattler-build_librmm/work/cpp/include/rmm/mr/"
+                  "cuda_async_view_memory_resource.hpp:87: cudaErrorMemoryAlloc"]) == ["app.cuda_oom"]
+    # a pool's limit (RMM_FAIL in an arena's size_to_grow), through the Spark plugin's JNI as a Java error
+    assert kinds(["java.lang.OutOfMemoryError: Could not allocate native memory: std::bad_alloc: out_of_memory: RMM "
+                  "failure at:/build/_deps/rmm-src/include/rmm/mr/device/arena_memory_resource.hpp:158: Maximum pool "
+                  "size exceeded"]) == ["app.cuda_oom"]
+    # CuPy's memory pool (the format of cupy/cuda/memory.pyx OutOfMemoryError)
+    assert kinds(["cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 1,073,741,824 bytes (allocated so far: "
+                  "0 bytes)."]) == ["app.cuda_oom"]
+    # near misses: C++'s own bad_alloc is the host's allocator, and a program's `Out of memory allocating` without
+    # CuPy's account of what it holds names no device
+    assert "app.cuda_oom" not in kinds(["terminate called after throwing an instance of 'std::bad_alloc'",
+                                        "  what():  std::bad_alloc"])
+    assert "app.cuda_oom" not in kinds(["RuntimeError: Out of memory allocating 4096 bytes for the parse buffer"])
+
+
 def test_hip_names_are_cudas_and_the_hip_runtimes_info_trace_is_no_error() -> None:
     def errs(line: str) -> list[object]:
         return [e.fields["error"] for e in feed([line], "application") if e.kind == "app.cuda_error"]

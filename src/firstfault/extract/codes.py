@@ -922,6 +922,16 @@ ACCEL_OOM_PHRASES: Final = (
     # uses, with the device's own name.
     "NPU out of memory. Tried to allocate",
     "MLU out of memory. Tried to allocate",
+    # The RAPIDS stack's allocators: RMM's `rmm::out_of_memory`, which its device memory resources throw when the
+    # device (or a pool or arena carved from it) cannot serve a request, and whose what() is std::bad_alloc's word,
+    # then `out_of_memory: `, then the failed call or the pool's reason (rapidsai/rmm cpp/include/rmm/error.hpp and
+    # detail/error.hpp: `std::bad_alloc: out_of_memory: CUDA error (failed to allocate 576000000 bytes) at: ...`,
+    # `... RMM failure at: ...arena_memory_resource.hpp:158: Maximum pool size exceeded`), as cuDF, Dask and the
+    # Spark plugin raise it (MemoryError, java.lang.OutOfMemoryError); and CuPy's memory pool (cupy/cuda/memory.pyx
+    # OutOfMemoryError: `Out of memory allocating 1,073,741,824 bytes (allocated so far: 0 bytes).`), by the words
+    # after the size, since `Out of memory allocating` alone is any program's.
+    "std::bad_alloc: out_of_memory:",
+    " bytes (allocated so far: ",
 )
 # The device a TensorFlow / XLA report names; a host allocator (`device:CPU:0 by allocator cpu`) ran out
 # of host memory, which is not the accelerator's.
