@@ -358,6 +358,37 @@ def test_other_words_about_a_worker_are_not_the_serving_engines_report(line: str
     assert [d.kind for d in alone(line) if d.kind == "nccl.remote_error"] == []
 
 
+@pytest.mark.parametrize("line", [
+    # aertslab/pySCENIC#418: a Dask worker's batched stream to its scheduler, closed under it
+    "distributed.comm.core.CommClosedError: Comm <TCP (closed) Worker->Scheduler local=tcp://127.0.0.1:33184 "
+    "remote=tcp://127.0.0.1:41759> already closed.",
+    # askap-vast/vast-pipeline#822: the scheduler's side of the same
+    "distributed.comm.core.CommClosedError: in <TCP (closed) Scheduler connection to worker local=tcp://127.0.0.1:8786 "
+    "remote=tcp://127.0.0.1:59916>: Stream is closed",
+    # coiled/benchmarks#1308: every worker that ran a task died
+    "distributed.scheduler.KilledWorker: Attempted to run task ('readparquet-bec6f578be4fe0e15801f53f9dbeb108', 5) "
+    "on 4 different workers, but all those workers died while running it. The last worker that attempt to run the "
+    "task was tls://10.0.32.47:45841. Inspecting worker logs is often a good next step to diagnose what went wrong. "
+    "For more information see https://distributed.dask.org/en/stable/killed.html.",
+    # dask/distributed#6763 and #3142: a connect to a scheduler's or worker's address that did not answer in time
+    "OSError: Timed out trying to connect to tcp://127.0.0.1:50009 after 5 s",
+    "OSError: Timed out trying to connect to 'tcp://172.20.129.23:43394' after 10 s: connect() didn't finish in time",
+])
+def test_dasks_word_that_another_process_went_away_is_a_symptom(line: str) -> None:
+    assert one(line).kind == "nccl.remote_error"
+
+
+@pytest.mark.parametrize("line", [
+    # near misses: another program's connect timeout to a path or a name (no Dask address), and a closed connection
+    # in another library's class (websockets' own, as a client of a server that went away prints it)
+    "OSError: Timed out trying to connect to /var/run/docker.sock after 30 s",
+    "TimeoutError: Timed out trying to connect to the license server",
+    "websockets.exceptions.ConnectionClosedError: received 1011 (internal error) keepalive ping timeout",
+])
+def test_other_connect_timeouts_and_closed_connections_are_not_dasks(line: str) -> None:
+    assert one(line).kind == "app.exception"
+
+
 @pytest.mark.parametrize(("lines", "errno"), [
     # wenet-e2e/wekws#93 (a second training on a machine already running one): the log ends there
     (["[W socket.cpp:401] [c10d] The server socket has failed to bind to [::]:29400 (errno: 98 - Address already in "

@@ -87,6 +87,15 @@ def logged_words() -> tuple[str, ...]:
     return tuple(sorted({w for r in _logged_rows() for w in r.info.logged}))
 
 
+@lru_cache(maxsize=1)
+def class_words() -> tuple[str, ...]:
+    """The class names of the table's rows that hold neither `Error` nor `Exception` (Dask's `KilledWorker`, Ray's
+    `ActorPlacementGroupRemoved`): the prefilter's words for a traceback's last line that names one, which the
+    suffixes it knows every other class by would not offer."""
+    return tuple(sorted({r.text.rsplit(".", 1)[-1] for r in _rows() if r.kind in ("name", "qual", "suffix")
+                         and "Error" not in r.text and "Exception" not in r.text}))
+
+
 def logged_row(body: str) -> ExceptionClassInfo | None:
     """The row whose message a line of its own (no exception around it) says, if one does: a framework's logger
     (`Worker proc VllmWorker-1 died unexpectedly`), an exception's message posted without its class line (`No

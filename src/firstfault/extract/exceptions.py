@@ -51,6 +51,7 @@ from firstfault.extract.container import container_owns, quoted_storage, quoting
 from firstfault.extract.excclass import (
     GRPC_STATUS_LITERAL,
     STORE_SPELLED_WORDS,
+    class_words,
     logged_words,
     setup_errno_words,
     symptom_status_texts,
@@ -298,6 +299,7 @@ class ExceptionExtractor:
         *tb.CHAIN_MARKERS,
         *tb.EXC_SUFFIXES[:2],  # "Error", "Exception": the final line of a traceback
         *tb.EXCEPTION_MODULE_LITERALS,  # ... or a class of an exceptions module (`...exceptions.TooManyRequests`)
+        *class_words(),  # ... or a class the table names that is spelled neither way (Dask's `KilledWorker`)
         *status_anchors(),  # a status JAX / TensorFlow log about the coordination service or a collective
         *symptom_status_texts(),  # ... or in an ERROR record of their own (`E ...] ... failed: UNAVAILABLE: ...`)
         tb.GCLOUD_LITERAL,  # gcloud's report of a request the API refused (`ERROR: (gcloud.X) INVALID_ARGUMENT: ...`)
