@@ -56,7 +56,8 @@ def event_kinds() -> Mapping[str, frozenset[str]]:
 
 
 # What render() offers every template besides the fields of the finding's first event.
-AGGREGATES = frozenset({"node", "nodes", "node_count", "device", "devices", "count", "ranks", "title", "rank"})
+AGGREGATES = frozenset({"node", "nodes", "node_count", "device", "devices", "count", "ranks", "title", "rank",
+                        "where"})
 LEAD_FIELDS = frozenset({"lead", "lead_ranks"})
 
 
