@@ -58,6 +58,10 @@ def _cause(f: Finding) -> Cause:
         ev = f.events[0].evidence
         why += (f"; read from the words of an error line no rule understood ({ev.file}:{ev.line}), in a failed"
                 " attempt where nothing else established a cause")
+    elif f.events and f.events[0].evidence.file:
+        # the line the summary was read from, so that a reader can open it (the cases above name theirs)
+        ev = f.events[0].evidence
+        why += f" ({ev.file}:{ev.line})" if ev.line is not None else f" ({ev.file})"
     return Cause(
         category=f.category,
         domain=f.domain,
