@@ -447,7 +447,7 @@ _SPACED_NOTHING = re.compile(r"(?<![ \t])[ \t]*\x00")  # from a run's first blan
 # The fields whose values are firstfault's own names (docs/events.md: a local status, a reason, a condition, a
 # panic's kind), snake_case words that a verdict's reader should read as words: `no_interface` renders as
 # `no interface`. A value that is not such a name (a vendor's `ncclInvalidUsage`, an errno) renders as it is.
-_NAMED_FIELDS = frozenset({"local_status", "due_to", "panic", "condition", "fm_event", "severity", "reason",
+_NAMED_FIELDS = frozenset({"local_status", "due_to", "panic", "condition", "fm_event", "severity", "reason", "refusal",
                            "error", "name"})
 _OWN_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 

@@ -38,6 +38,11 @@ def _cause(f: Finding) -> Cause:
         vendor = f.events[0].fields.get("vendor") if f.events and rule.vendor_actions else None
         if isinstance(vendor, str) and vendor in rule.vendor_actions:
             action = rule.vendor_actions[vendor]
+        for name, by_value in sorted(rule.field_actions.items()):
+            said = f.events[0].fields.get(name) if f.events else None
+            if isinstance(said, str) and said in by_value:
+                action = by_value[said]
+                break
     why = (
         f"rule {rule.id}: {f.count} matching event(s) on {len(f.nodes)} node(s), first at "
         f"{iso(f.first) or 'an unknown time'}"
