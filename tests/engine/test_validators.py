@@ -142,16 +142,16 @@ def _finding(rule_id: str, **fields: object) -> Finding:
 @pytest.mark.parametrize(("rule_id", "fields", "want"), [
     # The real outputs that printed "?": "(illegal_address?)", "SXid ?20034".
     ("app-illegal-access", {"error": "illegal_address"},
-     "Illegal memory access in the workload on n1 (illegal_address)"),
+     "Illegal memory access in the workload on n1 (illegal address)"),
     ("app-illegal-access", {"xid": 13}, "Illegal memory access in the workload on n1 (Xid 13)"),
     ("gpu-nvswitch-fatal", {"code": 20034, "fm_event": "nvswitch_fatal"},
-     "NVSwitch fatal error on n1 (SXid 20034 nvswitch_fatal)"),
+     "NVSwitch fatal error on n1 (SXid 20034 nvswitch fatal)"),
     ("gpu-nvswitch-fatal", {"sxid": 12028}, "NVSwitch fatal error on n1 (SXid 12028)"),
     ("host-oom", {}, "OOM killer (node memory or a memory limit) ended a process on n1"),
-    ("app-crash", {"signal": "SIGSEGV"}, "Rank unknown on n1 crashed (SIGSEGV)"),
+    ("app-crash", {"signal": "SIGSEGV"}, "n1 crashed (SIGSEGV)"),
     # A value's own brackets are kept: only the template's text around a missing field is tidied.
-    ("node-unreachable", {"reason": "execve(): No such file"}, "Node n1 stopped responding (execve(): No such file)"),
-    ("node-unreachable", {}, "Node n1 stopped responding"),
+    ("node-unreachable", {"reason": "execve(): No such file"}, "n1 stopped responding (execve(): No such file)"),
+    ("node-unreachable", {}, "n1 stopped responding"),
 ])
 def test_templates_render_no_placeholder(rule_id: str, fields: dict[str, object], want: str) -> None:
     got = render(shipped_catalog().by_id(rule_id).summary, _finding(rule_id, **fields))  # type: ignore[union-attr]

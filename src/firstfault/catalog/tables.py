@@ -1592,10 +1592,16 @@ class SchedText(_Row, frozen=True):
     resource: Annotated[str, Meta(min_length=2)] | None = None  # the node resource a kubelet eviction names
     # a phrase that says a node failed to take or keep the job and names no cause: the symptom node.out_of_service
     symptom: bool = False
+    # a `setup` phrase that says what refused the job's request (the event's `refusal`, which the verdict's summary
+    # and action name): a quota or limit of its cloud account, project or node pool that the request is over, or a
+    # policy of its cluster that denied it
+    refusal: Literal["over_quota", "denied_by_policy"] | None = None
 
     def __post_init__(self) -> None:
         if self.symptom and self.reason is not None:
             raise ValueError("a symptom phrase names no reason")
+        if self.refusal is not None and self.reason != "setup":
+            raise ValueError("only a set-up phrase says what refused the job's request")
 
 class SchedKey(_Row, frozen=True):
     # the key as its record spells it, compared without case, spaces, `_`, `-` or quotes (`Last State`,

@@ -437,22 +437,41 @@ class _TemplateFormatter(string.Formatter):
 
 _FORMATTER = _TemplateFormatter()
 # A field that rendered as nothing is marked first, so that only the template's own text around it
-# is tidied ("({a})" with no a goes whole, "x {a} y" keeps one space), never a value's text.
+# is tidied ("({a})" with no a goes whole, "{a}: {b}" with no a is "{b}", "x {a} y" keeps one space), never a
+# value's text.
 _NOTHING = "\x00"
 _EMPTY_PARENS = re.compile(r"\(\s*\x00\s*\)")
+_NOTHING_LABEL = re.compile(r"\x00:[ \t]")  # a label that is nothing takes the template's colon after it along
+_NOTHING_AT_END = re.compile(r"[ \t]*:[ \t]*\x00[ \t]*$")  # "x: {a}" at the end with no a is "x"
 _SPACED_NOTHING = re.compile(r"(?<![ \t])[ \t]*\x00")  # from a run's first blank: linear in a run of them
+# The fields whose values are firstfault's own names (docs/events.md: a local status, a reason, a condition, a
+# panic's kind), snake_case words that a verdict's reader should read as words: `no_interface` renders as
+# `no interface`. A value that is not such a name (a vendor's `ncclInvalidUsage`, an errno) renders as it is.
+_NAMED_FIELDS = frozenset({"local_status", "due_to", "panic", "condition", "fm_event", "severity", "reason", "refusal",
+                           "error", "name"})
+_OWN_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+
+
+def _worded(key: str, value: FieldValue | str) -> FieldValue | str:
+    if key in _NAMED_FIELDS and isinstance(value, str) and _OWN_NAME.fullmatch(value):
+        return value.replace("_", " ")
+    return value
 
 
 def render(template: str, f: Finding) -> str:
     """Formats a rule template with the finding's first event and aggregates."""
     ev = f.events[0] if f.events else None
     values: dict[str, FieldValue | str] = {}
+    node = f.nodes[0] if f.nodes else "an unidentified node"
     if ev is not None:
-        values.update(ev.fields)
-        values["rank"] = ev.rank if ev.rank is not None else "unknown"
+        values.update((k, _worded(k, v)) for k, v in ev.fields.items())
+        if ev.rank is not None:
+            values["rank"] = ev.rank
     ranks = sorted({e.rank for e in f.events if e.rank is not None})
     values.update(
-        node=f.nodes[0] if f.nodes else "an unidentified node",
+        node=node,
+        # the process that printed the first event: its rank where the evidence says it, else its node
+        where=f"rank {ev.rank} on {node}" if ev is not None and ev.rank is not None else node,
         nodes=", ".join(f.nodes) if f.nodes else "an unidentified node",
         node_count=len(f.nodes),
         device=(f.devices[0].split("/", 1)[-1] if f.devices else ""),
@@ -465,5 +484,6 @@ def render(template: str, f: Finding) -> str:
         values.update(lead=f.lead.summary, lead_ranks=", ".join(str(r) for r in f.lead.ranks[:16]))
     out = _FORMATTER.vformat(template, (), {k: v for k, v in values.items() if k != _NOTHING})
     if _NOTHING in out:
-        out = _SPACED_NOTHING.sub("", _EMPTY_PARENS.sub("", out))
+        out = _NOTHING_AT_END.sub("", _EMPTY_PARENS.sub("", out))
+        out = _SPACED_NOTHING.sub("", _NOTHING_LABEL.sub("", out))
     return " ".join(out.split())

@@ -166,6 +166,9 @@ class Rule(Record, kw_only=True):
     # The action where the finding's first event names another vendor's accelerator (gpu.accel_error's `vendor`:
     # amd, intel, aws): that vendor's tools and procedures, not NVIDIA's (docs/rules.md).
     vendor_actions: dict[str, str] = field(default_factory=dict)
+    # The action where the finding's first event's field has a value that says more than the rule's own action can
+    # (app.exception's `refusal`: a cloud quota the request is over): field -> value -> template (docs/rules.md).
+    field_actions: dict[str, dict[str, str]] = field(default_factory=dict)
     tests: list[RuleTest] = field(default_factory=list)
 
 

@@ -56,7 +56,8 @@ def event_kinds() -> Mapping[str, frozenset[str]]:
 
 
 # What render() offers every template besides the fields of the finding's first event.
-AGGREGATES = frozenset({"node", "nodes", "node_count", "device", "devices", "count", "ranks", "title", "rank"})
+AGGREGATES = frozenset({"node", "nodes", "node_count", "device", "devices", "count", "ranks", "title", "rank",
+                        "where"})
 LEAD_FIELDS = frozenset({"lead", "lead_ranks"})
 
 
@@ -296,6 +297,9 @@ def _templates(rule: Rule) -> Iterator[tuple[str, str]]:
             yield "widespread", rule.widespread.recommended_action
     for vendor in sorted(rule.vendor_actions):
         yield "vendor_actions", rule.vendor_actions[vendor]
+    for name in sorted(rule.field_actions):
+        for value in sorted(rule.field_actions[name]):
+            yield f"field_actions.{name}", rule.field_actions[name][value]
 
 
 class Template(RuleValidator):
@@ -323,6 +327,10 @@ class TemplateField(RuleValidator):
         offered = AGGREGATES | (LEAD_FIELDS if lr.rule.with_lead else frozenset())
         # A vendor's action is chosen only where the first event names that vendor.
         by_vendor = [k for k in selected if "vendor" in kinds[k]]
+        for name in sorted(lr.rule.field_actions):
+            if not any(name in kinds[k] for k in selected):
+                yield self.problem(lr, "field_actions", f"{name!r}: no event kind the rule matches has this field "
+                                   "(its actions would never be chosen)")
         for key, tpl in _templates(lr.rule):
             try:
                 names = template_fields(tpl)
@@ -331,8 +339,11 @@ class TemplateField(RuleValidator):
             for alts in names:
                 if any(a in offered or _literal(a) for a in alts):
                     continue
-                lacking = [k for k in (by_vendor if key == "vendor_actions" else selected)
-                           if not any(a in kinds[k] for a in alts)]
+                # a field's action is chosen only where the first event has that field
+                among = (by_vendor if key == "vendor_actions" else
+                         [k for k in selected if key.split(".", 1)[1] in kinds[k]] if key.startswith("field_actions.")
+                         else selected)
+                lacking = [k for k in among if not any(a in kinds[k] for a in alts)]
                 if lacking:
                     field = "|".join(alts)
                     yield self.problem(

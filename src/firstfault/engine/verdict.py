@@ -38,6 +38,11 @@ def _cause(f: Finding) -> Cause:
         vendor = f.events[0].fields.get("vendor") if f.events and rule.vendor_actions else None
         if isinstance(vendor, str) and vendor in rule.vendor_actions:
             action = rule.vendor_actions[vendor]
+        for name, by_value in sorted(rule.field_actions.items()):
+            said = f.events[0].fields.get(name) if f.events else None
+            if isinstance(said, str) and said in by_value:
+                action = by_value[said]
+                break
     why = (
         f"rule {rule.id}: {f.count} matching event(s) on {len(f.nodes)} node(s), first at "
         f"{iso(f.first) or 'an unknown time'}"
@@ -58,6 +63,10 @@ def _cause(f: Finding) -> Cause:
         ev = f.events[0].evidence
         why += (f"; read from the words of an error line no rule understood ({ev.file}:{ev.line}), in a failed"
                 " attempt where nothing else established a cause")
+    elif f.events and f.events[0].evidence.file:
+        # the line the summary was read from, so that a reader can open it (the cases above name theirs)
+        ev = f.events[0].evidence
+        why += f" ({ev.file}:{ev.line})" if ev.line is not None else f" ({ev.file})"
     return Cause(
         category=f.category,
         domain=f.domain,

@@ -43,11 +43,13 @@ from firstfault.extract.reasons import (
     line_literals,
     reason_anchors,
     scheduler_words,
+    setup_refusal,
     state_of,
     text_reasons,
     word_reason,
 )
 from firstfault.extract.traceback import EXEC_WHY_TEXTS, exec_failure
+from firstfault.model import FieldValue
 
 # --------------------------------------------------------------------------
 # A scheduler's reason in the job's output
@@ -147,7 +149,7 @@ class SchedulerReasonExtractor:
     name = "sched.reason"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
-        "app.exception": frozenset({"message", "setup"}),
+        "app.exception": frozenset({"message", "refusal", "setup"}),
         "host.oom_kill": frozenset({"by", "cgroup", "detail", "names_node", "pid", "proc", "storage_daemon"}),
         "k8s.event": frozenset({"due_to", "message", "reason"}),
         "k8s.pod": frozenset({"due_to", "message", "phase", "pod", "pressure", "reason", "restart"}),
@@ -323,7 +325,11 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
     elif reason == "setup":
         # The job's own request that its scheduler, cloud or provisioner refused (a quota or limit of its account or
         # node pool it is over, a pod spec the node's sharing set-up refuses): its set-up, in the service's words.
-        yield Draft("app.exception", {"message": clip(body), "setup": True})
+        fields: dict[str, FieldValue] = {"message": clip(body), "setup": True}
+        refusal = setup_refusal(body)
+        if refusal is not None:
+            fields["refusal"] = refusal  # a quota it is over, a policy that denied it: what the verdict names
+        yield Draft("app.exception", fields)
     elif reason == "backoff_limit":
         # The Job controller's word, pasted: its pods failed first (a symptom; sym-process-exited).
         yield Draft("k8s.event", {"reason": "BackoffLimitExceeded", "message": clip(body), "due_to": reason})

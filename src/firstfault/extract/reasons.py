@@ -35,6 +35,7 @@ class ReasonHit(NamedTuple):
     end: int
     host: str | None = None  # the host the phrase names (`{host}`)
     symptom: bool = False  # a node that failed to take or keep the job, no cause named (the table's `symptom`)
+    refusal: str | None = None  # what refused the job's request, for a `setup` phrase (the table's `refusal`)
 
 
 @lru_cache(maxsize=1)
@@ -152,10 +153,16 @@ def text_reasons(text: str, *, lines: bool = False) -> list[ReasonHit]:
         if isinstance(row, SchedText):
             host = hit.group(f"host{i}") if "{host}" in row.text else None
             out.append(ReasonHit(row.scheduler, row.reason, row.text, row.resource, hit.start(), hit.end(), host,
-                                 row.symptom))
+                                 row.symptom, row.refusal))
         else:
             out.append(ReasonHit(row.scheduler, row.reason, row.word, None, hit.start(), hit.end()))
     return out
+
+
+def setup_refusal(text: str) -> str | None:
+    """What refused the job's request, where `text` says it in a `setup` phrase of the table that names it (a quota
+    it is over, a policy that denied it: the table's `refusal`), else None."""
+    return next((h.refusal for h in text_reasons(text) if h.refusal is not None), None)
 
 
 def first_reason(text: str, *, lines: bool = False) -> ReasonHit | None:
