@@ -5,9 +5,9 @@ a scheduler's exit number means, and the node health checks by name.
 
 The data lives in `xid.yaml` / `sxid.yaml` / `cuda.yaml` / `platform.yaml` / `accel.yaml` / `transport.yaml` /
 `exceptions.yaml` / `scheduler.yaml` / `ends.yaml` / `exits.yaml` / `health.yaml` (vendor knowledge is data, not
-code branches); this module only reads and validates it, once, on first use. The rows are the records below, each declared once with
-its constraints (records.py validates a row of the YAML into one, on a miss of the on-disk cache; the cache gives them
-back); the last, how each printer's exit number reads, by version.
+code branches); this module only reads and validates it, once, on first use. The rows are the records below, each
+declared once with its constraints (records.py validates a row of the YAML into one, on a miss of the on-disk cache;
+the cache gives them back); the last, how each printer's exit number reads, by version.
 """
 
 import re
