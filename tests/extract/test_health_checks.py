@@ -42,8 +42,14 @@ def _health(lines: list[str], source: str = "syslog") -> list[tuple[str | None, 
         ("ERROR:  nhc:  Health check failed:  check_hw_mem_free:  Not enough free memory (10 kB < 2097152 kB).", []),
         # near miss: a check that is not installed (bash's 127, as NHC's fallback reports it) could not run
         ("ERROR:  nhc:  Health check failed:  Check check_nvsmi_healthmon returned 127", []),
-        # near miss: a wrapper's summary of the same, as a fleet's report prints it
-        ("ERROR : Node Health Checks failed - gpu-07 - 1234-5678 - Check check_nvsmi_healthmon returned 127", []),
+        # near miss: a wrapper's summary of the same (Azure/az-hop#1796, https://github.com/Azure/az-hop/issues/1796)
+        ("ERROR : Node Health Checks failed - viz3d-1 - AMS081063509028 - Check check_nvsmi_healthmon returned 127",
+         []),
+        # near miss: NHC's timeout names the check it was running; it could not finish (mej/nhc#95)
+        ('Health check failed:  Script timed out while executing "check_ps_daemon sshd root"', []),
+        # a site's own filesystem check by its prefix (mej/nhc#71, https://github.com/mej/nhc/pull/71)
+        ('ERROR:  nhc:  Health check failed:  check_gpfs_health NETWORK: GPFS health for "NETWORK" is FAILED',
+         [("check_gpfs_health", "filesystem")]),
         # near miss: aznhc's own set-up (FaultCode NHCNA: the test's tool could not run)
         ("ERROR:  nhc:  Health check failed:  check_ib_bw_gdr: ib_write_bw returned error code 1. "
          "FaultCode: NHCNA", []),
@@ -54,6 +60,22 @@ def _health(lines: list[str], source: str = "syslog") -> list[tuple[str | None, 
 )
 def test_a_failed_check_is_its_part(line: str, want: list[tuple[str, str]]) -> None:
     assert _health([line]) == want
+
+
+def test_a_run_of_all_checks_reads_each_and_its_count_is_understood() -> None:
+    # mej/nhc#152 (https://github.com/mej/nhc/pull/152): `nhc -a` with /tmp full; each failure is read as its check's
+    # (weak: here the checker's own /tmp misled it, which the words do not say), the count after them is understood
+    lines = ["ERROR:  nhc:  Health check failed:  check_hw_cpuinfo:  Actual CPU socket count (1) does not match "
+             "expected (2).",
+             "ERROR:  nhc:  Health check failed:  check_hw_physmem:  Actual RAM size (0 kB) less than minimum allowed "
+             "(263504064 kB).",
+             "ERROR:  nhc:  Health check failed:  check_hw_eth:  Ethernet device ib0 not detected.",
+             "ERROR:  nhc:  3 health checks failed."]
+    assert _health(lines, "application") == [("check_hw_cpuinfo", "host"), ("check_hw_physmem", "host"),
+                                             ("check_hw_eth", "network")]
+    assert helpers.claimed(lines[-1], "application")
+    # near miss: another program's count of its own checks is not NHC's
+    assert not helpers.claimed("ERROR:  3 health checks failed.", "application")
 
 
 def test_could_not_run_is_understood_not_unrecognized() -> None:

@@ -36,6 +36,9 @@ _FAILED = re.compile(r"(?:\bHealth check failed:|\bNode Health Checks? failed\b[
 # a check's name where the message names it: its own words begin with it (`check_hw_ib:  ...`), NHC's fallback
 # names it (`Check check_xid_errors returned 1`); a reason cut by sinfo's column (`NHC: Check check_nv_`) keeps a part
 _CHECK = re.compile(r"(?<![\w])(?P<check>check_[a-z0-9_]+)", re.IGNORECASE)
+# NHC's count of the checks that failed when it runs them all (`log "ERROR:  $NAME:  $FAIL_CNT health checks failed."`):
+# each was logged on its own line before it; understood, nothing more
+_COUNTED = re.compile(r"(?<![\w])nhc:\s+\d+ health checks failed\.", re.IGNORECASE)
 # a line of NHC's own where no check is named (its watchdog, a signal): the checker's name before its words
 _NHC = re.compile(r"(?<![\w])nhc(?:\[\d+\])?:", re.IGNORECASE)
 
@@ -100,12 +103,15 @@ class HealthCheckExtractor:
         "node.health_check": frozenset({"check", "part", "message"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog", "scheduler"})
-    literals: tuple[str, ...] = ("Health check failed:", "Node Health Check failed.", "Node Health Checks failed")
+    literals: tuple[str, ...] = ("Health check failed:", "Node Health Check failed.", "Node Health Checks failed",
+                                 "health checks failed.")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         _, body = split_rank_prefix(line)
         m = _FAILED.search(body)
         if m is None:
+            if _COUNTED.search(body) is not None:
+                ctx.claimed = True
             return
         read = read_health_message(m.group("msg"))
         if read is None or (read.check is None and _NHC.search(body) is None):
