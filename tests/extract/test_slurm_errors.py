@@ -381,7 +381,7 @@ def reasons(lines: list[str], source: str = "application") -> list[tuple[str, st
 def test_node_reasons_each_row_reads_itself() -> None:
     from firstfault.extract.slurmerr import NodeReasonExtractor, read_node_reason
     rows = slurm_tables().node_reasons
-    assert {r.means for r in rows} == {"lost", "node", "symptom", "none"}
+    assert {r.means for r in rows} == {"lost", "node", "health_check", "symptom", "none"}
     for r in rows:
         text = r.text.replace("{any}", "gpu")
         assert read_node_reason(text) == r

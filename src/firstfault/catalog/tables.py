@@ -1,13 +1,13 @@
 """The vendor tables shipped beside the rules: NVIDIA Xids, NVSwitch SXids, CUDA errors, NCCL results, the GPU
 platform from user space, other vendors' accelerators, the transports' statuses, exception classes, status words,
 errno and object-store codes, the schedulers' reasons, the lines that say how a run ended, and what a launcher's or
-a scheduler's exit number means.
+a scheduler's exit number means, and the node health checks by name.
 
 The data lives in `xid.yaml` / `sxid.yaml` / `cuda.yaml` / `platform.yaml` / `accel.yaml` / `transport.yaml` /
-`exceptions.yaml` / `scheduler.yaml` / `ends.yaml` / `exits.yaml` (vendor knowledge is data, not code branches);
-this module only reads and validates it, once, on first use. The rows are the records below, each declared once with
-its constraints (records.py validates a row of the YAML into one, on a miss of the on-disk cache; the cache gives them
-back); the last, how each printer's exit number reads, by version.
+`exceptions.yaml` / `scheduler.yaml` / `ends.yaml` / `exits.yaml` / `health.yaml` (vendor knowledge is data, not
+code branches); this module only reads and validates it, once, on first use. The rows are the records below, each
+declared once with its constraints (records.py validates a row of the YAML into one, on a miss of the on-disk cache;
+the cache gives them back); the last, how each printer's exit number reads, by version.
 """
 
 import re
@@ -50,6 +50,7 @@ from firstfault.catalog.vocab import (
     ExceptionFamily,
     ExitMeans,
     FmEvent,
+    HealthPart,
     HostSeverity,
     IbWcClass,
     IpmiSeverity,
@@ -1775,6 +1776,47 @@ def slurm_tables() -> SlurmTables:
     # a row may refine one it begins with (`NHC: Temporarily offlining` after `NHC:`): the longest is read
     node_reasons = _unique("slurm.yaml", "node_reasons", SlurmNodeReason, "text")
     return SlurmTables(tuple(errors), tuple(messages), tuple(contexts), tuple(node_reasons))
+
+
+# --------------------------------------------------------------------------
+# Node health checks in their own words (catalog/health.yaml)
+# --------------------------------------------------------------------------
+
+_PROJECT_SOURCE = r"^[\w.\-]+/[\w.\-]+(?:#\d+)? \S+"  # `owner/repo path`, or `owner/repo#issue ...`
+
+
+class HealthUnrun(_Row, frozen=True):
+    text: Annotated[str, Meta(min_length=6)]  # words that say the check could not run, as printed
+    source: Annotated[str, Meta(pattern=_PROJECT_SOURCE)]
+
+
+class HealthCheck(_Row, frozen=True):
+    # a check's name as the checker prints it; a trailing `*`: a prefix that the sites' own checks share
+    check: Annotated[str, Meta(pattern=r"^check_[a-z0-9_]+\*?$")]
+    part: HealthPart
+    source: Annotated[str, Meta(pattern=_PROJECT_SOURCE)]
+    says: Annotated[str, Meta(min_length=6)] | None = None  # words its message holds too: a refinement of the row
+
+
+class HealthTables(NamedTuple):
+    unrun: tuple[HealthUnrun, ...]
+    checks: tuple[HealthCheck, ...]
+
+
+@lru_cache(maxsize=1)
+@_kept("health.yaml")
+def health_tables() -> HealthTables:
+    """catalog/health.yaml: the words that say a node health check could not run, and the checks by name with the
+    part of the node each examines. A check's name (and its `says`) is one row's."""
+    unrun = _unique("health.yaml", "unrun", HealthUnrun, "text")
+    checks: list[HealthCheck] = []
+    for where, row in _rows("health.yaml", "checks", HealthCheck):
+        if any(c.check == row.check and c.says == row.says for c in checks):
+            raise CatalogTableError(f"{where}: duplicate check {row.check!r}")
+        if row.says is not None and not any(c.check == row.check and c.says is None for c in checks):
+            raise CatalogTableError(f"{where}: {row.check}: a refinement before the check's own row")
+        checks.append(row)
+    return HealthTables(unrun, tuple(checks))
 
 
 # --------------------------------------------------------------------------

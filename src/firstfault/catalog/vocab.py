@@ -123,6 +123,8 @@ ExitMeans = Literal["shell", "negative", "wait", "either", "signal", "offset", "
 # cluster's Slurm plumbing below it, or no one (a race, a retry, a state waited out).
 SlurmSide = Literal["job", "node", "none"]
 # What a Slurm node reason says of the node (catalog/slurm.yaml `node_reasons`).
-NodeReasonMeans = Literal["lost", "node", "symptom", "none"]
+NodeReasonMeans = Literal["lost", "node", "health_check", "symptom", "none"]
+# The part of a node a health check examines (catalog/health.yaml `checks`); `none`: no part of it.
+HealthPart = Literal["gpu", "gpu_memory", "nvlink", "network", "filesystem", "host", "driver", "none"]
 # The Slurm-form job states a reason may stand for (extract/scheduler.SLURM_STATES).
 ReasonState = Literal["TIMEOUT", "OUT_OF_MEMORY", "PREEMPTED", "NODE_FAIL", "CANCELLED", "FAILED"]

@@ -188,11 +188,13 @@ class XidExtractor:
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         m = _XID.search(line)
         if m:
-            yield self._xid(m, ctx)
+            yield self.xid_draft(m, ctx)
             return
         yield from self._fallen_off(line, ctx)
 
-    def _xid(self, m: re.Match[str], ctx: LineContext) -> Draft:
+    @staticmethod
+    def xid_draft(m: re.Match[str], ctx: LineContext) -> Draft:
+        """The gpu.xid event of an `NVRM: Xid (...)` match."""
         xid = int(m.group("xid"))
         pci = _pci(m.group("pci"))
         detail = (m.group("detail") or "").strip()
@@ -265,6 +267,13 @@ class XidExtractor:
         fields = xid_fields(79, pci, "fallen_off_bus_message")
         fields["detail"] = _clip(line[line.index("NVRM:") :] if "NVRM:" in line else line)
         yield Draft(kind="gpu.xid", fields=fields, device=_device(pci))
+
+
+def quoted_xid(text: str, ctx: LineContext) -> Draft | None:
+    """The Xid of a driver's line that another program quotes in its own words (a health check's message: Azure's
+    check_gpu_xid prints the kernel's `NVRM: Xid (PCI:...): 79, ...` line it found), as the driver's line reads."""
+    m = _XID.search(text)
+    return XidExtractor.xid_draft(m, ctx) if m is not None else None
 
 
 def _same_link(fields: dict[str, FieldValue], pci: str | None, ctx: LineContext) -> None:

@@ -16,6 +16,7 @@ def line_extractors() -> tuple[LineExtractor, ...]:
         exceptions,
         gpu,
         hang,
+        healthcheck,
         host,
         jobend,
         launcher,
@@ -33,7 +34,8 @@ def line_extractors() -> tuple[LineExtractor, ...]:
     return (*gpu.EXTRACTORS, *container.EXTRACTORS, *host.EXTRACTORS, *nccl.EXTRACTORS, *verbs.EXTRACTORS,
             *hang.EXTRACTORS, *exceptions.EXTRACTORS, *cann.EXTRACTORS, *numerics.EXTRACTORS, *torchrun.EXTRACTORS,
             *signals.EXTRACTORS,
-            *jobend.EXTRACTORS, *slurmerr.EXTRACTORS, *launcher.EXTRACTORS, *runend.EXTRACTORS, *span.EXTRACTORS,
+            *jobend.EXTRACTORS, *slurmerr.EXTRACTORS, *healthcheck.EXTRACTORS, *launcher.EXTRACTORS, *runend.EXTRACTORS,
+            *span.EXTRACTORS,
             ErrorWords())
 
 

@@ -39,6 +39,7 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import SlurmError, SlurmMessage, SlurmNodeReason, slurm_tables
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import errno_of, path_of
+from firstfault.extract.healthcheck import health_check_draft, read_health_message
 from firstfault.extract.host import expand_hostlist
 from firstfault.extract.jobend import said_by_scheduler
 from firstfault.extract.nccl import clip, split_rank_prefix
@@ -275,7 +276,7 @@ _LOW: Final = {"real_memory size": "Low RealMemory", "tmp_disk size": "Low TmpDi
                "socket*core*thread count": "Low socket*core*thread count"}
 _K_NODE_RECORD = "slurm.node_record"  # per stream: the node of the `scontrol show node` record being read
 # what a reason's parts say, the most telling first
-_RANK: Final = {"lost": 0, "node": 1, "symptom": 2, "none": 3}
+_RANK: Final = {"lost": 0, "node": 1, "health_check": 2, "symptom": 3, "none": 4}
 
 
 def _reason_pattern(text: str) -> str:
@@ -322,6 +323,7 @@ class NodeReasonExtractor:
         "sched.node_down": frozenset({"host", "reason"}),
         "sched.error": frozenset({"message", "name", "names_node", "side", "text", "weak"}),
         "sched.node_reason": frozenset({"reason", "text"}),
+        "node.health_check": frozenset({"check", "part", "message"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog", "scheduler"})
 
@@ -342,9 +344,25 @@ class NodeReasonExtractor:
                 ctx.claimed = True
                 return
             targets: list[str | None] = list(hosts) if hosts else [None]
+            if row.means == "health_check":
+                yield from self._health_check(row, reason.strip(), targets)
+                return
             for host in targets:
                 yield self._draft(row, reason.strip(), host)
             return
+
+    @staticmethod
+    def _health_check(row: SlurmNodeReason, reason: str, targets: list[str | None]) -> Iterator[Draft]:
+        """A node health check's drain: its check's words after the row's, read as its own log's are
+        (catalog/health.yaml); a check that examines no part of the node, or words that name none, the symptom."""
+        at = reason.lower().find(row.text.lower())
+        read = read_health_message(reason[at + len(row.text):] if at >= 0 else reason)
+        if read is not None and read.part is None:
+            return  # the check could not run: the checker's own set-up
+        for host in targets:
+            draft = health_check_draft(read, host) if read is not None else None
+            yield draft if draft is not None else Draft(
+                "sched.node_reason", {"reason": clip(reason), "text": row.text}, host=host)
 
     @staticmethod
     def _forms(body: str, ctx: LineContext) -> Iterator[tuple[str, list[str]]]:

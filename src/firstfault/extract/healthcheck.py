@@ -1,0 +1,129 @@
+"""Node health checks in their own words (LBNL NHC and the checks built on it), read through one table
+(catalog/health.yaml).
+
+NHC's die() prints what a failed check said, and its helper gives the same words to the resource manager when it
+drains the node:
+
+    ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port is ACTIVE (LinkUp 100 Gb/sec).
+    nhc[4242]: Health check failed:  check_fs_mount:  /scratch not mounted
+    Node Health Check failed.  Check check_xid_errors returned 1
+    Reason=NHC: check_fs_mount:  /scratch not mounted [root@2024-03-01T10:00:00]   (extract/slurmerr.py)
+
+One reading for all of them (`read_health_message`): words that say the check could not run are the checker's own
+set-up and nothing; an Xid the check quotes is that Xid (extract/gpu.py's reading of the driver's line); otherwise
+the check's row says which part of the node it examines, and a failure of a check that examines a part is the weak
+`node.health_check` on that node (rules health-check-*): the check's threshold may be wrong for the node, and any
+strong cause wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from functools import lru_cache
+from typing import NamedTuple
+
+from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import HealthCheck, health_tables
+from firstfault.extract.base import Draft, LineContext, LineExtractor
+from firstfault.extract.gpu import quoted_xid
+from firstfault.extract.nccl import clip, split_rank_prefix
+
+# NHC's die() (`log "ERROR:  $NAME:  Health check failed:  $*"`, `syslog "Health check failed:  $*"`, the detached
+# parent's `ERROR Health check failed:  $MSG`) and its fallback for a check that failed without calling die()
+# (`log "Node Health Check failed.  Check $CHECK returned $RET"`): mej/nhc nhc; a wrapper's summary of the same
+# (`ERROR : Node Health Checks failed - HOST - SERIAL - Check check_nvsmi_healthmon returned 127`).
+_FAILED = re.compile(r"(?:\bHealth check failed:|\bNode Health Checks? failed\b[.:]?)\s+(?P<msg>\S.*)$")
+# a check's name where the message names it: its own words begin with it (`check_hw_ib:  ...`), NHC's fallback
+# names it (`Check check_xid_errors returned 1`); a reason cut by sinfo's column (`NHC: Check check_nv_`) keeps a part
+_CHECK = re.compile(r"(?<![\w])(?P<check>check_[a-z0-9_]+)", re.IGNORECASE)
+# NHC's count of the checks that failed when it runs them all (`log "ERROR:  $NAME:  $FAIL_CNT health checks failed."`):
+# each was logged on its own line before it; understood, nothing more
+_COUNTED = re.compile(r"(?<![\w])nhc:\s+\d+ health checks failed\.", re.IGNORECASE)
+# a line of NHC's own where no check is named (its watchdog, a signal): the checker's name before its words
+_NHC = re.compile(r"(?<![\w])nhc(?:\[\d+\])?:", re.IGNORECASE)
+
+
+class HealthRead(NamedTuple):
+    """What a failed health check's words say: the check (if named), the part of the node it examines (None: the
+    check could not run), the words."""
+
+    check: str | None
+    part: str | None
+    message: str
+
+
+@lru_cache(maxsize=1)
+def _rows() -> tuple[tuple[HealthCheck, ...], tuple[HealthCheck, ...]]:
+    """The exact rows (a refinement before the plain row it refines) and the prefix rows, longest first."""
+    checks = health_tables().checks
+    exact = tuple(sorted((r for r in checks if not r.check.endswith("*")), key=lambda r: r.says is None))
+    prefixes = tuple(sorted((r for r in checks if r.check.endswith("*")), key=lambda r: -len(r.check)))
+    return exact, prefixes
+
+
+def _row(check: str, message: str) -> HealthCheck | None:
+    exact, prefixes = _rows()
+    for row in exact:
+        if row.check == check and (row.says is None or row.says in message):
+            return row
+    return next((r for r in prefixes if check.startswith(r.check[:-1])), None)
+
+
+def read_health_message(message: str) -> HealthRead | None:
+    """A failed health check's words (what NHC's die() printed, the drain reason's after `NHC:`), read through
+    catalog/health.yaml; None where they name no check and say nothing of the checker's own."""
+    words = message.strip()
+    if any(u.text in words for u in health_tables().unrun):
+        named = _CHECK.search(words)
+        return HealthRead(named.group("check") if named else None, None, words)
+    named = _CHECK.search(words)
+    if named is None:
+        return None
+    check = named.group("check").lower()
+    row = _row(check, words)
+    return HealthRead(check, row.part if row is not None else "none", words)
+
+
+def health_check_draft(read: HealthRead, host: str | None) -> Draft | None:
+    """The weak event a failed check gives on its node, or None where the check examines no part of it (or could
+    not run)."""
+    if read.part is None or read.part == "none":
+        return None
+    return Draft("node.health_check", {"check": read.check, "part": read.part, "message": clip(read.message)},
+                 host=host)
+
+
+class HealthCheckExtractor:
+    """A node health check that failed, as NHC logs it (its log file, syslog, the output a prolog or Slurm's
+    HealthCheckProgram kept): catalog/health.yaml's reading, on the node whose log holds the line."""
+
+    name = "node.health_check"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "node.health_check": frozenset({"check", "part", "message"}),
+    }
+    sources: frozenset[str] = frozenset({"application", "syslog", "scheduler"})
+    literals: tuple[str, ...] = ("Health check failed:", "Node Health Check failed.", "Node Health Checks failed",
+                                 "health checks failed.")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        _, body = split_rank_prefix(line)
+        m = _FAILED.search(body)
+        if m is None:
+            if _COUNTED.search(body) is not None:
+                ctx.claimed = True
+            return
+        read = read_health_message(m.group("msg"))
+        if read is None or (read.check is None and _NHC.search(body) is None):
+            return  # another program's health check (a server's own), not a node's
+        ctx.claimed = True
+        quoted = quoted_xid(read.message, ctx)
+        if quoted is not None:
+            yield quoted
+            return
+        draft = health_check_draft(read, None)
+        if draft is not None:
+            yield draft
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (HealthCheckExtractor(),)
