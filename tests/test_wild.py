@@ -375,6 +375,10 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # b65: cuML's multi-node KMeans under a LocalCUDACluster, NCCL's `unhandled system error` at init in every
     # container, the thread open: a raised exception is the workload's.
     "unk-cuml-kmeans-mnmg-arm-sbsa-localcudacluster-nccl-init-unhandled-system-error-every-container-4741",
+    # b63: NHC's `check_hw_ib: Version mismatch between kernel OFED drivers and userspace OFED libraries` on an Arm
+    # node, the thread leaving the library path and a defective adapter standing: the check's own words name the
+    # driver stack, which the health-check table reads as `node.driver` (weak).
+    "amb-nhc-check-hw-ib-ofed-version-mismatch-arm-node-abi-path-or-defective-adapter-175",
 })
 # The false alarms of today, each named. b45's FauxPilot bundle holds, line for line, what b36's BEVDet bundle holds
 # (an NGC container's `WARNING: Detected NVIDIA ... GPU, which is not yet supported in this version of the container`
