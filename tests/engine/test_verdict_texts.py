@@ -74,6 +74,17 @@ def test_a_vendors_name_or_a_value_that_is_no_name_renders_as_it_is() -> None:
     assert "modify_qp" in render(f.rule.summary, f)
 
 
+def test_an_unnamed_node_is_prose_in_a_summary_and_a_blank_in_an_actions_commands() -> None:
+    f = _finding("gpu-fallen-off-bus", nodes=(), xid=79)
+    assert "an unidentified node" in render(f.rule.summary, f)
+    action = render(f.rule.recommended_action or "", f, action=True)
+    assert action.startswith("drain <node>;"), action
+    assert "unidentified" not in action
+    # near miss: a node the evidence named is named in both
+    named = _finding("gpu-fallen-off-bus", nodes=("gpu-07",), xid=79)
+    assert render(named.rule.recommended_action or "", named, action=True).startswith("drain gpu-07;")
+
+
 def test_where_names_the_rank_where_the_evidence_says_it() -> None:
     assert _summary("app-exception", rank=3, exc_type="KeyError", message="'x'") == "KeyError: 'x' (rank 3 on n1)"
     got = _summary("app-exception", exc_type="KeyError", message="'x'")

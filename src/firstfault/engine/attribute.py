@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.engine.leads import LeadDraft, find_leads, lead_nodes
@@ -458,11 +458,18 @@ def _worded(key: str, value: FieldValue | str) -> FieldValue | str:
     return value
 
 
-def render(template: str, f: Finding) -> str:
-    """Formats a rule template with the finding's first event and aggregates."""
+# What a template says for a node the evidence did not name: prose in a summary, a blank to fill in an action's
+# commands (`drain <node>`, `kubectl describe node <node>`), where words would read as the node's name.
+UNNAMED_NODE: Final = "an unidentified node"
+UNNAMED_NODE_IN_ACTION: Final = "<node>"
+
+
+def render(template: str, f: Finding, action: bool = False) -> str:
+    """Formats a rule template with the finding's first event and aggregates (`action`: a recommended action's)."""
     ev = f.events[0] if f.events else None
     values: dict[str, FieldValue | str] = {}
-    node = f.nodes[0] if f.nodes else "an unidentified node"
+    unnamed = UNNAMED_NODE_IN_ACTION if action else UNNAMED_NODE
+    node = f.nodes[0] if f.nodes else unnamed
     if ev is not None:
         values.update((k, _worded(k, v)) for k, v in ev.fields.items())
         if ev.rank is not None:
@@ -472,7 +479,7 @@ def render(template: str, f: Finding) -> str:
         node=node,
         # the process that printed the first event: its rank where the evidence says it, else its node
         where=f"rank {ev.rank} on {node}" if ev is not None and ev.rank is not None else node,
-        nodes=", ".join(f.nodes) if f.nodes else "an unidentified node",
+        nodes=", ".join(f.nodes) if f.nodes else unnamed,
         node_count=len(f.nodes),
         device=(f.devices[0].split("/", 1)[-1] if f.devices else ""),
         devices=", ".join(f.devices),

@@ -75,7 +75,7 @@ def _cause(f: Finding) -> Cause:
         devices=list(f.devices),
         first_seen=iso(f.first),
         rule=rule.id,
-        recommended_action=render(action, f) if action else None,
+        recommended_action=render(action, f, action=True) if action else None,
         count=f.count,
         why=why,
     )
