@@ -4,17 +4,18 @@ hostlist.machines).
 With no allocation known (a workload.yaml without `nodes`: posted logs, a Blueprint's static window) the names the
 evidence places events on are grouped when they spell one machine: case, an FQDN and its leading labels, and an
 address the evidence shows the machine owns. Two full names, or `node-1` and `node-10`, are never one machine. With
-an allocation, its names are the nodes, as before.
+an allocation, its names are the nodes, as before. A fabric source's host names are the evidence's names too.
 
 Lines: the programs' own formats, ours: RFC 5424 and RFC 3164 (behind its PRI, as rsyslog forwards it) syslog
 records around the NVIDIA driver's Xid 79 and IB core's `Port: N Link DOWN`; pdsh's `host: ` tag; NCCL's
-`host:pid:tid [dev] NCCL INFO Bootstrap : Using eth0:ADDR<0>`; gloo's tcp pair's connect failure. None is a corpus
-bundle's.
+`host:pid:tid [dev] NCCL INFO Bootstrap : Using eth0:ADDR<0>`; gloo's tcp pair's connect failure; the fabric tests'
+recorded ibnetdiscover (tests/fabric/bundles.py). None is a corpus bundle's.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +25,8 @@ from firstfault.hostlist import machines
 from firstfault.model import Verdict
 from firstfault.records import dumps
 from tests.conftest import BundleMaker
+from tests.fabric.bundles import FABRIC_SOURCE, KERNEL_SOURCE, RECORDED, link_down, write
+from tests.fabric.bundles import workload as fabric_workload
 
 _XID79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid=123, name=python, GPU has fallen off the bus."
 _LINK_DOWN = "mlx5_0: Port: 1 Link DOWN"
@@ -191,3 +194,18 @@ def test_with_an_allocation_its_name_is_the_node(make_bundle: BundleMaker, nodes
     v = _analyze(make_bundle, syslog, nodes=nodes)
     assert v.root_cause is not None and v.root_cause.category == "gpu.fallen_off_bus" and not v.candidates
     assert v.affected_nodes == nodes
+
+
+@pytest.mark.parametrize(("host", "devices"), [("node-03.cluster.local", ["node-03.cluster.local/mlx5_0", "leaf01/3"]),
+                                               ("node-3.cluster.local", ["node-3.cluster.local/mlx5_0"])])
+def test_a_fabric_sources_short_name_is_the_machine_its_kernel_log_names_in_full(tmp_path: Path, host: str,
+                                                                                 devices: list[str]) -> None:
+    # the recorded ibnetdiscover names hosts by rdma-ndd's short `node-03 mlx5_0`; a per-host tree names the machine
+    # in full. Near miss: node-3 is no spelling of node-03, whose cable it does not take
+    wl = fabric_workload([], [KERNEL_SOURCE, FABRIC_SOURCE])
+    del wl["workload"]["nodes"], wl["workload"]["ranks"]
+    files = {f"nodes/{host}/kern.log": link_down(host),
+             "fabric/ibnetdiscover.txt": (RECORDED / "ibnetdiscover.txt").read_text()}
+    v = Analyzer().analyze_path(str(write(tmp_path / "b", wl, files)), now=_NOW)
+    assert v.root_cause is not None and v.root_cause.category == "network.link"
+    assert v.root_cause.devices == devices and v.affected_nodes == [host]

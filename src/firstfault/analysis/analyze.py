@@ -229,7 +229,7 @@ class Analysis:
     def _names(self, events: list[Event]) -> Iterator[str | None]:
         """The host names the evidence places things on, once per piece of evidence that uses one (NodeMapper's
         learn_names): the events' nodes and hosts, the lines that named an address, the unrecognized lines' places,
-        the nodes whose activity was reported and the rank map's."""
+        the nodes whose activity was reported, the rank map's and the hosts a fabric source cables."""
         for ev in events:
             yield ev.node
             host = ev.fields.get("host")
@@ -243,6 +243,8 @@ class Analysis:
             yield host
         yield from self.node_last_seen
         yield from self.ctx.rank_to_node.values()
+        for link in self.fabric_links:
+            yield from (end.node for end in (link.a, link.b) if not end.switch)
 
     def _last_seen(self, mapper: NodeMapper) -> dict[str, datetime]:
         """node_last_seen by node: with no allocation, a machine's spellings are one node, last seen at its latest."""
