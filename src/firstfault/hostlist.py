@@ -7,10 +7,11 @@ what Slurm prints, so a node list can be shown back compactly.
 
 from __future__ import annotations
 
+import ipaddress
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-__all__ = ["NodeNames", "hostlist_compress", "hostlist_expand"]
+__all__ = ["NodeNames", "hostlist_compress", "hostlist_expand", "machines"]
 
 _TAIL_NUM_RE = re.compile(r"^(.*?)(\d+)$")
 _MAX_HOSTS = 100_000
@@ -163,3 +164,61 @@ class NodeNames:
 
     def __contains__(self, name: object) -> bool:
         return isinstance(name, str) and self.lookup(name) is not None
+
+
+def _spelling_key(name: str) -> str | None:
+    """What two spellings of one host name share (DNS names are case-insensitive; an absolute name's final dot says
+    nothing), or None for what is no host name to group: an address (whose owner only the evidence can say: the
+    engine's address learning) or a blank."""
+    key = name.strip().lower().rstrip(".")
+    if not key:
+        return None
+    try:
+        ipaddress.ip_address(key.split("%")[0])
+    except ValueError:
+        return key
+    return None
+
+
+def machines(uses: Mapping[str, int]) -> dict[str, str]:
+    """The machine each host-name spelling stands for where no allocation names the nodes: spelling -> the name
+    of its machine, for every spelling of `uses` (a name the evidence places events on -> how many pieces of
+    evidence use it) that is a host name; addresses and blanks are left out.
+
+    Two spellings are one machine when they differ by case only, or when one is the other's leading labels (`gpu-07`
+    and `gpu-07.cluster.local`; `gpu-07.cluster` too): a name joins the fullest name that extends it, provided the
+    names that extend it form one chain. Where they do not (`gpu-07.a.com` and `gpu-07.b.com` both written in full:
+    two machines of two domains that share a first label) the name they extend stays its own machine, as each of
+    them does: nothing in a spelling says which one a bare `gpu-07` is. Labels are whole, so `node-1` is never
+    `node-10`, and two full names are never one machine (a site's `gpu-07.ib.cluster` may be `gpu-07.cluster`'s
+    other interface, but its spelling cannot tell it from another cluster's `gpu-07`).
+
+    The machine is named by the spelling most evidence uses; a tie goes to the fuller name (more labels), then to
+    the least string: the same names and counts give the same names whatever order they came in."""
+    keys: dict[str, list[str]] = {}
+    for name in uses:
+        key = _spelling_key(name)
+        if key is not None:
+            keys.setdefault(key, []).append(name)
+    longer: dict[str, list[str]] = {}  # key -> the keys it is the leading labels of
+    for key in keys:
+        labels = key.split(".")
+        for i in range(1, len(labels)):
+            head = ".".join(labels[:i])
+            if head in keys:
+                longer.setdefault(head, []).append(key)
+    spellings: dict[str, list[str]] = {}  # the fullest key of a machine -> its spellings
+    for key, names in keys.items():
+        top = key
+        ext = longer.get(key)
+        if ext:
+            full = max(ext, key=len)
+            if all(full == e or full.startswith(e + ".") for e in ext):
+                top = full
+        spellings.setdefault(top, []).extend(names)
+    out: dict[str, str] = {}
+    for names in spellings.values():
+        name = min(names, key=lambda n: (-uses[n], -n.count("."), n))
+        for n in names:
+            out[n] = name
+    return out

@@ -9,7 +9,7 @@ leads, attribution and the verdict.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timedelta
 from typing import IO, TYPE_CHECKING
 
@@ -153,6 +153,8 @@ class Analysis:
         extracted = self.store.events
         if not provisional:  # where the streams read here end (a traceback cut before its exception line)
             extracted = [*extracted, *self.extraction.open_ends()]
+        if not allocation:  # one machine, one node: its spellings in the evidence grouped (engine/normalise.py)
+            mapper.learn_names(self._names(extracted))
         fabric = None
         if self.fabric_links:  # the far end of every cabled port (engine/fabric.py); nothing without one
             from firstfault.engine import fabric as fab
@@ -189,7 +191,7 @@ class Analysis:
                 events.append(banner)
                 state = str(banner.fields["state"])
         if state and state.split()[0].upper() == "NODE_FAIL":
-            events.extend(silent_nodes(self.node_last_seen, settings.silent_node_gap))
+            events.extend(silent_nodes(self._last_seen(mapper), settings.silent_node_gap))
         if not (provisional or ended_in_failure(state)):
             # An exception that ended a thread of the workload, not its process (extract/traceback.py `thread`),
             # names a cause only in an attempt that failed (a thread the main one waited for, then the ranks'
@@ -223,6 +225,36 @@ class Analysis:
         if fabric is not None:
             verdict.explanation.append(fab.note(fabric, self.fabric_files))
         return verdict
+
+    def _names(self, events: list[Event]) -> Iterator[str | None]:
+        """The host names the evidence places things on, once per piece of evidence that uses one (NodeMapper's
+        learn_names): the events' nodes and hosts, the lines that named an address, the unrecognized lines' places,
+        the nodes whose activity was reported, the rank map's and the hosts a fabric source cables."""
+        for ev in events:
+            yield ev.node
+            host = ev.fields.get("host")
+            if isinstance(host, str) and host != ev.node:
+                yield host
+        for _, _, node, host, _ in self.store.addresses:
+            yield node
+            yield host
+        for node, host, _ in self.extraction.unrecognized.places():
+            yield node
+            yield host
+        yield from self.node_last_seen
+        yield from self.ctx.rank_to_node.values()
+        for link in self.fabric_links:
+            yield from (end.node for end in (link.a, link.b) if not end.switch)
+
+    def _last_seen(self, mapper: NodeMapper) -> dict[str, datetime]:
+        """node_last_seen by node: with no allocation, a machine's spellings are one node, last seen at its latest."""
+        if mapper.nodes:
+            return self.node_last_seen
+        out: dict[str, datetime] = {}
+        for name, t in self.node_last_seen.items():
+            node = mapper.line_node(name, None, None) or name
+            out[node] = max(out[node], t) if node in out else t
+        return out
 
     def _overflow(self) -> list[ErrorItem]:
         """How many error-looking lines were only counted: their templates came past the group limit."""

@@ -13,6 +13,7 @@ job's output (LSF's `TERM_RUNLIMIT`, PBS's `job killed: walltime ...`).
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Final, NamedTuple
 
@@ -21,7 +22,7 @@ from firstfault.bundle import MAX_RANK, Context
 from firstfault.catalog.tables import platform_program_of, storage_tables
 from firstfault.extract.excclass import SYMPTOM_KINDS, says_little
 from firstfault.extract.reasons import state_of
-from firstfault.hostlist import NodeNames
+from firstfault.hostlist import NodeNames, machines
 from firstfault.model import Address, ErrorItem, Event, Evidence, iso
 from firstfault.pci import norm_pci
 from firstfault.timeparse import TIME_MAX, TIME_MIN, in_range
@@ -52,7 +53,8 @@ def _a_host_name(name: str) -> bool:
 
 
 class NodeMapper:
-    """Maps the many spellings of a node (FQDN, short name, IP, rank) onto the allocation."""
+    """Maps the many spellings of a node (FQDN, short name, IP, rank) onto the allocation; with no allocation known,
+    onto the machines the evidence's own names stand for (learn_names)."""
 
     def __init__(self, nodes: list[str], rank_to_node: dict[int, str]) -> None:
         self.nodes = list(nodes)
@@ -60,13 +62,34 @@ class NodeMapper:
         self.rank_to_node = rank_to_node
         self.names = NodeNames(nodes)
         self.addrs: dict[str, str] = {}
+        self.spellings: dict[str, str] = {}  # with no allocation: a host name as written -> its machine's name
+
+    def learn_names(self, names: Iterable[str | None]) -> None:
+        """With no allocation known, the machines of the names the evidence places events on (one name per piece of
+        evidence that uses it): each spelling of one machine (case, its FQDN and first label: hostlist.machines)
+        becomes the machine's one name. With an allocation, its names are the nodes: nothing is learned."""
+        if self.nodes:
+            return
+        uses: dict[str, int] = {}
+        for n in names:
+            if n:
+                uses[n] = uses.get(n, 0) + 1
+        self.spellings = machines(uses)
+
+    def _own(self, name: str) -> str:
+        """With no allocation: the machine `name` is a spelling of (learn_names), or the node that owns the address
+        it is (learn_addresses), else the name itself."""
+        hit = self.spellings.get(name)
+        if hit is not None:
+            return hit
+        return self.addrs.get(name.strip().lower(), name) if self.addrs else name
 
     def learn_addresses(self, addresses: list[Address]) -> None:
         """The node that owns each address the lines named (model.Address): the first that names one that is a
-        node's (the node its line ran on)."""
+        node's (the node its line ran on; with no allocation, a host name: an address owns no address)."""
         for addr, _, node, host, rank in addresses:
             owner = self.line_node(node, host, rank)
-            if owner and addr:
+            if owner and addr and (self.nodes or _a_host_name(owner)):
                 self.addrs.setdefault(addr, owner)
 
     def host(self, name: str | None) -> str | None:
@@ -85,14 +108,16 @@ class NodeMapper:
             pass
         else:
             return None
-        return None if self.nodes else name
+        return None if self.nodes else self.spellings.get(name, name)
 
     def inside(self, name: str) -> str | None:
         """The allocation node a node name stands for (itself, or a spelling NodeNames knows: FQDN, short
-        name, case); None for a host outside the allocation. With no allocation known, every name is its own
-        node. The one test of the allocation guard: evidence of a host it answers None for never enters the
-        verdict."""
-        if not self.nodes or name in self.node_set:
+        name, case); None for a host outside the allocation. With no allocation known, every name is a node: its
+        machine's (learn_names). The one test of the allocation guard: evidence of a host it answers None for never
+        enters the verdict."""
+        if not self.nodes:
+            return self._own(name)
+        if name in self.node_set:
             return name
         return self.names.lookup(name)
 
@@ -108,7 +133,9 @@ class NodeMapper:
                   names_its_node: bool = False) -> str | None:
         """The node a piece of evidence of this node, host and rank is of (node_for's, for an event or an address):
         `names_its_node`, a record whose host is the node it ran on."""
-        if node and (not self.nodes or node in self.node_set):
+        if node and not self.nodes:
+            return self._own(node)
+        if node and node in self.node_set:
             return node
         if node:
             mapped = self.host(node)
@@ -123,7 +150,7 @@ class NodeMapper:
                 # workload's pod (kept out as outside), never this one's.
                 return host
         if rank is not None and rank in self.rank_to_node:
-            return self.rank_to_node[rank]
+            return self.rank_to_node[rank] if self.nodes else self._own(self.rank_to_node[rank])
         if node is None and len(self.nodes) == 1:
             return self.nodes[0]  # a one-node allocation: whatever printed it ran there
         return node

@@ -415,6 +415,11 @@ class Unrecognized:
                 places.add(w)
         return True
 
+    def places(self) -> Iterator[_Where]:
+        """Each group's distinct places (node, host, rank): where its lines were printed, as `groups` reads them."""
+        for g in self._groups.values():
+            yield from g.where
+
     def groups(self, node_of: Callable[[str | None, str | None, int | None], str | None],
                limit: int = MAX_OUTPUT) -> list[UnrecognizedGroup]:
         out: list[UnrecognizedGroup] = []
