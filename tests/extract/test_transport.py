@@ -54,7 +54,7 @@ def test_the_table_holds_each_stacks_numbering_and_the_ibv_view_is_unchanged() -
     efa = {r.code: r for r in t.completions if r.stack == "efa"}
     assert efa[15].wc_class == "path" and efa[1].wc_class == "flush" and efa[5].wc_class == "local_access"
     assert {e.means for e in t.async_events} == {"link_down", "device_fatal", "queue_error", "info"}
-    assert {p.stack for p in t.peers} == {"ucx", "ompi", "orte", "pmix", "mpich", "nccl", "btl_tcp"}
+    assert {p.stack for p in t.peers} == {"ucx", "ompi", "orte", "pmix", "mpich", "nccl", "btl_tcp", "nixl"}
 
 
 def _build_with(monkeypatch: pytest.MonkeyPatch, doc: dict[str, Any]) -> object:

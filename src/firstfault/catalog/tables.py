@@ -888,6 +888,11 @@ class PeerStatus(_Row, frozen=True):
     means: PeerMeans
     texts: Annotated[tuple[str, ...], Meta(min_length=1)]
 
+# The local statuses' stacks whose rows may wait for words of a later line (`confirm`): MPICH's error stack, read as
+# a record; Mooncake's devices, each left out alone until none is left.
+_CONFIRMED_STACKS: Final = frozenset({"mpich", "mooncake"})
+
+
 class LocalStatus(_Row, frozen=True):
     """A stack's words for its node, as the job set it up, lacking what it needs (the job's own set-up)."""
 
@@ -898,7 +903,8 @@ class LocalStatus(_Row, frozen=True):
     host_label: Annotated[str, Meta(pattern=r"^[A-Z][A-Za-z ]*:$")] | None = None
     # (mpich) the MPI calls the error stack's record must have failed in; none: any
     during: tuple[Annotated[str, Meta(pattern=r"^MPI_[A-Z][a-z_]+$")], ...] = ()
-    # (mpich) words one of the record's later lines must hold before the status counts
+    # (mpich, mooncake) words one of the record's later lines (mpich), or of the lines after the row's (mooncake),
+    # must hold before the status counts
     confirm: tuple[Annotated[str, Meta(min_length=3)], ...] = ()
 
 class MpichErrorClass(_Row, frozen=True):
@@ -958,8 +964,10 @@ def transport_table() -> TransportTable:
         clash = next((t for t in item.texts if any(t in w or w in t for w in peer_words)), None)
         if clash is not None:
             raise CatalogTableError(f"{where}: {clash!r} meets a peer status's words")
-        if (item.during or item.confirm) and item.stack != "mpich":
-            raise CatalogTableError(f"{where}: `during` and `confirm` belong to an MPICH error stack's rows")
+        if item.during and item.stack != "mpich":
+            raise CatalogTableError(f"{where}: `during` belongs to an MPICH error stack's rows")
+        if item.confirm and item.stack not in _CONFIRMED_STACKS:
+            raise CatalogTableError(f"{where}: `confirm` belongs to an MPICH error stack's or a held device's rows")
         local.append(item)
     classes = tuple(item for _, item in _rows(name, "mpich_error_classes", MpichErrorClass))
     if len({c.text for c in classes}) != len(classes):

@@ -73,9 +73,10 @@ IbWcClass = Literal["path", "local_access", "flush", "remote_access", "resource"
                     "other"]
 CompletionStack = Literal["ibv", "mlx5", "efa"]
 AsyncMeans = Literal["link_down", "device_fatal", "queue_error", "info"]
-PeerStack = Literal["ucx", "ompi", "orte", "pmix", "mpich", "nccl", "btl_tcp"]
+PeerStack = Literal["ucx", "ompi", "orte", "pmix", "mpich", "nccl", "btl_tcp", "nixl"]
 PeerMeans = Literal["timeout", "reset", "unreachable", "refused", "lost", "none"]
-LocalStack = Literal["nccl", "mca", "ompi", "impi", "cray", "gloo", "mpich", "ucx", "hydra", "ssh"]
+LocalStack = Literal["nccl", "mca", "ompi", "impi", "cray", "gloo", "mpich", "ucx", "hydra", "ssh", "nixl",
+                     "mooncake"]
 
 # Exceptions, status words, errno and object-store codes (catalog/exceptions.yaml)
 ExceptionFamily = Literal[

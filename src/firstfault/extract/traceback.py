@@ -147,6 +147,9 @@ class Exc(NamedTuple):
 _EXC_LINE = re.compile(r"^\s*(?P<qual>(?:[A-Za-z_]\w*\.)*(?P<cls>[A-Za-z_]\w*))(?: \(see above for traceback\))?"
                        r"(?::[ \t]?(?P<msg>.*))?$")
 EXC_SUFFIXES: Final = ("Error", "Exception", "Exit", "Interrupt", "Iteration", "Failure", "Fault", "Timeout")
+# A class name in lower camel case, as a C++ library's Python binding names its exceptions (NIXL's
+# src/bindings/python/nixl_bindings.cpp: `nixlBackendError`, `nixlRemoteDisconnectError`): a capital after the start.
+_CAMEL = re.compile(r"^[a-z][a-z0-9]*[A-Z]")
 _BARE: Final = ("KeyboardInterrupt", "SystemExit", "StopIteration", "GeneratorExit", "Empty")
 
 
@@ -155,8 +158,8 @@ def exception_shape(body: str) -> Exc | None:
     if not m:
         return None
     cls, qual = m.group("cls"), m.group("qual")
-    if not cls[0].isupper():
-        return None
+    if not cls[0].isupper() and not ("." in qual and cls.endswith(EXC_SUFFIXES) and _CAMEL.search(cls)):
+        return None  # (a binding's own lower-camel classes, qualified: `nixl._bindings.nixlBackendError`)
     # A bare name must look like an exception class; a qualified one
     # (`torch.foo.Bar`, `_queue.Empty`) only needs its capitalised tail.
     if not (cls.endswith(EXC_SUFFIXES) or cls in _BARE or "." in qual):

@@ -52,7 +52,7 @@ from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.excclass import errno_limit, setup_errno
 from firstfault.extract.launcher import MPI_FATAL_WORDS, mpi_fatal
 from firstfault.extract.prefix import split_prefixes
-from firstfault.extract.traceback import clip
+from firstfault.extract.traceback import clip, exception_shape
 from firstfault.model import FieldValue
 
 # Something on the line that makes it a verbs report: an RDMA device (`mlx5_0`, `hfi1_0`,
@@ -523,6 +523,8 @@ class PeerStatusExtractor:
         if row.means == "none":
             ctx.claimed = True  # a message the stack could not read: understood, no peer lost
             return
+        if row.stack == "nixl" and exception_shape(body) is not None:
+            return  # the binding's exception (`nixlRemoteDisconnectError: ...`): its class is read as a peer's loss
         fields: dict[str, FieldValue] = {"detail": clip(body), "stack": row.stack, "peer_status": row.name}
         if row.stack in _BLOCKS:
             ctx.claimed = True
@@ -585,12 +587,18 @@ _K_WRAP = "ff.transport.help_wrap"  # (lineno, ((rest, row), ...), first line) o
 _K_STACK = "ff.transport.mpich_stack"  # (lineno, call, class, rank, host) of an MPICH error stack's first line
 _K_CONFIRM = "ff.transport.mpich_confirm"  # (lineno, row, detail, rank, host) of an entry waiting for its words
 # NCCL's are extract/nccl.py's, MPICH's read in a record, UCX's held by VerbsCompletionExtractor
-_LOCAL_STACKS: Final = ("mca", "ompi", "impi", "cray", "gloo", "hydra", "ssh")
+_LOCAL_STACKS: Final = ("mca", "ompi", "impi", "cray", "gloo", "hydra", "ssh", "nixl", "mooncake")
 _HELP_STACKS: Final = frozenset({"mca", "ompi"})  # the help texts', read sentence by sentence
 # Hydra's proxy tag, which names the node it runs on: `[proxy:0:1@node2] HYDU_create_process (...): ...`.
 _HYDRA_PROXY: Final = re.compile(r"^\[proxy:[\d:]{1,20}@(?P<host>[A-Za-z0-9][\w.\-]{0,253})\]")
 # How far below an error stack's first line its entries (and the words an entry waits for) may be.
 _STACK_LINES: Final = 24
+# A row that waits for a later line's words (`confirm`, outside MPICH's stack: Mooncake's device left out, which is a
+# failure only once the transport says no device was left): (lineno, row, detail, rank, host) of the first such line
+# still waiting; the words must come within _HELD_LINES lines of it (Mooncake prints them at once, one device after
+# another: `Disable device mlx5_0`, then `RdmaTransport: No available RNIC`).
+_K_HELD = "ff.transport.local_held"
+_HELD_LINES: Final = 32
 
 
 # MPICH's ch4/OFI netmod reporting a libfabric call that failed, in its error stack: the call, then where and
@@ -724,8 +732,9 @@ class LocalStatusExtractor:
         rows = [row for row in transport_table().local if row.stack in _LOCAL_STACKS or row.stack == "mpich"]
         labels = {row.host_label for row in rows if row.host_label}
         mpich = {w for row in rows if row.stack == "mpich" for w in (*row.texts, *row.confirm)}
-        self.literals: tuple[str, ...] = (*sorted({w for w, _ in _local_rows()}), *help_literals(), *sorted(labels),
-                                          *sorted(mpich), _MPICH_OFI_WORD, MPI_FATAL_WORDS)
+        confirm = {w for _, row in _local_rows() for w in row.confirm}
+        self.literals: tuple[str, ...] = (*sorted({w for w, _ in _local_rows()}), *sorted(confirm), *help_literals(),
+                                          *sorted(labels), *sorted(mpich), _MPICH_OFI_WORD, MPI_FATAL_WORDS)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         p = split_prefixes(line)
@@ -747,6 +756,18 @@ class LocalStatusExtractor:
                 return
         row = next((r for w, r in _local_rows() if w in body), None)
         detail = clip(body)
+        if row is not None and row.confirm:
+            ctx.claimed = True
+            held = ctx.state.get(_K_HELD)
+            if not (isinstance(held, tuple) and ctx.lineno - held[0] <= _HELD_LINES):
+                ctx.state[_K_HELD] = (ctx.lineno, row, detail, p.rank, p.host)  # the first reason still waiting
+            return
+        if _K_HELD in ctx.state:
+            confirmed = self._confirmed(body, ctx)
+            if confirmed is not None:
+                ctx.claimed = True
+                yield confirmed
+                return
         if row is None:
             wrap = ctx.state.pop(_K_WRAP, None)
             waiting: Waiting = ()
@@ -785,6 +806,22 @@ class LocalStatusExtractor:
         if host != said:  # the node the text names, where the line that said it came from elsewhere or nowhere
             yield Draft("nccl.error", {"detail": detail, "stack": stack, "local_status": name, "setup": True},
                         rank=p.rank, host=host)
+
+    @staticmethod
+    def _confirmed(body: str, ctx: LineContext) -> Draft | None:
+        """The held row's event, where this line holds its `confirm` words within _HELD_LINES of it."""
+        held = ctx.state.get(_K_HELD)
+        if not isinstance(held, tuple):
+            return None
+        start, row, detail, rank, host = held
+        if not isinstance(start, int) or ctx.lineno - start > _HELD_LINES:
+            ctx.state.pop(_K_HELD, None)
+            return None
+        if not any(w in body for w in row.confirm):
+            return None
+        ctx.state.pop(_K_HELD, None)
+        return Draft("nccl.error", {"detail": detail, "stack": row.stack, "local_status": row.name, "setup": True},
+                     rank=rank, host=host)
 
     @staticmethod
     def _stack(body: str, rank: int | None, host: str | None, ctx: LineContext) -> Iterator[Draft]:
