@@ -442,7 +442,6 @@ _FORMATTER = _TemplateFormatter()
 _NOTHING = "\x00"
 _EMPTY_PARENS = re.compile(r"\(\s*\x00\s*\)")
 _NOTHING_LABEL = re.compile(r"\x00:[ \t]")  # a label that is nothing takes the template's colon after it along
-_NOTHING_AT_END = re.compile(r"[ \t]*:[ \t]*\x00[ \t]*$")  # "x: {a}" at the end with no a is "x"
 _SPACED_NOTHING = re.compile(r"(?<![ \t])[ \t]*\x00")  # from a run's first blank: linear in a run of them
 # The fields whose values are firstfault's own names (docs/events.md: a local status, a reason, a condition, a
 # panic's kind), snake_case words that a verdict's reader should read as words: `no_interface` renders as
@@ -462,6 +461,16 @@ def _worded(key: str, value: FieldValue | str) -> FieldValue | str:
 # commands (`drain <node>`, `kubectl describe node <node>`), where words would read as the node's name.
 UNNAMED_NODE: Final = "an unidentified node"
 UNNAMED_NODE_IN_ACTION: Final = "<node>"
+
+
+def _label_at_end_dropped(out: str) -> str:
+    """`x: {a}` at the end with no a is `x` (the colon and the blanks around it go with the nothing), by string ends
+    rather than a pattern anchored at `$`, which a search would try from every blank of a long run."""
+    body = out.rstrip(" \t")
+    if not body.endswith(_NOTHING):
+        return out
+    head = body[:-1].rstrip(" \t")
+    return head[:-1].rstrip(" \t") if head.endswith(":") else out
 
 
 def render(template: str, f: Finding, action: bool = False) -> str:
@@ -491,6 +500,6 @@ def render(template: str, f: Finding, action: bool = False) -> str:
         values.update(lead=f.lead.summary, lead_ranks=", ".join(str(r) for r in f.lead.ranks[:16]))
     out = _FORMATTER.vformat(template, (), {k: v for k, v in values.items() if k != _NOTHING})
     if _NOTHING in out:
-        out = _NOTHING_AT_END.sub("", _EMPTY_PARENS.sub("", out))
+        out = _label_at_end_dropped(_EMPTY_PARENS.sub("", out))
         out = _SPACED_NOTHING.sub("", _NOTHING_LABEL.sub("", out))
     return " ".join(out.split())
