@@ -6,7 +6,9 @@
 # quick checks' own CPU is about half of the two cores' for their minute: pytest's start-up and first tests fill
 # the rest), pytest on pytest-xdist workers (PYTEST_XDIST_AUTO_NUM_WORKERS, default: one more than the CPUs, since the Slurm and lab
 # tests spend much of their time waiting on real jobs: a Slurm time limit is a minute). The failure lab makes one fault
-# afresh per launcher and mode; FIRSTFAULT_LAB=all makes every one of them (CI sets it: .ci/run).
+# afresh per launcher and mode; FIRSTFAULT_LAB=all makes every one of them (CI sets it: .ci/run). That variable is the
+# switch for the full tier as a whole (tests/tier.py): unset, the heaviest property tests draw fewer examples and seeds
+# (the same tests, the same assertions), so the quick run stays within ten minutes on 2 cores; CI draws them all.
 # Arguments go to the main pytest run.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -27,6 +27,7 @@ from typing import Any
 # pattern of ours names (the junk that ends a run).
 JUNK = "\x01"
 POOL = [c for c in string.printable if c not in "\n\r\x0b\x0c"] + ["\u00e9", JUNK]
+_FIRST_TRIED = "a0 x_.:-/" + "".join(POOL)  # the character a sample takes for a node: the first of these it accepts
 ONE_CHAR = (C.LITERAL, C.NOT_LITERAL, C.ANY, C.IN)
 REPEATS = (C.MAX_REPEAT, C.MIN_REPEAT, C.POSSESSIVE_REPEAT)
 _WORD = ("CATEGORY_WORD", "CATEGORY_UNI_WORD")
@@ -65,6 +66,20 @@ def accepts(op: Any, av: Any, ch: str, icase: bool) -> bool:
     return False
 
 
+_ACCEPTED: dict[tuple[Any, Any, bool], tuple[tuple[str, ...], frozenset[str]]] = {}
+
+
+def _accepted(op: Any, av: Any, icase: bool) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The characters of POOL that the one-character node (op, av) accepts, in POOL's order and as a set: worked out
+    once for each distinct node (the large alternations of literals repeat the same few thousand times)."""
+    key = (op, tuple(av) if isinstance(av, list) else av, icase)
+    hit = _ACCEPTED.get(key)
+    if hit is None:
+        chars = tuple(c for c in POOL if accepts(op, av, c, icase))
+        hit = _ACCEPTED[key] = (chars, frozenset(chars))
+    return hit
+
+
 def _children(op: Any, av: Any) -> list[Any]:
     if op is C.BRANCH:
         return list(av[1])
@@ -98,7 +113,7 @@ def _chars(seq: Any, icase: bool) -> list[str]:
     found: list[str] = []
     for op, av in _nodes(seq):
         if op in ONE_CHAR:
-            found.extend(c for c in POOL if c not in found and accepts(op, av, c, icase))
+            found.extend(c for c in _accepted(op, av, icase)[0] if c not in found)
     kinds: set[str] = set()
     out: list[str] = []
     for c in found:
@@ -125,7 +140,8 @@ class _Sampler:
     def walk(self, seq: Any) -> None:
         for op, av in seq:
             if op in ONE_CHAR:
-                self.out.append(next((c for c in "a0 x_.:-/" + "".join(POOL) if accepts(op, av, c, self.icase)), "a"))
+                ok = _accepted(op, av, self.icase)[1]
+                self.out.append(next((c for c in _FIRST_TRIED if c in ok), "a"))
             elif op is C.BRANCH:
                 alts = av[1]
                 self.walk(next((a for a in alts if self.target is not None and _holds(a, self.target)), alts[0]))

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from firstfault.bundle import MAX_RANK, MAX_RANKS, SourceSpec, parse_ranges, resolve_source, template_problem
 from firstfault.engine.normalise import NodeMapper
 from firstfault.timeparse import TIME_MAX, TIME_MIN, TimeParser, TimeRangeError, parse_rfc3339
+from tests import tier
 
 SEED = 20261203
-BOUNDED = settings(max_examples=120, deadline=None, database=None, derandomize=False,
+BOUNDED = settings(max_examples=tier.examples(120), deadline=None, database=None, derandomize=False,
                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 NODES = ["node-01", "node-02", "gpu-a.cluster.local"]
 RANK_TO_NODE = {r: NODES[r % len(NODES)] for r in range(12)}
@@ -129,7 +130,7 @@ def stamped_lines(draw: st.DrawFn) -> str:
 
 
 @seed(SEED)
-@settings(max_examples=400, deadline=None, database=None)
+@settings(max_examples=tier.examples(400), deadline=None, database=None)
 @given(stamped_lines(), _zones, _years)
 def test_a_stamp_at_any_year_in_any_zone_is_a_time_in_range_or_none(line: str, zone: str, window_year: int) -> None:
     start = datetime(min(max(window_year, 1000), 8998), 6, 1, tzinfo=UTC)
@@ -141,7 +142,7 @@ def test_a_stamp_at_any_year_in_any_zone_is_a_time_in_range_or_none(line: str, z
 
 
 @seed(SEED)
-@settings(max_examples=300, deadline=None, database=None)
+@settings(max_examples=tier.examples(300), deadline=None, database=None)
 @given(st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59)), _offsets,
        st.booleans())
 def test_rfc3339_at_any_year_is_a_time_in_range_or_a_named_error(t: datetime, tz: timezone, naive: bool) -> None:

@@ -18,9 +18,10 @@ from firstfault.bundle import BundleError, WorkloadFile, load_bundle
 from firstfault.service.errors import Problem
 from firstfault.service.ndjson import read_context, read_records, split_lines
 from firstfault.timeparse import TimeParser, parse_rfc3339
+from tests import tier
 
 SEED = 20261201
-BOUNDED = settings(max_examples=150, deadline=None, database=None, derandomize=False,
+BOUNDED = settings(max_examples=tier.examples(150), deadline=None, database=None, derandomize=False,
                    suppress_health_check=[HealthCheck.too_slow])
 
 aware = st.datetimes(min_value=datetime(1971, 1, 1), max_value=datetime(2099, 12, 31),

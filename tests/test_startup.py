@@ -48,10 +48,10 @@ OURS_NOT_ON_THE_ANALYZE_PATH = ("firstfault.collect.wire", "firstfault.store.db"
                                 "firstfault.cli.demo", "firstfault.cli.rules", "firstfault.cli.store")
 
 
-def _analyze_modules(*args: str) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+def _analyze_modules(*args: str, runs: int = 2) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     # Run twice: the first fills the on-disk cache when it is cold (validating the catalog imports pydantic),
-    # the second is the start-up a user gets on every later run.
-    for _ in range(2):
+    # the second is the start-up a user gets on every later run (one run where a run before filled it).
+    for _ in range(runs):
         r = subprocess.run([sys.executable, "-c", PROBE, "analyze", *args], capture_output=True, text=True, cwd=ROOT)
     line = [ln for ln in r.stderr.splitlines() if ln.startswith("MODULES ")][-1]
     return r, set(json.loads(line[len("MODULES "):]))
@@ -66,8 +66,8 @@ def test_analyze_json_loads_no_server_store_or_text_view_library() -> None:
     loaded = {m.split(".")[0] for m in mods}
     assert [lib for lib in NOT_ON_THE_ANALYZE_PATH if lib in loaded] == []
     assert [m for m in OURS_NOT_ON_THE_ANALYZE_PATH if any(x == m or x.startswith(m + ".") for x in mods)] == []
-    # The check above can fail: the text view does load rich.
-    r_text, mods_text = _analyze_modules(str(ROOT / "examples" / "nvlink-xid149"))
+    # The check above can fail: the text view does load rich (the runs above filled the cache).
+    r_text, mods_text = _analyze_modules(str(ROOT / "examples" / "nvlink-xid149"), runs=1)
     assert r_text.returncode == 0 and "rich" in {m.split(".")[0] for m in mods_text}
     assert "firstfault.render" in mods_text
 
@@ -191,16 +191,23 @@ def test_a_start_up_from_the_cache_imports_no_pydantic_and_loads_what_validation
     assert cold["same"] and warm["same"] and warm["rules"] == cold["rules"] > 30
 
 
-@pytest.mark.parametrize("args", [["rules", "check"], ["rules", "test"], ["show", "{verdict}"]])
-def test_a_one_shot_command_imports_no_pydantic(tmp_path: Path, args: list[str]) -> None:
-    # records.py validates the catalog (cold cache: from the YAML), the tables and a verdict: nothing of the
-    # one-shot commands needs pydantic, so none imports it (nor reads every distribution's entry points for
-    # its plugins).
-    verdict = tmp_path / "v.json"
+@pytest.fixture(scope="module")
+def showcase_verdict(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The showcase's verdict, written once by the real command line, for `show` to read."""
+    verdict = tmp_path_factory.mktemp("verdict") / "v.json"
     showcase = ROOT / "examples" / "nvlink-xid149"
     done = subprocess.run([sys.executable, "-m", "firstfault", "analyze", str(showcase), "--format", "json",
                            "-o", str(verdict)], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode in (0, 1), done.stderr
+    return verdict
+
+
+@pytest.mark.parametrize("args", [["rules", "check"], ["rules", "test"], ["show", "{verdict}"]])
+def test_a_one_shot_command_imports_no_pydantic(tmp_path: Path, showcase_verdict: Path, args: list[str]) -> None:
+    # records.py validates the catalog (cold cache: from the YAML), the tables and a verdict: nothing of the
+    # one-shot commands needs pydantic, so none imports it (nor reads every distribution's entry points for
+    # its plugins).
+    verdict = showcase_verdict
     env = {k: v for k, v in os.environ.items() if k != "FIRSTFAULT_CACHE"}
     run = subprocess.run([sys.executable, "-c", PROBE, *(a.format(verdict=verdict) for a in args)],
                          capture_output=True, text=True, cwd=ROOT,

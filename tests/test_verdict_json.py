@@ -32,10 +32,11 @@ from firstfault.model import (
     Window,
     WorkloadRef,
 )
+from tests import tier
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 20261204
-BOUNDED = settings(max_examples=120, deadline=None, database=None, derandomize=False,
+BOUNDED = settings(max_examples=tier.examples(120), deadline=None, database=None, derandomize=False,
                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 # Any text UTF-8 can hold: every code point but the lone surrogates (their own test below).

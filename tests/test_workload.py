@@ -30,6 +30,7 @@ from firstfault.bundle import (
 )
 from firstfault.formats import FORMATS
 from firstfault.model import SOURCE_KINDS
+from tests import tier
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 20261203
@@ -312,7 +313,7 @@ _FILE = _workload_file()
 
 
 @seed(SEED)
-@settings(max_examples=600, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=tier.examples(600), deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_FILE)
 def test_any_document_is_a_record_or_a_refusal_naming_its_key(doc: Any) -> None:
     try:

@@ -20,6 +20,7 @@ from firstfault.collect import fold, scan, stamps
 from firstfault.collect.evidence import collect_bundle
 from firstfault.extract import memo
 from firstfault.timeparse import TimeParser
+from tests import tier
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 # Two boots of node-01, each at a fraction of a second the syslog stamps (whole seconds) drop.
@@ -194,7 +195,7 @@ _LINE = st.lists(st.sampled_from(["[", "]", " ", "\t", "1", "0", "9", ".", ":", 
                  max_size=24).map("".join)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=tier.examples(300), deadline=None)
 @given(_LINE)
 def test_c_passes_over_no_line_with_both_stamps(line: str) -> None:
     """_lines.prev_booted's and booted_starts' test (may_hold_both) is a superset of parse's reading of both
@@ -213,7 +214,7 @@ def test_c_passes_over_no_line_with_both_stamps(line: str) -> None:
 _MIX = [BOTH.decode(), _syslog(BOOT2, 40.5, AER), *NEAR_MISSES, f"{_uptime(9.25)} {AER_DEVICE}", "no stamp at all"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=tier.examples(200), deadline=None)
 @given(st.lists(st.sampled_from(_MIX), min_size=1, max_size=30), st.lists(st.integers(0, 40), max_size=12),
        st.booleans())
 def test_the_walks_memo_answers_as_a_fresh_walk_in_any_order(lines: list[str], asks: list[int], fast: bool) -> None:

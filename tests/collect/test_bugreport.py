@@ -40,6 +40,7 @@ from firstfault.collect.scan import LineScanner, all_line_extractors, feed_lines
 from firstfault.extract.base import Candidate
 from firstfault.model import Event
 from firstfault.timeparse import TimeParser
+from tests import tier
 from tests.conftest import WORKLOAD, BundleMaker
 
 SEP = "_" * 44
@@ -412,7 +413,7 @@ def _opens_report_walking(head: bytes) -> bool:
     return False
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=tier.examples(400), deadline=None)
 @given(st.lists(st.sampled_from(["Start of NVIDIA bug report log file.", "  ", "\r", "\n", "_" * 40, "x",
                                  "Start of NVIDIA", " bug report log file", "2026-11-02 INFO "]), max_size=20))
 def test_a_head_without_the_opening_words_is_no_report_without_a_walk(parts: list[str]) -> None:

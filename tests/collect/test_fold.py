@@ -21,7 +21,7 @@ from firstfault.bundle import load_bundle
 from firstfault.collect import fold, scan
 from firstfault.collect.wire import request_from_bundle
 from firstfault.extract import memo
-from tests import chatty
+from tests import chatty, tier
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 BUILDERS: list[Callable[[Path], chatty.Chatty]] = [
@@ -189,8 +189,9 @@ REAL = [("application", s) for s in range(6)] + [("kernel", s) for s in range(4)
 # test_a_walk_back_over_a_stamp_outside_the_years_counts_none_on_either_path below.
 
 
+# The quick tier draws half the seeds (both kinds, seed 0 of each among them: tests/tier.py); the full tier all.
 @pytest.mark.parametrize(("kind", "seed", "hex_ids"),
-                         [(k, s, h) for h in (False, True) for k, s in REAL])
+                         [(k, s, h) for h in (False, True) for k, s in tier.sample(REAL, len(REAL) // 2)])
 def test_chatty_files_made_of_real_lines_get_the_verdict_of_reading_every_line(
         kind: str, seed: int, hex_ids: bool, analyzer: Analyzer, tmp_path: Path) -> None:
     """Lines from the public threads and the lab's runs, a dozen of them repeated hundreds of times with their
@@ -394,7 +395,7 @@ def test_digit_ranges_taken_in_and_checked_a_whole_line_at_once_are_the_byte_by_
                                  b"0x1fA", b"feed", b"cafe", b"x", b"_", b" ", b":", b"9c9f", b"g", b"\xc3\xa9",
                                  b"12345678", b"Z", b"0000", b"3b", b"(", b"[", b".0", b"\t", b")",
                                  b"0000:3b:00.0", b"0000:ab:cd"]), max_size=12))
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=tier.examples(500), deadline=None)
 def test_the_shape_in_c_is_the_shape_in_python(parts: list[bytes]) -> None:
     """memo.line_shape (in C where built) and memo.line_shape_py mask the same bytes: the fold's C loop looks up
     the shapes Python keyed."""
@@ -512,7 +513,7 @@ _ISO_PARTS = st.tuples(
 
 @pytest.mark.skipif(stamp_local_us is None, reason="the C module is not built")
 @given(_ISO_PARTS, st.sampled_from(["UTC", "Europe/Berlin", "America/New_York"]))
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=tier.examples(600), deadline=None)
 def test_a_stamp_the_c_fold_reads_is_the_one_the_time_parser_reads(parts: tuple[str, ...], zone: str) -> None:
     """Where _lines.stamp_local_us (no year's context) reads a line's leading stamp (the stamp a timed copy's walk
     back stops at, in the fold's C loop), TimeParser.parse reads that very local time from the line, with no
@@ -600,7 +601,7 @@ def _local_of(count: int) -> datetime:
 @pytest.mark.skipif(stamp_local_us is None, reason="the C module is not built")
 @given(_LINES, st.sampled_from(["UTC", "Europe/Berlin", "America/New_York", "Pacific/Kiritimati", "Etc/GMT-3"]),
        _WINDOWS)
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=tier.examples(3000), deadline=None)
 def test_the_c_stamp_reading_is_the_time_parsers_or_declines(line: str, zone: str,
                                                               window: tuple[datetime, datetime]) -> None:
     """_lines.stamp_local_us (the stamp the fold's C loop reads from a timed copy, or from a line its walk back
@@ -628,7 +629,7 @@ def test_the_c_stamp_reading_is_the_time_parsers_or_declines(line: str, zone: st
 
 @pytest.mark.skipif(stamp_local_us is None, reason="the C module is not built")
 @given(_LINES, st.sampled_from(["UTC", "Etc/GMT-3", "Etc/GMT+11", "+05:30"]), _WINDOWS)
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=tier.examples(2000), deadline=None)
 def test_a_stamp_read_in_c_is_the_time_the_parser_gives(line: str, zone: str,
                                                        window: tuple[datetime, datetime]) -> None:
     """The scanner takes a candidate's stamp (and a walk back's) from _lines.stamp_local_us where it reads one, in a
@@ -1492,7 +1493,7 @@ def test_an_mpirun_tagged_line_and_a_ucx_unix_time_are_read_in_c() -> None:
 
 @pytest.mark.skipif(stamp_local_us is None, reason="the C module is not built")
 @given(st.lists(_LINES, min_size=1, max_size=12), st.sampled_from(["UTC", "Europe/Berlin"]), st.booleans())
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=tier.examples(1500), deadline=None)
 def test_a_walk_back_that_passes_over_the_lines_c_reads_as_none_finds_the_stamp_parsing_finds(
         lines: list[str], zone: str, srun: bool) -> None:
     """stamps.walk_back passes over, in C, the lines _lines.stamp_local_us reads as no stamp (prev_stamped's `read`):

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from firstfault.collect import fold
 from firstfault.extract import memo
+from tests import tier
 
 try:
     from firstfault._lines import fold_shape, fold_shape_memo
@@ -32,7 +33,7 @@ _PIECES = [b"deadbeef", b"deadbeeg", b"DEADBEEF0", b"-", b"d609577e-baff-4330-9c
 
 @needs_c
 @given(st.lists(st.lists(st.sampled_from(_PIECES), max_size=10), min_size=1, max_size=30))
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=tier.examples(400), deadline=None)
 def test_the_fold_loops_shape_is_the_python_shape_line_after_line(lines: list[list[bytes]]) -> None:
     for parts in lines:
         raw = b"".join(parts)

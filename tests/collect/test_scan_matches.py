@@ -23,6 +23,7 @@ from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import load_bundle
 from firstfault.collect import fold, scan
 from firstfault.extract import memo
+from tests import tier
 
 try:
     from firstfault._lines import fold_shape_memo
@@ -49,7 +50,7 @@ def _gathered(buf: bytes, matches: list[tuple[int, int]]) -> tuple[list[int], li
 @needs_c
 @given(st.text(alphabet="ab\n", max_size=60), st.lists(st.tuples(st.integers(0, 300), st.integers(-2, 64)),
                                                        max_size=20))
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=tier.examples(1500), deadline=None)
 def test_the_matches_gathered_in_c_are_grouped_as_lines_of_groups_them(text: str,
                                                                         matches: list[tuple[int, int]]) -> None:
     buf = text.encode()

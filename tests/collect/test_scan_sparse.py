@@ -17,7 +17,7 @@ from firstfault.analysis.analyze import Analyzer
 from firstfault.collect import scan
 from firstfault.extract import memo
 from firstfault.timeparse import TimeParser
-from tests import chatty
+from tests import chatty, tier
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 TESTS = Path(__file__).parents[1]
@@ -93,7 +93,7 @@ _PIECES = ["2026-11-02", "T", " ", "10:03:07", "10:03", ".123", ",5", "Z", "+02:
 
 @needs_c
 @given(st.lists(st.sampled_from(_PIECES), max_size=12))
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=tier.examples(1500), deadline=None)
 def test_no_line_may_stamp_refuses_has_a_stamp(pieces: list[str]) -> None:
     line = "".join(pieces)
     if not scan._may_stamp(line.encode()):
@@ -104,7 +104,7 @@ def test_no_line_may_stamp_refuses_has_a_stamp(pieces: list[str]) -> None:
 
 @needs_c
 @given(st.text(alphabet="ab\n", max_size=60), st.lists(st.tuples(st.integers(0, 5), st.integers(-2, 64)), max_size=20))
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=tier.examples(1500), deadline=None)
 def test_the_lines_of_the_matches_in_c_are_the_python_ones(text: str, matches: list[tuple[int, int]]) -> None:
     buf = text.encode()
     ordered = sorted(matches, key=lambda m: m[1])

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from firstfault.extract import unrecognized as u
 from firstfault.extract.base import Candidate
 from firstfault.extract.unrecognized import OfferFold, Unrecognized
+from tests import tier
 
 # Line shapes that share a key (memo.line_shape) but not a template (eth0 / eth1: a digit after a letter is
 # not masked), hex ids that share a key, shapes whose key holds a count of 0 (errors=0 is benign, errors=7
@@ -87,7 +88,7 @@ def _both(files: list[list[tuple[Candidate, str, str | None]]]) -> tuple[tuple[o
 
 @pytest.mark.parametrize("cache_max, groups_max, where_max", [(20000, 2000, 256), (3, 2000, 256), (20000, 2, 2),
                                                               (4, 3, 1)])
-@settings(max_examples=150, deadline=None, derandomize=True)
+@settings(max_examples=tier.examples(150), deadline=None, derandomize=True)
 @given(files=files)
 def test_folded_offers_give_what_offering_the_lines_one_by_one_gives(
         files: list[list[tuple[int, int | None, str | None, int | None]]], cache_max: int, groups_max: int,

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from firstfault.analysis.analyze import Analyzer
 from firstfault.collect.scan import continuation
 from firstfault.model import Verdict
+from tests import tier
 from tests.conftest import WORKLOAD, BundleMaker
 
 # jax-ml/jax#788 (jaxlib 0.1.20 on a GPU), verbatim: the record as the reporter pasted it, wrapped after `Out `
@@ -82,7 +83,7 @@ def test_near_miss_independent_lines_keep_their_own_reading(make_bundle: BundleM
 _NEXT_WORDS = st.text(alphabet="abz'-,.;) :\r\t1A\u00e9", max_size=45)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=tier.examples(500), deadline=None)
 @given(_NEXT_WORDS, st.sampled_from(["", "\n", "\nmore words here\n"]), st.booleans())
 def test_the_scanners_look_at_the_next_line_passes_every_line_continuation_joins(
         nxt: str, after: str, long_head: bool) -> None:
