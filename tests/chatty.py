@@ -18,6 +18,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from firstfault import yamlio
+
 T0 = datetime(2026, 11, 2, 10, 0, 0, tzinfo=UTC)
 
 
@@ -674,11 +676,9 @@ def _corpus_lines(roots: list[Path], kind: str) -> list[str]:
 
 @functools.lru_cache(maxsize=8)
 def _corpus_lines_read(roots: tuple[Path, ...], kind: str) -> tuple[str, ...]:
-    import yaml
-
     out: list[str] = []
     for wl in sorted(p for root in roots for p in root.glob("*/workload.yaml")):
-        spec = yaml.safe_load(wl.read_text(encoding="utf-8"))
+        spec = yamlio.load(wl.read_text(encoding="utf-8"))  # the tool's own loader (libyaml's, where built)
         for src in spec.get("sources", []):
             if src.get("kind") != kind:
                 continue

@@ -23,8 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from firstfault import yamlio
 from firstfault.analysis.analyze import Analyzer
 from firstfault.model import CAUSE_DOMAINS, Verdict
 
@@ -84,7 +83,7 @@ def score_all(roots: list[Path], analyzer: Analyzer | None = None,
     an = analyzer or Analyzer()
     out = []
     for b in bundles(roots):
-        exp = yaml.safe_load((b / "expected.yaml").read_text())
+        exp = yamlio.load((b / "expected.yaml").read_text())  # the tool's own loader (libyaml's, where built)
         v = verdicts.get(b.resolve()) if verdicts is not None else None
         if v is None:
             try:
