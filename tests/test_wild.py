@@ -360,11 +360,6 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # b62: UCX's `Caught signal 11 (Segmentation fault ...)` in vLLM's prefill after a NIXL upgrade, undecided: a
     # process's own segmentation fault is the spec's `app.crash`.
     "unk-nixl-0-2-1-upgrade-vllm-pd-prefill-segfault-uct-tcp-ep-am-bcopy-after-first-read-380",
-    # b63: NCCL's `unhandled system error` raised by Horovod's TensorFlow op (ncclCommInitRank in Singularity on two
-    # JUWELS nodes) and by HugeCTR (ncclGroupEnd across two Docker hosts), both threads open: a raised exception is the
-    # workload's.
-    "unk-horovod-juwels-salloc-2-nodes-singularity-ngc-tf-ncclcomminitrank-unhandled-system-error-1651",
-    "unk-hugectr-two-node-docker-net-host-4090-3090-ncclgroupend-unhandled-system-error-404",
     # b63: nccl-tests under pyxis hung in UCX's connect (`ibv_create_ah ... timed out`) and the user cancelled it, the
     # thread open: a job cancelled by its user is the spec's `scheduler.cancelled`.
     "unk-nccl-pyxis-enroot-nccl-tests-two-hgx-ucx-ibv-create-ah-rc-connect-mlx5-bond-timed-out-1467",
@@ -375,9 +370,6 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # workload's.
     "unk-paddleocr-xpu-two-card-launch-bkcl-init-rank-failed-value-3-no-answer-6134",
     "unk-vllm-kunlun-8x-p800-tp-xccl-init-addr-window-not-properly-set-check-aw-bypass-undecided-420",
-    # b65: cuML's multi-node KMeans under a LocalCUDACluster, NCCL's `unhandled system error` at init in every
-    # container, the thread open: a raised exception is the workload's.
-    "unk-cuml-kmeans-mnmg-arm-sbsa-localcudacluster-nccl-init-unhandled-system-error-every-container-4741",
     # b63: NHC's `check_hw_ib: Version mismatch between kernel OFED drivers and userspace OFED libraries` on an Arm
     # node, the thread leaving the library path and a defective adapter standing: the check's own words name the
     # driver stack, which the health-check table reads as `node.driver` (weak).

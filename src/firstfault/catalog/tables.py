@@ -154,12 +154,20 @@ class LibraryStatusInfo(_Row, frozen=True):
         if self.thc is not None and self.library != "cublas":
             raise ValueError("`thc` is PyTorch THC's words for a cuBLAS status")
 
+# Whose failure a collective library's result names (catalog/cuda.yaml `nccl_results`, catalog/transport.yaml
+# `mpich_error_classes`): the calling program's, its environment's (a call the library made failed), a peer's, or
+# no one's.
+Whose = Literal["program", "environment", "peer", "none"]
+
+
 class NcclResultInfo(_Row, frozen=True):
     code: Code
     name: Annotated[str, Meta(pattern=r"^nccl[A-Z]\w*$")]  # ncclX
+    whose: Whose
     phrases: tuple[str, ...] = ()  # ncclGetErrorString's words since 2.18, found anywhere
     framed: tuple[str, ...] = ()  # its words before 2.18, found only as PyTorch frames them (`, W, NCCL version`)
     aliases: tuple[Annotated[str, Meta(pattern=r"^NCCL_ERROR_[A-Z_]+$")], ...] = ()  # CuPy's names
+    failed: str = ""  # an environment result's words for what failed (the verdict's note on where to look)
 
 class _Coded(Protocol):
     @property
@@ -912,7 +920,12 @@ class MpichErrorClass(_Row, frozen=True):
 
     name: Annotated[str, Meta(pattern=r"^(?:MPIX?_ERR_[A-Z_]+|unknown_class)$")]
     text: Annotated[str, Meta(min_length=3)]
-    argument: bool = False  # an error in the arguments of the program's own call: the workload's exception
+    whose: Whose  # `program`: an error in the arguments of the program's own call, the workload's exception
+
+    @property
+    def argument(self) -> bool:
+        """The class is an error in the arguments of the program's own call (`whose: program`)."""
+        return self.whose == "program"
 
 class TransportTable(NamedTuple):
     """catalog/transport.yaml, validated: completion statuses, adapter async events, peer and local statuses

@@ -27,6 +27,7 @@ from firstfault.catalog.tables import (
     errno_table,
     exit_printers,
     library_status_table,
+    mpich_classes,
     nccl_result_table,
     version_key,
     windows_error_table,
@@ -842,6 +843,48 @@ def nccl_result_of(text: str) -> str | None:
         row2 = table.get(int(m.group("code")))
         return row2.name if row2 else None
     return None
+
+
+class CollectiveResult(NamedTuple):
+    """A collective library's result a line names, and whose failure it names (catalog/tables.py `Whose`)."""
+
+    library: str  # nccl (RCCL's are the same), mpi
+    name: str  # ncclSystemError, MPI_ERR_OTHER
+    whose: str  # program, environment, peer, none
+    failed: str  # an environment result's words for what failed ("" where the table gives none)
+
+
+# An MPI error class by its name (`MPI_ERR_OTHER: known error not in list`, Open MPI's MPI_Error_string as mpi4py
+# raises it); MPICH's words for a class are its error stack's, read by extract/launcher.py.
+_MPI_CLASS_NAME = re.compile(r"\bMPIX?_ERR_[A-Z_]+\b")
+# The failed call itself in the same message: NCCL's own report of it (`Cuda failure 'out of memory'`, `NCCL WARN
+# ...`), or the `Last error:` NCCL 2.19+ appends to its result (ncclGetLastError, as PyTorch prints it).
+_FAILED_CALL = re.compile(r"Cuda failure|NCCL WARN|Last error:\s*\S")
+
+
+def collective_result(text: str) -> CollectiveResult | None:
+    """The result of a collective library that a message names: NCCL's (and RCCL's) ncclResult_t by any of its
+    spellings (nccl_result_of), else an MPI error class by its name."""
+    name = nccl_result_of(text)
+    if name is not None:
+        row = next(r for r in nccl_result_table().values() if r.name == name)
+        return CollectiveResult("nccl", name, row.whose, row.failed)
+    if "_ERR_" in text:
+        by_name = {c.name: c for c in mpich_classes()}
+        for m in _MPI_CLASS_NAME.finditer(text):
+            cls = by_name.get(m.group(0))
+            if cls is not None:
+                return CollectiveResult("mpi", cls.name, cls.whose, "")
+    return None
+
+
+def relays_result(text: str) -> CollectiveResult | None:
+    """A collective library's result of the environment's or a peer's that a message only relays: it names the
+    result and not the call that failed (a symptom whose cause, where the evidence has it, is that call's line)."""
+    res = collective_result(text)
+    if res is None or res.whose not in ("environment", "peer") or _FAILED_CALL.search(text):
+        return None
+    return res
 
 
 # --------------------------------------------------------------------------

@@ -75,6 +75,7 @@ from firstfault.extract.codes import (
     library_status_of,
     nccl_result_of,
     path_of,
+    relays_result,
     signal_name,
     signal_names,
     signal_of_text,
@@ -1616,6 +1617,14 @@ def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
         return [_object_store(exc, code)], True
     if said in SYMPTOM_KINDS:
         return [_symptom(SYMPTOM_KINDS[said], exc)], True  # a status that names another's failure, whatever the class
+    relayed = relays_result(exc.msg)
+    if relayed is not None:
+        # a collective library's result of the environment's or a peer's, relayed by a wrapper whose words are not
+        # PyTorch's (Horovod's `ncclCommInitRank failed: unhandled system error`, CuPy's NCCL_ERROR_SYSTEM_ERROR,
+        # HugeCTR's, cuML's `NCCL_ERROR: b'unhandled system error'`, mpi4py's `MPI_ERR_OTHER`): the program did
+        # nothing wrong that it shows; the call that failed is said before it (NCCL's WARN lines), or not at all
+        # (catalog/cuda.yaml `whose`). The program's own results (invalid usage / argument) stay its exception.
+        return [_symptom("nccl.remote_error" if relayed.whose == "peer" else "nccl.error", exc)], True
     if launcher_plumbing(frames, exc.cls, exc.msg):
         # the launcher's fallout of a worker's exit: nothing about why the worker exited, but its word that one
         # failed (the run's end, where nothing else says it: engine/normalise.py `own_end`)
