@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from firstfault.catalog.tables import nccl_result_table
 from firstfault.engine.attribute import Attribution, Finding, SymptomHit, event_sort_key, is_terminal, render, weight
 from firstfault.engine.leads import verdict_leads
 from firstfault.engine.loader import Catalog
@@ -140,6 +141,23 @@ def _unordered_notes(candidates: list[Finding]) -> list[str]:
 _SEEN_CITED = 3
 
 
+def _relayed_note(symptoms: Sequence[SymptomHit]) -> str | None:
+    """Where to look when the first symptom is a collective library's result that says a call of the environment's
+    failed and not which (catalog/cuda.yaml `whose: environment`): NCCL's own WARN lines name it, or a rerun with
+    NCCL_DEBUG=INFO prints them."""
+    env = {r.name: r for r in nccl_result_table().values() if r.whose == "environment"}
+    for h in sorted(symptoms, key=lambda h: event_sort_key(h.event)):
+        name = h.event.fields.get("nccl_result")
+        row = env.get(name) if isinstance(name, str) else None
+        if row is None:
+            continue
+        ev = h.event.evidence
+        where = f"{ev.file}:{ev.line}" if ev.line is not None else ev.file or "the evidence"
+        return (f"NCCL's {row.name} ({where}): {row.failed or 'a call NCCL made'} failed; the NCCL WARN lines "
+                f"before it say which. Where the evidence has none, rerun with NCCL_DEBUG=INFO.")
+    return None
+
+
 def build_verdict(
     *,
     catalog: Catalog,
@@ -213,6 +231,9 @@ def build_verdict(
         if att.symptoms:
             cats = sorted({h.category for h in att.symptoms})
             notes.append("Only symptoms were found (" + ", ".join(cats) + "); no event establishes where it began.")
+            relayed = _relayed_note(att.symptoms)
+            if relayed is not None:
+                notes.append(relayed)
         elif failure_seen:
             where = "; ".join(f"{e.file}:{e.line}" + (f" ({' '.join(e.text.split())[:120]})" if e.text else "")
                               for e in failure_seen[:_SEEN_CITED])
