@@ -12,9 +12,12 @@ import pytest
 
 from firstfault.analysis.analyze import Analyzer
 from firstfault.catalog.tables import slurm_tables
+from firstfault.engine.attribute import Finding, _read_finer
+from firstfault.engine.rules import Rule
 from firstfault.extract.slurmerr import SlurmErrorExtractor, read_slurm_error
-from firstfault.model import Event, Verdict
+from firstfault.model import Event, Evidence, Verdict
 from tests.conftest import WORKLOAD, BundleMaker
+from tests.engine.test_validators import shipped_catalog
 from tests.extract import helpers
 from tests.extract.helpers import scan
 
@@ -483,3 +486,83 @@ def test_a_node_health_checks_drain_is_a_symptom_its_reboot_bookkeeping_nothing(
     # near miss: NHC's own drain after a reboot it waits to clear (the same helper's `Temporarily offlining ...`)
     assert reasons(["NodeName=node01 Arch=x86_64", "    Reason=NHC: Temporarily offlining node01 after reboot until "
                     "NHC can online it [root@2024-08-20T16:32:47]"]) == []
+
+
+# --------------------------------------------------------------------------
+# The clients that only submit a job (catalog/slurm.yaml `submitters`): a line no row reads is the job's request
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line", [
+    # FNNDSC/pman#200 (https://github.com/FNNDSC/pman/issues/200): slurmctld's words on the request, before the errno's
+    "sbatch: error: CPU count per node can not be satisfied",
+    # eth-cscs/DLA-Future#1227 (https://github.com/eth-cscs/DLA-Future/pull/1227): the QOS limit's name alone
+    "sbatch: error: QOSMaxSubmitJobPerUserLimit",
+    # facebookresearch/LaViLa#42 (https://github.com/facebookresearch/LaViLa/issues/42): a site's job_submit plugin's
+    # own message, which slurmctld hands back to the client
+    "sbatch: error: You must always specify a type when requesting gpu GRES",
+], ids=["cpu-count", "qos-limit", "job-submit-plugin"])
+def test_a_submitters_unread_error_is_the_jobs_request(line: str) -> None:
+    got = ours(feed([line]))
+    assert [(e.kind, e.fields.get("setup"), e.fields["exc_type"]) for e in got] == [
+        ("app.exception", True, "SlurmError")]
+
+
+def test_near_miss_a_submitters_retry_and_its_librarys_plumbing_are_not_the_jobs() -> None:
+    # src/sbatch/sbatch.c: `error("Slurm temporarily unable to accept job, sleeping and retrying")`; the library's
+    # `error("%s: ...", __func__)` (SchedMD's slurm_send_node_msg, as MUNGED_DOWN above prints it)
+    lines = ["sbatch: error: Slurm temporarily unable to accept job, sleeping and retrying",
+             "sbatch: error: slurm_send_node_msg: auth_g_create: REQUEST_SUBMIT_BATCH_JOB has authentication error"]
+    assert ours(feed(lines)) == []
+
+
+def test_near_miss_srun_is_no_submitter() -> None:
+    # srun launches and watches the job's steps: an error of its that no row reads names no side (src/srun/)
+    assert ours(feed(["srun: error: Unable to create step for job 4242: Some words no row holds"])) == []
+
+
+def test_near_miss_a_submitters_info_line_is_not_read() -> None:
+    # sbatch's own notice at no error level (src/sbatch/sbatch.c: `info("Submitted batch job %u")` goes to stdout;
+    # a site's `sbatch: ` verbose line)
+    assert ours(feed(["sbatch: Submitted batch job 4242", "sbatch: partition gpu has 4 idle nodes"])) == []
+
+
+def test_engine_an_exception_that_quotes_the_refusal_is_one_cause(make_bundle: BundleMaker) -> None:
+    # facebookresearch/LaViLa#42's title, the first of the two sbatch lines it joins: submitit's FailedJobError around
+    # the site's refusal, on one line. The class reads `app.exception`, the client's words `app.exception.setup`: one
+    # report read twice, one cause (the finer), not two candidates
+    v = _analyze(make_bundle, ["submitit.core.utils.FailedJobError: sbatch: error: You must always specify a type when "
+                               "requesting gpu GRES"])
+    rc = v.root_cause
+    assert rc is not None and rc.category == "app.exception.setup"
+    assert v.candidates == []
+
+
+def _found(rule_id: str, *lines: int, file: str = "slurm-77.out") -> Finding:
+    rule = shipped_catalog().by_id(rule_id)
+    assert isinstance(rule, Rule)
+    evs = [Event(kind="x", time=None, node=None, rank=None, fields={},
+                 evidence=Evidence(source="application", file=file, line=n, text="t")) for n in lines]
+    return Finding(rule=rule, category=rule.category, domain=rule.domain or "", events=evs, nodes=[], devices=[],
+                   first=None, count=1, weak=False)
+
+
+def test_one_line_read_to_a_finer_category_is_one_report() -> None:
+    assert _read_finer(_found("app-exception", 1), _found("app-setup", 1))
+    assert _read_finer(_found("app-exception", 1), _found("app-setup", 1, 2))
+
+
+@pytest.mark.parametrize("coarse,fine", [
+    (("app-exception", 2), ("app-setup", 1)),  # another line: two reports the evidence does not order
+    (("app-exception", 1, 2), ("app-setup", 1)),  # the coarse reading holds a line the finer does not
+    (("app-setup", 1), ("app-exception", 1)),  # the coarser category is never the finer one
+    (("app-exception", 1), ("host-oom", 1)),  # another domain's reading of the line is another cause
+], ids=["other-line", "more-lines", "reversed", "other-domain"])
+def test_near_miss_other_lines_or_categories_are_two_reports(coarse: tuple[object, ...],
+                                                             fine: tuple[object, ...]) -> None:
+    a = _found(str(coarse[0]), *(int(str(n)) for n in coarse[1:]))
+    b = _found(str(fine[0]), *(int(str(n)) for n in fine[1:]))
+    assert not _read_finer(a, b)
+
+
+def test_near_miss_the_same_line_number_of_another_file_is_another_report() -> None:
+    assert not _read_finer(_found("app-exception", 1, file="a.log"), _found("app-setup", 1, file="b.log"))

@@ -1771,11 +1771,22 @@ class SlurmNodeReason(_Row, frozen=True):
             raise ValueError("weak qualifies a node row")
 
 
+class SlurmSubmitter(_Row, frozen=True):
+    # a Slurm client whose every error-level line is about the job's own submission (sbatch, salloc)
+    program: Literal["sbatch", "salloc"]
+    source: Annotated[str, Meta(pattern=r"^src/\S+")]
+
+    @property
+    def side(self) -> Literal["job"]:
+        return "job"
+
+
 class SlurmTables(NamedTuple):
     errors: tuple[SlurmError, ...]
     messages: tuple[SlurmMessage, ...]
     contexts: tuple[SlurmContext, ...]
     node_reasons: tuple[SlurmNodeReason, ...]
+    submitters: tuple[SlurmSubmitter, ...]
 
 
 @lru_cache(maxsize=1)
@@ -1796,7 +1807,8 @@ def slurm_tables() -> SlurmTables:
     contexts = _unique("slurm.yaml", "contexts", SlurmContext, "text")
     # a row may refine one it begins with (`NHC: Temporarily offlining` after `NHC:`): the longest is read
     node_reasons = _unique("slurm.yaml", "node_reasons", SlurmNodeReason, "text")
-    return SlurmTables(tuple(errors), tuple(messages), tuple(contexts), tuple(node_reasons))
+    submitters = _unique("slurm.yaml", "submitters", SlurmSubmitter, "program")
+    return SlurmTables(tuple(errors), tuple(messages), tuple(contexts), tuple(node_reasons), tuple(submitters))
 
 
 # --------------------------------------------------------------------------

@@ -299,6 +299,26 @@ def _join(primary: Finding, same: list[Finding]) -> None:
     primary.events.sort(key=event_sort_key)
 
 
+def _lines_of(f: Finding) -> set[tuple[str, int]] | None:
+    """The (file, line) of each of a finding's events; None where one of them has no line."""
+    out = set()
+    for e in f.events:
+        if e.evidence.file is None or e.evidence.line is None:
+            return None
+        out.add((e.evidence.file, e.evidence.line))
+    return out
+
+
+def _read_finer(coarse: Finding, fine: Finding) -> bool:
+    """Whether `fine` is `coarse`'s own lines read to a finer category of the same domain (a job's set-up that an
+    exception's message quotes, read by the Slurm client's words as `app.exception.setup` and by the exception's class
+    as `app.exception`): one report read twice, not two causes (docs/verdict.md, "When two causes are independent")."""
+    if coarse.domain != fine.domain or not fine.category.startswith(coarse.category + "."):
+        return False
+    mine, theirs = _lines_of(coarse), _lines_of(fine)
+    return mine is not None and theirs is not None and mine <= theirs
+
+
 def _strong_for(weak: Finding, strong: list[Finding], settings: Settings) -> Finding:
     """The strong root that a weak root yields to (settings.weak_causes)."""
     if settings.weak_causes == "same_node" and weak.nodes:
@@ -388,7 +408,14 @@ def attribute(events: list[Event], rules: list[Rule], settings: Settings,
                 head = heads.setdefault((f.category, f.domain), f)
                 if head is not f:
                     _join(head, [f])
-            concurrent = [f for f in concurrent if f.explained_by is None]
+            group = [f for f in [primary, *concurrent] if f.explained_by is None]
+            for f in group:
+                finer = next((g for g in group if g is not f and g.explained_by is None and _read_finer(f, g)), None)
+                if finer is not None:
+                    f.explained_by = finer
+            if primary.explained_by is not None:
+                primary = primary.explained_by
+            concurrent = [f for f in concurrent if f.explained_by is None and f is not primary]
             roots = [f for f in roots if f.explained_by is None]
         if concurrent:
             candidates = [primary, *concurrent]

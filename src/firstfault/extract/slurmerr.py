@@ -36,7 +36,7 @@ from functools import lru_cache
 from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import SlurmError, SlurmMessage, SlurmNodeReason, slurm_tables
+from firstfault.catalog.tables import SlurmError, SlurmMessage, SlurmNodeReason, SlurmSubmitter, slurm_tables
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import errno_of, path_of
 from firstfault.extract.healthcheck import health_check_draft, read_health_message
@@ -56,6 +56,13 @@ _LOG = re.compile(r"^\[\d{4}-\d\d-\d\dT[\d:.]{8,16}\] (?:\[[\w.+]{1,40}\] )?(?P<
 _BARE = re.compile(r"^(?:\[[\w.+]{1,40}\] )?(?P<level>error|fatal): ")
 _DAEMON_SOURCES: Final = frozenset({"syslog", "scheduler"})
 _CLIENTS: Final = frozenset({"srun", "sbatch", "salloc"})
+# A client's words that it tries again (src/sbatch/sbatch.c: `Slurm temporarily unable to accept job, sleeping and
+# retrying`, `Slurm job queue full, sleeping and retrying`): no error of the job's.
+_RETRYING: Final = "retrying"
+# ... and a client's own plumbing, which Slurm's library logs after the function's name (`error("%s: ...", __func__)`:
+# `sbatch: error: slurm_send_node_msg: auth_g_create: REQUEST_SUBMIT_BATCH_JOB has authentication error`): what it
+# means is read by the rows (its errno's text on the next line), not as the job's request.
+_FUNCTION = re.compile(r"\A_?[a-z][a-z0-9]*_[a-z0-9_]*: ")
 # Errnos that say a path the job named is not there or not the job's to use: its own set-up. Any other (a full, stale
 # or failing file system) names no side this reader decides: the storage readers and the last resort read it.
 _JOB_PATH_ERRNOS: Final = frozenset({"EACCES", "ENOENT", "ENOTDIR"})
@@ -70,7 +77,7 @@ _PLACEHOLDERS = re.compile(r"(\{host\}|\{id\}|\{any\})")
 class _Read(NamedTuple):
     """What a line says in Slurm's words: the row, and the node the words name."""
 
-    row: SlurmError | SlurmMessage
+    row: SlurmError | SlurmMessage | SlurmSubmitter
     rest: str  # the message after the program's tag and level
     host: str | None
     program: str | None  # srun, slurmstepd, ...; None: a daemon's log line
@@ -100,6 +107,7 @@ class _Tables(NamedTuple):
     message_rows: tuple[SlurmMessage, ...]
     contexts: re.Pattern[str]  # every context, anchored at the end of the words before a text
     literals: tuple[str, ...]
+    submitters: Mapping[str, SlurmSubmitter]  # by program
 
 
 @lru_cache(maxsize=1)
@@ -111,8 +119,10 @@ def _tables() -> _Tables:
     messages = re.compile(r"\A(?:" + "|".join(f"(?P<m{i}>{_pattern(m.text, i)})" for i, m in enumerate(rows)) + ")")
     contexts = re.compile("(?:" + "|".join(_pattern(c.text, i) for i, c in enumerate(t.contexts)) + r")$")
     pieces = {max(_PLACEHOLDERS.split(m.text)[::2], key=len).strip() for m in t.messages}
-    literals = tuple(sorted({e.text for e in t.errors} | pieces))
-    return _Tables({e.text: e for e in t.errors}, messages, rows, contexts, literals)
+    said = {f"{s.program}: error: " for s in t.submitters}
+    literals = tuple(sorted({e.text for e in t.errors} | pieces | said))
+    return _Tables({e.text: e for e in t.errors}, messages, rows, contexts, literals,
+                   {s.program: s for s in t.submitters})
 
 
 def _message(rest: str) -> tuple[SlurmMessage, str | None] | None:
@@ -165,7 +175,12 @@ def read_slurm_error(body: str, daemon_log: bool = False) -> _Read | None:
         return None
     err = _error(rest)
     if err is None:
-        return None
+        # a client that only submits the job: any error of its is the submission's (catalog/slurm.yaml `submitters`),
+        # but for its own retries
+        submitter = _tables().submitters.get(program) if program is not None and level == "error" else None
+        if submitter is None or _RETRYING in rest or _FUNCTION.match(rest):
+            return None
+        return _Read(submitter, rest, None, program)
     return _Read(err[0], rest, err[1], program)
 
 
@@ -203,6 +218,7 @@ class SlurmErrorExtractor:
             if draft is not None:
                 yield draft
             return
+        assert not isinstance(row, SlurmSubmitter)  # (a submitter's side is the job's, above)
         text = row.text if isinstance(row, SlurmError) else read.rest
         named = ctx.state.setdefault(_K_NAMED, set())
         assert isinstance(named, set)
@@ -223,7 +239,7 @@ class SlurmErrorExtractor:
         yield Draft("sched.error", fields, host=read.host)
 
     @staticmethod
-    def _job(row: SlurmError | SlurmMessage, read: _Read) -> Draft | None:
+    def _job(row: SlurmError | SlurmMessage | SlurmSubmitter, read: _Read) -> Draft | None:
         """The job's own set-up, as the app-setup rule reads it; a path row only where its errno is the path's."""
         fields: dict[str, FieldValue] = {"message": clip(read.rest), "setup": True}
         if isinstance(row, SlurmMessage) and row.errno:
