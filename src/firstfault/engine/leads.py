@@ -515,8 +515,8 @@ def _stacks(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     groups: dict[tuple[str, str, str], list[Event]] = {}
     for e in frames:
         f = e.fields
-        groups.setdefault((str(f.get("category")), str(f.get("func")), f"{f.get('file')}:{f.get('line')}"),
-                          []).append(e)
+        where = f"{f.get('file')}:{f['line']}" if f.get("line") is not None else str(f.get("file"))  # native: a library
+        groups.setdefault((str(f.get("category")), str(f.get("func")), where), []).append(e)
     total = len(frames)
     ordered = sorted(groups.items(), key=lambda kv: (len(kv[1]), kv[0][0] == "other", kv[0]))
     out: list[LeadDraft] = []
