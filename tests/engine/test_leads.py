@@ -545,3 +545,15 @@ def test_stack_dumps_of_mixed_forms_name_the_rank_in_comm_abort(make_bundle: Bun
     assert "stuck in ncclCommAbort (src/init.cc:2132), a communicator's teardown" in first.summary
     assert "(most in all_reduce)" in first.summary
     assert (second.kind, second.ranks) == ("stuck_frame", [0, 1, 2, 4, 5, 6, 7])
+
+
+def test_stuck_native_frame_without_file_names_no_empty_place(make_bundle: BundleMaker) -> None:
+    """cuda-gdb's frame of a kernel on the GPU has no `at` / `from`: the lead names the function alone."""
+    gpu = "#0  0x00007fd0b2a9e42b in ncclDevFunc_AllGather_RING_SIMPLE () \n"
+    store = "#0  0x1 in c10d::TCPStore::doWait(std::chrono::duration<long>) () from /opt/torch/lib/libtorch_cpu.so\n"
+    files: dict[str, str | bytes] = {f"stacks/rank-{r}.txt": gpu if r == 5 else store for r in range(8)}
+    wl = _workload(2, 4, [{"kind": "stack_dump", "path": "stacks/rank-{rank}.txt"}])
+    first, second = _analyze(make_bundle(files, wl)).leads
+    assert first.ranks == [5] and "stuck in ncclDevFunc_AllGather_RING_SIMPLE, a collective;" in first.summary
+    assert "stuck in c10d::TCPStore::doWait (/opt/torch/lib/libtorch_cpu.so), a wait on the rendezvous store" \
+        in second.summary

@@ -102,7 +102,7 @@ def test_gdb_a_libc_wait_alone_is_no_interesting_frame() -> None:
             "#0  0x00007fd31dfd6f85 in pthread_cond_wait@@GLIBC_2.3.2 () from /lib64/libpthread.so.0\n"
             "#1  0x00007fd2e7141a10 in std::condition_variable::wait(std::unique_lock<std::mutex>&) () from "
             "/lib64/libstdc++.so.6\n")
-    assert picked(text) == ("gdb", "other", "std::condition_variable::wait(std::unique_lock<std::mutex>&)", "90")
+    assert picked(text) == ("gdb", "other", "std::condition_variable::wait", "90")
 
 
 def test_two_bts_without_headers_are_two_processes() -> None:
@@ -154,7 +154,7 @@ bool) + 725
 def test_lldb_teardown_in_a_side_thread() -> None:
     (ev,) = events(LLDB)
     assert (ev.fields["form"], ev.fields["category"], ev.fields["func"]) == (
-        "lldb", "comm_teardown", "c10d::ProcessGroupNCCL::abort() + 664")
+        "lldb", "comm_teardown", "c10d::ProcessGroupNCCL::abort")
     assert (ev.fields["file"], ev.fields["thread"], ev.fields["depth"]) == ("libtorch_cuda.so", "pt_nccl_watchdg", 4)
 
 
@@ -162,7 +162,7 @@ def test_lldb_main_thread_collective() -> None:
     text = ("* thread #1, name = 'python', stop reason = signal SIGSTOP\n"
             "  * frame #0: 0x00007f3c libc.so.6`pthread_cond_wait@@GLIBC_2.3.2 + 543\n"
             "    frame #1: 0x00007f3c libnccl.so.2`ncclGroupEnd + 123\n")
-    assert picked(text) == ("lldb", "collective", "ncclGroupEnd + 123", "python")
+    assert picked(text) == ("lldb", "collective", "ncclGroupEnd", "python")
 
 
 def test_near_miss_not_lldb() -> None:
@@ -183,7 +183,7 @@ Traceback for thread 257597 (Thread-1 (launc) [] (most recent call last):
 
 
 def test_pystack_innermost_is_last() -> None:
-    assert picked(PYSTACK) == ("pystack", "other", "time_sleep.lto_priv.0", "Thread-1 (launc")
+    assert picked(PYSTACK) == ("pystack", "other", "time_sleep", "Thread-1 (launc")
 
 
 def test_pystack_collective_under_python() -> None:

@@ -226,18 +226,21 @@ def _strip_templates(name: str) -> str:
     return "".join(out)
 
 
-def _base_name(func: str) -> str:
+def plain_name(func: str) -> str:
     """A native frame's name without what each debugger adds around it: lldb's ` + 123`, pystack's
     ` (inlined)`, a symbol version (`@@GLIBC_2.3.2`), a C++ signature and template arguments, a compiler's
-    clone suffix (`.cold`, `.isra.0`); a profiling entry point (`pncclAllReduce`, `PMPI_Wait`) as its name."""
+    clone suffix (`.cold`, `.isra.0`). The event's `func`; the dump's line keeps the rest."""
     name = func.replace("(anonymous namespace)", "anon")
     name = name.split(" + ", 1)[0].removesuffix(" (inlined)")
     name = name.split("@", 1)[0]
     name = name.split("(", 1)[0].strip()
-    name = _CLONE.sub("", _strip_templates(name)).strip()
-    if name.startswith(("pnccl", "PMPI_")):
-        name = name[1:]
-    return name
+    return _CLONE.sub("", _strip_templates(name)).strip()
+
+
+def _base_name(func: str) -> str:
+    """`plain_name`, a profiling entry point (`pncclAllReduce`, `PMPI_Wait`) as the name it profiles."""
+    name = plain_name(func)
+    return name[1:] if name.startswith(("pnccl", "PMPI_")) else name
 
 
 def native_category(func: str) -> str | None:
@@ -490,7 +493,8 @@ def read_stack_dump(data: bytes, file: str, *, node: str | None = None, rank: in
         if picked is None:
             continue
         th, fr, cat = picked
-        fields: dict[str, FieldValue] = {"func": clip(fr.func), "file": clip(fr.file), "category": cat,
+        func = (plain_name(fr.func) or fr.func) if fr.native else fr.func
+        fields: dict[str, FieldValue] = {"func": clip(func), "file": clip(fr.file), "category": cat,
                                          "thread": clip(th.name or th.ident), "depth": len(th.frames),
                                          "form": th.form}
         if fr.line is not None:
