@@ -12,7 +12,8 @@ from typing import Literal, get_args
 Format = Literal["sacct", "scontrol", "sge-qacct", "sge-messages", "pbs-tracejob", "pbs-qstat", "lsf-bjobs",
                  "lsf-bhist", "flux-jobs", "htcondor-ad", "kueue-workload", "k8s-pods", "k8s-events", "k8s-table",
                  "k8s-describe", "openmetrics",
-                 "prometheus-json", "pickle", "json", "py-spy", "faulthandler", "perfquery", "ibnetdiscover",
+                 "prometheus-json", "pickle", "json", "py-spy", "faulthandler", "gdb", "lldb", "pystack", "perfquery",
+                 "ibnetdiscover",
                  "iblinkinfo", "lldp-json", "fabric-csv"]
 FORMATS = frozenset(get_args(Format))
 

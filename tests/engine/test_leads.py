@@ -524,3 +524,36 @@ def test_events_that_differ_in_any_part_of_the_key_get_different_places() -> Non
         for b in events:
             assert (ctx.key(a) == ctx.key(b)) == (_ev_key(a) == _ev_key(b))
             assert (ctx.key(a) < ctx.key(b)) == (_ev_key(a) < _ev_key(b))
+
+
+def test_stack_dumps_of_mixed_forms_name_the_rank_in_comm_abort(make_bundle: BundleMaker) -> None:
+    """Ranks dumped with different tools: the one gdb shows in ncclCommAbort is the lead, the rest in
+    all_reduce (py-spy, pystack) its tail; the native frame has no line, its library is where."""
+    from tests.extract.test_stackdump_forms import GDB_ALL
+
+    pyspy = ('Thread 1 (idle): "MainThread"\n'
+             "    all_reduce (torch/distributed/distributed_c10d.py:2050)\n    train_step (train.py:120)\n")
+    pystack = ("Traceback for thread 1 (python) [Has the GIL] (most recent call last):\n"
+               '    (Python) File "train.py", line 120, in train_step\n'
+               '    (Python) File "torch/distributed/distributed_c10d.py", line 2050, in all_reduce\n')
+    files: dict[str, str | bytes] = {f"stacks/rank-{r}.txt": GDB_ALL if r == 3 else pyspy if r % 2 else pystack
+                                     for r in range(8)}
+    wl = _workload(2, 4, [{"kind": "stack_dump", "path": "stacks/rank-{rank}.txt"}])
+    v = _analyze(make_bundle(files, wl))
+    first, second = v.leads
+    assert (first.kind, first.ranks, first.nodes) == ("stuck_frame", [3], ["node-000"])
+    assert "stuck in ncclCommAbort (src/init.cc:2132), a communicator's teardown" in first.summary
+    assert "(most in all_reduce)" in first.summary
+    assert (second.kind, second.ranks) == ("stuck_frame", [0, 1, 2, 4, 5, 6, 7])
+
+
+def test_stuck_native_frame_without_file_names_no_empty_place(make_bundle: BundleMaker) -> None:
+    """cuda-gdb's frame of a kernel on the GPU has no `at` / `from`: the lead names the function alone."""
+    gpu = "#0  0x00007fd0b2a9e42b in ncclDevFunc_AllGather_RING_SIMPLE () \n"
+    store = "#0  0x1 in c10d::TCPStore::doWait(std::chrono::duration<long>) () from /opt/torch/lib/libtorch_cpu.so\n"
+    files: dict[str, str | bytes] = {f"stacks/rank-{r}.txt": gpu if r == 5 else store for r in range(8)}
+    wl = _workload(2, 4, [{"kind": "stack_dump", "path": "stacks/rank-{rank}.txt"}])
+    first, second = _analyze(make_bundle(files, wl)).leads
+    assert first.ranks == [5] and "stuck in ncclDevFunc_AllGather_RING_SIMPLE, a collective;" in first.summary
+    assert "stuck in c10d::TCPStore::doWait (/opt/torch/lib/libtorch_cpu.so), a wait on the rendezvous store" \
+        in second.summary

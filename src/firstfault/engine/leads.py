@@ -515,8 +515,8 @@ def _stacks(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
     groups: dict[tuple[str, str, str], list[Event]] = {}
     for e in frames:
         f = e.fields
-        groups.setdefault((str(f.get("category")), str(f.get("func")), f"{f.get('file')}:{f.get('line')}"),
-                          []).append(e)
+        where = f"{f.get('file')}:{f['line']}" if f.get("line") is not None else str(f.get("file") or "")
+        groups.setdefault((str(f.get("category")), str(f.get("func")), where), []).append(e)
     total = len(frames)
     ordered = sorted(groups.items(), key=lambda kv: (len(kv[1]), kv[0][0] == "other", kv[0]))
     out: list[LeadDraft] = []
@@ -532,7 +532,8 @@ def _stacks(ctx: _Ctx, events: list[Event]) -> list[LeadDraft]:
             other = next(k for k, _ in reversed(ordered) if k != (cat, func, where))
             tail = f"; {rest} other dumped process{'es' if rest != 1 else ''} elsewhere (most in {other[1]})"
         on = f" on {', '.join(nodes[:4])}" if nodes and not ranks else ""
-        out.append(_draft(ctx, "stuck_frame", ranks, f"{who}{on} stuck in {func} ({where}), {describe(cat)}{tail}",
+        at = f" ({where})" if where else ""  # a native frame: its library, or nothing where gdb names none
+        out.append(_draft(ctx, "stuck_frame", ranks, f"{who}{on} stuck in {func}{at}, {describe(cat)}{tail}",
                           evs, order=i, nodes=nodes))
     return out
 
