@@ -207,3 +207,19 @@ def test_a_peer_lost_where_nccl_chose_a_routable_interface_or_lo_stays_the_peers
                                                                                  using: str) -> None:
     v = _analyze(make_bundle, _ELASTIC_TWO + using + _CLOSED_666 + "\n")
     assert _status(v) is None and "nccl.remote_error" in [s.category for s in v.symptoms]
+
+
+# ours, iproute2's `ip addr` line of Docker's bridge on the host of horovod/horovod#310 (the thread shows ifconfig's)
+_IP_ADDR_DOCKER0 = "    inet 172.17.0.1/16 brd 172.17.255.255 scope global docker0\n"
+_IP_ADDR_ETH0 = "    inet 172.17.0.5/16 brd 172.17.255.255 scope global eth0\n"
+
+
+def test_open_mpi_dialling_the_bridge_ip_addr_listed_is_the_set_up(make_bundle: BundleMaker) -> None:
+    v = _analyze(make_bundle, _MPIRUN_TWO + _IP_ADDR_DOCKER0 + _BTL_310 + "\n")
+    assert _status(v) == "host_local_peer", v.explanation
+
+
+def test_an_ip_addr_listing_of_a_node_in_172_17_is_no_corroboration(make_bundle: BundleMaker) -> None:
+    # near miss: the node's own interface in 172.17.x, no bridge: the peer's (and the line is no address read)
+    v = _analyze(make_bundle, _MPIRUN_TWO + _IP_ADDR_ETH0 + _BTL_310.replace("172.17.0.1", "172.17.0.5") + "\n")
+    assert _status(v) is None and "nccl.remote_error" in [s.category for s in v.symptoms]

@@ -1140,6 +1140,15 @@ def host_local_addresses() -> tuple[HostLocalAddress, ...]:
     return tuple(item for _, item in _rows("transport.yaml", "host_local_addresses", HostLocalAddress))
 
 
+def bridge_kind(iface: str) -> str | None:
+    """The kind of a `bridge` row of `host_local_addresses` whose pattern is the interface's whole name (`docker0`,
+    `virbr0`), else None."""
+    for row in host_local_addresses():
+        if row.bridge is not None and re.fullmatch(row.bridge, iface):
+            return row.what
+    return None
+
+
 class PortPhysState(_Row, frozen=True):
     """An RDMA port's physical state (PortPhysicalState), by the InfiniBand spec's name and the other spellings the
     port-state tools give it, and what it says of the port's link."""

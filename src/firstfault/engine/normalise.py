@@ -19,7 +19,7 @@ from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.bundle import MAX_RANK, Context
-from firstfault.catalog.tables import host_local_addresses, platform_program_of, storage_tables
+from firstfault.catalog.tables import bridge_kind, host_local_addresses, platform_program_of, storage_tables
 from firstfault.extract.excclass import SYMPTOM_KINDS, says_little
 from firstfault.extract.reasons import state_of
 from firstfault.hostlist import NodeNames, machines
@@ -106,7 +106,7 @@ class NodeMapper:
         more nodes each named as their own (a container's `eth0:172.17.0.2` on every node: no node's address)."""
         out: dict[str, str] = {}
         for addr, iface in self.ifaces.items():
-            if _bridge_row(iface) is not None or len(self.claimed.get(addr, ())) >= 2:
+            if bridge_kind(iface) is not None or len(self.claimed.get(addr, ())) >= 2:
                 out[addr] = iface
         return out
 
@@ -254,15 +254,6 @@ def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: time
     return host_local_dialled(out, mapper.nodes, mapper.ifaces, mapper.local_evidence())
 
 
-def _bridge_row(iface: str) -> str | None:
-    """The kind of a `bridge` row of catalog/transport.yaml `host_local_addresses` whose pattern is the interface's
-    whole name (`docker0`, `virbr0`), else None."""
-    for row in host_local_addresses():
-        if row.bridge is not None and re.fullmatch(row.bridge, iface):
-            return row.what
-    return None
-
-
 def host_local(addr: str, bridged: dict[str, str]) -> str | None:
     """The kind of address (catalog/transport.yaml `host_local_addresses`: `loopback`, `link-local`, `Docker
     default-bridge`, ...) that `addr` is where it reaches only the host that dials it, else None. Its rows in order:
@@ -288,7 +279,7 @@ def host_local(addr: str, bridged: dict[str, str]) -> str | None:
     iface = bridged.get(key, bridged.get(a))
     if iface is None:
         return None
-    return _bridge_row(iface) or "non-unique"  # more than one node named it as its own
+    return bridge_kind(iface) or "non-unique"  # more than one node named it as its own
 
 
 # ------------------------------------------------------------------ an address only its host reaches, in a job of nodes
