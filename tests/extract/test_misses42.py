@@ -274,5 +274,6 @@ def test_a_peer_at_a_loopback_address_on_one_node_stays_a_symptom(make_bundle: B
                                             ("::ffff:127.0.0.1", True), ("10.38.10.112", False),
                                             ("node-03", False), ("[fe80::1%eth0]", False)])
 def test_which_peer_addresses_are_loopback(addr: str, loop: bool) -> None:
-    from firstfault.engine.normalise import _loopback
-    assert _loopback(addr) is loop
+    # the table's first rows (catalog/transport.yaml host_local_addresses); link-local is its own kind
+    from firstfault.engine.normalise import host_local
+    assert (host_local(addr, {}) == "loopback") is loop

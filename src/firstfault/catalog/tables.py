@@ -1109,6 +1109,46 @@ def ucx_statuses() -> tuple[UcxStatus, ...]:
     return tuple(rows)
 
 
+class HostLocalAddress(_Row, frozen=True):
+    """A class of address no other host can reach (catalog/transport.yaml `host_local_addresses`): a CIDR, a host
+    name, or the interfaces (a pattern of their names) whose addresses are the host's alone; `corroborate`, a CIDR read
+    as such only where the job's own lines name the address on such an interface."""
+
+    what: Annotated[str, Meta(min_length=4)]
+    net: str | None = None
+    name: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9.\-]*$")] | None = None
+    bridge: Annotated[str, Meta(min_length=2)] | None = None
+    corroborate: bool = False
+
+    def __post_init__(self) -> None:
+        import ipaddress
+
+        if sum(x is not None for x in (self.net, self.name, self.bridge)) != 1:
+            raise ValueError("a row is one of `net`, `name` or `bridge`")
+        if self.net is not None:
+            ipaddress.ip_network(self.net)  # ValueError: not a network (host bits set, no such address)
+        if self.bridge is not None:
+            re.compile(self.bridge)
+        if self.corroborate and self.net is None:
+            raise ValueError("`corroborate` narrows a `net` row only")
+
+
+@lru_cache(maxsize=1)
+@_kept("transport.yaml")
+def host_local_addresses() -> tuple[HostLocalAddress, ...]:
+    """catalog/transport.yaml `host_local_addresses` in order (the first that holds names an address)."""
+    return tuple(item for _, item in _rows("transport.yaml", "host_local_addresses", HostLocalAddress))
+
+
+def bridge_kind(iface: str) -> str | None:
+    """The kind of a `bridge` row of `host_local_addresses` whose pattern is the interface's whole name (`docker0`,
+    `virbr0`), else None."""
+    for row in host_local_addresses():
+        if row.bridge is not None and re.fullmatch(row.bridge, iface):
+            return row.what
+    return None
+
+
 class PortPhysState(_Row, frozen=True):
     """An RDMA port's physical state (PortPhysicalState), by the InfiniBand spec's name and the other spellings the
     port-state tools give it, and what it says of the port's link."""

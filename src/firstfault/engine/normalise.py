@@ -19,7 +19,7 @@ from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.bundle import MAX_RANK, Context
-from firstfault.catalog.tables import platform_program_of, storage_tables
+from firstfault.catalog.tables import bridge_kind, host_local_addresses, platform_program_of, storage_tables
 from firstfault.extract.excclass import SYMPTOM_KINDS, says_little
 from firstfault.extract.reasons import state_of
 from firstfault.hostlist import NodeNames, machines
@@ -34,7 +34,7 @@ EMITS: dict[str, frozenset[str]] = {
     "node.silent": frozenset({"last_seen", "lag_s"}),
     "sched.job": frozenset({"state", "raw_state", "scope", "exit_code", "signal", "due_to"}),
     "nccl.ib_completion_error": frozenset({"peer_node"}),
-    # a connect failure to a loopback address in a job that spans nodes (loopback_dialled)
+    # a connect failure to an address only its own host reaches in a job that spans nodes (host_local_dialled)
     "nccl.error": frozenset({"peer", "nodes_spanned", "message"}),
 }
 
@@ -62,6 +62,9 @@ class NodeMapper:
         self.rank_to_node = rank_to_node
         self.names = NodeNames(nodes)
         self.addrs: dict[str, str] = {}
+        # each address the lines named as a node's own: its interface (the first named) and the nodes that named it
+        self.ifaces: dict[str, str] = {}
+        self.claimed: dict[str, set[str]] = {}
         self.spellings: dict[str, str] = {}  # with no allocation: a host name as written -> its machine's name
 
     def learn_names(self, names: Iterable[str | None]) -> None:
@@ -87,10 +90,25 @@ class NodeMapper:
     def learn_addresses(self, addresses: list[Address]) -> None:
         """The node that owns each address the lines named (model.Address): the first that names one that is a
         node's (the node its line ran on; with no allocation, a host name: an address owns no address)."""
-        for addr, _, node, host, rank in addresses:
+        for addr, iface, node, host, rank in addresses:
             owner = self.line_node(node, host, rank)
+            if addr and iface:
+                self.ifaces.setdefault(addr, iface)
+            if owner and addr:
+                self.claimed.setdefault(addr, set()).add(owner)
             if owner and addr and (self.nodes or _a_host_name(owner)):
                 self.addrs.setdefault(addr, owner)
+
+    def local_evidence(self) -> dict[str, str]:
+        """The addresses the job's own lines show to be a host's alone, whatever their range (host_local's
+        `bridged`): each with the interface it was named on. One named on an interface a `bridge` row of
+        catalog/transport.yaml `host_local_addresses` matches (`Using [0]docker0:172.17.0.1<0>`), or one that two or
+        more nodes each named as their own (a container's `eth0:172.17.0.2` on every node: no node's address)."""
+        out: dict[str, str] = {}
+        for addr, iface in self.ifaces.items():
+            if bridge_kind(iface) is not None or len(self.claimed.get(addr, ())) >= 2:
+                out[addr] = iface
+        return out
 
     def host(self, name: str | None) -> str | None:
         if not name:
@@ -233,24 +251,38 @@ def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: time
             if pn:
                 ev.fields["peer_node"] = pn
         out.append(ev)
-    return loopback_dialled(out, mapper.nodes)
+    return host_local_dialled(out, mapper.nodes, mapper.ifaces, mapper.local_evidence())
 
 
-def _loopback(addr: str) -> bool:
-    """Whether a peer's address is the connecting host's own loopback (127.0.0.0/8, ::1, `localhost`, and an
-    IPv4-mapped 127.x as a dual-stack socket prints it)."""
+def host_local(addr: str, bridged: dict[str, str]) -> str | None:
+    """The kind of address (catalog/transport.yaml `host_local_addresses`: `loopback`, `link-local`, `Docker
+    default-bridge`, ...) that `addr` is where it reaches only the host that dials it, else None. Its rows in order:
+    a CIDR (an IPv4-mapped address, `::ffff:127.0.1.1` as a dual-stack socket prints it, read as its IPv4 one), a
+    name (`localhost`); a `corroborate` row's range (a private one real clusters also use) only where `bridged`, the
+    addresses the job's own lines show to be a host's alone (NodeMapper.local_evidence), holds the address; and an
+    address of `bridged` whatever its range (Docker's `bip` set to another), as the kind of the interface it was
+    named on, or as `non-unique` where several nodes named it as their own."""
     a = addr.strip("[]").split("%", 1)[0]
-    if a.lower() == "localhost":
-        return True
     try:
-        ip = ipaddress.ip_address(a)
+        ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(a)
     except ValueError:
-        return False
-    mapped = ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else None  # `::ffff:127.0.1.1`
-    return ip.is_loopback or (mapped is not None and mapped.is_loopback)
+        ip = None
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    key = str(ip) if ip is not None else a.lower()
+    for row in host_local_addresses():
+        if row.name is not None and a.lower() == row.name:
+            return row.what
+        if (row.net is not None and ip is not None and ip in ipaddress.ip_network(row.net)
+                and (not row.corroborate or key in bridged or a in bridged)):
+            return row.what
+    iface = bridged.get(key, bridged.get(a))
+    if iface is None:
+        return None
+    return bridge_kind(iface) or "non-unique"  # more than one node named it as its own
 
 
-# ------------------------------------------------------------------ a loopback address in a job that spans nodes
+# ------------------------------------------------------------------ an address only its host reaches, in a job of nodes
 
 # The address a rank dialled, in the words of the programs that say they could not reach it (each read in its source):
 # NCCL's socket layer (`Connect to 127.0.1.1<45123> failed : Connection refused`, `socketStartConnect: Connect to
@@ -258,14 +290,19 @@ def _loopback(addr: str) -> bool:
 # refused`; since its error classes, `SO_ERROR: Connection refused, remote=[127.0.0.1]:29591`, and its connect
 # logger's `failed to connect, ... remote=[...]`: a `remote=` of no connect, c10d's `SocketImpl(..., remote=...)` of
 # a connection made, is no dial), c10d's client socket (`failed to connect to [localhost]:29500 (errno: 111 - ...)`,
-# `timed out after 60s while trying to connect to (localhost, 29500)`). A bare name counts only with its port (an
-# address in the words of a dial, not a word of prose); a bracketed one stands alone.
+# `timed out after 60s while trying to connect to (localhost, 29500)`), UCX's socket layer (src/ucs/sys/sock.c
+# ucs_socket_connect: `connect(fd=168, dest_addr=169.254.4.6:52595) failed: Connection refused`), Open MPI's TCP BTL
+# (btl_tcp_endpoint.c mca_btl_tcp_endpoint_complete_connect, `connect() to 172.17.0.1 failed: Connection refused
+# (111)`, no port: its `failed` says the dial). A bare name counts only with its port (an address in the words of a
+# dial, not a word of prose) or Open MPI's `failed`; a bracketed one stands alone.
 _DIALLED = re.compile(
-    r"(?:\b[Cc]onnect(?:ing)? to |\bconnect |(?:\bSO_ERROR: [^,]*, |\bfailed to connect, .*?)\bremote=)"
-    r"(?:\((?P<tuple>[\w.\-:%]+), \d{1,5}\)|(?P<addr>\[[0-9A-Za-z:.%\-]+\]|[0-9A-Za-z][\w.\-]*)(?P<port><\d+>|:\d+)?)"
+    r"(?:\b[Cc]onnect(?:ing)? to |\bconnect |(?:\bSO_ERROR: [^,]*, |\bfailed to connect, .*?)\bremote=|\bdest_addr="
+    r"|(?P<mpi>\bconnect\(\) to ))"
+    r"(?:\((?P<tuple>[\w.\-:%]+), \d{1,5}\)|(?P<addr>\[[0-9A-Za-z:.%\-]+\]|[0-9A-Za-z][\w.\-]*)(?P<port><\d+>|:\d+)?"
+    r"(?P<failed> failed\b)?)"
 )
-# What reports such a failure: a peer the rank could not reach (NCCL's, Gloo's or c10d's words), or an NCCL error
-# that no table read as the job's set-up already (a `local_status`) and that quotes the socket layer's words.
+# What reports such a failure: a peer the rank could not reach (NCCL's, Gloo's, c10d's, UCX's or Open MPI's words), or
+# an NCCL error that no table read as the job's set-up already (a `local_status`) and that quotes the socket layer's.
 _DIAL_KINDS: Final = frozenset({"nccl.remote_error", "nccl.error"})
 
 
@@ -275,7 +312,7 @@ def dialled_address(text: str) -> str | None:
         if m.group("tuple"):
             return m.group("tuple")
         addr = m.group("addr")
-        if addr.startswith("[") or m.group("port"):
+        if addr.startswith("[") or m.group("port") or (m.group("mpi") and m.group("failed")):
             return addr
     return None
 
@@ -283,27 +320,36 @@ def dialled_address(text: str) -> str | None:
 def nodes_spanned(allocation: list[str], events: list[Event]) -> int:
     """How many nodes the job spans, from the evidence only: the most of the allocation's nodes (workload.yaml's
     `nodes`), the distinct nodes its events were placed on (a file bound to a node, a host a line's prefix names;
-    none a loopback name), and what a program of the job said of it (`job.span`, extract/span.py:
-    torchrun's `--nnodes` or `min_nodes`, Slurm's `SLURM_NNODES`, an MPI launcher's host list). 0 where nothing
-    says."""
-    placed = {ev.node for ev in events if ev.node and not _loopback(ev.node)}
+    none an address only its host reaches: host_local), and what a program of the job said of it (`job.span`,
+    extract/span.py: torchrun's `--nnodes` or `min_nodes`, Slurm's `SLURM_NNODES`, an MPI launcher's host list). 0
+    where nothing says."""
+    placed = {n for n in {ev.node for ev in events if ev.node} if host_local(n, {}) is None}
     said = [n for ev in events if ev.kind == "job.span" and isinstance(n := ev.fields.get("nodes"), int)]
     return max(len(set(allocation)), len(placed), *said)
 
 
-def loopback_dialled(events: list[Event], allocation: list[str]) -> list[Event]:
+def host_local_dialled(events: list[Event], allocation: list[str], named: dict[str, str],
+                       bridged: dict[str, str]) -> list[Event]:
     """A rank of a job that spans two or more nodes (nodes_spanned) that could not reach its peer, its rendezvous or
-    its store at a loopback address (127.0.0.0/8, ::1, `localhost`: dialled_address): the address the peer
-    advertised, or the job gave (MASTER_ADDR=localhost), reaches only the host that dials it. Debian's and Ubuntu's
+    its store at an address only the host that dials it reaches (host_local over catalog/transport.yaml
+    `host_local_addresses`: loopback, link-local, a container's or a VM's bridge; dialled_address): the address the
+    peer advertised, or the job gave (MASTER_ADDR=localhost), is no other host's way to it. Debian's and Ubuntu's
     /etc/hosts map the host's name to 127.0.1.1, and a pod on the host's network may resolve it to 127.0.0.1, so a
-    rank that resolves its own name to find its address advertises that (pytorch/gloo#223, the maintainer's answer;
-    NCCL_SOCKET_IFNAME / GLOO_SOCKET_IFNAME, or the host's name in DNS, set it right). The job's set-up on the node
-    that printed it (app-setup, weak), not a peer's failure nor the network's: an nccl.error with `setup`,
-    `local_status` `loopback_peer`, the `peer` and `nodes_spanned`, and a `message` that says so. On one node the
-    loopback is the right address and a refusal there is the peer or the store not listening: today's reading. An
-    interface NCCL chose (`NET/Socket : Using [0]lo:127.0.0.1<0>`) is no dial: nothing. The `job.span` events are
-    read here and never reach the rules."""
+    rank that resolves its own name to find its address advertises that (pytorch/gloo#223, the maintainer's answer);
+    a program that picks the first interface up may pick Docker's bridge or a link-local one (NCCL_SOCKET_IFNAME /
+    GLOO_SOCKET_IFNAME, btl_tcp_if_include, UCX_NET_DEVICES, or the host's network for the container, set it right).
+    A peer's loss (an `nccl.remote_error`) that names no address where the job's own lines (`named`: each address
+    NCCL's interface lines named, with its interface) named an address of its hosts that only its host reaches,
+    other than loopback (a bridge's, `NET/Socket : Using [0]docker0:172.17.0.1<0>`, or a link-local one) is the same:
+    the interface is the evidence (NCCL choosing `lo` is nothing: a dial to it is read by its address). The job's
+    set-up on the node that printed it (app-setup, weak), not a peer's failure nor the network's: an nccl.error with
+    `setup`, `local_status` `loopback_peer` (a loopback address) or `host_local_peer` (any other), the `peer` and
+    `nodes_spanned`, and a `message` that says so. On one node the address is the right one and a refusal there is
+    the peer or the store not listening: today's reading; an interface chosen with no failure after it is nothing.
+    The `job.span` events are read here and never reach the rules."""
     span = nodes_spanned(allocation, events)
+    chosen = [(a, kind, iface) for a, iface in sorted(named.items())
+              if (kind := host_local(a, bridged)) is not None and kind != "loopback"]
     out: list[Event] = []
     for ev in events:
         if ev.kind == "job.span":
@@ -311,25 +357,32 @@ def loopback_dialled(events: list[Event], allocation: list[str]) -> list[Event]:
         if span >= 2 and ev.kind in _DIAL_KINDS and "local_status" not in ev.fields:
             peer, detail = ev.fields.get("peer"), ev.fields.get("detail")
             addr = peer if isinstance(peer, str) else dialled_address(detail) if isinstance(detail, str) else None
-            if isinstance(addr, str) and _loopback(addr):
-                _loopback_peer(ev, addr, span)
+            kind = host_local(addr, bridged) if isinstance(addr, str) else None
+            if isinstance(addr, str) and kind is not None:
+                _host_local_peer(ev, addr, kind, span, None)
+            elif addr is None and ev.kind == "nccl.remote_error" and chosen:
+                _host_local_peer(ev, chosen[0][0], chosen[0][1], span, chosen[0][2])
         out.append(ev)
     return out
 
 
-def _loopback_peer(ev: Event, addr: str, span: int) -> None:
-    """The event of a dial to a loopback address in a job of `span` nodes, as the job's set-up (loopback_dialled)."""
+def _host_local_peer(ev: Event, addr: str, kind: str, span: int, iface: str | None) -> None:
+    """The event of a dial to an address of `kind` only its host reaches (host_local), or of a peer lost where the
+    job chose such an address's interface (`iface`), in a job of `span` nodes, as the job's set-up
+    (host_local_dialled)."""
     ev.kind = "nccl.error"
     for gone in ("stack", "peer_status", "nccl_result"):
         ev.fields.pop(gone, None)
     ev.fields["setup"] = True
-    ev.fields["local_status"] = "loopback_peer"
+    ev.fields["local_status"] = "loopback_peer" if kind == "loopback" else "host_local_peer"
     addr = addr.strip("[]")  # Gloo's and c10d's brackets: the address itself
     ev.fields["peer"] = addr
     ev.fields["nodes_spanned"] = span
     detail = ev.fields.get("detail")
-    ev.fields["message"] = (f"{addr} is a loopback address, which reaches only the host that dials it, while the job "
-                            f"spans {span} nodes" + (f": {detail}" if isinstance(detail, str) and detail else ""))
+    which = "" if iface is None else f" (the job's interface {iface})"
+    ev.fields["message"] = (f"{addr} is a {kind} address{which}, which reaches only the host that dials it, while "
+                            f"the job spans {span} nodes"
+                            + (f": {detail}" if isinstance(detail, str) and detail else ""))
 
 
 def one_record_per_job(events: list[Event]) -> list[Event]:

@@ -23,6 +23,7 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import (
     NcclFork,
     NcclNodeWarn,
+    bridge_kind,
     ib_wc_status_table,
     nccl_forks,
     nccl_node_warns,
@@ -910,22 +911,31 @@ _ADDRESS = (
     re.compile(r"Bootstrap ?: Using (?P<iface>[^\s:\[\]]+):(?P<addr>[^\s<]+)<\d+>"),
     re.compile(r"; OOB (?P<iface>[^\s:\[\]]+):(?P<addr>[^\s<]+)<\d+>"),
     re.compile(r"NET/Socket ?: Using \[\d+\](?P<iface>[^\s:\[\]]+):(?P<addr>[^\s<]+)<\d+>"),
+    # iproute2's `ip addr` listing an IPv4 address of a container's or a VM's bridge (its label last: `    inet
+    # 172.17.0.1/16 brd 172.17.255.255 scope global docker0`), read only for a bridge row of catalog/transport.yaml
+    # `host_local_addresses` (engine/normalise.py host_local: the job's own lines naming the address on a bridge)
+    re.compile(r"^\s*inet (?P<addr>\d{1,3}(?:\.\d{1,3}){3})/\d{1,2}\b[^\n]{0,120}? scope global (?:[a-z]+ )*"
+               r"(?P<iface>[\w.\-]{1,30})\s*$"),
 )
+_IP_ADDR = _ADDRESS[-1]
 
 
 class NcclAddressExtractor:
-    """NCCL INFO lines naming the bootstrap / out-of-band interface and address."""
+    """NCCL INFO lines naming the bootstrap / out-of-band interface and address, and `ip addr`'s of a bridge."""
 
     name = "net.address"
     # No event kind: its drafts (kind model.ADDRESS, fields `addr` and `iface`) are addresses (see above).
     emits: Mapping[str, frozenset[str]] = {}
     sources: frozenset[str] = frozenset({"application", "syslog"})
-    literals: tuple[str, ...] = ("Bootstrap : Using", "Bootstrap: Using", "; OOB ", "NET/Socket : Using")
+    literals: tuple[str, ...] = ("Bootstrap : Using", "Bootstrap: Using", "; OOB ", "NET/Socket : Using",
+                                 " scope global ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
         for rx in _ADDRESS:
             m = rx.search(body)
+            if m and rx is _IP_ADDR and bridge_kind(m.group("iface")) is None:
+                return  # another interface's address: no bridge's, and no fact this reads
             if m:
                 head, _ = _nccl_head(body)
                 draft = Draft(ADDRESS, {"addr": m.group("addr"), "iface": m.group("iface")}, rank=rank)
