@@ -4,9 +4,9 @@ every property test at its full count of examples, every generated line).
 
 The quick tier runs every test the full tier runs, with the same assertions; only the amount of input of the
 heaviest tests is smaller there (`examples`, `sample`): generated input, or the corpus bundles a check reads again
-where the claim is each bundle's own (another prefilter engine, the fast paths off). The full tier's amounts are the ones written in
-the tests. One variable decides both the lab's runs (tests/lab/selection.py) and these amounts, so "the full tier"
-means one thing.
+where the claim is each bundle's own (another prefilter engine, the fast paths off). The full tier's amounts are
+the ones written in the tests. One variable decides both the lab's runs (tests/lab/selection.py) and these
+amounts, so "the full tier" means one thing.
 """
 
 from __future__ import annotations
