@@ -2,10 +2,11 @@
 minutes on a 2-core machine) and full (`FIRSTFAULT_LAB=all`, what CI's .ci/run sets: every lab fault made afresh,
 every property test at its full count of examples, every generated line).
 
-The quick tier runs every test the full tier runs, with the same assertions; only the amount of generated input of
-the heaviest property tests is smaller there (`examples`, `sample`). The full tier's amounts are the ones written in
-the tests. One variable decides both the lab's runs (tests/lab/selection.py) and these amounts, so "the full tier"
-means one thing.
+The quick tier runs every test the full tier runs, with the same assertions; only the amount of input of the
+heaviest tests is smaller there (`examples`, `sample`): generated input, or the corpus bundles a check reads again
+where the claim is each bundle's own (another prefilter engine, the fast paths off). The full tier's amounts are
+the ones written in the tests. One variable decides both the lab's runs (tests/lab/selection.py) and these
+amounts, so "the full tier" means one thing.
 """
 
 from __future__ import annotations
