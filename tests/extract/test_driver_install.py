@@ -1,8 +1,8 @@
 """The node's GPU driver that could not be installed or loaded (catalog/platform.yaml `nvml_errors`, class driver:
 node.driver): a cloud's own driver installer that failed (the Pipelines API / Cloud Life Sciences worker's driver step,
 Azure's NVIDIA GPU driver VM extension), nvidia-installer's own errors (a module already loaded, no kernel source tree,
-DKMS failing to build it, a module Secure Boot refused), the kernel's loader refusing a module built for another
-kernel; and a CUDA check macro's exception (`<cudaGetErrorString> at FILE:LINE`, extract/codes.py `_at_source`).
+a module Secure Boot refused; the loaders' own words for the driver's module, read by extract/kmod.py, also here);
+and a CUDA check macro's exception (`<cudaGetErrorString> at FILE:LINE`, extract/codes.py `_at_source`).
 The near misses: a successful install's log, the words in a how-to, another module's DKMS build or symbols.
 
 Lines marked with a source are verbatim from it, or follow its format where marked so (versions, paths and names are
@@ -41,13 +41,9 @@ def driver_events(lines: list[str], source: str = "application") -> list[str]:
     ("ERROR: Unable to find the kernel source tree for the currently running kernel.  Please make sure you have "
      "installed the kernel source files for your kernel and that they are properly configured",
      "NVIDIA_KERNEL_MODULE_NOT_BUILT"),
-    ("ERROR: Failed to run `/usr/sbin/dkms build -m nvidia -v 535.104.05 -k 6.5.0-14-generic`: Error! Bad return "
-     "status for module build on kernel: 6.5.0-14-generic (x86_64)", "NVIDIA_KERNEL_MODULE_NOT_BUILT"),
     ("ERROR: The kernel module failed to load. Secure boot is enabled on this system, so this is likely because it was "
      "not signed by a key that is trusted by the kernel. Please try installing the driver again, and sign the kernel "
      "module when prompted to do so.", "NVIDIA_KERNEL_MODULE_NOT_LOADED"),
-    # modprobe under Secure Boot (kmod's format)
-    ("modprobe: ERROR: could not insert 'nvidia': Key was rejected by service", "NVIDIA_KERNEL_MODULE_NOT_LOADED"),
     # nvidia-docker 1.x's plugin unable to load nvidia_uvm (src/nvidia/nvidia.go LoadUVM), its journal line as a public
     # xmrMiner how-to pastes it
     ("Jun 24 18:23:36 robo-unseptium nvidia-docker-plugin[27553]: /usr/bin/nvidia-docker-plugin | 2017/06/24 18:23:36 "
@@ -67,10 +63,21 @@ def test_a_driver_that_could_not_be_installed_or_loaded(line: str, name: str) ->
     assert driver_events([line]) == [name]
 
 
-def test_the_kernel_refusing_a_module_built_for_another_kernel() -> None:
+@pytest.mark.parametrize(("line", "source", "reason"), [
     # the kernel's module loader (kernel/module/main.c: `%s: Unknown symbol %s (err %d)`; the symbol is this test's)
-    assert driver_events(["[   12.345678] nvidia: Unknown symbol drm_gem_prime_handle_to_fd (err -2)"],
-                         "kernel") == ["NVIDIA_KERNEL_MODULE_NOT_LOADED"]
+    ("[   12.345678] nvidia: Unknown symbol drm_gem_prime_handle_to_fd (err -2)", "kernel", "Unknown symbol"),
+    # modprobe under Secure Boot (kmod's format)
+    ("modprobe: ERROR: could not insert 'nvidia': Key was rejected by service", "application",
+     "Key was rejected by service"),
+    # nvidia-installer's DKMS build of the module (its `Failed to run` of the command it ran)
+    ("ERROR: Failed to run `/usr/sbin/dkms build -m nvidia -v 535.104.05 -k 6.5.0-14-generic`: Error! Bad return "
+     "status for module build on kernel: 6.5.0-14-generic (x86_64)", "application", "DKMS build failed"),
+])
+def test_the_kernel_refusing_the_drivers_own_module(line: str, source: str, reason: str) -> None:
+    # the loaders' words name the module; catalog/platform.yaml `kernel_modules` says it is the driver's (kmod.py)
+    got = [(e.fields.get("module"), e.fields.get("part"), e.fields.get("reason")) for e in feed([line], source)
+           if e.kind == "node.kernel_module"]
+    assert got == [("nvidia", "driver", reason)]
 
 
 @pytest.mark.parametrize("line", [

@@ -260,10 +260,6 @@ def nvml(line: str) -> list[tuple[object, object]]:
     ("ERROR: Unable to load the kernel module 'nvidia.ko'.  This happens most frequently when this kernel module was "
      "built against the wrong or improperly configured kernel sources", ("driver", "NVIDIA_KERNEL_MODULE_NOT_LOADED")),
     ("ERROR: Unable to build the NVIDIA kernel module.", ("driver", "NVIDIA_KERNEL_MODULE_NOT_BUILT")),
-    ("modprobe: ERROR: could not insert 'nvidia': Required key not available",
-     ("driver", "NVIDIA_KERNEL_MODULE_NOT_LOADED")),
-    ("modprobe: ERROR: could not insert 'nvidia_uvm': Operation not permitted",
-     ("driver", "NVIDIA_KERNEL_MODULE_NOT_LOADED")),
     # NVIDIA/k8s-device-plugin factory.go and main.go
     ("E1204 10:04:59.000000       1 factory.go:112] Incompatible strategy detected auto",
      ("no_devices", "DEVICE_PLUGIN_NO_STRATEGY")),
@@ -286,6 +282,19 @@ def nvml(line: str) -> list[tuple[object, object]]:
 ])
 def test_the_driver_stacks_own_programs_say_it_is_not_usable(line: str, read: tuple[str, str]) -> None:
     assert nvml(line) == [read]
+
+
+@pytest.mark.parametrize(("line", "module"), [
+    # kmod's modprobe for the driver's modules in the driver container's log: catalog/platform.yaml `kernel_modules`
+    # (extract/kmod.py), part driver, whatever the reason's words (an errno no row holds is a refusal)
+    ("modprobe: ERROR: could not insert 'nvidia': Required key not available", "nvidia"),
+    ("modprobe: ERROR: could not insert 'nvidia_uvm': Operation not permitted", "nvidia_uvm"),
+])
+def test_modprobe_of_the_drivers_modules_is_the_module_table(line: str, module: str) -> None:
+    got = [(e.fields.get("module"), e.fields.get("part"), e.fields.get("reason_class"))
+           for e in helpers.events([line], "application", node="gpu-7") if e.kind == "node.kernel_module"]
+    assert got == [(module, "driver", "refused")]
+    assert nvml(line) == []
 
 
 @pytest.mark.parametrize("line", [

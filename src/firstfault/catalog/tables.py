@@ -56,6 +56,8 @@ from firstfault.catalog.vocab import (
     IpmiSeverity,
     LocalStack,
     MemoryErrorSource,
+    ModulePart,
+    ModuleReasonClass,
     NodeReasonMeans,
     NvmlClass,
     NvrmEvent,
@@ -1472,6 +1474,48 @@ def platform_program_table() -> tuple[PlatformProgram, ...]:
             names.add(name)
         rows.append(row)
     return tuple(rows)
+
+
+class KernelModule(_Row, kw_only=True, frozen=True):
+    """A kernel module of the node's accelerator, GPUDirect or RDMA stack and the part of the node it belongs to
+    (catalog/platform.yaml `kernel_modules`)."""
+
+    module: Annotated[str, Meta(pattern=r"^[a-z0-9_]+$")]  # the kernel's name of it (dashes read as underscores)
+    part: ModulePart
+    # other names it goes by where a tool names it: its DKMS package (`nvidia-fs`, `mlnx-ofed-kernel`)
+    also: tuple[Annotated[str, Meta(pattern=r"^[a-z0-9_.-]+$")], ...] = ()
+    printed_by: Annotated[str, Meta(min_length=8)]  # where the module comes from
+
+
+class KernelModuleReason(_Row, kw_only=True, frozen=True):
+    """Words for why a module did not load, as kmod, insmod or the kernel's loader print them, and what they say
+    (catalog/platform.yaml `kernel_module_reasons`)."""
+
+    words: Annotated[str, Meta(min_length=6)]  # as printed (matched without regard to case)
+    reason_class: ModuleReasonClass = records.field(name="class")
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def kernel_module_table() -> Mapping[str, KernelModule]:
+    """Each kernel module of catalog/platform.yaml `kernel_modules` by every name it goes by (dashes read as
+    underscores): no name listed twice."""
+    table: dict[str, KernelModule] = {}
+    for where, row in _rows("platform.yaml", "kernel_modules", KernelModule):
+        for name in (row.module, *row.also):
+            key = name.replace("-", "_")
+            if key in table:
+                raise CatalogTableError(f"{where}: module name {name!r} listed twice")
+            table[key] = row
+    return MappingProxyType(table)
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def kernel_module_reasons() -> tuple[KernelModuleReason, ...]:
+    """The reasons' words in the table's order (catalog/platform.yaml `kernel_module_reasons`)."""
+    return tuple(row for _, row in _rows("platform.yaml", "kernel_module_reasons", KernelModuleReason))
 
 
 class XidRelay(_Row, kw_only=True, frozen=True):

@@ -56,6 +56,13 @@ StorageWordClass = Literal["failure", "transient", "recovery", "job", "node"]
 # watches or configures it, a FUSE mount's daemon, a distributed framework's own processes (Ray's raylet, GCS, idle
 # workers).
 PlatformPart = Literal["device_plugin", "driver", "toolkit", "runtime", "monitor", "storage", "cluster"]
+# The part of the node a kernel module belongs to (catalog/platform.yaml `kernel_modules`): the accelerator's own
+# driver (node.driver), GPUDirect's peer-to-peer modules (node.driver.gpudirect), the RDMA stack (node.driver.rdma).
+ModulePart = Literal["driver", "gpudirect", "rdma"]
+# What the reason a module did not load says (catalog/platform.yaml `kernel_module_reasons`): the kernel refused it
+# (built for another kernel or stack, unsigned, its init failed), it found none of its hardware, it was loaded already;
+# and DKMS's build of it that failed (`not_built`: no row's, the reader's own for DKMS's words).
+ModuleReasonClass = Literal["refused", "no_device", "loaded", "not_built"]
 HostSeverity = Literal["uncorrected", "corrected", "informational"]
 # Who printed a host memory error (host.mce's `source`): the BMC's SEL, HPE's IML, rasdaemon and ras-mc-ctl, the
 # kernel's memory-failure handler, a process told by its signal, a memory tester in user space.

@@ -19,6 +19,7 @@ def line_extractors() -> tuple[LineExtractor, ...]:
         healthcheck,
         host,
         jobend,
+        kmod,
         launcher,
         nccl,
         numerics,
@@ -34,7 +35,8 @@ def line_extractors() -> tuple[LineExtractor, ...]:
     return (*gpu.EXTRACTORS, *container.EXTRACTORS, *host.EXTRACTORS, *nccl.EXTRACTORS, *verbs.EXTRACTORS,
             *hang.EXTRACTORS, *exceptions.EXTRACTORS, *cann.EXTRACTORS, *numerics.EXTRACTORS, *torchrun.EXTRACTORS,
             *signals.EXTRACTORS,
-            *jobend.EXTRACTORS, *slurmerr.EXTRACTORS, *healthcheck.EXTRACTORS, *launcher.EXTRACTORS, *runend.EXTRACTORS,
+            *jobend.EXTRACTORS, *slurmerr.EXTRACTORS, *healthcheck.EXTRACTORS, *kmod.EXTRACTORS, *launcher.EXTRACTORS,
+            *runend.EXTRACTORS,
             *span.EXTRACTORS,
             ErrorWords())
 
