@@ -223,3 +223,15 @@ def test_an_ip_addr_listing_of_a_node_in_172_17_is_no_corroboration(make_bundle:
     # near miss: the node's own interface in 172.17.x, no bridge: the peer's (and the line is no address read)
     v = _analyze(make_bundle, _MPIRUN_TWO + _IP_ADDR_ETH0 + _BTL_310.replace("172.17.0.1", "172.17.0.5") + "\n")
     assert _status(v) is None and "nccl.remote_error" in [s.category for s in v.symptoms]
+
+
+@pytest.mark.parametrize("addr,kind", [
+    ("127.0.1.1", "loopback"), ("::1", "loopback"), ("::ffff:127.0.1.1", "loopback"),
+    ("[::FFFF:127.0.0.1]", "loopback"),
+    ("169.254.4.6", "link-local"), ("FE80::1%eth0", "link-local"),
+    ("10.0.0.3", None), ("2001:db8::1", None), ("127.000.0.1", None), ("cafe", None), ("node-127.0.0.1", None),
+])
+def test_the_address_is_read_by_its_bytes(addr: str, kind: str | None) -> None:
+    # the C library's inet_pton reads each literal as ipaddress would (a leading zero is no IPv4 literal; a name that
+    # holds only hex letters is a name), and a row's CIDR holds it by its integer
+    assert host_local(addr, {}) == kind

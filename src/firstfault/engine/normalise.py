@@ -13,13 +13,21 @@ job's output (LSF's `TERM_RUNLIMIT`, PBS's `job killed: walltime ...`).
 from __future__ import annotations
 
 import ipaddress
+import socket
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.bundle import MAX_RANK, Context
-from firstfault.catalog.tables import bridge_kind, host_local_addresses, platform_program_of, storage_tables
+from firstfault.catalog.tables import (
+    HostLocalAddress,
+    bridge_kind,
+    host_local_addresses,
+    platform_program_of,
+    storage_tables,
+)
 from firstfault.extract.excclass import SYMPTOM_KINDS, says_little
 from firstfault.extract.reasons import state_of
 from firstfault.hostlist import NodeNames, machines
@@ -254,6 +262,39 @@ def normalise(events: list[Event], ctx: Context, mapper: NodeMapper, grace: time
     return host_local_dialled(out, mapper.nodes, mapper.ifaces, mapper.local_evidence())
 
 
+# The characters of an IPv4 or IPv6 literal (its zone already taken off), and the first twelve bytes of an
+# IPv4-mapped IPv6 address (`::ffff:127.0.1.1`, as a dual-stack socket prints an IPv4 peer).
+_IP_CHARS: Final = frozenset("0123456789abcdef.:")
+_V4_MAPPED: Final = bytes(10) + b"\xff\xff"
+
+
+def _ip_int(a: str) -> tuple[int, int] | None:
+    """An address literal as (IP version, its integer), an IPv4-mapped one as its IPv4; None for a name. The C
+    library's inet_pton (a job's thousands of interface addresses are each looked up: ipaddress's parse costs tens of
+    microseconds a call, inet_pton well under one)."""
+    if not _IP_CHARS.issuperset(a.lower()):
+        return None
+    try:
+        return 4, int.from_bytes(socket.inet_pton(socket.AF_INET, a), "big")
+    except OSError:
+        pass
+    try:
+        b = socket.inet_pton(socket.AF_INET6, a)
+    except OSError:
+        return None
+    return (4, int.from_bytes(b[12:], "big")) if b[:12] == _V4_MAPPED else (6, int.from_bytes(b, "big"))
+
+
+@lru_cache(maxsize=1)
+def _host_local_rows() -> tuple[tuple[HostLocalAddress, tuple[int, int, int] | None], ...]:
+    """host_local_addresses with each row's CIDR as (IP version, network, mask) integers, parsed once."""
+    out = []
+    for row in host_local_addresses():
+        net = ipaddress.ip_network(row.net) if row.net is not None else None
+        out.append((row, (net.version, int(net.network_address), int(net.netmask)) if net is not None else None))
+    return tuple(out)
+
+
 def host_local(addr: str, bridged: dict[str, str]) -> str | None:
     """The kind of address (catalog/transport.yaml `host_local_addresses`: `loopback`, `link-local`, `Docker
     default-bridge`, ...) that `addr` is where it reaches only the host that dials it, else None. Its rows in order:
@@ -263,23 +304,28 @@ def host_local(addr: str, bridged: dict[str, str]) -> str | None:
     address of `bridged` whatever its range (Docker's `bip` set to another), as the kind of the interface it was
     named on, or as `non-unique` where several nodes named it as their own."""
     a = addr.strip("[]").split("%", 1)[0]
-    try:
-        ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None = ipaddress.ip_address(a)
-    except ValueError:
-        ip = None
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    key = str(ip) if ip is not None else a.lower()
-    for row in host_local_addresses():
-        if row.name is not None and a.lower() == row.name:
+    low = a.lower()
+    ip = _ip_int(a)
+    for row, net in _host_local_rows():
+        if row.name is not None and low == row.name:
             return row.what
-        if (row.net is not None and ip is not None and ip in ipaddress.ip_network(row.net)
-                and (not row.corroborate or key in bridged or a in bridged)):
+        if (net is not None and ip is not None and ip[0] == net[0] and ip[1] & net[2] == net[1]
+                and (not row.corroborate or _key(a, ip, low) in bridged or a in bridged)):
             return row.what
-    iface = bridged.get(key, bridged.get(a))
+    if not bridged:
+        return None
+    iface = bridged.get(_key(a, ip, low), bridged.get(a))
     if iface is None:
         return None
     return bridge_kind(iface) or "non-unique"  # more than one node named it as its own
+
+
+def _key(a: str, ip: tuple[int, int] | None, low: str) -> str:
+    """An address as `bridged` spells it (ipaddress's canonical text; an IPv4-mapped one as its IPv4), a name in
+    lower case."""
+    if ip is None:
+        return low
+    return str(ipaddress.IPv4Address(ip[1]) if ip[0] == 4 else ipaddress.IPv6Address(ip[1]))
 
 
 # ------------------------------------------------------------------ an address only its host reaches, in a job of nodes
@@ -348,8 +394,7 @@ def host_local_dialled(events: list[Event], allocation: list[str], named: dict[s
     the peer or the store not listening: today's reading; an interface chosen with no failure after it is nothing.
     The `job.span` events are read here and never reach the rules."""
     span = nodes_spanned(allocation, events)
-    chosen = [(a, kind, iface) for a, iface in sorted(named.items())
-              if (kind := host_local(a, bridged)) is not None and kind != "loopback"]
+    chosen: list[tuple[str, str, str] | None] = []  # the first such interface, looked for at the first peer lost
     out: list[Event] = []
     for ev in events:
         if ev.kind == "job.span":
@@ -360,8 +405,12 @@ def host_local_dialled(events: list[Event], allocation: list[str], named: dict[s
             kind = host_local(addr, bridged) if isinstance(addr, str) else None
             if isinstance(addr, str) and kind is not None:
                 _host_local_peer(ev, addr, kind, span, None)
-            elif addr is None and ev.kind == "nccl.remote_error" and chosen:
-                _host_local_peer(ev, chosen[0][0], chosen[0][1], span, chosen[0][2])
+            elif addr is None and ev.kind == "nccl.remote_error":
+                if not chosen:
+                    chosen.append(next(((a, kind, iface) for a, iface in sorted(named.items())
+                                        if (kind := host_local(a, bridged)) is not None and kind != "loopback"), None))
+                if (first := chosen[0]) is not None:
+                    _host_local_peer(ev, first[0], first[1], span, first[2])
         out.append(ev)
     return out
 
