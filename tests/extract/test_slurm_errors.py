@@ -566,3 +566,4 @@ def test_near_miss_other_lines_or_categories_are_two_reports(coarse: tuple[objec
 
 def test_near_miss_the_same_line_number_of_another_file_is_another_report() -> None:
     assert not _read_finer(_found("app-exception", 1, file="a.log"), _found("app-setup", 1, file="b.log"))
+

@@ -413,10 +413,10 @@ def attribute(events: list[Event], rules: list[Rule], settings: Settings,
                 finer = next((g for g in group if g is not f and g.explained_by is None and _read_finer(f, g)), None)
                 if finer is not None:
                     f.explained_by = finer
-            if primary.explained_by is not None:
-                primary = primary.explained_by
+            primary = primary.root  # its finest reading, where one stands (a chain: the end of it)
             concurrent = [f for f in concurrent if f.explained_by is None and f is not primary]
-            roots = [f for f in roots if f.explained_by is None]
+            # the primary first (a finer reading of it may stand later in time order), so roots[1:] is the rest
+            roots = [primary, *(f for f in roots if f.explained_by is None and f is not primary)]
         if concurrent:
             candidates = [primary, *concurrent]
             secondary = [f for f in roots[1:] if f not in concurrent]
