@@ -862,19 +862,26 @@ _MPI_CLASS_NAME = re.compile(r"\bMPIX?_ERR_[A-Z_]+\b")
 _FAILED_CALL = re.compile(r"Cuda failure|NCCL WARN|Last error:\s*\S")
 
 
+@lru_cache(maxsize=1)
+def _collective_rows() -> tuple[dict[str, CollectiveResult], dict[str, CollectiveResult]]:
+    """The results of NCCL's and MPI's tables by name, as collective_result gives them (built once)."""
+    nccl = {r.name: CollectiveResult("nccl", r.name, r.whose, r.failed) for r in nccl_result_table().values()}
+    mpi = {c.name: CollectiveResult("mpi", c.name, c.whose, "") for c in mpich_classes()}
+    return nccl, mpi
+
+
 def collective_result(text: str) -> CollectiveResult | None:
     """The result of a collective library that a message names: NCCL's (and RCCL's) ncclResult_t by any of its
     spellings (nccl_result_of), else an MPI error class by its name."""
+    nccl, mpi = _collective_rows()
     name = nccl_result_of(text)
     if name is not None:
-        row = next(r for r in nccl_result_table().values() if r.name == name)
-        return CollectiveResult("nccl", name, row.whose, row.failed)
+        return nccl[name]
     if "_ERR_" in text:
-        by_name = {c.name: c for c in mpich_classes()}
         for m in _MPI_CLASS_NAME.finditer(text):
-            cls = by_name.get(m.group(0))
-            if cls is not None:
-                return CollectiveResult("mpi", cls.name, cls.whose, "")
+            res = mpi.get(m.group(0))
+            if res is not None:
+                return res
     return None
 
 
