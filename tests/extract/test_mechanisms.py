@@ -315,6 +315,17 @@ def test_memory_limits_enforced_by_the_scheduler_are_oom_kills(line: str) -> Non
     assert [(e.kind, e.fields["cgroup"]) for e in events] == [("host.oom_kill", True)]
 
 
+def test_srun_names_the_host_whose_task_the_memory_limit_ended() -> None:
+    # NVIDIA/NeMo#10192: srun's `HOST: task N:` names the node; slurmstepd's count beside it names none.
+    events, _ = feed(["srun: error: as01r3b17: task 3: Out Of Memory",
+                      "slurmstepd: error: Detected 1 oom_kill event in StepId=4777403.0. Some of the step tasks have "
+                      "been OOM Killed."])
+    assert [(e.kind, e.fields.get("host")) for e in events] == [("host.oom_kill", "as01r3b17"), ("host.oom_kill", None)]
+    # A task that failed for another reason names its host but is no memory kill.
+    other, _ = feed(["srun: error: as01r3b17: task 3: Exited with exit code 1"])
+    assert all(e.kind != "host.oom_kill" for e in other)
+
+
 # ---------------------------------------------------------------- unrecognized
 
 

@@ -468,7 +468,8 @@ _MEM_LIMIT: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
                               r"|Exceeded (?:job|step) memory limit(?! at some point)")),
     ("slurmstepd", re.compile(
         r"Detected (?P<n>\d+) oom[-_ ]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<id>[\w.+]+)")),
-    ("srun", re.compile(r"error:\s+[A-Za-z0-9][\w.\-]*:\s+tasks?\s+[\d\-, ]+:\s+Out Of Memory")),
+    # srun names the host whose task the limit ended: `srun: error: node17: task 3: Out Of Memory`.
+    ("srun", re.compile(r"error:\s+(?P<host>[A-Za-z0-9][\w.\-]*):\s+tasks?\s+[\d\-, ]+:\s+Out Of Memory")),
     # Ray's memory monitor, as the driver re-raises it (`ray.exceptions.OutOfMemoryError: Task was killed due to
     # the node running low on memory.`) and as the raylet sums it up (src/ray/raylet/node_manager.cc, the worker
     # kill summary: `2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other
@@ -540,8 +541,11 @@ class MemoryLimitExtractor:
                 ctx.claimed = True
             return
         for proc, rx in _MEM_LIMIT:
-            if rx.search(body):
-                yield Draft("host.oom_kill", {"proc": proc, "cgroup": True, "by": "limit", "detail": clip(body)})
+            if (hit := rx.search(body)) is not None:
+                draft = Draft("host.oom_kill", {"proc": proc, "cgroup": True, "by": "limit", "detail": clip(body)})
+                if "host" in rx.groupindex:
+                    draft.host = hit.group("host")
+                yield draft
                 return
 
 
