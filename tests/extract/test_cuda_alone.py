@@ -56,3 +56,27 @@ def test_the_verdict_is_the_jobs_cuda_configuration(make_bundle: BundleMaker) ->
 )
 def test_near_miss_fault_words_and_common_words_alone_are_no_cuda_error(line: str) -> None:
     assert _cuda(line) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        # gpu-burn's checkError (wilicc/gpu-burn gpu_burn-drv.cpp) throws `Error (<file>:<line>): <cuGetErrorString>`,
+        # libstdc++ printing it as `what():` (its `Error in load module (...)` form: test_b8pass.py)
+        ("  what():  Error (gpu_burn-drv.cpp:298): OS call failed or operation not supported on this OS",
+         ("other", 304)),
+        # the driver's words for a container's forward-compatibility libraries on a GPU without them, after a
+        # program's own (onnxruntime's `CUDA failure 804: ...` carries the number; this form does not)
+        ("failed to create context: forward compatibility was attempted on non supported HW", ("driver", 804)),
+        # an MPS client refused by its daemon, after a program's own words
+        ("init failed: MPS client failed to connect to the MPS control daemon or the MPS server", ("unavailable", 805)),
+    ],
+)
+def test_cudas_own_long_words_for_the_driver_and_the_os_are_read_alone(line: str, want: tuple[str, int]) -> None:
+    # driver-class and symptom-class rows whose message no other program prints (catalog/cuda.yaml `alone`)
+    assert _cuda(line) == [want]
+
+
+def test_near_miss_the_c_librarys_words_that_cuda_shares_are_not_read_alone() -> None:
+    # 801's `operation not supported` is EOPNOTSUPP's strerror: any program prints it
+    assert _cuda("rsync: [receiver] set_acl: operation not supported") == []
