@@ -34,6 +34,9 @@ from tests.conftest import BundleMaker, workload_ending
         ("UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
          "functions before calling NumCudaDevices() that might have already set an error? Error 999: unknown error "
          "(Triggered internally at ../c10/cuda/CUDAFunctions.cpp:109.)", 999),
+        # ggml's CUDA backend under llama.cpp and Ollama: ggml_cuda_init prints cudaGetDeviceCount's failure
+        # (ggml/src/ggml-cuda/ggml-cuda.cu: `%s: failed to initialize " GGML_CUDA_NAME ": %s`): its form
+        ("ggml_cuda_init: failed to initialize CUDA: unknown error", 999),
     ],
 )
 def test_an_unknown_error_from_the_call_that_starts_cuda_is_the_drivers(line: str, code: int) -> None:
@@ -74,3 +77,11 @@ def test_near_miss_an_unknown_error_mid_run_claims_no_driver(make_bundle: Bundle
             "THCStorage.c:113")
     v = analyze(str(make_bundle({"app/rank-0.log": line + "\n"}, workload_ending("FAILED"))))
     assert v.root_cause is None or not v.root_cause.category.startswith("node.driver")
+
+
+def test_ggmls_init_failure_names_cudas_own_message_and_a_near_miss_in_prose_does_not() -> None:
+    # the same form with 802 (the node's driver daemons not up: a fabric manager on an NVSwitch machine)
+    err = codes.cuda_error_of("ggml_cuda_init: failed to initialize CUDA: system not yet initialized")
+    assert err is not None and (err.code, err.cls) == (802, "system_not_ready")
+    # a program's own words with no colon and no CUDA message after them name no error
+    assert codes.cuda_error_of("warning: failed to initialize CUDA, falling back to the CPU backend") is None

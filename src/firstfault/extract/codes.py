@@ -389,6 +389,10 @@ CUDA_ANCHORS: Final = (
     # CTranslate2's CUDA_CHECK (`THROW_RUNTIME_ERROR("CUDA failed with error " + cudaGetErrorString(code))`, its
     # src/cuda/utils.h), under faster-whisper and the other CTranslate2 servers, and its ROCm build's HIP twin.
     "CUDA failed with error", "HIP failed with error",
+    # ggml's CUDA backend (llama.cpp, Ollama, whisper.cpp; ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_init) when
+    # cudaGetDeviceCount fails: `ggml_cuda_init: failed to initialize CUDA: <cudaGetErrorString>`, `ROCm` for its
+    # HIP build (GGML_CUDA_NAME). It is the call that starts CUDA in the process: INIT_CALLS.
+    "failed to initialize CUDA:", "failed to initialize ROCm:",
 )
 # A CUDA API call reporting its own failure (`call to cuMemAlloc returned error 2`): `returned error` is an
 # anchor only after the call's name; other programs say it too (the Azure SDK for Go's `storage: service
@@ -575,8 +579,8 @@ _DIAGNOSTIC_LITERALS: Final = (": error", ": warning", ": note", ": fatal error"
 # returned ...`), the runtime's device count, every framework's first call (PyTorch's `Unexpected error from
 # cudaGetDeviceCount()`), and THC's THCudaInit in THCGeneral.c / .cpp (its `THCudaCheck FAIL file=.../THCGeneral.c
 # line=70 error=30 : unknown error`, cutorch's `cuda runtime error (30) : unknown error at .../THCGeneral.c:70`).
-INIT_CALLS: Final = ("cuInit", "cudaGetDeviceCount", "THCGeneral.c")
-_INIT_CALL = re.compile(r"\b(?:cuInit\b|cudaGetDeviceCount\b|THCGeneral\.c(?:pp)?\b)")
+INIT_CALLS: Final = ("cuInit", "cudaGetDeviceCount", "THCGeneral.c", "ggml_cuda_init")
+_INIT_CALL = re.compile(r"\b(?:cuInit\b|cudaGetDeviceCount\b|THCGeneral\.c(?:pp)?\b|ggml_cuda_init\b)")
 
 
 def cuda_error_of(text: str) -> CudaError | None:
