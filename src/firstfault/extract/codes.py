@@ -391,8 +391,9 @@ CUDA_ANCHORS: Final = (
     "CUDA failed with error", "HIP failed with error",
     # ggml's CUDA backend (llama.cpp, Ollama, whisper.cpp; ggml/src/ggml-cuda/ggml-cuda.cu ggml_cuda_init) when
     # cudaGetDeviceCount fails: `ggml_cuda_init: failed to initialize CUDA: <cudaGetErrorString>`, `ROCm` for its
-    # HIP build (GGML_CUDA_NAME). It is the call that starts CUDA in the process: INIT_CALLS.
-    "failed to initialize CUDA:", "failed to initialize ROCm:",
+    # HIP build (GGML_CUDA_NAME). It is the call that starts CUDA in the process: INIT_CALLS. (The function's name
+    # is in the anchor: every anchor holds one of _ANCHOR_KEYS.)
+    "ggml_cuda_init: failed to initialize",
 )
 # A CUDA API call reporting its own failure (`call to cuMemAlloc returned error 2`): `returned error` is an
 # anchor only after the call's name; other programs say it too (the Azure SDK for Go's `storage: service
