@@ -237,6 +237,16 @@ _SIGNAL_WAIT: Final = "ff.app.signal_wait"  # (line, text) of an error whose sig
 _SIGNAL_WINDOW: Final = 2
 
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
+# libc++abi's default terminate handler (LLVM libcxxabi src/cxa_default_handlers.cpp `demangling_terminate_handler`,
+# through abort_message.cpp, which puts `libc++abi: ` before it; `libc++abi.dylib: ` on macOS before 11): the same
+# record as libstdc++'s two lines above, on one line, `terminating due to uncaught exception of type T: <what()>`
+# (`terminating with ...` before LLVM 15; `unexpected` for an exception a dynamic exception specification refused; no
+# `: <what()>` where T is not a std::exception). What macOS (Apple's libc++), Android's NDK and clang builds with
+# libc++ print where a C++ exception escapes: read as the libstdc++ record is.
+_LIBCXXABI = re.compile(r"terminating (?:due to|with) (?:uncaught|unexpected) exception of type "
+                        r"(?P<type>(?:[^:]|::){1,300}?)(?:: (?P<msg>.*))?\s*$")
+LIBCXXABI_LITERALS: Final = ("terminating due to uncaught", "terminating with uncaught",
+                             "terminating due to unexpected", "terminating with unexpected")
 _WHAT = re.compile(r"what\(\):\s*(?P<msg>.*)$")
 _WHAT_WINDOW: Final = 3
 _MODEL: Final = "ff.app.traceback_model"
@@ -319,6 +329,7 @@ class ExceptionExtractor:
         "No CUDA GPUs are available",
         "terminate called after throwing",
         "what():",
+        *LIBCXXABI_LITERALS,
         *tb.FATAL_LOG_LITERALS,
         *tb.LANGUAGE_LITERALS,  # another language's uncaught error (Rust's and Go's panic, Go's fatal error, Julia's)
         *tb.JS_FRAME_LITERALS,  # a JavaScript stack's frame, after its error's line
@@ -562,10 +573,17 @@ class ExceptionExtractor:
         return tb.report_drafts(prior.line, prior.chain)
 
     def _terminate(self, body: str, who: int | None, ctx: LineContext) -> tb.Exc | None:
-        """`terminate called after throwing an instance of 'T'` + `what(): msg` (same or next lines)."""
+        """`terminate called after throwing an instance of 'T'` + `what(): msg` (same or next lines), and
+        libc++abi's one-line `terminating due to uncaught exception of type T: msg` (_LIBCXXABI)."""
         pending = ctx.state.setdefault("ff.app.terminate", {})
         if not isinstance(pending, dict):
             return None
+        if "exception of type " in body and any(w in body for w in LIBCXXABI_LITERALS):
+            lib = _LIBCXXABI.search(body)
+            if lib is not None:
+                ctx.state[TERMINATED] = ctx.lineno
+                qual = lib.group("type").strip()
+                return tb.Exc(qual, qual.rsplit("::", 1)[-1], (lib.group("msg") or "").strip())
         if "what():" not in body and "terminate called after throwing" not in body:
             return None  # neither regex below can match (both hold these words)
         t = _TERMINATE.search(body)

@@ -1,0 +1,76 @@
+"""Native programs' terminal error lines, read by the one model a Python job's last line is read by (its class and
+its message, through the same tables): libc++abi's one-line uncaught exception (extract/exceptions.py `_LIBCXXABI`)
+beside libstdc++'s two-line `terminate called after throwing` record, and libc++abi's abort with no typed exception
+(extract/signals.py `_CXX_ABORT`).
+
+Lines are verbatim from the public threads cited next to them, or built from the printing program's source where said.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from firstfault.extract import nccl
+from firstfault.extract.base import LineExtractor
+from tests.extract.helpers import APPLICATION, kinds
+from tests.extract.helpers import scan_application as scan
+
+ALL: tuple[LineExtractor, ...] = (*nccl.EXTRACTORS, *APPLICATION)
+
+
+@pytest.mark.parametrize(("line", "exc_type", "message"), [
+    # svenreiche/Genesis-1.3-Version4#134: LLVM 15+ libc++abi, `due to`
+    ("libc++abi: terminating due to uncaught exception of type std::out_of_range: vector", "out_of_range", "vector"),
+    # mamba-org/mamba#448: macOS before 11, `libc++abi.dylib: ` and `with`
+    ("libc++abi.dylib: terminating with uncaught exception of type std::runtime_error: pybind11_object_dealloc(): "
+     "Tried to deallocate unregistered instance!", "runtime_error",
+     "pybind11_object_dealloc(): Tried to deallocate unregistered instance!"),
+    # libcxxrt/libcxxrt#39: a type that is no std::exception, so no what()
+    ("libc++abi: terminating with uncaught exception of type char const*", "char const*", ""),
+])
+def test_libcxxabi_uncaught_exception_is_the_exception(line: str, exc_type: str, message: str) -> None:
+    drafts = scan(ALL, [line])
+    assert kinds(drafts) == ["app.exception"], drafts
+    assert drafts[0].fields["exc_type"] == exc_type
+    assert drafts[0].fields["message"] == message
+
+
+def test_libcxxabi_what_decides_as_libstdcxx_what_does() -> None:
+    """The message after the type is read as a lone exception's (a CUDA result here), as libstdc++'s `what():` is.
+    Built from libcxxabi src/cxa_default_handlers.cpp's format and CUDA's message for cudaErrorIllegalAddress."""
+    cxx = scan(ALL, ["libc++abi: terminating due to uncaught exception of type c10::Error: CUDA error: an illegal "
+                     "memory access was encountered"])
+    gnu = scan(ALL, ["terminate called after throwing an instance of 'c10::Error'",
+                     "  what():  CUDA error: an illegal memory access was encountered"])
+    assert kinds(cxx) == kinds(gnu) == ["app.cuda_error"], (cxx, gnu)
+    assert cxx[0].fields == gnu[0].fields
+
+
+def test_libcxxabi_abort_after_it_is_the_runtimes() -> None:
+    # svenreiche/Genesis-1.3-Version4#134: the shell's report of the abort after it (macOS's strsignal)
+    drafts = scan(ALL, ["libc++abi: terminating due to uncaught exception of type std::out_of_range: vector",
+                        "./run: line 1: 38534 Abort trap: 6           genesis4 genesis4.in"])
+    assert [d.fields.get("by") for d in drafts if d.kind == "process.signal"] in ([], ["runtime"]), drafts
+    assert kinds(drafts)[0] == "app.exception"
+
+
+@pytest.mark.parametrize("line", [
+    # libcxxabi src/cxa_default_handlers.cpp: std::terminate with no exception in flight, and a foreign one
+    "libc++abi: terminating",
+    "libc++abi: terminating due to uncaught foreign exception",
+])
+def test_libcxxabi_terminating_without_a_typed_exception_is_the_programs_abort(line: str) -> None:
+    drafts = scan(ALL, [line])
+    assert [(d.kind, d.fields.get("signal"), d.fields.get("by")) for d in drafts] == [
+        ("process.signal", "SIGABRT", "self")], drafts
+
+
+@pytest.mark.parametrize("line", [
+    # svenreiche/Genesis-1.3-Version4#134's title: no type, no record
+    "libc++abi: terminating due to uncaught exception",
+    # a person's words around the handler's words: `terminating` alone is the record only as the whole line
+    "libc++abi: terminating the app now, see the log",
+    "the handler prints terminating due to uncaught exception of type",
+])
+def test_near_misses_are_not_read(line: str) -> None:
+    assert scan(ALL, [line]) == []
