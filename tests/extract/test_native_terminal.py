@@ -74,3 +74,37 @@ def test_libcxxabi_terminating_without_a_typed_exception_is_the_programs_abort(l
 ])
 def test_near_misses_are_not_read(line: str) -> None:
     assert scan(ALL, [line]) == []
+
+
+@pytest.mark.parametrize("line", [
+    # AlexeyAB/darknet#3496: glibc's __assert_fail, the program's name and the function
+    "darknet: ./src/utils.c:293: error: Assertion `0' failed.",
+    # marbl/canu#734: a C++ function's signature as the function
+    "ovStoreSorter: stores/ovStoreWriter.C:291: uint64 ovStoreWriter::loadBucketSizes(uint64*): Assertion "
+    "`nr == _fileLimit + 1' failed.",
+])
+def test_glibc_assert_is_the_programs_abort(line: str) -> None:
+    drafts = scan(ALL, [line])
+    assert [(d.kind, d.fields.get("signal"), d.fields.get("by")) for d in drafts] == [
+        ("process.signal", "SIGABRT", "self")], drafts
+
+
+def test_cuda_device_assert_is_cuda_result_710() -> None:
+    # facebookresearch/dlrm#247: a kernel's assert, one line per failing thread, as the CUDA result it makes
+    drafts = scan(ALL, [
+        "/opt/pytorch/pytorch/aten/src/ATen/native/cuda/EmbeddingBag.cu:128: EmbeddingBag_updateOutputKernel_sum_mean:"
+        " block: [0,0,0], thread: [0,0,0] Assertion `input[emb] >= 0 && input[emb] < vocab_size` failed."])
+    assert kinds(drafts) == ["app.cuda_error"], drafts
+    assert (drafts[0].fields["error"], drafts[0].fields["cuda_code"]) == ("device_assert", 710)
+
+
+@pytest.mark.parametrize("line", [
+    # a person's words quoting the assert (darknet#3496's title form): not the whole line
+    "I always get darknet: ./src/utils.c:293: error: Assertion `0' failed. after a few iterations",
+    # glibc's form with no file:line before it: not __assert_fail's
+    "error: Assertion `0' failed.",
+    # CUDA's quoting without the block and thread: no device assert
+    "EmbeddingBag.cu:128: EmbeddingBag_updateOutputKernel_sum_mean: Assertion `input[emb] >= 0` failed.",
+])
+def test_assert_near_misses_are_not_read(line: str) -> None:
+    assert [d for d in scan(ALL, [line]) if d.kind in ("process.signal", "app.cuda_error")] == []

@@ -330,6 +330,7 @@ class ExceptionExtractor:
         "terminate called after throwing",
         "what():",
         *LIBCXXABI_LITERALS,
+        *tb.ASSERT_LITERALS,  # a CUDA kernel's failed assert (traceback.device_assert)
         *tb.FATAL_LOG_LITERALS,
         *tb.LANGUAGE_LITERALS,  # another language's uncaught error (Rust's and Go's panic, Go's fatal error, Julia's)
         *tb.JS_FRAME_LITERALS,  # a JavaScript stack's frame, after its error's line
@@ -403,7 +404,7 @@ class ExceptionExtractor:
             else:
                 js = self._javascript(body, ctx)
                 drafts = js if js is not None else (
-                    _alone(body) or self._fatal(body, ctx) or self._foreign(body, ctx) or _lone(body)
+                    tb.device_assert(body) or _alone(body) or self._fatal(body, ctx) or self._foreign(body, ctx) or _lone(body)
                     or _spelled(body))
                 if not drafts and not ctx.claimed and ": " in body:
                     head = tb.js_error_line(body)
