@@ -108,3 +108,24 @@ def test_cuda_device_assert_is_cuda_result_710() -> None:
 ])
 def test_assert_near_misses_are_not_read(line: str) -> None:
     assert [d for d in scan(ALL, [line]) if d.kind in ("process.signal", "app.cuda_error")] == []
+
+
+@pytest.mark.parametrize("lines", [
+    # a C++ check's exception around CUDA's words for result 304 (cudaGetErrorString's text, catalog/cuda.yaml), in
+    # libstdc++'s record and in libc++abi's: CUDA's result, not the strerror inside it
+    ["terminate called after throwing an instance of 'std::runtime_error'",
+     "  what():  Error (x.cpp:298): OS call failed or operation not supported on this OS"],
+    ["libc++abi: terminating due to uncaught exception of type std::runtime_error: Error (x.cpp:298): OS call failed "
+     "or operation not supported on this OS"],
+])
+def test_what_that_is_cuda_result_304_is_that_result(lines: list[str]) -> None:
+    drafts = scan(ALL, lines)
+    assert [(d.kind, d.fields.get("cuda_code")) for d in drafts] == [("app.cuda_error", 304)], drafts
+
+
+def test_operation_not_supported_alone_stays_the_errno() -> None:
+    # the strerror of EOPNOTSUPP without CUDA's words around it is no CUDA result
+    drafts = scan(ALL, ["terminate called after throwing an instance of 'std::system_error'",
+                        "  what():  Operation not supported"])
+    assert [d.kind for d in drafts] == ["app.exception"], drafts
+    assert drafts[0].fields.get("errno") == "ENOTSUP"
