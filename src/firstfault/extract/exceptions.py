@@ -404,8 +404,8 @@ class ExceptionExtractor:
             else:
                 js = self._javascript(body, ctx)
                 drafts = js if js is not None else (
-                    tb.device_assert(body) or _alone(body) or self._fatal(body, ctx) or self._foreign(body, ctx) or _lone(body)
-                    or _spelled(body))
+                    tb.device_assert(body) or _alone(body) or self._fatal(body, ctx) or self._foreign(body, ctx)
+                    or _lone(body) or _spelled(body))
                 if not drafts and not ctx.claimed and ": " in body:
                     head = tb.js_error_line(body)
                     if head is not None:  # a JavaScript error's line if a stack frame comes next (_javascript)
