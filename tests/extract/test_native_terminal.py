@@ -129,3 +129,11 @@ def test_operation_not_supported_alone_stays_the_errno() -> None:
                         "  what():  Operation not supported"])
     assert [d.kind for d in drafts] == ["app.exception"], drafts
     assert drafts[0].fields.get("errno") == "ENOTSUP"
+
+
+def test_cuda_device_assert_once_per_assert_of_a_stream() -> None:
+    # facebookresearch/dlrm#247: the same assert on three threads is one fault
+    lines = [f"/opt/pytorch/pytorch/aten/src/ATen/native/cuda/EmbeddingBag.cu:128: "
+             f"EmbeddingBag_updateOutputKernel_sum_mean: block: [0,0,0], thread: [{t},0,0] Assertion "
+             f"`input[emb] >= 0 && input[emb] < vocab_size` failed." for t in range(3)]
+    assert kinds(scan(ALL, lines)) == ["app.cuda_error"]

@@ -235,6 +235,8 @@ _REPORT: Final = "ff.app.report"  # per stream: the error report (traceback.repo
 _JS_WAIT: Final = "ff.app.js_wait"  # (line, body, exc) of an error line a JavaScript stack frame may follow
 _SIGNAL_WAIT: Final = "ff.app.signal_wait"  # (line, text) of an error whose signal the next line names
 _SIGNAL_WINDOW: Final = 2
+_DEVICE_ASSERTS: Final = "ff.app.device_asserts"  # per stream: the kernel asserts (file:line: function) read once
+_DEVICE_ASSERTS_MAX: Final = 64  # the most remembered (a stream's distinct asserts beyond it are each read)
 
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
 # libc++abi's default terminate handler (LLVM libcxxabi src/cxa_default_handlers.cpp `demangling_terminate_handler`,
@@ -404,7 +406,7 @@ class ExceptionExtractor:
             else:
                 js = self._javascript(body, ctx)
                 drafts = js if js is not None else (
-                    tb.device_assert(body) or _alone(body) or self._fatal(body, ctx) or self._foreign(body, ctx)
+                    self._device_assert(body, ctx) or _alone(body) or self._fatal(body, ctx) or self._foreign(body, ctx)
                     or _lone(body) or _spelled(body))
                 if not drafts and not ctx.claimed and ": " in body:
                     head = tb.js_error_line(body)
@@ -502,6 +504,21 @@ class ExceptionExtractor:
                 ctx.state[_SIGNAL_WAIT] = (ctx.lineno, body)  # a crash on the signal the next line names
                 ctx.claimed = True
                 return []
+        return drafts
+
+    def _device_assert(self, body: str, ctx: LineContext) -> list[Draft]:
+        """A CUDA kernel's failed assert (traceback.device_assert), read once per assert of a stream: the device
+        runtime prints one line per failing thread (`block: [0,0,0], thread: [1,0,0]`, ...), one fault; the repeats
+        are claimed."""
+        drafts = tb.device_assert(body)
+        if drafts:
+            ctx.claimed = True
+            seen = ctx.state.setdefault(_DEVICE_ASSERTS, set())
+            site = body.split(" block: [", 1)[0].strip()
+            if not isinstance(seen, set) or site in seen:
+                return []
+            if len(seen) < _DEVICE_ASSERTS_MAX:
+                seen.add(site)
         return drafts
 
     def _fatal(self, body: str, ctx: LineContext) -> list[Draft]:
