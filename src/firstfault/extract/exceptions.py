@@ -235,8 +235,20 @@ _REPORT: Final = "ff.app.report"  # per stream: the error report (traceback.repo
 _JS_WAIT: Final = "ff.app.js_wait"  # (line, body, exc) of an error line a JavaScript stack frame may follow
 _SIGNAL_WAIT: Final = "ff.app.signal_wait"  # (line, text) of an error whose signal the next line names
 _SIGNAL_WINDOW: Final = 2
+_DEVICE_ASSERTS: Final = "ff.app.device_asserts"  # per stream: the kernel asserts (file:line: function) read once
+_DEVICE_ASSERTS_MAX: Final = 64  # the most remembered (a stream's distinct asserts beyond it are each read)
 
 _TERMINATE = re.compile(r"terminate called after throwing an instance of '(?P<type>[^']+)'")
+# libc++abi's default terminate handler (LLVM libcxxabi src/cxa_default_handlers.cpp `demangling_terminate_handler`,
+# through abort_message.cpp, which puts `libc++abi: ` before it; `libc++abi.dylib: ` on macOS before 11): the same
+# record as libstdc++'s two lines above, on one line, `terminating due to uncaught exception of type T: <what()>`
+# (`terminating with ...` before LLVM 15; `unexpected` for an exception a dynamic exception specification refused; no
+# `: <what()>` where T is not a std::exception). What macOS (Apple's libc++), Android's NDK and clang builds with
+# libc++ print where a C++ exception escapes: read as the libstdc++ record is.
+_LIBCXXABI = re.compile(r"terminating (?:due to|with) (?:uncaught|unexpected) exception of type "
+                        r"(?P<type>(?:[^:]|::){1,300}?)(?:: (?P<msg>.*))?\s*$")
+LIBCXXABI_LITERALS: Final = ("terminating due to uncaught", "terminating with uncaught",
+                             "terminating due to unexpected", "terminating with unexpected")
 _WHAT = re.compile(r"what\(\):\s*(?P<msg>.*)$")
 _WHAT_WINDOW: Final = 3
 _MODEL: Final = "ff.app.traceback_model"
@@ -319,6 +331,8 @@ class ExceptionExtractor:
         "No CUDA GPUs are available",
         "terminate called after throwing",
         "what():",
+        *LIBCXXABI_LITERALS,
+        *tb.ASSERT_LITERALS,  # a CUDA kernel's failed assert (traceback.device_assert)
         *tb.FATAL_LOG_LITERALS,
         *tb.LANGUAGE_LITERALS,  # another language's uncaught error (Rust's and Go's panic, Go's fatal error, Julia's)
         *tb.JS_FRAME_LITERALS,  # a JavaScript stack's frame, after its error's line
@@ -392,8 +406,8 @@ class ExceptionExtractor:
             else:
                 js = self._javascript(body, ctx)
                 drafts = js if js is not None else (
-                    _alone(body) or self._fatal(body, ctx) or self._foreign(body, ctx) or _lone(body)
-                    or _spelled(body))
+                    self._device_assert(body, ctx) or _alone(body) or self._fatal(body, ctx) or self._foreign(body, ctx)
+                    or _lone(body) or _spelled(body))
                 if not drafts and not ctx.claimed and ": " in body:
                     head = tb.js_error_line(body)
                     if head is not None:  # a JavaScript error's line if a stack frame comes next (_javascript)
@@ -492,6 +506,21 @@ class ExceptionExtractor:
                 return []
         return drafts
 
+    def _device_assert(self, body: str, ctx: LineContext) -> list[Draft]:
+        """A CUDA kernel's failed assert (traceback.device_assert), read once per assert of a stream: the device
+        runtime prints one line per failing thread (`block: [0,0,0], thread: [1,0,0]`, ...), one fault; the repeats
+        are claimed."""
+        drafts = tb.device_assert(body)
+        if drafts:
+            ctx.claimed = True
+            seen = ctx.state.setdefault(_DEVICE_ASSERTS, set())
+            site = body.split(" block: [", 1)[0].strip()
+            if not isinstance(seen, set) or site in seen:
+                return []
+            if len(seen) < _DEVICE_ASSERTS_MAX:
+                seen.add(site)
+        return drafts
+
     def _fatal(self, body: str, ctx: LineContext) -> list[Draft]:
         """A C++ framework's fatal log record (extract/traceback.py `fatal_log`), read as an uncaught exception;
         the abort that follows it is its consequence, as after `terminate called`."""
@@ -562,10 +591,17 @@ class ExceptionExtractor:
         return tb.report_drafts(prior.line, prior.chain)
 
     def _terminate(self, body: str, who: int | None, ctx: LineContext) -> tb.Exc | None:
-        """`terminate called after throwing an instance of 'T'` + `what(): msg` (same or next lines)."""
+        """`terminate called after throwing an instance of 'T'` + `what(): msg` (same or next lines), and
+        libc++abi's one-line `terminating due to uncaught exception of type T: msg` (_LIBCXXABI)."""
         pending = ctx.state.setdefault("ff.app.terminate", {})
         if not isinstance(pending, dict):
             return None
+        if "exception of type " in body and any(w in body for w in LIBCXXABI_LITERALS):
+            lib = _LIBCXXABI.search(body)
+            if lib is not None:
+                ctx.state[TERMINATED] = ctx.lineno
+                qual = lib.group("type").strip()
+                return tb.Exc(qual, qual.rsplit("::", 1)[-1], (lib.group("msg") or "").strip())
         if "what():" not in body and "terminate called after throwing" not in body:
             return None  # neither regex below can match (both hold these words)
         t = _TERMINATE.search(body)

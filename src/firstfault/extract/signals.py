@@ -71,9 +71,14 @@ _SHELL_FAULT = re.compile(
 # virtual method called`, then std::terminate), its verbose terminate handler with no exception in flight (a joinable
 # std::thread destroyed, a noexcept function's end; libsupc++/vterminate.cc: `terminate called without an active
 # exception`, `terminate called recursively`) and libc++abi's (src/cxa_virtual.cpp: `Pure virtual function called!`,
-# after its `libc++abi: ` tag). The program's own fault, the line whole (a title or prose quoting it is not read).
+# after its `libc++abi: ` tag), and libc++abi's default terminate handler with no C++ exception of a known type in
+# flight (src/cxa_default_handlers.cpp: `libc++abi: terminating` alone, `terminating due to uncaught foreign exception`,
+# `with` before LLVM 15; one with a type is an uncaught exception, extract/exceptions.py `_LIBCXXABI`). The program's
+# own fault, the line whole (a title or prose quoting it is not read).
 _CXX_ABORT = re.compile(r"^\s*(?:pure virtual method called|terminate called (?:without an active exception"
-                        r"|recursively)|(?:libc\+\+abi(?: \(PID \d+\))?: )?Pure virtual function called!)\s*$")
+                        r"|recursively)|(?:libc\+\+abi(?: \(PID \d+\))?: )?Pure virtual function called!"
+                        r"|libc\+\+abi(?:\.dylib)?: terminating(?: (?:due to|with) (?:uncaught|unexpected)"
+                        r" foreign exception)?)\s*$")
 
 # glibc's malloc finding its heap corrupted and aborting the process (malloc/malloc.c, malloc_printerr: the message,
 # then abort(3): SIGABRT): `free(): invalid pointer`, `double free or corruption (out)`, `malloc(): corrupted top
@@ -218,6 +223,8 @@ class ProcessSignalExtractor:
         "terminate called without an active exception",
         "terminate called recursively",
         "Pure virtual function called!",
+        "abi: terminating",  # libc++abi's (`libc++abi: `, `libc++abi.dylib: `)
+        *tb.ASSERT_LITERALS,  # glibc's failed assert(3) (traceback.host_assert)
         *_HEAP_WORDS,
     )
 
@@ -325,7 +332,7 @@ class ProcessSignalExtractor:
             by = "self" if fatal is not None and sig == "SIGABRT" else by_whom(sig, "launcher")
             host = m.groupdict().get("ohost")  # the host Open MPI's handler names
             return Draft("process.signal", {"signal": sig, "by": by, "detail": detail}, host=host)
-        if _CXX_ABORT.match(body) or _HEAP_ABORT.match(body) or _LIBC_FORTIFY.match(body):
+        if _CXX_ABORT.match(body) or _HEAP_ABORT.match(body) or _LIBC_FORTIFY.match(body) or tb.host_assert(body):
             return Draft("process.signal", {"signal": "SIGABRT", "by": "self", "detail": detail})
         m = _PBS_EXIT.search(body)
         if m:
