@@ -61,10 +61,6 @@ def test_near_miss_fault_words_and_common_words_alone_are_no_cuda_error(line: st
 @pytest.mark.parametrize(
     ("line", "want"),
     [
-        # gpu-burn's checkError (wilicc/gpu-burn gpu_burn-drv.cpp) throws `Error (<file>:<line>): <cuGetErrorString>`,
-        # libstdc++ printing it as `what():` (its `Error in load module (...)` form: test_b8pass.py)
-        ("  what():  Error (gpu_burn-drv.cpp:298): OS call failed or operation not supported on this OS",
-         ("other", 304)),
         # the driver's words for a container's forward-compatibility libraries on a GPU without them, after a
         # program's own (onnxruntime's `CUDA failure 804: ...` carries the number; this form does not)
         ("failed to create context: forward compatibility was attempted on non supported HW", ("driver", 804)),
@@ -73,7 +69,8 @@ def test_near_miss_fault_words_and_common_words_alone_are_no_cuda_error(line: st
     ],
 )
 def test_cudas_own_long_words_for_the_driver_and_the_os_are_read_alone(line: str, want: tuple[str, int]) -> None:
-    # driver-class and symptom-class rows whose message no other program prints (catalog/cuda.yaml `alone`)
+    # driver-class and symptom-class rows whose message no other program prints (catalog/cuda.yaml `alone`; 304's
+    # under a native exception: test_native_terminal.py)
     assert _cuda(line) == [want]
 
 
