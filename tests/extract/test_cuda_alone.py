@@ -61,9 +61,8 @@ def test_near_miss_fault_words_and_common_words_alone_are_no_cuda_error(line: st
 @pytest.mark.parametrize(
     ("line", "want"),
     [
-        # the driver's words for a container's forward-compatibility libraries on a GPU without them, after a
-        # program's own (onnxruntime's `CUDA failure 804: ...` carries the number; this form does not)
-        ("failed to create context: forward compatibility was attempted on non supported HW", ("driver", 804)),
+        # a call the installed driver lacks, after a program's own words
+        ("cuStreamBeginCaptureToGraph: API call is not supported in the installed CUDA driver", ("driver", 36)),
         # an MPS client refused by its daemon, after a program's own words
         ("init failed: MPS client failed to connect to the MPS control daemon or the MPS server", ("unavailable", 805)),
     ],

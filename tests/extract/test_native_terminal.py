@@ -77,16 +77,17 @@ def test_near_misses_are_not_read(line: str) -> None:
 
 
 @pytest.mark.parametrize("line", [
-    # AlexeyAB/darknet#3496: glibc's __assert_fail, the program's name and the function
+    # AlexeyAB/darknet#3496: glibc's __assert_fail, the program's name and the function (the thread: a K80's ECC)
     "darknet: ./src/utils.c:293: error: Assertion `0' failed.",
-    # marbl/canu#734: a C++ function's signature as the function
+    # marbl/canu#734: a C++ function's signature as the function (the thread: a short read from the file system)
     "ovStoreSorter: stores/ovStoreWriter.C:291: uint64 ovStoreWriter::loadBucketSizes(uint64*): Assertion "
     "`nr == _fileLimit + 1' failed.",
 ])
-def test_glibc_assert_is_the_programs_abort(line: str) -> None:
-    drafts = scan(ALL, [line])
-    assert [(d.kind, d.fields.get("signal"), d.fields.get("by")) for d in drafts] == [
-        ("process.signal", "SIGABRT", "self")], drafts
+def test_glibc_assert_names_no_cause(line: str) -> None:
+    # A failed assert(3) is a program's or a library's invariant broken by what it met: every one the corpus holds
+    # was a device, a file system or a runtime the code did not expect, none the code's own fault. No event: the line
+    # is left to the unrecognized offer (where to look), and the SIGABRT after it decides as any abort does.
+    assert [d for d in scan(ALL, [line]) if d.kind in ("process.signal", "app.crash", "app.exception")] == []
 
 
 def test_cuda_device_assert_is_cuda_result_710() -> None:

@@ -224,7 +224,6 @@ class ProcessSignalExtractor:
         "terminate called recursively",
         "Pure virtual function called!",
         "abi: terminating",  # libc++abi's (`libc++abi: `, `libc++abi.dylib: `)
-        *tb.ASSERT_LITERALS,  # glibc's failed assert(3) (traceback.host_assert)
         *_HEAP_WORDS,
     )
 
@@ -332,7 +331,7 @@ class ProcessSignalExtractor:
             by = "self" if fatal is not None and sig == "SIGABRT" else by_whom(sig, "launcher")
             host = m.groupdict().get("ohost")  # the host Open MPI's handler names
             return Draft("process.signal", {"signal": sig, "by": by, "detail": detail}, host=host)
-        if _CXX_ABORT.match(body) or _HEAP_ABORT.match(body) or _LIBC_FORTIFY.match(body) or tb.host_assert(body):
+        if _CXX_ABORT.match(body) or _HEAP_ABORT.match(body) or _LIBC_FORTIFY.match(body):
             return Draft("process.signal", {"signal": "SIGABRT", "by": "self", "detail": detail})
         m = _PBS_EXIT.search(body)
         if m:

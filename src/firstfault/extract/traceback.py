@@ -685,27 +685,21 @@ def _spelled_at(body: str, at: int, seen_end: int) -> tuple[Exc, str] | None:
     return Exc(qual, cls, msg), lead
 
 
-# C's assert(3) failing, in the two printers' words (the process aborts right after: SIGABRT):
-# - glibc's __assert_fail (assert/assert.c, `%s%s%s:%u: %s%sAssertion `%s' failed.`): `prog: file.c:291: func:
-#   Assertion `expr' failed.`, the program's name and the function where known. The program's own invariant, which
-#   names no cause outside it: the program's abort (extract/signals.py, as glibc's other checks that abort).
+# A failed assert's line (the process aborts right after: SIGABRT), read only where it says what it is:
+# - glibc's __assert_fail (assert/assert.c: `prog: file.c:291: func: Assertion `expr' failed.`) is not read: the
+#   invariant of a program or of a library inside it (the Neuron runtime's `tdrv_get_number_devices_on_instance:
+#   Assertion `device_count != 0' failed.`) broken by what it met, a device, a short read, a runtime it did not
+#   expect (AlexeyAB/darknet#3496: a K80's ECC; marbl/canu#734: the file system), which names no cause of its own.
 # - CUDA's device-side assert (the device runtime's __assertfail, as PyTorch's kernels print it: `EmbeddingBag.cu:128:
 #   EmbeddingBag_updateOutputKernel_sum_mean: block: [0,0,0], thread: [0,0,0] Assertion `input[emb] >= 0 && ...`
 #   failed.`, the expression closed by a backtick, one line per failing thread): the kernel's assert, which the host
 #   sees as CUDA's result 710, cudaErrorAssert (`device-side assert triggered`): read as that result
 #   (catalog/cuda.yaml), as the host's later `CUDA error: device-side assert triggered` is.
-# Each is the whole line (a title or prose that quotes one is not read).
-_HOST_ASSERT = re.compile(r"^\s*(?:[^\s:][^:]{0,300}: )?[^\s:][^:]{0,500}:\d{1,7}: (?:.{1,2000}?: )?"
-                          r"Assertion `(?P<expr>.{0,4000})' failed\.\s*$")
+# The whole line (a title or prose that quotes one is not read).
 _DEVICE_ASSERT = re.compile(r"^\s*[^\s:][^:]{0,500}:\d{1,7}: .{1,2000}?: block: \[\d+,\d+,\d+\], thread: "
                             r"\[\d+,\d+,\d+\] Assertion `(?P<expr>.{0,4000})` failed\.\s*$")
 ASSERT_LITERALS: Final = ("Assertion `",)
 DEVICE_ASSERT_CODE: Final = 710  # cudaErrorAssert
-
-
-def host_assert(body: str) -> bool:
-    """Whether the line is glibc's report of a failed assert(3) (_HOST_ASSERT)."""
-    return "Assertion `" in body and "' failed." in body and _HOST_ASSERT.match(body) is not None
 
 
 def device_assert(body: str) -> list[Draft]:
