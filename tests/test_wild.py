@@ -113,6 +113,8 @@ WILD = Path(__file__).parent / "wild"
 # (fitted to b82's Ollama thread): 1,276 / 1,223 of 1,815. b85-b88 (40: NVIDIA's own repositories, AMD and Intel GPUs
 # across nodes, Chinese vendors' accelerators and serving stacks, RL post-training and disaggregated serving), built
 # beside this stop's passes, first ran at 9c68328a at 21 / 16 of 40 (two false definitives): 1,297 / 1,239 of 1,855.
+# Then native programs' last lines (libc++abi's uncaught exception, CUDA's device-side assert; built beside b79-b88,
+# which it moved by none): 1,300 / 1,242 of 1,855.
 MIN_DOMAIN = 0.69
 MIN_CATEGORY = 0.66
 # The false definitive verdicts of today, each named: unk-slurm-cn125-segfault-flaky-node, disputed (see its
