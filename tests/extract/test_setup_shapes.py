@@ -1,0 +1,97 @@
+"""The job's set-up told by its message's shape (catalog/exceptions.yaml, the rows after `divisible by`).
+
+What the job asked for does not fit what is there: counts requested against counts available, a parallel size too
+large, a feature the device, build or cloud does not have, a pool over its own maximum, a shard index not below the
+shard count, a configuration class failing validation, a launcher without its MPI. Each shape is read both ways: a
+line it must read (verbatim from the public thread cited) and one that looks alike and must not (run here, Python
+3.11 and pydantic 2.11, or the printing program's source). Fed as a traceback's last line (the header first).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from firstfault.extract.base import Draft
+from tests.extract.helpers import alone, last_line
+
+
+def _one(line: str) -> Draft:
+    drafts = last_line(line)
+    assert len(drafts) == 1, drafts
+    return drafts[0]
+
+
+@pytest.mark.parametrize("line", [
+    # NVIDIA/TensorRT-LLM#2594: trtllm-serve under mpirun on two nodes, the GPUs counted on one
+    "RuntimeError: Only 8 GPUs are available, but 16 are required.",
+    # ai-dynamo/dynamo#4934: vLLM v0.12.0's ParallelConfig (the `Value error, ...` line under its title)
+    "ValueError: Tensor parallel size (2) cannot be larger than the number of available GPUs (1).",
+    # QwenLM/Qwen3-VL#831: vLLM's AWQ layer under TP 4
+    "ValueError: The input size is not aligned with the quantized weight shape. This can be caused by too large "
+    "tensor parallel size.",
+    # GoogleCloudPlatform/python-docs-samples#13233: a Vertex AI job asking for K80s after their end of support
+    'google.api_core.exceptions.InvalidArgument: 400 Accelerator "NVIDIA_TESLA_K80" is not supported for machine type '
+    '"n1-standard-4"',
+    # NVIDIA/TransformerEngine#1923: userbuffers' overlap on A100s without CUDA Multicast
+    "AssertionError: CUDA device, driver and/or toolkit version does not support comm+GEMM overlap with CUDA "
+    "Multicast. Launch app with UB_SKIPMC=1 to try CUDA IPC instead.",
+    # sgl-project/sglang#38552: a prefill of TP 1 and a decode of TP 4
+    "RuntimeError: PD Disaggregation does NOT support PD different TP sizes for non-MLA SWA hybrid models yet.",
+    # NVIDIA/spark-rapids#636: several executors on one V100
+    "ai.rapids.cudf.CudfException: RMM failure at: /usr/local/rapids/include/rmm/mr/device/"
+    "pool_memory_resource.hpp:100: Initial pool size exceeds the maximum pool size!",
+    # NVIDIA/DALI#510: a rank's id passed as the shard count
+    'RuntimeError: Critical error in pipeline: [/opt/dali/dali/pipeline/operators/reader/loader/loader.h:57] Assert '
+    'on "num_shards_ > shard_id_" failed: num_shards needs to be greater than shard_id',
+    # ai-dynamo/dynamo#4934: the title of the same validation error
+    "pydantic_core._pydantic_core.ValidationError: 1 validation error for ParallelConfig",
+    # Lightning-AI/pytorch-lightning#6169: the message begins with a newline (the devices on the next lines)
+    "pytorch_lightning.utilities.exceptions.MisconfigurationException: ",
+    # tlkh/ai-lab#26: horovodrun before 0.20 without Open MPI on the PATH
+    "Exception: horovodrun convenience script does not find an installed OpenMPI.",
+    # open-r1's GRPO (trl GRPOConfig): a batch that the generations per prompt do not divide
+    "ValueError: The global train batch size (7 x 1) must be evenly divisible by the number of generations per "
+    "prompt (8). Given the current train batch size, the valid values for the number of generations are: [7].",
+])
+def test_a_request_that_does_not_fit_what_is_there_is_the_set_up(line: str) -> None:
+    d = _one(line)
+    assert d.kind == "app.exception" and d.fields.get("setup") is True
+
+
+@pytest.mark.parametrize("line", [
+    # run here: Python's own words for a request larger than what there is, about data
+    "ValueError: Sample larger than population or is negative",
+    "ValueError: Exceeds the limit (4300 digits) for integer string conversion: value has 5000 digits; use "
+    "sys.set_int_max_str_digits() to increase the limit",
+    # run here: `does not support` after no device, build or parallel size: a bug
+    "TypeError: 'NoneType' object does not support item assignment",
+    # run here (pydantic 2.11): a validation error for a request's model, not a configuration class
+    "pydantic_core._pydantic_core.ValidationError: 1 validation error for ChatCompletionRequest",
+    # pytorch_lightning/callbacks/model_checkpoint.py _validate_monitor_key: a metric the model does not log
+    "pytorch_lightning.utilities.exceptions.MisconfigurationException: ModelCheckpoint(monitor='val_loss') could "
+    "not find the monitored key in the returned metrics: ['train_loss', 'epoch', 'step']. HINT: Did you call "
+    "`log('val_loss', value)` in the `LightningModule`?",
+])
+def test_a_message_alike_about_data_or_code_is_not_the_set_up(line: str) -> None:
+    d = _one(line)
+    assert d.kind == "app.exception" and "setup" not in d.fields
+
+
+@pytest.mark.parametrize("line", [
+    # CUDA's own words (cudaErrorNotSupported, 801; cudaErrorNotPermitted, 800): their tables read them
+    "RuntimeError: CUDA error: operation not supported",
+    "RuntimeError: CUDA error: operation not permitted",
+])
+def test_cudas_own_words_are_not_a_set_up_shape(line: str) -> None:
+    assert all(d.fields.get("setup") is not True for d in last_line(line))
+
+
+@pytest.mark.parametrize("line", [
+    # the shapes are read on an exception already read, never on a line of their own (no prefilter word)
+    "Only 8 GPUs are available, but 16 are required.",
+    "The input size is not aligned with the quantized weight shape. This can be caused by too large tensor "
+    "parallel size.",
+    "PD Disaggregation does NOT support PD different TP sizes for non-MLA SWA hybrid models yet.",
+])
+def test_the_shapes_alone_are_not_read(line: str) -> None:
+    assert [d for d in alone(line) if d.fields.get("setup")] == []
