@@ -58,15 +58,22 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import ExceptionClassInfo, cuda_table, is_driver_library, object_store_code_table
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
+    ACCEL_OOM_PHRASES,
+    CODED_CUDA_MESSAGE,
+    CUDA_LITERALS,
+    CUDNN_LITERAL,
     LIBRARY_LITERALS,
+    MESSAGE_CUDA_CODE,
     NGC_DRIVER_CHECK,
     NGC_DRIVER_CODE,
+    WEAK_CUDA_ANCHORS,
     CudaError,
     accelerator_oom,
     by_whom,
     cache_race,
     cuda_error_of,
     cudnn_status_of,
+    digit_message,
     errno_of,
     errno_row,
     exit_signal,
@@ -105,7 +112,7 @@ from firstfault.extract.excclass import (
     store_code,
     store_side,
 )
-from firstfault.extract.memo import digits_zeroed
+from firstfault.extract.memo import ON, Memo, digits_zeroed
 from firstfault.model import FieldValue
 
 _CLIP: Final = 400
@@ -1157,9 +1164,55 @@ def _fields(**kw: FieldValue) -> dict[str, FieldValue]:
     return {k: v for k, v in kw.items() if v is not None}
 
 
+# cuda_drafts' answer "nothing" remembered by the body's digits made `0` (extract/memo.py), apart for a raised
+# exception and a line of its own, and only for a body that holds none of the words and shapes ahead of which its
+# steps read a digit's value (cuda_digit_blind): the CUDA error's code (`Error 803: `, `(error 803)`, after an anchor
+# of CUDA_LITERALS or WEAK_CUDA_ANCHORS), an allocator's name in ACCEL_OOM_PHRASES, a math library's status name
+# (LIBRARY_LITERALS: `CUFFT_R2C`), a cuDNN status; the HIP runtime's trace level (`:3:`, a line that starts with a
+# colon); a table text that holds a digit (codes.digit_message). Past those the steps compare words without digits
+# and digit-blind patterns (`\d`, `\w`, `\b`: tests/extract/test_cuda_memo.py holds both), so every body of one
+# zeroed form gives what the first gave. Each rank's `what():  [PG ID 0 PG GUID 0(default_pg) Rank 7121] ... Watchdog
+# caught collective operation timeout: WorkNCCL(SeqNum=24311, ...)` is one key: 25 us a rank, read once (issue 27).
+CUDA_DIGIT_WORDS: Final = (*CUDA_LITERALS, *WEAK_CUDA_ANCHORS, *ACCEL_OOM_PHRASES, *LIBRARY_LITERALS, CUDNN_LITERAL)
+_CODE_SHAPES: Final = (CODED_CUDA_MESSAGE.pattern.replace("?P<code>", "?:") + "|"
+                       + MESSAGE_CUDA_CODE.pattern.replace("?P<code>", "?:"))
+
+
+def digit_reads(words: tuple[str, ...]) -> re.Pattern[str]:
+    """A pattern that finds any of `words` or a CUDA code's shape before or after its message: where a line holds
+    none, the readers that compare only these words' digits read it alike with its digits made `0`."""
+    return re.compile(re.alternation(words) + "|" + _CODE_SHAPES)
+
+
+_CUDA_DIGIT_READS: Final = digit_reads(CUDA_DIGIT_WORDS)
+
+
+def cuda_digit_blind(body: str, zeroed: str, reads: re.Pattern[str] = _CUDA_DIGIT_READS) -> bool:
+    """Whether what cuda_drafts gives `body` is what it gives any body whose digits made `0` are `zeroed` (see
+    CUDA_DIGIT_WORDS); `reads`: digit_reads of a superset of CUDA_DIGIT_WORDS (a caller whose other steps read more)."""
+    return body[:1] != ":" and reads.search(body) is None and not digit_message(zeroed)
+
+
+_CUDA_QUIET: Final[tuple[Memo[bool], Memo[bool]]] = (Memo("tb.cuda.zeroed"), Memo("tb.cuda.raised.zeroed"))
+
+
 def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
-    """CUDA OOM or a CUDA error, from a traceback's last line or a line of its own."""
+    """CUDA OOM or a CUDA error, from a traceback's last line or a line of its own (`exc` None)."""
     torch_oom = exc is not None and exc.cls == "OutOfMemoryError" and exc.qual.startswith("torch")
+    if torch_oom or not ON[0]:
+        return _cuda_drafts(body, exc, torch_oom)
+    quiet = _CUDA_QUIET[exc is not None]  # (the exception's class and message read only where drafts come)
+    key = digits_zeroed(body)
+    if quiet.find(key) is not None:
+        return []
+    drafts = _cuda_drafts(body, exc, torch_oom)
+    if not drafts and cuda_digit_blind(body, key):
+        quiet.put(key, True)
+    return drafts
+
+
+def _cuda_drafts(body: str, exc: Exc | None, torch_oom: bool) -> list[Draft]:
+    """cuda_drafts, read afresh."""
     at = accelerator_oom(body)
     if at is not None or torch_oom:
         message = exc.msg if exc is not None and exc.msg else body[at:] if at is not None else body
