@@ -330,13 +330,27 @@ class ExceptionExtractor:
         *STORE_SPELLED_WORDS,  # ... and an object store's code in a store client's own words
         *setup_errno_words(),  # ... and a logged bind that failed with a set-up errno
         'File "',
-        "frame #",
-        "Exception raised from",
+        *tb.CXX_STACK_LITERALS,
         "[Errno ",
         "No module named",
         *tb.EXEC_LITERALS,
         *storage_strerror_texts(),
     )
+
+    # A line of a C++ exception's stack (`frame #3: ...`, `Exception raised from ...`) is claimed and read to nothing
+    # whatever the stream holds (TracebackModel.stack_line): the scanner reads it without its candidate
+    # (collect/scan.py Extraction.read_quiet), each rank's stack under its abort (issue 27).
+    quiet_literals: tuple[str, ...] = tb.CXX_STACK_LITERALS
+
+    def quiet_claim(self, body: str, state: dict[str, object], rank: int | None) -> bool:
+        """Whether extract(body, ctx) claims the line and gives nothing whatever `ctx.state` (`state`) holds, for a
+        `ctx` of rank `rank`: a line of a C++ exception's stack (TracebackModel.stack_line) that is no NGC banner's;
+        then what extract does to the state is done (the model and the writer's stream made where missing). False:
+        nothing done that extract would not do the same way."""
+        line_rank, body = split_rank_prefix(body)
+        if NGC_BUILT_FOR in body or NGC_DRIVER_CHECK in body:
+            return False
+        return _model(state).stack_line(body, line_rank if line_rank is not None else rank)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)

@@ -1158,6 +1158,8 @@ FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
 # A C++ exception's stack as c10 prints it: `Exception raised from checkTimeout at .../ProcessGroupNCCL.cpp:618
 # (most recent call first):` then `frame #0: c10::Error::Error(...) + 0x96 (0x7f... in .../libc10.so)`.
 CXX_FRAME = re.compile(r"^\s*(?:frame #\d+: |Exception raised from \S+ at \S+ \(most recent call first\))")
+# The prefilter's words for those lines: a CXX_FRAME line holds one (extract/exceptions.py `quiet_literals`).
+CXX_STACK_LITERALS: Final = ("frame #", "Exception raised from")
 
 
 def _fields(**kw: FieldValue) -> dict[str, FieldValue]:
@@ -1920,6 +1922,22 @@ class TracebackModel:
                         body, who, st.ignored or ignored(frames), st.in_thread)
         st.opened, st.closed, st.owner, st.frames = None, ctx.lineno, None, []
         return closed
+
+    def stack_line(self, body: str, who: object) -> bool:
+        """Whether feed reads `body` as a line of a C++ exception's stack (CXX_FRAME: claimed, nothing closed, nothing
+        kept) whatever this model holds, and then what feed does to the model with it: the writer's stream made where
+        missing. Not a line that holds a traceback's header (a tagged header: leads) or a chain marker, which feed
+        tests before; nor one in a stream where a tagged header named a writer (leads: its tag before the line would
+        send the rest to the tag's stream). _peel_group leaves such a line as it is (a group's frame starts with `|`
+        or `+` after blanks, a C++ stack's line with `frame #` or `Exception raised from`), and so do _feed's tests
+        before CXX_FRAME (a thread's or an ignored exception's header starts `Exception in` / `Exception ignored`,
+        `Unhandled exception`): tests/extract/test_quiet_claim.py."""
+        if (TRACEBACK in body or self.leads.get(who) or not CXX_FRAME.match(body)
+                or any(marker in body for marker in CHAIN_MARKERS)):
+            return False
+        if who not in self.streams:
+            self.streams[who] = _Stream()
+        return True
 
     def decided(self, who: object, value: bool, at: tuple[LineContext, str] | None = None) -> None:
         """Whether the chain's member just closed decided it; `at`: that member's place and line, kept while no member
