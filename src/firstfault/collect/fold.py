@@ -952,6 +952,11 @@ class LineFold:
         """Read candidate `c` in full, outside the shapes (may_count said none of its chunk's lines could be
         counted): what read() does with the first line of a shape, less keeping the shape."""
         self.extraction.add_events(c, self.store)
+        self.passed()
+
+    def passed(self) -> None:
+        """A candidate was read outside the shapes (pass_on; or by Extraction.read_quiet, a line its reader claimed
+        quietly, without its candidate): the per-stream state may have moved."""
         self._epoch += 1
         self._new_epoch()
 

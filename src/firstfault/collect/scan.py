@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property, lru_cache
-from typing import IO, Any, Final, Protocol, runtime_checkable
+from typing import IO, TYPE_CHECKING, Any, Final, Protocol, cast, runtime_checkable
 
 from firstfault.bundle import open_evidence_sized
 from firstfault.collect.bugreport import Splitter, ThisBoot, opens_report
@@ -41,6 +41,9 @@ from firstfault.extract.memo import ZERO_DIGITS, hex_literals, hex_words
 from firstfault.extract.unrecognized import decided_by_count, zeroed
 from firstfault.model import ADDRESS, Event
 from firstfault.timeparse import TIME_MAX, TIME_MIN, Stamp, TimeParser, _fast
+
+if TYPE_CHECKING:
+    from firstfault.extract.prefix import Prefixed
 
 TEXT_CLIP = 2000  # evidence text kept per line
 _HEAD: Final = 8192  # a file's first bytes, read before its lines: text or binary (chunks.binary_share), a bug report
@@ -373,6 +376,24 @@ class _Dispatch:
     # The probe is ErrorWords, whose answer is the body's alone (ErrorWords.known): a line only it reads
     # needs no per-stream state and no context.
     probe_alone: bool
+    # The extractors that claim some lines quietly (_Quiet), by index, with the literal indices of their
+    # `quiet_literals`.
+    quiet: dict[int, frozenset[int]]
+
+
+@runtime_checkable
+class _Quiet(Protocol):
+    """An extractor that reads some lines to nothing whatever the stream holds, only claiming them
+    (extract/exceptions.py: a line of a C++ exception's stack): `quiet_literals` are the prefilter words such a line
+    holds one of, and
+    `quiet_claim(body, state, rank)` says whether `extract(body, ctx)` would claim the line, give nothing and change
+    nothing in `ctx.state` but what it makes where missing (for a `ctx` of that state and rank, whatever its other
+    fields); where it says so, it has made those. Where it says no, it has changed nothing that reading the line in
+    full would not change the same way (Extraction.read_quiet)."""
+
+    quiet_literals: tuple[str, ...]
+
+    def quiet_claim(self, body: str, state: dict[str, object], rank: int | None) -> bool: ...
 
 
 @lru_cache(maxsize=16)
@@ -387,8 +408,11 @@ def _dispatch_for(source: str, extractors: tuple[LineExtractor, ...]) -> _Dispat
     from firstfault.extract.unrecognized import ErrorWords
 
     error_words = next((i for i, ex in enumerate(exs) if ex.name == "unrecognized"), -1)
+    index = {w: i for i, w in enumerate(words)}
+    quiet = {i: frozenset(index[w] for w in ex.quiet_literals if w in index)
+             for i, ex in enumerate(exs) if isinstance(ex, _Quiet)}
     return _Dispatch(exs, _Matcher(words), owners, error_words, error_words >= 0 and error_words == len(exs) - 1,
-                     error_words >= 0 and isinstance(exs[error_words], ErrorWords))
+                     error_words >= 0 and isinstance(exs[error_words], ErrorWords), quiet)
 
 
 @runtime_checkable
@@ -482,6 +506,7 @@ class Extraction:
         self.unrecognized = Unrecognized(hosts)
         self._same: dict[tuple[int, int], bool] = {}
         self._hits: dict[tuple[str, tuple[int, ...]], list[int]] = {}
+        self._quiet: dict[tuple[str, tuple[int, ...]], int] = {}  # quiet_hits' answers: the extractor's index, or -1
         self._keep: list[tuple[str, ...]] = []
         self._offered: tuple[str, str | None] | None = None  # the last line drafts() offered: body, host
         self._raised = False  # the last line drafts() read stopped on an extractor's error (its state: unknown)
@@ -619,6 +644,62 @@ class Extraction:
         else:
             self.unrecognized.offer(c, body, host)
 
+    def _hit_of(self, source: str, ids: tuple[int, ...], dispatch: _Dispatch) -> list[int]:
+        """The extractors that literal hits `ids` reach, in order (remembered: a few literal sets recur)."""
+        hit = sorted({e for i in ids for e in dispatch.owners[i]})
+        if len(self._hits) < 4096:
+            self._hits[(source, ids)] = hit
+        return hit
+
+    def _state_of(self, file: str, rank: int | None, p: Prefixed) -> dict[str, object]:
+        """The per-stream state of a line of `file` (the file's rank: `rank`) with layers `p`, made where missing."""
+        # (p.stream's own tuple, without the property's call where no layer named a host, local rank or process)
+        skey = (file, rank, None, None, None) if p.host is None and p.local is None and p.proc is None \
+            else (file, rank, *p.stream)
+        state = self._states.get(skey)
+        if state is None:
+            state = self._states[skey] = {}
+            self._file_streams.setdefault(file, []).append(skey)
+        return state
+
+    def quiet_hits(self, source: str, ids: tuple[int, ...], key: tuple[str, ...]) -> bool:
+        """May a line of `source` whose literal hits are `ids` (indices into the words `key`) be read by read_quiet:
+        are the fast paths on, is one of the hits a `quiet_literals` word of an extractor that claims lines quietly
+        (_Quiet), and is that extractor the only one the hits reach, but for the error words' probe where it runs
+        only for a line nothing else read or claimed (defer_probe)? Then reading the line in full runs that
+        extractor alone, and where it claims the line and gives nothing, nothing else happens (_drafts)."""
+        dispatch = self._by_source.get(source)
+        if (dispatch is None or not dispatch.quiet or not self._fast
+                or not (key is dispatch.matcher.key or self._same_words(key, dispatch))):
+            return False
+        got = self._quiet.get((source, ids))
+        if got is None:
+            got = -1
+            hit = self._hits.get((source, ids)) or self._hit_of(source, ids, dispatch)
+            rest = [e for e in hit if not (dispatch.defer_probe and e == dispatch.error_words)]
+            if len(rest) == 1 and not dispatch.quiet.get(rest[0], frozenset()).isdisjoint(ids):
+                got = rest[0]
+            if len(self._quiet) < 4096:
+                self._quiet[(source, ids)] = got
+        return got >= 0
+
+    def read_quiet(self, source: str, file: str, rank: int | None, text: str, ids: tuple[int, ...]) -> bool:
+        """Read a line that quiet_hits let through (`rank`: its file's), where its extractor claims it quietly
+        (_Quiet.quiet_claim): what add_events does with it, less the context, the extractor's call and its empty
+        answer. True: read so (no event, nothing offered: claimed). False: not such a line, or a line of Ray's idle
+        worker (_bare_ray_tag's own reading); nothing done that add_events would not do the same way: read it so."""
+        dispatch = self._by_source[source]
+        e = self._quiet.get((source, ids))
+        if e is None or e < 0:
+            return False
+        p, settled = self._prefix.split_settled(text)
+        if p.program is not None and p.program == self._idle_worker:
+            return False
+        if settled:
+            self._note_settled(p.body)
+        quiet = cast(_Quiet, dispatch.extractors[e])  # (_dispatch_for's isinstance: each call's cost a line here)
+        return quiet.quiet_claim(p.body, self._state_of(file, rank, p), p.rank if p.rank is not None else rank)
+
     def _drafts(self, c: Candidate) -> tuple[list[Draft], LineContext | None]:
         """What the extractors found on one line, and the context they saw, before it becomes events.
 
@@ -640,9 +721,7 @@ class Extraction:
             if isinstance(ids, tuple):  # the scanner's hits: a few literal sets recur line after line
                 hit = self._hits.get((c.source, ids))
                 if hit is None:
-                    hit = sorted({e for i in ids for e in dispatch.owners[i]})
-                    if len(self._hits) < 4096:
-                        self._hits[(c.source, ids)] = hit
+                    hit = self._hit_of(c.source, ids, dispatch)
             else:
                 hit = sorted({e for i in ids for e in dispatch.owners[i]})
             if self._fast:
@@ -661,13 +740,7 @@ class Extraction:
             else:
                 p = self._prefix.split(text)
             rank = p.rank if p.rank is not None else c.rank
-            # (p.stream's own tuple, without the property's call where no layer named a host, local rank or process)
-            skey = (c.file, c.rank, None, None, None) if p.host is None and p.local is None and p.proc is None \
-                else (c.file, c.rank, *p.stream)
-            state = self._states.get(skey)
-            if state is None:
-                state = self._states[skey] = {}
-                self._file_streams.setdefault(c.file, []).append(skey)
+            state = self._state_of(c.file, c.rank, p)
             # (positional: LineContext's fields in their order; a call by keywords cost a microsecond more a line)
             program = p.program
             if program is not None and program == self._idle_worker:
@@ -985,6 +1058,18 @@ class LineScanner:
             ok, t = copy_time(buf, s, e)
             return ok and v.after(t)
 
+        def time_at(buf: bytes, s: int, e: int, raw: bytes, text: str, prev_start: int, prev_t: datetime | None,
+                    have_prev: bool, carried: Stamp | None, limit: int | None) -> datetime | None:
+            """A candidate's time (candidate's): in one C call where it reads the line's stamp and its walk back,
+            else time_of's."""
+            if line_time is not None and limit is None:
+                us = line_time(buf, s, e, prev_start, BACKWALK_LINES, read_clock)
+                if us >= 0:
+                    return c_time(us, cclock)  # type: ignore[arg-type]
+                if us == _NO_STAMP:  # (time_of's answer where the line and its walk back read as no stamp)
+                    return unstamped(prev_t, have_prev, carried)
+            return time_of(buf, s, raw, text, prev_start, prev_t, have_prev, carried, limit)
+
         def candidate(buf: bytes, s: int, e: int, line_no: int, hits: tuple[int, ...] | None,
                       prev_start: int, prev_t: datetime | None, have_prev: bool, carried: Stamp | None,
                       limit: int | None = None) -> Candidate:
@@ -1005,17 +1090,7 @@ class LineScanner:
                 stats.bad_utf8 += 1
                 text = raw.decode("utf-8", errors="replace")
                 hits = None
-            t: datetime | None
-            if line_time is not None and limit is None:
-                us = line_time(buf, s, e, prev_start, BACKWALK_LINES, read_clock)
-                if us >= 0:
-                    t = c_time(us, cclock)  # type: ignore[arg-type]
-                elif us == _NO_STAMP:  # (time_of's answer where the line and its walk back read as no stamp)
-                    t = unstamped(prev_t, have_prev, carried)
-                else:
-                    t = time_of(buf, s, raw, text, prev_start, prev_t, have_prev, carried, limit)
-            else:
-                t = time_of(buf, s, raw, text, prev_start, prev_t, have_prev, carried, limit)
+            t = time_at(buf, s, e, raw, text, prev_start, prev_t, have_prev, carried, limit)
             # (a wrapped message's next line starts with a lower-case letter: one byte tells most candidates apart)
             nxt = buf[e + 1:e + 2]
             cont = continuation(buf, e, text) if b"a" <= nxt <= b"z" and cont_next(buf, e + 1) is not None else None
@@ -1226,6 +1301,13 @@ class LineScanner:
                     # copy is held or counted in such a chunk, and its table is empty: start_file emptied it, and
                     # pass_on adds nothing to it): a rank log's 17 candidates, 300k on a 16k-rank job.
                     pass_on, unstable = fold.pass_on, fold.unstable
+                    # A line its only reader claims quietly (Extraction.quiet_hits, read_quiet: each rank's C++
+                    # stack under its abort) is read without its candidate: its time (the walk back of the next
+                    # line stops at it) and the fold's epoch as pass_on leaves them; an ASCII line without an srun
+                    # label (its text and hits the candidate's).
+                    ex = fold.extraction
+                    qx = ex if isinstance(ex, Extraction) and hit_ids is not None and not srun_prefix else None
+                    quiet_hits = qx.quiet_hits if qx is not None else None
                     for k in range(n_starts):
                         s = starts[k]
                         line_no += count(buf, pos, s)
@@ -1233,8 +1315,17 @@ class LineScanner:
                         e = buf.find(b"\n", s)
                         ids = hit_ids[k] if hit_ids is not None else None
                         unread = tp.unread
-                        c = candidate(buf, s, e, line_no, tuple(ids) if ids is not None else None, prev_start, prev_t,
-                                      have_prev, carried)
+                        hits = tuple(ids) if ids is not None else None
+                        if quiet_hits is not None and hits is not None and quiet_hits(self.source, hits, key) \
+                                and qx is not None and (qraw := buf[s:e]).isascii() \
+                                and qx.read_quiet(self.source, rel, rank, qtext := qraw.decode("ascii"), hits):
+                            prev_t = time_at(buf, s, e, qraw, qtext, prev_start, prev_t, have_prev, carried, None)
+                            fold.passed()
+                            if tp.unread != unread:
+                                unstable(qraw)
+                            prev_start, have_prev = s, True
+                            continue
+                        c = candidate(buf, s, e, line_no, hits, prev_start, prev_t, have_prev, carried)
                         pass_on(c)
                         if tp.unread != unread:
                             unstable(buf[s:e])

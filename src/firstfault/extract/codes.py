@@ -483,6 +483,29 @@ def _cuda_index() -> tuple[dict[str, CudaError], re.Literals, dict[int, CudaErro
     return by_key, re.Literals(by_key, re.IGNORECASE, keep=True), by_code
 
 
+_ZERO_DIGITS: Final = str.maketrans("0123456789", "0" * 10)
+
+
+@lru_cache(maxsize=1)
+def _digit_keys() -> tuple[str, ...]:
+    """The table's texts (_cuda_index's keys) that hold a digit, their digits made `0` and case-folded: 27's `...
+    32-bit non float type`, 32's `... fit in 32 bit`."""
+    return tuple(sorted({k.translate(_ZERO_DIGITS).casefold() for k in _cuda_index()[0]
+                         if any(c.isdigit() for c in k)}))
+
+
+def digit_message(zeroed: str) -> bool:
+    """Whether a text, given with its digits made `0` (memo.digits_zeroed), may hold one of the table's texts that
+    hold a digit (_digit_keys), whatever its digits were: where it does, the digits decide whether it is that text
+    (`too large to fit in 32 bit` is 32's, `... in 64 bit` no error's), so its reading is not a function of its digits
+    made `0` (extract/traceback.py `cuda_drafts`' memo). Case-folded, as the table's search ignores case."""
+    keys = _digit_keys()
+    if not keys:
+        return False
+    folded = zeroed.casefold()
+    return any(k in folded for k in keys)
+
+
 # Generic words before which a CUDA sample or library prints cudaGetErrorString():
 # `(error code system not yet initialized)!`. Only a whole table message counts after these, and not one that is
 # also the C library's strerror (800's `operation not permitted` is EPERM's, 801's `operation not supported`

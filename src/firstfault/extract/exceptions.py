@@ -33,11 +33,9 @@ from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
     ACCEL_OOM_PHRASES,
-    CODED_CUDA_MESSAGE,
     CUDA_LITERALS,
     CUDNN_LITERAL,
     LIBRARY_LITERALS,
-    MESSAGE_CUDA_CODE,
     NGC_BUILT_FOR,
     NGC_DRIVER_CHECK,
     WEAK_CUDA_ANCHORS,
@@ -92,17 +90,16 @@ def _alone_uncached(body: str) -> list[Draft]:
 # nccl_owns, standalone read nothing else), remembered two ways (extract/memo.py):
 # - by the body: any answer, replayed as fresh drafts;
 # - by the body with its digits zeroed, only the answer "nothing", and only for a body that holds none of
-#   _DIGIT_WORDS. Without them the steps decide "nothing" by words and by digit-blind patterns alone
-#   (\d, \w, [^:\s], lengths all unchanged by zeroing): the CUDA error code and OOM allocator names, the
-#   `[Errno N]` number and NCCL's status codes are the only digits they compare, and each of those needs
-#   one of these words first, or the shape of a CUDA code before or after its message (`Error 803: `,
+#   _DIGIT_WORDS (cuda_drafts' own, traceback.CUDA_DIGIT_WORDS, NCCL's and the errno's) nor the other places where
+#   cuda_drafts reads a digit's value (traceback.cuda_digit_blind). Without them the steps decide "nothing" by words
+#   and by digit-blind patterns alone (\d, \w, [^:\s], lengths all unchanged by zeroing): the CUDA error code and OOM
+#   allocator names, the `[Errno N]` number and NCCL's status codes are the only digits they compare, and each of
+#   those needs one of these words first, or the shape of a CUDA code before or after its message (`Error 803: `,
 #   `(error 803)`, which a body holds exactly when its zeroed form does). `_zeroed_safe` checks at first use
 #   that the words the steps compare (storage strerror texts, exec failure reasons) hold no digit; if one
 #   did, only exact repeats would be remembered.
-_DIGIT_WORDS: Final = (*CUDA_LITERALS, *WEAK_CUDA_ANCHORS, *ACCEL_OOM_PHRASES, *NCCL_ERROR_LITERALS, "[Errno")
-_DIGIT_WORDS_RX: Final = re.compile(re.alternation(_DIGIT_WORDS)
-                                    + "|" + CODED_CUDA_MESSAGE.pattern.replace("?P<code>", "?:")
-                                    + "|" + MESSAGE_CUDA_CODE.pattern.replace("?P<code>", "?:"))
+_DIGIT_WORDS: Final = (*tb.CUDA_DIGIT_WORDS, *NCCL_ERROR_LITERALS, "[Errno")
+_DIGIT_WORDS_RX: Final = tb.digit_reads(_DIGIT_WORDS)
 _K_NGC_NEED = "ff.app.ngc_need"  # the driver release an NGC banner's first line said the image needs
 _ALONE: Memo[tuple[Draft, ...]] = Memo("app.alone")
 _ALONE_QUIET: Memo[bool] = Memo("app.alone.zeroed")  # holds True only: a known-quiet template
@@ -133,7 +130,7 @@ def _alone(body: str) -> list[Draft]:
             key = digits_zeroed(body)
             if _ALONE_QUIET.find(key) is not None:
                 return []
-            if _DIGIT_WORDS_RX.search(body) is None:
+            if tb.cuda_digit_blind(body, key, _DIGIT_WORDS_RX):
                 drafts, shared = _alone_read(body)
                 if not drafts and shared:
                     _ALONE_QUIET.put(key, True)
@@ -347,13 +344,27 @@ class ExceptionExtractor:
         *STORE_SPELLED_WORDS,  # ... and an object store's code in a store client's own words
         *setup_errno_words(),  # ... and a logged bind that failed with a set-up errno
         'File "',
-        "frame #",
-        "Exception raised from",
+        *tb.CXX_STACK_LITERALS,
         "[Errno ",
         "No module named",
         *tb.EXEC_LITERALS,
         *storage_strerror_texts(),
     )
+
+    # A line of a C++ exception's stack (`frame #3: ...`, `Exception raised from ...`) is claimed and read to nothing
+    # whatever the stream holds (TracebackModel.stack_line): the scanner reads it without its candidate
+    # (collect/scan.py Extraction.read_quiet), each rank's stack under its abort (issue 27).
+    quiet_literals: tuple[str, ...] = tb.CXX_STACK_LITERALS
+
+    def quiet_claim(self, body: str, state: dict[str, object], rank: int | None) -> bool:
+        """Whether extract(body, ctx) claims the line and gives nothing whatever `ctx.state` (`state`) holds, for a
+        `ctx` of rank `rank`: a line of a C++ exception's stack (TracebackModel.stack_line) that is no NGC banner's;
+        then what extract does to the state is done (the model and the writer's stream made where missing). False:
+        nothing done that extract would not do the same way."""
+        line_rank, body = split_rank_prefix(body)
+        if NGC_BUILT_FOR in body or NGC_DRIVER_CHECK in body:
+            return False
+        return _model(state).stack_line(body, line_rank if line_rank is not None else rank)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)

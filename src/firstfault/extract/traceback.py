@@ -58,15 +58,22 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import ExceptionClassInfo, cuda_table, is_driver_library, object_store_code_table
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
+    ACCEL_OOM_PHRASES,
+    CODED_CUDA_MESSAGE,
+    CUDA_LITERALS,
+    CUDNN_LITERAL,
     LIBRARY_LITERALS,
+    MESSAGE_CUDA_CODE,
     NGC_DRIVER_CHECK,
     NGC_DRIVER_CODE,
+    WEAK_CUDA_ANCHORS,
     CudaError,
     accelerator_oom,
     by_whom,
     cache_race,
     cuda_error_of,
     cudnn_status_of,
+    digit_message,
     errno_of,
     errno_row,
     exit_signal,
@@ -105,7 +112,7 @@ from firstfault.extract.excclass import (
     store_code,
     store_side,
 )
-from firstfault.extract.memo import digits_zeroed
+from firstfault.extract.memo import ON, Memo, digits_zeroed
 from firstfault.model import FieldValue
 
 _CLIP: Final = 400
@@ -1178,15 +1185,63 @@ FRAME = re.compile(r'^\s*File "[^"\n]+", line \d+')
 # A C++ exception's stack as c10 prints it: `Exception raised from checkTimeout at .../ProcessGroupNCCL.cpp:618
 # (most recent call first):` then `frame #0: c10::Error::Error(...) + 0x96 (0x7f... in .../libc10.so)`.
 CXX_FRAME = re.compile(r"^\s*(?:frame #\d+: |Exception raised from \S+ at \S+ \(most recent call first\))")
+# The prefilter's words for those lines: a CXX_FRAME line holds one (extract/exceptions.py `quiet_literals`).
+CXX_STACK_LITERALS: Final = ("frame #", "Exception raised from")
 
 
 def _fields(**kw: FieldValue) -> dict[str, FieldValue]:
     return {k: v for k, v in kw.items() if v is not None}
 
 
+# cuda_drafts' answer "nothing" remembered by the body's digits made `0` (extract/memo.py), apart for a raised
+# exception and a line of its own, and only for a body that holds none of the words and shapes ahead of which its
+# steps read a digit's value (cuda_digit_blind): the CUDA error's code (`Error 803: `, `(error 803)`, after an anchor
+# of CUDA_LITERALS or WEAK_CUDA_ANCHORS), an allocator's name in ACCEL_OOM_PHRASES, a math library's status name
+# (LIBRARY_LITERALS: `CUFFT_R2C`), a cuDNN status; the HIP runtime's trace level (`:3:`, a line that starts with a
+# colon); a table text that holds a digit (codes.digit_message). Past those the steps compare words without digits
+# and digit-blind patterns (`\d`, `\w`, `\b`: tests/extract/test_cuda_memo.py holds both), so every body of one
+# zeroed form gives what the first gave. Each rank's `what():  [PG ID 0 PG GUID 0(default_pg) Rank 7121] ... Watchdog
+# caught collective operation timeout: WorkNCCL(SeqNum=24311, ...)` is one key: 25 us a rank, read once (issue 27).
+CUDA_DIGIT_WORDS: Final = (*CUDA_LITERALS, *WEAK_CUDA_ANCHORS, *ACCEL_OOM_PHRASES, *LIBRARY_LITERALS, CUDNN_LITERAL)
+_CODE_SHAPES: Final = (CODED_CUDA_MESSAGE.pattern.replace("?P<code>", "?:") + "|"
+                       + MESSAGE_CUDA_CODE.pattern.replace("?P<code>", "?:"))
+
+
+def digit_reads(words: tuple[str, ...]) -> re.Pattern[str]:
+    """A pattern that finds any of `words` or a CUDA code's shape before or after its message: where a line holds
+    none, the readers that compare only these words' digits read it alike with its digits made `0`."""
+    return re.compile(re.alternation(words) + "|" + _CODE_SHAPES)
+
+
+_CUDA_DIGIT_READS: Final = digit_reads(CUDA_DIGIT_WORDS)
+
+
+def cuda_digit_blind(body: str, zeroed: str, reads: re.Pattern[str] = _CUDA_DIGIT_READS) -> bool:
+    """Whether what cuda_drafts gives `body` is what it gives any body whose digits made `0` are `zeroed` (see
+    CUDA_DIGIT_WORDS); `reads`: digit_reads of a superset of CUDA_DIGIT_WORDS (a caller whose other steps read more)."""
+    return body[:1] != ":" and reads.search(body) is None and not digit_message(zeroed)
+
+
+_CUDA_QUIET: Final[tuple[Memo[bool], Memo[bool]]] = (Memo("tb.cuda.zeroed"), Memo("tb.cuda.raised.zeroed"))
+
+
 def cuda_drafts(body: str, exc: Exc | None) -> list[Draft]:
-    """CUDA OOM or a CUDA error, from a traceback's last line or a line of its own."""
+    """CUDA OOM or a CUDA error, from a traceback's last line or a line of its own (`exc` None)."""
     torch_oom = exc is not None and exc.cls == "OutOfMemoryError" and exc.qual.startswith("torch")
+    if torch_oom or not ON[0]:
+        return _cuda_drafts(body, exc, torch_oom)
+    quiet = _CUDA_QUIET[exc is not None]  # (the exception's class and message read only where drafts come)
+    key = digits_zeroed(body)
+    if quiet.find(key) is not None:
+        return []
+    drafts = _cuda_drafts(body, exc, torch_oom)
+    if not drafts and cuda_digit_blind(body, key):
+        quiet.put(key, True)
+    return drafts
+
+
+def _cuda_drafts(body: str, exc: Exc | None, torch_oom: bool) -> list[Draft]:
+    """cuda_drafts, read afresh."""
     at = accelerator_oom(body)
     if at is not None or torch_oom:
         message = exc.msg if exc is not None and exc.msg else body[at:] if at is not None else body
@@ -1894,6 +1949,22 @@ class TracebackModel:
                         body, who, st.ignored or ignored(frames), st.in_thread)
         st.opened, st.closed, st.owner, st.frames = None, ctx.lineno, None, []
         return closed
+
+    def stack_line(self, body: str, who: object) -> bool:
+        """Whether feed reads `body` as a line of a C++ exception's stack (CXX_FRAME: claimed, nothing closed, nothing
+        kept) whatever this model holds, and then what feed does to the model with it: the writer's stream made where
+        missing. Not a line that holds a traceback's header (a tagged header: leads) or a chain marker, which feed
+        tests before; nor one in a stream where a tagged header named a writer (leads: its tag before the line would
+        send the rest to the tag's stream). _peel_group leaves such a line as it is (a group's frame starts with `|`
+        or `+` after blanks, a C++ stack's line with `frame #` or `Exception raised from`), and so do _feed's tests
+        before CXX_FRAME (a thread's or an ignored exception's header starts `Exception in` / `Exception ignored`,
+        `Unhandled exception`): tests/extract/test_quiet_claim.py."""
+        if (TRACEBACK in body or self.leads.get(who) or not CXX_FRAME.match(body)
+                or any(marker in body for marker in CHAIN_MARKERS)):
+            return False
+        if who not in self.streams:
+            self.streams[who] = _Stream()
+        return True
 
     def decided(self, who: object, value: bool, at: tuple[LineContext, str] | None = None) -> None:
         """Whether the chain's member just closed decided it; `at`: that member's place and line, kept while no member
