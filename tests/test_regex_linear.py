@@ -70,7 +70,6 @@ KNOWN_SUPERLINEAR: frozenset[str] = frozenset({  # sha256(pattern)[:12], and how
     "2e8256ba4068",  # ^#\s*Topology file: generated on (?P<when>.+?)\s*$
     "1dbbee217a4c",  # ^(.*?)(\d+)$
     "ae77f58efe02",  # ^(?:(?P<lguid>0x[0-9a-fA-F]+)\s+"\s*(?P<ldesc>[^"]*)"\s+)?(?:(?P<pguid>0x[0-9a-fA-F]+)\s+)
-    "edb2481e75da",  # error:\s+[A-Za-z0-9][\w.\-]*:\s+tasks?\s+[\d\-, ]+:\s+Out Of Memory
     "5e4c5dac208f",  # mmfsd?(?:\[\d+\])?: (?:\[[EX]\] |.*(?:[Ee]xpel|lease renewal|[Ll]ost membership)).*
 })
 

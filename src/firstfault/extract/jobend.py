@@ -469,7 +469,8 @@ _MEM_LIMIT: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
     ("slurmstepd", re.compile(
         r"Detected (?P<n>\d+) oom[-_ ]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<id>[\w.+]+)")),
     # srun names the host whose task the limit ended: `srun: error: node17: task 3: Out Of Memory`.
-    ("srun", re.compile(r"error:\s+(?P<host>[A-Za-z0-9][\w.\-]*):\s+tasks?\s+[\d\-, ]+:\s+Out Of Memory")),
+    # (The task list starts with its digit: a run of spaces is the separator's alone, so the pattern stays linear.)
+    ("srun", re.compile(r"error:\s+(?P<host>[A-Za-z0-9][\w.\-]*):\s+tasks?\s+\d[\d\-, ]*:\s+Out Of Memory")),
     # Ray's memory monitor, as the driver re-raises it (`ray.exceptions.OutOfMemoryError: Task was killed due to
     # the node running low on memory.`) and as the raylet sums it up (src/ray/raylet/node_manager.cc, the worker
     # kill summary: `2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other
