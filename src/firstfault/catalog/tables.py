@@ -1375,6 +1375,25 @@ class WindowsErrorInfo(_Row, frozen=True):
         if not isinstance(getattr(errno, self.errno, None), int):
             raise ValueError(f"{self.errno}: no errno of that name")
 
+class FortranRuntimeErrorInfo(_Row, frozen=True):
+    """An Intel Fortran runtime error number, its text as `forrtl:` prints it, and what it stands for: an errno, the
+    signal that ended the program, or a read or write that failed with no errno (catalog/exceptions.yaml
+    `fortran_runtime_errors`)."""
+
+    code: Annotated[int, Meta(ge=1, le=9999)]
+    text: Annotated[str, Meta(min_length=8)]
+    errno: Annotated[str, Meta(pattern=r"^E[A-Z0-9]+$")] | None = None
+    signal: Annotated[str, Meta(pattern=r"^SIG[A-Z0-9]+$")] | None = None
+    io: Literal["read", "write"] | None = None
+
+    def __post_init__(self) -> None:
+        import errno
+
+        if sum(x is not None for x in (self.errno, self.signal, self.io)) > 1:
+            raise ValueError(f"{self.code}: at most one of errno, signal, io")
+        if self.errno is not None and not isinstance(getattr(errno, self.errno, None), int):
+            raise ValueError(f"{self.errno}: no errno of that name")
+
 class ErrnoInfo(_Row, frozen=True):
     name: Annotated[str, Meta(pattern=r"^E[A-Z0-9]+$")]  # ENOSPC, EADDRINUSE, ...
     side: ErrnoSide
@@ -1648,6 +1667,14 @@ def windows_error_table() -> Mapping[int, WindowsErrorInfo]:
     """Windows system error codes -> their text and the errno each stands for (catalog/exceptions.yaml)."""
     rows = _unique("exceptions.yaml", "windows_errors", WindowsErrorInfo, "code")
     _unique("exceptions.yaml", "windows_errors", WindowsErrorInfo, "text")
+    return MappingProxyType({r.code: r for r in rows})
+
+
+@lru_cache(maxsize=1)
+@_kept("exceptions.yaml")
+def fortran_runtime_error_table() -> Mapping[int, FortranRuntimeErrorInfo]:
+    """Intel Fortran runtime error numbers -> what each stands for (catalog/exceptions.yaml)."""
+    rows = _unique("exceptions.yaml", "fortran_runtime_errors", FortranRuntimeErrorInfo, "code")
     return MappingProxyType({r.code: r for r in rows})
 
 

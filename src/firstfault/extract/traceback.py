@@ -55,7 +55,13 @@ from functools import lru_cache
 from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import ExceptionClassInfo, cuda_table, is_driver_library, object_store_code_table
+from firstfault.catalog.tables import (
+    ExceptionClassInfo,
+    cuda_table,
+    fortran_runtime_error_table,
+    is_driver_library,
+    object_store_code_table,
+)
 from firstfault.extract.base import Draft, LineContext
 from firstfault.extract.codes import (
     ACCEL_OOM_PHRASES,
@@ -335,6 +341,13 @@ def _went_on(lead: str, body: str) -> bool:
 #   goes from the outermost context to the deepest cause: the deepest decides, as a Python chain's first member does.
 #   `Error: <words>` alone is any command-line tool's last line (clap's, a shell script's): no report without
 #   its chain (`Language.chain`).
+# - Fortran, Intel's runtime (ifort, ifx: libifcore): `forrtl: severe (38): error during write, unit 50, file /x`,
+#   `forrtl: error (78): process killed (SIGTERM)`; its number decides (catalog/exceptions.yaml
+#   `fortran_runtime_errors`: an errno, a signal, or a read or write that failed with no errno), its text read after
+#   `forrtl: ` with the number. `forrtl: warning (N)` and `info` are no end. The OS's error it printed before the
+#   numbered line (`forrtl: No space left on device`) is any program's `prog: <strerror>` (the storage reader's).
+# - Fortran, GNU's runtime (libgfortran/runtime/error.c): `Fortran runtime error: Cannot open file 'x': No such file
+#   or directory`, after `At line 12 of file io.f90 (unit = 10)`; the message's errno decides as an OSError's does.
 # Java's `Exception in thread "main" java.io.IOException: msg` and its `Caused by: ...` chain, and C++'s
 # `terminate called after throwing an instance of 'T'` + `what(): msg` are read elsewhere (`spelled_exception`:
 # the words before the class; extract/exceptions.py `_terminate`: a two-line record).
@@ -412,6 +425,11 @@ LANGUAGES: Final[tuple[Language, ...]] = (
              # io::Result), the message the OS's text for the code; `Custom { kind: Other, error: "..." }`
              alone=re.compile(r'^(?:Os \{ code: -?\d{1,10}, kind: \w{1,40}, message: '
                               r'|Custom \{ kind: \w{1,40}, error: )"(?P<msg>[^"]{0,500})" \}$')),
+    # Fortran's runtimes (`FORTRAN_CLASS`, `GFORTRAN_CLASS` below): their message decides through the tables
+    Language("fortran", re.compile(r"^\s*forrtl: (?P<msg>(?:severe|error) \(\d{1,4}\): \S.*)$"), "forrtl",
+             ("forrtl: ",)),
+    Language("gfortran", re.compile(r"^\s*Fortran runtime error: (?P<msg>\S.*)$"), "Fortran runtime error",
+             ("Fortran runtime error: ",)),
     Language("julia", re.compile(r"^\s*ERROR: (?:LoadError: |On worker \d+:\s*){0,4}" + _JULIA_CLASS
                                  + r"(?:\((?P<args>.*)\))?(?::[ \t]?(?P<msg>.*))?$"), "", ("Error", "Exception")),
 )
@@ -1512,8 +1530,9 @@ def _failed_call(msg: str, frames: tuple[str, ...]) -> str | None:
     return None
 
 
-def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
-    name = errno_of(exc.msg)
+def _errno(exc: Exc, body: str, frames: tuple[str, ...] = (), name: str | None = None) -> Draft | None:
+    """The errno the message carries (or `name`, where the record's code stands for one) read by the errno table."""
+    name = name or errno_of(exc.msg)
     in_save = any(_CHECKPOINT_FRAME.search(f) for f in frames)
     write_failed = _WRITE_FAILED.search(exc.msg) is not None or (
         in_save and (_IOSTREAM.search(exc.msg) is not None or _OPEN_FAILED.search(exc.msg) is not None))
@@ -1539,6 +1558,34 @@ def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
     full = shm and (name in _SHM_FULL or name is None)
     return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), errno=name, path=path,
                                           shm=True if shm else None, limit="shm" if full else None))
+
+
+FORTRAN_CLASS: Final = "forrtl"  # the exc_type of Intel's Fortran runtime's record (LANGUAGES)
+_FORTRAN_RECORD = re.compile(r"^(?:severe|error) \((?P<code>\d{1,4})\): ")
+# the file the record names last (`..., unit 50, file /scratch1/x/PET473.ESMF_LogFile`)
+_FORTRAN_FILE = re.compile(r",[ \t]*+file[ \t]++(?P<file>[^,\s][^,]*+)$")
+
+
+def _fortran(exc: Exc, body: str, frames: tuple[str, ...]) -> Draft:
+    """Intel's Fortran runtime's numbered record, read by its number (catalog/exceptions.yaml
+    `fortran_runtime_errors`); a number with no row, or a read or write that failed on no file of a file system, is
+    the program's own error."""
+    m = _FORTRAN_RECORD.match(exc.msg)
+    row = fortran_runtime_error_table().get(int(m.group("code"))) if m is not None else None
+    if row is not None and row.signal is not None:
+        return Draft("process.signal", {"signal": row.signal, "by": by_whom(row.signal, "launcher"),
+                                        "detail": _detail(exc)})
+    if row is not None and row.errno is not None:
+        err = _errno(exc, body, frames, row.errno)
+        if err is not None:
+            return err
+    if row is not None and row.io is not None:
+        f = _FORTRAN_FILE.search(exc.msg)
+        path = f.group("file").rstrip() if f is not None else ""
+        if path.startswith("/") and not path.startswith(("/dev/", "/proc/", "/sys/")) and not is_shm(path, exc.msg):
+            return Draft("storage.error", _fields(fs="posix", errno=None, path=path, exc_type=exc.cls,
+                                                  detail=_detail(exc)))
+    return Draft("app.exception", {"exc_type": exc.cls, "message": clip(exc.msg)})
 
 
 # An error line's head word, where a program that is no Python names its error class (`SlowDown: ...`,
@@ -1671,6 +1718,8 @@ def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
         return [], True  # the NCCL (or memory-limit) extractor reads this line
     if envelope(exc.qual, exc.cls, exc.msg):
         return [], False  # it wraps other exceptions (catalog/exceptions.yaml `envelope`): they decide
+    if exc.qual == FORTRAN_CLASS:
+        return [_fortran(exc, body, frames)], True
     sig = _signal(exc)
     if sig is not None:
         if sig.fields.get("signal") == "SIGBUS" and _DATALOADER.search(exc.msg):
