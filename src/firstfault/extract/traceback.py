@@ -1394,11 +1394,12 @@ def _file_failed(exc: Exc, body: str, about: FileStatus) -> Draft:
     return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), path=about.path))
 
 
-def _by_class(exc: Exc, body: str) -> tuple[list[Draft], bool] | None:
+def _by_class(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> tuple[list[Draft], bool] | None:
     """What the exception table (catalog/exceptions.yaml, extract/excclass.py) makes of an exception: its
-    errno on the job's own side, then its class (and message), then a status word. None: it decides nothing
-    here (a class the table does not list, or the workload's own exception), the generic steps go on."""
-    name = setup_errno(exc.msg)
+    errno on the job's own side (on a network call its frames name, for a row's `network_setup`), then its class (and
+    message), then a status word. None: it decides nothing here (a class the table does not list, or the
+    workload's own exception), the generic steps go on."""
+    name = setup_errno(exc.msg, network=_socket_frame(frames))
     if name is not None:
         return [_setup(exc, name)], True
     row = class_row(exc.qual, exc.cls, exc.msg)
@@ -1510,6 +1511,20 @@ def _failed_call(msg: str, frames: tuple[str, ...]) -> str | None:
     if _MMAP_CALL.search(msg) or (frames and _MMAP_CALL.search(frames[-1])):
         return "mmap"
     return None
+
+
+# A socket's own call as a frame names the function it was in (`in bind`, pyzmq's `in
+# zmq.backend.cython._zmq.Socket.bind`, `in connect`): the name itself, after `in ` or a dot, at the frame's end; a
+# function of another name that holds the word (`bind_addr`, `rdma_bind_addr`) is not it. Linear: one word, bounded.
+_SOCKET_CALL_FRAME = re.compile(r"(?:\bin |\.)(?:bind|listen|connect)\s*$")
+# How many of the innermost frames may name it: the call's own frame, or the one above the error checker it returns
+# through (pyzmq's `_check_rc`, innermost).
+_SOCKET_CALL_FRAMES: Final = 2
+
+
+def _socket_frame(frames: tuple[str, ...]) -> bool:
+    """One of the innermost frames is a socket's bind, listen or connect (catalog/exceptions.yaml `network_setup`)."""
+    return any(_SOCKET_CALL_FRAME.search(f) for f in frames[-_SOCKET_CALL_FRAMES:])
 
 
 def _errno(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> Draft | None:
@@ -1678,7 +1693,7 @@ def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
         return [sig], True
     if frames and _FORK_FRAME.search(frames[-1]) and errno_of(exc.msg) == "EAGAIN":
         return [_setup(exc, "EAGAIN", limit="nproc")], True  # fork(2) refused by the process limit
-    by_class = _by_class(exc, body)
+    by_class = _by_class(exc, body, frames)
     if by_class is not None:
         return by_class
     peer = _peer(exc, body)
