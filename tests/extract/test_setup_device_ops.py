@@ -44,3 +44,30 @@ def test_an_op_near_miss() -> None:
     assert _read(["AttributeError: 'MyAdam' object has no attribute 'ds_opt_adam'"]) == [("app.exception", None)]
     # the kernels' words as a config's comment, not the check's failure, are no event
     assert [e.kind for e in events(["# fused kernels are optional; if configured they must be installed"])] == []
+
+
+# ---------------------------------------------------------------- what the job asked for against what is there
+
+# ComparativeGenomicsToolkit/cactus#900 (Toil's single-machine batch system given no accelerators)
+_TOIL = ("toil.batchSystems.abstractBatchSystem.InsufficientSystemResources: The job LastzRepeatMaskJob is requesting "
+         "[{'count': 1, 'kind': 'gpu', 'api': 'cuda', 'brand': 'nvidia'}] accelerators, more than the maximum of [] "
+         "accelerators that SingleMachineBatchSystem was configured with.")
+# GoogleCloudPlatform/vertex-ai-samples#3372 (the Vertex AI client's google-api-core exception, its class unqualified)
+_VERTEX = ('InvalidArgument: 400 The accelerator count "8" is not allowed. The allowed numbers of accelerator '
+           '"NVIDIA_L4" to use with machine type "g2-standard-8" are: [1].')
+
+
+def test_a_request_over_what_is_there_in_a_class_the_table_names() -> None:
+    assert _read([_TOIL]) == [("app.exception", True)]
+    assert _read([_VERTEX]) == [("app.exception", True)]
+    assert _read(["google.api_core.exceptions.InvalidArgument: 400 Request contains an invalid argument."]) == [
+        ("app.exception", True)]
+
+
+def test_a_request_near_miss() -> None:
+    # a class of the same name with no HTTP status of google-api-core's at its head (synthetic): not the cloud's
+    # refusal; and the bare word alone on a line, no message, is no exception
+    assert _read(["InvalidArgument: shape mismatch"]) == [("app.exception", None)]
+    assert _read(["InvalidArgument"]) == []
+    # Toil's class named in the program's own prose is no exception line
+    assert _read(["raise InsufficientSystemResources(requirer, 'accelerators', self.accelerator_identities)"]) == []

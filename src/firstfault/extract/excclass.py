@@ -96,6 +96,21 @@ def class_words() -> tuple[str, ...]:
                          and "Error" not in r.text and "Exception" not in r.text}))
 
 
+@lru_cache(maxsize=1)
+def _named_classes() -> tuple[frozenset[str], frozenset[str]]:
+    """The classes the table's rows name one by one: by their own name, and fully qualified."""
+    rows = _rows()
+    return (frozenset(r.text for r in rows if r.kind == "name"), frozenset(r.text for r in rows if r.kind == "qual"))
+
+
+def named_class(qual: str, cls: str) -> bool:
+    """The exception table names this class itself (a row's `match` is its name, or its qualified name), not only a
+    module or suffix it has: a class it vouches for (Toil's `InsufficientSystemResources`, google-api-core's
+    `InvalidArgument`), whatever its name's shape."""
+    names, quals = _named_classes()
+    return cls in names or qual in quals
+
+
 def logged_row(body: str) -> ExceptionClassInfo | None:
     """The row whose message a line of its own (no exception around it) says, if one does: a framework's logger
     (`Worker proc VllmWorker-1 died unexpectedly`), an exception's message posted without its class line (`No

@@ -103,6 +103,7 @@ from firstfault.extract.excclass import (
     logged_row,
     logged_status,
     message_status,
+    named_class,
     peer_errno,
     setup_errno,
     spelled_store_code,
@@ -170,8 +171,8 @@ def exception_shape(body: str) -> Exc | None:
         return None  # (a binding's own lower-camel classes, qualified: `nixl._bindings.nixlBackendError`)
     # A bare name must look like an exception class; a qualified one
     # (`torch.foo.Bar`, `_queue.Empty`) only needs its capitalised tail.
-    if not (cls.endswith(EXC_SUFFIXES) or cls in _BARE or "." in qual):
-        return None
+    if not (cls.endswith(EXC_SUFFIXES) or cls in _BARE or "." in qual or named_class(qual, cls)):
+        return None  # (a class the exception table names itself is one however it is spelled: `InvalidArgument`)
     return Exc(qual, cls, (m.group("msg") or "").strip())
 
 
@@ -195,8 +196,9 @@ EXCEPTION_MODULE_LITERALS: Final = tuple(f".{m}." for m in sorted(_EXCEPTION_MOD
 def lone_exception(body: str) -> Exc | None:
     """A line shaped as Python prints an uncaught exception's last line, outside any traceback: a built-in
     exception (`ValueError: ...`, `KeyboardInterrupt`), a class named like one (`XlaRuntimeError: ...`;
-    not a bare `Error: ...`, which command-line tools print), or any class of a package's exceptions module
-    (`google.api_core.exceptions.TooManyRequests: 429 ...`); a bare unqualified name that is not a built-in
+    not a bare `Error: ...`, which command-line tools print), any class of a package's exceptions module
+    (`google.api_core.exceptions.TooManyRequests: 429 ...`), or a class the exception table names itself
+    (excclass.named_class: `InvalidArgument: 400 ...`); a bare unqualified name that is not a built-in
     exception (`AError` alone on its line) is not one. Only the shape and the class's name decide,
     never the message or a digit (extract/exceptions.py keys its memo of the shape by the line with digits zeroed).
     """
@@ -214,6 +216,8 @@ def lone_exception(body: str) -> Exc | None:
         return exc
     if any(part in _EXCEPTION_MODULES for part in exc.qual.split(".")[:-1]):
         return exc
+    if named_class(exc.qual, cls):
+        return exc  # a class the exception table names itself, however it is spelled (Toil's, google-api-core's)
     return None
 
 
