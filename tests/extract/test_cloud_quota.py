@@ -171,6 +171,12 @@ def test_a_stock_out_names_no_cause(make_bundle: BundleMaker) -> None:
     # Pod Security admission: `violates PodSecurity %q: %s`
     'Error from server (Forbidden): error when creating "pod.yaml": pods "gpu-test" is forbidden: violates '
     'PodSecurity "restricted:latest": privileged (container "cuda" must not set securityContext.privileged=true)',
+    # its validation of an extended resource asked for with no limit (pkg/apis/core/validation/validation.go
+    # validateResourceRequirements), as a JobSet controller logs the Job it could not create (kubeflow/trainer#2363,
+    # the error field as logged there)
+    'job "torch-test-trainer-node-0" creation failed with error: Job.batch "torch-test-trainer-node-0" is invalid: '
+    "spec.template.spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable "
+    "resources",
 ])
 def test_the_api_servers_refusal_of_the_jobs_objects_is_its_set_up(line: str) -> None:
     assert len(setup_events([line])) == 1
@@ -182,6 +188,8 @@ def test_the_api_servers_refusal_of_the_jobs_objects_is_its_set_up(line: str) ->
     "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor a100, 4 more "
     "needed",
     "If a request exceeded quota: the admission fails and the pod is not created.",
+    # the rule in prose, not the API server's field error
+    "A GPU request needs a limit too: Limit must be set for non overcommitable resources.",
 ])
 def test_words_near_the_api_servers_refusals_are_none(line: str) -> None:
     assert setup_events([line]) == []

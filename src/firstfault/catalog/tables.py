@@ -1408,8 +1408,14 @@ class ErrnoInfo(_Row, frozen=True):
     # the storage side only where the call that failed is one of these (ENODEV on `mmap`: a mount that cannot map its
     # files, a FUSE or union mount without page cache); on any other call the errno names no storage (a device's)
     calls: tuple[Literal["mmap"], ...] = ()
+    # the set-up side, whatever `side` says elsewhere, where the call that failed is a network operation (a socket's
+    # bind, listen or connect, or a call on a socket endpoint the message names): an errno no peer answers with, of an
+    # interface or address the node does not have (ENODEV, zmq_bind(3))
+    network_setup: bool = False
 
     def __post_init__(self) -> None:
+        if self.network_setup and self.side == "setup":
+            raise ValueError("`network_setup` gives the set-up side on a network operation to an errno of another side")
         if self.calls and (self.side != "storage" or self.file_only):
             raise ValueError("`calls` narrows a storage errno that is not file_only to the calls a file system fails")
         if self.limit is not None and self.side != "setup":

@@ -96,6 +96,21 @@ def class_words() -> tuple[str, ...]:
                          and "Error" not in r.text and "Exception" not in r.text}))
 
 
+@lru_cache(maxsize=1)
+def _named_classes() -> tuple[frozenset[str], frozenset[str]]:
+    """The classes the table's rows name one by one: by their own name, and fully qualified."""
+    rows = _rows()
+    return (frozenset(r.text for r in rows if r.kind == "name"), frozenset(r.text for r in rows if r.kind == "qual"))
+
+
+def named_class(qual: str, cls: str) -> bool:
+    """The exception table names this class itself (a row's `match` is its name, or its qualified name), not only a
+    module or suffix it has: a class it vouches for (Toil's `InsufficientSystemResources`, google-api-core's
+    `InvalidArgument`), whatever its name's shape."""
+    names, quals = _named_classes()
+    return cls in names or qual in quals
+
+
 def logged_row(body: str) -> ExceptionClassInfo | None:
     """The row whose message a line of its own (no exception around it) says, if one does: a framework's logger
     (`Worker proc VllmWorker-1 died unexpectedly`), an exception's message posted without its class line (`No
@@ -332,21 +347,30 @@ _NETWORK_OP = re.compile(r"\b(?:bind|listen|socket|connect)\b", re.IGNORECASE)
 # lacks, then the IPv4 one connects); what the client ends with is a line of its own (`failed to connect to any
 # network address`, a timeout: extract/torchrun.py).
 _SERVER_OP = re.compile(r"\b(?:bind|listen)\b", re.IGNORECASE)
+# A socket endpoint a message names as the address of the call that failed: ZeroMQ's transports' URLs (zmq_tcp(7),
+# zmq_ipc(7), zmq_pgm(7), zmq_udp(7): `tcp://host:port`), as pyzmq's Socket.bind and Socket.connect append them to
+# the error (`No such device (addr='tcp://...')`).
+_ENDPOINT = re.compile(r"\b(?:tcp|udp|ipc|e?pgm|ws|wss|tipc|vmci)://")
 _CLIENT_OP = re.compile(r"\bconnect\b", re.IGNORECASE)
 
 
-def setup_errno(msg: str, transport: bool = False, on_socket: bool = False) -> str | None:
+def setup_errno(msg: str, transport: bool = False, on_socket: bool = False, network: bool = False) -> str | None:
     """The errno of a message when it is on the job's own set-up side (a port in use, an address the node
     does not have, a privileged port): `errno: 98 - Address already in use`, `name: EADDRINUSE`; with
     `transport`, the message is a transport's own report, where the table's `transport_only` rows count too
     (`Unable to register memory ... RC: -22, Error: Invalid argument`). `on_socket`: only where the message
-    names a socket's operation (a line that no exception frames), and one of its own end, not a client's connect."""
+    names a socket's operation (a line that no exception frames), and one of its own end, not a client's connect.
+    `network`: the exception's frames say the call that failed was a network operation (a row's `network_setup`)."""
     if on_socket and _NETWORK_OP.search(msg) is None:
         return None  # before the errno: the cheaper test, on every line of its own that reaches this
     if on_socket and _CLIENT_OP.search(msg) is not None and _SERVER_OP.search(msg) is None:
         return None  # a client's try at one of its addresses (above), not the job's own endpoint
     name = errno_of(msg)
     row = errno_table().get(name) if name else None
+    if row is not None and row.network_setup:
+        # the set-up side only on a network operation (ENODEV: an interface the node does not have); its other side
+        # (ENODEV's storage on mmap) is the storage reader's
+        return name if network or _NETWORK_OP.search(msg) or _ENDPOINT.search(msg) else None
     if row is None or row.side != "setup" or (row.transport_only and not transport):
         return None
     if row.network_only and not on_socket and _NETWORK_OP.search(msg) is None:

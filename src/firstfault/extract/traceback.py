@@ -109,6 +109,7 @@ from firstfault.extract.excclass import (
     logged_row,
     logged_status,
     message_status,
+    named_class,
     peer_errno,
     setup_errno,
     spelled_store_code,
@@ -176,8 +177,8 @@ def exception_shape(body: str) -> Exc | None:
         return None  # (a binding's own lower-camel classes, qualified: `nixl._bindings.nixlBackendError`)
     # A bare name must look like an exception class; a qualified one
     # (`torch.foo.Bar`, `_queue.Empty`) only needs its capitalised tail.
-    if not (cls.endswith(EXC_SUFFIXES) or cls in _BARE or "." in qual):
-        return None
+    if not (cls.endswith(EXC_SUFFIXES) or cls in _BARE or "." in qual or named_class(qual, cls)):
+        return None  # (a class the exception table names itself is one however it is spelled: `InvalidArgument`)
     return Exc(qual, cls, (m.group("msg") or "").strip())
 
 
@@ -201,8 +202,9 @@ EXCEPTION_MODULE_LITERALS: Final = tuple(f".{m}." for m in sorted(_EXCEPTION_MOD
 def lone_exception(body: str) -> Exc | None:
     """A line shaped as Python prints an uncaught exception's last line, outside any traceback: a built-in
     exception (`ValueError: ...`, `KeyboardInterrupt`), a class named like one (`XlaRuntimeError: ...`;
-    not a bare `Error: ...`, which command-line tools print), or any class of a package's exceptions module
-    (`google.api_core.exceptions.TooManyRequests: 429 ...`); a bare unqualified name that is not a built-in
+    not a bare `Error: ...`, which command-line tools print), any class of a package's exceptions module
+    (`google.api_core.exceptions.TooManyRequests: 429 ...`), or a class the exception table names itself
+    (excclass.named_class: `InvalidArgument: 400 ...`); a bare unqualified name that is not a built-in
     exception (`AError` alone on its line) is not one. Only the shape and the class's name decide,
     never the message or a digit (extract/exceptions.py keys its memo of the shape by the line with digits zeroed).
     """
@@ -220,6 +222,8 @@ def lone_exception(body: str) -> Exc | None:
         return exc
     if any(part in _EXCEPTION_MODULES for part in exc.qual.split(".")[:-1]):
         return exc
+    if named_class(exc.qual, cls):
+        return exc  # a class the exception table names itself, however it is spelled (Toil's, google-api-core's)
     return None
 
 
@@ -1412,11 +1416,12 @@ def _file_failed(exc: Exc, body: str, about: FileStatus) -> Draft:
     return Draft("app.exception", _fields(exc_type=exc.cls, message=clip(exc.msg), path=about.path))
 
 
-def _by_class(exc: Exc, body: str) -> tuple[list[Draft], bool] | None:
+def _by_class(exc: Exc, body: str, frames: tuple[str, ...] = ()) -> tuple[list[Draft], bool] | None:
     """What the exception table (catalog/exceptions.yaml, extract/excclass.py) makes of an exception: its
-    errno on the job's own side, then its class (and message), then a status word. None: it decides nothing
-    here (a class the table does not list, or the workload's own exception), the generic steps go on."""
-    name = setup_errno(exc.msg)
+    errno on the job's own side (on a network call its frames name, for a row's `network_setup`), then its class (and
+    message), then a status word. None: it decides nothing here (a class the table does not list, or the
+    workload's own exception), the generic steps go on."""
+    name = setup_errno(exc.msg, network=_socket_frame(frames))
     if name is not None:
         return [_setup(exc, name)], True
     row = class_row(exc.qual, exc.cls, exc.msg)
@@ -1528,6 +1533,20 @@ def _failed_call(msg: str, frames: tuple[str, ...]) -> str | None:
     if _MMAP_CALL.search(msg) or (frames and _MMAP_CALL.search(frames[-1])):
         return "mmap"
     return None
+
+
+# A socket's own call as a frame names the function it was in (`in bind`, pyzmq's `in
+# zmq.backend.cython._zmq.Socket.bind`, `in connect`): the name itself, after `in ` or a dot, at the frame's end; a
+# function of another name that holds the word (`bind_addr`, `rdma_bind_addr`) is not it. Linear: one word, bounded.
+_SOCKET_CALL_FRAME = re.compile(r"(?:\bin |\.)(?:bind|listen|connect)\s*$")
+# How many of the innermost frames may name it: the call's own frame, or the one above the error checker it returns
+# through (pyzmq's `_check_rc`, innermost).
+_SOCKET_CALL_FRAMES: Final = 2
+
+
+def _socket_frame(frames: tuple[str, ...]) -> bool:
+    """One of the innermost frames is a socket's bind, listen or connect (catalog/exceptions.yaml `network_setup`)."""
+    return any(_SOCKET_CALL_FRAME.search(f) for f in frames[-_SOCKET_CALL_FRAMES:])
 
 
 def _errno(exc: Exc, body: str, frames: tuple[str, ...] = (), name: str | None = None) -> Draft | None:
@@ -1727,7 +1746,7 @@ def _classify(body: str, exc: Exc, nccl_owned: bool, numerics_owned: bool,
         return [sig], True
     if frames and _FORK_FRAME.search(frames[-1]) and errno_of(exc.msg) == "EAGAIN":
         return [_setup(exc, "EAGAIN", limit="nproc")], True  # fork(2) refused by the process limit
-    by_class = _by_class(exc, body)
+    by_class = _by_class(exc, body, frames)
     if by_class is not None:
         return by_class
     peer = _peer(exc, body)
