@@ -150,7 +150,7 @@ class SchedulerReasonExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "app.exception": frozenset({"message", "refusal", "setup"}),
-        "host.oom_kill": frozenset({"by", "cgroup", "detail", "names_node", "pid", "proc", "storage_daemon"}),
+        "host.oom_kill": frozenset({"by", "cgroup", "detail", "killer", "names_node", "pid", "proc", "storage_daemon"}),
         "k8s.event": frozenset({"due_to", "message", "reason"}),
         "k8s.pod": frozenset({"due_to", "message", "phase", "pod", "pressure", "reason", "restart"}),
         "process.signal": frozenset({"by", "by_uid", "detail", "due_to", "names_node", "scheduler", "signal",
@@ -237,7 +237,7 @@ class SchedulerReasonExtractor:
             # a node that failed to take or keep the job, no cause named (PBS's server unable to run it on a MOM)
             yield Draft("sched.node_reason", {"reason": clip(body), "text": hit.spelling}, host=hit.host)
             return
-        yield from _said(hit.reason, hit.scheduler, hit.host, hit.resource, body, ctx)
+        yield from _said(hit.reason, hit.scheduler, hit.host, hit.resource, body, ctx, victim=hit.victim)
 
 
 # kubectl describe prints a container's `State:` above its `Last State:` (kubernetes/kubernetes#122256:
@@ -282,7 +282,7 @@ _RELAYED_KILL = re.compile(r"Killed process (?P<pid>\d+) \((?P<proc>[^()\s]{1,64
 
 
 def _said(reason: str | None, scheduler: str, host: str | None, resource: str | None, body: str,
-          ctx: LineContext, by_uid: int | None = None) -> Iterator[Draft]:
+          ctx: LineContext, by_uid: int | None = None, victim: str | None = None) -> Iterator[Draft]:
     """The event a scheduler's reason in the job's output calls for."""
     # The node another program's record names (a hold reason's execute host, a controller's record of the node it
     # acted on): the event is that node's, whichever node's file printed it.
@@ -300,13 +300,20 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
             ctx.claimed = True
             return
         oom = Draft("host.oom_kill", {"proc": scheduler, "cgroup": True, "by": "limit", "detail": clip(body)})
-        victim = _RELAYED_KILL.search(body) if "Killed process " in body else None
         if victim is not None:
+            # the victim the killer's own phrase names (catalog/scheduler.yaml `{proc}`: systemd-oomd's cgroup,
+            # earlyoom's process): the process killed, the killer beside it
+            oom.fields["proc"], oom.fields["killer"] = victim, scheduler
+            daemon = storage_tables().daemons.get(victim)
+            if daemon is not None:
+                oom.fields["storage_daemon"] = daemon
+        relayed = _RELAYED_KILL.search(body) if "Killed process " in body else None
+        if relayed is not None:
             # the kernel's own record relayed in the scheduler's message (node-problem-detector's OOMKilling event:
             # `Memory cgroup out of memory: Kill process 3460 (driver) ...\nKilled process 3810 (gcsfuse) ...`):
             # the process it names was killed, and a FUSE daemon's mount went with it (storage-fuse-daemon-killed)
-            oom.fields["proc"], oom.fields["pid"] = victim.group("proc"), int(victim.group("pid"))
-            daemon = storage_tables().daemons.get(victim.group("proc"))
+            oom.fields["proc"], oom.fields["pid"] = relayed.group("proc"), int(relayed.group("pid"))
+            daemon = storage_tables().daemons.get(relayed.group("proc"))
             if daemon is not None:
                 oom.fields["storage_daemon"] = daemon
         if host is not None:
