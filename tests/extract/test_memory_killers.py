@@ -91,3 +91,43 @@ def test_the_victim_placeholder_is_read_only_where_a_row_has_one() -> None:
     # a phrase without `{proc}` names no victim (the kubelet's eviction names the container in its own words)
     hits = text_reasons("The node was low on resource: memory. Container egg was using 5053216Ki.")
     assert hits and all(h.victim is None for h in hits)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # as posted: jmonlong/PopSV#7 (jobacct_gather's kill); the cgroup plugin's count in its wordings: before
+        # 21.08 (lanl/PyBNF#118), since (ccpem/affinity-vae#192), cgroup/v2's (allenai/OLMo#788); its plural filled
+        # in from the format (`Detected %lu oom_kill event%s in %ps`)
+        "slurmstepd: error: Job 42664148 exceeded memory limit (10889240 > 4194304), being killed",
+        "slurmstepd: error: Detected 2 oom-kill event(s) in step 3756240.batch cgroup. Some of your processes may "
+        "have been killed by the cgroup out-of-memory handler.",
+        "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=487912.batch cgroup. Some of your processes may "
+        "have been killed by the cgroup out-of-memory handler.",
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=9178265.0. Some of the step tasks have been OOM "
+        "Killed.",
+        "slurmstepd: error: Detected 2 oom_kill events in StepId=4242.4. Some of the step tasks have been OOM Killed.",
+        # filled in: common_jag.c's virtual memory twin (`Step %u.%u exceeded virtual memory limit (%lu > %lu), being
+        # killed`)
+        "slurmstepd: error: Step 4242.0 exceeded virtual memory limit (52428800 > 41943040), being killed",
+    ],
+)
+def test_slurmstepd_kills_for_memory_are_rows_of_the_table(line: str) -> None:
+    got = kills([line], "application")
+    assert [k.get("proc") for k in got] == ["slurm"]
+    assert any(w in line for w in line_literals())
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # filled in: the cgroup plugin's end-of-step word (task_cgroup_memory.c): a limit reached, its page cache
+        # counted too, no kill by itself
+        "slurmstepd: error: Exceeded step memory limit at some point.",
+        "slurmstepd: error: Exceeded job memory limit at some point.",
+        # a person's account of a job, no killer's record
+        "I think my job exceeded memory limit, how do I raise --mem?",
+    ],
+)
+def test_slurm_words_on_a_limit_reached_are_no_kill(line: str) -> None:
+    assert kills([line], "application") == []

@@ -461,20 +461,12 @@ def _flux_exception(m: re.Match[str], body: str, ctx: LineContext) -> Iterator[D
 
 
 # --------------------------------------------------------------------------
-# Memory limits enforced by Slurm, Ray or a memory cgroup
+# Memory limits enforced by srun, Ray or a memory cgroup
 # --------------------------------------------------------------------------
 
-# slurmstepd (jobacct_gather OverMemoryKill): `Job 4242 exceeded memory limit (52 > 50), being killed`,
-# `Step 4242.0 exceeded memory limit ...`; task/cgroup: `Detected 1 oom-kill event(s) in StepId=4242.0
-# cgroup` (`in step 4242.0 cgroup` before 21.08). The other schedulers' and the kubelet's words are
-# catalog/scheduler.yaml's (SchedulerReasonExtractor).
+# The memory-limit kills whose words no row of catalog/scheduler.yaml reads (slurmstepd's are its rows, as the other
+# schedulers', the kubelet's and the userspace killers' are: SchedulerReasonExtractor).
 _MEM_LIMIT: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
-    ("slurmstepd", re.compile(r"(?:Job|Step|StepId=?)\s*(?P<id>[\w.+]+) exceeded (?:virtual )?memory limit"
-                              # `Exceeded step memory limit at some point.` is only a failcnt above 0 at the
-                              # end of the step (page cache counts too): no kill by itself.
-                              r"|Exceeded (?:job|step) memory limit(?! at some point)")),
-    ("slurmstepd", re.compile(
-        r"Detected (?P<n>\d+) oom[-_ ]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<id>[\w.+]+)")),
     # srun names the host whose task the limit ended: `srun: error: node17: task 3: Out Of Memory`.
     # (The task list starts with its digit: a run of spaces is the separator's alone, so the pattern stays linear.)
     ("srun", re.compile(r"error:\s+(?P<host>[A-Za-z0-9][\w.\-]*):\s+tasks?\s+\d[\d\-, ]*:\s+Out Of Memory")),
@@ -523,7 +515,7 @@ _MEMCG_FULL = re.compile(r"memory: usage (?P<usage>\d+)kB, limit (?P<limit>\d+)k
 
 
 class MemoryLimitExtractor:
-    """A rank killed for memory by Slurm's limit, Ray's memory monitor or its memory cgroup (host.oom_kill)."""
+    """A rank killed for memory by srun's task limit, Ray's memory monitor or its memory cgroup (host.oom_kill)."""
 
     name = "host.memory_limit"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
@@ -532,9 +524,7 @@ class MemoryLimitExtractor:
     }
     sources: frozenset[str] = frozenset({"application", "syslog", "kernel"})
     literals: tuple[str, ...] = (
-        "exceeded memory limit", "exceeded virtual memory limit", "oom-kill event", "oom_kill event",
-        "Out Of Memory", "failcnt", "Exceeded job memory limit", "Exceeded step memory limit",
-        "running low on memory", "memory pressure (OOM)", "Ray killed this worker",
+        "Out Of Memory", "failcnt", "running low on memory", "memory pressure (OOM)", "Ray killed this worker",
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
