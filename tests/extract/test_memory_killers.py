@@ -43,6 +43,10 @@ def kills(lines: list[str], source: str = "syslog") -> list[dict[str, object]]:
          'VmRSS 4514 MiB, cmdline "python train.py"', "earlyoom", "python"),
         ('earlyoom[904]: sending SIGKILL to process 4711 uid 1000 "Web Content": badness 900, VmRSS 3120 MiB',
          "earlyoom", "Web Content"),
+        # as posted (transferwise/oomie's README, `kubectl get events`): the kubelet's SystemOOM message
+        # (pkg/kubelet/oom/oom_watcher_linux.go) naming its victim
+        ("30s         Warning   OOM         pod/demo-app-d944568f6-vnhk5   System OOM encountered, victim process: "
+         "nginx, pid: 1270360, uid: 65534", "kubernetes", "nginx"),
     ],
 )
 def test_a_userspace_killer_names_its_victim(line: str, killer: str, victim: str) -> None:

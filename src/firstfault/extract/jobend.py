@@ -193,8 +193,11 @@ class SchedulerReasonExtractor:
             # the k8s-table and k8s-describe readers read them.
             due, resource = k8s_reason(event[0], event[1])
             if due is not None:
-                # a node's event (`node/NAME`: Karpenter's `SpotInterrupted`) is about that node
-                yield from _said(due, "kubernetes", event_row_node(body), resource, body, ctx)
+                # a node's event (`node/NAME`: Karpenter's `SpotInterrupted`) is about that node; a memory kill's
+                # message may name its victim (the kubelet's `System OOM encountered, victim process: nginx, ...`)
+                victim = (next((h.victim for h in text_reasons(event[1]) if h.victim is not None), None)
+                          if due == "memory_limit" and event[1] else None)
+                yield from _said(due, "kubernetes", event_row_node(body), resource, body, ctx, victim=victim)
                 return
         if _container_state(line if line.strip() == body.strip() else body, ctx):
             return
