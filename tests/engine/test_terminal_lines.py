@@ -195,6 +195,27 @@ def test_an_oom_header_with_its_kill_is_one_kill_cited_at_the_kill(make_bundle: 
     assert cited == [3]  # the header is the kill's own record's first line, not a second kill
 
 
+# The summary line between them (mm/oom_kill.c dump_oom_summary: `oom-kill:constraint=%s,...,task=%s,pid=%d,uid=%d`)
+# names the victim: alone (an excerpt cut after it) it is the kill, with the victim; before its `Killed process`, that
+# line's to cite.
+OOM_SUMMARY = ("[ 3046.116580] oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,"
+               "task_memcg=/user.slice/user-1000.slice/session-3.scope,task=python,pid=4242,uid=1000")
+
+
+def test_an_oom_summary_posted_alone_is_the_kill_of_the_victim_it_names(make_bundle: BundleMaker) -> None:
+    v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": OOM_HEADER + "\n" + OOM_SUMMARY + "\n"})))
+    assert v.root_cause is not None and v.root_cause.category == "host.oom"
+    assert "ended python on node-02" in (v.root_cause.summary or "")
+    assert [e.line for e in v.evidence if e.category == "host.oom"] == [2]
+
+
+def test_an_oom_summary_with_its_kill_is_one_kill_cited_at_the_kill(make_bundle: BundleMaker) -> None:
+    lines = [OOM_HEADER, OOM_SUMMARY, OOM_KILL]
+    v = Analyzer().analyze_path(str(make_bundle({"nodes/node-02/kern.log": "".join(x + "\n" for x in lines)})))
+    assert v.root_cause is not None and v.root_cause.category == "host.oom"
+    assert [e.line for e in v.evidence if e.category == "host.oom"] == [3]
+
+
 def test_another_nodes_kill_in_one_central_syslog_does_not_answer_a_header(make_bundle: BundleMaker) -> None:
     # near miss: one rsyslog file of two hosts; node-02's header stands, node-03's kill is node-03's own
     wl = copy.deepcopy(WORKLOAD)

@@ -148,6 +148,8 @@ def _finding(rule_id: str, **fields: object) -> Finding:
      "NVSwitch fatal error on n1 (SXid 20034 nvswitch fatal)"),
     ("gpu-nvswitch-fatal", {"sxid": 12028}, "NVSwitch fatal error on n1 (SXid 12028)"),
     ("host-oom", {}, "OOM killer (node memory or a memory limit) ended a process on n1"),
+    ("host-oom", {"killer": "earlyoom", "proc": "python"},
+     "earlyoom (node memory or a memory limit) ended python on n1"),
     ("app-crash", {"signal": "SIGSEGV"}, "n1 crashed (SIGSEGV)"),
     # A value's own brackets are kept: only the template's text around a missing field is tidied.
     ("node-unreachable", {"reason": "execve(): No such file"}, "n1 stopped responding (execve(): No such file)"),

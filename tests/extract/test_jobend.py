@@ -132,7 +132,7 @@ def test_a_flux_exec_exception_that_names_no_program_names_no_cause() -> None:
 
 def test_memory_limit_kill_names_who() -> None:
     assert memory_limit_kill("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.") == "lsf"
-    assert memory_limit_kill("slurmstepd: error: Exceeded job memory limit") == "slurmstepd"
+    assert memory_limit_kill("slurmstepd: error: Exceeded job memory limit") == "slurm"  # its row in the table
     assert memory_limit_kill("The node was low on resource: ephemeral-storage.") is None
 
 

@@ -761,7 +761,7 @@ def test_storage_strerror_lines(line: str, want: tuple[str, str] | None) -> None
         ("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
          ("app.cuda_oom", None)),
         ("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED", ("app.cuda_oom", None)),
-        ("slurmstepd: error: Exceeded job memory limit", ("host.oom_kill", "slurmstepd")),
+        ("slurmstepd: error: Exceeded job memory limit", ("host.oom_kill", "slurm")),
         ("slurmstepd: error: Exceeded step memory limit at some point.", None),
         ("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.", ("host.oom_kill", "lsf")),
         ("TERM_PREEMPT: job killed after preemption.", ("process.signal", "preemption")),

@@ -63,7 +63,7 @@ def _add(key: str, row: dict[str, Any]) -> Any:
          "can match one inside the other"),
         (_add("words", {"scheduler": "lsf", "word": "TERM_RUNLIMIT", "reason": "time_limit"}),
          "duplicate word 'TERM_RUNLIMIT'"),
-        (_add("words", {"scheduler": "yarn", "word": "X", "reason": "time_limit"}), ".scheduler"),
+        (_add("words", {"scheduler": "mesos", "word": "X", "reason": "time_limit"}), ".scheduler"),
         (_add("texts", {"scheduler": "pbs", "text": "lost {node} here", "reason": None}), ".text"),
         (lambda d: d["reasons"].pop(0) and "", "no row for time_limit"),
     ],

@@ -1724,8 +1724,9 @@ class SchedWord(_Row, frozen=True):
 
 class SchedText(_Row, frozen=True):
     scheduler: SchedulerName
-    # `{n}` is a number with an optional unit, `{host}` the host the phrase names (at most one); no other brace
-    text: Annotated[str, Meta(min_length=5, pattern=r"^(?:[^{}]|\{n\}|\{host\})+$")]
+    # `{n}` is a number with an optional unit, `{host}` the host the phrase names, `{proc}` the process, unit or
+    # cgroup a memory killer names as its victim (each at most once); no other brace
+    text: Annotated[str, Meta(min_length=5, pattern=r"^(?:[^{}]|\{n\}|\{host\}|\{proc\})+$")]
     reason: SchedReasonName | None  # None: understood, names no cause
     lines: bool = True  # False: the line form is another extractor's; only the record readers use it
     resource: Annotated[str, Meta(min_length=2)] | None = None  # the node resource a kubelet eviction names
@@ -1771,7 +1772,7 @@ class SchedTables(NamedTuple):
 def _phrase_inside(outer: str, inner: str) -> bool:
     """Whether `inner` can match in a text where `outer` does, starting after `outer`'s start: inside it, or
     overlapping its end (whole-word edges honoured; placeholders compared as placeholders)."""
-    a, b = outer.replace("{host}", "{n}"), inner.replace("{host}", "{n}")
+    a, b = (p.replace("{host}", "{n}").replace("{proc}", "{n}") for p in (outer, inner))
     for start in range(1, len(a)):
         if (a[start - 1].isalnum() or a[start - 1] == "_") and (b[0].isalnum() or b[0] == "_"):
             continue  # `mem` inside `vmem`: a whole-word phrase cannot start mid-word
@@ -1803,8 +1804,10 @@ def sched_tables() -> SchedTables:
         words.append(w)
     texts: list[SchedText] = []
     for where, t in _rows("scheduler.yaml", "texts", SchedText):
-        if t.text.count("{host}") > 1:
-            raise CatalogTableError(f"{where}.text: at most one {{host}}")
+        if t.text.count("{host}") > 1 or t.text.count("{proc}") > 1:
+            raise CatalogTableError(f"{where}.text: at most one {{host}} and one {{proc}}")
+        if "{proc}" in t.text and t.reason != "memory_limit":
+            raise CatalogTableError(f"{where}.text: only a memory killer's phrase names a victim ({{proc}})")
         for other in texts:
             if t.text == other.text:
                 raise CatalogTableError(f"{where}: duplicate text {t.text!r}")

@@ -103,8 +103,11 @@ SchedReasonName = Literal[
     "time_limit", "memory_limit", "preemption", "node_failure", "cancelled", "admin_cancelled", "eviction",
     "backoff_limit", "resource_limit", "setup", "host_maintenance", "device_plugin",
 ]
+# Who ends a job or kills its process, in its own words: the schedulers, orchestrators and managed services, and the
+# node's userspace memory killers (systemd-oomd, earlyoom), which catalog/scheduler.yaml's memory_limit phrases name
 SchedulerName = Literal["sge", "pbs", "pbspro", "torque", "moab", "lsf", "flux", "kubernetes", "htcondor", "docker",
-                        "ecs", "nomad", "slurm", "gcp", "aws", "azure", "ray", "sagemaker", "vertex", "modal"]
+                        "ecs", "nomad", "slurm", "gcp", "aws", "azure", "ray", "sagemaker", "vertex", "modal",
+                        "systemd-oomd", "earlyoom", "yarn"]
 # Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness, a node
 # condition's reason (any condition's, not only Ready's), HTCondor's HoldReasonCode, a job state (Slurm's), the MOM's
 # own (negative) Exit_status (PBS's); a cloud's notice to the guest: GCE's metadata `maintenance-event`, an Azure

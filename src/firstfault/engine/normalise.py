@@ -634,14 +634,27 @@ def _answered_headers(events: list[Event]) -> list[Event]:
     """The kernel OOM killer's header (`python invoked oom-killer: gfp_mask=...`, extract/host.py: an event marked
     `invoked`) stands for the kill only where its file does not go on to say whom it killed (a posted excerpt cut
     after the header): a `Killed process` later in the same file, of the same node (a central syslog holds many), is
-    that OOM's own record, and the header is dropped."""
-    kills: dict[tuple[str | None, str | None], int] = {}
+    that OOM's own record, and the header is dropped. The summary line between them (`oom-kill:constraint=...,task=
+    python,pid=1234,uid=0`, also `invoked`, with the victim's `proc`) answers the header the same way and is answered
+    by the `Killed process` after it."""
+    def rank(ev: Event) -> int:
+        # 0: the header (names no victim); 1: the summary (names it); 2: the kill's own record
+        if ev.fields.get("invoked") is not True:
+            return 2
+        return 1 if ev.fields.get("proc") is not None else 0
+
+    last: dict[tuple[str | None, str | None, int], int] = {}  # (file, node, rank) -> its last line
     for ev in events:
-        if ev.kind == "host.oom_kill" and ev.fields.get("invoked") is not True:
-            key = (ev.evidence.file, ev.node)
-            kills[key] = max(kills.get(key, -1), ev.evidence.line or 0)
+        if ev.kind == "host.oom_kill":
+            key = (ev.evidence.file, ev.node, rank(ev))
+            last[key] = max(last.get(key, -1), ev.evidence.line or 0)
+
+    def answered(ev: Event) -> bool:
+        r, line = rank(ev), ev.evidence.line or 0
+        return any(last.get((ev.evidence.file, ev.node, higher), -1) > line for higher in range(r + 1, 3))
+
     return [ev for ev in events if not (ev.kind == "host.oom_kill" and ev.fields.get("invoked") is True
-                                         and kills.get((ev.evidence.file, ev.node), -1) > (ev.evidence.line or 0))]
+                                         and answered(ev))]
 
 
 # How far apart two lines of one scheduler's or node monitor's record may stand (a JSON or YAML event: its `reason`

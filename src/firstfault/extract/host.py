@@ -253,6 +253,11 @@ _OOM_KILLED = re.compile(
     r"(?P<memcg>Memory cgroup out of memory: )?Killed process (?P<pid>\d+) \((?P<proc>[^)]*)\)"
 )
 _OOM_CONSTRAINT = re.compile(r"oom-kill:constraint=(?P<c>\w+)")
+# The same summary names the victim at its end (mm/oom_kill.c dump_oom_summary, printed by oom_kill_process just before
+# __oom_kill_process's `Killed process`: `oom-kill:constraint=%s,nodemask=%*pbl,cpuset=%s,mems_allowed=%*pbl,
+# oom_memcg=%s,task_memcg=%s,task=%s,pid=%d,uid=%d`): the kill itself where its file says nothing more of it (an excerpt
+# cut after it), read as the header is (`invoked`: engine/normalise.py drops it when a `Killed process` follows).
+_OOM_VICTIM = re.compile(r",task=(?P<task>[^,\n]{1,64}),pid=(?P<pid>\d+),uid=\d")
 # Older kernels announce a cgroup kill on the lines before `Killed process`.
 _OOM_MEMCG_HINT = re.compile(r"Memory cgroup out of memory: Kill process|killed as a result of limit of")
 _K_MEMCG = "host.oom.memcg"  # lineno of the last line saying the kill is a cgroup one
@@ -311,10 +316,19 @@ class OomKillExtractor:
         if c:
             # The summary line precedes `Killed process` and is the only place
             # newer kernels say the kill was a cgroup limit, not the host.
-            if c.group("c") == "CONSTRAINT_MEMCG":
+            memcg = c.group("c") == "CONSTRAINT_MEMCG"
+            if memcg:
                 ctx.state[_K_MEMCG] = ctx.lineno
             else:
                 ctx.state.pop(_K_MEMCG, None)
+            v = _OOM_VICTIM.search(line, c.end())
+            if v:
+                summary: dict[str, FieldValue] = {"invoked": True, "proc": v.group("task"), "pid": int(v.group("pid")),
+                                                  "cgroup": memcg}
+                daemon = storage_tables().daemons.get(v.group("task"))
+                if daemon is not None:
+                    summary["storage_daemon"] = daemon
+                yield Draft(kind="host.oom_kill", fields=summary)
             return
         if _OOM_MEMCG_HINT.search(line):
             ctx.state[_K_MEMCG] = ctx.lineno

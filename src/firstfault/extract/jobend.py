@@ -150,7 +150,7 @@ class SchedulerReasonExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {
         "app.exception": frozenset({"message", "refusal", "setup"}),
-        "host.oom_kill": frozenset({"by", "cgroup", "detail", "names_node", "pid", "proc", "storage_daemon"}),
+        "host.oom_kill": frozenset({"by", "cgroup", "detail", "killer", "names_node", "pid", "proc", "storage_daemon"}),
         "k8s.event": frozenset({"due_to", "message", "reason"}),
         "k8s.pod": frozenset({"due_to", "message", "phase", "pod", "pressure", "reason", "restart"}),
         "process.signal": frozenset({"by", "by_uid", "detail", "due_to", "names_node", "scheduler", "signal",
@@ -193,8 +193,11 @@ class SchedulerReasonExtractor:
             # the k8s-table and k8s-describe readers read them.
             due, resource = k8s_reason(event[0], event[1])
             if due is not None:
-                # a node's event (`node/NAME`: Karpenter's `SpotInterrupted`) is about that node
-                yield from _said(due, "kubernetes", event_row_node(body), resource, body, ctx)
+                # a node's event (`node/NAME`: Karpenter's `SpotInterrupted`) is about that node; a memory kill's
+                # message may name its victim (the kubelet's `System OOM encountered, victim process: nginx, ...`)
+                victim = (next((h.victim for h in text_reasons(event[1]) if h.victim is not None), None)
+                          if due == "memory_limit" and event[1] else None)
+                yield from _said(due, "kubernetes", event_row_node(body), resource, body, ctx, victim=victim)
                 return
         if _container_state(line if line.strip() == body.strip() else body, ctx):
             return
@@ -237,7 +240,7 @@ class SchedulerReasonExtractor:
             # a node that failed to take or keep the job, no cause named (PBS's server unable to run it on a MOM)
             yield Draft("sched.node_reason", {"reason": clip(body), "text": hit.spelling}, host=hit.host)
             return
-        yield from _said(hit.reason, hit.scheduler, hit.host, hit.resource, body, ctx)
+        yield from _said(hit.reason, hit.scheduler, hit.host, hit.resource, body, ctx, victim=hit.victim)
 
 
 # kubectl describe prints a container's `State:` above its `Last State:` (kubernetes/kubernetes#122256:
@@ -282,7 +285,7 @@ _RELAYED_KILL = re.compile(r"Killed process (?P<pid>\d+) \((?P<proc>[^()\s]{1,64
 
 
 def _said(reason: str | None, scheduler: str, host: str | None, resource: str | None, body: str,
-          ctx: LineContext, by_uid: int | None = None) -> Iterator[Draft]:
+          ctx: LineContext, by_uid: int | None = None, victim: str | None = None) -> Iterator[Draft]:
     """The event a scheduler's reason in the job's output calls for."""
     # The node another program's record names (a hold reason's execute host, a controller's record of the node it
     # acted on): the event is that node's, whichever node's file printed it.
@@ -300,13 +303,20 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
             ctx.claimed = True
             return
         oom = Draft("host.oom_kill", {"proc": scheduler, "cgroup": True, "by": "limit", "detail": clip(body)})
-        victim = _RELAYED_KILL.search(body) if "Killed process " in body else None
         if victim is not None:
+            # the victim the killer's own phrase names (catalog/scheduler.yaml `{proc}`: systemd-oomd's cgroup,
+            # earlyoom's process): the process killed, the killer beside it
+            oom.fields["proc"], oom.fields["killer"] = victim, scheduler
+            daemon = storage_tables().daemons.get(victim)
+            if daemon is not None:
+                oom.fields["storage_daemon"] = daemon
+        relayed = _RELAYED_KILL.search(body) if "Killed process " in body else None
+        if relayed is not None:
             # the kernel's own record relayed in the scheduler's message (node-problem-detector's OOMKilling event:
             # `Memory cgroup out of memory: Kill process 3460 (driver) ...\nKilled process 3810 (gcsfuse) ...`):
             # the process it names was killed, and a FUSE daemon's mount went with it (storage-fuse-daemon-killed)
-            oom.fields["proc"], oom.fields["pid"] = victim.group("proc"), int(victim.group("pid"))
-            daemon = storage_tables().daemons.get(victim.group("proc"))
+            oom.fields["proc"], oom.fields["pid"] = relayed.group("proc"), int(relayed.group("pid"))
+            daemon = storage_tables().daemons.get(relayed.group("proc"))
             if daemon is not None:
                 oom.fields["storage_daemon"] = daemon
         if host is not None:
@@ -454,20 +464,12 @@ def _flux_exception(m: re.Match[str], body: str, ctx: LineContext) -> Iterator[D
 
 
 # --------------------------------------------------------------------------
-# Memory limits enforced by Slurm, Ray or a memory cgroup
+# Memory limits enforced by srun, Ray or a memory cgroup
 # --------------------------------------------------------------------------
 
-# slurmstepd (jobacct_gather OverMemoryKill): `Job 4242 exceeded memory limit (52 > 50), being killed`,
-# `Step 4242.0 exceeded memory limit ...`; task/cgroup: `Detected 1 oom-kill event(s) in StepId=4242.0
-# cgroup` (`in step 4242.0 cgroup` before 21.08). The other schedulers' and the kubelet's words are
-# catalog/scheduler.yaml's (SchedulerReasonExtractor).
+# The memory-limit kills whose words no row of catalog/scheduler.yaml reads (slurmstepd's are its rows, as the other
+# schedulers', the kubelet's and the userspace killers' are: SchedulerReasonExtractor).
 _MEM_LIMIT: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
-    ("slurmstepd", re.compile(r"(?:Job|Step|StepId=?)\s*(?P<id>[\w.+]+) exceeded (?:virtual )?memory limit"
-                              # `Exceeded step memory limit at some point.` is only a failcnt above 0 at the
-                              # end of the step (page cache counts too): no kill by itself.
-                              r"|Exceeded (?:job|step) memory limit(?! at some point)")),
-    ("slurmstepd", re.compile(
-        r"Detected (?P<n>\d+) oom[-_ ]kill events?(?:\(s\))? in (?:StepId=|step )?(?P<id>[\w.+]+)")),
     # srun names the host whose task the limit ended: `srun: error: node17: task 3: Out Of Memory`.
     # (The task list starts with its digit: a run of spaces is the separator's alone, so the pattern stays linear.)
     ("srun", re.compile(r"error:\s+(?P<host>[A-Za-z0-9][\w.\-]*):\s+tasks?\s+\d[\d\-, ]*:\s+Out Of Memory")),
@@ -516,7 +518,7 @@ _MEMCG_FULL = re.compile(r"memory: usage (?P<usage>\d+)kB, limit (?P<limit>\d+)k
 
 
 class MemoryLimitExtractor:
-    """A rank killed for memory by Slurm's limit, Ray's memory monitor or its memory cgroup (host.oom_kill)."""
+    """A rank killed for memory by srun's task limit, Ray's memory monitor or its memory cgroup (host.oom_kill)."""
 
     name = "host.memory_limit"
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
@@ -525,9 +527,7 @@ class MemoryLimitExtractor:
     }
     sources: frozenset[str] = frozenset({"application", "syslog", "kernel"})
     literals: tuple[str, ...] = (
-        "exceeded memory limit", "exceeded virtual memory limit", "oom-kill event", "oom_kill event",
-        "Out Of Memory", "failcnt", "Exceeded job memory limit", "Exceeded step memory limit",
-        "running low on memory", "memory pressure (OOM)", "Ray killed this worker",
+        "Out Of Memory", "failcnt", "running low on memory", "memory pressure (OOM)", "Ray killed this worker",
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:

@@ -22,6 +22,10 @@ from firstfault.catalog.tables import SchedText, SchedWord, sched_tables
 _NUMBER = r"\d[\d.]*[A-Za-z]*"
 # A host name, where a phrase says `{host}`: `elcap8767`, `gpu-2-17.cluster`.
 _HOST = r"(?P<host>[A-Za-z0-9][\w.\-]*[A-Za-z0-9]|[A-Za-z0-9])"
+# The victim a memory killer's phrase names, where it says `{proc}`: a name in double quotes as earlyoom prints a
+# process's (`"python"`, `"Web Content"`), else one run without spaces (systemd-oomd's cgroup path,
+# `/user.slice/.../app.scope`). Each a run of one class, bounded: linear.
+_PROC = r'(?:"(?P<procq>[^"\n]{1,64})"|(?P<proc>[^\s"]{1,255}))'
 
 
 class ReasonHit(NamedTuple):
@@ -34,6 +38,7 @@ class ReasonHit(NamedTuple):
     start: int
     end: int
     host: str | None = None  # the host the phrase names (`{host}`)
+    victim: str | None = None  # the process, unit or cgroup a memory killer's phrase names (`{proc}`)
     symptom: bool = False  # a node that failed to take or keep the job, no cause named (the table's `symptom`)
     refusal: str | None = None  # what refused the job's request, for a `setup` phrase (the table's `refusal`)
 
@@ -101,8 +106,10 @@ def _edge(piece: str, at_start: bool) -> str:
 
 def _pattern(phrase: str, group: int) -> str:
     host = _HOST.replace("(?P<host>", f"(?P<host{group}>")
-    body = host.join(_NUMBER.join(re.escape(p) for p in part.split("{n}")) for part in phrase.split("{host}"))
-    plain = phrase.replace("{n}", "0").replace("{host}", "h")
+    proc = _PROC.replace("(?P<procq>", f"(?P<procq{group}>").replace("(?P<proc>", f"(?P<proc{group}>")
+    body = proc.join(host.join(_NUMBER.join(re.escape(p) for p in part.split("{n}")) for part in piece.split("{host}"))
+                     for piece in phrase.split("{proc}"))
+    plain = phrase.replace("{n}", "0").replace("{host}", "h").replace("{proc}", "p")
     return _edge(plain, True) + body + _edge(plain, False)
 
 
@@ -123,6 +130,11 @@ def _matcher(lines: bool) -> _Matcher:
     return _Matcher(re.compile("|".join(alts)), tuple(rows))
 
 
+def _placeholders(text: str) -> str:
+    """A phrase with its `{proc}` spelled as `{host}`: where the fixed pieces between placeholders are wanted."""
+    return text.replace("{proc}", "{host}")
+
+
 @cache
 def reason_anchors(reason: str) -> tuple[str, ...]:
     """For each row of `reason` that `text_reasons(..., lines=True)` reads, the longest piece of its text that
@@ -132,7 +144,7 @@ def reason_anchors(reason: str) -> tuple[str, ...]:
     out: set[str] = set()
     for t in tables.texts:
         if t.lines and t.reason == reason:
-            pieces = [q.strip() for p in t.text.split("{host}") for q in p.split("{n}")]
+            pieces = [q.strip() for p in _placeholders(t.text).split("{host}") for q in p.split("{n}")]
             out.add(max(pieces, key=len))
     out.update(w.word for w in tables.words if w.text and w.reason == reason)
     return tuple(sorted(out))
@@ -152,8 +164,9 @@ def text_reasons(text: str, *, lines: bool = False) -> list[ReasonHit]:
         row = m.rows[i]
         if isinstance(row, SchedText):
             host = hit.group(f"host{i}") if "{host}" in row.text else None
+            victim = (hit.group(f"procq{i}") or hit.group(f"proc{i}")) if "{proc}" in row.text else None
             out.append(ReasonHit(row.scheduler, row.reason, row.text, row.resource, hit.start(), hit.end(), host,
-                                 row.symptom, row.refusal))
+                                 victim, row.symptom, row.refusal))
         else:
             out.append(ReasonHit(row.scheduler, row.reason, row.word, None, hit.start(), hit.end()))
     return out
@@ -202,7 +215,7 @@ def line_literals() -> tuple[str, ...]:
     out: set[str] = set()
     for t in tables.texts:
         if t.lines:
-            pieces = t.text.replace("{host}", "{n}").split("{n}")
+            pieces = _placeholders(t.text).replace("{host}", "{n}").split("{n}")
             out.add(max(pieces, key=len).strip())
     out.update(w.word for w in tables.words if w.text)
     # A literal that holds another adds nothing to the prefilter: the shorter one hands the line over.
