@@ -96,12 +96,35 @@ def iso(t: datetime | None) -> str | None:
 
 @lru_cache(maxsize=1 << 16)
 def _iso(t: datetime, _fold: int) -> str:
-    # Cached: the engine sorts tens of thousands of events by this string, and events share times.
-    # Equal keys are one instant (aware; with the fold, as datetimes of one zone compare wall times)
-    # or one naive value, so they share the string.
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=UTC)
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # Cached: events share times. Equal keys are one instant (aware; with the fold, as datetimes of one zone compare
+    # wall times) or one naive value, so they share the string.
+    return _utc(t).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _utc(t: datetime) -> datetime:
+    """`t` as the instant `iso` writes: in UTC, a naive time taken as UTC."""
+    if t.tzinfo is UTC:
+        return t
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+
+
+def iso_order(t: datetime) -> tuple[str, datetime]:
+    """A sort key of times that orders and equates them as their `iso` strings do, without writing the strings (the
+    engine sorts a 16k-rank job's events by time: formatting 16k distinct times cost more than the sorts).
+
+    The string is the year's digits, then `-` and the rest at fixed width, so it orders by the year's digits and `-`
+    (strftime writes a year before 1000 with fewer digits: `999-` sorts after `2026-`), then, in one year, by the
+    instant: the key is that prefix and the instant in UTC (datetimes of one zone compare their wall times). Callers
+    put the two in their own key tuple, not as a tuple of their own: a nested tuple compares at about a third of the
+    speed, and one year's prefix is one string, compared by identity."""
+    u = _utc(t)
+    y = _YEARS.get(u.year)
+    if y is None:
+        y = _YEARS[u.year] = f"{u.year}-"
+    return y, u
+
+
+_YEARS: dict[int, str] = {}  # year -> its prefix in iso_order (at most 9,999)
 
 
 # --------------------------------------------------------------------------

@@ -34,7 +34,7 @@ import multiprocessing
 import os
 import sys
 import threading
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -310,6 +310,9 @@ def collect_bundle_parallel(analyzer: ScannerSource, bundle: Bundle, analysis: K
             unrecognized = analysis.extraction.unrecognized
 
             index = {t.rel: i for i, t in enumerate(tasks)}
+            # The files the bundle lists once (a file two sources list is read twice, into the same signatures: its
+            # second reading's events count on the first's, EventStore.add)
+            once = {rel for rel, n in Counter(t.rel for t in tasks).items() if n == 1}
 
             def scan(kind: str, src: ResolvedSource, sf: SourceFile, tp: TimeParser) -> FileStats:
                 rel, stats, events, addresses, folded = next(results)
@@ -321,9 +324,12 @@ def collect_bundle_parallel(analyzer: ScannerSource, bundle: Bundle, analysis: K
                     return analyzer.scanner(kind).scan_file(
                         sf.path, sf.rel, node=sf.node, rank=sf.rank, srun_prefix=src.spec.rank_prefix == "srun",
                         tp=tp, emit=analysis.add_candidate, fold=analysis.line_fold(), ident=sf.ident)
-                add = analysis.store.add
-                for w in events:
-                    add(_from_wire(w))
+                if rel in once:
+                    analysis.store.add_kept([_from_wire(w) for w in events])
+                else:
+                    add = analysis.store.add
+                    for w in events:
+                        add(_from_wire(w))
                 analysis.store.add_addresses(addresses)
                 if not unrecognized.merge(folded):
                     # The template cache is nearly full (a bundle of very many line shapes): this file's

@@ -18,14 +18,15 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.engine.leads import LeadDraft, find_leads, lead_nodes
 from firstfault.engine.match import RuleIndex, rule_matches
 from firstfault.engine.rules import CommonEndpointSettings, Rule, Settings
-from firstfault.model import Event, FieldValue, iso
+from firstfault.model import Event, FieldValue, iso_order
 from firstfault.spec import category_matches
 
 _FAR = datetime.max.replace(tzinfo=None)
 
 
-def _tkey(t: datetime | None) -> tuple[int, str]:
-    return (1, "") if t is None else (0, iso(t) or "")
+def _tkey(t: datetime | None) -> tuple[int, str, datetime | None]:
+    """Times in the order of their iso strings (model.iso_order), then no time."""
+    return (1, "", None) if t is None else (0, *iso_order(t))
 
 
 def event_sort_key(ev: Event) -> tuple[object, ...]:

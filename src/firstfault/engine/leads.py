@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from firstfault.engine.ports import cable_of
-from firstfault.model import Event, EvidenceItem, Lead, _iso, iso
+from firstfault.model import Event, EvidenceItem, Lead, iso, iso_order
 
 KIND_ORDER = {"laggard_rank": 0, "desync": 1, "stuck_frame": 2, "first_exit": 3}
 EVIDENCE_PER_LEAD = 4
@@ -78,10 +78,12 @@ class LeadDraft:
 
 
 def _ev_key(ev: Event) -> tuple[object, ...]:
-    t = ev.t_lo if ev.t_lo is not None else ev.time  # ev.earliest(), iso(t): inline (once per event of 16k ranks)
+    t = ev.t_lo if ev.t_lo is not None else ev.time  # ev.earliest(): inline (once per event of 16k ranks)
     evidence = ev.evidence
-    return (t is None, "" if t is None else _iso(t, t.fold), ev.node or "", evidence.file or "", evidence.line or 0,
-            ev.kind, ev.rank if ev.rank is not None else -1)
+    # (the time as its iso string orders: iso_order, which writes no string)
+    y, u = ("", None) if t is None else iso_order(t)
+    return (t is None, y, u, ev.node or "", evidence.file or "", evidence.line or 0, ev.kind,
+            ev.rank if ev.rank is not None else -1)
 
 
 def _fmt_ranks(ranks: Iterable[int], limit: int = 8) -> str:

@@ -386,6 +386,8 @@ class Unrecognized:
         by one, in their order. False, with nothing taken, where a fold cannot stand for its lines:
         when the template cache may fill up during the file (a line shape it then does not hold gets
         the template of each of its lines, not its first line's) and a shape's lines differ."""
+        if not entries:  # (most of a many-rank job's files offer nothing)
+            return True
         cache = self._cache
         new = {e.key for e in entries if e.key not in cache}
         if len(cache) + len(new) > _CACHE_MAX and any(e.key in new and not e.same and e.lines > 1 for e in entries):
