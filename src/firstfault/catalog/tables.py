@@ -1892,12 +1892,27 @@ class SlurmSubmitter(_Row, frozen=True):
         return "job"
 
 
+class SlurmDaemon(_Row, frozen=True):
+    # a Slurm daemon whose every fatal-level line is the daemon ending itself (slurmd, slurmctld): the node's Slurm
+    program: Literal["slurmd", "slurmctld"]
+    source: Annotated[str, Meta(pattern=r"^src/\S+")]
+
+    @property
+    def side(self) -> Literal["node"]:
+        return "node"
+
+    @property
+    def weak(self) -> bool:
+        return False
+
+
 class SlurmTables(NamedTuple):
     errors: tuple[SlurmError, ...]
     messages: tuple[SlurmMessage, ...]
     contexts: tuple[SlurmContext, ...]
     node_reasons: tuple[SlurmNodeReason, ...]
     submitters: tuple[SlurmSubmitter, ...]
+    daemons: tuple[SlurmDaemon, ...]
 
 
 @lru_cache(maxsize=1)
@@ -1919,7 +1934,9 @@ def slurm_tables() -> SlurmTables:
     # a row may refine one it begins with (`NHC: Temporarily offlining` after `NHC:`): the longest is read
     node_reasons = _unique("slurm.yaml", "node_reasons", SlurmNodeReason, "text")
     submitters = _unique("slurm.yaml", "submitters", SlurmSubmitter, "program")
-    return SlurmTables(tuple(errors), tuple(messages), tuple(contexts), tuple(node_reasons), tuple(submitters))
+    daemons = _unique("slurm.yaml", "daemons", SlurmDaemon, "program")
+    return SlurmTables(tuple(errors), tuple(messages), tuple(contexts), tuple(node_reasons), tuple(submitters),
+                       tuple(daemons))
 
 
 # --------------------------------------------------------------------------
