@@ -1469,10 +1469,20 @@ class PlatformProgram(_Row, kw_only=True, frozen=True):
 
     program: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]  # the event's `program`
     part: PlatformPart
-    # lower-case words of container, pod, unit and file names: dash-separated runs, no leading or trailing dash
-    names: Annotated[tuple[Annotated[str, Meta(min_length=4, pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")], ...],
-                     Meta(min_length=1)]
+    # lower-case words of container, pod and file names: dash-separated runs, no leading or trailing dash (a node's
+    # own service, known only by its systemd unit, may have none)
+    names: tuple[Annotated[str, Meta(min_length=4, pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")], ...] = ()
+    # the node's systemd units it runs as (without `.service`), and their Description= (what systemd's job results
+    # print: `Failed to start Slurm node daemon.`)
+    units: tuple[Annotated[str, Meta(min_length=3, pattern=r"^[a-z0-9][a-z0-9_.-]*$")], ...] = ()
+    descriptions: tuple[Annotated[str, Meta(min_length=8)], ...] = ()
     printed_by: Annotated[str, Meta(min_length=8)]  # the repository and manifest or source that names it
+
+    def __post_init__(self) -> None:
+        if not self.names and not self.units:
+            raise ValueError("a program needs names or units")
+        if self.descriptions and not self.units:
+            raise ValueError("descriptions are a unit's")
 
 
 @lru_cache(maxsize=1)
@@ -1487,7 +1497,7 @@ def platform_program_table() -> tuple[PlatformProgram, ...]:
         if row.program in programs:
             raise CatalogTableError(f"{where}: program {row.program!r} listed twice")
         programs.add(row.program)
-        for name in row.names:
+        for name in (*row.names, *(f"unit {u}" for u in row.units), *(f"description {d}" for d in row.descriptions)):
             if name in names:
                 raise CatalogTableError(f"{where}: name {name!r} listed twice")
             names.add(name)

@@ -234,6 +234,7 @@ class SlurmErrorExtractor:
             ctx.claimed = True
             return
         if side == "job":
+            assert not isinstance(row, SlurmDaemon)  # (a daemon's side is the node's)
             draft = self._job(row, read)
             if draft is not None:
                 yield draft
