@@ -67,7 +67,14 @@ def test_a_failed_unit_is_its_program_failing_once() -> None:
     ("Mar 03 10:00:00 gpu-07 systemd[1]: Unit munge.service entered failed state.", "munge"),
     # `journalctl -u slurmd -o cat`: the record without systemd's tag
     ("slurmd.service: Failed with result 'core-dump'.", "slurmd"),
-], ids=["description", "name-and-description", "dependency", "start-timeout", "legacy", "bare"])
+    # systemctl's word on the start it asked for (src/shared/bus-wait-for-jobs.c), as Ansible's systemd module relays it
+    ("fatal: [compute-0]: FAILED! => {\"changed\": false, \"msg\": \"Unable to start service slurmd: Job for "
+     "slurmd.service failed because the control process exited with error code.\"}", "slurmd"),
+    # aws/aws-parallelcluster#6571 (https://github.com/aws/aws-parallelcluster/issues/6571): Chef's service resource
+    # (chef lib/chef/resource.rb custom_exception_message)
+    ("service[nvidia-fabricmanager] (aws-parallelcluster-platform::nvidia_config line 35) had an error: "
+     "Mixlib::ShellOut::CommandTimeout: Command timed out after 900s:", "nvidia-fabricmanager"),
+], ids=["description", "name-and-description", "dependency", "start-timeout", "legacy", "bare", "systemctl", "chef"])
 def test_the_grammars_failure_records(line: str, unit: str) -> None:
     assert helpers.holds_literal(NodeServiceExtractor(), line)
     read = read_unit_record(line)
@@ -90,8 +97,15 @@ def test_the_grammars_failure_records(line: str, unit: str) -> None:
     "Mar 03 10:00:00 gpu-07 systemd[1]: myslurmd.service: Failed with result 'exit-code'.",
     # the OOM killer's result is host.oom_kill's
     "Mar 03 10:00:00 gpu-07 systemd[1]: slurmd.service: Failed with result 'oom-kill'.",
+    # a Chef service resource it was told to ignore (chef lib/chef/resource.rb: `...; ignore_failure is set,
+    # continuing`), and another service's resource
+    "[2024-01-01T10:00:00+00:00] ERROR: service[munge] (cluster::slurm line 12) had an error: "
+    "Mixlib::ShellOut::ShellCommandFailed: exit 1; ignore_failure is set, continuing",
+    "service[snapd] (base::packages line 3) had an error: Mixlib::ShellOut::ShellCommandFailed: exit 1",
+    # systemctl's job for a unit the table does not name
+    "Job for gdm.service failed because the control process exited with error code.",
 ], ids=["stopped", "deactivated", "status-0", "sigterm", "restart-scheduled", "gdm", "snapd", "snapd-desc",
-        "longer-name", "oom-kill"])
+        "longer-name", "oom-kill", "chef-ignored", "chef-other", "systemctl-other"])
 def test_near_miss_no_failure_of_the_tables_units(line: str) -> None:
     assert failures(feed([line])) == []
 

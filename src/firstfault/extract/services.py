@@ -9,6 +9,10 @@ systemd logs the same few records about any unit it runs (src/core/service.c, un
     munge.service: Start operation timed out. Terminating.
     Unit slurmd.service entered failed state.                (before systemd 236)
 
+and in the words of what asked for the unit's start: systemctl (`Job for slurmd.service failed because the control
+process exited with error code.`) and Chef's service resource (`service[nvidia-fabricmanager] (cookbook::recipe line
+35) had an error: ...`).
+
 and, when the unit comes back or is stopped, `Started Slurm node daemon.`, `Stopped Slurm node daemon.`,
 `slurmd.service: Deactivated successfully.`. Which units are the node's services a GPU job needs, and what part of the
 node each is (the scheduler's daemon, the driver stack's), is catalog/platform.yaml `platform_programs` (`units`,
@@ -46,6 +50,18 @@ _RECORD = re.compile(
 )
 # systemd before 236: `Unit slurmd.service entered failed state.`
 _LEGACY = re.compile(r"\bUnit " + _UNIT + r" entered failed state")
+# systemctl's word that the start or restart it asked for failed (src/shared/bus-wait-for-jobs.c
+# log_job_error_with_service_result: `Job for slurmd.service failed because the control process exited with error
+# code.`, `... failed because a timeout was exceeded.`), which configuration tools relay (Ansible's systemd module:
+# `Unable to start service slurmd: Job for slurmd.service failed ...`)
+_SYSTEMCTL = re.compile(r"\bJob for " + _UNIT + r" failed\b")
+# Chef's word that a service resource failed (chef lib/chef/resource.rb custom_exception_message: `#{self}
+# (#{defined_at}) had an error: #{e.class.name}: #{e.message}`: `service[nvidia-fabricmanager]
+# (aws-parallelcluster-platform::nvidia_config line 35) had an error: Mixlib::ShellOut::CommandTimeout: ...`); one it
+# was told to ignore (`...; ignore_failure is set, continuing`) is not
+_CHEF = re.compile(r"\bservice\[(?P<unit>[a-z0-9][a-z0-9_.\-]{1,80}?)(?:\.service)?\] \([^()\n]{1,200}\) "
+                   r"had an error: ")
+_CHEF_IGNORED: Final = "ignore_failure is set"
 # A job's result (src/core/job.c job_done's status messages): the unit's description, or since systemd 250 its name
 # and description (`Failed to start slurmd.service - Slurm node daemon.`).
 _JOB = re.compile(r"\b(?P<verb>Failed to start|Dependency failed for|Started) (?:(?P<named>[a-z0-9][a-z0-9_.\-@]{1,80})"
@@ -72,7 +88,7 @@ def _units() -> _Units:
             by_unit[unit] = row
             literals.update({f"{unit}.service: ", f"Unit {unit}.service entered failed state",
                              f"Failed to start {unit}.service", f"Dependency failed for {unit}.service",
-                             f"Started {unit}.service"})
+                             f"Started {unit}.service", f"Job for {unit}.service failed", f"service[{unit}]"})
         for desc in row.descriptions:
             by_description[desc] = row
             literals.update({f"Failed to start {desc}", f"Dependency failed for {desc}", f"Started {desc}"})
@@ -111,6 +127,16 @@ def read_unit_record(line: str) -> UnitRead | None:
         if m is not None:
             row = units.by_unit.get(m.group("unit"))
             return UnitRead(row, m.group("unit"), True, "entered failed state", m.start()) if row else None
+        m = _SYSTEMCTL.search(line)
+        if m is not None:
+            row = units.by_unit.get(m.group("unit"))
+            return UnitRead(row, m.group("unit"), True, "systemctl: job failed", m.start()) if row else None
+    if "service[" in line and _CHEF_IGNORED not in line:
+        m = _CHEF.search(line)
+        if m is not None:
+            row = units.by_unit.get(m.group("unit"))
+            return UnitRead(row, m.group("unit"), True, "chef: service resource had an error",
+                            m.start()) if row else None
     j = _JOB.search(line)
     if j is None:
         return None
