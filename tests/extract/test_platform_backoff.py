@@ -454,6 +454,15 @@ def test_the_device_plugin_unable_to_start_or_register(line: str) -> None:
     assert platform_errors(line) == [("nvidia-device-plugin", "device_plugin")]
 
 
+def test_gkes_driver_installer_that_could_not_verify_the_driver() -> None:
+    # https://github.com/GoogleCloudPlatform/container-engine-accelerators/issues/237 (Cloud Logging's stamp glued on)
+    line = ("2022-05-20 06:14:58.902 EDTfailed to verify GPU driver installation: failed to verify GPU driver "
+            "installation: exit status 255")
+    assert platform_errors(line) == [("cos-gpu-installer", "driver")]
+    # its progress before the check is no failure
+    assert platform_errors("2022-05-20 06:14:58.873 EDTVerifying GPU driver installation") == []
+
+
 @pytest.mark.parametrize("line", [
     # the same plugin when it did (internal/plugin/server.go Start)
     "I1204 10:04:59.000000       1 server.go:149] Registered device plugin for 'nvidia.com/gpu' with Kubelet",
