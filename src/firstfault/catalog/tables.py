@@ -1547,6 +1547,28 @@ def kernel_module_reasons() -> tuple[KernelModuleReason, ...]:
     return tuple(row for _, row in _rows("platform.yaml", "kernel_module_reasons", KernelModuleReason))
 
 
+class KernelModuleFailure(_Row, kw_only=True, frozen=True):
+    """A loaded module's own words (or its library's) that it failed at its job (catalog/platform.yaml
+    `kernel_module_failures`)."""
+
+    text: Annotated[str, Meta(min_length=12)]  # a prefilter literal, case as printed
+    module: Annotated[str, Meta(pattern=r"^[a-z0-9_]+$")]  # a row of kernel_modules
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def kernel_module_failures() -> tuple[KernelModuleFailure, ...]:
+    """The modules' own failure words (catalog/platform.yaml `kernel_module_failures`): each names a module of
+    `kernel_modules`, no text twice."""
+    rows = _unique("platform.yaml", "kernel_module_failures", KernelModuleFailure, "text")
+    for row in rows:
+        if row.module not in kernel_module_table():
+            raise CatalogTableError(f"catalog/platform.yaml: kernel_module_failures: {row.module!r} is not in "
+                                    "kernel_modules")
+    return rows
+
+
 class XidRelay(_Row, kw_only=True, frozen=True):
     """A platform program's words before an Xid it relays from NVML (catalog/platform.yaml `xid_relays`)."""
 

@@ -63,7 +63,7 @@ ModulePart = Literal["driver", "gpudirect", "rdma"]
 # What the reason a module did not load says (catalog/platform.yaml `kernel_module_reasons`): the kernel refused it
 # (built for another kernel or stack, unsigned, its init failed), it found none of its hardware, it was loaded already;
 # and DKMS's build of it that failed (`not_built`: no row's, the reader's own for DKMS's words).
-ModuleReasonClass = Literal["refused", "no_device", "loaded", "not_built"]
+ModuleReasonClass = Literal["refused", "no_device", "loaded", "not_built", "failing"]
 HostSeverity = Literal["uncorrected", "corrected", "informational"]
 # Who printed a host memory error (host.mce's `source`): the BMC's SEL, HPE's IML, rasdaemon and ras-mc-ctl, the
 # kernel's memory-failure handler, a process told by its signal, a memory tester in user space.
