@@ -99,9 +99,9 @@ class KernelModuleExtractor:
             at = body.find(failure.text)
             if at >= 0:
                 # a loaded module's (or its library's) own word that it failed at its job
-                row = kernel_module_table()[failure.module]
+                own = kernel_module_table()[failure.module]
                 ctx.claimed = True
-                yield Draft("node.kernel_module", {"module": row.module, "part": row.part,
+                yield Draft("node.kernel_module", {"module": own.module, "part": own.part,
                                                    "reason": failure.text.rstrip("(: "), "reason_class": "failing",
                                                    "message": clip(body[at:])})
                 return
