@@ -60,6 +60,8 @@ def test_a_failed_unit_is_its_program_failing_once() -> None:
     # systemd 250 and later name the unit before its description (src/core/job.c, StatusUnitFormat=combined)
     ("Mar 03 10:00:00 gpu-07 systemd[1]: Failed to start nvidia-persistenced.service - NVIDIA Persistence Daemon.",
      "nvidia-persistenced"),
+    # the console's form (src/core/job.c job_print_done_status_message), the advice after it on the same line
+    ("[FAILED] Failed to start Slurm node daemon. See 'systemctl status slurmd.service' for details.", "slurmd"),
     # a unit that needs munge, which did not start (src/core/job.c JOB_DEPENDENCY)
     ("Mar 03 10:00:00 gpu-07 systemd[1]: Dependency failed for Slurm node daemon.", "slurmd"),
     ("Mar 03 10:00:00 gpu-07 systemd[1]: munge.service: Start operation timed out. Terminating.", "munge"),
@@ -74,7 +76,8 @@ def test_a_failed_unit_is_its_program_failing_once() -> None:
     # (chef lib/chef/resource.rb custom_exception_message)
     ("service[nvidia-fabricmanager] (aws-parallelcluster-platform::nvidia_config line 35) had an error: "
      "Mixlib::ShellOut::CommandTimeout: Command timed out after 900s:", "nvidia-fabricmanager"),
-], ids=["description", "name-and-description", "dependency", "start-timeout", "legacy", "bare", "systemctl", "chef"])
+], ids=["description", "name-and-description", "console", "dependency", "start-timeout", "legacy", "bare", "systemctl",
+        "chef"])
 def test_the_grammars_failure_records(line: str, unit: str) -> None:
     assert helpers.holds_literal(NodeServiceExtractor(), line)
     read = read_unit_record(line)

@@ -141,7 +141,9 @@ def read_unit_record(line: str) -> UnitRead | None:
     if j is None:
         return None
     named = j.group("named")
-    row = units.by_unit.get(named) if named else units.by_description.get(j.group("desc").strip())
+    # the description ends the sentence (a console's `See 'systemctl status slurmd.service' for details.` may follow)
+    desc = j.group("desc").split(". ", 1)[0].strip()
+    row = units.by_unit.get(named) if named else units.by_description.get(desc)
     if row is None:
         return None
     unit = named or row.units[0]
