@@ -102,3 +102,31 @@ def test_dashes_are_underscores() -> None:
     # modprobe takes `nvidia-peermem` for `nvidia_peermem` (kmod's modname normalisation)
     assert modules(["modprobe: ERROR: could not insert 'nvidia-peermem': Invalid argument"]) == [
         ("nvidia_peermem", "gpudirect", "Invalid argument", "refused")]
+
+
+# ---------------------------------------------------------------- a loaded module's own word that it failed at its job
+
+
+@pytest.mark.parametrize(("line", "source", "expected"), [
+    # NVIDIA/gdrcopy#30 (https://github.com/NVIDIA/gdrcopy/issues/30): the module's dmesg line (src/gdrdrv/gdrdrv.c)
+    ("gdrdrv:nvidia_p2p_get_pages(va=704fe0000 len=327680 p2p_token=0 va_space=0) failed [ret = -22]", "kernel",
+     ("gdrdrv", "gpudirect", "gdrdrv:nvidia_p2p_get_pages", "failing")),
+    # NVIDIA/gdrcopy#115 (https://github.com/NVIDIA/gdrcopy/issues/115): libgdrapi's word (src/gdrapi.c gdr_open)
+    ("ERR:  Error getting the gdrdrv driver version with ioctl error (errno=22). gdrdrv might be too old.",
+     "application", ("gdrdrv", "gpudirect", "Error getting the gdrdrv driver version with ioctl error", "failing")),
+])
+def test_a_loaded_module_that_fails_at_its_job(line: str, source: str, expected: tuple[object, ...]) -> None:
+    assert modules([line], source) == [expected]
+
+
+@pytest.mark.parametrize(("line", "source"), [
+    # lines in the form of gdrdrv's own debug and info records around a pin that worked (src/gdrdrv/gdrdrv.c gdr_dbg,
+    # gdr_info; the words and values are this test's)
+    ("gdrdrv:gdrdrv_pin_buffer:invoking nvidia_p2p_get_pages(va=0x7f0000000000 len=65536 p2p_tok=0 va_tok=0)",
+     "kernel"),
+    ("gdrdrv:loading gdrdrv version 2.4 built for NVIDIA driver 535.104.05", "kernel"),
+    # GDRCopy's sanity test reporting a test that failed: the test's word, not the module's (NVIDIA/gdrcopy#115)
+    ("&&&& FAILED basic", "application"),
+], ids=["invoking", "loading", "test-failed"])
+def test_near_miss_no_failure_of_a_loaded_module(line: str, source: str) -> None:
+    assert modules([line], source) == []

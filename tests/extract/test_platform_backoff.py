@@ -445,9 +445,22 @@ def platform_errors(line: str) -> list[tuple[object, object]]:
     # https://github.com/NVIDIA/k8s-device-plugin/issues/156
     "2020/02/09 00:20:15 Could not register device plugin: rpc error: code = Unimplemented desc = unknown service "
     "deviceplugin.Registration",
+    # https://github.com/NVIDIA/k8s-device-plugin/issues/399 (cmd/nvidia-device-plugin/main.go start: the plugins
+    # could not start at all, a MIG node without NVIDIA_MIG_MONITOR_DEVICES=all)
+    "error starting plugins: unable to add default resources to config: error visiting devices: error visiting "
+    "device: error visiting device: error getting device memory info: Insufficient Pemmissions",
 ])
 def test_the_device_plugin_unable_to_start_or_register(line: str) -> None:
     assert platform_errors(line) == [("nvidia-device-plugin", "device_plugin")]
+
+
+def test_gkes_driver_installer_that_could_not_verify_the_driver() -> None:
+    # https://github.com/GoogleCloudPlatform/container-engine-accelerators/issues/237 (Cloud Logging's stamp glued on)
+    line = ("2022-05-20 06:14:58.902 EDTfailed to verify GPU driver installation: failed to verify GPU driver "
+            "installation: exit status 255")
+    assert platform_errors(line) == [("cos-gpu-installer", "driver")]
+    # its progress before the check is no failure
+    assert platform_errors("2022-05-20 06:14:58.873 EDTVerifying GPU driver installation") == []
 
 
 @pytest.mark.parametrize("line", [
@@ -455,6 +468,11 @@ def test_the_device_plugin_unable_to_start_or_register(line: str) -> None:
     "I1204 10:04:59.000000       1 server.go:149] Registered device plugin for 'nvidia.com/gpu' with Kubelet",
     "I1204 10:04:59.000000       1 server.go:141] Starting to serve 'nvidia.com/gpu' on "
     "/var/lib/kubelet/device-plugins/nvidia-gpu.sock",
+    # one plugin it retries (cmd/nvidia-device-plugin/main.go: `Failed to start one or more plugins. Retrying in
+    # 30s...`), and another program's own manager capitalising the same words (a plugin manager's `Error starting
+    # plugins: %s`)
+    "I1204 10:04:59.000000       1 main.go:245] Failed to start one or more plugins. Retrying in 30s...",
+    "2024/05/01 10:00:00 Error starting plugins: plugin foo: not found",
 ])
 def test_the_device_plugin_that_started_says_nothing_failed(line: str) -> None:
     assert platform_errors(line) == []

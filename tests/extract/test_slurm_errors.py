@@ -567,3 +567,69 @@ def test_near_miss_other_lines_or_categories_are_two_reports(coarse: tuple[objec
 def test_near_miss_the_same_line_number_of_another_file_is_another_report() -> None:
     assert not _read_finer(_found("app-exception", 1, file="a.log"), _found("app-setup", 1, file="b.log"))
 
+
+
+# --------------------------------------------------------------------------
+# A Slurm daemon that could not run on the node, in its own words (catalog/slurm.yaml `daemons` and its start-up rows)
+# --------------------------------------------------------------------------
+
+# ComputeCanada/puppet-magic_castle#27: slurmd's fatal line in the node's syslog, a gres.conf it would not take
+MAGIC_CASTLE = ("Feb 20 18:59:13 node2.int.rubberducky.calculquebec.cloud slurmd[57977]: fatal: gres.conf duplicate "
+                "records for gpu")
+
+
+def test_a_daemons_fatal_line_is_the_nodes_slurm() -> None:
+    got = ours(feed([MAGIC_CASTLE], "syslog", "node2"))
+    assert [(e.kind, e.fields["side"], e.fields.get("weak")) for e in got] == [("sched.error", "node", None)]
+    # slurmd in the foreground under systemd, the journal's tag before its own (bibigrid#705's form)
+    assert read_slurm_error("slurmd[12912]: slurmd: fatal: unable to load plugin gres/gpu") is not None
+
+
+@pytest.mark.parametrize("line", [
+    # srun is a client: its fatal words are the job's request (src/srun/opt.c), not a daemon's
+    "srun: fatal: Invalid --distribution specification",
+    # slurmstepd's tag of one step in slurmd's log file: one step's, not the daemon ending itself
+    "[2024-01-01T10:00:00.000] [4242.0] fatal: _step_setup: no job step for this node",
+    # a daemon's notice, no fatal level
+    "Feb 20 18:59:13 node2 slurmd[57977]: slurmd version 23.02.5 started",
+], ids=["srun-client", "step-tag", "notice"])
+def test_near_miss_no_daemon_ending_itself(line: str) -> None:
+    assert ours(feed([line], "syslog", "node2")) == []
+
+
+def test_near_miss_a_fatal_log_line_in_the_jobs_own_output_is_no_daemons() -> None:
+    # the log file's form, but in the job's output: no Slurm daemon's log
+    assert ours(feed(["[2024-01-01T10:00:00.000] fatal: cannot open input deck"])) == []
+
+
+def test_slurmd_initialization_failed_in_its_log() -> None:
+    # nateGeorge/slurm_gpu_ubuntu#7: the cgroup/v2 plugin missing from the node's build, then slurmd gives up
+    # (src/slurmd/slurmd/slurmd.c main)
+    got = ours(feed(["[2023-10-16T10:42:01.139] error: Unable to initialize cgroup plugin",
+                     "[2023-10-16T10:42:01.139] error: slurmd initialization failed"], "syslog", "gpu1"))
+    assert [e.fields["side"] for e in got] == ["node"]
+
+
+def test_the_controllers_duplicated_node_host_name() -> None:
+    # stackhpc/ansible-role-openhpc#95: two partitions written as two NodeName lines for one host
+    line = ("Feb 24 09:21:38 nrel-control.novalocal slurmctld[26180]: error: Duplicated NodeHostName nrel-hpc-0 in "
+            "the config file")
+    assert [e.fields["side"] for e in ours(feed([line], "syslog", "nrel-control"))] == ["node"]
+
+
+def test_a_config_only_gpu_discarded_is_weak() -> None:
+    # SlinkyProject/slurm-operator#57 (src/plugins/gres/gpu/gres_gpu.c _merge_system_gres_conf)
+    got = ours(feed(["[2025-10-06T15:42:05] error: Discarding the following config-only GPU due to lack of File "
+                     "specification:"], "syslog", "mi300x-0"))
+    assert [(e.fields["side"], e.fields.get("weak")) for e in got] == [("node", True)]
+
+
+def test_a_daemon_log_line_that_lost_its_opening_bracket() -> None:
+    # clustervision/trinity#424: slurmd.log pasted with the line's first `[` lost
+    got = ours(feed(["2015-09-14T06:44:37.084] error: Munge decode failed: Expired credential"], "syslog", "c001"))
+    assert [e.fields["side"] for e in got] == ["node"]
+
+
+def test_near_miss_slurmds_success_and_a_retry_are_not_read() -> None:
+    assert read_slurm_error("[2023-10-16T10:42:01.139] debug3: slurmd initialization successful") is None
+    assert ours(feed(["slurmd: debug:  Munge decode failed: Expired credential (retrying ...)"], "syslog", "c1")) == []

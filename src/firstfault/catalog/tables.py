@@ -1477,10 +1477,20 @@ class PlatformProgram(_Row, kw_only=True, frozen=True):
 
     program: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]  # the event's `program`
     part: PlatformPart
-    # lower-case words of container, pod, unit and file names: dash-separated runs, no leading or trailing dash
-    names: Annotated[tuple[Annotated[str, Meta(min_length=4, pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")], ...],
-                     Meta(min_length=1)]
+    # lower-case words of container, pod and file names: dash-separated runs, no leading or trailing dash (a node's
+    # own service, known only by its systemd unit, may have none)
+    names: tuple[Annotated[str, Meta(min_length=4, pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")], ...] = ()
+    # the node's systemd units it runs as (without `.service`), and their Description= (what systemd's job results
+    # print: `Failed to start Slurm node daemon.`)
+    units: tuple[Annotated[str, Meta(min_length=3, pattern=r"^[a-z0-9][a-z0-9_.-]*$")], ...] = ()
+    descriptions: tuple[Annotated[str, Meta(min_length=8)], ...] = ()
     printed_by: Annotated[str, Meta(min_length=8)]  # the repository and manifest or source that names it
+
+    def __post_init__(self) -> None:
+        if not self.names and not self.units:
+            raise ValueError("a program needs names or units")
+        if self.descriptions and not self.units:
+            raise ValueError("descriptions are a unit's")
 
 
 @lru_cache(maxsize=1)
@@ -1495,7 +1505,7 @@ def platform_program_table() -> tuple[PlatformProgram, ...]:
         if row.program in programs:
             raise CatalogTableError(f"{where}: program {row.program!r} listed twice")
         programs.add(row.program)
-        for name in row.names:
+        for name in (*row.names, *(f"unit {u}" for u in row.units), *(f"description {d}" for d in row.descriptions)):
             if name in names:
                 raise CatalogTableError(f"{where}: name {name!r} listed twice")
             names.add(name)
@@ -1543,6 +1553,28 @@ def kernel_module_table() -> Mapping[str, KernelModule]:
 def kernel_module_reasons() -> tuple[KernelModuleReason, ...]:
     """The reasons' words in the table's order (catalog/platform.yaml `kernel_module_reasons`)."""
     return tuple(row for _, row in _rows("platform.yaml", "kernel_module_reasons", KernelModuleReason))
+
+
+class KernelModuleFailure(_Row, kw_only=True, frozen=True):
+    """A loaded module's own words (or its library's) that it failed at its job (catalog/platform.yaml
+    `kernel_module_failures`)."""
+
+    text: Annotated[str, Meta(min_length=12)]  # a prefilter literal, case as printed
+    module: Annotated[str, Meta(pattern=r"^[a-z0-9_]+$")]  # a row of kernel_modules
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def kernel_module_failures() -> tuple[KernelModuleFailure, ...]:
+    """The modules' own failure words (catalog/platform.yaml `kernel_module_failures`): each names a module of
+    `kernel_modules`, no text twice."""
+    rows = _unique("platform.yaml", "kernel_module_failures", KernelModuleFailure, "text")
+    for row in rows:
+        if row.module not in kernel_module_table():
+            raise CatalogTableError(f"catalog/platform.yaml: kernel_module_failures: {row.module!r} is not in "
+                                    "kernel_modules")
+    return rows
 
 
 class XidRelay(_Row, kw_only=True, frozen=True):
@@ -1903,12 +1935,27 @@ class SlurmSubmitter(_Row, frozen=True):
         return "job"
 
 
+class SlurmDaemon(_Row, frozen=True):
+    # a Slurm daemon whose every fatal-level line is the daemon ending itself (slurmd, slurmctld): the node's Slurm
+    program: Literal["slurmd", "slurmctld"]
+    source: Annotated[str, Meta(pattern=r"^src/\S+")]
+
+    @property
+    def side(self) -> Literal["node"]:
+        return "node"
+
+    @property
+    def weak(self) -> bool:
+        return False
+
+
 class SlurmTables(NamedTuple):
     errors: tuple[SlurmError, ...]
     messages: tuple[SlurmMessage, ...]
     contexts: tuple[SlurmContext, ...]
     node_reasons: tuple[SlurmNodeReason, ...]
     submitters: tuple[SlurmSubmitter, ...]
+    daemons: tuple[SlurmDaemon, ...]
 
 
 @lru_cache(maxsize=1)
@@ -1930,7 +1977,9 @@ def slurm_tables() -> SlurmTables:
     # a row may refine one it begins with (`NHC: Temporarily offlining` after `NHC:`): the longest is read
     node_reasons = _unique("slurm.yaml", "node_reasons", SlurmNodeReason, "text")
     submitters = _unique("slurm.yaml", "submitters", SlurmSubmitter, "program")
-    return SlurmTables(tuple(errors), tuple(messages), tuple(contexts), tuple(node_reasons), tuple(submitters))
+    daemons = _unique("slurm.yaml", "daemons", SlurmDaemon, "program")
+    return SlurmTables(tuple(errors), tuple(messages), tuple(contexts), tuple(node_reasons), tuple(submitters),
+                       tuple(daemons))
 
 
 # --------------------------------------------------------------------------

@@ -52,17 +52,18 @@ ContainerClass = Literal["node", "registry", "job", "start"]
 # a loss the client waits out, its recovery, the job's request of the mount, or the node unable to make a FUSE mount.
 StorageWordClass = Literal["failure", "transient", "recovery", "job", "node"]
 # What a program of the platform under the workload is to a job on its node (catalog/platform.yaml
-# `platform_programs`): its device plugin, its driver stack, the container toolkit, its own daemons, a program that
+# `platform_programs`): its device plugin, its driver stack, the container toolkit, its own daemons, the scheduler's
+# daemons on it (Slurm's slurmd and the munge it authenticates with), a program that
 # watches or configures it, a FUSE mount's daemon, a distributed framework's own processes (Ray's raylet, GCS, idle
 # workers).
-PlatformPart = Literal["device_plugin", "driver", "toolkit", "runtime", "monitor", "storage", "cluster"]
+PlatformPart = Literal["device_plugin", "driver", "toolkit", "runtime", "scheduler", "monitor", "storage", "cluster"]
 # The part of the node a kernel module belongs to (catalog/platform.yaml `kernel_modules`): the accelerator's own
 # driver (node.driver), GPUDirect's peer-to-peer modules (node.driver.gpudirect), the RDMA stack (node.driver.rdma).
 ModulePart = Literal["driver", "gpudirect", "rdma"]
 # What the reason a module did not load says (catalog/platform.yaml `kernel_module_reasons`): the kernel refused it
 # (built for another kernel or stack, unsigned, its init failed), it found none of its hardware, it was loaded already;
 # and DKMS's build of it that failed (`not_built`: no row's, the reader's own for DKMS's words).
-ModuleReasonClass = Literal["refused", "no_device", "loaded", "not_built"]
+ModuleReasonClass = Literal["refused", "no_device", "loaded", "not_built", "failing"]
 HostSeverity = Literal["uncorrected", "corrected", "informational"]
 # Who printed a host memory error (host.mce's `source`): the BMC's SEL, HPE's IML, rasdaemon and ras-mc-ctl, the
 # kernel's memory-failure handler, a process told by its signal, a memory tester in user space.

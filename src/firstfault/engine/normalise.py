@@ -462,7 +462,8 @@ def terminal_lines(events: list[Event]) -> list[Event]:
     word: the last event of their stream (file and rank), followed at most by reports of how a process ended, or by
     lone lines that say less (below); an OOM killer's header whose file then names the process it killed
     (_answered_headers); a storage client's wait that it waited out (_waited_out); a FUSE daemon's sidecar
-    (_storage_sidecars); a node not responding that slurmctld then says answered again (_answered_nodes).
+    (_storage_sidecars); a node not responding that slurmctld then says answered again (_answered_nodes); a node
+    service's unit that failed and then started again (_services_back).
 
     Python prints an uncaught exception last, then exits; the launcher and the scheduler report the exit, and so
     does a server that started the process (an inference server's API process or launcher on its engine, worker or
@@ -476,6 +477,7 @@ def terminal_lines(events: list[Event]) -> list[Event]:
     its `SlowDown`). A lone line's reading is also weak (engine/attribute.py): it is a cause only where no cause read
     from fuller evidence stands.
     """
+    events = _services_back(events)
     last: dict[tuple[str | None, int | None], int] = {}
     last_telling: dict[tuple[str | None, int | None], int] = {}  # the same, less the lone lines that say less
     for ev in events:
@@ -587,6 +589,23 @@ def _storage_sidecars(events: list[Event]) -> list[Event]:
         if row is not None and row.part != "storage":
             ev.fields["program"], ev.fields["part"] = row.program, row.part
     return events
+
+
+def _services_back(events: list[Event]) -> list[Event]:
+    """A node service's unit that failed (a `platform.error` with its `unit`, extract/services.py) and that systemd
+    then started again (a `platform.started` of the same unit later in the same file, on the same node: its Restart=
+    policy, or an operator, brought it back) is no cause: dropped. The starts themselves are never events of the
+    analysis."""
+    if not any(ev.kind == "platform.started" for ev in events):
+        return events
+    started: dict[tuple[str | None, str | None, object], int] = {}  # (file, node, unit) -> its last start's line
+    for ev in events:
+        if ev.kind == "platform.started":
+            key = (ev.evidence.file, ev.node, ev.fields.get("unit"))
+            started[key] = max(started.get(key, -1), ev.evidence.line or 0)
+    return [ev for ev in events if ev.kind != "platform.started" and not (
+        ev.kind == "platform.error" and ev.fields.get("unit") is not None
+        and started.get((ev.evidence.file, ev.node, ev.fields.get("unit")), -1) > (ev.evidence.line or 0))]
 
 
 def _waited_out(events: list[Event]) -> list[Event]:

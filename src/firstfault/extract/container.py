@@ -253,7 +253,7 @@ class PlatformWordsExtractor:
     the device plugin unable to register with the kubelet), as `platform.error` with the program's `part`."""
 
     name = "platform"
-    emits: Mapping[str, frozenset[str]] = {"platform.error": frozenset({"program", "part", "text", "message"})}
+    emits: Mapping[str, frozenset[str]] = {"platform.error": frozenset({"program", "part", "text", "message", "said"})}
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
     def __init__(self) -> None:
@@ -268,8 +268,9 @@ class PlatformWordsExtractor:
             message = line[at:].strip()
             if len(message) > _MESSAGE_CLIP:
                 message = message[:_MESSAGE_CLIP - 3] + "..."
+            # `said`: the program's own words that it failed at its job (a rule's `text` is the line's)
             yield Draft(kind="platform.error", fields={"program": row.program, "part": part, "text": row.text.strip(),
-                                                       "message": message})
+                                                       "message": message, "said": True})
             return
 
 

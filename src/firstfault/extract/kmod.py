@@ -9,6 +9,7 @@ The words are the loaders' own, each naming the module:
     FATAL: Error inserting nvidia (/lib/modules/.../nvidia.ko): No such device        (module-init-tools)
     nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -22)           (kernel/module/main.c)
     nvidia_peermem: disagrees about version of symbol ib_register_peer_memory_client  (kernel/module/version.c)
+    gdrdrv:nvidia_p2p_get_pages(va=704fe0000 len=327680 ...) failed [ret = -22]       (a loaded module's own word)
     ERROR: Failed to run `/usr/sbin/dkms build -m nvidia -v 535.54.03 -k 6.2.0`: ...  (nvidia-installer)
     Consult /var/lib/dkms/nvidia/545.29.02/build/make.log for more information.       (DKMS, after a failed build)
 
@@ -25,7 +26,12 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import KernelModule, kernel_module_reasons, kernel_module_table
+from firstfault.catalog.tables import (
+    KernelModule,
+    kernel_module_failures,
+    kernel_module_reasons,
+    kernel_module_table,
+)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.nccl import clip, split_rank_prefix
 from firstfault.model import FieldValue
@@ -80,12 +86,25 @@ class KernelModuleExtractor:
         "node.kernel_module": frozenset({"module", "part", "reason", "reason_class", "symbol", "message"}),
     }
     sources: frozenset[str] = frozenset({"application", "syslog", "kernel"})
-    literals: tuple[str, ...] = ("could not insert", "Error inserting", "Unknown symbol", "disagrees about version",
-                                 "dkms build -m", "dkms install -m", "/dkms/", "dkms autoinstall on ", "taints kernel",
-                                 "tainting kernel")
+    def __init__(self) -> None:
+        # the loaders' and DKMS's words, and the loaded modules' own (catalog/platform.yaml `kernel_module_failures`)
+        self.literals: tuple[str, ...] = (
+            "could not insert", "Error inserting", "Unknown symbol", "disagrees about version", "dkms build -m",
+            "dkms install -m", "/dkms/", "dkms autoinstall on ", "taints kernel", "tainting kernel",
+            *(row.text for row in kernel_module_failures()))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         _, body = split_rank_prefix(line)
+        for failure in kernel_module_failures():
+            at = body.find(failure.text)
+            if at >= 0:
+                # a loaded module's (or its library's) own word that it failed at its job
+                own = kernel_module_table()[failure.module]
+                ctx.claimed = True
+                yield Draft("node.kernel_module", {"module": own.module, "part": own.part,
+                                                   "reason": failure.text.rstrip("(: "), "reason_class": "failing",
+                                                   "message": clip(body[at:])})
+                return
         if _TAINT.search(body) is not None:
             ctx.claimed = True  # the module loaded; the kernel notes the taint
             return

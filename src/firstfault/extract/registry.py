@@ -24,6 +24,7 @@ def line_extractors() -> tuple[LineExtractor, ...]:
         nccl,
         numerics,
         runend,
+        services,
         signals,
         slurmerr,
         span,
@@ -37,7 +38,7 @@ def line_extractors() -> tuple[LineExtractor, ...]:
             *signals.EXTRACTORS,
             *jobend.EXTRACTORS, *slurmerr.EXTRACTORS, *healthcheck.EXTRACTORS, *kmod.EXTRACTORS, *launcher.EXTRACTORS,
             *runend.EXTRACTORS,
-            *span.EXTRACTORS,
+            *span.EXTRACTORS, *services.EXTRACTORS,
             ErrorWords())
 
 

@@ -36,7 +36,14 @@ from functools import lru_cache
 from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import SlurmError, SlurmMessage, SlurmNodeReason, SlurmSubmitter, slurm_tables
+from firstfault.catalog.tables import (
+    SlurmDaemon,
+    SlurmError,
+    SlurmMessage,
+    SlurmNodeReason,
+    SlurmSubmitter,
+    slurm_tables,
+)
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import errno_of, path_of
 from firstfault.extract.healthcheck import health_check_draft, read_health_message
@@ -49,12 +56,16 @@ from firstfault.model import FieldValue
 # `slurmstepd-node01: error: `; the level is optional here (a notice has none). Bounded runs: linear.
 _TAG = re.compile(r"(?<![\w\-/])(?P<prog>srun|sbatch|salloc|slurmstepd|slurmd|slurmctld)(?:-[\w.\-]{1,64})?"
                   r"(?:\[\d{1,10}\])?: (?:(?P<level>error|fatal): )?")
-# A Slurm daemon's own log line (SlurmdLogFile, SlurmctldLogFile): `[2020-12-14T09:44:56.002] [63532.0] error: `.
-_LOG = re.compile(r"^\[\d{4}-\d\d-\d\dT[\d:.]{8,16}\] (?:\[[\w.+]{1,40}\] )?(?P<level>error|fatal): ")
+# A Slurm daemon's own log line (SlurmdLogFile, SlurmctldLogFile): `[2020-12-14T09:44:56.002] [63532.0] error: `
+# (`step`: slurmstepd's tag of the step it runs, which logs into slurmd's file). A paste that lost the line's first
+# character (`2015-09-14T06:44:37.084] error: ...`) is the same line.
+_LOG = re.compile(r"^\[?\d{4}-\d\d-\d\dT[\d:.]{8,16}\] (?P<step>\[[\w.+]{1,40}\] )?(?P<level>error|fatal): ")
 # The same in a daemon's syslog or journal once the prefix layer took the syslog header (its program with it) off:
 # `error: Munge decode failed: ...` (read only in the node's system log and the scheduler's own logs).
-_BARE = re.compile(r"^(?:\[[\w.+]{1,40}\] )?(?P<level>error|fatal): ")
+_BARE = re.compile(r"^(?P<step>\[[\w.+]{1,40}\] )?(?P<level>error|fatal): ")
 _DAEMON_SOURCES: Final = frozenset({"syslog", "scheduler"})
+# A daemon's log line names no daemon: read as slurmd's (a node's log; slurmctld's fatal is the same side)
+_LOG_DAEMON: Final = "slurmd"
 _CLIENTS: Final = frozenset({"srun", "sbatch", "salloc"})
 # A client's words that it tries again (src/sbatch/sbatch.c: `Slurm temporarily unable to accept job, sleeping and
 # retrying`, `Slurm job queue full, sleeping and retrying`): no error of the job's.
@@ -77,7 +88,7 @@ _PLACEHOLDERS = re.compile(r"(\{host\}|\{id\}|\{any\})")
 class _Read(NamedTuple):
     """What a line says in Slurm's words: the row, and the node the words name."""
 
-    row: SlurmError | SlurmMessage | SlurmSubmitter
+    row: SlurmError | SlurmMessage | SlurmSubmitter | SlurmDaemon
     rest: str  # the message after the program's tag and level
     host: str | None
     program: str | None  # srun, slurmstepd, ...; None: a daemon's log line
@@ -108,6 +119,7 @@ class _Tables(NamedTuple):
     contexts: re.Pattern[str]  # every context, anchored at the end of the words before a text
     literals: tuple[str, ...]
     submitters: Mapping[str, SlurmSubmitter]  # by program
+    daemons: Mapping[str, SlurmDaemon]  # by program
 
 
 @lru_cache(maxsize=1)
@@ -120,9 +132,11 @@ def _tables() -> _Tables:
     contexts = re.compile("(?:" + "|".join(_pattern(c.text, i) for i, c in enumerate(t.contexts)) + r")$")
     pieces = {max(_PLACEHOLDERS.split(m.text)[::2], key=len).strip() for m in t.messages}
     said = {f"{s.program}: error: " for s in t.submitters}
-    literals = tuple(sorted({e.text for e in t.errors} | pieces | said))
+    # a daemon's fatal line: in its own tag (`slurmd: fatal: `), syslog's (`slurmd[42]: fatal: `) or its log file's
+    fatal = {f"{d.program}: fatal: " for d in t.daemons} | {"]: fatal: ", "] fatal: "}
+    literals = tuple(sorted({e.text for e in t.errors} | pieces | said | fatal))
     return _Tables({e.text: e for e in t.errors}, messages, rows, contexts, literals,
-                   {s.program: s for s in t.submitters})
+                   {s.program: s for s in t.submitters}, {d.program: d for d in t.daemons})
 
 
 def _message(rest: str) -> tuple[SlurmMessage, str | None] | None:
@@ -174,6 +188,12 @@ def read_slurm_error(body: str, daemon_log: bool = False) -> _Read | None:
     if level is None:
         return None
     err = _error(rest)
+    if err is None and level == "fatal":
+        # a daemon ending itself (catalog/slurm.yaml `daemons`): named by its tag, or a daemon's log line that is not
+        # a step's
+        daemon = (_tables().daemons.get(program) if program is not None
+                  else _tables().daemons.get(_LOG_DAEMON) if daemon_log and gate.group("step") is None else None)
+        return _Read(daemon, rest, None, program) if daemon is not None else None
     if err is None:
         # a client that only submits the job: any error of its is the submission's (catalog/slurm.yaml `submitters`),
         # but for its own retries
@@ -214,6 +234,7 @@ class SlurmErrorExtractor:
             ctx.claimed = True
             return
         if side == "job":
+            assert not isinstance(row, SlurmDaemon)  # (a daemon's side is the node's)
             draft = self._job(row, read)
             if draft is not None:
                 yield draft
