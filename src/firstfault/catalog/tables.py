@@ -1758,9 +1758,12 @@ class SchedWord(_Row, frozen=True):
 
 class SchedText(_Row, frozen=True):
     scheduler: SchedulerName
-    # `{n}` is a number with an optional unit, `{host}` the host the phrase names, `{proc}` the process, unit or
-    # cgroup a memory killer names as its victim (each at most once); no other brace
-    text: Annotated[str, Meta(min_length=5, pattern=r"^(?:[^{}]|\{n\}|\{host\}|\{proc\})+$")]
+    # `{n}` is a number with an optional unit, `{host}` the host the phrase names (at most one), `{peer}` another host
+    # the phrase holds that it is not about (the one that reports the named host: PALS's `ping failed on PEER: No reply
+    # from HOST`), matched as a host and not kept, `{word}` a run of non-blank characters (an RPC and its argument:
+    # `ping(24c93b8c-...)`), `{proc}` the process, unit or cgroup a memory killer names as its victim (at most one);
+    # no other brace
+    text: Annotated[str, Meta(min_length=5, pattern=r"^(?:[^{}]|\{n\}|\{host\}|\{peer\}|\{word\}|\{proc\})+$")]
     reason: SchedReasonName | None  # None: understood, names no cause
     lines: bool = True  # False: the line form is another extractor's; only the record readers use it
     resource: Annotated[str, Meta(min_length=2)] | None = None  # the node resource a kubelet eviction names
@@ -1806,7 +1809,8 @@ class SchedTables(NamedTuple):
 def _phrase_inside(outer: str, inner: str) -> bool:
     """Whether `inner` can match in a text where `outer` does, starting after `outer`'s start: inside it, or
     overlapping its end (whole-word edges honoured; placeholders compared as placeholders)."""
-    a, b = (p.replace("{host}", "{n}").replace("{proc}", "{n}") for p in (outer, inner))
+    a, b = (p.replace("{host}", "{n}").replace("{peer}", "{n}").replace("{word}", "{n}").replace("{proc}", "{n}")
+            for p in (outer, inner))
     for start in range(1, len(a)):
         if (a[start - 1].isalnum() or a[start - 1] == "_") and (b[0].isalnum() or b[0] == "_"):
             continue  # `mem` inside `vmem`: a whole-word phrase cannot start mid-word

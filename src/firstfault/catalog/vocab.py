@@ -108,7 +108,7 @@ SchedReasonName = Literal[
 # node's userspace memory killers (systemd-oomd, earlyoom), which catalog/scheduler.yaml's memory_limit phrases name
 SchedulerName = Literal["sge", "pbs", "pbspro", "torque", "moab", "lsf", "flux", "kubernetes", "htcondor", "docker",
                         "ecs", "nomad", "slurm", "gcp", "aws", "azure", "ray", "sagemaker", "vertex", "modal",
-                        "systemd-oomd", "earlyoom", "yarn"]
+                        "systemd-oomd", "earlyoom", "yarn", "pals"]
 # Which field of a record a word is a value of: a reason, a Flux result, a pod phase, a node's readiness, a node
 # condition's reason (any condition's, not only Ready's), HTCondor's HoldReasonCode, a job state (Slurm's), the MOM's
 # own (negative) Exit_status (PBS's); a cloud's notice to the guest: GCE's metadata `maintenance-event`, an Azure

@@ -166,9 +166,12 @@ class SchedulerReasonExtractor:
         self.literals: tuple[str, ...] = tuple(sorted(set(line_literals()) | set(kube_status_words())
                                                       | set(endstate_literals())
                                                       | {"job.exception", "State:", _GCB_HEAD.strip()}
-                                                      | set(_CLAIM_WORDS) | {"Killed process ", _IMDS_WORD}))
+                                                      | set(_CLAIM_WORDS) | {"Killed process ", _IMDS_WORD}
+                                                      | set(_RAY_IP_WORDS)))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        if "ip: " in line and _ray_ip_field(line, ctx):
+            return  # a Ray actor error's `ip:` field: the node of its death cause below
         _, body = split_rank_prefix(line)
         if any(w in body for w in _CLAIM_WORDS):
             # a Karpenter record of a NodeClaim's life: the node it became, for its later records
@@ -240,7 +243,7 @@ class SchedulerReasonExtractor:
             # a node that failed to take or keep the job, no cause named (PBS's server unable to run it on a MOM)
             yield Draft("sched.node_reason", {"reason": clip(body), "text": hit.spelling}, host=hit.host)
             return
-        yield from _said(hit.reason, hit.scheduler, hit.host, hit.resource, body, ctx, victim=hit.victim)
+        yield from _said(hit.reason, hit.scheduler, hit.host, hit.resource, body, ctx, victim=hit.victim, at=hit.start)
 
 
 # kubectl describe prints a container's `State:` above its `Last State:` (kubernetes/kubernetes#122256:
@@ -284,8 +287,47 @@ def _recovered(body: str, ctx: LineContext) -> bool:
 _RELAYED_KILL = re.compile(r"Killed process (?P<pid>\d+) \((?P<proc>[^()\s]{1,64})\)")
 
 
+# Ray's error for an actor that died (python/ray/exceptions.py ActorDiedError / RayActorError: `The actor died
+# unexpectedly before finishing this task.` then one `\t<field>: <value>` line each of class_name, actor_id, pid, name,
+# namespace and ip, then the GCS's death cause): the `ip:` field is the node the actor ran on, and so the node a death
+# cause of its node (`The actor is dead because its node has died. Node Id: <id>`: catalog/scheduler.yaml) is about;
+# the cause names Ray's node id alone. The field on its own line (a tab, or the spaces a paste made of it: the
+# prefilter's words; the prefix layer may have taken the indentation off), or before the cause on one line where a
+# log flattened the block. An address, or a host name;
+# a wildcard or loopback address names no node. Each part one bounded run of a class: linear.
+_RAY_IP_WORDS: Final = ("\tip: ", "    ip: ")
+_RAY_IP_LINE = re.compile(r"\s{0,16}ip: (?P<ip>[0-9A-Za-z][\w.:\-]{0,252})\s{0,8}")
+_RAY_IP_BEFORE = re.compile(r"(?<![\w\-])ip: (?P<ip>[0-9A-Za-z][\w.:\-]{0,252}?)[\s,]")
+_RAY_NO_NODE: Final = frozenset({"0.0.0.0", "127.0.0.1", "::", "::1", "localhost"})
+_K_RAY_IP = "jobend.ray_ip"  # per stream: (line, ip) of the last actor error's `ip:` field
+_RAY_IP_SPAN = 4  # lines from the `ip:` field to its death cause (the newer cause's second line is two below)
+
+
+def _ray_ip_field(line: str, ctx: LineContext) -> bool:
+    """Note a Ray actor error's `ip:` field standing on its own line (True: the line was one)."""
+    m = _RAY_IP_LINE.fullmatch(line)
+    if m is None:
+        return False
+    ctx.state[_K_RAY_IP] = (ctx.lineno, m.group("ip"))
+    ctx.claimed = True
+    return True
+
+
+def _ray_actor_node(body: str, at: int, ctx: LineContext) -> str | None:
+    """The node a Ray actor error's `ip:` field names for the death cause at `at` in `body`: before it on the line,
+    else on a line just above; None where there is none, or it names no node."""
+    ip = None
+    for m in _RAY_IP_BEFORE.finditer(body, 0, at):
+        ip = m.group("ip")
+    if ip is None:
+        seen = ctx.state.get(_K_RAY_IP)
+        if isinstance(seen, tuple) and 0 < ctx.lineno - seen[0] <= _RAY_IP_SPAN:
+            ip = seen[1]
+    return ip if ip is not None and ip not in _RAY_NO_NODE else None
+
+
 def _said(reason: str | None, scheduler: str, host: str | None, resource: str | None, body: str,
-          ctx: LineContext, by_uid: int | None = None, victim: str | None = None) -> Iterator[Draft]:
+          ctx: LineContext, by_uid: int | None = None, victim: str | None = None, at: int = 0) -> Iterator[Draft]:
     """The event a scheduler's reason in the job's output calls for."""
     # The node another program's record names (a hold reason's execute host, a controller's record of the node it
     # acted on): the event is that node's, whichever node's file printed it.
@@ -296,6 +338,14 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
     elif host is None and scheduler in ("kubernetes", "aws"):
         host = record_node(body) or _claimed_node(body, ctx)
         elsewhere = host is not None
+    elif host is None and scheduler == "ray" and reason == "node_failure":
+        # a death cause of an actor's node names Ray's id alone: the node is the actor error's `ip:`; without one the
+        # words name no node, and a node Ray lost that no evidence names is no finding (as the id-only wordings of
+        # the GCS's `marked dead`)
+        host = _ray_actor_node(body, at, ctx)
+        if host is None:
+            ctx.claimed = True
+            return
     if reason == "memory_limit":
         if any(rx.search(body) for _, rx in _MEM_LIMIT):
             # the kill's own words on the same line (Ray's `Worker exit type: NODE_OUT_OF_MEMORY Worker exit detail:

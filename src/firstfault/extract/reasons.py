@@ -26,6 +26,17 @@ _HOST = r"(?P<host>[A-Za-z0-9][\w.\-]*[A-Za-z0-9]|[A-Za-z0-9])"
 # process's (`"python"`, `"Web Content"`), else one run without spaces (systemd-oomd's cgroup path,
 # `/user.slice/.../app.scope`). Each a run of one class, bounded: linear.
 _PROC = r'(?:"(?P<procq>[^"\n]{1,64})"|(?P<proc>[^\s"]{1,255}))'
+# Another host a phrase holds, where it says `{peer}` (the one that reports the host the phrase is about): matched as
+# a host, not kept.
+_PEER = r"(?:[A-Za-z0-9][\w.\-]*[A-Za-z0-9]|[A-Za-z0-9])"
+# A run of non-blank characters, where a phrase says `{word}` (an RPC with its argument: PALS's `ping(24c93b8c-...)`,
+# `launch(...)`): bounded, one class run: linear.
+_WORD = r"\S{1,200}"
+# Each placeholder's pattern; `{host}` and `{proc}` are kept in their row's own groups (_pattern).
+_PLACES = {"{n}": _NUMBER, "{peer}": _PEER, "{word}": _WORD}
+# Every placeholder of a phrase, for its fixed pieces (the prefilter's literals, the anchors).
+_PLACEHOLDERS = re.compile(r"\{(?:n|host|peer|word|proc)\}")
+_PLACEHOLDER_SPLIT = re.compile(r"(\{(?:n|host|peer|word|proc)\})")
 
 
 class ReasonHit(NamedTuple):
@@ -105,11 +116,11 @@ def _edge(piece: str, at_start: bool) -> str:
 
 
 def _pattern(phrase: str, group: int) -> str:
-    host = _HOST.replace("(?P<host>", f"(?P<host{group}>")
-    proc = _PROC.replace("(?P<procq>", f"(?P<procq{group}>").replace("(?P<proc>", f"(?P<proc{group}>")
-    body = proc.join(host.join(_NUMBER.join(re.escape(p) for p in part.split("{n}")) for part in piece.split("{host}"))
-                     for piece in phrase.split("{proc}"))
-    plain = phrase.replace("{n}", "0").replace("{host}", "h").replace("{proc}", "p")
+    places = {**_PLACES, "{host}": _HOST.replace("(?P<host>", f"(?P<host{group}>"),
+              "{proc}": _PROC.replace("(?P<procq>", f"(?P<procq{group}>").replace("(?P<proc>", f"(?P<proc{group}>")}
+    body = "".join(places.get(p) or re.escape(p) for p in _PLACEHOLDER_SPLIT.split(phrase))
+    plain = (phrase.replace("{n}", "0").replace("{host}", "h").replace("{peer}", "h").replace("{word}", "w")
+             .replace("{proc}", "p"))
     return _edge(plain, True) + body + _edge(plain, False)
 
 
@@ -130,21 +141,16 @@ def _matcher(lines: bool) -> _Matcher:
     return _Matcher(re.compile("|".join(alts)), tuple(rows))
 
 
-def _placeholders(text: str) -> str:
-    """A phrase with its `{proc}` spelled as `{host}`: where the fixed pieces between placeholders are wanted."""
-    return text.replace("{proc}", "{host}")
-
-
 @cache
 def reason_anchors(reason: str) -> tuple[str, ...]:
     """For each row of `reason` that `text_reasons(..., lines=True)` reads, the longest piece of its text that
-    every match holds verbatim (the pieces between `{n}` and `{host}` are matched as they are spelled), or its
+    every match holds verbatim (the pieces between placeholders are matched as they are spelled), or its
     word: a line that holds none of them holds no spelling of `reason`, and the table's pattern need not run."""
     tables = sched_tables()
     out: set[str] = set()
     for t in tables.texts:
         if t.lines and t.reason == reason:
-            pieces = [q.strip() for p in _placeholders(t.text).split("{host}") for q in p.split("{n}")]
+            pieces = [q.strip() for q in _PLACEHOLDERS.split(t.text)]
             out.add(max(pieces, key=len))
     out.update(w.word for w in tables.words if w.text and w.reason == reason)
     return tuple(sorted(out))
@@ -215,7 +221,7 @@ def line_literals() -> tuple[str, ...]:
     out: set[str] = set()
     for t in tables.texts:
         if t.lines:
-            pieces = _placeholders(t.text).replace("{host}", "{n}").split("{n}")
+            pieces = _PLACEHOLDERS.split(t.text)
             out.add(max(pieces, key=len).strip())
     out.update(w.word for w in tables.words if w.text)
     # A literal that holds another adds nothing to the prefilter: the shorter one hands the line over.
