@@ -1147,6 +1147,30 @@ class LineFold:
                 self.quiet_add(buf[s:e])
             s = e + 1
 
+    def quiet_spread(self, buf: bytes, starts: list[int], sample: int = 64) -> None:
+        """quiet_from's teaching from `sample` lines spread over the chunk `buf` that the prefilter scanned whole
+        (`starts`: its hit lines, sorted), not its first lines alone: a rank log's first lines are its set-up, and
+        the noise that fills the rest of it (a training step's line) begins further on. The sparse path then passes
+        the lines of the shapes it learned over before the prefilter (`_lines.unquiet`: scan.py's `hit_lines`)."""
+        n = len(buf)
+        if not n:
+            return
+        find, rfind = buf.find, buf.rfind
+        step = max(1, n // sample)
+        k, n_starts, last = 0, len(starts), -1
+        for at in range(0, n, step):
+            s = rfind(b"\n", 0, at) + 1 if at else 0  # the line that holds byte `at`
+            if s <= last:
+                continue
+            e = find(b"\n", s)
+            if e < 0:
+                break
+            last = s
+            while k < n_starts and starts[k] < s:
+                k += 1
+            if k >= n_starts or starts[k] != s:
+                self.quiet_add(buf[s:e])
+
     def _same_hits(self, key: bytes, raw: bytes) -> bool:
         """Does every line of the shape `key` (of the line `raw`) have raw's prefilter hits? A literal with a digit
         may differ where the shape has one; one that a hex id could hold in part (memo.hex_words) only where its
