@@ -103,7 +103,9 @@ verdict what reading every copy gives:
   kind knows (`LineFold.looks_dense`: speed alone). A first chunk read through the prefilter that ends so
   teaches the kind the quiet shapes of its first lines (`quiet_from`: a line at no hit's start holds no word), as
   the dense loop would have: else a kind whose files are each one chunk never learned any, and never started
-  in the dense loop.
+  in the dense loop. The sparse path's prefilter passes the quiet shapes' lines over too (scan.py's
+  `hit_lines`, `_lines.unquiet`: the same hits), and a chunk it scans whole teaches a sample spread over it
+  (`quiet_spread`: a rank log's set-up first, its training steps after).
 
 - One file that multiplexes many hosts or ranks (a central syslog's `Dec  4 10:00:01 node-0123 kernel: ...`, an
   mpirun output's `[1,N]<stderr>:`) holds a shape's lines with one outcome per host or rank the line names, far
