@@ -1,12 +1,16 @@
-"""catalog/vocab.py's check of a field that must be a regular expression (vendor tables and rules use it)."""
+"""catalog/vocab.py's check of a field that must be a regular expression (vendor tables and rules use it), and rows
+read back from the on-disk cache, which that check passed when their entry was written (checked_rows)."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from firstfault.catalog.vocab import check_regex
+from firstfault.catalog import tables, vocab
+from firstfault.catalog.vocab import check_regex, checked_rows
 
 
 @pytest.mark.parametrize("pattern", [r"Xid \(PCI:[0-9a-f:.]+\): (\d+)", r"^ncclSystemError$", "(?i)out of memory"])
@@ -22,3 +26,41 @@ def test_a_regex_that_compiles_passes(pattern: str) -> None:
 def test_a_regex_that_does_not_compile_is_a_value_error_naming_it(pattern: str, why: str) -> None:
     with pytest.raises(ValueError, match=re.escape(f"bad regex {pattern!r}: {why}")):
         check_regex(pattern)
+
+
+def test_rows_read_back_as_checked_are_not_compiled_again_and_the_check_comes_back_after() -> None:
+    """checked_rows: inside it, a regex field is taken as the check passed it when its rows were written (a bad one
+    is not compiled, so not refused); after it, and after an error inside it, the check compiles again."""
+    with checked_rows():
+        assert check_regex("*oops") is None
+    with pytest.raises(ValueError, match="nothing to repeat"):
+        check_regex("*oops")
+    with pytest.raises(KeyError), checked_rows():
+        raise KeyError("x")
+    with pytest.raises(ValueError, match="nothing to repeat"):
+        check_regex("*oops")
+
+
+def test_a_table_read_back_from_the_cache_compiles_no_regex_and_is_the_table_built(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exception table (catalog/exceptions.yaml: a regex per row's message) built on a cache miss has each message
+    compiled by the check; read back from the entry that build wrote (its key: the file's and the validating sources'
+    sha256), none is compiled, and the rows are the same. Near miss: with the cache off, every read is a build, and
+    each compiles them all."""
+    monkeypatch.setenv("FIRSTFAULT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("FIRSTFAULT_CACHE", raising=False)
+    compiled: list[str] = []
+
+    def counting(pattern: str, flags: int = 0) -> re.Pattern[str]:
+        compiled.append(pattern)
+        return re.compile(pattern, flags)
+
+    monkeypatch.setattr(vocab, "re", SimpleNamespace(compile=counting, error=re.error))
+    load = tables.exception_class_table.__wrapped__  # (the _kept loader, under its lru_cache)
+    built = load()
+    with_message = sum(1 for row in built if row.message is not None)
+    assert with_message > 50 and len(compiled) == with_message
+    compiled.clear()
+    assert load() == built and compiled == []
+    monkeypatch.setenv("FIRSTFAULT_CACHE", "off")
+    assert load() == built and len(compiled) == with_message

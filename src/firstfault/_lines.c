@@ -1446,6 +1446,133 @@ fail:
     return result;
 }
 
+/* unquiet(buffer, quiet, sample) -> None | (kept, at, starts)
+ *
+ * The lines of `buffer` (whole lines, each ending in '\n') whose shape is not in the set `quiet` (LineFold.quiet:
+ * shapes every line of which holds none of the prefilter's words), for the prefilter to scan instead of the whole
+ * buffer: `kept` those lines joined in order, `at` the offset of each in `kept` and `starts` its offset in
+ * `buffer`. A line fold_run would not look up (no newline, longer than FOLD_MAX_LINE, a byte over 0x7f) is kept.
+ * The quiet test is fold_run's (fold_shape through its memo, then the set; a shape found quiet once is quiet for
+ * the rest of the call, by its memo slot). None where, after the first `sample` lines, quiet lines hold less than
+ * half of their bytes, or where no line is quiet: the prefilter then scans the buffer itself. */
+static PyObject *
+lines_unquiet(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    PyObject *quiet, *result = NULL, *kept = NULL, *at = NULL, *starts = NULL;
+    Py_ssize_t sample, *spans = NULL, nspans = 0, cap = 0, seen = 0, quiet_bytes = 0, kept_bytes = 0;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "unquiet(buffer, quiet, sample) takes 3 arguments");
+        return NULL;
+    }
+    quiet = args[1];
+    if (!PyAnySet_Check(quiet)) {
+        PyErr_SetString(PyExc_TypeError, "unquiet: quiet must be a set");
+        return NULL;
+    }
+    sample = PyLong_AsSsize_t(args[2]);
+    if (sample == -1 && PyErr_Occurred()) return NULL;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) return NULL;
+    uint64_t call = ++fold_calls;
+    {
+        const unsigned char *buf = (const unsigned char *)view.buf;
+        Py_ssize_t len = view.len, pos = 0;
+#ifdef FOLD_FUSED
+        unsigned char masked[FOLD_MAX_LINE + 16];
+#endif
+        while (pos < len) {
+            int ascii, q = 0;
+            Py_ssize_t n, end;
+#ifdef FOLD_FUSED
+            n = line_masked(buf + pos, len - pos, masked, &ascii);
+            if (n >= 0 && ascii) {
+                PyObject *key = fold_shape_masked(masked, n);
+                if (key == NULL) goto fail;
+#else
+            const unsigned char *nl = memchr(buf + pos, '\n', (size_t)(len - pos));
+            n = nl == NULL ? -1 : nl - (buf + pos);
+            PyObject *key = NULL;
+            if (n >= 0 && n <= FOLD_MAX_LINE) {
+                key = fold_shape(buf + pos, n, &ascii);
+                if (key == NULL && ascii) goto fail;
+            }
+            if (key != NULL) {
+#endif
+                ShapeSlot *slot = found_slot;
+                if (slot != NULL && slot->shape == key && slot->quiet_call == call) {
+                    q = 1;
+                } else {
+                    q = PySet_Contains(quiet, key);
+                    if (q < 0) {
+                        Py_DECREF(key);
+                        goto fail;
+                    }
+                    if (q && slot != NULL && slot->shape == key) slot->quiet_call = call;
+                }
+                Py_DECREF(key);
+            }
+            if (n < 0) {  /* the line's end, past FOLD_MAX_LINE or none (the buffer's last line: kept whole) */
+                const unsigned char *nl2 = memchr(buf + pos, '\n', (size_t)(len - pos));
+                end = nl2 == NULL ? len : (nl2 - buf) + 1;
+            } else {
+                end = pos + n + 1;
+            }
+            if (q) {
+                quiet_bytes += end - pos;
+            } else {
+                if (nspans == cap) {
+                    Py_ssize_t ncap = cap ? cap * 2 : 256;
+                    Py_ssize_t *grown = PyMem_Realloc(spans, (size_t)ncap * 2 * sizeof(Py_ssize_t));
+                    if (grown == NULL) {
+                        PyErr_NoMemory();
+                        goto fail;
+                    }
+                    spans = grown;
+                    cap = ncap;
+                }
+                spans[2 * nspans] = pos;
+                spans[2 * nspans + 1] = end;
+                nspans++;
+                kept_bytes += end - pos;
+            }
+            pos = end;
+            if (++seen == sample && quiet_bytes * 2 < pos) break;
+        }
+        if (pos < len || quiet_bytes == 0) {
+            result = Py_None;
+            Py_INCREF(result);
+            goto fail;
+        }
+        kept = PyBytes_FromStringAndSize(NULL, kept_bytes);
+        at = PyList_New(nspans);
+        starts = PyList_New(nspans);
+        if (kept == NULL || at == NULL || starts == NULL) goto fail;
+        char *out = PyBytes_AS_STRING(kept);
+        Py_ssize_t o = 0;
+        for (Py_ssize_t i = 0; i < nspans; i++) {
+            Py_ssize_t s = spans[2 * i], e = spans[2 * i + 1];
+            PyObject *a = PyLong_FromSsize_t(o), *b = PyLong_FromSsize_t(s);
+            if (a == NULL || b == NULL) {
+                Py_XDECREF(a);
+                Py_XDECREF(b);
+                goto fail;
+            }
+            PyList_SET_ITEM(at, i, a);
+            PyList_SET_ITEM(starts, i, b);
+            memcpy(out + o, buf + s, (size_t)(e - s));
+            o += e - s;
+        }
+        result = PyTuple_Pack(3, kept, at, starts);
+    }
+fail:
+    Py_XDECREF(kept);
+    Py_XDECREF(at);
+    Py_XDECREF(starts);
+    PyMem_Free(spans);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 /* ---- The sparse path (issue 27): the prefilter's hits, stamps, and the fold's copies among the hits ---- */
 
 /* may_stamp(bytes) -> bool: may_hold_stamp, whether TimeParser.parse may find a stamp on this line (a
@@ -2168,6 +2295,9 @@ static PyMethodDef lines_methods[] = {
      "fold_run(buffer, pos, line_no, table, held, quiet, stop[, clock]) -> (pos, line_no, folded, held, counts, "
      "passed): "
      "the fold's dense loop over the copies it already knows and the lines it knows hold no word"},
+    {"unquiet", (PyCFunction)(void (*)(void))lines_unquiet, METH_FASTCALL,
+     "unquiet(buffer, quiet, sample) -> None | (kept, at, starts): the lines whose shape is not quiet, joined, with "
+     "their offsets there and in buffer (None: too few quiet lines to pay)"},
     {"copy_time", (PyCFunction)(void (*)(void))lines_copy_time, METH_FASTCALL,
      "copy_time(buffer, pos, end, stop, clock) -> int: the local microseconds of the time reading the copy at "
      "buffer[pos:end] would give it, as fold_run reads a timed copy's (-1: C leaves it to Python)"},

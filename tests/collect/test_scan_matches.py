@@ -2,8 +2,9 @@
 match, issue 27) read what the Python callback and _lines_of read: the same hit lines with the same literals.
 And the verdict bytes of generated jobs are the same with each of shape b's speed paths on and off (the matches
 gathered in C; the quiet shapes a sparse first chunk teaches, LineFold.quiet_from; the fold loops' memo of recent
-shapes, _lines.fold_shape_memo), in one process and in two workers, with the other fast paths off, and with
-Hyperscan blocked (FIRSTFAULT_MATCHER=aho-corasick)."""
+shapes, _lines.fold_shape_memo; the quiet shapes' lines passed over before the prefilter, _lines.unquiet), in one
+process and in two workers, with the other fast paths off, and with Hyperscan blocked
+(FIRSTFAULT_MATCHER=aho-corasick)."""
 
 from __future__ import annotations
 
@@ -140,20 +141,22 @@ def _off(monkeypatch: pytest.MonkeyPatch, what: str) -> None:
         monkeypatch.setattr(fold.LineFold, "quiet_from", lambda *_a, **_k: None)
     if what in ("shape_memo", "all") and fold_shape_memo is not None:  # every shape worked out afresh in C
         fold_shape_memo(False)  # the test turns it back on
+    if what in ("unquiet", "all"):  # the sparse path's prefilter scans every line of a chunk
+        monkeypatch.setattr(scan, "_unquiet", None)
 
 
 @pytest.fixture(scope="module")
 def paths_on() -> dict[tuple[str, bool], tuple[dict[int, str], list[bool]]]:
     """(bundle, fast) -> the verdicts with every speed path on, in one process and in two workers, and what
-    looks_dense answered meanwhile: made by the first test of the four that switch one path off each, the same
-    for all four (a fresh Analyzer each time: nothing of one run reaches the next's verdict)."""
+    looks_dense answered meanwhile: made by the first test of the five that switch one path off each, the same
+    for all five (a fresh Analyzer each time: nothing of one run reaches the next's verdict)."""
     return {}
 
 
 @needs_hs
 @pytest.mark.parametrize("name", ["ranks", "kernrep"])
 @pytest.mark.parametrize("fast", [True, False])
-@pytest.mark.parametrize("what", ["matches", "quiet", "shape_memo", "all"])
+@pytest.mark.parametrize("what", ["matches", "quiet", "shape_memo", "unquiet", "all"])
 def test_a_generated_job_reads_the_same_with_each_speed_path_on_and_off(
         bundles: dict[str, Path], paths_on: dict[tuple[str, bool], tuple[dict[int, str], list[bool]]],
         monkeypatch: pytest.MonkeyPatch, name: str, fast: bool, what: str) -> None:

@@ -78,6 +78,7 @@ from firstfault.catalog.vocab import (
     SxidClass,
     XidClass,
     check_regex,
+    checked_rows,
 )
 
 XID_CLASSES: frozenset[str] = frozenset(get_args(XidClass))
@@ -205,7 +206,8 @@ def _kept(file: str) -> Callable[[Callable[[], T]], Callable[[], T]]:
             data = cache.get(name)
             if data is not None:
                 try:
-                    value = msgspec.msgpack.decode(data, type=kind)
+                    with checked_rows():  # (validated when the entry was written: its key holds the sources)
+                        value = msgspec.msgpack.decode(data, type=kind)
                     return cast(T, MappingProxyType(value) if mapping else value)
                 except (msgspec.DecodeError, TypeError, ValueError):  # a corrupt or foreign entry: build it again
                     pass

@@ -5,6 +5,9 @@ The records of the rows (catalog/tables.py) type their fields with them; the rul
 """
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Literal
 
 
@@ -12,9 +15,30 @@ class CatalogTableError(ValueError):
     """A shipped table is malformed: a packaging bug, never user input."""
 
 
+# True while rows that this check passed are read back (catalog/tables.py `_kept`: the on-disk cache entry of a
+# table is keyed by the sha256 of its file and of the sources that validated it, this module among them).
+_CHECKED: ContextVar[bool] = ContextVar("checked", default=False)
+
+
+@contextmanager
+def checked_rows() -> Iterator[None]:
+    """Rows decoded inside this block were validated when their cache entry was written (tables._kept): their
+    regex fields compiled then, with the same Python, so check_regex does not compile them again. Every start-up
+    compiled the exception table's 92 message patterns and the end reports' here (20-30 ms of CPU), where the
+    readers build them lazily (lazyre), from code kept on disk, at their first use."""
+    token = _CHECKED.set(True)
+    try:
+        yield
+    finally:
+        _CHECKED.reset(token)
+
+
 def check_regex(value: str) -> None:
     """A field that must be a regular expression (a table's, a rule's): a ValueError naming it when it does not
-    compile (a record's check raises it; records.py reports it at the record's path)."""
+    compile (a record's check raises it; records.py reports it at the record's path). Not compiled again for rows
+    read back from the cache (checked_rows)."""
+    if _CHECKED.get():
+        return
     try:
         re.compile(value)
     except re.error as exc:

@@ -103,7 +103,9 @@ verdict what reading every copy gives:
   kind knows (`LineFold.looks_dense`: speed alone). A first chunk read through the prefilter that ends so
   teaches the kind the quiet shapes of its first lines (`quiet_from`: a line at no hit's start holds no word), as
   the dense loop would have: else a kind whose files are each one chunk never learned any, and never started
-  in the dense loop.
+  in the dense loop. The sparse path's prefilter passes the quiet shapes' lines over too (scan.py's
+  `hit_lines`, `_lines.unquiet`: the same hits), and a chunk it scans whole teaches a sample spread over it
+  (`quiet_spread`: a rank log's set-up first, its training steps after).
 
 - One file that multiplexes many hosts or ranks (a central syslog's `Dec  4 10:00:01 node-0123 kernel: ...`, an
   mpirun output's `[1,N]<stderr>:`) holds a shape's lines with one outcome per host or rank the line names, far
@@ -1146,6 +1148,30 @@ class LineFold:
             if k >= n_starts or starts[k] != s:
                 self.quiet_add(buf[s:e])
             s = e + 1
+
+    def quiet_spread(self, buf: bytes, starts: list[int], sample: int = 64) -> None:
+        """quiet_from's teaching from `sample` lines spread over the chunk `buf` that the prefilter scanned whole
+        (`starts`: its hit lines, sorted), not its first lines alone: a rank log's first lines are its set-up, and
+        the noise that fills the rest of it (a training step's line) begins further on. The sparse path then passes
+        the lines of the shapes it learned over before the prefilter (`_lines.unquiet`: scan.py's `hit_lines`)."""
+        n = len(buf)
+        if not n:
+            return
+        find, rfind = buf.find, buf.rfind
+        step = max(1, n // sample)
+        k, n_starts, last = 0, len(starts), -1
+        for at in range(0, n, step):
+            s = rfind(b"\n", 0, at) + 1 if at else 0  # the line that holds byte `at`
+            if s <= last:
+                continue
+            e = find(b"\n", s)
+            if e < 0:
+                break
+            last = s
+            while k < n_starts and starts[k] < s:
+                k += 1
+            if k >= n_starts or starts[k] != s:
+                self.quiet_add(buf[s:e])
 
     def _same_hits(self, key: bytes, raw: bytes) -> bool:
         """Does every line of the shape `key` (of the line `raw`) have raw's prefilter hits? A literal with a digit

@@ -105,6 +105,12 @@ try:  # a candidate line's time (its stamp's, or the walk back's) in one C call 
     from firstfault._lines import line_time_us as _line_time_us
 except ImportError:  # pragma: no cover - depends on the build
     _line_time_us = None  # type: ignore[assignment]
+try:  # the lines of a chunk whose shapes are not quiet, for the prefilter (_lines.c; an older build lacks it)
+    from firstfault._lines import unquiet as _unquiet
+except ImportError:  # pragma: no cover - depends on the build
+    _unquiet = None  # type: ignore[assignment]
+# The lines _lines.unquiet looks at before it says whether passing the quiet ones over pays (their bytes half).
+UNQUIET_SAMPLE: Final = 256
 try:  # Hyperscan's match callback in C (_lines.c; an older build lacks it): no Python call per match
     from firstfault._lines import Matches as _Matches
 except ImportError:  # pragma: no cover - depends on the build
@@ -882,6 +888,33 @@ class LineScanner:
             self._unplaced(stats, tp, unplaced)
         return stats
 
+    def hit_lines(self, buf: bytes, fold: LineFold | None) -> tuple[list[int], Sequence[list[int]] | None]:
+        """matcher.line_hits(buf): the hit lines' starts and each one's literal indices. With the fold (the fast
+        paths on), the lines of the kind's quiet shapes (LineFold.quiet: every line of such a shape holds none of
+        the prefilter's words, quiet_add) are passed over in C before the prefilter scans the rest
+        (`_lines.unquiet`, fold_run's quiet test), and its answers are put back at their lines' places: a rank
+        log's training steps, nine lines in ten of it, were each scanned for the catalog's 3,000 words, at a
+        third of grep's speed. The same hits either way (literals hold no newline). The quiet shapes are taught
+        from lines that hold no word: a sample of a chunk scanned whole (quiet_spread), the first lines of the
+        rest (quiet_from)."""
+        if fold is None or _unquiet is None:
+            return self.matcher.line_hits(buf)
+        kept = _unquiet(buf, fold.quiet, UNQUIET_SAMPLE) if fold.quiet else None
+        if kept is None:
+            starts, hit_ids = self.matcher.line_hits(buf)
+            fold.quiet_spread(buf, starts)
+            return starts, hit_ids
+        joined, at, origin = kept
+        hits, hit_ids = self.matcher.line_hits(joined)
+        fold.quiet_from(joined, hits)  # (a kept line without a hit: a shape not yet known quiet)
+        k = 0
+        starts = []
+        for h in hits:  # (both sorted)
+            while at[k] != h:
+                k += 1
+            starts.append(origin[k])
+        return starts, hit_ids
+
     @staticmethod
     def _unplaced(stats: FileStats, tp: TimeParser, before: int) -> None:
         if tp.out_of_range > before:
@@ -1284,7 +1317,7 @@ class LineScanner:
                     s = e + 1
                 stats.candidates += folded
             else:
-                starts, hit_ids = self.matcher.line_hits(buf)
+                starts, hit_ids = self.hit_lines(buf, fold)
                 line_no += 1
                 pos = 0
                 cands = len(starts)
