@@ -129,12 +129,12 @@ WILD = Path(__file__).parent / "wild"
 # mounts and host hardware) first ran at e46b5e85 at 8 / 8 of 32 (no false definitive). Then the stop's passes: the
 # job's set-up (local errnos, transports' local statuses, ops not built, requests over what is there), the memory
 # killers as one table, the node's services (Slurm's daemons, systemd's unit records: built beside b100-b102, three of
-# b100's right), a node that stopped answering (PALS, Ray): 1,404 / 1,351 of 2,036. b103-b110 (115: workflow managers
+# b100's right), a node that stopped answering (PALS, Ray): 1,404 / 1,351 of 2,036. b103-b111 (126: workflow managers
 # and genomics on GPUs, cloud batch services and federated training, RL simulation and non-Python GPU stacks, parallel
 # file systems' CSI drivers and Kubernetes batch schedulers, GPU health monitors and power events, LLM frameworks and
-# multi-node inference deployments, elastic training and checkpoint/restart, other accelerators, Trainium and TPUs),
-# built at the start of the next stop while its passes were, first ran at 0e329ccf at 47 / 40 of 115 (two false
-# definitives): 1,451 / 1,391 of 2,151.
+# multi-node inference deployments, elastic training and checkpoint/restart, other accelerators, Trainium and TPUs,
+# InfiniBand and RoCE fabric management), built at the start of the next stop while its passes were, first ran at
+# 0e329ccf at 49 / 42 of 126 (two false definitives): 1,453 / 1,393 of 2,162.
 MIN_DOMAIN = 0.67
 MIN_CATEGORY = 0.64
 # The false definitive verdicts of today, each named: unk-slurm-cn125-segfault-flaky-node, disputed (see its
