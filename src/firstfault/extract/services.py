@@ -11,8 +11,8 @@ systemd logs the same few records about any unit it runs (src/core/service.c, un
 
 and in systemctl status's record of the unit (`● munge.service - MUNGE authentication service`, then `Active: failed
 (Result: exit-code) since ...`), and in the words of what asked for the unit's start: systemctl (`Job for
-slurmd.service failed because the control process exited with error code.`) and Chef's service resource (`service[nvidia-fabricmanager] (cookbook::recipe line
-35) had an error: ...`).
+slurmd.service failed because the control process exited with error code.`) and Chef's service resource
+(`service[nvidia-fabricmanager] (cookbook::recipe line 35) had an error: ...`).
 
 and, when the unit comes back or is stopped, `Started Slurm node daemon.`, `Stopped Slurm node daemon.`,
 `slurmd.service: Deactivated successfully.`. Which units are the node's services a GPU job needs, and what part of the
