@@ -484,7 +484,8 @@ def test_expand_hostlist() -> None:
 def test_extractor_declarations() -> None:
     names = {e.name for e in host.EXTRACTORS}
     assert names == {"net.link", "pcie.aer", "host.oom_kill", "storage.error", "kernel.hung_task", "host.mce",
-                     "kernel.panic", "sched.node_down", "host.user_fault", "pcie.bmc", "host.mce.process"}
+                     "kernel.panic", "sched.node_down", "host.user_fault", "pcie.bmc", "host.mce.process",
+                     "host.bmc_power"}
     for e in host.EXTRACTORS:
         # slurmctld / PBS node messages are also pasted into application logs; a FUSE daemon's own log is one; a
         # process's SIGBUS for poisoned memory and a memory tester's report are in its own output alone
@@ -579,6 +580,43 @@ def test_bmc_bus_events(line: str, severity: str) -> None:
 def test_bmc_deasserted_bus_event_is_not_an_error() -> None:
     line = "  7d | 04/12/2024 | 03:29:31 PM CDT | Critical Interrupt | Bus Fatal Error | Deasserted"  # synthetic
     assert scan(BMC, [line], source="syslog") == []
+
+
+# ------------------------------------------------------------------ the BMC's power events
+
+POWER = host.BmcPowerEventExtractor()
+
+
+@pytest.mark.parametrize(
+    ("line", "sensor", "state"),
+    [
+        # openstreetmap/operations#513 and #514 (ipmitool sel list)
+        ("   1 | 03/07/2021 | 07:10:10 | Power Supply #0xc4 | Failure detected () | Asserted", "Power Supply",
+         "failed"),
+        ("1e60 | 02/16/2021 | 23:46:57 | Power Unit #0x44 | Redundancy Lost | Asserted", "Power Unit",
+         "redundancy_lost"),
+        # synthetic: `sel elist` names the sensor after its type's words; the feed, not the supply
+        ("  2a | 03/07/2021 | 07:10:09 | Power Supply PS1 Status | Power Supply AC lost | Asserted", "Power Supply",
+         "input_lost"),
+        ("  2b | 03/07/2021 | 07:10:09 | Power Unit #0x01 | AC lost | Asserted", "Power Unit", "input_lost"),
+    ],
+)
+def test_bmc_power_events(line: str, sensor: str, state: str) -> None:
+    d = one(POWER, line, source="syslog")
+    assert d.kind == "host.power"
+    assert_fields(d, {"sensor": sensor, "state": state})
+
+
+@pytest.mark.parametrize("line", [
+    # synthetic: the state going away; another sensor's words (a drive's fault, a fan's threshold); a power
+    # sensor's words in prose, not a SEL record
+    "   2 | 03/07/2021 | 07:40:10 | Power Supply #0xc4 | Failure detected () | Deasserted",
+    "   7 | 03/07/2021 | 07:10:09 | Drive Slot / Bay #0x21 | Drive Fault | Asserted",
+    "   8 | 03/07/2021 | 07:10:09 | Fan #0x30 | Failure detected | Asserted",
+    "Power Supply failure detected on the spare node yesterday, Redundancy Lost was asserted",
+])
+def test_near_miss_no_power_event(line: str) -> None:
+    assert scan(POWER, [line], source="syslog") == []
 
 
 # ------------------------------------------------------------------ a server event log's memory errors

@@ -408,3 +408,18 @@ def test_an_enroot_registry_answer_it_cannot_read_is_the_registrys(make_bundle: 
     v = _analyze(make_bundle, text)
     assert v.root_cause is not None
     assert (v.root_cause.category, v.root_cause.nodes) == ("node.container.registry", ["node-02"])
+
+
+def test_enroots_helper_naming_itself_at_the_lines_start_is_no_host_tag() -> None:
+    # SemiAnalysisAI/InferenceX#1477: `enroot import` on one node; the helper's err(3) report (NVIDIA/enroot
+    # bin/enroot-aufs2ovlfs.c) begins the line with its own name, which holds a digit as a host name would
+    line = "enroot-aufs2ovlfs: failed to set capabilities: Operation not permitted"
+    [ev] = [e for e in events([line], "application") if e.kind == "container.error"]
+    assert (ev.fields["runtime"], ev.fields["error"], ev.node) == ("enroot", "node", None)
+
+
+def test_near_miss_a_pdsh_tag_before_the_helper_still_names_the_host() -> None:
+    # ours: the same line relayed by pdsh from a node (`host: line`): the host is still the tag's
+    from firstfault.extract.prefix import split_prefixes
+    got = split_prefixes("gpu-node-12: enroot-aufs2ovlfs: failed to set capabilities: Operation not permitted")
+    assert got.host == "gpu-node-12" and got.body.startswith("enroot-aufs2ovlfs: failed to")

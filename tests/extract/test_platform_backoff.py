@@ -478,6 +478,39 @@ def test_the_device_plugin_that_started_says_nothing_failed(line: str) -> None:
     assert platform_errors(line) == []
 
 
+@pytest.mark.parametrize("line", [
+    # https://github.com/kubeflow/trainer/issues/1552: the training operator's reconciler quoting the API server
+    '2022-03-18T12:16:02.296Z        ERROR   controller-runtime.manager.controller.tfjob-controller  Reconciler error'
+    '        {"name": "run-transformer-xl-2nodes", "namespace": "matrix-benchmarking", "error": "pods '
+    '\\"run-transformer-xl-2nodes-ps-0\\" is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a'
+    ' resource you can\'t set finalizers on: , <nil>"}',
+    # https://github.com/intelligent-machine-learning/dlrover/issues/1436: the job master's create_pod, the API
+    # server's Status body after kubernetes-client's `HTTP response body:`
+    'HTTP response body: {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods '
+    '\\"pretrain-megatron-llama2-fault-flash-edljob-worker-0\\" is forbidden: cannot set blockOwnerDeletion if an '
+    'ownerReference refers to a resource you can\'t set finalizers on: , \\u003cnil\\u003e","reason":"Forbidden",'
+    '"details":{"name":"pretrain-megatron-llama2-fault-flash-edljob-worker-0","kind":"pods"},"code":403}',
+])
+def test_the_api_server_refusing_an_operators_pods_for_its_rbac(line: str) -> None:
+    # kubernetes/kubernetes plugin/pkg/admission/gc/gc_admission.go: the operator may not update its resource's
+    # finalizers, so its pods are never made: the cluster's install (part scheduler: node-scheduler)
+    assert platform_errors(line) == [("kube-apiserver", "scheduler")]
+
+
+@pytest.mark.parametrize("line", [
+    # the same admission plugin's other refusal (gc_admission.go: no REST mapping for the owner's kind)
+    'pods "w-0" is forbidden: cannot set blockOwnerDeletion in this case because cannot find RESTMapping for '
+    'APIVersion kubeflow.org/v1 Kind TFJob: , <nil>',
+    # a pod over its namespace's ResourceQuota (plugin/pkg/admission/resourcequota: the job's own request) and one
+    # OpenShift's security context constraints refuse (the pod's own spec): not the operator's RBAC
+    'Error creating: pods "w-0" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=8, '
+    'used: requests.nvidia.com/gpu=0, limited: requests.nvidia.com/gpu=4',
+    'Error creating: pods "w-0" is forbidden: unable to validate against any security context constraint: []',
+])
+def test_near_miss_other_refusals_of_the_api_server_are_not_the_operators_rbac(line: str) -> None:
+    assert platform_errors(line) == []
+
+
 def test_the_older_plugins_relayed_xid_is_the_xid_too() -> None:
     # https://github.com/NVIDIA/k8s-device-plugin/issues/189 (`..., the device will go unhealthy.`)
     [ev] = [e for e in helpers.events(["2020/08/10 19:09:42 XidCriticalError: Xid=69 on Device=GPU-7540a9b3-eeb9-1214-"

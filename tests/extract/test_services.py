@@ -122,6 +122,59 @@ def test_near_miss_fabric_managers_unit_is_its_own_tables() -> None:
     assert [e.kind for e in feed(lines)][:1] == ["gpu.fabricmanager"]
 
 
+# `systemctl status`'s record of a unit (systemd src/systemctl/systemctl-show.c print_status_info): the head line, then
+# `Active:` with ` (Result: ...)` where the result is no success. access-ci-org/Basic_Cluster#51
+# (https://github.com/access-ci-org/Basic_Cluster/issues/51), `systemctl status munge` on a compute node
+BASIC_CLUSTER_51 = [
+    "● munge.service - MUNGE authentication service",
+    "   Loaded: loaded (/usr/lib/systemd/system/munge.service; enabled; vendor preset: disabled)",
+    "   Active: failed (Result: exit-code) since Sat 2022-06-25 16:25:05 -03; 14min ago",
+    "     Docs: man:munged(8)",
+]
+
+
+def test_systemctl_status_of_a_failed_unit_is_its_failure() -> None:
+    assert all(helpers.holds_literal(NodeServiceExtractor(), line) for line in BASIC_CLUSTER_51[::2])
+    got = failures(feed(BASIC_CLUSTER_51))
+    assert [(e.fields["program"], e.fields["part"], e.fields["unit"], e.fields["text"]) for e in got] == [
+        ("munge", "scheduler", "munge", "systemctl status: result exit-code")]
+    assert str(got[0].fields["message"]).startswith("munge.service Active: failed (Result: exit-code)")
+
+
+def test_systemctl_status_of_a_unit_restarting_after_a_failure() -> None:
+    # systemd 248 and later mark a unit that is not active with its own glyph (`×` failed); a unit whose Restart=
+    # brings it back is `activating (auto-restart)` with the failed run's result (print_status_info, filled in)
+    lines = ["× slurmd.service - Slurm node daemon",
+             "     Loaded: loaded (/usr/lib/systemd/system/slurmd.service; enabled; preset: disabled)",
+             "    Drop-In: /etc/systemd/system/slurmd.service.d",
+             "             └─override.conf",
+             "     Active: activating (auto-restart) (Result: exit-code) since Mon 2026-03-02 10:00:00 UTC; 3s ago"]
+    assert [e.fields["unit"] for e in failures(feed(lines))] == ["slurmd"]
+
+
+@pytest.mark.parametrize("lines", [
+    # a unit the table does not name (dun/munge#92's reporter's journal names docker's the same way; filled in)
+    ["● docker.service - Docker Application Container Engine",
+     "   Loaded: loaded (/usr/lib/systemd/system/docker.service; enabled; vendor preset: disabled)",
+     "   Active: failed (Result: exit-code) since Tue 2020-12-15 12:54:34 CST; 13s ago"],
+    # the table's unit running: no `(Result: ...)` is printed for a success
+    ["● munge.service - MUNGE authentication service",
+     "   Loaded: loaded (/usr/lib/systemd/system/munge.service; enabled; vendor preset: disabled)",
+     "   Active: active (running) since Sat 2022-06-25 16:25:05 -03; 14min ago"],
+    # an Active line too far below the head line to be its record (another unit's, its head cut off)
+    ["● munge.service - MUNGE authentication service", *[f"Jun 25 16:25:0{i} compute-0 munged[1224]: note"
+                                                          for i in range(9)],
+     "   Loaded: loaded (/usr/lib/systemd/system/x.service; enabled; vendor preset: disabled)",
+     "   Loaded: loaded (/usr/lib/systemd/system/x.service; enabled; vendor preset: disabled)",
+     "   Loaded: loaded (/usr/lib/systemd/system/x.service; enabled; vendor preset: disabled)",
+     "   Active: failed (Result: exit-code) since Sat 2022-06-25 16:25:05 -03; 14min ago"],
+    # an Active line with no head line before it
+    ["   Active: failed (Result: exit-code) since Sat 2022-06-25 16:25:05 -03; 14min ago"],
+], ids=["other-unit", "running", "too-far", "no-head"])
+def test_near_miss_systemctl_status_that_is_no_failure_of_the_tables_units(lines: list[str]) -> None:
+    assert failures(feed(lines)) == []
+
+
 def _analyze(make_bundle: BundleMaker, journal: list[str]) -> Verdict:
     wl = copy.deepcopy(WORKLOAD)
     wl["workload"]["nodes"] = ["gpu-07"]

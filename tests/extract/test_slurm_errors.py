@@ -408,12 +408,21 @@ def test_node_reasons_each_row_reads_itself() -> None:
          [("sched.error", None, "gres/{any} count reported lower than configured")]),
         # near miss: `scontrol show job`'s line of the same key, after JobState= (src/api/job_info.c)
         (["   JobState=PENDING Reason=gres/gpu count reported lower than configured (0 < 4) Dependency=(null)"], []),
-        # `sinfo -R` (its default `%50E %9u %19H %N`): one event per node of the hostlist
+        # `sinfo -R` (its default `%20E %9u %19H %N`): one event per node of the hostlist
         (["REASON               USER      TIMESTAMP           NODELIST",
           "Not responding       slurm     2023-05-02T10:00:01 node[01-02]",
           "Prolog error         root      2023-05-02T10:00:01 node03"],
          [("sched.node_down", "node01", "Not responding"), ("sched.node_down", "node02", "Not responding"),
           ("sched.error", "node03", "Prolog error")]),
+        # SlinkyProject/slurm-operator#14: sinfo cuts a reason longer than its 20 columns (`gres/gpu count reported
+        # lower than configured (0 < 4)`): the cut words are the beginning of the row's
+        (["REASON               USER      TIMESTAMP           NODELIST",
+          "gres/gpu count repor slurm     2026-04-14T06:39:53 slinky-0"],
+         [("sched.error", "slinky-0", "gres/{any} count reported lower than configured")]),
+        # near misses: a reason shorter than the column is whole, not cut; a cut reason that begins no row (an
+        # administrator's words)
+        (["gres/gpu count repo  slurm     2026-04-14T06:39:53 slinky-0"], []),
+        (["replace DIMM B2 on c root      2026-04-14T06:39:53 slinky-0"], []),
         # ArjunaCluster/ArjunaUsers#157: the reason pasted alone with who set it and when
         (["Node unexpectedly rebooted [slurm@2022-07-13T07:38:29]"],
          [("sched.node_reason", None, "Node unexpectedly rebooted")]),

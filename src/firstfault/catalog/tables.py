@@ -53,6 +53,7 @@ from firstfault.catalog.vocab import (
     HealthPart,
     HostSeverity,
     IbWcClass,
+    IpmiPowerState,
     IpmiSeverity,
     LocalStack,
     MemoryErrorSource,
@@ -1254,6 +1255,28 @@ class IpmiBusEvent(_Row, frozen=True):
 def ipmi_bus_events() -> tuple[IpmiBusEvent, ...]:
     """BMC Critical Interrupt event texts -> AER severity (catalog/platform.yaml)."""
     return tuple(item for _, item in _rows("platform.yaml", "ipmi_bus_events", IpmiBusEvent))
+
+
+class IpmiPowerEvent(_Row, kw_only=True, frozen=True):
+    """A BMC event of a power supply or the power unit as ipmitool prints it (catalog/platform.yaml
+    `ipmi_power_events`): the sensor type's words, the event's words, what it says of the node's power."""
+
+    sensor: Literal["Power Supply", "Power Unit"]
+    text: Annotated[str, Meta(min_length=6)]  # the event's words (a prefilter literal), case as printed
+    state: IpmiPowerState
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def ipmi_power_events() -> tuple[IpmiPowerEvent, ...]:
+    """BMC power-supply and power-unit events, the longest words first (catalog/platform.yaml): no (sensor, text)
+    twice."""
+    rows = tuple(item for _, item in _rows("platform.yaml", "ipmi_power_events", IpmiPowerEvent))
+    keys = [(r.sensor, r.text) for r in rows]
+    if len(keys) != len(set(keys)):
+        raise ValueError("catalog/platform.yaml ipmi_power_events: a (sensor, text) twice")
+    return tuple(sorted(rows, key=lambda r: -len(r.text)))
 
 
 class StorageClient(_Row, kw_only=True, frozen=True):

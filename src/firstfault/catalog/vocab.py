@@ -99,6 +99,10 @@ AccelClass = Literal["memory", "memory_info", "link", "link_info", "fallen_off_b
                      "app", "other", "informational"]
 AccelVendor = Literal["amd", "intel", "aws", "nvidia"]
 IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
+# What a BMC's power-supply or power-unit event says of the node's power (catalog/platform.yaml `ipmi_power_events`): a
+# supply or the unit that failed, a redundant set left without its spare, the input feed lost (the facility's, not the
+# node's part), a failure predicted, the unit switched off or cycled (an action).
+IpmiPowerState = Literal["failed", "redundancy_lost", "input_lost", "predictive", "action"]
 
 # The transports' statuses and events (catalog/transport.yaml)
 IbWcClass = Literal["path", "local_access", "flush", "remote_access", "resource", "remote", "local", "fatal",

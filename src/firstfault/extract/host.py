@@ -15,6 +15,7 @@ from firstfault.catalog.tables import (
     StorageWord,
     cper_severities,
     ipmi_bus_events,
+    ipmi_power_events,
     is_driver_library,
     kernel_faults,
     memory_error_words,
@@ -243,6 +244,39 @@ class BmcBusEventExtractor:
                 yield Draft(kind="pcie.aer", fields={"severity": ev.severity, "bdf": None, "source": "bmc",
                                                      "detail": _clip(line)})
                 return
+
+
+# The BMC's power events as ipmitool prints a SEL record (`id | date | time | sensor | event | Asserted`): the sensor
+# column (its type's words, then `#0x..` or under `elist` the sensor's name), the event's words (an empty `()` of
+# event data after them), the direction. Bounded runs: linear.
+_SEL_POWER = re.compile(r"\|\s{0,8}(?P<sensor>Power Supply|Power Unit)\b[^|\n]{0,64}\|\s{0,8}(?P<event>[^|\n]{1,100}?)"
+                        r"\s{0,8}\|\s{0,8}(?P<dir>Asserted|Deasserted)\b")
+
+
+class BmcPowerEventExtractor:
+    """The BMC's event log naming a power supply's or the power unit's state: `Power Supply #0xc4 | Failure detected ()
+    | Asserted`, `Power Unit #0x44 | Redundancy Lost | Asserted` (catalog/platform.yaml `ipmi_power_events`), as
+    `host.power` with the row's state; a deasserted event (the state going away) is nothing."""
+
+    name = "host.bmc_power"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {"host.power": frozenset({"sensor", "event", "state", "detail"})}
+    sources: frozenset[str] = _KERNEL
+    literals: tuple[str, ...] = tuple(sorted({e.text for e in ipmi_power_events()}))
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        if "Power " not in line:
+            return
+        m = _SEL_POWER.search(line)
+        if m is None or m.group("dir") != "Asserted":
+            return
+        event = m.group("event").strip()
+        row = next((r for r in ipmi_power_events() if r.sensor == m.group("sensor") and event.startswith(r.text)),
+                   None)
+        if row is None:
+            return
+        yield Draft(kind="host.power", fields={"sensor": row.sensor, "event": row.text, "state": row.state,
+                                               "detail": _clip(line[m.start() + 1:].strip())})
 
 
 # --------------------------------------------------------------------------
@@ -899,6 +933,7 @@ EXTRACTORS: tuple[LineExtractor, ...] = (
     NetLinkExtractor(),
     PcieAerExtractor(),
     BmcBusEventExtractor(),
+    BmcPowerEventExtractor(),
     OomKillExtractor(),
     StorageExtractor(),
     HungTaskExtractor(),

@@ -47,7 +47,8 @@ stay apart: their per-stream state is keyed by what the layers name.
 A host tag is only taken for a word that names a node of the allocation, or
 that looks like a host name (it has a digit, or a dot and no capital)
 and not like anything a program prints before a colon (an exception class,
-a log level, a logger or a program name).
+a log level, a logger or a program name, among them those the catalog's rows
+read by the name they print: enroot's helpers, `enroot-aufs2ovlfs: ...`).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ from functools import lru_cache
 from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import container_errors
 from firstfault.extract.memo import ON as _memo_on
 from firstfault.extract.memo import digits_zeroed
 from firstfault.hostlist import NodeNames
@@ -335,6 +337,17 @@ _NOT_HOSTS: Final = frozenset(
     )
 )
 _EXC_TAIL: Final = ("error", "exception", "warning", "exit", "interrupt", "failure", "fault", "timeout")
+_PRINTER = re.compile(r"([A-Za-z][\w.\-]{1,63}): ")
+
+
+@lru_cache(maxsize=1)
+def _printers() -> frozenset[str]:
+    """The programs the catalog's rows read by the name they print before `: ` (err(3)'s and warn(3)'s `progname: `:
+    enroot's helpers, `enroot-aufs2ovlfs: failed to set capabilities: ...`; catalog/platform.yaml `container_errors`):
+    a word a program prints as its own name is no host's tag, though it holds a digit (only such a word could be
+    taken for one: _looks_like_host)."""
+    return frozenset(m.group(1).lower() for row in container_errors()
+                     if (m := _PRINTER.match(row.text)) and any(c.isdigit() for c in m.group(1)))
 # A time since the job started, as Flux's `flux run` puts it before each line it relays (`0.784s: flux-shell[1]:
 # FATAL: ...`, `5.099s: job.exception ...`): a number and a unit is no host.
 _ELAPSED = re.compile(r"(?<!\d)\d+(?:\.\d+)?(?:s|ms|us|m|h)")
@@ -365,7 +378,7 @@ def _looks_like_host(word: str, hosts: NodeNames) -> bool:
     if word in hosts:
         return True
     low = word.lower()
-    if low in _NOT_HOSTS or low.endswith(_EXC_TAIL) or word.isdigit() or _ELAPSED.fullmatch(word):
+    if low in _NOT_HOSTS or low.endswith(_EXC_TAIL) or word.isdigit() or _ELAPSED.fullmatch(word) or low in _printers():
         return False
     if any(c.isdigit() for c in word):
         # `worker-3`, `node001`, `ip-10-0-0-1`, `10.0.0.7`; not `cuda:0`-like words (no colon here).

@@ -9,9 +9,10 @@ systemd logs the same few records about any unit it runs (src/core/service.c, un
     munge.service: Start operation timed out. Terminating.
     Unit slurmd.service entered failed state.                (before systemd 236)
 
-and in the words of what asked for the unit's start: systemctl (`Job for slurmd.service failed because the control
-process exited with error code.`) and Chef's service resource (`service[nvidia-fabricmanager] (cookbook::recipe line
-35) had an error: ...`).
+and in systemctl status's record of the unit (`● munge.service - MUNGE authentication service`, then `Active: failed
+(Result: exit-code) since ...`), and in the words of what asked for the unit's start: systemctl (`Job for
+slurmd.service failed because the control process exited with error code.`) and Chef's service resource
+(`service[nvidia-fabricmanager] (cookbook::recipe line 35) had an error: ...`).
 
 and, when the unit comes back or is stopped, `Started Slurm node daemon.`, `Stopped Slurm node daemon.`,
 `slurmd.service: Deactivated successfully.`. Which units are the node's services a GPU job needs, and what part of the
@@ -62,6 +63,17 @@ _SYSTEMCTL = re.compile(r"\bJob for " + _UNIT + r" failed\b")
 _CHEF = re.compile(r"\bservice\[(?P<unit>[a-z0-9][a-z0-9_.\-]{1,80}?)(?:\.service)?\] \([^()\n]{1,200}\) "
                    r"had an error: ")
 _CHEF_IGNORED: Final = "ignore_failure is set"
+# `systemctl status`'s record of a unit (src/systemctl/systemctl-show.c print_status_info): a head line, the unit's
+# state glyph (`●`, since systemd 248 `×` for a failed unit, `○` inactive, `↻` reloading; `*`, `x`, `o` outside
+# UTF-8), its name and ` - ` its description, then `Loaded: ...`, any `Drop-In:` lines, and `Active: <state>
+# (<sub-state>)`, after which it prints ` (Result: <result>)` only where the result is not `success`: `Active: failed
+# (Result: exit-code) since ...`, `Active: activating (auto-restart) (Result: exit-code)` (a unit failing and started
+# again by its Restart=). The Active line names no unit: it is the head line's, within a few lines of it.
+_STATUS_HEAD = re.compile(r"^\s{0,8}(?:[●×○↻*xo]\s{1,4})?" + _UNIT + r" - ")
+_STATUS_RESULT = re.compile(r"^\s{0,16}Active: [a-z\-]{1,24}(?: \([a-z\-]{1,32}\))? "
+                            r"\(Result: (?P<result>[a-z\-]{1,32})\)")
+_STATUS_SPAN: Final = 12  # the most lines from a head line to its Active line (Loaded, Drop-In's files, a Transient)
+_K_STATUS = "services.status_head"  # per stream: (unit, line number) of systemctl status's last head line
 # A job's result (src/core/job.c job_done's status messages): the unit's description, or since systemd 250 its name
 # and description (`Failed to start slurmd.service - Slurm node daemon.`).
 _JOB = re.compile(r"\b(?P<verb>Failed to start|Dependency failed for|Started) (?:(?P<named>[a-z0-9][a-z0-9_.\-@]{1,80})"
@@ -88,10 +100,12 @@ def _units() -> _Units:
             by_unit[unit] = row
             literals.update({f"{unit}.service: ", f"Unit {unit}.service entered failed state",
                              f"Failed to start {unit}.service", f"Dependency failed for {unit}.service",
-                             f"Started {unit}.service", f"Job for {unit}.service failed", f"service[{unit}]"})
+                             f"Started {unit}.service", f"Job for {unit}.service failed", f"service[{unit}]",
+                             f"{unit}.service - "})
         for desc in row.descriptions:
             by_description[desc] = row
             literals.update({f"Failed to start {desc}", f"Dependency failed for {desc}", f"Started {desc}"})
+    literals.add("(Result: ")
     return _Units(by_unit, by_description, tuple(sorted(literals)))
 
 
@@ -166,7 +180,7 @@ class NodeServiceExtractor:
         self.literals: tuple[str, ...] = _units().literals
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        read = read_unit_record(line)
+        read = read_unit_record(line) or self._status_record(line, ctx)
         if read is None or fabric_manager_message(line) is not None:
             return  # not a record of the table's units, or Fabric Manager's own table's line
         seen = ctx.state.setdefault(_K_UNITS, {})
@@ -180,10 +194,33 @@ class NodeServiceExtractor:
             return
         seen[read.unit] = "failed"
         message = line[read.at:].strip()
+        if read.unit not in message:
+            message = f"{read.unit}.service {message}"  # systemctl status's Active line, which names no unit
         if len(message) > _MESSAGE_CLIP:
             message = message[:_MESSAGE_CLIP - 3] + "..."
         yield Draft("platform.error", {"program": read.row.program, "part": read.row.part, "unit": read.unit,
                                        "text": read.text.rstrip(". "), "message": message})
+
+    @staticmethod
+    def _status_record(line: str, ctx: LineContext) -> UnitRead | None:
+        """`systemctl status`'s record of a table's unit: its head line (kept, with its line number) and its `Active:`
+        line with a result that is no success (the unit failed), which is the head line's unit's when it stands
+        within _STATUS_SPAN lines of it. None for the head line itself and for any other line."""
+        head = _STATUS_HEAD.search(line) if ".service - " in line else None
+        if head is not None:
+            ctx.state[_K_STATUS] = (head.group("unit"), ctx.lineno)
+            return None
+        if "(Result: " not in line:
+            return None
+        m = _STATUS_RESULT.search(line)
+        kept = ctx.state.get(_K_STATUS)
+        if m is None or m.group("result") in _NOT_FAILED_RESULTS or not isinstance(kept, tuple):
+            return None
+        unit, at = kept
+        row = _units().by_unit.get(unit)
+        if row is None or not 0 < ctx.lineno - at <= _STATUS_SPAN:
+            return None
+        return UnitRead(row, unit, True, f"systemctl status: result {m.group('result')}", m.start())
 
 
 EXTRACTORS: tuple[LineExtractor, ...] = (NodeServiceExtractor(),)

@@ -292,7 +292,8 @@ _SET_BY = re.compile(r" ?\[(?P<who>[\w.\-]{1,64})@(?P<at>\d{4}-\d\d-\d\dT\d\d:\d
 _REASON_KEY = re.compile(r"(?<![\w])Reason=")
 # the record's node: `NodeName=gpu-07 Arch=x86_64 CoresPerSocket=32` (scontrol show node's first line)
 _NODE_NAME = re.compile(r"(?<![\w])NodeName=(?P<host>[A-Za-z0-9][\w.\-]{0,126})(?![\w.\-\[])")
-# `sinfo -R` (its default `%50E %9u %19H %N`): the reason, who set it, when, the nodes (a hostlist). Bounded runs.
+# `sinfo -R` (its default `%20E %9u %19H %N`: SINFO_REASON_WIDTH): the reason, who set it, when, the nodes (a
+# hostlist). Bounded runs.
 _SINFO = re.compile(r"^\s{0,8}(?P<r>\S.{0,199}?)\s{1,64}(?P<who>[\w.\-]{1,32})\s{1,64}"
                     r"(?P<at>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d|Unknown)\s{1,64}(?P<nodes>[\w.\-\[\],]{1,4000})\s*$")
 # slurmctld's log of a reason it set (src/slurmctld/node_mgr.c: update_node's `update_node: node %s reason set to:
@@ -316,6 +317,12 @@ _K_NODE_RECORD = "slurm.node_record"  # per stream: the node of the `scontrol sh
 _RANK: Final = {"lost": 0, "node": 1, "health_check": 2, "symptom": 3, "none": 4}
 
 
+# `sinfo -R` prints the reason in a cell of 20 columns and cuts a longer one there (src/sinfo/opts.c: `--list-reasons`
+# is `%20E %9u %19H %N`, with `--long` `%20E %12U %19H %6t %N`; the sinfo man page's format table): `gres/gpu count
+# repor` is `gres/gpu count reported lower than configured (0 < 4)` cut (SlinkyProject/slurm-operator#14).
+SINFO_REASON_WIDTH: Final = 20
+
+
 def _reason_pattern(text: str) -> str:
     return "".join(_ANY if p == "{any}" else re.escape(p) for p in re.split(r"(\{any\})", text))
 
@@ -327,20 +334,52 @@ def _reasons() -> tuple[re.Pattern[str], tuple[SlurmNodeReason, ...], tuple[str,
     # paste may not), as whole words
     rx = re.compile(r"\A(?:" + "|".join(f"(?P<n{i}>{_reason_pattern(r.text)})" for i, r in enumerate(rows))
                     + r")(?![\w*])", re.IGNORECASE)
-    literals = tuple(sorted({max(re.split(r"\{any\}", r.text), key=len).strip() for r in rows}))
-    return rx, rows, literals
+    literals = {max(re.split(r"\{any\}", r.text), key=len).strip() for r in rows}
+    # and what a reason cut at sinfo's column (SINFO_REASON_WIDTH) still holds of each: its first fixed words
+    literals.update(r.text.split("{any}", 1)[0][:SINFO_REASON_WIDTH].strip() for r in rows)
+    return rx, rows, tuple(sorted(w for w in literals if w))
 
 
-def read_node_reason(reason: str) -> SlurmNodeReason | None:
+def _cut_pattern(text: str) -> str:
+    """A row's words as a pattern of any of their beginnings: each character (and each `{any}` value) optional from
+    there on, so that a reason cut anywhere inside the row's words matches it whole (bounded: the row's length)."""
+    out = ""
+    for piece in reversed(re.split(r"(\{any\})", text)):
+        for unit in ([_ANY] if piece == "{any}" else [re.escape(ch) for ch in reversed(piece)]):
+            out = f"(?:{unit}{out})?"
+    return out
+
+
+@lru_cache(maxsize=1)
+def _cut_reasons() -> tuple[tuple[re.Pattern[str], SlurmNodeReason], ...]:
+    """Each row's pattern of its beginnings (_cut_pattern), compared without case as _reasons' are."""
+    return tuple((re.compile(_cut_pattern(r.text), re.IGNORECASE), r) for r in _reasons()[1])
+
+
+def _read_cut(part: str) -> SlurmNodeReason | None:
+    """The row a reason cut at sinfo's column width begins, where every row it could begin means the same (the
+    longest of them); None where it begins none, or rows that mean different things."""
+    hits = [row for rx, row in _cut_reasons() if rx.fullmatch(part)]
+    if not hits or len({(h.means, h.weak) for h in hits}) > 1:
+        return None
+    return hits[0]
+
+
+def read_node_reason(reason: str, *, cut: bool = False) -> SlurmNodeReason | None:
     """The table's row a node's reason says most with (its ` : `-joined parts each read as a row's first words; the
-    most telling of them: lost, node, symptom, none), or None where no part is Slurm's own."""
+    most telling of them: lost, node, symptom, none), or None where no part is Slurm's own. `cut`: the reason may
+    have been cut at sinfo's column (SINFO_REASON_WIDTH), so its last part may be the beginning of a row's words."""
     rx, rows, _ = _reasons()
     best: SlurmNodeReason | None = None
-    for part in reason.split(" : "):
+    parts = reason.split(" : ")
+    for i, part in enumerate(parts):
         m = rx.match(part.strip())
-        if m is None:
+        if m is not None:
+            row: SlurmNodeReason | None = rows[next(int(k[1:]) for k, v in m.groupdict().items() if v is not None)]
+        else:
+            row = _read_cut(part.strip()) if cut and i == len(parts) - 1 else None
+        if row is None:
             continue
-        row = rows[next(int(k[1:]) for k, v in m.groupdict().items() if v is not None)]
         if best is None or _RANK[row.means] < _RANK[best.means]:
             best = row
     return best
@@ -373,8 +412,8 @@ class NodeReasonExtractor:
         named = _NODE_NAME.search(body)
         if named is not None:
             ctx.state[_K_NODE_RECORD] = named.group("host")
-        for reason, hosts in self._forms(body, ctx):
-            row = read_node_reason(reason)
+        for reason, hosts, cut in self._forms(body, ctx):
+            row = read_node_reason(reason, cut=cut)
             if row is None:
                 return
             if row.means == "none":
@@ -402,14 +441,15 @@ class NodeReasonExtractor:
                 "sched.node_reason", {"reason": clip(reason), "text": row.text}, host=host)
 
     @staticmethod
-    def _forms(body: str, ctx: LineContext) -> Iterator[tuple[str, list[str]]]:
-        """The reason a line holds and the nodes it is about, in the first form that reads it."""
+    def _forms(body: str, ctx: LineContext) -> Iterator[tuple[str, list[str], bool]]:
+        """The reason a line holds, the nodes it is about and whether the reason may be cut (sinfo's 20-column cell
+        filled), in the first form that reads it."""
         logged = _LOGGED.search(body)
         if logged is not None:
             host = logged.group("h1") or logged.group("h2") or logged.group("h3") or logged.group("h4")
             low = logged.group("low")
             reason = logged.group("r") if logged.group("r") is not None else _LOW[low] if low else _REBOOTED
-            yield reason, [host]
+            yield reason, [host], False
             return
         key = _REASON_KEY.search(body)
         if key is not None:
@@ -421,15 +461,16 @@ class NodeReasonExtractor:
                 # stands on a line of its own (src/api/node_info.c `   Reason=%s`), also where the paste left out
                 # the record's NodeName= line and the reason's [who@when] (`scontrol show node | grep Reason`)
                 return
-            yield (rest[:by.start()] if by is not None else rest), [record] if isinstance(record, str) else []
+            yield (rest[:by.start()] if by is not None else rest), [record] if isinstance(record, str) else [], False
             return
         sinfo = _SINFO.match(body)
         if sinfo is not None:
-            yield sinfo.group("r").strip(), expand_hostlist(sinfo.group("nodes"))
+            reason = sinfo.group("r").strip()
+            yield reason, expand_hostlist(sinfo.group("nodes")), len(reason) == SINFO_REASON_WIDTH
             return
         by = _SET_BY.search(body)
         if by is not None and by.end() >= len(body.rstrip()):
-            yield body[:by.start()], []
+            yield body[:by.start()], [], False
 
     @staticmethod
     def _draft(row: SlurmNodeReason, reason: str, host: str | None) -> Draft:
