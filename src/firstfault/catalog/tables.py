@@ -12,7 +12,7 @@ the cache gives them back); the last, how each printer's exit number reads, by v
 
 import re
 from collections import abc
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import suppress
 from functools import lru_cache, wraps
 from importlib import resources
@@ -1272,10 +1272,7 @@ class IpmiPowerEvent(_Row, kw_only=True, frozen=True):
 def ipmi_power_events() -> tuple[IpmiPowerEvent, ...]:
     """BMC power-supply and power-unit events, the longest words first (catalog/platform.yaml): no (sensor, text)
     twice."""
-    rows = tuple(item for _, item in _rows("platform.yaml", "ipmi_power_events", IpmiPowerEvent))
-    keys = [(r.sensor, r.text) for r in rows]
-    if len(keys) != len(set(keys)):
-        raise ValueError("catalog/platform.yaml ipmi_power_events: a (sensor, text) twice")
+    rows = _unique("platform.yaml", "ipmi_power_events", IpmiPowerEvent, ("sensor", "text"))
     return tuple(sorted(rows, key=lambda r: -len(r.text)))
 
 
@@ -1463,17 +1460,31 @@ class ObjectStoreCodeInfo(_Row, frozen=True):
         if self.cause is not None and self.side != "store":
             raise ValueError("cause names what a store-side code says of the store")
 
-def _unique(name: str, key: str, row: type[R], field: str) -> tuple[R, ...]:
-    """Rows of catalog/<name> under `key` in order; two rows with one `field` value are a problem."""
+def _unique(name: str, key: str, row: type[R], field: str | tuple[str, ...]) -> tuple[R, ...]:
+    """Rows of catalog/<name> under `key` in order; two rows with one `field` value (or one value of each of
+    several fields) are a problem."""
+    fields = (field,) if isinstance(field, str) else field
     out: list[R] = []
     seen: set[object] = set()
     for where, item in _rows(name, key, row):
-        value = getattr(item, field)
+        value = tuple(getattr(item, f) for f in fields)
         if value in seen:
-            raise CatalogTableError(f"{where}: duplicate {field} {value!r}")
+            shown = value[0] if len(fields) == 1 else value
+            raise CatalogTableError(f"{where}: duplicate {' and '.join(fields)} {shown!r}")
         seen.add(value)
         out.append(item)
     return tuple(out)
+
+
+def _owned(name: str, key: str, row: type[R], owner: str, owners: Collection[str], owners_key: str) -> tuple[R, ...]:
+    """Rows of catalog/<name> under `key` in order, no `text` twice, each naming in its `owner` field a row of
+    another table (`owners`, the names of `owners_key`): a program's or a module's own words."""
+    rows = _unique(name, key, row, "text")
+    for i, item in enumerate(rows):
+        if getattr(item, owner) not in owners:
+            raise CatalogTableError(f"catalog/{name}: {key}[{i}]: {owner} {getattr(item, owner)!r} is not in "
+                                    f"{owners_key}")
+    return rows
 
 
 @lru_cache(maxsize=1)
@@ -1594,12 +1605,8 @@ class KernelModuleFailure(_Row, kw_only=True, frozen=True):
 def kernel_module_failures() -> tuple[KernelModuleFailure, ...]:
     """The modules' own failure words (catalog/platform.yaml `kernel_module_failures`): each names a module of
     `kernel_modules`, no text twice."""
-    rows = _unique("platform.yaml", "kernel_module_failures", KernelModuleFailure, "text")
-    for row in rows:
-        if row.module not in kernel_module_table():
-            raise CatalogTableError(f"catalog/platform.yaml: kernel_module_failures: {row.module!r} is not in "
-                                    "kernel_modules")
-    return rows
+    return _owned("platform.yaml", "kernel_module_failures", KernelModuleFailure, "module", kernel_module_table(),
+                  "kernel_modules")
 
 
 class XidRelay(_Row, kw_only=True, frozen=True):
@@ -1615,12 +1622,8 @@ class XidRelay(_Row, kw_only=True, frozen=True):
 def xid_relays() -> tuple[XidRelay, ...]:
     """The platform programs' words before an Xid they relay (catalog/platform.yaml `xid_relays`): each names a
     program of `platform_programs`, no text twice."""
-    programs = {row.program for row in platform_program_table()}
-    rows = _unique("platform.yaml", "xid_relays", XidRelay, "text")
-    for row in rows:
-        if row.program not in programs:
-            raise CatalogTableError(f"catalog/platform.yaml: xid_relays: {row.program!r} is not in platform_programs")
-    return rows
+    return _owned("platform.yaml", "xid_relays", XidRelay, "program", {row.program for row in platform_program_table()},
+                  "platform_programs")
 
 
 class BugReportSection(_Row, kw_only=True, frozen=True):
@@ -1703,13 +1706,8 @@ class PlatformWord(_Row, kw_only=True, frozen=True):
 def platform_words() -> tuple[PlatformWord, ...]:
     """The platform programs' own failure words (catalog/platform.yaml `platform_words`): each names a program of
     `platform_programs`, no text twice."""
-    programs = {row.program for row in platform_program_table()}
-    rows = _unique("platform.yaml", "platform_words", PlatformWord, "text")
-    for row in rows:
-        if row.program not in programs:
-            raise CatalogTableError(f"catalog/platform.yaml: platform_words: {row.program!r} is not in "
-                                    "platform_programs")
-    return rows
+    return _owned("platform.yaml", "platform_words", PlatformWord, "program",
+                  {row.program for row in platform_program_table()}, "platform_programs")
 
 
 @lru_cache(maxsize=1)
