@@ -948,7 +948,7 @@ def diag_reason(message: str) -> DcgmError | None:
 _DIAG_CUDA_DEVICE: Final = {"ecc": "memory", "nvlink": "nvlink"}
 # The CUDA errors a reason may be read as where the test found no device fault: the classes that name no cause in the
 # workload's code (a GPU busy or unavailable, a launch that failed, the driver), read as the CUDA table reads them.
-_DIAG_CUDA_READ: Final = frozenset({"unavailable", "launch_failure", "launch_timeout", "deinitialized", "other",
+_DIAG_CUDA_READ: Final = frozenset({"unavailable", "launch_failure", "launch_timeout", "deinitialized", "usage", "other",
                                     "driver", "system_not_ready"})
 
 
