@@ -54,7 +54,7 @@ def _cuda_events(line: str) -> list[tuple[str, object, object]]:
         ("RuntimeError: Unexpected error from cudaGetDeviceCount().  Did you run some cuda functions before calling "
          "NumCudaDevices() that might have already set an error?  Error 805: MPS client failed to connect to the MPS "
          "control daemon or the MPS server.", "unavailable", 805),
-        # usage, 900: an op the capture of a CUDA graph does not allow (InternLM/lmdeploy#2544; microsoft/onnxruntime#15002)
+        # usage, 900: an op a CUDA graph's capture does not allow (InternLM/lmdeploy#2544; microsoft/onnxruntime#15002)
         ("RuntimeError: CUDA error: operation not permitted when stream is capturing", "usage", 900),
         ("CUDA failure 900: operation not permitted when stream is capturing", "usage", 900),
         # nvlink, 226 (a row of its own now, no longer 220's alias): marin-community/marin#8934
