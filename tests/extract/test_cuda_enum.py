@@ -54,9 +54,9 @@ def _cuda_events(line: str) -> list[tuple[str, object, object]]:
         ("RuntimeError: Unexpected error from cudaGetDeviceCount().  Did you run some cuda functions before calling "
          "NumCudaDevices() that might have already set an error?  Error 805: MPS client failed to connect to the MPS "
          "control daemon or the MPS server.", "unavailable", 805),
-        # other, 900: a CUDA graph's capture the program broke (InternLM/lmdeploy#2544; microsoft/onnxruntime#15002)
-        ("RuntimeError: CUDA error: operation not permitted when stream is capturing", "other", 900),
-        ("CUDA failure 900: operation not permitted when stream is capturing", "other", 900),
+        # usage, 900: an op a CUDA graph's capture does not allow (InternLM/lmdeploy#2544; microsoft/onnxruntime#15002)
+        ("RuntimeError: CUDA error: operation not permitted when stream is capturing", "usage", 900),
+        ("CUDA failure 900: operation not permitted when stream is capturing", "usage", 900),
         # nvlink, 226 (a row of its own now, no longer 220's alias): marin-community/marin#8934
         ("CUDA_ERROR_CONTAINED: Invalid access of peer GPU memory over nvlink or a hardware error", "nvlink", 226),
     ],

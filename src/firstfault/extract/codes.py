@@ -645,7 +645,7 @@ def _cuda_error_of(text: str) -> CudaError | None:
     strong = failed_res is not None or _anchored(text) or (
         "returned error" in text and _CALL_RETURNED.search(text) is not None) or (
         any(a in text for a in _ALLOC_LITERALS) and _ALLOC_FAILED.search(text) is not None)
-    if not strong and " at " in text and (sourced := _at_source(text)) is not None:
+    if not strong and any(w in text for w in _AT_SOURCE_LITERALS) and (sourced := _at_source(text)) is not None:
         return sourced
     if not strong and not any(a in text for a in WEAK_CUDA_ANCHORS):
         # A CUDA API call named on the line (NVIDIA's samples' CUDA_RT_CALL: `ERROR: CUDA RT call "cudaMalloc(&p, n)"
@@ -693,11 +693,26 @@ def _reports_failure(text: str) -> bool:
 # cudaGetErrorString(err)) + " at " + __FILE__ + ":" + ...)`, and the many CUDA_CHECK macros of its shape). The
 # source location right after the table's message says a CUDA call's status was checked there: as strong as an
 # anchor. Only a C, C++ or CUDA source file, and a message as long and as CUDA's own as an unanchored one must be.
-_AT_SOURCE = re.compile(r" at [\w./\\-]{1,300}\.(?:cc|cpp|cxx|cu|cuh|c|h|hpp):\d{1,6}\b")
+# The check macros print __FILE__ and __LINE__ after cudaGetErrorString's words in a few orders, one alternative each:
+#   ` at FILE:LINE`            the CUDA_CHECK shape above
+#   ` in FILE at line N`       "CUDA by Example"'s HANDLE_ERROR (`printf("%s in %s at line %d\n",
+#                              cudaGetErrorString(err), file, line)`) and its many copies
+#   ` at line N in file FILE`  bitsandbytes' csrc CUDA_CHECK_RETURN (`Error invalid configuration argument at line
+#                              216 in file .../bitsandbytes/csrc/ops.cu`, hiyouga/LlamaFactory#2965)
+#   ` (..., FILE:LINE in F())` a CUDA source's location in a parenthesis right after the words, QUDA's errorQuda
+#                              (`ERROR: (CUDA) invalid resource handle (rank 0, host blast, dslash_quda.cu:1434 in
+#                              wilsonDslashCuda())`, lattice/quda#93): a .cu or .cuh file only, as the parenthesis
+#                              says less than ` at ` does
+_SOURCE_FILE = r"[\w./\\-]{1,300}\.(?:cc|cpp|cxx|cu|cuh|c|h|hpp)"
+_AT_SOURCE = re.compile(
+    rf" (?:at {_SOURCE_FILE}:\d{{1,6}}\b|in {_SOURCE_FILE} at line \d{{1,6}}\b"
+    rf"|at line \d{{1,6}} in file {_SOURCE_FILE}\b|\((?:[^()\n]{{1,80}}, )?[\w./\\-]{{1,300}}\.cuh?:\d{{1,6}}\b)")
+# One of these is in every line _AT_SOURCE can match after a message (` at ` in the first three shapes).
+_AT_SOURCE_LITERALS: Final = (" at ", ".cu:", ".cuh:")
 
 
 def _at_source(text: str) -> CudaError | None:
-    """The error whose table message (the first on the line) a check's ` at FILE:LINE` follows, or None."""
+    """The error whose table message (the first on the line) a check's source location follows (_AT_SOURCE), or None."""
     by_key, rx, _by_code = _cuda_index()
     m = rx.search(text)
     if m is None or _AT_SOURCE.match(text, m.end()) is None:

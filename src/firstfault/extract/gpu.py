@@ -948,8 +948,9 @@ def diag_reason(message: str) -> DcgmError | None:
 _DIAG_CUDA_DEVICE: Final = {"ecc": "memory", "nvlink": "nvlink"}
 # The CUDA errors a reason may be read as where the test found no device fault: the classes that name no cause in the
 # workload's code (a GPU busy or unavailable, a launch that failed, the driver), read as the CUDA table reads them.
-_DIAG_CUDA_READ: Final = frozenset({"unavailable", "launch_failure", "launch_timeout", "deinitialized", "other",
-                                    "driver", "system_not_ready"})
+# (`usage`, a call of the diagnostic's own that CUDA refused, is read as `other` was before it had a class of its own.)
+_DIAG_CUDA_READ: Final = frozenset({"unavailable", "launch_failure", "launch_timeout", "deinitialized", "usage",
+                                    "other", "driver", "system_not_ready"})
 
 
 def _diag_class(reason: _DiagReason) -> str | None:

@@ -1298,7 +1298,7 @@ def _cuda_drafts(body: str, exc: Exc | None, torch_oom: bool) -> list[Draft]:
         return []
     if err.cls == "oom":
         return [Draft("app.cuda_oom", {"message": clip(body)})]
-    if err.cls == "other" and "Cuda failure" in body:
+    if err.cls in ("other", "usage") and "Cuda failure" in body:
         return []  # a line of NCCL's own report, which the NCCL extractor reads
     fields = _fields(error=err.cls, message=clip(err.message or (exc.msg if exc and exc.msg else body)),
                      cuda_error=err.name if err.code is not None else None, cuda_code=err.code)
