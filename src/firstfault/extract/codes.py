@@ -1010,6 +1010,14 @@ ACCEL_OOM_PHRASES: Final = (
     # after the size, since `Out of memory allocating` alone is any program's.
     "std::bad_alloc: out_of_memory:",
     " bytes (allocated so far: ",
+    # Apple GPUs below PyTorch's MPS: a Metal command buffer the GPU driver failed for want of memory, by the IOGPU
+    # status name Metal's programs print with its error (MTLCommandBufferErrorOutOfMemory, 8: ggml-metal under
+    # llama.cpp and Ollama, MLX's `[METAL] Command buffer execution failed: Insufficient Memory
+    # (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)`, ds4's `Metal model warmup failed: Insufficient Memory
+    # (kIOGPUCommandBufferCallbackErrorOutOfMemory)`, antirez/ds4#676): the GPU's share of the unified memory (its
+    # wired limit), not the host's. The same status family's other names (`...ErrorInnocentVictim`, a buffer
+    # discarded for another's fault, `...ErrorTimeout`) are not the memory's.
+    "kIOGPUCommandBufferCallbackErrorOutOfMemory",
 )
 # The device a TensorFlow / XLA report names; a host allocator (`device:CPU:0 by allocator cpu`) ran out
 # of host memory, which is not the accelerator's.
