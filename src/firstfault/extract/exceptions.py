@@ -657,4 +657,6 @@ class JournalOomExtractor:
                 return
 
 
-EXTRACTORS: tuple[LineExtractor, ...] = (ExceptionExtractor(), JournalOomExtractor())
+EXTRACTORS: tuple[LineExtractor, ...] = (ExceptionExtractor(),)
+# The journal's reader, apart from the training processes' output's (extract/registry.py runs both).
+JOURNAL_EXTRACTORS: tuple[LineExtractor, ...] = (JournalOomExtractor(),)
