@@ -91,7 +91,7 @@ def test_what_reads_a_digit_is_behind_the_gate() -> None:
     # the patterns that name digits of their own are reached only through the gate's words or shapes
     assert not memo.digit_blind(codes._HIP_TRACE)  # (a line that starts with `:`)
     assert not memo.digit_blind(codes._ALLOC_FAILED)
-    assert set(codes._ALLOC_LITERALS) <= set(tb.CUDA_DIGIT_WORDS)
+    assert set(codes.ALLOC_LITERALS) <= set(tb.CUDA_DIGIT_WORDS)
     words = (*tb._CALM_LITERALS, *codes.INIT_CALLS, *codes._DIAGNOSTIC_LITERALS, codes.NGC_DRIVER_CHECK,
              codes._CHECK_FAILED, "Cuda failure", *codes.cuda_message_literals(), *codes._lone_index()[0])
     assert not [w for w in words if any(c.isdigit() for c in w)]

@@ -135,3 +135,43 @@ def test_slurmstepd_kills_for_memory_are_rows_of_the_table(line: str) -> None:
 )
 def test_slurm_words_on_a_limit_reached_are_no_kill(line: str) -> None:
     assert kills([line], "application") == []
+
+
+# ---------------------------------------------------------------- the kernel's announcement before 5.0
+
+# as posted (NervanaSystems/deepspeech#48): a kernel before 5.0 names the task it chose, then the one it killed
+ANNOUNCED = "[3017506.733819] Out of memory: Kill process 25635 (python) score 974 or sacrifice child"
+KILLED = "[3017506.736861] Killed process 25635 (python) total-vm:55518724kB, anon-rss:23902876kB, file-rss:154436kB"
+
+
+def test_an_excerpt_cut_after_the_kernels_announcement_is_the_kill() -> None:
+    got = kills([ANNOUNCED], "kernel")
+    # no victim: a child of the task named may be the one killed (`or sacrifice child`)
+    assert got == [{"invoked": True, "cgroup": False}]
+
+
+@pytest.mark.parametrize(("line", "cgroup"), [
+    # filled in: the same format (mm/oom_kill.c oom_kill_process `%s: Kill process %d (%s) score %u or sacrifice
+    # child`) with the memory cgroup's message and the oom_kill_allocating_task sysctl's
+    ("[812.5] Memory cgroup out of memory: Kill process 4242 (python) score 1000 or sacrifice child", True),
+    ("[812.5] Out of memory (oom_kill_allocating_task): Kill process 4242 (python) score 0 or sacrifice child", False),
+])
+def test_the_announcement_in_every_message_of_the_kernel(line: str, cgroup: bool) -> None:
+    assert kills([line], "kernel") == [{"invoked": True, "cgroup": cgroup}]
+
+
+def test_the_kill_after_the_announcement_names_the_victim() -> None:
+    # both are read; engine/normalise.py keeps the `Killed process` alone (test below, through the analysis)
+    got = kills([ANNOUNCED, KILLED], "kernel")
+    assert [k.get("proc") for k in got] == [None, "python"]
+
+
+@pytest.mark.parametrize("line", [
+    # a person's account quoting the words, no kernel's record (no pid, no score)
+    "the kernel said Out of memory: Kill process or sacrifice child and my job died",
+    # filled in: the kernel's own report that it chose no task (mm/oom_kill.c out_of_memory, `Out of memory and no
+    # killable processes...`): no kill
+    "[812.5] Out of memory and no killable processes...",
+])
+def test_words_alike_are_no_announcement(line: str) -> None:
+    assert kills([line], "kernel") == []

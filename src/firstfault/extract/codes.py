@@ -410,7 +410,7 @@ _CALL_RETURNED = re.compile(r"\bcu(?:da)?[A-Z]\w*(?:\([^()]*\))? returned error\
 # allocation that failed (cudaMallocHost, cudaHostAlloc) ran out of host memory, not the GPU's.
 _ALLOC_FAILED = re.compile(r"\b(?:cudaMalloc(?:Async|Managed|Pitch|3D|FromPoolAsync)?|cuMemAlloc(?:_v2|Async|Managed|"
                            r"Pitch)?)(?:\([^()]*\))?(?: retry)? failed: ")
-_ALLOC_LITERALS: Final = ("cudaMalloc", "cuMemAlloc")
+ALLOC_LITERALS: Final = ("cudaMalloc", "cuMemAlloc")
 # A failed status check on a CUDA call, as glog's CHECK prints it (`Check failed: <expression> <streamed words>`):
 # Caffe's CUDA_CHECK (`Check failed: error == cudaSuccess (8 vs. 0)  invalid device function`, BVLC/caffe
 # include/caffe/util/device_alternate.hpp), mshadow's MSHADOW_CUDA_CALL and MXNet's CUDA_CALL (`Check failed: e ==
@@ -433,7 +433,7 @@ _CALL_FAILED_RES = re.compile(r"\bcu[A-Z]\w*(?:\([^()]*\))? failed,? (?:res|ret|
 _CALL_FAILED_LITERALS: Final = (" failed res=", " failed ret=", " failed rc=", " failed result=",
                                 " failed, res=", " failed, ret=", " failed, rc=", " failed, result=")
 # The literals of every anchor (the prefilter's words for the lines cuda_error_of reads).
-CUDA_LITERALS: Final = (*CUDA_ANCHORS, "returned error", *_ALLOC_LITERALS, *_CHECKED_SUCCESS, *_CALL_FAILED_LITERALS)
+CUDA_LITERALS: Final = (*CUDA_ANCHORS, "returned error", *ALLOC_LITERALS, *_CHECKED_SUCCESS, *_CALL_FAILED_LITERALS)
 _CODE = re.compile(r"(?:error[ =(:]+|\()(?P<code>\d{1,3})\)?(?:\s*[:(]|\s|$)")
 # The number a named call returned, before any other number of the line (the call's own arguments among them):
 # the NGC containers' start-up check `[[CUDA Driver UNAVAILABLE (cuInit(0) returned 804)]]`, `call to cuCtxCreate
@@ -644,7 +644,7 @@ def _cuda_error_of(text: str) -> CudaError | None:
     failed_res = (_CALL_FAILED_RES.search(text) if any(a in text for a in _CALL_FAILED_LITERALS) else None)
     strong = failed_res is not None or _anchored(text) or (
         "returned error" in text and _CALL_RETURNED.search(text) is not None) or (
-        any(a in text for a in _ALLOC_LITERALS) and _ALLOC_FAILED.search(text) is not None)
+        any(a in text for a in ALLOC_LITERALS) and _ALLOC_FAILED.search(text) is not None)
     if not strong and any(w in text for w in _AT_SOURCE_LITERALS) and (sourced := _at_source(text)) is not None:
         return sourced
     if not strong and not any(a in text for a in WEAK_CUDA_ANCHORS):
@@ -1025,6 +1025,14 @@ ACCEL_OOM_PHRASES: Final = (
     # after the size, since `Out of memory allocating` alone is any program's.
     "std::bad_alloc: out_of_memory:",
     " bytes (allocated so far: ",
+    # Apple GPUs below PyTorch's MPS: a Metal command buffer the GPU driver failed for want of memory, by the IOGPU
+    # status name Metal's programs print with its error (MTLCommandBufferErrorOutOfMemory, 8: ggml-metal under
+    # llama.cpp and Ollama, MLX's `[METAL] Command buffer execution failed: Insufficient Memory
+    # (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)`, ds4's `Metal model warmup failed: Insufficient Memory
+    # (kIOGPUCommandBufferCallbackErrorOutOfMemory)`, antirez/ds4#676): the GPU's share of the unified memory (its
+    # wired limit), not the host's. The same status family's other names (`...ErrorInnocentVictim`, a buffer
+    # discarded for another's fault, `...ErrorTimeout`) are not the memory's.
+    "kIOGPUCommandBufferCallbackErrorOutOfMemory",
 )
 # The device a TensorFlow / XLA report names; a host allocator (`device:CPU:0 by allocator cpu`) ran out
 # of host memory, which is not the accelerator's.

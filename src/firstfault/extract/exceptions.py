@@ -33,6 +33,7 @@ from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
     ACCEL_OOM_PHRASES,
+    ALLOC_LITERALS,
     CUDA_LITERALS,
     CUDNN_LITERAL,
     LIBRARY_LITERALS,
@@ -635,4 +636,27 @@ class ExceptionExtractor:
         return tb.Exc(qual, qual.rsplit("::", 1)[-1].rsplit(".", 1)[-1], msg.strip())
 
 
+class JournalOomExtractor:
+    """An accelerator's memory exhausted, in a program's own words in the node's journal or syslog (app.cuda_oom): a
+    workload run as a service (Ollama's and llama.cpp's servers, vLLM under systemd) writes its stderr there, and the
+    syslog header before it is the journal's (extract/prefix.py takes it off). Only the accelerator-OOM words are read
+    there (codes.ACCEL_OOM_PHRASES, and a device allocation call's failure with CUDA's out-of-memory result, the
+    CUDA table's class `oom`: ggml's `allocating 24289.03 MiB on device 0: cudaMalloc failed: out of memory`); every
+    other exception word in a journal stays the application reader's to decide (ExceptionExtractor reads application
+    files only)."""
+
+    name = "app.cuda_oom.journal"
+    emits: Mapping[str, frozenset[str]] = {"app.cuda_oom": frozenset({"message"})}
+    sources: frozenset[str] = frozenset({"syslog"})
+    literals: tuple[str, ...] = (*ACCEL_OOM_PHRASES, *ALLOC_LITERALS)
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        for d in tb.cuda_drafts(line, None):
+            if d.kind == "app.cuda_oom":
+                yield Draft(d.kind, {"message": d.fields["message"]})
+                return
+
+
 EXTRACTORS: tuple[LineExtractor, ...] = (ExceptionExtractor(),)
+# The journal's reader, apart from the training processes' output's (extract/registry.py runs both).
+JOURNAL_EXTRACTORS: tuple[LineExtractor, ...] = (JournalOomExtractor(),)

@@ -294,6 +294,14 @@ _OOM_CONSTRAINT = re.compile(r"oom-kill:constraint=(?P<c>\w+)")
 _OOM_VICTIM = re.compile(r",task=(?P<task>[^,\n]{1,64}),pid=(?P<pid>\d+),uid=\d")
 # Older kernels announce a cgroup kill on the lines before `Killed process`.
 _OOM_MEMCG_HINT = re.compile(r"Memory cgroup out of memory: Kill process|killed as a result of limit of")
+# Kernels before 5.0 announce the kill they decided before making it (mm/oom_kill.c oom_kill_process: `pr_err("%s:
+# Kill process %d (%s) score %u or sacrifice child\n", message, ...)`, the message `Out of memory`, `Memory cgroup out
+# of memory` or `Out of memory (oom_kill_allocating_task)`), then `Killed process N (comm) ...` for the task killed,
+# which may be a child of the one named (`or sacrifice child`). Read as the kill where its file says nothing more of
+# it (a posted excerpt cut after it), without a victim (the child may be it): `invoked`, which a `Killed process` after
+# it answers (engine/normalise.py).
+_OOM_ANNOUNCED = re.compile(r"(?P<memcg>Memory cgroup )?[Oo]ut of memory(?: \(oom_kill_allocating_task\))?: Kill "
+                            r"process \d+ \([^)]*\) score \d+ or sacrifice child")
 _K_MEMCG = "host.oom.memcg"  # lineno of the last line saying the kill is a cgroup one
 # The header of every OOM kill (mm/oom_kill.c dump_header: `<comm> invoked oom-killer: gfp_mask=0x...(...), order=0,
 # oom_score_adj=0`): the task whose allocation found no memory, before the dump and the kill. It is read as the kill
@@ -327,6 +335,7 @@ class OomKillExtractor:
         "Killed process",
         "oom-kill:constraint=",
         "Memory cgroup out of memory",
+        "or sacrifice child",
         "killed as a result of limit of",
         *_UNIT_OOM_WORDS,
     )
@@ -363,6 +372,13 @@ class OomKillExtractor:
                 if daemon is not None:
                     summary["storage_daemon"] = daemon
                 yield Draft(kind="host.oom_kill", fields=summary)
+            return
+        a = _OOM_ANNOUNCED.search(line) if "sacrifice child" in line else None
+        if a is not None and "Killed process" not in line[a.end():]:
+            memcg = a.group("memcg") is not None
+            if memcg:
+                ctx.state[_K_MEMCG] = ctx.lineno
+            yield Draft(kind="host.oom_kill", fields={"invoked": True, "cgroup": memcg})
             return
         if _OOM_MEMCG_HINT.search(line):
             ctx.state[_K_MEMCG] = ctx.lineno

@@ -34,7 +34,8 @@ def line_extractors() -> tuple[LineExtractor, ...]:
     from firstfault.extract.unrecognized import ErrorWords
 
     return (*gpu.EXTRACTORS, *container.EXTRACTORS, *host.EXTRACTORS, *nccl.EXTRACTORS, *verbs.EXTRACTORS,
-            *hang.EXTRACTORS, *exceptions.EXTRACTORS, *cann.EXTRACTORS, *numerics.EXTRACTORS, *torchrun.EXTRACTORS,
+            *hang.EXTRACTORS, *exceptions.EXTRACTORS, *exceptions.JOURNAL_EXTRACTORS, *cann.EXTRACTORS,
+            *numerics.EXTRACTORS, *torchrun.EXTRACTORS,
             *signals.EXTRACTORS,
             *jobend.EXTRACTORS, *slurmerr.EXTRACTORS, *healthcheck.EXTRACTORS, *kmod.EXTRACTORS, *launcher.EXTRACTORS,
             *runend.EXTRACTORS,
