@@ -129,12 +129,12 @@ WILD = Path(__file__).parent / "wild"
 # mounts and host hardware) first ran at e46b5e85 at 8 / 8 of 32 (no false definitive). Then the stop's passes: the
 # job's set-up (local errnos, transports' local statuses, ops not built, requests over what is there), the memory
 # killers as one table, the node's services (Slurm's daemons, systemd's unit records: built beside b100-b102, three of
-# b100's right), a node that stopped answering (PALS, Ray): 1,404 / 1,351 of 2,036. b103-b111 (126: workflow managers
+# b100's right), a node that stopped answering (PALS, Ray): 1,404 / 1,351 of 2,036. b103-b112 (136: workflow managers
 # and genomics on GPUs, cloud batch services and federated training, RL simulation and non-Python GPU stacks, parallel
 # file systems' CSI drivers and Kubernetes batch schedulers, GPU health monitors and power events, LLM frameworks and
 # multi-node inference deployments, elastic training and checkpoint/restart, other accelerators, Trainium and TPUs,
-# InfiniBand and RoCE fabric management), built at the start of the next stop while its passes were, first ran at
-# 0e329ccf at 49 / 42 of 126 (two false definitives): 1,453 / 1,393 of 2,162.
+# InfiniBand and RoCE fabric management, molecular dynamics and materials codes), built at the start of the next stop
+# while its passes were, first ran at 0e329ccf at 52 / 44 of 136 (four false definitives): 1,456 / 1,395 of 2,172.
 MIN_DOMAIN = 0.67
 MIN_CATEGORY = 0.64
 # The false definitive verdicts of today, each named: unk-slurm-cn125-segfault-flaky-node, disputed (see its
@@ -505,6 +505,10 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # the workload's, as the rank's words read.
     "unk-optimum-neuron-tgi-llama3-70b-trn1-nrt-load-collectives-unsupported-topology-persists-with-num-cores-32-619",
     "unk-tt-metal-ci-blackhole-multi-card-unit-tests-fw-init-timeout-physical-core-25-25-one-runner-no-cause-stored-29457",
+    # b112: the same, a rank's own words the thread left open (MACE's internal assert on two MIG slices, a GROMACS
+    # worker's caught signal 11 under PLUMED on several nodes): `app.exception` and `app.crash`, as the words read.
+    "unk-mace-ddp-h200-mig-3g-70gb-two-slices-device-num-gpus-internal-assert-open-1197",
+    "unk-plumed-gromacs2021-rest2-multinode-v100-workers-caught-signal-11-version-fix-untested-730",
 })
 # The false alarms of today, each named. b45's FauxPilot bundle holds, line for line, what b36's BEVDet bundle holds
 # (an NGC container's `WARNING: Detected NVIDIA ... GPU, which is not yet supported in this version of the container`
