@@ -56,3 +56,54 @@ def test_the_hubs_retry_notice_of_its_own_status_or_a_dropped_read_is_the_stores
 )
 def test_a_connection_the_node_never_made_or_the_jobs_request_is_not_the_stores(line: str) -> None:
     assert all(e.kind != "storage.error" for e in feed([line]))
+
+
+# ---------------------------------------------------------------- HPE Slingshot's return code in MPICH's OFI record
+# MPICH's OFI netmod (ofi_events.c MPIDI_OFI_handle_cq_error) prints a failed completion as `OFI poll failed
+# (<file>:<line>:<func>:<fi_strerror(err)> - <fi_cq_strerror(prov_errno)>)`; the CXI provider's words are the Cassini
+# return code's name (HewlettPackard/shs-cassini-headers cxi_rc_to_str). UNDELIVERABLE: the NIC's retry handler gave
+# up on the path to the target (libfabric prov/cxi proverr2errno: FI_EHOSTUNREACH), a path status.
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # ECP-WarpX/WarpX#4234 (Frontier): Cray MPICH's record under MPI_Waitall
+        "MPIDI_OFI_handle_cq_error(1062): OFI poll failed (ofi_events.c:1064:MPIDI_OFI_handle_cq_error:Input/output "
+        "error - UNDELIVERABLE)",
+        # E3SM-Project/E3SM#5750 (Frontier): the same record behind srun's rank label
+        "3725: MPIDI_OFI_handle_cq_error(1062): OFI poll failed (ofi_events.c:1064:MPIDI_OFI_handle_cq_error:Input/"
+        "output error - UNDELIVERABLE)",
+    ],
+)
+def test_slingshots_undeliverable_in_mpichs_ofi_record_is_a_path_completion_error(line: str) -> None:
+    events = [e for e in feed([line]) if e.kind == "nccl.ib_completion_error"]
+    assert [(e.fields["stack"], e.fields["status_name"], e.fields["status_class"]) for e in events] == [
+        ("cxi", "C_RC_UNDELIVERABLE", "path")]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # an MPICH record that carries the libfabric errno's words only (the form of releases before the provider's
+        # words were added; written here in ofi_events.c's format): no provider's status, no completion error
+        "MPIDI_OFI_handle_cq_error(1062): OFI poll failed (ofi_events.c:1064:MPIDI_OFI_handle_cq_error:Input/output "
+        "error)",
+        # a code's name outside MPICH's OFI record (a program's own log line): not the NIC's
+        "packet UNDELIVERABLE - retrying later",
+        # a provider's words of no row (written here in the record's format): no status read
+        "MPIDI_OFI_handle_cq_error(1062): OFI poll failed (ofi_events.c:1064:MPIDI_OFI_handle_cq_error:Input/output "
+        "error - SOMETHING_ELSE)",
+    ],
+)
+def test_an_ofi_record_without_a_providers_status_is_no_completion_error(line: str) -> None:
+    assert all(e.kind != "nccl.ib_completion_error" for e in feed([line]))
+
+
+def test_a_status_the_target_answered_is_no_path_status() -> None:
+    # the target's side: delivered through the fabric (VNI_NOT_FOUND: no VNI match at the target endpoint, as a
+    # process that exited leaves it): a responder's refusal, which network-transport leaves out
+    line = ("MPIDI_OFI_handle_cq_error(1062): OFI poll failed (ofi_events.c:1064:MPIDI_OFI_handle_cq_error:"
+            "Transport endpoint is not connected - VNI_NOT_FOUND)")
+    events = [e for e in feed([line]) if e.kind == "nccl.ib_completion_error"]
+    assert [e.fields["status_class"] for e in events] == ["remote_access"]

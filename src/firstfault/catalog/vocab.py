@@ -103,7 +103,7 @@ IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
 # The transports' statuses and events (catalog/transport.yaml)
 IbWcClass = Literal["path", "local_access", "flush", "remote_access", "resource", "remote", "local", "fatal",
                     "other"]
-CompletionStack = Literal["ibv", "mlx5", "efa"]
+CompletionStack = Literal["ibv", "mlx5", "efa", "cxi"]
 AsyncMeans = Literal["link_down", "device_fatal", "queue_error", "info"]
 PeerStack = Literal["ucx", "ompi", "orte", "pmix", "mpich", "nccl", "btl_tcp", "nixl"]
 PeerMeans = Literal["timeout", "reset", "unreachable", "refused", "lost", "none"]
