@@ -107,3 +107,24 @@ def test_a_status_the_target_answered_is_no_path_status() -> None:
             "Transport endpoint is not connected - VNI_NOT_FOUND)")
     events = [e for e in feed([line]) if e.kind == "nccl.ib_completion_error"]
     assert [e.fields["status_class"] for e in events] == ["remote_access"]
+
+
+# ---------------------------------------------------------------- Kubeflow's MPI operator's eviction reason
+# kubeflow/mpi-operator pkg/controller/mpi_job_controller.go: `mpiJobEvict = "MPIJobEvicted"`, the reason of the
+# MPIJob's Failed condition when a worker pod was evicted (message `%d/%d workers are evicted`); its other reasons
+# (MPIJobCreated, MPIJobRunning, MPIJobFailed, MPIJobSucceeded) name no cause.
+
+
+def test_the_mpi_operators_eviction_reason_is_an_eviction() -> None:
+    from tests.extract.test_endstate import causes
+
+    # kubeflow/mpi-operator#647: the MPIJob's status as `kubectl get mpijob -o yaml` printed it
+    assert causes(["    message: 1/8 workers are evicted", "    reason: MPIJobEvicted"]) == [("k8s.pod", "eviction")]
+
+
+def test_the_mpi_operators_other_reasons_name_no_cause() -> None:
+    from tests.extract.test_endstate import causes
+
+    # kubeflow/mpi-operator#647, the same status's earlier conditions, and the generic failure reason (the same file)
+    assert causes(["    message: MPIJob xxx is running.", "    reason: MPIJobRunning",
+                   "    reason: MPIJobFailed"]) == []
