@@ -128,3 +128,37 @@ def test_the_mpi_operators_other_reasons_name_no_cause() -> None:
     # kubeflow/mpi-operator#647, the same status's earlier conditions, and the generic failure reason (the same file)
     assert causes(["    message: MPIJob xxx is running.", "    reason: MPIJobRunning",
                    "    reason: MPIJobFailed"]) == []
+
+
+# ---------------------------------------------------------------- a completion status by its number and its words
+# A verbs program printing the failed completion's status number with ibv_wc_status_str()'s words for it: the two
+# agreeing make it a verbs report though the line names no device.
+
+
+def test_a_status_number_with_its_own_words_is_a_completion_error() -> None:
+    # uccl-project/uccl#799 (UCCL's EP kernels on Broadcom Thor-2 RoCE, GID index 0: every QP's sends timed out)
+    line = ("CQE ERROR wr_id=3 status=12(transport retry counter exceeded) opcode=1 byte_len=0 vendor_err=0xa "
+            "qp_num=0x2c10")
+    events = [e for e in feed([line]) if e.kind == "nccl.ib_completion_error"]
+    assert [(e.fields["status"], e.fields["status_class"], e.fields.get("vendor_err")) for e in events] == [
+        (12, "path", 10)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a number whose words are another status's (written here in the same print's layout): they do not agree
+        "CQE ERROR wr_id=3 status=5(transport retry counter exceeded) opcode=1 byte_len=0",
+        # an HTTP client's status with words of its own (written here): no ibv status's words
+        "request failed: status=12(connection closed) retrying",
+    ],
+)
+def test_a_status_number_whose_words_do_not_agree_is_no_completion_error(line: str) -> None:
+    assert all(e.kind != "nccl.ib_completion_error" for e in feed([line]))
+
+
+def test_a_flush_by_its_number_and_words_stays_a_flush() -> None:
+    # the same print's layout with the flush status (5, `Work Request Flushed Error`): read, never a path status
+    line = "CQE ERROR wr_id=4 status=5(Work Request Flushed Error) opcode=0 byte_len=0 vendor_err=0xf9 qp_num=0x2c11"
+    events = [e for e in feed([line]) if e.kind == "nccl.ib_completion_error"]
+    assert [e.fields["status_class"] for e in events] == ["flush"]

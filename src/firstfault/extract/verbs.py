@@ -90,6 +90,11 @@ _EFA_ERRNO = re.compile(r"\b(?:message|prov_errno):.*\((?P<n>\d{1,5})\)\s*$|\bEF
 _CQ_ENTRY = re.compile(
     r"\berr: (?:[A-Za-z][^,()]*\()?(?P<err>-?\d{1,5})\)?, prov_err(?:no)?: (?P<text>[^()]*)\((?P<n>-?\d{1,5})\)"
 )
+# A work completion's status given by its number with ibv_wc_status_str()'s words for it beside (a verbs program's own
+# print: UCCL's `CQE ERROR wr_id=3 status=12(transport retry counter exceeded) opcode=1 ... vendor_err=0xa
+# qp_num=0x2c10`, uccl-project/uccl#799): the number and the words agreeing make the line a verbs report with no device
+# named; a number whose words are another status's, or words of no status, are none. Linear: bounded classes.
+_STATUS_WORDS = re.compile(r"\bstatus[ =:]{1,3}(?P<n>0x[0-9a-fA-F]{1,2}|\d{1,2}) ?\((?P<text>[^()]{3,60})\)")
 # MPICH's OFI netmod reporting a failed completion (src/mpid/ch4/netmod/ofi/ofi_events.c MPIDI_OFI_handle_cq_error:
 # `OFI poll failed (ofi_events.c:1064:MPIDI_OFI_handle_cq_error:Input/output error - UNDELIVERABLE)`): the libfabric
 # errno's words, then the provider's fi_cq_strerror() of its `prov_errno`, which for the CXI provider (HPE Slingshot)
@@ -301,6 +306,10 @@ def read_completion(body: str, ucx: bool = False) -> dict[str, FieldValue] | Non
             fields = _fields(row, "ucx" if row.stack == "mlx5" else "verbs")
             if synd:
                 fields["syndrome"] = _number(synd.group("s"))
+    if fields is None and "status" in body and (said := _STATUS_WORDS.search(body)) is not None:
+        row = _by_code().get(("ibv", _number(said.group("n"))))
+        if row is not None and any(t.lower() == said.group("text").strip().lower() for t in row.texts):
+            fields = _fields(row, "verbs")
     entry = _CQ_ENTRY.search(body) if fields is None and "prov_err" in body else None
     if entry is not None and (row := _entry_ibv(entry)) is not None:
         fields = _fields(row, "verbs")
