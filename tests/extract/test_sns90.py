@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from firstfault.extract.codes import errno_of
+from firstfault.extract.traceback import words_cause
 from tests.extract.test_b7pass import feed  # every extractor, as the scanner runs them, on an application log
-
+from tests.extract.test_endstate import causes
 
 # ---------------------------------------------------------------- the Hugging Face Hub's retry notice
 # huggingface_hub utils/_http.py http_backoff logs each retry it makes: `HTTP Error {status} thrown while requesting
@@ -116,15 +118,11 @@ def test_a_status_the_target_answered_is_no_path_status() -> None:
 
 
 def test_the_mpi_operators_eviction_reason_is_an_eviction() -> None:
-    from tests.extract.test_endstate import causes
-
     # kubeflow/mpi-operator#647: the MPIJob's status as `kubectl get mpijob -o yaml` printed it
     assert causes(["    message: 1/8 workers are evicted", "    reason: MPIJobEvicted"]) == [("k8s.pod", "eviction")]
 
 
 def test_the_mpi_operators_other_reasons_name_no_cause() -> None:
-    from tests.extract.test_endstate import causes
-
     # kubeflow/mpi-operator#647, the same status's earlier conditions, and the generic failure reason (the same file)
     assert causes(["    message: MPIJob xxx is running.", "    reason: MPIJobRunning",
                    "    reason: MPIJobFailed"]) == []
@@ -162,3 +160,34 @@ def test_a_flush_by_its_number_and_words_stays_a_flush() -> None:
     line = "CQE ERROR wr_id=4 status=5(Work Request Flushed Error) opcode=0 byte_len=0 vendor_err=0xf9 qp_num=0x2c11"
     events = [e for e in feed([line]) if e.kind == "nccl.ib_completion_error"]
     assert [e.fields["status_class"] for e in events] == ["flush"]
+
+
+# ---------------------------------------------------------------- TensorFlow's file system error: `context; strerror`
+# tsl/platform/errors.cc IOError builds the status message as StrCat(context, "; ", strerror(errno)); the status's own
+# words (`Permission denied`, which EROFS and EPERM are reported as) stand before it and are no errno of the file's.
+
+
+def test_a_read_only_mount_under_tensorflows_permission_denied_is_the_storages() -> None:
+    # Azure/MachineLearningNotebooks#1677: a checkpoint saved to the pipeline's blob output mount, read-only
+    line = ("tensorflow/core/framework/op_kernel.cc:1763] OP_REQUIRES failed at save_restore_v2_ops.cc:157 : Perm"
+            "ission denied: /mnt/azureml/cr/j/0ddbaa5dfd4243c4bd18feabd6037209/cap/data-capability/wd/output_84f8"
+            "4eab_univision_ai/pc_ds_2021_v3/refinement-reg/v2/results/128_c1720fb5-81ed-45aa-a823-a1fa5ef1a8d1/e"
+            "xport/saved_model/variables/variables_temp/part-00000-of-00001.data-00000-of-00001.tempstate52552743"
+            "53572806690; Read-only file system")
+    assert errno_of(line) == "EROFS"
+    d = words_cause(line)
+    assert d is not None and (d.kind, d.fields.get("errno")) == ("storage.error", "EROFS")
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # the job's own permission on its file, in the same shape (written here): EACCES, the workload's I/O
+        ("Permission denied: /home/u/ckpt/model.ckpt-6.tempstate123; Permission denied", "EACCES"),
+        # a `; ` whose tail is no strerror (written here): the first strerror in the text, as before
+        ("Permission denied: /home/u/ckpt; while saving step 6", "EACCES"),
+    ],
+)
+def test_the_tail_decides_only_where_it_is_a_strerror(text: str, want: str) -> None:
+    assert errno_of(text) == want
+    assert words_cause(text) is None
