@@ -191,3 +191,30 @@ def test_a_read_only_mount_under_tensorflows_permission_denied_is_the_storages()
 def test_the_tail_decides_only_where_it_is_a_strerror(text: str, want: str) -> None:
     assert errno_of(text) == want
     assert words_cause(text) is None
+
+
+# ---------------------------------------------------------------- Taskcluster's worker reading the cloud's notice
+# taskcluster worker-runner's google and aws providers (and generic-worker's aws provider) log the metadata service's
+# preemption notice before ending the task: the provider took the instance back.
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # mozilla/translations#964: the GCP spot V100 worker's journal (start-worker's line)
+        "Dec 17 16:03:58Z translations-1-b-linux-v100-gpu-4-1tb-vvppjagzspgzcf58mfvmzw-1 start-worker 2024/12/17 "
+        "16:03:58 GCP Metadata Service says termination is imminent",
+        # the aws provider's line (taskcluster tools/worker-runner/provider/aws: log.Println of the same words), in the
+        # Go logger's layout
+        "2024/12/17 16:03:58 EC2 Metadata Service says termination is imminent",
+    ],
+)
+def test_the_workers_notice_of_the_clouds_termination_is_a_preemption(line: str) -> None:
+    assert causes([line]) == [("process.signal", "preemption")]
+
+
+def test_the_workers_polling_failure_is_no_preemption() -> None:
+    # generic-worker's aws provider when the metadata endpoint did not answer (its `WARNING: error when calling AWS
+    # EC2 spot termination endpoint: %v`, the error written here): no notice was read
+    assert causes(["WARNING: error when calling AWS EC2 spot termination endpoint: dial tcp 169.254.169.254:80: "
+                   "connect: connection refused"]) == []
