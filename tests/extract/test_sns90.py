@@ -218,3 +218,31 @@ def test_the_workers_polling_failure_is_no_preemption() -> None:
     # EC2 spot termination endpoint: %v`, the error written here): no notice was read
     assert causes(["WARNING: error when calling AWS EC2 spot termination endpoint: dial tcp 169.254.169.254:80: "
                    "connect: connection refused"]) == []
+
+
+# ---------------------------------------------------------------- a distributed file system's client: its service gone
+# Alluxio's client status exceptions mirror gRPC's codes (alluxio.exception.status: AlluxioStatusException.from);
+# UNAVAILABLE and DEADLINE_EXCEEDED are its master or workers not answering: the file system's side.
+
+
+def test_alluxios_unavailable_service_is_the_file_systems() -> None:
+    # Alluxio/alluxio#15017: the FUSE mount's readdir after the master's keepalive failed
+    lines = ["2022-02-16 11:54:35,260 ERROR AlluxioJniFuseFileSystem - Failed to readdir /hdfstest-global: ",
+             "alluxio.exception.status.UnavailableException: Failed after 1 attempts: "
+             "alluxio.exception.status.UnavailableException: Keepalive failed. The connection is likely gone"]
+    events = [e for e in feed(lines) if e.kind in ("storage.error", "app.exception")]
+    assert [(e.kind, e.fields.get("fs")) for e in events] == [("storage.error", "alluxio")]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # the job's request: a path that is not there (Alluxio's NotFoundException, its message as its master words
+        # it, written here)
+        "alluxio.exception.status.NotFoundException: Path \"/data/train-00001\" does not exist.",
+        # another library's class of the same name (gRPC-era Java services, written here): no Alluxio client
+        "com.example.rpc.UnavailableException: backend unavailable",
+    ],
+)
+def test_the_jobs_request_or_another_librarys_class_is_no_file_system_failure(line: str) -> None:
+    assert all(e.kind != "storage.error" for e in feed([line]))

@@ -113,7 +113,7 @@ LocalStack = Literal["nccl", "mca", "ompi", "impi", "cray", "gloo", "mpich", "uc
 # Exceptions, status words, errno and object-store codes (catalog/exceptions.yaml)
 ExceptionFamily = Literal[
     "object_store", "setup", "peer", "timeout", "collective", "aborted", "accelerator_oom", "gpu_arch", "disk_full",
-    "shm", "status", "exception", "envelope", "loader",
+    "shm", "status", "exception", "envelope", "loader", "fs_service",
 ]
 ErrnoSide = Literal["storage", "setup", "peer"]
 # The limit a container, scheduler or login gives a job's processes that a set-up error names (the events' `limit`):
