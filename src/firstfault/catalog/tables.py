@@ -1356,10 +1356,14 @@ class ExceptionClassInfo(_Row, frozen=True):
     exit_report: bool = False
     # a `setup` row about a limit the job's container, scheduler or login gave its processes (the events' `limit`)
     limit: ResourceLimit | None = None
+    # an `fs_service` row: the file system whose client the class is (the storage event's `fs`)
+    fs: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9_]+$")] | None = None
 
     def __post_init__(self) -> None:
         if self.limit is not None and self.family != "setup":
             raise ValueError("`limit` names the limit a set-up error hit: a `setup` row")
+        if (self.fs is None) != (self.family != "fs_service"):
+            raise ValueError("an `fs_service` row, and only one, names its file system (`fs`)")
         if self.message is not None:
             try:
                 check_regex(self.message)

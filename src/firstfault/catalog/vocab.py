@@ -107,7 +107,7 @@ IpmiPowerState = Literal["failed", "redundancy_lost", "input_lost", "predictive"
 # The transports' statuses and events (catalog/transport.yaml)
 IbWcClass = Literal["path", "local_access", "flush", "remote_access", "resource", "remote", "local", "fatal",
                     "other"]
-CompletionStack = Literal["ibv", "mlx5", "efa"]
+CompletionStack = Literal["ibv", "mlx5", "efa", "cxi"]
 AsyncMeans = Literal["link_down", "device_fatal", "queue_error", "info"]
 PeerStack = Literal["ucx", "ompi", "orte", "pmix", "mpich", "nccl", "btl_tcp", "nixl"]
 PeerMeans = Literal["timeout", "reset", "unreachable", "refused", "lost", "none"]
@@ -117,7 +117,7 @@ LocalStack = Literal["nccl", "mca", "ompi", "impi", "cray", "gloo", "mpich", "uc
 # Exceptions, status words, errno and object-store codes (catalog/exceptions.yaml)
 ExceptionFamily = Literal[
     "object_store", "setup", "peer", "timeout", "collective", "aborted", "accelerator_oom", "gpu_arch", "disk_full",
-    "shm", "status", "exception", "envelope", "loader",
+    "shm", "status", "exception", "envelope", "loader", "fs_service",
 ]
 ErrnoSide = Literal["storage", "setup", "peer"]
 # The limit a container, scheduler or login gives a job's processes that a set-up error names (the events' `limit`):

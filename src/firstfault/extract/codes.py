@@ -289,6 +289,14 @@ def errno_of(text: str) -> str | None:
     for m2 in _ERRNO_NAME.finditer(text):
         if m2.group("name") in _errno.__dict__:
             return m2.group("name")
+    # TensorFlow's (tsl's) file system error: `<context>; <strerror>` (tsl/platform/errors.cc IOError: StrCat(context,
+    # "; ", strerror(err_number))), under a status whose own words may be another errno's strerror (EROFS and EPERM
+    # are reported as PERMISSION_DENIED: `Permission denied: /mnt/out/variables_temp/part-00000; Read-only file
+    # system`): the strerror after the last `; ` is the errno, whatever words stand before it.
+    if "; " in text:
+        tail = _strerror_folded().get(text.rpartition("; ")[2].strip().rstrip(".").lower())
+        if tail is not None:
+            return tail
     m3 = _strerror_rx().search(text)
     return _strerror_folded()[m3.group(0).lower()] if m3 else None
 

@@ -1452,6 +1452,10 @@ def _by_row(row: ExceptionClassInfo, exc: Exc, body: str) -> tuple[list[Draft], 
         # job's container or pod gave it, docs/verdict.md): the workload's configuration, as a DataLoader's bus error
         return [Draft("app.exception", _fields(exc_type=exc.cls or "shared memory", message=clip(exc.msg or body),
                                                shm=True, limit="shm"))], True
+    if family == "fs_service":
+        # a file system's own client saying its service (master, workers) did not answer (catalog/exceptions.yaml
+        # `fs_service`): the file system failed under the job, as a FUSE daemon gone is
+        return [Draft("storage.error", _fields(fs=row.fs, exc_type=exc.cls, detail=_detail(exc)))], True
     if family == "disk_full":
         # The node's disk said full by the class alone (Ray's OutOfDiskError): a file system full, as ENOSPC is.
         return [Draft("storage.error", _fields(fs="posix", exc_type=exc.cls, detail=_detail(exc)))], True

@@ -90,6 +90,19 @@ _EFA_ERRNO = re.compile(r"\b(?:message|prov_errno):.*\((?P<n>\d{1,5})\)\s*$|\bEF
 _CQ_ENTRY = re.compile(
     r"\berr: (?:[A-Za-z][^,()]*\()?(?P<err>-?\d{1,5})\)?, prov_err(?:no)?: (?P<text>[^()]*)\((?P<n>-?\d{1,5})\)"
 )
+# A work completion's status given by its number with ibv_wc_status_str()'s words for it beside (a verbs program's own
+# print: UCCL's `CQE ERROR wr_id=3 status=12(transport retry counter exceeded) opcode=1 ... vendor_err=0xa
+# qp_num=0x2c10`, uccl-project/uccl#799): the number and the words agreeing make the line a verbs report with no device
+# named; a number whose words are another status's, or words of no status, are none. Linear: bounded classes.
+_STATUS_WORDS = re.compile(r"\bstatus[ =:]{1,3}(?P<n>0x[0-9a-fA-F]{1,2}|\d{1,2}) ?\((?P<text>[^()]{3,60})\)")
+# MPICH's OFI netmod reporting a failed completion (src/mpid/ch4/netmod/ofi/ofi_events.c MPIDI_OFI_handle_cq_error:
+# `OFI poll failed (ofi_events.c:1064:MPIDI_OFI_handle_cq_error:Input/output error - UNDELIVERABLE)`): the libfabric
+# errno's words, then the provider's fi_cq_strerror() of its `prov_errno`, which for the CXI provider (HPE Slingshot)
+# is the Cassini return code's name (catalog/transport.yaml, stack cxi). The provider's words are looked up whole,
+# among the libfabric providers' rows (cxi, efa); a record without them (older MPICH: the errno's words alone) is
+# none. Each class excludes the character that ends it: linear.
+_OFI_POLL_WORD: Final = "OFI poll failed ("
+_OFI_POLL = re.compile(r"\bOFI poll failed \([^()]{0,300}? - (?P<prov>[^()]{1,120})\)")
 # The libfabric errno the EFA provider's abort report gives on the line before its own (`Libfabric error: (-12)
 # Cannot allocate memory`): remembered for the report's status line (_EFA_REPORT_LINES below it at most).
 _FI_ERRNO = re.compile(r"^Libfabric error: \((?P<n>-?\d{1,5})\)")
@@ -160,6 +173,12 @@ def _efa_words() -> tuple[tuple[str, CompletionStatus], ...]:
 
 
 @lru_cache(maxsize=1)
+def _provider_words() -> Mapping[str, CompletionStatus]:
+    """A libfabric provider's fi_cq_strerror() words for a status (the cxi and efa rows), as a whole text."""
+    return {t: row for row in transport_table().completions if row.stack in ("cxi", "efa") for t in row.texts}
+
+
+@lru_cache(maxsize=1)
 def _by_code() -> Mapping[tuple[str, int], CompletionStatus]:
     return {(row.stack, row.code): row for row in transport_table().completions}
 
@@ -210,7 +229,7 @@ def socket_peer_status(message: str) -> PeerStatus | None:
 def verbs_literals() -> tuple[str, ...]:
     """The prefilter words of the completion reader: every wording the table holds for it, and UCX's async
     event (so the two never drift apart)."""
-    words = {w for w, _ in _completion_words()} | {w for w, _ in _efa_words()}
+    words = {w for w, _ in _completion_words()} | {w for w, _ in _efa_words()} | {_OFI_POLL_WORD}
     # the EFA provider's own lines, which may give the status by its number only (`err: 5, message: ... (7)`),
     # and its abort report's two lines
     return tuple(sorted(words | {"IB Async event on ", "::efa:", "prov_errno", "EFA internal error: (",
@@ -287,9 +306,18 @@ def read_completion(body: str, ucx: bool = False) -> dict[str, FieldValue] | Non
             fields = _fields(row, "ucx" if row.stack == "mlx5" else "verbs")
             if synd:
                 fields["syndrome"] = _number(synd.group("s"))
+    if fields is None and "status" in body and (said := _STATUS_WORDS.search(body)) is not None:
+        row = _by_code().get(("ibv", _number(said.group("n"))))
+        if row is not None and any(t.lower() == said.group("text").strip().lower() for t in row.texts):
+            fields = _fields(row, "verbs")
     entry = _CQ_ENTRY.search(body) if fields is None and "prov_err" in body else None
     if entry is not None and (row := _entry_ibv(entry)) is not None:
         fields = _fields(row, "verbs")
+    if fields is None and _OFI_POLL_WORD in body:
+        poll = _OFI_POLL.search(body)
+        row = _provider_words().get(poll.group("prov").strip()) if poll else None
+        if row is not None:
+            fields = _fields(row, row.stack)
     if fields is None and _EFA_CONTEXT.search(body):
         num = _EFA_ERRNO.search(body)
         row = _by_code().get(("efa", int(num.group("n") or num.group("m")))) if num else None
