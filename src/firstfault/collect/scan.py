@@ -906,6 +906,10 @@ class LineScanner:
             return starts, hit_ids
         joined, at, origin = kept
         hits, hit_ids = self.matcher.line_hits(joined)
+        if len(hits) == len(at):
+            # Every kept line is a hit line (hits are kept lines' starts, each once): their places are the kept
+            # lines' own, and no line is left to teach quiet_from (a rank log past its first: its 17 hit lines).
+            return list(origin), hit_ids
         fold.quiet_from(joined, hits)  # (a kept line without a hit: a shape not yet known quiet)
         k = 0
         starts = []
