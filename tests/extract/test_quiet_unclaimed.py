@@ -134,5 +134,7 @@ def test_a_line_only_the_probe_reads_is_quiet_where_it_is_known_context() -> Non
         assert ex._states == {}  # (the probe reads the body alone: no stream made)
         # a rank no int() reads in the line's prefix: _drafts offers it, and read_quiet leaves it to _drafts
         assert not quiet(ex, "[rank" + "9" * 5000 + "]: Stack trace of the failed collective not found")
+        # ... and a C++ stack's line so (the exception extractor's quiet claim: read_quiet raised there before)
+        assert not quiet(ex, "[rank" + "9" * 5000 + "]: frame #0: c10::Error::Error() + 0x96 (0x7f3c in libc10.so)")
     with memo.fastpath(False):
         assert not quiet(scan.Extraction(scan.all_line_extractors()), NOT_FOUND.format(r=3))
