@@ -88,8 +88,8 @@ def test_the_verdict_is_the_one_of_reading_every_stack_line(make_bundle: BundleM
     quiet: list[str] = []
 
     def counting(self: scan.Extraction, source: str, file: str, rank: int | None, text: str,
-                 ids: tuple[int, ...]) -> bool:
-        got = read(self, source, file, rank, text, ids)
+                 ids: tuple[int, ...], wraps: bool = False) -> bool:
+        got = read(self, source, file, rank, text, ids, wraps)
         if got:
             quiet.append(text)
         return got

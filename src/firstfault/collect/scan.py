@@ -385,6 +385,9 @@ class _Dispatch:
     # The extractors that claim some lines quietly (_Quiet), by index, with the literal indices of their
     # `quiet_literals`.
     quiet: dict[int, frozenset[int]]
+    # Those of them whose quiet lines are read to nothing without being claimed (`quiet_claims` False): such a line
+    # is still offered by the probe where its words hit, and read joined to a wrapped message's next line.
+    unclaimed: frozenset[int]
 
 
 @runtime_checkable
@@ -395,7 +398,12 @@ class _Quiet(Protocol):
     `quiet_claim(body, state, rank)` says whether `extract(body, ctx)` would claim the line, give nothing and change
     nothing in `ctx.state` but what it makes where missing (for a `ctx` of that state and rank, whatever its other
     fields); where it says so, it has made those. Where it says no, it has changed nothing that reading the line in
-    full would not change the same way (Extraction.read_quiet)."""
+    full would not change the same way (Extraction.read_quiet).
+
+    An extractor whose `quiet_claims` is False (extract/gpu.py: nvidia-smi's keys, `Total`, on another program's
+    line) says by `quiet_claim` that `extract` gives nothing, claims nothing and changes nothing but what it makes
+    where missing: such a line is read quietly only where no probe reads it after (quiet_hits) and it wraps onto no
+    next line (read_quiet's `wraps`)."""
 
     quiet_literals: tuple[str, ...]
 
@@ -417,8 +425,9 @@ def _dispatch_for(source: str, extractors: tuple[LineExtractor, ...]) -> _Dispat
     index = {w: i for i, w in enumerate(words)}
     quiet = {i: frozenset(index[w] for w in ex.quiet_literals if w in index)
              for i, ex in enumerate(exs) if isinstance(ex, _Quiet)}
+    unclaimed = frozenset(i for i in quiet if getattr(exs[i], "quiet_claims", True) is False)
     return _Dispatch(exs, _Matcher(words), owners, error_words, error_words >= 0 and error_words == len(exs) - 1,
-                     error_words >= 0 and isinstance(exs[error_words], ErrorWords), quiet)
+                     error_words >= 0 and isinstance(exs[error_words], ErrorWords), quiet, unclaimed)
 
 
 @runtime_checkable
@@ -672,33 +681,53 @@ class Extraction:
         """May a line of `source` whose literal hits are `ids` (indices into the words `key`) be read by read_quiet:
         are the fast paths on, is one of the hits a `quiet_literals` word of an extractor that claims lines quietly
         (_Quiet), and is that extractor the only one the hits reach, but for the error words' probe where it runs
-        only for a line nothing else read or claimed (defer_probe)? Then reading the line in full runs that
-        extractor alone, and where it claims the line and gives nothing, nothing else happens (_drafts)."""
+        only for a line nothing else read or claimed (defer_probe) and the extractor claims its quiet lines? Then
+        reading the line in full runs that extractor alone, and where it says the line is quiet, nothing else
+        happens (_drafts). Or do the hits reach the probe alone (probe_alone: _drafts reads such a line by its body
+        alone, and a line of known context is read to nothing)?"""
         dispatch = self._by_source.get(source)
-        if (dispatch is None or not dispatch.quiet or not self._fast
+        if (dispatch is None or not (dispatch.quiet or dispatch.probe_alone) or not self._fast
                 or not (key is dispatch.matcher.key or self._same_words(key, dispatch))):
             return False
         got = self._quiet.get((source, ids))
         if got is None:
             got = -1
             hit = self._hits.get((source, ids)) or self._hit_of(source, ids, dispatch)
-            rest = [e for e in hit if not (dispatch.defer_probe and e == dispatch.error_words)]
-            if len(rest) == 1 and not dispatch.quiet.get(rest[0], frozenset()).isdisjoint(ids):
+            probe = dispatch.error_words
+            rest = [e for e in hit if not (dispatch.defer_probe and e == probe)]
+            if len(rest) == 1 and not dispatch.quiet.get(rest[0], frozenset()).isdisjoint(ids) \
+                    and (rest[0] not in dispatch.unclaimed or probe not in hit):
                 got = rest[0]
+            elif len(hit) == 1 and hit[0] == probe and dispatch.probe_alone:
+                got = probe
             if len(self._quiet) < 4096:
                 self._quiet[(source, ids)] = got
         return got >= 0
 
-    def read_quiet(self, source: str, file: str, rank: int | None, text: str, ids: tuple[int, ...]) -> bool:
-        """Read a line that quiet_hits let through (`rank`: its file's), where its extractor claims it quietly
-        (_Quiet.quiet_claim): what add_events does with it, less the context, the extractor's call and its empty
-        answer. True: read so (no event, nothing offered: claimed). False: not such a line, or a line of Ray's idle
-        worker (_bare_ray_tag's own reading); nothing done that add_events would not do the same way: read it so."""
+    def read_quiet(self, source: str, file: str, rank: int | None, text: str, ids: tuple[int, ...],
+                   wraps: bool = False) -> bool:
+        """Read a line that quiet_hits let through (`rank`: its file's), where its extractor says it is quiet
+        (_Quiet.quiet_claim), or where the hits reach the error words' probe alone and the line is known context
+        (ErrorWords.known, _drafts' own reading of such a line): what add_events does with it, less the context, the
+        extractor's call and its empty answer. `wraps`: the next line may continue its message (the scanner's test
+        before `continuation`), where a line read to nothing without its context (the probe's) or without being
+        claimed (_Quiet.quiet_claims False) would be read again joined to it (drafts): then not quiet. True: read
+        so (no event, nothing offered). False: not such a line, a line of Ray's idle worker (_bare_ray_tag's own
+        reading), or one whose prefixes the split cannot read (_drafts offers it); nothing done that add_events
+        would not do the same way: read it so."""
         dispatch = self._by_source[source]
         e = self._quiet.get((source, ids))
         if e is None or e < 0:
             return False
-        p, settled = self._prefix.split_settled(text)
+        probe = e == dispatch.error_words
+        if wraps and (probe or e in dispatch.unclaimed):
+            return False
+        try:
+            p, settled = self._prefix.split_settled(text)
+        except (ValueError, OverflowError, RecursionError):
+            return False  # (_drafts' reading of the line: it gives nothing and is offered)
+        if probe:
+            return self._known(p.body)  # (_drafts' probe_alone reading: the body alone, no state, no context)
         if p.program is not None and p.program == self._idle_worker:
             return False
         if settled:
@@ -906,6 +935,10 @@ class LineScanner:
             return starts, hit_ids
         joined, at, origin = kept
         hits, hit_ids = self.matcher.line_hits(joined)
+        if len(hits) == len(at):
+            # Every kept line is a hit line (hits are kept lines' starts, each once): their places are the kept
+            # lines' own, and no line is left to teach quiet_from (a rank log past its first: its 17 hit lines).
+            return list(origin), hit_ids
         fold.quiet_from(joined, hits)  # (a kept line without a hit: a shape not yet known quiet)
         k = 0
         starts = []
@@ -1334,10 +1367,11 @@ class LineScanner:
                     # copy is held or counted in such a chunk, and its table is empty: start_file emptied it, and
                     # pass_on adds nothing to it): a rank log's 17 candidates, 300k on a 16k-rank job.
                     pass_on, unstable = fold.pass_on, fold.unstable
-                    # A line its only reader claims quietly (Extraction.quiet_hits, read_quiet: each rank's C++
-                    # stack under its abort) is read without its candidate: its time (the walk back of the next
-                    # line stops at it) and the fold's epoch as pass_on leaves them; an ASCII line without an srun
-                    # label (its text and hits the candidate's).
+                    # A line its only reader reads to nothing quietly (Extraction.quiet_hits, read_quiet: each rank's
+                    # C++ stack under its abort, a line of known context only the error words' probe reads, an
+                    # nvidia-smi key's word on NCCL's line) is read without its candidate: its time (the walk back of
+                    # the next line stops at it) and the fold's epoch as pass_on leaves them; an ASCII line without
+                    # an srun label (its text and hits the candidate's).
                     ex = fold.extraction
                     qx = ex if isinstance(ex, Extraction) and hit_ids is not None and not srun_prefix else None
                     quiet_hits = qx.quiet_hits if qx is not None else None
@@ -1351,7 +1385,9 @@ class LineScanner:
                         hits = tuple(ids) if ids is not None else None
                         if quiet_hits is not None and hits is not None and quiet_hits(self.source, hits, key) \
                                 and qx is not None and (qraw := buf[s:e]).isascii() \
-                                and qx.read_quiet(self.source, rel, rank, qtext := qraw.decode("ascii"), hits):
+                                and qx.read_quiet(self.source, rel, rank, qtext := qraw.decode("ascii"), hits,
+                                                  b"a" <= buf[e + 1:e + 2] <= b"z"
+                                                  and cont_next(buf, e + 1) is not None):
                             prev_t = time_at(buf, s, e, qraw, qtext, prev_start, prev_t, have_prev, carried, None)
                             fold.passed()
                             if tp.unread != unread:

@@ -735,6 +735,23 @@ _K_SMI_VALS = "gpu.smi.vals"  # (section's lineno, {key: value}) of the block be
 _K_SMI_SEEN = "gpu.smi.seen"  # (reason, class, pci) reported in the stream
 
 
+def _smi_heads(state: dict[str, object]) -> dict[str, object]:
+    """The stream's headers seen (_K_SMI), made where missing."""
+    heads = state.get(_K_SMI)
+    if not isinstance(heads, dict):
+        heads = {}
+        state[_K_SMI] = heads
+    return heads
+
+
+def _smi_nothing(stripped: str) -> bool:
+    """Does SmiQueryExtractor.extract give nothing and claim nothing on a line whose body, stripped, is `stripped`,
+    whatever the stream holds: no section's, scope's or bit-kind's header, no `GPU ...` line, no ` : `? (extract's
+    own tests, in its order, before it reads the state.)"""
+    return not (stripped in _SMI_SECTIONS or stripped in _SMI_SCOPES or stripped in _SMI_BITS
+                or _SMI_GPU.match(stripped) is not None or " : " in stripped)
+
+
 def _smi_latest(heads: dict[str, object], names: tuple[str, ...], after: int) -> tuple[str, int] | None:
     """The header of `names` seen last in the stream, if it came after line `after`."""
     best: tuple[str, int] | None = None
@@ -764,13 +781,26 @@ class SmiQueryExtractor:
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = (*_SMI_SECTIONS, *_SMI_SCOPES, *_SMI_BITS, "GPU 0000",
                                  *dict.fromkeys(r.key for r in nvidia_smi_query()))
+    # A key's word on a line that is no `key : value` (NCCL's `NVLS comm ... nvlsTotalSize 805306368` on every rank of
+    # a job, for `Total`) is read to nothing whatever the stream holds, and not claimed: the scanner reads such a line
+    # without its candidate (collect/scan.py Extraction.read_quiet, _Quiet with `quiet_claims` False; issue 27).
+    quiet_literals: tuple[str, ...] = tuple(dict.fromkeys(r.key for r in nvidia_smi_query()))
+    quiet_claims = False
+
+    def quiet_claim(self, body: str, state: dict[str, object], rank: int | None) -> bool:
+        """Whether extract(body, ctx) gives nothing and claims nothing whatever `ctx.state` (`state`) holds: a line
+        that is no header, no GPU's and holds no ` : ` (_smi_nothing); then what extract does to the state is done
+        (the stream's header table made where missing). False: nothing done."""
+        if not _smi_nothing(body.strip()):
+            return False
+        _smi_heads(state)
+        return True
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        heads = ctx.state.get(_K_SMI)
-        if not isinstance(heads, dict):
-            heads = {}
-            ctx.state[_K_SMI] = heads
+        heads = _smi_heads(ctx.state)
         stripped = line.strip()
+        if _smi_nothing(stripped):
+            return  # (what quiet_claim says of the line: one decision)
         # the headers and a section's lines are claimed: a claimed line is read in full, never counted by the fold
         # as a copy of an earlier one (collect/fold.py), so the headers this reading rests on are always seen
         if stripped in _SMI_SECTIONS or stripped in _SMI_SCOPES or stripped in _SMI_BITS:
@@ -783,9 +813,7 @@ class SmiQueryExtractor:
             heads["gpu"] = (ctx.lineno, _pci(g.group("pci")))
             ctx.claimed = True
             return
-        sep = stripped.find(" : ")
-        if sep < 0:
-            return
+        sep = stripped.find(" : ")  # (there is one: _smi_nothing)
         found = _smi_latest(heads, _SMI_SECTIONS, -1)
         if found is None or ctx.lineno - found[1] > _SMI_REACH[found[0]]:
             return
