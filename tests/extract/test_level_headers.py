@@ -5,8 +5,9 @@ shown"). A record of the same form at a letter below error, a record its program
 line that holds the header's word and no header stay out of the offer.
 
 Lines: jax-ml/jax#22740 (XLA's rendezvous on host0), vllm-project/vllm#721 (the raylet's file-system monitor),
-ray-project/ray#24969 (the GCS's heartbeat manager), jax-ml/jax#26466 (XLA's delay kernel, demoted by
-openxla/xla#47191); the near miss without a header is ours.
+ray-project/ray#24969 (the GCS's heartbeat manager), ModalMinds/MM-EUREKA#54 (Ray's GCS client at W), jax-ml/jax#26466
+(XLA's delay kernel, demoted by openxla/xla#47191); the I record (#22740's at the info letter, shortened) and the near
+miss without a header are ours.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ _WORKLOAD = {
     "sources": [{"kind": "application", "path": "app/run.log"}],
 }
 
-XLA_STUCK = ("2024-07-29 17:14:59.920189: E external/xla/xla/service/rendezvous.cc:38] This thread has been waiting for "
-             "`initialize clique for rank 6; clique=devices=[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]; stream=0; "
-             "run_id=724296073` for 10 seconds and may be stuck. Expected 16 threads to join the rendezvous, but not "
-             "all of them arrived on time.")
+XLA_STUCK = ("2024-07-29 17:14:59.920189: E external/xla/xla/service/rendezvous.cc:38] This thread has been waiting "
+             "for `initialize clique for rank 6; clique=devices=[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]; stream=0; "
+             "run_id=724296073` for 10 seconds and may be stuck. Expected 8 threads to join the rendezvous, but "
+             "not all of them arrived on time.")
 RAYLET_FULL = ("[2023-08-09 22:39:16,002 E 209 223] (raylet) file_system_monitor.cc:111: "
                "/tmp/ray/session_2023-08-09_22-27-32_558284_37 is over 95% full, available space: 60427313152; "
                "capacity: 1599538507776. Object creation will fail if spilling is required.")
@@ -65,7 +66,7 @@ def test_a_record_below_error_a_demoted_one_or_no_header_is_not(make_bundle: Bun
 def test_a_header_word_alone_is_claimed_and_an_error_word_still_offers() -> None:
     assert ErrorWords.known(NO_HEADER)  # only `: E ` / `0 E ` made it a candidate: not error-looking
     # the header decides nothing against the line's own words: a W record that says `failed` is offered as before
-    # (and read by the level words as a warning); ray-project/ray's gcs_rpc_client.h
+    # (and read by the level words as a warning); Ray's gcs_rpc_client.h, ModalMinds/MM-EUREKA#54
     assert not ErrorWords.known("[2025-07-23 10:05:49,679 W 51000 51000] gcs_rpc_client.h:151: Failed to connect to "
                                 "GCS at address :6379 within 5 seconds.")
 
