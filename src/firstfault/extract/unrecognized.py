@@ -83,8 +83,12 @@ class ErrorWords:
     # holds one (`(errno 28) No space left on device`) is an error however it is worded.
     # ... and an object store's own codes on its side (`rateLimitExceeded`, `SlowDown`: excclass.store_code_words), so
     # a store's error body printed over several lines is read where its code stands alone on a line.
-    literals: tuple[str, ...] = ("error", "ERROR", "Error", "failed", "FAILED", "Failed", "fatal", "Fatal", "FATAL",
-                                 "Exception", "panic", *file_only_strerror_texts(),
+    # `failure` as a noun says a failure as `failed` does: a BMC's event log (`Power Supply #0xc4 | Failure detected ()
+    # | Asserted`, openstreetmap/operations#513), the Kubernetes API's Status of a refused call (`"status":"Failure"`,
+    # intelligent-machine-learning/dlrover#1436); a setting's value or a label's name that holds it is no failure
+    # (_BENIGN: `restartPolicy: OnFailure`, `failure-domain.beta.kubernetes.io/zone`).
+    literals: tuple[str, ...] = ("error", "ERROR", "Error", "failed", "FAILED", "Failed", "failure", "Failure",
+                                 "FAILURE", "fatal", "Fatal", "FATAL", "Exception", "panic", *file_only_strerror_texts(),
                                  *sorted({v for w in setup_errno_words() if " " in w for v in (w, w.lower())}),
                                  *store_code_words())
     # ... and the words of a logger's header at an error letter (`: E `, Ray's `0 E `: level_header_literals): a record
@@ -137,10 +141,13 @@ _TEXT_CLIP: Final = 500
 TEMPLATE_SCAN: Final = 8192
 _CACHE_MAX: Final = 20000
 
-# Lines that look like errors and are not: counters at zero, "no errors", help text.
+# Lines that look like errors and are not: counters at zero, "no errors", help text, and the names that hold
+# `failure` as a setting's value or a label's name: Kubernetes' restart policy (PodSpec `restartPolicy: OnFailure`,
+# a Job's or a training operator's `restartPolicy`) and its deprecated topology labels
+# (`failure-domain.beta.kubernetes.io/zone`, kubernetes.io/docs/reference/labels-annotations-taints).
 _BENIGN = re.compile(
     r"(?i)\b(?:no|0|zero) (?:errors?|failures?)\b|\berrors?[=:]\s*0\b|\bfailed[=:]\s*0\b"
-    r"|--\w*(?:error|fail)\w*|\bignore[_ ]errors?\b"
+    r"|--\w*(?:error|fail)\w*|\bignore[_ ]errors?\b|\bOnFailure\b|\bfailure-domain\."
 )
 # Where _BENIGN reads a digit's value (a count of 0), on a line with its digits zeroed: such a line's
 # template is not shared with the lines of its key (`errors=0` is benign, `errors=5` is not). _BENIGN's

@@ -1,4 +1,7 @@
-"""A logger's one-letter level header at an error letter makes its record error-looking whatever its words
+"""What makes a line error-looking, where no rule reads it (extract/unrecognized.py): a run whose end is not shown and
+whose evidence holds such a line is `unknown` (it failed), else `none` (docs/verdict.md, "A run whose end is not shown").
+
+A logger's one-letter level header at an error letter makes its record error-looking whatever its words
 (catalog/exceptions.yaml `level_headers`, extract/unrecognized.py `error_header`), so a run whose end is not shown and
 whose only such record no rule reads is `unknown` (it failed), not `none` (docs/verdict.md, "A run whose end is not
 shown"). A record of the same form at a letter below error, a record its program demoted (the row's `benign`), and a
@@ -7,7 +10,7 @@ line that holds the header's word and no header stay out of the offer.
 Lines: jax-ml/jax#22740 (XLA's rendezvous on host0), vllm-project/vllm#721 (the raylet's file-system monitor),
 ray-project/ray#24969 (the GCS's heartbeat manager), ModalMinds/MM-EUREKA#54 (Ray's GCS client at W), jax-ml/jax#26466
 (XLA's delay kernel, demoted by openxla/xla#47191); the I record (#22740's at the info letter, shortened) and the near
-miss without a header are ours.
+miss without a header are ours. Further down, `failure` as a noun.
 """
 
 from __future__ import annotations
@@ -78,3 +81,34 @@ def test_every_row_checks_its_example() -> None:
     with pytest.raises((CatalogTableError, ValueError)):
         LevelHeaderInfo(**row)  # type: ignore[arg-type]
     LevelHeaderInfo(**dict(row, example="[E] a record at an error's letter"))  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ `failure` as a noun
+
+# openstreetmap/operations#513 (dulcy's BMC event log, ipmitool's `sel list`); intelligent-machine-learning/dlrover#1436
+# (the Kubernetes API server's Status body of a refused pod create, as the kubernetes client prints it)
+SEL_PSU = "   1 | 03/07/2021 | 07:10:10 | Power Supply #0xc4 | Failure detected () | Asserted"
+K8S_STATUS = ('HTTP response body: {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":'
+              '"pods \\"pretrain-megatron-llama2-fault-flash-edljob-worker-0\\" is forbidden: cannot set '
+              'blockOwnerDeletion if an ownerReference refers to a resource you can\'t set finalizers on: , '
+              '\\u003cnil\\u003e","reason":"Forbidden","details":{"name":"pretrain-megatron-llama2-fault-flash-edljob-'
+              'worker-0","kind":"pods"},"code":403}')
+# near misses: a setting's value and a label's name (Kubernetes' PodSpec restartPolicy, its deprecated topology
+# label, as `kubectl describe` prints them: ours) and a count at zero
+ON_FAILURE = "  Restart Policy:  OnFailure"
+FAILURE_DOMAIN = "Labels:             failure-domain.beta.kubernetes.io/zone=us-central1-a"
+NO_FAILURES = "Ran 12 checks: 12 passed, 0 failures"
+
+
+@pytest.mark.parametrize("line", [SEL_PSU, K8S_STATUS])
+def test_failure_as_a_noun_is_error_looking(make_bundle: BundleMaker, line: str) -> None:
+    v = _verdict(make_bundle, line)
+    assert v.attributed_domain == "unknown"
+    assert [u.first.text for u in v.unrecognized] == [line]
+
+
+@pytest.mark.parametrize("line", [ON_FAILURE, FAILURE_DOMAIN, NO_FAILURES])
+def test_failure_in_a_setting_a_label_or_a_zero_count_is_not(make_bundle: BundleMaker, line: str) -> None:
+    v = _verdict(make_bundle, line)
+    assert v.attributed_domain == "none"
+    assert v.unrecognized == []
