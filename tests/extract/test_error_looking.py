@@ -1,5 +1,6 @@
-"""What makes a line error-looking, where no rule reads it (extract/unrecognized.py): a run whose end is not shown and
-whose evidence holds such a line is `unknown` (it failed), else `none` (docs/verdict.md, "A run whose end is not shown").
+"""What makes a line error-looking, where no rule reads it (extract/unrecognized.py): a run whose end is not shown
+and whose evidence holds such a line is `unknown` (it failed), else `none` (docs/verdict.md, "A run whose end is not
+shown").
 
 A logger's one-letter level header at an error letter makes its record error-looking whatever its words
 (catalog/exceptions.yaml `level_headers`, extract/unrecognized.py `error_header`), so a run whose end is not shown and

@@ -88,7 +88,8 @@ class ErrorWords:
     # intelligent-machine-learning/dlrover#1436); a setting's value or a label's name that holds it is no failure
     # (_BENIGN: `restartPolicy: OnFailure`, `failure-domain.beta.kubernetes.io/zone`).
     literals: tuple[str, ...] = ("error", "ERROR", "Error", "failed", "FAILED", "Failed", "failure", "Failure",
-                                 "FAILURE", "fatal", "Fatal", "FATAL", "Exception", "panic", *file_only_strerror_texts(),
+                                 "FAILURE", "fatal", "Fatal", "FATAL", "Exception", "panic",
+                                 *file_only_strerror_texts(),
                                  *sorted({v for w in setup_errno_words() if " " in w for v in (w, w.lower())}),
                                  *store_code_words())
     # ... and the words of a logger's header at an error letter (`: E `, Ray's `0 E `: level_header_literals): a record
