@@ -2,16 +2,17 @@
 and whose evidence holds such a line is `unknown` (it failed), else `none` (docs/verdict.md, "A run whose end is not
 shown").
 
-A logger's one-letter level header at an error letter makes its record error-looking whatever its words
-(catalog/exceptions.yaml `level_headers`, extract/unrecognized.py `error_header`), so a run whose end is not shown and
-whose only such record no rule reads is `unknown` (it failed), not `none` (docs/verdict.md, "A run whose end is not
-shown"). A record of the same form at a letter below error, a record its program demoted (the row's `benign`), and a
-line that holds the header's word and no header stay out of the offer.
+A logger's one-letter level header at an error letter makes its record error-looking whatever its words, and so does
+a form only a program's error reports print (bash's prolog) (catalog/exceptions.yaml `level_headers`,
+extract/unrecognized.py `error_header`): a run whose end is not shown and whose only such record no rule reads is
+`unknown`, not `none`. A record of the same form at a letter below error, a record its program demoted (the row's
+`benign`), and a line that holds the header's word and no header stay out of the offer.
 
 Lines: jax-ml/jax#22740 (XLA's rendezvous on host0), vllm-project/vllm#721 (the raylet's file-system monitor),
 ray-project/ray#24969 (the GCS's heartbeat manager), ModalMinds/MM-EUREKA#54 (Ray's GCS client at W), jax-ml/jax#26466
-(XLA's delay kernel, demoted by openxla/xla#47191); the I record (#22740's at the info letter, shortened) and the near
-miss without a header are ours. Further down, `failure` as a noun.
+(XLA's delay kernel, demoted by openxla/xla#47191), NVIDIA/deepops#1315 (bash's error prolog in a Slurm epilog's
+log); the I record (#22740's at the info letter, shortened) and the near misses without a header are ours. Further
+down, `failure` as a noun.
 """
 
 from __future__ import annotations
@@ -44,13 +45,16 @@ XLA_DELAY = ("2025-05-14 10:34:02.197166: E external/xla/xla/stream_executor/cud
              "out: measured time has sub-optimal accuracy. There may be a missing warmup execution, please investigate "
              "in Nsight Systems.")
 NO_HEADER = "Epoch 3: loss 0.41, Note: E is the expected value, step 120 E 4"  # ours
+# bash's error prolog (NVIDIA/deepops#1315's epilog log), and a line that holds its word without the prolog (ours)
+BASH_ERROR = "/etc/slurm/epilog.d/50-exclusive-gpu: line 12: kill: Idx: arguments must be process or job IDs"
+NO_PROLOG = "Reading file: line 12: ok"
 
 
 def _verdict(make_bundle: BundleMaker, line: str):  # type: ignore[no-untyped-def]
     return Analyzer().analyze_path(str(make_bundle({"app/run.log": line + "\n"}, _WORKLOAD)))
 
 
-@pytest.mark.parametrize("line", [XLA_STUCK, RAYLET_FULL])
+@pytest.mark.parametrize("line", [XLA_STUCK, RAYLET_FULL, BASH_ERROR])
 def test_a_record_at_an_error_letter_is_error_looking_and_the_run_failed(make_bundle: BundleMaker, line: str) -> None:
     assert error_header(line)
     v = _verdict(make_bundle, line)
@@ -59,7 +63,7 @@ def test_a_record_at_an_error_letter_is_error_looking_and_the_run_failed(make_bu
     assert [u.first.text for u in v.unrecognized] == [line]
 
 
-@pytest.mark.parametrize("line", [GCS_WARN, XLA_INFO, XLA_DELAY, NO_HEADER])
+@pytest.mark.parametrize("line", [GCS_WARN, XLA_INFO, XLA_DELAY, NO_HEADER, NO_PROLOG])
 def test_a_record_below_error_a_demoted_one_or_no_header_is_not(make_bundle: BundleMaker, line: str) -> None:
     assert not error_header(line)
     v = _verdict(make_bundle, line)
@@ -82,6 +86,10 @@ def test_every_row_checks_its_example() -> None:
     with pytest.raises((CatalogTableError, ValueError)):
         LevelHeaderInfo(**row)  # type: ignore[arg-type]
     LevelHeaderInfo(**dict(row, example="[E] a record at an error's letter"))  # type: ignore[arg-type]
+    with pytest.raises((CatalogTableError, ValueError)):  # a form with no letter names no error letters
+        LevelHeaderInfo(**dict(row, header=r"^\S+: line \d+: ", example="x.sh: line 3: boom"))  # type: ignore[arg-type]
+    LevelHeaderInfo(**dict(row, header=r"^\S+: line \d+: ", error="", literals=[": line "],  # type: ignore[arg-type]
+                           example="x.sh: line 3: boom"))
 
 
 # ------------------------------------------------------------------ `failure` as a noun

@@ -1369,8 +1369,10 @@ class LevelHeaderInfo(_Row, kw_only=True, frozen=True):
     `level_headers`)."""
 
     logger: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]
-    header: Annotated[str, Meta(min_length=8)]  # a regex at the line's head; group `level` is the letter
-    error: Annotated[str, Meta(pattern=r"^[A-Z]{1,6}$")]  # the letters that say error or above
+    # a regex at the line's head; group `level` is the letter; a header without one is a form only the program's
+    # reports of an error print (bash's error prolog)
+    header: Annotated[str, Meta(min_length=8)]
+    error: Annotated[str, Meta(pattern=r"^[A-Z]{0,6}$")] = ""  # the letters that say error or above
     literals: tuple[Annotated[str, Meta(min_length=3)], ...]
     example: Annotated[str, Meta(min_length=20)]
     # texts of records at an error letter that their program says are no failure (a fix that demoted them)
@@ -1380,12 +1382,12 @@ class LevelHeaderInfo(_Row, kw_only=True, frozen=True):
     def __post_init__(self) -> None:
         check_regex(self.header)
         rx = re.compile(self.header)
-        if "level" not in rx.groupindex:
-            raise ValueError("`header` names the letter in a group `level`")
+        if ("level" in rx.groupindex) != bool(self.error):
+            raise ValueError("a header with a group `level` names its error letters (`error`), one without names none")
         if not self.header.startswith("^"):
             raise ValueError("`header` is read at the line's head: it starts with `^`")
         m = rx.match(self.example)
-        if m is None or m.group("level") not in self.error:
+        if m is None or (self.error and m.group("level") not in self.error):
             raise ValueError("`example` is no record of the header at an error letter")
         if not any(w in self.example for w in self.literals):
             raise ValueError("`example` holds none of `literals`: the prefilter would never let it through")

@@ -60,13 +60,14 @@ def level_header_literals() -> tuple[str, ...]:
 
 def error_header(line: str) -> bool:
     """Does the line open with a logger's header whose letter says error or fatal (`level_headers`: TensorFlow's and
-    XLA's `2024-07-29 17:14:59.920189: E file.cc:38] `, Ray's `[2023-08-09 22:39:16,002 E 209 223] `)? Such a record
+    XLA's `2024-07-29 17:14:59.920189: E file.cc:38] `, Ray's `[2023-08-09 22:39:16,002 E 209 223] `), or with a form
+    only a program's reports of an error print (bash's `script: line 12: `)? Such a record
     is error-looking whatever its words, but for a record its program says is no failure (the row's `benign`). The
     header is looked for only where one of its row's words is."""
     for rx, error, words, benign in _level_headers():
         if any(w in line for w in words):
             m = rx.match(line)
-            if m is not None and m.group("level") in error:
+            if m is not None and (not error or m.group("level") in error):
                 return not any(b in line for b in benign)
     return False
 
