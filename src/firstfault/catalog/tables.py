@@ -1388,6 +1388,37 @@ class StatusWordInfo(_Row, frozen=True):
     # the exception classes that stand for the word (TensorFlow's errors_impl classes: `UnavailableError`)
     classes: tuple[Annotated[str, Meta(pattern=r"^[A-Z]\w+$")], ...] = ()
 
+class LevelHeaderInfo(_Row, kw_only=True, frozen=True):
+    """A logger's record header that names the record's level by one letter at a fixed place (catalog/exceptions.yaml
+    `level_headers`)."""
+
+    logger: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]
+    # a regex at the line's head; group `level` is the letter; a header without one is a form only the program's
+    # reports of an error print (bash's error prolog)
+    header: Annotated[str, Meta(min_length=8)]
+    error: Annotated[str, Meta(pattern=r"^[A-Z]{0,6}$")] = ""  # the letters that say error or above
+    literals: tuple[Annotated[str, Meta(min_length=3)], ...]
+    example: Annotated[str, Meta(min_length=20)]
+    # texts of records at an error letter that their program says are no failure (a fix that demoted them)
+    benign: tuple[Annotated[str, Meta(min_length=12)], ...] = ()
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+    def __post_init__(self) -> None:
+        check_regex(self.header)
+        rx = re.compile(self.header)
+        if ("level" in rx.groupindex) != bool(self.error):
+            raise ValueError("a header with a group `level` names its error letters (`error`), one without names none")
+        if not self.header.startswith("^"):
+            raise ValueError("`header` is read at the line's head: it starts with `^`")
+        m = rx.match(self.example)
+        if m is None or (self.error and m.group("level") not in self.error):
+            raise ValueError("`example` is no record of the header at an error letter")
+        if not any(w in self.example for w in self.literals):
+            raise ValueError("`example` holds none of `literals`: the prefilter would never let it through")
+        if not self.literals:
+            raise ValueError("`literals` is empty")
+
+
 class WindowsErrorInfo(_Row, frozen=True):
     """A Windows system error code, its text as FormatMessage gives it (no final period) and the errno it stands
     for (catalog/exceptions.yaml `windows_errors`)."""
@@ -1496,6 +1527,13 @@ def _owned(name: str, key: str, row: type[R], owner: str, owners: Collection[str
 def exception_class_table() -> tuple[ExceptionClassInfo, ...]:
     """Exception classes -> family, in the order they are tried (catalog/exceptions.yaml)."""
     return tuple(item for _, item in _rows("exceptions.yaml", "exception_classes", ExceptionClassInfo))
+
+
+@lru_cache(maxsize=1)
+@_kept("exceptions.yaml")
+def level_header_table() -> tuple[LevelHeaderInfo, ...]:
+    """The loggers' one-letter level headers (catalog/exceptions.yaml `level_headers`), one row a logger."""
+    return _unique("exceptions.yaml", "level_headers", LevelHeaderInfo, "logger")
 
 
 @lru_cache(maxsize=1)

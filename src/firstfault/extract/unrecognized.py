@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Never, cast
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import level_header_table
 from firstfault.extract.base import LineContext
 from firstfault.extract.codes import file_only_strerror_texts
 from firstfault.extract.excclass import setup_errno_words, store_code_words
@@ -45,6 +46,32 @@ KNOWN_CONTEXT: Final = re.compile(
 )
 
 
+@lru_cache(maxsize=1)
+def _level_headers() -> tuple[tuple[re.Pattern[str], str, tuple[str, ...], tuple[str, ...]], ...]:
+    """The loggers' one-letter level headers (catalog/exceptions.yaml `level_headers`): header, error letters, words,
+    benign texts."""
+    return tuple((re.compile(r.header), r.error, r.literals, r.benign) for r in level_header_table())
+
+
+def level_header_literals() -> tuple[str, ...]:
+    """The prefilter words of the level headers at an error letter (catalog/exceptions.yaml `level_headers`)."""
+    return tuple(dict.fromkeys(w for r in level_header_table() for w in r.literals))
+
+
+def error_header(line: str) -> bool:
+    """Does the line open with a logger's header whose letter says error or fatal (`level_headers`: TensorFlow's and
+    XLA's `2024-07-29 17:14:59.920189: E file.cc:38] `, Ray's `[2023-08-09 22:39:16,002 E 209 223] `), or with a form
+    only a program's reports of an error print (bash's `script: line 12: `)? Such a record
+    is error-looking whatever its words, but for a record its program says is no failure (the row's `benign`). The
+    header is looked for only where one of its row's words is."""
+    for rx, error, words, benign in _level_headers():
+        if any(w in line for w in words):
+            m = rx.match(line)
+            if m is not None and (not error or m.group("level") in error):
+                return not any(b in line for b in benign)
+    return False
+
+
 class ErrorWords:
     """Not an extractor of any event: the words that make a line error-looking put it through the
     prefilter, so that a line no extractor knows can still be listed as unrecognized."""
@@ -57,10 +84,22 @@ class ErrorWords:
     # holds one (`(errno 28) No space left on device`) is an error however it is worded.
     # ... and an object store's own codes on its side (`rateLimitExceeded`, `SlowDown`: excclass.store_code_words), so
     # a store's error body printed over several lines is read where its code stands alone on a line.
-    literals: tuple[str, ...] = ("error", "ERROR", "Error", "failed", "FAILED", "Failed", "fatal", "Fatal", "FATAL",
-                                 "Exception", "panic", *file_only_strerror_texts(),
+    # `failure` as a noun says a failure as `failed` does: a BMC's event log (`Power Supply #0xc4 | Failure detected ()
+    # | Asserted`, openstreetmap/operations#513), the Kubernetes API's Status of a refused call (`"status":"Failure"`,
+    # intelligent-machine-learning/dlrover#1436); a setting's value or a label's name that holds it is no failure
+    # (_BENIGN: `restartPolicy: OnFailure`, `failure-domain.beta.kubernetes.io/zone`).
+    literals: tuple[str, ...] = ("error", "ERROR", "Error", "failed", "FAILED", "Failed", "failure", "Failure",
+                                 "FAILURE", "fatal", "Fatal", "FATAL", "Exception", "panic",
+                                 *file_only_strerror_texts(),
                                  *sorted({v for w in setup_errno_words() if " " in w for v in (w, w.lower())}),
                                  *store_code_words())
+    # ... and the words of a logger's header at an error letter (`: E `, Ray's `0 E `: level_header_literals): a record
+    # at the error level whose words hold none of the above (`E ... rendezvous.cc:38] This thread has been waiting ...
+    # and may be stuck`) is error-looking by its header; a line that holds such a word and no other, whose head is no
+    # such header (`Channel 00 E ...`), is not (`known`).
+    words: tuple[str, ...] = literals
+    header_words: tuple[str, ...] = tuple(sorted(set(level_header_literals()) - set(literals)))
+    literals = (*literals, *header_words)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Never]:
         if self.known(line):
@@ -76,14 +115,23 @@ class ErrorWords:
         # searched, not kept: a megabyte key held per line of a configuration dump (a line the
         # template cache keys on its shape as well) is memory, where a copy of it is rare.
         if len(line) > MAX_KEY:
-            return KNOWN_CONTEXT.search(line) is not None
+            return KNOWN_CONTEXT.search(line) is not None or ErrorWords.header_only(line)
         key = digits_zeroed(line)
         known = _KNOWN_CACHE.get(key)
         if known is None:
-            known = KNOWN_CONTEXT.search(line) is not None
+            # (header_only reads the header's digits as `\d` and its words in every digit: zeroed, the same answer)
+            known = KNOWN_CONTEXT.search(line) is not None or ErrorWords.header_only(line)
             if len(_KNOWN_CACHE) < _CACHE_MAX:
                 _KNOWN_CACHE[key] = known
         return known
+
+
+    @staticmethod
+    def header_only(line: str) -> bool:
+        """Did only a level header's word (`header_words`) make the line a candidate, and is its head no header at an
+        error letter? Then it is not error-looking: what `extract` claims."""
+        return (any(w in line for w in ErrorWords.header_words) and not any(w in line for w in ErrorWords.words)
+                and not error_header(line))
 
 
 MAX_GROUPS: Final = 2000
@@ -95,10 +143,13 @@ _TEXT_CLIP: Final = 500
 TEMPLATE_SCAN: Final = 8192
 _CACHE_MAX: Final = 20000
 
-# Lines that look like errors and are not: counters at zero, "no errors", help text.
+# Lines that look like errors and are not: counters at zero, "no errors", help text, and the names that hold
+# `failure` as a setting's value or a label's name: Kubernetes' restart policy (PodSpec `restartPolicy: OnFailure`,
+# a Job's or a training operator's `restartPolicy`) and its deprecated topology labels
+# (`failure-domain.beta.kubernetes.io/zone`, kubernetes.io/docs/reference/labels-annotations-taints).
 _BENIGN = re.compile(
     r"(?i)\b(?:no|0|zero) (?:errors?|failures?)\b|\berrors?[=:]\s*0\b|\bfailed[=:]\s*0\b"
-    r"|--\w*(?:error|fail)\w*|\bignore[_ ]errors?\b"
+    r"|--\w*(?:error|fail)\w*|\bignore[_ ]errors?\b|\bOnFailure\b|\bfailure-domain\."
 )
 # Where _BENIGN reads a digit's value (a count of 0), on a line with its digits zeroed: such a line's
 # template is not shared with the lines of its key (`errors=0` is benign, `errors=5` is not). _BENIGN's
