@@ -318,7 +318,7 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # (the stored copy ends there, no reply): a cut traceback is the workload's own exception (app-exception-truncated).
     "unk-mesh-transformer-jax-gptj-tpu-finetune-gcs-save-failed-3-times-exiting-154",
     # b52: CUDA's `invalid device ordinal` at cudaSetDevice on a multi-node run that later went away by itself: the
-    # job's own device choice (app.exception.cuda_config) is what CUDA's 101 says.
+    # job's own device choice (app.exception.setup, catalog/cuda.yaml class device_choice) is what CUDA's 101 says.
     "unk-chemnlp-multinode-multigpu-cuda-setdevice-invalid-device-ordinal-fixed-itself-334",
     # b52: NVRM's `RmInitAdapter failed!` (a VMware VM with a kernel Oops beside it; an IBM Cloud node that went to a
     # support ticket), neither thread deciding: the adapter that would not initialise is the GPU's, to be reset.

@@ -64,6 +64,13 @@ def test_nccl_shm_attach_is_not_the_segment_size() -> None:
         # `host: ` tag first) and sshconnect.c's host key check (the string OpenSSH prints)
         ("localhost: jiaming@localhost: Permission denied (publickey,password).", "remote_shell_refused"),
         ("Host key verification failed.", "remote_shell_refused"),
+        # the launcher's own SSH client refusing the key it was given, in paramiko's words (paramiko/pkey.py
+        # _read_private_key): ColossalAI's `colossalai run` through Fabric (hpcaitech/ColossalAI#5213)
+        ("Error: failed to run torchrun --nproc_per_node=2 --nnodes=2 --node_rank=1 --master_addr=192.168.1.11 "
+         "--master_port=29508 pretrain.py on 192.168.1.12, is localhost: False, exception: not a valid RSA private key "
+         "file", "remote_shell_key_invalid"),
+        # written here, raised in the form paramiko's source gives it for a key of the OPENSSH tag
+        ("paramiko.ssh_exception.SSHException: not a valid OPENSSH private key file", "remote_shell_key_invalid"),
         # NVIDIA/Megatron-LM#436
         ("RuntimeError: [enforce fail at /root/pytorch/third_party/gloo/gloo/transport/tcp/device.cc:83] "
          "ifa != nullptr. Unable to find address for: bond1", "no_interface"),
@@ -98,6 +105,8 @@ def test_transport_node_lacks_what_the_job_named(line: str, status: str) -> None
         "pdsh@jiaming-Precision-7960-Tower: localhost: ssh exited with exit code 255",
         "PermissionError: [Errno 13] Permission denied: '/data/ckpt/last.pt'",
         "ssh: connect to host 10.0.0.12 port 22: Connection timed out",
+        # written here: a client naming the key it uses, no refusal (the near miss of paramiko's words)
+        "debug1: Will attempt key: /root/.ssh/id_rsa RSA SHA256:abc explicit; using private key file /root/.ssh/id_rsa",
         # a worker pod's name not resolving yet under Volcano (volcano-sh/volcano#2226): not ready, not set-up
         "ssh: Could not resolve hostname lm-horovod-job-worker-5.lm-horovod-job: Name or service not known",
     ],

@@ -33,6 +33,10 @@ def _cuda_events(line: str) -> list[tuple[str, object, object]]:
         # ... in PyTorch's THC words of 2019 (open-mmlab/mmdetection#1830)
         ("RuntimeError: cuda runtime error (9) : invalid configuration argument at "
          "mmdet/ops/roi_pool/src/roi_pool_kernel.cu:101", "config", 9),
+        # device_choice, 101: "the device ordinal supplied by the user does not correspond to a valid CUDA device", in
+        # PyTorch's THC words (wenwenyu/PICK-pytorch#14: --nproc_per_node=4 with CUDA_VISIBLE_DEVICES=1,2)
+        ("RuntimeError: cuda runtime error (101) : invalid device ordinal at /pytorch/torch/csrc/cuda/Module.cpp:59",
+         "device_choice", 101),
         # config, 218: the PTX the program carries failed to JIT-compile (chelsea0x3b/cudarc#278)
         ('called `Result::unwrap()` on an `Err` value: DriverError(CUDA_ERROR_INVALID_PTX, "a PTX JIT compilation '
          'failed")', "config", 218),
@@ -129,6 +133,14 @@ def test_cudnn_9s_device_allocation_failure_is_the_accelerators_memory() -> None
         # cuDNN of the job's install (nvidia-cosmos/cosmos-transfer1#152)
         ("RuntimeError: CUDNN_BACKEND_TENSOR_DESCRIPTOR cudnnFinalize failedptrDesc->finalize() cudnn_status: "
          "CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED", "app.exception.cuda_config"),
+        # the devices the job's set-up chose (class device_choice): more ranks than GPUs, torch.distributed.launch
+        # --nproc_per_node=2 then torch.cuda.set_device(args.local_rank) (cfzd/Ultra-Fast-Lane-Detection#193) ...
+        ("RuntimeError: CUDA error: invalid device ordinal", "app.exception.setup"),
+        # ... and a custom all-reduce on two GPUs without peer access between them (NVIDIA/TensorRT-LLM#1625)
+        ("[TensorRT-LLM][ERROR] [TensorRT-LLM][ERROR] CUDA runtime error in error: peer access is not supported "
+         "between these two devices", "app.exception.setup"),
+        # the near miss: 98's `invalid device function`, a build for another architecture, stays the build's
+        ("RuntimeError: CUDA error: invalid device function", "app.exception.cuda_config"),
     ],
 )
 def test_the_class_decides_the_verdict(make_bundle: BundleMaker, line: str, category: str) -> None:

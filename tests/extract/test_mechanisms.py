@@ -200,7 +200,7 @@ def test_errno_routes_storage_paths_to_storage_and_shm_to_the_workload(last: str
         ("cudaErrorNvlinkUncorrectable", "nvlink"),
         # NCCL's examples' CUDACHECK macro as vLLM's custom all-reduce prints it (sgl-project/sglang#552)
         ("Failed: Cuda error /home/runner/work/vllm/vllm/csrc/custom_all_reduce.cuh:307 'peer access is not "
-         "supported between these two devices'", "config"),
+         "supported between these two devices'", "device_choice"),
     ],
 )
 def test_cuda_errors_in_every_wording(text: str, cls: str) -> None:

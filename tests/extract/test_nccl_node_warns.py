@@ -368,10 +368,11 @@ def test_a_segment_it_cannot_attach_to_is_no_setup(make_bundle: BundleMaker) -> 
     assert got[1] not in ("app.exception", "app.exception.setup")
 
 
-def test_an_invalid_device_ordinal_is_the_cuda_tables_configuration_reading(make_bundle: BundleMaker) -> None:
-    """Left to catalog/cuda.yaml (class config): the workload's configuration, software, on that node."""
+def test_an_invalid_device_ordinal_is_the_cuda_tables_device_choice_reading(make_bundle: BundleMaker) -> None:
+    """Left to catalog/cuda.yaml (class device_choice): the job's set-up chose a GPU the process does not see,
+    software, on that node."""
     got = _verdict(make_bundle, {"app/rank-2.log": f"{ORDINAL}\n{SYSTEM_ERROR}\n"})
-    assert got == ("software", "app.exception.cuda_config", ["node-02"])
+    assert got == ("software", "app.exception.setup", ["node-02"])
 
 
 # ------------------------------------------------------------------ the platform's services (IMEX)

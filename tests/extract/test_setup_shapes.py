@@ -49,6 +49,11 @@ def _one(line: str) -> Draft:
     "pytorch_lightning.utilities.exceptions.MisconfigurationException: ",
     # tlkh/ai-lab#26: horovodrun before 0.20 without Open MPI on the PATH
     "Exception: horovodrun convenience script does not find an installed OpenMPI.",
+    # pytorch/pytorch#139990: the Windows wheels' TCPStore, whose rendezvous asks for libuv by default
+    "RuntimeError: use_libuv was requested but PyTorch was build without libuv support",
+    # the same check's later wording, as thefirehacker/dist-gpu-windows SOLUTION.md quotes it under torchrun
+    "torch.distributed.DistStoreError: use_libuv was requested but PyTorch was built without libuv support, run with "
+    "USE_LIBUV=0 to disable it.",
     # open-r1's GRPO (trl GRPOConfig): a batch that the generations per prompt do not divide
     "ValueError: The global train batch size (7 x 1) must be evenly divisible by the number of generations per "
     "prompt (8). Given the current train batch size, the valid values for the number of generations are: [7].",
@@ -65,6 +70,8 @@ def test_a_request_that_does_not_fit_what_is_there_is_the_set_up(line: str) -> N
     "sys.set_int_max_str_digits() to increase the limit",
     # run here: `does not support` after no device, build or parallel size: a bug
     "TypeError: 'NoneType' object does not support item assignment",
+    # written here: `built without` about the job's data, with no feature asked for and refused
+    "ValueError: The requested checkpoint was built without optimizer states; pass load_optimizer=False",
     # run here (pydantic 2.11): a validation error for a request's model, not a configuration class
     "pydantic_core._pydantic_core.ValidationError: 1 validation error for ChatCompletionRequest",
     # pytorch_lightning/callbacks/model_checkpoint.py _validate_monitor_key: a metric the model does not log
@@ -92,6 +99,7 @@ def test_cudas_own_words_are_not_a_set_up_shape(line: str) -> None:
     "The input size is not aligned with the quantized weight shape. This can be caused by too large tensor "
     "parallel size.",
     "PD Disaggregation does NOT support PD different TP sizes for non-MLA SWA hybrid models yet.",
+    "use_libuv was requested but PyTorch was build without libuv support",
 ])
 def test_the_shapes_alone_are_not_read(line: str) -> None:
     assert [d for d in alone(line) if d.fields.get("setup")] == []

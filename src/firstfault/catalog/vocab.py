@@ -54,7 +54,7 @@ SxidClass = Literal["fatal", "nonfatal", "always_fatal", "other"]
 CudaClass = Literal[
     "illegal_address", "misaligned_address", "illegal_instruction", "device_assert", "invalid_pc",
     "hardware_stack", "oom", "ecc", "nvlink", "driver", "system_not_ready", "unavailable", "launch_failure",
-    "launch_timeout", "deinitialized", "config", "usage", "other",
+    "launch_timeout", "deinitialized", "config", "device_choice", "usage", "other",
 ]
 # The CUDA math libraries whose statuses are rows of catalog/cuda.yaml `library_statuses`
 CudaLibrary = Literal["cublas", "cusolver", "cusparse", "cufft", "curand"]
