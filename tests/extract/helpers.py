@@ -117,3 +117,20 @@ def claimed(line: str, source: str = "kernel") -> bool:
     ex = Extraction(all_line_extractors())
     drafts, ctx = ex.drafts(Candidate(source, "f.log", 1, "n1", None, None, line))
     return bool(drafts) or (ctx is not None and ctx.claimed)
+
+
+def count_quiet(monkeypatch: Any) -> list[str]:
+    """The lines the worker reads quietly from now on (collect/scan.py `Extraction.read_quiet` returning true), in the
+    order it reads them: `monkeypatch` (pytest's) wraps the method for the test."""
+    read = Extraction.read_quiet
+    quiet: list[str] = []
+
+    def counting(self: Extraction, source: str, file: str, rank: int | None, text: str, ids: tuple[int, ...],
+                 wraps: bool = False) -> bool:
+        got = read(self, source, file, rank, text, ids, wraps)
+        if got:
+            quiet.append(text)
+        return got
+
+    monkeypatch.setattr(Extraction, "read_quiet", counting)
+    return quiet

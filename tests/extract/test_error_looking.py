@@ -102,6 +102,12 @@ K8S_STATUS = ('HTTP response body: {"kind":"Status","apiVersion":"v1","metadata"
               'blockOwnerDeletion if an ownerReference refers to a resource you can\'t set finalizers on: , '
               '\\u003cnil\\u003e","reason":"Forbidden","details":{"name":"pretrain-megatron-llama2-fault-flash-edljob-'
               'worker-0","kind":"pods"},"code":403}')
+# the same Status body with another refusal (ours, in metav1.Status's fields: a pod the client asked for that is not
+# there), which no table reads: the dlrover line itself is now the API server's RBAC refusal (catalog/platform.yaml
+# platform_words), a cause, no longer an unrecognized line
+K8S_STATUS_NOT_FOUND = ('HTTP response body: {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",'
+                        '"message":"pods \\"trainer-worker-0\\" not found","reason":"NotFound","details":'
+                        '{"name":"trainer-worker-0","kind":"pods"},"code":404}')
 # near misses: a setting's value and a label's name (Kubernetes' PodSpec restartPolicy, its deprecated topology
 # label, as `kubectl describe` prints them: ours) and a count at zero
 ON_FAILURE = "  Restart Policy:  OnFailure"
@@ -109,11 +115,16 @@ FAILURE_DOMAIN = "Labels:             failure-domain.beta.kubernetes.io/zone=us-
 NO_FAILURES = "Ran 12 checks: 12 passed, 0 failures"
 
 
-@pytest.mark.parametrize("line", [SEL_PSU, K8S_STATUS])
+@pytest.mark.parametrize("line", [SEL_PSU, K8S_STATUS_NOT_FOUND])
 def test_failure_as_a_noun_is_error_looking(make_bundle: BundleMaker, line: str) -> None:
     v = _verdict(make_bundle, line)
     assert v.attributed_domain == "unknown"
     assert [u.first.text for u in v.unrecognized] == [line]
+
+
+def test_the_rbac_refusal_in_its_status_body_is_read_as_its_cause(make_bundle: BundleMaker) -> None:
+    v = _verdict(make_bundle, K8S_STATUS)
+    assert (v.attributed_domain, v.unrecognized) == ("infrastructure", [])
 
 
 @pytest.mark.parametrize("line", [ON_FAILURE, FAILURE_DOMAIN, NO_FAILURES])

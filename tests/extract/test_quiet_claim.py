@@ -22,6 +22,7 @@ from firstfault.extract import exceptions, memo
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import LineContext
 from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract.helpers import count_quiet
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -84,17 +85,7 @@ def _verdict(root: Path) -> str:
 def test_the_verdict_is_the_one_of_reading_every_stack_line(make_bundle: BundleMaker,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     root = _bundle(make_bundle)
-    read = scan.Extraction.read_quiet
-    quiet: list[str] = []
-
-    def counting(self: scan.Extraction, source: str, file: str, rank: int | None, text: str,
-                 ids: tuple[int, ...], wraps: bool = False) -> bool:
-        got = read(self, source, file, rank, text, ids, wraps)
-        if got:
-            quiet.append(text)
-        return got
-
-    monkeypatch.setattr(scan.Extraction, "read_quiet", counting)
+    quiet = count_quiet(monkeypatch)
     with memo.fastpath(True):
         on = _verdict(root)
     assert len(quiet) == 6 * 4 + 2  # each rank's `Exception raised from` and three frames, rank 4's CUDA stack

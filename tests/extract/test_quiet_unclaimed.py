@@ -24,6 +24,7 @@ from firstfault.collect import scan
 from firstfault.extract import gpu, memo
 from firstfault.extract.base import LineContext
 from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract.helpers import count_quiet
 from tests.extract.test_memory_printers import SMI_V100_DBE
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -75,17 +76,7 @@ def _verdict(root: Path) -> str:
 def test_the_verdict_is_the_one_of_reading_every_line(make_bundle: BundleMaker,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     root = _bundle(make_bundle)
-    read = scan.Extraction.read_quiet
-    quiet: list[str] = []
-
-    def counting(self: scan.Extraction, source: str, file: str, rank: int | None, text: str,
-                 ids: tuple[int, ...], wraps: bool = False) -> bool:
-        got = read(self, source, file, rank, text, ids, wraps)
-        if got:
-            quiet.append(text)
-        return got
-
-    monkeypatch.setattr(scan.Extraction, "read_quiet", counting)
+    quiet = count_quiet(monkeypatch)
     with memo.fastpath(True):
         on = _verdict(root)
     n = len(EXTRAS)
