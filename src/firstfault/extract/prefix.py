@@ -574,7 +574,7 @@ class PrefixLayer:
                 m = _BRACKET_HOST.match(body)
                 if m and host is None:
                     at = n - len(body)
-                    if self._guard(guards, _G_HOST_ANY_CASE, line, at + m.start("host"), at + m.end("host")):
+                    if self._guard(guards, _G_HOST_ANY_CASE, m.group("host"), at + m.start("host")):
                         host = m.group("host")
                         host_at = (at + m.start("host"), at + m.end("host"))
                         body = body[m.end():]
@@ -584,10 +584,10 @@ class PrefixLayer:
                 m = _SYSLOG_FILE.match(body)
                 if m and m.end() < len(body):
                     at = n - len(body)
-                    if self._guard(guards, _G_HOST, line, at + m.start("host"), at + m.end("host")):
+                    if self._guard(guards, _G_HOST, m.group("host"), at + m.start("host")):
                         host, header_host = m.group("host"), True
                         host_at = (at + m.start("host"), at + m.end("host"))
-                        keep = self._guard(guards, _G_KEEPS_TAG, line, at + m.start("tag"), at + m.end("tag"))
+                        keep = self._guard(guards, _G_KEEPS_TAG, m.group("tag"), at + m.start("tag"))
                         body = body[m.start("tag") if keep else m.end():]
                         continue
             if c.isdigit():
@@ -653,7 +653,7 @@ class PrefixLayer:
                     body = body[m.end():]
                     continue
                 at = n - len(body)
-                if self._guard(guards, _G_LOOKS_LIKE_HOST, line, at + m.start("host"), at + m.end("host")):
+                if self._guard(guards, _G_LOOKS_LIKE_HOST, word, at + m.start("host")):
                     host = word
                     host_at = (at + m.start("host"), at + m.end("host"))
                     body = body[m.end():]
@@ -685,10 +685,12 @@ class PrefixLayer:
         return p, settled, _Cuts(start, start + len(body), host_at, rank_at, local_at, proc_at, settled, program,
                                  header_host, tuple(guards))
 
-    def _guard(self, guards: list[tuple[int, int, int, bool]], kind: int, line: str, start: int, end: int) -> bool:
-        """A name test of the split (`kind`, one of _GUARD_TESTS) on `line[start:end]`, recorded in `guards`."""
-        answer = _GUARD_TESTS[kind](line[start:end], self.hosts)
-        guards.append((start, end, kind, answer))
+    def _guard(self, guards: list[tuple[int, int, int, bool]], kind: int, word: str, start: int) -> bool:
+        """A name test of the split (`kind`, one of _GUARD_TESTS) on `word`, which stands at `start` in the line
+        where the split's body is still a suffix of it (else the split has read a value and no entry is kept),
+        recorded in `guards`."""
+        answer = _GUARD_TESTS[kind](word, self.hosts)
+        guards.append((start, start + len(word), kind, answer))
         return answer
 
     def _guards_hold(self, guards: tuple[tuple[int, int, int, bool], ...], line: str) -> bool:
