@@ -412,10 +412,12 @@ class PrefixLayer:
 
         With the fast paths on (extract/memo.py), the split is remembered by the line's digits made `0`
         (the same line of every rank, step or pid is one key): _split tests digits only as digits, so where it
-        read no value (a name of the allocation, a repeated Open MPI tag, a link's text, a progress bar, a JSON
-        record) the
+        read no value (a repeated Open MPI tag, a link's text, a progress bar, a JSON record) the
         layers of every line of that key lie at the same places, and only the numbers they name are read
-        again (`_Cuts.apply`).
+        again (`_Cuts.apply`). Its tests of a word by name (a node of the allocation, a host's looks, a storage
+        daemon's tag) are kept with the entry, each with its place and answer (`_Cuts.guards`): a line of the key
+        whose words there answer each alike took the same path (the same key, the same answers), any other is split
+        afresh.
         """
         if not _memo_on[0] or len(line) > _MEMO_MAX_LINE:
             p, settled, _ = self._split(line)
@@ -438,9 +440,9 @@ class PrefixLayer:
         return cuts.apply(line), cuts.settled
 
     def _split(self, line: str) -> tuple[Prefixed, bool, _Cuts | None]:
-        """split_settled's answer, and where its layers lie in `line` (None where the split read a value: whether a
-        name is one of the allocation's, an Open MPI tag repeated in the body, a link whose target is its text, a
-        progress bar, a JSON record; those may differ between two lines whose digits alone differ)."""
+        """split_settled's answer, and where its layers lie in `line` (None where the split read a value: an Open
+        MPI tag repeated in the body, a link whose target is its text, a progress bar, a JSON record; those may differ
+        between two lines whose digits alone differ), with the name tests it made on the way (_guard)."""
         body = line.lstrip()
         valued = False  # a test read a value, not only the digits' places, that no guard records
         guards: list[tuple[int, int, int, bool]] = []  # the name tests the split made, in order (_Cuts.guards)
@@ -697,10 +699,7 @@ class PrefixLayer:
         """Does every name test a memoised split made give `line` the answer it gave the line that filled the
         entry (their places are the same: the same key, the same path up to each test)?"""
         hosts = self.hosts
-        for start, end, kind, answer in guards:
-            if _GUARD_TESTS[kind](line[start:end], hosts) is not answer:
-                return False
-        return True
+        return all(_GUARD_TESTS[kind](line[start:end], hosts) == answer for start, end, kind, answer in guards)
 
 
 class _Cuts(NamedTuple):
