@@ -412,10 +412,12 @@ class PrefixLayer:
 
         With the fast paths on (extract/memo.py), the split is remembered by the line's digits made `0`
         (the same line of every rank, step or pid is one key): _split tests digits only as digits, so where it
-        read no value (a name of the allocation, a repeated Open MPI tag, a link's text, a progress bar, a JSON
-        record) the
+        read no value (a repeated Open MPI tag, a link's text, a progress bar, a JSON record) the
         layers of every line of that key lie at the same places, and only the numbers they name are read
-        again (`_Cuts.apply`).
+        again (`_Cuts.apply`). Its tests of a word by name (a node of the allocation, a host's looks, a storage
+        daemon's tag) are kept with the entry, each with its place and answer (`_Cuts.guards`): a line of the key
+        whose words there answer each alike took the same path (the same key, the same answers), any other is split
+        afresh.
         """
         if not _memo_on[0] or len(line) > _MEMO_MAX_LINE:
             p, settled, _ = self._split(line)
@@ -432,14 +434,18 @@ class PrefixLayer:
             p, settled, _ = self._split(line)
             return p, settled
         assert isinstance(cuts, _Cuts)
+        if cuts.guards and not self._guards_hold(cuts.guards, line):
+            p, settled, _ = self._split(line)  # (a name test answers otherwise: another path, split afresh)
+            return p, settled
         return cuts.apply(line), cuts.settled
 
     def _split(self, line: str) -> tuple[Prefixed, bool, _Cuts | None]:
-        """split_settled's answer, and where its layers lie in `line` (None where the split read a value: whether a
-        name is one of the allocation's, an Open MPI tag repeated in the body, a link whose target is its text, a
-        progress bar, a JSON record; those may differ between two lines whose digits alone differ)."""
+        """split_settled's answer, and where its layers lie in `line` (None where the split read a value: an Open
+        MPI tag repeated in the body, a link whose target is its text, a progress bar, a JSON record; those may differ
+        between two lines whose digits alone differ), with the name tests it made on the way (_guard)."""
         body = line.lstrip()
-        valued = False  # a test read a value, not only the digits' places
+        valued = False  # a test read a value, not only the digits' places, that no guard records
+        guards: list[tuple[int, int, int, bool]] = []  # the name tests the split made, in order (_Cuts.guards)
         rank_at: tuple[int, int] | None = None
         local_at: tuple[int, int] | None = None
         host_at: tuple[int, int] | None = None
@@ -569,19 +575,22 @@ class PrefixLayer:
                     continue
                 m = _BRACKET_HOST.match(body)
                 if m and host is None:
-                    valued = True
-                    if m.group("host").lower() in self.hosts:
+                    at = n - len(body)
+                    if self._guard(guards, _G_HOST_ANY_CASE, m.group("host"), at + m.start("host")):
                         host = m.group("host")
+                        host_at = (at + m.start("host"), at + m.end("host"))
                         body = body[m.end():]
                         continue
                 break
             if host is None and self.hosts.nodes and (c.isdigit() or c in "JFMASOND"):
                 m = _SYSLOG_FILE.match(body)
                 if m and m.end() < len(body):
-                    valued = True
-                    if m.group("host") in self.hosts:
+                    at = n - len(body)
+                    if self._guard(guards, _G_HOST, m.group("host"), at + m.start("host")):
                         host, header_host = m.group("host"), True
-                        body = body[m.start("tag") if _keeps_tag(m.group("tag")) else m.end():]
+                        host_at = (at + m.start("host"), at + m.end("host"))
+                        keep = self._guard(guards, _G_KEEPS_TAG, m.group("tag"), at + m.start("tag"))
+                        body = body[m.start("tag") if keep else m.end():]
                         continue
             if c.isdigit():
                 m = _RUNTIME.match(body)
@@ -645,9 +654,10 @@ class PrefixLayer:
                     rank_at = (at + rw.start("rank"), at + rw.end("rank"))
                     body = body[m.end():]
                     continue
-                valued = True  # (whether the word is one of the allocation's names)
-                if _looks_like_host(word, self.hosts):
+                at = n - len(body)
+                if self._guard(guards, _G_LOOKS_LIKE_HOST, word, at + m.start("host")):
                     host = word
+                    host_at = (at + m.start("host"), at + m.end("host"))
                     body = body[m.end():]
                     continue
             break
@@ -674,7 +684,22 @@ class PrefixLayer:
         p = Prefixed(body, host, rank, local, proc, header_host, program)
         if valued:
             return p, settled, None
-        return p, settled, _Cuts(start, start + len(body), host_at, rank_at, local_at, proc_at, settled, program)
+        return p, settled, _Cuts(start, start + len(body), host_at, rank_at, local_at, proc_at, settled, program,
+                                 header_host, tuple(guards))
+
+    def _guard(self, guards: list[tuple[int, int, int, bool]], kind: int, word: str, start: int) -> bool:
+        """A name test of the split (`kind`, one of _GUARD_TESTS) on `word`, which stands at `start` in the line
+        where the split's body is still a suffix of it (else the split has read a value and no entry is kept),
+        recorded in `guards`."""
+        answer = _GUARD_TESTS[kind](word, self.hosts)
+        guards.append((start, start + len(word), kind, answer))
+        return answer
+
+    def _guards_hold(self, guards: tuple[tuple[int, int, int, bool], ...], line: str) -> bool:
+        """Does every name test a memoised split made give `line` the answer it gave the line that filled the
+        entry (their places are the same: the same key, the same path up to each test)?"""
+        hosts = self.hosts
+        return all(_GUARD_TESTS[kind](line[start:end], hosts) == answer for start, end, kind, answer in guards)
 
 
 class _Cuts(NamedTuple):
@@ -690,19 +715,45 @@ class _Cuts(NamedTuple):
     proc: tuple[int, int] | None
     settled: bool
     program: str | None  # the platform program the layers name (decided by their words, not a place in the line)
+    header_host: bool  # the host is a syslog header's (Prefixed.header_host)
+    # The name tests the split made (start, end, test, answer), in order: the entry holds for a line of its key only
+    # where each test gives that line's words at that place the same answer (PrefixLayer._guards_hold).
+    guards: tuple[tuple[int, int, int, bool], ...]
 
     def apply(self, line: str) -> Prefixed:
-        start, end, h, r, lo, pr, _, prog = self
+        start, end, h, r, lo, pr, _, prog, hh, _ = self
         if h is None and r is None and lo is None and pr is None:
             return _new(Prefixed, (line[start:end], None, None, None, None, False, prog))
         # (tuple.__new__: Prefixed's own __new__ is a Python function, a microsecond a call)
         return _new(Prefixed, (line[start:end], None if h is None else line[h[0]:h[1]],
                                None if r is None else int(line[r[0]:r[1]]),
                                None if lo is None else int(line[lo[0]:lo[1]]),
-                               None if pr is None else line[pr[0]:pr[1]], False, prog))
+                               None if pr is None else line[pr[0]:pr[1]], hh, prog))
 
 
 _new = tuple.__new__
+
+
+def _is_node(word: str, hosts: NodeNames) -> bool:
+    return word in hosts
+
+
+def _is_node_any_case(word: str, hosts: NodeNames) -> bool:
+    return word.lower() in hosts
+
+
+def _tag_kept(word: str, hosts: NodeNames) -> bool:
+    return _keeps_tag(word)
+
+
+# The tests of a word that _split makes by its value, not its digits' places (whether it names a node of the
+# allocation, a storage daemon's syslog tag, a host's look): each is recorded with its place and answer
+# (PrefixLayer._guard), so the memo's entry is proved for another line of its key by the same tests, not assumed.
+_G_HOST: Final = 0
+_G_HOST_ANY_CASE: Final = 1
+_G_KEEPS_TAG: Final = 2
+_G_LOOKS_LIKE_HOST: Final = 3
+_GUARD_TESTS: Final = (_is_node, _is_node_any_case, _tag_kept, _looks_like_host)
 
 
 # The split's memo (PrefixLayer.split_settled): lines longer than this are split each time; at this many keys the
