@@ -125,7 +125,6 @@ class ErrorWords:
                 _KNOWN_CACHE[key] = known
         return known
 
-
     @staticmethod
     def header_only(line: str) -> bool:
         """Did only a level header's word (`header_words`) make the line a candidate, and is its head no header at an
