@@ -134,3 +134,15 @@ def count_quiet(monkeypatch: Any) -> list[str]:
 
     monkeypatch.setattr(Extraction, "read_quiet", counting)
     return quiet
+
+
+def assert_same_without_quiet(monkeypatch: Any, verdict: Any, on: str) -> None:
+    """The verdict `on` (read with the quiet path) is the one read with no line read quietly (quiet_hits refusing
+    every line) and the one read with every fast path off: `verdict()` reads the bundle again."""
+    from firstfault.extract import memo
+
+    monkeypatch.setattr(Extraction, "quiet_hits", lambda *a: False)
+    with memo.fastpath(True):
+        assert verdict() == on
+    with memo.fastpath(False):
+        assert verdict() == on

@@ -17,12 +17,11 @@ import pytest
 
 from firstfault import records
 from firstfault.analysis.analyze import Analyzer
-from firstfault.collect import scan
 from firstfault.extract import exceptions, memo
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import LineContext
 from tests.conftest import WORKLOAD, BundleMaker
-from tests.extract.helpers import count_quiet
+from tests.extract.helpers import assert_same_without_quiet, count_quiet
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -91,12 +90,7 @@ def test_the_verdict_is_the_one_of_reading_every_stack_line(make_bundle: BundleM
     assert len(quiet) == 6 * 4 + 2  # each rank's `Exception raised from` and three frames, rank 4's CUDA stack
     assert not [t for t in quiet if "Watchdog" in t or "above exception" in t or "NVIDIA Driver" in t
                 or t.endswith(" in libc10.so)")]  # (TAGGED's: its stream's writer was named by a tag)
-    monkeypatch.setattr(scan.Extraction, "quiet_hits", lambda *a: False)
-    with memo.fastpath(True):
-        off = _verdict(root)
-    assert on == off
-    with memo.fastpath(False):
-        assert _verdict(root) == on
+    assert_same_without_quiet(monkeypatch, lambda: _verdict(root), on)
 
 
 def test_a_stack_line_is_claimed_quietly_whatever_the_model_holds_but_a_tagged_writer() -> None:

@@ -24,7 +24,7 @@ from firstfault.collect import scan
 from firstfault.extract import gpu, memo
 from firstfault.extract.base import LineContext
 from tests.conftest import WORKLOAD, BundleMaker
-from tests.extract.helpers import count_quiet
+from tests.extract.helpers import assert_same_without_quiet, count_quiet
 from tests.extract.test_memory_printers import SMI_V100_DBE
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
@@ -84,12 +84,7 @@ def test_the_verdict_is_the_one_of_reading_every_line(make_bundle: BundleMaker,
                                    + [NOT_FOUND.format(r=r) for r in range(n)])
     assert not [t for t in quiet if any(w in t for w in NEAR)]
     assert '"Total failed steps: 3"' in on and "failed to load the checkpoint" in on  # (offered, unrecognized)
-    monkeypatch.setattr(scan.Extraction, "quiet_hits", lambda *a: False)
-    with memo.fastpath(True):
-        off = _verdict(root)
-    assert on == off
-    with memo.fastpath(False):
-        assert _verdict(root) == on
+    assert_same_without_quiet(monkeypatch, lambda: _verdict(root), on)
 
 
 def test_smi_quiet_claim_reads_as_extract_does() -> None:
