@@ -6,7 +6,12 @@ stubbed to give nothing (what is left is the dispatch around the extractors and 
 `Extraction.add_events` stubbed too (what is left is the file's own work: open, reads, the scanner, each candidate's
 build). Prints the thread time per file, the minimum of the rounds and every round.
 
+With `--calls`, instead: the Python and C calls per file of one run as shipped (after a warm run), counted by a
+`sys.setprofile` hook: a figure the machine's load does not move, to compare two trees' line paths (run it with each
+tree's `src` first on PYTHONPATH). `--kernel` takes the bundle's kernel logs instead of its other files.
+
     PYTHONPATH=src python bench/worker_split.py /tmp/a1k --files 512 --rounds 5
+    PYTHONPATH=src python bench/worker_split.py /tmp/ff-shapes/ranks16k-7f122972da --files 600 --calls
 
 a1k: `python -c "from bench.gen_bundle import generate; generate('/tmp/a1k', 128, 8, 1.1*1024/16384, 27)"`.
 """
@@ -14,6 +19,7 @@ a1k: `python -c "from bench.gen_bundle import generate; generate('/tmp/a1k', 128
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -38,10 +44,12 @@ def main() -> None:
     ap.add_argument("bundle")
     ap.add_argument("--files", type=int, default=512, help="the first N non-kernel files (default 512)")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--calls", action="store_true", help="count the calls per file of one run instead of timing")
+    ap.add_argument("--kernel", action="store_true", help="the kernel logs instead of the other files")
     args = ap.parse_args()
     bundle = load_bundle(args.bundle)
     analyzer = Analyzer()
-    tasks = [t for t in parallel.line_tasks(bundle) if t.kind != "kernel"][:args.files]
+    tasks = [t for t in parallel.line_tasks(bundle) if (t.kind == "kernel") == args.kernel][:args.files]
     ctx = bundle.context
     for kind in {t.kind for t in tasks}:
         analyzer.scanner(kind)
@@ -57,6 +65,21 @@ def main() -> None:
         return time.thread_time() - t0
 
     run()  # warm: compile the patterns, fill the memos' first entries
+    if args.calls:
+        counts = {"call": 0, "c_call": 0}
+
+        def count(frame: Any, event: str, arg: Any) -> None:
+            if event in counts:
+                counts[event] += 1
+
+        sys.setprofile(count)
+        try:
+            run()
+        finally:
+            sys.setprofile(None)
+        print(f"{len(tasks)} files: {counts['call'] / len(tasks):.1f} Python calls, "
+              f"{counts['c_call'] / len(tasks):.1f} C calls a file")
+        return
     rounds: dict[str, list[float]] = {"as shipped": [], "extractors stubbed": [], "add_events stubbed": []}
     try:
         for _ in range(args.rounds):
