@@ -382,6 +382,12 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
         # The kubelet refusing the pod at admission for its devices (a pasted Events row, a pod's message): the pod's
         # end, as the k8s readers read it (rule node-device-plugin).
         yield Draft("k8s.pod", {"phase": "Failed", "message": clip(body), "due_to": reason})
+    elif reason == "placement":
+        # The cluster's scheduler placing the pod where it could not run, or failing to place it for reasons of its
+        # own (the kubelet's `Pod was rejected: Node didn't have enough resource: memory, ...`, the scheduler
+        # framework's `Failed running Reserve plugin`, a ClusterQueue that names no quota for cpu): a pod event
+        # whatever printed it (rule node-scheduler-placement); the pod may still be pending, so no phase.
+        yield Draft("k8s.event", {"message": clip(body), "due_to": reason})
     elif reason == "setup":
         # The job's own request that its scheduler, cloud or provisioner refused (a quota or limit of its account or
         # node pool it is over, a pod spec the node's sharing set-up refuses): its set-up, in the service's words.
