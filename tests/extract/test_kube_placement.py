@@ -147,3 +147,94 @@ def test_a_waiting_pods_events_give_no_placement() -> None:
              "    message: 'running PreFilter plugin \"Coscheduling\": gang child pod not collect enough, gangName: "
              "default/test-work, podName: default/test-work-1'"]
     assert placements(helpers.events(lines)) == []
+
+
+# ---------------------------------------------------------------- a pod waiting for a place: no cause, not started
+
+
+def pending(events: list[Event]) -> list[tuple[str, object]]:
+    return [(e.kind, e.fields.get("reason")) for e in events if e.fields.get("pending")]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # polyaxon/polyaxon#605: the default scheduler's FitError (pkg/scheduler/framework/types.go) relayed
+        "unschedulable: 0/11 nodes are available: 1 Insufficient cpu, 11 Insufficient nvidia.com/gpu",
+        # kai-scheduler/KAI-Scheduler#257
+        "kai-scheduler : no nodes with enough resources were found: 1 node is not a gpu node or the gpu memory count on"
+        " the node was not synced yet, task: <default/gpu-memory>, node: .",
+        # volcano-sh/volcano#3220 (job_info.go's gang FitError; the queue's word)
+        "0/0 tasks in gang unschedulable: pod group is not ready, 1 minAvailable",
+        "queue resource quota insufficient",
+        # karpenter-provider-aws#8068's describe Events row
+        "  Warning  FailedScheduling  23m (x54 over 4h48m)    default-scheduler  0/3 nodes are available: 3 "
+        "Insufficient nvidia.com/gpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming "
+        "pod.",
+    ],
+)
+def test_a_wait_in_each_schedulers_words_is_pending(line: str) -> None:
+    events = helpers.events([line])
+    assert [e.kind for e in events if e.fields.get("pending")] == ["k8s.event"]
+    assert placements(events) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # the scheduler's own Scheduled event (pkg/scheduler/schedule_one.go `Successfully assigned %v/%v to %v`)
+        "  Normal   Scheduled         5s    default-scheduler  Successfully assigned default/trainer-0 to gpu-node-1",
+        # a wait that names its cause: the placement's (koordinator#1613), not a plain wait
+        '  Warning  FailedScheduling  5s    koord-scheduler  plugin "UnifiedDeviceShare" returns an invalid score 186, '
+        "it should in the range of [0, 100]",
+        # a count of nodes that is no scheduler's FitError (no `0/` before it)
+        "INFO cluster check: 3/3 nodes are available",
+    ],
+)
+def test_no_wait_where_the_pod_was_placed_or_a_cause_is_named(line: str) -> None:
+    assert pending(helpers.events([line])) == []
+
+
+def test_a_describe_wait_alone_is_pending() -> None:
+    # volcano-sh/volcano#1094 (`kubectl describe pg test`)
+    res = read("Name:         test\n"
+               "Events:\n"
+               "  Type     Reason         Age                    From     Message\n"
+               "  ----     ------         ----                   ----     -------\n"
+               "  Warning  Unschedulable  69s (x78789 over 26h)  volcano  1/1 tasks in gang unschedulable: pod group is"
+               " not ready, 1 Pending, 1 minAvailable.\n", "k8s-describe")
+    assert pending(res.events) == [("k8s.event", "Unschedulable")]
+
+
+def test_a_wait_that_cleared_is_no_sign() -> None:
+    # a pod's describe Events: FailedScheduling until a node came, then the scheduler's Scheduled and the kubelet's
+    # pulls and start (kubernetes/website "Debug Pods": the events a pod that runs shows)
+    res = read("Name:         trainer-0\n"
+               "Status:       Running\n"
+               "Containers:\n"
+               "  trainer:\n"
+               "    Image:  pytorch:latest\n"
+               "Events:\n"
+               "  Type     Reason            Age   From               Message\n"
+               "  ----     ------            ----  ----               -------\n"
+               "  Warning  FailedScheduling  5m    default-scheduler  0/3 nodes are available: 3 Insufficient "
+               "nvidia.com/gpu.\n"
+               "  Normal   Scheduled         2m    default-scheduler  Successfully assigned default/trainer-0 to "
+               "gpu-1\n"
+               "  Normal   Started           1m    kubelet            Started container trainer\n", "k8s-describe")
+    assert next(e.fields.get("reason") for e in res.events if e.kind == "k8s.event") == "FailedScheduling"
+    assert pending(res.events) == []
+
+
+def test_an_events_list_clears_by_pod() -> None:
+    # core/v1 EventList: one pod placed after its wait, another still waiting
+    def event(reason: str, pod: str, message: str) -> dict[str, object]:
+        return {"kind": "Event", "reason": reason, "message": message, "type": "Normal",
+                "involvedObject": {"kind": "Pod", "name": pod}, "lastTimestamp": "2024-05-01T10:00:00Z"}
+    doc = {"kind": "EventList", "items": [
+        event("FailedScheduling", "a", "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."),
+        event("FailedScheduling", "b", "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."),
+        event("Scheduled", "a", "Successfully assigned default/a to gpu-1")]}
+    res = read(json.dumps(doc), "k8s-events")
+    assert [(e.fields.get("object_name"), e.fields.get("pending")) for e in res.events
+            if e.fields.get("reason") == "FailedScheduling"] == [("a", None), ("b", True)]
