@@ -95,8 +95,15 @@ def test_out_of_a_device_plugins_resource(word: str) -> None:
 
 
 @pytest.mark.parametrize("word", ["OutOfcpu", "OutOfmemory", "OutOfpods", "OutOfephemeral-storage",
-                                  "OutOfhugepages-2Mi", "OutOf", "OutOfkubernetes.io/batch-cpu", "Outofnvidia.com/gpu"])
-def test_out_of_the_kubelets_own_resources_is_no_device(word: str) -> None:
+                                  "OutOfhugepages-2Mi"])
+def test_out_of_the_kubelets_own_resources_is_the_schedulers_placement(word: str) -> None:
+    # predicate.go: the same prefix + a resource the kubelet itself accounts, which no device plugin counts: the pod
+    # was bound to a node that never had room (catalog/scheduler.yaml `placement`; tests/extract/test_kube_placement.py)
+    assert k8s_reason(word, None) == ("placement", None)
+
+
+@pytest.mark.parametrize("word", ["OutOf", "OutOfkubernetes.io/batch-cpu", "Outofnvidia.com/gpu", "OutOfCPU"])
+def test_out_of_no_resource_is_nothing(word: str) -> None:
     assert k8s_reason(word, None) == (None, None)
 
 
@@ -148,7 +155,7 @@ def test_pod_json_out_of_gpus_and_out_of_cpu() -> None:
          "status": {"phase": "Failed", "reason": "OutOfcpu", "message": "Pod Node didn't have enough resource: cpu, "
                     "requested: 4000, used: 63000, capacity: 64000"}}]}
     assert ends(read(json.dumps(pods), "k8s-pods")) == [
-        ("k8s.pod", "n1", "OutOfnvidia.com/gpu", "device_plugin"), ("k8s.pod", "n2", "OutOfcpu", None)]
+        ("k8s.pod", "n1", "OutOfnvidia.com/gpu", "device_plugin"), ("k8s.pod", "n2", "OutOfcpu", "placement")]
 
 
 def test_the_pasted_events_row_in_a_log() -> None:

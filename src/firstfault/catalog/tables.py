@@ -1814,10 +1814,15 @@ class SchedWord(_Row, frozen=True):
     # the word is a prefix (the kubelet's `OutOf`): a value is it followed by a fully-qualified extended resource name
     # (`domain/name`: `OutOfnvidia.com/gpu`), never the word alone nor a resource of the kubelet's own (`OutOfcpu`)
     extended: bool = False
+    # a word that says a pod waits for a place (the scheduler's `FailedScheduling`, `Unschedulable`): no cause, but the
+    # job did not start (`pending` on its k8s.event: the symptom sym-pod-unschedulable)
+    pending: bool = False
 
     def __post_init__(self) -> None:
         if self.by_uid is not None and self.field != "state":
             raise ValueError("by_uid qualifies a job state")
+        if self.pending and self.reason is not None:
+            raise ValueError("a pending word names no reason")
         if self.extended and self.text:
             raise ValueError("an extended-resource prefix is read as a record's value only")
 
@@ -1838,10 +1843,15 @@ class SchedText(_Row, frozen=True):
     # and action name): a quota or limit of its cloud account, project or node pool that the request is over, or a
     # policy of its cluster that denied it
     refusal: Literal["over_quota", "denied_by_policy"] | None = None
+    # a phrase that says a pod waits for a place and names no cause (`0/3 nodes are available: ...`): the job did not
+    # start (`pending` on its k8s.event: the symptom sym-pod-unschedulable)
+    pending: bool = False
 
     def __post_init__(self) -> None:
-        if self.symptom and self.reason is not None:
-            raise ValueError("a symptom phrase names no reason")
+        if (self.symptom or self.pending) and self.reason is not None:
+            raise ValueError("a symptom or pending phrase names no reason")
+        if self.symptom and self.pending:
+            raise ValueError("a phrase is a node's symptom or a pod's wait, not both")
         if self.refusal is not None and self.reason != "setup":
             raise ValueError("only a set-up phrase says what refused the job's request")
 

@@ -38,6 +38,7 @@ from firstfault.extract.kuberows import pod_row
 from firstfault.extract.kubetext import event_row, event_row_node, pod_row_fields
 from firstfault.extract.nccl import clip, split_rank_prefix
 from firstfault.extract.reasons import (
+    k8s_pending,
     k8s_reason,
     kube_status_words,
     line_literals,
@@ -151,7 +152,7 @@ class SchedulerReasonExtractor:
     emits: Mapping[str, frozenset[str]] = {
         "app.exception": frozenset({"message", "refusal", "setup"}),
         "host.oom_kill": frozenset({"by", "cgroup", "detail", "killer", "names_node", "pid", "proc", "storage_daemon"}),
-        "k8s.event": frozenset({"due_to", "message", "reason"}),
+        "k8s.event": frozenset({"due_to", "message", "reason", "pending"}),
         "k8s.pod": frozenset({"due_to", "message", "phase", "pod", "pressure", "reason", "restart"}),
         "process.signal": frozenset({"by", "by_uid", "detail", "due_to", "names_node", "scheduler", "signal",
                                      "taken"}),
@@ -202,6 +203,11 @@ class SchedulerReasonExtractor:
                           if due == "memory_limit" and event[1] else None)
                 yield from _said(due, "kubernetes", event_row_node(body), resource, body, ctx, victim=victim)
                 return
+            if k8s_pending(event[0], event[1]):
+                # a pod waiting for a place (`Warning  FailedScheduling  ...  0/3 nodes are available: ...`): no
+                # cause, but the job did not start (sym-pod-unschedulable)
+                yield Draft("k8s.event", {"reason": event[0], "message": clip(event[1] or body), "pending": True})
+                return
         if _container_state(line if line.strip() == body.strip() else body, ctx):
             return
         reading = line_reading(body)
@@ -238,6 +244,11 @@ class SchedulerReasonExtractor:
                 yield from _said(said.reason, said.scheduler, said.host, said.resource, body, ctx)
             elif said is not None:
                 ctx.claimed = True
+            return
+        if hit.pending:
+            # a pod waiting for a place in the scheduler's own words (`0/11 nodes are available: ...`, Volcano's
+            # `tasks in gang unschedulable`): no cause, but the job did not start (sym-pod-unschedulable)
+            yield Draft("k8s.event", {"message": clip(body), "pending": True})
             return
         if hit.symptom:
             # a node that failed to take or keep the job, no cause named (PBS's server unable to run it on a MOM)
@@ -382,6 +393,12 @@ def _said(reason: str | None, scheduler: str, host: str | None, resource: str | 
         # The kubelet refusing the pod at admission for its devices (a pasted Events row, a pod's message): the pod's
         # end, as the k8s readers read it (rule node-device-plugin).
         yield Draft("k8s.pod", {"phase": "Failed", "message": clip(body), "due_to": reason})
+    elif reason == "placement":
+        # The cluster's scheduler placing the pod where it could not run, or failing to place it for reasons of its
+        # own (the kubelet's `Pod was rejected: Node didn't have enough resource: memory, ...`, the scheduler
+        # framework's `Failed running Reserve plugin`, a ClusterQueue that names no quota for cpu): a pod event
+        # whatever printed it (rule node-scheduler-placement); the pod may still be pending, so no phase.
+        yield Draft("k8s.event", {"message": clip(body), "due_to": reason})
     elif reason == "setup":
         # The job's own request that its scheduler, cloud or provisioner refused (a quota or limit of its account or
         # node pool it is over, a pod spec the node's sharing set-up refuses): its set-up, in the service's words.

@@ -16,7 +16,7 @@ import yaml
 
 from firstfault.extract.codes import exit_signum
 from firstfault.extract.container import backoff_fields, container_fields
-from firstfault.extract.reasons import k8s_reason, recovered_or_clean
+from firstfault.extract.reasons import clear_placed, k8s_pending, k8s_reason, recovered_or_clean
 from firstfault.extract.structured import (
     CHECK_EVERY,
     MAX_INT_DIGITS,
@@ -34,7 +34,9 @@ K8S_TEXT_FORMATS: tuple[str, ...] = ("k8s-table", "k8s-describe")  # kubectl's t
 
 EMITS: Mapping[str, frozenset[str]] = {
     # program and part: added by engine/normalise.py for an event about a pod of a platform program
-    "k8s.event": frozenset({"due_to", "message", "object_kind", "object_name", "reason", "type", "program", "part"}),
+    # pending: the event says a pod waits for a place and names no cause (extract/reasons.py k8s_pending)
+    "k8s.event": frozenset({"due_to", "message", "object_kind", "object_name", "reason", "type", "program", "part",
+                            "pending"}),
     # storage_daemon: added by engine/normalise.py for a sidecar that runs a FUSE daemon (catalog/platform.yaml);
     # program and part: added there for a container or pod of a platform program (`platform_programs`)
     "k8s.pod": frozenset({"container", "due_to", "exit_code", "message", "phase", "pod", "pressure", "reason",
@@ -254,6 +256,7 @@ def read_k8s(text: str, fmt: str, file: str, check: Callable[[], None] | None = 
                 _pod_events(obj, path, file, result)
             else:
                 _event_item(obj, path, file, result)
+    clear_placed(result.events)
     return result
 
 
@@ -578,6 +581,7 @@ def _event_item(obj: dict[str, Any], path: str, file: str, result: StructuredRes
             "object_name": name,
             "message": message,
             "type": _str(obj.get("type")),
+            "pending": True if k8s_pending(_str(obj.get("reason")), message) else None,
         }
     )
     if "reason" not in fields:

@@ -30,14 +30,14 @@ from firstfault.extract.kuberows import (
     pod_row,
     source_node,
 )
-from firstfault.extract.reasons import k8s_reason, recovered_or_clean
+from firstfault.extract.reasons import clear_placed, k8s_pending, k8s_reason, recovered_or_clean
 from firstfault.extract.structured import ParseIssue, StructuredResult, clip, command_line
 from firstfault.model import Event, Evidence, FieldValue
 
 # The event kinds this reader emits and their fields (docs/events.md; extract/registry.py): those the
 # objects give (kube.py).
 EMITS: Mapping[str, frozenset[str]] = {
-    "k8s.event": frozenset({"due_to", "message", "object_kind", "object_name", "reason", "type"}),
+    "k8s.event": frozenset({"due_to", "message", "object_kind", "object_name", "reason", "type", "pending"}),
     "k8s.pod": frozenset({"container", "due_to", "exit_code", "message", "phase", "pod", "pressure", "reason",
                           "restart", "signal"}),
     "sched.node_down": frozenset({"host", "reason"}),
@@ -66,6 +66,7 @@ def read_kubectl_text(text: str, fmt: str, file: str) -> StructuredResult:
         _read_tables(text, file, result)
     else:
         _read_describe(text, file, result)
+    clear_placed(result.events)
     if not result.events and text.strip():
         result.issues.append(ParseIssue(None, f"{fmt}: no kubectl {'table' if fmt == 'k8s-table' else 'object'}"
                                               " with a pod's, node's or event's end in this file"))
@@ -234,7 +235,7 @@ def _table_event(cells: dict[str, str], file: str, lineno: int, line: str, resul
         result.hosts.add(node)
     result.events.append(_event("k8s.event", node, None, {
         "reason": reason, "due_to": due_to, "object_kind": kind, "object_name": name, "message": message,
-        "type": cells.get("TYPE")}, file, lineno, line))
+        "type": cells.get("TYPE"), "pending": True if k8s_pending(reason, message) else None}, file, lineno, line))
     _device_report(message, node, file, lineno, line, result)
     backoff_report(message, reason, None, name if kind == "Pod" else None, node, None, lineno, file, result)
 
@@ -489,7 +490,8 @@ def _read_describe(text: str, file: str, result: StructuredResult) -> None:
                 result.hosts.add(where)
             result.events.append(_event("k8s.event", where, None, {
                 "reason": cells[1], "due_to": due_to, "object_kind": kind, "object_name": name,
-                "message": message, "type": cells[0]}, file, lineno, line))
+                "message": message, "type": cells[0],
+                "pending": True if k8s_pending(cells[1], message) else None}, file, lineno, line))
             _device_report(message, where, file, lineno, line, result)
             backoff_report(message, cells[1], None, name if kind == "Pod" else None, where, None, lineno, file,
                            result)

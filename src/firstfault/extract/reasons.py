@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import SchedText, SchedWord, sched_tables
+from firstfault.model import Event
 
 # A number with an optional unit, where a phrase of the table says `{n}`: `3610`, `105gb`, `38427376kb`,
 # `0.5`. Linear: one class run, then letters.
@@ -52,6 +53,7 @@ class ReasonHit(NamedTuple):
     victim: str | None = None  # the process, unit or cgroup a memory killer's phrase names (`{proc}`)
     symptom: bool = False  # a node that failed to take or keep the job, no cause named (the table's `symptom`)
     refusal: str | None = None  # what refused the job's request, for a `setup` phrase (the table's `refusal`)
+    pending: bool = False  # a pod waiting for a place, no cause named (the table's `pending`)
 
 
 @lru_cache(maxsize=1)
@@ -194,9 +196,10 @@ def text_reasons(text: str, *, lines: bool = False) -> list[ReasonHit]:
             host = hit.group(f"host{i}") if "{host}" in row.text else None
             victim = (hit.group(f"procq{i}") or hit.group(f"proc{i}")) if "{proc}" in row.text else None
             out.append(ReasonHit(row.scheduler, row.reason, row.text, row.resource, hit.start(), hit.end(), host,
-                                 victim, row.symptom, row.refusal))
+                                 victim, row.symptom, row.refusal, row.pending))
         else:
-            out.append(ReasonHit(row.scheduler, row.reason, row.word, None, hit.start(), hit.end()))
+            out.append(ReasonHit(row.scheduler, row.reason, row.word, None, hit.start(), hit.end(),
+                                 pending=row.pending))
     return out
 
 
@@ -226,6 +229,42 @@ def k8s_reason(word: str | None, message: str | None, field: str = "reason") -> 
     return due, None
 
 
+def k8s_pending(word: str | None, message: str | None) -> bool:
+    """Whether a Kubernetes event's reason word and message say a pod waits for a place and name no cause (the
+    scheduler's `FailedScheduling` with `0/3 nodes are available: 3 Insufficient nvidia.com/gpu.`, Volcano's
+    `Unschedulable`): the job did not start. False where they name a cause (k8s_reason: a placement, a quota)."""
+    if k8s_reason(word, message)[0] is not None:
+        return False
+    row = word_reason("kubernetes", word)
+    if row is not None and row.pending:
+        return True
+    return message is not None and any(h.pending for h in text_reasons(message) if h.scheduler == "kubernetes")
+
+
+# The events that say a pod got its place after all (the scheduler's `Scheduled`, the kubelet's image pulls and the
+# container's creation and start: kubernetes/kubernetes pkg/kubelet/events/event.go): a wait before them cleared.
+_PLACED: frozenset[str] = frozenset({"Scheduled", "Pulling", "Pulled", "Created", "Started"})
+
+
+def clear_placed(events: list[Event]) -> None:
+    """Take `pending` off the waits of a pod that one file's events also say was placed (its own `Scheduled`,
+    `Started`, ...; where the wait or the placement names no object, any pod of the file): a FailedScheduling that
+    cleared is no sign the job did not start."""
+    placed: set[str | None] = set()
+    for e in events:
+        if e.kind == "k8s.event" and e.fields.get("reason") in _PLACED:
+            name = e.fields.get("object_name")
+            placed.add(name if isinstance(name, str) else None)
+    if not placed:
+        return
+    for e in events:
+        if e.kind != "k8s.event" or not e.fields.get("pending"):
+            continue
+        name = e.fields.get("object_name")
+        if None in placed or not isinstance(name, str) or name in placed:
+            del e.fields["pending"]
+
+
 def recovered_or_clean(due_to: str | None, exit_code: int | None, *, running_again: bool) -> bool:
     """Whether a container's terminated state names no cause of an end although its reason is a word of the table:
     the container is running again (an earlier end its restart recovered from), or its process exited 0 under a
@@ -250,5 +289,6 @@ def line_literals() -> tuple[str, ...]:
     return tuple(sorted(w for w in out if not any(o != w and o in w for o in out)))
 
 
-__all__ = ["ReasonHit", "first_reason", "k8s_reason", "kube_status_words", "line_literals", "recovered_or_clean",
+__all__ = ["ReasonHit", "clear_placed", "first_reason", "k8s_pending", "k8s_reason", "kube_status_words",
+           "line_literals", "recovered_or_clean",
            "scheduler_words", "state_of", "text_reasons", "word_reason"]
