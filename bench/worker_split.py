@@ -10,8 +10,15 @@ With `--calls`, instead: the Python and C calls per file of one run as shipped (
 `sys.setprofile` hook: a figure the machine's load does not move, to compare two trees' line paths (run it with each
 tree's `src` first on PYTHONPATH). `--kernel` takes the bundle's kernel logs instead of its other files.
 
+With `--extractors`, instead: each line extractor's own time per call in place (one run as shipped after a warm
+run, every `extract` wrapped by a timer: its generator read whole, as `_drafts` reads it, in this thread's CPU time,
+the wrapper's own cost of about a microsecond included), by extractor and by the line's template (its digits made
+`0`, its first 120 characters), with the calls per file and the drafts per call: how much of a file's time the
+readers take, and on which lines.
+
     PYTHONPATH=src python bench/worker_split.py /tmp/a1k --files 512 --rounds 5
     PYTHONPATH=src python bench/worker_split.py /tmp/ff-shapes/ranks16k-7f122972da --files 600 --calls
+    PYTHONPATH=src python bench/worker_split.py /tmp/ff-shapes/ranks16k-7f122972da --files 1000 --extractors
 
 a1k: `python -c "from bench.gen_bundle import generate; generate('/tmp/a1k', 128, 8, 1.1*1024/16384, 27)"`.
 """
@@ -28,6 +35,7 @@ from firstfault.analysis import parallel
 from firstfault.analysis.analyze import Analyzer
 from firstfault.bundle import load_bundle
 from firstfault.collect import scan
+from firstfault.extract.memo import digits_zeroed
 from firstfault.timeparse import TimeParser
 
 
@@ -39,6 +47,30 @@ def _no_events(self: Any, candidate: Any, store: Any) -> None:
     return None
 
 
+def _timed_extractors(extracts: dict[type, Callable[..., Any]],
+                      spent: dict[tuple[str, str], list[float]]) -> None:
+    """Wrap each extractor class's `extract` (`extracts`: the shipped ones) to add each call's seconds and the drafts
+    it gave to `spent[(class name, line template)]`."""
+    clock = time.thread_time  # (this thread's CPU: the machine's load does not add to it)
+
+    def timed(cls: type, f: Callable[..., Any]) -> Callable[..., Any]:
+        name = cls.__name__
+
+        def extract(self: Any, line: str, ctx: Any) -> Iterator[Any]:
+            t = clock()
+            out = list(f(self, line, ctx))
+            took = clock() - t
+            row = spent.setdefault((name, digits_zeroed(line)[:120]), [0.0, 0.0, 0.0])
+            row[0] += took
+            row[1] += 1
+            row[2] += len(out)
+            return iter(out)
+        return extract
+
+    for cls, f in extracts.items():
+        cls.extract = timed(cls, f)  # type: ignore[attr-defined]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("bundle")
@@ -46,6 +78,8 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--calls", action="store_true", help="count the calls per file of one run instead of timing")
     ap.add_argument("--kernel", action="store_true", help="the kernel logs instead of the other files")
+    ap.add_argument("--extractors", action="store_true",
+                    help="each extractor's time per call in place, by line template, of one run")
     args = ap.parse_args()
     bundle = load_bundle(args.bundle)
     analyzer = Analyzer()
@@ -79,6 +113,23 @@ def main() -> None:
             sys.setprofile(None)
         print(f"{len(tasks)} files: {counts['call'] / len(tasks):.1f} Python calls, "
               f"{counts['c_call'] / len(tasks):.1f} C calls a file")
+        return
+    if args.extractors:
+        spent: dict[tuple[str, str], list[float]] = {}
+        _timed_extractors(extracts, spent)
+        try:
+            t0 = time.thread_time()
+            run()
+            whole = time.thread_time() - t0
+        finally:
+            for cls, f in extracts.items():
+                cls.extract = f  # type: ignore[attr-defined]
+        n = len(tasks)
+        total = sum(row[0] for row in spent.values())
+        print(f"{n} files: {1e6 * whole / n:.0f} us a file, of which the extractors' calls {1e6 * total / n:.0f}")
+        print(f"{'us a call':>9} {'calls/file':>10} {'drafts/call':>11}  extractor: line template")
+        for (name, key), (took, calls, drafts) in sorted(spent.items(), key=lambda kv: -kv[1][0])[:30]:
+            print(f"{1e6 * took / calls:9.1f} {calls / n:10.2f} {drafts / calls:11.2f}  {name}: {key}")
         return
     rounds: dict[str, list[float]] = {"as shipped": [], "extractors stubbed": [], "add_events stubbed": []}
     try:
