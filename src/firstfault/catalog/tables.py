@@ -1471,6 +1471,9 @@ class ErrnoInfo(_Row, frozen=True):
     # bind, listen or connect, or a call on a socket endpoint the message names): an errno no peer answers with, of an
     # interface or address the node does not have (ENODEV, zmq_bind(3))
     network_setup: bool = False
+    # other words programs print for the errno than this host's C library does (an older glibc's, Go's syscall
+    # table's): read as the errno wherever its strerror is (extract/codes.py)
+    spellings: tuple[Annotated[str, Meta(min_length=8)], ...] = ()
 
     def __post_init__(self) -> None:
         if self.network_setup and self.side == "setup":
