@@ -8,6 +8,7 @@ Lines copied from public threads say so where they stand; the others are ours, i
 from __future__ import annotations
 
 from firstfault.extract.codes import errno_of
+from tests.extract.helpers import events
 
 
 # --- ESTALE's older spelling: glibc before 2.18 (sysdeps/gnu/errlist.c) and Go's syscall table
@@ -26,3 +27,56 @@ def test_the_older_spelling_of_estale_is_estale() -> None:
 def test_words_about_nfs_handles_that_are_no_strerror_are_no_errno() -> None:
     # near miss: the words without the strerror's whole text
     assert errno_of("nfsd: refreshing the NFS file handle cache") is None
+
+
+# --- a storage driver's pods crash-looping, a file system's client unit failing (platform_programs, part storage)
+
+def _backoffs(lines: list[str]) -> list[tuple[str | None, str | None]]:
+    return [(str(e.fields.get("program")) if "program" in e.fields else None,
+             str(e.fields.get("part")) if "part" in e.fields else None)
+            for e in events(lines) if e.kind == "k8s.backoff"]
+
+
+def test_a_csi_drivers_pods_crash_looping_are_the_storage_drivers() -> None:
+    # IBM/ibm-spectrum-scale-csi#767 (https://github.com/IBM/ibm-spectrum-scale-csi/issues/767), kubectl get pods rows
+    rows = ["ibm-spectrum-scale-csi-attacher-58b7c87cdd-28mlw      0/1     CrashLoopBackOff   22 (3m57s ago)   110m",
+            "ibm-spectrum-scale-csi-jt8r6                          2/3     CrashLoopBackOff   18 (32s ago)     100m"]
+    assert _backoffs(rows) == [("spectrum-scale-csi", "storage")] * 2
+    # ours, in the kubelet's BackOff event (kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go), on
+    # Rook's CephFS plugin and MDS (ceph/ceph-csi deploy/cephfs, rook/rook's rook-ceph-mds-<fs>-<id>)
+    assert _backoffs(["  Warning  BackOff  2m (x9 over 6m)  kubelet  Back-off restarting failed container "
+                      "csi-cephfsplugin in pod csi-cephfsplugin-5xq2z_rook-ceph(0b1c9c1e-7d1f-4a0e-9f55-1f6b0f3d2a11)",
+                      "rook-ceph-mds-myfs-a-6d5c9f7b8-x2k4m    0/1     CrashLoopBackOff   7 (2m ago)   40m"]) == [
+        ("ceph-csi", "storage"), ("rook-ceph-daemons", "storage")]
+
+
+def test_a_workload_pod_named_like_a_file_system_is_the_workloads() -> None:
+    # near miss: `nfs` and `ceph` as words of the job's own pod are no driver's run of words
+    assert _backoffs(["nfs-trainer-0                 0/1     CrashLoopBackOff   22 (3m57s ago)   110m",
+                      "ceph-bench-mds-loader-7d9    0/1     CrashLoopBackOff   3 (1m ago)       9m"]) == [(None, None)] * 2
+
+
+def _unit_errors(lines: list[str]) -> list[tuple[str, str]]:
+    return [(str(e.fields["program"]), str(e.fields["part"]))
+            for e in events(lines, "syslog", file="nodes/gnode01/journal.log", node="gnode01")
+            if e.kind == "platform.error"]
+
+
+def test_a_parallel_file_systems_client_unit_failing_is_storage() -> None:
+    # ThinkParQ/beegfs#78 (https://github.com/ThinkParQ/beegfs/issues/78), the client's journal
+    lines = ["Sep 17 15:08:01 gnode01 systemd[1]: beegfs-client.service: Main process exited, code=exited, "
+             "status=32/n/a",
+             "Sep 17 15:08:01 gnode01 systemd[1]: beegfs-client.service: Failed with result 'exit-code'.",
+             "Sep 17 15:08:01 gnode01 systemd[1]: Failed to start beegfs-client.service - Start BeeGFS Client."]
+    assert _unit_errors(lines) == [("beegfs-client", "storage")]
+    # its helper daemon's, by its Description= alone (ThinkParQ/beegfs beegfs-helperd.service)
+    assert _unit_errors(["Sep 17 15:08:01 gnode01 systemd[1]: Failed to start BeeGFS Helperd."]) == [
+        ("beegfs-client", "storage")]
+
+
+def test_a_file_system_servers_unit_stopping_is_no_failure() -> None:
+    # near miss: the unit stopped (status 0) and a server daemon's unit the table does not name (beegfs-storage)
+    assert _unit_errors(["Sep 17 15:08:01 gnode01 systemd[1]: beegfs-client.service: Main process exited, "
+                         "code=exited, status=0/SUCCESS",
+                         "Sep 17 15:08:01 gnode01 systemd[1]: beegfs-storage.service: Failed with result "
+                         "'exit-code'."]) == []
