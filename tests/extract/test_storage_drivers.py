@@ -10,16 +10,17 @@ from __future__ import annotations
 from firstfault.extract.codes import errno_of
 from tests.extract.helpers import events
 
+# kubernetes-csi/csi-driver-nfs#927 (https://github.com/kubernetes-csi/csi-driver-nfs/issues/927), the kubelet's
+_NFS_927 = ("MountVolume.SetUp failed for volume \"pvc-a8667b20-fb7f-4873-aa9d-18ec6f7fdccc\" : applyFSGroup failed for "
+            "vol 192.168.50.210#mnt/user/nfs-csi#pvc-a8667b20-fb7f-4873-aa9d-18ec6f7fdccc##: lstat /var/lib/kubelet/pods/"
+            "9d3ce1f4-d0c8-4b5e-9994-a17e3267c57d/volumes/kubernetes.io~csi/pvc-a8667b20-fb7f-4873-aa9d-18ec6f7fdccc/"
+            "mount: stale NFS file handle")
+
 
 # --- ESTALE's older spelling: glibc before 2.18 (sysdeps/gnu/errlist.c) and Go's syscall table
 
 def test_the_older_spelling_of_estale_is_estale() -> None:
-    # kubernetes-csi/csi-driver-nfs#927 (https://github.com/kubernetes-csi/csi-driver-nfs/issues/927), the kubelet's
-    line = ("MountVolume.SetUp failed for volume \"pvc-a8667b20-fb7f-4873-aa9d-18ec6f7fdccc\" : applyFSGroup failed "
-            "for vol 192.168.50.210#mnt/user/nfs-csi#pvc-a8667b20-fb7f-4873-aa9d-18ec6f7fdccc##: lstat /var/lib/kubelet/"
-            "pods/9d3ce1f4-d0c8-4b5e-9994-a17e3267c57d/volumes/kubernetes.io~csi/pvc-a8667b20-fb7f-4873-aa9d-18ec6f7fdccc/"
-            "mount: stale NFS file handle")
-    assert errno_of(line) == "ESTALE"
+    assert errno_of(_NFS_927) == "ESTALE"
     assert errno_of("cat: /mnt/nfs/a.txt: Stale NFS file handle") == "ESTALE"
     assert errno_of("open /mnt/nfs/a.txt: Stale file handle") == "ESTALE"
 
@@ -38,7 +39,7 @@ def _backoffs(lines: list[str]) -> list[tuple[str | None, str | None]]:
 
 
 def test_a_csi_drivers_pods_crash_looping_are_the_storage_drivers() -> None:
-    # IBM/ibm-spectrum-scale-csi#767 (https://github.com/IBM/ibm-spectrum-scale-csi/issues/767), kubectl get pods rows
+    # IBM/ibm-spectrum-scale-csi#767 (https://github.com/IBM/ibm-spectrum-scale-csi/issues/767): kubectl get pods
     rows = ["ibm-spectrum-scale-csi-attacher-58b7c87cdd-28mlw      0/1     CrashLoopBackOff   22 (3m57s ago)   110m",
             "ibm-spectrum-scale-csi-jt8r6                          2/3     CrashLoopBackOff   18 (32s ago)     100m"]
     assert _backoffs(rows) == [("spectrum-scale-csi", "storage")] * 2
