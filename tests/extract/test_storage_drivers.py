@@ -11,9 +11,9 @@ from firstfault.extract.codes import errno_of
 from tests.extract.helpers import events
 
 # kubernetes-csi/csi-driver-nfs#927 (https://github.com/kubernetes-csi/csi-driver-nfs/issues/927), the kubelet's
-_NFS_927 = ("MountVolume.SetUp failed for volume \"pvc-a8667b20-fb7f-4873-aa9d-18ec6f7fdccc\" : applyFSGroup failed for "
-            "vol 192.168.50.210#mnt/user/nfs-csi#pvc-a8667b20-fb7f-4873-aa9d-18ec6f7fdccc##: lstat /var/lib/kubelet/pods/"
-            "9d3ce1f4-d0c8-4b5e-9994-a17e3267c57d/volumes/kubernetes.io~csi/pvc-a8667b20-fb7f-4873-aa9d-18ec6f7fdccc/"
+_NFS_927 = ("MountVolume.SetUp failed for volume \"pvc-a8667b20-fb7f-4873-aa9d-18ec6f7fdccc\" : applyFSGroup "
+            "failed for vol 192.168.50.210#mnt/user/nfs-csi#pvc-a8667b20-fb7f-4873-aa9d-18ec6f7fdccc##: lstat "
+            "/var/lib/kubelet/pods/9d3ce1f4-d0c8-4b5e-9994-a17e3267c57d/volumes/kubernetes.io~csi/pvc-a8667b20-fb7f-4873-aa9d-18ec6f7fdccc/"
             "mount: stale NFS file handle")
 
 
@@ -54,7 +54,8 @@ def test_a_csi_drivers_pods_crash_looping_are_the_storage_drivers() -> None:
 def test_a_workload_pod_named_like_a_file_system_is_the_workloads() -> None:
     # near miss: `nfs` and `ceph` as words of the job's own pod are no driver's run of words
     assert _backoffs(["nfs-trainer-0                 0/1     CrashLoopBackOff   22 (3m57s ago)   110m",
-                      "ceph-bench-mds-loader-7d9    0/1     CrashLoopBackOff   3 (1m ago)       9m"]) == [(None, None)] * 2
+                      "ceph-bench-mds-loader-7d9    0/1     CrashLoopBackOff   3 (1m ago)       9m"]) == [
+        (None, None)] * 2
 
 
 def _unit_errors(lines: list[str]) -> list[tuple[str, str]]:
