@@ -82,3 +82,36 @@ def test_a_file_system_servers_unit_stopping_is_no_failure() -> None:
                          "code=exited, status=0/SUCCESS",
                          "Sep 17 15:08:01 gnode01 systemd[1]: beegfs-storage.service: Failed with result "
                          "'exit-code'."]) == []
+
+
+# --- a file system's daemons not ready, in their own words (storage_clients, storage_words)
+
+def _storage(lines: list[str], source: str = "application", file: str = "app.log") -> list[tuple[str, bool]]:
+    return [(str(e.fields["fs"]), bool(e.fields.get("transient"))) for e in events(lines, source, file=file)
+            if e.kind == "storage.error"]
+
+
+def test_gpfs_not_ready_is_the_file_systems() -> None:
+    # cBio/cbio-cluster#48 (https://github.com/cBio/cbio-cluster/issues/48), a manual mount's answer
+    assert _storage([" mmremote: GPFS is not ready to handle commands yet."]) == [("gpfs", False)]
+
+
+def test_gpfs_words_of_another_program_are_not_its_daemons() -> None:
+    # near miss: the words without a GPFS command's tag before them, and a command's ordinary answer
+    assert _storage(["checking: GPFS is not ready to handle commands yet", " mmremote: Command successfully "
+                     "completed"]) == []
+
+
+def test_an_mds_behind_on_trimming_is_cephfs_waiting() -> None:
+    # rook/rook#13812 (https://github.com/rook/rook/issues/13812), ceph status as the post copies it
+    assert _storage(["mds.myfs-a(mds.1) : behind on trimming (6378/128) max_segments:128, num_segments: 6378"],
+                    file="ceph/ceph-status.txt") == [("ceph", True)]
+    # ours, in Ceph's own spelling (ceph/ceph src/mds/Beacon.cc) as `ceph health detail` prints it
+    assert _storage(["    mds.myfs-b(mds.0): Behind on trimming (512/128) max_segments: 128, num_segments: 512",
+                     "    mds.myfs-b(mds.0): 12 slow requests are blocked > 30 secs"]) == [("ceph", True)] * 2
+
+
+def test_trimming_words_of_no_mds_are_no_ceph() -> None:
+    # near miss: another program's cache behind on trimming, and an MDS health metric the table does not list
+    assert _storage(["cache: behind on trimming (12/10) entries", "    mds.myfs-b(mds.0): 1 clients failing to "
+                     "respond to cache pressure"]) == []
