@@ -13,7 +13,8 @@ from tests.extract.helpers import events
 # kubernetes-csi/csi-driver-nfs#927 (https://github.com/kubernetes-csi/csi-driver-nfs/issues/927), the kubelet's
 _NFS_927 = ("MountVolume.SetUp failed for volume \"pvc-a8667b20-fb7f-4873-aa9d-18ec6f7fdccc\" : applyFSGroup "
             "failed for vol 192.168.50.210#mnt/user/nfs-csi#pvc-a8667b20-fb7f-4873-aa9d-18ec6f7fdccc##: lstat "
-            "/var/lib/kubelet/pods/9d3ce1f4-d0c8-4b5e-9994-a17e3267c57d/volumes/kubernetes.io~csi/pvc-a8667b20-fb7f-4873-aa9d-18ec6f7fdccc/"
+            "/var/lib/kubelet/pods/9d3ce1f4-d0c8-4b5e-9994-a17e3267c57d/volumes/kubernetes.io~csi/pvc-a8667b20-"
+            "fb7f-4873-aa9d-18ec6f7fdccc/"
             "mount: stale NFS file handle")
 
 
@@ -115,3 +116,87 @@ def test_trimming_words_of_no_mds_are_no_ceph() -> None:
     # near miss: another program's cache behind on trimming, and an MDS health metric the table does not list
     assert _storage(["cache: behind on trimming (12/10) entries", "    mds.myfs-b(mds.0): 1 clients failing to "
                      "respond to cache pressure"]) == []
+
+
+# --- a volume that would not mount: k8s.io/mount-utils' report and the kubelet's MountVolume errors
+
+def _mounts(lines: list[str], source: str = "application") -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = []
+    for e in events(lines, source):
+        if e.kind == "storage.error":
+            out.append(("storage", str(e.fields["fs"]), str(e.fields.get("errno", ""))))
+        elif e.kind == "container.error":
+            out.append(("container", str(e.fields["runtime"]), str(e.fields["error"])))
+    return out
+
+
+def test_a_lustre_mount_failing_in_the_csi_drivers_report_is_lustres() -> None:
+    # kubernetes-sigs/aws-fsx-csi-driver#437 (https://github.com/kubernetes-sigs/aws-fsx-csi-driver/issues/437):
+    # mount-utils' report, one line each, the output on the line after the arguments
+    lines = ["E0616 13:36:05.816731       1 mount_linux.go:272] Mount failed: exit status 22",
+             "Mounting command: mount",
+             "Mounting arguments: -t lustre fs-FS_ID.fsx.us-east-1.amazonaws.com@tcp:/MOUNT_NAME /var/lib/kubelet/pods/"
+             "b159d19e-b4ab-49b6-9126-d1be35544b02/volumes/kubernetes.io~csi/pvc-5ca82a9a-aa31-470b-8542-b2cf6e2274a1/"
+             "mount",
+             "Output: mount.lustre: mount fs-FS_ID.fsx.us-east-1.amazonaws.com@tcp:/MOUNT_NAME at "
+             "/var/lib/kubelet/pods/"
+             "b159d19e-b4ab-49b6-9126-d1be35544b02/volumes/kubernetes.io~csi/pvc-5ca82a9a-aa31-470b-8542-b2cf6e2274a1/"
+             "mount failed: Invalid argument"]
+    assert _mounts(lines) == [("storage", "lustre", "")]
+
+
+def test_a_weka_mount_failing_on_one_line_is_wekas() -> None:
+    # weka/csi-wekafs#616 (https://github.com/weka/csi-wekafs/issues/616), the pod's event
+    line = ("mounting arguments: -t wekafs -o sync_on_close,writecache FILESYSTEM /run/weka-fs-mounts/FILESYSTEM-pkaqp4"
+            "aet6rn5zqpvttbe43s  bxeoqybm  output: mount: "
+            "/run/weka-fs-mounts/FILESYSTEM-pkaqp4aet6rn5zqpvttbe43sbxeoqybm: "
+            "wrong fs type, bad option, bad superblock on FILESYSTEM, missing codepage or helper program, or other "
+            "error.  dmesg(1) may have more information after failed mount system call.")
+    assert _mounts([line]) == [("storage", "weka", "")]
+
+
+def test_a_mount_of_no_listed_file_system_is_no_storage() -> None:
+    # near miss: ours, mount-utils' report of a Secret's tmpfs and a local disk's ext4 (no type of the table)
+    assert _mounts(["Mounting arguments: -t tmpfs tmpfs /var/lib/kubelet/pods/0b1c/volumes/kubernetes.io~secret/tok",
+                    "Output: mount: /var/lib/kubelet/pods/0b1c/volumes/kubernetes.io~secret/tok: mount point busy.",
+                    "Mounting arguments: -t ext4 -o defaults /dev/nvme1n1 "
+                    "/var/lib/kubelet/plugins/kubernetes.io/csi/pv/"
+                    "pvc-1/globalmount output: mount: wrong fs type, bad option, bad superblock on /dev/nvme1n1"]) == []
+    # and an output line with no arguments' line before it (another program's `Output:`)
+    assert _mounts(["Output: mount point /data created"]) == []
+
+
+def test_the_jobs_or_the_nodes_refusal_of_an_nfs_mount_is_not_the_file_systems() -> None:
+    # ours, in the MountError form the kubelet quotes (k8s.io/mount-utils) with nfs-utils' ENOENT answer
+    # (utils/mount/error.c): the export path the job's volume names is not on the server
+    job = ("MountVolume.SetUp failed for volume \"data\" : mount failed: exit status 32 Mounting command: mount "
+           "Mounting arguments: -t nfs 10.0.0.5:/exports/typo "
+           "/var/lib/kubelet/pods/0b1c/volumes/kubernetes.io~nfs/data "
+           "Output: mount.nfs: mounting 10.0.0.5:/exports/typo failed, reason given by server: No such file "
+           "or directory")
+    assert _mounts([job]) == [("container", "nfs", "job")]
+    # the node lacks the helper program (util-linux's words, as a kubelet's post quotes them)
+    node = ("Mounting arguments: -t nfs 10.0.0.5:/exports/data "
+            "/var/lib/kubelet/pods/0b1c/volumes/kubernetes.io~nfs/data "
+            "Output: mount: /var/lib/kubelet/pods/0b1c/volumes/kubernetes.io~nfs/data: bad option; for several "
+            "filesystems (e.g. nfs, cifs) you might need a /sbin/mount.<type> helper program.")
+    assert _mounts([node]) == [("container", "nfs", "node")]
+
+
+def test_the_kubelets_mount_error_ending_in_a_storage_errno_is_the_mounts() -> None:
+    # kubernetes-csi/csi-driver-nfs#927 (above)
+    assert _mounts(["> " + _NFS_927]) == [("storage", "posix", "ESTALE")]
+    # ours: the kubelet naming a CSI driver whose node plugin is not registered on the node
+    # (kubernetes/kubernetes pkg/volume/csi/csi_client.go `driver name %s not found in the list of registered CSI
+    # drivers`), Rook's prefixed CephFS driver
+    assert _mounts(["MountVolume.MountDevice failed for volume \"pvc-1\" : kubernetes.io/csi: attacher.MountDevice "
+                    "failed to create newCsiDriverClient: driver name rook-ceph.cephfs.csi.ceph.com not found in the "
+                    "list of registered CSI drivers"]) == [("storage", "ceph", "")]
+
+
+def test_the_kubelets_mount_error_of_a_configmap_or_token_is_no_storage() -> None:
+    # near miss: the kubelet's errors for the node's own volumes (kubernetes/kubernetes pkg/volume/configmap,
+    # pkg/kubelet/util/manager: `object %q/%q not registered`)
+    assert _mounts(["MountVolume.SetUp failed for volume \"config\" : configmap \"trainer-config\" not found",
+                    "MountVolume.SetUp failed for volume \"kube-api-access-7x2kq\" : object \"default\"/"
+                    "\"kube-root-ca.crt\" not registered"]) == []
