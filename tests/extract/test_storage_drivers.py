@@ -1,7 +1,7 @@
 """Storage that failed as Kubernetes and the file systems' own services report it: a volume that would not mount or
 went stale in the kubelet's and a CSI driver's words, a CSI driver's pods crash-looping, a file-system client's
 service that did not start, a file system's daemons not ready (catalog/platform.yaml `storage_clients`, `storage_words`,
-`platform_programs` part storage; catalog/exceptions.yaml `errnos` `spellings`).
+`platform_programs` part storage_driver; catalog/exceptions.yaml `errnos` `spellings`).
 
 Lines copied from public threads say so where they stand; the others are ours, in the printing program's format."""
 
@@ -31,7 +31,7 @@ def test_words_about_nfs_handles_that_are_no_strerror_are_no_errno() -> None:
     assert errno_of("nfsd: refreshing the NFS file handle cache") is None
 
 
-# --- a storage driver's pods crash-looping, a file system's client unit failing (platform_programs, part storage)
+# --- a storage driver's pods crash-looping, a file system's client unit failing (part storage_driver)
 
 def _backoffs(lines: list[str]) -> list[tuple[str | None, str | None]]:
     return [(str(e.fields.get("program")) if "program" in e.fields else None,
@@ -43,13 +43,13 @@ def test_a_csi_drivers_pods_crash_looping_are_the_storage_drivers() -> None:
     # IBM/ibm-spectrum-scale-csi#767 (https://github.com/IBM/ibm-spectrum-scale-csi/issues/767): kubectl get pods
     rows = ["ibm-spectrum-scale-csi-attacher-58b7c87cdd-28mlw      0/1     CrashLoopBackOff   22 (3m57s ago)   110m",
             "ibm-spectrum-scale-csi-jt8r6                          2/3     CrashLoopBackOff   18 (32s ago)     100m"]
-    assert _backoffs(rows) == [("spectrum-scale-csi", "storage")] * 2
+    assert _backoffs(rows) == [("spectrum-scale-csi", "storage_driver")] * 2
     # ours, in the kubelet's BackOff event (kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go), on
     # Rook's CephFS plugin and MDS (ceph/ceph-csi deploy/cephfs, rook/rook's rook-ceph-mds-<fs>-<id>)
     assert _backoffs(["  Warning  BackOff  2m (x9 over 6m)  kubelet  Back-off restarting failed container "
                       "csi-cephfsplugin in pod csi-cephfsplugin-5xq2z_rook-ceph(0b1c9c1e-7d1f-4a0e-9f55-1f6b0f3d2a11)",
                       "rook-ceph-mds-myfs-a-6d5c9f7b8-x2k4m    0/1     CrashLoopBackOff   7 (2m ago)   40m"]) == [
-        ("ceph-csi", "storage"), ("rook-ceph-daemons", "storage")]
+        ("ceph-csi", "storage_driver"), ("rook-ceph-daemons", "storage_driver")]
 
 
 def test_a_workload_pod_named_like_a_file_system_is_the_workloads() -> None:
@@ -71,10 +71,10 @@ def test_a_parallel_file_systems_client_unit_failing_is_storage() -> None:
              "status=32/n/a",
              "Sep 17 15:08:01 gnode01 systemd[1]: beegfs-client.service: Failed with result 'exit-code'.",
              "Sep 17 15:08:01 gnode01 systemd[1]: Failed to start beegfs-client.service - Start BeeGFS Client."]
-    assert _unit_errors(lines) == [("beegfs-client", "storage")]
+    assert _unit_errors(lines) == [("beegfs-client", "storage_driver")]
     # its helper daemon's, by its Description= alone (ThinkParQ/beegfs beegfs-helperd.service)
     assert _unit_errors(["Sep 17 15:08:01 gnode01 systemd[1]: Failed to start BeeGFS Helperd."]) == [
-        ("beegfs-client", "storage")]
+        ("beegfs-client", "storage_driver")]
 
 
 def test_a_file_system_servers_unit_stopping_is_no_failure() -> None:
