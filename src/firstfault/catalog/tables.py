@@ -1283,6 +1283,10 @@ class StorageClient(_Row, kw_only=True, frozen=True):
     processes: tuple[Annotated[str, Meta(min_length=2, max_length=15)], ...] = ()  # the daemon's comm
     containers: tuple[Annotated[str, Meta(min_length=3)], ...] = ()  # a Kubernetes sidecar that runs the daemon
     logs: tuple[Annotated[str, Meta(min_length=4)], ...] = ()  # words of the path of the client's own log file
+    # the file system's type as mount(8) takes it (`-t lustre`; its helper is `mount.<type>`)
+    types: tuple[Annotated[str, Meta(min_length=3, pattern=r"^[a-z0-9][a-z0-9_.+-]*$")], ...] = ()
+    # the names of its CSI drivers (a StorageClass's provisioner, the kubelet's `driver name X`): dotted, lower-case
+    drivers: tuple[Annotated[str, Meta(min_length=6, pattern=r"^[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)+$")], ...] = ()
     printed_by: Text
 
 class StorageWord(_Row, kw_only=True, frozen=True):
@@ -1293,11 +1297,22 @@ class StorageWord(_Row, kw_only=True, frozen=True):
     printed_by: Text
 
 
+class MountRefusal(_Row, kw_only=True, frozen=True):
+    """Words of a mount's output that say whose the refusal is (catalog/platform.yaml `mount_refusals`)."""
+
+    text: Annotated[str, Meta(min_length=8)]
+    word_class: Literal["job", "node"] = records.field(name="class")
+    printed_by: Text
+
+
 class StorageTables(NamedTuple):
     clients: Mapping[str, StorageClient]  # by client
     words: tuple[StorageWord, ...]  # in the file's order
     daemons: Mapping[str, str]  # a FUSE daemon's comm -> its client
     sidecars: Mapping[str, str]  # a Kubernetes container that runs a FUSE daemon -> its client
+    types: Mapping[str, str]  # a file system type as mount(8) takes it -> its client
+    drivers: tuple[tuple[str, str], ...]  # a CSI driver's name -> its client, longest name first
+    refusals: tuple[MountRefusal, ...]  # in the file's order
 
 
 @lru_cache(maxsize=1)
@@ -1329,8 +1344,18 @@ def storage_tables() -> StorageTables:
             if name in sidecars:
                 raise CatalogTableError(f"catalog/platform.yaml: storage_clients: container {name!r} listed twice")
             sidecars[name] = client.client
+    types: dict[str, str] = {}
+    drivers: dict[str, str] = {}
+    for client in clients.values():
+        for kind, names, into in (("type", client.types, types), ("driver", client.drivers, drivers)):
+            for name in names:
+                if name in into:
+                    raise CatalogTableError(f"catalog/platform.yaml: storage_clients: {kind} {name!r} listed twice")
+                into[name] = client.client
+    refusals = tuple(row for _, row in _rows("platform.yaml", "mount_refusals", MountRefusal))
     return StorageTables(MappingProxyType(clients), tuple(words), MappingProxyType(daemons),
-                         MappingProxyType(sidecars))
+                         MappingProxyType(sidecars), MappingProxyType(types),
+                         tuple(sorted(drivers.items(), key=lambda kv: (-len(kv[0]), kv[0]))), refusals)
 
 
 @lru_cache(maxsize=1)
@@ -1471,6 +1496,9 @@ class ErrnoInfo(_Row, frozen=True):
     # bind, listen or connect, or a call on a socket endpoint the message names): an errno no peer answers with, of an
     # interface or address the node does not have (ENODEV, zmq_bind(3))
     network_setup: bool = False
+    # other words programs print for the errno than this host's C library does (an older glibc's, Go's syscall
+    # table's): read as the errno wherever its strerror is (extract/codes.py)
+    spellings: tuple[Annotated[str, Meta(min_length=8)], ...] = ()
 
     def __post_init__(self) -> None:
         if self.network_setup and self.side == "setup":

@@ -78,9 +78,10 @@ StorageWordClass = Literal["failure", "transient", "recovery", "job", "node"]
 # What a program of the platform under the workload is to a job on its node (catalog/platform.yaml
 # `platform_programs`): its device plugin, its driver stack, the container toolkit, its own daemons, the scheduler's
 # daemons on it (Slurm's slurmd and the munge it authenticates with), a program that
-# watches or configures it, a FUSE mount's daemon, a distributed framework's own processes (Ray's raylet, GCS, idle
-# workers).
-PlatformPart = Literal["device_plugin", "driver", "toolkit", "runtime", "scheduler", "monitor", "storage", "cluster"]
+# watches or configures it, a FUSE mount's daemon, the file systems' drivers and services of the node (CSI plugins,
+# client units), a distributed framework's own processes (Ray's raylet, GCS, idle workers).
+PlatformPart = Literal["device_plugin", "driver", "toolkit", "runtime", "scheduler", "monitor", "storage",
+                       "storage_driver", "cluster"]
 # The part of the node a kernel module belongs to (catalog/platform.yaml `kernel_modules`): the accelerator's own
 # driver (node.driver), GPUDirect's peer-to-peer modules (node.driver.gpudirect), the RDMA stack (node.driver.rdma).
 ModulePart = Literal["driver", "gpudirect", "rdma"]

@@ -258,6 +258,10 @@ def _strerror_table() -> dict[str, str]:
     # on Windows prints these where a Linux one prints strerror (Rust's `... (os error 112)`, Python's `[WinError N]`)
     for row in windows_error_table().values():
         out.setdefault(row.text, row.errno)
+    # ... and the other spellings of an errno's text the table lists (catalog/exceptions.yaml `spellings`)
+    for info in errno_table().values():
+        for text in info.spellings:
+            out.setdefault(text, info.name)
     return out
 
 

@@ -24,6 +24,7 @@ from firstfault.catalog.tables import (
     storage_waits,
 )
 from firstfault.extract.base import Draft, LineContext, LineExtractor, worded_at
+from firstfault.extract.codes import errno_of, errno_row, storage_strerror_rx
 from firstfault.model import FieldValue
 from firstfault.pci import norm_pci
 
@@ -534,6 +535,102 @@ class StorageExtractor:
 
 
 # --------------------------------------------------------------------------
+# Mount failures: the kubelet's and a CSI driver's words
+# --------------------------------------------------------------------------
+
+# k8s.io/mount-utils (mount_linux.go) reports a failed mount as `Mount failed: %v`, `Mounting command: %s`, `Mounting
+# arguments: %s`, `Output: %s` (klog, one line each) and its MountError quotes the same on one line, which the
+# kubelet's and a CSI driver's errors carry (`... mount failed: exit status 32 Mounting command: mount Mounting
+# arguments: -t nfs ... Output: mount.nfs: ...`); a driver logging its own spells them lower-case (csi-wekafs#616).
+# Only a failed mount prints `Mounting arguments`; its `-t <type>` names the file system (catalog/platform.yaml
+# `storage_clients` `types`), and the output, on the same line or the next, what refused it (`mount_refusals`).
+_MOUNT_ARGS: Final = ("Mounting arguments: ", "mounting arguments: ")
+_MOUNT_OUTPUTS: Final = ("Output: ", "output: ")
+# the report's output on its own line: mount(8)'s words (`mount: /x: ...`) or its helper's (`mount.lustre: ...`)
+_MOUNT_OUTPUT_LINE: Final = ("Output: mount", "output: mount")
+_MOUNT_TYPE = re.compile(r"(?:^|\s)-t\s{1,4}(?P<type>[\w.+\-]{2,40})")
+_MOUNT_SPAN: Final = 2  # the most lines from the arguments' line to the output's
+_K_MOUNT = "mounts.pending"  # per stream: (client, line number, the arguments' words) awaiting the output's line
+# The kubelet's operation executor (kubernetes/kubernetes pkg/volume/util/operationexecutor/operation_generator.go:
+# `MountVolume.SetUp failed for volume %q : %v`, `MountVolume.MountDevice failed for volume %q : %v`), in its log, a
+# FailedMount event and kubectl describe's Events rows. The volume's error says whose: a storage errno's strerror it
+# ends with (an NFS mount gone stale under a pod, csi-driver-nfs#927), else the CSI driver it names
+# (`storage_clients` `drivers`: `driver name fsx.csi.aws.com not found in the list of registered CSI drivers`, its
+# node plugin not running there). A ConfigMap, Secret or projected volume (`configmap "x" not found`, `object
+# "ns"/"kube-root-ca.crt" not registered`) names neither: the job's own spec or the API server's, no storage.
+_KUBELET_MOUNT: Final = ("MountVolume.SetUp failed for volume ", "MountVolume.MountDevice failed for volume ")
+
+
+def _first(text: str, words: tuple[str, ...]) -> tuple[int, str]:
+    """Where the first of `words` stands in `text` and which it is; (-1, "") where none does."""
+    hits = [(at, w) for w in words if (at := text.find(w)) >= 0]
+    return min(hits) if hits else (-1, "")
+
+
+class MountFailureExtractor:
+    """A volume that would not mount, in the kubelet's and a CSI driver's words (k8s.io/mount-utils' report, the
+    kubelet's MountVolume errors), of a file system catalog/platform.yaml `storage_clients` names by its type or CSI
+    driver: storage.error, or container.error where the mount's output says the refusal is the job's or the node's
+    (`mount_refusals`)."""
+
+    name = "storage.mount"
+    emits: Mapping[str, frozenset[str]] = {
+        "storage.error": frozenset({"detail", "fs", "client", "errno"}),
+        "container.error": frozenset({"runtime", "error", "text", "message"}),
+    }
+    # the kubelet's and a driver's logs (the node's journal, a pod's log), events and kubectl's text
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+    literals: tuple[str, ...] = (*_MOUNT_ARGS, *_MOUNT_OUTPUT_LINE, *_KUBELET_MOUNT)
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        at, word = _first(line, _MOUNT_ARGS)
+        if at >= 0:
+            rest = line[at + len(word):]
+            out_at, out_word = _first(rest, _MOUNT_OUTPUTS)
+            m = _MOUNT_TYPE.search(rest if out_at < 0 else rest[:out_at])
+            client = storage_tables().types.get(m.group("type")) if m is not None else None
+            if client is None:
+                return  # no file system of the table's (tmpfs, a bind mount, a local disk's)
+            if out_at < 0:
+                ctx.state[_K_MOUNT] = (client, ctx.lineno, rest.strip())
+                return
+            yield self._read(client, rest[out_at + len(out_word):], rest[:out_at])
+            return
+        at, word = _first(line, _MOUNT_OUTPUT_LINE)
+        if at >= 0:
+            pending = ctx.state.pop(_K_MOUNT, None)
+            if isinstance(pending, tuple) and 0 < ctx.lineno - pending[1] <= _MOUNT_SPAN:
+                yield self._read(pending[0], line[at + len(word) - len("mount"):], pending[2])
+            return
+        at, word = _first(line, _KUBELET_MOUNT)
+        if at < 0:
+            return
+        err = line[at + len(word):]
+        detail = _clip(line[at:].strip())
+        if (s := storage_strerror_rx().search(err)) is not None and (name := errno_of(s.group("text"))) is not None:
+            row = errno_row(name)
+            yield Draft(kind="storage.error", fields={"fs": (row.fs if row is not None else None) or "posix",
+                                                      "errno": name, "detail": detail})
+            return
+        client = next((c for name, c in storage_tables().drivers if name in err), None)
+        if client is not None:
+            yield self._read(client, line[at:], None)
+
+    @staticmethod
+    def _read(client: str, output: str, arguments: str | None) -> Draft:
+        """A failed mount of the client's file system (its output, then the mount's arguments where known): the file
+        system's, unless its output says the job's or the node's (catalog/platform.yaml `mount_refusals`)."""
+        tables = storage_tables()
+        detail = _clip(output.strip() if arguments is None else f"{output.strip()} (mount {arguments.strip()})")
+        for row in tables.refusals:
+            if row.text in output:
+                return Draft(kind="container.error", fields={"runtime": client, "error": row.word_class,
+                                                             "text": row.text, "message": detail})
+        return Draft(kind="storage.error", fields={"fs": tables.clients[client].fs, "client": client,
+                                                   "detail": detail})
+
+
+# --------------------------------------------------------------------------
 # Hung tasks
 # --------------------------------------------------------------------------
 
@@ -952,6 +1049,7 @@ EXTRACTORS: tuple[LineExtractor, ...] = (
     BmcPowerEventExtractor(),
     OomKillExtractor(),
     StorageExtractor(),
+    MountFailureExtractor(),
     HungTaskExtractor(),
     MceExtractor(),
     ProcessMemoryErrorExtractor(),
