@@ -1,0 +1,117 @@
+"""Exceptions that only relay another process's, thread's or service's failure (catalog/exceptions.yaml: the `peer`
+rows for a worker, server or agent that failed or never answered, the `envelope` rows for a wrapper whose chained
+exception decides): a symptom or nothing, never the workload's own exception.
+
+Each reading is tested both ways: a line it must read and one that looks alike and must not. Lines are verbatim from
+the public threads cited next to them or built from the printing program's source (`from <source>`); the near misses
+marked `ours` are this test's own wording.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from firstfault.extract.base import Draft
+from tests.extract import helpers
+from tests.extract.helpers import alone, last_line
+
+TB = helpers.TB
+
+
+def kinds(drafts: list[Draft]) -> list[tuple[str, object]]:
+    return [(d.kind, d.fields.get("exc_type")) for d in drafts]
+
+
+# ------------------------------------------------------------ another process failed, nothing more said
+
+
+@pytest.mark.parametrize("line", [
+    # NVIDIA/numba-cuda#618: dask's distributed/core.py Server.start, `raise RuntimeError(f"{type(self).__name__}
+    # failed to start.") from exc`
+    "RuntimeError: Worker failed to start.",
+    # from the same source: the other servers of dask's distributed
+    "RuntimeError: Nanny failed to start.",
+    "RuntimeError: Scheduler failed to start.",
+    # areal-project/AReaL#240: areal/engine/sglang_remote.py _wait_for_server, `raise RuntimeError("server launch
+    # failed")`
+    "RuntimeError: server launch failed",
+    # aws-neuron/aws-neuron-sdk#1369: vLLM's engine core on its workers (v1/engine/core.py)
+    "RuntimeError: Worker failed",
+    # horovod/horovod#2803: horovod/runner/launch.py, after `ssh not successful for host H:`
+    "RuntimeError: could not connect to some hosts via ssh",
+    # ray-project/kuberay#2676: Ray's job head with no dashboard agent in time (dashboard/modules/job/job_head.py),
+    # as the job SDK raises its HTTP 500
+    "RuntimeError: Request failed with status code 500: No available agent to submit job, please try again later..",
+])
+def test_a_word_that_another_process_failed_is_a_symptom(line: str) -> None:
+    assert [d.kind for d in last_line(line)] == ["nccl.remote_error"]
+    assert [d.kind for d in alone(line)] == ["nccl.remote_error"]
+
+
+@pytest.mark.parametrize("line", [
+    # sgl-project/sglang#6193: a call inside the process that failed (sglang's register_buffer_to_engine)
+    "RuntimeError: Mooncake memory registration failed.",
+    # ours: what failed inside the worker, and why
+    "RuntimeError: worker failed to load the model weights",
+    "ValueError: Worker failed to start: --num-gpus 4 but only 2 visible",
+    # ours: a host the job's own code names, not a launcher's check of its hosts
+    "RuntimeError: could not connect to some hosts via ssh: key file /home/u/.ssh/id_rsa not found",
+])
+def test_near_miss_a_failure_said_with_its_reason_stays_the_workloads(line: str) -> None:
+    assert [d.kind for d in last_line(line)] == ["app.exception"]
+
+
+def test_the_exception_a_servers_start_was_raised_from_decides() -> None:
+    # dask's chain as Python prints `raise RuntimeError(...) from exc` (the frames: distributed/core.py): the worker's
+    # own exception first, then the wrapper, which decides nothing over it
+    lines = [TB, '  File "/work/worker_setup.py", line 8, in setup', "KeyError: 'CUDA_VISIBLE_DEVICES'", "",
+             "The above exception was the direct cause of the following exception:", "",
+             TB, '  File "/env/lib/python3.12/site-packages/distributed/core.py", line 536, in start',
+             '    raise RuntimeError(f"{type(self).__name__} failed to start.") from exc',
+             "RuntimeError: Worker failed to start."]
+    assert kinds(helpers.scan(helpers.APP_AND_NCCL, lines, "application")) == [("app.exception", "KeyError")]
+
+
+# ------------------------------------------------------------ a thread's wrapper: the thread's exception decides
+
+
+def test_olmos_thread_error_leaves_the_decision_to_the_threads_exception() -> None:
+    # allenai/OLMo olmo/util.py threaded_generator: `raise OLMoThreadError(f"generator thread {thread_name} failed")
+    # from x`, the thread's exception printed first
+    lines = [TB, '  File "/work/olmo/data/iterable_dataset.py", line 177, in _get_dataset_item',
+             "KeyError: 'input_ids'", "",
+             "The above exception was the direct cause of the following exception:", "",
+             TB, '  File "/work/olmo/util.py", line 638, in threaded_generator',
+             "olmo.exceptions.OLMoThreadError: generator thread data thread 3 failed"]
+    assert kinds(helpers.scan(helpers.APP_AND_NCCL, lines, "application")) == [("app.exception", "KeyError")]
+
+
+def test_olmos_thread_error_alone_names_no_cause() -> None:
+    # allenai/OLMo#552: the logger's line, the thread's traceback not printed
+    line = ("[2024-04-18 19:10:41] CRITICAL [olmo.util:158, rank=0] Uncaught OLMoThreadError: generator thread data "
+            "thread 3 failed")
+    assert [d for d in alone(line) if d.kind == "app.exception" and not d.fields.get("envelope")] == []
+
+
+def test_near_miss_another_class_with_a_threads_words_stays_the_workloads() -> None:
+    # ours: the class row is OLMo's class, not its words
+    got = kinds(last_line("RuntimeError: generator thread data thread 3 failed"))
+    assert got == [("app.exception", "RuntimeError")]
+
+
+# ------------------------------------------------------------ a service's failure reason as its SDK relays it
+
+
+def test_sagemakers_sdk_relaying_a_capacity_failure_is_no_workload_exception() -> None:
+    # aws/deep-learning-containers#1075 (pytest's `E` prefix taken off): sagemaker/session.py _check_job_status
+    line = ("sagemaker.exceptions.UnexpectedStatusException: Error for Training job "
+            "test-tf-smdataparallel-1619652004-96b6: Failed. Reason: CapacityError: Unable to provision requested ML "
+            "compute capacity. Please retry using a different ML instance type.")
+    assert [d for d in last_line(line) if d.kind == "app.exception" and not d.fields.get("envelope")] == []
+
+
+def test_near_miss_sagemakers_sdk_relaying_another_reason_stays_an_exception() -> None:
+    # huggingface/blog#114: a reason that is no capacity or internal error of the service's
+    line = ("UnexpectedStatusException: Error for Training job huggingface-pytorch-training-2021-05-31-01-39-31-463: "
+            "Failed. Reason: ClientError: Artifact upload failed:Insufficient disk space")
+    assert [d.kind for d in last_line(line)] == ["app.exception"]
