@@ -41,6 +41,19 @@ def test_kokkos_words_for_a_build_without_code_for_the_gpu_are_209(line: str) ->
     assert _cuda(line) == [("config", 209)]
 
 
+def test_dcgms_pulse_test_without_a_build_for_the_gpus_major_version_is_209() -> None:
+    # nvvs's ERROR record (NVIDIA/DCGM#238, an RTX 5090 of compute capability 12 under DCGM 4.2.3)
+    line = ("2025-06-27 06:32:30.806 ERROR [71830:71830] [[pulse_test]] Incompatible CUDA compute capability major "
+            "version: 12 [/builds/dcgm/dcgm/dcgm_private/nvvs/plugin_src/pulsetest/src/PulseTestPlugin.cpp:599] "
+            "[PulseTestPlugin::PopulateArgV]")
+    assert _cuda(line) == [("config", 209)]
+
+
+def test_near_miss_a_device_listings_compute_capability_is_no_cuda_error() -> None:
+    # NVIDIA's cuda-samples deviceQuery (Samples/1_Utilities/deviceQuery/deviceQuery.cpp) lists the version
+    assert _cuda("  CUDA Capability Major/Minor version number:    12.0") == []
+
+
 def test_the_verdict_on_kokkos_words_is_the_jobs_build(make_bundle: BundleMaker) -> None:
     line = "Kokkos::Cuda::initialize ERROR: likely mismatch of architecture"
     v = analyze(str(make_bundle({"app/rank-0.log": line + "\n"}, workload_ending("FAILED"))))
