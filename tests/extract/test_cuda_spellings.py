@@ -54,6 +54,41 @@ def test_near_miss_a_device_listings_compute_capability_is_no_cuda_error() -> No
     assert _cuda("  CUDA Capability Major/Minor version number:    12.0") == []
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        # Kokkos 4.x's device selection (core/src/impl/Kokkos_Core.cpp get_gpu's format, filled: three ranks mapped
+        # onto two GPUs)
+        "Error: Requested GPU with id '2' but only 2GPU(s) available! Raised by Kokkos::initialize().",
+        # ... as a LAMMPS deployment note quotes it for `-k on g 4` under a launcher that gave each rank one GPU
+        "Requested GPU with id '3' but only 1GPU(s) available!",
+        # ... and a negative id from the job's settings
+        "Error: Requested GPU with invalid id '-1'. Device id cannot be negative! Raised by Kokkos::initialize().",
+    ],
+)
+def test_kokkos_words_for_a_device_id_it_does_not_have_are_101(line: str) -> None:
+    assert _cuda(line) == [("device_choice", 101)]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a training script's own fallback to GPU 0, which runs (its print, in several public repositories)
+        "Cuda installed but only 2 GPU(s) available! Running on GPU 0 NVIDIA A100-SXM4-40GB!",
+        # CUTLASS's distributed GEMM example's own check (its std::cerr), no Kokkos words
+        "Error: Requested 4 GPUs but only 2 available",
+    ],
+)
+def test_near_miss_other_programs_gpu_counts_are_no_cuda_error(line: str) -> None:
+    assert _cuda(line) == []
+
+
+def test_the_verdict_on_kokkos_device_id_is_the_jobs_set_up(make_bundle: BundleMaker) -> None:
+    line = "Error: Requested GPU with id '3' but only 1GPU(s) available! Raised by Kokkos::initialize()."
+    v = analyze(str(make_bundle({"app/rank-0.log": line + "\n"}, workload_ending("FAILED"))))
+    assert v.root_cause is not None and v.root_cause.category == "app.exception.setup"
+
+
 def test_the_verdict_on_kokkos_words_is_the_jobs_build(make_bundle: BundleMaker) -> None:
     line = "Kokkos::Cuda::initialize ERROR: likely mismatch of architecture"
     v = analyze(str(make_bundle({"app/rank-0.log": line + "\n"}, workload_ending("FAILED"))))

@@ -376,7 +376,7 @@ def cuda_spellings() -> tuple[CudaSpelling, ...]:
     return tuple(rows)
 
 
-_SPELLING_MIN_ANCHOR: Final = 24
+_SPELLING_MIN_ANCHOR: Final = 20
 
 
 @lru_cache(maxsize=1)
