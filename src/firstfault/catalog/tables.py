@@ -338,6 +338,47 @@ def library_status_table() -> Mapping[str, LibraryStatusInfo]:
     return MappingProxyType(table)
 
 
+class CudaSpelling(_Row, frozen=True):
+    """A program's own words for one CUDA status (catalog/cuda.yaml `cuda_spellings`): the format its source prints
+    them with (printf's conversions where it prints a value: its literal runs are what a line must hold, in order),
+    the `cuda_errors` code whose condition they report, who prints them and the public source they were read from."""
+
+    code: Code  # a row of `cuda_errors`: the status whose class the line takes
+    format: Annotated[str, Meta(min_length=16)]  # as the program's source prints it, `%d` for a number it fills in
+    printed_by: Annotated[str, Meta(min_length=8)]  # the program and its source file that print it
+
+    @property
+    def runs(self) -> tuple[str, ...]:
+        """The format's literal runs in order (dcgm_format_runs), each stripped of blanks at its ends."""
+        return tuple(w for r in dcgm_format_runs(self.format) if (w := r.strip()))
+
+
+@lru_cache(maxsize=1)
+@_kept("cuda.yaml")
+def cuda_spellings() -> tuple[CudaSpelling, ...]:
+    """Programs' own words for CUDA statuses (catalog/cuda.yaml `cuda_spellings`), in the table's order. Each row's
+    code is a `cuda_errors` row's; its longest literal run (the prefilter's word) is at least _SPELLING_MIN_ANCHOR
+    characters and holds no digit (the exception extractor's memo keys a quiet line by its digits made `0`)."""
+    codes = cuda_table()
+    rows: list[CudaSpelling] = []
+    for where, item in _rows("cuda.yaml", "cuda_spellings", CudaSpelling):
+        if item.code not in codes:
+            raise CatalogTableError(f"{where}: code {item.code} is no row of cuda_errors")
+        runs = item.runs
+        if not runs or len(max(runs, key=len)) < _SPELLING_MIN_ANCHOR:
+            raise CatalogTableError(f"{where}: the format's longest literal run is under {_SPELLING_MIN_ANCHOR} "
+                                    f"characters")
+        if any(c.isdigit() for c in max(runs, key=len)):
+            raise CatalogTableError(f"{where}: the format's longest literal run holds a digit")
+        if any(r.format == item.format for r in rows):
+            raise CatalogTableError(f"{where}: duplicate format {item.format!r}")
+        rows.append(item)
+    return tuple(rows)
+
+
+_SPELLING_MIN_ANCHOR: Final = 20
+
+
 @lru_cache(maxsize=1)
 @_kept("cuda.yaml")
 def nccl_result_table() -> Mapping[int, NcclResultInfo]:

@@ -22,6 +22,7 @@ from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.
 from firstfault.catalog.tables import (
     ErrnoInfo,
     ExitPrinter,
+    cuda_spellings,
     cuda_table,
     cudnn_status_table,
     errno_table,
@@ -406,6 +407,11 @@ CUDA_ANCHORS: Final = (
     # HIP build (GGML_CUDA_NAME). It is the call that starts CUDA in the process: INIT_CALLS. (The function's name
     # is in the anchor: every anchor holds one of _ANCHOR_KEYS.)
     "ggml_cuda_init: failed to initialize",
+    # Geryon, the GPU library of LAMMPS' GPU package (lammps/lammps lib/gpu/geryon/nvd_macros.h CU_SAFE_CALL: `Cuda
+    # driver error %d in call at file '%s' in line %i.`; its older copies `Cuda driver error %d in file ...`): the
+    # CUresult a driver API call returned, by its number alone (`Cuda driver error 804 in call at file
+    # '.../geryon/nvd_device.h' in line 333.`), then MPI_Abort.
+    "Cuda driver error",
 )
 # A CUDA API call reporting its own failure (`call to cuMemAlloc returned error 2`): `returned error` is an
 # anchor only after the call's name; other programs say it too (the Azure SDK for Go's `storage: service
@@ -747,8 +753,48 @@ def _lone_index() -> tuple[dict[str, CudaError], re.Literals, int]:
     return rows, re.Literals(rows, re.IGNORECASE, keep=True), min((len(k) for k in rows), default=0)
 
 
+@lru_cache(maxsize=1)
+def _spelling_index() -> tuple[tuple[str, tuple[str, ...], CudaError], ...]:
+    """Each program's spelling of a CUDA status (catalog/cuda.yaml `cuda_spellings`): its longest literal run (the
+    prefilter's word), its runs in order, and the error of its row."""
+    table = cuda_table()
+    out = []
+    for sp in cuda_spellings():
+        row = table[sp.code]
+        runs = sp.runs
+        out.append((max(runs, key=len), runs, CudaError(sp.code, row.name, row.message, row.cuda_class)))
+    return tuple(out)
+
+
+def cuda_spelling_literals() -> tuple[str, ...]:
+    """Prefilter words for a program's own spelling of a CUDA status (each spelling's longest literal run; none holds
+    a digit: catalog/tables.py cuda_spellings)."""
+    return tuple(sorted({word for word, _runs, _err in _spelling_index()}))
+
+
+def _spelled(text: str) -> CudaError | None:
+    """The error a program's own words for it name (catalog/cuda.yaml `cuda_spellings`): every literal run of its
+    format on the line, in order."""
+    for word, runs, err in _spelling_index():
+        if word not in text:
+            continue
+        at = 0
+        for run in runs:
+            at = text.find(run, at)
+            if at < 0:
+                break
+            at += len(run)
+        else:
+            return err
+    return None
+
+
 def _lone_message(text: str) -> CudaError | None:
-    """The error whose `alone` table message the text holds whole, or None."""
+    """The error whose `alone` table message the text holds whole, or that a program's own words for it name
+    (_spelled), or None."""
+    spelled = _spelled(text)
+    if spelled is not None:
+        return spelled
     rows, rx, shortest = _lone_index()
     if not rows or len(text) < shortest:
         return None

@@ -42,6 +42,7 @@ from firstfault.extract.codes import (
     WEAK_CUDA_ANCHORS,
     by_whom,
     cuda_message_literals,
+    cuda_spelling_literals,
     ngc_check_failed,
     ngc_need,
     storage_strerror_texts,
@@ -111,7 +112,7 @@ def _zeroed_safe() -> bool:
     if not _zeroed_ok:
         words = (*storage_strerror_texts(), *tb.EXEC_WHY_TEXTS, "No module named", "shared memory", "/dev/shm",
                  *status_anchors(), *(t for r in status_word_table().values() for t in (r.word, *r.texts)),
-                 *cuda_message_literals(), *_DIGIT_WORDS)
+                 *cuda_message_literals(), *cuda_spelling_literals(), *_DIGIT_WORDS)
         _zeroed_ok.append(not any(c.isdigit() for w in words for c in w))
     return _zeroed_ok[0]
 
@@ -325,6 +326,7 @@ class ExceptionExtractor:
         NGC_DRIVER_CHECK,  # the NGC containers' check of the host's driver ...
         NGC_BUILT_FOR,  # ... and its first line, the release the image needs
         *cuda_message_literals(),  # a CUDA error's message followed by its number (`... combination (error 803)`)
+        *cuda_spelling_literals(),  # a program's own words for a CUDA status (catalog/cuda.yaml `cuda_spellings`)
         "CUDA-capable device",
         "No CUDA GPUs are available",
         "terminate called after throwing",
