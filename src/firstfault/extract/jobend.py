@@ -165,7 +165,7 @@ class SchedulerReasonExtractor:
         # The end-state pairs' words (extract/endstate.py) and `State:`, a describe container's state line.
         self.literals: tuple[str, ...] = tuple(sorted(set(line_literals()) | set(kube_status_words())
                                                       | set(endstate_literals())
-                                                      | {"job.exception", "State:", _GCB_HEAD.strip()}
+                                                      | {"job.exception", "State:", _GCB_HEAD.strip(), _CROMWELL_GCB_WORD.strip()}
                                                       | set(_CLAIM_WORDS) | {"Killed process ", _IMDS_WORD}
                                                       | set(_RAY_IP_WORDS)))
 
@@ -436,6 +436,18 @@ _GCP_BATCH_TASK = re.compile(r"\bTask (?:state is updated from [\w-]{1,40} to FA
 # then `      due to Spot VM preemption with exit code 50001.'`): an event's head waits a few lines for the line that
 # holds its exit code (a reserved one is a prefilter word), and the two are read as one.
 _GCB_HEAD = "Task state is updated from "
+# Cromwell's GCP Batch backend rendering the task's end in its failure message (broadinstitute/cromwell
+# supportedBackends/google/batch GcpBatchAsyncBackendJobExecutionActor.StandardException: `Task W.C:0:1 failed. The
+# job was stopped before the command finished. GCP Batch task exited with VMRecreatedDuringExecution(50006).`; the
+# name is its GcpBatchExitCode's, the number Batch's reserved exit code, read through the same table). A non-reserved
+# code (`Success(0)`, a task's own) names no cause. Where Cromwell says in the same message that it resubmits the task
+# (`Task failed immediately due to a transient GCP Batch error and will be automatically resubmitted up to N more
+# times.`, before the task ran; `Task W:C was preempted for the 1st time. The call will be restarted with another
+# preemptible VM ...`), that try is no end of the task's: the line is left to the table's texts, which read Cromwell's
+# restart words as they read them in its Pipelines API messages. Linear.
+_CROMWELL_GCB = re.compile(r"\bGCP Batch task exited with (?P<name>[A-Za-z][A-Za-z0-9]{0,60})\((?P<code>\d{1,6})\)")
+_CROMWELL_GCB_WORD = "GCP Batch task exited with "
+_CROMWELL_RETRY: Final = ("will be automatically resubmitted", "The call will be restarted with")
 _K_GCB = "jobend.gcp_batch"  # per stream: (line, text) of an event's head whose exit code was not on its line
 _GCB_SPAN = 3
 _GCB_KEEP = 600
@@ -448,6 +460,8 @@ def _gcp_batch_event(body: str, ctx: LineContext) -> tuple[re.Match[str], str] |
     if m is not None:
         ctx.state.pop(_K_GCB, None)
         return m, body
+    if _CROMWELL_GCB_WORD in body and (m := _CROMWELL_GCB.search(body)) is not None:
+        return None if any(w in body for w in _CROMWELL_RETRY) else (m, body)
     at = body.find(_GCB_HEAD)
     if at >= 0:
         ctx.state[_K_GCB] = (ctx.lineno, body[at:at + _GCB_KEEP].rstrip())
