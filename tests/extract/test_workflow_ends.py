@@ -1,0 +1,114 @@
+"""A workflow manager's or a batch service's record of a task that failed, read as the run's END and never as its
+cause (catalog/ends.yaml's workflow rows, extract/runend.py): Nextflow's `Error executing process > 'NAME'`,
+Snakemake's `Exiting because a job execution failed. Look above for error message`, Google Cloud Batch's job event
+`Job state is set from RUNNING to FAILED for job projects/...`; and their words for a task they resubmit (Nextflow's
+`-- Execution is retried (N)`, Snakemake's `Trying to restart job N.`), a try and no end.
+
+Provenance of the lines: nf-core/rnaseq's docs/usage.md (its troubleshooting of STAR_ALIGN's exit 137, verbatim);
+Nextflow's own troubleshooting page ("Error handling and troubleshooting", verbatim); nextflow-io/nextflow#970's
+console and broadinstitute/cromwell#7407's Batch events (threads of the wild corpus, verbatim); Snakemake's
+scheduler (snakemake/scheduler.py: `_ERROR_MSG_FINAL`, `Trying to restart job {}.`) in the words it prints, as a
+public mosca run's log quotes the first. The near misses are prose, a grep, and the managers' lines that are no end.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from firstfault.analysis.analyze import Analyzer
+from firstfault.extract.prefix import split_prefixes
+from firstfault.extract.runend import read_end
+from tests.conftest import WORKLOAD, BundleMaker
+
+
+def _end(line: str) -> tuple[object, object, object] | None:
+    fields = read_end(split_prefixes(line).body)
+    return None if fields is None else (fields["state"], fields["system"], fields["scope"])
+
+
+@pytest.mark.parametrize(("line", "want"), [
+    # Nextflow's console (its troubleshooting page; nf-core/rnaseq's usage docs, without the `ERROR ~ `)
+    ("ERROR ~ Error executing process > 'INDEX'", ("FAILED", "nextflow", "job")),
+    ("Error executing process > 'NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:STAR_ALIGN (WT_REP1)'", ("FAILED", "nextflow", "job")),
+    # ... and .nextflow.log's form (the TaskProcessor logger before it; the task name is this test's)
+    ("Jan-20 07:33:45.479 [Task monitor] ERROR nextflow.processor.TaskProcessor - Error executing process > "
+     "'NFCORE_RNASPLICE:RNASPLICE:ALIGN_STAR:STAR_ALIGN (S1)'", ("FAILED", "nextflow", "job")),
+    # a task resubmitted by its errorStrategy: nf-core/rnaseq's usage docs, nextflow-io/nextflow#970
+    ("[62/149eb0] NOTE: Process `NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:STAR_ALIGN (WT_REP1)` terminated with an error exit "
+     "status (137) -- Execution is retried (1)", ("RESTART", "nextflow", "process")),
+    ("[f4/92c717] NOTE: Error submitting process 'eval_pair_vcf (SampleID.MuTect2)' for execution -- Execution is "
+     "retried (1)", ("RESTART", "nextflow", "process")),
+    # Snakemake's scheduler
+    ("Exiting because a job execution failed. Look above for error message", ("FAILED", "snakemake", "job")),
+    ("Trying to restart job 0.", ("RESTART", "snakemake", "process")),
+    # Google Cloud Batch's job event as Cromwell printed it (cromwell#7407, cut after its first words), and folded by
+    # `gcloud batch jobs describe`'s YAML after the job's name (the job is this test's)
+    ('  description: "Job state is set from RUNNING to FAILED for job projects/A_JOB_ID. Job failed due to task '
+     'failures', ("FAILED", "gcp-batch", "job")),
+    ("  - description: 'Job state is set from RUNNING to FAILED for job projects/123/locations/us-central1/jobs/"
+     "train-1.Job", ("FAILED", "gcp-batch", "job")),
+])
+def test_a_managers_record_of_the_runs_end(line: str, want: tuple[str, str, str]) -> None:
+    assert _end(line) == want
+
+
+@pytest.mark.parametrize("line", [
+    # the manager's words in prose and in a grep, not its line
+    "The message `Error executing process > 'X'` means the task failed, see the docs",
+    "grep 'Exiting because a job execution failed. Look above for error message' in the log to find failures",
+    # a task whose error its errorStrategy ignores: the pipeline goes on
+    "[62/149eb0] NOTE: Process `FOO (1)` terminated with an error exit status (1) -- Error is ignored",
+    # Batch's events of a job that did not fail (cromwell#7407's, verbatim)
+    '  description: "Job state is set from SCHEDULED to RUNNING for job projects/A_JOB_ID."',
+    # a restart in another program's words
+    "Trying to restart job 0 because it failed",
+    "TRYING TO RESTART JOB WITHOUT PREVIOUS WF",
+])
+def test_look_alikes_are_no_managers_end(line: str) -> None:
+    assert _end(line) is None
+
+
+def _verdict(make_bundle: BundleMaker, console: str) -> tuple[str, str, str | None]:
+    wl = copy.deepcopy(WORKLOAD)
+    del wl["workload"]["terminal_state"]
+    wl["sources"] = [{"kind": "application", "path": "app/nextflow-console.log"}]
+    v = Analyzer().analyze_path(str(make_bundle({"app/nextflow-console.log": console}, wl)))
+    return v.outcome, v.attributed_domain, v.root_cause.category if v.root_cause else None
+
+
+# Nextflow's report of a task that failed on its own command (its troubleshooting page's example, verbatim but for
+# the work dir): where nothing else says how the run ended, the report is its end (a failure), and no cause.
+_NF_FAILED = """ERROR ~ Error executing process > 'INDEX'
+
+Caused by:
+  Process `INDEX` terminated with an error exit status (127)
+
+Command executed:
+
+  salmon index --threads 1 -t transcriptome.fa -i index
+
+Command exit status:
+  127
+
+Command output:
+  (empty)
+
+Work dir:
+  /home/user/work/0b/b59f362980defd7376ee0a75b41f62
+"""
+
+
+def test_a_managers_failure_record_is_the_end_not_the_cause(make_bundle: BundleMaker) -> None:
+    outcome, domain, category = _verdict(make_bundle, _NF_FAILED)
+    assert outcome == "failed"
+    assert domain == "unknown" and category is None
+
+
+def test_a_retried_task_is_no_end(make_bundle: BundleMaker) -> None:
+    # the console's retry note alone (nf-core/rnaseq's usage docs): the task runs again, the run has not ended
+    console = ("[62/149eb0] NOTE: Process `NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:STAR_ALIGN (WT_REP1)` terminated with an "
+               "error exit status (137) -- Execution is retried (1)\n")
+    outcome, _, category = _verdict(make_bundle, console)
+    assert outcome != "failed" and category is None
