@@ -330,8 +330,8 @@ def test_papi_near_misses(line: str) -> None:
 
 
 # Cromwell's GCP Batch backend in its failure message (GcpBatchAsyncBackendJobExecutionActor.StandardException: `Task
-# TAG failed. RETURN-CODE-MESSAGE GCP Batch task exited with NAME(CODE). MESSAGE`, the name GcpBatchExitCode's): the code
-# is Batch's reserved one, read through the same table as its status event's.
+# TAG failed. RETURN-CODE-MESSAGE GCP Batch task exited with NAME(CODE). MESSAGE`, the name GcpBatchExitCode's): the
+# code is Batch's reserved one, read through the same table as its status event's.
 @pytest.mark.parametrize(("line", "due"), [
     # broadinstitute/cromwell#7828, the reporter's quote (its `XXX` redaction kept), verbatim
     ("Task XXX failed. The job was stopped before the command finished. GCP Batch task exited with "

@@ -2,7 +2,9 @@
 cause (catalog/ends.yaml's workflow rows, extract/runend.py): Nextflow's `Error executing process > 'NAME'`,
 Snakemake's `Exiting because a job execution failed. Look above for error message`, Google Cloud Batch's job event
 `Job state is set from RUNNING to FAILED for job projects/...`; and their words for a task they resubmit (Nextflow's
-`-- Execution is retried (N)`, Snakemake's `Trying to restart job N.`), a try and no end.
+`-- Execution is retried (N)`, Snakemake's `Trying to restart job N.`), a try and no end. And the Slurm state
+Snakemake's Slurm executor names for its job (`SLURM-job 'ID' failed, SLURM status is: 'OUT_OF_MEMORY'`), read through
+Slurm's own state words (extract/jobend.py).
 
 Provenance of the lines: nf-core/rnaseq's docs/usage.md (its troubleshooting of STAR_ALIGN's exit 137, verbatim);
 Nextflow's own troubleshooting page ("Error handling and troubleshooting", verbatim); nextflow-io/nextflow#970's
@@ -21,6 +23,7 @@ from firstfault.analysis.analyze import Analyzer
 from firstfault.extract.prefix import split_prefixes
 from firstfault.extract.runend import read_end
 from tests.conftest import WORKLOAD, BundleMaker
+from tests.extract import helpers
 
 
 def _end(line: str) -> tuple[object, object, object] | None:
@@ -43,6 +46,8 @@ def _end(line: str) -> tuple[object, object, object] | None:
     # Snakemake's scheduler
     ("Exiting because a job execution failed. Look above for error message", ("FAILED", "snakemake", "job")),
     ("Trying to restart job 0.", ("RESTART", "snakemake", "process")),
+    # its job's error block's head (snakemake/snakemake-executor-plugin-slurm#371's log, a thread of the wild corpus)
+    ("Error in rule use_ram:", ("FAILED", "snakemake", "process")),
     # Google Cloud Batch's job event as Cromwell printed it (cromwell#7407, cut after its first words), and folded by
     # `gcloud batch jobs describe`'s YAML after the job's name (the job is this test's)
     ('  description: "Job state is set from RUNNING to FAILED for job projects/A_JOB_ID. Job failed due to task '
@@ -65,6 +70,9 @@ def test_a_managers_record_of_the_runs_end(line: str, want: tuple[str, str, str]
     # a restart in another program's words
     "Trying to restart job 0 because it failed",
     "TRYING TO RESTART JOB WITHOUT PREVIOUS WF",
+    # another program's `Error in rule` (a linter's message, mid-line)
+    "lint: Error in rule E501: line too long",
+    "RuleException: Error in rule bwa_map: see the log",
 ])
 def test_look_alikes_are_no_managers_end(line: str) -> None:
     assert _end(line) is None
@@ -112,3 +120,49 @@ def test_a_retried_task_is_no_end(make_bundle: BundleMaker) -> None:
                "error exit status (137) -- Execution is retried (1)\n")
     outcome, _, category = _verdict(make_bundle, console)
     assert outcome != "failed" and category is None
+
+
+# Snakemake's Slurm executor naming the state sacct gave its job (snakemake-executor-plugin-slurm's
+# `SLURM-job '{external_jobid}' failed, SLURM status is: '{status}'. `, snakemake 7's slurm executor without the
+# trailing words; the job ids are this test's): the state is read through Slurm's own state words.
+def _said(lines: list[str]) -> list[tuple[str, object, object]]:
+    return [(e.kind, e.fields.get("due_to"), e.fields.get("scheduler")) for e in helpers.events(
+        lines, "application", file="snakemake.log", node=None) if e.kind in ("process.signal", "host.oom_kill")]
+
+
+@pytest.mark.parametrize(("line", "want"), [
+    ("    message: SLURM-job '45360507' failed, SLURM status is: 'OUT_OF_MEMORY'. For further error details see the "
+     "cluster/cloud log and the log files of the involved rule(s).", ("host.oom_kill", None, None)),
+    ("SLURM-job '45360507' failed, SLURM status is: 'TIMEOUT'", ("process.signal", "time_limit", "slurm")),
+    ("SLURM-job '45360507' failed, SLURM status is: 'NODE_FAIL'", ("process.signal", "node_failure", "slurm")),
+    ("SLURM-job '45360507' failed, SLURM status is: 'PREEMPTED'", ("process.signal", "preemption", "slurm")),
+    # its JSON log's record of the same error (snakemake's `--log-handler-script` / json logger: `"msg"`)
+    ('{"jobid":2419,"level":"job_error","msg":"SLURM-job \'1373032\' failed, SLURM status is: \'OUT_OF_MEMORY\'"}',
+     ("host.oom_kill", None, None)),
+])
+def test_snakemakes_slurm_state_is_read_as_slurms(line: str, want: tuple[str, object, object]) -> None:
+    assert _said([line]) == [want]
+
+
+@pytest.mark.parametrize("line", [
+    # the job's own failure, a cancel that names no one, the plugin's own ERROR: no cause named
+    "    message: SLURM-job '45360507' failed, SLURM status is: 'FAILED'. For further error details see the "
+    "cluster/cloud log and the log files of the involved rule(s).",
+    "SLURM-job '45360507' failed, SLURM status is: 'CANCELLED'",
+    "SLURM-job '45360507' failed, SLURM status is: 'ERROR'",
+    # the words without the plugin's `SLURM-job 'ID'`
+    "the job failed, SLURM status is: 'OUT_OF_MEMORY' as the docs say",
+])
+def test_snakemakes_slurm_state_near_misses(line: str) -> None:
+    assert _said([line]) == []
+
+
+def test_a_snakemake_job_slurm_killed_for_memory_is_the_jobs_memory(make_bundle: BundleMaker) -> None:
+    wl = copy.deepcopy(WORKLOAD)
+    wl["sources"] = [{"kind": "application", "path": "app/snakemake.log"}]
+    log = ("Error in rule samtools_stats:\n    message: SLURM-job '45360507' failed, SLURM "
+           "status is: 'OUT_OF_MEMORY'. For further error details see the cluster/cloud log and the log files of the "
+           "involved rule(s).\n    jobid: 55\n    external_jobid: 45360507\n\nShutting down, this might take some "
+           "time.\nExiting because a job execution failed. Look above for error message\n")
+    v = Analyzer().analyze_path(str(make_bundle({"app/snakemake.log": log}, wl)))
+    assert v.root_cause is not None and v.root_cause.category == "host.oom"

@@ -165,7 +165,8 @@ class SchedulerReasonExtractor:
         # The end-state pairs' words (extract/endstate.py) and `State:`, a describe container's state line.
         self.literals: tuple[str, ...] = tuple(sorted(set(line_literals()) | set(kube_status_words())
                                                       | set(endstate_literals())
-                                                      | {"job.exception", "State:", _GCB_HEAD.strip(), _CROMWELL_GCB_WORD.strip()}
+                                                      | {"job.exception", "State:", _GCB_HEAD.strip()}
+                                                      | {_CROMWELL_GCB_WORD.strip(), _SMK_SLURM_WORD}
                                                       | set(_CLAIM_WORDS) | {"Killed process ", _IMDS_WORD}
                                                       | set(_RAY_IP_WORDS)))
 
@@ -187,6 +188,14 @@ class SchedulerReasonExtractor:
         batch = _gcp_batch_event(body, ctx)
         if batch is not None:
             yield from _gcp_batch_task(*batch, ctx)
+            return
+        if _SMK_SLURM_WORD in body and (smk := _SMK_SLURM.search(body)) is not None:
+            # a workflow manager's record of its Slurm job's end: the state it names, as Slurm's own words are read
+            row = word_reason("slurm", smk.group("state"), "state")
+            if row is None or row.reason is None:
+                ctx.claimed = True  # FAILED, CANCELLED without its uid, the plugin's own ERROR: no cause named
+                return
+            yield from _said(row.reason, "slurm", None, None, body[smk.start():], ctx)
             return
         # The indentation says which container state a reason is under: read it off the whole line.
         event = event_row(body)
@@ -485,6 +494,17 @@ def _gcp_batch_task(m: re.Match[str], body: str, ctx: LineContext) -> Iterator[D
         ctx.claimed = True  # the task's own exit code, or a reserved one that names no cause
         return
     yield from _said(row.reason, "gcp", None, None, body[m.start():], ctx)
+
+
+# Snakemake's Slurm executor on a job sacct reports in a failed state (snakemake 7 snakemake/executors/slurm,
+# snakemake-executor-plugin-slurm since 8: `SLURM-job '{id}' failed, SLURM status is: '{status}'`, then `. For further
+# error details see the cluster/cloud log ...` in later releases; the message under `Error in rule NAME:`, also its
+# JSON log's `"msg"`): the state is Slurm's own (sacct's State; its fail states BOOT_FAIL, CANCELLED, DEADLINE, FAILED,
+# NODE_FAIL, OUT_OF_MEMORY, PREEMPTED, TIMEOUT, and the plugin's ERROR), read through the same words as a pasted
+# sacct row's (catalog/scheduler.yaml, field state). The job's end as the manager recorded it: a state that names a
+# reason is the scheduler's, FAILED the job's own (its log says why). Linear.
+_SMK_SLURM = re.compile(r"\bSLURM-job '[^'\s]{1,64}' failed, SLURM status is: '(?P<state>[A-Z_]{2,20})'")
+_SMK_SLURM_WORD = "failed, SLURM status is: '"
 
 
 # Flux's job exception as `flux run` and `flux job attach` print it (flux-framework/flux-core#4195, #5304):
