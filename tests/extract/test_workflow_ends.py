@@ -1,8 +1,9 @@
 """A workflow manager's or a batch service's record of a task that failed, read as the run's END and never as its
 cause (catalog/ends.yaml's workflow rows, extract/runend.py): Nextflow's `Error executing process > 'NAME'`,
 Snakemake's `Exiting because a job execution failed. Look above for error message`, Google Cloud Batch's job event
-`Job state is set from RUNNING to FAILED for job projects/...`; and their words for a task they resubmit (Nextflow's
-`-- Execution is retried (N)`, Snakemake's `Trying to restart job N.`), a try and no end. And the Slurm state
+`Job state is set from RUNNING to FAILED for job projects/...`; Snakemake's `Error in rule NAME:` for one job, undone
+by its `Trying to restart job N.` (a try and no end; Nextflow's `-- Execution is retried (N)` is one task's and no
+row). And the Slurm state
 Snakemake's Slurm executor names for its job (`SLURM-job 'ID' failed, SLURM status is: 'OUT_OF_MEMORY'`), read through
 Slurm's own state words (extract/jobend.py).
 
@@ -38,11 +39,6 @@ def _end(line: str) -> tuple[object, object, object] | None:
     # ... and .nextflow.log's form (the TaskProcessor logger before it; the task name is this test's)
     ("Jan-20 07:33:45.479 [Task monitor] ERROR nextflow.processor.TaskProcessor - Error executing process > "
      "'NFCORE_RNASPLICE:RNASPLICE:ALIGN_STAR:STAR_ALIGN (S1)'", ("FAILED", "nextflow", "job")),
-    # a task resubmitted by its errorStrategy: nf-core/rnaseq's usage docs, nextflow-io/nextflow#970
-    ("[62/149eb0] NOTE: Process `NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:STAR_ALIGN (WT_REP1)` terminated with an error exit "
-     "status (137) -- Execution is retried (1)", ("RESTART", "nextflow", "process")),
-    ("[f4/92c717] NOTE: Error submitting process 'eval_pair_vcf (SampleID.MuTect2)' for execution -- Execution is "
-     "retried (1)", ("RESTART", "nextflow", "process")),
     # Snakemake's scheduler
     ("Exiting because a job execution failed. Look above for error message", ("FAILED", "snakemake", "job")),
     ("Trying to restart job 0.", ("RESTART", "snakemake", "process")),
@@ -63,6 +59,12 @@ def test_a_managers_record_of_the_runs_end(line: str, want: tuple[str, str, str]
     # the manager's words in prose and in a grep, not its line
     "The message `Error executing process > 'X'` means the task failed, see the docs",
     "grep 'Exiting because a job execution failed. Look above for error message' in the log to find failures",
+    # a task resubmitted by its errorStrategy (nf-core/rnaseq's usage docs, nextflow-io/nextflow#970): a try of one
+    # task, neither an end nor a restart of the run
+    "[62/149eb0] NOTE: Process `NFCORE_RNASEQ:RNASEQ:ALIGN_STAR:STAR_ALIGN (WT_REP1)` terminated with an error exit "
+    "status (137) -- Execution is retried (1)",
+    "[f4/92c717] NOTE: Error submitting process 'eval_pair_vcf (SampleID.MuTect2)' for execution -- Execution is "
+    "retried (1)",
     # a task whose error its errorStrategy ignores: the pipeline goes on
     "[62/149eb0] NOTE: Process `FOO (1)` terminated with an error exit status (1) -- Error is ignored",
     # Batch's events of a job that did not fail (cromwell#7407's, verbatim)
