@@ -168,3 +168,24 @@ def test_a_snakemake_job_slurm_killed_for_memory_is_the_jobs_memory(make_bundle:
            "time.\nExiting because a job execution failed. Look above for error message\n")
     v = Analyzer().analyze_path(str(make_bundle({"app/snakemake.log": log}, wl)))
     assert v.root_cause is not None and v.root_cause.category == "host.oom"
+
+
+# broadinstitute/cromwell#7407's Batch events as Cromwell printed them (verbatim, up to the cut in the stored copy): the
+# job's FAILED is its end; the task event that would have named the preemption is not there, so nothing is its cause.
+_BATCH_EVENTS = """status_events {
+  description: "Job state is set from SCHEDULED to RUNNING for job projects/A_JOB_ID."
+  event_time {
+    seconds: 1713287919
+    nanos: 96623968
+  }
+  type: "STATUS_CHANGED"
+}
+status_events {
+  description: "Job state is set from RUNNING to FAILED for job projects/A_JOB_ID. Job failed due to task failures
+"""
+
+
+def test_a_batch_jobs_failed_event_is_its_end_and_names_no_cause(make_bundle: BundleMaker) -> None:
+    outcome, domain, category = _verdict(make_bundle, _BATCH_EVENTS)
+    assert outcome == "failed"
+    assert domain == "unknown" and category is None
