@@ -329,6 +329,54 @@ def test_papi_near_misses(line: str) -> None:
     assert said([line]) == []
 
 
+# Cromwell's GCP Batch backend in its failure message (GcpBatchAsyncBackendJobExecutionActor.StandardException: `Task
+# TAG failed. RETURN-CODE-MESSAGE GCP Batch task exited with NAME(CODE). MESSAGE`, the name GcpBatchExitCode's): the
+# code is Batch's reserved one, read through the same table as its status event's.
+@pytest.mark.parametrize(("line", "due"), [
+    # broadinstitute/cromwell#7828, the reporter's quote (its `XXX` redaction kept), verbatim
+    ("Task XXX failed. The job was stopped before the command finished. GCP Batch task exited with "
+     "VMRecreatedDuringExecution(50006).", "node_failure"),
+    # the same format for the other reserved codes (the task tag and the rest are this test's)
+    ("java.lang.Exception: Task wgs.align:3:1 failed. The job was stopped before the command finished. GCP Batch task "
+     "exited with VMPreemption(50001). ", "preemption"),
+    ("Task wgs.align:3:1 failed. The job was stopped before the command finished. GCP Batch task exited with "
+     "VMReportingTimeout(50002). ", "node_failure"),
+    ("Task wgs.align:3:1 failed. The job was stopped before the command finished. GCP Batch task exited with "
+     "VMRebootedDuringExecution(50003). ", "node_failure"),
+    ("Task wgs.align:3:1 failed. The job was stopped before the command finished. GCP Batch task exited with "
+     "TaskRunsOverMaximumRuntime(50005). ", "time_limit"),
+])
+def test_cromwell_gcp_batch_exit_code(line: str, due: str) -> None:
+    assert said([line]) == [("process.signal", due, "gcp")]
+
+
+@pytest.mark.parametrize("line", [
+    # a code that names no cause: 50004 (the task and its VM unresponsive), and a non-reserved one (a Terra guide quotes
+    # `GCP Batch task exited with Success(0)` for a task Batch saw exit 0)
+    "Task wgs.align:3:1 failed. GCP Batch task exited with VMAndTaskAreUnresponsive(50004). ",
+    "Task wgs.align:3:1 failed. Job exit code 1. Check gs://b/wgs/call-align/stderr for more information. GCP Batch "
+    "task exited with Success(0). ",
+    # a transient error before the task ran, which Cromwell resubmits (handleTransientErrorRetry's message): no end
+    "Task wgs.align:3:1 failed. The job was stopped before the command finished. GCP Batch task exited with "
+    "VMRecreatedDuringExecution(50006). Task failed immediately due to a transient GCP Batch error and will be "
+    "automatically resubmitted up to 3 more times.",
+    # the words without Cromwell's NAME(CODE), and a program's own number in prose
+    "GCP Batch task exited with an error, see the logs",
+    "worker exited with VMRecreatedDuringExecution 50006",
+])
+def test_cromwell_gcp_batch_near_misses(line: str) -> None:
+    assert said([line]) == []
+
+
+def test_cromwell_gcp_batch_preemption_restarted_is_read_as_its_restart_words() -> None:
+    # handlePreemption's retryable message after the code (its format): the restart words' row decides, as for the
+    # Pipelines API's form above; the code does not add a second reading
+    line = ("Task wgs.align:3:1 failed. The job was stopped before the command finished. GCP Batch task exited with "
+            "VMPreemption(50001). Task 0b6a8a0e-2f6c-4b7e-9a53-1c2d3e4f5a6b:align was preempted for the 1st time. The "
+            "call will be restarted with another preemptible VM (max preemptible attempts number is 3).")
+    assert said([line]) == [("process.signal", "preemption", "gcp")]
+
+
 # Vertex AI / AI Platform Training: the job's error for a replica's exit.
 def test_vertex_replica_out_of_memory_is_its_memory_limit() -> None:
     # AI Platform's words, as a public write-up quotes its job's error
@@ -423,8 +471,10 @@ def _analyze(make_bundle: BundleMaker, record: str) -> tuple[str, str | None]:
      "its timeout of 600s\n", "scheduler.time_limit"),
     ("Task train.step:0:1 failed. The job was stopped before the command finished. PAPI error code 10. The assigned "
      "worker has failed to complete the operation\n", "scheduler.preempted"),
+    ("Task train.step:0:1 failed. The job was stopped before the command finished. GCP Batch task exited with "
+     "VMRecreatedDuringExecution(50006).\n", "node.unreachable"),
 ], ids=["gcp-batch-preempted", "gcp-batch-max-run-duration", "sagemaker-max-runtime", "aws-batch-timeout",
-        "modal-timeout", "papi-worker-lost"])
+        "modal-timeout", "papi-worker-lost", "cromwell-gcp-batch-vm-recreated"])
 def test_the_services_word_is_the_cause(make_bundle: BundleMaker, record: str, category: str) -> None:
     _, got = _analyze(make_bundle, record)
     assert got == category
@@ -436,7 +486,9 @@ def test_the_services_word_is_the_cause(make_bundle: BundleMaker, record: str, c
     '{\n  "status": "FAILED",\n  "statusReason": "Essential container in task exited",\n}\n',
     "Task train.step:0:1 failed. The job was stopped before the command finished. PAPI error code 9. Execution failed: "
     'generic::failed_precondition: while running "/cromwell_root/script": unexpected exit status 1 was not ignored\n',
-], ids=["own-exit", "app-prints-50001", "essential-container", "papi-own-exit"])
+    "Task train.step:0:1 failed. Job exit code 1. Check gs://b/train/call-step/stderr for more information. GCP Batch "
+    "task exited with Success(0).\n",
+], ids=["own-exit", "app-prints-50001", "essential-container", "papi-own-exit", "cromwell-gcp-batch-own-exit"])
 def test_near_misses_through_the_engine(make_bundle: BundleMaker, record: str) -> None:
     domain, got = _analyze(make_bundle, record)
     assert domain != "scheduler" and got not in ("scheduler.preempted", "scheduler.time_limit")

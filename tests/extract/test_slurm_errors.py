@@ -332,6 +332,23 @@ def test_every_form_reaches_the_same_row(line: str, source: str) -> None:
     assert [(e.kind, e.fields["name"]) for e in got] == [("sched.error", "ESLURMD_CREDENTIAL_EXPIRED")]
 
 
+def test_an_errno_text_quoted_with_a_full_stop_is_the_same_row() -> None:
+    # ENCODE-DCC/chip-seq-pipeline2#150 (Caper's Slurm backend; the reporter's final period), verbatim
+    line = "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation."
+    got = ours(feed([line]))
+    assert [(e.kind, e.fields["name"], e.fields.get("weak")) for e in got] == [
+        ("sched.error", "SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT", True)]
+
+
+@pytest.mark.parametrize("line", [
+    # the text followed by more words, and by an ellipsis, is no errno text: the submitter's own reading decides
+    "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation. Retrying later",
+    "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation...",
+])
+def test_near_miss_an_errno_text_with_more_after_it_is_not_that_row(line: str) -> None:
+    assert not any(e.fields.get("name") == "SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT" for e in ours(feed([line])))
+
+
 def test_the_peer_slurm_could_not_hear_from_is_named() -> None:
     # mlr-org/batchtools#201 (https://github.com/mlr-org/batchtools/issues/201): munge keys differed
     lines = ["srun: error: slurm_receive_msgs: [[ubuntu4]:6818] failed: Socket timed out on send/recv operation",

@@ -167,6 +167,7 @@ class SchedulerReasonExtractor:
         self.literals: tuple[str, ...] = tuple(sorted(set(line_literals()) | set(kube_status_words())
                                                       | set(endstate_literals())
                                                       | {"job.exception", "State:", _GCB_HEAD.strip()}
+                                                      | {_CROMWELL_GCB_WORD.strip(), _SMK_SLURM_WORD}
                                                       | set(_CLAIM_WORDS) | {"Killed process ", _IMDS_WORD}
                                                       | set(_RAY_IP_WORDS)))
 
@@ -188,6 +189,14 @@ class SchedulerReasonExtractor:
         batch = _gcp_batch_event(body, ctx)
         if batch is not None:
             yield from _gcp_batch_task(*batch, ctx)
+            return
+        if _SMK_SLURM_WORD in body and (smk := _SMK_SLURM.search(body)) is not None:
+            # a workflow manager's record of its Slurm job's end: the state it names, as Slurm's own words are read
+            row = word_reason("slurm", smk.group("state"), "state")
+            if row is None or row.reason is None:
+                ctx.claimed = True  # FAILED, CANCELLED without its uid, the plugin's own ERROR: no cause named
+                return
+            yield from _said(row.reason, "slurm", None, None, body[smk.start():], ctx)
             return
         # The indentation says which container state a reason is under: read it off the whole line.
         event = event_row(body)
@@ -453,6 +462,18 @@ _GCP_BATCH_TASK = re.compile(r"\bTask (?:state is updated from [\w-]{1,40} to FA
 # then `      due to Spot VM preemption with exit code 50001.'`): an event's head waits a few lines for the line that
 # holds its exit code (a reserved one is a prefilter word), and the two are read as one.
 _GCB_HEAD = "Task state is updated from "
+# Cromwell's GCP Batch backend rendering the task's end in its failure message (broadinstitute/cromwell
+# supportedBackends/google/batch GcpBatchAsyncBackendJobExecutionActor.StandardException: `Task W.C:0:1 failed. The
+# job was stopped before the command finished. GCP Batch task exited with VMRecreatedDuringExecution(50006).`; the
+# name is its GcpBatchExitCode's, the number Batch's reserved exit code, read through the same table). A non-reserved
+# code (`Success(0)`, a task's own) names no cause. Where Cromwell says in the same message that it resubmits the task
+# (`Task failed immediately due to a transient GCP Batch error and will be automatically resubmitted up to N more
+# times.`, before the task ran; `Task W:C was preempted for the 1st time. The call will be restarted with another
+# preemptible VM ...`), that try is no end of the task's: the line is left to the table's texts, which read Cromwell's
+# restart words as they read them in its Pipelines API messages. Linear.
+_CROMWELL_GCB = re.compile(r"\bGCP Batch task exited with (?P<name>[A-Za-z][A-Za-z0-9]{0,60})\((?P<code>\d{1,6})\)")
+_CROMWELL_GCB_WORD = "GCP Batch task exited with "
+_CROMWELL_RETRY: Final = ("will be automatically resubmitted", "The call will be restarted with")
 _K_GCB = "jobend.gcp_batch"  # per stream: (line, text) of an event's head whose exit code was not on its line
 _GCB_SPAN = 3
 _GCB_KEEP = 600
@@ -465,6 +486,8 @@ def _gcp_batch_event(body: str, ctx: LineContext) -> tuple[re.Match[str], str] |
     if m is not None:
         ctx.state.pop(_K_GCB, None)
         return m, body
+    if _CROMWELL_GCB_WORD in body and (m := _CROMWELL_GCB.search(body)) is not None:
+        return None if any(w in body for w in _CROMWELL_RETRY) else (m, body)
     at = body.find(_GCB_HEAD)
     if at >= 0:
         ctx.state[_K_GCB] = (ctx.lineno, body[at:at + _GCB_KEEP].rstrip())
@@ -488,6 +511,17 @@ def _gcp_batch_task(m: re.Match[str], body: str, ctx: LineContext) -> Iterator[D
         ctx.claimed = True  # the task's own exit code, or a reserved one that names no cause
         return
     yield from _said(row.reason, "gcp", None, None, body[m.start():], ctx)
+
+
+# Snakemake's Slurm executor on a job sacct reports in a failed state (snakemake 7 snakemake/executors/slurm,
+# snakemake-executor-plugin-slurm since 8: `SLURM-job '{id}' failed, SLURM status is: '{status}'`, then `. For further
+# error details see the cluster/cloud log ...` in later releases; the message under `Error in rule NAME:`, also its
+# JSON log's `"msg"`): the state is Slurm's own (sacct's State; its fail states BOOT_FAIL, CANCELLED, DEADLINE, FAILED,
+# NODE_FAIL, OUT_OF_MEMORY, PREEMPTED, TIMEOUT, and the plugin's ERROR), read through the same words as a pasted
+# sacct row's (catalog/scheduler.yaml, field state). The job's end as the manager recorded it: a state that names a
+# reason is the scheduler's, FAILED the job's own (its log says why). Linear.
+_SMK_SLURM = re.compile(r"\bSLURM-job '[^'\s]{1,64}' failed, SLURM status is: '(?P<state>[A-Z_]{2,20})'")
+_SMK_SLURM_WORD = "failed, SLURM status is: '"
 
 
 # Flux's job exception as `flux run` and `flux job attach` print it (flux-framework/flux-core#4195, #5304):

@@ -150,16 +150,27 @@ def _message(rest: str) -> tuple[SlurmMessage, str | None] | None:
     return row, m.group(f"h{i}") if "{host}" in row.text else None
 
 
+def _text_row(errors: Mapping[str, SlurmError], text: str) -> SlurmError | None:
+    """The error text `text` is, as `%m` prints it; or with one full stop after it, where a workflow manager's log or
+    a post quoting the line ended it as a sentence (ENCODE-DCC/chip-seq-pipeline2#150, Caper's Slurm backend: `sbatch:
+    error: Batch job submission failed: Socket timed out on send/recv operation.`). slurm_errno.c's texts end without
+    one but for the few the table spells with it, which match as they are."""
+    row = errors.get(text)
+    if row is None and text.endswith(".") and not text.endswith(".."):
+        row = errors.get(text[:-1])
+    return row
+
+
 def _error(rest: str) -> tuple[SlurmError, str | None] | None:
     """The error text of the table `rest` ends with (where `%m` prints it, the whole message or after the call's
     words and `: `), and the host the words before it name."""
     tables = _tables()
     text = rest.rstrip()
-    row = tables.errors.get(text)
+    row = _text_row(tables.errors, text)
     if row is not None:
         return row, None
     head, _, tail = text.rpartition(": ")
-    row = tables.errors.get(tail) if head else None
+    row = _text_row(tables.errors, tail) if head else None
     if row is None:
         return None
     ctx = tables.contexts.search(head + ": ")
