@@ -141,13 +141,17 @@ def test_a_later_lone_line_that_says_less_supersedes_no_lone_line_that_says_more
                   evidence=Evidence(source="application", file="f.log", line=3, text="SlowDown"))
     events = [
         store,
-        _ev("app.exception", 5, terminal=True),  # a caller's re-raise that names no cause (superseded by line 7)
-        _ev("nccl.remote_error", 7, terminal=True),  # a lone line read as a peer's death
+        _ev("app.exception", 5, terminal=True),  # a caller's re-raise that names no cause
+        _ev("nccl.remote_error", 7, terminal=True),  # a lone line read as a peer's death: says less than line 5
         _ev("app.exception", 4, terminal=True, rank=1),  # says little, then its stream says as little again
         _ev("app.exception", 6, terminal=True, rank=1),
+        _ev("nccl.timeout", 8, terminal=True, rank=1),  # ... and then a wait that ran out: less still
+        _ev("nccl.remote_error", 2, terminal=True, rank=2),  # a peer's death, then a wait: the last symptom stands
+        _ev("nccl.timeout", 5, terminal=True, rank=2),
     ]
     kept = [(e.evidence.file, e.rank, e.evidence.line) for e in terminal_lines(events) if e.fields.get("terminal")]
-    assert kept == [("f.log", 0, 3), ("f.log", 0, 7), ("f.log", 1, 6)]
+    assert kept == [("f.log", 0, 3), ("f.log", 0, 5), ("f.log", 0, 7), ("f.log", 1, 6), ("f.log", 1, 8),
+                    ("f.log", 2, 5)]
 
 
 def test_near_miss_a_later_line_that_says_as_much_or_fuller_evidence_still_supersedes() -> None:
@@ -170,6 +174,29 @@ def test_a_wrappers_lone_line_after_the_stores_error_leaves_the_store_the_cause(
              "ip=10.0.0.1)"]
     v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(lines)})))
     assert v.root_cause is not None and v.root_cause.category == "storage.object_store"
+
+
+# NEURON: aws-neuron/aws-neuron-sdk#1369's posted lines (vLLM on Trainium, tests/wild's
+# sw-vllm-neuron-trn2-tp64-cold-compile-...-1369): the worker's own exception, then gloo's peer closed, then the
+# engine's report that the worker failed.
+NEURON = ["ERROR [v1/executor/multiproc_executor.py:962] RuntimeError: neuronx-cc compilation failed with 70. Check "
+          "compiler logs.",
+          'ERROR   File ".../vllm_neuron/parallel/neuron_parallel_state.py", line 1318, in tp_barrier',
+          "ERROR RuntimeError: [gloo/transport/tcp/pair.cc:547] Connection closed by peer [<ip>]:22947",
+          "ERROR [v1/engine/core.py:1140] RuntimeError: Worker failed"]
+
+
+def test_a_peers_death_after_the_workloads_own_exception_leaves_the_exception_the_cause(
+        make_bundle: BundleMaker) -> None:
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(NEURON)})))
+    assert v.root_cause is not None and v.root_cause.category.startswith("app.exception")
+    assert "neuronx-cc" in (v.root_cause.summary or "")
+
+
+def test_near_miss_a_peers_death_alone_after_a_relayed_failure_is_still_only_symptoms(
+        make_bundle: BundleMaker) -> None:
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": _app(NEURON[2:])})))
+    assert v.root_cause is None and v.attributed_domain == "unknown"
 
 
 # The kernel OOM killer's header stands for the kill only where its file goes no further (engine/normalise.py

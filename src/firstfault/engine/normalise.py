@@ -474,12 +474,15 @@ def terminal_lines(events: list[Event]) -> list[Event]:
     message, excclass.says_little), or a peer's death or a wait that ran out (a lone line read as a symptom), as a
     chained traceback's deepest known cause decides over the exceptions raised while handling it (Ray's `RuntimeError:
     Job ... failed` after the Hub's `HfHubHTTPError: 429 ...`; a client's `connect ECONNREFUSED` to the store after
-    its `SlowDown`). A lone line's reading is also weak (engine/attribute.py): it is a cause only where no cause read
-    from fuller evidence stands.
+    its `SlowDown`). Of the two that say less, a symptom says less still: a peer's death or a wait after the
+    workload's own exception that names no cause leaves that exception standing (vLLM on Neuron: `RuntimeError:
+    neuronx-cc compilation failed with 70`, then gloo's `Connection closed by peer`). A lone line's reading is also
+    weak (engine/attribute.py): it is a cause only where no cause read from fuller evidence stands.
     """
     events = _services_back(events)
     last: dict[tuple[str | None, int | None], int] = {}
     last_telling: dict[tuple[str | None, int | None], int] = {}  # the same, less the lone lines that say less
+    last_own: dict[tuple[str | None, int | None], int] = {}  # the same, less the lone symptoms
     for ev in events:
         if ev.fields.get("truncated") is True:
             # a traceback cut before its exception line (the stream stops inside it) adds no words of its own: it
@@ -493,12 +496,18 @@ def terminal_lines(events: list[Event]) -> list[Event]:
                 last[key] = line
             if not (terminal and _says_less(ev)) and line > last_telling.get(key, -1):
                 last_telling[key] = line
+            if not (terminal and ev.kind in _LONE_SYMPTOMS) and line > last_own.get(key, -1):
+                last_own[key] = line
 
     def kept(ev: Event) -> bool:
         if ev.fields.get("terminal") is not True:
             return True
         key, line = (ev.evidence.file, ev.rank), ev.evidence.line or 0
-        return line >= last.get(key, -1) or (not _says_less(ev) and line >= last_telling.get(key, -1))
+        if line >= last.get(key, -1) or (not _says_less(ev) and line >= last_telling.get(key, -1)):
+            return True
+        # the workload's own exception that names no cause still says more than a peer's death or a wait that ran
+        # out after it: a lone symptom supersedes no earlier lone line of the workload's own
+        return ev.kind not in _LONE_SYMPTOMS and line >= last_own.get(key, -1)
 
     return _answered_nodes(_storage_sidecars(_waited_out(_named_victims(_answered_headers([
         ev for ev in events if kept(ev)])))))
