@@ -638,6 +638,13 @@ def dcgm_lines() -> tuple[AccelMessage, ...]:
     formats = tuple((r.code, f) for r in table.values() for f in (r.message, *r.aliases) if f)
     rows: list[AccelMessage] = []
     for row in table.values():
+        if row.reason is None and row.reason_class in DCGM_REASONS_NOT_RUN:
+            # a code that says the check could not run or found the node's set-up, not a device, wanting (an IMEX
+            # daemon not ready where no IMEX domain is in use: NVIDIA/NVSentinel#1471), named by a monitor that
+            # passes DCGM's code on: understood, and nothing (its name only: its words may be any program's)
+            rows.append(AccelMessage(text=row.name, accel_class="informational", reason=row.name[8:].lower(),
+                                     printed_by=row.printed_by, code=row.code))
+            continue
         if row.reason is None:
             continue
         cls = _DCGM_LINE_CLASSES[row.reason_class]
@@ -1654,9 +1661,11 @@ def kernel_module_failures() -> tuple[KernelModuleFailure, ...]:
 class XidRelay(_Row, kw_only=True, frozen=True):
     """A platform program's words before an Xid it relays from NVML (catalog/platform.yaml `xid_relays`)."""
 
-    text: Annotated[str, Meta(min_length=6)]  # a prefilter literal, case as printed; the Xid's number follows it
+    text: Annotated[str, Meta(min_length=4)]  # a prefilter literal, case as printed; the Xid's number follows it
     program: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]  # a row of platform_programs (the event's `via`)
     printed_by: Annotated[str, Meta(min_length=8)]
+    # words of the program's format that stand after the number (gpud's ` detected on `): the line holds them there
+    then: Annotated[str, Meta(min_length=4)] | None = None
 
 
 @lru_cache(maxsize=1)
