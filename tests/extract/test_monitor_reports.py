@@ -125,3 +125,30 @@ def test_dcgms_not_run_codes_named_by_a_monitor_are_understood_and_nothing() -> 
     got = helpers.events(["ErrorCode:DCGM_FR_VOLATILE_DBE_DETECTED GPU:0 Detected 2 volatile double-bit ECC "
                           "error(s) in GPU 0."], "application")
     assert [(e.kind, e.fields.get("accel_class")) for e in got] == [("gpu.accel_error", "memory")]
+
+
+# pytorch/ci-infra#1057 (https://github.com/pytorch/ci-infra/pull/1057): the kubelet's UnexpectedAdmissionError
+# message as the PR posts it, wrapped over lines
+CI_INFRA_1057 = [
+    "Allocate failed due to device plugin GetPreferredAllocation rpc failed with err:",
+    "rpc error: code = Unknown desc = error getting list of preferred allocation devices:",
+    "unable to get device link information: error getting NVLink for devices (0, 1):",
+    "failed to get nvlink remote pci info: failed to get nvlink state: GPU is lost,",
+    "which is unexpected",
+]
+
+
+def test_the_device_plugins_topology_walk_quotes_nvmls_result() -> None:
+    got = [e for e in helpers.events(CI_INFRA_1057, "application") if e.kind == "gpu.nvml_error"]
+    assert [e.fields["error"] for e in got] == ["lost"]
+
+
+@pytest.mark.parametrize("line", [
+    # ours: go-gpuallocator's wording (gpuallocator/device.go, its links' GetNVLink) over NVML's answer that the GPU
+    # has no such counter: the client's question, no failure
+    "error getting NVLink for devices (0, 1): failed to get nvlink state: Not Supported",
+    # ours: the same words over an error that is no NVML result
+    "failed to get nvlink state: context deadline exceeded",
+])
+def test_the_topology_walks_words_over_no_nvml_failure_are_none(line: str) -> None:
+    assert [e for e in helpers.events([line], "application") if e.kind == "gpu.nvml_error"] == []
