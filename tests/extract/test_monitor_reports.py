@@ -152,3 +152,53 @@ def test_the_device_plugins_topology_walk_quotes_nvmls_result() -> None:
 ])
 def test_the_topology_walks_words_over_no_nvml_failure_are_none(line: str) -> None:
     assert [e for e in helpers.events([line], "application") if e.kind == "gpu.nvml_error"] == []
+
+
+# leptonai/gpud#1151 (https://github.com/leptonai/gpud/pull/1151): the fabric-manager component's state before and
+# after the fix, as posted (each cut by the author inside its `data` string)
+GPUD_1151_HEALTHY = [
+    '    "component": "accelerator-nvidia-fabric-manager",',
+    '    "states": [',
+    '      {',
+    '        "time": "2025-11-20T03:08:36Z",',
+    '        "component": "accelerator-nvidia-fabric-manager",',
+    '        "name": "accelerator-nvidia-fabric-manager",',
+    '        "health": "Healthy",',
+    '        "reason": "NVIDIA-H100-80GB-HBM3 checked fabric state",',
+]
+GPUD_1151_UNHEALTHY = [
+    '    "component": "accelerator-nvidia-fabric-manager",',
+    '    "states": [',
+    '      {',
+    '        "time": "2025-11-20T04:46:02Z",',
+    '        "component": "accelerator-nvidia-fabric-manager",',
+    '        "name": "accelerator-nvidia-fabric-manager",',
+    '        "health": "Unhealthy",',
+    '        "reason": "NVIDIA-H100-80GB-HBM3 checked fabric state; fabric manager found but not active",',
+]
+
+
+def _checks(lines: list[str]) -> list[tuple[object, object]]:
+    return [(e.fields["check"], e.fields["part"]) for e in helpers.events(lines, "application")
+            if e.kind == "node.health_check"]
+
+
+def test_a_monitors_unhealthy_component_is_its_parts_weak_finding() -> None:
+    assert _checks(GPUD_1151_UNHEALTHY) == [("accelerator-nvidia-fabric-manager", "driver")]
+    # ours: the same state printed compact on one line (gpud's apiv1.HealthState marshalled without indent)
+    assert _checks(['{"time":"2025-11-20T04:46:02Z","component":"accelerator-nvidia-remapped-rows","name":'
+                    '"accelerator-nvidia-remapped-rows","health":"Unhealthy","reason":"row remapping pending"}']) == [
+        ("accelerator-nvidia-remapped-rows", "gpu_memory")]
+
+
+@pytest.mark.parametrize("lines", [
+    GPUD_1151_HEALTHY,
+    # ours: a component of part none (what runs on the GPUs), Unhealthy: understood, nothing
+    ['{"component":"accelerator-nvidia-utilization","health":"Unhealthy","reason":"high utilization"}'],
+    # ours: another program's JSON with the same keys (a Kubernetes component's status): no monitor's component
+    ['{"component":"kube-scheduler","health":"Unhealthy","message":"Get https://127.0.0.1:10259/healthz"}'],
+    # ours: the Unhealthy state of a component seen far above it is not that component's
+    ['"component": "accelerator-nvidia-fabric-manager",', *(['"x": 1,'] * 13), '"health": "Unhealthy",'],
+])
+def test_a_healthy_state_or_no_known_component_is_no_finding(lines: list[str]) -> None:
+    assert _checks(lines) == []

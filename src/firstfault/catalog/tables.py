@@ -2080,9 +2080,20 @@ class HealthCheck(_Row, frozen=True):
     says: Annotated[str, Meta(min_length=6)] | None = None  # words its message holds too: a refinement of the row
 
 
+class MonitorComponent(_Row, frozen=True):
+    """A health monitor's component by the name its states print, and the part of the node it examines
+    (catalog/health.yaml `monitor_components`)."""
+
+    monitor: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]
+    component: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]+$")]
+    part: HealthPart
+    source: Annotated[str, Meta(pattern=_PROJECT_SOURCE)]
+
+
 class HealthTables(NamedTuple):
     unrun: tuple[HealthUnrun, ...]
     checks: tuple[HealthCheck, ...]
+    components: tuple[MonitorComponent, ...] = ()
 
 
 @lru_cache(maxsize=1)
@@ -2098,7 +2109,8 @@ def health_tables() -> HealthTables:
         if row.says is not None and not any(c.check == row.check and c.says is None for c in checks):
             raise CatalogTableError(f"{where}: {row.check}: a refinement before the check's own row")
         checks.append(row)
-    return HealthTables(unrun, tuple(checks))
+    components = _unique("health.yaml", "monitor_components", MonitorComponent, ("monitor", "component"))
+    return HealthTables(unrun, tuple(checks), tuple(components))
 
 
 # --------------------------------------------------------------------------
