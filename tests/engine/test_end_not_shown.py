@@ -139,3 +139,36 @@ def test_near_miss_a_level_word_inside_an_error_message_is_not_the_records_level
                                                                                  line: str) -> None:
     v = _analyze(make_bundle, [line])
     assert (v.outcome, v.attributed_domain) == ("unknown", "unknown")
+
+
+def _analyze_kernel(make_bundle: BundleMaker, lines: list[str], state: str | None = None) -> Any:
+    wl: dict[str, Any] = {"id": "t", "scheduler": "static", "nodes": ["node-001"]}
+    if state:
+        wl["terminal_state"] = state
+    root = make_bundle({"nodes/node-001/kern.log": "".join(x + "\n" for x in lines)},
+                       {"apiVersion": "firstfault/v1", "workload": wl,
+                        "sources": [{"kind": "kernel", "path": "nodes/node-001/kern.log"}]})
+    return Analyzer().analyze_path(str(root))
+
+
+# NVIDIA/NVSentinel#1357 (https://github.com/NVIDIA/NVSentinel/issues/1357): the kernel's line of the Xid a monitor
+# called fatal; the driver says Nonfatal (rule sym-gpu-xid-nonfatal, all_clear)
+NONFATAL_145 = ["NVRM: Xid (PCI:0000:c5:00): 145, RLW_SRC_TRACK Nonfatal XC1 i0 Link 17 (0x04084507 0x00000004 "
+                "0x00000000 0x00000000 0x00000000 0x00000000"]
+# ours: the same unit's error as the driver prints a fatal one (the Xid 144-150 format, extract/gpu.py _NVL5)
+FATAL_145 = ["NVRM: Xid (PCI:0000:c5:00): 145, RLW_SRC_TRACK Fatal XC1 i0 Link 17 (0x04084507 0x00000004 "
+             "0x00000000 0x00000000 0x00000000 0x00000000"]
+
+
+@pytest.mark.parametrize(("lines", "state", "want"), [
+    (NONFATAL_145, None, "none"),
+    # near misses: the same unit's Fatal error is a cause; a failed run keeps `unknown` whatever the evidence holds
+    (FATAL_145, None, "hardware"),
+    (NONFATAL_145, "FAILED", "unknown"),
+])
+def test_the_drivers_all_clear_alone_attributes_nothing(make_bundle: BundleMaker, lines: list[str],
+                                                        state: str | None, want: str) -> None:
+    v = _analyze_kernel(make_bundle, lines, state)
+    assert v.attributed_domain == want
+    if want == "none":
+        assert (v.outcome, v.root_cause) == ("unknown", None)

@@ -39,7 +39,12 @@ def test_the_table_is_every_code_once_and_the_line_rows_are_derived_from_it() ->
     assert len({r.name for r in table.values()}) == 132
     # the codes a line reports by itself: the 19 the line table held before it was derived
     assert len(LINE_CODES) == 19
-    assert {r.code for r in dcgm_lines()} == set(LINE_CODES)
+    assert {r.code for r in dcgm_lines() if r.accel_class != "informational"} == set(LINE_CODES)
+    # and, understood by name and nothing, every code that says a check could not run or the node's set-up was
+    # wanting (a monitor passing DCGM's code on: NVIDIA/NVSentinel#1471's DCGM_FR_IMEX_UNHEALTHY)
+    assert {r.code for r in dcgm_lines() if r.accel_class == "informational"} == {
+        r.code for r in table.values() if r.reason is None and r.reason_class in DCGM_REASONS_NOT_RUN}
+    assert all(r.text == table[r.code or 0].name for r in dcgm_lines() if r.accel_class == "informational")
     # a code's line class is its class, DCGM's nvlink the Xid classes' link
     assert {(r.code, r.accel_class) for r in dcgm_lines() if r.code in (4, 5, 14)} == {
         (4, "memory"), (5, "memory_info"), (14, "link")}

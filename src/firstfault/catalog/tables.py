@@ -679,6 +679,13 @@ def dcgm_lines() -> tuple[AccelMessage, ...]:
     formats = tuple((r.code, f) for r in table.values() for f in (r.message, *r.aliases) if f)
     rows: list[AccelMessage] = []
     for row in table.values():
+        if row.reason is None and row.reason_class in DCGM_REASONS_NOT_RUN:
+            # a code that says the check could not run or found the node's set-up, not a device, wanting (an IMEX
+            # daemon not ready where no IMEX domain is in use: NVIDIA/NVSentinel#1471), named by a monitor that
+            # passes DCGM's code on: understood, and nothing (its name only: its words may be any program's)
+            rows.append(AccelMessage(text=row.name, accel_class="informational", reason=row.name[8:].lower(),
+                                     printed_by=row.printed_by, code=row.code))
+            continue
         if row.reason is None:
             continue
         cls = _DCGM_LINE_CLASSES[row.reason_class]
@@ -1720,12 +1727,31 @@ def kernel_module_failures() -> tuple[KernelModuleFailure, ...]:
                   "kernel_modules")
 
 
+class NicCommandRefusal(_Row, kw_only=True, frozen=True):
+    """A NIC firmware command and the status of its refusal that say the asker's question, not a fault
+    (catalog/platform.yaml `nic_command_refusals`)."""
+
+    command: Annotated[str, Meta(pattern=r"^[A-Z][A-Z0-9_]+$")]  # as mlx5_core names it: ACCESS_REG
+    status: Annotated[str, Meta(pattern=r"^[a-z][a-z ]+$")]  # as mlx5_core words it: bad operation
+    printed_by: Annotated[str, Meta(min_length=8)]
+
+
+@lru_cache(maxsize=1)
+@_kept("platform.yaml")
+def nic_command_refusals() -> frozenset[tuple[str, str]]:
+    """(command, status) pairs of catalog/platform.yaml `nic_command_refusals`."""
+    return frozenset((r.command, r.status) for r in _unique("platform.yaml", "nic_command_refusals",
+                                                             NicCommandRefusal, ("command", "status")))
+
+
 class XidRelay(_Row, kw_only=True, frozen=True):
     """A platform program's words before an Xid it relays from NVML (catalog/platform.yaml `xid_relays`)."""
 
-    text: Annotated[str, Meta(min_length=6)]  # a prefilter literal, case as printed; the Xid's number follows it
+    text: Annotated[str, Meta(min_length=4)]  # a prefilter literal, case as printed; the Xid's number follows it
     program: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]  # a row of platform_programs (the event's `via`)
     printed_by: Annotated[str, Meta(min_length=8)]
+    # words of the program's format that stand after the number (gpud's ` detected on `): the line holds them there
+    then: Annotated[str, Meta(min_length=4)] | None = None
 
 
 @lru_cache(maxsize=1)
@@ -2150,9 +2176,20 @@ class HealthCheck(_Row, frozen=True):
     says: Annotated[str, Meta(min_length=6)] | None = None  # words its message holds too: a refinement of the row
 
 
+class MonitorComponent(_Row, frozen=True):
+    """A health monitor's component by the name its states print, and the part of the node it examines
+    (catalog/health.yaml `monitor_components`)."""
+
+    monitor: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]*$")]
+    component: Annotated[str, Meta(pattern=r"^[a-z][a-z0-9-]+$")]
+    part: HealthPart
+    source: Annotated[str, Meta(pattern=_PROJECT_SOURCE)]
+
+
 class HealthTables(NamedTuple):
     unrun: tuple[HealthUnrun, ...]
     checks: tuple[HealthCheck, ...]
+    components: tuple[MonitorComponent, ...] = ()
 
 
 @lru_cache(maxsize=1)
@@ -2168,7 +2205,8 @@ def health_tables() -> HealthTables:
         if row.says is not None and not any(c.check == row.check and c.says is None for c in checks):
             raise CatalogTableError(f"{where}: {row.check}: a refinement before the check's own row")
         checks.append(row)
-    return HealthTables(unrun, tuple(checks))
+    components = _unique("health.yaml", "monitor_components", MonitorComponent, ("monitor", "component"))
+    return HealthTables(unrun, tuple(checks), tuple(components))
 
 
 # --------------------------------------------------------------------------

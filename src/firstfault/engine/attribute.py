@@ -89,6 +89,7 @@ class SymptomHit:
     category: str
     event: Event
     explained_by: Finding | None = None
+    all_clear: bool = False  # the rule's `all_clear`: the symptom alone says nothing failed
 
 
 @dataclass(slots=True)
@@ -360,7 +361,7 @@ def attribute(events: list[Event], rules: list[Rule], settings: Settings,
             if rule_matches(r, ev) and (best is None or sym_order[r.id] < sym_order[best.id]):
                 best = r
         if best is not None:
-            symptoms.append(SymptomHit(best.category, ev))
+            symptoms.append(SymptomHit(best.category, ev, all_clear=best.all_clear))
 
     findings: list[Finding] = []
     for r in cause_rules:

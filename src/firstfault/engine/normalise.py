@@ -509,8 +509,35 @@ def terminal_lines(events: list[Event]) -> list[Event]:
         # out after it: a lone symptom supersedes no earlier lone line of the workload's own
         return ev.kind not in _LONE_SYMPTOMS and line >= last_own.get(key, -1)
 
-    return _answered_nodes(_storage_sidecars(_waited_out(_named_victims(_answered_headers([
-        ev for ev in events if kept(ev)])))))
+    return _relayed_xids(_answered_nodes(_storage_sidecars(_waited_out(_named_victims(_answered_headers([
+        ev for ev in events if kept(ev)]))))))
+
+
+# How the driver's own Xid lines are read (extract/gpu.py XidExtractor's `via`): every other `via` but `metrics` is a
+# program that relayed the Xid in its own log (catalog/platform.yaml `xid_relays`).
+_DRIVER_VIA: Final = frozenset({"log", "fallen_off_bus_message"})
+
+
+def _relayed_xids(events: list[Event]) -> list[Event]:
+    """A program's relay of an Xid (a health monitor's, the device plugin's: `via` the program) where the driver's
+    own line of the same Xid is read on the same node, and on the same GPU where both name one: one fault told
+    twice, and the driver's line, which holds its detail (NVLink5's `Nonfatal`, the unit, the link), speaks for it;
+    the relay is dropped."""
+    told: dict[tuple[str | None, int], list[str | None]] = {}
+    for ev in events:
+        if ev.kind == "gpu.xid" and ev.fields.get("via") in _DRIVER_VIA and isinstance(x := ev.fields.get("xid"), int):
+            told.setdefault((ev.node, x), []).append(ev.device)
+
+    def relayed(ev: Event) -> bool:
+        via, x = ev.fields.get("via"), ev.fields.get("xid")
+        if ev.kind != "gpu.xid" or via in _DRIVER_VIA or via == "metrics" or not isinstance(x, int):
+            return False
+        devices = told.get((ev.node, x))
+        return devices is not None and any(d is None or ev.device is None or d == ev.device for d in devices)
+
+    if not told:
+        return events
+    return [ev for ev in events if not relayed(ev)]
 
 
 _LONE_SYMPTOMS: Final = frozenset(SYMPTOM_KINDS.values())

@@ -150,6 +150,10 @@ class Rule(Record, kw_only=True):
     category: str
     priority: Annotated[int, Meta(ge=0, le=100)] = 50
     weak: bool = False
+    # A symptom that says by itself that nothing failed (the driver's own word that an error was corrected or
+    # recovered from: a Nonfatal NVLink5 Xid, a row remap recorded): alone, with the run's end not shown, it is no
+    # failure (docs/verdict.md "A run whose end is not shown"). Symptoms only.
+    all_clear: bool = False
     description: str | None = None
     references: list[str] = field(default_factory=list)
     match: list[Selection]

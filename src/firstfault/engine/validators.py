@@ -187,6 +187,8 @@ class SymptomFields(RuleValidator):
             yield self.problem(lr, "role", "symptoms cannot explain, widen or be weak")
         if r.role == "symptom" and r.with_lead is not None:
             yield self.problem(lr, "with_lead", "a symptom rule cannot promote a lead")
+        if r.role == "cause" and r.all_clear:
+            yield self.problem(lr, "all_clear", "only a symptom rule says by itself that nothing failed")
 
 
 class WidespreadDomain(RuleValidator):

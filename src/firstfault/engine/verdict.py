@@ -217,7 +217,8 @@ def build_verdict(
             f"Earliest causal event: {render(root.rule.summary, root) if not root.widespread else root.category}"
             f" at {iso(root.first) or 'an unknown time'} (rule {root.rule.id})."
         )
-    elif outcome == "unknown" and not (failure_seen or att.symptoms or att.leads or errors) and all(
+    elif outcome == "unknown" and not (failure_seen or any(not h.all_clear for h in att.symptoms) or att.leads
+                                       or errors) and all(
             says_calm(u.first.text) or says_retrying(u.first.text) for u in unrecognized or ()):
         # The end is not shown and nothing in the evidence failed (no event a rule reads, no line the catalog
         # missed that does not call itself a warning (or a record below one: INFO, DEBUG) or one try of a loop that

@@ -1377,10 +1377,16 @@ class _NvmlRow:
     also: tuple[str, ...] = ()  # words the line must hold as well (catalog/platform.yaml's `also`)
 
 
-def _nvml_index() -> tuple[dict[str, _NvmlRow], re.Literals, tuple[str, ...], tuple[str, ...]]:
-    """Texts -> row, one regex over them (longest first), the anchors, and the texts that need none."""
+# The NVML classes that say what state one GPU is in, whichever process asked (catalog/platform.yaml `nvml_errors`)
+_GPU_STATE_CLASSES: Final = frozenset({"lost", "unresponsive"})
+
+
+def _nvml_index() -> tuple[dict[str, _NvmlRow], re.Literals, tuple[str, ...], tuple[str, ...], frozenset[str]]:
+    """Texts -> row, one regex over them (longest first), the anchors, the texts that need none, and the codes'
+    own names that are their own report (_named)."""
     by_text: dict[str, _NvmlRow] = {}
     bare: list[str] = []
+    named: set[str] = set()
     for _code, row in sorted(nvml_table().items()):
         r = _NvmlRow(row.name, row.message, row.nvml_class, row.also)
         # go-nvml's Return.String() spells a code without the NVML_ prefix (`ERROR_LIBRARY_NOT_FOUND`)
@@ -1389,11 +1395,27 @@ def _nvml_index() -> tuple[dict[str, _NvmlRow], re.Literals, tuple[str, ...], tu
             by_text.setdefault(text.lower(), r)
             if row.nvml_class == "no_devices":
                 bare.append(text)
+        # Go's spelling of a code that says what state a GPU is in (`ERROR_GPU_IS_LOST`), in two words or more, is
+        # NVML's code and no one else's word, as `NVML_ERROR_` is (an anchor): gpud's `failed to get device remapped
+        # rows: ERROR_GPU_IS_LOST` (leptonai/gpud#604), whatever call of whichever program got it. A code of what the
+        # calling process could load or see (`ERROR_LIBRARY_NOT_FOUND`: its container's libraries) says so only
+        # after an anchor; `ERROR_UNKNOWN`, `ERROR_TIMEOUT` are any program's words.
+        if row.nvml_class in _GPU_STATE_CLASSES:
+            named.update(g.lower() for g in go if g.count("_") >= 2)
     rx = re.Literals(by_text, re.IGNORECASE, keep=True)
-    return by_text, rx, nvml_anchors(), tuple(bare)
+    return by_text, rx, nvml_anchors(), tuple(bare), frozenset(named)
 
 
 _NVML_INDEX = _nvml_index()
+
+
+def _named(text: str, m: re.Match[str] | None) -> bool:
+    """The match is a code's own name in Go's spelling (_nvml_index), a word of its own: not the tail of another
+    enum's name (`CUDA_ERROR_NOT_SUPPORTED`)."""
+    if m is None or m.group(0).lower() not in _NVML_INDEX[4]:
+        return False
+    at = m.start()
+    return at == 0 or not (text[at - 1].isalnum() or text[at - 1] == "_")
 
 
 # A client that prints NVML's return code by its number after the enum's stem (TensorRT Inference Server's metrics
@@ -1409,7 +1431,7 @@ NVML_CODE_LITERAL: Final = "NVML_ERROR "
 def nvml_report(text: str) -> tuple[_NvmlRow, int] | None:
     """The NVML result a text reports (catalog/platform.yaml's row, where its report starts), or None: a line of
     nvidia-smi, an NVML client or the container runtime, or a message that quotes one (a Kubernetes event's)."""
-    by_text, rx, anchors, bare = _NVML_INDEX
+    by_text, rx, anchors, bare, _ = _NVML_INDEX
     coded = _NVML_CODE.search(text) if NVML_CODE_LITERAL in text else None
     if coded is not None:
         info = nvml_table().get(int(coded.group("code")))
@@ -1431,6 +1453,8 @@ def nvml_report(text: str) -> tuple[_NvmlRow, int] | None:
     if not anchored and row is not None:
         # another program quoting NVML's result (the device plugin, Slurm's gpu plugin): only a result of the table
         anchored = [a for a in nvml_quote_anchors() if a in text]
+    if not anchored and row is not None and m is not None and _named(text, m):
+        anchored = [m.group(0)]  # NVML's code by its own name (Go's spelling): the result, whoever prints it
     if not anchored and (row is None or row.cls != "no_devices" or not any(b in text for b in bare)):
         # "Unknown Error" or "GPU is lost" alone may be anyone's words; nvidia-smi's
         # "No devices were found" is its own.
@@ -1467,7 +1491,8 @@ class NvmlErrorExtractor:
     # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
     emits: Mapping[str, frozenset[str]] = {"gpu.nvml_error": frozenset({"error", "message", "nvml_error"})}
     sources: frozenset[str] = frozenset({"application", "syslog", "kernel"})
-    literals: tuple[str, ...] = (*_NVML_INDEX[2], *_NVML_INDEX[3], *nvml_quote_anchors(), *nvidia_smi_field_errors(),
+    literals: tuple[str, ...] = (*_NVML_INDEX[2], *_NVML_INDEX[3], *sorted(n.upper() for n in _NVML_INDEX[4]),
+                                 *nvml_quote_anchors(), *nvidia_smi_field_errors(),
                                  NVML_CODE_LITERAL)
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -1501,12 +1526,45 @@ class NvmlErrorExtractor:
 
 
 _RELAYED_XID = re.compile(r"(?P<xid>\d{1,3})\b")
+# The GPU a relay names after the Xid's number by its PCI address: gpud's `PCI:0000:ae:00` (the kernel line's own
+# form, which it copies), or a full `0000:ae:00.0`. A UUID or an index names no device the kernel's lines name.
+_RELAYED_PCI = re.compile(
+    r"(?:\bPCI:(?P<short>(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)"
+    r"|\b(?P<full>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]))\b")
+
+
+def relayed_xid(line: str) -> tuple[int, str, str | None, int] | None:
+    """The Xid a platform program relays on a line (catalog/platform.yaml `xid_relays`): its number, the program, the
+    GPU's PCI address where the line names one after the number, and where the relay's words start; None where no
+    row's words stand before a number (and, for a row with `then`, its words after it) as a word of their own (not
+    `SXID 12` for gpud's `XID `)."""
+    for row in xid_relays():
+        at = line.find(row.text)
+        if at < 0:
+            continue
+        if at > 0 and row.text[0].isalnum() and (line[at - 1].isalnum() or line[at - 1] == "_"):
+            continue
+        m = _RELAYED_XID.match(line, at + len(row.text))
+        if m is None:
+            continue
+        rest = m.end()
+        if row.then is not None:
+            then = line.find(row.then, rest)
+            if then < 0:
+                continue
+            rest = then + len(row.then)
+        p = _RELAYED_PCI.search(line, rest)
+        pci = _pci(p.group("short") or p.group("full")) if p is not None else None
+        return int(m.group("xid")), row.program, pci, at
+    return None
 
 
 class XidRelayExtractor:
-    """An Xid a platform program relays from NVML in its own log (catalog/platform.yaml `xid_relays`: the NVIDIA
-    device plugin's `XidCriticalError: Xid=79 on Device=GPU-...; marking device as unhealthy.`): the GPU's fault, as
-    the driver's own Xid line would say it (`via` the program; no PCI address, so no device)."""
+    """An Xid a platform program relays in its own log (catalog/platform.yaml `xid_relays`: the NVIDIA device plugin's
+    `XidCriticalError: Xid=79 on Device=GPU-...; marking device as unhealthy.`, gpud's `XID 79(GPU has fallen off the
+    bus) detected on PCI:0000:ae:00`, DCGM's `Detected XID 145 for GPU 0`): the GPU's fault, as the driver's own Xid
+    line would say it, the same row of catalog/xid.yaml (`via` the program; the device where the relay names its
+    PCI address)."""
 
     name = "gpu.xid_relay"
     emits: Mapping[str, frozenset[str]] = {
@@ -1515,21 +1573,20 @@ class XidRelayExtractor:
     sources: frozenset[str] = frozenset({"application", "syslog"})
 
     def __init__(self) -> None:
-        self.literals: tuple[str, ...] = tuple(row.text for row in xid_relays())
+        # the longer of a row's words before and after the number (gpud's ` detected on `, where `XID ` is short)
+        self.literals: tuple[str, ...] = tuple(dict.fromkeys(max((row.text, row.then or ""), key=len)
+                                                             for row in xid_relays()))
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        for row in xid_relays():
-            at = line.find(row.text)
-            if at < 0:
-                continue
-            m = _RELAYED_XID.match(line, at + len(row.text))
-            if m is None:
-                return
-            fields = xid_fields(int(m.group("xid")), None, row.program)
-            del fields["pci"]
-            fields["detail"] = _clip(line[at:])
-            yield Draft(kind="gpu.xid", fields=fields)
+        read = relayed_xid(line)
+        if read is None:
             return
+        xid, program, pci, at = read
+        fields = xid_fields(xid, pci, program)
+        if pci is None:
+            del fields["pci"]
+        fields["detail"] = _clip(line[at:])
+        yield Draft(kind="gpu.xid", fields=fields, device=_device(pci))
 
 
 EXTRACTORS: tuple[LineExtractor, ...] = (

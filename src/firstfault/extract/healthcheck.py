@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.catalog.tables import HealthCheck, health_tables
@@ -126,4 +126,50 @@ class HealthCheckExtractor:
             yield draft
 
 
-EXTRACTORS: tuple[LineExtractor, ...] = (HealthCheckExtractor(),)
+# A health monitor's state as its JSON prints it (leptonai/gpud's apiv1.HealthState, indented or not): the component
+# the state is of, and a state whose health is Unhealthy
+_COMPONENT = re.compile(r'"component": ?"(?P<component>[a-z][a-z0-9-]{1,80})"')
+_UNHEALTHY: Final = ('"health": "Unhealthy"', '"health":"Unhealthy"')
+_K_COMPONENT = "health.monitor.component"  # (component, lineno) of the last `"component": ...` seen
+# How far a state's health may trail the component it is of (the indented state's own lines: time, component, name)
+_STATE_LINES: Final = 12
+
+
+@lru_cache(maxsize=1)
+def _components() -> dict[str, str]:
+    """catalog/health.yaml `monitor_components`: component -> part."""
+    return {row.component: row.part for row in health_tables().components}
+
+
+class MonitorStateExtractor:
+    """A health monitor's component whose state it says is Unhealthy (catalog/health.yaml `monitor_components`,
+    leptonai/gpud's states): the weak `node.health_check` of the part it examines, as NHC's failed check is; a
+    component of part `none` is understood and nothing."""
+
+    name = "node.monitor_state"
+    emits: Mapping[str, frozenset[str]] = {
+        "node.health_check": frozenset({"check", "part", "message"}),
+    }
+    sources: frozenset[str] = frozenset({"application", "syslog"})
+    literals: tuple[str, ...] = ('"component": "', '"component":"', *_UNHEALTHY)
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        m = _COMPONENT.search(line)
+        if m is not None:
+            ctx.state[_K_COMPONENT] = (m.group("component"), ctx.lineno)
+        if not any(u in line for u in _UNHEALTHY):
+            return
+        seen = ctx.state.get(_K_COMPONENT)
+        if not isinstance(seen, tuple) or ctx.lineno - seen[1] > _STATE_LINES:
+            return
+        component = str(seen[0])
+        part = _components().get(component)
+        if part is None:
+            return  # a component the table does not know: its state is no evidence we can place
+        ctx.claimed = True
+        if part == "none":
+            return
+        yield Draft("node.health_check", {"check": component, "part": part, "message": f"{component}: Unhealthy"})
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (HealthCheckExtractor(), MonitorStateExtractor())
