@@ -387,6 +387,33 @@ def test_a_neuron_status_of_no_device_fault_is_no_row(line: str) -> None:
     assert accel(feed([line], "application")) == []
 
 
+@pytest.mark.parametrize(("line", "expected"), [
+    # aws-neuron/aws-neuron-sdk#823 (inf2: the runtime and driver older than the compiler that built the NEFF)
+    ("2024-Jan-19 05:03:34.343999 31898:32693 ERROR  NEFF:neff_parse                              NEFF version: 2.0, "
+     "features: 0x100 are not supported.  Currently supporting: 0x80000000000000ff", ("driver", "neff_unsupported")),
+    # the Neuron runtime FAQ: a framework upgraded without the kernel driver
+    ("2021-Aug-11 19:18:21.0661 24616:24616 ERROR   NRT:nrt_init      This runtime requires Neuron Driver version 2.0 "
+     "or greater. Please upgrade aws-neuron-dkms package.", ("driver", "driver_too_old")),
+])
+def test_the_neuron_runtimes_version_checks_are_the_driver(line: str, expected: tuple[str, str]) -> None:
+    assert accel(feed([line], "application")) == [expected]
+
+
+@pytest.mark.parametrize("line", [
+    # the same words without a refusal: a list of what the runtime supports
+    "INFO  NEFF:neff_parse  NEFF version: 2.0, features: 0x1 ok.  Currently supporting: 0x80000000000000ff",
+    # aws-neuron/aws-neuron-sdk#1071: the runtime's driver layer finding no device it knows (a missing device or a
+    # mismatched SDK: the words do not say which)
+    "2024-Dec-23 22:35:20.691409 28490:28590 ERROR  TDRV:arch_init                               Architecture not found 1",
+    # huggingface/optimum-neuron#619: a core count the collectives do not support (the job's configuration or the
+    # runtime's: open, undecided)
+    "2024-Jun-02 04:05:36.428977   273:478   ERROR   NRT:nrt_load_collectives                    Unsupported topology. "
+    "Supported number of Neuron Cores is 1, 2, 8, 16 or a multiple of 32.",
+])
+def test_near_miss_neuron_runtime_words_that_name_no_version(line: str) -> None:
+    assert accel(feed([line], "application")) == []
+
+
 # ---------------------------------------------------------------- Tenstorrent (tt-umd)
 
 # tenstorrent/tt-umd#2927 (n300 CI unit test; gtest prints the exception tt-umd threw opening the chip)
