@@ -404,7 +404,8 @@ def test_the_neuron_runtimes_version_checks_are_the_driver(line: str, expected: 
     "INFO  NEFF:neff_parse  NEFF version: 2.0, features: 0x1 ok.  Currently supporting: 0x80000000000000ff",
     # aws-neuron/aws-neuron-sdk#1071: the runtime's driver layer finding no device it knows (a missing device or a
     # mismatched SDK: the words do not say which)
-    "2024-Dec-23 22:35:20.691409 28490:28590 ERROR  TDRV:arch_init                               Architecture not found 1",
+    "2024-Dec-23 22:35:20.691409 28490:28590 ERROR  TDRV:arch_init                               "
+    "Architecture not found 1",
     # huggingface/optimum-neuron#619: a core count the collectives do not support (the job's configuration or the
     # runtime's: open, undecided)
     "2024-Jun-02 04:05:36.428977   273:478   ERROR   NRT:nrt_load_collectives                    Unsupported topology. "
