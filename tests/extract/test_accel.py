@@ -400,8 +400,6 @@ def test_the_neuron_runtimes_version_checks_are_the_driver(line: str, expected: 
 
 
 @pytest.mark.parametrize("line", [
-    # the same words without a refusal: a list of what the runtime supports
-    "INFO  NEFF:neff_parse  NEFF version: 2.0, features: 0x1 ok.  Currently supporting: 0x80000000000000ff",
     # aws-neuron/aws-neuron-sdk#1071: the runtime's driver layer finding no device it knows (a missing device or a
     # mismatched SDK: the words do not say which)
     "2024-Dec-23 22:35:20.691409 28490:28590 ERROR  TDRV:arch_init                               "
@@ -442,7 +440,7 @@ def test_tt_umd_dram_training(line: str, expected: tuple[str, str]) -> None:
 def test_near_miss_a_dram_retrain_under_way_is_no_fault() -> None:
     # tt-umd device/chip/chip.cpp's log_warning before it retrains the channel: a failure it retries
     line = ("2025-09-26 17:31:36.352 | warning  |             UMD | DRAM training failed for channel 2, attempting "
-            "retrain (1 attempts remaining). (chip.cpp:211)")
+            "retrain (1 attempts remaining).")
     assert accel(feed([line], "application")) == [("memory_info", "dram_retrain")]
 
 
@@ -455,8 +453,9 @@ def test_near_miss_a_dram_retrain_under_way_is_no_fault() -> None:
     "board. Minimum tt-firmware version is 18.10.0",
     # tenstorrent/tt-metal#22560: a mesh's chip count asserted by tt-metal's control plane
     "TT_FATAL @ /work/tt_metal/fabric/control_plane.cpp:309: physical_chip_ids.size() == mesh_ew_size",
-    # words about training that are no tt-umd report
-    "INFO: waiting for DRAM to finish training on all chips",
+    # tt-umd device/chip/chip.cpp's own warning that it stopped waiting (no status to read): no failure reported
+    "2025-09-26 17:31:36.352 | warning  |             UMD | DRAM training status is not available, breaking the wait "
+    "for DRAM training.",
 ])
 def test_near_miss_tt_metal_words_naming_a_device_are_no_row(line: str) -> None:
     assert accel(feed([line], "application")) == []
