@@ -51,7 +51,7 @@ def test_every_family_loads_with_its_vendor_and_each_row_cites_its_source() -> N
     assert [(v, d) for v, d, _ in t.families] == [
         ("amd", "amdgpu"), ("amd", "rocr"), ("intel", "habanalabs"), ("intel", "i915"), ("intel", "xe"),
         ("nvidia", "dcgm"), ("nvidia", "gpu-burn"), ("nvidia", "cuda_memtest"), ("amd", "amd-smi"),
-        ("aws", "neuron"), ("huawei", "cann")]
+        ("aws", "neuron"), ("huawei", "cann"), ("tenstorrent", "tt-umd")]
     for _v, _d, rows in t.families:
         assert rows and all(r.printed_by for r in rows)
     assert {b.block: b.accel_class for b in t.ras_blocks}["xgmi_wafl"] == "link"
@@ -385,6 +385,89 @@ def test_a_neuron_status_by_its_number_after_the_call() -> None:
 ])
 def test_a_neuron_status_of_no_device_fault_is_no_row(line: str) -> None:
     assert accel(feed([line], "application")) == []
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    # aws-neuron/aws-neuron-sdk#823 (inf2: the runtime and driver older than the compiler that built the NEFF)
+    ("2024-Jan-19 05:03:34.343999 31898:32693 ERROR  NEFF:neff_parse                              NEFF version: 2.0, "
+     "features: 0x100 are not supported.  Currently supporting: 0x80000000000000ff", ("driver", "neff_unsupported")),
+    # the Neuron runtime FAQ: a framework upgraded without the kernel driver
+    ("2021-Aug-11 19:18:21.0661 24616:24616 ERROR   NRT:nrt_init      This runtime requires Neuron Driver version 2.0 "
+     "or greater. Please upgrade aws-neuron-dkms package.", ("driver", "driver_too_old")),
+])
+def test_the_neuron_runtimes_version_checks_are_the_driver(line: str, expected: tuple[str, str]) -> None:
+    assert accel(feed([line], "application")) == [expected]
+
+
+@pytest.mark.parametrize("line", [
+    # aws-neuron/aws-neuron-sdk#1071: the runtime's driver layer finding no device it knows (a missing device or a
+    # mismatched SDK: the words do not say which)
+    "2024-Dec-23 22:35:20.691409 28490:28590 ERROR  TDRV:arch_init                               "
+    "Architecture not found 1",
+    # huggingface/optimum-neuron#619: a core count the collectives do not support (the job's configuration or the
+    # runtime's: open, undecided)
+    "2024-Jun-02 04:05:36.428977   273:478   ERROR   NRT:nrt_load_collectives                    Unsupported topology. "
+    "Supported number of Neuron Cores is 1, 2, 8, 16 or a multiple of 32.",
+])
+def test_near_miss_neuron_runtime_words_that_name_no_version(line: str) -> None:
+    assert accel(feed([line], "application")) == []
+
+
+# ---------------------------------------------------------------- Tenstorrent (tt-umd)
+
+# tenstorrent/tt-umd#2927 (n300 CI unit test; gtest prints the exception tt-umd threw opening the chip)
+TT_DRAM_FAILED_2927 = 'C++ exception with description "DRAM training failed for channel 2 after 0 retrain attempts.'
+# tenstorrent/tt-metal#22236 (4U Galaxy CI after a firmware flash; the exception as pytest shows it)
+TT_DRAM_TIMEOUT_22236 = "RuntimeError: Timed out after waiting 30 seconds for for DRAM to finish training"
+
+
+@pytest.mark.parametrize(("line", "expected"), [
+    (TT_DRAM_FAILED_2927, ("memory", "dram_training_failed")),
+    # tt-umd device/firmware/wormhole_device_firmware.cpp's terminal form on Wormhole
+    ("RuntimeError: DRAM training failed for channel 5; Wormhole cannot retrain it.",
+     ("memory", "dram_training_failed")),
+    (TT_DRAM_TIMEOUT_22236, ("firmware", "dram_training_timeout")),
+    # tt-umd device/chip/chip.cpp's later form (UMD_THROW, milliseconds)
+    ("RuntimeError: Timed out after waiting 60000 milliseconds for for DRAM to finish training.",
+     ("firmware", "dram_training_timeout")),
+    # tt-umd device/firmware/wormhole_device_firmware.cpp: one channel's status never left `none`
+    ("RuntimeError: DRAM training for channel 3 timed out after 60000 ms", ("firmware", "dram_training_timeout")),
+])
+def test_tt_umd_dram_training(line: str, expected: tuple[str, str]) -> None:
+    assert accel(feed([line], "application")) == [expected]
+
+
+def test_near_miss_a_dram_retrain_under_way_is_no_fault() -> None:
+    # tt-umd device/chip/chip.cpp's log_warning before it retrains the channel: a failure it retries
+    line = ("2025-09-26 17:31:36.352 | warning  |             UMD | DRAM training failed for channel 2, attempting "
+            "retrain (1 attempts remaining).")
+    assert accel(feed([line], "application")) == [("memory_info", "dram_retrain")]
+
+
+@pytest.mark.parametrize("line", [
+    # tenstorrent/tt-metal#44188 and #29457: tt-metal's own TT_THROW naming a device (the first a tt-metal bug)
+    "E       Device 15 init: failed to initialize FW! Try resetting the board.",
+    "Device 0: Timeout (10000 ms) waiting for physical cores to finish: (x=25,y=25). (assert.hpp:103)",
+    # tenstorrent/tt-inference-server#2893 (a tt-metal bug, fixed in tt-metal#41066)
+    "Device 0: Timed out while waiting for active ethernet core (x=24,y=25) to become active again. Try resetting the "
+    "board. Minimum tt-firmware version is 18.10.0",
+    # tenstorrent/tt-metal#22560: a mesh's chip count asserted by tt-metal's control plane
+    "TT_FATAL @ /work/tt_metal/fabric/control_plane.cpp:309: physical_chip_ids.size() == mesh_ew_size",
+    # tt-umd device/chip/chip.cpp's own warning that it stopped waiting (no status to read): no failure reported
+    "2025-09-26 17:31:36.352 | warning  |             UMD | DRAM training status is not available, breaking the wait "
+    "for DRAM training.",
+])
+def test_near_miss_tt_metal_words_naming_a_device_are_no_row(line: str) -> None:
+    assert accel(feed([line], "application")) == []
+
+
+def test_a_tt_umd_dram_failure_in_a_ranks_output_is_the_memory_with_tenstorrents_action(
+        make_bundle: BundleMaker) -> None:
+    files = _ranks({"app/rank-4.log": "".join(s + "\n" for s in [*_STEPS[:3], TT_DRAM_FAILED_2927])})
+    v = Analyzer().analyze_path(str(make_bundle(files)))
+    assert v.root_cause is not None and v.root_cause.category == "gpu.memory"
+    action = v.root_cause.recommended_action or ""
+    assert "tt-smi" in action and not _NVIDIA_ONLY.search(action), action
 
 
 # ---------------------------------------------------------------- through the engine

@@ -743,6 +743,7 @@ _ACCEL_FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("amd_smi_counts", "amd", "amd-smi"),
     ("neuron_statuses", "aws", "neuron"),
     ("cann_messages", "huawei", "cann"),
+    ("tenstorrent_messages", "tenstorrent", "tt-umd"),
 )
 
 

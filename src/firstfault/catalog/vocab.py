@@ -97,7 +97,7 @@ MemoryErrorSource = Literal["bmc", "iml", "rasdaemon", "memory_failure", "sigbus
 # `link` for the GPU-to-GPU interconnect (AMD's XGMI, an NVLink link down), `link_info` for a link's corrected-error
 # count, and `thermal`.
 AccelClass = Literal["memory", "memory_info", "link", "link_info", "fallen_off_bus", "firmware", "pcie", "thermal",
-                     "app", "other", "informational"]
+                     "driver", "app", "other", "informational"]
 AccelVendor = Literal["amd", "intel", "aws", "nvidia"]
 IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
 # What a BMC's power-supply or power-unit event says of the node's power (catalog/platform.yaml `ipmi_power_events`): a

@@ -551,7 +551,8 @@ class NvrmExtractor:
 
 
 # --------------------------------------------------------------------------
-# Accelerators other than NVIDIA's (catalog/accel.yaml): amdgpu, the ROCm runtime, habanalabs, the Neuron runtime
+# Accelerators other than NVIDIA's (catalog/accel.yaml): amdgpu, the ROCm runtime, habanalabs, the Neuron runtime,
+# CANN, tt-umd
 # --------------------------------------------------------------------------
 
 # The PCI address a driver's dev_* printer puts after its name (`amdgpu 0000:c1:00.0: ...`, `habanalabs 0000:19:00.0:`).
@@ -642,8 +643,9 @@ class AccelExtractor:
     counts by block, GPU page faults, ring timeouts and resets, the SMU or MES firmware not answering, the device lost
     from the bus, over-temperature) and the ROCm runtime under HIP (memory access faults, GPU hangs), Intel Gaudi's
     habanalabs (heartbeat lost, a device that would not start, hard reset), the AWS Neuron runtime's NRT_STATUS, by
-    name or by number, and Huawei Ascend's device faults as CANN and torch_npu report them (HBM ECC, UCE, HCCS
-    link), by words or by aclError number. Each row of catalog/accel.yaml gives the class the NVIDIA rules read
+    name or by number, Huawei Ascend's device faults as CANN and torch_npu report them (HBM ECC, UCE, HCCS
+    link), by words or by aclError number, and Tenstorrent's tt-umd opening a chip (GDDR training failed, or its
+    firmware never reporting it done). Each row of catalog/accel.yaml gives the class the NVIDIA rules read
     (`accel_class`, the Xid classes' words), so a row lands where the Xid of the same fault would; a reset after an
     error of the same device is that error's consequence (`cause_class`)."""
 
