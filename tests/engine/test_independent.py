@@ -281,3 +281,66 @@ def test_one_category_on_several_nodes_of_one_untimed_file_is_still_one_cause() 
                  _oom("node-03", "app/all.log", 9)])
     assert att.root is not None and att.root.category == "app.cuda_oom" and att.candidates == []
     assert sorted(att.root.nodes) == ["node-01", "node-02", "node-03"]
+
+
+# ------------------------------------------------------------------ a finer category beside its own family
+
+# Category ids are dotted and matched on prefixes: `app.exception.setup` is an `app.exception`. Two roots of one
+# domain, one a finer category of the other's family, that the evidence cannot order are one cause read at two
+# depths, not two competing ones; the finer stands (engine/attribute.py `_of_its_family`). The lines are the executors'
+# own from NVIDIA/spark-rapids#636 (posted in the issue; tests/wild's sw-cudf-spark-yarn-...-636): executor 28's RMM
+# pool refused for want of free GPU memory (the job's layout, more executors than GPUs), executor 41's shutdown hook
+# failing with a NullPointerException after its TERM. Sibling categories (`app.exception.setup` and
+# `app.exception.io`, neither a prefix of the other) still compete.
+
+RMM_SETUP = ("WARN GpuDeviceManager: Initial RMM allocation(13736.4248046875 MB) is larger than free "
+             "memory(74.4375 MB)\n"
+             "INFO GpuDeviceManager: Initializing RMM POOLED 13736.4248046875 MB on gpuId 0\n"
+             "ERROR GpuDeviceManager: Could not initialize RMM\n"
+             "ai.rapids.cudf.CudfException: RMM failure at: /usr/local/rapids/include/rmm/mr/device/"
+             "pool_memory_resource.hpp:100: Initial pool size exceeds the maximum pool size!\n"
+             "        at ai.rapids.cudf.Rmm.initializeInternal(Native Method)\n"
+             "        at ai.rapids.cudf.Rmm.initialize(Rmm.java:192)\n")
+NPE_AFTER_TERM = ("ERROR CoarseGrainedExecutorBackend: RECEIVED SIGNAL TERM\n"
+                  "ERROR Utils: Uncaught exception in thread shutdown-hook-0\n"
+                  "java.lang.NullPointerException\n"
+                  "        at org.apache.spark.executor.Executor.$anonfun$stop$3(Executor.scala:289)\n"
+                  "        at org.apache.spark.executor.Executor.stop(Executor.scala:289)\n")
+
+
+def test_a_coarse_exception_beside_a_finer_reading_of_its_family_is_not_a_competitor(
+        make_bundle: BundleMaker) -> None:
+    v = _analyze(make_bundle, [], app={"node-01": RMM_SETUP, "node-02": NPE_AFTER_TERM})
+    assert v.attributed_domain == "software" and v.candidates == []
+    assert v.root_cause is not None and v.root_cause.category == "app.exception.setup"
+    assert v.root_cause.nodes == ["node-01"]
+
+
+def _stamped(text: str, at: str) -> str:
+    # Spark's log4j lines carry the stamp; the exception's class and frames under them do not
+    return "".join(f"2026-11-02 {at},000 {line}\n" if line.split(" ", 1)[0] in ("INFO", "WARN", "ERROR")
+                   else line + "\n" for line in text.splitlines())
+
+
+def test_finer_and_coarse_readings_the_evidence_orders_are_still_ordered(make_bundle: BundleMaker) -> None:
+    # near miss: the coarse exception five minutes before the set-up: the earlier stands, the later is secondary
+    v = _analyze(make_bundle, [], app={"node-02": _stamped(NPE_AFTER_TERM, "10:00:00"),
+                                       "node-01": _stamped(RMM_SETUP, "10:05:00")})
+    assert v.root_cause is not None and v.root_cause.category == "app.exception", v.explanation
+    assert [c.category for c in v.secondary_causes] == ["app.exception.setup"]
+
+
+# NHC's failed check on one node (mej/nhc#175, posted by its reporter) and sbatch's refusal for want of its controller
+# on another (facebookresearch/mae#119): both the nodes' infrastructure, `node.driver.health_check` and
+# `node.scheduler`, which share `node.` and nothing finer
+NHC_FAILED = ("ERROR:  nhc:  Health check failed:  check_hw_ib:  Version mismatch between kernel OFED drivers and "
+              "userspace OFED libraries.\n")
+SBATCH_NO_CONTROLLER = ("sbatch: error: Batch job submission failed: Unable to contact slurm controller "
+                        "(connect failure)\n")
+
+
+def test_categories_that_share_only_a_wider_family_still_compete(make_bundle: BundleMaker) -> None:
+    # near miss: neither category is a prefix of the other: two causes the evidence cannot order, ambiguous
+    v = _analyze(make_bundle, [], app={"node-01": NHC_FAILED, "node-02": SBATCH_NO_CONTROLLER})
+    assert v.attributed_domain == "ambiguous", (v.root_cause, v.explanation)
+    assert sorted(_cands(v)) == [("node.driver.health_check", ["node-01"]), ("node.scheduler", ["node-02"])]
