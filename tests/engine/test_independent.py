@@ -193,6 +193,32 @@ def test_a_sampled_link_down_long_before_the_xid_is_the_cause() -> None:
     assert [f.category for f in att.secondary] == ["gpu.fallen_off_bus"]
 
 
+# Issue 25's two named cases as typed events, two seconds apart (inside the 5 s clock skew as well as the 30 s window):
+# each order gives both candidates, the earlier first; on one node the GPU fault explains its port.
+@pytest.mark.parametrize("gpu_first", [True, False])
+def test_xid79_and_a_port_down_two_seconds_apart_as_events(gpu_first: bool) -> None:
+    tg, tl = (0, 2) if gpu_first else (2, 0)
+    att = _attr([_xid79("node-01", tg), _ev("net.link", "node-02", tl, state="down", iface="mlx5_0")])
+    want = [("gpu.fallen_off_bus", ["node-01"]), ("network.link", ["node-02"])]
+    assert att.root is None
+    assert [(c.category, c.nodes) for c in att.candidates] == (want if gpu_first else want[::-1])
+
+
+def test_a_link_down_and_xid119_two_seconds_apart_as_events() -> None:
+    att = _attr([_ev("net.link", "node-03", 0, state="down", iface="mlx5_0"),
+                 _ev("gpu.xid", "node-02", 2, xid=119, xid_class="firmware")])
+    assert att.root is None
+    assert [(c.category, c.nodes) for c in att.candidates] == [("network.link", ["node-03"]),
+                                                               ("gpu.firmware", ["node-02"])]
+
+
+def test_the_same_two_as_events_on_one_node_are_one_cause() -> None:
+    # near miss: the Xid 119's GPU and the port on one node: the device fault explains its NIC's port
+    att = _attr([_ev("net.link", "node-02", 0, state="down", iface="mlx5_0"),
+                 _ev("gpu.xid", "node-02", 2, xid=119, xid_class="firmware")])
+    assert att.root is not None and att.root.category == "gpu.firmware" and att.candidates == []
+
+
 def test_a_fault_with_no_time_is_not_ordered_against_a_timed_one() -> None:
     # an Xid whose stamp was not read (a prefix no layer peels) must not lose to a later timed link down
     att = _attr([_xid79("node-01", None), _ev("net.link", "node-02", 3, state="down", iface="mlx5_0")])
