@@ -321,6 +321,14 @@ def _read_finer(coarse: Finding, fine: Finding) -> bool:
     return mine is not None and theirs is not None and mine <= theirs
 
 
+def _of_its_family(coarse: Finding, fine: Finding) -> bool:
+    """Whether `fine` names a finer category of `coarse`'s own family in the same domain (`app.exception.setup` beside
+    `app.exception`): category ids are dotted and matched on prefixes (docs/verdict.md, "Root-cause categories"), so a
+    consumer reads the two as one cause; where the evidence cannot order them they do not compete, and the finer reading
+    stands (docs/verdict.md, "When two causes are independent")."""
+    return coarse.domain == fine.domain and fine.category.startswith(coarse.category + ".")
+
+
 def _strong_for(weak: Finding, strong: list[Finding], settings: Settings) -> Finding:
     """The strong root that a weak root yields to (settings.weak_causes)."""
     if settings.weak_causes == "same_node" and weak.nodes:
@@ -413,6 +421,8 @@ def attribute(events: list[Event], rules: list[Rule], settings: Settings,
             group = [f for f in [primary, *concurrent] if f.explained_by is None]
             for f in group:
                 finer = next((g for g in group if g is not f and g.explained_by is None and _read_finer(f, g)), None)
+                if finer is None:  # not the same lines: a finer category of its family elsewhere, unordered against it
+                    finer = next((g for g in group if g.explained_by is None and _of_its_family(f, g)), None)
                 if finer is not None:
                     f.explained_by = finer
             primary = primary.root  # its finest reading, where one stands (a chain: the end of it)
