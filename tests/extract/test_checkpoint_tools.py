@@ -135,3 +135,17 @@ def test_the_verdict(make_bundle: BundleMaker, lines: list[str], category: str |
     v = analyze(str(make_bundle({"app/rank-0.log": "\n".join(lines) + "\n"}, workload_ending("FAILED"))))
     got = v.root_cause.category if v.root_cause is not None else None
     assert got == category
+
+
+def test_a_run_criu_finished_is_no_failure(make_bundle: BundleMaker) -> None:
+    # CRIU's last record of a run that succeeded (criu/cr-dump.c `Dumping finished successfully`, as the zdtm logs
+    # print it): an error record before it was one CRIU went on from; the run's end, where nothing else records it
+    lines = ["(00.100000) Error (criu/files-ext.c:98): Can't dump file 36 of that type [20666] (chr 506:0)",
+             "(00.170276) Dumping finished successfully"]
+    v = analyze(str(make_bundle({"app/rank-0.log": "\n".join(lines) + "\n"}, workload_ending(None))))
+    assert v.root_cause is None and v.outcome == "succeeded"
+    ends = [e for e in events(lines) if e.kind == "launcher.exit"]
+    assert [(e.fields["system"], e.fields["state"]) for e in ends] == [("criu", "SUCCEEDED")]
+    # the words in prose are no end
+    assert [e for e in events(["we grep for 'Dumping finished successfully' in dump.log"])
+            if e.kind == "launcher.exit"] == []
