@@ -71,6 +71,8 @@ MOUNT = ["Can't stat mountpoint .../cache/vllm: No such file or directory", "Res
 def test_criu_error_records_are_a_level_header() -> None:
     assert error_header("(10.004259) Error (criu/cr-dump.c:1791): Timeout reached. Try to interrupt: 0")
     assert error_header("Error (cuda_plugin.c:396): cuda_plugin: CHECKPOINT_DEVICES failed with")
+    # the restorer's own record (criu/pie), as a restore.log carries it
+    assert error_header("pie: 34661: Error (criu/pie/restorer.c:317): Unable to drop capability 0: -1")
     # a warning record (pr_warn, two spaces), and a position that is no C source, are none
     assert not error_header("Warn  (criu/cr-dump.c:1297): Can't get parasite's core, skipping")
     assert not error_header("Error (train.py:12): loss diverged")
@@ -99,6 +101,7 @@ def test_the_first_error_that_names_a_cause(lines: list[str], kind: str, fields:
     ["Error (criu/cr-restore.c:1480): 2001 killed by signal 9: Killed"],  # a kill, no crash of its own
     ["Driver check: Insufficient driver memory reported by the plugin"],  # not the tool's whole answer
     ["Error (criu/cr-dump.c:1570): Collect mappings (pid: 78925) 78925's map 200200000 failed with -1"],
+    ["pie: 34661: Error (criu/pie/restorer.c:317): Unable to drop capability 0: -1"],  # no table's words
 ])
 def test_no_cause(lines: list[str]) -> None:
     assert scan(EX, lines, "application") == []
