@@ -1493,6 +1493,24 @@ class LevelHeaderInfo(_Row, kw_only=True, frozen=True):
             raise ValueError("`literals` is empty")
 
 
+class CheckpointMessageInfo(_Row, kw_only=True, frozen=True):
+    """What a checkpoint/restore tool's error says in its own words (catalog/exceptions.yaml `checkpoint_messages`)."""
+
+    printer: Literal["criu", "cuda-checkpoint"]
+    text: Annotated[str, Meta(min_length=12)]  # words the message holds
+    reading: Literal["setup", "driver"]
+    after: tuple[Annotated[str, Meta(min_length=6)], ...] = ()  # words an earlier error of the stream holds
+    bare: bool = False  # read without CRIU's header too
+    whole: bool = False  # the words are the whole line
+    source: Annotated[str, Meta(min_length=8)]
+
+    def __post_init__(self) -> None:
+        if self.text != self.text.strip() and not self.text.endswith(" "):
+            raise ValueError("`text` starts with no space")
+        if self.whole and self.after:
+            raise ValueError("a `whole` line is a tool's one answer: no `after`")
+
+
 class WindowsErrorInfo(_Row, frozen=True):
     """A Windows system error code, its text as FormatMessage gives it (no final period) and the errno it stands
     for (catalog/exceptions.yaml `windows_errors`)."""
@@ -1611,6 +1629,13 @@ def exception_class_table() -> tuple[ExceptionClassInfo, ...]:
 def level_header_table() -> tuple[LevelHeaderInfo, ...]:
     """The loggers' one-letter level headers (catalog/exceptions.yaml `level_headers`), one row a logger."""
     return _unique("exceptions.yaml", "level_headers", LevelHeaderInfo, "logger")
+
+
+@lru_cache(maxsize=1)
+@_kept("exceptions.yaml")
+def checkpoint_message_table() -> tuple[CheckpointMessageInfo, ...]:
+    """A checkpoint/restore tool's own words -> what they name (catalog/exceptions.yaml `checkpoint_messages`)."""
+    return _unique("exceptions.yaml", "checkpoint_messages", CheckpointMessageInfo, "text")
 
 
 @lru_cache(maxsize=1)

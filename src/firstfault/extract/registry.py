@@ -12,6 +12,7 @@ from firstfault.extract.base import LineExtractor
 def line_extractors() -> tuple[LineExtractor, ...]:
     from firstfault.extract import (
         cann,
+        checkpoint,
         container,
         exceptions,
         gpu,
@@ -38,7 +39,7 @@ def line_extractors() -> tuple[LineExtractor, ...]:
             *numerics.EXTRACTORS, *torchrun.EXTRACTORS,
             *signals.EXTRACTORS,
             *jobend.EXTRACTORS, *slurmerr.EXTRACTORS, *healthcheck.EXTRACTORS, *kmod.EXTRACTORS, *launcher.EXTRACTORS,
-            *runend.EXTRACTORS,
+            *runend.EXTRACTORS, *checkpoint.EXTRACTORS,
             *span.EXTRACTORS, *services.EXTRACTORS,
             ErrorWords())
 
