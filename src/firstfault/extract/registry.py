@@ -14,6 +14,7 @@ def line_extractors() -> tuple[LineExtractor, ...]:
         cann,
         container,
         exceptions,
+        fabricd,
         gpu,
         hang,
         healthcheck,
@@ -39,7 +40,7 @@ def line_extractors() -> tuple[LineExtractor, ...]:
             *signals.EXTRACTORS,
             *jobend.EXTRACTORS, *slurmerr.EXTRACTORS, *healthcheck.EXTRACTORS, *kmod.EXTRACTORS, *launcher.EXTRACTORS,
             *runend.EXTRACTORS,
-            *span.EXTRACTORS, *services.EXTRACTORS,
+            *span.EXTRACTORS, *services.EXTRACTORS, *fabricd.EXTRACTORS,
             ErrorWords())
 
 
