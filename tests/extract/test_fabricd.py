@@ -60,9 +60,11 @@ def test_a_daemon_record_of_the_table_is_read(line: str, expected: tuple[object,
     "  165173 [F0D43740] 0x01 -> perfmgr_mad_unbind: ERR 5405: No previous bind",
     "  165176 [F0D43740] 0x01 -> osm_congestion_control_shutdown: ERR C108: No previous bind",
     "  165217 [F0D43740] 0x01 -> osm_sa_mad_ctrl_unbind: ERR 1A11: No previous bind",
-    # format: opensm/osm_perfmgr.c: ERR 5415 is the performance manager's too, in other words than the vendor layer's
-    "  165028 [F0D43740] 0x01 -> perfmgr_mad_recv_callback: ERR 5415: PerfMgr received a MAD with an unexpected attribute",
-    # format: opensm/osm_state_mgr.c: a healthy fabric's sweep meeting a port that did not answer (no row)
+    # format: opensm/osm_perfmgr.c perfmgr_mad_send_err_callback: ERR 5415 is the performance manager's too, in other
+    # words than the vendor layer's `Error opening UMAD`
+    "  165028 [F0D43740] 0x01 -> perfmgr_mad_send_err_callback: ERR 5415: GUID 0x0002c90300a1b2c3 not found in "
+    "monitored map",
+    # format: opensm/osm_state_mgr.c state_mgr_is_sm_port_down: a sweep meeting a port that did not answer (no row)
     "  165028 [F0D43740] 0x01 -> state_mgr_is_sm_port_down: ERR 3308: SM port GUID unknown",
     # the words of a row without OpenSM's number before them (another program's text)
     "bind: Unable to register class 129 version 1",
@@ -107,3 +109,34 @@ def test_a_daemon_record_without_a_failure_is_nothing(tmp_path: Path, state: str
     v = verdict(tmp_path, IBACM, state)
     assert v.attributed_domain == "none"
     assert v.root_cause is None and not v.candidates
+
+
+# --- the subnet manager's crash, in apport's crash report (extract/signals.py ApportExtractor; catalog/platform.yaml
+# `platform_programs`, part fabric)
+
+def crashes(lines: list[str]) -> list[tuple[object, ...]]:
+    return [(e.fields.get("signal"), e.fields.get("by"), e.fields.get("program"), e.fields.get("part"))
+            for e in helpers.events(lines, "syslog", file="opensm-crash.txt", node="sm-01")
+            if e.kind == "process.signal"]
+
+
+def test_the_sm_crash_report_is_the_fabric_program_crashing() -> None:
+    # linux-rdma/opensm#30: OpenSM 3.3.21's apport report (its keys as posted, then the stack's first frame)
+    lines = ["Signal: 11", "SourcePackage: opensm", "Stacktrace:",
+             " #0 0x00005636f04835a9 in get_next_switch (p_lash=0x1, link=<optimized out>, sw=0) at "
+             "osm_ucast_lash.c:337"]
+    assert crashes(lines) == [("SIGSEGV", "self", "opensm", "fabric")]
+
+
+@pytest.mark.parametrize("lines", [
+    # a package no row names: the workload's own program, whose crash its own output reports (apport's format)
+    ["Signal: 11", "SourcePackage: python3.10"],
+    # a signal that is no crash (apport's format: a report of a program killed from outside)
+    ["Signal: 15", "SourcePackage: opensm"],
+    # the keys of two reports, too far apart to be one
+    ["Signal: 11", *(f"  {i:04x} filler" for i in range(12)), "SourcePackage: opensm"],
+    # the words inside another record (a key of apport's is at the line's start)
+    ["caught Signal: 11", "  SourcePackage: opensm"],
+])
+def test_near_misses_of_the_crash_report(lines: list[str]) -> None:
+    assert crashes(lines) == []
