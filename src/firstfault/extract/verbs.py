@@ -57,9 +57,12 @@ from firstfault.model import FieldValue
 
 # Something on the line that makes it a verbs report: an RDMA device (`mlx5_0`, `hfi1_0`,
 # `bnxt_re0`, `irdma1`, `qedr0`, `efa0`), a queue pair, an ibverbs call or constant, a port's link layer.
+# A work request's id names a work completion too: libibverbs' example programs print a failed one as `Failed status
+# transport retry counter exceeded (12) for wr_id 2` (rdma-core libibverbs/examples/rc_pingpong.c, uc_, ud_, srq_ and
+# xsrq_pingpong.c: `"Failed status %s (%d) for wr_id %d\n", ibv_wc_status_str(...)`; linux-rdma/opensm#38).
 _VERBS_CONTEXT = re.compile(
     r"\b(?:mlx\d_\d+|hfi1_\d+|bnxt_re\d+|irdma\d+|qedr\d+|efa_?\d+|rxe\d+)\b|\bQP\b|\bibv_|\bIBV_|/(?:RoCE|IB)\b"
-    r"|\bsynd 0x|\bwc[ _]status|\b(?:rc|ud|dc)_(?:verbs|mlx5)\b"
+    r"|\bsynd 0x|\bwc[ _]status|\b(?:rc|ud|dc)_(?:verbs|mlx5)\b|\bfor wr_id \d"
 )
 # ... and a line of the EFA provider (libfabric's `libfabric:PID:EPOCH::efa:cq:...` header, its `fi_addr_efa://`
 # addresses, `prov_errno`) or of the OFI plugin NCCL loads for it.
