@@ -33,6 +33,7 @@ CATEGORY_DOMAINS: Final[dict[str, str]] = {
     "host.hardware": "hardware",
     "network.link": "network",
     "network.transport": "network",
+    "network.fabric": "network",
     "app": "software",
     "host.oom": "software",
     "storage": "storage",

@@ -108,6 +108,9 @@ def test_a_bad_row_is_named(monkeypatch: pytest.MonkeyPatch, rows: list[dict[str
          "My EFA addr: fi_addr_efa://[fe80::13:c2ff:fe6f:f03d]:0:1072483550 My host id: i-0db7083f3fcbebb65 Peer EFA "
          "addr: fi_addr_efa://[fe80::b8:aff:fe44:425]:0:947699476 Peer host id: i-0ce6d3d57139f053c (7)", 7, "efa",
          None),
+        # linux-rdma/opensm#38: libibverbs' example program (rdma-core libibverbs/examples/rc_pingpong.c
+        # parse_single_wc: `Failed status %s (%d) for wr_id %d`), the work request's id its only verbs word
+        ("Failed status transport retry counter exceeded (12) for wr_id 2", 12, "verbs", None),
     ],
 )
 def test_each_stacks_completion_words(line: str, status: int, stack: str, hca: str | None) -> None:
@@ -191,6 +194,8 @@ def test_an_error_entry_whose_number_is_an_errno_is_no_completion_status(line: s
         "Receiver not ready, retrying in 5s",
         # UCX's words without UCX: an HTTP client's retry log
         "WARNING urllib3: Retrying after connection broken: Remote access error",
+        # a work request's id without a completion status's words (a program's own progress record)
+        "Failed status check for wr_id 2, retrying",
     ],
 )
 def test_a_stacks_words_without_the_stack_are_not_read(line: str) -> None:

@@ -195,8 +195,9 @@ class Analysis:
         if not (provisional or ended_in_failure(state)):
             # An exception that ended a thread of the workload, not its process (extract/traceback.py `thread`),
             # names a cause only in an attempt that failed (a thread the main one waited for, then the ranks'
-            # timeouts): alone it is no failure of the run.
-            events = [e for e in events if e.fields.get("thread") is not True]
+            # timeouts): alone it is no failure of the run. So is a fabric daemon's record of a state a healthy host
+            # is in as well (extract/fabricd.py `standing`: ibacm's partitions of a VM host's guests).
+            events = [e for e in events if e.fields.get("thread") is not True and e.fields.get("standing") is not True]
         leads = find_leads(events, ctx.rank_to_node)
         att = attribute(events, self.analyzer.catalog.active(), settings, allocation, leads=leads)
         if own is not None and own.needs_clean and not (att.root or att.candidates or att.symptoms):

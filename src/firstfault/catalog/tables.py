@@ -1061,6 +1061,34 @@ def name_not_found_words() -> tuple[str, ...]:
     return _strings("transport.yaml", "name_not_found_words")
 
 
+FabricDaemon = Literal["opensm", "ibacm"]
+FabricDaemonClass = Literal["sm_host", "sm_down", "partition"]
+
+
+class FabricDaemonMessage(_Row, frozen=True):
+    """A record of the fabric's management daemons (the subnet manager, ibacm) and what it is
+    (catalog/transport.yaml `fabric_daemon_messages`)."""
+
+    daemon: FabricDaemon
+    words: Annotated[str, Meta(min_length=8)]  # the message's fixed words, case as printed: the line holds them
+    daemon_class: FabricDaemonClass = records.field(name="class")
+    printed_by: Annotated[str, Meta(min_length=8)]  # the repository and source file that prints it, and a thread
+    # OpenSM's number of the message (`ERR 5426`), four hex digits as printed; ibacm's messages have none
+    code: Annotated[str, Meta(pattern=r"^[0-9A-F]{4}$")] | None = None
+
+    def __post_init__(self) -> None:
+        if (self.code is None) != (self.daemon != "opensm"):
+            raise ValueError("an opensm row has its `code`, another daemon's row none")
+
+
+@lru_cache(maxsize=1)
+@_kept("transport.yaml")
+def fabric_daemon_messages() -> tuple[FabricDaemonMessage, ...]:
+    """The fabric's management daemons' records in the table's order (catalog/transport.yaml): an OpenSM number
+    appears once, a daemon's words once."""
+    return _unique("transport.yaml", "fabric_daemon_messages", FabricDaemonMessage, ("daemon", "code", "words"))
+
+
 class NcclFork(_Row, frozen=True):
     """A collective library that prints NCCL's debug lines with its own word where NCCL's stands
     (catalog/transport.yaml `nccl_forks`)."""

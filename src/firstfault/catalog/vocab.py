@@ -79,9 +79,10 @@ StorageWordClass = Literal["failure", "transient", "recovery", "job", "node"]
 # `platform_programs`): its device plugin, its driver stack, the container toolkit, its own daemons, the scheduler's
 # daemons on it (Slurm's slurmd and the munge it authenticates with), a program that
 # watches or configures it, a FUSE mount's daemon, the file systems' drivers and services of the node (CSI plugins,
-# client units), a distributed framework's own processes (Ray's raylet, GCS, idle workers).
+# client units), a distributed framework's own processes (Ray's raylet, GCS, idle workers), the InfiniBand fabric's
+# management (its subnet manager, which may run on a node of the cluster).
 PlatformPart = Literal["device_plugin", "driver", "toolkit", "runtime", "scheduler", "monitor", "storage",
-                       "storage_driver", "cluster"]
+                       "storage_driver", "cluster", "fabric"]
 # The part of the node a kernel module belongs to (catalog/platform.yaml `kernel_modules`): the accelerator's own
 # driver (node.driver), GPUDirect's peer-to-peer modules (node.driver.gpudirect), the RDMA stack (node.driver.rdma).
 ModulePart = Literal["driver", "gpudirect", "rdma"]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from itertools import pairwise
+from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
 from firstfault.extract.codes import exit_signum
@@ -354,6 +355,7 @@ def _describe_objects(text: str) -> Iterator[_Described]:
     state_indent = 4  # a container's State / Last State line's indentation: its Reason, Exit Code are deeper
     last_key = ""
     named = kind = ""  # the name and kind the command line gave
+    wrap_at = 0  # the line a wrapped Events row's message would go on at
     for lineno, line in enumerate(text.splitlines(), start=1):
         command = command_line(line)
         if command is not None:
@@ -369,6 +371,7 @@ def _describe_objects(text: str) -> Iterator[_Described]:
                 obj, container, state = _Described(lineno, kind), None, ""
             section, last_key = "Events", ""
             obj.events.append((lineno, row, line))
+            wrap_at = _wrap_after(lineno, line)
             continue
         m = _FIELD.match(line)
         if m is not None and m.group("key") in _STATES and (container is None or not section.endswith("Containers")):
@@ -431,8 +434,24 @@ def _describe_objects(text: str) -> Iterator[_Described]:
             cells = CELL_GAP.split(line.strip(), maxsplit=4)
             if cells and cells[0] in ("Normal", "Warning"):
                 obj.events.append((lineno, cells, line))
+                wrap_at = _wrap_after(lineno, line)
+            elif indent == 0 and obj.events and lineno == wrap_at:
+                # A long message the terminal (or the person pasting it) wrapped onto the next lines, at the line's
+                # start where the cut fell, as a Message field's above: the row's message goes on.
+                at, row, raw = obj.events[-1]
+                obj.events[-1] = (at, [*row[:-1], row[-1] + line.strip()], raw + line.strip())
+                wrap_at = _wrap_after(lineno, line)
     if obj is not None:
         yield obj
+
+
+_WRAP_WIDTH: Final = 80  # a terminal wraps a line at its width: a shorter line ended where its text did
+
+
+def _wrap_after(lineno: int, line: str) -> int:
+    """The line a wrapped Events row's message goes on at: the next, where this one was cut at a terminal's width;
+    none (0) where it is shorter (what follows it at the line's start is another text: a note, a prompt)."""
+    return lineno + 1 if len(line) >= _WRAP_WIDTH else 0
 
 
 def _rfc1123(value: str | None) -> datetime | None:

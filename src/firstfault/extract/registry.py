@@ -15,6 +15,7 @@ def line_extractors() -> tuple[LineExtractor, ...]:
         checkpoint,
         container,
         exceptions,
+        fabricd,
         gpu,
         hang,
         healthcheck,
@@ -40,7 +41,7 @@ def line_extractors() -> tuple[LineExtractor, ...]:
             *signals.EXTRACTORS,
             *jobend.EXTRACTORS, *slurmerr.EXTRACTORS, *healthcheck.EXTRACTORS, *kmod.EXTRACTORS, *launcher.EXTRACTORS,
             *runend.EXTRACTORS, *checkpoint.EXTRACTORS,
-            *span.EXTRACTORS, *services.EXTRACTORS,
+            *span.EXTRACTORS, *services.EXTRACTORS, *fabricd.EXTRACTORS,
             ErrorWords())
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Final
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
+from firstfault.catalog.tables import platform_program_of
 from firstfault.extract import traceback as tb
 from firstfault.extract.base import Draft, LineContext, LineExtractor
 from firstfault.extract.codes import (
@@ -373,4 +374,49 @@ def _nextflow_exit(code: int, state: Mapping[str, object], detail: str) -> Draft
     return Draft("process.signal", {"signal": sig, "by": by_whom(sig, "launcher"), "detail": detail, "exitcode": code})
 
 
-EXTRACTORS: tuple[LineExtractor, ...] = (ProcessSignalExtractor(),)
+# apport's crash report of a program (Ubuntu's and Debian's /var/crash/*.crash, canonical/apport problem_report.py:
+# one `Key: value` per line at the line's start, a long value's lines indented under it): the signal that killed it
+# (`Signal: 11`) and the source package of its executable (`SourcePackage: opensm`), a few keys apart
+_APPORT_SIGNAL = re.compile(r"^Signal: (?P<num>\d{1,2})\s*$")
+_APPORT_PACKAGE = re.compile(r"^SourcePackage: (?P<pkg>[a-z0-9][a-z0-9+.\-]{0,80})\s*$")
+_APPORT_SPAN: Final = 8  # the most lines between the two keys (SegvAnalysis, SegvReason, ... sort between)
+_K_APPORT = "signals.apport"  # per stream: (key, value, line number) of the last of the two keys seen
+
+
+class ApportExtractor:
+    """A platform program's crash in apport's crash report (catalog/platform.yaml `platform_programs`, named by the
+    report's source package): `process.signal` by the program itself, with its program and part. A package no row
+    names (the workload's own program, whose crash its own output reports) is not read here."""
+
+    name = "process.signal.apport"
+    # The event kinds this extractor emits and their fields (docs/events.md; extract/registry.py).
+    emits: Mapping[str, frozenset[str]] = {
+        "process.signal": frozenset({"by", "detail", "signal", "program", "part"}),
+    }
+    sources: frozenset[str] = frozenset({"application", "syslog", "kernel"})
+    literals: tuple[str, ...] = ("Signal: ", "SourcePackage: ")
+
+    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
+        if line[:1] != "S":
+            return  # apport's keys start the line
+        if (m := _APPORT_SIGNAL.match(line)) is not None:
+            key, value = "signal", m.group("num")
+        elif (m := _APPORT_PACKAGE.match(line)) is not None:
+            key, value = "package", m.group("pkg")
+        else:
+            return
+        last = ctx.state.get(_K_APPORT)
+        ctx.state[_K_APPORT] = (key, value, ctx.lineno)
+        if not (isinstance(last, tuple) and last[0] != key and 0 < ctx.lineno - last[2] <= _APPORT_SPAN):
+            return
+        num, pkg = (value, last[1]) if key == "signal" else (last[1], value)
+        row = platform_program_of(pkg)
+        sig = signal_name(int(num))
+        if row is None or sig not in _CRASH_SIGNALS:
+            return
+        ctx.claimed = True
+        yield Draft("process.signal", {"signal": sig, "by": "self", "program": row.program, "part": row.part,
+                                       "detail": f"apport crash report: SourcePackage {pkg}, Signal {num} ({sig})"})
+
+
+EXTRACTORS: tuple[LineExtractor, ...] = (ProcessSignalExtractor(), ApportExtractor())

@@ -61,6 +61,10 @@ _VERBS_CONTEXT = re.compile(
     r"\b(?:mlx\d_\d+|hfi1_\d+|bnxt_re\d+|irdma\d+|qedr\d+|efa_?\d+|rxe\d+)\b|\bQP\b|\bibv_|\bIBV_|/(?:RoCE|IB)\b"
     r"|\bsynd 0x|\bwc[ _]status|\b(?:rc|ud|dc)_(?:verbs|mlx5)\b"
 )
+# A work request's id names a work completion too: libibverbs' example programs print a failed one as `Failed status
+# transport retry counter exceeded (12) for wr_id 2` (rdma-core libibverbs/examples/rc_pingpong.c parse_single_wc, and
+# the other pingpong examples: `"Failed status %s (%d) for wr_id %d\n", ibv_wc_status_str(...)`; linux-rdma/opensm#38).
+_WR_ID: Final = " for wr_id "
 # ... and a line of the EFA provider (libfabric's `libfabric:PID:EPOCH::efa:cq:...` header, its `fi_addr_efa://`
 # addresses, `prov_errno`) or of the OFI plugin NCCL loads for it.
 _EFA_CONTEXT = re.compile(r"(?i:\befa\b)|fi_addr_efa|\bprov_errno\b|NET/OFI")
@@ -297,7 +301,7 @@ def read_completion(body: str, ucx: bool = False) -> dict[str, FieldValue] | Non
     if _NCCL_OWNED in body:
         return None
     fields: dict[str, FieldValue] | None = None
-    if ucx or _VERBS_CONTEXT.search(body):
+    if ucx or _WR_ID in body or _VERBS_CONTEXT.search(body):
         synd = _SYNDROME.search(body)
         row = _by_code().get(("mlx5", _number(synd.group("s")))) if synd else None
         if row is None:
