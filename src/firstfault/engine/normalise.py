@@ -476,7 +476,9 @@ def terminal_lines(events: list[Event]) -> list[Event]:
     Job ... failed` after the Hub's `HfHubHTTPError: 429 ...`; a client's `connect ECONNREFUSED` to the store after
     its `SlowDown`). Of the two that say less, a symptom says less still: a peer's death or a wait after the
     workload's own exception that names no cause leaves that exception standing (vLLM on Neuron: `RuntimeError:
-    neuronx-cc compilation failed with 70`, then gloo's `Connection closed by peer`). A lone line's reading is also
+    neuronx-cc compilation failed with 70`, then gloo's `Connection closed by peer`), unless the exception is an
+    error report's outer context whose chain ends in the symptom (anyhow's `Error: failed to reach the shard`, then
+    its `Caused by: ... Connection refused`). A lone line's reading is also
     weak (engine/attribute.py): it is a cause only where no cause read from fuller evidence stands.
     """
     events = _services_back(events)
@@ -506,8 +508,10 @@ def terminal_lines(events: list[Event]) -> list[Event]:
         if line >= last.get(key, -1) or (not _says_less(ev) and line >= last_telling.get(key, -1)):
             return True
         # the workload's own exception that names no cause still says more than a peer's death or a wait that ran
-        # out after it: a lone symptom supersedes no earlier lone line of the workload's own
-        return ev.kind not in _LONE_SYMPTOMS and line >= last_own.get(key, -1)
+        # out after it: a lone symptom supersedes no earlier lone line of the workload's own; but an error report's
+        # outer context is its chain's, whose deeper cause decides (traceback.report_drafts), a symptom or not
+        return (ev.kind not in _LONE_SYMPTOMS and ev.fields.get("report") is not True
+                and line >= last_own.get(key, -1))
 
     return _relayed_xids(_answered_nodes(_storage_sidecars(_waited_out(_named_victims(_answered_headers([
         ev for ev in events if kept(ev)]))))))
