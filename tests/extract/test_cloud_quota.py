@@ -177,6 +177,11 @@ def test_a_stock_out_names_no_cause(make_bundle: BundleMaker) -> None:
     'job "torch-test-trainer-node-0" creation failed with error: Job.batch "torch-test-trainer-node-0" is invalid: '
     "spec.template.spec.containers[0].resources.limits: Required value: Limit must be set for non overcommitable "
     "resources",
+    # the API server's strict field validation refusing a manifest's unknown field (NVIDIA/k8s-nim-operator#611, the
+    # kubectl line as posted, its curly quotes kept)
+    "Error from server (BadRequest): error when creating \u201cnim_lws.yaml\u201d: NIMService in version "
+    "\u201cv1alpha1\u201d cannot be handled as a NIMService: strict decoding error: unknown field "
+    "\u201cspec.multiNode\u201d",
 ])
 def test_the_api_servers_refusal_of_the_jobs_objects_is_its_set_up(line: str) -> None:
     assert len(setup_events([line])) == 1
@@ -190,6 +195,9 @@ def test_the_api_servers_refusal_of_the_jobs_objects_is_its_set_up(line: str) ->
     "If a request exceeded quota: the admission fails and the pod is not created.",
     # the rule in prose, not the API server's field error
     "A GPU request needs a limit too: Limit must be set for non overcommitable resources.",
+    # ours: kubectl's client-side warning under `--validate=warn`, the object created all the same (apimachinery's
+    # field validation warns `unknown field "spec.x"` without the strict decoder's words)
+    'Warning: unknown field "spec.multiNode"',
 ])
 def test_words_near_the_api_servers_refusals_are_none(line: str) -> None:
     assert setup_events([line]) == []

@@ -103,8 +103,10 @@ _RDZV_FRAMES = [
 @pytest.mark.parametrize(
     ("last", "phase"),
     [
-        # kubeflow/pytorch-operator#333
-        ("ValueError: host not found: Name or service not known", "rendezvous"),
+        # ours: the older c10d's lookup failure (Utils.cpp tcputil::connect, `"host not found: " + gai_strerror`)
+        # with EAI_AGAIN, the resolver not answering; kubeflow/pytorch-operator#333's `Name or service not known`
+        # is also the job's set-up (tests/extract/test_c10d_host_not_found.py)
+        ("ValueError: host not found: Temporary failure in name resolution", "rendezvous"),
         # pytorch/pytorch#69197 (raised from the elastic c10d backend's TCPStore)
         ("RuntimeError: connect() timed out. Original timeout was 60000 ms.", "rendezvous"),
         # a peer phrase the peer-failure table already knows keeps its reading

@@ -200,6 +200,12 @@ _GAVE_UP = re.compile(r"\b(?:DistNetworkError|DistStoreError|RuntimeError|Timeou
                       r"\((?P<name>[^\s,()]{1,255}), (?P<port>\d{1,5})\)"
                       r"|TCP client failed to connect/validate to host (?P<name2>[^\s:]{1,255}):(?P<port2>\d{1,5}) "
                       r"- timed out")
+# The older c10d (torch/lib/c10d/Utils.cpp tcputil::connect, torch <= 1.10) looked the name up once and, where
+# getaddrinfo failed, threw `std::invalid_argument("host not found: " + gai_strerror(err))` at once, no retry
+# (pybind11 makes it `ValueError: host not found: Name or service not known`, from TCPStore's creation:
+# pytorch/pytorch#73682, fixed by #74641 `c10d: retry dns lookup failures`; the same throw after getaddrinfo is
+# THD's, apaszke/pytorch-dist#53): the lookup and the giving up in one line, the name not in it.
+_HOST_NOT_FOUND = re.compile(r"\bhost not found: (?P<why>[^()\r\n]{1,120})")
 _K_UNRESOLVED: Final = "ff.app.c10d.unresolved"  # (name, port) the resolver said do not exist, in this stream
 _K_REPORTED: Final = "ff.app.c10d.reported"  # (name, port) already reported as the job's set-up
 
@@ -216,7 +222,7 @@ class C10dUnresolvedExtractor:
     emits: Mapping[str, frozenset[str]] = {"nccl.error": frozenset({"setup", "local_status", "detail"})}
     sources: frozenset[str] = frozenset({"application"})
     literals: tuple[str, ...] = ("cannot be retrieved (gai error:", "Error: The client socket has",
-                                 "TCP client failed to connect/validate")
+                                 "TCP client failed to connect/validate", "host not found: ")
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
         rank, body = split_rank_prefix(line)
@@ -225,6 +231,19 @@ class C10dUnresolvedExtractor:
             seen = ctx.state.setdefault(_K_UNRESOLVED, set())
             if isinstance(seen, set) and m.group("why").strip().rstrip(".") in name_not_found_words():
                 seen.add((m.group("name"), m.group("port")))
+            return
+        h = _HOST_NOT_FOUND.search(body)
+        if h is not None:
+            # the older c10d's one-line lookup failure: a name that does not exist (EAI_AGAIN, the resolver not
+            # answering, says nothing of the name: not here), once per stream
+            reported = ctx.state.setdefault(_K_REPORTED, set())
+            if not isinstance(reported, set) or h.group("why").strip().rstrip(".") not in name_not_found_words() \
+                    or ("", "") in reported:
+                return
+            reported.add(("", ""))
+            yield Draft("nccl.error", {"setup": True, "local_status": "unresolved_address",
+                                       "detail": clip(f"the rendezvous host does not resolve; {body.strip()}")},
+                        rank=rank)
             return
         g = _GAVE_UP.search(body)
         if g is None:
