@@ -463,6 +463,17 @@ def test_gkes_driver_installer_that_could_not_verify_the_driver() -> None:
     assert platform_errors("2022-05-20 06:14:58.873 EDTVerifying GPU driver installation") == []
 
 
+def test_rocms_node_labeller_that_finds_no_kfd_topology() -> None:
+    # https://github.com/ROCm/k8s-device-plugin/issues/23 (a Talos node without /dev/kfd; its zap record, stack cut)
+    line = ('{"level":"error","ts":1636410993.0903304,"logger":"amdgpu-node-labeller","msg":"Fail to glob topology '
+            'properties","stacktrace":"main.glob..func5\\n\\t/go/src/github.com/RadeonOpenCompute/k8s-device-plugin/'
+            'cmd/k8s-node-labeller/main.go:158"}')
+    assert platform_errors(line) == [("amdgpu-node-labeller", "driver")]
+    # the same labeller's other errors are one GPU's file it could not read, not the driver's absence
+    # (cmd/k8s-node-labeller/main.go: `log.Error(err, "Fail to get firmware versions")`)
+    assert platform_errors('{"level":"error","logger":"amdgpu-node-labeller","msg":"Fail to get firmware versions"}') == []
+
+
 @pytest.mark.parametrize("line", [
     # the same plugin when it did (internal/plugin/server.go Start)
     "I1204 10:04:59.000000       1 server.go:149] Registered device plugin for 'nvidia.com/gpu' with Kubelet",
