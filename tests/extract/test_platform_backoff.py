@@ -429,6 +429,41 @@ def test_near_misses_of_containerds_words(line: str) -> None:
     assert containers(line) == []
 
 
+@pytest.mark.parametrize("line", [
+    # https://github.com/k0sproject/k0s/issues/6547 (the node's events: its containerd, given the NVIDIA toolkit's
+    # drop-in, no longer served the CRI)
+    "  Warning  ContainerGCFailed        24m (x2425 over 40h)   kubelet     rpc error: code = Unimplemented desc = "
+    "unknown service runtime.v1.RuntimeService",
+    # kubeadm's preflight through crictl against containerd.io's stock config (`disabled_plugins = ["cri"]`), as public
+    # kubeadm install notes paste it (crictl's `validate service connection`, kubernetes-sigs/cri-tools)
+    '[ERROR CRI]: container runtime is not running: output: time="2023-06-22T17:37:50+09:00" level=fatal '
+    'msg="validate service connection: CRI v1 runtime API is not implemented for endpoint '
+    '\\"unix:///var/run/containerd/containerd.sock\\": rpc error: code = Unimplemented desc = unknown service '
+    'runtime.v1.RuntimeService"',
+])
+def test_a_runtime_that_does_not_serve_the_cri_is_the_nodes(line: str) -> None:
+    assert [(runtime, error) for runtime, error, _ in containers(line)] == [("containerd", "node")]
+
+
+def test_another_grpc_service_unknown_is_not_the_container_runtimes() -> None:
+    # https://github.com/NVIDIA/k8s-device-plugin/issues/156: the kubelet without the device plugin API the plugin
+    # registers with (the plugin's own words, platform_words), no container runtime's
+    line = ("2020/02/09 00:20:15 Could not register device plugin: rpc error: code = Unimplemented desc = unknown "
+            "service deviceplugin.Registration")
+    assert containers(line) == []
+
+
+def test_nvidia_container_runtime_without_its_hook() -> None:
+    # https://github.com/NVIDIA/nvidia-container-runtime/issues/68 (the 3.0.0 RPM without the hook), as Docker quotes it
+    line = ("docker: Error response from daemon: OCI runtime create failed: unable to retrieve OCI runtime error (open "
+            "/run/containerd/io.containerd.runtime.v1.linux/moby/af425d98/log.json: no such file or directory): "
+            "nvidia-container-runtime did not terminate sucessfully: 2019/07/23 17:28:30 ERROR: nvidia-container-runtime:"
+            " inject NVIDIA hook: stat /usr/bin/nvidia-container-runtime-hook: no such file or directory")
+    assert ("nvidia-container-toolkit", "node") in [(runtime, error) for runtime, error, _ in containers(line)]
+    # the same runtime's log when it added the hook (runtime/src/main.go `Prestart hook added, executing runc`)
+    assert containers("2019/07/23 17:28:30 nvidia-container-runtime: Prestart hook added, executing runc") == []
+
+
 # ---------------------------------------------------------------- the platform's programs in their own words
 
 
