@@ -457,8 +457,9 @@ def test_nvidia_container_runtime_without_its_hook() -> None:
     # https://github.com/NVIDIA/nvidia-container-runtime/issues/68 (the 3.0.0 RPM without the hook), as Docker quotes it
     line = ("docker: Error response from daemon: OCI runtime create failed: unable to retrieve OCI runtime error (open "
             "/run/containerd/io.containerd.runtime.v1.linux/moby/af425d98/log.json: no such file or directory): "
-            "nvidia-container-runtime did not terminate sucessfully: 2019/07/23 17:28:30 ERROR: nvidia-container-runtime:"
-            " inject NVIDIA hook: stat /usr/bin/nvidia-container-runtime-hook: no such file or directory")
+            "nvidia-container-runtime did not terminate sucessfully: 2019/07/23 17:28:30 ERROR: "
+            "nvidia-container-runtime: inject NVIDIA hook: stat /usr/bin/nvidia-container-runtime-hook: no such file "
+            "or directory")
     assert ("nvidia-container-toolkit", "node") in [(runtime, error) for runtime, error, _ in containers(line)]
     # the same runtime's log when it added the hook (runtime/src/main.go `Prestart hook added, executing runc`)
     assert containers("2019/07/23 17:28:30 nvidia-container-runtime: Prestart hook added, executing runc") == []
@@ -516,7 +517,8 @@ def test_rocms_node_labeller_that_finds_no_kfd_topology() -> None:
     assert platform_errors(line) == [("amdgpu-node-labeller", "driver")]
     # the same labeller's other errors are one GPU's file it could not read, not the driver's absence
     # (cmd/k8s-node-labeller/main.go: `log.Error(err, "Fail to get firmware versions")`)
-    assert platform_errors('{"level":"error","logger":"amdgpu-node-labeller","msg":"Fail to get firmware versions"}') == []
+    other = '{"level":"error","logger":"amdgpu-node-labeller","msg":"Fail to get firmware versions"}'
+    assert platform_errors(other) == []
 
 
 @pytest.mark.parametrize("line", [
