@@ -862,9 +862,6 @@ NVML_CASES: list[tuple[str, str, str | None]] = [
     # Kubernetes setup note quotes it)
     ("Failed to initialize NVML: ERROR_LIBRARY_NOT_FOUND", "driver", None),
     ("could not load NVML library: libnvidia-ml.so.1: cannot open shared object file", "driver", None),
-    # hashicorp/nomad#8303: glibc's loader refusing Nomad (its NVIDIA plugin linked against NVML) on a node with the
-    # legacy 340 driver, whose libnvidia-ml lacks the versioned entry point (catalog/platform.yaml 1017)
-    ("nomad: symbol lookup error: nomad: undefined symbol: nvmlDeviceGetPciInfo_v3", "driver", None),
 ]
 
 
@@ -890,10 +887,6 @@ def test_nvml_errors(line: str, cls: str, device: str | None) -> None:
         "nvidia-container-cli: version 1.14.3, Timeout not set",
         # "ERR!" outside nvidia-smi's table (synthetic)
         "worker 3: ERR! retrying the download",
-        # a CUDA math library's undefined symbol is the job's environment, two of its own libraries out of step
-        # (pytorch/pytorch#88882: the pip wheel's libcublas against another libcublasLt), not NVML's
-        "/usr/local/lib/python3.8/dist-packages/torch/lib/../../nvidia/cublas/lib/libcublas.so.11: undefined symbol: "
-        "cublasLtGetStatusString, version libcublasLt.so.11",
     ],
 )
 def test_nvml_negatives(line: str) -> None:

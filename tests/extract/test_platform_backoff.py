@@ -499,16 +499,6 @@ def test_gkes_driver_installer_that_could_not_verify_the_driver() -> None:
     assert platform_errors("2022-05-20 06:14:58.873 EDTVerifying GPU driver installation") == []
 
 
-def test_nomads_nvidia_plugin_that_could_not_fingerprint_the_gpus() -> None:
-    # https://github.com/hashicorp/nomad-device-nvidia/issues/34 (the Nomad client's log: go-nvml too old for the GPU)
-    line = ("2024-02-03T00:54:32.268-0500 [ERROR] client.device_mgr.nomad-device-nvidia: failed to get fingerprint "
-            "nvidia devices: plugin=nvidia-gpu @module=nvidia-gpu")
-    assert platform_errors(line) == [("nomad-device-nvidia", "device_plugin")]
-    # the same log's start of its plugin managers is no failure (the client's plugin manager, same thread)
-    assert platform_errors("2024-02-03T00:54:32.180-0500 [INFO]  client.plugin: starting plugin manager: "
-                           "plugin-type=device") == []
-
-
 def test_rocms_node_labeller_that_finds_no_kfd_topology() -> None:
     # https://github.com/ROCm/k8s-device-plugin/issues/23 (a Talos node without /dev/kfd; its zap record, stack cut)
     line = ('{"level":"error","ts":1636410993.0903304,"logger":"amdgpu-node-labeller","msg":"Fail to glob topology '
