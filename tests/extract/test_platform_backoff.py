@@ -512,30 +512,6 @@ def test_rocms_node_labeller_that_finds_no_kfd_topology() -> None:
 
 
 @pytest.mark.parametrize("line", [
-    # https://github.com/openpbs/openpbs/issues/2670 (the MoM's log: pbs_python could not load its Python types, so the
-    # site's pbs_cgroups hook never ran and the node went offline)
-    "02/13/2025 18:33:45;0100;pbs_mom;Hook;pbs_cgroups;Internal server error encountered. Skipping hook pbs_cgroups",
-    # pbs_python's unhandled-exception case, its format string (`%s hook '%s' encountered an exception, request
-    # rejected`) filled in
-    "02/13/2025 18:40:02;0100;pbs_python;Hook;pbs_cgroups;execjob_begin hook 'pbs_cgroups' encountered an exception, "
-    "request rejected",
-])
-def test_pbs_unable_to_run_a_site_hook_is_the_nodes_scheduler(line: str) -> None:
-    assert platform_errors(line) == [("pbs-mom", "scheduler")]
-
-
-@pytest.mark.parametrize("line", [
-    # records of the same log shape that carry neither of pbs_python's two cases: a hook's reject worded without
-    # `encountered an exception` (a hook's own pbs.event().reject(msg) is its decision about the job, not a failure of
-    # the hook), and a hook's start
-    "02/13/2025 18:40:02;0100;pbs_python;Hook;pbs_cgroups;execjob_begin request rejected by 'pbs_cgroups'",
-    "02/13/2025 18:40:02;0100;pbs_mom;Hook;pbs_cgroups;started",
-])
-def test_a_pbs_hook_that_ran_is_no_failure_of_the_node(line: str) -> None:
-    assert platform_errors(line) == []
-
-
-@pytest.mark.parametrize("line", [
     # the same plugin when it did (internal/plugin/server.go Start)
     "I1204 10:04:59.000000       1 server.go:149] Registered device plugin for 'nvidia.com/gpu' with Kubelet",
     "I1204 10:04:59.000000       1 server.go:141] Starting to serve 'nvidia.com/gpu' on "
