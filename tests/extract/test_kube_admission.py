@@ -80,6 +80,37 @@ def test_other_admission_errors_are_not_the_devices(message: str) -> None:
     assert k8s_reason("UnexpectedAdmissionError", message) == (None, None)
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        # https://github.com/volcano-sh/devices/issues/29 (the kubelet's event for Volcano's GPU-sharing plugin)
+        "Allocate failed due to rpc error: code = Unknown desc = failed to find gpu id, which is unexpected",
+        # the same plugin's other Allocate errors (volcano-sh/devices pkg/plugin/nvidia/server.go: `failed to find gpu
+        # ids` for a pod of several GPUs, `failed to find gpu device` for an index it has no device at)
+        "Allocate failed due to rpc error: code = Unknown desc = failed to find gpu ids, which is unexpected",
+        "Pod was rejected: Allocate failed due to rpc error: code = Unknown desc = failed to find gpu device, which is "
+        "unexpected",
+    ],
+)
+def test_volcanos_gpu_sharing_plugin_refusing_the_allocation_is_the_device_plumbing(message: str) -> None:
+    assert k8s_reason("UnexpectedAdmissionError", message) == ("device_plugin", None)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # the same plugin finding no pending pod whose GPU count matches the kubelet's request
+        # (volcano-sh/devices pkg/plugin/nvidia/server.go Allocate: `failed to find candidate pod`): no row
+        "Allocate failed due to rpc error: code = Unknown desc = failed to find candidate pod, which is unexpected",
+        # the same words not as a plugin's gRPC error: a C++ program's own (openalpr's AlprGpuSupport `failed to find
+        # gpu id` on stderr)
+        "failed to find gpu id",
+    ],
+)
+def test_words_like_volcanos_that_are_not_its_plugins_allocate_error(message: str) -> None:
+    assert k8s_reason("UnexpectedAdmissionError", message) == (None, None)
+
+
 def test_more_shared_replicas_than_time_slicing_gives_is_the_pods_own_request() -> None:
     # NVIDIA/k8s-device-plugin README, "Shared Access to GPUs": failRequestsGreaterThanOne refusing 2 shared GPUs
     message = ("Allocate failed due to rpc error: code = Unknown desc = request for 'nvidia.com/gpu: 2' too large: "

@@ -429,6 +429,42 @@ def test_near_misses_of_containerds_words(line: str) -> None:
     assert containers(line) == []
 
 
+@pytest.mark.parametrize("line", [
+    # https://github.com/k0sproject/k0s/issues/6547 (the node's events: its containerd, given the NVIDIA toolkit's
+    # drop-in, no longer served the CRI)
+    "  Warning  ContainerGCFailed        24m (x2425 over 40h)   kubelet     rpc error: code = Unimplemented desc = "
+    "unknown service runtime.v1.RuntimeService",
+    # kubeadm's preflight through crictl against containerd.io's stock config (`disabled_plugins = ["cri"]`), as public
+    # kubeadm install notes paste it (crictl's `validate service connection`, kubernetes-sigs/cri-tools)
+    '[ERROR CRI]: container runtime is not running: output: time="2023-06-22T17:37:50+09:00" level=fatal '
+    'msg="validate service connection: CRI v1 runtime API is not implemented for endpoint '
+    '\\"unix:///var/run/containerd/containerd.sock\\": rpc error: code = Unimplemented desc = unknown service '
+    'runtime.v1.RuntimeService"',
+])
+def test_a_runtime_that_does_not_serve_the_cri_is_the_nodes(line: str) -> None:
+    assert [(runtime, error) for runtime, error, _ in containers(line)] == [("containerd", "node")]
+
+
+def test_another_grpc_service_unknown_is_not_the_container_runtimes() -> None:
+    # https://github.com/NVIDIA/k8s-device-plugin/issues/156: the kubelet without the device plugin API the plugin
+    # registers with (the plugin's own words, platform_words), no container runtime's
+    line = ("2020/02/09 00:20:15 Could not register device plugin: rpc error: code = Unimplemented desc = unknown "
+            "service deviceplugin.Registration")
+    assert containers(line) == []
+
+
+def test_nvidia_container_runtime_without_its_hook() -> None:
+    # https://github.com/NVIDIA/nvidia-container-runtime/issues/68 (the 3.0.0 RPM without the hook), as Docker quotes it
+    line = ("docker: Error response from daemon: OCI runtime create failed: unable to retrieve OCI runtime error (open "
+            "/run/containerd/io.containerd.runtime.v1.linux/moby/af425d98/log.json: no such file or directory): "
+            "nvidia-container-runtime did not terminate sucessfully: 2019/07/23 17:28:30 ERROR: "
+            "nvidia-container-runtime: inject NVIDIA hook: stat /usr/bin/nvidia-container-runtime-hook: no such file "
+            "or directory")
+    assert ("nvidia-container-toolkit", "node") in [(runtime, error) for runtime, error, _ in containers(line)]
+    # the same runtime's log when it added the hook (runtime/src/main.go `Prestart hook added, executing runc`)
+    assert containers("2019/07/23 17:28:30 nvidia-container-runtime: Prestart hook added, executing runc") == []
+
+
 # ---------------------------------------------------------------- the platform's programs in their own words
 
 
@@ -461,6 +497,18 @@ def test_gkes_driver_installer_that_could_not_verify_the_driver() -> None:
     assert platform_errors(line) == [("cos-gpu-installer", "driver")]
     # its progress before the check is no failure
     assert platform_errors("2022-05-20 06:14:58.873 EDTVerifying GPU driver installation") == []
+
+
+def test_rocms_node_labeller_that_finds_no_kfd_topology() -> None:
+    # https://github.com/ROCm/k8s-device-plugin/issues/23 (a Talos node without /dev/kfd; its zap record, stack cut)
+    line = ('{"level":"error","ts":1636410993.0903304,"logger":"amdgpu-node-labeller","msg":"Fail to glob topology '
+            'properties","stacktrace":"main.glob..func5\\n\\t/go/src/github.com/RadeonOpenCompute/k8s-device-plugin/'
+            'cmd/k8s-node-labeller/main.go:158"}')
+    assert platform_errors(line) == [("amdgpu-node-labeller", "driver")]
+    # the same labeller's other errors are one GPU's file it could not read, not the driver's absence
+    # (cmd/k8s-node-labeller/main.go: `log.Error(err, "Fail to get firmware versions")`)
+    other = '{"level":"error","logger":"amdgpu-node-labeller","msg":"Fail to get firmware versions"}'
+    assert platform_errors(other) == []
 
 
 @pytest.mark.parametrize("line", [
