@@ -412,6 +412,12 @@ CUDA_ANCHORS: Final = (
     # CUresult a driver API call returned, by its number alone (`Cuda driver error 804 in call at file
     # '.../geryon/nvd_device.h' in line 333.`), then MPI_Abort.
     "Cuda driver error",
+    # The cudaAssert / cuda_assert helper copied into many CUDA programs (DeePMD-kit's source/lib/include/
+    # gpu_cuda.h before its DPErrcheck, and others': `fprintf(stderr, "cuda assert: %s %s %d\\n",
+    # cudaGetErrorString(code), file, line); exit(code);`, spelled `CUDA assert` and `CUDA Assert` too): the error
+    # string of the call that failed, then its file and line, then the program exits. (The `GPUassert: %s %s %d`
+    # twin is read by the message's own words; a message too short for that, `invalid argument`, needs the anchor.)
+    "cuda assert:", "CUDA assert:", "CUDA Assert:",
 )
 # A CUDA API call reporting its own failure (`call to cuMemAlloc returned error 2`): `returned error` is an
 # anchor only after the call's name; other programs say it too (the Azure SDK for Go's `storage: service
