@@ -151,7 +151,7 @@ WILD = Path(__file__).parent / "wild"
 # fault they report or as nothing; Tenstorrent's and Neuron's runtimes; CRIU's and cuda-checkpoint's refusals; the
 # subnet manager's and ibacm's records; the job's set-up, the platform's programs and the workload's own failure forms
 # that the tables lacked; a lone symptom superseding no earlier exception of the workload's own; two of b115's and
-# b116's right): 1,574 / 1,514 of 2,252.
+# b116's right): 1,573 / 1,513 of 2,252.
 MIN_DOMAIN = 0.695
 MIN_CATEGORY = 0.67
 # The false definitive verdicts of today, each named: unk-slurm-cn125-segfault-flaky-node, disputed (see its

@@ -202,26 +202,3 @@ def test_a_monitors_unhealthy_component_is_its_parts_weak_finding() -> None:
 ])
 def test_a_healthy_state_or_no_known_component_is_no_finding(lines: list[str]) -> None:
     assert _checks(lines) == []
-
-
-# leptonai/gpud#1164 (https://github.com/leptonai/gpud/issues/1164): the kernel's answer to the register read of gpud's
-# InfiniBand check, which the ConnectX-7's firmware does not support (the lines stop when the check is disabled)
-GPUD_1164 = ("Dec 02 09:56:04 node1 kernel: mlx5_core 0000:d2:00.0: mlx5_cmd_out_err:838:(pid 1441871): "
-             "ACCESS_REG(0x805) op_mod(0x1) failed, status bad operation(0x2), syndrome (0x9a6171), err(-22)")
-
-
-def test_the_nic_firmware_refusing_a_monitors_register_read_is_understood_and_nothing() -> None:
-    assert helpers.claimed(GPUD_1164, "syslog")
-    assert helpers.events([GPUD_1164], "syslog", node="node1") == []
-
-
-@pytest.mark.parametrize("line", [
-    # ours: the same function's format (drivers/net/ethernet/mellanox/mlx5/core/cmd.c mlx5_cmd_out_err) for a command
-    # that makes a queue, and for the register read refused for another reason: not the asker's question alone
-    "mlx5_core 0000:d2:00.0: mlx5_cmd_out_err:838:(pid 17): CREATE_QP(0x500) op_mod(0x0) failed, status bad "
-    "resource(0x5), syndrome (0x2f1a), err(-22)",
-    "mlx5_core 0000:d2:00.0: mlx5_cmd_out_err:838:(pid 17): ACCESS_REG(0x805) op_mod(0x1) failed, status internal "
-    "error(0x1), syndrome (0x1234), err(-5)",
-])
-def test_another_command_or_status_is_not_read_so(line: str) -> None:
-    assert not helpers.claimed(line, "syslog")

@@ -1781,23 +1781,6 @@ def kernel_module_failures() -> tuple[KernelModuleFailure, ...]:
                   "kernel_modules")
 
 
-class NicCommandRefusal(_Row, kw_only=True, frozen=True):
-    """A NIC firmware command and the status of its refusal that say the asker's question, not a fault
-    (catalog/platform.yaml `nic_command_refusals`)."""
-
-    command: Annotated[str, Meta(pattern=r"^[A-Z][A-Z0-9_]+$")]  # as mlx5_core names it: ACCESS_REG
-    status: Annotated[str, Meta(pattern=r"^[a-z][a-z ]+$")]  # as mlx5_core words it: bad operation
-    printed_by: Annotated[str, Meta(min_length=8)]
-
-
-@lru_cache(maxsize=1)
-@_kept("platform.yaml")
-def nic_command_refusals() -> frozenset[tuple[str, str]]:
-    """(command, status) pairs of catalog/platform.yaml `nic_command_refusals`."""
-    return frozenset((r.command, r.status) for r in _unique("platform.yaml", "nic_command_refusals",
-                                                             NicCommandRefusal, ("command", "status")))
-
-
 class XidRelay(_Row, kw_only=True, frozen=True):
     """A platform program's words before an Xid it relays from NVML (catalog/platform.yaml `xid_relays`)."""
 

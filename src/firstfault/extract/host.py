@@ -19,7 +19,6 @@ from firstfault.catalog.tables import (
     is_driver_library,
     kernel_faults,
     memory_error_words,
-    nic_command_refusals,
     platform_program_of,
     storage_tables,
     storage_waits,
@@ -1043,31 +1042,7 @@ class UserFaultExtractor:
         yield Draft(kind="process.signal", fields=fields)
 
 
-# mlx5_core's report of a firmware command that failed (drivers/net/ethernet/mellanox/mlx5/core/cmd.c): the command's
-# name and opcode, then the firmware's status in words
-_MLX5_CMD = re.compile(r"\b(?P<cmd>[A-Z][A-Z0-9_]{2,40})\(0x[0-9a-fA-F]{1,8}\) op_mod\(0x[0-9a-fA-F]{1,8}\) failed, "
-                       r"status (?P<status>[a-z][a-z ]{1,40})\(0x[0-9a-fA-F]{1,8}\)")
-
-
-class NicCommandRefusalExtractor:
-    """The NIC firmware refusing a command that a monitor or tool asked of it (catalog/platform.yaml
-    `nic_command_refusals`: a register read the device does not support, gpud's and node_exporter's InfiniBand
-    checks): understood, and nothing. Another command or status is left to what else reads the line."""
-
-    name = "net.nic_command"
-    emits: Mapping[str, frozenset[str]] = {}  # it emits nothing: the lines it reads are understood
-    sources: frozenset[str] = _KERNEL
-    literals: tuple[str, ...] = ("mlx5_cmd_out_err", "mlx5_cmd_check")
-
-    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        m = _MLX5_CMD.search(line)
-        if m is not None and (m.group("cmd"), m.group("status").strip()) in nic_command_refusals():
-            ctx.claimed = True
-        yield from ()
-
-
 EXTRACTORS: tuple[LineExtractor, ...] = (
-    NicCommandRefusalExtractor(),
     NetLinkExtractor(),
     PcieAerExtractor(),
     BmcBusEventExtractor(),
