@@ -34,13 +34,13 @@ NCCL_TIMEOUT = ["[rank1]:[E626 06:24:44.903881913 ProcessGroupNCCL.cpp:616] [Ran
                 "Timeout(ms)=600000) ran for 600020 milliseconds before timing out."]
 
 
-def _analyze(make_bundle: BundleMaker, lines: list[str], state: str | None = None) -> Any:
+def _analyze(make_bundle: BundleMaker, lines: list[str], state: str | None = None, kind: str = "application",
+             path: str = "app/train.log") -> Any:
     wl: dict[str, Any] = {"id": "t", "scheduler": "static", "nodes": ["node-001"]}
     if state:
         wl["terminal_state"] = state
-    root = make_bundle({"app/train.log": "".join(x + "\n" for x in lines)},
-                       {"apiVersion": "firstfault/v1", "workload": wl,
-                        "sources": [{"kind": "application", "path": "app/train.log"}]})
+    root = make_bundle({path: "".join(x + "\n" for x in lines)},
+                       {"apiVersion": "firstfault/v1", "workload": wl, "sources": [{"kind": kind, "path": path}]})
     return Analyzer().analyze_path(str(root))
 
 
@@ -141,16 +141,6 @@ def test_near_miss_a_level_word_inside_an_error_message_is_not_the_records_level
     assert (v.outcome, v.attributed_domain) == ("unknown", "unknown")
 
 
-def _analyze_kernel(make_bundle: BundleMaker, lines: list[str], state: str | None = None) -> Any:
-    wl: dict[str, Any] = {"id": "t", "scheduler": "static", "nodes": ["node-001"]}
-    if state:
-        wl["terminal_state"] = state
-    root = make_bundle({"nodes/node-001/kern.log": "".join(x + "\n" for x in lines)},
-                       {"apiVersion": "firstfault/v1", "workload": wl,
-                        "sources": [{"kind": "kernel", "path": "nodes/node-001/kern.log"}]})
-    return Analyzer().analyze_path(str(root))
-
-
 # NVIDIA/NVSentinel#1357 (https://github.com/NVIDIA/NVSentinel/issues/1357): the kernel's line of the Xid a monitor
 # called fatal; the driver says Nonfatal (rule sym-gpu-xid-nonfatal, all_clear)
 NONFATAL_145 = ["NVRM: Xid (PCI:0000:c5:00): 145, RLW_SRC_TRACK Nonfatal XC1 i0 Link 17 (0x04084507 0x00000004 "
@@ -168,7 +158,7 @@ FATAL_145 = ["NVRM: Xid (PCI:0000:c5:00): 145, RLW_SRC_TRACK Fatal XC1 i0 Link 1
 ])
 def test_the_drivers_all_clear_alone_attributes_nothing(make_bundle: BundleMaker, lines: list[str],
                                                         state: str | None, want: str) -> None:
-    v = _analyze_kernel(make_bundle, lines, state)
+    v = _analyze(make_bundle, lines, state, "kernel", "nodes/node-001/kern.log")
     assert v.attributed_domain == want
     if want == "none":
         assert (v.outcome, v.root_cause) == ("unknown", None)
