@@ -1,10 +1,13 @@
 """A launch the job set up so that its launcher could not start it: Slurm refusing a step's GRES the job's allocation
 does not hold (catalog/slurm.yaml `messages`), Open MPI's mpirun finding no srun to start its daemons under Slurm
-(catalog/transport.yaml `local_statuses`, stack ompi). The job's own set-up, each with a near miss.
+(catalog/transport.yaml `local_statuses`, stack ompi), srun refusing the MPI plugin type the job's `--mpi=` names
+(catalog/slurm.yaml `messages`). The job's own set-up, each with a near miss.
 
 Provenance: the srun line is skypilot-org/skypilot#10522 (Slurm 21.08-23.02's src/common/gres.c _validate_step_counts,
 `Step requested GRES (%s:%s) not found in the job`); the Open MPI help text is hpc/charliecloud#1010 (Open MPI's
-orte/mca/plm/slurm help-plm-slurm.txt, as plm_slurm_module.c prints it). The near misses are ours."""
+orte/mca/plm/slurm help-plm-slurm.txt, as plm_slurm_module.c prints it); the `--mpi` lines are geoschem/geos-chem#822
+(srun's LONG_OPT_MPI case, src/srun/libsrun/opt.c and src/common/slurm_opt.c; `fatal` before 17.11, src/srun/opt.c).
+The near misses are ours."""
 
 from __future__ import annotations
 
@@ -28,6 +31,29 @@ def test_near_miss_the_gres_words_outside_an_error() -> None:
     # the same words in a step's debug record or the job's own echo are no error of Slurm's
     assert _setups(["srun: debug:  Step requested GRES (gpu:(null)) not found in the job"]) == []
     assert _setups(["# if you see 'Step requested GRES (gpu) not found in the job', drop --gpus-per-node"]) == []
+
+
+# geoschem/geos-chem#822: GCHP's sample script's `srun --mpi=pmix` on a Slurm built without the PMIx plugin
+MPI_TYPE = [
+    "srun: error: Couldn't find the specified plugin name for mpi/pmix looking at all files",
+    "srun: error: cannot find mpi plugin for mpi/pmix",
+    "srun: error: cannot create mpi context for mpi/pmix",
+    'srun: error: "--mpi=pmix" -- long invalid MPI type, --mpi=list for acceptable types.',
+]
+
+
+def test_an_mpi_type_the_sites_slurm_has_no_plugin_for() -> None:
+    assert _setups(MPI_TYPE) == [("app.exception", None)]
+    # srun before 17.11 ended on the same words at its fatal level
+    assert _setups(['srun: fatal: "--mpi=pmi2" -- long invalid MPI type, --mpi=list for acceptable types.']) == [
+        ("app.exception", None)]
+
+
+def test_near_miss_the_plugin_loader_alone() -> None:
+    # the loader's lines before it name a plugin, not who asked for it (slurmd prints them for slurm.conf's too)
+    assert _setups(MPI_TYPE[:3]) == []
+    # the job's own echo of the option is no error of Slurm's
+    assert _setups(['echo "--mpi=pmix" -- long invalid MPI type? try --mpi=list']) == []
 
 
 SRUN_MISSING = [

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from firstfault.extract.base import Draft
-from tests.extract.helpers import alone, last_line
+from tests.extract.helpers import alone, events, last_line
 
 
 def _one(line: str) -> Draft:
@@ -103,3 +103,58 @@ def test_cudas_own_words_are_not_a_set_up_shape(line: str) -> None:
 ])
 def test_the_shapes_alone_are_not_read(line: str) -> None:
     assert [d for d in alone(line) if d.fields.get("setup")] == []
+
+
+# ---------------------------------------------------------------- a world that does not fit the job's layout
+
+@pytest.mark.parametrize("line", [
+    # Tlntin/Qwen-TensorRT-LLM#123: run.py for a 4-GPU engine started as one process (WorldConfig::mpi's check)
+    "RuntimeError: [TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp (/home/jenkins/agent/workspace/LLM/"
+    "release-0.8/L0_PostMerge/tensorrt_llm/cpp/tensorrt_llm/runtime/worldConfig.cpp:90)",
+    # tensorflow/mesh#9: two single Cloud TPUs given as one (TF 1.11's TPU system configuration)
+    "InternalError: Invalid system configuration: 1x1 host topology with 0 missing hosts, but 2 hosts in total.",
+])
+def test_a_world_that_does_not_fit_the_layout_is_the_set_up(line: str) -> None:
+    d = _one(line)
+    assert d.kind == "app.exception" and d.fields.get("setup") is True
+
+
+@pytest.mark.parametrize("line", [
+    # triton-inference-server/tensorrtllm_backend#283: Triton's model table, a TP 4 engine on nodes of one GPU each
+    "| tensorrt_llm     | 1       | UNAVAILABLE: Internal: unexpected error when creating modelInstanceState: "
+    "[TensorRT-LLM][ERROR] Assertion failed: Number of GPUs per node 1 must be at least as large as TP (4) *  |",
+    # GoogleCloudPlatform/ai-on-gke#272: the same server's table cut across cells, a TP 2 engine without mpirun
+    "|                |         | R] Assertion failed: mpiSize == tp * pp (/app/tensorrt_llm/cpp/tensorrt_llm/"
+    "runtime/worldConf |",
+    # pytorch/xla#3042: a v3-64 slice's program run on one host (the op's status, as XLA's client quotes it)
+    "  (0) Internal: Invalid system configuration: 2x4 host topology with 0 missing hosts, but 1 hosts in total.",
+    # NVIDIA/nvidia-resiliency-ext#348: ft_launcher with a hot spare beyond --nnodes' maximum
+    "ft_rendezvous_barrier.py:1458 [node-A...] Maximum number of nodes (4) exceeded. Active participant count would "
+    "be 5 (joined=5, left=0). This is likely a configuration error - please check max_nodes setting.",
+])
+def test_the_world_checks_are_read_on_a_line_of_their_own(line: str) -> None:
+    said = events([line])
+    assert [(e.kind, e.fields.get("setup")) for e in said] == [("app.exception", True)]
+
+
+@pytest.mark.parametrize("line", [
+    # another TensorRT-LLM assertion (an engine its TensorRT could not load: NVIDIA/TensorRT-LLM's issues quote it):
+    # the program's, not the world's
+    "RuntimeError: [TensorRT-LLM][ERROR] Assertion failed: Failed to deserialize cuda engine "
+    "(/app/tensorrt_llm/cpp/tensorrt_llm/runtime/tllmRuntime.cpp:72)",
+    # written here: an assertion on the same names that is no world-size check
+    "RuntimeError: [TensorRT-LLM][ERROR] Assertion failed: tp > 0 (worldConfig.cpp:61)",
+])
+def test_another_assertion_is_not_the_world(line: str) -> None:
+    assert all(d.fields.get("setup") is not True for d in last_line(line))
+
+
+@pytest.mark.parametrize("line", [
+    # written here: a topology and a node count named with no check failing
+    "I0304 tpu_system.cc:112] Initializing TPU system: 2x2 host topology with 0 missing hosts",
+    "ft_rendezvous_barrier.py:1210 [node-A] Maximum number of nodes (4) reached; closing the rendezvous",
+    # written here: the GPU count in a log of a run that started
+    "INFO worldConfig: Number of GPUs per node 8, TP (4) * PP (2)",
+])
+def test_the_world_words_without_the_check_are_no_event(line: str) -> None:
+    assert [e.kind for e in events([line]) if e.fields.get("setup")] == []

@@ -225,3 +225,20 @@ def test_a_ucx_status_that_names_no_side_or_a_run_that_went_on_gives_no_cause(ma
     assert _verdict(make_bundle, io, "io") == ("unknown", None, None)
     went_on = [IFACE.format(tl="rc_mlx5", why="Unsupported operation"), "# OSU MPI Bandwidth Test v7.3", "1  0.52"]
     assert helpers.events(went_on) == []
+
+
+# format: open-mpi/ompi ompi/mca/pml/ucx/pml_ucx.c (`ucp_ep_create(proc=%d) failed: %s`, ucs_status_string() of
+# UCS_ERR_IO_ERROR), under opal_output's `[host:pid]` head
+OMPI_EP_IO = "[node-02:01234] pml_ucx.c:431  Error: ucp_ep_create(proc=546) failed: Input/output error"
+
+
+def test_a_ucx_status_an_open_mpi_component_prints_is_no_disks_errno() -> None:
+    # UCX's status words are EIO's strerror too; after Open MPI's UCX component's head they are UCX's, no storage
+    assert [e.kind for e in helpers.events([OMPI_EP_IO]) if e.kind == "storage.error"] == []
+
+
+def test_near_miss_the_same_words_from_a_program_of_the_file_system() -> None:
+    # written here: a copy's read error, and one that names a UCX file as its path: the disk's
+    assert [e.kind for e in helpers.events(["cp: error reading 'ckpt.pt': Input/output error"])] == ["storage.error"]
+    assert [e.kind for e in helpers.events(["cp: error reading '/scratch/pml_ucx.so': Input/output error"])] == [
+        "storage.error"]

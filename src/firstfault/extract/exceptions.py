@@ -65,8 +65,11 @@ from firstfault.extract.torchrun import torchrun_entry
 
 # UCX's own log record (`[host:pid:tid] ucp_worker.c:1498 UCX  ERROR uct_iface_open(rc_verbs/mlx5_0:1) failed:
 # Input/output error`): its words are UCX's statuses (catalog/transport.yaml `ucx_statuses`, extract/verbs.py), and a
-# device it names (`rc_verbs/mlx5_0:1`) is no path of a file system.
-_UCX_RECORD: Final = re.compile(r"\bUCX {1,3}(?:ERROR|WARN|DIAG)\b")
+# device it names (`rc_verbs/mlx5_0:1`) is no path of a file system. So are those an Open MPI component over UCX
+# prints after a UCX call (ompi/mca/pml/ucx/pml_ucx.c `ucp_ep_create(proc=%d) failed: %s` with ucs_status_string():
+# `pml_ucx.c:431  Error: ucp_ep_create(proc=546) failed: Input/output error` is UCS_ERR_IO_ERROR, no disk's EIO;
+# osc/ucx, oshmem's spml/ucx alike: extract/verbs.py `_UCX_WORD`).
+_UCX_RECORD: Final = re.compile(r"\bUCX {1,3}(?:ERROR|WARN|DIAG)\b|\b(?:pml|osc|spml)_ucx\w*\.c:\d+")
 
 
 def _alone_read(body: str) -> tuple[list[Draft], bool]:
