@@ -564,8 +564,9 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
         "prior iteration before starting a new one.' on every rank. The training code's mistake: app.exception.",
         lab_fault="unused_parameters", ranks="0,1,2"),
     _sw("compile_no_cxx", "app.exception.setup",
-        "At step 3 every rank compiles its model with torch.compile (Inductor, CPU) in an environment whose C++ "
-        "compiler (CXX, as a slim container image without g++ leaves it) does not exist: Inductor raises "
+        "At step 3 every rank evaluates with a copy of its model compiled by torch.compile (Inductor, CPU) in an "
+        "environment whose C++ compiler (CXX, as a slim container image without g++ leaves it) does not exist: "
+        "Inductor raises "
         "'InvalidCxxCompiler: No working C++ compiler found'. A tool the job's set-up needs and the host lacks: "
         "app.exception.setup.", lab_fault="compile", ranks="0,1,2",
         job_env=(("CXX", "/usr/local/bin/g++-12"),)),

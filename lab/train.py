@@ -360,9 +360,13 @@ def main() -> None:
         if FAULT == "unused_parameters" and step == FAULT_STEP:
             model.module.warmup = False  # the auxiliary loss ends with the warm-up; its head stays in the model
         if FAULT == "compile" and step == FAULT_STEP:
-            # the job compiles its model once the warm-up steps ran (Inductor's cache in the job's own directory)
+            # the job evaluates with a compiled copy of its model (Inductor's cache in the job's own directory).
+            # Found on the way: the DDP-wrapped model itself, compiled, trained on here without a C++ compiler
+            # (Dynamo leaves DDP's forward to DDP), so the compiled path is the evaluation's
             os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(WORKDIR / "inductor-cache"))
-            model = torch.compile(model)  # type: ignore[assignment]
+            evaluate = torch.compile(model.module)
+            with torch.no_grad():
+                log.info("step %d: eval loss %.4f", step, F.mse_loss(evaluate(x), y).item())
         if FAULT == "pause" and step == FAULT_STEP:
             pause(step)
         if FAULT == "sigkill_external" and fires(step):
@@ -457,7 +461,8 @@ def main() -> None:
                 load_shard(10_000)
             except FileNotFoundError:
                 log.exception("step %d: prefetch of the next shard failed; will read it synchronously", step)
-    if (FAULT.startswith("enospc_checkpoint") or FAULT in ("completed_warnings", "ckpt_eacces")) and RANK == 0:
+    final_save = FAULT.startswith("enospc_checkpoint") or FAULT in ("completed_warnings", "ckpt_eacces", "fsize_limit")
+    if final_save and RANK == 0:
         checkpoint(model.module, STEPS)
     dist.barrier()
     log.info("training finished after %d steps", STEPS)
