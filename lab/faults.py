@@ -588,7 +588,7 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
         lab_fault="gpu_missing", ranks="0", timeout=300.0),
     _unknown("jax_num_processes_wrong",
              "3 JAX processes are started but each calls jax.distributed.initialize(num_processes=4): the "
-             "coordinator waits for a fourth process that never comes until its initialization timeout (60 s). "
+             "coordinator waits for a fourth process that never comes until its initialization timeout (20 s here). "
              "The evidence is a missing peer's; nothing in it says why the fourth process is missing: unknown.",
              mode="jax", lab_fault="num_processes_wrong", timeout=180.0),
     # ------------------------------------------------ third round: the scheduler acting on nodes and partitions

@@ -31,11 +31,13 @@ log = jobenv.setup_logging(RANK)
 def main() -> None:
     # short heartbeat and shutdown limits (defaults 100 s and 300 s): a rank that raised waits at exit in the
     # shutdown barrier for its peers, which wait for it in the all-gather, until the shutdown limit
-    # num_processes_wrong: the job's configuration names one process more than the launch starts
-    jax.distributed.initialize(num_processes=WORLD + (jobenv.FAULT == "num_processes_wrong"), process_id=RANK,
+    # num_processes_wrong: the job's configuration names one process more than the launch starts; the coordinator
+    # then waits its whole initialization limit, 20 s for that fault (a run of a minute with the usual 60 s)
+    wrong = jobenv.FAULT == "num_processes_wrong"
+    jax.distributed.initialize(num_processes=WORLD + wrong, process_id=RANK,
                                heartbeat_timeout_seconds=int(jobenv.PG_TIMEOUT),
                                shutdown_timeout_seconds=int(jobenv.PG_TIMEOUT),
-                               initialization_timeout=int(6 * jobenv.PG_TIMEOUT))
+                               initialization_timeout=int((2 if wrong else 6) * jobenv.PG_TIMEOUT))
     log.info("JAX process %d of %d: %d global devices (%s)", jax.process_index(), jax.process_count(),
              jax.device_count(), jax.devices()[0].platform)
     rng = np.random.default_rng(RANK)
