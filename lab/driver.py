@@ -214,7 +214,7 @@ def _make_memcg(fault: Fault) -> Path:
     return cg
 
 
-def _remove_memcg(cg: Path) -> None:
+def _remove_cgroup(cg: Path) -> None:
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         try:
@@ -222,6 +222,24 @@ def _remove_memcg(cg: Path) -> None:
             return
         except OSError:
             time.sleep(0.3)  # the last processes are still leaving
+
+
+PIDS_V1 = Path("/sys/fs/cgroup/pids")
+
+
+def pids_cgroup_unavailable() -> str | None:
+    """Why a pids cgroup (v1) cannot be made here (None when it can)."""
+    if not (PIDS_V1 / "cgroup.procs").is_file():
+        return f"no cgroup v1 pids hierarchy at {PIDS_V1}"
+    return None if os.access(PIDS_V1, os.W_OK) else f"{PIDS_V1} is not writable (needs root)"
+
+
+def _make_pids_cgroup(fault: Fault) -> Path:
+    """An empty pids cgroup for the fault's rank to join and limit (train.py `pids_limit`), as a container's is."""
+    cg = PIDS_V1 / f"lab-{fault.name}-{os.getpid()}"
+    if not cg.is_dir():
+        cg.mkdir()
+    return cg
 
 
 def _kernel_log(start: float, end: float) -> str:
@@ -288,6 +306,10 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
            "--redirects", "3", "--tee", "3", *([f"--max-restarts={fault.max_restarts}"] if fault.max_restarts else []),
            str(TRAIN)]
     memcg = _make_memcg(fault) if fault.memcg_limit else None
+    pids_cg = _make_pids_cgroup(fault) if fault.pids_cgroup else None
+    env = _env(fault, work)
+    if pids_cg is not None:
+        env["LAB_PIDS_CGROUP"] = str(pids_cg)
     t0 = time.time()
     detail = ""
     with open(bundle / "nodes" / host / "torchrun.log", "wb") as log:
@@ -298,7 +320,7 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
         if fault.shm_size:  # a private mount namespace with a small /dev/shm, as a container has
             cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
                    f'mount -t tmpfs -o size={fault.shm_size} tmpfs /dev/shm && exec "$@"', "sh", *cmd]
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=_env(fault, work), cwd=work,
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=work,
                                 start_new_session=True)
         try:
             if fault.kill_from_outside:
@@ -317,6 +339,8 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
             _umount(work / "ckpt-small")
             if holder is not None:
                 holder.close()
+            if pids_cg is not None:
+                _remove_cgroup(pids_cg)  # empty once the job's processes are gone
     t1 = time.time()
     sources: list[dict[str, Any]] = []
     if memcg is not None:
@@ -324,7 +348,7 @@ def run_torchrun(fault: Fault, out: Path) -> RunResult:
         kern = _kernel_log(t0, t1 + 1)
         (bundle / "nodes" / host / "kern.log").write_text(kern)
         sources.append({"kind": "kernel", "path": "nodes/{node}/kern.log"})
-        _remove_memcg(memcg)
+        _remove_cgroup(memcg)
     runs = sorted(p for p in logdir.iterdir() if p.is_dir()) if logdir.is_dir() else []
     if runs:
         shutil.copytree(runs[-1], bundle / "torchrun-logs")
@@ -352,7 +376,8 @@ def _launches(fault: Fault, host: str, port: int) -> list[tuple[list[str], dict[
     """(argv, extra environment, log path in the bundle) of each process the driver starts for `fault`."""
     py = _python()
     if fault.mode == "mpirun":
-        argv = [shutil.which("mpirun") or "mpirun", "--allow-run-as-root", "--oversubscribe", "--tag-output",
+        argv = [shutil.which("mpirun") or "mpirun", "--allow-run-as-root",
+                *(["--oversubscribe"] if fault.oversubscribe else []), "--tag-output",
                 "-np", str(NPROC), *fault.launcher_opts, py, "-m", "mpi4py", str(HERE / "mpi_job.py")]
         return [(argv, MPI_ENV, f"nodes/{host}/mpirun.log")]
     if fault.mode == "lightning":

@@ -58,6 +58,31 @@ device the job's set-up names and the host does not have (GLOO_SOCKET_IFNAME, a 
 hardware cause; a file the job may not write (EACCES on a checkpoint directory: "EACCES on a file is the
 workload's I/O", catalog/exceptions.yaml) and a module missing from one rank's path are the workload's own
 `app.exception`, never storage.
+
+Sixth round (lab breadth, issue 25; docs/verdict.md decides each):
+- the other limits the job's container, login or scheduler gives its processes are the job's environment as `nofile`
+  is (verdict.md: "a limit the job's container, scheduler or login gives its processes ... never a crash, a storage
+  full"): a process or thread that cannot be made under a pids limit (`nproc`), a file the process may not grow
+  past RLIMIT_FSIZE (EFBIG: Python ignores SIGXFSZ, so the write fails), CPU time past RLIMIT_CPU (the kernel's
+  SIGXCPU ends the process; a scheduler's CPU-time limit, PBS's `cput`, is set the same way): `app.exception.setup` on
+  the node whose process hit it, never `app.crash` for the signal and never storage for the errno;
+- the memory cgroup's OOM killer (with its kernel-log record) killing a DataLoader worker rather than the rank is
+  `host.oom` as for the rank: the kernel's record names the kill, whichever process of the job it took;
+- a checkpoint that the loading code refuses (torch.load's weights-only unpickler refusing an object the file holds,
+  a state dict of another shape than the model's) is the workload's exception reading it: `app.exception`;
+- a distributed mistake of the training code that PyTorch reports (DDP's parameters that took no part in the loss):
+  `app.exception`;
+- a compiler the job's environment names and the host does not have (torch.compile's Inductor with no working C++
+  compiler, a container image without one): `app.exception.setup` (a tool the job's set-up needs and the host lacks,
+  as a backend or a device);
+- a launcher refusing the job's own request for more than the host gives (mpirun's ranks over the host's slots,
+  Lightning's `accelerator="gpu"` on a host without one): `app.exception.setup` (verdict.md: "what the job asked
+  for against what is there");
+- a rank stopped from outside (SIGSTOP: frozen, as a debugger, a `kill -STOP` or a cgroup freezer leaves it): the
+  peers time out and the launcher ends it, a hang by any other name: `unknown`, no affected nodes;
+- a process count the job's JAX set-up names above the processes launched (num_processes 4 for 3): the coordinator
+  waits for a process that never comes and times out; the evidence is a missing peer's, which names no cause (as
+  rdzv_timeout's node that never came): `unknown`.
 """
 
 from __future__ import annotations
@@ -122,6 +147,9 @@ class Fault:
     #                                            for every rank, under any launcher
     drop_dac_override: bool = False  # torchrun only: the job runs without CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH
     #                                  (setpriv), so file modes bind it as they bind a user that is not root
+    # sixth round: lab breadth
+    pids_cgroup: bool = False  # torchrun only: the driver makes a pids cgroup (v1) the fault rank joins and limits
+    oversubscribe: bool = True  # mpirun only: --oversubscribe (off: Open MPI holds the job to the hosts' slots)
 
     @property
     def train_fault(self) -> str:
@@ -493,6 +521,76 @@ FAULTS: dict[str, Fault] = {f.name: f for f in [
         "PYTHONPATH and rank 1's does not hold (a node-local package directory that was never synced): "
         "'ModuleNotFoundError: No module named ...' at step 3; the peers fail in gloo afterwards. A missing module "
         "is the workload's configuration: app.exception.", lab_fault="module_missing"),
+    # ------------------------------------------------ sixth round: lab breadth (issue 25)
+    _sw("env_pids_limit", "app.exception.setup",
+        "A pids limit on rank 1 (a container's or a cgroup's pids.max, what `ulimit -u` does for a user): at step 3 "
+        "the rank joins a pids cgroup whose limit is the tasks it has, then starts an evaluation DataLoader with 2 "
+        "workers; fork fails with EAGAIN ('BlockingIOError: [Errno 11] Resource temporarily unavailable' in "
+        "multiprocessing's popen_fork). A limit the job's environment gives its processes (docs/verdict.md, "
+        "`nproc`): app.exception.setup on that node.", lab_fault="pids_limit", pids_cgroup=True),
+    _sw("env_fsize_limit", "app.exception.setup",
+        "Rank 0 runs under a file-size limit (RLIMIT_FSIZE, `ulimit -f` 256 KiB, as a login's or a batch system's "
+        "limits set it) and saves its final 4 MiB checkpoint through a Python file object: Python ignores SIGXFSZ, "
+        "so the write fails 'OSError: [Errno 27] File too large'; the peers fail in the final barrier. A limit the "
+        "job's environment gives its processes, not the storage: app.exception.setup.", lab_fault="fsize_limit",
+        ranks="0"),
+    _sw("env_cpu_limit", "app.exception.setup",
+        "Rank 1 runs under a CPU-time limit (RLIMIT_CPU, `ulimit -t`, as PBS's cput or a login's limits set it) that "
+        "its evaluation at step 3 passes: the kernel sends SIGXCPU and the rank dies of it without a word (torchrun "
+        "exitcode -24); the peers fail in gloo. The signal is the limit's, sent by the kernel, not a crash of the "
+        "program: a limit the job's environment gives its processes, app.exception.setup.",
+        lab_fault="cpu_limit"),
+    _sw("dataloader_worker_oom", "host.oom",
+        "torchrun runs inside a memory cgroup limited to 1600 MiB; a DataLoader worker of rank 1 leaks memory in "
+        "__getitem__ at step 3 and the kernel's memcg OOM killer kills the worker, not the rank ('Memory cgroup "
+        "out of memory: Killed process N (python)' in the kernel log, dmesg -T for the run's window); the rank "
+        "raises 'DataLoader worker (pid N) is killed by signal: Killed.'. The kill has its OOM record: host.oom.",
+        memcg_limit=1600 << 20),
+    _sw("ckpt_weights_only", "app.exception",
+        "At step 3 rank 0 saves a checkpoint that holds the run's arguments as an argparse.Namespace, and every "
+        "rank loads it back with torch.load's default (weights_only=True since torch 2.6): the weights-only "
+        "unpickler refuses the object ('_pickle.UnpicklingError: Weights only load failed. ... Unsupported global: "
+        "GLOBAL argparse.Namespace'). No storage error: the workload's exception reading it.",
+        lab_fault="ckpt_weights_only", ranks="0,1,2"),
+    _sw("ckpt_size_mismatch", "app.exception",
+        "At step 3 every rank loads a checkpoint of a wider model (hidden size 64; the job's model has 32, a "
+        "checkpoint of another configuration) into its model: 'RuntimeError: Error(s) in loading state_dict for "
+        "Sequential: size mismatch for 0.weight ...'. The workload's exception reading it: app.exception.",
+        lab_fault="ckpt_size_mismatch", ranks="0,1,2"),
+    _sw("ddp_unused_parameters", "app.exception",
+        "The model has an auxiliary head that the loss uses only before step 3 (a warm-up loss); from step 3 its "
+        "parameters take no part in the loss and DDP (find_unused_parameters=False) never finishes that step's "
+        "reduction: the next step's forward raises 'RuntimeError: Expected to have finished reduction in the "
+        "prior iteration before starting a new one.' on every rank. The training code's mistake: app.exception.",
+        lab_fault="unused_parameters", ranks="0,1,2"),
+    _sw("compile_no_cxx", "app.exception.setup",
+        "At step 3 every rank evaluates with a copy of its model compiled by torch.compile (Inductor, CPU) in an "
+        "environment whose C++ compiler (CXX, as a slim container image without g++ leaves it) does not exist: "
+        "Inductor raises "
+        "'InvalidCxxCompiler: No working C++ compiler found'. A tool the job's set-up needs and the host lacks: "
+        "app.exception.setup.", lab_fault="compile", ranks="0,1,2",
+        job_env=(("CXX", "/usr/local/bin/g++-12"),)),
+    _unknown("sigstop_external",
+             "Something outside stops rank 1 with SIGSTOP at step 3 (a frozen process: a `kill -STOP`, a debugger, a "
+             "cgroup freezer); its peers time out in the DDP allreduce (gloo, 10 s) and torchrun ends the group "
+             "(SIGTERM, which a stopped process does not act on, then SIGKILL). Nothing records why rank 1 stopped: "
+             "unknown.", lab_fault="sigkill_external", kill_from_outside=True, outside_signal=19),
+    _sw("mpirun_not_enough_slots", "app.exception.setup",
+        "mpirun -np 3 --host localhost:2 without --oversubscribe: the job asks for 3 ranks on a host list that "
+        "gives 2 slots; Open MPI refuses to start it ('There are not enough slots available in the system to "
+        "satisfy the 3 slots that were requested by the application'). What the job asked for against what is "
+        "there: app.exception.setup.", mode="mpirun", lab_fault="none", oversubscribe=False,
+        launcher_opts=("--host", "localhost:2")),
+    _sw("lightning_gpu_missing", "app.exception.setup",
+        "PyTorch Lightning Trainer(accelerator='gpu', devices=3) on a host without GPUs: Lightning refuses at "
+        "set-up ('MisconfigurationException: No supported gpu backend found!') before it starts ranks 1 and 2. A "
+        "device the job's set-up asks for and the host lacks: app.exception.setup.", mode="lightning",
+        lab_fault="gpu_missing", ranks="0", timeout=300.0),
+    _unknown("jax_num_processes_wrong",
+             "3 JAX processes are started but each calls jax.distributed.initialize(num_processes=4): the "
+             "coordinator waits for a fourth process that never comes until its initialization timeout (20 s here). "
+             "The evidence is a missing peer's; nothing in it says why the fourth process is missing: unknown.",
+             mode="jax", lab_fault="num_processes_wrong", timeout=180.0),
     # ------------------------------------------------ third round: the scheduler acting on nodes and partitions
     _admin("slurm_node_down",
            "While every rank waits at step 3 the job's node is set DOWN (scontrol update state=down, as a health "

@@ -9,6 +9,7 @@ processes with an all-gather over the global CPU devices (XLA's gloo collectives
   exception          rank 1 multiplies by a weight matrix of the wrong shape at step 3 (jax raises TypeError)
   sigkill_external   rank 1 writes its marker and waits; the driver kill -9s it
   hang               rank 1 stops at step 3; the others wait in the all-gather
+  num_processes_wrong  every process names num_processes=4 for the 3 started: the coordinator waits for a fourth
   none               a clean run
 """
 
@@ -30,10 +31,13 @@ log = jobenv.setup_logging(RANK)
 def main() -> None:
     # short heartbeat and shutdown limits (defaults 100 s and 300 s): a rank that raised waits at exit in the
     # shutdown barrier for its peers, which wait for it in the all-gather, until the shutdown limit
-    jax.distributed.initialize(num_processes=WORLD, process_id=RANK,
+    # num_processes_wrong: the job's configuration names one process more than the launch starts; the coordinator
+    # then waits its whole initialization limit, 20 s for that fault (a run of a minute with the usual 60 s)
+    wrong = jobenv.FAULT == "num_processes_wrong"
+    jax.distributed.initialize(num_processes=WORLD + wrong, process_id=RANK,
                                heartbeat_timeout_seconds=int(jobenv.PG_TIMEOUT),
                                shutdown_timeout_seconds=int(jobenv.PG_TIMEOUT),
-                               initialization_timeout=int(6 * jobenv.PG_TIMEOUT))
+                               initialization_timeout=int((2 if wrong else 6) * jobenv.PG_TIMEOUT))
     log.info("JAX process %d of %d: %d global devices (%s)", jax.process_index(), jax.process_count(),
              jax.device_count(), jax.devices()[0].platform)
     rng = np.random.default_rng(RANK)

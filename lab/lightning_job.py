@@ -7,6 +7,7 @@ see jobenv):
   exception          rank 1's training_step raises ValueError at step 3 (a collate bug dropped a label)
   sigkill_external   rank 1 writes its marker and waits in training_step; the driver kill -9s it
   hang               rank 1 stops at step 3; the others time out in the gradient allreduce (gloo, 10 s)
+  gpu_missing        the Trainer asks for accelerator="gpu" on a host without GPUs (Lightning refuses at set-up)
   none               a clean run
 """
 
@@ -59,7 +60,8 @@ def main() -> None:
     y = (x @ torch.linspace(-1, 1, 16)).unsqueeze(1)
     loader = DataLoader(TensorDataset(x, y), batch_size=4)
     trainer = L.Trainer(
-        accelerator="cpu", devices=3, num_nodes=1,
+        # gpu_missing: the job's configuration asks for GPUs on a host without them
+        accelerator="gpu" if jobenv.FAULT == "gpu_missing" else "cpu", devices=3, num_nodes=1,
         strategy=DDPStrategy(process_group_backend="gloo", timeout=timedelta(seconds=180)),
         max_steps=jobenv.STEPS, logger=False, enable_checkpointing=False, enable_progress_bar=False,
         enable_model_summary=False, default_root_dir=str(jobenv.WORKDIR),

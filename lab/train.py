@@ -91,12 +91,32 @@ class Shards(Dataset[tuple[torch.Tensor, torch.Tensor]]):
                 os.kill(os.getpid(), signal.SIGKILL)
             elif FAULT == "dataloader_worker_exception":
                 raise ValueError(f"corrupt sample {i}: expected 16 features, the record holds 15")
+            elif FAULT == "dataloader_worker_oom":
+                hog = []  # a decoder that keeps every frame: the worker grows until the memory cgroup's limit
+                while True:
+                    if len(hog) < 192:  # stop at 3 GiB; the limit is far below
+                        hog.append(torch.ones(16 << 20, dtype=torch.uint8))
+                    time.sleep(0.05)
         return self.x[i], self.y[i]
 
 
-def build_model() -> torch.nn.Module:
+def build_model(hidden: int = 32) -> torch.nn.Module:
     torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+    return torch.nn.Sequential(torch.nn.Linear(16, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 1))
+
+
+class WithAuxHead(torch.nn.Module):
+    """The model plus an auxiliary head whose loss the job adds only during warm-up (unused_parameters)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.body = build_model()
+        self.aux = torch.nn.Linear(16, 1)
+        self.warmup = True
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.body(x)
+        return out + 0.1 * self.aux(x) if self.warmup else out
 
 
 def load_shard(step: int) -> None:
@@ -109,7 +129,7 @@ def load_shard(step: int) -> None:
 
 
 def checkpoint(model: torch.nn.Module, step: int) -> None:
-    enospc = FAULT.startswith("enospc_checkpoint")
+    enospc = FAULT.startswith("enospc_checkpoint") or FAULT == "fsize_limit"
     # ckpt_eacces: the driver made the job's checkpoint directory mode 0555 (another user's job made it)
     target = WORKDIR / ("ckpt-small" if enospc else "ckpt-shared" if FAULT == "ckpt_eacces" else "ckpt")
     target.mkdir(parents=True, exist_ok=True)
@@ -118,7 +138,10 @@ def checkpoint(model: torch.nn.Module, step: int) -> None:
         # the optimizer state and EMA weights make the real checkpoint large
         state = {**state, "ema": torch.zeros(1 << 19), "optim": torch.zeros(1 << 19)}
     path = target / f"step-{step:04d}-rank{RANK}.pt"
-    if FAULT in ("enospc_checkpoint_fileobj", "ckpt_eacces"):
+    if FAULT == "fsize_limit":
+        # what `ulimit -f 256` gives the job: files may not grow past 256 KiB (Python ignores SIGXFSZ: EFBIG)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (256 << 10, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+    if FAULT in ("enospc_checkpoint_fileobj", "ckpt_eacces", "fsize_limit"):
         with open(path, "wb") as f:  # as checkpoint libraries do (fsspec, Lightning): a Python file object
             torch.save(state, f)
     else:
@@ -135,6 +158,20 @@ def rollback(model: torch.nn.Module, step: int) -> None:
     """
     target = WORKDIR / "ckpt"
     target.mkdir(parents=True, exist_ok=True)
+    if FAULT in ("ckpt_weights_only", "ckpt_size_mismatch"):
+        import argparse
+
+        path = target / f"step-{step:04d}.pt"
+        if RANK == 0:
+            if FAULT == "ckpt_weights_only":  # the run's arguments saved beside the weights, as many scripts do
+                args = argparse.Namespace(lr=0.05, hidden=32, steps=STEPS)
+                torch.save({"model": model.state_dict(), "step": step, "args": args}, path)
+            else:  # a checkpoint of another configuration of the model (hidden size 64)
+                torch.save({"model": build_model(hidden=64).state_dict(), "step": step}, path)
+        dist.barrier()
+        log.info("step %d: rolling back to %s", step, path)
+        model.load_state_dict(torch.load(path)["model"])  # torch >= 2.6: weights_only=True by default
+        return
     if FAULT == "ckpt_truncated":
         path = target / f"step-{step:04d}.pt"
         if RANK == 0:
@@ -182,6 +219,29 @@ def lower_open_files() -> None:
     be received. (One free descriptor more, and the run depends on timing: a fresh run with two free completed.)"""
     held = len(os.listdir("/proc/self/fd")) - 1  # less the descriptor listdir itself held open
     resource.setrlimit(resource.RLIMIT_NOFILE, (held, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+
+def cpu_limited_evaluation() -> None:
+    """What `ulimit -t` (or a batch system's CPU-time limit) gives the rank: CPU seconds a little above what it has
+    used; its evaluation then runs past them and the kernel sends SIGXCPU (default action: the process ends)."""
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    spent = math.ceil(used.ru_utime + used.ru_stime)
+    resource.setrlimit(resource.RLIMIT_CPU, (spent + 1, resource.getrlimit(resource.RLIMIT_CPU)[1]))
+    log.info("evaluating on the held-out set")
+    acc = torch.zeros(64, 64)
+    while True:  # a long evaluation; the limit ends it
+        acc = (acc @ torch.randn(64, 64)).tanh()
+
+
+def pids_limited_evaluation(ds: Dataset[tuple[torch.Tensor, torch.Tensor]]) -> None:
+    """The rank joins the pids cgroup the driver made (LAB_PIDS_CGROUP) with a limit of the tasks it has now, as a
+    container whose pids.max the job has reached, then starts an evaluation DataLoader with 2 workers."""
+    cg = Path(os.environ["LAB_PIDS_CGROUP"])
+    (cg / "cgroup.procs").write_text(str(os.getpid()))
+    (cg / "pids.max").write_text((cg / "pids.current").read_text().strip())
+    log.info("evaluating on the held-out set")
+    for _ in DataLoader(ds, batch_size=4, num_workers=2):
+        pass
 
 
 def walk(node: dict[str, object], depth: int = 0) -> int:
@@ -252,7 +312,8 @@ def main() -> None:
         tmp.set_sharing_strategy("file_descriptor")  # the workers inherit it; Linux's default is file_system
     loader = DataLoader(ds, batch_size=batch, sampler=sampler, num_workers=workers)
     # cuda_missing: the job's configuration says device "cuda"; this build of PyTorch has none
-    model = DDP(build_model().to("cuda") if FAULT == "cuda_missing" and fires() else build_model())
+    model = DDP(build_model().to("cuda") if FAULT == "cuda_missing" and fires()
+                else WithAuxHead() if FAULT == "unused_parameters" else build_model())
     log.info("DDP model ready; DataLoader with %d workers", workers)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     for step, (x, y) in enumerate(loader):
@@ -289,8 +350,23 @@ def main() -> None:
             import lab_fasttok  # type: ignore[import-not-found]
 
             x = lab_fasttok.normalize(x)
-        if FAULT in ("ckpt_truncated", "ckpt_missing_shard") and step == FAULT_STEP:
+        if FAULT in ("ckpt_truncated", "ckpt_missing_shard", "ckpt_weights_only", "ckpt_size_mismatch") \
+                and step == FAULT_STEP:
             rollback(model.module, step)
+        if FAULT == "cpu_limit" and fires(step):
+            cpu_limited_evaluation()
+        if FAULT == "pids_limit" and fires(step):
+            pids_limited_evaluation(ds)
+        if FAULT == "unused_parameters" and step == FAULT_STEP:
+            model.module.warmup = False  # the auxiliary loss ends with the warm-up; its head stays in the model
+        if FAULT == "compile" and step == FAULT_STEP:
+            # the job evaluates with a compiled copy of its model (Inductor's cache in the job's own directory).
+            # Found on the way: the DDP-wrapped model itself, compiled, trained on here without a C++ compiler
+            # (Dynamo leaves DDP's forward to DDP), so the compiled path is the evaluation's
+            os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(WORKDIR / "inductor-cache"))
+            evaluate = torch.compile(model.module)
+            with torch.no_grad():
+                log.info("step %d: eval loss %.4f", step, F.mse_loss(evaluate(x), y).item())
         if FAULT == "pause" and step == FAULT_STEP:
             pause(step)
         if FAULT == "sigkill_external" and fires(step):
@@ -385,7 +461,8 @@ def main() -> None:
                 load_shard(10_000)
             except FileNotFoundError:
                 log.exception("step %d: prefetch of the next shard failed; will read it synchronously", step)
-    if (FAULT.startswith("enospc_checkpoint") or FAULT in ("completed_warnings", "ckpt_eacces")) and RANK == 0:
+    final_save = FAULT.startswith("enospc_checkpoint") or FAULT in ("completed_warnings", "ckpt_eacces", "fsize_limit")
+    if final_save and RANK == 0:
         checkpoint(model.module, STEPS)
     dist.barrier()
     log.info("training finished after %d steps", STEPS)

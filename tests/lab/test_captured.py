@@ -73,6 +73,8 @@ LEADS = {
     "accelerate_hang": "laggard_rank",
     "deepspeed_sigkill_external": "first_exit",
     "deepspeed_hang": "laggard_rank",
+    # sixth round: a rank frozen from outside (SIGSTOP) is the laggard its peers waited for
+    "sigstop_external": "laggard_rank",
 }
 
 

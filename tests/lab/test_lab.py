@@ -98,8 +98,9 @@ def lab_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
                 started.append(c)
                 clusters[profile] = c
         memcg_skip = driver.memcg_unavailable()
+        pids_skip = driver.pids_cgroup_unavailable()
         faults = [f for f in FAULTS.values()
-                  if (f.mode == "torchrun" and not (f.memcg_limit and memcg_skip))
+                  if (f.mode == "torchrun" and not (f.memcg_limit and memcg_skip) and not (f.pids_cgroup and pids_skip))
                   or (f.mode == "slurm" and f.slurm_profile in clusters)
                   or (f.mode in LOCAL_MODES and not _launcher_missing(f.mode))]
         faults = [f for f in faults if selected(f.name)]
@@ -109,6 +110,7 @@ def lab_runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
         results = driver.run_many(faults, out, workers=WORKERS, clusters=clusters)
         elapsed = time.monotonic() - t0
         yield {"results": {r.fault: r for r in results}, "slurm_skip": slurm_skip, "memcg_skip": memcg_skip,
+               "pids_skip": pids_skip,
                "seconds": elapsed, "clusters": set(clusters)}
     finally:
         for c in started:
@@ -130,6 +132,8 @@ def _analyse(lab_runs: dict[str, Any], analyzer: Analyzer, name: str) -> None:
         pytest.skip(f"{name}: {why}")
     if fault.memcg_limit and lab_runs["memcg_skip"]:
         pytest.skip(f"{name}: {lab_runs['memcg_skip']}")
+    if fault.pids_cgroup and lab_runs["pids_skip"]:
+        pytest.skip(f"{name}: {lab_runs['pids_skip']}")
     if name not in lab_runs["results"]:
         pytest.skip(f"{name}: not selected (tests/lab/selection.py)")
     r = lab_runs["results"][name]

@@ -123,8 +123,9 @@ ExceptionFamily = Literal[
 ]
 ErrnoSide = Literal["storage", "setup", "peer"]
 # The limit a container, scheduler or login gives a job's processes that a set-up error names (the events' `limit`):
-# /dev/shm's size, locked memory (`ulimit -l`), processes and threads (`ulimit -u`), open files (`ulimit -n`).
-ResourceLimit = Literal["shm", "memlock", "nproc", "nofile"]
+# /dev/shm's size, locked memory (`ulimit -l`), processes and threads (`ulimit -u`), open files (`ulimit -n`), the
+# size of a file it writes (`ulimit -f`).
+ResourceLimit = Literal["shm", "memlock", "nproc", "nofile", "fsize"]
 StoreSide = Literal["store", "workload"]
 # What a store-side code says of the store (catalog/exceptions.yaml `object_store_codes` `cause`).
 StoreCause = Literal["throttled", "unavailable", "timeout", "internal", "full", "quota"]
