@@ -152,9 +152,10 @@ WILD = Path(__file__).parent / "wild"
 # subnet manager's and ibacm's records; the job's set-up, the platform's programs and the workload's own failure forms
 # that the tables lacked; a lone symptom superseding no earlier exception of the workload's own; two of b115's and
 # b116's right): 1,573 / 1,513 of 2,252.
-# b120-b122 (29: PyTorch's own repositories and Lightning, Hugging Face's and NVIDIA's training stacks, GPU and host
-# hardware in users' words), built at the start of the next stop while its passes were, first ran at 4a193571 at
-# 12 / 12 of 29 (three false definitives): 1,585 / 1,525 of 2,281.
+# b120-b124 (50: PyTorch's own repositories and Lightning, Hugging Face's and NVIDIA's training stacks, GPU and host
+# hardware in users' words, JAX and TPUs with Ray on GPU clusters, serving under GPU sharing with Kubernetes GPU nodes'
+# drivers), built at the start of the next stop while its passes were, first ran at 4a193571 at 20 / 18 of 50 (five
+# false definitives): 1,593 / 1,531 of 2,302 at that start.
 MIN_DOMAIN = 0.69
 MIN_CATEGORY = 0.665
 # The false definitive verdicts of today, each named: unk-slurm-cn125-segfault-flaky-node, disputed (see its
@@ -544,6 +545,10 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     "unk-megatron-lm-gke-a3-tcpx-sample-workload-critical-xid-illegal-memory-access-at-initialize-383",
     "unk-rocm-1-2-fury-nano-z170-vector-copy-hangs-aer-fatal-malformed-tlp-pch-root-port-no-resolution-32",
     "unk-rocm-rhel9-1-w6800-no-gpu-detected-ghes-fatal-pcie-error-slot-4-kernel-panic-closed-no-reply-1882",
+    # b123: a Ray worker node the GCS marked dead after missed heartbeats (`node.unreachable`, as the GCS's words read)
+    # and a second node whose Ray could not register with the GCS (its ranks' own exception), both threads open.
+    "unk-ray-vllm-tp4-worker-node-marked-dead-missed-heartbeats-raylet-terminated-after-30s-45179",
+    "unk-gpustack-qwen35-27b-distributed-vllm-second-node-ray-cannot-join-gcs-41000-node-registration-timeout-5181",
 })
 # The false alarms of today, each named. b45's FauxPilot bundle holds, line for line, what b36's BEVDet bundle holds
 # (an NGC container's `WARNING: Detected NVIDIA ... GPU, which is not yet supported in this version of the container`
