@@ -108,3 +108,36 @@ def test_xid_154_alone_stays_a_symptom(tmp_path: Path) -> None:
     assert v.root_cause is None and v.candidates == []
     v = bundle(tmp_path / "with", {"nodes/node-a/kern.log": HEARTBEAT + "\n" + line + "\n"})
     assert v.root_cause is not None and v.root_cause.category == "gpu.firmware.reset_required"
+
+
+# The proprietary module on a GPU only the open modules drive, then the init failure it causes (the pair and the
+# failure as public RTX 50-series posts show them, driver 580.105.08; the format strings of the driver's device-support
+# check and of osinit.c's RmInitAdapter), the time moved into the job's window
+OPEN_ONLY = ("Dec  3 15:10:01 node-a kernel: NVRM: The NVIDIA GPU 0000:02:00.0 (PCI ID: 10de:2c58)\n"
+             "Dec  3 15:10:01 node-a kernel: NVRM: installed in this system requires use of the NVIDIA open kernel "
+             "modules.\n")
+INIT_FAILED = "Dec  3 15:10:01 node-a kernel: NVRM: GPU 0000:02:00.0: RmInitAdapter failed! (0x22:0x56:884)\n"
+# constructed: a module's unrelated lines between the two reports
+FILLER = "".join(f"Dec  3 15:{20 + i // 60:02d}:{i % 60:02d} node-a kernel: usb 1-{i}: new device\n" for i in range(30))
+
+
+def test_the_init_failure_right_after_the_drivers_reason_is_the_drivers(tmp_path: Path) -> None:
+    v = bundle(tmp_path, {"nodes/node-a/kern.log": OPEN_ONLY + INIT_FAILED})
+    assert v.root_cause is not None
+    assert (v.root_cause.category, v.root_cause.nodes) == ("node.driver", ["node-a"])
+    assert not any(c.category.startswith("gpu.") for c in v.candidates)
+
+
+def test_an_init_failure_far_from_the_drivers_reason_stays_the_gpus(tmp_path: Path) -> None:
+    # another GPU's adapter failing later, after the boot's other lines: not the report the reason came with
+    later = INIT_FAILED.replace("15:10:01", "15:30:00").replace("0000:02:00.0", "0000:81:00.0")
+    v = bundle(tmp_path, {"nodes/node-a/kern.log": OPEN_ONLY + FILLER + later})
+    causes = [*v.candidates, *v.secondary_causes, *([v.root_cause] if v.root_cause else [])]
+    assert ("gpu.firmware.reset_required", ["node-a"]) in [(c.category, c.nodes) for c in causes]
+
+
+def test_a_quoted_open_module_hint_is_not_the_driver(tmp_path: Path) -> None:
+    # a help text that quotes the driver (constructed, in the shape of the public troubleshooting notes)
+    v = bundle(tmp_path, {"logs/node-a/app.log": "hint: if dmesg shows \"NVRM: installed in this system requires use "
+                                                 "of the NVIDIA open kernel modules.\", install the -open driver\n"})
+    assert v.root_cause is None or v.root_cause.category != "node.driver"

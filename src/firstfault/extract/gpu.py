@@ -479,6 +479,7 @@ _STATUS = re.compile(r"\bstatus=0x(?P<code>[0-9a-fA-F]{1,8})\b")
 # A quote mark right before `NVRM` is someone quoting the driver (a help text, a bug title), not the driver.
 _QUOTES = frozenset("'\"`\u2018\u201c")
 _K_NVRM = "gpu.nvrm.seen"  # (event, reason) -> lineno of the first report in the stream
+_K_NVRM_DRIVER = "gpu.nvrm.driver"  # lineno of the last line in which the driver said it cannot drive a GPU
 
 
 def _quoted(line: str, start: int) -> bool:
@@ -533,6 +534,15 @@ class NvrmExtractor:
         if row.event == "none":
             ctx.claimed = True  # the banner, a companion note: understood, and nothing
             return
+        if row.event == "nvml_error" and row.reason == "driver":
+            ctx.state[_K_NVRM_DRIVER] = ctx.lineno
+        elif row.reason == "init_failed":
+            said = ctx.state.get(_K_NVRM_DRIVER)
+            if isinstance(said, int) and 0 < ctx.lineno - said <= _COMPANION_LINES:
+                # The driver said why it cannot drive the GPU right before (a flavour of the module the GPU does not
+                # take, a release that does not support it): the adapter's init failing next is that, not the GPU.
+                ctx.claimed = True
+                return
         if row.reason != "reset_required":
             # An adapter that will not initialise, firmware that stopped answering, a driver that cannot bind:
             # printed at each probe or poll, so the first in the stream is the report.
