@@ -163,7 +163,7 @@ def test_the_rocm_runtimes_words_in_the_processs_output() -> None:
 HSA_APERTURE_3951 = (":0:rocdevice.cpp            :2984: 6545699276902 us: [pid:196431 tid:0x7f2301dff640] Callback: "
                      "Queue 0x7f2301400000 aborting with error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent "
                      "attempted to access memory beyond the largest legal address. code: 0x29")
-# the older `Device::callbackQueue` form (JuliaGPU/AMDGPU.jl, an MI250X on LUMI, ROCm 5.0.2, AMDGPU.rand on device 2)
+# the older `Device::callbackQueue` form (JuliaGPU/AMDGPU.jl#386: an MI250X on LUMI, ROCm 5.0.2, AMDGPU.rand on GPU 2)
 HSA_FAULT_AMDGPUJL = (":0:rocdevice.cpp            :2614: 1277591153131 us: 1429 : [tid:0x148a407d7700] "
                       "Device::callbackQueue aborting with error : HSA_STATUS_ERROR_MEMORY_FAULT: Agent attempted to "
                       "access an inaccessible address. code: 0x2b")
@@ -172,7 +172,7 @@ HSA_FAULT_AMDGPUJL = (":0:rocdevice.cpp            :2614: 1277591153131 us: 1429
 def test_the_hip_queue_callbacks_kernel_faults_are_the_processs_own() -> None:
     assert accel(feed([HSA_APERTURE_3951], "application")) == [("app", "memory_aperture_violation")]
     assert accel(feed([HSA_FAULT_AMDGPUJL], "application")) == [("app", "memory_fault")]
-    # an iree-org reproducer's note of the same callback for an illegal shader instruction
+    # the same callback for an illegal shader instruction (the output a public IREE reproducer script's comment records)
     illegal = (":0:rocdevice.cpp:2726: 3989311591661 us: [pid:3667426 tid:0x7f73e7bff640] Callback: Queue "
                "0x7f72e5000000 aborting with error : HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: The agent attempted to "
                "execute an illegal shader instruction. code: 0x2a")
@@ -188,8 +188,8 @@ def test_the_verdict_on_the_hip_queue_callbacks_aperture_violation(make_bundle: 
 @pytest.mark.parametrize(
     "line",
     [
-        # near miss: the callback's hardware exception names no fault of the kernel's (sgl-project/sglang, MI325X
-        # decode batches, every queue aborting; the cause not established)
+        # near miss: the callback's hardware exception names no fault of the kernel's (ROCm/legacy-rocm-build#6023,
+        # MI325X decode batches under sglang, every queue aborting; the cause not established)
         ":0:rocdevice.cpp:3586: Callback: Queue 0x7f78cb400000 aborting with error : HSA_STATUS_ERROR_EXCEPTION: An "
         "HSAIL operation resulted in a hardware exception. code: 0x1016",
         # near miss: the status's name in a bug title, no abort
