@@ -434,6 +434,10 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # illegal access, as their own words read.
     "unk-evaluate-two-node-16-gpu-metric-compute-shared-fs-lock-not-acquired-481",
     "unk-gpt-neox-lumi-mi250x-singularity-deepspeed-slurm-memory-access-fault-many-gcds-no-answer-stored-1310",
+    # b67: HIP's queue callback aborting milabench's Brax (JAX) with HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, the
+    # thread open: the same fault of the process's kernel as the `Memory access fault` above, read as it is
+    # (catalog/accel.yaml `hsa_runtime_messages`).
+    "unk-milabench-brax-rocm-6-2-4-hsa-memory-aperture-violation-abort-minus6-open-335",
     # b68, b69, b77, b78: a process's own SIGSEGV or SIGBUS, the threads undecided (UCX's connect to a link-local peer
     # before it, every rank's SIGBUS in a container, a Ray worker's bus error): the spec's `app.crash`.
     "unk-nemo-aligner-ppo-multinode-import-ucx-endpoint-link-local-refused-segfault-541",

@@ -158,6 +158,52 @@ def test_the_rocm_runtimes_words_in_the_processs_output() -> None:
     assert accel(feed(["HW Exception by GPU node-9 (Agent handle: 0x1) reason :unknown"], "application")) == []
 
 
+# HIP's queue error callback (ROCm/clr rocclr/device/rocm/rocdevice.cpp callbackQueue) with hsa_status_string's text:
+# ROCm/ROCm#3951 (MI250, PyTorch 2.5 on ROCm 6.2.3, Conv2d with 16 output channels), the newer `Callback: Queue` form
+HSA_APERTURE_3951 = (":0:rocdevice.cpp            :2984: 6545699276902 us: [pid:196431 tid:0x7f2301dff640] Callback: "
+                     "Queue 0x7f2301400000 aborting with error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent "
+                     "attempted to access memory beyond the largest legal address. code: 0x29")
+# the older `Device::callbackQueue` form (JuliaGPU/AMDGPU.jl#386: an MI250X on LUMI, ROCm 5.0.2, AMDGPU.rand on GPU 2)
+HSA_FAULT_AMDGPUJL = (":0:rocdevice.cpp            :2614: 1277591153131 us: 1429 : [tid:0x148a407d7700] "
+                      "Device::callbackQueue aborting with error : HSA_STATUS_ERROR_MEMORY_FAULT: Agent attempted to "
+                      "access an inaccessible address. code: 0x2b")
+
+
+def test_the_hip_queue_callbacks_kernel_faults_are_the_processs_own() -> None:
+    assert accel(feed([HSA_APERTURE_3951], "application")) == [("app", "memory_aperture_violation")]
+    assert accel(feed([HSA_FAULT_AMDGPUJL], "application")) == [("app", "memory_fault")]
+    # the same callback for an illegal shader instruction (the output a public IREE reproducer script's comment records)
+    illegal = (":0:rocdevice.cpp:2726: 3989311591661 us: [pid:3667426 tid:0x7f73e7bff640] Callback: Queue "
+               "0x7f72e5000000 aborting with error : HSA_STATUS_ERROR_ILLEGAL_INSTRUCTION: The agent attempted to "
+               "execute an illegal shader instruction. code: 0x2a")
+    assert accel(feed([illegal], "application")) == [("app", "illegal_instruction")]
+
+
+def test_the_verdict_on_the_hip_queue_callbacks_aperture_violation(make_bundle: BundleMaker) -> None:
+    lines = [HSA_APERTURE_3951, "Aborted (core dumped)"]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": "\n".join(lines) + "\n"})))
+    assert v.root_cause is not None and v.root_cause.category == "app.illegal_access"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # near miss: the callback's hardware exception names no fault of the kernel's (ROCm/legacy-rocm-build#6023,
+        # MI325X decode batches under sglang, every queue aborting; the cause not established)
+        ":0:rocdevice.cpp:3586: Callback: Queue 0x7f78cb400000 aborting with error : HSA_STATUS_ERROR_EXCEPTION: An "
+        "HSAIL operation resulted in a hardware exception. code: 0x1016",
+        # near miss: the status's name in a bug title, no abort
+        "Crash with HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION on gfx1030 when training with batch size 16",
+        # near miss: the runtime out of resources is no kernel's fault either (`Aborting with error :
+        # HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources.`)
+        "rocdevice.cpp:3583: Aborting with error : HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to "
+        "allocate the necessary resources. Available Free mem : 24 MB",
+    ],
+)
+def test_near_miss_other_hsa_statuses_and_quotes_are_no_kernel_fault(line: str) -> None:
+    assert accel(feed([line], "application")) == []
+
+
 def test_hip_errors_are_read_by_the_cuda_table() -> None:
     # PyTorch on ROCm (`HIP error:` where a CUDA build says `CUDA error:`); hipError_t keeps CUDA's numbers and texts
     (e,) = [e for e in feed(["RuntimeError: HIP error: an illegal memory access was encountered"], "application")

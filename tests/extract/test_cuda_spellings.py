@@ -166,3 +166,42 @@ def test_a_spellings_runs_are_its_formats_literal_text() -> None:
     row = CudaSpelling(code=209, format="X ERROR: compiled for %d.%d on device %d.%d is not supported!",
                        printed_by="a program's source")
     assert row.runs == ("X ERROR: compiled for", ".", "on device", ".", "is not supported!")
+
+
+# DeePMD-kit's DPAssert (deepmodeling/deepmd-kit source/lib/include/gpu_cuda.h), as TensorFlow's op status and LAMMPS'
+# pair deepmd pass it on (deepmodeling/deepmd-kit#3034: two GPUs, prod_env_mat.cu:625)
+DEEPMD_700 = ("  (1) INTERNAL: Operation received an exception: DeePMD-kit Error: CUDA Runtime library throws an "
+              "error: an illegal memory access was encountered, in file /home/conda/feedstock_root/build_artifacts/"
+              "libdeepmd_1697184996481/work/source/lib/src/gpu/prod_env_mat.cu: 625")
+
+
+@pytest.mark.parametrize(
+    ("line", "want"),
+    [
+        (DEEPMD_700, ("illegal_address", 700)),
+        # its ROCm build's twin (gpu_rocm.h) with hipGetErrorString's words for the same fault
+        ("DeePMD-kit Error: HIP runtime library throws an error: an illegal memory access was encountered, in file "
+         "source/lib/src/gpu/prod_env_mat.cu: 625", ("illegal_address", 700)),
+    ],
+)
+def test_deepmds_runtime_library_error_names_the_cuda_error(line: str, want: tuple[str, int]) -> None:
+    (got,) = _cuda(line)
+    assert got[0] == want[0]
+
+
+def test_the_verdict_on_deepmds_illegal_address_is_the_workloads(make_bundle: BundleMaker) -> None:
+    v = analyze(str(make_bundle({"app/rank-0.log": DEEPMD_700 + "\n"}, workload_ending("FAILED"))))
+    assert v.root_cause is not None and v.root_cause.category == "app.illegal_access"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # near miss: a runtime library's error in other words than CUDA's (a JVM's, no CUDA anchor before it)
+        "Runtime library throws an error: an illegal memory access was encountered",
+        # near miss: DeePMD's own nbor check names no CUDA error after its anchor-less words
+        "DeePMD-kit: Illegal nbor list sorting: please check the neighbor list",
+    ],
+)
+def test_near_miss_library_error_words_without_deepmds_anchor(line: str) -> None:
+    assert _cuda(line) == []

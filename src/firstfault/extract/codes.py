@@ -418,6 +418,13 @@ CUDA_ANCHORS: Final = (
     # string of the call that failed, then its file and line, then the program exits. (The `GPUassert: %s %s %d`
     # twin is read by the message's own words; a message too short for that, `invalid argument`, needs the anchor.)
     "cuda assert:", "CUDA assert:", "CUDA Assert:",
+    # DeePMD-kit's DPAssert since 2.2 (deepmodeling/deepmd-kit source/lib/include/gpu_cuda.h: `"CUDA Runtime library
+    # throws an error: " + cudaGetErrorString(code) + ", in file " + file + ": " + line`, thrown as a
+    # deepmd_exception; gpu_rocm.h's twin `HIP runtime library throws an error: ` with hipGetErrorString), as LAMMPS'
+    # pair deepmd and TensorFlow's op status pass it on (`INTERNAL: Operation received an exception: DeePMD-kit
+    # Error: CUDA Runtime library throws an error: an illegal memory access was encountered, in file
+    # .../prod_env_mat.cu: 625`).
+    "CUDA Runtime library throws an error:", "HIP runtime library throws an error:",
 )
 # A CUDA API call reporting its own failure (`call to cuMemAlloc returned error 2`): `returned error` is an
 # anchor only after the call's name; other programs say it too (the Azure SDK for Go's `storage: service
