@@ -266,6 +266,12 @@ def _strerror_table() -> dict[str, str]:
     return out
 
 
+def is_strerror(text: str) -> bool:
+    """Whether `text` is, whole and as spelled, the host's strerror words for an errno (`No such device`)."""
+    name = _strerror_table().get(text)
+    return name is not None and name in _errno.errorcode.values()
+
+
 @lru_cache(maxsize=1)
 def _strerror_rx() -> re.Literals:
     # Case-blind: Go programs (containerd, kubelet, docker) and TensorFlow's statuses print strerror lower-case
