@@ -269,7 +269,8 @@ def _strerror_table() -> dict[str, str]:
 def is_strerror(text: str) -> bool:
     """Whether `text` is, whole and as spelled, the host's strerror words for an errno (`No such device`)."""
     name = _strerror_table().get(text)
-    return name is not None and name in _errno.errorcode.values()
+    num = getattr(_errno, name, None) if name is not None else None
+    return isinstance(num, int) and os.strerror(num) == text  # the host's words, not Windows' or an older spelling
 
 
 @lru_cache(maxsize=1)
