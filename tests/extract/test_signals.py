@@ -161,3 +161,60 @@ def test_tritons_own_crash_report_is_the_processs_signal(make_bundle: BundleMake
 ])
 def test_near_miss_tritons_signal_words_that_are_no_crash(line: str) -> None:
     assert [e for e in helpers.events([line]) if e.kind == "process.signal"] == []
+
+
+# ---------------------------------------------------------------- a language runtime's own crash report
+
+
+@pytest.mark.parametrize(("lines", "signal"), [
+    # GNU Fortran's handler (libgfortran/runtime/compile_options.c show_signal), four ranks' copies as merzlab/QUICK#134
+    # posted them: one fault of the stream
+    (["Program received signal SIGSEGV: Segmentation fault - invalid memory reference.", "",
+      "Backtrace for this error:", "",
+      "Program received signal SIGSEGV: Segmentation fault - invalid memory reference.", "",
+      "Backtrace for this error:", "#0  0x2B56D1DDB697", "#3  0x41A4F9 in mgpu_eri_greedy_distribute()"], "SIGSEGV"),
+    # Go's runtime on a signal in C code called through cgo (src/runtime/signal_unix.go fatalsignal, its sigtable's
+    # name): dstackai/dstack#2963, the shim dying in go-dcgm's dlopen
+    (["SIGFPE: floating-point exception", "PC=0x7c1005975bb9 m=3 sigcode=1", "signal arrived during cgo execution",
+      "goroutine 1 gp=0xc0000061c0 m=3 mp=0xc000056e08 [syscall]:"], "SIGFPE"),
+    # Apple's crash report: exo-explore/exo#1808, the MLX runner's crash in JACCL's all_gather
+    (["Exception Type:  EXC_BAD_ACCESS (SIGBUS)", "                 KERN_PROTECTION_FAILURE at 0xc697fffe0", "",
+      "Thread 2 Crashed:", "  0  _platform_memmove                                        + 544"], "SIGBUS"),
+])
+def test_a_runtimes_own_crash_report_is_the_processs_signal(make_bundle: BundleMaker, lines: list[str],
+                                                             signal: str) -> None:
+    got = [(e.kind, e.fields.get("signal"), e.fields.get("by")) for e in helpers.events(lines)
+           if e.kind == "process.signal"]
+    assert got == [("process.signal", signal, "self")]
+    v = Analyzer().analyze_path(str(make_bundle({"app/rank-0.log": "".join(s + "\n" for s in lines)})))
+    assert (v.attributed_domain, v.root_cause.category if v.root_cause else None) == ("software", "app.crash")
+
+
+@pytest.mark.parametrize("line", [
+    # gdb's words for a signal the debugger stopped the program on (gdb infrun.c print_signal_received_reason; a
+    # comma, no description; synthetic): a debugging session's, not the runtime's report
+    "Program received signal SIGSEGV, Segmentation fault.",
+    # libgfortran's handler for a limit's signal (its show_signal table; synthetic): the limit's, not a fault
+    "Program received signal SIGXCPU: CPU time limit exceeded.",
+    # Go's dump on SIGQUIT, which someone sent (its sigtable; synthetic), and its SIGABRT, which GOTRACEBACK=crash
+    # raises after a panic already read
+    "SIGQUIT: quit",
+    "SIGABRT: abort",
+    # Apple's report of the system's kill (a watchdog, jetsam; synthetic after Apple's crash report documentation)
+    "Exception Type:  EXC_CRASH (SIGKILL)",
+    # a person's words quoting a report (after exo-explore/exo#1808's description; synthetic), not the report
+    "the MLX runner dies with Exception Type: EXC_BAD_ACCESS (SIGBUS) during prefill",
+    "we see SIGSEGV: segmentation violation in the shim",
+])
+def test_near_miss_runtime_crash_words_that_are_no_report(line: str) -> None:
+    assert [e for e in helpers.events([line]) if e.kind == "process.signal"] == []
+
+
+def test_go_panics_signal_line_is_read_once() -> None:
+    # a Go panic's fault (golang/go runtime/panic.go panicmem; the bracketed signal line after it): the panic's
+    # reading, the bracketed line no second crash report of this model (synthetic, Go's format)
+    lines = ["panic: runtime error: invalid memory address or nil pointer dereference",
+             "[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x48f0d2]", "",
+             "goroutine 1 [running]:", "main.main()", "\t/app/main.go:9 +0x12"]
+    assert [e for e in helpers.events(lines) if e.kind == "process.signal" and
+            "segmentation violation code" in str(e.fields.get("detail"))] == []

@@ -266,6 +266,13 @@ def _strerror_table() -> dict[str, str]:
     return out
 
 
+def is_strerror(text: str) -> bool:
+    """Whether `text` is, whole and as spelled, the host's strerror words for an errno (`No such device`)."""
+    name = _strerror_table().get(text)
+    num = getattr(_errno, name, None) if name is not None else None
+    return isinstance(num, int) and os.strerror(num) == text  # the host's words, not Windows' or an older spelling
+
+
 @lru_cache(maxsize=1)
 def _strerror_rx() -> re.Literals:
     # Case-blind: Go programs (containerd, kubelet, docker) and TensorFlow's statuses print strerror lower-case

@@ -136,6 +136,30 @@ _FAILURE_HANDLER = re.compile(
 # sender says so). The line whole: prose or a title quoting it is not the report.
 _TRITON_SIGNAL = re.compile(r"^\s*Signal \((?P<num>\d{1,3})\) received\.\s*$")
 _CRASH_SIGNALS: Final = frozenset({"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT"})
+# A language runtime's own report of the crash signal that ended its program, in a form only that runtime prints (the
+# line whole; prose or a title quoting it is not the report):
+# - GNU Fortran's (libgfortran/runtime/compile_options.c show_signal, from the backtrace_handler it installs by
+#   default): `Program received signal SIGSEGV: Segmentation fault - invalid memory reference.`, then `Backtrace for
+#   this error:` and the frames. gdb's words for a signal the debugger stopped on (`Program received signal SIGSEGV,
+#   Segmentation fault.`, a comma) are a debugging session's, not read.
+# - Go's (src/runtime/signal_unix.go fatalsignal): a signal the runtime could not turn into a panic (in C code called
+#   through cgo, in the runtime itself) printed as its signal table's name alone on the line
+#   (runtime/sigtab_linux_generic.go: `SIGSEGV: segmentation violation`, `SIGFPE: floating-point exception`), then
+#   `PC=0x... m=N sigcode=N` (`signal arrived during cgo execution` where it came in C code). Not `SIGABRT: abort`,
+#   which GOTRACEBACK=crash prints after a panic already read, nor `SIGQUIT: quit`, a dump someone asked for.
+# - Apple's crash report (a .crash, or an .ips as the system's viewer renders it; Apple's "Understanding the exception
+#   types in a crash report"): `Exception Type:  EXC_BAD_ACCESS (SIGSEGV)`, the Mach exception and the signal it became.
+#   `EXC_CRASH (SIGKILL)` is the system's kill (a watchdog, jetsam: its Termination Reason says), not read.
+# Each read only for a crash signal (_CRASH_SIGNALS): the process's own fault.
+_RUNTIME_SIGNAL = re.compile(
+    r"^\s*Program received signal (?P<gf>SIG[A-Z]{2,7}): [A-Z][^.]{0,120}\.\s*$"
+    r"|^(?P<go>SIG(?:SEGV|BUS|FPE|ILL)): (?:segmentation violation|bus error|floating-point exception"
+    r"|illegal instruction)\s*$"
+    r"|^\s*Exception Type: +EXC_[A-Z_]{2,30} \((?P<mach>SIG[A-Z]{2,7})\)\s*$"
+)
+_RUNTIME_SIGNAL_WORDS: Final = ("Program received signal SIG", "Exception Type:", "SIGSEGV: segmentation violation",
+                                "SIGBUS: bus error", "SIGFPE: floating-point exception",
+                                "SIGILL: illegal instruction")
 
 # The DataLoader's worker signal handler: `ERROR: Unexpected segmentation fault
 # encountered in worker.`, `... bus error ...` (a too-small /dev/shm), `... floating-point exception ...`:
@@ -226,6 +250,7 @@ class ProcessSignalExtractor:
         "Pure virtual function called!",
         "abi: terminating",  # libc++abi's (`libc++abi: `, `libc++abi.dylib: `)
         *_HEAP_WORDS,
+        *_RUNTIME_SIGNAL_WORDS,
     )
 
     def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
@@ -295,6 +320,12 @@ class ProcessSignalExtractor:
             # the process's own word on the signal it caught, as abseil's handler's
             by = "self" if sig == "SIGABRT" else by_whom(sig, "launcher")
             return Draft("process.signal", {"signal": sig, "by": by, "detail": detail})
+        if "SIG" in body and (r := _RUNTIME_SIGNAL.match(body)) is not None:
+            sig = r.group("gf") or r.group("go") or r.group("mach")
+            if sig not in _CRASH_SIGNALS:
+                return None  # a limit's signal (SIGXCPU), one sent from outside (SIGKILL, SIGQUIT)
+            # the runtime inside the process reporting the fault it caught
+            return Draft("process.signal", {"signal": sig, "by": "self", "detail": detail})
         m = _SRUN_TASK.search(body)
         if m:
             sig = signal_of_text(m.group("what")) or "SIGKILL"

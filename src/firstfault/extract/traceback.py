@@ -85,6 +85,7 @@ from firstfault.extract.codes import (
     exit_signal,
     host_allocator,
     is_shm,
+    is_strerror,
     library_status_of,
     nccl_result_of,
     path_of,
@@ -199,6 +200,38 @@ _EXCEPTION_MODULES: Final = frozenset({"exceptions", "errors", "error", "errorfa
 EXCEPTION_MODULE_LITERALS: Final = tuple(f".{m}." for m in sorted(_EXCEPTION_MODULES))
 
 
+# Python's OSError printed without its class (CPython Objects/exceptions.c OSError_str: `[Errno N] <strerror>`,
+# `[Errno N] <strerror>: '<filename>'`, `... -> '<filename2>'`): what `print(e)`, `str(e)` in a program's own
+# message or a logger's `%s` of the exception leave of it. A form only CPython prints, read as an OSError where the
+# words after the number are the host's strerror words whole (codes.is_strerror) and the line is the exception's
+# record: the whole line, or the message of a logger's ERROR / CRITICAL / FATAL record that ends with it after
+# `: ` (gpustack's `gpustack.worker.collector - ERROR - Failed to detect GPU devices: [Errno 19] No such device:
+# '/dev/dri/card1'`). Not after other words (`download failed: <url> [Errno 32] Broken pipe`: a program's note, which
+# it may have gone on from), nor a line a posting wrapped before the filename (`[Errno 13] Permission denied:` alone:
+# Python prints the filename's repr after the colon). The shape reads no digit's value (the memo's key zeroes them).
+_BARE_OSERROR = re.compile(r"\[Errno \d{1,4}\] (?P<text>[A-Z][^:'\"\[\]]{2,80}?)"
+                           r"(?:: (?P<q>['\"])[^'\"]{0,2000}(?P=q)(?: -> (?P<q2>['\"])[^'\"]{0,2000}(?P=q2))?)?\s*$")
+_ERROR_LEVEL = re.compile(r"(?:^|[\s\[|(])(?:ERROR|CRITICAL|FATAL)(?=[\s\]|):-])")
+BARE_OSERROR_LITERAL: Final = "[Errno "
+
+
+def bare_oserror(body: str, *, after_words: bool) -> Exc | None:
+    """Python's OSError without its class (_BARE_OSERROR): the whole line (`after_words` False), or at the end of a
+    logger's error record after `: ` (`after_words` True); None where the line is no such record."""
+    at = body.find(BARE_OSERROR_LITERAL)
+    if at < 0:
+        return None
+    m = _BARE_OSERROR.match(body, at)
+    if m is None or not is_strerror(m.group("text")):
+        return None
+    lead = body[:at]
+    if not lead.strip():
+        return None if after_words else Exc("OSError", "OSError", body[at:].strip())
+    if not after_words or not lead.endswith(": ") or _ERROR_LEVEL.search(lead) is None or _went_on(lead, body):
+        return None
+    return Exc("OSError", "OSError", body[at:].strip())
+
+
 def lone_exception(body: str) -> Exc | None:
     """A line shaped as Python prints an uncaught exception's last line, outside any traceback: a built-in
     exception (`ValueError: ...`, `KeyboardInterrupt`), a class named like one (`XlaRuntimeError: ...`;
@@ -210,7 +243,7 @@ def lone_exception(body: str) -> Exc | None:
     """
     exc = exception_shape(body)
     if exc is None:
-        return None
+        return bare_oserror(body, after_words=False) if BARE_OSERROR_LITERAL in body else None
     cls = exc.cls
     if cls in _builtin_exceptions():
         return exc
@@ -637,7 +670,8 @@ def spelled_exception(body: str) -> Exc | None:
         return Exc(GRPC_STATUS_CLASS, GRPC_STATUS_CLASS, body.strip())
     spots = sorted(i for s in _SPELL_SUFFIXES for i in _find_all(body, s))
     if not spots:
-        return None
+        # Python's OSError without its class, ending a logger's error record
+        return bare_oserror(body, after_words=True) if BARE_OSERROR_LITERAL in body else None
     seen_end = -1
     for at in spots[:_SPELL_TRIES]:
         found = _spelled_at(body, at, seen_end)
@@ -647,7 +681,8 @@ def spelled_exception(body: str) -> Exc | None:
                 return None  # a warning's, an info's, a step retried or gone on from: not what the process ended with
             return exc
         seen_end = at
-    return None
+    # Python's OSError without its class, ending a logger's error record
+    return bare_oserror(body, after_words=True) if BARE_OSERROR_LITERAL in body else None
 
 
 def _find_all(body: str, word: str) -> list[int]:

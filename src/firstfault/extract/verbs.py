@@ -31,6 +31,7 @@ which fact each wording stands for is data (catalog/transport.yaml):
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Final, NamedTuple
@@ -118,6 +119,16 @@ _EFA_ABORT: Final = "Libfabric EFA provider has encountered an internal error"
 # its configuration gave) is catalog/exceptions.yaml's; the rest is no reading here.
 _VERBS_CALL_WORDS: Final = ("ibv_create_", "ibv_reg_", "ibv_alloc_", "ibv_open_device", "ibv_modify_qp")
 _VERBS_CALL_FAILED = re.compile(r"\b(?P<call>ibv_\w{1,40})(?:\([^()]{0,256}\))?:? (?:failed|returned)\b")
+# MLX's distributed backends' own report of a call that failed, with the errno it got (ml-explore/mlx
+# mlx/distributed/ring/ring.cpp, its TCP ring: `[ring] Sending to socket 3 failed with errno 22`, ml-explore/mlx#4280;
+# mlx/distributed/jaccl, its RDMA over Thunderbolt: `[jaccl] Changing queue pair to RTR failed with errno 22`,
+# ml-explore/mlx#3467): a transport's own report, so an errno of the job's set-up there (EINVAL: an argument the
+# backend was given or gave the call; ENOMEM: memory it could not register) is the set-up's (catalog/exceptions.yaml
+# `errnos`, `transport_only`), as a verbs call's is. The line whole; any other errno (a peer's reset) is not read here.
+_MLX_CALL_FAILED = re.compile(r"^\s*\[(?P<backend>jaccl|ring)\] (?P<what>[^\[\]]{1,200}?) failed with errno "
+                              r"(?P<num>\d{1,4})\s*$")
+_MLX_TAGS: Final = ("[jaccl] ", "[ring] ")
+_SHARED_ERRNO_MAX: Final = 34  # ERANGE: the errnos whose numbers Linux, macOS and the BSDs share
 _K_FI_ERRNO = "ff.transport.fi_errno"  # (lineno, the errno's line) of the report's libfabric errno
 # UCX opens every device it finds and goes on with the transports left where one fails (uct's iface open for
 # that device fails; ucp leaves the device out): a UCX report of a verbs call that failed on a device is the job's
@@ -238,7 +249,7 @@ def verbs_literals() -> tuple[str, ...]:
     # and its abort report's two lines
     return tuple(sorted(words | {"IB Async event on ", "::efa:", "prov_errno", "EFA internal error: (",
                                  "Libfabric error: (", _EFA_ABORT, ", prov_err: ", *_VERBS_CALL_WORDS,
-                                 *_UCX_START_FAILED, *local_literals("ucx"), _UCX_IFACE_WORD}))
+                                 *_UCX_START_FAILED, *local_literals("ucx"), _UCX_IFACE_WORD, *_MLX_TAGS}))
 
 
 @lru_cache(maxsize=8)
@@ -443,7 +454,22 @@ class VerbsCompletionExtractor:
 
     @staticmethod
     def _call(body: str, rank: int | None, host: str | None) -> Iterator[Draft]:
-        """A verbs call on the local adapter that failed with an errno of the job's set-up (_VERBS_CALL_FAILED)."""
+        """A verbs call on the local adapter that failed with an errno of the job's set-up (_VERBS_CALL_FAILED), or
+        a call one of MLX's distributed backends reports failed so (_MLX_CALL_FAILED)."""
+        if body.lstrip().startswith(_MLX_TAGS) and (x := _MLX_CALL_FAILED.match(body)) is not None:
+            num = int(x.group("num"))
+            # MLX runs on macOS too, whose errno numbers past 34 are not Linux's (48 is EADDRINUSE there): only the
+            # numbers Unix's first errnos share everywhere (1-34: EPERM to ERANGE) are read by this host's table
+            errname = errno.errorcode.get(num) if num <= _SHARED_ERRNO_MAX else None
+            mlx = setup_errno(errname, transport=True) if errname else None
+            if mlx is not None:
+                out: dict[str, FieldValue] = {"detail": clip(body), "stack": x.group("backend"),
+                                              "status_name": x.group("what"), "errno": mlx, "setup": True}
+                limit = errno_limit(mlx)
+                if limit is not None:
+                    out["limit"] = limit
+                yield Draft("nccl.error", out, rank=rank, host=host)
+            return
         if not any(w in body for w in _VERBS_CALL_WORDS):
             return
         m = _VERBS_CALL_FAILED.search(body)
