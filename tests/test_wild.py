@@ -484,9 +484,9 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     "unk-nvidia-open-3090-no-devices-found-rminitadapter-failed-gsp-gfw-boot-timeout-open-789",
     # b91, b92, b93, b94: a raised exception or a job's set-up error the thread left open (Slinky's exporter config,
     # CSIT's interfaces not up, FastVideo's store wait, a TFJob worker's cuInit with no device): the workload's.
+    "unk-fastvideo-hunyuan-finetune-8xa100-sp-dataloader-c10d-store-wait-600s-sp-size-1-workaround-v0-deprecated-228",
     "unk-slinky-slurm-operator-0-3-1-cluster-setup-compute-1-of-2-accounting-login-not-ready-exporter-config-error-44",
     "amb-fdio-csit-3n-icxd-trex-vpp-25ge-interfaces-not-link-up-cable-nic-or-driver-undecided-264",
-    "unk-fastvideo-hunyuan-finetune-8xa100-sp-dataloader-c10d-store-wait-600s-sp-size-1-workaround-v0-deprecated-228",
     "unk-kubeflow-tfjob-1ps-3workers-fails-in-seconds-worker0-cuinit-cuda-error-no-device-cause-not-stored-903",
     # b95, b96, b99: a rank's own fault signal the thread left open (a segfault in ibv_destroy_cq after NCCL's
     # bootstrap closed, OpenMM's segfault and bus error on one cluster's nodes, DeepSpeed-MII's return code -7, an
@@ -522,14 +522,13 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # on NVMe under LVM, threads unanswered or their cause not stored (`node.kernel.hung_task`, as the kernel's words
     # read); srun's task launch that timed out on a 1,000-node ParallelCluster job (`node.scheduler`, weak); PyTorch's
     # stream writer that failed to write a checkpoint on ModelArts (storage, by its errno words), TensorFlow's S3
-    # client's curl error 28 with its traceback cut; distributed-llama's workers' socket exception and exo's runners'
-    # Metal check error on every node, threads open: the ranks' own words.
+    # client's curl error 28 with its traceback cut; exo's runners' Metal check error on every node, threads open: the
+    # ranks' own words.
     "unk-parallelcluster-nodes-orphaned-job-hung-task-d-state-writing-shared-nfs-volume-no-answer-1150",
     "unk-azure-local-csi-nd96isr-h100-v5-lvm-jbd2-d-state-nvme-hang-loading-deepseek-weights-cause-not-stored-153",
     "unk-parallelcluster-3-1-4-p4d-large-srun-task-launch-socket-timed-out-send-recv-step-aborted-4179",
     "unk-llamafactory-chatglm-pt-deepspeed-checkpoint-10-pytorchstreamwriter-file-write-failed-modelarts-wontfix-1223",
     "unk-tensorflow-s3-distributed-training-curl-error-28-retries-then-crash-traceback-cut-unanswered-24357",
-    "unk-distributed-llama-8-node-workers-readsocketexception-3-s-after-root-connects-cause-not-settled-48",
     "unk-exo-4-node-m3-ultra-rdma-kimi-k2-5-mlx-metal-check-error-sigabrt-all-runners-open-1458",
     # b119: a head machine of two DGX Sparks that locked up with nothing in its logs or journal (its bundle's end state
     # NODE_FAIL: a node lost, `node.unreachable` as the state reads; the thread never found why).

@@ -13,9 +13,13 @@ import pytest
 
 from firstfault.extract.base import Draft
 from tests.extract import helpers
-from tests.extract.helpers import alone, last_line
+from tests.extract.helpers import alone, last_line, scan_application
 
 TB = helpers.TB
+
+
+def scan_app(lines: list[str]) -> list[Draft]:
+    return scan_application(helpers.APP_AND_NCCL, lines)
 
 
 def kinds(drafts: list[Draft]) -> list[tuple[str, object]]:
@@ -115,3 +119,30 @@ def test_near_miss_sagemakers_sdk_relaying_another_reason_stays_an_exception() -
     line = ("UnexpectedStatusException: Error for Training job huggingface-pytorch-training-2021-05-31-01-39-31-463: "
             "Failed. Reason: ClientError: Artifact upload failed:Insufficient disk space")
     assert [d.kind for d in last_line(line)] == ["app.exception"]
+
+
+# ------------------------------------------------------------ a socket to another node closed
+
+
+@pytest.mark.parametrize("exc_type", ["ReadSocketException", "WriteSocketException", "NnTransferSocketException"])
+def test_a_transfer_that_failed_on_a_socket_to_another_node_is_a_symptom(exc_type: str) -> None:
+    # b4rtaz/distributed-llama#140 (ReadSocketException, verbatim); the other two classes from the same program's
+    # source (src/socket.cpp writeSocket, src/nn/nn-network.cpp tryReadSocket): libstdc++'s record of the uncaught
+    # exception, its `what()` on the next line
+    drafts = scan_app([f"terminate called after throwing an instance of '{exc_type}'", "  what():  std::exception",
+                       "Aborted"])
+    assert [d.kind for d in drafts] == ["nccl.remote_error"]
+
+
+@pytest.mark.parametrize("exc_type", [
+    # from b4rtaz/distributed-llama src/nn/nn-network.cpp connectSocket: a connect that failed is the job's address or
+    # a peer never up, not a transfer another node broke
+    "NnConnectionSocketException",
+    # ours: another program's class with the same words in it
+    "ReadSocketExceptionHandlerError",
+    "std::runtime_error",
+])
+def test_near_miss_another_class_at_the_same_place_stays_the_workloads(exc_type: str) -> None:
+    drafts = scan_app([f"terminate called after throwing an instance of '{exc_type}'", "  what():  Socket closed",
+                       "Aborted"])
+    assert [k for k, _ in kinds(drafts)] == ["app.exception"]
