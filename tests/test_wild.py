@@ -483,8 +483,7 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     "unk-k8s-device-plugin-mps-tesla-p4-legacy-mps-server-failed-to-start-invalid-argument-matrixmul-cuda-error-30-685",
     "unk-nvidia-open-3090-no-devices-found-rminitadapter-failed-gsp-gfw-boot-timeout-open-789",
     # b91, b92, b93, b94: a raised exception or a job's set-up error the thread left open (Slinky's exporter config,
-    # CSIT's interfaces not up, FastVideo's store wait, a TFJob worker's cuInit with no device): the workload's.
-    "unk-fastvideo-hunyuan-finetune-8xa100-sp-dataloader-c10d-store-wait-600s-sp-size-1-workaround-v0-deprecated-228",
+    # CSIT's interfaces not up, a TFJob worker's cuInit with no device): the workload's.
     "unk-slinky-slurm-operator-0-3-1-cluster-setup-compute-1-of-2-accounting-login-not-ready-exporter-config-error-44",
     "amb-fdio-csit-3n-icxd-trex-vpp-25ge-interfaces-not-link-up-cable-nic-or-driver-undecided-264",
     "unk-kubeflow-tfjob-1ps-3workers-fails-in-seconds-worker0-cuinit-cuda-error-no-device-cause-not-stored-903",

@@ -121,7 +121,7 @@ def test_near_miss_sagemakers_sdk_relaying_another_reason_stays_an_exception() -
     assert [d.kind for d in last_line(line)] == ["app.exception"]
 
 
-# ------------------------------------------------------------ a socket to another node closed
+# ------------------------------------------------------------ a socket to another node closed, a store's wait ran out
 
 
 @pytest.mark.parametrize("exc_type", ["ReadSocketException", "WriteSocketException", "NnTransferSocketException"])
@@ -146,3 +146,26 @@ def test_near_miss_another_class_at_the_same_place_stays_the_workloads(exc_type:
     drafts = scan_app([f"terminate called after throwing an instance of '{exc_type}'", "  what():  Socket closed",
                        "Aborted"])
     assert [k for k, _ in kinds(drafts)] == ["app.exception"]
+
+
+def test_a_stores_wait_that_ran_out_is_a_timeout_symptom() -> None:
+    # FastVideo (hao-ai-lab/FastVideo#228), verbatim: c10d's client socket to the TCPStore (pytorch/pytorch
+    # torch/csrc/distributed/c10d/socket.cpp SocketImpl::waitForInput), the poll's warning, then its timeout
+    lines = [
+        "[rank2]:[W303 08:23:41.024955281 socket.cpp:462] [c10d] waitForInput: poll for socket SocketImpl(fd=71, "
+        "addr=[localhost]:43246, remote=[localhost]:29500) returned 0, likely a timeout",
+        "[rank2]:[W303 08:23:41.025328690 socket.cpp:487] [c10d] waitForInput: socket SocketImpl(fd=71, "
+        "addr=[localhost]:43246, remote=[localhost]:29500) timed out after 600000ms",
+    ]
+    assert [d.kind for d in scan_app(lines)] == ["nccl.timeout"]
+
+
+@pytest.mark.parametrize("line", [
+    # from pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp waitForInput: the poll itself failed (no wait ran out)
+    "[W303 08:23:41.024955281 socket.cpp:470] [c10d] waitForInput: poll for socket SocketImpl(fd=71, "
+    "addr=[localhost]:43246, remote=[localhost]:29500) failed with res=-1, err=Bad file descriptor.",
+    # ours: the words of the row without c10d's socket in them
+    "waitForInput: socket closed by the server after 30000ms of idle time",
+])
+def test_near_miss_other_waitforinput_words_are_no_timeout(line: str) -> None:
+    assert "nccl.timeout" not in [d.kind for d in scan_app([line])]
