@@ -354,9 +354,6 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # b53: NCCL's IB completion status 12 (transport retry exceeded) with vendor error 129, the thread giving only
     # timeout advice: status 12 is `network.transport`, as for b45's and b49's bundles above.
     "unk-stanford-alpaca-fsdp-finetune-ib-peer-error-12-vendor-129-remote-exit-or-network-only-timeout-advice-207",
-    # b54: Ray's core worker `Unable to register worker with raylet. No such file or directory` under vLLM, no cause
-    # stored: the errno read as the workload's file I/O (app.exception.io).
-    "unk-vllm-tp2-ray-local-instance-core-worker-failed-to-register-with-raylet-no-such-file-5495",
     # b55: slurmstepd's `execve(): /tmp/slurmd/job.../slurm_script: No such file or directory`, an admin's hedged NFS
     # guess that did not pan out: the node's spool that lost the job's script is read as the node lost.
     "unk-arjuna-slurm-gpu-job-fails-at-once-slurmstepd-execve-slurm-script-no-such-file-admin-suspects-nfs-20",

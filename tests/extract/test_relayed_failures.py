@@ -169,3 +169,31 @@ def test_a_stores_wait_that_ran_out_is_a_timeout_symptom() -> None:
 ])
 def test_near_miss_other_waitforinput_words_are_no_timeout(line: str) -> None:
     assert "nccl.timeout" not in [d.kind for d in scan_app([line])]
+
+
+# ------------------------------------------------------------ a platform program the worker could not reach
+
+
+@pytest.mark.parametrize("line", [
+    # vllm-project/vllm#5495, verbatim: Ray's core worker that could not register with its node's raylet
+    "[2024-06-13 16:11:51,588 E 13261 13261] core_worker.cc:228: Failed to register worker "
+    "01000000ffffffffffffffffffffffffffffffffffffffffffffffff to Raylet. IOError: [RayletClient] Unable to register "
+    "worker with raylet. No such file or directory",
+    # from ray-project/ray src/ray/raylet_client/raylet_client.cc (the prefix before the socket's own words) and
+    # src/ray/core_worker/core_worker.cc (its later `Failed to register worker to Raylet: ` with the worker id after)
+    "[2025-02-11 09:30:02,114 E 2211 2211] core_worker.cc:514: Failed to register worker to Raylet: IOError: "
+    "[RayletClient] Unable to register worker with raylet. Failed to read data from the socket: End of file "
+    "worker_id=01000000ffffffffffffffffffffffffffffffffffffffffffffffff",
+])
+def test_a_worker_the_raylet_did_not_register_is_a_symptom(line: str) -> None:
+    assert [d.kind for d in alone(line)] == ["nccl.remote_error"]
+
+
+@pytest.mark.parametrize("line", [
+    # ours: the job's own registration with a service of its own, in the same words without Ray's client
+    "RuntimeError: Unable to register worker with raylet-proxy: token rejected",
+    "IOError: [Errno 2] No such file or directory: '/tmp/ray/session_latest/worker_config.yaml'",
+])
+def test_near_miss_the_jobs_own_registration_or_file_stays_the_workloads(line: str) -> None:
+    assert "nccl.remote_error" not in [d.kind for d in alone(line)]
+    assert [d.kind for d in alone(line)] != []
