@@ -408,9 +408,7 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # b63: perftest's `Couldn't allocate MR ... ERRNO: Bad address` on a vGPU's CUDA buffer, then `Segmentation fault`,
     # undecided between the vGPU and the peer-memory module: a process's own segmentation fault is `app.crash`.
     "unk-perftest-ib-write-bw-use-cuda-a30-8c-vgpu-pod-couldnt-allocate-mr-bad-address-126",
-    # b64: Paddle's and vLLM-Kunlun's BKCL / XCCL init failures on Kunlun XPUs, unanswered: the raised exception is the
-    # workload's.
-    "unk-paddleocr-xpu-two-card-launch-bkcl-init-rank-failed-value-3-no-answer-6134",
+    # b64: vLLM-Kunlun's XCCL init failures on Kunlun XPUs, unanswered: the raised exception is the workload's.
     "unk-vllm-kunlun-8x-p800-tp-xccl-init-addr-window-not-properly-set-check-aw-bypass-undecided-420",
     # b63: NHC's `check_hw_ib: Version mismatch between kernel OFED drivers and userspace OFED libraries` on an Arm
     # node, the thread leaving the library path and a defective adapter standing: the check's own words name the

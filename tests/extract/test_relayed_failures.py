@@ -197,3 +197,25 @@ def test_a_worker_the_raylet_did_not_register_is_a_symptom(line: str) -> None:
 def test_near_miss_the_jobs_own_registration_or_file_stays_the_workloads(line: str) -> None:
     assert "nccl.remote_error" not in [d.kind for d in alone(line)]
     assert [d.kind for d in alone(line)] != []
+
+
+# ------------------------------------------------------------ a collective library's call failed, why said elsewhere
+
+
+@pytest.mark.parametrize("line", [
+    # PaddlePaddle/PaddleOCR#6134, verbatim: Paddle's enforce on a BKCL call (Kunlun's collective library)
+    "PreconditionNotMetError: bkcl_init_rank failed, got wrong value [3].",
+    # from PaddlePaddle paddle/fluid/platform/collective_helper.cc (its older message, without the value)
+    "PreconditionNotMetError: bkcl_init_rank failed",
+])
+def test_a_bkcl_call_that_failed_is_the_collective_librarys(line: str) -> None:
+    assert [d.kind for d in alone(line)] == ["nccl.error"]
+
+
+@pytest.mark.parametrize("line", [
+    # ours: the job's own function of a name like BKCL's, with its own reason after it
+    "RuntimeError: bkcl_init_rank failed because rank 5 is out of range for 4 devices",
+    "PreconditionNotMetError: xpu_set_device failed[2]",
+])
+def test_near_miss_a_failure_with_its_reason_or_another_call_stays_the_workloads(line: str) -> None:
+    assert "nccl.error" not in [d.kind for d in alone(line)]
