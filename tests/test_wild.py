@@ -408,8 +408,6 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # b63: perftest's `Couldn't allocate MR ... ERRNO: Bad address` on a vGPU's CUDA buffer, then `Segmentation fault`,
     # undecided between the vGPU and the peer-memory module: a process's own segmentation fault is `app.crash`.
     "unk-perftest-ib-write-bw-use-cuda-a30-8c-vgpu-pod-couldnt-allocate-mr-bad-address-126",
-    # b64: vLLM-Kunlun's XCCL init failures on Kunlun XPUs, unanswered: the raised exception is the workload's.
-    "unk-vllm-kunlun-8x-p800-tp-xccl-init-addr-window-not-properly-set-check-aw-bypass-undecided-420",
     # b63: NHC's `check_hw_ib: Version mismatch between kernel OFED drivers and userspace OFED libraries` on an Arm
     # node, the thread leaving the library path and a defective adapter standing: the check's own words name the
     # driver stack, which the health-check table reads as `node.driver` (weak).
@@ -458,11 +456,9 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # 804 from cudaGetDeviceCount on a cloud pod (the node's driver, as CUDA's table reads it), both threads open.
     "unk-cgyro-perlmutter-after-slurm-update-maintenance-srun-unable-to-create-step-zero-bytes-transmitted-449",
     "unk-dockerllm-runpod-3x3090-cloud-pods-cudagetdevicecount-error-804-forward-compat-no-diagnosis-19",
-    # b86, b87: the xe driver's engine reset and `GuC` job timeout on two Arc GPUs (the GPU's firmware, as the driver's
-    # words read), and vLLM-Kunlun's XCCL address-window check raised on a P800 pair (the workload's exception), both
-    # threads open.
+    # b86: the xe driver's engine reset and `GuC` job timeout on two Arc GPUs (the GPU's firmware, as the driver's
+    # words read), the thread open.
     "unk-compute-runtime-dual-arc-pro-b70-level-zero-device-lost-xe-ccs-engine-reset-timedout-job-open-944",
-    "unk-vllm-kunlun-p800-pcie-tp2-xccl-addr-window-check-failed-c2c-port-am-out-of-lock-retest-v0-25-1-open-382",
     # b89, b92, b93: a rank's illegal memory access beside the kernel's MMU fault, an eGPU's Xid 31 after PCIe
     # completion timeouts (the thread torn between the enclosure and the driver), and two CUDA OOMs on GPUs another
     # process held (the threads open): the spec's `app.illegal_access` and `app.cuda_oom`, as the rank's words read.

@@ -219,3 +219,24 @@ def test_a_bkcl_call_that_failed_is_the_collective_librarys(line: str) -> None:
 ])
 def test_near_miss_a_failure_with_its_reason_or_another_call_stays_the_workloads(line: str) -> None:
     assert "nccl.error" not in [d.kind for d in alone(line)]
+
+
+@pytest.mark.parametrize("line", [
+    # baidu/vLLM-Kunlun#382, verbatim: torch_xmlir's XCCL backend raising XCCL's result
+    "ValueError: [INVALID PARAMETER]: error code= 1(at .../torch_xmlir/csrc/new_xccl/XCCLUtils.hpp:53)",
+    # baidu/vLLM-Kunlun#420, verbatim (the two-rank probe)
+    "ValueError: [INVALID PARAMETER]: error code=1",
+])
+def test_an_xccl_result_raised_by_its_backend_is_the_collective_librarys(line: str) -> None:
+    assert [d.kind for d in alone(line)] == ["nccl.error"]
+
+
+@pytest.mark.parametrize("line", [
+    # ours: the job's own argument check, the same bracketed words with its reason after them
+    "ValueError: [INVALID PARAMETER]: error code=1: --tp 3 does not divide 8 heads",
+    "ValueError: [INVALID PARAMETER] learning rate must be positive",
+    # ours: other bracketed words in the same form, which no thread shows XCCL's backend raising
+    "RuntimeError: [INTERNAL ERROR]: error code=3",
+])
+def test_near_miss_an_argument_check_of_the_jobs_own_stays_the_workloads(line: str) -> None:
+    assert "nccl.error" not in [d.kind for d in alone(line)]
