@@ -358,12 +358,6 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # b53: NCCL's IB completion status 12 (transport retry exceeded) with vendor error 129, the thread giving only
     # timeout advice: status 12 is `network.transport`, as for b45's and b49's bundles above.
     "unk-stanford-alpaca-fsdp-finetune-ib-peer-error-12-vendor-129-remote-exit-or-network-only-timeout-advice-207",
-    # b54: SageMaker's `EC2InsufficientCapacityError: Instance type ... is temporarily unavailable` as a lone line: an
-    # exception of a class no table knows is the workload's own (a cloud's stockout names no cause the spec has).
-    "unk-sagemaker-feedback-studio-jupyterlab-space-ec2-insufficient-capacity-ml-g5-48xlarge-99",
-    # b54: Ray's core worker `Unable to register worker with raylet. No such file or directory` under vLLM, no cause
-    # stored: the errno read as the workload's file I/O (app.exception.io).
-    "unk-vllm-tp2-ray-local-instance-core-worker-failed-to-register-with-raylet-no-such-file-5495",
     # b55: slurmstepd's `execve(): /tmp/slurmd/job.../slurm_script: No such file or directory`, an admin's hedged NFS
     # guess that did not pan out: the node's spool that lost the job's script is read as the node lost.
     "unk-arjuna-slurm-gpu-job-fails-at-once-slurmstepd-execve-slurm-script-no-such-file-admin-suspects-nfs-20",
@@ -418,10 +412,6 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # b63: perftest's `Couldn't allocate MR ... ERRNO: Bad address` on a vGPU's CUDA buffer, then `Segmentation fault`,
     # undecided between the vGPU and the peer-memory module: a process's own segmentation fault is `app.crash`.
     "unk-perftest-ib-write-bw-use-cuda-a30-8c-vgpu-pod-couldnt-allocate-mr-bad-address-126",
-    # b64: Paddle's and vLLM-Kunlun's BKCL / XCCL init failures on Kunlun XPUs, unanswered: the raised exception is the
-    # workload's.
-    "unk-paddleocr-xpu-two-card-launch-bkcl-init-rank-failed-value-3-no-answer-6134",
-    "unk-vllm-kunlun-8x-p800-tp-xccl-init-addr-window-not-properly-set-check-aw-bypass-undecided-420",
     # b63: NHC's `check_hw_ib: Version mismatch between kernel OFED drivers and userspace OFED libraries` on an Arm
     # node, the thread leaving the library path and a defective adapter standing: the check's own words name the
     # driver stack, which the health-check table reads as `node.driver` (weak).
@@ -474,11 +464,9 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # 804 from cudaGetDeviceCount on a cloud pod (the node's driver, as CUDA's table reads it), both threads open.
     "unk-cgyro-perlmutter-after-slurm-update-maintenance-srun-unable-to-create-step-zero-bytes-transmitted-449",
     "unk-dockerllm-runpod-3x3090-cloud-pods-cudagetdevicecount-error-804-forward-compat-no-diagnosis-19",
-    # b86, b87: the xe driver's engine reset and `GuC` job timeout on two Arc GPUs (the GPU's firmware, as the driver's
-    # words read), and vLLM-Kunlun's XCCL address-window check raised on a P800 pair (the workload's exception), both
-    # threads open.
+    # b86: the xe driver's engine reset and `GuC` job timeout on two Arc GPUs (the GPU's firmware, as the driver's
+    # words read), the thread open.
     "unk-compute-runtime-dual-arc-pro-b70-level-zero-device-lost-xe-ccs-engine-reset-timedout-job-open-944",
-    "unk-vllm-kunlun-p800-pcie-tp2-xccl-addr-window-check-failed-c2c-port-am-out-of-lock-retest-v0-25-1-open-382",
     # b89, b92, b93: a rank's illegal memory access beside the kernel's MMU fault, an eGPU's Xid 31 after PCIe
     # completion timeouts (the thread torn between the enclosure and the driver), and two CUDA OOMs on GPUs another
     # process held (the threads open): the spec's `app.illegal_access` and `app.cuda_oom`, as the rank's words read.
@@ -491,10 +479,9 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     "unk-k8s-device-plugin-mps-tesla-p4-legacy-mps-server-failed-to-start-invalid-argument-matrixmul-cuda-error-30-685",
     "unk-nvidia-open-3090-no-devices-found-rminitadapter-failed-gsp-gfw-boot-timeout-open-789",
     # b91, b92, b93, b94: a raised exception or a job's set-up error the thread left open (Slinky's exporter config,
-    # CSIT's interfaces not up, FastVideo's store wait, a TFJob worker's cuInit with no device): the workload's.
+    # CSIT's interfaces not up, a TFJob worker's cuInit with no device): the workload's.
     "unk-slinky-slurm-operator-0-3-1-cluster-setup-compute-1-of-2-accounting-login-not-ready-exporter-config-error-44",
     "amb-fdio-csit-3n-icxd-trex-vpp-25ge-interfaces-not-link-up-cable-nic-or-driver-undecided-264",
-    "unk-fastvideo-hunyuan-finetune-8xa100-sp-dataloader-c10d-store-wait-600s-sp-size-1-workaround-v0-deprecated-228",
     "unk-kubeflow-tfjob-1ps-3workers-fails-in-seconds-worker0-cuinit-cuda-error-no-device-cause-not-stored-903",
     # b95, b96, b99: a rank's own fault signal the thread left open (a segfault in ibv_destroy_cq after NCCL's
     # bootstrap closed, OpenMM's segfault and bus error on one cluster's nodes, DeepSpeed-MII's return code -7, an
@@ -530,14 +517,13 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # on NVMe under LVM, threads unanswered or their cause not stored (`node.kernel.hung_task`, as the kernel's words
     # read); srun's task launch that timed out on a 1,000-node ParallelCluster job (`node.scheduler`, weak); PyTorch's
     # stream writer that failed to write a checkpoint on ModelArts (storage, by its errno words), TensorFlow's S3
-    # client's curl error 28 with its traceback cut; distributed-llama's workers' socket exception and exo's runners'
-    # Metal check error on every node, threads open: the ranks' own words.
+    # client's curl error 28 with its traceback cut; exo's runners' Metal check error on every node, threads open: the
+    # ranks' own words.
     "unk-parallelcluster-nodes-orphaned-job-hung-task-d-state-writing-shared-nfs-volume-no-answer-1150",
     "unk-azure-local-csi-nd96isr-h100-v5-lvm-jbd2-d-state-nvme-hang-loading-deepseek-weights-cause-not-stored-153",
     "unk-parallelcluster-3-1-4-p4d-large-srun-task-launch-socket-timed-out-send-recv-step-aborted-4179",
     "unk-llamafactory-chatglm-pt-deepspeed-checkpoint-10-pytorchstreamwriter-file-write-failed-modelarts-wontfix-1223",
     "unk-tensorflow-s3-distributed-training-curl-error-28-retries-then-crash-traceback-cut-unanswered-24357",
-    "unk-distributed-llama-8-node-workers-readsocketexception-3-s-after-root-connects-cause-not-settled-48",
     "unk-exo-4-node-m3-ultra-rdma-kimi-k2-5-mlx-metal-check-error-sigabrt-all-runners-open-1458",
     # b119: a head machine of two DGX Sparks that locked up with nothing in its logs or journal (its bundle's end state
     # NODE_FAIL: a node lost, `node.unreachable` as the state reads; the thread never found why).

@@ -546,6 +546,9 @@ def test_a_not_found_without_a_container_context_is_no_pull(line: str) -> None:
     'FailureReason: "CapacityError: Unable to provision requested ML compute capacity. Please retry using a different '
     'ML instance type."',
     "InternalServerError: We encountered an internal error.  Please try again.",
+    # aws/amazon-sagemaker-feedback#99, verbatim: SageMaker Studio's start of a space it had no capacity for
+    "EC2InsufficientCapacityError: Instance type 'ml.g5.48xlarge' is temporarily unavailable in supported availability "
+    "zones [euw1-az1]. Try again in a few minutes, or try a different instance type.",
     # the Amazon ECS guide's "ResourceInitializationError: unable to pull secrets or registry auth" (its causes: the
     # task's network path or its execution role), with this test's endpoint
     "ResourceInitializationError: unable to pull secrets or registry auth: execution resource retrieval failed: unable "
@@ -560,6 +563,8 @@ def test_a_services_failure_reason_is_no_workload_exception(line: str) -> None:
     # the workload's own classes of those names, with their own messages
     "CapacityError: replay buffer capacity 1000000 exceeded",
     "InternalServerError: 500 from the tokenizer service",
+    # ours: a class of that name whose message is no stock-out of an instance type
+    "EC2InsufficientCapacityError: retry budget of 3 exhausted while waiting for the fleet",
     # SageMaker's word that the training script itself failed stays the workload's
     'AlgorithmError: ExecuteUserScriptError: Command "/opt/conda/bin/python3.10 train.py" ExitCode 1',
 ])
