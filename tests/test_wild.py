@@ -261,17 +261,14 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # SIGSEGV with no other cause, as abseil's and glog's handlers' reports are read; b24's other bundle of the same
     # line and b35's expect it); the thread named no trigger.
     "unk-tritonserver-2460-six-4090-occasional-signal-11-segfault-explicit-load-no-reply-8284",
-    # b35: i915's `GPU HANG: ecode ...` under OpenVINO Model Server on an Arc A770, the thread open: the catalog
-    # (accel.yaml `i915_messages`) reads the kernel driver's own word that the GPU's engine hung as `gpu.firmware`,
-    # like an Xid of that class; the thread never said whether the card, its firmware or the workload's kernels hung it.
-    "unk-ovms-a770-inference-hangs-clflush-i915-gpu-hang-context-reset-open-2336",
     # b36: an MXNet/HCC run on ROCm whose loss is NaN from the first step on the GPU and fine on the CPU, the thread
     # unanswered: the spec reads a loss of NaN as the workload's numerics (`app.numerics`), which the thread never
     # confirmed (a ROCm kernel's fault would print the same).
     "unk-rocm-hcc-mxnet-adversary-generation-gpu-train-loss-nan-cpu-fine-no-reply-912",
-    # b37: the xe driver resetting both Arc Pro B60s' engines (`GT0: Engine reset: ...`, then DEVICE_LOST) under a
-    # two-GPU DDP script, the thread open: the catalog (accel.yaml `xe_messages`) reads the kernel driver's own word
-    # that the GPU's engine hung as `gpu.firmware`, as it does i915's; the thread suspects the software stack.
+    # b37: the xe driver resetting both Arc Pro B60s' engines (`GT0: Engine reset: ...`: the symptom `gpu.hang`, no
+    # longer `gpu.firmware`), then PyTorch's `RuntimeError: level_zero backend failed with error: 20
+    # (UR_RESULT_ERROR_DEVICE_LOST)`, the thread open: a raised exception is read as the workload's (`app.exception`);
+    # the Unified Runtime's result that only relays the lost device is not yet read as a symptom.
     "unk-torch-xpu-ops-arc-pro-b60-ddp-first-backward-device-lost-xe-engine-reset-both-gpus-open-5164",
     # b39: PyTorch's DataLoader `unexpected bus error ... insufficient shared memory (shm)`, the thread unanswered:
     # the spec's shm limit (`app.exception`), as b39's STCN bundle of the same line and b26's camvid bundle read it.
@@ -299,12 +296,9 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # cp` pipe to R2, the thread never finding why: a raised exception is the workload's (`app.exception`); whether the
     # pipe, the store or the shard cut the stream nobody showed.
     "unk-webdataset-r2-s3-pipe-aws-s3-cp-tarfile-unexpected-end-of-data-rank7-432",
-    # b44: the device's own words read as the accelerator table reads them, the threads unresolved: ROCm's `HW
-    # Exception by GPU node-1 ... reason :GPU Hang` and amdgpu's SMU not answering (`gpu.firmware`: the driver
-    # resetting a hung device; one thread also suspects a shorted power cable), habanalabs' CPU-CP timeout on four
-    # Gaudi devices (`gpu.firmware`).
-    "amb-legacy-rocm-build-two-gpu-pytorch-gpu-reset-smu-no-response-software-or-power-cable-short-2804",
-    "unk-rocm-sdk-builder-gfx1010-pytorch-training-benchmark-hw-exception-gpu-hang-98",
+    # b44: the device's own words read as the accelerator table reads them, the thread unresolved: habanalabs' CPU-CP
+    # timeout on four Gaudi devices (`gpu.firmware`). (ROCm's `HW Exception by GPU node-1 ... reason :GPU Hang` and
+    # amdgpu's ring timeout and reset left this list: a hang reset alone is the symptom `gpu.hang`.)
     "unk-habana-setup-gaudi-hl2-hl4-hl6-hl7-cpu-cp-timeout-device-not-usable-1",
     # b45: IB completion errors (status 12, vendor 129; UCX's transport retry exceeded) and a RoCE GID's `ibv_modify_qp`
     # `Network is unreachable` with no link evidence, the threads open: the spec's `network.transport` (and `.path`).
@@ -441,9 +435,6 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # failed or never answered and SageMaker's capacity reason through its SDK, left this list: catalog/exceptions.yaml
     # reads them as symptoms, tests/extract/test_relayed_failures.py.)
     "unk-torchtitan-mi250-8gpu-compile-triton-cache-hsaco-file-not-found-no-diagnosis-2146",
-    # b72: amdgpu's gfx ring timeout and MES firmware silence under FreeBSD's drm-kmod, the thread open: the GPU's
-    # firmware, as the driver's words read.
-    "unk-freebsd-drm-kmod-radeon-780m-llamacpp-vulkan-ring-gfx-timeout-mes-no-response-gpu-lockup-387",
     # b75: sbatch too old for an option and slurmctld unreachable, two causes the thread cannot split: the controller's
     # words are the node's Slurm (weak, alone); and srun's invalid GRES for a step, the thread undecided between the
     # site and submitit: the job's request, as Slurm's errno text reads.
@@ -466,9 +457,6 @@ KNOWN_FALSE_DEFINITIVE = frozenset({
     # 804 from cudaGetDeviceCount on a cloud pod (the node's driver, as CUDA's table reads it), both threads open.
     "unk-cgyro-perlmutter-after-slurm-update-maintenance-srun-unable-to-create-step-zero-bytes-transmitted-449",
     "unk-dockerllm-runpod-3x3090-cloud-pods-cudagetdevicecount-error-804-forward-compat-no-diagnosis-19",
-    # b86: the xe driver's engine reset and `GuC` job timeout on two Arc GPUs (the GPU's firmware, as the driver's
-    # words read), the thread open.
-    "unk-compute-runtime-dual-arc-pro-b70-level-zero-device-lost-xe-ccs-engine-reset-timedout-job-open-944",
     # b89, b92, b93: a rank's illegal memory access beside the kernel's MMU fault, an eGPU's Xid 31 after PCIe
     # completion timeouts (the thread torn between the enclosure and the driver), and two CUDA OOMs on GPUs another
     # process held (the threads open): the spec's `app.illegal_access` and `app.cuda_oom`, as the rank's words read.

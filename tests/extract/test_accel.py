@@ -77,8 +77,8 @@ def test_every_family_loads_with_its_vendor_and_each_row_cites_its_source() -> N
      "process rocm-bandwidth- pid 8285 thread rocm-bandwidth- pid 8285)", ("app", "vm_fault")),
     # amdgpu_job.c's format, under the DRM error prefix of older kernels
     ("[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, signaled seq=1234, emitted seq=1236",
-     ("firmware", "ring_timeout")),
-    (RESET_4021, ("firmware", "gpu_reset")),
+     ("hang", "ring_timeout")),
+    (RESET_4021, ("hang", "gpu_reset")),
     # smu_cmn.c __smu_cmn_reg_print_error's format
     ("amdgpu 0000:09:00.0: amdgpu: SMU: I'm not done with your previous command: SMN_C2PMSG_66:0x00000013 "
      "SMN_C2PMSG_82:0x00000007", ("firmware", "smu_hang")),
@@ -153,7 +153,7 @@ def test_the_rocm_runtimes_words_in_the_processs_output() -> None:
     fault = ("Memory access fault by GPU node-2 (Agent handle: 0x5640a8bb1980) on address 0x7feea09c5000. Reason: "
              "Page not present or supervisor privilege.")
     assert accel(feed([fault], "application")) == [("app", "memory_access_fault")]
-    assert accel(feed([HSA_HANG_4021], "application")) == [("firmware", "gpu_hang")]
+    assert accel(feed([HSA_HANG_4021], "application")) == [("hang", "gpu_hang")]
     # near miss: another reason of an HW exception is not a hang the row names
     assert accel(feed(["HW Exception by GPU node-9 (Agent handle: 0x1) reason :unknown"], "application")) == []
 
@@ -602,13 +602,45 @@ def test_a_page_fault_then_the_reset_is_the_workloads_illegal_access(make_bundle
     assert not v.candidates and all(c.category != "gpu.firmware" for c in v.secondary_causes)
 
 
-def test_a_hang_and_a_reset_with_no_other_cause_are_the_firmware(make_bundle: BundleMaker) -> None:
+def test_a_hang_and_a_reset_with_no_other_cause_name_no_cause(make_bundle: BundleMaker) -> None:
+    # amdgpu_job.c amdgpu_job_timedout: the DRM scheduler's timer found the job's fence unsignalled; the reset says
+    # that the work did not finish, not why (the job's kernel, the driver or its firmware, the device): a symptom,
+    # and the verdict's note points at the engine, the device and the process (as ROCm/ROCm#1724's embedding index
+    # out of range and llm-scaler#595's oneCCL path hung them)
     kern = _kern("node-03", ["amdgpu 0000:c1:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=1234, emitted seq=1236",
+                             "amdgpu 0000:c1:00.0: amdgpu: Process information: process python pid 4242 thread "
+                             "python pid 4242",
+                             "amdgpu 0000:c1:00.0: amdgpu: GPU reset begin!"])
+    v = Analyzer().analyze_path(str(make_bundle({"nodes/node-03/kern.log": kern, **_ranks()})))
+    assert v.root_cause is None and v.attributed_domain == "unknown"
+    assert [s.nodes for s in v.symptoms if s.category == "gpu.hang"] == [["node-03"]]
+    note = next(n for n in v.explanation if "reset a hung engine" in n)
+    assert "amdgpu" in note and "node-03" in note and "ring gfx_0.0.0 timeout" in note
+
+
+def test_near_miss_a_hang_reset_after_the_firmware_stopped_answering_is_the_firmware(make_bundle: BundleMaker) -> None:
+    # smu_cmn.c's SMU not answering, then the ring timeout on the same device: the firmware's own failure is the cause
+    kern = _kern("node-03", ["amdgpu 0000:c1:00.0: amdgpu: SMU: I'm not done with your previous command: "
+                             "SMN_C2PMSG_66:0x00000013 SMN_C2PMSG_82:0x00000007",
+                             "amdgpu 0000:c1:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=1234, emitted seq=1236",
                              "amdgpu 0000:c1:00.0: amdgpu: GPU reset begin!"])
     v = Analyzer().analyze_path(str(make_bundle({"nodes/node-03/kern.log": kern, **_ranks()})))
     assert v.root_cause is not None and v.root_cause.category == "gpu.firmware"
-    assert v.root_cause.nodes == ["node-03"]
-    assert "amdgpu" in v.root_cause.summary
+    assert v.root_cause.nodes == ["node-03"] and "amdgpu" in v.root_cause.summary
+    assert not any("reset a hung engine" in n for n in v.explanation)
+
+
+def test_a_firmware_failure_while_the_driver_resets_a_hung_engine_is_the_resets_story() -> None:
+    # mes_v11_0.c: the MES asked to remove the hung queue during the reset does not answer; its own failure before
+    # any hang (ROCm/ROCm#6017, the test below) is the cause
+    lines = ["amdgpu 0000:c1:00.0: amdgpu: ring gfx_0.0.0 timeout, signaled seq=1234, emitted seq=1236",
+             "amdgpu 0000:c1:00.0: amdgpu: GPU reset begin!",
+             "amdgpu 0000:c1:00.0: amdgpu: MES failed to respond to msg=REMOVE_QUEUE",
+             # near miss: another GPU's firmware is no part of this reset
+             "amdgpu 0000:c2:00.0: amdgpu: MES failed to respond to msg=REMOVE_QUEUE"]
+    events = [e for e in feed(lines) if e.kind == "gpu.accel_error"]
+    assert [(e.fields["reason"], e.fields.get("cause_class")) for e in events] == [
+        ("ring_timeout", None), ("gpu_reset", None), ("mes_hang", "hang"), ("mes_hang", None)]
 
 
 def test_firmware_that_stopped_answering_then_the_device_left_the_bus(make_bundle: BundleMaker) -> None:

@@ -85,7 +85,7 @@ def test_xe_engine_reset_and_job_timeout() -> None:
                 "[12725.787377] xe 0000:03:00.0: [drm] GT0: Timedout job: seqno=4294967169, lrc_seqno=4294967169, "
                 "guc_id=2, flags=0x0 in xe_exec_reset [26019]",
                 "[12725.815980] xe 0000:03:00.0: [drm] Xe device coredump has been created"])
-    assert accel(evs) == [("intel", "xe", "firmware", "engine_reset"), ("intel", "xe", "firmware", "job_timeout")]
+    assert accel(evs) == [("intel", "xe", "hang", "engine_reset"), ("intel", "xe", "hang", "job_timeout")]
     assert {e.device for e in evs} == {"pci:0000:03:00"}
 
 
@@ -94,7 +94,7 @@ def test_i915_gpu_hang_and_its_companions() -> None:
     evs = feed(["[ 1831.944273] i915 0000:00:02.0: [drm] GPU HANG: ecode 12:1:8ed9fff2, in python3 [6414]",
                 "[ 1831.944340] i915 0000:00:02.0: [drm] Resetting chip for stopped heartbeat on rcs0",
                 "[ 1831.944474] i915 0000:00:02.0: [drm] python3[6414] context reset due to GPU hang"])
-    assert accel(evs) == [("intel", "i915", "firmware", "gpu_hang")]
+    assert accel(evs) == [("intel", "i915", "hang", "gpu_hang")]
 
 
 def test_near_miss_intel_companions_alone_are_understood_and_nothing() -> None:

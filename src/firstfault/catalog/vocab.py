@@ -96,9 +96,10 @@ HostSeverity = Literal["uncorrected", "corrected", "informational"]
 MemoryErrorSource = Literal["bmc", "iml", "rasdaemon", "memory_failure", "sigbus", "memtester"]
 # What a message of an accelerator other than NVIDIA's is (catalog/accel.yaml): the Xid classes' words that apply,
 # `link` for the GPU-to-GPU interconnect (AMD's XGMI, an NVLink link down), `link_info` for a link's corrected-error
-# count, and `thermal`.
-AccelClass = Literal["memory", "memory_info", "link", "link_info", "fallen_off_bus", "firmware", "pcie", "thermal",
-                     "driver", "app", "other", "informational"]
+# count, `thermal`, and `hang` (the driver reset an engine or the GPU because a job's work on it did not finish in
+# time: a symptom, whose cause the reset does not name).
+AccelClass = Literal["memory", "memory_info", "link", "link_info", "fallen_off_bus", "firmware", "hang", "pcie",
+                     "thermal", "driver", "app", "other", "informational"]
 AccelVendor = Literal["amd", "intel", "aws", "nvidia"]
 IpmiSeverity = Literal["uncorrected_fatal", "uncorrected_nonfatal", "corrected"]
 # What a BMC's power-supply or power-unit event says of the node's power (catalog/platform.yaml `ipmi_power_events`): a

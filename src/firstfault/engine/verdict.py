@@ -158,6 +158,24 @@ def _relayed_note(symptoms: Sequence[SymptomHit]) -> str | None:
     return None
 
 
+def _hang_note(symptoms: Sequence[SymptomHit]) -> str | None:
+    """Where to look when the first hang reset of a GPU engine (sym-gpu-engine-hang) stands with no cause: the line
+    that names the engine, the device and the process whose job hung (catalog/accel.yaml class `hang`)."""
+    for h in sorted(symptoms, key=lambda h: event_sort_key(h.event)):
+        if h.category != "gpu.hang" or h.explained_by is not None:
+            continue
+        ev = h.event
+        where = f"{ev.evidence.file}:{ev.evidence.line}" if ev.evidence.line is not None else ev.evidence.file
+        driver = ev.fields.get("driver") or "the GPU driver"
+        detail = " ".join(str(ev.fields.get("detail") or ev.evidence.text).split())[:200]
+        device = f" {ev.device}" if ev.device else ""
+        return (f"{driver} reset a hung engine on {ev.node or 'the node'}{device} ({where or 'the evidence'}: "
+                f"{detail}): a job's work on it did not finish in time. The reset does not say why (the job's "
+                f"kernel, the driver or its firmware, the device); look at what that process ran last, and at the "
+                f"driver's and firmware's versions if it repeats with other work.")
+    return None
+
+
 def build_verdict(
     *,
     catalog: Catalog,
@@ -235,6 +253,9 @@ def build_verdict(
             relayed = _relayed_note(att.symptoms)
             if relayed is not None:
                 notes.append(relayed)
+            hang = _hang_note(att.symptoms)
+            if hang is not None:
+                notes.append(hang)
         elif failure_seen:
             where = "; ".join(f"{e.file}:{e.line}" + (f" ({' '.join(e.text.split())[:120]})" if e.text else "")
                               for e in failure_seen[:_SEEN_CITED])

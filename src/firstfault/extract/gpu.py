@@ -582,6 +582,7 @@ _NPU_CODE = re.compile(r"\berror code(?: is |:) ?(?P<code>[125]0\d{4})\b")
 _COUNT_AFTER = re.compile(r" {0,8}(?P<n>\d{1,12})\b")  # the count after a `counted` row's key
 _K_ACCEL = "gpu.accel.seen"  # (reason, pci, block) -> lineno of the last report in the stream
 _K_ACCEL_ERR = "gpu.accel.errors"  # pci -> _AccelError: the last error of a row that is no consequence, per device
+_K_ACCEL_HANG = "gpu.accel.hangs"  # pci -> _AccelError: the last hang reset that is no consequence, per device
 
 
 @dataclass(frozen=True, slots=True)
@@ -709,26 +710,48 @@ class AccelExtractor:
         yield Draft(kind="gpu.accel_error", fields=fields, device=_device(pci))
 
 
-def _accel_cause(fields: dict[str, FieldValue], follows: bool, pci: str | None, ctx: LineContext) -> None:
-    """A reset the driver does after an error it reported on the same device (a RAS error, a page fault) is that
-    error's consequence: `cause_class` names the error's class, as Xid 43 and 45 name theirs. An error of a row that
-    is no consequence is remembered for the device (or for the stream, where the line names none)."""
-    table = ctx.state.get(_K_ACCEL_ERR)
+def _state_table(ctx: LineContext, key: str) -> dict[str | None, object]:
+    table = ctx.state.get(key)
     if not isinstance(table, dict):
         table = {}
-        ctx.state[_K_ACCEL_ERR] = table
-    if not follows:
-        if fields["accel_class"] != "memory_info":  # a corrected error is no reset's cause
-            table[pci] = _AccelError(str(fields["accel_class"]), ctx.lineno, ctx.time)
-        return
+        ctx.state[key] = table
+    return table
+
+
+def _before(table: dict[str | None, object], pci: str | None, ctx: LineContext) -> _AccelError | None:
+    """The entry of `table` for the device (for the stream, where the line names none) within 60 s and 200 lines
+    before this line."""
     prev = table.get(pci) if pci is not None and pci in table else table.get(None)
     if prev is None and pci is None and table:
         prev = max(table.values(), key=lambda e: e.lineno if isinstance(e, _AccelError) else -1)
     if not isinstance(prev, _AccelError) or not 0 <= ctx.lineno - prev.lineno <= _SAME_LINK_LINES:
-        return
+        return None
     if prev.time is not None and ctx.time is not None and (ctx.time - prev.time).total_seconds() > _SAME_LINK_SECONDS:
+        return None
+    return prev
+
+
+def _accel_cause(fields: dict[str, FieldValue], follows: bool, pci: str | None, ctx: LineContext) -> None:
+    """A reset the driver does after an error it reported on the same device (a RAS error, a page fault, a firmware
+    not answering) is that error's consequence: `cause_class` names the error's class, as Xid 43 and 45 name theirs.
+    An error of a row that is no consequence is remembered for the device (or for the stream, where the line names
+    none). A firmware's failure printed while the driver resets a hung engine of the device (a `hang` row before it)
+    is that reset's story, `cause_class: hang`: the firmware asked to preempt or unmap the hung queue cannot
+    (catalog/accel.yaml, class `firmware`)."""
+    table = _state_table(ctx, _K_ACCEL_ERR)
+    hangs = _state_table(ctx, _K_ACCEL_HANG)
+    cls = fields["accel_class"]
+    if not follows:
+        if cls == "firmware" and _before(hangs, pci, ctx) is not None:
+            fields["cause_class"] = "hang"
+        elif cls != "memory_info":  # a corrected error is no reset's cause
+            table[pci] = _AccelError(str(cls), ctx.lineno, ctx.time)
         return
-    fields["cause_class"] = prev.cls
+    prev = _before(table, pci, ctx)
+    if prev is not None:
+        fields["cause_class"] = prev.cls
+    elif cls == "hang":
+        hangs[pci] = _AccelError("hang", ctx.lineno, ctx.time)
 
 
 # --------------------------------------------------------------------------
