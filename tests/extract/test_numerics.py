@@ -46,6 +46,9 @@ NUMERICS_CASES: list[tuple[str, str, str | None, int | None]] = [
         0,
     ),
     ("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0", "inf", "loss_scale", None),
+    # Paddle's AmpScaler._update, its format (PaddlePaddle/PaddleOCR#6848 posts it below 1; synthetic scale: its
+    # default init_loss_scaling)
+    ("Found inf or nan, current scale is: 32768.0, decrease to: 32768.0*0.5", "inf", "loss_scale", None),
     # bigscience-workshop/Megatron-DeepSpeed#396 (lm loss gone, grad norm nan)
     (
         " iteration     3384/    8000 | consumed samples:       216576 | elapsed time per iteration (ms): "
