@@ -488,7 +488,7 @@ def test_extractor_declarations() -> None:
     names = {e.name for e in host.EXTRACTORS}
     assert names == {"net.link", "pcie.aer", "host.oom_kill", "storage.error", "kernel.hung_task", "host.mce",
                      "kernel.panic", "sched.node_down", "host.user_fault", "pcie.bmc", "host.mce.process",
-                     "host.bmc_power", "storage.mount"}
+                     "host.bmc_power", "storage.mount", "host.mlx5_command"}
     for e in host.EXTRACTORS:
         # slurmctld / PBS node messages are also pasted into application logs; a FUSE daemon's own log is one; a
         # process's SIGBUS for poisoned memory and a memory tester's report are in its own output alone; the
