@@ -19,7 +19,6 @@ from firstfault.catalog.tables import (
     is_driver_library,
     kernel_faults,
     memory_error_words,
-    mlx5_command_statuses,
     platform_program_of,
     storage_tables,
     storage_waits,
@@ -279,34 +278,6 @@ class BmcPowerEventExtractor:
             return
         yield Draft(kind="host.power", fields={"sensor": row.sensor, "event": row.text, "state": row.state,
                                                "detail": _clip(line[m.start() + 1:].strip())})
-
-
-# --------------------------------------------------------------------------
-# The ConnectX firmware refusing a command it does not offer
-# --------------------------------------------------------------------------
-
-# mlx5_core's report of a command the firmware failed (cmd.c mlx5_cmd_out_err, before 5.18 mlx5_cmd_check):
-# `ACCESS_REG(0x805) op_mod(0x1) failed, status bad operation(0x2), syndrome (0x...), err(-22)`. The status by its code
-# (catalog/transport.yaml `mlx5_command_statuses`); the words before it bounded: linear.
-_MLX5_CMD_FAILED = re.compile(r"\b[A-Z][A-Z0-9_]{1,64}\(0x[0-9a-f]{1,8}\) op_mod\(0x[0-9a-f]{1,8}\) failed, status "
-                              r"(?P<words>[A-Za-z][A-Za-z ()]{0,60}?)\(0x(?P<code>[0-9a-f]{1,2})\)")
-
-
-class Mlx5CommandExtractor:
-    """A command the ConnectX firmware refused as one it does not offer (`status bad operation(0x2)`): the caller's
-    question, understood, no event (the line is claimed). Any other status is left to the lines' other readers."""
-
-    name = "host.mlx5_command"
-    emits: Mapping[str, frozenset[str]] = {}
-    sources: frozenset[str] = _KERNEL
-    literals: tuple[str, ...] = ("mlx5_cmd_out_err", "mlx5_cmd_check")
-
-    def extract(self, line: str, ctx: LineContext) -> Iterator[Draft]:
-        m = _MLX5_CMD_FAILED.search(line)
-        row = mlx5_command_statuses().get(int(m.group("code"), 16)) if m is not None else None
-        if m is not None and row is not None and row.reading == "refused" and m.group("words") == row.words:
-            ctx.claimed = True
-        return iter(())
 
 
 # --------------------------------------------------------------------------
@@ -1076,7 +1047,6 @@ EXTRACTORS: tuple[LineExtractor, ...] = (
     PcieAerExtractor(),
     BmcBusEventExtractor(),
     BmcPowerEventExtractor(),
-    Mlx5CommandExtractor(),
     OomKillExtractor(),
     StorageExtractor(),
     MountFailureExtractor(),
