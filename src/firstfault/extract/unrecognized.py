@@ -56,7 +56,8 @@ def _refused_command() -> re.Pattern[str]:
     the words and their code are one row."""
     words = "|".join(re.escape(r.words) for r in mlx5_command_statuses().values() if r.reading == "refused")
     return re.compile(r"\bmlx5_cmd_(?:out_err|check):[0-9]{1,6}:\(pid [0-9]{1,10}\): [A-Z][A-Z0-9_]{1,64}"
-                      rf"\(0x[0-9a-f]{{1,8}}\) op_mod\(0x[0-9a-f]{{1,8}}\) failed, status (?:{words})\(0x[0-9a-f]{{1,2}}\)")
+                      rf"\(0x[0-9a-f]{{1,8}}\) op_mod\(0x[0-9a-f]{{1,8}}\) failed, status (?:{words})"
+                      r"\(0x[0-9a-f]{1,2}\)")
 
 
 @lru_cache(maxsize=1)
