@@ -70,6 +70,12 @@ _SCALE_RUNS: Final = "ff.app.loss_scale_runs"
 _NAN_ITERATIONS = re.compile(r"number of nan iterations:\s*[1-9]\d*")
 # DeepSpeed's fp16 loss scaler gives up after overflowing down to its floor.
 _SCALE_FLOOR = re.compile(r"loss scale already at minimum|Minimum loss scale reached")
+# Darknet's iteration line, the value before its name (AlexeyAB/darknet src/detector.c train_detector: `\n %d: %f, %f
+# avg loss, %f rate, %lf seconds, %d images, ...`; pjreddie/darknet examples/detector.c: `%ld: %f, %f avg, %f rate,
+# ...`): the batch's loss, then the running average, which a NaN or Inf batch loss makes NaN or Inf for good. C's
+# printf prints them `nan`, `-nan`, `inf` (AlexeyAB/darknet#2789: ` 28: -nan, -nan avg loss, 0.000000 rate, ...`).
+_DARKNET_AVG = re.compile(r"^\s*\d+: \S+, (?P<v>-?(?:nan|inf)) avg(?: loss)?, \S+ rate\b")
+_DARKNET_LITERALS: Final = ("nan avg loss, ", "inf avg loss, ", "nan avg, ", "inf avg, ")
 _OTHER_NAN = re.compile(
     r"NaN or Inf found in input tensor|Loss became infinite or NaN|returned nan values in its \d\w*+ output"
 )
@@ -98,6 +104,7 @@ def _numerics_literals() -> tuple[str, ...]:
         "Minimum loss scale reached",
         "Found inf or nan, current scale is",
         "returned nan values",
+        *_DARKNET_LITERALS,
     } | {f"nan iterations: {d}" for d in "123456789"}
     return tuple(sorted(combos | fixed))
 
@@ -145,6 +152,9 @@ def numerics(body: str) -> Draft | None:
         value = "nan" if m.group("v").lstrip("+-").lower() == "nan" else "inf"
         metric = re.sub(r"\s+", "_", m.group("metric").strip()).lower()
         return Draft("app.numerics", {"value": value, "metric": metric, "message": message})
+    m = _DARKNET_AVG.search(body) if any(w in body for w in _DARKNET_LITERALS) else None
+    if m:
+        return Draft("app.numerics", {"value": m.group("v").lstrip("-"), "metric": "avg_loss", "message": message})
     if _NAN_ITERATIONS.search(body):
         return Draft("app.numerics", {"value": "nan", "metric": "nan_iterations", "message": message})
     m = _OTHER_NAN.search(body)
