@@ -693,3 +693,24 @@ def test_systemds_oom_words_without_the_units_name() -> None:
 ])
 def test_near_miss_systemds_other_results_and_prose_are_no_oom_kill(line: str) -> None:
     assert scan(OOM, [line]) == []
+
+
+# ------------------------------------------------------------ the ConnectX firmware refusing a command it lacks
+
+
+def test_a_command_the_connectx_firmware_does_not_offer_is_understood() -> None:
+    from firstfault.extract.unrecognized import ErrorWords
+
+    # leptonai/gpud#1164 (node1's journal, verbatim): gpud's InfiniBand check asks for a register the adapter lacks;
+    # the messages stop when the check is off. Known to the error words' probe: no event, and no unrecognized line
+    asked = ("Dec 02 09:56:04 node1 kernel: mlx5_core 0000:d2:00.0: mlx5_cmd_out_err:838:(pid 1441871): "
+             "ACCESS_REG(0x805) op_mod(0x1) failed, status bad operation(0x2), syndrome (0x9a6171), err(-22)")
+    assert scan(host.EXTRACTORS, [asked]) == [] and ErrorWords.known(asked)
+    # the same report before Linux 5.18 (mlx5_cmd_check, the same words)
+    assert ErrorWords.known("mlx5_core 0000:5e:00.0: mlx5_cmd_check:794:(pid 3120): ACCESS_REG(0x805) op_mod(0x1) "
+                            "failed, status bad operation(0x2), syndrome (0x2a7f2b)")
+    # near misses (cmd.c's format, filled in): a command the firmware failed for its state, its parameters or in
+    # itself stays an error line, which keeps a run whose end is not shown from `none`
+    for status in ("bad resource state(0x9)", "internal error(0x1)", "bad parameter(0x3)"):
+        assert not ErrorWords.known("mlx5_core 0000:d2:00.0: mlx5_cmd_out_err:838:(pid 1441871): CREATE_QP(0x500) "
+                                    f"op_mod(0x0) failed, status {status}, syndrome (0x3a1b2c), err(-22)")

@@ -9,7 +9,7 @@ import pytest
 
 from firstfault.extract.base import Draft
 from firstfault.extract.jobend import EXTRACTORS, memory_limit_kill
-from tests.extract.helpers import scan
+from tests.extract.helpers import claimed, scan
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "scheduler"
 
@@ -255,6 +255,12 @@ def test_htcondor_reconnect_failed_is_the_execute_node_lost() -> None:
     assert scan(EXTRACTORS, ["024 (6509789.000.000) 03/27 15:12:51 Job reconnection failed",
                              "    Job not found at execution machine",
                              "    Can not reconnect to slot1@node-88, rescheduling job"], "application") == []
+    # The 024 record's title line says no more than its number (the reason lines decide): understood, so that a
+    # rescheduled job is not left `unknown` by it (gwastro/pycbc#2596's event log, verbatim)
+    assert claimed("024 (6509789.000.000) 03/27 15:12:51 Job reconnection failed", "application")
+    # Near miss: a record's title that is a failure of its own stays unread here (HTCondor's 007, its title as
+    # condor_event.cpp ShadowExceptionEvent writes it; filled in)
+    assert not claimed("007 (6509789.000.000) 03/27 15:12:51 Shadow exception!", "application")
     # Near miss: the 022 disconnection, which the shadow may end by reconnecting, names no loss.
     assert scan(EXTRACTORS, ["022 (16452834.000.000) 2025-05-06 21:39:12 Job disconnected, attempting to reconnect",
                              "    Socket between submit and execute hosts closed unexpectedly"], "application") == []

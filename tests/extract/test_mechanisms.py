@@ -695,6 +695,25 @@ def test_a_loss_scale_collapse_is_read_once_and_recovery_resets_it() -> None:
     assert _metrics(fairseq)[-1] == "loss_scale_floor"
 
 
+_PADDLE = "Found inf or nan, current scale is: {0}, decrease to: {0}*0.5"
+
+
+def test_paddles_loss_scaler_is_read_by_the_same_collapse_model() -> None:
+    # PaddlePaddle/PaddleOCR#6848: the scale already below 1 and still halving: the scaler's floor reached (the loss
+    # overflows fp16 unscaled); Paddle's scaler names the scale it leaves and the factor, not the new scale
+    posted = [_PADDLE.format(v) for v in ("0.001953125", "0.0009765625", "0.00048828125")]
+    assert _metrics(posted) == ["loss_scale", "loss_scale_floor", "loss_scale", "loss_scale"]
+    # near miss (Paddle's default init_loss_scaling 2**15, the printer's own format): the scaler finding its level
+    # in two halvings is routine, each overflow only a skipped step
+    start = [_PADDLE.format(v) for v in ("32768.0", "16384.0")]
+    assert _metrics(start) == ["loss_scale", "loss_scale"]
+    # six halvings in a row from there, down to 512, are the collapse, as for DeepSpeed's words
+    falling = [_PADDLE.format(float(2 ** k)) for k in range(15, 9, -1)]
+    assert _metrics(falling)[-1] == "loss_scale_collapse"
+    # the same words without Paddle's `*ratio` (a person's paraphrase) are no reading of the scale
+    assert _metrics(["Found inf or nan, current scale is: 1024.0, decrease to: 512.0"]) == []
+
+
 @pytest.mark.parametrize(
     ("line", "host", "proc", "body"),
     [

@@ -46,6 +46,9 @@ NUMERICS_CASES: list[tuple[str, str, str | None, int | None]] = [
         0,
     ),
     ("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 32768.0", "inf", "loss_scale", None),
+    # Paddle's AmpScaler._update, its format (PaddlePaddle/PaddleOCR#6848 posts it below 1; synthetic scale: its
+    # default init_loss_scaling)
+    ("Found inf or nan, current scale is: 32768.0, decrease to: 32768.0*0.5", "inf", "loss_scale", None),
     # bigscience-workshop/Megatron-DeepSpeed#396 (lm loss gone, grad norm nan)
     (
         " iteration     3384/    8000 | consumed samples:       216576 | elapsed time per iteration (ms): "
@@ -75,6 +78,10 @@ NUMERICS_CASES: list[tuple[str, str, str | None, int | None]] = [
         None,
     ),
     ("step 12 | loss inf | lr 3e-4", "inf", "loss", None),
+    # AlexeyAB/darknet#2789: darknet's iteration line, the running average after the batch loss
+    (" 28: -nan, -nan avg loss, 0.000000 rate, 0.797576 seconds, 1792 images", "nan", "avg_loss", None),
+    # pjreddie/darknet's own form (examples/detector.c, its format filled in)
+    ("1204: inf, inf avg, 0.001000 rate, 3.120000 seconds, 77056 images", "inf", "avg_loss", None),
     # DeepSpeed fp16 loss scaler at its floor (deepspeed/runtime/fp16/loss_scaler.py)
     (
         "Exception: Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
@@ -135,6 +142,10 @@ def test_numerics_traceback_is_numerics_not_exception(closing: str) -> None:
         "TORCH_NCCL_NAN_CHECK=0",
         "x = torch.nan_to_num(loss)",
         "info: loss=2.5 inference ok",
+        # darknet's line with finite losses (AlexeyAB/darknet's format, filled in), and its Region line's nan IoU of
+        # a batch without objects (AlexeyAB/darknet#2789), no loss
+        " 1200: 2.031250, 2.410234 avg loss, 0.001000 rate, 3.120000 seconds, 76800 images",
+        "Region Avg IOU: nan, Class: nan, Obj: -nan, No Obj: -nan, Avg Recall: 0.000000,  count: 32",
     ],
 )
 def test_numerics_negatives(line: str) -> None:

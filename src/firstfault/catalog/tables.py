@@ -1266,6 +1266,29 @@ def port_phys_states() -> Mapping[str, PortPhysState]:
     return MappingProxyType(out)
 
 
+class Mlx5CommandStatus(_Row, frozen=True):
+    """A status the ConnectX firmware answers a failed command with (catalog/transport.yaml `mlx5_command_statuses`):
+    its code, the words the kernel gives it, and what it says (`refused`: a question the firmware does not offer an
+    answer to, understood; `error`: the line stays)."""
+
+    code: Annotated[int, Meta(ge=1, le=0xff)]
+    words: Annotated[str, Meta(min_length=3)]
+    reading: Literal["refused", "error"]
+
+
+@lru_cache(maxsize=1)
+def mlx5_command_statuses() -> Mapping[int, Mlx5CommandStatus]:
+    """catalog/transport.yaml `mlx5_command_statuses` by code: a code and its words appear once each."""
+    out: dict[int, Mlx5CommandStatus] = {}
+    words: set[str] = set()
+    for where, item in _rows("transport.yaml", "mlx5_command_statuses", Mlx5CommandStatus):
+        if item.code in out or item.words in words:
+            raise CatalogTableError(f"{where}: code {item.code:#x} or {item.words!r} appears twice")
+        out[item.code] = item
+        words.add(item.words)
+    return MappingProxyType(out)
+
+
 @lru_cache(maxsize=1)
 def ib_wc_status_table() -> Mapping[int, CompletionStatus]:
     """ibverbs work-completion statuses (enum ibv_wc_status) by code: catalog/transport.yaml's ibv rows."""

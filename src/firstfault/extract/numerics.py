@@ -50,6 +50,13 @@ _APEX_OVERFLOW = re.compile(r"Gradient overflow\.\s+Skipping step"
 # The scale an overflow moved the scaler from and to (DeepSpeed names both; apex and fairseq only the new one;
 # DeepSpeed's `... but hysteresis is 2. Reducing hysteresis to 1` is an overflow that does not lower it yet).
 _ATTEMPTED_SCALE = re.compile(r"Attempted loss scale: (?P<v>\d+(?:\.\d+)?)")
+# PaddlePaddle's dynamic loss scaler (paddle/amp/grad_scaler.py and fluid's dygraph/amp/loss_scaler.py,
+# AmpScaler._update: `print('Found inf or nan, current scale is: {}, decrease to: {}*{}'.format(scale, scale,
+# decr_ratio))` after decr_every_n_nan_or_inf overflowed steps): the scale it leaves and the factor it multiplies
+# it by, so the new scale is their product. It has no floor of its own: a scale driven below 1 goes on falling
+# (PaddleOCR#6848: 0.0019 to 1.5e-05 within one epoch).
+_PADDLE_OVERFLOW = re.compile(r"Found inf or nan, current scale is: (?P<from>\d+(?:\.\d+)?(?:e[-+]?\d+)?), "
+                              r"decrease to: \d+(?:\.\d+)?(?:e[-+]?\d+)?\*(?P<ratio>0?\.\d+)\b")
 _NEW_SCALE = re.compile(r"(?:reducing(?: loss scale)? to|setting loss scale to:?)\s*(?P<v>\d+(?:\.\d+)?(?:e[-+]?\d+)?)")
 # A collapse of the fp16 loss scale: this many halvings in a row with no rise between them (each overflow's
 # attempted scale is the previous one's reduced scale), ending at or below COLLAPSE_SCALE. One overflow now
@@ -63,6 +70,12 @@ _SCALE_RUNS: Final = "ff.app.loss_scale_runs"
 _NAN_ITERATIONS = re.compile(r"number of nan iterations:\s*[1-9]\d*")
 # DeepSpeed's fp16 loss scaler gives up after overflowing down to its floor.
 _SCALE_FLOOR = re.compile(r"loss scale already at minimum|Minimum loss scale reached")
+# Darknet's iteration line, the value before its name (AlexeyAB/darknet src/detector.c train_detector: `\n %d: %f, %f
+# avg loss, %f rate, %lf seconds, %d images, ...`; pjreddie/darknet examples/detector.c: `%ld: %f, %f avg, %f rate,
+# ...`): the batch's loss, then the running average, which a NaN or Inf batch loss makes NaN or Inf for good. C's
+# printf prints them `nan`, `-nan`, `inf` (AlexeyAB/darknet#2789: ` 28: -nan, -nan avg loss, 0.000000 rate, ...`).
+_DARKNET_AVG = re.compile(r"^\s*\d+: \S+, (?P<v>-?(?:nan|inf)) avg(?: loss)?, \S+ rate\b")
+_DARKNET_LITERALS: Final = ("nan avg loss, ", "inf avg loss, ", "nan avg, ", "inf avg, ")
 _OTHER_NAN = re.compile(
     r"NaN or Inf found in input tensor|Loss became infinite or NaN|returned nan values in its \d\w*+ output"
 )
@@ -89,7 +102,9 @@ def _numerics_literals() -> tuple[str, ...]:
         "setting loss scale to",
         "loss scale already at minimum",
         "Minimum loss scale reached",
+        "Found inf or nan, current scale is",
         "returned nan values",
+        *_DARKNET_LITERALS,
     } | {f"nan iterations: {d}" for d in "123456789"}
     return tuple(sorted(combos | fixed))
 
@@ -130,13 +145,16 @@ def numerics(body: str) -> Draft | None:
     if _SCALE_FLOOR.search(body):
         # The scaler gave up: overflow on every step, training cannot go on.
         return Draft("app.numerics", {"value": "inf", "metric": "loss_scale_floor", "message": message})
-    if _APEX_OVERFLOW.search(body):
+    if _APEX_OVERFLOW.search(body) or _PADDLE_OVERFLOW.search(body):
         return Draft("app.numerics", {"value": "inf", "metric": "loss_scale", "message": message})
     m = _METRIC_VALUE.search(body)
     if m:
         value = "nan" if m.group("v").lstrip("+-").lower() == "nan" else "inf"
         metric = re.sub(r"\s+", "_", m.group("metric").strip()).lower()
         return Draft("app.numerics", {"value": value, "metric": metric, "message": message})
+    m = _DARKNET_AVG.search(body) if any(w in body for w in _DARKNET_LITERALS) else None
+    if m:
+        return Draft("app.numerics", {"value": m.group("v").lstrip("-"), "metric": "avg_loss", "message": message})
     if _NAN_ITERATIONS.search(body):
         return Draft("app.numerics", {"value": "nan", "metric": "nan_iterations", "message": message})
     m = _OTHER_NAN.search(body)
@@ -182,12 +200,20 @@ class _ScaleRun:
     emitted: bool = False
 
 
-def _scale_collapse(body: str, who: int | None, state: dict[str, object]) -> Draft | None:
-    """The overflow that completes a collapse of the loss scale (see COLLAPSE_HALVINGS), once per run."""
+def _scales(body: str) -> tuple[float | None, float | None]:
+    """(the scale an overflow moved the scaler from, the scale it moved it to), where the line says them."""
+    paddle = _PADDLE_OVERFLOW.search(body)
+    if paddle is not None:
+        start = float(paddle.group("from"))
+        return start, start * float(paddle.group("ratio"))
     att = _ATTEMPTED_SCALE.search(body)
     new = _NEW_SCALE.search(body)
-    attempted = float(att.group("v")) if att else None
-    reduced = float(new.group("v")) if new else None
+    return (float(att.group("v")) if att else None), (float(new.group("v")) if new else None)
+
+
+def _scale_collapse(body: str, who: int | None, state: dict[str, object]) -> Draft | None:
+    """The overflow that completes a collapse of the loss scale (see COLLAPSE_HALVINGS), once per run."""
+    attempted, reduced = _scales(body)
     runs = state.setdefault(_SCALE_RUNS, {})
     if not isinstance(runs, dict):
         return None

@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Never, cast
 
 from firstfault import lazyre as re  # re.compile deferred to first use (lazyre.py)
-from firstfault.catalog.tables import level_header_table
+from firstfault.catalog.tables import level_header_table, mlx5_command_statuses
 from firstfault.extract.base import LineContext
 from firstfault.extract.codes import file_only_strerror_texts
 from firstfault.extract.excclass import setup_errno_words, store_code_words
@@ -47,6 +47,20 @@ KNOWN_CONTEXT: Final = re.compile(
 
 
 @lru_cache(maxsize=1)
+def _refused_command() -> re.Pattern[str]:
+    """A command the ConnectX firmware refused as one it does not offer, as mlx5_core reports it (drivers/net/ethernet/
+    mellanox/mlx5/core/cmd.c mlx5_cmd_out_err, before Linux 5.18 mlx5_cmd_check: `ACCESS_REG(0x805) op_mod(0x1) failed,
+    status bad operation(0x2), syndrome (0x9a6171), err(-22)`): the status words of catalog/transport.yaml
+    `mlx5_command_statuses` whose reading is `refused`, the caller's question (a health monitor's register query),
+    known and never unrecognized. Digits read only as a class (ErrorWords.known's cache keys on the digits zeroed);
+    the words and their code are one row."""
+    words = "|".join(re.escape(r.words) for r in mlx5_command_statuses().values() if r.reading == "refused")
+    return re.compile(r"\bmlx5_cmd_(?:out_err|check):[0-9]{1,6}:\(pid [0-9]{1,10}\): [A-Z][A-Z0-9_]{1,64}"
+                      rf"\(0x[0-9a-f]{{1,8}}\) op_mod\(0x[0-9a-f]{{1,8}}\) failed, status (?:{words})"
+                      r"\(0x[0-9a-f]{1,2}\)")
+
+
+@lru_cache(maxsize=1)
 def _level_headers() -> tuple[tuple[re.Pattern[str], str, tuple[str, ...], tuple[str, ...]], ...]:
     """The loggers' one-letter level headers (catalog/exceptions.yaml `level_headers`): header, error letters, words,
     benign texts."""
@@ -70,6 +84,11 @@ def error_header(line: str) -> bool:
             if m is not None and (not error or m.group("level") in error):
                 return not any(b in line for b in benign)
     return False
+
+
+def _refused(line: str) -> bool:
+    """Is the line mlx5_core's report of a command its firmware does not offer (_refused_command)?"""
+    return "mlx5_cmd_" in line and _refused_command().search(line) is not None
 
 
 class ErrorWords:
@@ -115,12 +134,13 @@ class ErrorWords:
         # searched, not kept: a megabyte key held per line of a configuration dump (a line the
         # template cache keys on its shape as well) is memory, where a copy of it is rare.
         if len(line) > MAX_KEY:
-            return KNOWN_CONTEXT.search(line) is not None or ErrorWords.header_only(line)
+            return KNOWN_CONTEXT.search(line) is not None or ErrorWords.header_only(line) or _refused(line)
         key = digits_zeroed(line)
         known = _KNOWN_CACHE.get(key)
         if known is None:
-            # (header_only reads the header's digits as `\d` and its words in every digit: zeroed, the same answer)
-            known = KNOWN_CONTEXT.search(line) is not None or ErrorWords.header_only(line)
+            # (header_only reads the header's digits as `\d` and its words in every digit: zeroed, the same answer;
+            # _refused reads digits as a class too)
+            known = KNOWN_CONTEXT.search(line) is not None or ErrorWords.header_only(line) or _refused(line)
             if len(_KNOWN_CACHE) < _CACHE_MAX:
                 _KNOWN_CACHE[key] = known
         return known
