@@ -109,20 +109,23 @@ def test_postgresql_lets_three_of_eight_act(pg_url: str) -> None:
 
 
 class SlowFleet(Fleet):
-    """A fleet whose node states and drains take their time (a slow slurmctld), and say when they start."""
+    """A fleet whose node states and drains take their time (a slow slurmctld): each says when it starts and runs
+    until the test lets it finish (at most 30 s), so the other writer's write always falls inside the command, however
+    slowly a loaded machine writes."""
 
     def __init__(self) -> None:
         super().__init__()
         self.reading, self.acting = threading.Event(), threading.Event()
+        self.read_done, self.act_done = threading.Event(), threading.Event()
 
     def inventory(self) -> Inventory:
         self.reading.set()
-        time.sleep(1.0)
+        self.read_done.wait(30)
         return super().inventory()
 
     def act(self, node: str, reason: str, category: str, verdict_id: int) -> str:
         self.acting.set()
-        time.sleep(1.0)
+        self.act_done.wait(30)
         return super().act(node, reason, category, verdict_id)
 
 
@@ -151,13 +154,18 @@ def test_no_command_runs_inside_the_write_transaction(tmp_path: Path, monkeypatc
     stored = []
     # The other writer's store is opened (its schema checked) before the worker opens its own: two opens at once race
     # for the lock this test shortens, which is not what it tests.
+    # Each command runs until the other writer's write has returned (or failed): a command run inside the write
+    # transaction would hold the lock past the 300 ms busy timeout and fail that write.
     with VerdictStore.open(url) as other:
         worker = threading.Thread(target=act)
         worker.start()
-        for started, job in ((fleet.reading, "other-1"), (fleet.acting, "other-2")):
+        for started, finish, job in ((fleet.reading, fleet.read_done, "other-1"),
+                                     (fleet.acting, fleet.act_done, "other-2")):
             assert started.wait(30)
-            time.sleep(0.2)  # well inside the command
-            stored.append(other.write(records.replace(base, workload=records.replace(base.workload, id=job))))
+            try:
+                stored.append(other.write(records.replace(base, workload=records.replace(base.workload, id=job))))
+            finally:
+                finish.set()
     worker.join(60)
     assert done == ["done"] and fleet.drained == ["n00"]
     assert len(stored) == 2
@@ -184,14 +192,18 @@ def test_a_run_of_the_same_verdict_while_its_claim_is_open_does_not_act_again(tm
         with VerdictStore.open(url) as store:
             first.extend(r.outcome for r in Actor(fleet, policy, store=store, cluster="c").act(v, vid))
 
+    fleet.read_done.set()  # the node states answer at once; the drain runs until the second run has looked
     worker = threading.Thread(target=act)
     worker.start()
     assert fleet.acting.wait(30)
-    with VerdictStore.open(url) as store:
-        (again,) = Actor(fleet, policy, store=store, cluster="c").act(v, vid)
+    try:
+        with VerdictStore.open(url) as store:
+            (again,) = Actor(fleet, policy, store=store, cluster="c").act(v, vid)
+    finally:
+        fleet.act_done.set()
     worker.join(60)
-    # the claim, or its settled record if the drain answered before the second run looked: one record either way
-    assert (again.outcome, again.target) in (("pending", "n00"), ("done", "n00"))
+    # the open claim: the first run's drain had not answered when the second run looked
+    assert (again.outcome, again.target) == ("pending", "n00")
     assert first == ["done"] and fleet.drained == ["n00"]
     with VerdictStore.open(url) as s:
         assert [r.id for r in ActionLedger(s).for_verdict(vid)] == [again.id]
