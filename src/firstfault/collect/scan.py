@@ -452,11 +452,48 @@ _CONT_LINES: Final = 2
 # after an NCCL line (`node-135:...`) is the common near miss.
 _CONT_NEXT = re.compile(rb"[a-z][a-z'\-]{0,30}(?:[ ,.;)\r\n]|\Z)")
 _CONT_MAX: Final = 400
+# A message wrapped after a colon, where the printer (or the paste) put the value it reports on the next line: the
+# container toolkit's error chain `... failed to initialize NVML:` / `Driver/library version mismatch` (Azure/AKS#5871's
+# pod events), NCCL's `Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152:` / `CUDA error 401 '...'`
+# (pytorch/ci-infra#541), Python's OSError repr `[Errno 13] Permission denied:` / `  '/usr/...'` wrapped by its
+# poster (ai-dynamo/modelexpress#549). The next line is the value: a word (any case) or a quoted value;
+# not another record's start, which is what a colon's next line most often is: a stamp (digits, a month's name, a
+# glog `E0101`), a level word, a `tag:` or `key=` (an NCCL `host:pid:tid`, `kernel:`), a bracket, a traceback's
+# `Traceback`/`File "`, an indented line (a list under its heading: `Device to NUMA mapping:` / `  GPU 0 -> node
+# 1`) but for an indented quoted value. One line only: a colon's value is the message's end (bounded: _CONT_MAX).
+_COLON_NEXT = re.compile(
+    rb"""(?:[ \t]{1,8}(?=['"][\w/.~-])"""
+    rb"""|(?![IWEF]\d{4}|[A-Z][a-z]{2}[ ]+\d|(?:INFO|WARN|WARNING|ERROR|DEBUG|FATAL|CRITICAL|TRACE|NOTICE)\b"""
+    rb"""|Traceback\b|File[ ]")(?=['"]?[A-Za-z/])(?![\w./-]{1,40}[:=\]]))""")
+
+
+def _colon_value(buf: bytes, e: int) -> str | None:
+    """The value a line ending in `:` at buf[e-1] carries on its next line (_COLON_NEXT), stripped, or None."""
+    start = e + 1
+    if buf[e:start] != b"\n" or _COLON_NEXT.match(buf, start) is None:
+        return None
+    end = buf.find(b"\n", start, start + _CONT_MAX + 1)
+    if end < 0:
+        end = len(buf) if len(buf) - start <= _CONT_MAX else -1
+    if end < 0:
+        return None
+    try:
+        value = buf[start:end].decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return None
+    return value or None
 
 
 def continuation(buf: bytes, e: int, text: str) -> str | None:
-    """The lines after buf[:e] that continue its wrapped message, joined by spaces, or None."""
-    if len(text) < 24 or not text.rstrip()[-1:].isalnum():
+    """The lines after buf[:e] that continue its wrapped message, joined by spaces, or None: the lower-case words
+    of a message wrapped mid-sentence (_CONT_START), or the value a line ending in `:` carries on the next line
+    (_COLON_NEXT)."""
+    if len(text) < 24:
+        return None
+    tail = text.rstrip()[-1:]
+    if tail == ":":
+        return _colon_value(buf, e)
+    if not tail.isalnum():
         return None
     parts: list[str] = []
     at = e
@@ -1027,6 +1064,7 @@ class LineScanner:
 
         key = self.matcher.key
         cont_next = _CONT_NEXT.match
+        colon_next = _COLON_NEXT.match
         may_stamp = _may_stamp if _fast[0] else None
         # A line with a stamp form's characters that no form reads (an NCCL INFO line's `host:pid:tid`, a C++ frame's
         # address) is told in C too (_lines.stamp_local_us's -2: parse reads none, tests/collect/test_fold.py).
@@ -1158,8 +1196,10 @@ class LineScanner:
                 hits = None
             t = time_at(buf, s, e, raw, text, prev_start, prev_t, have_prev, carried, limit)
             # (a wrapped message's next line starts with a lower-case letter: one byte tells most candidates apart)
+            # (or a line that ends in `:` whose next line may carry its value: _COLON_NEXT)
             nxt = buf[e + 1:e + 2]
-            cont = continuation(buf, e, text) if b"a" <= nxt <= b"z" and cont_next(buf, e + 1) is not None else None
+            cont = continuation(buf, e, text) if (b"a" <= nxt <= b"z" and cont_next(buf, e + 1) is not None) or (
+                buf[e - 1:e] == b":" and e > s and colon_next(buf, e + 1) is not None) else None
             return Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
                              hits, key if hits is not None else None, cont)
 
@@ -1386,8 +1426,10 @@ class LineScanner:
                         if quiet_hits is not None and hits is not None and quiet_hits(self.source, hits, key) \
                                 and qx is not None and (qraw := buf[s:e]).isascii() \
                                 and qx.read_quiet(self.source, rel, rank, qtext := qraw.decode("ascii"), hits,
-                                                  b"a" <= buf[e + 1:e + 2] <= b"z"
-                                                  and cont_next(buf, e + 1) is not None):
+                                                  (b"a" <= buf[e + 1:e + 2] <= b"z"
+                                                   and cont_next(buf, e + 1) is not None)
+                                                  or (buf[e - 1:e] == b":"
+                                                      and colon_next(buf, e + 1) is not None)):
                             prev_t = time_at(buf, s, e, qraw, qtext, prev_start, prev_t, have_prev, carried, None)
                             fold.passed()
                             if tp.unread != unread:
