@@ -200,3 +200,39 @@ def test_near_miss_a_heading_and_its_list_keep_their_own_readings(make_bundle: B
     assert continuation(text.encode(), len(first), first) is None
     v = _verdict(make_bundle, text)
     assert [e.line for e in v.evidence if e.role == "cause"] == [2]
+
+
+# NVIDIA-Merlin/HugeCTR#417 (https://github.com/NVIDIA-Merlin/HugeCTR/issues/417), verbatim: HugeCTR's logged
+# exception, cudaGetErrorString's words on the record's line and the call that returned them, with its check's place,
+# on the next, indented (scan.py _CALL_PLACE, codes.py _AT_SOURCE)
+HUGECTR_417 = ("[HCTR][06:36:45.719][ERROR][RK0][main]: Runtime error: an illegal memory access was encountered\n"
+               "        cudaStreamSynchronize(local_gpu->get_stream()) at sync_all_gpus "
+               "(/hugectr/HugeCTR/src/embeddings/sync_all_gpus_functor.cu:28)\n")
+
+
+def test_a_cuda_error_whose_call_is_on_the_next_line_reads_joined(make_bundle: BundleMaker) -> None:
+    first = HUGECTR_417.partition("\n")[0]
+    assert (continuation(HUGECTR_417.encode(), len(first), first) or "").startswith("cudaStreamSynchronize(")
+    v = _verdict(make_bundle, HUGECTR_417)
+    assert v.root_cause is not None and v.root_cause.category == "app.illegal_access"
+    assert [e.line for e in v.evidence if e.role == "cause"] == [1]
+
+
+@pytest.mark.parametrize("text", [
+    # (synthetic) an indented line under a message that is no CUDA call's place: a traceback's source line, a call
+    # of the program's own, a CUDA call's name with no parenthesis
+    "RuntimeError: an illegal memory access was encountered\n    loss.backward()\n",
+    "Runtime error: an illegal memory access was encountered\n\tcustomSync(stream) at f (x.cu:28)\n",
+    "Runtime error: an illegal memory access was encountered\n\tcudaStreamSynchronize failed\n",
+])
+def test_near_miss_an_indented_line_that_is_no_cuda_calls_place_is_not_joined(text: str) -> None:
+    first = text.partition("\n")[0]
+    assert continuation(text.encode(), len(first), first) is None
+
+
+def test_near_miss_the_words_with_a_call_but_no_checks_place_stay_unread() -> None:
+    # (synthetic) the message and a CUDA call joined, without the ` at F (FILE:LINE)` of a check: the words alone,
+    # which any later call repeats once the context is dead (catalog/cuda.yaml: 700 stays anchored)
+    from firstfault.extract.codes import cuda_error_of
+    assert cuda_error_of("Runtime error: an illegal memory access was encountered cudaStreamSynchronize(s)") is None
+    assert cuda_error_of(HUGECTR_417.replace("\n        ", " ").strip()) is not None

@@ -467,10 +467,35 @@ _COLON_NEXT = re.compile(
     rb"""|Traceback\b|File[ ]")(?=['"]?[A-Za-z/])(?![\w./-]{1,40}[:=\]]))""")
 
 
+# A CUDA call's place line under the error's words, indented: `\tcudaStreamSynchronize(...) at f (x.cu:28)` under
+# `Runtime error: an illegal memory access was encountered` (HugeCTR's exceptions, NVIDIA-Merlin/HugeCTR#417): the call
+# the error came from, which says the words before it are CUDA's (extract/codes.py `_AT_SOURCE`). One line.
+_CALL_PLACE = re.compile(rb"[ \t]{1,8}cu(?:da)?[A-Z]\w{0,60}\(")
+
+
+def may_wrap(buf: bytes, e: int) -> bool:
+    """Whether the line that ends at buf[e] (its newline) may go on onto the next (what continuation joins is a subset
+    of these): a lower-case word there (_CONT_NEXT), a value after a closing `:` (_COLON_NEXT), or an indented CUDA
+    call's place (_CALL_PLACE). A byte test or two for most lines."""
+    nxt = buf[e + 1:e + 2]
+    if b"a" <= nxt <= b"z":
+        return _CONT_NEXT.match(buf, e + 1) is not None
+    if buf[e - 1:e] == b":" and e > 0:
+        return _COLON_NEXT.match(buf, e + 1) is not None
+    return (nxt == b"\t" or nxt == b" ") and _CALL_PLACE.match(buf, e + 1) is not None
+
+
 def _colon_value(buf: bytes, e: int) -> str | None:
     """The value a line ending in `:` at buf[e-1] carries on its next line (_COLON_NEXT), stripped, or None."""
+    if buf[e:e + 1] != b"\n" or _COLON_NEXT.match(buf, e + 1) is None:
+        return None
+    return _colon_value_line(buf, e)
+
+
+def _colon_value_line(buf: bytes, e: int) -> str | None:
+    """The line after the newline at buf[e], stripped, where it is at most _CONT_MAX long; None where not."""
     start = e + 1
-    if buf[e:start] != b"\n" or _COLON_NEXT.match(buf, start) is None:
+    if buf[e:start] != b"\n":
         return None
     end = buf.find(b"\n", start, start + _CONT_MAX + 1)
     if end < 0:
@@ -495,6 +520,10 @@ def continuation(buf: bytes, e: int, text: str) -> str | None:
         return _colon_value(buf, e)
     if not tail.isalnum():
         return None
+    if buf[e + 1:e + 2] in (b"\t", b" "):
+        if _CALL_PLACE.match(buf, e + 1) is None:
+            return None
+        return _colon_value_line(buf, e)  # (the call's place: one line)
     parts: list[str] = []
     at = e
     n = len(buf)
@@ -1063,8 +1092,7 @@ class LineScanner:
             return raw, None
 
         key = self.matcher.key
-        cont_next = _CONT_NEXT.match
-        colon_next = _COLON_NEXT.match
+        wraps = may_wrap
         may_stamp = _may_stamp if _fast[0] else None
         # A line with a stamp form's characters that no form reads (an NCCL INFO line's `host:pid:tid`, a C++ frame's
         # address) is told in C too (_lines.stamp_local_us's -2: parse reads none, tests/collect/test_fold.py).
@@ -1195,11 +1223,9 @@ class LineScanner:
                 text = raw.decode("utf-8", errors="replace")
                 hits = None
             t = time_at(buf, s, e, raw, text, prev_start, prev_t, have_prev, carried, limit)
-            # (a wrapped message's next line starts with a lower-case letter: one byte tells most candidates apart)
-            # (or a line that ends in `:` whose next line may carry its value: _COLON_NEXT)
-            nxt = buf[e + 1:e + 2]
-            cont = continuation(buf, e, text) if (b"a" <= nxt <= b"z" and cont_next(buf, e + 1) is not None) or (
-                buf[e - 1:e] == b":" and e > s and colon_next(buf, e + 1) is not None) else None
+            # (a wrapped message's next line starts with a lower-case letter, or follows a closing `:`, or is an
+            # indented CUDA call's place: may_wrap, a byte or two tells most candidates apart)
+            cont = continuation(buf, e, text) if e > s and wraps(buf, e) else None
             return Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
                              hits, key if hits is not None else None, cont)
 
@@ -1426,10 +1452,7 @@ class LineScanner:
                         if quiet_hits is not None and hits is not None and quiet_hits(self.source, hits, key) \
                                 and qx is not None and (qraw := buf[s:e]).isascii() \
                                 and qx.read_quiet(self.source, rel, rank, qtext := qraw.decode("ascii"), hits,
-                                                  (b"a" <= buf[e + 1:e + 2] <= b"z"
-                                                   and cont_next(buf, e + 1) is not None)
-                                                  or (buf[e - 1:e] == b":"
-                                                      and colon_next(buf, e + 1) is not None)):
+                                                  e > s and wraps(buf, e)):
                             prev_t = time_at(buf, s, e, qraw, qtext, prev_start, prev_t, have_prev, carried, None)
                             fold.passed()
                             if tp.unread != unread:
