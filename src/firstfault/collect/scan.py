@@ -549,6 +549,45 @@ def continuation(buf: bytes, e: int, text: str) -> str | None:
     return " ".join(parts) if parts else None
 
 
+# A line that holds several log lines a person pasted flat (a tracker's text box that lost the newlines, a terminal
+# that wrapped and padded them): a traceback's lines each behind PyTorch's `[rankN]: ` tag on one line
+# (Physical-Intelligence/openpi#868: `ERROR MESSAGE [rank2]: Traceback (most recent call last): [rank2]: File
+# "...", line 332, in train_loop ... [rank2]: FileNotFoundError: ...`), or vLLM's records after a message, each
+# behind a run of spaces (`HIP out of memory. ... (https://...)<32 spaces>ERROR 07-04 14:53:23 [engine.py:458]
+# Traceback ...`, nlzy/vllm-gfx906#14). The pieces are read in order as lines of their own at the line's place, so
+# the deciding words are not read with the later lines' (a traceback's head that opens a record after them). A cut: a
+# record's head (a level word, then a stamp: vLLM's `MM-DD HH:MM:SS` or an ISO date and time) after a run of 8 spaces
+# or more behind words (a bare stamp is a table's cell: sacct's padded columns); or a `[rankN]: ` tag behind words,
+# where the line holds two such tags or more (one tag after words is a message that names a rank). At most
+# _FLAT_MAX pieces.
+_FLAT_GAP = re.compile(r"(?<=\S) {8,}(?=(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d\d|\d{4}-\d\d)-\d\d[ T]"
+                       r"\d\d:\d\d:\d\d)")
+_FLAT_TAG = re.compile(r"(?<=\S) (?=\[rank\d{1,6}\]: )")
+_FLAT_MAX: Final = 64
+
+
+def flat_pieces(text: str) -> list[str] | None:
+    """The log lines a line pasted flat holds, in order (see _FLAT_GAP, _FLAT_TAG), or None for a line of one."""
+    cuts: list[int] = []
+    if "        " in text:
+        cuts = [m.end() for m in _FLAT_GAP.finditer(text)]
+    if " [rank" in text:
+        tags = [m.end() for m in _FLAT_TAG.finditer(text)]
+        if len(tags) >= 2:
+            cuts.extend(tags)
+    if not cuts:
+        return None
+    pieces: list[str] = []
+    at = 0
+    for cut in sorted(set(cuts))[:_FLAT_MAX - 1]:
+        piece = text[at:cut].strip()
+        if piece:
+            pieces.append(piece)
+        at = cut
+    pieces.append(text[at:].strip())
+    return pieces if len(pieces) > 1 else None
+
+
 class Extraction:
     """Runs the extractors of each source kind over candidates, in stream order.
 
@@ -620,7 +659,20 @@ class Extraction:
                 out.extend(draft_to_event(d, ctx, text[:TEXT_CLIP]) for d, ctx, text in ex.at_end(state))
         return out
 
+    def _flat(self, c: Candidate) -> list[Candidate] | None:
+        """The lines a candidate pasted flat holds (flat_pieces), each a candidate at its place, or None."""
+        if not (" [rank" in c.text or "        " in c.text):
+            return None
+        pieces = flat_pieces(c.text)
+        if pieces is None:
+            return None
+        last = len(pieces) - 1
+        return [Candidate(c.source, c.file, c.line, c.node, c.rank, c.time, piece, None, None,
+                          c.cont if i == last else None) for i, piece in enumerate(pieces)]
+
     def events(self, c: Candidate) -> list[Event]:
+        if (flat := self._flat(c)) is not None:
+            return [ev for piece in flat for ev in self.events(piece)]
         drafts, ctx = self.drafts(c)
         if not drafts or ctx is None:
             return []
@@ -629,12 +681,22 @@ class Extraction:
 
     def add_events(self, c: Candidate, store: EventStore) -> None:
         """`store.add(ev)` for each of `events(c)`, the ones that only count never built."""
+        if (flat := self._flat(c)) is not None:
+            for piece in flat:
+                self.add_events(piece, store)
+            return
         drafts, ctx = self._drafts(c) if c.cont is None else self.drafts(c)  # (drafts' first step, no call)
         if drafts and ctx is not None:
             store.add_drafts(drafts, ctx, c.text[:TEXT_CLIP])
 
     def add_events_read(self, c: Candidate, store: EventStore) -> Reading:
         """add_events, and what the line gave (collect/fold.py compares the copies of a line by it)."""
+        if (flat := self._flat(c)) is not None:
+            # a line pasted flat: its pieces read in order; no copy of it folds (a stream of its own, not foldable)
+            sigs_all: list[Signature] = []
+            for piece in flat:
+                sigs_all.extend(self.add_events_read(piece, store).signatures)
+            return Reading((tuple(sigs_all), True, None), None, False, object(), ())
         self._offered, self._raised = None, False
         drafts, ctx = self.drafts(c)
         sigs: list[Signature] = []
@@ -1224,8 +1286,11 @@ class LineScanner:
                 hits = None
             t = time_at(buf, s, e, raw, text, prev_start, prev_t, have_prev, carried, limit)
             # (a wrapped message's next line starts with a lower-case letter, or follows a closing `:`, or is an
-            # indented CUDA call's place: may_wrap, a byte or two tells most candidates apart)
-            cont = continuation(buf, e, text) if e > s and wraps(buf, e) else None
+            # indented CUDA call's place: may_wrap, after the bytes that tell most candidates apart, inline)
+            nxt = buf[e + 1:e + 2]
+            cont = continuation(buf, e, text) if (
+                b"a" <= nxt <= b"z" or nxt == b"\t" or nxt == b" " or buf[e - 1:e] == b":") and e > s \
+                and wraps(buf, e) else None
             return Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
                              hits, key if hits is not None else None, cont)
 
@@ -1452,7 +1517,8 @@ class LineScanner:
                         if quiet_hits is not None and hits is not None and quiet_hits(self.source, hits, key) \
                                 and qx is not None and (qraw := buf[s:e]).isascii() \
                                 and qx.read_quiet(self.source, rel, rank, qtext := qraw.decode("ascii"), hits,
-                                                  e > s and wraps(buf, e)):
+                                                  (b"a" <= (nxt := buf[e + 1:e + 2]) <= b"z" or nxt == b"\t"
+                                                   or nxt == b" " or qraw[-1:] == b":") and wraps(buf, e)):
                             prev_t = time_at(buf, s, e, qraw, qtext, prev_start, prev_t, have_prev, carried, None)
                             fold.passed()
                             if tp.unread != unread:
