@@ -101,3 +101,26 @@ def test_a_code_span_after_a_programs_tag_and_level_is_peeled() -> None:
 def test_a_code_span_that_is_the_programs_own_or_after_a_sentence_stays(line: str) -> None:
     assert split_prefixes(line).body == line
     assert not [e for e in helpers.events([line], "application", file="f.log", node=None) if e.fields.get("setup")]
+
+
+# ENCODE-DCC/atac-seq-pipeline#446 (https://github.com/ENCODE-DCC/atac-seq-pipeline/issues/446), verbatim: bash's
+# report of a command it could not run in an LSF job's script (`<script>: line N: `, bash's error.c), the message
+# after it put in strong emphasis by the reporter
+ATAC = ("/home/stbresnahan/.lsbatch/1724344190.9833039: line 8: **/rsrch5/home/epi/stbresnahan/o7cw6oj0.sh: No such "
+        "file or directory**")
+
+
+def test_a_shells_script_and_line_before_the_emphasis_are_one_tag() -> None:
+    assert split_prefixes(ATAC).body == ATAC.replace("**", "")
+    assert kinds(ATAC) == kinds(ATAC.replace("**", ""))
+
+
+@pytest.mark.parametrize("line", [
+    # (synthetic) a sentence that says `line N` before emphasis: words with spaces are no tag
+    "The job failed at line 8: **No such file or directory**",
+    # (synthetic) a bold-marked heading of a post, the log under it: the whole line in emphasis, ending in a colon
+    "**Error log of line 8:**",
+    "/home/u/run.sh: line 8 was: **cd /scratch**",
+])
+def test_near_miss_line_words_that_are_no_shells_place_keep_the_emphasis(line: str) -> None:
+    assert split_prefixes(line).body == line

@@ -138,3 +138,101 @@ def test_a_cuda_error_wrapped_before_the_words_that_name_it_reads_joined(make_bu
     v = _verdict(make_bundle, text)
     assert v.root_cause is not None and v.root_cause.category == "app.illegal_access"
     assert [e.line for e in v.evidence if e.role == "cause"] == [4]
+
+
+# A message wrapped after a colon, its value on the next line (scan.py _COLON_NEXT). NCCL's NVLS bind failure as
+# pytorch/ci-infra#541's description quotes it from the H100 CI job (NCCL 2.29.7), two lines: the bind line alone is
+# no known report; joined, NVLS setup failing.
+NVLS_BIND = ("Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152:\n"
+             "CUDA error 401 'the operation cannot be performed in the present state'.\n")
+# Python's OSError repr as ai-dynamo/modelexpress#549's description posts it, wrapped by its author: the path
+# indented and quoted on the next line.
+ERRNO_WRAPPED = "[Errno 13] Permission denied:\n  '/usr/local/lib/python3.12/dist-packages/flashinfer_cubin'\n"
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    (NVLS_BIND, "CUDA error 401 'the operation cannot be performed in the present state'."),
+    (ERRNO_WRAPPED, "'/usr/local/lib/python3.12/dist-packages/flashinfer_cubin'"),
+    # the container toolkit's error chain as Azure/AKS#5871's description posts its pod events, one cause a line
+    ("failed to construct device spec generators: failed to initialize NVML:\nDriver/library version mismatch\n",
+     "Driver/library version mismatch"),
+])
+def test_a_line_ending_in_a_colon_takes_its_value_from_the_next_line(text: str, value: str) -> None:
+    first = text.partition("\n")[0]
+    assert continuation(text.encode(), len(first.encode()), first) == value
+
+
+def test_the_nvls_bind_failure_wrapped_after_its_colon_reads_joined(make_bundle: BundleMaker) -> None:
+    v = _verdict(make_bundle, NVLS_BIND)
+    assert v.root_cause is not None and v.root_cause.category == "node.driver.nvls"
+    assert [e.line for e in v.evidence if e.role == "cause"] == [1]
+
+
+def test_an_errno_wrapped_before_its_path_reads_as_the_oserror(make_bundle: BundleMaker) -> None:
+    v = _verdict(make_bundle, ERRNO_WRAPPED)
+    assert v.root_cause is not None and v.root_cause.category.startswith("app.exception")
+
+
+@pytest.mark.parametrize("text", [
+    # a colon's next line that is another record: a traceback's frame, a list under its heading, a stamp, a glog
+    # record, a level word, an NCCL `host:pid:tid` tag, a bracketed prefix (HugeCTR's `Device to NUMA mapping:`,
+    # NVIDIA-Merlin/HugeCTR#417's log; the rest synthetic)
+    "Traceback (most recent call last) in the worker:\n  File \"train.py\", line 10, in <module>\n",
+    "[HCTR][06:34:47.461][INFO][RK0][main]: Device to NUMA mapping:\n  GPU 0 ->  node 1\n",
+    "ERROR failed to read the checkpoint index:\n2026-11-02 10:05:00,774 INFO retrying\n",
+    "ERROR failed to read the checkpoint index:\nE0101 00:00:00.000000 1 worker.cc:10] Error reading\n",
+    "ERROR failed to read the checkpoint index:\nWARNING the index is stale\n",
+    "ERROR failed to read the checkpoint index:\nnode-135:29838:29896 [4] NCCL INFO x\n",
+    "ERROR failed to read the checkpoint index:\n[rank1]: RuntimeError: boom\n",
+    "ERROR failed to read the checkpoint index:\nDec  6 20:50:24 node-01 kernel: NVRM: Xid 79\n",
+    "ERROR failed to read the checkpoint index:\n\nCUDA error 401\n",
+])
+def test_near_miss_a_colons_next_line_that_is_another_record_is_not_joined(text: str) -> None:
+    first = text.partition("\n")[0]
+    assert continuation(text.encode(), len(first.encode()), first) is None
+
+
+def test_near_miss_a_heading_and_its_list_keep_their_own_readings(make_bundle: BundleMaker) -> None:
+    # (synthetic) a line ending in `:` whose next line is another record of its own: read as it stands
+    text = ("2026-11-02 10:05:00 ERROR the following ranks failed:\nRuntimeError: CUDA error: an illegal memory access "
+            "was encountered\n")
+    first = text.partition("\n")[0]
+    assert continuation(text.encode(), len(first), first) is None
+    v = _verdict(make_bundle, text)
+    assert [e.line for e in v.evidence if e.role == "cause"] == [2]
+
+
+# NVIDIA-Merlin/HugeCTR#417 (https://github.com/NVIDIA-Merlin/HugeCTR/issues/417), verbatim: HugeCTR's logged
+# exception, cudaGetErrorString's words on the record's line and the call that returned them, with its check's place,
+# on the next, indented (scan.py _CALL_PLACE, codes.py _AT_SOURCE)
+HUGECTR_417 = ("[HCTR][06:36:45.719][ERROR][RK0][main]: Runtime error: an illegal memory access was encountered\n"
+               "        cudaStreamSynchronize(local_gpu->get_stream()) at sync_all_gpus "
+               "(/hugectr/HugeCTR/src/embeddings/sync_all_gpus_functor.cu:28)\n")
+
+
+def test_a_cuda_error_whose_call_is_on_the_next_line_reads_joined(make_bundle: BundleMaker) -> None:
+    first = HUGECTR_417.partition("\n")[0]
+    assert (continuation(HUGECTR_417.encode(), len(first), first) or "").startswith("cudaStreamSynchronize(")
+    v = _verdict(make_bundle, HUGECTR_417)
+    assert v.root_cause is not None and v.root_cause.category == "app.illegal_access"
+    assert [e.line for e in v.evidence if e.role == "cause"] == [1]
+
+
+@pytest.mark.parametrize("text", [
+    # (synthetic) an indented line under a message that is no CUDA call's place: a traceback's source line, a call
+    # of the program's own, a CUDA call's name with no parenthesis
+    "RuntimeError: an illegal memory access was encountered\n    loss.backward()\n",
+    "Runtime error: an illegal memory access was encountered\n\tcustomSync(stream) at f (x.cu:28)\n",
+    "Runtime error: an illegal memory access was encountered\n\tcudaStreamSynchronize failed\n",
+])
+def test_near_miss_an_indented_line_that_is_no_cuda_calls_place_is_not_joined(text: str) -> None:
+    first = text.partition("\n")[0]
+    assert continuation(text.encode(), len(first), first) is None
+
+
+def test_near_miss_the_words_with_a_call_but_no_checks_place_stay_unread() -> None:
+    # (synthetic) the message and a CUDA call joined, without the ` at F (FILE:LINE)` of a check: the words alone,
+    # which any later call repeats once the context is dead (catalog/cuda.yaml: 700 stays anchored)
+    from firstfault.extract.codes import cuda_error_of
+    assert cuda_error_of("Runtime error: an illegal memory access was encountered cudaStreamSynchronize(s)") is None
+    assert cuda_error_of(HUGECTR_417.replace("\n        ", " ").strip()) is not None

@@ -452,12 +452,78 @@ _CONT_LINES: Final = 2
 # after an NCCL line (`node-135:...`) is the common near miss.
 _CONT_NEXT = re.compile(rb"[a-z][a-z'\-]{0,30}(?:[ ,.;)\r\n]|\Z)")
 _CONT_MAX: Final = 400
+# A message wrapped after a colon, where the printer (or the paste) put the value it reports on the next line: the
+# container toolkit's error chain `... failed to initialize NVML:` / `Driver/library version mismatch` (Azure/AKS#5871's
+# pod events), NCCL's `Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152:` / `CUDA error 401 '...'`
+# (pytorch/ci-infra#541), Python's OSError repr `[Errno 13] Permission denied:` / `  '/usr/...'` wrapped by its
+# poster (ai-dynamo/modelexpress#549). The next line is the value: a word (any case) or a quoted value;
+# not another record's start, which is what a colon's next line most often is: a stamp (digits, a month's name, a
+# glog `E0101`), a level word, a `tag:` or `key=` (an NCCL `host:pid:tid`, `kernel:`), a bracket, a traceback's
+# `Traceback`/`File "`, an indented line (a list under its heading: `Device to NUMA mapping:` / `  GPU 0 -> node
+# 1`) but for an indented quoted value. One line only: a colon's value is the message's end (bounded: _CONT_MAX).
+_COLON_NEXT = re.compile(
+    rb"""(?:[ \t]{1,8}(?=['"][\w/.~-])"""
+    rb"""|(?![IWEF]\d{4}|[A-Z][a-z]{2}[ ]+\d|(?:INFO|WARN|WARNING|ERROR|DEBUG|FATAL|CRITICAL|TRACE|NOTICE)\b"""
+    rb"""|Traceback\b|File[ ]")(?=['"]?[A-Za-z/])(?![\w./-]{1,40}[:=\]]))""")
+
+
+# A CUDA call's place line under the error's words, indented: `\tcudaStreamSynchronize(...) at f (x.cu:28)` under
+# `Runtime error: an illegal memory access was encountered` (HugeCTR's exceptions, NVIDIA-Merlin/HugeCTR#417): the call
+# the error came from, which says the words before it are CUDA's (extract/codes.py `_AT_SOURCE`). One line.
+_CALL_PLACE = re.compile(rb"[ \t]{1,8}cu(?:da)?[A-Z]\w{0,60}\(")
+
+
+def may_wrap(buf: bytes, e: int) -> bool:
+    """Whether the line that ends at buf[e] (its newline) may go on onto the next (what continuation joins is a subset
+    of these): a lower-case word there (_CONT_NEXT), a value after a closing `:` (_COLON_NEXT), or an indented CUDA
+    call's place (_CALL_PLACE). A byte test or two for most lines."""
+    nxt = buf[e + 1:e + 2]
+    if b"a" <= nxt <= b"z":
+        return _CONT_NEXT.match(buf, e + 1) is not None
+    if buf[e - 1:e] == b":" and e > 0:
+        return _COLON_NEXT.match(buf, e + 1) is not None
+    return (nxt == b"\t" or nxt == b" ") and _CALL_PLACE.match(buf, e + 1) is not None
+
+
+def _colon_value(buf: bytes, e: int) -> str | None:
+    """The value a line ending in `:` at buf[e-1] carries on its next line (_COLON_NEXT), stripped, or None."""
+    if buf[e:e + 1] != b"\n" or _COLON_NEXT.match(buf, e + 1) is None:
+        return None
+    return _colon_value_line(buf, e)
+
+
+def _colon_value_line(buf: bytes, e: int) -> str | None:
+    """The line after the newline at buf[e], stripped, where it is at most _CONT_MAX long; None where not."""
+    start = e + 1
+    if buf[e:start] != b"\n":
+        return None
+    end = buf.find(b"\n", start, start + _CONT_MAX + 1)
+    if end < 0:
+        end = len(buf) if len(buf) - start <= _CONT_MAX else -1
+    if end < 0:
+        return None
+    try:
+        value = buf[start:end].decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return None
+    return value or None
 
 
 def continuation(buf: bytes, e: int, text: str) -> str | None:
-    """The lines after buf[:e] that continue its wrapped message, joined by spaces, or None."""
-    if len(text) < 24 or not text.rstrip()[-1:].isalnum():
+    """The lines after buf[:e] that continue its wrapped message, joined by spaces, or None: the lower-case words
+    of a message wrapped mid-sentence (_CONT_START), or the value a line ending in `:` carries on the next line
+    (_COLON_NEXT)."""
+    if len(text) < 24:
         return None
+    tail = text.rstrip()[-1:]
+    if tail == ":":
+        return _colon_value(buf, e)
+    if not tail.isalnum():
+        return None
+    if buf[e + 1:e + 2] in (b"\t", b" "):
+        if _CALL_PLACE.match(buf, e + 1) is None:
+            return None
+        return _colon_value_line(buf, e)  # (the call's place: one line)
     parts: list[str] = []
     at = e
     n = len(buf)
@@ -481,6 +547,45 @@ def continuation(buf: bytes, e: int, text: str) -> str | None:
             break  # the message ended on that line
         at = end
     return " ".join(parts) if parts else None
+
+
+# A line that holds several log lines a person pasted flat (a tracker's text box that lost the newlines, a terminal
+# that wrapped and padded them): a traceback's lines each behind PyTorch's `[rankN]: ` tag on one line
+# (Physical-Intelligence/openpi#868: `ERROR MESSAGE [rank2]: Traceback (most recent call last): [rank2]: File
+# "...", line 332, in train_loop ... [rank2]: FileNotFoundError: ...`), or vLLM's records after a message, each
+# behind a run of spaces (`HIP out of memory. ... (https://...)<32 spaces>ERROR 07-04 14:53:23 [engine.py:458]
+# Traceback ...`, nlzy/vllm-gfx906#14). The pieces are read in order as lines of their own at the line's place, so
+# the deciding words are not read with the later lines' (a traceback's head that opens a record after them). A cut: a
+# record's head (a level word, then a stamp: vLLM's `MM-DD HH:MM:SS` or an ISO date and time) after a run of 8 spaces
+# or more behind words (a bare stamp is a table's cell: sacct's padded columns); or a `[rankN]: ` tag behind words,
+# where the line holds two such tags or more (one tag after words is a message that names a rank). At most
+# _FLAT_MAX pieces.
+_FLAT_GAP = re.compile(r"(?<=\S) {8,}(?=(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (?:\d\d|\d{4}-\d\d)-\d\d[ T]"
+                       r"\d\d:\d\d:\d\d)")
+_FLAT_TAG = re.compile(r"(?<=\S) (?=\[rank\d{1,6}\]: )")
+_FLAT_MAX: Final = 64
+
+
+def flat_pieces(text: str) -> list[str] | None:
+    """The log lines a line pasted flat holds, in order (see _FLAT_GAP, _FLAT_TAG), or None for a line of one."""
+    cuts: list[int] = []
+    if "        " in text:
+        cuts = [m.end() for m in _FLAT_GAP.finditer(text)]
+    if " [rank" in text:
+        tags = [m.end() for m in _FLAT_TAG.finditer(text)]
+        if len(tags) >= 2:
+            cuts.extend(tags)
+    if not cuts:
+        return None
+    pieces: list[str] = []
+    at = 0
+    for cut in sorted(set(cuts))[:_FLAT_MAX - 1]:
+        piece = text[at:cut].strip()
+        if piece:
+            pieces.append(piece)
+        at = cut
+    pieces.append(text[at:].strip())
+    return pieces if len(pieces) > 1 else None
 
 
 class Extraction:
@@ -554,7 +659,20 @@ class Extraction:
                 out.extend(draft_to_event(d, ctx, text[:TEXT_CLIP]) for d, ctx, text in ex.at_end(state))
         return out
 
+    def _flat(self, c: Candidate) -> list[Candidate] | None:
+        """The lines a candidate pasted flat holds (flat_pieces), each a candidate at its place, or None."""
+        if not (" [rank" in c.text or "        " in c.text):
+            return None
+        pieces = flat_pieces(c.text)
+        if pieces is None:
+            return None
+        last = len(pieces) - 1
+        return [Candidate(c.source, c.file, c.line, c.node, c.rank, c.time, piece, None, None,
+                          c.cont if i == last else None) for i, piece in enumerate(pieces)]
+
     def events(self, c: Candidate) -> list[Event]:
+        if (flat := self._flat(c)) is not None:
+            return [ev for piece in flat for ev in self.events(piece)]
         drafts, ctx = self.drafts(c)
         if not drafts or ctx is None:
             return []
@@ -563,12 +681,22 @@ class Extraction:
 
     def add_events(self, c: Candidate, store: EventStore) -> None:
         """`store.add(ev)` for each of `events(c)`, the ones that only count never built."""
+        if (flat := self._flat(c)) is not None:
+            for piece in flat:
+                self.add_events(piece, store)
+            return
         drafts, ctx = self._drafts(c) if c.cont is None else self.drafts(c)  # (drafts' first step, no call)
         if drafts and ctx is not None:
             store.add_drafts(drafts, ctx, c.text[:TEXT_CLIP])
 
     def add_events_read(self, c: Candidate, store: EventStore) -> Reading:
         """add_events, and what the line gave (collect/fold.py compares the copies of a line by it)."""
+        if (flat := self._flat(c)) is not None:
+            # a line pasted flat: its pieces read in order; no copy of it folds (a stream of its own, not foldable)
+            sigs_all: list[Signature] = []
+            for piece in flat:
+                sigs_all.extend(self.add_events_read(piece, store).signatures)
+            return Reading((tuple(sigs_all), True, None), None, False, object(), ())
         self._offered, self._raised = None, False
         drafts, ctx = self.drafts(c)
         sigs: list[Signature] = []
@@ -1026,7 +1154,7 @@ class LineScanner:
             return raw, None
 
         key = self.matcher.key
-        cont_next = _CONT_NEXT.match
+        wraps = may_wrap
         may_stamp = _may_stamp if _fast[0] else None
         # A line with a stamp form's characters that no form reads (an NCCL INFO line's `host:pid:tid`, a C++ frame's
         # address) is told in C too (_lines.stamp_local_us's -2: parse reads none, tests/collect/test_fold.py).
@@ -1157,9 +1285,12 @@ class LineScanner:
                 text = raw.decode("utf-8", errors="replace")
                 hits = None
             t = time_at(buf, s, e, raw, text, prev_start, prev_t, have_prev, carried, limit)
-            # (a wrapped message's next line starts with a lower-case letter: one byte tells most candidates apart)
+            # (a wrapped message's next line starts with a lower-case letter, or follows a closing `:`, or is an
+            # indented CUDA call's place: may_wrap, after the bytes that tell most candidates apart, inline)
             nxt = buf[e + 1:e + 2]
-            cont = continuation(buf, e, text) if b"a" <= nxt <= b"z" and cont_next(buf, e + 1) is not None else None
+            cont = continuation(buf, e, text) if (
+                b"a" <= nxt <= b"z" or nxt == b"\t" or nxt == b" " or buf[e - 1:e] == b":") and e > s \
+                and wraps(buf, e) else None
             return Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
                              hits, key if hits is not None else None, cont)
 
@@ -1386,8 +1517,8 @@ class LineScanner:
                         if quiet_hits is not None and hits is not None and quiet_hits(self.source, hits, key) \
                                 and qx is not None and (qraw := buf[s:e]).isascii() \
                                 and qx.read_quiet(self.source, rel, rank, qtext := qraw.decode("ascii"), hits,
-                                                  b"a" <= buf[e + 1:e + 2] <= b"z"
-                                                  and cont_next(buf, e + 1) is not None):
+                                                  (b"a" <= (nxt := buf[e + 1:e + 2]) <= b"z" or nxt == b"\t"
+                                                   or nxt == b" " or qraw[-1:] == b":") and wraps(buf, e)):
                             prev_t = time_at(buf, s, e, qraw, qtext, prev_start, prev_t, have_prev, carried, None)
                             fold.passed()
                             if tp.unread != unread:

@@ -741,9 +741,15 @@ def _reports_failure(text: str) -> bool:
 #                              (`ERROR: (CUDA) invalid resource handle (rank 0, host blast, dslash_quda.cu:1434 in
 #                              wilsonDslashCuda())`, lattice/quda#93): a .cu or .cuh file only, as the parenthesis
 #                              says less than ` at ` does
+#   ` CALL(...) at F (FILE:LINE)` the call that returned the error, then the function and the place of its check: the
+#                              place line HugeCTR's exceptions carry under cudaGetErrorString's words (`Runtime error:
+#                              an illegal memory access was encountered` / `\tcudaStreamSynchronize(local_gpu->
+#                              get_stream()) at sync_all_gpus (/hugectr/.../sync_all_gpus_functor.cu:28)`,
+#                              NVIDIA-Merlin/HugeCTR#417), read joined to it (collect/scan.py `_CALL_PLACE`)
 _SOURCE_FILE = r"[\w./\\-]{1,300}\.(?:cc|cpp|cxx|cu|cuh|c|h|hpp)"
 _AT_SOURCE = re.compile(
     rf" (?:at {_SOURCE_FILE}:\d{{1,6}}\b|in {_SOURCE_FILE} at line \d{{1,6}}\b"
+    rf"|cu(?:da)?[A-Z]\w{{0,60}}\([^\n]{{0,300}}?\) at [\w:~<>]{{1,200}} \({_SOURCE_FILE}:\d{{1,6}}\)"
     rf"|at line \d{{1,6}} in file {_SOURCE_FILE}\b|\((?:[^()\n]{{1,80}}, )?[\w./\\-]{{1,300}}\.cuh?:\d{{1,6}}\b)")
 # One of these is in every line _AT_SOURCE can match after a message (` at ` in the first three shapes).
 _AT_SOURCE_LITERALS: Final = (" at ", ".cu:", ".cuh:")

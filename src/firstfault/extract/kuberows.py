@@ -36,11 +36,26 @@ def pod_row(line: str) -> dict[str, str] | None:
 EVENT_AGE = re.compile(r"^(?:(?:\d+[smhdy])+|<unknown>|<invalid>)(?: \(x\d+ over (?:\d+[smhdy])+\))?$")
 
 
+# The same row with its column padding collapsed to one space, as a tracker's Markdown renders a row posted outside a
+# code block (volcano-sh/devices#29: `Warning UnexpectedAdmissionError 79s kubelet Allocate failed due to
+# rpc error: ...`): the cells are still told apart by their classes, a type, a reason in one CamelCase word, kubectl's
+# age (EVENT_AGE's forms), the source as kubectl prints it (`kubelet`, `kubelet, NODE`, `default-scheduler`), then the
+# message. Each cell one run of a class: linear.
+_COLLAPSED_ROW = re.compile(
+    r"^(Normal|Warning) ([A-Z][A-Za-z]+) ((?:\d+[smhdy])+(?: \(x\d+ over (?:\d+[smhdy])+\))?|<unknown>|<invalid>) "
+    r"([a-z][\w.-]*(?:, [\w.-]+)?) (\S.*)$")
+
+
 def event_cells(line: str) -> list[str] | None:
     """The cells of a describe Events row outside its section, or None for any other line."""
-    cells = CELL_GAP.split(line.strip(), maxsplit=4)
+    body = line.strip()
+    cells = CELL_GAP.split(body, maxsplit=4)
     if len(cells) >= 4 and cells[0] in ("Normal", "Warning") and EVENT_AGE.match(cells[2]):
         return cells
+    if len(cells) == 1 and body.startswith(("Normal ", "Warning ")):
+        m = _COLLAPSED_ROW.match(body)
+        if m is not None:
+            return list(m.groups())
     return None
 
 

@@ -154,8 +154,9 @@ def _pair(body: str, at: int) -> str | None:
     if mark == "`":
         inner = inner.rstrip()  # a code span keeps the spaces its text ended with (a table's padded cells)
     if (end - at < 2 * len(mark) + 1 or not body.startswith(mark, end - len(mark)) or not inner
-            or inner[:1].isspace() or inner[-1:].isspace() or mark in inner or inner[:1] in "*`"):
-        return None
+            or inner[:1].isspace() or inner[-1:].isspace() or mark in inner or inner[:1] in "*`"
+            or (mark == "**" and inner[-1:] == ":")):
+        return None  # (`**Error log of rank 3:**`: a post's bold heading over the log, no line of it)
     return inner
 
 
@@ -172,13 +173,22 @@ def _markup_inner(body: str) -> str | None:
 MARKUP_TAG_LITERALS: Final = ("error: `", "Error: `", "ERROR: `")
 
 
+# bash's report of an error in a script names the script and the line before the message (error.c, `%s: line %d: `):
+# `/home/u/.lsbatch/1724344190.9833039: line 8: **/rsrch5/.../o7cw6oj0.sh: No such file or directory**`, an LSF job's
+# output with the message emphasised by its poster (ENCODE-DCC/atac-seq-pipeline#446).
+_SHELL_LINE = re.compile(r": line \d{1,7}(?=:|$)")
+
+
 def _tagged_markup(body: str) -> str | None:
     """`tag: **line**` (a host or job name the layers do not take, one word at the line's start, then the pasted line
     in a pair): the tag kept, the pair's markers gone. The tag may be words each ended by `: ` (a program's name and
     its level, `vllm: error: `unrecognized arguments: --x``, where a person put the span around the message after
-    them); none may hold a space."""
+    them); none may hold a space but a shell's `line N` (_SHELL_LINE)."""
     at = body.find(": **") if body.endswith("**") else body.find(": `")
-    if at <= 0 or any(ch.isspace() or ch == "`" for ch in body[:at].replace(": ", "")):
+    tag = body[:at]
+    if ": line " in tag:  # a shell's place in its script, `<script>: line N` (bash's error.c): one word of the tag
+        tag = _SHELL_LINE.sub("", tag)
+    if at <= 0 or any(ch.isspace() or ch == "`" for ch in tag.replace(": ", "")):
         return None  # a tag is words at the line's start; emphasis after a sentence is the sentence's own
     inner = _pair(body, at + 2)
     return None if inner is None else body[:at + 2] + inner
