@@ -1286,11 +1286,8 @@ class LineScanner:
                 hits = None
             t = time_at(buf, s, e, raw, text, prev_start, prev_t, have_prev, carried, limit)
             # (a wrapped message's next line starts with a lower-case letter, or follows a closing `:`, or is an
-            # indented CUDA call's place: may_wrap, after the bytes that tell most candidates apart, inline)
-            nxt = buf[e + 1:e + 2]
-            cont = continuation(buf, e, text) if (
-                b"a" <= nxt <= b"z" or nxt == b"\t" or nxt == b" " or buf[e - 1:e] == b":") and e > s \
-                and wraps(buf, e) else None
+            # indented CUDA call's place: may_wrap, whose first bytes tell most candidates apart)
+            cont = continuation(buf, e, text) if e > s and wraps(buf, e) else None
             return Candidate(self.source, rel, line_no, node, prank if prank is not None else rank, t, text,
                              hits, key if hits is not None else None, cont)
 
@@ -1517,8 +1514,7 @@ class LineScanner:
                         if quiet_hits is not None and hits is not None and quiet_hits(self.source, hits, key) \
                                 and qx is not None and (qraw := buf[s:e]).isascii() \
                                 and qx.read_quiet(self.source, rel, rank, qtext := qraw.decode("ascii"), hits,
-                                                  (b"a" <= (nxt := buf[e + 1:e + 2]) <= b"z" or nxt == b"\t"
-                                                   or nxt == b" " or qraw[-1:] == b":") and wraps(buf, e)):
+                                                  wraps(buf, e)):
                             prev_t = time_at(buf, s, e, qraw, qtext, prev_start, prev_t, have_prev, carried, None)
                             fold.passed()
                             if tp.unread != unread:
