@@ -342,6 +342,8 @@ def test_a_library_status_inside_a_longer_identifier_is_none(name: str, cls: str
          "app.cuda_error", "config"),
         ("RuntimeError: CUDA error: rocblas_status_arch_mismatch when calling `rocblas_gemm_ex(handle, ...)`",
          "app.cuda_error", "config"),
+        # hipFFT's kernel that failed to run, after PyTorch's cuFFT prefix (pytorch/pytorch#76071, its last line)
+        ("RuntimeError: cuFFT error: HIPFFT_EXEC_FAILED", "app.cuda_error", "launch_failure"),
     ],
 )
 def test_rocm_library_statuses_of_a_cuda_class_read_as_cudas(line: str, kind: str, cls: str | None) -> None:

@@ -139,10 +139,12 @@ class CudnnStatusInfo(_Row, frozen=True):
     cuda_class: CudaClass = records.field(name="class")
 
 # Each library's prefix of its status names (cublas_api.h, cusolver_common.h, cusparse.h, cufft.h, curand.h; ROCm's
-# hipblas.h, rocblas-types.h, miopen.h): the names the libraries' own to-string calls return, as frameworks print them
+# hipblas.h, rocblas-types.h, miopen.h, hipfft.h): the names the libraries' own to-string calls return, as frameworks
+# print them
 LIBRARY_PREFIXES: Mapping[str, str] = MappingProxyType({
     "cublas": "CUBLAS_STATUS_", "cusolver": "CUSOLVER_STATUS_", "cusparse": "CUSPARSE_STATUS_", "cufft": "CUFFT_",
-    "curand": "CURAND_STATUS_", "hipblas": "HIPBLAS_STATUS_", "rocblas": "rocblas_status_", "miopen": "miopenStatus"})
+    "curand": "CURAND_STATUS_", "hipblas": "HIPBLAS_STATUS_", "rocblas": "rocblas_status_", "miopen": "miopenStatus",
+    "hipfft": "HIPFFT_"})
 
 
 class LibraryStatusInfo(_Row, frozen=True):
@@ -330,7 +332,7 @@ def cudnn_status_table() -> Mapping[int, CudnnStatusInfo]:
 @_kept("cuda.yaml")
 def library_status_table() -> Mapping[str, LibraryStatusInfo]:
     """The CUDA math libraries' statuses (cublasStatus_t, cusolverStatus_t, cusparseStatus_t, cufftResult,
-    curandStatus_t) and ROCm's (hipblasStatus_t, rocblas_status, miopenStatus_t) of catalog/cuda.yaml
+    curandStatus_t) and ROCm's (hipblasStatus_t, rocblas_status, miopenStatus_t, hipfftResult) of catalog/cuda.yaml
     `library_statuses`, by name (their numbers repeat across libraries)."""
     table: dict[str, LibraryStatusInfo] = {}
     for where, item in _rows("cuda.yaml", "library_statuses", LibraryStatusInfo):

@@ -58,7 +58,8 @@ CudaClass = Literal[
 ]
 # The CUDA math libraries (and ROCm's BLAS and DNN libraries) whose statuses are rows of catalog/cuda.yaml
 # `library_statuses`
-CudaLibrary = Literal["cublas", "cusolver", "cusparse", "cufft", "curand", "hipblas", "rocblas", "miopen"]
+CudaLibrary = Literal["cublas", "cusolver", "cusparse", "cufft", "curand", "hipblas", "rocblas", "miopen",
+                      "hipfft"]
 
 # The GPU platform from user space (catalog/platform.yaml)
 NvmlClass = Literal["driver", "no_devices", "lost", "unresponsive", "unknown", "not_supported"]

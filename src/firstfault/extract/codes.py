@@ -911,8 +911,8 @@ def ngc_check_failed(text: str, need: int | None) -> bool:
     return wanted is None or _driver_family(int(m.group("have"))) != wanted
 
 # The CUDA math libraries' statuses (catalog/cuda.yaml `library_statuses`: cuBLAS, cuSOLVER, cuSPARSE, cuFFT, cuRAND;
-# ROCm's hipBLAS (and hipBLASLt, which returns hipblasStatus_t), rocBLAS and MIOpen), by the names the frameworks print
-# (PyTorch's `CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling ...`, on ROCm `CUDA error:
+# ROCm's hipBLAS (and hipBLASLt, which returns hipblasStatus_t), rocBLAS, MIOpen and hipFFT), by the names the
+# frameworks print (PyTorch's `CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling ...`, on ROCm `CUDA error:
 # HIPBLAS_STATUS_NOT_SUPPORTED when calling ...` and `RuntimeError: miopenStatusUnknownError`, `cusolver error:
 # CUSOLVER_STATUS_EXECUTION_FAILED, when calling ...`, `cuFFT error: CUFFT_INTERNAL_ERROR`): each library's prefix
 # (catalog/tables.py LIBRARY_PREFIXES), then its status's own words, a word of its own.
